@@ -1,1 +1,9 @@
-//! ptxkit
+//! ptxkit: write NVIDIA GPU kernels straight to PTX text from Rust, and run them through the CUDA
+//! driver's JIT.
+#![deny(missing_docs)]
+
+pub mod cli;
+
+pub use layouts;
+pub use ptx_isa as isa;
+pub use smem;

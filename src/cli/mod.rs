@@ -1,0 +1,86 @@
+//! The `ptxkit` command-line tool: one module per subcommand, dispatched by name.
+//!
+//! Every subcommand is a function from its arguments to the text it prints, so the tool is testable
+//! without spawning processes. A bad argument is a [`CliError`] with exit status 2 and a one-line
+//! message; the binary (`src/bin/ptxkit.rs`) prints it on stderr.
+
+mod args;
+
+pub use args::Args;
+
+/// A failed subcommand: the exit status and a one-line message for stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    /// The process exit status (2 for bad arguments or input).
+    pub code: i32,
+    /// A one-line message.
+    pub message: String,
+}
+
+impl CliError {
+    /// A usage error: exit status 2.
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError { code: 2, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// What a subcommand printed on success: the text for stdout and the exit status (0 unless the
+/// subcommand reports a finding, as `check` does with 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Text for stdout.
+    pub stdout: String,
+    /// Exit status.
+    pub code: i32,
+}
+
+impl From<String> for Output {
+    fn from(stdout: String) -> Output {
+        Output { stdout, code: 0 }
+    }
+}
+
+/// One subcommand: its name, a one-line summary and its entry point.
+pub struct Subcommand {
+    /// The name typed after `ptxkit`.
+    pub name: &'static str,
+    /// A one-line summary for `ptxkit help`.
+    pub summary: &'static str,
+    /// Runs the subcommand on the arguments after its name.
+    pub run: fn(&[String]) -> Result<Output, CliError>,
+}
+
+/// Every subcommand, in the order `ptxkit help` lists them.
+pub const SUBCOMMANDS: &[Subcommand] = &[];
+
+/// Runs `ptxkit ARGS...` (without the program name).
+pub fn run(args: &[String]) -> Result<Output, CliError> {
+    let Some((name, rest)) = args.split_first() else {
+        return Ok(help().into());
+    };
+    if name == "help" || name == "--help" || name == "-h" {
+        return Ok(help().into());
+    }
+    match SUBCOMMANDS.iter().find(|s| s.name == name) {
+        Some(sub) => (sub.run)(rest),
+        None => Err(CliError::usage(format!(
+            "unknown subcommand `{name}`; `ptxkit help` lists them"
+        ))),
+    }
+}
+
+fn help() -> String {
+    let mut s = String::from("ptxkit: write GPU kernels as PTX from Rust\n\nsubcommands:\n");
+    for sub in SUBCOMMANDS {
+        s.push_str(&format!("  {:<10} {}\n", sub.name, sub.summary));
+    }
+    s
+}
