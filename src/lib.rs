@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod kernels;
 
 pub use layouts;
 pub use ptx_isa as isa;
