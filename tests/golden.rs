@@ -17,14 +17,23 @@ fn check(rel: &str, text: &str, target: Target) -> Result<(), String> {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
     } else {
-        let want = std::fs::read_to_string(&path).map_err(|e| format!("{rel}: {e} (BLESS=1 writes it)"))?;
+        let want = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{rel}: {e} (BLESS=1 writes it)"))?;
         if want != text {
-            let line = want.lines().zip(text.lines()).position(|(a, b)| a != b).map_or(0, |l| l + 1);
-            return Err(format!("{rel} differs from the golden file near line {line} (BLESS=1 re-blesses)"));
+            let line = want
+                .lines()
+                .zip(text.lines())
+                .position(|(a, b)| a != b)
+                .map_or(0, |l| l + 1);
+            return Err(format!(
+                "{rel} differs from the golden file near line {line} (BLESS=1 re-blesses)"
+            ));
         }
     }
     if let Some(ptxas) = ptxas::for_tests()? {
-        let out = ptxas.assemble(text, target, &[]).map_err(|e| e.to_string())?;
+        let out = ptxas
+            .assemble(text, target, &[])
+            .map_err(|e| e.to_string())?;
         if !out.ok {
             return Err(format!("{rel}: ptxas rejected it:\n{}", out.log));
         }
@@ -52,8 +61,14 @@ fn vector_add_sm_90a() {
 fn catalog_sm_90a() {
     let mut errors = Vec::new();
     for spec in Form::all().iter().filter(|f| f.targets.has(Target::Sm90a)) {
-        let text = catalog::module(spec.form, Target::Sm90a).and_then(|m| m.to_ptx()).unwrap();
-        if let Err(e) = check(&format!("catalog/sm_90a/{}.ptx", spec.name), &text, Target::Sm90a) {
+        let text = catalog::module(spec.form, Target::Sm90a)
+            .and_then(|m| m.to_ptx())
+            .unwrap();
+        if let Err(e) = check(
+            &format!("catalog/sm_90a/{}.ptx", spec.name),
+            &text,
+            Target::Sm90a,
+        ) {
             errors.push(e);
         }
     }

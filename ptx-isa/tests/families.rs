@@ -1,10 +1,15 @@
 //! Per-family unit tests: the exact text each builder method writes, and the errors bad input gets.
 
 use ptx_isa::builder::*;
-use ptx_isa::{Addr, Dim, Directive, ErrorKind, Module, PtxVersion, SpecialReg, StateSpace, Target, spaces, ty};
+use ptx_isa::{
+    Addr, Dim, Directive, ErrorKind, Module, PtxVersion, SpecialReg, StateSpace, Target, spaces, ty,
+};
 
 /// Builds a kernel body with `f` on `target` and returns the instruction lines (or the error).
-fn body(target: Target, f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>) -> ptx_isa::Result<Vec<String>> {
+fn body(
+    target: Target,
+    f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>,
+) -> ptx_isa::Result<Vec<String>> {
     let mut m = Module::new(target);
     let mut k = m.entry("t");
     f(&mut k)?;
@@ -34,7 +39,10 @@ fn lines(f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>) -
     body(Target::Sm90a, f).unwrap()
 }
 
-fn error(target: Target, f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>) -> ptx_isa::Error {
+fn error(
+    target: Target,
+    f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>,
+) -> ptx_isa::Error {
     body(target, f).unwrap_err()
 }
 
@@ -126,9 +134,18 @@ fn version_is_the_lowest_needed_and_overridable() {
         m.add(k.finish().unwrap()).unwrap();
         m
     };
-    assert_eq!(build(Target::Sm90, false).version().unwrap(), PtxVersion { major: 7, minor: 8 });
-    assert_eq!(build(Target::Sm90a, false).version().unwrap(), PtxVersion { major: 8, minor: 0 });
-    assert_eq!(build(Target::Sm90, true).version().unwrap(), PtxVersion { major: 8, minor: 3 });
+    assert_eq!(
+        build(Target::Sm90, false).version().unwrap(),
+        PtxVersion { major: 7, minor: 8 }
+    );
+    assert_eq!(
+        build(Target::Sm90a, false).version().unwrap(),
+        PtxVersion { major: 8, minor: 0 }
+    );
+    assert_eq!(
+        build(Target::Sm90, true).version().unwrap(),
+        PtxVersion { major: 8, minor: 3 }
+    );
     let mut m = build(Target::Sm90, true);
     m.set_version(PtxVersion { major: 8, minor: 0 }).unwrap();
     let e = m.to_ptx().unwrap_err();
@@ -136,7 +153,12 @@ fn version_is_the_lowest_needed_and_overridable() {
     assert!(e.message.contains("8.3"), "{e}");
     m.set_version(PtxVersion { major: 9, minor: 0 }).unwrap();
     assert!(m.to_ptx().unwrap().contains(".version 9.0\n"));
-    assert_eq!(m.set_version(PtxVersion { major: 9, minor: 1 }).unwrap_err().kind, ErrorKind::BadVersion);
+    assert_eq!(
+        m.set_version(PtxVersion { major: 9, minor: 1 })
+            .unwrap_err()
+            .kind,
+        ErrorKind::BadVersion
+    );
 }
 
 #[test]
@@ -191,7 +213,12 @@ fn compare_errors() {
 #[test]
 fn conversions_pick_the_required_rounding() {
     let l = lines(|k| {
-        let (f, i, d, h) = (k.reg::<ty::F32>(), k.reg::<ty::S32>(), k.reg::<ty::F64>(), k.reg::<ty::F16>());
+        let (f, i, d, h) = (
+            k.reg::<ty::F32>(),
+            k.reg::<ty::S32>(),
+            k.reg::<ty::F64>(),
+            k.reg::<ty::F16>(),
+        );
         k.cvt(i, f)?;
         k.cvt(f, i)?;
         k.cvt(d, f)?;
@@ -203,7 +230,15 @@ fn conversions_pick_the_required_rounding() {
         k.cvt(w, i)?;
         let p = k.reg::<ty::Bf16x2>();
         k.cvt_pack_bf16x2(p, f, f, false)?;
-        k.cvt_mods(CvtMods { rounding: Some(CvtRounding::Rni), ftz: false, sat: true }, i, f)
+        k.cvt_mods(
+            CvtMods {
+                rounding: Some(CvtRounding::Rni),
+                ftz: false,
+                sat: true,
+            },
+            i,
+            f,
+        )
     });
     assert_eq!(
         l,
@@ -221,7 +256,14 @@ fn conversions_pick_the_required_rounding() {
     );
     let e = error(Target::Sm90a, |k| {
         let (f, i) = (k.reg::<ty::F32>(), k.reg::<ty::S32>());
-        k.cvt_mods(CvtMods { rounding: Some(CvtRounding::Rzi), ..CvtMods::default() }, f, i)
+        k.cvt_mods(
+            CvtMods {
+                rounding: Some(CvtRounding::Rzi),
+                ..CvtMods::default()
+            },
+            f,
+            i,
+        )
     });
     assert_eq!(e.kind, ErrorKind::InvalidModifier);
 }
@@ -235,14 +277,49 @@ fn memory_text() {
         k.ld_v(&v, g.clone().offset(16))?;
         k.st_v(g.clone(), &v[..2])?;
         let b = k.reg::<ty::U32>();
-        k.ld_with(&LdOpts { mem_type: Some(ptx_isa::ScalarType::U8), ..LdOpts::default() }, &[b], g.clone())?;
-        k.ld_with(&LdOpts { order: MemOrder::Acquire(Scope::Cluster), ..LdOpts::default() }, &[b], g.clone())?;
-        k.ld_with(&LdOpts { nc: true, evict: Some(Evict::Last), ..LdOpts::default() }, &[b], g.clone())?;
-        k.st_with::<_, ty::U32>(&StOpts { cache: Some(CacheOp::Cs), ..StOpts::default() }, g.clone(), &[7u32.into()])?;
+        k.ld_with(
+            &LdOpts {
+                mem_type: Some(ptx_isa::ScalarType::U8),
+                ..LdOpts::default()
+            },
+            &[b],
+            g.clone(),
+        )?;
+        k.ld_with(
+            &LdOpts {
+                order: MemOrder::Acquire(Scope::Cluster),
+                ..LdOpts::default()
+            },
+            &[b],
+            g.clone(),
+        )?;
+        k.ld_with(
+            &LdOpts {
+                nc: true,
+                evict: Some(Evict::Last),
+                ..LdOpts::default()
+            },
+            &[b],
+            g.clone(),
+        )?;
+        k.st_with::<_, ty::U32>(
+            &StOpts {
+                cache: Some(CacheOp::Cs),
+                ..StOpts::default()
+            },
+            g.clone(),
+            &[7u32.into()],
+        )?;
         let s = k.reg::<ty::U32>();
         k.st(Addr::<spaces::Shared>::reg32(s).offset(8), b)?;
         k.atom(AtomOp::Add, b, g.clone(), 1u32)?;
-        k.red_with(AtomSem::Release, Some(Scope::Gpu), AtomOp::Add, g.clone(), 1.0f32)
+        k.red_with(
+            AtomSem::Release,
+            Some(Scope::Gpu),
+            AtomOp::Add,
+            g.clone(),
+            1.0f32,
+        )
     });
     assert_eq!(
         l,
@@ -279,17 +356,39 @@ fn memory_errors() {
     assert_eq!(e.kind, ErrorKind::VectorWidth, "32 bytes is too wide");
     let e = error(Target::Sm90a, |k| {
         let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(&LdOpts { nc: true, order: MemOrder::Volatile, ..LdOpts::default() }, &[d], Addr::<spaces::Global>::reg(p))
+        k.ld_with(
+            &LdOpts {
+                nc: true,
+                order: MemOrder::Volatile,
+                ..LdOpts::default()
+            },
+            &[d],
+            Addr::<spaces::Global>::reg(p),
+        )
     });
     assert_eq!(e.kind, ErrorKind::InvalidModifier);
     let e = error(Target::Sm90a, |k| {
         let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(&LdOpts { cache: Some(CacheOp::Wb), ..LdOpts::default() }, &[d], Addr::<spaces::Global>::reg(p))
+        k.ld_with(
+            &LdOpts {
+                cache: Some(CacheOp::Wb),
+                ..LdOpts::default()
+            },
+            &[d],
+            Addr::<spaces::Global>::reg(p),
+        )
     });
     assert_eq!(e.kind, ErrorKind::InvalidModifier);
     let e = error(Target::Sm90a, |k| {
         let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(&LdOpts { mem_type: Some(ptx_isa::ScalarType::F32), ..LdOpts::default() }, &[d], Addr::<spaces::Global>::reg(p))
+        k.ld_with(
+            &LdOpts {
+                mem_type: Some(ptx_isa::ScalarType::F32),
+                ..LdOpts::default()
+            },
+            &[d],
+            Addr::<spaces::Global>::reg(p),
+        )
     });
     assert_eq!(e.kind, ErrorKind::OperandType);
     let e = error(Target::Sm80, |k| {
@@ -328,7 +427,9 @@ fn special_registers_and_moves() {
         k.mov_sreg(d, SpecialReg::Tid(Dim::X))
     });
     assert_eq!(e.kind, ErrorKind::OperandType);
-    let e = error(Target::Sm80, |k| k.sreg_u32(SpecialReg::ClusterCtaRank).map(|_| ()));
+    let e = error(Target::Sm80, |k| {
+        k.sreg_u32(SpecialReg::ClusterCtaRank).map(|_| ())
+    });
     assert_eq!(e.kind, ErrorKind::UnsupportedTarget);
     let e = error(Target::Sm90a, |k| {
         let w = k.reg::<ty::B64>();
@@ -366,9 +467,18 @@ fn sync_and_warp_text() {
             "redux.sync.add.u32 %r0, %r0, 0xFFFFFFFF;",
         ]
     );
-    assert_eq!(error(Target::Sm90a, |k| k.bar_sync(16u32, None)).kind, ErrorKind::ImmediateRange);
-    assert_eq!(error(Target::Sm90a, |k| k.bar_sync(1u32, Some(33u32.into()))).kind, ErrorKind::ImmediateRange);
-    assert_eq!(error(Target::Sm80, |k| k.fence(None, Scope::Cluster)).kind, ErrorKind::UnsupportedTarget);
+    assert_eq!(
+        error(Target::Sm90a, |k| k.bar_sync(16u32, None)).kind,
+        ErrorKind::ImmediateRange
+    );
+    assert_eq!(
+        error(Target::Sm90a, |k| k.bar_sync(1u32, Some(33u32.into()))).kind,
+        ErrorKind::ImmediateRange
+    );
+    assert_eq!(
+        error(Target::Sm80, |k| k.fence(None, Scope::Cluster)).kind,
+        ErrorKind::UnsupportedTarget
+    );
     let e = error(Target::Sm80, |k| {
         let p = k.pred();
         k.elect_sync(ptx_isa::Sinkable::Sink, p, 1u32)
@@ -417,17 +527,27 @@ fn device_function_call() {
     let func = f.finish().unwrap();
     let mut k = m.entry("caller");
     let (a, d) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    k.call(&func, &[(a.as_ref(), ptx_isa::ScalarType::U32)], Some((d.as_ref(), ptx_isa::ScalarType::U32))).unwrap();
+    k.call(
+        &func,
+        &[(a.as_ref(), ptx_isa::ScalarType::U32)],
+        Some((d.as_ref(), ptx_isa::ScalarType::U32)),
+    )
+    .unwrap();
     let e = k.call(&func, &[], None).unwrap_err();
     assert_eq!(e.kind, ErrorKind::OperandCount);
-    let e = k.call(&func, &[(a.as_ref(), ptx_isa::ScalarType::F64)], None).unwrap_err();
+    let e = k
+        .call(&func, &[(a.as_ref(), ptx_isa::ScalarType::F64)], None)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OperandType);
     k.ret().unwrap();
     m.add(func).unwrap();
     m.add(k.finish().unwrap()).unwrap();
     let text = m.to_ptx().unwrap();
     assemble(&text);
-    assert!(text.contains(".visible .func (.param .u32 r) twice(\n\t.param .u32 x\n)"), "{text}");
+    assert!(
+        text.contains(".visible .func (.param .u32 r) twice(\n\t.param .u32 x\n)"),
+        "{text}"
+    );
     assert!(text.contains("\t{\n\t\t.param .u32 param0;\n\t\tst.param.u32 [param0], %r0;\n\t\t.param .u32 param1;\n\t\tcall.uni (param1), twice, (param0);\n\t\tld.param.u32 %r1, [param1];\n\t}\n"), "{text}");
 }
 
@@ -438,21 +558,49 @@ fn names_parameters_and_directives_are_checked() {
     assert_eq!(k.finish().unwrap_err().kind, ErrorKind::BadName);
     let mut k = m.entry("ok");
     k.param::<ty::U32>("n").unwrap();
-    assert_eq!(k.param::<ty::U32>("n").unwrap_err().kind, ErrorKind::BadName);
-    assert_eq!(k.param_ptr("p", StateSpace::Global, Some(3)).unwrap_err().kind, ErrorKind::Invalid);
+    assert_eq!(
+        k.param::<ty::U32>("n").unwrap_err().kind,
+        ErrorKind::BadName
+    );
+    assert_eq!(
+        k.param_ptr("p", StateSpace::Global, Some(3))
+            .unwrap_err()
+            .kind,
+        ErrorKind::Invalid
+    );
     k.directive(Directive::MaxNtid([128, 1, 1])).unwrap();
-    assert_eq!(k.directive(Directive::ReqNtid([256, 1, 1])).unwrap_err().kind, ErrorKind::BadDirective);
-    assert_eq!(k.directive(Directive::MaxNtid([64, 1, 1])).unwrap_err().kind, ErrorKind::BadDirective);
-    assert_eq!(k.directive(Directive::MaxNreg(300)).unwrap_err().kind, ErrorKind::BadDirective);
-    k.directive(Directive::ReqNctaPerCluster([2, 1, 1])).unwrap();
+    assert_eq!(
+        k.directive(Directive::ReqNtid([256, 1, 1]))
+            .unwrap_err()
+            .kind,
+        ErrorKind::BadDirective
+    );
+    assert_eq!(
+        k.directive(Directive::MaxNtid([64, 1, 1]))
+            .unwrap_err()
+            .kind,
+        ErrorKind::BadDirective
+    );
+    assert_eq!(
+        k.directive(Directive::MaxNreg(300)).unwrap_err().kind,
+        ErrorKind::BadDirective
+    );
+    k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))
+        .unwrap();
     let tm = k.param_bytes("tmap", 64, 128).unwrap();
     assert_eq!(tm.name(), "tmap");
     let mut m = Module::new(Target::Sm90a);
     m.add(k.finish().unwrap()).unwrap();
     m.dynamic_shared("smem", 1024).unwrap();
     m.shared("bars", 8, 64).unwrap();
-    assert_eq!(m.shared("bars", 8, 64).unwrap_err().kind, ErrorKind::BadName);
-    assert_eq!(m.dynamic_shared("other", 16).unwrap_err().kind, ErrorKind::BadName);
+    assert_eq!(
+        m.shared("bars", 8, 64).unwrap_err().kind,
+        ErrorKind::BadName
+    );
+    assert_eq!(
+        m.dynamic_shared("other", 16).unwrap_err().kind,
+        ErrorKind::BadName
+    );
     let text = m.to_ptx().unwrap();
     assemble(&text);
     assert!(text.contains(".extern .shared .align 1024 .b8 smem[];"));

@@ -14,15 +14,21 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
         }
         return Ok(s.into());
     }
-    let target = a.parsed("--target", |s| s.parse::<ptx_isa::Target>().map_err(|e| e.message))?;
+    let target = a.parsed("--target", |s| {
+        s.parse::<ptx_isa::Target>().map_err(|e| e.message)
+    })?;
     let out = a.value("--out")?;
     let names = a.positionals();
     a.finish()?;
     let [name] = names.as_slice() else {
-        return Err(CliError::usage("usage: ptxkit dump NAME [--target T] [--out FILE] | --list"));
+        return Err(CliError::usage(
+            "usage: ptxkit dump NAME [--target T] [--out FILE] | --list",
+        ));
     };
     let Some(b) = builtin(name) else {
-        return Err(CliError::usage(format!("no built-in kernel `{name}`; `ptxkit dump --list` names them")));
+        return Err(CliError::usage(format!(
+            "no built-in kernel `{name}`; `ptxkit dump --list` names them"
+        )));
     };
     let target = target.unwrap_or(ptx_isa::Target::Sm90a);
     let ptx = (b.build)(target)
@@ -30,7 +36,8 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
         .map_err(|e| CliError::usage(format!("{name} for {target}: {e}")))?;
     match out {
         Some(path) => {
-            std::fs::write(&path, &ptx).map_err(|e| CliError::usage(format!("cannot write {path}: {e}")))?;
+            std::fs::write(&path, &ptx)
+                .map_err(|e| CliError::usage(format!("cannot write {path}: {e}")))?;
             Ok(String::new().into())
         }
         None => Ok(ptx.into()),
@@ -48,7 +55,10 @@ mod tests {
     #[test]
     fn dumps_and_lists() {
         let out = run(&args(&["dump", "vector_add", "--target", "sm_80"])).unwrap();
-        assert!(out.stdout.contains(".target sm_80") && out.stdout.contains(".visible .entry vector_add("));
+        assert!(
+            out.stdout.contains(".target sm_80")
+                && out.stdout.contains(".visible .entry vector_add(")
+        );
         let list = run(&args(&["dump", "--list"])).unwrap();
         assert!(list.stdout.starts_with("vector_add"));
     }
@@ -56,9 +66,19 @@ mod tests {
     #[test]
     fn bad_arguments_exit_2() {
         assert_eq!(run(&args(&["dump", "nope"])).unwrap_err().code, 2);
-        assert_eq!(run(&args(&["dump", "vector_add", "--target", "sm_91"])).unwrap_err().code, 2);
+        assert_eq!(
+            run(&args(&["dump", "vector_add", "--target", "sm_91"]))
+                .unwrap_err()
+                .code,
+            2
+        );
         assert_eq!(run(&args(&["dump"])).unwrap_err().code, 2);
-        assert_eq!(run(&args(&["dump", "vector_add", "--bogus"])).unwrap_err().code, 2);
+        assert_eq!(
+            run(&args(&["dump", "vector_add", "--bogus"]))
+                .unwrap_err()
+                .code,
+            2
+        );
     }
 
     #[test]

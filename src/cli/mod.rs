@@ -21,7 +21,10 @@ pub struct CliError {
 impl CliError {
     /// A usage error: exit status 2.
     pub fn usage(message: impl Into<String>) -> CliError {
-        CliError { code: 2, message: message.into() }
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
     }
 }
 
@@ -60,9 +63,11 @@ pub struct Subcommand {
 }
 
 /// Every subcommand, in the order `ptxkit help` lists them.
-pub const SUBCOMMANDS: &[Subcommand] = &[
-    Subcommand { name: "dump", summary: "write the PTX of a built-in kernel (--list names them)", run: dump::run },
-];
+pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
+    name: "dump",
+    summary: "write the PTX of a built-in kernel (--list names them)",
+    run: dump::run,
+}];
 
 /// Runs `ptxkit ARGS...` (without the program name).
 pub fn run(args: &[String]) -> Result<Output, CliError> {

@@ -40,7 +40,11 @@ pub fn vector_add(target: Target) -> ptx_isa::Result<Module> {
         k.add(at, global, off)?;
         Ok(Addr::reg(at))
     };
-    let (a, b, c) = (element(&mut k, &pa)?, element(&mut k, &pb)?, element(&mut k, &pc)?);
+    let (a, b, c) = (
+        element(&mut k, &pa)?,
+        element(&mut k, &pb)?,
+        element(&mut k, &pc)?,
+    );
     let (x, y) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
     k.ld(x, a)?;
     k.ld(y, b)?;

@@ -92,7 +92,8 @@ impl FunctionBuilder {
             B32 | B64 if matches!(op, "and" | "or" | "xor" | "exch" | "cas") => {
                 Some(if red { Form::RedInt } else { Form::AtomInt })
             }
-            U32 | S32 | U64 | S64 if matches!(op, "add" | "min" | "max") => {
+            // PTX ISA 9.7.13.5: .add takes .u32 .s32 .u64; .min/.max also .s64.
+            U32 | S32 | U64 | S64 if matches!(op, "min" | "max") || (op == "add" && t != S64) => {
                 Some(if red { Form::RedInt } else { Form::AtomInt })
             }
             U32 if matches!(op, "inc" | "dec") => {

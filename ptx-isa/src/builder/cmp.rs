@@ -19,7 +19,7 @@ pub enum CmpOp {
     Le,
     Gt,
     Ge,
-    /// unsigned `<` (integers)
+    /// unsigned `<` (`.uN` only)
     Lo,
     /// unsigned `<=`
     Ls,
@@ -159,7 +159,9 @@ impl FunctionBuilder {
             }
         };
         let int = form == Form::SetpInt;
-        if (int && op.float_only()) || (!int && op.integer_only()) {
+        // .lo/.ls/.hi/.hs are the unsigned comparisons (PTX ISA 9.7.5.1).
+        let unsigned = matches!(t, U16 | U32 | U64);
+        if (int && op.float_only()) || (op.integer_only() && !unsigned) {
             return Err(self.err(
                 ErrorKind::InvalidModifier,
                 mn,
