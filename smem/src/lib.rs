@@ -6,6 +6,7 @@ pub mod desc;
 pub mod dtype;
 pub mod major;
 pub mod swizzle;
+pub mod tile;
 pub use arch::Arch;
 pub use dtype::Dtype;
 pub use major::Major;
