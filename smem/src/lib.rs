@@ -5,6 +5,8 @@ pub mod arch;
 pub mod desc;
 pub mod dtype;
 pub mod major;
+pub mod mbarrier;
+pub mod pool;
 pub mod swizzle;
 pub mod tile;
 pub use arch::Arch;
