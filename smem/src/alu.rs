@@ -170,7 +170,11 @@ pub struct AluProgram {
 impl AluProgram {
     /// An empty program whose input has `input_width`; it returns its input.
     pub fn new(input_width: Width) -> AluProgram {
-        AluProgram { input_width, steps: Vec::new(), widths: vec![input_width] }
+        AluProgram {
+            input_width,
+            steps: Vec::new(),
+            widths: vec![input_width],
+        }
     }
 
     /// The input value, `%v0`.
@@ -200,10 +204,13 @@ impl AluProgram {
 
     /// The width of a value, or an error if it is not defined.
     pub fn width_of(&self, v: Value) -> Result<Width, AluError> {
-        self.widths.get(v.0 as usize).copied().ok_or(AluError::UndefinedValue {
-            value: v,
-            defined: self.widths.len() as u32,
-        })
+        self.widths
+            .get(v.0 as usize)
+            .copied()
+            .ok_or(AluError::UndefinedValue {
+                value: v,
+                defined: self.widths.len() as u32,
+            })
     }
 
     /// Appends `lhs op rhs` at the width of `lhs`; checks that operands exist and agree.
@@ -213,7 +220,11 @@ impl AluProgram {
             Operand::Value(v) => {
                 let w = self.width_of(v)?;
                 if w != width {
-                    return Err(AluError::WidthMismatch { value: v, expected: width, found: w });
+                    return Err(AluError::WidthMismatch {
+                        value: v,
+                        expected: width,
+                        found: w,
+                    });
                 }
             }
             Operand::Imm(imm) => {
@@ -222,7 +233,12 @@ impl AluProgram {
                 }
             }
         }
-        self.steps.push(AluStep::Bin { op, width, lhs, rhs });
+        self.steps.push(AluStep::Bin {
+            op,
+            width,
+            lhs,
+            rhs,
+        });
         self.widths.push(width);
         Ok(self.output())
     }
@@ -261,7 +277,11 @@ impl AluProgram {
     pub fn zero_extend(&mut self, src: Value) -> Result<Value, AluError> {
         let w = self.width_of(src)?;
         if w != Width::U32 {
-            return Err(AluError::WidthMismatch { value: src, expected: Width::U32, found: w });
+            return Err(AluError::WidthMismatch {
+                value: src,
+                expected: Width::U32,
+                found: w,
+            });
         }
         self.steps.push(AluStep::ZeroExtend { src });
         self.widths.push(Width::U64);
@@ -276,7 +296,12 @@ impl AluProgram {
             // Builder methods only accept defined operands, so every index is in range.
             let get = |v: Value| vals.get(v.0 as usize).copied().unwrap_or(0);
             let r = match *step {
-                AluStep::Bin { op, width, lhs, rhs } => {
+                AluStep::Bin {
+                    op,
+                    width,
+                    lhs,
+                    rhs,
+                } => {
                     let b = match rhs {
                         Operand::Value(v) => get(v),
                         Operand::Imm(i) => i,
@@ -297,7 +322,12 @@ impl fmt::Display for AluProgram {
         for (i, step) in self.steps.iter().enumerate() {
             let dst = i + 1;
             match *step {
-                AluStep::Bin { op, width, lhs, rhs } => {
+                AluStep::Bin {
+                    op,
+                    width,
+                    lhs,
+                    rhs,
+                } => {
                     write!(f, "%v{dst} = {} %v{}, ", op.mnemonic(width), lhs.0)?;
                     match rhs {
                         Operand::Value(v) => writeln!(f, "%v{}", v.0)?,
@@ -338,11 +368,23 @@ mod tests {
     fn builder_checks_operands() {
         let mut p = AluProgram::new(Width::U32);
         let x = p.input();
-        assert_eq!(p.and(x, 1 << 40), Err(AluError::ImmediateTooWide { imm: 1 << 40, width: Width::U32 }));
-        assert!(matches!(p.xor(x, Value(5)), Err(AluError::UndefinedValue { .. })));
+        assert_eq!(
+            p.and(x, 1 << 40),
+            Err(AluError::ImmediateTooWide {
+                imm: 1 << 40,
+                width: Width::U32
+            })
+        );
+        assert!(matches!(
+            p.xor(x, Value(5)),
+            Err(AluError::UndefinedValue { .. })
+        ));
         let w = p.zero_extend(x).unwrap();
         assert!(matches!(p.xor(w, x), Err(AluError::WidthMismatch { .. })));
-        assert!(matches!(p.zero_extend(w), Err(AluError::WidthMismatch { .. })));
+        assert!(matches!(
+            p.zero_extend(w),
+            Err(AluError::WidthMismatch { .. })
+        ));
         let r = p.or(w, 1 << 40).unwrap();
         assert_eq!(p.output(), r);
         assert_eq!(p.eval(3), (1 << 40) | 3);

@@ -140,7 +140,10 @@ mod tests {
     fn names_round_trip() {
         for d in Dtype::ALL {
             assert_eq!(d.name().parse::<Dtype>(), Ok(d));
-            assert_eq!(format!(".{}", d.name().to_uppercase()).parse::<Dtype>(), Ok(d));
+            assert_eq!(
+                format!(".{}", d.name().to_uppercase()).parse::<Dtype>(),
+                Ok(d)
+            );
         }
         assert!("f8".parse::<Dtype>().is_err());
     }

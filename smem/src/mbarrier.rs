@@ -68,11 +68,17 @@ pub struct MbarrierArray {
 impl MbarrierArray {
     pub(crate) fn check_counts(name: &str, counts: &[u32]) -> Result<(), MbarrierError> {
         if counts.is_empty() {
-            return Err(MbarrierError::Empty { name: name.to_string() });
+            return Err(MbarrierError::Empty {
+                name: name.to_string(),
+            });
         }
         for (index, &count) in counts.iter().enumerate() {
             if count == 0 || count > MAX_ARRIVAL_COUNT {
-                return Err(MbarrierError::Count { name: name.to_string(), index, count });
+                return Err(MbarrierError::Count {
+                    name: name.to_string(),
+                    index,
+                    count,
+                });
             }
         }
         Ok(())
@@ -82,7 +88,10 @@ impl MbarrierArray {
     pub fn new(region: Region, counts: Vec<u32>) -> Result<MbarrierArray, MbarrierError> {
         MbarrierArray::check_counts(&region.name, &counts)?;
         if region.offset % 8 != 0 || region.bytes as usize != counts.len() * 8 {
-            return Err(MbarrierError::Region { name: region.name.clone(), count: counts.len() });
+            return Err(MbarrierError::Region {
+                name: region.name.clone(),
+                count: counts.len(),
+            });
         }
         Ok(MbarrierArray { region, counts })
     }
@@ -106,7 +115,11 @@ impl MbarrierArray {
         if i < self.len() {
             Ok(i as usize)
         } else {
-            Err(MbarrierError::Index { name: self.region.name.clone(), index: i, len: self.len() })
+            Err(MbarrierError::Index {
+                name: self.region.name.clone(),
+                index: i,
+                len: self.len(),
+            })
         }
     }
 
@@ -122,7 +135,10 @@ impl MbarrierArray {
 
     /// `(offset, init count)` of every barrier, for emitting the `mbarrier.init`s.
     pub fn inits(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.counts.iter().enumerate().map(|(i, &c)| (self.region.offset + 8 * i as u32, c))
+        self.counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (self.region.offset + 8 * i as u32, c))
     }
 }
 
@@ -157,7 +173,11 @@ impl PipelineState {
         if stages == 0 {
             return Err(MbarrierError::NoStages);
         }
-        Ok(PipelineState { stages, index: 0, phase })
+        Ok(PipelineState {
+            stages,
+            index: 0,
+            phase,
+        })
     }
 
     /// The number of stages in the ring.
@@ -197,7 +217,12 @@ pub struct MbarrierModel {
 impl MbarrierModel {
     /// `mbarrier.init` with `count` expected arrivals.
     pub fn new(count: u32) -> MbarrierModel {
-        MbarrierModel { expected: count, pending: count, tx: 0, phase: 0 }
+        MbarrierModel {
+            expected: count,
+            pending: count,
+            tx: 0,
+            phase: 0,
+        }
     }
 
     /// How many phases have completed.
@@ -304,8 +329,22 @@ mod tests {
     #[test]
     fn ring_sequence_values() {
         let seq = ring_sequence(3, 7).unwrap();
-        let got: Vec<_> = seq.iter().map(|s| (s.stage, s.empty_parity, s.full_parity)).collect();
-        assert_eq!(got, [(0, 1, 0), (1, 1, 0), (2, 1, 0), (0, 0, 1), (1, 0, 1), (2, 0, 1), (0, 1, 0)]);
+        let got: Vec<_> = seq
+            .iter()
+            .map(|s| (s.stage, s.empty_parity, s.full_parity))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 1, 0),
+                (1, 1, 0),
+                (2, 1, 0),
+                (0, 0, 1),
+                (1, 0, 1),
+                (2, 0, 1),
+                (0, 1, 0)
+            ]
+        );
         assert_eq!(ring_sequence(0, 1), Err(MbarrierError::NoStages));
     }
 }

@@ -89,7 +89,9 @@ pub enum PoolError {
         name: String,
     },
     /// The CTA would need more shared memory than the device lets it opt into.
-    #[error("region `{name}` ({requested} bytes) brings the CTA to {total} bytes of shared memory, over the {limit}-byte limit")]
+    #[error(
+        "region `{name}` ({requested} bytes) brings the CTA to {total} bytes of shared memory, over the {limit}-byte limit"
+    )]
     OutOfMemory {
         /// The region that did not fit.
         name: String,
@@ -158,7 +160,13 @@ impl SmemPool {
 
     /// A pool with an explicit byte limit.
     pub fn with_limit(limit: u32) -> SmemPool {
-        SmemPool { limit, dynamic_end: 0, static_end: 0, base_align: 16, regions: Vec::new() }
+        SmemPool {
+            limit,
+            dynamic_end: 0,
+            static_end: 0,
+            base_align: 16,
+            regions: Vec::new(),
+        }
     }
 
     /// The byte limit.
@@ -204,7 +212,12 @@ impl SmemPool {
     }
 
     /// Allocates a static `.shared` variable of `bytes` aligned to `align`.
-    pub fn alloc_static(&mut self, name: &str, bytes: u32, align: u32) -> Result<Region, PoolError> {
+    pub fn alloc_static(
+        &mut self,
+        name: &str,
+        bytes: u32,
+        align: u32,
+    ) -> Result<Region, PoolError> {
         self.place(name, bytes, align, Storage::Static, RegionKind::Bytes)
     }
 
@@ -212,8 +225,15 @@ impl SmemPool {
     /// bytes so vector loads work. Element `[i, j]` of a 2-D scratch is at
     /// `offset + (i * shape[1] + j) * size`; no swizzle.
     pub fn alloc(&mut self, name: &str, dtype: Dtype, shape: &[u32]) -> Result<Region, PoolError> {
-        let size = dtype.bytes().ok_or_else(|| PoolError::SubByte { name: name.to_string(), dtype })?;
-        let bad = || PoolError::BadShape { name: name.to_string(), shape: shape.to_vec(), dtype };
+        let size = dtype.bytes().ok_or_else(|| PoolError::SubByte {
+            name: name.to_string(),
+            dtype,
+        })?;
+        let bad = || PoolError::BadShape {
+            name: name.to_string(),
+            shape: shape.to_vec(),
+            dtype,
+        };
         if shape.is_empty() || shape.contains(&0) {
             return Err(bad());
         }
@@ -223,21 +243,46 @@ impl SmemPool {
             .and_then(|b| u32::try_from(b).ok())
             .ok_or_else(bad)?;
         let align = size.max(16);
-        self.place(name, bytes, align, Storage::Dynamic, RegionKind::Scratch { dtype, shape: shape.to_vec() })
+        self.place(
+            name,
+            bytes,
+            align,
+            Storage::Dynamic,
+            RegionKind::Scratch {
+                dtype,
+                shape: shape.to_vec(),
+            },
+        )
     }
 
     /// Allocates a canonical operand tile at its required alignment (1024 bytes for 128B swizzle).
     pub fn alloc_tile(&mut self, name: &str, tile: &CanonicalTile) -> Result<Region, PoolError> {
-        self.place(name, tile.bytes(), tile.align(), Storage::Dynamic, RegionKind::Tile(*tile))
+        self.place(
+            name,
+            tile.bytes(),
+            tile.align(),
+            Storage::Dynamic,
+            RegionKind::Tile(*tile),
+        )
     }
 
     /// Allocates one 8-byte, 8-byte-aligned mbarrier per entry of `counts`, each to be
     /// initialised with that expected arrival count.
     pub fn mbarriers(&mut self, name: &str, counts: &[u32]) -> Result<MbarrierArray, PoolError> {
         MbarrierArray::check_counts(name, counts)?;
-        let n = u32::try_from(counts.len()).map_err(|_| PoolError::ZeroSize { name: name.to_string() })?;
-        let bytes = n.checked_mul(8).ok_or_else(|| PoolError::ZeroSize { name: name.to_string() })?;
-        let region = self.place(name, bytes, 8, Storage::Dynamic, RegionKind::Mbarriers { count: n })?;
+        let n = u32::try_from(counts.len()).map_err(|_| PoolError::ZeroSize {
+            name: name.to_string(),
+        })?;
+        let bytes = n.checked_mul(8).ok_or_else(|| PoolError::ZeroSize {
+            name: name.to_string(),
+        })?;
+        let region = self.place(
+            name,
+            bytes,
+            8,
+            Storage::Dynamic,
+            RegionKind::Mbarriers { count: n },
+        )?;
         Ok(MbarrierArray::new(region, counts.to_vec())?)
     }
 
@@ -250,13 +295,20 @@ impl SmemPool {
         kind: RegionKind,
     ) -> Result<Region, PoolError> {
         if !align.is_power_of_two() {
-            return Err(PoolError::BadAlignment { name: name.to_string(), align });
+            return Err(PoolError::BadAlignment {
+                name: name.to_string(),
+                align,
+            });
         }
         if bytes == 0 {
-            return Err(PoolError::ZeroSize { name: name.to_string() });
+            return Err(PoolError::ZeroSize {
+                name: name.to_string(),
+            });
         }
         if self.region(name).is_some() {
-            return Err(PoolError::DuplicateName { name: name.to_string() });
+            return Err(PoolError::DuplicateName {
+                name: name.to_string(),
+            });
         }
         let end = match storage {
             Storage::Dynamic => self.dynamic_end,
@@ -265,7 +317,11 @@ impl SmemPool {
         let offset = u64::from(end).next_multiple_of(u64::from(align));
         let new_end = offset + u64::from(bytes);
         let (static_end, dynamic_end, base_align) = match storage {
-            Storage::Dynamic => (u64::from(self.static_end), new_end, self.base_align.max(align)),
+            Storage::Dynamic => (
+                u64::from(self.static_end),
+                new_end,
+                self.base_align.max(align),
+            ),
             Storage::Static => (new_end, u64::from(self.dynamic_end), self.base_align),
         };
         let total = static_end.next_multiple_of(u64::from(base_align)) + dynamic_end;
@@ -286,7 +342,14 @@ impl SmemPool {
             }
             Storage::Static => self.static_end = new_end,
         }
-        let region = Region { name: name.to_string(), offset, bytes, align, storage, kind };
+        let region = Region {
+            name: name.to_string(),
+            offset,
+            bytes,
+            align,
+            storage,
+            kind,
+        };
         self.regions.push(region.clone());
         Ok(region)
     }
@@ -305,10 +368,22 @@ mod tests {
     #[test]
     fn alignment_and_names() {
         let mut p = SmemPool::with_limit(1 << 16);
-        assert_eq!(p.alloc_bytes("x", 10, 3), Err(PoolError::BadAlignment { name: "x".into(), align: 3 }));
-        assert_eq!(p.alloc_bytes("x", 0, 16), Err(PoolError::ZeroSize { name: "x".into() }));
+        assert_eq!(
+            p.alloc_bytes("x", 10, 3),
+            Err(PoolError::BadAlignment {
+                name: "x".into(),
+                align: 3
+            })
+        );
+        assert_eq!(
+            p.alloc_bytes("x", 0, 16),
+            Err(PoolError::ZeroSize { name: "x".into() })
+        );
         p.alloc_bytes("x", 10, 16).unwrap();
-        assert_eq!(p.alloc_bytes("x", 10, 16), Err(PoolError::DuplicateName { name: "x".into() }));
+        assert_eq!(
+            p.alloc_bytes("x", 10, 16),
+            Err(PoolError::DuplicateName { name: "x".into() })
+        );
         let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
         let r = p.alloc_tile("A", &t).unwrap();
         assert_eq!((r.offset, r.bytes, r.align), (1024, 16384, 1024));
@@ -320,9 +395,18 @@ mod tests {
         let mut p = SmemPool::new(Arch::Sm90);
         let r = p.alloc("s", Dtype::F32, &[64, 16]).unwrap();
         assert_eq!((r.bytes, r.align), (4096, 16));
-        assert!(matches!(p.alloc("z", Dtype::F32, &[64, 0]), Err(PoolError::BadShape { .. })));
-        assert!(matches!(p.alloc("o", Dtype::F32, &[u32::MAX, 4]), Err(PoolError::BadShape { .. })));
-        assert!(matches!(p.alloc("f4", Dtype::E2M1, &[64]), Err(PoolError::SubByte { .. })));
+        assert!(matches!(
+            p.alloc("z", Dtype::F32, &[64, 0]),
+            Err(PoolError::BadShape { .. })
+        ));
+        assert!(matches!(
+            p.alloc("o", Dtype::F32, &[u32::MAX, 4]),
+            Err(PoolError::BadShape { .. })
+        ));
+        assert!(matches!(
+            p.alloc("f4", Dtype::E2M1, &[64]),
+            Err(PoolError::SubByte { .. })
+        ));
     }
 
     #[test]
@@ -335,7 +419,12 @@ mod tests {
         let err = p.alloc_bytes("one", 1, 1).unwrap_err();
         assert_eq!(
             err,
-            PoolError::OutOfMemory { name: "one".into(), requested: 1, total: 232_449, limit: 232_448 }
+            PoolError::OutOfMemory {
+                name: "one".into(),
+                requested: 1,
+                total: 232_449,
+                limit: 232_448
+            }
         );
         // A failed allocation leaves the pool as it was.
         assert_eq!(p.regions().len(), 2);

@@ -69,8 +69,12 @@ pub enum SwizzleOffsetError {
 
 impl SwizzleMode {
     /// All four modes, narrowest first.
-    pub const ALL: [SwizzleMode; 4] =
-        [SwizzleMode::None, SwizzleMode::B32, SwizzleMode::B64, SwizzleMode::B128];
+    pub const ALL: [SwizzleMode; 4] = [
+        SwizzleMode::None,
+        SwizzleMode::B32,
+        SwizzleMode::B64,
+        SwizzleMode::B128,
+    ];
 
     /// The functor on byte offsets: `Swizzle<0|1|2|3, 4, 3>`.
     pub const fn swizzle(self) -> Swizzle {
@@ -164,7 +168,11 @@ impl SwizzleMode {
         let in_row = col
             .checked_mul(elem_bytes)
             .filter(|&b| b.checked_add(elem_bytes).is_some_and(|end| end <= pitch))
-            .ok_or(SwizzleOffsetError::ColumnOutOfRow { col, elem_bytes, pitch })?;
+            .ok_or(SwizzleOffsetError::ColumnOutOfRow {
+                col,
+                elem_bytes,
+                pitch,
+            })?;
         let logical = row
             .checked_mul(pitch)
             .and_then(|r| r.checked_add(in_row))
@@ -234,7 +242,12 @@ mod tests {
             .collect();
         assert_eq!(
             rows,
-            [(16, 128, 0, 16), (32, 256, 1, 256), (64, 512, 2, 512), (128, 1024, 3, 1024)]
+            [
+                (16, 128, 0, 16),
+                (32, 256, 1, 256),
+                (64, 512, 2, 512),
+                (128, 1024, 3, 1024)
+            ]
         );
         for m in SwizzleMode::ALL {
             assert_eq!(u64::from(m.atom_bytes()), m.swizzle().span());
@@ -264,16 +277,26 @@ mod tests {
     #[test]
     fn offset_errors() {
         let m = SwizzleMode::B64;
-        assert_eq!(m.offset_2d(0, 0, 0, 64), Err(SwizzleOffsetError::ZeroElement));
+        assert_eq!(
+            m.offset_2d(0, 0, 0, 64),
+            Err(SwizzleOffsetError::ZeroElement)
+        );
         assert_eq!(
             m.offset_2d(0, 0, 2, 40),
             Err(SwizzleOffsetError::PitchNotChunkAligned { pitch: 40 })
         );
         assert_eq!(
             m.offset_2d(0, 32, 2, 64),
-            Err(SwizzleOffsetError::ColumnOutOfRow { col: 32, elem_bytes: 2, pitch: 64 })
+            Err(SwizzleOffsetError::ColumnOutOfRow {
+                col: 32,
+                elem_bytes: 2,
+                pitch: 64
+            })
         );
-        assert_eq!(m.offset_2d(u64::MAX, 0, 2, 64), Err(SwizzleOffsetError::Overflow { row: u64::MAX }));
+        assert_eq!(
+            m.offset_2d(u64::MAX, 0, 2, 64),
+            Err(SwizzleOffsetError::Overflow { row: u64::MAX })
+        );
     }
 
     #[test]

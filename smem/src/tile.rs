@@ -52,7 +52,9 @@ pub enum TileError {
     #[error("{0} is narrower than a byte; canonical tiles need whole-byte elements")]
     SubByte(Dtype),
     /// The strided dimension must hold whole 8-row core matrices.
-    #[error("the {dim} extent {extent} is not a multiple of 8 (it is the strided dimension of a {major}-major tile)")]
+    #[error(
+        "the {dim} extent {extent} is not a multiple of 8 (it is the strided dimension of a {major}-major tile)"
+    )]
     StridedExtent {
         /// "MN" or "K".
         dim: &'static str,
@@ -138,7 +140,11 @@ pub struct CanonicalTile {
 /// Picks the widest of 128B / 64B / 32B swizzle whose row divides the contiguous extent in
 /// bytes, else no swizzle (16-byte rows); the strided extent must be a multiple of 8 (CuTe
 /// `ss_smem_selector`, `cute/atom/mma_traits_sm90_gmma.hpp`).
-pub fn wgmma_tile(dtype: Dtype, shape: TileShape, major: Major) -> Result<CanonicalTile, TileError> {
+pub fn wgmma_tile(
+    dtype: Dtype,
+    shape: TileShape,
+    major: Major,
+) -> Result<CanonicalTile, TileError> {
     CanonicalTile::choose(MmaFamily::Wgmma, dtype, shape, major)
 }
 
@@ -156,23 +162,44 @@ pub fn umma_tile(dtype: Dtype, shape: TileShape, major: Major) -> Result<Canonic
 }
 
 impl CanonicalTile {
-    fn choose(family: MmaFamily, dtype: Dtype, shape: TileShape, major: Major) -> Result<CanonicalTile, TileError> {
+    fn choose(
+        family: MmaFamily,
+        dtype: Dtype,
+        shape: TileShape,
+        major: Major,
+    ) -> Result<CanonicalTile, TileError> {
         let elem_bytes = dtype.bytes().ok_or(TileError::SubByte(dtype))?;
         let (strided, strided_dim, contig) = match major {
             Major::K => (shape.mn, "MN", shape.k),
             Major::MN => (shape.k, "K", shape.mn),
         };
         if strided == 0 || strided % 8 != 0 {
-            return Err(TileError::StridedExtent { dim: strided_dim, extent: strided, major });
+            return Err(TileError::StridedExtent {
+                dim: strided_dim,
+                extent: strided,
+                major,
+            });
         }
         let contig_bytes = u64::from(contig) * u64::from(elem_bytes);
-        let swizzle = SwizzleMode::widest_dividing(contig_bytes)
-            .ok_or(TileError::ContiguousExtent { bytes: contig_bytes })?;
+        let swizzle =
+            SwizzleMode::widest_dividing(contig_bytes).ok_or(TileError::ContiguousExtent {
+                bytes: contig_bytes,
+            })?;
         let bytes = u64::from(shape.mn) * u64::from(shape.k) * u64::from(elem_bytes);
         if bytes > u64::from(u32::MAX) {
-            return Err(TileError::TooLarge { mn: shape.mn, k: shape.k });
+            return Err(TileError::TooLarge {
+                mn: shape.mn,
+                k: shape.k,
+            });
         }
-        Ok(CanonicalTile { family, dtype, elem_bytes, shape, major, swizzle })
+        Ok(CanonicalTile {
+            family,
+            dtype,
+            elem_bytes,
+            shape,
+            major,
+            swizzle,
+        })
     }
 
     /// The instruction family the tile was chosen for.
@@ -223,7 +250,10 @@ impl CanonicalTile {
     /// How many atoms the tile holds along MN and along K.
     pub fn repeat(&self) -> TileShape {
         let atom = self.atom();
-        TileShape { mn: self.shape.mn / atom.mn, k: self.shape.k / atom.k }
+        TileShape {
+            mn: self.shape.mn / atom.mn,
+            k: self.shape.k / atom.k,
+        }
     }
 
     /// Bytes in the tile.
@@ -270,7 +300,12 @@ impl CanonicalTile {
 
     fn check(&self, mn: u32, k: u32) -> Result<(), TileError> {
         if mn >= self.shape.mn || k >= self.shape.k {
-            return Err(TileError::OutOfTile { mn, k, shape_mn: self.shape.mn, shape_k: self.shape.k });
+            return Err(TileError::OutOfTile {
+                mn,
+                k,
+                shape_mn: self.shape.mn,
+                shape_k: self.shape.k,
+            });
         }
         Ok(())
     }
@@ -321,7 +356,10 @@ impl CanonicalTile {
 
     fn slice_start(&self, base: u32, mn: u32, k: u32) -> Result<u32, TileError> {
         if base % self.align() != 0 {
-            return Err(TileError::MisalignedBase { addr: base, align: self.align() });
+            return Err(TileError::MisalignedBase {
+                addr: base,
+                align: self.align(),
+            });
         }
         let start = u64::from(base) + self.slice_offset(mn, k)?;
         // Larger than any descriptor start address: report it as the descriptor would.
@@ -393,14 +431,28 @@ mod tests {
         let t = |dtype, mn, k, major| wgmma_tile(dtype, TileShape { mn, k }, major);
         assert_eq!(
             t(Dtype::BF16, 60, 64, Major::K),
-            Err(TileError::StridedExtent { dim: "MN", extent: 60, major: Major::K })
+            Err(TileError::StridedExtent {
+                dim: "MN",
+                extent: 60,
+                major: Major::K
+            })
         );
         assert_eq!(
             t(Dtype::BF16, 64, 12, Major::MN),
-            Err(TileError::StridedExtent { dim: "K", extent: 12, major: Major::MN })
+            Err(TileError::StridedExtent {
+                dim: "K",
+                extent: 12,
+                major: Major::MN
+            })
         );
-        assert_eq!(t(Dtype::BF16, 64, 4, Major::K), Err(TileError::ContiguousExtent { bytes: 8 }));
-        assert_eq!(t(Dtype::E2M1, 64, 64, Major::K), Err(TileError::SubByte(Dtype::E2M1)));
+        assert_eq!(
+            t(Dtype::BF16, 64, 4, Major::K),
+            Err(TileError::ContiguousExtent { bytes: 8 })
+        );
+        assert_eq!(
+            t(Dtype::E2M1, 64, 64, Major::K),
+            Err(TileError::SubByte(Dtype::E2M1))
+        );
         assert!(matches!(
             umma_tile(Dtype::TF32, TileShape { mn: 128, k: 32 }, Major::MN),
             Err(TileError::Unsupported(_))
@@ -415,8 +467,17 @@ mod tests {
         let d1 = t.sm90_desc(0x400, 0, 16).unwrap();
         assert_eq!(d1.start_addr - d0.start_addr, 32);
         assert_eq!(d0.encode().unwrap(), 0x4000_0040_0001_0040);
-        assert_eq!(t.sm90_desc(0x410, 0, 0), Err(TileError::MisalignedBase { addr: 0x410, align: 1024 }));
-        assert_eq!(t.sm90_desc(0x400, 0, 4), Err(TileError::SliceStart { mn: 0, k: 4 }));
+        assert_eq!(
+            t.sm90_desc(0x410, 0, 0),
+            Err(TileError::MisalignedBase {
+                addr: 0x410,
+                align: 1024
+            })
+        );
+        assert_eq!(
+            t.sm90_desc(0x400, 0, 4),
+            Err(TileError::SliceStart { mn: 0, k: 4 })
+        );
         let u = t.sm100_desc(0x400, 0, 0).unwrap();
         assert_eq!(u.encode().unwrap(), 0x4000_4040_0001_0040);
     }

@@ -206,7 +206,9 @@ pub enum IdescError {
     #[error("max shift is only valid with .ws")]
     MaxShiftWithoutWs,
     /// A descriptor being decoded sets bits this encoder never sets (reserved, or sparsity).
-    #[error("instruction descriptor {desc:#010x} sets unsupported bits {bits:#010x} (reserved or sparsity)")]
+    #[error(
+        "instruction descriptor {desc:#010x} sets unsupported bits {bits:#010x} (reserved or sparsity)"
+    )]
     UnsupportedBits {
         /// The descriptor.
         desc: u32,
@@ -331,18 +333,36 @@ impl InstrDesc {
     /// Checks every rule of Tables 39 and 42; the first broken one is the error.
     pub fn validate(&self) -> Result<(), IdescError> {
         let kind = self.kind;
-        for (matrix, dtype) in [(Matrix::A, self.a), (Matrix::B, self.b), (Matrix::D, self.d)] {
+        for (matrix, dtype) in [
+            (Matrix::A, self.a),
+            (Matrix::B, self.b),
+            (Matrix::D, self.d),
+        ] {
             if format_code(kind, matrix, dtype).is_none() {
-                return Err(IdescError::Format { kind, matrix, dtype });
+                return Err(IdescError::Format {
+                    kind,
+                    matrix,
+                    dtype,
+                });
             }
         }
         if matches!(kind, MmaKind::F16 | MmaKind::Tf32) && self.a != self.b {
-            return Err(IdescError::MixedFormats { kind, a: self.a, b: self.b });
+            return Err(IdescError::MixedFormats {
+                kind,
+                a: self.a,
+                b: self.b,
+            });
         }
         if kind == MmaKind::F16 && self.d == Dtype::F16 && self.a != Dtype::F16 {
-            return Err(IdescError::Accumulator { a: self.a, d: self.d });
+            return Err(IdescError::Accumulator {
+                a: self.a,
+                d: self.d,
+            });
         }
-        for (matrix, dtype, major) in [(Matrix::A, self.a, self.a_major), (Matrix::B, self.b, self.b_major)] {
+        for (matrix, dtype, major) in [
+            (Matrix::A, self.a, self.a_major),
+            (Matrix::B, self.b, self.b_major),
+        ] {
             if major == Major::MN && dtype.bits() % 8 != 0 {
                 return Err(IdescError::MnMajor { matrix, dtype });
             }
@@ -401,10 +421,20 @@ impl InstrDesc {
             ),
         };
         if !m_ok {
-            return Err(IdescError::M { kind, variant, m, legal: m_legal });
+            return Err(IdescError::M {
+                kind,
+                variant,
+                m,
+                legal: m_legal,
+            });
         }
         if !n_ok {
-            return Err(IdescError::N { kind, variant, n, legal: n_legal });
+            return Err(IdescError::N {
+                kind,
+                variant,
+                n,
+                legal: n_legal,
+            });
         }
         Ok(())
     }
@@ -429,13 +459,27 @@ impl InstrDesc {
 
     /// The typed fields of a descriptor for `kind`, `cta_group` and `ws` (which the 32 bits do
     /// not hold), validated like [`InstrDesc::encode`].
-    pub fn decode(kind: MmaKind, cta_group: CtaGroup, ws: bool, desc: u32) -> Result<InstrDesc, IdescError> {
+    pub fn decode(
+        kind: MmaKind,
+        cta_group: CtaGroup,
+        ws: bool,
+        desc: u32,
+    ) -> Result<InstrDesc, IdescError> {
         // Bits 0-2 (sparsity), 6, 23 and 29 (reserved) are never set by a dense descriptor.
         let unsupported = desc & (0b111 | (1 << 6) | (1 << 23) | (1 << 29));
         if unsupported != 0 {
-            return Err(IdescError::UnsupportedBits { desc, bits: unsupported });
+            return Err(IdescError::UnsupportedBits {
+                desc,
+                bits: unsupported,
+            });
         }
-        let major = |at: u32| if desc & (1 << at) != 0 { Major::MN } else { Major::K };
+        let major = |at: u32| {
+            if desc & (1 << at) != 0 {
+                Major::MN
+            } else {
+                Major::K
+            }
+        };
         let d = InstrDesc {
             kind,
             cta_group,
@@ -474,9 +518,19 @@ mod tests {
         t.a_major = Major::MN;
         t.negate_b = true;
         assert_eq!(t.encode().unwrap(), e | (1 << 15) | (1 << 14));
-        let i8 = InstrDesc { saturate: true, ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::U8, Dtype::S32, 128, 16) };
-        assert_eq!(i8.encode().unwrap(), (1 << 3) | (2 << 4) | (1 << 7) | (2 << 17) | (8 << 24));
-        let ws = InstrDesc { ws: true, max_shift: MaxShift::By32, ..f16(Dtype::F16, Dtype::F16, 32, 64) };
+        let i8 = InstrDesc {
+            saturate: true,
+            ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::U8, Dtype::S32, 128, 16)
+        };
+        assert_eq!(
+            i8.encode().unwrap(),
+            (1 << 3) | (2 << 4) | (1 << 7) | (2 << 17) | (8 << 24)
+        );
+        let ws = InstrDesc {
+            ws: true,
+            max_shift: MaxShift::By32,
+            ..f16(Dtype::F16, Dtype::F16, 32, 64)
+        };
         assert_eq!(ws.encode().unwrap(), (8 << 17) | (2 << 24) | (3 << 30));
     }
 
@@ -484,29 +538,67 @@ mod tests {
     fn kinds_and_formats() {
         assert_eq!(
             f16(Dtype::BF16, Dtype::F16, 128, 128).encode(),
-            Err(IdescError::Accumulator { a: Dtype::BF16, d: Dtype::F16 })
+            Err(IdescError::Accumulator {
+                a: Dtype::BF16,
+                d: Dtype::F16
+            })
         );
         assert_eq!(
             InstrDesc::new(MmaKind::F16, Dtype::F16, Dtype::BF16, Dtype::F32, 128, 128).encode(),
-            Err(IdescError::MixedFormats { kind: MmaKind::F16, a: Dtype::F16, b: Dtype::BF16 })
+            Err(IdescError::MixedFormats {
+                kind: MmaKind::F16,
+                a: Dtype::F16,
+                b: Dtype::BF16
+            })
         );
         assert_eq!(
             InstrDesc::new(MmaKind::Tf32, Dtype::F32, Dtype::F32, Dtype::F32, 128, 128).encode(),
-            Err(IdescError::Format { kind: MmaKind::Tf32, matrix: Matrix::A, dtype: Dtype::F32 })
+            Err(IdescError::Format {
+                kind: MmaKind::Tf32,
+                matrix: Matrix::A,
+                dtype: Dtype::F32
+            })
         );
         assert_eq!(
             InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::S8, Dtype::F32, 128, 128).encode(),
-            Err(IdescError::Format { kind: MmaKind::I8, matrix: Matrix::D, dtype: Dtype::F32 })
+            Err(IdescError::Format {
+                kind: MmaKind::I8,
+                matrix: Matrix::D,
+                dtype: Dtype::F32
+            })
         );
         // f8f6f4 mixes formats freely.
-        let mixed = InstrDesc::new(MmaKind::F8f6f4, Dtype::E4M3, Dtype::E2M1, Dtype::F32, 128, 64);
-        assert_eq!(mixed.encode().unwrap() >> 7 & 0x3F, (5 << 3) | 0);
-        let mn = InstrDesc { b_major: Major::MN, ..mixed };
-        assert_eq!(mn.encode(), Err(IdescError::MnMajor { matrix: Matrix::B, dtype: Dtype::E2M1 }));
-        let neg = InstrDesc { negate_a: true, ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::S8, Dtype::S32, 64, 8) };
+        let mixed = InstrDesc::new(
+            MmaKind::F8f6f4,
+            Dtype::E4M3,
+            Dtype::E2M1,
+            Dtype::F32,
+            128,
+            64,
+        );
+        assert_eq!((mixed.encode().unwrap() >> 7) & 0x3F, 5 << 3); // A = E4M3 (0), B = E2M1 (5)
+        let mn = InstrDesc {
+            b_major: Major::MN,
+            ..mixed
+        };
+        assert_eq!(
+            mn.encode(),
+            Err(IdescError::MnMajor {
+                matrix: Matrix::B,
+                dtype: Dtype::E2M1
+            })
+        );
+        let neg = InstrDesc {
+            negate_a: true,
+            ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::S8, Dtype::S32, 64, 8)
+        };
         assert_eq!(neg.encode(), Err(IdescError::Negate(MmaKind::I8)));
         assert_eq!(
-            InstrDesc { saturate: true, ..f16(Dtype::F16, Dtype::F32, 64, 8) }.encode(),
+            InstrDesc {
+                saturate: true,
+                ..f16(Dtype::F16, Dtype::F32, 64, 8)
+            }
+            .encode(),
             Err(IdescError::Saturate(MmaKind::F16))
         );
     }
@@ -514,20 +606,43 @@ mod tests {
     #[test]
     fn shapes_follow_table_39() {
         let one = |m, n| f16(Dtype::BF16, Dtype::F32, m, n).encode().is_ok();
-        let two = |m, n| InstrDesc { cta_group: CtaGroup::Two, ..f16(Dtype::BF16, Dtype::F32, m, n) }.encode().is_ok();
+        let two = |m, n| {
+            InstrDesc {
+                cta_group: CtaGroup::Two,
+                ..f16(Dtype::BF16, Dtype::F32, m, n)
+            }
+            .encode()
+            .is_ok()
+        };
         assert!(one(64, 8) && one(128, 8) && one(128, 256) && one(64, 136));
         assert!(!one(256, 128) && !one(32, 64) && !one(128, 4) && !one(128, 264) && !one(128, 12));
         assert!(two(128, 16) && two(256, 256));
         assert!(!two(64, 64) && !two(256, 8) && !two(256, 24));
         assert_eq!(
             f16(Dtype::F16, Dtype::F32, 96, 64).encode(),
-            Err(IdescError::M { kind: MmaKind::F16, variant: ".cta_group::1", m: 96, legal: "64 or 128" })
+            Err(IdescError::M {
+                kind: MmaKind::F16,
+                variant: ".cta_group::1",
+                m: 96,
+                legal: "64 or 128"
+            })
         );
-        let i8n = |n| InstrDesc::new(MmaKind::I8, Dtype::U8, Dtype::U8, Dtype::S32, 128, n).encode().is_ok();
+        let i8n = |n| {
+            InstrDesc::new(MmaKind::I8, Dtype::U8, Dtype::U8, Dtype::S32, 128, n)
+                .encode()
+                .is_ok()
+        };
         assert!(i8n(8) && i8n(16) && i8n(48) && !i8n(24));
-        let ws = InstrDesc { ws: true, cta_group: CtaGroup::Two, ..f16(Dtype::F16, Dtype::F32, 64, 64) };
+        let ws = InstrDesc {
+            ws: true,
+            cta_group: CtaGroup::Two,
+            ..f16(Dtype::F16, Dtype::F32, 64, 64)
+        };
         assert_eq!(ws.encode(), Err(IdescError::WsWithCtaGroup2));
-        let shift = InstrDesc { max_shift: MaxShift::By8, ..f16(Dtype::F16, Dtype::F32, 64, 64) };
+        let shift = InstrDesc {
+            max_shift: MaxShift::By8,
+            ..f16(Dtype::F16, Dtype::F32, 64, 64)
+        };
         assert_eq!(shift.encode(), Err(IdescError::MaxShiftWithoutWs));
     }
 
@@ -537,12 +652,19 @@ mod tests {
         for bit in [0, 1, 2, 6, 23, 29] {
             assert_eq!(
                 InstrDesc::decode(MmaKind::F16, CtaGroup::One, false, good | (1 << bit)),
-                Err(IdescError::UnsupportedBits { desc: good | (1 << bit), bits: 1 << bit })
+                Err(IdescError::UnsupportedBits {
+                    desc: good | (1 << bit),
+                    bits: 1 << bit
+                })
             );
         }
         assert_eq!(
             InstrDesc::decode(MmaKind::F8f6f4, CtaGroup::One, false, good | (2 << 7)),
-            Err(IdescError::FormatCode { kind: MmaKind::F8f6f4, matrix: Matrix::A, code: 2 })
+            Err(IdescError::FormatCode {
+                kind: MmaKind::F8f6f4,
+                matrix: Matrix::A,
+                code: 2
+            })
         );
     }
 }

@@ -89,10 +89,17 @@ pub const MAX_FIELD_BYTES: u64 = 0x3FFF << 4;
 /// `matrix-descriptor-encode(bytes)` placed in its field; errors instead of masking.
 pub fn encode_field(field: DescField, bytes: u64) -> Result<u64, DescError> {
     if bytes % 16 != 0 {
-        return Err(DescError::Misaligned { field, value: bytes });
+        return Err(DescError::Misaligned {
+            field,
+            value: bytes,
+        });
     }
     if bytes > MAX_FIELD_BYTES {
-        return Err(DescError::OutOfRange { field, value: bytes, max: MAX_FIELD_BYTES });
+        return Err(DescError::OutOfRange {
+            field,
+            value: bytes,
+            max: MAX_FIELD_BYTES,
+        });
     }
     Ok((bytes >> 4) << field.shift())
 }
@@ -136,10 +143,16 @@ mod tests {
 
     #[test]
     fn fields_refuse_rather_than_mask() {
-        assert_eq!(encode_field(DescField::StrideByteOffset, 1024), Ok(64 << 32));
+        assert_eq!(
+            encode_field(DescField::StrideByteOffset, 1024),
+            Ok(64 << 32)
+        );
         assert_eq!(
             encode_field(DescField::StartAddress, 8),
-            Err(DescError::Misaligned { field: DescField::StartAddress, value: 8 })
+            Err(DescError::Misaligned {
+                field: DescField::StartAddress,
+                value: 8
+            })
         );
         assert_eq!(
             encode_field(DescField::LeadingByteOffset, 0x40000),

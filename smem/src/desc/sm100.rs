@@ -125,7 +125,10 @@ pub struct UmmaDesc {
 impl UmmaDesc {
     /// The 64-bit descriptor, or the first field that does not fit.
     pub fn encode(&self) -> Result<u64, DescError> {
-        Ok(encode_field(DescField::StartAddress, u64::from(self.start_addr))? | self.constant_part()?)
+        Ok(
+            encode_field(DescField::StartAddress, u64::from(self.start_addr))?
+                | self.constant_part()?,
+        )
     }
 
     /// The descriptor without its start address (version bit included).
@@ -140,12 +143,14 @@ impl UmmaDesc {
             LboMode::Relative => 0,
             LboMode::Absolute => 1u64 << 52,
         };
-        Ok(encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
-            | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
-            | VERSION
-            | (u64::from(self.base_offset) << 49)
-            | mode
-            | (self.swizzle.code() << 61))
+        Ok(
+            encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
+                | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
+                | VERSION
+                | (u64::from(self.base_offset) << 49)
+                | mode
+                | (self.swizzle.code() << 61),
+        )
     }
 
     /// The ALU program computing this descriptor from a 32-bit shared address in a register.
@@ -162,7 +167,10 @@ impl UmmaDesc {
     /// swizzle code.
     pub fn decode(desc: u64) -> Result<UmmaDesc, DescError> {
         if desc & RESERVED != 0 {
-            return Err(DescError::ReservedBits { desc, bits: desc & RESERVED });
+            return Err(DescError::ReservedBits {
+                desc,
+                bits: desc & RESERVED,
+            });
         }
         let version = (desc >> 46) & 7;
         if version != 1 {
@@ -173,7 +181,11 @@ impl UmmaDesc {
             lbo: decode_field(DescField::LeadingByteOffset, desc) as u32,
             sbo: decode_field(DescField::StrideByteOffset, desc) as u32,
             base_offset: ((desc >> 49) & 7) as u8,
-            lbo_mode: if desc & (1 << 52) != 0 { LboMode::Absolute } else { LboMode::Relative },
+            lbo_mode: if desc & (1 << 52) != 0 {
+                LboMode::Absolute
+            } else {
+                LboMode::Relative
+            },
             swizzle: UmmaSwizzle::from_code(desc >> 61)?,
         };
         if d.base_offset != 0 && d.swizzle == UmmaSwizzle::None {
@@ -202,7 +214,10 @@ mod tests {
             assert_eq!(UmmaSwizzle::from_code(s.code()), Ok(s));
         }
         for bad in [3, 5, 7] {
-            assert_eq!(UmmaSwizzle::from_code(bad), Err(DescError::BadSwizzleCode(bad)));
+            assert_eq!(
+                UmmaSwizzle::from_code(bad),
+                Err(DescError::BadSwizzleCode(bad))
+            );
         }
         for m in SwizzleMode::ALL {
             assert_eq!(UmmaSwizzle::from(m).mode(), Some(m));
@@ -223,15 +238,30 @@ mod tests {
         assert_eq!(UmmaDesc::decode(0), Err(DescError::BadVersion(0)));
         assert_eq!(UmmaDesc::decode(3 << 46), Err(DescError::BadVersion(3)));
         let bad = (1 << 46) | (1 << 55);
-        assert_eq!(UmmaDesc::decode(bad), Err(DescError::ReservedBits { desc: bad, bits: 1 << 55 }));
-        assert_eq!(UmmaDesc::decode((1 << 46) | (5 << 61)), Err(DescError::BadSwizzleCode(5)));
+        assert_eq!(
+            UmmaDesc::decode(bad),
+            Err(DescError::ReservedBits {
+                desc: bad,
+                bits: 1 << 55
+            })
+        );
+        assert_eq!(
+            UmmaDesc::decode((1 << 46) | (5 << 61)),
+            Err(DescError::BadSwizzleCode(5))
+        );
     }
 
     #[test]
     fn sm90_and_sm100_differ_only_where_the_manual_says() {
         // Same K-major SW128 operand: sm_90 swizzle 1 at 62-63, sm_100 code 2 at 61-63 + version.
         use crate::desc::sm90::WgmmaDesc;
-        let w = WgmmaDesc { start_addr: 0x800, lbo: 16, sbo: 1024, base_offset: 0, swizzle: SwizzleMode::B128 };
+        let w = WgmmaDesc {
+            start_addr: 0x800,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: SwizzleMode::B128,
+        };
         let u = UmmaDesc {
             start_addr: 0x800,
             lbo: 16,

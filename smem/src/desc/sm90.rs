@@ -71,7 +71,10 @@ impl WgmmaDesc {
 
     /// The 64-bit descriptor, or the first field that does not fit.
     pub fn encode(&self) -> Result<u64, DescError> {
-        Ok(encode_field(DescField::StartAddress, u64::from(self.start_addr))? | self.constant_part()?)
+        Ok(
+            encode_field(DescField::StartAddress, u64::from(self.start_addr))?
+                | self.constant_part()?,
+        )
     }
 
     /// The descriptor without its start address: everything the kernel can fold into a
@@ -83,10 +86,12 @@ impl WgmmaDesc {
         if self.base_offset != 0 && self.swizzle == SwizzleMode::None {
             return Err(DescError::BaseOffsetWithoutSwizzle(self.base_offset));
         }
-        Ok(encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
-            | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
-            | (u64::from(self.base_offset) << 49)
-            | (WgmmaDesc::swizzle_code(self.swizzle) << 62))
+        Ok(
+            encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
+                | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
+                | (u64::from(self.base_offset) << 49)
+                | (WgmmaDesc::swizzle_code(self.swizzle) << 62),
+        )
     }
 
     /// The ALU program computing this descriptor from a 32-bit shared address held in a
@@ -104,7 +109,10 @@ impl WgmmaDesc {
     /// base offset is given without swizzle.
     pub fn decode(desc: u64) -> Result<WgmmaDesc, DescError> {
         if desc & RESERVED != 0 {
-            return Err(DescError::ReservedBits { desc, bits: desc & RESERVED });
+            return Err(DescError::ReservedBits {
+                desc,
+                bits: desc & RESERVED,
+            });
         }
         let d = WgmmaDesc {
             // decode_field returns at most 0x3FFF0, which fits u32.
@@ -126,7 +134,13 @@ mod tests {
     use super::*;
 
     fn k_major_sw128(addr: u32) -> WgmmaDesc {
-        WgmmaDesc { start_addr: addr, lbo: 16, sbo: 1024, base_offset: 0, swizzle: SwizzleMode::B128 }
+        WgmmaDesc {
+            start_addr: addr,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: SwizzleMode::B128,
+        }
     }
 
     #[test]
@@ -139,7 +153,10 @@ mod tests {
 
     #[test]
     fn swizzle_codes() {
-        let codes: Vec<u64> = SwizzleMode::ALL.iter().map(|&m| WgmmaDesc::swizzle_code(m)).collect();
+        let codes: Vec<u64> = SwizzleMode::ALL
+            .iter()
+            .map(|&m| WgmmaDesc::swizzle_code(m))
+            .collect();
         assert_eq!(codes, [0, 3, 2, 1]);
         for m in SwizzleMode::ALL {
             assert_eq!(WgmmaDesc::swizzle_from_code(WgmmaDesc::swizzle_code(m)), m);
@@ -149,12 +166,21 @@ mod tests {
     #[test]
     fn range_errors_name_the_field() {
         let mut d = k_major_sw128(0x40000);
-        assert!(matches!(d.encode(), Err(DescError::OutOfRange { field: DescField::StartAddress, .. })));
+        assert!(matches!(
+            d.encode(),
+            Err(DescError::OutOfRange {
+                field: DescField::StartAddress,
+                ..
+            })
+        ));
         d = k_major_sw128(0x400);
         d.sbo = 1000;
         assert_eq!(
             d.encode(),
-            Err(DescError::Misaligned { field: DescField::StrideByteOffset, value: 1000 })
+            Err(DescError::Misaligned {
+                field: DescField::StrideByteOffset,
+                value: 1000
+            })
         );
         d = k_major_sw128(0);
         d.base_offset = 8;
@@ -171,7 +197,10 @@ mod tests {
             let bad = 0x4000_0040_0001_0000u64 | (1 << bit);
             assert_eq!(
                 WgmmaDesc::decode(bad),
-                Err(DescError::ReservedBits { desc: bad, bits: 1 << bit })
+                Err(DescError::ReservedBits {
+                    desc: bad,
+                    bits: 1 << bit
+                })
             );
         }
     }
@@ -180,7 +209,10 @@ mod tests {
     fn address_program_completes_the_descriptor() {
         let p = k_major_sw128(0).address_program().unwrap();
         for addr in (0..0x40000u32).step_by(16 * 97) {
-            assert_eq!(p.eval(u64::from(addr)), k_major_sw128(addr).encode().unwrap());
+            assert_eq!(
+                p.eval(u64::from(addr)),
+                k_major_sw128(addr).encode().unwrap()
+            );
         }
         assert_eq!(p.steps().len(), 4);
     }
