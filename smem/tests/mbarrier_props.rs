@@ -5,6 +5,9 @@
 use proptest::prelude::*;
 use smem::mbarrier::{MbarrierModel, PipelineState, ring_sequence};
 
+/// One side's attempt to move: the producer's or the consumer's.
+type Step = fn(&mut Ring, u32) -> bool;
+
 struct Ring {
     full: Vec<MbarrierModel>,
     empty: Vec<MbarrierModel>,
@@ -74,7 +77,7 @@ proptest! {
         let mut ring = Ring::new(stages, consumers);
         for producer_first in schedule {
             // Try one side first; if it must wait, the other side must be able to move.
-            let (first, second): (fn(&mut Ring, u32) -> bool, fn(&mut Ring, u32) -> bool) = if producer_first {
+            let (first, second): (Step, Step) = if producer_first {
                 (|r, _| r.try_produce(4096), |r, c| r.try_consume(c))
             } else {
                 (|r, c| r.try_consume(c), |r, _| r.try_produce(4096))
