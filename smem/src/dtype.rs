@@ -82,10 +82,27 @@ impl Dtype {
     ];
 
     /// The PTX spelling without the leading dot (`bf16`).
-    pub fn name(self) -> &'static str {
-        // ALL and NAMES are in the same order; the position always exists.
-        let i = Dtype::ALL.iter().position(|&d| d == self).unwrap_or(0);
-        Dtype::NAMES[i]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dtype::U8 => "u8",
+            Dtype::S8 => "s8",
+            Dtype::U16 => "u16",
+            Dtype::S16 => "s16",
+            Dtype::U32 => "u32",
+            Dtype::S32 => "s32",
+            Dtype::U64 => "u64",
+            Dtype::S64 => "s64",
+            Dtype::F16 => "f16",
+            Dtype::BF16 => "bf16",
+            Dtype::TF32 => "tf32",
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+            Dtype::E4M3 => "e4m3",
+            Dtype::E5M2 => "e5m2",
+            Dtype::E2M3 => "e2m3",
+            Dtype::E3M2 => "e3m2",
+            Dtype::E2M1 => "e2m1",
+        }
     }
 
     /// Width of one element in bits.
@@ -138,7 +155,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for d in Dtype::ALL {
+        for (d, n) in Dtype::ALL.into_iter().zip(Dtype::NAMES) {
+            assert_eq!(d.name(), n);
             assert_eq!(d.name().parse::<Dtype>(), Ok(d));
             assert_eq!(
                 format!(".{}", d.name().to_uppercase()).parse::<Dtype>(),

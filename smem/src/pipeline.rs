@@ -99,7 +99,7 @@ impl SmemPool {
     /// Allocates `stages` copies of `tiles` (stage-major: all of stage 0, then stage 1...) and
     /// two barrier arrays `{name}.full` (init count `full_arrivals`, usually 1: the producer's
     /// `arrive.expect_tx`) and `{name}.empty` (init count `empty_arrivals`: one per consumer
-    /// arrival). On error the pool may hold the regions allocated before the failing one.
+    /// arrival). On error the pool is left as it was.
     pub fn pipeline(
         &mut self,
         name: &str,
@@ -120,6 +120,30 @@ impl SmemPool {
             total: tx,
             limit: self.limit(),
         })?;
+        let saved = self.clone();
+        let built = self.place_pipeline(name, stages, tiles, full_arrivals, empty_arrivals);
+        if built.is_err() {
+            *self = saved;
+        }
+        let (regions, full, empty) = built?;
+        Ok(Pipeline {
+            name: name.to_string(),
+            stages: regions,
+            full,
+            empty,
+            tx_bytes,
+        })
+    }
+
+    /// The allocations of [`SmemPool::pipeline`], without the roll-back.
+    fn place_pipeline(
+        &mut self,
+        name: &str,
+        stages: u32,
+        tiles: &[TileSpec],
+        full_arrivals: u32,
+        empty_arrivals: u32,
+    ) -> Result<(Vec<Vec<Region>>, MbarrierArray, MbarrierArray), PoolError> {
         let mut regions = Vec::with_capacity(stages as usize);
         for s in 0..stages {
             let mut stage = Vec::with_capacity(tiles.len());
@@ -135,13 +159,7 @@ impl SmemPool {
         let n = stages as usize;
         let full = self.mbarriers(&format!("{name}.full"), &vec![full_arrivals; n])?;
         let empty = self.mbarriers(&format!("{name}.empty"), &vec![empty_arrivals; n])?;
-        Ok(Pipeline {
-            name: name.to_string(),
-            stages: regions,
-            full,
-            empty,
-            tx_bytes,
-        })
+        Ok((regions, full, empty))
     }
 }
 
@@ -162,6 +180,7 @@ mod tests {
             .pipeline("p", 8, std::slice::from_ref(&spec), 1, 1)
             .unwrap_err();
         assert!(matches!(err, PoolError::OutOfMemory { ref name, .. } if name == "p.A[7]"));
+        assert!(pool.regions().is_empty());
         let mut pool = SmemPool::new(Arch::Sm90);
         assert_eq!(
             pool.pipeline("p", 0, &[spec], 1, 1),

@@ -6,6 +6,8 @@
 //! against the same per-CTA limit but live outside the dynamic array. The pool knows nothing of
 //! PTX: it hands out [`Region`]s that the kernel builder turns into addresses and comments.
 
+use std::fmt;
+
 use crate::arch::Arch;
 use crate::dtype::Dtype;
 use crate::mbarrier::{MbarrierArray, MbarrierError};
@@ -62,6 +64,43 @@ impl Region {
     /// One past the last byte.
     pub fn end(&self) -> u32 {
         self.offset + self.bytes
+    }
+}
+
+impl fmt::Display for RegionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegionKind::Bytes => f.write_str("bytes"),
+            RegionKind::Scratch { dtype, shape } => {
+                let dims: Vec<String> = shape.iter().map(u32::to_string).collect();
+                write!(f, "{dtype}[{}] row-major", dims.join("x"))
+            }
+            RegionKind::Tile(t) => write!(
+                f,
+                "{} tile {}x{} {}-major, swizzle {}",
+                t.dtype(),
+                t.shape().mn,
+                t.shape().k,
+                t.major(),
+                t.swizzle()
+            ),
+            RegionKind::Mbarriers { count } => write!(f, "{count} mbarriers"),
+        }
+    }
+}
+
+impl fmt::Display for Region {
+    /// One line for a PTX comment: `main.A[0]: dynamic +0x400, 16384 bytes, align 1024, bf16 tile ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let storage = match self.storage {
+            Storage::Dynamic => "dynamic",
+            Storage::Static => "static",
+        };
+        write!(
+            f,
+            "{}: {storage} +{:#x}, {} bytes, align {}, {}",
+            self.name, self.offset, self.bytes, self.align, self.kind
+        )
     }
 }
 
@@ -270,12 +309,15 @@ impl SmemPool {
     /// initialised with that expected arrival count.
     pub fn mbarriers(&mut self, name: &str, counts: &[u32]) -> Result<MbarrierArray, PoolError> {
         MbarrierArray::check_counts(name, counts)?;
-        let n = u32::try_from(counts.len()).map_err(|_| PoolError::ZeroSize {
-            name: name.to_string(),
-        })?;
-        let bytes = n.checked_mul(8).ok_or_else(|| PoolError::ZeroSize {
-            name: name.to_string(),
-        })?;
+        let wide = (counts.len() as u64).saturating_mul(8);
+        let (Ok(n), Ok(bytes)) = (u32::try_from(counts.len()), u32::try_from(wide)) else {
+            return Err(PoolError::OutOfMemory {
+                name: name.to_string(),
+                requested: wide,
+                total: wide,
+                limit: self.limit,
+            });
+        };
         let region = self.place(
             name,
             bytes,
@@ -387,6 +429,10 @@ mod tests {
         let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
         let r = p.alloc_tile("A", &t).unwrap();
         assert_eq!((r.offset, r.bytes, r.align), (1024, 16384, 1024));
+        assert_eq!(
+            r.to_string(),
+            "A: dynamic +0x400, 16384 bytes, align 1024, bf16 tile 128x64 k-major, swizzle 128B"
+        );
         assert_eq!(p.base_align(), 1024);
     }
 

@@ -137,3 +137,14 @@ fn published_instruction_descriptors() {
     );
     assert_eq!(f16(Dtype::BF16, 128, 64).encode(), Ok(0x0810_0490));
 }
+
+/// The byte modes XOR address bits [7, 7 + B) into [4, 4 + B): 16-byte chunks move, bytes inside
+/// a chunk never do. (pyptx's smem page writes the 32B mode as `x ^ ((x & 0x80) >> 4)`, which
+/// would move 8-byte halves of chunks; the hardware and CuTe's `Swizzle<1,4,3>` shift by 3.)
+#[test]
+fn b32_moves_whole_chunks() {
+    use smem::Swizzle;
+    assert_eq!(Swizzle::B32.apply(0x80), 0x90);
+    assert_eq!(Swizzle::B32.apply(0x88), 0x98);
+    assert_eq!(SwizzleMode::B32.offset_2d(4, 0, 2, 32), Ok(4 * 32 + 16));
+}
