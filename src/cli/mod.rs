@@ -5,7 +5,10 @@
 //! message; the binary (`src/bin/ptxkit.rs`) prints it on stderr.
 
 mod args;
+mod desc;
 mod dump;
+mod idesc;
+mod swizzle;
 
 pub use args::Args;
 
@@ -63,11 +66,28 @@ pub struct Subcommand {
 }
 
 /// Every subcommand, in the order `ptxkit help` lists them.
-pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "dump",
-    summary: "write the PTX of a built-in kernel (--list names them)",
-    run: dump::run,
-}];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "dump",
+        summary: "write the PTX of a built-in kernel (--list names them)",
+        run: dump::run,
+    },
+    Subcommand {
+        name: "swizzle",
+        summary: "apply a swizzle to offsets, or draw a swizzled tile",
+        run: swizzle::run,
+    },
+    Subcommand {
+        name: "desc",
+        summary: "encode or decode a wgmma/tcgen05 shared-memory descriptor",
+        run: desc::run,
+    },
+    Subcommand {
+        name: "idesc",
+        summary: "encode a tcgen05.mma instruction descriptor",
+        run: idesc::run,
+    },
+];
 
 /// Runs `ptxkit ARGS...` (without the program name).
 pub fn run(args: &[String]) -> Result<Output, CliError> {

@@ -1,0 +1,204 @@
+//! Multi-stage buffers: N copies of a set of tiles, each stage with a full and an empty mbarrier.
+//!
+//! The usual TMA pipeline: the producer waits on `empty[s]`, arms `full[s]` with
+//! `mbarrier.arrive.expect_tx` for [`Pipeline::tx_bytes`] and issues the loads of stage `s`; the
+//! consumers wait on `full[s]`, compute, and arrive on `empty[s]`. [`crate::mbarrier::PipelineState`]
+//! tracks the stage and parity each side waits with.
+
+use crate::mbarrier::MbarrierArray;
+use crate::pool::{PoolError, Region, SmemPool};
+use crate::tile::CanonicalTile;
+
+/// One buffer of a stage: a name, a size and an alignment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TileSpec {
+    /// The buffer's name; stage `s` of it is called `{pipeline}.{name}[{s}]`.
+    pub name: String,
+    /// Bytes per stage.
+    pub bytes: u32,
+    /// Alignment in bytes.
+    pub align: u32,
+}
+
+impl TileSpec {
+    /// The spec of a canonical operand tile (its size and swizzle alignment).
+    pub fn of(name: &str, tile: &CanonicalTile) -> TileSpec {
+        TileSpec {
+            name: name.to_string(),
+            bytes: tile.bytes(),
+            align: tile.align(),
+        }
+    }
+}
+
+/// The regions and barriers of an N-stage pipeline.
+///
+/// ```
+/// use smem::pipeline::TileSpec;
+/// use smem::pool::SmemPool;
+/// use smem::tile::{wgmma_tile, TileShape};
+/// use smem::{Arch, Dtype, Major};
+/// let a = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+/// let b = wgmma_tile(Dtype::BF16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
+/// let mut pool = SmemPool::new(Arch::Sm90);
+/// let p = pool
+///     .pipeline("main", 4, &[TileSpec::of("A", &a), TileSpec::of("B", &b)], 1, 2)
+///     .unwrap();
+/// assert_eq!(p.tx_bytes(), 16384 + 32768);
+/// assert_eq!(p.tile(3, 1).unwrap().name, "main.B[3]");
+/// assert_eq!(p.full().init_count(0), Ok(1));
+/// assert_eq!(pool.dynamic_bytes(), 4 * 49152 + 64);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pipeline {
+    name: String,
+    stages: Vec<Vec<Region>>,
+    full: MbarrierArray,
+    empty: MbarrierArray,
+    tx_bytes: u32,
+}
+
+impl Pipeline {
+    /// The pipeline's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The number of stages.
+    pub fn stages(&self) -> u32 {
+        self.stages.len() as u32
+    }
+
+    /// The region of buffer `tile` in stage `stage`.
+    pub fn tile(&self, stage: u32, tile: u32) -> Option<&Region> {
+        self.stages.get(stage as usize)?.get(tile as usize)
+    }
+
+    /// The regions of one stage, in the order of the specs.
+    pub fn stage(&self, stage: u32) -> Option<&[Region]> {
+        self.stages.get(stage as usize).map(Vec::as_slice)
+    }
+
+    /// The "full" barriers, one per stage (armed by the producer, waited on by consumers).
+    pub fn full(&self) -> &MbarrierArray {
+        &self.full
+    }
+
+    /// The "empty" barriers, one per stage (arrived on by consumers, waited on by the producer).
+    pub fn empty(&self) -> &MbarrierArray {
+        &self.empty
+    }
+
+    /// The bytes one stage receives: what the producer passes to `expect_tx`.
+    pub fn tx_bytes(&self) -> u32 {
+        self.tx_bytes
+    }
+}
+
+impl SmemPool {
+    /// Allocates `stages` copies of `tiles` (stage-major: all of stage 0, then stage 1...) and
+    /// two barrier arrays `{name}.full` (init count `full_arrivals`, usually 1: the producer's
+    /// `arrive.expect_tx`) and `{name}.empty` (init count `empty_arrivals`: one per consumer
+    /// arrival). On error the pool is left as it was.
+    pub fn pipeline(
+        &mut self,
+        name: &str,
+        stages: u32,
+        tiles: &[TileSpec],
+        full_arrivals: u32,
+        empty_arrivals: u32,
+    ) -> Result<Pipeline, PoolError> {
+        if stages == 0 || tiles.is_empty() {
+            return Err(PoolError::EmptyPipeline {
+                name: name.to_string(),
+            });
+        }
+        let tx: u64 = tiles.iter().map(|t| u64::from(t.bytes)).sum();
+        let tx_bytes = u32::try_from(tx).map_err(|_| PoolError::OutOfMemory {
+            name: name.to_string(),
+            requested: tx,
+            total: tx,
+            limit: self.limit(),
+        })?;
+        let saved = self.clone();
+        let built = self.place_pipeline(name, stages, tiles, full_arrivals, empty_arrivals);
+        if built.is_err() {
+            *self = saved;
+        }
+        let (regions, full, empty) = built?;
+        Ok(Pipeline {
+            name: name.to_string(),
+            stages: regions,
+            full,
+            empty,
+            tx_bytes,
+        })
+    }
+
+    /// The allocations of [`SmemPool::pipeline`], without the roll-back.
+    fn place_pipeline(
+        &mut self,
+        name: &str,
+        stages: u32,
+        tiles: &[TileSpec],
+        full_arrivals: u32,
+        empty_arrivals: u32,
+    ) -> Result<(Vec<Vec<Region>>, MbarrierArray, MbarrierArray), PoolError> {
+        let mut regions = Vec::with_capacity(stages as usize);
+        for s in 0..stages {
+            let mut stage = Vec::with_capacity(tiles.len());
+            for t in tiles {
+                stage.push(self.alloc_bytes(
+                    &format!("{name}.{}[{s}]", t.name),
+                    t.bytes,
+                    t.align,
+                )?);
+            }
+            regions.push(stage);
+        }
+        let n = stages as usize;
+        let full = self.mbarriers(&format!("{name}.full"), &vec![full_arrivals; n])?;
+        let empty = self.mbarriers(&format!("{name}.empty"), &vec![empty_arrivals; n])?;
+        Ok((regions, full, empty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Arch;
+
+    #[test]
+    fn too_many_stages_is_an_error() {
+        let spec = TileSpec {
+            name: "A".into(),
+            bytes: 32768,
+            align: 1024,
+        };
+        let mut pool = SmemPool::new(Arch::Sm90);
+        let err = pool
+            .pipeline("p", 8, std::slice::from_ref(&spec), 1, 1)
+            .unwrap_err();
+        assert!(matches!(err, PoolError::OutOfMemory { ref name, .. } if name == "p.A[7]"));
+        assert!(pool.regions().is_empty());
+        let mut pool = SmemPool::new(Arch::Sm90);
+        assert_eq!(
+            pool.pipeline("p", 0, &[spec], 1, 1),
+            Err(PoolError::EmptyPipeline { name: "p".into() })
+        );
+        assert!(matches!(
+            pool.pipeline(
+                "q",
+                2,
+                &[TileSpec {
+                    name: "A".into(),
+                    bytes: 64,
+                    align: 64
+                }],
+                0,
+                1
+            ),
+            Err(PoolError::Mbarrier(_))
+        ));
+    }
+}

@@ -1,0 +1,143 @@
+//! `ptxkit idesc`: encode a tcgen05.mma instruction descriptor.
+//!
+//! ```text
+//! ptxkit idesc --kind f16|tf32|f8f6f4|i8 --a T --b T --d T --m M --n N
+//!              [--a-major k|mn] [--b-major k|mn] [--neg-a] [--neg-b] [--saturate] [--cta-group 1|2]
+//! ```
+
+use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
+use smem::{Dtype, Major};
+
+use super::desc::number_u32;
+use super::{Args, CliError, Output};
+
+fn required<T>(
+    args: &mut Args,
+    name: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<T, CliError> {
+    args.parsed(name, parse)?
+        .ok_or_else(|| CliError::usage(format!("idesc: {name} is required")))
+}
+
+fn dtype(s: &str) -> Result<Dtype, String> {
+    s.parse::<Dtype>().map_err(|e| e.to_string())
+}
+
+fn major(s: &str) -> Result<Major, String> {
+    s.parse::<Major>().map_err(|e| e.to_string())
+}
+
+/// Runs `ptxkit idesc ARGS...`.
+pub fn run(args: &[String]) -> Result<Output, CliError> {
+    let mut args = Args::new(args);
+    let kind = required(&mut args, "--kind", |s| {
+        s.parse::<MmaKind>().map_err(|e| e.to_string())
+    })?;
+    let a = required(&mut args, "--a", dtype)?;
+    let b = required(&mut args, "--b", dtype)?;
+    let d = required(&mut args, "--d", dtype)?;
+    let m = required(&mut args, "--m", number_u32)?;
+    let n = required(&mut args, "--n", number_u32)?;
+    let a_major = args.parsed("--a-major", major)?.unwrap_or(Major::K);
+    let b_major = args.parsed("--b-major", major)?.unwrap_or(Major::K);
+    let cta_group = match args.parsed("--cta-group", number_u32)? {
+        None | Some(1) => CtaGroup::One,
+        Some(2) => CtaGroup::Two,
+        Some(g) => return Err(CliError::usage(format!("--cta-group {g}: expected 1 or 2"))),
+    };
+    let desc = InstrDesc {
+        a_major,
+        b_major,
+        cta_group,
+        negate_a: args.flag("--neg-a"),
+        negate_b: args.flag("--neg-b"),
+        saturate: args.flag("--saturate"),
+        ..InstrDesc::new(kind, a, b, d, m, n)
+    };
+    if let Some(extra) = args.positionals().first() {
+        return Err(CliError::usage(format!(
+            "idesc: unexpected argument `{extra}`"
+        )));
+    }
+    args.finish()?;
+    let bits = desc
+        .encode()
+        .map_err(|e| CliError::usage(format!("idesc: {e}")))?;
+    Ok(format!("{bits:#010x}\n").into())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{CliError, run};
+
+    fn ptxkit(line: &str) -> Result<String, CliError> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        run(&args).map(|o| o.stdout)
+    }
+
+    #[test]
+    fn encodes_published_descriptors() {
+        assert_eq!(
+            ptxkit("idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 256").unwrap(),
+            "0x08400490\n"
+        );
+        assert_eq!(
+            ptxkit("idesc --kind f16 --a f16 --b f16 --d f32 --m 128 --n 0x100 --neg-a").unwrap(),
+            "0x08402010\n"
+        );
+        assert_eq!(
+            ptxkit("idesc --kind f16 --a bf16 --b bf16 --d f32 --m 256 --n 256 --cta-group 2 --b-major mn").unwrap(),
+            "0x10410490\n"
+        );
+        assert_eq!(
+            ptxkit("idesc --kind i8 --a s8 --b u8 --d s32 --m 64 --n 8 --saturate").unwrap(),
+            "0x040200a8\n"
+        );
+    }
+
+    #[test]
+    fn illegal_combinations_exit_2() {
+        for (line, msg) in [
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f16 --m 128 --n 256",
+                "idesc: .kind::f16 with bf16 inputs needs an f32 accumulator, got f16",
+            ),
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 256 --n 256",
+                "idesc: M = 256 is not legal for .kind::f16 .cta_group::1; M must be 64 or 128",
+            ),
+            (
+                "idesc --kind tf32 --a tf32 --b tf32 --d f32 --m 128 --n 12",
+                "idesc: N = 12 is not legal for .kind::tf32 .cta_group::1; N must be a multiple of 8 from 8 to 256",
+            ),
+            (
+                "idesc --kind f4 --a bf16 --b bf16 --d f32 --m 128 --n 256",
+                "",
+            ),
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128",
+                "idesc: --n is required",
+            ),
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 64 --a-major t",
+                "",
+            ),
+            (
+                "idesc --kind i8 --a s8 --b s8 --d s32 --m 128 --n 64 --neg-b",
+                "idesc: .kind::i8 cannot negate A or B",
+            ),
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 64 extra",
+                "idesc: unexpected argument `extra`",
+            ),
+        ] {
+            let e = ptxkit(line).unwrap_err();
+            assert_eq!(e.code, 2, "{line}");
+            assert!(!e.message.contains('\n'));
+            if !msg.is_empty() {
+                assert_eq!(e.message, msg);
+            }
+        }
+    }
+}
