@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod runtime;
 
 pub use layouts;
 pub use ptx_isa as isa;

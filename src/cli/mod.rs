@@ -20,7 +20,10 @@ pub struct CliError {
 impl CliError {
     /// A usage error: exit status 2.
     pub fn usage(message: impl Into<String>) -> CliError {
-        CliError { code: 2, message: message.into() }
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
     }
 }
 
