@@ -9,7 +9,7 @@ use super::jit::JitOptions;
 use super::launch::Kernel;
 use super::module::{Module, ModuleCache};
 use super::signature::KernelSignature;
-use super::tensor_map::{TensorMap, TensorMapDesc, TensorMapRule};
+use super::tensor_map::{TensorMap, TensorMapDesc, TensorMapRule, check_tensor_map};
 
 /// Whether the CUDA driver library can be loaded on this machine. Every driver call through cudarc
 /// panics when it cannot, so [`Device::new`] asks this first.
@@ -180,6 +180,15 @@ impl Device {
             });
         }
         self.inner.ctx.bind_to_thread()?;
-        TensorMap::encode_tiled(desc)
+        check_tensor_map(desc)?;
+        TensorMap::encode_tiled_unchecked(desc)
+    }
+
+    /// Encodes a tiled tensor map with no host-side rule check: the driver's own validation is
+    /// all there is (its answer to a broken rule is a bare `CUDA_ERROR_INVALID_VALUE`). For
+    /// comparing the host rules with the driver; use [`Device::encode_tensor_map`] otherwise.
+    pub fn encode_tensor_map_unchecked(&self, desc: &TensorMapDesc) -> Result<TensorMap> {
+        self.inner.ctx.bind_to_thread()?;
+        TensorMap::encode_tiled_unchecked(desc)
     }
 }

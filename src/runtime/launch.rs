@@ -121,7 +121,7 @@ fn invalid(reason: String) -> RuntimeError {
 pub fn check_launch(cfg: &LaunchConfig, limits: &LaunchLimits) -> Result<LaunchPlan> {
     const AXES: [&str; 3] = ["x", "y", "z"];
     let mut plan = LaunchPlan::default();
-    for i in 0..3 {
+    for (i, axis) in AXES.iter().enumerate() {
         if cfg.grid[i] == 0 || cfg.block[i] == 0 {
             return Err(invalid(format!(
                 "zero extent: grid {:?}, block {:?}",
@@ -130,14 +130,14 @@ pub fn check_launch(cfg: &LaunchConfig, limits: &LaunchLimits) -> Result<LaunchP
         }
         if cfg.block[i] > limits.max_block_dims[i] {
             return Err(invalid(format!(
-                "block {} = {} exceeds {}",
-                AXES[i], cfg.block[i], limits.max_block_dims[i]
+                "block {axis} = {} exceeds {}",
+                cfg.block[i], limits.max_block_dims[i]
             )));
         }
         if cfg.grid[i] > limits.max_grid_dims[i] {
             return Err(invalid(format!(
-                "grid {} = {} exceeds {}",
-                AXES[i], cfg.grid[i], limits.max_grid_dims[i]
+                "grid {axis} = {} exceeds {}",
+                cfg.grid[i], limits.max_grid_dims[i]
             )));
         }
     }
@@ -344,7 +344,7 @@ impl Kernel {
         }
 
         let mut attrs = launch_attributes(cfg);
-        let mut config = sys::CUlaunchConfig {
+        let config = sys::CUlaunchConfig {
             gridDimX: cfg.grid[0],
             gridDimY: cfg.grid[1],
             gridDimZ: cfg.grid[2],
@@ -369,7 +369,7 @@ impl Kernel {
         // the PTX entry; the tensors outlive the enqueue and the guards order later uses.
         let status = unsafe {
             sys::cuLaunchKernelEx(
-                &mut config,
+                &config,
                 self.func,
                 kernel_params.as_mut_ptr(),
                 std::ptr::null_mut(),

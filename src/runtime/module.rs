@@ -36,6 +36,12 @@ impl std::fmt::Debug for Module {
     }
 }
 
+/// An integer JIT option value, which travels in the pointer itself (CUDA Driver API,
+/// `cuModuleLoadDataEx`: "option values ... cast to void*").
+fn option_int(v: usize) -> *mut c_void {
+    std::ptr::without_provenance_mut(v)
+}
+
 fn log_text(buf: &[u8]) -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).trim_end().to_string()
@@ -53,7 +59,6 @@ impl Module {
         let mut error = vec![0u8; LOG_BYTES];
 
         use sys::CUjit_option::*;
-        // Integer option values travel in the pointer itself (CUDA Driver API, `cuModuleLoadDataEx`).
         let mut opts: Vec<sys::CUjit_option> = vec![
             CU_JIT_INFO_LOG_BUFFER,
             CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -62,25 +67,25 @@ impl Module {
         ];
         let mut values: Vec<*mut c_void> = vec![
             info.as_mut_ptr().cast(),
-            LOG_BYTES as *mut c_void,
+            option_int(LOG_BYTES),
             error.as_mut_ptr().cast(),
-            LOG_BYTES as *mut c_void,
+            option_int(LOG_BYTES),
         ];
         if let Some(level) = options.opt_level {
             opts.push(CU_JIT_OPTIMIZATION_LEVEL);
-            values.push(level as usize as *mut c_void);
+            values.push(option_int(level as usize));
         }
         if let Some(regs) = options.max_registers {
             opts.push(CU_JIT_MAX_REGISTERS);
-            values.push(regs as usize as *mut c_void);
+            values.push(option_int(regs as usize));
         }
         if options.line_info {
             opts.push(CU_JIT_GENERATE_LINE_INFO);
-            values.push(1usize as *mut c_void);
+            values.push(option_int(1));
         }
         if options.verbose {
             opts.push(CU_JIT_LOG_VERBOSE);
-            values.push(1usize as *mut c_void);
+            values.push(option_int(1));
         }
 
         ctx.bind_to_thread()?;

@@ -334,15 +334,23 @@ fn broken(rule: TensorMapRule, value: impl fmt::Display) -> RuntimeError {
 /// Checks `desc` against every rule of `cuTensorMapEncodeTiled` that applies to the types offered
 /// here, so the caller learns which rule and which value, not just `CUDA_ERROR_INVALID_VALUE`.
 pub fn check_tensor_map(desc: &TensorMapDesc) -> Result<()> {
+    check_lengths(desc)?;
     let rank = desc.rank();
-    if !(1..=5).contains(&rank) {
-        return Err(broken(TensorMapRule::Rank, format!("rank {rank}")));
-    }
     if desc.interleave != Interleave::None && rank < 3 {
         return Err(broken(
             TensorMapRule::InterleaveRank,
             format!("rank {rank} with interleave {:?}", desc.interleave),
         ));
+    }
+    check_values(desc)
+}
+
+/// The rank is 1..=5 and every array has the length the rank gives it: what the driver call
+/// needs to read its arrays safely.
+fn check_lengths(desc: &TensorMapDesc) -> Result<()> {
+    let rank = desc.rank();
+    if !(1..=5).contains(&rank) {
+        return Err(broken(TensorMapRule::Rank, format!("rank {rank}")));
     }
     let lengths = [
         ("global_strides", desc.global_strides.len(), rank - 1),
@@ -357,6 +365,10 @@ pub fn check_tensor_map(desc: &TensorMapDesc) -> Result<()> {
             ));
         }
     }
+    Ok(())
+}
+
+fn check_values(desc: &TensorMapDesc) -> Result<()> {
     let (addr_align, stride_multiple) = if desc.interleave == Interleave::B32 {
         (32, 32)
     } else {
@@ -465,11 +477,12 @@ impl TensorMap {
         &mut self.bytes
     }
 
-    /// Encodes `desc` through the driver's `cuTensorMapEncodeTiled`, after
-    /// [`check_tensor_map`]. The driver must be loaded (any [`super::Device`] proves it).
-    pub(crate) fn encode_tiled(desc: &TensorMapDesc) -> Result<TensorMap> {
+    /// Encodes `desc` through the driver's `cuTensorMapEncodeTiled`. The driver must be loaded
+    /// (any [`super::Device`] proves it). The array lengths are checked here because the driver
+    /// reads `rank` entries of each; the other rules are left to the caller.
+    pub(crate) fn encode_tiled_unchecked(desc: &TensorMapDesc) -> Result<TensorMap> {
         use cudarc::driver::sys;
-        check_tensor_map(desc)?;
+        check_lengths(desc)?;
         let dtype = match desc.dtype {
             TensorMapDType::U8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
             TensorMapDType::U16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
