@@ -286,8 +286,8 @@ impl Kernel {
         }
     }
 
-    /// Checks the arguments and the configuration without launching: the parameter buffer and
-    /// the symbol values on success.
+    /// Checks the arguments and the configuration without launching: what the launch would change
+    /// on the function, and the symbolic-extent values, on success.
     pub fn check(&self, cfg: &LaunchConfig, args: &[ArgDesc]) -> Result<(LaunchPlan, Symbols)> {
         let (_, symbols) = check_and_pack(&self.signature, args, self.device.ordinal())?;
         let plan = check_launch(cfg, &self.limits())?;

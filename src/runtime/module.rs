@@ -176,7 +176,8 @@ impl ModuleCache {
         ModuleCache::default()
     }
 
-    /// The module for `ptx` on `device`, loading it on a miss. A failed load is not cached.
+    /// The module for `ptx` on `device`, loading it on a miss. A failed load is not cached. The
+    /// cache's lock is held during a load, so concurrent loads are serialised.
     pub fn get_or_load(
         &self,
         device: &Device,
