@@ -96,6 +96,14 @@ pub enum RuntimeError {
         /// The driver's error.
         source: DriverError,
     },
+    /// A kernel signature that no launch could satisfy.
+    #[error("kernel `{kernel}`: invalid signature: {reason}")]
+    InvalidSignature {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        reason: String,
+    },
     /// Wrong number of arguments.
     #[error("kernel `{kernel}` takes {expected} argument(s) ({params}), got {got}")]
     ArgCount {

@@ -238,9 +238,10 @@ fn func_attr(f: sys::CUfunction, a: sys::CUfunction_attribute) -> Result<u32> {
 }
 
 impl Kernel {
-    /// The entry point `signature.name` of `module`.
+    /// The entry point `signature.name` of `module`, after [`KernelSignature::validate`].
     pub fn new(device: Device, module: Arc<Module>, signature: KernelSignature) -> Result<Kernel> {
         use sys::CUfunction_attribute::*;
+        signature.validate()?;
         let func = module.function(&signature.name)?;
         let static_smem = func_attr(func, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
         let max_threads = func_attr(func, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;

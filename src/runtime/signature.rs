@@ -7,6 +7,7 @@
 use std::fmt;
 
 use super::dtype::DType;
+use super::error::{Result, RuntimeError};
 
 /// One extent of a tensor parameter's shape: a fixed number, or a named symbol whose value is read
 /// from the arguments at launch (all tensors that name it must agree).
@@ -203,5 +204,132 @@ impl KernelSignature {
     /// How many arguments a caller passes (every parameter but the symbolic extents).
     pub fn argument_count(&self) -> usize {
         self.params.iter().filter(|p| p.takes_argument()).count()
+    }
+
+    /// Checks the signature itself: parameter names are unique, tensor alignments are powers of
+    /// two, and every symbolic-extent parameter has an integer type and is named in some tensor
+    /// parameter's shape (else no launch could supply it).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| RuntimeError::InvalidSignature {
+            kernel: self.name.clone(),
+            reason,
+        };
+        let mut names = std::collections::BTreeSet::new();
+        for p in &self.params {
+            if !names.insert(p.name()) {
+                return Err(bad(format!("parameter `{}` appears twice", p.name())));
+            }
+            match p {
+                Param::Tensor { name, align, .. } if !align.is_power_of_two() => {
+                    return Err(bad(format!(
+                        "tensor `{name}` has alignment {align}, not a power of two"
+                    )));
+                }
+                Param::SymbolicExtent { name, dtype } => {
+                    if !dtype.is_integer() {
+                        return Err(bad(format!(
+                            "symbolic extent `{name}` has non-integer type {dtype}"
+                        )));
+                    }
+                    let named = self.params.iter().any(|q| match q {
+                        Param::Tensor { shape, .. } => shape
+                            .iter()
+                            .any(|e| matches!(e, Extent::Symbol(s) if s == name)),
+                        _ => false,
+                    });
+                    if !named {
+                        return Err(RuntimeError::UnboundSymbol {
+                            symbol: name.clone(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_catches_broken_signatures() {
+        let ok = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into(), 4.into()]),
+                Param::extent_u64("n"),
+            ],
+        );
+        ok.validate().unwrap();
+        assert_eq!(ok.argument_count(), 1);
+
+        let dup = KernelSignature::new(
+            "k",
+            vec![
+                Param::scalar("a", DType::F32),
+                Param::scalar("a", DType::I32),
+            ],
+        );
+        assert!(
+            dup.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("appears twice")
+        );
+
+        let align = KernelSignature::new(
+            "k",
+            vec![Param::tensor_aligned("a", DType::F32, vec![4.into()], 12)],
+        );
+        assert!(
+            align
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("power of two")
+        );
+
+        let float_extent = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::SymbolicExtent {
+                    name: "n".into(),
+                    dtype: DType::F32,
+                },
+            ],
+        );
+        assert!(
+            float_extent
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("non-integer")
+        );
+
+        let unbound = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::extent_u32("m"),
+            ],
+        );
+        assert!(matches!(
+            unbound.validate(),
+            Err(RuntimeError::UnboundSymbol { .. })
+        ));
+    }
+
+    #[test]
+    fn texts() {
+        let p = Param::tensor("a", DType::BF16, vec!["m".into(), 64.into()]);
+        assert_eq!(p.kind_text(), "tensor bf16[m, 64]");
+        assert_eq!(p.layout(), (8, 8));
+        assert_eq!(Param::tensor_map("t").layout(), (128, 64));
+        assert_eq!(Param::extent_u32("n").kind_text(), "extent n: u32");
+        assert!(!Param::extent_u32("n").takes_argument());
     }
 }
