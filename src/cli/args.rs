@@ -12,9 +12,7 @@ pub struct Args {
 impl Args {
     /// Wraps the arguments after the subcommand's name.
     pub fn new(args: &[String]) -> Args {
-        Args {
-            items: args.iter().cloned().map(Some).collect(),
-        }
+        Args { items: args.iter().cloned().map(Some).collect() }
     }
 
     /// Takes `--name` if present.
@@ -32,9 +30,7 @@ impl Args {
     pub fn value(&mut self, name: &str) -> Result<Option<String>, CliError> {
         let prefix = format!("{name}=");
         for i in 0..self.items.len() {
-            let Some(item) = self.items[i].as_deref() else {
-                continue;
-            };
+            let Some(item) = self.items[i].as_deref() else { continue };
             if item == name {
                 self.items[i] = None;
                 return match self.items.get_mut(i + 1).and_then(Option::take) {
@@ -58,9 +54,7 @@ impl Args {
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Result<Option<T>, CliError> {
         match self.value(name)? {
-            Some(v) => parse(&v)
-                .map(Some)
-                .map_err(|e| CliError::usage(format!("{name} {v}: {e}"))),
+            Some(v) => parse(&v).map(Some).map_err(|e| CliError::usage(format!("{name} {v}: {e}"))),
             None => Ok(None),
         }
     }
@@ -69,10 +63,7 @@ impl Args {
     pub fn positionals(&mut self) -> Vec<String> {
         let mut out = Vec::new();
         for item in &mut self.items {
-            if item
-                .as_deref()
-                .is_some_and(|s| !s.starts_with("--") || s == "--")
-            {
+            if item.as_deref().is_some_and(|s| !s.starts_with("--") || s == "--") {
                 if let Some(s) = item.take() {
                     out.push(s);
                 }

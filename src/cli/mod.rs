@@ -20,10 +20,7 @@ pub struct CliError {
 impl CliError {
     /// A usage error: exit status 2.
     pub fn usage(message: impl Into<String>) -> CliError {
-        CliError {
-            code: 2,
-            message: message.into(),
-        }
+        CliError { code: 2, message: message.into() }
     }
 }
 
