@@ -1,0 +1,818 @@
+//! Integer, floating-point and half-precision arithmetic (PTX ISA 9.7.1, 9.7.3, 9.7.4).
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Instruction, Src};
+use crate::reg::{Reg, ty};
+use crate::types::ScalarType;
+
+/// A floating-point rounding modifier (PTX ISA 9.7.3 "Floating-Point Instructions": rounding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    /// `.rn`: to nearest even.
+    Rn,
+    /// `.rz`: towards zero.
+    Rz,
+    /// `.rm`: towards minus infinity.
+    Rm,
+    /// `.rp`: towards plus infinity.
+    Rp,
+}
+
+impl Rounding {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Rounding::Rn => "rn",
+            Rounding::Rz => "rz",
+            Rounding::Rm => "rm",
+            Rounding::Rp => "rp",
+        }
+    }
+}
+
+/// Modifiers of floating-point arithmetic: rounding, flush-to-zero, saturation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FloatMods {
+    /// `.rn` / `.rz` / `.rm` / `.rp` (none: the instruction's default, round to nearest).
+    pub rounding: Option<Rounding>,
+    /// `.ftz` (f32 and f16 only).
+    pub ftz: bool,
+    /// `.sat`: clamp to [0, 1] (f32 and f16 only).
+    pub sat: bool,
+}
+
+impl FloatMods {
+    /// No modifiers.
+    pub const NONE: FloatMods = FloatMods {
+        rounding: None,
+        ftz: false,
+        sat: false,
+    };
+    /// `.rn`
+    pub const RN: FloatMods = FloatMods {
+        rounding: Some(Rounding::Rn),
+        ftz: false,
+        sat: false,
+    };
+
+    /// With `.ftz`.
+    pub const fn ftz(mut self) -> FloatMods {
+        self.ftz = true;
+        self
+    }
+    /// With `.sat`.
+    pub const fn sat(mut self) -> FloatMods {
+        self.sat = true;
+        self
+    }
+    /// With a rounding mode.
+    pub const fn round(mut self, r: Rounding) -> FloatMods {
+        self.rounding = Some(r);
+        self
+    }
+}
+
+/// The flavour of `div.f32` (PTX ISA 9.7.3.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DivMode {
+    /// `.approx`: fast, max 2 ulp in the full range.
+    Approx,
+    /// `.full`: max 2 ulp, full range.
+    Full,
+    /// IEEE 754 compliant with a rounding mode.
+    Ieee(Rounding),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Min,
+    Max,
+}
+
+impl Bin {
+    fn name(self) -> &'static str {
+        match self {
+            Bin::Add => "add",
+            Bin::Sub => "sub",
+            Bin::Mul => "mul",
+            Bin::Min => "min",
+            Bin::Max => "max",
+        }
+    }
+}
+
+/// The row for `op` on type `t`, or `None` when PTX has no such form.
+fn bin_form(op: Bin, t: ScalarType) -> Option<Form> {
+    use ScalarType::*;
+    let int = matches!(t, U16 | U32 | U64 | S16 | S32 | S64);
+    Some(match (op, t) {
+        (Bin::Add, _) if int => Form::AddInt,
+        (Bin::Sub, _) if int => Form::SubInt,
+        (Bin::Min, _) if int => Form::MinInt,
+        (Bin::Max, _) if int => Form::MaxInt,
+        (Bin::Add, F32) => Form::AddF32,
+        (Bin::Add, F64) => Form::AddF64,
+        (Bin::Sub, F32) => Form::SubF32,
+        (Bin::Sub, F64) => Form::SubF64,
+        (Bin::Mul, F32) => Form::MulF32,
+        (Bin::Mul, F64) => Form::MulF64,
+        (Bin::Min, F32) => Form::MinF32,
+        (Bin::Min, F64) => Form::MinF64,
+        (Bin::Max, F32) => Form::MaxF32,
+        (Bin::Max, F64) => Form::MaxF64,
+        (Bin::Add, F16 | F16x2) => Form::AddF16,
+        (Bin::Sub, F16 | F16x2) => Form::SubF16,
+        (Bin::Mul, F16 | F16x2) => Form::MulF16,
+        (Bin::Min, F16 | F16x2) => Form::MinF16,
+        (Bin::Max, F16 | F16x2) => Form::MaxF16,
+        (Bin::Add, Bf16 | Bf16x2) => Form::AddBf16,
+        (Bin::Sub, Bf16 | Bf16x2) => Form::SubBf16,
+        (Bin::Mul, Bf16 | Bf16x2) => Form::MulBf16,
+        (Bin::Min, Bf16 | Bf16x2) => Form::MinBf16,
+        (Bin::Max, Bf16 | Bf16x2) => Form::MaxBf16,
+        _ => return None,
+    })
+}
+
+/// Which modifiers a float type takes: (rounding choices allowed, ftz, sat).
+fn float_mods_allowed(form: Form, t: ScalarType) -> (bool, bool, bool) {
+    use ScalarType::*;
+    match (form, t) {
+        (Form::MinF32 | Form::MaxF32, _) => (false, true, false),
+        (Form::MinF64 | Form::MaxF64, _) => (false, false, false),
+        (Form::MinF16 | Form::MaxF16, _) => (false, true, false),
+        (Form::MinBf16 | Form::MaxBf16, _) => (false, false, false),
+        (_, F32) => (true, true, true),
+        (_, F64) => (true, false, false),
+        (_, F16 | F16x2) => (true, true, true),
+        (_, Bf16 | Bf16x2) => (true, false, false),
+        _ => (false, false, false),
+    }
+}
+
+impl FunctionBuilder {
+    fn check_float_mods(
+        &mut self,
+        opcode: &str,
+        form: Form,
+        t: ScalarType,
+        m: FloatMods,
+    ) -> Result<()> {
+        let (rnd, ftz, sat) = float_mods_allowed(form, t);
+        let half = matches!(
+            t,
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2
+        );
+        if let Some(r) = m.rounding {
+            if !rnd || (half && r != Rounding::Rn) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    opcode,
+                    format!(".{} is not allowed on {opcode}{t}", r.name()),
+                ));
+            }
+        }
+        if m.ftz && !ftz {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                opcode,
+                format!(".ftz is not allowed on {opcode}{t}"),
+            ));
+        }
+        if m.sat && !sat {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                opcode,
+                format!(".sat is not allowed on {opcode}{t}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn binary<T: ty::RegType>(
+        &mut self,
+        op: Bin,
+        m: FloatMods,
+        d: Reg<T>,
+        a: Src<T>,
+        b: Src<T>,
+    ) -> Result<()> {
+        let t = T::TYPE;
+        let Some(form) = bin_form(op, t) else {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                op.name(),
+                format!("{} has no form for {t}", op.name()),
+            ));
+        };
+        if t.is_int() {
+            let sat_ok = matches!(op, Bin::Add | Bin::Sub) && t == ScalarType::S32;
+            if m.rounding.is_some() || m.ftz || (m.sat && !sat_ok) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    op.name(),
+                    format!("{}{t} takes no such modifier: {m:?}", op.name()),
+                ));
+            }
+        } else {
+            self.check_float_mods(op.name(), form, t, m)?;
+        }
+        // Integer mul is written with its mode; float mul without.
+        let i = Instruction::new(op.name())
+            .modifier_if(m.rounding.is_some(), m.rounding.map_or("", Rounding::name))
+            .modifier_if(m.ftz, "ftz")
+            .modifier_if(m.sat, "sat")
+            .ty(t)
+            .operand(d)
+            .operand(a)
+            .operand(b);
+        self.emit(form, i)
+    }
+
+    /// `add.T d, a, b` (integers, f32, f64, f16/f16x2, bf16/bf16x2).
+    pub fn add<T: ty::RegType>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Add, FloatMods::NONE, d, a.into(), b.into())
+    }
+
+    /// `add` with modifiers: `add.rn.ftz.sat.f32`, or `add.sat.s32` (`FloatMods::NONE.sat()`).
+    pub fn add_mods<T: ty::RegType>(
+        &mut self,
+        m: FloatMods,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Add, m, d, a.into(), b.into())
+    }
+
+    /// `sub.T d, a, b`.
+    pub fn sub<T: ty::RegType>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Sub, FloatMods::NONE, d, a.into(), b.into())
+    }
+
+    /// `sub` with modifiers.
+    pub fn sub_mods<T: ty::RegType>(
+        &mut self,
+        m: FloatMods,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Sub, m, d, a.into(), b.into())
+    }
+
+    /// `mul.T d, a, b` for floating-point types (integers use [`Self::mul_lo`], [`Self::mul_hi`],
+    /// [`Self::mul_wide`]).
+    pub fn mul<T: ty::Float>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Mul, FloatMods::NONE, d, a.into(), b.into())
+    }
+
+    /// Floating-point `mul` with modifiers.
+    pub fn mul_mods<T: ty::Float>(
+        &mut self,
+        m: FloatMods,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Mul, m, d, a.into(), b.into())
+    }
+
+    /// `min.T d, a, b`.
+    pub fn min<T: ty::RegType>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Min, FloatMods::NONE, d, a.into(), b.into())
+    }
+
+    /// `max.T d, a, b`.
+    pub fn max<T: ty::RegType>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.binary(Bin::Max, FloatMods::NONE, d, a.into(), b.into())
+    }
+
+    fn int_mode<T: ty::Int, D: ty::RegType>(
+        &mut self,
+        mn: &'static str,
+        mode: &'static str,
+        form: Form,
+        d: Reg<D>,
+        srcs: &[crate::instr::Operand],
+    ) -> Result<()> {
+        let t = T::TYPE;
+        if !t.is_int() {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                mn,
+                format!("{mn}.{mode} needs .uN or .sN operands, not {t}"),
+            ));
+        }
+        let mut i = Instruction::new(mn).modifier(mode).ty(t).operand(d);
+        for s in srcs {
+            i = i.operand(s.clone());
+        }
+        self.emit(form, i)
+    }
+
+    /// `mul.lo.T d, a, b`: the low half of the product.
+    pub fn mul_lo<T: ty::Int>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T>(
+            "mul",
+            "lo",
+            Form::MulInt,
+            d,
+            &[a.into().into(), b.into().into()],
+        )
+    }
+
+    /// `mul.hi.T d, a, b`: the high half of the product.
+    pub fn mul_hi<T: ty::Int>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T>(
+            "mul",
+            "hi",
+            Form::MulInt,
+            d,
+            &[a.into().into(), b.into().into()],
+        )
+    }
+
+    /// `mul.wide.T d, a, b`: the full product in a register twice as wide (16 and 32-bit sources).
+    pub fn mul_wide<T: Widen>(
+        &mut self,
+        d: Reg<T::Wide>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T::Wide>(
+            "mul",
+            "wide",
+            Form::MulInt,
+            d,
+            &[a.into().into(), b.into().into()],
+        )
+    }
+
+    /// `mad.lo.T d, a, b, c`: `a * b + c`, low half.
+    pub fn mad_lo<T: ty::Int>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T>(
+            "mad",
+            "lo",
+            Form::MadInt,
+            d,
+            &[a.into().into(), b.into().into(), c.into().into()],
+        )
+    }
+
+    /// `mad.hi.T d, a, b, c`.
+    pub fn mad_hi<T: ty::Int>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T>(
+            "mad",
+            "hi",
+            Form::MadInt,
+            d,
+            &[a.into().into(), b.into().into(), c.into().into()],
+        )
+    }
+
+    /// `mad.wide.T d, a, b, c`: `c` and `d` twice as wide as `a` and `b`.
+    pub fn mad_wide<T: Widen>(
+        &mut self,
+        d: Reg<T::Wide>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T::Wide>>,
+    ) -> Result<()> {
+        self.int_mode::<T, T::Wide>(
+            "mad",
+            "wide",
+            Form::MadInt,
+            d,
+            &[a.into().into(), b.into().into(), c.into().into()],
+        )
+    }
+
+    /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
+    pub fn fma<T: ty::Float>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.fma_mods(FloatMods::RN, d, a, b, c)
+    }
+
+    /// `fma` with modifiers (a rounding mode is required).
+    pub fn fma_mods<T: ty::Float>(
+        &mut self,
+        m: FloatMods,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T>>,
+    ) -> Result<()> {
+        use ScalarType::*;
+        let t = T::TYPE;
+        let form = match t {
+            F32 => Form::FmaF32,
+            F64 => Form::FmaF64,
+            F16 | F16x2 => Form::FmaF16,
+            _ => Form::FmaBf16,
+        };
+        let Some(r) = m.rounding else {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                "fma",
+                "fma needs a rounding mode",
+            ));
+        };
+        self.check_float_mods("fma", form, t, m)?;
+        let i = Instruction::new("fma")
+            .modifier(r.name())
+            .modifier_if(m.ftz, "ftz")
+            .modifier_if(m.sat, "sat")
+            .ty(t)
+            .operand(d)
+            .operand(a.into())
+            .operand(b.into())
+            .operand(c.into());
+        self.emit(form, i)
+    }
+
+    /// `div.T d, a, b`: integers as they are, f32 and f64 IEEE round-to-nearest (`div.rn`).
+    pub fn div<T: ty::RegType>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        let t = T::TYPE;
+        if t.is_int() {
+            let i = Instruction::new("div")
+                .ty(t)
+                .operand(d)
+                .operand(a.into())
+                .operand(b.into());
+            return self.emit(Form::DivInt, i);
+        }
+        self.div_mode(DivMode::Ieee(Rounding::Rn), false, d, a, b)
+    }
+
+    /// Floating-point `div` with a mode (`.approx` and `.full` are f32 only) and `.ftz` (f32 only).
+    pub fn div_mode<T: ty::RegType>(
+        &mut self,
+        mode: DivMode,
+        ftz: bool,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        let t = T::TYPE;
+        let form = match t {
+            ScalarType::F32 => Form::DivF32,
+            ScalarType::F64 => Form::DivF64,
+            _ => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    "div",
+                    format!("div with a mode needs .f32 or .f64, not {t}"),
+                ));
+            }
+        };
+        let m = match mode {
+            DivMode::Approx => "approx",
+            DivMode::Full => "full",
+            DivMode::Ieee(r) => r.name(),
+        };
+        if t == ScalarType::F64 && (ftz || !matches!(mode, DivMode::Ieee(_))) {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                "div",
+                format!(
+                    "div.{m}{} is not a .f64 form",
+                    if ftz { ".ftz" } else { "" }
+                ),
+            ));
+        }
+        let i = Instruction::new("div")
+            .modifier(m)
+            .modifier_if(ftz, "ftz")
+            .ty(t)
+            .operand(d)
+            .operand(a.into())
+            .operand(b.into());
+        self.emit(form, i)
+    }
+
+    /// `rem.T d, a, b` (integers).
+    pub fn rem<T: ty::Int>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+    ) -> Result<()> {
+        let t = T::TYPE;
+        if !t.is_int() {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                "rem",
+                format!("rem needs .uN or .sN, not {t}"),
+            ));
+        }
+        let i = Instruction::new("rem")
+            .ty(t)
+            .operand(d)
+            .operand(a.into())
+            .operand(b.into());
+        self.emit(Form::RemInt, i)
+    }
+
+    fn unary_float_or_signed<T: ty::RegType>(
+        &mut self,
+        mn: &'static str,
+        ftz: bool,
+        d: Reg<T>,
+        a: Src<T>,
+    ) -> Result<()> {
+        use ScalarType::*;
+        let t = T::TYPE;
+        let neg = mn == "neg";
+        let form = match t {
+            S16 | S32 | S64 => {
+                if neg {
+                    Form::NegInt
+                } else {
+                    Form::AbsInt
+                }
+            }
+            F32 => {
+                if neg {
+                    Form::NegF32
+                } else {
+                    Form::AbsF32
+                }
+            }
+            F64 => {
+                if neg {
+                    Form::NegF64
+                } else {
+                    Form::AbsF64
+                }
+            }
+            F16 | F16x2 => {
+                if neg {
+                    Form::NegF16
+                } else {
+                    Form::AbsF16
+                }
+            }
+            Bf16 | Bf16x2 => {
+                if neg {
+                    Form::NegBf16
+                } else {
+                    Form::AbsBf16
+                }
+            }
+            _ => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    mn,
+                    format!("{mn} has no form for {t}"),
+                ));
+            }
+        };
+        if ftz && !matches!(t, F32 | F16 | F16x2) {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                mn,
+                format!(".ftz is not allowed on {mn}{t}"),
+            ));
+        }
+        let i = Instruction::new(mn)
+            .modifier_if(ftz, "ftz")
+            .ty(t)
+            .operand(d)
+            .operand(a);
+        self.emit(form, i)
+    }
+
+    /// `abs.T d, a` (signed integers and floats).
+    pub fn abs<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        self.unary_float_or_signed("abs", false, d, a.into())
+    }
+
+    /// `neg.T d, a` (signed integers and floats).
+    pub fn neg<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        self.unary_float_or_signed("neg", false, d, a.into())
+    }
+
+    fn approx_f32(
+        &mut self,
+        mn: &'static str,
+        form: Form,
+        mode: &'static str,
+        ftz: bool,
+        d: Reg<ty::F32>,
+        a: Src<ty::F32>,
+    ) -> Result<()> {
+        let i = Instruction::new(mn)
+            .modifier(mode)
+            .modifier_if(ftz, "ftz")
+            .ty(ScalarType::F32)
+            .operand(d)
+            .operand(a);
+        self.emit(form, i)
+    }
+
+    /// `rcp.approx.ftz.f32 d, a`: fast reciprocal.
+    pub fn rcp_approx(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("rcp", Form::RcpF32, "approx", true, d, a.into())
+    }
+
+    /// `rcp.rn.T d, a`: IEEE reciprocal (f32, f64).
+    pub fn rcp<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        self.ieee_unary("rcp", Form::RcpF32, Form::RcpF64, d, a.into())
+    }
+
+    /// `sqrt.approx.ftz.f32 d, a`.
+    pub fn sqrt_approx(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("sqrt", Form::SqrtF32, "approx", true, d, a.into())
+    }
+
+    /// `sqrt.rn.T d, a`: IEEE square root (f32, f64).
+    pub fn sqrt<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        self.ieee_unary("sqrt", Form::SqrtF32, Form::SqrtF64, d, a.into())
+    }
+
+    fn ieee_unary<T: ty::RegType>(
+        &mut self,
+        mn: &'static str,
+        f32_form: Form,
+        f64_form: Form,
+        d: Reg<T>,
+        a: Src<T>,
+    ) -> Result<()> {
+        let form = match T::TYPE {
+            ScalarType::F32 => f32_form,
+            ScalarType::F64 => f64_form,
+            t => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    mn,
+                    format!("{mn}.rn needs .f32 or .f64, not {t}"),
+                ));
+            }
+        };
+        let i = Instruction::new(mn)
+            .modifier("rn")
+            .ty(T::TYPE)
+            .operand(d)
+            .operand(a);
+        self.emit(form, i)
+    }
+
+    /// `rsqrt.approx.ftz.f32 d, a`.
+    pub fn rsqrt(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("rsqrt", Form::RsqrtF32, "approx", true, d, a.into())
+    }
+
+    /// `rsqrt.approx.f64 d, a`.
+    pub fn rsqrt_f64(&mut self, d: Reg<ty::F64>, a: impl Into<Src<ty::F64>>) -> Result<()> {
+        let i = Instruction::new("rsqrt")
+            .modifier("approx")
+            .ty(ScalarType::F64)
+            .operand(d)
+            .operand(a.into());
+        self.emit(Form::RsqrtF64, i)
+    }
+
+    /// `sin.approx.ftz.f32 d, a`.
+    pub fn sin(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("sin", Form::SinF32, "approx", true, d, a.into())
+    }
+
+    /// `cos.approx.ftz.f32 d, a`.
+    pub fn cos(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("cos", Form::CosF32, "approx", true, d, a.into())
+    }
+
+    /// `lg2.approx.ftz.f32 d, a`: log base 2.
+    pub fn lg2(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
+        self.approx_f32("lg2", Form::Lg2F32, "approx", true, d, a.into())
+    }
+
+    /// `ex2.approx` for f32 (`.ftz`), f16/f16x2, and bf16/bf16x2 (`.ftz`, sm_90).
+    pub fn ex2<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        use ScalarType::*;
+        let t = T::TYPE;
+        let (form, ftz) = match t {
+            F32 => (Form::Ex2F32, true),
+            F16 | F16x2 => (Form::Ex2F16, false),
+            Bf16 | Bf16x2 => (Form::Ex2Bf16, true),
+            _ => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    "ex2",
+                    format!("ex2.approx has no form for {t}"),
+                ));
+            }
+        };
+        let i = Instruction::new("ex2")
+            .modifier("approx")
+            .modifier_if(ftz, "ftz")
+            .ty(t)
+            .operand(d)
+            .operand(a.into());
+        self.emit(form, i)
+    }
+
+    /// `tanh.approx` for f32, f16/f16x2 and bf16/bf16x2 (sm_90).
+    pub fn tanh<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        use ScalarType::*;
+        let t = T::TYPE;
+        let form = match t {
+            F32 => Form::TanhF32,
+            F16 | F16x2 => Form::TanhF16,
+            Bf16 | Bf16x2 => Form::TanhBf16,
+            _ => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    "tanh",
+                    format!("tanh.approx has no form for {t}"),
+                ));
+            }
+        };
+        let i = Instruction::new("tanh")
+            .modifier("approx")
+            .ty(t)
+            .operand(d)
+            .operand(a.into());
+        self.emit(form, i)
+    }
+}
+
+/// Integer types with a twice-as-wide partner, for `mul.wide` and `mad.wide`.
+pub trait Widen: ty::Int {
+    /// The wide type.
+    type Wide: ty::Int;
+}
+impl Widen for ty::U16 {
+    type Wide = ty::U32;
+}
+impl Widen for ty::S16 {
+    type Wide = ty::S32;
+}
+impl Widen for ty::U32 {
+    type Wide = ty::U64;
+}
+impl Widen for ty::S32 {
+    type Wide = ty::S64;
+}

@@ -1,0 +1,308 @@
+//! Conversions (PTX ISA 9.7.9.21 "cvt", 9.7.9.20 "cvta").
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::Instruction;
+use crate::reg::{Reg, ty};
+use crate::space::StateSpace;
+use crate::types::ScalarType;
+
+/// A `cvt` rounding modifier: float rounding (`.rn`...) or integer rounding (`.rni`...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CvtRounding {
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    /// round to nearest integer
+    Rni,
+    /// towards zero, to an integer (C's float-to-int)
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+impl CvtRounding {
+    fn name(self) -> &'static str {
+        use CvtRounding::*;
+        match self {
+            Rn => "rn",
+            Rz => "rz",
+            Rm => "rm",
+            Rp => "rp",
+            Rni => "rni",
+            Rzi => "rzi",
+            Rmi => "rmi",
+            Rpi => "rpi",
+        }
+    }
+    fn is_integer(self) -> bool {
+        matches!(
+            self,
+            CvtRounding::Rni | CvtRounding::Rzi | CvtRounding::Rmi | CvtRounding::Rpi
+        )
+    }
+}
+
+/// Modifiers of `cvt`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct CvtMods {
+    /// The rounding; `None` picks the one the conversion requires (`.rzi` float to integer, `.rn`
+    /// integer to float and narrowing float conversions).
+    pub rounding: Option<CvtRounding>,
+    /// `.ftz` (f32 source or destination).
+    pub ftz: bool,
+    /// `.sat`: clamp to the destination range.
+    pub sat: bool,
+}
+
+/// An 8-bit float format (PTX ISA 5.2.3 "Alternate Floating-Point Data Formats").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum F8Kind {
+    /// `.e4m3`
+    E4m3,
+    /// `.e5m2`
+    E5m2,
+}
+
+impl F8Kind {
+    fn x2(self) -> ScalarType {
+        match self {
+            F8Kind::E4m3 => ScalarType::E4m3x2,
+            F8Kind::E5m2 => ScalarType::E5m2x2,
+        }
+    }
+}
+
+/// The plain `cvt` types (the `cvt` row; bf16, tf32 and fp8 conversions have rows of their own).
+fn plain_cvt_type(t: ScalarType) -> bool {
+    use ScalarType::*;
+    matches!(
+        t,
+        U8 | U16 | U32 | U64 | S8 | S16 | S32 | S64 | F16 | F32 | F64
+    )
+}
+
+impl FunctionBuilder {
+    /// `cvt.D.S d, a` with the rounding the conversion requires: `.rzi` from float to integer (as C
+    /// casts), `.rn` from integer to float and from a wider to a narrower float, none otherwise.
+    pub fn cvt<D: ty::RegType, S: ty::RegType>(&mut self, d: Reg<D>, a: Reg<S>) -> Result<()> {
+        self.cvt_mods(CvtMods::default(), d, a)
+    }
+
+    /// `cvt` with explicit modifiers. Also converts `.f32` to `.bf16` (`cvt.rn.bf16.f32`, sm_80) and
+    /// back (`cvt.f32.bf16`).
+    pub fn cvt_mods<D: ty::RegType, S: ty::RegType>(
+        &mut self,
+        m: CvtMods,
+        d: Reg<D>,
+        a: Reg<S>,
+    ) -> Result<()> {
+        let (dt, st) = (D::TYPE, S::TYPE);
+        if dt == ScalarType::Bf16 && st == ScalarType::F32 {
+            if m.ftz || m.sat || !matches!(m.rounding, None | Some(CvtRounding::Rn)) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    "cvt",
+                    "cvt.bf16.f32 takes only .rn",
+                ));
+            }
+            let i = Instruction::new("cvt")
+                .modifier("rn")
+                .ty(dt)
+                .ty(st)
+                .operand(d)
+                .operand(a);
+            return self.emit(Form::CvtBf16F32, i);
+        }
+        if dt == ScalarType::F32 && st == ScalarType::Bf16 {
+            if m != CvtMods::default() {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    "cvt",
+                    "cvt.f32.bf16 takes no modifier",
+                ));
+            }
+            let i = Instruction::new("cvt").ty(dt).ty(st).operand(d).operand(a);
+            return self.emit(Form::CvtF32Bf16, i);
+        }
+        if !plain_cvt_type(dt) || !plain_cvt_type(st) {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                "cvt",
+                format!("cvt{dt}{st} is not a conversion PTX has"),
+            ));
+        }
+        let required = if st.is_float() && dt.is_int() {
+            Some(CvtRounding::Rzi)
+        } else if st.is_int() && dt.is_float()
+            || (st.is_float() && dt.is_float() && dt.bits() < st.bits())
+        {
+            Some(CvtRounding::Rn)
+        } else {
+            None
+        };
+        let rounding = match (m.rounding, required) {
+            (None, r) => r,
+            (Some(r), Some(req)) if r.is_integer() == req.is_integer() => Some(r),
+            // Float-to-float of equal or wider size may round to an integral value (`.rni`).
+            (Some(r), None) if st.is_float() && dt.is_float() && r.is_integer() => Some(r),
+            (Some(r), _) => {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    "cvt",
+                    format!(".{} does not apply to cvt{dt}{st}", r.name()),
+                ));
+            }
+        };
+        if m.ftz && !(dt == ScalarType::F32 || st == ScalarType::F32) {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                "cvt",
+                format!(".ftz needs an .f32 operand, not cvt{dt}{st}"),
+            ));
+        }
+        let i = Instruction::new("cvt")
+            .modifier_if(rounding.is_some(), rounding.map_or("", CvtRounding::name))
+            .modifier_if(m.ftz, "ftz")
+            .modifier_if(m.sat, "sat")
+            .ty(dt)
+            .ty(st)
+            .operand(d)
+            .operand(a);
+        self.emit(Form::Cvt, i)
+    }
+
+    /// `cvt.rn{.relu}.bf16x2.f32 d, hi, lo`: packs two f32 into bf16x2, `hi` into the upper half
+    /// (PTX ISA 9.7.9.21: "the result of a is stored in the upper half").
+    pub fn cvt_pack_bf16x2(
+        &mut self,
+        d: Reg<ty::Bf16x2>,
+        hi: Reg<ty::F32>,
+        lo: Reg<ty::F32>,
+        relu: bool,
+    ) -> Result<()> {
+        let i = Instruction::new("cvt")
+            .modifier("rn")
+            .modifier_if(relu, "relu")
+            .ty(ScalarType::Bf16x2)
+            .ty(ScalarType::F32)
+            .operand(d)
+            .operand(hi)
+            .operand(lo);
+        self.emit(Form::CvtBf16x2F32, i)
+    }
+
+    /// `cvt.rn{.relu}.f16x2.f32 d, hi, lo`.
+    pub fn cvt_pack_f16x2(
+        &mut self,
+        d: Reg<ty::F16x2>,
+        hi: Reg<ty::F32>,
+        lo: Reg<ty::F32>,
+        relu: bool,
+    ) -> Result<()> {
+        let i = Instruction::new("cvt")
+            .modifier("rn")
+            .modifier_if(relu, "relu")
+            .ty(ScalarType::F16x2)
+            .ty(ScalarType::F32)
+            .operand(d)
+            .operand(hi)
+            .operand(lo);
+        self.emit(Form::CvtF16x2F32, i)
+    }
+
+    /// `cvt.rna.tf32.f32 d, a`: round to tf32 (the result is a `.b32` holding the tf32 bits).
+    pub fn cvt_tf32(&mut self, d: Reg<ty::B32>, a: Reg<ty::F32>) -> Result<()> {
+        let i = Instruction::new("cvt")
+            .modifier("rna")
+            .ty(ScalarType::Tf32)
+            .ty(ScalarType::F32)
+            .operand(d)
+            .operand(a);
+        self.emit(Form::CvtTf32F32, i)
+    }
+
+    /// `cvt.rn.satfinite{.relu}.e4m3x2.f32 d, hi, lo` (or `.e5m2x2`): two f32 to a packed pair of
+    /// 8-bit floats in a 16-bit register (sm_89+).
+    pub fn cvt_pack_f8x2(
+        &mut self,
+        kind: F8Kind,
+        d: Reg<ty::B16>,
+        hi: Reg<ty::F32>,
+        lo: Reg<ty::F32>,
+        relu: bool,
+    ) -> Result<()> {
+        let i = Instruction::new("cvt")
+            .modifier("rn")
+            .modifier("satfinite")
+            .modifier_if(relu, "relu")
+            .ty(kind.x2())
+            .ty(ScalarType::F32)
+            .operand(d)
+            .operand(hi)
+            .operand(lo);
+        self.emit(Form::CvtF8x2F32, i)
+    }
+
+    /// `cvt.rn{.relu}.f16x2.e4m3x2 d, a` (or `.e5m2x2`): a packed pair of 8-bit floats to f16x2.
+    pub fn cvt_unpack_f8x2(
+        &mut self,
+        kind: F8Kind,
+        d: Reg<ty::F16x2>,
+        a: Reg<ty::B16>,
+        relu: bool,
+    ) -> Result<()> {
+        let i = Instruction::new("cvt")
+            .modifier("rn")
+            .modifier_if(relu, "relu")
+            .ty(ScalarType::F16x2)
+            .ty(kind.x2())
+            .operand(d)
+            .operand(a);
+        self.emit(Form::CvtF16x2F8x2, i)
+    }
+
+    fn cvta_impl(
+        &mut self,
+        to: bool,
+        space: StateSpace,
+        d: Reg<ty::U64>,
+        a: Reg<ty::U64>,
+    ) -> Result<()> {
+        use crate::space::SharedScope;
+        let (name, form) = match space {
+            StateSpace::Global => ("global", Form::Cvta),
+            StateSpace::Local => ("local", Form::Cvta),
+            StateSpace::Const => ("const", Form::Cvta),
+            StateSpace::Shared(SharedScope::Implicit | SharedScope::Cta) => ("shared", Form::Cvta),
+            StateSpace::Shared(SharedScope::Cluster) => ("shared::cluster", Form::CvtaCluster),
+            other => {
+                return Err(self.err(
+                    ErrorKind::OperandKind,
+                    "cvta",
+                    format!("cvta has no form for {other:?}"),
+                ));
+            }
+        };
+        let i = Instruction::new("cvta")
+            .modifier_if(to, "to")
+            .modifier(name)
+            .ty(ScalarType::U64)
+            .operand(d)
+            .operand(a);
+        self.emit(form, i)
+    }
+
+    /// `cvta.to.SPACE.u64 d, a`: a generic address to an address in `space`.
+    pub fn cvta_to(&mut self, space: StateSpace, d: Reg<ty::U64>, a: Reg<ty::U64>) -> Result<()> {
+        self.cvta_impl(true, space, d, a)
+    }
+
+    /// `cvta.SPACE.u64 d, a`: an address in `space` to a generic address.
+    pub fn cvta_from(&mut self, space: StateSpace, d: Reg<ty::U64>, a: Reg<ty::U64>) -> Result<()> {
+        self.cvta_impl(false, space, d, a)
+    }
+}

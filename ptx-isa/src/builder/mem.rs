@@ -1,0 +1,513 @@
+//! Loads and stores (PTX ISA 9.7.9.8 "ld", 9.7.9.9 "ld.global.nc", 9.7.9.11 "st"), with vectors,
+//! cache operators (PTX ISA 9.7.9.1 "Cache Operators"), eviction priorities and L2 hints, and the
+//! memory-consistency orders `.relaxed`/`.acquire`/`.release` with scopes (chapter 8).
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Instruction, Operand, Src};
+use crate::reg::{Reg, ty};
+use crate::space::spaces::Space;
+use crate::space::{Addr, SharedScope, StateSpace};
+use crate::types::{ScalarType, VectorWidth};
+
+/// A memory-consistency scope (PTX ISA 8.5 "Scope").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// `.cta`
+    Cta,
+    /// `.cluster` (PTX 7.8, sm_90)
+    Cluster,
+    /// `.gpu`
+    Gpu,
+    /// `.sys`
+    Sys,
+}
+
+impl Scope {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+}
+
+/// The memory order of a load or store (PTX ISA 8.4 "Memory Operations", 9.7.9.8 `.sem`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// No qualifier (a weak access).
+    #[default]
+    Weak,
+    /// `.volatile`
+    Volatile,
+    /// `.relaxed.scope`
+    Relaxed(Scope),
+    /// `.acquire.scope` (loads)
+    Acquire(Scope),
+    /// `.release.scope` (stores)
+    Release(Scope),
+}
+
+/// A cache operator (PTX ISA 9.7.9.1 "Cache Operators": `.ca .cg .cs .lu .cv` for loads,
+/// `.wb .cg .cs .wt` for stores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CacheOp {
+    Ca,
+    Cg,
+    Cs,
+    Lu,
+    Cv,
+    Wb,
+    Wt,
+}
+
+impl CacheOp {
+    fn name(self) -> &'static str {
+        match self {
+            CacheOp::Ca => "ca",
+            CacheOp::Cg => "cg",
+            CacheOp::Cs => "cs",
+            CacheOp::Lu => "lu",
+            CacheOp::Cv => "cv",
+            CacheOp::Wb => "wb",
+            CacheOp::Wt => "wt",
+        }
+    }
+}
+
+/// An L1 eviction priority (`.L1::evict_*`, PTX 7.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Evict {
+    Normal,
+    Unchanged,
+    First,
+    Last,
+    NoAllocate,
+}
+
+impl Evict {
+    fn name(self) -> &'static str {
+        match self {
+            Evict::Normal => "L1::evict_normal",
+            Evict::Unchanged => "L1::evict_unchanged",
+            Evict::First => "L1::evict_first",
+            Evict::Last => "L1::evict_last",
+            Evict::NoAllocate => "L1::no_allocate",
+        }
+    }
+}
+
+/// An L2 prefetch size hint (`.L2::64B/128B/256B`, PTX 7.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum PrefetchSize {
+    B64,
+    B128,
+    B256,
+}
+
+impl PrefetchSize {
+    fn name(self) -> &'static str {
+        match self {
+            PrefetchSize::B64 => "L2::64B",
+            PrefetchSize::B128 => "L2::128B",
+            PrefetchSize::B256 => "L2::256B",
+        }
+    }
+}
+
+/// Options of a load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LdOpts {
+    /// The memory order.
+    pub order: MemOrder,
+    /// A cache operator.
+    pub cache: Option<CacheOp>,
+    /// `.nc`: through the non-coherent (read-only) path (`ld.global.nc`).
+    pub nc: bool,
+    /// An L1 eviction priority.
+    pub evict: Option<Evict>,
+    /// `.L2::cache_hint` with a 64-bit cache policy (from `createpolicy`).
+    pub cache_hint: Option<Reg<ty::B64>>,
+    /// An L2 prefetch size.
+    pub prefetch: Option<PrefetchSize>,
+    /// The type in memory when narrower than the register (`ld.global.u8` into a 32-bit register).
+    pub mem_type: Option<ScalarType>,
+}
+
+/// Options of a store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StOpts {
+    /// The memory order.
+    pub order: MemOrder,
+    /// A cache operator.
+    pub cache: Option<CacheOp>,
+    /// An L1 eviction priority.
+    pub evict: Option<Evict>,
+    /// `.L2::cache_hint` with a 64-bit cache policy.
+    pub cache_hint: Option<Reg<ty::B64>>,
+    /// The type in memory when narrower than the register.
+    pub mem_type: Option<ScalarType>,
+}
+
+const LDST_TYPES: &[ScalarType] = &[
+    ScalarType::B8,
+    ScalarType::B16,
+    ScalarType::B32,
+    ScalarType::B64,
+    ScalarType::B128,
+    ScalarType::U8,
+    ScalarType::U16,
+    ScalarType::U32,
+    ScalarType::U64,
+    ScalarType::S8,
+    ScalarType::S16,
+    ScalarType::S32,
+    ScalarType::S64,
+    ScalarType::F32,
+    ScalarType::F64,
+];
+
+struct Access<'a> {
+    load: bool,
+    order: MemOrder,
+    cache: Option<CacheOp>,
+    nc: bool,
+    evict: Option<Evict>,
+    cache_hint: Option<Reg<ty::B64>>,
+    prefetch: Option<PrefetchSize>,
+    mem_type: Option<ScalarType>,
+    reg_type: ScalarType,
+    space: StateSpace,
+    values: &'a [Operand],
+    addr: Operand,
+}
+
+impl FunctionBuilder {
+    /// `ld.SPACE.T d, [a]`.
+    pub fn ld<S: Space, T: ty::RegType>(&mut self, d: Reg<T>, a: Addr<S>) -> Result<()> {
+        self.ld_with(&LdOpts::default(), &[d], a)
+    }
+
+    /// `ld.SPACE.vN.T {d...}, [a]`: a vector load of 2 or 4 registers (at most 16 bytes).
+    pub fn ld_v<S: Space, T: ty::RegType>(&mut self, d: &[Reg<T>], a: Addr<S>) -> Result<()> {
+        self.ld_with(&LdOpts::default(), d, a)
+    }
+
+    /// `ld.global.nc.T d, [a]`: a load through the read-only data path.
+    pub fn ld_global_nc<T: ty::RegType>(
+        &mut self,
+        d: &[Reg<T>],
+        a: Addr<crate::space::spaces::Global>,
+    ) -> Result<()> {
+        self.ld_with(
+            &LdOpts {
+                nc: true,
+                ..LdOpts::default()
+            },
+            d,
+            a,
+        )
+    }
+
+    /// A load with every option: one register, or 2 or 4 for a vector load.
+    pub fn ld_with<S: Space, T: ty::RegType>(
+        &mut self,
+        o: &LdOpts,
+        d: &[Reg<T>],
+        a: Addr<S>,
+    ) -> Result<()> {
+        let values: Vec<Operand> = d.iter().map(|r| Operand::Reg(r.as_ref())).collect();
+        self.access(Access {
+            load: true,
+            order: o.order,
+            cache: o.cache,
+            nc: o.nc,
+            evict: o.evict,
+            cache_hint: o.cache_hint,
+            prefetch: o.prefetch,
+            mem_type: o.mem_type,
+            reg_type: T::TYPE,
+            space: S::SPACE,
+            values: &values,
+            addr: a.into(),
+        })
+    }
+
+    /// `st.SPACE.T [a], b`.
+    pub fn st<S: Space, T: ty::RegType>(&mut self, a: Addr<S>, b: impl Into<Src<T>>) -> Result<()> {
+        self.st_with(&StOpts::default(), a, &[b.into()])
+    }
+
+    /// `st.SPACE.vN.T [a], {b...}`: a vector store of 2 or 4 values.
+    pub fn st_v<S: Space, T: ty::RegType>(&mut self, a: Addr<S>, b: &[Reg<T>]) -> Result<()> {
+        let v: Vec<Src<T>> = b.iter().map(|r| Src::Reg(*r)).collect();
+        self.st_with(&StOpts::default(), a, &v)
+    }
+
+    /// A store with every option.
+    pub fn st_with<S: Space, T: ty::RegType>(
+        &mut self,
+        o: &StOpts,
+        a: Addr<S>,
+        b: &[Src<T>],
+    ) -> Result<()> {
+        let values: Vec<Operand> = b.iter().map(|s| (*s).into()).collect();
+        self.access(Access {
+            load: false,
+            order: o.order,
+            cache: o.cache,
+            nc: false,
+            evict: o.evict,
+            cache_hint: o.cache_hint,
+            prefetch: None,
+            mem_type: o.mem_type,
+            reg_type: T::TYPE,
+            space: S::SPACE,
+            values: &values,
+            addr: a.into(),
+        })
+    }
+
+    fn access(&mut self, x: Access<'_>) -> Result<()> {
+        let mn = if x.load { "ld" } else { "st" };
+        let bad = |s: &mut Self, kind, msg: String| Err(s.err(kind, mn, msg));
+
+        // The type in memory: the register's, or its bit type for the half types ld/st lack.
+        let default_type = if LDST_TYPES.contains(&x.reg_type) {
+            x.reg_type
+        } else {
+            x.reg_type.bits_type()
+        };
+        let mem_type = x.mem_type.unwrap_or(default_type);
+        if !LDST_TYPES.contains(&mem_type) {
+            return bad(
+                self,
+                ErrorKind::OperandType,
+                format!("{mn} has no type {mem_type}"),
+            );
+        }
+        // PTX ISA 6.1 / 9.7.9.8: the register may be wider than the memory type for integer
+        // accesses; otherwise the types must agree.
+        let relaxed_ok =
+            mem_type.bits() < x.reg_type.bits() && !mem_type.is_float() && !x.reg_type.is_float();
+        if !(mem_type.agrees_with(x.reg_type) || relaxed_ok || mem_type == default_type) {
+            return bad(
+                self,
+                ErrorKind::OperandType,
+                format!("{mn}{mem_type} with a {} register", x.reg_type),
+            );
+        }
+        if x.reg_type == ScalarType::Pred {
+            return bad(
+                self,
+                ErrorKind::OperandType,
+                format!("{mn} cannot move predicates"),
+            );
+        }
+        let vec = match VectorWidth::for_len(x.values.len()) {
+            Ok(v) => v,
+            Err(n) => {
+                return bad(
+                    self,
+                    ErrorKind::VectorWidth,
+                    format!("{mn} takes 1, 2 or 4 values, not {n}"),
+                );
+            }
+        };
+        if vec == Some(VectorWidth::V8) {
+            return bad(
+                self,
+                ErrorKind::VectorWidth,
+                format!("{mn}.v8 is not supported; use two .v4 accesses"),
+            );
+        }
+        if x.values.len() as u32 * mem_type.bytes() > 16 {
+            return bad(
+                self,
+                ErrorKind::VectorWidth,
+                format!(
+                    "{mn}.v{}{mem_type} moves {} bytes; at most 16",
+                    x.values.len(),
+                    x.values.len() as u32 * mem_type.bytes()
+                ),
+            );
+        }
+
+        let mut extra = Vec::new();
+        let ordered = matches!(
+            x.order,
+            MemOrder::Relaxed(_) | MemOrder::Acquire(_) | MemOrder::Release(_)
+        );
+        match (x.load, x.order) {
+            (true, MemOrder::Release(_)) => {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    "a load cannot be .release".into(),
+                );
+            }
+            (false, MemOrder::Acquire(_)) => {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    "a store cannot be .acquire".into(),
+                );
+            }
+            _ => {}
+        }
+        if let MemOrder::Relaxed(Scope::Cluster)
+        | MemOrder::Acquire(Scope::Cluster)
+        | MemOrder::Release(Scope::Cluster) = x.order
+        {
+            extra.push(Form::MemScopeCluster);
+        }
+        let space_name: Option<&'static str> = match x.space {
+            StateSpace::Generic => None,
+            StateSpace::Global => Some("global"),
+            StateSpace::Local => Some("local"),
+            StateSpace::Shared(SharedScope::Implicit | SharedScope::Cta) => Some("shared"),
+            StateSpace::Shared(SharedScope::Cluster) => {
+                extra.push(Form::MemSharedCluster);
+                Some("shared::cluster")
+            }
+            StateSpace::Const if x.load => Some("const"),
+            StateSpace::Param => Some("param"),
+            other => {
+                return bad(
+                    self,
+                    ErrorKind::OperandKind,
+                    format!("{mn} cannot access {other:?}"),
+                );
+            }
+        };
+        if ordered && matches!(x.space, StateSpace::Const | StateSpace::Param) {
+            return bad(
+                self,
+                ErrorKind::InvalidModifier,
+                format!("{:?} does not apply to {mn}{}", x.order, x.space),
+            );
+        }
+        if let Some(c) = x.cache {
+            let ok = if x.load {
+                matches!(
+                    c,
+                    CacheOp::Ca | CacheOp::Cg | CacheOp::Cs | CacheOp::Lu | CacheOp::Cv
+                )
+            } else {
+                matches!(c, CacheOp::Wb | CacheOp::Cg | CacheOp::Cs | CacheOp::Wt)
+            };
+            if !ok
+                || ordered
+                || x.order == MemOrder::Volatile
+                || (x.nc && !matches!(c, CacheOp::Ca | CacheOp::Cg | CacheOp::Cs))
+            {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    format!(".{} does not apply here", c.name()),
+                );
+            }
+        }
+        if x.nc && (x.space != StateSpace::Global || x.order != MemOrder::Weak) {
+            return bad(
+                self,
+                ErrorKind::InvalidModifier,
+                ".nc needs a weak .global load".into(),
+            );
+        }
+        let global_like = matches!(x.space, StateSpace::Global | StateSpace::Generic);
+        if x.evict.is_some() {
+            if !global_like {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    "L1 eviction priorities apply to global accesses".into(),
+                );
+            }
+            extra.push(Form::MemEvictionPriority);
+        }
+        if x.cache_hint.is_some() {
+            if !global_like {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    ".L2::cache_hint applies to global accesses".into(),
+                );
+            }
+            extra.push(Form::MemCacheHint);
+        }
+        if x.prefetch.is_some() {
+            if !global_like {
+                return bad(
+                    self,
+                    ErrorKind::InvalidModifier,
+                    "an L2 prefetch size applies to global loads".into(),
+                );
+            }
+            extra.push(Form::MemPrefetchSize);
+        }
+        if mem_type == ScalarType::B128 {
+            extra.push(Form::MemB128);
+        }
+
+        let mut i = Instruction::new(mn);
+        match x.order {
+            MemOrder::Weak => {}
+            MemOrder::Volatile => i = i.modifier("volatile"),
+            MemOrder::Relaxed(s) => i = i.modifier("relaxed").modifier(s.name()),
+            MemOrder::Acquire(s) => i = i.modifier("acquire").modifier(s.name()),
+            MemOrder::Release(s) => i = i.modifier("release").modifier(s.name()),
+        }
+        if let Some(s) = space_name {
+            i = i.modifier(s);
+        }
+        if let Some(c) = x.cache {
+            i = i.modifier(c.name());
+        }
+        i = i.modifier_if(x.nc, "nc");
+        if let Some(e) = x.evict {
+            i = i.modifier(e.name());
+        }
+        i = i.modifier_if(x.cache_hint.is_some(), "L2::cache_hint");
+        if let Some(p) = x.prefetch {
+            i = i.modifier(p.name());
+        }
+        if let Some(v) = vec {
+            i = i.modifier(v.name());
+        }
+        i = i.ty(mem_type);
+        let value = if x.values.len() == 1 {
+            x.values[0].clone()
+        } else {
+            Operand::Vector(x.values.to_vec())
+        };
+        i = if x.load {
+            i.operand(value).operand(x.addr)
+        } else {
+            i.operand(x.addr).operand(value)
+        };
+        if let Some(h) = x.cache_hint {
+            i = i.operand(h);
+        }
+        let form = if x.nc {
+            Form::LdGlobalNc
+        } else if ordered {
+            if x.load {
+                Form::LdOrdered
+            } else {
+                Form::StOrdered
+            }
+        } else if x.load {
+            Form::Ld
+        } else {
+            Form::St
+        };
+        self.emit_with(form, &extra, i)
+    }
+}

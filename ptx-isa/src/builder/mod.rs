@@ -1,0 +1,530 @@
+//! The typed instruction builder: one method per instruction family, each returning `Result`.
+//!
+//! A [`FunctionBuilder`] hands out typed registers ([`FunctionBuilder::reg`]), labels and
+//! parameters, and appends instructions. Every instruction is checked against the form table when it
+//! is written: a form the target lacks is an error naming the form, the target and the targets that
+//! have it; the PTX version it needs raises the module's `.version`.
+//!
+//! Families live in one file each: `arith` (integer, float, half), `bits`, `cmp`, `cvt`, `mov`,
+//! `mem`, `atom`, `sync`, `warp`, `control`.
+
+mod arith;
+mod atom;
+mod bits;
+mod cmp;
+mod control;
+mod cvt;
+mod mem;
+mod mov;
+mod sync;
+mod warp;
+
+pub use arith::{DivMode, FloatMods, Rounding};
+pub use atom::{AtomOp, AtomSem};
+pub use cmp::{BoolOp, CmpOp, PredSrc};
+pub use cvt::{CvtMods, CvtRounding, F8Kind};
+pub use mem::{CacheOp, Evict, LdOpts, MemOrder, PrefetchSize, Scope, StOpts};
+pub use mov::SharedSymbol;
+pub use sync::{BarrierLevel, FenceSem};
+pub use warp::{ReduxOp, ShflMode, VoteMode};
+
+use std::marker::PhantomData;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Guard, Instruction, Label, Operand};
+use crate::module::{
+    Directive, Function, FunctionKind, Param, ParamKind, Statement, check_identifier,
+};
+use crate::reg::{Pred, Reg, RegClass, ty};
+use crate::space::StateSpace;
+use crate::target::{PtxVersion, Target};
+use crate::types::ScalarType;
+
+/// A scalar or pointer parameter whose value loads into a `Reg<T>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamRef<T: ty::RegType> {
+    name: String,
+    _ty: PhantomData<T>,
+}
+
+impl<T: ty::RegType> ParamRef<T> {
+    /// The parameter's name in the PTX.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A by-value byte-array parameter (a tensor map): used by address, `[name]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BytesParam {
+    name: String,
+}
+
+impl BytesParam {
+    /// The parameter's name in the PTX.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Builds one function. Start it with [`crate::Module::entry`] or [`crate::Module::func`]; finish it
+/// with [`FunctionBuilder::finish`] and add it to the module.
+#[derive(Debug)]
+#[must_use = "a function builder does nothing until `finish` and `Module::add`"]
+pub struct FunctionBuilder {
+    name: String,
+    kind: FunctionKind,
+    target: Target,
+    check_targets: bool,
+    params: Vec<Param>,
+    ret: Option<Param>,
+    directives: Vec<Directive>,
+    reg_counts: [u32; 9],
+    body: Vec<Statement>,
+    labels_placed: Vec<bool>,
+    labels_used: Vec<bool>,
+    guard: Option<Guard>,
+    required: (PtxVersion, String),
+    first_error: Option<Error>,
+    local_params: u32,
+}
+
+impl FunctionBuilder {
+    pub(crate) fn new(
+        name: &str,
+        kind: FunctionKind,
+        target: Target,
+        check_targets: bool,
+    ) -> FunctionBuilder {
+        let mut b = FunctionBuilder {
+            name: name.to_string(),
+            kind,
+            target,
+            check_targets,
+            params: Vec::new(),
+            ret: None,
+            directives: Vec::new(),
+            reg_counts: [0; 9],
+            body: Vec::new(),
+            labels_placed: Vec::new(),
+            labels_used: Vec::new(),
+            guard: None,
+            required: (target.min_ptx(), format!("target {target}")),
+            first_error: None,
+            local_params: 0,
+        };
+        if let Err(e) = check_identifier(name) {
+            b.first_error = Some(e);
+        }
+        b
+    }
+
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The target the function is built for.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// A fresh register of type `T`.
+    pub fn reg<T: ty::RegType>(&mut self) -> Reg<T> {
+        let slot = &mut self.reg_counts[T::CLASS as usize];
+        let r = Reg::from_index(*slot);
+        *slot += 1;
+        if T::CLASS == RegClass::B128 {
+            self.require(ScalarType::B128.min_ptx(), "a .b128 register");
+        }
+        r
+    }
+
+    /// `n` fresh registers of type `T`.
+    pub fn regs<T: ty::RegType>(&mut self, n: usize) -> Vec<Reg<T>> {
+        (0..n).map(|_| self.reg()).collect()
+    }
+
+    /// A fresh predicate register.
+    pub fn pred(&mut self) -> Pred {
+        self.reg()
+    }
+
+    // ---- parameters --------------------------------------------------------------------------
+
+    /// Declares a scalar parameter `.param .T name`.
+    pub fn param<T: ty::RegType>(&mut self, name: &str) -> Result<ParamRef<T>> {
+        if T::TYPE == ScalarType::Pred {
+            return Err(
+                Error::new(ErrorKind::OperandType, "a parameter cannot be a predicate")
+                    .in_function(&self.name),
+            );
+        }
+        self.add_param(name, ParamKind::Scalar(T::TYPE))?;
+        Ok(ParamRef {
+            name: name.to_string(),
+            _ty: PhantomData,
+        })
+    }
+
+    /// Declares a pointer parameter `.param .u64 .ptr .global .align A name` (kernels) or
+    /// `.param .u64 name` (device functions, which take no `.ptr` attribute).
+    pub fn param_ptr(
+        &mut self,
+        name: &str,
+        space: StateSpace,
+        align: Option<u32>,
+    ) -> Result<ParamRef<ty::U64>> {
+        if let Some(a) = align {
+            if !a.is_power_of_two() {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    format!("alignment {a} is not a power of two"),
+                )
+                .in_function(&self.name));
+            }
+        }
+        let kind = match self.kind {
+            FunctionKind::Entry => ParamKind::Ptr { space, align },
+            FunctionKind::Func => ParamKind::Scalar(ScalarType::U64),
+        };
+        self.add_param(name, kind)?;
+        Ok(ParamRef {
+            name: name.to_string(),
+            _ty: PhantomData,
+        })
+    }
+
+    /// Declares a by-value byte array `.param .align A .b8 name[size]`, e.g. a tensor map
+    /// (`align` 64, `size` 128).
+    pub fn param_bytes(&mut self, name: &str, align: u32, size: u32) -> Result<BytesParam> {
+        if !align.is_power_of_two() || size == 0 {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                format!("`{name}`: bad byte array align {align} size {size}"),
+            )
+            .in_function(&self.name));
+        }
+        self.add_param(name, ParamKind::Bytes { align, size })?;
+        Ok(BytesParam {
+            name: name.to_string(),
+        })
+    }
+
+    /// Declares the return parameter of a device function, `.func (.param .T name) f(...)`.
+    pub fn returns<T: ty::RegType>(&mut self, name: &str) -> Result<ParamRef<T>> {
+        if self.kind != FunctionKind::Func {
+            return Err(
+                Error::new(ErrorKind::Invalid, "only device functions return values")
+                    .in_function(&self.name),
+            );
+        }
+        check_identifier(name)?;
+        if self.ret.is_some() {
+            return Err(
+                Error::new(ErrorKind::BadName, "a function has one return parameter")
+                    .in_function(&self.name),
+            );
+        }
+        self.ret = Some(Param {
+            name: name.to_string(),
+            kind: ParamKind::Scalar(T::TYPE),
+        });
+        Ok(ParamRef {
+            name: name.to_string(),
+            _ty: PhantomData,
+        })
+    }
+
+    fn add_param(&mut self, name: &str, kind: ParamKind) -> Result<()> {
+        check_identifier(name).map_err(|e| e.in_function(&self.name))?;
+        if self.params.iter().any(|p| p.name == name)
+            || self.ret.as_ref().is_some_and(|p| p.name == name)
+        {
+            return Err(Error::new(
+                ErrorKind::BadName,
+                format!("parameter `{name}` declared twice"),
+            )
+            .in_function(&self.name));
+        }
+        self.params.push(Param {
+            name: name.to_string(),
+            kind,
+        });
+        Ok(())
+    }
+
+    /// Loads a parameter into a fresh register: `ld.param.T %r, [name];`.
+    pub fn load_param<T: ty::RegType>(&mut self, p: &ParamRef<T>) -> Result<Reg<T>> {
+        let d = self.reg::<T>();
+        let i = Instruction::new("ld")
+            .modifier("param")
+            .ty(T::TYPE)
+            .operand(d)
+            .operand(Operand::Addr(crate::space::Address {
+                base: crate::space::AddrBase::Symbol(p.name.clone()),
+                offset: 0,
+            }));
+        self.emit(Form::Ld, i)?;
+        Ok(d)
+    }
+
+    /// Stores a device function's return value: `st.param.T [ret], a;`.
+    pub fn store_return<T: ty::RegType>(&mut self, p: &ParamRef<T>, a: Reg<T>) -> Result<()> {
+        let i = Instruction::new("st")
+            .modifier("param")
+            .ty(T::TYPE)
+            .operand(Operand::Addr(crate::space::Address {
+                base: crate::space::AddrBase::Symbol(p.name.clone()),
+                offset: 0,
+            }))
+            .operand(a);
+        self.emit(Form::St, i)
+    }
+
+    // ---- directives --------------------------------------------------------------------------
+
+    /// Adds a performance or cluster directive (kernels only). Checked against the form table and
+    /// for consistency (no zero dimensions, one of each kind).
+    pub fn directive(&mut self, d: Directive) -> Result<()> {
+        let err = |m: String| Err(Error::new(ErrorKind::BadDirective, m).in_function(&self.name));
+        if self.kind != FunctionKind::Entry {
+            return err(format!("{d:?} applies to kernels only"));
+        }
+        let dims_ok = |v: &[u32; 3]| v.iter().all(|&x| x > 0);
+        match d {
+            Directive::MaxNtid(v) | Directive::ReqNtid(v) | Directive::ReqNctaPerCluster(v)
+                if !dims_ok(&v) =>
+            {
+                return err(format!("{d:?} has a zero dimension"));
+            }
+            Directive::MaxNreg(n) if !(24..=255).contains(&n) => {
+                return err(format!(".maxnreg {n} is outside 24..=255"));
+            }
+            Directive::MinNctaPerSm(0) | Directive::MaxClusterRank(0) => {
+                return err(format!("{d:?} must be positive"));
+            }
+            _ => {}
+        }
+        if self
+            .directives
+            .iter()
+            .any(|x| std::mem::discriminant(x) == std::mem::discriminant(&d))
+        {
+            return err(format!("{d:?} given twice"));
+        }
+        if let (Directive::MaxNtid(a), Some(Directive::ReqNtid(b)))
+        | (Directive::ReqNtid(b), Some(Directive::MaxNtid(a))) = (
+            d,
+            self.directives
+                .iter()
+                .copied()
+                .find(|x| matches!(x, Directive::MaxNtid(_) | Directive::ReqNtid(_))),
+        ) {
+            if a.iter().zip(&b).any(|(m, r)| r > m) {
+                return err(format!(".reqntid {b:?} exceeds .maxntid {a:?}"));
+            }
+        }
+        if let Some(form) = d.form() {
+            self.gate(form, &format!("{d:?}"))?;
+        }
+        self.directives.push(d);
+        Ok(())
+    }
+
+    // ---- labels, guards, comments ---------------------------------------------------------------
+
+    /// A fresh label; place it with [`FunctionBuilder::place`].
+    pub fn label(&mut self) -> Label {
+        self.labels_placed.push(false);
+        self.labels_used.push(false);
+        Label(self.labels_placed.len() as u32 - 1)
+    }
+
+    /// Places `label` here. A label is placed once.
+    pub fn place(&mut self, label: Label) -> Result<()> {
+        match self.labels_placed.get_mut(label.0 as usize) {
+            Some(placed) if !*placed => {
+                *placed = true;
+                self.body.push(Statement::Label(label));
+                Ok(())
+            }
+            Some(_) => Err(
+                Error::new(ErrorKind::UndefinedLabel, format!("{label} placed twice"))
+                    .in_function(&self.name),
+            ),
+            None => Err(Error::new(
+                ErrorKind::UndefinedLabel,
+                format!("{label} does not belong to this function"),
+            )
+            .in_function(&self.name)),
+        }
+    }
+
+    pub(crate) fn use_label(&mut self, label: Label) -> Result<()> {
+        match self.labels_used.get_mut(label.0 as usize) {
+            Some(u) => {
+                *u = true;
+                Ok(())
+            }
+            None => Err(Error::new(
+                ErrorKind::UndefinedLabel,
+                format!("{label} does not belong to this function"),
+            )
+            .in_function(&self.name)),
+        }
+    }
+
+    /// Predicates the next instruction on `p`: `@p`. Chain it: `k.when(p).bra(l)?`.
+    pub fn when(&mut self, p: Pred) -> &mut Self {
+        self.set_guard(Guard {
+            pred: p.as_ref(),
+            negated: false,
+        })
+    }
+
+    /// Predicates the next instruction on `!p`: `@!p`.
+    pub fn unless(&mut self, p: Pred) -> &mut Self {
+        self.set_guard(Guard {
+            pred: p.as_ref(),
+            negated: true,
+        })
+    }
+
+    fn set_guard(&mut self, g: Guard) -> &mut Self {
+        if self.guard.is_some() && self.first_error.is_none() {
+            self.first_error = Some(
+                Error::new(
+                    ErrorKind::DanglingGuard,
+                    "a guard was set while another was pending",
+                )
+                .in_function(&self.name),
+            );
+        }
+        self.guard = Some(g);
+        self
+    }
+
+    /// A comment line in the body.
+    pub fn comment(&mut self, text: &str) {
+        self.body.push(Statement::Comment(text.replace('\n', " ")));
+    }
+
+    /// Attaches a comment to the last instruction written.
+    pub fn annotate(&mut self, text: &str) {
+        if let Some(Statement::Instr(i)) = self.body.last_mut() {
+            i.comment = Some(text.replace('\n', " "));
+        }
+    }
+
+    // ---- writing instructions ---------------------------------------------------------------------
+
+    /// Records that the function needs `version` because of `why`.
+    pub(crate) fn require(&mut self, version: PtxVersion, why: &str) {
+        if version > self.required.0 {
+            self.required = (version, why.to_string());
+        }
+    }
+
+    /// Checks a form against the target and records its PTX version.
+    pub(crate) fn gate(&mut self, form: Form, what: &str) -> Result<()> {
+        let spec = form.spec();
+        if self.check_targets && !spec.targets.has(self.target) {
+            self.guard = None;
+            return Err(Error::new(
+                ErrorKind::UnsupportedTarget,
+                format!(
+                    "{} lacks `{}` ({}); targets that have it: {}",
+                    self.target,
+                    spec.name,
+                    spec.section,
+                    spec.targets.names()
+                ),
+            )
+            .at_instruction(what)
+            .on_target(self.target)
+            .in_function(&self.name));
+        }
+        self.require(form.min_ptx_on(self.target), &format!("`{}`", spec.name));
+        Ok(())
+    }
+
+    /// Writes an instruction of `form` (plus feature rows in `extra`), applying a pending guard.
+    pub(crate) fn emit_with(
+        &mut self,
+        form: Form,
+        extra: &[Form],
+        mut i: Instruction,
+    ) -> Result<()> {
+        let opcode = i.opcode();
+        self.gate(form, &opcode)?;
+        for &f in extra {
+            self.gate(f, &opcode)?;
+        }
+        for t in i.types() {
+            self.require(t.min_ptx(), &format!("type {t}"));
+        }
+        i.form = Some(form);
+        i.guard = self.guard.take();
+        self.body.push(Statement::Instr(i));
+        Ok(())
+    }
+
+    /// Writes an instruction of `form`.
+    pub(crate) fn emit(&mut self, form: Form, i: Instruction) -> Result<()> {
+        self.emit_with(form, &[], i)
+    }
+
+    /// An error about the instruction `opcode` in this function.
+    pub(crate) fn err(&mut self, kind: ErrorKind, opcode: &str, msg: impl Into<String>) -> Error {
+        self.guard = None;
+        Error::new(kind, msg)
+            .at_instruction(opcode)
+            .on_target(self.target)
+            .in_function(&self.name)
+    }
+
+    pub(crate) fn next_local_param(&mut self) -> String {
+        self.local_params += 1;
+        format!("param{}", self.local_params - 1)
+    }
+
+    pub(crate) fn push_statement(&mut self, s: Statement) {
+        self.body.push(s);
+    }
+
+    /// Finishes the function: every branched-to label placed, no guard left dangling.
+    pub fn finish(self) -> Result<Function> {
+        if let Some(e) = self.first_error {
+            return Err(e);
+        }
+        if self.guard.is_some() {
+            return Err(Error::new(
+                ErrorKind::DanglingGuard,
+                "a guard (`when`/`unless`) has no instruction after it",
+            )
+            .in_function(&self.name));
+        }
+        for (i, (&used, &placed)) in self.labels_used.iter().zip(&self.labels_placed).enumerate() {
+            if used && !placed {
+                return Err(Error::new(
+                    ErrorKind::UndefinedLabel,
+                    format!("{} is branched to but never placed", Label(i as u32)),
+                )
+                .in_function(&self.name));
+            }
+        }
+        Ok(Function {
+            name: self.name,
+            kind: self.kind,
+            params: self.params,
+            ret: self.ret,
+            directives: self.directives,
+            reg_counts: self.reg_counts,
+            body: self.body,
+            target: self.target,
+            required_ptx: self.required,
+        })
+    }
+}

@@ -1,0 +1,143 @@
+//! `mov` (PTX ISA 9.7.9.1): registers, immediates, special registers, symbol addresses, and packing
+//! scalars into and out of wider registers.
+
+use std::borrow::Cow;
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Instruction, Operand, Src};
+use crate::reg::{Reg, ty};
+use crate::sreg::SpecialReg;
+use crate::types::ScalarType;
+
+/// The name of a module-scope shared variable, whose address `mov` can take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedSymbol(pub String);
+
+impl SpecialReg {
+    /// The form-table row that gates reading this register.
+    pub fn form(self) -> Form {
+        use SpecialReg::*;
+        match self {
+            IsExplicitCluster | ClusterId(_) | NClusterId(_) | ClusterCtaId(_)
+            | ClusterNCtaId(_) | ClusterCtaRank | ClusterNCtaRank => Form::MovSregCluster,
+            TotalSmemSize => Form::MovSregTotalSmem,
+            _ => Form::MovSreg,
+        }
+    }
+}
+
+impl FunctionBuilder {
+    /// `mov.T d, a`.
+    pub fn mov<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
+        let t = T::TYPE;
+        let form = match t {
+            ScalarType::B128 => Form::MovB128,
+            ScalarType::F16 | ScalarType::Bf16 | ScalarType::F16x2 | ScalarType::Bf16x2 => {
+                // mov has no half types: move the bits (PTX ISA 9.7.9.1 lists b16/b32 for them).
+                let i = Instruction::new("mov")
+                    .ty(t.bits_type())
+                    .operand(d)
+                    .operand(a.into());
+                return self.emit(Form::Mov, i);
+            }
+            _ => Form::Mov,
+        };
+        let i = Instruction::new("mov").ty(t).operand(d).operand(a.into());
+        self.emit(form, i)
+    }
+
+    /// `mov.u32 d, %sreg` (or `.u64`, `.pred` as the register's type requires).
+    pub fn mov_sreg<T: ty::RegType>(&mut self, d: Reg<T>, s: SpecialReg) -> Result<()> {
+        let t = T::TYPE;
+        if !s.ty().agrees_with(t) {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                "mov",
+                format!("{s} is {}, not {t}", s.ty()),
+            ));
+        }
+        let i = Instruction::new("mov").ty(s.ty()).operand(d).operand(s);
+        self.emit(s.form(), i)
+    }
+
+    /// Reads a 32-bit special register into a fresh register.
+    pub fn sreg_u32(&mut self, s: SpecialReg) -> Result<Reg<ty::U32>> {
+        let d = self.reg();
+        self.mov_sreg(d, s)?;
+        Ok(d)
+    }
+
+    /// `mov.u32 d, name;`: the shared-window address of a shared variable.
+    pub fn mov_shared_addr(&mut self, d: Reg<ty::U32>, var: &str) -> Result<()> {
+        crate::module::check_identifier(var)?;
+        let i = Instruction::new("mov")
+            .ty(ScalarType::U32)
+            .operand(d)
+            .operand(Operand::Symbol(Cow::Owned(var.to_string())));
+        self.emit(Form::Mov, i)
+    }
+
+    /// `mov.u64 d, name;`: the generic address of a variable or a by-value parameter.
+    pub fn mov_symbol_addr(&mut self, d: Reg<ty::U64>, name: &str) -> Result<()> {
+        crate::module::check_identifier(name)?;
+        let i = Instruction::new("mov")
+            .ty(ScalarType::U64)
+            .operand(d)
+            .operand(Operand::Symbol(Cow::Owned(name.to_string())));
+        self.emit(Form::Mov, i)
+    }
+
+    /// `mov.bN d, {parts...}`: packs 2 or 4 narrower registers into one (low part first).
+    pub fn mov_pack<D: ty::RegType, S: ty::RegType>(
+        &mut self,
+        d: Reg<D>,
+        parts: &[Reg<S>],
+    ) -> Result<()> {
+        self.check_pack("mov", D::TYPE, S::TYPE, parts.len())?;
+        let v = parts.iter().map(|r| Operand::Reg(r.as_ref())).collect();
+        let form = if D::TYPE.bits() == 128 {
+            Form::MovB128
+        } else {
+            Form::Mov
+        };
+        let i = Instruction::new("mov")
+            .ty(D::TYPE.bits_type())
+            .operand(d)
+            .operand(Operand::Vector(v));
+        self.emit(form, i)
+    }
+
+    /// `mov.bN {parts...}, a`: splits a register into 2 or 4 narrower ones (low part first).
+    pub fn mov_unpack<D: ty::RegType, S: ty::RegType>(
+        &mut self,
+        parts: &[Reg<D>],
+        a: Reg<S>,
+    ) -> Result<()> {
+        self.check_pack("mov", S::TYPE, D::TYPE, parts.len())?;
+        let v = parts.iter().map(|r| Operand::Reg(r.as_ref())).collect();
+        let form = if S::TYPE.bits() == 128 {
+            Form::MovB128
+        } else {
+            Form::Mov
+        };
+        let i = Instruction::new("mov")
+            .ty(S::TYPE.bits_type())
+            .operand(Operand::Vector(v))
+            .operand(a);
+        self.emit(form, i)
+    }
+
+    fn check_pack(&mut self, mn: &str, wide: ScalarType, part: ScalarType, n: usize) -> Result<()> {
+        if !matches!(n, 2 | 4) || part.bits() * n as u32 != wide.bits() || part == ScalarType::Pred
+        {
+            return Err(self.err(
+                ErrorKind::VectorWidth,
+                mn,
+                format!("{n} parts of {part} do not make one {wide}"),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! Barriers and fences (PTX ISA 9.7.13.1 "bar, barrier", 9.7.13.4 "membar/fence").
+
+use super::FunctionBuilder;
+use super::cmp::PredSrc;
+use super::mem::Scope;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Imm, Instruction, Src};
+use crate::reg::{Pred, Reg, ty};
+use crate::types::ScalarType;
+
+/// The level of `membar` (PTX ISA 9.7.13.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BarrierLevel {
+    /// `.cta`
+    Cta,
+    /// `.gl`
+    Gl,
+    /// `.sys`
+    Sys,
+}
+
+/// The semantics of `fence` (PTX ISA 9.7.13.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FenceSem {
+    /// `.sc`: sequentially consistent.
+    Sc,
+    /// `.acq_rel` (the default when none is written).
+    AcqRel,
+}
+
+/// Hardware barriers are numbered 0..=15 (PTX ISA 9.7.13.1).
+const MAX_BARRIER: u64 = 15;
+
+impl FunctionBuilder {
+    fn barrier_id(
+        &mut self,
+        mn: &str,
+        id: Src<ty::U32>,
+        count: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        if let Src::Imm(Imm::UInt(n)) = id {
+            if n > MAX_BARRIER {
+                return Err(self
+                    .err(
+                        ErrorKind::ImmediateRange,
+                        mn,
+                        format!("barrier {n} is outside 0..=15"),
+                    )
+                    .at_operand(0));
+            }
+        }
+        if let Some(Src::Imm(Imm::UInt(n))) = count {
+            if n == 0 || n % 32 != 0 {
+                return Err(self
+                    .err(
+                        ErrorKind::ImmediateRange,
+                        mn,
+                        format!("thread count {n} is not a positive multiple of 32"),
+                    )
+                    .at_operand(1));
+            }
+        }
+        Ok(())
+    }
+
+    /// `bar.sync id{, count}`: wait at barrier `id` (0 is `__syncthreads`) for `count` threads
+    /// (a multiple of 32; all threads of the CTA when omitted).
+    pub fn bar_sync(
+        &mut self,
+        id: impl Into<Src<ty::U32>>,
+        count: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        let id = id.into();
+        self.barrier_id("bar.sync", id, count)?;
+        let mut i = Instruction::new("bar").modifier("sync").operand(id);
+        if let Some(c) = count {
+            i = i.operand(c);
+        }
+        self.emit(Form::BarSync, i)
+    }
+
+    /// `bar.arrive id, count`: arrive at barrier `id` without waiting.
+    pub fn bar_arrive(
+        &mut self,
+        id: impl Into<Src<ty::U32>>,
+        count: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        let (id, count) = (id.into(), count.into());
+        self.barrier_id("bar.arrive", id, Some(count))?;
+        let i = Instruction::new("bar")
+            .modifier("arrive")
+            .operand(id)
+            .operand(count);
+        self.emit(Form::BarArrive, i)
+    }
+
+    /// `bar.red.popc.u32 d, id{, count}, {!}c`: barrier and count of threads whose `c` holds.
+    pub fn bar_red_popc(
+        &mut self,
+        d: Reg<ty::U32>,
+        id: impl Into<Src<ty::U32>>,
+        count: Option<Src<ty::U32>>,
+        c: impl Into<PredSrc>,
+    ) -> Result<()> {
+        let id = id.into();
+        self.barrier_id("bar.red", id, count)?;
+        let mut i = Instruction::new("bar")
+            .modifier("red")
+            .modifier("popc")
+            .ty(ScalarType::U32)
+            .operand(d)
+            .operand(id);
+        if let Some(n) = count {
+            i = i.operand(n);
+        }
+        self.emit(Form::BarRedPopc, i.operand(c.into()))
+    }
+
+    /// `bar.red.and.pred` / `bar.red.or.pred p, id{, count}, {!}c`: barrier and reduction of `c`.
+    pub fn bar_red_pred(
+        &mut self,
+        or: bool,
+        p: Pred,
+        id: impl Into<Src<ty::U32>>,
+        count: Option<Src<ty::U32>>,
+        c: impl Into<PredSrc>,
+    ) -> Result<()> {
+        let id = id.into();
+        self.barrier_id("bar.red", id, count)?;
+        let mut i = Instruction::new("bar")
+            .modifier("red")
+            .modifier(if or { "or" } else { "and" })
+            .ty(ScalarType::Pred)
+            .operand(p)
+            .operand(id);
+        if let Some(n) = count {
+            i = i.operand(n);
+        }
+        self.emit(Form::BarRedPred, i.operand(c.into()))
+    }
+
+    /// `barrier.sync{.aligned} id{, count}`: like `bar.sync` (which is `barrier.sync.aligned`), but
+    /// without `.aligned` divergent threads may take part.
+    pub fn barrier_sync(
+        &mut self,
+        aligned: bool,
+        id: impl Into<Src<ty::U32>>,
+        count: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        let id = id.into();
+        self.barrier_id("barrier.sync", id, count)?;
+        let mut i = Instruction::new("barrier")
+            .modifier("sync")
+            .modifier_if(aligned, "aligned")
+            .operand(id);
+        if let Some(c) = count {
+            i = i.operand(c);
+        }
+        self.emit(Form::BarrierSync, i)
+    }
+
+    /// `barrier.arrive{.aligned} id, count`.
+    pub fn barrier_arrive(
+        &mut self,
+        aligned: bool,
+        id: impl Into<Src<ty::U32>>,
+        count: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        let (id, count) = (id.into(), count.into());
+        self.barrier_id("barrier.arrive", id, Some(count))?;
+        let i = Instruction::new("barrier")
+            .modifier("arrive")
+            .modifier_if(aligned, "aligned")
+            .operand(id)
+            .operand(count);
+        self.emit(Form::BarrierArrive, i)
+    }
+
+    /// `membar.level`.
+    pub fn membar(&mut self, level: BarrierLevel) -> Result<()> {
+        let l = match level {
+            BarrierLevel::Cta => "cta",
+            BarrierLevel::Gl => "gl",
+            BarrierLevel::Sys => "sys",
+        };
+        self.emit(Form::Membar, Instruction::new("membar").modifier(l))
+    }
+
+    /// `fence{.sem}.scope`.
+    pub fn fence(&mut self, sem: Option<FenceSem>, scope: Scope) -> Result<()> {
+        let mut i = Instruction::new("fence");
+        if let Some(s) = sem {
+            i = i.modifier(match s {
+                FenceSem::Sc => "sc",
+                FenceSem::AcqRel => "acq_rel",
+            });
+        }
+        let form = if scope == Scope::Cluster {
+            Form::FenceCluster
+        } else {
+            Form::Fence
+        };
+        self.emit(form, i.modifier(scope.name()))
+    }
+}

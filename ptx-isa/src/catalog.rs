@@ -1,0 +1,680 @@
+//! One small, complete kernel per form of the table: the review surface for the ISA and what the
+//! ptxas sweep assembles. `ptxkit catalog --target T --out DIR` writes them.
+//!
+//! The match in [`example`] is exhaustive, so a new row cannot be added without its example.
+
+use crate::builder::*;
+use crate::error::Result;
+use crate::forms::Form;
+use crate::module::{Directive, Module};
+use crate::reg::{Pred, Sinkable, ty};
+use crate::space::{Addr, StateSpace, spaces};
+use crate::sreg::{Dim, SpecialReg};
+use crate::target::Target;
+
+/// The kernel name of a form's example: `k_` and the form name with `.` and `:` made `_`.
+pub fn kernel_name(form: Form) -> String {
+    let mut s = String::from("k_");
+    s.extend(
+        form.spec()
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
+    );
+    s
+}
+
+/// The example module of `form` for `target`: fails if the target lacks the form.
+pub fn module(form: Form, target: Target) -> Result<Module> {
+    build(Module::new(target), form)
+}
+
+/// The example module of `form` for `target` with target gating off: the text ptxkit would write
+/// if it did not check, for holding the gating against ptxas from the rejecting side.
+pub fn module_unchecked(form: Form, target: Target) -> Result<Module> {
+    build(Module::new(target).without_target_checks(), form)
+}
+
+fn build(mut m: Module, form: Form) -> Result<Module> {
+    let mut k = m.entry(&kernel_name(form));
+    let out = k.param_ptr("out", StateSpace::Global, Some(16))?;
+    let out = k.load_param(&out)?;
+    example(form, &mut m, &mut k, out)?;
+    k.ret()?;
+    let f = k.finish()?;
+    m.add(f)?;
+    Ok(m)
+}
+
+/// Writes a use of `form` into `k`. `out` holds a global pointer for stores.
+fn example(
+    form: Form,
+    m: &mut Module,
+    k: &mut FunctionBuilder,
+    out: crate::reg::Reg<ty::U64>,
+) -> Result<()> {
+    use Form::*;
+    let g = Addr::<spaces::Global>::reg(out);
+    macro_rules! r {
+        ($t:ident) => {
+            k.reg::<ty::$t>()
+        };
+    }
+    match form {
+        AddInt => {
+            let (d, a) = (r!(S32), r!(S32));
+            k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)
+        }
+        SubInt => {
+            let (d, a) = (r!(U64), r!(U64));
+            k.sub(d, a, 1u64)
+        }
+        MulInt => {
+            let (d, a) = (r!(U64), r!(U32));
+            k.mul_wide(d, a, a)
+        }
+        MadInt => {
+            let (d, a) = (r!(S32), r!(S32));
+            k.mad_lo(d, a, a, 3i32)
+        }
+        DivInt => {
+            let (d, a) = (r!(U32), r!(U32));
+            k.div(d, a, 3u32)
+        }
+        RemInt => {
+            let (d, a) = (r!(S64), r!(S64));
+            k.rem(d, a, 3i64)
+        }
+        AbsInt => {
+            let (d, a) = (r!(S32), r!(S32));
+            k.abs(d, a)
+        }
+        NegInt => {
+            let (d, a) = (r!(S64), r!(S64));
+            k.neg(d, a)
+        }
+        MinInt => {
+            let (d, a) = (r!(U32), r!(U32));
+            k.min(d, a, 5u32)
+        }
+        MaxInt => {
+            let (d, a) = (r!(S16), r!(S16));
+            k.max(d, a, a)
+        }
+        Popc => {
+            let (d, a) = (r!(U32), r!(B64));
+            k.popc(d, a)
+        }
+        Clz => {
+            let (d, a) = (r!(U32), r!(B32));
+            k.clz(d, a)
+        }
+        Brev => {
+            let (d, a) = (r!(B32), r!(B32));
+            k.brev(d, a)
+        }
+        Bfe => {
+            let (d, a) = (r!(S32), r!(S32));
+            k.bfe(d, a, 4u32, 8u32)
+        }
+        Bfi => {
+            let (d, a) = (r!(B32), r!(B32));
+            k.bfi(d, a, a, 4u32, 8u32)
+        }
+        AddF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.add_mods(FloatMods::RN.ftz().sat(), d, a, 1.5f32)
+        }
+        AddF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.add(d, a, 2.0f64)
+        }
+        SubF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.sub(d, a, a)
+        }
+        SubF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.sub_mods(FloatMods::NONE.round(Rounding::Rz), d, a, a)
+        }
+        MulF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.mul(d, a, a)
+        }
+        MulF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.mul(d, a, a)
+        }
+        FmaF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.fma(d, a, a, 1.0f32)
+        }
+        FmaF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.fma(d, a, a, a)
+        }
+        DivF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.div_mode(DivMode::Approx, true, d, a, a)
+        }
+        DivF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.div(d, a, a)
+        }
+        AbsF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.abs(d, a)
+        }
+        AbsF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.abs(d, a)
+        }
+        NegF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.neg(d, a)
+        }
+        NegF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.neg(d, a)
+        }
+        MinF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.min(d, a, 0.0f32)
+        }
+        MinF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.min(d, a, a)
+        }
+        MaxF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.max(d, a, 0.0f32)
+        }
+        MaxF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.max(d, a, a)
+        }
+        RcpF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.rcp_approx(d, a)
+        }
+        RcpF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.rcp(d, a)
+        }
+        SqrtF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.sqrt(d, a)
+        }
+        SqrtF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.sqrt(d, a)
+        }
+        RsqrtF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.rsqrt(d, a)
+        }
+        RsqrtF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.rsqrt_f64(d, a)
+        }
+        SinF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.sin(d, a)
+        }
+        CosF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.cos(d, a)
+        }
+        Lg2F32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.lg2(d, a)
+        }
+        Ex2F32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.ex2(d, a)
+        }
+        TanhF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.tanh(d, a)
+        }
+        AddF16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.add(d, a, a)
+        }
+        AddBf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            k.add(d, a, a)
+        }
+        SubF16 => {
+            let (d, a) = (r!(F16), r!(F16));
+            k.sub(d, a, a)
+        }
+        SubBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.sub(d, a, a)
+        }
+        MulF16 => {
+            let (d, a) = (r!(F16), r!(F16));
+            k.mul(d, a, a)
+        }
+        MulBf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            k.mul(d, a, a)
+        }
+        FmaF16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.fma(d, a, a, a)
+        }
+        FmaBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.fma(d, a, a, a)
+        }
+        NegF16 => {
+            let (d, a) = (r!(F16), r!(F16));
+            k.neg(d, a)
+        }
+        NegBf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            k.neg(d, a)
+        }
+        AbsF16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.abs(d, a)
+        }
+        AbsBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.abs(d, a)
+        }
+        MinF16 => {
+            let (d, a) = (r!(F16), r!(F16));
+            k.min(d, a, a)
+        }
+        MinBf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            k.min(d, a, a)
+        }
+        MaxF16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.max(d, a, a)
+        }
+        MaxBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.max(d, a, a)
+        }
+        TanhF16 => {
+            let (d, a) = (r!(F16), r!(F16));
+            k.tanh(d, a)
+        }
+        TanhBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.tanh(d, a)
+        }
+        Ex2F16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.ex2(d, a)
+        }
+        Ex2Bf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            k.ex2(d, a)
+        }
+        SetpInt => {
+            let (p, q, a) = (k.pred(), k.pred(), r!(U32));
+            k.setp(CmpOp::Lo, p, a, 7u32)?;
+            k.setp_bool(CmpOp::Eq, BoolOp::And, p, Some(q), a, a, PredSrc::not(p))
+        }
+        SetpF32 => {
+            let (p, a) = (k.pred(), r!(F32));
+            k.setp(CmpOp::Gtu, p, a, 0.0f32)
+        }
+        SetpF64 => {
+            let (p, a) = (k.pred(), r!(F64));
+            k.setp(CmpOp::Le, p, a, a)
+        }
+        SetpF16 => {
+            let (p, q, a) = (k.pred(), k.pred(), r!(F16x2));
+            k.setp_bool(CmpOp::Lt, BoolOp::Or, p, Some(q), a, a, p)
+        }
+        SetpBf16 => {
+            let (p, a) = (k.pred(), r!(Bf16));
+            k.setp(CmpOp::Ge, p, a, a)
+        }
+        Selp => {
+            let (p, d, a) = (k.pred(), r!(F32), r!(F32));
+            k.setp(CmpOp::Lt, p, a, 0.0f32)?;
+            k.selp(d, a, 1.0f32, p)
+        }
+        Set => {
+            let (d, a) = (r!(U32), r!(S32));
+            k.set(CmpOp::Gt, d, a, 0i32)
+        }
+        And => {
+            let (d, a) = (r!(B32), r!(B32));
+            k.and(d, a, 0xFFu32)
+        }
+        Or => {
+            let (p, q) = (k.pred(), k.pred());
+            k.or(p, p, q)
+        }
+        Xor => {
+            let (d, a) = (r!(U64), r!(U64));
+            k.xor(d, a, a)
+        }
+        Not => {
+            let (d, a) = (r!(B16), r!(B16));
+            k.not(d, a)
+        }
+        Lop3 => {
+            let (d, a) = (r!(B32), r!(B32));
+            k.lop3(d, a, a, a, 0x96)
+        }
+        Shl => {
+            let (d, a) = (r!(U32), r!(U32));
+            k.shl(d, a, 3u32)
+        }
+        Shr => {
+            let (d, a) = (r!(S64), r!(S64));
+            k.shr(d, a, 3u32)
+        }
+        Mov => {
+            let d = r!(F32);
+            k.mov(d, 1.0f32)
+        }
+        MovB128 => {
+            let (d, lo, hi) = (r!(B128), r!(B64), r!(B64));
+            k.mov_pack(d, &[lo, hi])
+        }
+        MovSreg => {
+            let d = r!(U32);
+            k.mov_sreg(d, SpecialReg::Tid(Dim::X))?;
+            let e = r!(U64);
+            k.mov_sreg(e, SpecialReg::Clock64)
+        }
+        MovSregCluster => {
+            let d = r!(U32);
+            k.mov_sreg(d, SpecialReg::ClusterCtaRank)
+        }
+        MovSregTotalSmem => {
+            let d = r!(U32);
+            k.mov_sreg(d, SpecialReg::TotalSmemSize)
+        }
+        Prmt => {
+            let (d, a) = (r!(B32), r!(B32));
+            k.prmt(d, a, a, 0x3210u32)
+        }
+        ShflSync => {
+            let (d, p) = (r!(F32), k.pred());
+            k.shfl_sync(ShflMode::Bfly, d, Some(p), d, 1u32, 0x1fu32, 0xFFFF_FFFFu32)
+        }
+        Ld => {
+            let d = r!(F32);
+            k.ld(d, g.clone())
+        }
+        LdOrdered => {
+            let d = r!(U32);
+            k.ld_with(
+                &LdOpts {
+                    order: MemOrder::Acquire(Scope::Gpu),
+                    ..LdOpts::default()
+                },
+                &[d],
+                g.clone(),
+            )
+        }
+        LdGlobalNc => {
+            let d = k.regs::<ty::F32>(4);
+            k.ld_global_nc(&d, g.clone())
+        }
+        St => {
+            let v = k.regs::<ty::U32>(2);
+            k.st_v(g.clone(), &v)
+        }
+        StOrdered => {
+            let v = r!(U32);
+            k.st_with(
+                &StOpts {
+                    order: MemOrder::Release(Scope::Sys),
+                    ..StOpts::default()
+                },
+                g.clone(),
+                &[v.into()],
+            )
+        }
+        MemEvictionPriority => {
+            let d = r!(U32);
+            k.ld_with(
+                &LdOpts {
+                    evict: Some(Evict::Last),
+                    ..LdOpts::default()
+                },
+                &[d],
+                g.clone(),
+            )
+        }
+        MemCacheHint => {
+            let (d, pol) = (r!(U32), r!(B64));
+            k.mov(pol, 0u64)?;
+            k.ld_with(
+                &LdOpts {
+                    cache_hint: Some(pol),
+                    ..LdOpts::default()
+                },
+                &[d],
+                g.clone(),
+            )
+        }
+        MemPrefetchSize => {
+            let d = r!(U32);
+            k.ld_with(
+                &LdOpts {
+                    prefetch: Some(PrefetchSize::B128),
+                    ..LdOpts::default()
+                },
+                &[d],
+                g.clone(),
+            )
+        }
+        MemScopeCluster => {
+            let d = r!(U32);
+            k.ld_with(
+                &LdOpts {
+                    order: MemOrder::Relaxed(Scope::Cluster),
+                    ..LdOpts::default()
+                },
+                &[d],
+                g.clone(),
+            )
+        }
+        MemSharedCluster => {
+            let (d, a) = (r!(U32), r!(U32));
+            k.ld(d, Addr::<spaces::SharedCluster>::reg32(a))
+        }
+        MemB128 => {
+            let d = r!(B128);
+            k.ld(d, g.clone())
+        }
+        Cvt => {
+            let (d, a, h) = (r!(S32), r!(F32), r!(F16));
+            k.cvt(d, a)?;
+            k.cvt(h, a)
+        }
+        CvtBf16F32 => {
+            let (d, a) = (r!(Bf16), r!(F32));
+            k.cvt(d, a)
+        }
+        CvtF32Bf16 => {
+            let (d, a) = (r!(F32), r!(Bf16));
+            k.cvt(d, a)
+        }
+        CvtBf16x2F32 => {
+            let (d, a) = (r!(Bf16x2), r!(F32));
+            k.cvt_pack_bf16x2(d, a, a, false)
+        }
+        CvtF16x2F32 => {
+            let (d, a) = (r!(F16x2), r!(F32));
+            k.cvt_pack_f16x2(d, a, a, true)
+        }
+        CvtTf32F32 => {
+            let (d, a) = (r!(B32), r!(F32));
+            k.cvt_tf32(d, a)
+        }
+        CvtF8x2F32 => {
+            let (d, a) = (r!(B16), r!(F32));
+            k.cvt_pack_f8x2(F8Kind::E4m3, d, a, a, false)
+        }
+        CvtF16x2F8x2 => {
+            let (d, a) = (r!(F16x2), r!(B16));
+            k.cvt_unpack_f8x2(F8Kind::E5m2, d, a, false)
+        }
+        Cvta => {
+            let d = r!(U64);
+            k.cvta_to(StateSpace::Global, d, out)
+        }
+        CvtaCluster => {
+            let d = r!(U64);
+            k.cvta_from(
+                StateSpace::Shared(crate::space::SharedScope::Cluster),
+                d,
+                out,
+            )
+        }
+        BarSync => k.bar_sync(0u32, None),
+        BarArrive => k.bar_arrive(1u32, 64u32),
+        BarRedPopc => {
+            let (d, p) = (r!(U32), k.pred());
+            k.setp(CmpOp::Eq, p, d, 0u32)?;
+            k.bar_red_popc(d, 0u32, None, p)
+        }
+        BarRedPred => {
+            let p = k.pred();
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.bar_red_pred(true, p, 0u32, None, PredSrc::not(p))
+        }
+        BarrierSync => k.barrier_sync(false, 2u32, Some(64u32.into())),
+        BarrierArrive => k.barrier_arrive(true, 3u32, 128u32),
+        Membar => k.membar(BarrierLevel::Gl),
+        Fence => k.fence(Some(FenceSem::AcqRel), Scope::Gpu),
+        FenceCluster => k.fence(None, Scope::Cluster),
+        AtomInt => {
+            let d = r!(U32);
+            k.atom(AtomOp::Add, d, g.clone(), 1u32)?;
+            let c = r!(B64);
+            k.atom_cas(c, g.clone(), 0u64, 1u64)
+        }
+        AtomF32 => {
+            let d = r!(F32);
+            k.atom(AtomOp::Add, d, g.clone(), 1.0f32)
+        }
+        AtomF64 => {
+            let d = r!(F64);
+            k.atom(AtomOp::Add, d, g.clone(), 1.0f64)
+        }
+        AtomF16 => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            k.atom(AtomOp::Add, d, g.clone(), a)
+        }
+        AtomBf16 => {
+            let (d, a) = (r!(Bf16x2), r!(Bf16x2));
+            k.atom(AtomOp::Add, d, g.clone(), a)
+        }
+        AtomOrdered => {
+            let d = r!(U32);
+            k.atom_with(
+                AtomSem::AcqRel,
+                Some(Scope::Gpu),
+                AtomOp::Add,
+                d,
+                g.clone(),
+                1u32,
+            )
+        }
+        RedInt => k.red(AtomOp::Max, g.clone(), 3i32),
+        RedF32 => k.red(AtomOp::Add, g.clone(), 1.0f32),
+        RedF64 => k.red_with(
+            AtomSem::Relaxed,
+            Some(Scope::Sys),
+            AtomOp::Add,
+            g.clone(),
+            1.0f64,
+        ),
+        RedF16 => {
+            let a = r!(F16);
+            k.red(AtomOp::Add, g.clone(), a)
+        }
+        RedBf16 => {
+            let a = r!(Bf16);
+            k.red(AtomOp::Add, g.clone(), a)
+        }
+        VoteSync => {
+            let p = k.pred();
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.vote_sync(VoteMode::Any, p, p, 0xFFFF_FFFFu32)
+        }
+        VoteBallot => {
+            let (d, p) = (r!(U32), k.pred());
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.vote_ballot(d, p, 0xFFFF_FFFFu32)
+        }
+        MatchAny => {
+            let d = r!(U32);
+            k.match_any(d, out, 0xFFFF_FFFFu32)
+        }
+        MatchAll => {
+            let (d, p, a) = (r!(U32), k.pred(), r!(B32));
+            k.match_all(d, Some(p), a, 0xFFFF_FFFFu32)
+        }
+        Activemask => {
+            let d = r!(U32);
+            k.activemask(d)
+        }
+        ReduxSync => {
+            let (d, a) = (r!(S32), r!(S32));
+            k.redux_sync(ReduxOp::Max, d, a, 0xFFFF_FFFFu32)
+        }
+        ElectSync => {
+            let p: Pred = k.pred();
+            k.elect_sync(Sinkable::Sink, p, 0xFFFF_FFFFu32)
+        }
+        Bra => {
+            let (l, p) = (k.label(), k.pred());
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.when(p).bra(l)?;
+            k.place(l)
+        }
+        Call => call_example(m, k),
+        Ret => Ok(()),
+        Exit => {
+            let p = k.pred();
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.when(p).exit()
+        }
+        Trap => {
+            let p = k.pred();
+            k.setp(CmpOp::Eq, p, out, 0u64)?;
+            k.when(p).trap()
+        }
+        Nanosleep => k.nanosleep(100u32),
+        DirReqNctaPerCluster => k.directive(Directive::ReqNctaPerCluster([2, 1, 1])),
+        DirExplicitCluster => k.directive(Directive::ExplicitCluster),
+        DirMaxClusterRank => k.directive(Directive::MaxClusterRank(4)),
+    }
+}
+
+/// A device function `square(x) -> x * x` and a call to it.
+fn call_example(m: &mut Module, k: &mut FunctionBuilder) -> Result<()> {
+    let mut f = m.func("square");
+    let ret = f.returns::<ty::F32>("result")?;
+    let x = f.param::<ty::F32>("x")?;
+    let v = f.load_param(&x)?;
+    f.mul(v, v, v)?;
+    f.store_return(&ret, v)?;
+    f.ret()?;
+    let func = f.finish()?;
+    let (a, d) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+    k.mov(a, 3.0f32)?;
+    k.call(
+        &func,
+        &[(a.as_ref(), crate::types::ScalarType::F32)],
+        Some((d.as_ref(), crate::types::ScalarType::F32)),
+    )?;
+    m.add(func)
+}

@@ -1,0 +1,95 @@
+//! The table of instruction forms: the one source of truth for gating, validation, docs and the
+//! catalog.
+//!
+//! Every row records a form's name (also its catalog file name), its syntax pattern (opcode
+//! modifiers and operands, see [`syntax`]), the lowest PTX ISA version that has it, the targets that
+//! have it, and the PTX ISA section it comes from. Builder methods name the row of each instruction
+//! they write; rows for optional features (an eviction-priority qualifier, a `.cluster` scope) are
+//! added as extra requirements by the methods that use them.
+
+pub mod syntax;
+mod table;
+
+pub use table::Form;
+
+use crate::target::{PtxVersion, Target, TargetSet};
+
+/// One row of the form table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormSpec {
+    /// The row.
+    pub form: Form,
+    /// A unique name such as `add.f32` (the catalog's file name).
+    pub name: &'static str,
+    /// The syntax pattern: `add{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b`.
+    pub syntax: &'static str,
+    /// The lowest PTX ISA version that has the form.
+    pub min_ptx: PtxVersion,
+    /// The targets that have the form.
+    pub targets: TargetSet,
+    /// The PTX ISA section that defines it.
+    pub section: &'static str,
+    /// True for feature rows (a qualifier that other forms take), false for instructions.
+    pub feature: bool,
+}
+
+impl Form {
+    /// The form's row.
+    pub fn spec(self) -> &'static FormSpec {
+        &table::FORMS[self as usize]
+    }
+
+    /// Every row, in table order.
+    pub fn all() -> &'static [FormSpec] {
+        table::FORMS
+    }
+
+    /// The row called `name`.
+    pub fn by_name(name: &str) -> Option<Form> {
+        table::FORMS.iter().find(|f| f.name == name).map(|f| f.form)
+    }
+
+    /// True when `target` has the form.
+    pub fn available_on(self, target: Target) -> bool {
+        self.spec().targets.has(target)
+    }
+
+    /// The lowest PTX version that can express the form on `target`: the larger of the form's and the
+    /// target's minimum.
+    pub fn min_ptx_on(self, target: Target) -> PtxVersion {
+        let later = table::LATER_ON
+            .iter()
+            .filter(|(f, set, _)| *f == self && set.has(target))
+            .map(|(_, _, v)| *v)
+            .max();
+        self.spec()
+            .min_ptx
+            .max(target.min_ptx())
+            .max(later.unwrap_or(PtxVersion::MIN))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_consistent() {
+        let mut names = std::collections::HashSet::new();
+        for (i, f) in Form::all().iter().enumerate() {
+            assert_eq!(f.form as usize, i, "row {} out of order", f.name);
+            assert!(names.insert(f.name), "duplicate form name {}", f.name);
+            assert!(!f.targets.is_empty(), "{} has no target", f.name);
+            assert!(
+                f.min_ptx <= PtxVersion::MAX,
+                "{} needs PTX {}",
+                f.name,
+                f.min_ptx
+            );
+            assert!(f.section.contains(' '), "{} cites no section", f.name);
+            syntax::Pattern::parse(f.syntax)
+                .unwrap_or_else(|e| panic!("{}: bad syntax pattern: {}", f.name, e.0));
+            assert_eq!(Form::by_name(f.name), Some(f.form));
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Instructions and their operands (PTX ISA 4.3 "Statements", 4.3.2 "Instruction Statements",
+//! chapter 6 "Instruction Operands").
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::forms::Form;
+use crate::reg::RegRef;
+use crate::space::Address;
+use crate::sreg::SpecialReg;
+use crate::types::ScalarType;
+
+/// A label: a branch target inside a function (PTX ISA 4.3 "Statements"), rendered `$L__<n>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(pub(crate) u32);
+
+impl Label {
+    /// The label's number within its function.
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$L__{}", self.0)
+    }
+}
+
+/// An immediate operand (PTX ISA 4.5 "Constants": integer, `0f` single and `0d` double hex floats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Imm {
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer (written in hex when large).
+    UInt(u64),
+    /// A single-precision float, by its bits (`0f3F800000`).
+    F32(u32),
+    /// A double-precision float, by its bits (`0d3FF0000000000000`).
+    F64(u64),
+}
+
+impl Imm {
+    /// The `f32` immediate for `x`.
+    pub fn f32(x: f32) -> Imm {
+        Imm::F32(x.to_bits())
+    }
+    /// The `f64` immediate for `x`.
+    pub fn f64(x: f64) -> Imm {
+        Imm::F64(x.to_bits())
+    }
+}
+
+impl fmt::Display for Imm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Imm::Int(i) => write!(f, "{i}"),
+            Imm::UInt(u) if u > 0xFFFF => write!(f, "0x{u:X}"),
+            Imm::UInt(u) => write!(f, "{u}"),
+            Imm::F32(b) => write!(f, "0f{b:08X}"),
+            Imm::F64(b) => write!(f, "0d{b:016X}"),
+        }
+    }
+}
+
+/// An operand.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// A register.
+    Reg(RegRef),
+    /// A negated predicate, `!p` (as a source, e.g. `setp`'s `c` operand).
+    NotPred(RegRef),
+    /// An immediate.
+    Imm(Imm),
+    /// A special register.
+    Sreg(SpecialReg),
+    /// A memory address `[...]`.
+    Addr(Address),
+    /// A vector in braces `{a, b, c, d}`.
+    Vector(Vec<Operand>),
+    /// A label.
+    Label(Label),
+    /// A symbol: a function, variable or parameter name.
+    Symbol(Cow<'static, str>),
+    /// The sink `_`.
+    Sink,
+    /// Two destinations written `p|q` (`setp`'s predicates; `d|p` of `shfl.sync`, `elect.sync`).
+    Pair(RegRef, RegRef),
+    /// `_|p`: a discarded first destination and a predicate (`elect.sync _|p, mask`).
+    SinkPair(RegRef),
+    /// A parenthesised list `(a, b)`: the return and argument lists of `call`.
+    List(Vec<Operand>),
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operand::Reg(r) => r.fmt(f),
+            Operand::NotPred(r) => write!(f, "!{r}"),
+            Operand::Imm(i) => i.fmt(f),
+            Operand::Sreg(s) => s.fmt(f),
+            Operand::Addr(a) => a.fmt(f),
+            Operand::Vector(v) => {
+                f.write_str("{")?;
+                for (i, o) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    o.fmt(f)?;
+                }
+                f.write_str("}")
+            }
+            Operand::Label(l) => l.fmt(f),
+            Operand::Symbol(s) => f.write_str(s),
+            Operand::Sink => f.write_str("_"),
+            Operand::Pair(p, q) => write!(f, "{p}|{q}"),
+            Operand::SinkPair(p) => write!(f, "_|{p}"),
+            Operand::List(v) => {
+                f.write_str("(")?;
+                for (i, o) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    o.fmt(f)?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
+/// A predicate guard, `@p` or `@!p` (PTX ISA 9.3 "Predicated Execution").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Guard {
+    /// The predicate register.
+    pub pred: RegRef,
+    /// True for `@!p`.
+    pub negated: bool,
+}
+
+impl fmt::Display for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.negated {
+            write!(f, "@!{}", self.pred)
+        } else {
+            write!(f, "@{}", self.pred)
+        }
+    }
+}
+
+/// One instruction: guard, opcode (mnemonic and dot-modifiers in order), operands.
+///
+/// The typed builder methods make these; the parser (later) will too. `form` links the instruction to
+/// its row of the form table, which says which targets and PTX versions have it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instruction {
+    /// `@p` / `@!p`.
+    pub guard: Option<Guard>,
+    /// The mnemonic: `add`, `cp.async.bulk.tensor` is `cp` with modifiers `async`, `bulk`...
+    pub mnemonic: Cow<'static, str>,
+    /// The dot-modifiers after the mnemonic, without dots, in order (type suffixes included).
+    pub modifiers: Vec<Cow<'static, str>>,
+    /// The operands.
+    pub operands: Vec<Operand>,
+    /// The form-table row, when known.
+    pub form: Option<Form>,
+    /// A comment written after the instruction.
+    pub comment: Option<String>,
+}
+
+impl Instruction {
+    /// An instruction with no operands yet.
+    pub fn new(mnemonic: impl Into<Cow<'static, str>>) -> Instruction {
+        Instruction {
+            guard: None,
+            mnemonic: mnemonic.into(),
+            modifiers: Vec::new(),
+            operands: Vec::new(),
+            form: None,
+            comment: None,
+        }
+    }
+
+    /// Appends a modifier (without its dot).
+    pub fn modifier(mut self, m: impl Into<Cow<'static, str>>) -> Instruction {
+        self.modifiers.push(m.into());
+        self
+    }
+
+    /// Appends a modifier when `cond` holds.
+    pub fn modifier_if(self, cond: bool, m: impl Into<Cow<'static, str>>) -> Instruction {
+        if cond { self.modifier(m) } else { self }
+    }
+
+    /// Appends a type suffix.
+    pub fn ty(self, t: ScalarType) -> Instruction {
+        self.modifier(t.name())
+    }
+
+    /// Appends an operand.
+    pub fn operand(mut self, o: impl Into<Operand>) -> Instruction {
+        self.operands.push(o.into());
+        self
+    }
+
+    /// The opcode as written: `add.rn.f32`.
+    pub fn opcode(&self) -> String {
+        let mut s = self.mnemonic.to_string();
+        for m in &self.modifiers {
+            s.push('.');
+            s.push_str(m);
+        }
+        s
+    }
+
+    /// The type suffixes among the modifiers, in order (`cvt.rn.f32.s32` gives f32, s32).
+    pub fn types(&self) -> impl Iterator<Item = ScalarType> + '_ {
+        self.modifiers
+            .iter()
+            .filter_map(|m| m.parse::<ScalarType>().ok())
+    }
+}
+
+impl From<RegRef> for Operand {
+    fn from(r: RegRef) -> Operand {
+        Operand::Reg(r)
+    }
+}
+impl From<Imm> for Operand {
+    fn from(i: Imm) -> Operand {
+        Operand::Imm(i)
+    }
+}
+impl From<SpecialReg> for Operand {
+    fn from(s: SpecialReg) -> Operand {
+        Operand::Sreg(s)
+    }
+}
+impl From<Address> for Operand {
+    fn from(a: Address) -> Operand {
+        Operand::Addr(a)
+    }
+}
+impl From<Label> for Operand {
+    fn from(l: Label) -> Operand {
+        Operand::Label(l)
+    }
+}
+impl<T: crate::reg::ty::RegType> From<crate::reg::Reg<T>> for Operand {
+    fn from(r: crate::reg::Reg<T>) -> Operand {
+        Operand::Reg(r.as_ref())
+    }
+}
+impl<T: crate::reg::ty::RegType> From<crate::reg::Sinkable<T>> for Operand {
+    fn from(r: crate::reg::Sinkable<T>) -> Operand {
+        match r {
+            crate::reg::Sinkable::Reg(r) => Operand::Reg(r.as_ref()),
+            crate::reg::Sinkable::Sink => Operand::Sink,
+        }
+    }
+}
+impl<S: crate::space::spaces::Space> From<crate::space::Addr<S>> for Operand {
+    fn from(a: crate::space::Addr<S>) -> Operand {
+        Operand::Addr(a.into_address())
+    }
+}
+
+/// A source operand of type `T`: a register or an immediate. Rust literals convert:
+/// `1u32` for `U32`/`B32`, `1i32` for `S32`, `1.0f32` for `F32`...
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src<T: crate::reg::ty::RegType> {
+    /// A register.
+    Reg(crate::reg::Reg<T>),
+    /// An immediate.
+    Imm(Imm),
+}
+
+impl<T: crate::reg::ty::RegType> From<Src<T>> for Operand {
+    fn from(s: Src<T>) -> Operand {
+        match s {
+            Src::Reg(r) => Operand::Reg(r.as_ref()),
+            Src::Imm(i) => Operand::Imm(i),
+        }
+    }
+}
+
+impl<T: crate::reg::ty::RegType> From<crate::reg::Reg<T>> for Src<T> {
+    fn from(r: crate::reg::Reg<T>) -> Src<T> {
+        Src::Reg(r)
+    }
+}
+
+macro_rules! src_from {
+    ($($rust:ty => $marker:ident, $imm:expr;)*) => {$(
+        impl From<$rust> for Src<crate::reg::ty::$marker> {
+            fn from(x: $rust) -> Self {
+                #[allow(clippy::redundant_closure_call)]
+                Src::Imm(($imm)(x))
+            }
+        }
+    )*};
+}
+
+src_from! {
+    u16 => U16, |x: u16| Imm::UInt(x as u64);
+    u16 => B16, |x: u16| Imm::UInt(x as u64);
+    i16 => S16, |x: i16| Imm::Int(x as i64);
+    u32 => U32, |x: u32| Imm::UInt(x as u64);
+    u32 => B32, |x: u32| Imm::UInt(x as u64);
+    i32 => S32, |x: i32| Imm::Int(x as i64);
+    u64 => U64, |x: u64| Imm::UInt(x);
+    u64 => B64, |x: u64| Imm::UInt(x);
+    i64 => S64, |x: i64| Imm::Int(x);
+    f32 => F32, Imm::f32;
+    f64 => F64, Imm::f64;
+}

@@ -1,0 +1,289 @@
+//! Typed virtual registers (PTX ISA 5.1.1 "Register State Space"; 5.4.6 "Parameterized Variable
+//! Names" for the `%r<N>` declaration blocks).
+//!
+//! The builder hands out [`Reg<T>`] values whose `T` is a marker type from [`ty`]; an operand of the
+//! wrong type does not compile. Each register type belongs to a [`RegClass`]: one `.reg` declaration
+//! block (`.reg .f32 %f<12>;`) per class and function.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::types::ScalarType;
+
+/// A register declaration class: its declared type and its name prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RegClass {
+    /// `.pred %p`
+    Pred,
+    /// `.b16 %rs`: 16-bit integers and bits.
+    B16,
+    /// `.b16 %h`: 16-bit floats (`.f16`, `.bf16`) and packed 8-bit floats.
+    H16,
+    /// `.b32 %r`: 32-bit integers and bits.
+    B32,
+    /// `.b32 %hh`: packed 16-bit float pairs (`.f16x2`, `.bf16x2`).
+    H32,
+    /// `.f32 %f`
+    F32,
+    /// `.b64 %rd`: 64-bit integers, bits and addresses.
+    B64,
+    /// `.f64 %fd`
+    F64,
+    /// `.b128 %q` (PTX 8.3+).
+    B128,
+}
+
+impl RegClass {
+    /// Every class, in declaration order.
+    pub const ALL: [RegClass; 9] = [
+        RegClass::Pred,
+        RegClass::B16,
+        RegClass::H16,
+        RegClass::B32,
+        RegClass::H32,
+        RegClass::F32,
+        RegClass::B64,
+        RegClass::F64,
+        RegClass::B128,
+    ];
+
+    /// The declared type of the class.
+    pub const fn decl_type(self) -> ScalarType {
+        match self {
+            RegClass::Pred => ScalarType::Pred,
+            RegClass::B16 | RegClass::H16 => ScalarType::B16,
+            RegClass::B32 | RegClass::H32 => ScalarType::B32,
+            RegClass::F32 => ScalarType::F32,
+            RegClass::B64 => ScalarType::B64,
+            RegClass::F64 => ScalarType::F64,
+            RegClass::B128 => ScalarType::B128,
+        }
+    }
+
+    /// The register name prefix (after `%`).
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            RegClass::Pred => "p",
+            RegClass::B16 => "rs",
+            RegClass::H16 => "h",
+            RegClass::B32 => "r",
+            RegClass::H32 => "hh",
+            RegClass::F32 => "f",
+            RegClass::B64 => "rd",
+            RegClass::F64 => "fd",
+            RegClass::B128 => "q",
+        }
+    }
+
+    /// The class whose prefix is `prefix`.
+    pub fn from_prefix(prefix: &str) -> Option<RegClass> {
+        RegClass::ALL.iter().copied().find(|c| c.prefix() == prefix)
+    }
+
+    /// The class a value of type `t` lives in, if registers of that type exist.
+    pub const fn for_type(t: ScalarType) -> Option<RegClass> {
+        use ScalarType::*;
+        Some(match t {
+            Pred => RegClass::Pred,
+            B16 | U16 | S16 => RegClass::B16,
+            F16 | Bf16 | E4m3x2 | E5m2x2 => RegClass::H16,
+            B32 | U32 | S32 => RegClass::B32,
+            F16x2 | Bf16x2 => RegClass::H32,
+            F32 | Tf32 => RegClass::F32,
+            B64 | U64 | S64 => RegClass::B64,
+            F64 => RegClass::F64,
+            B128 => RegClass::B128,
+            B8 | U8 | S8 | E4m3 | E5m2 => return None,
+        })
+    }
+}
+
+/// An untyped register reference: a class and an index within it (`%f3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RegRef {
+    /// The declaration class.
+    pub class: RegClass,
+    /// The index within the class's `%x<N>` block.
+    pub index: u32,
+}
+
+impl fmt::Display for RegRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}{}", self.class.prefix(), self.index)
+    }
+}
+
+/// Marker types for typed registers: `Reg<ty::F32>` holds an `.f32` value.
+pub mod ty {
+    use super::RegClass;
+    use crate::types::ScalarType;
+
+    /// A type that registers can hold.
+    pub trait RegType: Copy + Eq + std::fmt::Debug + Default + Send + Sync + 'static {
+        /// The PTX type of the values.
+        const TYPE: ScalarType;
+        /// The declaration class the registers belong to.
+        const CLASS: RegClass;
+    }
+
+    macro_rules! marker {
+        ($($name:ident => $st:ident, $class:ident;)*) => {$(
+            #[doc = concat!("Marker for registers holding `.", stringify!($st), "` values (PTX type ", stringify!($st), ").")]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+            pub struct $name;
+            impl RegType for $name {
+                const TYPE: ScalarType = ScalarType::$st;
+                const CLASS: RegClass = RegClass::$class;
+            }
+        )*};
+    }
+
+    marker! {
+        Pred => Pred, Pred;
+        B16 => B16, B16;
+        U16 => U16, B16;
+        S16 => S16, B16;
+        F16 => F16, H16;
+        Bf16 => Bf16, H16;
+        B32 => B32, B32;
+        U32 => U32, B32;
+        S32 => S32, B32;
+        F16x2 => F16x2, H32;
+        Bf16x2 => Bf16x2, H32;
+        F32 => F32, F32;
+        B64 => B64, B64;
+        U64 => U64, B64;
+        S64 => S64, B64;
+        F64 => F64, F64;
+        B128 => B128, B128;
+    }
+
+    /// Integer register types (`.uN`, `.sN`, `.bN` of 16, 32, 64 bits).
+    pub trait Int: RegType {}
+    impl Int for B16 {}
+    impl Int for U16 {}
+    impl Int for S16 {}
+    impl Int for B32 {}
+    impl Int for U32 {}
+    impl Int for S32 {}
+    impl Int for B64 {}
+    impl Int for U64 {}
+    impl Int for S64 {}
+
+    /// Floating-point register types, packed ones included.
+    pub trait Float: RegType {}
+    impl Float for F16 {}
+    impl Float for Bf16 {}
+    impl Float for F16x2 {}
+    impl Float for Bf16x2 {}
+    impl Float for F32 {}
+    impl Float for F64 {}
+
+    /// Types of 32 or 64 bits, the operands of the bit-manipulation instructions (`popc`, `brev`...).
+    pub trait Bits32Or64: RegType {}
+    impl Bits32Or64 for B32 {}
+    impl Bits32Or64 for U32 {}
+    impl Bits32Or64 for S32 {}
+    impl Bits32Or64 for B64 {}
+    impl Bits32Or64 for U64 {}
+    impl Bits32Or64 for S64 {}
+
+    /// Types that hold a 64-bit address.
+    pub trait Addr64: RegType {}
+    impl Addr64 for B64 {}
+    impl Addr64 for U64 {}
+    impl Addr64 for S64 {}
+
+    /// Types that hold a 32-bit (shared-window) address.
+    pub trait Addr32: RegType {}
+    impl Addr32 for B32 {}
+    impl Addr32 for U32 {}
+    impl Addr32 for S32 {}
+}
+
+use ty::RegType;
+
+/// A typed virtual register handed out by the builder.
+pub struct Reg<T: RegType> {
+    index: u32,
+    _ty: PhantomData<T>,
+}
+
+/// A predicate register (`.pred`).
+pub type Pred = Reg<ty::Pred>;
+
+impl<T: RegType> Reg<T> {
+    /// The register with this index in its class. Registers are normally handed out by the builder;
+    /// a hand-made one must have been allocated, or the module will not validate.
+    pub const fn from_index(index: u32) -> Reg<T> {
+        Reg {
+            index,
+            _ty: PhantomData,
+        }
+    }
+
+    /// The index within the class.
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+
+    /// The untyped reference.
+    pub const fn as_ref(self) -> RegRef {
+        RegRef {
+            class: T::CLASS,
+            index: self.index,
+        }
+    }
+
+    /// Views the same register as another type of the same class (`Reg<U32>` as `Reg<S32>`): no
+    /// instruction, since both are declared with the class's type.
+    pub fn retype<U: RegType>(self) -> Option<Reg<U>> {
+        (U::CLASS == T::CLASS).then_some(Reg {
+            index: self.index,
+            _ty: PhantomData,
+        })
+    }
+}
+
+impl<T: RegType> Clone for Reg<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: RegType> Copy for Reg<T> {}
+impl<T: RegType> PartialEq for Reg<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+impl<T: RegType> Eq for Reg<T> {}
+impl<T: RegType> std::hash::Hash for Reg<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.index.hash(state)
+    }
+}
+impl<T: RegType> fmt::Debug for Reg<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.as_ref(), T::TYPE)
+    }
+}
+impl<T: RegType> fmt::Display for Reg<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_ref().fmt(f)
+    }
+}
+
+/// The `_` sink or a register of type `T`: destinations that may be discarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sinkable<T: RegType> {
+    /// A register.
+    Reg(Reg<T>),
+    /// `_`: the result is discarded.
+    Sink,
+}
+
+impl<T: RegType> From<Reg<T>> for Sinkable<T> {
+    fn from(r: Reg<T>) -> Self {
+        Sinkable::Reg(r)
+    }
+}
