@@ -759,6 +759,56 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
     ))
 }
 
+/// The built-in `vector_add`, written by the PTX builder (`ptxkit::kernels`), through the runtime.
+/// Its `.maxntid 256` makes the function's thread limit 256: a 512-thread launch is refused on the
+/// host.
+fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
+    let module =
+        ptxkit::kernels::vector_add(ptxkit::isa::Target::Sm90a).map_err(|e| e.to_string())?;
+    let ptx = module.to_ptx().map_err(|e| e.to_string())?;
+    let sig = KernelSignature::new(
+        "vector_add",
+        vec![
+            Param::tensor("a", DType::F32, vec!["n".into()]),
+            Param::tensor("b", DType::F32, vec!["n".into()]),
+            Param::tensor("c", DType::F32, vec!["n".into()]),
+            Param::extent_u32("n"),
+        ],
+    );
+    let k = c
+        .dev
+        .kernel(&ptx, &JitOptions::default(), sig)
+        .map_err(e2s)?;
+    let n = 100_003;
+    let (ha, hb) = (c.rng.vec_f32(n), c.rng.vec_f32(n));
+    let a = DeviceTensor::from_host(&c.stream, &ha, vec![n]).map_err(e2s)?;
+    let b = DeviceTensor::from_host(&c.stream, &hb, vec![n]).map_err(e2s)?;
+    let mut out = DeviceTensor::from_host(&c.stream, &vec![f32::NAN; n], vec![n]).map_err(e2s)?;
+    let block = 256; // the kernel's `.maxntid`
+    let refused = k
+        .launch(
+            &c.stream,
+            &LaunchConfig::for_elements(n, 2 * block),
+            &mut [(&a).into(), (&b).into(), (&mut out).into()],
+        )
+        .err()
+        .ok_or("a 512-thread launch of a .maxntid 256 kernel was not refused")?;
+    k.launch(
+        &c.stream,
+        &LaunchConfig::for_elements(n, block),
+        &mut [(&a).into(), (&b).into(), (&mut out).into()],
+    )
+    .map_err(e2s)?;
+    let got = out.to_host(&c.stream).map_err(e2s)?;
+    let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
+    if got != want {
+        return Err(format!("max rel err {}", max_rel_err(&got, &want)));
+    }
+    Ok(format!(
+        "builder PTX, n={n}: exact; 512 threads refused: {refused}"
+    ))
+}
+
 fn case_no_device(_c: &mut Ctx) -> CaseResult {
     match Device::new(99) {
         Err(e @ RuntimeError::NoDevice { .. }) => Ok(e.to_string()),
@@ -783,7 +833,7 @@ fn gpu_suite() {
         rng: Rng::fresh(),
     };
     type Case = fn(&mut Ctx) -> CaseResult;
-    let cases: [(&str, Case); 12] = [
+    let cases: [(&str, Case); 13] = [
         ("attributes", case_attributes),
         ("vadd (symbolic n)", case_vadd),
         ("scale (scalar, 2-D)", case_scale),
@@ -795,6 +845,7 @@ fn gpu_suite() {
         ("dyn smem > 48 KB", case_bigsmem),
         ("cluster launch", case_cluster),
         ("tensor map + TMA", case_tensor_map),
+        ("built-in vector_add (builder)", case_builtin_vector_add),
         ("no such device", case_no_device),
     ];
     let mut rows = Vec::new();
