@@ -809,6 +809,34 @@ fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
     ))
 }
 
+/// Inputs written on one stream, the kernel on a second, the result read back on the first: the
+/// launcher's cudarc guards must order all three (no explicit synchronisation here).
+fn case_cross_stream(c: &mut Ctx) -> CaseResult {
+    let k = c
+        .dev
+        .kernel(VADD, &JitOptions::default(), vadd_sig())
+        .map_err(e2s)?;
+    let other = c.dev.new_stream().map_err(e2s)?;
+    let n = 1 << 24;
+    let (ha, hb) = (c.rng.vec_f32(n), c.rng.vec_f32(n));
+    let a = DeviceTensor::from_host(&c.stream, &ha, vec![n]).map_err(e2s)?;
+    let b = DeviceTensor::from_host(&c.stream, &hb, vec![n]).map_err(e2s)?;
+    let mut out = DeviceTensor::from_host(&c.stream, &vec![f32::NAN; n], vec![n]).map_err(e2s)?;
+    k.launch(
+        &other,
+        &LaunchConfig::for_elements(n, 256),
+        &mut [(&a).into(), (&b).into(), (&mut out).into()],
+    )
+    .map_err(e2s)?;
+    let got = out.to_host(&c.stream).map_err(e2s)?;
+    let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
+    if got != want {
+        let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        return Err(format!("{bad} of {n} differ"));
+    }
+    Ok(format!("n={n}: exact without explicit synchronisation"))
+}
+
 fn case_no_device(_c: &mut Ctx) -> CaseResult {
     match Device::new(99) {
         Err(e @ RuntimeError::NoDevice { .. }) => Ok(e.to_string()),
@@ -833,7 +861,7 @@ fn gpu_suite() {
         rng: Rng::fresh(),
     };
     type Case = fn(&mut Ctx) -> CaseResult;
-    let cases: [(&str, Case); 13] = [
+    let cases: [(&str, Case); 14] = [
         ("attributes", case_attributes),
         ("vadd (symbolic n)", case_vadd),
         ("scale (scalar, 2-D)", case_scale),
@@ -846,6 +874,7 @@ fn gpu_suite() {
         ("cluster launch", case_cluster),
         ("tensor map + TMA", case_tensor_map),
         ("built-in vector_add (builder)", case_builtin_vector_add),
+        ("cross-stream ordering", case_cross_stream),
         ("no such device", case_no_device),
     ];
     let mut rows = Vec::new();
