@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod kernels;
+pub mod runtime;
 
 pub use layouts;
 pub use ptx_isa as isa;

@@ -1,0 +1,638 @@
+//! Checking launch arguments against a [`KernelSignature`] and packing the parameter buffer.
+//!
+//! Everything here is pure: it works on [`ArgDesc`]riptions (dtype, shape, address, device of each
+//! argument), so every check runs without a GPU. The launcher builds the descriptions from the live
+//! arguments, calls [`check_and_pack`], and launches only when it returns `Ok`.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+use super::dtype::{DType, Scalar};
+use super::error::{Result, RuntimeError, SymbolSource};
+use super::signature::{Extent, KernelSignature, Param, shape_text};
+use super::tensor_map::TensorMap;
+
+/// What the launcher knows of a device tensor argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorDesc {
+    /// Element type.
+    pub dtype: DType,
+    /// Shape, outermost first.
+    pub shape: Vec<usize>,
+    /// Device address of the first element.
+    pub addr: u64,
+    /// Ordinal of the device that holds it.
+    pub device: usize,
+}
+
+/// A description of one launch argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgDesc {
+    /// A device tensor.
+    Tensor(TensorDesc),
+    /// A scalar.
+    Scalar(Scalar),
+    /// An encoded tensor map.
+    TensorMap(TensorMap),
+}
+
+impl ArgDesc {
+    fn kind_text(&self) -> String {
+        match self {
+            ArgDesc::Tensor(t) => format!("tensor {}{:?}", t.dtype, t.shape),
+            ArgDesc::Scalar(s) => format!("scalar {}", s.dtype()),
+            ArgDesc::TensorMap(_) => "tensor map".to_string(),
+        }
+    }
+}
+
+/// The largest parameter buffer a kernel may take on Volta and later with CUDA 12.1+ (CUDA C++
+/// Programming Guide, "Function Parameters": 32,764 bytes).
+pub const MAX_PARAM_BYTES: usize = 32_764;
+
+/// A 64-byte aligned chunk: the storage unit of [`ParamBuffer`], so that a tensor map inside it
+/// keeps the 64-byte alignment `.param .align 64` asks for.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Chunk([u8; 64]);
+
+/// The packed kernel parameters, laid out as the PTX `.param` space lays them out: each parameter
+/// at the next offset aligned to its alignment (PTX ISA 5.1.6.1).
+#[derive(Debug, Clone)]
+pub struct ParamBuffer {
+    chunks: Vec<Chunk>,
+    offsets: Vec<usize>,
+    sizes: Vec<usize>,
+    len: usize,
+}
+
+impl ParamBuffer {
+    fn with_layout(layout: &[(usize, usize)]) -> ParamBuffer {
+        let mut offsets = Vec::with_capacity(layout.len());
+        let mut sizes = Vec::with_capacity(layout.len());
+        let mut len = 0usize;
+        for &(size, align) in layout {
+            let off = len.div_ceil(align) * align;
+            offsets.push(off);
+            sizes.push(size);
+            len = off + size;
+        }
+        let chunks = vec![Chunk([0; 64]); len.div_ceil(64).max(1)];
+        ParamBuffer {
+            chunks,
+            offsets,
+            sizes,
+            len,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = self.chunks.len() * 64;
+        // SAFETY: `Chunk` is `repr(C)` over `[u8; 64]` with no padding, so the chunks are `n`
+        // contiguous initialised bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.chunks.as_mut_ptr().cast::<u8>(), n) }
+    }
+
+    /// The packed bytes (`len()` of them).
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: as in `bytes_mut`.
+        let all = unsafe {
+            std::slice::from_raw_parts(self.chunks.as_ptr().cast::<u8>(), self.chunks.len() * 64)
+        };
+        &all[..self.len]
+    }
+
+    fn write(&mut self, index: usize, value: &[u8]) {
+        let off = self.offsets[index];
+        debug_assert_eq!(value.len(), self.sizes[index]);
+        self.bytes_mut()[off..off + value.len()].copy_from_slice(value);
+    }
+
+    /// Byte offset of each parameter.
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// Total size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the kernel takes no parameters.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// The `kernelParams` array for `cuLaunchKernelEx`: one pointer per parameter, into this
+    /// buffer. Valid while the buffer lives and is not moved.
+    pub fn kernel_params(&mut self) -> Vec<*mut c_void> {
+        let base = self.chunks.as_mut_ptr().cast::<u8>();
+        // SAFETY: every offset is < len <= chunks.len() * 64.
+        self.offsets
+            .iter()
+            .map(|&o| unsafe { base.add(o) }.cast::<c_void>())
+            .collect()
+    }
+}
+
+/// The values of the symbolic extents, by name, as read from the tensor arguments.
+pub type Symbols = BTreeMap<String, u64>;
+
+/// Checks `args` against `sig` for a launch on device `device` and packs the parameter buffer.
+///
+/// Checks, in order: the argument count; then for each argument its kind, dtype, device, rank,
+/// fixed extents and alignment; then that every symbolic extent has one value across all tensors
+/// and fits the type of its [`Param::SymbolicExtent`]. The first failure is returned.
+pub fn check_and_pack(
+    sig: &KernelSignature,
+    args: &[ArgDesc],
+    device: usize,
+) -> Result<(ParamBuffer, Symbols)> {
+    let expected = sig.argument_count();
+    if args.len() != expected {
+        let params: Vec<String> = sig
+            .params
+            .iter()
+            .filter(|p| p.takes_argument())
+            .map(|p| format!("{}: {}", p.name(), p.kind_text()))
+            .collect();
+        return Err(RuntimeError::ArgCount {
+            kernel: sig.name.clone(),
+            expected,
+            got: args.len(),
+            params: params.join(", "),
+        });
+    }
+
+    // Each caller argument, matched to its parameter index.
+    let taking: Vec<usize> = sig
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.takes_argument())
+        .map(|(i, _)| i)
+        .collect();
+
+    let mut sources: BTreeMap<String, Vec<SymbolSource>> = BTreeMap::new();
+    for (arg, &pi) in args.iter().zip(&taking) {
+        check_one(&sig.params[pi], arg, device, &mut sources)?;
+    }
+
+    let mut symbols = Symbols::new();
+    for (symbol, values) in &sources {
+        let first = values[0].value;
+        if values.iter().any(|v| v.value != first) {
+            return Err(RuntimeError::SymbolMismatch {
+                symbol: symbol.clone(),
+                values: values.clone(),
+            });
+        }
+        symbols.insert(symbol.clone(), first as u64);
+    }
+
+    let layout: Vec<(usize, usize)> = sig.params.iter().map(Param::layout).collect();
+    let mut buf = ParamBuffer::with_layout(&layout);
+    if buf.len() > MAX_PARAM_BYTES {
+        return Err(RuntimeError::InvalidLaunch {
+            reason: format!(
+                "the parameters take {} bytes; a kernel takes at most {MAX_PARAM_BYTES}",
+                buf.len()
+            ),
+        });
+    }
+
+    let mut next_arg = args.iter();
+    for (pi, param) in sig.params.iter().enumerate() {
+        match param {
+            Param::SymbolicExtent { name, dtype } => {
+                let value = *symbols
+                    .get(name)
+                    .ok_or_else(|| RuntimeError::UnboundSymbol {
+                        symbol: name.clone(),
+                    })?;
+                let bytes = extent_bytes(name, value, *dtype)?;
+                buf.write(pi, &bytes);
+            }
+            _ => {
+                // The count check above guarantees one argument per taking parameter.
+                let Some(arg) = next_arg.next() else {
+                    unreachable!("argument count was checked");
+                };
+                match arg {
+                    ArgDesc::Tensor(t) => buf.write(pi, &t.addr.to_le_bytes()),
+                    ArgDesc::Scalar(s) => buf.write(pi, &s.to_le_bytes()),
+                    ArgDesc::TensorMap(m) => buf.write(pi, m.as_bytes()),
+                }
+            }
+        }
+    }
+    Ok((buf, symbols))
+}
+
+fn extent_bytes(symbol: &str, value: u64, dtype: DType) -> Result<Vec<u8>> {
+    let overflow = || RuntimeError::ExtentOverflow {
+        symbol: symbol.to_string(),
+        value,
+        dtype,
+    };
+    match dtype.integer_max() {
+        Some(max) if value <= max => {}
+        Some(_) => return Err(overflow()),
+        None => {
+            return Err(RuntimeError::ArgKind {
+                param: symbol.to_string(),
+                expected: "integer type for a symbolic extent".to_string(),
+                got: dtype.to_string(),
+            });
+        }
+    }
+    // Little-endian truncation to the declared width: the value fits, checked above.
+    Ok(value.to_le_bytes()[..dtype.size_bytes()].to_vec())
+}
+
+fn check_one(
+    param: &Param,
+    arg: &ArgDesc,
+    device: usize,
+    sources: &mut BTreeMap<String, Vec<SymbolSource>>,
+) -> Result<()> {
+    let kind_err = || RuntimeError::ArgKind {
+        param: param.name().to_string(),
+        expected: param.kind_text(),
+        got: arg.kind_text(),
+    };
+    match (param, arg) {
+        (
+            Param::Tensor {
+                name,
+                dtype,
+                shape,
+                align,
+            },
+            ArgDesc::Tensor(t),
+        ) => {
+            if t.dtype != *dtype {
+                return Err(RuntimeError::ArgDtype {
+                    param: name.clone(),
+                    expected: *dtype,
+                    got: t.dtype,
+                });
+            }
+            if t.device != device {
+                return Err(RuntimeError::WrongDevice {
+                    param: name.clone(),
+                    expected: device,
+                    got: t.device,
+                });
+            }
+            let shape_err = |reason: String| RuntimeError::ArgShape {
+                param: name.clone(),
+                expected: shape_text(shape),
+                got: t.shape.clone(),
+                reason,
+            };
+            if t.shape.len() != shape.len() {
+                return Err(shape_err(format!(
+                    "rank {} where the parameter has rank {}",
+                    t.shape.len(),
+                    shape.len()
+                )));
+            }
+            for (dim, (want, &got)) in shape.iter().zip(&t.shape).enumerate() {
+                match want {
+                    Extent::Fixed(n) if *n != got => {
+                        return Err(shape_err(format!("dimension {dim} is {got}, not {n}")));
+                    }
+                    Extent::Fixed(_) => {}
+                    Extent::Symbol(s) => sources.entry(s.clone()).or_default().push(SymbolSource {
+                        param: name.clone(),
+                        dim,
+                        value: got,
+                    }),
+                }
+            }
+            let align = (*align).max(1) as u64;
+            if t.addr % align != 0 {
+                return Err(RuntimeError::Misaligned {
+                    param: name.clone(),
+                    align: align as usize,
+                    addr: t.addr,
+                });
+            }
+            Ok(())
+        }
+        (Param::Scalar { name, dtype }, ArgDesc::Scalar(s)) => {
+            if s.dtype() != *dtype {
+                return Err(RuntimeError::ArgDtype {
+                    param: name.clone(),
+                    expected: *dtype,
+                    got: s.dtype(),
+                });
+            }
+            Ok(())
+        }
+        (Param::TensorMap { .. }, ArgDesc::TensorMap(_)) => Ok(()),
+        _ => Err(kind_err()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vadd() -> KernelSignature {
+        KernelSignature::new(
+            "vadd",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::tensor("b", DType::F32, vec!["n".into()]),
+                Param::tensor_aligned("c", DType::F32, vec!["n".into()], 16),
+                Param::extent_u32("n"),
+            ],
+        )
+    }
+
+    fn t(dtype: DType, shape: &[usize], addr: u64) -> ArgDesc {
+        ArgDesc::Tensor(TensorDesc {
+            dtype,
+            shape: shape.to_vec(),
+            addr,
+            device: 0,
+        })
+    }
+
+    #[test]
+    fn good_arguments_pack_pointers_and_the_extent() {
+        let args = [
+            t(DType::F32, &[100], 0x1000),
+            t(DType::F32, &[100], 0x2000),
+            t(DType::F32, &[100], 0x3000),
+        ];
+        let (buf, symbols) = check_and_pack(&vadd(), &args, 0).unwrap();
+        assert_eq!(symbols.get("n"), Some(&100));
+        assert_eq!(buf.offsets(), &[0, 8, 16, 24]);
+        assert_eq!(buf.len(), 28);
+        let b = buf.bytes();
+        assert_eq!(u64::from_le_bytes(b[0..8].try_into().unwrap()), 0x1000);
+        assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), 0x3000);
+        assert_eq!(u32::from_le_bytes(b[24..28].try_into().unwrap()), 100);
+    }
+
+    #[test]
+    fn wrong_count() {
+        let args = [t(DType::F32, &[4], 0x1000)];
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RuntimeError::ArgCount {
+                    expected: 3,
+                    got: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("a: tensor f32[n]"), "{e}");
+    }
+
+    #[test]
+    fn wrong_dtype() {
+        let args = [
+            t(DType::F32, &[4], 0x1000),
+            t(DType::F16, &[4], 0x2000),
+            t(DType::F32, &[4], 0x3000),
+        ];
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        match e {
+            RuntimeError::ArgDtype {
+                param,
+                expected,
+                got,
+            } => {
+                assert_eq!(
+                    (param.as_str(), expected, got),
+                    ("b", DType::F32, DType::F16)
+                );
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn wrong_kind() {
+        let args = [
+            t(DType::F32, &[4], 0x1000),
+            ArgDesc::Scalar(Scalar::F32(1.0)),
+            t(DType::F32, &[4], 0x3000),
+        ];
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::ArgKind { ref param, .. } if param == "b"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn symbols_must_agree() {
+        let args = [
+            t(DType::F32, &[4], 0x1000),
+            t(DType::F32, &[5], 0x2000),
+            t(DType::F32, &[4], 0x3000),
+        ];
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        match &e {
+            RuntimeError::SymbolMismatch { symbol, values } => {
+                assert_eq!(symbol, "n");
+                let got: Vec<(&str, usize)> =
+                    values.iter().map(|v| (v.param.as_str(), v.value)).collect();
+                assert_eq!(got, [("a", 4), ("b", 5), ("c", 4)]);
+            }
+            e => panic!("{e}"),
+        }
+        assert!(e.to_string().contains("b.shape[0] = 5"), "{e}");
+    }
+
+    #[test]
+    fn rank_and_fixed_extents() {
+        let sig = KernelSignature::new(
+            "scale",
+            vec![
+                Param::tensor("x", DType::F32, vec!["m".into(), 64.into()]),
+                Param::scalar("s", DType::F32),
+            ],
+        );
+        let e = check_and_pack(
+            &sig,
+            &[t(DType::F32, &[8], 0), ArgDesc::Scalar(Scalar::F32(2.0))],
+            0,
+        )
+        .unwrap_err();
+        assert!(matches!(e, RuntimeError::ArgShape { .. }), "{e}");
+        assert!(e.to_string().contains("rank 1"), "{e}");
+        let e = check_and_pack(
+            &sig,
+            &[
+                t(DType::F32, &[8, 32], 0),
+                ArgDesc::Scalar(Scalar::F32(2.0)),
+            ],
+            0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("dimension 1 is 32, not 64"), "{e}");
+        let e = check_and_pack(
+            &sig,
+            &[
+                t(DType::F32, &[8, 64], 0),
+                ArgDesc::Scalar(Scalar::F64(2.0)),
+            ],
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RuntimeError::ArgDtype {
+                    expected: DType::F32,
+                    got: DType::F64,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let (buf, _) = check_and_pack(
+            &sig,
+            &[
+                t(DType::F32, &[8, 64], 0x100),
+                ArgDesc::Scalar(Scalar::F32(2.0)),
+            ],
+            0,
+        )
+        .unwrap();
+        assert_eq!(&buf.bytes()[8..12], &2.0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn misaligned() {
+        let args = [
+            t(DType::F32, &[4], 0x1004),
+            t(DType::F32, &[4], 0x2000),
+            t(DType::F32, &[4], 0x3004),
+        ];
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::Misaligned { ref param, align: 16, addr: 0x3004 } if param == "c"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_device() {
+        let mut args = vec![
+            t(DType::F32, &[4], 0x1000),
+            t(DType::F32, &[4], 0x2000),
+            t(DType::F32, &[4], 0x3000),
+        ];
+        if let ArgDesc::Tensor(d) = &mut args[1] {
+            d.device = 1;
+        }
+        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RuntimeError::WrongDevice {
+                    expected: 0,
+                    got: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unbound_and_overflowing_symbols() {
+        let sig = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::extent_u32("m"),
+            ],
+        );
+        let e = check_and_pack(&sig, &[t(DType::U8, &[4], 0)], 0).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::UnboundSymbol { ref symbol } if symbol == "m"),
+            "{e}"
+        );
+
+        let sig = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::SymbolicExtent {
+                    name: "n".into(),
+                    dtype: DType::U16,
+                },
+            ],
+        );
+        let e = check_and_pack(&sig, &[t(DType::U8, &[70_000], 0)], 0).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::ExtentOverflow { value: 70_000, .. }),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tensor_map_is_64_aligned_in_the_buffer() {
+        let sig = KernelSignature::new(
+            "tma",
+            vec![
+                Param::scalar("flag", DType::U32),
+                Param::tensor_map("map"),
+                Param::tensor("out", DType::U8, vec![16.into()]),
+            ],
+        );
+        let mut map = TensorMap::zeroed();
+        map.as_bytes_mut()[0] = 0xab;
+        map.as_bytes_mut()[127] = 0xcd;
+        let args = [
+            ArgDesc::Scalar(Scalar::U32(3)),
+            ArgDesc::TensorMap(map),
+            t(DType::U8, &[16], 0x40),
+        ];
+        let (mut buf, _) = check_and_pack(&sig, &args, 0).unwrap();
+        assert_eq!(buf.offsets(), &[0, 64, 192]);
+        assert_eq!(buf.bytes()[64], 0xab);
+        assert_eq!(buf.bytes()[191], 0xcd);
+        let ptrs = buf.kernel_params();
+        assert_eq!(ptrs[1] as usize % 64, 0);
+        assert!(!sig.params[0].kind_text().is_empty());
+        let e = check_and_pack(
+            &sig,
+            &[
+                ArgDesc::Scalar(Scalar::U32(3)),
+                ArgDesc::Scalar(Scalar::U32(3)),
+                t(DType::U8, &[16], 0),
+            ],
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::ArgKind { ref param, .. } if param == "map"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn oversize_parameter_list() {
+        let params = (0..300)
+            .map(|i| Param::tensor_map(format!("m{i}")))
+            .collect();
+        let sig = KernelSignature::new("big", params);
+        let args: Vec<ArgDesc> = (0..300)
+            .map(|_| ArgDesc::TensorMap(TensorMap::zeroed()))
+            .collect();
+        let e = check_and_pack(&sig, &args, 0).unwrap_err();
+        assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+    }
+}

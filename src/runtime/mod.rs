@@ -1,0 +1,63 @@
+//! The runtime: open a device, JIT-load PTX through the CUDA driver, check arguments against a
+//! kernel signature, and launch through `cuLaunchKernelEx`; encode TMA tensor maps.
+//!
+//! The driver is loaded dynamically (cudarc), so a machine without libcuda or without a GPU gets
+//! [`RuntimeError::NoDriver`] / [`RuntimeError::NoDevice`] from [`Device::new`], never a panic.
+//! Every check (arguments, launch configuration, tensor-map rules, JIT log reading) is a pure
+//! function over descriptions and runs without a GPU.
+//!
+//! ```
+//! use ptxkit::runtime::{ArgDesc, DType, KernelSignature, Param, TensorDesc, check_and_pack};
+//!
+//! // vadd(a: f32[n], b: f32[n], c: f32[n], n: u32): `n` is read from the tensors' shapes.
+//! let sig = KernelSignature::new("vadd", vec![
+//!     Param::tensor("a", DType::F32, vec!["n".into()]),
+//!     Param::tensor("b", DType::F32, vec!["n".into()]),
+//!     Param::tensor("c", DType::F32, vec!["n".into()]),
+//!     Param::extent_u32("n"),
+//! ]);
+//! let t = |addr, len| ArgDesc::Tensor(TensorDesc {
+//!     dtype: DType::F32, shape: vec![len], addr, device: 0,
+//! });
+//! let (_, symbols) = check_and_pack(&sig, &[t(0x1000, 100), t(0x2000, 100), t(0x3000, 100)], 0)?;
+//! assert_eq!(symbols["n"], 100);
+//! let err = check_and_pack(&sig, &[t(0x1000, 100), t(0x2000, 99), t(0x3000, 100)], 0);
+//! assert!(err.unwrap_err().to_string().contains("b.shape[0] = 99"));
+//!
+//! // On a machine without a GPU, opening a device is an error, not a panic.
+//! if let Err(e) = ptxkit::runtime::Device::new(0) {
+//!     println!("no GPU here: {e}");
+//! }
+//! # Ok::<(), ptxkit::runtime::RuntimeError>(())
+//! ```
+
+mod args;
+mod device;
+mod dtype;
+mod error;
+mod jit;
+mod launch;
+mod module;
+mod signature;
+mod tensor;
+mod tensor_map;
+
+pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
+pub use device::{Device, DeviceAttributes, device_count, driver_available};
+pub use dtype::{DType, Element, Scalar};
+pub use error::{Result, RuntimeError, SymbolSource};
+pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
+pub use launch::{
+    Kernel, LaunchConfig, LaunchLimits, LaunchPlan, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
+    check_launch,
+};
+pub use module::{Module, ModuleCache};
+pub use signature::{Extent, KernelSignature, Param};
+pub use tensor::{Arg, DeviceTensor, TensorArg};
+pub use tensor_map::{
+    Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapDType, TensorMapDesc,
+    TensorMapRule, check_tensor_map,
+};
+
+/// cudarc's driver layer, re-exported for slices and streams.
+pub use cudarc::driver as cuda;

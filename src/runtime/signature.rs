@@ -1,0 +1,335 @@
+//! A kernel's parameter list, as the host launcher sees it.
+//!
+//! Until the kernel-definition layer exists, this is how a caller tells the launcher what a PTX
+//! entry point takes. The order of [`KernelSignature::params`] is the order of the `.param`
+//! declarations of the `.entry`.
+
+use std::fmt;
+
+use super::dtype::DType;
+use super::error::{Result, RuntimeError};
+
+/// One extent of a tensor parameter's shape: a fixed number, or a named symbol whose value is read
+/// from the arguments at launch (all tensors that name it must agree).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Extent {
+    /// A fixed extent.
+    Fixed(usize),
+    /// A symbolic extent, such as `n`.
+    Symbol(String),
+}
+
+impl Extent {
+    /// A symbolic extent.
+    pub fn sym(name: impl Into<String>) -> Extent {
+        Extent::Symbol(name.into())
+    }
+}
+
+impl From<usize> for Extent {
+    fn from(n: usize) -> Extent {
+        Extent::Fixed(n)
+    }
+}
+
+impl From<&str> for Extent {
+    fn from(name: &str) -> Extent {
+        Extent::Symbol(name.to_string())
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Extent::Fixed(n) => write!(f, "{n}"),
+            Extent::Symbol(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Writes a shape as `[n, 64]`.
+pub(crate) fn shape_text(shape: &[Extent]) -> String {
+    let parts: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// One kernel parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Param {
+    /// A device tensor, passed as a 64-bit global address (`.param .u64`).
+    Tensor {
+        /// Parameter name, for messages.
+        name: String,
+        /// Element type.
+        dtype: DType,
+        /// Shape, outermost first (row-major).
+        shape: Vec<Extent>,
+        /// Required alignment of the base address, in bytes (a power of two; 1 for none).
+        align: usize,
+    },
+    /// A scalar passed by value.
+    Scalar {
+        /// Parameter name.
+        name: String,
+        /// Its type.
+        dtype: DType,
+    },
+    /// The value of a symbolic extent, passed automatically: the launcher reads it from the shapes
+    /// of the tensor arguments; the caller passes nothing for it.
+    SymbolicExtent {
+        /// The symbol, as written in the tensors' shapes.
+        name: String,
+        /// The integer type the kernel declares for it (`u32`, `u64`, `i32` or `i64`).
+        dtype: DType,
+    },
+    /// A TMA tensor map passed by value: `.param .align 64 .b8 name[128]`.
+    TensorMap {
+        /// Parameter name.
+        name: String,
+    },
+}
+
+impl Param {
+    /// A tensor parameter with no alignment requirement beyond its element size.
+    pub fn tensor(name: impl Into<String>, dtype: DType, shape: Vec<Extent>) -> Param {
+        Param::Tensor {
+            name: name.into(),
+            dtype,
+            shape,
+            align: dtype.size_bytes(),
+        }
+    }
+
+    /// A tensor parameter whose base address must be `align`-byte aligned.
+    pub fn tensor_aligned(
+        name: impl Into<String>,
+        dtype: DType,
+        shape: Vec<Extent>,
+        align: usize,
+    ) -> Param {
+        Param::Tensor {
+            name: name.into(),
+            dtype,
+            shape,
+            align,
+        }
+    }
+
+    /// A scalar parameter.
+    pub fn scalar(name: impl Into<String>, dtype: DType) -> Param {
+        Param::Scalar {
+            name: name.into(),
+            dtype,
+        }
+    }
+
+    /// A symbolic extent passed as a `u32`.
+    pub fn extent_u32(name: impl Into<String>) -> Param {
+        Param::SymbolicExtent {
+            name: name.into(),
+            dtype: DType::U32,
+        }
+    }
+
+    /// A symbolic extent passed as a `u64`.
+    pub fn extent_u64(name: impl Into<String>) -> Param {
+        Param::SymbolicExtent {
+            name: name.into(),
+            dtype: DType::U64,
+        }
+    }
+
+    /// A tensor-map parameter.
+    pub fn tensor_map(name: impl Into<String>) -> Param {
+        Param::TensorMap { name: name.into() }
+    }
+
+    /// The parameter's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Param::Tensor { name, .. }
+            | Param::Scalar { name, .. }
+            | Param::SymbolicExtent { name, .. }
+            | Param::TensorMap { name } => name,
+        }
+    }
+
+    /// Whether the caller passes an argument for it (symbolic extents are filled in).
+    pub fn takes_argument(&self) -> bool {
+        !matches!(self, Param::SymbolicExtent { .. })
+    }
+
+    /// Size and alignment of the parameter in the `.param` space, in bytes (PTX ISA 5.1.6.1,
+    /// "Kernel Function Parameters": a pointer is a `.u64`, a tensor map a 128-byte, 64-aligned
+    /// `.b8` array).
+    pub fn layout(&self) -> (usize, usize) {
+        match self {
+            Param::Tensor { .. } => (8, 8),
+            Param::Scalar { dtype, .. } | Param::SymbolicExtent { dtype, .. } => {
+                (dtype.size_bytes(), dtype.size_bytes())
+            }
+            Param::TensorMap { .. } => (128, 64),
+        }
+    }
+
+    /// A short description: `tensor f32[n]`, `scalar f32`, `extent n: u32`, `tensor map`.
+    pub fn kind_text(&self) -> String {
+        match self {
+            Param::Tensor { dtype, shape, .. } => format!("tensor {dtype}{}", shape_text(shape)),
+            Param::Scalar { dtype, .. } => format!("scalar {dtype}"),
+            Param::SymbolicExtent { name, dtype } => format!("extent {name}: {dtype}"),
+            Param::TensorMap { .. } => "tensor map".to_string(),
+        }
+    }
+}
+
+/// An entry point's name and ordered parameter list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelSignature {
+    /// The `.entry` name.
+    pub name: String,
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+}
+
+impl KernelSignature {
+    /// A signature.
+    pub fn new(name: impl Into<String>, params: Vec<Param>) -> KernelSignature {
+        KernelSignature {
+            name: name.into(),
+            params,
+        }
+    }
+
+    /// How many arguments a caller passes (every parameter but the symbolic extents).
+    pub fn argument_count(&self) -> usize {
+        self.params.iter().filter(|p| p.takes_argument()).count()
+    }
+
+    /// Checks the signature itself: parameter names are unique, tensor alignments are powers of
+    /// two, and every symbolic-extent parameter has an integer type and is named in some tensor
+    /// parameter's shape (else no launch could supply it).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| RuntimeError::InvalidSignature {
+            kernel: self.name.clone(),
+            reason,
+        };
+        let mut names = std::collections::BTreeSet::new();
+        for p in &self.params {
+            if !names.insert(p.name()) {
+                return Err(bad(format!("parameter `{}` appears twice", p.name())));
+            }
+            match p {
+                Param::Tensor { name, align, .. } if !align.is_power_of_two() => {
+                    return Err(bad(format!(
+                        "tensor `{name}` has alignment {align}, not a power of two"
+                    )));
+                }
+                Param::SymbolicExtent { name, dtype } => {
+                    if !dtype.is_integer() {
+                        return Err(bad(format!(
+                            "symbolic extent `{name}` has non-integer type {dtype}"
+                        )));
+                    }
+                    let named = self.params.iter().any(|q| match q {
+                        Param::Tensor { shape, .. } => shape
+                            .iter()
+                            .any(|e| matches!(e, Extent::Symbol(s) if s == name)),
+                        _ => false,
+                    });
+                    if !named {
+                        return Err(RuntimeError::UnboundSymbol {
+                            symbol: name.clone(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_catches_broken_signatures() {
+        let ok = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into(), 4.into()]),
+                Param::extent_u64("n"),
+            ],
+        );
+        ok.validate().unwrap();
+        assert_eq!(ok.argument_count(), 1);
+
+        let dup = KernelSignature::new(
+            "k",
+            vec![
+                Param::scalar("a", DType::F32),
+                Param::scalar("a", DType::I32),
+            ],
+        );
+        assert!(
+            dup.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("appears twice")
+        );
+
+        let align = KernelSignature::new(
+            "k",
+            vec![Param::tensor_aligned("a", DType::F32, vec![4.into()], 12)],
+        );
+        assert!(
+            align
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("power of two")
+        );
+
+        let float_extent = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::SymbolicExtent {
+                    name: "n".into(),
+                    dtype: DType::F32,
+                },
+            ],
+        );
+        assert!(
+            float_extent
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("non-integer")
+        );
+
+        let unbound = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::extent_u32("m"),
+            ],
+        );
+        assert!(matches!(
+            unbound.validate(),
+            Err(RuntimeError::UnboundSymbol { .. })
+        ));
+    }
+
+    #[test]
+    fn texts() {
+        let p = Param::tensor("a", DType::BF16, vec!["m".into(), 64.into()]);
+        assert_eq!(p.kind_text(), "tensor bf16[m, 64]");
+        assert_eq!(p.layout(), (8, 8));
+        assert_eq!(Param::tensor_map("t").layout(), (128, 64));
+        assert_eq!(Param::extent_u32("n").kind_text(), "extent n: u32");
+        assert!(!Param::extent_u32("n").takes_argument());
+    }
+}
