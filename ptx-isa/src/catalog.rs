@@ -529,6 +529,12 @@ fn example(
             let d = r!(U64);
             k.cvta_to(StateSpace::Global, d, out)
         }
+        CvtaParam => {
+            let d = r!(U64);
+            let p = k.param_bytes("blob", 8, 16)?;
+            k.mov_symbol_addr(d, p.name())?;
+            k.cvta_from(StateSpace::Param, d, d)
+        }
         CvtaCluster => {
             let d = r!(U64);
             k.cvta_from(
@@ -653,10 +659,559 @@ fn example(
             k.when(p).trap()
         }
         Nanosleep => k.nanosleep(100u32),
+        // mbarrier
+        MbarrierInit => {
+            let b = smem(m, k)?;
+            k.mbarrier_init(Addr::<spaces::Shared>::reg32(b), 1u32)
+        }
+        MbarrierInval => {
+            let b = smem(m, k)?;
+            k.mbarrier_inval(Addr::<spaces::Shared>::reg32(b))
+        }
+        MbarrierArrive => {
+            let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
+            k.mbarrier_arrive(s.into(), Addr::<spaces::Shared>::reg32(b))
+        }
+        MbarrierArriveNoComplete => {
+            let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
+            k.mbarrier_arrive_with(
+                &ArriveOpts {
+                    no_complete: true,
+                    count: Some(2u32.into()),
+                    ..ArriveOpts::default()
+                },
+                s.into(),
+                Addr::<spaces::Shared>::reg32(b),
+            )
+        }
+        MbarrierArriveCount => {
+            let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
+            k.mbarrier_arrive_with(
+                &ArriveOpts {
+                    count: Some(2u32.into()),
+                    ..ArriveOpts::default()
+                },
+                s.into(),
+                Addr::<spaces::Shared>::reg32(b),
+            )
+        }
+        MbarrierSem => {
+            let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
+            k.mbarrier_arrive_with(
+                &ArriveOpts {
+                    release: Some(Scope::Cta),
+                    ..ArriveOpts::default()
+                },
+                s.into(),
+                Addr::<spaces::Shared>::reg32(b),
+            )
+        }
+        MbarrierArriveExpectTx => {
+            let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
+            k.mbarrier_arrive_with(
+                &ArriveOpts {
+                    expect_tx: Some(1024u32.into()),
+                    ..ArriveOpts::default()
+                },
+                s.into(),
+                Addr::<spaces::Shared>::reg32(b),
+            )
+        }
+        MbarrierExpectTx => {
+            let b = smem(m, k)?;
+            k.mbarrier_expect_tx(Some(Scope::Cta), Addr::<spaces::Shared>::reg32(b), 256u32)
+        }
+        MbarrierCompleteTx => {
+            let b = smem(m, k)?;
+            k.mbarrier_complete_tx(None, Addr::<spaces::Shared>::reg32(b), 256u32)
+        }
+        MbarrierTestWait => {
+            let (b, p, s) = (smem(m, k)?, k.pred(), k.reg::<ty::B64>());
+            k.mbarrier_arrive(s.into(), Addr::<spaces::Shared>::reg32(b))?;
+            k.mbarrier_test_wait(None, p, Addr::<spaces::Shared>::reg32(b), WaitOn::State(s))
+        }
+        MbarrierTryWait => {
+            let b = smem(m, k)?;
+            k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(b), 0u32)
+        }
+        MbarrierPendingCount => {
+            let (c, s) = (k.reg::<ty::U32>(), k.reg::<ty::B64>());
+            k.mbarrier_pending_count(c, s)
+        }
+        FenceMbarrierInit => k.fence_mbarrier_init(),
+        // proxies, clusters
+        FenceProxyAsync => {
+            k.fence_proxy_async(None)?;
+            k.fence_proxy_async(Some(StateSpace::Shared(crate::space::SharedScope::Cta)))
+        }
+        FenceProxyTensormap => {
+            k.fence_proxy_tensormap_release(Scope::Gpu)?;
+            k.fence_proxy_tensormap_acquire(Scope::Gpu, Addr::<spaces::Generic>::reg(out))
+        }
+        BarrierClusterArrive => k.barrier_cluster_arrive(ClusterArrive::Relaxed, true),
+        BarrierClusterWait => k.barrier_cluster_wait(true, true),
+        Mapa => {
+            let (b, d) = (smem(m, k)?, k.reg::<ty::U32>());
+            k.mapa_shared(d, b, 1u32)
+        }
+        Getctarank => {
+            let (b, d) = (smem(m, k)?, k.reg::<ty::U32>());
+            k.getctarank_shared(d, b)
+        }
+        GriddepcontrolWait => k.griddepcontrol_wait(),
+        GriddepcontrolLaunch => k.griddepcontrol_launch_dependents(),
+        Setmaxnreg => {
+            k.directive(Directive::MaxNtid([384, 1, 1]))?;
+            k.setmaxnreg(true, 240)
+        }
+        // Ampere async copies and warp-level matrices
+        CpAsync => {
+            let b = smem(m, k)?;
+            k.cp_async(
+                CpAsyncCache::Cg,
+                Addr::<spaces::Shared>::reg32(b),
+                g.clone(),
+                16,
+                Some(8u32.into()),
+            )?;
+            k.cp_async(
+                CpAsyncCache::Ca,
+                Addr::<spaces::Shared>::reg32(b).offset(16),
+                g.clone(),
+                4,
+                None,
+            )
+        }
+        CpAsyncCommit => k.cp_async_commit_group(),
+        CpAsyncWaitGroup => k.cp_async_wait_group(1),
+        CpAsyncWaitAll => k.cp_async_wait_all(),
+        Ldmatrix => {
+            let (b, r) = (smem(m, k)?, k.regs::<ty::B32>(4));
+            k.ldmatrix(MatrixCount::X4, true, &r, Addr::<spaces::Shared>::reg32(b))
+        }
+        LdmatrixB8 => {
+            let (b, r) = (smem(m, k)?, k.regs::<ty::B32>(2));
+            k.ldmatrix_b8(MatrixCount::X1, &r, Addr::<spaces::Shared>::reg32(b))
+        }
+        Stmatrix => {
+            let (b, r) = (smem(m, k)?, k.regs::<ty::B32>(2));
+            k.stmatrix(MatrixCount::X2, false, Addr::<spaces::Shared>::reg32(b), &r)
+        }
+        StmatrixB8 => {
+            let (b, r) = (smem(m, k)?, k.regs::<ty::B32>(1));
+            k.stmatrix_b8(MatrixCount::X1, Addr::<spaces::Shared>::reg32(b), &r)
+        }
+        MmaF16 => {
+            let (d, a, b) = (
+                refs(k.regs::<ty::F32>(4)),
+                refs(k.regs::<ty::B32>(4)),
+                refs(k.regs::<ty::B32>(2)),
+            );
+            k.mma_sync(
+                MmaKind::F16F32 {
+                    ab: crate::types::ScalarType::Bf16,
+                },
+                &d,
+                &a,
+                &b,
+                &d,
+            )
+        }
+        MmaTf32 => {
+            let (d, a, b) = (
+                refs(k.regs::<ty::F32>(4)),
+                refs(k.regs::<ty::B32>(4)),
+                refs(k.regs::<ty::B32>(2)),
+            );
+            k.mma_sync(MmaKind::Tf32, &d, &a, &b, &d)
+        }
+        MmaF8 => {
+            use crate::types::ScalarType::*;
+            let (d, a, b) = (
+                refs(k.regs::<ty::F32>(4)),
+                refs(k.regs::<ty::B32>(4)),
+                refs(k.regs::<ty::B32>(2)),
+            );
+            k.mma_sync(MmaKind::F8 { a: E4m3, b: E5m2 }, &d, &a, &b, &d)
+        }
+        MmaI8 => {
+            use crate::types::ScalarType::*;
+            let (d, a, b) = (
+                refs(k.regs::<ty::S32>(4)),
+                refs(k.regs::<ty::B32>(4)),
+                refs(k.regs::<ty::B32>(2)),
+            );
+            k.mma_sync(
+                MmaKind::I8 {
+                    a: S8,
+                    b: U8,
+                    satfinite: true,
+                },
+                &d,
+                &a,
+                &b,
+                &d,
+            )
+        }
+        // bulk copies and the TMA
+        CpAsyncBulkG2S => {
+            let b = smem(m, k)?;
+            k.cp_async_bulk_load(
+                &TmaLoadOpts::default(),
+                Addr::reg32(b),
+                g.clone(),
+                256u32,
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        CpAsyncBulkS2G => {
+            let b = smem(m, k)?;
+            k.cp_async_bulk_store(g.clone(), Addr::<spaces::Shared>::reg32(b), 256u32, None)
+        }
+        CpAsyncBulkS2S => {
+            let (b, r) = (smem(m, k)?, k.reg::<ty::U32>());
+            k.mapa_shared(r, b, 1u32)?;
+            k.cp_async_bulk_shared_to_cluster(
+                Addr::reg32(r),
+                Addr::<spaces::Shared>::reg32(b),
+                256u32,
+                Addr::reg32(r).offset(2048),
+            )
+        }
+        CpAsyncBulkCommit => k.cp_async_bulk_commit_group(),
+        CpAsyncBulkWait => k.cp_async_bulk_wait_group(0, true),
+        CpAsyncBulkPrefetch => k.cp_async_bulk_prefetch(g.clone(), 1024u32),
+        BulkMulticast => {
+            let b = smem(m, k)?;
+            k.cp_async_bulk_load(
+                &TmaLoadOpts {
+                    multicast: Some(3u16.into()),
+                    ..TmaLoadOpts::default()
+                },
+                Addr::reg32(b),
+                g.clone(),
+                256u32,
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        TmaLoad => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            let c = k.reg::<ty::S32>();
+            k.tma_load(
+                &TmaLoadOpts::default(),
+                Addr::reg32(b),
+                &t,
+                &[c.into(), 0i32.into()],
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        TmaLoadIm2col => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            let c = k.reg::<ty::S32>();
+            k.tma_load_im2col(
+                &TmaLoadOpts::default(),
+                Addr::reg32(b),
+                &t,
+                &[c.into(), c.into(), c.into(), 0i32.into()],
+                Addr::reg32(b).offset(2048),
+                &[0u16.into(), 1u16.into()],
+            )
+        }
+        TmaStore => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            k.tma_store(
+                &t,
+                &[0i32.into(), 64i32.into()],
+                Addr::<spaces::Shared>::reg32(b),
+                None,
+            )
+        }
+        TmaReduce => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            k.tma_reduce(
+                TmaReduceOp::Add,
+                &t,
+                &[0i32.into()],
+                Addr::<spaces::Shared>::reg32(b),
+                None,
+            )
+        }
+        TmaPrefetch => {
+            let t = tmap(k)?;
+            k.tma_prefetch(&t, &[0i32.into(), 0i32.into(), 0i32.into()])
+        }
+        TmaCtaGroup => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            k.tma_load(
+                &TmaLoadOpts {
+                    cta_group: Some(CtaGroup::Two),
+                    ..TmaLoadOpts::default()
+                },
+                Addr::reg32(b),
+                &t,
+                &[0i32.into(), 0i32.into()],
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        PrefetchTensormap => {
+            let t = tmap(k)?;
+            k.prefetch_tensormap(&t)
+        }
+        // wgmma
+        WgmmaFence => k.wgmma_fence(),
+        WgmmaCommit => k.wgmma_commit_group(),
+        WgmmaWait => k.wgmma_wait_group(0),
+        WgmmaF16 => {
+            let (d, a, b, p) = (
+                refs(k.regs::<ty::F32>(128)),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+                k.pred(),
+            );
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            k.wgmma_mma_async(
+                Wgmma {
+                    n: 256,
+                    types: WgmmaTypes::Half {
+                        d: crate::types::ScalarType::F32,
+                        ab: crate::types::ScalarType::Bf16,
+                    },
+                },
+                &d,
+                WgmmaA::Desc(a),
+                b,
+                ScaleD::Pred(p),
+                WgmmaImm {
+                    transpose_b: true,
+                    ..WgmmaImm::default()
+                },
+            )
+        }
+        WgmmaTf32 => {
+            let (d, a, b) = (
+                refs(k.regs::<ty::F32>(4)),
+                refs(k.regs::<ty::B32>(4)),
+                k.reg::<ty::B64>(),
+            );
+            k.wgmma_mma_async(
+                Wgmma {
+                    n: 8,
+                    types: WgmmaTypes::Tf32,
+                },
+                &d,
+                WgmmaA::Regs(&a),
+                b,
+                ScaleD::Const(true),
+                WgmmaImm::default(),
+            )
+        }
+        WgmmaF8 => {
+            use crate::types::ScalarType::*;
+            let (d, a, b) = (
+                refs(k.regs::<ty::B32>(32)),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+            );
+            k.wgmma_mma_async(
+                Wgmma {
+                    n: 128,
+                    types: WgmmaTypes::F8 {
+                        d: F16,
+                        a: E4m3,
+                        b: E4m3,
+                    },
+                },
+                &d,
+                WgmmaA::Desc(a),
+                b,
+                ScaleD::Const(false),
+                WgmmaImm {
+                    negate_a: true,
+                    ..WgmmaImm::default()
+                },
+            )
+        }
+        WgmmaMixedInt => {
+            use crate::types::ScalarType::*;
+            let (d, a, b) = (
+                refs(k.regs::<ty::S32>(4)),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+            );
+            k.wgmma_mma_async(
+                Wgmma {
+                    n: 8,
+                    types: WgmmaTypes::I8 {
+                        a: U8,
+                        b: S8,
+                        satfinite: false,
+                    },
+                },
+                &d,
+                WgmmaA::Desc(a),
+                b,
+                ScaleD::Const(true),
+                WgmmaImm::default(),
+            )
+        }
+        WgmmaI8 => {
+            use crate::types::ScalarType::*;
+            let (d, a, b) = (
+                refs(k.regs::<ty::S32>(24)),
+                refs(k.regs::<ty::B32>(4)),
+                k.reg::<ty::B64>(),
+            );
+            k.wgmma_mma_async(
+                Wgmma {
+                    n: 48,
+                    types: WgmmaTypes::I8 {
+                        a: S8,
+                        b: S8,
+                        satfinite: true,
+                    },
+                },
+                &d,
+                WgmmaA::Regs(&a),
+                b,
+                ScaleD::Const(true),
+                WgmmaImm::default(),
+            )
+        }
+        // tcgen05
+        Tcgen05Alloc => {
+            let b = smem(m, k)?;
+            k.tcgen05_alloc(CtaGroup::One, Addr::<spaces::Shared>::reg32(b), 128u32)
+        }
+        Tcgen05Dealloc => {
+            let t = k.reg::<ty::U32>();
+            k.tcgen05_dealloc(CtaGroup::One, t, 128u32)
+        }
+        Tcgen05Relinquish => k.tcgen05_relinquish_alloc_permit(CtaGroup::Two),
+        Tcgen05Ld => {
+            let (t, r) = (k.reg::<ty::U32>(), refs(k.regs::<ty::F32>(8)));
+            k.tcgen05_ld(TmemShape::S16x256b, 2, false, &r, t, None)
+        }
+        Tcgen05Ld16x32bx2 => {
+            let (t, r) = (k.reg::<ty::U32>(), refs(k.regs::<ty::B32>(4)));
+            k.tcgen05_ld(TmemShape::S16x32bx2, 4, true, &r, t, Some(64))
+        }
+        Tcgen05St => {
+            let (t, r) = (k.reg::<ty::U32>(), refs(k.regs::<ty::B32>(32)));
+            k.tcgen05_st(TmemShape::S32x32b, 32, false, t, None, &r)
+        }
+        Tcgen05St16x32bx2 => {
+            let (t, r) = (k.reg::<ty::U32>(), refs(k.regs::<ty::B32>(1)));
+            k.tcgen05_st(TmemShape::S16x32bx2, 1, false, t, Some(32), &r)
+        }
+        Tcgen05WaitLd => k.tcgen05_wait_ld(),
+        Tcgen05WaitSt => k.tcgen05_wait_st(),
+        Tcgen05Cp => {
+            let (t, d) = (k.reg::<ty::U32>(), k.reg::<ty::B64>());
+            k.tcgen05_cp(CtaGroup::One, TmemCpShape::S128x256b, None, t, d)?;
+            k.tcgen05_cp(
+                CtaGroup::One,
+                TmemCpShape::S64x128bWarpx2_02_13,
+                Some(TmemCpDecompress::B6x16P32),
+                t,
+                d,
+            )
+        }
+        Tcgen05Shift => {
+            let t = k.reg::<ty::U32>();
+            k.tcgen05_shift(CtaGroup::One, t)
+        }
+        Tcgen05Mma => {
+            let (t, a, b, p) = (
+                k.reg::<ty::U32>(),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+                k.pred(),
+            );
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            k.tcgen05_mma(
+                CtaGroup::One,
+                MmaKindTc::F16,
+                false,
+                t,
+                TcA::Desc(a),
+                b,
+                0x0810_0490u32,
+                None,
+                p,
+            )
+        }
+        Tcgen05MmaWs => {
+            let (t, a, b, p) = (
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+                k.reg::<ty::B64>(),
+                k.pred(),
+            );
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            k.tcgen05_mma(
+                CtaGroup::One,
+                MmaKindTc::Tf32,
+                true,
+                t,
+                TcA::Tmem(a),
+                b,
+                0x0810_0910u32,
+                None,
+                p,
+            )
+        }
+        Tcgen05MmaBlockScale => {
+            let (t, a, b, p, sa, sb) = (
+                k.reg::<ty::U32>(),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+                k.pred(),
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+            );
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            k.tcgen05_mma_block_scale(
+                CtaGroup::One,
+                BlockScaleKind::Mxf8f6f4,
+                t,
+                TcA::Desc(a),
+                b,
+                0x0810_0010u32,
+                sa,
+                sb,
+                p,
+            )
+        }
+        Tcgen05Commit => {
+            let b = smem(m, k)?;
+            k.tcgen05_commit(CtaGroup::One, Addr::<spaces::Shared>::reg32(b), None)
+        }
+        Tcgen05FenceBefore => k.tcgen05_fence_before_thread_sync(),
+        Tcgen05FenceAfter => k.tcgen05_fence_after_thread_sync(),
         DirReqNctaPerCluster => k.directive(Directive::ReqNctaPerCluster([2, 1, 1])),
         DirExplicitCluster => k.directive(Directive::ExplicitCluster),
         DirMaxClusterRank => k.directive(Directive::MaxClusterRank(4)),
     }
+}
+
+/// The address (in a `.u32` register) of a 4 KB, 1024-aligned static shared buffer `smem`.
+fn smem(m: &mut Module, k: &mut FunctionBuilder) -> Result<crate::reg::Reg<ty::U32>> {
+    if !m.variables().iter().any(|v| v.name == "smem") {
+        m.shared("smem", 1024, 4096)?;
+    }
+    let r = k.reg::<ty::U32>();
+    k.mov_shared_addr(r, "smem")?;
+    Ok(r)
+}
+
+/// A tensor-map parameter `.param .align 64 .b8 tmap[128]`.
+fn tmap(k: &mut FunctionBuilder) -> Result<TensorMapRef> {
+    let p = k.param_bytes("tmap", 64, 128)?;
+    Ok((&p).into())
+}
+
+fn refs<T: ty::RegType>(regs: Vec<crate::reg::Reg<T>>) -> Vec<crate::reg::RegRef> {
+    regs.into_iter().map(|r| r.as_ref()).collect()
 }
 
 /// A device function `square(x) -> x * x` and a call to it.

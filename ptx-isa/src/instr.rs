@@ -88,6 +88,13 @@ pub enum Operand {
     Pair(RegRef, RegRef),
     /// `_|p`: a discarded first destination and a predicate (`elect.sync _|p, mask`).
     SinkPair(RegRef),
+    /// A tensor-map reference with coordinates, `[tmap, {c0, c1}]` (PTX ISA 9.7.9.27).
+    Tensor {
+        /// The tensor map: a `.param` symbol or a register holding its generic address.
+        map: crate::space::AddrBase,
+        /// The coordinates, innermost first.
+        coords: Vec<Operand>,
+    },
     /// A parenthesised list `(a, b)`: the return and argument lists of `call`.
     List(Vec<Operand>),
 }
@@ -115,6 +122,17 @@ impl fmt::Display for Operand {
             Operand::Sink => f.write_str("_"),
             Operand::Pair(p, q) => write!(f, "{p}|{q}"),
             Operand::SinkPair(p) => write!(f, "_|{p}"),
+            Operand::Tensor { map, coords } => {
+                f.write_str("[")?;
+                match map {
+                    crate::space::AddrBase::Reg(r) => write!(f, "{r}")?,
+                    crate::space::AddrBase::Symbol(s) => f.write_str(s)?,
+                    crate::space::AddrBase::Absolute(a) => write!(f, "{a}")?,
+                }
+                f.write_str(", ")?;
+                Operand::Vector(coords.clone()).fmt(f)?;
+                f.write_str("]")
+            }
             Operand::List(v) => {
                 f.write_str("(")?;
                 for (i, o) in v.iter().enumerate() {

@@ -277,6 +277,7 @@ impl FunctionBuilder {
             StateSpace::Global => ("global", Form::Cvta),
             StateSpace::Local => ("local", Form::Cvta),
             StateSpace::Const => ("const", Form::Cvta),
+            StateSpace::Param => ("param", Form::Cvta),
             StateSpace::Shared(SharedScope::Implicit | SharedScope::Cta) => ("shared", Form::Cvta),
             StateSpace::Shared(SharedScope::Cluster) => ("shared::cluster", Form::CvtaCluster),
             other => {
@@ -293,7 +294,12 @@ impl FunctionBuilder {
             .ty(ScalarType::U64)
             .operand(d)
             .operand(a);
-        self.emit(form, i)
+        let extra: &[Form] = if space == StateSpace::Param {
+            &[Form::CvtaParam]
+        } else {
+            &[]
+        };
+        self.emit_with(form, extra, i)
     }
 
     /// `cvta.to.SPACE.u64 d, a`: a generic address to an address in `space`.

@@ -11,22 +11,36 @@
 mod arith;
 mod atom;
 mod bits;
+mod bulk;
+mod cluster;
 mod cmp;
 mod control;
+mod cp_async;
 mod cvt;
+mod matrix;
+mod mbarrier;
 mod mem;
 mod mov;
 mod sync;
+mod tcgen05;
 mod warp;
+mod wgmma;
 
 pub use arith::{DivMode, FloatMods, Rounding};
 pub use atom::{AtomOp, AtomSem};
+pub use bulk::{CtaGroup, TensorMapRef, TmaLoadOpts, TmaReduceOp};
+pub use cluster::ClusterArrive;
 pub use cmp::{BoolOp, CmpOp, PredSrc};
+pub use cp_async::CpAsyncCache;
 pub use cvt::{CvtMods, CvtRounding, F8Kind};
+pub use matrix::{MatrixCount, MmaKind};
+pub use mbarrier::{ArriveOpts, WaitOn};
 pub use mem::{CacheOp, Evict, LdOpts, MemOrder, PrefetchSize, Scope, StOpts};
 pub use mov::SharedSymbol;
 pub use sync::{BarrierLevel, FenceSem};
+pub use tcgen05::{BlockScaleKind, MmaKindTc, TcA, TmemCpDecompress, TmemCpShape, TmemShape};
 pub use warp::{ReduxOp, ShflMode, VoteMode};
+pub use wgmma::{ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
 
 use std::marker::PhantomData;
 

@@ -2,6 +2,8 @@
 //!
 //! A pattern is the opcode, a space, and the operands. In the opcode, `.x` is a required modifier,
 //! `.{x|y}` a required choice, `{.x|.y.z}` an optional choice (each choice one or more modifiers).
+//! A `*` inside a modifier stands for a decimal number (`m64n*k16`, `x*`); the builder checks the
+//! number's range.
 //! In the operands, each comma-separated name is one operand and a trailing `{, x}` group is optional.
 //! The same patterns document the forms, let tests check that the builder writes what the table says,
 //! and let the validator recognise parsed instructions.
@@ -134,13 +136,28 @@ fn match_elements(elements: &[Element], tokens: &[&str]) -> bool {
     };
     for alt in alts {
         if tokens.len() >= alt.len()
-            && alt.iter().zip(tokens).all(|(a, t)| a == t)
+            && alt.iter().zip(tokens).all(|(a, t)| token_matches(a, t))
             && match_elements(rest, &tokens[alt.len()..])
         {
             return true;
         }
     }
     optional && match_elements(rest, tokens)
+}
+
+/// A pattern modifier against a written one; `*` matches one or more decimal digits.
+fn token_matches(pattern: &str, token: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == token,
+        Some((pre, post)) => {
+            token.len() > pre.len() + post.len()
+                && token.starts_with(pre)
+                && token.ends_with(post)
+                && token[pre.len()..token.len() - post.len()]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+        }
+    }
 }
 
 /// Counts operands: top-level commas separate operands; a `{, x}` group adds optional ones.
@@ -155,6 +172,8 @@ fn count_operands(operands: &str) -> (usize, usize) {
     let chars: Vec<char> = operands.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
             '{' => {
                 // `{,` opens an optional operand group; other braces are vector operands or `{!}`.
                 if chars.get(i + 1) == Some(&',') && depth == 0 {
@@ -210,6 +229,34 @@ mod tests {
         let p = Pattern::parse("cp.async.bulk.commit_group").unwrap();
         assert!(p.matches_opcode("cp", &["async", "bulk", "commit_group"]));
         assert_eq!(p.operand_range(), (0, 0));
+        let p = Pattern::parse("wgmma.mma_async.sync.aligned.m64n*k16.f32.bf16.bf16 d, a").unwrap();
+        assert!(p.matches_opcode(
+            "wgmma",
+            &[
+                "mma_async",
+                "sync",
+                "aligned",
+                "m64n256k16",
+                "f32",
+                "bf16",
+                "bf16"
+            ]
+        ));
+        assert!(!p.matches_opcode(
+            "wgmma",
+            &[
+                "mma_async",
+                "sync",
+                "aligned",
+                "m64nk16",
+                "f32",
+                "bf16",
+                "bf16"
+            ]
+        ));
+        let p = Pattern::parse("cp.async.bulk.tensor.2d [dst], [tmap, coords], [mbar]{, mask}")
+            .unwrap();
+        assert_eq!(p.operand_range(), (3, 4));
         let p = Pattern::parse("mov.b32 d, {a, b}").unwrap();
         assert_eq!(p.operand_range(), (2, 2));
     }

@@ -16,6 +16,12 @@ pub(super) const LATER_ON: &[(Form, TargetSet, crate::target::PtxVersion)] = &[
 const ALL: TargetSet = TargetSet::all();
 const SM89: TargetSet = TargetSet::sm_at_least(89);
 const SM90: TargetSet = TargetSet::sm_at_least(90);
+const SM90A: TargetSet = TargetSet::Sm90a;
+const SM100A: TargetSet = TargetSet::Sm100a;
+const ARCH_A: TargetSet = TargetSet::Sm90a
+    .union(TargetSet::Sm100a)
+    .union(TargetSet::Sm120a);
+const SM100A_120A: TargetSet = TargetSet::Sm100a.union(TargetSet::Sm120a);
 
 macro_rules! forms {
     ($($id:ident: $name:literal, $syntax:literal, ptx ($maj:literal, $min:literal), $targets:expr, $section:literal $(, $feature:ident)?;)*) => {
@@ -160,7 +166,8 @@ forms! {
     CvtTf32F32: "cvt.tf32.f32", "cvt.rna.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    Cvta: "cvta", "cvta{.to}.{global|local|shared|const}.u64 d, a", ptx (2, 0), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
+    Cvta: "cvta", "cvta{.to}.{global|local|shared|const|param}.u64 d, a", ptx (2, 0), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
+    CvtaParam: "cvta.param", "cvta.param.u64 d, a", ptx (7, 7), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta (.param)", feature;
     CvtaCluster: "cvta.shared::cluster", "cvta{.to}.shared::cluster.u64 d, a", ptx (7, 8), SM90, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
 
     // ---- 9.7.13 Parallel Synchronization and Communication Instructions ----------------------------
@@ -199,6 +206,91 @@ forms! {
     Exit: "exit", "exit", ptx (1, 0), ALL, "9.7.12.7 Control Flow Instructions: exit";
     Trap: "trap", "trap", ptx (1, 0), ALL, "9.7.19 Miscellaneous Instructions: trap";
     Nanosleep: "nanosleep", "nanosleep.u32 t", ptx (6, 3), ALL, "9.7.19 Miscellaneous Instructions: nanosleep";
+
+    // ---- 9.7.13.15 mbarrier ----------------------------------------------------------------------
+    MbarrierInit: "mbarrier.init", "mbarrier.init{.shared|.shared::cta}.b64 [addr], count", ptx (7, 0), ALL, "9.7.13.15.9 Parallel Synchronization and Communication Instructions: mbarrier.init";
+    MbarrierInval: "mbarrier.inval", "mbarrier.inval{.shared|.shared::cta}.b64 [addr]", ptx (7, 0), ALL, "9.7.13.15.10 Parallel Synchronization and Communication Instructions: mbarrier.inval";
+    MbarrierArrive: "mbarrier.arrive", "mbarrier.arrive{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    MbarrierArriveCount: "mbarrier.arrive.count", "mbarrier.arrive.shared.b64 state, [addr], count", ptx (7, 8), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (count operand)", feature;
+    MbarrierSem: "mbarrier.sem_scope", "mbarrier.arrive.release.cta.shared.b64 state, [addr]", ptx (8, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier (.sem and .scope)", feature;
+    MbarrierArriveExpectTx: "mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr], tx", ptx (8, 0), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    MbarrierExpectTx: "mbarrier.expect_tx", "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 [addr], tx", ptx (8, 0), SM90, "9.7.13.15.11 Parallel Synchronization and Communication Instructions: mbarrier.expect_tx";
+    MbarrierCompleteTx: "mbarrier.complete_tx", "mbarrier.complete_tx{.relaxed}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 [addr], tx", ptx (8, 0), SM90, "9.7.13.15.12 Parallel Synchronization and Communication Instructions: mbarrier.complete_tx";
+    MbarrierTestWait: "mbarrier.test_wait", "mbarrier.test_wait{.parity}{.acquire}{.cta|.cluster}{.shared|.shared::cta}.b64 done, [addr], state", ptx (7, 1), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait";
+    MbarrierTryWait: "mbarrier.try_wait", "mbarrier.try_wait{.parity}{.acquire}{.cta|.cluster}{.shared|.shared::cta}.b64 done, [addr], state{, suspend_hint}", ptx (7, 8), SM90, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.try_wait";
+    MbarrierPendingCount: "mbarrier.pending_count", "mbarrier.pending_count.b64 count, state", ptx (7, 0), ALL, "9.7.13.15.17 Parallel Synchronization and Communication Instructions: mbarrier.pending_count";
+    FenceMbarrierInit: "fence.mbarrier_init", "fence.mbarrier_init.release.cluster", ptx (8, 0), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.mbarrier_init)";
+
+    // ---- proxy fences, clusters, grid dependencies, register reallocation ---------------------------
+    FenceProxyAsync: "fence.proxy.async", "fence.proxy.async{.global|.shared::cta|.shared::cluster}", ptx (8, 0), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.async)";
+    FenceProxyTensormap: "fence.proxy.tensormap", "fence.proxy.tensormap::generic.{release|acquire}.{cta|cluster|gpu|sys} {, addr}{, size}", ptx (8, 3), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.tensormap)";
+    BarrierClusterArrive: "barrier.cluster.arrive", "barrier.cluster.arrive{.release|.relaxed}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
+    BarrierClusterWait: "barrier.cluster.wait", "barrier.cluster.wait{.acquire}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
+    Mapa: "mapa", "mapa{.shared::cluster}.{u32|u64} d, a, rank", ptx (7, 8), SM90, "9.7.9.24 Data Movement and Conversion Instructions: mapa";
+    Getctarank: "getctarank", "getctarank{.shared::cluster}.{u32|u64} d, a", ptx (7, 8), SM90, "9.7.9.23 Data Movement and Conversion Instructions: getctarank";
+    GriddepcontrolWait: "griddepcontrol.wait", "griddepcontrol.wait", ptx (7, 8), SM90, "9.7.13.13 Parallel Synchronization and Communication Instructions: griddepcontrol";
+    GriddepcontrolLaunch: "griddepcontrol.launch_dependents", "griddepcontrol.launch_dependents", ptx (7, 8), SM90, "9.7.13.13 Parallel Synchronization and Communication Instructions: griddepcontrol";
+    Setmaxnreg: "setmaxnreg", "setmaxnreg.{inc|dec}.sync.aligned.u32 n", ptx (8, 0), ARCH_A, "9.7.19.5 Miscellaneous Instructions: setmaxnreg";
+
+    // ---- Ampere asynchronous copies and warp-level matrices -------------------------------------------
+    CpAsync: "cp.async", "cp.async.{ca|cg}.shared.global{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}{, policy}", ptx (7, 0), ALL, "9.7.9.25.3.1 Data Movement and Conversion Instructions: cp.async";
+    CpAsyncCommit: "cp.async.commit_group", "cp.async.commit_group", ptx (7, 0), ALL, "9.7.9.25.3.2 Data Movement and Conversion Instructions: cp.async.commit_group";
+    CpAsyncWaitGroup: "cp.async.wait_group", "cp.async.wait_group n", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_group";
+    CpAsyncWaitAll: "cp.async.wait_all", "cp.async.wait_all", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_all";
+    Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
+    LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans.shared.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
+    Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
+    StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans.shared.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
+    MmaF16: "mma.m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+    MmaTf32: "mma.m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+    MmaF8: "mma.m16n8k32.f8", "mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 d, a, b, c", ptx (8, 4), SM89, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+    MmaI8: "mma.m16n8k32.i8", "mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+
+    // ---- 9.7.9.25 bulk copies and 9.7.9.27 tensor copies (TMA) -----------------------------------------
+    CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpAsyncBulkS2G: "cp.async.bulk.shared_to_global", "cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpAsyncBulkS2S: "cp.async.bulk.shared_to_cluster", "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpAsyncBulkCommit: "cp.async.bulk.commit_group", "cp.async.bulk.commit_group", ptx (8, 0), SM90, "9.7.9.25.4.4 Data Movement and Conversion Instructions: cp.async.bulk.commit_group";
+    CpAsyncBulkWait: "cp.async.bulk.wait_group", "cp.async.bulk.wait_group{.read} n", ptx (8, 0), SM90, "9.7.9.25.4.5 Data Movement and Conversion Instructions: cp.async.bulk.wait_group";
+    CpAsyncBulkPrefetch: "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.3 Data Movement and Conversion Instructions: cp.async.bulk.prefetch";
+    BulkMulticast: "cp.async.bulk.multicast", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar], mask", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk (.multicast::cluster)", feature;
+    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.shared::cluster.global.tile.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaStore: "cp.async.bulk.tensor.store", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta.{tile|im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaReduce: "cp.reduce.async.bulk.tensor", "cp.reduce.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta.{add|min|max|inc|dec|and|or|xor}.{tile|im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.3 Data Movement and Conversion Instructions: cp.reduce.async.bulk.tensor";
+    TmaPrefetch: "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.{1d|2d|3d|4d|5d}.L2.global{.tile|.im2col}{.L2::cache_hint} [tmap, coords]{, offsets}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.4 Data Movement and Conversion Instructions: cp.async.bulk.prefetch.tensor";
+    TmaCtaGroup: "cp.async.bulk.tensor.cta_group", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [dst], [tmap, coords], [mbar]", ptx (8, 6), SM100A, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.cta_group)", feature;
+    PrefetchTensormap: "prefetch.tensormap", "prefetch{.const|.param}.tensormap [a]", ptx (8, 0), SM90, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.tensormap)";
+
+    // ---- 9.7.15 wgmma (sm_90a) ------------------------------------------------------------------------
+    WgmmaFence: "wgmma.fence", "wgmma.fence.sync.aligned", ptx (8, 0), SM90A, "9.7.15.6.1 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.fence";
+    WgmmaCommit: "wgmma.commit_group", "wgmma.commit_group.sync.aligned", ptx (8, 0), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.commit_group";
+    WgmmaWait: "wgmma.wait_group", "wgmma.wait_group.sync.aligned n", ptx (8, 0), SM90A, "9.7.15.6.3 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.wait_group";
+    WgmmaF16: "wgmma.mma_async.f16", "wgmma.mma_async.sync.aligned.m64n*k16.{f32|f16}.{f16|bf16}.{f16|bf16} d, a, b, scale_d, imm_scale_a, imm_scale_b{, imm_trans_a}{, imm_trans_b}", ptx (8, 0), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async";
+    WgmmaTf32: "wgmma.mma_async.tf32", "wgmma.mma_async.sync.aligned.m64n*k8.f32.tf32.tf32 d, a, b, scale_d, imm_scale_a, imm_scale_b", ptx (8, 0), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async";
+    WgmmaF8: "wgmma.mma_async.f8", "wgmma.mma_async.sync.aligned.m64n*k32.{f32|f16}.{e4m3|e5m2}.{e4m3|e5m2} d, a, b, scale_d, imm_scale_a, imm_scale_b", ptx (8, 0), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async";
+    WgmmaMixedInt: "wgmma.mma_async.i8.mixed", "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.u8 d, a, b, scale_d", ptx (8, 4), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async (mixed .s8/.u8)", feature;
+    WgmmaI8: "wgmma.mma_async.i8", "wgmma.mma_async.sync.aligned.m64n*k32{.satfinite}.s32.{s8|u8}.{s8|u8} d, a, b, scale_d", ptx (8, 0), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async";
+
+    // ---- 9.7.16 tcgen05 (sm_100a) ---------------------------------------------------------------------
+    Tcgen05Alloc: "tcgen05.alloc", "tcgen05.alloc.{cta_group::1|cta_group::2}.sync.aligned.shared::cta.b32 [dst], ncols", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.alloc";
+    Tcgen05Dealloc: "tcgen05.dealloc", "tcgen05.dealloc.{cta_group::1|cta_group::2}.sync.aligned.b32 taddr, ncols", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.dealloc";
+    Tcgen05Relinquish: "tcgen05.relinquish_alloc_permit", "tcgen05.relinquish_alloc_permit.{cta_group::1|cta_group::2}.sync.aligned", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.relinquish_alloc_permit";
+    Tcgen05Ld: "tcgen05.ld", "tcgen05.ld.sync.aligned.{16x64b|16x128b|16x256b|32x32b}.x*{.pack::16b}.b32 r, [taddr]", ptx (8, 6), SM100A, "9.7.16.8.3 TensorCore 5th Generation Family Instructions: tcgen05.ld";
+    Tcgen05Ld16x32bx2: "tcgen05.ld.16x32bx2", "tcgen05.ld.sync.aligned.16x32bx2.x*{.pack::16b}.b32 r, [taddr], offset", ptx (8, 6), SM100A, "9.7.16.8.3 TensorCore 5th Generation Family Instructions: tcgen05.ld";
+    Tcgen05St: "tcgen05.st", "tcgen05.st.sync.aligned.{16x64b|16x128b|16x256b|32x32b}.x*{.unpack::16b}.b32 [taddr], r", ptx (8, 6), SM100A, "9.7.16.8.4 TensorCore 5th Generation Family Instructions: tcgen05.st";
+    Tcgen05St16x32bx2: "tcgen05.st.16x32bx2", "tcgen05.st.sync.aligned.16x32bx2.x*{.unpack::16b}.b32 [taddr], offset, r", ptx (8, 6), SM100A, "9.7.16.8.4 TensorCore 5th Generation Family Instructions: tcgen05.st";
+    Tcgen05WaitLd: "tcgen05.wait::ld", "tcgen05.wait::ld.sync.aligned", ptx (8, 6), SM100A, "9.7.16.8.5 TensorCore 5th Generation Family Instructions: tcgen05.wait";
+    Tcgen05WaitSt: "tcgen05.wait::st", "tcgen05.wait::st.sync.aligned", ptx (8, 6), SM100A, "9.7.16.8.5 TensorCore 5th Generation Family Instructions: tcgen05.wait";
+    Tcgen05Cp: "tcgen05.cp", "tcgen05.cp.{cta_group::1|cta_group::2}.{128x256b|4x256b|128x128b|64x128b.warpx2::02_13|64x128b.warpx2::01_23|32x128b.warpx4}{.b8x16.b6x16_p32|.b8x16.b4x16_p64} [taddr], s_desc", ptx (8, 6), SM100A, "9.7.16.8.1 TensorCore 5th Generation Family Instructions: tcgen05.cp";
+    Tcgen05Shift: "tcgen05.shift", "tcgen05.shift.{cta_group::1|cta_group::2}.down [taddr]", ptx (8, 6), SM100A, "9.7.16.8.2 TensorCore 5th Generation Family Instructions: tcgen05.shift";
+    Tcgen05Mma: "tcgen05.mma", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma";
+    Tcgen05MmaWs: "tcgen05.mma.ws", "tcgen05.mma.ws.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws";
+    Tcgen05MmaBlockScale: "tcgen05.mma.block_scale", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::mxf8f6f4|kind::mxf4|kind::mxf4nvf4}.block_scale{.scale_vec::1X|.scale_vec::2X|.scale_vec::4X} [d], a, b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling)";
+    Tcgen05Commit: "tcgen05.commit", "tcgen05.commit.{cta_group::1|cta_group::2}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]{, mask}", ptx (8, 6), SM100A, "9.7.16.10.10 TensorCore 5th Generation Family Instructions: tcgen05.commit";
+    Tcgen05FenceBefore: "tcgen05.fence::before_thread_sync", "tcgen05.fence::before_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
+    Tcgen05FenceAfter: "tcgen05.fence::after_thread_sync", "tcgen05.fence::after_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
 
     // ---- 11 Directives (rows for gating; the syntax shows a use) -----------------------------------
     DirReqNctaPerCluster: "directive.reqnctapercluster", "reqnctapercluster x, y, z", ptx (7, 8), SM90, "11.7.2 Cluster Dimension Directives: .reqnctapercluster", feature;

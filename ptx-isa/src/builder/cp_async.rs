@@ -1,0 +1,120 @@
+//! Ampere asynchronous copies (PTX ISA 9.7.9.25.3 `cp.async`, `.commit_group`, `.wait_group`,
+//! `.wait_all`).
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Imm, Instruction, Src};
+use crate::reg::ty;
+use crate::space::{Addr, spaces};
+
+/// The cache operator of `cp.async`: `.ca` caches in L1 (4, 8 or 16 bytes), `.cg` bypasses it
+/// (16 bytes only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpAsyncCache {
+    /// `.ca`
+    Ca,
+    /// `.cg`
+    Cg,
+}
+
+impl FunctionBuilder {
+    /// `cp.async.{ca|cg}.shared.global [dst], [src], size{, src_size}`: copies `size` bytes (4, 8
+    /// or 16) from global to shared memory asynchronously; with `src_size`, only that many bytes are
+    /// read and the rest are zero-filled.
+    pub fn cp_async<S: spaces::Window32>(
+        &mut self,
+        cache: CpAsyncCache,
+        dst: Addr<S>,
+        src: Addr<spaces::Global>,
+        size: u32,
+        src_size: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        let mn = "cp.async";
+        if !matches!(size, 4 | 8 | 16) || (cache == CpAsyncCache::Cg && size != 16) {
+            return Err(self.err(
+                ErrorKind::ImmediateRange,
+                mn,
+                format!(
+                    "cp.async.{} copies {} bytes, not {size}",
+                    if cache == CpAsyncCache::Cg {
+                        "cg"
+                    } else {
+                        "ca"
+                    },
+                    if cache == CpAsyncCache::Cg {
+                        "16"
+                    } else {
+                        "4, 8 or 16"
+                    }
+                ),
+            ));
+        }
+        if let Some(Src::Imm(Imm::UInt(n))) = src_size {
+            if n > size as u64 {
+                return Err(self.err(
+                    ErrorKind::ImmediateRange,
+                    mn,
+                    format!("src-size {n} exceeds the copy size {size}"),
+                ));
+            }
+        }
+        if matches!(
+            S::SPACE,
+            crate::space::StateSpace::Shared(crate::space::SharedScope::Cluster)
+        ) {
+            return Err(self.err(
+                ErrorKind::OperandKind,
+                mn,
+                "cp.async writes the executing CTA's shared memory",
+            ));
+        }
+        let mut i = Instruction::new("cp")
+            .modifier("async")
+            .modifier(if cache == CpAsyncCache::Ca {
+                "ca"
+            } else {
+                "cg"
+            })
+            .modifier("shared")
+            .modifier("global")
+            .operand(dst)
+            .operand(src)
+            .operand(Imm::UInt(size as u64));
+        if let Some(s) = src_size {
+            i = i.operand(s);
+        }
+        self.emit(Form::CpAsync, i)
+    }
+
+    /// `cp.async.commit_group`.
+    pub fn cp_async_commit_group(&mut self) -> Result<()> {
+        self.emit(
+            Form::CpAsyncCommit,
+            Instruction::new("cp")
+                .modifier("async")
+                .modifier("commit_group"),
+        )
+    }
+
+    /// `cp.async.wait_group n`: waits until at most `n` groups are pending.
+    pub fn cp_async_wait_group(&mut self, n: u32) -> Result<()> {
+        self.emit(
+            Form::CpAsyncWaitGroup,
+            Instruction::new("cp")
+                .modifier("async")
+                .modifier("wait_group")
+                .operand(Imm::UInt(n as u64)),
+        )
+    }
+
+    /// `cp.async.wait_all`.
+    pub fn cp_async_wait_all(&mut self) -> Result<()> {
+        self.emit(
+            Form::CpAsyncWaitAll,
+            Instruction::new("cp")
+                .modifier("async")
+                .modifier("wait_all"),
+        )
+    }
+}

@@ -1,0 +1,273 @@
+//! Warp-level matrix instructions: `ldmatrix` (PTX ISA 9.7.14.5.15), `stmatrix` (9.7.14.5.16) and
+//! `mma.sync` (9.7.14.5.14) for m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3/e5m2 and s8/u8.
+
+use super::FunctionBuilder;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Instruction, Operand};
+use crate::reg::{Reg, RegRef, ty};
+use crate::space::{Addr, spaces};
+use crate::types::ScalarType;
+
+/// How many 8x8 matrices `ldmatrix`/`stmatrix` move (one 32-bit register per thread each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatrixCount {
+    /// `.x1`
+    X1,
+    /// `.x2`
+    X2,
+    /// `.x4`
+    X4,
+}
+
+impl MatrixCount {
+    /// The number of matrices (= registers per thread for the b16 forms).
+    pub const fn count(self) -> usize {
+        match self {
+            MatrixCount::X1 => 1,
+            MatrixCount::X2 => 2,
+            MatrixCount::X4 => 4,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            MatrixCount::X1 => "x1",
+            MatrixCount::X2 => "x2",
+            MatrixCount::X4 => "x4",
+        }
+    }
+}
+
+/// The operand types of an `mma.sync`: `D.A.B.C` (PTX ISA 9.7.14.5.14, "Matrix shapes and types").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MmaKind {
+    /// m16n8k16, f16 or bf16 inputs (`ab`), f32 accumulators.
+    F16F32 {
+        /// `.f16` or `.bf16`.
+        ab: ScalarType,
+    },
+    /// m16n8k16, f16 inputs and f16 accumulators (two f16x2 registers).
+    F16F16,
+    /// m16n8k8, tf32 inputs, f32 accumulators.
+    Tf32,
+    /// m16n8k32, fp8 inputs (`.e4m3`/`.e5m2` each), f32 accumulators (sm_89+).
+    F8 {
+        /// A's format.
+        a: ScalarType,
+        /// B's format.
+        b: ScalarType,
+    },
+    /// m16n8k32, 8-bit integer inputs (`.s8`/`.u8` each), s32 accumulators.
+    I8 {
+        /// A's format.
+        a: ScalarType,
+        /// B's format.
+        b: ScalarType,
+        /// `.satfinite`: clamp to the s32 range.
+        satfinite: bool,
+    },
+}
+
+impl FunctionBuilder {
+    fn check_regs(
+        &mut self,
+        mn: &str,
+        what: &str,
+        regs: &[RegRef],
+        want: usize,
+        bits32_ok: impl Fn(RegRef) -> bool,
+    ) -> Result<()> {
+        if regs.len() != want {
+            return Err(self.err(
+                ErrorKind::OperandCount,
+                mn,
+                format!("{what} needs {want} registers, not {}", regs.len()),
+            ));
+        }
+        if let Some(bad) = regs.iter().find(|r| !bits32_ok(**r)) {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                mn,
+                format!("{what} register {bad} has the wrong type"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [p]`: each thread gets one 32-bit
+    /// register per matrix; thread `t` supplies the row address of row `t % 8` of matrix `t / 8`.
+    pub fn ldmatrix<T: ty::RegType>(
+        &mut self,
+        n: MatrixCount,
+        trans: bool,
+        d: &[Reg<T>],
+        p: Addr<spaces::Shared>,
+    ) -> Result<()> {
+        let regs: Vec<RegRef> = d.iter().map(|r| r.as_ref()).collect();
+        self.check_regs("ldmatrix", "the destination", &regs, n.count(), |r| {
+            r.class.decl_type().bits() == 32
+        })?;
+        let i = Instruction::new("ldmatrix")
+            .modifier("sync")
+            .modifier("aligned")
+            .modifier("m8n8")
+            .modifier(n.name())
+            .modifier_if(trans, "trans")
+            .modifier("shared")
+            .ty(ScalarType::B16)
+            .operand(Operand::Vector(
+                regs.into_iter().map(Operand::Reg).collect(),
+            ))
+            .operand(p);
+        self.emit(Form::Ldmatrix, i)
+    }
+
+    /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [p], {r...}` (sm_90+).
+    pub fn stmatrix<T: ty::RegType>(
+        &mut self,
+        n: MatrixCount,
+        trans: bool,
+        p: Addr<spaces::Shared>,
+        r: &[Reg<T>],
+    ) -> Result<()> {
+        let regs: Vec<RegRef> = r.iter().map(|r| r.as_ref()).collect();
+        self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
+            r.class.decl_type().bits() == 32
+        })?;
+        let i = Instruction::new("stmatrix")
+            .modifier("sync")
+            .modifier("aligned")
+            .modifier("m8n8")
+            .modifier(n.name())
+            .modifier_if(trans, "trans")
+            .modifier("shared")
+            .ty(ScalarType::B16)
+            .operand(p)
+            .operand(Operand::Vector(
+                regs.into_iter().map(Operand::Reg).collect(),
+            ));
+        self.emit(Form::Stmatrix, i)
+    }
+
+    /// `ldmatrix.sync.aligned.m16n16.xN.trans.shared.b8 {d...}, [p]` (sm_100a, sm_120a): `.x1`
+    /// gives 2 registers, `.x2` 4.
+    pub fn ldmatrix_b8<T: ty::RegType>(
+        &mut self,
+        n: MatrixCount,
+        d: &[Reg<T>],
+        p: Addr<spaces::Shared>,
+    ) -> Result<()> {
+        if n == MatrixCount::X4 {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                "ldmatrix",
+                "m16n16 .b8 has .x1 and .x2 only",
+            ));
+        }
+        let regs: Vec<RegRef> = d.iter().map(|r| r.as_ref()).collect();
+        self.check_regs("ldmatrix", "the destination", &regs, 2 * n.count(), |r| {
+            r.class.decl_type().bits() == 32
+        })?;
+        let i = Instruction::new("ldmatrix")
+            .modifier("sync")
+            .modifier("aligned")
+            .modifier("m16n16")
+            .modifier(n.name())
+            .modifier("trans")
+            .modifier("shared")
+            .ty(ScalarType::B8)
+            .operand(Operand::Vector(
+                regs.into_iter().map(Operand::Reg).collect(),
+            ))
+            .operand(p);
+        self.emit(Form::LdmatrixB8, i)
+    }
+
+    /// `stmatrix.sync.aligned.m16n8.xN.trans.shared.b8 [p], {r...}` (sm_100a, sm_120a).
+    pub fn stmatrix_b8<T: ty::RegType>(
+        &mut self,
+        n: MatrixCount,
+        p: Addr<spaces::Shared>,
+        r: &[Reg<T>],
+    ) -> Result<()> {
+        let regs: Vec<RegRef> = r.iter().map(|r| r.as_ref()).collect();
+        self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
+            r.class.decl_type().bits() == 32
+        })?;
+        let i = Instruction::new("stmatrix")
+            .modifier("sync")
+            .modifier("aligned")
+            .modifier("m16n8")
+            .modifier(n.name())
+            .modifier("trans")
+            .modifier("shared")
+            .ty(ScalarType::B8)
+            .operand(p)
+            .operand(Operand::Vector(
+                regs.into_iter().map(Operand::Reg).collect(),
+            ));
+        self.emit(Form::StmatrixB8, i)
+    }
+
+    /// `mma.sync.aligned.shape.row.col.D.A.B.C {d}, {a}, {b}, {c}`: one warp-wide MMA. Register
+    /// counts per thread (PTX ISA 9.7.14.5.14, fragment figures): A 4, B 2, C and D 4 (f32, s32) or
+    /// 2 (f16x2).
+    pub fn mma_sync(
+        &mut self,
+        kind: MmaKind,
+        d: &[RegRef],
+        a: &[RegRef],
+        b: &[RegRef],
+        c: &[RegRef],
+    ) -> Result<()> {
+        use ScalarType::*;
+        let mn = "mma.sync";
+        let (form, shape, dt, at, bt, ct, sat) = match kind {
+            MmaKind::F16F32 { ab } if matches!(ab, F16 | Bf16) => {
+                (Form::MmaF16, "m16n8k16", F32, ab, ab, F32, false)
+            }
+            MmaKind::F16F16 => (Form::MmaF16, "m16n8k16", F16, F16, F16, F16, false),
+            MmaKind::Tf32 => (Form::MmaTf32, "m16n8k8", F32, Tf32, Tf32, F32, false),
+            MmaKind::F8 { a, b } if matches!(a, E4m3 | E5m2) && matches!(b, E4m3 | E5m2) => {
+                (Form::MmaF8, "m16n8k32", F32, a, b, F32, false)
+            }
+            MmaKind::I8 { a, b, satfinite } if matches!(a, S8 | U8) && matches!(b, S8 | U8) => {
+                (Form::MmaI8, "m16n8k32", S32, a, b, S32, satfinite)
+            }
+            other => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    mn,
+                    format!("{other:?} is not an mma.sync type combination"),
+                ));
+            }
+        };
+        let acc_regs = if dt == F16 { 2 } else { 4 };
+        let acc_ok = |r: RegRef| match dt {
+            F32 => r.class == crate::reg::RegClass::F32,
+            _ => r.class.decl_type() == B32,
+        };
+        let b32 = |r: RegRef| r.class.decl_type().bits() == 32;
+        self.check_regs(mn, "D", d, acc_regs, acc_ok)?;
+        self.check_regs(mn, "A", a, 4, b32)?;
+        self.check_regs(mn, "B", b, 2, b32)?;
+        self.check_regs(mn, "C", c, acc_regs, acc_ok)?;
+        let vec = |v: &[RegRef]| Operand::Vector(v.iter().map(|r| Operand::Reg(*r)).collect());
+        let i = Instruction::new("mma")
+            .modifier("sync")
+            .modifier("aligned")
+            .modifier(shape)
+            .modifier("row")
+            .modifier("col")
+            .modifier_if(sat, "satfinite")
+            .ty(dt)
+            .ty(at)
+            .ty(bt)
+            .ty(ct)
+            .operand(vec(d))
+            .operand(vec(a))
+            .operand(vec(b))
+            .operand(vec(c));
+        self.emit(form, i)
+    }
+}

@@ -1,0 +1,386 @@
+//! mbarrier: shared-memory barriers with phase and transaction counts (PTX ISA 9.7.13.15), and
+//! `fence.mbarrier_init`.
+
+use super::FunctionBuilder;
+use super::mem::Scope;
+use crate::error::{ErrorKind, Result};
+use crate::forms::Form;
+use crate::instr::{Instruction, Operand, Src};
+use crate::reg::{Pred, Reg, Sinkable, ty};
+use crate::space::spaces::Window32;
+use crate::space::{Addr, SharedScope, StateSpace};
+use crate::types::ScalarType;
+
+/// Options of `mbarrier.arrive`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArriveOpts {
+    /// `.release.scope` (PTX 8.0, sm_90); `None` writes no qualifier (release at CTA scope).
+    pub release: Option<Scope>,
+    /// The arrival count (PTX 7.8, sm_90 for `mbarrier.arrive`; required with `no_complete`).
+    pub count: Option<Src<ty::U32>>,
+    /// `.noComplete`: the arrival must not complete the phase.
+    pub no_complete: bool,
+    /// `.expect_tx`: first add this many bytes to the expected transaction count.
+    pub expect_tx: Option<Src<ty::U32>>,
+}
+
+/// What a wait tests: the state returned by an arrive, or a phase parity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOn {
+    /// The `.b64` state of an earlier arrive.
+    State(Reg<ty::B64>),
+    /// `.parity`: the parity (0 or 1) of the phase to wait for.
+    Parity(Src<ty::U32>),
+}
+
+/// Arrival counts are at most 2^20 - 1 (PTX ISA 9.7.13.15.1 "Contents of the mbarrier object").
+const MAX_COUNT: u64 = (1 << 20) - 1;
+
+impl FunctionBuilder {
+    fn mbar_space(
+        &mut self,
+        mn: &str,
+        space: StateSpace,
+        cluster_ok: bool,
+        extra: &mut Vec<Form>,
+    ) -> Result<&'static str> {
+        match space {
+            StateSpace::Shared(SharedScope::Implicit) => Ok("shared"),
+            StateSpace::Shared(SharedScope::Cta) => Ok("shared::cta"),
+            StateSpace::Shared(SharedScope::Cluster) if cluster_ok => {
+                extra.push(Form::MemSharedCluster);
+                Ok("shared::cluster")
+            }
+            other => Err(self.err(
+                ErrorKind::OperandKind,
+                mn,
+                format!(
+                    "{mn} takes a barrier in {}, not {other:?}",
+                    if cluster_ok {
+                        "shared::cta or shared::cluster"
+                    } else {
+                        "shared::cta"
+                    }
+                ),
+            )),
+        }
+    }
+
+    fn check_count(&mut self, mn: &str, n: Src<ty::U32>, what: &str, min: u64) -> Result<()> {
+        if let Src::Imm(crate::instr::Imm::UInt(v)) = n {
+            if v < min || v > MAX_COUNT {
+                return Err(self.err(
+                    ErrorKind::ImmediateRange,
+                    mn,
+                    format!("{what} {v} is outside {min}..=2^20-1"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `mbarrier.init.shared.b64 [addr], count`: a barrier expecting `count` arrivals per phase.
+    pub fn mbarrier_init<S: Window32>(
+        &mut self,
+        addr: Addr<S>,
+        count: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        let count = count.into();
+        self.check_count("mbarrier.init", count, "count", 1)?;
+        let sp = self.mbar_space("mbarrier.init", S::SPACE, false, &mut Vec::new())?;
+        let i = Instruction::new("mbarrier")
+            .modifier("init")
+            .modifier(sp)
+            .ty(ScalarType::B64)
+            .operand(addr)
+            .operand(count);
+        self.emit(Form::MbarrierInit, i)
+    }
+
+    /// `mbarrier.inval.shared.b64 [addr]`.
+    pub fn mbarrier_inval<S: Window32>(&mut self, addr: Addr<S>) -> Result<()> {
+        let sp = self.mbar_space("mbarrier.inval", S::SPACE, false, &mut Vec::new())?;
+        let i = Instruction::new("mbarrier")
+            .modifier("inval")
+            .modifier(sp)
+            .ty(ScalarType::B64)
+            .operand(addr);
+        self.emit(Form::MbarrierInval, i)
+    }
+
+    /// `mbarrier.arrive.shared.b64 state, [addr]`.
+    pub fn mbarrier_arrive<S: Window32>(
+        &mut self,
+        state: Sinkable<ty::B64>,
+        addr: Addr<S>,
+    ) -> Result<()> {
+        self.mbarrier_arrive_with(&ArriveOpts::default(), state, addr)
+    }
+
+    /// `mbarrier.arrive` with its options: `.release.scope`, a count, `.noComplete`, `.expect_tx`. A
+    /// barrier in another CTA of the cluster (`Addr<SharedCluster>`, from `mapa`) takes the sink
+    /// `_` as state (PTX ISA 9.7.13.15.13).
+    pub fn mbarrier_arrive_with<S: Window32>(
+        &mut self,
+        o: &ArriveOpts,
+        state: Sinkable<ty::B64>,
+        addr: Addr<S>,
+    ) -> Result<()> {
+        let mn = "mbarrier.arrive";
+        let mut extra = Vec::new();
+        let sp = self.mbar_space(mn, S::SPACE, true, &mut extra)?;
+        let remote = sp == "shared::cluster";
+        if remote && state != Sinkable::Sink {
+            return Err(self.err(
+                ErrorKind::OperandKind,
+                mn,
+                "an arrive on a shared::cluster barrier returns no state: pass the sink",
+            ));
+        }
+        if remote && o.release != Some(Scope::Cluster) {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                mn,
+                "an arrive on a shared::cluster barrier needs .release.cluster",
+            ));
+        }
+        if o.no_complete && (o.count.is_none() || o.expect_tx.is_some() || o.release.is_some()) {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                mn,
+                ".noComplete takes a count and no other option",
+            ));
+        }
+        if o.expect_tx.is_some() && o.count.is_some() {
+            return Err(self.err(
+                ErrorKind::OperandCount,
+                mn,
+                "arrive.expect_tx takes a transaction count and no arrival count",
+            ));
+        }
+        if let Some(s) = o.release {
+            if !matches!(s, Scope::Cta | Scope::Cluster) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    mn,
+                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
+                ));
+            }
+            extra.push(Form::MbarrierSem);
+            if s == Scope::Cluster {
+                extra.push(Form::MemScopeCluster);
+            }
+        }
+        let mut i = Instruction::new("mbarrier").modifier("arrive");
+        let form = if o.no_complete {
+            i = i.modifier("noComplete");
+            Form::MbarrierArriveNoComplete
+        } else if o.expect_tx.is_some() {
+            i = i.modifier("expect_tx");
+            Form::MbarrierArriveExpectTx
+        } else {
+            Form::MbarrierArrive
+        };
+        if let Some(s) = o.release {
+            i = i.modifier("release").modifier(s.name());
+        }
+        i = i
+            .modifier(sp)
+            .ty(ScalarType::B64)
+            .operand(state)
+            .operand(addr);
+        if let Some(c) = o.count {
+            self.check_count(mn, c, "count", 1)?;
+            if !o.no_complete {
+                extra.push(Form::MbarrierArriveCount);
+            }
+            i = i.operand(c);
+        }
+        if let Some(tx) = o.expect_tx {
+            i = i.operand(tx);
+        }
+        self.emit_with(form, &extra, i)
+    }
+
+    fn tx(
+        &mut self,
+        complete: bool,
+        scope: Option<Scope>,
+        space: StateSpace,
+        addr: Operand,
+        tx: Src<ty::U32>,
+    ) -> Result<()> {
+        let mn = if complete {
+            "mbarrier.complete_tx"
+        } else {
+            "mbarrier.expect_tx"
+        };
+        let mut extra = Vec::new();
+        let sp = self.mbar_space(mn, space, true, &mut extra)?;
+        let mut i = Instruction::new("mbarrier").modifier(if complete {
+            "complete_tx"
+        } else {
+            "expect_tx"
+        });
+        if let Some(s) = scope {
+            if !matches!(s, Scope::Cta | Scope::Cluster) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    mn,
+                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
+                ));
+            }
+            i = i.modifier("relaxed").modifier(s.name());
+        }
+        let i = i.modifier(sp).ty(ScalarType::B64).operand(addr).operand(tx);
+        self.emit_with(
+            if complete {
+                Form::MbarrierCompleteTx
+            } else {
+                Form::MbarrierExpectTx
+            },
+            &extra,
+            i,
+        )
+    }
+
+    /// `mbarrier.expect_tx{.relaxed.scope}.shared.b64 [addr], tx`: expect `tx` more bytes.
+    pub fn mbarrier_expect_tx<S: Window32>(
+        &mut self,
+        scope: Option<Scope>,
+        addr: Addr<S>,
+        tx: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        self.tx(false, scope, S::SPACE, addr.into(), tx.into())
+    }
+
+    /// `mbarrier.complete_tx{.relaxed.scope}.shared.b64 [addr], tx`: `tx` bytes have arrived.
+    pub fn mbarrier_complete_tx<S: Window32>(
+        &mut self,
+        scope: Option<Scope>,
+        addr: Addr<S>,
+        tx: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        self.tx(true, scope, S::SPACE, addr.into(), tx.into())
+    }
+
+    fn wait(
+        &mut self,
+        try_wait: bool,
+        acquire: Option<Scope>,
+        done: Pred,
+        space: StateSpace,
+        addr: Operand,
+        on: WaitOn,
+        hint: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        let mn = if try_wait {
+            "mbarrier.try_wait"
+        } else {
+            "mbarrier.test_wait"
+        };
+        let mut extra = Vec::new();
+        let sp = self.mbar_space(mn, space, false, &mut extra)?;
+        let mut i =
+            Instruction::new("mbarrier").modifier(if try_wait { "try_wait" } else { "test_wait" });
+        i = i.modifier_if(matches!(on, WaitOn::Parity(_)), "parity");
+        if let Some(s) = acquire {
+            if !matches!(s, Scope::Cta | Scope::Cluster) {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    mn,
+                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
+                ));
+            }
+            extra.push(Form::MbarrierSem);
+            if s == Scope::Cluster {
+                extra.push(Form::MemScopeCluster);
+            }
+            i = i.modifier("acquire").modifier(s.name());
+        }
+        i = i
+            .modifier(sp)
+            .ty(ScalarType::B64)
+            .operand(done)
+            .operand(addr);
+        i = match on {
+            WaitOn::State(r) => i.operand(r),
+            WaitOn::Parity(p) => i.operand(p),
+        };
+        if let Some(h) = hint {
+            i = i.operand(h);
+        }
+        self.emit_with(
+            if try_wait {
+                Form::MbarrierTryWait
+            } else {
+                Form::MbarrierTestWait
+            },
+            &extra,
+            i,
+        )
+    }
+
+    /// `mbarrier.test_wait{.parity}{.acquire.scope}.shared.b64 done, [addr], state|parity`: a
+    /// non-blocking test of the phase.
+    pub fn mbarrier_test_wait<S: Window32>(
+        &mut self,
+        acquire: Option<Scope>,
+        done: Pred,
+        addr: Addr<S>,
+        on: WaitOn,
+    ) -> Result<()> {
+        self.wait(false, acquire, done, S::SPACE, addr.into(), on, None)
+    }
+
+    /// `mbarrier.try_wait{.parity}{.acquire.scope}.shared.b64 done, [addr], state|parity{, hint}`:
+    /// waits up to a system-dependent time (or about `hint` ns) for the phase.
+    pub fn mbarrier_try_wait<S: Window32>(
+        &mut self,
+        acquire: Option<Scope>,
+        done: Pred,
+        addr: Addr<S>,
+        on: WaitOn,
+        suspend_hint: Option<Src<ty::U32>>,
+    ) -> Result<()> {
+        self.wait(true, acquire, done, S::SPACE, addr.into(), on, suspend_hint)
+    }
+
+    /// Waits for the phase with parity `parity` to complete: a `try_wait.parity` loop
+    /// (`L: try_wait; @!p bra L;`), the pattern every TMA pipeline uses.
+    pub fn mbarrier_wait_parity<S: Window32>(
+        &mut self,
+        addr: Addr<S>,
+        parity: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        let (again, done) = (self.label(), self.pred());
+        let parity = parity.into();
+        self.place(again)?;
+        self.mbarrier_try_wait(None, done, addr, WaitOn::Parity(parity), None)?;
+        self.unless(done).bra(again)
+    }
+
+    /// `mbarrier.pending_count.b64 count, state`.
+    pub fn mbarrier_pending_count(
+        &mut self,
+        count: Reg<ty::U32>,
+        state: Reg<ty::B64>,
+    ) -> Result<()> {
+        let i = Instruction::new("mbarrier")
+            .modifier("pending_count")
+            .ty(ScalarType::B64)
+            .operand(count)
+            .operand(state);
+        self.emit(Form::MbarrierPendingCount, i)
+    }
+
+    /// `fence.mbarrier_init.release.cluster`: makes barrier initialisation visible to the cluster
+    /// (before other CTAs arrive on this CTA's barriers).
+    pub fn fence_mbarrier_init(&mut self) -> Result<()> {
+        let i = Instruction::new("fence")
+            .modifier("mbarrier_init")
+            .modifier("release")
+            .modifier("cluster");
+        self.emit(Form::FenceMbarrierInit, i)
+    }
+}
