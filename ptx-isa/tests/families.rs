@@ -5,34 +5,17 @@ use ptx_isa::{
     Addr, Dim, Directive, ErrorKind, Module, PtxVersion, SpecialReg, StateSpace, Target, spaces, ty,
 };
 
-/// Builds a kernel body with `f` on `target` and returns the instruction lines (or the error).
+mod support;
+
 fn body(
     target: Target,
     f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>,
 ) -> ptx_isa::Result<Vec<String>> {
-    let mut m = Module::new(target);
-    let mut k = m.entry("t");
-    f(&mut k)?;
-    m.add(k.finish()?)?;
-    let text = m.to_ptx()?;
-    // Every kernel a test emits must assemble for its target.
-    if let Some(ptxas) = ptx_isa::ptxas::for_tests().unwrap() {
-        let out = ptxas.assemble(&text, target, &[]).unwrap();
-        assert!(out.ok, "ptxas rejected:\n{}\n{text}", out.log);
-    }
-    Ok(text
-        .lines()
-        .skip_while(|l| !l.starts_with('{'))
-        .filter(|l| l.starts_with('\t') && !l.trim_start().starts_with(".reg"))
-        .map(|l| l.trim().to_string())
-        .collect())
+    support::body(target, |_, k| f(k))
 }
 
 fn assemble(text: &str) {
-    if let Some(ptxas) = ptx_isa::ptxas::for_tests().unwrap() {
-        let out = ptxas.assemble(text, Target::Sm90a, &[]).unwrap();
-        assert!(out.ok, "ptxas rejected:\n{}\n{text}", out.log);
-    }
+    support::assemble(text, Target::Sm90a)
 }
 
 fn lines(f: impl FnOnce(&mut ptx_isa::FunctionBuilder) -> ptx_isa::Result<()>) -> Vec<String> {

@@ -5,6 +5,7 @@
 //! message; the binary (`src/bin/ptxkit.rs`) prints it on stderr.
 
 mod args;
+mod catalog;
 mod desc;
 mod dump;
 mod idesc;
@@ -67,6 +68,16 @@ pub struct Subcommand {
 
 /// Every subcommand, in the order `ptxkit help` lists them.
 pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "catalog",
+        summary: "write one kernel per instruction form of a target (--target T --out DIR)",
+        run: catalog::run,
+    },
+    Subcommand {
+        name: "forms",
+        summary: "list the instruction forms: minimum PTX version, targets, PTX ISA section",
+        run: catalog::forms,
+    },
     Subcommand {
         name: "dump",
         summary: "write the PTX of a built-in kernel (--list names them)",

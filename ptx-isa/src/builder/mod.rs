@@ -102,6 +102,7 @@ pub struct FunctionBuilder {
     required: (PtxVersion, String),
     first_error: Option<Error>,
     local_params: u32,
+    cta_group: Option<CtaGroup>,
 }
 
 impl FunctionBuilder {
@@ -127,6 +128,7 @@ impl FunctionBuilder {
             required: (target.min_ptx(), format!("target {target}")),
             first_error: None,
             local_params: 0,
+            cta_group: None,
         };
         if let Err(e) = check_identifier(name) {
             b.first_error = Some(e);
@@ -497,6 +499,26 @@ impl FunctionBuilder {
             .at_instruction(opcode)
             .on_target(self.target)
             .in_function(&self.name)
+    }
+
+    /// A function's tcgen05 instructions all use one CTA group (ptxas 13.0: "uses single CTA
+    /// (.cta_group::1) and CTA pair granularity (.cta_group::2) and that is not allowed").
+    pub(crate) fn note_cta_group(&mut self, opcode: &str, g: CtaGroup) -> Result<()> {
+        match self.cta_group {
+            Some(prev) if prev != g => Err(self.err(
+                ErrorKind::InvalidModifier,
+                opcode,
+                format!(
+                    "this function already uses .{}; one function cannot mix it with .{}",
+                    prev.name(),
+                    g.name()
+                ),
+            )),
+            _ => {
+                self.cta_group = Some(g);
+                Ok(())
+            }
+        }
     }
 
     pub(crate) fn next_local_param(&mut self) -> String {

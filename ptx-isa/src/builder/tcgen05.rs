@@ -139,8 +139,11 @@ fn taddr(r: Reg<ty::U32>) -> Operand {
     })
 }
 
-fn group_name(g: CtaGroup) -> &'static str {
-    g.name()
+impl FunctionBuilder {
+    fn group(&mut self, opcode: &str, g: CtaGroup) -> Result<&'static str> {
+        self.note_cta_group(opcode, g)?;
+        Ok(g.name())
+    }
 }
 
 impl FunctionBuilder {
@@ -176,7 +179,7 @@ impl FunctionBuilder {
         }
         let i = Instruction::new("tcgen05")
             .modifier("alloc")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned")
             .modifier("shared::cta")
@@ -197,7 +200,7 @@ impl FunctionBuilder {
         self.check_ncols("tcgen05.dealloc", ncols)?;
         let i = Instruction::new("tcgen05")
             .modifier("dealloc")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned")
             .ty(ScalarType::B32)
@@ -210,7 +213,7 @@ impl FunctionBuilder {
     pub fn tcgen05_relinquish_alloc_permit(&mut self, group: CtaGroup) -> Result<()> {
         let i = Instruction::new("tcgen05")
             .modifier("relinquish_alloc_permit")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned");
         self.emit(Form::Tcgen05Relinquish, i)
@@ -378,7 +381,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let mut i = Instruction::new("tcgen05")
             .modifier("cp")
-            .modifier(group_name(group));
+            .modifier(self.group("tcgen05", group)?);
         i = match shape {
             TmemCpShape::S128x256b => i.modifier("128x256b"),
             TmemCpShape::S4x256b => i.modifier("4x256b"),
@@ -400,7 +403,7 @@ impl FunctionBuilder {
     pub fn tcgen05_shift(&mut self, group: CtaGroup, taddr_reg: Reg<ty::U32>) -> Result<()> {
         let i = Instruction::new("tcgen05")
             .modifier("shift")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier("down")
             .operand(taddr(taddr_reg));
         self.emit(Form::Tcgen05Shift, i)
@@ -457,7 +460,7 @@ impl FunctionBuilder {
         let mut i = Instruction::new("tcgen05")
             .modifier("mma")
             .modifier_if(ws, "ws")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier(k)
             .operand(taddr(d));
         i = match a {
@@ -504,7 +507,7 @@ impl FunctionBuilder {
         };
         let mut i = Instruction::new("tcgen05")
             .modifier("mma")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier(k)
             .modifier("block_scale")
             .modifier(v)
@@ -541,7 +544,7 @@ impl FunctionBuilder {
         }
         let mut i = Instruction::new("tcgen05")
             .modifier("commit")
-            .modifier(group_name(group))
+            .modifier(self.group("tcgen05", group)?)
             .modifier("mbarrier::arrive::one")
             .modifier_if(cluster, "shared::cluster")
             .modifier_if(multicast.is_some(), "multicast::cluster")

@@ -1,0 +1,112 @@
+//! `ptxkit catalog --target T --out DIR`: one small, complete kernel per instruction form the target
+//! has (file name = the form's name), and `ptxkit forms [--target T]`: the form table itself.
+
+use super::{Args, CliError, Output};
+use ptx_isa::{Form, Target, catalog};
+
+fn target_arg(a: &mut Args) -> Result<Option<Target>, CliError> {
+    a.parsed("--target", |s| s.parse::<Target>().map_err(|e| e.message))
+}
+
+pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
+    let mut a = Args::new(args);
+    let target = target_arg(&mut a)?
+        .ok_or_else(|| CliError::usage("usage: ptxkit catalog --target T --out DIR"))?;
+    let out = a
+        .value("--out")?
+        .ok_or_else(|| CliError::usage("usage: ptxkit catalog --target T --out DIR"))?;
+    a.finish()?;
+    let dir = std::path::Path::new(&out);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::usage(format!("cannot create {out}: {e}")))?;
+    let mut written = 0;
+    for spec in Form::all().iter().filter(|f| f.targets.has(target)) {
+        let text = catalog::module(spec.form, target)
+            .and_then(|m| m.to_ptx())
+            .map_err(|e| CliError {
+                code: 1,
+                message: format!("{}: {e}", spec.name),
+            })?;
+        let path = dir.join(format!("{}.ptx", spec.name));
+        std::fs::write(&path, text)
+            .map_err(|e| CliError::usage(format!("cannot write {}: {e}", path.display())))?;
+        written += 1;
+    }
+    Ok(format!("wrote {written} kernels for {target} to {out}\n").into())
+}
+
+/// `ptxkit forms [--target T]`: name, minimum PTX version, targets and PTX ISA section of each form.
+pub(crate) fn forms(args: &[String]) -> Result<Output, CliError> {
+    let mut a = Args::new(args);
+    let target = target_arg(&mut a)?;
+    a.finish()?;
+    let mut s = String::new();
+    for spec in Form::all()
+        .iter()
+        .filter(|f| target.is_none_or(|t| f.targets.has(t)))
+    {
+        let ptx = match target {
+            Some(t) => spec.form.min_ptx_on(t),
+            None => spec.min_ptx,
+        };
+        s.push_str(&format!(
+            "{:<36} PTX {:<4} {:<58} {}\n",
+            spec.name,
+            ptx.to_string(),
+            spec.targets.names(),
+            spec.section
+        ));
+    }
+    Ok(s.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::run;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn writes_one_kernel_per_form() {
+        let dir = std::env::temp_dir().join(format!("ptxkit-catalog-{}", std::process::id()));
+        let d = dir.to_string_lossy().to_string();
+        let out = run(&args(&["catalog", "--target", "sm_100a", "--out", &d])).unwrap();
+        let n = ptx_isa::Form::all()
+            .iter()
+            .filter(|f| f.targets.has(ptx_isa::Target::Sm100a))
+            .count();
+        assert_eq!(
+            out.stdout,
+            format!("wrote {n} kernels for sm_100a to {d}\n")
+        );
+        let tc = std::fs::read_to_string(dir.join("tcgen05.mma.ptx")).unwrap();
+        assert!(
+            tc.contains(".target sm_100a") && tc.contains("tcgen05.mma.cta_group::1.kind::f16")
+        );
+        assert!(
+            !dir.join("wgmma.fence.ptx").exists(),
+            "sm_100a has no wgmma"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lists_forms_and_rejects_bad_arguments() {
+        let out = run(&args(&["forms", "--target", "sm_80"])).unwrap();
+        assert!(out.stdout.lines().any(|l| l.starts_with("add.f32 ")));
+        assert!(!out.stdout.contains("wgmma"));
+        assert_eq!(
+            run(&args(&["catalog", "--target", "sm_90a"]))
+                .unwrap_err()
+                .code,
+            2
+        );
+        assert_eq!(run(&args(&["catalog", "--out", "x"])).unwrap_err().code, 2);
+        assert_eq!(
+            run(&args(&["forms", "--target", "sm_7"])).unwrap_err().code,
+            2
+        );
+    }
+}
