@@ -59,7 +59,7 @@ fn lowering_checks_inputs() {
         // A descriptor program's output is 64 bits: not a 32-bit result.
         let d = smem::desc::address_program(0).unwrap();
         assert_eq!(
-            emit::lower_u32(k, &d, r).unwrap_err().kind,
+            emit::lower_u32(k, &d, &[r]).unwrap_err().kind,
             ErrorKind::OperandType
         );
         // PTX shifts by a .u32 amount: a 64-bit register amount is refused.

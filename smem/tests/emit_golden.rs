@@ -82,6 +82,17 @@ fn offset_2d_pitch_48() {
     golden("offset_2d_pitch_48.sm_90a.ptx", &m);
 }
 
+/// Element (mn, k) of a 64x128 bf16 K-major tile: two 128B-swizzled atoms along K.
+#[test]
+fn tile_offset_bf16_k_sw128() {
+    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
+    let m = kernel(Target::Sm90a, &["mn", "k"], |_, k, r| {
+        emit::emit_tile_offset(k, &t, r[0], r[1]).map(AluReg::U32)
+    })
+    .unwrap();
+    golden("tile_offset_bf16_k_sw128.sm_90a.ptx", &m);
+}
+
 /// The wgmma descriptor of a K-major 128B-swizzled bf16 tile from a run-time address.
 #[test]
 fn wgmma_desc_k_sw128() {

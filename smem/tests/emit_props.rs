@@ -11,7 +11,8 @@ use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pool::SmemPool;
-use smem::{Swizzle, SwizzleMode};
+use smem::tile::{TileShape, wgmma_tile};
+use smem::{Dtype, Major, Swizzle, SwizzleMode};
 use support::{kernel, run};
 
 fn mode() -> impl Strategy<Value = SwizzleMode> {
@@ -113,6 +114,33 @@ proptest! {
         prop_assert_eq!(Ok(got), d.with_start(addr).encode());
         let got = run(&module, &[("addr", u64::from(raw))], &[]).unwrap();
         prop_assert_eq!(got, d.address_program().unwrap().eval(u64::from(raw)));
+    }
+
+    /// Canonical tiles of 1-, 2-, 4- and 8-byte elements, both majors, every swizzle the
+    /// chooser picks (contiguous extents of 16 to 512 bytes), a random element inside.
+    #[test]
+    fn tile_offset_matches_the_host(
+        dtype in prop::sample::select(vec![Dtype::E4M3, Dtype::BF16, Dtype::F32, Dtype::F64]),
+        major in prop::sample::select(vec![Major::K, Major::MN]),
+        strided_groups in 1u32..=16,
+        contig_chunks in 1u32..=32,
+        at in (0.0f64..1.0, 0.0f64..1.0),
+    ) {
+        let e = dtype.bytes().unwrap();
+        let (strided, contig) = (8 * strided_groups, 16 * contig_chunks / e);
+        prop_assume!(contig > 0);
+        let shape = match major {
+            Major::K => TileShape { mn: strided, k: contig },
+            Major::MN => TileShape { mn: contig, k: strided },
+        };
+        let t = wgmma_tile(dtype, shape, major).unwrap();
+        let mn = (f64::from(shape.mn) * at.0) as u32;
+        let kk = (f64::from(shape.k) * at.1) as u32;
+        let module = kernel(Target::Sm90a, &["mn", "k"], |_, k, r| {
+            emit::emit_tile_offset(k, &t, r[0], r[1]).map(AluReg::U32)
+        }).unwrap();
+        let got = run(&module, &[("mn", u64::from(mn)), ("k", u64::from(kk))], &[]).unwrap();
+        prop_assert_eq!(Ok(got), t.offset(mn, kk).map_err(|e| e.to_string()), "{:?}", t);
     }
 
     /// Every region's address is the array's address plus the region's offset.

@@ -51,6 +51,27 @@ fn offsets_assemble() {
 }
 
 #[test]
+fn tile_offsets_assemble() {
+    for t in TARGETS {
+        for major in [Major::K, Major::MN] {
+            for (dtype, contig) in [(Dtype::BF16, 64), (Dtype::BF16, 24), (Dtype::F32, 8)] {
+                let shape = match major {
+                    Major::K => TileShape { mn: 64, k: contig },
+                    Major::MN => TileShape { mn: contig, k: 64 },
+                };
+                let tile = wgmma_tile(dtype, shape, major).unwrap();
+                assemble(
+                    &kernel(t, &["mn", "k"], |_, k, r| {
+                        emit::emit_tile_offset(k, &tile, r[0], r[1]).map(AluReg::U32)
+                    })
+                    .unwrap(),
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn descriptors_assemble() {
     for t in TARGETS {
         for major in [Major::K, Major::MN] {

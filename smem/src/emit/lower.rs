@@ -138,13 +138,14 @@ pub fn lower(k: &mut FunctionBuilder, p: &AluProgram, inputs: &[AluReg]) -> Resu
     })
 }
 
-/// [`lower`] for a program of one 32-bit input and a 32-bit output (the swizzle).
+/// [`lower`] for a program of 32-bit inputs and a 32-bit output (swizzles, offsets).
 pub fn lower_u32(
     k: &mut FunctionBuilder,
     p: &AluProgram,
-    input: Reg<ty::U32>,
+    inputs: &[Reg<ty::U32>],
 ) -> Result<Reg<ty::U32>> {
-    match lower(k, p, &[AluReg::U32(input)])? {
+    let inputs: Vec<AluReg> = inputs.iter().map(|&r| AluReg::U32(r)).collect();
+    match lower(k, p, &inputs)? {
         AluReg::U32(r) => Ok(r),
         AluReg::U64(_) => Err(output_error(k, Width::U32)),
     }

@@ -50,7 +50,7 @@ mod swizzle;
 pub use desc::{emit_umma_desc, emit_wgmma_desc};
 pub use lower::{AluReg, lower, lower_u32, lower_u32_to_u64};
 pub use pool::DynamicSmem;
-pub use swizzle::{emit_offset_2d, emit_swizzle};
+pub use swizzle::{emit_offset_2d, emit_swizzle, emit_tile_offset};
 
 use std::fmt::Display;
 

@@ -1,12 +1,13 @@
-//! The swizzle and the swizzled 2-D offset on registers.
+//! The swizzle and the swizzled 2-D and tile offsets on registers.
 
 use layouts::Swizzle;
 use ptx_isa::{FunctionBuilder, Reg, Result, ty};
 
 use super::host_error;
-use super::lower::{AluReg, lower, lower_u32};
+use super::lower::lower_u32;
 use crate::alu::Width;
 use crate::swizzle::{SwizzleMode, swizzle_program};
+use crate::tile::CanonicalTile;
 
 /// Writes `offset ^ ((offset & yyy_mask) >> S)` on a 32-bit byte offset and returns the
 /// register holding the swizzled offset: `and.b32`, `shr.u32`, `xor.b32` after a comment naming
@@ -30,7 +31,7 @@ pub fn emit_swizzle(
             sw.shift()
         ));
     }
-    lower_u32(k, &p, offset)
+    lower_u32(k, &p, &[offset])
 }
 
 /// Writes the byte offset of element `(row, col)` of a tile with `elem_bytes`-byte elements and
@@ -56,8 +57,34 @@ pub fn emit_offset_2d(
     k.comment(&format!(
         "offset_2d: swizzle {mode} of row * {pitch} + col * {elem_bytes}"
     ));
-    match lower(k, &p, &[AluReg::U32(row), AluReg::U32(col)])? {
-        AluReg::U32(r) => Ok(r),
-        AluReg::U64(_) => Err(host_error(k, "emit_offset_2d", "a 64-bit result")),
-    }
+    lower_u32(k, &p, &[row, col])
+}
+
+/// Writes the byte offset of element `(mn, k)` of a canonical tensor-core tile, swizzle
+/// applied, from registers holding `mn` and `k`; returns the register holding it. The program
+/// is [`CanonicalTile::offset_program`]: `shr`/`and` to split atoms, rows and columns, `shl` or
+/// `mul.lo.u32` by constants, `add.u32`, then the swizzle (PTX ISA 9.7.1, 9.7.8; the layout is
+/// PTX ISA 9.7.15.5.1.2 "Shared Memory Matrix Layout").
+///
+/// Post-condition: equals the host [`CanonicalTile::offset`]`(mn, k)` for every element inside
+/// the tile (valid for a tile based at [`CanonicalTile::align`]).
+pub fn emit_tile_offset(
+    k: &mut FunctionBuilder,
+    tile: &CanonicalTile,
+    mn: Reg<ty::U32>,
+    kk: Reg<ty::U32>,
+) -> Result<Reg<ty::U32>> {
+    let p = tile
+        .offset_program(Width::U32)
+        .map_err(|e| host_error(k, "emit_tile_offset", e))?;
+    let shape = tile.shape();
+    k.comment(&format!(
+        "tile offset: {} {}x{} {}-major, swizzle {}",
+        tile.dtype(),
+        shape.mn,
+        shape.k,
+        tile.major(),
+        tile.swizzle()
+    ));
+    lower_u32(k, &p, &[mn, kk])
 }
