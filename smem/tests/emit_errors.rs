@@ -72,6 +72,29 @@ fn lowering_checks_inputs() {
     });
 }
 
+/// Two barriers at the end of a pool larger than the one the test declares.
+fn pool_bars() -> smem::mbarrier::MbarrierArray {
+    let mut p = SmemPool::new(Arch::Sm90);
+    p.alloc_bytes("pad", 256, 16).unwrap();
+    p.mbarriers("bars", &[1, 1]).unwrap()
+}
+
+#[test]
+fn mbarrier_index_out_of_range() {
+    let mut pool = SmemPool::new(Arch::Sm90);
+    let bars = pool.mbarriers("bars", &[1, 1]).unwrap();
+    with_kernel(|m, k| {
+        let smem = DynamicSmem::declare(m, "smem", &pool).unwrap();
+        let base = smem.base_addr(k).unwrap();
+        assert!(smem.mbarrier_addr_from(k, base, &bars, 1).is_ok());
+        let e = smem.mbarrier_addr_from(k, base, &bars, 2).unwrap_err();
+        assert_eq!(
+            e.instruction.as_deref(),
+            Some("DynamicSmem::mbarrier_addr_from")
+        );
+    });
+}
+
 #[test]
 fn region_errors() {
     let mut pool = SmemPool::new(Arch::Sm90);
@@ -90,6 +113,10 @@ fn region_errors() {
         let e = smem.region_addr(k, &flag).unwrap_err();
         assert!(e.message.contains("static"), "{e}");
         let e = smem.region_addr(k, &far).unwrap_err();
+        assert!(e.message.contains("is not in `smem`"), "{e}");
+        let bars = pool_bars();
+        let base = smem.base_addr(k).unwrap();
+        let e = smem.mbarrier_addr_from(k, base, &bars, 0).unwrap_err();
         assert!(e.message.contains("is not in `smem`"), "{e}");
         // One dynamic array per module.
         assert!(DynamicSmem::declare(m, "smem2", &pool).is_err());

@@ -162,6 +162,28 @@ proptest! {
         let got = run(&module, &[], &[("smem", u64::from(base))]).unwrap();
         prop_assert_eq!(got, u64::from(base + region.offset));
     }
+
+    /// Barrier `i` of an array is at the array's address plus its offset in the pool.
+    #[test]
+    fn mbarrier_addresses_match_the_pool(
+        pad in 0u32..5000,
+        count in 1usize..16,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let mut pool = SmemPool::new(smem::Arch::Sm90);
+        if pad > 0 {
+            pool.alloc_bytes("pad", pad, 16).unwrap();
+        }
+        let bars = pool.mbarriers("bars", &vec![1; count]).unwrap();
+        let i = pick.index(count) as u32;
+        let module = kernel(Target::Sm90a, &[], |m, k, _| {
+            let smem = DynamicSmem::declare(m, "smem", &pool)?;
+            let base = smem.base_addr(k)?;
+            smem.mbarrier_addr_from(k, base, &bars, i).map(AluReg::U32)
+        }).unwrap();
+        let got = run(&module, &[], &[("smem", 0x800)]).unwrap();
+        prop_assert_eq!(got, 0x800 + u64::from(bars.offset(i).unwrap()));
+    }
 }
 
 /// The lowering writes exactly the host program's mnemonics, one instruction per step.

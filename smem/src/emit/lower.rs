@@ -1,5 +1,8 @@
 //! [`lower`]: an [`AluProgram`] onto a [`FunctionBuilder`], one instruction per step.
 //!
+//! Sections: PTX ISA 9.7.1 "Integer Arithmetic Instructions", 9.7.8 "Logic and Shift
+//! Instructions", 9.7.9.21 "Data Movement and Conversion Instructions: cvt".
+//!
 //! | step                    | PTX (32-bit / 64-bit)          | PTX ISA            |
 //! |-------------------------|--------------------------------|--------------------|
 //! | `BinOp::And/Or/Xor`     | `and.b32` / `and.b64` ...      | 9.7.8.1-9.7.8.3    |

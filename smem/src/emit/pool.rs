@@ -4,11 +4,12 @@
 use ptx_isa::{FunctionBuilder, Module, Reg, Result, ty};
 
 use super::host_error;
+use crate::mbarrier::MbarrierArray;
 use crate::pool::{Region, SmemPool, Storage};
 
 /// The pool's dynamic shared array as declared on a module:
-/// `.extern .shared .align A .b8 name[];` with `A` = [`SmemPool::base_align`] (PTX ISA 5.1.5
-/// "Shared State Space"; the size is the launch's dynamic shared-memory size,
+/// `.extern .shared .align A .b8 name[];` with `A` = [`SmemPool::base_align`] (PTX ISA 5.1
+/// "State Spaces", the shared state space; the size is the launch's dynamic shared-memory size,
 /// [`SmemPool::dynamic_bytes`]).
 ///
 /// Addresses are `.shared::cta` window addresses (32 bits), what `ld.shared`, `cp.async.bulk`
@@ -89,6 +90,26 @@ impl DynamicSmem {
     ) -> Result<Reg<ty::U32>> {
         self.check(k, region)?;
         self.offset_from(k, base, region.offset, &region.name)
+    }
+
+    /// The shared address of barrier `i` of `barriers` from a register holding the array's
+    /// address: one `add.u32` (the operand `mbarrier.init`, `mbarrier.arrive` and
+    /// `mbarrier.try_wait` take, PTX ISA 9.7.13.15 "Parallel Synchronization and Communication
+    /// Instructions: mbarrier"). Errors: `i` out of range, or the barriers
+    /// are not in this array.
+    pub fn mbarrier_addr_from(
+        &self,
+        k: &mut FunctionBuilder,
+        base: Reg<ty::U32>,
+        barriers: &MbarrierArray,
+        i: u32,
+    ) -> Result<Reg<ty::U32>> {
+        self.check(k, barriers.region())?;
+        let offset = barriers
+            .offset(i)
+            .map_err(|e| host_error(k, "DynamicSmem::mbarrier_addr_from", e))?;
+        let name = format!("{}[{i}]", barriers.region().name);
+        self.offset_from(k, base, offset, &name)
     }
 
     fn offset_from(
