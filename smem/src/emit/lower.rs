@@ -38,6 +38,39 @@ impl AluReg {
             AluReg::U64(_) => Width::U64,
         }
     }
+
+    /// The 32-bit register, if it is one.
+    pub fn u32(self) -> Option<Reg<ty::U32>> {
+        match self {
+            AluReg::U32(r) => Some(r),
+            AluReg::U64(_) => None,
+        }
+    }
+
+    /// The 64-bit register, if it is one.
+    pub fn u64(self) -> Option<Reg<ty::U64>> {
+        match self {
+            AluReg::U64(r) => Some(r),
+            AluReg::U32(_) => None,
+        }
+    }
+}
+
+/// The second operand of a binary step, resolved: a register or an immediate.
+#[derive(Clone, Copy)]
+enum Rhs {
+    Reg(AluReg),
+    Imm(u64),
+}
+
+impl Rhs {
+    /// The source operand of type `T`, when a register is of `T`'s width.
+    fn src<T: ty::RegType>(self, pick: fn(AluReg) -> Option<Reg<T>>) -> Option<Src<T>> {
+        match self {
+            Rhs::Reg(r) => pick(r).map(Src::Reg),
+            Rhs::Imm(i) => Some(Src::Imm(Imm::UInt(i))),
+        }
+    }
 }
 
 impl From<Reg<ty::U32>> for AluReg {
@@ -95,28 +128,20 @@ pub fn lower(k: &mut FunctionBuilder, p: &AluProgram, inputs: &[AluReg]) -> Resu
             } => {
                 let a = get(&regs, lhs);
                 let b = match rhs {
-                    Operand::Value(v) => get(&regs, v).map(Some),
-                    Operand::Imm(_) => Some(None),
+                    Operand::Value(v) => get(&regs, v).map(Rhs::Reg),
+                    Operand::Imm(i) => Some(Rhs::Imm(i)),
                 };
-                match (width, a, b) {
-                    (Width::U32, Some(AluReg::U32(a)), Some(b)) => {
-                        let b = match (b, rhs) {
-                            (Some(AluReg::U32(b)), _) => Src::Reg(b),
-                            (None, Operand::Imm(i)) => Src::Imm(Imm::UInt(i)),
-                            _ => return Err(width_error(k, op, width)),
-                        };
-                        AluReg::U32(bin(k, op, a, b)?)
-                    }
-                    (Width::U64, Some(AluReg::U64(a)), Some(b)) => {
-                        let b = match (b, rhs) {
-                            (Some(AluReg::U64(b)), _) => Src::Reg(b),
-                            (None, Operand::Imm(i)) => Src::Imm(Imm::UInt(i)),
-                            _ => return Err(width_error(k, op, width)),
-                        };
-                        AluReg::U64(bin(k, op, a, b)?)
-                    }
-                    _ => return Err(width_error(k, op, width)),
-                }
+                let r = match width {
+                    Width::U32 => a
+                        .and_then(AluReg::u32)
+                        .zip(b.and_then(|b| b.src(AluReg::u32)))
+                        .map(|(a, b)| bin(k, op, a, b).map(AluReg::U32)),
+                    Width::U64 => a
+                        .and_then(AluReg::u64)
+                        .zip(b.and_then(|b| b.src(AluReg::u64)))
+                        .map(|(a, b)| bin(k, op, a, b).map(AluReg::U64)),
+                };
+                r.ok_or_else(|| width_error(k, op, width))??
             }
             AluStep::ZeroExtend { src } => match get(&regs, src) {
                 Some(AluReg::U32(a)) => {
@@ -148,10 +173,9 @@ pub fn lower_u32(
     inputs: &[Reg<ty::U32>],
 ) -> Result<Reg<ty::U32>> {
     let inputs: Vec<AluReg> = inputs.iter().map(|&r| AluReg::U32(r)).collect();
-    match lower(k, p, &inputs)? {
-        AluReg::U32(r) => Ok(r),
-        AluReg::U64(_) => Err(output_error(k, Width::U32)),
-    }
+    lower(k, p, &inputs)?
+        .u32()
+        .ok_or_else(|| output_error(k, Width::U32))
 }
 
 /// [`lower`] for a program of one 32-bit input and a 64-bit output (a descriptor address).
@@ -160,10 +184,9 @@ pub fn lower_u32_to_u64(
     p: &AluProgram,
     input: Reg<ty::U32>,
 ) -> Result<Reg<ty::U64>> {
-    match lower(k, p, &[AluReg::U32(input)])? {
-        AluReg::U64(r) => Ok(r),
-        AluReg::U32(_) => Err(output_error(k, Width::U64)),
-    }
+    lower(k, p, &[AluReg::U32(input)])?
+        .u64()
+        .ok_or_else(|| output_error(k, Width::U64))
 }
 
 fn output_error(k: &FunctionBuilder, want: Width) -> Error {
