@@ -1,11 +1,13 @@
-//! A tiny straight-line integer program: what the swizzle and the descriptor address arithmetic
-//! become in the kernel, before the PTX builder exists to lower it.
+//! A tiny straight-line integer program: what the swizzle, the 2-D offsets and the descriptor
+//! address arithmetic become in the kernel.
 //!
-//! Each [`AluStep`] maps to one PTX instruction (`and.b32`, `shr.u64`, `cvt.u64.u32`...), so the
-//! lead can lower a program step by step; [`AluProgram::eval`] is its host interpreter, and the
-//! property tests check that the interpreter agrees with the host functions the program encodes.
-//! Semantics follow PTX ISA 9.7.8 (logic and shift instructions): shift amounts of the register
-//! width or more give 0 (`shl`, `shr.u*` clamp the amount to the width), `add` wraps.
+//! Each [`AluStep`] maps to one PTX instruction (`and.b32`, `shr.u64`, `mul.lo.u32`,
+//! `cvt.u64.u32`...); [`crate::emit::lower`] writes them with the PTX builder, one step each.
+//! [`AluProgram::eval`] is the host interpreter, and the property tests check that the
+//! interpreter agrees with the host functions the program encodes, and that the emitted PTX
+//! agrees with the interpreter. Semantics follow PTX ISA 9.7.8 (logic and shift instructions):
+//! shift amounts of the register width or more give 0 (`shl`, `shr.u*` clamp the amount to the
+//! width); and PTX ISA 9.7.1 (integer arithmetic): `add` and `mul.lo` wrap.
 
 use std::fmt;
 
@@ -36,7 +38,8 @@ impl Width {
     }
 }
 
-/// A value of the program: `Value(0)` is the input, `Value(i)` the result of step `i - 1`.
+/// A value of the program: `Value(0)` to `Value(n - 1)` are the `n` inputs, `Value(n + i)` the
+/// result of step `i`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Value(pub u32);
 
@@ -64,6 +67,8 @@ pub enum BinOp {
     Shr,
     /// `add.uN` (wrapping)
     Add,
+    /// `mul.lo.uN`: the low half of the product (wrapping)
+    Mul,
 }
 
 impl BinOp {
@@ -76,6 +81,7 @@ impl BinOp {
             BinOp::Shl => ("shl", 'b'),
             BinOp::Shr => ("shr", 'u'),
             BinOp::Add => ("add", 'u'),
+            BinOp::Mul => ("mul.lo", 'u'),
         };
         format!("{name}.{ty}{}", width.bits())
     }
@@ -91,6 +97,7 @@ impl BinOp {
             BinOp::Shl => a << b,
             BinOp::Shr => a >> b,
             BinOp::Add => a.wrapping_add(b),
+            BinOp::Mul => a.wrapping_mul(b),
         };
         r & width.mask()
     }
@@ -146,9 +153,20 @@ pub enum AluError {
         /// The step's width.
         width: Width,
     },
+    /// A program needs at least one input.
+    #[error("a program needs at least one input")]
+    NoInputs,
+    /// [`AluProgram::eval_inputs`] was given the wrong number of inputs.
+    #[error("the program takes {expected} inputs, {found} were given")]
+    InputCount {
+        /// The program's inputs.
+        expected: usize,
+        /// The values given.
+        found: usize,
+    },
 }
 
-/// A straight-line program of [`AluStep`]s from one input to the last value defined.
+/// A straight-line program of [`AluStep`]s from one or more inputs to the last value defined.
 ///
 /// ```
 /// use smem::alu::{AluProgram, Width};
@@ -162,39 +180,76 @@ pub enum AluError {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AluProgram {
-    input_width: Width,
+    inputs: u32,
     steps: Vec<AluStep>,
     widths: Vec<Width>,
 }
 
 impl AluProgram {
-    /// An empty program whose input has `input_width`; it returns its input.
+    /// An empty program whose one input has `input_width`; it returns its input.
     pub fn new(input_width: Width) -> AluProgram {
         AluProgram {
-            input_width,
+            inputs: 1,
             steps: Vec::new(),
             widths: vec![input_width],
         }
     }
 
-    /// The input value, `%v0`.
+    /// An empty program with one input per entry of `widths` (`%v0`, `%v1`...); it returns its
+    /// last input until a step is added.
+    ///
+    /// ```
+    /// use smem::alu::{AluProgram, Width};
+    /// let mut p = AluProgram::with_inputs(&[Width::U32, Width::U32]).unwrap();
+    /// let (row, col) = (p.input(), p.input_at(1).unwrap());
+    /// let r = p.mul(row, 48).unwrap();
+    /// p.add_value(r, col).unwrap();
+    /// assert_eq!(p.eval_inputs(&[2, 5]), Ok(101));
+    /// ```
+    pub fn with_inputs(widths: &[Width]) -> Result<AluProgram, AluError> {
+        if widths.is_empty() {
+            return Err(AluError::NoInputs);
+        }
+        Ok(AluProgram {
+            inputs: widths.len() as u32,
+            steps: Vec::new(),
+            widths: widths.to_vec(),
+        })
+    }
+
+    /// The first input value, `%v0`.
     pub fn input(&self) -> Value {
         Value(0)
     }
 
-    /// The width of the input.
+    /// Input `i`, if the program has that many.
+    pub fn input_at(&self, i: u32) -> Option<Value> {
+        (i < self.inputs).then_some(Value(i))
+    }
+
+    /// The number of inputs.
+    pub fn inputs(&self) -> u32 {
+        self.inputs
+    }
+
+    /// The width of the first input.
     pub fn input_width(&self) -> Width {
-        self.input_width
+        self.widths.first().copied().unwrap_or(Width::U32)
+    }
+
+    /// The widths of the inputs, in order.
+    pub fn input_widths(&self) -> &[Width] {
+        self.widths.get(..self.inputs as usize).unwrap_or(&[])
     }
 
     /// The value the program returns: the last one defined.
     pub fn output(&self) -> Value {
-        Value(self.steps.len() as u32)
+        Value(self.widths.len() as u32 - 1)
     }
 
     /// The width of the result.
     pub fn output_width(&self) -> Width {
-        self.widths.last().copied().unwrap_or(self.input_width)
+        self.widths.last().copied().unwrap_or(Width::U32)
     }
 
     /// The steps, in order.
@@ -273,6 +328,31 @@ impl AluProgram {
         self.bin(BinOp::Add, lhs, Operand::Imm(imm))
     }
 
+    /// `lhs + rhs` (wrapping).
+    pub fn add_value(&mut self, lhs: Value, rhs: Value) -> Result<Value, AluError> {
+        self.bin(BinOp::Add, lhs, Operand::Value(rhs))
+    }
+
+    /// `lhs * imm`, low half (wrapping).
+    pub fn mul(&mut self, lhs: Value, imm: u64) -> Result<Value, AluError> {
+        self.bin(BinOp::Mul, lhs, Operand::Imm(imm))
+    }
+
+    /// `lhs * factor` as the cheapest step: none for 1, `shl` by `log2(factor)` for a power of
+    /// two, `mul.lo` otherwise (0 included). Returns `lhs` itself when no step is needed.
+    /// The factor must fit the width, as for [`AluProgram::mul`].
+    pub fn mul_const(&mut self, lhs: Value, factor: u64) -> Result<Value, AluError> {
+        let width = self.width_of(lhs)?;
+        if factor & !width.mask() != 0 {
+            return Err(AluError::ImmediateTooWide { imm: factor, width });
+        }
+        match factor {
+            1 => Ok(lhs),
+            f if f.is_power_of_two() => self.shl(lhs, u64::from(f.trailing_zeros())),
+            f => self.mul(lhs, f),
+        }
+    }
+
     /// Zero-extends a 32-bit value to 64 bits.
     pub fn zero_extend(&mut self, src: Value) -> Result<Value, AluError> {
         let w = self.width_of(src)?;
@@ -288,10 +368,32 @@ impl AluProgram {
         Ok(self.output())
     }
 
-    /// Runs the program on `input` (truncated to the input width) and returns the output.
+    /// Runs the program on `input` (truncated to the input width) and returns the output; any
+    /// further inputs are 0 (see [`AluProgram::eval_inputs`]).
     pub fn eval(&self, input: u64) -> u64 {
-        let mut vals = Vec::with_capacity(self.steps.len() + 1);
-        vals.push(input & self.input_width.mask());
+        let mut inputs = vec![0; self.inputs as usize];
+        if let Some(first) = inputs.first_mut() {
+            *first = input;
+        }
+        self.run(&inputs)
+    }
+
+    /// Runs the program on one value per input (each truncated to its width).
+    pub fn eval_inputs(&self, inputs: &[u64]) -> Result<u64, AluError> {
+        if inputs.len() != self.inputs as usize {
+            return Err(AluError::InputCount {
+                expected: self.inputs as usize,
+                found: inputs.len(),
+            });
+        }
+        Ok(self.run(inputs))
+    }
+
+    fn run(&self, inputs: &[u64]) -> u64 {
+        let mut vals = Vec::with_capacity(self.widths.len());
+        for (x, w) in inputs.iter().zip(&self.widths) {
+            vals.push(x & w.mask());
+        }
         for step in &self.steps {
             // Builder methods only accept defined operands, so every index is in range.
             let get = |v: Value| vals.get(v.0 as usize).copied().unwrap_or(0);
@@ -320,7 +422,7 @@ impl fmt::Display for AluProgram {
     /// One line per step, PTX-like: `%v2 = shr.u32 %v1, 0x3`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, step) in self.steps.iter().enumerate() {
-            let dst = i + 1;
+            let dst = i + self.inputs as usize;
             match *step {
                 AluStep::Bin {
                     op,
@@ -362,6 +464,40 @@ mod tests {
         let x = p.input();
         p.add(x, 1).unwrap();
         assert_eq!(p.eval(u64::from(u32::MAX)), 0);
+    }
+
+    #[test]
+    fn several_inputs_and_mul() {
+        assert_eq!(AluProgram::with_inputs(&[]), Err(AluError::NoInputs));
+        let mut p = AluProgram::with_inputs(&[Width::U32, Width::U32]).unwrap();
+        let (x, y) = (p.input(), p.input_at(1).unwrap());
+        assert_eq!(p.input_at(2), None);
+        let a = p.mul_const(x, 48).unwrap(); // mul.lo
+        let b = p.mul_const(y, 4).unwrap(); // shl 2
+        assert_eq!(p.mul_const(b, 1), Ok(b)); // nothing
+        p.add_value(a, b).unwrap();
+        assert_eq!(
+            p.to_string(),
+            "%v2 = mul.lo.u32 %v0, 0x30\n%v3 = shl.b32 %v1, 0x2\n%v4 = add.u32 %v2, %v3\n"
+        );
+        assert_eq!(p.eval_inputs(&[3, 5]), Ok(164));
+        assert_eq!(p.eval(3), 144);
+        assert_eq!(
+            p.eval_inputs(&[1]),
+            Err(AluError::InputCount {
+                expected: 2,
+                found: 1
+            })
+        );
+        assert!(matches!(
+            p.mul_const(x, 1 << 32),
+            Err(AluError::ImmediateTooWide { .. })
+        ));
+        // mul.lo wraps.
+        let mut q = AluProgram::new(Width::U32);
+        let x = q.input();
+        q.mul(x, 0x1_0000).unwrap();
+        assert_eq!(q.eval(0x1_0000), 0);
     }
 
     #[test]

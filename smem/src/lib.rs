@@ -1,7 +1,7 @@
 //! Shared memory for ptxkit kernels, host side: where every buffer goes, how tensor-core operand
 //! tiles are laid out and swizzled, the descriptors that point the tensor cores at them, and the
-//! mbarrier bookkeeping of a multi-stage pipeline. Nothing here writes PTX; it hands the kernel
-//! builder offsets, constants and straight-line [`alu::AluProgram`]s to lower.
+//! mbarrier bookkeeping of a multi-stage pipeline: offsets, constants and straight-line
+//! [`alu::AluProgram`]s, and ([`emit`]) their PTX forms on a ptx-isa kernel builder.
 //!
 //! ```
 //! use smem::desc::idesc::{InstrDesc, MmaKind};
@@ -47,6 +47,7 @@ pub mod alu;
 pub mod arch;
 pub mod desc;
 pub mod dtype;
+pub mod emit;
 pub mod major;
 pub mod mbarrier;
 pub mod pipeline;

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use layouts::Swizzle;
 
-use crate::alu::{AluError, AluProgram, Width};
+use crate::alu::{AluError, AluProgram, Value, Width};
 
 /// One of the byte-swizzle modes shared by TMA (`CUtensorMapSwizzle`), the wgmma matrix
 /// descriptor and the tcgen05 shared-memory descriptor.
@@ -65,6 +65,9 @@ pub enum SwizzleOffsetError {
         /// The row index.
         row: u64,
     },
+    /// The pitch or element size does not fit the program's width.
+    #[error(transparent)]
+    Alu(#[from] AluError),
 }
 
 impl SwizzleMode {
@@ -159,12 +162,7 @@ impl SwizzleMode {
         elem_bytes: u64,
         pitch: u64,
     ) -> Result<u64, SwizzleOffsetError> {
-        if elem_bytes == 0 {
-            return Err(SwizzleOffsetError::ZeroElement);
-        }
-        if pitch % 16 != 0 {
-            return Err(SwizzleOffsetError::PitchNotChunkAligned { pitch });
-        }
+        check_geometry(elem_bytes, pitch)?;
         let in_row = col
             .checked_mul(elem_bytes)
             .filter(|&b| b.checked_add(elem_bytes).is_some_and(|end| end <= pitch))
@@ -185,6 +183,64 @@ impl SwizzleMode {
     pub fn program(self, width: Width) -> Result<AluProgram, AluError> {
         swizzle_program(self.swizzle(), width)
     }
+
+    /// [`SwizzleMode::offset_2d`] as an ALU program of two inputs, `row` (`%v0`) and `col`
+    /// (`%v1`): `swizzle(row * pitch + col * elem_bytes)`, each product a `shl` for a power of
+    /// two and a `mul.lo` otherwise ([`AluProgram::mul_const`]), then the swizzle's `and`,
+    /// `shr`, `xor`.
+    ///
+    /// Contract: for every `(row, col)` where `offset_2d` is `Ok` and `row * pitch + col *
+    /// elem_bytes` fits in `width`, the program's [`AluProgram::eval_inputs`] equals it. The
+    /// program cannot check `col` at run time: a column past the row wraps into the next one.
+    /// Errors are those of `offset_2d` for any column (zero element, unaligned pitch, an element
+    /// wider than the row), plus a pitch or element size too wide for `width`.
+    ///
+    /// ```
+    /// use smem::alu::Width;
+    /// use smem::SwizzleMode;
+    /// let p = SwizzleMode::B128.offset_2d_program(2, 128, Width::U32).unwrap();
+    /// assert_eq!(p.eval_inputs(&[1, 0]), Ok(128 + 16));
+    /// assert_eq!(p.to_string().lines().count(), 6); // shl, shl, add, and, shr, xor
+    /// ```
+    pub fn offset_2d_program(
+        self,
+        elem_bytes: u64,
+        pitch: u64,
+        width: Width,
+    ) -> Result<AluProgram, SwizzleOffsetError> {
+        check_geometry(elem_bytes, pitch)?;
+        if elem_bytes > pitch {
+            return Err(SwizzleOffsetError::ColumnOutOfRow {
+                col: 0,
+                elem_bytes,
+                pitch,
+            });
+        }
+        let mut p = AluProgram::with_inputs(&[width, width])?;
+        let (row, col) = (p.input(), Value(1));
+        let row_bytes = p.mul_const(row, pitch)?;
+        let col_bytes = p.mul_const(col, elem_bytes)?;
+        let logical = p.add_value(row_bytes, col_bytes)?;
+        append_swizzle(&mut p, self.swizzle(), logical)?;
+        Ok(p)
+    }
+}
+
+/// The checks of [`SwizzleMode::offset_2d`] that do not depend on the element's place.
+fn check_geometry(elem_bytes: u64, pitch: u64) -> Result<(), SwizzleOffsetError> {
+    if elem_bytes == 0 {
+        return Err(SwizzleOffsetError::ZeroElement);
+    }
+    if pitch % 16 != 0 {
+        return Err(SwizzleOffsetError::PitchNotChunkAligned { pitch });
+    }
+    Ok(())
+}
+
+impl From<SwizzleMode> for Swizzle {
+    fn from(mode: SwizzleMode) -> Swizzle {
+        mode.swizzle()
+    }
 }
 
 /// The straight-line program computing `x ^ ((x & yyy_mask) >> S)`: one `and`, one `shr`, one
@@ -192,14 +248,20 @@ impl SwizzleMode {
 /// offset that fits in `width`.
 pub fn swizzle_program(sw: Swizzle, width: Width) -> Result<AluProgram, AluError> {
     let mut p = AluProgram::new(width);
-    if sw.is_identity() {
-        return Ok(p);
-    }
     let x = p.input();
+    append_swizzle(&mut p, sw, x)?;
+    Ok(p)
+}
+
+/// Appends `x ^ ((x & yyy_mask) >> S)` on `x` to `p` and returns the swizzled value (`x` itself
+/// for the identity, which adds no step).
+pub fn append_swizzle(p: &mut AluProgram, sw: Swizzle, x: Value) -> Result<Value, AluError> {
+    if sw.is_identity() {
+        return Ok(x);
+    }
     let masked = p.and(x, sw.yyy_mask())?;
     let moved = p.shr(masked, u64::from(sw.shift()))?;
-    p.xor(x, moved)?;
-    Ok(p)
+    p.xor(x, moved)
 }
 
 impl fmt::Display for SwizzleMode {

@@ -20,12 +20,13 @@
 //! | MN    | none    | K-adjacent 8-row groups      | MN-adjacent core matrices (128) |
 //! | MN    | 32-128B | MN-adjacent atoms (8 x span) | K-adjacent atoms             |
 
+use crate::alu::{AluError, AluProgram, Value, Width};
 use crate::desc::DescError;
 use crate::desc::sm90::WgmmaDesc;
 use crate::desc::sm100::{LboMode, UmmaDesc};
 use crate::dtype::Dtype;
 use crate::major::Major;
-use crate::swizzle::SwizzleMode;
+use crate::swizzle::{SwizzleMode, append_swizzle};
 
 /// The extent of a tile in elements: `mn` rows of M (or N) and `k` along K.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,6 +112,9 @@ pub enum TileError {
     /// The descriptor fields do not fit.
     #[error(transparent)]
     Desc(#[from] DescError),
+    /// An offset program could not be built (a constant too wide for its width).
+    #[error(transparent)]
+    Alu(#[from] AluError),
 }
 
 /// A canonical operand tile: the layout as data, its byte-offset function, its swizzle and the
@@ -335,6 +339,56 @@ impl CanonicalTile {
     /// whose base is aligned to [`CanonicalTile::align`]).
     pub fn offset(&self, mn: u32, k: u32) -> Result<u64, TileError> {
         Ok(self.swizzle.swizzle().apply(self.unswizzled_offset(mn, k)?))
+    }
+
+    /// [`CanonicalTile::offset`] as an ALU program of two inputs, `mn` (`%v0`) and `k` (`%v1`):
+    /// the same atom, row and column arithmetic as [`CanonicalTile::unswizzled_offset`] (atoms
+    /// and rows by `shr`/`and`, since 8 and `span / elem` are powers of two; the products by
+    /// [`AluProgram::mul_const`]), then the swizzle.
+    ///
+    /// Contract: for every `(mn, k)` inside the tile, the program's
+    /// [`AluProgram::eval_inputs`] equals `offset(mn, k)`. Indices outside the tile are not
+    /// checked at run time.
+    ///
+    /// ```
+    /// use smem::alu::Width;
+    /// use smem::tile::{wgmma_tile, TileShape};
+    /// use smem::{Dtype, Major};
+    /// let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
+    /// let p = t.offset_program(Width::U32).unwrap();
+    /// assert_eq!(p.eval_inputs(&[9, 70]), Ok(t.offset(9, 70).unwrap()));
+    /// ```
+    pub fn offset_program(&self, width: Width) -> Result<AluProgram, TileError> {
+        let span = self.swizzle.span_bytes();
+        let per_row = span / self.elem_bytes;
+        if !per_row.is_power_of_two() {
+            return Err(TileError::Unsupported(
+                "an element size that does not divide the swizzle span into a power of two",
+            ));
+        }
+        let mut p = AluProgram::with_inputs(&[width, width])?;
+        let (mn, k) = (p.input(), Value(1));
+        let (strided, contig) = match self.major {
+            Major::K => (mn, k),
+            Major::MN => (k, mn),
+        };
+        let atom_s = p.shr(strided, 3)?;
+        let row = p.and(strided, 7)?;
+        let atom_c = p.shr(contig, u64::from(per_row.trailing_zeros()))?;
+        let col = p.and(contig, u64::from(per_row - 1))?;
+        let (atom_mn, atom_k) = match self.major {
+            Major::K => (atom_s, atom_c),
+            Major::MN => (atom_c, atom_s),
+        };
+        let k_atoms = p.mul_const(atom_k, u64::from(self.repeat().mn))?;
+        let atom = p.add_value(atom_mn, k_atoms)?;
+        let atom_bytes = p.mul_const(atom, u64::from(self.swizzle.atom_bytes()))?;
+        let row_bytes = p.mul_const(row, u64::from(span))?;
+        let col_bytes = p.mul_const(col, u64::from(self.elem_bytes))?;
+        let in_atom = p.add_value(row_bytes, col_bytes)?;
+        let logical = p.add_value(atom_bytes, in_atom)?;
+        append_swizzle(&mut p, self.swizzle.swizzle(), logical)?;
+        Ok(p)
     }
 
     /// The (unswizzled) offset at which a descriptor for the sub-matrix starting at `(mn, k)`
