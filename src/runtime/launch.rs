@@ -258,6 +258,11 @@ impl Kernel {
         })
     }
 
+    /// The device the kernel is loaded on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// The signature.
     pub fn signature(&self) -> &KernelSignature {
         &self.signature
