@@ -5,6 +5,8 @@
 //! cargo run --release --example gemm_hopper            # check + time (needs an H100/H200)
 //! cargo run --release --example gemm_hopper -- --ptx   # print the kernel's PTX (no GPU needed)
 //! cargo run --release --example gemm_hopper -- --check # correctness only
+//! cargo run --release --example gemm_hopper -- --small # a few small shapes (for compute-sanitizer)
+//! cargo run --release --example gemm_hopper -- --all-configs # also time other configurations
 //! ```
 
 use std::process::ExitCode;
@@ -57,14 +59,24 @@ fn main() -> ExitCode {
     }
 }
 
+fn args_all() -> bool {
+    std::env::args().any(|a| a == "--all-configs")
+}
+
 fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
     let device = Device::new(0)?;
     let stream = device.default_stream();
     let blas = CudaBlas::new(stream.clone())?;
     println!("device: {}", device.attributes().name);
     let mut ok = true;
-    for (i, &shape) in CHECK_SHAPES.iter().enumerate() {
-        let gemm = Gemm::new(&device, check::config_for(shape.1))?;
+    let small = std::env::args().any(|a| a == "--small");
+    let shapes = if small {
+        &CHECK_SHAPES[..4]
+    } else {
+        CHECK_SHAPES
+    };
+    for (i, &shape) in shapes.iter().enumerate() {
+        let gemm = Gemm::new(&device, check::config_for(&device, shape.0, shape.1))?;
         let r = check::check(&device, &stream, &blas, &gemm, shape, 1000 + i as u64)?;
         println!(
             "check {:>5}x{:>5}x{:>5}: rel err {:.2e} (cuBLAS bf16 {:.2e}), unwritten {} -> {}",
@@ -78,20 +90,36 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         );
         ok &= r.passed();
     }
-    if check_only {
+    if check_only || small {
         return Ok(ok);
     }
-    let gemm = Gemm::new(&device, GemmConfig::large())?;
-    println!("\n| shape | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- |");
+    println!(
+        "\n| shape | config | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- | --- |"
+    );
     for &shape in BENCH_SHAPES {
-        let (ours, theirs) = check::compare(&stream, &blas, &gemm, shape, 20)?;
-        println!(
-            "| {}x{}x{} | {ours:.0} | {theirs:.0} | {:.3} |",
-            shape.0,
-            shape.1,
-            shape.2,
-            ours / theirs
-        );
+        let mut configs = vec![check::config_for(&device, shape.0, shape.1)];
+        if args_all() {
+            configs.push(GemmConfig {
+                tma_store: false,
+                ..configs[0]
+            });
+            configs.push(GemmConfig {
+                stages: 3,
+                ..configs[0]
+            });
+        }
+        for cfg in configs {
+            let gemm = Gemm::new(&device, cfg)?;
+            let (ours, theirs) = check::compare(&stream, &blas, &gemm, shape, 20)?;
+            println!(
+                "| {}x{}x{} | {} | {ours:.0} | {theirs:.0} | {:.3} |",
+                shape.0,
+                shape.1,
+                shape.2,
+                cfg.name(),
+                ours / theirs
+            );
+        }
     }
     Ok(ok)
 }

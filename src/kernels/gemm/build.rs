@@ -57,6 +57,7 @@ struct Gen<'a> {
     cfg: GemmConfig,
     tma: ptx_isa::builder::BytesParam,
     tmb: ptx_isa::builder::BytesParam,
+    tmc: Option<ptx_isa::builder::BytesParam>,
     c: ptx_isa::builder::ParamRef<ty::U64>,
     pm: ptx_isa::builder::ParamRef<ty::U32>,
     pn: ptx_isa::builder::ParamRef<ty::U32>,
@@ -71,6 +72,11 @@ impl<'a> Gen<'a> {
     fn new(k: &'a mut FunctionBuilder, cfg: GemmConfig) -> ptx_isa::Result<Gen<'a>> {
         let tma = k.param_bytes("tma", 64, 128)?;
         let tmb = k.param_bytes("tmb", 64, 128)?;
+        let tmc = if cfg.tma_store {
+            Some(k.param_bytes("tmc", 64, 128)?)
+        } else {
+            None
+        };
         let c = k.param_ptr("c", StateSpace::Global, Some(16))?;
         let pm = k.param::<ty::U32>("m")?;
         let pn = k.param::<ty::U32>("n")?;
@@ -88,6 +94,7 @@ impl<'a> Gen<'a> {
             cfg,
             tma,
             tmb,
+            tmc,
             c,
             pm,
             pn,
@@ -172,9 +179,7 @@ impl<'a> Gen<'a> {
 
     /// The address of full[s] (or empty[s]) for a constant stage.
     fn bar_addr(&mut self, cm: &Common, s: u32, empty: bool) -> ptx_isa::Result<R32> {
-        let off = self.cfg.stages * self.cfg.stage_bytes()
-            + 8 * s
-            + if empty { 8 * self.cfg.stages } else { 0 };
+        let off = self.cfg.barriers_offset() + 8 * s + if empty { 8 * self.cfg.stages } else { 0 };
         let r = self.u32();
         self.k.add(r, cm.base, off)?;
         Ok(r)
@@ -182,8 +187,7 @@ impl<'a> Gen<'a> {
 
     /// The address of full[stage] (or empty[stage]) for a stage in a register.
     fn bar_addr_dyn(&mut self, cm: &Common, stage: R32, empty: bool) -> ptx_isa::Result<R32> {
-        let off =
-            self.cfg.stages * self.cfg.stage_bytes() + if empty { 8 * self.cfg.stages } else { 0 };
+        let off = self.cfg.barriers_offset() + if empty { 8 * self.cfg.stages } else { 0 };
         let r = self.u32();
         self.k.mad_lo(r, stage, 8u32, cm.base)?;
         self.k.add(r, r, off)?;
@@ -398,8 +402,116 @@ impl<'a> Gen<'a> {
                     .mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(empty))?;
                 g.advance(stage, phase)
             })?;
-            g.epilogue(cm, cw, lt, mb, nb, &acc)
-        })
+            match g.tmc.clone() {
+                Some(tmc) => g.epilogue_tma(cm, cw, lt, mb, nb, &acc, &tmc),
+                None => g.epilogue(cm, cw, lt, mb, nb, &acc),
+            }
+        })?;
+        if self.cfg.tma_store {
+            // The last tile's stores must be done before the CTA's shared memory goes away.
+            self.k.when(leader).cp_async_bulk_wait_group(0, false)?;
+        }
+        Ok(())
+    }
+
+    /// The TMA-store epilogue: accumulators → bf16/f16 pairs → `stmatrix.x4` into this
+    /// warpgroup's staging block (64-column slabs of 64 rows x 128 bytes, 128B-swizzled as the
+    /// tensor map expects: 16-byte chunk `c` of row `r` at chunk `c ^ (r % 8)`, PTX ISA
+    /// 9.7.9.27.1.2? "Tensor-copy swizzle modes") → `fence.proxy.async` → one TMA store per slab.
+    /// `stmatrix` matrix `q` (given by lanes 8q..8q+7) holds rows `8(q%2)`.. and columns of
+    /// chunk `2j + q/2` of the accumulator fragment (PTX ISA 9.7.14.5.16 and 9.7.15.5.1.1.1).
+    #[allow(clippy::too_many_arguments)]
+    fn epilogue_tma(
+        &mut self,
+        cm: &Common,
+        cw: R32,
+        lt: R32,
+        mb: R32,
+        nb: R32,
+        acc: &[Reg<ty::F32>],
+        tmc: &ptx_isa::builder::BytesParam,
+    ) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        let bar_id = self.u32();
+        self.k.add(bar_id, cw, 1u32)?;
+        let leader = self.k.pred();
+        self.k.setp(CmpOp::Eq, leader, lt, 0u32)?;
+        // The staging block may still be read by the previous tile's stores.
+        self.k.when(leader).cp_async_bulk_wait_group(0, true)?;
+        self.k.bar_sync(bar_id, Some(128u32.into()))?;
+        let stage_c = self.u32();
+        self.k.mad_lo(stage_c, cw, 64 * cfg.bn * 2, cm.base)?;
+        self.k
+            .add(stage_c, stage_c, cfg.stages * cfg.stage_bytes())?;
+        // Per thread: row = 16w + 8(q%2) + lane%8 with q = lane/8; the swizzle XORs lane%8.
+        let (w, lane, r8, qh, row) = (self.u32(), self.u32(), self.u32(), self.u32(), self.u32());
+        self.k.shr(w, lt, 5u32)?;
+        self.k.and(lane, lt, 31u32)?;
+        self.k.and(r8, lane, 7u32)?;
+        self.k.shr(qh, lane, 4u32)?;
+        let q1 = self.u32();
+        self.k.bfe(q1, lane, 3u32, 1u32)?;
+        self.k.shl(row, w, 4u32)?;
+        self.k.mad_lo(row, q1, 8u32, row)?;
+        self.k.add(row, row, r8)?;
+        let rowbase = self.u32();
+        self.k.mad_lo(rowbase, row, 128u32, stage_c)?;
+        let mut chunk_addr = Vec::new();
+        for t in 0..4u32 {
+            let c = self.u32();
+            self.k.add(c, qh, 2 * t)?;
+            self.k.xor(c, c, r8)?;
+            let a = self.u32();
+            self.k.mad_lo(a, c, 16u32, rowbase)?;
+            chunk_addr.push(a);
+        }
+        for j2 in 0..cfg.bn / 16 {
+            let mut regs = Vec::with_capacity(4);
+            for r in 0..4 {
+                let i = (8 * j2 + 2 * r) as usize;
+                regs.push(self.pack(acc[i], acc[i + 1])?);
+            }
+            let addr = Addr::<spaces::Shared>::reg32(chunk_addr[(j2 % 4) as usize])
+                .offset(((j2 / 4) * 8192) as i64);
+            self.k
+                .stmatrix(ptx_isa::builder::MatrixCount::X4, false, addr, &regs)?;
+        }
+        // Generic-proxy writes must be visible to the async proxy before the TMA reads them.
+        self.k
+            .fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
+        self.k.bar_sync(bar_id, Some(128u32.into()))?;
+        let not_leader = self.k.label();
+        self.k.unless(leader).bra(not_leader)?;
+        let map = TensorMapRef::Generic(self.k.tensor_map_address(&tmc.into())?);
+        let (x, y) = (self.u32(), self.u32());
+        self.k.mul_lo(x, nb, cfg.bn)?;
+        self.k.mul_lo(y, mb, GemmConfig::BM)?;
+        self.k.mad_lo(y, cw, 64u32, y)?;
+        for slab in 0..cfg.bn / 64 {
+            let xs = self.u32();
+            self.k.add(xs, x, slab * 64)?;
+            self.k.tma_store(
+                &map,
+                &[s32(xs).into(), s32(y).into()],
+                Addr::<spaces::Shared>::reg32(stage_c).offset((slab * 8192) as i64),
+                None,
+            )?;
+        }
+        self.k.cp_async_bulk_commit_group()?;
+        self.k.place(not_leader)
+    }
+
+    /// Two f32 accumulators as one packed 16-bit pair (`lo` in the low half). Both pair types
+    /// live in the `%hh` (`.b32`) class, so the f16 view of the register is the same register.
+    fn pack(&mut self, lo: Reg<ty::F32>, hi: Reg<ty::F32>) -> ptx_isa::Result<Reg<ty::Bf16x2>> {
+        let p = self.k.reg::<ty::Bf16x2>();
+        match self.cfg.output {
+            OutType::F16 => self
+                .k
+                .cvt_pack_f16x2(Reg::from_index(p.index()), hi, lo, false)?,
+            _ => self.k.cvt_pack_bf16x2(p, hi, lo, false)?,
+        }
+        Ok(p)
     }
 
     /// Writes the warpgroup's 64 x bn accumulators to C. Thread `l` of warp `w` holds, for

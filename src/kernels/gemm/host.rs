@@ -32,14 +32,16 @@ pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
         OutType::F16 => DType::F16,
         OutType::F32 => DType::F32,
     };
-    let mut params = vec![
-        Param::tensor_map("tma"),
-        Param::tensor_map("tmb"),
+    let mut params = vec![Param::tensor_map("tma"), Param::tensor_map("tmb")];
+    if cfg.tma_store {
+        params.push(Param::tensor_map("tmc"));
+    }
+    params.extend([
         Param::tensor("c", out, vec!["m".into(), "n".into()]),
         Param::extent_u32("m"),
         Param::extent_u32("n"),
         Param::scalar("k", DType::U32),
-    ];
+    ]);
     if cfg.alpha_beta {
         params.push(Param::scalar("alpha", DType::F32));
         params.push(Param::scalar("beta", DType::F32));
@@ -135,18 +137,35 @@ impl Gemm {
                 "alpha/beta given to a kernel built without them, or missing".into(),
             ));
         }
+        if self.cfg.tma_store && n % 8 != 0 {
+            return Err(GemmError::Operands(format!(
+                "n = {n}: the TMA-store epilogue needs a multiple of 8"
+            )));
+        }
         let tma = self.operand_map(a, GemmConfig::BM)?;
         let tmb = self.operand_map(b, self.cfg.bn)?;
+        // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
+        // edges.
+        let tmc = if self.cfg.tma_store {
+            let dtype = match self.cfg.output {
+                OutType::F16 => TensorMapDType::F16,
+                _ => TensorMapDType::BF16,
+            };
+            let desc = TensorMapDesc::row_major(dtype, c.addr(), c.shape(), &[64, 64])
+                .with_swizzle(Swizzle::B128);
+            Some(self.kernel_device().encode_tensor_map(&desc)?)
+        } else {
+            None
+        };
         let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
         let grid = (tiles as u32).min(self.sms).max(1);
         let launch = LaunchConfig::new([grid, 1, 1], [GemmConfig::THREADS, 1, 1])
             .with_dynamic_smem(self.cfg.smem_bytes());
-        let mut args = vec![
-            Arg::tensor_map(&tma),
-            Arg::tensor_map(&tmb),
-            Arg::tensor_mut(c),
-            Arg::scalar(k as u32),
-        ];
+        let mut args = vec![Arg::tensor_map(&tma), Arg::tensor_map(&tmb)];
+        if let Some(tmc) = &tmc {
+            args.push(Arg::tensor_map(tmc));
+        }
+        args.extend([Arg::tensor_mut(c), Arg::scalar(k as u32)]);
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));

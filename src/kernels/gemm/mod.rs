@@ -68,7 +68,8 @@ impl InType {
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
-    /// Tile width N (the wgmma N): a multiple of 16 in 16..=256.
+    /// Tile width N (the wgmma N): 64, 128, 192 or 256 (whole 64-column slabs for the TMA-store
+    /// epilogue).
     pub bn: u32,
     /// Pipeline depth (shared-memory stages), 2..=8.
     pub stages: u32,
@@ -83,6 +84,11 @@ pub struct GemmConfig {
     pub n_even: bool,
     /// `C = alpha·A·Bᵀ + beta·C` (reads C) instead of `C = A·Bᵀ`.
     pub alpha_beta: bool,
+    /// The epilogue goes registers → shared memory (`stmatrix`, 128B-swizzled 64-column slabs)
+    /// → global (TMA store, which clips at the edges and runs while the next tile's main loop
+    /// starts). Needs a 16-bit C, no alpha/beta, and N a multiple of 8 (16-byte row pitch);
+    /// otherwise the epilogue stores from registers with predicates.
+    pub tma_store: bool,
 }
 
 impl GemmConfig {
@@ -107,6 +113,38 @@ impl GemmConfig {
             output: OutType::Bf16,
             n_even: true,
             alpha_beta: false,
+            tma_store: true,
+        }
+    }
+
+    /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: the
+    /// widest tile (256, 192 or 128) that still gives every SM about one tile or more, else 64
+    /// (skinny problems need narrow tiles to fill the GPU); as many stages as shared memory holds
+    /// (at most 6); the TMA-store epilogue when N is a multiple of 8.
+    pub fn for_problem(m: usize, n: usize, sms: u32) -> GemmConfig {
+        let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
+        let bn = [256u32, 192, 128]
+            .into_iter()
+            .find(|&bn| tiles(bn as usize) * 4 >= sms as usize * 3)
+            .unwrap_or(64);
+        let mut cfg = GemmConfig {
+            bn,
+            n_even: n % 2 == 0,
+            tma_store: n % 8 == 0,
+            ..GemmConfig::large()
+        };
+        let budget = 232_448 - cfg.c_staging_bytes() - 2048;
+        cfg.stages = (budget / cfg.stage_bytes()).clamp(2, 6);
+        cfg
+    }
+
+    /// Bytes of the C staging buffers of the TMA-store epilogue (one 64 x bn 16-bit block per
+    /// consumer warpgroup), 0 without it.
+    pub fn c_staging_bytes(&self) -> u32 {
+        if self.tma_store {
+            2 * 64 * self.bn * 2
+        } else {
+            0
         }
     }
 
@@ -118,16 +156,24 @@ impl GemmConfig {
     /// Dynamic shared memory the launch needs: the stages, the barriers, and 1024 bytes to align
     /// the base for the 128B swizzle.
     pub fn smem_bytes(&self) -> u32 {
-        self.stages * self.stage_bytes() + 16 * self.stages + 1024
+        self.stages * self.stage_bytes() + self.c_staging_bytes() + 16 * self.stages + 1024
+    }
+
+    /// Where the barriers start in the (1024-aligned) shared memory: after the stages and the C
+    /// staging buffers.
+    pub fn barriers_offset(&self) -> u32 {
+        self.stages * self.stage_bytes() + self.c_staging_bytes()
     }
 
     /// Checks the configuration.
     pub fn validate(&self) -> Result<(), String> {
-        if self.bn % 16 != 0 || !(16..=256).contains(&self.bn) {
-            return Err(format!(
-                "tile width {} is not a multiple of 16 in 16..=256",
-                self.bn
-            ));
+        if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
+            return Err(format!("tile width {} is not 64, 128, 192 or 256", self.bn));
+        }
+        if self.tma_store && (self.output == OutType::F32 || self.alpha_beta || !self.n_even) {
+            return Err(
+                "the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N".into(),
+            );
         }
         if !(2..=8).contains(&self.stages) {
             return Err(format!("{} stages: 2..=8", self.stages));
@@ -147,7 +193,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}",
+            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}",
             match self.input {
                 InType::Bf16 => "bf16",
                 InType::F16 => "f16",
@@ -162,6 +208,7 @@ impl GemmConfig {
             self.group_m,
             if self.n_even { "" } else { "_nodd" },
             if self.alpha_beta { "_ab" } else { "" },
+            if self.tma_store { "_tmastore" } else { "" },
         )
     }
 }
