@@ -95,6 +95,8 @@ pub struct Problem {
     pub c: DeviceTensor<bf16>,
     a_host: Vec<bf16>,
     b_host: Vec<bf16>,
+    scratch: Option<CudaSlice<bf16>>,
+    stream: Arc<CudaStream>,
 }
 
 impl Problem {
@@ -115,14 +117,7 @@ impl Problem {
         let a = DeviceTensor::from_host(stream, &a_host, vec![m, k])?;
         let b = DeviceTensor::from_host(stream, &b_host, vec![n, k])?;
         let c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-        Ok(Problem {
-            shape: (m, n, k),
-            a,
-            b,
-            c,
-            a_host,
-            b_host,
-        })
+        Ok(Problem { shape: (m, n, k), a, b, c, a_host, b_host, scratch: None, stream: stream.clone() })
     }
 }
 
@@ -186,6 +181,18 @@ fn rel_error(got: &[bf16], reference: &[f32]) -> f64 {
     } else {
         (num / den).sqrt()
     }
+}
+
+/// cuBLAS's bf16 GEMM on `p` (into a scratch C of its own), for timing.
+pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
+    let (m, n, k) = p.shape;
+    if p.scratch.is_none() {
+        p.scratch = Some(p.stream.alloc_zeros::<bf16>(m * n)?);
+    }
+    let Some(c) = p.scratch.as_mut() else { return Ok(()) };
+    // SAFETY: A, B and the scratch C hold m*k, n*k and m*n elements, matching the configuration.
+    unsafe { blas.gemm(blas_config(m, n, k, bf16::ONE, bf16::ZERO), p.b.slice(), p.a.slice(), c) }?;
+    Ok(())
 }
 
 /// Median milliseconds of `iters` runs of `f` (after `warmup` runs), timed with CUDA events.
