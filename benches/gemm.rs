@@ -30,7 +30,11 @@ const SHAPES: &[(usize, usize, usize)] = &[
 fn build_ptx(c: &mut Criterion) {
     let cfg = GemmConfig::large();
     c.bench_function("build_ptx/gemm_128x256x64", |b| {
-        b.iter(|| build(std::hint::black_box(&cfg)).and_then(|m| m.to_ptx()).map(|p| p.len()))
+        b.iter(|| {
+            build(std::hint::black_box(&cfg))
+                .and_then(|m| m.to_ptx())
+                .map(|p| p.len())
+        })
     });
 }
 
@@ -58,12 +62,19 @@ fn gpu(c: &mut Criterion) {
         }
     };
     c.bench_function("jit/gemm_128x256x64", |b| {
-        b.iter(|| device.load_ptx_uncached(&ptx, &JitOptions::default()).map(|_| ()))
+        b.iter(|| {
+            device
+                .load_ptx_uncached(&ptx, &JitOptions::default())
+                .map(|_| ())
+        })
     });
 
     let mut table = Vec::new();
     let mut group = c.benchmark_group("gemm");
-    group.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
     for &shape in SHAPES {
         let (m, n, k) = shape;
         let cfg = check::config_for(&device, m, n);
@@ -74,7 +85,9 @@ fn gpu(c: &mut Criterion) {
                 continue;
             }
         };
-        let Ok(mut p) = check::Problem::new(&stream, shape, 11) else { continue };
+        let Ok(mut p) = check::Problem::new(&stream, shape, 11) else {
+            continue;
+        };
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let label = format!("{m}x{n}x{k}");
         group.throughput(criterion::Throughput::Elements(flops as u64));
@@ -104,9 +117,14 @@ fn gpu(c: &mut Criterion) {
         }
     }
     group.finish();
-    println!("\n| shape | config | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- | --- |");
+    println!(
+        "\n| shape | config | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- | --- |"
+    );
     for (label, name, ours, theirs) in table {
-        println!("| {label} | {name} | {ours:.0} | {theirs:.0} | {:.3} |", ours / theirs);
+        println!(
+            "| {label} | {name} | {ours:.0} | {theirs:.0} | {:.3} |",
+            ours / theirs
+        );
     }
     println!("device: {}", device.attributes().name);
 }

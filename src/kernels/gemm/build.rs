@@ -42,9 +42,12 @@ pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
 
 /// Registers shared by the producer and the consumers.
 struct Common {
+    /// This CTA's rank in its cluster (cluster_m = 2).
+    rank: Option<R32>,
+    /// M-tiles the schedule walks: tiles, or CTA-pair rows of tiles in a cluster.
+    sched_m: R32,
     tid: R32,
     base: R32,
-    tiles_m: R32,
     tiles_n: R32,
     tiles: R32,
     ktiles: R32,
@@ -89,6 +92,9 @@ impl<'a> Gen<'a> {
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
         k.directive(Directive::MaxNtid([GemmConfig::THREADS, 1, 1]))?;
         k.directive(Directive::MinNctaPerSm(1))?;
+        if cfg.cluster_m == 2 {
+            k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
+        }
         Ok(Gen {
             k,
             cfg,
@@ -130,13 +136,21 @@ impl<'a> Gen<'a> {
         let kk = self.k.load_param(&self.pk)?;
         let tiles_m = self.ceil_div(m, GemmConfig::BM)?;
         let tiles_n = self.ceil_div(n, cfg.bn)?;
-        let tiles = self.u32();
-        self.k.mul_lo(tiles, tiles_m, tiles_n)?;
         let ktiles = self.ceil_div(kk, GemmConfig::BK)?;
+        let (rank, sched_m) = if cfg.cluster_m == 2 {
+            let rank = self.k.sreg_u32(SpecialReg::ClusterCtaRank)?;
+            let pairs = self.ceil_div(tiles_m, 2)?;
+            (Some(rank), pairs)
+        } else {
+            (None, tiles_m)
+        };
+        let tiles = self.u32();
+        self.k.mul_lo(tiles, sched_m, tiles_n)?;
         let cm = Common {
+            rank,
+            sched_m,
             tid,
             base,
-            tiles_m,
             tiles_n,
             tiles,
             ktiles,
@@ -155,12 +169,19 @@ impl<'a> Gen<'a> {
             self.k
                 .mbarrier_init(Addr::<spaces::Shared>::reg32(f), 1u32)?;
             let e = self.bar_addr(&cm, s, true)?;
+            // One arrival per consumer warpgroup of every CTA whose producer writes this stage.
             self.k
-                .mbarrier_init(Addr::<spaces::Shared>::reg32(e), 2u32)?;
+                .mbarrier_init(Addr::<spaces::Shared>::reg32(e), 2 * cfg.cluster_m)?;
         }
         self.k.fence_mbarrier_init()?;
         self.k.place(skip_init)?;
-        self.k.bar_sync(0u32, None)?;
+        if cfg.cluster_m == 2 {
+            // The peer arrives on these barriers and multicasts into this shared memory: the
+            // whole cluster must see them initialised.
+            self.k.cluster_sync()?;
+        } else {
+            self.k.bar_sync(0u32, None)?;
+        }
 
         let wg = self.u32();
         self.k.shr(wg, tid, 7u32)?;
@@ -174,6 +195,10 @@ impl<'a> Gen<'a> {
         self.k.place(consumer)?;
         self.consumer(&cm, wg)?;
         self.k.place(done)?;
+        if cfg.cluster_m == 2 {
+            // No CTA may leave while its peer can still arrive on its barriers.
+            self.k.cluster_sync()?;
+        }
         self.k.ret()
     }
 
@@ -205,7 +230,7 @@ impl<'a> Gen<'a> {
         let first_m = self.u32();
         self.k.mul_lo(first_m, band, g)?;
         let rows = self.u32();
-        self.k.sub(rows, cm.tiles_m, first_m)?;
+        self.k.sub(rows, cm.sched_m, first_m)?;
         self.k.min(rows, rows, g)?;
         let in_band = self.u32();
         self.k.mul_lo(in_band, band, per_band)?;
@@ -215,6 +240,10 @@ impl<'a> Gen<'a> {
         self.k.add(mb, mb, first_m)?;
         let nb = self.u32();
         self.k.div(nb, in_band, rows)?;
+        if let Some(rank) = cm.rank {
+            // A CTA pair takes M-tiles 2p and 2p + 1 of one column.
+            self.k.mad_lo(mb, mb, 2u32, rank)?;
+        }
         Ok((mb, nb))
     }
 
@@ -233,8 +262,16 @@ impl<'a> Gen<'a> {
         cm: &Common,
         body: impl FnOnce(&mut Self, R32) -> ptx_isa::Result<()>,
     ) -> ptx_isa::Result<()> {
-        let t = self.k.sreg_u32(SpecialReg::CtaId(Dim::X))?;
-        let step = self.k.sreg_u32(SpecialReg::NCtaId(Dim::X))?;
+        let (id, count) = if self.cfg.cluster_m == 2 {
+            (
+                SpecialReg::ClusterId(Dim::X),
+                SpecialReg::NClusterId(Dim::X),
+            )
+        } else {
+            (SpecialReg::CtaId(Dim::X), SpecialReg::NCtaId(Dim::X))
+        };
+        let t = self.k.sreg_u32(id)?;
+        let step = self.k.sreg_u32(count)?;
         let (top, end) = (self.k.label(), self.k.label());
         self.k.place(top)?;
         let out = self.k.pred();
@@ -311,13 +348,34 @@ impl<'a> Gen<'a> {
                     &[s32(x).into(), s32(row_a).into()],
                     Addr::reg32(full),
                 )?;
-                g.k.tma_load(
-                    &TmaLoadOpts::default(),
-                    Addr::reg32(sb),
-                    &tmb,
-                    &[s32(x).into(), s32(row_b).into()],
-                    Addr::reg32(full),
-                )?;
+                match cm.rank {
+                    None => g.k.tma_load(
+                        &TmaLoadOpts::default(),
+                        Addr::reg32(sb),
+                        &tmb,
+                        &[s32(x).into(), s32(row_b).into()],
+                        Addr::reg32(full),
+                    )?,
+                    Some(rank) => {
+                        // This CTA's half of the shared B tile, written to the same offset of
+                        // both CTAs' shared memory and counted by both CTAs' full barriers
+                        // (PTX ISA 9.7.9.27: .multicast::cluster, ctaMask).
+                        let half = cfg.bn / 2;
+                        let (rb, db) = (g.u32(), g.u32());
+                        g.k.mad_lo(rb, rank, half, row_b)?;
+                        g.k.mad_lo(db, rank, half * GemmConfig::BK * 2, sb)?;
+                        g.k.tma_load(
+                            &TmaLoadOpts {
+                                multicast: Some(0b11u16.into()),
+                                ..TmaLoadOpts::default()
+                            },
+                            Addr::reg32(db),
+                            &tmb,
+                            &[s32(x).into(), s32(rb).into()],
+                            Addr::reg32(full),
+                        )?
+                    }
+                }
                 g.advance(stage, phase)
             })
         })?;
@@ -400,6 +458,21 @@ impl<'a> Gen<'a> {
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
                 g.k.when(leader)
                     .mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(empty))?;
+                if let Some(rank) = cm.rank {
+                    // The peer's producer also writes this stage (its half of B): release it
+                    // there too.
+                    let (peer, remote) = (g.u32(), g.u32());
+                    g.k.xor(peer, rank, 1u32)?;
+                    g.k.mapa_shared(remote, empty, peer)?;
+                    g.k.when(leader).mbarrier_arrive_with(
+                        &ArriveOpts {
+                            release: Some(ptx_isa::builder::Scope::Cluster),
+                            ..ArriveOpts::default()
+                        },
+                        Sinkable::Sink,
+                        Addr::<spaces::SharedCluster>::reg32(remote),
+                    )?;
+                }
                 g.advance(stage, phase)
             })?;
             match g.tmc.clone() {

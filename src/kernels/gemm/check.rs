@@ -117,7 +117,16 @@ impl Problem {
         let a = DeviceTensor::from_host(stream, &a_host, vec![m, k])?;
         let b = DeviceTensor::from_host(stream, &b_host, vec![n, k])?;
         let c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-        Ok(Problem { shape: (m, n, k), a, b, c, a_host, b_host, scratch: None, stream: stream.clone() })
+        Ok(Problem {
+            shape: (m, n, k),
+            a,
+            b,
+            c,
+            a_host,
+            b_host,
+            scratch: None,
+            stream: stream.clone(),
+        })
     }
 }
 
@@ -189,9 +198,18 @@ pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
     if p.scratch.is_none() {
         p.scratch = Some(p.stream.alloc_zeros::<bf16>(m * n)?);
     }
-    let Some(c) = p.scratch.as_mut() else { return Ok(()) };
+    let Some(c) = p.scratch.as_mut() else {
+        return Ok(());
+    };
     // SAFETY: A, B and the scratch C hold m*k, n*k and m*n elements, matching the configuration.
-    unsafe { blas.gemm(blas_config(m, n, k, bf16::ONE, bf16::ZERO), p.b.slice(), p.a.slice(), c) }?;
+    unsafe {
+        blas.gemm(
+            blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+            p.b.slice(),
+            p.a.slice(),
+            c,
+        )
+    }?;
     Ok(())
 }
 
@@ -251,4 +269,165 @@ pub fn compare(
 /// The configuration for a problem on `device` ([`GemmConfig::for_problem`]).
 pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
     GemmConfig::for_problem(m, n, device.attributes().sm_count)
+}
+
+/// Checks any configuration (input bf16/f16, output bf16/f16/f32, with or without alpha/beta) on
+/// a fresh random problem against an f32 cuBLAS reference: C is first filled with random values
+/// (read by `beta`) or poison, and every element must come out written and within tolerance.
+pub fn check_config(
+    device: &Device,
+    stream: &Arc<CudaStream>,
+    blas: &CudaBlas,
+    cfg: super::GemmConfig,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckResult, CheckError> {
+    use super::{InType, OutType};
+    let gemm = Gemm::new(device, cfg)?;
+    let (m, n, k) = shape;
+    let round_in = |x: f32| match cfg.input {
+        InType::Bf16 => bf16::from_f32(x).to_f32(),
+        InType::F16 => half::f16::from_f32(x).to_f32(),
+    };
+    let af: Vec<f32> = random_values(m * k, seed)
+        .into_iter()
+        .map(round_in)
+        .collect();
+    let bf: Vec<f32> = random_values(n * k, seed ^ 0x5555)
+        .into_iter()
+        .map(round_in)
+        .collect();
+    let c0: Vec<f32> = if cfg.alpha_beta {
+        random_values(m * n, seed ^ 0xAAAA)
+    } else {
+        vec![f32::NAN; m * n]
+    };
+    let (alpha, beta) = (1.5f32, -0.5f32);
+    let ab = cfg.alpha_beta.then_some((alpha, beta));
+
+    fn run_typed<I: crate::runtime::Element, O: crate::runtime::Element>(
+        stream: &Arc<CudaStream>,
+        gemm: &Gemm,
+        (m, n, k): (usize, usize, usize),
+        a: &[f32],
+        b: &[f32],
+        c0: &[f32],
+        ab: Option<(f32, f32)>,
+        to_i: fn(f32) -> I,
+        to_o: fn(f32) -> O,
+        from_o: fn(O) -> f32,
+    ) -> Result<Vec<f32>, CheckError> {
+        let a: Vec<I> = a.iter().map(|&x| to_i(x)).collect();
+        let b: Vec<I> = b.iter().map(|&x| to_i(x)).collect();
+        let c: Vec<O> = c0.iter().map(|&x| to_o(x)).collect();
+        let a = DeviceTensor::from_host(stream, &a, vec![m, k])?;
+        let b = DeviceTensor::from_host(stream, &b, vec![n, k])?;
+        let mut c = DeviceTensor::from_host(stream, &c, vec![m, n])?;
+        gemm.run(stream, &a, &b, &mut c, ab)?;
+        Ok(c.to_host(stream)?.into_iter().map(from_o).collect())
+    }
+    let ours: Vec<f32> = match (cfg.input, cfg.output) {
+        (InType::Bf16, OutType::Bf16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            bf16::from_f32,
+            |x: bf16| x.to_f32(),
+        )?,
+        (InType::Bf16, OutType::F32) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            |x| x,
+            |x: f32| x,
+        )?,
+        (InType::Bf16, OutType::F16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            half::f16::from_f32,
+            |x: half::f16| x.to_f32(),
+        )?,
+        (InType::F16, OutType::Bf16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            bf16::from_f32,
+            |x: bf16| x.to_f32(),
+        )?,
+        (InType::F16, OutType::F32) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            |x| x,
+            |x: f32| x,
+        )?,
+        (InType::F16, OutType::F16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            half::f16::from_f32,
+            |x: half::f16| x.to_f32(),
+        )?,
+    };
+    // Reference: f32 cuBLAS of the same (rounded) inputs, then alpha/beta on the host.
+    let da: CudaSlice<f32> = stream.clone_htod(&af)?;
+    let db: CudaSlice<f32> = stream.clone_htod(&bf)?;
+    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
+    // SAFETY: the slices hold m*k, n*k and m*n elements, matching the configuration.
+    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
+    let mut reference: Vec<f32> = stream.clone_dtoh(&dc)?;
+    if cfg.alpha_beta {
+        let round_out = |x: f32| match cfg.output {
+            OutType::Bf16 => bf16::from_f32(x).to_f32(),
+            OutType::F16 => half::f16::from_f32(x).to_f32(),
+            OutType::F32 => x,
+        };
+        for (r, c) in reference.iter_mut().zip(&c0) {
+            *r = alpha * *r + beta * round_out(*c);
+        }
+    }
+    let unwritten = ours.iter().filter(|x| x.is_nan()).count();
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (g, r) in ours.iter().zip(&reference) {
+        let d = *g as f64 - *r as f64;
+        num += d * d;
+        den += (*r as f64).powi(2);
+    }
+    Ok(CheckResult {
+        shape,
+        rel_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+        unwritten,
+        cublas_rel_error: f64::NAN,
+    })
 }

@@ -143,7 +143,8 @@ impl Gemm {
             )));
         }
         let tma = self.operand_map(a, GemmConfig::BM)?;
-        let tmb = self.operand_map(b, self.cfg.bn)?;
+        // In a CTA pair each CTA loads half of the B tile.
+        let tmb = self.operand_map(b, self.cfg.bn / self.cfg.cluster_m)?;
         // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
         // edges.
         let tmc = if self.cfg.tma_store {
@@ -158,9 +159,17 @@ impl Gemm {
             None
         };
         let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
-        let grid = (tiles as u32).min(self.sms).max(1);
-        let launch = LaunchConfig::new([grid, 1, 1], [GemmConfig::THREADS, 1, 1])
-            .with_dynamic_smem(self.cfg.smem_bytes());
+        let launch = if self.cfg.cluster_m == 2 {
+            // Clusters of two CTAs walk pairs of M-tiles.
+            let pairs = m.div_ceil(2 * GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
+            let clusters = (pairs as u32).min(self.sms / 2).max(1);
+            LaunchConfig::new([2 * clusters, 1, 1], [GemmConfig::THREADS, 1, 1])
+                .with_cluster([2, 1, 1])
+        } else {
+            let grid = (tiles as u32).min(self.sms).max(1);
+            LaunchConfig::new([grid, 1, 1], [GemmConfig::THREADS, 1, 1])
+        }
+        .with_dynamic_smem(self.cfg.smem_bytes());
         let mut args = vec![Arg::tensor_map(&tma), Arg::tensor_map(&tmb)];
         if let Some(tmc) = &tmc {
             args.push(Arg::tensor_map(tmc));

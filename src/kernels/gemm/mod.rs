@@ -89,6 +89,9 @@ pub struct GemmConfig {
     /// starts). Needs a 16-bit C, no alpha/beta, and N a multiple of 8 (16-byte row pitch);
     /// otherwise the epilogue stores from registers with predicates.
     pub tma_store: bool,
+    /// CTAs per cluster along M: 1, or 2 for a CTA pair that shares its B tile: each CTA loads
+    /// half of it and multicasts it to both (`.multicast::cluster`), halving B's L2 traffic.
+    pub cluster_m: u32,
 }
 
 impl GemmConfig {
@@ -114,6 +117,7 @@ impl GemmConfig {
             n_even: true,
             alpha_beta: false,
             tma_store: true,
+            cluster_m: 1,
         }
     }
 
@@ -178,6 +182,9 @@ impl GemmConfig {
         if !(2..=8).contains(&self.stages) {
             return Err(format!("{} stages: 2..=8", self.stages));
         }
+        if !matches!(self.cluster_m, 1 | 2) {
+            return Err(format!("cluster_m {}: 1 or 2", self.cluster_m));
+        }
         if self.group_m == 0 {
             return Err("group_m must be positive".into());
         }
@@ -193,7 +200,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}",
+            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}{}",
             match self.input {
                 InType::Bf16 => "bf16",
                 InType::F16 => "f16",
@@ -209,6 +216,7 @@ impl GemmConfig {
             if self.n_even { "" } else { "_nodd" },
             if self.alpha_beta { "_ab" } else { "" },
             if self.tma_store { "_tmastore" } else { "" },
+            if self.cluster_m == 2 { "_c2" } else { "" },
         )
     }
 }
