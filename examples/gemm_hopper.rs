@@ -173,6 +173,12 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         }
         for cfg in configs {
             let gemm = Gemm::new(&device, cfg)?;
+            if cfg.cluster_m == 2 {
+                println!(
+                    "(cluster occupancy: {} CTA pairs at once)",
+                    gemm.max_active_clusters()
+                );
+            }
             let (ours, theirs) = check::compare(&stream, &blas, &gemm, shape, 20)?;
             println!(
                 "| {}x{}x{} | {} | {ours:.0} | {theirs:.0} | {:.3} |",

@@ -54,6 +54,8 @@ pub struct Gemm {
     cfg: GemmConfig,
     kernel: Kernel,
     sms: u32,
+    /// Clusters that fit on the GPU at once (cluster_m = 2), so the persistent grid is one wave.
+    max_clusters: u32,
 }
 
 impl Gemm {
@@ -63,7 +65,25 @@ impl Gemm {
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
         let sms = device.attributes().sm_count;
-        Ok(Gemm { cfg, kernel, sms })
+        let max_clusters = if cfg.cluster_m == 2 {
+            let probe = LaunchConfig::new([sms / 2 * 2, 1, 1], [GemmConfig::THREADS, 1, 1])
+                .with_cluster([2, 1, 1])
+                .with_dynamic_smem(cfg.smem_bytes());
+            kernel.max_active_clusters(&probe)?.max(1)
+        } else {
+            0
+        };
+        Ok(Gemm {
+            cfg,
+            kernel,
+            sms,
+            max_clusters,
+        })
+    }
+
+    /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's size).
+    pub fn max_active_clusters(&self) -> u32 {
+        self.max_clusters
     }
 
     /// The configuration.
@@ -162,7 +182,7 @@ impl Gemm {
         let launch = if self.cfg.cluster_m == 2 {
             // Clusters of two CTAs walk pairs of M-tiles.
             let pairs = m.div_ceil(2 * GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
-            let clusters = (pairs as u32).min(self.sms / 2).max(1);
+            let clusters = (pairs as u32).min(self.max_clusters).max(1);
             LaunchConfig::new([2 * clusters, 1, 1], [GemmConfig::THREADS, 1, 1])
                 .with_cluster([2, 1, 1])
         } else {
