@@ -13,8 +13,15 @@ use crate::tiler::Tiler;
 ///   extent of `A` it meets divide one another ([`LayoutError::StrideDivisibility`])
 /// * `@pre` shape divisibility: an extent of `B` that spills over a mode of `A` is a multiple of
 ///   what is left of that mode ([`LayoutError::ShapeDivisibility`])
+/// * `@pre` when `coalesce(A)` has more than one mode, the modes of `B` are disjoint in `A`'s
+///   index space: its leaves (extent > 1, stride != 0) sorted by stride each start at or past the
+///   span `s * d` of the previous one ([`LayoutError::CompositionOverlap`]). Composition is
+///   computed mode by mode of `B`, which is `A ∘ B` only when `A(x + y) == A(x) + A(y)` for
+///   offsets `x`, `y` of different modes of `B`
 /// * `@post compatible(shape(B), shape(result))`
-/// * `@post for all i < size(B): result(i) == A(B(i))` (with `A` extended along its last mode)
+/// * `@post for all i < size(B)` with `B(i) < size(A)`: `result(i) == A(B(i))`
+/// * `@post for all i < size(B): result(i) == coalesce(A)(B(i))`, that is past `size(A)` the
+///   layout `A` is extended along the last mode of `coalesce(A)`, as in CuTe
 ///
 /// ```
 /// use layouts::{composition, Layout};
@@ -24,6 +31,9 @@ use crate::tiler::Tiler;
 /// ```
 pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     let flat_a = coalesce(a).flat_modes();
+    if flat_a.len() > 1 {
+        check_disjoint_modes(b)?;
+    }
     compose_modes(&flat_a, b.shape(), b.stride())
 }
 
@@ -144,6 +154,25 @@ fn compose_leaf(a: &[(i64, i64)], s: i64, d: i64) -> Result<Layout, LayoutError>
     } else {
         Layout::raw(IntTuple::flat(&shapes), IntTuple::flat(&strides))
     })
+}
+
+/// The leaves of `b` sorted by stride must not overlap (see [`composition`]'s preconditions).
+fn check_disjoint_modes(b: &Layout) -> Result<(), LayoutError> {
+    let mut leaves: Vec<(i64, i64)> = b
+        .flat_modes()
+        .into_iter()
+        .filter(|&(s, d)| s > 1 && d != 0)
+        .map(|(s, d)| (s, d.abs()))
+        .collect();
+    leaves.sort_by_key(|&(s, d)| (d, s));
+    let mut span = 1;
+    for (s, d) in leaves {
+        if d < span {
+            return Err(LayoutError::CompositionOverlap { stride: d, span });
+        }
+        span = s * d;
+    }
+    Ok(())
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {

@@ -53,6 +53,18 @@ pub enum LayoutError {
         /// The index of the mode of (coalesced) A.
         mode: usize,
     },
+    /// Composition works mode by mode of `B`, which needs `B`'s modes to be disjoint in `A`'s
+    /// index space whenever `A` has more than one mode.
+    #[error(
+        "composition: disjointness condition violated: B has a mode of stride {stride} inside \
+         the span {span} of its modes with smaller strides, and A has several modes"
+    )]
+    CompositionOverlap {
+        /// The offending stride of B.
+        stride: i64,
+        /// The span of B's modes with smaller strides.
+        span: i64,
+    },
     /// Complement needs the modes, sorted by stride, not to overlap: a stride below the span of
     /// the smaller modes means the layout is not injective (or interleaves its modes).
     #[error(

@@ -264,15 +264,27 @@ fn idx2crd(shape: &IntTuple, rest: &mut i64, last: bool) -> IntTuple {
 
 fn eval_index(shape: &IntTuple, stride: &IntTuple, idx: i64) -> i64 {
     let mut rest = idx;
-    let coord = idx2crd(shape, &mut rest, true);
-    dot(&coord, stride)
+    let mut acc = 0;
+    eval_leaves(shape, stride, &mut rest, &mut acc, true);
+    acc
 }
 
-fn dot(coord: &IntTuple, stride: &IntTuple) -> i64 {
-    match (coord, stride) {
-        (IntTuple::Int(c), IntTuple::Int(d)) => c * d,
-        (IntTuple::Tuple(c), IntTuple::Tuple(d)) => c.iter().zip(d).map(|(c, d)| dot(c, d)).sum(),
-        _ => 0,
+/// Walks the leaves colexicographically without building the coordinate: every leaf takes
+/// `rest mod extent` except the very last, which takes the whole quotient.
+fn eval_leaves(shape: &IntTuple, stride: &IntTuple, rest: &mut i64, acc: &mut i64, last: bool) {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => {
+            let c = if last { *rest } else { rest.rem_euclid(*s) };
+            *rest = rest.div_euclid(*s);
+            *acc += c * d;
+        }
+        (IntTuple::Tuple(s), IntTuple::Tuple(d)) => {
+            let n = s.len();
+            for (i, (s, d)) in s.iter().zip(d).enumerate() {
+                eval_leaves(s, d, rest, acc, last && i + 1 == n);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -63,13 +63,17 @@ fn zipped_halves(a: &Layout, b: &Layout) -> Result<Vec<(Layout, Layout)>, Layout
         (Some(f), Some(s)) => (f, s),
         _ => return Ok(Vec::new()),
     };
+    if r == 1 {
+        return Ok(vec![(first, second)]);
+    }
     Ok(first.modes().into_iter().zip(second.modes()).collect())
 }
 
 /// Each mode `i` is `(A_i, C_i)`: `B`'s arrangement of whole blocks `A` (CuTe `blocked_product`).
 ///
 /// * `@pre` as [`logical_product`] with `A` and `B` padded with `1:0` modes to a common rank
-/// * `@post rank(result) == max(rank(A), rank(B))`, `size(result) == size(A) * size(B)`
+/// * `@post rank(result) == max(rank(A), rank(B))` (for rank 1 the result is the single mode
+///   `(A, C)` itself), `size(result) == size(A) * size(B)`
 /// * `@post` the image equals the image of `logical_product(A, B)`
 ///
 /// ```
