@@ -5,6 +5,7 @@
 //! message; the binary (`src/bin/ptxkit.rs`) prints it on stderr.
 
 mod args;
+mod layout;
 
 pub use args::Args;
 
@@ -59,7 +60,9 @@ pub struct Subcommand {
 }
 
 /// Every subcommand, in the order `ptxkit help` lists them.
-pub const SUBCOMMANDS: &[Subcommand] = &[];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand { name: "layout", summary: layout::SUMMARY, run: layout::run },
+];
 
 /// Runs `ptxkit ARGS...` (without the program name).
 pub fn run(args: &[String]) -> Result<Output, CliError> {

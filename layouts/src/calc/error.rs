@@ -25,11 +25,17 @@ pub enum CalcError {
         message: String,
     },
     /// A layout operation refused its arguments.
-    #[error("{func}: {source}")]
+    #[error("{}", prefixed(func, source))]
     Layout {
         /// The function.
         func: &'static str,
         /// The violated precondition.
         source: LayoutError,
     },
+}
+
+/// `func: message`, unless the message already starts with the operation's name.
+fn prefixed(func: &str, source: &LayoutError) -> String {
+    let message = source.to_string();
+    if message.starts_with(&format!("{func}:")) { message } else { format!("{func}: {message}") }
 }
