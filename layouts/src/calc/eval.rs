@@ -55,9 +55,9 @@ pub fn evaluate(text: &str) -> Result<Layout, CalcError> {
     let expr = Parser::new(text).parse_all()?;
     match eval(&expr)? {
         Value::Layout(l) => Ok(l),
-        Value::Tuple(t) => to_layout(Value::Tuple(t), "layout"),
+        Value::Tuple(t) => to_layout(Value::Tuple(t), "notation"),
         Value::Tiler(_) => Err(CalcError::BadArgument {
-            func: "layout",
+            func: "notation",
             message: "a tiler `<...>` is an argument, not a result".into(),
         }),
     }
@@ -69,7 +69,7 @@ fn eval(expr: &Expr) -> Result<Value, CalcError> {
         Expr::Layout(s, d, _) => Layout::new(s.clone(), d.clone())
             .map(Value::Layout)
             .map_err(|source| CalcError::Layout {
-                func: "layout",
+                func: "notation",
                 source,
             }),
         Expr::Tiler(items) => {

@@ -216,7 +216,7 @@ pub(crate) fn parse_layout(text: &str) -> Result<Layout, CalcError> {
         return p.err(format!("unexpected `{c}` after the layout"));
     }
     layout.map_err(|source| CalcError::Layout {
-        func: "layout",
+        func: "notation",
         source,
     })
 }
