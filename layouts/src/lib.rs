@@ -32,6 +32,7 @@ mod composition;
 mod divide;
 mod error;
 mod filter;
+pub mod fragment;
 mod inverse;
 mod layout;
 mod ordered;
@@ -39,6 +40,7 @@ pub mod print;
 mod product;
 mod shape;
 pub mod swizzle;
+pub mod tile;
 mod tiler;
 
 pub use coalesce::{coalesce, coalesce_by_mode};

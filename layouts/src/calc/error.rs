@@ -37,5 +37,9 @@ pub enum CalcError {
 /// `func: message`, unless the message already starts with the operation's name.
 fn prefixed(func: &str, source: &LayoutError) -> String {
     let message = source.to_string();
-    if message.starts_with(&format!("{func}:")) { message } else { format!("{func}: {message}") }
+    if message.starts_with(&format!("{func}:")) {
+        message
+    } else {
+        format!("{func}: {message}")
+    }
 }
