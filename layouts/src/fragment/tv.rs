@@ -122,7 +122,10 @@ impl TvLayout {
         threads: &[(i64, i64)],
         values: &[(i64, i64)],
     ) -> Result<TvLayout, FragmentError> {
+        // Extent-1 modes (e.g. one column block of an N = 8 accumulator) are left out.
         let mode = |m: &[(i64, i64)]| {
+            let kept: Vec<(i64, i64)> = m.iter().copied().filter(|&(e, _)| e > 1).collect();
+            let m: &[(i64, i64)] = if kept.is_empty() { &[(1, 0)] } else { &kept };
             (
                 IntTuple::Tuple(m.iter().map(|x| IntTuple::Int(x.0)).collect()).unwrap_single(),
                 IntTuple::Tuple(m.iter().map(|x| IntTuple::Int(x.1)).collect()).unwrap_single(),

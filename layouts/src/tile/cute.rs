@@ -21,12 +21,17 @@ fn mode(iters: &[Iter], stride: impl Fn(&Iter) -> i64) -> (IntTuple, IntTuple) {
     )
 }
 
+/// One mode per dimension; a single integral mode is the layout itself, but a single tuple mode
+/// stays wrapped (`((2,4)):((4,1))`) so that it reads back as one dimension.
 fn from_modes(modes: Vec<(IntTuple, IntTuple)>) -> Result<Layout, TileError> {
     let (s, d): (Vec<_>, Vec<_>) = modes.into_iter().unzip();
-    Ok(Layout::new(
-        IntTuple::Tuple(s).unwrap_single(),
-        IntTuple::Tuple(d).unwrap_single(),
-    )?)
+    if s.len() == 1 && s[0].is_int() {
+        return Ok(Layout::new(
+            IntTuple::Tuple(s).unwrap_single(),
+            IntTuple::Tuple(d).unwrap_single(),
+        )?);
+    }
+    Ok(Layout::new(IntTuple::Tuple(s), IntTuple::Tuple(d))?)
 }
 
 impl TileLayout {

@@ -50,8 +50,13 @@ impl Point {
         self.0.iter().map(|(a, v)| (*a, *v))
     }
 
+    /// Adds `v` on `axis`; zero values are not stored, so equal points compare equal.
     fn add(&mut self, axis: Axis, v: i64) {
-        *self.0.entry(axis).or_insert(0) += v;
+        let e = self.0.entry(axis).or_insert(0);
+        *e += v;
+        if *e == 0 {
+            self.0.remove(&axis);
+        }
     }
 }
 
