@@ -117,6 +117,16 @@ pub enum LayoutError {
     /// A cotarget must be at least 1.
     #[error("complement: the cotarget {0} must be at least 1")]
     BadCotarget(i64),
+    /// A byte swizzle moves chunks of `2^M` bytes; an element must fit inside one.
+    #[error(
+        "swizzle: elements of {bytes} bytes must be a power of two of at most the {chunk}-byte chunk"
+    )]
+    SwizzleSplitsElement {
+        /// The element size in bytes.
+        bytes: u32,
+        /// The chunk the swizzle moves, `2^M` bytes.
+        chunk: u64,
+    },
     /// The operation needs a rank-2 layout.
     #[error("a rank-2 layout is needed, this one has rank {rank}")]
     RankNotTwo {

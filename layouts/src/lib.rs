@@ -40,6 +40,7 @@ pub mod print;
 mod product;
 mod shape;
 pub mod swizzle;
+mod swizzled;
 pub mod tile;
 mod tiler;
 
@@ -55,4 +56,5 @@ pub use ordered::make_ordered_layout;
 pub use product::{blocked_product, logical_product, raked_product, tiled_product, zipped_product};
 pub use shape::IntTuple;
 pub use swizzle::{Swizzle, SwizzleError};
+pub use swizzled::{SwizzleUnit, SwizzledLayout};
 pub use tiler::Tiler;
