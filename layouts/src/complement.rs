@@ -61,8 +61,10 @@ pub fn complement(layout: &Layout, cotarget: i64) -> Result<Layout, LayoutError>
     }
     shapes.push((cotarget + span - 1) / span);
     strides.push(span);
-    Ok(coalesce(&Layout::raw(
+    let r = coalesce(&Layout::raw(
         IntTuple::flat(&shapes),
         IntTuple::flat(&strides),
-    )))
+    ));
+    r.check_bounds()?;
+    Ok(r)
 }

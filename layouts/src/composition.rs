@@ -34,7 +34,9 @@ pub fn composition(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
     if flat_a.len() > 1 {
         check_disjoint_modes(b)?;
     }
-    compose_modes(&flat_a, b.shape(), b.stride())
+    let r = compose_modes(&flat_a, b.shape(), b.stride())?;
+    r.check_bounds()?;
+    Ok(r)
 }
 
 /// Composition with a tiler: a layout tiler composes with the whole of `A`; a tuple

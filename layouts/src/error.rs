@@ -17,8 +17,9 @@ pub enum LayoutError {
         /// The shape.
         shape: String,
     },
-    /// Sizes, cosizes and cotargets are kept below 2^31 so that no product of two overflows.
-    #[error("{what} = {value} exceeds the limit of 2^31")]
+    /// Sizes, cosizes, strides and cotargets are kept below 2^31 so that no product of two
+    /// overflows; printing stops at 2^20 elements.
+    #[error("{what} = {value} exceeds its limit (2^31, or 2^20 elements to print)")]
     TooLarge {
         /// What grew too large.
         what: &'static str,

@@ -31,8 +31,8 @@ pub struct Layout {
 impl Layout {
     /// `shape:stride`.
     ///
-    /// Errors unless shape and stride are congruent, every extent is at least 1, and size and
-    /// cosize stay below [`LIMIT`].
+    /// Errors unless shape and stride are congruent, every extent is at least 1, and size,
+    /// cosize and strides stay below [`LIMIT`].
     pub fn new(shape: IntTuple, stride: IntTuple) -> Result<Layout, LayoutError> {
         if !shape.congruent(&stride) {
             return Err(LayoutError::NotCongruent {
@@ -50,11 +50,18 @@ impl Layout {
         Ok(layout)
     }
 
-    /// Checks that size and cosize stay below [`LIMIT`] (computed without overflow).
+    /// Checks that size, cosize and every stride stay below [`LIMIT`] (computed without
+    /// overflow). The algebra's results are checked too, so chained operations cannot overflow.
     pub fn check_bounds(&self) -> Result<(), LayoutError> {
         let mut size: i128 = 1;
         let mut span: i128 = 1;
         for (s, d) in self.shape.leaves().into_iter().zip(self.stride.leaves()) {
+            if d.unsigned_abs() >= LIMIT as u64 {
+                return Err(LayoutError::TooLarge {
+                    what: "stride",
+                    value: d.into(),
+                });
+            }
             size = (size * s as i128).min(i128::from(i64::MAX));
             span = (span + (s as i128 - 1) * (d as i128).abs()).min(i128::from(i64::MAX));
         }

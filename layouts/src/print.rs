@@ -5,25 +5,42 @@ use crate::error::LayoutError;
 use crate::layout::Layout;
 use crate::shape::IntTuple;
 
+/// The most elements [`values_line`] and [`table`] print.
+pub const PRINT_LIMIT: i64 = 1 << 20;
+
 /// `L(0) L(1) ... L(size-1)` separated by single spaces.
+///
+/// * `@pre size(layout) <= PRINT_LIMIT` ([`LayoutError::TooLarge`])
 ///
 /// ```
 /// use layouts::{print::values_line, Layout};
 /// let l: Layout = "(2,2):(2,1)".parse().unwrap();
-/// assert_eq!(values_line(&l), "0 2 1 3");
+/// assert_eq!(values_line(&l).unwrap(), "0 2 1 3");
 /// ```
-pub fn values_line(layout: &Layout) -> String {
-    layout
+pub fn values_line(layout: &Layout) -> Result<String, LayoutError> {
+    check_printable(layout)?;
+    Ok(layout
         .values()
         .iter()
         .map(i64::to_string)
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" "))
+}
+
+fn check_printable(layout: &Layout) -> Result<(), LayoutError> {
+    if layout.size() > PRINT_LIMIT {
+        return Err(LayoutError::TooLarge {
+            what: "size to print",
+            value: layout.size().into(),
+        });
+    }
+    Ok(())
 }
 
 /// Rows × columns of offsets of a rank-2 layout: row `i`, column `j` shows `L(i, j)`.
 ///
 /// * `@pre rank(layout) == 2` ([`LayoutError::RankNotTwo`])
+/// * `@pre size(layout) <= PRINT_LIMIT` ([`LayoutError::TooLarge`])
 ///
 /// ```
 /// use layouts::{print::table, Layout};
@@ -39,6 +56,7 @@ pub fn table(layout: &Layout) -> Result<String, LayoutError> {
             rank: layout.rank(),
         });
     };
+    check_printable(layout)?;
     let (m, n) = (rows.size(), cols.size());
     let cell = |i: i64, j: i64| {
         layout

@@ -26,9 +26,12 @@ use crate::tiler::Tiler;
 pub fn logical_product(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
     match tiler {
         Tiler::Layout(b) => {
-            let cotarget = a.size() * b.cosize();
+            // Both factors are below 2^31, so the product fits; complement bounds it.
+            let cotarget = a.size().saturating_mul(b.cosize());
             let rest = composition(&complement(a, cotarget)?, b)?;
-            Ok(Layout::tuple_of(vec![a.clone(), rest]))
+            let r = Layout::tuple_of(vec![a.clone(), rest]);
+            r.check_bounds()?;
+            Ok(r)
         }
         Tiler::Modes(ts) => Ok(Layout::from_modes(product_modes(a, ts, "logical_product")?)),
     }

@@ -60,11 +60,12 @@ impl IntTuple {
         }
     }
 
-    /// The product of all leaves (1 for an empty tuple).
+    /// The product of all leaves (1 for an empty tuple), saturating at `i64::MAX` / `i64::MIN`
+    /// rather than overflowing (callers bound sizes well below that).
     pub fn product(&self) -> i64 {
         match self {
             IntTuple::Int(v) => *v,
-            IntTuple::Tuple(m) => m.iter().map(IntTuple::product).product(),
+            IntTuple::Tuple(m) => m.iter().map(IntTuple::product).fold(1, i64::saturating_mul),
         }
     }
 

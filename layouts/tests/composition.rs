@@ -121,3 +121,21 @@ fn violated_conditions_are_named() {
         }
     ));
 }
+
+/// Results that outgrow the bounds are errors, not overflows.
+#[test]
+fn huge_inputs_are_refused() {
+    assert!(matches!(
+        Layout::int(4, i64::MIN),
+        Err(LayoutError::TooLarge { .. })
+    ));
+    // B reaches far past A: the last mode of A extends to a stride of 2^29 * 2^20.
+    let a = l("(2,4):(1,1048576)");
+    let b = l("2:1073741824");
+    assert!(matches!(
+        composition(&a, &b),
+        Err(LayoutError::TooLarge { what: "stride", .. })
+    ));
+    let e = layouts::calc::evaluate("complement(4:1, (99999999999,99999999999))").unwrap_err();
+    assert!(e.to_string().contains("limit"), "{e}");
+}

@@ -191,3 +191,22 @@ proptest! {
         prop_assert_eq!(t(&l.to_string()), l);
     }
 }
+
+#[test]
+fn huge_layouts_are_refused_not_overflowed() {
+    for s in [
+        "S[(9999999999, 9999999999):(1, 1)]",
+        "S[4:9223372036854775807]",
+        "S[4:1] + 9223372036854775807",
+        "S[(65536, 65536):(1, 65536)]",
+    ] {
+        assert!(
+            matches!(s.parse::<TileLayout>(), Err(TileError::Malformed(_))),
+            "{s}"
+        );
+    }
+    assert!(matches!(
+        "S[4:99999999999999999999]".parse::<TileLayout>(),
+        Err(TileError::Syntax { .. })
+    ));
+}

@@ -32,7 +32,9 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
     let layout = evaluate(&expr).map_err(|e| CliError::usage(format!("layout: {e}")))?;
     let mut out = format!("{layout}\n");
     if values {
-        out.push_str(&values_line(&layout));
+        out.push_str(
+            &values_line(&layout).map_err(|e| CliError::usage(format!("layout --values: {e}")))?,
+        );
         out.push('\n');
     }
     if want_table {

@@ -93,8 +93,37 @@ impl TileLayout {
         {
             return Err(TileError::Malformed("extents must be at least 1".into()));
         }
+        // Bounded like CuTe layouts (`crate::LIMIT`), so apply and span cannot overflow.
+        let limit = i128::from(crate::LIMIT);
+        let size: i128 = dims
+            .iter()
+            .flatten()
+            .chain(&replica)
+            .map(|i| i128::from(i.extent))
+            .fold(1, i128::saturating_mul);
+        let far = dims
+            .iter()
+            .flatten()
+            .chain(&replica)
+            .any(|i| i128::from(i.stride).abs() >= limit);
+        let span: i128 = dims
+            .iter()
+            .flatten()
+            .chain(&replica)
+            .map(|i| i128::from(i.extent - 1) * i128::from(i.stride).abs())
+            .fold(0, i128::saturating_add);
+        if size >= limit || far || span >= limit {
+            return Err(TileError::Malformed(
+                "extents and strides must keep sizes and spans below 2^31".into(),
+            ));
+        }
         let mut off = BTreeMap::new();
         for (a, v) in offset {
+            if i128::from(v).abs() >= limit {
+                return Err(TileError::Malformed(format!(
+                    "offset {v}@{a} is beyond 2^31"
+                )));
+            }
             *off.entry(a).or_insert(0) += v;
         }
         off.retain(|_, v| *v != 0);
