@@ -210,3 +210,54 @@ fn huge_layouts_are_refused_not_overflowed() {
         Err(TileError::Syntax { .. })
     ));
 }
+
+fn two_dim_tile() -> impl Strategy<Value = TileLayout> {
+    let dim = proptest::collection::vec((1i64..=4, 0i64..=9), 1..=2);
+    proptest::collection::vec(dim, 2).prop_map(|dims| {
+        TileLayout::new(
+            dims.into_iter()
+                .map(|d| d.into_iter().map(|(e, s)| Iter::m(e, s)).collect())
+                .collect(),
+            vec![],
+            [],
+        )
+        .unwrap()
+    })
+}
+
+proptest! {
+    /// A slice that is accepted is the shifted view; one that is refused names the condition.
+    #[test]
+    fn slices_are_shifted_views(l in memory_tile(), dim in 0usize..3, start in 0i64..16, len in 1i64..16) {
+        let dim = dim % l.shape().len();
+        match l.slice(dim, start, start + len) {
+            Ok(s) => {
+                prop_assert_eq!(s.shape()[dim], len);
+                for x in coords(&s.shape()) {
+                    let mut y = x.clone();
+                    y[dim] += start;
+                    prop_assert_eq!(s.apply(&x).unwrap(), l.apply(&y).unwrap());
+                }
+            }
+            Err(TileError::BadSlice { .. }) => {}
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+
+    /// Tiling places copies of the inner layout at the outer layout's positions, scaled by the
+    /// inner span.
+    #[test]
+    fn tiling_meets_the_contract(inner in two_dim_tile(), outer in two_dim_tile()) {
+        let r = tile(&inner, &outer).unwrap();
+        let (ishape, oshape) = (inner.shape(), outer.shape());
+        prop_assert_eq!(r.shape(), vec![oshape[0] * ishape[0], oshape[1] * ishape[1]]);
+        let span = inner.span(Axis::M);
+        for x in coords(&oshape) {
+            for y in coords(&ishape) {
+                let at = [x[0] * ishape[0] + y[0], x[1] * ishape[1] + y[1]];
+                let want = outer.apply(&x).unwrap()[0].get(Axis::M) * span + inner.apply(&y).unwrap()[0].get(Axis::M);
+                prop_assert_eq!(r.apply(&at).unwrap()[0].get(Axis::M), want);
+            }
+        }
+    }
+}

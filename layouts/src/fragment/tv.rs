@@ -97,10 +97,11 @@ impl TvLayout {
                 "a (thread, value) layout needs rank 2, got {layout}"
             )));
         }
+        let cells = rows.checked_mul(cols).filter(|&c| c < crate::LIMIT);
         if rows < 1
             || cols < 1
+            || cells.is_none_or(|c| layout.cosize() > c)
             || layout.flat_modes().iter().any(|&(_, d)| d < 0)
-            || layout.cosize() > rows * cols
         {
             return Err(FragmentError::Malformed(format!(
                 "{layout} does not map into a {rows}x{cols} tile"
