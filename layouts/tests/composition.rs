@@ -56,13 +56,26 @@ proptest! {
     }
 }
 
-/// CuTe "02_layout_algebra", "Composition" and "Composition Examples".
+/// CuTe "02_layout_algebra", "Composition": its worked examples.
 #[test]
 fn cute_doc_examples() {
     let cases = [
         ("20:2", "(5,4):(4,1)", "(5,4):(8,2)"),
         ("(10,2):(16,4)", "(5,4):(1,5)", "(5,(2,2)):(16,(80,4))"),
         ("(6,2):(8,2)", "(4,3):(3,1)", "((2,2),3):((24,2),8)"),
+    ];
+    for (a, b, want) in cases {
+        let r = composition(&l(a), &l(b)).unwrap();
+        assert_eq!(r.to_string(), want, "{a} o {b}");
+        check_composition(&l(a), &l(b), &r);
+    }
+}
+
+/// Worked by hand: a compact A is the identity on B; a row-major A reorders a column-major B
+/// (mode 8:1 splits over A's (4,8) into (4,2):(8,1), mode 4:8 skips A's first mode: 4:2).
+#[test]
+fn hand_worked_examples() {
+    let cases = [
         ("(4,2):(1,4)", "(2,2):(2,1)", "(2,2):(2,1)"),
         ("(4,8):(8,1)", "(8,4):(1,8)", "((4,2),4):((8,1),2)"),
     ];

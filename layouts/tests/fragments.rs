@@ -217,3 +217,36 @@ fn register_layouts_match_atoms() {
         TvMismatch::Extent { .. } | TvMismatch::Element { .. }
     ));
 }
+
+/// The dispatch question: the widest atom a warpgroup register layout matches, or every shape
+/// with its reason.
+#[test]
+fn atom_dispatch_picks_the_widest_match() {
+    for shape in LdShape::ALL {
+        for num in [1, 2, 4] {
+            let tv = tcgen05::warpgroup_atom(shape, num).unwrap();
+            let (found, n) = tcgen05::match_warpgroup_atom(&tv).unwrap();
+            // A narrower shape can coincide only if it is the same function; the widest wins.
+            tcgen05::warpgroup_atom(found, n)
+                .unwrap()
+                .compare(&tv)
+                .unwrap();
+            assert!(
+                LdShape::ALL.iter().position(|&s| s == found)
+                    <= LdShape::ALL.iter().position(|&s| s == shape)
+            );
+        }
+    }
+    // Rows dealt to threads out of order: a valid thread-value layout that no atom matches;
+    // the miss lists all four shapes with their reasons.
+    let regs: TileLayout = "S[((4, 32), 8):((1@tid_in_wg, 4@tid_in_wg), 1)]"
+        .parse()
+        .unwrap();
+    let tv = regs.thread_value(Axis::TidInWg).unwrap();
+    let miss = tcgen05::match_warpgroup_atom(&tv).unwrap_err();
+    assert_eq!(miss.declined.len(), 4, "{miss}");
+    assert!(miss.to_string().contains(".32x32b"), "{miss}");
+    // Registers that are not a compact range are no thread-value layout at all.
+    let regs: TileLayout = "S[(128, 4):(1@tid_in_wg, 2)]".parse().unwrap();
+    assert!(regs.thread_value(Axis::TidInWg).is_err());
+}

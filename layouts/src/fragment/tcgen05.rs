@@ -203,3 +203,52 @@ pub fn datapath(path: Datapath, rows: i64, cols: i64) -> Result<TileLayout, Frag
     };
     TileLayout::new(dims, Vec::new(), []).map_err(|e| FragmentError::Malformed(e.to_string()))
 }
+
+/// Why no `tcgen05.ld/st` atom matched a register layout: every shape with the reason it
+/// declined, widest first.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no tcgen05.ld/st atom matches {layout}: {}", .declined.iter().map(|(s, why)| format!("{} ({why})", s.ptx())).collect::<Vec<_>>().join("; "))]
+pub struct AtomMiss {
+    /// The register layout that was matched.
+    pub layout: String,
+    /// Each shape tried and why it declined.
+    pub declined: Vec<(LdShape, String)>,
+}
+
+/// The widest warpgroup atom (`.16x256b` first, `.32x32b` last) whose thread-value layout is
+/// `regs`, a 128-thread register layout over a `128 × cols` tile of 32-bit cells; returns the
+/// shape and its `.num`.
+///
+/// ```
+/// use layouts::fragment::tcgen05::{match_warpgroup_atom, LdShape};
+/// use layouts::tile::{Axis, TileLayout};
+/// let regs: TileLayout = "S[(128, 8):(1@tid_in_wg, 1)]".parse()?;
+/// let tv = regs.thread_value(Axis::TidInWg)?;
+/// assert_eq!(match_warpgroup_atom(&tv)?, (LdShape::B32x32, 8));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn match_warpgroup_atom(regs: &TvLayout) -> Result<(LdShape, i64), AtomMiss> {
+    let mut declined = Vec::new();
+    for shape in LdShape::ALL {
+        let cols = regs.cols();
+        if cols % shape.columns() != 0 {
+            declined.push((
+                shape,
+                format!("{cols} columns are not a multiple of {}", shape.columns()),
+            ));
+            continue;
+        }
+        let num = cols / shape.columns();
+        match warpgroup_atom(shape, num) {
+            Err(e) => declined.push((shape, e.to_string())),
+            Ok(atom) => match atom.compare(regs) {
+                Ok(()) => return Ok((shape, num)),
+                Err(m) => declined.push((shape, m.to_string())),
+            },
+        }
+    }
+    Err(AtomMiss {
+        layout: regs.to_string(),
+        declined,
+    })
+}
