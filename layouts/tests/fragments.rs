@@ -250,3 +250,28 @@ fn atom_dispatch_picks_the_widest_match() {
     let regs: TileLayout = "S[(128, 4):(1@tid_in_wg, 2)]".parse().unwrap();
     assert!(regs.thread_value(Axis::TidInWg).is_err());
 }
+
+/// The accumulator of `wgmma m64nNk16` spelled as a TIRx register tile (rows split into warp,
+/// half and group; columns into block, thread-in-group and pair) is the PTX fragment.
+#[test]
+fn wgmma_accumulator_as_a_register_tile() {
+    for n in [8, 64, 256] {
+        let regs: TileLayout = format!(
+            "S[((4, 2, 8), ({}, 4, 2)):((32@tid_in_wg, 2, 4@tid_in_wg), (4, 1@tid_in_wg, 1))]",
+            n / 8
+        )
+        .parse()
+        .unwrap();
+        let tv = regs.thread_value(Axis::TidInWg).unwrap();
+        wgmma::accumulator(n, Dtype::F16)
+            .unwrap()
+            .compare(&tv)
+            .unwrap();
+        assert!(
+            wgmma::accumulator(n, Dtype::F16)
+                .unwrap()
+                .compare(&mma::m16n8k16(Operand::C).unwrap())
+                .is_err()
+        );
+    }
+}
