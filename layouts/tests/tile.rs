@@ -261,3 +261,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn grouping_by_a_buffer_shape() {
+    let l = t("S[(2, 64, 8):(64@tid_in_wg, 1@tid_in_wg, 1)]");
+    let g = l.group_by(&[128, 8]).unwrap();
+    assert_eq!(g.shape(), [128, 8]);
+    let flat = l.group_by(&[1024]).unwrap();
+    for r in 0..128 {
+        for c in 0..8 {
+            assert_eq!(g.apply(&[r, c]).unwrap(), flat.apply(&[r * 8 + c]).unwrap());
+        }
+    }
+    assert!(matches!(
+        l.group_by(&[64, 16]),
+        Err(TileError::Malformed(_))
+    ));
+    assert!(matches!(
+        l.group_by(&[128, 4]),
+        Err(TileError::Malformed(_))
+    ));
+}

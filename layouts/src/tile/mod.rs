@@ -25,6 +25,7 @@
 mod axis;
 mod cute;
 mod error;
+mod group;
 mod layout;
 mod notation;
 mod slice;
