@@ -61,7 +61,11 @@ pub struct Subcommand {
 
 /// Every subcommand, in the order `ptxkit help` lists them.
 pub const SUBCOMMANDS: &[Subcommand] = &[
-    Subcommand { name: "layout", summary: layout::SUMMARY, run: layout::run },
+    Subcommand {
+        name: "layout",
+        summary: layout::SUMMARY,
+        run: layout::run,
+    },
 ];
 
 /// Runs `ptxkit ARGS...` (without the program name).
