@@ -209,7 +209,8 @@ impl Layout {
     }
 
     /// Evaluates the layout at the 1-D index `idx` (colexicographic; the last mode extends past
-    /// the size). Any `i64` index is accepted; negative indices wrap as Rust's `rem_euclid` does.
+    /// the size). Any `i64` index is accepted: negative indices split as Rust's `rem_euclid`
+    /// does, and an offset far past the cosize that overflows `i64` wraps.
     pub fn call(&self, idx: i64) -> i64 {
         eval_index(&self.shape, &self.stride, idx)
     }
@@ -283,7 +284,9 @@ fn eval_leaves(shape: &IntTuple, stride: &IntTuple, rest: &mut i64, acc: &mut i6
         (IntTuple::Int(s), IntTuple::Int(d)) => {
             let c = if last { *rest } else { rest.rem_euclid(*s) };
             *rest = rest.div_euclid(*s);
-            *acc += c * d;
+            // Far past the size (the last mode's extension) an offset may not fit: it wraps
+            // rather than panics; below the size every offset is bounded by the cosize.
+            *acc = acc.wrapping_add(c.wrapping_mul(*d));
         }
         (IntTuple::Tuple(s), IntTuple::Tuple(d)) => {
             let n = s.len();

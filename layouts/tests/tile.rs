@@ -282,3 +282,18 @@ fn grouping_by_a_buffer_shape() {
         Err(TileError::Malformed(_))
     ));
 }
+
+proptest! {
+    /// Arbitrary text is a tile layout or an error, never a panic.
+    #[test]
+    fn arbitrary_notation_never_panics(s in "S\\[[-()0-9@a-zA-Z_, :]{0,30}\\]( \\+ [-0-9@a-zA-Z_R\\[\\]():, ]{0,12})?") {
+        let _ = s.parse::<TileLayout>();
+    }
+}
+
+#[test]
+fn extreme_indices_do_not_panic() {
+    let l: Layout = "(4,2):(2,1000)".parse().unwrap();
+    let _ = l.call(i64::MAX);
+    let _ = l.call(i64::MIN);
+}
