@@ -9,6 +9,7 @@ mod catalog;
 mod desc;
 mod dump;
 mod idesc;
+mod layout;
 mod swizzle;
 
 pub use args::Args;
@@ -97,6 +98,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "idesc",
         summary: "encode a tcgen05.mma instruction descriptor",
         run: idesc::run,
+    },
+    Subcommand {
+        name: "layout",
+        summary: layout::SUMMARY,
+        run: layout::run,
     },
 ];
 
