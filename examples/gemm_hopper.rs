@@ -15,6 +15,8 @@ use cudarc::cublas::CudaBlas;
 use ptxkit::kernels::gemm::{Gemm, GemmConfig, build, check};
 use ptxkit::runtime::Device;
 
+/// Every benchmark shape plus odd ones (edges in M, N and K; K not a multiple of 8, which goes
+/// through the zero-padding path).
 const CHECK_SHAPES: &[(usize, usize, usize)] = &[
     (128, 256, 64),
     (256, 512, 128),
@@ -22,7 +24,15 @@ const CHECK_SHAPES: &[(usize, usize, usize)] = &[
     (257, 383, 200),
     (300, 777, 1024),
     (1, 8, 8),
+    (257, 383, 203),
+    (100, 200, 7),
+    (2048, 2048, 2048),
     (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (4096, 4096, 16384),
+    (8192, 8192, 1024),
+    (128, 8192, 8192),
 ];
 
 const BENCH_SHAPES: &[(usize, usize, usize)] = &[

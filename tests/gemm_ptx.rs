@@ -106,7 +106,28 @@ fn bad_configurations_are_refused() {
 fn shared_memory_sizes_are_what_benchmarks_md_reports() {
     let large = GemmConfig::large();
     assert_eq!(large.smem_bytes(), 214_064);
-    assert_eq!(GemmConfig::for_problem(128, 8192, 132).smem_bytes(), 164_960);
+    assert_eq!(
+        GemmConfig::for_problem(128, 8192, 132).smem_bytes(),
+        164_960
+    );
     assert_eq!(GemmConfig { bn: 192, ..large }.smem_bytes(), 173_104);
-    assert_eq!(GemmConfig { tma_store: false, ..large }.smem_bytes(), 148_528);
+    assert_eq!(
+        GemmConfig {
+            tma_store: false,
+            ..large
+        }
+        .smem_bytes(),
+        148_528
+    );
+}
+
+#[test]
+fn the_k_padding_kernel_assembles() {
+    let text = ptxkit::kernels::gemm::pad_module(Target::Sm90a)
+        .and_then(|m| m.to_ptx())
+        .unwrap();
+    if let Some(ptxas) = ptxas::for_tests().unwrap() {
+        let out = ptxas.assemble(&text, Target::Sm90a, &[]).unwrap();
+        assert!(out.ok, "{}", out.log);
+    }
 }

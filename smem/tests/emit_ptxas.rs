@@ -168,7 +168,11 @@ fn a_pipeline_pool_assembles() {
         );
         assert!(text.contains("// shared memory: smem = "), "{text}");
         assert!(text.contains("//   main.A[0]: dynamic +0x0"), "{text}");
-        assert_eq!(text.matches("mbarrier.init.shared.b64").count(), 8, "{text}");
+        assert_eq!(
+            text.matches("mbarrier.init.shared.b64").count(),
+            8,
+            "{text}"
+        );
         assemble(&m);
     }
 }

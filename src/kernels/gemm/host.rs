@@ -53,6 +53,8 @@ pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
 pub struct Gemm {
     cfg: GemmConfig,
     kernel: Kernel,
+    /// Zero-pads K to a multiple of 8 for problems whose K is not.
+    pad: Kernel,
     sms: u32,
     /// Clusters that fit on the GPU at once (cluster_m = 2), so the persistent grid is one wave.
     max_clusters: u32,
@@ -64,6 +66,16 @@ impl Gemm {
         let ptx = super::build(&cfg)?.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
+        let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
+        let pad_dtype = match cfg.input {
+            InType::Bf16 => DType::BF16,
+            InType::F16 => DType::F16,
+        };
+        let pad = Kernel::new(
+            device.clone(),
+            device.load_ptx(&pad_ptx, &JitOptions::default())?,
+            super::pad::pad_signature(pad_dtype),
+        )?;
         let sms = device.attributes().sm_count;
         let max_clusters = if cfg.cluster_m == 2 {
             let probe = LaunchConfig::new([sms / 2 * 2, 1, 1], [GemmConfig::THREADS, 1, 1])
@@ -75,6 +87,7 @@ impl Gemm {
         };
         Ok(Gemm {
             cfg,
+            pad,
             kernel,
             sms,
             max_clusters,
@@ -84,6 +97,27 @@ impl Gemm {
     /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's size).
     pub fn max_active_clusters(&self) -> u32 {
         self.max_clusters
+    }
+
+    /// A copy of `t` (`[rows, k]`) widened to `[rows, kp]` with zero columns.
+    fn pad<I: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        t: &DeviceTensor<I>,
+        kp: usize,
+    ) -> Result<DeviceTensor<I>, GemmError> {
+        let rows = t.shape()[0];
+        // SAFETY: uninitialised device memory that the pad kernel writes completely (one thread
+        // per element of the [rows, kp] output) before anything reads it.
+        let slice = unsafe { stream.alloc::<I>(rows * kp) }.map_err(RuntimeError::from)?;
+        let mut out = DeviceTensor::new(slice, vec![rows, kp])?;
+        let launch = LaunchConfig::for_elements(rows * kp, super::pad::BLOCK);
+        self.pad.launch(
+            stream,
+            &launch,
+            &mut [Arg::tensor(t), Arg::tensor_mut(&mut out)],
+        )?;
+        Ok(out)
     }
 
     /// The configuration.
@@ -113,8 +147,9 @@ impl Gemm {
     }
 
     /// `C = A·Bᵀ` (or `alpha·A·Bᵀ + beta·C` with `alpha_beta`) on `stream`: A is `[m, k]`, B
-    /// `[n, k]`, C `[m, n]`, all row-major. `k` must be a multiple of 8 (a tensor map's row pitch
-    /// is a multiple of 16 bytes, CUDA Driver API `cuTensorMapEncodeTiled`); `m` and `n` are free.
+    /// `[n, k]`, C `[m, n]`, all row-major, any sizes. When `k` is not a multiple of 8, A and B are
+    /// first copied into zero-padded buffers (a tensor map's row pitch is a multiple of 16 bytes,
+    /// CUDA Driver API `cuTensorMapEncodeTiled`).
     pub fn run<I: Element, O: Element>(
         &self,
         stream: &Arc<CudaStream>,
@@ -141,10 +176,14 @@ impl Gemm {
                 I::DTYPE
             )));
         }
-        if k % 8 != 0 || k == 0 {
-            return Err(GemmError::Operands(format!(
-                "k = {k}: a positive multiple of 8 (16-byte row pitch for the tensor maps)"
-            )));
+        if k == 0 {
+            return Err(GemmError::Operands("k = 0: nothing to multiply".into()));
+        }
+        if k % 8 != 0 {
+            // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
+            let kp = k.next_multiple_of(8);
+            let (ap, bp) = (self.pad(stream, a, kp)?, self.pad(stream, b, kp)?);
+            return self.run(stream, &ap, &bp, c, alpha_beta);
         }
         if (n % 2 == 0) != self.cfg.n_even {
             return Err(GemmError::Operands(format!(

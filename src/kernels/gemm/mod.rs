@@ -19,9 +19,11 @@
 mod build;
 pub mod check;
 mod host;
+mod pad;
 
 pub use build::build;
 pub use host::{Gemm, GemmError, gemm_signature};
+pub use pad::{pad_module, pad_signature};
 
 use ptx_isa::ScalarType;
 
