@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod kernels;
 pub mod runtime;
+pub mod tile;
 
 pub use layouts;
 pub use ptx_isa as isa;
