@@ -181,6 +181,14 @@ impl KernelBuilder {
 
     // ---- errors ---------------------------------------------------------------------------------
 
+    /// An error of this kernel, for a builder's own checks of its compile-time parameters.
+    pub fn error(&self, reason: impl Into<String>) -> KernelError {
+        KernelError::Invalid {
+            kernel: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
     pub(crate) fn param_err(&self, param: &str, reason: impl Into<String>) -> KernelError {
         KernelError::Param {
             kernel: self.name.clone(),

@@ -39,6 +39,15 @@ pub enum KernelError {
         /// Why.
         reason: String,
     },
+    /// A kernel-specific check failed (a builder's own precondition on its compile-time
+    /// parameters).
+    #[error("kernel `{kernel}`: {reason}")]
+    Invalid {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        reason: String,
+    },
     /// Shared memory does not fit or could not be placed.
     #[error("kernel `{kernel}`: shared memory: {reason}")]
     SharedMemory {

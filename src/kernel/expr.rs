@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(simplify(&((y * 8) / 4), &facts).to_string(), "(v2 * 2)");
         assert_eq!(
             simplify(&((x + y * 4) / 4), &facts).to_string(),
-            "((v0 / 4) + v2)"
+            "(v2 + (v0 / 4))"
         );
         assert_eq!(divisibility(&(x * 2 + y * 8), &facts), 8);
         assert_eq!(divisibility(&(x + y * 2), &facts), 2);
