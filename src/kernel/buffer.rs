@@ -64,12 +64,17 @@ impl Layout {
                 return Err(format!("{} strides for a rank-{n} shape", v.len()));
             }
         }
-        let none = |_| super::expr::VarFacts {
-            value: None,
-            divisor: 1,
-        };
-        Ok(s.iter().map(|e| simplify(e, &none)).collect())
+        Ok(s.iter().map(plain).collect())
     }
+}
+
+/// `e` simplified with nothing known of its variables (buffers do not know their kernel's).
+fn plain(e: &Expr) -> Expr {
+    let none = |_| super::expr::VarFacts {
+        value: None,
+        divisor: 1,
+    };
+    simplify(e, &none)
 }
 
 /// Where a buffer's elements are.
@@ -242,7 +247,7 @@ impl<T: Elem> Buffer<T> {
         }
         Ok(Buffer {
             shape,
-            elem_offset: off,
+            elem_offset: plain(&off),
             ..self.clone()
         })
     }

@@ -225,8 +225,8 @@ pub fn divisibility(e: &Expr, facts: &(impl Facts + ?Sized)) -> i64 {
 
 /// Simplifies `e`: folds constants, substitutes variables of known value, keeps constants on the
 /// right of `+` and `*` (and a sum's constant outermost), drops `+ 0`, `* 1`, `/ 1`, and uses
-/// divisibility to remove `(x * c) / c`, `x % c` where `c` divides `x`, and `(x + y) % c` where
-/// `c` divides `x`.
+/// divisibility to remove `(x * c) / c`, `(x / c) * c` and `x % c` where `c` divides `x`, and
+/// `(x + y) % c` where `c` divides `x`.
 ///
 /// Post-condition: the result has the value of `e` for every assignment consistent with `facts`
 /// (exact arithmetic), and is never larger.
@@ -247,7 +247,15 @@ pub fn simplify(e: &Expr, facts: &(impl Facts + ?Sized)) -> Expr {
                 _ => Expr::Sub(Box::new(a), Box::new(b)),
             }
         }
-        Expr::Mul(a, b) => mul(simplify(a, facts), simplify(b, facts)),
+        Expr::Mul(a, b) => match (simplify(a, facts), simplify(b, facts)) {
+            // (x / c) * c is x when c divides x.
+            (Expr::Div(x, c1), Expr::Const(c2))
+                if c1.as_const() == Some(c2) && c2 > 0 && divisibility(&x, facts) % c2 == 0 =>
+            {
+                *x
+            }
+            (a, b) => mul(a, b),
+        },
         Expr::Div(a, b) => {
             let (a, b) = (simplify(a, facts), simplify(b, facts));
             div(a, b, facts)
@@ -377,6 +385,8 @@ mod tests {
         assert_eq!(simplify(&((x + y) % 4), &facts).to_string(), "(v2 % 4)");
         assert_eq!(simplify(&(y * c + 1), &facts).to_string(), "((v2 * 3) + 1)");
         assert_eq!(simplify(&((y * 8) / 4), &facts).to_string(), "(v2 * 2)");
+        assert_eq!(simplify(&((x / 4) * 4), &facts).to_string(), "v0");
+        assert_eq!(simplify(&((y / 4) * 4), &facts).to_string(), "((v2 / 4) * 4)");
         assert_eq!(
             simplify(&((x + y * 4) / 4), &facts).to_string(),
             "(v2 + (v0 / 4))"
@@ -399,6 +409,7 @@ mod tests {
             (x * 8 + y + 64) % 8,
             (Expr::from(3) + x) * 2 + (y - 0) * 1,
             (z * 6) / 3 + (x * 12) / 4,
+            (x / 4) * 4 + (y / 2) * 2,
             Expr::ceil_div(y * 4 + x, 8),
         ];
         for e in &exprs {
