@@ -37,7 +37,10 @@ fn view_and_permute_change_only_the_index() {
     let j = k.let_("j", 3).unwrap();
     // A.view(64, 4)[tx, j] -> tx*4 + 3
     let a2 = a.view([64, 4]).unwrap();
-    assert_eq!(k.linear_index(&a2, [tx, j]).unwrap().to_string(), format!("((v{} * 4) + 3)", tx.index()));
+    assert_eq!(
+        k.linear_index(&a2, [tx, j]).unwrap().to_string(),
+        format!("((v{} * 4) + 3)", tx.index())
+    );
     // A.view(64, 4).permute(1, 0)[j, tx] -> tx*4 + j as well
     let at = a2.permute(&[1, 0]).unwrap();
     assert_eq!(at.shape()[0].as_const(), Some(4));
@@ -53,9 +56,17 @@ fn view_and_permute_change_only_the_index() {
     let mut k2 = k;
     let a = a256(&mut k2);
     buffer_err(a.view([10, 10]).unwrap_err(), "view of 256 elements as 100");
-    buffer_err(a.view([64, 4]).unwrap().permute(&[0, 0]).unwrap_err(), "not a permutation");
     buffer_err(
-        a.view([64, 4]).unwrap().permute(&[1, 0]).unwrap().view([256]).unwrap_err(),
+        a.view([64, 4]).unwrap().permute(&[0, 0]).unwrap_err(),
+        "not a permutation",
+    );
+    buffer_err(
+        a.view([64, 4])
+            .unwrap()
+            .permute(&[1, 0])
+            .unwrap()
+            .view([256])
+            .unwrap_err(),
         "compact row-major",
     );
 }
@@ -70,7 +81,10 @@ fn regions_fold_into_the_element_offset() {
     let sub = m.region([4, 8], [4, 4]).unwrap();
     assert_eq!(sub.elem_offset().as_const(), Some(72));
     let e = k.linear_index(&sub, [i, j]).unwrap();
-    assert_eq!(e.to_string(), format!("(((v{} * 16) + v{}) + 72)", i.index(), j.index()));
+    assert_eq!(
+        e.to_string(),
+        format!("(((v{} * 16) + v{}) + 72)", i.index(), j.index())
+    );
     let x = k.load(&sub, [i, j]).unwrap();
     k.store(&sub, [i, j], x).unwrap();
     done(k);
@@ -85,7 +99,10 @@ fn reinterpret_and_decl_buffer() {
     let wide = shifted.reinterpret::<ty::U64, _>([126]).unwrap();
     assert_eq!(wide.elem_offset().as_const(), Some(2));
     buffer_err(
-        a.region([3], [253]).unwrap().reinterpret::<ty::U64, _>([126]).unwrap_err(),
+        a.region([3], [253])
+            .unwrap()
+            .reinterpret::<ty::U64, _>([126])
+            .unwrap_err(),
         "not a multiple of 8",
     );
     // decl_buffer: a column-major 4x8 view at element 16 of A's storage, via A.ptr_to([16]).
@@ -95,7 +112,9 @@ fn reinterpret_and_decl_buffer() {
         .decl_buffer::<ty::F32, _>("V", [4, 8], p, Layout::ColMajor, 0, 4)
         .unwrap();
     let j = k.let_("j", tx % 8).unwrap();
-    let x = k.load(&v, [1u32.into(), ptxkit::kernel::Expr::from(j)]).unwrap();
+    let x = k
+        .load(&v, [1u32.into(), ptxkit::kernel::Expr::from(j)])
+        .unwrap();
     let data = a.data().unwrap();
     let alias = k
         .decl_buffer::<ty::F32, _>("alias", [256], data, Layout::RowMajor, 0, 16)
@@ -153,7 +172,10 @@ fn lets_fold_constants_and_use_divisibility() {
     let a = a256(&mut k);
     let [tx] = k.thread_id([32]).unwrap();
     let half = k.let_("half", 64 / 2).unwrap();
-    assert_eq!(k.simplify(&(tx * half).into_expr()).to_string(), format!("(v{} * 32)", tx.index()));
+    assert_eq!(
+        k.simplify(&(tx * half).into_expr()).to_string(),
+        format!("(v{} * 32)", tx.index())
+    );
     let q = k.let_("q", tx * 8).unwrap();
     assert_eq!(k.divisibility(&q.into()), 8);
     // (q / 4) * 4 is q, q % 8 is 0: no instructions for them.
@@ -164,7 +186,9 @@ fn lets_fold_constants_and_use_divisibility() {
     k.vstore(&a, [q + 4], &v).unwrap();
     // ...but one at tx * 2 is not, nor is any in a 4-byte aligned tensor.
     buffer_err(k.vload(&a, [tx * 2], 4).unwrap_err(), "cannot prove");
-    let b4 = k.tensor::<ty::F32, _>("B", [256], TensorOpts::default()).unwrap();
+    let b4 = k
+        .tensor::<ty::F32, _>("B", [256], TensorOpts::default())
+        .unwrap();
     buffer_err(k.vload(&b4, [q], 4).unwrap_err(), "cannot prove");
     buffer_err(k.vload(&a, [q], 3).unwrap_err(), "2 or 4");
     let built = done(k);
@@ -197,9 +221,16 @@ fn shared_buffers_static_pool_and_swizzled() {
     k.store(&t, [r, c], x).unwrap();
     buffer_err(k.vload(&t, [r * 0, c * 0], 4).unwrap_err(), "swizzled");
     let u = k.pool_alloc::<ty::F32>("u", &[4], 16).unwrap();
-    buffer_err(u.swizzled(SwizzleMode::B128).unwrap_err(), "1024-byte aligned");
+    buffer_err(
+        u.swizzled(SwizzleMode::B128).unwrap_err(),
+        "1024-byte aligned",
+    );
     let b = done(k);
-    assert!(b.ptx().contains(".shared .align 16 .b8 s[512];"), "{}", b.ptx());
+    assert!(
+        b.ptx().contains(".shared .align 16 .b8 s[512];"),
+        "{}",
+        b.ptx()
+    );
     assert!(b.ptx().contains("x ^ ((x & 0x380) >> 3)"), "{}", b.ptx());
     assert_eq!(b.launch_spec().dynamic_smem_bytes, 1024 + 16);
     assert_eq!(b.launch_spec().static_smem_bytes, 512);
@@ -218,7 +249,14 @@ fn tensor_parameters_are_checked() {
         .unwrap_err();
     assert!(e.to_string().contains("alignment 2"), "{e}");
     let e = k
-        .tensor::<ty::F32, _>("A", [8], TensorOpts::default().layout(Layout::strided([1, 2])))
+        .tensor::<ty::F32, _>(
+            "A",
+            [8],
+            TensorOpts::default().layout(Layout::strided([1, 2])),
+        )
         .unwrap_err();
-    assert!(e.to_string().contains("2 strides for a rank-1 shape"), "{e}");
+    assert!(
+        e.to_string().contains("2 strides for a rank-1 shape"),
+        "{e}"
+    );
 }

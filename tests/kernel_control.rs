@@ -90,11 +90,8 @@ fn while_loops() {
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     k.thread_id([32]).unwrap();
     let x = k.index_var("x", 100).unwrap();
-    k.while_(
-        |k| k.cmp(CmpOp::Gt, x, 1),
-        |k| k.assign(x, x / 2),
-    )
-    .unwrap();
+    k.while_(|k| k.cmp(CmpOp::Gt, x, 1), |k| k.assign(x, x / 2))
+        .unwrap();
     let b = k.finish().unwrap();
     support::assemble(b.ptx(), Target::Sm90a);
     let text = body(&b).join("\n");

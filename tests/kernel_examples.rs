@@ -82,7 +82,10 @@ fn tma_copy_text() {
     }
     let spec = k.launch_spec();
     assert_eq!(spec.block, [128, 1, 1]);
-    assert_eq!(spec.grid.each_ref().map(|e| e.as_const()), [Some(16), Some(8), Some(1)]);
+    assert_eq!(
+        spec.grid.each_ref().map(|e| e.as_const()),
+        [Some(16), Some(8), Some(1)]
+    );
     assert_eq!(spec.dynamic_smem_bytes, 4096 + 8);
     assert!(tma_copy::build_for(Target::Sm90a, 100, 64).is_err());
 }

@@ -99,7 +99,10 @@ fn misaligned_tensor_and_map() {
         ArgDesc::Scalar(Scalar::F32(2.0)),
     ];
     let e = k.config_for(&args, 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::Misaligned { align: 16, .. }), "{e}");
+    assert!(
+        matches!(e, RuntimeError::Misaligned { align: 16, .. }),
+        "{e}"
+    );
 
     let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
     let map = |addr| {
@@ -109,7 +112,13 @@ fn misaligned_tensor_and_map() {
     check_tensor_map(&map(0x10_0000)).unwrap();
     let e = check_tensor_map(&map(0x10_0004)).unwrap_err();
     assert!(
-        matches!(e, RuntimeError::TensorMapRule { rule: TensorMapRule::GlobalAddressAlign, .. }),
+        matches!(
+            e,
+            RuntimeError::TensorMapRule {
+                rule: TensorMapRule::GlobalAddressAlign,
+                ..
+            }
+        ),
         "{e}"
     );
     // A 64-element f32 box row is 256 bytes: more than the 128-byte swizzle span.
@@ -126,11 +135,16 @@ fn too_much_shared_memory() {
     assert_eq!(cfg.dynamic_smem_bytes, 4096 + 8);
     check_launch(&cfg, &h200()).unwrap();
     let e = check_launch(&cfg.with_dynamic_smem(232_448 + 1), &h200()).unwrap_err();
-    assert!(matches!(e, RuntimeError::SharedMemoryTooLarge { .. }), "{e}");
+    assert!(
+        matches!(e, RuntimeError::SharedMemoryTooLarge { .. }),
+        "{e}"
+    );
 
     // At build time: a pool over the architecture's opt-in limit.
     let mut b = KernelBuilder::new("big", Target::Sm90a);
-    let e = b.pool_alloc::<ty::F32>("huge", &[64 * 1024], 16).unwrap_err();
+    let e = b
+        .pool_alloc::<ty::F32>("huge", &[64 * 1024], 16)
+        .unwrap_err();
     assert!(matches!(e, KernelError::SharedMemory { .. }), "{e}");
 }
 
@@ -155,7 +169,9 @@ fn too_large_a_cluster() {
 fn symbolic_grid_needs_its_symbol() {
     let mut b = KernelBuilder::new("k", Target::Sm90a);
     let n = b.symbol("n").unwrap();
-    let _a = b.tensor::<ty::F32, _>("a", [n], TensorOpts::default()).unwrap();
+    let _a = b
+        .tensor::<ty::F32, _>("a", [n], TensorOpts::default())
+        .unwrap();
     b.cta_id([n / 2]).unwrap();
     b.thread_id([32]).unwrap();
     let k = b.finish().unwrap();

@@ -24,7 +24,10 @@ fn extents_make_the_launch_and_launch_bounds() {
     let b = k.finish().unwrap();
     let s = b.launch_spec();
     assert_eq!(s.block, [32, 4, 1]);
-    assert_eq!(s.grid.each_ref().map(|e| e.as_const()), [Some(8), Some(4), Some(1)]);
+    assert_eq!(
+        s.grid.each_ref().map(|e| e.as_const()),
+        [Some(8), Some(4), Some(1)]
+    );
     assert!(b.ptx().contains(".maxntid 32, 4, 1"), "{}", b.ptx());
     assert!(b.ptx().contains(".minnctapersm 2"), "{}", b.ptx());
     // the flat thread id of a 2-D block: tid.x + tid.y * 32, then / 32 as a shift.
@@ -51,7 +54,10 @@ fn inconsistent_extents_are_errors() {
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     k.thread_id([128]).unwrap();
     scope_err(k.thread_id([64]).unwrap_err(), "disagree");
-    scope_err(k.warp_id([8]).unwrap_err(), "thread_id said [128, 1, 1] = 128");
+    scope_err(
+        k.warp_id([8]).unwrap_err(),
+        "thread_id said [128, 1, 1] = 128",
+    );
     scope_err(k.lane_id([16]).unwrap_err(), "32 lanes");
     scope_err(k.warp_id_in_wg([2]).unwrap_err(), "4 warps");
     k.cta_id([10]).unwrap();
@@ -113,7 +119,10 @@ fn clusters() {
     scope_err(k.finish().unwrap_err(), "whole number of clusters");
 
     let mut k = KernelBuilder::new("k", Target::Sm90a);
-    scope_err(k.cta_id_in_cluster([2], Some([3])).unwrap_err(), "not a multiple");
+    scope_err(
+        k.cta_id_in_cluster([2], Some([3])).unwrap_err(),
+        "not a multiple",
+    );
     scope_err(k.cta_id_in_cluster([4, 4, 2], None).unwrap_err(), "32 CTAs");
 }
 

@@ -2,8 +2,8 @@
 //! arithmetic lowered from a buffer's layout and element offset, `ptr_to`, scalar and vector
 //! loads and stores.
 
-use ptx_isa::{Addr, Reg, Src, ty};
 use ptx_isa::spaces::{Global, Shared};
+use ptx_isa::{Addr, Reg, Src, ty};
 use smem::emit::emit_swizzle;
 
 use super::KernelBuilder;
@@ -19,7 +19,10 @@ impl KernelBuilder {
     fn check_shape(&self, name: &str, shape: &[u32]) -> Result<u32> {
         shape
             .iter()
-            .try_fold(1u32, |acc, &d| if d == 0 { None } else { acc.checked_mul(d) })
+            .try_fold(
+                1u32,
+                |acc, &d| if d == 0 { None } else { acc.checked_mul(d) },
+            )
             .filter(|_| !shape.is_empty())
             .ok_or_else(|| self.buffer_err(name, format!("bad shape {shape:?}")))
     }
@@ -160,7 +163,10 @@ impl KernelBuilder {
         elem_offset: impl Into<Expr>,
         align: u32,
     ) -> Result<Buffer<T>> {
-        let shape: Vec<Expr> = shape.into_iter().map(|e| self.simplify(&e.into())).collect();
+        let shape: Vec<Expr> = shape
+            .into_iter()
+            .map(|e| self.simplify(&e.into()))
+            .collect();
         let strides = layout
             .strides_for(&shape)
             .map_err(|r| self.buffer_err(name, r))?;
@@ -192,7 +198,11 @@ impl KernelBuilder {
         if idx.len() != buf.shape.len() {
             return Err(self.buffer_err(
                 &buf.name,
-                format!("{} indices for a rank-{} buffer", idx.len(), buf.shape.len()),
+                format!(
+                    "{} indices for a rank-{} buffer",
+                    idx.len(),
+                    buf.shape.len()
+                ),
             ));
         }
         let mut sum: Option<Expr> = None;
@@ -258,7 +268,9 @@ impl KernelBuilder {
             )),
             None => Err(self.buffer_err(
                 &buf.name,
-                format!("register index {e} is not a constant (registers cannot be indexed at run time)"),
+                format!(
+                    "register index {e} is not a constant (registers cannot be indexed at run time)"
+                ),
             )),
         }
     }

@@ -181,7 +181,9 @@ impl<T: Elem> Buffer<T> {
     }
 
     fn const_size(shape: &[Expr]) -> Option<i64> {
-        shape.iter().try_fold(1i64, |acc, e| acc.checked_mul(e.as_const()?))
+        shape
+            .iter()
+            .try_fold(1i64, |acc, e| acc.checked_mul(e.as_const()?))
     }
 
     /// The same storage seen with another row-major shape (`A.view(64, 4)`). The buffer must be
@@ -196,7 +198,9 @@ impl<T: Elem> Buffer<T> {
                 return Err(self.err(format!("view of {a} elements as {b}")));
             }
         }
-        let strides = Layout::RowMajor.strides_for(&shape).map_err(|r| self.err(r))?;
+        let strides = Layout::RowMajor
+            .strides_for(&shape)
+            .map_err(|r| self.err(r))?;
         Ok(Buffer {
             shape,
             strides,
@@ -304,7 +308,9 @@ impl<T: Elem> Buffer<T> {
             None => return Err(self.err("reinterpret needs a constant element offset")),
         };
         let shape: Vec<Expr> = shape.into_iter().map(Into::into).collect();
-        let strides = Layout::RowMajor.strides_for(&shape).map_err(|r| self.err(r))?;
+        let strides = Layout::RowMajor
+            .strides_for(&shape)
+            .map_err(|r| self.err(r))?;
         Ok(Buffer {
             kernel: self.kernel.clone(),
             name: self.name.clone(),

@@ -3,7 +3,7 @@
 use std::ops::{Deref, DerefMut};
 
 use ptx_isa::builder::TensorMapRef;
-use ptx_isa::{Directive, FunctionBuilder, Imm, Module, Reg, StateSpace, Src, Target, ty};
+use ptx_isa::{Directive, FunctionBuilder, Imm, Module, Reg, Src, StateSpace, Target, ty};
 use smem::pool::SmemPool;
 
 use super::buffer::{Buffer, Elem, Layout, Storage};
@@ -289,17 +289,13 @@ impl KernelBuilder {
             Expr::Var(v) => match self.vars.get(v.0 as usize) {
                 Some(VarInfo { reg: Some(r), .. }) => Src::Reg(*r),
                 Some(VarInfo {
-                    facts:
-                        VarFacts {
-                            value: Some(c), ..
-                        },
+                    facts: VarFacts { value: Some(c), .. },
                     ..
                 }) => imm(*c),
                 _ => {
-                    return Err(self.scope_err(format!(
-                        "variable v{} has no value on the device",
-                        v.0
-                    )));
+                    return Err(
+                        self.scope_err(format!("variable v{} has no value on the device", v.0))
+                    );
                 }
             },
             Expr::Add(a, b) => {
@@ -463,7 +459,10 @@ impl KernelBuilder {
         opts: TensorOpts,
     ) -> Result<Buffer<T>> {
         self.top_level(name)?;
-        let shape: Vec<Expr> = shape.into_iter().map(|e| self.simplify(&e.into())).collect();
+        let shape: Vec<Expr> = shape
+            .into_iter()
+            .map(|e| self.simplify(&e.into()))
+            .collect();
         if shape.is_empty() {
             return Err(self.param_err(name, "a tensor has at least one dimension"));
         }

@@ -133,7 +133,7 @@ impl KernelBuilder {
         &mut self,
         p: Pred,
         then: impl FnOnce(&mut KernelBuilder) -> Result<()>,
-        otherwise: Option<Box<dyn FnOnce(&mut KernelBuilder) -> Result<()> + '_>>,
+        otherwise: Option<Body<'_>>,
     ) -> Result<()> {
         let skip = self.f.label();
         self.f.unless(p).bra(skip)?;
@@ -157,6 +157,9 @@ impl KernelBuilder {
         Ok(())
     }
 }
+
+/// A branch body, boxed so `if_` and `if_ .. else_` share one writer.
+type Body<'a> = Box<dyn FnOnce(&mut KernelBuilder) -> Result<()> + 'a>;
 
 fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.abs(), b.abs());

@@ -98,9 +98,8 @@ impl Expr {
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bin = |f: &mut fmt::Formatter<'_>, a: &Expr, op: &str, b: &Expr| {
-            write!(f, "({a} {op} {b})")
-        };
+        let bin =
+            |f: &mut fmt::Formatter<'_>, a: &Expr, op: &str, b: &Expr| write!(f, "({a} {op} {b})");
         match self {
             Expr::Const(c) => write!(f, "{c}"),
             Expr::Var(v) => write!(f, "v{}", v.0),
@@ -300,7 +299,9 @@ fn div(a: Expr, b: Expr, facts: &(impl Facts + ?Sized)) -> Expr {
     match (&a, &b) {
         (_, Expr::Const(1)) => a,
         (Expr::Const(x), Expr::Const(y)) if *y > 0 && *x >= 0 => Expr::Const(x / y),
-        (Expr::Mul(x, c1), Expr::Const(c)) if *c > 0 && c1.as_const().is_some_and(|k| k % c == 0) => {
+        (Expr::Mul(x, c1), Expr::Const(c))
+            if *c > 0 && c1.as_const().is_some_and(|k| k % c == 0) =>
+        {
             mul((**x).clone(), Expr::Const(c1.as_const().unwrap_or(0) / c))
         }
         (Expr::Add(x, y), Expr::Const(c))
@@ -386,7 +387,10 @@ mod tests {
         assert_eq!(simplify(&(y * c + 1), &facts).to_string(), "((v2 * 3) + 1)");
         assert_eq!(simplify(&((y * 8) / 4), &facts).to_string(), "(v2 * 2)");
         assert_eq!(simplify(&((x / 4) * 4), &facts).to_string(), "v0");
-        assert_eq!(simplify(&((y / 4) * 4), &facts).to_string(), "((v2 / 4) * 4)");
+        assert_eq!(
+            simplify(&((y / 4) * 4), &facts).to_string(),
+            "((v2 / 4) * 4)"
+        );
         assert_eq!(
             simplify(&((x + y * 4) / 4), &facts).to_string(),
             "(v2 + (v0 / 4))"

@@ -223,9 +223,9 @@ impl KernelBuilder {
     /// is 4, and the block must be whole warpgroups.
     pub fn warp_id_in_wg(&mut self, [w]: [u32; 1]) -> Result<Var> {
         if w != 4 {
-            return Err(self.scope_err(format!(
-                "warp_id_in_wg extent {w}: a warpgroup has 4 warps"
-            )));
+            return Err(
+                self.scope_err(format!("warp_id_in_wg extent {w}: a warpgroup has 4 warps"))
+            );
         }
         self.launch.needs_warpgroups = true;
         let flat = self.flat_tid()?;
@@ -313,9 +313,9 @@ impl KernelBuilder {
             (Some(b), _) => b,
             (None, Some((t, _))) => [t, 1, 1],
             (None, None) => {
-                return Err(self.scope_err(
-                    "no thread extent: state thread_id, warp_id or warpgroup_id",
-                ));
+                return Err(
+                    self.scope_err("no thread extent: state thread_id, warp_id or warpgroup_id")
+                );
             }
         };
         let total = block[0] * block[1] * block[2];

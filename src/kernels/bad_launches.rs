@@ -5,7 +5,11 @@ use super::gpu::{GpuCtx, Report, RunResult, e2s};
 use super::{scale, vector_add};
 use crate::runtime::{Arg, RuntimeError, Swizzle, TensorMapDType, TensorMapDesc};
 
-fn refused(what: &str, r: Result<impl std::fmt::Debug, RuntimeError>, ok: fn(&RuntimeError) -> bool) -> Result<String, String> {
+fn refused(
+    what: &str,
+    r: Result<impl std::fmt::Debug, RuntimeError>,
+    ok: fn(&RuntimeError) -> bool,
+) -> Result<String, String> {
     match r {
         Err(e) if ok(&e) => Ok(format!("{what}: refused")),
         Err(e) => Err(format!("{what}: wrong error: {e}")),
@@ -29,7 +33,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
 
     lines.push(refused(
         "shape (b has n-1)",
-        vadd.launch(&ctx.stream, &mut [(&a).into(), (&short).into(), (&mut c).into()]),
+        vadd.launch(
+            &ctx.stream,
+            &mut [(&a).into(), (&short).into(), (&mut c).into()],
+        ),
         |e| matches!(e, RuntimeError::SymbolMismatch { .. }),
     )?);
     let hx = ctx.rng.vec_f32(8 * 32);
@@ -37,12 +44,18 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let mut y = ctx.poisoned(&[8, 64])?;
     lines.push(refused(
         "shape ([8, 32] for [m, 64])",
-        scale.launch(&ctx.stream, &mut [(&x).into(), (&mut y).into(), 2.0f32.into()]),
+        scale.launch(
+            &ctx.stream,
+            &mut [(&x).into(), (&mut y).into(), 2.0f32.into()],
+        ),
         |e| matches!(e, RuntimeError::ArgShape { .. }),
     )?);
     lines.push(refused(
         "dtype (u32 for f32)",
-        vadd.launch(&ctx.stream, &mut [(&ints).into(), (&a).into(), (&mut c).into()]),
+        vadd.launch(
+            &ctx.stream,
+            &mut [(&ints).into(), (&a).into(), (&mut c).into()],
+        ),
         |e| matches!(e, RuntimeError::ArgDtype { .. }),
     )?);
     let desc = TensorMapDesc::row_major(TensorMapDType::F32, a.addr() + 4, &[8, 100], &[8, 32])

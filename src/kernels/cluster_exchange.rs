@@ -80,15 +80,23 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let hx = ctx.rng.vec_f32(n);
     let x = ctx.upload(&hx, &[n])?;
     let mut out = ctx.poisoned(&[n])?;
-    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])
-        .map_err(e2s)?;
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)],
+    )
+    .map_err(e2s)?;
     let got = ctx.download(&out)?;
     Ok(Report {
         max_err: max_abs_err(&got, &reference(&hx)),
         tolerance: 0.0,
         detail: format!(
             "{CLUSTERS} clusters of {CLUSTER} CTAs x {THREADS} threads, grid {:?}",
-            built.launch_spec().grid.iter().map(ToString::to_string).collect::<Vec<_>>()
+            built
+                .launch_spec()
+                .grid
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
         ),
     })
 }

@@ -119,7 +119,11 @@ impl GpuCtx {
     }
 
     /// A device tensor holding `data`.
-    pub fn upload<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<DeviceTensor<T>, String> {
+    pub fn upload<T: Element>(
+        &self,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<DeviceTensor<T>, String> {
         DeviceTensor::from_host(&self.stream, data, shape.to_vec()).map_err(e2s)
     }
 
@@ -236,7 +240,9 @@ pub fn example_main(name: &str, default_ptx: bool, args: &[String]) -> i32 {
                 }
             },
             other => {
-                eprintln!("{name}: unknown argument `{other}` (--ptx, --out FILE, --target T, --no-run)");
+                eprintln!(
+                    "{name}: unknown argument `{other}` (--ptx, --out FILE, --target T, --no-run)"
+                );
                 return 2;
             }
         }

@@ -55,8 +55,11 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         let s = ctx.rng.f32() * 4.0;
         let x = ctx.upload(&hx, &[m, cols])?;
         let mut y = ctx.poisoned(&[m, cols])?;
-        k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()])
-            .map_err(e2s)?;
+        k.launch(
+            &ctx.stream,
+            &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()],
+        )
+        .map_err(e2s)?;
         let got = ctx.download(&y)?;
         let want: Vec<f32> = hx.iter().map(|v| v * s).collect();
         err = err.max(max_abs_err(&got, &want));

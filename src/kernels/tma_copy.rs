@@ -30,7 +30,9 @@ fn s32(k: &KernelBuilder, r: Reg<ty::U32>) -> Result<Reg<ty::S32>> {
 pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new("tma_copy", target);
     if rows % BOX != 0 || cols % BOX != 0 || rows == 0 || cols == 0 {
-        return Err(k.error(format!("{rows} x {cols} is not a whole number of {BOX} x {BOX} boxes")));
+        return Err(k.error(format!(
+            "{rows} x {cols} is not a whole number of {BOX} x {BOX} boxes"
+        )));
     }
     let src = k.tensor_map("src")?;
     let dst = k.tensor_map("dst")?;
@@ -86,7 +88,12 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
     k.bar_sync(0u32, None)?;
     k.if_(leader, |k| {
-        k.tma_store(&dst, &[x0.into(), y0.into()], Addr::<Shared>::reg32(base), None)?;
+        k.tma_store(
+            &dst,
+            &[x0.into(), y0.into()],
+            Addr::<Shared>::reg32(base),
+            None,
+        )?;
         k.cp_async_bulk_commit_group()?;
         k.cp_async_bulk_wait_group(0, true)?;
         Ok(())
@@ -130,8 +137,11 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     };
     let src_map = ctx.dev.encode_tensor_map(&map(src.addr())).map_err(e2s)?;
     let dst_map = ctx.dev.encode_tensor_map(&map(dst.addr())).map_err(e2s)?;
-    k.launch(&ctx.stream, &mut [Arg::tensor_map(&src_map), Arg::tensor_map(&dst_map)])
-        .map_err(e2s)?;
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor_map(&src_map), Arg::tensor_map(&dst_map)],
+    )
+    .map_err(e2s)?;
     ctx.stream.synchronize().map_err(e2s)?;
     let got = ctx.download(&dst)?;
     Ok(Report {

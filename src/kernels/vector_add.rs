@@ -49,7 +49,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         let b = ctx.upload(&hb, &[n])?;
         let mut c = ctx.poisoned(&[n])?;
         let syms = k
-            .launch(&ctx.stream, &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)])
+            .launch(
+                &ctx.stream,
+                &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)],
+            )
             .map_err(e2s)?;
         let got = ctx.download(&c)?;
         let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
