@@ -158,6 +158,12 @@ fn registers_and_scalars() {
         |k| k.assign(phase, phase + 1),
     )
     .unwrap();
+    // A let of a mutable scalar is its value now, not an alias of its register.
+    let before = k.let_("before", phase).unwrap();
+    k.assign(phase, 0).unwrap();
+    assert_ne!(k.var_reg(before), k.var_reg(phase));
+    let e = k.for_range(0, 2, |k, i| k.assign(i, 5)).unwrap_err();
+    assert!(e.to_string().contains("loop counter"), "{e}");
     let n = k.let_("n", 7).unwrap();
     let e = k.assign(n, 8).unwrap_err();
     assert!(e.to_string().contains("immutable"), "{e}");
@@ -176,6 +182,10 @@ fn lets_fold_constants_and_use_divisibility() {
         k.simplify(&(tx * half).into_expr()).to_string(),
         format!("(v{} * 32)", tx.index())
     );
+    // Multiplying by a constant let is a shift.
+    let r = k.eval(tx * half).unwrap();
+    let r = k.bind("r", r);
+    k.store(&a, [r], 0.0f32).unwrap();
     let q = k.let_("q", tx * 8).unwrap();
     assert_eq!(k.divisibility(&q.into()), 8);
     // (q / 4) * 4 is q, q % 8 is 0: no instructions for them.
@@ -192,7 +202,12 @@ fn lets_fold_constants_and_use_divisibility() {
     buffer_err(k.vload(&b4, [q], 4).unwrap_err(), "cannot prove");
     buffer_err(k.vload(&a, [q], 3).unwrap_err(), "2 or 4");
     let built = done(k);
-    assert!(built.ptx().contains("shl.b32"));
+    assert!(
+        built.ptx().contains("shl.b32 %r1, %r0, 5;"),
+        "{}",
+        built.ptx()
+    );
+    assert!(!built.ptx().contains("mul.lo"), "{}", built.ptx());
     assert!(built.ptx().contains("ld.global.v4.f32"));
 }
 

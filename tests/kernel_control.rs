@@ -118,4 +118,7 @@ fn errors_in_bodies_propagate() {
         .for_range(0, 4, |k, _| k.for_range_step(0, 4, 0, |_, _| Ok(())))
         .unwrap_err();
     assert!(e.to_string().contains("step of 0"), "{e}");
+    // The failed loops placed their labels: the kernel still finishes and assembles.
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
 }

@@ -24,6 +24,11 @@ pub(crate) struct VarInfo {
     pub(crate) facts: VarFacts,
     /// The symbolic extent it is, if it is one (its value is known on the host at launch).
     pub(crate) symbol: Option<String>,
+    /// Whether its register is written again after its definition (a mutable scalar, a loop
+    /// counter): a `let` of it takes a copy.
+    pub(crate) changes: bool,
+    /// Whether [`KernelBuilder::assign`] may write it (mutable scalars only).
+    pub(crate) assignable: bool,
 }
 
 impl Facts for [VarInfo] {
@@ -243,6 +248,8 @@ impl KernelBuilder {
             reg,
             facts,
             symbol,
+            changes: false,
+            assignable: false,
         });
         Var(self.vars.len() as u32 - 1)
     }
@@ -258,6 +265,12 @@ impl KernelBuilder {
             },
             None,
         )
+    }
+
+    /// Names a register computed with the raw builder, so index expressions can use it. Nothing is
+    /// assumed of its value; the register must not be written afterwards.
+    pub fn bind(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
+        self.reg_var(name, reg)
     }
 
     /// The name a variable was declared with.
@@ -381,7 +394,16 @@ impl KernelBuilder {
         if e.as_const().is_some() {
             return Ok(self.new_var(name, None, facts, None));
         }
-        let r = self.eval(e)?;
+        let r = match &e {
+            // A binding of a variable whose register changes later is a copy of its value now.
+            Expr::Var(v) if self.vars.get(v.0 as usize).is_some_and(|i| i.changes) => {
+                let src = self.lower(&e)?;
+                let d = self.f.reg::<ty::U32>();
+                self.f.mov(d, src)?;
+                d
+            }
+            _ => self.eval(e)?,
+        };
         Ok(self.new_var(name, Some(r), facts, None))
     }
 
@@ -390,6 +412,10 @@ impl KernelBuilder {
     pub fn index_var(&mut self, name: &str, init: impl Into<Expr>) -> Result<Var> {
         let r = self.f.reg::<ty::U32>();
         let v = self.reg_var(name, r);
+        if let Some(info) = self.vars.last_mut() {
+            info.changes = true;
+            info.assignable = true;
+        }
         self.assign(v, init)?;
         Ok(v)
     }
@@ -399,9 +425,9 @@ impl KernelBuilder {
         let Some(info) = self.vars.get(v.0 as usize) else {
             return Err(self.scope_err(format!("v{} is not a variable of this kernel", v.0)));
         };
-        let (Some(r), None, None) = (info.reg, info.facts.value, info.symbol.as_ref()) else {
+        let (Some(r), true) = (info.reg, info.assignable) else {
             return Err(self.scope_err(format!(
-                "`{}` is immutable (a let, symbol or scope id)",
+                "`{}` is immutable (a let, symbol, scope id or loop counter)",
                 info.name
             )));
         };

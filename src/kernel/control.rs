@@ -67,15 +67,15 @@ impl KernelBuilder {
             },
             None,
         );
+        if let Some(info) = self.vars.last_mut() {
+            info.changes = true;
+        }
         let (top, done) = (self.f.label(), self.f.label());
         let p = self.f.pred();
         self.f.place(top)?;
         self.f.setp::<ty::U32>(CmpOp::Ge, p, i, end_src)?;
         self.f.when(p).bra(done)?;
-        self.depth += 1;
-        let r = body(self, var);
-        self.depth -= 1;
-        r?;
+        self.nested(|k| body(k, var), done)?;
         self.f.add(i, i, step)?;
         self.f.bra(top)?;
         self.f.place(done)?;
@@ -106,10 +106,7 @@ impl KernelBuilder {
         self.f.place(top)?;
         let p = cond(self)?;
         self.f.unless(p).bra(done)?;
-        self.depth += 1;
-        let r = body(self);
-        self.depth -= 1;
-        r?;
+        self.nested(body, done)?;
         self.f.bra(top)?;
         self.f.place(done)?;
         Ok(())
@@ -129,6 +126,23 @@ impl KernelBuilder {
         }
     }
 
+    /// Runs a body one level deeper. When it fails, `exit` (the label branched to past it) is
+    /// placed before the error is returned, so the builder is left with no label unplaced and
+    /// stays usable.
+    fn nested(
+        &mut self,
+        body: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+        exit: ptx_isa::Label,
+    ) -> Result<()> {
+        self.depth += 1;
+        let r = body(self);
+        self.depth -= 1;
+        if r.is_err() {
+            self.f.place(exit)?;
+        }
+        r
+    }
+
     fn write_if(
         &mut self,
         p: Pred,
@@ -137,20 +151,14 @@ impl KernelBuilder {
     ) -> Result<()> {
         let skip = self.f.label();
         self.f.unless(p).bra(skip)?;
-        self.depth += 1;
-        let r = then(self);
-        self.depth -= 1;
-        r?;
+        self.nested(then, skip)?;
         match otherwise {
             None => self.f.place(skip)?,
             Some(g) => {
                 let done = self.f.label();
                 self.f.bra(done)?;
                 self.f.place(skip)?;
-                self.depth += 1;
-                let r = g(self);
-                self.depth -= 1;
-                r?;
+                self.nested(g, done)?;
                 self.f.place(done)?;
             }
         }
