@@ -14,7 +14,7 @@ fn kernel() -> KernelBuilder {
 }
 
 fn a256(k: &mut KernelBuilder) -> Buffer<ty::F32> {
-    k.tensor::<ty::F32, _>("A", [256], TensorOpts::default().align(16))
+    k.tensor::<ty::F32>("A", [256], TensorOpts::default().align(16))
         .unwrap()
 }
 
@@ -75,7 +75,7 @@ fn view_and_permute_change_only_the_index() {
 fn regions_fold_into_the_element_offset() {
     let mut k = kernel();
     let m = k
-        .tensor::<ty::F32, _>("M", [16, 16], TensorOpts::default())
+        .tensor::<ty::F32>("M", [16, 16], TensorOpts::default())
         .unwrap();
     let [i, j] = k.thread_id([4, 4]).unwrap();
     let sub = m.region([4, 8], [4, 4]).unwrap();
@@ -96,12 +96,12 @@ fn reinterpret_and_decl_buffer() {
     let a = a256(&mut k);
     let [tx] = k.thread_id([32]).unwrap();
     let shifted = a.region([4], [252]).unwrap();
-    let wide = shifted.reinterpret::<ty::U64, _>([126]).unwrap();
+    let wide = shifted.reinterpret::<ty::U64>([126]).unwrap();
     assert_eq!(wide.elem_offset().as_const(), Some(2));
     buffer_err(
         a.region([3], [253])
             .unwrap()
-            .reinterpret::<ty::U64, _>([126])
+            .reinterpret::<ty::U64>([126])
             .unwrap_err(),
         "not a multiple of 8",
     );
@@ -109,7 +109,7 @@ fn reinterpret_and_decl_buffer() {
     let p = k.ptr_to(&a, [16]).unwrap();
     assert!(matches!(p, Ptr::Global(_)));
     let v = k
-        .decl_buffer::<ty::F32, _>("V", [4, 8], p, Layout::ColMajor, 0, 4)
+        .decl_buffer::<ty::F32>("V", [4, 8], p, Layout::ColMajor, 0, 4)
         .unwrap();
     let j = k.let_("j", tx % 8).unwrap();
     let x = k
@@ -117,7 +117,7 @@ fn reinterpret_and_decl_buffer() {
         .unwrap();
     let data = a.data().unwrap();
     let alias = k
-        .decl_buffer::<ty::F32, _>("alias", [256], data, Layout::RowMajor, 0, 16)
+        .decl_buffer::<ty::F32>("alias", [256], data, Layout::RowMajor, 0, 16)
         .unwrap();
     k.store(&alias, [tx], x).unwrap();
     let y = k.load(&wide, [tx]).unwrap();
@@ -197,7 +197,7 @@ fn lets_fold_constants_and_use_divisibility() {
     // ...but one at tx * 2 is not, nor is any in a 4-byte aligned tensor.
     buffer_err(k.vload(&a, [tx * 2], 4).unwrap_err(), "cannot prove");
     let b4 = k
-        .tensor::<ty::F32, _>("B", [256], TensorOpts::default())
+        .tensor::<ty::F32>("B", [256], TensorOpts::default())
         .unwrap();
     buffer_err(k.vload(&b4, [q], 4).unwrap_err(), "cannot prove");
     buffer_err(k.vload(&a, [q], 3).unwrap_err(), "2 or 4");
@@ -256,15 +256,15 @@ fn tensor_parameters_are_checked() {
     let mut k = kernel();
     let [tx] = k.thread_id([32]).unwrap();
     let e = k
-        .tensor::<ty::F32, _>("A", [tx], TensorOpts::default())
+        .tensor::<ty::F32>("A", [tx], TensorOpts::default())
         .unwrap_err();
     assert!(matches!(e, KernelError::Param { .. }), "{e}");
     let e = k
-        .tensor::<ty::F32, _>("A", [8], TensorOpts::default().align(2))
+        .tensor::<ty::F32>("A", [8], TensorOpts::default().align(2))
         .unwrap_err();
     assert!(e.to_string().contains("alignment 2"), "{e}");
     let e = k
-        .tensor::<ty::F32, _>(
+        .tensor::<ty::F32>(
             "A",
             [8],
             TensorOpts::default().layout(Layout::strided([1, 2])),

@@ -20,7 +20,7 @@ fn body(b: &BuiltKernel) -> Vec<String> {
 fn for_range_if_else_exact_text() {
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     let out = k
-        .tensor::<ty::U32, _>("out", [64], TensorOpts::default())
+        .tensor::<ty::U32>("out", [64], TensorOpts::default())
         .unwrap();
     let [tx] = k.thread_id([64]).unwrap();
     let acc = k.index_var("acc", 0).unwrap();
@@ -68,7 +68,7 @@ fn for_range_if_else_exact_text() {
 fn step_loops_know_their_divisibility_and_nest() {
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     let a = k
-        .tensor::<ty::F32, _>("a", [1024], TensorOpts::default().align(16))
+        .tensor::<ty::F32>("a", [1024], TensorOpts::default().align(16))
         .unwrap();
     k.thread_id([32]).unwrap();
     k.for_range_step(0, 1024, 128, |k, i| {

@@ -10,9 +10,9 @@ use ptxkit::kernel::{BuiltKernel, KernelBuilder, Layout, TensorOpts};
 fn b_eq_a_plus_1(b_opts: TensorOpts) -> BuiltKernel {
     let mut k = KernelBuilder::new("add_one", Target::Sm90a);
     let a = k
-        .tensor::<ty::F32, _>("A", [4, 8], TensorOpts::default())
+        .tensor::<ty::F32>("A", [4, 8], TensorOpts::default())
         .unwrap();
-    let b = k.tensor::<ty::F32, _>("B", [4, 8], b_opts).unwrap();
+    let b = k.tensor::<ty::F32>("B", [4, 8], b_opts).unwrap();
     let [i, j] = k.thread_id([4, 8]).unwrap();
     let x = k.load(&a, [i, j]).unwrap();
     k.add(x, x, 1.0f32).unwrap();

@@ -170,7 +170,7 @@ fn symbolic_grid_needs_its_symbol() {
     let mut b = KernelBuilder::new("k", Target::Sm90a);
     let n = b.symbol("n").unwrap();
     let _a = b
-        .tensor::<ty::F32, _>("a", [n], TensorOpts::default())
+        .tensor::<ty::F32>("a", [n], TensorOpts::default())
         .unwrap();
     b.cta_id([n / 2]).unwrap();
     b.thread_id([32]).unwrap();

@@ -9,7 +9,7 @@ use smem::emit::emit_swizzle;
 use super::KernelBuilder;
 use super::buffer::{Buffer, Elem, Layout, Ptr, Storage};
 use super::error::{KernelError, Result};
-use super::expr::Expr;
+use super::expr::{Expr, Exprs};
 
 fn shape_of(shape: &[u32]) -> Vec<Expr> {
     shape.iter().map(|&d| Expr::from(d)).collect()
@@ -154,19 +154,16 @@ impl KernelBuilder {
 
     /// A view over existing storage (`T.decl_buffer(shape, dtype, data=ptr)`): aliasing,
     /// reinterpreting or sub-regions of a pool. `align` is what the caller guarantees of `data`.
-    pub fn decl_buffer<T: Elem, E: Into<Expr>>(
+    pub fn decl_buffer<T: Elem>(
         &mut self,
         name: &str,
-        shape: impl IntoIterator<Item = E>,
+        shape: impl Exprs,
         data: Ptr,
         layout: Layout,
         elem_offset: impl Into<Expr>,
         align: u32,
     ) -> Result<Buffer<T>> {
-        let shape: Vec<Expr> = shape
-            .into_iter()
-            .map(|e| self.simplify(&e.into()))
-            .collect();
+        let shape: Vec<Expr> = shape.exprs().iter().map(|e| self.simplify(e)).collect();
         let strides = layout
             .strides_for(&shape)
             .map_err(|r| self.buffer_err(name, r))?;
@@ -189,12 +186,8 @@ impl KernelBuilder {
     }
 
     /// The element offset of `buf[idx]`, simplified: `elem_offset + sum(idx_d * stride_d)`.
-    pub fn linear_index<T: Elem, E: Into<Expr>>(
-        &self,
-        buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
-    ) -> Result<Expr> {
-        let idx: Vec<Expr> = idx.into_iter().map(Into::into).collect();
+    pub fn linear_index<T: Elem>(&self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Expr> {
+        let idx: Vec<Expr> = idx.exprs();
         if idx.len() != buf.shape.len() {
             return Err(self.buffer_err(
                 &buf.name,
@@ -220,11 +213,7 @@ impl KernelBuilder {
     /// A pointer to `buf[idx]` (`A.ptr_to([i, j])`): the index lowered to `shl`/`mul`/`add`, scaled
     /// to bytes (`mul.wide.u32` into the 64-bit global address; `shl`/`mul` in the 32-bit shared
     /// window, then the buffer's swizzle if it has one) and added to the data pointer.
-    pub fn ptr_to<T: Elem, E: Into<Expr>>(
-        &mut self,
-        buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
-    ) -> Result<Ptr> {
+    pub fn ptr_to<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Ptr> {
         let e = self.linear_index(buf, idx)?;
         let size = T::DTYPE.size_bytes() as u32;
         match &buf.storage {
@@ -277,11 +266,7 @@ impl KernelBuilder {
 
     /// `buf[idx]` into a fresh register (`ld.global`/`ld.shared`; the register itself for a
     /// register buffer).
-    pub fn load<T: Elem, E: Into<Expr>>(
-        &mut self,
-        buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
-    ) -> Result<Reg<T>> {
+    pub fn load<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Reg<T>> {
         if let Storage::Local(_) = buf.storage {
             let e = self.linear_index(buf, idx)?;
             return self.local_reg(buf, &e);
@@ -295,10 +280,10 @@ impl KernelBuilder {
     }
 
     /// `buf[idx] = v`.
-    pub fn store<T: Elem, E: Into<Expr>>(
+    pub fn store<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
+        idx: impl Exprs,
         v: impl Into<Src<T>>,
     ) -> Result<()> {
         let v = v.into();
@@ -345,13 +330,13 @@ impl KernelBuilder {
     /// A vector load of `width` (2 or 4) consecutive elements from `buf[idx]`
     /// (`ld.global.v4.f32`, as `A.vload([tx * 4], "float32x4")`). The alignment must be provable
     /// from the data pointer's alignment and the index's divisibility.
-    pub fn vload<T: Elem, E: Into<Expr>>(
+    pub fn vload<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
+        idx: impl Exprs,
         width: usize,
     ) -> Result<Vec<Reg<T>>> {
-        let idx: Vec<Expr> = idx.into_iter().map(Into::into).collect();
+        let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, width)?;
         let d = self.f.regs::<T>(width);
@@ -363,13 +348,13 @@ impl KernelBuilder {
     }
 
     /// A vector store of `v` (2 or 4 registers) to consecutive elements from `buf[idx]`.
-    pub fn vstore<T: Elem, E: Into<Expr>>(
+    pub fn vstore<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
-        idx: impl IntoIterator<Item = E>,
+        idx: impl Exprs,
         v: &[Reg<T>],
     ) -> Result<()> {
-        let idx: Vec<Expr> = idx.into_iter().map(Into::into).collect();
+        let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, v.len())?;
         match self.ptr_to(buf, idx)? {

@@ -9,7 +9,7 @@ use ptx_isa::{Reg, ty};
 use smem::SwizzleMode;
 
 use super::error::{KernelError, Result};
-use super::expr::{Expr, simplify};
+use super::expr::{Expr, Exprs, simplify};
 use crate::runtime::DType;
 
 /// An element type a buffer can hold: a register type with the runtime dtype the launcher checks.
@@ -40,8 +40,8 @@ pub enum Layout {
 
 impl Layout {
     /// Explicit strides.
-    pub fn strided<E: Into<Expr>>(strides: impl IntoIterator<Item = E>) -> Layout {
-        Layout::Strided(strides.into_iter().map(Into::into).collect())
+    pub fn strided(strides: impl Exprs) -> Layout {
+        Layout::Strided(strides.exprs())
     }
 
     /// The strides of this layout for `shape`; an error when explicit strides have the wrong rank.
@@ -188,8 +188,8 @@ impl<T: Elem> Buffer<T> {
 
     /// The same storage seen with another row-major shape (`A.view(64, 4)`). The buffer must be
     /// compact row-major; when both sizes are constants they must agree.
-    pub fn view<E: Into<Expr>>(&self, shape: impl IntoIterator<Item = E>) -> Result<Buffer<T>> {
-        let shape: Vec<Expr> = shape.into_iter().map(Into::into).collect();
+    pub fn view(&self, shape: impl Exprs) -> Result<Buffer<T>> {
+        let shape: Vec<Expr> = shape.exprs();
         if !self.is_row_major() {
             return Err(self.err("view needs a compact row-major buffer"));
         }
@@ -230,13 +230,9 @@ impl<T: Elem> Buffer<T> {
 
     /// The sub-region starting at `origin` with extents `shape` (`A[m0:m0+BM, 0:BK]`): same
     /// strides, the origin folded into the element offset.
-    pub fn region<E: Into<Expr>, F: Into<Expr>>(
-        &self,
-        origin: impl IntoIterator<Item = E>,
-        shape: impl IntoIterator<Item = F>,
-    ) -> Result<Buffer<T>> {
-        let origin: Vec<Expr> = origin.into_iter().map(Into::into).collect();
-        let shape: Vec<Expr> = shape.into_iter().map(Into::into).collect();
+    pub fn region(&self, origin: impl Exprs, shape: impl Exprs) -> Result<Buffer<T>> {
+        let origin: Vec<Expr> = origin.exprs();
+        let shape: Vec<Expr> = shape.exprs();
         if origin.len() != self.shape.len() || shape.len() != self.shape.len() {
             return Err(self.err(format!(
                 "region of rank {}/{} in a rank-{} buffer",
@@ -288,10 +284,7 @@ impl<T: Elem> Buffer<T> {
     /// The same bytes as elements of another type with a row-major `shape` (`decl_buffer` with
     /// another dtype over `A.data`): the element offset converts to the new element size, which
     /// must divide it.
-    pub fn reinterpret<U: Elem, E: Into<Expr>>(
-        &self,
-        shape: impl IntoIterator<Item = E>,
-    ) -> Result<Buffer<U>> {
+    pub fn reinterpret<U: Elem>(&self, shape: impl Exprs) -> Result<Buffer<U>> {
         let storage = match &self.storage {
             Storage::Global(r) => Storage::Global(*r),
             Storage::Shared(r) => Storage::Shared(*r),
@@ -307,7 +300,7 @@ impl<T: Elem> Buffer<T> {
             }
             None => return Err(self.err("reinterpret needs a constant element offset")),
         };
-        let shape: Vec<Expr> = shape.into_iter().map(Into::into).collect();
+        let shape: Vec<Expr> = shape.exprs();
         let strides = Layout::RowMajor
             .strides_for(&shape)
             .map_err(|r| self.err(r))?;

@@ -9,7 +9,7 @@ use smem::pool::SmemPool;
 use super::buffer::{Buffer, Elem, Layout, Storage};
 use super::built::{BuiltKernel, LaunchSpec};
 use super::error::{KernelError, Result};
-use super::expr::{Expr, Facts, Var, VarFacts, divisibility, simplify};
+use super::expr::{Expr, Exprs, Facts, Var, VarFacts, divisibility, simplify};
 use super::scope::LaunchState;
 use crate::runtime::{Extent, KernelSignature, Param};
 
@@ -478,17 +478,14 @@ impl KernelBuilder {
     /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
     /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
     /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
-    pub fn tensor<T: Elem, E: Into<Expr>>(
+    pub fn tensor<T: Elem>(
         &mut self,
         name: &str,
-        shape: impl IntoIterator<Item = E>,
+        shape: impl Exprs,
         opts: TensorOpts,
     ) -> Result<Buffer<T>> {
         self.top_level(name)?;
-        let shape: Vec<Expr> = shape
-            .into_iter()
-            .map(|e| self.simplify(&e.into()))
-            .collect();
+        let shape: Vec<Expr> = shape.exprs().iter().map(|e| self.simplify(e)).collect();
         if shape.is_empty() {
             return Err(self.param_err(name, "a tensor has at least one dimension"));
         }

@@ -165,6 +165,31 @@ expr_ops! {
     Rem rem Rem;
 }
 
+/// A list of index expressions: a shape, an index, strides. Arrays and vectors of anything that
+/// converts to [`Expr`] are lists (`[i, j]`, `[n]`, `[m.into(), 64.into()]`, `vec![..]`).
+pub trait Exprs {
+    /// The expressions, in order.
+    fn exprs(self) -> Vec<Expr>;
+}
+
+impl<E: Into<Expr>, const N: usize> Exprs for [E; N] {
+    fn exprs(self) -> Vec<Expr> {
+        self.into_iter().map(Into::into).collect()
+    }
+}
+
+impl<E: Into<Expr>> Exprs for Vec<E> {
+    fn exprs(self) -> Vec<Expr> {
+        self.into_iter().map(Into::into).collect()
+    }
+}
+
+impl Exprs for &[Expr] {
+    fn exprs(self) -> Vec<Expr> {
+        self.to_vec()
+    }
+}
+
 /// What the simplifier may assume about a variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct VarFacts {

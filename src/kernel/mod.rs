@@ -18,9 +18,9 @@
 //! // c[i] = a[i] + b[i] for i < n, n read from the tensors' shapes at launch.
 //! let mut k = KernelBuilder::new("vadd", Target::Sm90a);
 //! let n = k.symbol("n")?;
-//! let a = k.tensor::<ty::F32, _>("a", [n], TensorOpts::default())?;
-//! let b = k.tensor::<ty::F32, _>("b", [n], TensorOpts::default())?;
-//! let c = k.tensor::<ty::F32, _>("c", [n], TensorOpts::default())?;
+//! let a = k.tensor::<ty::F32>("a", [n], TensorOpts::default())?;
+//! let b = k.tensor::<ty::F32>("b", [n], TensorOpts::default())?;
+//! let c = k.tensor::<ty::F32>("c", [n], TensorOpts::default())?;
 //! let [bx] = k.cta_id([Expr::ceil_div(n, 256)])?;
 //! let [tx] = k.thread_id([256])?;
 //! let i = k.let_("i", bx * 256 + tx)?;
@@ -53,4 +53,4 @@ pub use builder::{KernelBuilder, TensorOpts};
 pub use built::{BuiltKernel, LaunchSpec, LoadedKernel};
 pub use control::If;
 pub use error::{KernelError, Result};
-pub use expr::{Expr, Var};
+pub use expr::{Expr, Exprs, Var};

@@ -26,8 +26,8 @@ pub fn build_for(target: Target, clusters: u32) -> Result<BuiltKernel> {
         .checked_mul(CLUSTER * THREADS)
         .filter(|&n| n > 0)
         .ok_or_else(|| k.error(format!("{clusters} clusters")))?;
-    let x = k.tensor::<ty::F32, _>("x", [n], TensorOpts::default())?;
-    let out = k.tensor::<ty::F32, _>("out", [n], TensorOpts::default())?;
+    let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default())?;
+    let out = k.tensor::<ty::F32>("out", [n], TensorOpts::default())?;
     let [cid] = k.cluster_id([clusters])?;
     let [rank] = k.cta_id_in_cluster([CLUSTER], None)?;
     let [tx] = k.thread_id([THREADS])?;

@@ -19,8 +19,8 @@ pub fn build(target: Target) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new("scale", target);
     let m = k.symbol("m")?;
     let opts = TensorOpts::default().align(16);
-    let x = k.tensor::<ty::F32, _>("x", [Expr::from(m), COLS.into()], opts.clone())?;
-    let y = k.tensor::<ty::F32, _>("y", [Expr::from(m), COLS.into()], opts)?;
+    let x = k.tensor::<ty::F32>("x", [Expr::from(m), COLS.into()], opts.clone())?;
+    let y = k.tensor::<ty::F32>("y", [Expr::from(m), COLS.into()], opts)?;
     let s = k.scalar::<ty::F32>("s")?;
     let [bx] = k.cta_id([Expr::ceil_div(m, ROWS)])?;
     let [tx] = k.thread_id([COLS / 4])?;

@@ -16,9 +16,9 @@ pub const BLOCK: u32 = 256;
 pub fn build(target: Target) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new("vector_add", target);
     let n = k.symbol("n")?;
-    let a = k.tensor::<ty::F32, _>("a", [n], TensorOpts::default())?;
-    let b = k.tensor::<ty::F32, _>("b", [n], TensorOpts::default())?;
-    let c = k.tensor::<ty::F32, _>("c", [n], TensorOpts::default())?;
+    let a = k.tensor::<ty::F32>("a", [n], TensorOpts::default())?;
+    let b = k.tensor::<ty::F32>("b", [n], TensorOpts::default())?;
+    let c = k.tensor::<ty::F32>("c", [n], TensorOpts::default())?;
     let [bx] = k.cta_id([Expr::ceil_div(n, BLOCK)])?;
     let [tx] = k.thread_id([BLOCK])?;
     let i = k.let_("i", bx * BLOCK + tx)?;
