@@ -154,6 +154,8 @@ pub struct GpuExample {
     pub build: fn(Target) -> crate::kernel::Result<BuiltKernel>,
     /// Runs it on fresh random data and checks it against the host.
     pub run: fn(&mut GpuCtx) -> RunResult,
+    /// Whether it needs Hopper (sm_90: TMA, clusters); skipped on older devices.
+    pub hopper: bool,
 }
 
 /// Every GPU example, in the order `ptxkit selftest` runs them.
@@ -163,32 +165,47 @@ pub const GPU_EXAMPLES: &[GpuExample] = &[
         summary: "c = a + b over f32 vectors of a symbolic length n",
         build: super::vector_add::build,
         run: super::vector_add::run,
+        hopper: false,
     },
     GpuExample {
         name: "scale",
         summary: "y = s * x over f32[m, 64], s a runtime scalar, vector loads",
         build: super::scale::build,
         run: super::scale::run,
+        hopper: false,
     },
     GpuExample {
         name: "tma_copy",
         summary: "2-D TMA load (128B swizzle, mbarrier) -> shared -> TMA store",
         build: super::tma_copy::build,
         run: super::tma_copy::run,
+        hopper: true,
     },
     GpuExample {
         name: "cluster_exchange",
         summary: "4-CTA clusters read a neighbour's shared memory (mapa, barrier.cluster)",
         build: super::cluster_exchange::build,
         run: super::cluster_exchange::run,
+        hopper: true,
     },
     GpuExample {
         name: "bad_launches",
         summary: "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused",
         build: super::vector_add::build,
         run: super::bad_launches::run,
+        hopper: false,
     },
 ];
+
+impl GpuExample {
+    /// Runs it on `ctx`, or `None` (skipped) when it needs Hopper and the device is older.
+    pub fn run_on(&self, ctx: &mut GpuCtx) -> Option<RunResult> {
+        if self.hopper && ctx.dev.attributes().compute_capability.0 < 9 {
+            return None;
+        }
+        Some((self.run)(ctx))
+    }
+}
 
 /// The example called `name`.
 pub fn gpu_example(name: &str) -> Option<&'static GpuExample> {
@@ -269,11 +286,16 @@ pub fn example_main(name: &str, default_ptx: bool, args: &[String]) -> i32 {
         return 0;
     }
     match GpuCtx::open() {
-        Ok(mut ctx) => {
-            let r = (ex.run)(&mut ctx);
-            println!("{}", result_line(name, &r));
-            i32::from(!matches!(&r, Ok(rep) if rep.passed()))
-        }
+        Ok(mut ctx) => match ex.run_on(&mut ctx) {
+            Some(r) => {
+                println!("{}", result_line(name, &r));
+                i32::from(!matches!(&r, Ok(rep) if rep.passed()))
+            }
+            None => {
+                eprintln!("{name}: needs a Hopper GPU (sm_90); not run");
+                3
+            }
+        },
         Err(e) => {
             eprintln!("{name}: not run on a GPU: {e}");
             if print_ptx || out.is_some() { 0 } else { 3 }
