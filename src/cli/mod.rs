@@ -9,6 +9,7 @@ mod catalog;
 mod desc;
 mod dump;
 mod idesc;
+mod layout;
 mod selftest;
 mod swizzle;
 
@@ -103,6 +104,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "idesc",
         summary: "encode a tcgen05.mma instruction descriptor",
         run: idesc::run,
+    },
+    Subcommand {
+        name: "layout",
+        summary: layout::SUMMARY,
+        run: layout::run,
     },
 ];
 

@@ -3,6 +3,7 @@
 
 pub mod bad_launches;
 pub mod cluster_exchange;
+pub mod gemm;
 pub mod gpu;
 pub mod scale;
 pub mod tma_copy;
@@ -44,7 +45,24 @@ pub const BUILTINS: &[Builtin] = &[
         summary: "4-CTA clusters reading a neighbour's shared memory (sm_90a)",
         build: cluster_exchange::cluster_exchange,
     },
+    Builtin {
+        name: "gemm",
+        summary: "bf16 C = A·Bᵀ, 128x256x64 tiles, 3 stages, warp-specialised wgmma (sm_90a)",
+        build: gemm_large,
+    },
 ];
+
+/// The large-tile bf16 GEMM (sm_90a only).
+fn gemm_large(target: Target) -> ptx_isa::Result<Module> {
+    if target != Target::Sm90a {
+        return Err(ptx_isa::Error::new(
+            ptx_isa::ErrorKind::UnsupportedTarget,
+            "the GEMM uses wgmma and setmaxnreg: sm_90a only",
+        )
+        .on_target(target));
+    }
+    gemm::build(&gemm::GemmConfig::large())
+}
 
 /// The built-in kernel called `name`.
 pub fn builtin(name: &str) -> Option<&'static Builtin> {
