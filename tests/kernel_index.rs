@@ -73,6 +73,31 @@ fn elem_offset_64_is_i_times_8_plus_j_plus_64() {
     );
 }
 
+/// The same layouts written as the seed writes them, CuTe-style `(4,8):(1,4)` and `(4,8):(16,1)`.
+#[test]
+fn cute_layouts_give_the_same_arithmetic() {
+    let cute = |s: &str| Layout::cute(&s.parse::<ptxkit::layouts::Layout>().unwrap()).unwrap();
+    let k = b_eq_a_plus_1(TensorOpts::default().layout(cute("(4,8):(1,4)")));
+    expect(&k, "shl.b32 %r4, %r1, 2;\nadd.u32 %r5, %r4, %r0;");
+    let k = b_eq_a_plus_1(TensorOpts::default().layout(cute("(4,8):(16,1)")));
+    expect(&k, "shl.b32 %r4, %r0, 4;\nadd.u32 %r5, %r4, %r1;");
+    // Extents that are not B's shape, and nested modes, are refused.
+    let mut kb = KernelBuilder::new("k", Target::Sm90a);
+    let e = kb
+        .tensor::<ty::F32>(
+            "B",
+            [4, 8],
+            TensorOpts::default().layout(cute("(8,4):(4,1)")),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("do not match the shape [4, 8]"),
+        "{e}"
+    );
+    let nested: ptxkit::layouts::Layout = "((2,2),8):((1,2),4)".parse().unwrap();
+    assert!(Layout::cute(&nested).is_err());
+}
+
 #[test]
 fn row_stride_16_is_i_times_16_plus_j() {
     let k = b_eq_a_plus_1(TensorOpts::default().layout(Layout::strided([16, 1])));

@@ -36,6 +36,9 @@ pub enum Layout {
     ColMajor,
     /// Explicit strides, in elements, one per dimension (`S[(4, 8):(16, 1)]`).
     Strided(Vec<Expr>),
+    /// A flat CuTe layout's (extent, stride) modes: the strides, with the extents checked against
+    /// the buffer's shape ([`Layout::cute`]).
+    Shaped(Vec<(i64, i64)>),
 }
 
 impl Layout {
@@ -44,7 +47,20 @@ impl Layout {
         Layout::Strided(strides.exprs())
     }
 
-    /// The strides of this layout for `shape`; an error when explicit strides have the wrong rank.
+    /// The layout of a flat CuTe layout (`"(4,8):(1,4)"`, as TIRx's `TileLayout(S[(4, 8):(1, 4)])`):
+    /// one mode per buffer dimension. Nested modes are refused (their indexing needs the tile
+    /// layouts, not a stride per dimension).
+    pub fn cute(l: &layouts::Layout) -> std::result::Result<Layout, String> {
+        if l.depth() > 1 {
+            return Err(format!(
+                "{l} has nested modes; a buffer layout takes a flat one"
+            ));
+        }
+        Ok(Layout::Shaped(l.flat_modes()))
+    }
+
+    /// The strides of this layout for `shape`; an error when explicit strides have the wrong rank
+    /// or a CuTe layout's extents are not the shape's.
     pub fn strides_for(&self, shape: &[Expr]) -> std::result::Result<Vec<Expr>, String> {
         let n = shape.len();
         let mut s = vec![Expr::Const(1); n];
@@ -62,6 +78,22 @@ impl Layout {
             Layout::Strided(v) if v.len() == n => s = v.clone(),
             Layout::Strided(v) => {
                 return Err(format!("{} strides for a rank-{n} shape", v.len()));
+            }
+            Layout::Shaped(modes) => {
+                let fits = modes.len() == n
+                    && modes
+                        .iter()
+                        .zip(shape)
+                        .all(|(m, e)| e.as_const().is_none_or(|c| c == m.0));
+                if !fits {
+                    let ext: Vec<String> = shape.iter().map(ToString::to_string).collect();
+                    return Err(format!(
+                        "layout extents {:?} do not match the shape [{}]",
+                        modes.iter().map(|m| m.0).collect::<Vec<_>>(),
+                        ext.join(", ")
+                    ));
+                }
+                s = modes.iter().map(|m| Expr::Const(m.1)).collect();
             }
         }
         Ok(s.iter().map(plain).collect())
