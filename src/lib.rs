@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod kernel;
 pub mod kernels;
 pub mod runtime;
 pub mod tile;

@@ -10,6 +10,7 @@ mod desc;
 mod dump;
 mod idesc;
 mod layout;
+mod selftest;
 mod swizzle;
 
 pub use args::Args;
@@ -93,6 +94,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "desc",
         summary: "encode or decode a wgmma/tcgen05 shared-memory descriptor",
         run: desc::run,
+    },
+    Subcommand {
+        name: "selftest",
+        summary: "run every GPU example on device 0 and check it (exit 3 without a GPU)",
+        run: selftest::run,
     },
     Subcommand {
         name: "idesc",

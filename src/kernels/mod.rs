@@ -1,7 +1,13 @@
-//! Built-in kernels, by name: what `ptxkit dump NAME` writes and the examples run.
+//! Built-in kernels, by name: what `ptxkit dump NAME` writes, and the GPU examples that
+//! `ptxkit selftest` and `examples/` run ([`gpu::GPU_EXAMPLES`]).
 
+pub mod bad_launches;
+pub mod cluster_exchange;
 pub mod gemm;
-mod vector_add;
+pub mod gpu;
+pub mod scale;
+pub mod tma_copy;
+pub mod vector_add;
 
 pub use vector_add::vector_add;
 
@@ -23,6 +29,21 @@ pub const BUILTINS: &[Builtin] = &[
         name: "vector_add",
         summary: "c[i] = a[i] + b[i] over f32 vectors of length n",
         build: vector_add,
+    },
+    Builtin {
+        name: "scale",
+        summary: "y = s * x over f32[m, 64] (runtime scalar s, vector loads)",
+        build: scale::scale,
+    },
+    Builtin {
+        name: "tma_copy",
+        summary: "2-D TMA load with 128B swizzle and an mbarrier, TMA store (sm_90a)",
+        build: tma_copy::tma_copy,
+    },
+    Builtin {
+        name: "cluster_exchange",
+        summary: "4-CTA clusters reading a neighbour's shared memory (sm_90a)",
+        build: cluster_exchange::cluster_exchange,
     },
     Builtin {
         name: "gemm",
