@@ -6,6 +6,7 @@ pub mod cluster_exchange;
 pub mod gemm;
 pub mod gpu;
 pub mod scale;
+pub mod tile_checks;
 pub mod tma_copy;
 pub mod vector_add;
 
