@@ -219,8 +219,11 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
         Ok(())
     })
     .end()?;
-    // Both CTAs' barriers are armed before any load may complete on them.
+    // Both CTAs' barriers are armed before any load may complete on them. (The CTA barrier after
+    // the cluster barrier is for compute-sanitizer's racecheck, which does not count
+    // barrier.cluster as ordering the CTA's own threads and warns about the mbarrier word.)
     k.cluster_sync()?;
+    k.bar_sync(0u32, None)?;
     let s = TileRef::shared_row_major(ScalarType::Bf16, N, N, base, 1024)
         .with_swizzle(SwizzleMode::B128);
     let row = k.reg::<ty::U32>();
