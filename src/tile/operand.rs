@@ -252,15 +252,18 @@ impl TileRef {
         self.elements() * self.dtype.bytes() as u64
     }
 
-    /// True when the layout is the identity (element `i` of the row-major order is at offset `i`).
+    /// True when the layout is the identity (element `i` of the row-major order is at offset `i`):
+    /// every flat mode's stride is the product of the extents before it (extent-1 modes aside).
     pub fn is_contiguous(&self) -> bool {
-        match &self.layout {
-            Some(l) => {
-                let n = self.elements() as i64;
-                l.size() == n && (0..n.min(4096)).all(|i| l.call(i) == i)
+        let Some(l) = &self.layout else { return false };
+        let mut expect = 1i64;
+        for (extent, stride) in l.flat_modes() {
+            if extent != 1 && stride != expect {
+                return false;
             }
-            None => false,
+            expect *= extent;
         }
+        expect == self.elements() as i64
     }
 }
 

@@ -232,6 +232,11 @@ impl TvLayout {
                 other.values().to_string(),
             );
         }
+        // Structurally equal layouts are equal functions: skip the enumeration (a lowering asks
+        // this once per op, and an m64n256 accumulator has 16384 cells).
+        if self.layout == other.layout {
+            return Ok(());
+        }
         let t = self.threads();
         for v in 0..self.values() {
             for th in 0..t {

@@ -1,26 +1,32 @@
 //! The GEMM kernel's PTX, written with the ptx-isa builder.
 
-use ptx_isa::builder::{
-    ArriveOpts, CmpOp, ScaleD, TensorMapRef, TmaLoadOpts, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes,
-};
+use crate::tile::{Accumulate, ExecScope, OpCtx, TileOp, TileRef, dispatch};
+use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
 use ptx_isa::{
     Addr, Dim, Directive, FunctionBuilder, Imm, Module, Pred, Reg, RegRef, ScalarType, Sinkable,
     SpecialReg, Src, StateSpace, Target, spaces, ty,
 };
 use smem::SwizzleMode;
-use smem::desc::sm90::WgmmaDesc;
 
 use super::{GemmConfig, OutType};
 
 type R32 = Reg<ty::U32>;
 
-/// The same register viewed as `.s32` (TMA coordinates); both live in the `.b32` class.
-fn s32(r: R32) -> Reg<ty::S32> {
-    Reg::from_index(r.index())
+/// Lowers a tile op through the dispatch registry (sm_90a); a miss becomes an error carrying the
+/// rejection table.
+fn tile_op(k: &mut FunctionBuilder, op: TileOp<'_>, scope: ExecScope) -> ptx_isa::Result<()> {
+    let ctx = OpCtx {
+        op,
+        scope,
+        target: Target::Sm90a,
+    };
+    dispatch(k, &ctx, None)
+        .map(|_| ())
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
 }
 
-/// The same register viewed as `.b64` (descriptors); both live in the `.b64` class.
-fn b64(r: Reg<ty::U64>) -> Reg<ty::B64> {
+/// The same register viewed as `.s32` (TMA coordinates); both live in the `.b32` class.
+fn s32(r: R32) -> Reg<ty::S32> {
     Reg::from_index(r.index())
 }
 
@@ -341,21 +347,50 @@ impl<'a> Gen<'a> {
                 g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
                 let x = g.u32();
                 g.k.mul_lo(x, kt, GemmConfig::BK)?;
-                g.k.tma_load(
-                    &TmaLoadOpts::default(),
-                    Addr::reg32(sa),
-                    &tma,
-                    &[s32(x).into(), s32(row_a).into()],
-                    Addr::reg32(full),
+                let input = cfg.input.ptx();
+                let a_dst =
+                    TileRef::shared_row_major(input, GemmConfig::BM, GemmConfig::BK, sa, 1024)
+                        .with_swizzle(SwizzleMode::B128);
+                let a_src = TileRef::tensor_map(
+                    input,
+                    GemmConfig::BM,
+                    GemmConfig::BK,
+                    tma.clone(),
+                    vec![s32(x).into(), s32(row_a).into()],
+                );
+                tile_op(
+                    g.k,
+                    TileOp::CopyAsync {
+                        dst: &a_dst,
+                        src: &a_src,
+                        mbar: Some(full),
+                        multicast: None,
+                    },
+                    ExecScope::Thread,
                 )?;
                 match cm.rank {
-                    None => g.k.tma_load(
-                        &TmaLoadOpts::default(),
-                        Addr::reg32(sb),
-                        &tmb,
-                        &[s32(x).into(), s32(row_b).into()],
-                        Addr::reg32(full),
-                    )?,
+                    None => {
+                        let b_dst =
+                            TileRef::shared_row_major(input, cfg.bn, GemmConfig::BK, sb, 1024)
+                                .with_swizzle(SwizzleMode::B128);
+                        let b_src = TileRef::tensor_map(
+                            input,
+                            cfg.bn,
+                            GemmConfig::BK,
+                            tmb.clone(),
+                            vec![s32(x).into(), s32(row_b).into()],
+                        );
+                        tile_op(
+                            g.k,
+                            TileOp::CopyAsync {
+                                dst: &b_dst,
+                                src: &b_src,
+                                mbar: Some(full),
+                                multicast: None,
+                            },
+                            ExecScope::Thread,
+                        )?;
+                    }
                     Some(rank) => {
                         // This CTA's half of the shared B tile, written to the same offset of
                         // both CTAs' shared memory and counted by both CTAs' full barriers
@@ -364,16 +399,26 @@ impl<'a> Gen<'a> {
                         let (rb, db) = (g.u32(), g.u32());
                         g.k.mad_lo(rb, rank, half, row_b)?;
                         g.k.mad_lo(db, rank, half * GemmConfig::BK * 2, sb)?;
-                        g.k.tma_load(
-                            &TmaLoadOpts {
+                        let half_dst =
+                            TileRef::shared_row_major(input, half, GemmConfig::BK, db, 1024)
+                                .with_swizzle(SwizzleMode::B128);
+                        let half_src = TileRef::tensor_map(
+                            input,
+                            half,
+                            GemmConfig::BK,
+                            tmb.clone(),
+                            vec![s32(x).into(), s32(rb).into()],
+                        );
+                        tile_op(
+                            g.k,
+                            TileOp::CopyAsync {
+                                dst: &half_dst,
+                                src: &half_src,
+                                mbar: Some(full),
                                 multicast: Some(0b11u16.into()),
-                                ..TmaLoadOpts::default()
                             },
-                            Addr::reg32(db),
-                            &tmb,
-                            &[s32(x).into(), s32(rb).into()],
-                            Addr::reg32(full),
-                        )?
+                            ExecScope::Thread,
+                        )?;
                     }
                 }
                 g.advance(stage, phase)
@@ -393,25 +438,16 @@ impl<'a> Gen<'a> {
         self.k.setp(CmpOp::Eq, leader, lt, 0u32)?;
         let acc: Vec<Reg<ty::F32>> = self.k.regs(cfg.bn as usize / 2);
         let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
+        let dt = match cfg.input {
+            super::InType::Bf16 => layouts::fragment::wgmma::Dtype::Bf16,
+            super::InType::F16 => layouts::fragment::wgmma::Dtype::F16,
+        };
+        let frag = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
+            .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
+        let d_tile = TileRef::registers(ScalarType::F32, frag, acc_refs.clone());
         let (stage, phase) = (self.u32(), self.u32());
         self.k.mov(stage, 0u32)?;
         self.k.mov(phase, 0u32)?;
-        // The descriptor of a K-major, 128B-swizzled operand: SBO 1024 (8 rows of 128 bytes), LBO
-        // unused (16), PTX ISA 9.7.15.5.1.2.2.
-        let desc = WgmmaDesc {
-            start_addr: 0,
-            lbo: 16,
-            sbo: 1024,
-            base_offset: 0,
-            swizzle: SwizzleMode::B128,
-        };
-        let wgmma = Wgmma {
-            n: cfg.bn,
-            types: WgmmaTypes::Half {
-                d: ScalarType::F32,
-                ab: cfg.input.ptx(),
-            },
-        };
         self.tile_loop(cm, |g, t| {
             let (mb, nb) = g.schedule(cm, t)?;
             g.k_loop(cm, |g, kt| {
@@ -423,37 +459,25 @@ impl<'a> Gen<'a> {
                 g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
                 // This warpgroup's 64 rows of A.
                 g.k.mad_lo(sa, cw, 64 * GemmConfig::BK * 2, sa)?;
-                let da = smem::emit::emit_wgmma_desc(g.k, &desc, sa)?;
-                let db = smem::emit::emit_wgmma_desc(g.k, &desc, sb)?;
                 let first = g.k.pred();
                 g.k.setp(CmpOp::Ne, first, kt, 0u32)?;
-                g.k.wgmma_fence()?;
-                for step in 0..GemmConfig::BK / 16 {
-                    // Each k16 step is 32 bytes further along the 128-byte swizzled row: +2 in
-                    // the descriptor's address field (address >> 4).
-                    let (a, b) = if step == 0 {
-                        (da, db)
-                    } else {
-                        let (a, b) = (g.k.reg::<ty::U64>(), g.k.reg::<ty::U64>());
-                        g.k.add(a, da, 2 * step as u64)?;
-                        g.k.add(b, db, 2 * step as u64)?;
-                        (a, b)
-                    };
-                    let scale = if step == 0 {
-                        ScaleD::Pred(first)
-                    } else {
-                        ScaleD::Const(true)
-                    };
-                    g.k.wgmma_mma_async(
-                        wgmma,
-                        &acc_refs,
-                        WgmmaA::Desc(b64(a)),
-                        b64(b),
-                        scale,
-                        WgmmaImm::default(),
-                    )?;
-                }
-                g.k.wgmma_commit_group()?;
+                // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
+                // wgmmas with descriptors from the swizzled tiles, commit).
+                let a_s = TileRef::shared_row_major(cfg.input.ptx(), 64, GemmConfig::BK, sa, 1024)
+                    .with_swizzle(SwizzleMode::B128);
+                let b_s =
+                    TileRef::shared_row_major(cfg.input.ptx(), cfg.bn, GemmConfig::BK, sb, 1024)
+                        .with_swizzle(SwizzleMode::B128);
+                tile_op(
+                    g.k,
+                    TileOp::GemmAsync {
+                        d: &d_tile,
+                        a: &a_s,
+                        b: &b_s,
+                        accumulate: Accumulate::Pred(first),
+                    },
+                    ExecScope::Warpgroup,
+                )?;
                 g.k.wgmma_wait_group(0)?;
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
                 g.k.when(leader)
@@ -563,11 +587,31 @@ impl<'a> Gen<'a> {
         for slab in 0..cfg.bn / 64 {
             let xs = self.u32();
             self.k.add(xs, x, slab * 64)?;
-            self.k.tma_store(
-                &map,
-                &[s32(xs).into(), s32(y).into()],
-                Addr::<spaces::Shared>::reg32(stage_c).offset((slab * 8192) as i64),
-                None,
+            let slab_addr = if slab == 0 {
+                stage_c
+            } else {
+                let a = self.u32();
+                self.k.add(a, stage_c, slab * 8192)?;
+                a
+            };
+            let src = TileRef::shared_row_major(cfg.input.ptx(), 64, 64, slab_addr, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            let dst = TileRef::tensor_map(
+                cfg.input.ptx(),
+                64,
+                64,
+                map.clone(),
+                vec![s32(xs).into(), s32(y).into()],
+            );
+            tile_op(
+                self.k,
+                TileOp::CopyAsync {
+                    dst: &dst,
+                    src: &src,
+                    mbar: None,
+                    multicast: None,
+                },
+                ExecScope::Thread,
             )?;
         }
         self.k.cp_async_bulk_commit_group()?;

@@ -1,4 +1,6 @@
-//! A Hopper (sm_90a) GEMM built only from ptxkit calls: `C = A·Bᵀ` with A (M×K) and B (N×K)
+//! A Hopper (sm_90a) GEMM built only from ptxkit calls (its TMA loads, wgmma main loop and TMA
+//! stores are tile ops dispatched by [`crate::tile`]; barriers, scheduling and the stmatrix staging
+//! are builder calls): `C = A·Bᵀ` with A (M×K) and B (N×K)
 //! row-major (both K-major), bf16 or f16 inputs, f32 accumulation, C in bf16/f16 or f32.
 //!
 //! The kernel (one module per [`GemmConfig`]):
