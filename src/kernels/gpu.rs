@@ -231,6 +231,20 @@ pub const GPU_EXAMPLES: &[GpuExample] = &[
         hopper: true,
     },
     GpuExample {
+        name: "tile_wgmma_tf32",
+        summary: "tile ops: TMA + gemm_async.wgmma (tf32) + copy.fragment, 64x64x32",
+        build: super::tile_checks::build_wgmma_tf32,
+        run: super::tile_checks::tile_wgmma_tf32,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_wgmma_e4m3",
+        summary: "tile ops: TMA + gemm_async.wgmma (e4m3) + copy.fragment, 64x64x128",
+        build: super::tile_checks::build_wgmma_e4m3,
+        run: super::tile_checks::tile_wgmma_e4m3,
+        hopper: true,
+    },
+    GpuExample {
         name: "bad_launches",
         summary: "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused",
         build: super::vector_add::build,

@@ -2,7 +2,7 @@
 //! tile ops only for the data movement and the MMA, runs on fresh random data, and is compared with
 //! a host reference. Vectorised copy, `cp.async`, swizzled scalar copy, ldmatrix/stmatrix, TMA in
 //! both directions with the 128B swizzle, TMA multicast in a cluster, and one wgmma tile per input
-//! type (f16, bf16).
+//! type (f16, bf16, tf32, e4m3).
 
 use ptx_isa::builder::{ArriveOpts, CmpOp};
 use ptx_isa::spaces::Shared;
@@ -329,39 +329,47 @@ fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
     })
 }
 
-/// One wgmma tile: A (64x64) and B (64x64, K-major) loaded by TMA with the 128B swizzle, `D = A·Bᵀ`
-/// by `gemm_async.wgmma` (m64n64k16 x 4), D stored with `copy.fragment`.
+/// K of the 64 x K tiles: one 128-byte swizzled row.
+fn k_of(input: ScalarType) -> u32 {
+    128 / input.bytes()
+}
+
+fn tag(input: ScalarType) -> &'static str {
+    match input {
+        ScalarType::F16 => "f16",
+        ScalarType::Tf32 => "tf32",
+        ScalarType::E4m3 => "e4m3",
+        _ => "bf16",
+    }
+}
+
+/// One wgmma tile: A (64 x K) and B (64 x K, K-major) loaded by TMA with the 128B swizzle
+/// (K = 64 for f16/bf16, 32 for tf32, 128 for e4m3: one 128-byte row), `D = A·Bᵀ` by
+/// `gemm_async.wgmma`, D (64 x 64 f32) stored with `copy.fragment`.
 pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
-    let mut k = KernelBuilder::new(
-        if input == ScalarType::F16 {
-            "tile_wgmma_f16"
-        } else {
-            "tile_wgmma_bf16"
-        },
-        target,
-    );
+    let mut k = KernelBuilder::new(&format!("tile_wgmma_{}", tag(input)), target);
+    let kk = k_of(input);
     let ma = k.tensor_map("a")?;
     let mb = k.tensor_map("b")?;
     let d = k.tensor::<ty::F32>("d", [N, N], TensorOpts::default().align(16))?;
     let [tx] = k.thread_id([128])?;
-    let ta = k.pool_alloc::<ty::U16>("ta", &[N, N], 1024)?;
-    let tb = k.pool_alloc::<ty::U16>("tb", &[N, N], 1024)?;
+    let ta = k.pool_bytes("ta", 64 * 128, 1024)?;
+    let tb = k.pool_bytes("tb", 64 * 128, 1024)?;
     let bar = k.pool_bytes("bar", 8, 8)?;
-    let (sa, sb) = (shared(&k, &ta)?, shared(&k, &tb)?);
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
-    let a_s = TileRef::shared_row_major(input, N, N, sa, 1024).with_swizzle(SwizzleMode::B128);
-    let b_s = TileRef::shared_row_major(input, N, N, sb, 1024).with_swizzle(SwizzleMode::B128);
+    let a_s = TileRef::shared_row_major(input, N, kk, ta, 1024).with_swizzle(SwizzleMode::B128);
+    let b_s = TileRef::shared_row_major(input, N, kk, tb, 1024).with_swizzle(SwizzleMode::B128);
     let (a_g, b_g) = (
-        TileRef::tensor_map(input, N, N, ma, vec![0i32.into(), 0i32.into()]),
-        TileRef::tensor_map(input, N, N, mb, vec![0i32.into(), 0i32.into()]),
+        TileRef::tensor_map(input, N, kk, ma, vec![0i32.into(), 0i32.into()]),
+        TileRef::tensor_map(input, N, kk, mb, vec![0i32.into(), 0i32.into()]),
     );
     k.if_(leader, |k| {
         k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
         k.mbarrier_arrive_with(
             &ArriveOpts {
-                expect_tx: Some((2 * N * N * 2).into()),
+                expect_tx: Some((2 * 64 * 128u32).into()),
                 ..ArriveOpts::default()
             },
             Sinkable::Sink,
@@ -392,10 +400,12 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     .end()?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
-    let dt = if input == ScalarType::F16 {
-        layouts::fragment::wgmma::Dtype::F16
-    } else {
-        layouts::fragment::wgmma::Dtype::Bf16
+    use layouts::fragment::wgmma::Dtype;
+    let dt = match input {
+        ScalarType::F16 => Dtype::F16,
+        ScalarType::Tf32 => Dtype::Tf32,
+        ScalarType::E4m3 => Dtype::E4m3,
+        _ => Dtype::Bf16,
     };
     let frag =
         layouts::fragment::wgmma::accumulator(N as i64, dt).map_err(|e| k.error(e.to_string()))?;
@@ -429,38 +439,103 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     k.finish()
 }
 
+/// e4m3 bytes of a few exactly representable values (bias 7, 3 mantissa bits: PTX ISA 5.2.3).
+const E4M3: [(u8, f64); 9] = [
+    (0x00, 0.0),
+    (0x30, 0.5),
+    (0x38, 1.0),
+    (0x3C, 1.5),
+    (0x40, 2.0),
+    (0xB0, -0.5),
+    (0xB8, -1.0),
+    (0xBC, -1.5),
+    (0xC0, -2.0),
+];
+
 fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let n = N as usize;
+    let kk = k_of(input) as usize;
     let k = ctx.load(&build_wgmma(ctx.target(), input).map_err(e2s)?)?;
-    let to16 = |x: f32| {
-        if input == ScalarType::F16 {
-            half::f16::from_f32(x).to_bits()
-        } else {
-            half::bf16::from_f32(x).to_bits()
+    // Host values (as f64) and the device tensors with their tensor maps.
+    let operand = |ctx: &mut GpuCtx| -> std::result::Result<
+        (Vec<f64>, crate::runtime::TensorMap, Box<dyn std::any::Any>),
+        String,
+    > {
+        let map = |dtype, addr| {
+            TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
+                .with_swizzle(Swizzle::B128)
+        };
+        match input {
+            ScalarType::Tf32 => {
+                // tf32 keeps 10 mantissa bits: mask the rest so the tensor cores see exact values.
+                let v: Vec<f32> = ctx
+                    .rng
+                    .vec_f32(n * kk)
+                    .into_iter()
+                    .map(|x| f32::from_bits(x.to_bits() & 0xFFFF_E000))
+                    .collect();
+                let t = ctx.upload(&v, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(TensorMapDType::F32, t.addr()))
+                    .map_err(e2s)?;
+                Ok((v.iter().map(|&x| x as f64).collect(), m, Box::new(t)))
+            }
+            ScalarType::E4m3 => {
+                let idx: Vec<usize> = (0..n * kk)
+                    .map(|_| (ctx.rng.next_u64() % E4M3.len() as u64) as usize)
+                    .collect();
+                let bytes: Vec<u8> = idx.iter().map(|&i| E4M3[i].0).collect();
+                let t = ctx.upload(&bytes, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))
+                    .map_err(e2s)?;
+                Ok((idx.iter().map(|&i| E4M3[i].1).collect(), m, Box::new(t)))
+            }
+            _ => {
+                let f16 = input == ScalarType::F16;
+                let bits: Vec<u16> = ctx
+                    .rng
+                    .vec_f32(n * kk)
+                    .into_iter()
+                    .map(|x| {
+                        if f16 {
+                            half::f16::from_f32(x).to_bits()
+                        } else {
+                            half::bf16::from_f32(x).to_bits()
+                        }
+                    })
+                    .collect();
+                let vals = bits
+                    .iter()
+                    .map(|&b| {
+                        if f16 {
+                            half::f16::from_bits(b).to_f64()
+                        } else {
+                            half::bf16::from_bits(b).to_f64()
+                        }
+                    })
+                    .collect();
+                let t = ctx.upload(&bits, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(
+                        if f16 {
+                            TensorMapDType::F16
+                        } else {
+                            TensorMapDType::BF16
+                        },
+                        t.addr(),
+                    ))
+                    .map_err(e2s)?;
+                Ok((vals, m, Box::new(t)))
+            }
         }
     };
-    let from16 = |b: u16| {
-        if input == ScalarType::F16 {
-            half::f16::from_bits(b).to_f64()
-        } else {
-            half::bf16::from_bits(b).to_f64()
-        }
-    };
-    let ha: Vec<u16> = ctx.rng.vec_f32(n * n).into_iter().map(to16).collect();
-    let hb: Vec<u16> = ctx.rng.vec_f32(n * n).into_iter().map(to16).collect();
-    let (a, b) = (ctx.upload(&ha, &[n, n])?, ctx.upload(&hb, &[n, n])?);
+    let (ha, maa, _a) = operand(ctx)?;
+    let (hb, mbb, _b) = operand(ctx)?;
     let mut d = ctx.poisoned(&[n, n])?;
-    let dtype = if input == ScalarType::F16 {
-        TensorMapDType::F16
-    } else {
-        TensorMapDType::BF16
-    };
-    let map =
-        |addr| TensorMapDesc::row_major(dtype, addr, &[n, n], &[N, N]).with_swizzle(Swizzle::B128);
-    let (maa, mbb) = (
-        ctx.dev.encode_tensor_map(&map(a.addr())).map_err(e2s)?,
-        ctx.dev.encode_tensor_map(&map(b.addr())).map_err(e2s)?,
-    );
     k.launch(
         &ctx.stream,
         &mut [
@@ -474,8 +549,8 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let want: Vec<f32> = (0..n * n)
         .map(|i| {
             let (r, c) = (i / n, i % n);
-            (0..n)
-                .map(|kk| from16(ha[r * n + kk]) * from16(hb[c * n + kk]))
+            (0..kk)
+                .map(|x| ha[r * kk + x] * hb[c * kk + x])
                 .sum::<f64>() as f32
         })
         .collect();
@@ -483,8 +558,8 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
         max_err: max_abs_err(&got, &want),
         tolerance: 1e-3,
         detail: format!(
-            "64x64x64 {}: TMA 128B, gemm_async.wgmma, copy.fragment",
-            input
+            "64x64x{kk} {}: TMA 128B, gemm_async.wgmma, copy.fragment",
+            tag(input)
         ),
     })
 }
@@ -518,4 +593,16 @@ pub(crate) fn build_wgmma_bf16(t: Target) -> Result<BuiltKernel> {
 }
 pub(crate) fn build_wgmma_f16(t: Target) -> Result<BuiltKernel> {
     build_wgmma(t, ScalarType::F16)
+}
+pub(crate) fn tile_wgmma_tf32(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::Tf32)
+}
+pub(crate) fn tile_wgmma_e4m3(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::E4m3)
+}
+pub(crate) fn build_wgmma_tf32(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::Tf32)
+}
+pub(crate) fn build_wgmma_e4m3(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::E4m3)
 }

@@ -1,6 +1,7 @@
-//! `gemm_async.wgmma` (sm_90a): D (registers, the m64nNk16 accumulator fragment) = A·Bᵀ (+ D) for
-//! a warpgroup, A (64 x K) from shared memory or registers, B (N x K) from shared memory, both
-//! K-major with the swizzle their row width implies (128, 64 or 32 bytes: one swizzle atom per row).
+//! `gemm_async.wgmma` (sm_90a): D (f32 registers, the m64nNk accumulator fragment) = A·Bᵀ (+ D)
+//! for a warpgroup, A (64 x K) from shared memory or registers, B (N x K) from shared memory, both
+//! K-major with the swizzle their row width implies (128, 64 or 32 bytes: one swizzle atom per
+//! row); inputs f16, bf16, tf32 or e4m3/e5m2.
 //! The descriptors are computed from the shared tiles (PTX ISA 9.7.15.5.1.2: SBO = 8 rows of the
 //! atom, LBO unused when swizzled); each k16 step moves 32 bytes along the rows. Emits
 //! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group`; waiting
@@ -30,8 +31,28 @@ fn wg_dtype(t: ScalarType) -> Option<WgDtype> {
     match t {
         ScalarType::Bf16 => Some(WgDtype::Bf16),
         ScalarType::F16 => Some(WgDtype::F16),
+        ScalarType::Tf32 => Some(WgDtype::Tf32),
+        ScalarType::E4m3 => Some(WgDtype::E4m3),
+        ScalarType::E5m2 => Some(WgDtype::E5m2),
         _ => None,
     }
+}
+
+/// The wgmma types for A and B's element types (f32 accumulators).
+fn wgmma_types(a: ScalarType, b: ScalarType) -> Option<WgmmaTypes> {
+    use ScalarType::*;
+    match (a, b) {
+        (F16, F16) | (Bf16, Bf16) => Some(WgmmaTypes::Half { d: F32, ab: a }),
+        (Tf32, Tf32) => Some(WgmmaTypes::Tf32),
+        (E4m3 | E5m2, E4m3 | E5m2) => Some(WgmmaTypes::F8 { d: F32, a, b }),
+        _ => None,
+    }
+}
+
+/// Elements per k-step: every wgmma k-step reads 32 bytes of each row (k16 of 16-bit, k8 of tf32,
+/// k32 of 8-bit elements; PTX ISA 9.7.15.5.2 shapes).
+fn k_step(t: ScalarType) -> u32 {
+    32 / t.bytes()
 }
 
 /// The swizzle a K-major shared operand of `row_bytes` bytes per row uses.
@@ -44,18 +65,18 @@ fn swizzle_for(row_bytes: u32) -> Option<SwizzleMode> {
     }
 }
 
-/// A K-major shared operand: dense rows of `K * 2` bytes, the matching swizzle, an atom-aligned
-/// base.
+/// A K-major shared operand: dense rows of `K * element` bytes, the matching swizzle, an
+/// atom-aligned base.
 fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<(), String> {
+    let row_bytes = k * t.dtype.bytes();
     if t.storage != Storage::Shared || !matches!(t.base, Base::Shared(_)) {
         return Err(format!("{} is not a shared tile", t.storage));
     }
     if t.shape != [rows, k] {
         return Err(format!("shape {:?}, expected [{rows}, {k}]", t.shape));
     }
-    let want = swizzle_for(k * 2).ok_or(format!(
-        "rows of {} bytes: K-major rows of 32, 64 or 128 bytes",
-        k * 2
+    let want = swizzle_for(row_bytes).ok_or(format!(
+        "rows of {row_bytes} bytes: K-major rows of 32, 64 or 128 bytes"
     ))?;
     if t.swizzle != want || !t.is_contiguous() {
         return Err(format!("expected dense rows with the {want:?} swizzle"));
@@ -71,10 +92,11 @@ fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<(), Str
 
 fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
     let (d, a, b) = operands(ctx)?;
-    if a.dtype != b.dtype {
-        return Err(format!("A is {}, B is {}", a.dtype, b.dtype));
-    }
-    let dt = wg_dtype(a.dtype).ok_or(format!("{} inputs: this variant takes f16/bf16", a.dtype))?;
+    wgmma_types(a.dtype, b.dtype).ok_or(format!(
+        "A {} and B {}: wgmma takes f16, bf16, tf32 or e4m3/e5m2 pairs",
+        a.dtype, b.dtype
+    ))?;
+    let dt = wg_dtype(a.dtype).ok_or(format!("{} inputs", a.dtype))?;
     let [n, k] = b.shape[..] else {
         return Err("B is not 2-D".into());
     };
@@ -95,8 +117,9 @@ fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
             n / 2
         ));
     }
-    if k % 16 != 0 || k == 0 {
-        return Err(format!("K = {k}: a multiple of 16"));
+    let step = k_step(a.dtype);
+    if k % step != 0 || k == 0 {
+        return Err(format!("K = {k}: a multiple of {step}"));
     }
     shared_operand(b, n, k)?;
     match a.storage {
@@ -108,8 +131,10 @@ fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
             let Base::Registers(r) = &a.base else {
                 return Err("A has no registers".into());
             };
-            if k != 16 || r.len() != 4 || r.iter().any(|x| x.class != ptx_isa::RegClass::B32) {
-                return Err("A from registers: K = 16 and four .b32 registers".into());
+            if k != step || r.len() != 4 || r.iter().any(|x| x.class != ptx_isa::RegClass::B32) {
+                return Err(format!(
+                    "A from registers: K = {step} and four .b32 registers"
+                ));
             }
             Ok(())
         }
@@ -149,23 +174,19 @@ fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
     let Base::Shared(bb) = b.base else {
         return Err(invalid("B not shared".into()));
     };
-    let sw = swizzle_for(kk * 2).ok_or_else(|| invalid("row width".into()))?;
+    let row_bytes = kk * a.dtype.bytes();
+    let sw = swizzle_for(row_bytes).ok_or_else(|| invalid("row width".into()))?;
     let desc = WgmmaDesc {
         start_addr: 0,
         lbo: 16,
-        sbo: 8 * kk * 2,
+        sbo: 8 * row_bytes,
         base_offset: 0,
         swizzle: sw,
     };
-    let w = Wgmma {
-        n,
-        types: WgmmaTypes::Half {
-            d: ScalarType::F32,
-            ab: a.dtype,
-        },
-    };
+    let types = wgmma_types(a.dtype, b.dtype).ok_or_else(|| invalid("types".into()))?;
+    let w = Wgmma { n, types };
     k.wgmma_fence()?;
-    for step in 0..kk / 16 {
+    for step in 0..kk / k_step(a.dtype) {
         let scale = match (step, accumulate) {
             (0, Accumulate::No) => ScaleD::Const(false),
             (0, Accumulate::Pred(p)) => ScaleD::Pred(*p),
