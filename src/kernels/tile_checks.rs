@@ -439,6 +439,9 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     k.finish()
 }
 
+/// One uploaded operand: its host values, its tensor map, and the device tensor kept alive.
+type Operand = (Vec<f64>, crate::runtime::TensorMap, Box<dyn std::any::Any>);
+
 /// e4m3 bytes of a few exactly representable values (bias 7, 3 mantissa bits: PTX ISA 5.2.3).
 const E4M3: [(u8, f64); 9] = [
     (0x00, 0.0),
@@ -457,10 +460,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let kk = k_of(input) as usize;
     let k = ctx.load(&build_wgmma(ctx.target(), input).map_err(e2s)?)?;
     // Host values (as f64) and the device tensors with their tensor maps.
-    let operand = |ctx: &mut GpuCtx| -> std::result::Result<
-        (Vec<f64>, crate::runtime::TensorMap, Box<dyn std::any::Any>),
-        String,
-    > {
+    let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, String> {
         let map = |dtype, addr| {
             TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
                 .with_swizzle(Swizzle::B128)

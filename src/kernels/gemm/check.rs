@@ -305,6 +305,7 @@ pub fn check_config(
     let (alpha, beta) = (1.5f32, -0.5f32);
     let ab = cfg.alpha_beta.then_some((alpha, beta));
 
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
     fn run_typed<I: crate::runtime::Element, O: crate::runtime::Element>(
         stream: &Arc<CudaStream>,
         gemm: &Gemm,
