@@ -519,8 +519,43 @@ fn ldmatrix_refuses_a_tile_the_fragment_does_not_cover() {
         "{err}"
     );
     assert!(
-        err.contains("copy.fragment |        5 | fragment  | 4 registers for 8 values per thread"),
+        err.contains(
+            "copy.fragment          |        5 | fragment  | 4 registers for 8 values per thread"
+        ),
         "{err}"
+    );
+}
+
+#[test]
+fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
+    let mut e = env(Target::Sm90a);
+    let pairs = regs::<ty::Bf16x2>(&mut e.k, 32);
+    check(
+        "copy_stmatrix_fragment",
+        "copy.stmatrix_fragment",
+        e,
+        move |e| {
+            let frag = wgmma::accumulator(128, wgmma::Dtype::Bf16).unwrap();
+            let src = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
+            // Two 64-column slabs of 64 rows: offset(r, c) = c % 64 + 64 r + 4096 (c / 64).
+            use layouts::IntTuple as T;
+            let mut dst = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            dst.layout = Some(
+                layouts::Layout::new(
+                    T::tuple([T::tuple([T::Int(64), T::Int(2)]), T::Int(64)]),
+                    T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
+                )
+                .unwrap(),
+            );
+            (
+                TileOp::Copy {
+                    dst: leak(dst),
+                    src,
+                },
+                ExecScope::Warpgroup,
+            )
+        },
     );
 }
 
@@ -562,12 +597,13 @@ fn the_rejection_table() {
         "no variant lowers copy at warp scope on sm_90a
   dst: shared.bf16 [8x8] 64:1 align 1024
   src: shared.f32 [8x8] 64:1 align 1024
-  variant       | priority | predicate | reason
-  copy.ldmatrix |       30 | storage   | shared->shared is not shared->local
-  copy.stmatrix |       30 | storage   | shared->shared is not local->shared
-  copy.vector   |       20 | elements  | element types differ: .f32 and .bf16
-  copy.fragment |        5 | storage   | shared->shared is not global->local or shared->local or local->global or local->shared
-  copy.scalar   |        0 | elements  | element types differ: .f32 and .bf16
+  variant                | priority | predicate | reason
+  copy.ldmatrix          |       30 | storage   | shared->shared is not shared->local
+  copy.stmatrix          |       30 | storage   | shared->shared is not local->shared
+  copy.stmatrix_fragment |       25 | storage   | shared->shared is not local->shared
+  copy.vector            |       20 | elements  | element types differ: .f32 and .bf16
+  copy.fragment          |        5 | storage   | shared->shared is not global->local or shared->local or local->global or local->shared
+  copy.scalar            |        0 | elements  | element types differ: .f32 and .bf16
 "
     );
     // A tcgen05 op on Hopper: the target column says why.

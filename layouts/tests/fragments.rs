@@ -15,6 +15,11 @@ fn check(tv: &TvLayout, f: impl Fn(i64, i64) -> (i64, i64)) {
                 f(t, v),
                 "{tv}: thread {t} value {v}"
             );
+            // The flat evaluation `offset` uses agrees with the nested layout.
+            assert_eq!(
+                tv.offset(t, v).unwrap(),
+                tv.layout().call(t + tv.threads() * v)
+            );
         }
     }
     assert!(tv.is_bijective(), "{tv} is not a bijection onto its tile");

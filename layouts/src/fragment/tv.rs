@@ -82,6 +82,11 @@ pub struct TvLayout {
     rows: i64,
     cols: i64,
     layout: Layout,
+    /// The layout's leaves `(extent, stride)`, colexicographic: `offset` walks these instead of
+    /// the nested tuple (lowerings evaluate it for every thread and value).
+    flat: Vec<(i64, i64)>,
+    threads: i64,
+    values: i64,
 }
 
 impl TvLayout {
@@ -107,11 +112,17 @@ impl TvLayout {
                 "{layout} does not map into a {rows}x{cols} tile"
             )));
         }
+        let flat = layout.flat_modes();
+        let mode = |i: usize| layout.shape().modes().get(i).map_or(1, |m| m.product());
+        let (threads, values) = (mode(0), mode(1));
         Ok(TvLayout {
             name: name.into(),
             rows,
             cols,
             layout,
+            flat,
+            threads,
+            values,
         })
     }
 
@@ -161,12 +172,12 @@ impl TvLayout {
 
     /// The number of threads.
     pub fn threads(&self) -> i64 {
-        self.layout.mode(0).map_or(1, |m| m.size())
+        self.threads
     }
 
     /// The number of values per thread.
     pub fn values(&self) -> i64 {
-        self.layout.mode(1).map_or(1, |m| m.size())
+        self.values
     }
 
     /// The element offset `row + rows * col` held by `thread` in value `value`.
@@ -180,7 +191,13 @@ impl TvLayout {
                 values,
             });
         }
-        Ok(self.layout.call(thread + threads * value))
+        let mut idx = thread + threads * value;
+        let mut offset = 0;
+        for &(extent, stride) in &self.flat {
+            offset += idx % extent * stride;
+            idx /= extent;
+        }
+        Ok(offset)
     }
 
     /// The `(row, col)` held by `thread` in value `value`.

@@ -75,6 +75,8 @@ struct Gen<'a> {
         ptx_isa::builder::ParamRef<ty::F32>,
         ptx_isa::builder::ParamRef<ty::F32>,
     )>,
+    /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
+    fragment: layouts::fragment::TvLayout,
 }
 
 impl<'a> Gen<'a> {
@@ -101,7 +103,14 @@ impl<'a> Gen<'a> {
         if cfg.cluster_m == 2 {
             k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
         }
+        let dt = match cfg.input {
+            super::InType::Bf16 => layouts::fragment::wgmma::Dtype::Bf16,
+            super::InType::F16 => layouts::fragment::wgmma::Dtype::F16,
+        };
+        let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
+            .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
         Ok(Gen {
+            fragment,
             k,
             cfg,
             tma,
@@ -438,13 +447,7 @@ impl<'a> Gen<'a> {
         self.k.setp(CmpOp::Eq, leader, lt, 0u32)?;
         let acc: Vec<Reg<ty::F32>> = self.k.regs(cfg.bn as usize / 2);
         let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
-        let dt = match cfg.input {
-            super::InType::Bf16 => layouts::fragment::wgmma::Dtype::Bf16,
-            super::InType::F16 => layouts::fragment::wgmma::Dtype::F16,
-        };
-        let frag = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
-            .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
-        let d_tile = TileRef::registers(ScalarType::F32, frag, acc_refs.clone());
+        let d_tile = TileRef::registers(ScalarType::F32, self.fragment.clone(), acc_refs.clone());
         let (stage, phase) = (self.u32(), self.u32());
         self.k.mov(stage, 0u32)?;
         self.k.mov(phase, 0u32)?;
@@ -540,39 +543,48 @@ impl<'a> Gen<'a> {
         self.k.mad_lo(stage_c, cw, 64 * cfg.bn * 2, cm.base)?;
         self.k
             .add(stage_c, stage_c, cfg.stages * cfg.stage_bytes())?;
-        // Per thread: row = 16w + 8(q%2) + lane%8 with q = lane/8; the swizzle XORs lane%8.
-        let (w, lane, r8, qh, row) = (self.u32(), self.u32(), self.u32(), self.u32(), self.u32());
-        self.k.shr(w, lt, 5u32)?;
-        self.k.and(lane, lt, 31u32)?;
-        self.k.and(r8, lane, 7u32)?;
-        self.k.shr(qh, lane, 4u32)?;
-        let q1 = self.u32();
-        self.k.bfe(q1, lane, 3u32, 1u32)?;
-        self.k.shl(row, w, 4u32)?;
-        self.k.mad_lo(row, q1, 8u32, row)?;
-        self.k.add(row, row, r8)?;
-        let rowbase = self.u32();
-        self.k.mad_lo(rowbase, row, 128u32, stage_c)?;
-        let mut chunk_addr = Vec::new();
-        for t in 0..4u32 {
-            let c = self.u32();
-            self.k.add(c, qh, 2 * t)?;
-            self.k.xor(c, c, r8)?;
-            let a = self.u32();
-            self.k.mad_lo(a, c, 16u32, rowbase)?;
-            chunk_addr.push(a);
-        }
-        for j2 in 0..cfg.bn / 16 {
-            let mut regs = Vec::with_capacity(4);
-            for r in 0..4 {
-                let i = (8 * j2 + 2 * r) as usize;
-                regs.push(self.pack(acc[i], acc[i + 1])?);
-            }
-            let addr = Addr::<spaces::Shared>::reg32(chunk_addr[(j2 % 4) as usize])
-                .offset(((j2 / 4) * 8192) as i64);
-            self.k
-                .stmatrix(ptx_isa::builder::MatrixCount::X4, false, addr, &regs)?;
-        }
+        // Accumulators → 16-bit pairs (cast.registers) → the staging block (copy.stmatrix_fragment):
+        // 64-column slabs of 64 rows x 128 bytes, 128B-swizzled as the C tensor map expects
+        // (offset(r, c) = c % 64 + 64 r + 4096 (c / 64) elements).
+        let out = match cfg.output {
+            OutType::F16 => ScalarType::F16,
+            _ => ScalarType::Bf16,
+        };
+        let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
+        let pairs: Vec<RegRef> = self
+            .k
+            .regs::<ty::Bf16x2>(acc.len() / 2)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect();
+        let f32s = TileRef::registers(ScalarType::F32, self.fragment.clone(), acc_refs);
+        let halves = TileRef::registers(out, self.fragment.clone(), pairs);
+        tile_op(
+            self.k,
+            TileOp::Cast {
+                dst: &halves,
+                src: &f32s,
+            },
+            ExecScope::Warpgroup,
+        )?;
+        use layouts::IntTuple as T;
+        let slabs = (cfg.bn / 64) as i64;
+        let slab_layout = layouts::Layout::new(
+            T::tuple([T::tuple([T::Int(64), T::Int(slabs)]), T::Int(64)]),
+            T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
+        )
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
+        let mut staging = TileRef::shared_row_major(out, 64, cfg.bn, stage_c, 1024)
+            .with_swizzle(SwizzleMode::B128);
+        staging.layout = Some(slab_layout);
+        tile_op(
+            self.k,
+            TileOp::Copy {
+                dst: &staging,
+                src: &halves,
+            },
+            ExecScope::Warpgroup,
+        )?;
         // Generic-proxy writes must be visible to the async proxy before the TMA reads them.
         self.k
             .fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
@@ -616,19 +628,6 @@ impl<'a> Gen<'a> {
         }
         self.k.cp_async_bulk_commit_group()?;
         self.k.place(not_leader)
-    }
-
-    /// Two f32 accumulators as one packed 16-bit pair (`lo` in the low half). Both pair types
-    /// live in the `%hh` (`.b32`) class, so the f16 view of the register is the same register.
-    fn pack(&mut self, lo: Reg<ty::F32>, hi: Reg<ty::F32>) -> ptx_isa::Result<Reg<ty::Bf16x2>> {
-        let p = self.k.reg::<ty::Bf16x2>();
-        match self.cfg.output {
-            OutType::F16 => self
-                .k
-                .cvt_pack_f16x2(Reg::from_index(p.index()), hi, lo, false)?,
-            _ => self.k.cvt_pack_bf16x2(p, hi, lo, false)?,
-        }
-        Ok(p)
     }
 
     /// Writes the warpgroup's 64 x bn accumulators to C. Thread `l` of warp `w` holds, for

@@ -4,7 +4,9 @@
 
 use ptx_isa::{FunctionBuilder, RegRef, Result, TargetSet, ty};
 
-use super::common::{address, eval_layout, expect_copy, storages, thread_index};
+use super::common::{
+    address, div_const, eval_layout, expect_copy, rem_const, storages, thread_index,
+};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, Storage, TileRef};
 use crate::tile::registry::{Predicate, Variant};
@@ -61,22 +63,8 @@ fn shapes(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
     {
         return Err("a register's width differs from the element's".into());
     }
-    // The lowering splits tv(t, v) into tv(t, 0) + tv(0, v), row by row: check that no row
-    // carries between the two parts.
-    let rows = tv.rows();
-    for t in 0..tv.threads() {
-        for v in 0..tv.values() {
-            let (Ok(tv0), Ok(t0), Ok(v0)) = (tv.offset(t, v), tv.offset(t, 0), tv.offset(0, v))
-            else {
-                return Err("the layout does not evaluate".into());
-            };
-            if tv0 != t0 + v0 || t0 % rows + v0 % rows >= rows {
-                return Err(format!(
-                    "value {v} of thread {t} does not split into a thread and a value part"
-                ));
-            }
-        }
-    }
+    // The lowering splits tv(t, v) into T(t) + V(v), row by row: no row may carry.
+    super::copy_stmatrix_frag::separable(tv)?;
     Ok(())
 }
 
@@ -123,8 +111,8 @@ fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
     let rows = tv.rows() as u32;
     let cols = regs_t.shape[1];
     let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    k.rem(row0, tpart, rows)?;
-    k.div(col0, tpart, rows)?;
+    rem_const(k, row0, tpart, rows)?;
+    div_const(k, col0, tpart, rows)?;
     for (v, reg) in regs.iter().enumerate() {
         // The value part of (t, v) is a constant: tv(0, v).
         let vpart = tv

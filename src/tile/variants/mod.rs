@@ -5,6 +5,7 @@ pub(crate) mod common;
 mod copy_fragment;
 mod copy_ldmatrix;
 mod copy_scalar;
+mod copy_stmatrix_frag;
 pub(crate) mod copy_vector;
 mod cp_async;
 mod fill_cast;
@@ -30,6 +31,7 @@ pub(crate) const ALL: &[Variant] = &[
     copy_fragment::VARIANT,
     copy_ldmatrix::LDMATRIX,
     copy_ldmatrix::STMATRIX,
+    copy_stmatrix_frag::VARIANT,
     cp_async::VARIANT,
     tma::LOAD,
     tma::MULTICAST,

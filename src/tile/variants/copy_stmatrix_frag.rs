@@ -1,0 +1,398 @@
+//! `copy.stmatrix_fragment`: registers holding packed 16-bit pairs in any register layout whose
+//! warps hold whole 8x8 matrices the way `stmatrix` wants them (lane `l` has row `l / 4`, columns
+//! `2(l % 4)` and `+1` of each matrix: the wgmma and mma accumulator fragments do) → a shared tile
+//! of any layout and swizzle whose 8-element row pieces are 16 contiguous bytes. One
+//! `stmatrix.x4` (or `.x2`, `.x1`) per group of registers (PTX ISA 9.7.14.5.16). What a GEMM
+//! epilogue stages through shared memory before its TMA store.
+//!
+//! The plan is made on the host from the thread-value layout: the layout splits into a thread part
+//! and a value part (`tv(t, v) = T(t) + V(v)`), a warp's lanes follow the stmatrix pattern, and the
+//! four matrices of a group sit at value offsets affine in the matrix index; the lowering then
+//! computes each lane's row address once and each group's address from it.
+
+use layouts::fragment::TvLayout;
+use ptx_isa::builder::MatrixCount;
+use ptx_isa::{Addr, FunctionBuilder, Result, TargetSet, ty};
+
+use super::common::{div_const, eval_layout, expect_copy, pair, rem_const, storages, thread_index};
+use crate::tile::op::{OpCtx, OpKind};
+use crate::tile::operand::{Base, Storage, TileRef};
+use crate::tile::registry::{Predicate, Variant};
+
+/// The host plan: matrices per instruction, per-group value offsets, and the per-lane affine
+/// parts.
+struct Plan {
+    num: u32,
+    /// V(2 * num * g) for each group g.
+    group_offsets: Vec<i64>,
+    /// V(2(num g + q)) - V(2 num g) = (q & 1) * b + (q >> 1) * c.
+    b: i64,
+    c: i64,
+    /// For each group, where its lanes' addresses come from: `None` when the group computes them,
+    /// `Some((h, d))` when they are group `h`'s plus `d` bytes for every thread (an immediate
+    /// offset). Found by evaluating every thread's address on the host.
+    reuse: Vec<Option<(usize, i64)>>,
+}
+
+fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan, String> {
+    let tv: &TvLayout = regs
+        .fragment
+        .as_ref()
+        .ok_or("the register tile has no thread-value layout")?;
+    let Base::Registers(r) = &regs.base else {
+        return Err("no registers".into());
+    };
+    if regs.dtype.bits() != 16 || mem.dtype != regs.dtype {
+        return Err(format!(
+            "{} registers into {}: 16-bit elements of one type",
+            regs.dtype, mem.dtype
+        ));
+    }
+    if r.len() as i64 * 2 != tv.values() || r.iter().any(|x| x.class.decl_type().bits() != 32) {
+        return Err(format!(
+            "{} registers for {} values: packed pairs in 32-bit registers",
+            r.len(),
+            tv.values()
+        ));
+    }
+    if tv.threads() != threads || threads % 32 != 0 {
+        return Err(format!(
+            "the layout spreads over {} threads; the scope has {threads}",
+            tv.threads()
+        ));
+    }
+    if mem.shape != [tv.rows() as u32, tv.cols() as u32] {
+        return Err(format!(
+            "the shared tile is {:?}; the fragment covers {}x{}",
+            mem.shape,
+            tv.rows(),
+            tv.cols()
+        ));
+    }
+    let layout = mem.layout.as_ref().ok_or("the shared tile has no layout")?;
+    let (rows, cols) = (tv.rows(), tv.cols());
+    let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| e.to_string());
+    // A (thread, value) layout is linear in its two modes: tv(t, v) = T(t) + V(v) (CuTe layouts
+    // are sums over modes). What must be checked is that no row carries between the parts.
+    separable(tv)?;
+    // Lanes follow the stmatrix pattern within each warp: T(32w + l) = T(32w) + l/4 + rows*2(l%4).
+    for w in 0..threads / 32 {
+        let base = off(32 * w, 0)?;
+        for l in 0..32 {
+            if off(32 * w + l, 0)? != base + l / 4 + rows * 2 * (l % 4) {
+                return Err(format!(
+                    "lane {l} of warp {w} does not hold row l/4, columns 2(l%4) of its matrices"
+                ));
+            }
+        }
+    }
+    let regs_n = r.len() as u32;
+    let num = [4u32, 2, 1]
+        .into_iter()
+        .find(|n| regs_n % n == 0)
+        .unwrap_or(1);
+    let mut group_offsets = Vec::new();
+    let (mut b, mut c) = (0, 0);
+    for g in 0..regs_n / num {
+        let v0 = off(0, 2 * (num * g) as i64)?;
+        for q in 0..num as i64 {
+            let reg = (num * g) as i64 + q;
+            // The pair's second value is the next column.
+            if off(0, 2 * reg + 1)? != off(0, 2 * reg)? + rows {
+                return Err(format!("register {reg} does not hold two adjacent columns"));
+            }
+        }
+        let d = |q: i64| -> std::result::Result<i64, String> {
+            Ok(off(0, 2 * ((num * g) as i64 + q))? - v0)
+        };
+        let (gb, gc) = (
+            if num > 1 { d(1)? } else { 0 },
+            if num > 2 { d(2)? } else { 0 },
+        );
+        if num == 4 && d(3)? != gb + gc {
+            return Err("the four matrices of a group are not at affine offsets".into());
+        }
+        if g == 0 {
+            (b, c) = (gb, gc);
+        } else if (gb, gc) != (b, c) {
+            return Err("groups place their matrices differently".into());
+        }
+        group_offsets.push(v0);
+    }
+    // Every matrix row piece (8 elements from a column multiple of 8) is 16 contiguous bytes: at
+    // once when the column-fastest mode is a stride-1 run of a multiple of 8, else piece by piece.
+    let fast = layout
+        .flat_modes()
+        .first()
+        .is_some_and(|&(e, d)| d == 1 && e % 8 == 0)
+        && cols % 8 == 0;
+    for w in 0..if fast { 0 } else { threads / 32 } {
+        for (g, v0) in group_offsets.iter().enumerate() {
+            let _ = g;
+            for q in 0..num as i64 {
+                let cell = off(32 * w, 0)? + v0 + (q & 1) * b + (q >> 1) * c;
+                for rr in 0..8 {
+                    let (row, col) = ((cell + rr) % rows, (cell + rr) / rows);
+                    let idx = row * cols + col;
+                    if col % 8 != 0 || (0..8).any(|e| layout.call(idx + e) != layout.call(idx) + e)
+                    {
+                        return Err(format!(
+                            "the row piece at ({row}, {col}) is not 16 contiguous bytes"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Each thread's cell before the group offset, then the byte offset through the flat modes
+    // (the host twin of `eval_layout`).
+    let mut tcell = Vec::with_capacity(threads as usize);
+    for t in 0..threads {
+        let (l, q) = (t % 32, (t % 32 / 8) % num as i64);
+        tcell.push(off(t - l, 0)? + l % 8 + (q & 1) * b + (q >> 1) * c);
+    }
+    let flat = layout.flat_modes();
+    let swizzle = mem.swizzle.swizzle();
+    let reuse = reuse(&group_offsets, threads, |t, v0| {
+        let cell = tcell[t as usize] + v0;
+        let mut idx = (cell % rows) * cols + cell / rows;
+        let mut e = 0;
+        for &(extent, stride) in &flat {
+            e += idx % extent.max(1) * stride;
+            idx /= extent.max(1);
+        }
+        let bytes =
+            u64::try_from(2 * e).map_err(|_| format!("cell {cell} has a negative offset"))?;
+        Ok(swizzle.apply(bytes) as i64)
+    })?;
+    Ok(Plan {
+        num,
+        group_offsets,
+        b,
+        c,
+        reuse,
+    })
+}
+
+/// Groups whose every thread's address differs from another group's by one constant share that
+/// group's address register with an immediate offset: the lowest such group computes it, so the
+/// offsets are non-negative. `addr(t, v0)` is thread `t`'s byte offset for the group at `v0`.
+fn reuse(
+    group_offsets: &[i64],
+    threads: i64,
+    addr: impl Fn(i64, i64) -> std::result::Result<i64, String>,
+) -> std::result::Result<Vec<Option<(usize, i64)>>, String> {
+    let mut table = Vec::with_capacity(group_offsets.len());
+    for &v0 in group_offsets {
+        table.push(
+            (0..threads)
+                .map(|t| addr(t, v0))
+                .collect::<std::result::Result<Vec<_>, _>>()?,
+        );
+    }
+    let mut out: Vec<Option<(usize, i64)>> = vec![None; table.len()];
+    let mut reps: Vec<usize> = Vec::new();
+    for g in 0..table.len() {
+        let d = table[g][0];
+        let same = |h: usize| {
+            let e = table[h][0];
+            table[g].iter().zip(&table[h]).all(|(x, y)| x - d == y - e)
+        };
+        match reps.iter().position(|&h| same(h)) {
+            Some(i) if table[reps[i]][0] <= d => out[g] = Some((reps[i], d - table[reps[i]][0])),
+            Some(i) => {
+                // The new group is lower: it computes, the old representative and its members
+                // point at it.
+                let old = reps[i];
+                let shift = table[old][0] - d;
+                for o in out.iter_mut() {
+                    if let Some((h, off)) = o {
+                        if *h == old {
+                            *o = Some((g, *off + shift));
+                        }
+                    }
+                }
+                out[old] = Some((g, shift));
+                reps[i] = g;
+            }
+            None => reps.push(g),
+        }
+    }
+    Ok(out)
+}
+
+/// No row carries between the thread and value parts of `tv(t, v) = T(t) + V(v)`: the largest
+/// row of a thread part plus the largest row of a value part stays in the tile.
+pub(crate) fn separable(tv: &TvLayout) -> std::result::Result<(), String> {
+    let rows = tv.rows();
+    let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| e.to_string());
+    let mut max_t = 0;
+    for t in 0..tv.threads() {
+        max_t = max_t.max(off(t, 0)? % rows);
+    }
+    let mut max_v = 0;
+    for v in 0..tv.values() {
+        max_v = max_v.max(off(0, v)? % rows);
+    }
+    if max_t + max_v >= rows {
+        return Err(format!(
+            "rows carry between the thread part ({max_t}) and the value part ({max_v}) of {}",
+            tv.name()
+        ));
+    }
+    Ok(())
+}
+
+fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+    let (d, s) = pair(ctx)?;
+    plan(s, d, ctx.scope.threads() as i64).map(|_| ())
+}
+
+/// The registration.
+pub const VARIANT: Variant = Variant {
+    op: OpKind::Copy,
+    name: "copy.stmatrix_fragment",
+    targets: TargetSet::sm_at_least(90),
+    priority: 25,
+    predicates: &[
+        Predicate {
+            name: "storage",
+            check: |c| storages(c, &[(Storage::Shared, Storage::Local)]),
+        },
+        Predicate {
+            name: "fragment",
+            check,
+        },
+    ],
+    lower,
+};
+
+fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
+    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
+    let (d, s) = expect_copy(ctx)?;
+    let p = plan(s, d, ctx.scope.threads() as i64).map_err(invalid)?;
+    let (Base::Registers(regs), Base::Shared(base)) = (&s.base, &d.base) else {
+        return Err(invalid("registers to shared".into()));
+    };
+    let tv = s
+        .fragment
+        .as_ref()
+        .ok_or_else(|| invalid("no fragment".into()))?;
+    let layout = d
+        .layout
+        .as_ref()
+        .ok_or_else(|| invalid("no layout".into()))?;
+    let (rows, cols) = (tv.rows() as u32, tv.cols() as u32);
+    let thread_mode = tv
+        .layout()
+        .modes()
+        .first()
+        .cloned()
+        .ok_or_else(|| invalid("empty layout".into()))?;
+    // Lane l of warp w gives row l % 8 of matrix q = (l / 8) % num:
+    // cell = T(32w) + l % 8 + (q & 1) b + (q >> 1) c + V(group).
+    let t = thread_index(k, ctx.scope)?;
+    let (w32, lane, r8, q, tmp) = (
+        k.reg::<ty::U32>(),
+        k.reg::<ty::U32>(),
+        k.reg::<ty::U32>(),
+        k.reg::<ty::U32>(),
+        k.reg::<ty::U32>(),
+    );
+    k.and(w32, t, !31u32)?;
+    k.and(lane, t, 31u32)?;
+    k.and(r8, lane, 7u32)?;
+    k.shr(q, lane, 3u32)?;
+    rem_const(k, q, q, p.num)?;
+    let cell = eval_layout(k, &thread_mode, w32)?;
+    k.add(cell, cell, r8)?;
+    k.and(tmp, q, 1u32)?;
+    k.mad_lo(cell, tmp, p.b as u32, cell)?;
+    k.shr(tmp, q, 1u32)?;
+    k.mad_lo(cell, tmp, p.c as u32, cell)?;
+    let count = match p.num {
+        4 => MatrixCount::X4,
+        2 => MatrixCount::X2,
+        _ => MatrixCount::X1,
+    };
+    let mut addr: Vec<Option<ptx_isa::Reg<ty::U32>>> = vec![None; p.group_offsets.len()];
+    for (g, v0) in p.group_offsets.iter().enumerate() {
+        if p.reuse[g].is_some() {
+            continue;
+        }
+        let (cg, row, col, idx) = (
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+        );
+        k.add(cg, cell, *v0 as u32)?;
+        rem_const(k, row, cg, rows)?;
+        div_const(k, col, cg, rows)?;
+        k.mad_lo(idx, row, cols, col)?;
+        let e = eval_layout(k, layout, idx)?;
+        let bytes = k.reg::<ty::U32>();
+        k.shl(bytes, e, 1u32)?;
+        let sw = smem::emit::emit_swizzle(k, d.swizzle, bytes)?;
+        let at = k.reg::<ty::U32>();
+        k.add(at, *base, sw)?;
+        addr[g] = Some(at);
+    }
+    for g in 0..p.group_offsets.len() {
+        let (h, imm) = p.reuse[g].unwrap_or((g, 0));
+        let at = Addr::reg32(addr[h].ok_or_else(|| invalid(format!("group {h} has no address")))?)
+            .offset(imm);
+        let group: Vec<ptx_isa::Reg<ty::B32>> = regs[g * p.num as usize..(g + 1) * p.num as usize]
+            .iter()
+            .map(|r| ptx_isa::Reg::from_index(r.index))
+            .collect();
+        if regs[g * p.num as usize..(g + 1) * p.num as usize]
+            .iter()
+            .any(|r| r.class != ptx_isa::RegClass::B32)
+        {
+            // %hh (packed half) registers: stmatrix takes any 32-bit class; view them as such.
+            let group: Vec<ptx_isa::Reg<ty::Bf16x2>> = regs
+                [g * p.num as usize..(g + 1) * p.num as usize]
+                .iter()
+                .map(|r| ptx_isa::Reg::from_index(r.index))
+                .collect();
+            k.stmatrix(count, false, at.clone(), &group)?;
+        } else {
+            k.stmatrix(count, false, at.clone(), &group)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reuse;
+
+    #[test]
+    fn groups_a_constant_apart_share_the_lowest_groups_register() {
+        // Four groups: 0 and 2 differ by 64 for every thread, 3 is 128 below 1, and 1 and 3 are
+        // not a constant apart from 0 (the XOR makes the difference depend on the thread).
+        let addr = |t: i64, g: i64| -> Result<i64, String> {
+            Ok(match g {
+                0 => t * 16,
+                1 => (t * 16) ^ 32 | 1024,
+                2 => t * 16 + 64,
+                _ => ((t * 16) ^ 32 | 1024) - 128,
+            })
+        };
+        let r = reuse(&[0, 1, 2, 3], 8, addr).unwrap();
+        assert_eq!(r, vec![None, Some((3, 128)), Some((0, 64)), None]);
+    }
+
+    #[test]
+    fn an_error_in_any_threads_address_is_reported() {
+        let r = reuse(&[0, 1], 4, |t, g| {
+            if t == 3 && g == 1 {
+                Err("thread 3".to_string())
+            } else {
+                Ok(t)
+            }
+        });
+        assert_eq!(r, Err("thread 3".to_string()));
+    }
+}
