@@ -555,6 +555,7 @@ fn example(
             k.setp(CmpOp::Eq, p, out, 0u64)?;
             k.bar_red_pred(true, p, 0u32, None, PredSrc::not(p))
         }
+        BarWarpSync => k.bar_warp_sync(0xFFFF_FFFFu32),
         BarrierSync => k.barrier_sync(false, 2u32, Some(64u32.into())),
         BarrierArrive => k.barrier_arrive(true, 3u32, 128u32),
         Membar => k.membar(BarrierLevel::Gl),

@@ -208,6 +208,20 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     k.if_(leader, |k| {
         k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
         k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    // Both CTAs' barriers are initialised before any load may complete on them. (The CTA barrier
+    // after the cluster barrier is for compute-sanitizer's racecheck, which does not count
+    // barrier.cluster as ordering the CTA's own threads and warns about the mbarrier word.)
+    k.cluster_sync()?;
+    k.bar_sync(0u32, None)?;
+    // Each CTA arms its own barrier for the bytes it will receive. A peer's multicast may land
+    // first: its complete-tx takes the tx-count below zero and the phase still waits for this
+    // arrival (PTX ISA 9.7.13.15, the tx-count of an mbarrier phase). Arming after the cluster barrier rather than next to
+    // the init keeps the init and the arrive apart: ptxas runs a lone lane's init on the uniform
+    // datapath, and racecheck then pairs it with the lane's arrive as a warp-level hazard.
+    k.if_(leader, |k| {
         k.mbarrier_arrive_with(
             &ArriveOpts {
                 expect_tx: Some(bytes.into()),
@@ -219,11 +233,6 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
         Ok(())
     })
     .end()?;
-    // Both CTAs' barriers are armed before any load may complete on them. (The CTA barrier after
-    // the cluster barrier is for compute-sanitizer's racecheck, which does not count
-    // barrier.cluster as ordering the CTA's own threads and warns about the mbarrier word.)
-    k.cluster_sync()?;
-    k.bar_sync(0u32, None)?;
     let s = TileRef::shared_row_major(ScalarType::Bf16, N, N, base, 1024)
         .with_swizzle(SwizzleMode::B128);
     let row = k.reg::<ty::U32>();

@@ -80,6 +80,17 @@ impl FunctionBuilder {
         self.emit(Form::BarSync, i)
     }
 
+    /// `bar.warp.sync membermask`: the lanes in `membermask` wait for each other and their
+    /// memory accesses before it are ordered before those after it (PTX ISA 9.7.13.2; `__syncwarp`).
+    /// The executing lane must be in the mask.
+    pub fn bar_warp_sync(&mut self, membermask: impl Into<Src<ty::U32>>) -> Result<()> {
+        let i = Instruction::new("bar")
+            .modifier("warp")
+            .modifier("sync")
+            .operand(membermask.into());
+        self.emit(Form::BarWarpSync, i)
+    }
+
     /// `bar.arrive id, count`: arrive at barrier `id` without waiting.
     pub fn bar_arrive(
         &mut self,

@@ -177,6 +177,7 @@ forms! {
     BarRedPred: "bar.red.pred", "bar{.cta}.red.{and|or}.pred p, a{, b}, {!}c", ptx (2, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: bar";
     BarrierSync: "barrier.sync", "barrier{.cta}.sync{.aligned} a{, b}", ptx (6, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: barrier";
     BarrierArrive: "barrier.arrive", "barrier{.cta}.arrive{.aligned} a, b", ptx (6, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: barrier";
+    BarWarpSync: "bar.warp.sync", "bar.warp.sync membermask", ptx (6, 0), ALL, "9.7.13.2 Parallel Synchronization and Communication Instructions: bar.warp.sync";
     Membar: "membar", "membar.{cta|gl|sys}", ptx (1, 4), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar";
     Fence: "fence", "fence{.sc|.acq_rel}.{cta|gpu|sys}", ptx (6, 0), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
     FenceCluster: "fence.cluster", "fence{.sc|.acq_rel}.cluster", ptx (7, 8), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
