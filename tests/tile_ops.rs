@@ -9,7 +9,9 @@ use ptxkit::isa::builder::TensorMapRef;
 use ptxkit::isa::{
     FunctionBuilder, Imm, Module, RegRef, ScalarType, StateSpace, Target, ptxas, ty,
 };
-use ptxkit::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
+use ptxkit::tile::{
+    Accumulate, Elementwise, ExecScope, Extent, OpCtx, Storage, TileOp, TileRef, dispatch,
+};
 use smem::SwizzleMode;
 
 /// A kernel with a global pointer `g`, a 16 KB shared buffer `s` (1024-aligned), a tensor map
@@ -178,6 +180,186 @@ fn copy_fragment_stores_an_accumulator() {
         let dst = leak(TileRef::global_row_major(ScalarType::F32, 16, 8, e.g, 4));
         (TileOp::Copy { dst, src }, ExecScope::Warp)
     });
+}
+
+/// A run-time count for pitches and bounds (`%tid.x` stands in for a kernel parameter).
+fn runtime(k: &mut FunctionBuilder) -> ptxkit::isa::Reg<ty::U32> {
+    let r = k.reg::<ty::U32>();
+    k.mov_sreg(r, ptxkit::isa::SpecialReg::Tid(ptxkit::isa::Dim::X))
+        .unwrap();
+    r
+}
+
+#[test]
+fn copy_fragment_view_at_the_edges_of_a_matrix() {
+    // f32 accumulators into a pitched, bounded block: pairs of columns become st.v2 when the
+    // pitch is even, each guarded by its row and column.
+    let mut e = env(Target::Sm90a);
+    let acc = regs::<ty::F32>(&mut e.k, 4);
+    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
+    let (v, m) = {
+        let src = leak(TileRef::registers(
+            ScalarType::F32,
+            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
+            acc,
+        ));
+        let dst = leak(
+            TileRef::global_pitched(ScalarType::F32, 16, 8, e.g, 8, Extent::new(n, 2))
+                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 2)),
+        );
+        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
+    };
+    assert_eq!(v, "copy.fragment_view");
+    let text = m.to_ptx().unwrap();
+    assert_eq!(text.matches("st.global.v2.f32").count(), 2, "{text}");
+    assert_eq!(text.matches("@%p").count(), 2, "{text}");
+    golden_and_ptxas("copy_fragment_view_f32", &m);
+
+    // bf16 pairs into a matrix with an odd pitch: a pair's word may be misaligned, so each
+    // half is stored on its own, guarded by its own column.
+    let mut e = env(Target::Sm90a);
+    let pairs = regs::<ty::Bf16x2>(&mut e.k, 2);
+    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
+    let (v, m) = {
+        let src = leak(TileRef::registers(
+            ScalarType::Bf16,
+            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
+            pairs,
+        ));
+        let dst = leak(
+            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 2, Extent::new(n, 1))
+                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 1)),
+        );
+        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
+    };
+    assert_eq!(v, "copy.fragment_view");
+    let text = m.to_ptx().unwrap();
+    assert_eq!(text.matches("st.global.b16").count(), 4, "{text}");
+    golden_and_ptxas("copy_fragment_view_bf16_odd", &m);
+
+    // A bounded load of bf16 pairs with an even pitch: one 32-bit load per pair, zeroed first.
+    let mut e = env(Target::Sm90a);
+    let pairs = regs::<ty::Bf16x2>(&mut e.k, 2);
+    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
+    let (v, m) = {
+        let dst = leak(TileRef::registers(
+            ScalarType::Bf16,
+            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
+            pairs,
+        ));
+        let src = leak(
+            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 4, Extent::new(n, 2))
+                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 2)),
+        );
+        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
+    };
+    assert_eq!(v, "copy.fragment_view");
+    let text = m.to_ptx().unwrap();
+    assert_eq!(text.matches("ld.global.b32").count(), 2, "{text}");
+    assert_eq!(text.matches("mov.b32 %hh").count(), 2, "{text}");
+    golden_and_ptxas("copy_fragment_view_load", &m);
+
+    // A bounded tile is a view: the variants that take static tiles say so.
+    let mut e = env(Target::Sm90a);
+    let (n, rows) = (runtime(&mut e.k), runtime(&mut e.k));
+    let src = leak(
+        TileRef::global_row_major(ScalarType::F32, 16, 16, e.g, 16)
+            .with_bounds(Extent::new(rows, 1), Extent::new(n, 1)),
+    );
+    let dst = leak(TileRef::shared_row_major(
+        ScalarType::F32,
+        16,
+        16,
+        e.s,
+        1024,
+    ));
+    let err = run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap_err();
+    let row = err
+        .lines()
+        .find(|l| l.trim_start().starts_with("copy.vector"))
+        .unwrap_or_default();
+    assert!(
+        row.contains("| views     | takes no run-time pitch or bounds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn elementwise_and_casts_for_an_epilogue() {
+    // alpha * acc + beta * C with C arriving as bf16 pairs: cast to f32, axpby, cast back.
+    let mut e = env(Target::Sm90a);
+    let acc = regs::<ty::F32>(&mut e.k, 4);
+    let c_pairs = regs::<ty::Bf16x2>(&mut e.k, 2);
+    let c_f32 = regs::<ty::F32>(&mut e.k, 4);
+    let out = regs::<ty::F32>(&mut e.k, 4);
+    let alpha = e.k.reg::<ty::F32>();
+    e.k.mov(alpha, 1.5f32).unwrap();
+    let tv = mma::m16n8k16(layouts::fragment::Operand::C).unwrap();
+    let pairs = leak(TileRef::registers(ScalarType::Bf16, tv.clone(), c_pairs));
+    let wide = leak(TileRef::registers(ScalarType::F32, tv.clone(), c_f32));
+    let a = leak(TileRef::registers(ScalarType::F32, tv.clone(), acc));
+    let d = leak(TileRef::registers(ScalarType::F32, tv, out));
+    let ctx = |op| OpCtx {
+        op,
+        scope: ExecScope::Warp,
+        target: Target::Sm90a,
+    };
+    let v = dispatch(
+        &mut e.k,
+        &ctx(TileOp::Cast {
+            dst: wide,
+            src: pairs,
+        }),
+        None,
+    )
+    .unwrap();
+    assert_eq!(v, "cast.registers");
+    let f = Elementwise::Axpby {
+        alpha: alpha.into(),
+        beta: 0.25f32.into(),
+    };
+    let op = TileOp::Elementwise {
+        dst: d,
+        a,
+        b: Some(wide),
+        f,
+    };
+    let v = dispatch(&mut e.k, &ctx(op), None).unwrap();
+    assert_eq!(v, "elementwise.registers");
+    let v = dispatch(
+        &mut e.k,
+        &ctx(TileOp::Elementwise {
+            dst: d,
+            a: d,
+            b: None,
+            f: Elementwise::Relu,
+        }),
+        None,
+    )
+    .unwrap();
+    assert_eq!(v, "elementwise.registers");
+    // A binary function without b is declined with its reason.
+    let err = dispatch(
+        &mut e.k,
+        &ctx(TileOp::Elementwise {
+            dst: d,
+            a: d,
+            b: None,
+            f: Elementwise::Add,
+        }),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("| registers | a + b needs b"), "{err}");
+    e.k.ret().unwrap();
+    let mut m = e.m;
+    m.add(e.k.finish().unwrap()).unwrap();
+    let text = m.to_ptx().unwrap();
+    assert_eq!(text.matches("cvt.f32.bf16").count(), 4, "{text}");
+    assert_eq!(text.matches("fma.rn.f32").count(), 4, "{text}");
+    assert_eq!(text.matches("max.f32").count(), 4, "{text}");
+    golden_and_ptxas("elementwise_axpby", &m);
 }
 
 #[test]
@@ -602,6 +784,7 @@ fn the_rejection_table() {
   copy.stmatrix          |       30 | storage   | shared->shared is not local->shared
   copy.stmatrix_fragment |       25 | storage   | shared->shared is not local->shared
   copy.vector            |       20 | elements  | element types differ: .f32 and .bf16
+  copy.fragment_view     |        6 | storage   | shared->shared is not global->local or local->global
   copy.fragment          |        5 | storage   | shared->shared is not global->local or shared->local or local->global or local->shared
   copy.scalar            |        0 | elements  | element types differ: .f32 and .bf16
 "

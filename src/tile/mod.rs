@@ -20,8 +20,8 @@ pub mod registry;
 pub mod tmem;
 pub mod variants;
 
-pub use op::{Accumulate, OpCtx, OpKind, TileOp};
-pub use operand::{Base, ExecScope, Storage, TileRef};
+pub use op::{Accumulate, Elementwise, OpCtx, OpKind, TileOp};
+pub use operand::{Base, ExecScope, Extent, Storage, TileRef};
 pub use registry::{
     Declined, DispatchError, Predicate, Variant, candidates, dispatch, variants as all_variants,
     why_not,

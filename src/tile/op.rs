@@ -21,6 +21,8 @@ pub enum OpKind {
     Fill,
     /// Converts a tile to another element type.
     Cast,
+    /// Combines tiles element by element.
+    Elementwise,
 }
 
 impl fmt::Display for OpKind {
@@ -31,6 +33,7 @@ impl fmt::Display for OpKind {
             OpKind::GemmAsync => "gemm_async",
             OpKind::Fill => "fill",
             OpKind::Cast => "cast",
+            OpKind::Elementwise => "elementwise",
         })
     }
 }
@@ -44,6 +47,51 @@ pub enum Accumulate {
     No,
     /// Decided at run time.
     Pred(Pred),
+}
+
+/// What an elementwise op computes from its inputs `a` (and `b`), element by element.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elementwise {
+    /// `alpha * a`.
+    Scale {
+        /// The factor.
+        alpha: Src<ty::F32>,
+    },
+    /// `alpha * a + beta * b` (a GEMM epilogue's `alpha A·B + beta C`).
+    Axpby {
+        /// The factor of `a`.
+        alpha: Src<ty::F32>,
+        /// The factor of `b`.
+        beta: Src<ty::F32>,
+    },
+    /// `a + b`.
+    Add,
+    /// `a * b`.
+    Mul,
+    /// `max(a, 0)`.
+    Relu,
+}
+
+impl Elementwise {
+    /// Whether it reads a second input.
+    pub fn binary(&self) -> bool {
+        matches!(
+            self,
+            Elementwise::Axpby { .. } | Elementwise::Add | Elementwise::Mul
+        )
+    }
+}
+
+impl fmt::Display for Elementwise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Elementwise::Scale { .. } => "alpha * a",
+            Elementwise::Axpby { .. } => "alpha * a + beta * b",
+            Elementwise::Add => "a + b",
+            Elementwise::Mul => "a * b",
+            Elementwise::Relu => "max(a, 0)",
+        })
+    }
 }
 
 /// One tile op with its operands.
@@ -92,6 +140,17 @@ pub enum TileOp<'a> {
         /// Source.
         src: &'a TileRef,
     },
+    /// `dst = f(a, b)` element by element (`dst` may be `a`).
+    Elementwise {
+        /// Destination.
+        dst: &'a TileRef,
+        /// The first input.
+        a: &'a TileRef,
+        /// The second input, for the binary functions.
+        b: Option<&'a TileRef>,
+        /// The function.
+        f: Elementwise,
+    },
 }
 
 impl TileOp<'_> {
@@ -103,6 +162,23 @@ impl TileOp<'_> {
             TileOp::GemmAsync { .. } => OpKind::GemmAsync,
             TileOp::Fill { .. } => OpKind::Fill,
             TileOp::Cast { .. } => OpKind::Cast,
+            TileOp::Elementwise { .. } => OpKind::Elementwise,
+        }
+    }
+
+    /// Every operand tile.
+    pub fn operands(&self) -> Vec<&TileRef> {
+        match self {
+            TileOp::Copy { dst, src }
+            | TileOp::CopyAsync { dst, src, .. }
+            | TileOp::Cast { dst, src } => vec![dst, src],
+            TileOp::GemmAsync { d, a, b, .. } => vec![d, a, b],
+            TileOp::Fill { dst, .. } => vec![dst],
+            TileOp::Elementwise { dst, a, b, .. } => {
+                let mut v = vec![*dst, *a];
+                v.extend(b.iter().copied());
+                v
+            }
         }
     }
 
@@ -158,6 +234,13 @@ impl fmt::Display for OpCtx<'_> {
             }
             TileOp::GemmAsync { d, a, b, .. } => write!(f, "\n  d: {d}\n  a: {a}\n  b: {b}"),
             TileOp::Fill { dst, value } => write!(f, "\n  dst: {dst}\n  value: {value}"),
+            TileOp::Elementwise { dst, a, b, f: func } => {
+                write!(f, "\n  dst: {dst}\n  a: {a}")?;
+                if let Some(b) = b {
+                    write!(f, "\n  b: {b}")?;
+                }
+                write!(f, "\n  f: {func}")
+            }
         }
     }
 }

@@ -103,6 +103,38 @@ pub enum Base {
     },
 }
 
+/// A count known only at run time (a matrix's row pitch, how many rows of a tile exist), with
+/// what is known of it when the kernel is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extent {
+    /// The count.
+    pub value: Src<ty::U32>,
+    /// A number the count is always a multiple of (1 when nothing is known). Variants read it to
+    /// decide how wide an access may be: a vector never straddles a bound, and a row start is
+    /// aligned only as far as the pitch allows.
+    pub multiple_of: u32,
+}
+
+impl Extent {
+    /// A run-time count that is a multiple of `multiple_of`.
+    pub fn new(value: impl Into<Src<ty::U32>>, multiple_of: u32) -> Extent {
+        Extent {
+            value: value.into(),
+            multiple_of: multiple_of.max(1),
+        }
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.value {
+            Src::Imm(i) => write!(f, "{i}"),
+            _ if self.multiple_of > 1 => write!(f, "{}k", self.multiple_of),
+            _ => f.write_str("n"),
+        }
+    }
+}
+
 /// A tile operand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TileRef {
@@ -123,6 +155,13 @@ pub struct TileRef {
     pub base: Base,
     /// The alignment of the base in bytes.
     pub align: u32,
+    /// Global tiles cut from a larger row-major matrix: elements from one row to the next, known
+    /// at run time. Element `(r, c)` is at `base + (r * pitch + c) * size`; `layout` is `None`.
+    pub pitch: Option<Extent>,
+    /// The rows and columns of the tile that exist, counted from its origin (a count past the
+    /// shape means all): stores outside are skipped and loads outside read zero. A GEMM's edge
+    /// tiles are the use.
+    pub bounds: Option<[Extent; 2]>,
 }
 
 impl TileRef {
@@ -185,6 +224,8 @@ impl TileRef {
             swizzle: SwizzleMode::None,
             base,
             align,
+            pitch: None,
+            bounds: None,
         }
     }
 
@@ -199,6 +240,8 @@ impl TileRef {
             swizzle: SwizzleMode::None,
             base: Base::Registers(regs),
             align: 4,
+            pitch: None,
+            bounds: None,
         }
     }
 
@@ -219,6 +262,8 @@ impl TileRef {
             swizzle: SwizzleMode::None,
             base: Base::TensorMap { map, coords },
             align: 16,
+            pitch: None,
+            bounds: None,
         }
     }
 
@@ -233,7 +278,45 @@ impl TileRef {
             swizzle: SwizzleMode::None,
             base: Base::Tmem(taddr),
             align: 4,
+            pitch: None,
+            bounds: None,
         }
+    }
+
+    /// A `rows x cols` tile of a row-major global matrix whose rows are `pitch` elements apart
+    /// (known at run time), starting at `base` (aligned to `align` bytes).
+    pub fn global_pitched(
+        dtype: ScalarType,
+        rows: u32,
+        cols: u32,
+        base: Reg<ty::U64>,
+        align: u32,
+        pitch: Extent,
+    ) -> TileRef {
+        TileRef {
+            storage: Storage::Global,
+            dtype,
+            shape: vec![rows, cols],
+            layout: None,
+            fragment: None,
+            swizzle: SwizzleMode::None,
+            base: Base::Global(base),
+            align,
+            pitch: Some(pitch),
+            bounds: None,
+        }
+    }
+
+    /// The same tile of which only the first `rows` rows and `cols` columns exist.
+    pub fn with_bounds(mut self, rows: Extent, cols: Extent) -> TileRef {
+        self.bounds = Some([rows, cols]);
+        self
+    }
+
+    /// True when the tile has a run-time pitch or bounds (only variants that say they honour them
+    /// may take it).
+    pub fn is_view(&self) -> bool {
+        self.pitch.is_some() || self.bounds.is_some()
     }
 
     /// The same tile with a byte swizzle.
@@ -282,6 +365,12 @@ impl fmt::Display for TileRef {
         }
         if matches!(self.base, Base::TensorMap { .. }) {
             write!(f, " (tensor map)")?;
+        }
+        if let Some(p) = &self.pitch {
+            write!(f, " pitch {p}")?;
+        }
+        if let Some([r, c]) = &self.bounds {
+            write!(f, " bounds {r}x{c}")?;
         }
         write!(f, " align {}", self.align)
     }

@@ -38,6 +38,12 @@ pub struct Variant {
     pub targets: TargetSet,
     /// Higher is tried first.
     pub priority: i32,
+    /// Whether it honours operands' run-time pitch and bounds ([`TileRef::pitch`],
+    /// [`TileRef::bounds`]); the registry declines such operands for the others.
+    ///
+    /// [`TileRef::pitch`]: super::TileRef::pitch
+    /// [`TileRef::bounds`]: super::TileRef::bounds
+    pub views: bool,
     /// What must hold for it to apply.
     pub predicates: &'static [Predicate],
     /// Writes the instructions.
@@ -126,6 +132,11 @@ pub fn why_not(v: &Variant, ctx: &OpCtx<'_>) -> Option<(&'static str, String)> {
             "target",
             format!("{} lacks it (targets: {})", ctx.target, v.targets.names()),
         ));
+    }
+    if !v.views {
+        if let Some(t) = ctx.op.operands().into_iter().find(|t| t.is_view()) {
+            return Some(("views", format!("takes no run-time pitch or bounds ({t})")));
+        }
     }
     v.predicates
         .iter()

@@ -1,10 +1,10 @@
 //! The GEMM kernel's PTX, written with the ptx-isa builder.
 
-use crate::tile::{Accumulate, ExecScope, OpCtx, TileOp, TileRef, dispatch};
+use crate::tile::{Accumulate, Elementwise, ExecScope, Extent, OpCtx, TileOp, TileRef, dispatch};
 use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
 use ptx_isa::{
-    Addr, Dim, Directive, FunctionBuilder, Imm, Module, Pred, Reg, RegRef, ScalarType, Sinkable,
-    SpecialReg, Src, StateSpace, Target, spaces, ty,
+    Addr, Dim, Directive, FunctionBuilder, Module, Reg, RegRef, ScalarType, Sinkable, SpecialReg,
+    StateSpace, Target, spaces, ty,
 };
 use smem::SwizzleMode;
 
@@ -504,7 +504,7 @@ impl<'a> Gen<'a> {
             })?;
             match g.tmc.clone() {
                 Some(tmc) => g.epilogue_tma(cm, cw, lt, mb, nb, &acc, &tmc),
-                None => g.epilogue(cm, cw, lt, mb, nb, &acc),
+                None => g.epilogue(cm, cw, mb, nb, &acc),
             }
         })?;
         if self.cfg.tma_store {
@@ -630,54 +630,54 @@ impl<'a> Gen<'a> {
         self.k.place(not_leader)
     }
 
-    /// Writes the warpgroup's 64 x bn accumulators to C. Thread `l` of warp `w` holds, for
-    /// accumulator `i`, row `16w + l/4 + 8((i/2)%2)` and column `8(i/4) + 2(l%4) + i%2` (the
-    /// m64nNk16 f32 fragment, PTX ISA 9.7.15.5.1.1.1).
+    /// The register epilogue: the warpgroup's 64 x bn accumulators (the m64nNk f32 fragment, PTX
+    /// ISA 9.7.15.5.1.1.1) straight to C through tile ops: `copy.fragment_view` (C as a tile of a
+    /// matrix with run-time pitch N, bounded on edge tiles), `cast.registers` to bf16/f16 pairs,
+    /// and with `alpha_beta` a load of C and `elementwise.registers` for `alpha·acc + beta·C`.
+    /// Whole tiles take a copy without bounds (no predicates); edge tiles the bounded one.
     fn epilogue(
         &mut self,
         cm: &Common,
         cw: R32,
-        lt: R32,
         mb: R32,
         nb: R32,
         acc: &[Reg<ty::F32>],
     ) -> ptx_isa::Result<()> {
         let cfg = self.cfg;
+        let out = match cfg.output {
+            OutType::Bf16 => ScalarType::Bf16,
+            OutType::F16 => ScalarType::F16,
+            OutType::F32 => ScalarType::F32,
+        };
         let bytes = cfg.output.bytes();
-        let (w, l) = (self.u32(), self.u32());
-        self.k.shr(w, lt, 5u32)?;
-        self.k.and(l, lt, 31u32)?;
-        let row0 = self.u32();
-        self.k.mul_lo(row0, mb, GemmConfig::BM)?;
-        self.k.mad_lo(row0, cw, 64u32, row0)?;
-        self.k.mad_lo(row0, w, 16u32, row0)?;
-        let t = self.u32();
-        self.k.shr(t, l, 2u32)?;
-        self.k.add(row0, row0, t)?;
-        let col0 = self.u32();
-        self.k.and(t, l, 3u32)?;
-        self.k.mul_lo(col0, nb, cfg.bn)?;
-        self.k.mad_lo(col0, t, 2u32, col0)?;
-        // Row addresses of rows row0 and row0 + 8.
+        // The block's first row and column, and its address in C.
+        let (row, col) = (self.u32(), self.u32());
+        self.k.mul_lo(row, mb, GemmConfig::BM)?;
+        self.k.mad_lo(row, cw, 64u32, row)?;
+        self.k.mul_lo(col, nb, cfg.bn)?;
+        let idx = self.u32();
+        self.k.mad_lo(idx, row, cm.n, col)?;
         let c = self.k.load_param(&self.c)?;
-        let cg = self.k.reg::<ty::U64>();
+        let (cg, off, at) = (
+            self.k.reg::<ty::U64>(),
+            self.k.reg::<ty::U64>(),
+            self.k.reg::<ty::U64>(),
+        );
         self.k.cvta_to(StateSpace::Global, cg, c)?;
-        let mut rows = Vec::new();
-        let mut row_ok = Vec::new();
-        for h in 0..2u32 {
-            let r = self.u32();
-            self.k.add(r, row0, 8 * h)?;
-            let ok = self.k.pred();
-            self.k.setp(CmpOp::Lt, ok, r, cm.m)?;
-            let idx = self.u32();
-            self.k.mad_lo(idx, r, cm.n, col0)?;
-            let off = self.k.reg::<ty::U64>();
-            self.k.mul_wide(off, idx, bytes)?;
-            let a = self.k.reg::<ty::U64>();
-            self.k.add(a, cg, off)?;
-            rows.push(a);
-            row_ok.push(ok);
-        }
+        self.k.mul_wide(off, idx, bytes)?;
+        self.k.add(at, cg, off)?;
+        // Rows and columns of the block inside C: max(m, row) - row (zero past the end), n - col.
+        let (rows_in, cols_in) = (self.u32(), self.u32());
+        self.k.max(rows_in, cm.m, row)?;
+        self.k.sub(rows_in, rows_in, row)?;
+        self.k.sub(cols_in, cm.n, col)?;
+        // With N even every row starts on a pair boundary (C itself is 256-byte aligned).
+        let pair = if cfg.n_even { 2 } else { 1 };
+        let pitch = Extent::new(cm.n, pair);
+        let whole = TileRef::global_pitched(out, 64, cfg.bn, at, pair * bytes, pitch);
+        let edge = whole
+            .clone()
+            .with_bounds(Extent::new(rows_in, 1), Extent::new(cols_in, pair));
         let ab = match &self.alpha_beta {
             Some((pa, pb)) => {
                 let (pa, pb) = (pa.clone(), pb.clone());
@@ -685,172 +685,113 @@ impl<'a> Gen<'a> {
             }
             None => None,
         };
-        // Whole tiles store without predicates.
         let full = self.k.pred();
-        let (tm, tn) = (self.u32(), self.u32());
-        self.k.mad_lo(tm, mb, GemmConfig::BM, GemmConfig::BM)?;
-        self.k.mad_lo(tn, nb, cfg.bn, cfg.bn)?;
-        self.k.setp(CmpOp::Le, full, tm, cm.m)?;
         let p2 = self.k.pred();
-        self.k.setp(CmpOp::Le, p2, tn, cm.n)?;
+        self.k.setp(CmpOp::Ge, full, rows_in, 64u32)?;
+        self.k.setp(CmpOp::Ge, p2, cols_in, cfg.bn)?;
         self.k.and(full, full, p2)?;
         let (partial, end) = (self.k.label(), self.k.label());
         self.k.unless(full).bra(partial)?;
-        self.stores(acc, &rows, None, col0, cm.n, ab)?;
+        self.store_c(&whole, acc, ab)?;
         self.k.bra(end)?;
         self.k.place(partial)?;
-        self.stores(acc, &rows, Some(&row_ok), col0, cm.n, ab)?;
+        self.store_c(&edge, acc, ab)?;
         self.k.place(end)
     }
 
-    fn stores(
+    /// `c = acc` (or `alpha·acc + beta·c`) for one view of the warpgroup's block of C.
+    fn store_c(
         &mut self,
+        c: &TileRef,
         acc: &[Reg<ty::F32>],
-        rows: &[Reg<ty::U64>],
-        row_ok: Option<&[Pred]>,
-        col0: R32,
-        n: R32,
         ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
     ) -> ptx_isa::Result<()> {
-        let cfg = self.cfg;
-        let bytes = cfg.output.bytes() as i64;
-        for j in 0..cfg.bn / 8 {
-            // Column predicate of this 8-column chunk (and its second element when N is odd).
-            let col_ok: Option<[Pred; 2]> = match row_ok {
-                None => None,
-                Some(_) => {
-                    let col = self.u32();
-                    self.k.add(col, col0, 8 * j)?;
-                    let (p0, p1) = (self.k.pred(), self.k.pred());
-                    self.k.setp(CmpOp::Lt, p0, col, n)?;
-                    self.k.add(col, col, 1u32)?;
-                    self.k.setp(CmpOp::Lt, p1, col, n)?;
-                    Some([p0, p1])
-                }
-            };
-            for h in 0..2usize {
-                let i = (4 * j) as usize + 2 * h;
-                let addr = Addr::<spaces::Global>::reg(rows[h]).offset(8 * j as i64 * bytes);
-                let guard = match (row_ok, col_ok) {
-                    (Some(ro), Some(co)) => {
-                        let (g0, g1) = (self.k.pred(), self.k.pred());
-                        self.k.and(g0, ro[h], co[0])?;
-                        self.k.and(g1, ro[h], co[1])?;
-                        Some([g0, g1])
-                    }
-                    _ => None,
-                };
-                let (mut v0, mut v1) = (acc[i], acc[i + 1]);
-                if let Some((alpha, beta)) = ab {
-                    let (o0, o1) = (self.k.reg::<ty::F32>(), self.k.reg::<ty::F32>());
-                    self.load_c(addr.clone(), o0, o1, guard)?;
-                    let (r0, r1) = (self.k.reg::<ty::F32>(), self.k.reg::<ty::F32>());
-                    self.k.mul(r0, o0, beta)?;
-                    self.k.fma(r0, v0, alpha, r0)?;
-                    self.k.mul(r1, o1, beta)?;
-                    self.k.fma(r1, v1, alpha, r1)?;
-                    (v0, v1) = (r0, r1);
-                }
-                self.store_pair(addr, v0, v1, guard)?;
+        let wg = ExecScope::Warpgroup;
+        let f32s = |k: &mut FunctionBuilder, n: usize| -> Vec<RegRef> {
+            k.regs::<ty::F32>(n)
+                .into_iter()
+                .map(|r| r.as_ref())
+                .collect()
+        };
+        let pairs = |k: &mut FunctionBuilder, n: usize| -> Vec<RegRef> {
+            k.regs::<ty::Bf16x2>(n)
+                .into_iter()
+                .map(|r| r.as_ref())
+                .collect()
+        };
+        let frag = self.fragment.clone();
+        let mut result = TileRef::registers(
+            ScalarType::F32,
+            frag.clone(),
+            acc.iter().map(|r| r.as_ref()).collect(),
+        );
+        if let Some((alpha, beta)) = ab {
+            // C into f32 registers of the accumulator's fragment (16-bit C through pairs).
+            let old = TileRef::registers(ScalarType::F32, frag.clone(), f32s(self.k, acc.len()));
+            if c.dtype == ScalarType::F32 {
+                tile_op(self.k, TileOp::Copy { dst: &old, src: c }, wg)?;
+            } else {
+                let packed =
+                    TileRef::registers(c.dtype, frag.clone(), pairs(self.k, acc.len() / 2));
+                tile_op(
+                    self.k,
+                    TileOp::Copy {
+                        dst: &packed,
+                        src: c,
+                    },
+                    wg,
+                )?;
+                tile_op(
+                    self.k,
+                    TileOp::Cast {
+                        dst: &old,
+                        src: &packed,
+                    },
+                    wg,
+                )?;
             }
+            let mixed = TileRef::registers(ScalarType::F32, frag.clone(), f32s(self.k, acc.len()));
+            tile_op(
+                self.k,
+                TileOp::Elementwise {
+                    dst: &mixed,
+                    a: &result,
+                    b: Some(&old),
+                    f: Elementwise::Axpby {
+                        alpha: alpha.into(),
+                        beta: beta.into(),
+                    },
+                },
+                wg,
+            )?;
+            result = mixed;
         }
-        Ok(())
-    }
-
-    /// Loads the two C elements at `addr` as f32 (zero where the guard is false).
-    fn load_c(
-        &mut self,
-        addr: Addr<spaces::Global>,
-        o0: Reg<ty::F32>,
-        o1: Reg<ty::F32>,
-        guard: Option<[Pred; 2]>,
-    ) -> ptx_isa::Result<()> {
-        let bytes = self.cfg.output.bytes() as i64;
-        for (e, o) in [(0usize, o0), (1, o1)] {
-            let at = addr.clone().offset(e as i64 * bytes);
-            match self.cfg.output {
-                OutType::F32 => {
-                    self.k.mov(o, 0.0f32)?;
-                    self.guard(guard, e);
-                    self.k.ld(o, at)?;
-                }
-                OutType::Bf16 => {
-                    let x = self.k.reg::<ty::Bf16>();
-                    self.k.mov(x, Src::Imm(Imm::UInt(0)))?;
-                    self.guard(guard, e);
-                    self.k.ld(x, at)?;
-                    self.k.cvt(o, x)?;
-                }
-                OutType::F16 => {
-                    let x = self.k.reg::<ty::F16>();
-                    self.k.mov(x, Src::Imm(Imm::UInt(0)))?;
-                    self.guard(guard, e);
-                    self.k.ld(x, at)?;
-                    self.k.cvt(o, x)?;
-                }
-            }
+        if c.dtype == ScalarType::F32 {
+            return tile_op(
+                self.k,
+                TileOp::Copy {
+                    dst: c,
+                    src: &result,
+                },
+                wg,
+            );
         }
-        Ok(())
-    }
-
-    /// Predicates the next instruction on element `e`'s guard, if any.
-    fn guard(&mut self, guard: Option<[Pred; 2]>, e: usize) {
-        if let Some(g) = guard {
-            self.k.when(g[e]);
-        }
-    }
-
-    /// Stores two adjacent C elements (as one pair when N is even). Conversions run unguarded;
-    /// only the stores are predicated.
-    fn store_pair(
-        &mut self,
-        addr: Addr<spaces::Global>,
-        v0: Reg<ty::F32>,
-        v1: Reg<ty::F32>,
-        guard: Option<[Pred; 2]>,
-    ) -> ptx_isa::Result<()> {
-        let bytes = self.cfg.output.bytes() as i64;
-        if self.cfg.n_even {
-            return match self.cfg.output {
-                OutType::F32 => {
-                    self.guard(guard, 0);
-                    self.k.st_v(addr, &[v0, v1])
-                }
-                OutType::Bf16 => {
-                    let p = self.k.reg::<ty::Bf16x2>();
-                    self.k.cvt_pack_bf16x2(p, v1, v0, false)?;
-                    self.guard(guard, 0);
-                    self.k.st(addr, p)
-                }
-                OutType::F16 => {
-                    let p = self.k.reg::<ty::F16x2>();
-                    self.k.cvt_pack_f16x2(p, v1, v0, false)?;
-                    self.guard(guard, 0);
-                    self.k.st(addr, p)
-                }
-            };
-        }
-        for (e, v) in [(0usize, v0), (1, v1)] {
-            let a = addr.clone().offset(e as i64 * bytes);
-            match self.cfg.output {
-                OutType::F32 => {
-                    self.guard(guard, e);
-                    self.k.st(a, v)?;
-                }
-                OutType::Bf16 => {
-                    let h = self.k.reg::<ty::Bf16>();
-                    self.k.cvt(h, v)?;
-                    self.guard(guard, e);
-                    self.k.st(a, h)?;
-                }
-                OutType::F16 => {
-                    let h = self.k.reg::<ty::F16>();
-                    self.k.cvt(h, v)?;
-                    self.guard(guard, e);
-                    self.k.st(a, h)?;
-                }
-            }
-        }
-        Ok(())
+        let packed = TileRef::registers(c.dtype, frag, pairs(self.k, acc.len() / 2));
+        tile_op(
+            self.k,
+            TileOp::Cast {
+                dst: &packed,
+                src: &result,
+            },
+            wg,
+        )?;
+        tile_op(
+            self.k,
+            TileOp::Copy {
+                dst: c,
+                src: &packed,
+            },
+            wg,
+        )
     }
 }

@@ -29,6 +29,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy_async.bulk_cluster",
     targets: TargetSet::sm_at_least(90),
     priority: 20,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -74,6 +74,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy.fragment",
     targets: TargetSet::all(),
     priority: 5,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -163,6 +163,7 @@ pub const LDMATRIX: Variant = Variant {
     name: "copy.ldmatrix",
     targets: TargetSet::all(),
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",
@@ -186,6 +187,7 @@ pub const STMATRIX: Variant = Variant {
     name: "copy.stmatrix",
     targets: TargetSet::sm_at_least(90),
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -34,6 +34,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy.scalar",
     targets: TargetSet::all(),
     priority: 0,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

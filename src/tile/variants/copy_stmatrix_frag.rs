@@ -254,6 +254,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy.stmatrix_fragment",
     targets: TargetSet::sm_at_least(90),
     priority: 25,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

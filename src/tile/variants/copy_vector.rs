@@ -45,6 +45,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy.vector",
     targets: TargetSet::all(),
     priority: 20,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -33,6 +33,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy_async.cp_async",
     targets: TargetSet::all(),
     priority: 10,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

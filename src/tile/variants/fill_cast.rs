@@ -1,7 +1,8 @@
 //! `fill.registers` (`mov` of a constant into every register of a register tile),
 //! `fill.memory` (a dense shared/global tile, 4-byte stores spread over the scope's threads) and
-//! `cast.registers` (f32 registers → packed bf16x2/f16x2 pairs, `cvt.rn.{bf16,f16}x2.f32`: PTX ISA
-//! 9.7.9.21), the pieces a GEMM epilogue needs.
+//! `cast.registers` (f32 registers ↔ packed bf16x2/f16x2 pairs: `cvt.rn.{bf16,f16}x2.f32` one
+//! way, `mov.b32 {lo, hi}` and `cvt.f32.{bf16,f16}` the other; PTX ISA 9.7.9.21, 9.7.9.9), the
+//! pieces a GEMM epilogue needs.
 
 use ptx_isa::{Imm, RegClass, ScalarType, Src, TargetSet, ty};
 
@@ -43,6 +44,7 @@ pub const FILL_REGISTERS: Variant = Variant {
     name: "fill.registers",
     targets: TargetSet::all(),
     priority: 10,
+    views: false,
     predicates: &[Predicate {
         name: "storage",
         check: fill_regs,
@@ -84,6 +86,7 @@ pub const FILL_MEMORY: Variant = Variant {
     name: "fill.memory",
     targets: TargetSet::all(),
     priority: 10,
+    views: false,
     predicates: &[Predicate {
         name: "storage",
         check: fill_mem,
@@ -124,20 +127,26 @@ fn cast_check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
     let (Base::Registers(d), Base::Registers(s)) = (&dst.base, &src.base) else {
         return Err("register tiles expected".into());
     };
-    if src.dtype != ScalarType::F32 || !matches!(dst.dtype, ScalarType::Bf16 | ScalarType::F16) {
+    let half = |t: ScalarType| matches!(t, ScalarType::Bf16 | ScalarType::F16);
+    // f32 -> packed pairs, or packed pairs -> f32.
+    let (wide, wide_t, packed, packed_t) = if src.dtype == ScalarType::F32 && half(dst.dtype) {
+        (s, "source", d, dst.dtype)
+    } else if dst.dtype == ScalarType::F32 && half(src.dtype) {
+        (d, "destination", s, src.dtype)
+    } else {
         return Err(format!(
-            "{} -> {}: this variant casts f32 to bf16/f16 pairs",
+            "{} -> {}: this variant casts between f32 and bf16/f16 pairs",
             src.dtype, dst.dtype
         ));
-    }
-    if s.len() != 2 * d.len()
-        || s.iter().any(|r| r.class != RegClass::F32)
-        || d.iter().any(|r| r.class != RegClass::H32)
+    };
+    if wide.len() != 2 * packed.len()
+        || wide.iter().any(|r| r.class != RegClass::F32)
+        || packed.iter().any(|r| r.class != RegClass::H32)
     {
         return Err(format!(
-            "{} f32 registers into {} pair registers: want 2 to 1, .f32 into %hh",
-            s.len(),
-            d.len()
+            "{} f32 registers ({wide_t}) and {} {packed_t} pair registers: want 2 to 1, .f32 and %hh",
+            wide.len(),
+            packed.len()
         ));
     }
     if dst.shape != src.shape {
@@ -152,6 +161,7 @@ pub const CAST_REGISTERS: Variant = Variant {
     name: "cast.registers",
     targets: TargetSet::all(),
     priority: 10,
+    views: false,
     predicates: &[
         Predicate {
             name: "scope",
@@ -169,6 +179,27 @@ pub const CAST_REGISTERS: Variant = Variant {
         let (Base::Registers(d), Base::Registers(s)) = (&dst.base, &src.base) else {
             return Ok(());
         };
+        if src.dtype != ScalarType::F32 {
+            // Pairs -> f32: split each word into its halves (low first) and widen them.
+            for (i, word) in s.iter().enumerate() {
+                let (lo, hi) = (
+                    ptx_isa::Reg::<ty::F32>::from_index(d[2 * i].index),
+                    ptx_isa::Reg::<ty::F32>::from_index(d[2 * i + 1].index),
+                );
+                if src.dtype == ScalarType::Bf16 {
+                    let h = [k.reg::<ty::Bf16>(), k.reg::<ty::Bf16>()];
+                    k.mov_unpack(&h, ptx_isa::Reg::<ty::Bf16x2>::from_index(word.index))?;
+                    k.cvt(lo, h[0])?;
+                    k.cvt(hi, h[1])?;
+                } else {
+                    let h = [k.reg::<ty::F16>(), k.reg::<ty::F16>()];
+                    k.mov_unpack(&h, ptx_isa::Reg::<ty::F16x2>::from_index(word.index))?;
+                    k.cvt(lo, h[0])?;
+                    k.cvt(hi, h[1])?;
+                }
+            }
+            return Ok(());
+        }
         for (i, out) in d.iter().enumerate() {
             let (lo, hi) = (
                 ptx_isa::Reg::<ty::F32>::from_index(s[2 * i].index),

@@ -7,7 +7,9 @@ mod copy_ldmatrix;
 mod copy_scalar;
 mod copy_stmatrix_frag;
 pub(crate) mod copy_vector;
+mod copy_view;
 mod cp_async;
+mod elementwise;
 mod fill_cast;
 mod tcgen05_cp;
 mod tcgen05_ldst;
@@ -32,6 +34,7 @@ pub(crate) const ALL: &[Variant] = &[
     copy_ldmatrix::LDMATRIX,
     copy_ldmatrix::STMATRIX,
     copy_stmatrix_frag::VARIANT,
+    copy_view::VARIANT,
     cp_async::VARIANT,
     tma::LOAD,
     tma::MULTICAST,
@@ -44,4 +47,5 @@ pub(crate) const ALL: &[Variant] = &[
     fill_cast::FILL_REGISTERS,
     fill_cast::FILL_MEMORY,
     fill_cast::CAST_REGISTERS,
+    elementwise::VARIANT,
 ];

@@ -78,6 +78,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy_async.tcgen05_cp",
     targets: TargetSet::Sm100a,
     priority: 20,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -71,6 +71,7 @@ pub const VARIANT: Variant = Variant {
     name: "copy_async.tcgen05_ldst",
     targets: TargetSet::Sm100a,
     priority: 10,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

@@ -76,6 +76,7 @@ pub const VARIANT: Variant = Variant {
     name: "gemm_async.tcgen05_mma",
     targets: TargetSet::Sm100a,
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "scope",

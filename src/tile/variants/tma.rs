@@ -109,6 +109,7 @@ pub const LOAD: Variant = Variant {
     name: "copy_async.tma_load",
     targets: TargetSet::sm_at_least(90),
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",
@@ -136,6 +137,7 @@ pub const MULTICAST: Variant = Variant {
     name: "copy_async.tma_multicast",
     targets: TargetSet::sm_at_least(90),
     priority: 31,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",
@@ -163,6 +165,7 @@ pub const STORE: Variant = Variant {
     name: "copy_async.tma_store",
     targets: TargetSet::sm_at_least(90),
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "storage",

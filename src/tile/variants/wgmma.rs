@@ -148,6 +148,7 @@ pub const VARIANT: Variant = Variant {
     name: "gemm_async.wgmma",
     targets: TargetSet::Sm90a,
     priority: 30,
+    views: false,
     predicates: &[
         Predicate {
             name: "scope",
