@@ -38,6 +38,10 @@ pub enum Imm {
     F32(u32),
     /// A double-precision float, by its bits (`0d3FF0000000000000`).
     F64(u64),
+    /// A decimal floating-point literal from parsed text (`1.0`, `2.5e-3`), by its `f64` bits
+    /// (PTX ISA 4.5.1 "Floating-Point Constants": decimal literals are doubles). The builder
+    /// writes `0f`/`0d` immediates; this keeps what nvcc and Triton write as written.
+    Decimal(u64),
 }
 
 impl Imm {
@@ -59,6 +63,14 @@ impl fmt::Display for Imm {
             Imm::UInt(u) => write!(f, "{u}"),
             Imm::F32(b) => write!(f, "0f{b:08X}"),
             Imm::F64(b) => write!(f, "0d{b:016X}"),
+            Imm::Decimal(b) => {
+                // `{:?}` is the shortest text that reads back to the same bits; PTX wants a dot.
+                let s = format!("{:?}", f64::from_bits(b));
+                match s.find(['e', 'E']) {
+                    Some(e) if !s[..e].contains('.') => write!(f, "{}.0{}", &s[..e], &s[e..]),
+                    _ => f.write_str(&s),
+                }
+            }
         }
     }
 }
@@ -97,6 +109,12 @@ pub enum Operand {
     },
     /// A parenthesised list `(a, b)`: the return and argument lists of `call`.
     List(Vec<Operand>),
+    // ---- parsed text (issue 9): registers declared by name (`.reg .pred p;` in nvcc's inline-asm
+    // blocks) are `Symbol`s; these hold the shapes that take a register and met a name. -----------
+    /// `!name`: a negated predicate declared by name.
+    NotSymbol(Cow<'static, str>),
+    /// `a|b` where either side is a register declared by name (or `_`).
+    NamedPair(Box<Operand>, Box<Operand>),
 }
 
 impl fmt::Display for Operand {
@@ -133,6 +151,8 @@ impl fmt::Display for Operand {
                 Operand::Vector(coords.clone()).fmt(f)?;
                 f.write_str("]")
             }
+            Operand::NotSymbol(s) => write!(f, "!{s}"),
+            Operand::NamedPair(a, b) => write!(f, "{a}|{b}"),
             Operand::List(v) => {
                 f.write_str("(")?;
                 for (i, o) in v.iter().enumerate() {
@@ -166,6 +186,23 @@ impl fmt::Display for Guard {
     }
 }
 
+/// A guard on a predicate declared by name, `@p` / `@!p` (parsed text: nvcc's inline-asm blocks
+/// declare `.reg .pred p;`). [`Guard`] holds numbered registers; this holds the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamedGuard {
+    /// The predicate's name as written.
+    pub name: String,
+    /// True for `@!p`.
+    pub negated: bool,
+}
+
+impl fmt::Display for NamedGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bang = if self.negated { "!" } else { "" };
+        write!(f, "@{bang}{}", self.name)
+    }
+}
+
 /// One instruction: guard, opcode (mnemonic and dot-modifiers in order), operands.
 ///
 /// The typed builder methods make these; the parser (later) will too. `form` links the instruction to
@@ -184,6 +221,8 @@ pub struct Instruction {
     pub form: Option<Form>,
     /// A comment written after the instruction.
     pub comment: Option<String>,
+    /// A guard on a predicate declared by name (parsed text only; `guard` is `None` then).
+    pub named_guard: Option<NamedGuard>,
 }
 
 impl Instruction {
@@ -196,6 +235,7 @@ impl Instruction {
             operands: Vec::new(),
             form: None,
             comment: None,
+            named_guard: None,
         }
     }
 

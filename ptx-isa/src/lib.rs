@@ -33,6 +33,7 @@ pub mod error;
 pub mod forms;
 pub mod instr;
 pub mod module;
+pub mod parse;
 pub mod ptxas;
 pub mod reg;
 pub mod space;
