@@ -907,7 +907,7 @@ impl<'a> Parser<'a> {
                     }
                 },
                 Tok::Ident if matches!(self.peek_at(1), Some(x) if x.tok == Tok::Punct(b':')) => {
-                    if matches!(self.peek_at(2), Some(x) if x.tok == Tok::DotWord) {
+                    if matches!(self.peek_at(2), Some(x) if self.text(x) == ".callprototype") {
                         let s = self.until_semicolon()?;
                         self.push(f, spans, at, Statement::Other(s));
                         continue;
