@@ -40,6 +40,7 @@ pub mod space;
 pub mod sreg;
 pub mod target;
 pub mod types;
+pub mod validate;
 
 pub use builder::FunctionBuilder;
 pub use error::{Error, ErrorKind, Result};
