@@ -277,26 +277,40 @@ impl<'a> Parser<'a> {
         self.span_text(start, self.pos)
     }
 
-    /// The text of tokens `a..b`, whitespace runs made single spaces.
+    /// The text of tokens `a..b`, whitespace runs made single spaces and `//` comments left out
+    /// (a kept comment would swallow what follows it when printed on one line).
     fn span_text(&self, a: usize, b: usize) -> String {
-        if a >= b {
-            return String::new();
-        }
-        let (Some(first), Some(last)) = (self.toks.get(a), self.toks.get(b - 1)) else {
-            return String::new();
-        };
-        let raw = self.src.get(first.start as usize..last.end as usize).unwrap_or("");
-        let mut out = String::with_capacity(raw.len());
-        let mut space = false;
-        for c in raw.chars() {
-            if c.is_whitespace() {
-                space = true;
-            } else {
-                if space && !out.is_empty() {
-                    out.push(' ');
+        let mut out = String::new();
+        let mut k = a;
+        while k < b {
+            let Some(first) = self.toks.get(k) else { break };
+            if first.tok == Tok::Comment {
+                k += 1;
+                continue;
+            }
+            let mut last = *first;
+            while k + 1 < b {
+                match self.toks.get(k + 1) {
+                    Some(t) if t.tok != Tok::Comment => {
+                        last = *t;
+                        k += 1;
+                    }
+                    _ => break,
                 }
-                space = false;
-                out.push(c);
+            }
+            k += 1;
+            let raw = self.src.get(first.start as usize..last.end as usize).unwrap_or("");
+            let mut space = !out.is_empty();
+            for c in raw.chars() {
+                if c.is_whitespace() {
+                    space = true;
+                } else {
+                    if space && !out.is_empty() {
+                        out.push(' ');
+                    }
+                    space = false;
+                    out.push(c);
+                }
             }
         }
         out
@@ -332,6 +346,12 @@ impl<'a> Parser<'a> {
                 return self.unexpected("a directive");
             }
             match self.text(t) {
+                ".version" if m.version.is_some() => {
+                    return self.error(ParseErrorKind::BadValue, "`.version` is given twice");
+                }
+                ".target" if saw_target => {
+                    return self.error(ParseErrorKind::BadValue, "`.target` is given twice");
+                }
                 ".version" => {
                     self.pos += 1;
                     map.version = at;
@@ -471,6 +491,12 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
+        }
+        if m.version.is_none() {
+            return self.error(
+                ParseErrorKind::UnexpectedEof,
+                "the module has no `.version` (PTX ISA 11.1.1: every module starts with one)",
+            );
         }
         if !saw_target {
             return self.error(ParseErrorKind::UnexpectedEof, "the module has no `.target`");
@@ -643,7 +669,7 @@ impl<'a> Parser<'a> {
         if self.is_punct(b'(') {
             self.pos += 1;
             self.skip_comments();
-            ret = Some(self.param()?);
+            ret = Some(self.param(false)?);
             self.skip_comments();
             self.expect_punct(b')')?;
         }
@@ -656,7 +682,7 @@ impl<'a> Parser<'a> {
             if !self.eat_punct(b')') {
                 loop {
                     self.skip_comments();
-                    params.push(self.param()?);
+                    params.push(self.param(kind == FunctionKind::Entry)?);
                     if params.len() > limits::MAX_OPERANDS {
                         return self.error(
                             ParseErrorKind::LimitExceeded,
@@ -750,7 +776,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `.param [attributes] name[[N]]`.
-    fn param(&mut self) -> PResult<Param> {
+    fn param(&mut self, kernel: bool) -> PResult<Param> {
         if !self.is_word(".param") {
             return self.unexpected("`.param`");
         }
@@ -766,6 +792,13 @@ impl<'a> Parser<'a> {
             let w = self.text(t);
             self.pos += 1;
             if w == ".ptr" {
+                if !kernel {
+                    self.pos -= 1;
+                    return self.error(
+                        ParseErrorKind::UnsupportedDirective,
+                        "`.ptr` applies to kernel parameters only (PTX ISA 5.1.6.2)",
+                    );
+                }
                 ptr = true;
             } else if w == ".align" {
                 align = Some(self.u32_value()?);
@@ -865,7 +898,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                     ".param" => {
-                        let p = self.param()?;
+                        let p = self.param(false)?;
                         self.expect_punct(b';')?;
                         let s = Statement::LocalParam {
                             name: p.name,
