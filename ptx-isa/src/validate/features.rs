@@ -6,6 +6,24 @@
 use crate::forms::Form;
 use crate::instr::Instruction;
 
+/// The cache qualifiers (PTX ISA 9.7.9.8: `.level::eviction_priority`, `.level::cache_hint`,
+/// `.level::prefetch_size`, all PTX 7.4) of any instruction, table row or not: an instruction the
+/// table does not know (`createpolicy.fractional.L2::evict_last`) is still gated by them.
+pub fn qualifiers(i: &Instruction) -> Vec<Form> {
+    let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
+    let mut v = Vec::new();
+    if any(&|m| m.starts_with("L1::evict") || m.starts_with("L2::evict") || m == "L1::no_allocate") {
+        v.push(Form::MemEvictionPriority);
+    }
+    if any(&|m| m == "L2::cache_hint") {
+        v.push(Form::MemCacheHint);
+    }
+    if any(&|m| matches!(m, "L2::64B" | "L2::128B" | "L2::256B")) {
+        v.push(Form::MemPrefetchSize);
+    }
+    v
+}
+
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
 pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
@@ -16,15 +34,7 @@ pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
         Form::Ld | Form::LdOrdered | Form::LdGlobalNc | Form::St | Form::StOrdered
     );
     if memory || matches!(form, Form::CpAsync) {
-        if any(&|m| m.starts_with("L1::evict") || m == "L1::no_allocate") {
-            v.push(Form::MemEvictionPriority);
-        }
-        if has("L2::cache_hint") {
-            v.push(Form::MemCacheHint);
-        }
-        if any(&|m| matches!(m, "L2::64B" | "L2::128B" | "L2::256B")) {
-            v.push(Form::MemPrefetchSize);
-        }
+        v.extend(qualifiers(i));
     }
     let atomic = matches!(
         form,

@@ -485,7 +485,10 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
         Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
-            // The parser warned already; a built instruction outside the table is the builder's.
+            // The parser warned already; what can be checked without a row still is.
+            for q in features::qualifiers(i) {
+                cx.gate(q, &op, pos);
+            }
             if i.operands.iter().any(|o| matches!(o, Operand::Addr(_))) {
                 env.spaces(cx, i, pos);
             }

@@ -267,6 +267,13 @@ impl Env<'_> {
             }
             MulInt | MadInt => {
                 let w = if has("wide") { wide(t) } else { Some(t) };
+                if w.is_none() {
+                    cx.error(
+                        ErrorKind::OperandType,
+                        pos,
+                        format!("`{op}`: `.wide` takes 16- and 32-bit types, not {t}"),
+                    );
+                }
                 if let Some(w) = w {
                     e(cx, 0, w, Rule::Agree);
                     e(cx, 1, t, Rule::Agree);
@@ -284,6 +291,35 @@ impl Env<'_> {
                 if !matches!(ops.get(3), Some(Operand::NotPred(_) | Operand::NotSymbol(_))) {
                     e(cx, 3, ScalarType::Pred, Rule::Agree);
                 }
+            }
+            Set => {
+                if let (Some(&d), Some(&a)) = (types.first(), types.get(1)) {
+                    e(cx, 0, d, Rule::Agree);
+                    e(cx, 1, a, Rule::Agree);
+                    e(cx, 2, a, Rule::Agree);
+                }
+            }
+            AtomInt | AtomF32 | AtomF64 | AtomF16 | AtomBf16 => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 2, t, Rule::Agree);
+                e(cx, 3, t, Rule::Agree);
+            }
+            RedInt | RedF32 | RedF64 | RedF16 | RedBf16 => e(cx, 1, t, Rule::Agree),
+            MatchAny | MatchAll => {
+                if !matches!(ops.first(), Some(Operand::Pair(..) | Operand::NamedPair(..))) {
+                    e(cx, 0, ScalarType::B32, Rule::Agree);
+                }
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::B32, Rule::Agree);
+            }
+            Mapa => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            Getctarank => {
+                e(cx, 0, ScalarType::U32, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
             }
             Selp => {
                 for k in 0..3 {
@@ -592,7 +628,11 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
             break;
         }
         let Some(name) = names.get(k) else { break };
-        let want_addr = name.starts_with('[');
+        // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
+        let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
+        // The acquire form of `fence.proxy.tensormap` names `[addr]` (PTX ISA 9.7.13.4).
+        let bracketed = form == Form::FenceProxyTensormap && k == 0;
+        let want_addr = (name.starts_with('[') || bracketed) && !lenient;
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
         if want_addr && !is_addr {
             cx.error(
@@ -614,6 +654,39 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
         Some(Operand::Imm(Imm::Int(v))) => Some(i128::from(*v)),
         _ => None,
     };
+    use Form::*;
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let n = i.operands.len();
+    let mut count = |ok: bool, why: &str| {
+        if !ok {
+            cx.error(ErrorKind::OperandCount, pos, format!("`{op}` {why}, not {n}"));
+        }
+    };
+    match form {
+        // PTX ISA 9.7.5.2/9.7.5.1: a boolean operation combines with the predicate `c`.
+        SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 | Set => {
+            let boolean = has("and") || has("or") || has("xor");
+            let base = 3;
+            count(
+                n == base + usize::from(boolean),
+                if boolean {
+                    "with a boolean operation takes the predicate `c` too"
+                } else {
+                    "takes `c` only with a boolean operation"
+                },
+            );
+        }
+        // PTX ISA 9.7.13.4: the acquire form names the address and size; release names none.
+        FenceProxyTensormap => count(
+            if has("acquire") { n == 2 } else { n == 0 },
+            if has("acquire") {
+                "(acquire) takes the address and the size"
+            } else {
+                "(release) takes no operands"
+            },
+        ),
+        _ => {}
+    }
     let mut range = |k: usize, lo: i128, hi: i128, what: &str| {
         if let Some(v) = int(i.operands.get(k)) {
             if v < lo || v > hi {
@@ -625,7 +698,6 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
             }
         }
     };
-    use Form::*;
     match form {
         // PTX ISA 9.7.13.1: 16 named barriers per CTA; ptxas: "expected to be in range [0..15]".
         BarSync | BarArrive | BarRedPopc | BarRedPred | BarrierSync | BarrierArrive => {
