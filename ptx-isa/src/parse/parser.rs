@@ -1192,6 +1192,16 @@ impl<'a> Parser<'a> {
         if name == "_" {
             return Ok(Operand::Sink);
         }
+        let suffixed = matches!(self.peek(), Some(m) if m.tok == Tok::DotWord && m.start == t.end);
+        if !suffixed {
+            // The common case: a numbered register or label, no allocation beyond the model's.
+            if let Some(r) = canonical_reg(name) {
+                return Ok(Operand::Reg(r));
+            }
+            if let Some(l) = canonical_label(name) {
+                return Ok(Operand::Label(l));
+            }
+        }
         // `%tid.x`: a component written straight after the name.
         let mut full = name.to_string();
         let mut end = t.end;
@@ -1203,15 +1213,9 @@ impl<'a> Parser<'a> {
             end = m.end;
             full.push_str(self.text(m));
         }
-        if let Some((_, s)) = self.sregs.iter().find(|(n, _)| *n == full) {
-            return Ok(Operand::Sreg(*s));
-        }
-        if full.len() == name.len() {
-            if let Some(r) = canonical_reg(name) {
-                return Ok(Operand::Reg(r));
-            }
-            if let Some(l) = canonical_label(name) {
-                return Ok(Operand::Label(l));
+        if full.starts_with('%') {
+            if let Some((_, s)) = self.sregs.iter().find(|(n, _)| *n == full) {
+                return Ok(Operand::Sreg(*s));
             }
         }
         Ok(Operand::Symbol(Cow::Owned(full)))
