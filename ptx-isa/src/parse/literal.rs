@@ -57,7 +57,11 @@ fn decimal_float(i: &str) -> IResult<&str, Number> {
             recognize((digit1, char('.'), digit0, opt(exponent))),
             recognize((digit1, one_of("eE"), opt(one_of("+-")), digit1)),
         ))),
-        |s: &str| s.parse::<f64>().map(|x| Number::Decimal(x.to_bits())),
+        // A literal too large for a double is an error, not an infinity.
+        |s: &str| match s.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Number::Decimal(x.to_bits())),
+            _ => Err(()),
+        },
     )
     .parse(i)
 }
@@ -134,6 +138,7 @@ mod tests {
         assert_eq!(number("1.0"), Some(Number::Decimal(1.0f64.to_bits())));
         assert_eq!(number("2.5e-3"), Some(Number::Decimal(2.5e-3f64.to_bits())));
         assert_eq!(number("0f3F80"), None);
+        assert_eq!(number("1e999"), None);
         assert_eq!(number("99999999999999999999999"), None);
         assert_eq!(number("12ab"), None);
         assert_eq!(imm(Number::Int(1 << 63), true), Some(Imm::Int(i64::MIN)));
