@@ -31,7 +31,11 @@ fn large_module() -> String {
     s.push_str(".extern .shared .align 16 .b8 global_smem[];\n");
     let mut n = 0usize;
     while s.len() < 8 << 20 {
-        for b in bodies.iter().map(String::as_str).chain(std::iter::once(triton)) {
+        for b in bodies
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(triton))
+        {
             let start = b.find(".entry ").map_or(0, |i| i + ".entry ".len());
             let end = start + b[start..].find('(').unwrap_or(0);
             s.push_str(&b[..start]);

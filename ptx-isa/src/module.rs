@@ -576,7 +576,11 @@ impl Module {
                 .iter()
                 .any(|it| matches!(it, Item::Function(j, d) if *j == i && d.defined))
         };
-        let mut named = self.functions.iter().enumerate().filter(|(_, f)| f.name == name);
+        let mut named = self
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name == name);
         let first = named.clone().next().map(|(_, f)| f);
         named.find(|(i, _)| defined(*i)).map(|(_, f)| f).or(first)
     }

@@ -79,7 +79,9 @@ fn replace_line(text: &str, k: usize, new: &str) -> String {
 }
 
 fn target_of(text: &str) -> Option<Target> {
-    let line = text.lines().find(|l| l.trim_start().starts_with(".target"))?;
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(".target"))?;
     let name = line.trim_start().trim_start_matches(".target").trim();
     name.split(',').next()?.trim().parse().ok()
 }
@@ -108,7 +110,10 @@ fn mutants(text: &str) -> Vec<(&'static str, String)> {
         let l = lines[k];
         let code = l.split("//").next().unwrap_or("");
         if let Some((from, to)) = SIZE_SWAPS.iter().find(|(f, _)| code.contains(f)) {
-            out.push(("type suffix", replace_line(text, k, &l.replacen(from, to, 1))));
+            out.push((
+                "type suffix",
+                replace_line(text, k, &l.replacen(from, to, 1)),
+            ));
             n += 1;
             if n == 3 {
                 break;
@@ -147,7 +152,10 @@ fn mutants(text: &str) -> Vec<(&'static str, String)> {
             continue;
         }
         if let Some(at) = code.rfind(", ") {
-            out.push(("operand count", replace_line(text, k, &format!("{};", &code[..at]))));
+            out.push((
+                "operand count",
+                replace_line(text, k, &format!("{};", &code[..at])),
+            ));
             n += 1;
             if n == 2 {
                 break;
@@ -191,7 +199,10 @@ fn mutants(text: &str) -> Vec<(&'static str, String)> {
         }
     }
     // A guard that is not a predicate.
-    if let Some(&k) = instrs.iter().find(|&&k| lines[k].trim_start().starts_with("@%p")) {
+    if let Some(&k) = instrs
+        .iter()
+        .find(|&&k| lines[k].trim_start().starts_with("@%p"))
+    {
         let l = lines[k];
         let new = l.replacen("@%p", "@%rd", 1);
         out.push(("guard type", replace_line(text, k, &new)));
@@ -209,7 +220,10 @@ fn mutants(text: &str) -> Vec<(&'static str, String)> {
         .enumerate()
         .find(|(_, l)| l.trim_start().starts_with(".reg"))
     {
-        out.push(("redeclared register", replace_line(text, k, &format!("{l}\n{l}"))));
+        out.push((
+            "redeclared register",
+            replace_line(text, k, &format!("{l}\n{l}")),
+        ));
     }
     // Wrong state space: a parameter read from .global.
     if let Some(&k) = instrs.iter().find(|&&k| lines[k].contains("ld.param")) {
@@ -231,7 +245,11 @@ fn every_valid_kernel_passes_check() {
             bad.push(format!("{}: {}", s.name, d[0]));
         }
     }
-    eprintln!("{} valid kernels: {} pass check", all.len(), all.len() - bad.len());
+    eprintln!(
+        "{} valid kernels: {} pass check",
+        all.len(),
+        all.len() - bad.len()
+    );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
@@ -250,13 +268,17 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
     };
     let mut jobs = Vec::new();
     for s in sources() {
-        let Some(t) = target_of(&s.text) else { continue };
+        let Some(t) = target_of(&s.text) else {
+            continue;
+        };
         for (kind, text) in mutants(&s.text) {
             let target = target_of(&text).unwrap_or(t);
             jobs.push((s.name.clone(), kind, text, target));
         }
     }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
     let chunk = jobs.len().div_ceil(threads).max(1);
     let results: Vec<(String, &str, bool, bool, String)> = std::thread::scope(|sc| {
         let handles: Vec<_> = jobs
@@ -276,7 +298,10 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     let mut by_kind: std::collections::BTreeMap<&str, Tally> = Default::default();
     let mut missed = Vec::new();
@@ -288,7 +313,9 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
             (true, true) => t.both_accept += 1,
             (false, true) => {
                 t.missed += 1;
-                missed.push(format!("{name} [{kind}]: ptxas rejects, ptxkit accepts:\n{why}"));
+                missed.push(format!(
+                    "{name} [{kind}]: ptxas rejects, ptxkit accepts:\n{why}"
+                ));
             }
             (true, false) => {
                 t.false_alarm += 1;
@@ -297,7 +324,11 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
         }
     }
     let mut total = Tally::default();
-    eprintln!("ptxas agreement on {} mutants ({}):", results.len(), ptxas.version());
+    eprintln!(
+        "ptxas agreement on {} mutants ({}):",
+        results.len(),
+        ptxas.version()
+    );
     eprintln!(
         "  {:<20} {:>8} {:>8} {:>8} {:>8}",
         "mutation", "both-rej", "both-ok", "missed", "f-alarm"

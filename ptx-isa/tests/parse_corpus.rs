@@ -37,8 +37,15 @@ fn the_corpus_parses_and_round_trips() {
         }
         let printed = p.module.print();
         let again = parse(&printed).unwrap_or_else(|e| panic!("{name} printed:{e}\n{printed}"));
-        assert!(again.module == p.module, "{name}: model changed on a second parse");
-        assert_eq!(again.module.print(), printed, "{name}: printing is not stable");
+        assert!(
+            again.module == p.module,
+            "{name}: model changed on a second parse"
+        );
+        assert_eq!(
+            again.module.print(),
+            printed,
+            "{name}: printing is not stable"
+        );
     }
 }
 

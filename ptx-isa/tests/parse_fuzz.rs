@@ -33,13 +33,75 @@ fn corpus() -> Vec<String> {
 
 /// Tokens PTX is made of, to build text that gets past the lexer.
 const PIECES: &[&str] = &[
-    ".version 8.0\n", ".target sm_90a\n", ".address_size 64\n", ".visible", ".entry", ".func",
-    ".reg", ".b32", ".pred", ".f32", ".u64", ".v4", ".param", ".shared", ".global", ".align 8",
-    ".loc 1 2 3\n", ".pragma \"nounroll\";", "k", "(", ")", "{", "}", "[", "]", ",", ";", ":",
-    "@", "!", "|", "+", "-", "<", ">", "=", "%r1", "%r<4>", "%p1", "%rd2", "%f0", "%tid.x", "_",
-    "$L__BB0_1", "$L__3", "add", ".s32", "ld", "st", "mov", "bra", "setp.eq", "ret", "0", "16",
-    "0x10", "0f3F800000", "0d3FF0000000000000", "1.5", "-1", "p", "// c\n", "/* c */", "\n",
-    " ", "\t", "\"s\"", ".file 1 \"a.cu\"\n", ".section .debug_info { .b8 1 }\n",
+    ".version 8.0\n",
+    ".target sm_90a\n",
+    ".address_size 64\n",
+    ".visible",
+    ".entry",
+    ".func",
+    ".reg",
+    ".b32",
+    ".pred",
+    ".f32",
+    ".u64",
+    ".v4",
+    ".param",
+    ".shared",
+    ".global",
+    ".align 8",
+    ".loc 1 2 3\n",
+    ".pragma \"nounroll\";",
+    "k",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    ":",
+    "@",
+    "!",
+    "|",
+    "+",
+    "-",
+    "<",
+    ">",
+    "=",
+    "%r1",
+    "%r<4>",
+    "%p1",
+    "%rd2",
+    "%f0",
+    "%tid.x",
+    "_",
+    "$L__BB0_1",
+    "$L__3",
+    "add",
+    ".s32",
+    "ld",
+    "st",
+    "mov",
+    "bra",
+    "setp.eq",
+    "ret",
+    "0",
+    "16",
+    "0x10",
+    "0f3F800000",
+    "0d3FF0000000000000",
+    "1.5",
+    "-1",
+    "p",
+    "// c\n",
+    "/* c */",
+    "\n",
+    " ",
+    "\t",
+    "\"s\"",
+    ".file 1 \"a.cu\"\n",
+    ".section .debug_info { .b8 1 }\n",
 ];
 
 proptest! {
@@ -83,20 +145,29 @@ fn limits_are_enforced() {
         ".version 8.0\n.target sm_80\n.entry k()\n{{\n{}\n}}",
         "{".repeat(limits::MAX_BLOCK_DEPTH + 1)
     );
-    assert_eq!(parse(&deep).unwrap_err().kind, ParseErrorKind::LimitExceeded);
+    assert_eq!(
+        parse(&deep).unwrap_err().kind,
+        ParseErrorKind::LimitExceeded
+    );
     let huge = ".version 8.0\n.target sm_80\n.entry k()\n{\n.reg .b32 %r<99999999>;\n}";
     assert_eq!(parse(huge).unwrap_err().kind, ParseErrorKind::LimitExceeded);
     let wide = format!(
         ".version 8.0\n.target sm_80\n.entry k()\n{{\nmov.b32 %r1, {{{}}};\n}}",
         vec!["%r1"; limits::MAX_OPERANDS + 2].join(",")
     );
-    assert_eq!(parse(&wide).unwrap_err().kind, ParseErrorKind::LimitExceeded);
+    assert_eq!(
+        parse(&wide).unwrap_err().kind,
+        ParseErrorKind::LimitExceeded
+    );
     let nested = format!(
         ".version 8.0\n.target sm_80\n.entry k()\n{{\nmov.b32 %r1, {}%r1{};\n}}",
         "{".repeat(10),
         "}".repeat(10)
     );
-    assert_eq!(parse(&nested).unwrap_err().kind, ParseErrorKind::LimitExceeded);
+    assert_eq!(
+        parse(&nested).unwrap_err().kind,
+        ParseErrorKind::LimitExceeded
+    );
 }
 
 #[test]

@@ -9,7 +9,9 @@ use ptx_isa::{Form, Target, catalog};
 
 fn golden_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -59,7 +61,9 @@ fn every_catalog_kernel_round_trips_byte_identically() {
     let mut unknown = 0;
     for spec in Form::all() {
         for &t in Target::ALL {
-            let Ok(m) = catalog::module(spec.form, t) else { continue };
+            let Ok(m) = catalog::module(spec.form, t) else {
+                continue;
+            };
             let text = m.to_ptx().unwrap();
             n += 1;
             if let Err(e) = byte_identical(&format!("{} on {t}", spec.name), &text) {

@@ -10,7 +10,9 @@ fn ptx_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -38,7 +40,9 @@ fn catalog_kernels_are_valid() {
     let mut n = 0;
     for spec in Form::all() {
         for &t in Target::ALL {
-            let Ok(m) = catalog::module(spec.form, t) else { continue };
+            let Ok(m) = catalog::module(spec.form, t) else {
+                continue;
+            };
             let text = m.to_ptx().unwrap();
             n += 1;
             let e = errors(&text);
@@ -48,7 +52,12 @@ fn catalog_kernels_are_valid() {
         }
     }
     eprintln!("{n} catalog kernels checked");
-    assert!(bad.is_empty(), "{} invalid:\n{}", bad.len(), bad[..bad.len().min(30)].join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} invalid:\n{}",
+        bad.len(),
+        bad[..bad.len().min(30)].join("\n")
+    );
 }
 
 #[test]
@@ -80,26 +89,83 @@ fn kernel(body: &str) -> String {
 #[test]
 fn each_rule_reports_at_its_place() {
     let cases: &[(&str, &str)] = &[
-        ("\tadd.s32 %r1, %r9, 1;", "13:2: error: register `%r9` is not declared"),
-        ("\tadd.f32 %f1, %u1, %f2;", "13:2: error: operand 1 of `add.f32`: `%u1` is .u32"),
-        ("\tadd.s32 %r1, %r2;", "13:2: error: `add.s32` takes 3 operands"),
-        ("\tadd.u8 %r1, %r2, %r3;", "13:2: error: `.u8` is not a type `add.u8` takes"),
-        ("\tbra $L__nowhere;", "13:2: error: `$L__nowhere` in `bra` is not declared"),
-        ("\tbar.sync 16;", "13:2: error: barrier number 16 of `bar.sync` is outside 0..=15"),
-        ("\tld.global.v2.f32 {%f1}, [%rd1];", "13:2: error: `ld.global.v2.f32` moves a vector of 2, not 1"),
-        ("\twgmma.fence.sync.aligned;", "13:2: error: sm_80 lacks `wgmma.fence`"),
-        ("\t.reg .b32 %r<2>;", "13:2: error: registers `%r<2>` are declared twice"),
-        ("\tld.shared.u32 %r1, [gv];", "13:2: error: `ld.shared.u32` addresses .shared but `gv` is a .global variable"),
-        ("\t@%r1 bra $L1;\n$L1:", "13:2: error: guard `%r1` of `bra` is .b32, not .pred"),
-        ("\tmov.u64 %rd1, %tid.x;", "13:2: error: `mov.u64`: `%tid.x` is .u32, not .u64"),
-        ("\tadd.f32 %f1, %f1, 1;", "13:2: error: operand 2 of `add.f32`: the immediate `1` is not a .f32 value"),
-        ("\tld.global.f32 %f1, [%r1];", "13:2: error: `ld.global.f32`: `%r1` is a 32-bit address"),
-        ("\tmul.wide.s32 %r1, %r1, %r2;", "13:2: error: operand 0 of `mul.wide.s32`: `%r1` is .b32 where .s64 is needed"),
-        ("\tld.global.f32 %f1, %rd1;", "13:2: error: operand 1 of `ld.global.f32` is an address"),
-        ("\tmov.u32 %r1, %cluster_ctarank;", "13:2: error: sm_80 lacks `mov.sreg.cluster`"),
+        (
+            "\tadd.s32 %r1, %r9, 1;",
+            "13:2: error: register `%r9` is not declared",
+        ),
+        (
+            "\tadd.f32 %f1, %u1, %f2;",
+            "13:2: error: operand 1 of `add.f32`: `%u1` is .u32",
+        ),
+        (
+            "\tadd.s32 %r1, %r2;",
+            "13:2: error: `add.s32` takes 3 operands",
+        ),
+        (
+            "\tadd.u8 %r1, %r2, %r3;",
+            "13:2: error: `.u8` is not a type `add.u8` takes",
+        ),
+        (
+            "\tbra $L__nowhere;",
+            "13:2: error: `$L__nowhere` in `bra` is not declared",
+        ),
+        (
+            "\tbar.sync 16;",
+            "13:2: error: barrier number 16 of `bar.sync` is outside 0..=15",
+        ),
+        (
+            "\tld.global.v2.f32 {%f1}, [%rd1];",
+            "13:2: error: `ld.global.v2.f32` moves a vector of 2, not 1",
+        ),
+        (
+            "\twgmma.fence.sync.aligned;",
+            "13:2: error: sm_80 lacks `wgmma.fence`",
+        ),
+        (
+            "\t.reg .b32 %r<2>;",
+            "13:2: error: registers `%r<2>` are declared twice",
+        ),
+        (
+            "\tld.shared.u32 %r1, [gv];",
+            "13:2: error: `ld.shared.u32` addresses .shared but `gv` is a .global variable",
+        ),
+        (
+            "\t@%r1 bra $L1;\n$L1:",
+            "13:2: error: guard `%r1` of `bra` is .b32, not .pred",
+        ),
+        (
+            "\tmov.u64 %rd1, %tid.x;",
+            "13:2: error: `mov.u64`: `%tid.x` is .u32, not .u64",
+        ),
+        (
+            "\tadd.f32 %f1, %f1, 1;",
+            "13:2: error: operand 2 of `add.f32`: the immediate `1` is not a .f32 value",
+        ),
+        (
+            "\tld.global.f32 %f1, [%r1];",
+            "13:2: error: `ld.global.f32`: `%r1` is a 32-bit address",
+        ),
+        (
+            "\tmul.wide.s32 %r1, %r1, %r2;",
+            "13:2: error: operand 0 of `mul.wide.s32`: `%r1` is .b32 where .s64 is needed",
+        ),
+        (
+            "\tld.global.f32 %f1, %rd1;",
+            "13:2: error: operand 1 of `ld.global.f32` is an address",
+        ),
+        (
+            "\tmov.u32 %r1, %cluster_ctarank;",
+            "13:2: error: sm_80 lacks `mov.sreg.cluster`",
+        ),
         ("\tld.global.L2::cache_hint.f32 %f1, [%rd1], %rd2;", ""),
-        ("\t{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %r1, 0;\n\t@p bra DONE;\n\tDONE:\n\t}", ""),
-        ("\t@q bra $L1;\n$L1:", "13:2: error: guard register `q` of `bra` is not declared"),
+        (
+            "\t{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %r1, 0;\n\t@p bra DONE;\n\tDONE:\n\t}",
+            "",
+        ),
+        (
+            "\t@q bra $L1;\n$L1:",
+            "13:2: error: guard register `q` of `bra` is not declared",
+        ),
     ];
     for (body, want) in cases {
         let text = kernel(body);
@@ -125,14 +191,25 @@ fn targets_and_versions_gate() {
     // sm_90 has the register, but .version 8.0 is fine for it; the module's own target is sm_80.
     assert!(is_valid(&d), "{d:?}");
     let low = text.replace(".version 8.0", ".version 7.0");
-    let d = check(&low, &Options { target: Some(Target::Sm90) });
+    let d = check(
+        &low,
+        &Options {
+            target: Some(Target::Sm90),
+        },
+    );
     assert!(!is_valid(&d));
-    assert!(d.iter().any(|x| x.message.contains("needs PTX ISA 7.8")), "{d:?}");
+    assert!(
+        d.iter().any(|x| x.message.contains("needs PTX ISA 7.8")),
+        "{d:?}"
+    );
 }
 
 #[test]
 fn parse_errors_carry_line_and_column() {
-    let d = check(".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{\n\tadd.s32 %r1, ?;\n}", &Options::default());
+    let d = check(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{\n\tadd.s32 %r1, ?;\n}",
+        &Options::default(),
+    );
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].to_string(), "6:15: error: unexpected character '?'");
 }

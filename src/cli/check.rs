@@ -66,20 +66,27 @@ mod tests {
     fn target_option_gates_another_target() {
         let f = write(
             "wgmma.ptx",
-            &GOOD.replace("mov.u32 %r1, 1;", "wgmma.fence.sync.aligned;")
+            &GOOD
+                .replace("mov.u32 %r1, 1;", "wgmma.fence.sync.aligned;")
                 .replace("sm_80", "sm_90a"),
         );
         assert_eq!(run(&["check".into(), f.clone()]).unwrap().code, 0);
         let out = run(&["check".into(), f, "--target".into(), "sm_100a".into()]).unwrap();
         assert_eq!(out.code, 1);
-        assert!(out.stdout.contains("sm_100a lacks `wgmma.fence`"), "{}", out.stdout);
+        assert!(
+            out.stdout.contains("sm_100a lacks `wgmma.fence`"),
+            "{}",
+            out.stdout
+        );
     }
 
     #[test]
     fn usage_errors_exit_2() {
         assert_eq!(run(&["check".into()]).unwrap_err().code, 2);
         assert_eq!(
-            run(&["check".into(), "/nonexistent/x.ptx".into()]).unwrap_err().code,
+            run(&["check".into(), "/nonexistent/x.ptx".into()])
+                .unwrap_err()
+                .code,
             2
         );
     }

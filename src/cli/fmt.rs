@@ -31,10 +31,18 @@ mod tests {
         .unwrap();
         let out = run(&["fmt".into(), p.to_string_lossy().into_owned()]).unwrap();
         assert_eq!(out.code, 0);
-        assert!(out.stdout.contains(".visible .entry k()\n{\n\tret;\n}\n"), "{}", out.stdout);
+        assert!(
+            out.stdout.contains(".visible .entry k()\n{\n\tret;\n}\n"),
+            "{}",
+            out.stdout
+        );
         std::fs::write(&p, ".version 8.0\n.target sm_80\n.entry k() { ret }").unwrap();
         let e = run(&["fmt".into(), p.to_string_lossy().into_owned()]).unwrap_err();
         assert_eq!(e.code, 2);
-        assert!(e.message.ends_with(":3:18: expected an operand, found `}`"), "{}", e.message);
+        assert!(
+            e.message.ends_with(":3:18: expected an operand, found `}`"),
+            "{}",
+            e.message
+        );
     }
 }

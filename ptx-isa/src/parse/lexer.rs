@@ -159,16 +159,14 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
             }
             c if c.is_ascii_digit() => {
                 i += 1;
-                let hexlike = matches!(b.get(i), Some(b'x' | b'X' | b'f' | b'F' | b'd' | b'D'))
-                    && c == b'0';
+                let hexlike =
+                    matches!(b.get(i), Some(b'x' | b'X' | b'f' | b'F' | b'd' | b'D')) && c == b'0';
                 while i < b.len() {
                     let d = b[i];
-                    if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' {
-                        i += 1;
-                    } else if matches!(d, b'+' | b'-')
-                        && !hexlike
-                        && matches!(b[i - 1], b'e' | b'E')
-                    {
+                    // A sign belongs to the number only as a decimal exponent's (`2.5e-3`).
+                    let exponent_sign =
+                        matches!(d, b'+' | b'-') && !hexlike && matches!(b[i - 1], b'e' | b'E');
+                    if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || exponent_sign {
                         i += 1;
                     } else {
                         break;

@@ -5,7 +5,7 @@
 use nom::{
     IResult, Parser,
     branch::alt,
-    bytes::complete::{tag, tag_no_case, take_while1, take_while_m_n},
+    bytes::complete::{tag, tag_no_case, take_while_m_n, take_while1},
     character::complete::{char, digit0, digit1, one_of},
     combinator::{all_consuming, map_res, opt, recognize},
     sequence::{pair, preceded, terminated},
@@ -77,11 +77,17 @@ fn integer(i: &str) -> IResult<&str, Number> {
                 |h| u64::from_str_radix(h, 16),
             ),
             map_res(
-                preceded(tag_no_case("0b"), take_while1(|c: char| c == '0' || c == '1')),
+                preceded(
+                    tag_no_case("0b"),
+                    take_while1(|c: char| c == '0' || c == '1'),
+                ),
                 |h| u64::from_str_radix(h, 2),
             ),
             map_res(
-                recognize(pair(tag("0"), take_while1(|c: char| ('0'..='7').contains(&c)))),
+                recognize(pair(
+                    tag("0"),
+                    take_while1(|c: char| ('0'..='7').contains(&c)),
+                )),
                 |h: &str| u64::from_str_radix(&h[1..], 8),
             ),
             map_res(digit1, |d: &str| d.parse::<u64>()),

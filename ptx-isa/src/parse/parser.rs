@@ -11,8 +11,8 @@ use super::resolve::{Resolution, resolve};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
-    Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param,
-    ParamKind, RegDecl, RegName, Statement, Variable,
+    Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param, ParamKind,
+    RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};
@@ -299,7 +299,10 @@ impl<'a> Parser<'a> {
                 }
             }
             k += 1;
-            let raw = self.src.get(first.start as usize..last.end as usize).unwrap_or("");
+            let raw = self
+                .src
+                .get(first.start as usize..last.end as usize)
+                .unwrap_or("");
             let mut space = !out.is_empty();
             for c in raw.chars() {
                 if c.is_whitespace() {
@@ -478,7 +481,10 @@ impl<'a> Parser<'a> {
                         m.layout.push(Item::Function(m.functions.len(), decl));
                         m.functions.push(f);
                         map.functions.push(spans);
-                    } else if self.peek().is_some_and(|t| space_of(self.text(t)).is_some()) {
+                    } else if self
+                        .peek()
+                        .is_some_and(|t| space_of(self.text(t)).is_some())
+                    {
                         let v = self.variable(linkage)?;
                         m.layout.push(Item::Variable(m.variables.len()));
                         m.variables.push(v);
@@ -633,7 +639,9 @@ impl<'a> Parser<'a> {
                 let n = self.number()?;
                 match literal::imm(n, negative) {
                     Some(i) => Ok(Init::Imm(i)),
-                    None => self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits"),
+                    None => {
+                        self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits")
+                    }
                 }
             }
             Some(t) if t.tok == Tok::Ident && !negative => {
@@ -1023,7 +1031,10 @@ impl<'a> Parser<'a> {
             };
             names.push(RegName { name, count });
             if names.len() > limits::MAX_OPERANDS {
-                return self.error(ParseErrorKind::LimitExceeded, "too many names in one `.reg`");
+                return self.error(
+                    ParseErrorKind::LimitExceeded,
+                    "too many names in one `.reg`",
+                );
             }
             if !self.eat_punct(b',') {
                 break;
@@ -1065,8 +1076,7 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            i.modifiers
-                .push(Cow::Owned(self.text(m)[1..].to_string()));
+            i.modifiers.push(Cow::Owned(self.text(m)[1..].to_string()));
             if i.modifiers.len() > limits::MAX_MODIFIERS {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
@@ -1163,7 +1173,9 @@ impl<'a> Parser<'a> {
                 let n = self.number()?;
                 match literal::imm(n, negative) {
                     Some(i) => Ok(Operand::Imm(i)),
-                    None => self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits"),
+                    None => {
+                        self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits")
+                    }
                 }
             }
             Tok::Ident => {

@@ -12,7 +12,8 @@ use crate::instr::Instruction;
 pub fn qualifiers(i: &Instruction) -> Vec<Form> {
     let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
     let mut v = Vec::new();
-    if any(&|m| m.starts_with("L1::evict") || m.starts_with("L2::evict") || m == "L1::no_allocate") {
+    if any(&|m| m.starts_with("L1::evict") || m.starts_with("L2::evict") || m == "L1::no_allocate")
+    {
         v.push(Form::MemEvictionPriority);
     }
     if any(&|m| m == "L2::cache_hint") {
@@ -83,8 +84,7 @@ pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
     if form == Form::CpAsyncBulkG2S && has("multicast::cluster") {
         v.push(Form::BulkMulticast);
     }
-    if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col)
-        && any(&|m| m.starts_with("cta_group::"))
+    if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col) && any(&|m| m.starts_with("cta_group::"))
     {
         v.push(Form::TmaCtaGroup);
     }

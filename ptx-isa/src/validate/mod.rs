@@ -221,9 +221,15 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
     for item in layout.iter() {
         match item {
             Item::Variable(i) => {
-                let Some(v) = m.variables.get(*i) else { continue };
+                let Some(v) = m.variables.get(*i) else {
+                    continue;
+                };
                 let pos = map.and_then(|s| s.variables.get(*i).copied());
-                if cx.globals.insert(&v.name, SymbolKind::Data(v.space)).is_some() {
+                if cx
+                    .globals
+                    .insert(&v.name, SymbolKind::Data(v.space))
+                    .is_some()
+                {
                     cx.error(
                         ErrorKind::BadName,
                         pos,
@@ -234,12 +240,17 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                     cx.error(
                         ErrorKind::Invalid,
                         pos,
-                        format!("alignment {} of `{}` is not a power of two", v.align, v.name),
+                        format!(
+                            "alignment {} of `{}` is not a power of two",
+                            v.align, v.name
+                        ),
                     );
                 }
             }
             Item::Function(i, decl) => {
-                let Some(f) = m.functions.get(*i) else { continue };
+                let Some(f) = m.functions.get(*i) else {
+                    continue;
+                };
                 let pos = map.and_then(|s| s.functions.get(*i)).map(|s| s.header);
                 match cx.globals.insert(&f.name, SymbolKind::Function) {
                     Some(SymbolKind::Function) if decl.defined => {
@@ -273,7 +284,11 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
     cx.out
 }
 
-fn function(cx: &mut Ctx<'_>, f: &crate::module::Function, spans: Option<&crate::parse::FunctionSpans>) {
+fn function(
+    cx: &mut Ctx<'_>,
+    f: &crate::module::Function,
+    spans: Option<&crate::parse::FunctionSpans>,
+) {
     let header = spans.map(|s| s.header);
     let at = |k: usize| spans.and_then(|s| s.body.get(k).copied()).or(header);
     // Parameters and directives.
@@ -325,23 +340,19 @@ fn function(cx: &mut Ctx<'_>, f: &crate::module::Function, spans: Option<&crate:
                     cur = parents.len() - 1;
                 }
                 Statement::Close => cur = parents.get(cur).copied().flatten().unwrap_or(0),
-                Statement::Label(l) => {
-                    if !labels[cur].insert(l.to_string()) {
-                        cx.error(
-                            ErrorKind::UndefinedLabel,
-                            at(k),
-                            format!("label `{l}` is placed twice"),
-                        );
-                    }
+                Statement::Label(l) if !labels[cur].insert(l.to_string()) => {
+                    cx.error(
+                        ErrorKind::UndefinedLabel,
+                        at(k),
+                        format!("label `{l}` is placed twice"),
+                    );
                 }
-                Statement::NamedLabel(l) => {
-                    if !labels[cur].insert(l.clone()) {
-                        cx.error(
-                            ErrorKind::UndefinedLabel,
-                            at(k),
-                            format!("label `{l}` is placed twice"),
-                        );
-                    }
+                Statement::NamedLabel(l) if !labels[cur].insert(l.clone()) => {
+                    cx.error(
+                        ErrorKind::UndefinedLabel,
+                        at(k),
+                        format!("label `{l}` is placed twice"),
+                    );
                 }
                 _ => {}
             }
@@ -382,7 +393,10 @@ fn function(cx: &mut Ctx<'_>, f: &crate::module::Function, spans: Option<&crate:
                     cx.error(
                         ErrorKind::PtxVersionTooLow,
                         pos,
-                        format!(".b128 registers need PTX ISA 8.3; the module says .version {}", cx.version),
+                        format!(
+                            ".b128 registers need PTX ISA 8.3; the module says .version {}",
+                            cx.version
+                        ),
                     );
                 }
                 for n in &d.names {
@@ -393,25 +407,21 @@ fn function(cx: &mut Ctx<'_>, f: &crate::module::Function, spans: Option<&crate:
                     if let Err(e) = scopes.declare(&n.name, n.count, info) {
                         cx.error(ErrorKind::UndefinedRegister, pos, e);
                     }
-                    if locals.contains_key(&n.name) || cx.globals.contains_key(n.name.as_str()) {
-                        // Shadowing a variable is legal; nothing to report.
-                    }
                 }
             }
             Statement::LocalParam { name, .. } => {
                 locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
             }
-            Statement::Var(v) => {
+            Statement::Var(v)
                 if locals
                     .insert(v.name.clone(), SymbolKind::Data(v.space))
-                    .is_some()
-                {
-                    cx.error(
-                        ErrorKind::BadName,
-                        pos,
-                        format!("`{}` is declared twice in this function", v.name),
-                    );
-                }
+                    .is_some() =>
+            {
+                cx.error(
+                    ErrorKind::BadName,
+                    pos,
+                    format!("`{}` is declared twice in this function", v.name),
+                );
             }
             Statement::Instr(i) => {
                 let env = operands::Env {
@@ -452,7 +462,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     }
     // Every name an operand uses is declared.
     for o in &i.operands {
-        env.declared(cx, o, &op, pos, 0);
+        env.declared(cx, o, &op, pos);
     }
     let form = match resolve(i) {
         Resolution::Form(f) => f,

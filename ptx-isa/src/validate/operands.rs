@@ -77,7 +77,7 @@ impl Env<'_> {
     }
 
     /// Reports names that nothing declares.
-    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: &str, pos: Option<Pos>, n: usize) {
+    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: &str, pos: Option<Pos>) {
         let branch = op.starts_with("bra") || op.starts_with("brx");
         match o {
             Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
@@ -89,17 +89,27 @@ impl Env<'_> {
             }
             Operand::NotSymbol(s) => self.reg_declared(cx, s, op, pos),
             Operand::NamedPair(a, b) => {
-                self.declared(cx, a, op, pos, n);
-                self.declared(cx, b, op, pos, n);
+                self.declared(cx, a, op, pos);
+                self.declared(cx, b, op, pos);
             }
             Operand::Symbol(s) => {
                 if !self.symbol_known(cx, s) {
                     let (kind, what) = if branch {
-                        (ErrorKind::UndefinedLabel, "no label of that name is placed in a block that encloses it")
+                        (
+                            ErrorKind::UndefinedLabel,
+                            "no label of that name is placed in a block that encloses it",
+                        )
                     } else {
-                        (ErrorKind::UndefinedRegister, "no register, variable, parameter, label or function has that name")
+                        (
+                            ErrorKind::UndefinedRegister,
+                            "no register, variable, parameter, label or function has that name",
+                        )
                     };
-                    cx.error(kind, pos, format!("`{s}` in `{op}` is not declared: {what}"));
+                    cx.error(
+                        kind,
+                        pos,
+                        format!("`{s}` in `{op}` is not declared: {what}"),
+                    );
                 }
             }
             Operand::Label(l) => {
@@ -115,12 +125,12 @@ impl Env<'_> {
             Operand::Tensor { map, coords } => {
                 self.base_declared(cx, map, op, pos);
                 for c in coords {
-                    self.declared(cx, c, op, pos, n);
+                    self.declared(cx, c, op, pos);
                 }
             }
             Operand::Vector(v) | Operand::List(v) => {
                 for x in v {
-                    self.declared(cx, x, op, pos, n);
+                    self.declared(cx, x, op, pos);
                 }
             }
             Operand::Imm(_) | Operand::Sreg(_) | Operand::Sink => {}
@@ -149,7 +159,10 @@ impl Env<'_> {
                     cx.error(
                         ErrorKind::OperandType,
                         pos,
-                        format!("`{name}` is {}: an address register holds an integer", info.ty),
+                        format!(
+                            "`{name}` is {}: an address register holds an integer",
+                            info.ty
+                        ),
                     );
                 }
             }
@@ -227,7 +240,9 @@ impl Env<'_> {
             }
             return;
         }
-        let Some((name, info)) = self.reg_of(o) else { return };
+        let Some((name, info)) = self.reg_of(o) else {
+            return;
+        };
         let ok = match rule {
             Rule::Agree => want.agrees_with(info.ty),
             Rule::Wider => kind_compatible(want, info.ty) && info.ty.bits() >= want.bits(),
@@ -288,7 +303,10 @@ impl Env<'_> {
                 }
                 e(cx, 1, t, Rule::Agree);
                 e(cx, 2, t, Rule::Agree);
-                if !matches!(ops.get(3), Some(Operand::NotPred(_) | Operand::NotSymbol(_))) {
+                if !matches!(
+                    ops.get(3),
+                    Some(Operand::NotPred(_) | Operand::NotSymbol(_))
+                ) {
                     e(cx, 3, ScalarType::Pred, Rule::Agree);
                 }
             }
@@ -306,7 +324,10 @@ impl Env<'_> {
             }
             RedInt | RedF32 | RedF64 | RedF16 | RedBf16 => e(cx, 1, t, Rule::Agree),
             MatchAny | MatchAll => {
-                if !matches!(ops.first(), Some(Operand::Pair(..) | Operand::NamedPair(..))) {
+                if !matches!(
+                    ops.first(),
+                    Some(Operand::Pair(..) | Operand::NamedPair(..))
+                ) {
                     e(cx, 0, ScalarType::B32, Rule::Agree);
                 }
                 e(cx, 1, t, Rule::Agree);
@@ -398,7 +419,9 @@ impl Env<'_> {
     /// `mov.b64 d, {a, b}` / `mov.b64 {a, b}, d`: the elements share one size and fill the type.
     fn packed(&self, cx: &mut Ctx<'_>, i: &Instruction, k: usize, t: ScalarType, pos: Option<Pos>) {
         let op = i.opcode();
-        let Some(Operand::Vector(v)) = i.operands.get(k) else { return };
+        let Some(Operand::Vector(v)) = i.operands.get(k) else {
+            return;
+        };
         let sizes: Vec<u32> = v
             .iter()
             .filter_map(|x| self.reg_of(x).map(|(_, info)| info.ty.bits()))
@@ -477,8 +500,13 @@ impl Env<'_> {
             let Operand::Addr(a) = o else { continue };
             match &a.base {
                 AddrBase::Symbol(s) if self.scopes.lookup(s).is_none() => {
-                    let kind = self.locals.get(s.as_str()).or_else(|| cx.globals.get(s.as_str()));
-                    let Some(SymbolKind::Data(var_space)) = kind.copied() else { continue };
+                    let kind = self
+                        .locals
+                        .get(s.as_str())
+                        .or_else(|| cx.globals.get(s.as_str()));
+                    let Some(SymbolKind::Data(var_space)) = kind.copied() else {
+                        continue;
+                    };
                     let Some(space) = space else { continue };
                     let same = match (space, var_space) {
                         (StateSpace::Shared(_), StateSpace::Shared(_)) => true,
@@ -488,15 +516,17 @@ impl Env<'_> {
                         cx.error(
                             ErrorKind::OperandKind,
                             pos,
-                            format!(
-                                "`{op}` addresses {space} but `{s}` is a {var_space} variable"
-                            ),
+                            format!("`{op}` addresses {space} but `{s}` is a {var_space} variable"),
                         );
                     }
                 }
                 base => {
-                    let Some(name) = addr_base_name(base) else { continue };
-                    let Some(info) = self.scopes.lookup(&name) else { continue };
+                    let Some(name) = addr_base_name(base) else {
+                        continue;
+                    };
+                    let Some(info) = self.scopes.lookup(&name) else {
+                        continue;
+                    };
                     let window = matches!(
                         space,
                         Some(
@@ -536,10 +566,7 @@ impl Env<'_> {
                 ),
             },
             "call" => {
-                let target = i
-                    .operands
-                    .iter()
-                    .find(|o| !matches!(o, Operand::List(_)));
+                let target = i.operands.iter().find(|o| !matches!(o, Operand::List(_)));
                 match target {
                     Some(Operand::Symbol(s))
                         if matches!(cx.globals.get(s.as_ref()), Some(SymbolKind::Function)) => {}
@@ -659,7 +686,11 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
     let n = i.operands.len();
     let mut count = |ok: bool, why: &str| {
         if !ok {
-            cx.error(ErrorKind::OperandCount, pos, format!("`{op}` {why}, not {n}"));
+            cx.error(
+                ErrorKind::OperandCount,
+                pos,
+                format!("`{op}` {why}, not {n}"),
+            );
         }
     };
     match form {

@@ -90,9 +90,9 @@ impl Scopes {
             }
             Some(n) => {
                 if s.ranges.contains_key(name)
-                    || s.names.keys().any(|k| {
-                        split_indexed(k).is_some_and(|(p, i)| p == name && i < n)
-                    })
+                    || s.names
+                        .keys()
+                        .any(|k| split_indexed(k).is_some_and(|(p, i)| p == name && i < n))
                 {
                     return Err(format!(
                         "registers `{name}<{n}>` are declared twice in one scope"
