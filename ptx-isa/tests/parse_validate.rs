@@ -213,3 +213,23 @@ fn parse_errors_carry_line_and_column() {
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].to_string(), "6:15: error: unexpected character '?'");
 }
+
+#[test]
+fn unmodelled_targets_are_read_with_a_warning() {
+    let text = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+    let d = check(text, &Options::default());
+    assert!(is_valid(&d), "{d:?}");
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        d[0].to_string(),
+        "2:1: warning: target `sm_75` is not one ptxkit models: target gating is not checked"
+    );
+    // With a modelled target given, gating applies again.
+    let d = check(
+        &text.replace("\tret;", "\twgmma.fence.sync.aligned;\n\tret;"),
+        &Options {
+            target: Some(Target::Sm80),
+        },
+    );
+    assert!(!is_valid(&d));
+}

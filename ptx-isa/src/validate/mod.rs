@@ -347,6 +347,12 @@ fn function(
                         format!("label `{l}` is placed twice"),
                     );
                 }
+                // `prototype_0 : .callprototype ...` names a prototype that `call` refers to.
+                Statement::Other(text) if text.contains(".callprototype") => {
+                    if let Some((name, _)) = text.split_once(':') {
+                        labels[cur].insert(name.trim().to_string());
+                    }
+                }
                 Statement::NamedLabel(l) if !labels[cur].insert(l.clone()) => {
                     cx.error(
                         ErrorKind::UndefinedLabel,
