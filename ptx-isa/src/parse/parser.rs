@@ -531,10 +531,30 @@ impl<'a> Parser<'a> {
                 break;
             }
             let w = self.text(t);
+            let twice = |x: bool| -> PResult<()> {
+                if x {
+                    self.error(
+                        ParseErrorKind::UnexpectedToken,
+                        format!(
+                            "`{w}`: a variable has one state space, alignment, vector and type"
+                        ),
+                    )
+                } else {
+                    Ok(())
+                }
+            };
             if let Some(s) = space_of(w) {
+                twice(space.is_some())?;
+                if s == StateSpace::Param {
+                    return self.error(
+                        ParseErrorKind::UnsupportedDirective,
+                        "a `.param` variable is declared only as a parameter or in a call scope",
+                    );
+                }
                 space = Some(s);
                 self.pos += 1;
             } else if w == ".align" {
+                twice(align.is_some())?;
                 self.pos += 1;
                 let a = self.u32_value()?;
                 if !a.is_power_of_two() {
@@ -545,9 +565,11 @@ impl<'a> Parser<'a> {
                 }
                 align = Some(a);
             } else if let Some(v) = vector_of(w) {
+                twice(vector.is_some())?;
                 vector = Some(v);
                 self.pos += 1;
             } else if let Ok(ty) = w.parse::<ScalarType>() {
+                twice(elem.is_some())?;
                 elem = Some(ty);
                 self.pos += 1;
             } else {
