@@ -1,24 +1,14 @@
-//! Builds the vector-add kernel and prints its PTX (`--out FILE` writes it instead; `--target T`
-//! picks the target, sm_90a by default).
+//! Builds the vector-add kernel and prints its PTX, then runs it on GPU 0 if there is one (fresh
+//! random data, checked against the host).
 //!
 //! ```text
-//! cargo run --example vector_add
-//! cargo run --example vector_add -- --target sm_80 --out vector_add.ptx
+//! cargo run --example vector_add [-- --ptx] [--out FILE] [--target sm_90a] [--no-run]
 //! ```
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let mut args = vec!["dump".to_string(), "vector_add".to_string()];
-    args.extend(std::env::args().skip(1));
-    match ptxkit::cli::run(&args) {
-        Ok(out) => {
-            print!("{}", out.stdout);
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("vector_add: {}", e.message);
-            ExitCode::from(2)
-        }
-    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = ptxkit::kernels::gpu::example_main("vector_add", true, &args);
+    ExitCode::from(code.clamp(0, 255) as u8)
 }

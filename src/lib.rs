@@ -3,8 +3,10 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod kernel;
 pub mod kernels;
 pub mod runtime;
+pub mod tile;
 
 pub use layouts;
 pub use ptx_isa as isa;

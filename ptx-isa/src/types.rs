@@ -232,6 +232,7 @@ pub enum VectorWidth {
 
 impl VectorWidth {
     /// The number of elements.
+    #[allow(clippy::len_without_is_empty)] // a vector width is never empty
     pub const fn len(self) -> usize {
         match self {
             VectorWidth::V2 => 2,

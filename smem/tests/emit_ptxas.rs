@@ -151,6 +151,8 @@ fn a_pipeline_pool_assembles() {
                 k.xor(next, acc, d)?;
                 acc = next;
             }
+            smem.init_mbarriers(k, base, pipe.full())?;
+            smem.init_mbarriers(k, base, pipe.empty())?;
             let full = smem.region_addr(k, pipe.full().region())?;
             let wide = k.reg::<ty::U64>();
             k.cvt(wide, full)?;
@@ -166,6 +168,11 @@ fn a_pipeline_pool_assembles() {
         );
         assert!(text.contains("// shared memory: smem = "), "{text}");
         assert!(text.contains("//   main.A[0]: dynamic +0x0"), "{text}");
+        assert_eq!(
+            text.matches("mbarrier.init.shared.b64").count(),
+            8,
+            "{text}"
+        );
         assemble(&m);
     }
 }

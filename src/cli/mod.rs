@@ -11,6 +11,8 @@ mod desc;
 mod dump;
 mod fmt;
 mod idesc;
+mod layout;
+mod selftest;
 mod swizzle;
 
 pub use args::Args;
@@ -106,9 +108,19 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         run: desc::run,
     },
     Subcommand {
+        name: "selftest",
+        summary: "run every GPU example on device 0 and check it (exit 3 without a GPU)",
+        run: selftest::run,
+    },
+    Subcommand {
         name: "idesc",
         summary: "encode a tcgen05.mma instruction descriptor",
         run: idesc::run,
+    },
+    Subcommand {
+        name: "layout",
+        summary: layout::SUMMARY,
+        run: layout::run,
     },
 ];
 

@@ -1,57 +1,67 @@
-//! `c[i] = a[i] + b[i]` for `i < n`, one thread per element.
+//! `c[i] = a[i] + b[i]` for `i < n`, one thread per element; `n` is a symbolic extent read from
+//! the tensors' shapes at launch.
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Addr, Dim, Directive, Module, SpecialReg, StateSpace, Target, spaces::Global, ty};
+use ptx_isa::{Module, Target, ty};
 
-/// Threads per block the kernel is written for (its `.maxntid`).
+use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
+use crate::runtime::Arg;
+
+/// Threads per block (the kernel's `.maxntid`).
 pub const BLOCK: u32 = 256;
 
-/// The vector-add module: kernel `vector_add(a, b, c, n)` with f32 pointers and a `.u32` length,
-/// launched with blocks of [`BLOCK`] threads and `ceil(n / BLOCK)` blocks.
+/// The kernel `vector_add(n, a, b, c)`: `a`, `b`, `c` are `f32[n]`, `n` is filled in by the
+/// launcher; the grid is `ceil(n / BLOCK)` blocks of [`BLOCK`] threads.
+pub fn build(target: Target) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("vector_add", target);
+    let n = k.symbol("n")?;
+    let a = k.tensor::<ty::F32>("a", [n], TensorOpts::default())?;
+    let b = k.tensor::<ty::F32>("b", [n], TensorOpts::default())?;
+    let c = k.tensor::<ty::F32>("c", [n], TensorOpts::default())?;
+    let [bx] = k.cta_id([Expr::ceil_div(n, BLOCK)])?;
+    let [tx] = k.thread_id([BLOCK])?;
+    let i = k.let_("i", bx * BLOCK + tx)?;
+    let in_range = k.cmp(CmpOp::Lt, i, n)?;
+    k.if_(in_range, |k| {
+        let x = k.load(&a, [i])?;
+        let y = k.load(&b, [i])?;
+        k.add(x, x, y)?;
+        k.store(&c, [i], x)
+    })
+    .end()?;
+    k.finish()
+}
+
+/// The vector-add module, for `ptxkit dump vector_add`.
 pub fn vector_add(target: Target) -> ptx_isa::Result<Module> {
-    let mut m = Module::new(target);
-    let mut k = m.entry("vector_add");
-    let pa = k.param_ptr("a", StateSpace::Global, Some(4))?;
-    let pb = k.param_ptr("b", StateSpace::Global, Some(4))?;
-    let pc = k.param_ptr("c", StateSpace::Global, Some(4))?;
-    let pn = k.param::<ty::U32>("n")?;
-    k.directive(Directive::MaxNtid([BLOCK, 1, 1]))?;
+    Ok(build(target)?.into_module())
+}
 
-    // i = ctaid.x * ntid.x + tid.x
-    let cta = k.sreg_u32(SpecialReg::CtaId(Dim::X))?;
-    let ntid = k.sreg_u32(SpecialReg::Ntid(Dim::X))?;
-    let tid = k.sreg_u32(SpecialReg::Tid(Dim::X))?;
-    let i = k.reg::<ty::U32>();
-    k.mad_lo(i, cta, ntid, tid)?;
-    let n = k.load_param(&pn)?;
-    let out_of_range = k.pred();
-    k.setp(CmpOp::Ge, out_of_range, i, n)?;
-    let done = k.label();
-    k.when(out_of_range).bra(done)?;
-
-    // Byte offset of element i, then the three addresses.
-    let off = k.reg::<ty::U64>();
-    k.mul_wide(off, i, 4u32)?;
-    let element = |k: &mut ptx_isa::FunctionBuilder, p| -> ptx_isa::Result<Addr<Global>> {
-        let generic = k.load_param(p)?;
-        let global = k.reg::<ty::U64>();
-        k.cvta_to(StateSpace::Global, global, generic)?;
-        let at = k.reg::<ty::U64>();
-        k.add(at, global, off)?;
-        Ok(Addr::reg(at))
-    };
-    let (a, b, c) = (
-        element(&mut k, &pa)?,
-        element(&mut k, &pb)?,
-        element(&mut k, &pc)?,
-    );
-    let (x, y) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
-    k.ld(x, a)?;
-    k.ld(y, b)?;
-    k.add(x, x, y)?;
-    k.st(c, x)?;
-    k.place(done)?;
-    k.ret()?;
-    m.add(k.finish()?)?;
-    Ok(m)
+/// Runs on lengths 1, 1000 and 2^20 + 3: one kernel, three values of `n`.
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let k = ctx.load(&build(ctx.target()).map_err(e2s)?)?;
+    let mut err = 0.0f64;
+    let mut sizes = Vec::new();
+    for n in [1usize, 1000, (1 << 20) + 3] {
+        let (ha, hb) = (ctx.rng.vec_f32(n), ctx.rng.vec_f32(n));
+        let a = ctx.upload(&ha, &[n])?;
+        let b = ctx.upload(&hb, &[n])?;
+        let mut c = ctx.poisoned(&[n])?;
+        let syms = k
+            .launch(
+                &ctx.stream,
+                &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)],
+            )
+            .map_err(e2s)?;
+        let got = ctx.download(&c)?;
+        let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
+        err = err.max(max_abs_err(&got, &want));
+        sizes.push(format!("{}", syms["n"]));
+    }
+    Ok(Report {
+        max_err: err,
+        tolerance: 0.0,
+        detail: format!("n = {}", sizes.join(", ")),
+    })
 }

@@ -258,6 +258,11 @@ impl Kernel {
         })
     }
 
+    /// The device the kernel is loaded on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// The signature.
     pub fn signature(&self) -> &KernelSignature {
         &self.signature
@@ -295,28 +300,10 @@ impl Kernel {
         Ok((plan, symbols))
     }
 
-    /// Checks every argument against the signature and the configuration against the device,
-    /// then launches on `stream` through `cuLaunchKernelEx`. Nothing is launched when a check
-    /// fails. Returns the symbolic-extent values passed.
-    pub fn launch(
-        &self,
-        stream: &CudaStream,
-        cfg: &LaunchConfig,
-        args: &mut [Arg<'_>],
-    ) -> Result<Symbols> {
+    /// Sets the function attributes a launch plan needs (dynamic shared memory above 48 KB,
+    /// non-portable cluster sizes), once each.
+    fn apply_plan(&self, plan: &LaunchPlan) -> Result<()> {
         use sys::CUfunction_attribute::*;
-        let ordinal = self.device.ordinal();
-        if stream.context().ordinal() != ordinal {
-            return Err(RuntimeError::WrongDevice {
-                param: "<stream>".into(),
-                expected: ordinal,
-                got: stream.context().ordinal(),
-            });
-        }
-        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let (mut params, symbols) = check_and_pack(&self.signature, &descs, ordinal)?;
-        let plan = check_launch(cfg, &self.limits())?;
-
         self.device.context().bind_to_thread()?;
         if let Some(bytes) = plan.raise_dynamic_smem_to {
             // SAFETY: live function of the current context; the value was checked against the
@@ -343,6 +330,61 @@ impl Kernel {
             .result()?;
             self.non_portable_set.store(true, Ordering::Relaxed);
         }
+        Ok(())
+    }
+
+    /// How many clusters of `cfg`'s shape can be resident at once
+    /// (`cuOccupancyMaxActiveClusters`): a persistent kernel launched with more clusters than this
+    /// runs a second, partial wave.
+    pub fn max_active_clusters(&self, cfg: &LaunchConfig) -> Result<u32> {
+        let plan = check_launch(cfg, &self.limits())?;
+        self.apply_plan(&plan)?;
+        let mut attrs = launch_attributes(cfg);
+        let config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid[0],
+            gridDimY: cfg.grid[1],
+            gridDimZ: cfg.grid[2],
+            blockDimX: cfg.block[0],
+            blockDimY: cfg.block[1],
+            blockDimZ: cfg.block[2],
+            sharedMemBytes: cfg.dynamic_smem_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: if attrs.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                attrs.as_mut_ptr()
+            },
+            numAttrs: attrs.len() as u32,
+        };
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: `config` and `attrs` live across the call; `self.func` is a live function of
+        // the bound context.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, self.func, &config) }.result()?;
+        Ok(n.max(0) as u32)
+    }
+
+    /// Checks every argument against the signature and the configuration against the device,
+    /// then launches on `stream` through `cuLaunchKernelEx`. Nothing is launched when a check
+    /// fails. Returns the symbolic-extent values passed.
+    pub fn launch(
+        &self,
+        stream: &CudaStream,
+        cfg: &LaunchConfig,
+        args: &mut [Arg<'_>],
+    ) -> Result<Symbols> {
+        let ordinal = self.device.ordinal();
+        if stream.context().ordinal() != ordinal {
+            return Err(RuntimeError::WrongDevice {
+                param: "<stream>".into(),
+                expected: ordinal,
+                got: stream.context().ordinal(),
+            });
+        }
+        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
+        let (mut params, symbols) = check_and_pack(&self.signature, &descs, ordinal)?;
+        let plan = check_launch(cfg, &self.limits())?;
+
+        self.apply_plan(&plan)?;
 
         let mut attrs = launch_attributes(cfg);
         let config = sys::CUlaunchConfig {

@@ -198,6 +198,7 @@ impl FunctionBuilder {
     }
 
     /// `setp.op.bop.T p|q, a, b, c`: `p = (a op b) bop c`, and `q = !(a op b) bop c` when `q` is given.
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
     pub fn setp_bool<T: ty::RegType>(
         &mut self,
         op: CmpOp,

@@ -264,6 +264,7 @@ impl FunctionBuilder {
         self.tx(true, scope, S::SPACE, addr.into(), tx.into())
     }
 
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
     fn wait(
         &mut self,
         try_wait: bool,

@@ -82,6 +82,19 @@ impl BytesParam {
     }
 }
 
+/// A point in a function's construction that [`FunctionBuilder::rollback`] returns to: what a
+/// lowering that fails halfway uses to leave no partial instructions behind.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    body: usize,
+    reg_counts: [u32; 9],
+    labels_placed: Vec<bool>,
+    labels_used: Vec<bool>,
+    required: (PtxVersion, String),
+    local_params: u32,
+    cta_group: Option<CtaGroup>,
+}
+
 /// Builds one function. Start it with [`crate::Module::entry`] or [`crate::Module::func`]; finish it
 /// with [`FunctionBuilder::finish`] and add it to the module.
 #[derive(Debug)]
@@ -528,6 +541,32 @@ impl FunctionBuilder {
 
     pub(crate) fn push_statement(&mut self, s: Statement) {
         self.body.push(s);
+    }
+
+    /// The state to return to with [`FunctionBuilder::rollback`].
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            body: self.body.len(),
+            reg_counts: self.reg_counts,
+            labels_placed: self.labels_placed.clone(),
+            labels_used: self.labels_used.clone(),
+            required: self.required.clone(),
+            local_params: self.local_params,
+            cta_group: self.cta_group,
+        }
+    }
+
+    /// Forgets everything written since `c`: statements, registers, labels, version needs. Registers
+    /// and labels handed out since then must not be used again.
+    pub fn rollback(&mut self, c: Checkpoint) {
+        self.body.truncate(c.body);
+        self.reg_counts = c.reg_counts;
+        self.labels_placed = c.labels_placed;
+        self.labels_used = c.labels_used;
+        self.required = c.required;
+        self.local_params = c.local_params;
+        self.cta_group = c.cta_group;
+        self.guard = None;
     }
 
     /// Finishes the function: every branched-to label placed, no guard left dangling.

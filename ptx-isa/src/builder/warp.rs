@@ -48,6 +48,7 @@ pub enum ReduxOp {
 impl FunctionBuilder {
     /// `shfl.sync.mode.b32 d{|p}, a, b, c, membermask`: `c` packs the clamp value and segment mask
     /// (PTX ISA 9.7.9.6); `p`, if given, says whether the source lane was in range.
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
     pub fn shfl_sync<T: ty::RegType>(
         &mut self,
         mode: ShflMode,

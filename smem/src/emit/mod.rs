@@ -10,8 +10,9 @@
 //! not a multiple of 16) becomes an [`ptx_isa::ErrorKind::Invalid`] error naming the helper, the
 //! target and the function.
 //!
-//! `mbarrier.init` and the other mbarrier instructions are not emitted here yet: ptx-isa has no
-//! mbarrier builder methods. [`DynamicSmem::region_addr`] gives a barrier array's address.
+//! [`DynamicSmem::init_mbarriers`] initialises a barrier array with its counts;
+//! [`DynamicSmem::mbarrier_addr_from`] gives one barrier's address for the builder's mbarrier
+//! methods (`mbarrier_arrive_with`, `mbarrier_wait_parity`, ...).
 //!
 //! ```
 //! use ptx_isa::{Module, Target, ty};

@@ -112,6 +112,26 @@ impl DynamicSmem {
         self.offset_from(k, base, offset, &name)
     }
 
+    /// Initialises every barrier of `barriers` with its count (`mbarrier.init.shared.b64`, PTX
+    /// ISA 9.7.13.15.9), from a register holding the array's address: call it from one thread,
+    /// then make the initialisation visible (`bar.sync`, or `fence.mbarrier_init` and a cluster
+    /// barrier when other CTAs use the barriers). Errors: the barriers are not in this array.
+    pub fn init_mbarriers(
+        &self,
+        k: &mut FunctionBuilder,
+        base: Reg<ty::U32>,
+        barriers: &MbarrierArray,
+    ) -> Result<()> {
+        for i in 0..barriers.len() {
+            let count = barriers
+                .init_count(i)
+                .map_err(|e| host_error(k, "DynamicSmem::init_mbarriers", e))?;
+            let at = self.mbarrier_addr_from(k, base, barriers, i)?;
+            k.mbarrier_init(ptx_isa::Addr::<ptx_isa::spaces::Shared>::reg32(at), count)?;
+        }
+        Ok(())
+    }
+
     fn offset_from(
         &self,
         k: &mut FunctionBuilder,

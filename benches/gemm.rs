@@ -1,0 +1,133 @@
+//! GEMM benchmarks.
+//!
+//! CPU (runs anywhere): the time to build the GEMM kernel's PTX text from builder calls.
+//! GPU (H100/H200; skipped with a message elsewhere): the driver JIT time of that PTX, and for
+//! 2048³, 4096³, 6144³, 8192³, 4096×4096×16384, 8192×8192×1024 and 128×8192×8192 our TFLOP/s and
+//! cuBLAS's in this same process, then a table of shape, ours, cuBLAS and the ratio.
+//!
+//! ```text
+//! cargo bench --bench gemm                    # everything available here
+//! cargo bench --bench gemm -- build_ptx       # only the CPU benchmark
+//! ```
+
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use cudarc::cublas::CudaBlas;
+use ptxkit::kernels::gemm::{Gemm, GemmConfig, build, check};
+use ptxkit::runtime::{Device, JitOptions};
+
+const SHAPES: &[(usize, usize, usize)] = &[
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (4096, 4096, 16384),
+    (8192, 8192, 1024),
+    (128, 8192, 8192),
+];
+
+fn build_ptx(c: &mut Criterion) {
+    let cfg = GemmConfig::large();
+    c.bench_function("build_ptx/gemm_128x256x64", |b| {
+        b.iter(|| {
+            build(std::hint::black_box(&cfg))
+                .and_then(|m| m.to_ptx())
+                .map(|p| p.len())
+        })
+    });
+}
+
+fn gpu(c: &mut Criterion) {
+    let device = match Device::new(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: {e}");
+            return;
+        }
+    };
+    let stream = device.default_stream();
+    let blas = match CudaBlas::new(stream.clone()) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: cuBLAS: {e:?}");
+            return;
+        }
+    };
+    let ptx = match build(&GemmConfig::large()).and_then(|m| m.to_ptx()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: {e}");
+            return;
+        }
+    };
+    c.bench_function("jit/gemm_128x256x64", |b| {
+        b.iter(|| {
+            device
+                .load_ptx_uncached(&ptx, &JitOptions::default())
+                .map(|_| ())
+        })
+    });
+
+    let mut table = Vec::new();
+    let mut group = c.benchmark_group("gemm");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    for &shape in SHAPES {
+        let (m, n, k) = shape;
+        let cfg = check::config_for(&device, m, n);
+        let gemm = match Gemm::new(&device, cfg) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("{m}x{n}x{k}: {e}");
+                continue;
+            }
+        };
+        let Ok(mut p) = check::Problem::new(&stream, shape, 11) else {
+            continue;
+        };
+        let flops = 2.0 * m as f64 * n as f64 * k as f64;
+        let label = format!("{m}x{n}x{k}");
+        group.throughput(criterion::Throughput::Elements(flops as u64));
+        group.bench_function(format!("ptxkit/{label}"), |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let _ = gemm.run(&stream, &p.a, &p.b, &mut p.c, None);
+                }
+                let _ = stream.synchronize();
+                start.elapsed()
+            })
+        });
+        group.bench_function(format!("cublas/{label}"), |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let _ = check::cublas_bf16(&blas, &mut p);
+                }
+                let _ = stream.synchronize();
+                start.elapsed()
+            })
+        });
+        // The table uses CUDA-event medians taken here, in the same process.
+        if let Ok((ours, theirs)) = check::compare(&stream, &blas, &gemm, shape, 20) {
+            table.push((label, cfg.name(), ours, theirs));
+        }
+    }
+    group.finish();
+    println!(
+        "\n| shape | config | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- | --- |"
+    );
+    for (label, name, ours, theirs) in table {
+        println!(
+            "| {label} | {name} | {ours:.0} | {theirs:.0} | {:.3} |",
+            ours / theirs
+        );
+    }
+    println!("device: {}", device.attributes().name);
+}
+
+criterion_group!(benches, build_ptx, gpu);
+criterion_main!(benches);

@@ -1,0 +1,204 @@
+//! The Hopper bf16 GEMM: checks it against cuBLAS on fresh random data (odd shapes included), then
+//! times it against cuBLAS in the same process and prints a table.
+//!
+//! ```text
+//! cargo run --release --example gemm_hopper            # check + time (needs an H100/H200)
+//! cargo run --release --example gemm_hopper -- --ptx   # print the kernel's PTX (no GPU needed)
+//! cargo run --release --example gemm_hopper -- --check # correctness only
+//! cargo run --release --example gemm_hopper -- --small # a few small shapes (for compute-sanitizer)
+//! cargo run --release --example gemm_hopper -- --all-configs # also time other configurations
+//! ```
+
+use std::process::ExitCode;
+
+use cudarc::cublas::CudaBlas;
+use ptxkit::kernels::gemm::{Gemm, GemmConfig, build, check};
+use ptxkit::runtime::Device;
+
+/// Every benchmark shape plus odd ones (edges in M, N and K; K not a multiple of 8, which goes
+/// through the zero-padding path).
+const CHECK_SHAPES: &[(usize, usize, usize)] = &[
+    (128, 256, 64),
+    (256, 512, 128),
+    (1000, 1000, 520),
+    (257, 383, 200),
+    (300, 777, 1024),
+    (1, 8, 8),
+    (257, 383, 203),
+    (100, 200, 7),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (4096, 4096, 16384),
+    (8192, 8192, 1024),
+    (128, 8192, 8192),
+];
+
+const BENCH_SHAPES: &[(usize, usize, usize)] = &[
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (4096, 4096, 16384),
+    (8192, 8192, 1024),
+    (128, 8192, 8192),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--ptx") {
+        return match build(&GemmConfig::large()).and_then(|m| m.to_ptx()) {
+            Ok(p) => {
+                print!("{p}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("gemm_hopper: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    match run(args.iter().any(|a| a == "--check")) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("gemm_hopper: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn args_all() -> bool {
+    std::env::args().any(|a| a == "--all-configs")
+}
+
+fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
+    let device = Device::new(0)?;
+    let stream = device.default_stream();
+    let blas = CudaBlas::new(stream.clone())?;
+    println!("device: {}", device.attributes().name);
+    let mut ok = true;
+    let small = std::env::args().any(|a| a == "--small");
+    let shapes = if small {
+        &CHECK_SHAPES[..4]
+    } else {
+        CHECK_SHAPES
+    };
+    for (i, &shape) in shapes.iter().enumerate() {
+        let gemm = Gemm::new(&device, check::config_for(&device, shape.0, shape.1))?;
+        let r = check::check(&device, &stream, &blas, &gemm, shape, 1000 + i as u64)?;
+        println!(
+            "check {:>5}x{:>5}x{:>5}: rel err {:.2e} (cuBLAS bf16 {:.2e}), unwritten {} -> {}",
+            shape.0,
+            shape.1,
+            shape.2,
+            r.rel_error,
+            r.cublas_rel_error,
+            r.unwritten,
+            if r.passed() { "ok" } else { "FAIL" }
+        );
+        ok &= r.passed();
+    }
+    // The other input, output and epilogue variants, on shapes with edges.
+    use ptxkit::kernels::gemm::{InType, OutType};
+    let large = GemmConfig::large();
+    let variants = [
+        GemmConfig {
+            tma_store: false,
+            output: OutType::F32,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            output: OutType::F32,
+            n_even: false,
+            ..large
+        },
+        GemmConfig {
+            input: InType::F16,
+            output: OutType::F16,
+            ..large
+        },
+        GemmConfig {
+            input: InType::F16,
+            output: OutType::F32,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            tma_store: false,
+            n_even: false,
+            ..large
+        },
+    ];
+    for (i, cfg) in variants.into_iter().enumerate() {
+        // 300 rows: an odd number of 128-row tiles, so a CTA pair has a CTA past the edge.
+        let shape = if cfg.n_even {
+            (300, 520, 136)
+        } else {
+            (300, 519, 136)
+        };
+        let r = check::check_config(&device, &stream, &blas, cfg, shape, 77 + i as u64)?;
+        println!(
+            "check {} {}x{}x{}: rel err {:.2e}, unwritten {} -> {}",
+            cfg.name(),
+            shape.0,
+            shape.1,
+            shape.2,
+            r.rel_error,
+            r.unwritten,
+            if r.passed() { "ok" } else { "FAIL" }
+        );
+        ok &= r.passed();
+    }
+    if check_only || small {
+        return Ok(ok);
+    }
+    println!(
+        "\n| shape | config | ptxkit TFLOP/s | cuBLAS TFLOP/s | ratio |\n| --- | --- | --- | --- | --- |"
+    );
+    for &shape in BENCH_SHAPES {
+        let mut configs = vec![check::config_for(&device, shape.0, shape.1)];
+        if args_all() {
+            configs.push(GemmConfig {
+                tma_store: false,
+                ..configs[0]
+            });
+            configs.push(GemmConfig {
+                cluster_m: 2,
+                ..configs[0]
+            });
+        }
+        for cfg in configs {
+            let gemm = Gemm::new(&device, cfg)?;
+            if cfg.cluster_m == 2 {
+                println!(
+                    "(cluster occupancy: {} CTA pairs at once)",
+                    gemm.max_active_clusters()
+                );
+            }
+            let (ours, theirs) = check::compare(&stream, &blas, &gemm, shape, 20)?;
+            println!(
+                "| {}x{}x{} | {} | {ours:.0} | {theirs:.0} | {:.3} |",
+                shape.0,
+                shape.1,
+                shape.2,
+                cfg.name(),
+                ours / theirs
+            );
+        }
+    }
+    Ok(ok)
+}

@@ -1,0 +1,277 @@
+//! Hardware fragments checked element by element against the per-register formulas of the PTX
+//! ISA figures (an independent spelling of each layout from the CuTe layouts the crate builds).
+
+use layouts::fragment::tcgen05::{self, LdShape};
+use layouts::fragment::wgmma::{self, Dtype};
+use layouts::fragment::{Operand, TvLayout, TvMismatch, ldmatrix, mma};
+use layouts::tile::{Axis, TileLayout};
+
+/// Asserts `tv(t, v) == f(t, v)` for every thread and value, and that every element is held once.
+fn check(tv: &TvLayout, f: impl Fn(i64, i64) -> (i64, i64)) {
+    for t in 0..tv.threads() {
+        for v in 0..tv.values() {
+            assert_eq!(
+                tv.coord(t, v).unwrap(),
+                f(t, v),
+                "{tv}: thread {t} value {v}"
+            );
+        }
+    }
+    assert!(tv.is_bijective(), "{tv} is not a bijection onto its tile");
+}
+
+fn group(lane: i64) -> i64 {
+    lane >> 2
+}
+
+fn tig(lane: i64) -> i64 {
+    lane % 4
+}
+
+/// PTX ISA 9.7.14.5.8, "Matrix Fragments for mma.m16n8k16 with floating point type".
+#[test]
+fn mma_m16n8k16_matches_the_ptx_figures() {
+    check(&mma::m16n8k16(Operand::A).unwrap(), |t, i| {
+        let row = if i < 2 || (4..6).contains(&i) {
+            group(t)
+        } else {
+            group(t) + 8
+        };
+        let col = if i < 4 {
+            tig(t) * 2 + (i & 1)
+        } else {
+            tig(t) * 2 + (i & 1) + 8
+        };
+        (row, col)
+    });
+    check(&mma::m16n8k16(Operand::B).unwrap(), |t, i| {
+        let row = if i < 2 {
+            tig(t) * 2 + (i & 1)
+        } else {
+            tig(t) * 2 + (i & 1) + 8
+        };
+        (row, group(t))
+    });
+    check(&mma::m16n8k16(Operand::C).unwrap(), |t, i| {
+        let row = if i < 2 { group(t) } else { group(t) + 8 };
+        (row, tig(t) * 2 + (i & 1))
+    });
+    // CuTe's SM80_16x8x16 CLayout spells the same accumulator.
+    assert_eq!(
+        mma::m16n8k16(Operand::C).unwrap().layout().to_string(),
+        "((4,8),(2,2)):((32,1),(16,8))"
+    );
+}
+
+/// PTX ISA 9.7.15.5.1, "WGMMA .m64nNk16 register fragment layout for accumulator matrix D",
+/// for every N and input type (the layout does not depend on the accumulator type).
+#[test]
+fn wgmma_accumulators_match_the_ptx_figure() {
+    for dtype in Dtype::ALL {
+        for n in (8..=256).step_by(8).filter(|&n| dtype.valid_n(n)) {
+            let d = wgmma::accumulator(n, dtype).unwrap();
+            assert_eq!(
+                (d.rows(), d.cols(), d.threads(), d.values()),
+                (64, n, 128, n / 2)
+            );
+            check(&d, |t, i| {
+                let (warp, lane) = (t / 32, t % 32);
+                let row = 16 * warp + group(lane) + if i % 4 < 2 { 0 } else { 8 };
+                (row, tig(lane) * 2 + (i & 1) + 8 * (i >> 2))
+            });
+        }
+    }
+    // m64n8k16 f32: the smallest, spelled out as CuTe's CLayout_64x8.
+    let d = wgmma::accumulator(8, Dtype::F16).unwrap();
+    assert_eq!(
+        d.layout().to_string(),
+        "((4,8,4),(2,2)):((128,1,16),(64,8))"
+    );
+    assert!(wgmma::accumulator(40, Dtype::S8).is_err());
+    assert!(wgmma::accumulator(48, Dtype::S8).is_ok());
+    assert!(wgmma::accumulator(12, Dtype::F16).is_err());
+}
+
+/// PTX ISA 9.7.15.5.1, "WGMMA .m64nNk* register fragment layout for matrix A": per warp the
+/// `mma.m16n8k8` (tf32), `mma.m16n8k16` (16-bit) and `mma.m16n8k32` (8-bit) A fragments.
+#[test]
+fn wgmma_register_a_matches_the_ptx_figures() {
+    let tf32 = wgmma::register_a(Dtype::Tf32).unwrap();
+    check(&tf32, |t, i| {
+        let (warp, lane) = (t / 32, t % 32);
+        let row = 16 * warp + group(lane) + if i % 2 == 0 { 0 } else { 8 };
+        (row, tig(lane) + if i < 2 { 0 } else { 4 })
+    });
+    for dtype in [Dtype::F16, Dtype::Bf16] {
+        check(&wgmma::register_a(dtype).unwrap(), |t, i| {
+            let (warp, lane) = (t / 32, t % 32);
+            let row = 16 * warp
+                + if i < 2 || (4..6).contains(&i) {
+                    group(lane)
+                } else {
+                    group(lane) + 8
+                };
+            (row, tig(lane) * 2 + (i & 1) + if i < 4 { 0 } else { 8 })
+        });
+    }
+    for dtype in [Dtype::E4m3, Dtype::E5m2, Dtype::S8, Dtype::U8] {
+        check(&wgmma::register_a(dtype).unwrap(), |t, i| {
+            let (warp, lane) = (t / 32, t % 32);
+            let row = 16 * warp
+                + if i < 4 || (8..12).contains(&i) {
+                    group(lane)
+                } else {
+                    group(lane) + 8
+                };
+            (row, tig(lane) * 4 + (i & 3) + if i < 8 { 0 } else { 16 })
+        });
+    }
+}
+
+/// PTX ISA, `ldmatrix` fragment figure: thread t holds row t/4, elements 2(t%4) and +1 of each
+/// 8x8 matrix; `.trans` transposes.
+#[test]
+fn ldmatrix_matches_the_ptx_figure() {
+    for num in [1, 2, 4] {
+        check(&ldmatrix::ldmatrix(num, false).unwrap(), |t, v| {
+            (8 * (v / 2) + t / 4, 2 * (t % 4) + v % 2)
+        });
+        check(&ldmatrix::ldmatrix(num, true).unwrap(), |t, v| {
+            (8 * (v / 2) + 2 * (t % 4) + v % 2, t / 4)
+        });
+        ldmatrix::stmatrix(num, false)
+            .unwrap()
+            .compare(&ldmatrix::ldmatrix(num, false).unwrap())
+            .unwrap();
+    }
+    assert!(ldmatrix::ldmatrix(3, false).is_err());
+}
+
+/// PTX ISA 9.7.16.8, the `tcgen05.ld/st` matrix-fragment figures for each shape.
+#[test]
+fn tcgen05_atoms_match_the_ptx_figures() {
+    for num in [1, 2, 4, 8, 16, 32] {
+        check(&tcgen05::atom(LdShape::B32x32, num).unwrap(), |l, r| (l, r));
+        check(&tcgen05::atom(LdShape::B16x64, num).unwrap(), |l, r| {
+            (l / 4 + 8 * (l % 2), (l / 2) % 2 + 2 * r)
+        });
+        check(&tcgen05::atom(LdShape::B16x128, num).unwrap(), |l, r| {
+            (l / 4 + 8 * (r % 2), l % 4 + 4 * (r / 2))
+        });
+        check(&tcgen05::atom(LdShape::B16x256, num).unwrap(), |l, r| {
+            (l / 4 + 8 * ((r / 2) % 2), r % 2 + 2 * (l % 4) + 8 * (r / 4))
+        });
+    }
+    assert!(tcgen05::atom(LdShape::B16x256, 64).is_err()); // 256 registers
+    assert!(tcgen05::atom(LdShape::B32x32, 3).is_err());
+}
+
+/// The warpgroup view: warp w on lanes 32w.., a 16-lane shape issued at lane bases 0 and 16.
+#[test]
+fn tcgen05_warpgroup_atoms() {
+    let wg = tcgen05::warpgroup_atom(LdShape::B32x32, 4).unwrap();
+    check(&wg, |t, r| (t, r));
+    let wg = tcgen05::warpgroup_atom(LdShape::B16x64, 2).unwrap();
+    let per_issue = LdShape::B16x64.registers() * 2;
+    check(&wg, |t, v| {
+        let (w, l) = (t / 32, t % 32);
+        let (issue, r) = (v / per_issue, v % per_issue);
+        (
+            32 * w + 16 * issue + l / 4 + 8 * (l % 2),
+            (l / 2) % 2 + 2 * r,
+        )
+    });
+}
+
+/// The seed's demonstration: a 128xW register tile `S[(128, W):(1@tid_in_wg, 1)]` is the
+/// `.32x32b.xW` warpgroup atom, and no 16-lane atom.
+#[test]
+fn register_layouts_match_atoms() {
+    let regs: TileLayout = "S[(128, 8):(1@tid_in_wg, 1)]".parse().unwrap();
+    let tv = regs.thread_value(Axis::TidInWg).unwrap();
+    tcgen05::warpgroup_atom(LdShape::B32x32, 8)
+        .unwrap()
+        .compare(&tv)
+        .unwrap();
+    let miss = tcgen05::warpgroup_atom(LdShape::B16x256, 1)
+        .unwrap()
+        .compare(&tv)
+        .unwrap_err();
+    assert!(matches!(miss, TvMismatch::Element { .. }), "{miss}");
+
+    // The mma-style register tile of one warp over 16x8 is the .16x256b atom.
+    let regs: TileLayout = "S[((2, 8), (4, 2)):((2, 4@laneid), (1@laneid, 1))]"
+        .parse()
+        .unwrap();
+    let tv = regs.thread_value(Axis::LaneId).unwrap();
+    tcgen05::atom(LdShape::B16x256, 1)
+        .unwrap()
+        .compare(&tv)
+        .unwrap();
+    let miss = tcgen05::atom(LdShape::B16x128, 2)
+        .unwrap()
+        .compare(&tv)
+        .unwrap_err();
+    assert!(matches!(
+        miss,
+        TvMismatch::Extent { .. } | TvMismatch::Element { .. }
+    ));
+}
+
+/// The dispatch question: the widest atom a warpgroup register layout matches, or every shape
+/// with its reason.
+#[test]
+fn atom_dispatch_picks_the_widest_match() {
+    for shape in LdShape::ALL {
+        for num in [1, 2, 4] {
+            let tv = tcgen05::warpgroup_atom(shape, num).unwrap();
+            let (found, n) = tcgen05::match_warpgroup_atom(&tv).unwrap();
+            // A narrower shape can coincide only if it is the same function; the widest wins.
+            tcgen05::warpgroup_atom(found, n)
+                .unwrap()
+                .compare(&tv)
+                .unwrap();
+            assert!(
+                LdShape::ALL.iter().position(|&s| s == found)
+                    <= LdShape::ALL.iter().position(|&s| s == shape)
+            );
+        }
+    }
+    // Rows dealt to threads out of order: a valid thread-value layout that no atom matches;
+    // the miss lists all four shapes with their reasons.
+    let regs: TileLayout = "S[((4, 32), 8):((1@tid_in_wg, 4@tid_in_wg), 1)]"
+        .parse()
+        .unwrap();
+    let tv = regs.thread_value(Axis::TidInWg).unwrap();
+    let miss = tcgen05::match_warpgroup_atom(&tv).unwrap_err();
+    assert_eq!(miss.declined.len(), 4, "{miss}");
+    assert!(miss.to_string().contains(".32x32b"), "{miss}");
+    // Registers that are not a compact range are no thread-value layout at all.
+    let regs: TileLayout = "S[(128, 4):(1@tid_in_wg, 2)]".parse().unwrap();
+    assert!(regs.thread_value(Axis::TidInWg).is_err());
+}
+
+/// The accumulator of `wgmma m64nNk16` spelled as a TIRx register tile (rows split into warp,
+/// half and group; columns into block, thread-in-group and pair) is the PTX fragment.
+#[test]
+fn wgmma_accumulator_as_a_register_tile() {
+    for n in [8, 64, 256] {
+        let regs: TileLayout = format!(
+            "S[((4, 2, 8), ({}, 4, 2)):((32@tid_in_wg, 2, 4@tid_in_wg), (4, 1@tid_in_wg, 1))]",
+            n / 8
+        )
+        .parse()
+        .unwrap();
+        let tv = regs.thread_value(Axis::TidInWg).unwrap();
+        wgmma::accumulator(n, Dtype::F16)
+            .unwrap()
+            .compare(&tv)
+            .unwrap();
+        assert!(
+            wgmma::accumulator(n, Dtype::F16)
+                .unwrap()
+                .compare(&mma::m16n8k16(Operand::C).unwrap())
+                .is_err()
+        );
+    }
+}

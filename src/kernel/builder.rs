@@ -1,0 +1,619 @@
+//! [`KernelBuilder`]: one kernel entry under construction, its parameters and its variables.
+
+use std::ops::{Deref, DerefMut};
+
+use ptx_isa::builder::TensorMapRef;
+use ptx_isa::{Directive, FunctionBuilder, Imm, Module, Reg, Src, StateSpace, Target, ty};
+use smem::pool::SmemPool;
+
+use super::buffer::{Buffer, Elem, Layout, Storage};
+use super::built::{BuiltKernel, LaunchSpec};
+use super::error::{KernelError, Result};
+use super::expr::{Expr, Exprs, Facts, Var, VarFacts, divisibility, simplify};
+use super::scope::LaunchState;
+use crate::runtime::{Extent, KernelSignature, Param};
+
+/// What the builder knows of one variable.
+#[derive(Debug, Clone)]
+pub(crate) struct VarInfo {
+    /// For messages.
+    pub(crate) name: String,
+    /// The register holding it on the device (none for a constant).
+    pub(crate) reg: Option<Reg<ty::U32>>,
+    /// What the simplifier may assume.
+    pub(crate) facts: VarFacts,
+    /// The symbolic extent it is, if it is one (its value is known on the host at launch).
+    pub(crate) symbol: Option<String>,
+    /// Whether its register is written again after its definition (a mutable scalar, a loop
+    /// counter): a `let` of it takes a copy.
+    pub(crate) changes: bool,
+    /// Whether [`KernelBuilder::assign`] may write it (mutable scalars only).
+    pub(crate) assignable: bool,
+}
+
+impl Facts for [VarInfo] {
+    fn facts(&self, v: Var) -> VarFacts {
+        self.get(v.0 as usize).map_or(
+            VarFacts {
+                value: None,
+                divisor: 1,
+            },
+            |i| i.facts,
+        )
+    }
+}
+
+/// Options of a tensor parameter (the `match_buffer` descriptor fields beyond shape and dtype).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorOpts {
+    /// Required alignment of the data pointer in bytes (the element size when `None`); the
+    /// launcher refuses a tensor whose address is not aligned so.
+    pub align: Option<u32>,
+    /// How indices map to element offsets (row-major by default).
+    pub layout: Layout,
+    /// Elements between the data pointer and element `[0, ..]`.
+    pub elem_offset: Expr,
+}
+
+impl Default for TensorOpts {
+    fn default() -> TensorOpts {
+        TensorOpts {
+            align: None,
+            layout: Layout::RowMajor,
+            elem_offset: Expr::Const(0),
+        }
+    }
+}
+
+impl TensorOpts {
+    /// With an alignment requirement.
+    pub fn align(mut self, bytes: u32) -> TensorOpts {
+        self.align = Some(bytes);
+        self
+    }
+
+    /// With a layout.
+    pub fn layout(mut self, layout: Layout) -> TensorOpts {
+        self.layout = layout;
+        self
+    }
+
+    /// With an element offset.
+    pub fn elem_offset(mut self, offset: impl Into<Expr>) -> TensorOpts {
+        self.elem_offset = offset.into();
+        self
+    }
+}
+
+/// Builds one kernel: its parameters (recorded in a [`KernelSignature`] as they are declared),
+/// its scope ids (which fix the launch's grid, block and cluster), its buffers, index arithmetic
+/// and control flow. [`KernelBuilder::finish`] gives a [`BuiltKernel`]: PTX text, signature and
+/// launch extents together.
+///
+/// A kernel specialises by being rebuilt: compile-time parameters are plain Rust values in the
+/// function that builds it (the `T.jit` model).
+///
+/// The raw PTX builder is one `Deref` away (`k.add(x, x, y)?`, `k.tma_load(..)?`) for data
+/// arithmetic and the instruction families this layer does not wrap.
+#[derive(Debug)]
+pub struct KernelBuilder {
+    pub(crate) name: String,
+    pub(crate) module: Module,
+    pub(crate) f: FunctionBuilder,
+    pub(crate) params: Vec<Param>,
+    pub(crate) vars: Vec<VarInfo>,
+    pub(crate) depth: u32,
+    pub(crate) launch: LaunchState,
+    pub(crate) pool: SmemPool,
+    pub(crate) pool_symbol: String,
+    pub(crate) pool_used: bool,
+    pub(crate) deferred: Option<KernelError>,
+    pub(crate) min_blocks_per_sm: Option<u32>,
+}
+
+impl Deref for KernelBuilder {
+    type Target = FunctionBuilder;
+    fn deref(&self) -> &FunctionBuilder {
+        &self.f
+    }
+}
+
+impl DerefMut for KernelBuilder {
+    fn deref_mut(&mut self) -> &mut FunctionBuilder {
+        &mut self.f
+    }
+}
+
+fn arch_of(target: Target) -> smem::Arch {
+    let name = target.name();
+    if name.starts_with("sm_100") || name.starts_with("sm_101") || name.starts_with("sm_103") {
+        smem::Arch::Sm100
+    } else if name.starts_with("sm_90") {
+        smem::Arch::Sm90
+    } else if name.starts_with("sm_89") {
+        smem::Arch::Sm89
+    } else if name.starts_with("sm_86") {
+        smem::Arch::Sm86
+    } else if name.starts_with("sm_87") {
+        smem::Arch::Sm87
+    } else if name.starts_with("sm_12") {
+        smem::Arch::Sm120
+    } else {
+        smem::Arch::Sm80
+    }
+}
+
+impl KernelBuilder {
+    /// Starts kernel `name` for `target`.
+    pub fn new(name: &str, target: Target) -> KernelBuilder {
+        let module = Module::new(target);
+        let f = module.entry(name);
+        KernelBuilder {
+            name: name.to_string(),
+            module,
+            f,
+            params: Vec::new(),
+            vars: Vec::new(),
+            depth: 0,
+            launch: LaunchState::default(),
+            pool: SmemPool::new(arch_of(target)),
+            pool_symbol: "smem".to_string(),
+            pool_used: false,
+            deferred: None,
+            min_blocks_per_sm: None,
+        }
+    }
+
+    /// The kernel's name.
+    pub fn kernel_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The raw PTX builder.
+    pub fn isa(&mut self) -> &mut FunctionBuilder {
+        &mut self.f
+    }
+
+    /// The module, for module-level declarations.
+    pub fn module_mut(&mut self) -> &mut Module {
+        &mut self.module
+    }
+
+    /// The signature as declared so far.
+    pub fn signature(&self) -> KernelSignature {
+        KernelSignature::new(self.name.clone(), self.params.clone())
+    }
+
+    // ---- errors ---------------------------------------------------------------------------------
+
+    /// An error of this kernel, for a builder's own checks of its compile-time parameters.
+    pub fn error(&self, reason: impl Into<String>) -> KernelError {
+        KernelError::Invalid {
+            kernel: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn param_err(&self, param: &str, reason: impl Into<String>) -> KernelError {
+        KernelError::Param {
+            kernel: self.name.clone(),
+            param: param.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn scope_err(&self, reason: impl Into<String>) -> KernelError {
+        KernelError::Scope {
+            kernel: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn buffer_err(&self, buffer: &str, reason: impl Into<String>) -> KernelError {
+        KernelError::Buffer {
+            kernel: self.name.clone(),
+            buffer: buffer.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Records an error met where none can be returned (a dropped `if_`); `finish` returns it.
+    pub(crate) fn defer(&mut self, e: KernelError) {
+        if self.deferred.is_none() {
+            self.deferred = Some(e);
+        }
+    }
+
+    fn top_level(&self, param: &str) -> Result<()> {
+        if self.depth > 0 {
+            return Err(self.param_err(
+                param,
+                "parameters are declared at the top level, before any loop or branch",
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- variables and index arithmetic ---------------------------------------------------------
+
+    pub(crate) fn new_var(
+        &mut self,
+        name: &str,
+        reg: Option<Reg<ty::U32>>,
+        facts: VarFacts,
+        symbol: Option<String>,
+    ) -> Var {
+        self.vars.push(VarInfo {
+            name: name.to_string(),
+            reg,
+            facts,
+            symbol,
+            changes: false,
+            assignable: false,
+        });
+        Var(self.vars.len() as u32 - 1)
+    }
+
+    /// A fresh variable held in a register, nothing known of it.
+    pub(crate) fn reg_var(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
+        self.new_var(
+            name,
+            Some(reg),
+            VarFacts {
+                value: None,
+                divisor: 1,
+            },
+            None,
+        )
+    }
+
+    /// Names a register computed with the raw builder, so index expressions can use it. Nothing is
+    /// assumed of its value; the register must not be written afterwards.
+    pub fn bind(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
+        self.reg_var(name, reg)
+    }
+
+    /// The name a variable was declared with.
+    pub fn var_name(&self, v: Var) -> &str {
+        self.vars.get(v.0 as usize).map_or("?", |i| i.name.as_str())
+    }
+
+    /// The register holding `v` (none for a constant `let`).
+    pub fn var_reg(&self, v: Var) -> Option<Reg<ty::U32>> {
+        self.vars.get(v.0 as usize).and_then(|i| i.reg)
+    }
+
+    /// `e` simplified with what is known of the kernel's variables ([`simplify`]).
+    pub fn simplify(&self, e: &Expr) -> Expr {
+        simplify(e, self.vars.as_slice())
+    }
+
+    /// The largest number known to divide `e` ([`divisibility`]).
+    pub fn divisibility(&self, e: &Expr) -> i64 {
+        divisibility(e, self.vars.as_slice())
+    }
+
+    /// Lowers a simplified expression to an operand: a constant stays an immediate, a variable is
+    /// its register, anything else is computed into a fresh register.
+    pub(crate) fn lower(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
+        let imm = |c: i64| Src::Imm(Imm::UInt(u64::from(c as u32)));
+        Ok(match e {
+            Expr::Const(c) => imm(*c),
+            Expr::Var(v) => match self.vars.get(v.0 as usize) {
+                Some(VarInfo { reg: Some(r), .. }) => Src::Reg(*r),
+                Some(VarInfo {
+                    facts: VarFacts { value: Some(c), .. },
+                    ..
+                }) => imm(*c),
+                _ => {
+                    return Err(
+                        self.scope_err(format!("variable v{} has no value on the device", v.0))
+                    );
+                }
+            },
+            Expr::Add(a, b) => {
+                let (a, b) = (self.lower(a)?, self.lower(b)?);
+                let d = self.f.reg::<ty::U32>();
+                self.f.add(d, a, b)?;
+                Src::Reg(d)
+            }
+            Expr::Sub(a, b) => {
+                let (a, b) = (self.lower(a)?, self.lower(b)?);
+                let d = self.f.reg::<ty::U32>();
+                self.f.sub(d, a, b)?;
+                Src::Reg(d)
+            }
+            Expr::Mul(a, b) => {
+                let a = self.lower(a)?;
+                let d = self.f.reg::<ty::U32>();
+                match b.as_const() {
+                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
+                        self.f.shl(d, a, c.trailing_zeros())?;
+                    }
+                    _ => {
+                        let b = self.lower(b)?;
+                        self.f.mul_lo(d, a, b)?;
+                    }
+                }
+                Src::Reg(d)
+            }
+            Expr::Div(a, b) => {
+                let a = self.lower(a)?;
+                let d = self.f.reg::<ty::U32>();
+                match b.as_const() {
+                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
+                        self.f.shr(d, a, c.trailing_zeros())?;
+                    }
+                    _ => {
+                        let b = self.lower(b)?;
+                        self.f.div(d, a, b)?;
+                    }
+                }
+                Src::Reg(d)
+            }
+            Expr::Rem(a, b) => {
+                let a = self.lower(a)?;
+                let d = self.f.reg::<ty::U32>();
+                match b.as_const() {
+                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
+                        self.f.and(d, a, (c - 1) as u32)?;
+                    }
+                    _ => {
+                        let b = self.lower(b)?;
+                        self.f.rem(d, a, b)?;
+                    }
+                }
+                Src::Reg(d)
+            }
+        })
+    }
+
+    /// Computes `e` (simplified) into a register: `mov` for a constant, the variable's own
+    /// register for a variable.
+    pub fn eval(&mut self, e: impl Into<Expr>) -> Result<Reg<ty::U32>> {
+        let e = self.simplify(&e.into());
+        match self.lower(&e)? {
+            Src::Reg(r) => Ok(r),
+            Src::Imm(i) => {
+                let d = self.f.reg::<ty::U32>();
+                self.f.mov(d, Src::Imm(i))?;
+                Ok(d)
+            }
+        }
+    }
+
+    /// An immutable binding, `let name = e`: a constant stays a constant (and folds into every
+    /// use), anything else is computed once into a register; either way what is known of `e`
+    /// (its value, its divisibility) is known of the binding.
+    pub fn let_(&mut self, name: &str, e: impl Into<Expr>) -> Result<Var> {
+        let e = self.simplify(&e.into());
+        let facts = VarFacts {
+            value: e.as_const(),
+            divisor: self.divisibility(&e),
+        };
+        if e.as_const().is_some() {
+            return Ok(self.new_var(name, None, facts, None));
+        }
+        let r = match &e {
+            // A binding of a variable whose register changes later is a copy of its value now.
+            Expr::Var(v) if self.vars.get(v.0 as usize).is_some_and(|i| i.changes) => {
+                let src = self.lower(&e)?;
+                let d = self.f.reg::<ty::U32>();
+                self.f.mov(d, src)?;
+                d
+            }
+            _ => self.eval(e)?,
+        };
+        Ok(self.new_var(name, Some(r), facts, None))
+    }
+
+    /// A mutable index scalar (a one-element register buffer, read by name): starts at `init`;
+    /// [`KernelBuilder::assign`] changes it. Nothing is assumed of its value.
+    pub fn index_var(&mut self, name: &str, init: impl Into<Expr>) -> Result<Var> {
+        let r = self.f.reg::<ty::U32>();
+        let v = self.reg_var(name, r);
+        if let Some(info) = self.vars.last_mut() {
+            info.changes = true;
+            info.assignable = true;
+        }
+        self.assign(v, init)?;
+        Ok(v)
+    }
+
+    /// `v = e` for a mutable index scalar (from [`KernelBuilder::index_var`]).
+    pub fn assign(&mut self, v: Var, e: impl Into<Expr>) -> Result<()> {
+        let Some(info) = self.vars.get(v.0 as usize) else {
+            return Err(self.scope_err(format!("v{} is not a variable of this kernel", v.0)));
+        };
+        let (Some(r), true) = (info.reg, info.assignable) else {
+            return Err(self.scope_err(format!(
+                "`{}` is immutable (a let, symbol, scope id or loop counter)",
+                info.name
+            )));
+        };
+        let e = self.simplify(&e.into());
+        let src = self.lower(&e)?;
+        self.f.mov(r, src)?;
+        Ok(())
+    }
+
+    // ---- parameters -----------------------------------------------------------------------------
+
+    /// A free symbolic extent, such as `n`: a `.param .u32` whose value the launcher reads from
+    /// the shapes of the tensors that name it, checked equal across them (the caller passes
+    /// nothing for it).
+    pub fn symbol(&mut self, name: &str) -> Result<Var> {
+        self.top_level(name)?;
+        let p = self.f.param::<ty::U32>(name)?;
+        let r = self.f.load_param(&p)?;
+        self.params.push(Param::extent_u32(name));
+        Ok(self.new_var(
+            name,
+            Some(r),
+            VarFacts {
+                value: None,
+                divisor: 1,
+            },
+            Some(name.to_string()),
+        ))
+    }
+
+    /// A runtime scalar parameter `.param .T name`, loaded into a register.
+    pub fn scalar<T: Elem>(&mut self, name: &str) -> Result<Reg<T>> {
+        self.top_level(name)?;
+        let p = self.f.param::<T>(name)?;
+        let r = self.f.load_param(&p)?;
+        self.params.push(Param::scalar(name, T::DTYPE));
+        Ok(r)
+    }
+
+    /// A TMA tensor map passed by value (`.param .align 64 .b8 name[128]`).
+    pub fn tensor_map(&mut self, name: &str) -> Result<TensorMapRef> {
+        self.top_level(name)?;
+        let p = self.f.param_bytes(name, 64, 128)?;
+        self.params.push(Param::tensor_map(name));
+        Ok(TensorMapRef::from(&p))
+    }
+
+    /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
+    /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
+    /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
+    pub fn tensor<T: Elem>(
+        &mut self,
+        name: &str,
+        shape: impl Exprs,
+        opts: TensorOpts,
+    ) -> Result<Buffer<T>> {
+        self.top_level(name)?;
+        let shape: Vec<Expr> = shape.exprs().iter().map(|e| self.simplify(e)).collect();
+        if shape.is_empty() {
+            return Err(self.param_err(name, "a tensor has at least one dimension"));
+        }
+        let mut extents = Vec::with_capacity(shape.len());
+        for e in &shape {
+            extents.push(match e {
+                Expr::Const(c) if *c > 0 => Extent::Fixed(*c as usize),
+                Expr::Var(v) => match self.vars.get(v.0 as usize).and_then(|i| i.symbol.clone()) {
+                    Some(s) => Extent::Symbol(s),
+                    None => {
+                        return Err(self.param_err(
+                            name,
+                            format!("extent `{}` is not a symbolic extent", self.var_name(*v)),
+                        ));
+                    }
+                },
+                e => {
+                    return Err(self.param_err(
+                        name,
+                        format!("extent {e} is neither a positive constant nor a symbol"),
+                    ));
+                }
+            });
+        }
+        let size = T::DTYPE.size_bytes() as u32;
+        let align = opts.align.unwrap_or(size);
+        if !align.is_power_of_two() || align < size {
+            return Err(self.param_err(
+                name,
+                format!("alignment {align} is not a power of two at least the element size {size}"),
+            ));
+        }
+        let strides = opts
+            .layout
+            .strides_for(&shape)
+            .map_err(|r| self.param_err(name, r))?;
+        let p = self.f.param_ptr(name, StateSpace::Global, Some(align))?;
+        let generic = self.f.load_param(&p)?;
+        let global = self.f.reg::<ty::U64>();
+        self.f.cvta_to(StateSpace::Global, global, generic)?;
+        self.params.push(Param::tensor_aligned(
+            name,
+            T::DTYPE,
+            extents,
+            align as usize,
+        ));
+        let elem_offset = self.simplify(&opts.elem_offset);
+        Ok(Buffer {
+            kernel: self.name.clone(),
+            name: name.to_string(),
+            storage: Storage::Global(global),
+            shape,
+            strides: strides.iter().map(|s| self.simplify(s)).collect(),
+            elem_offset,
+            align,
+            swizzle: None,
+        })
+    }
+
+    // ---- launch bounds and finishing ----------------------------------------------------------
+
+    /// The second launch bound: at least `n` blocks per SM (`.minnctapersm`, PTX ISA 11.4.4). The
+    /// first, the maximum threads per block (`.maxntid`), is the thread extent.
+    pub fn min_blocks_per_sm(&mut self, n: u32) -> Result<()> {
+        if n == 0 {
+            return Err(self.scope_err("min blocks per SM must be positive"));
+        }
+        self.min_blocks_per_sm = Some(n);
+        Ok(())
+    }
+
+    /// Finishes the kernel: resolves and checks the launch extents, writes the launch bounds,
+    /// `ret`, the dynamic shared-memory array if the pool was used, and the PTX text.
+    pub fn finish(mut self) -> Result<BuiltKernel> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let (grid, block, cluster, preferred) = self.resolve_launch()?;
+        self.f.directive(Directive::MaxNtid(block))?;
+        if let Some(n) = self.min_blocks_per_sm {
+            self.f.directive(Directive::MinNctaPerSm(n))?;
+        }
+        self.f.ret()?;
+        let mut module = self.module;
+        let dynamic_smem_bytes = if self.pool_used {
+            module.dynamic_shared(&self.pool_symbol, self.pool.base_align())?;
+            self.pool.dynamic_bytes()
+        } else {
+            0
+        };
+        let static_bytes = self.pool.static_bytes();
+        if self.pool.total_bytes() > u64::from(self.pool.limit()) {
+            return Err(KernelError::SharedMemory {
+                kernel: self.name,
+                reason: format!(
+                    "{} bytes (static {static_bytes}) exceed the {}-byte limit",
+                    self.pool.total_bytes(),
+                    self.pool.limit()
+                ),
+            });
+        }
+        module.add(self.f.finish()?)?;
+        let ptx = module.to_ptx()?;
+        let signature = KernelSignature::new(self.name.clone(), self.params);
+        signature.validate().map_err(|e| KernelError::Param {
+            kernel: self.name.clone(),
+            param: String::new(),
+            reason: e.to_string(),
+        })?;
+        Ok(BuiltKernel {
+            module,
+            ptx,
+            signature,
+            launch: LaunchSpec {
+                grid,
+                block,
+                cluster,
+                preferred_cluster: preferred,
+                dynamic_smem_bytes,
+                static_smem_bytes: static_bytes,
+                min_blocks_per_sm: self.min_blocks_per_sm,
+            },
+            symbols: self
+                .vars
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.symbol.clone().map(|s| (i as u32, s)))
+                .collect(),
+        })
+    }
+}

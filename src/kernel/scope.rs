@@ -1,0 +1,365 @@
+//! Scope ids: `cta_id`, `thread_id`, `warp_id`, `lane_id`, `warpgroup_id`, `warp_id_in_wg`,
+//! `cluster_id`, `cta_id_in_cluster`. Each reads its special registers (PTX ISA 10 "Special
+//! Registers": `%tid`, `%ctaid`, `%laneid`, `%clusterid`, `%cluster_ctaid`) and states an extent;
+//! together the extents are the launch's grid, block and cluster dimensions, and two that disagree
+//! are an error.
+
+use ptx_isa::{Dim, SpecialReg};
+
+use super::KernelBuilder;
+use super::error::Result;
+use super::expr::{Expr, Var, VarFacts, eval};
+use crate::runtime::MAX_CLUSTER_SIZE;
+
+const DIMS: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
+
+/// The launch extents stated so far.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LaunchState {
+    grid: Option<[Expr; 3]>,
+    block: Option<[u32; 3]>,
+    threads: Option<(u32, &'static str)>,
+    flat_assumed: bool,
+    needs_warpgroups: bool,
+    clusters: Option<[Expr; 3]>,
+    cluster: Option<[u32; 3]>,
+    preferred: Option<[u32; 3]>,
+    flat: Option<Var>,
+}
+
+fn pad<T: Clone>(v: &[T], one: T) -> [T; 3] {
+    [
+        v.first().cloned().unwrap_or(one.clone()),
+        v.get(1).cloned().unwrap_or(one.clone()),
+        v.get(2).cloned().unwrap_or(one),
+    ]
+}
+
+fn show(e: &[Expr; 3]) -> String {
+    format!("[{}, {}, {}]", e[0], e[1], e[2])
+}
+
+impl KernelBuilder {
+    fn rank_ok(&self, what: &str, n: usize) -> Result<()> {
+        if !(1..=3).contains(&n) {
+            return Err(self.scope_err(format!("{what} takes 1 to 3 extents, not {n}")));
+        }
+        Ok(())
+    }
+
+    /// Host-evaluable extents: constants and symbolic extents only.
+    fn host_extents(&self, what: &str, ext: Vec<Expr>) -> Result<Vec<Expr>> {
+        let mut out = Vec::with_capacity(ext.len());
+        for e in ext {
+            let e = self.simplify(&e);
+            for v in e.vars() {
+                if self.vars[v.0 as usize].symbol.is_none() {
+                    return Err(self.scope_err(format!(
+                        "{what} extent {e} reads `{}`, which the host does not know at launch",
+                        self.var_name(v)
+                    )));
+                }
+            }
+            if e.as_const().is_some_and(|c| c <= 0) {
+                return Err(self.scope_err(format!("{what} extent {e} is not positive")));
+            }
+            out.push(e);
+        }
+        Ok(out)
+    }
+
+    fn sreg_var(&mut self, name: &str, s: SpecialReg, divisor: i64) -> Result<Var> {
+        let r = self.f.sreg_u32(s)?;
+        Ok(self.new_var(
+            name,
+            Some(r),
+            VarFacts {
+                value: None,
+                divisor,
+            },
+            None,
+        ))
+    }
+
+    /// The CTA's index in the grid, one variable per extent (`bx, by = T.cta_id([GM, GN])`):
+    /// `%ctaid.x/y/z`. The extents (constants or expressions of symbolic extents, such as
+    /// `Expr::ceil_div(n, 256)`) are the grid.
+    pub fn cta_id<const N: usize, E: Into<Expr>>(&mut self, extents: [E; N]) -> Result<[Var; N]> {
+        self.rank_ok("cta_id", N)?;
+        let ext = self.host_extents("cta_id", extents.into_iter().map(Into::into).collect())?;
+        let grid = pad(&ext, Expr::Const(1));
+        match &self.launch.grid {
+            Some(g) if *g != grid => {
+                return Err(self.scope_err(format!(
+                    "cta_id extents {} disagree with {} stated before",
+                    show(&grid),
+                    show(g)
+                )));
+            }
+            _ => self.launch.grid = Some(grid),
+        }
+        let mut out = [Var(0); N];
+        for (d, v) in out.iter_mut().enumerate() {
+            *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), 1)?;
+        }
+        Ok(out)
+    }
+
+    fn set_block(&mut self, block: [u32; 3]) -> Result<()> {
+        let total: u64 = block.iter().map(|&b| u64::from(b)).product();
+        if block.contains(&0) || total > 1024 || block[2] > 64 {
+            return Err(self.scope_err(format!(
+                "thread extents {block:?}: {total} threads (1 to 1024, z at most 64)"
+            )));
+        }
+        if let Some(b) = self.launch.block {
+            if b != block {
+                return Err(self.scope_err(format!(
+                    "thread_id extents {block:?} disagree with {b:?} stated before"
+                )));
+            }
+        }
+        if let Some((t, by)) = self.launch.threads {
+            if u64::from(t) != total {
+                return Err(self.scope_err(format!(
+                    "thread_id extents {block:?} make {total} threads; {by} said {t}"
+                )));
+            }
+        }
+        if self.launch.flat_assumed && (block[1] > 1 || block[2] > 1) {
+            return Err(self.scope_err(
+                "a warp-level id was taken as of a 1-D block before thread_id stated a multi-dimensional block; state thread_id first",
+            ));
+        }
+        self.launch.block = Some(block);
+        Ok(())
+    }
+
+    fn set_threads(&mut self, t: u32, by: &'static str) -> Result<()> {
+        if t == 0 || t > 1024 {
+            return Err(self.scope_err(format!("{by} makes {t} threads (1 to 1024)")));
+        }
+        if let Some((prev, pby)) = self.launch.threads {
+            if prev != t {
+                return Err(self.scope_err(format!("{by} makes {t} threads; {pby} said {prev}")));
+            }
+        }
+        if let Some(b) = self.launch.block {
+            let total = b[0] * b[1] * b[2];
+            if total != t {
+                return Err(self.scope_err(format!(
+                    "{by} makes {t} threads; thread_id said {b:?} = {total}"
+                )));
+            }
+        }
+        self.launch.threads = Some((t, by));
+        Ok(())
+    }
+
+    /// The thread's index in the CTA, one variable per extent (`tx = T.thread_id([128])`):
+    /// `%tid.x/y/z`. The extents are the block; they set `.maxntid`.
+    pub fn thread_id<const N: usize>(&mut self, extents: [u32; N]) -> Result<[Var; N]> {
+        self.rank_ok("thread_id", N)?;
+        self.set_block(pad(&extents, 1))?;
+        let mut out = [Var(0); N];
+        for (d, v) in out.iter_mut().enumerate() {
+            *v = self.sreg_var("thread_id", SpecialReg::Tid(DIMS[d]), 1)?;
+        }
+        Ok(out)
+    }
+
+    /// The flat thread index `tid.x + tid.y * ntid.x + tid.z * ntid.x * ntid.y` (just `tid.x` for a
+    /// 1-D block, or when no block was stated yet, which is then taken to be 1-D).
+    fn flat_tid(&mut self) -> Result<Var> {
+        if let Some(v) = self.launch.flat {
+            return Ok(v);
+        }
+        let v = match self.launch.block {
+            Some([bx, by, bz]) if by > 1 || bz > 1 => {
+                let x = self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?;
+                let y = self.sreg_var("tid.y", SpecialReg::Tid(Dim::Y), 1)?;
+                let mut e = x + y * bx;
+                if bz > 1 {
+                    let z = self.sreg_var("tid.z", SpecialReg::Tid(Dim::Z), 1)?;
+                    e = e + z * (bx * by);
+                }
+                self.let_("flat_tid", e)?
+            }
+            _ => {
+                self.launch.flat_assumed = true;
+                self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?
+            }
+        };
+        self.launch.flat = Some(v);
+        Ok(v)
+    }
+
+    /// The warp's index in the CTA (`T.warp_id([4])`): flat thread index / 32. `w` warps make the
+    /// block `32 * w` threads.
+    pub fn warp_id(&mut self, [w]: [u32; 1]) -> Result<Var> {
+        self.set_threads(w.saturating_mul(32), "warp_id")?;
+        let flat = self.flat_tid()?;
+        self.let_("warp_id", flat / 32)
+    }
+
+    /// The thread's lane in its warp (`T.lane_id([32])`): `%laneid`; the extent is 32.
+    pub fn lane_id(&mut self, [l]: [u32; 1]) -> Result<Var> {
+        if l != 32 {
+            return Err(self.scope_err(format!("lane_id extent {l}: a warp has 32 lanes")));
+        }
+        self.sreg_var("lane_id", SpecialReg::LaneId, 1)
+    }
+
+    /// The warpgroup's index in the CTA (`T.warpgroup_id([2])`): flat thread index / 128. `g`
+    /// warpgroups make the block `128 * g` threads.
+    pub fn warpgroup_id(&mut self, [g]: [u32; 1]) -> Result<Var> {
+        self.set_threads(g.saturating_mul(128), "warpgroup_id")?;
+        self.launch.needs_warpgroups = true;
+        let flat = self.flat_tid()?;
+        self.let_("warpgroup_id", flat / 128)
+    }
+
+    /// The warp's index in its warpgroup (`T.warp_id_in_wg([4])`): (flat / 32) % 4; the extent
+    /// is 4, and the block must be whole warpgroups.
+    pub fn warp_id_in_wg(&mut self, [w]: [u32; 1]) -> Result<Var> {
+        if w != 4 {
+            return Err(
+                self.scope_err(format!("warp_id_in_wg extent {w}: a warpgroup has 4 warps"))
+            );
+        }
+        self.launch.needs_warpgroups = true;
+        let flat = self.flat_tid()?;
+        self.let_("warp_id_in_wg", (flat / 32) % 4)
+    }
+
+    /// The cluster's index in the grid (`T.cluster_id([C])`): `%clusterid.x/y/z`. The grid is
+    /// these extents times the cluster's.
+    pub fn cluster_id<const N: usize, E: Into<Expr>>(
+        &mut self,
+        extents: [E; N],
+    ) -> Result<[Var; N]> {
+        self.rank_ok("cluster_id", N)?;
+        let ext = self.host_extents("cluster_id", extents.into_iter().map(Into::into).collect())?;
+        let c = pad(&ext, Expr::Const(1));
+        match &self.launch.clusters {
+            Some(prev) if *prev != c => {
+                return Err(self.scope_err(format!(
+                    "cluster_id extents {} disagree with {} stated before",
+                    show(&c),
+                    show(prev)
+                )));
+            }
+            _ => self.launch.clusters = Some(c),
+        }
+        let mut out = [Var(0); N];
+        for (d, v) in out.iter_mut().enumerate() {
+            *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), 1)?;
+        }
+        Ok(out)
+    }
+
+    /// The CTA's index in its cluster (`T.cta_id_in_cluster([S], preferred=[P])`):
+    /// `%cluster_ctaid.x/y/z`. The extents are the cluster dimensions (at most 16 CTAs; more than
+    /// 8 is non-portable); `preferred`, multiples of them, the preferred cluster dimensions.
+    pub fn cta_id_in_cluster<const N: usize>(
+        &mut self,
+        extents: [u32; N],
+        preferred: Option<[u32; N]>,
+    ) -> Result<[Var; N]> {
+        self.rank_ok("cta_id_in_cluster", N)?;
+        let c = pad(&extents, 1);
+        let size: u64 = c.iter().map(|&x| u64::from(x)).product();
+        if c.contains(&0) || size > MAX_CLUSTER_SIZE {
+            return Err(self.scope_err(format!(
+                "cluster {c:?} of {size} CTAs (1 to {MAX_CLUSTER_SIZE})"
+            )));
+        }
+        if let Some(prev) = self.launch.cluster {
+            if prev != c {
+                return Err(self.scope_err(format!(
+                    "cta_id_in_cluster extents {c:?} disagree with {prev:?} stated before"
+                )));
+            }
+        }
+        if let Some(p) = preferred {
+            let p = pad(&p, 1);
+            if p.iter().zip(&c).any(|(p, c)| *p == 0 || p % c != 0) {
+                return Err(self.scope_err(format!(
+                    "preferred cluster {p:?} is not a multiple of the cluster {c:?}"
+                )));
+            }
+            self.launch.preferred = Some(p);
+        }
+        self.launch.cluster = Some(c);
+        let mut out = [Var(0); N];
+        for (d, v) in out.iter_mut().enumerate() {
+            *v = self.sreg_var("cta_id_in_cluster", SpecialReg::ClusterCtaId(DIMS[d]), 1)?;
+        }
+        Ok(out)
+    }
+
+    /// The CTA's rank in its cluster, `%cluster_ctarank` (what `mapa` takes).
+    pub fn cta_rank_in_cluster(&mut self) -> Result<Var> {
+        self.sreg_var("cta_rank", SpecialReg::ClusterCtaRank, 1)
+    }
+
+    /// Resolves the extents stated into grid, block, cluster and preferred cluster, checking that
+    /// they agree.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn resolve_launch(
+        &mut self,
+    ) -> Result<([Expr; 3], [u32; 3], Option<[u32; 3]>, Option<[u32; 3]>)> {
+        let block = match (self.launch.block, self.launch.threads) {
+            (Some(b), _) => b,
+            (None, Some((t, _))) => [t, 1, 1],
+            (None, None) => {
+                return Err(
+                    self.scope_err("no thread extent: state thread_id, warp_id or warpgroup_id")
+                );
+            }
+        };
+        let total = block[0] * block[1] * block[2];
+        if self.launch.needs_warpgroups && total % 128 != 0 {
+            return Err(self.scope_err(format!(
+                "warpgroup ids need whole warpgroups; the block has {total} threads"
+            )));
+        }
+        let cluster = self.launch.cluster;
+        let mut grid = self.launch.grid.clone();
+        if let Some(clusters) = self.launch.clusters.clone() {
+            let cl = cluster.unwrap_or([1, 1, 1]);
+            let derived: [Expr; 3] =
+                std::array::from_fn(|d| self.simplify(&(clusters[d].clone() * cl[d])));
+            if let Some(g) = &grid {
+                let known = |e: &Expr| e.as_const();
+                let agree = g
+                    .iter()
+                    .zip(&derived)
+                    .all(|(a, b)| a == b || (known(a).is_some() && known(a) == known(b)));
+                if !agree {
+                    return Err(self.scope_err(format!(
+                        "cta_id extents {} disagree with cluster_id x cta_id_in_cluster = {}",
+                        show(g),
+                        show(&derived)
+                    )));
+                }
+            }
+            grid = Some(derived);
+        }
+        let grid = grid.unwrap_or([Expr::Const(1), Expr::Const(1), Expr::Const(1)]);
+        if let Some(c) = cluster {
+            for d in 0..3 {
+                let g = eval(&grid[d], &|_| None);
+                if let Some(g) = g {
+                    if g % i64::from(c[d]) != 0 {
+                        return Err(self.scope_err(format!(
+                            "grid {} is not a whole number of clusters {c:?}",
+                            show(&grid)
+                        )));
+                    }
+                }
+            }
+        }
+        Ok((grid, block, cluster, self.launch.preferred))
+    }
+}

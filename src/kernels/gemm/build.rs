@@ -1,0 +1,857 @@
+//! The GEMM kernel's PTX, written with the ptx-isa builder.
+
+use crate::tile::{Accumulate, ExecScope, OpCtx, TileOp, TileRef, dispatch};
+use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
+use ptx_isa::{
+    Addr, Dim, Directive, FunctionBuilder, Imm, Module, Pred, Reg, RegRef, ScalarType, Sinkable,
+    SpecialReg, Src, StateSpace, Target, spaces, ty,
+};
+use smem::SwizzleMode;
+
+use super::{GemmConfig, OutType};
+
+type R32 = Reg<ty::U32>;
+
+/// Lowers a tile op through the dispatch registry (sm_90a); a miss becomes an error carrying the
+/// rejection table.
+fn tile_op(k: &mut FunctionBuilder, op: TileOp<'_>, scope: ExecScope) -> ptx_isa::Result<()> {
+    let ctx = OpCtx {
+        op,
+        scope,
+        target: Target::Sm90a,
+    };
+    dispatch(k, &ctx, None)
+        .map(|_| ())
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
+}
+
+/// The same register viewed as `.s32` (TMA coordinates); both live in the `.b32` class.
+fn s32(r: R32) -> Reg<ty::S32> {
+    Reg::from_index(r.index())
+}
+
+/// Builds the GEMM module for `cfg` (target sm_90a: wgmma and setmaxnreg need it).
+///
+/// Kernel parameters, in order: `tma` and `tmb` (tensor maps of A and B: bf16/f16, 2-D, box
+/// 64 x 128 and 64 x `bn`, 128B swizzle), `c` (pointer to C), `m`, `n`, `k` (`.u32`), and with
+/// `alpha_beta`, `alpha` and `beta` (`.f32`).
+pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
+    cfg.validate()
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e))?;
+    let mut m = Module::new(Target::Sm90a);
+    m.dynamic_shared("smem", 1024)?;
+    let mut k = m.entry(&cfg.name());
+    Gen::new(&mut k, *cfg)?.body()?;
+    m.add(k.finish()?)?;
+    Ok(m)
+}
+
+/// Registers shared by the producer and the consumers.
+struct Common {
+    /// This CTA's rank in its cluster (cluster_m = 2).
+    rank: Option<R32>,
+    /// M-tiles the schedule walks: tiles, or CTA-pair rows of tiles in a cluster.
+    sched_m: R32,
+    tid: R32,
+    base: R32,
+    tiles_n: R32,
+    tiles: R32,
+    ktiles: R32,
+    m: R32,
+    n: R32,
+}
+
+struct Gen<'a> {
+    k: &'a mut FunctionBuilder,
+    cfg: GemmConfig,
+    tma: ptx_isa::builder::BytesParam,
+    tmb: ptx_isa::builder::BytesParam,
+    tmc: Option<ptx_isa::builder::BytesParam>,
+    c: ptx_isa::builder::ParamRef<ty::U64>,
+    pm: ptx_isa::builder::ParamRef<ty::U32>,
+    pn: ptx_isa::builder::ParamRef<ty::U32>,
+    pk: ptx_isa::builder::ParamRef<ty::U32>,
+    alpha_beta: Option<(
+        ptx_isa::builder::ParamRef<ty::F32>,
+        ptx_isa::builder::ParamRef<ty::F32>,
+    )>,
+}
+
+impl<'a> Gen<'a> {
+    fn new(k: &'a mut FunctionBuilder, cfg: GemmConfig) -> ptx_isa::Result<Gen<'a>> {
+        let tma = k.param_bytes("tma", 64, 128)?;
+        let tmb = k.param_bytes("tmb", 64, 128)?;
+        let tmc = if cfg.tma_store {
+            Some(k.param_bytes("tmc", 64, 128)?)
+        } else {
+            None
+        };
+        let c = k.param_ptr("c", StateSpace::Global, Some(16))?;
+        let pm = k.param::<ty::U32>("m")?;
+        let pn = k.param::<ty::U32>("n")?;
+        let pk = k.param::<ty::U32>("k")?;
+        let alpha_beta = if cfg.alpha_beta {
+            Some((k.param::<ty::F32>("alpha")?, k.param::<ty::F32>("beta")?))
+        } else {
+            None
+        };
+        // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
+        k.directive(Directive::MaxNtid([GemmConfig::THREADS, 1, 1]))?;
+        k.directive(Directive::MinNctaPerSm(1))?;
+        if cfg.cluster_m == 2 {
+            k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
+        }
+        Ok(Gen {
+            k,
+            cfg,
+            tma,
+            tmb,
+            tmc,
+            c,
+            pm,
+            pn,
+            pk,
+            alpha_beta,
+        })
+    }
+
+    fn u32(&mut self) -> R32 {
+        self.k.reg()
+    }
+
+    /// `ceil(a / b)` for a constant b.
+    fn ceil_div(&mut self, a: R32, b: u32) -> ptx_isa::Result<R32> {
+        let t = self.u32();
+        self.k.add(t, a, b - 1)?;
+        self.k.div(t, t, b)?;
+        Ok(t)
+    }
+
+    fn body(mut self) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        let tid = self.k.sreg_u32(SpecialReg::Tid(Dim::X))?;
+        // The dynamic shared array, aligned up to 1024 bytes (128B-swizzled tiles must sit on a
+        // 1024-byte boundary, PTX ISA 9.7.15.5.1.2).
+        let raw = self.u32();
+        self.k.mov_shared_addr(raw, "smem")?;
+        let base = self.u32();
+        self.k.add(base, raw, 1023u32)?;
+        self.k.and(base, base, !1023u32)?;
+        let m = self.k.load_param(&self.pm)?;
+        let n = self.k.load_param(&self.pn)?;
+        let kk = self.k.load_param(&self.pk)?;
+        let tiles_m = self.ceil_div(m, GemmConfig::BM)?;
+        let tiles_n = self.ceil_div(n, cfg.bn)?;
+        let ktiles = self.ceil_div(kk, GemmConfig::BK)?;
+        let (rank, sched_m) = if cfg.cluster_m == 2 {
+            let rank = self.k.sreg_u32(SpecialReg::ClusterCtaRank)?;
+            let pairs = self.ceil_div(tiles_m, 2)?;
+            (Some(rank), pairs)
+        } else {
+            (None, tiles_m)
+        };
+        let tiles = self.u32();
+        self.k.mul_lo(tiles, sched_m, tiles_n)?;
+        let cm = Common {
+            rank,
+            sched_m,
+            tid,
+            base,
+            tiles_n,
+            tiles,
+            ktiles,
+            m,
+            n,
+        };
+
+        // Thread 0 initialises the barriers: full[s] expects the producer's one arrival (plus the
+        // stage's bytes), empty[s] one arrival per consumer warpgroup.
+        let is0 = self.k.pred();
+        self.k.setp(CmpOp::Eq, is0, tid, 0u32)?;
+        let skip_init = self.k.label();
+        self.k.unless(is0).bra(skip_init)?;
+        for s in 0..cfg.stages {
+            let f = self.bar_addr(&cm, s, false)?;
+            self.k
+                .mbarrier_init(Addr::<spaces::Shared>::reg32(f), 1u32)?;
+            let e = self.bar_addr(&cm, s, true)?;
+            // One arrival per consumer warpgroup of every CTA whose producer writes this stage.
+            self.k
+                .mbarrier_init(Addr::<spaces::Shared>::reg32(e), 2 * cfg.cluster_m)?;
+        }
+        self.k.fence_mbarrier_init()?;
+        self.k.place(skip_init)?;
+        if cfg.cluster_m == 2 {
+            // The peer arrives on these barriers and multicasts into this shared memory: the
+            // whole cluster must see them initialised.
+            self.k.cluster_sync()?;
+        } else {
+            self.k.bar_sync(0u32, None)?;
+        }
+
+        let wg = self.u32();
+        self.k.shr(wg, tid, 7u32)?;
+        let is_producer = self.k.pred();
+        self.k.setp(CmpOp::Eq, is_producer, wg, 0u32)?;
+        let consumer = self.k.label();
+        let done = self.k.label();
+        self.k.unless(is_producer).bra(consumer)?;
+        self.producer(&cm)?;
+        self.k.bra(done)?;
+        self.k.place(consumer)?;
+        self.consumer(&cm, wg)?;
+        self.k.place(done)?;
+        if cfg.cluster_m == 2 {
+            // No CTA may leave while its peer can still arrive on its barriers.
+            self.k.cluster_sync()?;
+        }
+        self.k.ret()
+    }
+
+    /// The address of full[s] (or empty[s]) for a constant stage.
+    fn bar_addr(&mut self, cm: &Common, s: u32, empty: bool) -> ptx_isa::Result<R32> {
+        let off = self.cfg.barriers_offset() + 8 * s + if empty { 8 * self.cfg.stages } else { 0 };
+        let r = self.u32();
+        self.k.add(r, cm.base, off)?;
+        Ok(r)
+    }
+
+    /// The address of full[stage] (or empty[stage]) for a stage in a register.
+    fn bar_addr_dyn(&mut self, cm: &Common, stage: R32, empty: bool) -> ptx_isa::Result<R32> {
+        let off = self.cfg.barriers_offset() + if empty { 8 * self.cfg.stages } else { 0 };
+        let r = self.u32();
+        self.k.mad_lo(r, stage, 8u32, cm.base)?;
+        self.k.add(r, r, off)?;
+        Ok(r)
+    }
+
+    /// The tile `(mb, nb)` of linear tile `t`: bands of `group_m` M-tiles, column-major within a
+    /// band, so consecutive CTAs share B tiles and a band's A tiles stay in L2.
+    fn schedule(&mut self, cm: &Common, t: R32) -> ptx_isa::Result<(R32, R32)> {
+        let g = self.cfg.group_m;
+        let per_band = self.u32();
+        self.k.mul_lo(per_band, cm.tiles_n, g)?;
+        let band = self.u32();
+        self.k.div(band, t, per_band)?;
+        let first_m = self.u32();
+        self.k.mul_lo(first_m, band, g)?;
+        let rows = self.u32();
+        self.k.sub(rows, cm.sched_m, first_m)?;
+        self.k.min(rows, rows, g)?;
+        let in_band = self.u32();
+        self.k.mul_lo(in_band, band, per_band)?;
+        self.k.sub(in_band, t, in_band)?;
+        let mb = self.u32();
+        self.k.rem(mb, in_band, rows)?;
+        self.k.add(mb, mb, first_m)?;
+        let nb = self.u32();
+        self.k.div(nb, in_band, rows)?;
+        if let Some(rank) = cm.rank {
+            // A CTA pair takes M-tiles 2p and 2p + 1 of one column.
+            self.k.mad_lo(mb, mb, 2u32, rank)?;
+        }
+        Ok((mb, nb))
+    }
+
+    /// stage += 1, wrapping to 0 and flipping the phase bit after the last stage.
+    fn advance(&mut self, stage: R32, phase: R32) -> ptx_isa::Result<()> {
+        self.k.add(stage, stage, 1u32)?;
+        let wrap = self.k.pred();
+        self.k.setp(CmpOp::Eq, wrap, stage, self.cfg.stages)?;
+        self.k.when(wrap).mov(stage, 0u32)?;
+        self.k.when(wrap).xor(phase, phase, 1u32)
+    }
+
+    /// A persistent loop over this CTA's tiles: `for t = ctaid.x; t < tiles; t += nctaid.x`.
+    fn tile_loop(
+        &mut self,
+        cm: &Common,
+        body: impl FnOnce(&mut Self, R32) -> ptx_isa::Result<()>,
+    ) -> ptx_isa::Result<()> {
+        let (id, count) = if self.cfg.cluster_m == 2 {
+            (
+                SpecialReg::ClusterId(Dim::X),
+                SpecialReg::NClusterId(Dim::X),
+            )
+        } else {
+            (SpecialReg::CtaId(Dim::X), SpecialReg::NCtaId(Dim::X))
+        };
+        let t = self.k.sreg_u32(id)?;
+        let step = self.k.sreg_u32(count)?;
+        let (top, end) = (self.k.label(), self.k.label());
+        self.k.place(top)?;
+        let out = self.k.pred();
+        self.k.setp(CmpOp::Ge, out, t, cm.tiles)?;
+        self.k.when(out).bra(end)?;
+        body(self, t)?;
+        self.k.add(t, t, step)?;
+        self.k.bra(top)?;
+        self.k.place(end)
+    }
+
+    /// `for kt in 0..ktiles`.
+    fn k_loop(
+        &mut self,
+        cm: &Common,
+        body: impl FnOnce(&mut Self, R32) -> ptx_isa::Result<()>,
+    ) -> ptx_isa::Result<()> {
+        let kt = self.u32();
+        self.k.mov(kt, 0u32)?;
+        let (top, end) = (self.k.label(), self.k.label());
+        self.k.place(top)?;
+        let out = self.k.pred();
+        self.k.setp(CmpOp::Ge, out, kt, cm.ktiles)?;
+        self.k.when(out).bra(end)?;
+        body(self, kt)?;
+        self.k.add(kt, kt, 1u32)?;
+        self.k.bra(top)?;
+        self.k.place(end)
+    }
+
+    fn producer(&mut self, cm: &Common) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        self.k.setmaxnreg(false, GemmConfig::PRODUCER_REGS)?;
+        let leader = self.k.pred();
+        self.k.setp(CmpOp::Eq, leader, cm.tid, 0u32)?;
+        let idle = self.k.label();
+        self.k.unless(leader).bra(idle)?;
+        let tma = TensorMapRef::Generic(self.k.tensor_map_address(&(&self.tma).into())?);
+        let tmb = TensorMapRef::Generic(self.k.tensor_map_address(&(&self.tmb).into())?);
+        let (stage, phase) = (self.u32(), self.u32());
+        self.k.mov(stage, 0u32)?;
+        self.k.mov(phase, 0u32)?;
+        self.tile_loop(cm, |g, t| {
+            let (mb, nb) = g.schedule(cm, t)?;
+            let (row_a, row_b) = (g.u32(), g.u32());
+            g.k.mul_lo(row_a, mb, GemmConfig::BM)?;
+            g.k.mul_lo(row_b, nb, cfg.bn)?;
+            g.k_loop(cm, |g, kt| {
+                // Wait until the consumers have released this stage (a fresh barrier counts as
+                // released for parity 1: PTX ISA 9.7.13.15.16).
+                let empty = g.bar_addr_dyn(cm, stage, true)?;
+                let want = g.u32();
+                g.k.xor(want, phase, 1u32)?;
+                g.k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(empty), want)?;
+                let full = g.bar_addr_dyn(cm, stage, false)?;
+                g.k.mbarrier_arrive_with(
+                    &ArriveOpts {
+                        expect_tx: Some(cfg.stage_bytes().into()),
+                        ..ArriveOpts::default()
+                    },
+                    Sinkable::Sink,
+                    Addr::<spaces::Shared>::reg32(full),
+                )?;
+                let sa = g.u32();
+                g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
+                let sb = g.u32();
+                g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
+                let x = g.u32();
+                g.k.mul_lo(x, kt, GemmConfig::BK)?;
+                let input = cfg.input.ptx();
+                let a_dst =
+                    TileRef::shared_row_major(input, GemmConfig::BM, GemmConfig::BK, sa, 1024)
+                        .with_swizzle(SwizzleMode::B128);
+                let a_src = TileRef::tensor_map(
+                    input,
+                    GemmConfig::BM,
+                    GemmConfig::BK,
+                    tma.clone(),
+                    vec![s32(x).into(), s32(row_a).into()],
+                );
+                tile_op(
+                    g.k,
+                    TileOp::CopyAsync {
+                        dst: &a_dst,
+                        src: &a_src,
+                        mbar: Some(full),
+                        multicast: None,
+                    },
+                    ExecScope::Thread,
+                )?;
+                match cm.rank {
+                    None => {
+                        let b_dst =
+                            TileRef::shared_row_major(input, cfg.bn, GemmConfig::BK, sb, 1024)
+                                .with_swizzle(SwizzleMode::B128);
+                        let b_src = TileRef::tensor_map(
+                            input,
+                            cfg.bn,
+                            GemmConfig::BK,
+                            tmb.clone(),
+                            vec![s32(x).into(), s32(row_b).into()],
+                        );
+                        tile_op(
+                            g.k,
+                            TileOp::CopyAsync {
+                                dst: &b_dst,
+                                src: &b_src,
+                                mbar: Some(full),
+                                multicast: None,
+                            },
+                            ExecScope::Thread,
+                        )?;
+                    }
+                    Some(rank) => {
+                        // This CTA's half of the shared B tile, written to the same offset of
+                        // both CTAs' shared memory and counted by both CTAs' full barriers
+                        // (PTX ISA 9.7.9.27: .multicast::cluster, ctaMask).
+                        let half = cfg.bn / 2;
+                        let (rb, db) = (g.u32(), g.u32());
+                        g.k.mad_lo(rb, rank, half, row_b)?;
+                        g.k.mad_lo(db, rank, half * GemmConfig::BK * 2, sb)?;
+                        let half_dst =
+                            TileRef::shared_row_major(input, half, GemmConfig::BK, db, 1024)
+                                .with_swizzle(SwizzleMode::B128);
+                        let half_src = TileRef::tensor_map(
+                            input,
+                            half,
+                            GemmConfig::BK,
+                            tmb.clone(),
+                            vec![s32(x).into(), s32(rb).into()],
+                        );
+                        tile_op(
+                            g.k,
+                            TileOp::CopyAsync {
+                                dst: &half_dst,
+                                src: &half_src,
+                                mbar: Some(full),
+                                multicast: Some(0b11u16.into()),
+                            },
+                            ExecScope::Thread,
+                        )?;
+                    }
+                }
+                g.advance(stage, phase)
+            })
+        })?;
+        self.k.place(idle)
+    }
+
+    fn consumer(&mut self, cm: &Common, wg: R32) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        self.k.setmaxnreg(true, GemmConfig::CONSUMER_REGS)?;
+        let cw = self.u32();
+        self.k.sub(cw, wg, 1u32)?;
+        let lt = self.u32();
+        self.k.and(lt, cm.tid, 127u32)?;
+        let leader = self.k.pred();
+        self.k.setp(CmpOp::Eq, leader, lt, 0u32)?;
+        let acc: Vec<Reg<ty::F32>> = self.k.regs(cfg.bn as usize / 2);
+        let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
+        let dt = match cfg.input {
+            super::InType::Bf16 => layouts::fragment::wgmma::Dtype::Bf16,
+            super::InType::F16 => layouts::fragment::wgmma::Dtype::F16,
+        };
+        let frag = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
+            .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
+        let d_tile = TileRef::registers(ScalarType::F32, frag, acc_refs.clone());
+        let (stage, phase) = (self.u32(), self.u32());
+        self.k.mov(stage, 0u32)?;
+        self.k.mov(phase, 0u32)?;
+        self.tile_loop(cm, |g, t| {
+            let (mb, nb) = g.schedule(cm, t)?;
+            g.k_loop(cm, |g, kt| {
+                let full = g.bar_addr_dyn(cm, stage, false)?;
+                g.k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(full), phase)?;
+                let sa = g.u32();
+                g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
+                let sb = g.u32();
+                g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
+                // This warpgroup's 64 rows of A.
+                g.k.mad_lo(sa, cw, 64 * GemmConfig::BK * 2, sa)?;
+                let first = g.k.pred();
+                g.k.setp(CmpOp::Ne, first, kt, 0u32)?;
+                // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
+                // wgmmas with descriptors from the swizzled tiles, commit).
+                let a_s = TileRef::shared_row_major(cfg.input.ptx(), 64, GemmConfig::BK, sa, 1024)
+                    .with_swizzle(SwizzleMode::B128);
+                let b_s =
+                    TileRef::shared_row_major(cfg.input.ptx(), cfg.bn, GemmConfig::BK, sb, 1024)
+                        .with_swizzle(SwizzleMode::B128);
+                tile_op(
+                    g.k,
+                    TileOp::GemmAsync {
+                        d: &d_tile,
+                        a: &a_s,
+                        b: &b_s,
+                        accumulate: Accumulate::Pred(first),
+                    },
+                    ExecScope::Warpgroup,
+                )?;
+                g.k.wgmma_wait_group(0)?;
+                let empty = g.bar_addr_dyn(cm, stage, true)?;
+                g.k.when(leader)
+                    .mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(empty))?;
+                if let Some(rank) = cm.rank {
+                    // The peer's producer also writes this stage (its half of B): release it
+                    // there too.
+                    let (peer, remote) = (g.u32(), g.u32());
+                    g.k.xor(peer, rank, 1u32)?;
+                    g.k.mapa_shared(remote, empty, peer)?;
+                    g.k.when(leader).mbarrier_arrive_with(
+                        &ArriveOpts {
+                            release: Some(ptx_isa::builder::Scope::Cluster),
+                            ..ArriveOpts::default()
+                        },
+                        Sinkable::Sink,
+                        Addr::<spaces::SharedCluster>::reg32(remote),
+                    )?;
+                }
+                g.advance(stage, phase)
+            })?;
+            match g.tmc.clone() {
+                Some(tmc) => g.epilogue_tma(cm, cw, lt, mb, nb, &acc, &tmc),
+                None => g.epilogue(cm, cw, lt, mb, nb, &acc),
+            }
+        })?;
+        if self.cfg.tma_store {
+            // The last tile's stores must be done before the CTA's shared memory goes away.
+            self.k.when(leader).cp_async_bulk_wait_group(0, false)?;
+        }
+        Ok(())
+    }
+
+    /// The TMA-store epilogue: accumulators → bf16/f16 pairs → `stmatrix.x4` into this
+    /// warpgroup's staging block (64-column slabs of 64 rows x 128 bytes, 128B-swizzled as the
+    /// tensor map expects: 16-byte chunk `c` of row `r` at chunk `c ^ (r % 8)`, PTX ISA
+    /// 9.7.9.27.1.2? "Tensor-copy swizzle modes") → `fence.proxy.async` → one TMA store per slab.
+    /// `stmatrix` matrix `q` (given by lanes 8q..8q+7) holds rows `8(q%2)`.. and columns of
+    /// chunk `2j + q/2` of the accumulator fragment (PTX ISA 9.7.14.5.16 and 9.7.15.5.1.1.1).
+    #[allow(clippy::too_many_arguments)]
+    fn epilogue_tma(
+        &mut self,
+        cm: &Common,
+        cw: R32,
+        lt: R32,
+        mb: R32,
+        nb: R32,
+        acc: &[Reg<ty::F32>],
+        tmc: &ptx_isa::builder::BytesParam,
+    ) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        let bar_id = self.u32();
+        self.k.add(bar_id, cw, 1u32)?;
+        let leader = self.k.pred();
+        self.k.setp(CmpOp::Eq, leader, lt, 0u32)?;
+        // The staging block may still be read by the previous tile's stores.
+        self.k.when(leader).cp_async_bulk_wait_group(0, true)?;
+        self.k.bar_sync(bar_id, Some(128u32.into()))?;
+        let stage_c = self.u32();
+        self.k.mad_lo(stage_c, cw, 64 * cfg.bn * 2, cm.base)?;
+        self.k
+            .add(stage_c, stage_c, cfg.stages * cfg.stage_bytes())?;
+        // Per thread: row = 16w + 8(q%2) + lane%8 with q = lane/8; the swizzle XORs lane%8.
+        let (w, lane, r8, qh, row) = (self.u32(), self.u32(), self.u32(), self.u32(), self.u32());
+        self.k.shr(w, lt, 5u32)?;
+        self.k.and(lane, lt, 31u32)?;
+        self.k.and(r8, lane, 7u32)?;
+        self.k.shr(qh, lane, 4u32)?;
+        let q1 = self.u32();
+        self.k.bfe(q1, lane, 3u32, 1u32)?;
+        self.k.shl(row, w, 4u32)?;
+        self.k.mad_lo(row, q1, 8u32, row)?;
+        self.k.add(row, row, r8)?;
+        let rowbase = self.u32();
+        self.k.mad_lo(rowbase, row, 128u32, stage_c)?;
+        let mut chunk_addr = Vec::new();
+        for t in 0..4u32 {
+            let c = self.u32();
+            self.k.add(c, qh, 2 * t)?;
+            self.k.xor(c, c, r8)?;
+            let a = self.u32();
+            self.k.mad_lo(a, c, 16u32, rowbase)?;
+            chunk_addr.push(a);
+        }
+        for j2 in 0..cfg.bn / 16 {
+            let mut regs = Vec::with_capacity(4);
+            for r in 0..4 {
+                let i = (8 * j2 + 2 * r) as usize;
+                regs.push(self.pack(acc[i], acc[i + 1])?);
+            }
+            let addr = Addr::<spaces::Shared>::reg32(chunk_addr[(j2 % 4) as usize])
+                .offset(((j2 / 4) * 8192) as i64);
+            self.k
+                .stmatrix(ptx_isa::builder::MatrixCount::X4, false, addr, &regs)?;
+        }
+        // Generic-proxy writes must be visible to the async proxy before the TMA reads them.
+        self.k
+            .fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
+        self.k.bar_sync(bar_id, Some(128u32.into()))?;
+        let not_leader = self.k.label();
+        self.k.unless(leader).bra(not_leader)?;
+        let map = TensorMapRef::Generic(self.k.tensor_map_address(&tmc.into())?);
+        let (x, y) = (self.u32(), self.u32());
+        self.k.mul_lo(x, nb, cfg.bn)?;
+        self.k.mul_lo(y, mb, GemmConfig::BM)?;
+        self.k.mad_lo(y, cw, 64u32, y)?;
+        for slab in 0..cfg.bn / 64 {
+            let xs = self.u32();
+            self.k.add(xs, x, slab * 64)?;
+            let slab_addr = if slab == 0 {
+                stage_c
+            } else {
+                let a = self.u32();
+                self.k.add(a, stage_c, slab * 8192)?;
+                a
+            };
+            let src = TileRef::shared_row_major(cfg.input.ptx(), 64, 64, slab_addr, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            let dst = TileRef::tensor_map(
+                cfg.input.ptx(),
+                64,
+                64,
+                map.clone(),
+                vec![s32(xs).into(), s32(y).into()],
+            );
+            tile_op(
+                self.k,
+                TileOp::CopyAsync {
+                    dst: &dst,
+                    src: &src,
+                    mbar: None,
+                    multicast: None,
+                },
+                ExecScope::Thread,
+            )?;
+        }
+        self.k.cp_async_bulk_commit_group()?;
+        self.k.place(not_leader)
+    }
+
+    /// Two f32 accumulators as one packed 16-bit pair (`lo` in the low half). Both pair types
+    /// live in the `%hh` (`.b32`) class, so the f16 view of the register is the same register.
+    fn pack(&mut self, lo: Reg<ty::F32>, hi: Reg<ty::F32>) -> ptx_isa::Result<Reg<ty::Bf16x2>> {
+        let p = self.k.reg::<ty::Bf16x2>();
+        match self.cfg.output {
+            OutType::F16 => self
+                .k
+                .cvt_pack_f16x2(Reg::from_index(p.index()), hi, lo, false)?,
+            _ => self.k.cvt_pack_bf16x2(p, hi, lo, false)?,
+        }
+        Ok(p)
+    }
+
+    /// Writes the warpgroup's 64 x bn accumulators to C. Thread `l` of warp `w` holds, for
+    /// accumulator `i`, row `16w + l/4 + 8((i/2)%2)` and column `8(i/4) + 2(l%4) + i%2` (the
+    /// m64nNk16 f32 fragment, PTX ISA 9.7.15.5.1.1.1).
+    fn epilogue(
+        &mut self,
+        cm: &Common,
+        cw: R32,
+        lt: R32,
+        mb: R32,
+        nb: R32,
+        acc: &[Reg<ty::F32>],
+    ) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        let bytes = cfg.output.bytes();
+        let (w, l) = (self.u32(), self.u32());
+        self.k.shr(w, lt, 5u32)?;
+        self.k.and(l, lt, 31u32)?;
+        let row0 = self.u32();
+        self.k.mul_lo(row0, mb, GemmConfig::BM)?;
+        self.k.mad_lo(row0, cw, 64u32, row0)?;
+        self.k.mad_lo(row0, w, 16u32, row0)?;
+        let t = self.u32();
+        self.k.shr(t, l, 2u32)?;
+        self.k.add(row0, row0, t)?;
+        let col0 = self.u32();
+        self.k.and(t, l, 3u32)?;
+        self.k.mul_lo(col0, nb, cfg.bn)?;
+        self.k.mad_lo(col0, t, 2u32, col0)?;
+        // Row addresses of rows row0 and row0 + 8.
+        let c = self.k.load_param(&self.c)?;
+        let cg = self.k.reg::<ty::U64>();
+        self.k.cvta_to(StateSpace::Global, cg, c)?;
+        let mut rows = Vec::new();
+        let mut row_ok = Vec::new();
+        for h in 0..2u32 {
+            let r = self.u32();
+            self.k.add(r, row0, 8 * h)?;
+            let ok = self.k.pred();
+            self.k.setp(CmpOp::Lt, ok, r, cm.m)?;
+            let idx = self.u32();
+            self.k.mad_lo(idx, r, cm.n, col0)?;
+            let off = self.k.reg::<ty::U64>();
+            self.k.mul_wide(off, idx, bytes)?;
+            let a = self.k.reg::<ty::U64>();
+            self.k.add(a, cg, off)?;
+            rows.push(a);
+            row_ok.push(ok);
+        }
+        let ab = match &self.alpha_beta {
+            Some((pa, pb)) => {
+                let (pa, pb) = (pa.clone(), pb.clone());
+                Some((self.k.load_param(&pa)?, self.k.load_param(&pb)?))
+            }
+            None => None,
+        };
+        // Whole tiles store without predicates.
+        let full = self.k.pred();
+        let (tm, tn) = (self.u32(), self.u32());
+        self.k.mad_lo(tm, mb, GemmConfig::BM, GemmConfig::BM)?;
+        self.k.mad_lo(tn, nb, cfg.bn, cfg.bn)?;
+        self.k.setp(CmpOp::Le, full, tm, cm.m)?;
+        let p2 = self.k.pred();
+        self.k.setp(CmpOp::Le, p2, tn, cm.n)?;
+        self.k.and(full, full, p2)?;
+        let (partial, end) = (self.k.label(), self.k.label());
+        self.k.unless(full).bra(partial)?;
+        self.stores(acc, &rows, None, col0, cm.n, ab)?;
+        self.k.bra(end)?;
+        self.k.place(partial)?;
+        self.stores(acc, &rows, Some(&row_ok), col0, cm.n, ab)?;
+        self.k.place(end)
+    }
+
+    fn stores(
+        &mut self,
+        acc: &[Reg<ty::F32>],
+        rows: &[Reg<ty::U64>],
+        row_ok: Option<&[Pred]>,
+        col0: R32,
+        n: R32,
+        ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
+    ) -> ptx_isa::Result<()> {
+        let cfg = self.cfg;
+        let bytes = cfg.output.bytes() as i64;
+        for j in 0..cfg.bn / 8 {
+            // Column predicate of this 8-column chunk (and its second element when N is odd).
+            let col_ok: Option<[Pred; 2]> = match row_ok {
+                None => None,
+                Some(_) => {
+                    let col = self.u32();
+                    self.k.add(col, col0, 8 * j)?;
+                    let (p0, p1) = (self.k.pred(), self.k.pred());
+                    self.k.setp(CmpOp::Lt, p0, col, n)?;
+                    self.k.add(col, col, 1u32)?;
+                    self.k.setp(CmpOp::Lt, p1, col, n)?;
+                    Some([p0, p1])
+                }
+            };
+            for h in 0..2usize {
+                let i = (4 * j) as usize + 2 * h;
+                let addr = Addr::<spaces::Global>::reg(rows[h]).offset(8 * j as i64 * bytes);
+                let guard = match (row_ok, col_ok) {
+                    (Some(ro), Some(co)) => {
+                        let (g0, g1) = (self.k.pred(), self.k.pred());
+                        self.k.and(g0, ro[h], co[0])?;
+                        self.k.and(g1, ro[h], co[1])?;
+                        Some([g0, g1])
+                    }
+                    _ => None,
+                };
+                let (mut v0, mut v1) = (acc[i], acc[i + 1]);
+                if let Some((alpha, beta)) = ab {
+                    let (o0, o1) = (self.k.reg::<ty::F32>(), self.k.reg::<ty::F32>());
+                    self.load_c(addr.clone(), o0, o1, guard)?;
+                    let (r0, r1) = (self.k.reg::<ty::F32>(), self.k.reg::<ty::F32>());
+                    self.k.mul(r0, o0, beta)?;
+                    self.k.fma(r0, v0, alpha, r0)?;
+                    self.k.mul(r1, o1, beta)?;
+                    self.k.fma(r1, v1, alpha, r1)?;
+                    (v0, v1) = (r0, r1);
+                }
+                self.store_pair(addr, v0, v1, guard)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the two C elements at `addr` as f32 (zero where the guard is false).
+    fn load_c(
+        &mut self,
+        addr: Addr<spaces::Global>,
+        o0: Reg<ty::F32>,
+        o1: Reg<ty::F32>,
+        guard: Option<[Pred; 2]>,
+    ) -> ptx_isa::Result<()> {
+        let bytes = self.cfg.output.bytes() as i64;
+        for (e, o) in [(0usize, o0), (1, o1)] {
+            let at = addr.clone().offset(e as i64 * bytes);
+            match self.cfg.output {
+                OutType::F32 => {
+                    self.k.mov(o, 0.0f32)?;
+                    self.guard(guard, e);
+                    self.k.ld(o, at)?;
+                }
+                OutType::Bf16 => {
+                    let x = self.k.reg::<ty::Bf16>();
+                    self.k.mov(x, Src::Imm(Imm::UInt(0)))?;
+                    self.guard(guard, e);
+                    self.k.ld(x, at)?;
+                    self.k.cvt(o, x)?;
+                }
+                OutType::F16 => {
+                    let x = self.k.reg::<ty::F16>();
+                    self.k.mov(x, Src::Imm(Imm::UInt(0)))?;
+                    self.guard(guard, e);
+                    self.k.ld(x, at)?;
+                    self.k.cvt(o, x)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Predicates the next instruction on element `e`'s guard, if any.
+    fn guard(&mut self, guard: Option<[Pred; 2]>, e: usize) {
+        if let Some(g) = guard {
+            self.k.when(g[e]);
+        }
+    }
+
+    /// Stores two adjacent C elements (as one pair when N is even). Conversions run unguarded;
+    /// only the stores are predicated.
+    fn store_pair(
+        &mut self,
+        addr: Addr<spaces::Global>,
+        v0: Reg<ty::F32>,
+        v1: Reg<ty::F32>,
+        guard: Option<[Pred; 2]>,
+    ) -> ptx_isa::Result<()> {
+        let bytes = self.cfg.output.bytes() as i64;
+        if self.cfg.n_even {
+            return match self.cfg.output {
+                OutType::F32 => {
+                    self.guard(guard, 0);
+                    self.k.st_v(addr, &[v0, v1])
+                }
+                OutType::Bf16 => {
+                    let p = self.k.reg::<ty::Bf16x2>();
+                    self.k.cvt_pack_bf16x2(p, v1, v0, false)?;
+                    self.guard(guard, 0);
+                    self.k.st(addr, p)
+                }
+                OutType::F16 => {
+                    let p = self.k.reg::<ty::F16x2>();
+                    self.k.cvt_pack_f16x2(p, v1, v0, false)?;
+                    self.guard(guard, 0);
+                    self.k.st(addr, p)
+                }
+            };
+        }
+        for (e, v) in [(0usize, v0), (1, v1)] {
+            let a = addr.clone().offset(e as i64 * bytes);
+            match self.cfg.output {
+                OutType::F32 => {
+                    self.guard(guard, e);
+                    self.k.st(a, v)?;
+                }
+                OutType::Bf16 => {
+                    let h = self.k.reg::<ty::Bf16>();
+                    self.k.cvt(h, v)?;
+                    self.guard(guard, e);
+                    self.k.st(a, h)?;
+                }
+                OutType::F16 => {
+                    let h = self.k.reg::<ty::F16>();
+                    self.k.cvt(h, v)?;
+                    self.guard(guard, e);
+                    self.k.st(a, h)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

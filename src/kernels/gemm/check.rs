@@ -1,0 +1,434 @@
+//! GPU checking and timing for the GEMM against cuBLAS in the same process: fresh random inputs,
+//! poisoned outputs, relative Frobenius error against an f32 cuBLAS reference, and median timings
+//! with CUDA events. Used by `examples/gemm_hopper.rs`, `benches/gemm.rs` and `ptxkit selftest`.
+
+use std::sync::Arc;
+
+use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig as BlasConfig, sys::cublasOperation_t};
+use half::bf16;
+
+use crate::runtime::cuda::{CudaSlice, CudaStream};
+use crate::runtime::{Device, DeviceTensor};
+
+use super::{Gemm, GemmConfig, GemmError};
+
+/// Deterministic xorshift random numbers in [-1, 1), for inputs.
+pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// One problem's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    /// `(m, n, k)`.
+    pub shape: (usize, usize, usize),
+    /// ‖ours − reference‖ / ‖reference‖ (Frobenius), the reference computed in f32 by cuBLAS.
+    pub rel_error: f64,
+    /// Elements of C never written (still the poison value) or NaN.
+    pub unwritten: usize,
+    /// ‖cuBLAS bf16 − reference‖ / ‖reference‖, for scale.
+    pub cublas_rel_error: f64,
+}
+
+impl CheckResult {
+    /// bf16 outputs round to 8 significant bits (relative 2^-9 per element); 1e-2 leaves room
+    /// for the f32 accumulation order (the project's method note puts bf16 between 1e-3 and 1e-2).
+    pub const TOLERANCE: f64 = 1e-2;
+
+    /// True when every element was written and the error is within [`Self::TOLERANCE`].
+    pub fn passed(&self) -> bool {
+        self.unwritten == 0 && self.rel_error.is_finite() && self.rel_error <= Self::TOLERANCE
+    }
+}
+
+/// Errors of the check harness.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The GEMM failed.
+    #[error(transparent)]
+    Gemm(#[from] GemmError),
+    /// A driver call failed.
+    #[error("CUDA: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+    /// cuBLAS failed.
+    #[error("cuBLAS: {0}")]
+    Blas(#[from] cudarc::cublas::result::CublasError),
+    /// The runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
+}
+
+/// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
+/// terms `Cᵀ = B·Aᵀ`, so B is the transposed first operand.
+fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {
+    BlasConfig {
+        transa: cublasOperation_t::CUBLAS_OP_T,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: one,
+        lda: k as i32,
+        ldb: k as i32,
+        beta: zero,
+        ldc: n as i32,
+    }
+}
+
+/// Device inputs for one problem.
+pub struct Problem {
+    /// `(m, n, k)`.
+    pub shape: (usize, usize, usize),
+    /// A `[m, k]`, bf16.
+    pub a: DeviceTensor<bf16>,
+    /// B `[n, k]`, bf16.
+    pub b: DeviceTensor<bf16>,
+    /// C `[m, n]`, bf16.
+    pub c: DeviceTensor<bf16>,
+    a_host: Vec<bf16>,
+    b_host: Vec<bf16>,
+    scratch: Option<CudaSlice<bf16>>,
+    stream: Arc<CudaStream>,
+}
+
+impl Problem {
+    /// Fresh random A and B (values in [-1, 1)), C allocated.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+    ) -> Result<Problem, CheckError> {
+        let a_host: Vec<bf16> = random_values(m * k, seed)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        let b_host: Vec<bf16> = random_values(n * k, seed ^ 0x5555)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        let a = DeviceTensor::from_host(stream, &a_host, vec![m, k])?;
+        let b = DeviceTensor::from_host(stream, &b_host, vec![n, k])?;
+        let c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+        Ok(Problem {
+            shape: (m, n, k),
+            a,
+            b,
+            c,
+            a_host,
+            b_host,
+            scratch: None,
+            stream: stream.clone(),
+        })
+    }
+}
+
+/// Runs `gemm` on a fresh random problem of `shape` and compares it with cuBLAS.
+pub fn check(
+    device: &Device,
+    stream: &Arc<CudaStream>,
+    blas: &CudaBlas,
+    gemm: &Gemm,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckResult, CheckError> {
+    let (m, n, k) = shape;
+    let mut p = Problem::new(stream, shape, seed)?;
+    let _ = device;
+    // Poison C with NaN (0xFFFF) so unwritten elements show.
+    let poison = vec![bf16::from_bits(0xFFFF); m * n];
+    stream.memcpy_htod(&poison, p.c.slice_mut())?;
+    gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
+    let ours: Vec<bf16> = p.c.to_host(stream)?;
+
+    // Reference: f32 cuBLAS on the same (bf16-rounded) inputs.
+    let af: Vec<f32> = p.a_host.iter().map(|x| x.to_f32()).collect();
+    let bf: Vec<f32> = p.b_host.iter().map(|x| x.to_f32()).collect();
+    let da: CudaSlice<f32> = stream.clone_htod(&af)?;
+    let db: CudaSlice<f32> = stream.clone_htod(&bf)?;
+    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
+    // SAFETY: the slices hold m*k, n*k and m*n elements, matching the configuration.
+    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
+    let reference: Vec<f32> = stream.clone_dtoh(&dc)?;
+    let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
+    // SAFETY: as above, bf16.
+    unsafe {
+        blas.gemm(
+            blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+            p.b.slice(),
+            p.a.slice(),
+            &mut dcb,
+        )
+    }?;
+    let theirs: Vec<bf16> = stream.clone_dtoh(&dcb)?;
+
+    let unwritten = ours.iter().filter(|x| x.is_nan()).count();
+    Ok(CheckResult {
+        shape,
+        rel_error: rel_error(&ours, &reference),
+        unwritten,
+        cublas_rel_error: rel_error(&theirs, &reference),
+    })
+}
+
+fn rel_error(got: &[bf16], reference: &[f32]) -> f64 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (g, r) in got.iter().zip(reference) {
+        let d = g.to_f64() - *r as f64;
+        num += d * d;
+        den += (*r as f64) * (*r as f64);
+    }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+/// cuBLAS's bf16 GEMM on `p` (into a scratch C of its own), for timing.
+pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
+    let (m, n, k) = p.shape;
+    if p.scratch.is_none() {
+        p.scratch = Some(p.stream.alloc_zeros::<bf16>(m * n)?);
+    }
+    let Some(c) = p.scratch.as_mut() else {
+        return Ok(());
+    };
+    // SAFETY: A, B and the scratch C hold m*k, n*k and m*n elements, matching the configuration.
+    unsafe {
+        blas.gemm(
+            blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+            p.b.slice(),
+            p.a.slice(),
+            c,
+        )
+    }?;
+    Ok(())
+}
+
+/// Median milliseconds of `iters` runs of `f` (after `warmup` runs), timed with CUDA events.
+pub fn median_ms(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    mut f: impl FnMut() -> Result<(), CheckError>,
+) -> Result<f64, CheckError> {
+    use cudarc::driver::sys::CUevent_flags;
+    for _ in 0..warmup {
+        f()?;
+    }
+    let mut times = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        f()?;
+        let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        end.synchronize()?;
+        times.push(start.elapsed_ms(&end)? as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// Our TFLOP/s and cuBLAS's on one problem of `shape`, timed in the same process.
+pub fn compare(
+    stream: &Arc<CudaStream>,
+    blas: &CudaBlas,
+    gemm: &Gemm,
+    shape: (usize, usize, usize),
+    iters: usize,
+) -> Result<(f64, f64), CheckError> {
+    let (m, n, k) = shape;
+    let mut p = Problem::new(stream, shape, 7)?;
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    let ours = median_ms(stream, 3, iters, || {
+        Ok(gemm.run(stream, &p.a, &p.b, &mut p.c, None)?)
+    })?;
+    let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
+    let theirs = median_ms(stream, 3, iters, || {
+        // SAFETY: as in `check`.
+        unsafe {
+            blas.gemm(
+                blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+                p.b.slice(),
+                p.a.slice(),
+                &mut dcb,
+            )
+        }?;
+        Ok(())
+    })?;
+    Ok((flops / ours / 1e9, flops / theirs / 1e9))
+}
+
+/// The configuration for a problem on `device` ([`GemmConfig::for_problem`]).
+pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
+    GemmConfig::for_problem(m, n, device.attributes().sm_count)
+}
+
+/// Checks any configuration (input bf16/f16, output bf16/f16/f32, with or without alpha/beta) on
+/// a fresh random problem against an f32 cuBLAS reference: C is first filled with random values
+/// (read by `beta`) or poison, and every element must come out written and within tolerance.
+pub fn check_config(
+    device: &Device,
+    stream: &Arc<CudaStream>,
+    blas: &CudaBlas,
+    cfg: super::GemmConfig,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckResult, CheckError> {
+    use super::{InType, OutType};
+    let gemm = Gemm::new(device, cfg)?;
+    let (m, n, k) = shape;
+    let round_in = |x: f32| match cfg.input {
+        InType::Bf16 => bf16::from_f32(x).to_f32(),
+        InType::F16 => half::f16::from_f32(x).to_f32(),
+    };
+    let af: Vec<f32> = random_values(m * k, seed)
+        .into_iter()
+        .map(round_in)
+        .collect();
+    let bf: Vec<f32> = random_values(n * k, seed ^ 0x5555)
+        .into_iter()
+        .map(round_in)
+        .collect();
+    let c0: Vec<f32> = if cfg.alpha_beta {
+        random_values(m * n, seed ^ 0xAAAA)
+    } else {
+        vec![f32::NAN; m * n]
+    };
+    let (alpha, beta) = (1.5f32, -0.5f32);
+    let ab = cfg.alpha_beta.then_some((alpha, beta));
+
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
+    fn run_typed<I: crate::runtime::Element, O: crate::runtime::Element>(
+        stream: &Arc<CudaStream>,
+        gemm: &Gemm,
+        (m, n, k): (usize, usize, usize),
+        a: &[f32],
+        b: &[f32],
+        c0: &[f32],
+        ab: Option<(f32, f32)>,
+        to_i: fn(f32) -> I,
+        to_o: fn(f32) -> O,
+        from_o: fn(O) -> f32,
+    ) -> Result<Vec<f32>, CheckError> {
+        let a: Vec<I> = a.iter().map(|&x| to_i(x)).collect();
+        let b: Vec<I> = b.iter().map(|&x| to_i(x)).collect();
+        let c: Vec<O> = c0.iter().map(|&x| to_o(x)).collect();
+        let a = DeviceTensor::from_host(stream, &a, vec![m, k])?;
+        let b = DeviceTensor::from_host(stream, &b, vec![n, k])?;
+        let mut c = DeviceTensor::from_host(stream, &c, vec![m, n])?;
+        gemm.run(stream, &a, &b, &mut c, ab)?;
+        Ok(c.to_host(stream)?.into_iter().map(from_o).collect())
+    }
+    let ours: Vec<f32> = match (cfg.input, cfg.output) {
+        (InType::Bf16, OutType::Bf16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            bf16::from_f32,
+            |x: bf16| x.to_f32(),
+        )?,
+        (InType::Bf16, OutType::F32) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            |x| x,
+            |x: f32| x,
+        )?,
+        (InType::Bf16, OutType::F16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            bf16::from_f32,
+            half::f16::from_f32,
+            |x: half::f16| x.to_f32(),
+        )?,
+        (InType::F16, OutType::Bf16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            bf16::from_f32,
+            |x: bf16| x.to_f32(),
+        )?,
+        (InType::F16, OutType::F32) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            |x| x,
+            |x: f32| x,
+        )?,
+        (InType::F16, OutType::F16) => run_typed(
+            stream,
+            &gemm,
+            shape,
+            &af,
+            &bf,
+            &c0,
+            ab,
+            half::f16::from_f32,
+            half::f16::from_f32,
+            |x: half::f16| x.to_f32(),
+        )?,
+    };
+    // Reference: f32 cuBLAS of the same (rounded) inputs, then alpha/beta on the host.
+    let da: CudaSlice<f32> = stream.clone_htod(&af)?;
+    let db: CudaSlice<f32> = stream.clone_htod(&bf)?;
+    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
+    // SAFETY: the slices hold m*k, n*k and m*n elements, matching the configuration.
+    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
+    let mut reference: Vec<f32> = stream.clone_dtoh(&dc)?;
+    if cfg.alpha_beta {
+        let round_out = |x: f32| match cfg.output {
+            OutType::Bf16 => bf16::from_f32(x).to_f32(),
+            OutType::F16 => half::f16::from_f32(x).to_f32(),
+            OutType::F32 => x,
+        };
+        for (r, c) in reference.iter_mut().zip(&c0) {
+            *r = alpha * *r + beta * round_out(*c);
+        }
+    }
+    let unwritten = ours.iter().filter(|x| x.is_nan()).count();
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (g, r) in ours.iter().zip(&reference) {
+        let d = *g as f64 - *r as f64;
+        num += d * d;
+        den += (*r as f64).powi(2);
+    }
+    Ok(CheckResult {
+        shape,
+        rel_error: (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+        unwritten,
+        cublas_rel_error: f64::NAN,
+    })
+}

@@ -1,0 +1,226 @@
+//! A Hopper (sm_90a) GEMM built only from ptxkit calls (its TMA loads, wgmma main loop and TMA
+//! stores are tile ops dispatched by [`crate::tile`]; barriers, scheduling and the stmatrix staging
+//! are builder calls): `C = A·Bᵀ` with A (M×K) and B (N×K)
+//! row-major (both K-major), bf16 or f16 inputs, f32 accumulation, C in bf16/f16 or f32.
+//!
+//! The kernel (one module per [`GemmConfig`]):
+//! - TMA loads with 128B swizzle into a `stages`-deep shared-memory ring guarded by full/empty
+//!   mbarriers (the producer waits on "empty", arms "full" with the stage's byte count, and issues
+//!   both tensor loads; consumers wait on "full" and release "empty" once their wgmmas are done);
+//! - warp specialisation: warpgroup 0 produces (one elected thread), warpgroups 1 and 2 consume,
+//!   each computing 64 of the tile's 128 rows with `wgmma.mma_async.m64nNk16` (N = the tile width,
+//!   up to 256); `setmaxnreg` moves registers from the producer (24) to the consumers (240);
+//! - a persistent grid: each CTA walks tiles `ctaid, ctaid + nctaid, ...` in grouped order (`group_m`
+//!   M-tiles per band) so neighbouring CTAs share A and B tiles in L2;
+//! - edges: TMA fills out-of-bounds elements with zeros, and the epilogue predicates its stores.
+//!
+//! Shapes and layout facts: PTX ISA 9.7.15.5.1.2 (K-major 128B-swizzled operands: 8-row atoms of
+//! 1024 bytes, SBO 1024), 9.7.15.5.1.1.1 (the m64nNk16 f32 accumulator fragment), 9.7.9.27 (tensor
+//! copies), 9.7.13.15 (mbarrier phases).
+
+mod build;
+pub mod check;
+mod host;
+mod pad;
+
+pub use build::build;
+pub use host::{Gemm, GemmError, gemm_signature};
+pub use pad::{pad_module, pad_signature};
+
+use ptx_isa::ScalarType;
+
+/// The element type of C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutType {
+    /// bf16
+    Bf16,
+    /// f16
+    F16,
+    /// f32
+    F32,
+}
+
+impl OutType {
+    /// Bytes per element.
+    pub fn bytes(self) -> u32 {
+        match self {
+            OutType::Bf16 | OutType::F16 => 2,
+            OutType::F32 => 4,
+        }
+    }
+}
+
+/// The input element type (A and B).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InType {
+    /// bf16
+    Bf16,
+    /// f16
+    F16,
+}
+
+impl InType {
+    /// The PTX type.
+    pub fn ptx(self) -> ScalarType {
+        match self {
+            InType::Bf16 => ScalarType::Bf16,
+            InType::F16 => ScalarType::F16,
+        }
+    }
+}
+
+/// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GemmConfig {
+    /// Tile width N (the wgmma N): 64, 128, 192 or 256 (whole 64-column slabs for the TMA-store
+    /// epilogue).
+    pub bn: u32,
+    /// Pipeline depth (shared-memory stages), 2..=8.
+    pub stages: u32,
+    /// M-tiles per band of the grouped tile order.
+    pub group_m: u32,
+    /// Input type.
+    pub input: InType,
+    /// Output type.
+    pub output: OutType,
+    /// True when N is even, so the epilogue can store element pairs (2 x bf16 in 4 bytes, 2 x f32
+    /// in 8); otherwise it stores elements one by one.
+    pub n_even: bool,
+    /// `C = alpha·A·Bᵀ + beta·C` (reads C) instead of `C = A·Bᵀ`.
+    pub alpha_beta: bool,
+    /// The epilogue goes registers → shared memory (`stmatrix`, 128B-swizzled 64-column slabs)
+    /// → global (TMA store, which clips at the edges and runs while the next tile's main loop
+    /// starts). Needs a 16-bit C, no alpha/beta, and N a multiple of 8 (16-byte row pitch);
+    /// otherwise the epilogue stores from registers with predicates.
+    pub tma_store: bool,
+    /// CTAs per cluster along M: 1, or 2 for a CTA pair that shares its B tile: each CTA loads
+    /// half of it and multicasts it to both (`.multicast::cluster`), halving B's L2 traffic.
+    pub cluster_m: u32,
+}
+
+impl GemmConfig {
+    /// Tile height M: two consumer warpgroups of 64 rows.
+    pub const BM: u32 = 128;
+    /// Tile depth K: 64 bf16/f16 elements, one 128-byte swizzle row.
+    pub const BK: u32 = 64;
+    /// Threads per CTA: one producer and two consumer warpgroups.
+    pub const THREADS: u32 = 384;
+    /// Registers of the producer warpgroup after `setmaxnreg.dec`.
+    pub const PRODUCER_REGS: u32 = 24;
+    /// Registers of the consumer warpgroups after `setmaxnreg.inc`.
+    pub const CONSUMER_REGS: u32 = 240;
+
+    /// The configuration the benchmarks found fastest on H100/H200 for large square problems.
+    pub fn large() -> GemmConfig {
+        GemmConfig {
+            bn: 256,
+            stages: 3,
+            group_m: 16,
+            input: InType::Bf16,
+            output: OutType::Bf16,
+            n_even: true,
+            alpha_beta: false,
+            tma_store: true,
+            cluster_m: 1,
+        }
+    }
+
+    /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: the
+    /// widest tile (256, 192 or 128) that still gives every SM about one tile or more, else 64
+    /// (skinny problems need narrow tiles to fill the GPU); as many stages as shared memory holds
+    /// (at most 6); the TMA-store epilogue when N is a multiple of 8.
+    pub fn for_problem(m: usize, n: usize, sms: u32) -> GemmConfig {
+        let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
+        let bn = [256u32, 192, 128]
+            .into_iter()
+            .find(|&bn| tiles(bn as usize) * 4 >= sms as usize * 3)
+            .unwrap_or(64);
+        let mut cfg = GemmConfig {
+            bn,
+            n_even: n % 2 == 0,
+            tma_store: n % 8 == 0,
+            ..GemmConfig::large()
+        };
+        let budget = 232_448 - cfg.c_staging_bytes() - 2048;
+        cfg.stages = (budget / cfg.stage_bytes()).clamp(2, 6);
+        cfg
+    }
+
+    /// Bytes of the C staging buffers of the TMA-store epilogue (one 64 x bn 16-bit block per
+    /// consumer warpgroup), 0 without it.
+    pub fn c_staging_bytes(&self) -> u32 {
+        if self.tma_store {
+            2 * 64 * self.bn * 2
+        } else {
+            0
+        }
+    }
+
+    /// Bytes of one stage: an A tile (BM x BK) and a B tile (bn x BK).
+    pub fn stage_bytes(&self) -> u32 {
+        (Self::BM + self.bn) * Self::BK * 2
+    }
+
+    /// Dynamic shared memory the launch needs: the stages, the barriers, and 1024 bytes to align
+    /// the base for the 128B swizzle.
+    pub fn smem_bytes(&self) -> u32 {
+        self.stages * self.stage_bytes() + self.c_staging_bytes() + 16 * self.stages + 1024
+    }
+
+    /// Where the barriers start in the (1024-aligned) shared memory: after the stages and the C
+    /// staging buffers.
+    pub fn barriers_offset(&self) -> u32 {
+        self.stages * self.stage_bytes() + self.c_staging_bytes()
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
+            return Err(format!("tile width {} is not 64, 128, 192 or 256", self.bn));
+        }
+        if self.tma_store && (self.output == OutType::F32 || self.alpha_beta || !self.n_even) {
+            return Err(
+                "the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N".into(),
+            );
+        }
+        if !(2..=8).contains(&self.stages) {
+            return Err(format!("{} stages: 2..=8", self.stages));
+        }
+        if !matches!(self.cluster_m, 1 | 2) {
+            return Err(format!("cluster_m {}: 1 or 2", self.cluster_m));
+        }
+        if self.group_m == 0 {
+            return Err("group_m must be positive".into());
+        }
+        if self.smem_bytes() > 232_448 {
+            return Err(format!(
+                "{} bytes of shared memory exceed the 227 KB of sm_90",
+                self.smem_bytes()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernel's name: the configuration spelled out.
+    pub fn name(&self) -> String {
+        format!(
+            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}{}",
+            match self.input {
+                InType::Bf16 => "bf16",
+                InType::F16 => "f16",
+            },
+            match self.output {
+                OutType::Bf16 => "bf16",
+                OutType::F16 => "f16",
+                OutType::F32 => "f32",
+            },
+            self.bn,
+            self.stages,
+            self.group_m,
+            if self.n_even { "" } else { "_nodd" },
+            if self.alpha_beta { "_ab" } else { "" },
+            if self.tma_store { "_tmastore" } else { "" },
+            if self.cluster_m == 2 { "_c2" } else { "" },
+        )
+    }
+}

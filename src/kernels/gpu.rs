@@ -1,0 +1,360 @@
+//! Running the built-in kernels on a GPU: fresh random inputs, poisoned outputs, a host reference,
+//! and one line per example. `ptxkit selftest` and the `examples/` programs both run from here.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::kernel::{BuiltKernel, LoadedKernel};
+use crate::runtime::cuda::CudaStream;
+use crate::runtime::{Device, DeviceTensor, Element, JitOptions, RuntimeError};
+use ptx_isa::Target;
+
+/// splitmix64 seeded from the clock: fresh data every run.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded from the clock.
+    pub fn fresh() -> Rng {
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(1);
+        Rng(t as u64)
+    }
+
+    /// With a fixed seed.
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    /// `n` values uniform in [-1, 1).
+    pub fn vec_f32(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+}
+
+/// The largest `|got - want|`, with NaN (a poisoned element never written) counting as infinite.
+pub fn max_abs_err(got: &[f32], want: &[f32]) -> f64 {
+    if got.len() != want.len() {
+        return f64::INFINITY;
+    }
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| {
+            let d = f64::from(*g) - f64::from(*w);
+            if d.is_nan() { f64::INFINITY } else { d.abs() }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// What a GPU example reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The largest absolute error against the host reference.
+    pub max_err: f64,
+    /// The error allowed.
+    pub tolerance: f64,
+    /// Sizes and other details, one line.
+    pub detail: String,
+}
+
+impl Report {
+    /// Whether the error is within the tolerance.
+    pub fn passed(&self) -> bool {
+        self.max_err <= self.tolerance
+    }
+}
+
+/// A failure of an example run: a build, load, launch or copy error.
+pub type RunResult = Result<Report, String>;
+
+/// A device, a stream and a random source.
+pub struct GpuCtx {
+    /// The device.
+    pub dev: Device,
+    /// The stream everything runs on.
+    pub stream: Arc<CudaStream>,
+    /// Fresh random data.
+    pub rng: Rng,
+}
+
+impl GpuCtx {
+    /// Opens device 0.
+    pub fn open() -> Result<GpuCtx, RuntimeError> {
+        let dev = Device::new(0)?;
+        let stream = dev.default_stream();
+        Ok(GpuCtx {
+            dev,
+            stream,
+            rng: Rng::fresh(),
+        })
+    }
+
+    /// The PTX target for this device: sm_90a on Hopper, else sm_80.
+    pub fn target(&self) -> Target {
+        match self.dev.attributes().compute_capability {
+            (9, 0) => Target::Sm90a,
+            _ => Target::Sm80,
+        }
+    }
+
+    /// Loads a built kernel.
+    pub fn load(&self, k: &BuiltKernel) -> Result<LoadedKernel, String> {
+        k.load(&self.dev, &JitOptions::default()).map_err(e2s)
+    }
+
+    /// A device tensor holding `data`.
+    pub fn upload<T: Element>(
+        &self,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<DeviceTensor<T>, String> {
+        DeviceTensor::from_host(&self.stream, data, shape.to_vec()).map_err(e2s)
+    }
+
+    /// A device tensor of `shape` filled with NaN (so an element the kernel misses shows).
+    pub fn poisoned(&self, shape: &[usize]) -> Result<DeviceTensor<f32>, String> {
+        let n = shape.iter().product();
+        self.upload(&vec![f32::NAN; n], shape)
+    }
+
+    /// Copies a tensor back.
+    pub fn download<T: Element>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>, String> {
+        t.to_host(&self.stream).map_err(e2s)
+    }
+}
+
+/// A runtime error as text.
+pub fn e2s(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// One GPU example: its name, what it checks, its kernel builder and its run.
+pub struct GpuExample {
+    /// The name (`ptxkit selftest` prints it; `examples/NAME.rs` runs it).
+    pub name: &'static str,
+    /// What it computes.
+    pub summary: &'static str,
+    /// Builds its kernel for a target with its default sizes.
+    pub build: fn(Target) -> crate::kernel::Result<BuiltKernel>,
+    /// Runs it on fresh random data and checks it against the host.
+    pub run: fn(&mut GpuCtx) -> RunResult,
+    /// Whether it needs Hopper (sm_90: TMA, clusters); skipped on older devices.
+    pub hopper: bool,
+}
+
+/// Every GPU example, in the order `ptxkit selftest` runs them.
+pub const GPU_EXAMPLES: &[GpuExample] = &[
+    GpuExample {
+        name: "vector_add",
+        summary: "c = a + b over f32 vectors of a symbolic length n",
+        build: super::vector_add::build,
+        run: super::vector_add::run,
+        hopper: false,
+    },
+    GpuExample {
+        name: "scale",
+        summary: "y = s * x over f32[m, 64], s a runtime scalar, vector loads",
+        build: super::scale::build,
+        run: super::scale::run,
+        hopper: false,
+    },
+    GpuExample {
+        name: "tma_copy",
+        summary: "2-D TMA load (128B swizzle, mbarrier) -> shared -> TMA store",
+        build: super::tma_copy::build,
+        run: super::tma_copy::run,
+        hopper: true,
+    },
+    GpuExample {
+        name: "cluster_exchange",
+        summary: "4-CTA clusters read a neighbour's shared memory (mapa, barrier.cluster)",
+        build: super::cluster_exchange::build,
+        run: super::cluster_exchange::run,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_copies",
+        summary: "tile ops: copy.vector, copy_async.cp_async, copy.scalar into a 128B-swizzled tile",
+        build: super::tile_checks::build_copies,
+        run: super::tile_checks::tile_copies,
+        hopper: false,
+    },
+    GpuExample {
+        name: "tile_matrix",
+        summary: "tile ops: copy.ldmatrix x4 and copy.stmatrix x4 round trip",
+        build: super::tile_checks::build_matrix,
+        run: super::tile_checks::tile_matrix,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_tma",
+        summary: "tile ops: copy_async.tma_load / tma_store, 128B swizzle, mbarrier",
+        build: super::tile_checks::build_tma_plain,
+        run: super::tile_checks::tile_tma,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_tma_multicast",
+        summary: "tile ops: copy_async.tma_multicast into both CTAs of a cluster",
+        build: super::tile_checks::build_tma_mc,
+        run: super::tile_checks::tile_tma_multicast,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_wgmma_bf16",
+        summary: "tile ops: TMA + gemm_async.wgmma (bf16) + copy.fragment, 64x64x64",
+        build: super::tile_checks::build_wgmma_bf16,
+        run: super::tile_checks::tile_wgmma_bf16,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_wgmma_f16",
+        summary: "tile ops: TMA + gemm_async.wgmma (f16) + copy.fragment, 64x64x64",
+        build: super::tile_checks::build_wgmma_f16,
+        run: super::tile_checks::tile_wgmma_f16,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_wgmma_tf32",
+        summary: "tile ops: TMA + gemm_async.wgmma (tf32) + copy.fragment, 64x64x32",
+        build: super::tile_checks::build_wgmma_tf32,
+        run: super::tile_checks::tile_wgmma_tf32,
+        hopper: true,
+    },
+    GpuExample {
+        name: "tile_wgmma_e4m3",
+        summary: "tile ops: TMA + gemm_async.wgmma (e4m3) + copy.fragment, 64x64x128",
+        build: super::tile_checks::build_wgmma_e4m3,
+        run: super::tile_checks::tile_wgmma_e4m3,
+        hopper: true,
+    },
+    GpuExample {
+        name: "bad_launches",
+        summary: "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused",
+        build: super::vector_add::build,
+        run: super::bad_launches::run,
+        hopper: false,
+    },
+];
+
+impl GpuExample {
+    /// Runs it on `ctx`, or `None` (skipped) when it needs Hopper and the device is older.
+    pub fn run_on(&self, ctx: &mut GpuCtx) -> Option<RunResult> {
+        if self.hopper && ctx.dev.attributes().compute_capability.0 < 9 {
+            return None;
+        }
+        Some((self.run)(ctx))
+    }
+}
+
+/// The example called `name`.
+pub fn gpu_example(name: &str) -> Option<&'static GpuExample> {
+    GPU_EXAMPLES.iter().find(|e| e.name == name)
+}
+
+/// One result line: `PASS name  max err E (tol T)  detail` or `FAIL name  reason`.
+pub fn result_line(name: &str, r: &RunResult) -> String {
+    match r {
+        Ok(rep) => format!(
+            "{} {name:<17} max err {:.3e} (tol {:.0e})  {}",
+            if rep.passed() { "PASS" } else { "FAIL" },
+            rep.max_err,
+            rep.tolerance,
+            rep.detail
+        ),
+        Err(e) => format!("FAIL {name:<17} {}", e.replace('\n', " | ")),
+    }
+}
+
+/// What an example program does with its arguments: `--ptx` prints the PTX, `--out FILE`
+/// writes it, `--target T` picks the target (sm_90a by default), `--no-run` skips the GPU.
+/// Without a GPU the run is skipped with a note on stderr (exit status 0 when only PTX was asked
+/// for, else 3). Returns the exit status.
+pub fn example_main(name: &str, default_ptx: bool, args: &[String]) -> i32 {
+    let Some(ex) = gpu_example(name) else {
+        eprintln!("no example `{name}`");
+        return 2;
+    };
+    let mut print_ptx = default_ptx;
+    let (mut out, mut target, mut run) = (None, Target::Sm90a, true);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--ptx" => print_ptx = true,
+            "--no-run" => run = false,
+            "--out" => match it.next() {
+                Some(p) => out = Some(p.clone()),
+                None => {
+                    eprintln!("{name}: --out needs a file");
+                    return 2;
+                }
+            },
+            "--target" => match it.next().map(|t| t.parse::<Target>()) {
+                Some(Ok(t)) => target = t,
+                _ => {
+                    eprintln!("{name}: --target needs a target such as sm_90a");
+                    return 2;
+                }
+            },
+            other => {
+                eprintln!(
+                    "{name}: unknown argument `{other}` (--ptx, --out FILE, --target T, --no-run)"
+                );
+                return 2;
+            }
+        }
+    }
+    if print_ptx || out.is_some() {
+        let built = match (ex.build)(target) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                return 1;
+            }
+        };
+        match &out {
+            Some(path) => {
+                if let Err(e) = std::fs::write(path, built.ptx()) {
+                    eprintln!("{name}: cannot write {path}: {e}");
+                    return 2;
+                }
+            }
+            None => print!("{}", built.ptx()),
+        }
+    }
+    if !run {
+        return 0;
+    }
+    match GpuCtx::open() {
+        Ok(mut ctx) => match ex.run_on(&mut ctx) {
+            Some(r) => {
+                println!("{}", result_line(name, &r));
+                i32::from(!matches!(&r, Ok(rep) if rep.passed()))
+            }
+            None => {
+                eprintln!("{name}: needs a Hopper GPU (sm_90); not run");
+                3
+            }
+        },
+        Err(e) => {
+            eprintln!("{name}: not run on a GPU: {e}");
+            if print_ptx || out.is_some() { 0 } else { 3 }
+        }
+    }
+}

@@ -1,0 +1,608 @@
+//! GPU checks of the tile-op variants (`ptxkit selftest` runs them): each kernel is written with
+//! tile ops only for the data movement and the MMA, runs on fresh random data, and is compared with
+//! a host reference. Vectorised copy, `cp.async`, swizzled scalar copy, ldmatrix/stmatrix, TMA in
+//! both directions with the 128B swizzle, TMA multicast in a cluster, and one wgmma tile per input
+//! type (f16, bf16, tf32, e4m3).
+
+use ptx_isa::builder::{ArriveOpts, CmpOp};
+use ptx_isa::spaces::Shared;
+use ptx_isa::{Addr, RegRef, ScalarType, Sinkable, Target, ty};
+use smem::SwizzleMode;
+
+use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
+use crate::runtime::{Arg, Swizzle, TensorMapDType, TensorMapDesc};
+use crate::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
+
+/// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
+fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Result<&'static str> {
+    let target = k.target();
+    let ctx = OpCtx { op, scope, target };
+    match dispatch(k, &ctx, None) {
+        Ok(v) => {
+            k.comment(&format!("tile op lowered by {v}"));
+            Ok(v)
+        }
+        Err(e) => Err(k.error(e.to_string())),
+    }
+}
+
+fn global<T: crate::kernel::Elem>(
+    k: &KernelBuilder,
+    b: &Buffer<T>,
+) -> Result<ptx_isa::Reg<ty::U64>> {
+    match b.data() {
+        Some(Ptr::Global(r)) => Ok(r),
+        _ => Err(k.error("a global tensor expected")),
+    }
+}
+
+fn shared<T: crate::kernel::Elem>(
+    k: &KernelBuilder,
+    b: &Buffer<T>,
+) -> Result<ptx_isa::Reg<ty::U32>> {
+    match b.data() {
+        Some(Ptr::Shared(r)) => Ok(r),
+        _ => Err(k.error("a shared tile expected")),
+    }
+}
+
+const N: u32 = 64;
+
+/// `y1 = x` through shared memory with `copy.vector`, `y2 = x` with `copy_async.cp_async`, `y3 = x`
+/// through a 128B-swizzled tile with `copy.scalar`.
+pub fn build_copies(target: Target) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("tile_copies", target);
+    let opts = TensorOpts::default().align(16);
+    let x = k.tensor::<ty::F32>("x", [N, N], opts.clone())?;
+    let ys: Vec<_> = (1..=3)
+        .map(|i| k.tensor::<ty::F32>(&format!("y{i}"), [N, N], opts.clone()))
+        .collect::<Result<_>>()?;
+    let [_tx] = k.thread_id([128])?;
+    let t1 = k.pool_alloc::<ty::F32>("t1", &[N, N], 1024)?;
+    let t2 = k.pool_alloc::<ty::F32>("t2", &[N, N], 1024)?;
+    let t3 = k.pool_alloc::<ty::F32>("t3", &[N, N], 1024)?;
+    let cta = ExecScope::Cta { threads: 128 };
+    let gx = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &x)?, 16);
+    let sh = |b: &Buffer<ty::F32>, k: &KernelBuilder| -> Result<TileRef> {
+        Ok(TileRef::shared_row_major(
+            ScalarType::F32,
+            N,
+            N,
+            shared(k, b)?,
+            1024,
+        ))
+    };
+    let (s1, s2) = (sh(&t1, &k)?, sh(&t2, &k)?);
+    let s3 = sh(&t3, &k)?.with_swizzle(SwizzleMode::B128);
+    op(&mut k, TileOp::Copy { dst: &s1, src: &gx }, cta)?;
+    op(
+        &mut k,
+        TileOp::CopyAsync {
+            dst: &s2,
+            src: &gx,
+            mbar: None,
+            multicast: None,
+        },
+        cta,
+    )?;
+    k.cp_async_commit_group()?;
+    op(&mut k, TileOp::Copy { dst: &s3, src: &gx }, cta)?;
+    k.cp_async_wait_all()?;
+    k.bar_sync(0u32, None)?;
+    for (s, y) in [(&s1, &ys[0]), (&s2, &ys[1]), (&s3, &ys[2])] {
+        let gy = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, y)?, 16);
+        op(&mut k, TileOp::Copy { dst: &gy, src: s }, cta)?;
+    }
+    k.finish()
+}
+
+fn run_copies(ctx: &mut GpuCtx) -> RunResult {
+    let k = ctx.load(&build_copies(ctx.target()).map_err(e2s)?)?;
+    let n = N as usize;
+    let hx = ctx.rng.vec_f32(n * n);
+    let x = ctx.upload(&hx, &[n, n])?;
+    let mut y: Vec<_> = (0..3)
+        .map(|_| ctx.poisoned(&[n, n]))
+        .collect::<std::result::Result<_, _>>()?;
+    let [y1, y2, y3] = &mut y[..] else {
+        return Err("three outputs".into());
+    };
+    k.launch(
+        &ctx.stream,
+        &mut [
+            Arg::tensor(&x),
+            Arg::tensor_mut(y1),
+            Arg::tensor_mut(y2),
+            Arg::tensor_mut(y3),
+        ],
+    )
+    .map_err(e2s)?;
+    let mut err = 0.0f64;
+    for t in &y {
+        err = err.max(max_abs_err(&ctx.download(t)?, &hx));
+    }
+    Ok(Report {
+        max_err: err,
+        tolerance: 0.0,
+        detail: "64x64 f32: copy.vector, copy_async.cp_async, copy.scalar (128B-swizzled)".into(),
+    })
+}
+
+/// `y = x` for a 32x8 tile of 16-bit values: global → shared (`copy.vector`), shared → registers
+/// (`copy.ldmatrix`, x4), registers → a second shared tile (`copy.stmatrix`), → global.
+pub fn build_matrix(target: Target) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("tile_matrix", target);
+    let opts = TensorOpts::default().align(16);
+    let x = k.tensor::<ty::U16>("x", [32u32, 8], opts.clone())?;
+    let y = k.tensor::<ty::U16>("y", [32u32, 8], opts)?;
+    let [_tx] = k.thread_id([32])?;
+    let a = k.pool_alloc::<ty::U16>("a", &[32, 8], 1024)?;
+    let b = k.pool_alloc::<ty::U16>("b", &[32, 8], 1024)?;
+    let warp = ExecScope::Warp;
+    let gx = TileRef::global_row_major(ScalarType::Bf16, 32, 8, global(&k, &x)?, 16);
+    let gy = TileRef::global_row_major(ScalarType::Bf16, 32, 8, global(&k, &y)?, 16);
+    let sa = TileRef::shared_row_major(ScalarType::Bf16, 32, 8, shared(&k, &a)?, 1024);
+    let sb = TileRef::shared_row_major(ScalarType::Bf16, 32, 8, shared(&k, &b)?, 1024);
+    let regs: Vec<RegRef> = k
+        .regs::<ty::B32>(4)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    let ld = layouts::fragment::ldmatrix::ldmatrix(4, false).map_err(|e| k.error(e.to_string()))?;
+    let rt = TileRef::registers(ScalarType::Bf16, ld, regs);
+    op(&mut k, TileOp::Copy { dst: &sa, src: &gx }, warp)?;
+    k.bar_sync(0u32, None)?;
+    op(&mut k, TileOp::Copy { dst: &rt, src: &sa }, warp)?;
+    op(&mut k, TileOp::Copy { dst: &sb, src: &rt }, warp)?;
+    k.bar_sync(0u32, None)?;
+    op(&mut k, TileOp::Copy { dst: &gy, src: &sb }, warp)?;
+    k.finish()
+}
+
+fn run_matrix(ctx: &mut GpuCtx) -> RunResult {
+    let k = ctx.load(&build_matrix(ctx.target()).map_err(e2s)?)?;
+    let hx: Vec<u16> = (0..256)
+        .map(|_| (ctx.rng.next_u64() & 0xFFFF) as u16)
+        .collect();
+    let x = ctx.upload(&hx, &[32, 8])?;
+    let mut y = ctx.upload(&vec![0xFFFFu16; 256], &[32, 8])?;
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])
+        .map_err(e2s)?;
+    let got = ctx.download(&y)?;
+    let wrong = got.iter().zip(&hx).filter(|(g, w)| g != w).count();
+    Ok(Report {
+        max_err: wrong as f64,
+        tolerance: 0.0,
+        detail: "32x8 b16 through copy.ldmatrix x4 and copy.stmatrix x4 (max err = wrong elements)"
+            .into(),
+    })
+}
+
+/// A 64x64 bf16 box: TMA load (`copy_async.tma_load`, 128B swizzle, mbarrier) → shared → TMA store
+/// (`copy_async.tma_store`), each CTA of a 2-CTA cluster; with `multicast`, CTA 0 loads once into
+/// both CTAs (`copy_async.tma_multicast`) and each stores its copy to its own output rows.
+pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new(
+        if multicast {
+            "tile_tma_multicast"
+        } else {
+            "tile_tma"
+        },
+        target,
+    );
+    let src = k.tensor_map("src")?;
+    let dst = k.tensor_map("dst")?;
+    let [_b] = k.cta_id([crate::kernel::Expr::from(2u32)])?;
+    let [_tx] = k.thread_id([128])?;
+    let [_c] = k.cta_id_in_cluster([2], None)?;
+    let rank = k.cta_rank_in_cluster()?;
+    let rank = k.eval(rank)?;
+    let tile = k.pool_alloc::<ty::U16>("tile", &[N, N], 1024)?;
+    let bar = k.pool_bytes("bar", 8, 8)?;
+    let base = shared(&k, &tile)?;
+    let tid = k.eval(_tx)?;
+    let leader = k.pred();
+    k.setp(CmpOp::Eq, leader, tid, 0u32)?;
+    let bytes = N * N * 2;
+    k.if_(leader, |k| {
+        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        k.fence_mbarrier_init()?;
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some(bytes.into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<Shared>::reg32(bar),
+        )?;
+        Ok(())
+    })
+    .end()?;
+    // Both CTAs' barriers are armed before any load may complete on them. (The CTA barrier after
+    // the cluster barrier is for compute-sanitizer's racecheck, which does not count
+    // barrier.cluster as ordering the CTA's own threads and warns about the mbarrier word.)
+    k.cluster_sync()?;
+    k.bar_sync(0u32, None)?;
+    let s = TileRef::shared_row_major(ScalarType::Bf16, N, N, base, 1024)
+        .with_swizzle(SwizzleMode::B128);
+    let row = k.reg::<ty::U32>();
+    k.mul_lo(row, rank, N)?;
+    let row_s = ptx_isa::Reg::<ty::S32>::from_index(row.index());
+    let issuer = k.pred();
+    if multicast {
+        let r0 = k.pred();
+        k.setp(CmpOp::Eq, r0, rank, 0u32)?;
+        k.and(issuer, leader, r0)?;
+    } else {
+        k.mov(issuer, leader)?;
+    }
+    let src_tile = TileRef::tensor_map(
+        ScalarType::Bf16,
+        N,
+        N,
+        src,
+        vec![
+            0i32.into(),
+            if multicast { 0i32.into() } else { row_s.into() },
+        ],
+    );
+    k.if_(issuer, |k| {
+        let mask = if multicast { Some(3u16.into()) } else { None };
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &s,
+                src: &src_tile,
+                mbar: Some(bar),
+                multicast: mask,
+            },
+            ExecScope::Thread,
+        )?;
+        Ok(())
+    })
+    .end()?;
+    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    let dst_tile =
+        TileRef::tensor_map(ScalarType::Bf16, N, N, dst, vec![0i32.into(), row_s.into()]);
+    k.if_(leader, |k| {
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &dst_tile,
+                src: &s,
+                mbar: None,
+                multicast: None,
+            },
+            ExecScope::Thread,
+        )?;
+        k.cp_async_bulk_commit_group()?;
+        k.cp_async_bulk_wait_group(0, false)?;
+        Ok(())
+    })
+    .end()?;
+    k.cluster_sync()?;
+    k.finish()
+}
+
+fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
+    let n = N as usize;
+    let k = ctx.load(&build_tma(ctx.target(), multicast).map_err(e2s)?)?;
+    // Source rows 0..128 (each CTA reads its own 64 rows, or CTA 0's rows for both with multicast).
+    let hx: Vec<u16> = (0..2 * n * n)
+        .map(|_| (ctx.rng.next_u64() & 0x7F7F) as u16)
+        .collect();
+    let x = ctx.upload(&hx, &[2 * n, n])?;
+    let y = ctx.upload(&vec![0xFFFFu16; 2 * n * n], &[2 * n, n])?;
+    let map = |addr| {
+        TensorMapDesc::row_major(TensorMapDType::BF16, addr, &[2 * n, n], &[N, N])
+            .with_swizzle(Swizzle::B128)
+    };
+    let (ms, md) = (
+        ctx.dev.encode_tensor_map(&map(x.addr())).map_err(e2s)?,
+        ctx.dev.encode_tensor_map(&map(y.addr())).map_err(e2s)?,
+    );
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor_map(&ms), Arg::tensor_map(&md)],
+    )
+    .map_err(e2s)?;
+    ctx.stream.synchronize().map_err(e2s)?;
+    let got = ctx.download(&y)?;
+    let want: Vec<u16> = if multicast {
+        hx[..n * n].iter().chain(&hx[..n * n]).copied().collect()
+    } else {
+        hx.clone()
+    };
+    let wrong = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    Ok(Report {
+        max_err: wrong as f64,
+        tolerance: 0.0,
+        detail: format!(
+            "2 CTAs x 64x64 bf16, 128B swizzle{} (max err = wrong elements)",
+            if multicast {
+                ", CTA 0 multicasts to both"
+            } else {
+                ""
+            }
+        ),
+    })
+}
+
+/// K of the 64 x K tiles: one 128-byte swizzled row.
+fn k_of(input: ScalarType) -> u32 {
+    128 / input.bytes()
+}
+
+fn tag(input: ScalarType) -> &'static str {
+    match input {
+        ScalarType::F16 => "f16",
+        ScalarType::Tf32 => "tf32",
+        ScalarType::E4m3 => "e4m3",
+        _ => "bf16",
+    }
+}
+
+/// One wgmma tile: A (64 x K) and B (64 x K, K-major) loaded by TMA with the 128B swizzle
+/// (K = 64 for f16/bf16, 32 for tf32, 128 for e4m3: one 128-byte row), `D = A·Bᵀ` by
+/// `gemm_async.wgmma`, D (64 x 64 f32) stored with `copy.fragment`.
+pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new(&format!("tile_wgmma_{}", tag(input)), target);
+    let kk = k_of(input);
+    let ma = k.tensor_map("a")?;
+    let mb = k.tensor_map("b")?;
+    let d = k.tensor::<ty::F32>("d", [N, N], TensorOpts::default().align(16))?;
+    let [tx] = k.thread_id([128])?;
+    let ta = k.pool_bytes("ta", 64 * 128, 1024)?;
+    let tb = k.pool_bytes("tb", 64 * 128, 1024)?;
+    let bar = k.pool_bytes("bar", 8, 8)?;
+    let tid = k.eval(tx)?;
+    let leader = k.pred();
+    k.setp(CmpOp::Eq, leader, tid, 0u32)?;
+    let a_s = TileRef::shared_row_major(input, N, kk, ta, 1024).with_swizzle(SwizzleMode::B128);
+    let b_s = TileRef::shared_row_major(input, N, kk, tb, 1024).with_swizzle(SwizzleMode::B128);
+    let (a_g, b_g) = (
+        TileRef::tensor_map(input, N, kk, ma, vec![0i32.into(), 0i32.into()]),
+        TileRef::tensor_map(input, N, kk, mb, vec![0i32.into(), 0i32.into()]),
+    );
+    k.if_(leader, |k| {
+        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some((2 * 64 * 128u32).into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<Shared>::reg32(bar),
+        )?;
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &a_s,
+                src: &a_g,
+                mbar: Some(bar),
+                multicast: None,
+            },
+            ExecScope::Thread,
+        )?;
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &b_s,
+                src: &b_g,
+                mbar: Some(bar),
+                multicast: None,
+            },
+            ExecScope::Thread,
+        )?;
+        Ok(())
+    })
+    .end()?;
+    k.bar_sync(0u32, None)?;
+    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    use layouts::fragment::wgmma::Dtype;
+    let dt = match input {
+        ScalarType::F16 => Dtype::F16,
+        ScalarType::Tf32 => Dtype::Tf32,
+        ScalarType::E4m3 => Dtype::E4m3,
+        _ => Dtype::Bf16,
+    };
+    let frag =
+        layouts::fragment::wgmma::accumulator(N as i64, dt).map_err(|e| k.error(e.to_string()))?;
+    let acc: Vec<RegRef> = k
+        .regs::<ty::F32>((N / 2) as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    let d_regs = TileRef::registers(ScalarType::F32, frag, acc);
+    op(
+        &mut k,
+        TileOp::GemmAsync {
+            d: &d_regs,
+            a: &a_s,
+            b: &b_s,
+            accumulate: Accumulate::No,
+        },
+        ExecScope::Warpgroup,
+    )?;
+    k.wgmma_wait_group(0)?;
+    let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
+    op(
+        &mut k,
+        TileOp::Copy {
+            dst: &gd,
+            src: &d_regs,
+        },
+        ExecScope::Warpgroup,
+    )?;
+    let _ = Storage::Local;
+    k.finish()
+}
+
+/// One uploaded operand: its host values, its tensor map, and the device tensor kept alive.
+type Operand = (Vec<f64>, crate::runtime::TensorMap, Box<dyn std::any::Any>);
+
+/// e4m3 bytes of a few exactly representable values (bias 7, 3 mantissa bits: PTX ISA 5.2.3).
+const E4M3: [(u8, f64); 9] = [
+    (0x00, 0.0),
+    (0x30, 0.5),
+    (0x38, 1.0),
+    (0x3C, 1.5),
+    (0x40, 2.0),
+    (0xB0, -0.5),
+    (0xB8, -1.0),
+    (0xBC, -1.5),
+    (0xC0, -2.0),
+];
+
+fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
+    let n = N as usize;
+    let kk = k_of(input) as usize;
+    let k = ctx.load(&build_wgmma(ctx.target(), input).map_err(e2s)?)?;
+    // Host values (as f64) and the device tensors with their tensor maps.
+    let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, String> {
+        let map = |dtype, addr| {
+            TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
+                .with_swizzle(Swizzle::B128)
+        };
+        match input {
+            ScalarType::Tf32 => {
+                // tf32 keeps 10 mantissa bits: mask the rest so the tensor cores see exact values.
+                let v: Vec<f32> = ctx
+                    .rng
+                    .vec_f32(n * kk)
+                    .into_iter()
+                    .map(|x| f32::from_bits(x.to_bits() & 0xFFFF_E000))
+                    .collect();
+                let t = ctx.upload(&v, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(TensorMapDType::F32, t.addr()))
+                    .map_err(e2s)?;
+                Ok((v.iter().map(|&x| x as f64).collect(), m, Box::new(t)))
+            }
+            ScalarType::E4m3 => {
+                let idx: Vec<usize> = (0..n * kk)
+                    .map(|_| (ctx.rng.next_u64() % E4M3.len() as u64) as usize)
+                    .collect();
+                let bytes: Vec<u8> = idx.iter().map(|&i| E4M3[i].0).collect();
+                let t = ctx.upload(&bytes, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))
+                    .map_err(e2s)?;
+                Ok((idx.iter().map(|&i| E4M3[i].1).collect(), m, Box::new(t)))
+            }
+            _ => {
+                let f16 = input == ScalarType::F16;
+                let bits: Vec<u16> = ctx
+                    .rng
+                    .vec_f32(n * kk)
+                    .into_iter()
+                    .map(|x| {
+                        if f16 {
+                            half::f16::from_f32(x).to_bits()
+                        } else {
+                            half::bf16::from_f32(x).to_bits()
+                        }
+                    })
+                    .collect();
+                let vals = bits
+                    .iter()
+                    .map(|&b| {
+                        if f16 {
+                            half::f16::from_bits(b).to_f64()
+                        } else {
+                            half::bf16::from_bits(b).to_f64()
+                        }
+                    })
+                    .collect();
+                let t = ctx.upload(&bits, &[n, kk])?;
+                let m = ctx
+                    .dev
+                    .encode_tensor_map(&map(
+                        if f16 {
+                            TensorMapDType::F16
+                        } else {
+                            TensorMapDType::BF16
+                        },
+                        t.addr(),
+                    ))
+                    .map_err(e2s)?;
+                Ok((vals, m, Box::new(t)))
+            }
+        }
+    };
+    let (ha, maa, _a) = operand(ctx)?;
+    let (hb, mbb, _b) = operand(ctx)?;
+    let mut d = ctx.poisoned(&[n, n])?;
+    k.launch(
+        &ctx.stream,
+        &mut [
+            Arg::tensor_map(&maa),
+            Arg::tensor_map(&mbb),
+            Arg::tensor_mut(&mut d),
+        ],
+    )
+    .map_err(e2s)?;
+    let got = ctx.download(&d)?;
+    let want: Vec<f32> = (0..n * n)
+        .map(|i| {
+            let (r, c) = (i / n, i % n);
+            (0..kk)
+                .map(|x| ha[r * kk + x] * hb[c * kk + x])
+                .sum::<f64>() as f32
+        })
+        .collect();
+    Ok(Report {
+        max_err: max_abs_err(&got, &want),
+        tolerance: 1e-3,
+        detail: format!(
+            "64x64x{kk} {}: TMA 128B, gemm_async.wgmma, copy.fragment",
+            tag(input)
+        ),
+    })
+}
+
+pub(crate) fn tile_copies(ctx: &mut GpuCtx) -> RunResult {
+    run_copies(ctx)
+}
+pub(crate) fn tile_matrix(ctx: &mut GpuCtx) -> RunResult {
+    run_matrix(ctx)
+}
+pub(crate) fn tile_tma(ctx: &mut GpuCtx) -> RunResult {
+    run_tma(ctx, false)
+}
+pub(crate) fn tile_tma_multicast(ctx: &mut GpuCtx) -> RunResult {
+    run_tma(ctx, true)
+}
+pub(crate) fn tile_wgmma_bf16(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::Bf16)
+}
+pub(crate) fn tile_wgmma_f16(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::F16)
+}
+pub(crate) fn build_tma_plain(t: Target) -> Result<BuiltKernel> {
+    build_tma(t, false)
+}
+pub(crate) fn build_tma_mc(t: Target) -> Result<BuiltKernel> {
+    build_tma(t, true)
+}
+pub(crate) fn build_wgmma_bf16(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::Bf16)
+}
+pub(crate) fn build_wgmma_f16(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::F16)
+}
+pub(crate) fn tile_wgmma_tf32(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::Tf32)
+}
+pub(crate) fn tile_wgmma_e4m3(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::E4m3)
+}
+pub(crate) fn build_wgmma_tf32(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::Tf32)
+}
+pub(crate) fn build_wgmma_e4m3(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::E4m3)
+}

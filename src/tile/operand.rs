@@ -1,0 +1,288 @@
+//! Tile operands: a region of a buffer (its storage, element type, shape, layout, swizzle and where
+//! it starts) and the execution scope of the threads that run an op.
+
+use std::fmt;
+
+use layouts::Layout;
+use layouts::fragment::TvLayout;
+use ptx_isa::builder::TensorMapRef;
+use ptx_isa::{Reg, RegRef, ScalarType, Src, ty};
+use smem::SwizzleMode;
+
+/// Where a tile lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// Global memory.
+    Global,
+    /// The CTA's shared memory.
+    Shared,
+    /// Another CTA's shared memory in the cluster (a `shared::cluster` address from `mapa`).
+    SharedCluster,
+    /// Registers ("local" in TIRx terms).
+    Local,
+    /// Blackwell tensor memory.
+    Tmem,
+}
+
+impl fmt::Display for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Storage::Global => "global",
+            Storage::Shared => "shared",
+            Storage::SharedCluster => "shared::cluster",
+            Storage::Local => "local",
+            Storage::Tmem => "tmem",
+        })
+    }
+}
+
+/// The threads that run an op together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExecScope {
+    /// One thread.
+    Thread,
+    /// A warp (32 threads).
+    Warp,
+    /// A warpgroup (4 consecutive warps, 128 threads).
+    Warpgroup,
+    /// The whole CTA (`threads` threads).
+    Cta {
+        /// Threads in the CTA.
+        threads: u32,
+    },
+    /// A cluster of CTAs.
+    Cluster {
+        /// CTAs in the cluster.
+        ctas: u32,
+    },
+}
+
+impl ExecScope {
+    /// Threads that share the work (per CTA for a cluster: each CTA's threads do their part).
+    pub fn threads(self) -> u32 {
+        match self {
+            ExecScope::Thread => 1,
+            ExecScope::Warp => 32,
+            ExecScope::Warpgroup => 128,
+            ExecScope::Cta { threads } => threads,
+            ExecScope::Cluster { .. } => 1,
+        }
+    }
+}
+
+impl fmt::Display for ExecScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecScope::Thread => f.write_str("thread"),
+            ExecScope::Warp => f.write_str("warp"),
+            ExecScope::Warpgroup => f.write_str("warpgroup"),
+            ExecScope::Cta { threads } => write!(f, "cta({threads})"),
+            ExecScope::Cluster { ctas } => write!(f, "cluster({ctas})"),
+        }
+    }
+}
+
+/// Where a tile starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Base {
+    /// A global address in a register.
+    Global(Reg<ty::U64>),
+    /// A shared-window address in a register.
+    Shared(Reg<ty::U32>),
+    /// Registers: each thread's values of the tile, in the order of the register layout's values.
+    Registers(Vec<RegRef>),
+    /// A tensor-memory address (lane in bits 16-31, column in 0-15).
+    Tmem(Reg<ty::U32>),
+    /// A global tensor known through its TMA tensor map, the tile at these coordinates
+    /// (innermost first).
+    TensorMap {
+        /// The tensor map.
+        map: TensorMapRef,
+        /// The tile's origin in the tensor, innermost dimension first.
+        coords: Vec<Src<ty::S32>>,
+    },
+}
+
+/// A tile operand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TileRef {
+    /// Where it lives.
+    pub storage: Storage,
+    /// The element type.
+    pub dtype: ScalarType,
+    /// The logical shape, outermost first (`[rows, cols]` for 2-D tiles).
+    pub shape: Vec<u32>,
+    /// Memory tiles: logical coordinate (colexicographic over `shape` reversed: column-fastest
+    /// index `c + cols * r`) → element offset from the base. `None` for register tiles.
+    pub layout: Option<Layout>,
+    /// Register tiles: (thread, value) → (row, col) over the scope's threads.
+    pub fragment: Option<TvLayout>,
+    /// A byte swizzle applied after the layout (shared-memory tiles).
+    pub swizzle: SwizzleMode,
+    /// Where it starts.
+    pub base: Base,
+    /// The alignment of the base in bytes.
+    pub align: u32,
+}
+
+impl TileRef {
+    /// A dense row-major `rows x cols` tile in global memory at `base`.
+    pub fn global_row_major(
+        dtype: ScalarType,
+        rows: u32,
+        cols: u32,
+        base: Reg<ty::U64>,
+        align: u32,
+    ) -> TileRef {
+        TileRef::row_major(
+            Storage::Global,
+            dtype,
+            rows,
+            cols,
+            Base::Global(base),
+            align,
+        )
+    }
+
+    /// A dense row-major `rows x cols` tile in shared memory at `base`.
+    pub fn shared_row_major(
+        dtype: ScalarType,
+        rows: u32,
+        cols: u32,
+        base: Reg<ty::U32>,
+        align: u32,
+    ) -> TileRef {
+        TileRef::row_major(
+            Storage::Shared,
+            dtype,
+            rows,
+            cols,
+            Base::Shared(base),
+            align,
+        )
+    }
+
+    fn row_major(
+        storage: Storage,
+        dtype: ScalarType,
+        rows: u32,
+        cols: u32,
+        base: Base,
+        align: u32,
+    ) -> TileRef {
+        // Index i = c + cols * r (column fastest) maps to offset r * cols + c: the identity.
+        let layout = Layout::new(
+            layouts::IntTuple::Int(rows as i64 * cols as i64),
+            layouts::IntTuple::Int(1),
+        )
+        .ok();
+        TileRef {
+            storage,
+            dtype,
+            shape: vec![rows, cols],
+            layout,
+            fragment: None,
+            swizzle: SwizzleMode::None,
+            base,
+            align,
+        }
+    }
+
+    /// A register tile: the values of `fragment` held in `regs` by each thread of the scope.
+    pub fn registers(dtype: ScalarType, fragment: TvLayout, regs: Vec<RegRef>) -> TileRef {
+        TileRef {
+            storage: Storage::Local,
+            dtype,
+            shape: vec![fragment.rows() as u32, fragment.cols() as u32],
+            layout: None,
+            fragment: Some(fragment),
+            swizzle: SwizzleMode::None,
+            base: Base::Registers(regs),
+            align: 4,
+        }
+    }
+
+    /// A tile of a TMA-described global tensor: `rows x cols` at `coords`.
+    pub fn tensor_map(
+        dtype: ScalarType,
+        rows: u32,
+        cols: u32,
+        map: TensorMapRef,
+        coords: Vec<Src<ty::S32>>,
+    ) -> TileRef {
+        TileRef {
+            storage: Storage::Global,
+            dtype,
+            shape: vec![rows, cols],
+            layout: None,
+            fragment: None,
+            swizzle: SwizzleMode::None,
+            base: Base::TensorMap { map, coords },
+            align: 16,
+        }
+    }
+
+    /// A tensor-memory tile of `rows` lanes x `cols` 32-bit columns at `taddr`.
+    pub fn tmem(dtype: ScalarType, rows: u32, cols: u32, taddr: Reg<ty::U32>) -> TileRef {
+        TileRef {
+            storage: Storage::Tmem,
+            dtype,
+            shape: vec![rows, cols],
+            layout: None,
+            fragment: None,
+            swizzle: SwizzleMode::None,
+            base: Base::Tmem(taddr),
+            align: 4,
+        }
+    }
+
+    /// The same tile with a byte swizzle.
+    pub fn with_swizzle(mut self, swizzle: SwizzleMode) -> TileRef {
+        self.swizzle = swizzle;
+        self
+    }
+
+    /// Elements in the tile.
+    pub fn elements(&self) -> u64 {
+        self.shape.iter().map(|&x| x as u64).product()
+    }
+
+    /// Bytes of the tile's elements.
+    pub fn bytes(&self) -> u64 {
+        self.elements() * self.dtype.bytes() as u64
+    }
+
+    /// True when the layout is the identity (element `i` of the row-major order is at offset `i`):
+    /// every flat mode's stride is the product of the extents before it (extent-1 modes aside).
+    pub fn is_contiguous(&self) -> bool {
+        let Some(l) = &self.layout else { return false };
+        let mut expect = 1i64;
+        for (extent, stride) in l.flat_modes() {
+            if extent != 1 && stride != expect {
+                return false;
+            }
+            expect *= extent;
+        }
+        expect == self.elements() as i64
+    }
+}
+
+impl fmt::Display for TileRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape: Vec<String> = self.shape.iter().map(u32::to_string).collect();
+        write!(f, "{}{} [{}]", self.storage, self.dtype, shape.join("x"))?;
+        if let Some(l) = &self.layout {
+            write!(f, " {l}")?;
+        }
+        if let Some(tv) = &self.fragment {
+            write!(f, " regs {}", tv.name())?;
+        }
+        if self.swizzle != SwizzleMode::None {
+            write!(f, " swizzle {:?}", self.swizzle)?;
+        }
+        if matches!(self.base, Base::TensorMap { .. }) {
+            write!(f, " (tensor map)")?;
+        }
+        write!(f, " align {}", self.align)
+    }
+}

@@ -1,0 +1,133 @@
+//! The GEMM kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check), with no
+//! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
+
+use ptxkit::isa::{Target, ptxas};
+use ptxkit::kernels::gemm::{GemmConfig, InType, OutType, build};
+
+fn configs() -> Vec<GemmConfig> {
+    let large = GemmConfig::large();
+    vec![
+        large,
+        GemmConfig::for_problem(128, 8192, 132),
+        GemmConfig::for_problem(1024, 1024, 132),
+        GemmConfig { bn: 192, ..large },
+        GemmConfig {
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            n_even: false,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            output: OutType::F32,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            ..large
+        },
+        GemmConfig {
+            input: InType::F16,
+            output: OutType::F16,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            tma_store: false,
+            ..GemmConfig::for_problem(128, 8192, 132)
+        },
+    ]
+}
+
+#[test]
+fn gemm_kernels_assemble_without_spills_or_serialisation() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for cfg in configs() {
+        let text = build(&cfg)
+            .and_then(|m| m.to_ptx())
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        let out = ptxas.assemble(&text, Target::Sm90a, &["-v"]).unwrap();
+        assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
+        assert!(
+            out.log
+                .contains("0 bytes spill stores, 0 bytes spill loads"),
+            "{}: spills\n{}",
+            cfg.name(),
+            out.log
+        );
+        for warning in ["C7515", "C7508", "warning"] {
+            assert!(
+                !out.log.contains(warning),
+                "{}: {warning}\n{}",
+                cfg.name(),
+                out.log
+            );
+        }
+        let regs = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
+        eprintln!("{}: {regs}", cfg.name());
+    }
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let large = GemmConfig::large();
+    for bad in [
+        GemmConfig { bn: 96, ..large },
+        GemmConfig { stages: 1, ..large },
+        GemmConfig { stages: 6, ..large },
+        GemmConfig {
+            output: OutType::F32,
+            ..large
+        },
+        GemmConfig {
+            group_m: 0,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 4,
+            ..large
+        },
+    ] {
+        assert!(build(&bad).is_err(), "{bad:?} should be refused");
+    }
+}
+
+#[test]
+fn shared_memory_sizes_are_what_benchmarks_md_reports() {
+    let large = GemmConfig::large();
+    assert_eq!(large.smem_bytes(), 214_064);
+    assert_eq!(
+        GemmConfig::for_problem(128, 8192, 132).smem_bytes(),
+        164_960
+    );
+    assert_eq!(GemmConfig { bn: 192, ..large }.smem_bytes(), 173_104);
+    assert_eq!(
+        GemmConfig {
+            tma_store: false,
+            ..large
+        }
+        .smem_bytes(),
+        148_528
+    );
+}
+
+#[test]
+fn the_k_padding_kernel_assembles() {
+    let text = ptxkit::kernels::gemm::pad_module(Target::Sm90a)
+        .and_then(|m| m.to_ptx())
+        .unwrap();
+    if let Some(ptxas) = ptxas::for_tests().unwrap() {
+        let out = ptxas.assemble(&text, Target::Sm90a, &[]).unwrap();
+        assert!(out.ok, "{}", out.log);
+    }
+}

@@ -1,0 +1,124 @@
+//! Structured control flow: the exact branch structure of loops, `if`/`else` and `while`, labels
+//! always placed (nested bodies included), an error inside a dropped `if_` returned by `finish`.
+
+mod support;
+
+use ptxkit::isa::builder::CmpOp;
+use ptxkit::isa::{Target, ty};
+use ptxkit::kernel::{BuiltKernel, KernelBuilder, KernelError, TensorOpts};
+
+fn body(b: &BuiltKernel) -> Vec<String> {
+    b.ptx()
+        .lines()
+        .skip_while(|l| !l.starts_with('{'))
+        .filter(|l| !l.trim_start().starts_with(".reg") && l.len() > 1)
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn for_range_if_else_exact_text() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let out = k
+        .tensor::<ty::U32>("out", [64], TensorOpts::default())
+        .unwrap();
+    let [tx] = k.thread_id([64]).unwrap();
+    let acc = k.index_var("acc", 0).unwrap();
+    k.for_range(0, 8, |k, i| {
+        let even = k.cmp(CmpOp::Eq, i % 2, 0)?;
+        k.if_(even, |k| k.assign(acc, acc + i))
+            .else_(|k| k.assign(acc, acc + 1))
+    })
+    .unwrap();
+    let r = k.eval(acc).unwrap();
+    k.store(&out, [tx], r).unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    let want = [
+        "ld.param.u64 %rd0, [out];",
+        "cvta.to.global.u64 %rd1, %rd0;",
+        "mov.u32 %r0, %tid.x;",
+        "mov.u32 %r1, 0;",
+        "mov.u32 %r2, 0;",
+        "$L__0:",
+        "setp.ge.u32 %p0, %r2, 8;",
+        "@%p0 bra $L__1;",
+        "and.b32 %r3, %r2, 1;",
+        "setp.eq.u32 %p1, %r3, 0;",
+        "@!%p1 bra $L__2;",
+        "add.u32 %r4, %r1, %r2;",
+        "mov.u32 %r1, %r4;",
+        "bra $L__3;",
+        "$L__2:",
+        "add.u32 %r5, %r1, 1;",
+        "mov.u32 %r1, %r5;",
+        "$L__3:",
+        "add.u32 %r2, %r2, 1;",
+        "bra $L__0;",
+        "$L__1:",
+        "mul.wide.u32 %rd2, %r0, 4;",
+        "add.u64 %rd3, %rd1, %rd2;",
+        "st.global.u32 [%rd3], %r1;",
+        "ret;",
+    ];
+    assert_eq!(body(&b), want, "{}", b.ptx());
+}
+
+#[test]
+fn step_loops_know_their_divisibility_and_nest() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let a = k
+        .tensor::<ty::F32>("a", [1024], TensorOpts::default().align(16))
+        .unwrap();
+    k.thread_id([32]).unwrap();
+    k.for_range_step(0, 1024, 128, |k, i| {
+        assert_eq!(k.divisibility(&i.into()), 128);
+        k.for_range_step(0, 128, 4, |k, j| {
+            // i + j is a multiple of 4: a proven 16-byte vector.
+            let v = k.vload(&a, [i + j], 4)?;
+            k.vstore(&a, [i + j], &v)
+        })
+    })
+    .unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    assert_eq!(b.ptx().matches("bra $L__").count(), 4);
+}
+
+#[test]
+fn while_loops() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.thread_id([32]).unwrap();
+    let x = k.index_var("x", 100).unwrap();
+    k.while_(|k| k.cmp(CmpOp::Gt, x, 1), |k| k.assign(x, x / 2))
+        .unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    let text = body(&b).join("\n");
+    assert!(
+        text.contains("$L__0:\nsetp.gt.u32 %p0, %r1, 1;\n@!%p0 bra $L__1;\nshr.u32 %r2, %r1, 1;\nmov.u32 %r1, %r2;\nbra $L__0;\n$L__1:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn errors_in_bodies_propagate() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let [tx] = k.thread_id([32]).unwrap();
+    let p = k.cmp(CmpOp::Eq, tx, 0).unwrap();
+    let r = k.alloc_local::<ty::F32>("r", &[2]).unwrap();
+    // Dropped without `end`: the error surfaces at `finish`.
+    let _ = k.if_(p, |k| k.load(&r, [tx]).map(|_| ()));
+    let e = k.finish().unwrap_err();
+    assert!(matches!(e, KernelError::Buffer { .. }), "{e}");
+
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.thread_id([32]).unwrap();
+    let e = k
+        .for_range(0, 4, |k, _| k.for_range_step(0, 4, 0, |_, _| Ok(())))
+        .unwrap_err();
+    assert!(e.to_string().contains("step of 0"), "{e}");
+    // The failed loops placed their labels: the kernel still finishes and assembles.
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+}
