@@ -38,10 +38,6 @@ pub enum Imm {
     F32(u32),
     /// A double-precision float, by its bits (`0d3FF0000000000000`).
     F64(u64),
-    /// A decimal floating-point literal from parsed text (`1.0`, `2.5e-3`), by its `f64` bits
-    /// (PTX ISA 4.5.1 "Floating-Point Constants": decimal literals are doubles). The builder
-    /// writes `0f`/`0d` immediates; this keeps what nvcc and Triton write as written.
-    Decimal(u64),
 }
 
 impl Imm {
@@ -63,14 +59,6 @@ impl fmt::Display for Imm {
             Imm::UInt(u) => write!(f, "{u}"),
             Imm::F32(b) => write!(f, "0f{b:08X}"),
             Imm::F64(b) => write!(f, "0d{b:016X}"),
-            Imm::Decimal(b) => {
-                // `{:?}` is the shortest text that reads back to the same bits; PTX wants a dot.
-                let s = format!("{:?}", f64::from_bits(b));
-                match s.find(['e', 'E']) {
-                    Some(e) if !s[..e].contains('.') => write!(f, "{}.0{}", &s[..e], &s[e..]),
-                    _ => f.write_str(&s),
-                }
-            }
         }
     }
 }

@@ -120,7 +120,8 @@ pub fn imm(n: Number, negative: bool) -> Option<Imm> {
         }
         (Number::F32(b), neg) => Imm::F32(if neg { b ^ 0x8000_0000 } else { b }),
         (Number::F64(b), neg) => Imm::F64(if neg { b ^ (1 << 63) } else { b }),
-        (Number::Decimal(b), neg) => Imm::Decimal(if neg { b ^ (1 << 63) } else { b }),
+        // PTX ISA 4.5.1: a decimal literal is a double, the same value as its `0d` form.
+        (Number::Decimal(b), neg) => Imm::F64(if neg { b ^ (1 << 63) } else { b }),
     })
 }
 

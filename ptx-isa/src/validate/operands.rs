@@ -225,7 +225,7 @@ impl Env<'_> {
             return;
         }
         if let Operand::Imm(i) = o {
-            let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_) | Imm::Decimal(_));
+            let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_));
             let bad = match want.kind() {
                 TypeKind::Float => !float_imm,
                 TypeKind::Unsigned | TypeKind::Signed => float_imm,
