@@ -97,6 +97,12 @@ pub enum Operand {
     },
     /// A parenthesised list `(a, b)`: the return and argument lists of `call`.
     List(Vec<Operand>),
+    // ---- parsed text (issue 9): registers declared by name (`.reg .pred p;` in nvcc's inline-asm
+    // blocks) are `Symbol`s; these hold the shapes that take a register and met a name. -----------
+    /// `!name`: a negated predicate declared by name.
+    NotSymbol(Cow<'static, str>),
+    /// `a|b` where either side is a register declared by name (or `_`).
+    NamedPair(Box<Operand>, Box<Operand>),
 }
 
 impl fmt::Display for Operand {
@@ -133,6 +139,8 @@ impl fmt::Display for Operand {
                 Operand::Vector(coords.clone()).fmt(f)?;
                 f.write_str("]")
             }
+            Operand::NotSymbol(s) => write!(f, "!{s}"),
+            Operand::NamedPair(a, b) => write!(f, "{a}|{b}"),
             Operand::List(v) => {
                 f.write_str("(")?;
                 for (i, o) in v.iter().enumerate() {
@@ -166,6 +174,23 @@ impl fmt::Display for Guard {
     }
 }
 
+/// A guard on a predicate declared by name, `@p` / `@!p` (parsed text: nvcc's inline-asm blocks
+/// declare `.reg .pred p;`). [`Guard`] holds numbered registers; this holds the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamedGuard {
+    /// The predicate's name as written.
+    pub name: String,
+    /// True for `@!p`.
+    pub negated: bool,
+}
+
+impl fmt::Display for NamedGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bang = if self.negated { "!" } else { "" };
+        write!(f, "@{bang}{}", self.name)
+    }
+}
+
 /// One instruction: guard, opcode (mnemonic and dot-modifiers in order), operands.
 ///
 /// The typed builder methods make these; the parser (later) will too. `form` links the instruction to
@@ -184,6 +209,8 @@ pub struct Instruction {
     pub form: Option<Form>,
     /// A comment written after the instruction.
     pub comment: Option<String>,
+    /// A guard on a predicate declared by name (parsed text only; `guard` is `None` then).
+    pub named_guard: Option<NamedGuard>,
 }
 
 impl Instruction {
@@ -196,6 +223,7 @@ impl Instruction {
             operands: Vec::new(),
             form: None,
             comment: None,
+            named_guard: None,
         }
     }
 

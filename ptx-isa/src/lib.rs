@@ -33,12 +33,14 @@ pub mod error;
 pub mod forms;
 pub mod instr;
 pub mod module;
+pub mod parse;
 pub mod ptxas;
 pub mod reg;
 pub mod space;
 pub mod sreg;
 pub mod target;
 pub mod types;
+pub mod validate;
 
 pub use builder::FunctionBuilder;
 pub use error::{Error, ErrorKind, Result};

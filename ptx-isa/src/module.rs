@@ -93,6 +93,154 @@ pub enum Statement {
         /// Its type (scalar) or byte array.
         kind: ParamKind,
     },
+    // ---- parsed text (issue 9): what nvcc, Triton and LLVM write that the builder does not ------
+    /// A `.reg` declaration the builder's per-class blocks do not cover: named registers, another
+    /// type, a vector, or one inside a nested `{ }` scope (PTX ISA 5.1.1, 5.4.6).
+    RegDecl(RegDecl),
+    /// A label with a name of its own (`$L__BB0_2:`); the builder's labels are [`crate::Label`].
+    NamedLabel(String),
+    /// `.loc file line col[, ...]`, the rest of the line as written with single spaces (PTX ISA
+    /// 11.5.2 "Debugging Directives: .loc").
+    Loc(String),
+    /// `.pragma "a", "b";`: the strings (PTX ISA 11.8 "Pragma Directives").
+    Pragma(Vec<String>),
+    /// A function-scope variable: `.local .align 8 .b8 __local_depot0[32];` (PTX ISA 5.1).
+    Var(Variable),
+    /// Any other directive statement, kept as written without its `;` (e.g. `prototype_0 :
+    /// .callprototype ()_ (.param .b64 _);`).
+    Other(String),
+}
+
+/// A `.reg` declaration: `.reg .b32 %r<5>;`, `.reg .pred p, q;`, `.reg .v2 .f32 v;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegDecl {
+    /// The declared type.
+    pub ty: ScalarType,
+    /// A vector width (`.reg .v4 .f32 v;`).
+    pub vector: Option<crate::types::VectorWidth>,
+    /// The names, in order.
+    pub names: Vec<RegName>,
+}
+
+/// One name of a `.reg` declaration: `p`, or the `count` registers `%r0`..`%r{count-1}` of
+/// `%r<count>` (PTX ISA 5.4.6 "Parameterized Variable Names").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegName {
+    /// The name, or the prefix of a parameterized name.
+    pub name: String,
+    /// `Some(n)` for `name<n>`.
+    pub count: Option<u32>,
+}
+
+impl std::fmt::Display for RegDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(".reg ")?;
+        if let Some(v) = self.vector {
+            write!(f, ".{} ", v.name())?;
+        }
+        write!(f, "{} ", self.ty)?;
+        for (i, n) in self.names.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(&n.name)?;
+            if let Some(c) = n.count {
+                write!(f, "<{c}>")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A linking directive on a module-scope declaration (PTX ISA 11.6 "Linking Directives").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    /// `.visible`
+    Visible,
+    /// `.extern`
+    Extern,
+    /// `.weak`
+    Weak,
+    /// `.common`
+    Common,
+}
+
+impl Linkage {
+    /// The directive as written.
+    pub const fn directive(self) -> &'static str {
+        match self {
+            Linkage::Visible => ".visible",
+            Linkage::Extern => ".extern",
+            Linkage::Weak => ".weak",
+            Linkage::Common => ".common",
+        }
+    }
+}
+
+/// A variable initializer (PTX ISA 5.4.4 "Initializers"): `= 0`, `= {1, 2}`, `= {foo, generic(bar)}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Init {
+    /// A constant.
+    Imm(crate::instr::Imm),
+    /// The address of a variable or function.
+    Symbol(String),
+    /// `generic(name)`: the generic address of a variable.
+    Generic(String),
+    /// `{a, b, ...}`
+    List(Vec<Init>),
+}
+
+impl std::fmt::Display for Init {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Init::Imm(i) => i.fmt(f),
+            Init::Symbol(s) => f.write_str(s),
+            Init::Generic(s) => write!(f, "generic({s})"),
+            Init::List(v) => {
+                f.write_str("{")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    x.fmt(f)?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// How a module-scope function is declared (parsed text; the builder's are `.visible` and defined).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionDecl {
+    /// `.visible`, `.extern`, `.weak`, or none (internal).
+    pub linkage: Option<Linkage>,
+    /// False for a prototype (`.extern .func f(...);`), true when a body follows.
+    pub defined: bool,
+    /// `.noreturn` (PTX ISA 11.3.3, device functions).
+    pub noreturn: bool,
+}
+
+impl FunctionDecl {
+    /// What the builder writes: `.visible`, with a body.
+    pub const BUILT: FunctionDecl = FunctionDecl {
+        linkage: Some(Linkage::Visible),
+        defined: true,
+        noreturn: false,
+    };
+}
+
+/// One module-scope item in source order (parsed text keeps its order; a built module lists its
+/// variables, then its functions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// The variable at this index of [`Module::variables`].
+    Variable(usize),
+    /// The function at this index of [`Module::functions`], and how it is declared.
+    Function(usize, FunctionDecl),
+    /// A module-scope directive kept as written: `.file 1 "a.cu"`, a `.section` block, a
+    /// module-scope `.pragma`.
+    Directive(String),
 }
 
 /// Whether a function is a kernel or a device function.
@@ -146,6 +294,43 @@ pub struct Variable {
     pub align: u32,
     /// Its size in bytes; `None` for the `.extern` unsized array of dynamic shared memory.
     pub bytes: Option<u32>,
+    // ---- parsed text (issue 9): the builder's variables are `.b8` arrays of `bytes` ------------
+    /// The element type (`.b8` for the builder's byte arrays).
+    pub elem: ScalarType,
+    /// A vector element (`.global .v4 .f32 v;`).
+    pub vector: Option<crate::types::VectorWidth>,
+    /// The array dimensions as written (`None` for `[]`); empty for a scalar.
+    pub dims: Vec<Option<u32>>,
+    /// Its linking directive (the builder's dynamic shared array is `.extern`).
+    pub linkage: Option<Linkage>,
+    /// Its initializer.
+    pub init: Option<Init>,
+}
+
+impl Variable {
+    /// `{linkage }{space} .align A{ .vN} .T name[dims]{ = init}` (without `;`).
+    pub fn declaration(&self) -> String {
+        let mut s = String::new();
+        if let Some(l) = self.linkage {
+            s.push_str(l.directive());
+            s.push(' ');
+        }
+        s.push_str(&format!("{} .align {} ", self.space, self.align));
+        if let Some(v) = self.vector {
+            s.push_str(&format!(".{} ", v.name()));
+        }
+        s.push_str(&format!("{} {}", self.elem, self.name));
+        for d in &self.dims {
+            match d {
+                Some(n) => s.push_str(&format!("[{n}]")),
+                None => s.push_str("[]"),
+            }
+        }
+        if let Some(i) = &self.init {
+            s.push_str(&format!(" = {i}"));
+        }
+        s
+    }
 }
 
 /// A PTX module: one `.version`, one `.target`, `.address_size 64`, variables and functions.
@@ -167,6 +352,16 @@ pub struct Module {
     pub(crate) variables: Vec<Variable>,
     pub(crate) functions: Vec<Function>,
     pub(crate) check_targets: bool,
+    // ---- parsed text (issue 9) ------------------------------------------------------------------
+    /// The `.target` name when it is not one of [`Target::ALL`] (`sm_75`); `target` is then a
+    /// stand-in and gating is not checked.
+    pub(crate) target_name: Option<String>,
+    /// Further `.target` entries: `debug`, `texmode_independent`, `map_f64_to_f32`.
+    pub(crate) target_options: Vec<String>,
+    /// `.address_size` (64 unless written otherwise).
+    pub(crate) address_size: u32,
+    /// Module-scope items in source order; empty for a built module (variables, then functions).
+    pub(crate) layout: Vec<Item>,
 }
 
 impl Module {
@@ -178,6 +373,10 @@ impl Module {
             variables: Vec::new(),
             functions: Vec::new(),
             check_targets: true,
+            target_name: None,
+            target_options: Vec::new(),
+            address_size: 64,
+            layout: Vec::new(),
         }
     }
 
@@ -273,6 +472,10 @@ impl Module {
             .in_function(&f.name));
         }
         self.check_new_name(&f.name)?;
+        if !self.layout.is_empty() {
+            self.layout
+                .push(Item::Function(self.functions.len(), FunctionDecl::BUILT));
+        }
         self.functions.push(f);
         Ok(())
     }
@@ -326,11 +529,19 @@ impl Module {
             ));
         }
         self.check_new_name(name)?;
+        if !self.layout.is_empty() {
+            self.layout.push(Item::Variable(self.variables.len()));
+        }
         self.variables.push(Variable {
             name: name.to_string(),
             space,
             align,
             bytes,
+            elem: ScalarType::B8,
+            vector: None,
+            dims: vec![bytes],
+            linkage: bytes.is_none().then_some(Linkage::Extern),
+            init: None,
         });
         Ok(name.to_string())
     }
@@ -357,9 +568,58 @@ impl Module {
         &self.variables
     }
 
-    /// The function called `name`.
+    /// The function called `name` (its definition, where a prototype comes first).
     pub fn function(&self, name: &str) -> Option<&Function> {
-        self.functions.iter().find(|f| f.name == name)
+        let layout = self.layout();
+        let defined = |i: usize| {
+            layout
+                .iter()
+                .any(|it| matches!(it, Item::Function(j, d) if *j == i && d.defined))
+        };
+        let mut named = self
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name == name);
+        let first = named.clone().next().map(|(_, f)| f);
+        named.find(|(i, _)| defined(*i)).map(|(_, f)| f).or(first)
+    }
+
+    /// The module-scope items in order: as parsed, or (for a built module) its variables, then its
+    /// functions.
+    pub fn layout(&self) -> std::borrow::Cow<'_, [Item]> {
+        if self.layout.is_empty() {
+            let vars = (0..self.variables.len()).map(Item::Variable);
+            let funcs = (0..self.functions.len()).map(|i| Item::Function(i, FunctionDecl::BUILT));
+            std::borrow::Cow::Owned(vars.chain(funcs).collect())
+        } else {
+            std::borrow::Cow::Borrowed(&self.layout)
+        }
+    }
+
+    /// The `.target` name as written (`sm_90a`, or one ptxkit does not model such as `sm_75`).
+    pub fn target_name(&self) -> &str {
+        self.target_name.as_deref().unwrap_or(self.target.name())
+    }
+
+    /// True when `.target` names a target ptxkit models (gating applies).
+    pub fn target_is_known(&self) -> bool {
+        self.target_name.is_none()
+    }
+
+    /// Further `.target` entries (`debug`...).
+    pub fn target_options(&self) -> &[String] {
+        &self.target_options
+    }
+
+    /// `.address_size`.
+    pub fn address_size(&self) -> u32 {
+        self.address_size
+    }
+
+    /// The `.version` set explicitly (by [`Module::set_version`] or the parsed text).
+    pub fn explicit_version(&self) -> Option<PtxVersion> {
+        self.version
     }
 }
 

@@ -6,8 +6,10 @@
 
 mod args;
 mod catalog;
+mod check;
 mod desc;
 mod dump;
+mod fmt;
 mod idesc;
 mod layout;
 mod selftest;
@@ -84,6 +86,16 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "dump",
         summary: "write the PTX of a built-in kernel (--list names them)",
         run: dump::run,
+    },
+    Subcommand {
+        name: "check",
+        summary: "validate PTX files offline: FILE:LINE:COL diagnostics, exit 1 if any is invalid",
+        run: check::run,
+    },
+    Subcommand {
+        name: "fmt",
+        summary: "print the canonical PTX of a file",
+        run: fmt::run,
     },
     Subcommand {
         name: "swizzle",

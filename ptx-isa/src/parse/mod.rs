@@ -1,0 +1,80 @@
+//! Reading PTX text into the [`Module`] model the builder writes (issue 9).
+//!
+//! [`parse`] reads whole modules as nvcc, Triton and LLVM's NVPTX back end write them: module
+//! directives, variables with initializers, kernels and device functions with their parameter
+//! attributes and performance directives, `.reg` declarations, nested `{ }` scopes, labels,
+//! predicated instructions with every operand form, `.loc`/`.file`/`.section` debug directives and
+//! comments. An instruction whose form is in the table gets its [`crate::Form`]; one the table does
+//! not know is kept as written (mnemonic, modifiers, operands) with a [`Warning`], so real PTX
+//! round-trips.
+//!
+//! ```
+//! let text = "
+//! .version 8.0
+//! .target sm_90a
+//! .address_size 64
+//! .visible .entry k(.param .u64 k_param_0)
+//! {
+//!     .reg .b64 %rd<3>;
+//!     ld.param.u64 %rd1, [k_param_0];
+//!     ret;
+//! }";
+//! let parsed = ptx_isa::parse::parse(text).unwrap();
+//! assert_eq!(parsed.module.functions()[0].name, "k");
+//! let again = ptx_isa::parse::parse(&parsed.module.print()).unwrap();
+//! assert_eq!(again.module, parsed.module);
+//! ```
+//!
+//! The parser never panics: every error is a [`ParseError`] with a kind and a line and column, and
+//! what it will read is bounded by the [`limits`].
+
+pub mod error;
+pub mod lexer;
+pub mod limits;
+pub mod literal;
+mod parser;
+pub mod resolve;
+
+pub use error::{ParseError, ParseErrorKind, Pos, Warning};
+
+use crate::module::Module;
+
+/// Where each parsed thing was written: for the validator's `FILE:LINE:COL` diagnostics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceMap {
+    /// The `.version` directive.
+    pub version: Pos,
+    /// The `.target` directive.
+    pub target: Pos,
+    /// Each module-scope variable, by index in [`Module::variables`].
+    pub variables: Vec<Pos>,
+    /// Each function, by index in [`Module::functions`].
+    pub functions: Vec<FunctionSpans>,
+}
+
+/// Where a function's parts were written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FunctionSpans {
+    /// The `.entry`/`.func` keyword.
+    pub header: Pos,
+    /// Each body statement, by index in [`crate::Function::body`].
+    pub body: Vec<Pos>,
+    /// The `.reg` declaration of each register class block (`reg_counts`), by class index.
+    pub reg_blocks: [Option<Pos>; 9],
+}
+
+/// A parsed module, its warnings and its source map.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    /// The module.
+    pub module: Module,
+    /// What was kept as written rather than understood.
+    pub warnings: Vec<Warning>,
+    /// Where things were written.
+    pub source_map: SourceMap,
+}
+
+/// Parses a PTX module.
+pub fn parse(text: &str) -> Result<Parsed, ParseError> {
+    parser::parse_module(text)
+}

@@ -1,0 +1,1307 @@
+//! The recursive-descent parser over the lexer's tokens. Every loop consumes a token or returns an
+//! error, and recursion (operands, initializers) is bounded by [`limits::MAX_OPERAND_DEPTH`], so
+//! the parser always ends.
+
+use std::borrow::Cow;
+
+use super::error::{ParseError, ParseErrorKind, Pos, Warning};
+use super::lexer::{Lines, Tok, Token, lex};
+use super::literal::{self, Number};
+use super::resolve::{Resolution, resolve};
+use super::{FunctionSpans, Parsed, SourceMap, limits};
+use crate::instr::{Guard, Instruction, Label, NamedGuard, Operand};
+use crate::module::{
+    Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param, ParamKind,
+    RegDecl, RegName, Statement, Variable,
+};
+use crate::reg::{RegClass, RegRef};
+use crate::space::{AddrBase, Address, SharedScope, StateSpace};
+use crate::sreg::SpecialReg;
+use crate::target::{PtxVersion, Target};
+use crate::types::{ScalarType, VectorWidth};
+
+type PResult<T> = Result<T, ParseError>;
+
+struct Parser<'a> {
+    src: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+    lines: Lines,
+    warnings: Vec<Warning>,
+    sregs: Vec<(String, SpecialReg)>,
+}
+
+pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
+    let lines = Lines::new(src);
+    if src.len() > limits::MAX_INPUT_BYTES {
+        return Err(ParseError {
+            kind: ParseErrorKind::LimitExceeded,
+            message: format!(
+                "input of {} bytes exceeds the limit of {} (limits::MAX_INPUT_BYTES)",
+                src.len(),
+                limits::MAX_INPUT_BYTES
+            ),
+            pos: lines.pos(0),
+        });
+    }
+    let toks = lex(src, &lines)?;
+    let sregs = SpecialReg::all()
+        .into_iter()
+        .map(|s| (s.to_string(), s))
+        .collect();
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        lines,
+        warnings: Vec::new(),
+        sregs,
+    };
+    p.module()
+}
+
+/// A canonical register name `%<prefix><index>` (`%rd3`) as the builder writes it.
+fn canonical_reg(name: &str) -> Option<RegRef> {
+    let rest = name.strip_prefix('%')?;
+    let split = rest.find(|c: char| c.is_ascii_digit())?;
+    let (prefix, digits) = rest.split_at(split);
+    let class = RegClass::from_prefix(prefix)?;
+    if digits.len() > 1 && digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let index = digits.parse::<u32>().ok()?;
+    Some(RegRef { class, index })
+}
+
+/// A builder label `$L__<n>`.
+fn canonical_label(name: &str) -> Option<Label> {
+    let digits = name.strip_prefix("$L__")?;
+    if digits.is_empty()
+        || digits.len() > 1 && digits.starts_with('0')
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    digits.parse::<u32>().ok().map(Label)
+}
+
+fn space_of(word: &str) -> Option<StateSpace> {
+    Some(match word {
+        ".global" => StateSpace::Global,
+        ".shared" => StateSpace::Shared(SharedScope::Implicit),
+        ".shared::cta" => StateSpace::Shared(SharedScope::Cta),
+        ".shared::cluster" => StateSpace::Shared(SharedScope::Cluster),
+        ".const" => StateSpace::Const,
+        ".local" => StateSpace::Local,
+        ".param" => StateSpace::Param,
+        _ => return None,
+    })
+}
+
+fn vector_of(word: &str) -> Option<VectorWidth> {
+    Some(match word {
+        ".v2" => VectorWidth::V2,
+        ".v4" => VectorWidth::V4,
+        ".v8" => VectorWidth::V8,
+        _ => return None,
+    })
+}
+
+fn linkage_of(word: &str) -> Option<Linkage> {
+    Some(match word {
+        ".visible" => Linkage::Visible,
+        ".extern" => Linkage::Extern,
+        ".weak" => Linkage::Weak,
+        ".common" => Linkage::Common,
+        _ => return None,
+    })
+}
+
+impl<'a> Parser<'a> {
+    // ---- tokens ----------------------------------------------------------------------------------
+
+    fn peek(&self) -> Option<Token> {
+        self.toks.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, k: usize) -> Option<Token> {
+        self.toks.get(self.pos + k).copied()
+    }
+
+    fn text(&self, t: Token) -> &'a str {
+        self.src.get(t.start as usize..t.end as usize).unwrap_or("")
+    }
+
+    fn here(&self) -> Pos {
+        match self.peek() {
+            Some(t) => self.lines.pos(t.start as usize),
+            None => self.lines.pos(self.src.len()),
+        }
+    }
+
+    fn error<T>(&self, kind: ParseErrorKind, message: impl Into<String>) -> PResult<T> {
+        Err(ParseError {
+            kind,
+            message: message.into(),
+            pos: self.here(),
+        })
+    }
+
+    fn unexpected<T>(&self, wanted: &str) -> PResult<T> {
+        match self.peek() {
+            Some(t) => self.error(
+                ParseErrorKind::UnexpectedToken,
+                format!("expected {wanted}, found `{}`", self.shown(t)),
+            ),
+            None => self.error(
+                ParseErrorKind::UnexpectedEof,
+                format!("expected {wanted}, found the end of the text"),
+            ),
+        }
+    }
+
+    fn shown(&self, t: Token) -> String {
+        let s = self.text(t);
+        if s.len() > 40 {
+            let mut end = 40;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}...", &s[..end])
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn bump(&mut self) -> Option<Token> {
+        let t = self.peek();
+        if t.is_some() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn is_punct(&self, c: u8) -> bool {
+        matches!(self.peek(), Some(Token { tok: Tok::Punct(p), .. }) if p == c)
+    }
+
+    fn eat_punct(&mut self, c: u8) -> bool {
+        if self.is_punct(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, c: u8) -> PResult<()> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            self.unexpected(&format!("`{}`", c as char))
+        }
+    }
+
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(t) if t.tok == Tok::DotWord && self.text(t) == w)
+    }
+
+    fn ident(&mut self) -> PResult<&'a str> {
+        match self.peek() {
+            Some(t) if t.tok == Tok::Ident => {
+                self.pos += 1;
+                Ok(self.text(t))
+            }
+            _ => self.unexpected("a name"),
+        }
+    }
+
+    fn number(&mut self) -> PResult<Number> {
+        match self.peek() {
+            Some(t) if t.tok == Tok::Number => match literal::number(self.text(t)) {
+                Some(n) => {
+                    self.pos += 1;
+                    Ok(n)
+                }
+                None => self.error(
+                    ParseErrorKind::BadNumber,
+                    format!("`{}` is not a PTX number", self.shown(t)),
+                ),
+            },
+            _ => self.unexpected("a number"),
+        }
+    }
+
+    fn u32_value(&mut self) -> PResult<u32> {
+        let at = self.here();
+        match self.number()? {
+            Number::Int(v) => u32::try_from(v).map_err(|_| ParseError {
+                kind: ParseErrorKind::BadNumber,
+                message: format!("{v} does not fit 32 bits"),
+                pos: at,
+            }),
+            _ => Err(ParseError {
+                kind: ParseErrorKind::BadNumber,
+                message: "expected an integer".into(),
+                pos: at,
+            }),
+        }
+    }
+
+    fn skip_comments(&mut self) {
+        while matches!(self.peek(), Some(t) if t.tok == Tok::Comment) {
+            self.pos += 1;
+        }
+    }
+
+    fn warn(&mut self, pos: Pos, message: String) {
+        if self.warnings.len() < limits::MAX_WARNINGS {
+            self.warnings.push(Warning { message, pos });
+        }
+    }
+
+    fn line_of(&self, t: Token) -> usize {
+        self.lines.line(t.start as usize)
+    }
+
+    /// The tokens left on the line of the previous token, as written with single spaces; stops at
+    /// a comment (`.loc`, `.file` and `.target` end at the end of their line).
+    fn rest_of_line(&mut self, line: usize) -> String {
+        let start = self.pos;
+        while let Some(t) = self.peek() {
+            if t.tok == Tok::Comment || self.line_of(t) != line {
+                break;
+            }
+            self.pos += 1;
+        }
+        self.span_text(start, self.pos)
+    }
+
+    /// The text of tokens `a..b`, whitespace runs made single spaces and `//` comments left out
+    /// (a kept comment would swallow what follows it when printed on one line).
+    fn span_text(&self, a: usize, b: usize) -> String {
+        let mut out = String::new();
+        let mut k = a;
+        while k < b {
+            let Some(first) = self.toks.get(k) else { break };
+            if first.tok == Tok::Comment {
+                k += 1;
+                continue;
+            }
+            let mut last = *first;
+            while k + 1 < b {
+                match self.toks.get(k + 1) {
+                    Some(t) if t.tok != Tok::Comment => {
+                        last = *t;
+                        k += 1;
+                    }
+                    _ => break,
+                }
+            }
+            k += 1;
+            let raw = self
+                .src
+                .get(first.start as usize..last.end as usize)
+                .unwrap_or("");
+            let mut space = !out.is_empty();
+            for c in raw.chars() {
+                if c.is_whitespace() {
+                    space = true;
+                } else {
+                    if space && !out.is_empty() {
+                        out.push(' ');
+                    }
+                    space = false;
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// Tokens up to and including the next `;`, as text without the `;`.
+    fn until_semicolon(&mut self) -> PResult<String> {
+        let start = self.pos;
+        loop {
+            match self.peek() {
+                None => return self.unexpected("`;`"),
+                Some(t) if t.tok == Tok::Punct(b';') => {
+                    let s = self.span_text(start, self.pos);
+                    self.pos += 1;
+                    return Ok(s);
+                }
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    // ---- module ----------------------------------------------------------------------------------
+
+    fn module(&mut self) -> PResult<Parsed> {
+        let mut m = Module::new(Target::Sm80);
+        let mut map = SourceMap::default();
+        let mut saw_target = false;
+        loop {
+            self.skip_comments();
+            let Some(t) = self.peek() else { break };
+            let at = self.here();
+            if t.tok != Tok::DotWord {
+                return self.unexpected("a directive");
+            }
+            match self.text(t) {
+                ".version" if m.version.is_some() => {
+                    return self.error(ParseErrorKind::BadValue, "`.version` is given twice");
+                }
+                ".target" if saw_target => {
+                    return self.error(ParseErrorKind::BadValue, "`.target` is given twice");
+                }
+                ".version" => {
+                    self.pos += 1;
+                    map.version = at;
+                    let vt = self.peek();
+                    let v = match vt {
+                        Some(vt) if vt.tok == Tok::Number => {
+                            self.pos += 1;
+                            self.text(vt).parse::<PtxVersion>().ok()
+                        }
+                        _ => None,
+                    };
+                    match v {
+                        Some(v) => m.version = Some(v),
+                        None => {
+                            return Err(ParseError {
+                                kind: ParseErrorKind::BadValue,
+                                message: "`.version` needs MAJOR.MINOR".into(),
+                                pos: at,
+                            });
+                        }
+                    }
+                }
+                ".target" => {
+                    self.pos += 1;
+                    map.target = at;
+                    saw_target = true;
+                    let mut names = Vec::new();
+                    loop {
+                        names.push(self.ident()?.to_string());
+                        if !self.eat_punct(b',') {
+                            break;
+                        }
+                    }
+                    let mut first = true;
+                    for n in names {
+                        match n.parse::<Target>() {
+                            Ok(t) if first => m.target = t,
+                            _ if first && n.starts_with("sm_") => {
+                                self.warn(
+                                    at,
+                                    format!(
+                                        "target `{n}` is not one ptxkit models: target gating is not checked"
+                                    ),
+                                );
+                                m.target_name = Some(n);
+                            }
+                            _ if first => {
+                                return Err(ParseError {
+                                    kind: ParseErrorKind::BadValue,
+                                    message: format!("`{n}` is not a target"),
+                                    pos: at,
+                                });
+                            }
+                            _ => m.target_options.push(n),
+                        }
+                        first = false;
+                    }
+                }
+                ".address_size" => {
+                    self.pos += 1;
+                    let n = self.u32_value()?;
+                    if n != 32 && n != 64 {
+                        return Err(ParseError {
+                            kind: ParseErrorKind::BadValue,
+                            message: format!(".address_size {n}: only 32 and 64 exist"),
+                            pos: at,
+                        });
+                    }
+                    m.address_size = n;
+                }
+                ".file" => {
+                    self.pos += 1;
+                    let line = self.line_of(t);
+                    let rest = self.rest_of_line(line);
+                    m.layout.push(Item::Directive(format!(".file {rest}")));
+                }
+                ".section" => {
+                    let start = t.start as usize;
+                    self.pos += 1;
+                    while !self.is_punct(b'{') {
+                        if self.bump().is_none() {
+                            return self.unexpected("`{`");
+                        }
+                    }
+                    let mut depth = 0usize;
+                    let end = loop {
+                        match self.bump() {
+                            None => return self.unexpected("`}`"),
+                            Some(x) if x.tok == Tok::Punct(b'{') => depth += 1,
+                            Some(x) if x.tok == Tok::Punct(b'}') => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break x.end as usize;
+                                }
+                            }
+                            Some(_) => {}
+                        }
+                    };
+                    let raw = self.src.get(start..end).unwrap_or("").to_string();
+                    m.layout.push(Item::Directive(raw));
+                }
+                ".pragma" => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    self.until_semicolon()?;
+                    let s = self.span_text(start, self.pos.saturating_sub(1));
+                    m.layout.push(Item::Directive(format!("{s};")));
+                }
+                ".alias" => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    self.until_semicolon()?;
+                    let s = self.span_text(start, self.pos.saturating_sub(1));
+                    m.layout.push(Item::Directive(format!("{s};")));
+                }
+                _ => {
+                    let mut linkage = None;
+                    while let Some(l) = self.peek().and_then(|t| linkage_of(self.text(t))) {
+                        linkage = Some(l);
+                        self.pos += 1;
+                    }
+                    if self.is_word(".entry") || self.is_word(".func") {
+                        let (f, decl, spans) = self.function(m.target, linkage)?;
+                        m.layout.push(Item::Function(m.functions.len(), decl));
+                        m.functions.push(f);
+                        map.functions.push(spans);
+                    } else if self
+                        .peek()
+                        .is_some_and(|t| space_of(self.text(t)).is_some())
+                    {
+                        let v = self.variable(linkage)?;
+                        m.layout.push(Item::Variable(m.variables.len()));
+                        m.variables.push(v);
+                        map.variables.push(at);
+                    } else {
+                        return self.error(
+                            ParseErrorKind::UnsupportedDirective,
+                            format!("`{}` is not a module directive ptxkit reads", self.shown(t)),
+                        );
+                    }
+                }
+            }
+        }
+        if m.version.is_none() {
+            return self.error(
+                ParseErrorKind::UnexpectedEof,
+                "the module has no `.version` (PTX ISA 11.1.1: every module starts with one)",
+            );
+        }
+        if !saw_target {
+            return self.error(ParseErrorKind::UnexpectedEof, "the module has no `.target`");
+        }
+        for f in &mut m.functions {
+            f.target = m.target;
+            f.required_ptx = (m.target.min_ptx(), format!("target {}", m.target));
+        }
+        Ok(Parsed {
+            module: m,
+            warnings: std::mem::take(&mut self.warnings),
+            source_map: map,
+        })
+    }
+
+    // ---- variables ---------------------------------------------------------------------------------
+
+    /// `space [.align N] [.vN] .type name[dims] [= init];` (after any linkage directive).
+    fn variable(&mut self, linkage: Option<Linkage>) -> PResult<Variable> {
+        let mut space = None;
+        let mut align = None;
+        let mut vector = None;
+        let mut elem = None;
+        while let Some(t) = self.peek() {
+            if t.tok != Tok::DotWord {
+                break;
+            }
+            let w = self.text(t);
+            let twice = |x: bool| -> PResult<()> {
+                if x {
+                    self.error(
+                        ParseErrorKind::UnexpectedToken,
+                        format!(
+                            "`{w}`: a variable has one state space, alignment, vector and type"
+                        ),
+                    )
+                } else {
+                    Ok(())
+                }
+            };
+            if let Some(s) = space_of(w) {
+                twice(space.is_some())?;
+                if s == StateSpace::Param {
+                    return self.error(
+                        ParseErrorKind::UnsupportedDirective,
+                        "a `.param` variable is declared only as a parameter or in a call scope",
+                    );
+                }
+                space = Some(s);
+                self.pos += 1;
+            } else if w == ".align" {
+                twice(align.is_some())?;
+                self.pos += 1;
+                let a = self.u32_value()?;
+                if !a.is_power_of_two() {
+                    return self.error(
+                        ParseErrorKind::BadValue,
+                        format!(".align {a} is not a power of two"),
+                    );
+                }
+                align = Some(a);
+            } else if let Some(v) = vector_of(w) {
+                twice(vector.is_some())?;
+                vector = Some(v);
+                self.pos += 1;
+            } else if let Ok(ty) = w.parse::<ScalarType>() {
+                twice(elem.is_some())?;
+                elem = Some(ty);
+                self.pos += 1;
+            } else {
+                return self.error(
+                    ParseErrorKind::UnsupportedDirective,
+                    format!("`{w}` in a variable declaration is not read by ptxkit"),
+                );
+            }
+        }
+        let (Some(space), Some(elem)) = (space, elem) else {
+            return self.unexpected("a state space and a type");
+        };
+        let name = self.ident()?.to_string();
+        let mut dims = Vec::new();
+        while self.eat_punct(b'[') {
+            if self.eat_punct(b']') {
+                dims.push(None);
+            } else {
+                dims.push(Some(self.u32_value()?));
+                self.expect_punct(b']')?;
+            }
+            if dims.len() > limits::MAX_OPERAND_DEPTH {
+                return self.error(
+                    ParseErrorKind::LimitExceeded,
+                    "too many array dimensions (limits::MAX_OPERAND_DEPTH)",
+                );
+            }
+        }
+        let init = if self.eat_punct(b'=') {
+            let mut count = 0usize;
+            Some(self.init(0, &mut count)?)
+        } else {
+            None
+        };
+        self.expect_punct(b';')?;
+        let lanes = vector.map_or(1u64, |v| v.len() as u64);
+        let mut bytes = Some(u64::from(elem.bytes()) * lanes);
+        for d in &dims {
+            bytes = match (bytes, d) {
+                (Some(b), Some(n)) => Some(b.saturating_mul(u64::from(*n))),
+                _ => None,
+            };
+        }
+        let bytes = match bytes {
+            Some(b) => Some(u32::try_from(b).map_err(|_| ParseError {
+                kind: ParseErrorKind::LimitExceeded,
+                message: format!("`{name}` is larger than 4 GiB"),
+                pos: self.here(),
+            })?),
+            None => None,
+        };
+        Ok(Variable {
+            name,
+            space,
+            align: align.unwrap_or_else(|| elem.bytes() * lanes as u32),
+            bytes,
+            elem,
+            vector,
+            dims,
+            linkage,
+            init,
+        })
+    }
+
+    fn init(&mut self, depth: usize, count: &mut usize) -> PResult<Init> {
+        *count += 1;
+        if depth > limits::MAX_OPERAND_DEPTH || *count > limits::MAX_INIT_ELEMENTS {
+            return self.error(
+                ParseErrorKind::LimitExceeded,
+                "initializer too deep or too long (limits::MAX_OPERAND_DEPTH, MAX_INIT_ELEMENTS)",
+            );
+        }
+        if self.eat_punct(b'{') {
+            let mut v = Vec::new();
+            if !self.is_punct(b'}') {
+                loop {
+                    v.push(self.init(depth + 1, count)?);
+                    if !self.eat_punct(b',') {
+                        break;
+                    }
+                }
+            }
+            self.expect_punct(b'}')?;
+            return Ok(Init::List(v));
+        }
+        let negative = self.eat_punct(b'-');
+        match self.peek() {
+            Some(t) if t.tok == Tok::Number => {
+                let n = self.number()?;
+                match literal::imm(n, negative) {
+                    Some(i) => Ok(Init::Imm(i)),
+                    None => {
+                        self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits")
+                    }
+                }
+            }
+            Some(t) if t.tok == Tok::Ident && !negative => {
+                let name = self.ident()?;
+                if name == "generic" && self.eat_punct(b'(') {
+                    let inner = self.ident()?.to_string();
+                    self.expect_punct(b')')?;
+                    Ok(Init::Generic(inner))
+                } else {
+                    Ok(Init::Symbol(name.to_string()))
+                }
+            }
+            _ => self.unexpected("an initializer"),
+        }
+    }
+
+    // ---- functions ---------------------------------------------------------------------------------
+
+    fn function(
+        &mut self,
+        target: Target,
+        linkage: Option<Linkage>,
+    ) -> PResult<(Function, FunctionDecl, FunctionSpans)> {
+        let header = self.here();
+        let kind = if self.is_word(".entry") {
+            FunctionKind::Entry
+        } else {
+            FunctionKind::Func
+        };
+        self.pos += 1;
+        self.skip_comments();
+        let mut ret = None;
+        if self.is_punct(b'(') {
+            self.pos += 1;
+            self.skip_comments();
+            ret = Some(self.param(false)?);
+            self.skip_comments();
+            self.expect_punct(b')')?;
+        }
+        self.skip_comments();
+        let name = self.ident()?.to_string();
+        let mut params = Vec::new();
+        self.skip_comments();
+        if self.eat_punct(b'(') {
+            self.skip_comments();
+            if !self.eat_punct(b')') {
+                loop {
+                    self.skip_comments();
+                    params.push(self.param(kind == FunctionKind::Entry)?);
+                    if params.len() > limits::MAX_OPERANDS {
+                        return self.error(
+                            ParseErrorKind::LimitExceeded,
+                            "too many parameters (limits::MAX_OPERANDS)",
+                        );
+                    }
+                    self.skip_comments();
+                    if !self.eat_punct(b',') {
+                        break;
+                    }
+                }
+                self.skip_comments();
+                self.expect_punct(b')')?;
+            }
+        }
+        let mut decl = FunctionDecl {
+            linkage,
+            defined: true,
+            noreturn: false,
+        };
+        let mut directives = Vec::new();
+        loop {
+            self.skip_comments();
+            let Some(t) = self.peek() else {
+                return self.unexpected("`{` or `;`");
+            };
+            if t.tok != Tok::DotWord {
+                break;
+            }
+            let w = self.text(t);
+            self.pos += 1;
+            let d = match w {
+                ".noreturn" => {
+                    decl.noreturn = true;
+                    continue;
+                }
+                ".maxntid" => Directive::MaxNtid(self.dims3()?),
+                ".reqntid" => Directive::ReqNtid(self.dims3()?),
+                ".reqnctapercluster" => Directive::ReqNctaPerCluster(self.dims3()?),
+                ".minnctapersm" => Directive::MinNctaPerSm(self.u32_value()?),
+                ".maxnreg" => Directive::MaxNreg(self.u32_value()?),
+                ".maxclusterrank" => Directive::MaxClusterRank(self.u32_value()?),
+                ".explicitcluster" => Directive::ExplicitCluster,
+                _ => {
+                    self.pos -= 1;
+                    return self.error(
+                        ParseErrorKind::UnsupportedDirective,
+                        format!("`{w}` is not a function directive ptxkit reads"),
+                    );
+                }
+            };
+            if directives.len() >= limits::MAX_MODIFIERS {
+                return self.error(ParseErrorKind::LimitExceeded, "too many directives");
+            }
+            directives.push(d);
+        }
+        let mut spans = FunctionSpans {
+            header,
+            ..FunctionSpans::default()
+        };
+        let mut f = Function {
+            name,
+            kind,
+            params,
+            ret,
+            directives,
+            reg_counts: [0; 9],
+            body: Vec::new(),
+            target,
+            required_ptx: (target.min_ptx(), String::new()),
+        };
+        if self.eat_punct(b';') {
+            decl.defined = false;
+            return Ok((f, decl, spans));
+        }
+        self.expect_punct(b'{')?;
+        self.body(&mut f, &mut spans)?;
+        Ok((f, decl, spans))
+    }
+
+    fn dims3(&mut self) -> PResult<[u32; 3]> {
+        let mut v = [1u32; 3];
+        v[0] = self.u32_value()?;
+        for slot in v.iter_mut().skip(1) {
+            if !self.eat_punct(b',') {
+                break;
+            }
+            *slot = self.u32_value()?;
+        }
+        Ok(v)
+    }
+
+    /// `.param [attributes] name[[N]]`.
+    fn param(&mut self, kernel: bool) -> PResult<Param> {
+        if !self.is_word(".param") {
+            return self.unexpected("`.param`");
+        }
+        self.pos += 1;
+        let mut ty = None;
+        let mut ptr = false;
+        let mut space = StateSpace::Generic;
+        let mut align = None;
+        while let Some(t) = self.peek() {
+            if t.tok != Tok::DotWord {
+                break;
+            }
+            let w = self.text(t);
+            self.pos += 1;
+            if w == ".ptr" {
+                if !kernel {
+                    self.pos -= 1;
+                    return self.error(
+                        ParseErrorKind::UnsupportedDirective,
+                        "`.ptr` applies to kernel parameters only (PTX ISA 5.1.6.2)",
+                    );
+                }
+                ptr = true;
+            } else if w == ".align" {
+                align = Some(self.u32_value()?);
+            } else if let Some(s) = space_of(w).filter(|s| *s != StateSpace::Param) {
+                space = s;
+            } else if let Ok(t) = w.parse::<ScalarType>() {
+                ty = Some(t);
+            } else {
+                self.pos -= 1;
+                return self.error(
+                    ParseErrorKind::UnsupportedDirective,
+                    format!("`{w}` in a parameter is not read by ptxkit"),
+                );
+            }
+        }
+        let Some(ty) = ty else {
+            return self.unexpected("a parameter type");
+        };
+        let name = self.ident()?.to_string();
+        let kind = if self.eat_punct(b'[') {
+            let size = self.u32_value()?;
+            self.expect_punct(b']')?;
+            if ty != ScalarType::B8 {
+                return self.error(
+                    ParseErrorKind::UnsupportedDirective,
+                    "ptxkit reads array parameters of `.b8` only",
+                );
+            }
+            ParamKind::Bytes {
+                align: align.unwrap_or(1),
+                size,
+            }
+        } else if ptr {
+            ParamKind::Ptr { space, align }
+        } else {
+            ParamKind::Scalar(ty)
+        };
+        Ok(Param { name, kind })
+    }
+
+    // ---- bodies ------------------------------------------------------------------------------------
+
+    fn body(&mut self, f: &mut Function, spans: &mut FunctionSpans) -> PResult<()> {
+        let mut depth = 0usize;
+        // The line of the `;` that ended the last instruction, for trailing comments.
+        let mut last_instr_line = None;
+        loop {
+            let Some(t) = self.peek() else {
+                return self.unexpected("`}`");
+            };
+            let at = self.here();
+            let text = self.text(t);
+            match t.tok {
+                Tok::Comment => {
+                    self.pos += 1;
+                    let c = text.strip_prefix("//").unwrap_or(text);
+                    let c = c.strip_prefix(' ').unwrap_or(c).trim_end().to_string();
+                    if last_instr_line == Some(self.line_of(t)) {
+                        if let Some(Statement::Instr(i)) = f.body.last_mut() {
+                            if i.comment.is_none() {
+                                i.comment = Some(c);
+                                last_instr_line = None;
+                                continue;
+                            }
+                        }
+                    }
+                    self.push(f, spans, at, Statement::Comment(c));
+                }
+                Tok::Punct(b'{') => {
+                    self.pos += 1;
+                    depth += 1;
+                    if depth > limits::MAX_BLOCK_DEPTH {
+                        return self.error(
+                            ParseErrorKind::LimitExceeded,
+                            "blocks nested too deeply (limits::MAX_BLOCK_DEPTH)",
+                        );
+                    }
+                    self.push(f, spans, at, Statement::Open);
+                }
+                Tok::Punct(b'}') => {
+                    self.pos += 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                    depth -= 1;
+                    self.push(f, spans, at, Statement::Close);
+                }
+                Tok::DotWord => match text {
+                    ".reg" => {
+                        self.pos += 1;
+                        let d = self.reg_decl()?;
+                        if let Some(class) = self.absorbable(f, &d, depth) {
+                            f.reg_counts[class as usize] = d.names[0].count.unwrap_or(0);
+                            spans.reg_blocks[class as usize] = Some(at);
+                        } else {
+                            self.push(f, spans, at, Statement::RegDecl(d));
+                        }
+                    }
+                    ".param" => {
+                        let p = self.param(false)?;
+                        self.expect_punct(b';')?;
+                        let s = Statement::LocalParam {
+                            name: p.name,
+                            kind: p.kind,
+                        };
+                        self.push(f, spans, at, s);
+                    }
+                    ".loc" => {
+                        self.pos += 1;
+                        let rest = self.rest_of_line(self.line_of(t));
+                        self.push(f, spans, at, Statement::Loc(rest));
+                    }
+                    ".pragma" => {
+                        self.pos += 1;
+                        let mut v = Vec::new();
+                        loop {
+                            match self.peek() {
+                                Some(s) if s.tok == Tok::Str => {
+                                    self.pos += 1;
+                                    let raw = self.text(s);
+                                    v.push(raw[1..raw.len() - 1].to_string());
+                                }
+                                _ => return self.unexpected("a string"),
+                            }
+                            if !self.eat_punct(b',') {
+                                break;
+                            }
+                        }
+                        self.expect_punct(b';')?;
+                        self.push(f, spans, at, Statement::Pragma(v));
+                    }
+                    w if space_of(w).is_some() => {
+                        let v = self.variable(None)?;
+                        self.push(f, spans, at, Statement::Var(v));
+                    }
+                    _ => {
+                        let s = self.until_semicolon()?;
+                        self.push(f, spans, at, Statement::Other(s));
+                    }
+                },
+                Tok::Ident if matches!(self.peek_at(1), Some(x) if x.tok == Tok::Punct(b':')) => {
+                    if matches!(self.peek_at(2), Some(x) if self.text(x) == ".callprototype") {
+                        let s = self.until_semicolon()?;
+                        self.push(f, spans, at, Statement::Other(s));
+                        continue;
+                    }
+                    self.pos += 2;
+                    let s = match canonical_label(text) {
+                        Some(l) => Statement::Label(l),
+                        None => Statement::NamedLabel(text.to_string()),
+                    };
+                    self.push(f, spans, at, s);
+                }
+                Tok::Ident | Tok::Punct(b'@') => {
+                    let i = self.instruction(at)?;
+                    last_instr_line = self
+                        .toks
+                        .get(self.pos.wrapping_sub(1))
+                        .map(|x| self.line_of(*x));
+                    self.push(f, spans, at, Statement::Instr(i));
+                }
+                _ => return self.unexpected("a statement"),
+            }
+        }
+    }
+
+    fn push(&mut self, f: &mut Function, spans: &mut FunctionSpans, at: Pos, s: Statement) {
+        f.body.push(s);
+        spans.body.push(at);
+    }
+
+    /// The class whose `reg_counts` block a top-level `.reg .T %x<N>;` is (the builder's shape).
+    fn absorbable(&self, f: &Function, d: &RegDecl, depth: usize) -> Option<RegClass> {
+        if depth != 0 || d.vector.is_some() || d.names.len() != 1 {
+            return None;
+        }
+        let n = &d.names[0];
+        n.count?;
+        let class = RegClass::from_prefix(n.name.strip_prefix('%')?)?;
+        (class.decl_type() == d.ty && f.reg_counts[class as usize] == 0).then_some(class)
+    }
+
+    /// `.reg [.vN] .T name[<N>], ...;` after `.reg`.
+    fn reg_decl(&mut self) -> PResult<RegDecl> {
+        let mut vector = None;
+        let mut ty = None;
+        while let Some(t) = self.peek() {
+            if t.tok != Tok::DotWord {
+                break;
+            }
+            let w = self.text(t);
+            if let Some(v) = vector_of(w) {
+                vector = Some(v);
+            } else if let Ok(x) = w.parse::<ScalarType>() {
+                ty = Some(x);
+            } else {
+                return self.error(
+                    ParseErrorKind::BadValue,
+                    format!("`{w}` is not a register type"),
+                );
+            }
+            self.pos += 1;
+        }
+        let Some(ty) = ty else {
+            return self.unexpected("a register type");
+        };
+        let mut names = Vec::new();
+        loop {
+            let name = self.ident()?.to_string();
+            let count = if self.eat_punct(b'<') {
+                let n = self.u32_value()?;
+                if n > limits::MAX_PARAMETERIZED_REGS {
+                    return self.error(
+                        ParseErrorKind::LimitExceeded,
+                        format!("`{name}<{n}>` exceeds limits::MAX_PARAMETERIZED_REGS"),
+                    );
+                }
+                self.expect_punct(b'>')?;
+                Some(n)
+            } else {
+                None
+            };
+            names.push(RegName { name, count });
+            if names.len() > limits::MAX_OPERANDS {
+                return self.error(
+                    ParseErrorKind::LimitExceeded,
+                    "too many names in one `.reg`",
+                );
+            }
+            if !self.eat_punct(b',') {
+                break;
+            }
+        }
+        self.expect_punct(b';')?;
+        Ok(RegDecl { ty, vector, names })
+    }
+
+    // ---- instructions -------------------------------------------------------------------------------
+
+    fn instruction(&mut self, at: Pos) -> PResult<Instruction> {
+        let mut guard = None;
+        let mut named_guard = None;
+        if self.eat_punct(b'@') {
+            let negated = self.eat_punct(b'!');
+            let name = self.ident()?;
+            match canonical_reg(name) {
+                Some(r) => guard = Some(Guard { pred: r, negated }),
+                None => {
+                    named_guard = Some(NamedGuard {
+                        name: name.to_string(),
+                        negated,
+                    })
+                }
+            }
+        }
+        let Some(t) = self.peek().filter(|t| t.tok == Tok::Ident) else {
+            return self.unexpected("an instruction");
+        };
+        self.pos += 1;
+        let mut i = Instruction::new(Cow::Owned(self.text(t).to_string()));
+        i.guard = guard;
+        i.named_guard = named_guard;
+        let mut end = t.end;
+        while let Some(m) = self.peek() {
+            if m.tok != Tok::DotWord || m.start != end {
+                break;
+            }
+            self.pos += 1;
+            end = m.end;
+            i.modifiers.push(Cow::Owned(self.text(m)[1..].to_string()));
+            if i.modifiers.len() > limits::MAX_MODIFIERS {
+                return self.error(
+                    ParseErrorKind::LimitExceeded,
+                    "too many modifiers (limits::MAX_MODIFIERS)",
+                );
+            }
+        }
+        if !self.eat_punct(b';') {
+            loop {
+                i.operands.push(self.operand(0)?);
+                if i.operands.len() > limits::MAX_OPERANDS {
+                    return self.error(
+                        ParseErrorKind::LimitExceeded,
+                        "too many operands (limits::MAX_OPERANDS)",
+                    );
+                }
+                if !self.eat_punct(b',') {
+                    break;
+                }
+            }
+            self.expect_punct(b';')?;
+        }
+        match resolve(&i) {
+            Resolution::Form(f) => i.form = Some(f),
+            _ => {
+                let op = i.opcode();
+                self.warn(
+                    at,
+                    format!("`{op}` is not a form in ptxkit's table: kept as written"),
+                );
+            }
+        }
+        Ok(i)
+    }
+
+    fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
+        let mut v = Vec::new();
+        if self.eat_punct(close) {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.operand(depth + 1)?);
+            if v.len() > limits::MAX_OPERANDS {
+                return self.error(
+                    ParseErrorKind::LimitExceeded,
+                    "too many elements (limits::MAX_OPERANDS)",
+                );
+            }
+            if !self.eat_punct(b',') {
+                break;
+            }
+        }
+        self.expect_punct(close)?;
+        Ok(v)
+    }
+
+    fn operand(&mut self, depth: usize) -> PResult<Operand> {
+        if depth > limits::MAX_OPERAND_DEPTH {
+            return self.error(
+                ParseErrorKind::LimitExceeded,
+                "operands nested too deeply (limits::MAX_OPERAND_DEPTH)",
+            );
+        }
+        let Some(t) = self.peek() else {
+            return self.unexpected("an operand");
+        };
+        match t.tok {
+            Tok::Punct(b'{') => {
+                self.pos += 1;
+                let v = self.list(b'}', depth)?;
+                if v.is_empty() {
+                    return self.unexpected("a vector element");
+                }
+                Ok(Operand::Vector(v))
+            }
+            Tok::Punct(b'(') => {
+                self.pos += 1;
+                Ok(Operand::List(self.list(b')', depth)?))
+            }
+            Tok::Punct(b'[') => {
+                self.pos += 1;
+                self.address(depth)
+            }
+            Tok::Punct(b'!') => {
+                self.pos += 1;
+                let name = self.ident()?;
+                Ok(match canonical_reg(name) {
+                    Some(r) => Operand::NotPred(r),
+                    None => Operand::NotSymbol(Cow::Owned(name.to_string())),
+                })
+            }
+            Tok::Punct(b'-') | Tok::Number => {
+                let negative = self.eat_punct(b'-');
+                let n = self.number()?;
+                match literal::imm(n, negative) {
+                    Some(i) => Ok(Operand::Imm(i)),
+                    None => {
+                        self.error(ParseErrorKind::BadNumber, "the number does not fit 64 bits")
+                    }
+                }
+            }
+            Tok::Ident => {
+                let first = self.named_operand()?;
+                if !self.eat_punct(b'|') {
+                    return Ok(first);
+                }
+                let second = self.named_operand()?;
+                Ok(match (first, second) {
+                    (Operand::Reg(a), Operand::Reg(b)) => Operand::Pair(a, b),
+                    (Operand::Sink, Operand::Reg(b)) => Operand::SinkPair(b),
+                    (a, b) => Operand::NamedPair(Box::new(a), Box::new(b)),
+                })
+            }
+            _ => self.unexpected("an operand"),
+        }
+    }
+
+    /// A register, special register, label or symbol.
+    fn named_operand(&mut self) -> PResult<Operand> {
+        let Some(t) = self.peek().filter(|t| t.tok == Tok::Ident) else {
+            return self.unexpected("a name");
+        };
+        self.pos += 1;
+        let name = self.text(t);
+        if name == "_" {
+            return Ok(Operand::Sink);
+        }
+        let suffixed = matches!(self.peek(), Some(m) if m.tok == Tok::DotWord && m.start == t.end);
+        if !suffixed {
+            // The common case: a numbered register or label, no allocation beyond the model's.
+            if let Some(r) = canonical_reg(name) {
+                return Ok(Operand::Reg(r));
+            }
+            if let Some(l) = canonical_label(name) {
+                return Ok(Operand::Label(l));
+            }
+        }
+        // `%tid.x`: a component written straight after the name.
+        let mut full = name.to_string();
+        let mut end = t.end;
+        while let Some(m) = self.peek() {
+            if m.tok != Tok::DotWord || m.start != end || full.len() > 256 {
+                break;
+            }
+            self.pos += 1;
+            end = m.end;
+            full.push_str(self.text(m));
+        }
+        if full.starts_with('%') {
+            if let Some((_, s)) = self.sregs.iter().find(|(n, _)| *n == full) {
+                return Ok(Operand::Sreg(*s));
+            }
+        }
+        Ok(Operand::Symbol(Cow::Owned(full)))
+    }
+
+    /// After `[`: `base`, `base+imm`, `imm`, or a tensor map with coordinates `tmap, {c...}`.
+    fn address(&mut self, depth: usize) -> PResult<Operand> {
+        let base = match self.peek() {
+            Some(t) if t.tok == Tok::Ident => {
+                self.pos += 1;
+                let name = self.text(t);
+                match canonical_reg(name) {
+                    Some(r) => AddrBase::Reg(r),
+                    None => AddrBase::Symbol(name.to_string()),
+                }
+            }
+            Some(t) if t.tok == Tok::Number => match self.number()? {
+                Number::Int(v) => AddrBase::Absolute(v),
+                _ => return self.unexpected("an integer address"),
+            },
+            _ => return self.unexpected("an address"),
+        };
+        if self.eat_punct(b',') {
+            if !self.is_punct(b'{') {
+                return self.unexpected("`{` (tensor coordinates)");
+            }
+            let Operand::Vector(coords) = self.operand(depth + 1)? else {
+                return self.unexpected("tensor coordinates");
+            };
+            self.expect_punct(b']')?;
+            return Ok(Operand::Tensor { map: base, coords });
+        }
+        let mut offset = 0i64;
+        if self.is_punct(b'+') || self.is_punct(b'-') {
+            let mut negative = self.eat_punct(b'-');
+            if !negative {
+                self.pos += 1;
+                negative = self.eat_punct(b'-');
+            }
+            let n = self.number()?;
+            let v = match (n, &base) {
+                (Number::Int(v), AddrBase::Reg(_) | AddrBase::Symbol(_)) => v,
+                _ => return self.unexpected("an integer offset"),
+            };
+            offset = match (i64::try_from(v), negative) {
+                (Ok(v), false) => v,
+                (Ok(v), true) => -v,
+                (Err(_), true) if v == 1 << 63 => i64::MIN,
+                _ => return self.error(ParseErrorKind::BadNumber, "offset does not fit 64 bits"),
+            };
+        }
+        self.expect_punct(b']')?;
+        Ok(Operand::Addr(Address { base, offset }))
+    }
+}

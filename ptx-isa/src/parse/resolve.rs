@@ -1,0 +1,140 @@
+//! Finding a parsed instruction's row of the form table, through the table's own syntax patterns
+//! (one source of truth): an index from mnemonic to candidate rows is built once, and each
+//! candidate's [`Pattern`] is asked whether it matches the opcode and the operand count.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::forms::Form;
+use crate::forms::syntax::Pattern;
+use crate::instr::{Instruction, Operand};
+use crate::sreg::SpecialReg;
+use crate::types::ScalarType;
+
+/// What the table says about an instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The row whose pattern matches the opcode and the operand count.
+    Form(Form),
+    /// No row has this mnemonic: a generic instruction.
+    UnknownMnemonic,
+    /// Rows have the mnemonic, but none matches these modifiers: a generic instruction.
+    UnknownModifiers,
+    /// Rows match the modifiers except a type suffix: `token` is not a type this opcode takes.
+    WrongType {
+        /// The nearest row.
+        form: Form,
+        /// The type modifier as written.
+        token: String,
+    },
+    /// A row matches the opcode but not the operand count.
+    OperandCount {
+        /// The row.
+        form: Form,
+        /// Its fewest and most operands.
+        range: (usize, usize),
+    },
+}
+
+struct Index {
+    by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>> = HashMap::new();
+        for spec in Form::all() {
+            // Feature rows are qualifiers of other rows, and directive rows are not instructions.
+            if spec.feature || spec.name.starts_with("directive.") {
+                continue;
+            }
+            let Ok(p) = Pattern::parse(spec.syntax) else {
+                continue;
+            };
+            let first = spec.syntax.split(['.', '{', ' ']).next().unwrap_or("");
+            by_mnemonic.entry(first).or_default().push((spec.form, p));
+        }
+        Index { by_mnemonic }
+    })
+}
+
+/// The first dot-separated part of a mnemonic (`cp` of `cp.async`).
+fn head(mnemonic: &str) -> &str {
+    mnemonic.split('.').next().unwrap_or(mnemonic)
+}
+
+/// Resolves `mnemonic.modifiers` with `n` operands.
+pub fn resolve(i: &Instruction) -> Resolution {
+    let Some(candidates) = index().by_mnemonic.get(head(&i.mnemonic)) else {
+        return Resolution::UnknownMnemonic;
+    };
+    let n = i.operands.len();
+    let mut count_miss = None;
+    for (form, p) in candidates {
+        if p.matches_opcode(&i.mnemonic, &i.modifiers) {
+            if p.matches_operand_count(n) {
+                return Resolution::Form(refine(*form, i));
+            }
+            count_miss.get_or_insert((*form, p.operand_range()));
+        }
+    }
+    if let Some((form, range)) = count_miss {
+        // The `call` row is the direct call; an indirect call names a `.callprototype` as a
+        // fourth operand (PTX ISA 9.7.12.5) and stays a generic instruction.
+        if form == Form::Call && n == 4 {
+            return Resolution::UnknownModifiers;
+        }
+        return Resolution::OperandCount { form, range };
+    }
+    // A type suffix the opcode does not take: would another type make it match?
+    for (k, m) in i.modifiers.iter().enumerate() {
+        if m.parse::<ScalarType>().is_err() && !looks_like_type(m) {
+            continue;
+        }
+        for (form, p) in candidates {
+            let mut mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_ref()).collect();
+            for t in ScalarType::ALL {
+                mods[k] = t.name();
+                if p.matches_opcode(&i.mnemonic, &mods) {
+                    return Resolution::WrongType {
+                        form: *form,
+                        token: m.to_string(),
+                    };
+                }
+            }
+        }
+    }
+    Resolution::UnknownModifiers
+}
+
+/// `u33`, `f8`, `b7`: shaped like a type name.
+fn looks_like_type(m: &str) -> bool {
+    let mut c = m.chars();
+    matches!(c.next(), Some('u' | 's' | 'b' | 'f')) && {
+        let rest = c.as_str();
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    }
+}
+
+/// `mov` of a special register gates by the register (cluster registers need sm_90).
+fn refine(form: Form, i: &Instruction) -> Form {
+    if !matches!(
+        form,
+        Form::Mov | Form::MovSreg | Form::MovSregCluster | Form::MovSregTotalSmem
+    ) {
+        return form;
+    }
+    match i.operands.get(1) {
+        Some(Operand::Sreg(s)) => {
+            use SpecialReg::*;
+            match s {
+                IsExplicitCluster | ClusterId(_) | NClusterId(_) | ClusterCtaId(_)
+                | ClusterNCtaId(_) | ClusterCtaRank | ClusterNCtaRank => Form::MovSregCluster,
+                TotalSmemSize => Form::MovSregTotalSmem,
+                _ => Form::MovSreg,
+            }
+        }
+        _ => form,
+    }
+}

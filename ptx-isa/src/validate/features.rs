@@ -1,0 +1,103 @@
+//! The feature rows of the form table that a parsed instruction uses, found from its modifiers and
+//! operands: the same qualifiers the builder adds as extra requirements (`mem.L2::cache_hint`,
+//! `mem.shared::cluster`, `mbarrier.sem_scope`...). Gating then reads each row's targets and
+//! minimum PTX version from the table.
+
+use crate::forms::Form;
+use crate::instr::Instruction;
+
+/// The cache qualifiers (PTX ISA 9.7.9.8: `.level::eviction_priority`, `.level::cache_hint`,
+/// `.level::prefetch_size`, all PTX 7.4) of any instruction, table row or not: an instruction the
+/// table does not know (`createpolicy.fractional.L2::evict_last`) is still gated by them.
+pub fn qualifiers(i: &Instruction) -> Vec<Form> {
+    let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
+    let mut v = Vec::new();
+    if any(&|m| m.starts_with("L1::evict") || m.starts_with("L2::evict") || m == "L1::no_allocate")
+    {
+        v.push(Form::MemEvictionPriority);
+    }
+    if any(&|m| m == "L2::cache_hint") {
+        v.push(Form::MemCacheHint);
+    }
+    if any(&|m| matches!(m, "L2::64B" | "L2::128B" | "L2::256B")) {
+        v.push(Form::MemPrefetchSize);
+    }
+    v
+}
+
+/// The feature rows `i` (of row `form`) needs besides `form` itself.
+pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
+    let mut v = Vec::new();
+    let memory = matches!(
+        form,
+        Form::Ld | Form::LdOrdered | Form::LdGlobalNc | Form::St | Form::StOrdered
+    );
+    if memory || matches!(form, Form::CpAsync) {
+        v.extend(qualifiers(i));
+    }
+    let atomic = matches!(
+        form,
+        Form::AtomInt
+            | Form::AtomF32
+            | Form::AtomF64
+            | Form::AtomF16
+            | Form::AtomBf16
+            | Form::RedInt
+            | Form::RedF32
+            | Form::RedF64
+            | Form::RedF16
+            | Form::RedBf16
+    );
+    if memory || atomic {
+        if has("cluster") {
+            v.push(Form::MemScopeCluster);
+        }
+        if has("shared::cluster") {
+            v.push(Form::MemSharedCluster);
+        }
+        if has("b128") {
+            v.push(Form::MemB128);
+        }
+    }
+    if matches!(
+        form,
+        Form::AtomInt | Form::AtomF32 | Form::AtomF64 | Form::AtomF16 | Form::AtomBf16
+    ) && any(&|m| matches!(m, "relaxed" | "acquire" | "release" | "acq_rel"))
+    {
+        v.push(Form::AtomOrdered);
+    }
+    if form == Form::Cvta && has("param") {
+        v.push(Form::CvtaParam);
+    }
+    let mbarrier = matches!(
+        form,
+        Form::MbarrierArrive | Form::MbarrierTestWait | Form::MbarrierTryWait
+    );
+    if mbarrier && any(&|m| matches!(m, "release" | "acquire" | "relaxed" | "cta" | "cluster")) {
+        v.push(Form::MbarrierSem);
+    }
+    if form == Form::MbarrierArrive && i.operands.len() == 3 {
+        v.push(Form::MbarrierArriveCount);
+    }
+    if form == Form::CpAsyncBulkG2S && has("multicast::cluster") {
+        v.push(Form::BulkMulticast);
+    }
+    if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col) && any(&|m| m.starts_with("cta_group::"))
+    {
+        v.push(Form::TmaCtaGroup);
+    }
+    if form == Form::WgmmaI8 {
+        let types: Vec<&str> = i
+            .modifiers
+            .iter()
+            .map(|m| m.as_ref())
+            .filter(|m| matches!(*m, "s8" | "u8"))
+            .collect();
+        if types.len() == 2 && types[0] != types[1] {
+            v.push(Form::WgmmaMixedInt);
+        }
+    }
+    v
+}

@@ -1,0 +1,532 @@
+//! The offline validator (issue 9, part 4): what ptxas would reject, found without ptxas.
+//!
+//! [`validate`] checks a [`Module`] (parsed or built) against the form table and the PTX ISA's
+//! rules: every instruction's form, operand count, operand kinds and types, declared registers
+//! (undeclared, wrong type, declared twice in one scope), labels, vector widths, immediates, target
+//! and PTX-version gating (through [`Form::available_on`] and [`Form::min_ptx_on`]) and state
+//! spaces. [`check`] parses text and validates it, for `ptxkit check`.
+//!
+//! ```
+//! let text = ".version 8.0\n.target sm_80\n.address_size 64\n\
+//!             .visible .entry k()\n{\n\tadd.s32 %r1, %r1, 1;\n\tret;\n}\n";
+//! let diags = ptx_isa::validate::check(text, &Default::default());
+//! assert_eq!(diags[0].to_string(), "6:2: error: register `%r1` is not declared");
+//! ```
+
+mod features;
+mod operands;
+mod scope;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::error::ErrorKind;
+use crate::forms::Form;
+use crate::instr::{Instruction, Operand};
+use crate::module::{FunctionKind, Item, Module, ParamKind, Statement};
+use crate::parse::{Pos, SourceMap};
+use crate::reg::RegClass;
+use crate::space::{AddrBase, StateSpace};
+use crate::target::{PtxVersion, Target};
+
+pub use scope::RegInfo;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// ptxas would reject the module.
+    Error,
+    /// Kept as written, not checked (an instruction outside the table, an unmodelled target).
+    Warning,
+}
+
+/// One finding, with its place when the module came from text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The kind (the builder's error kinds).
+    pub kind: ErrorKind,
+    /// A one-line message.
+    pub message: String,
+    /// Where, when known.
+    pub pos: Option<Pos>,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        match self.pos {
+            Some(p) => write!(f, "{}:{}: {sev}: {}", p.line, p.column, self.message),
+            None => write!(f, "{sev}: {}", self.message),
+        }
+    }
+}
+
+/// What to validate against.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Check as if the module said `.target T` (the gating of another target).
+    pub target: Option<Target>,
+}
+
+/// Parses and validates PTX text: a parse error is one error diagnostic; parser warnings are kept.
+pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
+    match crate::parse::parse(text) {
+        Err(e) => vec![Diagnostic {
+            severity: Severity::Error,
+            kind: ErrorKind::Invalid,
+            message: e.message,
+            pos: Some(e.pos),
+        }],
+        Ok(p) => {
+            let mut d = validate(&p.module, Some(&p.source_map), opts);
+            let unknown_target_warned = d.iter().any(|x| x.message.contains("not one ptxkit"));
+            for w in p.warnings {
+                if unknown_target_warned && w.message.contains("not one ptxkit") {
+                    continue;
+                }
+                d.push(Diagnostic {
+                    severity: Severity::Warning,
+                    kind: ErrorKind::Invalid,
+                    message: w.message,
+                    pos: Some(w.pos),
+                });
+            }
+            d.sort_by_key(|x| x.pos.map(|p| p.offset));
+            d
+        }
+    }
+}
+
+/// True when no diagnostic is an error.
+pub fn is_valid(diags: &[Diagnostic]) -> bool {
+    diags.iter().all(|d| d.severity != Severity::Error)
+}
+
+/// What a module-scope or parameter name is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SymbolKind {
+    /// A variable or parameter in this space.
+    Data(StateSpace),
+    /// A function.
+    Function,
+}
+
+pub(crate) struct Ctx<'a> {
+    pub module: &'a Module,
+    pub target: Option<Target>,
+    pub version: PtxVersion,
+    pub globals: HashMap<&'a str, SymbolKind>,
+    pub out: Vec<Diagnostic>,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn error(&mut self, kind: ErrorKind, pos: Option<Pos>, message: String) {
+        self.out.push(Diagnostic {
+            severity: Severity::Error,
+            kind,
+            message,
+            pos,
+        });
+    }
+
+    fn warning(&mut self, pos: Option<Pos>, message: String) {
+        self.out.push(Diagnostic {
+            severity: Severity::Warning,
+            kind: ErrorKind::Invalid,
+            message,
+            pos,
+        });
+    }
+
+    /// Target and PTX-version gating of one row.
+    pub(crate) fn gate(&mut self, form: Form, what: &str, pos: Option<Pos>) {
+        let Some(t) = self.target else { return };
+        let spec = form.spec();
+        if !form.available_on(t) {
+            self.error(
+                ErrorKind::UnsupportedTarget,
+                pos,
+                format!(
+                    "{t} lacks `{}` ({}), used by `{what}`; targets that have it: {}",
+                    spec.name,
+                    spec.section,
+                    spec.targets.names()
+                ),
+            );
+        } else if form.min_ptx_on(t) > self.version {
+            self.error(
+                ErrorKind::PtxVersionTooLow,
+                pos,
+                format!(
+                    "`{what}` (`{}`) needs PTX ISA {} on {t}; the module says .version {}",
+                    spec.name,
+                    form.min_ptx_on(t),
+                    self.version
+                ),
+            );
+        }
+    }
+}
+
+/// Validates a module. `map` gives places (a parsed module's [`SourceMap`]).
+pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diagnostic> {
+    let version = m.version.unwrap_or_else(|| m.required_version().0);
+    let target = opts
+        .target
+        .or_else(|| m.target_is_known().then_some(m.target));
+    let mut cx = Ctx {
+        module: m,
+        target,
+        version,
+        globals: HashMap::new(),
+        out: Vec::new(),
+    };
+    let vpos = map.map(|s| s.version);
+    let tpos = map.map(|s| s.target);
+    if version > PtxVersion::MAX {
+        cx.error(
+            ErrorKind::BadVersion,
+            vpos,
+            format!(
+                ".version {version} is newer than PTX ISA {}, the newest ptxas 13.0 reads",
+                PtxVersion::MAX
+            ),
+        );
+    }
+    match target {
+        Some(t) if t.min_ptx() > version => cx.error(
+            ErrorKind::PtxVersionTooLow,
+            tpos,
+            format!(
+                "target {t} needs PTX ISA {}; the module says .version {version}",
+                t.min_ptx()
+            ),
+        ),
+        Some(_) => {}
+        None => cx.warning(
+            tpos,
+            format!(
+                "target `{}` is not one ptxkit models: target gating is not checked",
+                m.target_name()
+            ),
+        ),
+    }
+    // Module-scope names.
+    let layout = m.layout();
+    for item in layout.iter() {
+        match item {
+            Item::Variable(i) => {
+                let Some(v) = m.variables.get(*i) else {
+                    continue;
+                };
+                let pos = map.and_then(|s| s.variables.get(*i).copied());
+                if cx
+                    .globals
+                    .insert(&v.name, SymbolKind::Data(v.space))
+                    .is_some()
+                {
+                    cx.error(
+                        ErrorKind::BadName,
+                        pos,
+                        format!("`{}` is defined twice in this module", v.name),
+                    );
+                }
+                if !v.align.is_power_of_two() {
+                    cx.error(
+                        ErrorKind::Invalid,
+                        pos,
+                        format!(
+                            "alignment {} of `{}` is not a power of two",
+                            v.align, v.name
+                        ),
+                    );
+                }
+            }
+            Item::Function(i, decl) => {
+                let Some(f) = m.functions.get(*i) else {
+                    continue;
+                };
+                let pos = map.and_then(|s| s.functions.get(*i)).map(|s| s.header);
+                match cx.globals.insert(&f.name, SymbolKind::Function) {
+                    Some(SymbolKind::Function) if decl.defined => {
+                        let defined_before = layout.iter().any(|it| {
+                            matches!(it, Item::Function(j, d) if j < i && d.defined
+                                && m.functions.get(*j).is_some_and(|g| g.name == f.name))
+                        });
+                        if defined_before {
+                            cx.error(
+                                ErrorKind::BadName,
+                                pos,
+                                format!("function `{}` is defined twice", f.name),
+                            );
+                        }
+                    }
+                    Some(SymbolKind::Data(_)) => cx.error(
+                        ErrorKind::BadName,
+                        pos,
+                        format!("`{}` is defined twice in this module", f.name),
+                    ),
+                    _ => {}
+                }
+            }
+            Item::Directive(_) => {}
+        }
+    }
+    for (i, f) in m.functions.iter().enumerate() {
+        let spans = map.and_then(|s| s.functions.get(i));
+        function(&mut cx, f, spans);
+    }
+    cx.out
+}
+
+fn function(
+    cx: &mut Ctx<'_>,
+    f: &crate::module::Function,
+    spans: Option<&crate::parse::FunctionSpans>,
+) {
+    let header = spans.map(|s| s.header);
+    let at = |k: usize| spans.and_then(|s| s.body.get(k).copied()).or(header);
+    // Parameters and directives.
+    let mut locals: HashMap<String, SymbolKind> = HashMap::new();
+    for p in f.params.iter().chain(f.ret.iter()) {
+        if locals
+            .insert(p.name.clone(), SymbolKind::Data(StateSpace::Param))
+            .is_some()
+        {
+            cx.error(
+                ErrorKind::BadName,
+                header,
+                format!("parameter `{}` declared twice", p.name),
+            );
+        }
+        if let ParamKind::Ptr { .. } = p.kind {
+            if f.kind != FunctionKind::Entry {
+                cx.error(
+                    ErrorKind::Invalid,
+                    header,
+                    format!("`.ptr` on `{}`: only kernel parameters take it", p.name),
+                );
+            }
+        }
+    }
+    for d in &f.directives {
+        if f.kind != FunctionKind::Entry {
+            cx.error(
+                ErrorKind::BadDirective,
+                header,
+                format!("{d:?}: performance directives apply to kernels"),
+            );
+        }
+        if let Some(form) = d.form() {
+            cx.gate(form, &format!("{d:?}"), header);
+        }
+    }
+    // Blocks and their labels (PTX labels are scoped to the block that places them).
+    let mut parents: Vec<Option<usize>> = vec![None];
+    let mut labels: Vec<HashSet<String>> = vec![HashSet::new()];
+    let mut block_of = Vec::with_capacity(f.body.len());
+    {
+        let mut cur = 0usize;
+        for (k, st) in f.body.iter().enumerate() {
+            match st {
+                Statement::Open => {
+                    parents.push(Some(cur));
+                    labels.push(HashSet::new());
+                    cur = parents.len() - 1;
+                }
+                Statement::Close => cur = parents.get(cur).copied().flatten().unwrap_or(0),
+                Statement::Label(l) if !labels[cur].insert(l.to_string()) => {
+                    cx.error(
+                        ErrorKind::UndefinedLabel,
+                        at(k),
+                        format!("label `{l}` is placed twice"),
+                    );
+                }
+                // `prototype_0 : .callprototype ...` names a prototype that `call` refers to.
+                Statement::Other(text) if text.contains(".callprototype") => {
+                    if let Some((name, _)) = text.split_once(':') {
+                        labels[cur].insert(name.trim().to_string());
+                    }
+                }
+                Statement::NamedLabel(l) if !labels[cur].insert(l.clone()) => {
+                    cx.error(
+                        ErrorKind::UndefinedLabel,
+                        at(k),
+                        format!("label `{l}` is placed twice"),
+                    );
+                }
+                _ => {}
+            }
+            block_of.push(cur);
+        }
+    }
+    let label_visible = |mut b: usize, name: &str| loop {
+        if labels.get(b).is_some_and(|s| s.contains(name)) {
+            return true;
+        }
+        match parents.get(b).copied().flatten() {
+            Some(p) => b = p,
+            None => return false,
+        }
+    };
+    // Registers.
+    let mut scopes = scope::Scopes::new();
+    for class in RegClass::ALL {
+        let n = f.reg_count(class);
+        if n > 0 {
+            let _ = scopes.declare(
+                &format!("%{}", class.prefix()),
+                Some(n),
+                RegInfo {
+                    ty: class.decl_type(),
+                    vector: None,
+                },
+            );
+        }
+    }
+    for (k, st) in f.body.iter().enumerate() {
+        let pos = at(k);
+        match st {
+            Statement::Open => scopes.open(),
+            Statement::Close => scopes.close(),
+            Statement::RegDecl(d) => {
+                if d.ty == crate::types::ScalarType::B128 && cx.version < crate::target::v(8, 3) {
+                    cx.error(
+                        ErrorKind::PtxVersionTooLow,
+                        pos,
+                        format!(
+                            ".b128 registers need PTX ISA 8.3; the module says .version {}",
+                            cx.version
+                        ),
+                    );
+                }
+                for n in &d.names {
+                    let info = RegInfo {
+                        ty: d.ty,
+                        vector: d.vector,
+                    };
+                    if let Err(e) = scopes.declare(&n.name, n.count, info) {
+                        cx.error(ErrorKind::UndefinedRegister, pos, e);
+                    }
+                }
+            }
+            Statement::LocalParam { name, .. } => {
+                locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
+            }
+            Statement::Var(v)
+                if locals
+                    .insert(v.name.clone(), SymbolKind::Data(v.space))
+                    .is_some() =>
+            {
+                cx.error(
+                    ErrorKind::BadName,
+                    pos,
+                    format!("`{}` is declared twice in this function", v.name),
+                );
+            }
+            Statement::Instr(i) => {
+                let env = operands::Env {
+                    scopes: &scopes,
+                    locals: &locals,
+                    label_visible: &|name: &str| label_visible(block_of[k], name),
+                };
+                instruction(cx, &env, i, pos);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
+    use crate::parse::resolve::{Resolution, resolve};
+    let op = i.opcode();
+    // The guard.
+    if let Some(g) = &i.guard {
+        env.expect_pred(cx, &g.pred.to_string(), &op, pos);
+    }
+    if let Some(g) = &i.named_guard {
+        env.expect_pred(cx, &g.name, &op, pos);
+    }
+    // Types exist in this version.
+    for t in i.types() {
+        if t.min_ptx() > cx.version {
+            cx.error(
+                ErrorKind::PtxVersionTooLow,
+                pos,
+                format!(
+                    "type {t} of `{op}` needs PTX ISA {}; the module says .version {}",
+                    t.min_ptx(),
+                    cx.version
+                ),
+            );
+        }
+    }
+    // Every name an operand uses is declared.
+    for o in &i.operands {
+        env.declared(cx, o, &op, pos);
+    }
+    let form = match resolve(i) {
+        Resolution::Form(f) => f,
+        Resolution::OperandCount { form, range } => {
+            let want = if range.0 == range.1 {
+                format!("{}", range.0)
+            } else {
+                format!("{} to {}", range.0, range.1)
+            };
+            cx.error(
+                ErrorKind::OperandCount,
+                pos,
+                format!(
+                    "`{op}` takes {want} operands ({}), not {}",
+                    form.spec().syntax,
+                    i.operands.len()
+                ),
+            );
+            return;
+        }
+        Resolution::WrongType { form, token } => {
+            cx.error(
+                ErrorKind::OperandType,
+                pos,
+                format!(
+                    "`.{token}` is not a type `{op}` takes ({})",
+                    form.spec().syntax
+                ),
+            );
+            return;
+        }
+        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
+            // The parser warned already; what can be checked without a row still is.
+            for q in features::qualifiers(i) {
+                cx.gate(q, &op, pos);
+            }
+            if i.operands.iter().any(|o| matches!(o, Operand::Addr(_))) {
+                env.spaces(cx, i, pos);
+            }
+            return;
+        }
+    };
+    cx.gate(form, &op, pos);
+    for extra in features::features(form, i) {
+        cx.gate(extra, &op, pos);
+    }
+    operands::kinds(cx, form, i, pos);
+    env.vectors(cx, i, pos);
+    env.types(cx, form, i, pos);
+    operands::immediates(cx, form, i, pos);
+    env.spaces(cx, i, pos);
+    env.targets(cx, i, pos);
+}
+
+pub(crate) fn addr_base_name(b: &AddrBase) -> Option<String> {
+    match b {
+        AddrBase::Reg(r) => Some(r.to_string()),
+        AddrBase::Symbol(s) => Some(s.clone()),
+        AddrBase::Absolute(_) => None,
+    }
+}

@@ -1,0 +1,783 @@
+//! Operand checks: names declared, kinds (address or value) against the form's syntax pattern,
+//! register types against the instruction's type (PTX ISA 6.1 "Operand Type Information", and the
+//! relaxed size rule of `ld`/`st`/`cvt`, 9.7.9.8), vector widths (5.4.2), immediates, state spaces
+//! (6.4 "Using Addresses") and branch targets. Each rule was held against ptxas 13.0.
+
+use std::collections::HashMap;
+
+use super::scope::{RegInfo, Scopes};
+use super::{Ctx, SymbolKind, addr_base_name};
+use crate::error::ErrorKind;
+use crate::forms::Form;
+use crate::instr::{Imm, Instruction, Operand};
+use crate::parse::Pos;
+use crate::space::{AddrBase, SharedScope, StateSpace};
+use crate::types::{ScalarType, TypeKind};
+
+/// Special registers ptxkit does not model but ptxas knows (PTX ISA chapter 10).
+const OTHER_SREGS: &[&str] = &[
+    "%envreg",
+    "%pm",
+    "%clock_hi",
+    "%globaltimer_lo",
+    "%globaltimer_hi",
+    "%reserved_smem_offset",
+    "%aggr_smem_size",
+    "%current_graph_exec",
+    "%lanemask",
+];
+
+/// What the operand checks can see: the register scopes, the function's parameters and local
+/// variables, and which labels are visible from the instruction's block.
+pub(crate) struct Env<'a> {
+    pub scopes: &'a Scopes,
+    pub locals: &'a HashMap<String, SymbolKind>,
+    pub label_visible: &'a dyn Fn(&str) -> bool,
+}
+
+fn kind_compatible(inst: ScalarType, reg: ScalarType) -> bool {
+    match (inst.kind(), reg.kind()) {
+        (TypeKind::Pred, TypeKind::Pred) => true,
+        (TypeKind::Pred, _) | (_, TypeKind::Pred) => false,
+        (TypeKind::Bits, _) | (_, TypeKind::Bits) => true,
+        (TypeKind::Unsigned | TypeKind::Signed, TypeKind::Unsigned | TypeKind::Signed) => true,
+        (TypeKind::Float, TypeKind::Float) => inst == reg,
+        _ => false,
+    }
+}
+
+/// The type twice as wide (`mul.wide`): `.s32` gives `.s64`.
+fn wide(t: ScalarType) -> Option<ScalarType> {
+    use ScalarType::*;
+    Some(match t {
+        U16 => U32,
+        U32 => U64,
+        S16 => S32,
+        S32 => S64,
+        _ => return None,
+    })
+}
+
+/// How an operand's register type must relate to the type it is used at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// Same size and compatible kind (PTX ISA 6.1).
+    Agree,
+    /// Compatible kind and at least as wide (`ld`, `st`, `cvt`).
+    Wider,
+}
+
+impl Env<'_> {
+    fn symbol_known(&self, cx: &Ctx<'_>, name: &str) -> bool {
+        self.scopes.lookup(name).is_some()
+            || self.locals.contains_key(name)
+            || cx.globals.contains_key(name)
+            || (self.label_visible)(name)
+            || OTHER_SREGS.iter().any(|p| name.starts_with(p))
+    }
+
+    /// Reports names that nothing declares.
+    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: &str, pos: Option<Pos>) {
+        let branch = op.starts_with("bra") || op.starts_with("brx");
+        match o {
+            Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
+                self.reg_declared(cx, &r.to_string(), op, pos);
+            }
+            Operand::Pair(a, b) => {
+                self.reg_declared(cx, &a.to_string(), op, pos);
+                self.reg_declared(cx, &b.to_string(), op, pos);
+            }
+            Operand::NotSymbol(s) => self.reg_declared(cx, s, op, pos),
+            Operand::NamedPair(a, b) => {
+                self.declared(cx, a, op, pos);
+                self.declared(cx, b, op, pos);
+            }
+            Operand::Symbol(s) => {
+                if !self.symbol_known(cx, s) {
+                    let (kind, what) = if branch {
+                        (
+                            ErrorKind::UndefinedLabel,
+                            "no label of that name is placed in a block that encloses it",
+                        )
+                    } else {
+                        (
+                            ErrorKind::UndefinedRegister,
+                            "no register, variable, parameter, label or function has that name",
+                        )
+                    };
+                    cx.error(
+                        kind,
+                        pos,
+                        format!("`{s}` in `{op}` is not declared: {what}"),
+                    );
+                }
+            }
+            Operand::Label(l) => {
+                if !(self.label_visible)(&l.to_string()) {
+                    cx.error(
+                        ErrorKind::UndefinedLabel,
+                        pos,
+                        format!("label `{l}` in `{op}` is not placed in a block that encloses it"),
+                    );
+                }
+            }
+            Operand::Addr(a) => self.base_declared(cx, &a.base, op, pos),
+            Operand::Tensor { map, coords } => {
+                self.base_declared(cx, map, op, pos);
+                for c in coords {
+                    self.declared(cx, c, op, pos);
+                }
+            }
+            Operand::Vector(v) | Operand::List(v) => {
+                for x in v {
+                    self.declared(cx, x, op, pos);
+                }
+            }
+            Operand::Imm(_) | Operand::Sreg(_) | Operand::Sink => {}
+        }
+    }
+
+    fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: &str, pos: Option<Pos>) {
+        match b {
+            AddrBase::Reg(r) => self.reg_declared(cx, &r.to_string(), op, pos),
+            AddrBase::Symbol(s) => {
+                if !self.symbol_known(cx, s) {
+                    cx.error(
+                        ErrorKind::UndefinedRegister,
+                        pos,
+                        format!("address `[{s}]` in `{op}`: `{s}` is not declared"),
+                    );
+                }
+            }
+            AddrBase::Absolute(_) => {}
+        }
+        // Address registers hold integers (ptxas: "Use integer or bit only"); a 32-bit one is a
+        // window address, which the generic and global spaces do not have under .address_size 64.
+        if let Some(name) = addr_base_name(b) {
+            if let Some(info) = self.scopes.lookup(&name) {
+                if matches!(info.ty.kind(), TypeKind::Pred | TypeKind::Float) {
+                    cx.error(
+                        ErrorKind::OperandType,
+                        pos,
+                        format!(
+                            "`{name}` is {}: an address register holds an integer",
+                            info.ty
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+        if self.scopes.lookup(name).is_none() {
+            cx.error(
+                ErrorKind::UndefinedRegister,
+                pos,
+                format!("register `{name}` is not declared"),
+            );
+            let _ = op;
+        }
+    }
+
+    /// A guard register is a declared predicate.
+    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+        match self.scopes.lookup(name) {
+            None => cx.error(
+                ErrorKind::UndefinedRegister,
+                pos,
+                format!("guard register `{name}` of `{op}` is not declared"),
+            ),
+            Some(i) if i.ty != ScalarType::Pred => cx.error(
+                ErrorKind::OperandType,
+                pos,
+                format!("guard `{name}` of `{op}` is {}, not .pred", i.ty),
+            ),
+            _ => {}
+        }
+    }
+
+    fn reg_of(&self, o: &Operand) -> Option<(String, RegInfo)> {
+        let name = match o {
+            Operand::Reg(r) => r.to_string(),
+            Operand::Symbol(s) => s.to_string(),
+            _ => return None,
+        };
+        let info = self.scopes.lookup(&name)?;
+        info.vector.is_none().then_some((name, info))
+    }
+
+    fn expect(
+        &self,
+        cx: &mut Ctx<'_>,
+        o: Option<&Operand>,
+        want: ScalarType,
+        rule: Rule,
+        what: (&str, usize),
+        pos: Option<Pos>,
+    ) {
+        let Some(o) = o else { return };
+        let (op, n) = what;
+        if let Operand::Vector(v) = o {
+            for x in v {
+                self.expect(cx, Some(x), want, rule, what, pos);
+            }
+            return;
+        }
+        if let Operand::Imm(i) = o {
+            let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_));
+            let bad = match want.kind() {
+                TypeKind::Float => !float_imm,
+                TypeKind::Unsigned | TypeKind::Signed => float_imm,
+                TypeKind::Pred | TypeKind::Bits => false,
+            };
+            if bad {
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!("operand {n} of `{op}`: the immediate `{i}` is not a {want} value"),
+                );
+            }
+            return;
+        }
+        let Some((name, info)) = self.reg_of(o) else {
+            return;
+        };
+        let ok = match rule {
+            Rule::Agree => want.agrees_with(info.ty),
+            Rule::Wider => kind_compatible(want, info.ty) && info.ty.bits() >= want.bits(),
+        };
+        if !ok {
+            cx.error(
+                ErrorKind::OperandType,
+                pos,
+                format!(
+                    "operand {n} of `{op}`: `{name}` is {} where {want} is needed",
+                    info.ty
+                ),
+            );
+        }
+    }
+
+    /// Register types against the instruction's types.
+    pub fn types(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+        let op = i.opcode();
+        let types: Vec<ScalarType> = i.types().collect();
+        let Some(&t) = types.first() else { return };
+        let ops = &i.operands;
+        let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+        let e = |cx: &mut Ctx<'_>, k: usize, want: ScalarType, rule: Rule| {
+            self.expect(cx, ops.get(k), want, rule, (&op, k), pos);
+        };
+        use Form::*;
+        match form {
+            AddInt | SubInt | DivInt | RemInt | AbsInt | NegInt | MinInt | MaxInt | AddF32
+            | AddF64 | SubF32 | SubF64 | MulF32 | MulF64 | FmaF32 | FmaF64 | DivF32 | DivF64
+            | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
+            | RcpF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32 | Lg2F32
+            | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev => {
+                for k in 0..ops.len() {
+                    e(cx, k, t, Rule::Agree);
+                }
+            }
+            MulInt | MadInt => {
+                let w = if has("wide") { wide(t) } else { Some(t) };
+                if w.is_none() {
+                    cx.error(
+                        ErrorKind::OperandType,
+                        pos,
+                        format!("`{op}`: `.wide` takes 16- and 32-bit types, not {t}"),
+                    );
+                }
+                if let Some(w) = w {
+                    e(cx, 0, w, Rule::Agree);
+                    e(cx, 1, t, Rule::Agree);
+                    e(cx, 2, t, Rule::Agree);
+                    e(cx, 3, w, Rule::Agree);
+                }
+            }
+            SetpInt | SetpF32 | SetpF64 => {
+                match ops.first() {
+                    Some(Operand::Pair(_, _)) | Some(Operand::NamedPair(_, _)) => {}
+                    _ => e(cx, 0, ScalarType::Pred, Rule::Agree),
+                }
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, t, Rule::Agree);
+                if !matches!(
+                    ops.get(3),
+                    Some(Operand::NotPred(_) | Operand::NotSymbol(_))
+                ) {
+                    e(cx, 3, ScalarType::Pred, Rule::Agree);
+                }
+            }
+            Set => {
+                if let (Some(&d), Some(&a)) = (types.first(), types.get(1)) {
+                    e(cx, 0, d, Rule::Agree);
+                    e(cx, 1, a, Rule::Agree);
+                    e(cx, 2, a, Rule::Agree);
+                }
+            }
+            AtomInt | AtomF32 | AtomF64 | AtomF16 | AtomBf16 => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 2, t, Rule::Agree);
+                e(cx, 3, t, Rule::Agree);
+            }
+            RedInt | RedF32 | RedF64 | RedF16 | RedBf16 => e(cx, 1, t, Rule::Agree),
+            MatchAny | MatchAll => {
+                if !matches!(
+                    ops.first(),
+                    Some(Operand::Pair(..) | Operand::NamedPair(..))
+                ) {
+                    e(cx, 0, ScalarType::B32, Rule::Agree);
+                }
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::B32, Rule::Agree);
+            }
+            Mapa => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            Getctarank => {
+                e(cx, 0, ScalarType::U32, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Selp => {
+                for k in 0..3 {
+                    e(cx, k, t, Rule::Agree);
+                }
+                e(cx, 3, ScalarType::Pred, Rule::Agree);
+            }
+            Shl | Shr => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            Bfe => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+                e(cx, 3, ScalarType::U32, Rule::Agree);
+            }
+            Bfi => {
+                for k in 0..3 {
+                    e(cx, k, t, Rule::Agree);
+                }
+                e(cx, 3, ScalarType::U32, Rule::Agree);
+                e(cx, 4, ScalarType::U32, Rule::Agree);
+            }
+            Popc | Clz => {
+                e(cx, 0, ScalarType::U32, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Mov => {
+                let vector = ops.iter().position(|o| matches!(o, Operand::Vector(_)));
+                match vector {
+                    None => {
+                        e(cx, 0, t, Rule::Agree);
+                        if !matches!(ops.get(1), Some(Operand::Symbol(_)))
+                            || self.reg_of(&ops[1]).is_some()
+                        {
+                            e(cx, 1, t, Rule::Agree);
+                        }
+                    }
+                    Some(k) => self.packed(cx, i, k, t, pos),
+                }
+            }
+            MovSreg | MovSregCluster | MovSregTotalSmem => {
+                e(cx, 0, t, Rule::Agree);
+                if let Some(Operand::Sreg(s)) = ops.get(1) {
+                    if s.ty().bits() != t.bits() {
+                        cx.error(
+                            ErrorKind::OperandType,
+                            pos,
+                            format!("`{op}`: `{s}` is {}, not {t}", s.ty()),
+                        );
+                    }
+                }
+            }
+            Cvt => {
+                if let (Some(&d), Some(&a)) = (types.first(), types.get(1)) {
+                    e(cx, 0, d, Rule::Wider);
+                    e(cx, 1, a, Rule::Wider);
+                }
+            }
+            Ld | LdOrdered | LdGlobalNc => {
+                e(cx, 0, t, Rule::Wider);
+            }
+            St | StOrdered => {
+                e(cx, 1, t, Rule::Wider);
+            }
+            Cvta | CvtaCluster => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            _ => {}
+        }
+    }
+
+    /// `mov.b64 d, {a, b}` / `mov.b64 {a, b}, d`: the elements share one size and fill the type.
+    fn packed(&self, cx: &mut Ctx<'_>, i: &Instruction, k: usize, t: ScalarType, pos: Option<Pos>) {
+        let op = i.opcode();
+        let Some(Operand::Vector(v)) = i.operands.get(k) else {
+            return;
+        };
+        let sizes: Vec<u32> = v
+            .iter()
+            .filter_map(|x| self.reg_of(x).map(|(_, info)| info.ty.bits()))
+            .collect();
+        let uniform = sizes.windows(2).all(|w| w[0] == w[1]);
+        if !uniform || sizes.len() == v.len() && sizes.iter().sum::<u32>() != t.bits() {
+            cx.error(
+                ErrorKind::VectorWidth,
+                pos,
+                format!("`{op}`: the vector's elements do not make one {t}"),
+            );
+        }
+        let other = 1 - k.min(1);
+        self.expect(cx, i.operands.get(other), t, Rule::Agree, (&op, other), pos);
+    }
+
+    /// `.vN` against the data vector of `ld`/`st` (PTX ISA 5.4.2; ptxas: "Argument vector size
+    /// mismatch").
+    pub fn vectors(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
+        if !matches!(i.mnemonic.as_ref(), "ld" | "st" | "ldu") {
+            return;
+        }
+        let op = i.opcode();
+        let width = i.modifiers.iter().find_map(|m| match m.as_ref() {
+            "v2" => Some(2),
+            "v4" => Some(4),
+            "v8" => Some(8),
+            _ => None,
+        });
+        let data = if i.mnemonic == "st" {
+            i.operands.get(1)
+        } else {
+            i.operands.first()
+        };
+        match (width, data) {
+            (Some(n), Some(Operand::Vector(v))) if v.len() != n => cx.error(
+                ErrorKind::VectorWidth,
+                pos,
+                format!("`{op}` moves a vector of {n}, not {}", v.len()),
+            ),
+            (Some(n), Some(o)) if !matches!(o, Operand::Vector(_)) => cx.error(
+                ErrorKind::VectorWidth,
+                pos,
+                format!("`{op}` moves a vector of {n}: braces `{{...}}` of {n} registers"),
+            ),
+            (None, Some(Operand::Vector(v))) if v.len() > 1 => cx.error(
+                ErrorKind::VectorWidth,
+                pos,
+                format!("`{op}` has a vector of {} but no `.v{}`", v.len(), v.len()),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The instruction's state space against the space of a variable or parameter it addresses
+    /// (ptxas: "State space mismatch between instruction and address"), and address registers of
+    /// 32 bits where only 64-bit addresses exist.
+    pub fn spaces(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
+        if !matches!(
+            i.mnemonic.as_ref(),
+            "ld" | "st" | "ldu" | "atom" | "red" | "prefetch"
+        ) {
+            return;
+        }
+        let op = i.opcode();
+        let space = i.modifiers.iter().find_map(|m| match m.as_ref() {
+            "global" => Some(StateSpace::Global),
+            "shared" | "shared::cta" => Some(StateSpace::Shared(SharedScope::Implicit)),
+            "shared::cluster" => Some(StateSpace::Shared(SharedScope::Cluster)),
+            "local" => Some(StateSpace::Local),
+            "const" => Some(StateSpace::Const),
+            "param" => Some(StateSpace::Param),
+            _ => None,
+        });
+        for o in &i.operands {
+            let Operand::Addr(a) = o else { continue };
+            match &a.base {
+                AddrBase::Symbol(s) if self.scopes.lookup(s).is_none() => {
+                    let kind = self
+                        .locals
+                        .get(s.as_str())
+                        .or_else(|| cx.globals.get(s.as_str()));
+                    let Some(SymbolKind::Data(var_space)) = kind.copied() else {
+                        continue;
+                    };
+                    let Some(space) = space else { continue };
+                    let same = match (space, var_space) {
+                        (StateSpace::Shared(_), StateSpace::Shared(_)) => true,
+                        (a, b) => a == b,
+                    };
+                    if !same {
+                        cx.error(
+                            ErrorKind::OperandKind,
+                            pos,
+                            format!("`{op}` addresses {space} but `{s}` is a {var_space} variable"),
+                        );
+                    }
+                }
+                base => {
+                    let Some(name) = addr_base_name(base) else {
+                        continue;
+                    };
+                    let Some(info) = self.scopes.lookup(&name) else {
+                        continue;
+                    };
+                    let window = matches!(
+                        space,
+                        Some(
+                            StateSpace::Shared(_)
+                                | StateSpace::Local
+                                | StateSpace::Const
+                                | StateSpace::Param
+                        )
+                    );
+                    if info.ty.bits() == 32 && !window && cx.module.address_size() == 64 {
+                        cx.error(
+                            ErrorKind::OperandType,
+                            pos,
+                            format!(
+                                "`{op}`: `{name}` is a 32-bit address; {} addresses are 64-bit under .address_size 64",
+                                space.map_or("generic".to_string(), |s| s.to_string())
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `bra` goes to a label; `call` calls a function.
+    pub fn targets(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
+        let op = i.opcode();
+        match i.mnemonic.as_ref() {
+            "bra" => match i.operands.first() {
+                Some(Operand::Label(_)) => {}
+                Some(Operand::Symbol(s)) if (self.label_visible)(s) => {}
+                Some(Operand::Symbol(_)) => {} // reported as undeclared
+                _ => cx.error(
+                    ErrorKind::OperandKind,
+                    pos,
+                    format!("`{op}` branches to a label"),
+                ),
+            },
+            "call" => {
+                let target = i.operands.iter().find(|o| !matches!(o, Operand::List(_)));
+                match target {
+                    Some(Operand::Symbol(s))
+                        if matches!(cx.globals.get(s.as_ref()), Some(SymbolKind::Function)) => {}
+                    Some(Operand::Symbol(s)) if self.scopes.lookup(s).is_some() => {}
+                    Some(Operand::Reg(_)) => {}
+                    Some(Operand::Symbol(s)) => cx.error(
+                        ErrorKind::BadName,
+                        pos,
+                        format!("`{op}` calls `{s}`, which is not a function of this module"),
+                    ),
+                    _ => cx.error(
+                        ErrorKind::OperandKind,
+                        pos,
+                        format!("`{op}` needs a function to call"),
+                    ),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The operands of a pattern (`d, [a]{, policy}` gives `d`, `[a]`, `policy`), and how many come
+/// before the first optional group (those positions are fixed).
+fn pattern_operands(syntax: &str) -> (Vec<String>, usize) {
+    let ops = syntax.split_once(' ').map_or("", |(_, r)| r);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut stack: Vec<bool> = Vec::new(); // true: an optional `{, x}` group
+    let mut fixed = None;
+    let chars: Vec<char> = ops.chars().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let c = chars[k];
+        match c {
+            '{' if chars.get(k + 1) == Some(&',') => {
+                stack.push(true);
+                fixed.get_or_insert(out.len() + usize::from(!cur.trim().is_empty()));
+                if !cur.trim().is_empty() {
+                    out.push(std::mem::take(&mut cur).trim().to_string());
+                }
+                cur.clear();
+                k += 1; // skip the comma
+            }
+            '{' => {
+                stack.push(false);
+                cur.push(c);
+            }
+            '}' => {
+                if stack.pop() != Some(true) {
+                    cur.push(c);
+                }
+            }
+            '[' => {
+                stack.push(false);
+                cur.push(c);
+            }
+            ']' => {
+                stack.pop();
+                cur.push(c);
+            }
+            ',' if stack.iter().all(|&opt| opt) => {
+                if !cur.trim().is_empty() {
+                    out.push(std::mem::take(&mut cur).trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+        k += 1;
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    let n = out.len();
+    (out, fixed.unwrap_or(n))
+}
+
+/// Operand kinds against the form's pattern: an operand written `[a]` takes an address.
+pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+    let (names, fixed) = pattern_operands(form.spec().syntax);
+    let all_present = i.operands.len() == names.len();
+    let op = i.opcode();
+    for (k, o) in i.operands.iter().enumerate() {
+        if k >= fixed && !all_present {
+            break;
+        }
+        let Some(name) = names.get(k) else { break };
+        // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
+        let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
+        // The acquire form of `fence.proxy.tensormap` names `[addr]` (PTX ISA 9.7.13.4).
+        let bracketed = form == Form::FenceProxyTensormap && k == 0;
+        let want_addr = (name.starts_with('[') || bracketed) && !lenient;
+        let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
+        if want_addr && !is_addr {
+            cx.error(
+                ErrorKind::OperandKind,
+                pos,
+                format!("operand {k} of `{op}` is an address `{name}` (in brackets)"),
+            );
+        }
+        // The other direction is not checked: pattern names such as `addr` or `a` stand for an
+        // address in some uses and a value in others (`fence.proxy.tensormap`, `tcgen05.mma`).
+    }
+}
+
+/// Immediates with a range of their own.
+pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+    let op = i.opcode();
+    let int = |o: Option<&Operand>| match o {
+        Some(Operand::Imm(Imm::UInt(v))) => Some(i128::from(*v)),
+        Some(Operand::Imm(Imm::Int(v))) => Some(i128::from(*v)),
+        _ => None,
+    };
+    use Form::*;
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let n = i.operands.len();
+    let mut count = |ok: bool, why: &str| {
+        if !ok {
+            cx.error(
+                ErrorKind::OperandCount,
+                pos,
+                format!("`{op}` {why}, not {n}"),
+            );
+        }
+    };
+    match form {
+        // PTX ISA 9.7.5.2/9.7.5.1: a boolean operation combines with the predicate `c`.
+        SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 | Set => {
+            let boolean = has("and") || has("or") || has("xor");
+            let base = 3;
+            count(
+                n == base + usize::from(boolean),
+                if boolean {
+                    "with a boolean operation takes the predicate `c` too"
+                } else {
+                    "takes `c` only with a boolean operation"
+                },
+            );
+        }
+        // PTX ISA 9.7.13.4: the acquire form names the address and size; release names none.
+        FenceProxyTensormap => count(
+            if has("acquire") { n == 2 } else { n == 0 },
+            if has("acquire") {
+                "(acquire) takes the address and the size"
+            } else {
+                "(release) takes no operands"
+            },
+        ),
+        _ => {}
+    }
+    let mut range = |k: usize, lo: i128, hi: i128, what: &str| {
+        if let Some(v) = int(i.operands.get(k)) {
+            if v < lo || v > hi {
+                cx.error(
+                    ErrorKind::ImmediateRange,
+                    pos,
+                    format!("{what} {v} of `{op}` is outside {lo}..={hi}"),
+                );
+            }
+        }
+    };
+    match form {
+        // PTX ISA 9.7.13.1: 16 named barriers per CTA; ptxas: "expected to be in range [0..15]".
+        BarSync | BarArrive | BarRedPopc | BarRedPred | BarrierSync | BarrierArrive => {
+            range(0, 0, 15, "barrier number");
+        }
+        Lop3 => range(4, 0, 255, "lookup table"),
+        Prmt => {}
+        ShflSync => {
+            range(2, 0, 31, "lane");
+        }
+        WgmmaWait | CpAsyncWaitGroup | CpAsyncBulkWait => range(0, 0, 63, "group count"),
+        Setmaxnreg => {
+            range(0, 24, 256, "register count");
+            if let Some(v) = int(i.operands.first()) {
+                if v % 8 != 0 {
+                    cx.error(
+                        ErrorKind::ImmediateRange,
+                        pos,
+                        format!("register count {v} of `{op}` is not a multiple of 8"),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_operands;
+
+    #[test]
+    fn pattern_operand_lists() {
+        assert_eq!(
+            pattern_operands("ld.global.u32 d, [a]{, policy}"),
+            (vec!["d".into(), "[a]".into(), "policy".into()], 2)
+        );
+        assert_eq!(
+            pattern_operands("setp.eq.s32 p{|q}, a, b{, {!}c}"),
+            (
+                vec!["p{|q}".into(), "a".into(), "b".into(), "{!}c".into()],
+                3
+            )
+        );
+        assert_eq!(
+            pattern_operands("cp.async.bulk.tensor.2d [dst], [tmap, coords], [mbar]{, mask}").0,
+            vec!["[dst]", "[tmap, coords]", "[mbar]", "mask"]
+        );
+        assert_eq!(pattern_operands("mov.b32 d, {a, b}").0, vec!["d", "{a, b}"]);
+        assert_eq!(pattern_operands("ret").0, Vec::<String>::new());
+    }
+}

@@ -1,0 +1,106 @@
+//! Register scopes (PTX ISA 5.1.1 "Register State Space", 4.4 "Identifiers": a `{ }` block opens a
+//! scope whose declarations shadow outer ones). Parameterized declarations `%r<N>` are kept as
+//! ranges and never expanded, so a huge `N` costs nothing.
+
+use std::collections::HashMap;
+
+use crate::types::{ScalarType, VectorWidth};
+
+/// A declared register's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegInfo {
+    /// The declared type.
+    pub ty: ScalarType,
+    /// A vector width, for `.reg .v4 .f32 v`.
+    pub vector: Option<VectorWidth>,
+}
+
+#[derive(Debug, Default)]
+struct Scope {
+    names: HashMap<String, RegInfo>,
+    ranges: HashMap<String, (u32, RegInfo)>,
+}
+
+/// `%r12` as prefix `%r` and index 12 (no leading zeros).
+fn split_indexed(name: &str) -> Option<(&str, u32)> {
+    let digits = name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (prefix, idx) = name.split_at(digits);
+    if prefix.is_empty() || idx.is_empty() || idx.len() > 1 && idx.starts_with('0') {
+        return None;
+    }
+    idx.parse().ok().map(|i| (prefix, i))
+}
+
+impl Scope {
+    fn lookup(&self, name: &str) -> Option<RegInfo> {
+        if let Some(i) = self.names.get(name) {
+            return Some(*i);
+        }
+        let (prefix, idx) = split_indexed(name)?;
+        match self.ranges.get(prefix) {
+            Some((n, info)) if idx < *n => Some(*info),
+            _ => None,
+        }
+    }
+}
+
+/// The stack of register scopes of one function.
+#[derive(Debug, Default)]
+pub struct Scopes {
+    stack: Vec<Scope>,
+}
+
+impl Scopes {
+    /// One (function) scope.
+    pub fn new() -> Scopes {
+        Scopes {
+            stack: vec![Scope::default()],
+        }
+    }
+
+    /// Opens a `{ }` scope.
+    pub fn open(&mut self) {
+        self.stack.push(Scope::default());
+    }
+
+    /// Closes the innermost scope (never the function's).
+    pub fn close(&mut self) {
+        if self.stack.len() > 1 {
+            self.stack.pop();
+        }
+    }
+
+    /// The register called `name`, innermost first.
+    pub fn lookup(&self, name: &str) -> Option<RegInfo> {
+        self.stack.iter().rev().find_map(|s| s.lookup(name))
+    }
+
+    /// Declares `name` (or `name<count>`) in the innermost scope; `Err` names the clash when the
+    /// same scope already declares it.
+    pub fn declare(&mut self, name: &str, count: Option<u32>, info: RegInfo) -> Result<(), String> {
+        let Some(s) = self.stack.last_mut() else {
+            return Ok(());
+        };
+        match count {
+            None => {
+                if s.lookup(name).is_some() {
+                    return Err(format!("register `{name}` is declared twice in one scope"));
+                }
+                s.names.insert(name.to_string(), info);
+            }
+            Some(n) => {
+                if s.ranges.contains_key(name)
+                    || s.names
+                        .keys()
+                        .any(|k| split_indexed(k).is_some_and(|(p, i)| p == name && i < n))
+                {
+                    return Err(format!(
+                        "registers `{name}<{n}>` are declared twice in one scope"
+                    ));
+                }
+                s.ranges.insert(name.to_string(), (n, info));
+            }
+        }
+        Ok(())
+    }
+}
