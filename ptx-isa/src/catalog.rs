@@ -201,6 +201,10 @@ fn example(
             let (d, a) = (r!(F64), r!(F64));
             k.rcp(d, a)
         }
+        RcpApproxF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            k.rcp_approx_f64(d, a)
+        }
         SqrtF32 => {
             let (d, a) = (r!(F32), r!(F32));
             k.sqrt(d, a)
@@ -740,6 +744,10 @@ fn example(
             k.mbarrier_pending_count(c, s)
         }
         FenceMbarrierInit => k.fence_mbarrier_init(),
+        CpAsyncMbarrierArrive => {
+            let b = smem(m, k)?;
+            k.cp_async_mbarrier_arrive(true, Addr::<spaces::Shared>::reg32(b))
+        }
         // proxies, clusters
         FenceProxyAsync => {
             k.fence_proxy_async(None)?;

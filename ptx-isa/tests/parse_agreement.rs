@@ -53,8 +53,19 @@ fn sources() -> Vec<Source> {
     v
 }
 
-/// Lines that hold one instruction: `\t[@p ]opcode operands;[ // comment]`.
+/// Lines that hold one instruction of a form in the table: `\t[@p ]opcode operands;[ // comment]`.
+/// Instructions the table does not know (nvcc's `wmma.*`, say) are kept as written with a warning;
+/// ptxkit cannot judge their operands, so they are not mutated.
 fn instruction_lines(text: &str) -> Vec<usize> {
+    let unknown: Vec<usize> = ptx_isa::parse::parse(text)
+        .map(|p| {
+            p.warnings
+                .iter()
+                .filter(|w| w.message.contains("is not a form in ptxkit's table"))
+                .map(|w| w.pos.line as usize - 1)
+                .collect()
+        })
+        .unwrap_or_default();
     text.lines()
         .enumerate()
         .filter(|(_, l)| {
@@ -67,6 +78,7 @@ fn instruction_lines(text: &str) -> Vec<usize> {
                 && !first.ends_with(':')
         })
         .map(|(i, _)| i)
+        .filter(|i| !unknown.contains(i))
         .collect()
 }
 

@@ -25,7 +25,9 @@ fn corpus() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     v.sort();
     v

@@ -677,6 +677,18 @@ impl FunctionBuilder {
         self.approx_f32("rcp", Form::RcpF32, "approx", true, d, a.into())
     }
 
+    /// `rcp.approx.ftz.f64 d, a`: fast double reciprocal (about 20 bits of the mantissa; PTX ISA
+    /// 9.7.3.14). nvcc emits it as the seed of a Newton iteration for double division.
+    pub fn rcp_approx_f64(&mut self, d: Reg<ty::F64>, a: impl Into<Src<ty::F64>>) -> Result<()> {
+        let i = Instruction::new("rcp")
+            .modifier("approx")
+            .modifier("ftz")
+            .ty(ScalarType::F64)
+            .operand(d)
+            .operand(a.into());
+        self.emit(Form::RcpApproxF64, i)
+    }
+
     /// `rcp.rn.T d, a`: IEEE reciprocal (f32, f64).
     pub fn rcp<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
         self.ieee_unary("rcp", Form::RcpF32, Form::RcpF64, d, a.into())

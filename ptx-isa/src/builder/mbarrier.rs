@@ -375,6 +375,25 @@ impl FunctionBuilder {
         self.emit(Form::MbarrierPendingCount, i)
     }
 
+    /// `cp.async.mbarrier.arrive{.noinc}.shared.b64 [addr]`: an arrive-on the barrier when this
+    /// thread's earlier `cp.async` copies complete (PTX ISA 9.7.13.15.15). Without `.noinc` the
+    /// pending count is incremented first, so the arrive does not count towards the phase.
+    pub fn cp_async_mbarrier_arrive(
+        &mut self,
+        noinc: bool,
+        addr: Addr<crate::space::spaces::Shared>,
+    ) -> Result<()> {
+        let i = Instruction::new("cp")
+            .modifier("async")
+            .modifier("mbarrier")
+            .modifier("arrive")
+            .modifier_if(noinc, "noinc")
+            .modifier("shared")
+            .ty(ScalarType::B64)
+            .operand(addr.into_address());
+        self.emit(Form::CpAsyncMbarrierArrive, i)
+    }
+
     /// `fence.mbarrier_init.release.cluster`: makes barrier initialisation visible to the cluster
     /// (before other CTAs arrive on this CTA's barriers).
     pub fn fence_mbarrier_init(&mut self) -> Result<()> {

@@ -274,8 +274,8 @@ impl Env<'_> {
             AddInt | SubInt | DivInt | RemInt | AbsInt | NegInt | MinInt | MaxInt | AddF32
             | AddF64 | SubF32 | SubF64 | MulF32 | MulF64 | FmaF32 | FmaF64 | DivF32 | DivF64
             | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
-            | RcpF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32 | Lg2F32
-            | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev => {
+            | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
+            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev => {
                 for k in 0..ops.len() {
                     e(cx, k, t, Rule::Agree);
                 }
