@@ -3,6 +3,7 @@
 
 pub mod bad_launches;
 pub mod cluster_exchange;
+pub mod epilogue_check;
 pub mod gemm;
 pub mod gpu;
 pub mod scale;

@@ -2,7 +2,7 @@
 //! tile ops only for the data movement and the MMA, runs on fresh random data, and is compared with
 //! a host reference. Vectorised copy, `cp.async`, swizzled scalar copy, ldmatrix/stmatrix, TMA in
 //! both directions with the 128B swizzle, TMA multicast in a cluster, and one wgmma tile per input
-//! type (f16, bf16, tf32, e4m3).
+//! type (f16, bf16, tf32, e4m3, e5m2).
 
 use ptx_isa::builder::{ArriveOpts, CmpOp};
 use ptx_isa::spaces::Shared;
@@ -348,6 +348,7 @@ fn tag(input: ScalarType) -> &'static str {
         ScalarType::F16 => "f16",
         ScalarType::Tf32 => "tf32",
         ScalarType::E4m3 => "e4m3",
+        ScalarType::E5m2 => "e5m2",
         _ => "bf16",
     }
 }
@@ -414,6 +415,7 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
         ScalarType::F16 => Dtype::F16,
         ScalarType::Tf32 => Dtype::Tf32,
         ScalarType::E4m3 => Dtype::E4m3,
+        ScalarType::E5m2 => Dtype::E5m2,
         _ => Dtype::Bf16,
     };
     let frag =
@@ -464,6 +466,19 @@ const E4M3: [(u8, f64); 9] = [
     (0xC0, -2.0),
 ];
 
+/// e5m2 bytes of a few exactly representable values (bias 15, 2 mantissa bits: PTX ISA 5.2.3).
+const E5M2: [(u8, f64); 9] = [
+    (0x00, 0.0),
+    (0x34, 0.25),
+    (0x38, 0.5),
+    (0x3C, 1.0),
+    (0x3E, 1.5),
+    (0x40, 2.0),
+    (0xB8, -0.5),
+    (0xBC, -1.0),
+    (0xC0, -2.0),
+];
+
 fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let n = N as usize;
     let kk = k_of(input) as usize;
@@ -490,17 +505,22 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
                     .map_err(e2s)?;
                 Ok((v.iter().map(|&x| x as f64).collect(), m, Box::new(t)))
             }
-            ScalarType::E4m3 => {
+            ScalarType::E4m3 | ScalarType::E5m2 => {
+                let table = if input == ScalarType::E4m3 {
+                    &E4M3
+                } else {
+                    &E5M2
+                };
                 let idx: Vec<usize> = (0..n * kk)
-                    .map(|_| (ctx.rng.next_u64() % E4M3.len() as u64) as usize)
+                    .map(|_| (ctx.rng.next_u64() % table.len() as u64) as usize)
                     .collect();
-                let bytes: Vec<u8> = idx.iter().map(|&i| E4M3[i].0).collect();
+                let bytes: Vec<u8> = idx.iter().map(|&i| table[i].0).collect();
                 let t = ctx.upload(&bytes, &[n, kk])?;
                 let m = ctx
                     .dev
                     .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))
                     .map_err(e2s)?;
-                Ok((idx.iter().map(|&i| E4M3[i].1).collect(), m, Box::new(t)))
+                Ok((idx.iter().map(|&i| table[i].1).collect(), m, Box::new(t)))
             }
             _ => {
                 let f16 = input == ScalarType::F16;
@@ -614,4 +634,287 @@ pub(crate) fn build_wgmma_tf32(t: Target) -> Result<BuiltKernel> {
 }
 pub(crate) fn build_wgmma_e4m3(t: Target) -> Result<BuiltKernel> {
     build_wgmma(t, ScalarType::E4m3)
+}
+pub(crate) fn tile_wgmma_e5m2(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma(ctx, ScalarType::E5m2)
+}
+pub(crate) fn build_wgmma_e5m2(t: Target) -> Result<BuiltKernel> {
+    build_wgmma(t, ScalarType::E5m2)
+}
+
+/// `gemm_async.wgmma` with A from registers: A (64 x 16 bf16) from global into the register-A
+/// fragment with `copy.fragment_view` (packed pairs), B (64 x 16) by TMA with the 32B swizzle its
+/// 32-byte rows imply, `D = A·Bᵀ` (64 x 64 f32) stored with `copy.fragment`.
+pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
+    use crate::tile::Extent;
+    let mut k = KernelBuilder::new("tile_wgmma_regs_a", target);
+    let opts = TensorOpts::default().align(16);
+    let a = k.tensor::<ty::U16>("a", [N, 16], opts.clone())?;
+    let mb = k.tensor_map("b")?;
+    let d = k.tensor::<ty::F32>("d", [N, N], opts)?;
+    let [tx] = k.thread_id([128])?;
+    let tb = k.pool_bytes("tb", N * 32, 1024)?;
+    let bar = k.pool_bytes("bar", 8, 8)?;
+    let tid = k.eval(tx)?;
+    let leader = k.pred();
+    k.setp(CmpOp::Eq, leader, tid, 0u32)?;
+    let b_s =
+        TileRef::shared_row_major(ScalarType::Bf16, N, 16, tb, 1024).with_swizzle(SwizzleMode::B32);
+    let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
+    k.if_(leader, |k| {
+        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some((N * 32).into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<Shared>::reg32(bar),
+        )?;
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &b_s,
+                src: &b_g,
+                mbar: Some(bar),
+                multicast: None,
+            },
+            ExecScope::Thread,
+        )?;
+        Ok(())
+    })
+    .end()?;
+    let wg = ExecScope::Warpgroup;
+    let frag_a = layouts::fragment::wgmma::register_a(layouts::fragment::wgmma::Dtype::Bf16)
+        .map_err(|e| k.error(e.to_string()))?;
+    let a_regs: Vec<RegRef> = k
+        .regs::<ty::B32>(4)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    let a_r = TileRef::registers(ScalarType::Bf16, frag_a, a_regs);
+    let a_g = TileRef::global_pitched(
+        ScalarType::Bf16,
+        N,
+        16,
+        global(&k, &a)?,
+        16,
+        Extent::new(16u32, 16),
+    );
+    op(
+        &mut k,
+        TileOp::Copy {
+            dst: &a_r,
+            src: &a_g,
+        },
+        wg,
+    )?;
+    k.bar_sync(0u32, None)?;
+    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    let frag_d =
+        layouts::fragment::wgmma::accumulator(N as i64, layouts::fragment::wgmma::Dtype::Bf16)
+            .map_err(|e| k.error(e.to_string()))?;
+    let acc: Vec<RegRef> = k
+        .regs::<ty::F32>((N / 2) as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    let d_regs = TileRef::registers(ScalarType::F32, frag_d, acc);
+    op(
+        &mut k,
+        TileOp::GemmAsync {
+            d: &d_regs,
+            a: &a_r,
+            b: &b_s,
+            accumulate: Accumulate::No,
+        },
+        wg,
+    )?;
+    k.wgmma_wait_group(0)?;
+    let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
+    op(
+        &mut k,
+        TileOp::Copy {
+            dst: &gd,
+            src: &d_regs,
+        },
+        wg,
+    )?;
+    k.finish()
+}
+
+pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
+    let n = N as usize;
+    let k = ctx.load(&build_wgmma_regs(ctx.target()).map_err(e2s)?)?;
+    let bf16 = |ctx: &mut GpuCtx, len: usize| -> (Vec<u16>, Vec<f64>) {
+        let bits: Vec<u16> = ctx
+            .rng
+            .vec_f32(len)
+            .into_iter()
+            .map(|x| half::bf16::from_f32(x).to_bits())
+            .collect();
+        let vals = bits
+            .iter()
+            .map(|&b| half::bf16::from_bits(b).to_f64())
+            .collect();
+        (bits, vals)
+    };
+    let (ab, av) = bf16(ctx, n * 16);
+    let (bb, bv) = bf16(ctx, n * 16);
+    let a = ctx.upload(&ab, &[n, 16])?;
+    let b = ctx.upload(&bb, &[n, 16])?;
+    let mb = ctx
+        .dev
+        .encode_tensor_map(
+            &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
+                .with_swizzle(Swizzle::B32),
+        )
+        .map_err(e2s)?;
+    let mut d = ctx.poisoned(&[n, n])?;
+    k.launch(
+        &ctx.stream,
+        &mut [
+            Arg::tensor(&a),
+            Arg::tensor_map(&mb),
+            Arg::tensor_mut(&mut d),
+        ],
+    )
+    .map_err(e2s)?;
+    let got = ctx.download(&d)?;
+    let want: Vec<f32> = (0..n * n)
+        .map(|i| {
+            let (r, c) = (i / n, i % n);
+            (0..16)
+                .map(|x| av[r * 16 + x] * bv[c * 16 + x])
+                .sum::<f64>() as f32
+        })
+        .collect();
+    Ok(Report {
+        max_err: max_abs_err(&got, &want),
+        tolerance: 1e-3,
+        detail: "64x64x16 bf16, A in registers (copy.fragment_view), B by TMA 32B, \
+                 gemm_async.wgmma"
+            .into(),
+    })
+}
+
+/// `copy_async.bulk_cluster` in a 2-CTA cluster: each CTA stages its 256 floats of `x` in shared
+/// memory, sends them into its peer's shared memory with one bulk copy that completes on the
+/// peer's mbarrier, waits for the peer's copy on its own barrier, and writes what it received to
+/// its rows of `y` (`y[rank] = x[peer]`).
+pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
+    const M: u32 = 256;
+    let mut k = KernelBuilder::new("tile_bulk_cluster", target);
+    let opts = TensorOpts::default().align(16);
+    let x = k.tensor::<ty::F32>("x", [2u32, M], opts.clone())?;
+    let y = k.tensor::<ty::F32>("y", [2u32, M], opts)?;
+    let [_b] = k.cta_id([crate::kernel::Expr::from(2u32)])?;
+    let [tx] = k.thread_id([128])?;
+    let [_c] = k.cta_id_in_cluster([2], None)?;
+    let rank = k.cta_rank_in_cluster()?;
+    let rank = k.eval(rank)?;
+    let src = k.pool_alloc::<ty::F32>("src", &[M], 1024)?;
+    let dst = k.pool_alloc::<ty::F32>("dst", &[M], 1024)?;
+    let bar = k.pool_bytes("bar", 8, 8)?;
+    let tid = k.eval(tx)?;
+    let leader = k.pred();
+    k.setp(CmpOp::Eq, leader, tid, 0u32)?;
+    let cta = ExecScope::Cta { threads: 128 };
+    // This CTA's row of x, and of y.
+    let row =
+        |k: &mut KernelBuilder, base: ptx_isa::Reg<ty::U64>| -> Result<ptx_isa::Reg<ty::U64>> {
+            let (off, at) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+            k.mul_wide(off, rank, M * 4)?;
+            k.add(at, base, off)?;
+            Ok(at)
+        };
+    let (bx, by) = (global(&k, &x)?, global(&k, &y)?);
+    let gx = row(&mut k, bx)?;
+    let gy = row(&mut k, by)?;
+    let (s_src, s_dst) = (shared(&k, &src)?, shared(&k, &dst)?);
+    let tile = |storage, base| {
+        let mut t = TileRef::shared_row_major(ScalarType::F32, 1, M, base, 1024);
+        t.storage = storage;
+        t
+    };
+    let gx_t = TileRef::global_row_major(ScalarType::F32, 1, M, gx, 16);
+    op(
+        &mut k,
+        TileOp::Copy {
+            dst: &tile(Storage::Shared, s_src),
+            src: &gx_t,
+        },
+        cta,
+    )?;
+    k.if_(leader, |k| {
+        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    // The staged rows are visible to the async proxy, and every barrier of the cluster is
+    // initialised, before any copy starts.
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    k.cluster_sync()?;
+    k.bar_sync(0u32, None)?;
+    let (peer, r_dst, r_bar) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+    k.xor(peer, rank, 1u32)?;
+    k.mapa_shared(r_dst, s_dst, peer)?;
+    k.mapa_shared(r_bar, bar, peer)?;
+    k.if_(leader, |k| {
+        // Arm this CTA's barrier for the peer's bytes (the peer's complete-tx may come first:
+        // PTX ISA 9.7.13.15, tx-count), then send this CTA's row.
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some((M * 4).into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<Shared>::reg32(bar),
+        )?;
+        op(
+            k,
+            TileOp::CopyAsync {
+                dst: &tile(Storage::SharedCluster, r_dst),
+                src: &tile(Storage::Shared, s_src),
+                mbar: Some(r_bar),
+                multicast: None,
+            },
+            ExecScope::Thread,
+        )?;
+        Ok(())
+    })
+    .end()?;
+    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    let gy_t = TileRef::global_row_major(ScalarType::F32, 1, M, gy, 16);
+    op(
+        &mut k,
+        TileOp::Copy {
+            dst: &gy_t,
+            src: &tile(Storage::Shared, s_dst),
+        },
+        cta,
+    )?;
+    // No CTA leaves while its peer may still read its shared memory.
+    k.cluster_sync()?;
+    k.finish()
+}
+
+pub(crate) fn tile_bulk_cluster(ctx: &mut GpuCtx) -> RunResult {
+    let k = ctx.load(&build_bulk_cluster(ctx.target()).map_err(e2s)?)?;
+    let hx = ctx.rng.vec_f32(512);
+    let x = ctx.upload(&hx, &[2, 256])?;
+    let mut y = ctx.poisoned(&[2, 256])?;
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])
+        .map_err(e2s)?;
+    let got = ctx.download(&y)?;
+    let want: Vec<f32> = hx[256..].iter().chain(&hx[..256]).copied().collect();
+    Ok(Report {
+        max_err: max_abs_err(&got, &want),
+        tolerance: 0.0,
+        detail: "2-CTA cluster, 1 KiB each way: copy_async.bulk_cluster onto the peer's mbarrier"
+            .into(),
+    })
 }
