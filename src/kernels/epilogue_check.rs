@@ -14,25 +14,13 @@ use ptx_isa::{RegRef, ScalarType, Target, ty};
 use super::gpu::{GpuCtx, Report, RunResult, e2s};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::Arg;
-use crate::tile::{Elementwise, ExecScope, Extent, OpCtx, TileOp, TileRef, dispatch};
+use crate::tile::{Elementwise, ExecScope, Extent, TileOp, TileRef};
 
 /// The block's side.
 const B: u32 = 64;
 
 fn op(k: &mut KernelBuilder, op: TileOp<'_>) -> Result<&'static str> {
-    let target = k.target();
-    let ctx = OpCtx {
-        op,
-        scope: ExecScope::Warpgroup,
-        target,
-    };
-    match dispatch(k, &ctx, None) {
-        Ok(v) => {
-            k.comment(&format!("tile op lowered by {v}"));
-            Ok(v)
-        }
-        Err(e) => Err(k.error(e.to_string())),
-    }
+    super::tile_checks::op(k, op, ExecScope::Warpgroup)
 }
 
 /// The kernel `tile_epilogue(c, x, out, pitch, row0, col0, rows, cols, alpha, beta)` for pitches

@@ -15,7 +15,7 @@ use crate::runtime::{Arg, Swizzle, TensorMapDType, TensorMapDesc};
 use crate::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
-fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Result<&'static str> {
+pub(crate) fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Result<&'static str> {
     let target = k.target();
     let ctx = OpCtx { op, scope, target };
     match dispatch(k, &ctx, None) {
@@ -48,6 +48,42 @@ fn shared<T: crate::kernel::Elem>(
 }
 
 const N: u32 = 64;
+
+/// The leader initialises `bar` for one arrival, arms it for `bytes`, and issues a TMA load of
+/// each `(dst, src)` pair completing on it (the other threads wait on it afterwards).
+fn tma_loads(
+    k: &mut KernelBuilder,
+    leader: ptx_isa::Pred,
+    bar: ptx_isa::Reg<ty::U32>,
+    bytes: u32,
+    loads: &[(&TileRef, &TileRef)],
+) -> Result<()> {
+    k.if_(leader, |k| {
+        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some(bytes.into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<Shared>::reg32(bar),
+        )?;
+        for (dst, src) in loads {
+            op(
+                k,
+                TileOp::CopyAsync {
+                    dst,
+                    src,
+                    mbar: Some(bar),
+                    multicast: None,
+                },
+                ExecScope::Thread,
+            )?;
+        }
+        Ok(())
+    })
+    .end()
+}
 
 /// `y1 = x` through shared memory with `copy.vector`, `y2 = x` with `copy_async.cp_async`, `y3 = x`
 /// through a 128B-swizzled tile with `copy.scalar`.
@@ -375,39 +411,13 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
         TileRef::tensor_map(input, N, kk, ma, vec![0i32.into(), 0i32.into()]),
         TileRef::tensor_map(input, N, kk, mb, vec![0i32.into(), 0i32.into()]),
     );
-    k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some((2 * 64 * 128u32).into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
-        op(
-            k,
-            TileOp::CopyAsync {
-                dst: &a_s,
-                src: &a_g,
-                mbar: Some(bar),
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )?;
-        op(
-            k,
-            TileOp::CopyAsync {
-                dst: &b_s,
-                src: &b_g,
-                mbar: Some(bar),
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )?;
-        Ok(())
-    })
-    .end()?;
+    tma_loads(
+        &mut k,
+        leader,
+        bar,
+        2 * 64 * 128,
+        &[(&a_s, &a_g), (&b_s, &b_g)],
+    )?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
     use layouts::fragment::wgmma::Dtype;
@@ -661,29 +671,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     let b_s =
         TileRef::shared_row_major(ScalarType::Bf16, N, 16, tb, 1024).with_swizzle(SwizzleMode::B32);
     let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
-    k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some((N * 32).into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
-        op(
-            k,
-            TileOp::CopyAsync {
-                dst: &b_s,
-                src: &b_g,
-                mbar: Some(bar),
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )?;
-        Ok(())
-    })
-    .end()?;
+    tma_loads(&mut k, leader, bar, N * 32, &[(&b_s, &b_g)])?;
     let wg = ExecScope::Warpgroup;
     let frag_a = layouts::fragment::wgmma::register_a(layouts::fragment::wgmma::Dtype::Bf16)
         .map_err(|e| k.error(e.to_string()))?;

@@ -2,7 +2,7 @@
 //! thread-value layout: value `v` of thread `t` is element `(row, col)` of the tile where
 //! `row + rows * col = tv(t, v)` (the thread part evaluated at run time, the value part folded).
 
-use ptx_isa::{FunctionBuilder, RegRef, Result, TargetSet, ty};
+use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
     address, div_const, eval_layout, expect_copy, rem_const, storages, thread_index,
@@ -129,76 +129,7 @@ fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
         k.mad_lo(idx, r, cols, c)?;
         let off = super::copy_scalar::element_offset(k, mem, idx)?;
         let a = address(k, mem, off)?;
-        move_one(k, *reg, a, load)?;
+        super::copy_view::access(k, std::slice::from_ref(reg), a, load)?;
     }
     Ok(())
-}
-
-fn move_one(
-    k: &mut FunctionBuilder,
-    reg: RegRef,
-    a: super::common::MemAddr,
-    load: bool,
-) -> Result<()> {
-    use super::common::MemAddr;
-    // The register is used through its own class; only the bit width matters to ld/st.
-    if reg.class.decl_type().bits() == 16 {
-        let r = ptx_isa::Reg::<ty::B16>::from_index(reg.index);
-        let r = if reg.class == ptx_isa::RegClass::B16 {
-            r
-        } else {
-            return move_h16(k, reg, a, load);
-        };
-        return match (a, load) {
-            (MemAddr::Global(a), true) => k.ld(r, a),
-            (MemAddr::Shared(a), true) => k.ld(r, a),
-            (MemAddr::Global(a), false) => k.st(a, r),
-            (MemAddr::Shared(a), false) => k.st(a, r),
-        };
-    }
-    match reg.class {
-        ptx_isa::RegClass::F32 => {
-            let r = ptx_isa::Reg::<ty::F32>::from_index(reg.index);
-            match (a, load) {
-                (MemAddr::Global(a), true) => k.ld(r, a),
-                (MemAddr::Shared(a), true) => k.ld(r, a),
-                (MemAddr::Global(a), false) => k.st(a, r),
-                (MemAddr::Shared(a), false) => k.st(a, r),
-            }
-        }
-        ptx_isa::RegClass::H32 => {
-            let r = ptx_isa::Reg::<ty::Bf16x2>::from_index(reg.index);
-            match (a, load) {
-                (MemAddr::Global(a), true) => k.ld(r, a),
-                (MemAddr::Shared(a), true) => k.ld(r, a),
-                (MemAddr::Global(a), false) => k.st(a, r),
-                (MemAddr::Shared(a), false) => k.st(a, r),
-            }
-        }
-        _ => {
-            let r = ptx_isa::Reg::<ty::B32>::from_index(reg.index);
-            match (a, load) {
-                (MemAddr::Global(a), true) => k.ld(r, a),
-                (MemAddr::Shared(a), true) => k.ld(r, a),
-                (MemAddr::Global(a), false) => k.st(a, r),
-                (MemAddr::Shared(a), false) => k.st(a, r),
-            }
-        }
-    }
-}
-
-fn move_h16(
-    k: &mut FunctionBuilder,
-    reg: RegRef,
-    a: super::common::MemAddr,
-    load: bool,
-) -> Result<()> {
-    use super::common::MemAddr;
-    let r = ptx_isa::Reg::<ty::Bf16>::from_index(reg.index);
-    match (a, load) {
-        (MemAddr::Global(a), true) => k.ld(r, a),
-        (MemAddr::Shared(a), true) => k.ld(r, a),
-        (MemAddr::Global(a), false) => k.st(a, r),
-        (MemAddr::Shared(a), false) => k.st(a, r),
-    }
 }

@@ -127,8 +127,7 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
         .is_some_and(|&(e, d)| d == 1 && e % 8 == 0)
         && cols % 8 == 0;
     for w in 0..if fast { 0 } else { threads / 32 } {
-        for (g, v0) in group_offsets.iter().enumerate() {
-            let _ = g;
+        for v0 in &group_offsets {
             for q in 0..num as i64 {
                 let cell = off(32 * w, 0)? + v0 + (q & 1) * b + (q >> 1) * c;
                 for rr in 0..8 {

@@ -354,8 +354,14 @@ fn zero(k: &mut FunctionBuilder, regs: &[RegRef]) -> Result<()> {
     Ok(())
 }
 
-/// One `ld`/`st` (vector when more than one register) of registers of one class.
-fn access(k: &mut FunctionBuilder, regs: &[RegRef], a: MemAddr, load: bool) -> Result<()> {
+/// One `ld`/`st` (vector when more than one register) of registers of one class, each used
+/// through its own class (only the bit width matters to ld/st).
+pub(super) fn access(
+    k: &mut FunctionBuilder,
+    regs: &[RegRef],
+    a: MemAddr,
+    load: bool,
+) -> Result<()> {
     macro_rules! go {
         ($t:ty) => {{
             let r: Vec<ptx_isa::Reg<$t>> = regs
