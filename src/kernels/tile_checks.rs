@@ -422,16 +422,8 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     )?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
-    use layouts::fragment::wgmma::Dtype;
-    let dt = match input {
-        ScalarType::F16 => Dtype::F16,
-        ScalarType::Tf32 => Dtype::Tf32,
-        ScalarType::E4m3 => Dtype::E4m3,
-        ScalarType::E5m2 => Dtype::E5m2,
-        _ => Dtype::Bf16,
-    };
-    let frag =
-        layouts::fragment::wgmma::accumulator(N as i64, dt).map_err(|e| k.error(e.to_string()))?;
+    let frag = layouts::fragment::wgmma::accumulator(N as i64, input)
+        .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
         .regs::<ty::F32>((N / 2) as usize)
         .into_iter()
@@ -675,7 +667,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
     tma_loads(&mut k, leader, bar, N * 32, &[(&b_s, &b_g)])?;
     let wg = ExecScope::Warpgroup;
-    let frag_a = layouts::fragment::wgmma::register_a(layouts::fragment::wgmma::Dtype::Bf16)
+    let frag_a = layouts::fragment::wgmma::register_a(ptx_isa::ScalarType::Bf16)
         .map_err(|e| k.error(e.to_string()))?;
     let a_regs: Vec<RegRef> = k
         .regs::<ty::B32>(4)
@@ -701,9 +693,8 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     )?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
-    let frag_d =
-        layouts::fragment::wgmma::accumulator(N as i64, layouts::fragment::wgmma::Dtype::Bf16)
-            .map_err(|e| k.error(e.to_string()))?;
+    let frag_d = layouts::fragment::wgmma::accumulator(N as i64, ptx_isa::ScalarType::Bf16)
+        .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
         .regs::<ty::F32>((N / 2) as usize)
         .into_iter()
