@@ -11,7 +11,7 @@ use smem::SwizzleMode;
 
 use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
 use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
-use crate::runtime::{Arg, Swizzle, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 use crate::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
@@ -343,7 +343,7 @@ fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
     let y = ctx.upload(&vec![0xFFFFu16; 2 * n * n], &[2 * n, n])?;
     let map = |addr| {
         TensorMapDesc::row_major(TensorMapDType::BF16, addr, &[2 * n, n], &[N, N])
-            .with_swizzle(Swizzle::B128)
+            .with_swizzle(SwizzleMode::B128)
     };
     let (ms, md) = (
         ctx.dev.encode_tensor_map(&map(x.addr())).map_err(e2s)?,
@@ -491,7 +491,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, String> {
         let map = |dtype, addr| {
             TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
-                .with_swizzle(Swizzle::B128)
+                .with_swizzle(SwizzleMode::B128)
         };
         match input {
             ScalarType::Tf32 => {
@@ -748,7 +748,7 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
         .dev
         .encode_tensor_map(
             &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
-                .with_swizzle(Swizzle::B32),
+                .with_swizzle(SwizzleMode::B32),
         )
         .map_err(e2s)?;
     let mut d = ctx.poisoned(&[n, n])?;
