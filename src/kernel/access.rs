@@ -44,9 +44,9 @@ impl KernelBuilder {
     ) -> Result<Buffer<T>> {
         let n = self.check_shape(name, shape)?;
         let bytes = n
-            .checked_mul(T::DTYPE.size_bytes() as u32)
+            .checked_mul(T::DTYPE.bytes())
             .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.size_bytes() as u32);
+        let align = align.max(T::DTYPE.bytes());
         self.pool
             .alloc_static(name, bytes, align)
             .map_err(|e| self.smem_err(e))?;
@@ -66,9 +66,9 @@ impl KernelBuilder {
     ) -> Result<Buffer<T>> {
         let n = self.check_shape(name, shape)?;
         let bytes = n
-            .checked_mul(T::DTYPE.size_bytes() as u32)
+            .checked_mul(T::DTYPE.bytes())
             .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.size_bytes() as u32);
+        let align = align.max(T::DTYPE.bytes());
         let base = self.pool_bytes(name, bytes, align)?;
         self.shared_buffer(name, base, shape, align)
     }
@@ -135,7 +135,7 @@ impl KernelBuilder {
             shape,
             strides,
             elem_offset: Expr::Const(0),
-            align: T::DTYPE.size_bytes() as u32,
+            align: T::DTYPE.bytes(),
             swizzle: None,
         })
     }
@@ -215,7 +215,7 @@ impl KernelBuilder {
     /// window, then the buffer's swizzle if it has one) and added to the data pointer.
     pub fn ptr_to<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Ptr> {
         let e = self.linear_index(buf, idx)?;
-        let size = T::DTYPE.size_bytes() as u32;
+        let size = T::DTYPE.bytes();
         match &buf.storage {
             Storage::Local(_) => Err(self.buffer_err(&buf.name, "registers have no address")),
             Storage::Global(base) => {
@@ -303,7 +303,7 @@ impl KernelBuilder {
     /// Checks that `width` elements from `buf[idx]` are one aligned vector access: the data
     /// pointer's alignment and the divisibility of the index must both cover the vector's bytes.
     fn check_vector<T: Elem>(&self, buf: &Buffer<T>, e: &Expr, width: usize) -> Result<()> {
-        let size = T::DTYPE.size_bytes() as i64;
+        let size = T::DTYPE.bytes() as i64;
         let bytes = size * width as i64;
         if !(width == 2 || width == 4) || bytes > 16 {
             return Err(self.buffer_err(

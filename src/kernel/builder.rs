@@ -510,7 +510,7 @@ impl KernelBuilder {
                 }
             });
         }
-        let size = T::DTYPE.size_bytes() as u32;
+        let size = T::DTYPE.bytes();
         let align = opts.align.unwrap_or(size);
         if !align.is_power_of_two() || align < size {
             return Err(self.param_err(
