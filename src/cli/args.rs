@@ -2,6 +2,28 @@
 
 use super::CliError;
 
+/// Why an option's value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// Not a decimal or `0x`-hexadecimal number.
+    #[error("expected a decimal or 0x-hexadecimal number")]
+    NotANumber,
+    /// A number too wide for where it goes.
+    #[error("{value} does not fit {field}")]
+    TooWide {
+        /// The number.
+        value: u64,
+        /// Where it goes (`in 32 bits`, `the 3-bit field`).
+        field: &'static str,
+    },
+    /// Not `ROWSxBYTES`.
+    #[error("expected ROWSxBYTES")]
+    NotATileSize,
+    /// A name the option does not know (a target, a type, a mode), with the parser's words.
+    #[error("{0}")]
+    Unknown(String),
+}
+
 /// Arguments split into positionals and options, consumed by the subcommand as it reads them.
 /// [`Args::finish`] rejects anything left over, so a misspelt option is an error, not ignored.
 #[derive(Debug, Clone)]
@@ -55,7 +77,7 @@ impl Args {
     pub fn parsed<T>(
         &mut self,
         name: &str,
-        parse: impl FnOnce(&str) -> Result<T, String>,
+        parse: impl FnOnce(&str) -> Result<T, ValueError>,
     ) -> Result<Option<T>, CliError> {
         match self.value(name)? {
             Some(v) => parse(&v)

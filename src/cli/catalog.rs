@@ -1,11 +1,14 @@
 //! `ptxkit catalog --target T --out DIR`: one small, complete kernel per instruction form the target
 //! has (file name = the form's name), and `ptxkit forms [--target T]`: the form table itself.
 
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 use ptx_isa::{Form, Target, catalog};
 
 fn target_arg(a: &mut Args) -> Result<Option<Target>, CliError> {
-    a.parsed("--target", |s| s.parse::<Target>().map_err(|e| e.message))
+    a.parsed("--target", |s| {
+        s.parse::<Target>()
+            .map_err(|e| ValueError::Unknown(e.message))
+    })
 }
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {

@@ -1,13 +1,14 @@
 //! `ptxkit check FILE... [--target T]`: validates PTX files offline and prints one line per finding,
 //! `FILE:LINE:COL: error: MESSAGE` (and warnings). Exits 0 when every file is valid, 1 otherwise.
 
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 use ptx_isa::validate::{self, Options, Severity};
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
     let mut a = Args::new(args);
     let target = a.parsed("--target", |s| {
-        s.parse::<ptx_isa::Target>().map_err(|e| e.message)
+        s.parse::<ptx_isa::Target>()
+            .map_err(|e| ValueError::Unknown(e.message))
     })?;
     let files = a.positionals();
     a.finish()?;

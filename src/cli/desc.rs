@@ -10,41 +10,44 @@ use smem::SwizzleMode;
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 
 /// Parses a decimal or `0x` hexadecimal number (underscores allowed).
-pub(super) fn number(s: &str) -> Result<u64, String> {
+pub(super) fn number(s: &str) -> Result<u64, ValueError> {
     let t = s.replace('_', "");
     let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => t.parse::<u64>(),
     };
-    r.map_err(|_| "expected a decimal or 0x-hexadecimal number".to_string())
+    r.map_err(|_| ValueError::NotANumber)
 }
 
 /// [`number`] narrowed to u32.
-pub(super) fn number_u32(s: &str) -> Result<u32, String> {
+pub(super) fn number_u32(s: &str) -> Result<u32, ValueError> {
     let n = number(s)?;
-    u32::try_from(n).map_err(|_| format!("{n} does not fit in 32 bits"))
+    u32::try_from(n).map_err(|_| ValueError::TooWide {
+        value: n,
+        field: "in 32 bits",
+    })
 }
 
 fn required<T>(
     args: &mut Args,
     name: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    parse: impl FnOnce(&str) -> Result<T, ValueError>,
 ) -> Result<T, CliError> {
     args.parsed(name, parse)?
         .ok_or_else(|| CliError::usage(format!("desc: {name} is required")))
 }
 
 /// The tcgen05 swizzle field: the four byte modes, or `128B-base32B` (code 1).
-fn umma_swizzle(s: &str) -> Result<UmmaSwizzle, String> {
+fn umma_swizzle(s: &str) -> Result<UmmaSwizzle, ValueError> {
     if s.eq_ignore_ascii_case("128b-base32b") {
         return Ok(UmmaSwizzle::B128Atom32);
     }
     s.parse::<SwizzleMode>()
         .map(UmmaSwizzle::from)
-        .map_err(|e| e.to_string())
+        .map_err(|e| ValueError::Unknown(e.to_string()))
 }
 
 fn umma_swizzle_name(s: UmmaSwizzle) -> String {
@@ -78,7 +81,10 @@ fn encode(mut args: Args) -> Result<Output, CliError> {
     let base_offset = args
         .parsed("--base-offset", |s| {
             let n = number(s)?;
-            u8::try_from(n).map_err(|_| format!("{n} does not fit the 3-bit field"))
+            u8::try_from(n).map_err(|_| ValueError::TooWide {
+                value: n,
+                field: "the 3-bit field",
+            })
         })?
         .unwrap_or(0);
     let swizzle = required(&mut args, "--swizzle", |s| Ok(s.to_string()))?;
@@ -88,12 +94,13 @@ fn encode(mut args: Args) -> Result<Output, CliError> {
     let [arch] = pos.as_slice() else {
         return Err(CliError::usage(usage));
     };
-    let bad_swizzle = |e: String| CliError::usage(format!("--swizzle {swizzle}: {e}"));
+    let bad_swizzle =
+        |e: &dyn std::fmt::Display| CliError::usage(format!("--swizzle {swizzle}: {e}"));
     let bits = match arch.as_str() {
         "sm90" => {
             let swizzle = swizzle
                 .parse::<SwizzleMode>()
-                .map_err(|e| bad_swizzle(e.to_string()))?;
+                .map_err(|e| bad_swizzle(&e))?;
             if lbo_mode.is_some() {
                 return Err(CliError::usage("desc: --lbo-mode exists only for sm100"));
             }
@@ -107,7 +114,7 @@ fn encode(mut args: Args) -> Result<Output, CliError> {
             .encode()
         }
         "sm100" => {
-            let swizzle = umma_swizzle(&swizzle).map_err(bad_swizzle)?;
+            let swizzle = umma_swizzle(&swizzle).map_err(|e| bad_swizzle(&e))?;
             let lbo_mode = match lbo_mode {
                 None | Some(0) => LboMode::Relative,
                 Some(1) => LboMode::Absolute,

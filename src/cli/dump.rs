@@ -1,7 +1,7 @@
 //! `ptxkit dump NAME [--target T] [--out FILE]` and `ptxkit dump --list`: the PTX of a built-in
 //! kernel.
 
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 use crate::kernels::{BUILTINS, builtin};
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
@@ -15,7 +15,8 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
         return Ok(s.into());
     }
     let target = a.parsed("--target", |s| {
-        s.parse::<ptx_isa::Target>().map_err(|e| e.message)
+        s.parse::<ptx_isa::Target>()
+            .map_err(|e| ValueError::Unknown(e.message))
     })?;
     let out = a.value("--out")?;
     let names = a.positionals();

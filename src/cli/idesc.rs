@@ -10,33 +10,35 @@ use smem::Major;
 use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
 
 use super::desc::number_u32;
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 
 fn required<T>(
     args: &mut Args,
     name: &str,
-    parse: impl FnOnce(&str) -> Result<T, String>,
+    parse: impl FnOnce(&str) -> Result<T, ValueError>,
 ) -> Result<T, CliError> {
     args.parsed(name, parse)?
         .ok_or_else(|| CliError::usage(format!("idesc: {name} is required")))
 }
 
 /// A PTX type name, with or without its dot, in any case (`bf16`, `.E4M3`).
-fn dtype(s: &str) -> Result<ScalarType, String> {
+fn dtype(s: &str) -> Result<ScalarType, ValueError> {
     s.to_ascii_lowercase()
         .parse::<ScalarType>()
-        .map_err(|e| e.to_string())
+        .map_err(|e| ValueError::Unknown(e.to_string()))
 }
 
-fn major(s: &str) -> Result<Major, String> {
-    s.parse::<Major>().map_err(|e| e.to_string())
+fn major(s: &str) -> Result<Major, ValueError> {
+    s.parse::<Major>()
+        .map_err(|e| ValueError::Unknown(e.to_string()))
 }
 
 /// Runs `ptxkit idesc ARGS...`.
 pub fn run(args: &[String]) -> Result<Output, CliError> {
     let mut args = Args::new(args);
     let kind = required(&mut args, "--kind", |s| {
-        s.parse::<MmaKind>().map_err(|e| e.to_string())
+        s.parse::<MmaKind>()
+            .map_err(|e| ValueError::Unknown(e.to_string()))
     })?;
     let a = required(&mut args, "--a", dtype)?;
     let b = required(&mut args, "--b", dtype)?;

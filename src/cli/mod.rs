@@ -15,7 +15,7 @@ mod layout;
 mod selftest;
 mod swizzle;
 
-pub use args::Args;
+pub use args::{Args, ValueError};
 
 /// A failed subcommand: the exit status and a one-line message for stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 use smem::{Swizzle, SwizzleMode};
 
 use super::desc::number;
-use super::{Args, CliError, Output};
+use super::{Args, CliError, Output, ValueError};
 
 /// The most cells `--tile` draws.
 const MAX_CELLS: u64 = 1 << 16;
@@ -32,8 +32,8 @@ fn spec(s: &str) -> Result<Swizzle, CliError> {
         .map_err(|e| CliError::usage(format!("swizzle: {e}")))
 }
 
-fn tile_size(s: &str) -> Result<(u64, u64), String> {
-    let (rows, bytes) = s.split_once(['x', 'X']).ok_or("expected ROWSxBYTES")?;
+fn tile_size(s: &str) -> Result<(u64, u64), ValueError> {
+    let (rows, bytes) = s.split_once(['x', 'X']).ok_or(ValueError::NotATileSize)?;
     Ok((number(rows)?, number(bytes)?))
 }
 

@@ -103,7 +103,7 @@ impl KernelBuilder {
         let shape = shape_of(shape);
         let strides = Layout::RowMajor
             .strides_for(&shape)
-            .map_err(|r| self.buffer_err(name, r))?;
+            .map_err(|r| self.buffer_err(name, r.to_string()))?;
         Ok(Buffer {
             kernel: self.name.clone(),
             name: name.to_string(),
@@ -127,7 +127,7 @@ impl KernelBuilder {
         let shape = shape_of(shape);
         let strides = Layout::RowMajor
             .strides_for(&shape)
-            .map_err(|r| self.buffer_err(name, r))?;
+            .map_err(|r| self.buffer_err(name, r.to_string()))?;
         Ok(Buffer {
             kernel: self.name.clone(),
             name: name.to_string(),
@@ -166,7 +166,7 @@ impl KernelBuilder {
         let shape: Vec<Expr> = shape.exprs().iter().map(|e| self.simplify(e)).collect();
         let strides = layout
             .strides_for(&shape)
-            .map_err(|r| self.buffer_err(name, r))?;
+            .map_err(|r| self.buffer_err(name, r.to_string()))?;
         if !align.is_power_of_two() {
             return Err(self.buffer_err(name, format!("alignment {align}")));
         }

@@ -26,6 +26,36 @@ macro_rules! elem {
 }
 elem!(F32, F64, U32, S32, U64, S64, U16, S16, F16, Bf16);
 
+/// A CuTe layout with nested modes given as a buffer layout, which takes one flat mode per
+/// dimension ([`Layout::cute`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} has nested modes; a buffer layout takes a flat one")]
+pub struct NestedLayout(pub layouts::Layout);
+
+/// A layout that does not fit a buffer's shape ([`Layout::strides_for`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LayoutMismatch {
+    /// Explicit strides of another rank than the shape's.
+    #[error("{strides} strides for a rank-{rank} shape")]
+    Rank {
+        /// Strides given.
+        strides: usize,
+        /// The shape's rank.
+        rank: usize,
+    },
+    /// A CuTe layout whose extents are not the shape's.
+    #[error(
+        "layout extents {layout:?} do not match the shape [{}]",
+        shape.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    Extents {
+        /// The layout's extents.
+        layout: Vec<i64>,
+        /// The shape.
+        shape: Vec<Expr>,
+    },
+}
+
 /// How a buffer's indices map to element offsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layout {
@@ -49,18 +79,16 @@ impl Layout {
     /// The layout of a flat CuTe layout (`"(4,8):(1,4)"`, as TIRx's `TileLayout(S[(4, 8):(1, 4)])`):
     /// one mode per buffer dimension. Nested modes are refused (their indexing needs the tile
     /// layouts, not a stride per dimension).
-    pub fn cute(l: &layouts::Layout) -> std::result::Result<Layout, String> {
+    pub fn cute(l: &layouts::Layout) -> std::result::Result<Layout, NestedLayout> {
         if l.depth() > 1 {
-            return Err(format!(
-                "{l} has nested modes; a buffer layout takes a flat one"
-            ));
+            return Err(NestedLayout(l.clone()));
         }
         Ok(Layout::Shaped(l.flat_modes()))
     }
 
     /// The strides of this layout for `shape`; an error when explicit strides have the wrong rank
     /// or a CuTe layout's extents are not the shape's.
-    pub fn strides_for(&self, shape: &[Expr]) -> std::result::Result<Vec<Expr>, String> {
+    pub fn strides_for(&self, shape: &[Expr]) -> std::result::Result<Vec<Expr>, LayoutMismatch> {
         let n = shape.len();
         let mut s = vec![Expr::Const(1); n];
         match self {
@@ -76,7 +104,10 @@ impl Layout {
             }
             Layout::Strided(v) if v.len() == n => s = v.clone(),
             Layout::Strided(v) => {
-                return Err(format!("{} strides for a rank-{n} shape", v.len()));
+                return Err(LayoutMismatch::Rank {
+                    strides: v.len(),
+                    rank: n,
+                });
             }
             Layout::Shaped(modes) => {
                 let fits = modes.len() == n
@@ -85,12 +116,10 @@ impl Layout {
                         .zip(shape)
                         .all(|(m, e)| e.as_const().is_none_or(|c| c == m.0));
                 if !fits {
-                    let ext: Vec<String> = shape.iter().map(ToString::to_string).collect();
-                    return Err(format!(
-                        "layout extents {:?} do not match the shape [{}]",
-                        modes.iter().map(|m| m.0).collect::<Vec<_>>(),
-                        ext.join(", ")
-                    ));
+                    return Err(LayoutMismatch::Extents {
+                        layout: modes.iter().map(|m| m.0).collect(),
+                        shape: shape.to_vec(),
+                    });
                 }
                 s = modes.iter().map(|m| Expr::Const(m.1)).collect();
             }
@@ -231,7 +260,7 @@ impl<T: Elem> Buffer<T> {
         }
         let strides = Layout::RowMajor
             .strides_for(&shape)
-            .map_err(|r| self.err(r))?;
+            .map_err(|r| self.err(r.to_string()))?;
         Ok(Buffer {
             shape,
             strides,
@@ -285,7 +314,9 @@ impl<T: Elem> Buffer<T> {
 
     /// The same storage under another layout.
     pub fn with_layout(&self, layout: Layout) -> Result<Buffer<T>> {
-        let strides = layout.strides_for(&self.shape).map_err(|r| self.err(r))?;
+        let strides = layout
+            .strides_for(&self.shape)
+            .map_err(|r| self.err(r.to_string()))?;
         Ok(Buffer {
             strides,
             ..self.clone()
@@ -334,7 +365,7 @@ impl<T: Elem> Buffer<T> {
         let shape: Vec<Expr> = shape.exprs();
         let strides = Layout::RowMajor
             .strides_for(&shape)
-            .map_err(|r| self.err(r))?;
+            .map_err(|r| self.err(r.to_string()))?;
         Ok(Buffer {
             kernel: self.kernel.clone(),
             name: self.name.clone(),

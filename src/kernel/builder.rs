@@ -521,7 +521,7 @@ impl KernelBuilder {
         let strides = opts
             .layout
             .strides_for(&shape)
-            .map_err(|r| self.param_err(name, r))?;
+            .map_err(|r| self.param_err(name, r.to_string()))?;
         let p = self.f.param_ptr(name, StateSpace::Global, Some(align))?;
         let generic = self.f.load_param(&p)?;
         let global = self.f.reg::<ty::U64>();

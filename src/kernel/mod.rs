@@ -48,7 +48,7 @@ mod error;
 pub mod expr;
 mod scope;
 
-pub use buffer::{Buffer, Elem, Layout, Ptr, Storage};
+pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};
 pub use built::{BuiltKernel, LaunchSpec, LoadedKernel};
 pub use control::If;

@@ -1,7 +1,7 @@
 //! Bad launches on a real device: each is refused before anything runs, with the error that
 //! names the problem, and the poisoned output stays poisoned.
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s};
+use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::{scale, vector_add};
 use crate::runtime::{Arg, RuntimeError, TensorMapDType, TensorMapDesc};
 use smem::SwizzleMode;
@@ -10,11 +10,15 @@ fn refused(
     what: &str,
     r: Result<impl std::fmt::Debug, RuntimeError>,
     ok: fn(&RuntimeError) -> bool,
-) -> Result<String, String> {
+) -> Result<String, GpuCheckError> {
+    let unexpected = |detail: String| GpuCheckError::Unexpected {
+        check: what.to_string(),
+        detail,
+    };
     match r {
         Err(e) if ok(&e) => Ok(format!("{what}: refused")),
-        Err(e) => Err(format!("{what}: wrong error: {e}")),
-        Ok(v) => Err(format!("{what}: not refused ({v:?})")),
+        Err(e) => Err(unexpected(format!("wrong error: {e}"))),
+        Ok(v) => Err(unexpected(format!("not refused ({v:?})"))),
     }
 }
 
@@ -22,8 +26,8 @@ fn refused(
 /// cluster.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let target = ctx.target();
-    let vadd = ctx.load(&vector_add::build(target).map_err(e2s)?)?;
-    let scale = ctx.load(&scale::build(target).map_err(e2s)?)?;
+    let vadd = ctx.load(&vector_add::build(target)?)?;
+    let scale = ctx.load(&scale::build(target)?)?;
     let n = 1000;
     let (ha, hshort) = (ctx.rng.vec_f32(n), ctx.rng.vec_f32(n - 1));
     let a = ctx.upload(&ha, &[n])?;
@@ -70,10 +74,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         .iter()
         .map(Arg::desc)
         .collect();
-    let (cfg, _) = vadd
-        .built()
-        .config_for(&descs, ctx.dev.ordinal())
-        .map_err(e2s)?;
+    let (cfg, _) = vadd.built().config_for(&descs, ctx.dev.ordinal())?;
     let optin = ctx.dev.attributes().max_shared_memory_per_block_optin;
     lines.push(refused(
         "too much smem (opt-in + 1 KiB)",
@@ -97,7 +98,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     )?);
     let got = ctx.download(&c)?;
     if got.iter().any(|v| !v.is_nan()) {
-        return Err("a refused launch wrote the output".into());
+        return Err(GpuCheckError::Unexpected {
+            check: "bad launches".into(),
+            detail: "a refused launch wrote the output".into(),
+        });
     }
     Ok(Report {
         max_err: 0.0,

@@ -7,7 +7,7 @@
 use ptx_isa::spaces::SharedCluster;
 use ptx_isa::{Addr, Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::Arg;
 
@@ -74,7 +74,7 @@ pub fn reference(x: &[f32]) -> Vec<f32> {
 
 /// Runs with fresh data; `out` poisoned.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let built = build(ctx.target()).map_err(e2s)?;
+    let built = build(ctx.target())?;
     let k = ctx.load(&built)?;
     let n = (CLUSTERS * CLUSTER * THREADS) as usize;
     let hx = ctx.rng.vec_f32(n);
@@ -83,8 +83,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     k.launch(
         &ctx.stream,
         &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)],
-    )
-    .map_err(e2s)?;
+    )?;
     let got = ctx.download(&out)?;
     Ok(Report {
         max_err: max_abs_err(&got, &reference(&hx)),

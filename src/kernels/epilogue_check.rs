@@ -11,7 +11,7 @@
 
 use ptx_isa::{RegRef, ScalarType, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s};
+use super::gpu::{GpuCtx, Report, RunResult};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::Arg;
 use crate::tile::{Elementwise, ExecScope, Extent, TileOp, TileRef};
@@ -196,7 +196,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let mut wrong = 0usize;
     let mut checked = 0usize;
     for case in &cases {
-        let k = ctx.load(&build_for(ctx.target(), case.multiple).map_err(e2s)?)?;
+        let k = ctx.load(&build_for(ctx.target(), case.multiple)?)?;
         let total_rows = case.origin.0 + B as usize + 8;
         let len = total_rows * case.pitch;
         let hc: Vec<half::bf16> = ctx
@@ -228,8 +228,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 alpha.into(),
                 beta.into(),
             ],
-        )
-        .map_err(e2s)?;
+        )?;
         let got = ctx.download(&out)?;
         for (i, &g) in got.iter().enumerate() {
             let (r, col) = (i / case.pitch, i % case.pitch);

@@ -80,8 +80,31 @@ impl Report {
     }
 }
 
-/// A failure of an example run: a build, load, launch or copy error.
-pub type RunResult = Result<Report, String>;
+/// Why an example could not run to its comparison (a wrong result is a failed [`Report`]).
+#[derive(Debug, thiserror::Error)]
+pub enum GpuCheckError {
+    /// Building the kernel failed.
+    #[error("building the kernel: {0}")]
+    Build(#[from] crate::kernel::KernelError),
+    /// Loading, a copy, a tensor map or a launch failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A driver call (a synchronisation) failed.
+    #[error("CUDA: {0}")]
+    Driver(#[from] crate::runtime::cuda::DriverError),
+    /// The check itself saw something it does not expect (a launch that should have been refused,
+    /// a refusal with the wrong error, an output written by a refused launch).
+    #[error("{check}: {detail}")]
+    Unexpected {
+        /// What was checked.
+        check: String,
+        /// What happened.
+        detail: String,
+    },
+}
+
+/// An example run: its report, or why it did not get that far.
+pub type RunResult = Result<Report, GpuCheckError>;
 
 /// A device, a stream and a random source.
 pub struct GpuCtx {
@@ -114,8 +137,8 @@ impl GpuCtx {
     }
 
     /// Loads a built kernel.
-    pub fn load(&self, k: &BuiltKernel) -> Result<LoadedKernel, String> {
-        k.load(&self.dev, &JitOptions::default()).map_err(e2s)
+    pub fn load(&self, k: &BuiltKernel) -> Result<LoadedKernel, GpuCheckError> {
+        Ok(k.load(&self.dev, &JitOptions::default())?)
     }
 
     /// A device tensor holding `data`.
@@ -123,25 +146,20 @@ impl GpuCtx {
         &self,
         data: &[T],
         shape: &[usize],
-    ) -> Result<DeviceTensor<T>, String> {
-        DeviceTensor::from_host(&self.stream, data, shape.to_vec()).map_err(e2s)
+    ) -> Result<DeviceTensor<T>, GpuCheckError> {
+        Ok(DeviceTensor::from_host(&self.stream, data, shape.to_vec())?)
     }
 
     /// A device tensor of `shape` filled with NaN (so an element the kernel misses shows).
-    pub fn poisoned(&self, shape: &[usize]) -> Result<DeviceTensor<f32>, String> {
+    pub fn poisoned(&self, shape: &[usize]) -> Result<DeviceTensor<f32>, GpuCheckError> {
         let n = shape.iter().product();
         self.upload(&vec![f32::NAN; n], shape)
     }
 
     /// Copies a tensor back.
-    pub fn download<T: Element>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>, String> {
-        t.to_host(&self.stream).map_err(e2s)
+    pub fn download<T: Element>(&self, t: &DeviceTensor<T>) -> Result<Vec<T>, GpuCheckError> {
+        Ok(t.to_host(&self.stream)?)
     }
-}
-
-/// A runtime error as text.
-pub fn e2s(e: impl std::fmt::Display) -> String {
-    e.to_string()
 }
 
 /// One GPU example: its name, what it checks, its kernel builder and its run.
@@ -306,7 +324,7 @@ pub fn result_line(name: &str, r: &RunResult) -> String {
             rep.tolerance,
             rep.detail
         ),
-        Err(e) => format!("FAIL {name:<17} {}", e.replace('\n', " | ")),
+        Err(e) => format!("FAIL {name:<17} {}", e.to_string().replace('\n', " | ")),
     }
 }
 

@@ -5,7 +5,7 @@
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
 use crate::runtime::Arg;
 
@@ -46,7 +46,7 @@ pub fn scale(target: Target) -> ptx_isa::Result<Module> {
 
 /// Runs on m = 1, 333 and 4099 with a random scalar.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build(ctx.target())?)?;
     let mut err = 0.0f64;
     let mut sizes = Vec::new();
     let cols = COLS as usize;
@@ -58,8 +58,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         k.launch(
             &ctx.stream,
             &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()],
-        )
-        .map_err(e2s)?;
+        )?;
         let got = ctx.download(&y)?;
         let want: Vec<f32> = hx.iter().map(|v| v * s).collect();
         err = err.max(max_abs_err(&got, &want));

@@ -9,7 +9,7 @@ use ptx_isa::spaces::Shared;
 use ptx_isa::{Addr, RegRef, ScalarType, Sinkable, Target, ty};
 use smem::SwizzleMode;
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 use crate::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
@@ -134,7 +134,7 @@ pub fn build_copies(target: Target) -> Result<BuiltKernel> {
 }
 
 fn run_copies(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build_copies(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build_copies(ctx.target())?)?;
     let n = N as usize;
     let hx = ctx.rng.vec_f32(n * n);
     let x = ctx.upload(&hx, &[n, n])?;
@@ -142,7 +142,10 @@ fn run_copies(ctx: &mut GpuCtx) -> RunResult {
         .map(|_| ctx.poisoned(&[n, n]))
         .collect::<std::result::Result<_, _>>()?;
     let [y1, y2, y3] = &mut y[..] else {
-        return Err("three outputs".into());
+        return Err(GpuCheckError::Unexpected {
+            check: "tile_copies".into(),
+            detail: "three outputs expected".into(),
+        });
     };
     k.launch(
         &ctx.stream,
@@ -152,8 +155,7 @@ fn run_copies(ctx: &mut GpuCtx) -> RunResult {
             Arg::tensor_mut(y2),
             Arg::tensor_mut(y3),
         ],
-    )
-    .map_err(e2s)?;
+    )?;
     let mut err = 0.0f64;
     for t in &y {
         err = err.max(max_abs_err(&ctx.download(t)?, &hx));
@@ -197,15 +199,14 @@ pub fn build_matrix(target: Target) -> Result<BuiltKernel> {
 }
 
 fn run_matrix(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build_matrix(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build_matrix(ctx.target())?)?;
     // Any 16-bit patterns (NaNs included): the copy moves bits, compared as bits.
     let hx: Vec<half::bf16> = (0..256)
         .map(|_| half::bf16::from_bits((ctx.rng.next_u64() & 0xFFFF) as u16))
         .collect();
     let x = ctx.upload(&hx, &[32, 8])?;
     let mut y = ctx.upload(&vec![half::bf16::from_bits(0xFFFF); 256], &[32, 8])?;
-    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])
-        .map_err(e2s)?;
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
     let got = ctx.download(&y)?;
     let wrong = got
         .iter()
@@ -339,7 +340,7 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
 
 fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
     let n = N as usize;
-    let k = ctx.load(&build_tma(ctx.target(), multicast).map_err(e2s)?)?;
+    let k = ctx.load(&build_tma(ctx.target(), multicast)?)?;
     // Source rows 0..128 (each CTA reads its own 64 rows, or CTA 0's rows for both with multicast).
     let hx: Vec<u16> = (0..2 * n * n)
         .map(|_| (ctx.rng.next_u64() & 0x7F7F) as u16)
@@ -351,15 +352,14 @@ fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
             .with_swizzle(SwizzleMode::B128)
     };
     let (ms, md) = (
-        ctx.dev.encode_tensor_map(&map(x.addr())).map_err(e2s)?,
-        ctx.dev.encode_tensor_map(&map(y.addr())).map_err(e2s)?,
+        ctx.dev.encode_tensor_map(&map(x.addr()))?,
+        ctx.dev.encode_tensor_map(&map(y.addr()))?,
     );
     k.launch(
         &ctx.stream,
         &mut [Arg::tensor_map(&ms), Arg::tensor_map(&md)],
-    )
-    .map_err(e2s)?;
-    ctx.stream.synchronize().map_err(e2s)?;
+    )?;
+    ctx.stream.synchronize()?;
     let got = ctx.download(&y)?;
     let want: Vec<u16> = if multicast {
         hx[..n * n].iter().chain(&hx[..n * n]).copied().collect()
@@ -491,9 +491,9 @@ const E5M2: [(u8, f64); 9] = [
 fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let n = N as usize;
     let kk = k_of(input) as usize;
-    let k = ctx.load(&build_wgmma(ctx.target(), input).map_err(e2s)?)?;
+    let k = ctx.load(&build_wgmma(ctx.target(), input)?)?;
     // Host values (as f64) and the device tensors with their tensor maps.
-    let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, String> {
+    let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, GpuCheckError> {
         let map = |dtype, addr| {
             TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
                 .with_swizzle(SwizzleMode::B128)
@@ -510,8 +510,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
                 let t = ctx.upload(&v, &[n, kk])?;
                 let m = ctx
                     .dev
-                    .encode_tensor_map(&map(TensorMapDType::F32, t.addr()))
-                    .map_err(e2s)?;
+                    .encode_tensor_map(&map(TensorMapDType::F32, t.addr()))?;
                 Ok((v.iter().map(|&x| x as f64).collect(), m, Box::new(t)))
             }
             ScalarType::E4m3 | ScalarType::E5m2 => {
@@ -527,8 +526,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
                 let t = ctx.upload(&bytes, &[n, kk])?;
                 let m = ctx
                     .dev
-                    .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))
-                    .map_err(e2s)?;
+                    .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))?;
                 Ok((idx.iter().map(|&i| table[i].1).collect(), m, Box::new(t)))
             }
             _ => {
@@ -556,17 +554,14 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
                     })
                     .collect();
                 let t = ctx.upload(&bits, &[n, kk])?;
-                let m = ctx
-                    .dev
-                    .encode_tensor_map(&map(
-                        if f16 {
-                            TensorMapDType::F16
-                        } else {
-                            TensorMapDType::BF16
-                        },
-                        t.addr(),
-                    ))
-                    .map_err(e2s)?;
+                let m = ctx.dev.encode_tensor_map(&map(
+                    if f16 {
+                        TensorMapDType::F16
+                    } else {
+                        TensorMapDType::BF16
+                    },
+                    t.addr(),
+                ))?;
                 Ok((vals, m, Box::new(t)))
             }
         }
@@ -581,8 +576,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
             Arg::tensor_map(&mbb),
             Arg::tensor_mut(&mut d),
         ],
-    )
-    .map_err(e2s)?;
+    )?;
     let got = ctx.download(&d)?;
     let want: Vec<f32> = (0..n * n)
         .map(|i| {
@@ -731,7 +725,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
 
 pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
     let n = N as usize;
-    let k = ctx.load(&build_wgmma_regs(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build_wgmma_regs(ctx.target())?)?;
     let bf16 = |ctx: &mut GpuCtx, len: usize| -> (Vec<half::bf16>, Vec<f64>) {
         let h: Vec<half::bf16> = ctx
             .rng
@@ -746,13 +740,10 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
     let (bb, bv) = bf16(ctx, n * 16);
     let a = ctx.upload(&ab, &[n, 16])?;
     let b = ctx.upload(&bb, &[n, 16])?;
-    let mb = ctx
-        .dev
-        .encode_tensor_map(
-            &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
-                .with_swizzle(SwizzleMode::B32),
-        )
-        .map_err(e2s)?;
+    let mb = ctx.dev.encode_tensor_map(
+        &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
+            .with_swizzle(SwizzleMode::B32),
+    )?;
     let mut d = ctx.poisoned(&[n, n])?;
     k.launch(
         &ctx.stream,
@@ -761,8 +752,7 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
             Arg::tensor_map(&mb),
             Arg::tensor_mut(&mut d),
         ],
-    )
-    .map_err(e2s)?;
+    )?;
     let got = ctx.download(&d)?;
     let want: Vec<f32> = (0..n * n)
         .map(|i| {
@@ -886,12 +876,11 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
 }
 
 pub(crate) fn tile_bulk_cluster(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build_bulk_cluster(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build_bulk_cluster(ctx.target())?)?;
     let hx = ctx.rng.vec_f32(512);
     let x = ctx.upload(&hx, &[2, 256])?;
     let mut y = ctx.poisoned(&[2, 256])?;
-    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])
-        .map_err(e2s)?;
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
     let got = ctx.download(&y)?;
     let want: Vec<f32> = hx[256..].iter().chain(&hx[..256]).copied().collect();
     Ok(Report {

@@ -10,7 +10,7 @@ use ptx_isa::spaces::{Shared, SharedCluster};
 use ptx_isa::{Addr, Module, Reg, Sinkable, StateSpace, Target, ty};
 use smem::SwizzleMode;
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, KernelBuilder, Ptr, Result};
 use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 
@@ -125,7 +125,7 @@ pub fn reference(src: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 /// Runs on the default shape with fresh data; `dst` poisoned.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let (rows, cols) = (SHAPE.0 as usize, SHAPE.1 as usize);
-    let built = build(ctx.target()).map_err(e2s)?;
+    let built = build(ctx.target())?;
     let k = ctx.load(&built)?;
     let hsrc = ctx.rng.vec_f32(rows * cols);
     let src = ctx.upload(&hsrc, &[rows, cols])?;
@@ -134,14 +134,13 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[BOX, BOX])
             .with_swizzle(SwizzleMode::B128)
     };
-    let src_map = ctx.dev.encode_tensor_map(&map(src.addr())).map_err(e2s)?;
-    let dst_map = ctx.dev.encode_tensor_map(&map(dst.addr())).map_err(e2s)?;
+    let src_map = ctx.dev.encode_tensor_map(&map(src.addr()))?;
+    let dst_map = ctx.dev.encode_tensor_map(&map(dst.addr()))?;
     k.launch(
         &ctx.stream,
         &mut [Arg::tensor_map(&src_map), Arg::tensor_map(&dst_map)],
-    )
-    .map_err(e2s)?;
-    ctx.stream.synchronize().map_err(e2s)?;
+    )?;
+    ctx.stream.synchronize()?;
     let got = ctx.download(&dst)?;
     Ok(Report {
         max_err: max_abs_err(&got, &reference(&hsrc, rows, cols)),

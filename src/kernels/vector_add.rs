@@ -4,7 +4,7 @@
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
+use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
 use crate::runtime::Arg;
 
@@ -40,7 +40,7 @@ pub fn vector_add(target: Target) -> ptx_isa::Result<Module> {
 
 /// Runs on lengths 1, 1000 and 2^20 + 3: one kernel, three values of `n`.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build(ctx.target()).map_err(e2s)?)?;
+    let k = ctx.load(&build(ctx.target())?)?;
     let mut err = 0.0f64;
     let mut sizes = Vec::new();
     for n in [1usize, 1000, (1 << 20) + 3] {
@@ -48,12 +48,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         let a = ctx.upload(&ha, &[n])?;
         let b = ctx.upload(&hb, &[n])?;
         let mut c = ctx.poisoned(&[n])?;
-        let syms = k
-            .launch(
-                &ctx.stream,
-                &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)],
-            )
-            .map_err(e2s)?;
+        let syms = k.launch(
+            &ctx.stream,
+            &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)],
+        )?;
         let got = ctx.download(&c)?;
         let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
         err = err.max(max_abs_err(&got, &want));

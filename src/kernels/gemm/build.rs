@@ -37,7 +37,7 @@ fn s32(r: R32) -> ptx_isa::Result<Reg<ty::S32>> {
 /// `alpha_beta`, `alpha` and `beta` (`.f32`).
 pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
     cfg.validate()
-        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e))?;
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
     let mut m = Module::new(Target::Sm90a);
     m.dynamic_shared("smem", 1024)?;
     let mut k = m.entry(&cfg.name());

@@ -35,6 +35,41 @@ pub const INPUTS: [ScalarType; 2] = [ScalarType::Bf16, ScalarType::F16];
 /// The element types of C.
 pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarType::F32];
 
+/// Why a [`GemmConfig`] is not a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GemmConfigError {
+    /// A tile width other than 64, 128, 192 or 256.
+    #[error("tile width {0} is not 64, 128, 192 or 256")]
+    TileWidth(u32),
+    /// Element types the kernel does not take.
+    #[error(
+        "{} inputs and {} output: the GEMM takes bf16/f16 in and bf16/f16/f32 out",
+        input.name(),
+        output.name()
+    )]
+    Types {
+        /// A and B's type.
+        input: ScalarType,
+        /// C's type.
+        output: ScalarType,
+    },
+    /// The TMA-store epilogue with an f32 C, alpha/beta or an odd N.
+    #[error("the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N")]
+    TmaStore,
+    /// A pipeline depth outside 2..=8.
+    #[error("{0} stages: 2..=8")]
+    Stages(u32),
+    /// A cluster of other than 1 or 2 CTAs along M.
+    #[error("cluster_m {0}: 1 or 2")]
+    Cluster(u32),
+    /// `group_m` of 0.
+    #[error("group_m must be positive")]
+    GroupM,
+    /// More shared memory than sm_90 has.
+    #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
+    SharedMemory(u32),
+}
+
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
@@ -140,36 +175,30 @@ impl GemmConfig {
     }
 
     /// Checks the configuration.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), GemmConfigError> {
         if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
-            return Err(format!("tile width {} is not 64, 128, 192 or 256", self.bn));
+            return Err(GemmConfigError::TileWidth(self.bn));
         }
         if !INPUTS.contains(&self.input) || !OUTPUTS.contains(&self.output) {
-            return Err(format!(
-                "{} inputs and {} output: the GEMM takes bf16/f16 in and bf16/f16/f32 out",
-                self.input.name(),
-                self.output.name()
-            ));
+            return Err(GemmConfigError::Types {
+                input: self.input,
+                output: self.output,
+            });
         }
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
-            return Err(
-                "the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N".into(),
-            );
+            return Err(GemmConfigError::TmaStore);
         }
         if !(2..=8).contains(&self.stages) {
-            return Err(format!("{} stages: 2..=8", self.stages));
+            return Err(GemmConfigError::Stages(self.stages));
         }
         if !matches!(self.cluster_m, 1 | 2) {
-            return Err(format!("cluster_m {}: 1 or 2", self.cluster_m));
+            return Err(GemmConfigError::Cluster(self.cluster_m));
         }
         if self.group_m == 0 {
-            return Err("group_m must be positive".into());
+            return Err(GemmConfigError::GroupM);
         }
         if self.smem_bytes() > 232_448 {
-            return Err(format!(
-                "{} bytes of shared memory exceed the 227 KB of sm_90",
-                self.smem_bytes()
-            ));
+            return Err(GemmConfigError::SharedMemory(self.smem_bytes()));
         }
         Ok(())
     }
