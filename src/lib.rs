@@ -6,6 +6,7 @@ pub mod cli;
 pub mod kernel;
 pub mod kernels;
 pub mod runtime;
+pub mod signature;
 pub mod tile;
 
 pub use layouts;

@@ -11,7 +11,7 @@ use super::built::{BuiltKernel, LaunchSpec};
 use super::error::{KernelError, Result};
 use super::expr::{Expr, Exprs, Facts, Var, VarFacts, divisibility, simplify};
 use super::scope::LaunchState;
-use crate::runtime::{Extent, KernelSignature, Param};
+use crate::signature::{Extent, KernelSignature, Param};
 
 /// What the builder knows of one variable.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use std::ffi::c_void;
 
 use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
-use super::signature::{Extent, KernelSignature, Param, shape_text};
 use super::tensor_map::TensorMap;
+use crate::signature::{Extent, KernelSignature, Param, shape_text};
 use ptx_isa::ScalarType;
 
 /// What the launcher knows of a device tensor argument.

@@ -8,8 +8,8 @@ use super::error::{Result, RuntimeError};
 use super::jit::JitOptions;
 use super::launch::Kernel;
 use super::module::{Module, ModuleCache};
-use super::signature::KernelSignature;
 use super::tensor_map::{TensorMap, TensorMapDesc, TensorMapRule, check_tensor_map};
+use crate::signature::KernelSignature;
 
 /// Whether the CUDA driver library can be loaded on this machine. Every driver call through cudarc
 /// panics when it cannot, so [`Device::new`] asks this first.

@@ -9,8 +9,8 @@ use super::args::{ArgDesc, Symbols, check_and_pack};
 use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
-use super::signature::KernelSignature;
 use super::tensor::Arg;
+use crate::signature::KernelSignature;
 
 /// Blocks per cluster any cluster-capable device runs (CUDA C++ Programming Guide, "Thread Block
 /// Clusters": 8 is portable; more needs `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`).

@@ -39,10 +39,10 @@ mod error;
 mod jit;
 mod launch;
 mod module;
-mod signature;
 mod tensor;
 mod tensor_map;
 
+pub use crate::signature::{Extent, KernelSignature, Param};
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use dtype::{Element, Scalar};
@@ -53,7 +53,6 @@ pub use launch::{
     check_launch,
 };
 pub use module::{Module, ModuleCache};
-pub use signature::{Extent, KernelSignature, Param};
 pub use tensor::{Arg, DeviceTensor, TensorArg};
 pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,

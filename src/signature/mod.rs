@@ -1,0 +1,9 @@
+//! A kernel's signature: its parameters in `.param` order (tensors with their element type and
+//! shape, scalars, symbolic extents, tensor maps). The layer below both kernel definition, which
+//! produces it, and the runtime, which checks arguments against it.
+
+mod error;
+mod params;
+
+pub(crate) use params::shape_text;
+pub use params::{Extent, KernelSignature, Param};
