@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
 use super::tensor_map::TensorMap;
-use crate::signature::{Extent, KernelSignature, Param, shape_text};
+use crate::signature::{Extent, KernelSignature, Param, SignatureError, shape_text};
 use ptx_isa::ScalarType;
 
 /// What the launcher knows of a device tensor argument.
@@ -208,7 +208,7 @@ pub fn check_and_pack(
             Param::SymbolicExtent { name, dtype } => {
                 let value = *symbols
                     .get(name)
-                    .ok_or_else(|| RuntimeError::UnboundSymbol {
+                    .ok_or_else(|| SignatureError::UnboundSymbol {
                         symbol: name.clone(),
                     })?;
                 let bytes = extent_bytes(name, value, *dtype)?;
@@ -565,7 +565,10 @@ mod tests {
         );
         let e = check_and_pack(&sig, &[t(ScalarType::U8, &[4], 0)], 0).unwrap_err();
         assert!(
-            matches!(e, RuntimeError::UnboundSymbol { ref symbol } if symbol == "m"),
+            matches!(
+                e,
+                RuntimeError::Signature(SignatureError::UnboundSymbol { ref symbol }) if symbol == "m"
+            ),
             "{e}"
         );
 

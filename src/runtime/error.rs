@@ -97,13 +97,8 @@ pub enum RuntimeError {
         source: DriverError,
     },
     /// A kernel signature that no launch could satisfy.
-    #[error("kernel `{kernel}`: invalid signature: {reason}")]
-    InvalidSignature {
-        /// The kernel.
-        kernel: String,
-        /// Why.
-        reason: String,
-    },
+    #[error(transparent)]
+    Signature(#[from] crate::signature::SignatureError),
     /// Wrong number of arguments.
     #[error("kernel `{kernel}` takes {expected} argument(s) ({params}), got {got}")]
     ArgCount {
@@ -155,12 +150,6 @@ pub enum RuntimeError {
         symbol: String,
         /// Every place it was read, with the value there.
         values: Vec<SymbolSource>,
-    },
-    /// A symbolic-extent parameter that no tensor shape names.
-    #[error("symbolic extent `{symbol}` appears in no tensor parameter's shape")]
-    UnboundSymbol {
-        /// The symbol.
-        symbol: String,
     },
     /// A symbolic extent's value does not fit the integer type the kernel takes it as.
     #[error("symbolic extent `{symbol}` = {value} does not fit the kernel's {}", dtype.name())]

@@ -5,5 +5,6 @@
 mod error;
 mod params;
 
+pub use error::SignatureError;
 pub(crate) use params::shape_text;
 pub use params::{Extent, KernelSignature, Param};

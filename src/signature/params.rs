@@ -1,12 +1,10 @@
-//! A kernel's parameter list, as the host launcher sees it.
-//!
-//! Until the kernel-definition layer exists, this is how a caller tells the launcher what a PTX
-//! entry point takes. The order of [`KernelSignature::params`] is the order of the `.param`
-//! declarations of the `.entry`.
+//! A kernel's parameter list: what `KernelBuilder` produces and the launcher checks arguments
+//! against. The order of [`KernelSignature::params`] is the order of the `.param` declarations of
+//! the `.entry`.
 
 use std::fmt;
 
-use super::error::{Result, RuntimeError};
+use super::error::SignatureError;
 use ptx_isa::ScalarType;
 
 /// One extent of a tensor parameter's shape: a fixed number, or a named symbol whose value is read
@@ -211,8 +209,8 @@ impl KernelSignature {
     /// Checks the signature itself: parameter names are unique, tensor alignments are powers of
     /// two, and every symbolic-extent parameter has an integer type and is named in some tensor
     /// parameter's shape (else no launch could supply it).
-    pub fn validate(&self) -> Result<()> {
-        let bad = |reason: String| RuntimeError::InvalidSignature {
+    pub fn validate(&self) -> Result<(), SignatureError> {
+        let bad = |reason: String| SignatureError::Invalid {
             kernel: self.name.clone(),
             reason,
         };
@@ -241,7 +239,7 @@ impl KernelSignature {
                         _ => false,
                     });
                     if !named {
-                        return Err(RuntimeError::UnboundSymbol {
+                        return Err(SignatureError::UnboundSymbol {
                             symbol: name.clone(),
                         });
                     }
@@ -327,7 +325,7 @@ mod tests {
         );
         assert!(matches!(
             unbound.validate(),
-            Err(RuntimeError::UnboundSymbol { .. })
+            Err(SignatureError::UnboundSymbol { .. })
         ));
     }
 
