@@ -235,6 +235,14 @@ impl<T: RegType> Reg<T> {
         }
     }
 
+    /// The typed register an untyped reference names, when its class is `T`'s.
+    pub fn try_from_ref(r: RegRef) -> Option<Reg<T>> {
+        (r.class == T::CLASS).then_some(Reg {
+            index: r.index,
+            _ty: PhantomData,
+        })
+    }
+
     /// Views the same register as another type of the same class (`Reg<U32>` as `Reg<S32>`): no
     /// instruction, since both are declared with the class's type.
     pub fn retype<U: RegType>(self) -> Option<Reg<U>> {

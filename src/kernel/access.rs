@@ -8,8 +8,27 @@ use smem::emit::emit_swizzle;
 
 use super::KernelBuilder;
 use super::buffer::{Buffer, Elem, Layout, Ptr, Storage};
+use super::builder::MemoKey;
 use super::error::{KernelError, Result};
-use super::expr::{Expr, Exprs};
+use super::expr::{Expr, Exprs, decide_lt};
+
+/// One access of a row plan: `width` elements from register `first` at index `at`.
+struct Group {
+    at: Vec<Expr>,
+    first: usize,
+    width: usize,
+    guard: RowGuard,
+}
+
+/// The bounds check of one access.
+enum RowGuard {
+    /// The facts prove every element in range.
+    Always,
+    /// The facts prove every element out of range.
+    Never,
+    /// `first < extent` at run time decides the whole access.
+    Check(Expr),
+}
 
 fn shape_of(shape: &[u32]) -> Vec<Expr> {
     shape.iter().map(|&d| Expr::from(d)).collect()
@@ -213,26 +232,82 @@ impl KernelBuilder {
     /// A pointer to `buf[idx]` (`A.ptr_to([i, j])`): the index lowered to `shl`/`mul`/`add`, scaled
     /// to bytes (`mul.wide.u32` into the 64-bit global address; `shl`/`mul` in the 32-bit shared
     /// window, then the buffer's swizzle if it has one) and added to the data pointer.
+    #[track_caller]
     pub fn ptr_to<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Ptr> {
+        let (ptr, offset) = self.addr_parts(buf, idx)?;
+        if offset == 0 {
+            return Ok(ptr);
+        }
+        Ok(match ptr {
+            Ptr::Global(r) => {
+                let at = self.f.reg::<ty::U64>();
+                self.f.add(at, r, offset as u64)?;
+                Ptr::Global(at)
+            }
+            Ptr::Shared(r) => {
+                let at = self.f.reg::<ty::U32>();
+                self.f.add(at, r, offset as u32)?;
+                Ptr::Shared(at)
+            }
+        })
+    }
+
+    /// The address of `buf[idx]` as a register plus a constant byte offset that loads and stores
+    /// fold into the instruction (`ld.global.f32 %f1, [%rd4+64]`, PTX ISA 6.4.1 "Addresses as
+    /// Operands"). The register part is computed once and reused while its region is open, so
+    /// the elements of one row cost one address between them.
+    #[track_caller]
+    pub(crate) fn addr_parts<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+    ) -> Result<(Ptr, i64)> {
         let e = self.linear_index(buf, idx)?;
         let size = T::DTYPE.size_bytes() as u32;
+        // `e = rest + c`: the constant becomes the instruction's offset.
+        let (rest, c) = match &e {
+            Expr::Const(c) => (Expr::Const(0), *c),
+            Expr::Add(x, c) => match c.as_const() {
+                Some(c) if c > 0 => ((**x).clone(), c),
+                _ => (e.clone(), 0),
+            },
+            _ => (e.clone(), 0),
+        };
+        let split = c
+            .checked_mul(i64::from(size))
+            .filter(|b| *b < i64::from(i32::MAX));
+        let (rest, offset) = match split {
+            Some(b) if buf.swizzle.is_none() => (rest, b),
+            _ => (e, 0),
+        };
         match &buf.storage {
             Storage::Local(_) => Err(self.buffer_err(&buf.name, "registers have no address")),
             Storage::Global(base) => {
-                if e == Expr::Const(0) {
-                    return Ok(Ptr::Global(*base));
+                if rest == Expr::Const(0) {
+                    return Ok((Ptr::Global(*base), offset));
                 }
-                let i = self.lower(&e)?;
+                let key = MemoKey::Global(*base, rest.clone(), size);
+                if let Some(r) = self.recall::<ty::U64>(&key) {
+                    return Ok((Ptr::Global(r), offset));
+                }
+                let i = self.lower(&rest)?;
                 let off = self.f.reg::<ty::U64>();
                 self.f.mul_wide(off, i, size)?;
                 let at = self.f.reg::<ty::U64>();
                 self.f.add(at, *base, off)?;
-                Ok(Ptr::Global(at))
+                self.remember(key, &rest, at);
+                Ok((Ptr::Global(at), offset))
             }
             Storage::Shared(base) => {
-                let bytes = self.simplify(&(e * size));
+                let bytes = self.simplify(&(rest.clone() * size));
                 if bytes == Expr::Const(0) {
-                    return Ok(Ptr::Shared(*base));
+                    return Ok((Ptr::Shared(*base), offset));
+                }
+                let key = MemoKey::Shared(*base, rest.clone(), size);
+                if buf.swizzle.is_none() {
+                    if let Some(r) = self.recall::<ty::U32>(&key) {
+                        return Ok((Ptr::Shared(r), offset));
+                    }
                 }
                 let mut off = self.eval(bytes)?;
                 if let Some(mode) = buf.swizzle {
@@ -240,7 +315,10 @@ impl KernelBuilder {
                 }
                 let at = self.f.reg::<ty::U32>();
                 self.f.add(at, *base, off)?;
-                Ok(Ptr::Shared(at))
+                if buf.swizzle.is_none() {
+                    self.remember(key, &rest, at);
+                }
+                Ok((Ptr::Shared(at), offset))
             }
         }
     }
@@ -272,9 +350,9 @@ impl KernelBuilder {
             return self.local_reg(buf, &e);
         }
         let d = self.f.reg::<T>();
-        match self.ptr_to(buf, idx)? {
-            Ptr::Global(r) => self.f.ld(d, Addr::<Global>::reg(r))?,
-            Ptr::Shared(r) => self.f.ld(d, Addr::<Shared>::reg32(r))?,
+        match self.addr_parts(buf, idx)? {
+            (Ptr::Global(r), o) => self.f.ld(d, Addr::<Global>::reg(r).offset(o))?,
+            (Ptr::Shared(r), o) => self.f.ld(d, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(d)
     }
@@ -293,9 +371,9 @@ impl KernelBuilder {
             self.f.mov(r, v)?;
             return Ok(());
         }
-        match self.ptr_to(buf, idx)? {
-            Ptr::Global(r) => self.f.st(Addr::<Global>::reg(r), v)?,
-            Ptr::Shared(r) => self.f.st(Addr::<Shared>::reg32(r), v)?,
+        match self.addr_parts(buf, idx)? {
+            (Ptr::Global(r), o) => self.f.st(Addr::<Global>::reg(r).offset(o), v)?,
+            (Ptr::Shared(r), o) => self.f.st(Addr::<Shared>::reg32(r).offset(o), v)?,
         }
         Ok(())
     }
@@ -340,10 +418,7 @@ impl KernelBuilder {
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, width)?;
         let d = self.f.regs::<T>(width);
-        match self.ptr_to(buf, idx)? {
-            Ptr::Global(r) => self.f.ld_v(&d, Addr::<Global>::reg(r))?,
-            Ptr::Shared(r) => self.f.ld_v(&d, Addr::<Shared>::reg32(r))?,
-        }
+        self.ld_group(buf, idx, &d)?;
         Ok(d)
     }
 
@@ -357,10 +432,204 @@ impl KernelBuilder {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, v.len())?;
-        match self.ptr_to(buf, idx)? {
-            Ptr::Global(r) => self.f.st_v(Addr::<Global>::reg(r), v)?,
-            Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r), v)?,
+        self.st_group(buf, idx, v)
+    }
+
+    /// One load of `d.len()` consecutive elements (a scalar `ld` or an `ld.v2`/`.v4`), under
+    /// the builder's current guard.
+    fn ld_group<T: Elem>(&mut self, buf: &Buffer<T>, idx: Vec<Expr>, d: &[Reg<T>]) -> Result<()> {
+        let (ptr, o) = self.addr_parts(buf, idx)?;
+        match (ptr, d) {
+            (Ptr::Global(r), [x]) => self.f.ld(*x, Addr::<Global>::reg(r).offset(o))?,
+            (Ptr::Shared(r), [x]) => self.f.ld(*x, Addr::<Shared>::reg32(r).offset(o))?,
+            (Ptr::Global(r), _) => self.f.ld_v(d, Addr::<Global>::reg(r).offset(o))?,
+            (Ptr::Shared(r), _) => self.f.ld_v(d, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(())
+    }
+
+    /// One store of `v.len()` consecutive elements.
+    fn st_group<T: Elem>(&mut self, buf: &Buffer<T>, idx: Vec<Expr>, v: &[Reg<T>]) -> Result<()> {
+        let (ptr, o) = self.addr_parts(buf, idx)?;
+        match (ptr, v) {
+            (Ptr::Global(r), [x]) => self.f.st(Addr::<Global>::reg(r).offset(o), *x)?,
+            (Ptr::Shared(r), [x]) => self.f.st(Addr::<Shared>::reg32(r).offset(o), *x)?,
+            (Ptr::Global(r), _) => self.f.st_v(Addr::<Global>::reg(r).offset(o), v)?,
+            (Ptr::Shared(r), _) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), v)?,
+        }
+        Ok(())
+    }
+
+    /// How `n` consecutive elements from `buf[idx]` along the last dimension split into accesses:
+    /// the widest vectors whose alignment the facts prove (16 bytes at most), each with the bounds
+    /// check on the last dimension that the facts do not already decide.
+    fn plan_row<T: Elem>(&self, buf: &Buffer<T>, idx: &[Expr], n: usize) -> Result<Vec<Group>> {
+        let Some((last, extent)) = idx.last().zip(buf.shape.last()) else {
+            return Err(self.buffer_err(&buf.name, "a rank-0 access"));
+        };
+        if idx.len() != buf.shape.len() {
+            return Err(self.buffer_err(
+                &buf.name,
+                format!(
+                    "{} indices for a rank-{} buffer",
+                    idx.len(),
+                    buf.shape.len()
+                ),
+            ));
+        }
+        let facts = self.vars.as_slice();
+        let size = T::DTYPE.size_bytes();
+        let mut out = Vec::new();
+        let mut j = 0usize;
+        while j < n {
+            let at = |j: usize| {
+                let mut v = idx.to_vec();
+                v[idx.len() - 1] = self.simplify(&(last.clone() + j as i64));
+                v
+            };
+            let first = self.simplify(&(last.clone() + j as i64));
+            let mut chosen = None;
+            for w in [4usize, 2, 1] {
+                if w > n - j || w * size > 16 {
+                    continue;
+                }
+                let e = self.linear_index(buf, at(j))?;
+                if w > 1 && self.check_vector(buf, &e, w).is_err() {
+                    continue;
+                }
+                let end = self.simplify(&(first.clone() + (w as i64 - 1)));
+                let guard = match (
+                    decide_lt(&end, extent, facts),
+                    decide_lt(&first, extent, facts),
+                ) {
+                    (Some(true), _) => RowGuard::Always,
+                    (_, Some(false)) => RowGuard::Never,
+                    // One test covers the group when its start and the extent are both multiples
+                    // of its width: then `first < extent` implies `first + w - 1 < extent`.
+                    _ if w == 1
+                        || (self.divisibility(&first) % w as i64 == 0
+                            && self.divisibility(extent) % w as i64 == 0) =>
+                    {
+                        RowGuard::Check(first.clone())
+                    }
+                    _ => continue,
+                };
+                chosen = Some(Group {
+                    at: at(j),
+                    first: j,
+                    width: w,
+                    guard,
+                });
+                break;
+            }
+            let Some(g) = chosen else {
+                return Err(self.buffer_err(&buf.name, "no access plan (internal)"));
+            };
+            j += g.width;
+            out.push(g);
+        }
+        Ok(out)
+    }
+
+    /// `p = first < extent` for a group's bounds check.
+    fn row_guard<T: Elem>(&mut self, buf: &Buffer<T>, first: &Expr) -> Result<ptx_isa::Pred> {
+        let extent = buf.shape.last().cloned().unwrap_or(Expr::Const(0));
+        self.cmp(ptx_isa::builder::CmpOp::Lt, first.clone(), extent)
+    }
+
+    /// `n` consecutive elements of `buf` from `idx` along its last dimension, in fresh registers;
+    /// elements at or past the last dimension's extent read as `fill` (a masked load). The
+    /// accesses are the widest vectors the facts prove aligned (`ld.global.v4.f32` when the data
+    /// pointer is 16-byte aligned and the index a multiple of 4), and bounds checks the facts
+    /// decide are left out. The other indices must be in range.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    /// use ptxkit::runtime::ExtentFacts;
+    /// let mut k = KernelBuilder::new("masked", Target::Sm90a);
+    /// let n = k.symbol_with("n", ExtentFacts::NONE.multiple_of(4))?;
+    /// let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default().align(16))?;
+    /// let [t] = k.thread_id([64])?;
+    /// let v = k.load_n(&x, [t * 4], 4, f32::NEG_INFINITY)?;
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert!(ptx.contains("ld.global.v4.f32"));      // one vector access...
+    /// assert_eq!(ptx.matches("setp.lt.u32").count(), 1); // ...under one bounds check
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn load_n<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+        n: usize,
+        fill: impl Into<Src<T>>,
+    ) -> Result<Vec<Reg<T>>> {
+        let idx: Vec<Expr> = idx.exprs().iter().map(|e| self.simplify(e)).collect();
+        let fill = fill.into();
+        let d = self.f.regs::<T>(n);
+        for g in self.plan_row(buf, &idx, n)? {
+            let regs = &d[g.first..g.first + g.width];
+            match &g.guard {
+                RowGuard::Always => self.ld_group(buf, g.at, regs)?,
+                RowGuard::Never => {
+                    for r in regs {
+                        self.f.mov(*r, fill)?;
+                    }
+                }
+                RowGuard::Check(first) => {
+                    let p = self.row_guard(buf, first)?;
+                    for r in regs {
+                        self.f.mov(*r, fill)?;
+                    }
+                    self.f.when(p);
+                    self.ld_group(buf, g.at, regs)?;
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    /// Stores `v` to consecutive elements of `buf` from `idx` along its last dimension; elements
+    /// at or past the last dimension's extent are not written. Vector widths and bounds checks as
+    /// [`KernelBuilder::load_n`] chooses them.
+    #[track_caller]
+    pub fn store_n<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+        v: &[Reg<T>],
+    ) -> Result<()> {
+        let idx: Vec<Expr> = idx.exprs().iter().map(|e| self.simplify(e)).collect();
+        for g in self.plan_row(buf, &idx, v.len())? {
+            let regs = &v[g.first..g.first + g.width];
+            match &g.guard {
+                RowGuard::Always => self.st_group(buf, g.at, regs)?,
+                RowGuard::Never => {}
+                RowGuard::Check(first) => {
+                    let p = self.row_guard(buf, first)?;
+                    self.f.when(p);
+                    self.st_group(buf, g.at, regs)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// As many consecutive elements from `buf[idx]` (along the last dimension) as one aligned
+    /// vector access the facts prove can take (4, 2 or 1, 16 bytes at most), unguarded: the
+    /// caller knows they are in range.
+    #[track_caller]
+    pub fn load_vec<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Vec<Reg<T>>> {
+        let idx: Vec<Expr> = idx.exprs();
+        let e = self.linear_index(buf, idx.clone())?;
+        let size = T::DTYPE.size_bytes();
+        let w = [4usize, 2]
+            .into_iter()
+            .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())
+            .unwrap_or(1);
+        let d = self.f.regs::<T>(w);
+        self.ld_group(buf, idx, &d)?;
+        Ok(d)
     }
 }

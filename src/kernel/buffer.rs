@@ -102,10 +102,7 @@ impl Layout {
 
 /// `e` simplified with nothing known of its variables (buffers do not know their kernel's).
 fn plain(e: &Expr) -> Expr {
-    let none = |_| super::expr::VarFacts {
-        value: None,
-        divisor: 1,
-    };
+    let none = |_| super::expr::VarFacts::UNKNOWN;
     simplify(e, &none)
 }
 

@@ -9,9 +9,9 @@ use smem::pool::SmemPool;
 use super::buffer::{Buffer, Elem, Layout, Storage};
 use super::built::{BuiltKernel, LaunchSpec};
 use super::error::{KernelError, Result};
-use super::expr::{Expr, Exprs, Facts, Var, VarFacts, divisibility, simplify};
+use super::expr::{Expr, Exprs, Facts, Var, VarFacts, bounds, divisibility, simplify};
 use super::scope::LaunchState;
-use crate::runtime::{Extent, KernelSignature, Param};
+use crate::runtime::{Extent, ExtentFacts, KernelSignature, Param};
 
 /// What the builder knows of one variable.
 #[derive(Debug, Clone)]
@@ -33,14 +33,30 @@ pub(crate) struct VarInfo {
 
 impl Facts for [VarInfo] {
     fn facts(&self, v: Var) -> VarFacts {
-        self.get(v.0 as usize).map_or(
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
-            |i| i.facts,
-        )
+        self.get(v.0 as usize)
+            .map_or(VarFacts::UNKNOWN, |i| i.facts)
     }
+}
+
+/// A value computed once and reused while the region it was computed in is open: an index
+/// expression's register, or an element address (`data + index * size`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum MemoKey {
+    /// An index expression.
+    Index(Expr),
+    /// A global address: base register, index expression, element size.
+    Global(Reg<ty::U64>, Expr, u32),
+    /// A shared address: base register, index expression, element size (unswizzled buffers).
+    Shared(Reg<ty::U32>, Expr, u32),
+}
+
+/// A memoised value: the register holding it, and the nesting depth it was computed at (it
+/// dominates everything after it at that depth or deeper, until its region closes).
+#[derive(Debug, Clone)]
+pub(crate) struct Memo {
+    pub(crate) key: MemoKey,
+    pub(crate) depth: u32,
+    pub(crate) reg: ptx_isa::RegRef,
 }
 
 /// Options of a tensor parameter (the `match_buffer` descriptor fields beyond shape and dtype).
@@ -103,6 +119,8 @@ pub struct KernelBuilder {
     pub(crate) params: Vec<Param>,
     pub(crate) vars: Vec<VarInfo>,
     pub(crate) depth: u32,
+    /// Index and address arithmetic already computed ([`MemoKey`]).
+    pub(crate) memo: Vec<Memo>,
     pub(crate) launch: LaunchState,
     pub(crate) pool: SmemPool,
     pub(crate) pool_symbol: String,
@@ -155,6 +173,7 @@ impl KernelBuilder {
             params: Vec::new(),
             vars: Vec::new(),
             depth: 0,
+            memo: Vec::new(),
             launch: LaunchState::default(),
             pool: SmemPool::new(arch_of(target)),
             pool_symbol: "smem".to_string(),
@@ -256,15 +275,7 @@ impl KernelBuilder {
 
     /// A fresh variable held in a register, nothing known of it.
     pub(crate) fn reg_var(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
-        self.new_var(
-            name,
-            Some(reg),
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
-            None,
-        )
+        self.new_var(name, Some(reg), VarFacts::UNKNOWN, None)
     }
 
     /// Names a register computed with the raw builder, so index expressions can use it. Nothing is
@@ -296,6 +307,47 @@ impl KernelBuilder {
     /// Lowers a simplified expression to an operand: a constant stays an immediate, a variable is
     /// its register, anything else is computed into a fresh register.
     pub(crate) fn lower(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
+        if matches!(e, Expr::Const(_) | Expr::Var(_)) {
+            return self.lower_uncached(e);
+        }
+        let key = MemoKey::Index(e.clone());
+        if let Some(r) = self.recall::<ty::U32>(&key) {
+            return Ok(Src::Reg(r));
+        }
+        let src = self.lower_uncached(e)?;
+        if let Src::Reg(r) = src {
+            self.remember(key, e, r);
+        }
+        Ok(src)
+    }
+
+    /// A memoised register for `key`, if one is live here.
+    pub(crate) fn recall<T: ty::RegType>(&self, key: &MemoKey) -> Option<Reg<T>> {
+        self.memo
+            .iter()
+            .rev()
+            .find(|m| &m.key == key)
+            .and_then(|m| Reg::<T>::try_from_ref(m.reg))
+    }
+
+    /// Remembers that `reg` holds `key` (computed from `e`), unless `e` reads a variable whose
+    /// register changes (a loop counter, a mutable scalar): its value could be stale on a later
+    /// trip round a loop.
+    pub(crate) fn remember<T: ty::RegType>(&mut self, key: MemoKey, e: &Expr, reg: Reg<T>) {
+        let stable = e
+            .vars()
+            .iter()
+            .all(|v| self.vars.get(v.0 as usize).is_some_and(|i| !i.changes));
+        if stable {
+            self.memo.push(Memo {
+                key,
+                depth: self.depth,
+                reg: reg.as_ref(),
+            });
+        }
+    }
+
+    fn lower_uncached(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
         let imm = |c: i64| Src::Imm(Imm::UInt(u64::from(c as u32)));
         Ok(match e {
             Expr::Const(c) => imm(*c),
@@ -387,9 +439,12 @@ impl KernelBuilder {
     /// (its value, its divisibility) is known of the binding.
     pub fn let_(&mut self, name: &str, e: impl Into<Expr>) -> Result<Var> {
         let e = self.simplify(&e.into());
+        let (min, max) = bounds(&e, self.vars.as_slice());
         let facts = VarFacts {
             value: e.as_const(),
             divisor: self.divisibility(&e),
+            min: min.max(0),
+            max,
         };
         if e.as_const().is_some() {
             return Ok(self.new_var(name, None, facts, None));
@@ -442,18 +497,51 @@ impl KernelBuilder {
     /// A free symbolic extent, such as `n`: a `.param .u32` whose value the launcher reads from
     /// the shapes of the tensors that name it, checked equal across them (the caller passes
     /// nothing for it).
+    #[track_caller]
     pub fn symbol(&mut self, name: &str) -> Result<Var> {
+        self.symbol_with(name, ExtentFacts::NONE)
+    }
+
+    /// A symbolic extent with what is known of it (`ExtentFacts::NONE.multiple_of(4).at_most(8192)`):
+    /// index arithmetic and vector widths use the facts (a row of a multiple of 4 `f32`s starts
+    /// 16-byte aligned; a guard `i < cols` that the bounds decide is dropped), and the launcher
+    /// refuses a launch whose value breaks them.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    /// use ptxkit::runtime::ExtentFacts;
+    /// let mut k = KernelBuilder::new("rows", Target::Sm90a);
+    /// let n = k.symbol_with("n", ExtentFacts::NONE.multiple_of(4).at_least(4))?;
+    /// let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default().align(16))?;
+    /// let [t] = k.thread_id([32])?;
+    /// let v = k.load_vec(&x, [t * 4])?; // one ld.global.v4.f32: 4 divides t * 4 and x is 16-aligned
+    /// assert_eq!(v.len(), 4);
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn symbol_with(&mut self, name: &str, facts: ExtentFacts) -> Result<Var> {
         self.top_level(name)?;
+        if !facts.satisfiable()
+            || facts.multiple_of > u64::from(u32::MAX)
+            || facts.min > u64::from(u32::MAX)
+        {
+            return Err(self.param_err(name, format!("no 32-bit value is {facts}")));
+        }
         let p = self.f.param::<ty::U32>(name)?;
         let r = self.f.load_param(&p)?;
-        self.params.push(Param::extent_u32(name));
+        self.params.push(Param::SymbolicExtent {
+            name: name.to_string(),
+            dtype: crate::runtime::DType::U32,
+            facts,
+        });
+        let max = facts
+            .max
+            .map_or(i64::from(u32::MAX), |m| m.min(u64::from(u32::MAX)) as i64);
         Ok(self.new_var(
             name,
             Some(r),
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
+            VarFacts::range(facts.min as i64, Some(max), facts.multiple_of as i64),
             Some(name.to_string()),
         ))
     }

@@ -7,7 +7,7 @@ use ptx_isa::{Pred, ty};
 
 use super::KernelBuilder;
 use super::error::Result;
-use super::expr::{Expr, Var, VarFacts};
+use super::expr::{Expr, Var, VarFacts, bounds};
 
 impl KernelBuilder {
     /// `p = a op b` on unsigned 32-bit index expressions (`setp.op.u32`).
@@ -61,9 +61,10 @@ impl KernelBuilder {
         let var = self.new_var(
             "i",
             Some(i),
-            VarFacts {
-                value: None,
-                divisor,
+            {
+                let (lo, _) = bounds(&start, self.vars.as_slice());
+                let (_, hi) = bounds(&end, self.vars.as_slice());
+                VarFacts::range(lo.max(0), hi.map(|h| h - 1), divisor)
             },
             None,
         );
@@ -137,6 +138,9 @@ impl KernelBuilder {
         self.depth += 1;
         let r = body(self);
         self.depth -= 1;
+        // What the body computed does not dominate what follows it.
+        let depth = self.depth;
+        self.memo.retain(|m| m.depth <= depth);
         if r.is_err() {
             self.f.place(exit)?;
         }

@@ -191,12 +191,53 @@ impl Exprs for &[Expr] {
 }
 
 /// What the simplifier may assume about a variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VarFacts {
     /// Its value, when known when the kernel is built (a constant `let`).
     pub value: Option<i64>,
     /// A number that always divides it (1 when nothing is known).
     pub divisor: i64,
+    /// The least value it can take (0 when nothing is known: index values are unsigned).
+    pub min: i64,
+    /// The largest value it can take, when known (a thread index below its extent, a symbol
+    /// declared `at_most`).
+    pub max: Option<i64>,
+}
+
+impl VarFacts {
+    /// Nothing known: any unsigned value.
+    pub const UNKNOWN: VarFacts = VarFacts {
+        value: None,
+        divisor: 1,
+        min: 0,
+        max: None,
+    };
+
+    /// A value in `min..=max` that `divisor` divides.
+    pub fn range(min: i64, max: Option<i64>, divisor: i64) -> VarFacts {
+        VarFacts {
+            value: None,
+            divisor: divisor.max(1),
+            min,
+            max,
+        }
+    }
+
+    /// A value known when the kernel is built.
+    pub fn constant(c: i64) -> VarFacts {
+        VarFacts {
+            value: Some(c),
+            divisor: c.abs(),
+            min: c,
+            max: Some(c),
+        }
+    }
+}
+
+impl Default for VarFacts {
+    fn default() -> VarFacts {
+        VarFacts::UNKNOWN
+    }
 }
 
 /// Looks up the facts of a variable.
@@ -244,6 +285,72 @@ pub fn divisibility(e: &Expr, facts: &(impl Facts + ?Sized)) -> i64 {
             }
         }
         Expr::Div(..) | Expr::Rem(..) => 1,
+    }
+}
+
+/// The least and (when known) largest value of `e` for every assignment consistent with `facts`
+/// (interval arithmetic over exact integers; `None` for an unbounded or unknown maximum).
+///
+/// Post-condition: for every assignment consistent with `facts`, `lo <= eval(e)` and, when `hi`
+/// is `Some`, `eval(e) <= hi`.
+pub fn bounds(e: &Expr, facts: &(impl Facts + ?Sized)) -> (i64, Option<i64>) {
+    match e {
+        Expr::Const(c) => (*c, Some(*c)),
+        Expr::Var(v) => {
+            let f = facts.facts(*v);
+            match f.value {
+                Some(c) => (c, Some(c)),
+                None => (f.min, f.max),
+            }
+        }
+        Expr::Add(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            (
+                al.saturating_add(bl),
+                ah.zip(bh).and_then(|(x, y)| x.checked_add(y)),
+            )
+        }
+        Expr::Sub(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            // Index values are unsigned: a difference is at least 0 only when a >= b is known;
+            // otherwise nothing is known of its low end beyond what wraps.
+            match bh {
+                Some(bh) if al >= bh => (al - bh, ah.map(|ah| ah - bl)),
+                _ => (i64::MIN, None),
+            }
+        }
+        Expr::Mul(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            if al < 0 || bl < 0 {
+                return (i64::MIN, None);
+            }
+            (
+                al.saturating_mul(bl),
+                ah.zip(bh).and_then(|(x, y)| x.checked_mul(y)),
+            )
+        }
+        Expr::Div(a, b) => match (bounds(a, facts), b.as_const()) {
+            ((al, ah), Some(c)) if c > 0 && al >= 0 => (al / c, ah.map(|h| h / c)),
+            _ => (0, None),
+        },
+        Expr::Rem(a, b) => match (bounds(a, facts), b.as_const()) {
+            ((al, Some(ah)), Some(c)) if c > 0 && al >= 0 && ah < c => (al, Some(ah)),
+            ((al, _), Some(c)) if c > 0 && al >= 0 => (0, Some(c - 1)),
+            _ => (0, None),
+        },
+    }
+}
+
+/// Decides `a < b` from what is known (`Some(true)`: always, `Some(false)`: never, `None`: only
+/// at run time).
+pub fn decide_lt(a: &Expr, b: &Expr, facts: &(impl Facts + ?Sized)) -> Option<bool> {
+    let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+    if ah.is_some_and(|ah| ah < bl) && al >= 0 {
+        Some(true)
+    } else if bh.is_some_and(|bh| al >= bh) && bl >= 0 {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -375,10 +482,7 @@ mod tests {
     use super::*;
 
     fn none(_: Var) -> VarFacts {
-        VarFacts {
-            value: None,
-            divisor: 1,
-        }
+        VarFacts::UNKNOWN
     }
 
     #[test]
@@ -395,14 +499,8 @@ mod tests {
     #[test]
     fn uses_known_values_and_divisibility() {
         let facts = |v: Var| match v.0 {
-            0 => VarFacts {
-                value: None,
-                divisor: 4,
-            },
-            1 => VarFacts {
-                value: Some(3),
-                divisor: 3,
-            },
+            0 => VarFacts::range(0, None, 4),
+            1 => VarFacts::constant(3),
             _ => none(v),
         };
         let (x, c, y) = (Var(0), Var(1), Var(2));
@@ -427,10 +525,7 @@ mod tests {
     /// The simplifier keeps the value: every expression over small values of three variables.
     #[test]
     fn simplify_preserves_value() {
-        let facts = |v: Var| VarFacts {
-            value: None,
-            divisor: if v.0 == 0 { 4 } else { 1 },
-        };
+        let facts = |v: Var| VarFacts::range(0, None, if v.0 == 0 { 4 } else { 1 });
         let (x, y, z) = (Var(0), Var(1), Var(2));
         let exprs = [
             (x + y * 4) / 4,
@@ -452,5 +547,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `bounds` holds every value: every expression over small bounded values of three variables.
+    #[test]
+    fn bounds_hold_every_value() {
+        let facts = |v: Var| match v.0 {
+            0 => VarFacts::range(0, Some(31), 4),
+            1 => VarFacts::range(2, Some(8), 1),
+            _ => VarFacts::range(1, Some(4), 1),
+        };
+        let (x, y, z) = (Var(0), Var(1), Var(2));
+        let exprs = [
+            x + y * 4,
+            (x + y) % 4,
+            (x * 8 + y + 64) % 256,
+            x / 4 + z,
+            y - z,
+            x - z,
+            y * z * 3,
+        ];
+        for e in &exprs {
+            let (lo, hi) = bounds(e, &facts);
+            for xv in (0..32).step_by(4) {
+                for yv in 2..=8 {
+                    for zv in 1..=4 {
+                        let val = |v: Var| Some([xv, yv, zv][v.0 as usize]);
+                        let got = eval(e, &val).unwrap();
+                        assert!(
+                            got >= lo && hi.is_none_or(|h| got <= h),
+                            "{e}: {got} outside {lo}..{hi:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(decide_lt(&(x + 0), &Expr::from(32), &facts), Some(true));
+        assert_eq!(decide_lt(&Expr::from(40), &(y * 4), &facts), Some(false));
+        assert_eq!(decide_lt(&(x + y), &(z * 8), &facts), None);
     }
 }

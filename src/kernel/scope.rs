@@ -68,15 +68,13 @@ impl KernelBuilder {
         Ok(out)
     }
 
-    fn sreg_var(&mut self, name: &str, s: SpecialReg, divisor: i64) -> Result<Var> {
+    /// A special register as a variable below `max` (exclusive) when that is known.
+    fn sreg_var(&mut self, name: &str, s: SpecialReg, below: Option<i64>) -> Result<Var> {
         let r = self.f.sreg_u32(s)?;
         Ok(self.new_var(
             name,
             Some(r),
-            VarFacts {
-                value: None,
-                divisor,
-            },
+            VarFacts::range(0, below.map(|b| b - 1), 1),
             None,
         ))
     }
@@ -100,7 +98,12 @@ impl KernelBuilder {
         }
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), 1)?;
+            let below = crate::kernel::expr::bounds(
+                &ext.get(d).cloned().unwrap_or(Expr::Const(1)),
+                self.vars.as_slice(),
+            )
+            .1;
+            *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), below)?;
         }
         Ok(out)
     }
@@ -163,7 +166,11 @@ impl KernelBuilder {
         self.set_block(pad(&extents, 1))?;
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("thread_id", SpecialReg::Tid(DIMS[d]), 1)?;
+            *v = self.sreg_var(
+                "thread_id",
+                SpecialReg::Tid(DIMS[d]),
+                Some(i64::from(extents[d])),
+            )?;
         }
         Ok(out)
     }
@@ -176,18 +183,24 @@ impl KernelBuilder {
         }
         let v = match self.launch.block {
             Some([bx, by, bz]) if by > 1 || bz > 1 => {
-                let x = self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?;
-                let y = self.sreg_var("tid.y", SpecialReg::Tid(Dim::Y), 1)?;
+                let x = self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), Some(i64::from(bx)))?;
+                let y = self.sreg_var("tid.y", SpecialReg::Tid(Dim::Y), Some(i64::from(by)))?;
                 let mut e = x + y * bx;
                 if bz > 1 {
-                    let z = self.sreg_var("tid.z", SpecialReg::Tid(Dim::Z), 1)?;
+                    let z = self.sreg_var("tid.z", SpecialReg::Tid(Dim::Z), Some(i64::from(bz)))?;
                     e = e + z * (bx * by);
                 }
                 self.let_("flat_tid", e)?
             }
             _ => {
                 self.launch.flat_assumed = true;
-                self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?
+                let below = self
+                    .launch
+                    .block
+                    .map(|b| i64::from(b[0]))
+                    .or(self.launch.threads.map(|(t, _)| i64::from(t)))
+                    .unwrap_or(1024);
+                self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), Some(below))?
             }
         };
         self.launch.flat = Some(v);
@@ -207,7 +220,7 @@ impl KernelBuilder {
         if l != 32 {
             return Err(self.scope_err(format!("lane_id extent {l}: a warp has 32 lanes")));
         }
-        self.sreg_var("lane_id", SpecialReg::LaneId, 1)
+        self.sreg_var("lane_id", SpecialReg::LaneId, Some(32))
     }
 
     /// The warpgroup's index in the CTA (`T.warpgroup_id([2])`): flat thread index / 128. `g`
@@ -253,7 +266,7 @@ impl KernelBuilder {
         }
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), 1)?;
+            *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), None)?;
         }
         Ok(out)
     }
@@ -293,14 +306,14 @@ impl KernelBuilder {
         self.launch.cluster = Some(c);
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cta_id_in_cluster", SpecialReg::ClusterCtaId(DIMS[d]), 1)?;
+            *v = self.sreg_var("cta_id_in_cluster", SpecialReg::ClusterCtaId(DIMS[d]), None)?;
         }
         Ok(out)
     }
 
     /// The CTA's rank in its cluster, `%cluster_ctarank` (what `mapa` takes).
     pub fn cta_rank_in_cluster(&mut self) -> Result<Var> {
-        self.sreg_var("cta_rank", SpecialReg::ClusterCtaRank, 1)
+        self.sreg_var("cta_rank", SpecialReg::ClusterCtaRank, None)
     }
 
     /// Resolves the extents stated into grid, block, cluster and preferred cluster, checking that

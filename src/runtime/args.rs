@@ -9,6 +9,8 @@ use std::ffi::c_void;
 
 use super::dtype::{DType, Scalar};
 use super::error::{Result, RuntimeError, SymbolSource};
+#[cfg(test)]
+use super::signature::ExtentFacts;
 use super::signature::{Extent, KernelSignature, Param, shape_text};
 use super::tensor_map::TensorMap;
 
@@ -204,11 +206,19 @@ pub fn check_and_pack(
     let mut next_arg = args.iter();
     for (pi, param) in sig.params.iter().enumerate() {
         match param {
-            Param::SymbolicExtent { name, dtype } => {
+            Param::SymbolicExtent { name, dtype, facts } => {
                 let value = *symbols
                     .get(name)
                     .ok_or_else(|| RuntimeError::UnboundSymbol {
                         symbol: name.clone(),
+                    })?;
+                facts
+                    .check(value)
+                    .map_err(|fact| RuntimeError::ExtentFact {
+                        kernel: sig.name.clone(),
+                        symbol: name.clone(),
+                        value,
+                        fact,
                     })?;
                 let bytes = extent_bytes(name, value, *dtype)?;
                 buf.write(pi, &bytes);
@@ -572,6 +582,7 @@ mod tests {
                 Param::SymbolicExtent {
                     name: "n".into(),
                     dtype: DType::U16,
+                    facts: ExtentFacts::NONE,
                 },
             ],
         );

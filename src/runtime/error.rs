@@ -4,6 +4,7 @@
 use cudarc::driver::DriverError;
 
 use super::dtype::DType;
+use super::signature::Fact;
 use super::tensor_map::TensorMapRule;
 
 /// Where a symbolic extent got one of its values: `param`'s dimension `dim`.
@@ -171,6 +172,20 @@ pub enum RuntimeError {
         value: u64,
         /// The parameter's type.
         dtype: DType,
+    },
+    /// A symbolic extent's value breaks a fact the kernel was built assuming (a multiple, a bound).
+    #[error(
+        "kernel `{kernel}`: symbolic extent `{symbol}` = {value}, but the kernel was built for {fact}"
+    )]
+    ExtentFact {
+        /// The kernel.
+        kernel: String,
+        /// The symbol.
+        symbol: String,
+        /// Its value at this launch.
+        value: u64,
+        /// The fact it breaks ("a multiple of 4", "at most 8192").
+        fact: Fact,
     },
     /// A tensor argument whose base address is not aligned as the parameter requires.
     #[error("argument `{param}`: address {addr:#x} is not {align}-byte aligned")]

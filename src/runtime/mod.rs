@@ -52,7 +52,7 @@ pub use launch::{
     check_launch,
 };
 pub use module::{Module, ModuleCache};
-pub use signature::{Extent, KernelSignature, Param};
+pub use signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
 pub use tensor::{Arg, DeviceTensor, TensorArg};
 pub use tensor_map::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapDType, TensorMapDesc,
