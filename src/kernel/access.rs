@@ -30,11 +30,13 @@ enum RowGuard {
     Check(Expr),
 }
 
+#[track_caller]
 fn shape_of(shape: &[u32]) -> Vec<Expr> {
     shape.iter().map(|&d| Expr::from(d)).collect()
 }
 
 impl KernelBuilder {
+    #[track_caller]
     fn check_shape(&self, name: &str, shape: &[u32]) -> Result<u32> {
         shape
             .iter()
@@ -46,15 +48,18 @@ impl KernelBuilder {
             .ok_or_else(|| self.buffer_err(name, format!("bad shape {shape:?}")))
     }
 
+    #[track_caller]
     fn smem_err(&self, e: impl std::fmt::Display) -> KernelError {
         KernelError::SharedMemory {
             kernel: self.name.clone(),
             reason: e.to_string(),
+            at: super::error::CallSite::here(),
         }
     }
 
     /// A static shared buffer (`T.alloc_shared`): a `.shared .align A .b8 name[bytes]` variable,
     /// row-major. Counts against the kernel's shared-memory limit with the pool.
+    #[track_caller]
     pub fn alloc_shared<T: Elem>(
         &mut self,
         name: &str,
@@ -77,6 +82,7 @@ impl KernelBuilder {
 
     /// A shared buffer carved from the kernel's dynamic shared-memory pool (one `.extern .shared`
     /// array whose size the launch passes), row-major, its offset aligned to `align`.
+    #[track_caller]
     pub fn pool_alloc<T: Elem>(
         &mut self,
         name: &str,
@@ -93,6 +99,7 @@ impl KernelBuilder {
     }
 
     /// `bytes` of the dynamic pool aligned to `align`: the register holding their shared address.
+    #[track_caller]
     pub fn pool_bytes(&mut self, name: &str, bytes: u32, align: u32) -> Result<Reg<ty::U32>> {
         let region = self
             .pool
@@ -112,6 +119,7 @@ impl KernelBuilder {
         Ok(at)
     }
 
+    #[track_caller]
     fn shared_buffer<T: Elem>(
         &mut self,
         name: &str,
@@ -137,6 +145,7 @@ impl KernelBuilder {
 
     /// A register buffer (`T.alloc_local`): one register per element, private to the thread;
     /// indices must fold to constants.
+    #[track_caller]
     pub fn alloc_local<T: Elem>(&mut self, name: &str, shape: &[u32]) -> Result<Buffer<T>> {
         let n = self.check_shape(name, shape)?;
         if n > 1024 {
@@ -161,6 +170,7 @@ impl KernelBuilder {
 
     /// A mutable scalar of type `T` (a one-element register buffer) holding `init`; read it with
     /// [`Buffer::regs`]`[0]` or [`KernelBuilder::load`], write it with [`KernelBuilder::store`].
+    #[track_caller]
     pub fn local_scalar<T: Elem>(
         &mut self,
         name: &str,
@@ -173,6 +183,7 @@ impl KernelBuilder {
 
     /// A view over existing storage (`T.decl_buffer(shape, dtype, data=ptr)`): aliasing,
     /// reinterpreting or sub-regions of a pool. `align` is what the caller guarantees of `data`.
+    #[track_caller]
     pub fn decl_buffer<T: Elem>(
         &mut self,
         name: &str,
@@ -205,6 +216,7 @@ impl KernelBuilder {
     }
 
     /// The element offset of `buf[idx]`, simplified: `elem_offset + sum(idx_d * stride_d)`.
+    #[track_caller]
     pub fn linear_index<T: Elem>(&self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Expr> {
         let idx: Vec<Expr> = idx.exprs();
         if idx.len() != buf.shape.len() {
@@ -323,6 +335,7 @@ impl KernelBuilder {
         }
     }
 
+    #[track_caller]
     fn local_reg<T: Elem>(&self, buf: &Buffer<T>, e: &Expr) -> Result<Reg<T>> {
         let Storage::Local(regs) = &buf.storage else {
             return Err(self.buffer_err(&buf.name, "not a register buffer"));
@@ -336,7 +349,8 @@ impl KernelBuilder {
             None => Err(self.buffer_err(
                 &buf.name,
                 format!(
-                    "register index {e} is not a constant (registers cannot be indexed at run time)"
+                    "register index {} is not a constant (registers cannot be indexed at run time)",
+                    self.show(e)
                 ),
             )),
         }
@@ -344,6 +358,7 @@ impl KernelBuilder {
 
     /// `buf[idx]` into a fresh register (`ld.global`/`ld.shared`; the register itself for a
     /// register buffer).
+    #[track_caller]
     pub fn load<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Reg<T>> {
         if let Storage::Local(_) = buf.storage {
             let e = self.linear_index(buf, idx)?;
@@ -358,6 +373,7 @@ impl KernelBuilder {
     }
 
     /// `buf[idx] = v`.
+    #[track_caller]
     pub fn store<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
@@ -380,6 +396,7 @@ impl KernelBuilder {
 
     /// Checks that `width` elements from `buf[idx]` are one aligned vector access: the data
     /// pointer's alignment and the divisibility of the index must both cover the vector's bytes.
+    #[track_caller]
     fn check_vector<T: Elem>(&self, buf: &Buffer<T>, e: &Expr, width: usize) -> Result<()> {
         let size = T::DTYPE.size_bytes() as i64;
         let bytes = size * width as i64;
@@ -397,8 +414,8 @@ impl KernelBuilder {
             return Err(self.buffer_err(
                 &buf.name,
                 format!(
-                    "cannot prove a {bytes}-byte aligned vector: data aligned to {}, index {e} a multiple of {d}",
-                    buf.align
+                    "cannot prove a {bytes}-byte aligned vector: data aligned to {}, index {} a multiple of {d} (declare facts on its symbols: `symbol_with`)",
+                    buf.align, self.show(e)
                 ),
             ));
         }
@@ -408,6 +425,7 @@ impl KernelBuilder {
     /// A vector load of `width` (2 or 4) consecutive elements from `buf[idx]`
     /// (`ld.global.v4.f32`, as `A.vload([tx * 4], "float32x4")`). The alignment must be provable
     /// from the data pointer's alignment and the index's divisibility.
+    #[track_caller]
     pub fn vload<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
@@ -418,11 +436,12 @@ impl KernelBuilder {
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, width)?;
         let d = self.f.regs::<T>(width);
-        self.ld_group(buf, idx, &d)?;
+        self.ld_group(buf, idx, &d, None)?;
         Ok(d)
     }
 
     /// A vector store of `v` (2 or 4 registers) to consecutive elements from `buf[idx]`.
+    #[track_caller]
     pub fn vstore<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
@@ -432,13 +451,24 @@ impl KernelBuilder {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, v.len())?;
-        self.st_group(buf, idx, v)
+        self.st_group(buf, idx, v, None)
     }
 
     /// One load of `d.len()` consecutive elements (a scalar `ld` or an `ld.v2`/`.v4`), under
     /// the builder's current guard.
-    fn ld_group<T: Elem>(&mut self, buf: &Buffer<T>, idx: Vec<Expr>, d: &[Reg<T>]) -> Result<()> {
+    #[track_caller]
+    fn ld_group<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: Vec<Expr>,
+        d: &[Reg<T>],
+        guard: Option<ptx_isa::Pred>,
+    ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        // The guard goes on the access itself, after its address arithmetic.
+        if let Some(p) = guard {
+            self.f.when(p);
+        }
         match (ptr, d) {
             (Ptr::Global(r), [x]) => self.f.ld(*x, Addr::<Global>::reg(r).offset(o))?,
             (Ptr::Shared(r), [x]) => self.f.ld(*x, Addr::<Shared>::reg32(r).offset(o))?,
@@ -449,8 +479,18 @@ impl KernelBuilder {
     }
 
     /// One store of `v.len()` consecutive elements.
-    fn st_group<T: Elem>(&mut self, buf: &Buffer<T>, idx: Vec<Expr>, v: &[Reg<T>]) -> Result<()> {
+    #[track_caller]
+    fn st_group<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: Vec<Expr>,
+        v: &[Reg<T>],
+        guard: Option<ptx_isa::Pred>,
+    ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        if let Some(p) = guard {
+            self.f.when(p);
+        }
         match (ptr, v) {
             (Ptr::Global(r), [x]) => self.f.st(Addr::<Global>::reg(r).offset(o), *x)?,
             (Ptr::Shared(r), [x]) => self.f.st(Addr::<Shared>::reg32(r).offset(o), *x)?,
@@ -463,6 +503,7 @@ impl KernelBuilder {
     /// How `n` consecutive elements from `buf[idx]` along the last dimension split into accesses:
     /// the widest vectors whose alignment the facts prove (16 bytes at most), each with the bounds
     /// check on the last dimension that the facts do not already decide.
+    #[track_caller]
     fn plan_row<T: Elem>(&self, buf: &Buffer<T>, idx: &[Expr], n: usize) -> Result<Vec<Group>> {
         let Some((last, extent)) = idx.last().zip(buf.shape.last()) else {
             return Err(self.buffer_err(&buf.name, "a rank-0 access"));
@@ -532,9 +573,16 @@ impl KernelBuilder {
     }
 
     /// `p = first < extent` for a group's bounds check.
+    #[track_caller]
     fn row_guard<T: Elem>(&mut self, buf: &Buffer<T>, first: &Expr) -> Result<ptx_isa::Pred> {
         let extent = buf.shape.last().cloned().unwrap_or(Expr::Const(0));
-        self.cmp(ptx_isa::builder::CmpOp::Lt, first.clone(), extent)
+        let key = MemoKey::Below(first.clone(), extent.clone());
+        if let Some(p) = self.recall::<ptx_isa::ty::Pred>(&key) {
+            return Ok(p);
+        }
+        let p = self.cmp(ptx_isa::builder::CmpOp::Lt, first.clone(), extent.clone())?;
+        self.remember(key, &(first.clone() + extent), p);
+        Ok(p)
     }
 
     /// `n` consecutive elements of `buf` from `idx` along its last dimension, in fresh registers;
@@ -571,7 +619,7 @@ impl KernelBuilder {
         for g in self.plan_row(buf, &idx, n)? {
             let regs = &d[g.first..g.first + g.width];
             match &g.guard {
-                RowGuard::Always => self.ld_group(buf, g.at, regs)?,
+                RowGuard::Always => self.ld_group(buf, g.at, regs, None)?,
                 RowGuard::Never => {
                     for r in regs {
                         self.f.mov(*r, fill)?;
@@ -582,8 +630,7 @@ impl KernelBuilder {
                     for r in regs {
                         self.f.mov(*r, fill)?;
                     }
-                    self.f.when(p);
-                    self.ld_group(buf, g.at, regs)?;
+                    self.ld_group(buf, g.at, regs, Some(p))?;
                 }
             }
         }
@@ -604,12 +651,11 @@ impl KernelBuilder {
         for g in self.plan_row(buf, &idx, v.len())? {
             let regs = &v[g.first..g.first + g.width];
             match &g.guard {
-                RowGuard::Always => self.st_group(buf, g.at, regs)?,
+                RowGuard::Always => self.st_group(buf, g.at, regs, None)?,
                 RowGuard::Never => {}
                 RowGuard::Check(first) => {
                     let p = self.row_guard(buf, first)?;
-                    self.f.when(p);
-                    self.st_group(buf, g.at, regs)?;
+                    self.st_group(buf, g.at, regs, Some(p))?;
                 }
             }
         }
@@ -629,7 +675,7 @@ impl KernelBuilder {
             .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())
             .unwrap_or(1);
         let d = self.f.regs::<T>(w);
-        self.ld_group(buf, idx, &d)?;
+        self.ld_group(buf, idx, &d, None)?;
         Ok(d)
     }
 }

@@ -48,6 +48,8 @@ pub(crate) enum MemoKey {
     Global(Reg<ty::U64>, Expr, u32),
     /// A shared address: base register, index expression, element size (unswizzled buffers).
     Shared(Reg<ty::U32>, Expr, u32),
+    /// The predicate `a < b` of a bounds check.
+    Below(Expr, Expr),
 }
 
 /// A memoised value: the register holding it, and the nesting depth it was computed at (it
@@ -83,18 +85,21 @@ impl Default for TensorOpts {
 
 impl TensorOpts {
     /// With an alignment requirement.
+    #[track_caller]
     pub fn align(mut self, bytes: u32) -> TensorOpts {
         self.align = Some(bytes);
         self
     }
 
     /// With a layout.
+    #[track_caller]
     pub fn layout(mut self, layout: Layout) -> TensorOpts {
         self.layout = layout;
         self
     }
 
     /// With an element offset.
+    #[track_caller]
     pub fn elem_offset(mut self, offset: impl Into<Expr>) -> TensorOpts {
         self.elem_offset = offset.into();
         self
@@ -121,6 +126,8 @@ pub struct KernelBuilder {
     pub(crate) depth: u32,
     /// Index and address arithmetic already computed ([`MemoKey`]).
     pub(crate) memo: Vec<Memo>,
+    /// Reductions written so far (each CTA-wide one has its own scratch words).
+    pub(crate) reductions: u32,
     pub(crate) launch: LaunchState,
     pub(crate) pool: SmemPool,
     pub(crate) pool_symbol: String,
@@ -142,6 +149,7 @@ impl DerefMut for KernelBuilder {
     }
 }
 
+#[track_caller]
 fn arch_of(target: Target) -> smem::Arch {
     let name = target.name();
     if name.starts_with("sm_100") || name.starts_with("sm_101") || name.starts_with("sm_103") {
@@ -163,6 +171,7 @@ fn arch_of(target: Target) -> smem::Arch {
 
 impl KernelBuilder {
     /// Starts kernel `name` for `target`.
+    #[track_caller]
     pub fn new(name: &str, target: Target) -> KernelBuilder {
         let module = Module::new(target);
         let f = module.entry(name);
@@ -174,6 +183,7 @@ impl KernelBuilder {
             vars: Vec::new(),
             depth: 0,
             memo: Vec::new(),
+            reductions: 0,
             launch: LaunchState::default(),
             pool: SmemPool::new(arch_of(target)),
             pool_symbol: "smem".to_string(),
@@ -184,21 +194,25 @@ impl KernelBuilder {
     }
 
     /// The kernel's name.
+    #[track_caller]
     pub fn kernel_name(&self) -> &str {
         &self.name
     }
 
     /// The raw PTX builder.
+    #[track_caller]
     pub fn isa(&mut self) -> &mut FunctionBuilder {
         &mut self.f
     }
 
     /// The module, for module-level declarations.
+    #[track_caller]
     pub fn module_mut(&mut self) -> &mut Module {
         &mut self.module
     }
 
     /// The signature as declared so far.
+    #[track_caller]
     pub fn signature(&self) -> KernelSignature {
         KernelSignature::new(self.name.clone(), self.params.clone())
     }
@@ -206,43 +220,53 @@ impl KernelBuilder {
     // ---- errors ---------------------------------------------------------------------------------
 
     /// An error of this kernel, for a builder's own checks of its compile-time parameters.
+    #[track_caller]
     pub fn error(&self, reason: impl Into<String>) -> KernelError {
         KernelError::Invalid {
             kernel: self.name.clone(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn param_err(&self, param: &str, reason: impl Into<String>) -> KernelError {
         KernelError::Param {
             kernel: self.name.clone(),
             param: param.to_string(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn scope_err(&self, reason: impl Into<String>) -> KernelError {
         KernelError::Scope {
             kernel: self.name.clone(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn buffer_err(&self, buffer: &str, reason: impl Into<String>) -> KernelError {
         KernelError::Buffer {
             kernel: self.name.clone(),
             buffer: buffer.to_string(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
     /// Records an error met where none can be returned (a dropped `if_`); `finish` returns it.
+    #[track_caller]
     pub(crate) fn defer(&mut self, e: KernelError) {
         if self.deferred.is_none() {
             self.deferred = Some(e);
         }
     }
 
+    #[track_caller]
     fn top_level(&self, param: &str) -> Result<()> {
         if self.depth > 0 {
             return Err(self.param_err(
@@ -255,6 +279,7 @@ impl KernelBuilder {
 
     // ---- variables and index arithmetic ---------------------------------------------------------
 
+    #[track_caller]
     pub(crate) fn new_var(
         &mut self,
         name: &str,
@@ -274,38 +299,51 @@ impl KernelBuilder {
     }
 
     /// A fresh variable held in a register, nothing known of it.
+    #[track_caller]
     pub(crate) fn reg_var(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
         self.new_var(name, Some(reg), VarFacts::UNKNOWN, None)
     }
 
     /// Names a register computed with the raw builder, so index expressions can use it. Nothing is
     /// assumed of its value; the register must not be written afterwards.
+    #[track_caller]
     pub fn bind(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
         self.reg_var(name, reg)
     }
 
     /// The name a variable was declared with.
+    #[track_caller]
     pub fn var_name(&self, v: Var) -> &str {
         self.vars.get(v.0 as usize).map_or("?", |i| i.name.as_str())
     }
 
     /// The register holding `v` (none for a constant `let`).
+    #[track_caller]
     pub fn var_reg(&self, v: Var) -> Option<Reg<ty::U32>> {
         self.vars.get(v.0 as usize).and_then(|i| i.reg)
     }
 
+    /// `e` as text with the kernel's variable names (`(row * cols) + tx`), for messages.
+    pub fn show(&self, e: &Expr) -> String {
+        let name = |v: Var| self.var_name(v).to_string();
+        e.named(&name).to_string()
+    }
+
     /// `e` simplified with what is known of the kernel's variables ([`simplify`]).
+    #[track_caller]
     pub fn simplify(&self, e: &Expr) -> Expr {
         simplify(e, self.vars.as_slice())
     }
 
     /// The largest number known to divide `e` ([`divisibility`]).
+    #[track_caller]
     pub fn divisibility(&self, e: &Expr) -> i64 {
         divisibility(e, self.vars.as_slice())
     }
 
     /// Lowers a simplified expression to an operand: a constant stays an immediate, a variable is
     /// its register, anything else is computed into a fresh register.
+    #[track_caller]
     pub(crate) fn lower(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
         if matches!(e, Expr::Const(_) | Expr::Var(_)) {
             return self.lower_uncached(e);
@@ -322,6 +360,7 @@ impl KernelBuilder {
     }
 
     /// A memoised register for `key`, if one is live here.
+    #[track_caller]
     pub(crate) fn recall<T: ty::RegType>(&self, key: &MemoKey) -> Option<Reg<T>> {
         self.memo
             .iter()
@@ -333,6 +372,7 @@ impl KernelBuilder {
     /// Remembers that `reg` holds `key` (computed from `e`), unless `e` reads a variable whose
     /// register changes (a loop counter, a mutable scalar): its value could be stale on a later
     /// trip round a loop.
+    #[track_caller]
     pub(crate) fn remember<T: ty::RegType>(&mut self, key: MemoKey, e: &Expr, reg: Reg<T>) {
         let stable = e
             .vars()
@@ -347,6 +387,7 @@ impl KernelBuilder {
         }
     }
 
+    #[track_caller]
     fn lower_uncached(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
         let imm = |c: i64| Src::Imm(Imm::UInt(u64::from(c as u32)));
         Ok(match e {
@@ -358,9 +399,10 @@ impl KernelBuilder {
                     ..
                 }) => imm(*c),
                 _ => {
-                    return Err(
-                        self.scope_err(format!("variable v{} has no value on the device", v.0))
-                    );
+                    return Err(self.scope_err(format!(
+                        "variable `{}` has no value on the device",
+                        self.var_name(*v)
+                    )));
                 }
             },
             Expr::Add(a, b) => {
@@ -422,6 +464,7 @@ impl KernelBuilder {
 
     /// Computes `e` (simplified) into a register: `mov` for a constant, the variable's own
     /// register for a variable.
+    #[track_caller]
     pub fn eval(&mut self, e: impl Into<Expr>) -> Result<Reg<ty::U32>> {
         let e = self.simplify(&e.into());
         match self.lower(&e)? {
@@ -437,6 +480,7 @@ impl KernelBuilder {
     /// An immutable binding, `let name = e`: a constant stays a constant (and folds into every
     /// use), anything else is computed once into a register; either way what is known of `e`
     /// (its value, its divisibility) is known of the binding.
+    #[track_caller]
     pub fn let_(&mut self, name: &str, e: impl Into<Expr>) -> Result<Var> {
         let e = self.simplify(&e.into());
         let (min, max) = bounds(&e, self.vars.as_slice());
@@ -464,6 +508,7 @@ impl KernelBuilder {
 
     /// A mutable index scalar (a one-element register buffer, read by name): starts at `init`;
     /// [`KernelBuilder::assign`] changes it. Nothing is assumed of its value.
+    #[track_caller]
     pub fn index_var(&mut self, name: &str, init: impl Into<Expr>) -> Result<Var> {
         let r = self.f.reg::<ty::U32>();
         let v = self.reg_var(name, r);
@@ -476,6 +521,7 @@ impl KernelBuilder {
     }
 
     /// `v = e` for a mutable index scalar (from [`KernelBuilder::index_var`]).
+    #[track_caller]
     pub fn assign(&mut self, v: Var, e: impl Into<Expr>) -> Result<()> {
         let Some(info) = self.vars.get(v.0 as usize) else {
             return Err(self.scope_err(format!("v{} is not a variable of this kernel", v.0)));
@@ -547,6 +593,7 @@ impl KernelBuilder {
     }
 
     /// A runtime scalar parameter `.param .T name`, loaded into a register.
+    #[track_caller]
     pub fn scalar<T: Elem>(&mut self, name: &str) -> Result<Reg<T>> {
         self.top_level(name)?;
         let p = self.f.param::<T>(name)?;
@@ -556,6 +603,7 @@ impl KernelBuilder {
     }
 
     /// A TMA tensor map passed by value (`.param .align 64 .b8 name[128]`).
+    #[track_caller]
     pub fn tensor_map(&mut self, name: &str) -> Result<TensorMapRef> {
         self.top_level(name)?;
         let p = self.f.param_bytes(name, 64, 128)?;
@@ -566,6 +614,7 @@ impl KernelBuilder {
     /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
     /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
     /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
+    #[track_caller]
     pub fn tensor<T: Elem>(
         &mut self,
         name: &str,
@@ -593,7 +642,10 @@ impl KernelBuilder {
                 e => {
                     return Err(self.param_err(
                         name,
-                        format!("extent {e} is neither a positive constant nor a symbol"),
+                        format!(
+                            "extent {} is neither a positive constant nor a symbol",
+                            self.show(e)
+                        ),
                     ));
                 }
             });
@@ -637,6 +689,7 @@ impl KernelBuilder {
 
     /// The second launch bound: at least `n` blocks per SM (`.minnctapersm`, PTX ISA 11.4.4). The
     /// first, the maximum threads per block (`.maxntid`), is the thread extent.
+    #[track_caller]
     pub fn min_blocks_per_sm(&mut self, n: u32) -> Result<()> {
         if n == 0 {
             return Err(self.scope_err("min blocks per SM must be positive"));
@@ -647,6 +700,7 @@ impl KernelBuilder {
 
     /// Finishes the kernel: resolves and checks the launch extents, writes the launch bounds,
     /// `ret`, the dynamic shared-memory array if the pool was used, and the PTX text.
+    #[track_caller]
     pub fn finish(mut self) -> Result<BuiltKernel> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
@@ -673,6 +727,7 @@ impl KernelBuilder {
                     self.pool.total_bytes(),
                     self.pool.limit()
                 ),
+                at: super::error::CallSite::here(),
             });
         }
         module.add(self.f.finish()?)?;
@@ -682,6 +737,7 @@ impl KernelBuilder {
             kernel: self.name.clone(),
             param: String::new(),
             reason: e.to_string(),
+            at: super::error::CallSite::here(),
         })?;
         Ok(BuiltKernel {
             module,

@@ -112,6 +112,38 @@ impl fmt::Display for Expr {
     }
 }
 
+impl Expr {
+    /// The expression printed with each variable's name from `name` (`(row * cols) + tx`,
+    /// where [`fmt::Display`] prints `(v1 * v0) + v3`).
+    pub fn named<'a>(&'a self, name: &'a dyn Fn(Var) -> String) -> Named<'a> {
+        Named { e: self, name }
+    }
+}
+
+/// An [`Expr`] printed with variable names ([`Expr::named`]).
+pub struct Named<'a> {
+    e: &'a Expr,
+    name: &'a dyn Fn(Var) -> String,
+}
+
+impl fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.name;
+        let bin = |f: &mut fmt::Formatter<'_>, a: &Expr, op: &str, b: &Expr| {
+            write!(f, "({} {op} {})", a.named(name), b.named(name))
+        };
+        match self.e {
+            Expr::Const(c) => write!(f, "{c}"),
+            Expr::Var(v) => f.write_str(&(self.name)(*v)),
+            Expr::Add(a, b) => bin(f, a, "+", b),
+            Expr::Sub(a, b) => bin(f, a, "-", b),
+            Expr::Mul(a, b) => bin(f, a, "*", b),
+            Expr::Div(a, b) => bin(f, a, "/", b),
+            Expr::Rem(a, b) => bin(f, a, "%", b),
+        }
+    }
+}
+
 impl From<Var> for Expr {
     fn from(v: Var) -> Expr {
         Expr::Var(v)
@@ -385,6 +417,12 @@ pub fn simplify(e: &Expr, facts: &(impl Facts + ?Sized)) -> Expr {
             {
                 *x
             }
+            // (x + c1) * c2 is x * c2 + c1 * c2: the constant joins the sum's constant (and an
+            // address's immediate offset).
+            (Expr::Add(x, c1), Expr::Const(c2)) if c1.as_const().is_some() => add(
+                mul(*x, Expr::Const(c2)),
+                Expr::Const(c1.as_const().unwrap_or(0) * c2),
+            ),
             (a, b) => mul(a, b),
         },
         Expr::Div(a, b) => {
@@ -535,6 +573,7 @@ mod tests {
             (z * 6) / 3 + (x * 12) / 4,
             (x / 4) * 4 + (y / 2) * 2,
             Expr::ceil_div(y * 4 + x, 8),
+            (x + 3) * 4 + (y + z + 1) * 2,
         ];
         for e in &exprs {
             let s = simplify(e, &facts);

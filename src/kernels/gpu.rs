@@ -105,12 +105,9 @@ impl GpuCtx {
         })
     }
 
-    /// The PTX target for this device: sm_90a on Hopper, else sm_80.
+    /// The PTX target for this device ([`Device::target`]).
     pub fn target(&self) -> Target {
-        match self.dev.attributes().compute_capability {
-            (9, 0) => Target::Sm90a,
-            _ => Target::Sm80,
-        }
+        self.dev.target()
     }
 
     /// Loads a built kernel.

@@ -41,6 +41,7 @@ mod module;
 mod signature;
 mod tensor;
 mod tensor_map;
+mod timing;
 
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
@@ -58,6 +59,7 @@ pub use tensor_map::{
     Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_tensor_map,
 };
+pub use timing::median_ms;
 
 /// cudarc's driver layer, re-exported for slices and streams.
 pub use cudarc::driver as cuda;

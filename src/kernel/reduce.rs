@@ -1,0 +1,266 @@
+//! `reduce`: combine values (sum, max, min) across a thread's registers and then across the
+//! threads of a warp, a warpgroup or the CTA; every thread of the scope gets the result (an
+//! all-reduce, so the value is already broadcast over the reduced axis).
+//!
+//! How each level lowers:
+//! - **thread**: a balanced tree over the registers (independent instructions issue together);
+//! - **warp**: `redux.sync` for 32-bit integers on sm_80+ (PTX ISA 9.7.13.10: `.add/.min/.max`
+//!   on `.u32/.s32`), else a butterfly of five `shfl.sync.bfly.b32` (9.7.9.6) with offsets 16, 8,
+//!   4, 2, 1, after which every lane holds the result;
+//! - **warpgroup / CTA**: lane 0 of each warp writes its warp's value to a small shared array, a
+//!   barrier (`bar.sync`, 9.7.13.1: named barrier 1 + warpgroup for a warpgroup, 0 for the CTA)
+//!   orders the writes before the reads, and every thread combines the array (broadcast reads,
+//!   no bank conflicts). Inside a loop or branch a second barrier keeps the next trip's writes
+//!   from overtaking this trip's reads.
+//!
+//! Packed `f16x2`/`bf16x2` registers reduce both halves at once (`add`/`max`/`min` on the packed
+//! type, 9.7.4); shuffles move them as `.b32`.
+
+use ptx_isa::builder::{ReduxOp, ShflMode};
+use ptx_isa::spaces::Shared;
+use ptx_isa::{Addr, Reg, ScalarType, Src, ty};
+
+use super::KernelBuilder;
+use super::buffer::Elem;
+use super::error::Result;
+
+/// How values combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `a + b`.
+    Sum,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+}
+
+/// Which threads' values a reduction combines (each thread's own registers first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceScope {
+    /// One thread's registers.
+    Thread,
+    /// The 32 lanes of a warp.
+    Warp,
+    /// The 128 threads of a warpgroup (the CTA must be whole warpgroups).
+    Warpgroup,
+    /// Every thread of the CTA (a multiple of 32 threads).
+    Cta,
+}
+
+impl std::fmt::Display for ReduceScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReduceScope::Thread => "thread",
+            ReduceScope::Warp => "warp",
+            ReduceScope::Warpgroup => "warpgroup",
+            ReduceScope::Cta => "cta",
+        })
+    }
+}
+
+/// A 32-bit register type `reduce` combines: `f32`, `u32`, `s32`, `f16x2`, `bf16x2`.
+pub trait Reducible: ty::RegType {}
+impl Reducible for ty::F32 {}
+impl Reducible for ty::U32 {}
+impl Reducible for ty::S32 {}
+impl Reducible for ty::F16x2 {}
+impl Reducible for ty::Bf16x2 {}
+
+impl KernelBuilder {
+    /// `d = op(a, b)`.
+    fn combine<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        d: Reg<T>,
+        a: Reg<T>,
+        b: Reg<T>,
+    ) -> Result<()> {
+        match op {
+            ReduceOp::Sum => self.f.add(d, a, b)?,
+            ReduceOp::Max => self.f.max(d, a, b)?,
+            ReduceOp::Min => self.f.min(d, a, b)?,
+        }
+        Ok(())
+    }
+
+    /// Combines `vals` in a balanced tree into a fresh register.
+    fn reduce_regs<T: Reducible>(&mut self, op: ReduceOp, vals: &[Reg<T>]) -> Result<Reg<T>> {
+        let mut level: Vec<Reg<T>> = vals.to_vec();
+        if level.len() == 1 {
+            let d = self.f.reg::<T>();
+            self.f.mov(d, level[0])?;
+            return Ok(d);
+        }
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                match pair {
+                    [a, b] => {
+                        let d = self.f.reg::<T>();
+                        self.combine(op, d, *a, *b)?;
+                        next.push(d);
+                    }
+                    [a] => next.push(*a),
+                    _ => {}
+                }
+            }
+            level = next;
+        }
+        Ok(level[0])
+    }
+
+    /// Every lane of the warp gets `op` over the warp's `v` (in place).
+    fn reduce_warp<T: Reducible>(&mut self, op: ReduceOp, v: Reg<T>) -> Result<()> {
+        let redux = match (T::TYPE, op) {
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Sum) => Some(ReduxOp::Add),
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Max) => Some(ReduxOp::Max),
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Min) => Some(ReduxOp::Min),
+            _ => None,
+        };
+        if let Some(r) = redux {
+            // redux.sync: sm_80 and later (PTX ISA 9.7.13.10); the builder's gating refuses older.
+            self.f.redux_sync(r, v, v, 0xffff_ffffu32)?;
+            return Ok(());
+        }
+        let t = self.f.reg::<T>();
+        for offset in [16u32, 8, 4, 2, 1] {
+            // c = 0x1f: clamp at lane 31, whole-warp segment (PTX ISA 9.7.9.6).
+            self.f
+                .shfl_sync(ShflMode::Bfly, t, None, v, offset, 0x1fu32, 0xffff_ffffu32)?;
+            self.combine(op, v, v, t)?;
+        }
+        Ok(())
+    }
+
+    /// `op` over `vals` in every thread of `scope`, returned to every one of them: the row
+    /// maximum and sum of a softmax, the sum of squares of an RMSNorm.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, ReduceOp, ReduceScope, TensorOpts};
+    /// let mut k = KernelBuilder::new("row_sum", Target::Sm90a);
+    /// let x = k.tensor::<ty::F32>("x", [1024], TensorOpts::default().align(16))?;
+    /// let s = k.tensor::<ty::F32>("s", [1], TensorOpts::default())?;
+    /// let [t] = k.thread_id([256])?;
+    /// let v = k.load_n(&x, [t * 4], 4, 0.0f32)?;
+    /// let total = k.reduce(ReduceOp::Sum, &v, ReduceScope::Cta)?; // every thread has it
+    /// let first = k.cmp(ptxkit::isa::builder::CmpOp::Eq, t, 0)?;
+    /// k.if_(first, |k| k.store(&s, [0], total)).end()?;
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert_eq!(ptx.matches("shfl.sync.bfly.b32").count(), 5); // within each warp
+    /// assert_eq!(ptx.matches("ld.shared.v4.f32").count(), 2); // then the 8 warps' words
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        vals: &[Reg<T>],
+        scope: ReduceScope,
+    ) -> Result<Reg<T>> {
+        if vals.is_empty() {
+            return Err(self.scope_err(format!("reduce {op:?} over no values")));
+        }
+        let v = self.reduce_regs(op, vals)?;
+        if scope == ReduceScope::Thread {
+            return Ok(v);
+        }
+        self.reduce_warp(op, v)?;
+        if scope == ReduceScope::Warp {
+            return Ok(v);
+        }
+        let threads = self.block_threads().ok_or_else(|| {
+            self.scope_err(format!(
+                "a {scope} reduction needs the block size: state thread_id (or warp_id) first"
+            ))
+        })?;
+        let group = match scope {
+            ReduceScope::Warpgroup => 128,
+            _ => threads,
+        };
+        if threads % 32 != 0 || threads % group != 0 || group > 1024 {
+            return Err(self.scope_err(format!(
+                "a {scope} reduction over {threads} threads: whole warps{} are needed",
+                if scope == ReduceScope::Warpgroup {
+                    " and warpgroups"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let warps = group / 32;
+        if warps == 1 {
+            return Ok(v);
+        }
+        // One word per warp of the CTA.
+        let n = self.reductions;
+        self.reductions += 1;
+        let scratch = self
+            .alloc_shared::<ty::U32>(&format!("reduce{n}"), &[threads / 32], 16)?
+            .shared_base()
+            .ok_or_else(|| self.scope_err("reduce scratch is not shared memory (internal)"))?;
+        let flat = self.flat_tid()?;
+        let warp = self.let_("warp", flat / 32)?;
+        let lane = self.let_("lane", flat % 32)?;
+        let is_lane0 = self.cmp(ptx_isa::builder::CmpOp::Eq, lane, 0)?;
+        let slot = self.eval(warp * 4)?;
+        let at = self.f.reg::<ty::U32>();
+        self.f.add(at, scratch, slot)?;
+        self.f.when(is_lane0);
+        self.f.st(Addr::<Shared>::reg32(at), v)?;
+        let barrier = |k: &mut KernelBuilder| -> Result<()> {
+            match scope {
+                ReduceScope::Warpgroup => {
+                    let wg = k.let_("warpgroup", flat / 128)?;
+                    let id = k.eval(wg + 1)?;
+                    k.f.bar_sync(id, Some(Src::Imm(ptx_isa::Imm::UInt(128))))?;
+                    Ok(())
+                }
+                _ => k.sync_threads(),
+            }
+        };
+        barrier(self)?;
+        // This group's words: all of them for the CTA, the warpgroup's four for a warpgroup.
+        let first = match scope {
+            ReduceScope::Warpgroup => {
+                let wg = self.let_("warpgroup", flat / 128)?;
+                let off = self.eval(wg * 16)?;
+                let a = self.f.reg::<ty::U32>();
+                self.f.add(a, scratch, off)?;
+                a
+            }
+            _ => scratch,
+        };
+        let words = self.f.regs::<T>(warps as usize);
+        for (c, chunk) in words.chunks(4).enumerate() {
+            let addr = Addr::<Shared>::reg32(first).offset(16 * c as i64);
+            match chunk.len() {
+                4 | 2 => self.f.ld_v(chunk, addr)?,
+                _ => {
+                    for (i, r) in chunk.iter().enumerate() {
+                        self.f.ld(
+                            *r,
+                            Addr::<Shared>::reg32(first).offset(16 * c as i64 + 4 * i as i64),
+                        )?;
+                    }
+                }
+            }
+        }
+        let out = self.reduce_regs(op, &words)?;
+        if self.depth > 0 {
+            barrier(self)?;
+        }
+        Ok(out)
+    }
+}
+
+/// A buffer's shared-window base address, for scratch the reduction addresses itself.
+impl<T: Elem> super::Buffer<T> {
+    pub(crate) fn shared_base(&self) -> Option<Reg<ty::U32>> {
+        match self.storage {
+            super::Storage::Shared(r) => Some(r),
+            _ => None,
+        }
+    }
+}
