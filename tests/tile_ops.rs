@@ -815,3 +815,91 @@ fn the_rejection_table() {
     assert!(row.contains("|       10 | target"), "{err}");
     assert!(err.contains("sm_90a lacks it (targets: sm_100a)"), "{err}");
 }
+
+#[test]
+fn planning_writes_nothing_and_rejections_are_typed() {
+    use ptxkit::tile::{DispatchError, Rejection, ScopeKind, StoragePair, plan};
+    let e = env(Target::Sm90a);
+    let src = leak(TileRef::global_row_major(ScalarType::F32, 32, 32, e.g, 16));
+    let dst = leak(TileRef::shared_row_major(
+        ScalarType::F32,
+        32,
+        32,
+        e.s,
+        1024,
+    ));
+    let ctx = leak(OpCtx {
+        op: TileOp::Copy { dst, src },
+        scope: ExecScope::Cta { threads: 128 },
+        target: Target::Sm90a,
+    });
+    // The choice is made without a builder: nothing can be half-written.
+    let (v, _plan) = plan(ctx, None).unwrap();
+    assert_eq!(v.name, "copy.vector");
+    // A miss carries typed rows: the storage pair and the scopes a variant takes.
+    let regs_dst = leak(TileRef::shared_row_major(ScalarType::Bf16, 8, 8, e.s, 1024));
+    let bad = leak(OpCtx {
+        op: TileOp::Copy { dst: regs_dst, src },
+        scope: ExecScope::Thread,
+        target: Target::Sm90a,
+    });
+    let Err(DispatchError::NoVariant { declined, .. }) = plan(bad, None) else {
+        panic!("expected a miss");
+    };
+    let ld = declined
+        .iter()
+        .find(|d| d.variant == "copy.ldmatrix")
+        .unwrap();
+    assert_eq!(
+        ld.reason,
+        Rejection::Storage {
+            got: StoragePair {
+                dst: Storage::Shared,
+                src: Storage::Global
+            },
+            allowed: &[StoragePair {
+                dst: Storage::Local,
+                src: Storage::Shared
+            }],
+        }
+    );
+    let vector = declined
+        .iter()
+        .find(|d| d.variant == "copy.vector")
+        .unwrap();
+    assert_eq!(
+        vector.reason,
+        Rejection::ElementTypes {
+            src: ScalarType::F32,
+            dst: ScalarType::Bf16
+        }
+    );
+    // A scope a variant does not take names the scopes it does.
+    let mut e = env(Target::Sm90a);
+    let r = regs::<ty::B32>(&mut e.k, 4);
+    let tv = ldmatrix::ldmatrix(4, false).unwrap();
+    let frag = leak(TileRef::registers(ScalarType::Bf16, tv, r));
+    let sh = leak(TileRef::shared_row_major(
+        ScalarType::Bf16,
+        32,
+        8,
+        e.s,
+        1024,
+    ));
+    let cta = leak(OpCtx {
+        op: TileOp::Copy { dst: frag, src: sh },
+        scope: ExecScope::Cta { threads: 32 },
+        target: Target::Sm90a,
+    });
+    let Err(DispatchError::NoVariant { declined, .. }) = plan(cta, Some("copy.ldmatrix")) else {
+        panic!("expected a miss");
+    };
+    assert_eq!(
+        declined[0].reason,
+        Rejection::Scope {
+            got: ExecScope::Cta { threads: 32 },
+            allowed: &[ScopeKind::Warp]
+        }
+    );
+    assert_eq!(declined[0].reason.to_string(), "scope cta(32) is not warp");
+}

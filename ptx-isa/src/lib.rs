@@ -47,7 +47,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use forms::{Form, FormSpec};
 pub use instr::{Imm, Instruction, Label, Operand, Src};
 pub use module::{Directive, Function, Module};
-pub use reg::{Pred, Reg, RegClass, RegRef, Sinkable, ty};
+pub use reg::{Pred, Reg, RegClass, RegRef, RetypeError, Sinkable, ty};
 pub use space::{Addr, StateSpace, spaces};
 pub use sreg::{Dim, SpecialReg};
 pub use target::{PtxVersion, Target, TargetSet};

@@ -235,21 +235,63 @@ impl<T: RegType> Reg<T> {
         }
     }
 
-    /// The typed register an untyped reference names, when its class is `T`'s.
-    pub fn try_from_ref(r: RegRef) -> Option<Reg<T>> {
-        (r.class == T::CLASS).then_some(Reg {
-            index: r.index,
-            _ty: PhantomData,
-        })
+    /// The same register read as `U` (`Reg<U32>` as `Reg<S32>`, a `%hh` pair as `.bf16x2` or
+    /// `.f16x2`): no instruction. See [`RegRef::retype`] for the rule.
+    pub fn retype<U: RegType>(self) -> Result<Reg<U>, RetypeError> {
+        self.as_ref().retype()
     }
+}
 
-    /// Views the same register as another type of the same class (`Reg<U32>` as `Reg<S32>`): no
-    /// instruction, since both are declared with the class's type.
-    pub fn retype<U: RegType>(self) -> Option<Reg<U>> {
-        (U::CLASS == T::CLASS).then_some(Reg {
-            index: self.index,
-            _ty: PhantomData,
-        })
+impl RegRef {
+    /// The register read as `U`, where PTX allows it without a conversion: `U` lives in the same
+    /// declaration class (a register of another class is another register: `%r3` is not `%hh3`)
+    /// and `U` agrees with the class's declared type (PTX ISA 5.2.1 "Fundamental Types": a
+    /// register is declared with one type; 6.1 "Operand Type Information": a `.bN` register is
+    /// read as any type of N bits, a `.uN` or `.sN` one as either signedness, a floating-point one
+    /// only as its own type). So a `.b32 %r` register reads as `.u32`/`.s32`, a `.b16 %h`
+    /// register as `.f16`/`.bf16`, a `.b32 %hh` one as `.f16x2`/`.bf16x2`; an `.f32 %f` register
+    /// reads only as `.f32`, and `%f` as `.b32` is refused (that is a `mov`).
+    pub fn retype<U: RegType>(self) -> Result<Reg<U>, RetypeError> {
+        if U::CLASS == self.class && U::TYPE.agrees_with(self.class.decl_type()) {
+            Ok(Reg {
+                index: self.index,
+                _ty: PhantomData,
+            })
+        } else {
+            Err(RetypeError {
+                reg: self,
+                to: U::TYPE,
+            })
+        }
+    }
+}
+
+/// A register read as a type PTX does not allow without a conversion ([`RegRef::retype`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetypeError {
+    /// The register.
+    pub reg: RegRef,
+    /// The type it was to be read as.
+    pub to: ScalarType,
+}
+
+impl fmt::Display for RetypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (declared {}) cannot be read as {} (PTX ISA 6.1: same class and agreeing type)",
+            self.reg,
+            self.reg.class.decl_type(),
+            self.to
+        )
+    }
+}
+
+impl std::error::Error for RetypeError {}
+
+impl From<RetypeError> for crate::Error {
+    fn from(e: RetypeError) -> crate::Error {
+        crate::Error::new(crate::ErrorKind::OperandType, e.to_string())
     }
 }
 

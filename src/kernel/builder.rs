@@ -366,7 +366,7 @@ impl KernelBuilder {
             .iter()
             .rev()
             .find(|m| &m.key == key)
-            .and_then(|m| Reg::<T>::try_from_ref(m.reg))
+            .and_then(|m| m.reg.retype::<T>().ok())
     }
 
     /// Remembers that `reg` holds `key` (computed from `e`), unless `e` reads a variable whose

@@ -273,7 +273,9 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
         .with_swizzle(SwizzleMode::B128);
     let row = k.reg::<ty::U32>();
     k.mul_lo(row, rank, N)?;
-    let row_s = ptx_isa::Reg::<ty::S32>::from_index(row.index());
+    let row_s = row
+        .retype::<ty::S32>()
+        .map_err(|e| k.error(e.to_string()))?;
     let issuer = k.pred();
     if multicast {
         let r0 = k.pred();

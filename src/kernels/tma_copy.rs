@@ -22,8 +22,7 @@ pub const THREADS: u32 = 128;
 pub const SHAPE: (u32, u32) = (256, 512);
 
 fn s32(k: &KernelBuilder, r: Reg<ty::U32>) -> Result<Reg<ty::S32>> {
-    r.retype::<ty::S32>()
-        .ok_or_else(|| k.error("a u32 register cannot be read as s32"))
+    r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
 }
 
 /// The kernel `tma_copy(src, dst)` for `rows x cols` tensors (multiples of [`BOX`]).

@@ -17,12 +17,14 @@
 pub mod op;
 pub mod operand;
 pub mod registry;
+pub mod reject;
 pub mod tmem;
 pub mod variants;
 
 pub use op::{Accumulate, Elementwise, OpCtx, OpKind, TileOp};
-pub use operand::{Base, ExecScope, Extent, Storage, TileRef};
+pub use operand::{Base, ExecScope, Extent, ScopeKind, Storage, StoragePair, TileRef};
 pub use registry::{
-    Declined, DispatchError, Predicate, Variant, candidates, dispatch, variants as all_variants,
-    why_not,
+    Declined, DispatchError, Plan, Planned, Planner, Predicate, Variant, candidates, dispatch,
+    plan, plan_with, variants as all_variants, why_not,
 };
+pub use reject::{Aspect, Rejection};

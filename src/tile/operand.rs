@@ -36,6 +36,65 @@ impl fmt::Display for Storage {
     }
 }
 
+/// The (destination, source) storages of a two-operand op: what a variant moves between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StoragePair {
+    /// The destination's storage.
+    pub dst: Storage,
+    /// The source's storage.
+    pub src: Storage,
+}
+
+impl StoragePair {
+    /// `src -> dst`.
+    pub const fn new(dst: Storage, src: Storage) -> StoragePair {
+        StoragePair { dst, src }
+    }
+
+    /// The pair of a destination and a source tile.
+    pub fn of(dst: &TileRef, src: &TileRef) -> StoragePair {
+        StoragePair::new(dst.storage, src.storage)
+    }
+
+    /// True when the destination is registers (the op loads into them).
+    pub const fn loads_registers(self) -> bool {
+        matches!(self.dst, Storage::Local)
+    }
+}
+
+impl fmt::Display for StoragePair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}->{}", self.src, self.dst)
+    }
+}
+
+/// The kind of an execution scope, without its sizes: what a variant accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScopeKind {
+    /// [`ExecScope::Thread`].
+    Thread,
+    /// [`ExecScope::Warp`].
+    Warp,
+    /// [`ExecScope::Warpgroup`].
+    Warpgroup,
+    /// [`ExecScope::Cta`].
+    Cta,
+    /// [`ExecScope::Cluster`].
+    Cluster,
+}
+
+impl fmt::Display for ScopeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScopeKind::Thread => "thread",
+            ScopeKind::Warp => "warp",
+            ScopeKind::Warpgroup => "warpgroup",
+            ScopeKind::Cta => "cta",
+            ScopeKind::Cluster => "cluster",
+        })
+    }
+}
+
 /// The threads that run an op together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ExecScope {
@@ -58,6 +117,17 @@ pub enum ExecScope {
 }
 
 impl ExecScope {
+    /// The scope's kind.
+    pub const fn kind(self) -> ScopeKind {
+        match self {
+            ExecScope::Thread => ScopeKind::Thread,
+            ExecScope::Warp => ScopeKind::Warp,
+            ExecScope::Warpgroup => ScopeKind::Warpgroup,
+            ExecScope::Cta { .. } => ScopeKind::Cta,
+            ExecScope::Cluster { .. } => ScopeKind::Cluster,
+        }
+    }
+
     /// Threads that share the work (per CTA for a cluster: each CTA's threads do their part).
     pub fn threads(self) -> u32 {
         match self {

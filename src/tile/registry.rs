@@ -1,30 +1,54 @@
-//! The dispatch registry: variants filed per (op, targets) with a name, a priority and a list of
-//! predicates. Dispatch tries the variants of an op by priority (highest first, then name) and
-//! uses the first whose predicates all hold and whose lowering succeeds; a caller may force a
-//! variant by name. When none matches, the error is a table of every variant and why it declined.
+//! The dispatch registry: variants filed per (op, targets) with a name, a priority, a list of
+//! predicates and a planner. Dispatch tries the variants of an op by priority (highest first, then
+//! name); the first whose predicates all hold and whose planner returns a plan emits it. A caller
+//! may force a variant by name. When none takes the op, the error is a table of every variant and
+//! why it declined.
 //!
-//! Lowering chooses; the PTX builder is the only thing that writes instructions. A lowering that
-//! fails halfway is rolled back ([`FunctionBuilder::rollback`]) before the next variant is tried.
+//! Lowering chooses, emission writes: a planner decides everything (instructions, widths,
+//! registers, addresses) and returns a typed [`Plan`] or a typed [`Rejection`]; the plan's
+//! [`Plan::emit`] only writes through the ptx-isa builder and never declines, so nothing is rolled
+//! back and the next variant is never tried after a first one wrote.
 
 use std::fmt;
 
 use ptx_isa::{FunctionBuilder, TargetSet};
 
 use super::op::{OpCtx, OpKind};
+use super::reject::Rejection;
 
 /// A named yes/no question about an op, with the reason when the answer is no.
 #[derive(Clone, Copy)]
 pub struct Predicate {
     /// The predicate's name (shown in the rejection table).
     pub name: &'static str,
-    /// `Ok` when it holds, `Err(reason)` when it declines.
-    pub check: fn(&OpCtx<'_>) -> Result<(), String>,
+    /// `Ok` when it holds, the rejection when it declines.
+    pub check: fn(&OpCtx<'_>) -> Result<(), Rejection>,
 }
 
 impl fmt::Debug for Predicate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name)
     }
+}
+
+/// What a variant decided for one op: everything the emission needs.
+pub trait Plan {
+    /// Writes the instructions. It declines nothing (the planner did the deciding); an error is
+    /// the builder's (a form the target lacks, a module limit), not a reason to try another
+    /// variant.
+    fn emit(&self, k: &mut FunctionBuilder) -> ptx_isa::Result<()>;
+}
+
+/// A plan borrowed from the op it was made for.
+pub type Planned<'a> = Box<dyn Plan + 'a>;
+
+/// The last question a variant asks: the plan, or why there is none.
+#[derive(Clone, Copy)]
+pub struct Planner {
+    /// Its name (shown in the rejection table when it declines).
+    pub name: &'static str,
+    /// Makes the plan.
+    pub plan: for<'a> fn(&'a OpCtx<'a>) -> Result<Planned<'a>, Rejection>,
 }
 
 /// One way to lower an op.
@@ -44,10 +68,10 @@ pub struct Variant {
     /// [`TileRef::pitch`]: super::TileRef::pitch
     /// [`TileRef::bounds`]: super::TileRef::bounds
     pub views: bool,
-    /// What must hold for it to apply.
+    /// What must hold for it to apply, asked in order before the planner.
     pub predicates: &'static [Predicate],
-    /// Writes the instructions.
-    pub lower: fn(&mut FunctionBuilder, &OpCtx<'_>) -> ptx_isa::Result<()>,
+    /// Makes the plan once the predicates hold.
+    pub planner: Planner,
 }
 
 impl fmt::Debug for Variant {
@@ -56,40 +80,59 @@ impl fmt::Debug for Variant {
     }
 }
 
-/// Why one variant did not lower the op.
+/// Why one variant did not take the op.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declined {
     /// The variant.
     pub variant: &'static str,
     /// Its priority.
     pub priority: i32,
-    /// The predicate that declined (or `target`, or `lowering`).
+    /// The predicate (or planner) that declined, or `target`, `views`, `name`.
     pub predicate: &'static str,
     /// The reason.
-    pub reason: String,
+    pub reason: Rejection,
 }
 
-/// No variant lowered the op: every variant of the op with the first predicate that declined.
+/// A tile op that was not lowered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DispatchError {
-    /// The op, its scope and its operands.
-    pub op: String,
-    /// One row per variant, in the order they were tried.
-    pub declined: Vec<Declined>,
+pub enum DispatchError {
+    /// No variant takes the op: every variant of the op with the first predicate that declined.
+    NoVariant {
+        /// The op, its scope and its operands.
+        op: String,
+        /// One row per variant, in the order they were tried.
+        declined: Vec<Declined>,
+    },
+    /// The chosen variant's plan failed to write (a builder error).
+    Emit {
+        /// The op, its scope and its operands.
+        op: String,
+        /// The variant whose plan it was.
+        variant: &'static str,
+        /// The builder's error.
+        error: Box<ptx_isa::Error>,
+    },
 }
 
 impl fmt::Display for DispatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "no variant lowers {}", self.op)?;
-        let w = self
-            .declined
+        let (op, declined) = match self {
+            DispatchError::Emit { op, variant, error } => {
+                return write!(
+                    f,
+                    "{variant} planned {op}\n  and could not write it: {error}"
+                );
+            }
+            DispatchError::NoVariant { op, declined } => (op, declined),
+        };
+        writeln!(f, "no variant lowers {op}")?;
+        let w = declined
             .iter()
             .map(|d| d.variant.len())
             .max()
             .unwrap_or(7)
             .max(7);
-        let p = self
-            .declined
+        let p = declined
             .iter()
             .map(|d| d.predicate.len())
             .max()
@@ -100,7 +143,7 @@ impl fmt::Display for DispatchError {
             "  {:<w$} | priority | {:<p$} | reason",
             "variant", "predicate"
         )?;
-        for d in &self.declined {
+        for d in declined {
             writeln!(
                 f,
                 "  {:<w$} | {:>8} | {:<p$} | {}",
@@ -125,76 +168,95 @@ pub fn candidates(op: OpKind) -> Vec<&'static Variant> {
     v
 }
 
-/// Why `v` declines `ctx` (the first predicate that does), or `None` when every predicate holds.
-pub fn why_not(v: &Variant, ctx: &OpCtx<'_>) -> Option<(&'static str, String)> {
+/// `v`'s plan for `ctx`, or the first question that declined it (its name and the rejection).
+pub fn plan_with<'a>(
+    v: &Variant,
+    ctx: &'a OpCtx<'a>,
+) -> Result<Planned<'a>, (&'static str, Rejection)> {
     if !v.targets.has(ctx.target) {
-        return Some((
+        return Err((
             "target",
-            format!("{} lacks it (targets: {})", ctx.target, v.targets.names()),
+            Rejection::Target {
+                target: ctx.target,
+                supported: v.targets,
+            },
         ));
     }
     if !v.views {
         if let Some(t) = ctx.op.operands().into_iter().find(|t| t.is_view()) {
-            return Some(("views", format!("takes no run-time pitch or bounds ({t})")));
+            return Err((
+                "views",
+                Rejection::View {
+                    operand: t.to_string(),
+                },
+            ));
         }
     }
-    v.predicates
-        .iter()
-        .find_map(|p| (p.check)(ctx).err().map(|r| (p.name, r)))
+    for p in v.predicates {
+        (p.check)(ctx).map_err(|r| (p.name, r))?;
+    }
+    (v.planner.plan)(ctx).map_err(|r| (v.planner.name, r))
 }
 
-/// Lowers `ctx` with the first variant that applies (or with the variant named `force`), and
-/// returns its name.
+/// Why `v` declines `ctx` (the first predicate that does), or `None` when it takes it.
+pub fn why_not(v: &Variant, ctx: &OpCtx<'_>) -> Option<(&'static str, Rejection)> {
+    plan_with(v, ctx).err()
+}
+
+/// The plan of the first variant that takes `ctx` (or of the variant named `force`), with that
+/// variant: the choice, nothing written yet.
+pub fn plan<'a>(
+    ctx: &'a OpCtx<'a>,
+    force: Option<&str>,
+) -> Result<(&'static Variant, Planned<'a>), DispatchError> {
+    let list = candidates(ctx.op.kind());
+    if let Some(name) = force.filter(|n| !list.iter().any(|v| v.name == *n)) {
+        return Err(DispatchError::NoVariant {
+            op: ctx.to_string(),
+            declined: vec![Declined {
+                variant: "(forced)",
+                priority: 0,
+                predicate: "name",
+                reason: Rejection::UnknownName {
+                    op: ctx.op.kind(),
+                    name: name.to_string(),
+                },
+            }],
+        });
+    }
+    let mut declined = Vec::new();
+    for v in list {
+        if force.is_some_and(|n| n != v.name) {
+            continue;
+        }
+        match plan_with(v, ctx) {
+            Ok(p) => return Ok((v, p)),
+            Err((predicate, reason)) => declined.push(Declined {
+                variant: v.name,
+                priority: v.priority,
+                predicate,
+                reason,
+            }),
+        }
+    }
+    Err(DispatchError::NoVariant {
+        op: ctx.to_string(),
+        declined,
+    })
+}
+
+/// Plans `ctx` with the first variant that takes it (or with the variant named `force`), emits the
+/// plan, and returns the variant's name.
 pub fn dispatch(
     k: &mut FunctionBuilder,
     ctx: &OpCtx<'_>,
     force: Option<&str>,
 ) -> Result<&'static str, DispatchError> {
-    let mut declined = Vec::new();
-    let list = candidates(ctx.op.kind());
-    if let Some(name) = force {
-        if !list.iter().any(|v| v.name == name) {
-            declined.push(Declined {
-                variant: "(forced)",
-                priority: 0,
-                predicate: "name",
-                reason: format!("no {} variant is called `{name}`", ctx.op.kind()),
-            });
-            return Err(DispatchError {
-                op: ctx.to_string(),
-                declined,
-            });
-        }
-    }
-    for v in list {
-        if force.is_some_and(|n| n != v.name) {
-            continue;
-        }
-        if let Some((predicate, reason)) = why_not(v, ctx) {
-            declined.push(Declined {
-                variant: v.name,
-                priority: v.priority,
-                predicate,
-                reason,
-            });
-            continue;
-        }
-        let checkpoint = k.checkpoint();
-        match (v.lower)(k, ctx) {
-            Ok(()) => return Ok(v.name),
-            Err(e) => {
-                k.rollback(checkpoint);
-                declined.push(Declined {
-                    variant: v.name,
-                    priority: v.priority,
-                    predicate: "lowering",
-                    reason: e.to_string(),
-                });
-            }
-        }
-    }
-    Err(DispatchError {
+    let (v, p) = plan(ctx, force)?;
+    p.emit(k).map_err(|error| DispatchError::Emit {
         op: ctx.to_string(),
-        declined,
-    })
+        variant: v.name,
+        error: Box::new(error),
+    })?;
+    Ok(v.name)
 }

@@ -246,7 +246,7 @@ fn shift_amount<T: ty::Int>(k: &FunctionBuilder, op: BinOp, b: Src<T>) -> Result
         Src::Reg(r) => r
             .retype::<ty::U32>()
             .map(Src::Reg)
-            .ok_or_else(|| width_error(k, op, width)),
+            .map_err(|_| width_error(k, op, width)),
         Src::Imm(_) => Err(width_error(k, op, width)),
     }
 }

@@ -25,9 +25,9 @@ fn tile_op(k: &mut FunctionBuilder, op: TileOp<'_>, scope: ExecScope) -> ptx_isa
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
 }
 
-/// The same register viewed as `.s32` (TMA coordinates); both live in the `.b32` class.
-fn s32(r: R32) -> Reg<ty::S32> {
-    Reg::from_index(r.index())
+/// The same register read as `.s32` (TMA coordinates); both live in the `.b32` class.
+fn s32(r: R32) -> ptx_isa::Result<Reg<ty::S32>> {
+    Ok(r.retype()?)
 }
 
 /// Builds the GEMM module for `cfg` (target sm_90a: wgmma and setmaxnreg need it).
@@ -365,7 +365,7 @@ impl<'a> Gen<'a> {
                     GemmConfig::BM,
                     GemmConfig::BK,
                     tma.clone(),
-                    vec![s32(x).into(), s32(row_a).into()],
+                    vec![s32(x)?.into(), s32(row_a)?.into()],
                 );
                 tile_op(
                     g.k,
@@ -387,7 +387,7 @@ impl<'a> Gen<'a> {
                             cfg.bn,
                             GemmConfig::BK,
                             tmb.clone(),
-                            vec![s32(x).into(), s32(row_b).into()],
+                            vec![s32(x)?.into(), s32(row_b)?.into()],
                         );
                         tile_op(
                             g.k,
@@ -416,7 +416,7 @@ impl<'a> Gen<'a> {
                             half,
                             GemmConfig::BK,
                             tmb.clone(),
-                            vec![s32(x).into(), s32(rb).into()],
+                            vec![s32(x)?.into(), s32(rb)?.into()],
                         );
                         tile_op(
                             g.k,
@@ -613,7 +613,7 @@ impl<'a> Gen<'a> {
                 64,
                 64,
                 map.clone(),
-                vec![s32(xs).into(), s32(y).into()],
+                vec![s32(xs)?.into(), s32(y)?.into()],
             );
             tile_op(
                 self.k,

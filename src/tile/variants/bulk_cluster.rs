@@ -2,25 +2,54 @@
 //! `cp.async.bulk.shared::cluster.shared::cta` (PTX ISA 9.7.9.25.4.1), completing on an mbarrier
 //! in the destination CTA (the caller waits on it there). One thread issues it.
 
-use ptx_isa::{Addr, FunctionBuilder, Result, TargetSet, spaces};
+use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, spaces, ty};
 
-use super::common::{both_contiguous, expect_copy, pair, same_elements, scope_in, storages};
+use super::common::{both_contiguous, pair, same_elements, scope_in, storages};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, Storage};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-fn bulk(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+/// One bulk copy of `bytes` from this CTA's `src` to the peer's `dst`, completing on `mbar`.
+struct BulkCopy {
+    dst: Reg<ty::U32>,
+    src: Reg<ty::U32>,
+    bytes: u32,
+    mbar: Reg<ty::U32>,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
     if s.bytes() % 16 != 0 || s.align % 16 != 0 || d.align % 16 != 0 {
-        return Err(format!(
-            "{} bytes: bulk copies move multiples of 16 bytes, 16-byte aligned",
-            s.bytes()
+        return Err(Rejection::operand(
+            Aspect::Width,
+            format!(
+                "{} bytes: bulk copies move multiples of 16 bytes, 16-byte aligned",
+                s.bytes()
+            ),
         ));
     }
-    if !matches!(ctx.op, TileOp::CopyAsync { mbar: Some(_), .. }) {
-        return Err("the copy completes on the destination's mbarrier; none given".into());
-    }
-    Ok(())
+    let TileOp::CopyAsync {
+        mbar: Some(mbar), ..
+    } = &ctx.op
+    else {
+        return Err(Rejection::operand(
+            Aspect::Op,
+            "the copy completes on the destination's mbarrier; none given",
+        ));
+    };
+    let (Base::Shared(dst), Base::Shared(src)) = (&d.base, &s.base) else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            "shared addresses expected",
+        ));
+    };
+    Ok(Box::new(BulkCopy {
+        dst: *dst,
+        src: *src,
+        bytes: s.bytes() as u32,
+        mbar: *mbar,
+    }))
 }
 
 /// The registration.
@@ -33,11 +62,19 @@ pub const VARIANT: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::SharedCluster, Storage::Shared)]),
+            check: |c| {
+                storages(
+                    c,
+                    &[StoragePair {
+                        dst: Storage::SharedCluster,
+                        src: Storage::Shared,
+                    }],
+                )
+            },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["thread"]),
+            check: |c| scope_in(c, &[ScopeKind::Thread]),
         },
         Predicate {
             name: "elements",
@@ -47,35 +84,17 @@ pub const VARIANT: Variant = Variant {
             name: "contiguous",
             check: both_contiguous,
         },
-        Predicate {
-            name: "bulk",
-            check: bulk,
-        },
     ],
-    lower,
+    planner: Planner { name: "bulk", plan },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let TileOp::CopyAsync {
-        mbar: Some(bar), ..
-    } = &ctx.op
-    else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "no mbarrier",
-        ));
-    };
-    let (Base::Shared(dst), Base::Shared(src)) = (&d.base, &s.base) else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "shared addresses expected",
-        ));
-    };
-    k.cp_async_bulk_shared_to_cluster(
-        Addr::<spaces::SharedCluster>::reg32(*dst),
-        Addr::<spaces::Shared>::reg32(*src),
-        s.bytes() as u32,
-        Addr::reg32(*bar),
-    )
+impl Plan for BulkCopy {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        k.cp_async_bulk_shared_to_cluster(
+            Addr::<spaces::SharedCluster>::reg32(self.dst),
+            Addr::<spaces::Shared>::reg32(self.src),
+            self.bytes,
+            Addr::reg32(self.mbar),
+        )
+    }
 }

@@ -1,77 +1,91 @@
 //! Helpers the variants share: predicates over operands, the thread index within the scope,
 //! addresses, and layout evaluation.
 
-use ptx_isa::builder::CmpOp;
-use ptx_isa::{Addr, Dim, FunctionBuilder, Reg, Result, SpecialReg, spaces, ty};
+use ptx_isa::builder::{CmpOp, MatrixCount};
+use ptx_isa::{
+    Addr, Dim, FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, SpecialReg, Src, spaces, ty,
+};
 
-use crate::tile::op::{OpCtx, TileOp};
-use crate::tile::operand::{Base, ExecScope, Storage, TileRef};
+use crate::tile::op::OpCtx;
+use crate::tile::operand::{Base, ExecScope, ScopeKind, StoragePair, TileRef};
+use crate::tile::reject::{Aspect, Rejection};
 
-/// `(dst, src)` of the op, or a reason.
-pub fn pair<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<(&'a TileRef, &'a TileRef), String> {
-    ctx.op.dst_src().ok_or_else(|| "not a copy".to_string())
+/// `(dst, src)` of a copy or cast.
+pub fn pair<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<(&'a TileRef, &'a TileRef), Rejection> {
+    ctx.op
+        .dst_src()
+        .ok_or_else(|| Rejection::operand(Aspect::Op, "not a copy"))
 }
 
 /// The destination and source storages are one of `allowed`.
 pub fn storages(
     ctx: &OpCtx<'_>,
-    allowed: &[(Storage, Storage)],
-) -> std::result::Result<(), String> {
+    allowed: &'static [StoragePair],
+) -> std::result::Result<(), Rejection> {
     let (d, s) = pair(ctx)?;
-    if allowed.contains(&(d.storage, s.storage)) {
+    let got = StoragePair::of(d, s);
+    if allowed.contains(&got) {
         Ok(())
     } else {
-        let list: Vec<String> = allowed.iter().map(|(d, s)| format!("{s}->{d}")).collect();
-        Err(format!(
-            "{}->{} is not {}",
-            s.storage,
-            d.storage,
-            list.join(" or ")
-        ))
+        Err(Rejection::Storage { got, allowed })
     }
 }
 
 /// Source and destination have the same element type and element count.
-pub fn same_elements(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+pub fn same_elements(ctx: &OpCtx<'_>) -> std::result::Result<(), Rejection> {
     let (d, s) = pair(ctx)?;
     if d.dtype != s.dtype {
-        return Err(format!("element types differ: {} and {}", s.dtype, d.dtype));
+        return Err(Rejection::ElementTypes {
+            src: s.dtype,
+            dst: d.dtype,
+        });
     }
     if d.elements() != s.elements() {
-        return Err(format!("{} elements into {}", s.elements(), d.elements()));
+        return Err(Rejection::ElementCount {
+            src: s.elements(),
+            dst: d.elements(),
+        });
     }
     Ok(())
 }
 
 /// The scope is one of `allowed`.
-pub fn scope_in(ctx: &OpCtx<'_>, allowed: &[&str]) -> std::result::Result<(), String> {
-    let name = match ctx.scope {
-        ExecScope::Thread => "thread",
-        ExecScope::Warp => "warp",
-        ExecScope::Warpgroup => "warpgroup",
-        ExecScope::Cta { .. } => "cta",
-        ExecScope::Cluster { .. } => "cluster",
-    };
-    if allowed.contains(&name) {
+pub fn scope_in(
+    ctx: &OpCtx<'_>,
+    allowed: &'static [ScopeKind],
+) -> std::result::Result<(), Rejection> {
+    if allowed.contains(&ctx.scope.kind()) {
         Ok(())
     } else {
-        Err(format!(
-            "scope {} is not {}",
-            ctx.scope,
-            allowed.join(" or ")
-        ))
+        Err(Rejection::Scope {
+            got: ctx.scope,
+            allowed,
+        })
     }
 }
 
 /// Both operands are dense (identity layout) and unswizzled.
-pub fn both_contiguous(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+pub fn both_contiguous(ctx: &OpCtx<'_>) -> std::result::Result<(), Rejection> {
     let (d, s) = pair(ctx)?;
     for (what, t) in [("source", s), ("destination", d)] {
         if !t.is_contiguous() || t.swizzle != smem::SwizzleMode::None {
-            return Err(format!("the {what} is not a dense unswizzled tile"));
+            return Err(Rejection::operand(
+                Aspect::Layout,
+                format!("the {what} is not a dense unswizzled tile"),
+            ));
         }
     }
     Ok(())
+}
+
+/// The register tile and the other tile of a copy between registers and something else, and
+/// whether the copy loads the registers.
+pub fn register_side<'a>(d: &'a TileRef, s: &'a TileRef) -> (&'a TileRef, &'a TileRef, bool) {
+    if StoragePair::of(d, s).loads_registers() {
+        (d, s, true)
+    } else {
+        (s, d, false)
+    }
 }
 
 /// The thread's index within the scope: 0, `%laneid`, `%tid.x % 128`, or `%tid.x`.
@@ -98,24 +112,217 @@ pub enum MemAddr {
     Shared(Addr<spaces::Shared>),
 }
 
-/// The address `byte_offset` bytes into the tile `t` (global or shared base).
-pub fn address(k: &mut FunctionBuilder, t: &TileRef, byte_offset: Reg<ty::U32>) -> Result<MemAddr> {
-    match &t.base {
-        Base::Global(b) => {
-            let (w, a) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
-            k.cvt(w, byte_offset)?;
-            k.add(a, *b, w)?;
-            Ok(MemAddr::Global(Addr::reg(a)))
+/// Where a memory tile starts: a 64-bit global or a 32-bit shared address.
+#[derive(Debug, Clone, Copy)]
+pub enum MemBase {
+    /// A global address.
+    Global(Reg<ty::U64>),
+    /// A shared-window address.
+    Shared(Reg<ty::U32>),
+}
+
+impl MemBase {
+    /// The base of `t`, if it is a global or shared address.
+    pub fn of(t: &TileRef) -> std::result::Result<MemBase, Rejection> {
+        match &t.base {
+            Base::Global(b) => Ok(MemBase::Global(*b)),
+            Base::Shared(b) => Ok(MemBase::Shared(*b)),
+            _ => Err(Rejection::operand(
+                Aspect::Base,
+                format!("{t} has no memory address"),
+            )),
         }
-        Base::Shared(b) => {
-            let a = k.reg::<ty::U32>();
-            k.add(a, *b, byte_offset)?;
-            Ok(MemAddr::Shared(Addr::reg32(a)))
+    }
+
+    /// The address `byte_offset` bytes past the base.
+    pub fn address(self, k: &mut FunctionBuilder, byte_offset: Reg<ty::U32>) -> Result<MemAddr> {
+        match self {
+            MemBase::Global(b) => {
+                let (w, a) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+                k.cvt(w, byte_offset)?;
+                k.add(a, b, w)?;
+                Ok(MemAddr::Global(Addr::reg(a)))
+            }
+            MemBase::Shared(b) => {
+                let a = k.reg::<ty::U32>();
+                k.add(a, b, byte_offset)?;
+                Ok(MemAddr::Shared(Addr::reg32(a)))
+            }
         }
-        _ => Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            format!("{t} has no memory address"),
-        )),
+    }
+}
+
+/// A memory tile with a static layout: its base, layout, element size and swizzle.
+#[derive(Debug, Clone, Copy)]
+pub struct MemTile<'a> {
+    /// Where it starts.
+    pub base: MemBase,
+    /// Element index (row-major over the shape) → element offset.
+    pub layout: &'a layouts::Layout,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// The byte swizzle after the layout.
+    pub swizzle: smem::SwizzleMode,
+}
+
+impl<'a> MemTile<'a> {
+    /// `t` as a memory tile with a layout.
+    pub fn of(t: &'a TileRef) -> std::result::Result<MemTile<'a>, Rejection> {
+        let layout = t.layout.as_ref().ok_or_else(|| {
+            Rejection::operand(Aspect::Layout, format!("{t} has no memory layout"))
+        })?;
+        Ok(MemTile {
+            base: MemBase::of(t)?,
+            layout,
+            elem_bytes: t.dtype.bytes(),
+            swizzle: t.swizzle,
+        })
+    }
+
+    /// The byte offset of element `index`: its layout, times the element size, swizzled.
+    pub fn element_offset(
+        &self,
+        k: &mut FunctionBuilder,
+        index: Reg<ty::U32>,
+    ) -> Result<Reg<ty::U32>> {
+        let e = eval_layout(k, self.layout, index)?;
+        let b = k.reg::<ty::U32>();
+        k.mul_lo(b, e, self.elem_bytes)?;
+        smem::emit::emit_swizzle(k, self.swizzle, b)
+    }
+}
+
+/// Registers of one class, typed for the instructions that move them: what a register tile's
+/// [`RegRef`]s are read as (checked with [`RegRef::retype`], PTX ISA 6.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Regs {
+    /// `.f32 %f` registers.
+    F32(Vec<Reg<ty::F32>>),
+    /// `.b32 %hh` packed 16-bit float pairs.
+    Pairs(Vec<Reg<ty::Bf16x2>>),
+    /// `.b32 %r` registers.
+    B32(Vec<Reg<ty::B32>>),
+    /// `.b16 %h` 16-bit floats.
+    Halves(Vec<Reg<ty::Bf16>>),
+    /// `.b16 %rs` registers.
+    B16(Vec<Reg<ty::B16>>),
+}
+
+impl Regs {
+    /// `regs` typed by their one class.
+    pub fn of(regs: &[RegRef]) -> std::result::Result<Regs, Rejection> {
+        fn typed<T: ty::RegType>(regs: &[RegRef]) -> std::result::Result<Vec<Reg<T>>, Rejection> {
+            regs.iter()
+                .map(|r| r.retype::<T>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| Rejection::operand(Aspect::Registers, e.to_string()))
+        }
+        let class = regs
+            .first()
+            .map(|r| r.class)
+            .ok_or_else(|| Rejection::operand(Aspect::Registers, "no registers"))?;
+        if regs.iter().any(|r| r.class != class) {
+            return Err(Rejection::operand(
+                Aspect::Registers,
+                "the registers are of different classes",
+            ));
+        }
+        Ok(match class {
+            RegClass::F32 => Regs::F32(typed(regs)?),
+            RegClass::H32 => Regs::Pairs(typed(regs)?),
+            RegClass::B32 => Regs::B32(typed(regs)?),
+            RegClass::H16 => Regs::Halves(typed(regs)?),
+            RegClass::B16 => Regs::B16(typed(regs)?),
+            other => {
+                return Err(Rejection::operand(
+                    Aspect::Registers,
+                    format!("cannot move {other:?} registers"),
+                ));
+            }
+        })
+    }
+
+    /// Registers `range` of these.
+    pub fn range(&self, range: std::ops::Range<usize>) -> Regs {
+        match self {
+            Regs::F32(r) => Regs::F32(r[range].to_vec()),
+            Regs::Pairs(r) => Regs::Pairs(r[range].to_vec()),
+            Regs::B32(r) => Regs::B32(r[range].to_vec()),
+            Regs::Halves(r) => Regs::Halves(r[range].to_vec()),
+            Regs::B16(r) => Regs::B16(r[range].to_vec()),
+        }
+    }
+
+    /// One `ld`/`st` (a vector for more than one register) of these at `a`; only the bit width
+    /// matters to ld/st (PTX ISA 9.7.9.8, 9.7.9.11).
+    pub fn access(&self, k: &mut FunctionBuilder, a: MemAddr, load: bool) -> Result<()> {
+        fn go<T: ty::RegType>(
+            k: &mut FunctionBuilder,
+            r: &[Reg<T>],
+            a: MemAddr,
+            load: bool,
+        ) -> Result<()> {
+            match (a, load) {
+                (MemAddr::Global(a), true) => k.ld_v(r, a),
+                (MemAddr::Shared(a), true) => k.ld_v(r, a),
+                (MemAddr::Global(a), false) => k.st_v(a, r),
+                (MemAddr::Shared(a), false) => k.st_v(a, r),
+            }
+        }
+        match self {
+            Regs::F32(r) => go(k, r, a, load),
+            Regs::Pairs(r) => go(k, r, a, load),
+            Regs::B32(r) => go(k, r, a, load),
+            Regs::Halves(r) => go(k, r, a, load),
+            Regs::B16(r) => go(k, r, a, load),
+        }
+    }
+
+    /// `stmatrix` of these (PTX ISA 9.7.14.5.16; the builder checks they are 32-bit).
+    pub fn stmatrix(
+        &self,
+        k: &mut FunctionBuilder,
+        n: MatrixCount,
+        at: Addr<spaces::Shared>,
+    ) -> Result<()> {
+        match self {
+            Regs::F32(r) => k.stmatrix(n, false, at, r),
+            Regs::Pairs(r) => k.stmatrix(n, false, at, r),
+            Regs::B32(r) => k.stmatrix(n, false, at, r),
+            Regs::Halves(r) => k.stmatrix(n, false, at, r),
+            Regs::B16(r) => k.stmatrix(n, false, at, r),
+        }
+    }
+
+    /// `ldmatrix` into these (PTX ISA 9.7.14.5.15; the builder checks they are 32-bit).
+    pub fn ldmatrix(
+        &self,
+        k: &mut FunctionBuilder,
+        n: MatrixCount,
+        at: Addr<spaces::Shared>,
+    ) -> Result<()> {
+        match self {
+            Regs::F32(r) => k.ldmatrix(n, false, r, at),
+            Regs::Pairs(r) => k.ldmatrix(n, false, r, at),
+            Regs::B32(r) => k.ldmatrix(n, false, r, at),
+            Regs::Halves(r) => k.ldmatrix(n, false, r, at),
+            Regs::B16(r) => k.ldmatrix(n, false, r, at),
+        }
+    }
+
+    /// Sets them to zero (what a guarded load leaves outside the bounds).
+    pub fn zero(&self, k: &mut FunctionBuilder) -> Result<()> {
+        fn zero<T: ty::RegType>(k: &mut FunctionBuilder, r: &[Reg<T>]) -> Result<()> {
+            r.iter()
+                .try_for_each(|&x| k.mov(x, Src::<T>::Imm(Imm::UInt(0))))
+        }
+        match self {
+            Regs::F32(r) => r.iter().try_for_each(|&x| k.mov(x, 0.0f32)),
+            Regs::Pairs(r) => zero(k, r),
+            Regs::B32(r) => zero(k, r),
+            Regs::Halves(r) => zero(k, r),
+            Regs::B16(r) => zero(k, r),
+        }
     }
 }
 
@@ -189,17 +396,4 @@ pub fn strided_loop(
     k.add(i, i, step)?;
     k.bra(top)?;
     k.place(done)
-}
-
-/// The op is the kind of the variant (a guard for the lowering functions).
-pub fn expect_copy<'a>(ctx: &'a OpCtx<'a>) -> Result<(&'a TileRef, &'a TileRef)> {
-    match &ctx.op {
-        TileOp::Copy { dst, src }
-        | TileOp::CopyAsync { dst, src, .. }
-        | TileOp::Cast { dst, src } => Ok((dst, src)),
-        _ => Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::Invalid,
-            "not a copy",
-        )),
-    }
 }

@@ -5,67 +5,127 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    address, div_const, eval_layout, expect_copy, rem_const, storages, thread_index,
+    MemTile, Regs, div_const, eval_layout, pair, register_side, rem_const, storages, thread_index,
 };
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, Storage, StoragePair};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-const PAIRS: &[(Storage, Storage)] = &[
-    (Storage::Local, Storage::Global),
-    (Storage::Local, Storage::Shared),
-    (Storage::Global, Storage::Local),
-    (Storage::Shared, Storage::Local),
+const PAIRS: &[StoragePair] = &[
+    StoragePair {
+        dst: Storage::Local,
+        src: Storage::Global,
+    },
+    StoragePair {
+        dst: Storage::Local,
+        src: Storage::Shared,
+    },
+    StoragePair {
+        dst: Storage::Global,
+        src: Storage::Local,
+    },
+    StoragePair {
+        dst: Storage::Shared,
+        src: Storage::Local,
+    },
 ];
 
-fn shapes(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, s) = super::common::pair(ctx)?;
-    let (regs, mem) = if d.storage == Storage::Local {
-        (d, s)
-    } else {
-        (s, d)
-    };
+/// The copy: each register at its value's (row, column) offset from the thread's first cell.
+struct FragmentCopy<'a> {
+    mem: MemTile<'a>,
+    load: bool,
+    scope: ExecScope,
+    /// The thread mode of the register layout, evaluated at run time.
+    thread_mode: layouts::Layout,
+    rows: u32,
+    cols: u32,
+    /// Each register with its value's row and column offsets.
+    values: Vec<(Regs, u32, u32)>,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, s) = pair(ctx)?;
+    let (regs, mem, load) = register_side(d, s);
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
     let tv = regs
         .fragment
         .as_ref()
-        .ok_or("the register tile has no thread-value layout")?;
+        .ok_or_else(|| frag("the register tile has no thread-value layout".into()))?;
     let Base::Registers(r) = &regs.base else {
-        return Err("the register tile has no registers".into());
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            "the register tile has no registers",
+        ));
     };
     if r.len() as i64 != tv.values() {
-        return Err(format!(
+        return Err(frag(format!(
             "{} registers for {} values per thread",
             r.len(),
             tv.values()
-        ));
+        )));
     }
     if tv.threads() != ctx.scope.threads() as i64 {
-        return Err(format!(
+        return Err(frag(format!(
             "the layout spreads over {} threads, the scope has {}",
             tv.threads(),
             ctx.scope.threads()
-        ));
+        )));
     }
     if mem.shape != regs.shape || mem.layout.is_none() {
-        return Err(format!(
-            "memory tile {:?} vs register tile {:?}",
-            mem.shape, regs.shape
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "memory tile {:?} vs register tile {:?}",
+                mem.shape, regs.shape
+            ),
         ));
     }
     if regs.dtype != mem.dtype || !matches!(regs.dtype.bits(), 16 | 32) {
-        return Err(format!(
-            "{} registers and {} memory: need the same 16- or 32-bit type",
-            regs.dtype, mem.dtype
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "{} registers and {} memory: need the same 16- or 32-bit type",
+                regs.dtype, mem.dtype
+            ),
         ));
     }
     if r.iter()
         .any(|x| x.class.decl_type().bits() != regs.dtype.bits())
     {
-        return Err("a register's width differs from the element's".into());
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            "a register's width differs from the element's",
+        ));
     }
-    // The lowering splits tv(t, v) into T(t) + V(v), row by row: no row may carry.
+    // The emission splits tv(t, v) into T(t) + V(v), row by row: no row may carry.
     super::copy_stmatrix_frag::separable(tv)?;
-    Ok(())
+    let thread_mode = tv
+        .layout()
+        .modes()
+        .first()
+        .cloned()
+        .ok_or_else(|| frag("empty layout".into()))?;
+    let rows = tv.rows() as u32;
+    let mut values = Vec::with_capacity(r.len());
+    for (v, reg) in r.iter().enumerate() {
+        // The value part of (t, v) is a constant: tv(0, v).
+        let vpart = tv.offset(0, v as i64).map_err(|e| frag(e.to_string()))? as u32;
+        values.push((
+            Regs::of(std::slice::from_ref(reg))?,
+            vpart % rows,
+            vpart / rows,
+        ));
+    }
+    Ok(Box::new(FragmentCopy {
+        mem: MemTile::of(mem)?,
+        load,
+        scope: ctx.scope,
+        thread_mode,
+        rows,
+        cols: regs.shape[1],
+        values,
+    }))
 }
 
 /// The registration.
@@ -75,61 +135,35 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 5,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, PAIRS),
-        },
-        Predicate {
-            name: "fragment",
-            check: shapes,
-        },
-    ],
-    lower,
+    predicates: &[Predicate {
+        name: "storage",
+        check: |c| storages(c, PAIRS),
+    }],
+    planner: Planner {
+        name: "fragment",
+        plan,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let load = d.storage == Storage::Local;
-    let (regs_t, mem): (&TileRef, &TileRef) = if load { (d, s) } else { (s, d) };
-    let tv = regs_t
-        .fragment
-        .clone()
-        .ok_or_else(|| ptx_isa::Error::new(ptx_isa::ErrorKind::OperandKind, "no fragment"))?;
-    let Base::Registers(regs) = &regs_t.base else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "no registers",
-        ));
-    };
-    let modes = tv.layout().modes();
-    let thread_mode = modes
-        .first()
-        .cloned()
-        .ok_or_else(|| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, "empty layout"))?;
-    let t = thread_index(k, ctx.scope)?;
-    let tpart = eval_layout(k, &thread_mode, t)?;
-    let rows = tv.rows() as u32;
-    let cols = regs_t.shape[1];
-    let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    rem_const(k, row0, tpart, rows)?;
-    div_const(k, col0, tpart, rows)?;
-    for (v, reg) in regs.iter().enumerate() {
-        // The value part of (t, v) is a constant: tv(0, v).
-        let vpart = tv
-            .offset(0, v as i64)
-            .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?
-            as u32;
-        let (vr, vc) = (vpart % rows, vpart / rows);
-        // Element index in the memory tile's row-major numbering: (row0 + vr) * cols + col0 + vc
-        // (the `fragment` predicate checked that rows do not carry between the two parts).
-        let (r, c, idx) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
-        k.add(r, row0, vr)?;
-        k.add(c, col0, vc)?;
-        k.mad_lo(idx, r, cols, c)?;
-        let off = super::copy_scalar::element_offset(k, mem, idx)?;
-        let a = address(k, mem, off)?;
-        super::copy_view::access(k, std::slice::from_ref(reg), a, load)?;
+impl Plan for FragmentCopy<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let t = thread_index(k, self.scope)?;
+        let tpart = eval_layout(k, &self.thread_mode, t)?;
+        let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        rem_const(k, row0, tpart, self.rows)?;
+        div_const(k, col0, tpart, self.rows)?;
+        for (reg, vr, vc) in &self.values {
+            // Element index in the memory tile's row-major numbering:
+            // (row0 + vr) * cols + col0 + vc (the planner checked that rows do not carry
+            // between the two parts).
+            let (r, c, idx) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.add(r, row0, *vr)?;
+            k.add(c, col0, *vc)?;
+            k.mad_lo(idx, r, self.cols, c)?;
+            let off = self.mem.element_offset(k, idx)?;
+            let a = self.mem.base.address(k, off)?;
+            reg.access(k, a, self.load)?;
+        }
+        Ok(())
     }
-    Ok(())
 }

@@ -5,19 +5,21 @@
 
 use layouts::fragment::ldmatrix;
 use ptx_isa::builder::MatrixCount;
-use ptx_isa::{Addr, FunctionBuilder, Result, TargetSet, ty};
+use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{pair, scope_in, storages, thread_index};
+use super::common::{Regs, pair, scope_in, storages, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, ScopeKind, Storage, StoragePair, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 /// The matrices of a register tile whose fragment is the `ldmatrix`/`stmatrix` one.
-fn matrices(regs: &TileRef, store: bool) -> std::result::Result<u32, String> {
+fn matrices(regs: &TileRef, store: bool) -> std::result::Result<u32, Rejection> {
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
     let tv = regs
         .fragment
         .as_ref()
-        .ok_or("the register tile has no thread-value layout")?;
+        .ok_or_else(|| frag("the register tile has no thread-value layout".into()))?;
     for num in [4i64, 2, 1] {
         let want = if store {
             ldmatrix::stmatrix(num, false)
@@ -30,27 +32,40 @@ fn matrices(regs: &TileRef, store: bool) -> std::result::Result<u32, String> {
             }
         }
     }
-    Err(format!(
+    Err(frag(format!(
         "the register layout {} is not an ldmatrix x1/x2/x4 fragment",
         tv.name()
-    ))
+    )))
 }
 
 /// Lane `t`'s byte offset into the shared tile: `a*(t%8) + b*((t>>3)&1) + c*(t>>4) + d`.
-fn lane_offsets(regs: &TileRef, mem: &TileRef, num: u32) -> std::result::Result<[u32; 4], String> {
-    let tv = regs.fragment.as_ref().ok_or("no fragment")?;
-    let layout = mem.layout.as_ref().ok_or("the shared tile has no layout")?;
+fn lane_offsets(
+    regs: &TileRef,
+    mem: &TileRef,
+    num: u32,
+) -> std::result::Result<[u32; 4], Rejection> {
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
+    let layout_err = |m: String| Rejection::operand(Aspect::Layout, m);
+    let tv = regs
+        .fragment
+        .as_ref()
+        .ok_or_else(|| frag("no fragment".into()))?;
+    let layout = mem
+        .layout
+        .as_ref()
+        .ok_or_else(|| layout_err("the shared tile has no layout".into()))?;
     let cols = mem
         .shape
         .get(1)
         .copied()
-        .ok_or("the shared tile is not 2-D")? as i64;
-    let off = |t: u32| -> std::result::Result<i64, String> {
+        .ok_or_else(|| Rejection::operand(Aspect::Shape, "the shared tile is not 2-D"))?
+        as i64;
+    let off = |t: u32| -> std::result::Result<i64, Rejection> {
         let t = t % (8 * num);
         // Row t%8 of matrix t/8 starts at the value register t/8 holds for thread 4*(t%8).
         let cell = tv
             .offset(4 * (t % 8) as i64, 2 * (t / 8) as i64)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| frag(e.to_string()))?;
         let (row, col) = (cell % tv.rows(), cell / tv.rows());
         Ok(layout.call(row * cols + col) * mem.dtype.bytes() as i64)
     };
@@ -59,40 +74,58 @@ fn lane_offsets(regs: &TileRef, mem: &TileRef, num: u32) -> std::result::Result<
     for t in 0..32 {
         let want = a * (t % 8) as i64 + b * ((t >> 3) & 1) as i64 + c * (t >> 4) as i64 + d;
         if off(t)? != want {
-            return Err(format!(
+            return Err(layout_err(format!(
                 "lane {t}'s row address is not affine in (row, matrix)"
-            ));
+            )));
         }
     }
     if [a, b, c, d].iter().any(|&x| x < 0) {
-        return Err("negative offsets".into());
+        return Err(layout_err("negative offsets".into()));
     }
     Ok([a as u32, b as u32, c as u32, d as u32])
 }
 
-fn check(ctx: &OpCtx<'_>, store: bool) -> std::result::Result<(), String> {
+/// One `ldmatrix`/`stmatrix` of `regs`: lane `t` gives the address
+/// `base + swizzle(a*(t%8) + b*((t>>3)&1) + c*(t>>4) + d)`.
+struct MatrixCopy {
+    store: bool,
+    count: MatrixCount,
+    regs: Regs,
+    base: Reg<ty::U32>,
+    offsets: [u32; 4],
+    swizzle: smem::SwizzleMode,
+    scope: ExecScope,
+}
+
+fn plan(ctx: &OpCtx<'_>, store: bool) -> std::result::Result<MatrixCopy, Rejection> {
     let (d, s) = pair(ctx)?;
     let (regs, mem) = if store { (s, d) } else { (d, s) };
     if regs.dtype.bits() != 16 || mem.dtype.bits() != 16 {
-        return Err(format!(
-            "{} elements: ldmatrix/stmatrix move 16-bit elements",
-            mem.dtype
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "{} elements: ldmatrix/stmatrix move 16-bit elements",
+                mem.dtype
+            ),
         ));
     }
     let num = matrices(regs, store)?;
     if mem.shape != regs.shape {
-        return Err(format!(
-            "the shared tile is {:?}; the fragment covers {:?} (matrices stacked by rows)",
-            mem.shape, regs.shape
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "the shared tile is {:?}; the fragment covers {:?} (matrices stacked by rows)",
+                mem.shape, regs.shape
+            ),
         ));
     }
     let Base::Registers(r) = &regs.base else {
-        return Err("no registers".into());
+        return Err(Rejection::operand(Aspect::Registers, "no registers"));
     };
     if r.len() != num as usize || r.iter().any(|x| x.class.decl_type().bits() != 32) {
-        return Err(format!(
-            "{} registers: x{num} takes {num} 32-bit registers",
-            r.len()
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            format!("{} registers: x{num} takes {num} 32-bit registers", r.len()),
         ));
     }
     let cols = mem.shape.get(1).copied().unwrap_or(0) as i64;
@@ -100,61 +133,65 @@ fn check(ctx: &OpCtx<'_>, store: bool) -> std::result::Result<(), String> {
     // moves whole 16-byte chunks).
     if let Some(l) = &mem.layout {
         if (0..8).any(|c| l.call(c) != l.call(0) + c) || cols % 8 != 0 {
-            return Err("rows are not 16 contiguous bytes".into());
+            return Err(Rejection::operand(
+                Aspect::Layout,
+                "rows are not 16 contiguous bytes",
+            ));
         }
     }
-    lane_offsets(regs, mem, num).map(|_| ())
+    let offsets = lane_offsets(regs, mem, num)?;
+    let Base::Shared(base) = mem.base else {
+        return Err(Rejection::operand(Aspect::Base, "not a shared tile"));
+    };
+    Ok(MatrixCopy {
+        store,
+        count: match num {
+            4 => MatrixCount::X4,
+            2 => MatrixCount::X2,
+            _ => MatrixCount::X1,
+        },
+        regs: Regs::of(r)?,
+        base,
+        offsets,
+        swizzle: mem.swizzle,
+        scope: ctx.scope,
+    })
 }
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>, store: bool) -> Result<()> {
-    let (d, s) = super::common::expect_copy(ctx)?;
-    let (regs, mem) = if store { (s, d) } else { (d, s) };
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    let num = matrices(regs, store).map_err(invalid)?;
-    let [a, b, c, d0] = lane_offsets(regs, mem, num).map_err(invalid)?;
-    let Base::Registers(r) = &regs.base else {
-        return Err(invalid("no registers".into()));
-    };
-    let Base::Shared(base) = mem.base else {
-        return Err(invalid("not a shared tile".into()));
-    };
-    let lane = thread_index(k, ctx.scope)?;
-    let (row, m0, m1, off) = (
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-    );
-    k.and(row, lane, 7u32)?;
-    k.bfe(m0, lane, 3u32, 1u32)?;
-    k.shr(m1, lane, 4u32)?;
-    k.mul_lo(off, row, a)?;
-    k.mad_lo(off, m0, b, off)?;
-    k.mad_lo(off, m1, c, off)?;
-    k.add(off, off, d0)?;
-    let sw = smem::emit::emit_swizzle(k, mem.swizzle, off)?;
-    let addr = k.reg::<ty::U32>();
-    k.add(addr, base, sw)?;
-    let regs32: Vec<ptx_isa::Reg<ty::B32>> = r
-        .iter()
-        .map(|x| ptx_isa::Reg::from_index(x.index))
-        .collect();
-    let count = match num {
-        4 => MatrixCount::X4,
-        2 => MatrixCount::X2,
-        _ => MatrixCount::X1,
-    };
-    let regs_same_class = r.iter().all(|x| x.class == ptx_isa::RegClass::B32);
-    if !regs_same_class {
-        return Err(invalid(
-            "ldmatrix/stmatrix registers must be .b32 (%r) registers".into(),
-        ));
+impl Plan for MatrixCopy {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let [a, b, c, d0] = self.offsets;
+        let lane = thread_index(k, self.scope)?;
+        let (row, m0, m1, off) = (
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+            k.reg::<ty::U32>(),
+        );
+        k.and(row, lane, 7u32)?;
+        k.bfe(m0, lane, 3u32, 1u32)?;
+        k.shr(m1, lane, 4u32)?;
+        k.mul_lo(off, row, a)?;
+        k.mad_lo(off, m0, b, off)?;
+        k.mad_lo(off, m1, c, off)?;
+        k.add(off, off, d0)?;
+        let sw = smem::emit::emit_swizzle(k, self.swizzle, off)?;
+        let addr = k.reg::<ty::U32>();
+        k.add(addr, self.base, sw)?;
+        if self.store {
+            self.regs.stmatrix(k, self.count, Addr::reg32(addr))
+        } else {
+            self.regs.ldmatrix(k, self.count, Addr::reg32(addr))
+        }
     }
-    if store {
-        k.stmatrix(count, false, Addr::reg32(addr), &regs32)
-    } else {
-        k.ldmatrix(count, false, &regs32, Addr::reg32(addr))
-    }
+}
+
+fn plan_load<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    Ok(Box::new(plan(ctx, false)?))
+}
+
+fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    Ok(Box::new(plan(ctx, true)?))
 }
 
 /// `copy.ldmatrix` (shared → registers, a warp).
@@ -167,18 +204,25 @@ pub const LDMATRIX: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Local, Storage::Shared)]),
+            check: |c| {
+                storages(
+                    c,
+                    &[StoragePair {
+                        dst: Storage::Local,
+                        src: Storage::Shared,
+                    }],
+                )
+            },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["warp"]),
-        },
-        Predicate {
-            name: "fragment",
-            check: |c| check(c, false),
+            check: |c| scope_in(c, &[ScopeKind::Warp]),
         },
     ],
-    lower: |k, c| lower(k, c, false),
+    planner: Planner {
+        name: "fragment",
+        plan: plan_load,
+    },
 };
 
 /// `copy.stmatrix` (registers → shared, a warp; sm_90+).
@@ -191,16 +235,23 @@ pub const STMATRIX: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Shared, Storage::Local)]),
+            check: |c| {
+                storages(
+                    c,
+                    &[StoragePair {
+                        dst: Storage::Shared,
+                        src: Storage::Local,
+                    }],
+                )
+            },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["warp"]),
-        },
-        Predicate {
-            name: "fragment",
-            check: |c| check(c, true),
+            check: |c| scope_in(c, &[ScopeKind::Warp]),
         },
     ],
-    lower: |k, c| lower(k, c, true),
+    planner: Planner {
+        name: "fragment",
+        plan: plan_store,
+    },
 };

@@ -3,29 +3,44 @@
 
 use ptx_isa::{FunctionBuilder, Result, ScalarType, TargetSet, ty};
 
-use super::common::{
-    MemAddr, address, eval_layout, expect_copy, same_elements, storages, strided_loop, thread_index,
-};
+use super::common::{MemAddr, MemTile, pair, same_elements, storages, strided_loop, thread_index};
+use super::copy_vector::MEM;
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::ExecScope;
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-const MEM: &[(Storage, Storage)] = &[
-    (Storage::Shared, Storage::Global),
-    (Storage::Global, Storage::Shared),
-    (Storage::Shared, Storage::Shared),
-    (Storage::Global, Storage::Global),
-];
+/// The copy: element `e` of `src` to element `e` of `dst`, each through its layout and swizzle,
+/// moved as `bits` (a `.b8`/`.b16` access in a 16-bit register, `.b32`, or `.b64`).
+struct ScalarCopy<'a> {
+    dst: MemTile<'a>,
+    src: MemTile<'a>,
+    bits: ScalarType,
+    elements: u32,
+    scope: ExecScope,
+}
 
-fn has_layouts(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, s) = super::common::pair(ctx)?;
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, s) = pair(ctx)?;
     if d.layout.is_none() || s.layout.is_none() {
-        return Err("both operands need a memory layout".into());
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            "both operands need a memory layout",
+        ));
     }
     if s.dtype.bytes() > 8 {
-        return Err(format!("{}-byte elements", s.dtype.bytes()));
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!("{}-byte elements", s.dtype.bytes()),
+        ));
     }
-    Ok(())
+    Ok(Box::new(ScalarCopy {
+        dst: MemTile::of(d)?,
+        src: MemTile::of(s)?,
+        bits: s.dtype.bits_type(),
+        elements: s.elements() as u32,
+        scope: ctx.scope,
+    }))
 }
 
 /// The registration.
@@ -44,75 +59,62 @@ pub const VARIANT: Variant = Variant {
             name: "elements",
             check: same_elements,
         },
-        Predicate {
-            name: "layouts",
-            check: has_layouts,
-        },
     ],
-    lower,
+    planner: Planner {
+        name: "layouts",
+        plan,
+    },
 };
 
-/// The byte offset of element `index` of `t`: its layout, times the element size, swizzled.
-pub(crate) fn element_offset(
-    k: &mut FunctionBuilder,
-    t: &TileRef,
-    index: ptx_isa::Reg<ty::U32>,
-) -> Result<ptx_isa::Reg<ty::U32>> {
-    let layout = t
-        .layout
-        .as_ref()
-        .ok_or_else(|| ptx_isa::Error::new(ptx_isa::ErrorKind::OperandKind, "no layout"))?;
-    let e = eval_layout(k, layout, index)?;
-    let b = k.reg::<ty::U32>();
-    k.mul_lo(b, e, t.dtype.bytes())?;
-    smem::emit::emit_swizzle(k, t.swizzle, b)
-}
-
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let threads = ctx.scope.threads();
-    let t = thread_index(k, ctx.scope)?;
-    let bits = s.dtype.bits_type();
-    strided_loop(k, t, s.elements() as u32, threads, |k, e| {
-        let so = element_offset(k, s, e)?;
-        let dof = element_offset(k, d, e)?;
-        let (from, to) = (address(k, s, so)?, address(k, d, dof)?);
-        match bits {
-            ScalarType::B8 | ScalarType::B16 => {
-                let v = k.reg::<ty::B16>();
-                let o = ptx_isa::builder::LdOpts {
-                    mem_type: Some(bits),
-                    ..Default::default()
-                };
-                let so = ptx_isa::builder::StOpts {
-                    mem_type: Some(bits),
-                    ..Default::default()
-                };
-                match from {
-                    MemAddr::Global(a) => k.ld_with(&o, &[v], a)?,
-                    MemAddr::Shared(a) => k.ld_with(&o, &[v], a)?,
+impl Plan for ScalarCopy<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let threads = self.scope.threads();
+        let t = thread_index(k, self.scope)?;
+        let bits = self.bits;
+        strided_loop(k, t, self.elements, threads, |k, e| {
+            let so = self.src.element_offset(k, e)?;
+            let dof = self.dst.element_offset(k, e)?;
+            let (from, to) = (
+                self.src.base.address(k, so)?,
+                self.dst.base.address(k, dof)?,
+            );
+            match bits {
+                ScalarType::B8 | ScalarType::B16 => {
+                    let v = k.reg::<ty::B16>();
+                    let o = ptx_isa::builder::LdOpts {
+                        mem_type: Some(bits),
+                        ..Default::default()
+                    };
+                    let so = ptx_isa::builder::StOpts {
+                        mem_type: Some(bits),
+                        ..Default::default()
+                    };
+                    match from {
+                        MemAddr::Global(a) => k.ld_with(&o, &[v], a)?,
+                        MemAddr::Shared(a) => k.ld_with(&o, &[v], a)?,
+                    }
+                    match to {
+                        MemAddr::Global(a) => k.st_with(&so, a, &[v.into()]),
+                        MemAddr::Shared(a) => k.st_with(&so, a, &[v.into()]),
+                    }
                 }
-                match to {
-                    MemAddr::Global(a) => k.st_with(&so, a, &[v.into()]),
-                    MemAddr::Shared(a) => k.st_with(&so, a, &[v.into()]),
+                ScalarType::B32 => {
+                    let v = k.reg::<ty::B32>();
+                    super::copy_vector::load(k, &[v], from)?;
+                    super::copy_vector::store(k, to, &[v])
                 }
-            }
-            ScalarType::B32 => {
-                let v = k.reg::<ty::B32>();
-                super::copy_vector::load(k, &[v], from)?;
-                super::copy_vector::store(k, to, &[v])
-            }
-            _ => {
-                let v = k.reg::<ty::B64>();
-                match from {
-                    MemAddr::Global(a) => k.ld(v, a)?,
-                    MemAddr::Shared(a) => k.ld(v, a)?,
-                }
-                match to {
-                    MemAddr::Global(a) => k.st(a, v),
-                    MemAddr::Shared(a) => k.st(a, v),
+                _ => {
+                    let v = k.reg::<ty::B64>();
+                    match from {
+                        MemAddr::Global(a) => k.ld(v, a)?,
+                        MemAddr::Shared(a) => k.ld(v, a)?,
+                    }
+                    match to {
+                        MemAddr::Global(a) => k.st(a, v),
+                        MemAddr::Shared(a) => k.st(a, v),
+                    }
                 }
             }
-        }
-    })
+        })
+    }
 }

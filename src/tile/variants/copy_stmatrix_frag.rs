@@ -12,16 +12,27 @@
 
 use layouts::fragment::TvLayout;
 use ptx_isa::builder::MatrixCount;
-use ptx_isa::{Addr, FunctionBuilder, Result, TargetSet, ty};
+use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{div_const, eval_layout, expect_copy, pair, rem_const, storages, thread_index};
+use super::common::{Regs, div_const, eval_layout, pair, rem_const, storages, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, Storage, StoragePair, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 /// The host plan: matrices per instruction, per-group value offsets, and the per-lane affine
 /// parts.
-struct Plan {
+struct StmatrixPlan<'a> {
+    /// The packed-pair registers, `num` per group.
+    regs: Regs,
+    base: Reg<ty::U32>,
+    layout: &'a layouts::Layout,
+    swizzle: smem::SwizzleMode,
+    /// The thread mode of the register layout, evaluated at run time.
+    thread_mode: layouts::Layout,
+    rows: u32,
+    cols: u32,
+    scope: ExecScope,
     num: u32,
     /// V(2 * num * g) for each group g.
     group_offsets: Vec<i64>,
@@ -34,44 +45,69 @@ struct Plan {
     reuse: Vec<Option<(usize, i64)>>,
 }
 
-fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan, String> {
+fn plan<'a>(
+    regs: &'a TileRef,
+    mem: &'a TileRef,
+    scope: ExecScope,
+) -> std::result::Result<StmatrixPlan<'a>, Rejection> {
+    let threads = scope.threads() as i64;
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
     let tv: &TvLayout = regs
         .fragment
         .as_ref()
-        .ok_or("the register tile has no thread-value layout")?;
+        .ok_or_else(|| frag("the register tile has no thread-value layout".into()))?;
     let Base::Registers(r) = &regs.base else {
-        return Err("no registers".into());
+        return Err(Rejection::operand(Aspect::Registers, "no registers"));
+    };
+    let Base::Shared(base) = mem.base else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            "the shared tile has no shared address",
+        ));
     };
     if regs.dtype.bits() != 16 || mem.dtype != regs.dtype {
-        return Err(format!(
-            "{} registers into {}: 16-bit elements of one type",
-            regs.dtype, mem.dtype
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "{} registers into {}: 16-bit elements of one type",
+                regs.dtype, mem.dtype
+            ),
         ));
     }
     if r.len() as i64 * 2 != tv.values() || r.iter().any(|x| x.class.decl_type().bits() != 32) {
-        return Err(format!(
-            "{} registers for {} values: packed pairs in 32-bit registers",
-            r.len(),
-            tv.values()
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            format!(
+                "{} registers for {} values: packed pairs in 32-bit registers",
+                r.len(),
+                tv.values()
+            ),
         ));
     }
+    let typed = Regs::of(r)?;
     if tv.threads() != threads || threads % 32 != 0 {
-        return Err(format!(
+        return Err(frag(format!(
             "the layout spreads over {} threads; the scope has {threads}",
             tv.threads()
-        ));
+        )));
     }
     if mem.shape != [tv.rows() as u32, tv.cols() as u32] {
-        return Err(format!(
-            "the shared tile is {:?}; the fragment covers {}x{}",
-            mem.shape,
-            tv.rows(),
-            tv.cols()
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "the shared tile is {:?}; the fragment covers {}x{}",
+                mem.shape,
+                tv.rows(),
+                tv.cols()
+            ),
         ));
     }
-    let layout = mem.layout.as_ref().ok_or("the shared tile has no layout")?;
+    let layout = mem
+        .layout
+        .as_ref()
+        .ok_or_else(|| Rejection::operand(Aspect::Layout, "the shared tile has no layout"))?;
     let (rows, cols) = (tv.rows(), tv.cols());
-    let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| e.to_string());
+    let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| frag(e.to_string()));
     // A (thread, value) layout is linear in its two modes: tv(t, v) = T(t) + V(v) (CuTe layouts
     // are sums over modes). What must be checked is that no row carries between the parts.
     separable(tv)?;
@@ -80,9 +116,9 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
         let base = off(32 * w, 0)?;
         for l in 0..32 {
             if off(32 * w + l, 0)? != base + l / 4 + rows * 2 * (l % 4) {
-                return Err(format!(
+                return Err(frag(format!(
                     "lane {l} of warp {w} does not hold row l/4, columns 2(l%4) of its matrices"
-                ));
+                )));
             }
         }
     }
@@ -99,10 +135,12 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
             let reg = (num * g) as i64 + q;
             // The pair's second value is the next column.
             if off(0, 2 * reg + 1)? != off(0, 2 * reg)? + rows {
-                return Err(format!("register {reg} does not hold two adjacent columns"));
+                return Err(frag(format!(
+                    "register {reg} does not hold two adjacent columns"
+                )));
             }
         }
-        let d = |q: i64| -> std::result::Result<i64, String> {
+        let d = |q: i64| -> std::result::Result<i64, Rejection> {
             Ok(off(0, 2 * ((num * g) as i64 + q))? - v0)
         };
         let (gb, gc) = (
@@ -110,12 +148,14 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
             if num > 2 { d(2)? } else { 0 },
         );
         if num == 4 && d(3)? != gb + gc {
-            return Err("the four matrices of a group are not at affine offsets".into());
+            return Err(frag(
+                "the four matrices of a group are not at affine offsets".into(),
+            ));
         }
         if g == 0 {
             (b, c) = (gb, gc);
         } else if (gb, gc) != (b, c) {
-            return Err("groups place their matrices differently".into());
+            return Err(frag("groups place their matrices differently".into()));
         }
         group_offsets.push(v0);
     }
@@ -135,8 +175,9 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
                     let idx = row * cols + col;
                     if col % 8 != 0 || (0..8).any(|e| layout.call(idx + e) != layout.call(idx) + e)
                     {
-                        return Err(format!(
-                            "the row piece at ({row}, {col}) is not 16 contiguous bytes"
+                        return Err(Rejection::operand(
+                            Aspect::Layout,
+                            format!("the row piece at ({row}, {col}) is not 16 contiguous bytes"),
                         ));
                     }
                 }
@@ -160,11 +201,26 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
             e += idx % extent.max(1) * stride;
             idx /= extent.max(1);
         }
-        let bytes =
-            u64::try_from(2 * e).map_err(|_| format!("cell {cell} has a negative offset"))?;
+        let bytes = u64::try_from(2 * e).map_err(|_| {
+            Rejection::operand(Aspect::Layout, format!("cell {cell} has a negative offset"))
+        })?;
         Ok(swizzle.apply(bytes) as i64)
     })?;
-    Ok(Plan {
+    let thread_mode = tv
+        .layout()
+        .modes()
+        .first()
+        .cloned()
+        .ok_or_else(|| frag("empty layout".into()))?;
+    Ok(StmatrixPlan {
+        regs: typed,
+        base,
+        layout,
+        swizzle: mem.swizzle,
+        thread_mode,
+        rows: rows as u32,
+        cols: cols as u32,
+        scope,
         num,
         group_offsets,
         b,
@@ -176,11 +232,11 @@ fn plan(regs: &TileRef, mem: &TileRef, threads: i64) -> std::result::Result<Plan
 /// Groups whose every thread's address differs from another group's by one constant share that
 /// group's address register with an immediate offset: the lowest such group computes it, so the
 /// offsets are non-negative. `addr(t, v0)` is thread `t`'s byte offset for the group at `v0`.
-fn reuse(
+fn reuse<E>(
     group_offsets: &[i64],
     threads: i64,
-    addr: impl Fn(i64, i64) -> std::result::Result<i64, String>,
-) -> std::result::Result<Vec<Option<(usize, i64)>>, String> {
+    addr: impl Fn(i64, i64) -> std::result::Result<i64, E>,
+) -> std::result::Result<Vec<Option<(usize, i64)>>, E> {
     let mut table = Vec::with_capacity(group_offsets.len());
     for &v0 in group_offsets {
         table.push(
@@ -222,9 +278,12 @@ fn reuse(
 
 /// No row carries between the thread and value parts of `tv(t, v) = T(t) + V(v)`: the largest
 /// row of a thread part plus the largest row of a value part stays in the tile.
-pub(crate) fn separable(tv: &TvLayout) -> std::result::Result<(), String> {
+pub(crate) fn separable(tv: &TvLayout) -> std::result::Result<(), Rejection> {
     let rows = tv.rows();
-    let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| e.to_string());
+    let off = |t: i64, v: i64| {
+        tv.offset(t, v)
+            .map_err(|e| Rejection::operand(Aspect::Fragment, e.to_string()))
+    };
     let mut max_t = 0;
     for t in 0..tv.threads() {
         max_t = max_t.max(off(t, 0)? % rows);
@@ -234,17 +293,20 @@ pub(crate) fn separable(tv: &TvLayout) -> std::result::Result<(), String> {
         max_v = max_v.max(off(0, v)? % rows);
     }
     if max_t + max_v >= rows {
-        return Err(format!(
-            "rows carry between the thread part ({max_t}) and the value part ({max_v}) of {}",
-            tv.name()
+        return Err(Rejection::operand(
+            Aspect::Fragment,
+            format!(
+                "rows carry between the thread part ({max_t}) and the value part ({max_v}) of {}",
+                tv.name()
+            ),
         ));
     }
     Ok(())
 }
 
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+fn fragment<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    plan(s, d, ctx.scope.threads() as i64).map(|_| ())
+    Ok(Box::new(plan(s, d, ctx.scope)?))
 }
 
 /// The registration.
@@ -254,114 +316,90 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::sm_at_least(90),
     priority: 25,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, &[(Storage::Shared, Storage::Local)]),
+    predicates: &[Predicate {
+        name: "storage",
+        check: |c| {
+            storages(
+                c,
+                &[StoragePair {
+                    dst: Storage::Shared,
+                    src: Storage::Local,
+                }],
+            )
         },
-        Predicate {
-            name: "fragment",
-            check,
-        },
-    ],
-    lower,
+    }],
+    planner: Planner {
+        name: "fragment",
+        plan: fragment,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    let (d, s) = expect_copy(ctx)?;
-    let p = plan(s, d, ctx.scope.threads() as i64).map_err(invalid)?;
-    let (Base::Registers(regs), Base::Shared(base)) = (&s.base, &d.base) else {
-        return Err(invalid("registers to shared".into()));
-    };
-    let tv = s
-        .fragment
-        .as_ref()
-        .ok_or_else(|| invalid("no fragment".into()))?;
-    let layout = d
-        .layout
-        .as_ref()
-        .ok_or_else(|| invalid("no layout".into()))?;
-    let (rows, cols) = (tv.rows() as u32, tv.cols() as u32);
-    let thread_mode = tv
-        .layout()
-        .modes()
-        .first()
-        .cloned()
-        .ok_or_else(|| invalid("empty layout".into()))?;
-    // Lane l of warp w gives row l % 8 of matrix q = (l / 8) % num:
-    // cell = T(32w) + l % 8 + (q & 1) b + (q >> 1) c + V(group).
-    let t = thread_index(k, ctx.scope)?;
-    let (w32, lane, r8, q, tmp) = (
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-        k.reg::<ty::U32>(),
-    );
-    k.and(w32, t, !31u32)?;
-    k.and(lane, t, 31u32)?;
-    k.and(r8, lane, 7u32)?;
-    k.shr(q, lane, 3u32)?;
-    rem_const(k, q, q, p.num)?;
-    let cell = eval_layout(k, &thread_mode, w32)?;
-    k.add(cell, cell, r8)?;
-    k.and(tmp, q, 1u32)?;
-    k.mad_lo(cell, tmp, p.b as u32, cell)?;
-    k.shr(tmp, q, 1u32)?;
-    k.mad_lo(cell, tmp, p.c as u32, cell)?;
-    let count = match p.num {
-        4 => MatrixCount::X4,
-        2 => MatrixCount::X2,
-        _ => MatrixCount::X1,
-    };
-    let mut addr: Vec<Option<ptx_isa::Reg<ty::U32>>> = vec![None; p.group_offsets.len()];
-    for (g, v0) in p.group_offsets.iter().enumerate() {
-        if p.reuse[g].is_some() {
-            continue;
-        }
-        let (cg, row, col, idx) = (
+impl Plan for StmatrixPlan<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let p = self;
+        let (rows, cols) = (self.rows, self.cols);
+        // Lane l of warp w gives row l % 8 of matrix q = (l / 8) % num:
+        // cell = T(32w) + l % 8 + (q & 1) b + (q >> 1) c + V(group).
+        let t = thread_index(k, self.scope)?;
+        let (w32, lane, r8, q, tmp) = (
+            k.reg::<ty::U32>(),
             k.reg::<ty::U32>(),
             k.reg::<ty::U32>(),
             k.reg::<ty::U32>(),
             k.reg::<ty::U32>(),
         );
-        k.add(cg, cell, *v0 as u32)?;
-        rem_const(k, row, cg, rows)?;
-        div_const(k, col, cg, rows)?;
-        k.mad_lo(idx, row, cols, col)?;
-        let e = eval_layout(k, layout, idx)?;
-        let bytes = k.reg::<ty::U32>();
-        k.shl(bytes, e, 1u32)?;
-        let sw = smem::emit::emit_swizzle(k, d.swizzle, bytes)?;
-        let at = k.reg::<ty::U32>();
-        k.add(at, *base, sw)?;
-        addr[g] = Some(at);
-    }
-    for g in 0..p.group_offsets.len() {
-        let (h, imm) = p.reuse[g].unwrap_or((g, 0));
-        let at = Addr::reg32(addr[h].ok_or_else(|| invalid(format!("group {h} has no address")))?)
-            .offset(imm);
-        let group: Vec<ptx_isa::Reg<ty::B32>> = regs[g * p.num as usize..(g + 1) * p.num as usize]
-            .iter()
-            .map(|r| ptx_isa::Reg::from_index(r.index))
-            .collect();
-        if regs[g * p.num as usize..(g + 1) * p.num as usize]
-            .iter()
-            .any(|r| r.class != ptx_isa::RegClass::B32)
-        {
-            // %hh (packed half) registers: stmatrix takes any 32-bit class; view them as such.
-            let group: Vec<ptx_isa::Reg<ty::Bf16x2>> = regs
-                [g * p.num as usize..(g + 1) * p.num as usize]
-                .iter()
-                .map(|r| ptx_isa::Reg::from_index(r.index))
-                .collect();
-            k.stmatrix(count, false, at.clone(), &group)?;
-        } else {
-            k.stmatrix(count, false, at.clone(), &group)?;
+        k.and(w32, t, !31u32)?;
+        k.and(lane, t, 31u32)?;
+        k.and(r8, lane, 7u32)?;
+        k.shr(q, lane, 3u32)?;
+        rem_const(k, q, q, p.num)?;
+        let cell = eval_layout(k, &self.thread_mode, w32)?;
+        k.add(cell, cell, r8)?;
+        k.and(tmp, q, 1u32)?;
+        k.mad_lo(cell, tmp, p.b as u32, cell)?;
+        k.shr(tmp, q, 1u32)?;
+        k.mad_lo(cell, tmp, p.c as u32, cell)?;
+        let count = match p.num {
+            4 => MatrixCount::X4,
+            2 => MatrixCount::X2,
+            _ => MatrixCount::X1,
+        };
+        let mut addr: Vec<Reg<ty::U32>> = Vec::with_capacity(p.group_offsets.len());
+        for (g, v0) in p.group_offsets.iter().enumerate() {
+            // A group that reuses another's address has no register of its own: its slot is
+            // never read (every `reuse` entry names a group that computes its address).
+            if p.reuse[g].is_some() {
+                addr.push(self.base);
+                continue;
+            }
+            let (cg, row, col, idx) = (
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+            );
+            k.add(cg, cell, *v0 as u32)?;
+            rem_const(k, row, cg, rows)?;
+            div_const(k, col, cg, rows)?;
+            k.mad_lo(idx, row, cols, col)?;
+            let e = eval_layout(k, self.layout, idx)?;
+            let bytes = k.reg::<ty::U32>();
+            k.shl(bytes, e, 1u32)?;
+            let sw = smem::emit::emit_swizzle(k, self.swizzle, bytes)?;
+            let at = k.reg::<ty::U32>();
+            k.add(at, self.base, sw)?;
+            addr.push(at);
         }
+        let num = p.num as usize;
+        for g in 0..p.group_offsets.len() {
+            let (h, imm) = p.reuse[g].unwrap_or((g, 0));
+            let at = Addr::reg32(addr[h]).offset(imm);
+            self.regs
+                .range(g * num..(g + 1) * num)
+                .stmatrix(k, count, at)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -5,12 +5,12 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemAddr, address, both_contiguous, expect_copy, same_elements, storages, strided_loop,
-    thread_index,
+    MemAddr, MemBase, both_contiguous, pair, same_elements, storages, strided_loop, thread_index,
 };
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{ExecScope, Storage, StoragePair, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 /// The widest access both tiles allow, in bytes.
 pub fn vector_width(d: &TileRef, s: &TileRef) -> Option<u32> {
@@ -20,23 +20,55 @@ pub fn vector_width(d: &TileRef, s: &TileRef) -> Option<u32> {
     })
 }
 
-fn width(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, s) = super::common::pair(ctx)?;
-    vector_width(d, s).map(|_| ()).ok_or_else(|| {
-        format!(
-            "{} bytes at alignments {} and {} allow no 4-byte access",
-            s.bytes(),
-            s.align,
-            d.align
-        )
-    })
+/// The copy: `chunks` accesses of `width` bytes spread over the scope's threads.
+struct VectorCopy {
+    dst: MemBase,
+    src: MemBase,
+    width: u32,
+    chunks: u32,
+    scope: ExecScope,
 }
 
-const MEM: &[(Storage, Storage)] = &[
-    (Storage::Shared, Storage::Global),
-    (Storage::Global, Storage::Shared),
-    (Storage::Shared, Storage::Shared),
-    (Storage::Global, Storage::Global),
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, s) = pair(ctx)?;
+    let width = vector_width(d, s).ok_or_else(|| {
+        Rejection::operand(
+            Aspect::Width,
+            format!(
+                "{} bytes at alignments {} and {} allow no 4-byte access",
+                s.bytes(),
+                s.align,
+                d.align
+            ),
+        )
+    })?;
+    Ok(Box::new(VectorCopy {
+        dst: MemBase::of(d)?,
+        src: MemBase::of(s)?,
+        width,
+        chunks: (s.bytes() / width as u64) as u32,
+        scope: ctx.scope,
+    }))
+}
+
+/// Memory to memory, every direction.
+pub(crate) const MEM: &[StoragePair] = &[
+    StoragePair {
+        dst: Storage::Shared,
+        src: Storage::Global,
+    },
+    StoragePair {
+        dst: Storage::Global,
+        src: Storage::Shared,
+    },
+    StoragePair {
+        dst: Storage::Shared,
+        src: Storage::Shared,
+    },
+    StoragePair {
+        dst: Storage::Global,
+        src: Storage::Global,
+    },
 ];
 
 /// The registration.
@@ -59,12 +91,11 @@ pub const VARIANT: Variant = Variant {
             name: "contiguous",
             check: both_contiguous,
         },
-        Predicate {
-            name: "width",
-            check: width,
-        },
     ],
-    lower,
+    planner: Planner {
+        name: "width",
+        plan,
+    },
 };
 
 pub(crate) fn load(
@@ -89,22 +120,22 @@ pub(crate) fn store(
     }
 }
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let w = vector_width(d, s).unwrap_or(4);
-    let chunks = (s.bytes() / w as u64) as u32;
-    let threads = ctx.scope.threads();
-    let t = thread_index(k, ctx.scope)?;
-    k.comment(&format!(
-        "copy.vector: {chunks} chunks of {w} bytes over {threads} threads"
-    ));
-    strided_loop(k, t, chunks, threads, |k, c| {
-        let off = k.reg::<ty::U32>();
-        k.mul_lo(off, c, w)?;
-        let regs = k.regs::<ty::B32>((w / 4) as usize);
-        let from = address(k, s, off)?;
-        load(k, &regs, from)?;
-        let to = address(k, d, off)?;
-        store(k, to, &regs)
-    })
+impl Plan for VectorCopy {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let (w, chunks) = (self.width, self.chunks);
+        let threads = self.scope.threads();
+        let t = thread_index(k, self.scope)?;
+        k.comment(&format!(
+            "copy.vector: {chunks} chunks of {w} bytes over {threads} threads"
+        ));
+        strided_loop(k, t, chunks, threads, |k, c| {
+            let off = k.reg::<ty::U32>();
+            k.mul_lo(off, c, w)?;
+            let regs = k.regs::<ty::B32>((w / 4) as usize);
+            let from = self.src.address(k, off)?;
+            load(k, &regs, from)?;
+            let to = self.dst.address(k, off)?;
+            store(k, to, &regs)
+        })
+    }
 }

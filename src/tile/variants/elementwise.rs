@@ -7,40 +7,84 @@ use ptx_isa::{FunctionBuilder, Reg, RegClass, Result, ScalarType, TargetSet, ty}
 
 use super::common::scope_in;
 use crate::tile::op::{Elementwise, OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ScopeKind, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-fn f32_regs<'a>(t: &'a TileRef, what: &str) -> std::result::Result<&'a [ptx_isa::RegRef], String> {
+fn f32_regs(t: &TileRef, what: &str) -> std::result::Result<Vec<Reg<ty::F32>>, Rejection> {
     let Base::Registers(r) = &t.base else {
-        return Err(format!("{what} is not a register tile"));
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            format!("{what} is not a register tile"),
+        ));
     };
+    let not_f32 = || Rejection::operand(Aspect::Registers, format!("{what} is not f32 registers"));
     if t.dtype != ScalarType::F32 || r.iter().any(|x| x.class != RegClass::F32) {
-        return Err(format!("{what} is not f32 registers"));
+        return Err(not_f32());
     }
-    Ok(r)
+    r.iter()
+        .map(|x| x.retype::<ty::F32>().map_err(|_| not_f32()))
+        .collect()
 }
 
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+/// What the registers compute, register by register: `y` is `b`'s register for the binary
+/// functions.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Scale(ptx_isa::Src<ty::F32>),
+    Axpby(Reg<ty::F32>, ptx_isa::Src<ty::F32>, ptx_isa::Src<ty::F32>),
+    Add(Reg<ty::F32>),
+    Mul(Reg<ty::F32>),
+    Relu,
+}
+
+/// `dst[i] = f(a[i], b[i])` for every register `i`.
+struct Registers {
+    steps: Vec<(Reg<ty::F32>, Reg<ty::F32>, Step)>,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let TileOp::Elementwise { dst, a, b, f } = &ctx.op else {
-        return Err("not an elementwise op".into());
+        return Err(Rejection::operand(Aspect::Op, "not an elementwise op"));
     };
     let d = f32_regs(dst, "dst")?;
     let ar = f32_regs(a, "a")?;
     if ar.len() != d.len() || a.fragment != dst.fragment || a.shape != dst.shape {
-        return Err("a and dst hold different fragments".into());
+        return Err(Rejection::operand(
+            Aspect::Fragment,
+            "a and dst hold different fragments",
+        ));
     }
-    match (f.binary(), b) {
+    let br = match (f.binary(), b) {
         (true, Some(b)) => {
             let br = f32_regs(b, "b")?;
             if br.len() != d.len() || b.fragment != dst.fragment || b.shape != dst.shape {
-                return Err("b and dst hold different fragments".into());
+                return Err(Rejection::operand(
+                    Aspect::Fragment,
+                    "b and dst hold different fragments",
+                ));
             }
+            br
         }
-        (true, None) => return Err(format!("{f} needs b")),
-        (false, Some(_)) => return Err(format!("{f} takes no b")),
-        (false, None) => {}
-    }
-    Ok(())
+        (true, None) => return Err(Rejection::operand(Aspect::Op, format!("{f} needs b"))),
+        (false, Some(_)) => {
+            return Err(Rejection::operand(Aspect::Op, format!("{f} takes no b")));
+        }
+        (false, None) => Vec::new(),
+    };
+    let steps = (0..d.len())
+        .map(|i| {
+            let step = match f {
+                Elementwise::Scale { alpha } => Step::Scale(*alpha),
+                Elementwise::Axpby { alpha, beta } => Step::Axpby(br[i], *alpha, *beta),
+                Elementwise::Add => Step::Add(br[i]),
+                Elementwise::Mul => Step::Mul(br[i]),
+                Elementwise::Relu => Step::Relu,
+            };
+            (d[i], ar[i], step)
+        })
+        .collect();
+    Ok(Box::new(Registers { steps }))
 }
 
 /// The registration.
@@ -50,53 +94,42 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 10,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &["thread", "warp", "warpgroup", "cta"]),
+    predicates: &[Predicate {
+        name: "scope",
+        check: |c| {
+            scope_in(
+                c,
+                &[
+                    ScopeKind::Thread,
+                    ScopeKind::Warp,
+                    ScopeKind::Warpgroup,
+                    ScopeKind::Cta,
+                ],
+            )
         },
-        Predicate {
-            name: "registers",
-            check,
-        },
-    ],
-    lower,
+    }],
+    planner: Planner {
+        name: "registers",
+        plan,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    check(ctx).map_err(invalid)?;
-    let TileOp::Elementwise { dst, a, b, f } = &ctx.op else {
-        return Err(invalid("not an elementwise op".into()));
-    };
-    let reg = |t: &TileRef, i: usize| -> Option<Reg<ty::F32>> {
-        match &t.base {
-            Base::Registers(r) => r.get(i).map(|x| Reg::<ty::F32>::from_index(x.index)),
-            _ => None,
-        }
-    };
-    let n = match &dst.base {
-        Base::Registers(r) => r.len(),
-        _ => 0,
-    };
-    for i in 0..n {
-        let (Some(d), Some(x)) = (reg(dst, i), reg(a, i)) else {
-            return Err(invalid(format!("register {i} is missing")));
-        };
-        let y = b.and_then(|b| reg(b, i));
-        match (f, y) {
-            (Elementwise::Scale { alpha }, _) => k.mul(d, x, *alpha)?,
-            (Elementwise::Axpby { alpha, beta }, Some(y)) => {
-                // alpha * a + beta * b: the b term first, so `dst` may be `a`.
-                let t = k.reg::<ty::F32>();
-                k.mul(t, y, *beta)?;
-                k.fma(d, x, *alpha, t)?;
+impl Plan for Registers {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        for &(d, x, step) in &self.steps {
+            match step {
+                Step::Scale(alpha) => k.mul(d, x, alpha)?,
+                Step::Axpby(y, alpha, beta) => {
+                    // alpha * a + beta * b: the b term first, so `dst` may be `a`.
+                    let t = k.reg::<ty::F32>();
+                    k.mul(t, y, beta)?;
+                    k.fma(d, x, alpha, t)?;
+                }
+                Step::Add(y) => k.add(d, x, y)?,
+                Step::Mul(y) => k.mul(d, x, y)?,
+                Step::Relu => k.max(d, x, 0.0f32)?,
             }
-            (Elementwise::Add, Some(y)) => k.add(d, x, y)?,
-            (Elementwise::Mul, Some(y)) => k.mul(d, x, y)?,
-            (Elementwise::Relu, _) => k.max(d, x, 0.0f32)?,
-            _ => return Err(invalid(format!("{f} needs b"))),
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -8,15 +8,16 @@
 //! the layout tests.
 
 use ptx_isa::builder::{CtaGroup, TmemCpShape};
-use ptx_isa::{FunctionBuilder, TargetSet, ty};
+use ptx_isa::{FunctionBuilder, Reg, TargetSet, ty};
 
 type Result<T, E = ptx_isa::Error> = std::result::Result<T, E>;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
-use super::common::{expect_copy, pair, scope_in, storages};
+use super::common::{pair, scope_in, storages};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, Storage};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 /// The element offset of (row, col) in the canonical layout this variant copies.
 pub fn canonical_offset(row: u32, col: u32) -> u32 {
@@ -39,37 +40,66 @@ pub fn canonical_layout(cols: u32) -> Result<layouts::Layout, layouts::LayoutErr
     layouts::Layout::new(shape, stride)
 }
 
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+/// One `tcgen05.cp.128x256b` per 8 columns: `chunks` of them from `src` to `taddr`.
+struct TmemCopy {
+    taddr: Reg<ty::U32>,
+    src: Reg<ty::U32>,
+    chunks: u32,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
     if s.dtype.bits() != 32 || d.dtype.bits() != 32 {
-        return Err(format!(
-            "{} cells: this variant copies 32-bit cells",
-            s.dtype
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!("{} cells: this variant copies 32-bit cells", s.dtype),
         ));
     }
     let [rows, cols] = s.shape[..] else {
-        return Err("a 2-D tile expected".into());
+        return Err(Rejection::operand(Aspect::Shape, "a 2-D tile expected"));
     };
     if rows != 128 || cols % 8 != 0 || d.shape != s.shape {
-        return Err(format!(
-            "{rows} x {cols} into {:?}: 128 rows, a multiple of 8 columns",
-            d.shape
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "{rows} x {cols} into {:?}: 128 rows, a multiple of 8 columns",
+                d.shape
+            ),
         ));
     }
-    let layout = s.layout.as_ref().ok_or("the shared tile has no layout")?;
+    let layout = s
+        .layout
+        .as_ref()
+        .ok_or_else(|| Rejection::operand(Aspect::Layout, "the shared tile has no layout"))?;
     for r in 0..rows {
         for c in 0..cols {
             if layout.call((c + cols * r) as i64) != canonical_offset(r, c) as i64 {
-                return Err(format!(
-                    "element ({r}, {c}) is not where the canonical no-swizzle K-major layout puts it"
+                return Err(Rejection::operand(
+                    Aspect::Layout,
+                    format!(
+                        "element ({r}, {c}) is not where the canonical no-swizzle K-major layout puts it"
+                    ),
                 ));
             }
         }
     }
     if s.swizzle != smem::SwizzleMode::None || s.align % 16 != 0 {
-        return Err("an unswizzled, 16-byte-aligned shared tile expected".into());
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            "an unswizzled, 16-byte-aligned shared tile expected",
+        ));
     }
-    Ok(())
+    let (Base::Tmem(taddr), Base::Shared(src)) = (&d.base, &s.base) else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            "tensor memory from shared",
+        ));
+    };
+    Ok(Box::new(TmemCopy {
+        taddr: *taddr,
+        src: *src,
+        chunks: cols / 8,
+    }))
 }
 
 /// The registration.
@@ -82,49 +112,51 @@ pub const VARIANT: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Tmem, Storage::Shared)]),
+            check: |c| {
+                storages(
+                    c,
+                    &[StoragePair {
+                        dst: Storage::Tmem,
+                        src: Storage::Shared,
+                    }],
+                )
+            },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["thread"]),
-        },
-        Predicate {
-            name: "layout",
-            check,
+            check: |c| scope_in(c, &[ScopeKind::Thread]),
         },
     ],
-    lower,
+    planner: Planner {
+        name: "layout",
+        plan,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let (Base::Tmem(taddr), Base::Shared(src)) = (&d.base, &s.base) else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "tensor memory from shared",
-        ));
-    };
-    let desc = UmmaDesc {
-        start_addr: 0,
-        lbo: 128,
-        sbo: 256,
-        base_offset: 0,
-        lbo_mode: LboMode::Relative,
-        swizzle: UmmaSwizzle::None,
-    };
-    for chunk in 0..s.shape[1] / 8 {
-        let a = k.reg::<ty::U32>();
-        k.add(a, *src, chunk * 4096)?;
-        let dsc = smem::emit::emit_umma_desc(k, &desc, a)?;
-        let t = k.reg::<ty::U32>();
-        k.add(t, *taddr, chunk * 8)?;
-        k.tcgen05_cp(
-            CtaGroup::One,
-            TmemCpShape::S128x256b,
-            None,
-            t,
-            ptx_isa::Reg::from_index(dsc.index()),
-        )?;
+impl Plan for TmemCopy {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let desc = UmmaDesc {
+            start_addr: 0,
+            lbo: 128,
+            sbo: 256,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle: UmmaSwizzle::None,
+        };
+        for chunk in 0..self.chunks {
+            let a = k.reg::<ty::U32>();
+            k.add(a, self.src, chunk * 4096)?;
+            let dsc = smem::emit::emit_umma_desc(k, &desc, a)?;
+            let t = k.reg::<ty::U32>();
+            k.add(t, self.taddr, chunk * 8)?;
+            k.tcgen05_cp(
+                CtaGroup::One,
+                TmemCpShape::S128x256b,
+                None,
+                t,
+                dsc.retype()?,
+            )?;
+        }
+        Ok(())
     }
-    Ok(())
 }

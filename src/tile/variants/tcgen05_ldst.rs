@@ -10,59 +10,84 @@
 
 use layouts::fragment::tcgen05::{LdShape, match_warpgroup_atom};
 use ptx_isa::builder::TmemShape;
-use ptx_isa::{Dim, FunctionBuilder, RegRef, Result, SpecialReg, TargetSet, ty};
+use ptx_isa::{Dim, FunctionBuilder, Reg, RegRef, Result, SpecialReg, TargetSet, ty};
 
-use super::common::{expect_copy, pair, scope_in, storages};
+use super::common::{pair, register_side, scope_in, storages};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
-
-fn regs_side<'a>(d: &'a TileRef, s: &'a TileRef) -> (&'a TileRef, &'a TileRef, bool) {
-    if d.storage == Storage::Local {
-        (d, s, true)
-    } else {
-        (s, d, false)
-    }
-}
+use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 /// The atom for a register tile, and the registers per issue.
-pub fn atom_for(regs: &TileRef) -> std::result::Result<(LdShape, i64), String> {
+pub fn atom_for(regs: &TileRef) -> std::result::Result<(LdShape, i64), Rejection> {
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
     let tv = regs
         .fragment
         .as_ref()
-        .ok_or("the register tile has no thread-value layout")?;
-    match_warpgroup_atom(tv).map_err(|e| e.to_string())
+        .ok_or_else(|| frag("the register tile has no thread-value layout".into()))?;
+    match_warpgroup_atom(tv).map_err(|e| frag(e.to_string()))
 }
 
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+/// `tcgen05.ld`/`st` of the atom `shape` x `num`, once per 32-lane slab or twice for a 16-lane
+/// shape (the second issue 16 lanes down, with the registers after the first's).
+struct TmemLdSt {
+    load: bool,
+    shape: LdShape,
+    num: i64,
+    regs: Vec<RegRef>,
+    taddr: Reg<ty::U32>,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    let (regs, tmem, _) = regs_side(d, s);
+    let (regs, tmem, load) = register_side(d, s);
     if regs.dtype.bits() != 32 || tmem.dtype.bits() != 32 {
-        return Err(format!(
-            "{} elements: this variant moves 32-bit cells (no .pack::16b)",
-            regs.dtype
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "{} elements: this variant moves 32-bit cells (no .pack::16b)",
+                regs.dtype
+            ),
         ));
     }
     let (shape, num) = atom_for(regs)?;
     let Base::Registers(r) = &regs.base else {
-        return Err("no registers".into());
+        return Err(Rejection::operand(Aspect::Registers, "no registers"));
     };
     let issues = if shape.lanes() == 16 { 2 } else { 1 };
     let want = (shape.registers() * num * issues) as usize;
     if r.len() != want || r.iter().any(|x| x.class.decl_type().bits() != 32) {
-        return Err(format!(
-            "{} registers; {}.x{num} takes {want} 32-bit registers per thread",
-            r.len(),
-            shape.ptx()
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            format!(
+                "{} registers; {}.x{num} takes {want} 32-bit registers per thread",
+                r.len(),
+                shape.ptx()
+            ),
         ));
     }
     if tmem.shape != [128, regs.shape[1]] {
-        return Err(format!(
-            "the tensor-memory tile is {:?}; the register tile covers 128 x {}",
-            tmem.shape, regs.shape[1]
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "the tensor-memory tile is {:?}; the register tile covers 128 x {}",
+                tmem.shape, regs.shape[1]
+            ),
         ));
     }
-    Ok(())
+    let Base::Tmem(taddr) = tmem.base else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            "registers and a tensor-memory address expected",
+        ));
+    };
+    Ok(Box::new(TmemLdSt {
+        load,
+        shape,
+        num,
+        regs: r.clone(),
+        taddr,
+    }))
 }
 
 /// The registration.
@@ -79,22 +104,24 @@ pub const VARIANT: Variant = Variant {
                 storages(
                     c,
                     &[
-                        (Storage::Local, Storage::Tmem),
-                        (Storage::Tmem, Storage::Local),
+                        StoragePair {
+                            dst: Storage::Local,
+                            src: Storage::Tmem,
+                        },
+                        StoragePair {
+                            dst: Storage::Tmem,
+                            src: Storage::Local,
+                        },
                     ],
                 )
             },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["warpgroup"]),
-        },
-        Predicate {
-            name: "atom",
-            check,
+            check: |c| scope_in(c, &[ScopeKind::Warpgroup]),
         },
     ],
-    lower,
+    planner: Planner { name: "atom", plan },
 };
 
 fn tmem_shape(s: LdShape) -> TmemShape {
@@ -106,38 +133,33 @@ fn tmem_shape(s: LdShape) -> TmemShape {
     }
 }
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let (regs, tmem, load) = regs_side(d, s);
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    let (shape, num) = atom_for(regs).map_err(invalid)?;
-    let (Base::Registers(r), Base::Tmem(taddr)) = (&regs.base, &tmem.base) else {
-        return Err(invalid(
-            "registers and a tensor-memory address expected".into(),
-        ));
-    };
-    // Lane base of this warp's slab: (tid % 128) & ~31, in the address's lane field (bits 16-31).
-    let (tid, lane, base) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    k.mov_sreg(tid, SpecialReg::Tid(Dim::X))?;
-    k.and(lane, tid, 96u32)?;
-    k.shl(lane, lane, 16u32)?;
-    k.add(base, *taddr, lane)?;
-    let per_issue = (shape.registers() * num) as usize;
-    let issues = if shape.lanes() == 16 { 2 } else { 1 };
-    for i in 0..issues {
-        let at = if i == 0 {
-            base
-        } else {
-            let a = k.reg::<ty::U32>();
-            k.add(a, base, 16u32 << 16)?;
-            a
-        };
-        let part: Vec<RegRef> = r[i * per_issue..(i + 1) * per_issue].to_vec();
-        if load {
-            k.tcgen05_ld(tmem_shape(shape), num as u32, false, &part, at, None)?;
-        } else {
-            k.tcgen05_st(tmem_shape(shape), num as u32, false, at, None, &part)?;
+impl Plan for TmemLdSt {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let (shape, num) = (self.shape, self.num);
+        // Lane base of this warp's slab: (tid % 128) & ~31, in the address's lane field (bits
+        // 16-31).
+        let (tid, lane, base) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        k.mov_sreg(tid, SpecialReg::Tid(Dim::X))?;
+        k.and(lane, tid, 96u32)?;
+        k.shl(lane, lane, 16u32)?;
+        k.add(base, self.taddr, lane)?;
+        let per_issue = (shape.registers() * num) as usize;
+        let issues = if shape.lanes() == 16 { 2 } else { 1 };
+        for i in 0..issues {
+            let at = if i == 0 {
+                base
+            } else {
+                let a = k.reg::<ty::U32>();
+                k.add(a, base, 16u32 << 16)?;
+                a
+            };
+            let part = &self.regs[i * per_issue..(i + 1) * per_issue];
+            if self.load {
+                k.tcgen05_ld(tmem_shape(shape), num as u32, false, part, at, None)?;
+            } else {
+                k.tcgen05_st(tmem_shape(shape), num as u32, false, at, None, part)?;
+            }
         }
+        Ok(())
     }
-    Ok(())
 }

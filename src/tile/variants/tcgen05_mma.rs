@@ -7,23 +7,16 @@
 //! (no Blackwell GPU here): checked by ptxas for sm_100a.
 
 use ptx_isa::builder::{CtaGroup, MmaKindTc, TcA};
-use ptx_isa::{FunctionBuilder, Result, ScalarType, TargetSet, ty};
+use ptx_isa::{FunctionBuilder, Reg, Result, ScalarType, TargetSet, ty};
 use smem::desc::idesc::{InstrDesc, MmaKind};
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
 use super::common::scope_in;
-use crate::tile::op::{Accumulate, OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
-
-fn operands<'a>(
-    ctx: &'a OpCtx<'a>,
-) -> std::result::Result<(&'a TileRef, &'a TileRef, &'a TileRef), String> {
-    match &ctx.op {
-        TileOp::GemmAsync { d, a, b, .. } => Ok((d, a, b)),
-        _ => Err("not a gemm".into()),
-    }
-}
+use super::wgmma::operands;
+use crate::tile::op::{Accumulate, OpCtx, OpKind};
+use crate::tile::operand::{Base, ScopeKind, Storage, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
 fn smem_dtype(t: ScalarType) -> Option<smem::Dtype> {
     match t {
@@ -34,40 +27,77 @@ fn smem_dtype(t: ScalarType) -> Option<smem::Dtype> {
 }
 
 /// The instruction descriptor of the op.
-pub fn instr_desc(a: &TileRef, n: u32) -> std::result::Result<u32, String> {
-    let dt =
-        smem_dtype(a.dtype).ok_or(format!("{} inputs: this variant takes f16/bf16", a.dtype))?;
+pub fn instr_desc(a: &TileRef, n: u32) -> std::result::Result<u32, Rejection> {
+    let dt = smem_dtype(a.dtype).ok_or_else(|| {
+        Rejection::operand(
+            Aspect::ElementType,
+            format!("{} inputs: this variant takes f16/bf16", a.dtype),
+        )
+    })?;
     InstrDesc::new(MmaKind::F16, dt, dt, smem::Dtype::F32, 128, n)
         .encode()
-        .map_err(|e| e.to_string())
+        .map_err(|e| Rejection::operand(Aspect::Shape, e.to_string()))
 }
 
-fn shared_k_major(t: &TileRef, rows: u32) -> std::result::Result<(), String> {
-    if t.storage != Storage::Shared
-        || t.shape != [rows, 64]
-        || t.swizzle != smem::SwizzleMode::B128
-        || !t.is_contiguous()
-        || t.align % 1024 != 0
-    {
-        return Err(format!(
-            "expected a [{rows}, 64] shared tile, dense 128-byte rows, 128B swizzle, 1024-aligned; got {t}"
+fn shared_k_major(t: &TileRef, rows: u32) -> std::result::Result<Reg<ty::U32>, Rejection> {
+    match t.base {
+        Base::Shared(base)
+            if t.storage == Storage::Shared
+                && t.shape == [rows, 64]
+                && t.swizzle == smem::SwizzleMode::B128
+                && t.is_contiguous()
+                && t.align % 1024 == 0 =>
+        {
+            Ok(base)
+        }
+        _ => Err(Rejection::operand(
+            Aspect::Layout,
+            format!(
+                "expected a [{rows}, 64] shared tile, dense 128-byte rows, 128B swizzle, 1024-aligned; got {t}"
+            ),
+        )),
+    }
+}
+
+/// Four `tcgen05.mma` k-steps of 32 bytes, issued by one thread.
+struct Tcgen05Mma {
+    d: Reg<ty::U32>,
+    a: Reg<ty::U32>,
+    b: Reg<ty::U32>,
+    idesc: u32,
+    accumulate: Accumulate,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, a, b, accumulate) = operands(ctx)?;
+    let n = b.shape.first().copied().unwrap_or(0);
+    let (Storage::Tmem, ScalarType::F32, Base::Tmem(dt)) = (d.storage, d.dtype, &d.base) else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            format!("D must be an f32 tensor-memory tile [128, {n}]"),
+        ));
+    };
+    if d.shape != [128, n] {
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!("D must be an f32 tensor-memory tile [128, {n}]"),
         ));
     }
-    Ok(())
-}
-
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, a, b) = operands(ctx)?;
-    let n = b.shape.first().copied().unwrap_or(0);
-    if d.storage != Storage::Tmem || d.dtype != ScalarType::F32 || d.shape != [128, n] {
-        return Err(format!("D must be an f32 tensor-memory tile [128, {n}]"));
-    }
     if a.dtype != b.dtype {
-        return Err(format!("A is {}, B is {}", a.dtype, b.dtype));
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!("A is {}, B is {}", a.dtype, b.dtype),
+        ));
     }
-    shared_k_major(a, 128)?;
-    shared_k_major(b, n)?;
-    instr_desc(a, n).map(|_| ())
+    let ab = shared_k_major(a, 128)?;
+    let bb = shared_k_major(b, n)?;
+    Ok(Box::new(Tcgen05Mma {
+        d: *dt,
+        a: ab,
+        b: bb,
+        idesc: instr_desc(a, n)?,
+        accumulate,
+    }))
 }
 
 /// The registration.
@@ -77,60 +107,50 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::Sm100a,
     priority: 30,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &["thread"]),
-        },
-        Predicate {
-            name: "operands",
-            check,
-        },
-    ],
-    lower,
+    predicates: &[Predicate {
+        name: "scope",
+        check: |c| scope_in(c, &[ScopeKind::Thread]),
+    }],
+    planner: Planner {
+        name: "operands",
+        plan,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    let (d, a, b) = operands(ctx).map_err(invalid)?;
-    let TileOp::GemmAsync { accumulate, .. } = &ctx.op else {
-        return Err(invalid("not a gemm".into()));
-    };
-    let (Base::Tmem(dt), Base::Shared(ab), Base::Shared(bb)) = (&d.base, &a.base, &b.base) else {
-        return Err(invalid("operand addresses".into()));
-    };
-    let idesc = instr_desc(a, b.shape[0]).map_err(invalid)?;
-    let desc = UmmaDesc {
-        start_addr: 0,
-        lbo: 16,
-        sbo: 1024,
-        base_offset: 0,
-        lbo_mode: LboMode::Relative,
-        swizzle: UmmaSwizzle::B128,
-    };
-    for step in 0..4u32 {
-        let enable = k.pred();
-        match (step, accumulate) {
-            (0, Accumulate::No) => k.mov(enable, ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0)))?,
-            (0, Accumulate::Pred(p)) => k.mov(enable, *p)?,
-            _ => k.mov(enable, ptx_isa::Src::Imm(ptx_isa::Imm::UInt(1)))?,
+impl Plan for Tcgen05Mma {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let desc = UmmaDesc {
+            start_addr: 0,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle: UmmaSwizzle::B128,
+        };
+        for step in 0..4u32 {
+            let enable = k.pred();
+            match (step, self.accumulate) {
+                (0, Accumulate::No) => k.mov(enable, ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0)))?,
+                (0, Accumulate::Pred(p)) => k.mov(enable, p)?,
+                _ => k.mov(enable, ptx_isa::Src::Imm(ptx_isa::Imm::UInt(1)))?,
+            }
+            let (aa, ba) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.add(aa, self.a, step * 32)?;
+            k.add(ba, self.b, step * 32)?;
+            let ad = smem::emit::emit_umma_desc(k, &desc, aa)?;
+            let bd = smem::emit::emit_umma_desc(k, &desc, ba)?;
+            k.tcgen05_mma(
+                CtaGroup::One,
+                MmaKindTc::F16,
+                false,
+                self.d,
+                TcA::Desc(ad.retype()?),
+                bd.retype()?,
+                self.idesc,
+                None,
+                enable,
+            )?;
         }
-        let (aa, ba) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-        k.add(aa, *ab, step * 32)?;
-        k.add(ba, *bb, step * 32)?;
-        let ad = smem::emit::emit_umma_desc(k, &desc, aa)?;
-        let bd = smem::emit::emit_umma_desc(k, &desc, ba)?;
-        k.tcgen05_mma(
-            CtaGroup::One,
-            MmaKindTc::F16,
-            false,
-            *dt,
-            TcA::Desc(ptx_isa::Reg::from_index(ad.index())),
-            ptx_isa::Reg::from_index(bd.index()),
-            idesc,
-            None,
-            enable,
-        )?;
+        Ok(())
     }
-    Ok(())
 }

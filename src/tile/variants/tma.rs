@@ -5,103 +5,157 @@
 //! be the tile's shape, and its swizzle the shared tile's. Completion (`mbarrier` wait,
 //! `cp.async.bulk.commit_group`/`wait_group`) is the caller's.
 
-use ptx_isa::builder::TmaLoadOpts;
-use ptx_isa::{Addr, FunctionBuilder, Result, TargetSet, spaces};
+use ptx_isa::builder::{TensorMapRef, TmaLoadOpts};
+use ptx_isa::{Addr, FunctionBuilder, Reg, Result, Src, TargetSet, spaces, ty};
 
-use super::common::{expect_copy, pair, scope_in, storages};
+use super::common::{pair, scope_in, storages};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, Storage};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-fn mbar(ctx: &OpCtx<'_>, multicast: bool) -> std::result::Result<(), String> {
-    match &ctx.op {
-        TileOp::CopyAsync {
-            mbar: Some(_),
-            multicast: m,
-            ..
-        } => {
-            if m.is_some() == multicast {
-                Ok(())
-            } else if multicast {
-                Err("no multicast mask".into())
-            } else {
-                Err("a multicast mask (tma_multicast lowers it)".into())
-            }
-        }
-        _ => Err("a TMA load completes on an mbarrier; none given".into()),
-    }
+/// The two sides of a TMA copy.
+struct Sides<'a> {
+    /// The tensor map.
+    map: &'a TensorMapRef,
+    /// The tile's origin in the tensor.
+    coords: &'a [Src<ty::S32>],
+    /// The shared tile's address.
+    shared: Reg<ty::U32>,
 }
 
-fn tensor_src(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
+/// The sides of a TMA copy: the destination is the tensor for a `store`, the source otherwise.
+fn tensor_and_shared<'a>(
+    ctx: &'a OpCtx<'a>,
+    store: bool,
+) -> std::result::Result<Sides<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    if !matches!(s.base, Base::TensorMap { .. }) {
-        return Err("the source is not described by a tensor map".into());
-    }
-    if !matches!(d.base, Base::Shared(_)) || d.align % 128 != 0 {
-        return Err(format!(
-            "the destination needs a shared address aligned to 128 bytes (is {})",
-            d.align
+    let (tensor, shared, side, other) = if store {
+        (d, s, "destination", "source")
+    } else {
+        (s, d, "source", "destination")
+    };
+    let Base::TensorMap { map, coords } = &tensor.base else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            format!("the {side} is not described by a tensor map"),
         ));
+    };
+    match shared.base {
+        Base::Shared(a) if shared.align % 128 == 0 => Ok(Sides {
+            map,
+            coords,
+            shared: a,
+        }),
+        _ => Err(Rejection::operand(
+            Aspect::Base,
+            format!(
+                "the {other} needs a shared address aligned to 128 bytes (is {})",
+                shared.align
+            ),
+        )),
     }
-    Ok(())
 }
 
-fn tensor_dst(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, s) = pair(ctx)?;
-    if !matches!(d.base, Base::TensorMap { .. }) {
-        return Err("the destination is not described by a tensor map".into());
-    }
-    if !matches!(s.base, Base::Shared(_)) || s.align % 128 != 0 {
-        return Err(format!(
-            "the source needs a shared address aligned to 128 bytes (is {})",
-            s.align
-        ));
-    }
-    Ok(())
+fn tensor_src(ctx: &OpCtx<'_>) -> std::result::Result<(), Rejection> {
+    tensor_and_shared(ctx, false).map(|_| ())
 }
 
-fn load(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
+/// A TMA load (with a multicast mask or not) completing on `mbar`.
+struct TmaLoad<'a> {
+    map: &'a TensorMapRef,
+    coords: &'a [Src<ty::S32>],
+    dst: Reg<ty::U32>,
+    mbar: Reg<ty::U32>,
+    multicast: Option<Src<ty::U16>>,
+}
+
+fn plan_load<'a>(
+    ctx: &'a OpCtx<'a>,
+    multicast: bool,
+) -> std::result::Result<Planned<'a>, Rejection> {
     let TileOp::CopyAsync {
         mbar: Some(bar),
-        multicast,
+        multicast: m,
         ..
     } = &ctx.op
     else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "TMA load without an mbarrier",
+        return Err(Rejection::operand(
+            Aspect::Op,
+            "a TMA load completes on an mbarrier; none given",
         ));
     };
-    let (Base::TensorMap { map, coords }, Base::Shared(dst)) = (&s.base, &d.base) else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "TMA load: tensor map to shared",
+    if m.is_some() != multicast {
+        return Err(Rejection::operand(
+            Aspect::Op,
+            if multicast {
+                "no multicast mask"
+            } else {
+                "a multicast mask (tma_multicast lowers it)"
+            },
         ));
-    };
-    let opts = TmaLoadOpts {
-        multicast: *multicast,
-        ..TmaLoadOpts::default()
-    };
-    k.tma_load(
-        &opts,
-        Addr::<spaces::SharedCluster>::reg32(*dst),
+    }
+    let Sides {
         map,
         coords,
-        Addr::reg32(*bar),
-    )
+        shared: dst,
+    } = tensor_and_shared(ctx, false)?;
+    Ok(Box::new(TmaLoad {
+        map,
+        coords,
+        dst,
+        mbar: *bar,
+        multicast: *m,
+    }))
 }
 
-fn store(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let (d, s) = expect_copy(ctx)?;
-    let (Base::TensorMap { map, coords }, Base::Shared(src)) = (&d.base, &s.base) else {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::OperandKind,
-            "TMA store: shared to tensor map",
-        ));
-    };
-    k.tma_store(map, coords, Addr::<spaces::Shared>::reg32(*src), None)
+impl Plan for TmaLoad<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let opts = TmaLoadOpts {
+            multicast: self.multicast,
+            ..TmaLoadOpts::default()
+        };
+        k.tma_load(
+            &opts,
+            Addr::<spaces::SharedCluster>::reg32(self.dst),
+            self.map,
+            self.coords,
+            Addr::reg32(self.mbar),
+        )
+    }
 }
+
+/// A TMA store from shared memory.
+struct TmaStore<'a> {
+    map: &'a TensorMapRef,
+    coords: &'a [Src<ty::S32>],
+    src: Reg<ty::U32>,
+}
+
+fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let Sides {
+        map,
+        coords,
+        shared: src,
+    } = tensor_and_shared(ctx, true)?;
+    Ok(Box::new(TmaStore { map, coords, src }))
+}
+
+impl Plan for TmaStore<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        k.tma_store(
+            self.map,
+            self.coords,
+            Addr::<spaces::Shared>::reg32(self.src),
+            None,
+        )
+    }
+}
+
+const LOAD_PAIR: &[StoragePair] = &[StoragePair {
+    dst: Storage::Shared,
+    src: Storage::Global,
+}];
 
 /// `copy_async.tma_load`.
 pub const LOAD: Variant = Variant {
@@ -113,22 +167,21 @@ pub const LOAD: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Shared, Storage::Global)]),
+            check: |c| storages(c, LOAD_PAIR),
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["thread"]),
+            check: |c| scope_in(c, &[ScopeKind::Thread]),
         },
         Predicate {
             name: "tensor_map",
             check: tensor_src,
         },
-        Predicate {
-            name: "mbarrier",
-            check: |c| mbar(c, false),
-        },
     ],
-    lower: load,
+    planner: Planner {
+        name: "mbarrier",
+        plan: |c| plan_load(c, false),
+    },
 };
 
 /// `copy_async.tma_multicast`.
@@ -141,22 +194,21 @@ pub const MULTICAST: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Shared, Storage::Global)]),
+            check: |c| storages(c, LOAD_PAIR),
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["thread"]),
+            check: |c| scope_in(c, &[ScopeKind::Thread]),
         },
         Predicate {
             name: "tensor_map",
             check: tensor_src,
         },
-        Predicate {
-            name: "mbarrier",
-            check: |c| mbar(c, true),
-        },
     ],
-    lower: load,
+    planner: Planner {
+        name: "mbarrier",
+        plan: |c| plan_load(c, true),
+    },
 };
 
 /// `copy_async.tma_store`.
@@ -169,16 +221,23 @@ pub const STORE: Variant = Variant {
     predicates: &[
         Predicate {
             name: "storage",
-            check: |c| storages(c, &[(Storage::Global, Storage::Shared)]),
+            check: |c| {
+                storages(
+                    c,
+                    &[StoragePair {
+                        dst: Storage::Global,
+                        src: Storage::Shared,
+                    }],
+                )
+            },
         },
         Predicate {
             name: "scope",
-            check: |c| scope_in(c, &["thread"]),
-        },
-        Predicate {
-            name: "tensor_map",
-            check: tensor_dst,
+            check: |c| scope_in(c, &[ScopeKind::Thread]),
         },
     ],
-    lower: store,
+    planner: Planner {
+        name: "tensor_map",
+        plan: plan_store,
+    },
 };

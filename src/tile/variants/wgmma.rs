@@ -9,21 +9,28 @@
 
 use layouts::fragment::wgmma::{Dtype as WgDtype, accumulator, register_a};
 use ptx_isa::builder::{ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
-use ptx_isa::{FunctionBuilder, Result, ScalarType, TargetSet, ty};
+use ptx_isa::{FunctionBuilder, Reg, RegRef, Result, ScalarType, TargetSet, ty};
 use smem::SwizzleMode;
 use smem::desc::sm90::WgmmaDesc;
 
 use super::common::scope_in;
 use crate::tile::op::{Accumulate, OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, Storage, TileRef};
-use crate::tile::registry::{Predicate, Variant};
+use crate::tile::operand::{Base, ScopeKind, Storage, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::reject::{Aspect, Rejection};
 
-fn operands<'a>(
+/// D, A, B and whether D accumulates, of a matrix multiply.
+pub(crate) fn operands<'a>(
     ctx: &'a OpCtx<'a>,
-) -> std::result::Result<(&'a TileRef, &'a TileRef, &'a TileRef), String> {
+) -> std::result::Result<(&'a TileRef, &'a TileRef, &'a TileRef, Accumulate), Rejection> {
     match &ctx.op {
-        TileOp::GemmAsync { d, a, b, .. } => Ok((d, a, b)),
-        _ => Err("not a gemm".into()),
+        TileOp::GemmAsync {
+            d,
+            a,
+            b,
+            accumulate,
+        } => Ok((d, a, b, *accumulate)),
+        _ => Err(Rejection::operand(Aspect::Op, "not a gemm")),
     }
 }
 
@@ -66,80 +73,155 @@ fn swizzle_for(row_bytes: u32) -> Option<SwizzleMode> {
 }
 
 /// A K-major shared operand: dense rows of `K * element` bytes, the matching swizzle, an
-/// atom-aligned base.
-fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<(), String> {
+/// atom-aligned base. Returns the base.
+fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<Reg<ty::U32>, Rejection> {
     let row_bytes = k * t.dtype.bytes();
-    if t.storage != Storage::Shared || !matches!(t.base, Base::Shared(_)) {
-        return Err(format!("{} is not a shared tile", t.storage));
-    }
+    let (Storage::Shared, Base::Shared(base)) = (t.storage, &t.base) else {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            format!("{} is not a shared tile", t.storage),
+        ));
+    };
     if t.shape != [rows, k] {
-        return Err(format!("shape {:?}, expected [{rows}, {k}]", t.shape));
-    }
-    let want = swizzle_for(row_bytes).ok_or(format!(
-        "rows of {row_bytes} bytes: K-major rows of 32, 64 or 128 bytes"
-    ))?;
-    if t.swizzle != want || !t.is_contiguous() {
-        return Err(format!("expected dense rows with the {want:?} swizzle"));
-    }
-    if t.align % 1024 != 0 {
-        return Err(format!(
-            "base aligned to {} bytes; swizzle atoms need 1024",
-            t.align
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!("shape {:?}, expected [{rows}, {k}]", t.shape),
         ));
     }
-    Ok(())
+    let want = swizzle_for(row_bytes).ok_or_else(|| {
+        Rejection::operand(
+            Aspect::Layout,
+            format!("rows of {row_bytes} bytes: K-major rows of 32, 64 or 128 bytes"),
+        )
+    })?;
+    if t.swizzle != want || !t.is_contiguous() {
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            format!("expected dense rows with the {want:?} swizzle"),
+        ));
+    }
+    if t.align % 1024 != 0 {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            format!("base aligned to {} bytes; swizzle atoms need 1024", t.align),
+        ));
+    }
+    Ok(*base)
 }
 
-fn check(ctx: &OpCtx<'_>) -> std::result::Result<(), String> {
-    let (d, a, b) = operands(ctx)?;
-    wgmma_types(a.dtype, b.dtype).ok_or(format!(
-        "A {} and B {}: wgmma takes f16, bf16, tf32 or e4m3/e5m2 pairs",
-        a.dtype, b.dtype
-    ))?;
-    let dt = wg_dtype(a.dtype).ok_or(format!("{} inputs", a.dtype))?;
+/// Where A comes from.
+#[derive(Clone, Copy)]
+enum AFrom<'a> {
+    /// A shared tile at this address.
+    Shared(Reg<ty::U32>),
+    /// The register-A fragment in these four registers.
+    Registers(&'a [RegRef]),
+}
+
+/// `K / k_step` `wgmma.mma_async` between a fence and a commit.
+struct WgmmaPlan<'a> {
+    wgmma: Wgmma,
+    acc: &'a [RegRef],
+    a: AFrom<'a>,
+    b: Reg<ty::U32>,
+    desc: WgmmaDesc,
+    steps: u32,
+    accumulate: Accumulate,
+}
+
+fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, a, b, accumulate) = operands(ctx)?;
+    let types = wgmma_types(a.dtype, b.dtype).ok_or_else(|| {
+        Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "A {} and B {}: wgmma takes f16, bf16, tf32 or e4m3/e5m2 pairs",
+                a.dtype, b.dtype
+            ),
+        )
+    })?;
+    let dt = wg_dtype(a.dtype)
+        .ok_or_else(|| Rejection::operand(Aspect::ElementType, format!("{} inputs", a.dtype)))?;
     let [n, k] = b.shape[..] else {
-        return Err("B is not 2-D".into());
+        return Err(Rejection::operand(Aspect::Shape, "B is not 2-D"));
     };
     if d.storage != Storage::Local || d.dtype != ScalarType::F32 {
-        return Err("D must be f32 registers".into());
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            "D must be f32 registers",
+        ));
     }
-    let want = accumulator(n as i64, dt).map_err(|e| e.to_string())?;
-    let tv = d.fragment.as_ref().ok_or("D has no thread-value layout")?;
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
+    let want = accumulator(n as i64, dt).map_err(|e| frag(e.to_string()))?;
+    let tv = d
+        .fragment
+        .as_ref()
+        .ok_or_else(|| frag("D has no thread-value layout".into()))?;
     tv.compare(&want)
-        .map_err(|e| format!("D is not the m64n{n}k16 accumulator: {e}"))?;
-    let Base::Registers(regs) = &d.base else {
-        return Err("D has no registers".into());
+        .map_err(|e| frag(format!("D is not the m64n{n}k16 accumulator: {e}")))?;
+    let Base::Registers(acc) = &d.base else {
+        return Err(Rejection::operand(Aspect::Registers, "D has no registers"));
     };
-    if regs.len() != (n / 2) as usize || regs.iter().any(|r| r.class != ptx_isa::RegClass::F32) {
-        return Err(format!(
-            "{} accumulator registers; m64n{n} takes {} .f32",
-            regs.len(),
-            n / 2
+    if acc.len() != (n / 2) as usize || acc.iter().any(|r| r.class != ptx_isa::RegClass::F32) {
+        return Err(Rejection::operand(
+            Aspect::Registers,
+            format!(
+                "{} accumulator registers; m64n{n} takes {} .f32",
+                acc.len(),
+                n / 2
+            ),
         ));
     }
     let step = k_step(a.dtype);
     if k % step != 0 || k == 0 {
-        return Err(format!("K = {k}: a multiple of {step}"));
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!("K = {k}: a multiple of {step}"),
+        ));
     }
-    shared_operand(b, n, k)?;
-    match a.storage {
-        Storage::Shared => shared_operand(a, 64, k),
+    let b_base = shared_operand(b, n, k)?;
+    let a_from = match a.storage {
+        Storage::Shared => AFrom::Shared(shared_operand(a, 64, k)?),
         Storage::Local => {
-            let tv = a.fragment.as_ref().ok_or("A has no thread-value layout")?;
-            tv.compare(&register_a(dt).map_err(|e| e.to_string())?)
-                .map_err(|e| format!("A is not the register-A fragment: {e}"))?;
+            let tv = a
+                .fragment
+                .as_ref()
+                .ok_or_else(|| frag("A has no thread-value layout".into()))?;
+            tv.compare(&register_a(dt).map_err(|e| frag(e.to_string()))?)
+                .map_err(|e| frag(format!("A is not the register-A fragment: {e}")))?;
             let Base::Registers(r) = &a.base else {
-                return Err("A has no registers".into());
+                return Err(Rejection::operand(Aspect::Registers, "A has no registers"));
             };
             if k != step || r.len() != 4 || r.iter().any(|x| x.class != ptx_isa::RegClass::B32) {
-                return Err(format!(
-                    "A from registers: K = {step} and four .b32 registers"
+                return Err(Rejection::operand(
+                    Aspect::Registers,
+                    format!("A from registers: K = {step} and four .b32 registers"),
                 ));
             }
-            Ok(())
+            AFrom::Registers(r)
         }
-        other => Err(format!("A in {other}")),
-    }
+        other => {
+            return Err(Rejection::operand(Aspect::Base, format!("A in {other}")));
+        }
+    };
+    let row_bytes = k * a.dtype.bytes();
+    let swizzle = swizzle_for(row_bytes)
+        .ok_or_else(|| Rejection::operand(Aspect::Layout, format!("rows of {row_bytes} bytes")))?;
+    Ok(Box::new(WgmmaPlan {
+        wgmma: Wgmma { n, types },
+        acc,
+        a: a_from,
+        b: b_base,
+        desc: WgmmaDesc {
+            start_addr: 0,
+            lbo: 16,
+            sbo: 8 * row_bytes,
+            base_offset: 0,
+            swizzle,
+        },
+        steps: k / step,
+        accumulate,
+    }))
 }
 
 /// The registration.
@@ -149,59 +231,34 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::Sm90a,
     priority: 30,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &["warpgroup"]),
-        },
-        Predicate {
-            name: "operands",
-            check,
-        },
-    ],
-    lower,
+    predicates: &[Predicate {
+        name: "scope",
+        check: |c| scope_in(c, &[ScopeKind::Warpgroup]),
+    }],
+    planner: Planner {
+        name: "operands",
+        plan,
+    },
 };
 
-fn lower(k: &mut FunctionBuilder, ctx: &OpCtx<'_>) -> Result<()> {
-    let invalid = |m: String| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, m);
-    let (d, a, b) = operands(ctx).map_err(invalid)?;
-    let TileOp::GemmAsync { accumulate, .. } = &ctx.op else {
-        return Err(invalid("not a gemm".into()));
-    };
-    let (n, kk) = (b.shape[0], b.shape[1]);
-    let Base::Registers(acc) = &d.base else {
-        return Err(invalid("no accumulators".into()));
-    };
-    let Base::Shared(bb) = b.base else {
-        return Err(invalid("B not shared".into()));
-    };
-    let row_bytes = kk * a.dtype.bytes();
-    let sw = swizzle_for(row_bytes).ok_or_else(|| invalid("row width".into()))?;
-    let desc = WgmmaDesc {
-        start_addr: 0,
-        lbo: 16,
-        sbo: 8 * row_bytes,
-        base_offset: 0,
-        swizzle: sw,
-    };
-    let types = wgmma_types(a.dtype, b.dtype).ok_or_else(|| invalid("types".into()))?;
-    let w = Wgmma { n, types };
-    k.wgmma_fence()?;
-    for step in 0..kk / k_step(a.dtype) {
-        let scale = match (step, accumulate) {
-            (0, Accumulate::No) => ScaleD::Const(false),
-            (0, Accumulate::Pred(p)) => ScaleD::Pred(*p),
-            _ => ScaleD::Const(true),
-        };
-        let bd = desc_at(k, &desc, bb, step * 32)?;
-        let a_op = match &a.base {
-            Base::Shared(ab) => WgmmaA::Desc(desc_at(k, &desc, *ab, step * 32)?),
-            Base::Registers(r) => WgmmaA::Regs(r),
-            _ => return Err(invalid("A".into())),
-        };
-        k.wgmma_mma_async(w, acc, a_op, bd, scale, WgmmaImm::default())?;
+impl Plan for WgmmaPlan<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        k.wgmma_fence()?;
+        for step in 0..self.steps {
+            let scale = match (step, self.accumulate) {
+                (0, Accumulate::No) => ScaleD::Const(false),
+                (0, Accumulate::Pred(p)) => ScaleD::Pred(p),
+                _ => ScaleD::Const(true),
+            };
+            let bd = desc_at(k, &self.desc, self.b, step * 32)?;
+            let a_op = match self.a {
+                AFrom::Shared(ab) => WgmmaA::Desc(desc_at(k, &self.desc, ab, step * 32)?),
+                AFrom::Registers(r) => WgmmaA::Regs(r),
+            };
+            k.wgmma_mma_async(self.wgmma, self.acc, a_op, bd, scale, WgmmaImm::default())?;
+        }
+        k.wgmma_commit_group()
     }
-    k.wgmma_commit_group()
 }
 
 fn desc_at(
@@ -218,5 +275,5 @@ fn desc_at(
         a
     };
     let d = smem::emit::emit_wgmma_desc(k, desc, a)?;
-    Ok(ptx_isa::Reg::from_index(d.index()))
+    Ok(d.retype()?)
 }
