@@ -302,9 +302,17 @@ impl KernelBuilder {
                 if let Some(r) = self.recall::<ty::U64>(&key) {
                     return Ok((Ptr::Global(r), offset));
                 }
-                let i = self.lower(&rest)?;
-                let off = self.f.reg::<ty::U64>();
-                self.f.mul_wide(off, i, size)?;
+                let wide = MemoKey::Wide(rest.clone(), size);
+                let off = match self.recall::<ty::U64>(&wide) {
+                    Some(off) => off,
+                    None => {
+                        let i = self.lower(&rest)?;
+                        let off = self.f.reg::<ty::U64>();
+                        self.f.mul_wide(off, i, size)?;
+                        self.remember(wide, &rest, off);
+                        off
+                    }
+                };
                 let at = self.f.reg::<ty::U64>();
                 self.f.add(at, *base, off)?;
                 self.remember(key, &rest, at);

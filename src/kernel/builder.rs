@@ -50,6 +50,8 @@ pub(crate) enum MemoKey {
     Shared(Reg<ty::U32>, Expr, u32),
     /// The predicate `a < b` of a bounds check.
     Below(Expr, Expr),
+    /// An index scaled to a 64-bit byte offset (`mul.wide.u32`): index expression, element size.
+    Wide(Expr, u32),
 }
 
 /// A memoised value: the register holding it, and the nesting depth it was computed at (it
