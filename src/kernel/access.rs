@@ -140,6 +140,7 @@ impl KernelBuilder {
             elem_offset: Expr::Const(0),
             align,
             swizzle: None,
+            fragment: None,
         })
     }
 
@@ -165,7 +166,24 @@ impl KernelBuilder {
             elem_offset: Expr::Const(0),
             align: T::DTYPE.size_bytes() as u32,
             swizzle: None,
+            fragment: None,
         })
+    }
+
+    /// This thread's registers of a register tile laid out by `fragment` (a wgmma accumulator, an
+    /// `mma` operand): one register per value the fragment gives a thread. Tile ops read the
+    /// fragment to know which element each register holds.
+    #[track_caller]
+    pub fn alloc_fragment<T: Elem>(
+        &mut self,
+        name: &str,
+        fragment: layouts::fragment::TvLayout,
+    ) -> Result<Buffer<T>> {
+        let values = u32::try_from(fragment.values())
+            .map_err(|_| self.buffer_err(name, "a fragment of too many values"))?;
+        let mut b = self.alloc_local::<T>(name, &[values])?;
+        b.fragment = Some(fragment);
+        Ok(b)
     }
 
     /// A mutable scalar of type `T` (a one-element register buffer) holding `init`; read it with
@@ -212,6 +230,7 @@ impl KernelBuilder {
             elem_offset: self.simplify(&elem_offset.into()),
             align,
             swizzle: None,
+            fragment: None,
         })
     }
 

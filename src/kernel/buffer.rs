@@ -142,6 +142,9 @@ pub struct Buffer<T: Elem> {
     pub(crate) elem_offset: Expr,
     pub(crate) align: u32,
     pub(crate) swizzle: Option<SwizzleMode>,
+    /// Register buffers of a fragment: which (thread, value) holds which element of the tile
+    /// the scope's threads hold together (a wgmma accumulator, an `mma` operand).
+    pub(crate) fragment: Option<layouts::fragment::TvLayout>,
 }
 
 impl<T: Elem> Buffer<T> {
@@ -153,6 +156,11 @@ impl<T: Elem> Buffer<T> {
             reason: reason.into(),
             at: super::error::CallSite::here(),
         }
+    }
+
+    /// The fragment its registers hold, for a register buffer of one.
+    pub fn fragment(&self) -> Option<&layouts::fragment::TvLayout> {
+        self.fragment.as_ref()
     }
 
     /// Its name.
@@ -251,6 +259,7 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape,
             strides,
+            fragment: None,
             ..self.clone()
         })
     }
@@ -272,6 +281,7 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape: perm.iter().map(|&p| self.shape[p].clone()).collect(),
             strides: perm.iter().map(|&p| self.strides[p].clone()).collect(),
+            fragment: None,
             ..self.clone()
         })
     }
@@ -297,6 +307,7 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape,
             elem_offset: plain(&off),
+            fragment: None,
             ..self.clone()
         })
     }
@@ -307,6 +318,7 @@ impl<T: Elem> Buffer<T> {
         let strides = layout.strides_for(&self.shape).map_err(|r| self.err(r))?;
         Ok(Buffer {
             strides,
+            fragment: None,
             ..self.clone()
         })
     }
@@ -365,6 +377,7 @@ impl<T: Elem> Buffer<T> {
             elem_offset,
             align: self.align,
             swizzle: self.swizzle,
+            fragment: None,
         })
     }
 

@@ -684,6 +684,7 @@ impl KernelBuilder {
             elem_offset,
             align,
             swizzle: None,
+            fragment: None,
         })
     }
 

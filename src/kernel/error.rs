@@ -56,6 +56,17 @@ pub enum KernelError {
         /// The Rust call that was being built when the error was found.
         at: CallSite,
     },
+    /// No tile-op variant takes the op (the table of every variant and why it declined), or the
+    /// chosen one failed to write.
+    #[error("kernel `{kernel}`: {error} (at {at})")]
+    TileOp {
+        /// The kernel.
+        kernel: String,
+        /// The dispatch error.
+        error: Box<crate::tile::DispatchError>,
+        /// The Rust call of the tile op.
+        at: CallSite,
+    },
     /// Shared memory does not fit or could not be placed.
     #[error("kernel `{kernel}`: shared memory: {reason} (at {at})")]
     SharedMemory {
