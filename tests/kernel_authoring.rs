@@ -8,7 +8,7 @@ mod support;
 use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{
-    BuiltKernel, KernelBuilder, KernelError, ReduceOp, ReduceScope, Reducible, TensorOpts,
+    BuiltKernel, Expr, KernelBuilder, KernelError, ReduceOp, ReduceScope, Reducible, TensorOpts,
 };
 use ptxkit::runtime::{
     ArgDesc, DType, ExtentFacts, Fact, RuntimeError, TensorDesc, check_and_pack,
@@ -323,4 +323,57 @@ fn arithmetic_is_reused_while_its_region_is_open() {
     assert_eq!(lines(ptx, "mul.wide.u32").len(), 3, "{ptx}");
     assert!(ptx.contains("[%rd3+4]"), "{ptx}");
     support::assemble(ptx, Target::Sm90a);
+}
+
+#[test]
+fn reduce_over_a_fragment_axis() {
+    use ptxkit::kernel::Axis;
+    use ptxkit::layouts::fragment::wgmma;
+    let mut k = KernelBuilder::new("rowmax", Target::Sm90a);
+    let x = k
+        .tensor::<ty::F32>("x", [128, 2], TensorOpts::default())
+        .unwrap();
+    let [t] = k.thread_id([128]).unwrap();
+    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let s = k.alloc_fragment::<ty::F32>("s", frag).unwrap();
+    k.fill(
+        &s,
+        ptxkit::isa::Imm::f32(2.0),
+        ptxkit::tile::ExecScope::Warpgroup,
+    )
+    .unwrap();
+    let m = k.reduce_fragment(ReduceOp::Max, &s, Axis::Rows).unwrap();
+    assert_eq!(m.values.len(), 2);
+    // Values 0, 1 are row r, 2, 3 row r + 8, and so on (PTX ISA 9.7.15.5.1, the D fragment).
+    assert_eq!(&m.group[..6], &[0, 0, 1, 1, 0, 0]);
+    // Broadcast back: s -= rowmax, value by value.
+    for (v, r) in s.regs().unwrap().iter().enumerate() {
+        k.sub(*r, *r, m.of_value(v).unwrap()).unwrap();
+    }
+    k.store(&x, [t.into(), Expr::from(0)], m.values[0]).unwrap();
+    k.store(&x, [t.into(), Expr::from(1)], m.values[1]).unwrap();
+    let built = k.finish().unwrap();
+    let ptx = built.ptx();
+    assert_eq!(lines(ptx, "shfl.sync.bfly.b32").len(), 4, "{ptx}");
+    assert!(
+        ptx.contains(", 1, 31, 0xFFFFFFFF") && ptx.contains(", 2, 31, 0xFFFFFFFF"),
+        "{ptx}"
+    );
+    support::assemble(ptx, Target::Sm90a);
+
+    // Columns of the accumulator spread over the warpgroup's four warps: refused, with the reason.
+    let mut k = KernelBuilder::new("colmax", Target::Sm90a);
+    let [_t] = k.thread_id([128]).unwrap();
+    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let s = k.alloc_fragment::<ty::F32>("s", frag).unwrap();
+    let e = k
+        .reduce_fragment(ReduceOp::Sum, &s, Axis::Cols)
+        .unwrap_err();
+    assert!(e.to_string().contains("span warps"), "{e}");
+    // A plain register buffer has no fragment to reduce over.
+    let plain = k.alloc_local::<ty::F32>("p", &[4]).unwrap();
+    assert!(
+        k.reduce_fragment(ReduceOp::Sum, &plain, Axis::Rows)
+            .is_err()
+    );
 }

@@ -115,3 +115,49 @@ fn a_miss_is_a_typed_table_at_the_call() {
         ptxkit::tile::DispatchError::NoVariant { .. }
     ));
 }
+
+#[test]
+fn fragment_math_as_tile_ops() {
+    use ptxkit::tile::Elementwise as F;
+    let mut k = KernelBuilder::new("math", Target::Sm90a);
+    let [_t] = k.thread_id([128]).unwrap();
+    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let s = k.alloc_fragment::<ty::F32>("s", frag.clone()).unwrap();
+    let o = k.alloc_fragment::<ty::F32>("o", frag).unwrap();
+    let wg = ExecScope::Warpgroup;
+    k.fill(&s, ptxkit::isa::Imm::f32(0.5), wg).unwrap();
+    k.fill(&o, ptxkit::isa::Imm::f32(2.0), wg).unwrap();
+    let scale = ptxkit::isa::Src::Imm(ptxkit::isa::Imm::f32(0.125 * std::f32::consts::LOG2_E));
+    let bias = ptxkit::isa::Src::Imm(ptxkit::isa::Imm::f32(-1.0));
+    let ops: Vec<(F, bool)> = vec![
+        (F::Exp2 { scale, bias }, false),
+        (F::Max, true),
+        (F::Min, true),
+        (F::Sub, true),
+        (F::Fma { scale }, true),
+        (F::Rcp, false),
+        (F::Rsqrt, false),
+    ];
+    for (f, binary) in ops {
+        let b: Option<&dyn ptxkit::tile::TileOperandDyn> = if binary { Some(&o) } else { None };
+        assert_eq!(
+            k.elementwise(&s, &s, b, f, wg).unwrap(),
+            "elementwise.registers"
+        );
+    }
+    // A binary function without its second operand is declined, with the reason.
+    let e = k.elementwise(&s, &s, None, F::Max, wg).unwrap_err();
+    assert!(e.to_string().contains("max(a, b) needs b"), "{e}");
+    let built = k.finish().unwrap();
+    let ptx = built.ptx();
+    for want in [
+        "ex2.approx.ftz.f32",
+        "rcp.approx.ftz.f32",
+        "rsqrt.approx.ftz.f32",
+        "min.f32",
+        "sub.f32",
+    ] {
+        assert_eq!(ptx.matches(want).count(), 32, "{want}\n{ptx}");
+    }
+    support::assemble(ptx, Target::Sm90a);
+}

@@ -56,4 +56,4 @@ pub use built::{BuiltKernel, LaunchSpec, LoadedKernel};
 pub use control::If;
 pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};
-pub use reduce::{ReduceOp, ReduceScope, Reducible};
+pub use reduce::{Axis, FragmentReduction, ReduceOp, ReduceScope, Reducible};

@@ -264,3 +264,140 @@ impl<T: Elem> super::Buffer<T> {
         }
     }
 }
+
+/// Which coordinate of a fragment's elements a reduction keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// One result per row: the columns are reduced (a softmax's row max over `S = Q·Kᵀ`).
+    Rows,
+    /// One result per column: the rows are reduced.
+    Cols,
+}
+
+/// The result of [`KernelBuilder::reduce_fragment`]: this thread's reduced values, one per row
+/// (or column) it holds, each already combined across every lane that holds part of that row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentReduction<T: ty::RegType> {
+    /// One register per distinct row (column) the thread holds, in order of first appearance.
+    pub values: Vec<Reg<T>>,
+    /// For each of the fragment's values, the index into `values` of its row (column): the
+    /// broadcast back over the reduced axis.
+    pub group: Vec<usize>,
+}
+
+impl<T: ty::RegType> FragmentReduction<T> {
+    /// The reduced value for fragment value `v` (its row's, or its column's).
+    pub fn of_value(&self, v: usize) -> Option<Reg<T>> {
+        self.group.get(v).and_then(|&g| self.values.get(g)).copied()
+    }
+}
+
+impl KernelBuilder {
+    /// `op` over the kept axis of a register fragment (a buffer from
+    /// [`KernelBuilder::alloc_fragment`]): each thread first combines its own values of each row,
+    /// then a butterfly (`shfl.sync.bfly`) over exactly the lane bits whose flip keeps the rows a
+    /// thread holds (for a wgmma accumulator, the four lanes of a quad: XOR 1 and 2). Rows spread
+    /// over several warps are refused (that needs shared memory: [`KernelBuilder::reduce`]).
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{Axis, KernelBuilder, ReduceOp};
+    /// use ptxkit::layouts::fragment::wgmma;
+    /// let mut k = KernelBuilder::new("rowmax", Target::Sm90a);
+    /// let [_t] = k.thread_id([128])?;
+    /// let s = k.alloc_fragment::<ty::F32>("s", wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap())?;
+    /// let m = k.reduce_fragment(ReduceOp::Max, &s, Axis::Rows)?;
+    /// assert_eq!(m.values.len(), 2); // a thread holds parts of rows r and r + 8
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert_eq!(ptx.matches("shfl.sync.bfly.b32").count(), 2 * 2); // XOR 1 and 2, per row
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce_fragment<T: Reducible + Elem>(
+        &mut self,
+        op: ReduceOp,
+        frag: &super::Buffer<T>,
+        axis: Axis,
+    ) -> Result<FragmentReduction<T>> {
+        let name = frag.name().to_string();
+        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
+        else {
+            return Err(self.buffer_err(
+                &name,
+                "reduce_fragment takes a register fragment (alloc_fragment)",
+            ));
+        };
+        let key = |t: i64, v: i64| -> Option<i64> {
+            tv.coord(t, v).ok().map(|(r, c)| match axis {
+                Axis::Rows => r,
+                Axis::Cols => c,
+            })
+        };
+        let (threads, values) = (tv.threads(), tv.values());
+        // The groups of value indices sharing a row must be the same in every thread.
+        let groups_of = |t: i64| -> Option<Vec<usize>> {
+            let mut seen: Vec<i64> = Vec::new();
+            let mut g = Vec::with_capacity(values as usize);
+            for v in 0..values {
+                let r = key(t, v)?;
+                let i = seen.iter().position(|&x| x == r).unwrap_or_else(|| {
+                    seen.push(r);
+                    seen.len() - 1
+                });
+                g.push(i);
+            }
+            Some(g)
+        };
+        let Some(group) = groups_of(0) else {
+            return Err(self.buffer_err(&name, "its fragment does not evaluate"));
+        };
+        if (1..threads).any(|t| groups_of(t).as_ref() != Some(&group)) {
+            return Err(self.buffer_err(
+                &name,
+                format!(
+                    "threads of fragment {} group their values differently",
+                    tv.name()
+                ),
+            ));
+        }
+        // Lane bits whose flip keeps every value's row: those are reduced over.
+        let keeps = |bit: i64| {
+            (0..threads).all(|t| {
+                let u = t ^ (1 << bit);
+                u >= threads || (0..values).all(|v| key(t, v) == key(u, v))
+            })
+        };
+        let lane_bits: Vec<u32> = (0..5)
+            .filter(|&b| (1 << b) < threads && keeps(b))
+            .map(|b| 1u32 << b)
+            .collect();
+        if (5..16).any(|b| (1i64 << b) < threads && keeps(b)) {
+            return Err(self.buffer_err(
+                &name,
+                format!(
+                    "rows of fragment {} span warps: reduce through shared memory",
+                    tv.name()
+                ),
+            ));
+        }
+        let n_groups = group.iter().max().map_or(0, |m| m + 1);
+        let mut out = Vec::with_capacity(n_groups);
+        for g in 0..n_groups {
+            let members: Vec<Reg<T>> = group
+                .iter()
+                .zip(&regs)
+                .filter(|(x, _)| **x == g)
+                .map(|(_, r)| *r)
+                .collect();
+            let v = self.reduce_regs(op, &members)?;
+            let t = self.f.reg::<T>();
+            for &mask in lane_bits.iter().rev() {
+                self.f
+                    .shfl_sync(ShflMode::Bfly, t, None, v, mask, 0x1fu32, 0xffff_ffffu32)?;
+                self.combine(op, v, v, t)?;
+            }
+            out.push(v);
+        }
+        Ok(FragmentReduction { values: out, group })
+    }
+}
