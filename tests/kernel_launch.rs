@@ -8,9 +8,10 @@ use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::kernels::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
-    ArgDesc, DType, LaunchLimits, RuntimeError, Scalar, Swizzle, TensorDesc, TensorMapDType,
-    TensorMapDesc, TensorMapRule, check_launch, check_tensor_map,
+    ArgDesc, DType, LaunchLimits, RuntimeError, Scalar, TensorDesc, TensorMapDType, TensorMapDesc,
+    TensorMapRule, check_launch, check_tensor_map,
 };
+use smem::SwizzleMode;
 
 fn t(dtype: DType, shape: &[usize], addr: u64) -> ArgDesc {
     ArgDesc::Tensor(TensorDesc {
@@ -107,7 +108,7 @@ fn misaligned_tensor_and_map() {
     let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
     let map = |addr| {
         TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
-            .with_swizzle(Swizzle::B128)
+            .with_swizzle(SwizzleMode::B128)
     };
     check_tensor_map(&map(0x10_0000)).unwrap();
     let e = check_tensor_map(&map(0x10_0004)).unwrap_err();
@@ -123,7 +124,7 @@ fn misaligned_tensor_and_map() {
     );
     // A 64-element f32 box row is 256 bytes: more than the 128-byte swizzle span.
     let wide = TensorMapDesc::row_major(TensorMapDType::F32, 0x10_0000, &[rows, cols], &[32, 64])
-        .with_swizzle(Swizzle::B128);
+        .with_swizzle(SwizzleMode::B128);
     assert!(check_tensor_map(&wide).is_err());
 }
 

@@ -4,13 +4,14 @@
 //!
 //! Everything runs in one test so the cases share one device and end in one table.
 
+use smem::SwizzleMode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ptxkit::runtime::cuda::CudaStream;
 use ptxkit::runtime::{
     Arg, DType, Device, DeviceTensor, JitOptions, KernelSignature, LaunchConfig, Param,
-    RuntimeError, Swizzle, TensorMapDType, TensorMapDesc, TensorMapRule,
+    RuntimeError, TensorMapDType, TensorMapDesc, TensorMapRule,
 };
 
 const VADD: &str = r#".version 8.0
@@ -662,7 +663,7 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
     let g = DeviceTensor::from_host(&c.stream, &host, vec![rows, cols]).map_err(e2s)?;
     // A 64 x 64 bf16 box: 128-byte rows, 128B swizzle.
     let desc = TensorMapDesc::row_major(TensorMapDType::BF16, g.addr(), &[rows, cols], &[64, 64])
-        .with_swizzle(Swizzle::B128);
+        .with_swizzle(SwizzleMode::B128);
     let map = c.dev.encode_tensor_map(&desc).map_err(e2s)?;
 
     // Broken rules are caught on the host with the rule named; the driver, asked directly, only

@@ -591,7 +591,7 @@ fn wgmma_from_shared_and_from_registers() {
         );
         let d = leak(TileRef::registers(
             ScalarType::F32,
-            wgmma::accumulator(128, wgmma::Dtype::Bf16).unwrap(),
+            wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
             acc,
         ));
         (
@@ -610,7 +610,7 @@ fn wgmma_from_shared_and_from_registers() {
     check("wgmma_rs", "gemm_async.wgmma", e, move |e| {
         let a = leak(TileRef::registers(
             ScalarType::F16,
-            wgmma::register_a(wgmma::Dtype::F16).unwrap(),
+            wgmma::register_a(ScalarType::F16).unwrap(),
             ar,
         ));
         let b = leak(
@@ -619,7 +619,7 @@ fn wgmma_from_shared_and_from_registers() {
         );
         let d = leak(TileRef::registers(
             ScalarType::F32,
-            wgmma::accumulator(64, wgmma::Dtype::F16).unwrap(),
+            wgmma::accumulator(64, ScalarType::F16).unwrap(),
             acc,
         ));
         (
@@ -717,7 +717,7 @@ fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
         "copy.stmatrix_fragment",
         e,
         move |e| {
-            let frag = wgmma::accumulator(128, wgmma::Dtype::Bf16).unwrap();
+            let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
             let src = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
             // Two 64-column slabs of 64 rows: offset(r, c) = c % 64 + 64 r + 4096 (c / 64).
             use layouts::IntTuple as T;

@@ -2,9 +2,10 @@
 //! ISA figures (an independent spelling of each layout from the CuTe layouts the crate builds).
 
 use layouts::fragment::tcgen05::{self, LdShape};
-use layouts::fragment::wgmma::{self, Dtype};
+use layouts::fragment::wgmma;
 use layouts::fragment::{Operand, TvLayout, TvMismatch, ldmatrix, mma};
 use layouts::tile::{Axis, TileLayout};
+use ptx_isa::ScalarType;
 
 /// Asserts `tv(t, v) == f(t, v)` for every thread and value, and that every element is held once.
 fn check(tv: &TvLayout, f: impl Fn(i64, i64) -> (i64, i64)) {
@@ -72,8 +73,8 @@ fn mma_m16n8k16_matches_the_ptx_figures() {
 /// for every N and input type (the layout does not depend on the accumulator type).
 #[test]
 fn wgmma_accumulators_match_the_ptx_figure() {
-    for dtype in Dtype::ALL {
-        for n in (8..=256).step_by(8).filter(|&n| dtype.valid_n(n)) {
+    for dtype in wgmma::INPUTS {
+        for n in (8..=256).step_by(8).filter(|&n| wgmma::valid_n(dtype, n)) {
             let d = wgmma::accumulator(n, dtype).unwrap();
             assert_eq!(
                 (d.rows(), d.cols(), d.threads(), d.values()),
@@ -87,27 +88,27 @@ fn wgmma_accumulators_match_the_ptx_figure() {
         }
     }
     // m64n8k16 f32: the smallest, spelled out as CuTe's CLayout_64x8.
-    let d = wgmma::accumulator(8, Dtype::F16).unwrap();
+    let d = wgmma::accumulator(8, ScalarType::F16).unwrap();
     assert_eq!(
         d.layout().to_string(),
         "((4,8,4),(2,2)):((128,1,16),(64,8))"
     );
-    assert!(wgmma::accumulator(40, Dtype::S8).is_err());
-    assert!(wgmma::accumulator(48, Dtype::S8).is_ok());
-    assert!(wgmma::accumulator(12, Dtype::F16).is_err());
+    assert!(wgmma::accumulator(40, ScalarType::S8).is_err());
+    assert!(wgmma::accumulator(48, ScalarType::S8).is_ok());
+    assert!(wgmma::accumulator(12, ScalarType::F16).is_err());
 }
 
 /// PTX ISA 9.7.15.5.1, "WGMMA .m64nNk* register fragment layout for matrix A": per warp the
 /// `mma.m16n8k8` (tf32), `mma.m16n8k16` (16-bit) and `mma.m16n8k32` (8-bit) A fragments.
 #[test]
 fn wgmma_register_a_matches_the_ptx_figures() {
-    let tf32 = wgmma::register_a(Dtype::Tf32).unwrap();
+    let tf32 = wgmma::register_a(ScalarType::Tf32).unwrap();
     check(&tf32, |t, i| {
         let (warp, lane) = (t / 32, t % 32);
         let row = 16 * warp + group(lane) + if i % 2 == 0 { 0 } else { 8 };
         (row, tig(lane) + if i < 2 { 0 } else { 4 })
     });
-    for dtype in [Dtype::F16, Dtype::Bf16] {
+    for dtype in [ScalarType::F16, ScalarType::Bf16] {
         check(&wgmma::register_a(dtype).unwrap(), |t, i| {
             let (warp, lane) = (t / 32, t % 32);
             let row = 16 * warp
@@ -119,7 +120,12 @@ fn wgmma_register_a_matches_the_ptx_figures() {
             (row, tig(lane) * 2 + (i & 1) + if i < 4 { 0 } else { 8 })
         });
     }
-    for dtype in [Dtype::E4m3, Dtype::E5m2, Dtype::S8, Dtype::U8] {
+    for dtype in [
+        ScalarType::E4m3,
+        ScalarType::E5m2,
+        ScalarType::S8,
+        ScalarType::U8,
+    ] {
         check(&wgmma::register_a(dtype).unwrap(), |t, i| {
             let (warp, lane) = (t / 32, t % 32);
             let row = 16 * warp
@@ -268,12 +274,12 @@ fn wgmma_accumulator_as_a_register_tile() {
         .parse()
         .unwrap();
         let tv = regs.thread_value(Axis::TidInWg).unwrap();
-        wgmma::accumulator(n, Dtype::F16)
+        wgmma::accumulator(n, ScalarType::F16)
             .unwrap()
             .compare(&tv)
             .unwrap();
         assert!(
-            wgmma::accumulator(n, Dtype::F16)
+            wgmma::accumulator(n, ScalarType::F16)
                 .unwrap()
                 .compare(&mma::m16n8k16(Operand::C).unwrap())
                 .is_err()

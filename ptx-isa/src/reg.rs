@@ -86,14 +86,14 @@ impl RegClass {
         Some(match t {
             Pred => RegClass::Pred,
             B16 | U16 | S16 => RegClass::B16,
-            F16 | Bf16 | E4m3x2 | E5m2x2 => RegClass::H16,
+            F16 | Bf16 | E4m3x2 | E5m2x2 | E2m3x2 | E3m2x2 => RegClass::H16,
             B32 | U32 | S32 => RegClass::B32,
             F16x2 | Bf16x2 => RegClass::H32,
             F32 | Tf32 => RegClass::F32,
             B64 | U64 | S64 => RegClass::B64,
             F64 => RegClass::F64,
             B128 => RegClass::B128,
-            B8 | U8 | S8 | E4m3 | E5m2 => return None,
+            B8 | U8 | S8 | E4m3 | E5m2 | E2m1 | E2m3 | E3m2 | E2m1x2 => return None,
         })
     }
 }
@@ -150,7 +150,12 @@ pub mod ty {
         S32 => S32, B32;
         F16x2 => F16x2, H32;
         Bf16x2 => Bf16x2, H32;
+        E4m3x2 => E4m3x2, H16;
+        E5m2x2 => E5m2x2, H16;
+        E2m3x2 => E2m3x2, H16;
+        E3m2x2 => E3m2x2, H16;
         F32 => F32, F32;
+        Tf32 => Tf32, F32;
         B64 => B64, B64;
         U64 => U64, B64;
         S64 => S64, B64;

@@ -37,6 +37,12 @@ pub enum ScalarType {
     E5m2,
     E4m3x2,
     E5m2x2,
+    E2m1,
+    E2m3,
+    E3m2,
+    E2m1x2,
+    E2m3x2,
+    E3m2x2,
 }
 
 /// The kind of a type, for the operand type-agreement rules (PTX ISA 6.1 "Operand Type
@@ -84,6 +90,12 @@ impl ScalarType {
         ScalarType::E5m2,
         ScalarType::E4m3x2,
         ScalarType::E5m2x2,
+        ScalarType::E2m1,
+        ScalarType::E2m3,
+        ScalarType::E3m2,
+        ScalarType::E2m1x2,
+        ScalarType::E2m3x2,
+        ScalarType::E3m2x2,
     ];
 
     /// The suffix without its dot: `f32`, `bf16x2`.
@@ -115,25 +127,45 @@ impl ScalarType {
             E5m2 => "e5m2",
             E4m3x2 => "e4m3x2",
             E5m2x2 => "e5m2x2",
+            E2m1 => "e2m1",
+            E2m3 => "e2m3",
+            E3m2 => "e3m2",
+            E2m1x2 => "e2m1x2",
+            E2m3x2 => "e2m3x2",
+            E3m2x2 => "e3m2x2",
         }
     }
 
-    /// Size in bits (`.pred` counts as 1).
+    /// Size in bits (`.pred` counts as 1). The sub-byte formats have their own widths: `.e2m1`
+    /// is 4 bits, `.e2m3` and `.e3m2` 6; packed in pairs, `.e2m1x2` fills a byte and the 6-bit
+    /// pairs take 16 bits, one value in the low 6 bits of each byte (PTX ISA 5.2.3, 9.7.9.21 `cvt`:
+    /// `.e2m3x2`/`.e3m2x2` results are `.b16`).
     pub const fn bits(self) -> u32 {
         use ScalarType::*;
         match self {
             Pred => 1,
-            B8 | U8 | S8 | E4m3 | E5m2 => 8,
-            B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 => 16,
+            E2m1 => 4,
+            E2m3 | E3m2 => 6,
+            B8 | U8 | S8 | E4m3 | E5m2 | E2m1x2 => 8,
+            B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 | E2m3x2 | E3m2x2 => 16,
             B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 => 32,
             B64 | U64 | S64 | F64 => 64,
             B128 => 128,
         }
     }
 
-    /// Size in bytes (`.pred` counts as 1).
+    /// Size in bytes (`.pred` counts as 1; a sub-byte format rounds up to 1).
     pub const fn bytes(self) -> u32 {
         self.bits().div_ceil(8)
+    }
+
+    /// Size in bytes of a type that fills whole bytes, `None` for `.pred` and the sub-byte formats
+    /// (`.e2m1`, `.e2m3`, `.e3m2`), which byte-addressed memory cannot hold one by one.
+    pub const fn whole_bytes(self) -> Option<u32> {
+        match self.bits() {
+            8 | 16 | 32 | 64 | 128 => Some(self.bits() / 8),
+            _ => None,
+        }
     }
 
     /// The kind used by the type-agreement rules.
@@ -195,6 +227,13 @@ impl ScalarType {
             ScalarType::E4m3 | ScalarType::E5m2 | ScalarType::E4m3x2 | ScalarType::E5m2x2 => {
                 v(7, 8)
             }
+            // The FP6/FP4 formats arrived with sm_100's conversions (PTX ISA 8.6).
+            ScalarType::E2m1
+            | ScalarType::E2m3
+            | ScalarType::E3m2
+            | ScalarType::E2m1x2
+            | ScalarType::E2m3x2
+            | ScalarType::E3m2x2 => v(8, 6),
             _ => v(7, 0),
         }
     }

@@ -9,11 +9,12 @@
 //! use smem::pipeline::TileSpec;
 //! use smem::pool::SmemPool;
 //! use smem::tile::{wgmma_tile, TileShape};
-//! use smem::{Arch, Dtype, Major, SwizzleMode};
+//! use ptx_isa::ScalarType;
+//! use smem::{Arch, Major, SwizzleMode};
 //!
 //! // A Hopper GEMM mainloop: 128x64 A and 256x64 B bf16 tiles, K-major, 4 stages.
-//! let a = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K)?;
-//! let b = wgmma_tile(Dtype::BF16, TileShape { mn: 256, k: 64 }, Major::K)?;
+//! let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K)?;
+//! let b = wgmma_tile(ScalarType::Bf16, TileShape { mn: 256, k: 64 }, Major::K)?;
 //! assert_eq!(a.swizzle(), SwizzleMode::B128); // 64 bf16 = 128 bytes of K per row
 //! assert_eq!(a.tma_swizzle(), 3); // CU_TENSOR_MAP_SWIZZLE_128B
 //!
@@ -37,7 +38,7 @@
 //! assert_eq!((consumer.index(), consumer.phase()), (0, 1));
 //!
 //! // A tcgen05.mma instruction descriptor: bf16 x bf16 -> f32, 128 x 256.
-//! let idesc = InstrDesc::new(MmaKind::F16, Dtype::BF16, Dtype::BF16, Dtype::F32, 128, 256);
+//! let idesc = InstrDesc::new(MmaKind::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
 //! assert_eq!(idesc.encode()?, 0x0840_0490);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -46,7 +47,6 @@
 pub mod alu;
 pub mod arch;
 pub mod desc;
-pub mod dtype;
 pub mod emit;
 pub mod major;
 pub mod mbarrier;
@@ -56,7 +56,6 @@ pub mod swizzle;
 pub mod tile;
 
 pub use arch::Arch;
-pub use dtype::Dtype;
 pub use layouts::Swizzle;
 pub use major::Major;
 pub use swizzle::SwizzleMode;

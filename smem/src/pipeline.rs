@@ -37,9 +37,10 @@ impl TileSpec {
 /// use smem::pipeline::TileSpec;
 /// use smem::pool::SmemPool;
 /// use smem::tile::{wgmma_tile, TileShape};
-/// use smem::{Arch, Dtype, Major};
-/// let a = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
-/// let b = wgmma_tile(Dtype::BF16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
+/// use ptx_isa::ScalarType;
+/// use smem::{Arch, Major};
+/// let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+/// let b = wgmma_tile(ScalarType::Bf16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
 /// let mut pool = SmemPool::new(Arch::Sm90);
 /// let p = pool
 ///     .pipeline("main", 4, &[TileSpec::of("A", &a), TileSpec::of("B", &b)], 1, 2)

@@ -9,9 +9,9 @@
 use std::fmt;
 
 use crate::arch::Arch;
-use crate::dtype::Dtype;
 use crate::mbarrier::{MbarrierArray, MbarrierError};
 use crate::tile::CanonicalTile;
+use ptx_isa::ScalarType;
 
 /// Where a region lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,7 +30,7 @@ pub enum RegionKind {
     /// Row-major scratch of `dtype` with the given shape.
     Scratch {
         /// Element type.
-        dtype: Dtype,
+        dtype: ScalarType,
         /// Extents, outermost first.
         shape: Vec<u32>,
     },
@@ -73,12 +73,12 @@ impl fmt::Display for RegionKind {
             RegionKind::Bytes => f.write_str("bytes"),
             RegionKind::Scratch { dtype, shape } => {
                 let dims: Vec<String> = shape.iter().map(u32::to_string).collect();
-                write!(f, "{dtype}[{}] row-major", dims.join("x"))
+                write!(f, "{}[{}] row-major", dtype.name(), dims.join("x"))
             }
             RegionKind::Tile(t) => write!(
                 f,
                 "{} tile {}x{} {}-major, swizzle {}",
-                t.dtype(),
+                t.dtype().name(),
                 t.shape().mn,
                 t.shape().k,
                 t.major(),
@@ -142,22 +142,22 @@ pub enum PoolError {
         limit: u32,
     },
     /// A shape with a zero extent, or whose size overflows.
-    #[error("region `{name}`: shape {shape:?} of {dtype} is empty or too large")]
+    #[error("region `{name}`: shape {shape:?} of {} is empty or too large", dtype.name())]
     BadShape {
         /// The region.
         name: String,
         /// The shape.
         shape: Vec<u32>,
         /// The element type.
-        dtype: Dtype,
+        dtype: ScalarType,
     },
     /// Sub-byte element types have no byte size.
-    #[error("region `{name}`: {dtype} is narrower than a byte")]
+    #[error("region `{name}`: {} is narrower than a byte", dtype.name())]
     SubByte {
         /// The region.
         name: String,
         /// The element type.
-        dtype: Dtype,
+        dtype: ScalarType,
     },
     /// A pipeline needs at least one stage and one tile.
     #[error("pipeline `{name}` needs at least one stage and one tile")]
@@ -263,8 +263,13 @@ impl SmemPool {
     /// Allocates row-major scratch of `dtype` with `shape` (outermost first), aligned to 16
     /// bytes so vector loads work. Element `[i, j]` of a 2-D scratch is at
     /// `offset + (i * shape[1] + j) * size`; no swizzle.
-    pub fn alloc(&mut self, name: &str, dtype: Dtype, shape: &[u32]) -> Result<Region, PoolError> {
-        let size = dtype.bytes().ok_or_else(|| PoolError::SubByte {
+    pub fn alloc(
+        &mut self,
+        name: &str,
+        dtype: ScalarType,
+        shape: &[u32],
+    ) -> Result<Region, PoolError> {
+        let size = dtype.whole_bytes().ok_or_else(|| PoolError::SubByte {
             name: name.to_string(),
             dtype,
         })?;
@@ -426,7 +431,7 @@ mod tests {
             p.alloc_bytes("x", 10, 16),
             Err(PoolError::DuplicateName { name: "x".into() })
         );
-        let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+        let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
         let r = p.alloc_tile("A", &t).unwrap();
         assert_eq!((r.offset, r.bytes, r.align), (1024, 16384, 1024));
         assert_eq!(
@@ -439,18 +444,18 @@ mod tests {
     #[test]
     fn scratch_shapes() {
         let mut p = SmemPool::new(Arch::Sm90);
-        let r = p.alloc("s", Dtype::F32, &[64, 16]).unwrap();
+        let r = p.alloc("s", ScalarType::F32, &[64, 16]).unwrap();
         assert_eq!((r.bytes, r.align), (4096, 16));
         assert!(matches!(
-            p.alloc("z", Dtype::F32, &[64, 0]),
+            p.alloc("z", ScalarType::F32, &[64, 0]),
             Err(PoolError::BadShape { .. })
         ));
         assert!(matches!(
-            p.alloc("o", Dtype::F32, &[u32::MAX, 4]),
+            p.alloc("o", ScalarType::F32, &[u32::MAX, 4]),
             Err(PoolError::BadShape { .. })
         ));
         assert!(matches!(
-            p.alloc("f4", Dtype::E2M1, &[64]),
+            p.alloc("f4", ScalarType::E2m1, &[64]),
             Err(PoolError::SubByte { .. })
         ));
     }

@@ -24,9 +24,9 @@ use crate::alu::{AluError, AluProgram, Value, Width};
 use crate::desc::DescError;
 use crate::desc::sm90::WgmmaDesc;
 use crate::desc::sm100::{LboMode, UmmaDesc};
-use crate::dtype::Dtype;
 use crate::major::Major;
 use crate::swizzle::{SwizzleMode, append_swizzle};
+use ptx_isa::ScalarType;
 
 /// The extent of a tile in elements: `mn` rows of M (or N) and `k` along K.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,8 +50,8 @@ pub enum MmaFamily {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TileError {
     /// Sub-byte formats are stored unpacked or packed depending on the kind; not handled here.
-    #[error("{0} is narrower than a byte; canonical tiles need whole-byte elements")]
-    SubByte(Dtype),
+    #[error("{} is narrower than a byte; canonical tiles need whole-byte elements", .0.name())]
+    SubByte(ScalarType),
     /// The strided dimension must hold whole 8-row core matrices.
     #[error(
         "the {dim} extent {extent} is not a multiple of 8 (it is the strided dimension of a {major}-major tile)"
@@ -122,8 +122,9 @@ pub enum TileError {
 ///
 /// ```
 /// use smem::tile::{wgmma_tile, TileShape};
-/// use smem::{Dtype, Major, SwizzleMode};
-/// let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
+/// use ptx_isa::ScalarType;
+/// use smem::{Major, SwizzleMode};
+/// let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
 /// assert_eq!(t.swizzle(), SwizzleMode::B128);
 /// assert_eq!(t.atom(), TileShape { mn: 8, k: 64 });
 /// assert_eq!((t.lbo(), t.sbo()), (16, 1024));
@@ -132,7 +133,7 @@ pub enum TileError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CanonicalTile {
     family: MmaFamily,
-    dtype: Dtype,
+    dtype: ScalarType,
     elem_bytes: u32,
     shape: TileShape,
     major: Major,
@@ -145,7 +146,7 @@ pub struct CanonicalTile {
 /// bytes, else no swizzle (16-byte rows); the strided extent must be a multiple of 8 (CuTe
 /// `ss_smem_selector`, `cute/atom/mma_traits_sm90_gmma.hpp`).
 pub fn wgmma_tile(
-    dtype: Dtype,
+    dtype: ScalarType,
     shape: TileShape,
     major: Major,
 ) -> Result<CanonicalTile, TileError> {
@@ -156,7 +157,11 @@ pub fn wgmma_tile(
 /// are the GMMA ones), except that 32-bit MN-major operands need CuTe's
 /// `Layout_MN_SW128_32B_Atom` (128B swizzle with 32-byte atomicity, `sm100_smem_selector`),
 /// which this crate does not lay out yet: they are an error.
-pub fn umma_tile(dtype: Dtype, shape: TileShape, major: Major) -> Result<CanonicalTile, TileError> {
+pub fn umma_tile(
+    dtype: ScalarType,
+    shape: TileShape,
+    major: Major,
+) -> Result<CanonicalTile, TileError> {
     if major == Major::MN && dtype.bits() == 32 {
         return Err(TileError::Unsupported(
             "32-bit MN-major tcgen05 operands need the 128B-with-32B-atom swizzle (CuTe Layout_MN_SW128_32B_Atom)",
@@ -168,11 +173,11 @@ pub fn umma_tile(dtype: Dtype, shape: TileShape, major: Major) -> Result<Canonic
 impl CanonicalTile {
     fn choose(
         family: MmaFamily,
-        dtype: Dtype,
+        dtype: ScalarType,
         shape: TileShape,
         major: Major,
     ) -> Result<CanonicalTile, TileError> {
-        let elem_bytes = dtype.bytes().ok_or(TileError::SubByte(dtype))?;
+        let elem_bytes = dtype.whole_bytes().ok_or(TileError::SubByte(dtype))?;
         let (strided, strided_dim, contig) = match major {
             Major::K => (shape.mn, "MN", shape.k),
             Major::MN => (shape.k, "K", shape.mn),
@@ -212,7 +217,7 @@ impl CanonicalTile {
     }
 
     /// The element type.
-    pub fn dtype(&self) -> Dtype {
+    pub fn dtype(&self) -> ScalarType {
         self.dtype
     }
 
@@ -353,8 +358,9 @@ impl CanonicalTile {
     /// ```
     /// use smem::alu::Width;
     /// use smem::tile::{wgmma_tile, TileShape};
-    /// use smem::{Dtype, Major};
-    /// let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
+    /// use ptx_isa::ScalarType;
+    /// use smem::Major;
+    /// let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
     /// let p = t.offset_program(Width::U32).unwrap();
     /// assert_eq!(p.eval_inputs(&[9, 70]), Ok(t.offset(9, 70).unwrap()));
     /// ```
@@ -460,31 +466,31 @@ impl CanonicalTile {
 mod tests {
     use super::*;
 
-    fn tile(dtype: Dtype, mn: u32, k: u32, major: Major) -> CanonicalTile {
+    fn tile(dtype: ScalarType, mn: u32, k: u32, major: Major) -> CanonicalTile {
         wgmma_tile(dtype, TileShape { mn, k }, major).unwrap()
     }
 
     #[test]
     fn choice_follows_the_contiguous_bytes() {
         let k = |dtype, k| tile(dtype, 64, k, Major::K).swizzle();
-        assert_eq!(k(Dtype::BF16, 8), SwizzleMode::None);
-        assert_eq!(k(Dtype::BF16, 16), SwizzleMode::B32);
-        assert_eq!(k(Dtype::BF16, 24), SwizzleMode::None);
-        assert_eq!(k(Dtype::BF16, 32), SwizzleMode::B64);
-        assert_eq!(k(Dtype::BF16, 64), SwizzleMode::B128);
-        assert_eq!(k(Dtype::BF16, 192), SwizzleMode::B128);
-        assert_eq!(k(Dtype::F32, 16), SwizzleMode::B64);
-        assert_eq!(k(Dtype::E4M3, 128), SwizzleMode::B128);
+        assert_eq!(k(ScalarType::Bf16, 8), SwizzleMode::None);
+        assert_eq!(k(ScalarType::Bf16, 16), SwizzleMode::B32);
+        assert_eq!(k(ScalarType::Bf16, 24), SwizzleMode::None);
+        assert_eq!(k(ScalarType::Bf16, 32), SwizzleMode::B64);
+        assert_eq!(k(ScalarType::Bf16, 64), SwizzleMode::B128);
+        assert_eq!(k(ScalarType::Bf16, 192), SwizzleMode::B128);
+        assert_eq!(k(ScalarType::F32, 16), SwizzleMode::B64);
+        assert_eq!(k(ScalarType::E4m3, 128), SwizzleMode::B128);
         let mn = |dtype, mn| tile(dtype, mn, 16, Major::MN).swizzle();
-        assert_eq!(mn(Dtype::BF16, 128), SwizzleMode::B128);
-        assert_eq!(mn(Dtype::BF16, 8), SwizzleMode::None);
+        assert_eq!(mn(ScalarType::Bf16, 128), SwizzleMode::B128);
+        assert_eq!(mn(ScalarType::Bf16, 8), SwizzleMode::None);
     }
 
     #[test]
     fn shape_errors() {
         let t = |dtype, mn, k, major| wgmma_tile(dtype, TileShape { mn, k }, major);
         assert_eq!(
-            t(Dtype::BF16, 60, 64, Major::K),
+            t(ScalarType::Bf16, 60, 64, Major::K),
             Err(TileError::StridedExtent {
                 dim: "MN",
                 extent: 60,
@@ -492,7 +498,7 @@ mod tests {
             })
         );
         assert_eq!(
-            t(Dtype::BF16, 64, 12, Major::MN),
+            t(ScalarType::Bf16, 64, 12, Major::MN),
             Err(TileError::StridedExtent {
                 dim: "K",
                 extent: 12,
@@ -500,23 +506,23 @@ mod tests {
             })
         );
         assert_eq!(
-            t(Dtype::BF16, 64, 4, Major::K),
+            t(ScalarType::Bf16, 64, 4, Major::K),
             Err(TileError::ContiguousExtent { bytes: 8 })
         );
         assert_eq!(
-            t(Dtype::E2M1, 64, 64, Major::K),
-            Err(TileError::SubByte(Dtype::E2M1))
+            t(ScalarType::E2m1, 64, 64, Major::K),
+            Err(TileError::SubByte(ScalarType::E2m1))
         );
         assert!(matches!(
-            umma_tile(Dtype::TF32, TileShape { mn: 128, k: 32 }, Major::MN),
+            umma_tile(ScalarType::Tf32, TileShape { mn: 128, k: 32 }, Major::MN),
             Err(TileError::Unsupported(_))
         ));
-        assert!(umma_tile(Dtype::TF32, TileShape { mn: 128, k: 32 }, Major::K).is_ok());
+        assert!(umma_tile(ScalarType::Tf32, TileShape { mn: 128, k: 32 }, Major::K).is_ok());
     }
 
     #[test]
     fn descriptors_step_along_k() {
-        let t = tile(Dtype::BF16, 64, 64, Major::K);
+        let t = tile(ScalarType::Bf16, 64, 64, Major::K);
         let d0 = t.sm90_desc(0x400, 0, 0).unwrap();
         let d1 = t.sm90_desc(0x400, 0, 16).unwrap();
         assert_eq!(d1.start_addr - d0.start_addr, 32);

@@ -1,11 +1,12 @@
 //! Descriptor round trips over every field value, and the address-program split.
 
 use proptest::prelude::*;
+use ptx_isa::ScalarType;
+use smem::Major;
 use smem::SwizzleMode;
 use smem::desc::idesc::{CtaGroup, InstrDesc, MaxShift, MmaKind};
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
-use smem::{Dtype, Major};
 
 const UMMA_SWIZZLES: [UmmaSwizzle; 5] = [
     UmmaSwizzle::None,
@@ -88,21 +89,24 @@ proptest! {
     }
 }
 
-fn formats(kind: MmaKind) -> (Vec<Dtype>, Vec<Dtype>) {
+fn formats(kind: MmaKind) -> (Vec<ScalarType>, Vec<ScalarType>) {
     match kind {
-        MmaKind::F16 => (vec![Dtype::F16, Dtype::BF16], vec![Dtype::F16, Dtype::F32]),
-        MmaKind::Tf32 => (vec![Dtype::TF32], vec![Dtype::F32]),
+        MmaKind::F16 => (
+            vec![ScalarType::F16, ScalarType::Bf16],
+            vec![ScalarType::F16, ScalarType::F32],
+        ),
+        MmaKind::Tf32 => (vec![ScalarType::Tf32], vec![ScalarType::F32]),
         MmaKind::F8f6f4 => (
             vec![
-                Dtype::E4M3,
-                Dtype::E5M2,
-                Dtype::E2M3,
-                Dtype::E3M2,
-                Dtype::E2M1,
+                ScalarType::E4m3,
+                ScalarType::E5m2,
+                ScalarType::E2m3,
+                ScalarType::E3m2,
+                ScalarType::E2m1,
             ],
-            vec![Dtype::F32],
+            vec![ScalarType::F32],
         ),
-        MmaKind::I8 => (vec![Dtype::S8, Dtype::U8], vec![Dtype::S32]),
+        MmaKind::I8 => (vec![ScalarType::S8, ScalarType::U8], vec![ScalarType::S32]),
     }
 }
 

@@ -6,12 +6,13 @@ mod support;
 
 use std::path::PathBuf;
 
+use ptx_isa::ScalarType;
 use ptx_isa::{Module, Target};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, umma_tile, wgmma_tile};
-use smem::{Arch, Dtype, Major, SwizzleMode};
+use smem::{Arch, Major, SwizzleMode};
 use support::{assemble, body_lines, kernel};
 
 /// Compares the PTX of `m` with `tests/golden/<name>` (or writes it under `BLESS=1`) and
@@ -85,7 +86,7 @@ fn offset_2d_pitch_48() {
 /// Element (mn, k) of a 64x128 bf16 K-major tile: two 128B-swizzled atoms along K.
 #[test]
 fn tile_offset_bf16_k_sw128() {
-    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
+    let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
     let m = kernel(Target::Sm90a, &["mn", "k"], |_, k, r| {
         emit::emit_tile_offset(k, &t, r[0], r[1]).map(AluReg::U32)
     })
@@ -96,7 +97,7 @@ fn tile_offset_bf16_k_sw128() {
 /// The wgmma descriptor of a K-major 128B-swizzled bf16 tile from a run-time address.
 #[test]
 fn wgmma_desc_k_sw128() {
-    let a = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
+    let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
     let d = a.sm90_desc(0, 0, 0).unwrap();
     let m = kernel(Target::Sm90a, &["addr"], |_, k, r| {
         emit::emit_wgmma_desc(k, &d, r[0]).map(AluReg::U64)
@@ -108,7 +109,7 @@ fn wgmma_desc_k_sw128() {
 /// The tcgen05 descriptor of the same tile on sm_100a.
 #[test]
 fn umma_desc_k_sw128() {
-    let a = umma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+    let a = umma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     let d = a.sm100_desc(0, 0, 0).unwrap();
     let m = kernel(Target::Sm100a, &["addr"], |_, k, r| {
         emit::emit_umma_desc(k, &d, r[0]).map(AluReg::U64)
@@ -120,7 +121,7 @@ fn umma_desc_k_sw128() {
 /// A two-stage pipeline's pool: the array, the region comments, a stage-1 tile's address.
 #[test]
 fn pool_regions() {
-    let a = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
+    let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
     let mut pool = SmemPool::new(Arch::Sm90);
     let pipe = pool
         .pipeline("main", 2, &[TileSpec::of("A", &a)], 1, 1)

@@ -5,6 +5,7 @@
 mod support;
 
 use proptest::prelude::*;
+use ptx_isa::ScalarType;
 use ptx_isa::Target;
 use smem::alu::Width;
 use smem::desc::sm90::WgmmaDesc;
@@ -12,7 +13,7 @@ use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, wgmma_tile};
-use smem::{Dtype, Major, Swizzle, SwizzleMode};
+use smem::{Major, Swizzle, SwizzleMode};
 use support::{kernel, run};
 
 fn mode() -> impl Strategy<Value = SwizzleMode> {
@@ -120,13 +121,13 @@ proptest! {
     /// chooser picks (contiguous extents of 16 to 512 bytes), a random element inside.
     #[test]
     fn tile_offset_matches_the_host(
-        dtype in prop::sample::select(vec![Dtype::E4M3, Dtype::BF16, Dtype::F32, Dtype::F64]),
+        dtype in prop::sample::select(vec![ScalarType::E4m3, ScalarType::Bf16, ScalarType::F32, ScalarType::F64]),
         major in prop::sample::select(vec![Major::K, Major::MN]),
         strided_groups in 1u32..=16,
         contig_chunks in 1u32..=32,
         at in (0.0f64..1.0, 0.0f64..1.0),
     ) {
-        let e = dtype.bytes().unwrap();
+        let e = dtype.whole_bytes().unwrap();
         let (strided, contig) = (8 * strided_groups, 16 * contig_chunks / e);
         prop_assume!(contig > 0);
         let shape = match major {

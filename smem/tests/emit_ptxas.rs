@@ -4,13 +4,14 @@
 
 mod support;
 
+use ptx_isa::ScalarType;
 use ptx_isa::{Target, ty};
 use smem::desc::sm100::{UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, umma_tile, wgmma_tile};
-use smem::{Arch, Dtype, Major, Swizzle, SwizzleMode};
+use smem::{Arch, Major, Swizzle, SwizzleMode};
 use support::{assemble, kernel};
 
 const TARGETS: [Target; 3] = [Target::Sm80, Target::Sm90a, Target::Sm100a];
@@ -54,7 +55,11 @@ fn offsets_assemble() {
 fn tile_offsets_assemble() {
     for t in TARGETS {
         for major in [Major::K, Major::MN] {
-            for (dtype, contig) in [(Dtype::BF16, 64), (Dtype::BF16, 24), (Dtype::F32, 8)] {
+            for (dtype, contig) in [
+                (ScalarType::Bf16, 64),
+                (ScalarType::Bf16, 24),
+                (ScalarType::F32, 8),
+            ] {
                 let shape = match major {
                     Major::K => TileShape { mn: 64, k: contig },
                     Major::MN => TileShape { mn: contig, k: 64 },
@@ -75,7 +80,11 @@ fn tile_offsets_assemble() {
 fn descriptors_assemble() {
     for t in TARGETS {
         for major in [Major::K, Major::MN] {
-            for (dtype, k_extent) in [(Dtype::BF16, 64), (Dtype::BF16, 16), (Dtype::F32, 8)] {
+            for (dtype, k_extent) in [
+                (ScalarType::Bf16, 64),
+                (ScalarType::Bf16, 16),
+                (ScalarType::F32, 8),
+            ] {
                 let shape = TileShape {
                     mn: 64,
                     k: k_extent,
@@ -90,7 +99,7 @@ fn descriptors_assemble() {
                 );
                 // 32-bit MN-major tcgen05 tiles need the 128B-with-32B-atom swizzle, which the
                 // tile chooser does not build: bf16 only, plus that mode by hand below.
-                if dtype != Dtype::BF16 {
+                if dtype != ScalarType::Bf16 {
                     continue;
                 }
                 let d100 = umma_tile(dtype, shape, major)
@@ -120,8 +129,8 @@ fn descriptors_assemble() {
 /// comments, the address of every region (tiles and barriers), descriptors from them.
 #[test]
 fn a_pipeline_pool_assembles() {
-    let a = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
-    let b = wgmma_tile(Dtype::BF16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
+    let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+    let b = wgmma_tile(ScalarType::Bf16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
     let mut pool = SmemPool::new(Arch::Sm90);
     let pipe = pool
         .pipeline(

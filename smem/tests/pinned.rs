@@ -2,11 +2,12 @@
 //! descriptor constant of public Hopper GEMMs, the tcgen05 swizzle codes and instruction
 //! descriptors seen in public code.
 
+use ptx_isa::ScalarType;
 use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::UmmaSwizzle;
 use smem::tile::{TileShape, wgmma_tile};
-use smem::{Dtype, Major, SwizzleMode};
+use smem::{Major, SwizzleMode};
 
 /// CuTe `cute/atom/mma_traits_sm90_gmma.hpp`: `Layout_K_{INTER,SW32,SW64,SW128}_Atom_Bits` are
 /// 8 x {128, 256, 512, 1024} bits (K-major) and the MN-major atoms their transposes. For bf16
@@ -20,42 +21,42 @@ fn cute_gmma_atoms() {
         (SwizzleMode::B128, 64),
     ];
     for (mode, elems) in cases {
-        let k = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: elems }, Major::K).unwrap();
+        let k = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: elems }, Major::K).unwrap();
         assert_eq!(
             (k.swizzle(), k.atom()),
             (mode, TileShape { mn: 8, k: elems })
         );
-        let mn = wgmma_tile(Dtype::BF16, TileShape { mn: elems, k: 16 }, Major::MN).unwrap();
+        let mn = wgmma_tile(ScalarType::Bf16, TileShape { mn: elems, k: 16 }, Major::MN).unwrap();
         assert_eq!(
             (mn.swizzle(), mn.atom()),
             (mode, TileShape { mn: elems, k: 8 })
         );
     }
     // Same bit widths for other element sizes: tf32 SW128 is 8 x 32, e4m3 SW128 8 x 128.
-    let tf32 = wgmma_tile(Dtype::TF32, TileShape { mn: 64, k: 32 }, Major::K).unwrap();
+    let tf32 = wgmma_tile(ScalarType::Tf32, TileShape { mn: 64, k: 32 }, Major::K).unwrap();
     assert_eq!(tf32.atom(), TileShape { mn: 8, k: 32 });
-    let fp8 = wgmma_tile(Dtype::E4M3, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
+    let fp8 = wgmma_tile(ScalarType::E4m3, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
     assert_eq!(fp8.atom(), TileShape { mn: 8, k: 128 });
 }
 
 /// K-major SW128 bf16: SBO = 1024 bytes (8 rows x 128 B), LBO unused (16 -> field 1).
 #[test]
 fn k_major_sw128_strides() {
-    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+    let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     assert_eq!(
         (t.lbo(), t.sbo(), t.align(), t.tma_swizzle()),
         (16, 1024, 1024, 3)
     );
     assert_eq!(t.repeat(), TileShape { mn: 16, k: 1 });
     // Two 128-byte atoms along K: the second K atom follows all 16 MN atoms.
-    let wide = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 128 }, Major::K).unwrap();
+    let wide = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 128 }, Major::K).unwrap();
     assert_eq!(wide.slice_offset(0, 64), Ok(16 * 1024));
     for (mode, k, sbo) in [(SwizzleMode::B64, 32, 512), (SwizzleMode::B32, 16, 256)] {
-        let t = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k }, Major::K).unwrap();
+        let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k }, Major::K).unwrap();
         assert_eq!((t.swizzle(), t.lbo(), t.sbo()), (mode, 16, sbo));
     }
     // No swizzle: core matrices 8 x 16 B; SBO 128 between 8-row groups, LBO between K chunks.
-    let inter = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 8 }, Major::K).unwrap();
+    let inter = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 8 }, Major::K).unwrap();
     assert_eq!((inter.lbo(), inter.sbo()), (8 * 128, 128));
 }
 
@@ -64,7 +65,7 @@ fn k_major_sw128_strides() {
 /// `make_gmma_desc<Major::MN>`).
 #[test]
 fn mn_major_sw128_strides() {
-    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::MN).unwrap();
+    let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::MN).unwrap();
     assert_eq!(t.atom(), TileShape { mn: 64, k: 8 });
     assert_eq!((t.lbo(), t.sbo()), (1024, 2048));
 }
@@ -73,7 +74,7 @@ fn mn_major_sw128_strides() {
 /// encode(1024) << 32 | 1 << 62 for a 128B-swizzled K-major bf16 tile.
 #[test]
 fn fast_cu_descriptor_constant() {
-    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+    let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     let d = t.sm90_desc(0, 0, 0).unwrap();
     assert_eq!(d.constant_part(), Ok(0x4000_0040_0001_0000));
     assert_eq!(
@@ -90,7 +91,7 @@ fn sm100_codes() {
     assert_eq!(UmmaSwizzle::from(SwizzleMode::B64).code(), 4);
     assert_eq!(UmmaSwizzle::from(SwizzleMode::B32).code(), 6);
     assert_eq!(UmmaSwizzle::B128Atom32.code(), 1);
-    let t = wgmma_tile(Dtype::BF16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
+    let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     assert_eq!(
         t.sm100_desc(0, 0, 0).unwrap().constant_part(),
         Ok((2 << 61) | (1 << 46) | (64 << 32) | (1 << 16))
@@ -102,29 +103,29 @@ fn sm100_codes() {
 /// B, N = 64).
 #[test]
 fn published_instruction_descriptors() {
-    let f16 = |a, m, n| InstrDesc::new(MmaKind::F16, a, a, Dtype::F32, m, n);
-    assert_eq!(f16(Dtype::BF16, 128, 256).encode(), Ok(0x0840_0490));
-    assert_eq!(f16(Dtype::F16, 128, 256).encode(), Ok(0x0840_0010));
+    let f16 = |a, m, n| InstrDesc::new(MmaKind::F16, a, a, ScalarType::F32, m, n);
+    assert_eq!(f16(ScalarType::Bf16, 128, 256).encode(), Ok(0x0840_0490));
+    assert_eq!(f16(ScalarType::F16, 128, 256).encode(), Ok(0x0840_0010));
     assert_eq!(
         InstrDesc {
             negate_a: true,
-            ..f16(Dtype::F16, 128, 256)
+            ..f16(ScalarType::F16, 128, 256)
         }
         .encode(),
         Ok(0x0840_2010)
     );
     let tf32 = InstrDesc::new(
         MmaKind::Tf32,
-        Dtype::TF32,
-        Dtype::TF32,
-        Dtype::F32,
+        ScalarType::Tf32,
+        ScalarType::Tf32,
+        ScalarType::F32,
         128,
         256,
     );
     assert_eq!(tf32.encode(), Ok(0x0840_0910));
     let pair = InstrDesc {
         cta_group: CtaGroup::Two,
-        ..f16(Dtype::BF16, 256, 256)
+        ..f16(ScalarType::Bf16, 256, 256)
     };
     assert_eq!(pair.encode(), Ok(0x1040_0490));
     assert_eq!(
@@ -135,7 +136,7 @@ fn published_instruction_descriptors() {
         .encode(),
         Ok(0x1041_0490)
     );
-    assert_eq!(f16(Dtype::BF16, 128, 64).encode(), Ok(0x0810_0490));
+    assert_eq!(f16(ScalarType::Bf16, 128, 64).encode(), Ok(0x0810_0490));
 }
 
 /// The byte modes XOR address bits [7, 7 + B) into [4, 4 + B): 16-byte chunks move, bytes inside

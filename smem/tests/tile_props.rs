@@ -3,13 +3,14 @@
 
 use std::collections::HashSet;
 
+use ptx_isa::ScalarType;
 use smem::tile::{CanonicalTile, TileShape, umma_tile, wgmma_tile};
-use smem::{Dtype, Major, SwizzleMode};
+use smem::{Major, SwizzleMode};
 
-fn shapes() -> Vec<(Dtype, TileShape, Major)> {
+fn shapes() -> Vec<(ScalarType, TileShape, Major)> {
     let mut v = Vec::new();
-    for dtype in [Dtype::E4M3, Dtype::BF16, Dtype::TF32] {
-        let e = dtype.bytes().unwrap_or(1);
+    for dtype in [ScalarType::E4m3, ScalarType::Bf16, ScalarType::Tf32] {
+        let e = dtype.whole_bytes().unwrap_or(1);
         for major in [Major::K, Major::MN] {
             for strided in [8, 16, 64] {
                 // Contiguous extents from one 16-byte chunk up to two 128-byte rows, and odd ones.

@@ -5,8 +5,9 @@
 //!              [--a-major k|mn] [--b-major k|mn] [--neg-a] [--neg-b] [--saturate] [--cta-group 1|2]
 //! ```
 
+use ptx_isa::ScalarType;
+use smem::Major;
 use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
-use smem::{Dtype, Major};
 
 use super::desc::number_u32;
 use super::{Args, CliError, Output};
@@ -20,8 +21,11 @@ fn required<T>(
         .ok_or_else(|| CliError::usage(format!("idesc: {name} is required")))
 }
 
-fn dtype(s: &str) -> Result<Dtype, String> {
-    s.parse::<Dtype>().map_err(|e| e.to_string())
+/// A PTX type name, with or without its dot, in any case (`bf16`, `.E4M3`).
+fn dtype(s: &str) -> Result<ScalarType, String> {
+    s.to_ascii_lowercase()
+        .parse::<ScalarType>()
+        .map_err(|e| e.to_string())
 }
 
 fn major(s: &str) -> Result<Major, String> {

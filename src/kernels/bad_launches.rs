@@ -3,7 +3,8 @@
 
 use super::gpu::{GpuCtx, Report, RunResult, e2s};
 use super::{scale, vector_add};
-use crate::runtime::{Arg, RuntimeError, Swizzle, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, RuntimeError, TensorMapDType, TensorMapDesc};
+use smem::SwizzleMode;
 
 fn refused(
     what: &str,
@@ -59,7 +60,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         |e| matches!(e, RuntimeError::ArgDtype { .. }),
     )?);
     let desc = TensorMapDesc::row_major(TensorMapDType::F32, a.addr() + 4, &[8, 100], &[8, 32])
-        .with_swizzle(Swizzle::B128);
+        .with_swizzle(SwizzleMode::B128);
     lines.push(refused(
         "misaligned map (+4 bytes)",
         ctx.dev.encode_tensor_map(&desc).map(|_| ()),

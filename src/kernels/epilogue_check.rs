@@ -78,9 +78,8 @@ pub fn build_for(target: Target, pitch_multiple: u32) -> Result<BuiltKernel> {
         view(ScalarType::F32, bx, 4),
         view(ScalarType::Bf16, bo, 2),
     );
-    let frag =
-        layouts::fragment::wgmma::accumulator(B as i64, layouts::fragment::wgmma::Dtype::Bf16)
-            .map_err(|e| k.error(e.to_string()))?;
+    let frag = layouts::fragment::wgmma::accumulator(B as i64, ptx_isa::ScalarType::Bf16)
+        .map_err(|e| k.error(e.to_string()))?;
     let values = (B * B / 128) as usize;
     let f32s = |k: &mut KernelBuilder| -> Vec<RegRef> {
         k.regs::<ty::F32>(values)

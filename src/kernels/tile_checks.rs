@@ -11,7 +11,7 @@ use smem::SwizzleMode;
 
 use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
 use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
-use crate::runtime::{Arg, Swizzle, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
@@ -315,7 +315,7 @@ fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
     let y = ctx.upload(&vec![0xFFFFu16; 2 * n * n], &[2 * n, n])?;
     let map = |addr| {
         TensorMapDesc::row_major(TensorMapDType::BF16, addr, &[2 * n, n], &[N, N])
-            .with_swizzle(Swizzle::B128)
+            .with_swizzle(SwizzleMode::B128)
     };
     let (ms, md) = (
         ctx.dev.encode_tensor_map(&map(x.addr())).map_err(e2s)?,
@@ -394,16 +394,8 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     )?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
-    use layouts::fragment::wgmma::Dtype;
-    let dt = match input {
-        ScalarType::F16 => Dtype::F16,
-        ScalarType::Tf32 => Dtype::Tf32,
-        ScalarType::E4m3 => Dtype::E4m3,
-        ScalarType::E5m2 => Dtype::E5m2,
-        _ => Dtype::Bf16,
-    };
-    let frag =
-        layouts::fragment::wgmma::accumulator(N as i64, dt).map_err(|e| k.error(e.to_string()))?;
+    let frag = layouts::fragment::wgmma::accumulator(N as i64, input)
+        .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
         .regs::<ty::F32>((N / 2) as usize)
         .into_iter()
@@ -471,7 +463,7 @@ fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
     let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, String> {
         let map = |dtype, addr| {
             TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
-                .with_swizzle(Swizzle::B128)
+                .with_swizzle(SwizzleMode::B128)
         };
         match input {
             ScalarType::Tf32 => {
@@ -647,7 +639,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
     tma_loads(&mut k, leader, bar, N * 32, &[(&b_s, &b_g)])?;
     let wg = ExecScope::Warpgroup;
-    let frag_a = layouts::fragment::wgmma::register_a(layouts::fragment::wgmma::Dtype::Bf16)
+    let frag_a = layouts::fragment::wgmma::register_a(ptx_isa::ScalarType::Bf16)
         .map_err(|e| k.error(e.to_string()))?;
     let a_regs: Vec<RegRef> = k
         .regs::<ty::B32>(4)
@@ -673,9 +665,8 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     )?;
     k.bar_sync(0u32, None)?;
     k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
-    let frag_d =
-        layouts::fragment::wgmma::accumulator(N as i64, layouts::fragment::wgmma::Dtype::Bf16)
-            .map_err(|e| k.error(e.to_string()))?;
+    let frag_d = layouts::fragment::wgmma::accumulator(N as i64, ptx_isa::ScalarType::Bf16)
+        .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
         .regs::<ty::F32>((N / 2) as usize)
         .into_iter()
@@ -729,7 +720,7 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
         .dev
         .encode_tensor_map(
             &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
-                .with_swizzle(Swizzle::B32),
+                .with_swizzle(SwizzleMode::B32),
         )
         .map_err(e2s)?;
     let mut d = ctx.poisoned(&[n, n])?;

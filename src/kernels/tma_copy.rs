@@ -12,7 +12,7 @@ use smem::SwizzleMode;
 
 use super::gpu::{GpuCtx, Report, RunResult, e2s, max_abs_err};
 use crate::kernel::{BuiltKernel, KernelBuilder, Ptr, Result};
-use crate::runtime::{Arg, Swizzle, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 
 /// The box: 32 rows of 32 f32 = 128 bytes, the 128-byte swizzle's span.
 pub const BOX: u32 = 32;
@@ -132,7 +132,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let dst = ctx.poisoned(&[rows, cols])?;
     let map = |addr| {
         TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[BOX, BOX])
-            .with_swizzle(Swizzle::B128)
+            .with_swizzle(SwizzleMode::B128)
     };
     let src_map = ctx.dev.encode_tensor_map(&map(src.addr())).map_err(e2s)?;
     let dst_map = ctx.dev.encode_tensor_map(&map(dst.addr())).map_err(e2s)?;

@@ -56,8 +56,8 @@ pub use module::{Module, ModuleCache};
 pub use signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
 pub use tensor::{Arg, DeviceTensor, TensorArg};
 pub use tensor_map::{
-    Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapDType, TensorMapDesc,
-    TensorMapRule, check_tensor_map,
+    Interleave, L2Promotion, OobFill, TensorMap, TensorMapDType, TensorMapDesc, TensorMapRule,
+    check_tensor_map,
 };
 pub use timing::median_ms;
 

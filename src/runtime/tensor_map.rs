@@ -10,6 +10,9 @@
 
 use std::fmt;
 
+use cudarc::driver::sys;
+use smem::SwizzleMode;
+
 use super::dtype::DType;
 use super::error::{Result, RuntimeError};
 
@@ -93,35 +96,22 @@ impl TensorMapDType {
     }
 }
 
-/// Shared-memory swizzle (`CUtensorMapSwizzle`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Swizzle {
-    /// No swizzle.
-    #[default]
-    None,
-    /// 16-byte chunks within a 32-byte span.
-    B32,
-    /// 16-byte chunks within a 64-byte span.
-    B64,
-    /// 16-byte chunks within a 128-byte span.
-    B128,
-    /// 32-byte chunks within a 128-byte span (CUDA 12.8+ drivers).
-    B128Atom32B,
-    /// As `B128Atom32B`, swapping 8-byte halves on alternate rows.
-    B128Atom32BFlip8B,
-    /// 64-byte chunks within a 128-byte span.
-    B128Atom64B,
+/// The most bytes a box's inner dimension may take under `swizzle` (the swizzle's row span;
+/// no limit without a swizzle), a `cuTensorMapEncodeTiled` rule (CUDA driver API).
+fn box_inner_limit(swizzle: SwizzleMode) -> Option<u64> {
+    match swizzle {
+        SwizzleMode::None => None,
+        s => Some(u64::from(s.span_bytes())),
+    }
 }
 
-impl Swizzle {
-    /// The swizzle span in bytes (0 for none): the most bytes the box's inner dimension may take.
-    pub const fn span_bytes(self) -> u64 {
-        match self {
-            Swizzle::None => 0,
-            Swizzle::B32 => 32,
-            Swizzle::B64 => 64,
-            _ => 128,
-        }
+/// The driver's encoding of a swizzle mode (`CUtensorMapSwizzle`).
+fn driver_swizzle(swizzle: SwizzleMode) -> sys::CUtensorMapSwizzle {
+    match swizzle {
+        SwizzleMode::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        SwizzleMode::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        SwizzleMode::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        SwizzleMode::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
     }
 }
 
@@ -179,8 +169,8 @@ pub struct TensorMapDesc {
     pub element_strides: Vec<u32>,
     /// Interleave.
     pub interleave: Interleave,
-    /// Swizzle.
-    pub swizzle: Swizzle,
+    /// Swizzle (the one the shared-memory tile is read with).
+    pub swizzle: SwizzleMode,
     /// L2 promotion.
     pub l2_promotion: L2Promotion,
     /// Out-of-bounds fill.
@@ -212,14 +202,14 @@ impl TensorMapDesc {
             global_strides,
             box_dims: box_shape.iter().rev().copied().collect(),
             interleave: Interleave::None,
-            swizzle: Swizzle::None,
+            swizzle: SwizzleMode::None,
             l2_promotion: L2Promotion::None,
             oob_fill: OobFill::Zero,
         }
     }
 
     /// The same map with `swizzle`.
-    pub fn with_swizzle(mut self, swizzle: Swizzle) -> TensorMapDesc {
+    pub fn with_swizzle(mut self, swizzle: SwizzleMode) -> TensorMapDesc {
         self.swizzle = swizzle;
         self
     }
@@ -419,8 +409,7 @@ fn check_values(desc: &TensorMapDesc) -> Result<()> {
                 ),
             ));
         }
-        let span = desc.swizzle.span_bytes();
-        if span != 0 && inner_bytes > span {
+        if let Some(span) = box_inner_limit(desc.swizzle).filter(|&span| inner_bytes > span) {
             return Err(broken(
                 TensorMapRule::BoxInnerBytesSwizzle,
                 format!(
@@ -438,7 +427,7 @@ fn check_values(desc: &TensorMapDesc) -> Result<()> {
             ));
         }
     }
-    if desc.interleave == Interleave::B32 && desc.swizzle != Swizzle::B32 {
+    if desc.interleave == Interleave::B32 && desc.swizzle != SwizzleMode::B32 {
         return Err(broken(
             TensorMapRule::InterleaveSwizzle,
             format!("swizzle {:?}", desc.swizzle),
@@ -481,7 +470,6 @@ impl TensorMap {
     /// (any [`super::Device`] proves it). The array lengths are checked here because the driver
     /// reads `rank` entries of each; the other rules are left to the caller.
     pub(crate) fn encode_tiled_unchecked(desc: &TensorMapDesc) -> Result<TensorMap> {
-        use cudarc::driver::sys;
         check_lengths(desc)?;
         let dtype = match desc.dtype {
             TensorMapDType::U8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
@@ -505,17 +493,7 @@ impl TensorMap {
             Interleave::B16 => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_16B,
             Interleave::B32 => sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_32B,
         };
-        let swizzle = match desc.swizzle {
-            Swizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-            Swizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-            Swizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-            Swizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            Swizzle::B128Atom32B => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B,
-            Swizzle::B128Atom32BFlip8B => {
-                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B
-            }
-            Swizzle::B128Atom64B => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B,
-        };
+        let swizzle = driver_swizzle(desc.swizzle);
         let l2 = match desc.l2_promotion {
             L2Promotion::None => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
             L2Promotion::B64 => sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
@@ -578,7 +556,7 @@ mod tests {
             &[256, 128],
             &[64, 64],
         )
-        .with_swizzle(Swizzle::B128)
+        .with_swizzle(SwizzleMode::B128)
     }
 
     fn rule_of(desc: &TensorMapDesc) -> TensorMapRule {
@@ -586,6 +564,15 @@ mod tests {
             Err(RuntimeError::TensorMapRule { rule, .. }) => rule,
             other => panic!("expected a rule error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn the_driver_swizzle_is_smems_tma_code() {
+        for mode in SwizzleMode::ALL {
+            assert_eq!(driver_swizzle(mode) as u32, mode.tma_code(), "{mode:?}");
+        }
+        assert_eq!(box_inner_limit(SwizzleMode::None), None);
+        assert_eq!(box_inner_limit(SwizzleMode::B64), Some(64));
     }
 
     #[test]
@@ -633,7 +620,7 @@ mod tests {
         // 32-byte interleave needs 32-byte alignment.
         let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 16, &[4, 4, 16], &[1, 1, 16]);
         d.interleave = Interleave::B32;
-        d.swizzle = Swizzle::B32;
+        d.swizzle = SwizzleMode::B32;
         d.global_strides = vec![32, 128];
         assert_eq!(rule_of(&d), TensorMapRule::GlobalAddressAlign);
         d.global_address = 32;
@@ -659,7 +646,7 @@ mod tests {
         // 32B interleave: strides must be multiples of 32.
         let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 0, &[4, 4, 16], &[1, 1, 16]);
         d.interleave = Interleave::B32;
-        d.swizzle = Swizzle::B32;
+        d.swizzle = SwizzleMode::B32;
         d.global_strides = vec![48, 192];
         assert_eq!(rule_of(&d), TensorMapRule::GlobalStride);
     }
@@ -683,13 +670,12 @@ mod tests {
         assert_eq!(rule_of(&d), TensorMapRule::BoxInnerBytesSwizzle);
         let msg = check_tensor_map(&d).unwrap_err().to_string();
         assert!(msg.contains("256 bytes"), "{msg}");
-        d.swizzle = Swizzle::None;
+        d.swizzle = SwizzleMode::None;
         check_tensor_map(&d).unwrap();
         for (sw, max) in [
-            (Swizzle::B32, 16),
-            (Swizzle::B64, 32),
-            (Swizzle::B128, 64),
-            (Swizzle::B128Atom64B, 64),
+            (SwizzleMode::B32, 16),
+            (SwizzleMode::B64, 32),
+            (SwizzleMode::B128, 64),
         ] {
             let mut d = good().with_swizzle(sw);
             d.box_dims[0] = max;
@@ -711,7 +697,7 @@ mod tests {
         let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 0, &[4, 4, 16], &[1, 1, 16]);
         d.interleave = Interleave::B32;
         d.global_strides = vec![32, 128];
-        d.swizzle = Swizzle::B128;
+        d.swizzle = SwizzleMode::B128;
         assert_eq!(rule_of(&d), TensorMapRule::InterleaveSwizzle);
         let d = TensorMapDesc::row_major(TensorMapDType::U8, 0, &[16], &[16])
             .with_oob_fill(OobFill::NanRequestZeroFma);

@@ -11,7 +11,7 @@
 //! use layouts::fragment::{mma, wgmma, Operand};
 //! let c = mma::m16n8k16(Operand::C)?;
 //! assert_eq!(c.coord(5, 2)?, (9, 2)); // PTX: thread 5 = group 1, c2 is row group+8, col 2*1+0
-//! let d = wgmma::accumulator(64, wgmma::Dtype::F16)?;
+//! let d = wgmma::accumulator(64, ptx_isa::ScalarType::F16)?;
 //! assert_eq!((d.threads(), d.values()), (128, 32));
 //! assert!(d.compare(&c).is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -6,62 +6,47 @@
 //! layout is the `mma.m16n8k*` one, with `groupID = laneid >> 2` and
 //! `threadID_in_group = laneid % 4`.
 
+use ptx_isa::ScalarType;
+
 use super::{FragmentError, TvLayout};
 
-/// The input type of a `wgmma`; it fixes `K` and the element width of register `A`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dtype {
-    /// `.f16`: K = 16.
-    F16,
-    /// `.bf16`: K = 16.
-    Bf16,
-    /// `.tf32`: K = 8.
-    Tf32,
-    /// `.e4m3`: K = 32.
-    E4m3,
-    /// `.e5m2`: K = 32.
-    E5m2,
-    /// `.s8`: K = 32, integer accumulators.
-    S8,
-    /// `.u8`: K = 32, integer accumulators.
-    U8,
+/// The input types of a `wgmma` (`.f16`, `.bf16`: K = 16; `.tf32`: K = 8; `.e4m3`, `.e5m2`,
+/// `.s8`, `.u8`: K = 32); the type fixes `K` and the element width of register `A`.
+pub const INPUTS: [ScalarType; 7] = [
+    ScalarType::F16,
+    ScalarType::Bf16,
+    ScalarType::Tf32,
+    ScalarType::E4m3,
+    ScalarType::E5m2,
+    ScalarType::S8,
+    ScalarType::U8,
+];
+
+/// `K` of `m64nNkK` for input type `dtype`: 256 bits of `A` per row (PTX ISA 9.7.15.5.2), or
+/// `None` when `dtype` is not a wgmma input.
+pub fn k(dtype: ScalarType) -> Option<i64> {
+    INPUTS
+        .contains(&dtype)
+        .then(|| 256 / i64::from(dtype.bits()))
 }
 
-impl Dtype {
-    /// Every input type.
-    pub const ALL: [Dtype; 7] = [
-        Dtype::F16,
-        Dtype::Bf16,
-        Dtype::Tf32,
-        Dtype::E4m3,
-        Dtype::E5m2,
-        Dtype::S8,
-        Dtype::U8,
-    ];
-
-    /// The element width in bits.
-    pub const fn bits(self) -> i64 {
-        match self {
-            Dtype::Tf32 => 32,
-            Dtype::F16 | Dtype::Bf16 => 16,
-            Dtype::E4m3 | Dtype::E5m2 | Dtype::S8 | Dtype::U8 => 8,
-        }
+/// The valid `N` for this input type (PTX ISA 9.7.15.5 "wgmma.mma_async", the shapes table):
+/// multiples of 8 up to 256; for the integer types 8, 16, 24, then multiples of 16. False for a
+/// type that is no wgmma input.
+pub fn valid_n(dtype: ScalarType, n: i64) -> bool {
+    let in_range = (8..=256).contains(&n) && n % 8 == 0;
+    match dtype {
+        ScalarType::S8 | ScalarType::U8 => in_range && (n <= 32 || n % 16 == 0),
+        _ => in_range && INPUTS.contains(&dtype),
     }
+}
 
-    /// `K` of `m64nNkK`: 256 bits of `A` per row.
-    pub const fn k(self) -> i64 {
-        256 / self.bits()
-    }
-
-    /// The valid `N` for this input type (PTX ISA 9.7.15.5 "wgmma.mma_async", the shapes
-    /// table): multiples of 8 up to 256; for the integer types 8, 16, 24, then multiples of 16.
-    pub fn valid_n(self, n: i64) -> bool {
-        let in_range = (8..=256).contains(&n) && n % 8 == 0;
-        match self {
-            Dtype::S8 | Dtype::U8 => in_range && (n <= 32 || n % 16 == 0),
-            _ => in_range,
-        }
-    }
+/// `K` for `dtype`, or the error naming the instruction.
+fn k_of(dtype: ScalarType) -> Result<i64, FragmentError> {
+    k(dtype).ok_or_else(|| FragmentError::Unsupported {
+        instruction: "wgmma.mma_async",
+        message: format!("{dtype} is not a wgmma input type"),
+    })
 }
 
 /// The accumulator fragment of `m64nNk*`: 64×N over 128 threads, N/2 values per thread
@@ -70,15 +55,16 @@ impl Dtype {
 /// Value `i`: row `16 * warp + groupID + 8 * (i >> 1 & 1)`, column `8 * (i >> 2) +
 /// 2 * threadID_in_group + (i & 1)`, so with thread modes (threadID_in_group, groupID, warp)
 /// and value modes (i & 1, i >> 1 & 1, i >> 2): `((4,8,4),(2,2,N/8)):((128,1,16),(64,8,512))`.
-pub fn accumulator(n: i64, dtype: Dtype) -> Result<TvLayout, FragmentError> {
-    if !dtype.valid_n(n) {
+pub fn accumulator(n: i64, dtype: ScalarType) -> Result<TvLayout, FragmentError> {
+    let k = k_of(dtype)?;
+    if !valid_n(dtype, n) {
         return Err(FragmentError::Unsupported {
             instruction: "wgmma.mma_async",
-            message: format!("m64n{n}k{} is not a shape for {dtype:?}", dtype.k()),
+            message: format!("m64n{n}k{k} is not a shape for {dtype}"),
         });
     }
     TvLayout::from_modes(
-        format!("wgmma m64n{n}k{} D", dtype.k()),
+        format!("wgmma m64n{n}k{k} D"),
         64,
         n,
         &[(4, 128), (8, 1), (4, 16)],
@@ -92,17 +78,18 @@ pub fn accumulator(n: i64, dtype: Dtype) -> Result<TvLayout, FragmentError> {
 /// With `e = 32 / bits` elements per register, value `i` is element `j = i % e` of register
 /// `r = i / e`: row `16 * warp + groupID + 8 * (r & 1)`, column `e * (threadID_in_group +
 /// 4 * (r >> 1)) + j` (for 16-bit types this is the `mma.m16n8k16` A fragment per warp).
-pub fn register_a(dtype: Dtype) -> Result<TvLayout, FragmentError> {
-    let e = 32 / dtype.bits();
+pub fn register_a(dtype: ScalarType) -> Result<TvLayout, FragmentError> {
+    let k = k_of(dtype)?;
+    let e = 32 / i64::from(dtype.bits());
     let mut values = Vec::new();
     if e > 1 {
         values.push((e, 64));
     }
     values.extend([(2, 8), (2, 256 * e)]);
     TvLayout::from_modes(
-        format!("wgmma m64nNk{} A", dtype.k()),
+        format!("wgmma m64nNk{k} A"),
         64,
-        dtype.k(),
+        k,
         &[(4, 64 * e), (8, 1), (4, 16)],
         &values,
     )

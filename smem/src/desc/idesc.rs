@@ -22,8 +22,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::dtype::Dtype;
 use crate::major::Major;
+use ptx_isa::ScalarType;
 
 /// The `.kind` of a tcgen05.mma.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,32 +133,32 @@ pub enum Matrix {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdescError {
     /// The kind does not take this format for this matrix.
-    #[error(".kind::{kind} does not take {dtype} for {matrix:?}")]
+    #[error(".kind::{kind} does not take {} for {matrix:?}", dtype.name())]
     Format {
         /// The kind.
         kind: MmaKind,
         /// The matrix.
         matrix: Matrix,
         /// The format given.
-        dtype: Dtype,
+        dtype: ScalarType,
     },
     /// A and B must have the same format in `.kind::f16` and `.kind::tf32`.
-    #[error(".kind::{kind} needs A and B of the same format, got {a} and {b}")]
+    #[error(".kind::{kind} needs A and B of the same format, got {} and {}", a.name(), b.name())]
     MixedFormats {
         /// The kind.
         kind: MmaKind,
         /// A's format.
-        a: Dtype,
+        a: ScalarType,
         /// B's format.
-        b: Dtype,
+        b: ScalarType,
     },
     /// `.kind::f16` accumulates bf16 only in f32 (PTX ISA Table 39: D .f16 takes only .f16).
-    #[error(".kind::f16 with {a} inputs needs an f32 accumulator, got {d}")]
+    #[error(".kind::f16 with {} inputs needs an f32 accumulator, got {}", a.name(), d.name())]
     Accumulator {
         /// The input format.
-        a: Dtype,
+        a: ScalarType,
         /// The accumulator format.
-        d: Dtype,
+        d: ScalarType,
     },
     /// M is not legal for the kind, CTA group and `.ws`.
     #[error("M = {m} is not legal for .kind::{kind} {variant}; M must be {legal}")]
@@ -192,12 +192,12 @@ pub enum IdescError {
     Saturate(MmaKind),
     /// MN-major ("transpose") is only valid for 8-, 16- and 32-bit formats (CUTLASS
     /// `cute/arch/mma_sm100_desc.hpp`, `InstrDescriptor::a_major_`).
-    #[error("{matrix:?} in {dtype} must be K-major")]
+    #[error("{matrix:?} in {} must be K-major", dtype.name())]
     MnMajor {
         /// The matrix.
         matrix: Matrix,
         /// Its format.
-        dtype: Dtype,
+        dtype: ScalarType,
     },
     /// `.ws` exists only for `.cta_group::1` (Table 39).
     #[error(".ws is only valid with cta_group::1")]
@@ -231,31 +231,36 @@ pub enum IdescError {
 /// if the kind does not take it. D: F16 0, F32 1, S32 2. A/B: `.kind::f16` F16 0, BF16 1;
 /// `.kind::tf32` TF32 2; `.kind::f8f6f4` E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5; `.kind::i8` U8 0,
 /// S8 1.
-pub const fn format_code(kind: MmaKind, matrix: Matrix, dtype: Dtype) -> Option<u32> {
+pub const fn format_code(kind: MmaKind, matrix: Matrix, dtype: ScalarType) -> Option<u32> {
     match (matrix, kind, dtype) {
-        (Matrix::D, MmaKind::F16, Dtype::F16) => Some(0),
+        (Matrix::D, MmaKind::F16, ScalarType::F16) => Some(0),
         // Table 42 lists only F32 for tf32 and f8f6f4 and only S32 for i8.
-        (Matrix::D, MmaKind::F16 | MmaKind::Tf32 | MmaKind::F8f6f4, Dtype::F32) => Some(1),
-        (Matrix::D, MmaKind::I8, Dtype::S32) => Some(2),
+        (Matrix::D, MmaKind::F16 | MmaKind::Tf32 | MmaKind::F8f6f4, ScalarType::F32) => Some(1),
+        (Matrix::D, MmaKind::I8, ScalarType::S32) => Some(2),
         (Matrix::D, _, _) => None,
-        (_, MmaKind::F16, Dtype::F16) => Some(0),
-        (_, MmaKind::F16, Dtype::BF16) => Some(1),
-        (_, MmaKind::Tf32, Dtype::TF32) => Some(2),
-        (_, MmaKind::F8f6f4, Dtype::E4M3) => Some(0),
-        (_, MmaKind::F8f6f4, Dtype::E5M2) => Some(1),
-        (_, MmaKind::F8f6f4, Dtype::E2M3) => Some(3),
-        (_, MmaKind::F8f6f4, Dtype::E3M2) => Some(4),
-        (_, MmaKind::F8f6f4, Dtype::E2M1) => Some(5),
-        (_, MmaKind::I8, Dtype::U8) => Some(0),
-        (_, MmaKind::I8, Dtype::S8) => Some(1),
+        (_, MmaKind::F16, ScalarType::F16) => Some(0),
+        (_, MmaKind::F16, ScalarType::Bf16) => Some(1),
+        (_, MmaKind::Tf32, ScalarType::Tf32) => Some(2),
+        (_, MmaKind::F8f6f4, ScalarType::E4m3) => Some(0),
+        (_, MmaKind::F8f6f4, ScalarType::E5m2) => Some(1),
+        (_, MmaKind::F8f6f4, ScalarType::E2m3) => Some(3),
+        (_, MmaKind::F8f6f4, ScalarType::E3m2) => Some(4),
+        (_, MmaKind::F8f6f4, ScalarType::E2m1) => Some(5),
+        (_, MmaKind::I8, ScalarType::U8) => Some(0),
+        (_, MmaKind::I8, ScalarType::S8) => Some(1),
         _ => None,
     }
 }
 
 /// The format with `code` for `matrix` in `kind`; the inverse of [`format_code`].
-pub fn format_from_code(kind: MmaKind, matrix: Matrix, code: u32) -> Result<Dtype, IdescError> {
-    Dtype::ALL
-        .into_iter()
+pub fn format_from_code(
+    kind: MmaKind,
+    matrix: Matrix,
+    code: u32,
+) -> Result<ScalarType, IdescError> {
+    ScalarType::ALL
+        .iter()
+        .copied()
         .find(|&d| format_code(kind, matrix, d) == Some(code))
         .ok_or(IdescError::FormatCode { kind, matrix, code })
 }
@@ -264,9 +269,9 @@ pub fn format_from_code(kind: MmaKind, matrix: Matrix, code: u32) -> Result<Dtyp
 ///
 /// ```
 /// use smem::desc::idesc::{InstrDesc, MmaKind};
-/// use smem::Dtype;
+/// use ptx_isa::ScalarType;
 /// // bf16 x bf16 -> f32, M = 128, N = 256, both K-major.
-/// let d = InstrDesc::new(MmaKind::F16, Dtype::BF16, Dtype::BF16, Dtype::F32, 128, 256);
+/// let d = InstrDesc::new(MmaKind::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
 /// assert_eq!(d.encode(), Ok(0x0840_0490));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -278,11 +283,11 @@ pub struct InstrDesc {
     /// Whether the instruction is `tcgen05.mma.ws` (not encoded; decides shapes and max shift).
     pub ws: bool,
     /// A's format.
-    pub a: Dtype,
+    pub a: ScalarType,
     /// B's format.
-    pub b: Dtype,
+    pub b: ScalarType,
     /// D's format.
-    pub d: Dtype,
+    pub d: ScalarType,
     /// M (rows of A and D), for the whole CTA group.
     pub m: u32,
     /// N (columns of B and D).
@@ -311,7 +316,14 @@ const fn variant_name(cta_group: CtaGroup, ws: bool) -> &'static str {
 
 impl InstrDesc {
     /// A dense, K-major, `.cta_group::1`, non-negated descriptor.
-    pub fn new(kind: MmaKind, a: Dtype, b: Dtype, d: Dtype, m: u32, n: u32) -> InstrDesc {
+    pub fn new(
+        kind: MmaKind,
+        a: ScalarType,
+        b: ScalarType,
+        d: ScalarType,
+        m: u32,
+        n: u32,
+    ) -> InstrDesc {
         InstrDesc {
             kind,
             cta_group: CtaGroup::One,
@@ -353,7 +365,7 @@ impl InstrDesc {
                 b: self.b,
             });
         }
-        if kind == MmaKind::F16 && self.d == Dtype::F16 && self.a != Dtype::F16 {
+        if kind == MmaKind::F16 && self.d == ScalarType::F16 && self.a != ScalarType::F16 {
             return Err(IdescError::Accumulator {
                 a: self.a,
                 d: self.d,
@@ -505,13 +517,13 @@ impl InstrDesc {
 mod tests {
     use super::*;
 
-    fn f16(a: Dtype, d: Dtype, m: u32, n: u32) -> InstrDesc {
+    fn f16(a: ScalarType, d: ScalarType, m: u32, n: u32) -> InstrDesc {
         InstrDesc::new(MmaKind::F16, a, a, d, m, n)
     }
 
     #[test]
     fn field_positions() {
-        let base = f16(Dtype::F16, Dtype::F32, 64, 8);
+        let base = f16(ScalarType::F16, ScalarType::F32, 64, 8);
         let e = base.encode().unwrap();
         assert_eq!(e, (1 << 4) | (1 << 17) | (4 << 24));
         let mut t = base;
@@ -520,7 +532,14 @@ mod tests {
         assert_eq!(t.encode().unwrap(), e | (1 << 15) | (1 << 14));
         let i8 = InstrDesc {
             saturate: true,
-            ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::U8, Dtype::S32, 128, 16)
+            ..InstrDesc::new(
+                MmaKind::I8,
+                ScalarType::S8,
+                ScalarType::U8,
+                ScalarType::S32,
+                128,
+                16,
+            )
         };
         assert_eq!(
             i8.encode().unwrap(),
@@ -529,7 +548,7 @@ mod tests {
         let ws = InstrDesc {
             ws: true,
             max_shift: MaxShift::By32,
-            ..f16(Dtype::F16, Dtype::F16, 32, 64)
+            ..f16(ScalarType::F16, ScalarType::F16, 32, 64)
         };
         assert_eq!(ws.encode().unwrap(), (8 << 17) | (2 << 24) | (3 << 30));
     }
@@ -537,42 +556,66 @@ mod tests {
     #[test]
     fn kinds_and_formats() {
         assert_eq!(
-            f16(Dtype::BF16, Dtype::F16, 128, 128).encode(),
+            f16(ScalarType::Bf16, ScalarType::F16, 128, 128).encode(),
             Err(IdescError::Accumulator {
-                a: Dtype::BF16,
-                d: Dtype::F16
+                a: ScalarType::Bf16,
+                d: ScalarType::F16
             })
         );
         assert_eq!(
-            InstrDesc::new(MmaKind::F16, Dtype::F16, Dtype::BF16, Dtype::F32, 128, 128).encode(),
+            InstrDesc::new(
+                MmaKind::F16,
+                ScalarType::F16,
+                ScalarType::Bf16,
+                ScalarType::F32,
+                128,
+                128
+            )
+            .encode(),
             Err(IdescError::MixedFormats {
                 kind: MmaKind::F16,
-                a: Dtype::F16,
-                b: Dtype::BF16
+                a: ScalarType::F16,
+                b: ScalarType::Bf16
             })
         );
         assert_eq!(
-            InstrDesc::new(MmaKind::Tf32, Dtype::F32, Dtype::F32, Dtype::F32, 128, 128).encode(),
+            InstrDesc::new(
+                MmaKind::Tf32,
+                ScalarType::F32,
+                ScalarType::F32,
+                ScalarType::F32,
+                128,
+                128
+            )
+            .encode(),
             Err(IdescError::Format {
                 kind: MmaKind::Tf32,
                 matrix: Matrix::A,
-                dtype: Dtype::F32
+                dtype: ScalarType::F32
             })
         );
         assert_eq!(
-            InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::S8, Dtype::F32, 128, 128).encode(),
+            InstrDesc::new(
+                MmaKind::I8,
+                ScalarType::S8,
+                ScalarType::S8,
+                ScalarType::F32,
+                128,
+                128
+            )
+            .encode(),
             Err(IdescError::Format {
                 kind: MmaKind::I8,
                 matrix: Matrix::D,
-                dtype: Dtype::F32
+                dtype: ScalarType::F32
             })
         );
         // f8f6f4 mixes formats freely.
         let mixed = InstrDesc::new(
             MmaKind::F8f6f4,
-            Dtype::E4M3,
-            Dtype::E2M1,
-            Dtype::F32,
+            ScalarType::E4m3,
+            ScalarType::E2m1,
+            ScalarType::F32,
             128,
             64,
         );
@@ -585,18 +628,25 @@ mod tests {
             mn.encode(),
             Err(IdescError::MnMajor {
                 matrix: Matrix::B,
-                dtype: Dtype::E2M1
+                dtype: ScalarType::E2m1
             })
         );
         let neg = InstrDesc {
             negate_a: true,
-            ..InstrDesc::new(MmaKind::I8, Dtype::S8, Dtype::S8, Dtype::S32, 64, 8)
+            ..InstrDesc::new(
+                MmaKind::I8,
+                ScalarType::S8,
+                ScalarType::S8,
+                ScalarType::S32,
+                64,
+                8,
+            )
         };
         assert_eq!(neg.encode(), Err(IdescError::Negate(MmaKind::I8)));
         assert_eq!(
             InstrDesc {
                 saturate: true,
-                ..f16(Dtype::F16, Dtype::F32, 64, 8)
+                ..f16(ScalarType::F16, ScalarType::F32, 64, 8)
             }
             .encode(),
             Err(IdescError::Saturate(MmaKind::F16))
@@ -605,11 +655,15 @@ mod tests {
 
     #[test]
     fn shapes_follow_table_39() {
-        let one = |m, n| f16(Dtype::BF16, Dtype::F32, m, n).encode().is_ok();
+        let one = |m, n| {
+            f16(ScalarType::Bf16, ScalarType::F32, m, n)
+                .encode()
+                .is_ok()
+        };
         let two = |m, n| {
             InstrDesc {
                 cta_group: CtaGroup::Two,
-                ..f16(Dtype::BF16, Dtype::F32, m, n)
+                ..f16(ScalarType::Bf16, ScalarType::F32, m, n)
             }
             .encode()
             .is_ok()
@@ -619,7 +673,7 @@ mod tests {
         assert!(two(128, 16) && two(256, 256));
         assert!(!two(64, 64) && !two(256, 8) && !two(256, 24));
         assert_eq!(
-            f16(Dtype::F16, Dtype::F32, 96, 64).encode(),
+            f16(ScalarType::F16, ScalarType::F32, 96, 64).encode(),
             Err(IdescError::M {
                 kind: MmaKind::F16,
                 variant: ".cta_group::1",
@@ -628,27 +682,36 @@ mod tests {
             })
         );
         let i8n = |n| {
-            InstrDesc::new(MmaKind::I8, Dtype::U8, Dtype::U8, Dtype::S32, 128, n)
-                .encode()
-                .is_ok()
+            InstrDesc::new(
+                MmaKind::I8,
+                ScalarType::U8,
+                ScalarType::U8,
+                ScalarType::S32,
+                128,
+                n,
+            )
+            .encode()
+            .is_ok()
         };
         assert!(i8n(8) && i8n(16) && i8n(48) && !i8n(24));
         let ws = InstrDesc {
             ws: true,
             cta_group: CtaGroup::Two,
-            ..f16(Dtype::F16, Dtype::F32, 64, 64)
+            ..f16(ScalarType::F16, ScalarType::F32, 64, 64)
         };
         assert_eq!(ws.encode(), Err(IdescError::WsWithCtaGroup2));
         let shift = InstrDesc {
             max_shift: MaxShift::By8,
-            ..f16(Dtype::F16, Dtype::F32, 64, 64)
+            ..f16(ScalarType::F16, ScalarType::F32, 64, 64)
         };
         assert_eq!(shift.encode(), Err(IdescError::MaxShiftWithoutWs));
     }
 
     #[test]
     fn decode_rejects_sparsity_and_reserved_bits() {
-        let good = f16(Dtype::F16, Dtype::F32, 128, 128).encode().unwrap();
+        let good = f16(ScalarType::F16, ScalarType::F32, 128, 128)
+            .encode()
+            .unwrap();
         for bit in [0, 1, 2, 6, 23, 29] {
             assert_eq!(
                 InstrDesc::decode(MmaKind::F16, CtaGroup::One, false, good | (1 << bit)),

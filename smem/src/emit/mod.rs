@@ -19,9 +19,10 @@
 //! use smem::emit::{DynamicSmem, emit_swizzle, emit_wgmma_desc};
 //! use smem::pool::SmemPool;
 //! use smem::tile::{wgmma_tile, TileShape};
-//! use smem::{Arch, Dtype, Major, SwizzleMode};
+//! use ptx_isa::ScalarType;
+//! use smem::{Arch, Major, SwizzleMode};
 //!
-//! let a = wgmma_tile(Dtype::BF16, TileShape { mn: 64, k: 64 }, Major::K)?;
+//! let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K)?;
 //! let mut pool = SmemPool::new(Arch::Sm90);
 //! let region = pool.alloc_tile("A", &a)?;
 //!

@@ -80,7 +80,7 @@ pub fn emit_tile_offset(
     let shape = tile.shape();
     k.comment(&format!(
         "tile offset: {} {}x{} {}-major, swizzle {}",
-        tile.dtype(),
+        tile.dtype().name(),
         shape.mn,
         shape.k,
         tile.major(),

@@ -104,8 +104,8 @@ impl<'a> Gen<'a> {
             k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
         }
         let dt = match cfg.input {
-            super::InType::Bf16 => layouts::fragment::wgmma::Dtype::Bf16,
-            super::InType::F16 => layouts::fragment::wgmma::Dtype::F16,
+            super::InType::Bf16 => ptx_isa::ScalarType::Bf16,
+            super::InType::F16 => ptx_isa::ScalarType::F16,
         };
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
             .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;

@@ -1,11 +1,12 @@
 //! Running the GEMM: the kernel signature, tensor maps and launch configuration.
 
+use smem::SwizzleMode;
 use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, DType, Device, DeviceTensor, Element, JitOptions, Kernel, KernelSignature, L2Promotion,
-    LaunchConfig, Param, RuntimeError, Swizzle, TensorMap, TensorMapDType, TensorMapDesc,
+    LaunchConfig, Param, RuntimeError, TensorMap, TensorMapDType, TensorMapDesc,
 };
 
 use super::{GemmConfig, InType, OutType};
@@ -137,7 +138,7 @@ impl Gemm {
         };
         let desc =
             TensorMapDesc::row_major(dtype, t.addr(), t.shape(), &[box_rows, GemmConfig::BK])
-                .with_swizzle(Swizzle::B128)
+                .with_swizzle(SwizzleMode::B128)
                 .with_l2_promotion(L2Promotion::B256);
         Ok(self.kernel_device().encode_tensor_map(&desc)?)
     }
@@ -212,7 +213,7 @@ impl Gemm {
                 _ => TensorMapDType::BF16,
             };
             let desc = TensorMapDesc::row_major(dtype, c.addr(), c.shape(), &[64, 64])
-                .with_swizzle(Swizzle::B128);
+                .with_swizzle(SwizzleMode::B128);
             Some(self.kernel_device().encode_tensor_map(&desc)?)
         } else {
             None

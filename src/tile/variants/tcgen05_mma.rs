@@ -18,23 +18,16 @@ use crate::tile::operand::{Base, ScopeKind, Storage, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
-fn smem_dtype(t: ScalarType) -> Option<smem::Dtype> {
-    match t {
-        ScalarType::Bf16 => Some(smem::Dtype::BF16),
-        ScalarType::F16 => Some(smem::Dtype::F16),
-        _ => None,
-    }
-}
-
 /// The instruction descriptor of the op.
 pub fn instr_desc(a: &TileRef, n: u32) -> std::result::Result<u32, Rejection> {
-    let dt = smem_dtype(a.dtype).ok_or_else(|| {
-        Rejection::operand(
+    let dt = a.dtype;
+    if !matches!(dt, ScalarType::Bf16 | ScalarType::F16) {
+        return Err(Rejection::operand(
             Aspect::ElementType,
-            format!("{} inputs: this variant takes f16/bf16", a.dtype),
-        )
-    })?;
-    InstrDesc::new(MmaKind::F16, dt, dt, smem::Dtype::F32, 128, n)
+            format!("{dt} inputs: this variant takes f16/bf16"),
+        ));
+    }
+    InstrDesc::new(MmaKind::F16, dt, dt, ScalarType::F32, 128, n)
         .encode()
         .map_err(|e| Rejection::operand(Aspect::Shape, e.to_string()))
 }

@@ -7,7 +7,7 @@
 //! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group`; waiting
 //! (`wgmma.wait_group`) is the caller's.
 
-use layouts::fragment::wgmma::{Dtype as WgDtype, accumulator, register_a};
+use layouts::fragment::wgmma::{accumulator, register_a};
 use ptx_isa::builder::{ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
 use ptx_isa::{FunctionBuilder, Reg, RegRef, Result, ScalarType, TargetSet, ty};
 use smem::SwizzleMode;
@@ -31,17 +31,6 @@ pub(crate) fn operands<'a>(
             accumulate,
         } => Ok((d, a, b, *accumulate)),
         _ => Err(Rejection::operand(Aspect::Op, "not a gemm")),
-    }
-}
-
-fn wg_dtype(t: ScalarType) -> Option<WgDtype> {
-    match t {
-        ScalarType::Bf16 => Some(WgDtype::Bf16),
-        ScalarType::F16 => Some(WgDtype::F16),
-        ScalarType::Tf32 => Some(WgDtype::Tf32),
-        ScalarType::E4m3 => Some(WgDtype::E4m3),
-        ScalarType::E5m2 => Some(WgDtype::E5m2),
-        _ => None,
     }
 }
 
@@ -140,8 +129,8 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             ),
         )
     })?;
-    let dt = wg_dtype(a.dtype)
-        .ok_or_else(|| Rejection::operand(Aspect::ElementType, format!("{} inputs", a.dtype)))?;
+    // wgmma_types accepted the pair, so A's type is a wgmma input (layouts' fragments take it).
+    let dt = a.dtype;
     let [n, k] = b.shape[..] else {
         return Err(Rejection::operand(Aspect::Shape, "B is not 2-D"));
     };
