@@ -334,7 +334,7 @@ fn reduce_over_a_fragment_axis() {
         .tensor::<ty::F32>("x", [128, 2], TensorOpts::default())
         .unwrap();
     let [t] = k.thread_id([128]).unwrap();
-    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let s = k.alloc_fragment::<ty::F32>("s", frag).unwrap();
     k.fill(
         &s,
@@ -364,7 +364,7 @@ fn reduce_over_a_fragment_axis() {
     // Columns of the accumulator spread over the warpgroup's four warps: refused, with the reason.
     let mut k = KernelBuilder::new("colmax", Target::Sm90a);
     let [_t] = k.thread_id([128]).unwrap();
-    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let s = k.alloc_fragment::<ty::F32>("s", frag).unwrap();
     let e = k
         .reduce_fragment(ReduceOp::Sum, &s, Axis::Cols)

@@ -56,7 +56,7 @@ fn a_register_buffer_needs_its_fragment() {
         matches!(e, KernelError::Buffer { ref buffer, .. } if buffer == "acc"),
         "{e}"
     );
-    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let acc = k.alloc_fragment::<ty::F32>("acc", frag.clone()).unwrap();
     assert_eq!(acc.regs().unwrap().len(), frag.values() as usize);
     let t = k.tile_ref(&acc).unwrap();
@@ -77,7 +77,7 @@ fn tile_ops_take_tensors_and_blocks() {
         .cta_id([Expr::ceil_div(m, 64), Expr::ceil_div(n, 64)])
         .unwrap();
     let [_t] = k.thread_id([128]).unwrap();
-    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let acc = k.alloc_fragment::<ty::F32>("acc", frag).unwrap();
     let wg = ExecScope::Warpgroup;
     k.fill(&acc, ptxkit::isa::Imm::f32(1.5), wg).unwrap();
@@ -121,7 +121,7 @@ fn fragment_math_as_tile_ops() {
     use ptxkit::tile::Elementwise as F;
     let mut k = KernelBuilder::new("math", Target::Sm90a);
     let [_t] = k.thread_id([128]).unwrap();
-    let frag = wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let s = k.alloc_fragment::<ty::F32>("s", frag.clone()).unwrap();
     let o = k.alloc_fragment::<ty::F32>("o", frag).unwrap();
     let wg = ExecScope::Warpgroup;

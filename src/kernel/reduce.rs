@@ -305,7 +305,7 @@ impl KernelBuilder {
     /// use ptxkit::layouts::fragment::wgmma;
     /// let mut k = KernelBuilder::new("rowmax", Target::Sm90a);
     /// let [_t] = k.thread_id([128])?;
-    /// let s = k.alloc_fragment::<ty::F32>("s", wgmma::accumulator(64, wgmma::Dtype::Bf16).unwrap())?;
+    /// let s = k.alloc_fragment::<ty::F32>("s", wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap())?;
     /// let m = k.reduce_fragment(ReduceOp::Max, &s, Axis::Rows)?;
     /// assert_eq!(m.values.len(), 2); // a thread holds parts of rows r and r + 8
     /// let ptx = k.finish()?.ptx().to_string();
