@@ -377,3 +377,46 @@ fn reduce_over_a_fragment_axis() {
             .is_err()
     );
 }
+
+#[test]
+fn reduce_across_a_cluster() {
+    let build = |in_loop: bool| {
+        let mut k = KernelBuilder::new("cluster_sum", Target::Sm90a);
+        let x = k
+            .tensor::<ty::F32>("x", [4, 256], TensorOpts::default())
+            .unwrap();
+        let [_c] = k.cta_id_in_cluster([4], None).unwrap();
+        let [cta] = k.cta_id([4]).unwrap();
+        let [t] = k.thread_id([256]).unwrap();
+        let v = k.load(&x, [cta, t]).unwrap();
+        let out = k.reg::<ty::F32>();
+        let body = |k: &mut KernelBuilder| -> ptxkit::kernel::Result<()> {
+            let s = k.reduce(ReduceOp::Sum, &[v], ReduceScope::Cluster)?;
+            k.mov(out, s)?;
+            Ok(())
+        };
+        if in_loop {
+            k.for_range(0, 2, |k, _| body(k)).unwrap();
+        } else {
+            body(&mut k).unwrap();
+        }
+        k.store(&x, [cta, t], out).unwrap();
+        let built = k.finish().unwrap();
+        support::assemble(built.ptx(), Target::Sm90a);
+        built.ptx().to_string()
+    };
+    let ptx = build(false);
+    assert_eq!(lines(&ptx, "mapa.shared::cluster").len(), 1, "{ptx}");
+    assert_eq!(lines(&ptx, "st.shared::cluster.f32").len(), 1, "{ptx}");
+    assert_eq!(lines(&ptx, "barrier.cluster.wait").len(), 1, "{ptx}");
+    let looped = build(true);
+    assert_eq!(lines(&looped, "barrier.cluster.wait").len(), 2, "{looped}");
+    // Without a stated cluster there is nothing to reduce across.
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let [_t] = k.thread_id([64]).unwrap();
+    let r = k.reg::<ty::F32>();
+    let e = k
+        .reduce(ReduceOp::Sum, &[r], ReduceScope::Cluster)
+        .unwrap_err();
+    assert!(e.to_string().contains("cluster's shape"), "{e}");
+}

@@ -13,6 +13,9 @@
 //!   no bank conflicts). Inside a loop or branch a second barrier keeps the next trip's writes
 //!   from overtaking this trip's reads.
 //!
+//! - **cluster**: the CTA's value, then one word per CTA in every CTA's shared memory, written
+//!   through distributed shared memory and read after a cluster barrier.
+//!
 //! Packed `f16x2`/`bf16x2` registers reduce both halves at once (`add`/`max`/`min` on the packed
 //! type, 9.7.4); shuffles move them as `.b32`.
 
@@ -46,6 +49,11 @@ pub enum ReduceScope {
     Warpgroup,
     /// Every thread of the CTA (a multiple of 32 threads).
     Cta,
+    /// Every thread of every CTA of the cluster: the CTA's value is written into each CTA's
+    /// shared words through distributed shared memory (`mapa` + `st.shared::cluster`, PTX ISA
+    /// 9.7.9.21 / 9.7.9.9), ordered by `barrier.cluster.arrive.release` / `wait.acquire`
+    /// (9.7.13.4). The cluster's shape must be stated (`cluster_id` / `cta_id_in_cluster`).
+    Cluster,
 }
 
 impl std::fmt::Display for ReduceScope {
@@ -55,6 +63,7 @@ impl std::fmt::Display for ReduceScope {
             ReduceScope::Warp => "warp",
             ReduceScope::Warpgroup => "warpgroup",
             ReduceScope::Cta => "cta",
+            ReduceScope::Cluster => "cluster",
         })
     }
 }
@@ -190,9 +199,26 @@ impl KernelBuilder {
             )));
         }
         let warps = group / 32;
-        if warps == 1 {
-            return Ok(v);
+        let cta_value = if warps == 1 {
+            v
+        } else {
+            self.reduce_shared(op, v, scope, threads, warps)?
+        };
+        if scope != ReduceScope::Cluster {
+            return Ok(cta_value);
         }
+        self.reduce_cluster(op, cta_value)
+    }
+
+    /// The CTA's (or warpgroup's) value from each warp's, through one shared word per warp.
+    fn reduce_shared<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        v: Reg<T>,
+        scope: ReduceScope,
+        threads: u32,
+        warps: u32,
+    ) -> Result<Reg<T>> {
         // One word per warp of the CTA.
         let n = self.reductions;
         self.reductions += 1;
@@ -250,6 +276,51 @@ impl KernelBuilder {
         let out = self.reduce_regs(op, &words)?;
         if self.depth > 0 {
             barrier(self)?;
+        }
+        Ok(out)
+    }
+
+    /// The cluster's value from each CTA's: thread `i < ctas` writes this CTA's value into word
+    /// `rank` of CTA `i`'s array; after the cluster barrier every thread reads its own array.
+    fn reduce_cluster<T: Reducible>(&mut self, op: ReduceOp, v: Reg<T>) -> Result<Reg<T>> {
+        let ctas = self.cluster_ctas().ok_or_else(|| {
+            self.scope_err(
+                "a cluster reduction needs the cluster's shape: state cta_id_in_cluster first",
+            )
+        })?;
+        if ctas == 1 {
+            return Ok(v);
+        }
+        let n = self.reductions;
+        self.reductions += 1;
+        let words = ctas.next_multiple_of(4);
+        let scratch = self
+            .alloc_shared::<ty::U32>(&format!("reduce{n}_cluster"), &[words], 16)?
+            .shared_base()
+            .ok_or_else(|| self.scope_err("reduce scratch is not shared memory (internal)"))?;
+        let flat = self.flat_tid()?;
+        let rank = self.cta_rank_in_cluster()?;
+        let writer = self.cmp(ptx_isa::builder::CmpOp::Lt, flat, ctas)?;
+        let mine = self.eval(rank * 4)?;
+        let local = self.f.reg::<ty::U32>();
+        self.f.add(local, scratch, mine)?;
+        let peer = self.eval(flat)?;
+        let remote = self.f.reg::<ty::U32>();
+        self.f.when(writer);
+        self.f.mapa_shared(remote, local, peer)?;
+        self.f.when(writer);
+        self.f
+            .st(Addr::<ptx_isa::spaces::SharedCluster>::reg32(remote), v)?;
+        self.f.cluster_sync()?;
+        let vals = self.f.regs::<T>(ctas as usize);
+        for (i, r) in vals.iter().enumerate() {
+            self.f
+                .ld(*r, Addr::<Shared>::reg32(scratch).offset(4 * i as i64))?;
+        }
+        let out = self.reduce_regs(op, &vals)?;
+        if self.depth > 0 {
+            // The next trip's writes into a peer must wait until every CTA has read this trip's.
+            self.f.cluster_sync()?;
         }
         Ok(out)
     }

@@ -42,6 +42,11 @@ fn show(e: &[Expr; 3]) -> String {
 }
 
 impl KernelBuilder {
+    /// CTAs per cluster, once a cluster scope id has stated them.
+    pub(crate) fn cluster_ctas(&self) -> Option<u32> {
+        self.launch.cluster.map(|c| c[0] * c[1] * c[2])
+    }
+
     /// Threads per CTA, once a scope id has stated them.
     pub(crate) fn block_threads(&self) -> Option<u32> {
         self.launch
