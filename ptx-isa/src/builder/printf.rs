@@ -163,7 +163,10 @@ pub fn printf_conversions(text: &str) -> Result<Vec<PrintfClass>> {
             i += 1;
         }
         if b.get(i) == Some(&b'*') {
-            return Err(format_error(text, "a `*` width or precision is not supported"));
+            return Err(format_error(
+                text,
+                "a `*` width or precision is not supported",
+            ));
         }
         let mut long = 0;
         while let Some(c @ (b'h' | b'l' | b'L' | b'z' | b'j' | b't')) = b.get(i) {
@@ -180,7 +183,10 @@ pub fn printf_conversions(text: &str) -> Result<Vec<PrintfClass>> {
             Some(c) => {
                 return Err(format_error(
                     text,
-                    format!("conversion `%{}` is not supported on the device", *c as char),
+                    format!(
+                        "conversion `%{}` is not supported on the device",
+                        *c as char
+                    ),
                 ));
             }
             None => return Err(format_error(text, "the format ends inside a conversion")),

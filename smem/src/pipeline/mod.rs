@@ -5,6 +5,10 @@
 //! consumers wait on `full[s]`, compute, and arrive on `empty[s]`. [`crate::mbarrier::PipelineState`]
 //! tracks the stage and parity each side waits with.
 
+pub mod hang;
+pub mod protocol;
+pub mod sync;
+
 use crate::mbarrier::MbarrierArray;
 use crate::pool::{PoolError, Region, SmemPool};
 use crate::tile::CanonicalTile;
