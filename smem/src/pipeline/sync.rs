@@ -138,6 +138,20 @@ impl BarrierSync {
         Ok(())
     }
 
+    /// `mbarrier.expect_tx` of `bytes` on the barrier at `addr`: announces bytes without
+    /// arriving (PTX ISA 9.7.13.15.11).
+    pub fn expect_tx(
+        &mut self,
+        k: &mut FunctionBuilder,
+        at: BarrierAt,
+        addr: Reg<ty::U32>,
+        bytes: u32,
+    ) -> ptx_isa::Result<()> {
+        k.mbarrier_expect_tx(None, Addr::<spaces::Shared>::reg32(addr), bytes)?;
+        self.protocol.expect_tx(at, bytes);
+        Ok(())
+    }
+
     /// Records a copy (TMA, bulk) completing `bytes` on `at` per phase; the copy itself is
     /// emitted by its tile op.
     pub fn copy(&mut self, at: BarrierAt, bytes: u32) {
