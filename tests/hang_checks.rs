@@ -39,10 +39,18 @@ fn every_ring_builds_and_assembles_in_both_modes() {
                     let lines: Vec<&str> = ptx.lines().collect();
                     for s in &ring.sites.sites {
                         let l = s.ptx_line.expect("every site is found in the PTX");
-                        assert!(lines[l - 1].contains("mbarrier.try_wait.parity"), "{}", lines[l - 1]);
+                        assert!(
+                            lines[l - 1].contains("mbarrier.try_wait.parity"),
+                            "{}",
+                            lines[l - 1]
+                        );
                     }
                     let full = ring.sites.sites.iter().find(|s| s.array == "full").unwrap();
-                    let tx = if bug == PlantedBug::ExpectTx { 5120 } else { 4096 };
+                    let tx = if bug == PlantedBug::ExpectTx {
+                        5120
+                    } else {
+                        4096
+                    };
                     assert_eq!((full.expect_tx, full.arrivals, full.indexed), (tx, 1, true));
                     assert!(ptx.contains(".global .align 8 .b8 ptxkit_hang[24]"));
                 }

@@ -230,9 +230,9 @@ pub enum RuntimeError {
         /// The offending value.
         value: String,
     },
-    /// A debug build's bounded wait gave up: the record it wrote, decoded.
+    /// A debug build's bounded waits gave up: the records they wrote, decoded.
     #[error("{0}")]
-    Hang(Box<super::hang::HangReport>),
+    Hang(Box<super::hang::HangDiagnosis>),
     /// The host watchdog's limit passed before the kernel finished.
     #[error(
         "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running, \

@@ -6,7 +6,8 @@
 //! [`HangBuffer::arm`] writes the buffer's device address and the bound into the module's
 //! `ptxkit_hang` block; after a failed or timed-out launch, [`HangBuffer::report`] reads the
 //! record (host memory: readable although the trap has left the context unusable) and names
-//! the barrier, the phase and the thread.
+//! the barrier, the phase and the thread of every warp that gave up (up to
+//! `smem::pipeline::hang::RECORDS`), the wait that began first leading.
 //!
 //! ```
 //! use ptxkit::runtime::{HangReport, decode_record};
@@ -23,17 +24,18 @@
 //! put(Word::Parity, 1);
 //! put(Word::CtaX, 3);
 //! put(Word::Warp, 4);
-//! let r = decode_record(&rec, &sites, 2_000_000_000).unwrap().unwrap();
+//! let r = decode_record(&rec, &sites, 2_000_000_000)?.unwrap();
 //! assert_eq!(r.to_string(), "hang in `gemm_bf16`: CTA (3,0,0) warp 4 lane 0 waited > 2 s on \
 //!     `full[2]` phase 1 (expects 32768 tx bytes, 1 arrival); cluster (0,0,0) rank 0; PTX line 812");
+//! # Ok::<(), ptxkit::runtime::RuntimeError>(())
 //! ```
 
 use std::time::Duration;
 
 use cudarc::driver::sys;
 use smem::pipeline::hang::{
-    DEFAULT_BOUND_NS, HANG_SYMBOL, HangSites, RECORD_BYTES, RECORD_MAGIC, SLOT_BOUND_NS,
-    SLOT_BUFFER, SLOT_CLAIM, SLOTS_BYTES, Word,
+    BUFFER_BYTES, DEFAULT_BOUND_NS, HANG_SYMBOL, HangSites, RECORD_BYTES, RECORD_MAGIC,
+    SLOT_BOUND_NS, SLOT_BUFFER, SLOT_CLAIM, SLOTS_BYTES, Word,
 };
 use smem::pipeline::protocol::BarrierName;
 
@@ -89,6 +91,8 @@ pub struct HangReport {
     pub bound_ns: u64,
     /// How long it waited, in nanoseconds.
     pub waited_ns: u64,
+    /// `%globaltimer` when the wait began.
+    pub started_ns: u64,
     /// The transaction bytes the barrier expects per phase.
     pub expect_tx: u64,
     /// The arrivals it expects per phase.
@@ -175,13 +179,77 @@ pub fn decode_record(
         lane: w(Word::Lane),
         bound_ns,
         waited_ns: u64::from(w(Word::WaitedLo)) | (u64::from(w(Word::WaitedHi)) << 32),
+        started_ns: u64::from(w(Word::StartLo)) | (u64::from(w(Word::StartHi)) << 32),
         expect_tx: site.expect_tx,
         arrivals: site.arrivals,
         ptx_line: site.ptx_line,
     }))
 }
 
-/// Page-locked host memory mapped into the device, holding one hang record.
+/// Every wait of a launch that gave up, the one that began first leading (usually the cause: a
+/// producer stuck on `empty` because its consumers wait on a `full` that never completes began
+/// its wait later).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HangDiagnosis {
+    /// The records, by start time.
+    pub waits: Vec<HangReport>,
+}
+
+impl HangDiagnosis {
+    /// The wait that began first.
+    pub fn first(&self) -> Option<&HangReport> {
+        self.waits.first()
+    }
+}
+
+impl std::fmt::Display for HangDiagnosis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(first) = self.waits.first() else {
+            return f.write_str("hang: no record");
+        };
+        write!(f, "{first}")?;
+        if self.waits.len() > 1 {
+            write!(
+                f,
+                "\n  {} more warp(s) gave up later:",
+                self.waits.len() - 1
+            )?;
+            for r in &self.waits[1..] {
+                let [x, y, z] = r.cta;
+                write!(
+                    f,
+                    "\n    CTA ({x},{y},{z}) warp {} on `{}` phase {}, {} ns later",
+                    r.warp,
+                    r.barrier,
+                    r.parity,
+                    r.started_ns.saturating_sub(first.started_ns)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decodes every record of a buffer (slots without the magic word are empty), ordered by the
+/// time their waits began; `None` when no thread wrote one.
+pub fn decode_records(
+    buffer: &[u8],
+    sites: &HangSites,
+    bound_ns: u64,
+) -> Result<Option<HangDiagnosis>> {
+    let mut waits = Vec::new();
+    for chunk in buffer.chunks_exact(RECORD_BYTES) {
+        let mut rec = [0u8; RECORD_BYTES];
+        rec.copy_from_slice(chunk);
+        if let Some(r) = decode_record(&rec, sites, bound_ns)? {
+            waits.push(r);
+        }
+    }
+    waits.sort_by_key(|r| (r.started_ns, r.cta, r.warp));
+    Ok((!waits.is_empty()).then_some(HangDiagnosis { waits }))
+}
+
+/// Page-locked host memory mapped into the device, holding the hang records.
 pub struct HangBuffer {
     host: *mut u8,
     device: sys::CUdeviceptr,
@@ -210,12 +278,12 @@ impl HangBuffer {
     pub fn new(module: &Module, sites: HangSites, bound: Duration) -> Result<HangBuffer> {
         module.context().bind_to_thread()?;
         let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: allocates RECORD_BYTES of page-locked, device-mapped host memory (CUDA Driver
+        // SAFETY: allocates BUFFER_BYTES of page-locked, device-mapped host memory (CUDA Driver
         // API, cuMemHostAlloc); freed in Drop.
         unsafe {
             sys::cuMemHostAlloc(
                 &mut host,
-                RECORD_BYTES,
+                BUFFER_BYTES,
                 sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
             )
         }
@@ -240,8 +308,8 @@ impl HangBuffer {
     }
 
     fn clear(&self) {
-        for i in 0..RECORD_BYTES {
-            // SAFETY: `i` is inside the RECORD_BYTES allocation.
+        for i in 0..BUFFER_BYTES {
+            // SAFETY: `i` is inside the BUFFER_BYTES allocation.
             unsafe { self.host.add(i).write_volatile(0) };
         }
     }
@@ -271,14 +339,14 @@ impl HangBuffer {
         Ok(())
     }
 
-    /// The record, if a thread wrote one.
-    pub fn report(&self) -> Result<Option<HangReport>> {
-        let mut rec = [0u8; RECORD_BYTES];
-        for (i, b) in rec.iter_mut().enumerate() {
+    /// The records the threads that gave up wrote, if any.
+    pub fn report(&self) -> Result<Option<HangDiagnosis>> {
+        let mut buffer = vec![0u8; BUFFER_BYTES];
+        for (i, b) in buffer.iter_mut().enumerate() {
             // SAFETY: `i` is inside the allocation; volatile because the device writes it.
             *b = unsafe { self.host.add(i).read_volatile() };
         }
-        decode_record(&rec, &self.sites, self.bound_ns)
+        decode_records(&buffer, &self.sites, self.bound_ns)
     }
 }
 
@@ -379,6 +447,47 @@ mod tests {
         assert!(
             matches!(&e, RuntimeError::HangConfig { reason } if reason.contains("wait site 9")),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn records_are_ordered_by_start() {
+        let mut buffer = vec![0u8; 3 * RECORD_BYTES];
+        let later = record(&[
+            (Word::Magic, RECORD_MAGIC),
+            (Word::Index, 0),
+            (Word::StartLo, 5000),
+            (Word::StartHi, 7),
+        ]);
+        let first = record(&[
+            (Word::Magic, RECORD_MAGIC),
+            (Word::Index, 1),
+            (Word::Warp, 2),
+            (Word::StartLo, 1000),
+            (Word::StartHi, 7),
+        ]);
+        buffer[..RECORD_BYTES].copy_from_slice(&later);
+        buffer[2 * RECORD_BYTES..].copy_from_slice(&first);
+        let d = decode_records(&buffer, &sites(), 2_000_000_000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.waits.len(), 2);
+        assert_eq!(d.first().unwrap().barrier.to_string(), "empty[1]");
+        assert_eq!(d.first().unwrap().started_ns, (7 << 32) | 1000);
+        let text = d.to_string();
+        assert!(
+            text.starts_with(
+                "hang in `ring`: CTA (0,0,0) warp 2 lane 0 waited > 2 s on `empty[1]`"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("1 more warp(s) gave up later:\n    CTA (0,0,0) warp 0 on `empty[0]` phase 0, 4000 ns later"),
+            "{text}"
+        );
+        assert_eq!(
+            decode_records(&[0; RECORD_BYTES], &sites(), 1).unwrap(),
+            None
         );
     }
 

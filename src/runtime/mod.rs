@@ -49,7 +49,8 @@ pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use dtype::{DType, Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
 pub use hang::{
-    DEBUG_HANG_ENV, HangBuffer, HangReport, debug_hang_from_env, decode_record, parse_debug_hang,
+    DEBUG_HANG_ENV, HangBuffer, HangDiagnosis, HangReport, debug_hang_from_env, decode_record,
+    decode_records, parse_debug_hang,
 };
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
 pub use launch::{

@@ -7,7 +7,12 @@
 //! read it after the trap has left the context unusable: CUDA Driver API, `cuMemHostAlloc` with
 //! `CU_MEMHOSTALLOC_DEVICEMAP`), the bound in nanoseconds (initialised to
 //! [`DEFAULT_BOUND_NS`], so a module loaded without the runtime still waits a bounded time),
-//! and a claim word so only the first thread to give up writes the record.
+//! and a claim counter handing out the buffer's [`RECORDS`] slots.
+//!
+//! A hang rarely stops one thread: when a consumer waits for bytes that never come, the producer
+//! soon waits for the consumer to release a stage. So every warp that gives up (its lowest lane
+//! giving up at that moment) writes a record while slots last, with the time its wait began; the
+//! host orders them, and the wait that began first is usually the cause.
 
 use super::protocol::BarrierName;
 
@@ -17,7 +22,7 @@ pub const HANG_SYMBOL: &str = "ptxkit_hang";
 pub const SLOT_BUFFER: u32 = 0;
 /// Byte offset of the bound in nanoseconds (`.u64`).
 pub const SLOT_BOUND_NS: u32 = 8;
-/// Byte offset of the claim word (`.u32`, 0 until a thread claims the record).
+/// Byte offset of the claim counter (`.u32`: the slots handed out so far).
 pub const SLOT_CLAIM: u32 = 16;
 /// Bytes of [`HANG_SYMBOL`].
 pub const SLOTS_BYTES: u32 = 24;
@@ -70,12 +75,22 @@ pub enum Word {
     WaitedLo,
     /// Nanoseconds waited, high word.
     WaitedHi,
+    /// `%globaltimer` when the wait began, low word.
+    StartLo,
+    /// `%globaltimer` when the wait began, high word.
+    StartHi,
 }
 
-/// Words in a record.
-pub const RECORD_WORDS: usize = 16;
-/// Bytes of a record buffer.
+/// Words in a record (room to grow: 17 are used).
+pub const RECORD_WORDS: usize = 32;
+/// Bytes of a record: `1 << RECORD_SHIFT`.
 pub const RECORD_BYTES: usize = RECORD_WORDS * 4;
+/// `log2(RECORD_BYTES)`, for the slot's address.
+pub const RECORD_SHIFT: u32 = 7;
+/// Record slots in a buffer.
+pub const RECORDS: u32 = 16;
+/// Bytes of a record buffer.
+pub const BUFFER_BYTES: usize = RECORDS as usize * RECORD_BYTES;
 
 impl Word {
     /// The byte offset in the record.
@@ -151,7 +166,8 @@ mod tests {
         assert_eq!(RECORD_MAGIC, 0x474E_4148);
         assert_eq!(Word::Site.offset(), 4);
         assert_eq!(Word::WaitedHi.offset(), 56);
-        assert!(Word::WaitedHi.offset() as usize + 4 <= RECORD_BYTES);
+        assert!(Word::StartHi.offset() as usize + 4 <= RECORD_BYTES);
+        assert_eq!(1 << RECORD_SHIFT, RECORD_BYTES);
         let s = initial_slots();
         assert_eq!(
             u64::from_le_bytes(s[8..16].try_into().unwrap()),

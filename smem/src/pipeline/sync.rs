@@ -5,9 +5,9 @@
 //!
 //! In a debug build ([`WaitMode::Bounded`]) every wait is a bounded loop: `mbarrier.try_wait`
 //! with a suspend hint until the phase completes or `%globaltimer` says the bound has passed;
-//! then the first thread to give up writes a [`super::hang`] record (barrier, phase, CTA and
-//! cluster coordinates, warp and lane, time waited) into the buffer the runtime provides and
-//! every thread that gives up executes `trap`. The fast path is the release build's: one
+//! then the lowest lane of each warp that gives up writes a [`super::hang`] record (barrier,
+//! phase, CTA and cluster coordinates, warp and lane, when it began and how long it waited) into
+//! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`. The fast path is the release build's: one
 //! `try_wait`, taken when the phase is already complete.
 //!
 //! ```
@@ -29,14 +29,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use ptx_isa::builder::{ArriveOpts, BarrierLevel, CmpOp, WaitOn};
+use ptx_isa::builder::{ArriveOpts, AtomOp, BarrierLevel, CmpOp, WaitOn};
 use ptx_isa::{
     Addr, Dim, ErrorKind, FunctionBuilder, Module, Reg, Sinkable, SpecialReg, Src, spaces, ty,
 };
 
 use super::hang::{
-    HANG_SYMBOL, HangSite, HangSites, RECORD_MAGIC, SLOT_BOUND_NS, SLOT_BUFFER, SLOT_CLAIM, Word,
-    initial_slots,
+    HANG_SYMBOL, HangSite, HangSites, RECORD_MAGIC, RECORD_SHIFT, RECORDS, SLOT_BOUND_NS,
+    SLOT_BUFFER, SLOT_CLAIM, Word, initial_slots,
 };
 use super::protocol::{ArrayId, BarrierAt, Protocol, ProtocolError};
 
@@ -273,34 +273,50 @@ fn bounded_wait(
     let more = k.pred();
     k.setp(CmpOp::Lt, more, now, bound)?;
     k.when(more).bra(again)?;
-    write_record(k, site, index, parity, now, give_up)?;
+    write_record(k, site, index, parity, [start, now], give_up)?;
     k.place(give_up)?;
     k.trap()?;
     k.place(ok)
 }
 
-/// Claims the record (the first thread only), writes it into the runtime's buffer (none: skip),
-/// fences at system scope so the host sees the words before the magic, and branches to
-/// `give_up`.
+/// In the lowest active lane of the warp, claims a record slot (none left, or no buffer: skip),
+/// writes the record into the runtime's buffer, fences at system scope so the host sees the
+/// words before the magic, and branches to `give_up`.
 fn write_record(
     k: &mut FunctionBuilder,
     site: u32,
     index: Src<ty::U32>,
     parity: Src<ty::U32>,
-    waited: Reg<ty::U64>,
+    [start, waited]: [Reg<ty::U64>; 2],
     give_up: ptx_isa::Label,
 ) -> ptx_isa::Result<()> {
     let slots = |off: u32| Addr::<spaces::Global>::symbol(HANG_SYMBOL).offset(i64::from(off));
-    let old = k.reg::<ty::B32>();
-    k.atom_cas(old, slots(SLOT_CLAIM), 0u32, 1u32)?;
-    let lost = k.pred();
-    k.setp(CmpOp::Ne, lost, old, 0u32)?;
-    k.when(lost).bra(give_up)?;
+    // One record per warp: lanes below this one that are active skip it (PTX ISA 9.7.13.10
+    // "activemask").
+    let (active, below) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+    k.activemask(active)?;
+    let lane = k.sreg_u32(SpecialReg::LaneId)?;
+    k.mov(below, 1u32)?;
+    k.shl(below, below, lane)?;
+    k.sub(below, below, 1u32)?;
+    k.and(below, below, active)?;
+    let not_lowest = k.pred();
+    k.setp(CmpOp::Ne, not_lowest, below, 0u32)?;
+    k.when(not_lowest).bra(give_up)?;
+    let slot = k.reg::<ty::U32>();
+    k.atom(AtomOp::Add, slot, slots(SLOT_CLAIM), 1u32)?;
+    let full = k.pred();
+    k.setp(CmpOp::Ge, full, slot, RECORDS)?;
+    k.when(full).bra(give_up)?;
     let buf = k.reg::<ty::U64>();
     k.ld(buf, slots(SLOT_BUFFER))?;
     let none = k.pred();
     k.setp(CmpOp::Eq, none, buf, 0u64)?;
     k.when(none).bra(give_up)?;
+    let offset = k.reg::<ty::U64>();
+    k.cvt(offset, slot)?;
+    k.shl(offset, offset, RECORD_SHIFT)?;
+    k.add(buf, buf, offset)?;
     let at = |w: Word| Addr::<spaces::Global>::reg(buf).offset(i64::from(w.offset()));
     k.st::<_, ty::U32>(at(Word::Site), site)?;
     k.st(at(Word::Index), index)?;
@@ -313,12 +329,12 @@ fn write_record(
         (Word::ClusterY, SpecialReg::ClusterId(Dim::Y)),
         (Word::ClusterZ, SpecialReg::ClusterId(Dim::Z)),
         (Word::ClusterRank, SpecialReg::ClusterCtaRank),
-        (Word::Lane, SpecialReg::LaneId),
     ];
     for (w, s) in sregs {
         let r = k.sreg_u32(s)?;
         k.st(at(w), r)?;
     }
+    k.st(at(Word::Lane), lane)?;
     // The warp in the CTA: ((tid.z * ntid.y + tid.y) * ntid.x + tid.x) / 32.
     let linear = k.sreg_u32(SpecialReg::Tid(Dim::Z))?;
     let ny = k.sreg_u32(SpecialReg::Ntid(Dim::Y))?;
@@ -329,13 +345,17 @@ fn write_record(
     k.mad_lo(linear, linear, nx, tx)?;
     k.shr(linear, linear, 5u32)?;
     k.st(at(Word::Warp), linear)?;
-    let (lo, hi) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    k.cvt(lo, waited)?;
-    let high = k.reg::<ty::U64>();
-    k.shr(high, waited, 32u32)?;
-    k.cvt(hi, high)?;
-    k.st(at(Word::WaitedLo), lo)?;
-    k.st(at(Word::WaitedHi), hi)?;
+    for (value, [low_word, high_word]) in [
+        (waited, [Word::WaitedLo, Word::WaitedHi]),
+        (start, [Word::StartLo, Word::StartHi]),
+    ] {
+        let (lo, hi, high) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U64>());
+        k.cvt(lo, value)?;
+        k.shr(high, value, 32u32)?;
+        k.cvt(hi, high)?;
+        k.st(at(low_word), lo)?;
+        k.st(at(high_word), hi)?;
+    }
     // The words before the magic, as the host sees them (PTX ISA 9.7.13.4 "membar.sys").
     k.membar(BarrierLevel::Sys)?;
     k.st::<_, ty::U32>(at(Word::Magic), RECORD_MAGIC)?;
