@@ -116,3 +116,58 @@ fn the_reference_sums_half_columns() {
     let src = vec![1f32; 64 * 128];
     assert!(ring_reference(&src).iter().all(|&v| v == 64.0));
 }
+
+#[test]
+fn the_gemm_debug_build_assembles() {
+    use ptxkit::kernels::gemm::{GemmConfig, build, build_with};
+    let large = GemmConfig::large();
+    for cfg in [
+        large,
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+    ] {
+        let (m, sites) = build_with(&cfg, WaitMode::Bounded).unwrap();
+        let text = m.to_ptx().unwrap();
+        // The producer's wait on empty[s], the consumers' on full[s], each found in the text.
+        let names: Vec<&str> = sites.sites.iter().map(|s| s.array.as_str()).collect();
+        assert_eq!(names, ["empty", "full"]);
+        assert_eq!(sites.sites[1].expect_tx, u64::from(cfg.stage_bytes()));
+        assert_eq!(sites.sites[0].arrivals, 2 * cfg.cluster_m);
+        assert!(sites.sites.iter().all(|s| s.ptx_line.is_some()));
+        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+            let out = ptxas.assemble(&text, Target::Sm90a, &["-v"]).unwrap();
+            assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
+            // No spills, no serialised wgmma (C7515), no ignored setmaxnreg (C7508), and the
+            // release build's register count: the debug waits cost the main loop nothing there.
+            assert!(
+                out.log
+                    .contains("0 bytes spill stores, 0 bytes spill loads"),
+                "{}",
+                out.log
+            );
+            assert!(
+                !out.log.contains("C7515") && !out.log.contains("C7508"),
+                "{}",
+                out.log
+            );
+            let regs = |log: &str| {
+                log.lines().find_map(|l| {
+                    l.split("Used ")
+                        .nth(1)?
+                        .split(' ')
+                        .next()?
+                        .parse::<u32>()
+                        .ok()
+                })
+            };
+            let release = build(&cfg).unwrap().to_ptx().unwrap();
+            let rel = ptxas.assemble(&release, Target::Sm90a, &["-v"]).unwrap();
+            assert_eq!(regs(&out.log), regs(&rel.log), "{}\n{}", out.log, rel.log);
+        }
+        // The release build has no debug code.
+        let release = build(&cfg).unwrap().to_ptx().unwrap();
+        assert!(!release.contains("globaltimer") && !release.contains("ptxkit_hang"));
+    }
+}

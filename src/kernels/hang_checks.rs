@@ -345,7 +345,7 @@ fn expect_hang(ctx: &mut GpuCtx, bug: PlantedBug, barrier: &str, producer: bool)
     Ok(Report {
         max_err: 0.0,
         tolerance: 0.0,
-        detail: diagnosis.to_string(),
+        detail: diagnosis.to_string().replace('\n', " |"),
     })
 }
 
