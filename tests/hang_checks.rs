@@ -171,3 +171,20 @@ fn the_gemm_debug_build_assembles() {
         assert!(!release.contains("globaltimer") && !release.contains("ptxkit_hang"));
     }
 }
+
+#[test]
+fn debug_and_printf_kernels_round_trip_and_validate() {
+    use ptxkit::isa::parse::parse;
+    use ptxkit::isa::validate::{Options, Severity, check};
+    let ring = build_ring(Target::Sm90a, PlantedBug::None, WaitMode::Bounded, true).unwrap();
+    let printf = build_printf(Target::Sm90a).unwrap();
+    for (name, text) in [("ring", ring.built.ptx()), ("printf", printf.ptx())] {
+        let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(parsed.module.print(), text, "{name}: the parser's print differs");
+        let errors: Vec<_> = check(text, &Options::default())
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}
