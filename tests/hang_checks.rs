@@ -180,7 +180,11 @@ fn debug_and_printf_kernels_round_trip_and_validate() {
     let printf = build_printf(Target::Sm90a).unwrap();
     for (name, text) in [("ring", ring.built.ptx()), ("printf", printf.ptx())] {
         let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(parsed.module.print(), text, "{name}: the parser's print differs");
+        assert_eq!(
+            parsed.module.print(),
+            text,
+            "{name}: the parser's print differs"
+        );
         let errors: Vec<_> = check(text, &Options::default())
             .into_iter()
             .filter(|d| d.severity == Severity::Error)

@@ -51,28 +51,33 @@ fn run_isolated(check: &IsolatedCheck) -> Option<RunResult> {
         Err(e) => return Some(Err(format!("could not start {}: {e}", exe.display()))),
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let status = (!out.status.success()).then(|| out.status.to_string());
+    Some(judge_child(
+        status.as_deref(),
+        &stdout,
+        &stderr,
+        check.stdout,
+    ))
+}
+
+/// The result of a child run from its exit status (`None`: success), output and the lines the
+/// check expects in it.
+fn judge_child(status: Option<&str>, stdout: &str, stderr: &str, expected: &[&str]) -> RunResult {
     let line = stdout
         .lines()
         .find(|l| l.starts_with("PASS ") || l.starts_with("FAIL "))
-        .unwrap_or("")
-        .to_string();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Some(Err(format!(
-            "child {}: {line} {}",
-            out.status,
-            stderr.trim()
-        )));
+        .unwrap_or("");
+    if let Some(status) = status {
+        return Err(format!("child {status}: {line} {}", stderr.trim()));
     }
-    Some(
-        output_has_lines(&stdout, check.stdout)
-            .map(|()| crate::kernels::gpu::Report {
-                max_err: 0.0,
-                tolerance: 0.0,
-                detail: line.splitn(3, ' ').nth(2).unwrap_or("").trim().to_string(),
-            })
-            .map_err(|e| format!("output: {e}")),
-    )
+    output_has_lines(stdout, expected)
+        .map(|()| crate::kernels::gpu::Report {
+            max_err: 0.0,
+            tolerance: 0.0,
+            detail: line.splitn(3, ' ').nth(2).unwrap_or("").trim().to_string(),
+        })
+        .map_err(|e| format!("output: {e}"))
 }
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
@@ -153,6 +158,18 @@ mod tests {
     use crate::cli::run;
 
     /// Without a driver the command says so and exits 3; with one it runs (exit 0 or 1).
+    #[test]
+    fn a_child_is_judged_by_its_status_and_output() {
+        use super::judge_child;
+        let lines = ["hello 1"];
+        let ok = judge_child(None, "hello 1\nPASS printf  max err 0\n", "", &lines).unwrap();
+        assert_eq!(ok.detail, "max err 0");
+        assert!(judge_child(None, "PASS printf\n", "", &lines).is_err());
+        let e =
+            judge_child(Some("exit status: 1"), "FAIL hang_x wrong\n", "boom", &[]).unwrap_err();
+        assert_eq!(e, "child exit status: 1: FAIL hang_x wrong boom");
+    }
+
     #[test]
     fn selftest_without_gpu_exits_3() {
         let out = run(&["selftest".to_string()]).unwrap();
