@@ -688,6 +688,29 @@ impl KernelBuilder {
         })
     }
 
+    // ---- device printf ---------------------------------------------------------------------------
+
+    /// `printf(format, args...)` through the driver's `vprintf` (ptx-isa's
+    /// [`FunctionBuilder::printf`](ptx_isa::FunctionBuilder::printf): typed arguments checked
+    /// against the format's conversions, promoted and packed as the driver expects), by the
+    /// threads where `when` holds (every thread with `None`). The driver prints when the host
+    /// next synchronizes.
+    pub fn printf(
+        &mut self,
+        when: Option<ptx_isa::Pred>,
+        format: &str,
+        args: &[ptx_isa::builder::PrintfArg],
+    ) -> Result<()> {
+        let format = self.module.printf_format(format)?;
+        let skip = self.f.label();
+        if let Some(p) = when {
+            self.f.unless(p).bra(skip)?;
+        }
+        self.f.printf(&format, args)?;
+        self.f.place(skip)?;
+        Ok(())
+    }
+
     // ---- launch bounds and finishing ----------------------------------------------------------
 
     /// The second launch bound: at least `n` blocks per SM (`.minnctapersm`, PTX ISA 11.4.4). The

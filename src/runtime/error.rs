@@ -245,6 +245,26 @@ pub enum RuntimeError {
         /// The offending value.
         value: String,
     },
+    /// A debug build's bounded waits gave up: the records they wrote, decoded.
+    #[error("{0}")]
+    Hang(Box<super::hang::HangDiagnosis>),
+    /// The host watchdog's limit passed before the kernel finished.
+    #[error(
+        "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running, \
+         rebuild it with debug waits (PTXKIT_DEBUG_HANG=1) to learn which barrier it waits on"
+    )]
+    Timeout {
+        /// The kernel.
+        kernel: String,
+        /// How long the host waited.
+        waited: std::time::Duration,
+    },
+    /// A hang-diagnosis setting or record that cannot be used.
+    #[error("hang diagnosis: {reason}")]
+    HangConfig {
+        /// Why.
+        reason: String,
+    },
     /// Any other driver error.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] DriverError),
