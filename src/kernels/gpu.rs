@@ -270,6 +270,13 @@ pub const GPU_EXAMPLES: &[GpuExample] = &[
         hopper: false,
     },
     GpuExample {
+        name: "row_kernels",
+        summary: "softmax, log-softmax, rmsnorm (+residual), layernorm over f32 rows of 1 to 8192 columns",
+        build: super::rows::check::build,
+        run: super::rows::check::run,
+        hopper: false,
+    },
+    GpuExample {
         name: "bad_launches",
         summary: "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused",
         build: super::vector_add::build,

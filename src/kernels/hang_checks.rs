@@ -202,9 +202,7 @@ fn ring_body(
                 sync.arrive_expect_tx(k.isa(), BarrierAt::Each(full), full_at, bytes)?;
             }
             let x = k.eval(Expr::from(kb) * BOX)?;
-            let x = x
-                .retype::<ty::S32>()
-                .map_err(|e| k.error(e.to_string()))?;
+            let x = x.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))?;
             let dst = k.reg::<ty::U32>();
             k.mad_lo(dst, stage, STAGE_BYTES, base)?;
             k.tma_load(

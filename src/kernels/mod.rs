@@ -7,6 +7,7 @@ pub mod epilogue_check;
 pub mod gemm;
 pub mod gpu;
 pub mod hang_checks;
+pub mod rows;
 pub mod scale;
 pub mod tile_checks;
 pub mod tma_copy;
