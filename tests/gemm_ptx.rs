@@ -1,8 +1,8 @@
 //! The GEMM kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check), with no
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
-use ptxkit::isa::{Target, ptxas};
-use ptxkit::kernels::gemm::{GemmConfig, InType, OutType, build};
+use ptxkit::isa::{ScalarType, Target, ptxas};
+use ptxkit::kernels::gemm::{GemmConfig, build};
 
 fn configs() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
@@ -22,7 +22,7 @@ fn configs() -> Vec<GemmConfig> {
         },
         GemmConfig {
             tma_store: false,
-            output: OutType::F32,
+            output: ScalarType::F32,
             ..large
         },
         GemmConfig {
@@ -31,8 +31,8 @@ fn configs() -> Vec<GemmConfig> {
             ..large
         },
         GemmConfig {
-            input: InType::F16,
-            output: OutType::F16,
+            input: ScalarType::F16,
+            output: ScalarType::F16,
             ..large
         },
         GemmConfig {
@@ -86,7 +86,7 @@ fn bad_configurations_are_refused() {
         GemmConfig { stages: 1, ..large },
         GemmConfig { stages: 6, ..large },
         GemmConfig {
-            output: OutType::F32,
+            output: ScalarType::F32,
             ..large
         },
         GemmConfig {

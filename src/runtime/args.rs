@@ -7,18 +7,19 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-use super::dtype::{DType, Scalar};
+use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
 #[cfg(test)]
 use super::signature::ExtentFacts;
 use super::signature::{Extent, KernelSignature, Param, shape_text};
 use super::tensor_map::TensorMap;
+use ptx_isa::ScalarType;
 
 /// What the launcher knows of a device tensor argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TensorDesc {
     /// Element type.
-    pub dtype: DType,
+    pub dtype: ScalarType,
     /// Shape, outermost first.
     pub shape: Vec<usize>,
     /// Device address of the first element.
@@ -239,13 +240,13 @@ pub fn check_and_pack(
     Ok((buf, symbols))
 }
 
-fn extent_bytes(symbol: &str, value: u64, dtype: DType) -> Result<Vec<u8>> {
+fn extent_bytes(symbol: &str, value: u64, dtype: ScalarType) -> Result<Vec<u8>> {
     let overflow = || RuntimeError::ExtentOverflow {
         symbol: symbol.to_string(),
         value,
         dtype,
     };
-    match dtype.integer_max() {
+    match dtype.int_max() {
         Some(max) if value <= max => {}
         Some(_) => return Err(overflow()),
         None => {
@@ -257,7 +258,7 @@ fn extent_bytes(symbol: &str, value: u64, dtype: DType) -> Result<Vec<u8>> {
         }
     }
     // Little-endian truncation to the declared width: the value fits, checked above.
-    Ok(value.to_le_bytes()[..dtype.size_bytes()].to_vec())
+    Ok(value.to_le_bytes()[..dtype.bytes() as usize].to_vec())
 }
 
 fn check_one(
@@ -354,15 +355,15 @@ mod tests {
         KernelSignature::new(
             "vadd",
             vec![
-                Param::tensor("a", DType::F32, vec!["n".into()]),
-                Param::tensor("b", DType::F32, vec!["n".into()]),
-                Param::tensor_aligned("c", DType::F32, vec!["n".into()], 16),
+                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+                Param::tensor("b", ScalarType::F32, vec!["n".into()]),
+                Param::tensor_aligned("c", ScalarType::F32, vec!["n".into()], 16),
                 Param::extent_u32("n"),
             ],
         )
     }
 
-    fn t(dtype: DType, shape: &[usize], addr: u64) -> ArgDesc {
+    fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
         ArgDesc::Tensor(TensorDesc {
             dtype,
             shape: shape.to_vec(),
@@ -374,9 +375,9 @@ mod tests {
     #[test]
     fn good_arguments_pack_pointers_and_the_extent() {
         let args = [
-            t(DType::F32, &[100], 0x1000),
-            t(DType::F32, &[100], 0x2000),
-            t(DType::F32, &[100], 0x3000),
+            t(ScalarType::F32, &[100], 0x1000),
+            t(ScalarType::F32, &[100], 0x2000),
+            t(ScalarType::F32, &[100], 0x3000),
         ];
         let (buf, symbols) = check_and_pack(&vadd(), &args, 0).unwrap();
         assert_eq!(symbols.get("n"), Some(&100));
@@ -390,7 +391,7 @@ mod tests {
 
     #[test]
     fn wrong_count() {
-        let args = [t(DType::F32, &[4], 0x1000)];
+        let args = [t(ScalarType::F32, &[4], 0x1000)];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
             matches!(
@@ -409,9 +410,9 @@ mod tests {
     #[test]
     fn wrong_dtype() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F16, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F16, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         match e {
@@ -422,7 +423,7 @@ mod tests {
             } => {
                 assert_eq!(
                     (param.as_str(), expected, got),
-                    ("b", DType::F32, DType::F16)
+                    ("b", ScalarType::F32, ScalarType::F16)
                 );
             }
             e => panic!("{e}"),
@@ -432,9 +433,9 @@ mod tests {
     #[test]
     fn wrong_kind() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[4], 0x1000),
             ArgDesc::Scalar(Scalar::F32(1.0)),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
@@ -446,9 +447,9 @@ mod tests {
     #[test]
     fn symbols_must_agree() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F32, &[5], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[5], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         match &e {
@@ -468,13 +469,16 @@ mod tests {
         let sig = KernelSignature::new(
             "scale",
             vec![
-                Param::tensor("x", DType::F32, vec!["m".into(), 64.into()]),
-                Param::scalar("s", DType::F32),
+                Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
+                Param::scalar("s", ScalarType::F32),
             ],
         );
         let e = check_and_pack(
             &sig,
-            &[t(DType::F32, &[8], 0), ArgDesc::Scalar(Scalar::F32(2.0))],
+            &[
+                t(ScalarType::F32, &[8], 0),
+                ArgDesc::Scalar(Scalar::F32(2.0)),
+            ],
             0,
         )
         .unwrap_err();
@@ -483,7 +487,7 @@ mod tests {
         let e = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 32], 0),
+                t(ScalarType::F32, &[8, 32], 0),
                 ArgDesc::Scalar(Scalar::F32(2.0)),
             ],
             0,
@@ -493,7 +497,7 @@ mod tests {
         let e = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 64], 0),
+                t(ScalarType::F32, &[8, 64], 0),
                 ArgDesc::Scalar(Scalar::F64(2.0)),
             ],
             0,
@@ -503,8 +507,8 @@ mod tests {
             matches!(
                 e,
                 RuntimeError::ArgDtype {
-                    expected: DType::F32,
-                    got: DType::F64,
+                    expected: ScalarType::F32,
+                    got: ScalarType::F64,
                     ..
                 }
             ),
@@ -513,7 +517,7 @@ mod tests {
         let (buf, _) = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 64], 0x100),
+                t(ScalarType::F32, &[8, 64], 0x100),
                 ArgDesc::Scalar(Scalar::F32(2.0)),
             ],
             0,
@@ -525,9 +529,9 @@ mod tests {
     #[test]
     fn misaligned() {
         let args = [
-            t(DType::F32, &[4], 0x1004),
-            t(DType::F32, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3004),
+            t(ScalarType::F32, &[4], 0x1004),
+            t(ScalarType::F32, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3004),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
@@ -539,9 +543,9 @@ mod tests {
     #[test]
     fn wrong_device() {
         let mut args = vec![
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F32, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         if let ArgDesc::Tensor(d) = &mut args[1] {
             d.device = 1;
@@ -565,11 +569,11 @@ mod tests {
         let sig = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::tensor("a", ScalarType::U8, vec!["n".into()]),
                 Param::extent_u32("m"),
             ],
         );
-        let e = check_and_pack(&sig, &[t(DType::U8, &[4], 0)], 0).unwrap_err();
+        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[4], 0)], 0).unwrap_err();
         assert!(
             matches!(e, RuntimeError::UnboundSymbol { ref symbol } if symbol == "m"),
             "{e}"
@@ -578,15 +582,15 @@ mod tests {
         let sig = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::tensor("a", ScalarType::U8, vec!["n".into()]),
                 Param::SymbolicExtent {
                     name: "n".into(),
-                    dtype: DType::U16,
+                    dtype: ScalarType::U16,
                     facts: ExtentFacts::NONE,
                 },
             ],
         );
-        let e = check_and_pack(&sig, &[t(DType::U8, &[70_000], 0)], 0).unwrap_err();
+        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[70_000], 0)], 0).unwrap_err();
         assert!(
             matches!(e, RuntimeError::ExtentOverflow { value: 70_000, .. }),
             "{e}"
@@ -598,9 +602,9 @@ mod tests {
         let sig = KernelSignature::new(
             "tma",
             vec![
-                Param::scalar("flag", DType::U32),
+                Param::scalar("flag", ScalarType::U32),
                 Param::tensor_map("map"),
-                Param::tensor("out", DType::U8, vec![16.into()]),
+                Param::tensor("out", ScalarType::U8, vec![16.into()]),
             ],
         );
         let mut map = TensorMap::zeroed();
@@ -609,7 +613,7 @@ mod tests {
         let args = [
             ArgDesc::Scalar(Scalar::U32(3)),
             ArgDesc::TensorMap(map),
-            t(DType::U8, &[16], 0x40),
+            t(ScalarType::U8, &[16], 0x40),
         ];
         let (mut buf, _) = check_and_pack(&sig, &args, 0).unwrap();
         assert_eq!(buf.offsets(), &[0, 64, 192]);
@@ -623,7 +627,7 @@ mod tests {
             &[
                 ArgDesc::Scalar(Scalar::U32(3)),
                 ArgDesc::Scalar(Scalar::U32(3)),
-                t(DType::U8, &[16], 0),
+                t(ScalarType::U8, &[16], 0),
             ],
             0,
         )

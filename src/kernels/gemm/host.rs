@@ -1,17 +1,18 @@
 //! Running the GEMM: the kernel signature, tensor maps and launch configuration.
 
+use ptx_isa::ScalarType;
 use smem::SwizzleMode;
 use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, DType, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
-    L2Promotion, LaunchConfig, Param, RuntimeError, TensorMap, TensorMapDType, TensorMapDesc,
-    Watch, debug_hang_from_env,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
+    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorMap, TensorMapDType,
+    TensorMapDesc, Watch, debug_hang_from_env,
 };
 use smem::pipeline::sync::WaitMode;
 
-use super::{GemmConfig, InType, OutType};
+use super::GemmConfig;
 
 /// What can go wrong building or running the GEMM.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +23,9 @@ pub enum GemmError {
     /// Loading or launching failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// An element type no tensor map describes.
+    #[error(transparent)]
+    TensorMapType(#[from] NoTensorMapType),
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
@@ -30,11 +34,7 @@ pub enum GemmError {
 /// The signature of a GEMM kernel: the two tensor maps, C (`[m, n]`, its extents read from its
 /// shape), `k`, and with `alpha_beta` the two scalars.
 pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
-    let out = match cfg.output {
-        OutType::Bf16 => DType::BF16,
-        OutType::F16 => DType::F16,
-        OutType::F32 => DType::F32,
-    };
+    let out = cfg.output;
     let mut params = vec![Param::tensor_map("tma"), Param::tensor_map("tmb")];
     if cfg.tma_store {
         params.push(Param::tensor_map("tmc"));
@@ -43,11 +43,11 @@ pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
         Param::tensor("c", out, vec!["m".into(), "n".into()]),
         Param::extent_u32("m"),
         Param::extent_u32("n"),
-        Param::scalar("k", DType::U32),
+        Param::scalar("k", ScalarType::U32),
     ]);
     if cfg.alpha_beta {
-        params.push(Param::scalar("alpha", DType::F32));
-        params.push(Param::scalar("beta", DType::F32));
+        params.push(Param::scalar("alpha", ScalarType::F32));
+        params.push(Param::scalar("beta", ScalarType::F32));
     }
     KernelSignature::new(cfg.name(), params)
 }
@@ -85,10 +85,7 @@ impl Gemm {
         };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
-        let pad_dtype = match cfg.input {
-            InType::Bf16 => DType::BF16,
-            InType::F16 => DType::F16,
-        };
+        let pad_dtype = cfg.input;
         let pad = Kernel::new(
             device.clone(),
             device.load_ptx(&pad_ptx, &JitOptions::default())?,
@@ -150,10 +147,7 @@ impl Gemm {
         t: &DeviceTensor<T>,
         box_rows: u32,
     ) -> Result<TensorMap, GemmError> {
-        let dtype = match self.cfg.input {
-            InType::Bf16 => TensorMapDType::BF16,
-            InType::F16 => TensorMapDType::F16,
-        };
+        let dtype = TensorMapDType::try_from(self.cfg.input)?;
         let desc =
             TensorMapDesc::row_major(dtype, t.addr(), t.shape(), &[box_rows, GemmConfig::BK])
                 .with_swizzle(SwizzleMode::B128)
@@ -185,14 +179,12 @@ impl Gemm {
             )));
         }
         let (m, n, k) = (sa[0], sb[0], sa[1]);
-        let want_in = match self.cfg.input {
-            InType::Bf16 => DType::BF16,
-            InType::F16 => DType::F16,
-        };
+        let want_in = self.cfg.input;
         if I::DTYPE != want_in {
             return Err(GemmError::Operands(format!(
-                "A and B are {:?}; this kernel takes {want_in:?}",
-                I::DTYPE
+                "A and B are {}; this kernel takes {}",
+                I::DTYPE.name(),
+                want_in.name()
             )));
         }
         if k == 0 {
@@ -226,10 +218,7 @@ impl Gemm {
         // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
         // edges.
         let tmc = if self.cfg.tma_store {
-            let dtype = match self.cfg.output {
-                OutType::F16 => TensorMapDType::F16,
-                _ => TensorMapDType::BF16,
-            };
+            let dtype = TensorMapDType::try_from(self.cfg.output)?;
             let desc = TensorMapDesc::row_major(dtype, c.addr(), c.shape(), &[64, 64])
                 .with_swizzle(SwizzleMode::B128);
             Some(self.kernel_device().encode_tensor_map(&desc)?)
