@@ -71,3 +71,28 @@ fn configurations_fit_the_rows() {
         );
     }
 }
+
+#[test]
+fn sixteen_bit_rows_move_16_bytes_at_a_time() {
+    for op in OPS {
+        let cfg = RowConfig::for_cols(ScalarType::Bf16, 8192, true);
+        assert_eq!(cfg.vec, 8);
+        let k = RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg).unwrap();
+        let ptx = k.built.ptx();
+        assert!(ptx.contains("ld.global.v4.b32"), "{op:?}\n{ptx}");
+        assert!(ptx.contains("st.global.v4.b32"), "{op:?}");
+        assert!(
+            ptx.contains("cvt.f32.bf16") && ptx.contains("cvt.rn.bf16.f32"),
+            "{op:?}"
+        );
+        assemble_no_spills(ptx, Target::Sm90a);
+        let cfg = RowConfig::for_cols(ScalarType::F16, 1000, false);
+        let k = RowKernel::build::<ty::F16>(Target::Sm90a, op, cfg).unwrap();
+        assemble_no_spills(k.built.ptx(), Target::Sm90a);
+    }
+    for vector in [true, false] {
+        let k = build_swiglu::<ty::Bf16>(Target::Sm90a, vector).unwrap();
+        assert_eq!(k.ptx().contains("ld.global.v4.b32"), vector);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+    }
+}

@@ -427,7 +427,9 @@ impl KernelBuilder {
     fn check_vector<T: Elem>(&self, buf: &Buffer<T>, e: &Expr, width: usize) -> Result<()> {
         let size = T::DTYPE.bytes() as i64;
         let bytes = size * width as i64;
-        if !(width == 2 || width == 4) || bytes > 16 {
+        // 8 16-bit elements move as 4 packed `.b32` pairs (see `ld_group`).
+        let packed8 = width == 8 && size == 2;
+        if !(width == 2 || width == 4 || packed8) || bytes > 16 {
             return Err(self.buffer_err(
                 &buf.name,
                 format!("a vector of {width} x {size} bytes (2 or 4 elements, 16 bytes at most)"),
@@ -492,6 +494,26 @@ impl KernelBuilder {
         guard: Option<ptx_isa::Pred>,
     ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        if T::DTYPE.bytes() == 2 && d.len() == 8 {
+            // 16-bit elements, pairs packed in `.b32` registers: 8 of them are one 16-byte
+            // `ld.v4.b32` (PTX ISA 9.7.9.8: vectors of .b16 stop at .v4), then `mov.b32 {lo, hi}`
+            // splits each pair (9.7.9.10, low half first = the lower address).
+            let words = self.f.regs::<ty::B32>(d.len() / 2);
+            if let Some(p) = guard {
+                self.f.when(p);
+            }
+            match ptr {
+                Ptr::Global(r) => self.f.ld_v(&words, Addr::<Global>::reg(r).offset(o))?,
+                Ptr::Shared(r) => self.f.ld_v(&words, Addr::<Shared>::reg32(r).offset(o))?,
+            }
+            for (w, pair) in words.iter().zip(d.chunks(2)) {
+                if let Some(p) = guard {
+                    self.f.when(p);
+                }
+                self.f.mov_unpack(pair, *w)?;
+            }
+            return Ok(());
+        }
         // The guard goes on the access itself, after its address arithmetic.
         if let Some(p) = guard {
             self.f.when(p);
@@ -515,6 +537,21 @@ impl KernelBuilder {
         guard: Option<ptx_isa::Pred>,
     ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        if T::DTYPE.bytes() == 2 && v.len() == 8 {
+            // Pairs packed into `.b32` words, then one vector store (see `ld_group`).
+            let words = self.f.regs::<ty::B32>(v.len() / 2);
+            for (w, pair) in words.iter().zip(v.chunks(2)) {
+                self.f.mov_pack(*w, pair)?;
+            }
+            if let Some(p) = guard {
+                self.f.when(p);
+            }
+            match ptr {
+                Ptr::Global(r) => self.f.st_v(Addr::<Global>::reg(r).offset(o), &words)?,
+                Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), &words)?,
+            }
+            return Ok(());
+        }
         if let Some(p) = guard {
             self.f.when(p);
         }
@@ -557,7 +594,7 @@ impl KernelBuilder {
             };
             let first = self.simplify(&(last.clone() + j as i64));
             let mut chosen = None;
-            for w in [4usize, 2, 1] {
+            for w in [8usize, 4, 2, 1] {
                 if w > n - j || w * size > 16 {
                     continue;
                 }
@@ -697,7 +734,7 @@ impl KernelBuilder {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         let size = T::DTYPE.bytes() as usize;
-        let w = [4usize, 2]
+        let w = [8usize, 4, 2]
             .into_iter()
             .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())
             .unwrap_or(1);

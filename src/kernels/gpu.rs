@@ -271,7 +271,7 @@ pub const GPU_EXAMPLES: &[GpuExample] = &[
     },
     GpuExample {
         name: "row_kernels",
-        summary: "softmax, log-softmax, rmsnorm (+residual), layernorm over f32 rows of 1 to 8192 columns",
+        summary: "softmax, log-softmax, rmsnorm (+residual), layernorm over f32/f16/bf16 rows of 1 to 8192 columns",
         build: super::rows::check::build,
         run: super::rows::check::run,
         hopper: false,

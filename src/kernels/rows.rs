@@ -58,7 +58,7 @@ impl RowOp {
 pub struct RowConfig {
     /// Threads per CTA (a multiple of 32).
     pub threads: u32,
-    /// Elements per access per thread (4 for f32: 16 bytes).
+    /// Elements per access per thread (16 bytes: 4 f32, 8 bf16 or f16).
     pub vec: u32,
     /// Accesses per thread: a row has at most `threads * vec * chunks` columns.
     pub chunks: u32,
@@ -75,7 +75,7 @@ impl RowConfig {
     /// A configuration for rows of up to `cols` columns of `dtype`: 16-byte accesses, as many
     /// threads as keep each thread's share at or under 32 values.
     pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
-        let vec = (16 / dtype.bytes().max(1) as u32).clamp(1, 4);
+        let vec = (16 / dtype.bytes().max(1) as u32).clamp(1, 8);
         let per_pass = |t: u32| t * vec;
         let threads = [128u32, 256, 512, 1024]
             .into_iter()
@@ -417,7 +417,7 @@ fn inv_count(k: &mut KernelBuilder, cols: Var) -> Result<Reg<ty::F32>> {
 /// per thread, 16-byte accesses when `n` is a multiple of 4.
 pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
     const THREADS: u32 = 256;
-    let vec = (16 / T::TYPE.bytes().max(1) as u32).clamp(1, 4);
+    let vec = (16 / T::TYPE.bytes().max(1) as u32).clamp(1, 8);
     let mut k = KernelBuilder::new(
         &format!(
             "swiglu_{}{}",
@@ -456,10 +456,10 @@ pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel
     k.finish()
 }
 
-/// The GPU check behind `ptxkit selftest`: every op on f32 rows of 1, 7, 1000, 4097 and 8192
-/// columns (the vector form where the width divides the columns, the scalar form elsewhere),
-/// fresh random data, outputs poisoned, against an f64 host reference; errors are relative
-/// (`|got - want| / (|want| + 1e-4)`).
+/// The GPU check behind `ptxkit selftest`: every op on f32, f16 and bf16 rows of 1, 7, 1000,
+/// 4097 and 8192 columns (the vector form where the width divides the columns, the scalar form
+/// elsewhere), fresh random data, outputs poisoned, against an f64 host reference computed from
+/// the rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
 pub mod check {
     use super::*;
     use crate::kernels::gpu::{GpuCtx, Report, RunResult, e2s};
@@ -535,26 +535,70 @@ pub mod check {
         }
     }
 
-    /// One op at one width: the largest relative error over its outputs.
-    fn one(ctx: &mut GpuCtx, op: RowOp, rows: usize, cols: usize) -> Result<f64, String> {
-        let vector = cols % 4 == 0;
-        let cfg = RowConfig::for_cols(ScalarType::F32, cols as u32, vector);
-        let k = RowKernel::build::<ty::F32>(ctx.target(), op, cfg).map_err(e2s)?;
-        let loaded = ctx.load(&k.built)?;
-        let hx: Vec<f32> = ctx
+    /// A host element type of the check: f32, f16 or bf16 data.
+    trait Host: crate::runtime::Element {
+        fn from_f32(x: f32) -> Self;
+        fn to_f32(self) -> f32;
+    }
+    impl Host for f32 {
+        fn from_f32(x: f32) -> f32 {
+            x
+        }
+        fn to_f32(self) -> f32 {
+            self
+        }
+    }
+    impl Host for half::f16 {
+        fn from_f32(x: f32) -> half::f16 {
+            half::f16::from_f32(x)
+        }
+        fn to_f32(self) -> f32 {
+            half::f16::to_f32(self)
+        }
+    }
+    impl Host for half::bf16 {
+        fn from_f32(x: f32) -> half::bf16 {
+            half::bf16::from_f32(x)
+        }
+        fn to_f32(self) -> f32 {
+            half::bf16::to_f32(self)
+        }
+    }
+
+    /// `n` random values as `H`, and the values they hold back in f32 (the reference's input).
+    fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>, Vec<f32>) {
+        let h: Vec<H> = ctx
             .rng
-            .vec_f32(rows * cols)
+            .vec_f32(n)
             .iter()
-            .map(|v| v * 4.0)
+            .map(|v| H::from_f32(v * scale))
             .collect();
-        let hres = ctx.rng.vec_f32(rows * cols);
-        let hw = ctx.rng.vec_f32(cols);
-        let hb = ctx.rng.vec_f32(cols);
+        let back = h.iter().map(|v| v.to_f32()).collect();
+        (h, back)
+    }
+
+    /// One op at one width over `T` data held as `H` on the host: the largest relative error
+    /// over its outputs.
+    fn one<T: Elem, H: Host>(
+        ctx: &mut GpuCtx,
+        op: RowOp,
+        rows: usize,
+        cols: usize,
+    ) -> Result<f64, String> {
+        let cfg0 = RowConfig::for_cols(T::TYPE, cols as u32, false);
+        let vector = cols % cfg0.vec as usize == 0;
+        let cfg = RowConfig::for_cols(T::TYPE, cols as u32, vector);
+        let k = RowKernel::build::<T>(ctx.target(), op, cfg).map_err(e2s)?;
+        let loaded = ctx.load(&k.built)?;
+        let (hx, fx) = random::<H>(ctx, rows * cols, 4.0);
+        let (hres, fres) = random::<H>(ctx, rows * cols, 1.0);
+        let (hw, fw) = random::<H>(ctx, cols, 1.0);
+        let (hb, fb) = random::<H>(ctx, cols, 1.0);
         let x = ctx.upload(&hx, &[rows, cols])?;
         let mut res = ctx.upload(&hres, &[rows, cols])?;
         let w = ctx.upload(&hw, &[cols])?;
         let b = ctx.upload(&hb, &[cols])?;
-        let mut y = ctx.poisoned(&[rows, cols])?;
+        let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
         let mut mean = ctx.poisoned(&[rows])?;
         let mut rstd = ctx.poisoned(&[rows])?;
         let mut args = vec![Arg::tensor(&x)];
@@ -577,7 +621,9 @@ pub mod check {
         }
         loaded.launch(&ctx.stream, &mut args).map_err(e2s)?;
         drop(args);
-        let (gy, gres) = (ctx.download(&y)?, ctx.download(&res)?);
+        let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
+        let gy = f32s(ctx.download(&y)?);
+        let gres = f32s(ctx.download(&res)?);
         let (gmean, grstd) = (ctx.download(&mean)?, ctx.download(&rstd)?);
         let mut err = 0.0f64;
         for r in 0..rows {
@@ -585,10 +631,10 @@ pub mod check {
             let with_res = matches!(op, RowOp::ResidualRmsNorm { .. });
             let (wy, wres, (m, s)) = reference(
                 op,
-                &hx[span.clone()],
-                if with_res { &hres[span.clone()] } else { &[] },
-                &hw,
-                &hb,
+                &fx[span.clone()],
+                if with_res { &fres[span.clone()] } else { &[] },
+                &fw,
+                &fb,
             );
             err = err.max(rel_err(&gy[span.clone()], &wy));
             if with_res {
@@ -603,25 +649,31 @@ pub mod check {
         Ok(err)
     }
 
-    /// Every op and width; the report's error is the largest.
+    /// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
+    /// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
     pub fn run(ctx: &mut GpuCtx) -> RunResult {
-        let mut err = 0.0f64;
-        for op in [
+        let ops = [
             RowOp::Softmax,
             RowOp::LogSoftmax,
             RowOp::RmsNorm { eps: 1e-6 },
             RowOp::ResidualRmsNorm { eps: 1e-6 },
             RowOp::LayerNorm { eps: 1e-5 },
-        ] {
+        ];
+        // The worst error as a fraction of its dtype's tolerance.
+        let mut worst = 0.0f64;
+        for op in ops {
             for cols in [1usize, 7, 1000, 4097, 8192] {
-                let e = one(ctx, op, 3, cols).map_err(|e| format!("{op:?} cols {cols}: {e}"))?;
-                err = err.max(e);
+                let at = |e: String| format!("{op:?} cols {cols}: {e}");
+                worst = worst.max(one::<ty::F32, f32>(ctx, op, 3, cols).map_err(at)? / 2e-4);
+                worst = worst.max(one::<ty::F16, half::f16>(ctx, op, 3, cols).map_err(at)? / 2e-3);
+                worst =
+                    worst.max(one::<ty::Bf16, half::bf16>(ctx, op, 3, cols).map_err(at)? / 1.6e-2);
             }
         }
         Ok(Report {
-            max_err: err,
-            tolerance: 2e-4,
-            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32; cols 1, 7, 1000, 4097, 8192".into(),
+            max_err: worst,
+            tolerance: 1.0,
+            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32/f16/bf16; cols 1, 7, 1000, 4097, 8192; error as a fraction of the dtype's tolerance".into(),
         })
     }
 
