@@ -44,18 +44,27 @@ ld.global.f32 %f0, [%rd5];
 add.f32 %f0, %f0, 0f3F800000;";
 
 fn expect(built: &BuiltKernel, b_index: &str) {
-    let want = format!(
-        "{A_ACCESS}\n{b_index}\nmul.wide.u32 %rd6, %r{last}, 4;\nadd.u64 %rd7, %rd3, %rd6;\nst.global.f32 [%rd7], %f0;",
-        last = b_index.lines().count() + 3
+    let last = b_index.lines().count() + 3;
+    expect_store(
+        built,
+        &format!(
+            "{b_index}\nmul.wide.u32 %rd6, %r{last}, 4;\nadd.u64 %rd7, %rd3, %rd6;\nst.global.f32 [%rd7], %f0;"
+        ),
     );
+}
+
+/// B's access after A's, exactly.
+fn expect_store(built: &BuiltKernel, b_access: &str) {
+    let want = format!("{A_ACCESS}\n{b_access}");
     assert_eq!(body(built), want, "{}", built.ptx());
     support::assemble(built.ptx(), Target::Sm90a);
 }
 
+/// Row-major B has A's index `i*8 + j`: computed once (and its byte offset too), reused.
 #[test]
 fn row_major_is_i_times_8_plus_j() {
     let k = b_eq_a_plus_1(TensorOpts::default());
-    expect(&k, "shl.b32 %r4, %r0, 3;\nadd.u32 %r5, %r4, %r1;");
+    expect_store(&k, "add.u64 %rd6, %rd3, %rd4;\nst.global.f32 [%rd6], %f0;");
 }
 
 #[test]
@@ -64,12 +73,14 @@ fn column_major_is_j_times_4_plus_i() {
     expect(&k, "shl.b32 %r4, %r1, 2;\nadd.u32 %r5, %r4, %r0;");
 }
 
+/// `i*8 + j + 64`: the reused `i*8 + j` plus 64 elements folded into the store's address as
+/// `+256` bytes (PTX ISA 6.4.1 "Addresses as Operands").
 #[test]
 fn elem_offset_64_is_i_times_8_plus_j_plus_64() {
     let k = b_eq_a_plus_1(TensorOpts::default().elem_offset(64));
-    expect(
+    expect_store(
         &k,
-        "shl.b32 %r4, %r0, 3;\nadd.u32 %r5, %r4, %r1;\nadd.u32 %r6, %r5, 64;",
+        "add.u64 %rd6, %rd3, %rd4;\nst.global.f32 [%rd6+256], %f0;",
     );
 }
 

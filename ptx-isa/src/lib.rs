@@ -1,5 +1,12 @@
 //! The PTX instruction set as Rust types: a typed instruction builder gated by target and PTX
-//! version, PTX text emission, and (later) a parser and validator.
+//! version against one table of instruction forms ([`forms`]), PTX text emission, a parser of PTX
+//! as nvcc, Triton and LLVM write it ([`parse`]), and an offline validator ([`validate`]) that
+//! checks a module against the same table. ptxas is the tests' oracle ([`ptxas`]), never a
+//! dependency.
+//!
+//! Building a kernel: registers are typed (`Reg<F32>`, `Pred`), addresses know their state space,
+//! and every builder call returns a `Result` whose error names the instruction, the operand and
+//! the target.
 //!
 //! ```
 //! use ptx_isa::{Addr, Module, Target, ty, spaces::Global, space::StateSpace, SpecialReg, Dim};
@@ -23,6 +30,13 @@
 //! m.add(k.finish().unwrap()).unwrap();
 //! let ptx = m.to_ptx().unwrap();
 //! assert!(ptx.contains("mul.f32 %f0, %f0, 0f40000000;"));
+//!
+//! // Read it back: the parser gives the same model, the validator finds nothing to say.
+//! let parsed = ptx_isa::parse::parse(&ptx).unwrap();
+//! assert!(parsed.warnings.is_empty());
+//! let opts = ptx_isa::validate::Options::default();
+//! let found = ptx_isa::validate::validate(&parsed.module, Some(&parsed.source_map), &opts);
+//! assert!(found.is_empty(), "{found:?}");
 //! ```
 #![deny(missing_docs)]
 

@@ -502,6 +502,70 @@ impl Module {
         )
     }
 
+    /// Declares an initialised global byte array `.global .align A .b8 name[N] = {b0, ...};`
+    /// (PTX ISA 5.1.4 "Global State Space", 5.4.4 "Initializers") and returns its name: a format
+    /// string for `vprintf`, a table the runtime fills.
+    pub fn global_bytes(&mut self, name: &str, align: u32, data: &[u8]) -> Result<String> {
+        let bytes = u32::try_from(data.len()).map_err(|_| {
+            Error::new(
+                ErrorKind::Invalid,
+                format!("`{name}` of {} bytes is too large", data.len()),
+            )
+        })?;
+        self.variable(name, StateSpace::Global, align, Some(bytes))?;
+        let init = Init::List(
+            data.iter()
+                .map(|&b| Init::Imm(crate::instr::Imm::UInt(u64::from(b))))
+                .collect(),
+        );
+        if let Some(v) = self.variables.last_mut() {
+            v.init = Some(init);
+        }
+        Ok(name.to_string())
+    }
+
+    /// Declares an external device function: its prototype `.extern .func (ret) name(params);`
+    /// (PTX ISA 11.6 "Linking Directives: .extern"), resolved when the driver links the module
+    /// (`vprintf`, PTX ISA 9.7.12.x / "System calls"). Calls to it are built with
+    /// [`crate::FunctionBuilder::call`] on the returned prototype. Declaring the same name twice
+    /// returns the first prototype.
+    pub fn extern_func(
+        &mut self,
+        name: &str,
+        params: Vec<Param>,
+        ret: Option<Param>,
+    ) -> Result<Function> {
+        if let Some(f) = self.functions.iter().find(|f| f.name == name) {
+            return Ok(f.clone());
+        }
+        check_identifier(name)?;
+        self.check_new_name(name)?;
+        let f = Function {
+            name: name.to_string(),
+            kind: FunctionKind::Func,
+            params,
+            ret,
+            directives: Vec::new(),
+            reg_counts: [0; 9],
+            body: Vec::new(),
+            target: self.target,
+            required_ptx: (PtxVersion::MIN, String::new()),
+        };
+        if self.layout.is_empty() {
+            self.layout = self.layout().into_owned();
+        }
+        self.layout.push(Item::Function(
+            self.functions.len(),
+            FunctionDecl {
+                linkage: Some(Linkage::Extern),
+                defined: false,
+                noreturn: false,
+            },
+        ));
+        self.functions.push(f.clone());
+        Ok(f)
+    }
+
     fn variable(
         &mut self,
         name: &str,

@@ -133,6 +133,24 @@ impl MbarrierArray {
         Ok(self.counts[self.index(i)?])
     }
 
+    /// The array's name (its region's).
+    pub fn name(&self) -> &str {
+        &self.region.name
+    }
+
+    /// The name of barrier `i` as diagnostics write it: `main.full[2]` (a single barrier has no
+    /// index).
+    pub fn barrier_name(
+        &self,
+        i: u32,
+    ) -> Result<crate::pipeline::protocol::BarrierName, MbarrierError> {
+        self.index(i)?;
+        Ok(crate::pipeline::protocol::BarrierName {
+            array: self.region.name.clone(),
+            index: (self.len() > 1).then_some(i),
+        })
+    }
+
     /// `(offset, init count)` of every barrier, for emitting the `mbarrier.init`s.
     pub fn inits(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.counts

@@ -1,14 +1,100 @@
 //! `ptxkit selftest`: runs every GPU example on device 0 ([`crate::kernels::gpu::GPU_EXAMPLES`])
 //! on fresh random data and prints one line per example (the Hopper-only ones are skipped on an
-//! older GPU). Exit status 0 when none fails, 1 when one fails, 3 when there is no GPU (said
-//! plainly, nothing run).
+//! older GPU), then each isolated check ([`crate::kernels::hang_checks::ISOLATED_CHECKS`]: planted
+//! hangs that end in a trap, device printf) in a child process `ptxkit selftest --only NAME`,
+//! whose exit status and output it reads. Exit status 0 when none fails, 1 when one fails, 3
+//! when there is no GPU (said plainly, nothing run). `--only NAME` runs one example or check
+//! in this process.
 
 use super::{Args, CliError, Output};
-use crate::kernels::gpu::{GPU_EXAMPLES, GpuCtx, result_line};
+use crate::kernels::gpu::{
+    GPU_EXAMPLES, GpuCheckError, GpuCtx, RunResult, gpu_example, result_line,
+};
+use crate::kernels::hang_checks::{
+    ISOLATED_CHECKS, IsolatedCheck, isolated_check, output_has_lines,
+};
+
+/// Runs one example or isolated check in this process.
+fn run_only(name: &str) -> Result<Output, CliError> {
+    let run: fn(&mut GpuCtx) -> RunResult = match (gpu_example(name), isolated_check(name)) {
+        (Some(e), _) => e.run,
+        (None, Some(c)) => c.run,
+        (None, None) => return Err(CliError::usage(format!("no GPU example or check `{name}`"))),
+    };
+    let mut ctx = match GpuCtx::open() {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok(Output {
+                stdout: format!("selftest: no GPU, nothing run: {e}\n"),
+                code: 3,
+            });
+        }
+    };
+    let r = run(&mut ctx);
+    let passed = matches!(&r, Ok(rep) if rep.passed());
+    Ok(Output {
+        stdout: format!("{}\n", result_line(name, &r)),
+        code: i32::from(!passed),
+    })
+}
+
+/// Runs `check` in a child `ptxkit selftest --only NAME` and checks its status and output.
+fn run_isolated(check: &IsolatedCheck) -> Option<RunResult> {
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_stem().and_then(|s| s.to_str()) != Some("ptxkit") {
+        // Inside a test binary or an example: no `ptxkit` to start.
+        return None;
+    }
+    let out = match std::process::Command::new(&exe)
+        .args(["selftest", "--only", check.name])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            return Some(Err(GpuCheckError::Unexpected {
+                check: check.name.to_string(),
+                detail: format!("could not start {}: {e}", exe.display()),
+            }));
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let status = (!out.status.success()).then(|| out.status.to_string());
+    Some(judge_child(
+        status.as_deref(),
+        &stdout,
+        &stderr,
+        check.stdout,
+    ))
+}
+
+/// The result of a child run from its exit status (`None`: success), output and the lines the
+/// check expects in it.
+fn judge_child(status: Option<&str>, stdout: &str, stderr: &str, expected: &[&str]) -> RunResult {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("PASS ") || l.starts_with("FAIL "))
+        .unwrap_or("");
+    if let Some(status) = status {
+        return Err(GpuCheckError::Unexpected {
+            check: format!("child {status}"),
+            detail: format!("{line} {}", stderr.trim()),
+        });
+    }
+    output_has_lines(stdout, expected).map(|()| crate::kernels::gpu::Report {
+        max_err: 0.0,
+        tolerance: 0.0,
+        detail: line.splitn(3, ' ').nth(2).unwrap_or("").trim().to_string(),
+    })
+}
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
-    let a = Args::new(args);
+    let mut a = Args::new(args);
+    let only = a.value("--only")?;
     a.finish()?;
+    if let Some(name) = only {
+        return run_only(&name);
+    }
     let mut ctx = match GpuCtx::open() {
         Ok(c) => c,
         Err(e) => {
@@ -43,10 +129,31 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
         }
         s.push('\n');
     }
+    let hopper = ctx.dev.attributes().compute_capability.0 >= 9;
+    drop(ctx);
+    for c in ISOLATED_CHECKS {
+        let r = if hopper { run_isolated(c) } else { None };
+        match r {
+            Some(r) => {
+                if !matches!(&r, Ok(rep) if rep.passed()) {
+                    failed += 1;
+                }
+                s.push_str(&result_line(c.name, &r));
+            }
+            None => {
+                skipped += 1;
+                s.push_str(&format!(
+                    "SKIP {:<17} needs a Hopper GPU and the `ptxkit` binary (runs in a child process)",
+                    c.name
+                ));
+            }
+        }
+        s.push('\n');
+    }
+    let total = GPU_EXAMPLES.len() + ISOLATED_CHECKS.len();
     s.push_str(&format!(
-        "{} of {} passed, {failed} failed, {skipped} skipped\n",
-        GPU_EXAMPLES.len() - failed - skipped,
-        GPU_EXAMPLES.len()
+        "{} of {total} passed, {failed} failed, {skipped} skipped\n",
+        total - failed - skipped,
     ));
     Ok(Output {
         stdout: s,
@@ -60,6 +167,21 @@ mod tests {
 
     /// Without a driver the command says so and exits 3; with one it runs (exit 0 or 1).
     #[test]
+    fn a_child_is_judged_by_its_status_and_output() {
+        use super::judge_child;
+        let lines = ["hello 1"];
+        let ok = judge_child(None, "hello 1\nPASS printf  max err 0\n", "", &lines).unwrap();
+        assert_eq!(ok.detail, "max err 0");
+        assert!(judge_child(None, "PASS printf\n", "", &lines).is_err());
+        let e =
+            judge_child(Some("exit status: 1"), "FAIL hang_x wrong\n", "boom", &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "child exit status: 1: FAIL hang_x wrong boom"
+        );
+    }
+
+    #[test]
     fn selftest_without_gpu_exits_3() {
         let out = run(&["selftest".to_string()]).unwrap();
         if crate::runtime::Device::new(0).is_err() {
@@ -69,5 +191,11 @@ mod tests {
             assert!(out.code == 0 || out.code == 1);
         }
         assert!(run(&["selftest".to_string(), "--bogus".to_string()]).is_err());
+        let only = |name: &str| run(&["selftest".into(), "--only".into(), name.into()]);
+        assert!(only("no_such_check").is_err());
+        if crate::runtime::Device::new(0).is_err() {
+            assert_eq!(only("printf").unwrap().code, 3);
+            assert_eq!(only("vector_add").unwrap().code, 3);
+        }
     }
 }

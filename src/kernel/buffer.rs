@@ -72,6 +72,7 @@ pub enum Layout {
 
 impl Layout {
     /// Explicit strides.
+    #[track_caller]
     pub fn strided(strides: impl Exprs) -> Layout {
         Layout::Strided(strides.exprs())
     }
@@ -79,6 +80,7 @@ impl Layout {
     /// The layout of a flat CuTe layout (`"(4,8):(1,4)"`, as TIRx's `TileLayout(S[(4, 8):(1, 4)])`):
     /// one mode per buffer dimension. Nested modes are refused (their indexing needs the tile
     /// layouts, not a stride per dimension).
+    #[track_caller]
     pub fn cute(l: &layouts::Layout) -> std::result::Result<Layout, NestedLayout> {
         if l.depth() > 1 {
             return Err(NestedLayout(l.clone()));
@@ -88,6 +90,7 @@ impl Layout {
 
     /// The strides of this layout for `shape`; an error when explicit strides have the wrong rank
     /// or a CuTe layout's extents are not the shape's.
+    #[track_caller]
     pub fn strides_for(&self, shape: &[Expr]) -> std::result::Result<Vec<Expr>, LayoutMismatch> {
         let n = shape.len();
         let mut s = vec![Expr::Const(1); n];
@@ -129,11 +132,9 @@ impl Layout {
 }
 
 /// `e` simplified with nothing known of its variables (buffers do not know their kernel's).
+#[track_caller]
 fn plain(e: &Expr) -> Expr {
-    let none = |_| super::expr::VarFacts {
-        value: None,
-        divisor: 1,
-    };
+    let none = |_| super::expr::VarFacts::UNKNOWN;
     simplify(e, &none)
 }
 
@@ -169,54 +170,72 @@ pub struct Buffer<T: Elem> {
     pub(crate) elem_offset: Expr,
     pub(crate) align: u32,
     pub(crate) swizzle: Option<SwizzleMode>,
+    /// Register buffers of a fragment: which (thread, value) holds which element of the tile
+    /// the scope's threads hold together (a wgmma accumulator, an `mma` operand).
+    pub(crate) fragment: Option<layouts::fragment::TvLayout>,
 }
 
 impl<T: Elem> Buffer<T> {
+    #[track_caller]
     fn err(&self, reason: impl Into<String>) -> KernelError {
         KernelError::Buffer {
             kernel: self.kernel.clone(),
             buffer: self.name.clone(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    /// The fragment its registers hold, for a register buffer of one.
+    pub fn fragment(&self) -> Option<&layouts::fragment::TvLayout> {
+        self.fragment.as_ref()
+    }
+
     /// Its name.
+    #[track_caller]
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Its shape.
+    #[track_caller]
     pub fn shape(&self) -> &[Expr] {
         &self.shape
     }
 
     /// Its strides, in elements.
+    #[track_caller]
     pub fn strides(&self) -> &[Expr] {
         &self.strides
     }
 
     /// Its element offset.
+    #[track_caller]
     pub fn elem_offset(&self) -> &Expr {
         &self.elem_offset
     }
 
     /// The alignment of its data pointer in bytes.
+    #[track_caller]
     pub fn align(&self) -> u32 {
         self.align
     }
 
     /// Its storage.
+    #[track_caller]
     pub fn storage(&self) -> &Storage<T> {
         &self.storage
     }
 
     /// The swizzle its shared storage is written with, if any.
+    #[track_caller]
     pub fn swizzle(&self) -> Option<SwizzleMode> {
         self.swizzle
     }
 
     /// The data pointer (`A.data`): the storage's base, before the element offset; `None` for
     /// registers.
+    #[track_caller]
     pub fn data(&self) -> Option<Ptr> {
         match &self.storage {
             Storage::Global(r) => Some(Ptr::Global(*r)),
@@ -226,6 +245,7 @@ impl<T: Elem> Buffer<T> {
     }
 
     /// The registers of a register buffer (in element order).
+    #[track_caller]
     pub fn regs(&self) -> Option<&[Reg<T>]> {
         match &self.storage {
             Storage::Local(r) => Some(r),
@@ -234,12 +254,14 @@ impl<T: Elem> Buffer<T> {
     }
 
     /// Whether the strides are the compact row-major strides of the shape.
+    #[track_caller]
     pub fn is_row_major(&self) -> bool {
         Layout::RowMajor
             .strides_for(&self.shape)
             .is_ok_and(|s| s == self.strides)
     }
 
+    #[track_caller]
     fn const_size(shape: &[Expr]) -> Option<i64> {
         shape
             .iter()
@@ -248,6 +270,7 @@ impl<T: Elem> Buffer<T> {
 
     /// The same storage seen with another row-major shape (`A.view(64, 4)`). The buffer must be
     /// compact row-major; when both sizes are constants they must agree.
+    #[track_caller]
     pub fn view(&self, shape: impl Exprs) -> Result<Buffer<T>> {
         let shape: Vec<Expr> = shape.exprs();
         if !self.is_row_major() {
@@ -264,12 +287,14 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape,
             strides,
+            fragment: None,
             ..self.clone()
         })
     }
 
     /// The axes permuted (`A.permute(1, 0)` transposes): dimension `d` of the result is dimension
     /// `perm[d]` of this buffer.
+    #[track_caller]
     pub fn permute(&self, perm: &[usize]) -> Result<Buffer<T>> {
         let n = self.shape.len();
         let mut seen = vec![false; n];
@@ -284,12 +309,14 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape: perm.iter().map(|&p| self.shape[p].clone()).collect(),
             strides: perm.iter().map(|&p| self.strides[p].clone()).collect(),
+            fragment: None,
             ..self.clone()
         })
     }
 
     /// The sub-region starting at `origin` with extents `shape` (`A[m0:m0+BM, 0:BK]`): same
     /// strides, the origin folded into the element offset.
+    #[track_caller]
     pub fn region(&self, origin: impl Exprs, shape: impl Exprs) -> Result<Buffer<T>> {
         let origin: Vec<Expr> = origin.exprs();
         let shape: Vec<Expr> = shape.exprs();
@@ -308,17 +335,20 @@ impl<T: Elem> Buffer<T> {
         Ok(Buffer {
             shape,
             elem_offset: plain(&off),
+            fragment: None,
             ..self.clone()
         })
     }
 
     /// The same storage under another layout.
+    #[track_caller]
     pub fn with_layout(&self, layout: Layout) -> Result<Buffer<T>> {
         let strides = layout
             .strides_for(&self.shape)
             .map_err(|r| self.err(r.to_string()))?;
         Ok(Buffer {
             strides,
+            fragment: None,
             ..self.clone()
         })
     }
@@ -326,6 +356,7 @@ impl<T: Elem> Buffer<T> {
     /// A shared buffer whose storage is written with `mode` (as a TMA load with that swizzle
     /// writes it): indexing applies the swizzle to the byte offset from the data pointer, which
     /// must be aligned to the swizzle's repeat ([`SwizzleMode::alignment`]).
+    #[track_caller]
     pub fn swizzled(&self, mode: SwizzleMode) -> Result<Buffer<T>> {
         if !matches!(self.storage, Storage::Shared(_)) {
             return Err(self.err("only shared buffers are swizzled"));
@@ -346,6 +377,7 @@ impl<T: Elem> Buffer<T> {
     /// The same bytes as elements of another type with a row-major `shape` (`decl_buffer` with
     /// another dtype over `A.data`): the element offset converts to the new element size, which
     /// must divide it.
+    #[track_caller]
     pub fn reinterpret<U: Elem>(&self, shape: impl Exprs) -> Result<Buffer<U>> {
         let storage = match &self.storage {
             Storage::Global(r) => Storage::Global(*r),
@@ -375,12 +407,14 @@ impl<T: Elem> Buffer<T> {
             elem_offset,
             align: self.align,
             swizzle: self.swizzle,
+            fragment: None,
         })
     }
 
     /// The calling thread's `n` registers of a register buffer, as a flat 1-D buffer (`R.local(n)`).
     /// Registers are already private to each thread here, so this is the flat view of the whole
     /// buffer; `n` must be its size.
+    #[track_caller]
     pub fn local(&self, n: usize) -> Result<Buffer<T>> {
         let Storage::Local(regs) = &self.storage else {
             return Err(self.err("local() takes a register buffer"));

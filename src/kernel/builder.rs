@@ -9,9 +9,9 @@ use smem::pool::SmemPool;
 use super::buffer::{Buffer, Elem, Layout, Storage};
 use super::built::{BuiltKernel, LaunchSpec};
 use super::error::{KernelError, Result};
-use super::expr::{Expr, Exprs, Facts, Var, VarFacts, divisibility, simplify};
+use super::expr::{Expr, Exprs, Facts, Var, VarFacts, bounds, divisibility, simplify};
 use super::scope::LaunchState;
-use crate::signature::{Extent, KernelSignature, Param};
+use crate::signature::{Extent, ExtentFacts, KernelSignature, Param};
 
 /// What the builder knows of one variable.
 #[derive(Debug, Clone)]
@@ -33,14 +33,34 @@ pub(crate) struct VarInfo {
 
 impl Facts for [VarInfo] {
     fn facts(&self, v: Var) -> VarFacts {
-        self.get(v.0 as usize).map_or(
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
-            |i| i.facts,
-        )
+        self.get(v.0 as usize)
+            .map_or(VarFacts::UNKNOWN, |i| i.facts)
     }
+}
+
+/// A value computed once and reused while the region it was computed in is open: an index
+/// expression's register, or an element address (`data + index * size`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum MemoKey {
+    /// An index expression.
+    Index(Expr),
+    /// A global address: base register, index expression, element size.
+    Global(Reg<ty::U64>, Expr, u32),
+    /// A shared address: base register, index expression, element size (unswizzled buffers).
+    Shared(Reg<ty::U32>, Expr, u32),
+    /// The predicate `a < b` of a bounds check.
+    Below(Expr, Expr),
+    /// An index scaled to a 64-bit byte offset (`mul.wide.u32`): index expression, element size.
+    Wide(Expr, u32),
+}
+
+/// A memoised value: the register holding it, and the nesting depth it was computed at (it
+/// dominates everything after it at that depth or deeper, until its region closes).
+#[derive(Debug, Clone)]
+pub(crate) struct Memo {
+    pub(crate) key: MemoKey,
+    pub(crate) depth: u32,
+    pub(crate) reg: ptx_isa::RegRef,
 }
 
 /// Options of a tensor parameter (the `match_buffer` descriptor fields beyond shape and dtype).
@@ -67,18 +87,21 @@ impl Default for TensorOpts {
 
 impl TensorOpts {
     /// With an alignment requirement.
+    #[track_caller]
     pub fn align(mut self, bytes: u32) -> TensorOpts {
         self.align = Some(bytes);
         self
     }
 
     /// With a layout.
+    #[track_caller]
     pub fn layout(mut self, layout: Layout) -> TensorOpts {
         self.layout = layout;
         self
     }
 
     /// With an element offset.
+    #[track_caller]
     pub fn elem_offset(mut self, offset: impl Into<Expr>) -> TensorOpts {
         self.elem_offset = offset.into();
         self
@@ -103,6 +126,10 @@ pub struct KernelBuilder {
     pub(crate) params: Vec<Param>,
     pub(crate) vars: Vec<VarInfo>,
     pub(crate) depth: u32,
+    /// Index and address arithmetic already computed ([`MemoKey`]).
+    pub(crate) memo: Vec<Memo>,
+    /// Reductions written so far (each CTA-wide one has its own scratch words).
+    pub(crate) reductions: u32,
     pub(crate) launch: LaunchState,
     pub(crate) pool: SmemPool,
     pub(crate) pool_symbol: String,
@@ -124,6 +151,7 @@ impl DerefMut for KernelBuilder {
     }
 }
 
+#[track_caller]
 fn arch_of(target: Target) -> smem::Arch {
     let name = target.name();
     if name.starts_with("sm_100") || name.starts_with("sm_101") || name.starts_with("sm_103") {
@@ -145,6 +173,7 @@ fn arch_of(target: Target) -> smem::Arch {
 
 impl KernelBuilder {
     /// Starts kernel `name` for `target`.
+    #[track_caller]
     pub fn new(name: &str, target: Target) -> KernelBuilder {
         let module = Module::new(target);
         let f = module.entry(name);
@@ -155,6 +184,8 @@ impl KernelBuilder {
             params: Vec::new(),
             vars: Vec::new(),
             depth: 0,
+            memo: Vec::new(),
+            reductions: 0,
             launch: LaunchState::default(),
             pool: SmemPool::new(arch_of(target)),
             pool_symbol: "smem".to_string(),
@@ -165,21 +196,25 @@ impl KernelBuilder {
     }
 
     /// The kernel's name.
+    #[track_caller]
     pub fn kernel_name(&self) -> &str {
         &self.name
     }
 
     /// The raw PTX builder.
+    #[track_caller]
     pub fn isa(&mut self) -> &mut FunctionBuilder {
         &mut self.f
     }
 
     /// The module, for module-level declarations.
+    #[track_caller]
     pub fn module_mut(&mut self) -> &mut Module {
         &mut self.module
     }
 
     /// The signature as declared so far.
+    #[track_caller]
     pub fn signature(&self) -> KernelSignature {
         KernelSignature::new(self.name.clone(), self.params.clone())
     }
@@ -187,43 +222,53 @@ impl KernelBuilder {
     // ---- errors ---------------------------------------------------------------------------------
 
     /// An error of this kernel, for a builder's own checks of its compile-time parameters.
+    #[track_caller]
     pub fn error(&self, reason: impl Into<String>) -> KernelError {
         KernelError::Invalid {
             kernel: self.name.clone(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn param_err(&self, param: &str, reason: impl Into<String>) -> KernelError {
         KernelError::Param {
             kernel: self.name.clone(),
             param: param.to_string(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn scope_err(&self, reason: impl Into<String>) -> KernelError {
         KernelError::Scope {
             kernel: self.name.clone(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
+    #[track_caller]
     pub(crate) fn buffer_err(&self, buffer: &str, reason: impl Into<String>) -> KernelError {
         KernelError::Buffer {
             kernel: self.name.clone(),
             buffer: buffer.to_string(),
             reason: reason.into(),
+            at: super::error::CallSite::here(),
         }
     }
 
     /// Records an error met where none can be returned (a dropped `if_`); `finish` returns it.
+    #[track_caller]
     pub(crate) fn defer(&mut self, e: KernelError) {
         if self.deferred.is_none() {
             self.deferred = Some(e);
         }
     }
 
+    #[track_caller]
     fn top_level(&self, param: &str) -> Result<()> {
         if self.depth > 0 {
             return Err(self.param_err(
@@ -236,6 +281,7 @@ impl KernelBuilder {
 
     // ---- variables and index arithmetic ---------------------------------------------------------
 
+    #[track_caller]
     pub(crate) fn new_var(
         &mut self,
         name: &str,
@@ -255,47 +301,96 @@ impl KernelBuilder {
     }
 
     /// A fresh variable held in a register, nothing known of it.
+    #[track_caller]
     pub(crate) fn reg_var(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
-        self.new_var(
-            name,
-            Some(reg),
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
-            None,
-        )
+        self.new_var(name, Some(reg), VarFacts::UNKNOWN, None)
     }
 
     /// Names a register computed with the raw builder, so index expressions can use it. Nothing is
     /// assumed of its value; the register must not be written afterwards.
+    #[track_caller]
     pub fn bind(&mut self, name: &str, reg: Reg<ty::U32>) -> Var {
         self.reg_var(name, reg)
     }
 
     /// The name a variable was declared with.
+    #[track_caller]
     pub fn var_name(&self, v: Var) -> &str {
         self.vars.get(v.0 as usize).map_or("?", |i| i.name.as_str())
     }
 
     /// The register holding `v` (none for a constant `let`).
+    #[track_caller]
     pub fn var_reg(&self, v: Var) -> Option<Reg<ty::U32>> {
         self.vars.get(v.0 as usize).and_then(|i| i.reg)
     }
 
+    /// `e` as text with the kernel's variable names (`(row * cols) + tx`), for messages.
+    pub fn show(&self, e: &Expr) -> String {
+        let name = |v: Var| self.var_name(v).to_string();
+        e.named(&name).to_string()
+    }
+
     /// `e` simplified with what is known of the kernel's variables ([`simplify`]).
+    #[track_caller]
     pub fn simplify(&self, e: &Expr) -> Expr {
         simplify(e, self.vars.as_slice())
     }
 
     /// The largest number known to divide `e` ([`divisibility`]).
+    #[track_caller]
     pub fn divisibility(&self, e: &Expr) -> i64 {
         divisibility(e, self.vars.as_slice())
     }
 
     /// Lowers a simplified expression to an operand: a constant stays an immediate, a variable is
     /// its register, anything else is computed into a fresh register.
+    #[track_caller]
     pub(crate) fn lower(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
+        if matches!(e, Expr::Const(_) | Expr::Var(_)) {
+            return self.lower_uncached(e);
+        }
+        let key = MemoKey::Index(e.clone());
+        if let Some(r) = self.recall::<ty::U32>(&key) {
+            return Ok(Src::Reg(r));
+        }
+        let src = self.lower_uncached(e)?;
+        if let Src::Reg(r) = src {
+            self.remember(key, e, r);
+        }
+        Ok(src)
+    }
+
+    /// A memoised register for `key`, if one is live here.
+    #[track_caller]
+    pub(crate) fn recall<T: ty::RegType>(&self, key: &MemoKey) -> Option<Reg<T>> {
+        self.memo
+            .iter()
+            .rev()
+            .find(|m| &m.key == key)
+            .and_then(|m| m.reg.retype::<T>().ok())
+    }
+
+    /// Remembers that `reg` holds `key` (computed from `e`), unless `e` reads a variable whose
+    /// register changes (a loop counter, a mutable scalar): its value could be stale on a later
+    /// trip round a loop.
+    #[track_caller]
+    pub(crate) fn remember<T: ty::RegType>(&mut self, key: MemoKey, e: &Expr, reg: Reg<T>) {
+        let stable = e
+            .vars()
+            .iter()
+            .all(|v| self.vars.get(v.0 as usize).is_some_and(|i| !i.changes));
+        if stable {
+            self.memo.push(Memo {
+                key,
+                depth: self.depth,
+                reg: reg.as_ref(),
+            });
+        }
+    }
+
+    #[track_caller]
+    fn lower_uncached(&mut self, e: &Expr) -> Result<Src<ty::U32>> {
         let imm = |c: i64| Src::Imm(Imm::UInt(u64::from(c as u32)));
         Ok(match e {
             Expr::Const(c) => imm(*c),
@@ -306,9 +401,10 @@ impl KernelBuilder {
                     ..
                 }) => imm(*c),
                 _ => {
-                    return Err(
-                        self.scope_err(format!("variable v{} has no value on the device", v.0))
-                    );
+                    return Err(self.scope_err(format!(
+                        "variable `{}` has no value on the device",
+                        self.var_name(*v)
+                    )));
                 }
             },
             Expr::Add(a, b) => {
@@ -370,6 +466,7 @@ impl KernelBuilder {
 
     /// Computes `e` (simplified) into a register: `mov` for a constant, the variable's own
     /// register for a variable.
+    #[track_caller]
     pub fn eval(&mut self, e: impl Into<Expr>) -> Result<Reg<ty::U32>> {
         let e = self.simplify(&e.into());
         match self.lower(&e)? {
@@ -385,11 +482,15 @@ impl KernelBuilder {
     /// An immutable binding, `let name = e`: a constant stays a constant (and folds into every
     /// use), anything else is computed once into a register; either way what is known of `e`
     /// (its value, its divisibility) is known of the binding.
+    #[track_caller]
     pub fn let_(&mut self, name: &str, e: impl Into<Expr>) -> Result<Var> {
         let e = self.simplify(&e.into());
+        let (min, max) = bounds(&e, self.vars.as_slice());
         let facts = VarFacts {
             value: e.as_const(),
             divisor: self.divisibility(&e),
+            min: min.max(0),
+            max,
         };
         if e.as_const().is_some() {
             return Ok(self.new_var(name, None, facts, None));
@@ -409,6 +510,7 @@ impl KernelBuilder {
 
     /// A mutable index scalar (a one-element register buffer, read by name): starts at `init`;
     /// [`KernelBuilder::assign`] changes it. Nothing is assumed of its value.
+    #[track_caller]
     pub fn index_var(&mut self, name: &str, init: impl Into<Expr>) -> Result<Var> {
         let r = self.f.reg::<ty::U32>();
         let v = self.reg_var(name, r);
@@ -421,6 +523,7 @@ impl KernelBuilder {
     }
 
     /// `v = e` for a mutable index scalar (from [`KernelBuilder::index_var`]).
+    #[track_caller]
     pub fn assign(&mut self, v: Var, e: impl Into<Expr>) -> Result<()> {
         let Some(info) = self.vars.get(v.0 as usize) else {
             return Err(self.scope_err(format!("v{} is not a variable of this kernel", v.0)));
@@ -442,23 +545,57 @@ impl KernelBuilder {
     /// A free symbolic extent, such as `n`: a `.param .u32` whose value the launcher reads from
     /// the shapes of the tensors that name it, checked equal across them (the caller passes
     /// nothing for it).
+    #[track_caller]
     pub fn symbol(&mut self, name: &str) -> Result<Var> {
+        self.symbol_with(name, ExtentFacts::NONE)
+    }
+
+    /// A symbolic extent with what is known of it (`ExtentFacts::NONE.multiple_of(4).at_most(8192)`):
+    /// index arithmetic and vector widths use the facts (a row of a multiple of 4 `f32`s starts
+    /// 16-byte aligned; a guard `i < cols` that the bounds decide is dropped), and the launcher
+    /// refuses a launch whose value breaks them.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    /// use ptxkit::runtime::ExtentFacts;
+    /// let mut k = KernelBuilder::new("rows", Target::Sm90a);
+    /// let n = k.symbol_with("n", ExtentFacts::NONE.multiple_of(4).at_least(4))?;
+    /// let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default().align(16))?;
+    /// let [t] = k.thread_id([32])?;
+    /// let v = k.load_vec(&x, [t * 4])?; // one ld.global.v4.f32: 4 divides t * 4 and x is 16-aligned
+    /// assert_eq!(v.len(), 4);
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn symbol_with(&mut self, name: &str, facts: ExtentFacts) -> Result<Var> {
         self.top_level(name)?;
+        if !facts.satisfiable()
+            || facts.multiple_of > u64::from(u32::MAX)
+            || facts.min > u64::from(u32::MAX)
+        {
+            return Err(self.param_err(name, format!("no 32-bit value is {facts}")));
+        }
         let p = self.f.param::<ty::U32>(name)?;
         let r = self.f.load_param(&p)?;
-        self.params.push(Param::extent_u32(name));
+        self.params.push(Param::SymbolicExtent {
+            name: name.to_string(),
+            dtype: ptx_isa::ScalarType::U32,
+            facts,
+        });
+        let max = facts
+            .max
+            .map_or(i64::from(u32::MAX), |m| m.min(u64::from(u32::MAX)) as i64);
         Ok(self.new_var(
             name,
             Some(r),
-            VarFacts {
-                value: None,
-                divisor: 1,
-            },
+            VarFacts::range(facts.min as i64, Some(max), facts.multiple_of as i64),
             Some(name.to_string()),
         ))
     }
 
     /// A runtime scalar parameter `.param .T name`, loaded into a register.
+    #[track_caller]
     pub fn scalar<T: Elem>(&mut self, name: &str) -> Result<Reg<T>> {
         self.top_level(name)?;
         let p = self.f.param::<T>(name)?;
@@ -468,6 +605,7 @@ impl KernelBuilder {
     }
 
     /// A TMA tensor map passed by value (`.param .align 64 .b8 name[128]`).
+    #[track_caller]
     pub fn tensor_map(&mut self, name: &str) -> Result<TensorMapRef> {
         self.top_level(name)?;
         let p = self.f.param_bytes(name, 64, 128)?;
@@ -478,6 +616,7 @@ impl KernelBuilder {
     /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
     /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
     /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
+    #[track_caller]
     pub fn tensor<T: Elem>(
         &mut self,
         name: &str,
@@ -505,7 +644,10 @@ impl KernelBuilder {
                 e => {
                     return Err(self.param_err(
                         name,
-                        format!("extent {e} is neither a positive constant nor a symbol"),
+                        format!(
+                            "extent {} is neither a positive constant nor a symbol",
+                            self.show(e)
+                        ),
                     ));
                 }
             });
@@ -542,13 +684,38 @@ impl KernelBuilder {
             elem_offset,
             align,
             swizzle: None,
+            fragment: None,
         })
+    }
+
+    // ---- device printf ---------------------------------------------------------------------------
+
+    /// `printf(format, args...)` through the driver's `vprintf` (ptx-isa's
+    /// [`FunctionBuilder::printf`](ptx_isa::FunctionBuilder::printf): typed arguments checked
+    /// against the format's conversions, promoted and packed as the driver expects), by the
+    /// threads where `when` holds (every thread with `None`). The driver prints when the host
+    /// next synchronizes.
+    pub fn printf(
+        &mut self,
+        when: Option<ptx_isa::Pred>,
+        format: &str,
+        args: &[ptx_isa::builder::PrintfArg],
+    ) -> Result<()> {
+        let format = self.module.printf_format(format)?;
+        let skip = self.f.label();
+        if let Some(p) = when {
+            self.f.unless(p).bra(skip)?;
+        }
+        self.f.printf(&format, args)?;
+        self.f.place(skip)?;
+        Ok(())
     }
 
     // ---- launch bounds and finishing ----------------------------------------------------------
 
     /// The second launch bound: at least `n` blocks per SM (`.minnctapersm`, PTX ISA 11.4.4). The
     /// first, the maximum threads per block (`.maxntid`), is the thread extent.
+    #[track_caller]
     pub fn min_blocks_per_sm(&mut self, n: u32) -> Result<()> {
         if n == 0 {
             return Err(self.scope_err("min blocks per SM must be positive"));
@@ -559,6 +726,7 @@ impl KernelBuilder {
 
     /// Finishes the kernel: resolves and checks the launch extents, writes the launch bounds,
     /// `ret`, the dynamic shared-memory array if the pool was used, and the PTX text.
+    #[track_caller]
     pub fn finish(mut self) -> Result<BuiltKernel> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
@@ -585,6 +753,7 @@ impl KernelBuilder {
                     self.pool.total_bytes(),
                     self.pool.limit()
                 ),
+                at: super::error::CallSite::here(),
             });
         }
         module.add(self.f.finish()?)?;
@@ -594,6 +763,7 @@ impl KernelBuilder {
             kernel: self.name.clone(),
             param: String::new(),
             reason: e.to_string(),
+            at: super::error::CallSite::here(),
         })?;
         Ok(BuiltKernel {
             module,

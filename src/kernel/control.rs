@@ -7,10 +7,11 @@ use ptx_isa::{Pred, ty};
 
 use super::KernelBuilder;
 use super::error::Result;
-use super::expr::{Expr, Var, VarFacts};
+use super::expr::{Expr, Var, VarFacts, bounds};
 
 impl KernelBuilder {
     /// `p = a op b` on unsigned 32-bit index expressions (`setp.op.u32`).
+    #[track_caller]
     pub fn cmp(&mut self, op: CmpOp, a: impl Into<Expr>, b: impl Into<Expr>) -> Result<Pred> {
         let a = self.simplify(&a.into());
         let b = self.simplify(&b.into());
@@ -23,6 +24,7 @@ impl KernelBuilder {
 
     /// `for i in start..end { body(k, i) }` with a run-time loop (`setp.ge`, `@p bra`, `add`,
     /// `bra`). `start` and `end` are evaluated once, before the loop.
+    #[track_caller]
     pub fn for_range(
         &mut self,
         start: impl Into<Expr>,
@@ -34,6 +36,7 @@ impl KernelBuilder {
 
     /// `for i in (start..end).step_by(step)`. The counter is known to be `start` plus a multiple
     /// of `step`, which the simplifier uses (a counter stepping by 4 from 0 is divisible by 4).
+    #[track_caller]
     pub fn for_range_step(
         &mut self,
         start: impl Into<Expr>,
@@ -61,9 +64,10 @@ impl KernelBuilder {
         let var = self.new_var(
             "i",
             Some(i),
-            VarFacts {
-                value: None,
-                divisor,
+            {
+                let (lo, _) = bounds(&start, self.vars.as_slice());
+                let (_, hi) = bounds(&end, self.vars.as_slice());
+                VarFacts::range(lo.max(0), hi.map(|h| h - 1), divisor)
             },
             None,
         );
@@ -84,6 +88,7 @@ impl KernelBuilder {
 
     /// `for i in range { body(k, i) }` unrolled at build time: the body is written once per
     /// value, with `i` a constant that folds into the index arithmetic.
+    #[track_caller]
     pub fn unroll(
         &mut self,
         range: std::ops::Range<u32>,
@@ -97,6 +102,7 @@ impl KernelBuilder {
 
     /// `while cond(k) { body(k) }`: `cond` writes the test and returns its predicate each time
     /// round.
+    #[track_caller]
     pub fn while_(
         &mut self,
         cond: impl FnOnce(&mut KernelBuilder) -> Result<Pred>,
@@ -115,6 +121,7 @@ impl KernelBuilder {
     /// `if p { then(k) }`, with an optional `.else_(|k| ..)`. The branch is written when the
     /// returned [`If`] is consumed by `else_` or `end`, or dropped; an error met when dropped is
     /// returned by [`KernelBuilder::finish`].
+    #[track_caller]
     pub fn if_<F>(&mut self, p: Pred, then: F) -> If<'_, F>
     where
         F: FnOnce(&mut KernelBuilder) -> Result<()>,
@@ -129,6 +136,7 @@ impl KernelBuilder {
     /// Runs a body one level deeper. When it fails, `exit` (the label branched to past it) is
     /// placed before the error is returned, so the builder is left with no label unplaced and
     /// stays usable.
+    #[track_caller]
     fn nested(
         &mut self,
         body: impl FnOnce(&mut KernelBuilder) -> Result<()>,
@@ -137,12 +145,16 @@ impl KernelBuilder {
         self.depth += 1;
         let r = body(self);
         self.depth -= 1;
+        // What the body computed does not dominate what follows it.
+        let depth = self.depth;
+        self.memo.retain(|m| m.depth <= depth);
         if r.is_err() {
             self.f.place(exit)?;
         }
         r
     }
 
+    #[track_caller]
     fn write_if(
         &mut self,
         p: Pred,
@@ -169,6 +181,7 @@ impl KernelBuilder {
 /// A branch body, boxed so `if_` and `if_ .. else_` share one writer.
 type Body<'a> = Box<dyn FnOnce(&mut KernelBuilder) -> Result<()> + 'a>;
 
+#[track_caller]
 fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.abs(), b.abs());
     while b != 0 {
@@ -192,6 +205,7 @@ where
     F: FnOnce(&mut KernelBuilder) -> Result<()>,
 {
     /// `else { otherwise(k) }`: writes the whole `if`/`else`.
+    #[track_caller]
     pub fn else_(mut self, otherwise: impl FnOnce(&mut KernelBuilder) -> Result<()>) -> Result<()> {
         let then = self.then.take();
         match then {
@@ -201,6 +215,7 @@ where
     }
 
     /// Writes the `if` with no `else`, returning its error now.
+    #[track_caller]
     pub fn end(mut self) -> Result<()> {
         match self.then.take() {
             Some(t) => self.k.write_if(self.p, t, None),

@@ -112,6 +112,38 @@ impl fmt::Display for Expr {
     }
 }
 
+impl Expr {
+    /// The expression printed with each variable's name from `name` (`(row * cols) + tx`,
+    /// where [`fmt::Display`] prints `(v1 * v0) + v3`).
+    pub fn named<'a>(&'a self, name: &'a dyn Fn(Var) -> String) -> Named<'a> {
+        Named { e: self, name }
+    }
+}
+
+/// An [`Expr`] printed with variable names ([`Expr::named`]).
+pub struct Named<'a> {
+    e: &'a Expr,
+    name: &'a dyn Fn(Var) -> String,
+}
+
+impl fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.name;
+        let bin = |f: &mut fmt::Formatter<'_>, a: &Expr, op: &str, b: &Expr| {
+            write!(f, "({} {op} {})", a.named(name), b.named(name))
+        };
+        match self.e {
+            Expr::Const(c) => write!(f, "{c}"),
+            Expr::Var(v) => f.write_str(&(self.name)(*v)),
+            Expr::Add(a, b) => bin(f, a, "+", b),
+            Expr::Sub(a, b) => bin(f, a, "-", b),
+            Expr::Mul(a, b) => bin(f, a, "*", b),
+            Expr::Div(a, b) => bin(f, a, "/", b),
+            Expr::Rem(a, b) => bin(f, a, "%", b),
+        }
+    }
+}
+
 impl From<Var> for Expr {
     fn from(v: Var) -> Expr {
         Expr::Var(v)
@@ -191,12 +223,53 @@ impl Exprs for &[Expr] {
 }
 
 /// What the simplifier may assume about a variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VarFacts {
     /// Its value, when known when the kernel is built (a constant `let`).
     pub value: Option<i64>,
     /// A number that always divides it (1 when nothing is known).
     pub divisor: i64,
+    /// The least value it can take (0 when nothing is known: index values are unsigned).
+    pub min: i64,
+    /// The largest value it can take, when known (a thread index below its extent, a symbol
+    /// declared `at_most`).
+    pub max: Option<i64>,
+}
+
+impl VarFacts {
+    /// Nothing known: any unsigned value.
+    pub const UNKNOWN: VarFacts = VarFacts {
+        value: None,
+        divisor: 1,
+        min: 0,
+        max: None,
+    };
+
+    /// A value in `min..=max` that `divisor` divides.
+    pub fn range(min: i64, max: Option<i64>, divisor: i64) -> VarFacts {
+        VarFacts {
+            value: None,
+            divisor: divisor.max(1),
+            min,
+            max,
+        }
+    }
+
+    /// A value known when the kernel is built.
+    pub fn constant(c: i64) -> VarFacts {
+        VarFacts {
+            value: Some(c),
+            divisor: c.abs(),
+            min: c,
+            max: Some(c),
+        }
+    }
+}
+
+impl Default for VarFacts {
+    fn default() -> VarFacts {
+        VarFacts::UNKNOWN
+    }
 }
 
 /// Looks up the facts of a variable.
@@ -247,6 +320,72 @@ pub fn divisibility(e: &Expr, facts: &(impl Facts + ?Sized)) -> i64 {
     }
 }
 
+/// The least and (when known) largest value of `e` for every assignment consistent with `facts`
+/// (interval arithmetic over exact integers; `None` for an unbounded or unknown maximum).
+///
+/// Post-condition: for every assignment consistent with `facts`, `lo <= eval(e)` and, when `hi`
+/// is `Some`, `eval(e) <= hi`.
+pub fn bounds(e: &Expr, facts: &(impl Facts + ?Sized)) -> (i64, Option<i64>) {
+    match e {
+        Expr::Const(c) => (*c, Some(*c)),
+        Expr::Var(v) => {
+            let f = facts.facts(*v);
+            match f.value {
+                Some(c) => (c, Some(c)),
+                None => (f.min, f.max),
+            }
+        }
+        Expr::Add(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            (
+                al.saturating_add(bl),
+                ah.zip(bh).and_then(|(x, y)| x.checked_add(y)),
+            )
+        }
+        Expr::Sub(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            // Index values are unsigned: a difference is at least 0 only when a >= b is known;
+            // otherwise nothing is known of its low end beyond what wraps.
+            match bh {
+                Some(bh) if al >= bh => (al - bh, ah.map(|ah| ah - bl)),
+                _ => (i64::MIN, None),
+            }
+        }
+        Expr::Mul(a, b) => {
+            let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+            if al < 0 || bl < 0 {
+                return (i64::MIN, None);
+            }
+            (
+                al.saturating_mul(bl),
+                ah.zip(bh).and_then(|(x, y)| x.checked_mul(y)),
+            )
+        }
+        Expr::Div(a, b) => match (bounds(a, facts), b.as_const()) {
+            ((al, ah), Some(c)) if c > 0 && al >= 0 => (al / c, ah.map(|h| h / c)),
+            _ => (0, None),
+        },
+        Expr::Rem(a, b) => match (bounds(a, facts), b.as_const()) {
+            ((al, Some(ah)), Some(c)) if c > 0 && al >= 0 && ah < c => (al, Some(ah)),
+            ((al, _), Some(c)) if c > 0 && al >= 0 => (0, Some(c - 1)),
+            _ => (0, None),
+        },
+    }
+}
+
+/// Decides `a < b` from what is known (`Some(true)`: always, `Some(false)`: never, `None`: only
+/// at run time).
+pub fn decide_lt(a: &Expr, b: &Expr, facts: &(impl Facts + ?Sized)) -> Option<bool> {
+    let ((al, ah), (bl, bh)) = (bounds(a, facts), bounds(b, facts));
+    if ah.is_some_and(|ah| ah < bl) && al >= 0 {
+        Some(true)
+    } else if bh.is_some_and(|bh| al >= bh) && bl >= 0 {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// Simplifies `e`: folds constants, substitutes variables of known value, keeps constants on the
 /// right of `+` and `*` (and a sum's constant outermost), drops `+ 0`, `* 1`, `/ 1`, and uses
 /// divisibility to remove `(x * c) / c`, `(x / c) * c` and `x % c` where `c` divides `x`, and
@@ -278,6 +417,12 @@ pub fn simplify(e: &Expr, facts: &(impl Facts + ?Sized)) -> Expr {
             {
                 *x
             }
+            // (x + c1) * c2 is x * c2 + c1 * c2: the constant joins the sum's constant (and an
+            // address's immediate offset).
+            (Expr::Add(x, c1), Expr::Const(c2)) if c1.as_const().is_some() => add(
+                mul(*x, Expr::Const(c2)),
+                Expr::Const(c1.as_const().unwrap_or(0) * c2),
+            ),
             (a, b) => mul(a, b),
         },
         Expr::Div(a, b) => {
@@ -375,10 +520,7 @@ mod tests {
     use super::*;
 
     fn none(_: Var) -> VarFacts {
-        VarFacts {
-            value: None,
-            divisor: 1,
-        }
+        VarFacts::UNKNOWN
     }
 
     #[test]
@@ -395,14 +537,8 @@ mod tests {
     #[test]
     fn uses_known_values_and_divisibility() {
         let facts = |v: Var| match v.0 {
-            0 => VarFacts {
-                value: None,
-                divisor: 4,
-            },
-            1 => VarFacts {
-                value: Some(3),
-                divisor: 3,
-            },
+            0 => VarFacts::range(0, None, 4),
+            1 => VarFacts::constant(3),
             _ => none(v),
         };
         let (x, c, y) = (Var(0), Var(1), Var(2));
@@ -427,10 +563,7 @@ mod tests {
     /// The simplifier keeps the value: every expression over small values of three variables.
     #[test]
     fn simplify_preserves_value() {
-        let facts = |v: Var| VarFacts {
-            value: None,
-            divisor: if v.0 == 0 { 4 } else { 1 },
-        };
+        let facts = |v: Var| VarFacts::range(0, None, if v.0 == 0 { 4 } else { 1 });
         let (x, y, z) = (Var(0), Var(1), Var(2));
         let exprs = [
             (x + y * 4) / 4,
@@ -440,6 +573,7 @@ mod tests {
             (z * 6) / 3 + (x * 12) / 4,
             (x / 4) * 4 + (y / 2) * 2,
             Expr::ceil_div(y * 4 + x, 8),
+            (x + 3) * 4 + (y + z + 1) * 2,
         ];
         for e in &exprs {
             let s = simplify(e, &facts);
@@ -452,5 +586,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `bounds` holds every value: every expression over small bounded values of three variables.
+    #[test]
+    fn bounds_hold_every_value() {
+        let facts = |v: Var| match v.0 {
+            0 => VarFacts::range(0, Some(31), 4),
+            1 => VarFacts::range(2, Some(8), 1),
+            _ => VarFacts::range(1, Some(4), 1),
+        };
+        let (x, y, z) = (Var(0), Var(1), Var(2));
+        let exprs = [
+            x + y * 4,
+            (x + y) % 4,
+            (x * 8 + y + 64) % 256,
+            x / 4 + z,
+            y - z,
+            x - z,
+            y * z * 3,
+        ];
+        for e in &exprs {
+            let (lo, hi) = bounds(e, &facts);
+            for xv in (0..32).step_by(4) {
+                for yv in 2..=8 {
+                    for zv in 1..=4 {
+                        let val = |v: Var| Some([xv, yv, zv][v.0 as usize]);
+                        let got = eval(e, &val).unwrap();
+                        assert!(
+                            got >= lo && hi.is_none_or(|h| got <= h),
+                            "{e}: {got} outside {lo}..{hi:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(decide_lt(&(x + 0), &Expr::from(32), &facts), Some(true));
+        assert_eq!(decide_lt(&Expr::from(40), &(y * 4), &facts), Some(false));
+        assert_eq!(decide_lt(&(x + y), &(z * 8), &facts), None);
     }
 }

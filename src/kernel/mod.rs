@@ -46,11 +46,14 @@ mod built;
 mod control;
 mod error;
 pub mod expr;
+pub mod math;
+mod reduce;
 mod scope;
 
 pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};
 pub use built::{BuiltKernel, LaunchSpec, LoadedKernel};
 pub use control::If;
-pub use error::{KernelError, Result};
+pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};
+pub use reduce::{Axis, FragmentReduction, ReduceOp, ReduceScope, Reducible};

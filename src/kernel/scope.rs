@@ -27,6 +27,7 @@ pub(crate) struct LaunchState {
     flat: Option<Var>,
 }
 
+#[track_caller]
 fn pad<T: Clone>(v: &[T], one: T) -> [T; 3] {
     [
         v.first().cloned().unwrap_or(one.clone()),
@@ -35,11 +36,26 @@ fn pad<T: Clone>(v: &[T], one: T) -> [T; 3] {
     ]
 }
 
+#[track_caller]
 fn show(e: &[Expr; 3]) -> String {
     format!("[{}, {}, {}]", e[0], e[1], e[2])
 }
 
 impl KernelBuilder {
+    /// CTAs per cluster, once a cluster scope id has stated them.
+    pub(crate) fn cluster_ctas(&self) -> Option<u32> {
+        self.launch.cluster.map(|c| c[0] * c[1] * c[2])
+    }
+
+    /// Threads per CTA, once a scope id has stated them.
+    pub(crate) fn block_threads(&self) -> Option<u32> {
+        self.launch
+            .block
+            .map(|b| b[0] * b[1] * b[2])
+            .or(self.launch.threads.map(|(t, _)| t))
+    }
+
+    #[track_caller]
     fn rank_ok(&self, what: &str, n: usize) -> Result<()> {
         if !(1..=3).contains(&n) {
             return Err(self.scope_err(format!("{what} takes 1 to 3 extents, not {n}")));
@@ -48,6 +64,7 @@ impl KernelBuilder {
     }
 
     /// Host-evaluable extents: constants and symbolic extents only.
+    #[track_caller]
     fn host_extents(&self, what: &str, ext: Vec<Expr>) -> Result<Vec<Expr>> {
         let mut out = Vec::with_capacity(ext.len());
         for e in ext {
@@ -55,28 +72,30 @@ impl KernelBuilder {
             for v in e.vars() {
                 if self.vars[v.0 as usize].symbol.is_none() {
                     return Err(self.scope_err(format!(
-                        "{what} extent {e} reads `{}`, which the host does not know at launch",
+                        "{what} extent {} reads `{}`, which the host does not know at launch",
+                        self.show(&e),
                         self.var_name(v)
                     )));
                 }
             }
             if e.as_const().is_some_and(|c| c <= 0) {
-                return Err(self.scope_err(format!("{what} extent {e} is not positive")));
+                return Err(
+                    self.scope_err(format!("{what} extent {} is not positive", self.show(&e)))
+                );
             }
             out.push(e);
         }
         Ok(out)
     }
 
-    fn sreg_var(&mut self, name: &str, s: SpecialReg, divisor: i64) -> Result<Var> {
+    /// A special register as a variable below `max` (exclusive) when that is known.
+    #[track_caller]
+    fn sreg_var(&mut self, name: &str, s: SpecialReg, below: Option<i64>) -> Result<Var> {
         let r = self.f.sreg_u32(s)?;
         Ok(self.new_var(
             name,
             Some(r),
-            VarFacts {
-                value: None,
-                divisor,
-            },
+            VarFacts::range(0, below.map(|b| b - 1), 1),
             None,
         ))
     }
@@ -84,6 +103,7 @@ impl KernelBuilder {
     /// The CTA's index in the grid, one variable per extent (`bx, by = T.cta_id([GM, GN])`):
     /// `%ctaid.x/y/z`. The extents (constants or expressions of symbolic extents, such as
     /// `Expr::ceil_div(n, 256)`) are the grid.
+    #[track_caller]
     pub fn cta_id<const N: usize, E: Into<Expr>>(&mut self, extents: [E; N]) -> Result<[Var; N]> {
         self.rank_ok("cta_id", N)?;
         let ext = self.host_extents("cta_id", extents.into_iter().map(Into::into).collect())?;
@@ -100,11 +120,17 @@ impl KernelBuilder {
         }
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), 1)?;
+            let below = crate::kernel::expr::bounds(
+                &ext.get(d).cloned().unwrap_or(Expr::Const(1)),
+                self.vars.as_slice(),
+            )
+            .1;
+            *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), below)?;
         }
         Ok(out)
     }
 
+    #[track_caller]
     fn set_block(&mut self, block: [u32; 3]) -> Result<()> {
         let total: u64 = block.iter().map(|&b| u64::from(b)).product();
         if block.contains(&0) || total > 1024 || block[2] > 64 {
@@ -135,6 +161,7 @@ impl KernelBuilder {
         Ok(())
     }
 
+    #[track_caller]
     fn set_threads(&mut self, t: u32, by: &'static str) -> Result<()> {
         if t == 0 || t > 1024 {
             return Err(self.scope_err(format!("{by} makes {t} threads (1 to 1024)")));
@@ -158,36 +185,52 @@ impl KernelBuilder {
 
     /// The thread's index in the CTA, one variable per extent (`tx = T.thread_id([128])`):
     /// `%tid.x/y/z`. The extents are the block; they set `.maxntid`.
+    #[track_caller]
     pub fn thread_id<const N: usize>(&mut self, extents: [u32; N]) -> Result<[Var; N]> {
         self.rank_ok("thread_id", N)?;
         self.set_block(pad(&extents, 1))?;
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("thread_id", SpecialReg::Tid(DIMS[d]), 1)?;
+            *v = self.sreg_var(
+                "thread_id",
+                SpecialReg::Tid(DIMS[d]),
+                Some(i64::from(extents[d])),
+            )?;
+        }
+        // A 1-D block's thread index is the flat one warp and lane ids derive from.
+        if N == 1 && self.launch.flat.is_none() {
+            self.launch.flat = Some(out[0]);
         }
         Ok(out)
     }
 
     /// The flat thread index `tid.x + tid.y * ntid.x + tid.z * ntid.x * ntid.y` (just `tid.x` for a
     /// 1-D block, or when no block was stated yet, which is then taken to be 1-D).
-    fn flat_tid(&mut self) -> Result<Var> {
+    #[track_caller]
+    pub(crate) fn flat_tid(&mut self) -> Result<Var> {
         if let Some(v) = self.launch.flat {
             return Ok(v);
         }
         let v = match self.launch.block {
             Some([bx, by, bz]) if by > 1 || bz > 1 => {
-                let x = self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?;
-                let y = self.sreg_var("tid.y", SpecialReg::Tid(Dim::Y), 1)?;
+                let x = self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), Some(i64::from(bx)))?;
+                let y = self.sreg_var("tid.y", SpecialReg::Tid(Dim::Y), Some(i64::from(by)))?;
                 let mut e = x + y * bx;
                 if bz > 1 {
-                    let z = self.sreg_var("tid.z", SpecialReg::Tid(Dim::Z), 1)?;
+                    let z = self.sreg_var("tid.z", SpecialReg::Tid(Dim::Z), Some(i64::from(bz)))?;
                     e = e + z * (bx * by);
                 }
                 self.let_("flat_tid", e)?
             }
             _ => {
                 self.launch.flat_assumed = true;
-                self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), 1)?
+                let below = self
+                    .launch
+                    .block
+                    .map(|b| i64::from(b[0]))
+                    .or(self.launch.threads.map(|(t, _)| i64::from(t)))
+                    .unwrap_or(1024);
+                self.sreg_var("tid.x", SpecialReg::Tid(Dim::X), Some(below))?
             }
         };
         self.launch.flat = Some(v);
@@ -196,6 +239,7 @@ impl KernelBuilder {
 
     /// The warp's index in the CTA (`T.warp_id([4])`): flat thread index / 32. `w` warps make the
     /// block `32 * w` threads.
+    #[track_caller]
     pub fn warp_id(&mut self, [w]: [u32; 1]) -> Result<Var> {
         self.set_threads(w.saturating_mul(32), "warp_id")?;
         let flat = self.flat_tid()?;
@@ -203,15 +247,17 @@ impl KernelBuilder {
     }
 
     /// The thread's lane in its warp (`T.lane_id([32])`): `%laneid`; the extent is 32.
+    #[track_caller]
     pub fn lane_id(&mut self, [l]: [u32; 1]) -> Result<Var> {
         if l != 32 {
             return Err(self.scope_err(format!("lane_id extent {l}: a warp has 32 lanes")));
         }
-        self.sreg_var("lane_id", SpecialReg::LaneId, 1)
+        self.sreg_var("lane_id", SpecialReg::LaneId, Some(32))
     }
 
     /// The warpgroup's index in the CTA (`T.warpgroup_id([2])`): flat thread index / 128. `g`
     /// warpgroups make the block `128 * g` threads.
+    #[track_caller]
     pub fn warpgroup_id(&mut self, [g]: [u32; 1]) -> Result<Var> {
         self.set_threads(g.saturating_mul(128), "warpgroup_id")?;
         self.launch.needs_warpgroups = true;
@@ -221,6 +267,7 @@ impl KernelBuilder {
 
     /// The warp's index in its warpgroup (`T.warp_id_in_wg([4])`): (flat / 32) % 4; the extent
     /// is 4, and the block must be whole warpgroups.
+    #[track_caller]
     pub fn warp_id_in_wg(&mut self, [w]: [u32; 1]) -> Result<Var> {
         if w != 4 {
             return Err(
@@ -234,6 +281,7 @@ impl KernelBuilder {
 
     /// The cluster's index in the grid (`T.cluster_id([C])`): `%clusterid.x/y/z`. The grid is
     /// these extents times the cluster's.
+    #[track_caller]
     pub fn cluster_id<const N: usize, E: Into<Expr>>(
         &mut self,
         extents: [E; N],
@@ -253,7 +301,7 @@ impl KernelBuilder {
         }
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), 1)?;
+            *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), None)?;
         }
         Ok(out)
     }
@@ -261,6 +309,7 @@ impl KernelBuilder {
     /// The CTA's index in its cluster (`T.cta_id_in_cluster([S], preferred=[P])`):
     /// `%cluster_ctaid.x/y/z`. The extents are the cluster dimensions (at most 16 CTAs; more than
     /// 8 is non-portable); `preferred`, multiples of them, the preferred cluster dimensions.
+    #[track_caller]
     pub fn cta_id_in_cluster<const N: usize>(
         &mut self,
         extents: [u32; N],
@@ -293,19 +342,21 @@ impl KernelBuilder {
         self.launch.cluster = Some(c);
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            *v = self.sreg_var("cta_id_in_cluster", SpecialReg::ClusterCtaId(DIMS[d]), 1)?;
+            *v = self.sreg_var("cta_id_in_cluster", SpecialReg::ClusterCtaId(DIMS[d]), None)?;
         }
         Ok(out)
     }
 
     /// The CTA's rank in its cluster, `%cluster_ctarank` (what `mapa` takes).
+    #[track_caller]
     pub fn cta_rank_in_cluster(&mut self) -> Result<Var> {
-        self.sreg_var("cta_rank", SpecialReg::ClusterCtaRank, 1)
+        self.sreg_var("cta_rank", SpecialReg::ClusterCtaRank, None)
     }
 
     /// Resolves the extents stated into grid, block, cluster and preferred cluster, checking that
     /// they agree.
     #[allow(clippy::type_complexity)]
+    #[track_caller]
     pub(crate) fn resolve_launch(
         &mut self,
     ) -> Result<([Expr; 3], [u32; 3], Option<[u32; 3]>, Option<[u32; 3]>)> {

@@ -89,9 +89,20 @@ pub enum GpuCheckError {
     /// Loading, a copy, a tensor map or a launch failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// Building a hang-check kernel (its barrier protocol) failed.
+    #[error(transparent)]
+    RingBuild(#[from] super::hang_checks::RingBuildError),
     /// A driver call (a synchronisation) failed.
     #[error("CUDA: {0}")]
     Driver(#[from] crate::runtime::cuda::DriverError),
+    /// One case of a check failed: which case, and why.
+    #[error("{case}: {source}")]
+    Case {
+        /// The case (`Softmax cols 4096`).
+        case: String,
+        /// Why it failed.
+        source: Box<GpuCheckError>,
+    },
     /// The check itself saw something it does not expect (a launch that should have been refused,
     /// a refusal with the wrong error, an output written by a refused launch).
     #[error("{check}: {detail}")]
@@ -128,12 +139,9 @@ impl GpuCtx {
         })
     }
 
-    /// The PTX target for this device: sm_90a on Hopper, else sm_80.
+    /// The PTX target for this device ([`Device::target`]).
     pub fn target(&self) -> Target {
-        match self.dev.attributes().compute_capability {
-            (9, 0) => Target::Sm90a,
-            _ => Target::Sm80,
-        }
+        self.dev.target()
     }
 
     /// Loads a built kernel.
@@ -288,6 +296,13 @@ pub const GPU_EXAMPLES: &[GpuExample] = &[
         summary: "tile ops: copy.fragment_view (pitch, bounds), cast.registers, elementwise at a matrix edge",
         build: super::epilogue_check::build,
         run: super::epilogue_check::run,
+        hopper: false,
+    },
+    GpuExample {
+        name: "row_kernels",
+        summary: "softmax, log-softmax, rmsnorm (+residual), layernorm over f32/f16/bf16 rows of 1 to 8192 columns",
+        build: super::rows::check::build,
+        run: super::rows::check::run,
         hopper: false,
     },
     GpuExample {

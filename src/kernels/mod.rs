@@ -6,6 +6,8 @@ pub mod cluster_exchange;
 pub mod epilogue_check;
 pub mod gemm;
 pub mod gpu;
+pub mod hang_checks;
+pub mod rows;
 pub mod scale;
 pub mod tile_checks;
 pub mod tma_copy;

@@ -12,19 +12,11 @@ use smem::SwizzleMode;
 use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
-use crate::tile::{Accumulate, ExecScope, OpCtx, Storage, TileOp, TileRef, dispatch};
+use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
 pub(crate) fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Result<&'static str> {
-    let target = k.target();
-    let ctx = OpCtx { op, scope, target };
-    match dispatch(k, &ctx, None) {
-        Ok(v) => {
-            k.comment(&format!("tile op lowered by {v}"));
-            Ok(v)
-        }
-        Err(e) => Err(k.error(e.to_string())),
-    }
+    k.tile_op(op, scope, None)
 }
 
 fn global<T: crate::kernel::Elem>(
@@ -97,38 +89,18 @@ pub fn build_copies(target: Target) -> Result<BuiltKernel> {
     let [_tx] = k.thread_id([128])?;
     let t1 = k.pool_alloc::<ty::F32>("t1", &[N, N], 1024)?;
     let t2 = k.pool_alloc::<ty::F32>("t2", &[N, N], 1024)?;
-    let t3 = k.pool_alloc::<ty::F32>("t3", &[N, N], 1024)?;
+    let t3 = k
+        .pool_alloc::<ty::F32>("t3", &[N, N], 1024)?
+        .swizzled(SwizzleMode::B128)?;
     let cta = ExecScope::Cta { threads: 128 };
-    let gx = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &x)?, 16);
-    let sh = |b: &Buffer<ty::F32>, k: &KernelBuilder| -> Result<TileRef> {
-        Ok(TileRef::shared_row_major(
-            ScalarType::F32,
-            N,
-            N,
-            shared(k, b)?,
-            1024,
-        ))
-    };
-    let (s1, s2) = (sh(&t1, &k)?, sh(&t2, &k)?);
-    let s3 = sh(&t3, &k)?.with_swizzle(SwizzleMode::B128);
-    op(&mut k, TileOp::Copy { dst: &s1, src: &gx }, cta)?;
-    op(
-        &mut k,
-        TileOp::CopyAsync {
-            dst: &s2,
-            src: &gx,
-            mbar: None,
-            multicast: None,
-        },
-        cta,
-    )?;
+    k.copy(&t1, &x, cta)?;
+    k.copy_async(&t2, &x, None, None, cta)?;
     k.cp_async_commit_group()?;
-    op(&mut k, TileOp::Copy { dst: &s3, src: &gx }, cta)?;
+    k.copy(&t3, &x, cta)?;
     k.cp_async_wait_all()?;
-    k.bar_sync(0u32, None)?;
-    for (s, y) in [(&s1, &ys[0]), (&s2, &ys[1]), (&s3, &ys[2])] {
-        let gy = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, y)?, 16);
-        op(&mut k, TileOp::Copy { dst: &gy, src: s }, cta)?;
+    k.sync_threads()?;
+    for (s, y) in [(&t1, &ys[0]), (&t2, &ys[1]), (&t3, &ys[2])] {
+        k.copy(y, s, cta)?;
     }
     k.finish()
 }

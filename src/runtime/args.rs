@@ -10,6 +10,8 @@ use std::ffi::c_void;
 use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
 use super::tensor_map::TensorMap;
+#[cfg(test)]
+use crate::signature::ExtentFacts;
 use crate::signature::{Extent, KernelSignature, Param, SignatureError, shape_text};
 use ptx_isa::ScalarType;
 
@@ -205,11 +207,19 @@ pub fn check_and_pack(
     let mut next_arg = args.iter();
     for (pi, param) in sig.params.iter().enumerate() {
         match param {
-            Param::SymbolicExtent { name, dtype } => {
+            Param::SymbolicExtent { name, dtype, facts } => {
                 let value = *symbols
                     .get(name)
                     .ok_or_else(|| SignatureError::UnboundSymbol {
                         symbol: name.clone(),
+                    })?;
+                facts
+                    .check(value)
+                    .map_err(|fact| RuntimeError::ExtentFact {
+                        kernel: sig.name.clone(),
+                        symbol: name.clone(),
+                        value,
+                        fact,
                     })?;
                 let bytes = extent_bytes(name, value, *dtype)?;
                 buf.write(pi, &bytes);
@@ -579,6 +589,7 @@ mod tests {
                 Param::SymbolicExtent {
                     name: "n".into(),
                     dtype: ScalarType::U16,
+                    facts: ExtentFacts::NONE,
                 },
             ],
         );

@@ -117,6 +117,26 @@ impl Device {
         })
     }
 
+    /// The PTX target to build kernels for on this device: its own architecture, with the
+    /// architecture-specific features (`sm_90a`, `sm_100a`) where the device has them; the newest
+    /// target ptxkit knows that is not above the device for an unlisted one.
+    pub fn target(&self) -> ptx_isa::Target {
+        let (major, minor) = self.attributes().compute_capability;
+        let sm = major * 10 + minor;
+        let fits = |t: &&ptx_isa::Target| t.sm() <= sm;
+        let arch = ptx_isa::Target::ALL
+            .iter()
+            .filter(fits)
+            .filter(|t| t.sm() == sm && t.is_arch_specific())
+            .last();
+        let plain = ptx_isa::Target::ALL
+            .iter()
+            .filter(fits)
+            .filter(|t| !t.is_arch_specific())
+            .last();
+        arch.or(plain).copied().unwrap_or(ptx_isa::Target::Sm80)
+    }
+
     /// The device ordinal.
     pub fn ordinal(&self) -> usize {
         self.inner.ctx.ordinal()

@@ -4,6 +4,7 @@
 use cudarc::driver::DriverError;
 
 use super::tensor_map::TensorMapRule;
+use crate::signature::Fact;
 use ptx_isa::ScalarType;
 
 /// Where a symbolic extent got one of its values: `param`'s dimension `dim`.
@@ -161,6 +162,20 @@ pub enum RuntimeError {
         /// The parameter's type.
         dtype: ScalarType,
     },
+    /// A symbolic extent's value breaks a fact the kernel was built assuming (a multiple, a bound).
+    #[error(
+        "kernel `{kernel}`: symbolic extent `{symbol}` = {value}, but the kernel was built for {fact}"
+    )]
+    ExtentFact {
+        /// The kernel.
+        kernel: String,
+        /// The symbol.
+        symbol: String,
+        /// Its value at this launch.
+        value: u64,
+        /// The fact it breaks ("a multiple of 4", "at most 8192").
+        fact: Fact,
+    },
     /// A tensor argument whose base address is not aligned as the parameter requires.
     #[error("argument `{param}`: address {addr:#x} is not {align}-byte aligned")]
     Misaligned {
@@ -218,6 +233,26 @@ pub enum RuntimeError {
         rule: TensorMapRule,
         /// The offending value.
         value: String,
+    },
+    /// A debug build's bounded waits gave up: the records they wrote, decoded.
+    #[error("{0}")]
+    Hang(Box<super::hang::HangDiagnosis>),
+    /// The host watchdog's limit passed before the kernel finished.
+    #[error(
+        "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running, \
+         rebuild it with debug waits (PTXKIT_DEBUG_HANG=1) to learn which barrier it waits on"
+    )]
+    Timeout {
+        /// The kernel.
+        kernel: String,
+        /// How long the host waited.
+        waited: std::time::Duration,
+    },
+    /// A hang-diagnosis setting or record that cannot be used.
+    #[error("hang diagnosis: {reason}")]
+    HangConfig {
+        /// Why.
+        reason: String,
     },
     /// Any other driver error.
     #[error("CUDA driver error: {0}")]

@@ -3,13 +3,16 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use cudarc::driver::{CudaStream, sys};
+use std::time::Duration;
+
+use cudarc::driver::{CudaStream, DriverError, sys};
 
 use super::args::{ArgDesc, Symbols, check_and_pack};
 use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
 use super::tensor::Arg;
+use super::watchdog::{PollOutcome, Watch, poll_until};
 use crate::signature::KernelSignature;
 
 /// Blocks per cluster any cluster-capable device runs (CUDA C++ Programming Guide, "Thread Block
@@ -424,6 +427,57 @@ impl Kernel {
             source,
         })?;
         Ok(symbols)
+    }
+}
+
+impl Kernel {
+    /// [`Kernel::launch`], then waits for the stream as `watch` says: with a timeout, an error
+    /// naming the kernel ([`RuntimeError::Timeout`]) instead of blocking for ever; with a debug
+    /// build's [`HangBuffer`] (armed here before the launch), a failed or timed-out launch whose
+    /// kernel wrote a hang record becomes [`RuntimeError::Hang`], naming the barrier, phase and
+    /// thread.
+    pub fn launch_watched(
+        &self,
+        stream: &CudaStream,
+        cfg: &LaunchConfig,
+        args: &mut [Arg<'_>],
+        watch: &Watch<'_>,
+    ) -> Result<Symbols> {
+        if let Some(h) = watch.hang {
+            h.arm(&self.module)?;
+        }
+        let symbols = self.launch(stream, cfg, args)?;
+        let query = || {
+            // SAFETY: a live stream of the kernel's context (checked by `launch`).
+            match unsafe { sys::cuStreamQuery(stream.cu_stream()) } {
+                sys::CUresult::CUDA_SUCCESS => Ok(true),
+                sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+                e => Err(DriverError(e)),
+            }
+        };
+        let outcome = match watch.timeout {
+            Some(t) => poll_until(query, t, Duration::from_millis(10)),
+            None => stream.synchronize().map(|()| PollOutcome::Done),
+        };
+        let recorded = || -> Result<Option<RuntimeError>> {
+            match watch.hang {
+                Some(h) => Ok(h.report()?.map(|r| RuntimeError::Hang(Box::new(r)))),
+                None => Ok(None),
+            }
+        };
+        match outcome {
+            Ok(PollOutcome::Done) => Ok(symbols),
+            Ok(PollOutcome::TimedOut(waited)) => {
+                Err(recorded()?.unwrap_or(RuntimeError::Timeout {
+                    kernel: self.signature.name.clone(),
+                    waited,
+                }))
+            }
+            Err(source) => Err(recorded()?.unwrap_or(RuntimeError::Launch {
+                kernel: self.signature.name.clone(),
+                source,
+            })),
+        }
     }
 }
 

@@ -36,17 +36,24 @@ mod args;
 mod device;
 mod dtype;
 mod error;
+mod hang;
 mod jit;
 mod launch;
 mod module;
 mod tensor;
 mod tensor_map;
+mod timing;
+mod watchdog;
 
-pub use crate::signature::{Extent, KernelSignature, Param};
+pub use crate::signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
+pub use hang::{
+    DEBUG_HANG_ENV, HangBuffer, HangDiagnosis, HangReport, debug_hang_from_env, decode_record,
+    decode_records, parse_debug_hang,
+};
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
 pub use launch::{
     Kernel, LaunchConfig, LaunchLimits, LaunchPlan, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
@@ -58,6 +65,8 @@ pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_tensor_map,
 };
+pub use timing::median_ms;
+pub use watchdog::{PollOutcome, Watch, poll_until};
 
 /// cudarc's driver layer, re-exported for slices and streams.
 pub use cudarc::driver as cuda;

@@ -124,6 +124,24 @@ impl Module {
         &self.ctx
     }
 
+    /// The device address and size of the module-scope variable `name` (`cuModuleGetGlobal`).
+    pub(crate) fn global(&self, name: &str) -> Result<(sys::CUdeviceptr, usize)> {
+        let not_found = || RuntimeError::HangConfig {
+            reason: format!("the module has no global `{name}`"),
+        };
+        let cname = CString::new(name).map_err(|_| not_found())?;
+        self.ctx.bind_to_thread()?;
+        let (mut at, mut bytes): (sys::CUdeviceptr, usize) = (0, 0);
+        // SAFETY: `self.raw` is a loaded module and `cname` is NUL-terminated.
+        let status =
+            unsafe { sys::cuModuleGetGlobal_v2(&mut at, &mut bytes, self.raw, cname.as_ptr()) };
+        match status.result() {
+            Ok(()) => Ok((at, bytes)),
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => Err(not_found()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The handle of entry point `name`.
     pub(crate) fn function(&self, name: &str) -> Result<sys::CUfunction> {
         let cname = CString::new(name).map_err(|_| RuntimeError::KernelNotFound {

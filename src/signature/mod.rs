@@ -7,4 +7,4 @@ mod params;
 
 pub use error::SignatureError;
 pub(crate) use params::shape_text;
-pub use params::{Extent, KernelSignature, Param};
+pub use params::{Extent, ExtentFacts, Fact, KernelSignature, Param};

@@ -46,6 +46,126 @@ impl fmt::Display for Extent {
 }
 
 /// Writes a shape as `[n, 64]`.
+/// What a kernel is built assuming of a symbolic extent: a number it is a multiple of, and bounds.
+/// The lowering uses them (vector widths from the multiple, guards dropped where the bounds decide
+/// them); the launcher checks every launch's value against them
+/// ([`RuntimeError::ExtentFact`](super::RuntimeError::ExtentFact)).
+///
+/// ```
+/// use ptxkit::runtime::ExtentFacts;
+/// let cols = ExtentFacts::NONE.multiple_of(4).at_least(1).at_most(8192);
+/// assert!(cols.check(4096).is_ok());
+/// assert_eq!(cols.check(4098).unwrap_err().to_string(), "a multiple of 4");
+/// assert_eq!(cols.check(8196).unwrap_err().to_string(), "at most 8192");
+/// assert_eq!(cols.to_string(), "a multiple of 4, at least 1, at most 8192");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExtentFacts {
+    /// A number the value is always a multiple of (1: nothing known).
+    pub multiple_of: u64,
+    /// The least value (0: nothing known).
+    pub min: u64,
+    /// The largest value, when bounded.
+    pub max: Option<u64>,
+}
+
+impl ExtentFacts {
+    /// Nothing known.
+    pub const NONE: ExtentFacts = ExtentFacts {
+        multiple_of: 1,
+        min: 0,
+        max: None,
+    };
+
+    /// Also a multiple of `n` (a value of 0 is taken as 1).
+    pub const fn multiple_of(mut self, n: u64) -> ExtentFacts {
+        self.multiple_of = if n == 0 { 1 } else { n };
+        self
+    }
+
+    /// Also at least `n`.
+    pub const fn at_least(mut self, n: u64) -> ExtentFacts {
+        self.min = n;
+        self
+    }
+
+    /// Also at most `n`.
+    pub const fn at_most(mut self, n: u64) -> ExtentFacts {
+        self.max = Some(n);
+        self
+    }
+
+    /// `Ok` when `value` keeps every fact, else the first fact it breaks.
+    pub fn check(&self, value: u64) -> std::result::Result<(), Fact> {
+        if value % self.multiple_of != 0 {
+            return Err(Fact::MultipleOf(self.multiple_of));
+        }
+        if value < self.min {
+            return Err(Fact::AtLeast(self.min));
+        }
+        match self.max {
+            Some(m) if value > m => Err(Fact::AtMost(m)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the facts can all hold (some value keeps them).
+    pub fn satisfiable(&self) -> bool {
+        let first = self
+            .min
+            .div_ceil(self.multiple_of)
+            .saturating_mul(self.multiple_of);
+        self.max.is_none_or(|m| first <= m)
+    }
+}
+
+/// One fact of an [`ExtentFacts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fact {
+    /// A multiple of this number.
+    MultipleOf(u64),
+    /// At least this number.
+    AtLeast(u64),
+    /// At most this number.
+    AtMost(u64),
+}
+
+impl fmt::Display for Fact {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fact::MultipleOf(n) => write!(f, "a multiple of {n}"),
+            Fact::AtLeast(n) => write!(f, "at least {n}"),
+            Fact::AtMost(n) => write!(f, "at most {n}"),
+        }
+    }
+}
+
+impl Default for ExtentFacts {
+    fn default() -> ExtentFacts {
+        ExtentFacts::NONE
+    }
+}
+
+impl fmt::Display for ExtentFacts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if self.multiple_of > 1 {
+            parts.push(Fact::MultipleOf(self.multiple_of).to_string());
+        }
+        if self.min > 0 {
+            parts.push(Fact::AtLeast(self.min).to_string());
+        }
+        if let Some(m) = self.max {
+            parts.push(Fact::AtMost(m).to_string());
+        }
+        if parts.is_empty() {
+            f.write_str("any value")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
 pub(crate) fn shape_text(shape: &[Extent]) -> String {
     let parts: Vec<String> = shape.iter().map(ToString::to_string).collect();
     format!("[{}]", parts.join(", "))
@@ -79,6 +199,9 @@ pub enum Param {
         name: String,
         /// The integer type the kernel declares for it (`u32`, `u64`, `i32` or `i64`).
         dtype: ScalarType,
+        /// What the kernel was built assuming of its value; the launcher refuses a value that
+        /// breaks it.
+        facts: ExtentFacts,
     },
     /// A TMA tensor map passed by value: `.param .align 64 .b8 name[128]`.
     TensorMap {
@@ -126,6 +249,7 @@ impl Param {
         Param::SymbolicExtent {
             name: name.into(),
             dtype: ScalarType::U32,
+            facts: ExtentFacts::NONE,
         }
     }
 
@@ -134,6 +258,7 @@ impl Param {
         Param::SymbolicExtent {
             name: name.into(),
             dtype: ScalarType::U64,
+            facts: ExtentFacts::NONE,
         }
     }
 
@@ -177,7 +302,12 @@ impl Param {
                 format!("tensor {}{}", dtype.name(), shape_text(shape))
             }
             Param::Scalar { dtype, .. } => format!("scalar {}", dtype.name()),
-            Param::SymbolicExtent { name, dtype } => format!("extent {name}: {}", dtype.name()),
+            Param::SymbolicExtent { name, dtype, facts } if *facts == ExtentFacts::NONE => {
+                format!("extent {name}: {}", dtype.name())
+            }
+            Param::SymbolicExtent { name, dtype, facts } => {
+                format!("extent {name}: {} ({facts})", dtype.name())
+            }
             Param::TensorMap { .. } => "tensor map".to_string(),
         }
     }
@@ -225,7 +355,7 @@ impl KernelSignature {
                         "tensor `{name}` has alignment {align}, not a power of two"
                     )));
                 }
-                Param::SymbolicExtent { name, dtype } => {
+                Param::SymbolicExtent { name, dtype, .. } => {
                     if !dtype.is_int() {
                         return Err(bad(format!(
                             "symbolic extent `{name}` has non-integer type {}",
@@ -305,6 +435,7 @@ mod tests {
                 Param::SymbolicExtent {
                     name: "n".into(),
                     dtype: ScalarType::F32,
+                    facts: ExtentFacts::NONE,
                 },
             ],
         );

@@ -18,6 +18,7 @@ pub mod op;
 pub mod operand;
 pub mod registry;
 pub mod reject;
+pub mod tensor;
 pub mod tmem;
 pub mod variants;
 
@@ -28,3 +29,4 @@ pub use registry::{
     plan, plan_with, variants as all_variants, why_not,
 };
 pub use reject::{Aspect, Rejection};
+pub use tensor::{TileOperand, TileOperandDyn};

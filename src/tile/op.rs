@@ -70,6 +70,29 @@ pub enum Elementwise {
     Mul,
     /// `max(a, 0)`.
     Relu,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+    /// `a - b`.
+    Sub,
+    /// `a * scale + b`, one `fma` (`b` per element).
+    Fma {
+        /// The factor of `a`.
+        scale: Src<ty::F32>,
+    },
+    /// `2^(a * scale + bias)`: an `fma` and an `ex2.approx.ftz` (PTX ISA 9.7.3.21), the online
+    /// softmax's exponential with its scale and the row maximum folded in.
+    Exp2 {
+        /// The factor of `a` (`softmax_scale * log2 e`).
+        scale: Src<ty::F32>,
+        /// The added term (`-max * scale`).
+        bias: Src<ty::F32>,
+    },
+    /// `1 / a` (`rcp.approx.ftz.f32`, 9.7.3.17).
+    Rcp,
+    /// `1 / sqrt(a)` (`rsqrt.approx.ftz.f32`, 9.7.3.19).
+    Rsqrt,
 }
 
 impl Elementwise {
@@ -77,7 +100,13 @@ impl Elementwise {
     pub fn binary(&self) -> bool {
         matches!(
             self,
-            Elementwise::Axpby { .. } | Elementwise::Add | Elementwise::Mul
+            Elementwise::Axpby { .. }
+                | Elementwise::Add
+                | Elementwise::Mul
+                | Elementwise::Max
+                | Elementwise::Min
+                | Elementwise::Sub
+                | Elementwise::Fma { .. }
         )
     }
 }
@@ -90,6 +119,13 @@ impl fmt::Display for Elementwise {
             Elementwise::Add => "a + b",
             Elementwise::Mul => "a * b",
             Elementwise::Relu => "max(a, 0)",
+            Elementwise::Max => "max(a, b)",
+            Elementwise::Min => "min(a, b)",
+            Elementwise::Sub => "a - b",
+            Elementwise::Fma { .. } => "a * scale + b",
+            Elementwise::Exp2 { .. } => "2^(a * scale + bias)",
+            Elementwise::Rcp => "1 / a",
+            Elementwise::Rsqrt => "1 / sqrt(a)",
         })
     }
 }

@@ -7,6 +7,9 @@ use ptx_isa::{
     StateSpace, Target, spaces, ty,
 };
 use smem::SwizzleMode;
+use smem::pipeline::hang::HangSites;
+use smem::pipeline::protocol::{ArrayId, BarrierAt};
+use smem::pipeline::sync::{BarrierSync, WaitMode};
 
 use super::GemmConfig;
 
@@ -25,6 +28,16 @@ fn tile_op(k: &mut FunctionBuilder, op: TileOp<'_>, scope: ExecScope) -> ptx_isa
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
 }
 
+/// The bytes a copy into `t` delivers to its barrier (the protocol check's count).
+fn tile_bytes(t: &TileRef) -> ptx_isa::Result<u32> {
+    u32::try_from(t.bytes()).map_err(|_| {
+        ptx_isa::Error::new(
+            ptx_isa::ErrorKind::Invalid,
+            format!("a tile of {} bytes", t.bytes()),
+        )
+    })
+}
+
 /// The same register read as `.s32` (TMA coordinates); both live in the `.b32` class.
 fn s32(r: R32) -> ptx_isa::Result<Reg<ty::S32>> {
     Ok(r.retype()?)
@@ -36,14 +49,32 @@ fn s32(r: R32) -> ptx_isa::Result<Reg<ty::S32>> {
 /// 64 x 128 and 64 x `bn`, 128B swizzle), `c` (pointer to C), `m`, `n`, `k` (`.u32`), and with
 /// `alpha_beta`, `alpha` and `beta` (`.f32`).
 pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
+    build_with(cfg, WaitMode::Spin).map(|(m, _)| m)
+}
+
+/// [`build`] with its waits emitted as `mode` says: [`WaitMode::Bounded`] is the debug build
+/// (every full/empty wait a bounded loop that writes a hang record and traps), whose wait sites
+/// come back with their PTX lines. Either way the barrier protocol (bytes announced vs bytes the
+/// TMA loads deliver, arrivals vs init counts) is checked; a broken one is an error naming the
+/// barrier.
+pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<(Module, HangSites)> {
     cfg.validate()
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
     let mut m = Module::new(Target::Sm90a);
     m.dynamic_shared("smem", 1024)?;
+    let sync = BarrierSync::new(&cfg.name(), mode);
+    sync.declare_globals(&mut m)?;
     let mut k = m.entry(&cfg.name());
-    Gen::new(&mut k, *cfg)?.body()?;
+    let gen_ = Gen::new(&mut k, *cfg, sync)?;
+    let sync = gen_.body()?;
     m.add(k.finish()?)?;
-    Ok(m)
+    let mut sites = sync.finish().map_err(|e| {
+        ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()).in_function(cfg.name())
+    })?;
+    if mode == WaitMode::Bounded {
+        sites.locate(&m.to_ptx()?);
+    }
+    Ok((m, sites))
 }
 
 /// Registers shared by the producer and the consumers.
@@ -77,10 +108,30 @@ struct Gen<'a> {
     )>,
     /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
     fragment: layouts::fragment::TvLayout,
+    /// The barrier operations, recorded for the protocol check (and bounded in a debug build).
+    sync: BarrierSync,
+    /// The `full` and `empty` barrier arrays in `sync`.
+    full: ArrayId,
+    empty: ArrayId,
 }
 
 impl<'a> Gen<'a> {
-    fn new(k: &'a mut FunctionBuilder, cfg: GemmConfig) -> ptx_isa::Result<Gen<'a>> {
+    fn new(
+        k: &'a mut FunctionBuilder,
+        cfg: GemmConfig,
+        mut sync: BarrierSync,
+    ) -> ptx_isa::Result<Gen<'a>> {
+        let protocol = |e: smem::pipeline::protocol::ProtocolError| {
+            ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string())
+        };
+        // full[s]: the producer's arrival; empty[s]: one per consumer warpgroup of every CTA
+        // whose producer writes the stage (the same counts `body` initialises them with).
+        let full = sync
+            .declare("full", &vec![1; cfg.stages as usize])
+            .map_err(protocol)?;
+        let empty = sync
+            .declare("empty", &vec![2 * cfg.cluster_m; cfg.stages as usize])
+            .map_err(protocol)?;
         let tma = k.param_bytes("tma", 64, 128)?;
         let tmb = k.param_bytes("tmb", 64, 128)?;
         let tmc = if cfg.tma_store {
@@ -106,6 +157,9 @@ impl<'a> Gen<'a> {
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
         Ok(Gen {
+            sync,
+            full,
+            empty,
             fragment,
             k,
             cfg,
@@ -132,7 +186,7 @@ impl<'a> Gen<'a> {
         Ok(t)
     }
 
-    fn body(mut self) -> ptx_isa::Result<()> {
+    fn body(mut self) -> ptx_isa::Result<BarrierSync> {
         let cfg = self.cfg;
         let tid = self.k.sreg_u32(SpecialReg::Tid(Dim::X))?;
         // The dynamic shared array, aligned up to 1024 bytes (128B-swizzled tiles must sit on a
@@ -210,7 +264,8 @@ impl<'a> Gen<'a> {
             // No CTA may leave while its peer can still arrive on its barriers.
             self.k.cluster_sync()?;
         }
-        self.k.ret()
+        self.k.ret()?;
+        Ok(self.sync)
     }
 
     /// The address of full[s] (or empty[s]) for a constant stage.
@@ -336,16 +391,11 @@ impl<'a> Gen<'a> {
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
                 let want = g.u32();
                 g.k.xor(want, phase, 1u32)?;
-                g.k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(empty), want)?;
+                let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
+                g.sync.wait(g.k, empty_id, Some(stage), empty, want)?;
                 let full = g.bar_addr_dyn(cm, stage, false)?;
-                g.k.mbarrier_arrive_with(
-                    &ArriveOpts {
-                        expect_tx: Some(cfg.stage_bytes().into()),
-                        ..ArriveOpts::default()
-                    },
-                    Sinkable::Sink,
-                    Addr::<spaces::Shared>::reg32(full),
-                )?;
+                g.sync
+                    .arrive_expect_tx(g.k, full_id, full, cfg.stage_bytes())?;
                 let sa = g.u32();
                 g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
                 let sb = g.u32();
@@ -373,6 +423,7 @@ impl<'a> Gen<'a> {
                     },
                     ExecScope::Thread,
                 )?;
+                g.sync.copy(full_id, tile_bytes(&a_dst)?);
                 match cm.rank {
                     None => {
                         let b_dst =
@@ -395,6 +446,7 @@ impl<'a> Gen<'a> {
                             },
                             ExecScope::Thread,
                         )?;
+                        g.sync.copy(full_id, tile_bytes(&b_dst)?);
                     }
                     Some(rank) => {
                         // This CTA's half of the shared B tile, written to the same offset of
@@ -424,6 +476,8 @@ impl<'a> Gen<'a> {
                             },
                             ExecScope::Thread,
                         )?;
+                        // This CTA's full barrier counts its own half and the peer's.
+                        g.sync.copy(full_id, 2 * tile_bytes(&half_dst)?);
                     }
                 }
                 g.advance(stage, phase)
@@ -451,7 +505,8 @@ impl<'a> Gen<'a> {
             let (mb, nb) = g.schedule(cm, t)?;
             g.k_loop(cm, |g, kt| {
                 let full = g.bar_addr_dyn(cm, stage, false)?;
-                g.k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(full), phase)?;
+                let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
+                g.sync.wait(g.k, full_id, Some(stage), full, phase)?;
                 let sa = g.u32();
                 g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
                 let sb = g.u32();
@@ -478,8 +533,8 @@ impl<'a> Gen<'a> {
                 )?;
                 g.k.wgmma_wait_group(0)?;
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
-                g.k.when(leader)
-                    .mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(empty))?;
+                // The leaders of both consumer warpgroups: 2 arrivals per phase.
+                g.sync.arrive(g.k.when(leader), empty_id, empty, 2)?;
                 if let Some(rank) = cm.rank {
                     // The peer's producer also writes this stage (its half of B): release it
                     // there too.
@@ -494,6 +549,8 @@ impl<'a> Gen<'a> {
                         Sinkable::Sink,
                         Addr::<spaces::SharedCluster>::reg32(remote),
                     )?;
+                    // And the peer's consumers release this CTA's stage the same way.
+                    g.sync.remote_arrive(empty_id, 2);
                 }
                 g.advance(stage, phase)
             })?;

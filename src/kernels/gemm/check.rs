@@ -213,28 +213,7 @@ pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
     Ok(())
 }
 
-/// Median milliseconds of `iters` runs of `f` (after `warmup` runs), timed with CUDA events.
-pub fn median_ms(
-    stream: &Arc<CudaStream>,
-    warmup: usize,
-    iters: usize,
-    mut f: impl FnMut() -> Result<(), CheckError>,
-) -> Result<f64, CheckError> {
-    use cudarc::driver::sys::CUevent_flags;
-    for _ in 0..warmup {
-        f()?;
-    }
-    let mut times = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        f()?;
-        let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        end.synchronize()?;
-        times.push(start.elapsed_ms(&end)? as f64);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
-}
+pub use crate::runtime::median_ms;
 
 /// Our TFLOP/s and cuBLAS's on one problem of `shape`, timed in the same process.
 pub fn compare(
@@ -247,11 +226,11 @@ pub fn compare(
     let (m, n, k) = shape;
     let mut p = Problem::new(stream, shape, 7)?;
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    let ours = median_ms(stream, 3, iters, || {
+    let ours = median_ms::<CheckError>(stream, 3, iters, || {
         Ok(gemm.run(stream, &p.a, &p.b, &mut p.c, None)?)
     })?;
     let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-    let theirs = median_ms(stream, 3, iters, || {
+    let theirs = median_ms::<CheckError>(stream, 3, iters, || {
         // SAFETY: as in `check`.
         unsafe {
             blas.gemm(

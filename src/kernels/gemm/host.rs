@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, Kernel, KernelSignature, L2Promotion,
-    LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorMap, TensorMapDType, TensorMapDesc,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
+    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorMap, TensorMapDType,
+    TensorMapDesc, Watch, debug_hang_from_env,
 };
+use smem::pipeline::sync::WaitMode;
 
 use super::GemmConfig;
 
@@ -59,13 +61,28 @@ pub struct Gemm {
     sms: u32,
     /// Clusters that fit on the GPU at once (cluster_m = 2), so the persistent grid is one wave.
     max_clusters: u32,
+    /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
+    hang: Option<HangBuffer>,
 }
 
 impl Gemm {
-    /// Builds the kernel's PTX and loads it on `device`.
+    /// Builds the kernel's PTX and loads it on `device`. With `PTXKIT_DEBUG_HANG` set, the debug
+    /// build: bounded waits, and [`Gemm::run`] waits for each launch so a hang comes back as
+    /// [`RuntimeError::Hang`] naming the barrier.
     pub fn new(device: &Device, cfg: GemmConfig) -> Result<Gemm, GemmError> {
-        let ptx = super::build(&cfg)?.to_ptx()?;
+        let bound = debug_hang_from_env()?;
+        let mode = if bound.is_some() {
+            WaitMode::Bounded
+        } else {
+            WaitMode::Spin
+        };
+        let (module, sites) = super::build_with(&cfg, mode)?;
+        let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
+        let hang = match bound {
+            Some(b) => Some(HangBuffer::new(&module, sites, b)?),
+            None => None,
+        };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
         let pad_dtype = cfg.input;
@@ -84,6 +101,7 @@ impl Gemm {
             0
         };
         Ok(Gemm {
+            hang,
             cfg,
             pad,
             kernel,
@@ -228,7 +246,20 @@ impl Gemm {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
-        self.kernel.launch(stream, &launch, &mut args)?;
+        match &self.hang {
+            // A debug build waits for the kernel, so a hang comes back as its records.
+            Some(h) => {
+                let watch = Watch {
+                    timeout: None,
+                    hang: Some(h),
+                };
+                self.kernel
+                    .launch_watched(stream, &launch, &mut args, &watch)?;
+            }
+            None => {
+                self.kernel.launch(stream, &launch, &mut args)?;
+            }
+        }
         Ok(())
     }
 }

@@ -23,7 +23,7 @@ pub mod check;
 mod host;
 mod pad;
 
-pub use build::build;
+pub use build::{build, build_with};
 pub use host::{Gemm, GemmError, gemm_signature};
 pub use pad::{pad_module, pad_signature};
 

@@ -1,7 +1,9 @@
 //! `elementwise.registers`: `dst = f(a, b)` over f32 register tiles that hold the same fragment
 //! (the same thread-value layout, register for register), one `mul`/`fma`/`add`/`max` per
-//! register (PTX ISA 9.7.3 floating-point instructions). What a GEMM epilogue applies between its
-//! accumulators and C: `alpha * acc + beta * C`, a scale, a bias add, a ReLU.
+//! register (PTX ISA 9.7.3 floating-point instructions), or `ex2`/`rcp`/`rsqrt` approximations
+//! (9.7.3.17-9.7.3.21). What a GEMM epilogue applies between its accumulators and C (`alpha * acc
+//! + beta * C`, a scale, a bias add, a ReLU) and what an online softmax applies to a score tile
+//! (`2^(s * scale - max * scale)`, a rescale).
 
 use ptx_isa::{FunctionBuilder, Reg, RegClass, Result, ScalarType, TargetSet, ty};
 
@@ -36,6 +38,13 @@ enum Step {
     Add(Reg<ty::F32>),
     Mul(Reg<ty::F32>),
     Relu,
+    Max(Reg<ty::F32>),
+    Min(Reg<ty::F32>),
+    Sub(Reg<ty::F32>),
+    Fma(Reg<ty::F32>, ptx_isa::Src<ty::F32>),
+    Exp2(ptx_isa::Src<ty::F32>, ptx_isa::Src<ty::F32>),
+    Rcp,
+    Rsqrt,
 }
 
 /// `dst[i] = f(a[i], b[i])` for every register `i`.
@@ -80,6 +89,13 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
                 Elementwise::Add => Step::Add(br[i]),
                 Elementwise::Mul => Step::Mul(br[i]),
                 Elementwise::Relu => Step::Relu,
+                Elementwise::Max => Step::Max(br[i]),
+                Elementwise::Min => Step::Min(br[i]),
+                Elementwise::Sub => Step::Sub(br[i]),
+                Elementwise::Fma { scale } => Step::Fma(br[i], *scale),
+                Elementwise::Exp2 { scale, bias } => Step::Exp2(*scale, *bias),
+                Elementwise::Rcp => Step::Rcp,
+                Elementwise::Rsqrt => Step::Rsqrt,
             };
             (d[i], ar[i], step)
         })
@@ -128,6 +144,16 @@ impl Plan for Registers {
                 Step::Add(y) => k.add(d, x, y)?,
                 Step::Mul(y) => k.mul(d, x, y)?,
                 Step::Relu => k.max(d, x, 0.0f32)?,
+                Step::Max(y) => k.max(d, x, y)?,
+                Step::Min(y) => k.min(d, x, y)?,
+                Step::Sub(y) => k.sub(d, x, y)?,
+                Step::Fma(y, scale) => k.fma(d, x, scale, y)?,
+                Step::Exp2(scale, bias) => {
+                    k.fma(d, x, scale, bias)?;
+                    k.ex2(d, d)?;
+                }
+                Step::Rcp => k.rcp_approx(d, x)?,
+                Step::Rsqrt => k.rsqrt(d, x)?,
             }
         }
         Ok(())

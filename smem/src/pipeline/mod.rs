@@ -5,6 +5,10 @@
 //! consumers wait on `full[s]`, compute, and arrive on `empty[s]`. [`crate::mbarrier::PipelineState`]
 //! tracks the stage and parity each side waits with.
 
+pub mod hang;
+pub mod protocol;
+pub mod sync;
+
 use crate::mbarrier::MbarrierArray;
 use crate::pool::{PoolError, Region, SmemPool};
 use crate::tile::CanonicalTile;
@@ -94,6 +98,19 @@ impl Pipeline {
     pub fn tx_bytes(&self) -> u32 {
         self.tx_bytes
     }
+
+    /// Declares the `full` and `empty` arrays to `sync` under their pool names
+    /// (`main.full[s]`), with their init counts, so waits and arrivals on them are named and
+    /// checked.
+    pub fn declare_barriers(
+        &self,
+        sync: &mut sync::BarrierSync,
+    ) -> Result<(protocol::ArrayId, protocol::ArrayId), protocol::ProtocolError> {
+        let counts = |a: &MbarrierArray| a.inits().map(|(_, c)| c).collect::<Vec<_>>();
+        let full = sync.declare(self.full.name(), &counts(&self.full))?;
+        let empty = sync.declare(self.empty.name(), &counts(&self.empty))?;
+        Ok((full, empty))
+    }
 }
 
 impl SmemPool {
@@ -168,6 +185,37 @@ impl SmemPool {
 mod tests {
     use super::*;
     use crate::arch::Arch;
+
+    #[test]
+    fn pipeline_barriers_are_named_and_checked() {
+        use super::protocol::{BarrierAt, ProtocolError};
+        use super::sync::{BarrierSync, WaitMode};
+        let spec = TileSpec {
+            name: "A".into(),
+            bytes: 16384,
+            align: 1024,
+        };
+        let mut pool = SmemPool::new(Arch::Sm90);
+        let p = pool.pipeline("main", 3, &[spec], 1, 2).unwrap();
+        assert_eq!(
+            p.full().barrier_name(2).unwrap().to_string(),
+            "main.full[2]"
+        );
+        assert!(p.empty().barrier_name(3).is_err());
+        let mut sync = BarrierSync::new("k", WaitMode::Spin);
+        let (full, empty) = p.declare_barriers(&mut sync).unwrap();
+        let mut q = sync.protocol().clone();
+        q.arrive_expect_tx(BarrierAt::Each(full), p.tx_bytes());
+        q.copy(BarrierAt::Each(full), p.tx_bytes() / 2);
+        q.wait(BarrierAt::Each(full));
+        q.wait(BarrierAt::Each(empty));
+        q.arrive(BarrierAt::Each(empty), 2);
+        assert!(matches!(
+            q.check(),
+            Err(ProtocolError::TxMismatch { ref barrier, expect_tx: 16384, copied: 8192 })
+                if barrier.to_string() == "main.full[0]"
+        ));
+    }
 
     #[test]
     fn too_many_stages_is_an_error() {

@@ -1,0 +1,200 @@
+//! Memory-bound row kernels: GB/s (bytes read + written) of softmax, RMSNorm, LayerNorm and
+//! SwiGLU for f32 and bf16, and each as a fraction of the device-to-device copy bandwidth measured
+//! in this same process. `benches/rows_torch.py` times torch eager and torch.compile on the same
+//! shapes; run both in one GPU call and put the tables side by side (BENCHMARKS.md).
+//!
+//! CPU (runs anywhere): the time to build a row kernel's PTX.
+//!
+//! ```text
+//! cargo bench --bench rows
+//! ```
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ptxkit::isa::{ScalarType, Target, ty};
+use ptxkit::kernel::Elem;
+use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::runtime::{Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms};
+
+/// rows x cols, as the issue lists them.
+const SHAPES: &[(usize, usize)] = &[
+    (4096, 4096),
+    (4096, 8192),
+    (16384, 8192),
+    (2048, 65536),
+    (32768, 1024),
+];
+
+fn build_ptx(c: &mut Criterion) {
+    let cfg = RowConfig::for_cols(ScalarType::Bf16, 8192, true);
+    c.bench_function("build_ptx/rmsnorm_bf16_8192", |b| {
+        b.iter(|| {
+            RowKernel::build::<ty::Bf16>(Target::Sm90a, RowOp::RmsNorm { eps: 1e-6 }, cfg)
+                .map(|k| k.built.ptx().len())
+        })
+    });
+}
+
+/// Median GB/s of `launch` moving `bytes`.
+fn gbs(
+    stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
+    bytes: f64,
+    mut launch: impl FnMut() -> Result<(), RuntimeError>,
+) -> Option<f64> {
+    median_ms::<RuntimeError>(stream, 3, 20, || launch())
+        .ok()
+        .map(|ms| bytes / ms / 1e6)
+}
+
+/// One op on one shape for element type `T` held as `H`: its GB/s.
+fn row_op<T: Elem, H: Element + Default>(
+    dev: &Device,
+    op: RowOp,
+    rows: usize,
+    cols: usize,
+) -> Result<f64, String> {
+    let stream = dev.default_stream();
+    let cfg = RowConfig::for_cols(T::TYPE, cols as u32, cols % 8 == 0);
+    let k = RowKernel::build::<T>(dev.target(), op, cfg).map_err(|e| e.to_string())?;
+    let loaded = k
+        .built
+        .load(dev, &JitOptions::default())
+        .map_err(|e| e.to_string())?;
+    let n = rows * cols;
+    let t = |len: usize, shape: Vec<usize>| {
+        DeviceTensor::<H>::from_host(&stream, &vec![H::default(); len], shape)
+            .map_err(|e| e.to_string())
+    };
+    let x = t(n, vec![rows, cols])?;
+    let mut res = t(n, vec![rows, cols])?;
+    let w = t(cols, vec![cols])?;
+    let b = t(cols, vec![cols])?;
+    let mut y = t(n, vec![rows, cols])?;
+    let mut mean = DeviceTensor::<f32>::from_host(&stream, &vec![0.0; rows], vec![rows])
+        .map_err(|e| e.to_string())?;
+    let mut rstd = DeviceTensor::<f32>::from_host(&stream, &vec![0.0; rows], vec![rows])
+        .map_err(|e| e.to_string())?;
+    let size = T::TYPE.bytes() as f64;
+    let (reads, writes) = match op {
+        RowOp::ResidualRmsNorm { .. } => (2.0, 2.0),
+        _ => (1.0, 1.0),
+    };
+    let bytes = (reads + writes) * n as f64 * size;
+    gbs(&stream, bytes, || {
+        let mut args = vec![Arg::tensor(&x)];
+        match op {
+            RowOp::ResidualRmsNorm { .. } => {
+                args.push(Arg::tensor_mut(&mut res));
+                args.push(Arg::tensor(&w));
+            }
+            RowOp::RmsNorm { .. } => args.push(Arg::tensor(&w)),
+            RowOp::LayerNorm { .. } => {
+                args.push(Arg::tensor(&w));
+                args.push(Arg::tensor(&b));
+            }
+            _ => {}
+        }
+        args.push(Arg::tensor_mut(&mut y));
+        if let RowOp::LayerNorm { .. } = op {
+            args.push(Arg::tensor_mut(&mut mean));
+            args.push(Arg::tensor_mut(&mut rstd));
+        }
+        loaded.launch(&stream, &mut args).map(|_| ())
+    })
+    .ok_or_else(|| "timing failed".to_string())
+}
+
+/// SwiGLU over `rows x cols` (gate and up separate): its GB/s.
+fn swiglu<T: Elem, H: Element + Default>(
+    dev: &Device,
+    rows: usize,
+    cols: usize,
+) -> Result<f64, String> {
+    let stream = dev.default_stream();
+    let k = build_swiglu::<T>(dev.target(), true).map_err(|e| e.to_string())?;
+    let loaded = k
+        .load(dev, &JitOptions::default())
+        .map_err(|e| e.to_string())?;
+    let n = rows * cols;
+    let t = || {
+        DeviceTensor::<H>::from_host(&stream, &vec![H::default(); n], vec![n])
+            .map_err(|e| e.to_string())
+    };
+    let (g, u, mut y) = (t()?, t()?, t()?);
+    let bytes = 3.0 * n as f64 * T::TYPE.bytes() as f64;
+    gbs(&stream, bytes, || {
+        loaded
+            .launch(
+                &stream,
+                &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
+            )
+            .map(|_| ())
+    })
+    .ok_or_else(|| "timing failed".to_string())
+}
+
+/// Device-to-device copy of `bytes` (read + written counted): the bandwidth to compare with.
+fn copy_gbs(dev: &Device, bytes: usize) -> Option<f64> {
+    let stream = dev.default_stream();
+    let src = stream.alloc_zeros::<u8>(bytes).ok()?;
+    let mut dst = stream.alloc_zeros::<u8>(bytes).ok()?;
+    gbs(&stream, 2.0 * bytes as f64, || {
+        stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(RuntimeError::from)
+    })
+}
+
+fn gpu(_c: &mut Criterion) {
+    let dev = match Device::new(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: {e}");
+            return;
+        }
+    };
+    let copy = copy_gbs(&dev, 1 << 30).unwrap_or(f64::NAN);
+    println!(
+        "\ndevice: {}; device-to-device copy {copy:.0} GB/s (1 GiB, read + write)",
+        dev.attributes().name
+    );
+    println!(
+        "| op | dtype | rows x cols | ptxkit GB/s | of copy |\n| --- | --- | --- | --- | --- |"
+    );
+    let ops = [
+        ("softmax", RowOp::Softmax),
+        ("rmsnorm", RowOp::RmsNorm { eps: 1e-6 }),
+        ("residual_rmsnorm", RowOp::ResidualRmsNorm { eps: 1e-6 }),
+        ("layernorm", RowOp::LayerNorm { eps: 1e-5 }),
+    ];
+    for &(rows, cols) in SHAPES {
+        for (name, op) in ops {
+            for (dtype, r) in [
+                ("f32", row_op::<ty::F32, f32>(&dev, op, rows, cols)),
+                ("bf16", row_op::<ty::Bf16, half::bf16>(&dev, op, rows, cols)),
+            ] {
+                match r {
+                    Ok(g) => println!(
+                        "| {name} | {dtype} | {rows}x{cols} | {g:.0} | {:.3} |",
+                        g / copy
+                    ),
+                    Err(e) => println!("| {name} | {dtype} | {rows}x{cols} | not built: {e} | |"),
+                }
+            }
+        }
+        for (dtype, r) in [
+            ("f32", swiglu::<ty::F32, f32>(&dev, rows, cols)),
+            ("bf16", swiglu::<ty::Bf16, half::bf16>(&dev, rows, cols)),
+        ] {
+            match r {
+                Ok(g) => println!(
+                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} |",
+                    g / copy
+                ),
+                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | |"),
+            }
+        }
+    }
+}
+
+criterion_group!(benches, build_ptx, gpu);
+criterion_main!(benches);

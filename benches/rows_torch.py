@@ -1,0 +1,90 @@
+"""Peers of `cargo bench --bench rows`: torch eager and torch.compile on the same shapes.
+
+Prints GB/s (bytes read + written, as the Rust bench counts them) and the fraction of a
+device-to-device copy measured in this same process. Run it in the same GPU call as the Rust
+bench so the two tables compare on one machine:
+
+    python3 benches/rows_torch.py
+"""
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [(4096, 4096), (4096, 8192), (16384, 8192), (2048, 65536), (32768, 1024)]
+
+
+def median_ms(fn, iters=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def copy_gbs():
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = median_ms(lambda: dst.copy_(src))
+    return 2 * src.numel() / ms / 1e6
+
+
+def softmax(x, w, b, r):
+    return torch.softmax(x.float(), dim=-1).to(x.dtype)
+
+
+def rmsnorm(x, w, b, r):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(x.dtype)
+
+
+def residual_rmsnorm(x, w, b, r):
+    h = x + r
+    r.copy_(h)
+    return rmsnorm(h, w, b, r)
+
+
+def layernorm(x, w, b, r):
+    return F.layer_norm(x.float(), (x.shape[-1],), w.float(), b.float(), 1e-5).to(x.dtype)
+
+
+def swiglu(g, u):
+    return (F.silu(g.float()) * u.float()).to(g.dtype)
+
+
+OPS = [("softmax", softmax, 2), ("rmsnorm", rmsnorm, 2), ("residual_rmsnorm", residual_rmsnorm, 4),
+       ("layernorm", layernorm, 2)]
+
+
+def main():
+    copy = copy_gbs()
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; copy {copy:.0f} GB/s")
+    print("| op | dtype | rows x cols | eager GB/s | compile GB/s | compile of copy |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for rows, cols in SHAPES:
+        for dtype, name in [(torch.float32, "f32"), (torch.bfloat16, "bf16")]:
+            x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+            r = torch.randn_like(x)
+            w = torch.randn(cols, device="cuda", dtype=dtype)
+            b = torch.randn(cols, device="cuda", dtype=dtype)
+            size = x.element_size() * x.numel()
+            for op_name, fn, passes in OPS:
+                compiled = torch.compile(fn)
+                eager = passes * size / median_ms(lambda: fn(x, w, b, r)) / 1e6
+                comp = passes * size / median_ms(lambda: compiled(x, w, b, r)) / 1e6
+                print(f"| {op_name} | {name} | {rows}x{cols} | {eager:.0f} | {comp:.0f} | {comp / copy:.3f} |")
+            u = torch.randn_like(x)
+            compiled = torch.compile(swiglu)
+            eager = 3 * size / median_ms(lambda: swiglu(x, u)) / 1e6
+            comp = 3 * size / median_ms(lambda: compiled(x, u)) / 1e6
+            print(f"| swiglu | {name} | {rows}x{cols} | {eager:.0f} | {comp:.0f} | {comp / copy:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

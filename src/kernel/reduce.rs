@@ -1,0 +1,474 @@
+//! `reduce`: combine values (sum, max, min) across a thread's registers and then across the
+//! threads of a warp, a warpgroup or the CTA; every thread of the scope gets the result (an
+//! all-reduce, so the value is already broadcast over the reduced axis).
+//!
+//! How each level lowers:
+//! - **thread**: a balanced tree over the registers (independent instructions issue together);
+//! - **warp**: `redux.sync` for 32-bit integers on sm_80+ (PTX ISA 9.7.13.10: `.add/.min/.max`
+//!   on `.u32/.s32`), else a butterfly of five `shfl.sync.bfly.b32` (9.7.9.6) with offsets 16, 8,
+//!   4, 2, 1, after which every lane holds the result;
+//! - **warpgroup / CTA**: lane 0 of each warp writes its warp's value to a small shared array, a
+//!   barrier (`bar.sync`, 9.7.13.1: named barrier 1 + warpgroup for a warpgroup, 0 for the CTA)
+//!   orders the writes before the reads, and every thread combines the array (broadcast reads,
+//!   no bank conflicts). Inside a loop or branch a second barrier keeps the next trip's writes
+//!   from overtaking this trip's reads.
+//!
+//! - **cluster**: the CTA's value, then one word per CTA in every CTA's shared memory, written
+//!   through distributed shared memory and read after a cluster barrier.
+//!
+//! Packed `f16x2`/`bf16x2` registers reduce both halves at once (`add`/`max`/`min` on the packed
+//! type, 9.7.4); shuffles move them as `.b32`.
+
+use ptx_isa::builder::{ReduxOp, ShflMode};
+use ptx_isa::spaces::Shared;
+use ptx_isa::{Addr, Reg, ScalarType, Src, ty};
+
+use super::KernelBuilder;
+use super::buffer::Elem;
+use super::error::Result;
+
+/// How values combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `a + b`.
+    Sum,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+}
+
+/// Which threads' values a reduction combines (each thread's own registers first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceScope {
+    /// One thread's registers.
+    Thread,
+    /// The 32 lanes of a warp.
+    Warp,
+    /// The 128 threads of a warpgroup (the CTA must be whole warpgroups).
+    Warpgroup,
+    /// Every thread of the CTA (a multiple of 32 threads).
+    Cta,
+    /// Every thread of every CTA of the cluster: the CTA's value is written into each CTA's
+    /// shared words through distributed shared memory (`mapa` + `st.shared::cluster`, PTX ISA
+    /// 9.7.9.21 / 9.7.9.9), ordered by `barrier.cluster.arrive.release` / `wait.acquire`
+    /// (9.7.13.4). The cluster's shape must be stated (`cluster_id` / `cta_id_in_cluster`).
+    Cluster,
+}
+
+impl std::fmt::Display for ReduceScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReduceScope::Thread => "thread",
+            ReduceScope::Warp => "warp",
+            ReduceScope::Warpgroup => "warpgroup",
+            ReduceScope::Cta => "cta",
+            ReduceScope::Cluster => "cluster",
+        })
+    }
+}
+
+/// A 32-bit register type `reduce` combines: `f32`, `u32`, `s32`, `f16x2`, `bf16x2`.
+pub trait Reducible: ty::RegType {}
+impl Reducible for ty::F32 {}
+impl Reducible for ty::U32 {}
+impl Reducible for ty::S32 {}
+impl Reducible for ty::F16x2 {}
+impl Reducible for ty::Bf16x2 {}
+
+impl KernelBuilder {
+    /// `d = op(a, b)`.
+    fn combine<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        d: Reg<T>,
+        a: Reg<T>,
+        b: Reg<T>,
+    ) -> Result<()> {
+        match op {
+            ReduceOp::Sum => self.f.add(d, a, b)?,
+            ReduceOp::Max => self.f.max(d, a, b)?,
+            ReduceOp::Min => self.f.min(d, a, b)?,
+        }
+        Ok(())
+    }
+
+    /// Combines `vals` in a balanced tree into a fresh register.
+    fn reduce_regs<T: Reducible>(&mut self, op: ReduceOp, vals: &[Reg<T>]) -> Result<Reg<T>> {
+        let mut level: Vec<Reg<T>> = vals.to_vec();
+        if level.len() == 1 {
+            let d = self.f.reg::<T>();
+            self.f.mov(d, level[0])?;
+            return Ok(d);
+        }
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            for pair in level.chunks(2) {
+                match pair {
+                    [a, b] => {
+                        let d = self.f.reg::<T>();
+                        self.combine(op, d, *a, *b)?;
+                        next.push(d);
+                    }
+                    [a] => next.push(*a),
+                    _ => {}
+                }
+            }
+            level = next;
+        }
+        Ok(level[0])
+    }
+
+    /// Every lane of the warp gets `op` over the warp's `v` (in place).
+    fn reduce_warp<T: Reducible>(&mut self, op: ReduceOp, v: Reg<T>) -> Result<()> {
+        let redux = match (T::TYPE, op) {
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Sum) => Some(ReduxOp::Add),
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Max) => Some(ReduxOp::Max),
+            (ScalarType::U32 | ScalarType::S32, ReduceOp::Min) => Some(ReduxOp::Min),
+            _ => None,
+        };
+        if let Some(r) = redux {
+            // redux.sync: sm_80 and later (PTX ISA 9.7.13.10); the builder's gating refuses older.
+            self.f.redux_sync(r, v, v, 0xffff_ffffu32)?;
+            return Ok(());
+        }
+        let t = self.f.reg::<T>();
+        for offset in [16u32, 8, 4, 2, 1] {
+            // c = 0x1f: clamp at lane 31, whole-warp segment (PTX ISA 9.7.9.6).
+            self.f
+                .shfl_sync(ShflMode::Bfly, t, None, v, offset, 0x1fu32, 0xffff_ffffu32)?;
+            self.combine(op, v, v, t)?;
+        }
+        Ok(())
+    }
+
+    /// `op` over `vals` in every thread of `scope`, returned to every one of them: the row
+    /// maximum and sum of a softmax, the sum of squares of an RMSNorm.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, ReduceOp, ReduceScope, TensorOpts};
+    /// let mut k = KernelBuilder::new("row_sum", Target::Sm90a);
+    /// let x = k.tensor::<ty::F32>("x", [1024], TensorOpts::default().align(16))?;
+    /// let s = k.tensor::<ty::F32>("s", [1], TensorOpts::default())?;
+    /// let [t] = k.thread_id([256])?;
+    /// let v = k.load_n(&x, [t * 4], 4, 0.0f32)?;
+    /// let total = k.reduce(ReduceOp::Sum, &v, ReduceScope::Cta)?; // every thread has it
+    /// let first = k.cmp(ptxkit::isa::builder::CmpOp::Eq, t, 0)?;
+    /// k.if_(first, |k| k.store(&s, [0], total)).end()?;
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert_eq!(ptx.matches("shfl.sync.bfly.b32").count(), 5); // within each warp
+    /// assert_eq!(ptx.matches("ld.shared.v4.f32").count(), 2); // then the 8 warps' words
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        vals: &[Reg<T>],
+        scope: ReduceScope,
+    ) -> Result<Reg<T>> {
+        if vals.is_empty() {
+            return Err(self.scope_err(format!("reduce {op:?} over no values")));
+        }
+        let v = self.reduce_regs(op, vals)?;
+        if scope == ReduceScope::Thread {
+            return Ok(v);
+        }
+        self.reduce_warp(op, v)?;
+        if scope == ReduceScope::Warp {
+            return Ok(v);
+        }
+        let threads = self.block_threads().ok_or_else(|| {
+            self.scope_err(format!(
+                "a {scope} reduction needs the block size: state thread_id (or warp_id) first"
+            ))
+        })?;
+        let group = match scope {
+            ReduceScope::Warpgroup => 128,
+            _ => threads,
+        };
+        if threads % 32 != 0 || threads % group != 0 || group > 1024 {
+            return Err(self.scope_err(format!(
+                "a {scope} reduction over {threads} threads: whole warps{} are needed",
+                if scope == ReduceScope::Warpgroup {
+                    " and warpgroups"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let warps = group / 32;
+        let cta_value = if warps == 1 {
+            v
+        } else {
+            self.reduce_shared(op, v, scope, threads, warps)?
+        };
+        if scope != ReduceScope::Cluster {
+            return Ok(cta_value);
+        }
+        self.reduce_cluster(op, cta_value)
+    }
+
+    /// The CTA's (or warpgroup's) value from each warp's, through one shared word per warp.
+    fn reduce_shared<T: Reducible>(
+        &mut self,
+        op: ReduceOp,
+        v: Reg<T>,
+        scope: ReduceScope,
+        threads: u32,
+        warps: u32,
+    ) -> Result<Reg<T>> {
+        // One word per warp of the CTA.
+        let n = self.reductions;
+        self.reductions += 1;
+        let scratch = self
+            .alloc_shared::<ty::U32>(&format!("reduce{n}"), &[threads / 32], 16)?
+            .shared_base()
+            .ok_or_else(|| self.scope_err("reduce scratch is not shared memory (internal)"))?;
+        let flat = self.flat_tid()?;
+        let warp = self.let_("warp", flat / 32)?;
+        let lane = self.let_("lane", flat % 32)?;
+        let is_lane0 = self.cmp(ptx_isa::builder::CmpOp::Eq, lane, 0)?;
+        let slot = self.eval(warp * 4)?;
+        let at = self.f.reg::<ty::U32>();
+        self.f.add(at, scratch, slot)?;
+        self.f.when(is_lane0);
+        self.f.st(Addr::<Shared>::reg32(at), v)?;
+        let barrier = |k: &mut KernelBuilder| -> Result<()> {
+            match scope {
+                ReduceScope::Warpgroup => {
+                    let wg = k.let_("warpgroup", flat / 128)?;
+                    let id = k.eval(wg + 1)?;
+                    k.f.bar_sync(id, Some(Src::Imm(ptx_isa::Imm::UInt(128))))?;
+                    Ok(())
+                }
+                _ => k.sync_threads(),
+            }
+        };
+        barrier(self)?;
+        // This group's words: all of them for the CTA, the warpgroup's four for a warpgroup.
+        let first = match scope {
+            ReduceScope::Warpgroup => {
+                let wg = self.let_("warpgroup", flat / 128)?;
+                let off = self.eval(wg * 16)?;
+                let a = self.f.reg::<ty::U32>();
+                self.f.add(a, scratch, off)?;
+                a
+            }
+            _ => scratch,
+        };
+        let words = self.f.regs::<T>(warps as usize);
+        for (c, chunk) in words.chunks(4).enumerate() {
+            let addr = Addr::<Shared>::reg32(first).offset(16 * c as i64);
+            match chunk.len() {
+                4 | 2 => self.f.ld_v(chunk, addr)?,
+                _ => {
+                    for (i, r) in chunk.iter().enumerate() {
+                        self.f.ld(
+                            *r,
+                            Addr::<Shared>::reg32(first).offset(16 * c as i64 + 4 * i as i64),
+                        )?;
+                    }
+                }
+            }
+        }
+        let out = self.reduce_regs(op, &words)?;
+        if self.depth > 0 {
+            barrier(self)?;
+        }
+        Ok(out)
+    }
+
+    /// The cluster's value from each CTA's: thread `i < ctas` writes this CTA's value into word
+    /// `rank` of CTA `i`'s array; after the cluster barrier every thread reads its own array.
+    fn reduce_cluster<T: Reducible>(&mut self, op: ReduceOp, v: Reg<T>) -> Result<Reg<T>> {
+        let ctas = self.cluster_ctas().ok_or_else(|| {
+            self.scope_err(
+                "a cluster reduction needs the cluster's shape: state cta_id_in_cluster first",
+            )
+        })?;
+        if ctas == 1 {
+            return Ok(v);
+        }
+        let n = self.reductions;
+        self.reductions += 1;
+        let words = ctas.next_multiple_of(4);
+        let scratch = self
+            .alloc_shared::<ty::U32>(&format!("reduce{n}_cluster"), &[words], 16)?
+            .shared_base()
+            .ok_or_else(|| self.scope_err("reduce scratch is not shared memory (internal)"))?;
+        let flat = self.flat_tid()?;
+        let rank = self.cta_rank_in_cluster()?;
+        let writer = self.cmp(ptx_isa::builder::CmpOp::Lt, flat, ctas)?;
+        let mine = self.eval(rank * 4)?;
+        let local = self.f.reg::<ty::U32>();
+        self.f.add(local, scratch, mine)?;
+        let peer = self.eval(flat)?;
+        let remote = self.f.reg::<ty::U32>();
+        self.f.when(writer);
+        self.f.mapa_shared(remote, local, peer)?;
+        self.f.when(writer);
+        self.f
+            .st(Addr::<ptx_isa::spaces::SharedCluster>::reg32(remote), v)?;
+        self.f.cluster_sync()?;
+        let vals = self.f.regs::<T>(ctas as usize);
+        for (i, r) in vals.iter().enumerate() {
+            self.f
+                .ld(*r, Addr::<Shared>::reg32(scratch).offset(4 * i as i64))?;
+        }
+        let out = self.reduce_regs(op, &vals)?;
+        if self.depth > 0 {
+            // The next trip's writes into a peer must wait until every CTA has read this trip's.
+            self.f.cluster_sync()?;
+        }
+        Ok(out)
+    }
+}
+
+/// A buffer's shared-window base address, for scratch the reduction addresses itself.
+impl<T: Elem> super::Buffer<T> {
+    pub(crate) fn shared_base(&self) -> Option<Reg<ty::U32>> {
+        match self.storage {
+            super::Storage::Shared(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Which coordinate of a fragment's elements a reduction keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// One result per row: the columns are reduced (a softmax's row max over `S = Q·Kᵀ`).
+    Rows,
+    /// One result per column: the rows are reduced.
+    Cols,
+}
+
+/// The result of [`KernelBuilder::reduce_fragment`]: this thread's reduced values, one per row
+/// (or column) it holds, each already combined across every lane that holds part of that row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentReduction<T: ty::RegType> {
+    /// One register per distinct row (column) the thread holds, in order of first appearance.
+    pub values: Vec<Reg<T>>,
+    /// For each of the fragment's values, the index into `values` of its row (column): the
+    /// broadcast back over the reduced axis.
+    pub group: Vec<usize>,
+}
+
+impl<T: ty::RegType> FragmentReduction<T> {
+    /// The reduced value for fragment value `v` (its row's, or its column's).
+    pub fn of_value(&self, v: usize) -> Option<Reg<T>> {
+        self.group.get(v).and_then(|&g| self.values.get(g)).copied()
+    }
+}
+
+impl KernelBuilder {
+    /// `op` over the kept axis of a register fragment (a buffer from
+    /// [`KernelBuilder::alloc_fragment`]): each thread first combines its own values of each row,
+    /// then a butterfly (`shfl.sync.bfly`) over exactly the lane bits whose flip keeps the rows a
+    /// thread holds (for a wgmma accumulator, the four lanes of a quad: XOR 1 and 2). Rows spread
+    /// over several warps are refused (that needs shared memory: [`KernelBuilder::reduce`]).
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{Axis, KernelBuilder, ReduceOp};
+    /// use ptxkit::layouts::fragment::wgmma;
+    /// let mut k = KernelBuilder::new("rowmax", Target::Sm90a);
+    /// let [_t] = k.thread_id([128])?;
+    /// let s = k.alloc_fragment::<ty::F32>("s", wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap())?;
+    /// let m = k.reduce_fragment(ReduceOp::Max, &s, Axis::Rows)?;
+    /// assert_eq!(m.values.len(), 2); // a thread holds parts of rows r and r + 8
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert_eq!(ptx.matches("shfl.sync.bfly.b32").count(), 2 * 2); // XOR 1 and 2, per row
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce_fragment<T: Reducible + Elem>(
+        &mut self,
+        op: ReduceOp,
+        frag: &super::Buffer<T>,
+        axis: Axis,
+    ) -> Result<FragmentReduction<T>> {
+        let name = frag.name().to_string();
+        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
+        else {
+            return Err(self.buffer_err(
+                &name,
+                "reduce_fragment takes a register fragment (alloc_fragment)",
+            ));
+        };
+        let key = |t: i64, v: i64| -> Option<i64> {
+            tv.coord(t, v).ok().map(|(r, c)| match axis {
+                Axis::Rows => r,
+                Axis::Cols => c,
+            })
+        };
+        let (threads, values) = (tv.threads(), tv.values());
+        // The groups of value indices sharing a row must be the same in every thread.
+        let groups_of = |t: i64| -> Option<Vec<usize>> {
+            let mut seen: Vec<i64> = Vec::new();
+            let mut g = Vec::with_capacity(values as usize);
+            for v in 0..values {
+                let r = key(t, v)?;
+                let i = seen.iter().position(|&x| x == r).unwrap_or_else(|| {
+                    seen.push(r);
+                    seen.len() - 1
+                });
+                g.push(i);
+            }
+            Some(g)
+        };
+        let Some(group) = groups_of(0) else {
+            return Err(self.buffer_err(&name, "its fragment does not evaluate"));
+        };
+        if (1..threads).any(|t| groups_of(t).as_ref() != Some(&group)) {
+            return Err(self.buffer_err(
+                &name,
+                format!(
+                    "threads of fragment {} group their values differently",
+                    tv.name()
+                ),
+            ));
+        }
+        // Lane bits whose flip keeps every value's row: those are reduced over.
+        let keeps = |bit: i64| {
+            (0..threads).all(|t| {
+                let u = t ^ (1 << bit);
+                u >= threads || (0..values).all(|v| key(t, v) == key(u, v))
+            })
+        };
+        let lane_bits: Vec<u32> = (0..5)
+            .filter(|&b| (1 << b) < threads && keeps(b))
+            .map(|b| 1u32 << b)
+            .collect();
+        if (5..16).any(|b| (1i64 << b) < threads && keeps(b)) {
+            return Err(self.buffer_err(
+                &name,
+                format!(
+                    "rows of fragment {} span warps: reduce through shared memory",
+                    tv.name()
+                ),
+            ));
+        }
+        let n_groups = group.iter().max().map_or(0, |m| m + 1);
+        let mut out = Vec::with_capacity(n_groups);
+        for g in 0..n_groups {
+            let members: Vec<Reg<T>> = group
+                .iter()
+                .zip(&regs)
+                .filter(|(x, _)| **x == g)
+                .map(|(_, r)| *r)
+                .collect();
+            let v = self.reduce_regs(op, &members)?;
+            let t = self.f.reg::<T>();
+            for &mask in lane_bits.iter().rev() {
+                self.f
+                    .shfl_sync(ShflMode::Bfly, t, None, v, mask, 0x1fu32, 0xffff_ffffu32)?;
+                self.combine(op, v, v, t)?;
+            }
+            out.push(v);
+        }
+        Ok(FragmentReduction { values: out, group })
+    }
+}

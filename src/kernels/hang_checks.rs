@@ -1,0 +1,536 @@
+//! Planted bugs and device printf: the GPU checks of hang diagnosis (issue 18).
+//!
+//! The kernel is a small warp-specialised ring, the shape of the GEMM's mainloop: 2 CTAs of 3
+//! warps; lane 0 of warp 0 produces 4 k-blocks through a 2-stage ring (waits `empty[s]`, arms
+//! `full[s]` with `arrive.expect_tx` for the 32 x 32 f32 box, TMA-loads it), warps 1 and 2
+//! consume (wait `full[s]`, sum their half of each column, lane 0 of each releases `empty[s]`).
+//! Every barrier operation goes through [`BarrierSync`], so the protocol is checked when the
+//! kernel is built and, in a debug build, every wait is bounded and reports where it hung.
+//!
+//! The planted bugs, each a classic of warp-specialised kernels:
+//! - [`PlantedBug::ExpectTx`]: the producer announces 1024 bytes more than the box has; `full[0]`
+//!   never completes. Found at build time ([`ProtocolError::TxMismatch`]).
+//! - [`PlantedBug::WrongPhase`]: the producer starts its `empty` parity at 0 (the consumer's
+//!   start state) instead of 1, so its first wait is for a phase no one completes: a fresh
+//!   barrier passes only a wait on parity 1 (PTX ISA 9.7.13.15.16). Not visible to the protocol
+//!   check; the debug build names `empty[0]` phase 0 and warp 0.
+//! - [`PlantedBug::MissingArrive`]: the producer announces the bytes with `mbarrier.expect_tx`
+//!   but never arrives, so `full[0]`'s pending count stays 1. Found at build time too
+//!   ([`ProtocolError::ArrivalsShort`]).
+//!
+//! A trap leaves the CUDA context unusable, and `vprintf` writes to the process's standard
+//! output, so `ptxkit selftest` runs these checks ([`ISOLATED_CHECKS`]) each in a child process
+//! and reads its output.
+
+use std::time::Duration;
+
+use ptx_isa::builder::{CmpOp, PrintfArg, TmaLoadOpts};
+use ptx_isa::spaces::SharedCluster;
+use ptx_isa::{Addr, Target, ty};
+use smem::pipeline::hang::HangSites;
+use smem::pipeline::protocol::{BarrierAt, ProtocolError};
+use smem::pipeline::sync::{BarrierSync, WaitMode};
+
+use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
+use crate::kernel::{BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, TensorOpts};
+use crate::runtime::{
+    Arg, HangBuffer, HangDiagnosis, HangReport, RuntimeError, TensorMapDType, TensorMapDesc, Watch,
+};
+
+/// The box: 32 x 32 f32 = 4096 bytes per stage.
+pub const BOX: u32 = 32;
+/// Ring stages.
+pub const STAGES: u32 = 2;
+/// k-blocks each CTA walks (twice round the ring).
+pub const KBLOCKS: u32 = 4;
+/// CTAs.
+pub const CTAS: u32 = 2;
+/// Threads per CTA: a producer warp and two consumer warps.
+pub const THREADS: u32 = 96;
+/// Bytes one stage receives.
+const STAGE_BYTES: u32 = BOX * BOX * 4;
+
+/// What the ring gets wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlantedBug {
+    /// Nothing: the baseline.
+    None,
+    /// `expect_tx` announces 1024 bytes more than the TMA load moves.
+    ExpectTx,
+    /// The producer waits on `empty` with the consumer's start parity.
+    WrongPhase,
+    /// The producer announces the bytes without arriving.
+    MissingArrive,
+}
+
+/// Why the ring did not build.
+#[derive(Debug, thiserror::Error)]
+pub enum RingBuildError {
+    /// The kernel layer refused it.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// The barrier protocol cannot work.
+    #[error("kernel `{kernel}`: {source}")]
+    Protocol {
+        /// The kernel.
+        kernel: String,
+        /// The broken rule, naming the barrier.
+        source: ProtocolError,
+    },
+}
+
+/// A built ring and its wait sites (empty in a release build).
+#[derive(Debug, Clone)]
+pub struct Ring {
+    /// The kernel `ring(src, out)`: `src` a tensor map of an f32 [`CTAS`*32 x [`KBLOCKS`]*32]
+    /// matrix, box 32 x 32, no swizzle; `out` f32[`CTAS` * 64].
+    pub built: BuiltKernel,
+    /// The wait sites, with their PTX lines.
+    pub sites: HangSites,
+}
+
+/// The kernel's name for a bug.
+pub fn ring_name(bug: PlantedBug) -> &'static str {
+    match bug {
+        PlantedBug::None => "ring",
+        PlantedBug::ExpectTx => "ring_expect_tx",
+        PlantedBug::WrongPhase => "ring_wrong_phase",
+        PlantedBug::MissingArrive => "ring_missing_arrive",
+    }
+}
+
+/// Builds the ring with `bug`, its waits as `mode` says; with `check`, a protocol that cannot
+/// work is an error (the planted kernels of the GPU checks are built without it, to run).
+pub fn build_ring(
+    target: Target,
+    bug: PlantedBug,
+    mode: WaitMode,
+    check: bool,
+) -> Result<Ring, RingBuildError> {
+    let name = ring_name(bug);
+    let mut k = KernelBuilder::new(name, target);
+    let mut sync = BarrierSync::new(name, mode);
+    sync.declare_globals(k.module_mut())
+        .map_err(KernelError::from)?;
+    let protocol = |source| RingBuildError::Protocol {
+        kernel: name.to_string(),
+        source,
+    };
+    let full = sync
+        .declare("full", &[1; STAGES as usize])
+        .map_err(protocol)?;
+    let empty = sync
+        .declare("empty", &[2; STAGES as usize])
+        .map_err(protocol)?;
+    ring_body(&mut k, &mut sync, bug, full, empty)?;
+    let built = k.finish()?;
+    let mut sites = if check {
+        sync.finish().map_err(protocol)?
+    } else {
+        sync.finish_unchecked()
+    };
+    sites.locate(built.ptx());
+    Ok(Ring { built, sites })
+}
+
+fn ring_body(
+    k: &mut KernelBuilder,
+    sync: &mut BarrierSync,
+    bug: PlantedBug,
+    full: smem::pipeline::protocol::ArrayId,
+    empty: smem::pipeline::protocol::ArrayId,
+) -> crate::kernel::Result<()> {
+    let src = k.tensor_map("src")?;
+    let out = k.tensor::<ty::F32>("out", [CTAS * 64], TensorOpts::default())?;
+    let [cta] = k.cta_id([CTAS])?;
+    let [tx] = k.thread_id([THREADS])?;
+    let tiles = k.pool_alloc::<ty::F32>("tiles", &[STAGES, BOX, BOX], 128)?;
+    let bars = k.pool_bytes("bars", 16 * STAGES, 8)?;
+    let Some(Ptr::Shared(base)) = tiles.data() else {
+        return Err(k.error("the tiles are not in shared memory"));
+    };
+    let leader = k.cmp(CmpOp::Eq, tx, 0)?;
+    k.comment("thread 0: full[s] for the producer's arrival, empty[s] for two consumer warps");
+    k.if_(leader, |k| {
+        for s in 0..STAGES {
+            let (f, e) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.add(f, bars, 8 * s)?;
+            k.add(e, bars, 8 * (STAGES + s))?;
+            k.mbarrier_init(Addr::<ptx_isa::spaces::Shared>::reg32(f), 1u32)?;
+            k.mbarrier_init(Addr::<ptx_isa::spaces::Shared>::reg32(e), 2u32)?;
+        }
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    k.bar_sync(0u32, None)?;
+
+    // Stage `kb % STAGES` of k-block `kb`, its barriers' addresses, and the parity of its
+    // phase: `kb / STAGES` trips round the ring so far.
+    let ring_at = |k: &mut KernelBuilder, kb| -> crate::kernel::Result<_> {
+        let stage = k.eval(Expr::from(kb) % STAGES)?;
+        let parity = k.eval((Expr::from(kb) / STAGES) % 2)?;
+        let (f, e) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        k.mad_lo(f, stage, 8u32, bars)?;
+        k.add(e, f, 8 * STAGES)?;
+        Ok((stage, parity, f, e))
+    };
+
+    k.comment("producer: lane 0 of warp 0");
+    let row = k.eval(cta * BOX)?;
+    let row = row
+        .retype::<ty::S32>()
+        .map_err(|e| k.error(e.to_string()))?;
+    k.if_(leader, |k| {
+        k.for_range(0, KBLOCKS, |k, kb| {
+            let (stage, parity, full_at, empty_at) = ring_at(k, kb)?;
+            // A fresh barrier passes a wait on parity 1: the producer starts there.
+            if bug != PlantedBug::WrongPhase {
+                k.xor(parity, parity, 1u32)?;
+            }
+            sync.wait(
+                k.isa(),
+                BarrierAt::Each(empty),
+                Some(stage),
+                empty_at,
+                parity,
+            )?;
+            let bytes = STAGE_BYTES + if bug == PlantedBug::ExpectTx { 1024 } else { 0 };
+            if bug == PlantedBug::MissingArrive {
+                sync.expect_tx(k.isa(), BarrierAt::Each(full), full_at, bytes)?;
+            } else {
+                sync.arrive_expect_tx(k.isa(), BarrierAt::Each(full), full_at, bytes)?;
+            }
+            let x = k.eval(Expr::from(kb) * BOX)?;
+            let x = x.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))?;
+            let dst = k.reg::<ty::U32>();
+            k.mad_lo(dst, stage, STAGE_BYTES, base)?;
+            k.tma_load(
+                &TmaLoadOpts::default(),
+                Addr::<SharedCluster>::reg32(dst),
+                &src,
+                &[x.into(), row.into()],
+                Addr::<SharedCluster>::reg32(full_at),
+            )?;
+            sync.copy(BarrierAt::Each(full), STAGE_BYTES);
+            Ok(())
+        })
+    })
+    .end()?;
+
+    k.comment("consumers: warps 1 and 2, thread c sums rows 16 (c / 32).. of column c % 32");
+    let consumer = k.cmp(CmpOp::Ge, tx, 32)?;
+    k.if_(consumer, |k| {
+        let c = k.let_("c", tx - 32)?;
+        let col = k.let_("col", c % BOX)?;
+        let half = k.let_("half", c / BOX)?;
+        let lane0 = k.cmp(CmpOp::Eq, col, 0)?;
+        let acc = k.reg::<ty::F32>();
+        k.mov(acc, 0.0f32)?;
+        k.for_range(0, KBLOCKS, |k, kb| {
+            let (stage, parity, full_at, empty_at) = ring_at(k, kb)?;
+            sync.wait(k.isa(), BarrierAt::Each(full), Some(stage), full_at, parity)?;
+            let s = k.let_("s", Expr::from(kb) % STAGES)?;
+            for j in 0..BOX / 2 {
+                let r = Expr::from(half) * (BOX / 2) + j;
+                let v = k.load(&tiles, [Expr::from(s), r, Expr::from(col)])?;
+                k.add(acc, acc, v)?;
+            }
+            // One arrival from lane 0 of each consumer warp.
+            sync.arrive(k.isa().when(lane0), BarrierAt::Each(empty), empty_at, 2)?;
+            Ok(())
+        })?;
+        k.store(&out, [Expr::from(cta) * 64 + c], acc)
+    })
+    .end()?;
+    Ok(())
+}
+
+/// The host reference: out[cta * 64 + c] = the sum over k-blocks of rows 16 (c / 32)..+16 of
+/// column c % 32 of the CTA's 32-row band.
+pub fn ring_reference(src: &[f32]) -> Vec<f32> {
+    let (b, cols) = (BOX as usize, (KBLOCKS * BOX) as usize);
+    let mut out = vec![0f32; (CTAS * 64) as usize];
+    for (n, o) in out.iter_mut().enumerate() {
+        let (cta, c) = (n / 64, n % 64);
+        let (col, half) = (c % b, c / b);
+        for i in 0..KBLOCKS as usize {
+            for j in 0..b / 2 {
+                let r = cta * b + half * b / 2 + j;
+                *o += src[r * cols + i * b + col];
+            }
+        }
+    }
+    out
+}
+
+/// The bound the planted kernels' waits give up after.
+const BOUND: Duration = Duration::from_millis(500);
+/// The host watchdog of the checks: far above the bound, far below forever.
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+/// Runs the debug build of the ring with `bug` on fresh data: the launch result and, when it
+/// finished, the output against the host reference.
+fn run_ring(
+    ctx: &mut GpuCtx,
+    bug: PlantedBug,
+) -> Result<(Result<(), RuntimeError>, f64), GpuCheckError> {
+    let ring = build_ring(ctx.target(), bug, WaitMode::Bounded, false)?;
+    let k = ctx.load(&ring.built)?;
+    let hang = HangBuffer::new(k.kernel().module(), ring.sites.clone(), BOUND)?;
+    let (rows, cols) = ((CTAS * BOX) as usize, (KBLOCKS * BOX) as usize);
+    let hsrc = ctx.rng.vec_f32(rows * cols);
+    let src = ctx.upload(&hsrc, &[rows, cols])?;
+    let mut out = ctx.poisoned(&[(CTAS * 64) as usize])?;
+    let map = TensorMapDesc::row_major(TensorMapDType::F32, src.addr(), &[rows, cols], &[BOX, BOX]);
+    let map = ctx.dev.encode_tensor_map(&map)?;
+    let mut args = [Arg::tensor_map(&map), Arg::tensor_mut(&mut out)];
+    let descs: Vec<_> = args.iter().map(Arg::desc).collect();
+    let (cfg, _) = ring.built.config_for(&descs, ctx.dev.ordinal())?;
+    let launched = k
+        .kernel()
+        .launch_watched(
+            &ctx.stream,
+            &cfg,
+            &mut args,
+            &Watch::timeout(WATCHDOG).with_hang(&hang),
+        )
+        .map(|_| ());
+    if launched.is_err() {
+        return Ok((launched, f64::INFINITY));
+    }
+    let got = ctx.download(&out)?;
+    Ok((launched, max_abs_err(&got, &ring_reference(&hsrc))))
+}
+
+/// The baseline: the debug build of the correct ring finishes and sums right.
+pub fn hang_baseline(ctx: &mut GpuCtx) -> RunResult {
+    let (launched, err) = run_ring(ctx, PlantedBug::None)?;
+    launched?;
+    Ok(Report {
+        max_err: err,
+        tolerance: 1e-4,
+        detail: format!(
+            "debug waits, {CTAS} CTAs x {KBLOCKS} k-blocks through {STAGES} stages, no hang"
+        ),
+    })
+}
+
+/// A planted bug's check that saw something else.
+fn unexpected(bug: PlantedBug, detail: String) -> GpuCheckError {
+    GpuCheckError::Unexpected {
+        check: ring_name(bug).to_string(),
+        detail,
+    }
+}
+
+/// What a planted bug's records must hold: a wait on `barrier` with parity 0 by the producer
+/// (warp 0) or a consumer (warps 1, 2). Other warps stuck behind it are listed too.
+fn expect_hang(ctx: &mut GpuCtx, bug: PlantedBug, barrier: &str, producer: bool) -> RunResult {
+    let (launched, _) = run_ring(ctx, bug)?;
+    let diagnosis: HangDiagnosis = match launched {
+        Err(RuntimeError::Hang(d)) => *d,
+        Err(e) => return Err(unexpected(bug, format!("expected hang records, got: {e}"))),
+        Ok(()) => return Err(unexpected(bug, "the planted bug did not hang".into())),
+    };
+    let expected = |r: &HangReport| {
+        let warp_ok = if producer {
+            r.warp == 0
+        } else {
+            (1..=2).contains(&r.warp)
+        };
+        r.barrier.to_string() == barrier
+            && r.parity == 0
+            && warp_ok
+            && r.cta[0] < CTAS
+            && r.kernel == ring_name(bug)
+    };
+    if !diagnosis.waits.iter().any(expected) {
+        return Err(unexpected(bug, format!("wrong diagnosis: {diagnosis}")));
+    }
+    Ok(Report {
+        max_err: 0.0,
+        tolerance: 0.0,
+        detail: diagnosis.to_string().replace('\n', " |"),
+    })
+}
+
+/// Planted bug 1: the wrong `expect_tx` (also refused at build time).
+pub fn hang_expect_tx(ctx: &mut GpuCtx) -> RunResult {
+    expect_hang(ctx, PlantedBug::ExpectTx, "full[0]", false)
+}
+
+/// Planted bug 2: the producer's wrong start phase.
+pub fn hang_wrong_phase(ctx: &mut GpuCtx) -> RunResult {
+    expect_hang(ctx, PlantedBug::WrongPhase, "empty[0]", true)
+}
+
+/// Planted bug 3: the producer's missing arrive.
+pub fn hang_missing_arrive(ctx: &mut GpuCtx) -> RunResult {
+    expect_hang(ctx, PlantedBug::MissingArrive, "full[0]", false)
+}
+
+fn planted(target: Target, bug: PlantedBug) -> crate::kernel::Result<BuiltKernel> {
+    match build_ring(target, bug, WaitMode::Bounded, false) {
+        Ok(r) => Ok(r.built),
+        Err(RingBuildError::Kernel(e)) => Err(e),
+        Err(e @ RingBuildError::Protocol { .. }) => Err(KernelError::Invalid {
+            kernel: ring_name(bug).into(),
+            reason: e.to_string(),
+            at: crate::kernel::CallSite::here(),
+        }),
+    }
+}
+
+/// The debug build of the correct ring.
+pub fn build_baseline(target: Target) -> crate::kernel::Result<BuiltKernel> {
+    planted(target, PlantedBug::None)
+}
+
+/// The debug build of planted bug 1 (protocol check off).
+pub fn build_expect_tx(target: Target) -> crate::kernel::Result<BuiltKernel> {
+    planted(target, PlantedBug::ExpectTx)
+}
+
+/// The debug build of planted bug 2.
+pub fn build_wrong_phase(target: Target) -> crate::kernel::Result<BuiltKernel> {
+    planted(target, PlantedBug::WrongPhase)
+}
+
+/// The debug build of planted bug 3 (protocol check off).
+pub fn build_missing_arrive(target: Target) -> crate::kernel::Result<BuiltKernel> {
+    planted(target, PlantedBug::MissingArrive)
+}
+
+// ---- printf --------------------------------------------------------------------------------
+
+/// The lines the printf kernel prints, each exactly once.
+pub const PRINTF_LINES: &[&str] = &[
+    "ptxkit printf: cta 0 tid 0 i=-7 u=4000000000 x=1.500000 l=-1099511627776 h=-3",
+    "ptxkit printf: cta 1 tid 33 i=-7 u=4000000000 x=1.500000 l=-1099511627776 h=-3",
+];
+
+/// `printf_check(s)`: thread 0 of CTA 0 and thread 33 of CTA 1 print one line each (every
+/// argument class: s32, u32, f32 promoted to double, s64, s16 promoted to int), `x` read from
+/// the scalar parameter `s`.
+pub fn build_printf(target: Target) -> crate::kernel::Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("printf_check", target);
+    let s = k.scalar::<ty::F32>("s")?;
+    let [cta] = k.cta_id([2])?;
+    let [tx] = k.thread_id([64])?;
+    let (cta_r, tid_r) = (k.eval(cta)?, k.eval(tx)?);
+    let i = k.reg::<ty::S32>();
+    k.mov(i, -7i32)?;
+    let u = k.reg::<ty::U32>();
+    k.mov(u, 4_000_000_000u32)?;
+    let l = k.reg::<ty::S64>();
+    k.mov(l, -(1i64 << 40))?;
+    let h = k.reg::<ty::S16>();
+    k.mov(h, -3i16)?;
+    let first = k.cmp(CmpOp::Eq, cta * 64 + tx, 0)?;
+    let other = k.cmp(CmpOp::Eq, cta * 64 + tx, 64 + 33)?;
+    let either = k.pred();
+    k.or(either, first, other)?;
+    let args: [PrintfArg; 7] = [
+        cta_r.into(),
+        tid_r.into(),
+        i.into(),
+        u.into(),
+        s.into(),
+        l.into(),
+        h.into(),
+    ];
+    k.printf(
+        Some(either),
+        "ptxkit printf: cta %u tid %u i=%d u=%u x=%f l=%lld h=%hd\n",
+        &args,
+    )?;
+    k.finish()
+}
+
+/// Runs the printf kernel; the lines themselves are checked by the parent process, which reads
+/// this one's output ([`PRINTF_LINES`]).
+pub fn printf_check(ctx: &mut GpuCtx) -> RunResult {
+    let k = ctx.load(&build_printf(ctx.target())?)?;
+    k.launch(&ctx.stream, &mut [1.5f32.into()])?;
+    ctx.stream.synchronize()?;
+    Ok(Report {
+        max_err: 0.0,
+        tolerance: 0.0,
+        detail: "2 lines through vprintf (checked by the parent process)".into(),
+    })
+}
+
+/// A GPU check that runs in a child process: a trap ends the context, and `vprintf` writes to
+/// the process's output.
+pub struct IsolatedCheck {
+    /// The name (`ptxkit selftest --only NAME` runs it in-process).
+    pub name: &'static str,
+    /// What it checks.
+    pub summary: &'static str,
+    /// Builds its kernel.
+    pub build: fn(Target) -> crate::kernel::Result<BuiltKernel>,
+    /// Runs it.
+    pub run: fn(&mut GpuCtx) -> RunResult,
+    /// Lines the child's output must hold, each exactly once.
+    pub stdout: &'static [&'static str],
+}
+
+/// The isolated checks, in the order `ptxkit selftest` runs them (all need sm_90: mbarrier
+/// `try_wait`, TMA, `%clusterid`).
+pub const ISOLATED_CHECKS: &[IsolatedCheck] = &[
+    IsolatedCheck {
+        name: "hang_baseline",
+        summary: "debug waits in a correct TMA ring: finishes, sums right",
+        build: build_baseline,
+        run: hang_baseline,
+        stdout: &[],
+    },
+    IsolatedCheck {
+        name: "hang_expect_tx",
+        summary: "planted: expect_tx 1 KB too large -> hang record on full[0]",
+        build: build_expect_tx,
+        run: hang_expect_tx,
+        stdout: &[],
+    },
+    IsolatedCheck {
+        name: "hang_wrong_phase",
+        summary: "planted: producer starts at parity 0 -> hang record on empty[0]",
+        build: build_wrong_phase,
+        run: hang_wrong_phase,
+        stdout: &[],
+    },
+    IsolatedCheck {
+        name: "hang_missing_arrive",
+        summary: "planted: expect_tx without arrive -> hang record on full[0]",
+        build: build_missing_arrive,
+        run: hang_missing_arrive,
+        stdout: &[],
+    },
+    IsolatedCheck {
+        name: "printf",
+        summary: "device printf of every argument class, guarded to two threads",
+        build: build_printf,
+        run: printf_check,
+        stdout: PRINTF_LINES,
+    },
+];
+
+/// The isolated check called `name`.
+pub fn isolated_check(name: &str) -> Option<&'static IsolatedCheck> {
+    ISOLATED_CHECKS.iter().find(|c| c.name == name)
+}
+
+/// Whether a child's output holds each expected line exactly once.
+pub fn output_has_lines(stdout: &str, lines: &[&str]) -> Result<(), GpuCheckError> {
+    for want in lines {
+        let n = stdout.lines().filter(|l| l.trim_end() == *want).count();
+        if n != 1 {
+            return Err(GpuCheckError::Unexpected {
+                check: "output".into(),
+                detail: format!("{want:?} printed {n} times"),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,688 @@
+//! Memory-bound row kernels written with the authoring model: softmax and log-softmax, RMSNorm
+//! (optionally fused with a residual add), LayerNorm, and SwiGLU. One CTA per row; each thread
+//! keeps its slice of the row in registers (one read and one write of the data), reduces with
+//! [`KernelBuilder::reduce`] and does the math in f32 whatever the element type.
+//!
+//! The column count is a symbolic extent. A kernel is built for rows of at most
+//! [`RowConfig::max_cols`] columns and, in its vector form, for a column count that is a multiple
+//! of the vector width: then every access is one 16-byte (f32) vector under one bounds check. The
+//! scalar form takes any column count. [`RowKernel::pick`] chooses between them from the shape.
+
+use ptx_isa::{Reg, ScalarType, Target, ty};
+
+use crate::kernel::math::LOG2_E;
+use crate::kernel::{
+    Buffer, BuiltKernel, Elem, Expr, KernelBuilder, ReduceOp, ReduceScope, Result, TensorOpts, Var,
+};
+use crate::runtime::ExtentFacts;
+
+/// What a row kernel computes for each row `x` of `cols` elements.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowOp {
+    /// `y = e^(x - max) / sum(e^(x - max))`.
+    Softmax,
+    /// `y = x - max - ln(sum(e^(x - max)))`.
+    LogSoftmax,
+    /// `y = x / sqrt(mean(x²) + eps) * w`.
+    RmsNorm {
+        /// Added to the mean square.
+        eps: f32,
+    },
+    /// `h = x + residual` (written back to `residual`), then `y = RMSNorm(h) * w`.
+    ResidualRmsNorm {
+        /// Added to the mean square.
+        eps: f32,
+    },
+    /// `y = (x - mean) / sqrt(var + eps) * w + b`; the row's mean and `1/sqrt(var + eps)` are
+    /// written for a backward pass.
+    LayerNorm {
+        /// Added to the variance.
+        eps: f32,
+    },
+}
+
+impl RowOp {
+    fn name(self) -> &'static str {
+        match self {
+            RowOp::Softmax => "softmax",
+            RowOp::LogSoftmax => "log_softmax",
+            RowOp::RmsNorm { .. } => "rmsnorm",
+            RowOp::ResidualRmsNorm { .. } => "residual_rmsnorm",
+            RowOp::LayerNorm { .. } => "layernorm",
+        }
+    }
+}
+
+/// How a row kernel spreads a row over its CTA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowConfig {
+    /// Threads per CTA (a multiple of 32).
+    pub threads: u32,
+    /// Elements per access per thread (16 bytes: 4 f32, 8 bf16 or f16).
+    pub vec: u32,
+    /// Accesses per thread: a row has at most `threads * vec * chunks` columns.
+    pub chunks: u32,
+    /// Whether the kernel assumes the column count is a multiple of `vec` (vector accesses).
+    pub vector: bool,
+}
+
+impl RowConfig {
+    /// The widest row this configuration holds in registers.
+    pub fn max_cols(&self) -> u32 {
+        self.threads * self.vec * self.chunks
+    }
+
+    /// A configuration for rows of up to `cols` columns of `dtype`: 16-byte accesses, as many
+    /// threads as keep each thread's share at or under 32 values.
+    pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
+        let vec = (16 / dtype.bytes().max(1)).clamp(1, 8);
+        let per_pass = |t: u32| t * vec;
+        let threads = [128u32, 256, 512, 1024]
+            .into_iter()
+            .find(|&t| cols.div_ceil(per_pass(t)) <= 8)
+            .unwrap_or(1024);
+        RowConfig {
+            threads,
+            vec,
+            chunks: cols.div_ceil(per_pass(threads)).max(1),
+            vector,
+        }
+    }
+}
+
+/// A row kernel's element type: f32, f16 or bf16 data, f32 math.
+fn widen<T: Elem>(k: &mut KernelBuilder, v: &[Reg<T>]) -> Result<Vec<Reg<ty::F32>>> {
+    v.iter()
+        .map(|&r| match r.retype::<ty::F32>() {
+            Ok(f) if T::TYPE == ScalarType::F32 => Ok(f),
+            _ => {
+                let f = k.reg::<ty::F32>();
+                k.cvt(f, r)?;
+                Ok(f)
+            }
+        })
+        .collect()
+}
+
+/// f32 results as `T` (round to nearest even).
+fn narrow<T: Elem>(k: &mut KernelBuilder, v: &[Reg<ty::F32>]) -> Result<Vec<Reg<T>>> {
+    v.iter()
+        .map(|&f| match f.retype::<T>() {
+            Ok(r) if T::TYPE == ScalarType::F32 => Ok(r),
+            _ => {
+                let r = k.reg::<T>();
+                k.cvt_mods(
+                    ptx_isa::builder::CvtMods {
+                        rounding: Some(ptx_isa::builder::CvtRounding::Rn),
+                        ..Default::default()
+                    },
+                    r,
+                    f,
+                )?;
+                Ok(r)
+            }
+        })
+        .collect()
+}
+
+/// `0` as an immediate of `T`'s kind (`0f00000000` for f32: PTX takes no integer literal for a
+/// float operand, PTX ISA 4.5.1).
+fn zero<T: Elem>() -> ptx_isa::Src<T> {
+    match T::TYPE {
+        ScalarType::F32 => ptx_isa::Src::Imm(ptx_isa::Imm::f32(0.0)),
+        ScalarType::F64 => ptx_isa::Src::Imm(ptx_isa::Imm::f64(0.0)),
+        _ => ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0)),
+    }
+}
+
+/// The row kernel's parts every op shares: the row index, the thread index and the columns of
+/// each of the thread's accesses.
+struct Rows {
+    row: Var,
+    cols: Var,
+    starts: Vec<Expr>,
+    cfg: RowConfig,
+}
+
+impl Rows {
+    /// Loads this thread's part of row `row` of `buf` (elements past the row read as `fill`),
+    /// widened to f32.
+    fn load<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        fill: f32,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        let mut out = Vec::new();
+        for c in &self.starts {
+            let fill_t = if T::TYPE == ScalarType::F32 {
+                ptx_isa::Src::Imm(ptx_isa::Imm::f32(fill))
+            } else {
+                // The fill goes in after widening (an f32 immediate is not a 16-bit one).
+                zero::<T>()
+            };
+            let v = k.load_n(
+                buf,
+                [self.row.into(), c.clone()],
+                self.cfg.vec as usize,
+                fill_t,
+            )?;
+            out.extend(widen(k, &v)?);
+        }
+        if T::TYPE != ScalarType::F32 && fill != 0.0 {
+            // Masked elements of 16-bit data: fill them now, in f32.
+            for (i, c) in self.starts.iter().enumerate() {
+                for j in 0..self.cfg.vec as usize {
+                    let col = k.simplify(&(c.clone() + j as i64));
+                    let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, col, self.cols)?;
+                    let r = out[i * self.cfg.vec as usize + j];
+                    let kept = k.select(inside, r, fill)?;
+                    k.mov(r, kept)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores f32 values as `T` to this thread's part of row `row` of `buf`.
+    fn store<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        v: &[Reg<ty::F32>],
+    ) -> Result<()> {
+        let vec = self.cfg.vec as usize;
+        for (c, part) in self.starts.iter().zip(v.chunks(vec)) {
+            let out = narrow::<T>(k, part)?;
+            k.store_n(buf, [self.row.into(), c.clone()], &out)?;
+        }
+        Ok(())
+    }
+
+    /// A per-column vector (a norm's weight or bias): this thread's columns of it, in f32.
+    fn load_cols<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        w: &Buffer<T>,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        let mut out = Vec::new();
+        for c in &self.starts {
+            let v = k.load_n(w, [c.clone()], self.cfg.vec as usize, zero::<T>())?;
+            out.extend(widen(k, &v)?);
+        }
+        Ok(out)
+    }
+}
+
+/// A built row kernel with the configuration it was built for.
+#[derive(Debug)]
+pub struct RowKernel {
+    /// What it computes.
+    pub op: RowOp,
+    /// How it spreads a row.
+    pub cfg: RowConfig,
+    /// The kernel.
+    pub built: BuiltKernel,
+}
+
+impl RowKernel {
+    /// Builds `op` over `T` rows for `target`. Parameters, in order: `x[rows, cols]`, then
+    /// `residual[rows, cols]` (residual RMSNorm), `w[cols]` (norms), `b[cols]` (LayerNorm),
+    /// `y[rows, cols]`, then `mean[rows]` and `rstd[rows]` (LayerNorm, f32).
+    pub fn build<T: Elem>(target: Target, op: RowOp, cfg: RowConfig) -> Result<RowKernel> {
+        let name = format!(
+            "{}_{}{}",
+            op.name(),
+            T::TYPE.to_string().trim_start_matches('.'),
+            if cfg.vector { "_v" } else { "" }
+        );
+        let mut k = KernelBuilder::new(&name, target);
+        if cfg.threads % 32 != 0 || cfg.threads == 0 || cfg.threads > 1024 || cfg.vec == 0 {
+            return Err(k.error(format!("{cfg:?}: whole warps, at most 1024 threads")));
+        }
+        let rows = k.symbol("rows")?;
+        let mut facts = ExtentFacts::NONE
+            .at_least(1)
+            .at_most(u64::from(cfg.max_cols()));
+        if cfg.vector {
+            facts = facts.multiple_of(u64::from(cfg.vec));
+        }
+        let cols = k.symbol_with("cols", facts)?;
+        let align = TensorOpts::default().align(16);
+        let x = k.tensor::<T>("x", [rows, cols], align.clone())?;
+        let res = match op {
+            RowOp::ResidualRmsNorm { .. } => {
+                Some(k.tensor::<T>("residual", [rows, cols], align.clone())?)
+            }
+            _ => None,
+        };
+        let w = match op {
+            RowOp::RmsNorm { .. } | RowOp::ResidualRmsNorm { .. } | RowOp::LayerNorm { .. } => {
+                Some(k.tensor::<T>("w", [cols], align.clone())?)
+            }
+            _ => None,
+        };
+        let b = match op {
+            RowOp::LayerNorm { .. } => Some(k.tensor::<T>("b", [cols], align.clone())?),
+            _ => None,
+        };
+        let y = k.tensor::<T>("y", [rows, cols], align)?;
+        let stats = match op {
+            RowOp::LayerNorm { .. } => Some((
+                k.tensor::<ty::F32>("mean", [rows], TensorOpts::default())?,
+                k.tensor::<ty::F32>("rstd", [rows], TensorOpts::default())?,
+            )),
+            _ => None,
+        };
+        let [row] = k.cta_id([rows])?;
+        let [t] = k.thread_id([cfg.threads])?;
+        let starts = (0..cfg.chunks)
+            .map(|j| k.simplify(&((t + j * cfg.threads) * cfg.vec)))
+            .collect();
+        let r = Rows {
+            row,
+            cols,
+            starts,
+            cfg,
+        };
+        let cta = ReduceScope::Cta;
+        match op {
+            RowOp::Softmax | RowOp::LogSoftmax => {
+                let mut v = r.load(&mut k, &x, f32::NEG_INFINITY)?;
+                let max = k.reduce(ReduceOp::Max, &v, cta)?;
+                let bias = k.mul_of(max, -LOG2_E)?;
+                let e = v
+                    .iter()
+                    .map(|&x| k.exp2_fma(x, LOG2_E, bias))
+                    .collect::<Result<Vec<_>>>()?;
+                let sum = k.reduce(ReduceOp::Sum, &e, cta)?;
+                if op == RowOp::Softmax {
+                    let inv = k.rcp_of(sum)?;
+                    v = e.iter().map(|&e| k.mul_of(e, inv)).collect::<Result<_>>()?;
+                } else {
+                    // x - (max + ln(sum))
+                    let ln = k.log(sum)?;
+                    let shift = k.add_of(max, ln)?;
+                    v = v
+                        .iter()
+                        .map(|&x| k.sub_of(x, shift))
+                        .collect::<Result<_>>()?;
+                }
+                r.store(&mut k, &y, &v)?;
+            }
+            RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
+                let mut h = r.load(&mut k, &x, 0.0)?;
+                if let Some(res) = &res {
+                    let rv = r.load(&mut k, res, 0.0)?;
+                    h = h
+                        .iter()
+                        .zip(&rv)
+                        .map(|(&a, &b)| k.add_of(a, b))
+                        .collect::<Result<_>>()?;
+                    r.store(&mut k, res, &h)?;
+                }
+                let sq = h
+                    .iter()
+                    .map(|&a| k.mul_of(a, a))
+                    .collect::<Result<Vec<_>>>()?;
+                let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+                let inv_n = inv_count(&mut k, cols)?;
+                let ms = k.fma_of(ss, inv_n, eps)?;
+                let rs = k.rsqrt_of(ms)?;
+                let Some(w) = &w else {
+                    return Err(k.error("a norm without its weight (internal)"));
+                };
+                let wv = r.load_cols(&mut k, w)?;
+                let out = h
+                    .iter()
+                    .zip(&wv)
+                    .map(|(&a, &w)| {
+                        let n = k.mul_of(a, rs)?;
+                        k.mul_of(n, w)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                r.store(&mut k, &y, &out)?;
+            }
+            RowOp::LayerNorm { eps } => {
+                let v = r.load(&mut k, &x, 0.0)?;
+                let inv_n = inv_count(&mut k, cols)?;
+                let s = k.reduce(ReduceOp::Sum, &v, cta)?;
+                let mean = k.mul_of(s, inv_n)?;
+                // Two passes over the registers: the variance of centred values (stable), with
+                // the columns past the row masked out of the sum.
+                let mut d = Vec::with_capacity(v.len());
+                for (i, &a) in v.iter().enumerate() {
+                    let c = k.simplify(
+                        &(r.starts[i / cfg.vec as usize].clone() + (i % cfg.vec as usize) as i64),
+                    );
+                    let diff = k.sub_of(a, mean)?;
+                    let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, cols)?;
+                    d.push(k.select(inside, diff, 0.0f32)?);
+                }
+                let sq = d
+                    .iter()
+                    .map(|&a| k.mul_of(a, a))
+                    .collect::<Result<Vec<_>>>()?;
+                let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+                let var = k.fma_of(ss, inv_n, eps)?;
+                let rstd = k.rsqrt_of(var)?;
+                let (Some(w), Some(b)) = (&w, &b) else {
+                    return Err(k.error("a layer norm without its weight and bias (internal)"));
+                };
+                let wv = r.load_cols(&mut k, w)?;
+                let bv = r.load_cols(&mut k, b)?;
+                let out = d
+                    .iter()
+                    .zip(wv.iter().zip(&bv))
+                    .map(|(&a, (&w, &b))| {
+                        let n = k.mul_of(a, rstd)?;
+                        k.fma_of(n, w, b)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                r.store(&mut k, &y, &out)?;
+                if let Some((m, rs)) = &stats {
+                    let first = k.cmp(ptx_isa::builder::CmpOp::Eq, t, 0)?;
+                    k.if_(first, |k| {
+                        k.store(m, [row], mean)?;
+                        k.store(rs, [row], rstd)
+                    })
+                    .end()?;
+                }
+            }
+        }
+        Ok(RowKernel {
+            op,
+            cfg,
+            built: k.finish()?,
+        })
+    }
+}
+
+/// `1 / cols` in f32.
+fn inv_count(k: &mut KernelBuilder, cols: Var) -> Result<Reg<ty::F32>> {
+    let n = k.eval(cols)?;
+    let f = k.reg::<ty::F32>();
+    k.cvt_mods(
+        ptx_isa::builder::CvtMods {
+            rounding: Some(ptx_isa::builder::CvtRounding::Rn),
+            ..Default::default()
+        },
+        f,
+        n,
+    )?;
+    k.rcp_of(f)
+}
+
+/// `y = silu(g) * u` element by element over `n` elements (`g` and `u` separate tensors), four
+/// per thread, 16-byte accesses when `n` is a multiple of 4.
+pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
+    const THREADS: u32 = 256;
+    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
+    let mut k = KernelBuilder::new(
+        &format!(
+            "swiglu_{}{}",
+            T::TYPE.to_string().trim_start_matches('.'),
+            if vector { "_v" } else { "" }
+        ),
+        target,
+    );
+    let facts = if vector {
+        ExtentFacts::NONE.multiple_of(u64::from(vec))
+    } else {
+        ExtentFacts::NONE
+    };
+    let n = k.symbol_with("n", facts)?;
+    let align = TensorOpts::default().align(16);
+    let g = k.tensor::<T>("g", [n], align.clone())?;
+    let u = k.tensor::<T>("u", [n], align.clone())?;
+    let y = k.tensor::<T>("y", [n], align)?;
+    let [bx] = k.cta_id([Expr::ceil_div(n, THREADS * vec)])?;
+    let [t] = k.thread_id([THREADS])?;
+    let i = k.simplify(&((bx * THREADS + t) * vec));
+    let gv = k.load_n(&g, [i.clone()], vec as usize, zero::<T>())?;
+    let uv = k.load_n(&u, [i.clone()], vec as usize, zero::<T>())?;
+    let gv = widen(&mut k, &gv)?;
+    let uv = widen(&mut k, &uv)?;
+    let out = gv
+        .iter()
+        .zip(&uv)
+        .map(|(&g, &u)| {
+            let s = k.silu(g)?;
+            k.mul_of(s, u)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = narrow::<T>(&mut k, &out)?;
+    k.store_n(&y, [i], &out)?;
+    k.finish()
+}
+
+/// The GPU check behind `ptxkit selftest`: every op on f32, f16 and bf16 rows of 1, 7, 1000,
+/// 4097 and 8192 columns (the vector form where the width divides the columns, the scalar form
+/// elsewhere), fresh random data, outputs poisoned, against an f64 host reference computed from
+/// the rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
+pub mod check {
+    use super::*;
+    use crate::kernels::gpu::{GpuCheckError, GpuCtx, Report, RunResult};
+    use crate::runtime::Arg;
+
+    /// The relative error of `got` against `want` (NaN counts as infinite).
+    fn rel_err(got: &[f32], want: &[f64]) -> f64 {
+        if got.len() != want.len() {
+            return f64::INFINITY;
+        }
+        got.iter()
+            .zip(want)
+            .map(|(&g, &w)| {
+                let d = (f64::from(g) - w).abs() / (w.abs() + 1e-4);
+                if d.is_nan() { f64::INFINITY } else { d }
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The host reference of `op` on one row (and its residual, weight, bias): the outputs, the
+    /// new residual, and the LayerNorm statistics.
+    fn reference(
+        op: RowOp,
+        x: &[f32],
+        res: &[f32],
+        w: &[f32],
+        b: &[f32],
+    ) -> (Vec<f64>, Vec<f64>, (f64, f64)) {
+        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let n = x.len() as f64;
+        match op {
+            RowOp::Softmax | RowOp::LogSoftmax => {
+                let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = x.iter().map(|v| (v - m).exp()).sum();
+                let y = x
+                    .iter()
+                    .map(|v| {
+                        if op == RowOp::Softmax {
+                            (v - m).exp() / s
+                        } else {
+                            v - m - s.ln()
+                        }
+                    })
+                    .collect();
+                (y, Vec::new(), (0.0, 0.0))
+            }
+            RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
+                let h: Vec<f64> = if res.is_empty() {
+                    x
+                } else {
+                    x.iter().zip(res).map(|(a, &r)| a + f64::from(r)).collect()
+                };
+                let ms = h.iter().map(|v| v * v).sum::<f64>() / n;
+                let r = 1.0 / (ms + f64::from(eps)).sqrt();
+                let y = h
+                    .iter()
+                    .zip(w)
+                    .map(|(v, &w)| v * r * f64::from(w))
+                    .collect();
+                (y, if res.is_empty() { Vec::new() } else { h }, (0.0, 0.0))
+            }
+            RowOp::LayerNorm { eps } => {
+                let mean = x.iter().sum::<f64>() / n;
+                let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+                let rstd = 1.0 / (var + f64::from(eps)).sqrt();
+                let y = x
+                    .iter()
+                    .zip(w.iter().zip(b))
+                    .map(|(v, (&w, &b))| (v - mean) * rstd * f64::from(w) + f64::from(b))
+                    .collect();
+                (y, Vec::new(), (mean, rstd))
+            }
+        }
+    }
+
+    /// A host element type of the check: f32, f16 or bf16 data.
+    trait Host: crate::runtime::Element {
+        fn from_f32(x: f32) -> Self;
+        fn to_f32(self) -> f32;
+    }
+    impl Host for f32 {
+        fn from_f32(x: f32) -> f32 {
+            x
+        }
+        fn to_f32(self) -> f32 {
+            self
+        }
+    }
+    impl Host for half::f16 {
+        fn from_f32(x: f32) -> half::f16 {
+            half::f16::from_f32(x)
+        }
+        fn to_f32(self) -> f32 {
+            half::f16::to_f32(self)
+        }
+    }
+    impl Host for half::bf16 {
+        fn from_f32(x: f32) -> half::bf16 {
+            half::bf16::from_f32(x)
+        }
+        fn to_f32(self) -> f32 {
+            half::bf16::to_f32(self)
+        }
+    }
+
+    /// `n` random values as `H`, and the values they hold back in f32 (the reference's input).
+    fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>, Vec<f32>) {
+        let h: Vec<H> = ctx
+            .rng
+            .vec_f32(n)
+            .iter()
+            .map(|v| H::from_f32(v * scale))
+            .collect();
+        let back = h.iter().map(|v| v.to_f32()).collect();
+        (h, back)
+    }
+
+    /// One op at one width over `T` data held as `H` on the host: the largest relative error
+    /// over its outputs.
+    fn one<T: Elem, H: Host>(
+        ctx: &mut GpuCtx,
+        op: RowOp,
+        rows: usize,
+        cols: usize,
+    ) -> Result<f64, GpuCheckError> {
+        let cfg0 = RowConfig::for_cols(T::TYPE, cols as u32, false);
+        let vector = cols % cfg0.vec as usize == 0;
+        let cfg = RowConfig::for_cols(T::TYPE, cols as u32, vector);
+        let k = RowKernel::build::<T>(ctx.target(), op, cfg)?;
+        let loaded = ctx.load(&k.built)?;
+        let (hx, fx) = random::<H>(ctx, rows * cols, 4.0);
+        let (hres, fres) = random::<H>(ctx, rows * cols, 1.0);
+        let (hw, fw) = random::<H>(ctx, cols, 1.0);
+        let (hb, fb) = random::<H>(ctx, cols, 1.0);
+        let x = ctx.upload(&hx, &[rows, cols])?;
+        let mut res = ctx.upload(&hres, &[rows, cols])?;
+        let w = ctx.upload(&hw, &[cols])?;
+        let b = ctx.upload(&hb, &[cols])?;
+        let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
+        let mut mean = ctx.poisoned(&[rows])?;
+        let mut rstd = ctx.poisoned(&[rows])?;
+        let mut args = vec![Arg::tensor(&x)];
+        match op {
+            RowOp::ResidualRmsNorm { .. } => {
+                args.push(Arg::tensor_mut(&mut res));
+                args.push(Arg::tensor(&w));
+            }
+            RowOp::RmsNorm { .. } => args.push(Arg::tensor(&w)),
+            RowOp::LayerNorm { .. } => {
+                args.push(Arg::tensor(&w));
+                args.push(Arg::tensor(&b));
+            }
+            _ => {}
+        }
+        args.push(Arg::tensor_mut(&mut y));
+        if let RowOp::LayerNorm { .. } = op {
+            args.push(Arg::tensor_mut(&mut mean));
+            args.push(Arg::tensor_mut(&mut rstd));
+        }
+        loaded.launch(&ctx.stream, &mut args)?;
+        drop(args);
+        let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
+        let gy = f32s(ctx.download(&y)?);
+        let gres = f32s(ctx.download(&res)?);
+        let (gmean, grstd) = (ctx.download(&mean)?, ctx.download(&rstd)?);
+        let mut err = 0.0f64;
+        for r in 0..rows {
+            let span = r * cols..(r + 1) * cols;
+            let with_res = matches!(op, RowOp::ResidualRmsNorm { .. });
+            let (wy, wres, (m, s)) = reference(
+                op,
+                &fx[span.clone()],
+                if with_res { &fres[span.clone()] } else { &[] },
+                &fw,
+                &fb,
+            );
+            err = err.max(rel_err(&gy[span.clone()], &wy));
+            if with_res {
+                err = err.max(rel_err(&gres[span.clone()], &wres));
+            }
+            if let RowOp::LayerNorm { .. } = op {
+                err = err
+                    .max(rel_err(&gmean[r..=r], &[m]))
+                    .max(rel_err(&grstd[r..=r], &[s]));
+            }
+        }
+        Ok(err)
+    }
+
+    /// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
+    /// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
+    pub fn run(ctx: &mut GpuCtx) -> RunResult {
+        let ops = [
+            RowOp::Softmax,
+            RowOp::LogSoftmax,
+            RowOp::RmsNorm { eps: 1e-6 },
+            RowOp::ResidualRmsNorm { eps: 1e-6 },
+            RowOp::LayerNorm { eps: 1e-5 },
+        ];
+        // The worst error as a fraction of its dtype's tolerance.
+        let mut worst = 0.0f64;
+        for op in ops {
+            for cols in [1usize, 7, 1000, 4097, 8192] {
+                let at = |e: GpuCheckError| GpuCheckError::Case {
+                    case: format!("{op:?} cols {cols}"),
+                    source: Box::new(e),
+                };
+                worst = worst.max(one::<ty::F32, f32>(ctx, op, 3, cols).map_err(at)? / 2e-4);
+                worst = worst.max(one::<ty::F16, half::f16>(ctx, op, 3, cols).map_err(at)? / 2e-3);
+                worst =
+                    worst.max(one::<ty::Bf16, half::bf16>(ctx, op, 3, cols).map_err(at)? / 1.6e-2);
+            }
+        }
+        Ok(Report {
+            max_err: worst,
+            tolerance: 1.0,
+            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32/f16/bf16; cols 1, 7, 1000, 4097, 8192; error as a fraction of the dtype's tolerance".into(),
+        })
+    }
+
+    /// The selftest's kernel: softmax over rows of up to 8192 f32 (vector form).
+    pub fn build(target: Target) -> Result<BuiltKernel> {
+        let cfg = RowConfig::for_cols(ScalarType::F32, 8192, true);
+        Ok(RowKernel::build::<ty::F32>(target, RowOp::Softmax, cfg)?.built)
+    }
+}

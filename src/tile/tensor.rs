@@ -1,0 +1,350 @@
+//! Kernel tensors as tile operands: a [`Buffer`] (a global tensor parameter, a shared or pooled
+//! tile, a register fragment) lowers to the [`TileRef`] a variant reads, so a kernel author hands
+//! tile ops the tensors they declared and never restates their element type, shape, layout,
+//! swizzle, alignment or base. `TileRef` is what a tensor view lowers to; authors do not build one.
+//!
+//! ```
+//! use ptxkit::isa::{Target, ty};
+//! use ptxkit::kernel::{KernelBuilder, TensorOpts};
+//! use ptxkit::tile::ExecScope;
+//!
+//! // y = x through a shared tile, each copy one tile op on the tensors themselves.
+//! let mut k = KernelBuilder::new("stage", Target::Sm90a);
+//! let x = k.tensor::<ty::F32>("x", [64, 64], TensorOpts::default().align(16))?;
+//! let y = k.tensor::<ty::F32>("y", [64, 64], TensorOpts::default().align(16))?;
+//! let [_t] = k.thread_id([128])?;
+//! let s = k.pool_alloc::<ty::F32>("s", &[64, 64], 128)?;
+//! let cta = ExecScope::Cta { threads: 128 };
+//! assert_eq!(k.copy(&s, &x, cta)?, "copy.vector");
+//! k.sync_threads()?;
+//! k.copy(&y, &s, cta)?;
+//! assert!(k.finish()?.ptx().contains("ld.global.v4.b32"));
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use ptx_isa::{Imm, Reg, ty};
+use smem::SwizzleMode;
+
+use super::op::{Accumulate, Elementwise, OpCtx, TileOp};
+use super::operand::{Base, ExecScope, Extent, Storage, TileRef};
+use super::registry::plan;
+use crate::kernel::{Buffer, CallSite, Elem, Expr, KernelBuilder, KernelError, Result};
+
+/// Something a tile op takes as an operand: a kernel [`Buffer`], or an already lowered
+/// [`TileRef`] (a tensor-map tile, a TMEM region).
+pub trait TileOperand {
+    /// The operand as a variant reads it.
+    fn lower_tile(&self, k: &mut KernelBuilder) -> Result<TileRef>;
+}
+
+impl TileOperand for TileRef {
+    fn lower_tile(&self, _: &mut KernelBuilder) -> Result<TileRef> {
+        Ok(self.clone())
+    }
+}
+
+impl<T: Elem> TileOperand for Buffer<T> {
+    #[track_caller]
+    fn lower_tile(&self, k: &mut KernelBuilder) -> Result<TileRef> {
+        k.tile_ref(self)
+    }
+}
+
+/// Extents of a buffer that are build-time constants, as a tile shape.
+fn const_shape(k: &KernelBuilder, shape: &[Expr]) -> Option<Vec<u32>> {
+    shape
+        .iter()
+        .map(|e| k.simplify(e).as_const().and_then(|c| u32::try_from(c).ok()))
+        .collect()
+}
+
+impl KernelBuilder {
+    /// The tile operand `buf` lowers to: its element type, constant shape, layout (from its
+    /// strides: element `(r, c)` at `r * stride_r + c * stride_c`), swizzle, alignment and base
+    /// address (its element offset folded in). A register buffer needs a fragment
+    /// ([`KernelBuilder::alloc_fragment`]). For a block of a tensor with run-time extents, see
+    /// [`KernelBuilder::tile_at`].
+    #[track_caller]
+    pub fn tile_ref<T: Elem>(&mut self, buf: &Buffer<T>) -> Result<TileRef> {
+        let dtype = <T as ty::RegType>::TYPE;
+        let err = |k: &KernelBuilder, why: String| k.buffer_err(buf.name(), why);
+        if let crate::kernel::Storage::Local(regs) = buf.storage() {
+            let Some(tv) = buf.fragment() else {
+                return Err(err(
+                    self,
+                    "a register buffer is a tile operand only with a fragment (alloc_fragment)"
+                        .into(),
+                ));
+            };
+            let refs = regs.iter().map(|r| r.as_ref()).collect();
+            return Ok(TileRef::registers(dtype, tv.clone(), refs));
+        }
+        let Some(shape) = const_shape(self, buf.shape()) else {
+            return Err(err(
+                self,
+                format!(
+                    "a tile has a constant shape; [{}] is not (take a block with tile_at)",
+                    buf.shape()
+                        .iter()
+                        .map(|e| self.show(e))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        let strides: Option<Vec<i64>> = buf
+            .strides()
+            .iter()
+            .map(|e| self.simplify(e).as_const())
+            .collect();
+        let Some(strides) = strides else {
+            return Err(err(self, "a tile's strides are constants".into()));
+        };
+        // TileRef layouts index colexicographically over the shape reversed (column fastest).
+        let (ext, st): (Vec<i64>, Vec<i64>) = shape
+            .iter()
+            .rev()
+            .map(|&e| i64::from(e))
+            .zip(strides.iter().rev().copied())
+            .unzip();
+        let layout = layouts::Layout::new(
+            layouts::IntTuple::Tuple(ext.into_iter().map(layouts::IntTuple::Int).collect()),
+            layouts::IntTuple::Tuple(st.into_iter().map(layouts::IntTuple::Int).collect()),
+        )
+        .map(|l| layouts::coalesce(&l))
+        .map_err(|e| err(self, e.to_string()))?;
+        let zeros = vec![Expr::Const(0); buf.shape().len()];
+        let offset_bytes =
+            self.divisibility(buf.elem_offset()) * <T as ty::RegType>::TYPE.bytes() as i64;
+        let align = match (buf.elem_offset().as_const(), offset_bytes) {
+            (Some(0), _) => buf.align(),
+            (_, 0) => buf.align(),
+            (_, b) => buf.align().min(1 << b.trailing_zeros().min(30)),
+        };
+        let (storage, base) = match self.ptr_to(buf, zeros)? {
+            crate::kernel::Ptr::Global(r) => (Storage::Global, Base::Global(r)),
+            crate::kernel::Ptr::Shared(r) => (Storage::Shared, Base::Shared(r)),
+        };
+        Ok(TileRef {
+            storage,
+            dtype,
+            shape,
+            layout: Some(layout),
+            fragment: None,
+            swizzle: buf.swizzle().unwrap_or(SwizzleMode::None),
+            base,
+            align,
+            pitch: None,
+            bounds: None,
+        })
+    }
+
+    /// The `rows x cols` block at block coordinates `(bi, bj)` of a row-major rank-2 global
+    /// tensor: its origin is `(bi * rows, bj * cols)`. With run-time extents the block carries a
+    /// run-time pitch (the row stride, with the multiple its symbols' facts give) and bounds (the
+    /// rows and columns left from its origin), which the edge-aware variants honour: stores past
+    /// the edge are skipped, loads read zero.
+    #[track_caller]
+    pub fn tile_at<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        [bi, bj]: [Expr; 2],
+        [rows, cols]: [u32; 2],
+    ) -> Result<TileRef> {
+        if buf.shape().len() != 2 || !buf.is_row_major() {
+            return Err(self.buffer_err(buf.name(), "tile_at takes a row-major rank-2 tensor"));
+        }
+        let r0 = self.simplify(&(bi * rows));
+        let c0 = self.simplify(&(bj * cols));
+        if const_shape(self, buf.shape()).is_some() {
+            let region = buf.region([r0, c0], [rows, cols])?;
+            return self.tile_ref(&region);
+        }
+        let ptr = self.ptr_to(buf, [r0.clone(), c0.clone()])?;
+        let crate::kernel::Ptr::Global(base) = ptr else {
+            return Err(self.buffer_err(
+                buf.name(),
+                "tile_at with run-time extents takes a global tensor",
+            ));
+        };
+        let pitch_e = buf.strides()[0].clone();
+        let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
+        let pitch = Extent::new(self.eval(pitch_e)?, multiple);
+        let left = |k: &mut KernelBuilder, extent: &Expr, origin: Expr| -> Result<Extent> {
+            let e = k.simplify(&(extent.clone() - origin));
+            let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
+            Ok(Extent::new(k.eval(e)?, m))
+        };
+        let (h, w) = (buf.shape()[0].clone(), buf.shape()[1].clone());
+        let rows_left = left(self, &h, r0.clone())?;
+        let cols_left = left(self, &w, c0.clone())?;
+        // The block's start is aligned as far as the tensor's alignment and the offset's multiple
+        // in bytes both allow.
+        let size = i64::from(<T as ty::RegType>::TYPE.bytes() as u32);
+        let offset = self.linear_index(buf, [r0, c0])?;
+        let d = self.divisibility(&offset) * size;
+        let align = if d == 0 {
+            buf.align()
+        } else {
+            buf.align().min(1 << d.trailing_zeros().min(30))
+        };
+        Ok(
+            TileRef::global_pitched(<T as ty::RegType>::TYPE, rows, cols, base, align, pitch)
+                .with_bounds(rows_left, cols_left),
+        )
+    }
+
+    /// Lowers one tile op with the first variant that takes it (or the variant named `force`),
+    /// returning the variant's name; a miss is [`KernelError::TileOp`] with the table of every
+    /// variant and why it declined. The one place a kernel dispatches a tile op.
+    #[track_caller]
+    pub fn tile_op(
+        &mut self,
+        op: TileOp<'_>,
+        scope: ExecScope,
+        force: Option<&str>,
+    ) -> Result<&'static str> {
+        let at = CallSite::here();
+        let ctx = OpCtx {
+            op,
+            scope,
+            target: self.target(),
+        };
+        let fail = |k: &KernelBuilder, error| KernelError::TileOp {
+            kernel: k.kernel_name().to_string(),
+            error: Box::new(error),
+            at,
+        };
+        let (v, p) = plan(&ctx, force).map_err(|e| fail(self, e))?;
+        p.emit(self.isa()).map_err(|error| {
+            fail(
+                self,
+                super::DispatchError::Emit {
+                    op: ctx.to_string(),
+                    variant: v.name,
+                    error: Box::new(error),
+                },
+            )
+        })?;
+        self.comment(&format!("tile op lowered by {}", v.name));
+        Ok(v.name)
+    }
+
+    /// `dst = src` at `scope` (`copy`: vector, scalar, ldmatrix/stmatrix, fragment and edge-aware
+    /// variants).
+    #[track_caller]
+    pub fn copy(
+        &mut self,
+        dst: &impl TileOperand,
+        src: &impl TileOperand,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        self.tile_op(TileOp::Copy { dst: &d, src: &s }, scope, None)
+    }
+
+    /// `dst = src` asynchronously (`cp.async`, TMA, bulk copies); `mbar` is the mbarrier that
+    /// completes a TMA or bulk load, `multicast` the cluster CTAs a TMA load also writes.
+    #[track_caller]
+    pub fn copy_async(
+        &mut self,
+        dst: &impl TileOperand,
+        src: &impl TileOperand,
+        mbar: Option<Reg<ty::U32>>,
+        multicast: Option<ptx_isa::Src<ty::U16>>,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        let op = TileOp::CopyAsync {
+            dst: &d,
+            src: &s,
+            mbar,
+            multicast,
+        };
+        self.tile_op(op, scope, None)
+    }
+
+    /// `d = a·bᵀ (+ d)` asynchronously (wgmma, tcgen05.mma).
+    #[track_caller]
+    pub fn gemm_async(
+        &mut self,
+        d: &impl TileOperand,
+        a: &impl TileOperand,
+        b: &impl TileOperand,
+        accumulate: Accumulate,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, a, b) = (
+            d.lower_tile(self)?,
+            a.lower_tile(self)?,
+            b.lower_tile(self)?,
+        );
+        let op = TileOp::GemmAsync {
+            d: &d,
+            a: &a,
+            b: &b,
+            accumulate,
+        };
+        self.tile_op(op, scope, None)
+    }
+
+    /// `dst = value` everywhere in the tile.
+    #[track_caller]
+    pub fn fill(
+        &mut self,
+        dst: &impl TileOperand,
+        value: Imm,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let d = dst.lower_tile(self)?;
+        self.tile_op(TileOp::Fill { dst: &d, value }, scope, None)
+    }
+
+    /// `dst = src` converted to `dst`'s element type.
+    #[track_caller]
+    pub fn cast(
+        &mut self,
+        dst: &impl TileOperand,
+        src: &impl TileOperand,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        self.tile_op(TileOp::Cast { dst: &d, src: &s }, scope, None)
+    }
+
+    /// `dst = f(a, b)` element by element over tiles holding the same fragment.
+    #[track_caller]
+    pub fn elementwise(
+        &mut self,
+        dst: &impl TileOperand,
+        a: &impl TileOperand,
+        b: Option<&dyn TileOperandDyn>,
+        f: Elementwise,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, a) = (dst.lower_tile(self)?, a.lower_tile(self)?);
+        let b = match b {
+            Some(b) => Some(b.lower_tile_dyn(self)?),
+            None => None,
+        };
+        let op = TileOp::Elementwise {
+            dst: &d,
+            a: &a,
+            b: b.as_ref(),
+            f,
+        };
+        self.tile_op(op, scope, None)
+    }
+}
+
+/// [`TileOperand`] as a trait object (an optional operand of either kind).
+pub trait TileOperandDyn {
+    /// The operand as a variant reads it.
+    fn lower_tile_dyn(&self, k: &mut KernelBuilder) -> Result<TileRef>;
+}
+
+impl<O: TileOperand> TileOperandDyn for O {
+    fn lower_tile_dyn(&self, k: &mut KernelBuilder) -> Result<TileRef> {
+        self.lower_tile(k)
+    }
+}

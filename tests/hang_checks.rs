@@ -1,0 +1,195 @@
+//! Issue 18 on the CPU: the planted-bug ring kernels build, assemble with ptxas and are refused at
+//! build time where the protocol check can see the bug; the debug build's wait sites point at
+//! the waits in the PTX; the printf check kernel assembles. (The GPU runs are in
+//! `ptxkit selftest`; they have not run where no GPU is.)
+
+mod support;
+
+use ptxkit::isa::Target;
+use ptxkit::kernels::hang_checks::{
+    ISOLATED_CHECKS, PRINTF_LINES, PlantedBug, RingBuildError, build_printf, build_ring,
+    output_has_lines, ring_reference,
+};
+use smem::pipeline::protocol::ProtocolError;
+use smem::pipeline::sync::WaitMode;
+
+const BUGS: [PlantedBug; 4] = [
+    PlantedBug::None,
+    PlantedBug::ExpectTx,
+    PlantedBug::WrongPhase,
+    PlantedBug::MissingArrive,
+];
+
+#[test]
+fn every_ring_builds_and_assembles_in_both_modes() {
+    for bug in BUGS {
+        for mode in [WaitMode::Spin, WaitMode::Bounded] {
+            let ring = build_ring(Target::Sm90a, bug, mode, false)
+                .unwrap_or_else(|e| panic!("{bug:?} {mode:?}: {e}"));
+            let ptx = ring.built.ptx();
+            support::assemble(ptx, Target::Sm90a);
+            match mode {
+                WaitMode::Spin => {
+                    assert!(ring.sites.sites.is_empty());
+                    assert!(!ptx.contains("globaltimer") && !ptx.contains("trap;"));
+                }
+                WaitMode::Bounded => {
+                    // The producer's wait on empty[s], the consumers' on full[s].
+                    assert_eq!(ring.sites.sites.len(), 2);
+                    let lines: Vec<&str> = ptx.lines().collect();
+                    for s in &ring.sites.sites {
+                        let l = s.ptx_line.expect("every site is found in the PTX");
+                        assert!(
+                            lines[l - 1].contains("mbarrier.try_wait.parity"),
+                            "{}",
+                            lines[l - 1]
+                        );
+                    }
+                    let full = ring.sites.sites.iter().find(|s| s.array == "full").unwrap();
+                    let tx = if bug == PlantedBug::ExpectTx {
+                        5120
+                    } else {
+                        4096
+                    };
+                    assert_eq!((full.expect_tx, full.arrivals, full.indexed), (tx, 1, true));
+                    assert!(ptx.contains(".global .align 8 .b8 ptxkit_hang[24]"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_protocol_check_refuses_what_it_can_see() {
+    let err = |bug| build_ring(Target::Sm90a, bug, WaitMode::Bounded, true).err();
+    assert!(err(PlantedBug::None).is_none());
+    let e = err(PlantedBug::ExpectTx).unwrap();
+    assert_eq!(
+        e.to_string(),
+        "kernel `ring_expect_tx`: barrier `full[0]`: expect_tx announces 5120 bytes per phase, \
+         the copies completing on it deliver 4096"
+    );
+    assert!(matches!(
+        e,
+        RingBuildError::Protocol {
+            source: ProtocolError::TxMismatch { .. },
+            ..
+        }
+    ));
+    let e = err(PlantedBug::MissingArrive).unwrap();
+    assert!(
+        matches!(&e, RingBuildError::Protocol { source: ProtocolError::ArrivalsShort { barrier, count: 1, arrivals: 0 }, .. }
+            if barrier.to_string() == "full[0]"),
+        "{e}"
+    );
+    // A wrong start phase is consistent bookkeeping: only the debug build finds it.
+    assert!(err(PlantedBug::WrongPhase).is_none());
+    // Release builds are checked the same way.
+    assert!(build_ring(Target::Sm90a, PlantedBug::ExpectTx, WaitMode::Spin, true).is_err());
+}
+
+#[test]
+fn the_printf_kernel_assembles() {
+    let k = build_printf(Target::Sm90a).unwrap();
+    support::assemble(k.ptx(), Target::Sm90a);
+    assert!(k.ptx().contains("call.uni (param"), "{}", k.ptx());
+    assert_eq!(k.ptx().matches("call.uni").count(), 1);
+    // Two lines, each once; a third copy or a missing one is a failure.
+    let out = format!("{}\nPASS printf\n{}\n", PRINTF_LINES[1], PRINTF_LINES[0]);
+    assert!(output_has_lines(&out, PRINTF_LINES).is_ok());
+    let twice = format!("{out}{}\n", PRINTF_LINES[0]);
+    let e = output_has_lines(&twice, PRINTF_LINES).unwrap_err().to_string();
+    assert!(e.contains("printed 2 times"), "{e}");
+    assert!(output_has_lines(PRINTF_LINES[0], PRINTF_LINES).is_err());
+}
+
+#[test]
+fn every_isolated_check_builds_for_hopper() {
+    for c in ISOLATED_CHECKS {
+        let k = (c.build)(Target::Sm90a).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        support::assemble(k.ptx(), Target::Sm90a);
+    }
+}
+
+#[test]
+fn the_reference_sums_half_columns() {
+    // src[r][c] = 1 everywhere: each output is 16 rows x 4 k-blocks.
+    let src = vec![1f32; 64 * 128];
+    assert!(ring_reference(&src).iter().all(|&v| v == 64.0));
+}
+
+#[test]
+fn the_gemm_debug_build_assembles() {
+    use ptxkit::kernels::gemm::{GemmConfig, build, build_with};
+    let large = GemmConfig::large();
+    for cfg in [
+        large,
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+    ] {
+        let (m, sites) = build_with(&cfg, WaitMode::Bounded).unwrap();
+        let text = m.to_ptx().unwrap();
+        // The producer's wait on empty[s], the consumers' on full[s], each found in the text.
+        let names: Vec<&str> = sites.sites.iter().map(|s| s.array.as_str()).collect();
+        assert_eq!(names, ["empty", "full"]);
+        assert_eq!(sites.sites[1].expect_tx, u64::from(cfg.stage_bytes()));
+        assert_eq!(sites.sites[0].arrivals, 2 * cfg.cluster_m);
+        assert!(sites.sites.iter().all(|s| s.ptx_line.is_some()));
+        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+            let out = ptxas.assemble(&text, Target::Sm90a, &["-v"]).unwrap();
+            assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
+            // No spills, no serialised wgmma (C7515), no ignored setmaxnreg (C7508), and the
+            // release build's register count: the debug waits cost the main loop nothing there.
+            assert!(
+                out.log
+                    .contains("0 bytes spill stores, 0 bytes spill loads"),
+                "{}",
+                out.log
+            );
+            assert!(
+                !out.log.contains("C7515") && !out.log.contains("C7508"),
+                "{}",
+                out.log
+            );
+            let regs = |log: &str| {
+                log.lines().find_map(|l| {
+                    l.split("Used ")
+                        .nth(1)?
+                        .split(' ')
+                        .next()?
+                        .parse::<u32>()
+                        .ok()
+                })
+            };
+            let release = build(&cfg).unwrap().to_ptx().unwrap();
+            let rel = ptxas.assemble(&release, Target::Sm90a, &["-v"]).unwrap();
+            assert_eq!(regs(&out.log), regs(&rel.log), "{}\n{}", out.log, rel.log);
+        }
+        // The release build has no debug code.
+        let release = build(&cfg).unwrap().to_ptx().unwrap();
+        assert!(!release.contains("globaltimer") && !release.contains("ptxkit_hang"));
+    }
+}
+
+#[test]
+fn debug_and_printf_kernels_round_trip_and_validate() {
+    use ptxkit::isa::parse::parse;
+    use ptxkit::isa::validate::{Options, Severity, check};
+    let ring = build_ring(Target::Sm90a, PlantedBug::None, WaitMode::Bounded, true).unwrap();
+    let printf = build_printf(Target::Sm90a).unwrap();
+    for (name, text) in [("ring", ring.built.ptx()), ("printf", printf.ptx())] {
+        let parsed = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            parsed.module.print(),
+            text,
+            "{name}: the parser's print differs"
+        );
+        let errors: Vec<_> = check(text, &Options::default())
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}

@@ -1,0 +1,98 @@
+//! The memory-bound row kernels build for every op, both access forms and the configurations
+//! the benchmark shapes need; every one assembles with ptxas for sm_90a and sm_80 with no spills,
+//! and the vector form's accesses are 16-byte vectors.
+
+mod support;
+
+use ptxkit::isa::{ScalarType, Target, ty};
+use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu};
+
+const OPS: [RowOp; 5] = [
+    RowOp::Softmax,
+    RowOp::LogSoftmax,
+    RowOp::RmsNorm { eps: 1e-6 },
+    RowOp::ResidualRmsNorm { eps: 1e-6 },
+    RowOp::LayerNorm { eps: 1e-5 },
+];
+
+/// Assembles with `-v` and returns ptxas's log (no spills allowed).
+fn assemble_no_spills(ptx: &str, target: Target) {
+    support::assemble(ptx, target);
+    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+        let out = ptxas.assemble(ptx, target, &["-v"]).unwrap();
+        assert!(out.ok, "{}", out.log);
+        assert!(
+            !out.log.contains("bytes spill stores") || out.log.contains(" 0 bytes spill stores"),
+            "{}",
+            out.log
+        );
+    }
+}
+
+#[test]
+fn every_row_kernel_assembles() {
+    for op in OPS {
+        for cols in [1024u32, 8192] {
+            for vector in [true, false] {
+                let cfg = RowConfig::for_cols(ScalarType::F32, cols, vector);
+                assert!(cfg.max_cols() >= cols, "{cfg:?}");
+                let k = RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg).unwrap();
+                let ptx = k.built.ptx();
+                if vector {
+                    assert!(ptx.contains("ld.global.v4.f32"), "{op:?} {cfg:?}\n{ptx}");
+                } else {
+                    assert!(!ptx.contains("ld.global.v4"), "{op:?} {cfg:?}");
+                }
+                assemble_no_spills(ptx, Target::Sm90a);
+            }
+        }
+        let cfg = RowConfig::for_cols(ScalarType::F32, 4096, true);
+        let k = RowKernel::build::<ty::F32>(Target::Sm80, op, cfg).unwrap();
+        assemble_no_spills(k.built.ptx(), Target::Sm80);
+    }
+}
+
+#[test]
+fn swiglu_assembles() {
+    for vector in [true, false] {
+        let k = build_swiglu::<ty::F32>(Target::Sm90a, vector).unwrap();
+        assert_eq!(k.ptx().contains("ld.global.v4.f32"), vector);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+    }
+}
+
+#[test]
+fn configurations_fit_the_rows() {
+    for cols in [1u32, 7, 1000, 4097, 8192, 16384] {
+        let c = RowConfig::for_cols(ScalarType::F32, cols, false);
+        assert!(
+            c.max_cols() >= cols && c.threads % 32 == 0 && c.chunks <= 8 || c.threads == 1024,
+            "{cols}: {c:?}"
+        );
+    }
+}
+
+#[test]
+fn sixteen_bit_rows_move_16_bytes_at_a_time() {
+    for op in OPS {
+        let cfg = RowConfig::for_cols(ScalarType::Bf16, 8192, true);
+        assert_eq!(cfg.vec, 8);
+        let k = RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg).unwrap();
+        let ptx = k.built.ptx();
+        assert!(ptx.contains("ld.global.v4.b32"), "{op:?}\n{ptx}");
+        assert!(ptx.contains("st.global.v4.b32"), "{op:?}");
+        assert!(
+            ptx.contains("cvt.f32.bf16") && ptx.contains("cvt.rn.bf16.f32"),
+            "{op:?}"
+        );
+        assemble_no_spills(ptx, Target::Sm90a);
+        let cfg = RowConfig::for_cols(ScalarType::F16, 1000, false);
+        let k = RowKernel::build::<ty::F16>(Target::Sm90a, op, cfg).unwrap();
+        assemble_no_spills(k.built.ptx(), Target::Sm90a);
+    }
+    for vector in [true, false] {
+        let k = build_swiglu::<ty::Bf16>(Target::Sm90a, vector).unwrap();
+        assert_eq!(k.ptx().contains("ld.global.v4.b32"), vector);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+    }
+}

@@ -1,0 +1,163 @@
+//! Kernel tensors as tile-op operands: a `Buffer` lowers to the `TileRef` a variant reads (type,
+//! shape, layout, swizzle, alignment, base), a block of a tensor with run-time extents carries a
+//! pitch and bounds whose multiples come from the symbols' facts, and tile ops take the tensors
+//! directly. Every kernel assembles with ptxas.
+
+mod support;
+
+use ptxkit::isa::{ScalarType, Target, ty};
+use ptxkit::kernel::{Expr, KernelBuilder, KernelError, TensorOpts};
+use ptxkit::layouts::fragment::wgmma;
+use ptxkit::runtime::ExtentFacts;
+use ptxkit::smem::SwizzleMode;
+use ptxkit::tile::{Base, ExecScope, Storage};
+
+#[test]
+fn a_tensor_lowers_without_restating_anything() {
+    let mut k = KernelBuilder::new("t", Target::Sm90a);
+    let x = k
+        .tensor::<ty::F32>("x", [64, 32], TensorOpts::default().align(16))
+        .unwrap();
+    let [_t] = k.thread_id([128]).unwrap();
+    let s = k
+        .pool_alloc::<ty::F32>("s", &[64, 32], 1024)
+        .unwrap()
+        .swizzled(SwizzleMode::B128)
+        .unwrap();
+    let gx = k.tile_ref(&x).unwrap();
+    assert_eq!(
+        (gx.storage, gx.dtype, gx.shape.clone()),
+        (Storage::Global, ScalarType::F32, vec![64, 32])
+    );
+    assert!(gx.is_contiguous() && gx.align == 16, "{gx}");
+    assert!(matches!(gx.base, Base::Global(_)));
+    let ts = k.tile_ref(&s).unwrap();
+    assert_eq!(
+        (ts.storage, ts.swizzle, ts.align),
+        (Storage::Shared, SwizzleMode::B128, 1024)
+    );
+    // A transposed view is a strided layout, not a contiguous one.
+    let xt = k.tile_ref(&x.permute(&[1, 0]).unwrap()).unwrap();
+    assert_eq!(xt.shape, vec![32, 64]);
+    assert!(!xt.is_contiguous(), "{xt}");
+    // A region's origin folds into the base; its alignment is what the offset keeps.
+    let r = k.tile_ref(&x.region([1, 0], [8, 32]).unwrap()).unwrap();
+    assert_eq!(r.align, 16, "{r}"); // one row of 32 f32 = 128 bytes
+    let r = k.tile_ref(&x.region([0, 1], [8, 8]).unwrap()).unwrap();
+    assert_eq!(r.align, 4, "{r}");
+}
+
+#[test]
+fn a_register_buffer_needs_its_fragment() {
+    let mut k = KernelBuilder::new("t", Target::Sm90a);
+    let plain = k.alloc_local::<ty::F32>("acc", &[32]).unwrap();
+    let e = k.tile_ref(&plain).unwrap_err();
+    assert!(
+        matches!(e, KernelError::Buffer { ref buffer, .. } if buffer == "acc"),
+        "{e}"
+    );
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
+    let acc = k.alloc_fragment::<ty::F32>("acc", frag.clone()).unwrap();
+    assert_eq!(acc.regs().unwrap().len(), frag.values() as usize);
+    let t = k.tile_ref(&acc).unwrap();
+    assert_eq!((t.storage, t.shape.clone()), (Storage::Local, vec![64, 64]));
+}
+
+#[test]
+fn tile_ops_take_tensors_and_blocks() {
+    let mut k = KernelBuilder::new("edge", Target::Sm90a);
+    let m = k.symbol("m").unwrap();
+    let n = k
+        .symbol_with("n", ExtentFacts::NONE.multiple_of(8))
+        .unwrap();
+    let c = k
+        .tensor::<ty::F32>("c", [m, n], TensorOpts::default().align(16))
+        .unwrap();
+    let [bi, bj] = k
+        .cta_id([Expr::ceil_div(m, 64), Expr::ceil_div(n, 64)])
+        .unwrap();
+    let [_t] = k.thread_id([128]).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
+    let acc = k.alloc_fragment::<ty::F32>("acc", frag).unwrap();
+    let wg = ExecScope::Warpgroup;
+    k.fill(&acc, ptxkit::isa::Imm::f32(1.5), wg).unwrap();
+    let block = k.tile_at(&c, [bi.into(), bj.into()], [64, 64]).unwrap();
+    // The pitch is n, a multiple of 8 by its facts; the bounds are what is left of m and n.
+    assert_eq!(block.pitch.as_ref().unwrap().multiple_of, 8);
+    assert_eq!(block.bounds.as_ref().unwrap()[1].multiple_of, 8);
+    assert_eq!(k.copy(&block, &acc, wg).unwrap(), "copy.fragment_view");
+    let built = k.finish().unwrap();
+    // Pairs of f32 go out as v2 stores: the pitch's multiple of 8 keeps each row 8-byte aligned.
+    assert!(built.ptx().contains("st.global.v2.f32"), "{}", built.ptx());
+    support::assemble(built.ptx(), Target::Sm90a);
+}
+
+#[test]
+fn a_miss_is_a_typed_table_at_the_call() {
+    let mut k = KernelBuilder::new("miss", Target::Sm90a);
+    let x = k
+        .tensor::<ty::F32>("x", [16, 16], TensorOpts::default())
+        .unwrap();
+    let y = k
+        .tensor::<ty::F32>("y", [16, 16], TensorOpts::default())
+        .unwrap();
+    let [_t] = k.thread_id([32]).unwrap();
+    let line = line!() + 1;
+    let e = k.cast(&y, &x, ExecScope::Warp).unwrap_err();
+    let KernelError::TileOp { ref error, .. } = e else {
+        panic!("{e}")
+    };
+    let text = e.to_string();
+    assert!(text.contains("no variant lowers cast"), "{text}");
+    assert!(text.contains(&format!("tile_tensors.rs:{line}:")), "{text}");
+    assert!(matches!(
+        **error,
+        ptxkit::tile::DispatchError::NoVariant { .. }
+    ));
+}
+
+#[test]
+fn fragment_math_as_tile_ops() {
+    use ptxkit::tile::Elementwise as F;
+    let mut k = KernelBuilder::new("math", Target::Sm90a);
+    let [_t] = k.thread_id([128]).unwrap();
+    let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
+    let s = k.alloc_fragment::<ty::F32>("s", frag.clone()).unwrap();
+    let o = k.alloc_fragment::<ty::F32>("o", frag).unwrap();
+    let wg = ExecScope::Warpgroup;
+    k.fill(&s, ptxkit::isa::Imm::f32(0.5), wg).unwrap();
+    k.fill(&o, ptxkit::isa::Imm::f32(2.0), wg).unwrap();
+    let scale = ptxkit::isa::Src::Imm(ptxkit::isa::Imm::f32(0.125 * std::f32::consts::LOG2_E));
+    let bias = ptxkit::isa::Src::Imm(ptxkit::isa::Imm::f32(-1.0));
+    let ops: Vec<(F, bool)> = vec![
+        (F::Exp2 { scale, bias }, false),
+        (F::Max, true),
+        (F::Min, true),
+        (F::Sub, true),
+        (F::Fma { scale }, true),
+        (F::Rcp, false),
+        (F::Rsqrt, false),
+    ];
+    for (f, binary) in ops {
+        let b: Option<&dyn ptxkit::tile::TileOperandDyn> = if binary { Some(&o) } else { None };
+        assert_eq!(
+            k.elementwise(&s, &s, b, f, wg).unwrap(),
+            "elementwise.registers"
+        );
+    }
+    // A binary function without its second operand is declined, with the reason.
+    let e = k.elementwise(&s, &s, None, F::Max, wg).unwrap_err();
+    assert!(e.to_string().contains("max(a, b) needs b"), "{e}");
+    let built = k.finish().unwrap();
+    let ptx = built.ptx();
+    for want in [
+        "ex2.approx.ftz.f32",
+        "rcp.approx.ftz.f32",
+        "rsqrt.approx.ftz.f32",
+        "min.f32",
+        "sub.f32",
+    ] {
+        assert_eq!(ptx.matches(want).count(), 32, "{want}\n{ptx}");
+    }
+    support::assemble(ptx, Target::Sm90a);
+}
