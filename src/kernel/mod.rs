@@ -6,7 +6,7 @@
 //!
 //! A [`KernelBuilder`] wraps a ptx-isa [`ptx_isa::FunctionBuilder`] and [`ptx_isa::Module`];
 //! [`KernelBuilder::finish`] gives a [`BuiltKernel`] carrying the PTX, the
-//! [`crate::runtime::KernelSignature`] the launcher checks arguments against, and the launch
+//! [`crate::signature::KernelSignature`] the launcher checks arguments against, and the launch
 //! extents. Compile-time parameters are plain Rust values in the function that builds the kernel:
 //! a kernel specialises by being rebuilt (the `T.jit` model).
 //!
@@ -52,7 +52,7 @@ mod scope;
 
 pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};
-pub use built::{BuiltKernel, LaunchSpec, LoadedKernel};
+pub use built::{BuiltKernel, LaunchSpec};
 pub use control::If;
 pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};

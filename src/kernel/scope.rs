@@ -9,7 +9,7 @@ use ptx_isa::{Dim, SpecialReg};
 use super::KernelBuilder;
 use super::error::Result;
 use super::expr::{Expr, Var, VarFacts, eval};
-use crate::runtime::MAX_CLUSTER_SIZE;
+use crate::signature::MAX_CLUSTER_SIZE;
 
 const DIMS: [Dim; 3] = [Dim::X, Dim::Y, Dim::Z];
 

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::kernel::{BuiltKernel, LoadedKernel};
+use crate::kernel::BuiltKernel;
 use crate::runtime::cuda::CudaStream;
-use crate::runtime::{Device, DeviceTensor, Element, JitOptions, RuntimeError};
+use crate::runtime::{Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError};
 use ptx_isa::Target;
 
 /// splitmix64 seeded from the clock: fresh data every run.

@@ -13,13 +13,7 @@ use super::error::{Result, RuntimeError};
 use super::module::Module;
 use super::tensor::Arg;
 use super::watchdog::{PollOutcome, Watch, poll_until};
-use crate::signature::KernelSignature;
-
-/// Blocks per cluster any cluster-capable device runs (CUDA C++ Programming Guide, "Thread Block
-/// Clusters": 8 is portable; more needs `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`).
-pub const PORTABLE_CLUSTER_SIZE: u64 = 8;
-/// Blocks per cluster Hopper runs with the non-portable attribute set.
-pub const MAX_CLUSTER_SIZE: u64 = 16;
+use crate::signature::{KernelSignature, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE};
 
 /// How to launch a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -33,6 +33,7 @@
 //! ```
 
 mod args;
+mod built;
 mod device;
 mod dtype;
 mod error;
@@ -45,8 +46,11 @@ mod tensor_map;
 mod timing;
 mod watchdog;
 
-pub use crate::signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
+pub use crate::signature::{
+    Extent, ExtentFacts, Fact, KernelSignature, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE, Param,
+};
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
+pub use built::LoadedKernel;
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
@@ -55,10 +59,7 @@ pub use hang::{
     decode_records, parse_debug_hang,
 };
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
-pub use launch::{
-    Kernel, LaunchConfig, LaunchLimits, LaunchPlan, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE,
-    check_launch,
-};
+pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, check_launch};
 pub use module::{Module, ModuleCache};
 pub use tensor::{Arg, DeviceTensor, TensorArg};
 pub use tensor_map::{

@@ -3,8 +3,10 @@
 //! produces it, and the runtime, which checks arguments against it.
 
 mod error;
+mod limits;
 mod params;
 
 pub use error::SignatureError;
+pub use limits::{MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE};
 pub(crate) use params::shape_text;
 pub use params::{Extent, ExtentFacts, Fact, KernelSignature, Param};
