@@ -98,7 +98,9 @@ fn the_printf_kernel_assembles() {
     let out = format!("{}\nPASS printf\n{}\n", PRINTF_LINES[1], PRINTF_LINES[0]);
     assert!(output_has_lines(&out, PRINTF_LINES).is_ok());
     let twice = format!("{out}{}\n", PRINTF_LINES[0]);
-    let e = output_has_lines(&twice, PRINTF_LINES).unwrap_err().to_string();
+    let e = output_has_lines(&twice, PRINTF_LINES)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("printed 2 times"), "{e}");
     assert!(output_has_lines(PRINTF_LINES[0], PRINTF_LINES).is_err());
 }
