@@ -96,3 +96,29 @@ fn sixteen_bit_rows_move_16_bytes_at_a_time() {
         assemble_no_spills(k.ptx(), Target::Sm90a);
     }
 }
+
+#[test]
+fn long_rows_are_walked_in_tiles() {
+    for op in OPS {
+        for (dtype, cols) in [
+            (ScalarType::F32, 262_144u32),
+            (ScalarType::Bf16, 262_144),
+            (ScalarType::F32, 40_001),
+        ] {
+            let vector = cols % 8 == 0;
+            let cfg = RowConfig::for_cols(dtype, cols, vector);
+            assert!(cfg.looped && cfg.max_cols() >= cols, "{cfg:?}");
+            let k = match dtype {
+                ScalarType::Bf16 => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                _ => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+            }
+            .unwrap();
+            let ptx = k.built.ptx();
+            assert!(ptx.contains("bra $L"), "{op:?}: no loop\n{ptx}");
+            if vector {
+                assert!(ptx.contains(".v4."), "{op:?} {cfg:?}");
+            }
+            assemble_no_spills(ptx, Target::Sm90a);
+        }
+    }
+}
