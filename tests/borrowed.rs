@@ -370,7 +370,9 @@ fn gemm_refuses_misaligned_views(device: &Device, stream: &Arc<CudaStream>) -> R
             ..
         }))
     ) {
-        return Err(format!("C one element off 16 bytes (TMA store): {refused:?}"));
+        return Err(format!(
+            "C one element off 16 bytes (TMA store): {refused:?}"
+        ));
     }
     // The pair-store epilogue: the signature's 4 bytes refuse C two bytes off, naming the
     // view's own address.
