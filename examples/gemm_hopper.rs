@@ -84,12 +84,12 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         ok &= r.passed();
     }
     // The other input, output and epilogue variants, on shapes with edges.
-    use ptxkit::kernels::gemm::{InType, OutType};
+    use ptxkit::isa::ScalarType;
     let large = GemmConfig::large();
     let variants = [
         GemmConfig {
             tma_store: false,
-            output: OutType::F32,
+            output: ScalarType::F32,
             ..large
         },
         GemmConfig {
@@ -100,18 +100,18 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         GemmConfig {
             tma_store: false,
             alpha_beta: true,
-            output: OutType::F32,
+            output: ScalarType::F32,
             n_even: false,
             ..large
         },
         GemmConfig {
-            input: InType::F16,
-            output: OutType::F16,
+            input: ScalarType::F16,
+            output: ScalarType::F16,
             ..large
         },
         GemmConfig {
-            input: InType::F16,
-            output: OutType::F32,
+            input: ScalarType::F16,
+            output: ScalarType::F32,
             tma_store: false,
             ..large
         },

@@ -9,24 +9,24 @@
 //! the margins around every view left as they were.
 
 use half::bf16;
+use ptxkit::isa::ScalarType;
 use ptxkit::isa::Target;
 use ptxkit::kernels::gemm::{
-    Gemm, GemmConfig, GemmError, InType, OutType, check::CheckResult, check::random_values,
-    check_operands, gemm_signature, operand_map_desc,
+    Gemm, GemmConfig, GemmError, check::CheckResult, check::random_values, check_operands,
+    gemm_signature, operand_map_desc,
 };
 use ptxkit::runtime::cuda::{CudaContext, CudaSlice, CudaStream};
 use ptxkit::runtime::{
-    ArgDesc, DType, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMap,
-    TensorMapRule, TensorMut, TensorRef, check_and_pack, check_tensor_map, device_count,
-    driver_available,
+    ArgDesc, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMap, TensorMapRule,
+    TensorMut, TensorRef, check_and_pack, check_tensor_map, device_count, driver_available,
 };
 use std::sync::Arc;
 
 /// Where `cuMemAlloc` puts an allocation: 256-byte aligned.
 const BASE: u64 = 0x7f3a_0000_0000;
 
-fn desc(dtype: DType, offset: usize, shape: &[usize]) -> TensorDesc {
-    let addr = BASE + (offset * dtype.size_bytes()) as u64;
+fn desc(dtype: ScalarType, offset: usize, shape: &[usize]) -> TensorDesc {
+    let addr = BASE + (offset * dtype.bytes() as usize) as u64;
     let len = shape.iter().product();
     TensorDesc::of_memory("CudaView", dtype, addr, len, shape.to_vec(), 0).unwrap()
 }
@@ -52,23 +52,23 @@ fn gemm_args(cfg: &GemmConfig, c: TensorDesc, k: u32) -> Vec<ArgDesc> {
 fn gemm_c_alignment_follows_the_epilogue() {
     let large = GemmConfig::large();
     let cases = [
-        (large, DType::BF16, 16),
+        (large, ScalarType::Bf16, 16),
         (
             GemmConfig {
                 tma_store: false,
                 ..large
             },
-            DType::BF16,
+            ScalarType::Bf16,
             4,
         ),
         (
             GemmConfig {
                 tma_store: false,
-                output: OutType::F32,
+                output: ScalarType::F32,
                 alpha_beta: true,
                 ..large
             },
-            DType::F32,
+            ScalarType::F32,
             8,
         ),
         (
@@ -77,7 +77,7 @@ fn gemm_c_alignment_follows_the_epilogue() {
                 n_even: false,
                 ..large
             },
-            DType::BF16,
+            ScalarType::Bf16,
             2,
         ),
     ];
@@ -93,7 +93,7 @@ fn gemm_c_alignment_follows_the_epilogue() {
             let c = desc(dtype, offset, &[m, n]);
             let addr = c.addr;
             let got = check_and_pack(&sig, &gemm_args(&cfg, c, 64), 0);
-            if (offset * dtype.size_bytes()) % align == 0 {
+            if (offset * dtype.bytes() as usize) % align == 0 {
                 assert!(
                     got.is_ok(),
                     "{} offset {offset}: {:?}",
@@ -118,8 +118,9 @@ fn gemm_c_alignment_follows_the_epilogue() {
 #[test]
 fn gemm_operands_off_16_bytes_break_the_tensor_map_rule() {
     for offset in 0..64 {
-        let a = desc(DType::BF16, offset, &[300, 136]);
-        let got = check_tensor_map(&operand_map_desc(InType::Bf16, &a, GemmConfig::BM));
+        let a = desc(ScalarType::Bf16, offset, &[300, 136]);
+        let got =
+            check_tensor_map(&operand_map_desc(ScalarType::Bf16, &a, GemmConfig::BM).unwrap());
         if offset % 8 == 0 {
             assert!(got.is_ok(), "offset {offset}: {:?}", got.err());
         } else {
@@ -142,28 +143,30 @@ fn gemm_operand_checks_name_what_does_not_fit() {
     let cfg = GemmConfig::large();
     let ok = check_operands(
         &cfg,
-        &desc(DType::BF16, 0, &[300, 136]),
-        &desc(DType::BF16, 0, &[520, 136]),
-        &desc(DType::BF16, 0, &[300, 520]),
+        &desc(ScalarType::Bf16, 0, &[300, 136]),
+        &desc(ScalarType::Bf16, 0, &[520, 136]),
+        &desc(ScalarType::Bf16, 0, &[300, 520]),
         None,
     );
     assert_eq!(ok.unwrap(), (300, 520, 136));
-    let fails = |a: &[usize], b: &[usize], c: &[usize], dt: DType, ab: Option<(f32, f32)>| {
+    let fails = |a: &[usize], b: &[usize], c: &[usize], dt: ScalarType, ab: Option<(f32, f32)>| {
         match check_operands(
             &cfg,
             &desc(dt, 0, a),
             &desc(dt, 0, b),
-            &desc(DType::BF16, 0, c),
+            &desc(ScalarType::Bf16, 0, c),
             ab,
         ) {
             Err(GemmError::Operands(why)) => why,
             other => panic!("{a:?} {b:?} {c:?}: {other:?}"),
         }
     };
-    let bf = DType::BF16;
+    let bf = ScalarType::Bf16;
     assert!(fails(&[300, 136], &[520, 128], &[300, 520], bf, None).contains("want [m, k]"));
     assert!(fails(&[300, 136], &[520, 136], &[520, 300], bf, None).contains("want [m, k]"));
-    assert!(fails(&[300, 136], &[520, 136], &[300, 520], DType::F16, None).contains("takes bf16"));
+    assert!(
+        fails(&[300, 136], &[520, 136], &[300, 520], ScalarType::F16, None).contains("takes bf16")
+    );
     assert!(fails(&[300, 0], &[520, 0], &[300, 520], bf, None).contains("k = 0"));
     assert!(fails(&[300, 136], &[519, 136], &[300, 519], bf, None).contains("n_even"));
     assert!(fails(&[300, 136], &[520, 136], &[300, 520], bf, Some((1.0, 0.0))).contains("alpha"));

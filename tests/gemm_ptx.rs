@@ -1,8 +1,8 @@
 //! The GEMM kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check), with no
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
-use ptxkit::isa::{Target, ptxas};
-use ptxkit::kernels::gemm::{BENCH_SHAPES, GemmConfig, InType, OutType, build};
+use ptxkit::isa::{ScalarType, Target, ptxas};
+use ptxkit::kernels::gemm::{BENCH_SHAPES, GemmConfig, build};
 
 /// The configuration each benchmark shape gets on a 132-SM H100, then the other variants; each
 /// configuration once.
@@ -26,7 +26,7 @@ fn configs() -> Vec<GemmConfig> {
         },
         GemmConfig {
             tma_store: false,
-            output: OutType::F32,
+            output: ScalarType::F32,
             ..large
         },
         GemmConfig {
@@ -35,8 +35,8 @@ fn configs() -> Vec<GemmConfig> {
             ..large
         },
         GemmConfig {
-            input: InType::F16,
-            output: OutType::F16,
+            input: ScalarType::F16,
+            output: ScalarType::F16,
             ..large
         },
         GemmConfig {
@@ -97,7 +97,7 @@ fn bad_configurations_are_refused() {
         GemmConfig { stages: 1, ..large },
         GemmConfig { stages: 6, ..large },
         GemmConfig {
-            output: OutType::F32,
+            output: ScalarType::F32,
             ..large
         },
         GemmConfig {

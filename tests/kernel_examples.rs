@@ -39,7 +39,7 @@ fn vector_add_signature_and_launch() {
     assert_eq!(sig.params[0], Param::extent_u32("n"));
     assert_eq!(
         sig.params[1],
-        Param::tensor("a", ptxkit::runtime::DType::F32, vec![Extent::sym("n")])
+        Param::tensor("a", ptxkit::isa::ScalarType::F32, vec![Extent::sym("n")])
     );
     let spec = k.launch_spec();
     assert_eq!(spec.block, [256, 1, 1]);

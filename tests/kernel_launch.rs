@@ -4,16 +4,17 @@
 //! cluster over 16 and a static shared memory over the pool's limit. (`ptxkit selftest` makes the
 //! same bad launches on a real device.)
 
+use ptxkit::isa::ScalarType;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::kernels::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
-    ArgDesc, DType, LaunchLimits, RuntimeError, Scalar, TensorDesc, TensorMapDType, TensorMapDesc,
+    ArgDesc, LaunchLimits, RuntimeError, Scalar, TensorDesc, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_launch, check_tensor_map,
 };
 use smem::SwizzleMode;
 
-fn t(dtype: DType, shape: &[usize], addr: u64) -> ArgDesc {
+fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
     ArgDesc::Tensor(TensorDesc {
         dtype,
         shape: shape.to_vec(),
@@ -39,9 +40,9 @@ fn h200() -> LaunchLimits {
 fn good_arguments_give_the_launch() {
     let k = vector_add::build(Target::Sm90a).unwrap();
     let args = [
-        t(DType::F32, &[1000], 0x1000),
-        t(DType::F32, &[1000], 0x2000),
-        t(DType::F32, &[1000], 0x3000),
+        t(ScalarType::F32, &[1000], 0x1000),
+        t(ScalarType::F32, &[1000], 0x2000),
+        t(ScalarType::F32, &[1000], 0x3000),
     ];
     let (cfg, syms) = k.config_for(&args, 0).unwrap();
     assert_eq!(syms["n"], 1000);
@@ -53,9 +54,9 @@ fn good_arguments_give_the_launch() {
 fn wrong_shape() {
     let k = vector_add::build(Target::Sm90a).unwrap();
     let args = [
-        t(DType::F32, &[1000], 0x1000),
-        t(DType::F32, &[999], 0x2000),
-        t(DType::F32, &[1000], 0x3000),
+        t(ScalarType::F32, &[1000], 0x1000),
+        t(ScalarType::F32, &[999], 0x2000),
+        t(ScalarType::F32, &[1000], 0x3000),
     ];
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::SymbolMismatch { .. }), "{e}");
@@ -63,8 +64,8 @@ fn wrong_shape() {
 
     let k = scale::build(Target::Sm90a).unwrap();
     let args = [
-        t(DType::F32, &[8, 32], 0x1000),
-        t(DType::F32, &[8, 64], 0x2000),
+        t(ScalarType::F32, &[8, 32], 0x1000),
+        t(ScalarType::F32, &[8, 64], 0x2000),
         ArgDesc::Scalar(Scalar::F32(2.0)),
     ];
     let e = k.config_for(&args, 0).unwrap_err();
@@ -75,15 +76,15 @@ fn wrong_shape() {
 fn wrong_dtype() {
     let k = scale::build(Target::Sm90a).unwrap();
     let args = [
-        t(DType::F32, &[8, 64], 0x1000),
-        t(DType::F32, &[8, 64], 0x2000),
+        t(ScalarType::F32, &[8, 64], 0x1000),
+        t(ScalarType::F32, &[8, 64], 0x2000),
         ArgDesc::Scalar(Scalar::F64(2.0)),
     ];
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
     let args = [
-        t(DType::BF16, &[8, 64], 0x1000),
-        t(DType::F32, &[8, 64], 0x2000),
+        t(ScalarType::Bf16, &[8, 64], 0x1000),
+        t(ScalarType::F32, &[8, 64], 0x2000),
         ArgDesc::Scalar(Scalar::F32(2.0)),
     ];
     let e = k.config_for(&args, 0).unwrap_err();
@@ -95,8 +96,8 @@ fn misaligned_tensor_and_map() {
     // scale's tensors are declared 16-byte aligned (for its vector loads).
     let k = scale::build(Target::Sm90a).unwrap();
     let args = [
-        t(DType::F32, &[8, 64], 0x1004),
-        t(DType::F32, &[8, 64], 0x2000),
+        t(ScalarType::F32, &[8, 64], 0x1004),
+        t(ScalarType::F32, &[8, 64], 0x2000),
         ArgDesc::Scalar(Scalar::F32(2.0)),
     ];
     let e = k.config_for(&args, 0).unwrap_err();

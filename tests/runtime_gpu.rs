@@ -4,14 +4,15 @@
 //!
 //! Everything runs in one test so the cases share one device and end in one table.
 
+use ptxkit::isa::ScalarType;
 use smem::SwizzleMode;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ptxkit::runtime::cuda::CudaStream;
 use ptxkit::runtime::{
-    Arg, DType, Device, DeviceTensor, JitOptions, KernelSignature, LaunchConfig, Param,
-    RuntimeError, TensorMapDType, TensorMapDesc, TensorMapRule,
+    Arg, Device, DeviceTensor, JitOptions, KernelSignature, LaunchConfig, Param, RuntimeError,
+    TensorMapDType, TensorMapDesc, TensorMapRule,
 };
 
 const VADD: &str = r#".version 8.0
@@ -313,9 +314,9 @@ fn vadd_sig() -> KernelSignature {
     KernelSignature::new(
         "vadd",
         vec![
-            Param::tensor("a", DType::F32, vec!["n".into()]),
-            Param::tensor("b", DType::F32, vec!["n".into()]),
-            Param::tensor_aligned("c", DType::F32, vec!["n".into()], 16),
+            Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+            Param::tensor("b", ScalarType::F32, vec!["n".into()]),
+            Param::tensor_aligned("c", ScalarType::F32, vec!["n".into()], 16),
             Param::extent_u32("n"),
         ],
     )
@@ -354,9 +355,9 @@ fn case_scale(c: &mut Ctx) -> CaseResult {
     let sig = KernelSignature::new(
         "scale",
         vec![
-            Param::tensor("x", DType::F32, vec!["m".into(), 64.into()]),
-            Param::tensor("y", DType::F32, vec!["m".into(), 64.into()]),
-            Param::scalar("s", DType::F32),
+            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::scalar("s", ScalarType::F32),
             Param::extent_u32("m"),
         ],
     );
@@ -405,9 +406,9 @@ fn case_pdl(c: &mut Ctx) -> CaseResult {
     let sig = KernelSignature::new(
         "scale",
         vec![
-            Param::tensor("x", DType::F32, vec!["m".into(), 64.into()]),
-            Param::tensor("y", DType::F32, vec!["m".into(), 64.into()]),
-            Param::scalar("s", DType::F32),
+            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::scalar("s", ScalarType::F32),
             Param::extent_u32("m"),
         ],
     );
@@ -559,8 +560,8 @@ fn case_bigsmem(c: &mut Ctx) -> CaseResult {
     let sig = KernelSignature::new(
         "bigsmem",
         vec![
-            Param::tensor("out", DType::U32, vec![256.into()]),
-            Param::scalar("nbytes", DType::U32),
+            Param::tensor("out", ScalarType::U32, vec![256.into()]),
+            Param::scalar("nbytes", ScalarType::U32),
         ],
     );
     let k = c
@@ -597,7 +598,7 @@ fn case_bigsmem(c: &mut Ctx) -> CaseResult {
 fn case_cluster(c: &mut Ctx) -> CaseResult {
     let sig = KernelSignature::new(
         "cluster_rank",
-        vec![Param::tensor("out", DType::U32, vec!["g2".into()])],
+        vec![Param::tensor("out", ScalarType::U32, vec!["g2".into()])],
     );
     let k = c
         .dev
@@ -700,10 +701,10 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
         "tma_load",
         vec![
             Param::tensor_map("tmap"),
-            Param::tensor("out", DType::U32, vec![2049.into()]),
-            Param::scalar("x0", DType::U32),
-            Param::scalar("y0", DType::U32),
-            Param::scalar("nbytes", DType::U32),
+            Param::tensor("out", ScalarType::U32, vec![2049.into()]),
+            Param::scalar("x0", ScalarType::U32),
+            Param::scalar("y0", ScalarType::U32),
+            Param::scalar("nbytes", ScalarType::U32),
         ],
     );
     let k = c
@@ -770,9 +771,9 @@ fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
     let sig = KernelSignature::new(
         "vector_add",
         vec![
-            Param::tensor("a", DType::F32, vec!["n".into()]),
-            Param::tensor("b", DType::F32, vec!["n".into()]),
-            Param::tensor("c", DType::F32, vec!["n".into()]),
+            Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+            Param::tensor("b", ScalarType::F32, vec!["n".into()]),
+            Param::tensor("c", ScalarType::F32, vec!["n".into()]),
             Param::extent_u32("n"),
         ],
     );

@@ -185,6 +185,23 @@ impl ScalarType {
         matches!(self.kind(), TypeKind::Unsigned | TypeKind::Signed)
     }
 
+    /// The largest value of an integer type (`.uN`, `.sN`), `None` for the others: what a host
+    /// value must not exceed to pass as a kernel argument of this type.
+    pub const fn int_max(self) -> Option<u64> {
+        use ScalarType::*;
+        Some(match self {
+            U8 => u8::MAX as u64,
+            U16 => u16::MAX as u64,
+            U32 => u32::MAX as u64,
+            U64 => u64::MAX,
+            S8 => i8::MAX as u64,
+            S16 => i16::MAX as u64,
+            S32 => i32::MAX as u64,
+            S64 => i64::MAX as u64,
+            _ => return None,
+        })
+    }
+
     /// True for the floating-point types, packed ones included.
     pub const fn is_float(self) -> bool {
         matches!(self.kind(), TypeKind::Float)

@@ -68,9 +68,9 @@ impl KernelBuilder {
     ) -> Result<Buffer<T>> {
         let n = self.check_shape(name, shape)?;
         let bytes = n
-            .checked_mul(T::DTYPE.size_bytes() as u32)
+            .checked_mul(T::DTYPE.bytes())
             .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.size_bytes() as u32);
+        let align = align.max(T::DTYPE.bytes());
         self.pool
             .alloc_static(name, bytes, align)
             .map_err(|e| self.smem_err(e))?;
@@ -91,9 +91,9 @@ impl KernelBuilder {
     ) -> Result<Buffer<T>> {
         let n = self.check_shape(name, shape)?;
         let bytes = n
-            .checked_mul(T::DTYPE.size_bytes() as u32)
+            .checked_mul(T::DTYPE.bytes())
             .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.size_bytes() as u32);
+        let align = align.max(T::DTYPE.bytes());
         let base = self.pool_bytes(name, bytes, align)?;
         self.shared_buffer(name, base, shape, align)
     }
@@ -164,7 +164,7 @@ impl KernelBuilder {
             shape,
             strides,
             elem_offset: Expr::Const(0),
-            align: T::DTYPE.size_bytes() as u32,
+            align: T::DTYPE.bytes(),
             swizzle: None,
             fragment: None,
         })
@@ -294,7 +294,7 @@ impl KernelBuilder {
         idx: impl Exprs,
     ) -> Result<(Ptr, i64)> {
         let e = self.linear_index(buf, idx)?;
-        let size = T::DTYPE.size_bytes() as u32;
+        let size = T::DTYPE.bytes();
         // `e = rest + c`: the constant becomes the instruction's offset.
         let (rest, c) = match &e {
             Expr::Const(c) => (Expr::Const(0), *c),
@@ -425,7 +425,7 @@ impl KernelBuilder {
     /// pointer's alignment and the divisibility of the index must both cover the vector's bytes.
     #[track_caller]
     fn check_vector<T: Elem>(&self, buf: &Buffer<T>, e: &Expr, width: usize) -> Result<()> {
-        let size = T::DTYPE.size_bytes() as i64;
+        let size = T::DTYPE.bytes() as i64;
         let bytes = size * width as i64;
         if !(width == 2 || width == 4) || bytes > 16 {
             return Err(self.buffer_err(
@@ -546,7 +546,7 @@ impl KernelBuilder {
             ));
         }
         let facts = self.vars.as_slice();
-        let size = T::DTYPE.size_bytes();
+        let size = T::DTYPE.bytes() as usize;
         let mut out = Vec::new();
         let mut j = 0usize;
         while j < n {
@@ -696,7 +696,7 @@ impl KernelBuilder {
     pub fn load_vec<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Vec<Reg<T>>> {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
-        let size = T::DTYPE.size_bytes();
+        let size = T::DTYPE.bytes() as usize;
         let w = [4usize, 2]
             .into_iter()
             .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())

@@ -10,22 +10,21 @@ use smem::SwizzleMode;
 
 use super::error::{KernelError, Result};
 use super::expr::{Expr, Exprs, simplify};
-use crate::runtime::DType;
+use ptx_isa::ScalarType;
 
-/// An element type a buffer can hold: a register type with the runtime dtype the launcher checks.
+/// An element type a buffer can hold: a register marker type whose PTX type is the element type
+/// the launcher checks (`ty::Bf16` for bf16 data, not `ty::U16`).
 pub trait Elem: ty::RegType {
-    /// The launcher's dtype.
-    const DTYPE: DType;
+    /// The element type: the marker's PTX type.
+    const DTYPE: ScalarType = Self::TYPE;
 }
 
 macro_rules! elem {
-    ($($m:ident => $d:ident),* $(,)?) => {$(
-        impl Elem for ty::$m {
-            const DTYPE: DType = DType::$d;
-        }
+    ($($m:ident),* $(,)?) => {$(
+        impl Elem for ty::$m {}
     )*};
 }
-elem!(F32 => F32, F64 => F64, U32 => U32, S32 => I32, U64 => U64, S64 => I64, U16 => U16, S16 => I16);
+elem!(F32, F64, U32, S32, U64, S64, U16, S16, F16, Bf16);
 
 /// How a buffer's indices map to element offsets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,7 +353,7 @@ impl<T: Elem> Buffer<T> {
             Storage::Shared(r) => Storage::Shared(*r),
             Storage::Local(_) => return Err(self.err("registers cannot be reinterpreted")),
         };
-        let (from, to) = (T::DTYPE.size_bytes() as i64, U::DTYPE.size_bytes() as i64);
+        let (from, to) = (T::DTYPE.bytes() as i64, U::DTYPE.bytes() as i64);
         let elem_offset = match self.elem_offset.as_const() {
             Some(c) if (c * from) % to == 0 => Expr::Const(c * from / to),
             Some(c) => {

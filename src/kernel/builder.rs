@@ -580,7 +580,7 @@ impl KernelBuilder {
         let r = self.f.load_param(&p)?;
         self.params.push(Param::SymbolicExtent {
             name: name.to_string(),
-            dtype: crate::runtime::DType::U32,
+            dtype: ptx_isa::ScalarType::U32,
             facts,
         });
         let max = facts
@@ -652,7 +652,7 @@ impl KernelBuilder {
                 }
             });
         }
-        let size = T::DTYPE.size_bytes() as u32;
+        let size = T::DTYPE.bytes();
         let align = opts.align.unwrap_or(size);
         if !align.is_power_of_two() || align < size {
             return Err(self.param_err(

@@ -29,9 +29,9 @@ pub fn build_for(target: Target, pitch_multiple: u32) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new(&format!("tile_epilogue_p{pitch_multiple}"), target);
     let len = k.symbol("len")?;
     let opts = TensorOpts::default().align(16);
-    let c = k.tensor::<ty::U16>("c", [Expr::from(len)], opts.clone())?;
+    let c = k.tensor::<ty::Bf16>("c", [Expr::from(len)], opts.clone())?;
     let x = k.tensor::<ty::F32>("x", [Expr::from(len)], opts.clone())?;
-    let out = k.tensor::<ty::U16>("out", [Expr::from(len)], opts)?;
+    let out = k.tensor::<ty::Bf16>("out", [Expr::from(len)], opts)?;
     let pitch = k.scalar::<ty::U32>("pitch")?;
     let row0 = k.scalar::<ty::U32>("row0")?;
     let col0 = k.scalar::<ty::U32>("col0")?;
@@ -199,15 +199,16 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         let k = ctx.load(&build_for(ctx.target(), case.multiple).map_err(e2s)?)?;
         let total_rows = case.origin.0 + B as usize + 8;
         let len = total_rows * case.pitch;
-        let hc: Vec<u16> = ctx
+        let hc: Vec<half::bf16> = ctx
             .rng
             .vec_f32(len)
             .into_iter()
-            .map(|v| half::bf16::from_f32(v).to_bits())
+            .map(half::bf16::from_f32)
             .collect();
         let hx = ctx.rng.vec_f32(len);
         let (alpha, beta) = (ctx.rng.f32() * 2.0, ctx.rng.f32() * 2.0 - 1.0);
-        const POISON: u16 = 0x7FC1;
+        // A NaN no result can be: what an element the kernel must not touch keeps.
+        const POISON: half::bf16 = half::bf16::from_bits(0x7FC1);
         let c = ctx.upload(&hc, &[len])?;
         let x = ctx.upload(&hx, &[len])?;
         let mut out = ctx.upload(&vec![POISON; len], &[len])?;
@@ -235,14 +236,15 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             let inside = (r0..r0 + rows.min(B as usize)).contains(&r)
                 && (c0..c0 + cols.min(B as usize)).contains(&col);
             let want = if inside {
-                let cv = half::bf16::from_bits(hc[i]).to_f32();
+                let cv = hc[i].to_f32();
                 let y = hx[i].mul_add(alpha, cv * beta).max(0.0);
-                half::bf16::from_f32(y).to_bits()
+                half::bf16::from_f32(y)
             } else {
                 POISON
             };
             checked += 1;
-            if g != want {
+            // Bits, not values: POISON is a NaN.
+            if g.to_bits() != want.to_bits() {
                 wrong += 1;
             }
         }

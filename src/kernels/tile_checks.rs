@@ -142,11 +142,11 @@ fn run_copies(ctx: &mut GpuCtx) -> RunResult {
 pub fn build_matrix(target: Target) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new("tile_matrix", target);
     let opts = TensorOpts::default().align(16);
-    let x = k.tensor::<ty::U16>("x", [32u32, 8], opts.clone())?;
-    let y = k.tensor::<ty::U16>("y", [32u32, 8], opts)?;
+    let x = k.tensor::<ty::Bf16>("x", [32u32, 8], opts.clone())?;
+    let y = k.tensor::<ty::Bf16>("y", [32u32, 8], opts)?;
     let [_tx] = k.thread_id([32])?;
-    let a = k.pool_alloc::<ty::U16>("a", &[32, 8], 1024)?;
-    let b = k.pool_alloc::<ty::U16>("b", &[32, 8], 1024)?;
+    let a = k.pool_alloc::<ty::Bf16>("a", &[32, 8], 1024)?;
+    let b = k.pool_alloc::<ty::Bf16>("b", &[32, 8], 1024)?;
     let warp = ExecScope::Warp;
     let gx = TileRef::global_row_major(ScalarType::Bf16, 32, 8, global(&k, &x)?, 16);
     let gy = TileRef::global_row_major(ScalarType::Bf16, 32, 8, global(&k, &y)?, 16);
@@ -170,15 +170,20 @@ pub fn build_matrix(target: Target) -> Result<BuiltKernel> {
 
 fn run_matrix(ctx: &mut GpuCtx) -> RunResult {
     let k = ctx.load(&build_matrix(ctx.target()).map_err(e2s)?)?;
-    let hx: Vec<u16> = (0..256)
-        .map(|_| (ctx.rng.next_u64() & 0xFFFF) as u16)
+    // Any 16-bit patterns (NaNs included): the copy moves bits, compared as bits.
+    let hx: Vec<half::bf16> = (0..256)
+        .map(|_| half::bf16::from_bits((ctx.rng.next_u64() & 0xFFFF) as u16))
         .collect();
     let x = ctx.upload(&hx, &[32, 8])?;
-    let mut y = ctx.upload(&vec![0xFFFFu16; 256], &[32, 8])?;
+    let mut y = ctx.upload(&vec![half::bf16::from_bits(0xFFFF); 256], &[32, 8])?;
     k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])
         .map_err(e2s)?;
     let got = ctx.download(&y)?;
-    let wrong = got.iter().zip(&hx).filter(|(g, w)| g != w).count();
+    let wrong = got
+        .iter()
+        .zip(&hx)
+        .filter(|(g, w)| g.to_bits() != w.to_bits())
+        .count();
     Ok(Report {
         max_err: wrong as f64,
         tolerance: 0.0,
@@ -206,7 +211,7 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     let [_c] = k.cta_id_in_cluster([2], None)?;
     let rank = k.cta_rank_in_cluster()?;
     let rank = k.eval(rank)?;
-    let tile = k.pool_alloc::<ty::U16>("tile", &[N, N], 1024)?;
+    let tile = k.pool_alloc::<ty::Bf16>("tile", &[N, N], 1024)?;
     let bar = k.pool_bytes("bar", 8, 8)?;
     let base = shared(&k, &tile)?;
     let tid = k.eval(_tx)?;
@@ -625,7 +630,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     use crate::tile::Extent;
     let mut k = KernelBuilder::new("tile_wgmma_regs_a", target);
     let opts = TensorOpts::default().align(16);
-    let a = k.tensor::<ty::U16>("a", [N, 16], opts.clone())?;
+    let a = k.tensor::<ty::Bf16>("a", [N, 16], opts.clone())?;
     let mb = k.tensor_map("b")?;
     let d = k.tensor::<ty::F32>("d", [N, N], opts)?;
     let [tx] = k.thread_id([128])?;
@@ -699,18 +704,15 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
 pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
     let n = N as usize;
     let k = ctx.load(&build_wgmma_regs(ctx.target()).map_err(e2s)?)?;
-    let bf16 = |ctx: &mut GpuCtx, len: usize| -> (Vec<u16>, Vec<f64>) {
-        let bits: Vec<u16> = ctx
+    let bf16 = |ctx: &mut GpuCtx, len: usize| -> (Vec<half::bf16>, Vec<f64>) {
+        let h: Vec<half::bf16> = ctx
             .rng
             .vec_f32(len)
             .into_iter()
-            .map(|x| half::bf16::from_f32(x).to_bits())
+            .map(half::bf16::from_f32)
             .collect();
-        let vals = bits
-            .iter()
-            .map(|&b| half::bf16::from_bits(b).to_f64())
-            .collect();
-        (bits, vals)
+        let vals = h.iter().map(|b| b.to_f64()).collect();
+        (h, vals)
     };
     let (ab, av) = bf16(ctx, n * 16);
     let (bb, bv) = bf16(ctx, n * 16);

@@ -7,18 +7,19 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-use super::dtype::{DType, Scalar};
+use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
 #[cfg(test)]
 use super::signature::ExtentFacts;
 use super::signature::{Extent, KernelSignature, Param, shape_text};
 use super::tensor_map::TensorMap;
+use ptx_isa::ScalarType;
 
 /// What the launcher knows of a device tensor argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TensorDesc {
     /// Element type.
-    pub dtype: DType,
+    pub dtype: ScalarType,
     /// Shape, outermost first.
     pub shape: Vec<usize>,
     /// Device address of the first element.
@@ -38,18 +39,19 @@ impl TensorDesc {
     /// check of [`check_and_pack`] sees the view's own address.
     ///
     /// ```
-    /// use ptxkit::runtime::{ArgDesc, DType, KernelSignature, Param, RuntimeError, TensorDesc, check_and_pack};
+    /// use ptxkit::isa::ScalarType;
+    /// use ptxkit::runtime::{ArgDesc, KernelSignature, Param, RuntimeError, TensorDesc, check_and_pack};
     ///
     /// // A bf16 view 3 elements into an allocation at 0x7f00_0000_0000, for a 16-byte aligned parameter.
-    /// let sig = KernelSignature::new("k", vec![Param::tensor_aligned("x", DType::BF16, vec![4.into(), 8.into()], 16)]);
-    /// let view = TensorDesc::of_memory("CudaView", DType::BF16, 0x7f00_0000_0000 + 3 * 2, 32, vec![4, 8], 0)?;
+    /// let sig = KernelSignature::new("k", vec![Param::tensor_aligned("x", ScalarType::Bf16, vec![4.into(), 8.into()], 16)]);
+    /// let view = TensorDesc::of_memory("CudaView", ScalarType::Bf16, 0x7f00_0000_0000 + 3 * 2, 32, vec![4, 8], 0)?;
     /// let err = check_and_pack(&sig, &[ArgDesc::Tensor(view)], 0).unwrap_err();
     /// assert!(matches!(err, RuntimeError::Misaligned { align: 16, addr: 0x7f00_0000_0006, .. }));
     /// # Ok::<(), RuntimeError>(())
     /// ```
     pub fn of_memory(
         memory: &str,
-        dtype: DType,
+        dtype: ScalarType,
         addr: u64,
         len: usize,
         shape: Vec<usize>,
@@ -295,13 +297,13 @@ pub fn check_and_pack(
     Ok((buf, symbols))
 }
 
-fn extent_bytes(symbol: &str, value: u64, dtype: DType) -> Result<Vec<u8>> {
+fn extent_bytes(symbol: &str, value: u64, dtype: ScalarType) -> Result<Vec<u8>> {
     let overflow = || RuntimeError::ExtentOverflow {
         symbol: symbol.to_string(),
         value,
         dtype,
     };
-    match dtype.integer_max() {
+    match dtype.int_max() {
         Some(max) if value <= max => {}
         Some(_) => return Err(overflow()),
         None => {
@@ -313,7 +315,7 @@ fn extent_bytes(symbol: &str, value: u64, dtype: DType) -> Result<Vec<u8>> {
         }
     }
     // Little-endian truncation to the declared width: the value fits, checked above.
-    Ok(value.to_le_bytes()[..dtype.size_bytes()].to_vec())
+    Ok(value.to_le_bytes()[..dtype.bytes() as usize].to_vec())
 }
 
 fn check_one(
@@ -410,15 +412,15 @@ mod tests {
         KernelSignature::new(
             "vadd",
             vec![
-                Param::tensor("a", DType::F32, vec!["n".into()]),
-                Param::tensor("b", DType::F32, vec!["n".into()]),
-                Param::tensor_aligned("c", DType::F32, vec!["n".into()], 16),
+                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+                Param::tensor("b", ScalarType::F32, vec!["n".into()]),
+                Param::tensor_aligned("c", ScalarType::F32, vec!["n".into()], 16),
                 Param::extent_u32("n"),
             ],
         )
     }
 
-    fn t(dtype: DType, shape: &[usize], addr: u64) -> ArgDesc {
+    fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
         ArgDesc::Tensor(TensorDesc {
             dtype,
             shape: shape.to_vec(),
@@ -430,9 +432,9 @@ mod tests {
     #[test]
     fn good_arguments_pack_pointers_and_the_extent() {
         let args = [
-            t(DType::F32, &[100], 0x1000),
-            t(DType::F32, &[100], 0x2000),
-            t(DType::F32, &[100], 0x3000),
+            t(ScalarType::F32, &[100], 0x1000),
+            t(ScalarType::F32, &[100], 0x2000),
+            t(ScalarType::F32, &[100], 0x3000),
         ];
         let (buf, symbols) = check_and_pack(&vadd(), &args, 0).unwrap();
         assert_eq!(symbols.get("n"), Some(&100));
@@ -446,7 +448,7 @@ mod tests {
 
     #[test]
     fn wrong_count() {
-        let args = [t(DType::F32, &[4], 0x1000)];
+        let args = [t(ScalarType::F32, &[4], 0x1000)];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
             matches!(
@@ -465,9 +467,9 @@ mod tests {
     #[test]
     fn wrong_dtype() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F16, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F16, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         match e {
@@ -478,7 +480,7 @@ mod tests {
             } => {
                 assert_eq!(
                     (param.as_str(), expected, got),
-                    ("b", DType::F32, DType::F16)
+                    ("b", ScalarType::F32, ScalarType::F16)
                 );
             }
             e => panic!("{e}"),
@@ -488,9 +490,9 @@ mod tests {
     #[test]
     fn wrong_kind() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[4], 0x1000),
             ArgDesc::Scalar(Scalar::F32(1.0)),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
@@ -502,9 +504,9 @@ mod tests {
     #[test]
     fn symbols_must_agree() {
         let args = [
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F32, &[5], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[5], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         match &e {
@@ -524,13 +526,16 @@ mod tests {
         let sig = KernelSignature::new(
             "scale",
             vec![
-                Param::tensor("x", DType::F32, vec!["m".into(), 64.into()]),
-                Param::scalar("s", DType::F32),
+                Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
+                Param::scalar("s", ScalarType::F32),
             ],
         );
         let e = check_and_pack(
             &sig,
-            &[t(DType::F32, &[8], 0), ArgDesc::Scalar(Scalar::F32(2.0))],
+            &[
+                t(ScalarType::F32, &[8], 0),
+                ArgDesc::Scalar(Scalar::F32(2.0)),
+            ],
             0,
         )
         .unwrap_err();
@@ -539,7 +544,7 @@ mod tests {
         let e = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 32], 0),
+                t(ScalarType::F32, &[8, 32], 0),
                 ArgDesc::Scalar(Scalar::F32(2.0)),
             ],
             0,
@@ -549,7 +554,7 @@ mod tests {
         let e = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 64], 0),
+                t(ScalarType::F32, &[8, 64], 0),
                 ArgDesc::Scalar(Scalar::F64(2.0)),
             ],
             0,
@@ -559,8 +564,8 @@ mod tests {
             matches!(
                 e,
                 RuntimeError::ArgDtype {
-                    expected: DType::F32,
-                    got: DType::F64,
+                    expected: ScalarType::F32,
+                    got: ScalarType::F64,
                     ..
                 }
             ),
@@ -569,7 +574,7 @@ mod tests {
         let (buf, _) = check_and_pack(
             &sig,
             &[
-                t(DType::F32, &[8, 64], 0x100),
+                t(ScalarType::F32, &[8, 64], 0x100),
                 ArgDesc::Scalar(Scalar::F32(2.0)),
             ],
             0,
@@ -581,9 +586,9 @@ mod tests {
     #[test]
     fn misaligned() {
         let args = [
-            t(DType::F32, &[4], 0x1004),
-            t(DType::F32, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3004),
+            t(ScalarType::F32, &[4], 0x1004),
+            t(ScalarType::F32, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3004),
         ];
         let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
         assert!(
@@ -595,9 +600,9 @@ mod tests {
     #[test]
     fn wrong_device() {
         let mut args = vec![
-            t(DType::F32, &[4], 0x1000),
-            t(DType::F32, &[4], 0x2000),
-            t(DType::F32, &[4], 0x3000),
+            t(ScalarType::F32, &[4], 0x1000),
+            t(ScalarType::F32, &[4], 0x2000),
+            t(ScalarType::F32, &[4], 0x3000),
         ];
         if let ArgDesc::Tensor(d) = &mut args[1] {
             d.device = 1;
@@ -621,11 +626,11 @@ mod tests {
         let sig = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::tensor("a", ScalarType::U8, vec!["n".into()]),
                 Param::extent_u32("m"),
             ],
         );
-        let e = check_and_pack(&sig, &[t(DType::U8, &[4], 0)], 0).unwrap_err();
+        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[4], 0)], 0).unwrap_err();
         assert!(
             matches!(e, RuntimeError::UnboundSymbol { ref symbol } if symbol == "m"),
             "{e}"
@@ -634,15 +639,15 @@ mod tests {
         let sig = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::U8, vec!["n".into()]),
+                Param::tensor("a", ScalarType::U8, vec!["n".into()]),
                 Param::SymbolicExtent {
                     name: "n".into(),
-                    dtype: DType::U16,
+                    dtype: ScalarType::U16,
                     facts: ExtentFacts::NONE,
                 },
             ],
         );
-        let e = check_and_pack(&sig, &[t(DType::U8, &[70_000], 0)], 0).unwrap_err();
+        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[70_000], 0)], 0).unwrap_err();
         assert!(
             matches!(e, RuntimeError::ExtentOverflow { value: 70_000, .. }),
             "{e}"
@@ -654,9 +659,9 @@ mod tests {
         let sig = KernelSignature::new(
             "tma",
             vec![
-                Param::scalar("flag", DType::U32),
+                Param::scalar("flag", ScalarType::U32),
                 Param::tensor_map("map"),
-                Param::tensor("out", DType::U8, vec![16.into()]),
+                Param::tensor("out", ScalarType::U8, vec![16.into()]),
             ],
         );
         let mut map = TensorMap::zeroed();
@@ -665,7 +670,7 @@ mod tests {
         let args = [
             ArgDesc::Scalar(Scalar::U32(3)),
             ArgDesc::TensorMap(map),
-            t(DType::U8, &[16], 0x40),
+            t(ScalarType::U8, &[16], 0x40),
         ];
         let (mut buf, _) = check_and_pack(&sig, &args, 0).unwrap();
         assert_eq!(buf.offsets(), &[0, 64, 192]);
@@ -679,7 +684,7 @@ mod tests {
             &[
                 ArgDesc::Scalar(Scalar::U32(3)),
                 ArgDesc::Scalar(Scalar::U32(3)),
-                t(DType::U8, &[16], 0),
+                t(ScalarType::U8, &[16], 0),
             ],
             0,
         )
@@ -692,18 +697,19 @@ mod tests {
 
     #[test]
     fn of_memory_covers_the_shape_exactly() {
-        let d = TensorDesc::of_memory("CudaView", DType::F32, 0x1000, 12, vec![3, 4], 2).unwrap();
+        let d =
+            TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 4], 2).unwrap();
         assert_eq!(
             d,
             TensorDesc {
-                dtype: DType::F32,
+                dtype: ScalarType::F32,
                 shape: vec![3, 4],
                 addr: 0x1000,
                 device: 2,
             }
         );
-        let e =
-            TensorDesc::of_memory("CudaView", DType::F32, 0x1000, 12, vec![3, 5], 0).unwrap_err();
+        let e = TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 5], 0)
+            .unwrap_err();
         assert!(
             matches!(e, RuntimeError::ArgShape { ref param, ref got, .. } if param == "CudaView" && got == &[3, 5]),
             "{e}"
@@ -712,7 +718,7 @@ mod tests {
         assert!(e.to_string().contains("holds 12 elements"), "{e}");
         // A product past usize is refused, not wrapped around to a length that happens to match.
         let huge = vec![1usize << 40, 1 << 40];
-        let e = TensorDesc::of_memory("CudaSlice", DType::U8, 0, 0, huge, 0).unwrap_err();
+        let e = TensorDesc::of_memory("CudaSlice", ScalarType::U8, 0, 0, huge, 0).unwrap_err();
         assert!(e.to_string().contains("fits in usize"), "{e}");
     }
 
@@ -726,17 +732,17 @@ mod tests {
         let sig = KernelSignature::new(
             "k",
             vec![
-                Param::tensor_aligned("x", DType::BF16, vec!["n".into()], 16),
+                Param::tensor_aligned("x", ScalarType::Bf16, vec!["n".into()], 16),
                 Param::extent_u32("n"),
             ],
         );
         let base = 0x7f3a_0000_0100u64;
         let len = 4096usize;
         for offset in 0..256usize {
-            let addr = base + (offset * DType::BF16.size_bytes()) as u64;
+            let addr = base + (offset * ScalarType::Bf16.bytes() as usize) as u64;
             let view = TensorDesc::of_memory(
                 "CudaView",
-                DType::BF16,
+                ScalarType::Bf16,
                 addr,
                 len - offset,
                 vec![len - offset],

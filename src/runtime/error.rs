@@ -3,9 +3,9 @@
 
 use cudarc::driver::DriverError;
 
-use super::dtype::DType;
 use super::signature::Fact;
 use super::tensor_map::TensorMapRule;
+use ptx_isa::ScalarType;
 
 /// Where a symbolic extent got one of its values: `param`'s dimension `dim`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,14 +128,14 @@ pub enum RuntimeError {
         got: String,
     },
     /// An argument of the wrong element or scalar type.
-    #[error("argument `{param}`: expected dtype {expected}, got {got}")]
+    #[error("argument `{param}`: expected dtype {}, got {}", expected.name(), got.name())]
     ArgDtype {
         /// The parameter.
         param: String,
         /// The parameter's dtype.
-        expected: DType,
+        expected: ScalarType,
         /// The argument's dtype.
-        got: DType,
+        got: ScalarType,
     },
     /// A tensor argument whose shape does not fit the parameter's.
     #[error("argument `{param}`: expected shape {expected}, got {got:?}: {reason}")]
@@ -164,14 +164,14 @@ pub enum RuntimeError {
         symbol: String,
     },
     /// A symbolic extent's value does not fit the integer type the kernel takes it as.
-    #[error("symbolic extent `{symbol}` = {value} does not fit the kernel's {dtype}")]
+    #[error("symbolic extent `{symbol}` = {value} does not fit the kernel's {}", dtype.name())]
     ExtentOverflow {
         /// The symbol.
         symbol: String,
         /// Its value.
         value: u64,
         /// The parameter's type.
-        dtype: DType,
+        dtype: ScalarType,
     },
     /// A symbolic extent's value breaks a fact the kernel was built assuming (a multiple, a bound).
     #[error(

@@ -7,17 +7,18 @@
 //! function over descriptions and runs without a GPU.
 //!
 //! ```
-//! use ptxkit::runtime::{ArgDesc, DType, KernelSignature, Param, TensorDesc, check_and_pack};
+//! use ptxkit::isa::ScalarType;
+//! use ptxkit::runtime::{ArgDesc, KernelSignature, Param, TensorDesc, check_and_pack};
 //!
 //! // vadd(a: f32[n], b: f32[n], c: f32[n], n: u32): `n` is read from the tensors' shapes.
 //! let sig = KernelSignature::new("vadd", vec![
-//!     Param::tensor("a", DType::F32, vec!["n".into()]),
-//!     Param::tensor("b", DType::F32, vec!["n".into()]),
-//!     Param::tensor("c", DType::F32, vec!["n".into()]),
+//!     Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+//!     Param::tensor("b", ScalarType::F32, vec!["n".into()]),
+//!     Param::tensor("c", ScalarType::F32, vec!["n".into()]),
 //!     Param::extent_u32("n"),
 //! ]);
 //! let t = |addr, len| ArgDesc::Tensor(TensorDesc {
-//!     dtype: DType::F32, shape: vec![len], addr, device: 0,
+//!     dtype: ScalarType::F32, shape: vec![len], addr, device: 0,
 //! });
 //! let (_, symbols) = check_and_pack(&sig, &[t(0x1000, 100), t(0x2000, 100), t(0x3000, 100)], 0)?;
 //! assert_eq!(symbols["n"], 100);
@@ -47,7 +48,7 @@ mod watchdog;
 
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
-pub use dtype::{DType, Element, Scalar};
+pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
 pub use hang::{
     DEBUG_HANG_ENV, HangBuffer, HangDiagnosis, HangReport, debug_hang_from_env, decode_record,
@@ -62,8 +63,8 @@ pub use module::{Module, ModuleCache};
 pub use signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
 pub use tensor::{Arg, DeviceTensor, TensorArg, TensorMut, TensorRef};
 pub use tensor_map::{
-    Interleave, L2Promotion, OobFill, TensorMap, TensorMapDType, TensorMapDesc, TensorMapRule,
-    check_tensor_map,
+    Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,
+    TensorMapRule, check_tensor_map,
 };
 pub use timing::median_ms;
 pub use watchdog::{PollOutcome, Watch, poll_until};

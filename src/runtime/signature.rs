@@ -6,8 +6,8 @@
 
 use std::fmt;
 
-use super::dtype::DType;
 use super::error::{Result, RuntimeError};
+use ptx_isa::ScalarType;
 
 /// One extent of a tensor parameter's shape: a fixed number, or a named symbol whose value is read
 /// from the arguments at launch (all tensors that name it must agree).
@@ -181,7 +181,7 @@ pub enum Param {
         /// Parameter name, for messages.
         name: String,
         /// Element type.
-        dtype: DType,
+        dtype: ScalarType,
         /// Shape, outermost first (row-major).
         shape: Vec<Extent>,
         /// Required alignment of the base address, in bytes (a power of two; 1 for none).
@@ -192,7 +192,7 @@ pub enum Param {
         /// Parameter name.
         name: String,
         /// Its type.
-        dtype: DType,
+        dtype: ScalarType,
     },
     /// The value of a symbolic extent, passed automatically: the launcher reads it from the shapes
     /// of the tensor arguments; the caller passes nothing for it.
@@ -200,7 +200,7 @@ pub enum Param {
         /// The symbol, as written in the tensors' shapes.
         name: String,
         /// The integer type the kernel declares for it (`u32`, `u64`, `i32` or `i64`).
-        dtype: DType,
+        dtype: ScalarType,
         /// What the kernel was built assuming of its value; the launcher refuses a value that
         /// breaks it.
         facts: ExtentFacts,
@@ -214,19 +214,19 @@ pub enum Param {
 
 impl Param {
     /// A tensor parameter with no alignment requirement beyond its element size.
-    pub fn tensor(name: impl Into<String>, dtype: DType, shape: Vec<Extent>) -> Param {
+    pub fn tensor(name: impl Into<String>, dtype: ScalarType, shape: Vec<Extent>) -> Param {
         Param::Tensor {
             name: name.into(),
             dtype,
             shape,
-            align: dtype.size_bytes(),
+            align: dtype.bytes() as usize,
         }
     }
 
     /// A tensor parameter whose base address must be `align`-byte aligned.
     pub fn tensor_aligned(
         name: impl Into<String>,
-        dtype: DType,
+        dtype: ScalarType,
         shape: Vec<Extent>,
         align: usize,
     ) -> Param {
@@ -239,7 +239,7 @@ impl Param {
     }
 
     /// A scalar parameter.
-    pub fn scalar(name: impl Into<String>, dtype: DType) -> Param {
+    pub fn scalar(name: impl Into<String>, dtype: ScalarType) -> Param {
         Param::Scalar {
             name: name.into(),
             dtype,
@@ -250,7 +250,7 @@ impl Param {
     pub fn extent_u32(name: impl Into<String>) -> Param {
         Param::SymbolicExtent {
             name: name.into(),
-            dtype: DType::U32,
+            dtype: ScalarType::U32,
             facts: ExtentFacts::NONE,
         }
     }
@@ -259,7 +259,7 @@ impl Param {
     pub fn extent_u64(name: impl Into<String>) -> Param {
         Param::SymbolicExtent {
             name: name.into(),
-            dtype: DType::U64,
+            dtype: ScalarType::U64,
             facts: ExtentFacts::NONE,
         }
     }
@@ -291,7 +291,7 @@ impl Param {
         match self {
             Param::Tensor { .. } => (8, 8),
             Param::Scalar { dtype, .. } | Param::SymbolicExtent { dtype, .. } => {
-                (dtype.size_bytes(), dtype.size_bytes())
+                (dtype.bytes() as usize, dtype.bytes() as usize)
             }
             Param::TensorMap { .. } => (128, 64),
         }
@@ -300,13 +300,15 @@ impl Param {
     /// A short description: `tensor f32[n]`, `scalar f32`, `extent n: u32`, `tensor map`.
     pub fn kind_text(&self) -> String {
         match self {
-            Param::Tensor { dtype, shape, .. } => format!("tensor {dtype}{}", shape_text(shape)),
-            Param::Scalar { dtype, .. } => format!("scalar {dtype}"),
+            Param::Tensor { dtype, shape, .. } => {
+                format!("tensor {}{}", dtype.name(), shape_text(shape))
+            }
+            Param::Scalar { dtype, .. } => format!("scalar {}", dtype.name()),
             Param::SymbolicExtent { name, dtype, facts } if *facts == ExtentFacts::NONE => {
-                format!("extent {name}: {dtype}")
+                format!("extent {name}: {}", dtype.name())
             }
             Param::SymbolicExtent { name, dtype, facts } => {
-                format!("extent {name}: {dtype} ({facts})")
+                format!("extent {name}: {} ({facts})", dtype.name())
             }
             Param::TensorMap { .. } => "tensor map".to_string(),
         }
@@ -356,9 +358,10 @@ impl KernelSignature {
                     )));
                 }
                 Param::SymbolicExtent { name, dtype, .. } => {
-                    if !dtype.is_integer() {
+                    if !dtype.is_int() {
                         return Err(bad(format!(
-                            "symbolic extent `{name}` has non-integer type {dtype}"
+                            "symbolic extent `{name}` has non-integer type {}",
+                            dtype.name()
                         )));
                     }
                     let named = self.params.iter().any(|q| match q {
@@ -389,7 +392,7 @@ mod tests {
         let ok = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::F32, vec!["n".into(), 4.into()]),
+                Param::tensor("a", ScalarType::F32, vec!["n".into(), 4.into()]),
                 Param::extent_u64("n"),
             ],
         );
@@ -399,8 +402,8 @@ mod tests {
         let dup = KernelSignature::new(
             "k",
             vec![
-                Param::scalar("a", DType::F32),
-                Param::scalar("a", DType::I32),
+                Param::scalar("a", ScalarType::F32),
+                Param::scalar("a", ScalarType::S32),
             ],
         );
         assert!(
@@ -412,7 +415,12 @@ mod tests {
 
         let align = KernelSignature::new(
             "k",
-            vec![Param::tensor_aligned("a", DType::F32, vec![4.into()], 12)],
+            vec![Param::tensor_aligned(
+                "a",
+                ScalarType::F32,
+                vec![4.into()],
+                12,
+            )],
         );
         assert!(
             align
@@ -425,10 +433,10 @@ mod tests {
         let float_extent = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
                 Param::SymbolicExtent {
                     name: "n".into(),
-                    dtype: DType::F32,
+                    dtype: ScalarType::F32,
                     facts: ExtentFacts::NONE,
                 },
             ],
@@ -444,7 +452,7 @@ mod tests {
         let unbound = KernelSignature::new(
             "k",
             vec![
-                Param::tensor("a", DType::F32, vec!["n".into()]),
+                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
                 Param::extent_u32("m"),
             ],
         );
@@ -456,7 +464,7 @@ mod tests {
 
     #[test]
     fn texts() {
-        let p = Param::tensor("a", DType::BF16, vec!["m".into(), 64.into()]);
+        let p = Param::tensor("a", ScalarType::Bf16, vec!["m".into(), 64.into()]);
         assert_eq!(p.kind_text(), "tensor bf16[m, 64]");
         assert_eq!(p.layout(), (8, 8));
         assert_eq!(Param::tensor_map("t").layout(), (128, 64));

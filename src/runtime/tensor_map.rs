@@ -13,8 +13,8 @@ use std::fmt;
 use cudarc::driver::sys;
 use smem::SwizzleMode;
 
-use super::dtype::DType;
 use super::error::{Result, RuntimeError};
+use ptx_isa::ScalarType;
 
 /// Element type of a tensor map (`CUtensorMapDataType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,22 +76,44 @@ impl TensorMapDType {
                 | TensorMapDType::TF32Ftz
         )
     }
+}
 
-    /// The tensor-map type for a tensor element type, where there is one (`i8`, `i16` and `bool`
-    /// have none).
-    pub const fn from_dtype(d: DType) -> Option<TensorMapDType> {
-        Some(match d {
-            DType::U8 => TensorMapDType::U8,
-            DType::U16 => TensorMapDType::U16,
-            DType::U32 => TensorMapDType::U32,
-            DType::I32 => TensorMapDType::I32,
-            DType::U64 => TensorMapDType::U64,
-            DType::I64 => TensorMapDType::I64,
-            DType::F16 => TensorMapDType::F16,
-            DType::BF16 => TensorMapDType::BF16,
-            DType::F32 => TensorMapDType::F32,
-            DType::F64 => TensorMapDType::F64,
-            _ => return None,
+/// A tensor element type the driver's tensor maps cannot describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoTensorMapType(pub ScalarType);
+
+impl fmt::Display for NoTensorMapType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no tensor-map data type holds {} elements",
+            self.0.name()
+        )
+    }
+}
+
+impl std::error::Error for NoTensorMapType {}
+
+/// The driver's encoding of a tensor element type (`CUtensorMapDataType`). The 8-bit floats move
+/// as bytes (`UINT8`: a copy does not look at the values); `.s8`, `.s16`, the packed and sub-byte
+/// types have none.
+impl TryFrom<ScalarType> for TensorMapDType {
+    type Error = NoTensorMapType;
+
+    fn try_from(d: ScalarType) -> std::result::Result<TensorMapDType, NoTensorMapType> {
+        Ok(match d {
+            ScalarType::U8 | ScalarType::E4m3 | ScalarType::E5m2 => TensorMapDType::U8,
+            ScalarType::U16 => TensorMapDType::U16,
+            ScalarType::U32 => TensorMapDType::U32,
+            ScalarType::S32 => TensorMapDType::I32,
+            ScalarType::U64 => TensorMapDType::U64,
+            ScalarType::S64 => TensorMapDType::I64,
+            ScalarType::F16 => TensorMapDType::F16,
+            ScalarType::Bf16 => TensorMapDType::BF16,
+            ScalarType::F32 => TensorMapDType::F32,
+            ScalarType::Tf32 => TensorMapDType::TF32,
+            ScalarType::F64 => TensorMapDType::F64,
+            other => return Err(NoTensorMapType(other)),
         })
     }
 }
@@ -711,10 +733,23 @@ mod tests {
     #[test]
     fn dtype_mapping() {
         assert_eq!(
-            TensorMapDType::from_dtype(DType::BF16),
-            Some(TensorMapDType::BF16)
+            TensorMapDType::try_from(ScalarType::Bf16),
+            Ok(TensorMapDType::BF16)
         );
-        assert_eq!(TensorMapDType::from_dtype(DType::I8), None);
+        assert_eq!(
+            TensorMapDType::try_from(ScalarType::E4m3),
+            Ok(TensorMapDType::U8)
+        );
+        assert_eq!(
+            TensorMapDType::try_from(ScalarType::S8),
+            Err(NoTensorMapType(ScalarType::S8))
+        );
+        // Every type a tensor map takes has the element size the kernel reads.
+        for &t in ScalarType::ALL {
+            if let Ok(m) = TensorMapDType::try_from(t) {
+                assert_eq!(m.size_bytes(), u64::from(t.bytes()), "{t}");
+            }
+        }
         assert_eq!(TensorMapDType::TF32.size_bytes(), 4);
         assert_eq!(std::mem::align_of::<TensorMap>(), 64);
         assert_eq!(std::mem::size_of::<TensorMap>(), 128);

@@ -11,7 +11,7 @@ use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, WaitMode};
 
-use super::{GemmConfig, OutType};
+use super::GemmConfig;
 
 type R32 = Reg<ty::U32>;
 
@@ -154,11 +154,7 @@ impl<'a> Gen<'a> {
         if cfg.cluster_m == 2 {
             k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
         }
-        let dt = match cfg.input {
-            super::InType::Bf16 => ptx_isa::ScalarType::Bf16,
-            super::InType::F16 => ptx_isa::ScalarType::F16,
-        };
-        let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, dt)
+        let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
         Ok(Gen {
             sync,
@@ -406,7 +402,7 @@ impl<'a> Gen<'a> {
                 g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
                 let x = g.u32();
                 g.k.mul_lo(x, kt, GemmConfig::BK)?;
-                let input = cfg.input.ptx();
+                let input = cfg.input;
                 let a_dst =
                     TileRef::shared_row_major(input, GemmConfig::BM, GemmConfig::BK, sa, 1024)
                         .with_swizzle(SwizzleMode::B128);
@@ -521,11 +517,10 @@ impl<'a> Gen<'a> {
                 g.k.setp(CmpOp::Ne, first, kt, 0u32)?;
                 // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
                 // wgmmas with descriptors from the swizzled tiles, commit).
-                let a_s = TileRef::shared_row_major(cfg.input.ptx(), 64, GemmConfig::BK, sa, 1024)
+                let a_s = TileRef::shared_row_major(cfg.input, 64, GemmConfig::BK, sa, 1024)
                     .with_swizzle(SwizzleMode::B128);
-                let b_s =
-                    TileRef::shared_row_major(cfg.input.ptx(), cfg.bn, GemmConfig::BK, sb, 1024)
-                        .with_swizzle(SwizzleMode::B128);
+                let b_s = TileRef::shared_row_major(cfg.input, cfg.bn, GemmConfig::BK, sb, 1024)
+                    .with_swizzle(SwizzleMode::B128);
                 tile_op(
                     g.k,
                     TileOp::GemmAsync {
@@ -603,10 +598,8 @@ impl<'a> Gen<'a> {
         // Accumulators → 16-bit pairs (cast.registers) → the staging block (copy.stmatrix_fragment):
         // 64-column slabs of 64 rows x 128 bytes, 128B-swizzled as the C tensor map expects
         // (offset(r, c) = c % 64 + 64 r + 4096 (c / 64) elements).
-        let out = match cfg.output {
-            OutType::F16 => ScalarType::F16,
-            _ => ScalarType::Bf16,
-        };
+        // The TMA-store epilogue takes a 16-bit C (GemmConfig::validate).
+        let out = cfg.output;
         let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
         let pairs: Vec<RegRef> = self
             .k
@@ -663,10 +656,10 @@ impl<'a> Gen<'a> {
                 self.k.add(a, stage_c, slab * 8192)?;
                 a
             };
-            let src = TileRef::shared_row_major(cfg.input.ptx(), 64, 64, slab_addr, 1024)
+            let src = TileRef::shared_row_major(cfg.input, 64, 64, slab_addr, 1024)
                 .with_swizzle(SwizzleMode::B128);
             let dst = TileRef::tensor_map(
-                cfg.input.ptx(),
+                cfg.input,
                 64,
                 64,
                 map.clone(),
@@ -701,11 +694,7 @@ impl<'a> Gen<'a> {
         acc: &[Reg<ty::F32>],
     ) -> ptx_isa::Result<()> {
         let cfg = self.cfg;
-        let out = match cfg.output {
-            OutType::Bf16 => ScalarType::Bf16,
-            OutType::F16 => ScalarType::F16,
-            OutType::F32 => ScalarType::F32,
-        };
+        let out = cfg.output;
         let bytes = cfg.output.bytes();
         // The block's first row and column, and its address in C.
         let (row, col) = (self.u32(), self.u32());

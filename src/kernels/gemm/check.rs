@@ -261,12 +261,12 @@ pub fn check_config(
     shape: (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckResult, CheckError> {
-    use super::{InType, OutType};
+    use ptx_isa::ScalarType::{Bf16, F16, F32};
     let gemm = Gemm::new(device, cfg)?;
     let (m, n, k) = shape;
     let round_in = |x: f32| match cfg.input {
-        InType::Bf16 => bf16::from_f32(x).to_f32(),
-        InType::F16 => half::f16::from_f32(x).to_f32(),
+        Bf16 => bf16::from_f32(x).to_f32(),
+        _ => half::f16::from_f32(x).to_f32(),
     };
     let af: Vec<f32> = random_values(m * k, seed)
         .into_iter()
@@ -307,7 +307,7 @@ pub fn check_config(
         Ok(c.to_host(stream)?.into_iter().map(from_o).collect())
     }
     let ours: Vec<f32> = match (cfg.input, cfg.output) {
-        (InType::Bf16, OutType::Bf16) => run_typed(
+        (Bf16, Bf16) => run_typed(
             stream,
             &gemm,
             shape,
@@ -319,7 +319,7 @@ pub fn check_config(
             bf16::from_f32,
             |x: bf16| x.to_f32(),
         )?,
-        (InType::Bf16, OutType::F32) => run_typed(
+        (Bf16, F32) => run_typed(
             stream,
             &gemm,
             shape,
@@ -331,7 +331,7 @@ pub fn check_config(
             |x| x,
             |x: f32| x,
         )?,
-        (InType::Bf16, OutType::F16) => run_typed(
+        (Bf16, F16) => run_typed(
             stream,
             &gemm,
             shape,
@@ -343,7 +343,7 @@ pub fn check_config(
             half::f16::from_f32,
             |x: half::f16| x.to_f32(),
         )?,
-        (InType::F16, OutType::Bf16) => run_typed(
+        (F16, Bf16) => run_typed(
             stream,
             &gemm,
             shape,
@@ -355,7 +355,7 @@ pub fn check_config(
             bf16::from_f32,
             |x: bf16| x.to_f32(),
         )?,
-        (InType::F16, OutType::F32) => run_typed(
+        (F16, F32) => run_typed(
             stream,
             &gemm,
             shape,
@@ -367,7 +367,7 @@ pub fn check_config(
             |x| x,
             |x: f32| x,
         )?,
-        (InType::F16, OutType::F16) => run_typed(
+        (F16, F16) => run_typed(
             stream,
             &gemm,
             shape,
@@ -379,6 +379,14 @@ pub fn check_config(
             half::f16::from_f32,
             |x: half::f16| x.to_f32(),
         )?,
+        (i, o) => {
+            // Gemm::new validated the configuration, which takes only the pairs above.
+            return Err(CheckError::Gemm(GemmError::Operands(format!(
+                "{} in, {} out: not a GEMM configuration",
+                i.name(),
+                o.name()
+            ))));
+        }
     };
     // Reference: f32 cuBLAS of the same (rounded) inputs, then alpha/beta on the host.
     let da: CudaSlice<f32> = stream.clone_htod(&af)?;
@@ -389,9 +397,9 @@ pub fn check_config(
     let mut reference: Vec<f32> = stream.clone_dtoh(&dc)?;
     if cfg.alpha_beta {
         let round_out = |x: f32| match cfg.output {
-            OutType::Bf16 => bf16::from_f32(x).to_f32(),
-            OutType::F16 => half::f16::from_f32(x).to_f32(),
-            OutType::F32 => x,
+            Bf16 => bf16::from_f32(x).to_f32(),
+            F16 => half::f16::from_f32(x).to_f32(),
+            _ => x,
         };
         for (r, c) in reference.iter_mut().zip(&c0) {
             *r = alpha * *r + beta * round_out(*c);

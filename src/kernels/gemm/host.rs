@@ -1,17 +1,18 @@
 //! Running the GEMM: the kernel signature, tensor maps and launch configuration.
 
+use ptx_isa::ScalarType;
 use smem::SwizzleMode;
 use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, DType, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
-    L2Promotion, LaunchConfig, Param, RuntimeError, TensorDesc, TensorMap, TensorMapDType,
-    TensorMapDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
+    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorDesc, TensorMap,
+    TensorMapDType, TensorMapDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 use smem::pipeline::sync::WaitMode;
 
-use super::{GemmConfig, InType, OutType};
+use super::GemmConfig;
 
 /// What can go wrong building or running the GEMM.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +23,9 @@ pub enum GemmError {
     /// Loading or launching failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    /// An element type no tensor map describes.
+    #[error(transparent)]
+    TensorMapType(#[from] NoTensorMapType),
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
@@ -36,17 +40,14 @@ pub enum GemmError {
 /// 16-byte aligned (CUDA Driver API `cuTensorMapEncodeTiled`). So a C borrowed at an element
 /// offset is refused before the launch when the epilogue could not store there.
 pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
-    let out = match cfg.output {
-        OutType::Bf16 => DType::BF16,
-        OutType::F16 => DType::F16,
-        OutType::F32 => DType::F32,
-    };
+    let out = cfg.output;
+    let size = out.bytes() as usize;
     let c_align = if cfg.tma_store {
         16
     } else if cfg.n_even {
-        2 * out.size_bytes()
+        2 * size
     } else {
-        out.size_bytes()
+        size
     };
     let mut params = vec![Param::tensor_map("tma"), Param::tensor_map("tmb")];
     if cfg.tma_store {
@@ -56,11 +57,11 @@ pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
         Param::tensor_aligned("c", out, vec!["m".into(), "n".into()], c_align),
         Param::extent_u32("m"),
         Param::extent_u32("n"),
-        Param::scalar("k", DType::U32),
+        Param::scalar("k", ScalarType::U32),
     ]);
     if cfg.alpha_beta {
-        params.push(Param::scalar("alpha", DType::F32));
-        params.push(Param::scalar("beta", DType::F32));
+        params.push(Param::scalar("alpha", ScalarType::F32));
+        params.push(Param::scalar("beta", ScalarType::F32));
     }
     KernelSignature::new(cfg.name(), params)
 }
@@ -98,10 +99,7 @@ impl Gemm {
         };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
-        let pad_dtype = match cfg.input {
-            InType::Bf16 => DType::BF16,
-            InType::F16 => DType::F16,
-        };
+        let pad_dtype = cfg.input;
         let pad = Kernel::new(
             device.clone(),
             device.load_ptx(&pad_ptx, &JitOptions::default())?,
@@ -131,8 +129,7 @@ impl Gemm {
         self.max_clusters
     }
 
-    /// A copy of `t` (`[rows, k]`, of the input type `I`) widened to `[rows, kp]` with zero
-    /// columns.
+    /// A copy of `t` (`[rows, k]`) widened to `[rows, kp]` with zero columns.
     fn pad<I: Element>(
         &self,
         stream: &Arc<CudaStream>,
@@ -175,7 +172,7 @@ impl Gemm {
 
     /// The tensor map of a K-major operand `[rows, k]` loaded in boxes of `box_rows` x 64.
     fn operand_map(&self, t: &TensorDesc, box_rows: u32) -> Result<TensorMap, GemmError> {
-        let desc = operand_map_desc(self.cfg.input, t, box_rows);
+        let desc = operand_map_desc(self.cfg.input, t, box_rows)?;
         Ok(self.kernel_device().encode_tensor_map(&desc)?)
     }
 
@@ -241,8 +238,12 @@ impl Gemm {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
             return match self.cfg.input {
-                InType::Bf16 => self.run_padded::<half::bf16>(stream, a, b, c, kp, alpha_beta),
-                InType::F16 => self.run_padded::<half::f16>(stream, a, b, c, kp, alpha_beta),
+                ScalarType::Bf16 => self.run_padded::<half::bf16>(stream, a, b, c, kp, alpha_beta),
+                ScalarType::F16 => self.run_padded::<half::f16>(stream, a, b, c, kp, alpha_beta),
+                other => Err(GemmError::Operands(format!(
+                    "no zero-padding copy for {} inputs",
+                    other.name()
+                ))),
             };
         }
         let tma = self.operand_map(a.desc(), GemmConfig::BM)?;
@@ -251,10 +252,7 @@ impl Gemm {
         // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
         // edges.
         let tmc = if self.cfg.tma_store {
-            let dtype = match self.cfg.output {
-                OutType::F16 => TensorMapDType::F16,
-                _ => TensorMapDType::BF16,
-            };
+            let dtype = TensorMapDType::try_from(self.cfg.output)?;
             let desc = TensorMapDesc::row_major(dtype, c.desc().addr, &c.desc().shape, &[64, 64])
                 .with_swizzle(SwizzleMode::B128);
             Some(self.kernel_device().encode_tensor_map(&desc)?)
@@ -308,14 +306,17 @@ impl Gemm {
 /// `box_rows` x 64 with the 128B swizzle: at `t`'s own address, so an operand borrowed at an
 /// offset that is not 16-byte aligned breaks the driver's rule and is refused
 /// ([`crate::runtime::check_tensor_map`]).
-pub fn operand_map_desc(input: InType, t: &TensorDesc, box_rows: u32) -> TensorMapDesc {
-    let dtype = match input {
-        InType::Bf16 => TensorMapDType::BF16,
-        InType::F16 => TensorMapDType::F16,
-    };
-    TensorMapDesc::row_major(dtype, t.addr, &t.shape, &[box_rows, GemmConfig::BK])
-        .with_swizzle(SwizzleMode::B128)
-        .with_l2_promotion(L2Promotion::B256)
+pub fn operand_map_desc(
+    input: ScalarType,
+    t: &TensorDesc,
+    box_rows: u32,
+) -> Result<TensorMapDesc, GemmError> {
+    let dtype = TensorMapDType::try_from(input)?;
+    Ok(
+        TensorMapDesc::row_major(dtype, t.addr, &t.shape, &[box_rows, GemmConfig::BK])
+            .with_swizzle(SwizzleMode::B128)
+            .with_l2_promotion(L2Promotion::B256),
+    )
 }
 
 /// Checks A, B and C against `cfg` and each other and returns `(m, n, k)`: A `[m, k]`, B
@@ -336,14 +337,12 @@ pub fn check_operands(
         )));
     }
     let (m, n, k) = (sa[0], sb[0], sa[1]);
-    let want_in = match cfg.input {
-        InType::Bf16 => DType::BF16,
-        InType::F16 => DType::F16,
-    };
-    if a.dtype != want_in || b.dtype != want_in {
+    if a.dtype != cfg.input || b.dtype != cfg.input {
         return Err(GemmError::Operands(format!(
-            "A is {}, B {}; this kernel takes {want_in}",
-            a.dtype, b.dtype
+            "A is {}, B {}; this kernel takes {}",
+            a.dtype.name(),
+            b.dtype.name(),
+            cfg.input.name()
         )));
     }
     if k == 0 {

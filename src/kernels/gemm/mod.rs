@@ -43,45 +43,11 @@ pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
     (128, 8192, 8192),
 ];
 
-/// The element type of C.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OutType {
-    /// bf16
-    Bf16,
-    /// f16
-    F16,
-    /// f32
-    F32,
-}
+/// The input element types (A and B): wgmma's 16-bit floats.
+pub const INPUTS: [ScalarType; 2] = [ScalarType::Bf16, ScalarType::F16];
 
-impl OutType {
-    /// Bytes per element.
-    pub fn bytes(self) -> u32 {
-        match self {
-            OutType::Bf16 | OutType::F16 => 2,
-            OutType::F32 => 4,
-        }
-    }
-}
-
-/// The input element type (A and B).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum InType {
-    /// bf16
-    Bf16,
-    /// f16
-    F16,
-}
-
-impl InType {
-    /// The PTX type.
-    pub fn ptx(self) -> ScalarType {
-        match self {
-            InType::Bf16 => ScalarType::Bf16,
-            InType::F16 => ScalarType::F16,
-        }
-    }
-}
+/// The element types of C.
+pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarType::F32];
 
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,10 +59,10 @@ pub struct GemmConfig {
     pub stages: u32,
     /// M-tiles per band of the grouped tile order.
     pub group_m: u32,
-    /// Input type.
-    pub input: InType,
-    /// Output type.
-    pub output: OutType,
+    /// Input type (A and B): one of [`INPUTS`].
+    pub input: ScalarType,
+    /// Output type (C): one of [`OUTPUTS`].
+    pub output: ScalarType,
     /// True when N is even, so the epilogue can store element pairs (2 x bf16 in 4 bytes, 2 x f32
     /// in 8); otherwise it stores elements one by one.
     pub n_even: bool,
@@ -130,8 +96,8 @@ impl GemmConfig {
             bn: 256,
             stages: 3,
             group_m: 16,
-            input: InType::Bf16,
-            output: OutType::Bf16,
+            input: ScalarType::Bf16,
+            output: ScalarType::Bf16,
             n_even: true,
             alpha_beta: false,
             tma_store: true,
@@ -192,7 +158,14 @@ impl GemmConfig {
         if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
             return Err(format!("tile width {} is not 64, 128, 192 or 256", self.bn));
         }
-        if self.tma_store && (self.output == OutType::F32 || self.alpha_beta || !self.n_even) {
+        if !INPUTS.contains(&self.input) || !OUTPUTS.contains(&self.output) {
+            return Err(format!(
+                "{} inputs and {} output: the GEMM takes bf16/f16 in and bf16/f16/f32 out",
+                self.input.name(),
+                self.output.name()
+            ));
+        }
+        if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(
                 "the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N".into(),
             );
@@ -219,15 +192,8 @@ impl GemmConfig {
     pub fn name(&self) -> String {
         format!(
             "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}{}",
-            match self.input {
-                InType::Bf16 => "bf16",
-                InType::F16 => "f16",
-            },
-            match self.output {
-                OutType::Bf16 => "bf16",
-                OutType::F16 => "f16",
-                OutType::F32 => "f32",
-            },
+            self.input.name(),
+            self.output.name(),
             self.bn,
             self.stages,
             self.group_m,

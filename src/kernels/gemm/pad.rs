@@ -3,10 +3,11 @@
 //! 16"), so for other K the launcher copies A and B into `[rows, round_up(k, 8)]` buffers whose
 //! extra columns are zero (they add nothing to the dot products).
 
+use ptx_isa::ScalarType;
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Addr, Dim, Directive, Module, SpecialReg, StateSpace, Target, spaces, ty};
 
-use crate::runtime::{DType, KernelSignature, Param};
+use crate::runtime::{KernelSignature, Param};
 
 /// Threads per block of the pad kernel.
 pub const BLOCK: u32 = 256;
@@ -66,7 +67,7 @@ pub fn pad_module(target: Target) -> ptx_isa::Result<Module> {
 }
 
 /// The pad kernel's signature for `dtype` elements.
-pub fn pad_signature(dtype: DType) -> KernelSignature {
+pub fn pad_signature(dtype: ScalarType) -> KernelSignature {
     KernelSignature::new(
         "pad_k_16b",
         vec![
