@@ -15,7 +15,7 @@ use ptxkit::kernels::gemm::{
     Gemm, GemmConfig, GemmError, check::CheckResult, check::random_values, check_operands,
     gemm_signature, operand_map_desc,
 };
-use ptxkit::runtime::cuda::{CudaContext, CudaSlice, CudaStream};
+use ptxkit::runtime::cuda::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
 use ptxkit::runtime::{
     ArgDesc, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMap, TensorMapRule,
     TensorMut, TensorRef, check_and_pack, check_tensor_map, device_count, driver_available,
@@ -250,6 +250,37 @@ fn vector_add_on_views(device: &Device, stream: &Arc<CudaStream>) -> Result<(), 
     Ok(())
 }
 
+/// `gemm` on the views A `[m, k]`, B `[n, k]` and C `[m, n]` (C = A·Bᵀ), on `stream`.
+fn gemm_views(
+    gemm: &Gemm,
+    stream: &Arc<CudaStream>,
+    (a, b, c): (
+        &CudaView<'_, bf16>,
+        &CudaView<'_, bf16>,
+        &mut CudaViewMut<'_, bf16>,
+    ),
+    (m, n, k): (usize, usize, usize),
+) -> Result<(), GemmError> {
+    gemm.run_borrowed(
+        stream,
+        &TensorRef::view(a, [m, k])?,
+        &TensorRef::view(b, [n, k])?,
+        TensorMut::view(c, [m, n])?,
+        None,
+    )
+}
+
+/// A refusal by the tensor-map rule on the global address.
+fn refused_by_address_rule(got: &Result<(), GemmError>) -> bool {
+    matches!(
+        got,
+        Err(GemmError::Runtime(RuntimeError::TensorMapRule {
+            rule: TensorMapRule::GlobalAddressAlign,
+            ..
+        }))
+    )
+}
+
 /// One GEMM problem on views: A and B in one allocation (A at element offset 40, B after a gap,
 /// 16-byte aligned), C at offset 72 of a second; every margin poisoned (NaN in the inputs, so a
 /// read outside a view would show in C).
@@ -259,7 +290,6 @@ fn gemm_on_views(
     (m, n, k): (usize, usize, usize),
     seed: u64,
 ) -> Result<(), String> {
-    let e2s = |e: RuntimeError| e.to_string();
     let cfg = GemmConfig::for_problem(m, n, device.attributes().sm_count);
     let gemm = Gemm::new(device, cfg).map_err(|e| e.to_string())?;
     let to_bf16 = |v: Vec<f32>| -> Vec<bf16> { v.into_iter().map(bf16::from_f32).collect() };
@@ -277,13 +307,8 @@ fn gemm_on_views(
         .map_err(|e| e.to_string())?;
     {
         let (a, b) = (ab.slice(oa..oa + m * k), ab.slice(ob..ob + n * k));
-        let (a, b) = (
-            TensorRef::view(&a, [m, k]).map_err(e2s)?,
-            TensorRef::view(&b, [n, k]).map_err(e2s)?,
-        );
         let mut c = c_all.slice_mut(oc..oc + m * n);
-        let c = TensorMut::view(&mut c, [m, n]).map_err(e2s)?;
-        gemm.run_borrowed(stream, &a, &b, c, None)
+        gemm_views(&gemm, stream, (&a, &b, &mut c), (m, n, k))
             .map_err(|e| format!("{m}x{n}x{k}: {e}"))?;
     }
     let got = stream.clone_dtoh(&c_all).map_err(|e| e.to_string())?;
@@ -335,44 +360,19 @@ fn gemm_refuses_misaligned_views(device: &Device, stream: &Arc<CudaStream>) -> R
     let mut c_all = stream
         .alloc_zeros::<bf16>(m * n + 8)
         .map_err(|e| e.to_string())?;
-    let e2s = |e: RuntimeError| e.to_string();
     let a_odd = ab.slice(1..1 + m * k);
     let b = ab.slice(m * k + 8..m * k + 8 + n * k);
     let refused = {
         let mut c = c_all.slice_mut(0..m * n);
-        gemm.run_borrowed(
-            stream,
-            &TensorRef::view(&a_odd, [m, k]).map_err(e2s)?,
-            &TensorRef::view(&b, [n, k]).map_err(e2s)?,
-            TensorMut::view(&mut c, [m, n]).map_err(e2s)?,
-            None,
-        )
+        gemm_views(&gemm, stream, (&a_odd, &b, &mut c), (m, n, k))
     };
-    if !matches!(
-        refused,
-        Err(GemmError::Runtime(RuntimeError::TensorMapRule {
-            rule: TensorMapRule::GlobalAddressAlign,
-            ..
-        }))
-    ) {
+    if !refused_by_address_rule(&refused) {
         return Err(format!("A one element off 16 bytes: {refused:?}"));
     }
     let a = ab.slice(0..m * k);
     let mut c_odd = c_all.slice_mut(1..1 + m * n);
-    let refused = gemm.run_borrowed(
-        stream,
-        &TensorRef::view(&a, [m, k]).map_err(e2s)?,
-        &TensorRef::view(&b, [n, k]).map_err(e2s)?,
-        TensorMut::view(&mut c_odd, [m, n]).map_err(e2s)?,
-        None,
-    );
-    if !matches!(
-        refused,
-        Err(GemmError::Runtime(RuntimeError::TensorMapRule {
-            rule: TensorMapRule::GlobalAddressAlign,
-            ..
-        }))
-    ) {
+    let refused = gemm_views(&gemm, stream, (&a, &b, &mut c_odd), (m, n, k));
+    if !refused_by_address_rule(&refused) {
         return Err(format!(
             "C one element off 16 bytes (TMA store): {refused:?}"
         ));
@@ -387,13 +387,7 @@ fn gemm_refuses_misaligned_views(device: &Device, stream: &Arc<CudaStream>) -> R
         },
     )
     .map_err(|e| e.to_string())?;
-    let refused = pairs.run_borrowed(
-        stream,
-        &TensorRef::view(&a, [m, k]).map_err(e2s)?,
-        &TensorRef::view(&b, [n, k]).map_err(e2s)?,
-        TensorMut::view(&mut c_odd, [m, n]).map_err(e2s)?,
-        None,
-    );
+    let refused = gemm_views(&pairs, stream, (&a, &b, &mut c_odd), (m, n, k));
     match refused {
         Err(GemmError::Runtime(RuntimeError::Misaligned {
             ref param,
