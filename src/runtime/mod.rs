@@ -61,7 +61,7 @@ pub use launch::{
 };
 pub use module::{Module, ModuleCache};
 pub use signature::{Extent, ExtentFacts, Fact, KernelSignature, Param};
-pub use tensor::{Arg, DeviceTensor, TensorArg};
+pub use tensor::{Arg, DeviceTensor, TensorArg, TensorMut, TensorRef};
 pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_tensor_map,
