@@ -84,7 +84,7 @@ impl RowConfig {
     /// A configuration for rows of up to `cols` columns of `dtype`: 16-byte accesses, as many
     /// threads as keep each thread's share at or under 32 values.
     pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
-        let vec = (16 / dtype.bytes().max(1) as u32).clamp(1, 8);
+        let vec = (16 / dtype.bytes().max(1)).clamp(1, 8);
         let per_pass = |t: u32| t * vec;
         match [128u32, 256, 512, 1024]
             .into_iter()
@@ -663,7 +663,7 @@ fn inv_count(k: &mut KernelBuilder, cols: Var) -> Result<Reg<ty::F32>> {
 /// per thread, 16-byte accesses when `n` is a multiple of 4.
 pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
     const THREADS: u32 = 256;
-    let vec = (16 / T::TYPE.bytes().max(1) as u32).clamp(1, 8);
+    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
     let mut k = KernelBuilder::new(
         &format!(
             "swiglu_{}{}",
