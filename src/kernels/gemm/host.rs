@@ -69,7 +69,16 @@ impl Gemm {
     /// build: bounded waits, and [`Gemm::run`] waits for each launch so a hang comes back as
     /// [`RuntimeError::Hang`] naming the barrier.
     pub fn new(device: &Device, cfg: GemmConfig) -> Result<Gemm, GemmError> {
-        let bound = debug_hang_from_env()?;
+        Gemm::with_hang_bound(device, cfg, debug_hang_from_env()?)
+    }
+
+    /// [`Gemm::new`] with the debug build chosen here: `Some(bound)` bounds every wait (no
+    /// environment read).
+    pub fn with_hang_bound(
+        device: &Device,
+        cfg: GemmConfig,
+        bound: Option<std::time::Duration>,
+    ) -> Result<Gemm, GemmError> {
         let mode = if bound.is_some() {
             WaitMode::Bounded
         } else {
@@ -79,7 +88,12 @@ impl Gemm {
         let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let hang = match bound {
-            Some(b) => Some(HangBuffer::new(&module, sites, b)?),
+            Some(b) => {
+                let h = HangBuffer::new(&module, sites, b)?;
+                // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
+                h.arm(&module)?;
+                Some(h)
+            }
             None => None,
         };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
@@ -176,6 +190,45 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
+        self.run_with(stream, a, b, c, alpha_beta, self.hang.is_some())
+    }
+
+    /// Whether this is the debug build (bounded waits).
+    pub fn is_debug(&self) -> bool {
+        self.hang.is_some()
+    }
+
+    /// [`Gemm::run`] without waiting for the kernel, even in a debug build (for timing it): a
+    /// hang then shows as a launch failure at the next synchronize, and [`Gemm::hang_report`]
+    /// reads its records.
+    pub fn enqueue<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        self.run_with(stream, a, b, c, alpha_beta, false)
+    }
+
+    /// The hang records of a debug build's launches (none in a release build).
+    pub fn hang_report(&self) -> Result<Option<crate::runtime::HangDiagnosis>, GemmError> {
+        match &self.hang {
+            Some(h) => Ok(h.report()?),
+            None => Ok(None),
+        }
+    }
+
+    fn run_with<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha_beta: Option<(f32, f32)>,
+        wait: bool,
+    ) -> Result<(), GemmError> {
         let (sa, sb, sc) = (a.shape().to_vec(), b.shape().to_vec(), c.shape().to_vec());
         if sa.len() != 2 || sb.len() != 2 || sc.len() != 2 || sa[1] != sb[1] || sc != [sa[0], sb[0]]
         {
@@ -256,7 +309,7 @@ impl Gemm {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
-        match &self.hang {
+        match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
             Some(h) => {
                 let watch = Watch {
