@@ -526,9 +526,9 @@ impl Module {
 
     /// Declares an external device function: its prototype `.extern .func (ret) name(params);`
     /// (PTX ISA 11.6 "Linking Directives: .extern"), resolved when the driver links the module
-    /// (`vprintf`, PTX ISA 9.7.12.x / "System calls"). Calls to it are built with
-    /// [`crate::FunctionBuilder::call`] on the returned prototype. Declaring the same name twice
-    /// returns the first prototype.
+    /// (`vprintf`: the PTX Writer's Guide to Interoperability, "System Calls"). Calls to it are
+    /// built with [`crate::FunctionBuilder::call`] on the returned prototype. Declaring the same
+    /// prototype twice returns the first; another function of that name is an error.
     pub fn extern_func(
         &mut self,
         name: &str,
@@ -536,7 +536,13 @@ impl Module {
         ret: Option<Param>,
     ) -> Result<Function> {
         if let Some(f) = self.functions.iter().find(|f| f.name == name) {
-            return Ok(f.clone());
+            if f.kind == FunctionKind::Func && f.params == params && f.ret == ret {
+                return Ok(f.clone());
+            }
+            return Err(Error::new(
+                ErrorKind::BadName,
+                format!("`{name}` is already defined in this module with another signature"),
+            ));
         }
         check_identifier(name)?;
         self.check_new_name(name)?;

@@ -1,7 +1,7 @@
 //! Device `printf` through the driver's `vprintf` system call.
 //!
-//! The call ABI (PTX ISA 9.7.12.x "System calls: vprintf"; CUDA C Programming Guide, "Formatted
-//! Output"): `.extern .func (.param .b32 status) vprintf (.param .b64 format, .param .b64 args)`.
+//! The call ABI (the PTX Writer's Guide to Interoperability, "System Calls: vprintf"; CUDA C
+//! Programming Guide, "Formatted Output"; the call itself, PTX ISA 9.7.12.5 "call"): `.extern .func (.param .b32 status) vprintf (.param .b64 format, .param .b64 args)`.
 //! `format` is the generic address of a NUL-terminated string in global memory; `args` the
 //! generic address of a local buffer holding the arguments one after another, each at an offset
 //! aligned to its own size, promoted as C variadic arguments are (C11 6.5.2.2p7, "default

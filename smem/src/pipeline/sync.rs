@@ -252,7 +252,7 @@ fn bounded_wait(
     k.mbarrier_try_wait(None, done, bar.clone(), WaitOn::Parity(parity), None)?;
     k.when(done).bra(ok)?;
     let (start, now, bound) = (k.reg::<ty::U64>(), k.reg::<ty::U64>(), k.reg::<ty::U64>());
-    // %globaltimer: a 64-bit nanosecond timer (PTX ISA 10.x "Special Registers: %globaltimer").
+    // %globaltimer: a 64-bit nanosecond timer (PTX ISA 10.28 "Special Registers: %globaltimer").
     k.mov_sreg(start, SpecialReg::GlobalTimer)?;
     k.ld(
         bound,
@@ -291,8 +291,8 @@ fn write_record(
     give_up: ptx_isa::Label,
 ) -> ptx_isa::Result<()> {
     let slots = |off: u32| Addr::<spaces::Global>::symbol(HANG_SYMBOL).offset(i64::from(off));
-    // One record per warp: lanes below this one that are active skip it (PTX ISA 9.7.13.10
-    // "activemask").
+    // One record per warp: a lane skips it when an active lane below it gives up too (PTX ISA
+    // 9.7.13.10 "activemask"; %laneid, 10.3). The CTA and cluster coordinates: 10.6, 10.12.
     let (active, below) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
     k.activemask(active)?;
     let lane = k.sreg_u32(SpecialReg::LaneId)?;
@@ -356,7 +356,8 @@ fn write_record(
         k.st(at(low_word), lo)?;
         k.st(at(high_word), hi)?;
     }
-    // The words before the magic, as the host sees them (PTX ISA 9.7.13.4 "membar.sys").
+    // The words before the magic, as the host sees them (PTX ISA 9.7.13.4 "membar": .sys orders
+    // this thread's writes for every observer, the host included); then the trap (9.7.19).
     k.membar(BarrierLevel::Sys)?;
     k.st::<_, ty::U32>(at(Word::Magic), RECORD_MAGIC)?;
     k.membar(BarrierLevel::Sys)?;
