@@ -7,7 +7,8 @@
 //! with a suspend hint until the phase completes or `%globaltimer` says the bound has passed;
 //! then the lowest lane of each warp that gives up writes a [`super::hang`] record (barrier,
 //! phase, CTA and cluster coordinates, warp and lane, when it began and how long it waited) into
-//! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`. The fast path is the release build's: one
+//! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`
+//! after a grace period (so the warps stuck beside it write theirs too). The fast path is the release build's: one
 //! `try_wait`, taken when the phase is already complete.
 //!
 //! ```
@@ -53,6 +54,10 @@ pub enum WaitMode {
 /// `ClusterBarrier::wait` passes (`0x989680`; PTX ISA 9.7.13.15.16: the thread may be suspended
 /// up to this long before `try_wait` returns false).
 const SUSPEND_HINT_NS: u32 = 10_000_000;
+
+/// How long a thread that gave up waits before `trap`: 5 suspend hints, so every warp whose
+/// wait expires about when this one's did has written its record.
+const GRACE_NS: u64 = 5 * SUSPEND_HINT_NS as u64;
 
 /// One wait written so far: where, and which barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -275,6 +280,20 @@ fn bounded_wait(
     k.when(more).bra(again)?;
     write_record(k, site, index, parity, [start, now], give_up)?;
     k.place(give_up)?;
+    // A trap ends every thread of the grid at once, so a thread that gave up waits a grace
+    // period first: the warps stuck beside it (their waits expire within the suspend hint of
+    // each other) get to write their records too. `nanosleep` sleeps at most 1 ms (PTX ISA
+    // 9.7.19 "nanosleep").
+    let (since, slept) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+    k.mov_sreg(since, SpecialReg::GlobalTimer)?;
+    let sleep = k.label();
+    k.place(sleep)?;
+    k.nanosleep(1_000_000u32)?;
+    k.mov_sreg(slept, SpecialReg::GlobalTimer)?;
+    k.sub(slept, slept, since)?;
+    let sleeping = k.pred();
+    k.setp(CmpOp::Lt, sleeping, slept, GRACE_NS)?;
+    k.when(sleeping).bra(sleep)?;
     k.trap()?;
     k.place(ok)
 }
