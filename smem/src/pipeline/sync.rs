@@ -1,5 +1,5 @@
 //! The barrier operations a kernel emits through the library, recorded into a
-//! [`Protocol`](super::protocol::Protocol) as they are written: waits, arrivals, `expect_tx`,
+//! [`super::protocol::Protocol`] as they are written: waits, arrivals, `expect_tx`,
 //! and the copies that complete on a barrier. [`BarrierSync::finish`] checks the protocol, so a
 //! kernel whose byte counts or arrivals cannot work fails to build, naming the barrier.
 //!
