@@ -52,7 +52,7 @@ fn every_ring_builds_and_assembles_in_both_modes() {
                         4096
                     };
                     assert_eq!((full.expect_tx, full.arrivals, full.indexed), (tx, 1, true));
-                    assert!(ptx.contains(".global .align 8 .b8 ptxkit_hang[24]"));
+                    assert!(ptx.contains(".visible .global .align 8 .b8 ptxkit_hang[24]"));
                 }
             }
         }

@@ -502,10 +502,18 @@ impl Module {
         )
     }
 
-    /// Declares an initialised global byte array `.global .align A .b8 name[N] = {b0, ...};`
-    /// (PTX ISA 5.1.4 "Global State Space", 5.4.4 "Initializers") and returns its name: a format
-    /// string for `vprintf`, a table the runtime fills.
-    pub fn global_bytes(&mut self, name: &str, align: u32, data: &[u8]) -> Result<String> {
+    /// Declares an initialised global byte array `{linkage} .global .align A .b8 name[N] = {b0,
+    /// ...};` (PTX ISA 5.1.4 "Global State Space", 5.4.4 "Initializers", 11.6 "Linking
+    /// Directives") and returns its name: a format string for `vprintf` (no linkage, as nvcc
+    /// writes them), or a block the runtime finds by name (`.visible`, as nvcc writes a
+    /// `__device__` variable, for `cuModuleGetGlobal`).
+    pub fn global_bytes(
+        &mut self,
+        name: &str,
+        align: u32,
+        data: &[u8],
+        linkage: Option<Linkage>,
+    ) -> Result<String> {
         let bytes = u32::try_from(data.len()).map_err(|_| {
             Error::new(
                 ErrorKind::Invalid,
@@ -520,6 +528,7 @@ impl Module {
         );
         if let Some(v) = self.variables.last_mut() {
             v.init = Some(init);
+            v.linkage = linkage;
         }
         Ok(name.to_string())
     }

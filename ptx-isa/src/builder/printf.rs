@@ -229,7 +229,7 @@ impl Module {
             .count();
         let mut bytes = text.as_bytes().to_vec();
         bytes.push(0);
-        let symbol = self.global_bytes(&format!("printf_fmt_{n}"), 1, &bytes)?;
+        let symbol = self.global_bytes(&format!("printf_fmt_{n}"), 1, &bytes, None)?;
         Ok(PrintfFormat {
             symbol,
             text: text.to_string(),

@@ -104,7 +104,13 @@ impl BarrierSync {
     /// bound, unclaimed); nothing in a release build.
     pub fn declare_globals(&self, m: &mut Module) -> ptx_isa::Result<()> {
         if self.mode == WaitMode::Bounded {
-            m.global_bytes(HANG_SYMBOL, 8, &initial_slots())?;
+            // `.visible`: the runtime looks it up by name (`cuModuleGetGlobal`).
+            m.global_bytes(
+                HANG_SYMBOL,
+                8,
+                &initial_slots(),
+                Some(ptx_isa::module::Linkage::Visible),
+            )?;
         }
         Ok(())
     }
