@@ -84,7 +84,16 @@ impl Gemm {
     /// build: bounded waits, and [`Gemm::run`] waits for each launch so a hang comes back as
     /// [`RuntimeError::Hang`] naming the barrier.
     pub fn new(device: &Device, cfg: GemmConfig) -> Result<Gemm, GemmError> {
-        let bound = debug_hang_from_env()?;
+        Gemm::with_hang_bound(device, cfg, debug_hang_from_env()?)
+    }
+
+    /// [`Gemm::new`] with the debug build chosen here: `Some(bound)` bounds every wait (no
+    /// environment read).
+    pub fn with_hang_bound(
+        device: &Device,
+        cfg: GemmConfig,
+        bound: Option<std::time::Duration>,
+    ) -> Result<Gemm, GemmError> {
         let mode = if bound.is_some() {
             WaitMode::Bounded
         } else {
@@ -94,7 +103,12 @@ impl Gemm {
         let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let hang = match bound {
-            Some(b) => Some(HangBuffer::new(&module, sites, b)?),
+            Some(b) => {
+                let h = HangBuffer::new(&module, sites, b)?;
+                // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
+                h.arm(&module)?;
+                Some(h)
+            }
             None => None,
         };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
@@ -196,6 +210,33 @@ impl Gemm {
         self.run_borrowed(stream, &a.into(), &b.into(), c.into(), alpha_beta)
     }
 
+    /// Whether this is the debug build (bounded waits).
+    pub fn is_debug(&self) -> bool {
+        self.hang.is_some()
+    }
+
+    /// [`Gemm::run`] without waiting for the kernel, even in a debug build (for timing it): a
+    /// hang then shows as a launch failure at the next synchronize, and [`Gemm::hang_report`]
+    /// reads its records.
+    pub fn enqueue<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        self.run_with(stream, &a.into(), &b.into(), c.into(), alpha_beta, false)
+    }
+
+    /// The hang records of a debug build's launches (none in a release build).
+    pub fn hang_report(&self) -> Result<Option<crate::runtime::HangDiagnosis>, GemmError> {
+        match &self.hang {
+            Some(h) => Ok(h.report()?),
+            None => Ok(None),
+        }
+    }
+
     /// [`Gemm::run`] on memory the caller owns, with no copy: A, B and C borrowed from cudarc
     /// slices or views (at any offset into larger allocations, each with its shape), on the
     /// caller's `stream`. A and B are read through tensor maps of their own addresses, so each
@@ -230,8 +271,22 @@ impl Gemm {
         stream: &Arc<CudaStream>,
         a: &TensorRef<'_>,
         b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        self.run_with(stream, a, b, c, alpha_beta, self.hang.is_some())
+    }
+
+    /// The launch behind [`Gemm::run_borrowed`] and [`Gemm::enqueue`]; `wait` waits for a debug
+    /// build's kernel (so a hang comes back as its records).
+    fn run_with(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
         mut c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
+        wait: bool,
     ) -> Result<(), GemmError> {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         if k % 8 != 0 {
@@ -283,7 +338,7 @@ impl Gemm {
         // A and B reach the kernel through the tensor maps, not as arguments: order the launch
         // after their last writes here, and record its reads once it is enqueued.
         let reads = [a.bind(stream), b.bind(stream)];
-        match &self.hang {
+        match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
             Some(h) => {
                 let watch = Watch {
