@@ -5,7 +5,7 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ty};
-use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves};
 
 const OPS: [RowOp; 5] = [
     RowOp::Softmax,
@@ -57,6 +57,16 @@ fn swiglu_assembles() {
     for vector in [true, false] {
         let k = build_swiglu::<ty::F32>(Target::Sm90a, vector).unwrap();
         assert_eq!(k.ptx().contains("ld.global.v4.f32"), vector);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+        // Gate and up as the halves of one [rows, 2, cols] tensor.
+        let k = build_swiglu_halves::<ty::F32>(Target::Sm90a, vector).unwrap();
+        assert_eq!(
+            k.ptx().matches("ld.global.v4.f32").count(),
+            if vector { 2 } else { 0 }
+        );
+        assert_eq!(k.signature().argument_count(), 2);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+        let k = build_swiglu_halves::<ty::Bf16>(Target::Sm90a, vector).unwrap();
         assemble_no_spills(k.ptx(), Target::Sm90a);
     }
 }

@@ -702,6 +702,63 @@ pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel
     k.finish()
 }
 
+/// `y[r, c] = silu(x[r, 0, c]) * x[r, 1, c]`: gate and up as the two halves of one tensor of
+/// shape `[rows, 2, cols]` (a `[rows, 2 * cols]` projection output viewed with its halves as an
+/// axis), `y` of shape `[rows, cols]`. 16-byte accesses when `cols` is a multiple of the width.
+pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
+    const THREADS: u32 = 256;
+    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
+    let mut k = KernelBuilder::new(
+        &format!(
+            "swiglu_halves_{}{}",
+            T::TYPE.to_string().trim_start_matches('.'),
+            if vector { "_v" } else { "" }
+        ),
+        target,
+    );
+    let facts = if vector {
+        ExtentFacts::NONE.multiple_of(u64::from(vec))
+    } else {
+        ExtentFacts::NONE
+    };
+    let rows = k.symbol("rows")?;
+    let cols = k.symbol_with("cols", facts)?;
+    let align = TensorOpts::default().align(16);
+    let x = k.tensor::<T>(
+        "x",
+        [rows.into(), Expr::from(2), cols.into()],
+        align.clone(),
+    )?;
+    let y = k.tensor::<T>("y", [rows, cols], align)?;
+    let [bx, row] = k.cta_id([Expr::ceil_div(cols, THREADS * vec), rows.into()])?;
+    let [t] = k.thread_id([THREADS])?;
+    let c = k.simplify(&((bx * THREADS + t) * vec));
+    let g = k.load_n(
+        &x,
+        [row.into(), Expr::from(0), c.clone()],
+        vec as usize,
+        zero::<T>(),
+    )?;
+    let u = k.load_n(
+        &x,
+        [row.into(), Expr::from(1), c.clone()],
+        vec as usize,
+        zero::<T>(),
+    )?;
+    let (g, u) = (widen(&mut k, &g)?, widen(&mut k, &u)?);
+    let out = g
+        .iter()
+        .zip(&u)
+        .map(|(&g, &u)| {
+            let s = k.silu(g)?;
+            k.mul_of(s, u)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = narrow::<T>(&mut k, &out)?;
+    k.store_n(&y, [row.into(), c], &out)?;
+    k.finish()
+}
+
 /// The GPU check behind `ptxkit selftest`: every op on f32, f16 and bf16 rows of 1, 7, 1000,
 /// 4097, 8192, 40001 and 262144 columns (the last two walked in tiles) (the vector form where the width divides the columns, the scalar form
 /// elsewhere), fresh random data, outputs poisoned, against an f64 host reference computed from
