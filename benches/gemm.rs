@@ -2,8 +2,8 @@
 //!
 //! CPU (runs anywhere): the time to build the GEMM kernel's PTX text from builder calls.
 //! GPU (H100/H200; skipped with a message elsewhere): the driver JIT time of that PTX, and for
-//! 2048³, 4096³, 6144³, 8192³, 4096×4096×16384, 8192×8192×1024 and 128×8192×8192 our TFLOP/s and
-//! cuBLAS's in this same process, then a table of shape, ours, cuBLAS and the ratio.
+//! every shape of `ptxkit::kernels::gemm::BENCH_SHAPES` our TFLOP/s and cuBLAS's in this same
+//! process, then a table of shape, ours, cuBLAS and the ratio.
 //!
 //! ```text
 //! cargo bench --bench gemm                    # everything available here
@@ -14,18 +14,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
-use ptxkit::kernels::gemm::{Gemm, GemmConfig, build, check};
+use ptxkit::kernels::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
 use ptxkit::runtime::{Device, JitOptions};
-
-const SHAPES: &[(usize, usize, usize)] = &[
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (6144, 6144, 6144),
-    (8192, 8192, 8192),
-    (4096, 4096, 16384),
-    (8192, 8192, 1024),
-    (128, 8192, 8192),
-];
 
 fn build_ptx(c: &mut Criterion) {
     let cfg = GemmConfig::large();
@@ -75,7 +65,7 @@ fn gpu(c: &mut Criterion) {
         .sample_size(10)
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_millis(500));
-    for &shape in SHAPES {
+    for &shape in BENCH_SHAPES {
         let (m, n, k) = shape;
         let cfg = check::config_for(&device, m, n);
         let gemm = match Gemm::new(&device, cfg) {

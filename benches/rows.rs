@@ -38,9 +38,9 @@ fn build_ptx(c: &mut Criterion) {
 fn gbs(
     stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
     bytes: f64,
-    mut launch: impl FnMut() -> Result<(), RuntimeError>,
+    launch: impl FnMut() -> Result<(), RuntimeError>,
 ) -> Option<f64> {
-    median_ms::<RuntimeError>(stream, 3, 20, || launch())
+    median_ms::<RuntimeError>(stream, 3, 20, launch)
         .ok()
         .map(|ms| bytes / ms / 1e6)
 }

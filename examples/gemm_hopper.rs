@@ -12,12 +12,12 @@
 use std::process::ExitCode;
 
 use cudarc::cublas::CudaBlas;
-use ptxkit::kernels::gemm::{Gemm, GemmConfig, build, check};
+use ptxkit::kernels::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
 use ptxkit::runtime::Device;
 
-/// Every benchmark shape plus odd ones (edges in M, N and K; K not a multiple of 8, which goes
-/// through the zero-padding path).
-const CHECK_SHAPES: &[(usize, usize, usize)] = &[
+/// Odd shapes, checked before the benchmark shapes: edges in M, N and K; K not a multiple of 8,
+/// which goes through the zero-padding path.
+const EDGE_SHAPES: &[(usize, usize, usize)] = &[
     (128, 256, 64),
     (256, 512, 128),
     (1000, 1000, 520),
@@ -26,23 +26,6 @@ const CHECK_SHAPES: &[(usize, usize, usize)] = &[
     (1, 8, 8),
     (257, 383, 203),
     (100, 200, 7),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (6144, 6144, 6144),
-    (8192, 8192, 8192),
-    (4096, 4096, 16384),
-    (8192, 8192, 1024),
-    (128, 8192, 8192),
-];
-
-const BENCH_SHAPES: &[(usize, usize, usize)] = &[
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (6144, 6144, 6144),
-    (8192, 8192, 8192),
-    (4096, 4096, 16384),
-    (8192, 8192, 1024),
-    (128, 8192, 8192),
 ];
 
 fn main() -> ExitCode {
@@ -80,10 +63,10 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
     println!("device: {}", device.attributes().name);
     let mut ok = true;
     let small = std::env::args().any(|a| a == "--small");
-    let shapes = if small {
-        &CHECK_SHAPES[..4]
+    let shapes: Vec<(usize, usize, usize)> = if small {
+        EDGE_SHAPES[..4].to_vec()
     } else {
-        CHECK_SHAPES
+        EDGE_SHAPES.iter().chain(BENCH_SHAPES).copied().collect()
     };
     for (i, &shape) in shapes.iter().enumerate() {
         let gemm = Gemm::new(&device, check::config_for(&device, shape.0, shape.1))?;

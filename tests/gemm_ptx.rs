@@ -2,13 +2,17 @@
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::kernels::gemm::{GemmConfig, build};
+use ptxkit::kernels::gemm::{BENCH_SHAPES, GemmConfig, build};
 
+/// The configuration each benchmark shape gets on a 132-SM H100, then the other variants; each
+/// configuration once.
 fn configs() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
-    vec![
+    let for_shapes = BENCH_SHAPES
+        .iter()
+        .map(|&(m, n, _)| GemmConfig::for_problem(m, n, 132));
+    let variants = [
         large,
-        GemmConfig::for_problem(128, 8192, 132),
         GemmConfig::for_problem(1024, 1024, 132),
         GemmConfig { bn: 192, ..large },
         GemmConfig {
@@ -44,7 +48,14 @@ fn configs() -> Vec<GemmConfig> {
             tma_store: false,
             ..GemmConfig::for_problem(128, 8192, 132)
         },
-    ]
+    ];
+    let mut configs: Vec<GemmConfig> = Vec::new();
+    for cfg in for_shapes.chain(variants) {
+        if !configs.contains(&cfg) {
+            configs.push(cfg);
+        }
+    }
+    configs
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn every_ring_builds_and_assembles_in_both_modes() {
                         4096
                     };
                     assert_eq!((full.expect_tx, full.arrivals, full.indexed), (tx, 1, true));
-                    assert!(ptx.contains(".global .align 8 .b8 ptxkit_hang[24]"));
+                    assert!(ptx.contains(".visible .global .align 8 .b8 ptxkit_hang[24]"));
                 }
             }
         }
@@ -108,8 +108,8 @@ fn the_printf_kernel_assembles() {
 #[test]
 fn every_isolated_check_builds_for_hopper() {
     for c in ISOLATED_CHECKS {
-        let k = (c.build)(Target::Sm90a).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        support::assemble(k.ptx(), Target::Sm90a);
+        let ptx = (c.ptx)(Target::Sm90a).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        support::assemble(&ptx, Target::Sm90a);
     }
 }
 

@@ -5,7 +5,7 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ty};
-use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves};
 
 const OPS: [RowOp; 5] = [
     RowOp::Softmax,
@@ -58,6 +58,16 @@ fn swiglu_assembles() {
         let k = build_swiglu::<ty::F32>(Target::Sm90a, vector).unwrap();
         assert_eq!(k.ptx().contains("ld.global.v4.f32"), vector);
         assemble_no_spills(k.ptx(), Target::Sm90a);
+        // Gate and up as the halves of one [rows, 2, cols] tensor.
+        let k = build_swiglu_halves::<ty::F32>(Target::Sm90a, vector).unwrap();
+        assert_eq!(
+            k.ptx().matches("ld.global.v4.f32").count(),
+            if vector { 2 } else { 0 }
+        );
+        assert_eq!(k.signature().argument_count(), 2);
+        assemble_no_spills(k.ptx(), Target::Sm90a);
+        let k = build_swiglu_halves::<ty::Bf16>(Target::Sm90a, vector).unwrap();
+        assemble_no_spills(k.ptx(), Target::Sm90a);
     }
 }
 
@@ -94,5 +104,31 @@ fn sixteen_bit_rows_move_16_bytes_at_a_time() {
         let k = build_swiglu::<ty::Bf16>(Target::Sm90a, vector).unwrap();
         assert_eq!(k.ptx().contains("ld.global.v4.b32"), vector);
         assemble_no_spills(k.ptx(), Target::Sm90a);
+    }
+}
+
+#[test]
+fn long_rows_are_walked_in_tiles() {
+    for op in OPS {
+        for (dtype, cols) in [
+            (ScalarType::F32, 262_144u32),
+            (ScalarType::Bf16, 262_144),
+            (ScalarType::F32, 40_001),
+        ] {
+            let vector = cols % 8 == 0;
+            let cfg = RowConfig::for_cols(dtype, cols, vector);
+            assert!(cfg.looped && cfg.max_cols() >= cols, "{cfg:?}");
+            let k = match dtype {
+                ScalarType::Bf16 => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                _ => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+            }
+            .unwrap();
+            let ptx = k.built.ptx();
+            assert!(ptx.contains("bra $L"), "{op:?}: no loop\n{ptx}");
+            if vector {
+                assert!(ptx.contains(".v4."), "{op:?} {cfg:?}");
+            }
+            assemble_no_spills(ptx, Target::Sm90a);
+        }
     }
 }

@@ -502,10 +502,18 @@ impl Module {
         )
     }
 
-    /// Declares an initialised global byte array `.global .align A .b8 name[N] = {b0, ...};`
-    /// (PTX ISA 5.1.4 "Global State Space", 5.4.4 "Initializers") and returns its name: a format
-    /// string for `vprintf`, a table the runtime fills.
-    pub fn global_bytes(&mut self, name: &str, align: u32, data: &[u8]) -> Result<String> {
+    /// Declares an initialised global byte array `{linkage} .global .align A .b8 name[N] = {b0,
+    /// ...};` (PTX ISA 5.1.4 "Global State Space", 5.4.4 "Initializers", 11.6 "Linking
+    /// Directives") and returns its name: a format string for `vprintf` (no linkage, as nvcc
+    /// writes them), or a block the runtime finds by name (`.visible`, as nvcc writes a
+    /// `__device__` variable, for `cuModuleGetGlobal`).
+    pub fn global_bytes(
+        &mut self,
+        name: &str,
+        align: u32,
+        data: &[u8],
+        linkage: Option<Linkage>,
+    ) -> Result<String> {
         let bytes = u32::try_from(data.len()).map_err(|_| {
             Error::new(
                 ErrorKind::Invalid,
@@ -520,15 +528,16 @@ impl Module {
         );
         if let Some(v) = self.variables.last_mut() {
             v.init = Some(init);
+            v.linkage = linkage;
         }
         Ok(name.to_string())
     }
 
     /// Declares an external device function: its prototype `.extern .func (ret) name(params);`
     /// (PTX ISA 11.6 "Linking Directives: .extern"), resolved when the driver links the module
-    /// (`vprintf`, PTX ISA 9.7.12.x / "System calls"). Calls to it are built with
-    /// [`crate::FunctionBuilder::call`] on the returned prototype. Declaring the same name twice
-    /// returns the first prototype.
+    /// (`vprintf`: the PTX Writer's Guide to Interoperability, "System Calls"). Calls to it are
+    /// built with [`crate::FunctionBuilder::call`] on the returned prototype. Declaring the same
+    /// prototype twice returns the first; another function of that name is an error.
     pub fn extern_func(
         &mut self,
         name: &str,
@@ -536,7 +545,13 @@ impl Module {
         ret: Option<Param>,
     ) -> Result<Function> {
         if let Some(f) = self.functions.iter().find(|f| f.name == name) {
-            return Ok(f.clone());
+            if f.kind == FunctionKind::Func && f.params == params && f.ret == ret {
+                return Ok(f.clone());
+            }
+            return Err(Error::new(
+                ErrorKind::BadName,
+                format!("`{name}` is already defined in this module with another signature"),
+            ));
         }
         check_identifier(name)?;
         self.check_new_name(name)?;

@@ -104,3 +104,13 @@ fn arguments_are_checked_against_the_format() {
     assert!(m.printf_format("%s\n").is_err());
     assert!(m.printf_format("%*d\n").is_err());
 }
+
+#[test]
+fn a_function_already_called_vprintf_is_an_error() {
+    let mut m = Module::new(Target::Sm80);
+    let mut k = m.func("vprintf");
+    k.ret().unwrap();
+    m.add(k.finish().unwrap()).unwrap();
+    let e = m.printf_format("x\n").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::BadName);
+}

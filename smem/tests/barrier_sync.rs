@@ -112,7 +112,7 @@ fn a_correct_ring_builds_in_both_modes() {
         );
     }
     for want in [
-        ".global .align 8 .b8 ptxkit_hang[24] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 148, 53, 119,",
+        ".visible .global .align 8 .b8 ptxkit_hang[24] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 148, 53, 119,",
         "mov.u64 %rd0, %globaltimer;",
         "ld.global.u64 %rd2, [ptxkit_hang+8];",
         ", 0x989680;",

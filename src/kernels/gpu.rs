@@ -92,6 +92,18 @@ pub enum GpuCheckError {
     /// Building a hang-check kernel (its barrier protocol) failed.
     #[error(transparent)]
     RingBuild(#[from] super::hang_checks::RingBuildError),
+    /// Building or running the GEMM failed.
+    #[error(transparent)]
+    Gemm(#[from] super::gemm::GemmError),
+    /// The GEMM's cuBLAS comparison could not run.
+    #[error(transparent)]
+    GemmCheck(#[from] super::gemm::check::CheckError),
+    /// cuBLAS could not start.
+    #[error("cuBLAS: {0}")]
+    Blas(#[from] cudarc::cublas::result::CublasError),
+    /// Building a module with the PTX builder failed.
+    #[error(transparent)]
+    Ptx(#[from] ptx_isa::Error),
     /// A driver call (a synchronisation) failed.
     #[error("CUDA: {0}")]
     Driver(#[from] crate::runtime::cuda::DriverError),

@@ -461,6 +461,81 @@ pub fn printf_check(ctx: &mut GpuCtx) -> RunResult {
     })
 }
 
+// ---- the GEMM's debug build -------------------------------------------------------------
+
+/// The problem the GEMM debug check runs: large enough that launch overheads do not hide the
+/// main loop.
+pub const GEMM_SHAPE: (usize, usize, usize) = (4096, 4096, 4096);
+/// The speed the debug build must keep: 0.9 x the release build's (issue 18).
+pub const GEMM_DEBUG_MIN_RATIO: f64 = 0.9;
+
+/// The debug build of the large GEMM passes the cuBLAS comparison and runs at no less than
+/// [`GEMM_DEBUG_MIN_RATIO`] of the release build's speed, both timed in this process on the same
+/// data (median of 20 launches each, CUDA events).
+pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
+    use super::gemm::Gemm;
+    use super::gemm::check::{Problem, check, config_for, median_ms};
+    let (m, n, _) = GEMM_SHAPE;
+    let cfg = config_for(&ctx.dev, m, n);
+    let blas = cudarc::cublas::CudaBlas::new(ctx.stream.clone())?;
+    let debug = Gemm::with_hang_bound(&ctx.dev, cfg, Some(Duration::from_secs(2)))?;
+    let release = Gemm::with_hang_bound(&ctx.dev, cfg, None)?;
+    let checked = check(&ctx.dev, &ctx.stream, &blas, &debug, GEMM_SHAPE, 11)?;
+    if !checked.passed() {
+        return Err(GpuCheckError::Unexpected {
+            check: "gemm_debug".into(),
+            detail: format!(
+                "debug build: rel error {:.3e}, {} unwritten",
+                checked.rel_error, checked.unwritten
+            ),
+        });
+    }
+    let mut p = Problem::new(&ctx.stream, GEMM_SHAPE, 7)?;
+    let stream = ctx.stream.clone();
+    let mut time = |g: &Gemm| {
+        median_ms::<crate::kernels::gemm::check::CheckError>(&stream, 3, 20, || {
+            Ok(g.enqueue(&stream, &p.a, &p.b, &mut p.c, None)?)
+        })
+    };
+    let t_debug = time(&debug)?;
+    let t_release = time(&release)?;
+    if let Some(d) = debug.hang_report()? {
+        return Err(GpuCheckError::Unexpected {
+            check: "gemm_debug".into(),
+            detail: format!("the debug build reported a hang: {d}"),
+        });
+    }
+    let ratio = t_release / t_debug;
+    let detail = format!(
+        "{}, {m}x{n}x{}: debug {t_debug:.3} ms, release {t_release:.3} ms, speed ratio {ratio:.3}",
+        cfg.name(),
+        GEMM_SHAPE.2
+    );
+    if ratio < GEMM_DEBUG_MIN_RATIO {
+        return Err(GpuCheckError::Unexpected {
+            check: "gemm_debug".into(),
+            detail: format!("debug build too slow: {detail}"),
+        });
+    }
+    Ok(Report {
+        max_err: checked.rel_error,
+        tolerance: super::gemm::check::CheckResult::TOLERANCE,
+        detail,
+    })
+}
+
+/// The PTX of the large GEMM's debug build (what [`gemm_debug`] runs on an H100/H200).
+fn gemm_debug_ptx(_: Target) -> Result<String, GpuCheckError> {
+    let cfg = super::gemm::GemmConfig::large();
+    let (m, _) = super::gemm::build_with(&cfg, WaitMode::Bounded)?;
+    Ok(m.to_ptx()?)
+}
+
+/// The PTX of a kernel-layer kernel.
+fn ptx_of(k: crate::kernel::Result<BuiltKernel>) -> Result<String, GpuCheckError> {
+    Ok(k.map(|b| b.ptx().to_string())?)
+}
+
 /// A GPU check that runs in a child process: a trap ends the context, and `vprintf` writes to
 /// the process's output.
 pub struct IsolatedCheck {
@@ -468,8 +543,8 @@ pub struct IsolatedCheck {
     pub name: &'static str,
     /// What it checks.
     pub summary: &'static str,
-    /// Builds its kernel.
-    pub build: fn(Target) -> crate::kernel::Result<BuiltKernel>,
+    /// The PTX of the kernel it runs, for a target (the CPU tests assemble it).
+    pub ptx: fn(Target) -> Result<String, GpuCheckError>,
     /// Runs it.
     pub run: fn(&mut GpuCtx) -> RunResult,
     /// Lines the child's output must hold, each exactly once.
@@ -482,35 +557,42 @@ pub const ISOLATED_CHECKS: &[IsolatedCheck] = &[
     IsolatedCheck {
         name: "hang_baseline",
         summary: "debug waits in a correct TMA ring: finishes, sums right",
-        build: build_baseline,
+        ptx: |t| ptx_of(build_baseline(t)),
         run: hang_baseline,
         stdout: &[],
     },
     IsolatedCheck {
         name: "hang_expect_tx",
         summary: "planted: expect_tx 1 KB too large -> hang record on full[0]",
-        build: build_expect_tx,
+        ptx: |t| ptx_of(build_expect_tx(t)),
         run: hang_expect_tx,
         stdout: &[],
     },
     IsolatedCheck {
         name: "hang_wrong_phase",
         summary: "planted: producer starts at parity 0 -> hang record on empty[0]",
-        build: build_wrong_phase,
+        ptx: |t| ptx_of(build_wrong_phase(t)),
         run: hang_wrong_phase,
         stdout: &[],
     },
     IsolatedCheck {
         name: "hang_missing_arrive",
         summary: "planted: expect_tx without arrive -> hang record on full[0]",
-        build: build_missing_arrive,
+        ptx: |t| ptx_of(build_missing_arrive(t)),
         run: hang_missing_arrive,
+        stdout: &[],
+    },
+    IsolatedCheck {
+        name: "gemm_debug",
+        summary: "the GEMM's debug build: matches cuBLAS, >= 0.9x the release build's speed",
+        ptx: gemm_debug_ptx,
+        run: gemm_debug,
         stdout: &[],
     },
     IsolatedCheck {
         name: "printf",
         summary: "device printf of every argument class, guarded to two threads",
-        build: build_printf,
+        ptx: |t| ptx_of(build_printf(t)),
         run: printf_check,
         stdout: PRINTF_LINES,
     },

@@ -54,10 +54,27 @@ pub const BUILTINS: &[Builtin] = &[
         summary: "bf16 C = A·Bᵀ, 128x256x64 tiles, 3 stages, warp-specialised wgmma (sm_90a)",
         build: gemm_large,
     },
+    Builtin {
+        name: "gemm_debug",
+        summary: "the gemm's debug build: bounded waits that record where they hang (sm_90a)",
+        build: gemm_large_debug,
+    },
 ];
 
 /// The large-tile bf16 GEMM (sm_90a only).
 fn gemm_large(target: Target) -> ptx_isa::Result<Module> {
+    gemm_large_with(target, smem::pipeline::sync::WaitMode::Spin)
+}
+
+/// Its debug build.
+fn gemm_large_debug(target: Target) -> ptx_isa::Result<Module> {
+    gemm_large_with(target, smem::pipeline::sync::WaitMode::Bounded)
+}
+
+fn gemm_large_with(
+    target: Target,
+    mode: smem::pipeline::sync::WaitMode,
+) -> ptx_isa::Result<Module> {
     if target != Target::Sm90a {
         return Err(ptx_isa::Error::new(
             ptx_isa::ErrorKind::UnsupportedTarget,
@@ -65,7 +82,7 @@ fn gemm_large(target: Target) -> ptx_isa::Result<Module> {
         )
         .on_target(target));
     }
-    gemm::build(&gemm::GemmConfig::large())
+    gemm::build_with(&gemm::GemmConfig::large(), mode).map(|(m, _)| m)
 }
 
 /// The built-in kernel called `name`.

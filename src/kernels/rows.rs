@@ -64,12 +64,21 @@ pub struct RowConfig {
     pub chunks: u32,
     /// Whether the kernel assumes the column count is a multiple of `vec` (vector accesses).
     pub vector: bool,
+    /// Rows wider than the registers hold: the CTA walks the row in tiles of
+    /// `threads * vec * chunks` columns, a first pass for the statistics (LayerNorm: two) and a
+    /// last one that writes (the row comes back from L2 for the later passes).
+    pub looped: bool,
 }
 
 impl RowConfig {
-    /// The widest row this configuration holds in registers.
-    pub fn max_cols(&self) -> u32 {
+    /// The columns one pass over the CTA's registers covers.
+    pub fn tile(&self) -> u32 {
         self.threads * self.vec * self.chunks
+    }
+
+    /// The widest row this configuration takes: one tile, or (looped) [`MAX_COLS`].
+    pub fn max_cols(&self) -> u32 {
+        if self.looped { MAX_COLS } else { self.tile() }
     }
 
     /// A configuration for rows of up to `cols` columns of `dtype`: 16-byte accesses, as many
@@ -77,18 +86,32 @@ impl RowConfig {
     pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
         let vec = (16 / dtype.bytes().max(1)).clamp(1, 8);
         let per_pass = |t: u32| t * vec;
-        let threads = [128u32, 256, 512, 1024]
+        match [128u32, 256, 512, 1024]
             .into_iter()
             .find(|&t| cols.div_ceil(per_pass(t)) <= 8)
-            .unwrap_or(1024);
-        RowConfig {
-            threads,
-            vec,
-            chunks: cols.div_ceil(per_pass(threads)).max(1),
-            vector,
+        {
+            Some(threads) => RowConfig {
+                threads,
+                vec,
+                chunks: cols.div_ceil(per_pass(threads)).max(1),
+                vector,
+                looped: false,
+            },
+            // 16 values a thread per tile, 512 threads: with a norm's weight and bias beside
+            // them that stays under the 128 registers a thread of a 512-thread CTA may have.
+            None => RowConfig {
+                threads: 512,
+                vec,
+                chunks: (16 / vec).max(1),
+                vector,
+                looped: true,
+            },
         }
     }
 }
+
+/// The widest row a looped row kernel takes (the 262144, with room).
+pub const MAX_COLS: u32 = 1 << 20;
 
 /// A row kernel's element type: f32, f16 or bf16 data, f32 math.
 fn widen<T: Elem>(k: &mut KernelBuilder, v: &[Reg<T>]) -> Result<Vec<Reg<ty::F32>>> {
@@ -276,6 +299,22 @@ impl RowKernel {
         };
         let [row] = k.cta_id([rows])?;
         let [t] = k.thread_id([cfg.threads])?;
+        if cfg.looped {
+            let io = RowIo {
+                x: &x,
+                res: res.as_ref(),
+                w: w.as_ref(),
+                b: b.as_ref(),
+                y: &y,
+                stats: stats.as_ref(),
+            };
+            looped(&mut k, op, cfg, row, cols, t, &io)?;
+            return Ok(RowKernel {
+                op,
+                cfg,
+                built: k.finish()?,
+            });
+        }
         let starts = (0..cfg.chunks)
             .map(|j| k.simplify(&((t + j * cfg.threads) * cfg.vec)))
             .collect();
@@ -398,6 +437,213 @@ impl RowKernel {
     }
 }
 
+/// A row kernel's tensors.
+struct RowIo<'a, T: Elem> {
+    x: &'a Buffer<T>,
+    res: Option<&'a Buffer<T>>,
+    w: Option<&'a Buffer<T>>,
+    b: Option<&'a Buffer<T>>,
+    y: &'a Buffer<T>,
+    stats: Option<&'a (Buffer<ty::F32>, Buffer<ty::F32>)>,
+}
+
+/// Runs `body` once per tile of the row, with the tile's [`Rows`] (its columns start at
+/// `tile * i`).
+fn each_tile(
+    k: &mut KernelBuilder,
+    cfg: RowConfig,
+    row: Var,
+    cols: Var,
+    t: Var,
+    mut body: impl FnMut(&mut KernelBuilder, &Rows) -> Result<()>,
+) -> Result<()> {
+    let tiles = Expr::ceil_div(cols, cfg.tile());
+    k.for_range(0, tiles, |k, i| {
+        let starts = (0..cfg.chunks)
+            .map(|j| k.simplify(&(i * cfg.tile() + (t + j * cfg.threads) * cfg.vec)))
+            .collect();
+        let r = Rows {
+            row,
+            cols,
+            starts,
+            cfg,
+        };
+        body(k, &r)
+    })
+}
+
+/// A mutable f32 scalar starting at `init` (`mov` into it to change it).
+fn acc(k: &mut KernelBuilder, init: f32) -> Result<Reg<ty::F32>> {
+    let r = k.reg::<ty::F32>();
+    k.mov(r, ptx_isa::Src::Imm(ptx_isa::Imm::f32(init)))?;
+    Ok(r)
+}
+
+/// `p ? 0 : x`, for a maximum that is still `-inf` (no element seen): `x - max` would be NaN.
+fn finite_or_zero(k: &mut KernelBuilder, m: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+    let p = k.pred();
+    k.setp::<ty::F32>(ptx_isa::builder::CmpOp::Eq, p, m, f32::NEG_INFINITY)?;
+    k.select(p, 0.0f32, m)
+}
+
+/// The long-row form: statistics in a first pass over the row's tiles (online softmax: a running
+/// maximum and a sum rescaled when it grows), reduced over the CTA, then a pass that writes.
+fn looped<T: Elem>(
+    k: &mut KernelBuilder,
+    op: RowOp,
+    cfg: RowConfig,
+    row: Var,
+    cols: Var,
+    t: Var,
+    io: &RowIo<'_, T>,
+) -> Result<()> {
+    let cta = ReduceScope::Cta;
+    match op {
+        RowOp::Softmax | RowOp::LogSoftmax => {
+            let (m, s) = (acc(k, f32::NEG_INFINITY)?, acc(k, 0.0)?);
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let v = r.load(k, io.x, f32::NEG_INFINITY)?;
+                let tm = k.reduce(ReduceOp::Max, &v, ReduceScope::Thread)?;
+                let m2 = k.max_of(m, tm)?;
+                let safe = finite_or_zero(k, m2)?;
+                let bias = k.mul_of(safe, -LOG2_E)?;
+                // s = s * 2^((m - m2) log2 e) + sum 2^((v - m2) log2 e)
+                let scale = k.exp2_fma(m, LOG2_E, bias)?;
+                let e = v
+                    .iter()
+                    .map(|&x| k.exp2_fma(x, LOG2_E, bias))
+                    .collect::<Result<Vec<_>>>()?;
+                let ts = k.reduce(ReduceOp::Sum, &e, ReduceScope::Thread)?;
+                let s2 = k.fma_of(s, scale, ts)?;
+                k.mov(s, s2)?;
+                k.mov(m, m2)?;
+                Ok(())
+            })?;
+            let max = k.reduce(ReduceOp::Max, &[m], cta)?;
+            let bias = k.mul_of(max, -LOG2_E)?;
+            let mine = k.exp2_fma(m, LOG2_E, bias)?;
+            let scaled = k.mul_of(s, mine)?;
+            let sum = k.reduce(ReduceOp::Sum, &[scaled], cta)?;
+            let inv = k.rcp_of(sum)?;
+            let ln = k.log(sum)?;
+            let shift = k.add_of(max, ln)?;
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let v = r.load(k, io.x, 0.0)?;
+                let out = v
+                    .iter()
+                    .map(|&x| {
+                        if op == RowOp::Softmax {
+                            let e = k.exp2_fma(x, LOG2_E, bias)?;
+                            k.mul_of(e, inv)
+                        } else {
+                            k.sub_of(x, shift)
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                r.store(k, io.y, &out)
+            })
+        }
+        RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
+            let ss = acc(k, 0.0)?;
+            let src = io.res.unwrap_or(io.x);
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let mut h = r.load(k, io.x, 0.0)?;
+                if let Some(res) = io.res {
+                    let rv = r.load(k, res, 0.0)?;
+                    h = h
+                        .iter()
+                        .zip(&rv)
+                        .map(|(&a, &b)| k.add_of(a, b))
+                        .collect::<Result<_>>()?;
+                    r.store(k, res, &h)?;
+                }
+                for &a in &h {
+                    k.fma(ss, a, a, ss)?;
+                }
+                Ok(())
+            })?;
+            let total = k.reduce(ReduceOp::Sum, &[ss], cta)?;
+            let inv_n = inv_count(k, cols)?;
+            let ms = k.fma_of(total, inv_n, eps)?;
+            let rs = k.rsqrt_of(ms)?;
+            let Some(w) = io.w else {
+                return Err(k.error("a norm without its weight (internal)"));
+            };
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                // The residual's new values were written by this thread in the first pass.
+                let h = r.load(k, src, 0.0)?;
+                let wv = r.load_cols(k, w)?;
+                let out = h
+                    .iter()
+                    .zip(&wv)
+                    .map(|(&a, &w)| {
+                        let n = k.mul_of(a, rs)?;
+                        k.mul_of(n, w)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                r.store(k, io.y, &out)
+            })
+        }
+        RowOp::LayerNorm { eps } => {
+            let (Some(w), Some(b)) = (io.w, io.b) else {
+                return Err(k.error("a layer norm without its weight and bias (internal)"));
+            };
+            let sum = acc(k, 0.0)?;
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let v = r.load(k, io.x, 0.0)?;
+                let ts = k.reduce(ReduceOp::Sum, &v, ReduceScope::Thread)?;
+                k.add(sum, sum, ts)?;
+                Ok(())
+            })?;
+            let inv_n = inv_count(k, cols)?;
+            let total = k.reduce(ReduceOp::Sum, &[sum], cta)?;
+            let mean = k.mul_of(total, inv_n)?;
+            // The variance of centred values: a second pass (stable where E[x²] - E[x]² is not).
+            let ss = acc(k, 0.0)?;
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let v = r.load(k, io.x, 0.0)?;
+                for (i, &a) in v.iter().enumerate() {
+                    let c = k.simplify(
+                        &(r.starts[i / cfg.vec as usize].clone() + (i % cfg.vec as usize) as i64),
+                    );
+                    let d = k.sub_of(a, mean)?;
+                    let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, cols)?;
+                    let d = k.select(inside, d, 0.0f32)?;
+                    k.fma(ss, d, d, ss)?;
+                }
+                Ok(())
+            })?;
+            let var_sum = k.reduce(ReduceOp::Sum, &[ss], cta)?;
+            let var = k.fma_of(var_sum, inv_n, eps)?;
+            let rstd = k.rsqrt_of(var)?;
+            each_tile(k, cfg, row, cols, t, |k, r| {
+                let v = r.load(k, io.x, 0.0)?;
+                let wv = r.load_cols(k, w)?;
+                let bv = r.load_cols(k, b)?;
+                let out = v
+                    .iter()
+                    .zip(wv.iter().zip(&bv))
+                    .map(|(&a, (&w, &b))| {
+                        let d = k.sub_of(a, mean)?;
+                        let n = k.mul_of(d, rstd)?;
+                        k.fma_of(n, w, b)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                r.store(k, io.y, &out)
+            })?;
+            if let Some((m, rs)) = io.stats {
+                let first = k.cmp(ptx_isa::builder::CmpOp::Eq, t, 0)?;
+                k.if_(first, |k| {
+                    k.store(m, [row], mean)?;
+                    k.store(rs, [row], rstd)
+                })
+                .end()?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// `1 / cols` in f32.
 fn inv_count(k: &mut KernelBuilder, cols: Var) -> Result<Reg<ty::F32>> {
     let n = k.eval(cols)?;
@@ -456,8 +702,65 @@ pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel
     k.finish()
 }
 
+/// `y[r, c] = silu(x[r, 0, c]) * x[r, 1, c]`: gate and up as the two halves of one tensor of
+/// shape `[rows, 2, cols]` (a `[rows, 2 * cols]` projection output viewed with its halves as an
+/// axis), `y` of shape `[rows, cols]`. 16-byte accesses when `cols` is a multiple of the width.
+pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
+    const THREADS: u32 = 256;
+    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
+    let mut k = KernelBuilder::new(
+        &format!(
+            "swiglu_halves_{}{}",
+            T::TYPE.to_string().trim_start_matches('.'),
+            if vector { "_v" } else { "" }
+        ),
+        target,
+    );
+    let facts = if vector {
+        ExtentFacts::NONE.multiple_of(u64::from(vec))
+    } else {
+        ExtentFacts::NONE
+    };
+    let rows = k.symbol("rows")?;
+    let cols = k.symbol_with("cols", facts)?;
+    let align = TensorOpts::default().align(16);
+    let x = k.tensor::<T>(
+        "x",
+        [rows.into(), Expr::from(2), cols.into()],
+        align.clone(),
+    )?;
+    let y = k.tensor::<T>("y", [rows, cols], align)?;
+    let [bx, row] = k.cta_id([Expr::ceil_div(cols, THREADS * vec), rows.into()])?;
+    let [t] = k.thread_id([THREADS])?;
+    let c = k.simplify(&((bx * THREADS + t) * vec));
+    let g = k.load_n(
+        &x,
+        [row.into(), Expr::from(0), c.clone()],
+        vec as usize,
+        zero::<T>(),
+    )?;
+    let u = k.load_n(
+        &x,
+        [row.into(), Expr::from(1), c.clone()],
+        vec as usize,
+        zero::<T>(),
+    )?;
+    let (g, u) = (widen(&mut k, &g)?, widen(&mut k, &u)?);
+    let out = g
+        .iter()
+        .zip(&u)
+        .map(|(&g, &u)| {
+            let s = k.silu(g)?;
+            k.mul_of(s, u)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = narrow::<T>(&mut k, &out)?;
+    k.store_n(&y, [row.into(), c], &out)?;
+    k.finish()
+}
+
 /// The GPU check behind `ptxkit selftest`: every op on f32, f16 and bf16 rows of 1, 7, 1000,
-/// 4097 and 8192 columns (the vector form where the width divides the columns, the scalar form
+/// 4097, 8192, 40001 and 262144 columns (the last two walked in tiles) (the vector form where the width divides the columns, the scalar form
 /// elsewhere), fresh random data, outputs poisoned, against an f64 host reference computed from
 /// the rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
 pub mod check {
@@ -662,7 +965,7 @@ pub mod check {
         // The worst error as a fraction of its dtype's tolerance.
         let mut worst = 0.0f64;
         for op in ops {
-            for cols in [1usize, 7, 1000, 4097, 8192] {
+            for cols in [1usize, 7, 1000, 4097, 8192, 40_001, 262_144] {
                 let at = |e: GpuCheckError| GpuCheckError::Case {
                     case: format!("{op:?} cols {cols}"),
                     source: Box::new(e),
@@ -676,7 +979,7 @@ pub mod check {
         Ok(Report {
             max_err: worst,
             tolerance: 1.0,
-            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32/f16/bf16; cols 1, 7, 1000, 4097, 8192; error as a fraction of the dtype's tolerance".into(),
+            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32/f16/bf16; cols 1, 7, 1000, 4097, 8192, 40001 and 262144 (looped); error as a fraction of the dtype's tolerance".into(),
         })
     }
 

@@ -28,6 +28,63 @@ pub struct TensorDesc {
     pub device: usize,
 }
 
+impl TensorDesc {
+    /// What the checker sees of `len` elements of `dtype` at device address `addr` on device
+    /// `device`, read as a dense row-major tensor of `shape` (outermost first). The shape must
+    /// cover the `len` elements exactly; `memory` names what holds them in the error
+    /// (`DeviceTensor`, `CudaSlice`, `CudaView`, `CudaViewMut`).
+    ///
+    /// `addr` is the address of the first element, so for a view at an element offset into a
+    /// larger allocation it is `base + offset * size`, not the allocation's base: the alignment
+    /// check of [`check_and_pack`] sees the view's own address.
+    ///
+    /// ```
+    /// use ptxkit::isa::ScalarType;
+    /// use ptxkit::runtime::{ArgDesc, KernelSignature, Param, RuntimeError, TensorDesc, check_and_pack};
+    ///
+    /// // A bf16 view 3 elements into an allocation at 0x7f00_0000_0000, for a 16-byte aligned parameter.
+    /// let sig = KernelSignature::new("k", vec![Param::tensor_aligned("x", ScalarType::Bf16, vec![4.into(), 8.into()], 16)]);
+    /// let view = TensorDesc::of_memory("CudaView", ScalarType::Bf16, 0x7f00_0000_0000 + 3 * 2, 32, vec![4, 8], 0)?;
+    /// let err = check_and_pack(&sig, &[ArgDesc::Tensor(view)], 0).unwrap_err();
+    /// assert!(matches!(err, RuntimeError::Misaligned { align: 16, addr: 0x7f00_0000_0006, .. }));
+    /// # Ok::<(), RuntimeError>(())
+    /// ```
+    pub fn of_memory(
+        memory: &str,
+        dtype: ScalarType,
+        addr: u64,
+        len: usize,
+        shape: Vec<usize>,
+        device: usize,
+    ) -> Result<TensorDesc> {
+        check_covers(memory, &shape, len)?;
+        Ok(TensorDesc {
+            dtype,
+            shape,
+            addr,
+            device,
+        })
+    }
+}
+
+/// `Ok` when `shape` (row-major, dense) covers exactly `len` elements; else an
+/// [`RuntimeError::ArgShape`] naming `memory`. A shape whose product overflows covers nothing.
+pub(crate) fn check_covers(memory: &str, shape: &[usize], len: usize) -> Result<()> {
+    let elements = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if elements == Some(len) {
+        return Ok(());
+    }
+    Err(RuntimeError::ArgShape {
+        param: memory.to_string(),
+        expected: match elements {
+            Some(n) => format!("{n} elements"),
+            None => "a shape whose element count fits in usize".to_string(),
+        },
+        got: shape.to_vec(),
+        reason: format!("the memory holds {len} elements"),
+    })
+}
+
 /// A description of one launch argument.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgDesc {
@@ -639,6 +696,78 @@ mod tests {
             matches!(e, RuntimeError::ArgKind { ref param, .. } if param == "map"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn of_memory_covers_the_shape_exactly() {
+        let d =
+            TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 4], 2).unwrap();
+        assert_eq!(
+            d,
+            TensorDesc {
+                dtype: ScalarType::F32,
+                shape: vec![3, 4],
+                addr: 0x1000,
+                device: 2,
+            }
+        );
+        let e = TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 5], 0)
+            .unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::ArgShape { ref param, ref got, .. } if param == "CudaView" && got == &[3, 5]),
+            "{e}"
+        );
+        assert!(e.to_string().contains("15 elements"), "{e}");
+        assert!(e.to_string().contains("holds 12 elements"), "{e}");
+        // A product past usize is refused, not wrapped around to a length that happens to match.
+        let huge = vec![1usize << 40, 1 << 40];
+        let e = TensorDesc::of_memory("CudaSlice", ScalarType::U8, 0, 0, huge, 0).unwrap_err();
+        assert!(e.to_string().contains("fits in usize"), "{e}");
+    }
+
+    /// A view at element offset `o` into an allocation at `base` has the address `base + o *
+    /// size` (cudarc's `CudaSlice::slice`); the checker sees that address. For every offset into
+    /// a 256-byte aligned allocation (what `cuMemAlloc` returns), a 16-byte aligned bf16
+    /// parameter takes exactly the offsets that are multiples of 8 elements, and names the
+    /// view's address when it refuses one.
+    #[test]
+    fn a_view_is_checked_at_its_own_address() {
+        let sig = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor_aligned("x", ScalarType::Bf16, vec!["n".into()], 16),
+                Param::extent_u32("n"),
+            ],
+        );
+        let base = 0x7f3a_0000_0100u64;
+        let len = 4096usize;
+        for offset in 0..256usize {
+            let addr = base + (offset * ScalarType::Bf16.bytes() as usize) as u64;
+            let view = TensorDesc::of_memory(
+                "CudaView",
+                ScalarType::Bf16,
+                addr,
+                len - offset,
+                vec![len - offset],
+                0,
+            )
+            .unwrap();
+            let got = check_and_pack(&sig, &[ArgDesc::Tensor(view)], 0);
+            if offset % 8 == 0 {
+                let (buf, symbols) = got.unwrap();
+                assert_eq!(
+                    u64::from_le_bytes(buf.bytes()[..8].try_into().unwrap()),
+                    addr
+                );
+                assert_eq!(symbols["n"], (len - offset) as u64);
+            } else {
+                let e = got.unwrap_err();
+                assert!(
+                    matches!(e, RuntimeError::Misaligned { ref param, align: 16, addr: a } if param == "x" && a == addr),
+                    "offset {offset}: {e}"
+                );
+            }
+        }
     }
 
     #[test]

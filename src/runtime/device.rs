@@ -106,7 +106,13 @@ impl Device {
         if ordinal >= count {
             return Err(RuntimeError::NoDevice { ordinal, count });
         }
-        let ctx = CudaContext::new(ordinal)?;
+        Device::from_context(CudaContext::new(ordinal)?)
+    }
+
+    /// A device over a context the caller already holds: a framework's (candle, burn), so that
+    /// ptxkit loads its kernels into that context and launches them on the framework's streams
+    /// and memory ([`TensorRef`](super::TensorRef), [`TensorMut`](super::TensorMut)).
+    pub fn from_context(ctx: Arc<CudaContext>) -> Result<Device> {
         let attrs = DeviceAttributes::query(&ctx)?;
         Ok(Device {
             inner: Arc::new(DeviceInner {
@@ -127,13 +133,11 @@ impl Device {
         let arch = ptx_isa::Target::ALL
             .iter()
             .filter(fits)
-            .filter(|t| t.sm() == sm && t.is_arch_specific())
-            .last();
+            .rfind(|t| t.sm() == sm && t.is_arch_specific());
         let plain = ptx_isa::Target::ALL
             .iter()
             .filter(fits)
-            .filter(|t| !t.is_arch_specific())
-            .last();
+            .rfind(|t| !t.is_arch_specific());
         arch.or(plain).copied().unwrap_or(ptx_isa::Target::Sm80)
     }
 

@@ -239,8 +239,8 @@ pub enum RuntimeError {
     Hang(Box<super::hang::HangDiagnosis>),
     /// The host watchdog's limit passed before the kernel finished.
     #[error(
-        "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running, \
-         rebuild it with debug waits (PTXKIT_DEBUG_HANG=1) to learn which barrier it waits on"
+        "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running. \
+         A debug build (bounded waits; the GEMM reads PTXKIT_DEBUG_HANG=1) names the barrier"
     )]
     Timeout {
         /// The kernel.

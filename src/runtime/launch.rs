@@ -427,7 +427,7 @@ impl Kernel {
 impl Kernel {
     /// [`Kernel::launch`], then waits for the stream as `watch` says: with a timeout, an error
     /// naming the kernel ([`RuntimeError::Timeout`]) instead of blocking for ever; with a debug
-    /// build's [`HangBuffer`] (armed here before the launch), a failed or timed-out launch whose
+    /// build's [`super::HangBuffer`] (armed here before the launch), a failed or timed-out launch whose
     /// kernel wrote a hang record becomes [`RuntimeError::Hang`], naming the barrier, phase and
     /// thread.
     pub fn launch_watched(

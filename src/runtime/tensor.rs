@@ -1,12 +1,15 @@
-//! Device tensors: a cudarc slice with a shape, and the launch arguments built from them.
+//! Tensors a kernel launches on: an owned [`DeviceTensor`], or caller-owned cudarc memory
+//! borrowed with a shape ([`TensorRef`], [`TensorMut`]); and the launch arguments built from them.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop, sys};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop, sys,
+};
 
-use super::args::{ArgDesc, TensorDesc};
+use super::args::{ArgDesc, TensorDesc, check_covers};
 use super::dtype::{Element, Scalar};
-use super::error::{Result, RuntimeError};
+use super::error::Result;
 use super::tensor_map::TensorMap;
 
 /// A dense row-major tensor in device memory: a [`CudaSlice`] and a shape whose product is the
@@ -18,34 +21,31 @@ pub struct DeviceTensor<T> {
     addr: u64,
 }
 
-fn shape_len_error(shape: &[usize], len: usize) -> RuntimeError {
-    RuntimeError::ArgShape {
-        param: "DeviceTensor".to_string(),
-        expected: format!("{} elements", shape.iter().product::<usize>()),
-        got: shape.to_vec(),
-        reason: format!("the slice holds {len} elements"),
-    }
+/// What the argument checker sees of `mem` (a slice or a view) read with `shape`: its own
+/// address (a view's is its allocation's base plus its offset), its length, its device.
+///
+/// The address is read on `mem`'s own stream, as any cudarc user reads it: that stream waits
+/// for the memory's last write and records a read, which orders nothing the launch would not.
+fn desc_of<T: Element, S: DevicePtr<T>>(
+    memory: &str,
+    mem: &S,
+    shape: Vec<usize>,
+) -> Result<TensorDesc> {
+    let (addr, _record) = mem.device_ptr(mem.stream());
+    let device = mem.stream().context().ordinal();
+    TensorDesc::of_memory(memory, T::DTYPE, addr, mem.len(), shape, device)
 }
 
 impl<T: Element> DeviceTensor<T> {
     /// Wraps `slice` with `shape` (outermost first); the shape must cover the slice exactly.
     pub fn new(slice: CudaSlice<T>, shape: Vec<usize>) -> Result<DeviceTensor<T>> {
-        if shape.iter().product::<usize>() != slice.len() {
-            return Err(shape_len_error(&shape, slice.len()));
-        }
-        // Reading the address on the slice's own stream orders nothing new.
-        let addr = {
-            let (ptr, _sync) = slice.device_ptr(slice.stream());
-            ptr
-        };
+        let addr = desc_of("DeviceTensor", &slice, shape.clone())?.addr;
         Ok(DeviceTensor { slice, shape, addr })
     }
 
     /// Copies `data` to the device on `stream`.
     pub fn from_host(stream: &Arc<CudaStream>, data: &[T], shape: Vec<usize>) -> Result<Self> {
-        if shape.iter().product::<usize>() != data.len() {
-            return Err(shape_len_error(&shape, data.len()));
-        }
+        check_covers("DeviceTensor", &shape, data.len())?;
         let slice = stream.clone_htod(data)?;
         DeviceTensor::new(slice, shape)
     }
@@ -91,12 +91,12 @@ impl<T: Element> DeviceTensor<T> {
     }
 }
 
-/// A cudarc slice seen without its element type, read-only.
+/// Device memory seen without its element type, read by the kernel.
 trait RawRead {
     fn raw_ptr<'s>(&'s self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>);
 }
 
-/// A cudarc slice seen without its element type, written by the kernel.
+/// Device memory seen without its element type, written by the kernel.
 trait RawWrite {
     fn raw_ptr_mut<'s>(&'s mut self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>);
 }
@@ -107,9 +107,164 @@ impl<T> RawRead for CudaSlice<T> {
     }
 }
 
+impl<T> RawRead for CudaView<'_, T> {
+    fn raw_ptr<'s>(&'s self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        self.device_ptr(stream)
+    }
+}
+
 impl<T> RawWrite for CudaSlice<T> {
     fn raw_ptr_mut<'s>(&'s mut self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
         self.device_ptr_mut(stream)
+    }
+}
+
+impl<T> RawWrite for CudaViewMut<'_, T> {
+    fn raw_ptr_mut<'s>(&'s mut self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        self.device_ptr_mut(stream)
+    }
+}
+
+/// Device memory the kernel reads, with a shape: a borrowed [`CudaSlice`], [`CudaView`] (a
+/// range of a larger allocation, at any offset) or [`DeviceTensor`]. Nothing is copied: the
+/// kernel gets the memory's own address, checked against the parameter (dtype, shape, the
+/// alignment of that address, device) exactly as a [`DeviceTensor`] is. The memory may belong
+/// to another framework (candle, burn) and have been written on another stream: the launch makes
+/// its stream wait for that write (cudarc's event tracking) and records its read.
+///
+/// ```no_run
+/// use ptxkit::runtime::cuda::CudaContext;
+/// use ptxkit::runtime::{Device, JitOptions, TensorMut, TensorRef};
+///
+/// // The framework's context, stream and memory.
+/// let ctx = CudaContext::new(0)?;
+/// let stream = ctx.new_stream()?;
+/// let x = stream.clone_htod(&vec![1.0f32; 4096])?;
+/// let mut y = stream.alloc_zeros::<f32>(8192)?;
+///
+/// // vector_add(a, b, c: f32[n]) on a = x[..1024], b = x[1024..2048], c = y[4096..5120].
+/// let device = Device::from_context(ctx.clone())?;
+/// let kernel = ptxkit::kernels::vector_add::build(device.target())?
+///     .load(&device, &JitOptions::default())?;
+/// let (a, b) = (x.slice(..1024), x.slice(1024..2048));
+/// let mut c = y.slice_mut(4096..5120);
+/// kernel.launch(&stream, &mut [
+///     TensorRef::view(&a, [1024])?.into(),
+///     TensorRef::view(&b, [1024])?.into(),
+///     TensorMut::view(&mut c, [1024])?.into(),
+/// ])?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct TensorRef<'a> {
+    desc: TensorDesc,
+    mem: &'a dyn RawRead,
+}
+
+/// Device memory the kernel writes, with a shape: a mutably borrowed [`CudaSlice`],
+/// [`CudaViewMut`] or [`DeviceTensor`]; checked as [`TensorRef`] is. The launch makes its stream
+/// wait for earlier reads and writes of the memory and records its write, so later users on any
+/// stream wait for the kernel.
+///
+/// Only a mutable borrow makes one, so the borrow checker keeps the caller's other views of the
+/// memory out of the launch. The launcher cannot refuse a [`TensorRef`] for a parameter the
+/// kernel writes: a [`KernelSignature`](super::KernelSignature) does not record which tensors a
+/// kernel stores to.
+pub struct TensorMut<'a> {
+    desc: TensorDesc,
+    mem: &'a mut dyn RawWrite,
+}
+
+impl<'a> TensorRef<'a> {
+    /// All of `slice`, read as `shape` (outermost first; it must cover the slice exactly).
+    pub fn slice<T: Element>(
+        slice: &'a CudaSlice<T>,
+        shape: impl Into<Vec<usize>>,
+    ) -> Result<TensorRef<'a>> {
+        Ok(TensorRef {
+            desc: desc_of("CudaSlice", slice, shape.into())?,
+            mem: slice,
+        })
+    }
+
+    /// `view` (from [`CudaSlice::slice`], at any element offset), read as `shape` (it must cover
+    /// the view exactly).
+    pub fn view<T: Element>(
+        view: &'a CudaView<'_, T>,
+        shape: impl Into<Vec<usize>>,
+    ) -> Result<TensorRef<'a>> {
+        Ok(TensorRef {
+            desc: desc_of("CudaView", view, shape.into())?,
+            mem: view,
+        })
+    }
+
+    /// What the argument checker sees: dtype, shape, the first element's address, device.
+    pub fn desc(&self) -> &TensorDesc {
+        &self.desc
+    }
+
+    /// Orders `stream` after the memory's last write; the guard records the read when dropped,
+    /// after the work that reads it is enqueued.
+    pub(crate) fn bind<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.mem.raw_ptr(stream).1
+    }
+}
+
+impl<'a> TensorMut<'a> {
+    /// All of `slice`, written as `shape` (outermost first; it must cover the slice exactly).
+    pub fn slice<T: Element>(
+        slice: &'a mut CudaSlice<T>,
+        shape: impl Into<Vec<usize>>,
+    ) -> Result<TensorMut<'a>> {
+        Ok(TensorMut {
+            desc: desc_of("CudaSlice", &*slice, shape.into())?,
+            mem: slice,
+        })
+    }
+
+    /// `view` (from [`CudaSlice::slice_mut`], at any element offset), written as `shape` (it
+    /// must cover the view exactly).
+    pub fn view<T: Element>(
+        view: &'a mut CudaViewMut<'_, T>,
+        shape: impl Into<Vec<usize>>,
+    ) -> Result<TensorMut<'a>> {
+        Ok(TensorMut {
+            desc: desc_of("CudaViewMut", &*view, shape.into())?,
+            mem: view,
+        })
+    }
+
+    /// What the argument checker sees: dtype, shape, the first element's address, device.
+    pub fn desc(&self) -> &TensorDesc {
+        &self.desc
+    }
+
+    /// The same memory, borrowed for a shorter time: to pass to one launch (an [`Arg`] takes its
+    /// tensor by value) and keep this one for the next.
+    pub fn reborrow(&mut self) -> TensorMut<'_> {
+        TensorMut {
+            desc: self.desc.clone(),
+            mem: &mut *self.mem,
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceTensor<T>> for TensorRef<'a> {
+    fn from(t: &'a DeviceTensor<T>) -> TensorRef<'a> {
+        TensorRef {
+            desc: t.desc(),
+            mem: &t.slice,
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a mut DeviceTensor<T>> for TensorMut<'a> {
+    fn from(t: &'a mut DeviceTensor<T>) -> TensorMut<'a> {
+        TensorMut {
+            desc: t.desc(),
+            mem: &mut t.slice,
+        }
     }
 }
 
@@ -137,19 +292,12 @@ pub enum Arg<'a> {
 impl<'a> Arg<'a> {
     /// A tensor the kernel only reads.
     pub fn tensor<T: Element>(t: &'a DeviceTensor<T>) -> Arg<'a> {
-        Arg::Tensor(TensorArg {
-            desc: t.desc(),
-            access: Access::Read(&t.slice),
-        })
+        TensorRef::from(t).into()
     }
 
     /// A tensor the kernel writes (the launch orders later uses of it after the kernel).
     pub fn tensor_mut<T: Element>(t: &'a mut DeviceTensor<T>) -> Arg<'a> {
-        let desc = t.desc();
-        Arg::Tensor(TensorArg {
-            desc,
-            access: Access::Write(&mut t.slice),
-        })
+        TensorMut::from(t).into()
     }
 
     /// A scalar.
@@ -197,6 +345,24 @@ impl<'a, T: Element> From<&'a DeviceTensor<T>> for Arg<'a> {
 impl<'a, T: Element> From<&'a mut DeviceTensor<T>> for Arg<'a> {
     fn from(t: &'a mut DeviceTensor<T>) -> Arg<'a> {
         Arg::tensor_mut(t)
+    }
+}
+
+impl<'a> From<TensorRef<'a>> for Arg<'a> {
+    fn from(t: TensorRef<'a>) -> Arg<'a> {
+        Arg::Tensor(TensorArg {
+            desc: t.desc,
+            access: Access::Read(t.mem),
+        })
+    }
+}
+
+impl<'a> From<TensorMut<'a>> for Arg<'a> {
+    fn from(t: TensorMut<'a>) -> Arg<'a> {
+        Arg::Tensor(TensorArg {
+            desc: t.desc,
+            access: Access::Write(t.mem),
+        })
     }
 }
 

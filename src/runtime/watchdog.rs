@@ -100,6 +100,19 @@ mod tests {
     }
 
     #[test]
+    fn the_timeout_error_names_the_kernel() {
+        let e = crate::runtime::RuntimeError::Timeout {
+            kernel: "gemm_bf16".into(),
+            waited: Duration::from_millis(2500),
+        };
+        assert!(
+            e.to_string()
+                .starts_with("`gemm_bf16` did not finish within 2.5s (host watchdog)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn an_error_stops_the_poll() {
         let mut calls = 0;
         let out = poll_until(

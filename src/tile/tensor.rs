@@ -180,7 +180,7 @@ impl KernelBuilder {
         let cols_left = left(self, &w, c0.clone())?;
         // The block's start is aligned as far as the tensor's alignment and the offset's multiple
         // in bytes both allow.
-        let size = i64::from(<T as ty::RegType>::TYPE.bytes() as u32);
+        let size = i64::from(<T as ty::RegType>::TYPE.bytes());
         let offset = self.linear_index(buf, [r0, c0])?;
         let d = self.divisibility(&offset) * size;
         let align = if d == 0 {

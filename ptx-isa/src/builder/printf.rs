@@ -1,7 +1,7 @@
 //! Device `printf` through the driver's `vprintf` system call.
 //!
-//! The call ABI (PTX ISA 9.7.12.x "System calls: vprintf"; CUDA C Programming Guide, "Formatted
-//! Output"): `.extern .func (.param .b32 status) vprintf (.param .b64 format, .param .b64 args)`.
+//! The call ABI (the PTX Writer's Guide to Interoperability, "System Calls: vprintf"; CUDA C
+//! Programming Guide, "Formatted Output"; the call itself, PTX ISA 9.7.12.5 "call"): `.extern .func (.param .b32 status) vprintf (.param .b64 format, .param .b64 args)`.
 //! `format` is the generic address of a NUL-terminated string in global memory; `args` the
 //! generic address of a local buffer holding the arguments one after another, each at an offset
 //! aligned to its own size, promoted as C variadic arguments are (C11 6.5.2.2p7, "default
@@ -229,7 +229,7 @@ impl Module {
             .count();
         let mut bytes = text.as_bytes().to_vec();
         bytes.push(0);
-        let symbol = self.global_bytes(&format!("printf_fmt_{n}"), 1, &bytes)?;
+        let symbol = self.global_bytes(&format!("printf_fmt_{n}"), 1, &bytes, None)?;
         Ok(PrintfFormat {
             symbol,
             text: text.to_string(),

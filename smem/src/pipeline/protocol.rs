@@ -132,6 +132,14 @@ pub enum ProtocolError {
         /// The name.
         name: String,
     },
+    /// An event named an array this protocol did not declare, or a barrier past its end.
+    #[error("an event names barrier {index} of array #{array}, which this protocol does not have")]
+    Undeclared {
+        /// The array's number.
+        array: usize,
+        /// The barrier.
+        index: u32,
+    },
 }
 
 /// What one barrier sees per phase.
@@ -154,7 +162,16 @@ struct ArrayRecord {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Protocol {
     arrays: Vec<ArrayRecord>,
+    /// The first event on a barrier this protocol does not have (reported by `check`).
+    stray: Option<(usize, u32)>,
 }
+
+/// What the getters read for an array this protocol does not have.
+static UNDECLARED: ArrayRecord = ArrayRecord {
+    name: String::new(),
+    counts: Vec::new(),
+    phases: Vec::new(),
+};
 
 impl Protocol {
     /// No barriers yet.
@@ -205,9 +222,9 @@ impl Protocol {
         }
     }
 
+    /// The array, or an empty stand-in for an id of another protocol.
     fn record(&self, array: ArrayId) -> &ArrayRecord {
-        // An `ArrayId` comes only from `declare` on this protocol, and arrays are never removed.
-        &self.arrays[array.0]
+        self.arrays.get(array.0).unwrap_or(&UNDECLARED)
     }
 
     /// The name of barrier `index` of `array` (`full[2]`; a single barrier has no index).
@@ -243,20 +260,24 @@ impl Protocol {
     pub fn expect_tx_bytes(&self, b: BarrierAt) -> u64 {
         let a = self.record(b.array());
         match b {
-            BarrierAt::One(_, i) => a.phases[i as usize].expect_tx,
+            BarrierAt::One(_, i) => a.phases.get(i as usize).map_or(0, |p| p.expect_tx),
             BarrierAt::Each(_) => a.phases.iter().map(|p| p.expect_tx).max().unwrap_or(0),
         }
     }
 
     fn touch(&mut self, b: BarrierAt, f: impl Fn(&mut PerPhase)) {
-        let a = &mut self.arrays[b.array().0];
-        match b {
-            BarrierAt::One(_, i) => {
-                if let Some(p) = a.phases.get_mut(i as usize) {
-                    f(p);
-                }
+        let id = b.array().0;
+        let index = match b {
+            BarrierAt::One(_, i) => i,
+            BarrierAt::Each(_) => 0,
+        };
+        let phases = self.arrays.get_mut(id).map(|a| &mut a.phases);
+        match (phases, b) {
+            (Some(p), BarrierAt::Each(_)) => p.iter_mut().for_each(f),
+            (Some(p), BarrierAt::One(_, i)) if (i as usize) < p.len() => f(&mut p[i as usize]),
+            _ => {
+                self.stray.get_or_insert((id, index));
             }
-            BarrierAt::Each(_) => a.phases.iter_mut().for_each(f),
         }
     }
 
@@ -292,6 +313,9 @@ impl Protocol {
     /// announced bytes equal the delivered bytes, the arrivals equal the init count. The first
     /// broken rule, in declaration order, is the error.
     pub fn check(&self) -> Result<(), ProtocolError> {
+        if let Some((array, index)) = self.stray {
+            return Err(ProtocolError::Undeclared { array, index });
+        }
         for (ai, a) in self.arrays.iter().enumerate() {
             for (i, (p, &count)) in a.phases.iter().zip(&a.counts).enumerate() {
                 let barrier = || self.name(ArrayId(ai), i as u32);
@@ -439,6 +463,28 @@ mod tests {
         assert!(matches!(
             p.declare("y", &[]),
             Err(ProtocolError::Mbarrier(MbarrierError::Empty { .. }))
+        ));
+    }
+
+    #[test]
+    fn events_on_barriers_it_does_not_have_are_errors() {
+        let (mut p, full, _) = ring(2);
+        let mut q = Protocol::new();
+        q.declare("a", &[1]).unwrap();
+        q.declare("b", &[1]).unwrap();
+        let foreign = q.declare("c", &[1]).unwrap();
+        p.arrive(BarrierAt::One(full, 5), 1);
+        assert_eq!(
+            p.check(),
+            Err(ProtocolError::Undeclared { array: 0, index: 5 })
+        );
+        let (mut p, _, _) = ring(2);
+        p.wait(BarrierAt::Each(foreign));
+        assert_eq!(p.array_name(foreign), "");
+        assert_eq!(p.expect_tx_bytes(BarrierAt::One(foreign, 9)), 0);
+        assert!(matches!(
+            p.check(),
+            Err(ProtocolError::Undeclared { array: 2, .. })
         ));
     }
 

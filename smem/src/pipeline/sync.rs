@@ -1,5 +1,5 @@
 //! The barrier operations a kernel emits through the library, recorded into a
-//! [`Protocol`](super::protocol::Protocol) as they are written: waits, arrivals, `expect_tx`,
+//! [`super::protocol::Protocol`] as they are written: waits, arrivals, `expect_tx`,
 //! and the copies that complete on a barrier. [`BarrierSync::finish`] checks the protocol, so a
 //! kernel whose byte counts or arrivals cannot work fails to build, naming the barrier.
 //!
@@ -7,7 +7,8 @@
 //! with a suspend hint until the phase completes or `%globaltimer` says the bound has passed;
 //! then the lowest lane of each warp that gives up writes a [`super::hang`] record (barrier,
 //! phase, CTA and cluster coordinates, warp and lane, when it began and how long it waited) into
-//! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`. The fast path is the release build's: one
+//! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`
+//! after a grace period (so the warps stuck beside it write theirs too). The fast path is the release build's: one
 //! `try_wait`, taken when the phase is already complete.
 //!
 //! ```
@@ -54,6 +55,10 @@ pub enum WaitMode {
 /// up to this long before `try_wait` returns false).
 const SUSPEND_HINT_NS: u32 = 10_000_000;
 
+/// How long a thread that gave up waits before `trap`: 5 suspend hints, so every warp whose
+/// wait expires about when this one's did has written its record.
+const GRACE_NS: u64 = 5 * SUSPEND_HINT_NS as u64;
+
 /// One wait written so far: where, and which barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Site {
@@ -99,7 +104,13 @@ impl BarrierSync {
     /// bound, unclaimed); nothing in a release build.
     pub fn declare_globals(&self, m: &mut Module) -> ptx_isa::Result<()> {
         if self.mode == WaitMode::Bounded {
-            m.global_bytes(HANG_SYMBOL, 8, &initial_slots())?;
+            // `.visible`: the runtime looks it up by name (`cuModuleGetGlobal`).
+            m.global_bytes(
+                HANG_SYMBOL,
+                8,
+                &initial_slots(),
+                Some(ptx_isa::module::Linkage::Visible),
+            )?;
         }
         Ok(())
     }
@@ -252,7 +263,7 @@ fn bounded_wait(
     k.mbarrier_try_wait(None, done, bar.clone(), WaitOn::Parity(parity), None)?;
     k.when(done).bra(ok)?;
     let (start, now, bound) = (k.reg::<ty::U64>(), k.reg::<ty::U64>(), k.reg::<ty::U64>());
-    // %globaltimer: a 64-bit nanosecond timer (PTX ISA 10.x "Special Registers: %globaltimer").
+    // %globaltimer: a 64-bit nanosecond timer (PTX ISA 10.28 "Special Registers: %globaltimer").
     k.mov_sreg(start, SpecialReg::GlobalTimer)?;
     k.ld(
         bound,
@@ -275,6 +286,20 @@ fn bounded_wait(
     k.when(more).bra(again)?;
     write_record(k, site, index, parity, [start, now], give_up)?;
     k.place(give_up)?;
+    // A trap ends every thread of the grid at once, so a thread that gave up waits a grace
+    // period first: the warps stuck beside it (their waits expire within the suspend hint of
+    // each other) get to write their records too. `nanosleep` sleeps at most 1 ms (PTX ISA
+    // 9.7.19 "nanosleep").
+    let (since, slept) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+    k.mov_sreg(since, SpecialReg::GlobalTimer)?;
+    let sleep = k.label();
+    k.place(sleep)?;
+    k.nanosleep(1_000_000u32)?;
+    k.mov_sreg(slept, SpecialReg::GlobalTimer)?;
+    k.sub(slept, slept, since)?;
+    let sleeping = k.pred();
+    k.setp(CmpOp::Lt, sleeping, slept, GRACE_NS)?;
+    k.when(sleeping).bra(sleep)?;
     k.trap()?;
     k.place(ok)
 }
@@ -291,8 +316,8 @@ fn write_record(
     give_up: ptx_isa::Label,
 ) -> ptx_isa::Result<()> {
     let slots = |off: u32| Addr::<spaces::Global>::symbol(HANG_SYMBOL).offset(i64::from(off));
-    // One record per warp: lanes below this one that are active skip it (PTX ISA 9.7.13.10
-    // "activemask").
+    // One record per warp: a lane skips it when an active lane below it gives up too (PTX ISA
+    // 9.7.13.10 "activemask"; %laneid, 10.3). The CTA and cluster coordinates: 10.6, 10.12.
     let (active, below) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
     k.activemask(active)?;
     let lane = k.sreg_u32(SpecialReg::LaneId)?;
@@ -356,7 +381,8 @@ fn write_record(
         k.st(at(low_word), lo)?;
         k.st(at(high_word), hi)?;
     }
-    // The words before the magic, as the host sees them (PTX ISA 9.7.13.4 "membar.sys").
+    // The words before the magic, as the host sees them (PTX ISA 9.7.13.4 "membar": .sys orders
+    // this thread's writes for every observer, the host included); then the trap (9.7.19).
     k.membar(BarrierLevel::Sys)?;
     k.st::<_, ty::U32>(at(Word::Magic), RECORD_MAGIC)?;
     k.membar(BarrierLevel::Sys)?;

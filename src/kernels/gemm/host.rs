@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
-    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorMap, TensorMapDType,
-    TensorMapDesc, Watch, debug_hang_from_env,
+    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorDesc, TensorMap,
+    TensorMapDType, TensorMapDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 use smem::pipeline::sync::WaitMode;
 
@@ -33,14 +33,28 @@ pub enum GemmError {
 
 /// The signature of a GEMM kernel: the two tensor maps, C (`[m, n]`, its extents read from its
 /// shape), `k`, and with `alpha_beta` the two scalars.
+///
+/// C's alignment is what the epilogue's widest access needs of its base: with `n_even` it stores
+/// element pairs (a 2-vector, aligned to its size, PTX ISA 5.4.5 "Vectors"), and with
+/// `tma_store` the TMA store reads C's address from a tensor map, whose global address must be
+/// 16-byte aligned (CUDA Driver API `cuTensorMapEncodeTiled`). So a C borrowed at an element
+/// offset is refused before the launch when the epilogue could not store there.
 pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
     let out = cfg.output;
+    let size = out.bytes() as usize;
+    let c_align = if cfg.tma_store {
+        16
+    } else if cfg.n_even {
+        2 * size
+    } else {
+        size
+    };
     let mut params = vec![Param::tensor_map("tma"), Param::tensor_map("tmb")];
     if cfg.tma_store {
         params.push(Param::tensor_map("tmc"));
     }
     params.extend([
-        Param::tensor("c", out, vec!["m".into(), "n".into()]),
+        Param::tensor_aligned("c", out, vec!["m".into(), "n".into()], c_align),
         Param::extent_u32("m"),
         Param::extent_u32("n"),
         Param::scalar("k", ScalarType::U32),
@@ -70,7 +84,16 @@ impl Gemm {
     /// build: bounded waits, and [`Gemm::run`] waits for each launch so a hang comes back as
     /// [`RuntimeError::Hang`] naming the barrier.
     pub fn new(device: &Device, cfg: GemmConfig) -> Result<Gemm, GemmError> {
-        let bound = debug_hang_from_env()?;
+        Gemm::with_hang_bound(device, cfg, debug_hang_from_env()?)
+    }
+
+    /// [`Gemm::new`] with the debug build chosen here: `Some(bound)` bounds every wait (no
+    /// environment read).
+    pub fn with_hang_bound(
+        device: &Device,
+        cfg: GemmConfig,
+        bound: Option<std::time::Duration>,
+    ) -> Result<Gemm, GemmError> {
         let mode = if bound.is_some() {
             WaitMode::Bounded
         } else {
@@ -80,7 +103,12 @@ impl Gemm {
         let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let hang = match bound {
-            Some(b) => Some(HangBuffer::new(&module, sites, b)?),
+            Some(b) => {
+                let h = HangBuffer::new(&module, sites, b)?;
+                // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
+                h.arm(&module)?;
+                Some(h)
+            }
             None => None,
         };
         let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
@@ -119,10 +147,10 @@ impl Gemm {
     fn pad<I: Element>(
         &self,
         stream: &Arc<CudaStream>,
-        t: &DeviceTensor<I>,
+        t: &TensorRef<'_>,
         kp: usize,
     ) -> Result<DeviceTensor<I>, GemmError> {
-        let rows = t.shape()[0];
+        let rows = t.desc().shape[0];
         // SAFETY: uninitialised device memory that the pad kernel writes completely (one thread
         // per element of the [rows, kp] output) before anything reads it.
         let slice = unsafe { stream.alloc::<I>(rows * kp) }.map_err(RuntimeError::from)?;
@@ -131,9 +159,24 @@ impl Gemm {
         self.pad.launch(
             stream,
             &launch,
-            &mut [Arg::tensor(t), Arg::tensor_mut(&mut out)],
+            &mut [t.clone().into(), Arg::tensor_mut(&mut out)],
         )?;
         Ok(out)
+    }
+
+    /// [`Gemm::run_borrowed`] on zero-padded copies of A and B (of the input type `I`), their
+    /// `k` widened to `kp`.
+    fn run_padded<I: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+        kp: usize,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        let (ap, bp) = (self.pad::<I>(stream, a, kp)?, self.pad::<I>(stream, b, kp)?);
+        self.run_borrowed(stream, &(&ap).into(), &(&bp).into(), c, alpha_beta)
     }
 
     /// The configuration.
@@ -142,16 +185,8 @@ impl Gemm {
     }
 
     /// The tensor map of a K-major operand `[rows, k]` loaded in boxes of `box_rows` x 64.
-    fn operand_map<T: Element>(
-        &self,
-        t: &DeviceTensor<T>,
-        box_rows: u32,
-    ) -> Result<TensorMap, GemmError> {
-        let dtype = TensorMapDType::try_from(self.cfg.input)?;
-        let desc =
-            TensorMapDesc::row_major(dtype, t.addr(), t.shape(), &[box_rows, GemmConfig::BK])
-                .with_swizzle(SwizzleMode::B128)
-                .with_l2_promotion(L2Promotion::B256);
+    fn operand_map(&self, t: &TensorDesc, box_rows: u32) -> Result<TensorMap, GemmError> {
+        let desc = operand_map_desc(self.cfg.input, t, box_rows)?;
         Ok(self.kernel_device().encode_tensor_map(&desc)?)
     }
 
@@ -162,7 +197,8 @@ impl Gemm {
     /// `C = A·Bᵀ` (or `alpha·A·Bᵀ + beta·C` with `alpha_beta`) on `stream`: A is `[m, k]`, B
     /// `[n, k]`, C `[m, n]`, all row-major, any sizes. When `k` is not a multiple of 8, A and B are
     /// first copied into zero-padded buffers (a tensor map's row pitch is a multiple of 16 bytes,
-    /// CUDA Driver API `cuTensorMapEncodeTiled`).
+    /// CUDA Driver API `cuTensorMapEncodeTiled`). [`Gemm::run_borrowed`] takes memory the
+    /// caller owns.
     pub fn run<I: Element, O: Element>(
         &self,
         stream: &Arc<CudaStream>,
@@ -171,55 +207,108 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        let (sa, sb, sc) = (a.shape().to_vec(), b.shape().to_vec(), c.shape().to_vec());
-        if sa.len() != 2 || sb.len() != 2 || sc.len() != 2 || sa[1] != sb[1] || sc != [sa[0], sb[0]]
-        {
-            return Err(GemmError::Operands(format!(
-                "A {sa:?}, B {sb:?}, C {sc:?}: want [m, k], [n, k], [m, n]"
-            )));
+        self.run_borrowed(stream, &a.into(), &b.into(), c.into(), alpha_beta)
+    }
+
+    /// Whether this is the debug build (bounded waits).
+    pub fn is_debug(&self) -> bool {
+        self.hang.is_some()
+    }
+
+    /// [`Gemm::run`] without waiting for the kernel, even in a debug build (for timing it): a
+    /// hang then shows as a launch failure at the next synchronize, and [`Gemm::hang_report`]
+    /// reads its records.
+    pub fn enqueue<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        self.run_with(stream, &a.into(), &b.into(), c.into(), alpha_beta, false)
+    }
+
+    /// The hang records of a debug build's launches (none in a release build).
+    pub fn hang_report(&self) -> Result<Option<crate::runtime::HangDiagnosis>, GemmError> {
+        match &self.hang {
+            Some(h) => Ok(h.report()?),
+            None => Ok(None),
         }
-        let (m, n, k) = (sa[0], sb[0], sa[1]);
-        let want_in = self.cfg.input;
-        if I::DTYPE != want_in {
-            return Err(GemmError::Operands(format!(
-                "A and B are {}; this kernel takes {}",
-                I::DTYPE.name(),
-                want_in.name()
-            )));
-        }
-        if k == 0 {
-            return Err(GemmError::Operands("k = 0: nothing to multiply".into()));
-        }
+    }
+
+    /// [`Gemm::run`] on memory the caller owns, with no copy: A, B and C borrowed from cudarc
+    /// slices or views (at any offset into larger allocations, each with its shape), on the
+    /// caller's `stream`. A and B are read through tensor maps of their own addresses, so each
+    /// must be 16-byte aligned; C must be as aligned as [`gemm_signature`] says. A refused
+    /// operand is an error before anything is enqueued (but the zero-padding copies of a `k`
+    /// that is not a multiple of 8, which are enqueued first).
+    ///
+    /// ```no_run
+    /// use half::bf16;
+    /// use ptxkit::kernels::gemm::{Gemm, GemmConfig};
+    /// use ptxkit::runtime::{Device, TensorMut, TensorRef};
+    ///
+    /// let device = Device::new(0)?;
+    /// let stream = device.new_stream()?;
+    /// let (m, n, k) = (256, 512, 128);
+    /// // One allocation holding A then B, as a framework's arena might.
+    /// let ab = stream.alloc_zeros::<bf16>(m * k + n * k)?;
+    /// let mut c = stream.alloc_zeros::<bf16>(m * n)?;
+    /// let (a, b) = (ab.slice(..m * k), ab.slice(m * k..));
+    /// let gemm = Gemm::new(&device, GemmConfig::for_problem(m, n, device.attributes().sm_count))?;
+    /// gemm.run_borrowed(
+    ///     &stream,
+    ///     &TensorRef::view(&a, [m, k])?,
+    ///     &TensorRef::view(&b, [n, k])?,
+    ///     TensorMut::slice(&mut c, [m, n])?,
+    ///     None,
+    /// )?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn run_borrowed(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+        alpha_beta: Option<(f32, f32)>,
+    ) -> Result<(), GemmError> {
+        self.run_with(stream, a, b, c, alpha_beta, self.hang.is_some())
+    }
+
+    /// The launch behind [`Gemm::run_borrowed`] and [`Gemm::enqueue`]; `wait` waits for a debug
+    /// build's kernel (so a hang comes back as its records).
+    fn run_with(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        mut c: TensorMut<'_>,
+        alpha_beta: Option<(f32, f32)>,
+        wait: bool,
+    ) -> Result<(), GemmError> {
+        let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
-            let (ap, bp) = (self.pad(stream, a, kp)?, self.pad(stream, b, kp)?);
-            return self.run(stream, &ap, &bp, c, alpha_beta);
+            return match self.cfg.input {
+                ScalarType::Bf16 => self.run_padded::<half::bf16>(stream, a, b, c, kp, alpha_beta),
+                ScalarType::F16 => self.run_padded::<half::f16>(stream, a, b, c, kp, alpha_beta),
+                other => Err(GemmError::Operands(format!(
+                    "no zero-padding copy for {} inputs",
+                    other.name()
+                ))),
+            };
         }
-        if (n % 2 == 0) != self.cfg.n_even {
-            return Err(GemmError::Operands(format!(
-                "n = {n} but the kernel was built with n_even = {}",
-                self.cfg.n_even
-            )));
-        }
-        if self.cfg.alpha_beta != alpha_beta.is_some() {
-            return Err(GemmError::Operands(
-                "alpha/beta given to a kernel built without them, or missing".into(),
-            ));
-        }
-        if self.cfg.tma_store && n % 8 != 0 {
-            return Err(GemmError::Operands(format!(
-                "n = {n}: the TMA-store epilogue needs a multiple of 8"
-            )));
-        }
-        let tma = self.operand_map(a, GemmConfig::BM)?;
+        let tma = self.operand_map(a.desc(), GemmConfig::BM)?;
         // In a CTA pair each CTA loads half of the B tile.
-        let tmb = self.operand_map(b, self.cfg.bn / self.cfg.cluster_m)?;
+        let tmb = self.operand_map(b.desc(), self.cfg.bn / self.cfg.cluster_m)?;
         // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
         // edges.
         let tmc = if self.cfg.tma_store {
             let dtype = TensorMapDType::try_from(self.cfg.output)?;
-            let desc = TensorMapDesc::row_major(dtype, c.addr(), c.shape(), &[64, 64])
+            let desc = TensorMapDesc::row_major(dtype, c.desc().addr, &c.desc().shape, &[64, 64])
                 .with_swizzle(SwizzleMode::B128);
             Some(self.kernel_device().encode_tensor_map(&desc)?)
         } else {
@@ -241,12 +330,15 @@ impl Gemm {
         if let Some(tmc) = &tmc {
             args.push(Arg::tensor_map(tmc));
         }
-        args.extend([Arg::tensor_mut(c), Arg::scalar(k as u32)]);
+        args.extend([c.reborrow().into(), Arg::scalar(k as u32)]);
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
-        match &self.hang {
+        // A and B reach the kernel through the tensor maps, not as arguments: order the launch
+        // after their last writes here, and record its reads once it is enqueued.
+        let reads = [a.bind(stream), b.bind(stream)];
+        match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
             Some(h) => {
                 let watch = Watch {
@@ -260,6 +352,72 @@ impl Gemm {
                 self.kernel.launch(stream, &launch, &mut args)?;
             }
         }
+        drop(reads);
         Ok(())
     }
+}
+
+/// The tensor map of a K-major operand `t` (`[rows, k]`, of `input`) loaded in boxes of
+/// `box_rows` x 64 with the 128B swizzle: at `t`'s own address, so an operand borrowed at an
+/// offset that is not 16-byte aligned breaks the driver's rule and is refused
+/// ([`crate::runtime::check_tensor_map`]).
+pub fn operand_map_desc(
+    input: ScalarType,
+    t: &TensorDesc,
+    box_rows: u32,
+) -> Result<TensorMapDesc, GemmError> {
+    let dtype = TensorMapDType::try_from(input)?;
+    Ok(
+        TensorMapDesc::row_major(dtype, t.addr, &t.shape, &[box_rows, GemmConfig::BK])
+            .with_swizzle(SwizzleMode::B128)
+            .with_l2_promotion(L2Promotion::B256),
+    )
+}
+
+/// Checks A, B and C against `cfg` and each other and returns `(m, n, k)`: A `[m, k]`, B
+/// `[n, k]`, C `[m, n]`, A and B of the kernel's input type, `k > 0`, N's parity and the epilogue
+/// as the kernel was built, and alpha/beta given exactly when it takes them. C's dtype,
+/// alignment and device are the launcher's checks ([`gemm_signature`]).
+pub fn check_operands(
+    cfg: &GemmConfig,
+    a: &TensorDesc,
+    b: &TensorDesc,
+    c: &TensorDesc,
+    alpha_beta: Option<(f32, f32)>,
+) -> Result<(usize, usize, usize), GemmError> {
+    let (sa, sb, sc) = (&a.shape, &b.shape, &c.shape);
+    if sa.len() != 2 || sb.len() != 2 || sc.len() != 2 || sa[1] != sb[1] || *sc != [sa[0], sb[0]] {
+        return Err(GemmError::Operands(format!(
+            "A {sa:?}, B {sb:?}, C {sc:?}: want [m, k], [n, k], [m, n]"
+        )));
+    }
+    let (m, n, k) = (sa[0], sb[0], sa[1]);
+    if a.dtype != cfg.input || b.dtype != cfg.input {
+        return Err(GemmError::Operands(format!(
+            "A is {}, B {}; this kernel takes {}",
+            a.dtype.name(),
+            b.dtype.name(),
+            cfg.input.name()
+        )));
+    }
+    if k == 0 {
+        return Err(GemmError::Operands("k = 0: nothing to multiply".into()));
+    }
+    if (n % 2 == 0) != cfg.n_even {
+        return Err(GemmError::Operands(format!(
+            "n = {n} but the kernel was built with n_even = {}",
+            cfg.n_even
+        )));
+    }
+    if cfg.alpha_beta != alpha_beta.is_some() {
+        return Err(GemmError::Operands(
+            "alpha/beta given to a kernel built without them, or missing".into(),
+        ));
+    }
+    if cfg.tma_store && n % 8 != 0 {
+        return Err(GemmError::Operands(format!(
+            "n = {n}: the TMA-store epilogue needs a multiple of 8"
+        )));
+    }
+    Ok((m, n, k))
 }

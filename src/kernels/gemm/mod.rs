@@ -24,10 +24,24 @@ mod host;
 mod pad;
 
 pub use build::{build, build_with};
-pub use host::{Gemm, GemmError, gemm_signature};
+pub use host::{Gemm, GemmError, check_operands, gemm_signature, operand_map_desc};
 pub use pad::{pad_module, pad_signature};
 
 use ptx_isa::ScalarType;
+
+/// The GEMM benchmark shapes `(m, n, k)`: squares from 2048³ to 8192³, a long K, a short K and a
+/// skinny M. The one list: `examples/gemm_hopper.rs` checks and times them against cuBLAS,
+/// `benches/gemm.rs` times them, and `tests/gemm_ptx.rs` assembles the configuration each gets
+/// ([`GemmConfig::for_problem`]).
+pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (4096, 4096, 16384),
+    (8192, 8192, 1024),
+    (128, 8192, 8192),
+];
 
 /// The input element types (A and B): wgmma's 16-bit floats.
 pub const INPUTS: [ScalarType; 2] = [ScalarType::Bf16, ScalarType::F16];

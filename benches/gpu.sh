@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One GPU call for everything that needs a GPU (device time is scarce; see ../shared/GPU.md).
+#
+#   benches/gpu.sh build      # here (has Rust): build release binaries into .gpu/ (git-ignored)
+#   benches/gpu.sh run        # there (no Rust): selftest, examples, sanitizer, benches, peers
+#
+# `run` writes logs under $OUT (or ./gpu-out) and prints the tables last.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-}"
+case "$mode" in
+build)
+  cargo build --release --bins --examples
+  cargo bench --no-run --bench rows --bench gemm 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
+  mkdir -p .gpu
+  cp target/release/ptxkit target/release/examples/{softmax,vector_add,gemm_hopper} .gpu/
+  for b in rows gemm; do
+    exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
+    cp "$exe" ".gpu/bench-$b"
+  done
+  du -sh .gpu
+  ;;
+run)
+  out="${OUT:-gpu-out}"
+  mkdir -p "$out"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+  .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
+  .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
+  .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
+  compute-sanitizer --tool memcheck .gpu/ptxkit selftest --only row_kernels > "$out/memcheck-rows.txt" 2>&1 || true
+  tail -3 "$out/memcheck-rows.txt"
+  .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1 || true
+  python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1 || true
+  grep '^|' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
+  grep '^|' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
+  ;;
+*)
+  echo "usage: benches/gpu.sh build|run" >&2
+  exit 2
+  ;;
+esac
