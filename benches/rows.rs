@@ -12,7 +12,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
-use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::kernels::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
 use ptxkit::runtime::{Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms};
 
 /// rows x cols, as the issue lists them.
@@ -80,24 +80,19 @@ fn row_op<T: Elem, H: Element + Default>(
     };
     let bytes = (reads + writes) * n as f64 * size;
     gbs(&stream, bytes, || {
-        let mut args = vec![Arg::tensor(&x)];
-        match op {
-            RowOp::ResidualRmsNorm { .. } => {
-                args.push(Arg::tensor_mut(&mut res));
-                args.push(Arg::tensor(&w));
-            }
-            RowOp::RmsNorm { .. } => args.push(Arg::tensor(&w)),
-            RowOp::LayerNorm { .. } => {
-                args.push(Arg::tensor(&w));
-                args.push(Arg::tensor(&b));
-            }
-            _ => {}
-        }
-        args.push(Arg::tensor_mut(&mut y));
-        if let RowOp::LayerNorm { .. } = op {
-            args.push(Arg::tensor_mut(&mut mean));
-            args.push(Arg::tensor_mut(&mut rstd));
-        }
+        let mut args = op
+            .args(RowArgs {
+                x: Some(Arg::tensor(&x)),
+                residual: Some(Arg::tensor_mut(&mut res)),
+                w: Some(Arg::tensor(&w)),
+                b: Some(Arg::tensor(&b)),
+                y: Some(Arg::tensor_mut(&mut y)),
+                mean: Some(Arg::tensor_mut(&mut mean)),
+                rstd: Some(Arg::tensor_mut(&mut rstd)),
+            })
+            .map_err(|e| RuntimeError::InvalidLaunch {
+                reason: e.to_string(),
+            })?;
         loaded.launch(&stream, &mut args).map(|_| ())
     })
     .ok_or_else(|| "timing failed".to_string())

@@ -132,3 +132,31 @@ fn long_rows_are_walked_in_tiles() {
         }
     }
 }
+
+#[test]
+fn row_args_follow_the_signature() {
+    use ptxkit::kernels::rows::{MissingTensor, RowArgs};
+    for op in OPS {
+        let cfg = RowConfig::for_cols(ScalarType::F32, 1024, true);
+        let k = RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg).unwrap();
+        let names: Vec<&str> = k
+            .built
+            .signature()
+            .params
+            .iter()
+            .filter(|p| p.takes_argument())
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(names, op.tensors(), "{op:?}");
+    }
+    let Err(e) = RowOp::LayerNorm { eps: 1e-5 }.args(RowArgs::default()) else {
+        panic!("a launch with no tensors was taken");
+    };
+    assert_eq!(
+        e,
+        MissingTensor {
+            op: "layernorm",
+            tensor: "x"
+        }
+    );
+}

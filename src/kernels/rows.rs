@@ -53,6 +53,74 @@ impl RowOp {
     }
 }
 
+/// The tensors of one row-kernel launch, by role. [`RowOp::args`] orders the ones an op reads as
+/// its kernel's parameters and refuses a launch that lacks one; the launch itself checks each
+/// tensor's element type, shape, alignment and the column-count facts against the signature.
+#[derive(Default)]
+pub struct RowArgs<'a> {
+    /// The input rows `[rows, cols]`.
+    pub x: Option<crate::runtime::Arg<'a>>,
+    /// The residual `[rows, cols]` (residual RMSNorm: read, and overwritten with `x + residual`).
+    pub residual: Option<crate::runtime::Arg<'a>>,
+    /// The weight `[cols]` (the norms).
+    pub w: Option<crate::runtime::Arg<'a>>,
+    /// The bias `[cols]` (LayerNorm).
+    pub b: Option<crate::runtime::Arg<'a>>,
+    /// The output rows `[rows, cols]`.
+    pub y: Option<crate::runtime::Arg<'a>>,
+    /// Each row's mean `[rows]`, f32 (LayerNorm).
+    pub mean: Option<crate::runtime::Arg<'a>>,
+    /// Each row's `1 / sqrt(var + eps)` `[rows]`, f32 (LayerNorm).
+    pub rstd: Option<crate::runtime::Arg<'a>>,
+}
+
+/// A row-kernel launch without a tensor its op reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{op} needs the `{tensor}` tensor")]
+pub struct MissingTensor {
+    /// The op's kernel name stem (`rmsnorm`).
+    pub op: &'static str,
+    /// The tensor's role (`w`).
+    pub tensor: &'static str,
+}
+
+impl RowOp {
+    /// The roles of the tensors `op`'s kernel takes, in parameter order.
+    pub fn tensors(self) -> &'static [&'static str] {
+        match self {
+            RowOp::Softmax | RowOp::LogSoftmax => &["x", "y"],
+            RowOp::RmsNorm { .. } => &["x", "w", "y"],
+            RowOp::ResidualRmsNorm { .. } => &["x", "residual", "w", "y"],
+            RowOp::LayerNorm { .. } => &["x", "w", "b", "y", "mean", "rstd"],
+        }
+    }
+
+    /// `a`'s tensors in the order this op's kernel takes them.
+    pub fn args<'a>(
+        self,
+        mut a: RowArgs<'a>,
+    ) -> Result<Vec<crate::runtime::Arg<'a>>, MissingTensor> {
+        self.tensors()
+            .iter()
+            .map(|&role| {
+                let slot = match role {
+                    "x" => a.x.take(),
+                    "residual" => a.residual.take(),
+                    "w" => a.w.take(),
+                    "b" => a.b.take(),
+                    "y" => a.y.take(),
+                    "mean" => a.mean.take(),
+                    _ => a.rstd.take(),
+                };
+                slot.ok_or(MissingTensor {
+                    op: self.name(),
+                    tensor: role,
+                })
+            })
+            .collect()
+    }
+}
+
 /// How a row kernel spreads a row over its CTA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowConfig {
@@ -205,6 +273,25 @@ impl Rows {
             }
         }
         Ok(out)
+    }
+
+    /// `v - mean` for this thread's columns, 0 past the row's end (so they add nothing to a sum).
+    fn centred(
+        &self,
+        k: &mut KernelBuilder,
+        v: &[Reg<ty::F32>],
+        mean: Reg<ty::F32>,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        let vec = self.cfg.vec as usize;
+        v.iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let c = k.simplify(&(self.starts[i / vec].clone() + (i % vec) as i64));
+                let d = k.sub_of(a, mean)?;
+                let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, self.cols)?;
+                k.select(inside, d, 0.0f32)
+            })
+            .collect()
     }
 
     /// Stores f32 values as `T` to this thread's part of row `row` of `buf`.
@@ -389,15 +476,7 @@ impl RowKernel {
                 let mean = k.mul_of(s, inv_n)?;
                 // Two passes over the registers: the variance of centred values (stable), with
                 // the columns past the row masked out of the sum.
-                let mut d = Vec::with_capacity(v.len());
-                for (i, &a) in v.iter().enumerate() {
-                    let c = k.simplify(
-                        &(r.starts[i / cfg.vec as usize].clone() + (i % cfg.vec as usize) as i64),
-                    );
-                    let diff = k.sub_of(a, mean)?;
-                    let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, cols)?;
-                    d.push(k.select(inside, diff, 0.0f32)?);
-                }
+                let d = r.centred(&mut k, &v, mean)?;
                 let sq = d
                     .iter()
                     .map(|&a| k.mul_of(a, a))
@@ -602,13 +681,7 @@ fn looped<T: Elem>(
             let ss = acc(k, 0.0)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
                 let v = r.load(k, io.x, 0.0)?;
-                for (i, &a) in v.iter().enumerate() {
-                    let c = k.simplify(
-                        &(r.starts[i / cfg.vec as usize].clone() + (i % cfg.vec as usize) as i64),
-                    );
-                    let d = k.sub_of(a, mean)?;
-                    let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, cols)?;
-                    let d = k.select(inside, d, 0.0f32)?;
+                for d in r.centred(k, &v, mean)? {
                     k.fma(ss, d, d, ss)?;
                 }
                 Ok(())
@@ -904,24 +977,20 @@ pub mod check {
         let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
         let mut mean = ctx.poisoned(&[rows])?;
         let mut rstd = ctx.poisoned(&[rows])?;
-        let mut args = vec![Arg::tensor(&x)];
-        match op {
-            RowOp::ResidualRmsNorm { .. } => {
-                args.push(Arg::tensor_mut(&mut res));
-                args.push(Arg::tensor(&w));
-            }
-            RowOp::RmsNorm { .. } => args.push(Arg::tensor(&w)),
-            RowOp::LayerNorm { .. } => {
-                args.push(Arg::tensor(&w));
-                args.push(Arg::tensor(&b));
-            }
-            _ => {}
-        }
-        args.push(Arg::tensor_mut(&mut y));
-        if let RowOp::LayerNorm { .. } = op {
-            args.push(Arg::tensor_mut(&mut mean));
-            args.push(Arg::tensor_mut(&mut rstd));
-        }
+        let mut args = op
+            .args(RowArgs {
+                x: Some(Arg::tensor(&x)),
+                residual: Some(Arg::tensor_mut(&mut res)),
+                w: Some(Arg::tensor(&w)),
+                b: Some(Arg::tensor(&b)),
+                y: Some(Arg::tensor_mut(&mut y)),
+                mean: Some(Arg::tensor_mut(&mut mean)),
+                rstd: Some(Arg::tensor_mut(&mut rstd)),
+            })
+            .map_err(|e| GpuCheckError::Unexpected {
+                check: "row kernel arguments".into(),
+                detail: e.to_string(),
+            })?;
         loaded.launch(&ctx.stream, &mut args)?;
         drop(args);
         let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
