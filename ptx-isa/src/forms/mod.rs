@@ -49,6 +49,23 @@ impl Form {
         table::FORMS.iter().find(|f| f.name == name).map(|f| f.form)
     }
 
+    /// The row's syntax pattern, parsed once (every row's pattern parses: `table_is_consistent`).
+    pub fn pattern(self) -> &'static syntax::Pattern {
+        static PATTERNS: std::sync::OnceLock<Vec<syntax::Pattern>> = std::sync::OnceLock::new();
+        let all = PATTERNS.get_or_init(|| {
+            table::FORMS
+                .iter()
+                .map(|f| {
+                    syntax::Pattern::parse(f.syntax).unwrap_or_else(|e| {
+                        // A malformed row is a bug in the table, caught by its tests.
+                        panic!("form table row {}: {}", f.name, e.0)
+                    })
+                })
+                .collect()
+        });
+        &all[self as usize]
+    }
+
     /// True when `target` has the form.
     pub fn available_on(self, target: Target) -> bool {
         self.spec().targets.has(target)

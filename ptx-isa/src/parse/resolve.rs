@@ -37,21 +37,19 @@ pub enum Resolution {
 }
 
 struct Index {
-    by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>>,
+    by_mnemonic: HashMap<&'static str, Vec<(Form, &'static Pattern)>>,
 }
 
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>> = HashMap::new();
+        let mut by_mnemonic: HashMap<&'static str, Vec<(Form, &'static Pattern)>> = HashMap::new();
         for spec in Form::all() {
             // Feature rows are qualifiers of other rows, and directive rows are not instructions.
             if spec.feature || spec.name.starts_with("directive.") {
                 continue;
             }
-            let Ok(p) = Pattern::parse(spec.syntax) else {
-                continue;
-            };
+            let p = spec.form.pattern();
             let first = spec.syntax.split(['.', '{', ' ']).next().unwrap_or("");
             by_mnemonic.entry(first).or_default().push((spec.form, p));
         }

@@ -589,77 +589,24 @@ impl Env<'_> {
     }
 }
 
-/// The operands of a pattern (`d, [a]{, policy}` gives `d`, `[a]`, `policy`), and how many come
-/// before the first optional group (those positions are fixed).
-fn pattern_operands(syntax: &str) -> (Vec<String>, usize) {
-    let ops = syntax.split_once(' ').map_or("", |(_, r)| r);
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut stack: Vec<bool> = Vec::new(); // true: an optional `{, x}` group
-    let mut fixed = None;
-    let chars: Vec<char> = ops.chars().collect();
-    let mut k = 0;
-    while k < chars.len() {
-        let c = chars[k];
-        match c {
-            '{' if chars.get(k + 1) == Some(&',') => {
-                stack.push(true);
-                fixed.get_or_insert(out.len() + usize::from(!cur.trim().is_empty()));
-                if !cur.trim().is_empty() {
-                    out.push(std::mem::take(&mut cur).trim().to_string());
-                }
-                cur.clear();
-                k += 1; // skip the comma
-            }
-            '{' => {
-                stack.push(false);
-                cur.push(c);
-            }
-            '}' => {
-                if stack.pop() != Some(true) {
-                    cur.push(c);
-                }
-            }
-            '[' => {
-                stack.push(false);
-                cur.push(c);
-            }
-            ']' => {
-                stack.pop();
-                cur.push(c);
-            }
-            ',' if stack.iter().all(|&opt| opt) => {
-                if !cur.trim().is_empty() {
-                    out.push(std::mem::take(&mut cur).trim().to_string());
-                }
-                cur.clear();
-            }
-            _ => cur.push(c),
-        }
-        k += 1;
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    let n = out.len();
-    (out, fixed.unwrap_or(n))
-}
-
 /// Operand kinds against the form's pattern: an operand written `[a]` takes an address.
 pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-    let (names, fixed) = pattern_operands(form.spec().syntax);
-    let all_present = i.operands.len() == names.len();
+    let pattern = form.pattern();
+    let slots = pattern.operands();
+    let fixed = pattern.fixed_operands();
+    let all_present = i.operands.len() == slots.len();
     let op = i.opcode();
     for (k, o) in i.operands.iter().enumerate() {
         if k >= fixed && !all_present {
             break;
         }
-        let Some(name) = names.get(k) else { break };
+        let Some(slot) = slots.get(k) else { break };
+        let name = &slot.name;
         // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
         let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
         // The acquire form of `fence.proxy.tensormap` names `[addr]` (PTX ISA 9.7.13.4).
         let bracketed = form == Form::FenceProxyTensormap && k == 0;
-        let want_addr = (name.starts_with('[') || bracketed) && !lenient;
+        let want_addr = (slot.is_address() || bracketed) && !lenient;
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
         if want_addr && !is_addr {
             cx.error(
@@ -753,31 +700,5 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
             }
         }
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pattern_operands;
-
-    #[test]
-    fn pattern_operand_lists() {
-        assert_eq!(
-            pattern_operands("ld.global.u32 d, [a]{, policy}"),
-            (vec!["d".into(), "[a]".into(), "policy".into()], 2)
-        );
-        assert_eq!(
-            pattern_operands("setp.eq.s32 p{|q}, a, b{, {!}c}"),
-            (
-                vec!["p{|q}".into(), "a".into(), "b".into(), "{!}c".into()],
-                3
-            )
-        );
-        assert_eq!(
-            pattern_operands("cp.async.bulk.tensor.2d [dst], [tmap, coords], [mbar]{, mask}").0,
-            vec!["[dst]", "[tmap, coords]", "[mbar]", "mask"]
-        );
-        assert_eq!(pattern_operands("mov.b32 d, {a, b}").0, vec!["d", "{a, b}"]);
-        assert_eq!(pattern_operands("ret").0, Vec::<String>::new());
     }
 }
