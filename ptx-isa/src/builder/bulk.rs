@@ -144,7 +144,6 @@ impl FunctionBuilder {
                 ".cta_group applies to tensor copies",
             ));
         }
-        let mut extra = Vec::new();
         let mut i = Instruction::new("cp")
             .modifier("async")
             .modifier("bulk")
@@ -152,7 +151,6 @@ impl FunctionBuilder {
             .modifier("global")
             .modifier("mbarrier::complete_tx::bytes");
         if o.multicast.is_some() {
-            extra.push(Form::BulkMulticast);
             i = i.modifier("multicast::cluster");
         }
         i = i
@@ -167,7 +165,7 @@ impl FunctionBuilder {
         if let Some(h) = o.cache_hint {
             i = i.operand(h);
         }
-        self.emit_with(Form::CpAsyncBulkG2S, &extra, i)
+        self.emit(Form::CpAsyncBulkG2S, i)
     }
 
     /// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size`: shared to global, completing
@@ -347,7 +345,6 @@ impl FunctionBuilder {
                 ));
             }
         }
-        let mut extra = Vec::new();
         let mut i = Instruction::new("cp")
             .modifier("async")
             .modifier("bulk")
@@ -358,11 +355,9 @@ impl FunctionBuilder {
             .modifier(if offsets.is_some() { "im2col" } else { "tile" })
             .modifier("mbarrier::complete_tx::bytes");
         if o.multicast.is_some() {
-            extra.push(Form::BulkMulticast);
             i = i.modifier("multicast::cluster");
         }
         if let Some(g) = o.cta_group {
-            extra.push(Form::TmaCtaGroup);
             i = i.modifier(g.name());
         }
         i = i
@@ -379,13 +374,12 @@ impl FunctionBuilder {
         if let Some(h) = o.cache_hint {
             i = i.operand(h);
         }
-        self.emit_with(
+        self.emit(
             if offsets.is_some() {
                 Form::TmaLoadIm2col
             } else {
                 Form::TmaLoad
             },
-            &extra,
             i,
         )
     }

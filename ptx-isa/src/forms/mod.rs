@@ -7,6 +7,8 @@
 //! they write; rows for optional features (an eviction-priority qualifier, a `.cluster` scope) are
 //! added as extra requirements by the methods that use them.
 
+pub mod features;
+pub mod rules;
 pub mod syntax;
 mod table;
 
@@ -64,6 +66,23 @@ impl Form {
                 .collect()
         });
         &all[self as usize]
+    }
+
+    /// The types the row's opcode names (`ld`: `.b8` ... `.f64`), in pattern order.
+    pub fn types(self) -> Vec<crate::types::ScalarType> {
+        let mut out = Vec::new();
+        for e in self.pattern().elements() {
+            for alt in e.alternatives() {
+                for m in alt {
+                    if let Ok(t) = m.parse::<crate::types::ScalarType>() {
+                        if !out.contains(&t) {
+                            out.push(t);
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// True when `target` has the form.

@@ -281,14 +281,8 @@ impl Env<'_> {
                 }
             }
             MulInt | MadInt => {
+                // A `.wide` on a 64-bit type breaks a rule of the row (reported there).
                 let w = if has("wide") { wide(t) } else { Some(t) };
-                if w.is_none() {
-                    cx.error(
-                        ErrorKind::OperandType,
-                        pos,
-                        format!("`{op}`: `.wide` takes 16- and 32-bit types, not {t}"),
-                    );
-                }
                 if let Some(w) = w {
                     e(cx, 0, w, Rule::Agree);
                     e(cx, 1, t, Rule::Agree);
@@ -620,14 +614,10 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
     }
 }
 
-/// Immediates with a range of their own.
-pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+/// Operand counts that depend on the modifiers. (Immediate ranges are rules of the rows:
+/// [`crate::forms::rules`].)
+pub(crate) fn counts(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
     let op = i.opcode();
-    let int = |o: Option<&Operand>| match o {
-        Some(Operand::Imm(Imm::UInt(v))) => Some(i128::from(*v)),
-        Some(Operand::Imm(Imm::Int(v))) => Some(i128::from(*v)),
-        _ => None,
-    };
     use Form::*;
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
     let n = i.operands.len();
@@ -663,42 +653,6 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
                 "(release) takes no operands"
             },
         ),
-        _ => {}
-    }
-    let mut range = |k: usize, lo: i128, hi: i128, what: &str| {
-        if let Some(v) = int(i.operands.get(k)) {
-            if v < lo || v > hi {
-                cx.error(
-                    ErrorKind::ImmediateRange,
-                    pos,
-                    format!("{what} {v} of `{op}` is outside {lo}..={hi}"),
-                );
-            }
-        }
-    };
-    match form {
-        // PTX ISA 9.7.13.1: 16 named barriers per CTA; ptxas: "expected to be in range [0..15]".
-        BarSync | BarArrive | BarRedPopc | BarRedPred | BarrierSync | BarrierArrive => {
-            range(0, 0, 15, "barrier number");
-        }
-        Lop3 => range(4, 0, 255, "lookup table"),
-        Prmt => {}
-        ShflSync => {
-            range(2, 0, 31, "lane");
-        }
-        WgmmaWait | CpAsyncWaitGroup | CpAsyncBulkWait => range(0, 0, 63, "group count"),
-        Setmaxnreg => {
-            range(0, 24, 256, "register count");
-            if let Some(v) = int(i.operands.first()) {
-                if v % 8 != 0 {
-                    cx.error(
-                        ErrorKind::ImmediateRange,
-                        pos,
-                        format!("register count {v} of `{op}` is not a multiple of 8"),
-                    );
-                }
-            }
-        }
         _ => {}
     }
 }
