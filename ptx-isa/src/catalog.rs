@@ -6,6 +6,7 @@
 use crate::builder::*;
 use crate::error::Result;
 use crate::forms::Form;
+use crate::instr::{Imm, Instruction};
 use crate::module::{Directive, Module};
 use crate::reg::{Pred, Sinkable, ty};
 use crate::space::{Addr, StateSpace, spaces};
@@ -64,6 +65,24 @@ fn example(
         AddInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)
+        }
+        // The extended-precision rows have no typed builder method yet: the example writes the
+        // instruction through `emit`, which checks it against the row like any builder method.
+        AddCc | SubCc => {
+            let (d, a) = (r!(U32), r!(U32));
+            let mn = if form == AddCc { "add" } else { "sub" };
+            let i = Instruction::new(mn)
+                .modifier("cc")
+                .ty(crate::types::ScalarType::U32);
+            k.emit(form, i.operand(d).operand(a).operand(a))
+        }
+        Addc | Subc => {
+            let (d, a) = (r!(U64), r!(U64));
+            let mn = if form == Addc { "addc" } else { "subc" };
+            let i = Instruction::new(mn)
+                .modifier("cc")
+                .ty(crate::types::ScalarType::U64);
+            k.emit(form, i.operand(d).operand(a).operand(a))
         }
         SubInt => {
             let (d, a) = (r!(U64), r!(U64));
@@ -961,6 +980,74 @@ fn example(
                 &[0i32.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),
             )
+        }
+        TmaSharedCta => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            k.tma_load_cta(
+                &TmaLoadOpts::default(),
+                Addr::reg32(b),
+                &t,
+                &[0i32.into(), 0i32.into()],
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        // tensormap.replace and tensormap.cp_fenceproxy have no typed builder method yet: the
+        // examples write them through `emit`, which checks them against their rows.
+        TensormapReplace
+        | TensormapReplaceOrd
+        | TensormapReplaceMode
+        | TensormapReplaceAtomicity => {
+            let field = match form {
+                TensormapReplace => "global_address",
+                TensormapReplaceOrd => "box_dim",
+                TensormapReplaceMode => "swizzle_mode",
+                _ => "swizzle_atomicity",
+            };
+            let mut i = Instruction::new("tensormap")
+                .modifier("replace")
+                .modifier("tile")
+                .modifier(field)
+                .modifier("global")
+                .modifier("b1024");
+            i = if form == TensormapReplace {
+                i.ty(crate::types::ScalarType::B64)
+                    .operand(g.clone())
+                    .operand(out)
+            } else {
+                i.ty(crate::types::ScalarType::B32).operand(g.clone())
+            };
+            i = match form {
+                TensormapReplace => i,
+                TensormapReplaceOrd => i.operand(Imm::UInt(1)).operand(r!(B32)),
+                _ => i.operand(Imm::UInt(1)),
+            };
+            k.emit(form, i)
+        }
+        TensormapCpFenceproxy => {
+            let b = smem(m, k)?;
+            let i = Instruction::new("tensormap")
+                .modifier("cp_fenceproxy")
+                .modifier("global")
+                .modifier("shared::cta")
+                .modifier("tensormap::generic")
+                .modifier("release")
+                .modifier("gpu")
+                .modifier("sync")
+                .modifier("aligned")
+                .operand(g.clone())
+                .operand(Addr::<spaces::SharedCta>::reg32(b))
+                .operand(Imm::UInt(128));
+            k.emit(form, i)
+        }
+        CreatepolicyFractional => {
+            let p = r!(B64);
+            let i = Instruction::new("createpolicy")
+                .modifier("fractional")
+                .modifier("L2::evict_last")
+                .ty(crate::types::ScalarType::B64)
+                .operand(p)
+                .operand(Imm::f32(0.5));
+            k.emit(form, i)
         }
         PrefetchTensormap => {
             let t = tmap(k)?;

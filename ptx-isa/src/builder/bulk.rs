@@ -303,7 +303,23 @@ impl FunctionBuilder {
         coords: &[Src<ty::S32>],
         mbar: Addr<spaces::SharedCluster>,
     ) -> Result<()> {
-        self.tma_load_impl(o, dst, map, coords, mbar, None)
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(o, (dst, "shared::cluster"), map, coords, mbar, None)
+    }
+
+    /// `cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes`: a tensor
+    /// load into the executing CTA's own shared memory (PTX ISA 9.7.9.27.1.2; the `.shared::cta`
+    /// destination is PTX 8.6). No multicast: that writes other CTAs.
+    pub fn tma_load_cta(
+        &mut self,
+        o: &TmaLoadOpts,
+        dst: Addr<spaces::SharedCta>,
+        map: &TensorMapRef,
+        coords: &[Src<ty::S32>],
+        mbar: Addr<spaces::SharedCta>,
+    ) -> Result<()> {
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(o, (dst, "shared::cta"), map, coords, mbar, None)
     }
 
     /// The `.im2col` load: 3 to 5 coordinates and `dims - 2` 16-bit im2col offsets.
@@ -316,16 +332,25 @@ impl FunctionBuilder {
         mbar: Addr<spaces::SharedCluster>,
         offsets: &[Src<ty::U16>],
     ) -> Result<()> {
-        self.tma_load_impl(o, dst, map, coords, mbar, Some(offsets))
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(
+            o,
+            (dst, "shared::cluster"),
+            map,
+            coords,
+            mbar,
+            Some(offsets),
+        )
     }
 
+    /// `dst` is the destination and its state space (`shared::cluster` or `shared::cta`).
     fn tma_load_impl(
         &mut self,
         o: &TmaLoadOpts,
-        dst: Addr<spaces::SharedCluster>,
+        (dst, dst_space): (Operand, &'static str),
         map: &TensorMapRef,
         coords: &[Src<ty::S32>],
-        mbar: Addr<spaces::SharedCluster>,
+        mbar: Operand,
         offsets: Option<&[Src<ty::U16>]>,
     ) -> Result<()> {
         let mn = "cp.async.bulk.tensor";
@@ -350,7 +375,7 @@ impl FunctionBuilder {
             .modifier("bulk")
             .modifier("tensor")
             .modifier(dim)
-            .modifier("shared::cluster")
+            .modifier(dst_space)
             .modifier("global")
             .modifier(if offsets.is_some() { "im2col" } else { "tile" })
             .modifier("mbarrier::complete_tx::bytes");

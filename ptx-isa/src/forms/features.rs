@@ -113,6 +113,14 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::BulkMulticast);
     }
+    // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
+    if matches!(
+        form,
+        Form::CpAsyncBulkG2S | Form::TmaLoad | Form::TmaLoadIm2col
+    ) && has("shared::cta")
+    {
+        v.push(Form::TmaSharedCta);
+    }
     if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col) && any(&|m| m.starts_with("cta_group::"))
     {
         v.push(Form::TmaCtaGroup);

@@ -7,6 +7,7 @@
 //! they write; rows for optional features (an eviction-priority qualifier, a `.cluster` scope) are
 //! added as extra requirements by the methods that use them.
 
+pub mod families;
 pub mod features;
 pub mod rules;
 pub mod syntax;

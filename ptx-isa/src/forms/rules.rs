@@ -185,6 +185,9 @@ const WGMMA_N_I8: Values = Values::List(&[
     8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
 ]);
 
+const S_TMA_MC: &str =
+    "9.7.9.27.1.2 cp.async.bulk.tensor: .multicast::cluster with a .shared::cluster destination";
+const S_TMR: &str = "9.7.9 tensormap.replace: the field's width";
 const S_BAR: &str = "9.7.13.1 bar, barrier: 16 named barriers per CTA (ptxas: range [0..15])";
 const S_WGMMA: &str = "9.7.15.5.1 wgmma: matrix shapes";
 const S_TC_LD: &str = "9.7.16.8.3 tcgen05.ld: .num per .shape";
@@ -231,6 +234,43 @@ pub static RULES: &[Rule] = &[
         "wide",
         &["u16", "u32", "s16", "s32"],
         "9.7.1.4 mad: .wide on 16- and 32-bit types",
+    ),
+    // Multicast writes other CTAs, so its destination is `.shared::cluster` (PTX ISA 9.7.9.25.4.1,
+    // 9.7.9.27.1.2: the `.shared::cta` forms have no `.multicast`).
+    needs(
+        Form::CpAsyncBulkG2S,
+        "multicast::cluster",
+        &["shared::cluster"],
+        "9.7.9.25.4.1 cp.async.bulk: .multicast::cluster with a .shared::cluster destination",
+    ),
+    needs(
+        Form::TmaLoad,
+        "multicast::cluster",
+        &["shared::cluster"],
+        S_TMA_MC,
+    ),
+    needs(
+        Form::TmaLoadIm2col,
+        "multicast::cluster",
+        &["shared::cluster"],
+        S_TMA_MC,
+    ),
+    // tensormap.replace: each field has one width (ptxas 13.0 agrees; PTX ISA 9.7.9,
+    // tensormap.replace, and 5.5.9 Tensor-map fields).
+    needs(Form::TensormapReplace, "global_address", &["b64"], S_TMR),
+    needs(Form::TensormapReplace, "rank", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "box_dim", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "global_dim", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "global_stride", &["b64"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "element_stride", &["b32"], S_TMR),
+    // PTX ISA 9.7.13, tensormap.cp_fenceproxy: "The operand size ... must be 128".
+    imm(
+        Form::TensormapCpFenceproxy,
+        2,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.13 tensormap.cp_fenceproxy: size is 128",
     ),
     // wgmma shapes (PTX ISA 9.7.15.5.1).
     number(Form::WgmmaF16, "m64n*k16", &[], WGMMA_N, S_WGMMA),

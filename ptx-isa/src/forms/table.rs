@@ -68,6 +68,12 @@ forms! {
     Bfe: "bfe", "bfe.{u32|u64|s32|s64} d, a, b, c", ptx (2, 0), ALL, "9.7.1.19 Integer Arithmetic Instructions: bfe";
     Bfi: "bfi", "bfi.{b32|b64} f, a, b, c, d", ptx (2, 0), ALL, "9.7.1.20 Integer Arithmetic Instructions: bfi";
 
+    // ---- 9.7.2 Extended-Precision Integer Arithmetic Instructions (the carry flag) --------------
+    AddCc: "add.cc", "add.cc.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.1 Extended-Precision Arithmetic Instructions: add.cc";
+    Addc: "addc", "addc{.cc}.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.2 Extended-Precision Arithmetic Instructions: addc";
+    SubCc: "sub.cc", "sub.cc.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.3 Extended-Precision Arithmetic Instructions: sub.cc";
+    Subc: "subc", "subc{.cc}.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.4 Extended-Precision Arithmetic Instructions: subc";
+
     // ---- 9.7.3 Floating-Point Instructions ---------------------------------------------------------
     AddF32: "add.f32", "add{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
     AddF64: "add.f64", "add{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
@@ -251,20 +257,29 @@ forms! {
     MmaI8: "mma.m16n8k32.i8", "mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
 
     // ---- 9.7.9.25 bulk copies and 9.7.9.27 tensor copies (TMA) -----------------------------------------
-    CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.{shared::cluster|shared::cta}.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2G: "cp.async.bulk.shared_to_global", "cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2S: "cp.async.bulk.shared_to_cluster", "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkCommit: "cp.async.bulk.commit_group", "cp.async.bulk.commit_group", ptx (8, 0), SM90, "9.7.9.25.4.4 Data Movement and Conversion Instructions: cp.async.bulk.commit_group";
     CpAsyncBulkWait: "cp.async.bulk.wait_group", "cp.async.bulk.wait_group{.read} n", ptx (8, 0), SM90, "9.7.9.25.4.5 Data Movement and Conversion Instructions: cp.async.bulk.wait_group";
     CpAsyncBulkPrefetch: "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.3 Data Movement and Conversion Instructions: cp.async.bulk.prefetch";
     BulkMulticast: "cp.async.bulk.multicast", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar], mask", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk (.multicast::cluster)", feature;
-    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
-    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.{shared::cluster|shared::cta}.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.{shared::cluster|shared::cta}.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaStore: "cp.async.bulk.tensor.store", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaReduce: "cp.reduce.async.bulk.tensor", "cp.reduce.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta.{add|min|max|inc|dec|and|or|xor}{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.3 Data Movement and Conversion Instructions: cp.reduce.async.bulk.tensor";
     TmaPrefetch: "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.{1d|2d|3d|4d|5d}.L2.global{.tile|.im2col}{.L2::cache_hint} [tmap, coords]{, offsets}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.4 Data Movement and Conversion Instructions: cp.async.bulk.prefetch.tensor";
     TmaCtaGroup: "cp.async.bulk.tensor.cta_group", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [dst], [tmap, coords], [mbar]", ptx (8, 6), SM100A, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.cta_group)", feature;
+    TmaSharedCta: "cp.async.bulk.shared::cta", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [dst], [tmap, coords], [mbar]", ptx (8, 6), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.shared::cta destination)", feature;
     PrefetchTensormap: "prefetch.tensormap", "prefetch{.const|.param}.tensormap [a]", ptx (8, 0), SM90, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.tensormap)";
+
+    // ---- tensor-map updates in memory (sm_90a and later arch-specific targets) ------------------------
+    TensormapReplace: "tensormap.replace", "tensormap.replace.tile.{global_address|rank}{.global|.shared::cta}.b1024.{b32|b64} [addr], new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field1)";
+    TensormapReplaceOrd: "tensormap.replace.ord", "tensormap.replace.tile.{box_dim|global_dim|global_stride|element_stride}{.global|.shared::cta}.b1024.{b32|b64} [addr], ord, new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field2)";
+    TensormapReplaceMode: "tensormap.replace.mode", "tensormap.replace.tile.{elemtype|interleave_layout|swizzle_mode|fill_mode}{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field3)";
+    TensormapReplaceAtomicity: "tensormap.replace.swizzle_atomicity", "tensormap.replace.tile.swizzle_atomicity{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 6), SM100A_120A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.swizzle_atomicity)";
+    TensormapCpFenceproxy: "tensormap.cp_fenceproxy", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.{cta|cluster|gpu|sys}.sync.aligned [dst], [src], size", ptx (8, 3), SM90, "9.7.13 Parallel Synchronization and Communication Instructions: tensormap.cp_fenceproxy";
+    CreatepolicyFractional: "createpolicy.fractional", "createpolicy.fractional.{L2::evict_last|L2::evict_normal|L2::evict_first|L2::evict_unchanged}{.L2::evict_first|.L2::evict_unchanged}.b64 policy{, fraction}", ptx (7, 4), ALL, "9.7.9.18 Data Movement and Conversion Instructions: createpolicy";
 
     // ---- 9.7.15 wgmma (sm_90a) ------------------------------------------------------------------------
     WgmmaFence: "wgmma.fence", "wgmma.fence.sync.aligned", ptx (8, 0), SM90A, "9.7.15.6.1 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.fence";

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::forms::Form;
-use crate::forms::syntax::Pattern;
+use crate::forms::families::{covered, family_of, rows_of};
+use crate::forms::syntax::{Difference, Pattern};
 use crate::instr::{Instruction, Operand};
 use crate::sreg::SpecialReg;
 use crate::types::ScalarType;
@@ -18,8 +19,17 @@ pub enum Resolution {
     Form(Form),
     /// No row has this mnemonic: a generic instruction.
     UnknownMnemonic,
-    /// Rows have the mnemonic, but none matches these modifiers: a generic instruction.
+    /// Rows have the mnemonic, but none matches these modifiers and the instruction's family (the
+    /// manual's, [`crate::forms::families`]) has no rows: a generic instruction.
     UnknownModifiers,
+    /// The table covers the instruction's family, but no row allows these modifiers: `form` is the
+    /// nearest row and `difference` what differs from it.
+    WrongModifier {
+        /// The nearest row of the family.
+        form: Form,
+        /// The first difference from it (none when only a rule of the row is broken).
+        difference: Option<Difference>,
+    },
     /// Rows match the modifiers except a type suffix: `token` is not a type this opcode takes.
     WrongType {
         /// The nearest row.
@@ -101,6 +111,19 @@ pub fn resolve(i: &Instruction) -> Resolution {
                     };
                 }
             }
+        }
+    }
+    // A family the table covers: the nearest row and how the opcode differs from it.
+    if let Some(family) = family_of(&i.mnemonic, &i.modifiers).filter(|f| covered(f)) {
+        let nearest = rows_of(family)
+            .into_iter()
+            .filter_map(|f| {
+                let (cost, d) = f.pattern().difference(&i.mnemonic, &i.modifiers)?;
+                Some((cost, f, d))
+            })
+            .min_by_key(|(cost, f, _)| (*cost, *f));
+        if let Some((_, form, difference)) = nearest {
+            return Resolution::WrongModifier { form, difference };
         }
     }
     Resolution::UnknownModifiers

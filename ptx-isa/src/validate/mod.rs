@@ -499,6 +499,23 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             );
             return;
         }
+        Resolution::WrongModifier { form, difference } => {
+            let spec = form.spec();
+            let why = difference.map_or(String::new(), |d| format!(": {d}"));
+            cx.error(
+                ErrorKind::InvalidModifier,
+                pos,
+                format!(
+                    "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
+                    crate::forms::families::family_of(&i.mnemonic, &i.modifiers)
+                        .map_or(i.mnemonic.as_ref(), |f| f.name),
+                    spec.name,
+                    spec.syntax,
+                    spec.section
+                ),
+            );
+            return;
+        }
         Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
             // The parser warned already; what can be checked without a row still is.
             for q in crate::forms::features::qualifiers(i) {

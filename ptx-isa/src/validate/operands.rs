@@ -275,7 +275,8 @@ impl Env<'_> {
             | AddF64 | SubF32 | SubF64 | MulF32 | MulF64 | FmaF32 | FmaF64 | DivF32 | DivF64
             | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
             | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
-            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev => {
+            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev | AddCc | Addc | SubCc
+            | Subc => {
                 for k in 0..ops.len() {
                     e(cx, k, t, Rule::Agree);
                 }
@@ -402,6 +403,16 @@ impl Env<'_> {
             St | StOrdered => {
                 e(cx, 1, t, Rule::Wider);
             }
+            // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
+            TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
+                e(cx, 1, t, Rule::Agree);
+            }
+            TensormapReplaceOrd => {
+                e(cx, 1, ScalarType::B32, Rule::Agree);
+                e(cx, 2, t, Rule::Agree);
+            }
+            // PTX ISA 9.7.9.18: the policy is a 64-bit register.
+            CreatepolicyFractional => e(cx, 0, ScalarType::B64, Rule::Agree),
             Cvta | CvtaCluster => {
                 e(cx, 0, t, Rule::Agree);
                 e(cx, 1, t, Rule::Agree);
