@@ -981,6 +981,15 @@ fn example(
                 Addr::reg32(b).offset(2048),
             )
         }
+        MemSharedCta => {
+            let (d, b) = (r!(U32), smem(m, k)?);
+            let i = Instruction::new("ld")
+                .modifier("shared::cta")
+                .ty(crate::types::ScalarType::U32)
+                .operand(d)
+                .operand(Addr::<spaces::SharedCta>::reg32(b));
+            k.emit(Form::Ld, i)
+        }
         TmaSharedCta => {
             let (b, t) = (smem(m, k)?, tmap(k)?);
             k.tma_load_cta(

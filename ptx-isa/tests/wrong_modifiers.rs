@@ -33,7 +33,7 @@ const WRONG: &[(&str, &str, &str)] = &[
     (
         "sm_90a",
         "ldmatrix.sync.aligned.m8n8.x3.shared.b16 {%r1, %r2, %r3}, [%rd1];",
-        "the nearest is `ldmatrix` (ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 d, [p], PTX ISA 9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix): `.x3` is not one it takes there: .x1, .x2, .x4",
+        "the nearest is `ldmatrix` (ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 d, [p], PTX ISA 9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix): `.x3` is not one it takes there: .x1, .x2, .x4",
     ),
     (
         "sm_90a",

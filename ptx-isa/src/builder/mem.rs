@@ -395,29 +395,8 @@ impl FunctionBuilder {
                 ".nc needs a weak .global load".into(),
             );
         }
-        let global_like = matches!(x.space, StateSpace::Global | StateSpace::Generic);
-        if x.evict.is_some() && !global_like {
-            return bad(
-                self,
-                ErrorKind::InvalidModifier,
-                "L1 eviction priorities apply to global accesses".into(),
-            );
-        }
-        if x.cache_hint.is_some() && !global_like {
-            return bad(
-                self,
-                ErrorKind::InvalidModifier,
-                ".L2::cache_hint applies to global accesses".into(),
-            );
-        }
-        if x.prefetch.is_some() && !global_like {
-            return bad(
-                self,
-                ErrorKind::InvalidModifier,
-                "an L2 prefetch size applies to global loads".into(),
-            );
-        }
-
+        // Eviction priorities, cache hints and prefetch sizes on global (and generic) accesses
+        // only: a rule of the rows, checked by `emit`.
         let mut i = Instruction::new(mn);
         match x.order {
             MemOrder::Weak => {}

@@ -113,6 +113,11 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::BulkMulticast);
     }
+    // PTX ISA 5.1.5: the `.shared::cta` spelling of the shared window is PTX 7.8, whatever the
+    // instruction.
+    if has("shared::cta") {
+        v.push(Form::MemSharedCta);
+    }
     // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
     if matches!(
         form,

@@ -82,6 +82,23 @@ pub enum Check {
         /// Modifiers one of which must be written too.
         with: &'static [&'static str],
     },
+    /// None of `modifiers` is legal together with any of `with`.
+    Excludes {
+        /// Modifiers (without their dots).
+        modifiers: &'static [&'static str],
+        /// Modifiers none of which may be written with them.
+        with: &'static [&'static str],
+    },
+    /// The optional operand the pattern names `slot` is written exactly when `modifier` is (a
+    /// cache policy with `.L2::cache_hint`, a CTA mask with `.multicast::cluster`).
+    OperandWith {
+        /// The pattern's name of the optional operand.
+        slot: &'static str,
+        /// The modifier that brings it.
+        modifier: &'static str,
+    },
+    /// A tensor copy's `.Nd` names as many coordinates as the tensor operand holds.
+    TensorRank,
     /// The number in the modifier that the pattern writes as `token` (`m64n*k16`, `x*`), when every
     /// modifier of `when` is written.
     Number {
@@ -126,6 +143,40 @@ const fn needs(
     Rule {
         form,
         check: Check::Needs { modifier, with },
+        section,
+    }
+}
+
+const fn excludes(
+    form: Form,
+    modifiers: &'static [&'static str],
+    with: &'static [&'static str],
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Excludes { modifiers, with },
+        section,
+    }
+}
+
+const fn operand_with(
+    form: Form,
+    slot: &'static str,
+    modifier: &'static str,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::OperandWith { slot, modifier },
+        section,
+    }
+}
+
+const fn rank(form: Form, section: &'static str) -> Rule {
+    Rule {
+        form,
+        check: Check::TensorRank,
         section,
     }
 }
@@ -188,6 +239,31 @@ const WGMMA_N_I8: Values = Values::List(&[
 const S_TMA_MC: &str =
     "9.7.9.27.1.2 cp.async.bulk.tensor: .multicast::cluster with a .shared::cluster destination";
 const S_TMR: &str = "9.7.9 tensormap.replace: the field's width";
+/// The cache qualifiers of ld/st, which apply to global (and generic) addresses only.
+const CACHE_QUALIFIERS: &[&str] = &[
+    "L1::evict_normal",
+    "L1::evict_unchanged",
+    "L1::evict_first",
+    "L1::evict_last",
+    "L1::no_allocate",
+    "L2::cache_hint",
+    "L2::64B",
+    "L2::128B",
+    "L2::256B",
+];
+const NOT_GLOBAL: &[&str] = &[
+    "param",
+    "const",
+    "local",
+    "shared",
+    "shared::cta",
+    "shared::cluster",
+];
+const S_CACHE: &str = "9.7.9.8 ld / 9.7.9.11 st: eviction priority, cache hint and prefetch size apply to .global (and generic) addresses (ptxas: \"cannot be applied to '.shared' space\")";
+const S_MBAR_SEM: &str = "9.7.13.15 mbarrier: .sem and .scope go together (ptxas: \"'.release' requires scope\", \"'.cta' requires order\")";
+const S_ATOM_OP: &str = "9.7.13.5 atom / 9.7.13.6 red: the types each operation takes";
+const S_HINT: &str = "9.7.9.25/9.7.9.27 cp.async.bulk(.tensor): the cache-policy operand comes with .L2::cache_hint, the CTA mask with .multicast::cluster";
+const S_RANK: &str = "9.7.9.27.1 cp.async.bulk.tensor: tensorCoords has .dim elements";
 const S_BAR: &str = "9.7.13.1 bar, barrier: 16 named barriers per CTA (ptxas: range [0..15])";
 const S_WGMMA: &str = "9.7.15.5.1 wgmma: matrix shapes";
 const S_TC_LD: &str = "9.7.16.8.3 tcgen05.ld: .num per .shape";
@@ -235,6 +311,144 @@ pub static RULES: &[Rule] = &[
         &["u16", "u32", "s16", "s32"],
         "9.7.1.4 mad: .wide on 16- and 32-bit types",
     ),
+    // Cache qualifiers on global (and generic) accesses only.
+    excludes(Form::Ld, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::LdOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::St, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::StOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    // mbarrier: a `.sem` needs a `.scope` and a `.scope` a `.sem`.
+    needs(
+        Form::MbarrierArrive,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierArrive, "cta", &["release"], S_MBAR_SEM),
+    needs(Form::MbarrierArrive, "cluster", &["release"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "cta",
+        &["release"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "cluster",
+        &["release"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierTestWait,
+        "acquire",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierTestWait, "cta", &["acquire"], S_MBAR_SEM),
+    needs(Form::MbarrierTestWait, "cluster", &["acquire"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierTryWait,
+        "acquire",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierTryWait, "cta", &["acquire"], S_MBAR_SEM),
+    needs(Form::MbarrierTryWait, "cluster", &["acquire"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierExpectTx,
+        "relaxed",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierExpectTx, "cta", &["relaxed"], S_MBAR_SEM),
+    needs(Form::MbarrierExpectTx, "cluster", &["relaxed"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierCompleteTx,
+        "relaxed",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierCompleteTx, "cta", &["relaxed"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierCompleteTx,
+        "cluster",
+        &["relaxed"],
+        S_MBAR_SEM,
+    ),
+    // atom/red integer operations and their types (ptxas: "Operation .and requires .b32 or .b64").
+    needs(Form::AtomInt, "and", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "or", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "xor", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "cas", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "exch", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
+    needs(Form::AtomInt, "inc", &["u32"], S_ATOM_OP),
+    needs(Form::AtomInt, "dec", &["u32"], S_ATOM_OP),
+    needs(
+        Form::AtomInt,
+        "min",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(
+        Form::AtomInt,
+        "max",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(Form::RedInt, "and", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "or", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "xor", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
+    needs(Form::RedInt, "inc", &["u32"], S_ATOM_OP),
+    needs(Form::RedInt, "dec", &["u32"], S_ATOM_OP),
+    needs(
+        Form::RedInt,
+        "min",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(
+        Form::RedInt,
+        "max",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    // PTX ISA 9.7.9.21: `.relu` on a bf16 conversion rounds to nearest or toward zero only.
+    needs(
+        Form::CvtBf16F32,
+        "relu",
+        &["rn", "rz"],
+        "9.7.9.21 cvt: .relu with .rn or .rz (ptxas: \"Illegal rounding modifier\")",
+    ),
+    // Operands that modifiers bring, and the tensor's rank.
+    operand_with(Form::CpAsyncBulkG2S, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::CpAsyncBulkG2S, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::CpAsyncBulkS2G, "policy", "L2::cache_hint", S_HINT),
+    operand_with(
+        Form::CpAsyncBulkPrefetch,
+        "policy",
+        "L2::cache_hint",
+        S_HINT,
+    ),
+    operand_with(Form::TmaLoad, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::TmaLoad, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaLoadIm2col, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::TmaLoadIm2col, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaStore, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaReduce, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaPrefetch, "offsets", "im2col", S_HINT),
+    operand_with(Form::TmaPrefetch, "policy", "L2::cache_hint", S_HINT),
+    rank(Form::TmaLoad, S_RANK),
+    rank(Form::TmaLoadIm2col, S_RANK),
+    rank(Form::TmaStore, S_RANK),
+    rank(Form::TmaReduce, S_RANK),
+    rank(Form::TmaPrefetch, S_RANK),
     // Multicast writes other CTAs, so its destination is `.shared::cluster` (PTX ISA 9.7.9.25.4.1,
     // 9.7.9.27.1.2: the `.shared::cta` forms have no `.multicast`).
     needs(
@@ -542,6 +756,41 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
+            Check::Excludes { modifiers, with } => {
+                let bad = modifiers.iter().find(|m| has(m));
+                let clash = with.iter().find(|w| has(w));
+                if let (Some(m), Some(w)) = (bad, clash) {
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!(
+                            "`{op}`: .{m} does not go with .{w} (PTX ISA {})",
+                            r.section
+                        ),
+                    });
+                }
+            }
+            Check::OperandWith { .. } => {}
+            Check::TensorRank => {
+                let dims = i.modifiers.iter().find_map(|m| {
+                    let n = m.strip_suffix('d')?;
+                    n.parse::<usize>().ok()
+                });
+                let coords = i.operands.iter().find_map(|o| match o {
+                    Operand::Tensor { coords, .. } => Some(coords.len()),
+                    _ => None,
+                });
+                if let (Some(d), Some(c)) = (dims, coords) {
+                    if d != c {
+                        return Err(Violation {
+                            kind: ErrorKind::OperandCount,
+                            message: format!(
+                                "`{op}` names {c} coordinates for .{d}d (PTX ISA {})",
+                                r.section
+                            ),
+                        });
+                    }
+                }
+            }
             Check::Number {
                 token,
                 when,
@@ -587,6 +836,49 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
             }
         }
     }
+    operands_brought(form, i)
+}
+
+/// The optional operands that modifiers bring ([`Check::OperandWith`]): when every optional slot
+/// of the row comes with a modifier, the operand count is the required ones plus those whose
+/// modifier is written.
+fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
+    let p = form.pattern();
+    let with: Vec<(&str, &str, &str)> = rules_of(form)
+        .filter_map(|r| match r.check {
+            Check::OperandWith { slot, modifier } => Some((slot, modifier, r.section)),
+            _ => None,
+        })
+        .collect();
+    let optional: Vec<&str> = p
+        .operands()
+        .iter()
+        .filter(|o| o.optional)
+        .map(|o| o.name.as_str())
+        .collect();
+    if with.is_empty() || !optional.iter().all(|o| with.iter().any(|(s, _, _)| s == o)) {
+        return Ok(());
+    }
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let (required, _) = p.operand_range();
+    let brought: Vec<&(&str, &str, &str)> = with.iter().filter(|(_, m, _)| has(m)).collect();
+    let want = required + brought.len();
+    if i.operands.len() != want {
+        let why: Vec<String> = with
+            .iter()
+            .map(|(s, m, _)| format!("`{s}` with .{m}"))
+            .collect();
+        return Err(Violation {
+            kind: ErrorKind::OperandCount,
+            message: format!(
+                "`{}` takes {want} operands, not {}: {} (PTX ISA {})",
+                i.opcode(),
+                i.operands.len(),
+                why.join(", "),
+                with[0].2
+            ),
+        });
+    }
     Ok(())
 }
 
@@ -614,6 +906,23 @@ mod tests {
                     assert!(known(token), "{:?}: no .{token}", r.form);
                     assert!(when.iter().all(|w| known(w)), "{:?}: {when:?}", r.form);
                 }
+                Check::Excludes { modifiers, with } => {
+                    assert!(
+                        modifiers.iter().any(|m| known(m)),
+                        "{:?}: {modifiers:?}",
+                        r.form
+                    );
+                    assert!(with.iter().any(|w| known(w)), "{:?}: {with:?}", r.form);
+                }
+                Check::OperandWith { slot, modifier } => {
+                    assert!(known(modifier), "{:?}: no .{modifier}", r.form);
+                    assert!(
+                        p.operands().iter().any(|o| o.optional && o.name == slot),
+                        "{:?}: no optional operand {slot}",
+                        r.form
+                    );
+                }
+                Check::TensorRank => {}
                 Check::Immediate { operand, when, .. } => {
                     assert!(
                         operand < p.operands().len(),

@@ -113,9 +113,16 @@ pub fn resolve(i: &Instruction) -> Resolution {
             }
         }
     }
-    // A family the table covers: the nearest row and how the opcode differs from it.
-    if let Some(family) = family_of(&i.mnemonic, &i.modifiers).filter(|f| covered(f)) {
-        let nearest = rows_of(family)
+    // A family the table covers: the nearest row and how the opcode differs from it. An opcode
+    // of no family of the manual at all, under a mnemonic the table has (`tcgen05.frob`), is no
+    // instruction: the nearest row under the mnemonic.
+    let rows = match family_of(&i.mnemonic, &i.modifiers) {
+        Some(family) if covered(family) => Some(rows_of(family)),
+        Some(_) => None,
+        None => Some(candidates.iter().map(|(f, _)| *f).collect()),
+    };
+    if let Some(rows) = rows {
+        let nearest = rows
             .into_iter()
             .filter_map(|f| {
                 let (cost, d) = f.pattern().difference(&i.mnemonic, &i.modifiers)?;

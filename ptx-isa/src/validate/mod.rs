@@ -508,7 +508,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
                 format!(
                     "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
                     crate::forms::families::family_of(&i.mnemonic, &i.modifiers)
-                        .map_or(i.mnemonic.as_ref(), |f| f.name),
+                        .map_or(i.mnemonic.split('.').next().unwrap_or(""), |f| f.name),
                     spec.name,
                     spec.syntax,
                     spec.section
