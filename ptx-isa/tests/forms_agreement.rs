@@ -12,7 +12,7 @@
 //! naming a line is split into single lines.
 //!
 //! The disagreements left are listed in `tests/agreement_known.txt` (one per line: direction,
-//! target, opcode); the test fails when a new one appears or a listed one is gone, so the list only
+//! row, target, opcode); the test fails when a new one appears or a listed one is gone, so the list only
 //! shrinks by fixing the table. `BLESS=1` rewrites it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -165,6 +165,7 @@ fn variants(p: &Pattern, opcode: &str) -> BTreeSet<String> {
 
 /// One variant's verdicts.
 struct Verdict {
+    row: &'static str,
     family: String,
     target: Target,
     opcode: String,
@@ -301,7 +302,7 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
                     let mut out = Vec::new();
                     loop {
                         let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, t, text, line, lines, opcodes)) = jobs.get(j) else {
+                        let Some((form, t, text, line, lines, opcodes)) = jobs.get(j) else {
                             break;
                         };
                         for ((ptxas_ok, ptxkit_ok), opcode) in judge(ptxas, text, *line, *t, lines)
@@ -313,6 +314,7 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
                             let mods: Vec<&str> = parts.collect();
                             let family = family_of(head, &mods).map_or(head, |f| f.name);
                             out.push(Verdict {
+                                row: form.spec().name,
                                 family: family.to_string(),
                                 target: *t,
                                 opcode: opcode.clone(),
@@ -330,14 +332,11 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    // Per-family counts; the same opcode on the same target counts once.
-    let mut seen = BTreeSet::new();
+    // Per-family counts. A variant is judged with its row's catalog operands, so the same opcode
+    // from two rows is two variants.
     let mut by_family: BTreeMap<String, Tally> = BTreeMap::new();
     let mut disagreements = BTreeSet::new();
     for v in &verdicts {
-        if !seen.insert((v.target, v.opcode.clone())) {
-            continue;
-        }
         let t = by_family.entry(v.family.clone()).or_default();
         t.variants += 1;
         match (v.ptxas_ok, v.ptxkit_ok) {
@@ -345,11 +344,11 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             (false, false) => t.both_reject += 1,
             (false, true) => {
                 t.missed += 1;
-                disagreements.insert(format!("missed\t{}\t{}", v.target, v.opcode));
+                disagreements.insert(format!("missed\t{}\t{}\t{}", v.row, v.target, v.opcode));
             }
             (true, false) => {
                 t.false_alarm += 1;
-                disagreements.insert(format!("alarm\t{}\t{}", v.target, v.opcode));
+                disagreements.insert(format!("alarm\t{}\t{}\t{}", v.row, v.target, v.opcode));
             }
         }
     }
