@@ -61,7 +61,116 @@ fn example(
             k.reg::<ty::$t>()
         };
     }
+    // Rows without a typed builder method yet: the example writes the instruction through `emit`,
+    // which checks it against the row like any builder method.
+    macro_rules! raw {
+        ($op:expr $(; $($o:expr),*)?) => {{
+            let mut parts = $op.split('.');
+            let mut i = Instruction::new(parts.next().unwrap_or_default());
+            for p in parts {
+                i = i.modifier(p.to_string());
+            }
+            $($(i = i.operand($o);)*)?
+            k.emit(form, i)
+        }};
+    }
+    let sh = |b: crate::reg::Reg<ty::U32>| Addr::<spaces::SharedCta>::reg32(b);
+    let cl = |b: crate::reg::Reg<ty::U32>| Addr::<spaces::SharedCluster>::reg32(b);
     match form {
+        Mul24 => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("mul24.lo.s32"; d, a, a)
+        }
+        Mad24 => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("mad24.hi.sat.s32"; d, a, a, a)
+        }
+        Sad => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("sad.u32"; d, a, a, a)
+        }
+        Bfind => {
+            let (d, a) = (r!(U32), r!(U64));
+            raw!("bfind.shiftamt.u64"; d, a)
+        }
+        Fns => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("fns.b32"; d, a, a, a)
+        }
+        Szext => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("szext.wrap.u32"; d, a, a)
+        }
+        Bmsk => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("bmsk.clamp.b32"; d, a, a)
+        }
+        Dp4a => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("dp4a.u32.u32"; d, a, a, a)
+        }
+        Dp2a => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("dp2a.lo.u32.u32"; d, a, a, a)
+        }
+        Testp => {
+            let (p, a) = (k.pred(), r!(F32));
+            raw!("testp.finite.f32"; p, a)
+        }
+        Copysign => {
+            let (d, a) = (r!(F32), r!(F32));
+            raw!("copysign.f32"; d, a, a)
+        }
+        Slct => {
+            let (d, a, c) = (r!(F32), r!(F32), r!(S32));
+            raw!("slct.f32.s32"; d, a, a, c)
+        }
+        Cnot => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("cnot.b32"; d, a)
+        }
+        Shf => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("shf.l.wrap.b32"; d, a, a, a)
+        }
+        Ldu => {
+            let d = r!(U32);
+            raw!("ldu.global.u32"; d, g.clone())
+        }
+        Prefetch => raw!("prefetch.global.L2"; g.clone()),
+        PrefetchEvict => raw!("prefetch.global.L2::evict_last"; g.clone()),
+        Prefetchu => raw!("prefetchu.L1"; g.clone()),
+        Applypriority => raw!("applypriority.global.L2::evict_normal"; g.clone(), Imm::UInt(128)),
+        Discard => raw!("discard.global.L2"; g.clone(), Imm::UInt(128)),
+        Isspacep => {
+            let p = k.pred();
+            raw!("isspacep.global"; p, out)
+        }
+        Movmatrix => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("movmatrix.sync.aligned.m8n8.trans.b16"; d, a)
+        }
+        MbarrierArriveDrop => {
+            let (b, st) = (smem(m, k)?, r!(B64));
+            raw!("mbarrier.arrive_drop.shared.b64"; st, Addr::<spaces::Shared>::reg32(b))
+        }
+        StAsync => {
+            let (b, v) = (smem(m, k)?, r!(U32));
+            raw!("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32"; cl(b), v, cl(b).offset(8))
+        }
+        RedAsync => {
+            let (b, v) = (smem(m, k)?, r!(U32));
+            raw!("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"; cl(b), v, cl(b).offset(8))
+        }
+        CpReduceBulk => {
+            let b = smem(m, k)?;
+            raw!("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32"; g.clone(), sh(b), Imm::UInt(256))
+        }
+        CpReduceBulkCluster => {
+            let b = smem(m, k)?;
+            raw!("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"; cl(b), sh(b).offset(1024), Imm::UInt(256), cl(b).offset(2048))
+        }
+        Brkpt => raw!("brkpt"),
         AddInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)

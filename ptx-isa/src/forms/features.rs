@@ -34,7 +34,7 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
         form,
         Form::Ld | Form::LdOrdered | Form::LdGlobalNc | Form::St | Form::StOrdered
     );
-    if memory || matches!(form, Form::CpAsync) {
+    if memory || matches!(form, Form::CpAsync | Form::Ldu) {
         v.extend(qualifiers(i));
     }
     let atomic = matches!(
@@ -80,6 +80,7 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     let mbarrier_sem = matches!(
         form,
         Form::MbarrierArrive
+            | Form::MbarrierArriveDrop
             | Form::MbarrierArriveExpectTx
             | Form::MbarrierTestWait
             | Form::MbarrierTryWait
@@ -103,7 +104,7 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     if mbarrier && has("shared::cluster") {
         v.push(Form::MemSharedCluster);
     }
-    if form == Form::MbarrierArrive && i.operands.len() == 3 {
+    if matches!(form, Form::MbarrierArrive | Form::MbarrierArriveDrop) && i.operands.len() == 3 {
         v.push(Form::MbarrierArriveCount);
     }
     if matches!(

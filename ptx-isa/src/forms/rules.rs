@@ -298,6 +298,49 @@ pub static RULES: &[Rule] = &[
         &["hi"],
         "9.7.1.4 mad: .sat applies only to .s32 in .hi mode",
     ),
+    needs(
+        Form::Mad24,
+        "sat",
+        &["s32"],
+        "9.7.1.6 mad24: .sat applies only to .s32 in .hi mode",
+    ),
+    needs(
+        Form::Mad24,
+        "sat",
+        &["hi"],
+        "9.7.1.6 mad24: .sat applies only to .s32 in .hi mode",
+    ),
+    // PTX ISA 9.7.9.16/9.7.9.17: the size operand is 128.
+    imm(
+        Form::Applypriority,
+        1,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.9.16 applypriority: size is 128",
+    ),
+    imm(
+        Form::Discard,
+        1,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.9.17 discard: size is 128",
+    ),
+    operand_with(Form::CpReduceBulk, "policy", "L2::cache_hint", S_HINT),
+    needs(
+        Form::MbarrierArriveDrop,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierArriveDrop, "cta", &["release"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierArriveDrop,
+        "cluster",
+        &["release"],
+        S_MBAR_SEM,
+    ),
     // PTX ISA 9.7.1.3/9.7.1.4: `.wide` doubles the width, so it takes 16- and 32-bit types.
     needs(
         Form::MulInt,

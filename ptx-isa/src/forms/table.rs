@@ -62,11 +62,20 @@ forms! {
     NegInt: "neg.int", "neg.{s16|s32|s64} d, a", ptx (1, 0), ALL, "9.7.1.11 Integer Arithmetic Instructions: neg";
     MinInt: "min.int", "min.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.12 Integer Arithmetic Instructions: min";
     MaxInt: "max.int", "max.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.13 Integer Arithmetic Instructions: max";
+    Mul24: "mul24", "mul24.{hi|lo}.{u32|s32} d, a, b", ptx (1, 0), ALL, "9.7.1.5 Integer Arithmetic Instructions: mul24";
+    Mad24: "mad24", "mad24.{hi|lo}{.sat}.{u32|s32} d, a, b, c", ptx (1, 0), ALL, "9.7.1.6 Integer Arithmetic Instructions: mad24";
+    Sad: "sad", "sad.{u16|u32|u64|s16|s32|s64} d, a, b, c", ptx (1, 0), ALL, "9.7.1.7 Integer Arithmetic Instructions: sad";
     Popc: "popc", "popc.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.14 Integer Arithmetic Instructions: popc";
     Clz: "clz", "clz.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.15 Integer Arithmetic Instructions: clz";
+    Bfind: "bfind", "bfind{.shiftamt}.{u32|u64|s32|s64} d, a", ptx (2, 0), ALL, "9.7.1.16 Integer Arithmetic Instructions: bfind";
+    Fns: "fns", "fns.b32 d, mask, base, offset", ptx (6, 0), ALL, "9.7.1.17 Integer Arithmetic Instructions: fns";
     Brev: "brev", "brev.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.18 Integer Arithmetic Instructions: brev";
     Bfe: "bfe", "bfe.{u32|u64|s32|s64} d, a, b, c", ptx (2, 0), ALL, "9.7.1.19 Integer Arithmetic Instructions: bfe";
     Bfi: "bfi", "bfi.{b32|b64} f, a, b, c, d", ptx (2, 0), ALL, "9.7.1.20 Integer Arithmetic Instructions: bfi";
+    Szext: "szext", "szext.{wrap|clamp}.{u32|s32} d, a, b", ptx (7, 6), ALL, "9.7.1.21 Integer Arithmetic Instructions: szext";
+    Bmsk: "bmsk", "bmsk.{wrap|clamp}.b32 d, a, b", ptx (7, 6), ALL, "9.7.1.22 Integer Arithmetic Instructions: bmsk";
+    Dp4a: "dp4a", "dp4a.{u32|s32}.{u32|s32} d, a, b, c", ptx (5, 0), ALL, "9.7.1.23 Integer Arithmetic Instructions: dp4a";
+    Dp2a: "dp2a", "dp2a.{lo|hi}.{u32|s32}.{u32|s32} d, a, b, c", ptx (5, 0), ALL, "9.7.1.24 Integer Arithmetic Instructions: dp2a";
 
     // ---- 9.7.2 Extended-Precision Integer Arithmetic Instructions (the carry flag) --------------
     AddCc: "add.cc", "add.cc.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.1 Extended-Precision Arithmetic Instructions: add.cc";
@@ -75,6 +84,8 @@ forms! {
     Subc: "subc", "subc{.cc}.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.4 Extended-Precision Arithmetic Instructions: subc";
 
     // ---- 9.7.3 Floating-Point Instructions ---------------------------------------------------------
+    Testp: "testp", "testp.{finite|infinite|number|notanumber|normal|subnormal}.{f32|f64} p, a", ptx (2, 0), ALL, "9.7.3.1 Floating Point Instructions: testp";
+    Copysign: "copysign", "copysign.{f32|f64} d, a, b", ptx (2, 0), ALL, "9.7.3.2 Floating Point Instructions: copysign";
     AddF32: "add.f32", "add{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
     AddF64: "add.f64", "add{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
     SubF32: "sub.f32", "sub{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.4 Floating Point Instructions: sub";
@@ -135,6 +146,7 @@ forms! {
     SetpF16: "setp.f16", "setp.{eq|ne|lt|le|gt|ge|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}{.ftz}.{f16|f16x2} p{|q}, a, b{, {!}c}", ptx (4, 2), ALL, "9.7.6.2 Half Precision Comparison Instructions: setp";
     SetpBf16: "setp.bf16", "setp.{eq|ne|lt|le|gt|ge|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}.{bf16|bf16x2} p{|q}, a, b{, {!}c}", ptx (7, 8), SM90, "9.7.6.2 Half Precision Comparison Instructions: setp";
     Selp: "selp", "selp.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64} d, a, b, c", ptx (1, 0), ALL, "9.7.5.3 Comparison and Selection Instructions: selp";
+    Slct: "slct", "slct.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64}.{s32|f32} d, a, b, c", ptx (1, 0), ALL, "9.7.5.4 Comparison and Selection Instructions: slct";
     Set: "set", "set.{eq|ne|lt|le|gt|ge|lo|ls|hi|hs|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}{.ftz}.{u32|s32|f32}.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64} d, a, b{, {!}c}", ptx (1, 0), ALL, "9.7.5.1 Comparison and Selection Instructions: set";
 
     // ---- 9.7.7 Logic and Shift Instructions ---------------------------------------------------------
@@ -142,7 +154,9 @@ forms! {
     Or: "or", "or.{pred|b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.2 Logic and Shift Instructions: or";
     Xor: "xor", "xor.{pred|b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.3 Logic and Shift Instructions: xor";
     Not: "not", "not.{pred|b16|b32|b64} d, a", ptx (1, 0), ALL, "9.7.7.4 Logic and Shift Instructions: not";
+    Cnot: "cnot", "cnot.{b16|b32|b64} d, a", ptx (1, 0), ALL, "9.7.7.5 Logic and Shift Instructions: cnot";
     Lop3: "lop3", "lop3.b32 d, a, b, c, immLut", ptx (4, 3), ALL, "9.7.7.6 Logic and Shift Instructions: lop3";
+    Shf: "shf", "shf.{l|r}.{clamp|wrap}.b32 d, a, b, c", ptx (3, 1), ALL, "9.7.7.7 Logic and Shift Instructions: shf";
     Shl: "shl", "shl.{b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.8 Logic and Shift Instructions: shl";
     Shr: "shr", "shr.{b16|b32|b64|u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.7.9 Logic and Shift Instructions: shr";
 
@@ -157,8 +171,16 @@ forms! {
     Ld: "ld", "ld{.weak|.volatile}{.const|.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.ca|.cg|.cs|.lu|.cv}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (1, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
     LdOrdered: "ld.ordered", "ld.{relaxed|acquire}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cta|.shared::cluster|.local}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (6, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
     LdGlobalNc: "ld.global.nc", "ld.global{.ca|.cg|.cs}.nc{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (3, 1), ALL, "9.7.9.9 Data Movement and Conversion Instructions: ld.global.nc";
+    Ldu: "ldu", "ldu{.global}{.v2|.v4}.{b8|b16|b32|b64|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]", ptx (2, 0), ALL, "9.7.9.10 Data Movement and Conversion Instructions: ldu";
     St: "st", "st{.weak|.volatile}{.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.wb|.cg|.cs|.wt}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (1, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
     StOrdered: "st.ordered", "st.{relaxed|release}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cta|.shared::cluster|.local}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (6, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
+    StAsync: "st.async", "st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2|.v4}.{b32|b64|u32|u64|s32|s64|f32|f64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.9.12 Data Movement and Conversion Instructions: st.async";
+    Prefetch: "prefetch", "prefetch{.global|.local}.{L1|L2} [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
+    PrefetchEvict: "prefetch.L2::evict", "prefetch{.global}.{L2::evict_last|L2::evict_normal} [a]", ptx (7, 4), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.level::eviction_priority)";
+    Prefetchu: "prefetchu", "prefetchu.L1 [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
+    Applypriority: "applypriority", "applypriority{.global}.L2::evict_normal [a], size", ptx (7, 4), ALL, "9.7.9.16 Data Movement and Conversion Instructions: applypriority";
+    Discard: "discard", "discard{.global}.L2 [a], size", ptx (7, 4), ALL, "9.7.9.17 Data Movement and Conversion Instructions: discard";
+    Isspacep: "isspacep", "isspacep.{const|global|local|shared} p, a", ptx (2, 0), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep";
     MemEvictionPriority: "mem.L1::evict", "ld.global.L1::evict_last.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::eviction_priority)", feature;
     MemCacheHint: "mem.L2::cache_hint", "ld.global.L2::cache_hint.u32 d, [a], policy", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::cache_hint)", feature;
     MemPrefetchSize: "mem.L2::prefetch_size", "ld.global.L2::128B.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::prefetch_size)", feature;
@@ -200,6 +222,7 @@ forms! {
     RedF64: "red.f64", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f64 [a], b", ptx (5, 0), ALL, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
     RedF16: "red.f16", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{f16|f16x2} [a], b", ptx (6, 3), ALL, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
     RedBf16: "red.bf16", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{bf16|bf16x2} [a], b", ptx (7, 8), SM90, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
+    RedAsync: "red.async", "red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.{inc|dec|min|max|add|and|or|xor}.{u32|s32|b32|u64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.13.7 Parallel Synchronization and Communication Instructions: red.async";
     VoteSync: "vote.sync", "vote.sync.{all|any|uni}.pred d, {!}a, membermask", ptx (6, 0), ALL, "9.7.13.8 Parallel Synchronization and Communication Instructions: vote.sync";
     VoteBallot: "vote.sync.ballot", "vote.sync.ballot.b32 d, {!}a, membermask", ptx (6, 0), ALL, "9.7.13.8 Parallel Synchronization and Communication Instructions: vote.sync";
     MatchAny: "match.any.sync", "match.any.sync.{b32|b64} d, a, membermask", ptx (6, 0), ALL, "9.7.13.9 Parallel Synchronization and Communication Instructions: match.sync";
@@ -214,12 +237,14 @@ forms! {
     Ret: "ret", "ret{.uni}", ptx (1, 0), ALL, "9.7.12.6 Control Flow Instructions: ret";
     Exit: "exit", "exit", ptx (1, 0), ALL, "9.7.12.7 Control Flow Instructions: exit";
     Trap: "trap", "trap", ptx (1, 0), ALL, "9.7.19 Miscellaneous Instructions: trap";
+    Brkpt: "brkpt", "brkpt", ptx (1, 0), ALL, "9.7.19.1 Miscellaneous Instructions: brkpt";
     Nanosleep: "nanosleep", "nanosleep.u32 t", ptx (6, 3), ALL, "9.7.19 Miscellaneous Instructions: nanosleep";
 
     // ---- 9.7.13.15 mbarrier ----------------------------------------------------------------------
     MbarrierInit: "mbarrier.init", "mbarrier.init{.shared|.shared::cta}.b64 [addr], count", ptx (7, 0), ALL, "9.7.13.15.9 Parallel Synchronization and Communication Instructions: mbarrier.init";
     MbarrierInval: "mbarrier.inval", "mbarrier.inval{.shared|.shared::cta}.b64 [addr]", ptx (7, 0), ALL, "9.7.13.15.10 Parallel Synchronization and Communication Instructions: mbarrier.inval";
     MbarrierArrive: "mbarrier.arrive", "mbarrier.arrive{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    MbarrierArriveDrop: "mbarrier.arrive_drop", "mbarrier.arrive_drop{.expect_tx|.noComplete}{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.14 Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop";
     MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierArriveCount: "mbarrier.arrive.count", "mbarrier.arrive.shared.b64 state, [addr], count", ptx (7, 8), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (count operand)", feature;
     MbarrierSem: "mbarrier.sem_scope", "mbarrier.arrive.release.cta.shared.b64 state, [addr]", ptx (8, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier (.sem and .scope)", feature;
@@ -250,6 +275,7 @@ forms! {
     CpAsyncWaitAll: "cp.async.wait_all", "cp.async.wait_all", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_all";
     Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
     LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans{.shared|.shared::cta}.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
+    Movmatrix: "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 d, a", ptx (7, 8), ALL, "9.7.14.5.17 Warp Level Matrix Multiply-Accumulate Instructions: movmatrix";
     Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans{.shared|.shared::cta}.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     MmaF16: "mma.m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
@@ -261,6 +287,8 @@ forms! {
     CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.{shared::cluster|shared::cta}.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2G: "cp.async.bulk.shared_to_global", "cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2S: "cp.async.bulk.shared_to_cluster", "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpReduceBulk: "cp.reduce.async.bulk.global", "cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.{and|or|xor|add|inc|dec|min|max}.{b32|b64|u32|s32|u64|s64|f32|f64} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.2 Data Movement and Conversion Instructions: cp.reduce.async.bulk";
+    CpReduceBulkCluster: "cp.reduce.async.bulk.shared::cluster", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.{and|or|xor|add|inc|dec|min|max}.{b32|b64|u32|s32|u64|s64} [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.2 Data Movement and Conversion Instructions: cp.reduce.async.bulk";
     CpAsyncBulkCommit: "cp.async.bulk.commit_group", "cp.async.bulk.commit_group", ptx (8, 0), SM90, "9.7.9.25.4.4 Data Movement and Conversion Instructions: cp.async.bulk.commit_group";
     CpAsyncBulkWait: "cp.async.bulk.wait_group", "cp.async.bulk.wait_group{.read} n", ptx (8, 0), SM90, "9.7.9.25.4.5 Data Movement and Conversion Instructions: cp.async.bulk.wait_group";
     CpAsyncBulkPrefetch: "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.3 Data Movement and Conversion Instructions: cp.async.bulk.prefetch";

@@ -276,7 +276,7 @@ impl Env<'_> {
             | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
             | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
             | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev | AddCc | Addc | SubCc
-            | Subc => {
+            | Subc | Mul24 | Mad24 | Sad | Cnot | Copysign | Fns | Bmsk | Shf => {
                 for k in 0..ops.len() {
                     e(cx, k, t, Rule::Agree);
                 }
@@ -403,6 +403,35 @@ impl Env<'_> {
             St | StOrdered => {
                 e(cx, 1, t, Rule::Wider);
             }
+            Szext => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            Bfind => {
+                e(cx, 0, ScalarType::U32, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Testp => {
+                e(cx, 0, ScalarType::Pred, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Isspacep => e(cx, 0, ScalarType::Pred, Rule::Agree),
+            Slct => {
+                for k in 0..3 {
+                    e(cx, k, t, Rule::Agree);
+                }
+                if let Some(&c) = types.get(1) {
+                    e(cx, 3, c, Rule::Agree);
+                }
+            }
+            Movmatrix => {
+                e(cx, 0, ScalarType::B32, Rule::Agree);
+                e(cx, 1, ScalarType::B32, Rule::Agree);
+            }
+            Ldu => e(cx, 0, t, Rule::Wider),
+            // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
+            StAsync | RedAsync => e(cx, 1, t, Rule::Agree),
             // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
             TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
                 e(cx, 1, t, Rule::Agree);
