@@ -171,6 +171,36 @@ fn example(
             raw!("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"; cl(b), sh(b).offset(1024), Imm::UInt(256), cl(b).offset(2048))
         }
         Brkpt => raw!("brkpt"),
+        WmmaLoad | WmmaStore | WmmaMma => {
+            // Fragments of m16n16k16 (PTX ISA 9.7.14.4): 8 registers each.
+            let frag = |k: &mut FunctionBuilder, f32s: bool| {
+                let v: Vec<crate::instr::Operand> = (0..8)
+                    .map(|_| {
+                        if f32s {
+                            k.reg::<ty::F32>().into()
+                        } else {
+                            k.reg::<ty::B32>().into()
+                        }
+                    })
+                    .collect();
+                crate::instr::Operand::Vector(v)
+            };
+            match form {
+                WmmaLoad => {
+                    let a = frag(k, false);
+                    raw!("wmma.load.a.sync.aligned.row.m16n16k16.global.f16"; a, g.clone())
+                }
+                WmmaStore => {
+                    let d = frag(k, true);
+                    raw!("wmma.store.d.sync.aligned.row.m16n16k16.global.f32"; g.clone(), d)
+                }
+                _ => {
+                    let (d, a, b, c) =
+                        (frag(k, true), frag(k, false), frag(k, false), frag(k, true));
+                    raw!("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"; d, a, b, c)
+                }
+            }
+        }
         AddInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)

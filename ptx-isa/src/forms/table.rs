@@ -273,6 +273,9 @@ forms! {
     CpAsyncCommit: "cp.async.commit_group", "cp.async.commit_group", ptx (7, 0), ALL, "9.7.9.25.3.2 Data Movement and Conversion Instructions: cp.async.commit_group";
     CpAsyncWaitGroup: "cp.async.wait_group", "cp.async.wait_group n", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_group";
     CpAsyncWaitAll: "cp.async.wait_all", "cp.async.wait_all", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_all";
+    WmmaLoad: "wmma.load", "wmma.load.{a|b|c}.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|bf16|f32|s8|u8|s32} r, [p]{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.load";
+    WmmaStore: "wmma.store", "wmma.store.d.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|f32|s32} [p], r{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.store";
+    WmmaMma: "wmma.mma", "wmma.mma.sync.aligned.{row|col}.{row|col}.{m16n16k16|m8n32k16|m32n8k16}.{f16|f32}.{f16|f32} d, a, b, c", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma";
     Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
     LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans{.shared|.shared::cta}.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
     Movmatrix: "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 d, a", ptx (7, 8), ALL, "9.7.14.5.17 Warp Level Matrix Multiply-Accumulate Instructions: movmatrix";
