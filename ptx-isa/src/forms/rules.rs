@@ -264,6 +264,7 @@ const S_MBAR_SEM: &str = "9.7.13.15 mbarrier: .sem and .scope go together (ptxas
 const S_ATOM_OP: &str = "9.7.13.5 atom / 9.7.13.6 red: the types each operation takes";
 const S_HINT: &str = "9.7.9.25/9.7.9.27 cp.async.bulk(.tensor): the cache-policy operand comes with .L2::cache_hint, the CTA mask with .multicast::cluster";
 const S_RANK: &str = "9.7.9.27.1 cp.async.bulk.tensor: tensorCoords has .dim elements";
+const S_REDUX: &str = "9.7.13.11 redux.sync: .and/.or/.xor on .b32, .add/.min/.max on .u32/.s32";
 const S_BAR: &str = "9.7.13.1 bar, barrier: 16 named barriers per CTA (ptxas: range [0..15])";
 const S_WGMMA: &str = "9.7.15.5.1 wgmma: matrix shapes";
 const S_TC_LD: &str = "9.7.16.8.3 tcgen05.ld: .num per .shape";
@@ -462,6 +463,14 @@ pub static RULES: &[Rule] = &[
         &["u32", "s32", "u64", "s64"],
         S_ATOM_OP,
     ),
+    // redux.sync (PTX ISA 9.7.13.11): the bitwise operations on .b32, the arithmetic ones on
+    // .u32/.s32 (ptxas agrees).
+    needs(Form::ReduxSync, "and", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "or", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "xor", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "add", &["u32", "s32"], S_REDUX),
+    needs(Form::ReduxSync, "min", &["u32", "s32"], S_REDUX),
+    needs(Form::ReduxSync, "max", &["u32", "s32"], S_REDUX),
     // PTX ISA 9.7.9.21: `.relu` on a bf16 conversion rounds to nearest or toward zero only.
     needs(
         Form::CvtBf16F32,
