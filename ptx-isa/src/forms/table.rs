@@ -233,7 +233,7 @@ forms! {
 
     // ---- 9.7.12 Control Flow Instructions --------------------------------------------------------
     Bra: "bra", "bra{.uni} tgt", ptx (1, 0), ALL, "9.7.12.3 Control Flow Instructions: bra";
-    Call: "call", "call{.uni} func{, ret}{, params}", ptx (1, 0), ALL, "9.7.12.5 Control Flow Instructions: call";
+    Call: "call", "call{.uni} func{, ret}{, params}{, proto}", ptx (1, 0), ALL, "9.7.12.5 Control Flow Instructions: call";
     Ret: "ret", "ret{.uni}", ptx (1, 0), ALL, "9.7.12.6 Control Flow Instructions: ret";
     Exit: "exit", "exit", ptx (1, 0), ALL, "9.7.12.7 Control Flow Instructions: exit";
     Trap: "trap", "trap", ptx (1, 0), ALL, "9.7.19 Miscellaneous Instructions: trap";

@@ -88,11 +88,6 @@ pub fn resolve(i: &Instruction) -> Resolution {
         }
     }
     if let Some((form, range)) = count_miss {
-        // The `call` row is the direct call; an indirect call names a `.callprototype` as a
-        // fourth operand (PTX ISA 9.7.12.5) and stays a generic instruction.
-        if form == Form::Call && n == 4 {
-            return Resolution::UnknownModifiers;
-        }
         return Resolution::OperandCount { form, range };
     }
     // A type suffix the opcode does not take: would another type make it match?

@@ -276,7 +276,10 @@ impl Env<'_> {
             | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
             | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
             | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev | AddCc | Addc | SubCc
-            | Subc | Mul24 | Mad24 | Sad | Cnot | Copysign | Fns | Bmsk | Shf => {
+            | Subc | Mul24 | Mad24 | Sad | Cnot | Copysign | Fns | Bmsk | Shf | AddF16
+            | AddBf16 | SubF16 | SubBf16 | MulF16 | MulBf16 | FmaF16 | FmaBf16 | NegF16
+            | NegBf16 | AbsF16 | AbsBf16 | MinF16 | MinBf16 | MaxF16 | MaxBf16 | TanhF16
+            | TanhBf16 | Ex2F16 | Ex2Bf16 => {
                 for k in 0..ops.len() {
                     e(cx, k, t, Rule::Agree);
                 }
@@ -291,7 +294,7 @@ impl Env<'_> {
                     e(cx, 3, w, Rule::Agree);
                 }
             }
-            SetpInt | SetpF32 | SetpF64 => {
+            SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 => {
                 match ops.first() {
                     Some(Operand::Pair(_, _)) | Some(Operand::NamedPair(_, _)) => {}
                     _ => e(cx, 0, ScalarType::Pred, Rule::Agree),
