@@ -99,6 +99,9 @@ pub enum Check {
     },
     /// A tensor copy's `.Nd` names as many coordinates as the tensor operand holds.
     TensorRank,
+    /// cvt's rounding by the pair of types: integer rounding from float to integer, float rounding
+    /// from integer to float and for a narrower float, none between integers.
+    CvtRounding,
     /// The number in the modifier that the pattern writes as `token` (`m64n*k16`, `x*`), when every
     /// modifier of `when` is written.
     Number {
@@ -471,6 +474,11 @@ pub static RULES: &[Rule] = &[
     needs(Form::ReduxSync, "add", &["u32", "s32"], S_REDUX),
     needs(Form::ReduxSync, "min", &["u32", "s32"], S_REDUX),
     needs(Form::ReduxSync, "max", &["u32", "s32"], S_REDUX),
+    Rule {
+        form: Form::Cvt,
+        check: Check::CvtRounding,
+        section: "9.7.9.21 cvt: rounding modifiers (integer rounding float to integer; float rounding integer to float and to a narrower float; none between integers)",
+    },
     // PTX ISA 9.7.9.21: `.relu` on a bf16 conversion rounds to nearest or toward zero only.
     needs(
         Form::CvtBf16F32,
@@ -822,6 +830,14 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                 }
             }
             Check::OperandWith { .. } => {}
+            Check::CvtRounding => {
+                if let Some(why) = cvt_rounding(i) {
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!("`{op}`: {why} (PTX ISA {})", r.section),
+                    });
+                }
+            }
             Check::TensorRank => {
                 let dims = i.modifiers.iter().find_map(|m| {
                     let n = m.strip_suffix('d')?;
@@ -889,6 +905,30 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
         }
     }
     operands_brought(form, i)
+}
+
+/// What is wrong with a cvt's rounding for its pair of types, if anything.
+fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
+    let types: Vec<crate::types::ScalarType> = i.types().collect();
+    let (&d, &a) = (types.first()?, types.get(1)?);
+    let has = |ms: &[&str]| i.modifiers.iter().any(|m| ms.contains(&m.as_ref()));
+    let int_round = has(&["rni", "rzi", "rmi", "rpi"]);
+    let float_round = has(&["rn", "rz", "rm", "rp"]);
+    match (d.is_float(), a.is_float()) {
+        (false, true) if !int_round => Some("float to integer needs .rni, .rzi, .rmi or .rpi"),
+        (true, false) if !float_round => Some("integer to float needs .rn, .rz, .rm or .rp"),
+        (false, false) if int_round || float_round => Some("integer to integer takes no rounding"),
+        (true, true) if d.bits() < a.bits() && !float_round => {
+            Some("a narrower float needs .rn, .rz, .rm or .rp")
+        }
+        (true, true) if d.bits() != a.bits() && int_round => {
+            Some("integer rounding applies between floats of one size")
+        }
+        (true, true) if d.bits() == a.bits() && float_round => {
+            Some("floats of one size take integer rounding, not .rn, .rz, .rm or .rp")
+        }
+        _ => None,
+    }
 }
 
 /// The optional operands that modifiers bring ([`Check::OperandWith`]): when every optional slot
@@ -974,7 +1014,7 @@ mod tests {
                         r.form
                     );
                 }
-                Check::TensorRank => {}
+                Check::TensorRank | Check::CvtRounding => {}
                 Check::Immediate { operand, when, .. } => {
                     assert!(
                         operand < p.operands().len(),
