@@ -6,6 +6,7 @@
 use crate::builder::*;
 use crate::error::Result;
 use crate::forms::Form;
+use crate::instr::{Imm, Instruction};
 use crate::module::{Directive, Module};
 use crate::reg::{Pred, Sinkable, ty};
 use crate::space::{Addr, StateSpace, spaces};
@@ -60,10 +61,167 @@ fn example(
             k.reg::<ty::$t>()
         };
     }
+    // Rows without a typed builder method yet: the example writes the instruction through `emit`,
+    // which checks it against the row like any builder method.
+    macro_rules! raw {
+        ($op:expr $(; $($o:expr),*)?) => {{
+            let mut parts = $op.split('.');
+            let mut i = Instruction::new(parts.next().unwrap_or_default());
+            for p in parts {
+                i = i.modifier(p.to_string());
+            }
+            $($(i = i.operand($o);)*)?
+            k.emit(form, i)
+        }};
+    }
+    let sh = |b: crate::reg::Reg<ty::U32>| Addr::<spaces::SharedCta>::reg32(b);
+    let cl = |b: crate::reg::Reg<ty::U32>| Addr::<spaces::SharedCluster>::reg32(b);
     match form {
+        Mul24 => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("mul24.lo.s32"; d, a, a)
+        }
+        Mad24 => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("mad24.hi.sat.s32"; d, a, a, a)
+        }
+        Sad => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("sad.u32"; d, a, a, a)
+        }
+        Bfind => {
+            let (d, a) = (r!(U32), r!(U64));
+            raw!("bfind.shiftamt.u64"; d, a)
+        }
+        Fns => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("fns.b32"; d, a, a, a)
+        }
+        Szext => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("szext.wrap.u32"; d, a, a)
+        }
+        Bmsk => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("bmsk.clamp.b32"; d, a, a)
+        }
+        Dp4a => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("dp4a.u32.u32"; d, a, a, a)
+        }
+        Dp2a => {
+            let (d, a) = (r!(U32), r!(U32));
+            raw!("dp2a.lo.u32.u32"; d, a, a, a)
+        }
+        Testp => {
+            let (p, a) = (k.pred(), r!(F32));
+            raw!("testp.finite.f32"; p, a)
+        }
+        Copysign => {
+            let (d, a) = (r!(F32), r!(F32));
+            raw!("copysign.f32"; d, a, a)
+        }
+        Slct => {
+            let (d, a, c) = (r!(F32), r!(F32), r!(S32));
+            raw!("slct.f32.s32"; d, a, a, c)
+        }
+        Cnot => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("cnot.b32"; d, a)
+        }
+        Shf => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("shf.l.wrap.b32"; d, a, a, a)
+        }
+        Ldu => {
+            let d = r!(U32);
+            raw!("ldu.global.u32"; d, g.clone())
+        }
+        Prefetch => raw!("prefetch.global.L2"; g.clone()),
+        PrefetchEvict => raw!("prefetch.global.L2::evict_last"; g.clone()),
+        Prefetchu => raw!("prefetchu.L1"; g.clone()),
+        Applypriority => raw!("applypriority.global.L2::evict_normal"; g.clone(), Imm::UInt(128)),
+        Discard => raw!("discard.global.L2"; g.clone(), Imm::UInt(128)),
+        Isspacep => {
+            let p = k.pred();
+            raw!("isspacep.global"; p, out)
+        }
+        Movmatrix => {
+            let (d, a) = (r!(B32), r!(B32));
+            raw!("movmatrix.sync.aligned.m8n8.trans.b16"; d, a)
+        }
+        MbarrierArriveDrop => {
+            let (b, st) = (smem(m, k)?, r!(B64));
+            raw!("mbarrier.arrive_drop.shared.b64"; st, Addr::<spaces::Shared>::reg32(b))
+        }
+        StAsync => {
+            let (b, v) = (smem(m, k)?, r!(U32));
+            raw!("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32"; cl(b), v, cl(b).offset(8))
+        }
+        RedAsync => {
+            let (b, v) = (smem(m, k)?, r!(U32));
+            raw!("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"; cl(b), v, cl(b).offset(8))
+        }
+        CpReduceBulk => {
+            let b = smem(m, k)?;
+            raw!("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32"; g.clone(), sh(b), Imm::UInt(256))
+        }
+        CpReduceBulkCluster => {
+            let b = smem(m, k)?;
+            raw!("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"; cl(b), sh(b).offset(1024), Imm::UInt(256), cl(b).offset(2048))
+        }
+        Brkpt => raw!("brkpt"),
+        WmmaLoad | WmmaStore | WmmaMma => {
+            // Fragments of m16n16k16 (PTX ISA 9.7.14.4): 8 registers each.
+            let frag = |k: &mut FunctionBuilder, f32s: bool| {
+                let v: Vec<crate::instr::Operand> = (0..8)
+                    .map(|_| {
+                        if f32s {
+                            k.reg::<ty::F32>().into()
+                        } else {
+                            k.reg::<ty::B32>().into()
+                        }
+                    })
+                    .collect();
+                crate::instr::Operand::Vector(v)
+            };
+            match form {
+                WmmaLoad => {
+                    let a = frag(k, false);
+                    raw!("wmma.load.a.sync.aligned.row.m16n16k16.global.f16"; a, g.clone())
+                }
+                WmmaStore => {
+                    let d = frag(k, true);
+                    raw!("wmma.store.d.sync.aligned.row.m16n16k16.global.f32"; g.clone(), d)
+                }
+                _ => {
+                    let (d, a, b, c) =
+                        (frag(k, true), frag(k, false), frag(k, false), frag(k, true));
+                    raw!("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"; d, a, b, c)
+                }
+            }
+        }
         AddInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)
+        }
+        // The extended-precision rows have no typed builder method yet: the example writes the
+        // instruction through `emit`, which checks it against the row like any builder method.
+        AddCc | SubCc => {
+            let (d, a) = (r!(U32), r!(U32));
+            let mn = if form == AddCc { "add" } else { "sub" };
+            let i = Instruction::new(mn)
+                .modifier("cc")
+                .ty(crate::types::ScalarType::U32);
+            k.emit(form, i.operand(d).operand(a).operand(a))
+        }
+        Addc | Subc => {
+            let (d, a) = (r!(U64), r!(U64));
+            let mn = if form == Addc { "addc" } else { "subc" };
+            let i = Instruction::new(mn)
+                .modifier("cc")
+                .ty(crate::types::ScalarType::U64);
+            k.emit(form, i.operand(d).operand(a).operand(a))
         }
         SubInt => {
             let (d, a) = (r!(U64), r!(U64));
@@ -961,6 +1119,83 @@ fn example(
                 &[0i32.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),
             )
+        }
+        MemSharedCta => {
+            let (d, b) = (r!(U32), smem(m, k)?);
+            let i = Instruction::new("ld")
+                .modifier("shared::cta")
+                .ty(crate::types::ScalarType::U32)
+                .operand(d)
+                .operand(Addr::<spaces::SharedCta>::reg32(b));
+            k.emit(Form::Ld, i)
+        }
+        TmaSharedCta => {
+            let (b, t) = (smem(m, k)?, tmap(k)?);
+            k.tma_load_cta(
+                &TmaLoadOpts::default(),
+                Addr::reg32(b),
+                &t,
+                &[0i32.into(), 0i32.into()],
+                Addr::reg32(b).offset(2048),
+            )
+        }
+        // tensormap.replace and tensormap.cp_fenceproxy have no typed builder method yet: the
+        // examples write them through `emit`, which checks them against their rows.
+        TensormapReplace
+        | TensormapReplaceOrd
+        | TensormapReplaceMode
+        | TensormapReplaceAtomicity => {
+            let field = match form {
+                TensormapReplace => "global_address",
+                TensormapReplaceOrd => "box_dim",
+                TensormapReplaceMode => "swizzle_mode",
+                _ => "swizzle_atomicity",
+            };
+            let mut i = Instruction::new("tensormap")
+                .modifier("replace")
+                .modifier("tile")
+                .modifier(field)
+                .modifier("global")
+                .modifier("b1024");
+            i = if form == TensormapReplace {
+                i.ty(crate::types::ScalarType::B64)
+                    .operand(g.clone())
+                    .operand(out)
+            } else {
+                i.ty(crate::types::ScalarType::B32).operand(g.clone())
+            };
+            i = match form {
+                TensormapReplace => i,
+                TensormapReplaceOrd => i.operand(Imm::UInt(1)).operand(r!(B32)),
+                _ => i.operand(Imm::UInt(1)),
+            };
+            k.emit(form, i)
+        }
+        TensormapCpFenceproxy => {
+            let b = smem(m, k)?;
+            let i = Instruction::new("tensormap")
+                .modifier("cp_fenceproxy")
+                .modifier("global")
+                .modifier("shared::cta")
+                .modifier("tensormap::generic")
+                .modifier("release")
+                .modifier("gpu")
+                .modifier("sync")
+                .modifier("aligned")
+                .operand(g.clone())
+                .operand(Addr::<spaces::SharedCta>::reg32(b))
+                .operand(Imm::UInt(128));
+            k.emit(form, i)
+        }
+        CreatepolicyFractional => {
+            let p = r!(B64);
+            let i = Instruction::new("createpolicy")
+                .modifier("fractional")
+                .modifier("L2::evict_last")
+                .ty(crate::types::ScalarType::B64)
+                .operand(p)
+                .operand(Imm::f32(0.5));
+            k.emit(form, i)
         }
         PrefetchTensormap => {
             let t = tmap(k)?;

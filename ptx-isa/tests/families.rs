@@ -64,7 +64,15 @@ fn arithmetic_errors() {
         k.add_mods(FloatMods::NONE.sat(), d, d, d)
     });
     assert_eq!(e.kind, ErrorKind::InvalidModifier);
-    assert_eq!(e.instruction.as_deref(), Some("add"));
+    assert_eq!(e.instruction.as_deref(), Some("add.sat.f64"));
+    // PTX ISA 9.7.1.1: `.sat` on integers is `.s32` only; the row's rule says so for the builder
+    // and the validator alike (ptxas: "Modifier '.sat' does not apply to '.u32' type").
+    let e = error(Target::Sm90a, |k| {
+        let d = k.reg::<ty::U32>();
+        k.add_mods(FloatMods::NONE.sat(), d, d, d)
+    });
+    assert_eq!(e.kind, ErrorKind::InvalidModifier);
+    assert!(e.message.contains(".sat needs .s32"), "{}", e.message);
     let e = error(Target::Sm90a, |k| {
         let d = k.reg::<ty::B32>();
         k.add(d, d, d)

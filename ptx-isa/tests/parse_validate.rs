@@ -111,7 +111,7 @@ fn each_rule_reports_at_its_place() {
         ),
         (
             "\tbar.sync 16;",
-            "13:2: error: barrier number 16 of `bar.sync` is outside 0..=15",
+            "13:2: error: barrier number 16 of `bar.sync` is not in 0..=15",
         ),
         (
             "\tld.global.v2.f32 {%f1}, [%rd1];",

@@ -38,11 +38,51 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
     Ok(format!("wrote {written} kernels for {target} to {out}\n").into())
 }
 
-/// `ptxkit forms [--target T]`: name, minimum PTX version, targets and PTX ISA section of each form.
+/// `ptxkit forms --coverage`: the families of the manual's chapter 9.7 against the table's rows,
+/// group by group.
+fn coverage() -> String {
+    use ptx_isa::forms::families::{FAMILIES, rows_of};
+    let mut s = String::from(
+        "instruction families of PTX ISA 9.0 chapter 9.7 (on sm_80 ... sm_120a) and the rows of ptxkit's form table\n\
+         (`-`: no rows; such an instruction is kept as written, with a warning)\n",
+    );
+    let mut groups: Vec<&str> = Vec::new();
+    for f in FAMILIES {
+        if !groups.contains(&f.group) {
+            groups.push(f.group);
+        }
+    }
+    let (mut covered, mut total) = (0, 0);
+    for g in groups {
+        let fams: Vec<_> = FAMILIES.iter().filter(|f| f.group == g).collect();
+        let rows: Vec<(&str, usize)> = fams.iter().map(|f| (f.name, rows_of(f).len())).collect();
+        let n = rows.iter().filter(|(_, r)| *r > 0).count();
+        s.push_str(&format!("\n{g}: {n} of {} families\n", fams.len()));
+        for (name, r) in rows {
+            let what = if r == 0 {
+                "-".to_string()
+            } else {
+                format!("{r} row{}", if r == 1 { "" } else { "s" })
+            };
+            s.push_str(&format!("  {name:<34} {what}\n"));
+        }
+        covered += n;
+        total += fams.len();
+    }
+    s.push_str(&format!("\n{covered} of {total} families have rows\n"));
+    s
+}
+
+/// `ptxkit forms [--target T] [--coverage]`: name, minimum PTX version, targets and PTX ISA section
+/// of each form; with `--coverage`, the manual's families against the table.
 pub(crate) fn forms(args: &[String]) -> Result<Output, CliError> {
     let mut a = Args::new(args);
     let target = target_arg(&mut a)?;
+    let cover = a.flag("--coverage");
     a.finish()?;
+    if cover {
+        return Ok(coverage().into());
+    }
     let mut s = String::new();
     for spec in Form::all()
         .iter()
@@ -93,6 +133,28 @@ mod tests {
             "sm_100a has no wgmma"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn coverage_lists_every_family_of_the_manual() {
+        let out = run(&args(&["forms", "--coverage"])).unwrap();
+        let fams = ptx_isa::forms::families::FAMILIES;
+        assert!(out.stdout.contains("9.7.9 Data Movement and Conversion:"));
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with("tensormap.replace ") && l.contains("rows"))
+        );
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with("pmevent ") && l.trim_end().ends_with('-'))
+        );
+        let last = out.stdout.lines().last().unwrap();
+        assert!(
+            last.ends_with(&format!("of {} families have rows", fams.len())),
+            "{last}"
+        );
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "forms",
-        summary: "list the instruction forms: minimum PTX version, targets, PTX ISA section",
+        summary: "list the instruction forms: minimum PTX version, targets, PTX ISA section (--coverage: the manual's families against the table)",
         run: catalog::forms,
     },
     Subcommand {

@@ -138,61 +138,7 @@ fn bin_form(op: Bin, t: ScalarType) -> Option<Form> {
     })
 }
 
-/// Which modifiers a float type takes: (rounding choices allowed, ftz, sat).
-fn float_mods_allowed(form: Form, t: ScalarType) -> (bool, bool, bool) {
-    use ScalarType::*;
-    match (form, t) {
-        (Form::MinF32 | Form::MaxF32, _) => (false, true, false),
-        (Form::MinF64 | Form::MaxF64, _) => (false, false, false),
-        (Form::MinF16 | Form::MaxF16, _) => (false, true, false),
-        (Form::MinBf16 | Form::MaxBf16, _) => (false, false, false),
-        (_, F32) => (true, true, true),
-        (_, F64) => (true, false, false),
-        (_, F16 | F16x2) => (true, true, true),
-        (_, Bf16 | Bf16x2) => (true, false, false),
-        _ => (false, false, false),
-    }
-}
-
 impl FunctionBuilder {
-    fn check_float_mods(
-        &mut self,
-        opcode: &str,
-        form: Form,
-        t: ScalarType,
-        m: FloatMods,
-    ) -> Result<()> {
-        let (rnd, ftz, sat) = float_mods_allowed(form, t);
-        let half = matches!(
-            t,
-            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2
-        );
-        if let Some(r) = m.rounding {
-            if !rnd || (half && r != Rounding::Rn) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    opcode,
-                    format!(".{} is not allowed on {opcode}{t}", r.name()),
-                ));
-            }
-        }
-        if m.ftz && !ftz {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                opcode,
-                format!(".ftz is not allowed on {opcode}{t}"),
-            ));
-        }
-        if m.sat && !sat {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                opcode,
-                format!(".sat is not allowed on {opcode}{t}"),
-            ));
-        }
-        Ok(())
-    }
-
     fn binary<T: ty::RegType>(
         &mut self,
         op: Bin,
@@ -209,18 +155,8 @@ impl FunctionBuilder {
                 format!("{} has no form for {t}", op.name()),
             ));
         };
-        if t.is_int() {
-            let sat_ok = matches!(op, Bin::Add | Bin::Sub) && t == ScalarType::S32;
-            if m.rounding.is_some() || m.ftz || (m.sat && !sat_ok) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    op.name(),
-                    format!("{}{t} takes no such modifier: {m:?}", op.name()),
-                ));
-            }
-        } else {
-            self.check_float_mods(op.name(), form, t, m)?;
-        }
+        // Which modifiers the type takes is the row's to say: `emit` checks the instruction
+        // against the row's pattern and rules (`.sat` only on `.s32`, PTX ISA 9.7.1.1).
         // Integer mul is written with its mode; float mul without.
         let i = Instruction::new(op.name())
             .modifier_if(m.rounding.is_some(), m.rounding.map_or("", Rounding::name))
@@ -474,7 +410,6 @@ impl FunctionBuilder {
                 "fma needs a rounding mode",
             ));
         };
-        self.check_float_mods("fma", form, t, m)?;
         let i = Instruction::new("fma")
             .modifier(r.name())
             .modifier_if(m.ftz, "ftz")

@@ -119,21 +119,11 @@ impl FunctionBuilder {
                 "red cannot be .acquire or .acq_rel",
             ));
         }
-        let mut extra = Vec::new();
-        if sem != AtomSem::Default || scope.is_some() {
-            extra.push(Form::AtomOrdered);
-        }
-        if scope == Some(Scope::Cluster) {
-            extra.push(Form::MemScopeCluster);
-        }
         let space_name = match space {
             StateSpace::Generic => None,
             StateSpace::Global => Some("global"),
             StateSpace::Shared(SharedScope::Implicit | SharedScope::Cta) => Some("shared"),
-            StateSpace::Shared(SharedScope::Cluster) => {
-                extra.push(Form::MemSharedCluster);
-                Some("shared::cluster")
-            }
+            StateSpace::Shared(SharedScope::Cluster) => Some("shared::cluster"),
             other => {
                 return Err(self.err(
                     ErrorKind::OperandKind,
@@ -161,7 +151,7 @@ impl FunctionBuilder {
         for s in srcs {
             i = i.operand(s);
         }
-        self.emit_with(form, &extra, i)
+        self.emit(form, i)
     }
 
     /// `atom.SPACE.op.T d, [a], b`: `d` gets the old value.

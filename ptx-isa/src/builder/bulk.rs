@@ -144,7 +144,6 @@ impl FunctionBuilder {
                 ".cta_group applies to tensor copies",
             ));
         }
-        let mut extra = Vec::new();
         let mut i = Instruction::new("cp")
             .modifier("async")
             .modifier("bulk")
@@ -152,7 +151,6 @@ impl FunctionBuilder {
             .modifier("global")
             .modifier("mbarrier::complete_tx::bytes");
         if o.multicast.is_some() {
-            extra.push(Form::BulkMulticast);
             i = i.modifier("multicast::cluster");
         }
         i = i
@@ -167,7 +165,7 @@ impl FunctionBuilder {
         if let Some(h) = o.cache_hint {
             i = i.operand(h);
         }
-        self.emit_with(Form::CpAsyncBulkG2S, &extra, i)
+        self.emit(Form::CpAsyncBulkG2S, i)
     }
 
     /// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size`: shared to global, completing
@@ -305,7 +303,23 @@ impl FunctionBuilder {
         coords: &[Src<ty::S32>],
         mbar: Addr<spaces::SharedCluster>,
     ) -> Result<()> {
-        self.tma_load_impl(o, dst, map, coords, mbar, None)
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(o, (dst, "shared::cluster"), map, coords, mbar, None)
+    }
+
+    /// `cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes`: a tensor
+    /// load into the executing CTA's own shared memory (PTX ISA 9.7.9.27.1.2; the `.shared::cta`
+    /// destination is PTX 8.6). No multicast: that writes other CTAs.
+    pub fn tma_load_cta(
+        &mut self,
+        o: &TmaLoadOpts,
+        dst: Addr<spaces::SharedCta>,
+        map: &TensorMapRef,
+        coords: &[Src<ty::S32>],
+        mbar: Addr<spaces::SharedCta>,
+    ) -> Result<()> {
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(o, (dst, "shared::cta"), map, coords, mbar, None)
     }
 
     /// The `.im2col` load: 3 to 5 coordinates and `dims - 2` 16-bit im2col offsets.
@@ -318,16 +332,25 @@ impl FunctionBuilder {
         mbar: Addr<spaces::SharedCluster>,
         offsets: &[Src<ty::U16>],
     ) -> Result<()> {
-        self.tma_load_impl(o, dst, map, coords, mbar, Some(offsets))
+        let (dst, mbar) = (dst.into(), mbar.into());
+        self.tma_load_impl(
+            o,
+            (dst, "shared::cluster"),
+            map,
+            coords,
+            mbar,
+            Some(offsets),
+        )
     }
 
+    /// `dst` is the destination and its state space (`shared::cluster` or `shared::cta`).
     fn tma_load_impl(
         &mut self,
         o: &TmaLoadOpts,
-        dst: Addr<spaces::SharedCluster>,
+        (dst, dst_space): (Operand, &'static str),
         map: &TensorMapRef,
         coords: &[Src<ty::S32>],
-        mbar: Addr<spaces::SharedCluster>,
+        mbar: Operand,
         offsets: Option<&[Src<ty::U16>]>,
     ) -> Result<()> {
         let mn = "cp.async.bulk.tensor";
@@ -347,22 +370,19 @@ impl FunctionBuilder {
                 ));
             }
         }
-        let mut extra = Vec::new();
         let mut i = Instruction::new("cp")
             .modifier("async")
             .modifier("bulk")
             .modifier("tensor")
             .modifier(dim)
-            .modifier("shared::cluster")
+            .modifier(dst_space)
             .modifier("global")
             .modifier(if offsets.is_some() { "im2col" } else { "tile" })
             .modifier("mbarrier::complete_tx::bytes");
         if o.multicast.is_some() {
-            extra.push(Form::BulkMulticast);
             i = i.modifier("multicast::cluster");
         }
         if let Some(g) = o.cta_group {
-            extra.push(Form::TmaCtaGroup);
             i = i.modifier(g.name());
         }
         i = i
@@ -379,13 +399,12 @@ impl FunctionBuilder {
         if let Some(h) = o.cache_hint {
             i = i.operand(h);
         }
-        self.emit_with(
+        self.emit(
             if offsets.is_some() {
                 Form::TmaLoadIm2col
             } else {
                 Form::TmaLoad
             },
-            &extra,
             i,
         )
     }

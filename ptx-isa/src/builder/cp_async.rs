@@ -31,25 +31,8 @@ impl FunctionBuilder {
         src_size: Option<Src<ty::U32>>,
     ) -> Result<()> {
         let mn = "cp.async";
-        if !matches!(size, 4 | 8 | 16) || (cache == CpAsyncCache::Cg && size != 16) {
-            return Err(self.err(
-                ErrorKind::ImmediateRange,
-                mn,
-                format!(
-                    "cp.async.{} copies {} bytes, not {size}",
-                    if cache == CpAsyncCache::Cg {
-                        "cg"
-                    } else {
-                        "ca"
-                    },
-                    if cache == CpAsyncCache::Cg {
-                        "16"
-                    } else {
-                        "4, 8 or 16"
-                    }
-                ),
-            ));
-        }
+        // The copy sizes per cache mode are the row's rule (PTX ISA 9.7.9.25.3.1), checked by
+        // `emit`.
         if let Some(Src::Imm(Imm::UInt(n))) = src_size {
             if n > size as u64 {
                 return Err(self.err(

@@ -294,12 +294,7 @@ impl FunctionBuilder {
             .ty(ScalarType::U64)
             .operand(d)
             .operand(a);
-        let extra: &[Form] = if space == StateSpace::Param {
-            &[Form::CvtaParam]
-        } else {
-            &[]
-        };
-        self.emit_with(form, extra, i)
+        self.emit(form, i)
     }
 
     /// `cvta.to.SPACE.u64 d, a`: a generic address to an address in `space`.

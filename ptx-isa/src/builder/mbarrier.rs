@@ -42,15 +42,11 @@ impl FunctionBuilder {
         mn: &str,
         space: StateSpace,
         cluster_ok: bool,
-        extra: &mut Vec<Form>,
     ) -> Result<&'static str> {
         match space {
             StateSpace::Shared(SharedScope::Implicit) => Ok("shared"),
             StateSpace::Shared(SharedScope::Cta) => Ok("shared::cta"),
-            StateSpace::Shared(SharedScope::Cluster) if cluster_ok => {
-                extra.push(Form::MemSharedCluster);
-                Ok("shared::cluster")
-            }
+            StateSpace::Shared(SharedScope::Cluster) if cluster_ok => Ok("shared::cluster"),
             other => Err(self.err(
                 ErrorKind::OperandKind,
                 mn,
@@ -87,7 +83,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let count = count.into();
         self.check_count("mbarrier.init", count, "count", 1)?;
-        let sp = self.mbar_space("mbarrier.init", S::SPACE, false, &mut Vec::new())?;
+        let sp = self.mbar_space("mbarrier.init", S::SPACE, false)?;
         let i = Instruction::new("mbarrier")
             .modifier("init")
             .modifier(sp)
@@ -99,7 +95,7 @@ impl FunctionBuilder {
 
     /// `mbarrier.inval.shared.b64 [addr]`.
     pub fn mbarrier_inval<S: Window32>(&mut self, addr: Addr<S>) -> Result<()> {
-        let sp = self.mbar_space("mbarrier.inval", S::SPACE, false, &mut Vec::new())?;
+        let sp = self.mbar_space("mbarrier.inval", S::SPACE, false)?;
         let i = Instruction::new("mbarrier")
             .modifier("inval")
             .modifier(sp)
@@ -127,8 +123,7 @@ impl FunctionBuilder {
         addr: Addr<S>,
     ) -> Result<()> {
         let mn = "mbarrier.arrive";
-        let mut extra = Vec::new();
-        let sp = self.mbar_space(mn, S::SPACE, true, &mut extra)?;
+        let sp = self.mbar_space(mn, S::SPACE, true)?;
         let remote = sp == "shared::cluster";
         if remote && state != Sinkable::Sink {
             return Err(self.err(
@@ -166,10 +161,6 @@ impl FunctionBuilder {
                     format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
                 ));
             }
-            extra.push(Form::MbarrierSem);
-            if s == Scope::Cluster {
-                extra.push(Form::MemScopeCluster);
-            }
         }
         let mut i = Instruction::new("mbarrier").modifier("arrive");
         let form = if o.no_complete {
@@ -191,15 +182,12 @@ impl FunctionBuilder {
             .operand(addr);
         if let Some(c) = o.count {
             self.check_count(mn, c, "count", 1)?;
-            if !o.no_complete {
-                extra.push(Form::MbarrierArriveCount);
-            }
             i = i.operand(c);
         }
         if let Some(tx) = o.expect_tx {
             i = i.operand(tx);
         }
-        self.emit_with(form, &extra, i)
+        self.emit(form, i)
     }
 
     fn tx(
@@ -215,8 +203,7 @@ impl FunctionBuilder {
         } else {
             "mbarrier.expect_tx"
         };
-        let mut extra = Vec::new();
-        let sp = self.mbar_space(mn, space, true, &mut extra)?;
+        let sp = self.mbar_space(mn, space, true)?;
         let mut i = Instruction::new("mbarrier").modifier(if complete {
             "complete_tx"
         } else {
@@ -233,13 +220,12 @@ impl FunctionBuilder {
             i = i.modifier("relaxed").modifier(s.name());
         }
         let i = i.modifier(sp).ty(ScalarType::B64).operand(addr).operand(tx);
-        self.emit_with(
+        self.emit(
             if complete {
                 Form::MbarrierCompleteTx
             } else {
                 Form::MbarrierExpectTx
             },
-            &extra,
             i,
         )
     }
@@ -280,8 +266,7 @@ impl FunctionBuilder {
         } else {
             "mbarrier.test_wait"
         };
-        let mut extra = Vec::new();
-        let sp = self.mbar_space(mn, space, false, &mut extra)?;
+        let sp = self.mbar_space(mn, space, false)?;
         let mut i =
             Instruction::new("mbarrier").modifier(if try_wait { "try_wait" } else { "test_wait" });
         i = i.modifier_if(matches!(on, WaitOn::Parity(_)), "parity");
@@ -292,10 +277,6 @@ impl FunctionBuilder {
                     mn,
                     format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
                 ));
-            }
-            extra.push(Form::MbarrierSem);
-            if s == Scope::Cluster {
-                extra.push(Form::MemScopeCluster);
             }
             i = i.modifier("acquire").modifier(s.name());
         }
@@ -311,13 +292,12 @@ impl FunctionBuilder {
         if let Some(h) = hint {
             i = i.operand(h);
         }
-        self.emit_with(
+        self.emit(
             if try_wait {
                 Form::MbarrierTryWait
             } else {
                 Form::MbarrierTestWait
             },
-            &extra,
             i,
         )
     }

@@ -155,24 +155,6 @@ pub struct StOpts {
     pub mem_type: Option<ScalarType>,
 }
 
-const LDST_TYPES: &[ScalarType] = &[
-    ScalarType::B8,
-    ScalarType::B16,
-    ScalarType::B32,
-    ScalarType::B64,
-    ScalarType::B128,
-    ScalarType::U8,
-    ScalarType::U16,
-    ScalarType::U32,
-    ScalarType::U64,
-    ScalarType::S8,
-    ScalarType::S16,
-    ScalarType::S32,
-    ScalarType::S64,
-    ScalarType::F32,
-    ScalarType::F64,
-];
-
 struct Access<'a> {
     load: bool,
     order: MemOrder,
@@ -279,13 +261,15 @@ impl FunctionBuilder {
         let bad = |s: &mut Self, kind, msg: String| Err(s.err(kind, mn, msg));
 
         // The type in memory: the register's, or its bit type for the half types ld/st lack.
-        let default_type = if LDST_TYPES.contains(&x.reg_type) {
+        // The types are the row's (PTX ISA 9.7.9.8, 9.7.9.11).
+        let row_types = if x.load { Form::Ld } else { Form::St }.types();
+        let default_type = if row_types.contains(&x.reg_type) {
             x.reg_type
         } else {
             x.reg_type.bits_type()
         };
         let mem_type = x.mem_type.unwrap_or(default_type);
-        if !LDST_TYPES.contains(&mem_type) {
+        if !row_types.contains(&mem_type) {
             return bad(
                 self,
                 ErrorKind::OperandType,
@@ -339,7 +323,6 @@ impl FunctionBuilder {
             );
         }
 
-        let mut extra = Vec::new();
         let ordered = matches!(
             x.order,
             MemOrder::Relaxed(_) | MemOrder::Acquire(_) | MemOrder::Release(_)
@@ -361,21 +344,12 @@ impl FunctionBuilder {
             }
             _ => {}
         }
-        if let MemOrder::Relaxed(Scope::Cluster)
-        | MemOrder::Acquire(Scope::Cluster)
-        | MemOrder::Release(Scope::Cluster) = x.order
-        {
-            extra.push(Form::MemScopeCluster);
-        }
         let space_name: Option<&'static str> = match x.space {
             StateSpace::Generic => None,
             StateSpace::Global => Some("global"),
             StateSpace::Local => Some("local"),
             StateSpace::Shared(SharedScope::Implicit | SharedScope::Cta) => Some("shared"),
-            StateSpace::Shared(SharedScope::Cluster) => {
-                extra.push(Form::MemSharedCluster);
-                Some("shared::cluster")
-            }
+            StateSpace::Shared(SharedScope::Cluster) => Some("shared::cluster"),
             StateSpace::Const if x.load => Some("const"),
             StateSpace::Param => Some("param"),
             other => {
@@ -421,41 +395,8 @@ impl FunctionBuilder {
                 ".nc needs a weak .global load".into(),
             );
         }
-        let global_like = matches!(x.space, StateSpace::Global | StateSpace::Generic);
-        if x.evict.is_some() {
-            if !global_like {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    "L1 eviction priorities apply to global accesses".into(),
-                );
-            }
-            extra.push(Form::MemEvictionPriority);
-        }
-        if x.cache_hint.is_some() {
-            if !global_like {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    ".L2::cache_hint applies to global accesses".into(),
-                );
-            }
-            extra.push(Form::MemCacheHint);
-        }
-        if x.prefetch.is_some() {
-            if !global_like {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    "an L2 prefetch size applies to global loads".into(),
-                );
-            }
-            extra.push(Form::MemPrefetchSize);
-        }
-        if mem_type == ScalarType::B128 {
-            extra.push(Form::MemB128);
-        }
-
+        // Eviction priorities, cache hints and prefetch sizes on global (and generic) accesses
+        // only: a rule of the rows, checked by `emit`.
         let mut i = Instruction::new(mn);
         match x.order {
             MemOrder::Weak => {}
@@ -508,6 +449,6 @@ impl FunctionBuilder {
         } else {
             Form::St
         };
-        self.emit_with(form, &extra, i)
+        self.emit(form, i)
     }
 }

@@ -489,8 +489,12 @@ impl FunctionBuilder {
         mut i: Instruction,
     ) -> Result<()> {
         let opcode = i.opcode();
+        self.check_row(form, &i)?;
         self.gate(form, &opcode)?;
         for &f in extra {
+            self.gate(f, &opcode)?;
+        }
+        for f in crate::forms::features::implied(form, &i) {
             self.gate(f, &opcode)?;
         }
         for t in i.types() {
@@ -499,6 +503,44 @@ impl FunctionBuilder {
         i.form = Some(form);
         i.guard = self.guard.take();
         self.body.push(Statement::Instr(i));
+        Ok(())
+    }
+
+    /// Every instruction the builder writes is one its row allows: the row's pattern matches the
+    /// opcode and the operand count, and the row's rules ([`crate::forms::rules`]) hold.
+    fn check_row(&mut self, form: Form, i: &Instruction) -> Result<()> {
+        let opcode = i.opcode();
+        let p = form.pattern();
+        if !p.matches_opcode(&i.mnemonic, &i.modifiers) {
+            let why = p
+                .difference(&i.mnemonic, &i.modifiers)
+                .and_then(|(_, d)| d)
+                .map_or(String::new(), |d| format!(": {d}"));
+            let spec = form.spec();
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                &opcode,
+                format!(
+                    "`{opcode}` is not a form of `{}` ({}){why}",
+                    spec.name, spec.syntax
+                ),
+            ));
+        }
+        if !p.matches_operand_count(i.operands.len()) {
+            let (lo, hi) = p.operand_range();
+            return Err(self.err(
+                ErrorKind::OperandCount,
+                &opcode,
+                format!(
+                    "`{opcode}` takes {lo} to {hi} operands ({}), not {}",
+                    form.spec().syntax,
+                    i.operands.len()
+                ),
+            ));
+        }
+        if let Err(v) = crate::forms::rules::check(form, i) {
+            return Err(self.err(v.kind, &opcode, v.message));
+        }
         Ok(())
     }
 

@@ -59,9 +59,17 @@ impl TmemShape {
         }
     }
 
-    /// The largest `.num` (the result may use at most 128 registers).
+    /// The largest `.num` (the result may use at most 128 registers): the row's rule (PTX ISA
+    /// 9.7.16.8.3).
     pub fn max_num(self) -> u32 {
-        (128 / self.registers_per_num()) as u32
+        let form = if self == TmemShape::S16x32bx2 {
+            Form::Tcgen05Ld16x32bx2
+        } else {
+            Form::Tcgen05Ld
+        };
+        crate::forms::rules::number_values(form, &[self.name()])
+            .and_then(|v| v.all().last().copied())
+            .map_or(0, |n| n as u32)
     }
 
     /// Registers per thread for `.num` = `num`. `.pack::16b`/`.unpack::16b` do not change the
@@ -147,19 +155,6 @@ impl FunctionBuilder {
 }
 
 impl FunctionBuilder {
-    fn check_ncols(&mut self, mn: &str, ncols: Src<ty::U32>) -> Result<()> {
-        if let Src::Imm(Imm::UInt(n)) = ncols {
-            if !(32..=512).contains(&n) || !n.is_power_of_two() {
-                return Err(self.err(
-                    ErrorKind::ImmediateRange,
-                    mn,
-                    format!("{n} columns: a power of two in 32..=512 (PTX ISA 9.7.16.7.1)"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// `tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32 [dst], ncols`: allocates `ncols`
     /// columns of tensor memory (warp-wide) and writes their address to shared memory at `dst`.
     pub fn tcgen05_alloc<S: spaces::Window32>(
@@ -168,8 +163,8 @@ impl FunctionBuilder {
         dst: Addr<S>,
         ncols: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
+        // The column count's range is the row's rule (PTX ISA 9.7.16.7.1), checked by `emit`.
         let ncols = ncols.into();
-        self.check_ncols("tcgen05.alloc", ncols)?;
         if matches!(S::SPACE, StateSpace::Shared(SharedScope::Cluster)) {
             return Err(self.err(
                 ErrorKind::OperandKind,
@@ -197,7 +192,6 @@ impl FunctionBuilder {
         ncols: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
         let ncols = ncols.into();
-        self.check_ncols("tcgen05.dealloc", ncols)?;
         let i = Instruction::new("tcgen05")
             .modifier("dealloc")
             .modifier(self.group("tcgen05", group)?)

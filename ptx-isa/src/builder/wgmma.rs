@@ -80,15 +80,16 @@ impl Wgmma {
     /// Registers per thread of an A fragment in registers: 4.
     pub const A_REGISTERS: usize = 4;
 
-    /// Whether N is legal for the types.
+    /// Whether N is legal for the types: the rows' rule (PTX ISA 9.7.15.5.1).
     pub fn n_is_valid(self) -> bool {
-        let n = self.n;
-        match self.types {
-            WgmmaTypes::I8 { .. } => {
-                matches!(n, 8 | 16 | 24) || (32..=256).contains(&n) && n % 16 == 0
-            }
-            _ => (8..=256).contains(&n) && n % 8 == 0,
-        }
+        let form = match self.types {
+            WgmmaTypes::I8 { .. } => Form::WgmmaI8,
+            WgmmaTypes::Tf32 => Form::WgmmaTf32,
+            WgmmaTypes::F8 { .. } => Form::WgmmaF8,
+            _ => Form::WgmmaF16,
+        };
+        crate::forms::rules::number_values(form, &[])
+            .is_some_and(|v| v.contains(i128::from(self.n)))
     }
 }
 
@@ -289,11 +290,6 @@ impl FunctionBuilder {
             i = i.operand(Imm::Int(imm.transpose_b as i64));
         }
         // Mixed .s8/.u8 came in PTX 8.4 (ptxas 13.0: "WGMMA with mixed integer types").
-        let extra: &[Form] = if form == Form::WgmmaI8 && at != bt {
-            &[Form::WgmmaMixedInt]
-        } else {
-            &[]
-        };
-        self.emit_with(form, extra, i)
+        self.emit(form, i)
     }
 }

@@ -7,6 +7,9 @@
 //! they write; rows for optional features (an eviction-priority qualifier, a `.cluster` scope) are
 //! added as extra requirements by the methods that use them.
 
+pub mod families;
+pub mod features;
+pub mod rules;
 pub mod syntax;
 mod table;
 
@@ -47,6 +50,40 @@ impl Form {
     /// The row called `name`.
     pub fn by_name(name: &str) -> Option<Form> {
         table::FORMS.iter().find(|f| f.name == name).map(|f| f.form)
+    }
+
+    /// The row's syntax pattern, parsed once (every row's pattern parses: `table_is_consistent`).
+    pub fn pattern(self) -> &'static syntax::Pattern {
+        static PATTERNS: std::sync::OnceLock<Vec<syntax::Pattern>> = std::sync::OnceLock::new();
+        let all = PATTERNS.get_or_init(|| {
+            table::FORMS
+                .iter()
+                .map(|f| {
+                    syntax::Pattern::parse(f.syntax).unwrap_or_else(|e| {
+                        // A malformed row is a bug in the table, caught by its tests.
+                        panic!("form table row {}: {}", f.name, e.0)
+                    })
+                })
+                .collect()
+        });
+        &all[self as usize]
+    }
+
+    /// The types the row's opcode names (`ld`: `.b8` ... `.f64`), in pattern order.
+    pub fn types(self) -> Vec<crate::types::ScalarType> {
+        let mut out = Vec::new();
+        for e in self.pattern().elements() {
+            for alt in e.alternatives() {
+                for m in alt {
+                    if let Ok(t) = m.parse::<crate::types::ScalarType>() {
+                        if !out.contains(&t) {
+                            out.push(t);
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// True when `target` has the form.

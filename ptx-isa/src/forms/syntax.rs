@@ -8,27 +8,97 @@
 //! The same patterns document the forms, let tests check that the builder writes what the table says,
 //! and let the validator recognise parsed instructions.
 
-/// One element of an opcode pattern.
+/// One element of an opcode pattern: a choice among sequences of modifiers (a plain modifier is a
+/// choice of one), required or optional.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Element {
-    /// A required choice among sequences of modifiers (a plain modifier is a choice of one).
-    Required(Vec<Vec<String>>),
-    /// An optional choice.
-    Optional(Vec<Vec<String>>),
+pub struct Element {
+    alts: Vec<Vec<String>>,
+    optional: bool,
 }
 
-/// A parsed syntax pattern.
+impl Element {
+    /// The alternatives, each one or more modifiers without their dots (`["L2::cache_hint"]`).
+    pub fn alternatives(&self) -> &[Vec<String>] {
+        &self.alts
+    }
+
+    /// True for a `{...}` group, which may be left out.
+    pub fn is_optional(&self) -> bool {
+        self.optional
+    }
+
+    /// The alternatives as written: `.x1, .x2, .x4`.
+    pub fn describe(&self) -> String {
+        self.alts
+            .iter()
+            .map(|a| format!(".{}", a.join(".")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One operand slot of a pattern: its name as written (`[a]`, `p{|q}`, `{!}c`) and whether it sits
+/// in an optional `{, x}` group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperandSlot {
+    /// The name as written in the pattern.
+    pub name: String,
+    /// True inside an optional `{, x}` group.
+    pub optional: bool,
+}
+
+impl OperandSlot {
+    /// True when the pattern writes the operand in brackets: it takes an address.
+    pub fn is_address(&self) -> bool {
+        self.name.starts_with('[')
+    }
+}
+
+/// A parsed syntax pattern. [`Form::pattern`](super::Form::pattern) gives each row's, parsed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
     mnemonic: String,
     elements: Vec<Element>,
-    min_operands: usize,
-    max_operands: usize,
+    operands: Vec<OperandSlot>,
 }
 
 /// Why a pattern string is malformed (a bug in the table; tests parse every row).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PatternError(pub String);
+
+/// How a written opcode differs from a pattern, for the message that names the nearest row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difference {
+    /// The written modifier stands where the pattern takes one of `expected`.
+    Replace {
+        /// The modifier as written (without its dot).
+        written: String,
+        /// The pattern's choices there: `.x1, .x2, .x4`.
+        expected: String,
+    },
+    /// The pattern takes no modifier `written` at all.
+    Extra {
+        /// The modifier as written.
+        written: String,
+    },
+    /// A required choice is missing.
+    Missing {
+        /// The pattern's choices: `.x1, .x2, .x4`.
+        expected: String,
+    },
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Difference::Replace { written, expected } => {
+                write!(f, "`.{written}` is not one it takes there: {expected}")
+            }
+            Difference::Extra { written } => write!(f, "it takes no `.{written}`"),
+            Difference::Missing { expected } => write!(f, "it needs one of {expected}"),
+        }
+    }
+}
 
 fn choices(body: &str) -> Result<Vec<Vec<String>>, PatternError> {
     body.split('|')
@@ -63,36 +133,40 @@ impl Pattern {
         }
         let mut elements = Vec::new();
         let mut rest = &opcode[mnemonic_end..];
+        let unclosed = || PatternError(format!("unclosed `{{` in `{syntax}`"));
         while !rest.is_empty() {
             if let Some(r) = rest.strip_prefix('{') {
-                let end = r
-                    .find('}')
-                    .ok_or_else(|| PatternError(format!("unclosed `{{` in `{syntax}`")))?;
-                elements.push(Element::Optional(choices(&r[..end])?));
+                let end = r.find('}').ok_or_else(unclosed)?;
+                elements.push(Element {
+                    alts: choices(&r[..end])?,
+                    optional: true,
+                });
                 rest = &r[end + 1..];
             } else if let Some(r) = rest.strip_prefix(".{") {
-                let end = r
-                    .find('}')
-                    .ok_or_else(|| PatternError(format!("unclosed `{{` in `{syntax}`")))?;
-                elements.push(Element::Required(choices(&r[..end])?));
+                let end = r.find('}').ok_or_else(unclosed)?;
+                elements.push(Element {
+                    alts: choices(&r[..end])?,
+                    optional: false,
+                });
                 rest = &r[end + 1..];
             } else if let Some(r) = rest.strip_prefix('.') {
                 let end = r.find(['.', '{']).unwrap_or(r.len());
                 if end == 0 {
                     return Err(PatternError(format!("empty modifier in `{syntax}`")));
                 }
-                elements.push(Element::Required(vec![vec![r[..end].to_string()]]));
+                elements.push(Element {
+                    alts: vec![vec![r[..end].to_string()]],
+                    optional: false,
+                });
                 rest = &r[end..];
             } else {
                 return Err(PatternError(format!("unexpected `{rest}` in `{syntax}`")));
             }
         }
-        let (min_operands, max_operands) = count_operands(operands);
         Ok(Pattern {
             mnemonic,
             elements,
-            min_operands,
-            max_operands,
+            operands: operand_slots(operands)?,
         })
     }
 
@@ -101,52 +175,181 @@ impl Pattern {
         &self.mnemonic
     }
 
+    /// The opcode's elements after the mnemonic.
+    pub fn elements(&self) -> &[Element] {
+        &self.elements
+    }
+
+    /// The operand slots, in order.
+    pub fn operands(&self) -> &[OperandSlot] {
+        &self.operands
+    }
+
+    /// How many operands come before the first optional group (their positions are fixed).
+    pub fn fixed_operands(&self) -> usize {
+        self.operands
+            .iter()
+            .position(|o| o.optional)
+            .unwrap_or(self.operands.len())
+    }
+
     /// The fewest and most operands.
     pub fn operand_range(&self) -> (usize, usize) {
-        (self.min_operands, self.max_operands)
+        let required = self.operands.iter().filter(|o| !o.optional).count();
+        (required, self.operands.len())
+    }
+
+    /// The opcode's tokens after this pattern's mnemonic, or `None` when the mnemonic differs. A
+    /// mnemonic like `cp.async` may be split between mnemonic and modifiers by the caller.
+    fn rest<'a, S: AsRef<str>>(
+        &self,
+        mnemonic: &'a str,
+        modifiers: &'a [S],
+    ) -> Option<Vec<&'a str>> {
+        let mut tokens: Vec<&str> = mnemonic.split('.').collect();
+        tokens.extend(modifiers.iter().map(AsRef::as_ref));
+        let want: Vec<&str> = self.mnemonic.split('.').collect();
+        if tokens.len() < want.len() || tokens[..want.len()] != want[..] {
+            return None;
+        }
+        Some(tokens.split_off(want.len()))
     }
 
     /// True when `mnemonic.modifiers...` is an opcode of this pattern.
     pub fn matches_opcode<S: AsRef<str>>(&self, mnemonic: &str, modifiers: &[S]) -> bool {
-        // A mnemonic like `cp.async` may be split between mnemonic and modifiers by the caller.
-        let mut tokens: Vec<&str> = mnemonic.split('.').collect();
-        tokens.extend(modifiers.iter().map(AsRef::as_ref));
-        let mut want: Vec<&str> = self.mnemonic.split('.').collect();
-        if tokens.len() < want.len() || tokens[..want.len()] != want[..] {
-            return false;
-        }
-        let rest = tokens.split_off(want.len());
-        want.clear();
-        match_elements(&self.elements, &rest)
+        self.choices_of(mnemonic, modifiers).is_some()
+    }
+
+    /// Which alternative of each element the opcode takes (`None`: an optional element left out),
+    /// or `None` when the opcode is not one of this pattern's.
+    pub fn choices_of<S: AsRef<str>>(
+        &self,
+        mnemonic: &str,
+        modifiers: &[S],
+    ) -> Option<Vec<Option<usize>>> {
+        let rest = self.rest(mnemonic, modifiers)?;
+        let mut chosen = Vec::with_capacity(self.elements.len());
+        assign(&self.elements, &rest, &mut chosen).then_some(chosen)
     }
 
     /// True when the operand count fits.
     pub fn matches_operand_count(&self, n: usize) -> bool {
-        (self.min_operands..=self.max_operands).contains(&n)
+        let (lo, hi) = self.operand_range();
+        (lo..=hi).contains(&n)
+    }
+
+    /// The smallest edit that turns the written opcode into one of this pattern's: its cost (how
+    /// many modifiers differ) and the first difference. `None` when the mnemonic differs.
+    pub fn difference<S: AsRef<str>>(
+        &self,
+        mnemonic: &str,
+        modifiers: &[S],
+    ) -> Option<(usize, Option<Difference>)> {
+        let rest = self.rest(mnemonic, modifiers)?;
+        let mut memo = std::collections::HashMap::new();
+        Some(edit(&self.elements, &rest, 0, 0, &mut memo))
     }
 }
 
-fn match_elements(elements: &[Element], tokens: &[&str]) -> bool {
+fn assign(elements: &[Element], tokens: &[&str], chosen: &mut Vec<Option<usize>>) -> bool {
     let Some((first, rest)) = elements.split_first() else {
         return tokens.is_empty();
     };
-    let (alts, optional) = match first {
-        Element::Required(a) => (a, false),
-        Element::Optional(a) => (a, true),
-    };
-    for alt in alts {
-        if tokens.len() >= alt.len()
-            && alt.iter().zip(tokens).all(|(a, t)| token_matches(a, t))
-            && match_elements(rest, &tokens[alt.len()..])
-        {
-            return true;
+    for (k, alt) in first.alts.iter().enumerate() {
+        if tokens.len() >= alt.len() && alt.iter().zip(tokens).all(|(a, t)| token_matches(a, t)) {
+            chosen.push(Some(k));
+            if assign(rest, &tokens[alt.len()..], chosen) {
+                return true;
+            }
+            chosen.pop();
         }
     }
-    optional && match_elements(rest, tokens)
+    if first.optional {
+        chosen.push(None);
+        if assign(rest, tokens, chosen) {
+            return true;
+        }
+        chosen.pop();
+    }
+    false
+}
+
+type Memo = std::collections::HashMap<(usize, usize), (usize, Option<Difference>)>;
+
+/// Edit distance of `tokens[t..]` against `elements[e..]`: a substituted, extra or missing modifier
+/// costs one. Keeps the first difference for the message.
+fn edit(
+    elements: &[Element],
+    tokens: &[&str],
+    e: usize,
+    t: usize,
+    memo: &mut Memo,
+) -> (usize, Option<Difference>) {
+    if let Some(v) = memo.get(&(e, t)) {
+        return v.clone();
+    }
+    let mut best: (usize, Option<Difference>) = (usize::MAX, None);
+    let consider =
+        |cost: usize, diff: Option<Difference>, best: &mut (usize, Option<Difference>)| {
+            if cost < best.0 {
+                *best = (cost, diff);
+            }
+        };
+    match elements.get(e) {
+        None => {
+            // Every remaining token is extra.
+            let diff = tokens.get(t).map(|w| Difference::Extra {
+                written: w.to_string(),
+            });
+            best = (tokens.len() - t, diff);
+        }
+        Some(el) => {
+            for alt in &el.alts {
+                if t + alt.len() <= tokens.len() {
+                    let here = &tokens[t..t + alt.len()];
+                    let wrong: Vec<&&str> = alt
+                        .iter()
+                        .zip(here)
+                        .filter(|(a, w)| !token_matches(a, w))
+                        .map(|(_, w)| w)
+                        .collect();
+                    let (c, d) = edit(elements, tokens, e + 1, t + alt.len(), memo);
+                    let diff = match wrong.first() {
+                        Some(w) => Some(Difference::Replace {
+                            written: w.to_string(),
+                            expected: el.describe(),
+                        }),
+                        None => d,
+                    };
+                    consider(wrong.len().saturating_add(c), diff, &mut best);
+                }
+            }
+            // Left out: free for an optional element, one for a required one.
+            let (c, d) = edit(elements, tokens, e + 1, t, memo);
+            if el.optional {
+                consider(c, d, &mut best);
+            } else {
+                let diff = Some(Difference::Missing {
+                    expected: el.describe(),
+                });
+                consider(c.saturating_add(1), diff, &mut best);
+            }
+            // An extra token here.
+            if let Some(w) = tokens.get(t) {
+                let (c, _) = edit(elements, tokens, e, t + 1, memo);
+                let diff = Some(Difference::Extra {
+                    written: w.to_string(),
+                });
+                consider(c.saturating_add(1), diff, &mut best);
+            }
+        }
+    }
+    memo.insert((e, t), best.clone());
+    best
 }
 
 /// A pattern modifier against a written one; `*` matches one or more decimal digits.
-fn token_matches(pattern: &str, token: &str) -> bool {
+pub(crate) fn token_matches(pattern: &str, token: &str) -> bool {
     match pattern.split_once('*') {
         None => pattern == token,
         Some((pre, post)) => {
@@ -160,51 +363,55 @@ fn token_matches(pattern: &str, token: &str) -> bool {
     }
 }
 
-/// Counts operands: top-level commas separate operands; a `{, x}` group adds optional ones.
-fn count_operands(operands: &str) -> (usize, usize) {
-    if operands.is_empty() {
-        return (0, 0);
-    }
-    let (mut required, mut optional) = (0usize, 0usize);
-    let mut depth = 0usize;
-    let mut token = false;
-    let mut in_optional_group = false;
-    let chars: Vec<char> = operands.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth = depth.saturating_sub(1),
-            '{' => {
-                // `{,` opens an optional operand group; other braces are vector operands or `{!}`.
-                if chars.get(i + 1) == Some(&',') && depth == 0 {
-                    in_optional_group = true;
-                }
-                depth += 1;
-            }
-            '}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    in_optional_group = false;
-                }
-            }
-            ',' if depth == 0 => {
-                if token {
-                    required += 1;
-                }
-                token = false;
-            }
-            ',' if in_optional_group && depth == 1 => {
-                optional += 1;
-            }
-            c if !c.is_whitespace() && depth == 0 => token = true,
-            c if !c.is_whitespace() && depth > 0 && !in_optional_group => token = true,
-            _ => {}
+/// The operand slots of a pattern's operand list: top-level commas separate operands; a `{, x}`
+/// group holds optional ones; brackets, parentheses and other braces (`{a, b}` vectors, `{!}c`,
+/// `p{|q}`) belong to the operand that holds them.
+fn operand_slots(ops: &str) -> Result<Vec<OperandSlot>, PatternError> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    // One entry per open bracket: true for an optional `{, x}` group.
+    let mut stack: Vec<bool> = Vec::new();
+    let chars: Vec<char> = ops.chars().collect();
+    let mut push = |cur: &mut String, optional: bool| {
+        let name = std::mem::take(cur).trim().to_string();
+        if !name.is_empty() {
+            out.push(OperandSlot { name, optional });
         }
+    };
+    let mut k = 0;
+    while k < chars.len() {
+        let c = chars[k];
+        let in_optional = stack.iter().any(|&o| o);
+        match c {
+            '{' if chars.get(k + 1) == Some(&',') => {
+                push(&mut cur, in_optional);
+                stack.push(true);
+                k += 1; // the comma
+            }
+            '{' | '[' | '(' => {
+                stack.push(false);
+                cur.push(c);
+            }
+            '}' if stack.last() == Some(&true) => {
+                push(&mut cur, true);
+                stack.pop();
+            }
+            '}' | ']' | ')' => {
+                if stack.pop().is_none() {
+                    return Err(PatternError(format!("unbalanced `{c}` in `{ops}`")));
+                }
+                cur.push(c);
+            }
+            ',' if stack.iter().all(|&o| o) => push(&mut cur, in_optional),
+            _ => cur.push(c),
+        }
+        k += 1;
     }
-    if token {
-        required += 1;
+    if !stack.is_empty() {
+        return Err(PatternError(format!("unclosed bracket in `{ops}`")));
     }
-    (required, required + optional)
+    push(&mut cur, false);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -259,5 +466,64 @@ mod tests {
         assert_eq!(p.operand_range(), (3, 4));
         let p = Pattern::parse("mov.b32 d, {a, b}").unwrap();
         assert_eq!(p.operand_range(), (2, 2));
+    }
+
+    fn names(syntax: &str) -> (Vec<String>, usize) {
+        let p = Pattern::parse(syntax).unwrap();
+        let names = p.operands().iter().map(|o| o.name.clone()).collect();
+        (names, p.fixed_operands())
+    }
+
+    #[test]
+    fn operand_slots() {
+        assert_eq!(
+            names("ld.global.u32 d, [a]{, policy}"),
+            (vec!["d".into(), "[a]".into(), "policy".into()], 2)
+        );
+        assert_eq!(
+            names("setp.eq.s32 p{|q}, a, b{, {!}c}"),
+            (
+                vec!["p{|q}".into(), "a".into(), "b".into(), "{!}c".into()],
+                3
+            )
+        );
+        assert_eq!(
+            names("cp.async.bulk.tensor.2d [dst], [tmap, coords], [mbar]{, mask}").0,
+            vec!["[dst]", "[tmap, coords]", "[mbar]", "mask"]
+        );
+        assert_eq!(names("mov.b32 d, {a, b}").0, vec!["d", "{a, b}"]);
+        assert_eq!(names("ret").0, Vec::<String>::new());
+        let p =
+            Pattern::parse("fence.proxy.tensormap::generic.acquire.gpu {, addr}{, size}").unwrap();
+        assert_eq!(p.operand_range(), (0, 2));
+        assert!(Pattern::parse("ld.u32 d, [a").is_err());
+    }
+
+    #[test]
+    fn differences_name_the_modifier() {
+        let p = Pattern::parse("ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 d, [p]")
+            .unwrap();
+        let (cost, d) = p
+            .difference(
+                "ldmatrix",
+                &["sync", "aligned", "m8n8", "x3", "shared", "b16"],
+            )
+            .unwrap();
+        assert_eq!(cost, 1);
+        assert_eq!(
+            d.unwrap().to_string(),
+            "`.x3` is not one it takes there: .x1, .x2, .x4"
+        );
+        let p = Pattern::parse("mbarrier.init{.shared|.shared::cta}.b64 [addr], count").unwrap();
+        let (cost, d) = p.difference("mbarrier.init", &["local", "b64"]).unwrap();
+        assert_eq!(cost, 1);
+        assert_eq!(
+            d.unwrap().to_string(),
+            "`.local` is not one it takes there: .shared, .shared::cta"
+        );
+        assert_eq!(p.difference("mbarrier.init", &["b64"]).unwrap(), (0, None));
+        let p = Pattern::parse("add.{sat.s32|u32|s32} d, a, b").unwrap();
+        assert_eq!(p.choices_of("add", &["sat", "s32"]), Some(vec![Some(0)]));
+        assert_eq!(p.choices_of("add", &["sat", "u32"]), None);
     }
 }

@@ -62,13 +62,30 @@ forms! {
     NegInt: "neg.int", "neg.{s16|s32|s64} d, a", ptx (1, 0), ALL, "9.7.1.11 Integer Arithmetic Instructions: neg";
     MinInt: "min.int", "min.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.12 Integer Arithmetic Instructions: min";
     MaxInt: "max.int", "max.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.13 Integer Arithmetic Instructions: max";
+    Mul24: "mul24", "mul24.{hi|lo}.{u32|s32} d, a, b", ptx (1, 0), ALL, "9.7.1.5 Integer Arithmetic Instructions: mul24";
+    Mad24: "mad24", "mad24.{hi|lo}{.sat}.{u32|s32} d, a, b, c", ptx (1, 0), ALL, "9.7.1.6 Integer Arithmetic Instructions: mad24";
+    Sad: "sad", "sad.{u16|u32|u64|s16|s32|s64} d, a, b, c", ptx (1, 0), ALL, "9.7.1.7 Integer Arithmetic Instructions: sad";
     Popc: "popc", "popc.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.14 Integer Arithmetic Instructions: popc";
     Clz: "clz", "clz.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.15 Integer Arithmetic Instructions: clz";
+    Bfind: "bfind", "bfind{.shiftamt}.{u32|u64|s32|s64} d, a", ptx (2, 0), ALL, "9.7.1.16 Integer Arithmetic Instructions: bfind";
+    Fns: "fns", "fns.b32 d, mask, base, offset", ptx (6, 0), ALL, "9.7.1.17 Integer Arithmetic Instructions: fns";
     Brev: "brev", "brev.{b32|b64} d, a", ptx (2, 0), ALL, "9.7.1.18 Integer Arithmetic Instructions: brev";
     Bfe: "bfe", "bfe.{u32|u64|s32|s64} d, a, b, c", ptx (2, 0), ALL, "9.7.1.19 Integer Arithmetic Instructions: bfe";
     Bfi: "bfi", "bfi.{b32|b64} f, a, b, c, d", ptx (2, 0), ALL, "9.7.1.20 Integer Arithmetic Instructions: bfi";
+    Szext: "szext", "szext.{wrap|clamp}.{u32|s32} d, a, b", ptx (7, 6), ALL, "9.7.1.21 Integer Arithmetic Instructions: szext";
+    Bmsk: "bmsk", "bmsk.{wrap|clamp}.b32 d, a, b", ptx (7, 6), ALL, "9.7.1.22 Integer Arithmetic Instructions: bmsk";
+    Dp4a: "dp4a", "dp4a.{u32|s32}.{u32|s32} d, a, b, c", ptx (5, 0), ALL, "9.7.1.23 Integer Arithmetic Instructions: dp4a";
+    Dp2a: "dp2a", "dp2a.{lo|hi}.{u32|s32}.{u32|s32} d, a, b, c", ptx (5, 0), ALL, "9.7.1.24 Integer Arithmetic Instructions: dp2a";
+
+    // ---- 9.7.2 Extended-Precision Integer Arithmetic Instructions (the carry flag) --------------
+    AddCc: "add.cc", "add.cc.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.1 Extended-Precision Arithmetic Instructions: add.cc";
+    Addc: "addc", "addc{.cc}.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.2 Extended-Precision Arithmetic Instructions: addc";
+    SubCc: "sub.cc", "sub.cc.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.3 Extended-Precision Arithmetic Instructions: sub.cc";
+    Subc: "subc", "subc{.cc}.{u32|s32|u64|s64} d, a, b", ptx (4, 3), ALL, "9.7.2.4 Extended-Precision Arithmetic Instructions: subc";
 
     // ---- 9.7.3 Floating-Point Instructions ---------------------------------------------------------
+    Testp: "testp", "testp.{finite|infinite|number|notanumber|normal|subnormal}.{f32|f64} p, a", ptx (2, 0), ALL, "9.7.3.1 Floating Point Instructions: testp";
+    Copysign: "copysign", "copysign.{f32|f64} d, a, b", ptx (2, 0), ALL, "9.7.3.2 Floating Point Instructions: copysign";
     AddF32: "add.f32", "add{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
     AddF64: "add.f64", "add{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.3 Floating Point Instructions: add";
     SubF32: "sub.f32", "sub{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.4 Floating Point Instructions: sub";
@@ -88,7 +105,7 @@ forms! {
     MaxF32: "max.f32", "max{.ftz}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
     MaxF64: "max.f64", "max.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
     RcpF32: "rcp.f32", "rcp.{approx|rn|rz|rm|rp}{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
-    RcpF64: "rcp.f64", "rcp.{rn|rz|rm|rp}.f64 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
+    RcpF64: "rcp.f64", "rcp.{rn|rz|rm|rp}{.ftz}.f64 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
     RcpApproxF64: "rcp.approx.f64", "rcp.approx.ftz.f64 d, a", ptx (2, 1), ALL, "9.7.3.14 Floating Point Instructions: rcp.approx.ftz.f64";
     SqrtF32: "sqrt.f32", "sqrt.{approx|rn|rz|rm|rp}{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.15 Floating Point Instructions: sqrt";
     SqrtF64: "sqrt.f64", "sqrt.{rn|rz|rm|rp}.f64 d, a", ptx (1, 4), ALL, "9.7.3.15 Floating Point Instructions: sqrt";
@@ -108,7 +125,7 @@ forms! {
     MulF16: "mul.f16", "mul{.rn}{.ftz}{.sat}.{f16|f16x2} d, a, b", ptx (4, 2), ALL, "9.7.4.3 Half Precision Floating Point Instructions: mul";
     MulBf16: "mul.bf16", "mul{.rn}.{bf16|bf16x2} d, a, b", ptx (7, 8), SM90, "9.7.4.3 Half Precision Floating Point Instructions: mul";
     FmaF16: "fma.f16", "fma.rn{.ftz}{.sat}.{f16|f16x2} d, a, b, c", ptx (4, 2), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
-    FmaBf16: "fma.bf16", "fma.rn.{bf16|bf16x2} d, a, b, c", ptx (7, 0), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
+    FmaBf16: "fma.bf16", "fma.{rn|rz|rm|rp}.{bf16|bf16x2} d, a, b, c", ptx (7, 0), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
     NegF16: "neg.f16", "neg{.ftz}.{f16|f16x2} d, a", ptx (6, 0), ALL, "9.7.4.5 Half Precision Floating Point Instructions: neg";
     NegBf16: "neg.bf16", "neg.{bf16|bf16x2} d, a", ptx (7, 0), ALL, "9.7.4.5 Half Precision Floating Point Instructions: neg";
     AbsF16: "abs.f16", "abs{.ftz}.{f16|f16x2} d, a", ptx (6, 5), ALL, "9.7.4.6 Half Precision Floating Point Instructions: abs";
@@ -129,6 +146,7 @@ forms! {
     SetpF16: "setp.f16", "setp.{eq|ne|lt|le|gt|ge|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}{.ftz}.{f16|f16x2} p{|q}, a, b{, {!}c}", ptx (4, 2), ALL, "9.7.6.2 Half Precision Comparison Instructions: setp";
     SetpBf16: "setp.bf16", "setp.{eq|ne|lt|le|gt|ge|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}.{bf16|bf16x2} p{|q}, a, b{, {!}c}", ptx (7, 8), SM90, "9.7.6.2 Half Precision Comparison Instructions: setp";
     Selp: "selp", "selp.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64} d, a, b, c", ptx (1, 0), ALL, "9.7.5.3 Comparison and Selection Instructions: selp";
+    Slct: "slct", "slct.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64}.{s32|f32} d, a, b, c", ptx (1, 0), ALL, "9.7.5.4 Comparison and Selection Instructions: slct";
     Set: "set", "set.{eq|ne|lt|le|gt|ge|lo|ls|hi|hs|equ|neu|ltu|leu|gtu|geu|num|nan}{.and|.or|.xor}{.ftz}.{u32|s32|f32}.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64} d, a, b{, {!}c}", ptx (1, 0), ALL, "9.7.5.1 Comparison and Selection Instructions: set";
 
     // ---- 9.7.7 Logic and Shift Instructions ---------------------------------------------------------
@@ -136,7 +154,9 @@ forms! {
     Or: "or", "or.{pred|b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.2 Logic and Shift Instructions: or";
     Xor: "xor", "xor.{pred|b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.3 Logic and Shift Instructions: xor";
     Not: "not", "not.{pred|b16|b32|b64} d, a", ptx (1, 0), ALL, "9.7.7.4 Logic and Shift Instructions: not";
+    Cnot: "cnot", "cnot.{b16|b32|b64} d, a", ptx (1, 0), ALL, "9.7.7.5 Logic and Shift Instructions: cnot";
     Lop3: "lop3", "lop3.b32 d, a, b, c, immLut", ptx (4, 3), ALL, "9.7.7.6 Logic and Shift Instructions: lop3";
+    Shf: "shf", "shf.{l|r}.{clamp|wrap}.b32 d, a, b, c", ptx (3, 1), ALL, "9.7.7.7 Logic and Shift Instructions: shf";
     Shl: "shl", "shl.{b16|b32|b64} d, a, b", ptx (1, 0), ALL, "9.7.7.8 Logic and Shift Instructions: shl";
     Shr: "shr", "shr.{b16|b32|b64|u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.7.9 Logic and Shift Instructions: shr";
 
@@ -148,22 +168,31 @@ forms! {
     MovSregTotalSmem: "mov.sreg.total_smem_size", "mov.u32 d, sreg", ptx (8, 1), ALL, "10.30 Special Registers: %total_smem_size";
     Prmt: "prmt", "prmt.b32{.f4e|.b4e|.rc8|.ecl|.ecr|.rc16} d, a, b, c", ptx (2, 0), ALL, "9.7.9.7 Data Movement and Conversion Instructions: prmt";
     ShflSync: "shfl.sync", "shfl.sync.{up|down|bfly|idx}.b32 d{|p}, a, b, c, membermask", ptx (6, 0), ALL, "9.7.9.6 Data Movement and Conversion Instructions: shfl.sync";
-    Ld: "ld", "ld{.weak|.volatile}{.const|.global|.local|.param|.shared|.shared::cluster}{.ca|.cg|.cs|.lu|.cv}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (1, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
-    LdOrdered: "ld.ordered", "ld.{relaxed|acquire}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cluster|.local}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (6, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
+    Ld: "ld", "ld{.weak|.volatile}{.const|.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.ca|.cg|.cs|.lu|.cv}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (1, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
+    LdOrdered: "ld.ordered", "ld.{relaxed|acquire}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cta|.shared::cluster}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (6, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
     LdGlobalNc: "ld.global.nc", "ld.global{.ca|.cg|.cs}.nc{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (3, 1), ALL, "9.7.9.9 Data Movement and Conversion Instructions: ld.global.nc";
-    St: "st", "st{.weak|.volatile}{.global|.local|.param|.shared|.shared::cluster}{.wb|.cg|.cs|.wt}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (1, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
-    StOrdered: "st.ordered", "st.{relaxed|release}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cluster|.local}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (6, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
+    Ldu: "ldu", "ldu{.global}{.v2|.v4}.{b8|b16|b32|b64|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]", ptx (2, 0), ALL, "9.7.9.10 Data Movement and Conversion Instructions: ldu";
+    St: "st", "st{.weak|.volatile}{.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.wb|.cg|.cs|.wt}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (1, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
+    StOrdered: "st.ordered", "st.{relaxed|release}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cta|.shared::cluster}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (6, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
+    StAsync: "st.async", "st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2|.v4}.{b32|b64|u32|u64|s32|s64|f32|f64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.9.12 Data Movement and Conversion Instructions: st.async";
+    Prefetch: "prefetch", "prefetch{.global|.local}.{L1|L2} [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
+    PrefetchEvict: "prefetch.L2::evict", "prefetch{.global}.{L2::evict_last|L2::evict_normal} [a]", ptx (7, 4), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.level::eviction_priority)";
+    Prefetchu: "prefetchu", "prefetchu.L1 [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
+    Applypriority: "applypriority", "applypriority{.global}.L2::evict_normal [a], size", ptx (7, 4), ALL, "9.7.9.16 Data Movement and Conversion Instructions: applypriority";
+    Discard: "discard", "discard{.global}.L2 [a], size", ptx (7, 4), ALL, "9.7.9.17 Data Movement and Conversion Instructions: discard";
+    Isspacep: "isspacep", "isspacep.{const|global|local|shared} p, a", ptx (2, 0), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep";
     MemEvictionPriority: "mem.L1::evict", "ld.global.L1::evict_last.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::eviction_priority)", feature;
     MemCacheHint: "mem.L2::cache_hint", "ld.global.L2::cache_hint.u32 d, [a], policy", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::cache_hint)", feature;
     MemPrefetchSize: "mem.L2::prefetch_size", "ld.global.L2::128B.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::prefetch_size)", feature;
     MemScopeCluster: "mem.scope.cluster", "ld.relaxed.cluster.global.u32 d, [a]", ptx (7, 8), SM90, "8.5 Memory Consistency Model: Scope (.cluster)", feature;
     MemSharedCluster: "mem.shared::cluster", "ld.shared::cluster.u32 d, [a]", ptx (7, 8), SM90, "5.1.5 State Spaces: Shared State Space (.shared::cluster)", feature;
+    MemSharedCta: "mem.shared::cta", "ld.shared::cta.u32 d, [a]", ptx (7, 8), ALL, "5.1.5 State Spaces: Shared State Space (.shared::cta; ptxas: \"Feature '::cta' requires PTX ISA .version 7.8\")", feature;
     MemB128: "mem.b128", "ld.global.b128 d, [a]", ptx (8, 3), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.b128)", feature;
     Cvt: "cvt", "cvt{.rni|.rzi|.rmi|.rpi|.rn|.rz|.rm|.rp}{.ftz}{.sat}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64} d, a", ptx (1, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtBf16F32: "cvt.bf16.f32", "cvt.rn{.relu}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtBf16F32: "cvt.bf16.f32", "cvt.{rn|rz|rm|rp}{.relu}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF32Bf16: "cvt.f32.bf16", "cvt.f32.bf16 d, a", ptx (7, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.rn{.relu}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtF16x2F32: "cvt.f16x2.f32", "cvt.rn{.relu}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.{rn|rz}{.relu}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtF16x2F32: "cvt.f16x2.f32", "cvt.{rn|rz}{.relu}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtTf32F32: "cvt.tf32.f32", "cvt.rna.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
@@ -180,8 +209,8 @@ forms! {
     BarrierArrive: "barrier.arrive", "barrier{.cta}.arrive{.aligned} a, b", ptx (6, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: barrier";
     BarWarpSync: "bar.warp.sync", "bar.warp.sync membermask", ptx (6, 0), ALL, "9.7.13.2 Parallel Synchronization and Communication Instructions: bar.warp.sync";
     Membar: "membar", "membar.{cta|gl|sys}", ptx (1, 4), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar";
-    Fence: "fence", "fence{.sc|.acq_rel}.{cta|gpu|sys}", ptx (6, 0), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
-    FenceCluster: "fence.cluster", "fence{.sc|.acq_rel}.cluster", ptx (7, 8), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
+    Fence: "fence", "fence{.sc|.acq_rel|.acquire|.release}.{cta|gpu|sys}", ptx (6, 0), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
+    FenceCluster: "fence.cluster", "fence{.sc|.acq_rel|.acquire|.release}.cluster", ptx (7, 8), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
     AtomInt: "atom.int", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.{and|or|xor|cas|exch|add|inc|dec|min|max}.{b32|b64|u32|u64|s32|s64} d, [a], b{, c}", ptx (1, 1), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomF32: "atom.f32", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f32 d, [a], b", ptx (2, 0), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomF64: "atom.f64", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f64 d, [a], b", ptx (5, 0), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
@@ -193,6 +222,7 @@ forms! {
     RedF64: "red.f64", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f64 [a], b", ptx (5, 0), ALL, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
     RedF16: "red.f16", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{f16|f16x2} [a], b", ptx (6, 3), ALL, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
     RedBf16: "red.bf16", "red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{bf16|bf16x2} [a], b", ptx (7, 8), SM90, "9.7.13.6 Parallel Synchronization and Communication Instructions: red";
+    RedAsync: "red.async", "red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.{inc|dec|min|max|add|and|or|xor}.{u32|s32|b32|u64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.13.7 Parallel Synchronization and Communication Instructions: red.async";
     VoteSync: "vote.sync", "vote.sync.{all|any|uni}.pred d, {!}a, membermask", ptx (6, 0), ALL, "9.7.13.8 Parallel Synchronization and Communication Instructions: vote.sync";
     VoteBallot: "vote.sync.ballot", "vote.sync.ballot.b32 d, {!}a, membermask", ptx (6, 0), ALL, "9.7.13.8 Parallel Synchronization and Communication Instructions: vote.sync";
     MatchAny: "match.any.sync", "match.any.sync.{b32|b64} d, a, membermask", ptx (6, 0), ALL, "9.7.13.9 Parallel Synchronization and Communication Instructions: match.sync";
@@ -203,16 +233,18 @@ forms! {
 
     // ---- 9.7.12 Control Flow Instructions --------------------------------------------------------
     Bra: "bra", "bra{.uni} tgt", ptx (1, 0), ALL, "9.7.12.3 Control Flow Instructions: bra";
-    Call: "call", "call{.uni} func{, ret}{, params}", ptx (1, 0), ALL, "9.7.12.5 Control Flow Instructions: call";
+    Call: "call", "call{.uni} func{, ret}{, params}{, proto}", ptx (1, 0), ALL, "9.7.12.5 Control Flow Instructions: call";
     Ret: "ret", "ret{.uni}", ptx (1, 0), ALL, "9.7.12.6 Control Flow Instructions: ret";
     Exit: "exit", "exit", ptx (1, 0), ALL, "9.7.12.7 Control Flow Instructions: exit";
     Trap: "trap", "trap", ptx (1, 0), ALL, "9.7.19 Miscellaneous Instructions: trap";
+    Brkpt: "brkpt", "brkpt", ptx (1, 0), ALL, "9.7.19.1 Miscellaneous Instructions: brkpt";
     Nanosleep: "nanosleep", "nanosleep.u32 t", ptx (6, 3), ALL, "9.7.19 Miscellaneous Instructions: nanosleep";
 
     // ---- 9.7.13.15 mbarrier ----------------------------------------------------------------------
     MbarrierInit: "mbarrier.init", "mbarrier.init{.shared|.shared::cta}.b64 [addr], count", ptx (7, 0), ALL, "9.7.13.15.9 Parallel Synchronization and Communication Instructions: mbarrier.init";
     MbarrierInval: "mbarrier.inval", "mbarrier.inval{.shared|.shared::cta}.b64 [addr]", ptx (7, 0), ALL, "9.7.13.15.10 Parallel Synchronization and Communication Instructions: mbarrier.inval";
     MbarrierArrive: "mbarrier.arrive", "mbarrier.arrive{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    MbarrierArriveDrop: "mbarrier.arrive_drop", "mbarrier.arrive_drop{.expect_tx|.noComplete}{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.14 Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop";
     MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierArriveCount: "mbarrier.arrive.count", "mbarrier.arrive.shared.b64 state, [addr], count", ptx (7, 8), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (count operand)", feature;
     MbarrierSem: "mbarrier.sem_scope", "mbarrier.arrive.release.cta.shared.b64 state, [addr]", ptx (8, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier (.sem and .scope)", feature;
@@ -237,34 +269,49 @@ forms! {
     Setmaxnreg: "setmaxnreg", "setmaxnreg.{inc|dec}.sync.aligned.u32 n", ptx (8, 0), ARCH_A, "9.7.19.5 Miscellaneous Instructions: setmaxnreg";
 
     // ---- Ampere asynchronous copies and warp-level matrices -------------------------------------------
-    CpAsync: "cp.async", "cp.async.{ca|cg}.shared.global{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}{, policy}", ptx (7, 0), ALL, "9.7.9.25.3.1 Data Movement and Conversion Instructions: cp.async";
+    CpAsync: "cp.async", "cp.async.{ca|cg}.{shared|shared::cta}.global{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}{, policy}", ptx (7, 0), ALL, "9.7.9.25.3.1 Data Movement and Conversion Instructions: cp.async";
     CpAsyncCommit: "cp.async.commit_group", "cp.async.commit_group", ptx (7, 0), ALL, "9.7.9.25.3.2 Data Movement and Conversion Instructions: cp.async.commit_group";
     CpAsyncWaitGroup: "cp.async.wait_group", "cp.async.wait_group n", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_group";
     CpAsyncWaitAll: "cp.async.wait_all", "cp.async.wait_all", ptx (7, 0), ALL, "9.7.9.25.3.3 Data Movement and Conversion Instructions: cp.async.wait_all";
-    Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
-    LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans.shared.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
-    Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}.shared.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
-    StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans.shared.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
+    WmmaLoad: "wmma.load", "wmma.load.{a|b|c}.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|bf16|f32|s8|u8|s32} r, [p]{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.load";
+    WmmaStore: "wmma.store", "wmma.store.d.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|f32|s32} [p], r{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.store";
+    WmmaMma: "wmma.mma", "wmma.mma.sync.aligned.{row|col}.{row|col}.{m16n16k16|m8n32k16|m32n8k16}.{f16|f32}.{f16|f32} d, a, b, c", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma";
+    Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
+    LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans{.shared|.shared::cta}.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
+    Movmatrix: "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 d, a", ptx (7, 8), ALL, "9.7.14.5.17 Warp Level Matrix Multiply-Accumulate Instructions: movmatrix";
+    Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
+    StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans{.shared|.shared::cta}.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     MmaF16: "mma.m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaTf32: "mma.m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaF8: "mma.m16n8k32.f8", "mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 d, a, b, c", ptx (8, 4), SM89, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaI8: "mma.m16n8k32.i8", "mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
 
     // ---- 9.7.9.25 bulk copies and 9.7.9.27 tensor copies (TMA) -----------------------------------------
-    CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpAsyncBulkG2S: "cp.async.bulk.global_to_shared", "cp.async.bulk.{shared::cluster|shared::cta}.global.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint} [dst], [src], size, [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2G: "cp.async.bulk.shared_to_global", "cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
     CpAsyncBulkS2S: "cp.async.bulk.shared_to_cluster", "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk";
+    CpReduceBulk: "cp.reduce.async.bulk.global", "cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.{and|or|xor|add|inc|dec|min|max}.{b32|b64|u32|s32|u64|s64|f32|f64} [dst], [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.2 Data Movement and Conversion Instructions: cp.reduce.async.bulk";
+    CpReduceBulkCluster: "cp.reduce.async.bulk.shared::cluster", "cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.{and|or|xor|add|inc|dec|min|max}.{b32|b64|u32|s32|u64|s64} [dst], [src], size, [mbar]", ptx (8, 0), SM90, "9.7.9.25.4.2 Data Movement and Conversion Instructions: cp.reduce.async.bulk";
     CpAsyncBulkCommit: "cp.async.bulk.commit_group", "cp.async.bulk.commit_group", ptx (8, 0), SM90, "9.7.9.25.4.4 Data Movement and Conversion Instructions: cp.async.bulk.commit_group";
     CpAsyncBulkWait: "cp.async.bulk.wait_group", "cp.async.bulk.wait_group{.read} n", ptx (8, 0), SM90, "9.7.9.25.4.5 Data Movement and Conversion Instructions: cp.async.bulk.wait_group";
     CpAsyncBulkPrefetch: "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.3 Data Movement and Conversion Instructions: cp.async.bulk.prefetch";
     BulkMulticast: "cp.async.bulk.multicast", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar], mask", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk (.multicast::cluster)", feature;
-    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
-    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.shared::cluster.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.{shared::cluster|shared::cta}.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.{shared::cluster|shared::cta}.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaStore: "cp.async.bulk.tensor.store", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaReduce: "cp.reduce.async.bulk.tensor", "cp.reduce.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta.{add|min|max|inc|dec|and|or|xor}{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.3 Data Movement and Conversion Instructions: cp.reduce.async.bulk.tensor";
     TmaPrefetch: "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.{1d|2d|3d|4d|5d}.L2.global{.tile|.im2col}{.L2::cache_hint} [tmap, coords]{, offsets}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.4 Data Movement and Conversion Instructions: cp.async.bulk.prefetch.tensor";
     TmaCtaGroup: "cp.async.bulk.tensor.cta_group", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [dst], [tmap, coords], [mbar]", ptx (8, 6), SM100A, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.cta_group)", feature;
+    TmaSharedCta: "cp.async.bulk.shared::cta", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [dst], [tmap, coords], [mbar]", ptx (8, 6), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.shared::cta destination)", feature;
     PrefetchTensormap: "prefetch.tensormap", "prefetch{.const|.param}.tensormap [a]", ptx (8, 0), SM90, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.tensormap)";
+
+    // ---- tensor-map updates in memory (sm_90a and later arch-specific targets) ------------------------
+    TensormapReplace: "tensormap.replace", "tensormap.replace.tile.{global_address|rank}{.global|.shared::cta}.b1024.{b32|b64} [addr], new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field1)";
+    TensormapReplaceOrd: "tensormap.replace.ord", "tensormap.replace.tile.{box_dim|global_dim|global_stride|element_stride}{.global|.shared::cta}.b1024.{b32|b64} [addr], ord, new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field2)";
+    TensormapReplaceMode: "tensormap.replace.mode", "tensormap.replace.tile.{elemtype|interleave_layout|swizzle_mode|fill_mode}{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field3)";
+    TensormapReplaceAtomicity: "tensormap.replace.swizzle_atomicity", "tensormap.replace.tile.swizzle_atomicity{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 6), SM100A_120A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.swizzle_atomicity)";
+    TensormapCpFenceproxy: "tensormap.cp_fenceproxy", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.{cta|cluster|gpu|sys}.sync.aligned [dst], [src], size", ptx (8, 3), SM90, "9.7.13 Parallel Synchronization and Communication Instructions: tensormap.cp_fenceproxy";
+    CreatepolicyFractional: "createpolicy.fractional", "createpolicy.fractional.{L2::evict_last|L2::evict_normal|L2::evict_first|L2::evict_unchanged}{.L2::evict_first|.L2::evict_unchanged}.b64 policy{, fraction}", ptx (7, 4), ALL, "9.7.9.18 Data Movement and Conversion Instructions: createpolicy";
 
     // ---- 9.7.15 wgmma (sm_90a) ------------------------------------------------------------------------
     WgmmaFence: "wgmma.fence", "wgmma.fence.sync.aligned", ptx (8, 0), SM90A, "9.7.15.6.1 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.fence";

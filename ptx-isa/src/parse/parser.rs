@@ -1123,7 +1123,11 @@ impl<'a> Parser<'a> {
         }
         match resolve(&i) {
             Resolution::Form(f) => i.form = Some(f),
-            _ => {
+            // Instructions of a family the table covers are the validator's to judge (errors).
+            Resolution::WrongModifier { .. }
+            | Resolution::WrongType { .. }
+            | Resolution::OperandCount { .. } => {}
+            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
                 let op = i.opcode();
                 self.warn(
                     at,

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::forms::Form;
-use crate::forms::syntax::Pattern;
+use crate::forms::families::{covered, family_of, rows_of};
+use crate::forms::syntax::{Difference, Pattern};
 use crate::instr::{Instruction, Operand};
 use crate::sreg::SpecialReg;
 use crate::types::ScalarType;
@@ -18,8 +19,17 @@ pub enum Resolution {
     Form(Form),
     /// No row has this mnemonic: a generic instruction.
     UnknownMnemonic,
-    /// Rows have the mnemonic, but none matches these modifiers: a generic instruction.
+    /// Rows have the mnemonic, but none matches these modifiers and the instruction's family (the
+    /// manual's, [`crate::forms::families`]) has no rows: a generic instruction.
     UnknownModifiers,
+    /// The table covers the instruction's family, but no row allows these modifiers: `form` is the
+    /// nearest row and `difference` what differs from it.
+    WrongModifier {
+        /// The nearest row of the family.
+        form: Form,
+        /// The first difference from it (none when only a rule of the row is broken).
+        difference: Option<Difference>,
+    },
     /// Rows match the modifiers except a type suffix: `token` is not a type this opcode takes.
     WrongType {
         /// The nearest row.
@@ -37,21 +47,19 @@ pub enum Resolution {
 }
 
 struct Index {
-    by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>>,
+    by_mnemonic: HashMap<&'static str, Vec<(Form, &'static Pattern)>>,
 }
 
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut by_mnemonic: HashMap<&'static str, Vec<(Form, Pattern)>> = HashMap::new();
+        let mut by_mnemonic: HashMap<&'static str, Vec<(Form, &'static Pattern)>> = HashMap::new();
         for spec in Form::all() {
             // Feature rows are qualifiers of other rows, and directive rows are not instructions.
             if spec.feature || spec.name.starts_with("directive.") {
                 continue;
             }
-            let Ok(p) = Pattern::parse(spec.syntax) else {
-                continue;
-            };
+            let p = spec.form.pattern();
             let first = spec.syntax.split(['.', '{', ' ']).next().unwrap_or("");
             by_mnemonic.entry(first).or_default().push((spec.form, p));
         }
@@ -80,11 +88,6 @@ pub fn resolve(i: &Instruction) -> Resolution {
         }
     }
     if let Some((form, range)) = count_miss {
-        // The `call` row is the direct call; an indirect call names a `.callprototype` as a
-        // fourth operand (PTX ISA 9.7.12.5) and stays a generic instruction.
-        if form == Form::Call && n == 4 {
-            return Resolution::UnknownModifiers;
-        }
         return Resolution::OperandCount { form, range };
     }
     // A type suffix the opcode does not take: would another type make it match?
@@ -103,6 +106,26 @@ pub fn resolve(i: &Instruction) -> Resolution {
                     };
                 }
             }
+        }
+    }
+    // A family the table covers: the nearest row and how the opcode differs from it. An opcode
+    // of no family of the manual at all, under a mnemonic the table has (`tcgen05.frob`), is no
+    // instruction: the nearest row under the mnemonic.
+    let rows = match family_of(&i.mnemonic, &i.modifiers) {
+        Some(family) if covered(family) => Some(rows_of(family)),
+        Some(_) => None,
+        None => Some(candidates.iter().map(|(f, _)| *f).collect()),
+    };
+    if let Some(rows) = rows {
+        let nearest = rows
+            .into_iter()
+            .filter_map(|f| {
+                let (cost, d) = f.pattern().difference(&i.mnemonic, &i.modifiers)?;
+                Some((cost, f, d))
+            })
+            .min_by_key(|(cost, f, _)| (*cost, *f));
+        if let Some((_, form, difference)) = nearest {
+            return Resolution::WrongModifier { form, difference };
         }
     }
     Resolution::UnknownModifiers

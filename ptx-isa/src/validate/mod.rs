@@ -13,7 +13,6 @@
 //! assert_eq!(diags[0].to_string(), "6:2: error: register `%r1` is not declared");
 //! ```
 
-mod features;
 mod operands;
 mod scope;
 
@@ -500,9 +499,26 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             );
             return;
         }
+        Resolution::WrongModifier { form, difference } => {
+            let spec = form.spec();
+            let why = difference.map_or(String::new(), |d| format!(": {d}"));
+            cx.error(
+                ErrorKind::InvalidModifier,
+                pos,
+                format!(
+                    "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
+                    crate::forms::families::family_of(&i.mnemonic, &i.modifiers)
+                        .map_or(i.mnemonic.split('.').next().unwrap_or(""), |f| f.name),
+                    spec.name,
+                    spec.syntax,
+                    spec.section
+                ),
+            );
+            return;
+        }
         Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
             // The parser warned already; what can be checked without a row still is.
-            for q in features::qualifiers(i) {
+            for q in crate::forms::features::qualifiers(i) {
                 cx.gate(q, &op, pos);
             }
             if i.operands.iter().any(|o| matches!(o, Operand::Addr(_))) {
@@ -512,13 +528,16 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         }
     };
     cx.gate(form, &op, pos);
-    for extra in features::features(form, i) {
+    for extra in crate::forms::features::implied(form, i) {
         cx.gate(extra, &op, pos);
+    }
+    if let Err(v) = crate::forms::rules::check(form, i) {
+        cx.error(v.kind, pos, v.message);
     }
     operands::kinds(cx, form, i, pos);
     env.vectors(cx, i, pos);
     env.types(cx, form, i, pos);
-    operands::immediates(cx, form, i, pos);
+    operands::counts(cx, form, i, pos);
     env.spaces(cx, i, pos);
     env.targets(cx, i, pos);
 }

@@ -275,20 +275,18 @@ impl Env<'_> {
             | AddF64 | SubF32 | SubF64 | MulF32 | MulF64 | FmaF32 | FmaF64 | DivF32 | DivF64
             | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
             | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
-            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev => {
+            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev | AddCc | Addc | SubCc
+            | Subc | Mul24 | Mad24 | Sad | Cnot | Copysign | Fns | Bmsk | Shf | AddF16
+            | AddBf16 | SubF16 | SubBf16 | MulF16 | MulBf16 | FmaF16 | FmaBf16 | NegF16
+            | NegBf16 | AbsF16 | AbsBf16 | MinF16 | MinBf16 | MaxF16 | MaxBf16 | TanhF16
+            | TanhBf16 | Ex2F16 | Ex2Bf16 => {
                 for k in 0..ops.len() {
                     e(cx, k, t, Rule::Agree);
                 }
             }
             MulInt | MadInt => {
+                // A `.wide` on a 64-bit type breaks a rule of the row (reported there).
                 let w = if has("wide") { wide(t) } else { Some(t) };
-                if w.is_none() {
-                    cx.error(
-                        ErrorKind::OperandType,
-                        pos,
-                        format!("`{op}`: `.wide` takes 16- and 32-bit types, not {t}"),
-                    );
-                }
                 if let Some(w) = w {
                     e(cx, 0, w, Rule::Agree);
                     e(cx, 1, t, Rule::Agree);
@@ -296,7 +294,7 @@ impl Env<'_> {
                     e(cx, 3, w, Rule::Agree);
                 }
             }
-            SetpInt | SetpF32 | SetpF64 => {
+            SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 => {
                 match ops.first() {
                     Some(Operand::Pair(_, _)) | Some(Operand::NamedPair(_, _)) => {}
                     _ => e(cx, 0, ScalarType::Pred, Rule::Agree),
@@ -408,6 +406,45 @@ impl Env<'_> {
             St | StOrdered => {
                 e(cx, 1, t, Rule::Wider);
             }
+            Szext => {
+                e(cx, 0, t, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            Bfind => {
+                e(cx, 0, ScalarType::U32, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Testp => {
+                e(cx, 0, ScalarType::Pred, Rule::Agree);
+                e(cx, 1, t, Rule::Agree);
+            }
+            Isspacep => e(cx, 0, ScalarType::Pred, Rule::Agree),
+            Slct => {
+                for k in 0..3 {
+                    e(cx, k, t, Rule::Agree);
+                }
+                if let Some(&c) = types.get(1) {
+                    e(cx, 3, c, Rule::Agree);
+                }
+            }
+            Movmatrix => {
+                e(cx, 0, ScalarType::B32, Rule::Agree);
+                e(cx, 1, ScalarType::B32, Rule::Agree);
+            }
+            Ldu => e(cx, 0, t, Rule::Wider),
+            // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
+            StAsync | RedAsync => e(cx, 1, t, Rule::Agree),
+            // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
+            TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
+                e(cx, 1, t, Rule::Agree);
+            }
+            TensormapReplaceOrd => {
+                e(cx, 1, ScalarType::B32, Rule::Agree);
+                e(cx, 2, t, Rule::Agree);
+            }
+            // PTX ISA 9.7.9.18: the policy is a 64-bit register.
+            CreatepolicyFractional => e(cx, 0, ScalarType::B64, Rule::Agree),
             Cvta | CvtaCluster => {
                 e(cx, 0, t, Rule::Agree);
                 e(cx, 1, t, Rule::Agree);
@@ -589,77 +626,24 @@ impl Env<'_> {
     }
 }
 
-/// The operands of a pattern (`d, [a]{, policy}` gives `d`, `[a]`, `policy`), and how many come
-/// before the first optional group (those positions are fixed).
-fn pattern_operands(syntax: &str) -> (Vec<String>, usize) {
-    let ops = syntax.split_once(' ').map_or("", |(_, r)| r);
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut stack: Vec<bool> = Vec::new(); // true: an optional `{, x}` group
-    let mut fixed = None;
-    let chars: Vec<char> = ops.chars().collect();
-    let mut k = 0;
-    while k < chars.len() {
-        let c = chars[k];
-        match c {
-            '{' if chars.get(k + 1) == Some(&',') => {
-                stack.push(true);
-                fixed.get_or_insert(out.len() + usize::from(!cur.trim().is_empty()));
-                if !cur.trim().is_empty() {
-                    out.push(std::mem::take(&mut cur).trim().to_string());
-                }
-                cur.clear();
-                k += 1; // skip the comma
-            }
-            '{' => {
-                stack.push(false);
-                cur.push(c);
-            }
-            '}' => {
-                if stack.pop() != Some(true) {
-                    cur.push(c);
-                }
-            }
-            '[' => {
-                stack.push(false);
-                cur.push(c);
-            }
-            ']' => {
-                stack.pop();
-                cur.push(c);
-            }
-            ',' if stack.iter().all(|&opt| opt) => {
-                if !cur.trim().is_empty() {
-                    out.push(std::mem::take(&mut cur).trim().to_string());
-                }
-                cur.clear();
-            }
-            _ => cur.push(c),
-        }
-        k += 1;
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    let n = out.len();
-    (out, fixed.unwrap_or(n))
-}
-
 /// Operand kinds against the form's pattern: an operand written `[a]` takes an address.
 pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-    let (names, fixed) = pattern_operands(form.spec().syntax);
-    let all_present = i.operands.len() == names.len();
+    let pattern = form.pattern();
+    let slots = pattern.operands();
+    let fixed = pattern.fixed_operands();
+    let all_present = i.operands.len() == slots.len();
     let op = i.opcode();
     for (k, o) in i.operands.iter().enumerate() {
         if k >= fixed && !all_present {
             break;
         }
-        let Some(name) = names.get(k) else { break };
+        let Some(slot) = slots.get(k) else { break };
+        let name = &slot.name;
         // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
         let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
         // The acquire form of `fence.proxy.tensormap` names `[addr]` (PTX ISA 9.7.13.4).
         let bracketed = form == Form::FenceProxyTensormap && k == 0;
-        let want_addr = (name.starts_with('[') || bracketed) && !lenient;
+        let want_addr = (slot.is_address() || bracketed) && !lenient;
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
         if want_addr && !is_addr {
             cx.error(
@@ -673,14 +657,10 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
     }
 }
 
-/// Immediates with a range of their own.
-pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+/// Operand counts that depend on the modifiers. (Immediate ranges are rules of the rows:
+/// [`crate::forms::rules`].)
+pub(crate) fn counts(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
     let op = i.opcode();
-    let int = |o: Option<&Operand>| match o {
-        Some(Operand::Imm(Imm::UInt(v))) => Some(i128::from(*v)),
-        Some(Operand::Imm(Imm::Int(v))) => Some(i128::from(*v)),
-        _ => None,
-    };
     use Form::*;
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
     let n = i.operands.len();
@@ -717,67 +697,5 @@ pub(crate) fn immediates(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Opt
             },
         ),
         _ => {}
-    }
-    let mut range = |k: usize, lo: i128, hi: i128, what: &str| {
-        if let Some(v) = int(i.operands.get(k)) {
-            if v < lo || v > hi {
-                cx.error(
-                    ErrorKind::ImmediateRange,
-                    pos,
-                    format!("{what} {v} of `{op}` is outside {lo}..={hi}"),
-                );
-            }
-        }
-    };
-    match form {
-        // PTX ISA 9.7.13.1: 16 named barriers per CTA; ptxas: "expected to be in range [0..15]".
-        BarSync | BarArrive | BarRedPopc | BarRedPred | BarrierSync | BarrierArrive => {
-            range(0, 0, 15, "barrier number");
-        }
-        Lop3 => range(4, 0, 255, "lookup table"),
-        Prmt => {}
-        ShflSync => {
-            range(2, 0, 31, "lane");
-        }
-        WgmmaWait | CpAsyncWaitGroup | CpAsyncBulkWait => range(0, 0, 63, "group count"),
-        Setmaxnreg => {
-            range(0, 24, 256, "register count");
-            if let Some(v) = int(i.operands.first()) {
-                if v % 8 != 0 {
-                    cx.error(
-                        ErrorKind::ImmediateRange,
-                        pos,
-                        format!("register count {v} of `{op}` is not a multiple of 8"),
-                    );
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pattern_operands;
-
-    #[test]
-    fn pattern_operand_lists() {
-        assert_eq!(
-            pattern_operands("ld.global.u32 d, [a]{, policy}"),
-            (vec!["d".into(), "[a]".into(), "policy".into()], 2)
-        );
-        assert_eq!(
-            pattern_operands("setp.eq.s32 p{|q}, a, b{, {!}c}"),
-            (
-                vec!["p{|q}".into(), "a".into(), "b".into(), "{!}c".into()],
-                3
-            )
-        );
-        assert_eq!(
-            pattern_operands("cp.async.bulk.tensor.2d [dst], [tmap, coords], [mbar]{, mask}").0,
-            vec!["[dst]", "[tmap, coords]", "[mbar]", "mask"]
-        );
-        assert_eq!(pattern_operands("mov.b32 d, {a, b}").0, vec!["d", "{a, b}"]);
-        assert_eq!(pattern_operands("ret").0, Vec::<String>::new());
     }
 }

@@ -1,7 +1,7 @@
-//! The feature rows of the form table that a parsed instruction uses, found from its modifiers and
-//! operands: the same qualifiers the builder adds as extra requirements (`mem.L2::cache_hint`,
-//! `mem.shared::cluster`, `mbarrier.sem_scope`...). Gating then reads each row's targets and
-//! minimum PTX version from the table.
+//! The feature rows of the form table that an instruction implies, found from its modifiers and
+//! operands (`mem.L2::cache_hint`, `mem.shared::cluster`, `mbarrier.sem_scope`...). The builder
+//! gates what it writes by them (`FunctionBuilder::emit_with`) and the validator gates what it
+//! reads: one decision. Gating then reads each row's targets and minimum PTX version.
 
 use crate::forms::Form;
 use crate::instr::Instruction;
@@ -26,7 +26,7 @@ pub fn qualifiers(i: &Instruction) -> Vec<Form> {
 }
 
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
-pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
+pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
     let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
     let mut v = Vec::new();
@@ -34,7 +34,7 @@ pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
         form,
         Form::Ld | Form::LdOrdered | Form::LdGlobalNc | Form::St | Form::StOrdered
     );
-    if memory || matches!(form, Form::CpAsync) {
+    if memory || matches!(form, Form::CpAsync | Form::Ldu) {
         v.extend(qualifiers(i));
     }
     let atomic = matches!(
@@ -61,28 +61,71 @@ pub fn features(form: Form, i: &Instruction) -> Vec<Form> {
             v.push(Form::MemB128);
         }
     }
-    if matches!(
-        form,
-        Form::AtomInt | Form::AtomF32 | Form::AtomF64 | Form::AtomF16 | Form::AtomBf16
-    ) && any(&|m| matches!(m, "relaxed" | "acquire" | "release" | "acq_rel"))
+    // PTX ISA 9.7.13.5/9.7.13.6: the `.sem` and `.scope` qualifiers of atom and red are PTX 6.0.
+    if atomic
+        && any(&|m| {
+            matches!(
+                m,
+                "relaxed" | "acquire" | "release" | "acq_rel" | "cta" | "cluster" | "gpu" | "sys"
+            )
+        })
     {
         v.push(Form::AtomOrdered);
     }
     if form == Form::Cvta && has("param") {
         v.push(Form::CvtaParam);
     }
-    let mbarrier = matches!(
+    // PTX ISA 9.7.13.15: `.sem` and `.scope` of the mbarrier operations are PTX 8.0; a `.cluster`
+    // scope and the `.shared::cluster` window are the cluster features (PTX 7.8, sm_90).
+    let mbarrier_sem = matches!(
         form,
-        Form::MbarrierArrive | Form::MbarrierTestWait | Form::MbarrierTryWait
+        Form::MbarrierArrive
+            | Form::MbarrierArriveDrop
+            | Form::MbarrierArriveExpectTx
+            | Form::MbarrierTestWait
+            | Form::MbarrierTryWait
     );
-    if mbarrier && any(&|m| matches!(m, "release" | "acquire" | "relaxed" | "cta" | "cluster")) {
+    if mbarrier_sem && any(&|m| matches!(m, "release" | "acquire" | "relaxed" | "cta" | "cluster"))
+    {
         v.push(Form::MbarrierSem);
     }
-    if form == Form::MbarrierArrive && i.operands.len() == 3 {
+    let mbarrier = mbarrier_sem
+        || matches!(
+            form,
+            Form::MbarrierInit
+                | Form::MbarrierInval
+                | Form::MbarrierArriveNoComplete
+                | Form::MbarrierExpectTx
+                | Form::MbarrierCompleteTx
+        );
+    if mbarrier && has("cluster") {
+        v.push(Form::MemScopeCluster);
+    }
+    if mbarrier && has("shared::cluster") {
+        v.push(Form::MemSharedCluster);
+    }
+    if matches!(form, Form::MbarrierArrive | Form::MbarrierArriveDrop) && i.operands.len() == 3 {
         v.push(Form::MbarrierArriveCount);
     }
-    if form == Form::CpAsyncBulkG2S && has("multicast::cluster") {
+    if matches!(
+        form,
+        Form::CpAsyncBulkG2S | Form::TmaLoad | Form::TmaLoadIm2col
+    ) && has("multicast::cluster")
+    {
         v.push(Form::BulkMulticast);
+    }
+    // PTX ISA 5.1.5: the `.shared::cta` spelling of the shared window is PTX 7.8, whatever the
+    // instruction.
+    if has("shared::cta") {
+        v.push(Form::MemSharedCta);
+    }
+    // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
+    if matches!(
+        form,
+        Form::CpAsyncBulkG2S | Form::TmaLoad | Form::TmaLoadIm2col
+    ) && has("shared::cta")
+    {
+        v.push(Form::TmaSharedCta);
     }
     if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col) && any(&|m| m.starts_with("cta_group::"))
     {

@@ -1,0 +1,1041 @@
+//! What a row's pattern cannot say: which modifier combinations are legal, which numbers a `*`
+//! modifier takes, and the ranges of immediate operands. Each rule cites the PTX ISA section it
+//! comes from. The builder checks every instruction it writes against these rules (in
+//! `FunctionBuilder::emit_with`), and the validator checks every parsed instruction, so both read
+//! the same rules.
+
+use super::Form;
+use super::syntax::token_matches;
+use crate::error::ErrorKind;
+use crate::instr::{Imm, Instruction, Operand};
+
+/// A set of legal numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// `lo, lo + step, ... hi`.
+    Step {
+        /// The smallest.
+        lo: i128,
+        /// The largest.
+        hi: i128,
+        /// The distance between neighbours.
+        step: i128,
+    },
+    /// The powers of two from `lo` to `hi`.
+    Pow2 {
+        /// The smallest.
+        lo: i128,
+        /// The largest.
+        hi: i128,
+    },
+    /// Exactly these.
+    List(&'static [i128]),
+}
+
+impl Values {
+    /// True when `v` is one of the values.
+    pub fn contains(self, v: i128) -> bool {
+        match self {
+            Values::Step { lo, hi, step } => (lo..=hi).contains(&v) && (v - lo) % step == 0,
+            Values::Pow2 { lo, hi } => (lo..=hi).contains(&v) && v > 0 && v & (v - 1) == 0,
+            Values::List(l) => l.contains(&v),
+        }
+    }
+
+    /// Every value, smallest first.
+    pub fn all(self) -> Vec<i128> {
+        match self {
+            Values::Step { lo, hi, step } => (lo..=hi).step_by(step as usize).collect(),
+            Values::Pow2 { lo, hi } => (0..64)
+                .map(|k| 1i128 << k)
+                .filter(|v| (lo..=hi).contains(v))
+                .collect(),
+            Values::List(l) => l.to_vec(),
+        }
+    }
+}
+
+impl std::fmt::Display for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Values::Step { lo, hi, step: 1 } => write!(f, "in {lo}..={hi}"),
+            Values::Step { lo, hi, step } if lo % step == 0 => {
+                write!(f, "a multiple of {step} in {lo}..={hi}")
+            }
+            Values::Step { lo, hi, step } => write!(f, "in {lo}..={hi} in steps of {step}"),
+            Values::Pow2 { lo, hi } => write!(f, "a power of two in {lo}..={hi}"),
+            Values::List(l) => {
+                let s: Vec<String> = l.iter().map(i128::to_string).collect();
+                write!(f, "one of {}", s.join(", "))
+            }
+        }
+    }
+}
+
+/// One kind of rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// `modifier` is legal only together with one of `with`.
+    Needs {
+        /// The modifier (without its dot).
+        modifier: &'static str,
+        /// Modifiers one of which must be written too.
+        with: &'static [&'static str],
+    },
+    /// None of `modifiers` is legal together with any of `with`.
+    Excludes {
+        /// Modifiers (without their dots).
+        modifiers: &'static [&'static str],
+        /// Modifiers none of which may be written with them.
+        with: &'static [&'static str],
+    },
+    /// The optional operand the pattern names `slot` is written exactly when `modifier` is (a
+    /// cache policy with `.L2::cache_hint`, a CTA mask with `.multicast::cluster`).
+    OperandWith {
+        /// The pattern's name of the optional operand.
+        slot: &'static str,
+        /// The modifier that brings it.
+        modifier: &'static str,
+    },
+    /// A tensor copy's `.Nd` names as many coordinates as the tensor operand holds.
+    TensorRank,
+    /// cvt's rounding by the pair of types: integer rounding from float to integer, float rounding
+    /// from integer to float and for a narrower float, none between integers.
+    CvtRounding,
+    /// The number in the modifier that the pattern writes as `token` (`m64n*k16`, `x*`), when every
+    /// modifier of `when` is written.
+    Number {
+        /// The pattern's modifier with its `*`.
+        token: &'static str,
+        /// Modifiers that select this rule (empty: always).
+        when: &'static [&'static str],
+        /// The legal numbers.
+        values: Values,
+    },
+    /// An immediate operand (a register there is not checked), when every modifier of `when` is
+    /// written.
+    Immediate {
+        /// The operand's position.
+        operand: usize,
+        /// What the operand is, for the message.
+        what: &'static str,
+        /// Modifiers that select this rule (empty: always).
+        when: &'static [&'static str],
+        /// The legal values.
+        values: Values,
+    },
+}
+
+/// A rule of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// The row.
+    pub form: Form,
+    /// What it says.
+    pub check: Check,
+    /// The PTX ISA section behind it.
+    pub section: &'static str,
+}
+
+const fn needs(
+    form: Form,
+    modifier: &'static str,
+    with: &'static [&'static str],
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Needs { modifier, with },
+        section,
+    }
+}
+
+const fn excludes(
+    form: Form,
+    modifiers: &'static [&'static str],
+    with: &'static [&'static str],
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Excludes { modifiers, with },
+        section,
+    }
+}
+
+const fn operand_with(
+    form: Form,
+    slot: &'static str,
+    modifier: &'static str,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::OperandWith { slot, modifier },
+        section,
+    }
+}
+
+const fn rank(form: Form, section: &'static str) -> Rule {
+    Rule {
+        form,
+        check: Check::TensorRank,
+        section,
+    }
+}
+
+const fn number(
+    form: Form,
+    token: &'static str,
+    when: &'static [&'static str],
+    values: Values,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Number {
+            token,
+            when,
+            values,
+        },
+        section,
+    }
+}
+
+const fn imm(
+    form: Form,
+    operand: usize,
+    what: &'static str,
+    when: &'static [&'static str],
+    values: Values,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Immediate {
+            operand,
+            what,
+            when,
+            values,
+        },
+        section,
+    }
+}
+
+const fn range(lo: i128, hi: i128) -> Values {
+    Values::Step { lo, hi, step: 1 }
+}
+
+/// wgmma N for the floating-point types: 8..=256 in steps of 8 (PTX ISA 9.7.15.5.1, "Matrix
+/// shape" table).
+const WGMMA_N: Values = Values::Step {
+    lo: 8,
+    hi: 256,
+    step: 8,
+};
+
+/// wgmma N for `.s8`/`.u8`: 8, 16, 24, then 32..=256 in steps of 16 (PTX ISA 9.7.15.5.1).
+const WGMMA_N_I8: Values = Values::List(&[
+    8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+]);
+
+const S_TMA_MC: &str =
+    "9.7.9.27.1.2 cp.async.bulk.tensor: .multicast::cluster with a .shared::cluster destination";
+const S_TMR: &str = "9.7.9 tensormap.replace: the field's width";
+/// The cache qualifiers of ld/st, which apply to global (and generic) addresses only.
+const CACHE_QUALIFIERS: &[&str] = &[
+    "L1::evict_normal",
+    "L1::evict_unchanged",
+    "L1::evict_first",
+    "L1::evict_last",
+    "L1::no_allocate",
+    "L2::cache_hint",
+    "L2::64B",
+    "L2::128B",
+    "L2::256B",
+];
+const NOT_GLOBAL: &[&str] = &[
+    "param",
+    "const",
+    "local",
+    "shared",
+    "shared::cta",
+    "shared::cluster",
+];
+const S_CACHE: &str = "9.7.9.8 ld / 9.7.9.11 st: eviction priority, cache hint and prefetch size apply to .global (and generic) addresses (ptxas: \"cannot be applied to '.shared' space\")";
+const S_MBAR_SEM: &str = "9.7.13.15 mbarrier: .sem and .scope go together (ptxas: \"'.release' requires scope\", \"'.cta' requires order\")";
+const S_ATOM_OP: &str = "9.7.13.5 atom / 9.7.13.6 red: the types each operation takes";
+const S_HINT: &str = "9.7.9.25/9.7.9.27 cp.async.bulk(.tensor): the cache-policy operand comes with .L2::cache_hint, the CTA mask with .multicast::cluster";
+const S_RANK: &str = "9.7.9.27.1 cp.async.bulk.tensor: tensorCoords has .dim elements";
+const S_REDUX: &str = "9.7.13.11 redux.sync: .and/.or/.xor on .b32, .add/.min/.max on .u32/.s32";
+const S_BAR: &str = "9.7.13.1 bar, barrier: 16 named barriers per CTA (ptxas: range [0..15])";
+const S_WGMMA: &str = "9.7.15.5.1 wgmma: matrix shapes";
+const S_TC_LD: &str = "9.7.16.8.3 tcgen05.ld: .num per .shape";
+const S_TC_ST: &str = "9.7.16.8.4 tcgen05.st: .num per .shape";
+const S_TC_ALLOC: &str = "9.7.16.7.1 tcgen05.alloc/dealloc: ncols a power of two, 32..=512";
+
+/// Every rule, by row.
+pub static RULES: &[Rule] = &[
+    // PTX ISA 9.7.1.1/9.7.1.2: "Saturation modifier ... Applies only to .s32 type."
+    needs(
+        Form::AddInt,
+        "sat",
+        &["s32"],
+        "9.7.1.1 add: .sat applies only to .s32",
+    ),
+    needs(
+        Form::SubInt,
+        "sat",
+        &["s32"],
+        "9.7.1.2 sub: .sat applies only to .s32",
+    ),
+    // PTX ISA 9.7.1.4: ".sat ... applies only to .s32 type in .hi mode".
+    needs(
+        Form::MadInt,
+        "sat",
+        &["s32"],
+        "9.7.1.4 mad: .sat applies only to .s32 in .hi mode",
+    ),
+    needs(
+        Form::MadInt,
+        "sat",
+        &["hi"],
+        "9.7.1.4 mad: .sat applies only to .s32 in .hi mode",
+    ),
+    needs(
+        Form::Mad24,
+        "sat",
+        &["s32"],
+        "9.7.1.6 mad24: .sat applies only to .s32 in .hi mode",
+    ),
+    needs(
+        Form::Mad24,
+        "sat",
+        &["hi"],
+        "9.7.1.6 mad24: .sat applies only to .s32 in .hi mode",
+    ),
+    // PTX ISA 9.7.9.16/9.7.9.17: the size operand is 128.
+    imm(
+        Form::Applypriority,
+        1,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.9.16 applypriority: size is 128",
+    ),
+    imm(
+        Form::Discard,
+        1,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.9.17 discard: size is 128",
+    ),
+    operand_with(Form::CpReduceBulk, "policy", "L2::cache_hint", S_HINT),
+    needs(
+        Form::MbarrierArriveDrop,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierArriveDrop, "cta", &["release"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierArriveDrop,
+        "cluster",
+        &["release"],
+        S_MBAR_SEM,
+    ),
+    // PTX ISA 9.7.1.3/9.7.1.4: `.wide` doubles the width, so it takes 16- and 32-bit types.
+    needs(
+        Form::MulInt,
+        "wide",
+        &["u16", "u32", "s16", "s32"],
+        "9.7.1.3 mul: .wide on 16- and 32-bit types",
+    ),
+    needs(
+        Form::MadInt,
+        "wide",
+        &["u16", "u32", "s16", "s32"],
+        "9.7.1.4 mad: .wide on 16- and 32-bit types",
+    ),
+    // Cache qualifiers on global (and generic) accesses only.
+    excludes(Form::Ld, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::LdOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::St, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    excludes(Form::StOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
+    // mbarrier: a `.sem` needs a `.scope` and a `.scope` a `.sem`.
+    needs(
+        Form::MbarrierArrive,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierArrive, "cta", &["release"], S_MBAR_SEM),
+    needs(Form::MbarrierArrive, "cluster", &["release"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "release",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "cta",
+        &["release"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierArriveExpectTx,
+        "cluster",
+        &["release"],
+        S_MBAR_SEM,
+    ),
+    needs(
+        Form::MbarrierTestWait,
+        "acquire",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierTestWait, "cta", &["acquire"], S_MBAR_SEM),
+    needs(Form::MbarrierTestWait, "cluster", &["acquire"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierTryWait,
+        "acquire",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierTryWait, "cta", &["acquire"], S_MBAR_SEM),
+    needs(Form::MbarrierTryWait, "cluster", &["acquire"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierExpectTx,
+        "relaxed",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierExpectTx, "cta", &["relaxed"], S_MBAR_SEM),
+    needs(Form::MbarrierExpectTx, "cluster", &["relaxed"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierCompleteTx,
+        "relaxed",
+        &["cta", "cluster"],
+        S_MBAR_SEM,
+    ),
+    needs(Form::MbarrierCompleteTx, "cta", &["relaxed"], S_MBAR_SEM),
+    needs(
+        Form::MbarrierCompleteTx,
+        "cluster",
+        &["relaxed"],
+        S_MBAR_SEM,
+    ),
+    // atom/red integer operations and their types (ptxas: "Operation .and requires .b32 or .b64").
+    needs(Form::AtomInt, "and", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "or", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "xor", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "cas", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "exch", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::AtomInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
+    needs(Form::AtomInt, "inc", &["u32"], S_ATOM_OP),
+    needs(Form::AtomInt, "dec", &["u32"], S_ATOM_OP),
+    needs(
+        Form::AtomInt,
+        "min",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(
+        Form::AtomInt,
+        "max",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(Form::RedInt, "and", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "or", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "xor", &["b32", "b64"], S_ATOM_OP),
+    needs(Form::RedInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
+    needs(Form::RedInt, "inc", &["u32"], S_ATOM_OP),
+    needs(Form::RedInt, "dec", &["u32"], S_ATOM_OP),
+    needs(
+        Form::RedInt,
+        "min",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    needs(
+        Form::RedInt,
+        "max",
+        &["u32", "s32", "u64", "s64"],
+        S_ATOM_OP,
+    ),
+    // redux.sync (PTX ISA 9.7.13.11): the bitwise operations on .b32, the arithmetic ones on
+    // .u32/.s32 (ptxas agrees).
+    needs(Form::ReduxSync, "and", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "or", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "xor", &["b32"], S_REDUX),
+    needs(Form::ReduxSync, "add", &["u32", "s32"], S_REDUX),
+    needs(Form::ReduxSync, "min", &["u32", "s32"], S_REDUX),
+    needs(Form::ReduxSync, "max", &["u32", "s32"], S_REDUX),
+    Rule {
+        form: Form::Cvt,
+        check: Check::CvtRounding,
+        section: "9.7.9.21 cvt: rounding modifiers (integer rounding float to integer; float rounding integer to float and to a narrower float; none between integers)",
+    },
+    // PTX ISA 9.7.9.21: `.relu` on a bf16 conversion rounds to nearest or toward zero only.
+    needs(
+        Form::CvtBf16F32,
+        "relu",
+        &["rn", "rz"],
+        "9.7.9.21 cvt: .relu with .rn or .rz (ptxas: \"Illegal rounding modifier\")",
+    ),
+    // Operands that modifiers bring, and the tensor's rank.
+    operand_with(Form::CpAsyncBulkG2S, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::CpAsyncBulkG2S, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::CpAsyncBulkS2G, "policy", "L2::cache_hint", S_HINT),
+    operand_with(
+        Form::CpAsyncBulkPrefetch,
+        "policy",
+        "L2::cache_hint",
+        S_HINT,
+    ),
+    operand_with(Form::TmaLoad, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::TmaLoad, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaLoadIm2col, "mask", "multicast::cluster", S_HINT),
+    operand_with(Form::TmaLoadIm2col, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaStore, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaReduce, "policy", "L2::cache_hint", S_HINT),
+    operand_with(Form::TmaPrefetch, "offsets", "im2col", S_HINT),
+    operand_with(Form::TmaPrefetch, "policy", "L2::cache_hint", S_HINT),
+    rank(Form::TmaLoad, S_RANK),
+    rank(Form::TmaLoadIm2col, S_RANK),
+    rank(Form::TmaStore, S_RANK),
+    rank(Form::TmaReduce, S_RANK),
+    rank(Form::TmaPrefetch, S_RANK),
+    // Multicast writes other CTAs, so its destination is `.shared::cluster` (PTX ISA 9.7.9.25.4.1,
+    // 9.7.9.27.1.2: the `.shared::cta` forms have no `.multicast`).
+    needs(
+        Form::CpAsyncBulkG2S,
+        "multicast::cluster",
+        &["shared::cluster"],
+        "9.7.9.25.4.1 cp.async.bulk: .multicast::cluster with a .shared::cluster destination",
+    ),
+    needs(
+        Form::TmaLoad,
+        "multicast::cluster",
+        &["shared::cluster"],
+        S_TMA_MC,
+    ),
+    needs(
+        Form::TmaLoadIm2col,
+        "multicast::cluster",
+        &["shared::cluster"],
+        S_TMA_MC,
+    ),
+    // tensormap.replace: each field has one width (ptxas 13.0 agrees; PTX ISA 9.7.9,
+    // tensormap.replace, and 5.5.9 Tensor-map fields).
+    needs(Form::TensormapReplace, "global_address", &["b64"], S_TMR),
+    needs(Form::TensormapReplace, "rank", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "box_dim", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "global_dim", &["b32"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "global_stride", &["b64"], S_TMR),
+    needs(Form::TensormapReplaceOrd, "element_stride", &["b32"], S_TMR),
+    // PTX ISA 9.7.13, tensormap.cp_fenceproxy: "The operand size ... must be 128".
+    imm(
+        Form::TensormapCpFenceproxy,
+        2,
+        "size",
+        &[],
+        Values::List(&[128]),
+        "9.7.13 tensormap.cp_fenceproxy: size is 128",
+    ),
+    // wgmma shapes (PTX ISA 9.7.15.5.1).
+    number(Form::WgmmaF16, "m64n*k16", &[], WGMMA_N, S_WGMMA),
+    number(Form::WgmmaTf32, "m64n*k8", &[], WGMMA_N, S_WGMMA),
+    number(Form::WgmmaF8, "m64n*k32", &[], WGMMA_N, S_WGMMA),
+    number(Form::WgmmaI8, "m64n*k32", &[], WGMMA_N_I8, S_WGMMA),
+    // tcgen05.ld/st `.num` (PTX ISA 9.7.16.8.3/4): .x1 up to 128 32-bit registers per thread.
+    number(
+        Form::Tcgen05Ld,
+        "x*",
+        &["16x64b"],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_LD,
+    ),
+    number(
+        Form::Tcgen05Ld,
+        "x*",
+        &["16x128b"],
+        Values::Pow2 { lo: 1, hi: 64 },
+        S_TC_LD,
+    ),
+    number(
+        Form::Tcgen05Ld,
+        "x*",
+        &["16x256b"],
+        Values::Pow2 { lo: 1, hi: 32 },
+        S_TC_LD,
+    ),
+    number(
+        Form::Tcgen05Ld,
+        "x*",
+        &["32x32b"],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_LD,
+    ),
+    number(
+        Form::Tcgen05Ld16x32bx2,
+        "x*",
+        &[],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_LD,
+    ),
+    number(
+        Form::Tcgen05St,
+        "x*",
+        &["16x64b"],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_ST,
+    ),
+    number(
+        Form::Tcgen05St,
+        "x*",
+        &["16x128b"],
+        Values::Pow2 { lo: 1, hi: 64 },
+        S_TC_ST,
+    ),
+    number(
+        Form::Tcgen05St,
+        "x*",
+        &["16x256b"],
+        Values::Pow2 { lo: 1, hi: 32 },
+        S_TC_ST,
+    ),
+    number(
+        Form::Tcgen05St,
+        "x*",
+        &["32x32b"],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_ST,
+    ),
+    number(
+        Form::Tcgen05St16x32bx2,
+        "x*",
+        &[],
+        Values::Pow2 { lo: 1, hi: 128 },
+        S_TC_ST,
+    ),
+    imm(
+        Form::Tcgen05Alloc,
+        1,
+        "column count",
+        &[],
+        Values::Pow2 { lo: 32, hi: 512 },
+        S_TC_ALLOC,
+    ),
+    imm(
+        Form::Tcgen05Dealloc,
+        1,
+        "column count",
+        &[],
+        Values::Pow2 { lo: 32, hi: 512 },
+        S_TC_ALLOC,
+    ),
+    // cp.async copy sizes (PTX ISA 9.7.9.25.3.1): 4, 8 or 16 bytes with .ca; 16 with .cg.
+    imm(
+        Form::CpAsync,
+        2,
+        "copy size",
+        &["ca"],
+        Values::List(&[4, 8, 16]),
+        "9.7.9.25.3.1 cp.async: cp-size 4, 8 or 16 with .ca",
+    ),
+    imm(
+        Form::CpAsync,
+        2,
+        "copy size",
+        &["cg"],
+        Values::List(&[16]),
+        "9.7.9.25.3.1 cp.async: cp-size 16 with .cg",
+    ),
+    // setmaxnreg (PTX ISA 9.7.19.5): 24..=256, a multiple of 8.
+    imm(
+        Form::Setmaxnreg,
+        0,
+        "register count",
+        &[],
+        Values::Step {
+            lo: 24,
+            hi: 256,
+            step: 8,
+        },
+        "9.7.19.5 setmaxnreg: imm-reg-count in 24..=256, a multiple of 8",
+    ),
+    // Named barriers (PTX ISA 9.7.13.1).
+    imm(Form::BarSync, 0, "barrier number", &[], range(0, 15), S_BAR),
+    imm(
+        Form::BarArrive,
+        0,
+        "barrier number",
+        &[],
+        range(0, 15),
+        S_BAR,
+    ),
+    imm(
+        Form::BarRedPopc,
+        1,
+        "barrier number",
+        &[],
+        range(0, 15),
+        S_BAR,
+    ),
+    imm(
+        Form::BarRedPred,
+        1,
+        "barrier number",
+        &[],
+        range(0, 15),
+        S_BAR,
+    ),
+    imm(
+        Form::BarrierSync,
+        0,
+        "barrier number",
+        &[],
+        range(0, 15),
+        S_BAR,
+    ),
+    imm(
+        Form::BarrierArrive,
+        0,
+        "barrier number",
+        &[],
+        range(0, 15),
+        S_BAR,
+    ),
+    // PTX ISA 9.7.7.6: an 8-bit lookup table.
+    imm(
+        Form::Lop3,
+        4,
+        "lookup table",
+        &[],
+        range(0, 255),
+        "9.7.7.6 lop3: immLut is 8 bits",
+    ),
+    // PTX ISA 9.7.9.6: a lane of the warp.
+    imm(
+        Form::ShflSync,
+        2,
+        "lane",
+        &[],
+        range(0, 31),
+        "9.7.9.6 shfl.sync: b is a lane, 0..=31",
+    ),
+    // Pending-group counts (PTX ISA 9.7.15.6.3, 9.7.9.25.3.3, 9.7.9.25.4.5; ptxas: [0..63]).
+    imm(
+        Form::WgmmaWait,
+        0,
+        "group count",
+        &[],
+        range(0, 63),
+        "9.7.15.6.3 wgmma.wait_group: N (ptxas: 0..=63)",
+    ),
+    imm(
+        Form::CpAsyncWaitGroup,
+        0,
+        "group count",
+        &[],
+        range(0, 63),
+        "9.7.9.25.3.3 cp.async.wait_group: N (ptxas: 0..=63)",
+    ),
+    imm(
+        Form::CpAsyncBulkWait,
+        0,
+        "group count",
+        &[],
+        range(0, 63),
+        "9.7.9.25.4.5 cp.async.bulk.wait_group: N (ptxas: 0..=63)",
+    ),
+];
+
+/// Why an instruction breaks a rule of its row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// [`ErrorKind::InvalidModifier`] or [`ErrorKind::ImmediateRange`].
+    pub kind: ErrorKind,
+    /// What is wrong and which section says so.
+    pub message: String,
+}
+
+/// The rules of `form`.
+pub fn rules_of(form: Form) -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().filter(move |r| r.form == form)
+}
+
+/// The numbers the first `*` modifier of `form` takes when the modifiers `written` are written
+/// (`Tcgen05Ld` with `["16x128b"]`: the powers of two up to 64).
+pub fn number_values(form: Form, written: &[&str]) -> Option<Values> {
+    rules_of(form).find_map(|r| match r.check {
+        Check::Number { when, values, .. } if when.iter().all(|w| written.contains(w)) => {
+            Some(values)
+        }
+        _ => None,
+    })
+}
+
+/// The number `token` (a pattern modifier with `*`) stands for in the written modifier `m`.
+fn number_in(token: &str, m: &str) -> Option<i128> {
+    let (pre, post) = token.split_once('*')?;
+    if !token_matches(token, m) {
+        return None;
+    }
+    m[pre.len()..m.len() - post.len()].parse().ok()
+}
+
+fn immediate(o: Option<&Operand>) -> Option<i128> {
+    match o {
+        Some(Operand::Imm(Imm::UInt(v))) => Some(i128::from(*v)),
+        Some(Operand::Imm(Imm::Int(v))) => Some(i128::from(*v)),
+        _ => None,
+    }
+}
+
+/// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
+pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
+    let op = i.opcode();
+    for r in rules_of(form) {
+        match r.check {
+            Check::Needs { modifier, with } => {
+                if has(modifier) && !with.iter().any(|w| has(w)) {
+                    let with: Vec<String> = with.iter().map(|w| format!(".{w}")).collect();
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!(
+                            "`{op}`: .{modifier} needs {} (PTX ISA {})",
+                            with.join(" or "),
+                            r.section
+                        ),
+                    });
+                }
+            }
+            Check::Excludes { modifiers, with } => {
+                let bad = modifiers.iter().find(|m| has(m));
+                let clash = with.iter().find(|w| has(w));
+                if let (Some(m), Some(w)) = (bad, clash) {
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!(
+                            "`{op}`: .{m} does not go with .{w} (PTX ISA {})",
+                            r.section
+                        ),
+                    });
+                }
+            }
+            Check::OperandWith { .. } => {}
+            Check::CvtRounding => {
+                if let Some(why) = cvt_rounding(i) {
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!("`{op}`: {why} (PTX ISA {})", r.section),
+                    });
+                }
+            }
+            Check::TensorRank => {
+                let dims = i.modifiers.iter().find_map(|m| {
+                    let n = m.strip_suffix('d')?;
+                    n.parse::<usize>().ok()
+                });
+                let coords = i.operands.iter().find_map(|o| match o {
+                    Operand::Tensor { coords, .. } => Some(coords.len()),
+                    _ => None,
+                });
+                if let (Some(d), Some(c)) = (dims, coords) {
+                    if d != c {
+                        return Err(Violation {
+                            kind: ErrorKind::OperandCount,
+                            message: format!(
+                                "`{op}` names {c} coordinates for .{d}d (PTX ISA {})",
+                                r.section
+                            ),
+                        });
+                    }
+                }
+            }
+            Check::Number {
+                token,
+                when,
+                values,
+            } => {
+                if !when.iter().all(|w| has(w)) {
+                    continue;
+                }
+                for m in &i.modifiers {
+                    if let Some(v) = number_in(token, m) {
+                        if !values.contains(v) {
+                            return Err(Violation {
+                                kind: ErrorKind::InvalidModifier,
+                                message: format!(
+                                    "`{op}`: {v} in `.{m}` is not {values} (PTX ISA {})",
+                                    r.section
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+            Check::Immediate {
+                operand,
+                what,
+                when,
+                values,
+            } => {
+                if !when.iter().all(|w| has(w)) {
+                    continue;
+                }
+                if let Some(v) = immediate(i.operands.get(operand)) {
+                    if !values.contains(v) {
+                        return Err(Violation {
+                            kind: ErrorKind::ImmediateRange,
+                            message: format!(
+                                "{what} {v} of `{op}` is not {values} (PTX ISA {})",
+                                r.section
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    operands_brought(form, i)
+}
+
+/// What is wrong with a cvt's rounding for its pair of types, if anything.
+fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
+    let types: Vec<crate::types::ScalarType> = i.types().collect();
+    let (&d, &a) = (types.first()?, types.get(1)?);
+    let has = |ms: &[&str]| i.modifiers.iter().any(|m| ms.contains(&m.as_ref()));
+    let int_round = has(&["rni", "rzi", "rmi", "rpi"]);
+    let float_round = has(&["rn", "rz", "rm", "rp"]);
+    match (d.is_float(), a.is_float()) {
+        (false, true) if !int_round => Some("float to integer needs .rni, .rzi, .rmi or .rpi"),
+        (true, false) if !float_round => Some("integer to float needs .rn, .rz, .rm or .rp"),
+        (false, false) if int_round || float_round => Some("integer to integer takes no rounding"),
+        (true, true) if d.bits() < a.bits() && !float_round => {
+            Some("a narrower float needs .rn, .rz, .rm or .rp")
+        }
+        (true, true) if d.bits() != a.bits() && int_round => {
+            Some("integer rounding applies between floats of one size")
+        }
+        (true, true) if d.bits() == a.bits() && float_round => {
+            Some("floats of one size take integer rounding, not .rn, .rz, .rm or .rp")
+        }
+        _ => None,
+    }
+}
+
+/// The optional operands that modifiers bring ([`Check::OperandWith`]): when every optional slot
+/// of the row comes with a modifier, the operand count is the required ones plus those whose
+/// modifier is written.
+fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
+    let p = form.pattern();
+    let with: Vec<(&str, &str, &str)> = rules_of(form)
+        .filter_map(|r| match r.check {
+            Check::OperandWith { slot, modifier } => Some((slot, modifier, r.section)),
+            _ => None,
+        })
+        .collect();
+    let optional: Vec<&str> = p
+        .operands()
+        .iter()
+        .filter(|o| o.optional)
+        .map(|o| o.name.as_str())
+        .collect();
+    if with.is_empty() || !optional.iter().all(|o| with.iter().any(|(s, _, _)| s == o)) {
+        return Ok(());
+    }
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let (required, _) = p.operand_range();
+    let brought: Vec<&(&str, &str, &str)> = with.iter().filter(|(_, m, _)| has(m)).collect();
+    let want = required + brought.len();
+    if i.operands.len() != want {
+        let why: Vec<String> = with
+            .iter()
+            .map(|(s, m, _)| format!("`{s}` with .{m}"))
+            .collect();
+        return Err(Violation {
+            kind: ErrorKind::OperandCount,
+            message: format!(
+                "`{}` takes {want} operands, not {}: {} (PTX ISA {})",
+                i.opcode(),
+                i.operands.len(),
+                why.join(", "),
+                with[0].2
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_names_a_modifier_its_row_has() {
+        for r in RULES {
+            let p = r.form.pattern();
+            let tokens: Vec<&str> = p
+                .elements()
+                .iter()
+                .flat_map(|e| e.alternatives().iter().flatten())
+                .map(String::as_str)
+                .collect();
+            let known = |m: &str| tokens.contains(&m);
+            match r.check {
+                Check::Needs { modifier, with } => {
+                    assert!(known(modifier), "{:?}: no .{modifier}", r.form);
+                    assert!(with.iter().all(|w| known(w)), "{:?}: {with:?}", r.form);
+                }
+                Check::Number { token, when, .. } => {
+                    assert!(known(token), "{:?}: no .{token}", r.form);
+                    assert!(when.iter().all(|w| known(w)), "{:?}: {when:?}", r.form);
+                }
+                Check::Excludes { modifiers, with } => {
+                    assert!(
+                        modifiers.iter().any(|m| known(m)),
+                        "{:?}: {modifiers:?}",
+                        r.form
+                    );
+                    assert!(with.iter().any(|w| known(w)), "{:?}: {with:?}", r.form);
+                }
+                Check::OperandWith { slot, modifier } => {
+                    assert!(known(modifier), "{:?}: no .{modifier}", r.form);
+                    assert!(
+                        p.operands().iter().any(|o| o.optional && o.name == slot),
+                        "{:?}: no optional operand {slot}",
+                        r.form
+                    );
+                }
+                Check::TensorRank | Check::CvtRounding => {}
+                Check::Immediate { operand, when, .. } => {
+                    assert!(
+                        operand < p.operands().len(),
+                        "{:?}: operand {operand}",
+                        r.form
+                    );
+                    assert!(when.iter().all(|w| known(w)), "{:?}: {when:?}", r.form);
+                }
+            }
+            assert!(r.section.starts_with("9."), "{:?} cites no section", r.form);
+        }
+    }
+
+    #[test]
+    fn values() {
+        assert!(WGMMA_N.contains(136) && !WGMMA_N.contains(132));
+        assert!(WGMMA_N_I8.contains(48) && !WGMMA_N_I8.contains(40));
+        assert_eq!(
+            Values::Pow2 { lo: 32, hi: 512 }.all(),
+            vec![32, 64, 128, 256, 512]
+        );
+        assert_eq!(WGMMA_N.to_string(), "a multiple of 8 in 8..=256");
+    }
+}

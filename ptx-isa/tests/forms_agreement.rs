@@ -1,0 +1,417 @@
+//! Generated agreement with ptxas (issue 14, part 5). For every instruction row of the form table,
+//! on up to three of its targets, the row's catalog instruction is varied one modifier at a time:
+//! every other alternative of each element of the row's pattern (an optional one also left out),
+//! numbers in `*` modifiers (`m64n*k16`, `x*`) from a probe list, and every position swapped for
+//! each modifier of the rows that share the mnemonic (the same and the neighbouring families).
+//! Each variant keeps the catalog's operands. ptxas 13.0 and `ptxkit check` judge every variant;
+//! the per-family counts are printed (`--nocapture`).
+//!
+//! Variants are batched: one kernel per (row, target) holds up to [`BATCH`] variant lines, and a
+//! rejection is attributed by the line ptxas names. ptxas stops at a syntax error, so a batch that
+//! fails is run again without the lines it named until it assembles; a batch that fails without
+//! naming a line is split into single lines.
+//!
+//! The disagreements left are listed in `tests/agreement_known.txt` (one per line: direction,
+//! row, target, opcode); the test fails when a new one appears or a listed one is gone, so the list only
+//! shrinks by fixing the table. `BLESS=1` rewrites it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use ptx_isa::forms::families::family_of;
+use ptx_isa::forms::syntax::Pattern;
+use ptx_isa::module::Statement;
+use ptx_isa::validate::{Options, Severity, check};
+use ptx_isa::{Form, Target, catalog, ptxas};
+
+/// Variant lines per ptxas run.
+const BATCH: usize = 48;
+
+/// Numbers tried in `*` modifiers: legal and illegal ones for wgmma N, tcgen05 `.num`, `x*`.
+const PROBES: &[u32] = &[0, 1, 2, 3, 4, 8, 12, 16, 24, 40, 48, 64, 128, 132, 256, 264];
+
+/// The targets a row is tried on: the oldest, an arch-specific one and the newest it has.
+fn targets_of(form: Form) -> Vec<Target> {
+    let all: Vec<Target> = form.spec().targets.targets().collect();
+    let mut v = Vec::new();
+    for t in [
+        all.first().copied(),
+        all.iter().copied().find(|t| *t == Target::Sm90a),
+        all.last().copied(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if !v.contains(&t) {
+            v.push(t);
+        }
+    }
+    v
+}
+
+/// The catalog kernel of `form` on `t`, and the line (0-based) of its instruction of that row.
+fn base(form: Form, t: Target) -> Option<(String, usize)> {
+    let text = catalog::module(form, t).ok()?.to_ptx().ok()?;
+    let parsed = ptx_isa::parse::parse(&text).ok()?;
+    let f = parsed.module.functions().first()?;
+    let spans = parsed.source_map.functions.first()?;
+    let k = f
+        .body
+        .iter()
+        .position(|s| matches!(s, Statement::Instr(i) if i.form == Some(form)))?;
+    let line = spans.body.get(k)?.line as usize - 1;
+    Some((text, line))
+}
+
+/// Splits an instruction line into (guard prefix, opcode, operands and the rest).
+fn split_line(line: &str) -> (String, String, String) {
+    let t = line.trim_start();
+    let indent = &line[..line.len() - t.len()];
+    let (guard, t) = if t.starts_with('@') {
+        let end = t.find(char::is_whitespace).unwrap_or(t.len());
+        (format!("{indent}{} ", &t[..end]), t[end..].trim_start())
+    } else {
+        (indent.to_string(), t)
+    };
+    let end = t
+        .find(|c: char| c.is_whitespace() || c == ';')
+        .unwrap_or(t.len());
+    (guard, t[..end].to_string(), t[end..].to_string())
+}
+
+/// The modifiers of the rows that share `head` (the same and the neighbouring families).
+fn sibling_tokens(head: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for spec in Form::all() {
+        let p = spec.form.pattern();
+        if p.mnemonic() != head || spec.name.starts_with("directive.") {
+            continue;
+        }
+        for e in p.elements() {
+            for alt in e.alternatives() {
+                for m in alt.iter().filter(|m| !m.contains('*')) {
+                    out.insert(m.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every alternative of `alt` with its `*` replaced by each probe number.
+fn expand(alt: &[String]) -> Vec<Vec<String>> {
+    if !alt.iter().any(|m| m.contains('*')) {
+        return vec![alt.to_vec()];
+    }
+    PROBES
+        .iter()
+        .map(|n| alt.iter().map(|m| m.replace('*', &n.to_string())).collect())
+        .collect()
+}
+
+/// The variant opcodes of a row's base opcode.
+fn variants(p: &Pattern, opcode: &str) -> BTreeSet<String> {
+    let mut parts = opcode.split('.');
+    let head = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    let mut out = BTreeSet::new();
+    let Some(chosen) = p.choices_of(head, &rest) else {
+        return out;
+    };
+    // The base opcode's tokens, element by element.
+    let mut segments: Vec<Vec<String>> = Vec::new();
+    let mut at = 0;
+    for (e, c) in p.elements().iter().zip(&chosen) {
+        let n = c.map_or(0, |k| e.alternatives()[k].len());
+        segments.push(rest[at..at + n].iter().map(|s| s.to_string()).collect());
+        at += n;
+    }
+    let join = |segs: &[Vec<String>]| {
+        let mut s = head.to_string();
+        for m in segs.iter().flatten() {
+            s.push('.');
+            s.push_str(m);
+        }
+        s
+    };
+    // Every alternative of each element, and an optional element left out.
+    for (k, e) in p.elements().iter().enumerate() {
+        for alt in e.alternatives() {
+            for a in expand(alt) {
+                let mut segs = segments.clone();
+                segs[k] = a;
+                out.insert(join(&segs));
+            }
+        }
+        if e.is_optional() {
+            let mut segs = segments.clone();
+            segs[k].clear();
+            out.insert(join(&segs));
+        }
+    }
+    // Each position swapped for a sibling's modifier.
+    let siblings = sibling_tokens(head);
+    for j in 0..rest.len() {
+        for s in &siblings {
+            let mut t: Vec<&str> = rest.clone();
+            t[j] = s;
+            out.insert(format!("{head}.{}", t.join(".")));
+        }
+    }
+    out.remove(opcode);
+    out.insert(opcode.to_string());
+    out
+}
+
+/// One variant's verdicts.
+struct Verdict {
+    row: &'static str,
+    family: String,
+    target: Target,
+    opcode: String,
+    ptxas_ok: bool,
+    ptxkit_ok: bool,
+}
+
+/// Lines of a ptxas log that name a line of the input: the 1-based line numbers.
+fn named_lines(log: &str) -> BTreeSet<usize> {
+    log.lines()
+        .filter(|l| l.contains("error") || l.contains("fatal"))
+        .filter_map(|l| {
+            let at = l.find(", line ")?;
+            let n: String = l[at + 7..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            n.parse().ok()
+        })
+        .collect()
+}
+
+/// Judges the variant lines of one (row, target): which ptxas accepts, which ptxkit accepts.
+fn judge(
+    ptxas: &ptxas::Ptxas,
+    text: &str,
+    line: usize,
+    target: Target,
+    lines: &[String],
+) -> Vec<(bool, bool)> {
+    let base: Vec<&str> = text.lines().collect();
+    let build = |idx: &[usize]| -> (String, HashMap<usize, usize>) {
+        let mut out = String::new();
+        let mut at = HashMap::new();
+        for (n, l) in base.iter().enumerate() {
+            if n == line {
+                for &k in idx {
+                    at.insert(out.lines().count() + 1, k);
+                    out.push_str(&lines[k]);
+                    out.push('\n');
+                }
+            } else {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        (out, at)
+    };
+    let mut ptxas_ok = vec![true; lines.len()];
+    let mut ptxkit_ok = vec![true; lines.len()];
+    for chunk in (0..lines.len()).collect::<Vec<_>>().chunks(BATCH) {
+        // ptxkit: one check of the whole chunk; errors by line.
+        let (t, at) = build(chunk);
+        for d in check(&t, &Options::default()) {
+            if d.severity != Severity::Error {
+                continue;
+            }
+            if let Some(k) = d.pos.and_then(|p| at.get(&(p.line as usize))) {
+                ptxkit_ok[*k] = false;
+            }
+        }
+        // ptxas: run until the rest assembles.
+        let mut pending: Vec<usize> = chunk.to_vec();
+        while !pending.is_empty() {
+            let (t, at) = build(&pending);
+            let out = ptxas.assemble(&t, target, &[]).expect("ptxas runs");
+            if out.ok {
+                break;
+            }
+            let named: Vec<usize> = named_lines(&out.log)
+                .iter()
+                .filter_map(|n| at.get(n).copied())
+                .collect();
+            if named.is_empty() {
+                // Nothing attributable: one line at a time.
+                for k in pending.drain(..) {
+                    let (t, _) = build(&[k]);
+                    ptxas_ok[k] = ptxas.assemble(&t, target, &[]).expect("ptxas runs").ok;
+                }
+                break;
+            }
+            for k in &named {
+                ptxas_ok[*k] = false;
+            }
+            pending.retain(|k| !named.contains(k));
+        }
+    }
+    ptxas_ok.into_iter().zip(ptxkit_ok).collect()
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    variants: usize,
+    both_ok: usize,
+    both_reject: usize,
+    missed: usize,
+    false_alarm: usize,
+}
+
+#[test]
+fn ptxkit_accepts_exactly_what_ptxas_accepts() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    // The jobs: (row, target, kernel, line, variant lines, opcodes).
+    let mut jobs = Vec::new();
+    for spec in Form::all() {
+        if spec.feature || spec.name.starts_with("directive.") {
+            continue;
+        }
+        for t in targets_of(spec.form) {
+            let Some((text, line)) = base(spec.form, t) else {
+                continue;
+            };
+            let l = text.lines().nth(line).unwrap_or("").to_string();
+            let (guard, opcode, rest) = split_line(&l);
+            let opcodes: Vec<String> = variants(spec.form.pattern(), &opcode).into_iter().collect();
+            let lines: Vec<String> = opcodes
+                .iter()
+                .map(|o| format!("{guard}{o}{rest}"))
+                .collect();
+            jobs.push((spec.form, t, text, line, lines, opcodes));
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let verdicts: Vec<Verdict> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (ptxas, jobs, next) = (&ptxas, &jobs, &next);
+                sc.spawn(move || {
+                    let mut out = Vec::new();
+                    loop {
+                        let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((form, t, text, line, lines, opcodes)) = jobs.get(j) else {
+                            break;
+                        };
+                        for ((ptxas_ok, ptxkit_ok), opcode) in judge(ptxas, text, *line, *t, lines)
+                            .into_iter()
+                            .zip(opcodes)
+                        {
+                            let mut parts = opcode.split('.');
+                            let head = parts.next().unwrap_or("");
+                            let mods: Vec<&str> = parts.collect();
+                            let family = family_of(head, &mods).map_or(head, |f| f.name);
+                            out.push(Verdict {
+                                row: form.spec().name,
+                                family: family.to_string(),
+                                target: *t,
+                                opcode: opcode.clone(),
+                                ptxas_ok,
+                                ptxkit_ok,
+                            });
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    // Per-family counts. A variant is judged with its row's catalog operands, so the same opcode
+    // from two rows is two variants.
+    let mut by_family: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut disagreements = BTreeSet::new();
+    for v in &verdicts {
+        let t = by_family.entry(v.family.clone()).or_default();
+        t.variants += 1;
+        match (v.ptxas_ok, v.ptxkit_ok) {
+            (true, true) => t.both_ok += 1,
+            (false, false) => t.both_reject += 1,
+            (false, true) => {
+                t.missed += 1;
+                disagreements.insert(format!("missed\t{}\t{}\t{}", v.row, v.target, v.opcode));
+            }
+            (true, false) => {
+                t.false_alarm += 1;
+                disagreements.insert(format!("alarm\t{}\t{}\t{}", v.row, v.target, v.opcode));
+            }
+        }
+    }
+    let mut total = Tally::default();
+    eprintln!(
+        "generated agreement with {} ({} rows x targets):",
+        ptxas.version(),
+        jobs.len()
+    );
+    eprintln!(
+        "  {:<34} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "family", "variants", "both-ok", "both-rej", "missed", "f-alarm"
+    );
+    for (family, t) in &by_family {
+        eprintln!(
+            "  {family:<34} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            t.variants, t.both_ok, t.both_reject, t.missed, t.false_alarm
+        );
+        total.variants += t.variants;
+        total.both_ok += t.both_ok;
+        total.both_reject += t.both_reject;
+        total.missed += t.missed;
+        total.false_alarm += t.false_alarm;
+    }
+    eprintln!(
+        "  {:<34} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "total", total.variants, total.both_ok, total.both_reject, total.missed, total.false_alarm
+    );
+    let known_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agreement_known.txt");
+    let listed: BTreeSet<String> = std::fs::read_to_string(&known_path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    if std::env::var("BLESS").is_ok_and(|v| v == "1") {
+        let mut s = String::from(
+            "# Variants of tests/forms_agreement.rs where ptxkit and ptxas 13.0 disagree.\n\
+             # missed: ptxas rejects, ptxkit accepts; alarm: ptxas accepts, ptxkit rejects.\n",
+        );
+        for d in &disagreements {
+            s.push_str(d);
+            s.push('\n');
+        }
+        std::fs::write(&known_path, s).unwrap();
+        return;
+    }
+    let new: Vec<&String> = disagreements.difference(&listed).collect();
+    let gone: Vec<&String> = listed.difference(&disagreements).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "{} new disagreements with ptxas:\n{}\n{} listed ones are gone (BLESS=1 rewrites the list):\n{}",
+        new.len(),
+        new.iter()
+            .take(40)
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.len(),
+        gone.iter()
+            .take(40)
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
