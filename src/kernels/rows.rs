@@ -732,45 +732,59 @@ fn inv_count(k: &mut KernelBuilder, cols: Var) -> Result<Reg<ty::F32>> {
     k.rcp_of(f)
 }
 
-/// `y = silu(g) * u` element by element over `n` elements (`g` and `u` separate tensors), four
-/// per thread, 16-byte accesses when `n` is a multiple of 4.
-pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
-    const THREADS: u32 = 256;
+/// A SwiGLU kernel's common start: its builder (named `stem_dtype[_v]`), the 16-byte access
+/// width, and the facts of its innermost extent (a multiple of the width in the vector form).
+fn swiglu_start<T: Elem>(
+    target: Target,
+    stem: &str,
+    vector: bool,
+) -> (KernelBuilder, u32, ExtentFacts) {
     let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
-    let mut k = KernelBuilder::new(
-        &format!(
-            "swiglu_{}{}",
-            T::TYPE.to_string().trim_start_matches('.'),
-            if vector { "_v" } else { "" }
-        ),
-        target,
+    let name = format!(
+        "{stem}_{}{}",
+        T::TYPE.to_string().trim_start_matches('.'),
+        if vector { "_v" } else { "" }
     );
     let facts = if vector {
         ExtentFacts::NONE.multiple_of(u64::from(vec))
     } else {
         ExtentFacts::NONE
     };
-    let n = k.symbol_with("n", facts)?;
-    let align = TensorOpts::default().align(16);
-    let g = k.tensor::<T>("g", [n], align.clone())?;
-    let u = k.tensor::<T>("u", [n], align.clone())?;
-    let y = k.tensor::<T>("y", [n], align)?;
-    let [bx] = k.cta_id([Expr::ceil_div(n, THREADS * vec)])?;
-    let [t] = k.thread_id([THREADS])?;
-    let i = k.simplify(&((bx * THREADS + t) * vec));
-    let gv = k.load_n(&g, [i.clone()], vec as usize, zero::<T>())?;
-    let uv = k.load_n(&u, [i.clone()], vec as usize, zero::<T>())?;
-    let gv = widen(&mut k, &gv)?;
-    let uv = widen(&mut k, &uv)?;
-    let out = gv
+    (KernelBuilder::new(&name, target), vec, facts)
+}
+
+/// `silu(g) * u` of `T` registers, in f32, back as `T`.
+fn silu_mul<T: Elem>(k: &mut KernelBuilder, g: &[Reg<T>], u: &[Reg<T>]) -> Result<Vec<Reg<T>>> {
+    let (g, u) = (widen(k, g)?, widen(k, u)?);
+    let out = g
         .iter()
-        .zip(&uv)
+        .zip(&u)
         .map(|(&g, &u)| {
             let s = k.silu(g)?;
             k.mul_of(s, u)
         })
         .collect::<Result<Vec<_>>>()?;
-    let out = narrow::<T>(&mut k, &out)?;
+    narrow::<T>(k, &out)
+}
+
+/// Threads per CTA of the SwiGLU kernels.
+const SWIGLU_THREADS: u32 = 256;
+
+/// `y = silu(g) * u` element by element over `n` elements (`g` and `u` separate tensors), one
+/// 16-byte access per thread and tensor when `n` is a multiple of the width.
+pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
+    let (mut k, vec, facts) = swiglu_start::<T>(target, "swiglu", vector);
+    let n = k.symbol_with("n", facts)?;
+    let align = TensorOpts::default().align(16);
+    let g = k.tensor::<T>("g", [n], align.clone())?;
+    let u = k.tensor::<T>("u", [n], align.clone())?;
+    let y = k.tensor::<T>("y", [n], align)?;
+    let [bx] = k.cta_id([Expr::ceil_div(n, SWIGLU_THREADS * vec)])?;
+    let [t] = k.thread_id([SWIGLU_THREADS])?;
+    let i = k.simplify(&((bx * SWIGLU_THREADS + t) * vec));
+    let gv = k.load_n(&g, [i.clone()], vec as usize, zero::<T>())?;
+    let uv = k.load_n(&u, [i.clone()], vec as usize, zero::<T>())?;
+    let out = silu_mul(&mut k, &gv, &uv)?;
     k.store_n(&y, [i], &out)?;
     k.finish()
 }
@@ -779,21 +793,7 @@ pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel
 /// shape `[rows, 2, cols]` (a `[rows, 2 * cols]` projection output viewed with its halves as an
 /// axis), `y` of shape `[rows, cols]`. 16-byte accesses when `cols` is a multiple of the width.
 pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
-    const THREADS: u32 = 256;
-    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
-    let mut k = KernelBuilder::new(
-        &format!(
-            "swiglu_halves_{}{}",
-            T::TYPE.to_string().trim_start_matches('.'),
-            if vector { "_v" } else { "" }
-        ),
-        target,
-    );
-    let facts = if vector {
-        ExtentFacts::NONE.multiple_of(u64::from(vec))
-    } else {
-        ExtentFacts::NONE
-    };
+    let (mut k, vec, facts) = swiglu_start::<T>(target, "swiglu_halves", vector);
     let rows = k.symbol("rows")?;
     let cols = k.symbol_with("cols", facts)?;
     let align = TensorOpts::default().align(16);
@@ -803,9 +803,9 @@ pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<Buil
         align.clone(),
     )?;
     let y = k.tensor::<T>("y", [rows, cols], align)?;
-    let [bx, row] = k.cta_id([Expr::ceil_div(cols, THREADS * vec), rows.into()])?;
-    let [t] = k.thread_id([THREADS])?;
-    let c = k.simplify(&((bx * THREADS + t) * vec));
+    let [bx, row] = k.cta_id([Expr::ceil_div(cols, SWIGLU_THREADS * vec), rows.into()])?;
+    let [t] = k.thread_id([SWIGLU_THREADS])?;
+    let c = k.simplify(&((bx * SWIGLU_THREADS + t) * vec));
     let g = k.load_n(
         &x,
         [row.into(), Expr::from(0), c.clone()],
@@ -818,16 +818,7 @@ pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<Buil
         vec as usize,
         zero::<T>(),
     )?;
-    let (g, u) = (widen(&mut k, &g)?, widen(&mut k, &u)?);
-    let out = g
-        .iter()
-        .zip(&u)
-        .map(|(&g, &u)| {
-            let s = k.silu(g)?;
-            k.mul_of(s, u)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let out = narrow::<T>(&mut k, &out)?;
+    let out = silu_mul(&mut k, &g, &u)?;
     k.store_n(&y, [row.into(), c], &out)?;
     k.finish()
 }
@@ -1021,6 +1012,51 @@ pub mod check {
         Ok(err)
     }
 
+    /// SwiGLU on `rows x cols` of `T` (held as `H`): separate gate and up, and the two halves of
+    /// one `[rows, 2, cols]` tensor; the largest relative error of either.
+    fn swiglu_one<T: Elem, H: Host>(
+        ctx: &mut GpuCtx,
+        rows: usize,
+        cols: usize,
+    ) -> Result<f64, GpuCheckError> {
+        let n = rows * cols;
+        let (hg, fg) = random::<H>(ctx, n, 4.0);
+        let (hu, fu) = random::<H>(ctx, n, 1.0);
+        let want: Vec<f64> = fg
+            .iter()
+            .zip(&fu)
+            .map(|(&g, &u)| {
+                let g = f64::from(g);
+                g / (1.0 + (-g).exp()) * f64::from(u)
+            })
+            .collect();
+        let vector = cols % (16 / T::TYPE.bytes().max(1)) as usize == 0;
+        let poison = vec![H::from_f32(f32::NAN); n];
+        // Separate tensors, flat.
+        let k = ctx.load(&build_swiglu::<T>(ctx.target(), vector)?)?;
+        let (g, u) = (ctx.upload(&hg, &[n])?, ctx.upload(&hu, &[n])?);
+        let mut y = ctx.upload(&poison, &[n])?;
+        k.launch(
+            &ctx.stream,
+            &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
+        )?;
+        let got: Vec<f32> = ctx.download(&y)?.into_iter().map(H::to_f32).collect();
+        let mut err = rel_err(&got, &want);
+        // Halves of one tensor: row r is gate row r then up row r.
+        let halves: Vec<H> = hg
+            .chunks(cols)
+            .zip(hu.chunks(cols))
+            .flat_map(|(g, u)| g.iter().chain(u).copied())
+            .collect();
+        let k = ctx.load(&build_swiglu_halves::<T>(ctx.target(), vector)?)?;
+        let x = ctx.upload(&halves, &[rows, 2, cols])?;
+        let mut y = ctx.upload(&poison, &[rows, cols])?;
+        k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
+        let got: Vec<f32> = ctx.download(&y)?.into_iter().map(H::to_f32).collect();
+        err = err.max(rel_err(&got, &want));
+        Ok(err)
+    }
+
     /// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
     /// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
     pub fn run(ctx: &mut GpuCtx) -> RunResult {
@@ -1045,10 +1081,19 @@ pub mod check {
                     worst.max(one::<ty::Bf16, half::bf16>(ctx, op, 3, cols).map_err(at)? / 1.6e-2);
             }
         }
+        for cols in [1usize, 7, 1000, 4097] {
+            let at = |e: GpuCheckError| GpuCheckError::Case {
+                case: format!("swiglu cols {cols}"),
+                source: Box::new(e),
+            };
+            worst = worst.max(swiglu_one::<ty::F32, f32>(ctx, 3, cols).map_err(at)? / 2e-4);
+            worst =
+                worst.max(swiglu_one::<ty::Bf16, half::bf16>(ctx, 3, cols).map_err(at)? / 1.6e-2);
+        }
         Ok(Report {
             max_err: worst,
             tolerance: 1.0,
-            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm; f32/f16/bf16; cols 1, 7, 1000, 4097, 8192, 40001 and 262144 (looped); error as a fraction of the dtype's tolerance".into(),
+            detail: "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192, 40001 and 262144, the last two looped); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance".into(),
         })
     }
 
