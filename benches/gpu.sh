@@ -12,15 +12,20 @@ case "$mode" in
 build)
   cargo build --release --bins --examples
   cargo bench --no-run --bench rows --bench gemm 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
-  mkdir -p .gpu
+  rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,gemm_hopper} .gpu/
   for b in rows gemm; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
   done
+  # The tree that travels to the GPU machine is capped at 64 MiB: drop the debug info.
+  strip .gpu/*
   du -sh .gpu
+  [ "$(du -sm .gpu | cut -f1)" -lt 60 ] || { echo ".gpu is too large to carry" >&2; exit 1; }
   ;;
 run)
+  # Every step runs whatever the one before it returned: one failing check must not cost the rest.
+  set +e
   out="${OUT:-gpu-out}"
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
