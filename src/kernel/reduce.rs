@@ -145,6 +145,10 @@ impl KernelBuilder {
     /// `op` over `vals` in every thread of `scope`, returned to every one of them: the row
     /// maximum and sum of a softmax, the sum of squares of an RMSNorm.
     ///
+    /// Every thread of the scope must reach the call (warp scope: all 32 lanes, `shfl.sync` with
+    /// a full mask; warpgroup, CTA and cluster scopes: their barriers), as with
+    /// `__syncthreads()`: not inside a branch some of them skip.
+    ///
     /// ```
     /// use ptxkit::isa::{Target, ty};
     /// use ptxkit::kernel::{KernelBuilder, ReduceOp, ReduceScope, TensorOpts};
