@@ -275,6 +275,24 @@ impl Rows {
         Ok(out)
     }
 
+    /// `h * rs * w[c]` for this thread's columns: RMSNorm's output before it is stored.
+    fn rms_scaled<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        h: &[Reg<ty::F32>],
+        rs: Reg<ty::F32>,
+        w: &Buffer<T>,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        let wv = self.load_cols(k, w)?;
+        h.iter()
+            .zip(&wv)
+            .map(|(&a, &w)| {
+                let n = k.mul_of(a, rs)?;
+                k.mul_of(n, w)
+            })
+            .collect()
+    }
+
     /// `v - mean` for this thread's columns, 0 past the row's end (so they add nothing to a sum).
     fn centred(
         &self,
@@ -458,15 +476,7 @@ impl RowKernel {
                 let Some(w) = &w else {
                     return Err(k.error("a norm without its weight (internal)"));
                 };
-                let wv = r.load_cols(&mut k, w)?;
-                let out = h
-                    .iter()
-                    .zip(&wv)
-                    .map(|(&a, &w)| {
-                        let n = k.mul_of(a, rs)?;
-                        k.mul_of(n, w)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let out = r.rms_scaled(&mut k, &h, rs, w)?;
                 r.store(&mut k, &y, &out)?;
             }
             RowOp::LayerNorm { eps } => {
@@ -651,15 +661,7 @@ fn looped<T: Elem>(
             each_tile(k, cfg, row, cols, t, |k, r| {
                 // The residual's new values were written by this thread in the first pass.
                 let h = r.load(k, src, 0.0)?;
-                let wv = r.load_cols(k, w)?;
-                let out = h
-                    .iter()
-                    .zip(&wv)
-                    .map(|(&a, &w)| {
-                        let n = k.mul_of(a, rs)?;
-                        k.mul_of(n, w)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let out = r.rms_scaled(k, &h, rs, w)?;
                 r.store(k, io.y, &out)
             })
         }
