@@ -29,15 +29,22 @@ run)
   out="${OUT:-gpu-out}"
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
-  .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
-  .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
-  .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
-  compute-sanitizer --tool memcheck .gpu/ptxkit selftest --only row_kernels > "$out/memcheck-rows.txt" 2>&1 || true
-  tail -3 "$out/memcheck-rows.txt"
-  .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1 || true
-  python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1 || true
-  grep '^|' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
-  grep '^|' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
+  # Most important first; each step has its own time limit so one slow step cannot eat the call.
+  timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
+  timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
+  timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
+  timeout 120 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
+  timeout 200 python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1
+  timeout 120 .gpu/bench-gemm --bench > "$out/bench-gemm.txt" 2>&1
+  timeout 30 .gpu/gemm_hopper > "$out/gemm_hopper.txt" 2>&1; tail -3 "$out/gemm_hopper.txt"
+  for tool in memcheck racecheck synccheck; do
+    timeout 90 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only row_kernels \
+      > "$out/$tool-rows.txt" 2>&1
+    echo "$tool: $(tail -1 "$out/$tool-rows.txt")"
+  done
+  grep '^|\|^device' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
+  grep '^|\|^device\|copy' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
+  grep '^|\|^device' "$out/bench-gemm.txt" || tail -20 "$out/bench-gemm.txt"
   ;;
 *)
   echo "usage: benches/gpu.sh build|run" >&2
