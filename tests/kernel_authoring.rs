@@ -406,9 +406,20 @@ fn reduce_across_a_cluster() {
     let ptx = build(false);
     assert_eq!(lines(&ptx, "mapa.shared::cluster").len(), 1, "{ptx}");
     assert_eq!(lines(&ptx, "st.shared::cluster.f32").len(), 1, "{ptx}");
-    assert_eq!(lines(&ptx, "barrier.cluster.wait").len(), 1, "{ptx}");
+    // One barrier shows every CTA has started (before the first remote write), one ends the
+    // exchange.
+    assert_eq!(lines(&ptx, "barrier.cluster.wait").len(), 2, "{ptx}");
+    let first_arrive = ptx
+        .find("barrier.cluster.arrive.relaxed")
+        .expect("a start barrier");
+    assert!(
+        first_arrive < ptx.find("st.shared::cluster").unwrap(),
+        "{ptx}"
+    );
+    // In a loop the start barrier is in the body, and one more keeps the next iteration's
+    // writes from overtaking this one's reads.
     let looped = build(true);
-    assert_eq!(lines(&looped, "barrier.cluster.wait").len(), 2, "{looped}");
+    assert_eq!(lines(&looped, "barrier.cluster.wait").len(), 3, "{looped}");
     // Without a stated cluster there is nothing to reduce across.
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     let [_t] = k.thread_id([64]).unwrap();

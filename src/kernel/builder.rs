@@ -130,6 +130,11 @@ pub struct KernelBuilder {
     pub(crate) memo: Vec<Memo>,
     /// Reductions written so far (each CTA-wide one has its own scratch words).
     pub(crate) reductions: u32,
+    /// Whether a cluster barrier at the kernel's top level has shown that every CTA of the
+    /// cluster has started (the condition for writing into a peer's shared memory).
+    pub(crate) cluster_started: bool,
+    /// Whether [`KernelBuilder::cluster_arrive_early`] arrived and no wait has matched it yet.
+    pub(crate) cluster_arrived: bool,
     pub(crate) launch: LaunchState,
     pub(crate) pool: SmemPool,
     pub(crate) pool_symbol: String,
@@ -186,6 +191,8 @@ impl KernelBuilder {
             depth: 0,
             memo: Vec::new(),
             reductions: 0,
+            cluster_started: false,
+            cluster_arrived: false,
             launch: LaunchState::default(),
             pool: SmemPool::new(arch_of(target)),
             pool_symbol: "smem".to_string(),
@@ -730,6 +737,10 @@ impl KernelBuilder {
     pub fn finish(mut self) -> Result<BuiltKernel> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
+        }
+        if self.cluster_arrived {
+            // An arrive no wait matches: the barrier's phase would be left open at exit.
+            self.f.barrier_cluster_wait(false, true)?;
         }
         let (grid, block, cluster, preferred) = self.resolve_launch()?;
         self.f.directive(Directive::MaxNtid(block))?;

@@ -284,6 +284,32 @@ impl KernelBuilder {
         Ok(out)
     }
 
+    /// Arrives at the cluster barrier that shows every CTA of the cluster has started
+    /// (`barrier.cluster.arrive.relaxed.aligned`, PTX ISA 9.7.13.3), early: the first cluster
+    /// [`reduce`](KernelBuilder::reduce) then only waits on it, so the barrier's round trip
+    /// overlaps whatever comes between (a row kernel's loads). Call it once, at the top level,
+    /// in every thread, before the first cluster reduction; a no-op after that reduction.
+    #[track_caller]
+    pub fn cluster_arrive_early(&mut self) -> Result<()> {
+        if self.depth > 0 {
+            return Err(self.scope_err(
+                "cluster_arrive_early inside a loop or branch: every thread must arrive once",
+            ));
+        }
+        if self.cluster_ctas().is_none() {
+            return Err(self.scope_err(
+                "cluster_arrive_early needs the cluster's shape: state cta_id_in_cluster first",
+            ));
+        }
+        if self.cluster_started || self.cluster_arrived {
+            return Ok(());
+        }
+        self.f
+            .barrier_cluster_arrive(ptx_isa::builder::ClusterArrive::Relaxed, true)?;
+        self.cluster_arrived = true;
+        Ok(())
+    }
+
     /// The cluster's value from each CTA's: thread `i < ctas` writes this CTA's value into word
     /// `rank` of CTA `i`'s array; after the cluster barrier every thread reads its own array.
     fn reduce_cluster<T: Reducible>(&mut self, op: ReduceOp, v: Reg<T>) -> Result<Reg<T>> {
@@ -310,6 +336,20 @@ impl KernelBuilder {
         self.f.add(local, scratch, mine)?;
         let peer = self.eval(flat)?;
         let remote = self.f.reg::<ty::U32>();
+        if !self.cluster_started {
+            // A CTA may write into a peer's shared memory only once the peer has started (CUDA
+            // C++ Programming Guide, "Distributed Shared Memory": a cluster barrier first): a
+            // relaxed arrive (unless `cluster_arrive_early` made it) and a wait (PTX ISA
+            // 9.7.13.3, barrier.cluster). Once at the top level covers every later reduction;
+            // inside a loop or branch it is repeated.
+            if !self.cluster_arrived {
+                self.f
+                    .barrier_cluster_arrive(ptx_isa::builder::ClusterArrive::Relaxed, true)?;
+            }
+            self.f.barrier_cluster_wait(false, true)?;
+            self.cluster_arrived = false;
+            self.cluster_started = self.depth == 0;
+        }
         self.f.when(writer);
         self.f.mapa_shared(remote, local, peer)?;
         self.f.when(writer);
