@@ -110,11 +110,7 @@ fn sixteen_bit_rows_move_16_bytes_at_a_time() {
 #[test]
 fn long_rows_are_walked_in_tiles() {
     for op in OPS {
-        for (dtype, cols) in [
-            (ScalarType::F32, 262_144u32),
-            (ScalarType::Bf16, 262_144),
-            (ScalarType::F32, 40_001),
-        ] {
+        for (dtype, cols) in [(ScalarType::F32, 262_144u32), (ScalarType::Bf16, 262_144)] {
             let vector = cols % 8 == 0;
             let cfg = RowConfig::for_cols(dtype, cols, vector);
             assert!(cfg.looped && cfg.max_cols() >= cols, "{cfg:?}");
@@ -128,6 +124,48 @@ fn long_rows_are_walked_in_tiles() {
             if vector {
                 assert!(ptx.contains(".v4."), "{op:?} {cfg:?}");
             }
+            assemble_no_spills(ptx, Target::Sm90a);
+        }
+    }
+}
+
+/// Rows past one CTA's registers and up to what an 8-CTA cluster holds stay in registers: a
+/// cluster per row, its statistics reduced through distributed shared memory (`mapa` and
+/// `st.shared::cluster`, PTX ISA 9.7.9.24 and 9.7.9.11) behind `barrier.cluster` (9.7.13.3).
+#[test]
+fn long_rows_take_a_cluster() {
+    for op in OPS {
+        for (dtype, cols) in [
+            (ScalarType::F32, 40_001u32),
+            (ScalarType::F32, 65_536),
+            (ScalarType::Bf16, 65_536),
+            (ScalarType::Bf16, 131_072),
+        ] {
+            let vector = cols % 8 == 0;
+            let cfg = RowConfig::for_cols(dtype, cols, vector);
+            assert!(
+                !cfg.looped && cfg.cluster > 1 && cfg.max_cols() >= cols,
+                "{dtype} {cols}: {cfg:?}"
+            );
+            let k = match dtype {
+                ScalarType::Bf16 => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                _ => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+            }
+            .unwrap();
+            let ptx = k.built.ptx();
+            assert!(
+                ptx.contains("%cluster_ctaid.x")
+                    && ptx.contains("mapa.shared::cluster")
+                    && ptx.contains("barrier.cluster.arrive"),
+                "{op:?} {cfg:?}\n{ptx}"
+            );
+            // Every peer has started before the first write into its shared memory.
+            let started = ptx.find("barrier.cluster.arrive.relaxed.aligned");
+            let first_remote = ptx.find("st.shared::cluster");
+            assert!(
+                started.is_some() && started < first_remote,
+                "{op:?}: a remote write before the cluster barrier"
+            );
             assemble_no_spills(ptx, Target::Sm90a);
         }
     }
@@ -159,4 +197,39 @@ fn row_args_follow_the_signature() {
             tensor: "x"
         }
     );
+}
+
+/// Every configuration the benchmark's shapes can pick (every candidate for cols 1024 to 65536,
+/// f32 and bf16, every op) fits its registers: ptxas reports no spills for any of them.
+#[test]
+fn benchmark_configurations_do_not_spill() {
+    let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for op in OPS {
+        for cols in [1024u32, 4096, 8192, 65536] {
+            for dtype in [ScalarType::F32, ScalarType::Bf16] {
+                let all = RowConfig::candidates(dtype, cols, true);
+                assert!(all.contains(&RowConfig::for_cols(dtype, cols, true)));
+                for cfg in all {
+                    let k = match dtype {
+                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                    }
+                    .unwrap();
+                    let out = ptxas
+                        .assemble(k.built.ptx(), Target::Sm90a, &["-v"])
+                        .unwrap();
+                    assert!(out.ok, "{}", out.log);
+                    let used = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
+                    eprintln!("{op:?} {dtype} {cols} {cfg:?}: {used}");
+                    assert!(
+                        out.log.contains(" 0 bytes spill stores"),
+                        "{op:?} {dtype} {cols} {cfg:?} spills:\n{}",
+                        out.log
+                    );
+                }
+            }
+        }
+    }
 }
