@@ -13,7 +13,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
 use ptxkit::kernels::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
-use ptxkit::runtime::{Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms};
+use ptxkit::runtime::{
+    Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms_cold,
+};
 
 /// rows x cols, as the issue lists them.
 const SHAPES: &[(usize, usize)] = &[
@@ -34,26 +36,26 @@ fn build_ptx(c: &mut Criterion) {
     });
 }
 
-/// Median GB/s of `launch` moving `bytes`.
+/// Median GB/s of `launch` moving `bytes`, each run from a cold L2 ([`median_ms_cold`]).
 fn gbs(
     stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
     bytes: f64,
     launch: impl FnMut() -> Result<(), RuntimeError>,
 ) -> Option<f64> {
-    median_ms::<RuntimeError>(stream, 3, 20, launch)
+    median_ms_cold::<RuntimeError>(stream, 3, 20, launch)
         .ok()
         .map(|ms| bytes / ms / 1e6)
 }
 
-/// One op on one shape for element type `T` held as `H`: its GB/s.
+/// One op on one shape for element type `T` held as `H`, built with `cfg`: its GB/s.
 fn row_op<T: Elem, H: Element + Default>(
     dev: &Device,
     op: RowOp,
+    cfg: RowConfig,
     rows: usize,
     cols: usize,
 ) -> Result<f64, String> {
     let stream = dev.default_stream();
-    let cfg = RowConfig::for_cols(T::TYPE, cols as u32, cols % 8 == 0);
     let k = RowKernel::build::<T>(dev.target(), op, cfg).map_err(|e| e.to_string())?;
     let loaded = k
         .built
@@ -153,7 +155,7 @@ fn gpu(_c: &mut Criterion) {
         dev.attributes().name
     );
     println!(
-        "| op | dtype | rows x cols | ptxkit GB/s | of copy |\n| --- | --- | --- | --- | --- |"
+        "| op | dtype | rows x cols | ptxkit GB/s | of copy | config | best other config GB/s |\n| --- | --- | --- | --- | --- | --- | --- |"
     );
     let ops = [
         ("softmax", RowOp::Softmax),
@@ -161,20 +163,69 @@ fn gpu(_c: &mut Criterion) {
         ("residual_rmsnorm", RowOp::ResidualRmsNorm { eps: 1e-6 }),
         ("layernorm", RowOp::LayerNorm { eps: 1e-5 }),
     ];
+    // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case; ROWS_NO_SWEEP=1 skips the other
+    // configurations (what a profiler run wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
+    let only = std::env::var("ROWS_ONLY").ok();
+    let sweep = std::env::var_os("ROWS_NO_SWEEP").is_none();
     for &(rows, cols) in SHAPES {
+        // A plain copy of the same bytes as a one-input op: what this size allows.
+        for (d, size) in [("f32", 4), ("bf16", 2)]
+            .into_iter()
+            .filter(|_| only.is_none())
+        {
+            let g = copy_gbs(&dev, rows * cols * size).unwrap_or(f64::NAN);
+            println!(
+                "| copy | {d} | {rows}x{cols} | {g:.0} | {:.3} | cuMemcpyDtoD | |",
+                g / copy
+            );
+        }
         for (name, op) in ops {
-            for (dtype, r) in [
-                ("f32", row_op::<ty::F32, f32>(&dev, op, rows, cols)),
-                ("bf16", row_op::<ty::Bf16, half::bf16>(&dev, op, rows, cols)),
-            ] {
-                match r {
+            for dtype in [ScalarType::F32, ScalarType::Bf16] {
+                let case = format!(
+                    "{name} {} {rows}x{cols}",
+                    dtype.to_string().trim_start_matches('.')
+                );
+                if !only.as_ref().is_none_or(|o| case.contains(o.as_str())) {
+                    continue;
+                }
+                let line = |cfg: RowConfig| match dtype {
+                    ScalarType::F32 => row_op::<ty::F32, f32>(&dev, op, cfg, rows, cols),
+                    _ => row_op::<ty::Bf16, half::bf16>(&dev, op, cfg, rows, cols),
+                };
+                let vector = cols % 8 == 0;
+                let default = RowConfig::for_cols(dtype, cols as u32, vector);
+                let mut others = RowConfig::candidates(dtype, cols as u32, vector);
+                others.push(RowConfig {
+                    looped: true,
+                    cluster: 1,
+                    threads: 512,
+                    chunks: (16 / default.vec).max(1),
+                    ..default
+                });
+                let mut best = (0.0f64, String::new());
+                for cfg in others.into_iter().filter(|c| *c != default && sweep) {
+                    if let Ok(g) = line(cfg) {
+                        if g > best.0 {
+                            best = (g, show(cfg));
+                        }
+                    }
+                }
+                let d = dtype.to_string();
+                let d = d.trim_start_matches('.');
+                match line(default) {
                     Ok(g) => println!(
-                        "| {name} | {dtype} | {rows}x{cols} | {g:.0} | {:.3} |",
-                        g / copy
+                        "| {name} | {d} | {rows}x{cols} | {g:.0} | {:.3} | {} | {:.0} {} |",
+                        g / copy,
+                        show(default),
+                        best.0,
+                        best.1
                     ),
-                    Err(e) => println!("| {name} | {dtype} | {rows}x{cols} | not built: {e} | |"),
+                    Err(e) => println!("| {name} | {d} | {rows}x{cols} | not built: {e} | | | |"),
                 }
             }
+        }
+        if only.is_some() {
+            continue;
         }
         for (dtype, r) in [
             ("f32", swiglu::<ty::F32, f32>(&dev, rows, cols)),
@@ -182,13 +233,24 @@ fn gpu(_c: &mut Criterion) {
         ] {
             match r {
                 Ok(g) => println!(
-                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} |",
+                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} | | |",
                     g / copy
                 ),
-                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | |"),
+                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | | | |"),
             }
         }
     }
+}
+
+/// A configuration in a few characters: `cluster x threads x values`, `L` when looped.
+fn show(c: RowConfig) -> String {
+    format!(
+        "{}{}x{}x{}",
+        if c.looped { "L" } else { "" },
+        c.cluster,
+        c.threads,
+        c.chunks * c.vec
+    )
 }
 
 criterion_group!(benches, build_ptx, gpu);
