@@ -5,7 +5,13 @@ device-to-device copy measured in this same process. Run it in the same GPU call
 bench so the two tables compare on one machine:
 
     python3 benches/rows_torch.py
+
+ROWS_ONLY="rmsnorm f32 16384x8192" times one case (as the Rust bench's variable does); with
+ROWS_PROFILE=1 one more call of its compiled kernel runs between cudaProfilerStart and Stop, for
+`ncu --profile-from-start off python3 benches/rows_torch.py`.
 """
+
+import os
 
 import torch
 import torch.nn.functional as F
@@ -72,6 +78,24 @@ OPS = [("softmax", softmax, 2), ("rmsnorm", rmsnorm, 2), ("residual_rmsnorm", re
        ("layernorm", layernorm, 2)]
 
 
+ONLY = os.environ.get("ROWS_ONLY")
+PROFILE = os.environ.get("ROWS_PROFILE") is not None
+
+
+def wanted(op_name, dtype_name, rows, cols):
+    return ONLY is None or ONLY == f"{op_name} {dtype_name} {rows}x{cols}"
+
+
+def profiled(fn):
+    """One call of fn inside the profiler's range (only when ROWS_PROFILE is set)."""
+    if PROFILE:
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
 def main():
     # One specialised compile per shape (the fastest torch.compile offers), not a generic one.
     torch._dynamo.config.cache_size_limit = 256
@@ -87,15 +111,21 @@ def main():
             b = torch.randn(cols, device="cuda", dtype=dtype)
             size = x.element_size() * x.numel()
             for op_name, fn, passes in OPS:
+                if not wanted(op_name, name, rows, cols):
+                    continue
                 compiled = torch.compile(fn, dynamic=False)
                 eager = passes * size / median_ms(lambda: fn(x, w, b, r)) / 1e6
                 comp = passes * size / median_ms(lambda: compiled(x, w, b, r)) / 1e6
                 print(f"| {op_name} | {name} | {rows}x{cols} | {eager:.0f} | {comp:.0f} | {comp / copy:.3f} |")
+                profiled(lambda: compiled(x, w, b, r))
+            if not wanted("swiglu", name, rows, cols):
+                continue
             u = torch.randn_like(x)
             compiled = torch.compile(swiglu, dynamic=False)
             eager = 3 * size / median_ms(lambda: swiglu(x, u)) / 1e6
             comp = 3 * size / median_ms(lambda: compiled(x, u)) / 1e6
             print(f"| swiglu | {name} | {rows}x{cols} | {eager:.0f} | {comp:.0f} | {comp / copy:.3f} |")
+            profiled(lambda: compiled(x, u))
 
 
 if __name__ == "__main__":
