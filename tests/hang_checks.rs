@@ -8,7 +8,11 @@ mod support;
 use ptxkit::isa::Target;
 use ptxkit::kernels::hang_checks::{
     ISOLATED_CHECKS, PRINTF_LINES, PlantedBug, RingBuildError, build_printf, build_ring,
-    output_has_lines, ring_reference,
+    check_diagnosis, output_has_lines, ring_reference,
+};
+use ptxkit::runtime::decode_records;
+use smem::pipeline::hang::{
+    BUFFER_BYTES, OBSERVED_PARITY1_DONE, OBSERVED_VALID, RECORD_BYTES, RECORD_MAGIC, Word,
 };
 use smem::pipeline::protocol::ProtocolError;
 use smem::pipeline::sync::WaitMode;
@@ -86,6 +90,85 @@ fn the_protocol_check_refuses_what_it_can_see() {
     assert!(err(PlantedBug::WrongPhase).is_none());
     // Release builds are checked the same way.
     assert!(build_ring(Target::Sm90a, PlantedBug::ExpectTx, WaitMode::Spin, true).is_err());
+}
+
+/// The records a planted bug's debug build writes on the GPU, as the ring runs: in each CTA the
+/// producer (warp 0) gives up on `empty[0]` phase 0, on trip 0 with the wrong phase and two trips
+/// on otherwise, and claims its slot first; the consumers (warps 1, 2) give up on `full[0]`
+/// phase 0 on trip 0. Every barrier is observed in phase 0.
+fn gpu_like_records(bug: PlantedBug, sites: &smem::pipeline::hang::HangSites) -> Vec<u8> {
+    let site = |array: &str| sites.sites.iter().position(|s| s.array == array).unwrap() as u32;
+    let producer_trips = if bug == PlantedBug::WrongPhase { 0 } else { 2 };
+    let mut buffer = vec![0u8; BUFFER_BYTES];
+    let mut slot = 0;
+    for cta in 0..2u32 {
+        for (warp, array, trips, start) in [
+            (0, "empty", producer_trips, 100),
+            (1, "full", 0, 200),
+            (2, "full", 0, 300),
+        ] {
+            let rec = &mut buffer[slot * RECORD_BYTES..][..RECORD_BYTES];
+            let mut put =
+                |w: Word, v: u32| rec[w.offset() as usize..][..4].copy_from_slice(&v.to_le_bytes());
+            put(Word::Magic, RECORD_MAGIC);
+            put(Word::Site, site(array));
+            put(Word::CtaX, cta);
+            put(Word::ClusterX, cta);
+            put(Word::Warp, warp);
+            put(Word::StartLo, start);
+            put(Word::Progress, trips);
+            put(Word::Observed, OBSERVED_VALID | OBSERVED_PARITY1_DONE);
+            slot += 1;
+        }
+    }
+    buffer
+}
+
+#[test]
+fn each_planted_bug_gets_its_own_headline_from_its_records() {
+    let mut headlines = Vec::new();
+    for bug in &BUGS[1..] {
+        let ring = build_ring(Target::Sm90a, *bug, WaitMode::Bounded, false).unwrap();
+        let buffer = gpu_like_records(*bug, &ring.sites);
+        let d = decode_records(&buffer, &ring.sites, 500_000_000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.waits.len(), 6);
+        check_diagnosis(*bug, &d).unwrap_or_else(|e| panic!("{bug:?}: {e}"));
+        // Another bug's expectation does not pass.
+        for other in &BUGS[1..] {
+            if other != bug {
+                assert!(check_diagnosis(*other, &d).is_err(), "{bug:?} as {other:?}");
+            }
+        }
+        headlines.push(d.to_string().lines().next().unwrap().to_string());
+    }
+    let starts = [
+        "hang in `ring_expect_tx`: wrong expect_tx: `full[0]` phase 0 expects 5120 tx bytes per \
+         phase but the copies completing on it deliver 4096, so it never completes; its arrivers \
+         got past their part, and CTA (0,0,0) warp 1 lane 0 waited > 500 ms (expects 5120 tx \
+         bytes, 1 arrival; trip 0; observed in phase 0;",
+        "hang in `ring_wrong_phase`: wrong phase: CTA (0,0,0) warp 0 lane 0 waits on `empty[0]` \
+         phase 0 on trip 0 round the ring, where its role waits on parity 1; waited > 500 ms \
+         (expects 2 arrivals; trip 0; observed in phase 0;",
+        "hang in `ring_missing_arrive`: missing arrive: `full[0]` phase 0 expects 1 arrival per \
+         phase but the kernel makes 0, so it never completes; its arrivers got past their part, \
+         and CTA (0,0,0) warp 1 lane 0 waited > 500 ms (expects 4096 tx bytes, 1 arrival; trip \
+         0;",
+    ];
+    for (h, want) in headlines.iter().zip(starts) {
+        assert!(h.starts_with(want), "{h}\n  wanted: {want}");
+    }
+    // The baseline has no planted cause to find.
+    let ring = build_ring(Target::Sm90a, PlantedBug::None, WaitMode::Bounded, false).unwrap();
+    let d = decode_records(
+        &gpu_like_records(PlantedBug::ExpectTx, &ring.sites),
+        &ring.sites,
+        1,
+    )
+    .unwrap()
+    .unwrap();
+    assert!(check_diagnosis(PlantedBug::None, &d).is_err());
 }
 
 #[test]

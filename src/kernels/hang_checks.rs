@@ -9,14 +9,22 @@
 //!
 //! The planted bugs, each a classic of warp-specialised kernels:
 //! - [`PlantedBug::ExpectTx`]: the producer announces 1024 bytes more than the box has; `full[0]`
-//!   never completes. Found at build time ([`ProtocolError::TxMismatch`]).
+//!   never completes. Found at build time ([`ProtocolError::TxMismatch`]); the debug build
+//!   names a consumer's wait on `full[0]` and the bytes ([`Cause::TxMismatch`]).
 //! - [`PlantedBug::WrongPhase`]: the producer starts its `empty` parity at 0 (the consumer's
 //!   start state) instead of 1, so its first wait is for a phase no one completes: a fresh
 //!   barrier passes only a wait on parity 1 (PTX ISA 9.7.13.15.16). Not visible to the protocol
-//!   check; the debug build names `empty[0]` phase 0 and warp 0.
+//!   check; the debug build names the producer's wait on `empty[0]` phase 0 on trip 0
+//!   ([`Cause::WrongPhase`]).
 //! - [`PlantedBug::MissingArrive`]: the producer announces the bytes with `mbarrier.expect_tx`
 //!   but never arrives, so `full[0]`'s pending count stays 1. Found at build time too
-//!   ([`ProtocolError::ArrivalsShort`]).
+//!   ([`ProtocolError::ArrivalsShort`]); the debug build names a consumer's wait on `full[0]` and
+//!   the arrivals ([`Cause::ArrivalsShort`]).
+//!
+//! In all three every warp gives up at about the same time, and for the first and the third the
+//! producer, two trips on, waits on `empty[0]` behind the consumers: the diagnosis
+//! ([`crate::runtime::HangDiagnosis`]) tells the cause from the protocol, not from the clock;
+//! [`check_diagnosis`] is what each check asserts, and runs on the CPU over synthetic records.
 //!
 //! A trap leaves the CUDA context unusable, and `vprintf` writes to the process's standard
 //! output, so `ptxkit selftest` runs these checks ([`ISOLATED_CHECKS`]) each in a child process
@@ -34,7 +42,7 @@ use smem::pipeline::sync::{BarrierSync, WaitMode};
 use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, TensorOpts};
 use crate::runtime::{
-    Arg, HangBuffer, HangDiagnosis, HangReport, RuntimeError, TensorMapDType, TensorMapDesc, Watch,
+    Arg, Cause, HangBuffer, HangDiagnosis, RuntimeError, TensorMapDType, TensorMapDesc, Watch,
 };
 
 /// The box: 32 x 32 f32 = 4096 bytes per stage.
@@ -182,6 +190,8 @@ fn ring_body(
         .retype::<ty::S32>()
         .map_err(|e| k.error(e.to_string()))?;
     k.if_(leader, |k| {
+        // A debug build counts the producer's trips (the consumers' follow from them).
+        sync.count_trips(k.isa())?;
         k.for_range(0, KBLOCKS, |k, kb| {
             let (stage, parity, full_at, empty_at) = ring_at(k, kb)?;
             // A fresh barrier passes a wait on parity 1: the producer starts there.
@@ -214,7 +224,9 @@ fn ring_body(
             )?;
             sync.copy(BarrierAt::Each(full), STAGE_BYTES);
             Ok(())
-        })
+        })?;
+        sync.end_trips();
+        Ok(())
     })
     .end()?;
 
@@ -324,30 +336,91 @@ fn unexpected(bug: PlantedBug, detail: String) -> GpuCheckError {
     }
 }
 
-/// What a planted bug's records must hold: a wait on `barrier` with parity 0 by the producer
-/// (warp 0) or a consumer (warps 1, 2). Other warps stuck behind it are listed too.
-fn expect_hang(ctx: &mut GpuCtx, bug: PlantedBug, barrier: &str, producer: bool) -> RunResult {
+/// What the diagnosis of a planted bug must say: its cause, on which barrier (phase 0), and whose
+/// wait (the producer, warp 0, or a consumer, warps 1 and 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpectedDiagnosis {
+    /// The cause.
+    pub cause: Cause,
+    /// The barrier the causing wait is on.
+    pub barrier: &'static str,
+    /// Whether the causing wait is the producer's.
+    pub producer: bool,
+}
+
+/// The diagnosis each planted bug must get (`None` for the baseline, which does not hang).
+pub fn expected_diagnosis(bug: PlantedBug) -> Option<ExpectedDiagnosis> {
+    let (cause, barrier, producer) = match bug {
+        PlantedBug::None => return None,
+        PlantedBug::ExpectTx => (
+            Cause::TxMismatch {
+                expect_tx: u64::from(STAGE_BYTES + 1024),
+                copied: u64::from(STAGE_BYTES),
+            },
+            "full[0]",
+            false,
+        ),
+        PlantedBug::WrongPhase => (Cause::WrongPhase { expected: 1 }, "empty[0]", true),
+        PlantedBug::MissingArrive => (
+            Cause::ArrivalsShort {
+                expected: 1,
+                made: 0,
+            },
+            "full[0]",
+            false,
+        ),
+    };
+    Some(ExpectedDiagnosis {
+        cause,
+        barrier,
+        producer,
+    })
+}
+
+/// Checks that `diagnosis` names `bug`'s cause ([`expected_diagnosis`]) as its headline.
+pub fn check_diagnosis(bug: PlantedBug, diagnosis: &HangDiagnosis) -> Result<(), GpuCheckError> {
+    let want = expected_diagnosis(bug)
+        .ok_or_else(|| unexpected(bug, format!("no hang was planted, got: {diagnosis}")))?;
+    let wrong = |why: &str| unexpected(bug, format!("{why}; diagnosis: {diagnosis}"));
+    let root = diagnosis.root.ok_or_else(|| wrong("no cause named"))?;
+    let r = diagnosis
+        .waits
+        .get(root.wait)
+        .ok_or_else(|| wrong("the cause names no record"))?;
+    let warp_ok = if want.producer {
+        r.warp == 0
+    } else {
+        (1..=2).contains(&r.warp)
+    };
+    if root.cause != want.cause {
+        return Err(wrong(&format!("expected {:?}", want.cause)));
+    }
+    if r.barrier.to_string() != want.barrier || r.parity != 0 || !warp_ok {
+        return Err(wrong(&format!(
+            "expected the {} wait on `{}` phase 0",
+            if want.producer {
+                "producer's"
+            } else {
+                "a consumer's"
+            },
+            want.barrier
+        )));
+    }
+    if r.cta[0] >= CTAS || r.kernel != ring_name(bug) {
+        return Err(wrong("the record names another kernel or CTA"));
+    }
+    Ok(())
+}
+
+/// Runs a planted bug and checks its diagnosis.
+fn expect_hang(ctx: &mut GpuCtx, bug: PlantedBug) -> RunResult {
     let (launched, _) = run_ring(ctx, bug)?;
     let diagnosis: HangDiagnosis = match launched {
         Err(RuntimeError::Hang(d)) => *d,
         Err(e) => return Err(unexpected(bug, format!("expected hang records, got: {e}"))),
         Ok(()) => return Err(unexpected(bug, "the planted bug did not hang".into())),
     };
-    let expected = |r: &HangReport| {
-        let warp_ok = if producer {
-            r.warp == 0
-        } else {
-            (1..=2).contains(&r.warp)
-        };
-        r.barrier.to_string() == barrier
-            && r.parity == 0
-            && warp_ok
-            && r.cta[0] < CTAS
-            && r.kernel == ring_name(bug)
-    };
-    if !diagnosis.waits.iter().any(expected) {
-        return Err(unexpected(bug, format!("wrong diagnosis: {diagnosis}")));
-    }
+    check_diagnosis(bug, &diagnosis)?;
     Ok(Report {
         max_err: 0.0,
         tolerance: 0.0,
@@ -357,17 +430,17 @@ fn expect_hang(ctx: &mut GpuCtx, bug: PlantedBug, barrier: &str, producer: bool)
 
 /// Planted bug 1: the wrong `expect_tx` (also refused at build time).
 pub fn hang_expect_tx(ctx: &mut GpuCtx) -> RunResult {
-    expect_hang(ctx, PlantedBug::ExpectTx, "full[0]", false)
+    expect_hang(ctx, PlantedBug::ExpectTx)
 }
 
 /// Planted bug 2: the producer's wrong start phase.
 pub fn hang_wrong_phase(ctx: &mut GpuCtx) -> RunResult {
-    expect_hang(ctx, PlantedBug::WrongPhase, "empty[0]", true)
+    expect_hang(ctx, PlantedBug::WrongPhase)
 }
 
 /// Planted bug 3: the producer's missing arrive.
 pub fn hang_missing_arrive(ctx: &mut GpuCtx) -> RunResult {
-    expect_hang(ctx, PlantedBug::MissingArrive, "full[0]", false)
+    expect_hang(ctx, PlantedBug::MissingArrive)
 }
 
 fn planted(target: Target, bug: PlantedBug) -> crate::kernel::Result<BuiltKernel> {
@@ -563,21 +636,21 @@ pub const ISOLATED_CHECKS: &[IsolatedCheck] = &[
     },
     IsolatedCheck {
         name: "hang_expect_tx",
-        summary: "planted: expect_tx 1 KB too large -> hang record on full[0]",
+        summary: "planted: expect_tx 1 KB too large -> wrong expect_tx on full[0] (a consumer)",
         ptx: |t| ptx_of(build_expect_tx(t)),
         run: hang_expect_tx,
         stdout: &[],
     },
     IsolatedCheck {
         name: "hang_wrong_phase",
-        summary: "planted: producer starts at parity 0 -> hang record on empty[0]",
+        summary: "planted: producer starts at parity 0 -> wrong phase on empty[0] (the producer)",
         ptx: |t| ptx_of(build_wrong_phase(t)),
         run: hang_wrong_phase,
         stdout: &[],
     },
     IsolatedCheck {
         name: "hang_missing_arrive",
-        summary: "planted: expect_tx without arrive -> hang record on full[0]",
+        summary: "planted: expect_tx without arrive -> missing arrive on full[0] (a consumer)",
         ptx: |t| ptx_of(build_missing_arrive(t)),
         run: hang_missing_arrive,
         stdout: &[],

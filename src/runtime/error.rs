@@ -236,7 +236,7 @@ pub enum RuntimeError {
     },
     /// A debug build's bounded waits gave up: the records they wrote, decoded.
     #[error("{0}")]
-    Hang(Box<super::hang::HangDiagnosis>),
+    Hang(Box<super::diagnosis::HangDiagnosis>),
     /// The host watchdog's limit passed before the kernel finished.
     #[error(
         "`{kernel}` did not finish within {waited:.1?} (host watchdog); it may still be running. \

@@ -7,15 +7,19 @@
 //! `ptxkit_hang` block; after a failed or timed-out launch, [`HangBuffer::report`] reads the
 //! record (host memory: readable although the trap has left the context unusable) and names
 //! the barrier, the phase and the thread of every warp that gave up (up to
-//! `smem::pipeline::hang::RECORDS`), the wait that began first leading.
+//! `smem::pipeline::hang::RECORDS`), the wait that caused the hang leading
+//! ([`super::diagnosis`]).
 //!
 //! ```
 //! use ptxkit::runtime::{HangReport, decode_record};
-//! use smem::pipeline::hang::{HangSite, HangSites, RECORD_BYTES, RECORD_MAGIC, Word};
+//! use smem::pipeline::hang::{
+//!     HangSite, HangSites, OBSERVED_PARITY0_DONE, OBSERVED_VALID, RECORD_BYTES, RECORD_MAGIC, Word,
+//! };
 //! let sites = HangSites {
 //!     kernel: "gemm_bf16".into(),
-//!     sites: vec![HangSite { array: "full".into(), indexed: true, expect_tx: 32768,
-//!                            arrivals: 1, ptx_line: Some(812) }],
+//!     sites: vec![HangSite { array: "full".into(), indexed: true, stages: 4, expect_tx: 32768,
+//!                            copied: 32768, arrivals: 1, arrive_ops: 1,
+//!                            then: vec!["empty".into()], then_tx: false, ptx_line: Some(812) }],
 //! };
 //! let mut rec = [0u8; RECORD_BYTES];
 //! let mut put = |w: Word, v: u32| rec[w.offset() as usize..][..4].copy_from_slice(&v.to_le_bytes());
@@ -24,9 +28,12 @@
 //! put(Word::Parity, 1);
 //! put(Word::CtaX, 3);
 //! put(Word::Warp, 4);
+//! put(Word::Progress, 6);
+//! put(Word::Observed, OBSERVED_VALID | OBSERVED_PARITY0_DONE);
 //! let r = decode_record(&rec, &sites, 2_000_000_000)?.unwrap();
 //! assert_eq!(r.to_string(), "hang in `gemm_bf16`: CTA (3,0,0) warp 4 lane 0 waited > 2 s on \
-//!     `full[2]` phase 1 (expects 32768 tx bytes, 1 arrival); cluster (0,0,0) rank 0; PTX line 812");
+//!     `full[2]` phase 1 (expects 32768 tx bytes, 1 arrival; trip 6; observed in phase 1; \
+//!     cluster (0,0,0) rank 0; PTX line 812)");
 //! # Ok::<(), ptxkit::runtime::RuntimeError>(())
 //! ```
 
@@ -34,11 +41,13 @@ use std::time::Duration;
 
 use cudarc::driver::sys;
 use smem::pipeline::hang::{
-    BUFFER_BYTES, DEFAULT_BOUND_NS, HANG_SYMBOL, HangSites, RECORD_BYTES, RECORD_MAGIC,
+    BUFFER_BYTES, DEFAULT_BOUND_NS, HANG_SYMBOL, HangSite, HangSites, OBSERVED_PARITY0_DONE,
+    OBSERVED_PARITY1_DONE, OBSERVED_VALID, PROGRESS_UNCOUNTED, RECORD_BYTES, RECORD_MAGIC,
     SLOT_BOUND_NS, SLOT_BUFFER, SLOT_CLAIM, SLOTS_BYTES, Word,
 };
 use smem::pipeline::protocol::BarrierName;
 
+use super::diagnosis::HangDiagnosis;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
 
@@ -68,6 +77,71 @@ pub fn debug_hang_from_env() -> Result<Option<Duration>> {
     parse_debug_hang(std::env::var(DEBUG_HANG_ENV).ok().as_deref())
 }
 
+/// The phase a barrier was seen in when its waiter gave up (`mbarrier.test_wait.parity` on
+/// both parities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ObservedPhase {
+    /// Its current phase has this parity: the phase waited for is still pending.
+    InPhase(u32),
+    /// The phase waited for completed as the thread gave up: slow, not stuck.
+    CompletedLate,
+}
+
+impl ObservedPhase {
+    /// Reads a record's [`Word::Observed`] for a wait on `parity`; `None` when not written.
+    pub fn decode(word: u32, parity: u32) -> Option<ObservedPhase> {
+        if word & OBSERVED_VALID == 0 {
+            return None;
+        }
+        let bit = if parity & 1 == 0 {
+            OBSERVED_PARITY0_DONE
+        } else {
+            OBSERVED_PARITY1_DONE
+        };
+        Some(if word & bit != 0 {
+            ObservedPhase::CompletedLate
+        } else {
+            ObservedPhase::InPhase(parity & 1)
+        })
+    }
+}
+
+impl std::fmt::Display for ObservedPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObservedPhase::InPhase(p) => write!(f, "observed in phase {p}"),
+            ObservedPhase::CompletedLate => f.write_str("observed complete as it gave up"),
+        }
+    }
+}
+
+/// How far round the ring a waiting thread got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Trip {
+    /// Counted on the device (`BarrierSync::count_trips`).
+    Counted(u32),
+    /// Inferred by the diagnosis from the producer's count and the wait's stage and parity.
+    Inferred(u32),
+}
+
+impl Trip {
+    /// The trip.
+    pub fn value(self) -> u32 {
+        match self {
+            Trip::Counted(t) | Trip::Inferred(t) => t,
+        }
+    }
+}
+
+impl std::fmt::Display for Trip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trip::Counted(t) => write!(f, "trip {t}"),
+            Trip::Inferred(t) => write!(f, "trip {t} (inferred)"),
+        }
+    }
+}
+
 /// A decoded hang record: who waited on what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HangReport {
@@ -93,16 +167,47 @@ pub struct HangReport {
     pub waited_ns: u64,
     /// `%globaltimer` when the wait began.
     pub started_ns: u64,
-    /// The transaction bytes the barrier expects per phase.
-    pub expect_tx: u64,
-    /// The arrivals it expects per phase.
-    pub arrivals: u32,
-    /// The line of the wait in the kernel's PTX.
-    pub ptx_line: Option<usize>,
+    /// The thread's trip round the ring, where counted or inferred.
+    pub trip: Option<Trip>,
+    /// The barrier's phase when the thread gave up.
+    pub observed: Option<ObservedPhase>,
+    /// The wait site: the barrier's build-time facts (bytes, arrivals, who arrives after it)
+    /// and the wait's PTX line.
+    pub site: HangSite,
+}
+
+impl HangReport {
+    /// `expects 32768 tx bytes, 1 arrival`.
+    pub fn expects(&self) -> String {
+        let mut s = String::from("expects ");
+        if self.site.expect_tx > 0 {
+            s += &format!("{} tx bytes, ", self.site.expect_tx);
+        }
+        let plural = if self.site.arrivals == 1 { "" } else { "s" };
+        s + &format!("{} arrival{plural}", self.site.arrivals)
+    }
+
+    /// What the record says besides the thread and the barrier: `expects …; trip 6; observed in
+    /// phase 1; cluster (0,0,0) rank 0; PTX line 812`.
+    pub fn facts(&self) -> String {
+        let mut s = self.expects();
+        if let Some(t) = self.trip {
+            s += &format!("; {t}");
+        }
+        if let Some(o) = self.observed {
+            s += &format!("; {o}");
+        }
+        let [cx, cy, cz] = self.cluster;
+        s += &format!("; cluster ({cx},{cy},{cz}) rank {}", self.cluster_rank);
+        if let Some(l) = self.site.ptx_line {
+            s += &format!("; PTX line {l}");
+        }
+        s
+    }
 }
 
 /// `2 s`, `1.5 s`, `300 ms`.
-fn seconds(ns: u64) -> String {
+pub(crate) fn seconds(ns: u64) -> String {
     if ns >= 1_000_000_000 {
         let s = ns as f64 / 1e9;
         if ns % 1_000_000_000 == 0 {
@@ -120,29 +225,15 @@ impl std::fmt::Display for HangReport {
         let [x, y, z] = self.cta;
         write!(
             f,
-            "hang in `{}`: CTA ({x},{y},{z}) warp {} lane {} waited > {} on `{}` phase {} (",
+            "hang in `{}`: CTA ({x},{y},{z}) warp {} lane {} waited > {} on `{}` phase {} ({})",
             self.kernel,
             self.warp,
             self.lane,
             seconds(self.bound_ns),
             self.barrier,
-            self.parity
-        )?;
-        f.write_str("expects ")?;
-        if self.expect_tx > 0 {
-            write!(f, "{} tx bytes, ", self.expect_tx)?;
-        }
-        let s = if self.arrivals == 1 { "" } else { "s" };
-        let [cx, cy, cz] = self.cluster;
-        write!(
-            f,
-            "{} arrival{s}); cluster ({cx},{cy},{cz}) rank {}",
-            self.arrivals, self.cluster_rank
-        )?;
-        if let Some(l) = self.ptx_line {
-            write!(f, "; PTX line {l}")?;
-        }
-        Ok(())
+            self.parity,
+            self.facts()
+        )
     }
 }
 
@@ -168,10 +259,11 @@ pub fn decode_record(
             sites.sites.len()
         ),
     })?;
+    let parity = w(Word::Parity);
     Ok(Some(HangReport {
         kernel: sites.kernel.clone(),
         barrier: site.barrier(w(Word::Index)),
-        parity: w(Word::Parity),
+        parity,
         cta: [w(Word::CtaX), w(Word::CtaY), w(Word::CtaZ)],
         cluster: [w(Word::ClusterX), w(Word::ClusterY), w(Word::ClusterZ)],
         cluster_rank: w(Word::ClusterRank),
@@ -180,58 +272,17 @@ pub fn decode_record(
         bound_ns,
         waited_ns: u64::from(w(Word::WaitedLo)) | (u64::from(w(Word::WaitedHi)) << 32),
         started_ns: u64::from(w(Word::StartLo)) | (u64::from(w(Word::StartHi)) << 32),
-        expect_tx: site.expect_tx,
-        arrivals: site.arrivals,
-        ptx_line: site.ptx_line,
+        trip: match w(Word::Progress) {
+            PROGRESS_UNCOUNTED => None,
+            t => Some(Trip::Counted(t)),
+        },
+        observed: ObservedPhase::decode(w(Word::Observed), parity),
+        site: site.clone(),
     }))
 }
 
-/// Every wait of a launch that gave up, the one that began first leading (usually the cause: a
-/// producer stuck on `empty` because its consumers wait on a `full` that never completes began
-/// its wait later).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HangDiagnosis {
-    /// The records, by start time.
-    pub waits: Vec<HangReport>,
-}
-
-impl HangDiagnosis {
-    /// The wait that began first.
-    pub fn first(&self) -> Option<&HangReport> {
-        self.waits.first()
-    }
-}
-
-impl std::fmt::Display for HangDiagnosis {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Some(first) = self.waits.first() else {
-            return f.write_str("hang: no record");
-        };
-        write!(f, "{first}")?;
-        if self.waits.len() > 1 {
-            write!(
-                f,
-                "\n  {} more warp(s) gave up later:",
-                self.waits.len() - 1
-            )?;
-            for r in &self.waits[1..] {
-                let [x, y, z] = r.cta;
-                write!(
-                    f,
-                    "\n    CTA ({x},{y},{z}) warp {} on `{}` phase {}, {} ns later",
-                    r.warp,
-                    r.barrier,
-                    r.parity,
-                    r.started_ns.saturating_sub(first.started_ns)
-                )?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Decodes every record of a buffer (slots without the magic word are empty), ordered by the
-/// time their waits began; `None` when no thread wrote one.
+/// Decodes every record of a buffer (slots without the magic word are empty) and diagnoses them
+/// ([`HangDiagnosis::new`]); `None` when no thread wrote one.
 pub fn decode_records(
     buffer: &[u8],
     sites: &HangSites,
@@ -245,8 +296,7 @@ pub fn decode_records(
             waits.push(r);
         }
     }
-    waits.sort_by_key(|r| (r.started_ns, r.cta, r.warp));
-    Ok((!waits.is_empty()).then_some(HangDiagnosis { waits }))
+    Ok((!waits.is_empty()).then(|| HangDiagnosis::new(waits)))
 }
 
 /// Page-locked host memory mapped into the device, holding the hang records.
@@ -361,8 +411,10 @@ impl Drop for HangBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use smem::pipeline::hang::HangSite;
+    use crate::runtime::Cause;
 
+    /// A ring's producer site (waits on `empty`, then arms `full`), a lone barrier, and the
+    /// consumer site (waits on `full` for 4096 bytes announced as 5120, then releases `empty`).
     fn sites() -> HangSites {
         HangSites {
             kernel: "ring".into(),
@@ -370,16 +422,31 @@ mod tests {
                 HangSite {
                     array: "empty".into(),
                     indexed: true,
-                    expect_tx: 0,
+                    stages: 2,
                     arrivals: 2,
+                    arrive_ops: 2,
+                    then: vec!["full".into()],
+                    then_tx: true,
                     ptx_line: Some(30),
+                    ..HangSite::default()
                 },
                 HangSite {
                     array: "tmem_ready".into(),
-                    indexed: false,
-                    expect_tx: 0,
+                    stages: 1,
                     arrivals: 1,
-                    ptx_line: None,
+                    ..HangSite::default()
+                },
+                HangSite {
+                    array: "full".into(),
+                    indexed: true,
+                    stages: 2,
+                    expect_tx: 5120,
+                    copied: 4096,
+                    arrivals: 1,
+                    arrive_ops: 1,
+                    then: vec!["empty".into()],
+                    ptx_line: Some(60),
+                    ..HangSite::default()
                 },
             ],
         }
@@ -419,19 +486,23 @@ mod tests {
         assert_eq!(
             r.to_string(),
             "hang in `ring`: CTA (5,2,1) warp 8 lane 31 waited > 300 ms on `empty[1]` phase 0 \
-             (expects 2 arrivals); cluster (2,0,0) rank 1; PTX line 30"
+             (expects 2 arrivals; trip 0; cluster (2,0,0) rank 1; PTX line 30)"
         );
         let rec = record(&[
             (Word::Magic, RECORD_MAGIC),
             (Word::Site, 1),
             (Word::Index, 7),
+            (Word::Progress, 3),
+            (Word::Observed, OBSERVED_VALID | OBSERVED_PARITY0_DONE),
         ]);
         let r = decode_record(&rec, &sites(), 1_500_000_000)
             .unwrap()
             .unwrap();
         assert!(
-            r.to_string()
-                .contains("waited > 1.5 s on `tmem_ready` phase 0 (expects 1 arrival)"),
+            r.to_string().contains(
+                "waited > 1.5 s on `tmem_ready` phase 0 (expects 1 arrival; trip 3; \
+                           observed complete as it gave up;"
+            ),
             "{r}"
         );
     }
@@ -451,38 +522,70 @@ mod tests {
     }
 
     #[test]
-    fn records_are_ordered_by_start() {
-        let mut buffer = vec![0u8; 3 * RECORD_BYTES];
-        let later = record(&[
-            (Word::Magic, RECORD_MAGIC),
-            (Word::Index, 0),
-            (Word::StartLo, 5000),
-            (Word::StartHi, 7),
-        ]);
-        let first = record(&[
-            (Word::Magic, RECORD_MAGIC),
-            (Word::Index, 1),
-            (Word::Warp, 2),
-            (Word::StartLo, 1000),
-            (Word::StartHi, 7),
-        ]);
-        buffer[..RECORD_BYTES].copy_from_slice(&later);
-        buffer[2 * RECORD_BYTES..].copy_from_slice(&first);
-        let d = decode_records(&buffer, &sites(), 2_000_000_000)
+    fn the_cause_leads_whatever_the_start_times() {
+        // The planted wrong expect_tx, as the GPU writes it: the producer (warp 0, trip 2) on
+        // empty[0] claims a slot first and an earlier start; the consumers (warps 1, 2, trip 0)
+        // on full[0] come later. The diagnosis names full[0] and its bytes.
+        let at = |slot: usize, rec: [u8; RECORD_BYTES], buffer: &mut [u8]| {
+            buffer[slot * RECORD_BYTES..][..RECORD_BYTES].copy_from_slice(&rec)
+        };
+        let mut buffer = vec![0u8; 4 * RECORD_BYTES];
+        let observed = OBSERVED_VALID | OBSERVED_PARITY1_DONE; // in phase 0
+        at(
+            0,
+            record(&[
+                (Word::Magic, RECORD_MAGIC),
+                (Word::Site, 0),
+                (Word::Progress, 2),
+                (Word::StartLo, 1000),
+                (Word::Observed, observed),
+            ]),
+            &mut buffer,
+        );
+        for (slot, warp) in [(1, 2), (3, 1)] {
+            at(
+                slot,
+                record(&[
+                    (Word::Magic, RECORD_MAGIC),
+                    (Word::Site, 2),
+                    (Word::Warp, warp),
+                    (Word::Progress, PROGRESS_UNCOUNTED),
+                    (Word::StartLo, 5000),
+                    (Word::Observed, observed),
+                ]),
+                &mut buffer,
+            );
+        }
+        let d = decode_records(&buffer, &sites(), 500_000_000)
             .unwrap()
             .unwrap();
-        assert_eq!(d.waits.len(), 2);
-        assert_eq!(d.first().unwrap().barrier.to_string(), "empty[1]");
-        assert_eq!(d.first().unwrap().started_ns, (7 << 32) | 1000);
+        assert_eq!(d.waits.len(), 3);
+        let root = d.root.unwrap();
+        assert_eq!(
+            root.cause,
+            Cause::TxMismatch {
+                expect_tx: 5120,
+                copied: 4096
+            }
+        );
+        let first = d.first().unwrap();
+        assert_eq!(
+            (first.barrier.to_string(), first.warp),
+            ("full[0]".into(), 1)
+        );
+        assert_eq!(first.observed, Some(ObservedPhase::InPhase(0)));
         let text = d.to_string();
         assert!(
-            text.starts_with(
-                "hang in `ring`: CTA (0,0,0) warp 2 lane 0 waited > 2 s on `empty[1]`"
-            ),
+            text.starts_with("hang in `ring`: wrong expect_tx: `full[0]` phase 0 expects 5120"),
             "{text}"
         );
         assert!(
-            text.ends_with("1 more warp(s) gave up later:\n    CTA (0,0,0) warp 0 on `empty[0]` phase 0, 4000 ns later"),
+            text.ends_with(
+                "2 more warp(s) gave up, stuck behind it:\n    on `full[0]` phase 0 (expects 5120 \
+                 tx bytes, 1 arrival): CTA (0,0,0) warp 2 trip 0 (inferred)\n    on `empty[0]` \
+                 phase 0 \
+                 (expects 2 arrivals): CTA (0,0,0) warp 0 trip 2"
+            ),
             "{text}"
         );
         assert_eq!(

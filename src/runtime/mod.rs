@@ -35,6 +35,7 @@
 mod args;
 mod built;
 mod device;
+mod diagnosis;
 mod dtype;
 mod error;
 mod hang;
@@ -52,11 +53,12 @@ pub use crate::signature::{
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use built::LoadedKernel;
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
+pub use diagnosis::{Cause, HangDiagnosis, Root};
 pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
 pub use hang::{
-    DEBUG_HANG_ENV, HangBuffer, HangDiagnosis, HangReport, debug_hang_from_env, decode_record,
-    decode_records, parse_debug_hang,
+    DEBUG_HANG_ENV, HangBuffer, HangReport, ObservedPhase, Trip, debug_hang_from_env,
+    decode_record, decode_records, parse_debug_hang,
 };
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
 pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, check_launch};

@@ -11,8 +11,12 @@
 //!
 //! A hang rarely stops one thread: when a consumer waits for bytes that never come, the producer
 //! soon waits for the consumer to release a stage. So every warp that gives up (its lowest lane
-//! giving up at that moment) writes a record while slots last, with the time its wait began; the
-//! host orders them, and the wait that began first is usually the cause.
+//! giving up at that moment) writes a record while slots last. Time cannot tell cause from
+//! symptom (every warp gives up within a bound of the others), so a record also holds how far
+//! its thread got (the trips round the ring it completed, where the kernel counts them: the
+//! producer's, see `BarrierSync::count_trips`) and the phase the barrier was observed in; with the wait sites' protocol facts (who arrives on
+//! the barrier after which wait, the bytes announced and copied, the arrivals made) the host
+//! tells the wait that is the cause from the waits stuck behind it (`ptxkit::runtime::hang`).
 
 use super::protocol::BarrierName;
 
@@ -79,9 +83,25 @@ pub enum Word {
     StartLo,
     /// `%globaltimer` when the wait began, high word.
     StartHi,
+    /// The waits this thread completed since `BarrierSync::count_trips` (for a pipeline role
+    /// that waits once per trip round the ring, its trip), or [`PROGRESS_UNCOUNTED`].
+    Progress,
+    /// The barrier's phase as observed when the thread gave up, with `mbarrier.test_wait.parity`
+    /// on both parities: [`OBSERVED_PARITY0_DONE`], [`OBSERVED_PARITY1_DONE`],
+    /// [`OBSERVED_VALID`].
+    Observed,
 }
 
-/// Words in a record (room to grow: 17 are used).
+/// [`Word::Progress`] of a wait outside `count_trips` (the thread's trips are not counted).
+pub const PROGRESS_UNCOUNTED: u32 = u32::MAX;
+/// [`Word::Observed`]: the phase of parity 0 tested complete.
+pub const OBSERVED_PARITY0_DONE: u32 = 1;
+/// [`Word::Observed`]: the phase of parity 1 tested complete.
+pub const OBSERVED_PARITY1_DONE: u32 = 2;
+/// [`Word::Observed`]: the word was written (records of older builds leave it 0).
+pub const OBSERVED_VALID: u32 = 1 << 31;
+
+/// Words in a record (room to grow: 19 are used).
 pub const RECORD_WORDS: usize = 32;
 /// Bytes of a record: `1 << RECORD_SHIFT`.
 pub const RECORD_BYTES: usize = RECORD_WORDS * 4;
@@ -99,17 +119,31 @@ impl Word {
     }
 }
 
-/// One bounded wait of a debug build: the barrier it waits on and what it expects.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One bounded wait of a debug build: the barrier it waits on, what it expects, and what the
+/// kernel does to it (the protocol facts, recorded at build time, that tell a cause from a
+/// symptom).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct HangSite {
     /// The barrier array's name.
     pub array: String,
     /// Whether the barrier's name carries an index (`full[2]` rather than `tmem_ready`).
     pub indexed: bool,
+    /// The barriers in the array (the stages of a ring).
+    pub stages: u32,
     /// The transaction bytes announced per phase on it (0 for a plain arrival barrier).
     pub expect_tx: u64,
-    /// The arrivals the barrier expects per phase.
+    /// The bytes the copies completing on it deliver per phase.
+    pub copied: u64,
+    /// The arrivals the barrier expects per phase (its init count).
     pub arrivals: u32,
+    /// The arrivals the kernel makes on it per phase.
+    pub arrive_ops: u64,
+    /// The barrier arrays the waiting thread arrives on, announces bytes on or copies onto after
+    /// this wait and before its next one, in order: what the threads waiting on those owe to
+    /// this wait's completion.
+    pub then: Vec<String>,
+    /// Whether the waiting thread announces transaction bytes after this wait (a producer).
+    pub then_tx: bool,
     /// The 1-based line of the wait in the kernel's PTX, once [`HangSites::locate`] has read it.
     pub ptx_line: Option<usize>,
 }
@@ -166,7 +200,8 @@ mod tests {
         assert_eq!(RECORD_MAGIC, 0x474E_4148);
         assert_eq!(Word::Site.offset(), 4);
         assert_eq!(Word::WaitedHi.offset(), 56);
-        assert!(Word::StartHi.offset() as usize + 4 <= RECORD_BYTES);
+        assert_eq!(Word::Progress.offset(), 68);
+        assert!(Word::Observed.offset() as usize + 4 <= RECORD_BYTES);
         assert_eq!(1 << RECORD_SHIFT, RECORD_BYTES);
         let s = initial_slots();
         assert_eq!(
@@ -186,14 +221,12 @@ mod tests {
                     indexed: true,
                     expect_tx: 4096,
                     arrivals: 1,
-                    ptx_line: None,
+                    ..HangSite::default()
                 },
                 HangSite {
                     array: "done".into(),
-                    indexed: false,
-                    expect_tx: 0,
                     arrivals: 2,
-                    ptx_line: None,
+                    ..HangSite::default()
                 },
             ],
         };

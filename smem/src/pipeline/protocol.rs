@@ -255,14 +255,41 @@ impl Protocol {
         self.record(array).counts.len() > 1
     }
 
+    /// The barriers in `array` (0 for an array of another protocol).
+    pub fn len(&self, array: ArrayId) -> u32 {
+        self.record(array).counts.len() as u32
+    }
+
+    /// Whether the protocol has no arrays.
+    pub fn is_empty(&self) -> bool {
+        self.arrays.is_empty()
+    }
+
+    /// `field` per phase on `b` (the largest over the barriers it names), as recorded so far.
+    fn largest(&self, b: BarrierAt, field: impl Fn(&PerPhase) -> u64) -> u64 {
+        let a = self.record(b.array());
+        match b {
+            BarrierAt::One(_, i) => a.phases.get(i as usize).map_or(0, field),
+            BarrierAt::Each(_) => a.phases.iter().map(field).max().unwrap_or(0),
+        }
+    }
+
     /// The transaction bytes announced per phase on `b` (the largest over the barriers it
     /// names), as recorded so far.
     pub fn expect_tx_bytes(&self, b: BarrierAt) -> u64 {
-        let a = self.record(b.array());
-        match b {
-            BarrierAt::One(_, i) => a.phases.get(i as usize).map_or(0, |p| p.expect_tx),
-            BarrierAt::Each(_) => a.phases.iter().map(|p| p.expect_tx).max().unwrap_or(0),
-        }
+        self.largest(b, |p| p.expect_tx)
+    }
+
+    /// The bytes the copies completing on `b` deliver per phase (the largest over the barriers
+    /// it names), as recorded so far.
+    pub fn copied_bytes(&self, b: BarrierAt) -> u64 {
+        self.largest(b, |p| p.copied)
+    }
+
+    /// The arrivals made on `b` per phase (the largest over the barriers it names), as recorded
+    /// so far.
+    pub fn arrivals(&self, b: BarrierAt) -> u64 {
+        self.largest(b, |p| p.arrivals)
     }
 
     fn touch(&mut self, b: BarrierAt, f: impl Fn(&mut PerPhase)) {
@@ -377,6 +404,9 @@ mod tests {
         p.arrive(BarrierAt::Each(empty), 2);
         assert_eq!(p.check(), Ok(()));
         assert_eq!(p.expect_tx_bytes(BarrierAt::Each(full)), 49152);
+        assert_eq!(p.copied_bytes(BarrierAt::Each(full)), 49152);
+        assert_eq!(p.arrivals(BarrierAt::One(empty, 3)), 2);
+        assert_eq!((p.len(full), p.is_empty()), (4, false));
     }
 
     #[test]

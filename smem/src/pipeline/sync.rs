@@ -6,7 +6,9 @@
 //! In a debug build ([`WaitMode::Bounded`]) every wait is a bounded loop: `mbarrier.try_wait`
 //! with a suspend hint until the phase completes or `%globaltimer` says the bound has passed;
 //! then the lowest lane of each warp that gives up writes a [`super::hang`] record (barrier,
-//! phase, CTA and cluster coordinates, warp and lane, when it began and how long it waited) into
+//! phase, CTA and cluster coordinates, warp and lane, when it began and how long it waited, the
+//! trips its thread completed where the kernel counts them ([`BarrierSync::count_trips`]), the
+//! phase the barrier is observed in) into
 //! a slot of the buffer the runtime provides, and every thread that gives up executes `trap`
 //! after a grace period (so the warps stuck beside it write theirs too). The fast path is the release build's: one
 //! `try_wait`, taken when the phase is already complete.
@@ -36,8 +38,9 @@ use ptx_isa::{
 };
 
 use super::hang::{
-    HANG_SYMBOL, HangSite, HangSites, RECORD_MAGIC, RECORD_SHIFT, RECORDS, SLOT_BOUND_NS,
-    SLOT_BUFFER, SLOT_CLAIM, Word, initial_slots,
+    HANG_SYMBOL, HangSite, HangSites, OBSERVED_PARITY0_DONE, OBSERVED_PARITY1_DONE, OBSERVED_VALID,
+    PROGRESS_UNCOUNTED, RECORD_MAGIC, RECORD_SHIFT, RECORDS, SLOT_BOUND_NS, SLOT_BUFFER,
+    SLOT_CLAIM, Word, initial_slots,
 };
 use super::protocol::{ArrayId, BarrierAt, Protocol, ProtocolError};
 
@@ -59,10 +62,13 @@ const SUSPEND_HINT_NS: u32 = 10_000_000;
 /// wait expires about when this one's did has written its record.
 const GRACE_NS: u64 = 5 * SUSPEND_HINT_NS as u64;
 
-/// One wait written so far: where, and which barrier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One wait written so far: which barrier, and what the waiting thread does after it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Site {
     at: BarrierAt,
+    /// The arrays arrived on, armed or copied onto after this wait and before the next one
+    /// (whether bytes were announced), in order, each once.
+    then: Vec<(ArrayId, bool)>,
 }
 
 /// Emits barrier operations and records them into a [`Protocol`].
@@ -72,6 +78,18 @@ pub struct BarrierSync {
     mode: WaitMode,
     protocol: Protocol,
     sites: Vec<Site>,
+    /// Where a debug build's records read the thread's trip, between `count_trips` (or
+    /// `count_laps`) and `end_trips`.
+    progress: Option<Trips>,
+}
+
+/// Where a debug build's hang records read the waiting thread's trip round the ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trips {
+    /// A counter of [`BarrierSync`]'s own, one more after each completed wait.
+    Counter(Reg<ty::U32>),
+    /// The kernel's count of laps round the ring: trip = laps * stages + stage.
+    Laps(Reg<ty::U32>),
 }
 
 impl BarrierSync {
@@ -82,6 +100,49 @@ impl BarrierSync {
             mode,
             protocol: Protocol::new(),
             sites: Vec::new(),
+            progress: None,
+        }
+    }
+
+    /// Counts the trips of the role whose code follows, in a debug build: zeroes a counter
+    /// here, and each wait emitted until [`BarrierSync::end_trips`] adds one to it when it
+    /// completes; their hang records carry it. Call it where the role's loop begins, in the
+    /// threads that run it. The diagnosis needs the producer's trips (the thread that announces
+    /// bytes); a consumer's follow from them and from its stage and parity, so a
+    /// register-bound consumer need not pay for a counter. Nothing in a release build.
+    pub fn count_trips(&mut self, k: &mut FunctionBuilder) -> ptx_isa::Result<()> {
+        if self.mode == WaitMode::Bounded {
+            let r = k.reg::<ty::U32>();
+            k.mov(r, 0u32)?;
+            self.progress = Some(Trips::Counter(r));
+        }
+        Ok(())
+    }
+
+    /// Like [`BarrierSync::count_trips`], for a role that keeps its laps round the ring in a
+    /// register (`laps`, its parity bit being `laps & 1`) and waits on `BarrierAt::Each` with the
+    /// stage in a register: a record's trip is `laps * stages + stage`, computed only when a wait
+    /// gives up, so counting costs no register (the GEMM's producer runs in 24).
+    pub fn count_laps(&mut self, laps: Reg<ty::U32>) {
+        if self.mode == WaitMode::Bounded {
+            self.progress = Some(Trips::Laps(laps));
+        }
+    }
+
+    /// Ends [`BarrierSync::count_trips`] or [`BarrierSync::count_laps`]: the waits emitted after
+    /// it are not counted.
+    pub fn end_trips(&mut self) {
+        self.progress = None;
+    }
+
+    /// Notes that the thread of the latest wait site acts on `at` after it.
+    fn then(&mut self, at: BarrierAt, tx: bool) {
+        if let Some(site) = self.sites.last_mut() {
+            let a = at.array();
+            match site.then.iter_mut().find(|(b, _)| *b == a) {
+                Some((_, t)) => *t |= tx,
+                None => site.then.push((a, tx)),
+            }
         }
     }
 
@@ -126,6 +187,7 @@ impl BarrierSync {
     ) -> ptx_isa::Result<()> {
         k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(addr))?;
         self.protocol.arrive(at, arrivals);
+        self.then(at, false);
         Ok(())
     }
 
@@ -146,6 +208,7 @@ impl BarrierSync {
             Addr::<spaces::Shared>::reg32(addr),
         )?;
         self.protocol.arrive_expect_tx(at, bytes);
+        self.then(at, true);
         Ok(())
     }
 
@@ -160,6 +223,7 @@ impl BarrierSync {
     ) -> ptx_isa::Result<()> {
         k.mbarrier_expect_tx(None, Addr::<spaces::Shared>::reg32(addr), bytes)?;
         self.protocol.expect_tx(at, bytes);
+        self.then(at, true);
         Ok(())
     }
 
@@ -167,12 +231,14 @@ impl BarrierSync {
     /// emitted by its tile op.
     pub fn copy(&mut self, at: BarrierAt, bytes: u32) {
         self.protocol.copy(at, bytes);
+        self.then(at, false);
     }
 
     /// Records an arrival made by other means (a remote arrive from a peer CTA of the cluster, a
     /// `cp.async.mbarrier.arrive`): `arrivals` per phase.
     pub fn remote_arrive(&mut self, at: BarrierAt, arrivals: u32) {
         self.protocol.arrive(at, arrivals);
+        self.then(at, false);
     }
 
     /// Waits until the phase with parity `parity` of the barrier at `addr` completes. `stage`
@@ -202,16 +268,30 @@ impl BarrierSync {
                 .in_function(k.name()));
             }
         };
-        self.protocol.wait(at);
         let bar = Addr::<spaces::Shared>::reg32(addr);
+        self.protocol.wait(at);
+        let site = self.sites.len() as u32;
+        self.sites.push(Site {
+            at,
+            then: Vec::new(),
+        });
         match self.mode {
             WaitMode::Spin => k.mbarrier_wait_parity(bar, parity),
             WaitMode::Bounded => {
-                let site = self.sites.len() as u32;
-                self.sites.push(Site { at });
+                let (progress, stages) = (self.progress, self.protocol.len(at.array()));
                 let name = self.protocol.name(at.array(), 0).array;
                 k.comment(&format!("{}: {name}", HangSite::marker(site)));
-                bounded_wait(k, bar, parity, site, index)
+                bounded_wait(
+                    k,
+                    bar,
+                    parity,
+                    Record {
+                        site,
+                        index,
+                        progress,
+                        stages,
+                    },
+                )
             }
         }
     }
@@ -222,27 +302,14 @@ impl BarrierSync {
         Ok(self.finish_unchecked())
     }
 
-    /// The wait sites without the protocol check: for kernels built with a planted bug.
+    /// The wait sites without the protocol check: for kernels built with a planted bug. A
+    /// release build has none (its waits write no records).
     pub fn finish_unchecked(self) -> HangSites {
         let p = &self.protocol;
-        let sites = self
-            .sites
-            .iter()
-            .map(|s| {
-                let a = s.at.array();
-                let count = match s.at {
-                    BarrierAt::One(_, i) => p.init_count(a, i),
-                    BarrierAt::Each(_) => p.init_count(a, 0),
-                };
-                HangSite {
-                    array: p.array_name(a).to_string(),
-                    indexed: p.is_indexed(a),
-                    expect_tx: p.expect_tx_bytes(s.at),
-                    arrivals: count,
-                    ptx_line: None,
-                }
-            })
-            .collect();
+        let sites = match self.mode {
+            WaitMode::Spin => Vec::new(),
+            WaitMode::Bounded => self.sites.iter().map(|s| site_facts(p, s)).collect(),
+        };
         HangSites {
             kernel: self.kernel,
             sites,
@@ -250,13 +317,47 @@ impl BarrierSync {
     }
 }
 
-/// The bounded wait of a debug build (module docs), for wait site `site`.
+/// The protocol facts of one wait site.
+fn site_facts(p: &Protocol, s: &Site) -> HangSite {
+    let a = s.at.array();
+    let count = match s.at {
+        BarrierAt::One(_, i) => p.init_count(a, i),
+        BarrierAt::Each(_) => p.init_count(a, 0),
+    };
+    HangSite {
+        array: p.array_name(a).to_string(),
+        indexed: p.is_indexed(a),
+        stages: p.len(a),
+        expect_tx: p.expect_tx_bytes(s.at),
+        copied: p.copied_bytes(s.at),
+        arrivals: count,
+        arrive_ops: p.arrivals(s.at),
+        then: s
+            .then
+            .iter()
+            .map(|&(b, _)| p.array_name(b).to_string())
+            .collect(),
+        then_tx: s.then.iter().any(|&(_, tx)| tx),
+        ptx_line: None,
+    }
+}
+
+/// What a bounded wait's record names besides the barrier: the site, the barrier's index, where
+/// the thread's trip is read if it is counted, and the barriers in the array.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    site: u32,
+    index: Src<ty::U32>,
+    progress: Option<Trips>,
+    stages: u32,
+}
+
+/// The bounded wait of a debug build (module docs), for the record `rec` names.
 fn bounded_wait(
     k: &mut FunctionBuilder,
     bar: Addr<spaces::Shared>,
     parity: Src<ty::U32>,
-    site: u32,
-    index: Src<ty::U32>,
+    rec: Record,
 ) -> ptx_isa::Result<()> {
     let (done, give_up, ok) = (k.pred(), k.label(), k.label());
     // Fast path: the phase is already complete.
@@ -274,7 +375,7 @@ fn bounded_wait(
     k.mbarrier_try_wait(
         None,
         done,
-        bar,
+        bar.clone(),
         WaitOn::Parity(parity),
         Some(SUSPEND_HINT_NS.into()),
     )?;
@@ -284,7 +385,7 @@ fn bounded_wait(
     let more = k.pred();
     k.setp(CmpOp::Lt, more, now, bound)?;
     k.when(more).bra(again)?;
-    write_record(k, site, index, parity, [start, now], give_up)?;
+    write_record(k, &bar, rec, parity, [start, now], give_up)?;
     k.place(give_up)?;
     // A trap ends every thread of the grid at once, so a thread that gave up waits a grace
     // period first: the warps stuck beside it (their waits expire within the suspend hint of
@@ -301,7 +402,11 @@ fn bounded_wait(
     k.setp(CmpOp::Lt, sleeping, slept, GRACE_NS)?;
     k.when(sleeping).bra(sleep)?;
     k.trap()?;
-    k.place(ok)
+    k.place(ok)?;
+    match rec.progress {
+        Some(Trips::Counter(p)) => k.add(p, p, 1u32),
+        Some(Trips::Laps(_)) | None => Ok(()),
+    }
 }
 
 /// In the lowest active lane of the warp, claims a record slot (none left, or no buffer: skip),
@@ -309,8 +414,13 @@ fn bounded_wait(
 /// words before the magic, and branches to `give_up`.
 fn write_record(
     k: &mut FunctionBuilder,
-    site: u32,
-    index: Src<ty::U32>,
+    bar: &Addr<spaces::Shared>,
+    Record {
+        site,
+        index,
+        progress,
+        stages,
+    }: Record,
     parity: Src<ty::U32>,
     [start, waited]: [Reg<ty::U64>; 2],
     give_up: ptx_isa::Label,
@@ -346,6 +456,28 @@ fn write_record(
     k.st::<_, ty::U32>(at(Word::Site), site)?;
     k.st(at(Word::Index), index)?;
     k.st(at(Word::Parity), parity)?;
+    match progress {
+        Some(Trips::Counter(p)) => k.st(at(Word::Progress), p)?,
+        Some(Trips::Laps(laps)) => {
+            let trip = k.reg::<ty::U32>();
+            k.mad_lo(trip, laps, stages, index)?;
+            k.st(at(Word::Progress), trip)?;
+        }
+        None => k.st::<_, ty::U32>(at(Word::Progress), PROGRESS_UNCOUNTED)?,
+    }
+    // The barrier's phase now: `test_wait.parity` is true when the phase of that parity has
+    // completed, that is when the current phase has the other parity (PTX ISA 9.7.13.15.16
+    // "mbarrier.test_wait/try_wait": "phaseParity ... the parity of the current or the
+    // immediately preceding phase"). The pending counts are not readable: the object is opaque
+    // (9.7.13.15.1) and `mbarrier.pending_count` reads only an arrive's state token (9.7.13.15.17).
+    let observed = k.reg::<ty::U32>();
+    k.mov(observed, OBSERVED_VALID)?;
+    for (p, bit) in [(0u32, OBSERVED_PARITY0_DONE), (1, OBSERVED_PARITY1_DONE)] {
+        let done = k.pred();
+        k.mbarrier_test_wait(None, done, bar.clone(), WaitOn::Parity(p.into()))?;
+        k.when(done).or(observed, observed, bit)?;
+    }
+    k.st(at(Word::Observed), observed)?;
     let sregs = [
         (Word::CtaX, SpecialReg::CtaId(Dim::X)),
         (Word::CtaY, SpecialReg::CtaId(Dim::Y)),
@@ -387,4 +519,104 @@ fn write_record(
     k.st::<_, ty::U32>(at(Word::Magic), RECORD_MAGIC)?;
     k.membar(BarrierLevel::Sys)?;
     k.bra(give_up)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptx_isa::Target;
+
+    /// A two-stage ring's producer and consumer, as the planted-bug kernel writes them.
+    fn ring(mode: WaitMode, count: bool) -> ptx_isa::Result<(BarrierSync, String)> {
+        let mut m = Module::new(Target::Sm90a);
+        let mut sync = BarrierSync::new("k", mode);
+        sync.declare_globals(&mut m)?;
+        let full = sync.declare("full", &[1, 1]).unwrap();
+        let empty = sync.declare("empty", &[2, 2]).unwrap();
+        let mut k = m.entry("k");
+        let (stage, bar, parity) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        k.mov(stage, 0u32)?;
+        k.mov(bar, 0u32)?;
+        k.mov(parity, 1u32)?;
+        if count {
+            sync.count_trips(&mut k)?;
+        }
+        sync.wait(&mut k, BarrierAt::Each(empty), Some(stage), bar, parity)?;
+        sync.arrive_expect_tx(&mut k, BarrierAt::Each(full), bar, 4096)?;
+        sync.copy(BarrierAt::Each(full), 4096);
+        sync.end_trips();
+        sync.wait(&mut k, BarrierAt::Each(full), Some(stage), bar, parity)?;
+        sync.arrive(&mut k, BarrierAt::Each(empty), bar, 2)?;
+        m.add(k.finish()?)?;
+        let ptx = m.to_ptx()?;
+        Ok((sync, ptx))
+    }
+
+    #[test]
+    fn sites_know_who_arrives_after_them() {
+        let (sync, ptx) = ring(WaitMode::Bounded, true).unwrap();
+        let sites = sync.finish().unwrap();
+        let [producer, consumer] = &sites.sites[..] else {
+            panic!("two sites: {sites:?}")
+        };
+        assert_eq!(
+            (producer.array.as_str(), &producer.then, producer.then_tx),
+            ("empty", &vec!["full".to_string()], true)
+        );
+        assert_eq!(
+            (producer.stages, producer.arrivals, producer.arrive_ops),
+            (2, 2, 2)
+        );
+        assert_eq!(
+            (consumer.array.as_str(), &consumer.then, consumer.then_tx),
+            ("full", &vec!["empty".to_string()], false)
+        );
+        assert_eq!((consumer.expect_tx, consumer.copied), (4096, 4096));
+        // The record holds the observed phase (two test_waits per site) and the producer's trips
+        // (counted; the consumer's wait stores "uncounted").
+        assert_eq!(ptx.matches("mbarrier.test_wait.parity").count(), 4, "{ptx}");
+        let adds = |ptx: &str| {
+            ptx.lines()
+                .filter(|l| l.trim_start().starts_with("add.u32"))
+                .count()
+        };
+        assert_eq!(adds(&ptx), 1, "{ptx}");
+        let uncounted = format!("+{}], 0x{PROGRESS_UNCOUNTED:X};", Word::Progress.offset());
+        assert_eq!(ptx.matches(&uncounted).count(), 1, "{ptx}");
+        let (_, uncounted) = ring(WaitMode::Bounded, false).unwrap();
+        assert_eq!(adds(&uncounted), 0, "{uncounted}");
+    }
+
+    #[test]
+    fn laps_give_the_trip_where_a_wait_gives_up() {
+        let mut m = Module::new(Target::Sm90a);
+        let mut sync = BarrierSync::new("k", WaitMode::Bounded);
+        sync.declare_globals(&mut m).unwrap();
+        let empty = sync.declare("empty", &[2, 2, 2]).unwrap();
+        let mut k = m.entry("k");
+        let (stage, bar, laps) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        for r in [stage, bar, laps] {
+            k.mov(r, 0u32).unwrap();
+        }
+        sync.count_laps(laps);
+        sync.wait(&mut k, BarrierAt::Each(empty), Some(stage), bar, laps)
+            .unwrap();
+        m.add(k.finish().unwrap()).unwrap();
+        let ptx = m.to_ptx().unwrap();
+        // trip = laps * 3 + stage, only on the give-up path; no counter is kept.
+        let tail = format!(", {}, 3, {};", laps.as_ref(), stage.as_ref());
+        assert!(
+            ptx.lines()
+                .any(|l| l.trim_start().starts_with("mad.lo.u32") && l.ends_with(&tail)),
+            "{ptx}"
+        );
+        assert!(!ptx.lines().any(|l| l.trim_start().starts_with("add.u32")));
+    }
+
+    #[test]
+    fn a_release_build_has_no_sites() {
+        let (sync, ptx) = ring(WaitMode::Spin, true).unwrap();
+        assert!(!ptx.contains("test_wait"), "{ptx}");
+        assert!(sync.finish().unwrap().sites.is_empty());
+    }
 }

@@ -313,13 +313,18 @@ impl<'a> Gen<'a> {
         Ok((mb, nb))
     }
 
-    /// stage += 1, wrapping to 0 and flipping the phase bit after the last stage.
-    fn advance(&mut self, stage: R32, phase: R32) -> ptx_isa::Result<()> {
+    /// stage += 1, wrapping to 0 after the last stage and then flipping the phase bit, or, with
+    /// `laps`, counting the lap in `phase` (whose parity is then bit 0).
+    fn advance(&mut self, stage: R32, phase: R32, laps: bool) -> ptx_isa::Result<()> {
         self.k.add(stage, stage, 1u32)?;
         let wrap = self.k.pred();
         self.k.setp(CmpOp::Eq, wrap, stage, self.cfg.stages)?;
         self.k.when(wrap).mov(stage, 0u32)?;
-        self.k.when(wrap).xor(phase, phase, 1u32)
+        if laps {
+            self.k.when(wrap).add(phase, phase, 1u32)
+        } else {
+            self.k.when(wrap).xor(phase, phase, 1u32)
+        }
     }
 
     /// A persistent loop over this CTA's tiles: `for t = ctaid.x; t < tiles; t += nctaid.x`.
@@ -380,6 +385,10 @@ impl<'a> Gen<'a> {
         let (stage, phase) = (self.u32(), self.u32());
         self.k.mov(stage, 0u32)?;
         self.k.mov(phase, 0u32)?;
+        // `phase` counts the laps round the ring (its parity is bit 0): a debug build's hang
+        // records read the producer's trip from it and the stage, at no register's cost (the
+        // producer runs in 24); the consumers' trips follow from it.
+        self.sync.count_laps(phase);
         self.tile_loop(cm, |g, t| {
             let (mb, nb) = g.schedule(cm, t)?;
             let (row_a, row_b) = (g.u32(), g.u32());
@@ -391,6 +400,7 @@ impl<'a> Gen<'a> {
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
                 let want = g.u32();
                 g.k.xor(want, phase, 1u32)?;
+                g.k.and(want, want, 1u32)?;
                 let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
                 g.sync.wait(g.k, empty_id, Some(stage), empty, want)?;
                 let full = g.bar_addr_dyn(cm, stage, false)?;
@@ -480,9 +490,10 @@ impl<'a> Gen<'a> {
                         g.sync.copy(full_id, 2 * tile_bytes(&half_dst)?);
                     }
                 }
-                g.advance(stage, phase)
+                g.advance(stage, phase, true)
             })
         })?;
+        self.sync.end_trips();
         self.k.place(idle)
     }
 
@@ -552,7 +563,7 @@ impl<'a> Gen<'a> {
                     // And the peer's consumers release this CTA's stage the same way.
                     g.sync.remote_arrive(empty_id, 2);
                 }
-                g.advance(stage, phase)
+                g.advance(stage, phase, false)
             })?;
             match g.tmc.clone() {
                 Some(tmc) => g.epilogue_tma(cm, cw, lt, mb, nb, &acc, &tmc),
