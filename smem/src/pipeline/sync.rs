@@ -71,6 +71,20 @@ struct Site {
     then: Vec<(ArrayId, bool)>,
 }
 
+/// A named barrier: its place in a [`BarrierSync`]'s protocol (array and index, hence its
+/// name, its init count and the bytes announced on it) and its shared address. The tile ops
+/// that complete on an mbarrier (TMA and bulk loads) take one, so the bytes they deliver are
+/// recorded against its name, and waits and arrivals on it go through [`BarrierSync`] like the
+/// pipeline's (bounded in a debug build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NamedBarrier {
+    /// Which barrier of which declared array.
+    pub at: BarrierAt,
+    /// Its shared address (`.shared::cta`, or a peer's through `mapa` for a copy that completes
+    /// on the peer's barrier of the same name).
+    pub addr: Reg<ty::U32>,
+}
+
 /// Emits barrier operations and records them into a [`Protocol`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BarrierSync {
@@ -159,6 +173,40 @@ impl BarrierSync {
     /// Declares a barrier array (see [`Protocol::declare`]).
     pub fn declare(&mut self, name: &str, counts: &[u32]) -> Result<ArrayId, ProtocolError> {
         self.protocol.declare(name, counts)
+    }
+
+    /// Declares a single barrier `name` expecting `arrivals` per phase, at `addr`.
+    pub fn declare_one(
+        &mut self,
+        name: &str,
+        arrivals: u32,
+        addr: Reg<ty::U32>,
+    ) -> Result<NamedBarrier, ProtocolError> {
+        let array = self.protocol.declare(name, &[arrivals])?;
+        Ok(NamedBarrier {
+            at: BarrierAt::One(array, 0),
+            addr,
+        })
+    }
+
+    /// `mbarrier.init` of a single barrier with the arrival count it was declared with (PTX
+    /// ISA 9.7.13.15.9), so the count lives in one place. A barrier of a ring
+    /// ([`BarrierAt::Each`]) is initialised per stage by its owner.
+    pub fn init(&mut self, k: &mut FunctionBuilder, bar: NamedBarrier) -> ptx_isa::Result<()> {
+        let BarrierAt::One(array, i) = bar.at else {
+            return Err(ptx_isa::Error::new(
+                ErrorKind::Invalid,
+                format!(
+                    "BarrierSync::init initialises one barrier; `{}` names every barrier of \
+                     its array",
+                    self.protocol.array_name(bar.at.array())
+                ),
+            )
+            .at_instruction("BarrierSync::init")
+            .in_function(k.name()));
+        };
+        let count = self.protocol.init_count(array, i);
+        k.mbarrier_init(Addr::<spaces::Shared>::reg32(bar.addr), count)
     }
 
     /// In a debug build, declares the module's [`HANG_SYMBOL`] block (no buffer, the default
@@ -618,5 +666,35 @@ mod tests {
         let (sync, ptx) = ring(WaitMode::Spin, true).unwrap();
         assert!(!ptx.contains("test_wait"), "{ptx}");
         assert!(sync.finish().unwrap().sites.is_empty());
+    }
+
+    #[test]
+    fn a_single_barrier_is_initialised_with_its_declared_count() {
+        let mut m = Module::new(Target::Sm90a);
+        let mut sync = BarrierSync::new("k", WaitMode::Spin);
+        let mut k = m.entry("k");
+        let addr = k.reg::<ty::U32>();
+        k.mov(addr, 0u32).unwrap();
+        let done = sync.declare_one("done", 3, addr).unwrap();
+        assert_eq!(done.at, BarrierAt::One(done.at.array(), 0));
+        sync.init(&mut k, done).unwrap();
+        // A ring's barriers are initialised per stage by their owner, not here.
+        let ring = sync.declare("full", &[1, 1]).unwrap();
+        let each = NamedBarrier {
+            at: BarrierAt::Each(ring),
+            addr,
+        };
+        let e = sync.init(&mut k, each).unwrap_err().to_string();
+        assert!(e.contains("`full` names every barrier of its array"), "{e}");
+        // A second array of the same name is refused, naming it.
+        assert!(sync.declare_one("done", 1, addr).is_err());
+        m.add(k.finish().unwrap()).unwrap();
+        let ptx = m.to_ptx().unwrap();
+        assert_eq!(ptx.matches("mbarrier.init").count(), 1, "{ptx}");
+        assert!(
+            ptx.lines()
+                .any(|l| l.contains("mbarrier.init") && l.ends_with(", 3;")),
+            "{ptx}"
+        );
     }
 }
