@@ -278,3 +278,35 @@ fn debug_and_printf_kernels_round_trip_and_validate() {
         assert!(errors.is_empty(), "{name}: {errors:?}");
     }
 }
+
+#[test]
+fn tile_op_barriers_are_named_and_their_waits_bounded_in_a_debug_build() {
+    use ptxkit::kernels::tile_checks::{build_bulk_cluster_with, build_tma_with};
+    let tma = |multicast| build_tma_with(Target::Sm90a, multicast, WaitMode::Bounded).unwrap();
+    let bulk = build_bulk_cluster_with(Target::Sm90a, WaitMode::Bounded).unwrap();
+    for ((built, sites), bytes) in [(tma(false), 8192), (tma(true), 8192), (bulk, 1024)] {
+        support::assemble(built.ptx(), Target::Sm90a);
+        // The one wait, on `bar`, bounded and found in the PTX; the bytes the tile op's copy
+        // delivers recorded against it, equal to what the leader announces.
+        let [site] = &sites.sites[..] else {
+            panic!("{}: {sites:?}", built.ptx())
+        };
+        assert_eq!(
+            (
+                site.array.as_str(),
+                site.indexed,
+                site.arrivals,
+                site.arrive_ops
+            ),
+            ("bar", false, 1, 1)
+        );
+        assert_eq!((site.expect_tx, site.copied), (bytes, bytes));
+        let line = site.ptx_line.expect("the wait is found in the PTX");
+        let lines: Vec<&str> = built.ptx().lines().collect();
+        assert!(lines[line - 1].contains("mbarrier.try_wait.parity"));
+        assert!(built.ptx().contains("%globaltimer"));
+    }
+    // The release builds the GPU checks run have no debug code.
+    let (release, sites) = build_tma_with(Target::Sm90a, false, WaitMode::Spin).unwrap();
+    assert!(sites.sites.is_empty() && !release.ptx().contains("%globaltimer"));
+}

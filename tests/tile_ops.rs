@@ -11,8 +11,11 @@ use ptxkit::isa::{
 };
 use ptxkit::tile::{
     Accumulate, Elementwise, ExecScope, Extent, OpCtx, Storage, TileOp, TileRef, dispatch,
+    dispatch_on,
 };
 use smem::SwizzleMode;
+use smem::pipeline::protocol::ProtocolError;
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 /// A kernel with a global pointer `g`, a 16 KB shared buffer `s` (1024-aligned), a tensor map
 /// `tmap` and an mbarrier slot at `s + 16384`.
@@ -21,7 +24,7 @@ struct Env {
     k: FunctionBuilder,
     g: ptxkit::isa::Reg<ty::U64>,
     s: ptxkit::isa::Reg<ty::U32>,
-    bar: ptxkit::isa::Reg<ty::U32>,
+    bar: NamedBarrier,
     map: TensorMapRef,
 }
 
@@ -36,8 +39,11 @@ fn env(target: Target) -> Env {
     k.cvta_to(StateSpace::Global, g, pg).unwrap();
     let s = k.reg::<ty::U32>();
     k.mov_shared_addr(s, "s").unwrap();
-    let bar = k.reg::<ty::U32>();
-    k.add(bar, s, 16384u32).unwrap();
+    let addr = k.reg::<ty::U32>();
+    k.add(addr, s, 16384u32).unwrap();
+    let bar = BarrierSync::new("tile_op", WaitMode::Spin)
+        .declare_one("bar", 1, addr)
+        .unwrap();
     Env {
         m,
         k,
@@ -902,4 +908,76 @@ fn planning_writes_nothing_and_rejections_are_typed() {
         }
     );
     assert_eq!(declined[0].reason.to_string(), "scope cta(32) is not warp");
+}
+
+#[test]
+fn a_tma_load_records_its_bytes_against_its_named_barrier() {
+    // The TMA tile op's barrier is a named one: dispatched through `dispatch_on`, the bytes it
+    // delivers (a 64 x 64 bf16 tile) are recorded against `tma_bar`, so an `expect_tx` that
+    // announces another count is a build error naming the barrier, and a debug build's wait on
+    // it is bounded and knows its bytes.
+    for (announced, ok) in [(8192, true), (8192 + 1024, false)] {
+        let mut e = env(Target::Sm90a);
+        let mut sync = BarrierSync::new("tile_op", WaitMode::Bounded);
+        sync.declare_globals(&mut e.m).unwrap();
+        let bar = sync.declare_one("tma_bar", 1, e.bar.addr).unwrap();
+        sync.init(&mut e.k, bar).unwrap();
+        sync.arrive_expect_tx(&mut e.k, bar.at, bar.addr, announced)
+            .unwrap();
+        let src = TileRef::tensor_map(
+            ScalarType::Bf16,
+            64,
+            64,
+            e.map.clone(),
+            vec![0i32.into(), 0i32.into()],
+        );
+        let dst = TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
+            .with_swizzle(SwizzleMode::B128);
+        let ctx = OpCtx {
+            op: TileOp::CopyAsync {
+                dst: &dst,
+                src: &src,
+                mbar: Some(bar),
+                multicast: None,
+            },
+            scope: ExecScope::Thread,
+            target: Target::Sm90a,
+        };
+        assert_eq!(
+            dispatch_on(&mut e.k, &mut sync, &ctx, None).unwrap(),
+            "copy_async.tma_load"
+        );
+        assert_eq!(sync.protocol().copied_bytes(bar.at), 8192);
+        sync.wait(&mut e.k, bar.at, None, bar.addr, 0u32).unwrap();
+        e.m.add(e.k.finish().unwrap()).unwrap();
+        let ptx = e.m.to_ptx().unwrap();
+        assert!(ptx.contains("%globaltimer"), "the wait is bounded");
+        match sync.finish() {
+            Ok(sites) => {
+                assert!(ok);
+                let site = &sites.sites[0];
+                assert_eq!(
+                    (
+                        site.array.as_str(),
+                        site.expect_tx,
+                        site.copied,
+                        site.arrivals
+                    ),
+                    ("tma_bar", 8192, 8192, 1)
+                );
+                if let Some(ptxas) = ptxas::for_tests().unwrap() {
+                    let out = ptxas.assemble(&ptx, Target::Sm90a, &[]).unwrap();
+                    assert!(out.ok, "{}", out.log);
+                }
+            }
+            Err(err) => {
+                assert!(!ok);
+                assert!(
+                    matches!(&err, ProtocolError::TxMismatch { barrier, expect_tx: 9216, copied: 8192 }
+                        if barrier.to_string() == "tma_bar"),
+                    "{err}"
+                );
+            }
+        }
+    }
 }

@@ -4,13 +4,14 @@
 //! both directions with the 128B swizzle, TMA multicast in a cluster, and one wgmma tile per input
 //! type (f16, bf16, tf32, e4m3, e5m2).
 
-use ptx_isa::builder::{ArriveOpts, CmpOp};
-use ptx_isa::spaces::Shared;
-use ptx_isa::{Addr, RegRef, ScalarType, Sinkable, Target, ty};
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{RegRef, ScalarType, Target, ty};
 use smem::SwizzleMode;
+use smem::pipeline::hang::HangSites;
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
-use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
+use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, KernelError, Ptr, Result, TensorOpts};
 use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
 use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
 
@@ -41,28 +42,47 @@ fn shared<T: crate::kernel::Elem>(
 
 const N: u32 = 64;
 
-/// The leader initialises `bar` for one arrival, arms it for `bytes`, and issues a TMA load of
-/// each `(dst, src)` pair completing on it (the other threads wait on it afterwards).
+/// A kernel's one mbarrier, `bar`, named in a [`BarrierSync`] with its arrival count (1: the
+/// leader's `arrive.expect_tx`): the tile ops that complete on it record their bytes there, and
+/// its waits are bounded when `mode` is [`WaitMode::Bounded`].
+fn one_barrier(k: &mut KernelBuilder, mode: WaitMode) -> Result<(BarrierSync, NamedBarrier)> {
+    let mut sync = BarrierSync::new(k.kernel_name(), mode);
+    sync.declare_globals(k.module_mut())
+        .map_err(KernelError::from)?;
+    let addr = k.pool_bytes("bar", 8, 8)?;
+    let bar = sync
+        .declare_one("bar", 1, addr)
+        .map_err(|e| k.error(e.to_string()))?;
+    Ok((sync, bar))
+}
+
+/// Finishes a kernel with one named barrier: the protocol check first (a copy whose bytes
+/// differ from the `expect_tx` announced on the barrier is an error naming it), then the wait
+/// sites, located in the PTX (none in a release build).
+fn finish(k: KernelBuilder, sync: BarrierSync) -> Result<(BuiltKernel, HangSites)> {
+    let mut sites = sync
+        .finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    let built = k.finish()?;
+    sites.locate(built.ptx());
+    Ok((built, sites))
+}
+
+/// The leader initialises `bar`, arms it for `bytes`, and issues a TMA load of each
+/// `(dst, src)` pair completing on it (the other threads wait on it afterwards).
 fn tma_loads(
     k: &mut KernelBuilder,
     leader: ptx_isa::Pred,
-    bar: ptx_isa::Reg<ty::U32>,
+    (sync, bar): (&mut BarrierSync, NamedBarrier),
     bytes: u32,
     loads: &[(&TileRef, &TileRef)],
 ) -> Result<()> {
     k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some(bytes.into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
+        sync.init(k.isa(), bar)?;
+        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
         for (dst, src) in loads {
-            op(
-                k,
+            k.tile_op_on(
+                sync,
                 TileOp::CopyAsync {
                     dst,
                     src,
@@ -197,6 +217,15 @@ fn run_matrix(ctx: &mut GpuCtx) -> RunResult {
 /// (`copy_async.tma_store`), each CTA of a 2-CTA cluster; with `multicast`, CTA 0 loads once into
 /// both CTAs (`copy_async.tma_multicast`) and each stores its copy to its own output rows.
 pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
+    build_tma_with(target, multicast, WaitMode::Spin).map(|(k, _)| k)
+}
+
+/// [`build_tma`] with its barrier's waits as `mode` says, and their wait sites.
+pub fn build_tma_with(
+    target: Target,
+    multicast: bool,
+    mode: WaitMode,
+) -> Result<(BuiltKernel, HangSites)> {
     let mut k = KernelBuilder::new(
         if multicast {
             "tile_tma_multicast"
@@ -213,14 +242,14 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     let rank = k.cta_rank_in_cluster()?;
     let rank = k.eval(rank)?;
     let tile = k.pool_alloc::<ty::Bf16>("tile", &[N, N], 1024)?;
-    let bar = k.pool_bytes("bar", 8, 8)?;
+    let (mut sync, bar) = one_barrier(&mut k, mode)?;
     let base = shared(&k, &tile)?;
     let tid = k.eval(_tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
     let bytes = N * N * 2;
     k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        sync.init(k.isa(), bar)?;
         k.fence_mbarrier_init()?;
         Ok(())
     })
@@ -236,14 +265,7 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     // the init keeps the init and the arrive apart: ptxas runs a lone lane's init on the uniform
     // datapath, and racecheck then pairs it with the lane's arrive as a warp-level hazard.
     k.if_(leader, |k| {
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some(bytes.into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
+        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
         Ok(())
     })
     .end()?;
@@ -274,8 +296,8 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     );
     k.if_(issuer, |k| {
         let mask = if multicast { Some(3u16.into()) } else { None };
-        op(
-            k,
+        k.tile_op_on(
+            &mut sync,
             TileOp::CopyAsync {
                 dst: &s,
                 src: &src_tile,
@@ -287,7 +309,7 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
         Ok(())
     })
     .end()?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
     let dst_tile =
         TileRef::tensor_map(ScalarType::Bf16, N, N, dst, vec![0i32.into(), row_s.into()]);
     k.if_(leader, |k| {
@@ -307,7 +329,7 @@ pub fn build_tma(target: Target, multicast: bool) -> Result<BuiltKernel> {
     })
     .end()?;
     k.cluster_sync()?;
-    k.finish()
+    finish(k, sync)
 }
 
 fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
@@ -380,7 +402,7 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     let [tx] = k.thread_id([128])?;
     let ta = k.pool_bytes("ta", 64 * 128, 1024)?;
     let tb = k.pool_bytes("tb", 64 * 128, 1024)?;
-    let bar = k.pool_bytes("bar", 8, 8)?;
+    let (mut sync, bar) = one_barrier(&mut k, WaitMode::Spin)?;
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
@@ -393,12 +415,12 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
     tma_loads(
         &mut k,
         leader,
-        bar,
+        (&mut sync, bar),
         2 * 64 * 128,
         &[(&a_s, &a_g), (&b_s, &b_g)],
     )?;
     k.bar_sync(0u32, None)?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
     let frag = layouts::fragment::wgmma::accumulator(N as i64, input)
         .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
@@ -428,7 +450,7 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
         ExecScope::Warpgroup,
     )?;
     let _ = Storage::Local;
-    k.finish()
+    finish(k, sync).map(|(k, _)| k)
 }
 
 /// One uploaded operand: its host values, its tensor map, and the device tensor kept alive.
@@ -629,14 +651,14 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     let d = k.tensor::<ty::F32>("d", [N, N], opts)?;
     let [tx] = k.thread_id([128])?;
     let tb = k.pool_bytes("tb", N * 32, 1024)?;
-    let bar = k.pool_bytes("bar", 8, 8)?;
+    let (mut sync, bar) = one_barrier(&mut k, WaitMode::Spin)?;
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
     let b_s =
         TileRef::shared_row_major(ScalarType::Bf16, N, 16, tb, 1024).with_swizzle(SwizzleMode::B32);
     let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
-    tma_loads(&mut k, leader, bar, N * 32, &[(&b_s, &b_g)])?;
+    tma_loads(&mut k, leader, (&mut sync, bar), N * 32, &[(&b_s, &b_g)])?;
     let wg = ExecScope::Warpgroup;
     let frag_a = layouts::fragment::wgmma::register_a(ptx_isa::ScalarType::Bf16)
         .map_err(|e| k.error(e.to_string()))?;
@@ -663,7 +685,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
         wg,
     )?;
     k.bar_sync(0u32, None)?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
     let frag_d = layouts::fragment::wgmma::accumulator(N as i64, ptx_isa::ScalarType::Bf16)
         .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
@@ -692,7 +714,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
         },
         wg,
     )?;
-    k.finish()
+    finish(k, sync).map(|(k, _)| k)
 }
 
 pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
@@ -748,6 +770,11 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
 /// peer's mbarrier, waits for the peer's copy on its own barrier, and writes what it received to
 /// its rows of `y` (`y[rank] = x[peer]`).
 pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
+    build_bulk_cluster_with(target, WaitMode::Spin).map(|(k, _)| k)
+}
+
+/// [`build_bulk_cluster`] with its barrier's waits as `mode` says, and their wait sites.
+pub fn build_bulk_cluster_with(target: Target, mode: WaitMode) -> Result<(BuiltKernel, HangSites)> {
     const M: u32 = 256;
     let mut k = KernelBuilder::new("tile_bulk_cluster", target);
     let opts = TensorOpts::default().align(16);
@@ -760,7 +787,7 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
     let rank = k.eval(rank)?;
     let src = k.pool_alloc::<ty::F32>("src", &[M], 1024)?;
     let dst = k.pool_alloc::<ty::F32>("dst", &[M], 1024)?;
-    let bar = k.pool_bytes("bar", 8, 8)?;
+    let (mut sync, bar) = one_barrier(&mut k, mode)?;
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
@@ -792,7 +819,7 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
         cta,
     )?;
     k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        sync.init(k.isa(), bar)?;
         k.fence_mbarrier_init()?;
         Ok(())
     })
@@ -807,24 +834,22 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
     let (peer, r_dst, r_bar) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
     k.xor(peer, rank, 1u32)?;
     k.mapa_shared(r_dst, s_dst, peer)?;
-    k.mapa_shared(r_bar, bar, peer)?;
+    k.mapa_shared(r_bar, bar.addr, peer)?;
     k.if_(leader, |k| {
         // Arm this CTA's barrier for the peer's bytes (the peer's complete-tx may come first:
         // PTX ISA 9.7.13.15, tx-count), then send this CTA's row.
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some((M * 4).into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
-        op(
-            k,
+        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, M * 4)?;
+        // The copy completes on the peer's barrier of the same name: each CTA's `bar` receives
+        // the peer's row, which this line of the program sends.
+        k.tile_op_on(
+            &mut sync,
             TileOp::CopyAsync {
                 dst: &tile(Storage::SharedCluster, r_dst),
                 src: &tile(Storage::Shared, s_src),
-                mbar: Some(r_bar),
+                mbar: Some(NamedBarrier {
+                    at: bar.at,
+                    addr: r_bar,
+                }),
                 multicast: None,
             },
             ExecScope::Thread,
@@ -832,7 +857,7 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
         Ok(())
     })
     .end()?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
     let gy_t = TileRef::global_row_major(ScalarType::F32, 1, M, gy, 16);
     op(
         &mut k,
@@ -844,7 +869,7 @@ pub fn build_bulk_cluster(target: Target) -> Result<BuiltKernel> {
     )?;
     // No CTA leaves while its peer may still read its shared memory.
     k.cluster_sync()?;
-    k.finish()
+    finish(k, sync)
 }
 
 pub(crate) fn tile_bulk_cluster(ctx: &mut GpuCtx) -> RunResult {

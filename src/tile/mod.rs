@@ -26,7 +26,7 @@ pub use op::{Accumulate, Elementwise, OpCtx, OpKind, TileOp};
 pub use operand::{Base, ExecScope, Extent, ScopeKind, Storage, StoragePair, TileRef};
 pub use registry::{
     Declined, DispatchError, Plan, Planned, Planner, Predicate, Variant, candidates, dispatch,
-    plan, plan_with, variants as all_variants, why_not,
+    dispatch_on, plan, plan_with, variants as all_variants, why_not,
 };
 pub use reject::{Aspect, Rejection};
 pub use tensor::{TileOperand, TileOperandDyn};

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use ptx_isa::{Imm, Pred, Reg, Src, Target, ty};
+use ptx_isa::{Imm, Pred, Src, Target, ty};
+
+use smem::pipeline::protocol::BarrierAt;
+use smem::pipeline::sync::NamedBarrier;
 
 use super::operand::{ExecScope, TileRef};
 
@@ -146,8 +149,10 @@ pub enum TileOp<'a> {
         dst: &'a TileRef,
         /// Source.
         src: &'a TileRef,
-        /// The mbarrier (shared address) that completes the copy, for TMA and bulk loads.
-        mbar: Option<Reg<ty::U32>>,
+        /// The named mbarrier that completes the copy, for TMA and bulk loads: its shared
+        /// address and its place in the kernel's barrier protocol, which records the bytes the
+        /// copy delivers ([`TileOp::completes_on`]).
+        mbar: Option<NamedBarrier>,
         /// A 16-bit mask of the cluster's CTAs to multicast to.
         multicast: Option<Src<ty::U16>>,
     },
@@ -277,6 +282,23 @@ impl fmt::Display for OpCtx<'_> {
                 }
                 write!(f, "\n  f: {func}")
             }
+        }
+    }
+}
+
+impl TileOp<'_> {
+    /// The named barrier an asynchronous copy completes on and the bytes it delivers to it per
+    /// execution (the destination tile's bytes: a multicast delivers them to each CTA of its
+    /// mask, and each CTA's barrier of that name counts its own), or `None` for an op that
+    /// completes on no barrier.
+    pub fn completes_on(&self) -> Option<(BarrierAt, u64)> {
+        match self {
+            TileOp::CopyAsync {
+                dst,
+                mbar: Some(bar),
+                ..
+            } => Some((bar.at, dst.bytes())),
+            _ => None,
         }
     }
 }

@@ -260,3 +260,49 @@ pub fn dispatch(
     })?;
     Ok(v.name)
 }
+
+/// [`dispatch`], recording what the op does to a named barrier in `sync`: the bytes an
+/// asynchronous copy delivers to the barrier it completes on ([`TileOp::completes_on`]), so the
+/// protocol check compares them with the `expect_tx` announced there and a debug build's hang
+/// records know them. The way kernels lower copies that complete on an mbarrier. As with
+/// [`dispatch`], an op that fails has written nothing and recorded nothing.
+///
+/// [`TileOp::completes_on`]: super::TileOp::completes_on
+pub fn dispatch_on(
+    k: &mut FunctionBuilder,
+    sync: &mut smem::pipeline::sync::BarrierSync,
+    ctx: &OpCtx<'_>,
+    force: Option<&str>,
+) -> Result<&'static str, DispatchError> {
+    let (v, p) = plan(ctx, force)?;
+    let delivers = delivered(ctx, v.name)?;
+    p.emit(k).map_err(|error| DispatchError::Emit {
+        op: ctx.to_string(),
+        variant: v.name,
+        error: Box::new(error),
+    })?;
+    if let Some((at, bytes)) = delivers {
+        sync.copy(at, bytes);
+    }
+    Ok(v.name)
+}
+
+/// The named barrier `ctx`'s op, planned by `variant`, completes on and the bytes it delivers
+/// there, checked to fit the protocol's count before anything is written.
+pub(crate) fn delivered(
+    ctx: &OpCtx<'_>,
+    variant: &'static str,
+) -> Result<Option<(smem::pipeline::protocol::BarrierAt, u32)>, DispatchError> {
+    let Some((at, bytes)) = ctx.op.completes_on() else {
+        return Ok(None);
+    };
+    let bytes = u32::try_from(bytes).map_err(|_| DispatchError::Emit {
+        op: ctx.to_string(),
+        variant,
+        error: Box::new(ptx_isa::Error::new(
+            ptx_isa::ErrorKind::Invalid,
+            format!("the copy delivers {bytes} bytes, more than an mbarrier's tx-count holds"),
+        )),
+    })?;
+    Ok(Some((at, bytes)))
+}

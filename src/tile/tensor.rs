@@ -22,8 +22,9 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::{Imm, Reg, ty};
+use ptx_isa::{Imm, ty};
 use smem::SwizzleMode;
+use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::op::{Accumulate, Elementwise, OpCtx, TileOp};
 use super::operand::{Base, ExecScope, Extent, Storage, TileRef};
@@ -204,6 +205,29 @@ impl KernelBuilder {
         scope: ExecScope,
         force: Option<&str>,
     ) -> Result<&'static str> {
+        self.tile_op_synced(op, scope, force, None)
+    }
+
+    /// [`KernelBuilder::tile_op`], recording what the op does to a named barrier in `sync`: the
+    /// bytes a copy delivers to the barrier it completes on (see [`crate::tile::dispatch_on`]).
+    #[track_caller]
+    pub fn tile_op_on(
+        &mut self,
+        sync: &mut BarrierSync,
+        op: TileOp<'_>,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        self.tile_op_synced(op, scope, None, Some(sync))
+    }
+
+    #[track_caller]
+    fn tile_op_synced(
+        &mut self,
+        op: TileOp<'_>,
+        scope: ExecScope,
+        force: Option<&str>,
+        sync: Option<&mut BarrierSync>,
+    ) -> Result<&'static str> {
         let at = CallSite::here();
         let ctx = OpCtx {
             op,
@@ -216,6 +240,11 @@ impl KernelBuilder {
             at,
         };
         let (v, p) = plan(&ctx, force).map_err(|e| fail(self, e))?;
+        // Checked before anything is written, recorded once the op is.
+        let delivers = match sync {
+            Some(_) => super::registry::delivered(&ctx, v.name).map_err(|e| fail(self, e))?,
+            None => None,
+        };
         p.emit(self.isa()).map_err(|error| {
             fail(
                 self,
@@ -226,6 +255,9 @@ impl KernelBuilder {
                 },
             )
         })?;
+        if let (Some(sync), Some((at, bytes))) = (sync, delivers) {
+            sync.copy(at, bytes);
+        }
         self.comment(&format!("tile op lowered by {}", v.name));
         Ok(v.name)
     }
@@ -243,25 +275,31 @@ impl KernelBuilder {
         self.tile_op(TileOp::Copy { dst: &d, src: &s }, scope, None)
     }
 
-    /// `dst = src` asynchronously (`cp.async`, TMA, bulk copies); `mbar` is the mbarrier that
-    /// completes a TMA or bulk load, `multicast` the cluster CTAs a TMA load also writes.
+    /// `dst = src` asynchronously (`cp.async`, TMA, bulk copies); `mbar` is the named barrier
+    /// that completes a TMA or bulk load and the [`BarrierSync`] it is declared in (which
+    /// records the bytes the copy delivers to it), `multicast` the cluster CTAs a TMA load also
+    /// writes.
     #[track_caller]
     pub fn copy_async(
         &mut self,
         dst: &impl TileOperand,
         src: &impl TileOperand,
-        mbar: Option<Reg<ty::U32>>,
+        mbar: Option<(&mut BarrierSync, NamedBarrier)>,
         multicast: Option<ptx_isa::Src<ty::U16>>,
         scope: ExecScope,
     ) -> Result<&'static str> {
         let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        let (sync, bar) = match mbar {
+            Some((sync, bar)) => (Some(sync), Some(bar)),
+            None => (None, None),
+        };
         let op = TileOp::CopyAsync {
             dst: &d,
             src: &s,
-            mbar,
+            mbar: bar,
             multicast,
         };
-        self.tile_op(op, scope, None)
+        self.tile_op_synced(op, scope, None, sync)
     }
 
     /// `d = a·bᵀ (+ d)` asynchronously (wgmma, tcgen05.mma).

@@ -1,6 +1,8 @@
 //! The GEMM kernel's PTX, written with the ptx-isa builder.
 
-use crate::tile::{Accumulate, Elementwise, ExecScope, Extent, OpCtx, TileOp, TileRef, dispatch};
+use crate::tile::{
+    Accumulate, Elementwise, ExecScope, Extent, OpCtx, TileOp, TileRef, dispatch, dispatch_on,
+};
 use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
 use ptx_isa::{
     Addr, Dim, Directive, FunctionBuilder, Module, Reg, RegRef, ScalarType, Sinkable, SpecialReg,
@@ -9,7 +11,7 @@ use ptx_isa::{
 use smem::SwizzleMode;
 use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
-use smem::pipeline::sync::{BarrierSync, WaitMode};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::GemmConfig;
 
@@ -24,6 +26,23 @@ fn tile_op(k: &mut FunctionBuilder, op: TileOp<'_>, scope: ExecScope) -> ptx_isa
         target: Target::Sm90a,
     };
     dispatch(k, &ctx, None)
+        .map(|_| ())
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
+}
+
+/// [`tile_op`] for a copy completing on a named barrier: `sync` records the bytes it delivers.
+fn tile_op_on(
+    k: &mut FunctionBuilder,
+    sync: &mut BarrierSync,
+    op: TileOp<'_>,
+    scope: ExecScope,
+) -> ptx_isa::Result<()> {
+    let ctx = OpCtx {
+        op,
+        scope,
+        target: Target::Sm90a,
+    };
+    dispatch_on(k, sync, &ctx, None)
         .map(|_| ())
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
 }
@@ -423,17 +442,21 @@ impl<'a> Gen<'a> {
                     tma.clone(),
                     vec![s32(x)?.into(), s32(row_a)?.into()],
                 );
-                tile_op(
+                let full_bar = NamedBarrier {
+                    at: full_id,
+                    addr: full,
+                };
+                tile_op_on(
                     g.k,
+                    &mut g.sync,
                     TileOp::CopyAsync {
                         dst: &a_dst,
                         src: &a_src,
-                        mbar: Some(full),
+                        mbar: Some(full_bar),
                         multicast: None,
                     },
                     ExecScope::Thread,
                 )?;
-                g.sync.copy(full_id, tile_bytes(&a_dst)?);
                 match cm.rank {
                     None => {
                         let b_dst =
@@ -446,17 +469,17 @@ impl<'a> Gen<'a> {
                             tmb.clone(),
                             vec![s32(x)?.into(), s32(row_b)?.into()],
                         );
-                        tile_op(
+                        tile_op_on(
                             g.k,
+                            &mut g.sync,
                             TileOp::CopyAsync {
                                 dst: &b_dst,
                                 src: &b_src,
-                                mbar: Some(full),
+                                mbar: Some(full_bar),
                                 multicast: None,
                             },
                             ExecScope::Thread,
                         )?;
-                        g.sync.copy(full_id, tile_bytes(&b_dst)?);
                     }
                     Some(rank) => {
                         // This CTA's half of the shared B tile, written to the same offset of
@@ -476,18 +499,20 @@ impl<'a> Gen<'a> {
                             tmb.clone(),
                             vec![s32(x)?.into(), s32(rb)?.into()],
                         );
-                        tile_op(
+                        tile_op_on(
                             g.k,
+                            &mut g.sync,
                             TileOp::CopyAsync {
                                 dst: &half_dst,
                                 src: &half_src,
-                                mbar: Some(full),
+                                mbar: Some(full_bar),
                                 multicast: Some(0b11u16.into()),
                             },
                             ExecScope::Thread,
                         )?;
-                        // This CTA's full barrier counts its own half and the peer's.
-                        g.sync.copy(full_id, 2 * tile_bytes(&half_dst)?);
+                        // This CTA's full barrier also counts the peer's half, which the peer's
+                        // producer multicasts here from the same line of the program.
+                        g.sync.copy(full_id, tile_bytes(&half_dst)?);
                     }
                 }
                 g.advance(stage, phase, true)

@@ -48,7 +48,7 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
         dst: *dst,
         src: *src,
         bytes: s.bytes() as u32,
-        mbar: *mbar,
+        mbar: mbar.addr,
     }))
 }
 

@@ -104,7 +104,7 @@ fn plan_load<'a>(
         map,
         coords,
         dst,
-        mbar: *bar,
+        mbar: bar.addr,
         multicast: *m,
     }))
 }
