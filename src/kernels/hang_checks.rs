@@ -336,9 +336,10 @@ fn unexpected(bug: PlantedBug, detail: String) -> GpuCheckError {
     }
 }
 
-/// What the diagnosis of a planted bug must say: its cause, on which barrier (phase 0), and whose
-/// wait (the producer, warp 0, or a consumer, warps 1 and 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the diagnosis of a planted bug must say: its cause, on which barrier (phase 0), whose
+/// wait (the producer, warp 0, or a consumer, warps 1 and 2), and how its headline, the first
+/// line the user reads, begins.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectedDiagnosis {
     /// The cause.
     pub cause: Cause,
@@ -346,21 +347,36 @@ pub struct ExpectedDiagnosis {
     pub barrier: &'static str,
     /// Whether the causing wait is the producer's.
     pub producer: bool,
+    /// The start of the diagnosis's text: the kernel, the cause and the barrier, before the
+    /// thread (which CTA's warps write their records first varies from run to run).
+    pub headline: String,
 }
 
 /// The diagnosis each planted bug must get (`None` for the baseline, which does not hang).
 pub fn expected_diagnosis(bug: PlantedBug) -> Option<ExpectedDiagnosis> {
-    let (cause, barrier, producer) = match bug {
+    let kernel = ring_name(bug);
+    let (expect_tx, copied) = (u64::from(STAGE_BYTES + 1024), u64::from(STAGE_BYTES));
+    let (cause, barrier, producer, headline) = match bug {
         PlantedBug::None => return None,
         PlantedBug::ExpectTx => (
-            Cause::TxMismatch {
-                expect_tx: u64::from(STAGE_BYTES + 1024),
-                copied: u64::from(STAGE_BYTES),
-            },
+            Cause::TxMismatch { expect_tx, copied },
             "full[0]",
             false,
+            format!(
+                "hang in `{kernel}`: wrong expect_tx: `full[0]` phase 0 expects {expect_tx} tx \
+                 bytes per phase but the copies completing on it deliver {copied}, so it never \
+                 completes; its arrivers got past their part, and CTA ("
+            ),
         ),
-        PlantedBug::WrongPhase => (Cause::WrongPhase { expected: 1 }, "empty[0]", true),
+        PlantedBug::WrongPhase => (
+            Cause::WrongPhase { expected: 1 },
+            "empty[0]",
+            true,
+            format!(
+                "hang in `{kernel}`: wrong phase: a wait on `empty[0]` phase 0 on trip 0 round \
+                 the ring, where its role waits on phase 1; CTA ("
+            ),
+        ),
         PlantedBug::MissingArrive => (
             Cause::ArrivalsShort {
                 expected: 1,
@@ -368,12 +384,18 @@ pub fn expected_diagnosis(bug: PlantedBug) -> Option<ExpectedDiagnosis> {
             },
             "full[0]",
             false,
+            format!(
+                "hang in `{kernel}`: missing arrive: `full[0]` phase 0 expects 1 arrival per \
+                 phase but the kernel makes 0, so it never completes; its arrivers got past \
+                 their part, and CTA ("
+            ),
         ),
     };
     Some(ExpectedDiagnosis {
         cause,
         barrier,
         producer,
+        headline,
     })
 }
 
@@ -408,6 +430,12 @@ pub fn check_diagnosis(bug: PlantedBug, diagnosis: &HangDiagnosis) -> Result<(),
     }
     if r.cta[0] >= CTAS || r.kernel != ring_name(bug) {
         return Err(wrong("the record names another kernel or CTA"));
+    }
+    if !diagnosis.to_string().starts_with(&want.headline) {
+        return Err(wrong(&format!(
+            "expected a headline starting {:?}",
+            want.headline
+        )));
     }
     Ok(())
 }

@@ -258,11 +258,11 @@ fn headline(f: &mut fmt::Formatter<'_>, w: &HangReport, cause: Cause) -> fmt::Re
     let (b, p) = (&w.barrier, w.parity);
     match cause {
         Cause::WrongPhase { expected } => {
-            write!(f, "wrong phase: {who} waits on `{b}` phase {p}")?;
+            write!(f, "wrong phase: a wait on `{b}` phase {p}")?;
             if let Some(t) = w.trip {
                 write!(f, " on {t} round the ring")?;
             }
-            write!(f, ", where its role waits on parity {expected}; ")?
+            write!(f, ", where its role waits on phase {expected}; {who} ")?
         }
         Cause::TxMismatch { expect_tx, copied } => write!(
             f,
@@ -476,9 +476,9 @@ mod tests {
         assert_eq!((w.warp, w.barrier.to_string()), (0, "empty[0]".into()));
         assert!(
             d.to_string().starts_with(
-                "hang in `ring`: wrong phase: CTA (0,0,0) warp 0 lane 0 waits on `empty[0]` \
-                 phase 0 on trip 0 round the ring, where its role waits on parity 1; waited > \
-                 500 ms (expects 2 arrivals; trip 0;"
+                "hang in `ring`: wrong phase: a wait on `empty[0]` phase 0 on trip 0 round the \
+                 ring, where its role waits on phase 1; CTA (0,0,0) warp 0 lane 0 waited > 500 \
+                 ms (expects 2 arrivals; trip 0;"
             ),
             "{d}"
         );
@@ -499,7 +499,7 @@ mod tests {
         );
         assert!(
             d.to_string()
-                .contains("waits on `full[0]` phase 1, where its role waits on parity 0"),
+                .contains("a wait on `full[0]` phase 1, where its role waits on phase 0; CTA"),
             "{d}"
         );
     }
