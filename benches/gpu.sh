@@ -12,11 +12,18 @@ case "$mode" in
 build)
   cargo build --release --bins --examples
   cargo bench --no-run --bench rows --bench gemm 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
+  # The tests with a GPU path (they skip, saying why, where there is none): run them there too.
+  cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
+    tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,gemm_hopper} .gpu/
   for b in rows gemm; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
+  done
+  for t in borrowed runtime_gpu; do
+    exe=$(grep -o "target/release/deps/$t-[0-9a-f]*" /tmp/ptxkit-test-build.txt | head -1)
+    cp "$exe" ".gpu/test-$t"
   done
   # The tree that travels to the GPU machine is capped at 64 MiB: drop the debug info.
   strip .gpu/*
@@ -33,6 +40,10 @@ run)
   timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
   timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
   timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
+  for t in borrowed runtime_gpu; do
+    timeout 60 ".gpu/test-$t" --nocapture > "$out/test-$t.txt" 2>&1
+    echo "test $t: $(grep '^test result' "$out/test-$t.txt")"
+  done
   timeout 120 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
   timeout 200 python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1
   timeout 120 .gpu/bench-gemm --bench > "$out/bench-gemm.txt" 2>&1
