@@ -10,7 +10,7 @@ use ptxkit::isa::{
     FunctionBuilder, Imm, Module, RegRef, ScalarType, StateSpace, Target, ptxas, ty,
 };
 use ptxkit::tile::{
-    Accumulate, Elementwise, ExecScope, Extent, OpCtx, Storage, TileOp, TileRef, dispatch,
+    Accumulate, Elementwise, ExecScope, OpCtx, RunCount, Storage, TileOp, TileRef, dispatch,
     dispatch_on,
 };
 use smem::SwizzleMode;
@@ -210,8 +210,8 @@ fn copy_fragment_view_at_the_edges_of_a_matrix() {
             acc,
         ));
         let dst = leak(
-            TileRef::global_pitched(ScalarType::F32, 16, 8, e.g, 8, Extent::new(n, 2))
-                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 2)),
+            TileRef::global_pitched(ScalarType::F32, 16, 8, e.g, 8, RunCount::new(n, 2))
+                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 2)),
         );
         run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
     };
@@ -233,8 +233,8 @@ fn copy_fragment_view_at_the_edges_of_a_matrix() {
             pairs,
         ));
         let dst = leak(
-            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 2, Extent::new(n, 1))
-                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 1)),
+            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 2, RunCount::new(n, 1))
+                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 1)),
         );
         run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
     };
@@ -254,8 +254,8 @@ fn copy_fragment_view_at_the_edges_of_a_matrix() {
             pairs,
         ));
         let src = leak(
-            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 4, Extent::new(n, 2))
-                .with_bounds(Extent::new(rows, 1), Extent::new(cols, 2)),
+            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 4, RunCount::new(n, 2))
+                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 2)),
         );
         run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
     };
@@ -270,7 +270,7 @@ fn copy_fragment_view_at_the_edges_of_a_matrix() {
     let (n, rows) = (runtime(&mut e.k), runtime(&mut e.k));
     let src = leak(
         TileRef::global_row_major(ScalarType::F32, 16, 16, e.g, 16)
-            .with_bounds(Extent::new(rows, 1), Extent::new(n, 1)),
+            .with_bounds(RunCount::new(rows, 1), RunCount::new(n, 1)),
     );
     let dst = leak(TileRef::shared_row_major(
         ScalarType::F32,

@@ -14,7 +14,7 @@ use ptx_isa::{RegRef, ScalarType, Target, ty};
 use super::gpu::{GpuCtx, Report, RunResult};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::Arg;
-use crate::tile::{Elementwise, ExecScope, Extent, TileOp, TileRef};
+use crate::tile::{Elementwise, ExecScope, RunCount, TileOp, TileRef};
 
 /// The block's side.
 const B: u32 = 64;
@@ -69,9 +69,9 @@ pub fn build_for(target: Target, pitch_multiple: u32) -> Result<BuiltKernel> {
             B,
             base,
             (m * bytes).min(16),
-            Extent::new(pitch, m),
+            RunCount::new(pitch, m),
         )
-        .with_bounds(Extent::new(rows, 1), Extent::new(cols, col_multiple))
+        .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, col_multiple))
     };
     let (vc, vx, vo) = (
         view(ScalarType::Bf16, bc, 2),

@@ -643,7 +643,7 @@ pub(crate) fn build_wgmma_e5m2(t: Target) -> Result<BuiltKernel> {
 /// fragment with `copy.fragment_view` (packed pairs), B (64 x 16) by TMA with the 32B swizzle its
 /// 32-byte rows imply, `D = A·Bᵀ` (64 x 64 f32) stored with `copy.fragment`.
 pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
-    use crate::tile::Extent;
+    use crate::tile::RunCount;
     let mut k = KernelBuilder::new("tile_wgmma_regs_a", target);
     let opts = TensorOpts::default().align(16);
     let a = k.tensor::<ty::Bf16>("a", [N, 16], opts.clone())?;
@@ -674,7 +674,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
         16,
         global(&k, &a)?,
         16,
-        Extent::new(16u32, 16),
+        RunCount::new(16u32, 16),
     );
     op(
         &mut k,

@@ -3,10 +3,12 @@
 //! produces it, and the runtime, which checks arguments against it.
 
 mod error;
+mod extent;
 mod limits;
 mod params;
 
 pub use error::SignatureError;
+pub(crate) use extent::shape_text;
+pub use extent::{Extent, ExtentFacts, Fact};
 pub use limits::{MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE};
-pub(crate) use params::shape_text;
-pub use params::{Extent, ExtentFacts, Fact, KernelSignature, Param};
+pub use params::{KernelSignature, Param};

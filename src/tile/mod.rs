@@ -23,7 +23,7 @@ pub mod tmem;
 pub mod variants;
 
 pub use op::{Accumulate, Elementwise, OpCtx, OpKind, TileOp};
-pub use operand::{Base, ExecScope, Extent, ScopeKind, Storage, StoragePair, TileRef};
+pub use operand::{Base, ExecScope, RunCount, ScopeKind, Storage, StoragePair, TileRef};
 pub use registry::{
     Declined, DispatchError, Plan, Planned, Planner, Predicate, Variant, candidates, dispatch,
     dispatch_on, plan, plan_with, variants as all_variants, why_not,

@@ -173,10 +173,15 @@ pub enum Base {
     },
 }
 
-/// A count known only at run time (a matrix's row pitch, how many rows of a tile exist), with
-/// what is known of it when the kernel is built.
+/// A count known only when the kernel runs (a matrix's row pitch, how many rows of a tile exist),
+/// held in a register or an immediate of the kernel being built, with the multiple known of it.
+///
+/// This is not a second extent type: a tensor's dimensions are [`Extent`](crate::signature::Extent)s
+/// with their [`ExtentFacts`](crate::signature::ExtentFacts); a `RunCount` is what an expression
+/// of them evaluates to in the kernel (`cols - 64 * bj` left of a block's origin), and its
+/// `multiple_of` is what those facts prove of that expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extent {
+pub struct RunCount {
     /// The count.
     pub value: Src<ty::U32>,
     /// A number the count is always a multiple of (1 when nothing is known). Variants read it to
@@ -185,17 +190,17 @@ pub struct Extent {
     pub multiple_of: u32,
 }
 
-impl Extent {
-    /// A run-time count that is a multiple of `multiple_of`.
-    pub fn new(value: impl Into<Src<ty::U32>>, multiple_of: u32) -> Extent {
-        Extent {
+impl RunCount {
+    /// A run-time count that is a multiple of `multiple_of` (0 is taken as 1).
+    pub fn new(value: impl Into<Src<ty::U32>>, multiple_of: u32) -> RunCount {
+        RunCount {
             value: value.into(),
             multiple_of: multiple_of.max(1),
         }
     }
 }
 
-impl fmt::Display for Extent {
+impl fmt::Display for RunCount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.value {
             Src::Imm(i) => write!(f, "{i}"),
@@ -227,11 +232,11 @@ pub struct TileRef {
     pub align: u32,
     /// Global tiles cut from a larger row-major matrix: elements from one row to the next, known
     /// at run time. Element `(r, c)` is at `base + (r * pitch + c) * size`; `layout` is `None`.
-    pub pitch: Option<Extent>,
+    pub pitch: Option<RunCount>,
     /// The rows and columns of the tile that exist, counted from its origin (a count past the
     /// shape means all): stores outside are skipped and loads outside read zero. A GEMM's edge
     /// tiles are the use.
-    pub bounds: Option<[Extent; 2]>,
+    pub bounds: Option<[RunCount; 2]>,
 }
 
 impl TileRef {
@@ -361,7 +366,7 @@ impl TileRef {
         cols: u32,
         base: Reg<ty::U64>,
         align: u32,
-        pitch: Extent,
+        pitch: RunCount,
     ) -> TileRef {
         TileRef {
             storage: Storage::Global,
@@ -378,7 +383,7 @@ impl TileRef {
     }
 
     /// The same tile of which only the first `rows` rows and `cols` columns exist.
-    pub fn with_bounds(mut self, rows: Extent, cols: Extent) -> TileRef {
+    pub fn with_bounds(mut self, rows: RunCount, cols: RunCount) -> TileRef {
         self.bounds = Some([rows, cols]);
         self
     }

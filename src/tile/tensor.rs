@@ -27,7 +27,7 @@ use smem::SwizzleMode;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::op::{Accumulate, Elementwise, OpCtx, TileOp};
-use super::operand::{Base, ExecScope, Extent, Storage, TileRef};
+use super::operand::{Base, ExecScope, RunCount, Storage, TileRef};
 use super::registry::plan;
 use crate::kernel::{Buffer, CallSite, Elem, Expr, KernelBuilder, KernelError, Result};
 
@@ -170,11 +170,11 @@ impl KernelBuilder {
         };
         let pitch_e = buf.strides()[0].clone();
         let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
-        let pitch = Extent::new(self.eval(pitch_e)?, multiple);
-        let left = |k: &mut KernelBuilder, extent: &Expr, origin: Expr| -> Result<Extent> {
+        let pitch = RunCount::new(self.eval(pitch_e)?, multiple);
+        let left = |k: &mut KernelBuilder, extent: &Expr, origin: Expr| -> Result<RunCount> {
             let e = k.simplify(&(extent.clone() - origin));
             let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
-            Ok(Extent::new(k.eval(e)?, m))
+            Ok(RunCount::new(k.eval(e)?, m))
         };
         let (h, w) = (buf.shape()[0].clone(), buf.shape()[1].clone());
         let rows_left = left(self, &h, r0.clone())?;

@@ -1,7 +1,7 @@
 //! The GEMM kernel's PTX, written with the ptx-isa builder.
 
 use crate::tile::{
-    Accumulate, Elementwise, ExecScope, Extent, OpCtx, TileOp, TileRef, dispatch, dispatch_on,
+    Accumulate, Elementwise, ExecScope, OpCtx, RunCount, TileOp, TileRef, dispatch, dispatch_on,
 };
 use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
 use ptx_isa::{
@@ -755,11 +755,11 @@ impl<'a> Gen<'a> {
         self.k.sub(cols_in, cm.n, col)?;
         // With N even every row starts on a pair boundary (C itself is 256-byte aligned).
         let pair = if cfg.n_even { 2 } else { 1 };
-        let pitch = Extent::new(cm.n, pair);
+        let pitch = RunCount::new(cm.n, pair);
         let whole = TileRef::global_pitched(out, 64, cfg.bn, at, pair * bytes, pitch);
         let edge = whole
             .clone()
-            .with_bounds(Extent::new(rows_in, 1), Extent::new(cols_in, pair));
+            .with_bounds(RunCount::new(rows_in, 1), RunCount::new(cols_in, pair));
         let ab = match &self.alpha_beta {
             Some((pa, pb)) => {
                 let (pa, pb) = (pa.clone(), pb.clone());
