@@ -3,7 +3,7 @@
 
 mod support;
 
-use ptxkit::isa::Target;
+use ptxkit::isa::{ScalarType, Target};
 use ptxkit::kernels::gpu::GPU_EXAMPLES;
 use ptxkit::kernels::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{Extent, Param};
@@ -88,6 +88,17 @@ fn tma_copy_text() {
     );
     assert_eq!(spec.dynamic_smem_bytes, 4096 + 8);
     assert!(tma_copy::build_for(Target::Sm90a, 100, 64).is_err());
+    // Both tensors are TMA tensors: the signature holds what the launcher builds their maps from.
+    let tma = ptxkit::runtime::TmaBox::new([32, 32]).swizzle(smem::SwizzleMode::B128);
+    let shape = vec![Extent::Fixed(256), Extent::Fixed(512)];
+    assert_eq!(
+        k.signature().params,
+        [
+            Param::tma_tensor("src", ScalarType::F32, shape.clone(), tma.clone()),
+            Param::tma_tensor("dst", ScalarType::F32, shape, tma),
+        ]
+    );
+    assert!(ptx.contains(".param .align 64 .b8 src[128],"), "{ptx}");
 }
 
 #[test]

@@ -182,3 +182,153 @@ fn symbolic_grid_needs_its_symbol() {
     let syms = [("n".to_string(), 10u64)].into_iter().collect();
     assert_eq!(k.launch_config(&syms).unwrap().grid, [5, 1, 1]);
 }
+
+/// `tma_copy` declares its tensors as TMA tensors: the caller passes the device tensors, and the
+/// launcher checks them like any tensor, then builds each tensor map from the tensor's address
+/// and shape with the kernel's box and swizzle, refusing what the driver would refuse with an
+/// error naming the parameter.
+#[test]
+fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
+    let k = tma_copy::build(Target::Sm90a).unwrap();
+    let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
+    let good = [
+        t(ScalarType::F32, &[rows, cols], 0x10_0000),
+        t(ScalarType::F32, &[rows, cols], 0x20_0000),
+    ];
+    let (buf, _) = ptxkit::runtime::check_and_pack(k.signature(), &good, 0).unwrap();
+    assert_eq!(buf.offsets(), &[0, 128]);
+    let maps = buf.tensor_maps();
+    assert_eq!(maps.len(), 2);
+    let want = |addr| {
+        TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
+            .with_swizzle(SwizzleMode::B128)
+    };
+    assert_eq!(maps[0], (0, want(0x10_0000)));
+    assert_eq!(maps[1], (1, want(0x20_0000)));
+    // Until the launcher encodes them, the maps' bytes are zero: no address is passed instead.
+    assert!(buf.bytes().iter().all(|&b| b == 0));
+
+    // A tensor of another shape than the kernel was built for.
+    let e = k
+        .config_for(
+            &[
+                t(ScalarType::F32, &[rows, cols], 0x10_0000),
+                t(ScalarType::F32, &[rows, cols + 32], 0x20_0000),
+            ],
+            0,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, RuntimeError::ArgShape { param, .. } if param == "dst"),
+        "{e}"
+    );
+    // The wrong element type.
+    let e = k
+        .config_for(
+            &[
+                t(ScalarType::U32, &[rows, cols], 0x10_0000),
+                good[1].clone(),
+            ],
+            0,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, RuntimeError::ArgDtype { param, .. } if param == "src"),
+        "{e}"
+    );
+    // An address the driver's tensor maps refuse: the rule and the parameter are named.
+    let e = k
+        .config_for(
+            &[
+                good[0].clone(),
+                t(ScalarType::F32, &[rows, cols], 0x20_0004),
+            ],
+            0,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            RuntimeError::TmaTensor {
+                param,
+                rule: Some(TensorMapRule::GlobalAddressAlign),
+                ..
+            } if param == "dst"
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().starts_with("TMA tensor `dst`: "), "{e}");
+    // A pre-encoded map is not what a TMA tensor parameter takes.
+    let map = ptxkit::runtime::TensorMap::zeroed();
+    let e = k
+        .config_for(&[ArgDesc::TensorMap(map), good[1].clone()], 0)
+        .unwrap_err();
+    assert!(
+        matches!(&e, RuntimeError::ArgKind { param, .. } if param == "src"),
+        "{e}"
+    );
+}
+
+/// A TMA tensor over symbolic extents: the launcher reads the extents from the tensor, checks
+/// their facts, and builds the map; a row pitch the driver cannot take (not a multiple of 16
+/// bytes) and an element type with no tensor-map encoding are refused, naming the parameter.
+#[test]
+fn symbolic_tma_tensors_read_their_extents_and_meet_the_drivers_rules() {
+    use ptxkit::runtime::{ExtentFacts, TmaBox, check_and_pack};
+    let mut k = KernelBuilder::new("sym_tma", Target::Sm90a);
+    let rows = k.symbol("rows").unwrap();
+    let cols = k
+        .symbol_with("cols", ExtentFacts::NONE.at_most(1024))
+        .unwrap();
+    k.tma_tensor::<ty::U16>("x", [rows, cols], TmaBox::new([8, 8]))
+        .unwrap();
+    k.thread_id([32]).unwrap();
+    let built = k.finish().unwrap();
+    let sig = built.signature();
+    assert_eq!(sig.argument_count(), 1);
+
+    let (buf, symbols) = check_and_pack(sig, &[t(ScalarType::U16, &[40, 64], 0x1000)], 0).unwrap();
+    assert_eq!((symbols["rows"], symbols["cols"]), (40, 64));
+    let (index, map) = &buf.tensor_maps()[0];
+    assert_eq!(sig.params[*index].name(), "x");
+    assert_eq!(map.dtype, TensorMapDType::U16);
+    assert_eq!(map.global_dims, [64, 40]);
+    assert_eq!(map.global_strides, [128]);
+    assert_eq!(map.box_dims, [8, 8]);
+    assert_eq!(map.swizzle, SwizzleMode::None);
+
+    // 60 u16 columns: rows 120 bytes apart, not a multiple of 16.
+    let e = check_and_pack(sig, &[t(ScalarType::U16, &[40, 60], 0x1000)], 0).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            RuntimeError::TmaTensor {
+                param,
+                rule: Some(TensorMapRule::GlobalStride),
+                ..
+            } if param == "x"
+        ),
+        "{e}"
+    );
+    // The symbol's facts are checked as for any tensor.
+    let e = check_and_pack(sig, &[t(ScalarType::U16, &[40, 2048], 0x1000)], 0).unwrap_err();
+    assert!(matches!(e, RuntimeError::ExtentFact { .. }), "{e}");
+
+    // .s16 has no tensor-map encoding: refused at launch, naming the parameter.
+    let mut k = KernelBuilder::new("s16_tma", Target::Sm90a);
+    k.thread_id([32]).unwrap();
+    k.tma_tensor::<ty::S16>("y", [64u32, 64u32], TmaBox::new([8, 8]))
+        .unwrap();
+    let built = k.finish().unwrap();
+    let e = check_and_pack(
+        built.signature(),
+        &[t(ScalarType::S16, &[64, 64], 0x1000)],
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, RuntimeError::TmaTensor { param, rule: None, .. } if param == "y"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("s16"), "{e}");
+}

@@ -276,7 +276,7 @@ impl KernelBuilder {
     }
 
     #[track_caller]
-    fn top_level(&self, param: &str) -> Result<()> {
+    pub(crate) fn top_level(&self, param: &str) -> Result<()> {
         if self.depth > 0 {
             return Err(self.param_err(
                 param,
@@ -620,17 +620,14 @@ impl KernelBuilder {
         Ok(TensorMapRef::from(&p))
     }
 
-    /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
-    /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
-    /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
+    /// A tensor parameter's shape, simplified, and its signature extents: each a positive
+    /// constant or a symbolic extent ([`KernelBuilder::symbol`]), else an error naming `name`.
     #[track_caller]
-    pub fn tensor<T: Elem>(
-        &mut self,
+    pub(crate) fn param_shape(
+        &self,
         name: &str,
         shape: impl Exprs,
-        opts: TensorOpts,
-    ) -> Result<Buffer<T>> {
-        self.top_level(name)?;
+    ) -> Result<(Vec<Expr>, Vec<Extent>)> {
         let shape: Vec<Expr> = shape.exprs().iter().map(|e| self.simplify(e)).collect();
         if shape.is_empty() {
             return Err(self.param_err(name, "a tensor has at least one dimension"));
@@ -659,6 +656,21 @@ impl KernelBuilder {
                 }
             });
         }
+        Ok((shape, extents))
+    }
+
+    /// A tensor parameter (`match_buffer`): a global pointer with a shape whose extents are
+    /// constants or symbolic extents ([`KernelBuilder::symbol`]), a dtype, an alignment, a layout
+    /// and an element offset. The launcher checks dtype, shape and alignment of what is passed.
+    #[track_caller]
+    pub fn tensor<T: Elem>(
+        &mut self,
+        name: &str,
+        shape: impl Exprs,
+        opts: TensorOpts,
+    ) -> Result<Buffer<T>> {
+        self.top_level(name)?;
+        let (shape, extents) = self.param_shape(name, shape)?;
         let size = T::DTYPE.bytes();
         let align = opts.align.unwrap_or(size);
         if !align.is_power_of_two() || align < size {

@@ -49,6 +49,7 @@ pub mod expr;
 pub mod math;
 mod reduce;
 mod scope;
+mod tma;
 
 pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};
@@ -57,3 +58,4 @@ pub use control::If;
 pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};
 pub use reduce::{Axis, FragmentReduction, ReduceOp, ReduceScope, Reducible};
+pub use tma::TmaTensor;

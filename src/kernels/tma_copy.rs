@@ -3,7 +3,10 @@
 //! row-major index within the box (read and written through the swizzled shared buffer, so a wrong
 //! swizzle shows in the result), and stores the box to `dst` with a TMA store.
 //!
-//! Shapes are compile-time parameters (the `T.jit` model): the kernel is rebuilt per shape.
+//! Shapes are compile-time parameters (the `T.jit` model): the kernel is rebuilt per shape. Both
+//! tensors are TMA tensor parameters ([`KernelBuilder::tma_tensor`]): the kernel declares their
+//! box and swizzle once, and the launch passes the device tensors, from which the launcher builds
+//! the tensor maps. `examples/tma_copy.rs` is the same kernel over symbolic extents.
 
 use ptx_isa::builder::{ArriveOpts, CmpOp, TmaLoadOpts};
 use ptx_isa::spaces::{Shared, SharedCluster};
@@ -11,8 +14,9 @@ use ptx_isa::{Addr, Module, Reg, Sinkable, StateSpace, Target, ty};
 use smem::SwizzleMode;
 
 use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
-use crate::kernel::{BuiltKernel, KernelBuilder, Ptr, Result};
-use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
+use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result};
+use crate::runtime::Arg;
+use crate::signature::TmaBox;
 
 /// The box: 32 rows of 32 f32 = 128 bytes, the 128-byte swizzle's span.
 pub const BOX: u32 = 32;
@@ -33,13 +37,13 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
             "{rows} x {cols} is not a whole number of {BOX} x {BOX} boxes"
         )));
     }
-    let src = k.tensor_map("src")?;
-    let dst = k.tensor_map("dst")?;
+    let shape = [Expr::from(rows), Expr::from(cols)];
+    let tma = TmaBox::new([BOX, BOX]).swizzle(SwizzleMode::B128);
+    let src = k.tma_tensor::<ty::F32>("src", shape.clone(), tma.clone())?;
+    let dst = k.tma_tensor::<ty::F32>("dst", shape, tma)?;
     let [bx, by] = k.cta_id([cols / BOX, rows / BOX])?;
     let [tx] = k.thread_id([THREADS])?;
-    let tile = k
-        .pool_alloc::<ty::F32>("tile", &[BOX, BOX], SwizzleMode::B128.alignment())?
-        .swizzled(SwizzleMode::B128)?;
+    let tile = k.tma_box_buffer("tile", &src)?;
     let bar = k.pool_bytes("full", 8, 8)?;
     let Some(Ptr::Shared(base)) = tile.data() else {
         return Err(k.error("the tile is not in shared memory"));
@@ -52,7 +56,7 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     k.if_(leader, |k| {
         k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
         k.fence_mbarrier_init()?;
-        let bytes = BOX * BOX * 4;
+        let bytes = src.box_bytes() as u32;
         k.mbarrier_arrive_with(
             &ArriveOpts {
                 expect_tx: Some(bytes.into()),
@@ -64,7 +68,7 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
         k.tma_load(
             &TmaLoadOpts::default(),
             Addr::<SharedCluster>::reg32(base),
-            &src,
+            src.map(),
             &[x0.into(), y0.into()],
             Addr::<SharedCluster>::reg32(bar),
         )?;
@@ -88,7 +92,7 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     k.bar_sync(0u32, None)?;
     k.if_(leader, |k| {
         k.tma_store(
-            &dst,
+            dst.map(),
             &[x0.into(), y0.into()],
             Addr::<Shared>::reg32(base),
             None,
@@ -129,16 +133,11 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let k = ctx.load(&built)?;
     let hsrc = ctx.rng.vec_f32(rows * cols);
     let src = ctx.upload(&hsrc, &[rows, cols])?;
-    let dst = ctx.poisoned(&[rows, cols])?;
-    let map = |addr| {
-        TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[BOX, BOX])
-            .with_swizzle(SwizzleMode::B128)
-    };
-    let src_map = ctx.dev.encode_tensor_map(&map(src.addr()))?;
-    let dst_map = ctx.dev.encode_tensor_map(&map(dst.addr()))?;
+    let mut dst = ctx.poisoned(&[rows, cols])?;
+    // The launcher builds both tensor maps from the tensors and the kernel's declared box.
     k.launch(
         &ctx.stream,
-        &mut [Arg::tensor_map(&src_map), Arg::tensor_map(&dst_map)],
+        &mut [Arg::tensor(&src), Arg::tensor_mut(&mut dst)],
     )?;
     ctx.stream.synchronize()?;
     let got = ctx.download(&dst)?;

@@ -9,10 +9,10 @@ use std::ffi::c_void;
 
 use super::dtype::Scalar;
 use super::error::{Result, RuntimeError, SymbolSource};
-use super::tensor_map::TensorMap;
+use super::tensor_map::{TensorMap, TensorMapDType, TensorMapDesc, check_tensor_map};
 #[cfg(test)]
 use crate::signature::ExtentFacts;
-use crate::signature::{Extent, KernelSignature, Param, SignatureError, shape_text};
+use crate::signature::{Extent, KernelSignature, Param, SignatureError, TmaBox, shape_text};
 use ptx_isa::ScalarType;
 
 /// What the launcher knows of a device tensor argument.
@@ -124,6 +124,7 @@ pub struct ParamBuffer {
     offsets: Vec<usize>,
     sizes: Vec<usize>,
     len: usize,
+    maps: Vec<(usize, TensorMapDesc)>,
 }
 
 impl ParamBuffer {
@@ -143,6 +144,7 @@ impl ParamBuffer {
             offsets,
             sizes,
             len,
+            maps: Vec::new(),
         }
     }
 
@@ -166,6 +168,24 @@ impl ParamBuffer {
         let off = self.offsets[index];
         debug_assert_eq!(value.len(), self.sizes[index]);
         self.bytes_mut()[off..off + value.len()].copy_from_slice(value);
+    }
+
+    /// The tensor maps of the TMA tensor parameters ([`Param::TmaTensor`]), by parameter index:
+    /// built from the tensors passed and checked against the driver's rules
+    /// ([`check_tensor_map`]). Their bytes in the buffer stay zero until the launcher encodes
+    /// them through the driver ([`ParamBuffer::write_tensor_map`]).
+    pub fn tensor_maps(&self) -> &[(usize, TensorMapDesc)] {
+        &self.maps
+    }
+
+    /// Writes the encoded map of the TMA tensor parameter `index` (one of
+    /// [`ParamBuffer::tensor_maps`]); `false`, writing nothing, for any other index.
+    pub fn write_tensor_map(&mut self, index: usize, map: &TensorMap) -> bool {
+        if !self.maps.iter().any(|(i, _)| *i == index) {
+            return false;
+        }
+        self.write(index, map.as_bytes());
+        true
     }
 
     /// Byte offset of each parameter.
@@ -201,8 +221,11 @@ pub type Symbols = BTreeMap<String, u64>;
 /// Checks `args` against `sig` for a launch on device `device` and packs the parameter buffer.
 ///
 /// Checks, in order: the argument count; then for each argument its kind, dtype, device, rank,
-/// fixed extents and alignment; then that every symbolic extent has one value across all tensors
-/// and fits the type of its [`Param::SymbolicExtent`]. The first failure is returned.
+/// fixed extents and alignment, and for a TMA tensor the tensor map built from it and the
+/// parameter's box (the driver's rules, [`check_tensor_map`]); then that every symbolic extent has
+/// one value across all tensors and fits the type of its [`Param::SymbolicExtent`]. The first
+/// failure is returned. The TMA tensors' maps are left in [`ParamBuffer::tensor_maps`] for the
+/// launcher to encode.
 pub fn check_and_pack(
     sig: &KernelSignature,
     args: &[ArgDesc],
@@ -234,8 +257,11 @@ pub fn check_and_pack(
         .collect();
 
     let mut sources: BTreeMap<String, Vec<SymbolSource>> = BTreeMap::new();
+    let mut maps = Vec::new();
     for (arg, &pi) in args.iter().zip(&taking) {
-        check_one(&sig.params[pi], arg, device, &mut sources)?;
+        if let Some(map) = check_one(&sig.params[pi], arg, device, &mut sources)? {
+            maps.push((pi, map));
+        }
     }
 
     let mut symbols = Symbols::new();
@@ -252,6 +278,7 @@ pub fn check_and_pack(
 
     let layout: Vec<(usize, usize)> = sig.params.iter().map(Param::layout).collect();
     let mut buf = ParamBuffer::with_layout(&layout);
+    buf.maps = maps;
     if buf.len() > MAX_PARAM_BYTES {
         return Err(RuntimeError::InvalidLaunch {
             reason: format!(
@@ -287,6 +314,8 @@ pub fn check_and_pack(
                     unreachable!("argument count was checked");
                 };
                 match arg {
+                    // The map's bytes come from the driver, written by the launcher.
+                    ArgDesc::Tensor(_) if matches!(param, Param::TmaTensor { .. }) => {}
                     ArgDesc::Tensor(t) => buf.write(pi, &t.addr.to_le_bytes()),
                     ArgDesc::Scalar(s) => buf.write(pi, &s.to_le_bytes()),
                     ArgDesc::TensorMap(m) => buf.write(pi, m.as_bytes()),
@@ -318,12 +347,14 @@ fn extent_bytes(symbol: &str, value: u64, dtype: ScalarType) -> Result<Vec<u8>> 
     Ok(value.to_le_bytes()[..dtype.bytes() as usize].to_vec())
 }
 
+/// Checks one argument against its parameter; for a TMA tensor, returns the tensor map built from
+/// the argument.
 fn check_one(
     param: &Param,
     arg: &ArgDesc,
     device: usize,
     sources: &mut BTreeMap<String, Vec<SymbolSource>>,
-) -> Result<()> {
+) -> Result<Option<TensorMapDesc>> {
     let kind_err = || RuntimeError::ArgKind {
         param: param.name().to_string(),
         expected: param.kind_text(),
@@ -339,46 +370,7 @@ fn check_one(
             },
             ArgDesc::Tensor(t),
         ) => {
-            if t.dtype != *dtype {
-                return Err(RuntimeError::ArgDtype {
-                    param: name.clone(),
-                    expected: *dtype,
-                    got: t.dtype,
-                });
-            }
-            if t.device != device {
-                return Err(RuntimeError::WrongDevice {
-                    param: name.clone(),
-                    expected: device,
-                    got: t.device,
-                });
-            }
-            let shape_err = |reason: String| RuntimeError::ArgShape {
-                param: name.clone(),
-                expected: shape_text(shape),
-                got: t.shape.clone(),
-                reason,
-            };
-            if t.shape.len() != shape.len() {
-                return Err(shape_err(format!(
-                    "rank {} where the parameter has rank {}",
-                    t.shape.len(),
-                    shape.len()
-                )));
-            }
-            for (dim, (want, &got)) in shape.iter().zip(&t.shape).enumerate() {
-                match want {
-                    Extent::Fixed(n) if *n != got => {
-                        return Err(shape_err(format!("dimension {dim} is {got}, not {n}")));
-                    }
-                    Extent::Fixed(_) => {}
-                    Extent::Symbol(s) => sources.entry(s.clone()).or_default().push(SymbolSource {
-                        param: name.clone(),
-                        dim,
-                        value: got,
-                    }),
-                }
-            }
+            check_tensor(name, *dtype, shape, t, device, sources)?;
             let align = (*align).max(1) as u64;
             if t.addr % align != 0 {
                 return Err(RuntimeError::Misaligned {
@@ -387,7 +379,19 @@ fn check_one(
                     addr: t.addr,
                 });
             }
-            Ok(())
+            Ok(None)
+        }
+        (
+            Param::TmaTensor {
+                name,
+                dtype,
+                shape,
+                tma,
+            },
+            ArgDesc::Tensor(t),
+        ) => {
+            check_tensor(name, *dtype, shape, t, device, sources)?;
+            tma_map(name, tma, t).map(Some)
         }
         (Param::Scalar { name, dtype }, ArgDesc::Scalar(s)) => {
             if s.dtype() != *dtype {
@@ -397,10 +401,92 @@ fn check_one(
                     got: s.dtype(),
                 });
             }
-            Ok(())
+            Ok(None)
         }
-        (Param::TensorMap { .. }, ArgDesc::TensorMap(_)) => Ok(()),
+        (Param::TensorMap { .. }, ArgDesc::TensorMap(_)) => Ok(None),
         _ => Err(kind_err()),
+    }
+}
+
+/// The dtype, device, rank and fixed extents of tensor `t` passed for parameter `name`; the
+/// values its symbolic extents take are added to `sources`.
+fn check_tensor(
+    name: &str,
+    dtype: ScalarType,
+    shape: &[Extent],
+    t: &TensorDesc,
+    device: usize,
+    sources: &mut BTreeMap<String, Vec<SymbolSource>>,
+) -> Result<()> {
+    if t.dtype != dtype {
+        return Err(RuntimeError::ArgDtype {
+            param: name.to_string(),
+            expected: dtype,
+            got: t.dtype,
+        });
+    }
+    if t.device != device {
+        return Err(RuntimeError::WrongDevice {
+            param: name.to_string(),
+            expected: device,
+            got: t.device,
+        });
+    }
+    let shape_err = |reason: String| RuntimeError::ArgShape {
+        param: name.to_string(),
+        expected: shape_text(shape),
+        got: t.shape.clone(),
+        reason,
+    };
+    if t.shape.len() != shape.len() {
+        return Err(shape_err(format!(
+            "rank {} where the parameter has rank {}",
+            t.shape.len(),
+            shape.len()
+        )));
+    }
+    for (dim, (want, &got)) in shape.iter().zip(&t.shape).enumerate() {
+        match want {
+            Extent::Fixed(n) if *n != got => {
+                return Err(shape_err(format!("dimension {dim} is {got}, not {n}")));
+            }
+            Extent::Fixed(_) => {}
+            Extent::Symbol(s) => sources.entry(s.clone()).or_default().push(SymbolSource {
+                param: name.to_string(),
+                dim,
+                value: got,
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// The tensor map of TMA tensor parameter `name` over tensor `t` (dense, row-major): its address
+/// and shape with the parameter's box, element strides and swizzle, checked against the driver's
+/// rules. A broken rule or an element type with no encoding is [`RuntimeError::TmaTensor`].
+fn tma_map(name: &str, tma: &TmaBox, t: &TensorDesc) -> Result<TensorMapDesc> {
+    let dtype = TensorMapDType::try_from(t.dtype).map_err(|e| RuntimeError::TmaTensor {
+        param: name.to_string(),
+        rule: None,
+        value: e.to_string(),
+    })?;
+    let mut desc =
+        TensorMapDesc::row_major(dtype, t.addr, &t.shape, &tma.shape).with_swizzle(tma.swizzle);
+    desc.element_strides = tma.element_strides.iter().rev().copied().collect();
+    check_tensor_map(&desc).map_err(|e| tma_error(name, e))?;
+    Ok(desc)
+}
+
+/// A tensor-map rule error, named with the TMA tensor parameter it is about; other errors as
+/// they are.
+pub(crate) fn tma_error(param: &str, e: RuntimeError) -> RuntimeError {
+    match e {
+        RuntimeError::TensorMapRule { rule, value } => RuntimeError::TmaTensor {
+            param: param.to_string(),
+            rule: Some(rule),
+            value,
+        },
+        e => e,
     }
 }
 
@@ -768,6 +854,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A TMA tensor parameter takes the device tensor: its 128 bytes stay zero (no address is
+    /// written) until the launcher writes the encoded map, which lands only at that parameter.
+    #[test]
+    fn a_tma_tensors_map_is_written_at_its_own_offset() {
+        let sig = KernelSignature::new(
+            "tma",
+            vec![
+                Param::scalar("flag", ScalarType::U32),
+                Param::tma_tensor(
+                    "x",
+                    ScalarType::F32,
+                    vec![64.into(), 64.into()],
+                    TmaBox::new([16, 16]),
+                ),
+            ],
+        );
+        let args = [
+            ArgDesc::Scalar(Scalar::U32(7)),
+            t(ScalarType::F32, &[64, 64], 0x7f00_0000_0000),
+        ];
+        let (mut buf, _) = check_and_pack(&sig, &args, 0).unwrap();
+        assert_eq!(buf.offsets(), &[0, 64]);
+        assert_eq!(buf.tensor_maps().len(), 1);
+        assert_eq!(buf.tensor_maps()[0].0, 1);
+        assert_eq!(buf.tensor_maps()[0].1.global_address, 0x7f00_0000_0000);
+        assert!(buf.bytes()[64..].iter().all(|&b| b == 0));
+        let mut map = TensorMap::zeroed();
+        map.as_bytes_mut().fill(0x5a);
+        assert!(
+            !buf.write_tensor_map(0, &map),
+            "the scalar is no TMA tensor"
+        );
+        assert_eq!(&buf.bytes()[..4], &7u32.to_le_bytes());
+        assert!(buf.write_tensor_map(1, &map));
+        assert!(buf.bytes()[64..192].iter().all(|&b| b == 0x5a));
     }
 
     #[test]

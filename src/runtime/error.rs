@@ -29,6 +29,13 @@ fn sources_text(values: &[SymbolSource]) -> String {
     parts.join(", ")
 }
 
+fn tma_text(rule: &Option<TensorMapRule>, value: &str) -> String {
+    match rule {
+        Some(rule) => format!("{rule} (got {value})"),
+        None => value.to_string(),
+    }
+}
+
 fn jit_text(
     line: &Option<usize>,
     source_line: &Option<String>,
@@ -231,6 +238,19 @@ pub enum RuntimeError {
     TensorMapRule {
         /// The rule broken.
         rule: TensorMapRule,
+        /// The offending value.
+        value: String,
+    },
+    /// The tensor passed for a TMA tensor parameter ([`crate::signature::Param::TmaTensor`]) is
+    /// one the parameter's tensor map cannot describe: it breaks a rule of
+    /// `cuTensorMapEncodeTiled` (its address, strides or extents with the declared box), or its
+    /// element type has no tensor-map encoding.
+    #[error("TMA tensor `{param}`: {}", tma_text(.rule, .value))]
+    TmaTensor {
+        /// The parameter.
+        param: String,
+        /// The rule broken; `None` when the element type has no tensor-map encoding.
+        rule: Option<TensorMapRule>,
         /// The offending value.
         value: String,
     },

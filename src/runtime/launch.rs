@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cudarc::driver::{CudaStream, DriverError, sys};
 
-use super::args::{ArgDesc, Symbols, check_and_pack};
+use super::args::{ArgDesc, Symbols, check_and_pack, tma_error};
 use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
@@ -361,8 +361,9 @@ impl Kernel {
     }
 
     /// Checks every argument against the signature and the configuration against the device,
-    /// then launches on `stream` through `cuLaunchKernelEx`. Nothing is launched when a check
-    /// fails. Returns the symbolic-extent values passed.
+    /// encodes the tensor map of each TMA tensor parameter from the tensor passed for it (one
+    /// `cuTensorMapEncodeTiled` call each), then launches on `stream` through `cuLaunchKernelEx`.
+    /// Nothing is launched when a check fails. Returns the symbolic-extent values passed.
     pub fn launch(
         &self,
         stream: &CudaStream,
@@ -380,6 +381,17 @@ impl Kernel {
         let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
         let (mut params, symbols) = check_and_pack(&self.signature, &descs, ordinal)?;
         let plan = check_launch(cfg, &self.limits())?;
+        // The TMA tensors' maps, built from the tensors passed and checked by `check_and_pack`,
+        // encoded by the driver for this launch.
+        let maps = params.tensor_maps().to_vec();
+        for (index, desc) in &maps {
+            let name = self.signature.params[*index].name();
+            let map = self
+                .device
+                .encode_tensor_map(desc)
+                .map_err(|e| tma_error(name, e))?;
+            params.write_tensor_map(*index, &map);
+        }
 
         self.apply_plan(&plan)?;
 

@@ -49,6 +49,7 @@ mod watchdog;
 
 pub use crate::signature::{
     Extent, ExtentFacts, Fact, KernelSignature, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE, Param,
+    TmaBox,
 };
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
 pub use built::LoadedKernel;

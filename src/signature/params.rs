@@ -4,6 +4,7 @@
 
 use super::error::SignatureError;
 use super::extent::{Extent, ExtentFacts, shape_text};
+use super::tma::TmaBox;
 use ptx_isa::ScalarType;
 
 /// One kernel parameter.
@@ -38,10 +39,26 @@ pub enum Param {
         /// breaks it.
         facts: ExtentFacts,
     },
-    /// A TMA tensor map passed by value: `.param .align 64 .b8 name[128]`.
+    /// A TMA tensor map passed by value: `.param .align 64 .b8 name[128]`, encoded by the caller
+    /// (the launcher cannot look inside it). [`Param::TmaTensor`] is the checked form.
     TensorMap {
         /// Parameter name.
         name: String,
+    },
+    /// A global tensor the kernel moves through TMA, passed as its tensor map
+    /// (`.param .align 64 .b8 name[128]`, as [`Param::TensorMap`]). The caller passes the device
+    /// tensor; the launcher checks its dtype, shape and device as for [`Param::Tensor`], builds
+    /// the `CUtensorMap` from its address and shape with this box, checks the driver's rules and
+    /// encodes it.
+    TmaTensor {
+        /// Parameter name.
+        name: String,
+        /// Element type.
+        dtype: ScalarType,
+        /// Shape, outermost first (row-major).
+        shape: Vec<Extent>,
+        /// The box, its traversal step and swizzle.
+        tma: TmaBox,
     },
 }
 
@@ -102,13 +119,37 @@ impl Param {
         Param::TensorMap { name: name.into() }
     }
 
+    /// A TMA tensor parameter: a `dtype` tensor of `shape` moved in boxes of `tma`.
+    pub fn tma_tensor(
+        name: impl Into<String>,
+        dtype: ScalarType,
+        shape: Vec<Extent>,
+        tma: TmaBox,
+    ) -> Param {
+        Param::TmaTensor {
+            name: name.into(),
+            dtype,
+            shape,
+            tma,
+        }
+    }
+
+    /// The shape of a tensor parameter (plain or TMA); `None` for the others.
+    pub fn shape(&self) -> Option<&[Extent]> {
+        match self {
+            Param::Tensor { shape, .. } | Param::TmaTensor { shape, .. } => Some(shape),
+            _ => None,
+        }
+    }
+
     /// The parameter's name.
     pub fn name(&self) -> &str {
         match self {
             Param::Tensor { name, .. }
             | Param::Scalar { name, .. }
             | Param::SymbolicExtent { name, .. }
-            | Param::TensorMap { name } => name,
+            | Param::TensorMap { name }
+            | Param::TmaTensor { name, .. } => name,
         }
     }
 
@@ -126,11 +167,12 @@ impl Param {
             Param::Scalar { dtype, .. } | Param::SymbolicExtent { dtype, .. } => {
                 (dtype.bytes() as usize, dtype.bytes() as usize)
             }
-            Param::TensorMap { .. } => (128, 64),
+            Param::TensorMap { .. } | Param::TmaTensor { .. } => (128, 64),
         }
     }
 
-    /// A short description: `tensor f32[n]`, `scalar f32`, `extent n: u32`, `tensor map`.
+    /// A short description: `tensor f32[n]`, `scalar f32`, `extent n: u32`, `tensor map`,
+    /// `TMA tensor f32[m, 64], box [32, 32], swizzle 128B`.
     pub fn kind_text(&self) -> String {
         match self {
             Param::Tensor { dtype, shape, .. } => {
@@ -144,6 +186,9 @@ impl Param {
                 format!("extent {name}: {} ({facts})", dtype.name())
             }
             Param::TensorMap { .. } => "tensor map".to_string(),
+            Param::TmaTensor {
+                dtype, shape, tma, ..
+            } => format!("TMA tensor {}{}, {tma}", dtype.name(), shape_text(shape)),
         }
     }
 }
@@ -172,8 +217,9 @@ impl KernelSignature {
     }
 
     /// Checks the signature itself: parameter names are unique, tensor alignments are powers of
-    /// two, and every symbolic-extent parameter has an integer type and is named in some tensor
-    /// parameter's shape (else no launch could supply it).
+    /// two, a TMA tensor has rank 1 to 5 and a box (and element strides) of its rank, and every
+    /// symbolic-extent parameter has an integer type and is named in some tensor parameter's
+    /// shape (else no launch could supply it).
     pub fn validate(&self) -> Result<(), SignatureError> {
         let bad = |reason: String| SignatureError::Invalid {
             kernel: self.name.clone(),
@@ -190,6 +236,27 @@ impl KernelSignature {
                         "tensor `{name}` has alignment {align}, not a power of two"
                     )));
                 }
+                Param::TmaTensor {
+                    name, shape, tma, ..
+                } => {
+                    // CUDA Driver API 6.30, cuTensorMapEncodeTiled: "tensorRank must be non-zero
+                    // and less than or equal to the maximum supported dimensionality of 5".
+                    if !(1..=5).contains(&shape.len()) {
+                        return Err(bad(format!(
+                            "TMA tensor `{name}` has rank {}; a tensor map takes 1 to 5",
+                            shape.len()
+                        )));
+                    }
+                    if tma.shape.len() != shape.len() || tma.element_strides.len() != shape.len() {
+                        return Err(bad(format!(
+                            "TMA tensor `{name}` of rank {} has a {}-dimensional box and {} \
+                             element strides",
+                            shape.len(),
+                            tma.shape.len(),
+                            tma.element_strides.len()
+                        )));
+                    }
+                }
                 Param::SymbolicExtent { name, dtype, .. } => {
                     if !dtype.is_int() {
                         return Err(bad(format!(
@@ -197,11 +264,12 @@ impl KernelSignature {
                             dtype.name()
                         )));
                     }
-                    let named = self.params.iter().any(|q| match q {
-                        Param::Tensor { shape, .. } => shape
-                            .iter()
-                            .any(|e| matches!(e, Extent::Symbol(s) if s == name)),
-                        _ => false,
+                    let named = self.params.iter().any(|q| {
+                        q.shape().is_some_and(|shape| {
+                            shape
+                                .iter()
+                                .any(|e| matches!(e, Extent::Symbol(s) if s == name))
+                        })
                     });
                     if !named {
                         return Err(SignatureError::UnboundSymbol {
@@ -293,6 +361,64 @@ mod tests {
             unbound.validate(),
             Err(SignatureError::UnboundSymbol { .. })
         ));
+    }
+
+    #[test]
+    fn tma_tensors_bind_symbols_and_need_a_box_of_their_rank() {
+        use smem::SwizzleMode;
+        let tma = TmaBox::new([32, 32]).swizzle(SwizzleMode::B128);
+        let ok = KernelSignature::new(
+            "k",
+            vec![
+                Param::extent_u32("rows"),
+                Param::tma_tensor(
+                    "src",
+                    ScalarType::F32,
+                    vec!["rows".into(), 64.into()],
+                    tma.clone(),
+                ),
+            ],
+        );
+        ok.validate().unwrap();
+        assert_eq!(ok.argument_count(), 1);
+        assert_eq!(ok.params[1].layout(), (128, 64));
+        assert_eq!(
+            ok.params[1].kind_text(),
+            "TMA tensor f32[rows, 64], box [32, 32], swizzle 128B"
+        );
+        let flat = KernelSignature::new(
+            "k",
+            vec![Param::tma_tensor(
+                "src",
+                ScalarType::F32,
+                vec![64.into()],
+                tma.clone(),
+            )],
+        );
+        let e = flat.validate().unwrap_err().to_string();
+        assert!(e.contains("rank 1 has a 2-dimensional box"), "{e}");
+        let six = KernelSignature::new(
+            "k",
+            vec![Param::tma_tensor(
+                "src",
+                ScalarType::F32,
+                vec![2.into(); 6],
+                TmaBox::new([1; 6]),
+            )],
+        );
+        let e = six.validate().unwrap_err().to_string();
+        assert!(e.contains("rank 6"), "{e}");
+        let strides = KernelSignature::new(
+            "k",
+            vec![Param::tma_tensor(
+                "src",
+                ScalarType::F32,
+                vec![64.into(), 64.into()],
+                tma.element_strides([1]),
+            )],
+        );
+        let e = strides.validate().unwrap_err().to_string();
+        assert!(e.contains("1 element strides"), "{e}");
     }
 
     #[test]
