@@ -10,6 +10,7 @@ use ptxkit::kernel::{Expr, KernelBuilder, KernelError, TensorOpts};
 use ptxkit::layouts::fragment::wgmma;
 use ptxkit::runtime::ExtentFacts;
 use ptxkit::smem::SwizzleMode;
+use ptxkit::smem::pipeline::sync::{BarrierSync, WaitMode};
 use ptxkit::tile::{Base, ExecScope, Storage};
 
 #[test]
@@ -160,4 +161,74 @@ fn fragment_math_as_tile_ops() {
         assert_eq!(ptx.matches(want).count(), 32, "{want}\n{ptx}");
     }
     support::assemble(ptx, Target::Sm90a);
+}
+
+/// A TMA tensor's box at block coordinates is a tensor-map tile with the box's shape and swizzle;
+/// `copy_async` takes it to and from the box buffer with one TMA instruction each way.
+#[test]
+fn a_tma_tensors_box_is_a_tile() {
+    use ptxkit::isa::Src;
+    use ptxkit::runtime::TmaBox;
+    let mut k = KernelBuilder::new("tma_tiles", Target::Sm90a);
+    let rows = k
+        .symbol_with("rows", ExtentFacts::NONE.multiple_of(64))
+        .unwrap();
+    let tma = TmaBox::new([64, 64]).swizzle(SwizzleMode::B128);
+    let a = k
+        .tma_tensor::<ty::Bf16>("a", [rows.into(), Expr::from(64u32)], tma.clone())
+        .unwrap();
+    let b = k
+        .tma_tensor::<ty::Bf16>("b", [rows.into(), Expr::from(64u32)], tma)
+        .unwrap();
+    let [bi] = k.cta_id([Expr::from(rows) / 64]).unwrap();
+    let [_t] = k.thread_id([128]).unwrap();
+    let s = k.tma_box_buffer("s", &a).unwrap();
+    let addr = k.pool_bytes("bar", 8, 8).unwrap();
+    let mut sync = BarrierSync::new("tma_tiles", WaitMode::Spin);
+    let bar = sync.declare_one("bar", 1, addr).unwrap();
+    sync.init(k.isa(), bar).unwrap();
+    let bytes = u32::try_from(a.box_bytes()).unwrap();
+    sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)
+        .unwrap();
+
+    let at_origin = k.tma_tile_at(&a, [0u32.into(), 0u32.into()]).unwrap();
+    assert_eq!(
+        (at_origin.dtype, at_origin.shape.clone(), at_origin.swizzle),
+        (ScalarType::Bf16, vec![64, 64], SwizzleMode::B128)
+    );
+    let Base::TensorMap { coords, .. } = &at_origin.base else {
+        panic!("{at_origin}");
+    };
+    assert_eq!(coords, &[Src::from(0i32), Src::from(0i32)]);
+
+    let src = k.tma_tile_at(&a, [bi.into(), 0u32.into()]).unwrap();
+    let dst = k.tma_tile_at(&b, [bi.into(), 0u32.into()]).unwrap();
+    let one = ExecScope::Thread;
+    assert_eq!(
+        k.copy_async(&s, &src, Some((&mut sync, bar)), None, one)
+            .unwrap(),
+        "copy_async.tma_load"
+    );
+    // The load records the box's bytes against the barrier: the protocol holds them to the
+    // `expect_tx` announced from `box_bytes`.
+    assert_eq!(sync.protocol().copied_bytes(bar.at), a.box_bytes());
+    sync.wait(k.isa(), bar.at, None, bar.addr, 0u32).unwrap();
+    assert_eq!(
+        k.copy_async(&dst, &s, None, None, one).unwrap(),
+        "copy_async.tma_store"
+    );
+    sync.finish().unwrap();
+    let built = k.finish().unwrap();
+    support::assemble(built.ptx(), Target::Sm90a);
+
+    // Only rank 2 has a tile.
+    let mut k = KernelBuilder::new("rank3", Target::Sm90a);
+    let c = k
+        .tma_tensor::<ty::F32>("c", [4u32, 8, 32], TmaBox::new([1, 8, 32]))
+        .unwrap();
+    let e = k.tma_tile_at(&c, [0u32.into(), 0u32.into()]).unwrap_err();
+    assert!(
+        matches!(&e, KernelError::Buffer { buffer, .. } if buffer == "c"),
+        "{e}"
+    );
 }

@@ -11,8 +11,11 @@ use smem::pipeline::hang::HangSites;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
-use crate::kernel::{Buffer, BuiltKernel, KernelBuilder, KernelError, Ptr, Result, TensorOpts};
+use crate::kernel::{
+    Buffer, BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, Result, TensorOpts,
+};
 use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
+use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
@@ -234,20 +237,22 @@ pub fn build_tma_with(
         },
         target,
     );
-    let src = k.tensor_map("src")?;
-    let dst = k.tensor_map("dst")?;
-    let [_b] = k.cta_id([crate::kernel::Expr::from(2u32)])?;
-    let [_tx] = k.thread_id([128])?;
+    // Both tensors are [2N, N] bf16, moved in N x N boxes with the 128-byte swizzle: declared
+    // once here, the launcher builds their tensor maps from the tensors passed.
+    let tma = TmaBox::new([N, N]).swizzle(SwizzleMode::B128);
+    let src = k.tma_tensor::<ty::Bf16>("src", [2 * N, N], tma.clone())?;
+    let dst = k.tma_tensor::<ty::Bf16>("dst", [2 * N, N], tma)?;
+    let [_b] = k.cta_id([Expr::from(2u32)])?;
+    let [tx] = k.thread_id([128])?;
     let [_c] = k.cta_id_in_cluster([2], None)?;
-    let rank = k.cta_rank_in_cluster()?;
-    let rank = k.eval(rank)?;
-    let tile = k.pool_alloc::<ty::Bf16>("tile", &[N, N], 1024)?;
+    let rank_id = k.cta_rank_in_cluster()?;
+    let rank = k.eval(rank_id)?;
+    let tile = k.tma_box_buffer("tile", &src)?;
     let (mut sync, bar) = one_barrier(&mut k, mode)?;
-    let base = shared(&k, &tile)?;
-    let tid = k.eval(_tx)?;
+    let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
-    let bytes = N * N * 2;
+    let bytes = src.box_bytes() as u32;
     k.if_(leader, |k| {
         sync.init(k.isa(), bar)?;
         k.fence_mbarrier_init()?;
@@ -269,13 +274,6 @@ pub fn build_tma_with(
         Ok(())
     })
     .end()?;
-    let s = TileRef::shared_row_major(ScalarType::Bf16, N, N, base, 1024)
-        .with_swizzle(SwizzleMode::B128);
-    let row = k.reg::<ty::U32>();
-    k.mul_lo(row, rank, N)?;
-    let row_s = row
-        .retype::<ty::S32>()
-        .map_err(|e| k.error(e.to_string()))?;
     let issuer = k.pred();
     if multicast {
         let r0 = k.pred();
@@ -284,45 +282,31 @@ pub fn build_tma_with(
     } else {
         k.mov(issuer, leader)?;
     }
-    let src_tile = TileRef::tensor_map(
-        ScalarType::Bf16,
-        N,
-        N,
-        src,
-        vec![
-            0i32.into(),
-            if multicast { 0i32.into() } else { row_s.into() },
-        ],
-    );
+    // Each CTA's box is block row `rank` of the tensor; with multicast CTA 0 loads block row 0
+    // into both.
+    let (own, first) = (Expr::from(rank_id), Expr::from(0u32));
+    let src_block = if multicast {
+        first.clone()
+    } else {
+        own.clone()
+    };
+    let src_tile = k.tma_tile_at(&src, [src_block, first.clone()])?;
     k.if_(issuer, |k| {
         let mask = if multicast { Some(3u16.into()) } else { None };
-        k.tile_op_on(
-            &mut sync,
-            TileOp::CopyAsync {
-                dst: &s,
-                src: &src_tile,
-                mbar: Some(bar),
-                multicast: mask,
-            },
+        k.copy_async(
+            &tile,
+            &src_tile,
+            Some((&mut sync, bar)),
+            mask,
             ExecScope::Thread,
         )?;
         Ok(())
     })
     .end()?;
     sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
-    let dst_tile =
-        TileRef::tensor_map(ScalarType::Bf16, N, N, dst, vec![0i32.into(), row_s.into()]);
+    let dst_tile = k.tma_tile_at(&dst, [own, first])?;
     k.if_(leader, |k| {
-        op(
-            k,
-            TileOp::CopyAsync {
-                dst: &dst_tile,
-                src: &s,
-                mbar: None,
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )?;
+        k.copy_async(&dst_tile, &tile, None, None, ExecScope::Thread)?;
         k.cp_async_bulk_commit_group()?;
         k.cp_async_bulk_wait_group(0, false)?;
         Ok(())
@@ -339,22 +323,14 @@ fn run_tma(ctx: &mut GpuCtx, multicast: bool) -> RunResult {
     let hx: Vec<u16> = (0..2 * n * n)
         .map(|_| (ctx.rng.next_u64() & 0x7F7F) as u16)
         .collect();
-    let x = ctx.upload(&hx, &[2 * n, n])?;
-    let y = ctx.upload(&vec![0xFFFFu16; 2 * n * n], &[2 * n, n])?;
-    let map = |addr| {
-        TensorMapDesc::row_major(TensorMapDType::BF16, addr, &[2 * n, n], &[N, N])
-            .with_swizzle(SwizzleMode::B128)
-    };
-    let (ms, md) = (
-        ctx.dev.encode_tensor_map(&map(x.addr()))?,
-        ctx.dev.encode_tensor_map(&map(y.addr()))?,
-    );
-    k.launch(
-        &ctx.stream,
-        &mut [Arg::tensor_map(&ms), Arg::tensor_map(&md)],
-    )?;
+    let bits =
+        |v: &[u16]| -> Vec<half::bf16> { v.iter().map(|&b| half::bf16::from_bits(b)).collect() };
+    let x = ctx.upload(&bits(&hx), &[2 * n, n])?;
+    let mut y = ctx.upload(&bits(&vec![0xFFFFu16; 2 * n * n]), &[2 * n, n])?;
+    // The launcher builds both tensor maps from the tensors and the kernel's declared boxes.
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
     ctx.stream.synchronize()?;
-    let got = ctx.download(&y)?;
+    let got: Vec<u16> = ctx.download(&y)?.iter().map(|b| b.to_bits()).collect();
     let want: Vec<u16> = if multicast {
         hx[..n * n].iter().chain(&hx[..n * n]).copied().collect()
     } else {

@@ -22,14 +22,14 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::{Imm, ty};
+use ptx_isa::{Imm, Src, ty};
 use smem::SwizzleMode;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::op::{Accumulate, Elementwise, OpCtx, TileOp};
 use super::operand::{Base, ExecScope, RunCount, Storage, TileRef};
 use super::registry::plan;
-use crate::kernel::{Buffer, CallSite, Elem, Expr, KernelBuilder, KernelError, Result};
+use crate::kernel::{Buffer, CallSite, Elem, Expr, KernelBuilder, KernelError, Result, TmaTensor};
 
 /// Something a tile op takes as an operand: a kernel [`Buffer`], or an already lowered
 /// [`TileRef`] (a tensor-map tile, a TMEM region).
@@ -138,6 +138,53 @@ impl KernelBuilder {
             pitch: None,
             bounds: None,
         })
+    }
+
+    /// The box of the rank-2 TMA tensor `t` at block coordinates `(bi, bj)` (outermost first):
+    /// the tile whose origin is `(bi * box_rows, bj * box_cols)`, with the box's shape and
+    /// swizzle, for `copy_async` to or from shared memory (the `copy_async.tma_*` variants).
+    #[track_caller]
+    pub fn tma_tile_at<T: Elem>(
+        &mut self,
+        t: &TmaTensor<T>,
+        [bi, bj]: [Expr; 2],
+    ) -> Result<TileRef> {
+        let &[rows, cols] = t.box_shape() else {
+            return Err(self.buffer_err(
+                t.name(),
+                format!(
+                    "tma_tile_at takes a rank-2 TMA tensor, not rank {}",
+                    t.box_shape().len()
+                ),
+            ));
+        };
+        // The tensor map's coordinates are innermost first (PTX ISA 9.7.9.27).
+        let x = self.tma_coord(t.name(), bj * cols)?;
+        let y = self.tma_coord(t.name(), bi * rows)?;
+        Ok(TileRef::tensor_map(
+            <T as ty::RegType>::TYPE,
+            rows,
+            cols,
+            t.map().clone(),
+            vec![x, y],
+        )
+        .with_swizzle(t.swizzle()))
+    }
+
+    /// One coordinate of a TMA tile: an immediate when it is a build-time constant, else the
+    /// register it evaluates to, read as `.s32` (the type `cp.async.bulk.tensor` takes).
+    #[track_caller]
+    fn tma_coord(&mut self, tensor: &str, e: Expr) -> Result<Src<ty::S32>> {
+        let e = self.simplify(&e);
+        if let Some(c) = e.as_const() {
+            return i32::try_from(c).map(Src::from).map_err(|_| {
+                self.buffer_err(tensor, format!("coordinate {c} does not fit in .s32"))
+            });
+        }
+        let r = self.eval(e)?;
+        r.retype::<ty::S32>()
+            .map(Src::from)
+            .map_err(|err| self.buffer_err(tensor, err.to_string()))
     }
 
     /// The `rows x cols` block at block coordinates `(bi, bj)` of a row-major rank-2 global
