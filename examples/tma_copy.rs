@@ -6,28 +6,27 @@
 //! checks it against the host.
 //!
 //! The tensors are declared once, in the kernel, with their box and swizzle
-//! (`KernelBuilder::tma_tensor`); the launch passes the device tensors themselves and the launcher
-//! builds their tensor maps. The shape is symbolic: one kernel serves every whole number of boxes.
+//! (`KernelBuilder::tma_tensor`); the kernel copies a CTA's box (`tma_tile_at`) to and from the
+//! shared box buffer with the `copy_async` tile op; the launch passes the device tensors themselves
+//! and the launcher builds their tensor maps. The shape is symbolic: one kernel serves every whole
+//! number of boxes.
 //!
 //! ```text
 //! cargo run --example tma_copy
 //! ```
 
-use ptxkit::isa::builder::{ArriveOpts, CmpOp, TmaLoadOpts};
+use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::space::SharedScope;
-use ptxkit::isa::spaces::{Shared, SharedCluster};
-use ptxkit::isa::{Addr, Reg, Sinkable, StateSpace, Target, ty};
-use ptxkit::kernel::{BuiltKernel, KernelBuilder, Ptr, Result};
+use ptxkit::isa::{StateSpace, Target, ty};
+use ptxkit::kernel::{BuiltKernel, KernelBuilder, Result};
 use ptxkit::runtime::{Arg, Device, DeviceTensor, ExtentFacts, JitOptions, TmaBox};
 use ptxkit::smem::SwizzleMode;
+use ptxkit::smem::pipeline::sync::{BarrierSync, WaitMode};
+use ptxkit::tile::ExecScope;
 
 /// The box: 32 rows of 32 f32 = 128 bytes, the 128-byte swizzle's span.
 const BOX: u32 = 32;
 const THREADS: u32 = 128;
-
-fn s32(k: &KernelBuilder, r: Reg<ty::U32>) -> Result<Reg<ty::S32>> {
-    r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
-}
 
 /// `dst[r, c] = src[r, c] + (r % 32) * 32 + c % 32` over `rows x cols` f32 tensors, both whole
 /// numbers of 32 x 32 boxes; one CTA per box.
@@ -46,37 +45,33 @@ fn tma_copy(target: Target) -> Result<BuiltKernel> {
     let [tx] = k.thread_id([THREADS])?;
     // The shared tile is the box, swizzled as the tensor map writes it.
     let tile = k.tma_box_buffer("tile", &src)?;
-    let bar = k.pool_bytes("full", 8, 8)?;
-    let Some(Ptr::Shared(base)) = tile.data() else {
-        return Err(k.error("the tile is not in shared memory"));
-    };
-    let x0 = k.eval(bx * BOX)?;
-    let y0 = k.eval(by * BOX)?;
-    let (x0, y0) = (s32(&k, x0)?, s32(&k, y0)?);
+    // One mbarrier, named in the kernel's barrier protocol: the TMA load records the bytes it
+    // delivers against it, and `sync.finish()` below holds them to the `expect_tx` announced (a
+    // mismatch is a build error naming `full`, not a hang on the GPU).
+    let addr = k.pool_bytes("full", 8, 8)?;
+    let mut sync = BarrierSync::new("tma_copy", WaitMode::Spin);
+    let full = sync
+        .declare_one("full", 1, addr)
+        .map_err(|e| k.error(e.to_string()))?;
+    // This CTA's box of each tensor, at block coordinates (row, column): tile operands with the
+    // box's shape and swizzle.
+    let src_box = k.tma_tile_at(&src, [by.into(), bx.into()])?;
+    let dst_box = k.tma_tile_at(&dst, [by.into(), bx.into()])?;
     let leader = k.cmp(CmpOp::Eq, tx, 0)?;
+    let one = ExecScope::Thread;
 
-    // Thread 0: a barrier expecting one arrival and the box's bytes, then the load (coordinates
-    // innermost first: column, row).
+    // Thread 0: the barrier for one arrival and the box's bytes, then the load.
     k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        sync.init(k.isa(), full)?;
         k.fence_mbarrier_init()?;
-        let expect = ArriveOpts {
-            expect_tx: Some((src.box_bytes() as u32).into()),
-            ..ArriveOpts::default()
-        };
-        k.mbarrier_arrive_with(&expect, Sinkable::Sink, Addr::<Shared>::reg32(bar))?;
-        k.tma_load(
-            &TmaLoadOpts::default(),
-            Addr::<SharedCluster>::reg32(base),
-            src.map(),
-            &[x0.into(), y0.into()],
-            Addr::<SharedCluster>::reg32(bar),
-        )?;
+        let bytes = src.box_bytes() as u32;
+        sync.arrive_expect_tx(k.isa(), full.at, full.addr, bytes)?;
+        k.copy_async(&tile, &src_box, Some((&mut sync, full)), None, one)?; // copy_async.tma_load
         Ok(())
     })
     .end()?;
     k.bar_sync(0u32, None)?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), full.at, None, full.addr, 0u32)?;
 
     // Every thread: tile[r, c] += r * 32 + c, through the swizzle.
     k.unroll(0..BOX * BOX / THREADS, |k, e| {
@@ -95,17 +90,14 @@ fn tma_copy(target: Target) -> Result<BuiltKernel> {
     k.fence_proxy_async(Some(StateSpace::Shared(SharedScope::Cta)))?;
     k.bar_sync(0u32, None)?;
     k.if_(leader, |k| {
-        k.tma_store(
-            dst.map(),
-            &[x0.into(), y0.into()],
-            Addr::<Shared>::reg32(base),
-            None,
-        )?;
+        k.copy_async(&dst_box, &tile, None, None, one)?; // copy_async.tma_store
         k.cp_async_bulk_commit_group()?;
         k.cp_async_bulk_wait_group(0, true)?;
         Ok(())
     })
     .end()?;
+    sync.finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 
