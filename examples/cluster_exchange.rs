@@ -1,14 +1,176 @@
-//! Builds the `cluster_exchange` kernel and runs it on GPU 0 (fresh random data, checked against the host);
-//! `--ptx` prints its PTX first.
+//! Distributed shared memory, written as a kernel author writes it: the grid is made of clusters
+//! of 4 CTAs; each CTA stages its 256 elements of `x` in shared memory, the cluster synchronises,
+//! and each thread adds the element at the same place in the next CTA's shared memory (its
+//! address mapped into that CTA's window with `mapa`, read with `ld.shared::cluster`). A second
+//! cluster barrier keeps every CTA's shared memory alive until its neighbour has read it. Prints
+//! the PTX, then (on a GPU of compute capability 9.0 or more) runs it on fresh random data of
+//! several lengths, the output poisoned with NaN, and checks it against the host.
+//!
+//! The length is symbolic, declared a whole number of clusters' worth of elements: one kernel
+//! serves every such length, the launcher sizes the grid from the tensors and refuses any other
+//! length before the launch.
 //!
 //! ```text
-//! cargo run --example cluster_exchange [-- --ptx] [--out FILE] [--target sm_90a] [--no-run]
+//! cargo run --example cluster_exchange
 //! ```
 
-use std::process::ExitCode;
+use ptxkit::isa::spaces::SharedCluster;
+use ptxkit::isa::{Addr, Target, ty};
+use ptxkit::kernel::{BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
+use ptxkit::kernels::gpu::Rng;
+use ptxkit::runtime::{Arg, Device, DeviceTensor, ExtentFacts, JitOptions};
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let code = ptxkit::kernels::gpu::example_main("cluster_exchange", false, &args);
-    ExitCode::from(code.clamp(0, 255) as u8)
+/// CTAs per cluster.
+const CLUSTER: u32 = 4;
+/// Threads, and elements, per CTA.
+const THREADS: u32 = 256;
+/// Elements per cluster.
+const SPAN: u32 = CLUSTER * THREADS;
+
+/// `out[i] = x[i] + x[j]` over f32 vectors of length `n`, where `j` is the same place in the next
+/// CTA of `i`'s cluster (CTA `r` of a cluster reads CTA `(r + 1) % 4`).
+fn cluster_exchange(target: Target) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("cluster_exchange", target);
+    // Whole clusters only: every index below is in bounds, so no access needs a guard.
+    let n = k.symbol_with(
+        "n",
+        ExtentFacts::NONE
+            .multiple_of(SPAN.into())
+            .at_least(SPAN.into()),
+    )?;
+    let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default())?;
+    let out = k.tensor::<ty::F32>("out", [n], TensorOpts::default())?;
+    // The grid: n / SPAN clusters of CLUSTER CTAs of THREADS threads.
+    let [cluster] = k.cluster_id([n / SPAN])?;
+    let [rank] = k.cta_id_in_cluster([CLUSTER], None)?;
+    let [t] = k.thread_id([THREADS])?;
+    let stage = k.alloc_shared::<ty::F32>("stage", &[THREADS], 16)?;
+
+    let i = k.let_("i", (cluster * CLUSTER + rank) * THREADS + t)?;
+    let mine = k.load(&x, [i])?;
+    k.store(&stage, [t], mine)?;
+    // Every CTA of the cluster has staged its part (barrier.cluster arrive.release/wait.acquire).
+    k.cluster_sync()?;
+
+    // This thread's slot, as the next CTA's shared memory holds it.
+    let Ptr::Shared(slot) = k.ptr_to(&stage, [t])? else {
+        return Err(k.error("the stage is not in shared memory"));
+    };
+    let peer = k.eval((rank + 1) % CLUSTER)?;
+    let remote = k.reg::<ty::U32>();
+    k.mapa_shared(remote, slot, peer)?;
+    let theirs = k.reg::<ty::F32>();
+    k.ld(theirs, Addr::<SharedCluster>::reg32(remote))?;
+    let sum = k.add_of(mine, theirs)?;
+    k.store(&out, [i], sum)?;
+    // No CTA may exit (and free its shared memory) while its neighbour may still read it.
+    k.cluster_sync()?;
+    k.finish()
+}
+
+/// The host reference.
+fn reference(x: &[f32]) -> Vec<f32> {
+    let (t, c) = (THREADS as usize, CLUSTER as usize);
+    (0..x.len())
+        .map(|i| {
+            let (cta, slot) = (i / t, i % t);
+            let peer = cta - cta % c + (cta % c + 1) % c;
+            x[i] + x[peer * t + slot]
+        })
+        .collect()
+}
+
+fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    print!("{}", cluster_exchange(Target::Sm90a)?.ptx());
+
+    let dev = match Device::new(0) {
+        Ok(d) if d.attributes().compute_capability.0 >= 9 => d,
+        Ok(_) => {
+            eprintln!("cluster_exchange: not run: clusters need compute capability 9.0 or more");
+            return Ok(());
+        }
+        Err(e) => {
+            eprintln!("cluster_exchange: not run on a GPU: {e}");
+            return Ok(());
+        }
+    };
+    let stream = dev.default_stream();
+    let kernel = cluster_exchange(dev.target())?.load(&dev, &JitOptions::default())?;
+    let mut rng = Rng::fresh();
+    for clusters in [1usize, 33, 1000] {
+        let n = clusters * SPAN as usize;
+        let host = rng.vec_f32(n);
+        let x = DeviceTensor::from_host(&stream, &host, vec![n])?;
+        let mut out = DeviceTensor::from_host(&stream, &vec![f32::NAN; n], vec![n])?;
+        // The launcher checks both tensors, reads n from them (refusing a length that is not
+        // whole clusters) and launches n / 1024 clusters of 4 CTAs.
+        kernel.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])?;
+        let got = out.to_host(&stream)?;
+        let wrong = got
+            .iter()
+            .zip(reference(&host))
+            .filter(|(g, w)| **g != *w)
+            .count();
+        let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
+        println!(
+            "{verdict} cluster_exchange {clusters} clusters (n = {n}): {wrong} elements differ"
+        );
+        if wrong > 0 {
+            return Err(format!("cluster_exchange n = {n}: wrong result").into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use ptxkit::isa::{ScalarType, Target};
+    use ptxkit::runtime::{ArgDesc, RuntimeError, TensorDesc};
+
+    /// `cargo test` holds the example's kernel to ptxas (the example runs it only on a GPU), and
+    /// checks the launch its tensors would get.
+    #[test]
+    fn the_kernel_assembles_and_launches_whole_clusters() {
+        let built = super::cluster_exchange(Target::Sm90a).unwrap();
+        for want in [
+            "%clusterid.x",
+            "mapa.shared::cluster.u32",
+            "ld.shared::cluster.f32",
+            "barrier.cluster.wait.acquire.aligned;",
+        ] {
+            assert!(built.ptx().contains(want), "missing `{want}`");
+        }
+        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+            let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
+            assert!(out.ok, "{}", out.log);
+        }
+        let t = |n: usize, addr| {
+            ArgDesc::Tensor(TensorDesc {
+                dtype: ScalarType::F32,
+                shape: vec![n],
+                addr,
+                device: 0,
+            })
+        };
+        let (cfg, symbols) = built
+            .config_for(&[t(33 * 1024, 0x1000), t(33 * 1024, 0x20_0000)], 0)
+            .unwrap();
+        assert_eq!(symbols["n"], 33 * 1024);
+        assert_eq!((cfg.grid, cfg.block), ([132, 1, 1], [256, 1, 1]));
+        assert_eq!(cfg.cluster, Some([4, 1, 1]));
+        let e = built
+            .config_for(&[t(1000, 0x1000), t(1000, 0x20_0000)], 0)
+            .unwrap_err();
+        assert!(
+            matches!(&e, RuntimeError::ExtentFact { symbol, .. } if symbol == "n"),
+            "{e}"
+        );
+        // CTA 1 of a cluster reads CTA 2; CTA 3 reads CTA 0.
+        let x: Vec<f32> = (0..2048).map(|i| i as f32).collect();
+        let r = super::reference(&x);
+        assert_eq!(
+            (r[256 + 5], r[768 + 5], r[1024 + 768]),
+            (778.0, 778.0, 2816.0)
+        );
+    }
 }
