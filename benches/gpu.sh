@@ -16,7 +16,7 @@ build)
   cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
     tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
-  cp target/release/ptxkit target/release/examples/{softmax,vector_add,tma_copy,cluster_exchange,gemm_hopper} .gpu/
+  cp target/release/ptxkit target/release/examples/{softmax,vector_add,scale,tma_copy,cluster_exchange,gemm_hopper} .gpu/
   for b in rows gemm; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
@@ -40,6 +40,7 @@ run)
   timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
   timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
   timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
+  timeout 30 .gpu/scale > "$out/scale.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/scale.txt"
   timeout 30 .gpu/tma_copy > "$out/tma_copy.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/tma_copy.txt"
   timeout 30 .gpu/cluster_exchange > "$out/cluster_exchange.txt" 2>&1
   grep -E 'PASS|FAIL|Error' "$out/cluster_exchange.txt"

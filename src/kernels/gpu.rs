@@ -1,5 +1,6 @@
 //! Running the built-in kernels on a GPU: fresh random inputs, poisoned outputs, a host reference,
-//! and one line per example. `ptxkit selftest` and the `examples/` programs both run from here.
+//! and one line per example: what `ptxkit selftest` runs. (The programs in `examples/` hold
+//! their own kernels, written as a user writes them, and check them themselves.)
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -184,7 +185,7 @@ impl GpuCtx {
 
 /// One GPU example: its name, what it checks, its kernel builder and its run.
 pub struct GpuExample {
-    /// The name (`ptxkit selftest` prints it; `examples/NAME.rs` runs it).
+    /// The name (`ptxkit selftest` prints it; `ptxkit selftest --only NAME` runs it alone).
     pub name: &'static str,
     /// What it computes.
     pub summary: &'static str,
@@ -352,82 +353,5 @@ pub fn result_line(name: &str, r: &RunResult) -> String {
             rep.detail
         ),
         Err(e) => format!("FAIL {name:<17} {}", e.to_string().replace('\n', " | ")),
-    }
-}
-
-/// What an example program does with its arguments: `--ptx` prints the PTX, `--out FILE`
-/// writes it, `--target T` picks the target (sm_90a by default), `--no-run` skips the GPU.
-/// Without a GPU the run is skipped with a note on stderr (exit status 0 when only PTX was asked
-/// for, else 3). Returns the exit status.
-pub fn example_main(name: &str, default_ptx: bool, args: &[String]) -> i32 {
-    let Some(ex) = gpu_example(name) else {
-        eprintln!("no example `{name}`");
-        return 2;
-    };
-    let mut print_ptx = default_ptx;
-    let (mut out, mut target, mut run) = (None, Target::Sm90a, true);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--ptx" => print_ptx = true,
-            "--no-run" => run = false,
-            "--out" => match it.next() {
-                Some(p) => out = Some(p.clone()),
-                None => {
-                    eprintln!("{name}: --out needs a file");
-                    return 2;
-                }
-            },
-            "--target" => match it.next().map(|t| t.parse::<Target>()) {
-                Some(Ok(t)) => target = t,
-                _ => {
-                    eprintln!("{name}: --target needs a target such as sm_90a");
-                    return 2;
-                }
-            },
-            other => {
-                eprintln!(
-                    "{name}: unknown argument `{other}` (--ptx, --out FILE, --target T, --no-run)"
-                );
-                return 2;
-            }
-        }
-    }
-    if print_ptx || out.is_some() {
-        let built = match (ex.build)(target) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("{name}: {e}");
-                return 1;
-            }
-        };
-        match &out {
-            Some(path) => {
-                if let Err(e) = std::fs::write(path, built.ptx()) {
-                    eprintln!("{name}: cannot write {path}: {e}");
-                    return 2;
-                }
-            }
-            None => print!("{}", built.ptx()),
-        }
-    }
-    if !run {
-        return 0;
-    }
-    match GpuCtx::open() {
-        Ok(mut ctx) => match ex.run_on(&mut ctx) {
-            Some(r) => {
-                println!("{}", result_line(name, &r));
-                i32::from(!matches!(&r, Ok(rep) if rep.passed()))
-            }
-            None => {
-                eprintln!("{name}: needs a Hopper GPU (sm_90); not run");
-                3
-            }
-        },
-        Err(e) => {
-            eprintln!("{name}: not run on a GPU: {e}");
-            if print_ptx || out.is_some() { 0 } else { 3 }
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! Built-in kernels, by name: what `ptxkit dump NAME` writes, and the GPU examples that
-//! `ptxkit selftest` and `examples/` run ([`gpu::GPU_EXAMPLES`]).
+//! `ptxkit selftest` runs ([`gpu::GPU_EXAMPLES`]).
 
 pub mod bad_launches;
 pub mod cluster_exchange;
