@@ -8,15 +8,16 @@
 //! box and swizzle once, and the launch passes the device tensors, from which the launcher builds
 //! the tensor maps. `examples/tma_copy.rs` is the same kernel over symbolic extents.
 
-use ptx_isa::builder::{ArriveOpts, CmpOp, TmaLoadOpts};
-use ptx_isa::spaces::{Shared, SharedCluster};
-use ptx_isa::{Addr, Module, Reg, Sinkable, StateSpace, Target, ty};
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Module, StateSpace, Target, ty};
 use smem::SwizzleMode;
+use smem::pipeline::sync::{BarrierSync, WaitMode};
 
 use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
-use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result};
+use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result};
 use crate::runtime::Arg;
 use crate::signature::TmaBox;
+use crate::tile::ExecScope;
 
 /// The box: 32 rows of 32 f32 = 128 bytes, the 128-byte swizzle's span.
 pub const BOX: u32 = 32;
@@ -24,10 +25,6 @@ pub const BOX: u32 = 32;
 pub const THREADS: u32 = 128;
 /// Default rows and columns.
 pub const SHAPE: (u32, u32) = (256, 512);
-
-fn s32(k: &KernelBuilder, r: Reg<ty::U32>) -> Result<Reg<ty::S32>> {
-    r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
-}
 
 /// The kernel `tma_copy(src, dst)` for `rows x cols` tensors (multiples of [`BOX`]).
 pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
@@ -44,39 +41,35 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     let [bx, by] = k.cta_id([cols / BOX, rows / BOX])?;
     let [tx] = k.thread_id([THREADS])?;
     let tile = k.tma_box_buffer("tile", &src)?;
-    let bar = k.pool_bytes("full", 8, 8)?;
-    let Some(Ptr::Shared(base)) = tile.data() else {
-        return Err(k.error("the tile is not in shared memory"));
-    };
-    let x0 = k.eval(bx * BOX)?;
-    let y0 = k.eval(by * BOX)?;
-    let (x0, y0) = (s32(&k, x0)?, s32(&k, y0)?);
+    // One mbarrier, named in the kernel's barrier protocol: the TMA load records the bytes it
+    // delivers against it, and `finish` below holds them to the `expect_tx` announced.
+    let addr = k.pool_bytes("full", 8, 8)?;
+    let mut sync = BarrierSync::new("tma_copy", WaitMode::Spin);
+    let full = sync
+        .declare_one("full", 1, addr)
+        .map_err(|e| k.error(e.to_string()))?;
+    // This CTA's box of each tensor, at block coordinates (row, column).
+    let src_box = k.tma_tile_at(&src, [by.into(), bx.into()])?;
+    let dst_box = k.tma_tile_at(&dst, [by.into(), bx.into()])?;
     let leader = k.cmp(CmpOp::Eq, tx, 0)?;
     k.comment("thread 0: barrier for one arrival plus the box's bytes, then the TMA load");
     k.if_(leader, |k| {
-        k.mbarrier_init(Addr::<Shared>::reg32(bar), 1u32)?;
+        sync.init(k.isa(), full)?;
         k.fence_mbarrier_init()?;
         let bytes = src.box_bytes() as u32;
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some(bytes.into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<Shared>::reg32(bar),
-        )?;
-        k.tma_load(
-            &TmaLoadOpts::default(),
-            Addr::<SharedCluster>::reg32(base),
-            src.map(),
-            &[x0.into(), y0.into()],
-            Addr::<SharedCluster>::reg32(bar),
+        sync.arrive_expect_tx(k.isa(), full.at, full.addr, bytes)?;
+        k.copy_async(
+            &tile,
+            &src_box,
+            Some((&mut sync, full)),
+            None,
+            ExecScope::Thread,
         )?;
         Ok(())
     })
     .end()?;
     k.bar_sync(0u32, None)?;
-    k.mbarrier_wait_parity(Addr::<Shared>::reg32(bar), 0u32)?;
+    sync.wait(k.isa(), full.at, None, full.addr, 0u32)?;
     k.comment("tile[r, c] += r * 32 + c, through the swizzled buffer");
     k.unroll(0..BOX * BOX / THREADS, |k, e| {
         let r = k.let_("r", tx / BOX + e * (THREADS / BOX))?;
@@ -91,17 +84,14 @@ pub fn build_for(target: Target, rows: u32, cols: u32) -> Result<BuiltKernel> {
     k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
     k.bar_sync(0u32, None)?;
     k.if_(leader, |k| {
-        k.tma_store(
-            dst.map(),
-            &[x0.into(), y0.into()],
-            Addr::<Shared>::reg32(base),
-            None,
-        )?;
+        k.copy_async(&dst_box, &tile, None, None, ExecScope::Thread)?;
         k.cp_async_bulk_commit_group()?;
         k.cp_async_bulk_wait_group(0, true)?;
         Ok(())
     })
     .end()?;
+    sync.finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 
