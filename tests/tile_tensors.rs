@@ -231,4 +231,24 @@ fn a_tma_tensors_box_is_a_tile() {
         matches!(&e, KernelError::Buffer { buffer, .. } if buffer == "c"),
         "{e}"
     );
+
+    // A constant coordinate past what `cp.async.bulk.tensor` takes (.s32) is refused, naming the
+    // tensor.
+    let mut k = KernelBuilder::new("far", Target::Sm90a);
+    let d = k
+        .tma_tensor::<ty::F32>("d", [64u32, 64], TmaBox::new([32, 32]))
+        .unwrap();
+    let e = k
+        .tma_tile_at(&d, [Expr::from(1u32 << 26), 0u32.into()])
+        .unwrap_err();
+    assert!(
+        matches!(&e, KernelError::Buffer { buffer, .. } if buffer == "d"),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(text.contains("coordinate 2147483648"), "{e}");
+    assert!(
+        text.contains("tests/tile_tensors.rs"),
+        "the call site is the author's: {e}"
+    );
 }

@@ -175,16 +175,21 @@ impl KernelBuilder {
     /// register it evaluates to, read as `.s32` (the type `cp.async.bulk.tensor` takes).
     #[track_caller]
     fn tma_coord(&mut self, tensor: &str, e: Expr) -> Result<Src<ty::S32>> {
+        // The errors are made here, not in closures, so that they carry the author's call site.
         let e = self.simplify(&e);
         if let Some(c) = e.as_const() {
-            return i32::try_from(c).map(Src::from).map_err(|_| {
-                self.buffer_err(tensor, format!("coordinate {c} does not fit in .s32"))
-            });
+            return match i32::try_from(c) {
+                Ok(c) => Ok(Src::from(c)),
+                Err(_) => {
+                    Err(self.buffer_err(tensor, format!("coordinate {c} does not fit in .s32")))
+                }
+            };
         }
         let r = self.eval(e)?;
-        r.retype::<ty::S32>()
-            .map(Src::from)
-            .map_err(|err| self.buffer_err(tensor, err.to_string()))
+        match r.retype::<ty::S32>() {
+            Ok(r) => Ok(Src::from(r)),
+            Err(err) => Err(self.buffer_err(tensor, err.to_string())),
+        }
     }
 
     /// The `rows x cols` block at block coordinates `(bi, bj)` of a row-major rank-2 global
