@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One GPU call for everything that needs a GPU (device time is scarce; see ../shared/GPU.md).
 #
-#   benches/gpu.sh build      # here (has Rust): build release binaries into .gpu/ (git-ignored)
-#   benches/gpu.sh run        # there (no Rust): selftest, examples, sanitizer, benches, peers
+#   benches/gpu.sh build         # here (has Rust): build release binaries into .gpu/ (git-ignored)
+#   benches/gpu.sh run           # there (no Rust): both parts below (over one call's 10 minutes)
+#   benches/gpu.sh run checks    # selftest, examples, GPU tests, sanitizer, the GEMM and cuBLAS
+#   benches/gpu.sh run rows      # the row kernels, torch eager and torch.compile, ncu of both
 #
 # `run` writes logs under $OUT (or ./gpu-out) and prints the tables last.
 set -euo pipefail
@@ -33,36 +35,55 @@ build)
 run)
   # Every step runs whatever the one before it returned: one failing check must not cost the rest.
   set +e
+  part="${2:-all}"
   out="${OUT:-gpu-out}"
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
   # Most important first; each step has its own time limit so one slow step cannot eat the call.
-  timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
-  timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
-  timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
-  timeout 30 .gpu/scale > "$out/scale.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/scale.txt"
-  timeout 30 .gpu/tma_copy > "$out/tma_copy.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/tma_copy.txt"
-  timeout 30 .gpu/cluster_exchange > "$out/cluster_exchange.txt" 2>&1
-  grep -E 'PASS|FAIL|Error' "$out/cluster_exchange.txt"
-  for t in borrowed runtime_gpu; do
-    timeout 60 ".gpu/test-$t" --nocapture > "$out/test-$t.txt" 2>&1
-    echo "test $t: $(grep '^test result' "$out/test-$t.txt")"
-  done
-  timeout 120 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
-  timeout 200 python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1
-  timeout 120 .gpu/bench-gemm --bench > "$out/bench-gemm.txt" 2>&1
-  timeout 30 .gpu/gemm_hopper > "$out/gemm_hopper.txt" 2>&1; tail -3 "$out/gemm_hopper.txt"
-  for tool in memcheck racecheck synccheck; do
-    timeout 90 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only row_kernels \
-      > "$out/$tool-rows.txt" 2>&1
-    echo "$tool: $(tail -1 "$out/$tool-rows.txt")"
-  done
-  grep '^|\|^device' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
-  grep '^|\|^device\|copy' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
-  grep '^|\|^device' "$out/bench-gemm.txt" || tail -20 "$out/bench-gemm.txt"
+  if [ "$part" = all ] || [ "$part" = checks ]; then
+    timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
+    timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
+    timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
+    timeout 30 .gpu/scale > "$out/scale.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/scale.txt"
+    timeout 30 .gpu/tma_copy > "$out/tma_copy.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/tma_copy.txt"
+    timeout 30 .gpu/cluster_exchange > "$out/cluster_exchange.txt" 2>&1
+    grep -E 'PASS|FAIL|Error' "$out/cluster_exchange.txt"
+    for t in borrowed runtime_gpu; do
+      timeout 60 ".gpu/test-$t" --nocapture > "$out/test-$t.txt" 2>&1
+      echo "test $t: $(grep '^test result' "$out/test-$t.txt")"
+    done
+    timeout 120 .gpu/bench-gemm --bench > "$out/bench-gemm.txt" 2>&1
+    timeout 30 .gpu/gemm_hopper > "$out/gemm_hopper.txt" 2>&1; tail -3 "$out/gemm_hopper.txt"
+    for tool in memcheck racecheck synccheck; do
+      timeout 90 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only row_kernels \
+        > "$out/$tool-rows.txt" 2>&1
+      echo "$tool: $(tail -1 "$out/$tool-rows.txt")"
+    done
+    grep '^|\|^device' "$out/bench-gemm.txt" || tail -20 "$out/bench-gemm.txt"
+  fi
+  if [ "$part" = all ] || [ "$part" = rows ]; then
+    timeout 240 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
+    timeout 200 python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1
+    # The kernel's own duration (no launch or event in it), ours and torch.compile's, at the
+    # boost clock the event timings ran at.
+    ncu_args=(--clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats)
+    n=0
+    for case in "rmsnorm bf16 4096x8192" "layernorm bf16 4096x8192" "rmsnorm f32 16384x8192"; do
+      n=$((n + 1))
+      ROWS_ONLY="$case" ROWS_NO_SWEEP=1 timeout 60 ncu "${ncu_args[@]}" -k regex:norm -s 3 -c 1 \
+        .gpu/bench-rows --bench > "$out/ncu-ours-$n.txt" 2>&1
+      ROWS_ONLY="$case" ROWS_PROFILE=1 timeout 100 ncu --profile-from-start off "${ncu_args[@]}" \
+        python3 benches/rows_torch.py > "$out/ncu-torch-$n.txt" 2>&1
+      for who in ours torch; do
+        echo "$case $who: $(grep -E '^ +Duration' "$out/ncu-$who-$n.txt" | head -1)"
+      done
+    done
+    grep '^|\|^device' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
+    grep '^|\|^device\|copy' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
+  fi
   ;;
 *)
-  echo "usage: benches/gpu.sh build|run" >&2
+  echo "usage: benches/gpu.sh build | run [checks|rows]" >&2
   exit 2
   ;;
 esac
