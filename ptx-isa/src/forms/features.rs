@@ -104,7 +104,11 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     if mbarrier && has("shared::cluster") {
         v.push(Form::MemSharedCluster);
     }
-    if matches!(form, Form::MbarrierArrive | Form::MbarrierArriveDrop) && i.operands.len() == 3 {
+    // PTX ISA 9.7.13.15.13: the count operand without .noComplete is sm_90 (with it, sm_80).
+    if matches!(form, Form::MbarrierArrive | Form::MbarrierArriveDrop)
+        && i.operands.len() == 3
+        && !has("noComplete")
+    {
         v.push(Form::MbarrierArriveCount);
     }
     if matches!(

@@ -72,6 +72,33 @@ impl std::fmt::Display for Values {
     }
 }
 
+/// How many registers a braced operand holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// Always this many.
+    Fixed(usize),
+    /// The number in the `*` modifier `token` times `mul`, divided by `div` (wgmma `m64n*k16`
+    /// with `.f32` accumulators: N / 2).
+    Scaled {
+        /// The pattern's modifier with its `*`.
+        token: &'static str,
+        /// The factor.
+        mul: usize,
+        /// The divisor.
+        div: usize,
+    },
+}
+
+/// A condition on one of the instruction's types, by position (`set.lo.u32.s32`: the source
+/// type is the second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeIs {
+    /// Which type: 0 for the first the opcode names.
+    pub position: usize,
+    /// The types (without their dots) it may be.
+    pub types: &'static [&'static str],
+}
+
 /// One kind of rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
@@ -96,6 +123,45 @@ pub enum Check {
         slot: &'static str,
         /// The modifier that brings it.
         modifier: &'static str,
+    },
+    /// Each of `modifiers` is legal only when the instruction's type at `ty.position` is one of
+    /// `ty.types` (`set.lo` compares unsigned sources only).
+    TypeFor {
+        /// Modifiers (without their dots).
+        modifiers: &'static [&'static str],
+        /// The type they need.
+        ty: TypeIs,
+    },
+    /// The braced operand at `operand` holds `count` registers, when every modifier of `when` is
+    /// written and the type condition (if any) holds. A bare register or a descriptor there is
+    /// not checked (wgmma's `a` is a descriptor or four registers).
+    Registers {
+        /// The operand's position.
+        operand: usize,
+        /// What the operand is, for the message.
+        what: &'static str,
+        /// Modifiers that select this rule (empty: always).
+        when: &'static [&'static str],
+        /// A type that selects this rule too.
+        ty: Option<TypeIs>,
+        /// How many registers.
+        count: Count,
+    },
+    /// With `modifier` written, the operand at `operand` is the sink `_` (an mbarrier arrival on a
+    /// `.shared::cluster` barrier returns no state).
+    SinkWith {
+        /// The operand's position.
+        operand: usize,
+        /// The modifier.
+        modifier: &'static str,
+    },
+    /// With `modifier` written, the instruction takes exactly `n` operands (`.noComplete` brings
+    /// the count, `.expect_tx` the transaction count).
+    OperandsWith {
+        /// The modifier.
+        modifier: &'static str,
+        /// How many operands.
+        n: usize,
     },
     /// A tensor copy's `.Nd` names as many coordinates as the tensor operand holds.
     TensorRank,
@@ -176,6 +242,32 @@ const fn operand_with(
     }
 }
 
+const fn sink_with(
+    form: Form,
+    operand: usize,
+    modifier: &'static str,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::SinkWith { operand, modifier },
+        section,
+    }
+}
+
+const fn operands_with(
+    form: Form,
+    modifier: &'static str,
+    n: usize,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::OperandsWith { modifier, n },
+        section,
+    }
+}
+
 const fn rank(form: Form, section: &'static str) -> Rule {
     Rule {
         form,
@@ -220,6 +312,51 @@ const fn imm(
         },
         section,
     }
+}
+
+const fn type_for(
+    form: Form,
+    modifiers: &'static [&'static str],
+    position: usize,
+    types: &'static [&'static str],
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::TypeFor {
+            modifiers,
+            ty: TypeIs { position, types },
+        },
+        section,
+    }
+}
+
+/// A rule on the register count of a braced operand.
+const fn regs(
+    form: Form,
+    operand: usize,
+    what: &'static str,
+    when: &'static [&'static str],
+    ty: Option<TypeIs>,
+    count: Count,
+    section: &'static str,
+) -> Rule {
+    Rule {
+        form,
+        check: Check::Registers {
+            operand,
+            what,
+            when,
+            ty,
+            count,
+        },
+        section,
+    }
+}
+
+/// The type at `position` is one of `types`.
+const fn ty(position: usize, types: &'static [&'static str]) -> Option<TypeIs> {
+    Some(TypeIs { position, types })
 }
 
 const fn range(lo: i128, hi: i128) -> Values {
@@ -274,8 +411,626 @@ const S_TC_LD: &str = "9.7.16.8.3 tcgen05.ld: .num per .shape";
 const S_TC_ST: &str = "9.7.16.8.4 tcgen05.st: .num per .shape";
 const S_TC_ALLOC: &str = "9.7.16.7.1 tcgen05.alloc/dealloc: ncols a power of two, 32..=512";
 
+const S_SET: &str = "9.7.5.1 set / 9.7.5.2 setp: the comparison operators by type (tables \"Operators for signed integer, unsigned integer, and bit-size types\" and \"Floating-point comparison operators\"; ptxas: \"Mismatch between instruction type and comparison qualifier\")";
+const S_CP_RED: &str = "9.7.9.25.4.2 cp.reduce.async.bulk: the types each .redOp takes";
+const S_RED_ASYNC: &str = "9.7.13.7 red.async: the types each .redOp takes";
+const S_MMA_REGS: &str =
+    "9.7.14.5.14 mma: fragments of m16n8k16 (A four .b32, B two, C/D four .f32 or two .f16x2)";
+const S_MMA_BF16: &str =
+    "9.7.14.5.14 mma: .bf16 inputs accumulate in .f32 (.dtype = .ctype = .f32)";
+const S_WGMMA_REGS: &str = "9.7.15.5.1 wgmma: the accumulator fragment holds N/2 .f32/.s32 or N/4 .f16x2 registers per thread";
+const S_WGMMA_BF16: &str = "9.7.15.5.2 wgmma.mma_async: .bf16 inputs accumulate in .f32";
+const S_LDMATRIX: &str =
+    "9.7.14.5.15 ldmatrix: d holds one register per matrix (.x1/.x2/.x4; two per 16x16 .b8 matrix)";
+const S_STMATRIX: &str = "9.7.14.5.16 stmatrix: r holds one register per matrix (.x1/.x2/.x4)";
+const S_TC_REGS: &str = "9.7.16.8.3/9.7.16.8.4 tcgen05.ld/st: .num times the shape's 32-bit registers per thread (32x32b, 16x64b, 16x32bx2: 1; 16x128b: 2; 16x256b: 4)";
+const S_WMMA_TYPES: &str =
+    "9.7.14.4.1 wmma.load: .a/.b take .f16/.bf16/.s8/.u8, .c takes .f16/.f32/.s32";
+const S_WMMA_REGS: &str =
+    "9.7.14.2 matrix fragments for wmma: registers per fragment by shape and type";
+const S_LDST_HINT: &str =
+    "9.7.9.8 ld / 9.7.9.11 st: the cache-policy operand comes with .L2::cache_hint";
+const S_MBAR_CLUSTER: &str =
+    "9.7.13.15.13 mbarrier.arrive: with .shared::cluster the state destination is the sink _";
+const S_MBAR_COUNT: &str =
+    "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
+const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
+const S_SCALE_VEC: &str = "9.7.16.10.9 tcgen05.mma: .scale_vec::1X with kind::mxf8f6f4, 2X with kind::mxf4, 2X or 4X with kind::mxf4nvf4";
+const INTS: &[&str] = &["u16", "u32", "u64", "s16", "s32", "s64"];
+const UINTS: &[&str] = &["u16", "u32", "u64"];
+const FLOATS: &[&str] = &["f32", "f64"];
+const ORDERED: &[&str] = &["lt", "le", "gt", "ge"];
+const UNSIGNED_CMP: &[&str] = &["lo", "ls", "hi", "hs"];
+const FLOAT_CMP: &[&str] = &[
+    "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan", "ftz",
+];
+const SET_ORDERED_TYPES: &[&str] = &["u16", "u32", "u64", "s16", "s32", "s64", "f32", "f64"];
+
+/// wmma register counts of one shape and type (PTX ISA 9.7.14.2): `matrix` is `a`, `b`, `c` or
+/// `d`, `operand` its position.
+const fn wmma(
+    form: Form,
+    operand: usize,
+    matrix: &'static [&'static str],
+    ty: &'static [&'static str],
+    n: usize,
+) -> Rule {
+    regs(
+        form,
+        operand,
+        "the fragment",
+        matrix,
+        Some(TypeIs {
+            position: 0,
+            types: ty,
+        }),
+        Count::Fixed(n),
+        S_WMMA_REGS,
+    )
+}
+
 /// Every rule, by row.
 pub static RULES: &[Rule] = &[
+    // ld/st: the cache-policy operand comes with .L2::cache_hint (PTX ISA 9.7.9.8, 9.7.9.11;
+    // ptxas: "Arguments mismatch").
+    operand_with(Form::Ld, "policy", "L2::cache_hint", S_LDST_HINT),
+    operand_with(Form::LdOrdered, "policy", "L2::cache_hint", S_LDST_HINT),
+    operand_with(Form::LdGlobalNc, "policy", "L2::cache_hint", S_LDST_HINT),
+    operand_with(Form::St, "policy", "L2::cache_hint", S_LDST_HINT),
+    operand_with(Form::StOrdered, "policy", "L2::cache_hint", S_LDST_HINT),
+    // PTX ISA 9.7.9.8: .volatile applies to .global, .shared and generic addresses (ptxas:
+    // "Modifier '.volatile' cannot be applied to '.param' space").
+    excludes(
+        Form::Ld,
+        &["volatile"],
+        &["param"],
+        "9.7.9.8 ld: .volatile on .global, .shared and generic addresses",
+    ),
+    // mbarrier (PTX ISA 9.7.13.15.13/14): an arrival on a .shared::cluster barrier returns no
+    // state; .noComplete brings the count, .expect_tx the transaction count.
+    sink_with(Form::MbarrierArrive, 0, "shared::cluster", S_MBAR_CLUSTER),
+    sink_with(
+        Form::MbarrierArriveDrop,
+        0,
+        "shared::cluster",
+        S_MBAR_CLUSTER,
+    ),
+    sink_with(
+        Form::MbarrierArriveExpectTx,
+        0,
+        "shared::cluster",
+        S_MBAR_CLUSTER,
+    ),
+    operands_with(Form::MbarrierArriveDrop, "noComplete", 3, S_MBAR_COUNT),
+    operands_with(Form::MbarrierArriveDrop, "expect_tx", 3, S_MBAR_COUNT),
+    // PTX ISA 9.7.16.10.10: the CTA mask comes with .multicast::cluster.
+    operand_with(
+        Form::Tcgen05Commit,
+        "mask",
+        "multicast::cluster",
+        "9.7.16.10.10 tcgen05.commit: ctaMask with .multicast::cluster",
+    ),
+    // PTX ISA 9.7.9.27.1.2/9.7.9.27.1.3: the im2col modes address tensors of 3 to 5 dimensions.
+    needs(
+        Form::TmaStore,
+        "im2col_no_offs",
+        &["3d", "4d", "5d"],
+        S_IM2COL,
+    ),
+    needs(
+        Form::TmaReduce,
+        "im2col_no_offs",
+        &["3d", "4d", "5d"],
+        S_IM2COL,
+    ),
+    // PTX ISA 9.7.16.10.9: the scale vector sizes of each block-scaled kind (ptxas: "Modifier
+    // '.kind::mxf4' cannot be combined with modifier '.scale_vec::1X'").
+    excludes(
+        Form::Tcgen05MmaBlockScale,
+        &["kind::mxf8f6f4"],
+        &["scale_vec::2X", "scale_vec::4X"],
+        S_SCALE_VEC,
+    ),
+    excludes(
+        Form::Tcgen05MmaBlockScale,
+        &["kind::mxf4"],
+        &["scale_vec::1X", "scale_vec::4X"],
+        S_SCALE_VEC,
+    ),
+    excludes(
+        Form::Tcgen05MmaBlockScale,
+        &["kind::mxf4nvf4"],
+        &["scale_vec::1X"],
+        S_SCALE_VEC,
+    ),
+    // set/setp: which comparison goes with which source type (PTX ISA 9.7.5.1, 9.7.5.2).
+    type_for(Form::Set, UNSIGNED_CMP, 1, UINTS, S_SET),
+    type_for(Form::Set, FLOAT_CMP, 1, FLOATS, S_SET),
+    type_for(Form::Set, ORDERED, 1, SET_ORDERED_TYPES, S_SET),
+    type_for(Form::SetpInt, UNSIGNED_CMP, 0, UINTS, S_SET),
+    type_for(Form::SetpInt, ORDERED, 0, INTS, S_SET),
+    // cp.reduce.async.bulk (PTX ISA 9.7.9.25.4.2) and red.async (9.7.13.7): each operation's
+    // types.
+    needs(Form::CpReduceBulk, "and", &["b32", "b64"], S_CP_RED),
+    needs(Form::CpReduceBulk, "or", &["b32", "b64"], S_CP_RED),
+    needs(Form::CpReduceBulk, "xor", &["b32", "b64"], S_CP_RED),
+    needs(
+        Form::CpReduceBulk,
+        "add",
+        &["u32", "s32", "u64", "f32", "f64"],
+        S_CP_RED,
+    ),
+    needs(Form::CpReduceBulk, "inc", &["u32"], S_CP_RED),
+    needs(Form::CpReduceBulk, "dec", &["u32"], S_CP_RED),
+    needs(Form::CpReduceBulkCluster, "and", &["b32", "b64"], S_CP_RED),
+    needs(Form::CpReduceBulkCluster, "or", &["b32", "b64"], S_CP_RED),
+    needs(Form::CpReduceBulkCluster, "xor", &["b32", "b64"], S_CP_RED),
+    needs(
+        Form::CpReduceBulkCluster,
+        "add",
+        &["u32", "s32", "u64"],
+        S_CP_RED,
+    ),
+    needs(Form::CpReduceBulkCluster, "inc", &["u32"], S_CP_RED),
+    needs(Form::CpReduceBulkCluster, "dec", &["u32"], S_CP_RED),
+    needs(Form::RedAsync, "and", &["b32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "or", &["b32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "xor", &["b32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "add", &["u32", "s32", "u64"], S_RED_ASYNC),
+    needs(Form::RedAsync, "inc", &["u32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "dec", &["u32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "min", &["u32", "s32"], S_RED_ASYNC),
+    needs(Form::RedAsync, "max", &["u32", "s32"], S_RED_ASYNC),
+    // mma.m16n8k16 (PTX ISA 9.7.14.5.14): bf16 with f32 accumulators, and the fragments.
+    excludes(Form::MmaF16, &["bf16"], &["f16"], S_MMA_BF16),
+    regs(
+        Form::MmaF16,
+        0,
+        "d",
+        &[],
+        ty(0, &["f32"]),
+        Count::Fixed(4),
+        S_MMA_REGS,
+    ),
+    regs(
+        Form::MmaF16,
+        0,
+        "d",
+        &[],
+        ty(0, &["f16"]),
+        Count::Fixed(2),
+        S_MMA_REGS,
+    ),
+    regs(Form::MmaF16, 1, "a", &[], None, Count::Fixed(4), S_MMA_REGS),
+    regs(Form::MmaF16, 2, "b", &[], None, Count::Fixed(2), S_MMA_REGS),
+    regs(
+        Form::MmaF16,
+        3,
+        "c",
+        &[],
+        ty(3, &["f32"]),
+        Count::Fixed(4),
+        S_MMA_REGS,
+    ),
+    regs(
+        Form::MmaF16,
+        3,
+        "c",
+        &[],
+        ty(3, &["f16"]),
+        Count::Fixed(2),
+        S_MMA_REGS,
+    ),
+    // wgmma accumulators (PTX ISA 9.7.15.5.1): N/2 32-bit or N/4 packed f16 registers.
+    excludes(Form::WgmmaF16, &["bf16"], &["f16"], S_WGMMA_BF16),
+    regs(
+        Form::WgmmaF16,
+        0,
+        "d",
+        &[],
+        ty(0, &["f32"]),
+        Count::Scaled {
+            token: "m64n*k16",
+            mul: 1,
+            div: 2,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaF16,
+        0,
+        "d",
+        &[],
+        ty(0, &["f16"]),
+        Count::Scaled {
+            token: "m64n*k16",
+            mul: 1,
+            div: 4,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaTf32,
+        0,
+        "d",
+        &[],
+        None,
+        Count::Scaled {
+            token: "m64n*k8",
+            mul: 1,
+            div: 2,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaF8,
+        0,
+        "d",
+        &[],
+        ty(0, &["f32"]),
+        Count::Scaled {
+            token: "m64n*k32",
+            mul: 1,
+            div: 2,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaF8,
+        0,
+        "d",
+        &[],
+        ty(0, &["f16"]),
+        Count::Scaled {
+            token: "m64n*k32",
+            mul: 1,
+            div: 4,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaI8,
+        0,
+        "d",
+        &[],
+        None,
+        Count::Scaled {
+            token: "m64n*k32",
+            mul: 1,
+            div: 2,
+        },
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaF16,
+        1,
+        "a",
+        &[],
+        None,
+        Count::Fixed(4),
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaTf32,
+        1,
+        "a",
+        &[],
+        None,
+        Count::Fixed(4),
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaF8,
+        1,
+        "a",
+        &[],
+        None,
+        Count::Fixed(4),
+        S_WGMMA_REGS,
+    ),
+    regs(
+        Form::WgmmaI8,
+        1,
+        "a",
+        &[],
+        None,
+        Count::Fixed(4),
+        S_WGMMA_REGS,
+    ),
+    // ldmatrix/stmatrix (PTX ISA 9.7.14.5.15/16): one register per 8x8 matrix.
+    regs(
+        Form::Ldmatrix,
+        0,
+        "d",
+        &["x1"],
+        None,
+        Count::Fixed(1),
+        S_LDMATRIX,
+    ),
+    regs(
+        Form::Ldmatrix,
+        0,
+        "d",
+        &["x2"],
+        None,
+        Count::Fixed(2),
+        S_LDMATRIX,
+    ),
+    regs(
+        Form::Ldmatrix,
+        0,
+        "d",
+        &["x4"],
+        None,
+        Count::Fixed(4),
+        S_LDMATRIX,
+    ),
+    regs(
+        Form::LdmatrixB8,
+        0,
+        "d",
+        &["x1"],
+        None,
+        Count::Fixed(2),
+        S_LDMATRIX,
+    ),
+    regs(
+        Form::LdmatrixB8,
+        0,
+        "d",
+        &["x2"],
+        None,
+        Count::Fixed(4),
+        S_LDMATRIX,
+    ),
+    regs(
+        Form::Stmatrix,
+        1,
+        "r",
+        &["x1"],
+        None,
+        Count::Fixed(1),
+        S_STMATRIX,
+    ),
+    regs(
+        Form::Stmatrix,
+        1,
+        "r",
+        &["x2"],
+        None,
+        Count::Fixed(2),
+        S_STMATRIX,
+    ),
+    regs(
+        Form::Stmatrix,
+        1,
+        "r",
+        &["x4"],
+        None,
+        Count::Fixed(4),
+        S_STMATRIX,
+    ),
+    regs(
+        Form::StmatrixB8,
+        1,
+        "r",
+        &["x1"],
+        None,
+        Count::Fixed(1),
+        S_STMATRIX,
+    ),
+    regs(
+        Form::StmatrixB8,
+        1,
+        "r",
+        &["x2"],
+        None,
+        Count::Fixed(2),
+        S_STMATRIX,
+    ),
+    regs(
+        Form::StmatrixB8,
+        1,
+        "r",
+        &["x4"],
+        None,
+        Count::Fixed(4),
+        S_STMATRIX,
+    ),
+    // tcgen05.ld/st (PTX ISA 9.7.16.8.3/4): .num repetitions of the shape's registers.
+    regs(
+        Form::Tcgen05Ld,
+        0,
+        "r",
+        &["32x32b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05Ld,
+        0,
+        "r",
+        &["16x64b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05Ld,
+        0,
+        "r",
+        &["16x128b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 2,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05Ld,
+        0,
+        "r",
+        &["16x256b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 4,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05Ld16x32bx2,
+        0,
+        "r",
+        &[],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05St,
+        1,
+        "r",
+        &["32x32b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05St,
+        1,
+        "r",
+        &["16x64b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05St,
+        1,
+        "r",
+        &["16x128b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 2,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05St,
+        1,
+        "r",
+        &["16x256b"],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 4,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    regs(
+        Form::Tcgen05St16x32bx2,
+        2,
+        "r",
+        &[],
+        None,
+        Count::Scaled {
+            token: "x*",
+            mul: 1,
+            div: 1,
+        },
+        S_TC_REGS,
+    ),
+    // wmma (PTX ISA 9.7.14.4.1/9.7.14.2): which matrix takes which type, and the fragments (256
+    // elements of A/B/C of m16n16k16 over 32 threads; f16 A/B are eight .f16x2 in every shape).
+    needs(Form::WmmaLoad, "f32", &["c"], S_WMMA_TYPES),
+    needs(Form::WmmaLoad, "s32", &["c"], S_WMMA_TYPES),
+    needs(Form::WmmaLoad, "bf16", &["a", "b"], S_WMMA_TYPES),
+    needs(Form::WmmaLoad, "s8", &["a", "b"], S_WMMA_TYPES),
+    needs(Form::WmmaLoad, "u8", &["a", "b"], S_WMMA_TYPES),
+    wmma(Form::WmmaLoad, 0, &["a"], &["f16"], 8),
+    wmma(Form::WmmaLoad, 0, &["b"], &["f16"], 8),
+    wmma(Form::WmmaLoad, 0, &["c"], &["f16"], 4),
+    wmma(Form::WmmaLoad, 0, &["c"], &["f32", "s32"], 8),
+    wmma(Form::WmmaLoad, 0, &["a", "m16n16k16"], &["bf16"], 4),
+    wmma(Form::WmmaLoad, 0, &["b", "m16n16k16"], &["bf16"], 4),
+    wmma(Form::WmmaLoad, 0, &["a", "m8n32k16"], &["bf16"], 2),
+    wmma(Form::WmmaLoad, 0, &["b", "m8n32k16"], &["bf16"], 8),
+    wmma(Form::WmmaLoad, 0, &["a", "m32n8k16"], &["bf16"], 8),
+    wmma(Form::WmmaLoad, 0, &["b", "m32n8k16"], &["bf16"], 2),
+    wmma(Form::WmmaLoad, 0, &["a", "m16n16k16"], &["s8", "u8"], 2),
+    wmma(Form::WmmaLoad, 0, &["b", "m16n16k16"], &["s8", "u8"], 2),
+    wmma(Form::WmmaLoad, 0, &["a", "m8n32k16"], &["s8", "u8"], 1),
+    wmma(Form::WmmaLoad, 0, &["b", "m8n32k16"], &["s8", "u8"], 4),
+    wmma(Form::WmmaLoad, 0, &["a", "m32n8k16"], &["s8", "u8"], 4),
+    wmma(Form::WmmaLoad, 0, &["b", "m32n8k16"], &["s8", "u8"], 1),
+    wmma(Form::WmmaStore, 1, &[], &["f16"], 4),
+    wmma(Form::WmmaStore, 1, &[], &["f32", "s32"], 8),
+    wmma(Form::WmmaMma, 0, &[], &["f16"], 4),
+    wmma(Form::WmmaMma, 0, &[], &["f32"], 8),
+    regs(
+        Form::WmmaMma,
+        1,
+        "a",
+        &[],
+        None,
+        Count::Fixed(8),
+        S_WMMA_REGS,
+    ),
+    regs(
+        Form::WmmaMma,
+        2,
+        "b",
+        &[],
+        None,
+        Count::Fixed(8),
+        S_WMMA_REGS,
+    ),
+    regs(
+        Form::WmmaMma,
+        3,
+        "c",
+        &[],
+        ty(1, &["f16"]),
+        Count::Fixed(4),
+        S_WMMA_REGS,
+    ),
+    regs(
+        Form::WmmaMma,
+        3,
+        "c",
+        &[],
+        ty(1, &["f32"]),
+        Count::Fixed(8),
+        S_WMMA_REGS,
+    ),
     // PTX ISA 9.7.1.1/9.7.1.2: "Saturation modifier ... Applies only to .s32 type."
     needs(
         Form::AddInt,
@@ -801,7 +1556,12 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
 pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
     let op = i.opcode();
-    for r in rules_of(form) {
+    // Register counts come last: a wrong modifier is the better message (`m64n132k16`).
+    let counts = |r: &&Rule| matches!(r.check, Check::Registers { .. });
+    let ordered = rules_of(form)
+        .filter(|r| !counts(r))
+        .chain(rules_of(form).filter(counts));
+    for r in ordered {
         match r.check {
             Check::Needs { modifier, with } => {
                 if has(modifier) && !with.iter().any(|w| has(w)) {
@@ -830,6 +1590,78 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                 }
             }
             Check::OperandWith { .. } => {}
+            Check::SinkWith { operand, modifier } => {
+                if has(modifier) && !matches!(i.operands.get(operand), Some(Operand::Sink)) {
+                    return Err(Violation {
+                        kind: ErrorKind::OperandKind,
+                        message: format!(
+                            "`{op}`: with .{modifier} operand {operand} is the sink `_` (PTX ISA {})",
+                            r.section
+                        ),
+                    });
+                }
+            }
+            Check::OperandsWith { modifier, n } => {
+                if has(modifier) && i.operands.len() != n {
+                    return Err(Violation {
+                        kind: ErrorKind::OperandCount,
+                        message: format!(
+                            "`{op}` takes {n} operands with .{modifier}, not {} (PTX ISA {})",
+                            i.operands.len(),
+                            r.section
+                        ),
+                    });
+                }
+            }
+            Check::TypeFor { modifiers, ty } => {
+                if let Some(m) = modifiers.iter().find(|m| has(m)) {
+                    if !type_is(i, ty) {
+                        return Err(Violation {
+                            kind: ErrorKind::InvalidModifier,
+                            message: format!(
+                                "`{op}`: .{m} needs {} (PTX ISA {})",
+                                describe_type(ty),
+                                r.section
+                            ),
+                        });
+                    }
+                }
+            }
+            Check::Registers {
+                operand,
+                what,
+                when,
+                ty,
+                count,
+            } => {
+                if !when.iter().all(|w| has(w)) || ty.is_some_and(|t| !type_is(i, t)) {
+                    continue;
+                }
+                let Some(Operand::Vector(v)) = i.operands.get(operand) else {
+                    continue;
+                };
+                let want = match count {
+                    Count::Fixed(n) => Some(n),
+                    Count::Scaled { token, mul, div } => i
+                        .modifiers
+                        .iter()
+                        .find_map(|m| number_in(token, m))
+                        .and_then(|n| usize::try_from(n).ok())
+                        .map(|n| n * mul / div),
+                };
+                if let Some(want) = want {
+                    if v.len() != want {
+                        return Err(Violation {
+                            kind: ErrorKind::OperandCount,
+                            message: format!(
+                                "`{op}`: {what} (operand {operand}) holds {want} registers, not {} (PTX ISA {})",
+                                v.len(),
+                                r.section
+                            ),
+                        });
+                    }
+                }
+            }
             Check::CvtRounding => {
                 if let Some(why) = cvt_rounding(i) {
                     return Err(Violation {
@@ -905,6 +1737,27 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
         }
     }
     operands_brought(form, i)
+}
+
+/// True when the instruction's type at `t.position` is one of `t.types`.
+fn type_is(i: &Instruction, t: TypeIs) -> bool {
+    let written: Vec<&str> = i
+        .modifiers
+        .iter()
+        .map(|m| m.as_ref())
+        .filter(|m| m.parse::<crate::types::ScalarType>().is_ok())
+        .collect();
+    written.get(t.position).is_some_and(|w| t.types.contains(w))
+}
+
+/// "a .u16, .u32 or .u64 second type".
+fn describe_type(t: TypeIs) -> String {
+    let names: Vec<String> = t.types.iter().map(|x| format!(".{x}")).collect();
+    let nth = ["first", "second", "third", "fourth"]
+        .get(t.position)
+        .copied()
+        .unwrap_or("later");
+    format!("a {} {nth} type", names.join(", "))
 }
 
 /// What is wrong with a cvt's rounding for its pair of types, if anything.
@@ -1015,6 +1868,47 @@ mod tests {
                     );
                 }
                 Check::TensorRank | Check::CvtRounding => {}
+                Check::SinkWith { operand, modifier } => {
+                    assert!(known(modifier), "{:?}: no .{modifier}", r.form);
+                    assert!(
+                        operand < p.operands().len(),
+                        "{:?}: operand {operand}",
+                        r.form
+                    );
+                }
+                Check::OperandsWith { modifier, n } => {
+                    assert!(known(modifier), "{:?}: no .{modifier}", r.form);
+                    let (lo, hi) = p.operand_range();
+                    assert!((lo..=hi).contains(&n), "{:?}: {n} operands", r.form);
+                }
+                Check::TypeFor { modifiers, ty } => {
+                    assert!(
+                        modifiers.iter().any(|m| known(m)),
+                        "{:?}: {modifiers:?}",
+                        r.form
+                    );
+                    assert!(ty.types.iter().all(|t| known(t)), "{:?}: {ty:?}", r.form);
+                }
+                Check::Registers {
+                    operand,
+                    when,
+                    ty,
+                    count,
+                    ..
+                } => {
+                    assert!(
+                        operand < p.operands().len(),
+                        "{:?}: operand {operand}",
+                        r.form
+                    );
+                    assert!(when.iter().all(|w| known(w)), "{:?}: {when:?}", r.form);
+                    if let Some(t) = ty {
+                        assert!(t.types.iter().any(|x| known(x)), "{:?}: {t:?}", r.form);
+                    }
+                    if let Count::Scaled { token, div, .. } = count {
+                        assert!(known(token) && div > 0, "{:?}: no .{token}", r.form);
+                    }
+                }
                 Check::Immediate { operand, when, .. } => {
                     assert!(
                         operand < p.operands().len(),

@@ -321,6 +321,19 @@ impl Env<'_> {
                 e(cx, 3, t, Rule::Agree);
             }
             RedInt | RedF32 | RedF64 | RedF16 | RedBf16 => e(cx, 1, t, Rule::Agree),
+            MatchAny
+                if matches!(
+                    ops.first(),
+                    Some(Operand::Pair(..) | Operand::NamedPair(..))
+                ) =>
+            {
+                // PTX ISA 9.7.13.9: only match.all writes the predicate.
+                cx.error(
+                    ErrorKind::OperandKind,
+                    pos,
+                    format!("`{op}` writes no predicate: `d|p` is match.all's"),
+                );
+            }
             MatchAny | MatchAll => {
                 if !matches!(
                     ops.first(),
@@ -367,6 +380,47 @@ impl Env<'_> {
             Popc | Clz => {
                 e(cx, 0, ScalarType::U32, Rule::Agree);
                 e(cx, 1, t, Rule::Agree);
+            }
+            // PTX ISA 10: special registers are read as .u32/.u64 (.pred for the cluster flags);
+            // ptxas: "Special register argument not allowed".
+            Mov if matches!(ops.get(1), Some(Operand::Sreg(_))) && t.is_float() => {
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!("`{op}` reads a special register as {t}; they are integers"),
+                );
+            }
+            MovB128 => match ops.iter().position(|o| matches!(o, Operand::Vector(_))) {
+                Some(k) => self.packed(cx, i, k, t, pos),
+                None => {
+                    for k in 0..ops.len() {
+                        e(cx, k, t, Rule::Agree);
+                    }
+                }
+            },
+            // PTX ISA 9.7.13.15: the state is .b64, counts and transaction counts .u32, the
+            // phase parity .u32, the waited-on result a predicate.
+            MbarrierArrive
+            | MbarrierArriveDrop
+            | MbarrierArriveNoComplete
+            | MbarrierArriveExpectTx => {
+                if !matches!(ops.first(), Some(Operand::Sink)) {
+                    e(cx, 0, ScalarType::B64, Rule::Agree);
+                }
+                e(cx, 2, ScalarType::U32, Rule::Agree);
+            }
+            MbarrierInit | MbarrierExpectTx | MbarrierCompleteTx => {
+                e(cx, 1, ScalarType::U32, Rule::Agree);
+            }
+            MbarrierTestWait | MbarrierTryWait => {
+                e(cx, 0, ScalarType::Pred, Rule::Agree);
+                let state = if has("parity") {
+                    ScalarType::U32
+                } else {
+                    ScalarType::B64
+                };
+                e(cx, 2, state, Rule::Agree);
+                e(cx, 3, ScalarType::U32, Rule::Agree);
             }
             Mov => {
                 let vector = ops.iter().position(|o| matches!(o, Operand::Vector(_)));
@@ -519,12 +573,12 @@ impl Env<'_> {
     pub fn spaces(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
         if !matches!(
             i.mnemonic.as_ref(),
-            "ld" | "st" | "ldu" | "atom" | "red" | "prefetch"
+            "ld" | "st" | "ldu" | "atom" | "red" | "prefetch" | "mbarrier"
         ) {
             return;
         }
         let op = i.opcode();
-        let space = i.modifiers.iter().find_map(|m| match m.as_ref() {
+        let written = i.modifiers.iter().find_map(|m| match m.as_ref() {
             "global" => Some(StateSpace::Global),
             "shared" | "shared::cta" => Some(StateSpace::Shared(SharedScope::Implicit)),
             "shared::cluster" => Some(StateSpace::Shared(SharedScope::Cluster)),
@@ -532,6 +586,13 @@ impl Env<'_> {
             "const" => Some(StateSpace::Const),
             "param" => Some(StateSpace::Param),
             _ => None,
+        });
+        // PTX ISA 9.7.9.12/9.7.13.7: st.async and red.async address .shared::cluster whether or
+        // not the qualifier is written.
+        let is_async = i.modifiers.first().is_some_and(|m| m == "async");
+        let space = written.or_else(|| {
+            (is_async && matches!(i.mnemonic.as_ref(), "st" | "red"))
+                .then_some(StateSpace::Shared(SharedScope::Cluster))
         });
         for o in &i.operands {
             let Operand::Addr(a) = o else { continue };
@@ -544,7 +605,23 @@ impl Env<'_> {
                     let Some(SymbolKind::Data(var_space)) = kind.copied() else {
                         continue;
                     };
-                    let Some(space) = space else { continue };
+                    let Some(space) = space else {
+                        // PTX ISA 6.4.1 (generic addressing): a generic address reaches the
+                        // .global, .shared and .local windows; .param and .const variables are
+                        // read through their own space (ptxas: "State space mismatch between
+                        // instruction and address").
+                        if matches!(var_space, StateSpace::Param | StateSpace::Const) {
+                            cx.error(
+                                ErrorKind::OperandKind,
+                                pos,
+                                format!(
+                                    "`{op}` addresses generically but `{s}` is a {var_space} variable: write .{}",
+                                    var_space.to_string().trim_start_matches('.')
+                                ),
+                            );
+                        }
+                        continue;
+                    };
                     let same = match (space, var_space) {
                         (StateSpace::Shared(_), StateSpace::Shared(_)) => true,
                         (a, b) => a == b,
