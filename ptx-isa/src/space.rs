@@ -57,6 +57,24 @@ impl StateSpace {
     }
 }
 
+impl StateSpace {
+    /// The memory space an instruction modifier names (`global`, `shared::cta`, written without
+    /// the dot), or `None` for any other modifier.
+    pub fn of_modifier(m: &str) -> Option<StateSpace> {
+        [
+            StateSpace::Const,
+            StateSpace::Global,
+            StateSpace::Local,
+            StateSpace::Param,
+            StateSpace::Shared(SharedScope::Implicit),
+            StateSpace::Shared(SharedScope::Cta),
+            StateSpace::Shared(SharedScope::Cluster),
+        ]
+        .into_iter()
+        .find(|s| s.qualifier().strip_prefix('.') == Some(m))
+    }
+}
+
 impl fmt::Display for StateSpace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.qualifier())

@@ -1824,6 +1824,27 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
             ),
         });
     }
+    // What a modifier brings (a cache policy, a CTA mask) is one value, after the required
+    // operands in the pattern's order: `{0, 1}` there is another row's operand (an im2col form's
+    // offsets).
+    let brought_slots = optional
+        .iter()
+        .filter_map(|o| brought.iter().find(|(s, _, _)| s == o));
+    for (k, (slot, m, section)) in (required..).zip(brought_slots) {
+        if matches!(
+            i.operands.get(k),
+            Some(Operand::Vector(_) | Operand::Addr(_) | Operand::Tensor { .. })
+        ) {
+            return Err(Violation {
+                kind: ErrorKind::OperandKind,
+                message: format!(
+                    "operand {k} of `{}` is `{slot}` (with .{m}): one value, not a vector or an \
+                     address (PTX ISA {section})",
+                    i.opcode()
+                ),
+            });
+        }
+    }
     Ok(())
 }
 

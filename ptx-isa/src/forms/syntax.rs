@@ -251,6 +251,161 @@ impl Pattern {
     }
 }
 
+/// Modifiers ptxas 13.0 takes written more than once, as if written once (flags: set twice is
+/// set). Measured: `add.sat.sat.f32`, `ex2.approx.approx.f32`, `wgmma.fence.sync.sync`,
+/// `cvt.rn.relu.relu.f16x2.f32`, `bra.uni.uni`, `min.NaN.NaN.f32` assemble; ptxas refuses every
+/// other repeat it was tried with ("Duplicate .ftz modifier", "Multiple rounding modifiers
+/// specified", "Multiple .aligned modifiers specified", a second state space, vector or type).
+/// The PTX ISA grammar writes each modifier once.
+const REPEATABLE: &[&str] = &["sat", "satfinite", "approx", "sync", "relu", "uni", "NaN"];
+
+/// Mnemonics whose `.aligned` ptxas 13.0 does not require although the PTX ISA writes it
+/// (`wgmma.fence.sync`, `tcgen05.ld.sync.32x32b.x1.b32` assemble). `ldmatrix`, `mma`,
+/// `barrier`, `tcgen05.alloc`/`dealloc`/`wait`/`relinquish_alloc_permit` do require it (".aligned
+/// modifier required for instruction ...").
+const ALIGNED_OPTIONAL: &[&str] = &["wgmma", "tcgen05.ld", "tcgen05.st"];
+
+/// Mnemonics whose modifiers ptxas 13.0 reads in the written order: it reads `bar.arrive` and
+/// `barrier.arrive` as instruction names, so `barrier.arrive.cta` is refused ("Illegal modifier
+/// '.cta' for instruction 'barrier.arrive'") where `barrier.cta.arrive` assembles.
+const IN_ORDER: &[&str] = &["bar", "barrier"];
+
+impl Pattern {
+    /// The modifiers of `mnemonic.modifiers` in this pattern's order, when the written ones are
+    /// this pattern's written in another order, with a flag of [`REPEATABLE`] written twice, or
+    /// without an `.aligned` that [`ALIGNED_OPTIONAL`] mnemonics may leave out: what ptxas 13.0
+    /// takes beyond the manual's grammar (it reads the modifiers as a set; `ld.global.f32.volatile`
+    /// assembles). Type names keep their written order (`cvt.f16.f32` is not `cvt.f32.f16`).
+    /// `None` when the modifiers are not this pattern's in any order, or when they already match
+    /// as written.
+    pub fn reordered<S: AsRef<str>>(&self, mnemonic: &str, modifiers: &[S]) -> Option<Vec<String>> {
+        let rest = self.rest(mnemonic, modifiers)?;
+        let mut tokens: Vec<&str> = Vec::new();
+        for t in rest {
+            if !(REPEATABLE.contains(&t) && tokens.contains(&t)) {
+                tokens.push(t);
+            }
+        }
+        let aligned_optional = ALIGNED_OPTIONAL
+            .iter()
+            .any(|m| self.mnemonic == *m || self.mnemonic.starts_with(&format!("{m}.")));
+        let mut search = Unordered {
+            tokens: &tokens,
+            used: vec![false; tokens.len()],
+            out: Vec::new(),
+            aligned_optional,
+            in_order: IN_ORDER.contains(&self.mnemonic.as_str()),
+        };
+        if !search.run(&self.elements) {
+            return None;
+        }
+        let mut all: Vec<String> = self
+            .mnemonic
+            .split('.')
+            .skip(1)
+            .map(str::to_string)
+            .collect();
+        all.extend(search.modifiers().map(str::to_string));
+        let same =
+            all.len() == modifiers.len() && all.iter().zip(modifiers).all(|(a, m)| a == m.as_ref());
+        (!same).then_some(all)
+    }
+}
+
+/// [`Pattern::reordered`]'s search: each element takes tokens from anywhere in `tokens` (each
+/// token once), type names in their written order.
+struct Unordered<'a> {
+    tokens: &'a [&'a str],
+    used: Vec<bool>,
+    /// The tokens taken, by index; `None` for a supplied `.aligned`.
+    out: Vec<Option<usize>>,
+    aligned_optional: bool,
+    /// Every token in its written order (the [`IN_ORDER`] mnemonics).
+    in_order: bool,
+}
+
+impl Unordered<'_> {
+    /// Tokens ptxas reads by position, each class in its written order: type names
+    /// (`cvt.f16.f32` is not `cvt.f32.f16`) and state spaces (`cp.async.bulk.global.shared::cta`
+    /// is a store, `.shared::cta.global` a load), or every token for the [`IN_ORDER`] mnemonics.
+    /// `mbarrier.arrive.b64.shared` assembles: a type and a space may swap.
+    fn class(&self, token: &str) -> Option<u8> {
+        if self.in_order {
+            Some(0)
+        } else if token.parse::<crate::ScalarType>().is_ok() {
+            Some(1)
+        } else if crate::StateSpace::of_modifier(token).is_some() {
+            Some(2)
+        } else {
+            None
+        }
+    }
+}
+
+impl Unordered<'_> {
+    /// The opcode's modifiers after the mnemonic, in the pattern's order.
+    fn modifiers(&self) -> impl Iterator<Item = &str> {
+        self.out
+            .iter()
+            .map(|k| k.map_or("aligned", |k| self.tokens[k]))
+    }
+
+    fn run(&mut self, elements: &[Element]) -> bool {
+        let Some((first, rest)) = elements.split_first() else {
+            return self.used.iter().all(|u| *u);
+        };
+        for alt in &first.alts {
+            let mut picked: Vec<usize> = Vec::with_capacity(alt.len());
+            for a in alt {
+                let k = (0..self.tokens.len()).find(|&k| {
+                    let t = self.tokens[k];
+                    !self.used[k]
+                        && !picked.contains(&k)
+                        && token_matches(a, t)
+                        && self.class(t).is_none_or(|c| {
+                            // After every token of its class taken so far.
+                            self.out
+                                .iter()
+                                .flatten()
+                                .chain(&picked)
+                                .all(|&j| self.class(self.tokens[j]) != Some(c) || j < k)
+                        })
+                });
+                match k {
+                    Some(k) => picked.push(k),
+                    None => break,
+                }
+            }
+            if picked.len() != alt.len() {
+                continue;
+            }
+            for &k in &picked {
+                self.used[k] = true;
+                self.out.push(Some(k));
+            }
+            if self.run(rest) {
+                return true;
+            }
+            for &k in &picked {
+                self.used[k] = false;
+                self.out.pop();
+            }
+        }
+        if first.optional {
+            return self.run(rest);
+        }
+        // A required `.aligned` left out is supplied where ptxas does not require it.
+        if self.aligned_optional && first.alts == [vec!["aligned".to_string()]] {
+            self.out.push(None);
+            if self.run(rest) {
+                return true;
+            }
+            self.out.pop();
+        }
+        false
+    }
+}
+
 fn assign(elements: &[Element], tokens: &[&str], chosen: &mut Vec<Option<usize>>) -> bool {
     let Some((first, rest)) = elements.split_first() else {
         return tokens.is_empty();
@@ -525,5 +680,49 @@ mod tests {
         let p = Pattern::parse("add.{sat.s32|u32|s32} d, a, b").unwrap();
         assert_eq!(p.choices_of("add", &["sat", "s32"]), Some(vec![Some(0)]));
         assert_eq!(p.choices_of("add", &["sat", "u32"]), None);
+    }
+
+    /// What ptxas 13.0 takes beyond the grammar, measured: modifiers in another order, a flag
+    /// twice, wgmma's `.aligned` left out; and what it refuses: `.ftz` twice, types or state
+    /// spaces swapped, `barrier.arrive.cta`.
+    #[test]
+    fn reordered_follows_ptxas() {
+        let re = |syntax: &str, op: &str| {
+            let p = Pattern::parse(syntax).unwrap();
+            let mut parts = op.split('.');
+            let m = parts.next().unwrap();
+            let mods: Vec<&str> = parts.collect();
+            p.reordered(m, &mods).map(|v| v.join("."))
+        };
+        let add = "add{.rn|.rz}{.ftz}{.sat}.f32 d, a, b";
+        assert_eq!(re(add, "add.f32.rn"), Some("rn.f32".into()));
+        assert_eq!(re(add, "add.sat.ftz.sat.f32"), Some("ftz.sat.f32".into()));
+        assert_eq!(re(add, "add.ftz.ftz.f32"), None);
+        assert_eq!(re(add, "add.rn.f32"), None, "already in order");
+        let ld = "ld{.weak|.volatile}{.global|.shared}{.v2|.v4}.{f32|u32} d, [a]";
+        assert_eq!(
+            re(ld, "ld.global.f32.volatile"),
+            Some("volatile.global.f32".into())
+        );
+        let cvt = "cvt{.rn|.rz}.{f16|f32}.{f16|f32} d, a";
+        assert_eq!(re(cvt, "cvt.f16.f32.rn"), Some("rn.f16.f32".into()));
+        let bulk = "cp.async.bulk.{shared::cta|global}.{global|shared::cta}.bulk_group [d], [s], n";
+        assert_eq!(
+            re(bulk, "cp.async.bulk.bulk_group.global.shared::cta"),
+            Some("async.bulk.global.shared::cta.bulk_group".into())
+        );
+        let fence = "wgmma.fence.sync.aligned";
+        assert_eq!(
+            re(fence, "wgmma.fence.sync"),
+            Some("fence.sync.aligned".into())
+        );
+        assert_eq!(
+            re(fence, "wgmma.fence.sync.sync"),
+            Some("fence.sync.aligned".into())
+        );
+        let ldm = "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}.shared.b16 d, [p]";
+        assert_eq!(re(ldm, "ldmatrix.sync.m8n8.x4.shared.b16"), None);
+        let bar = "barrier{.cta}.arrive{.aligned} a, b";
+        assert_eq!(re(bar, "barrier.arrive.cta"), None);
     }
 }

@@ -131,6 +131,27 @@ pub fn resolve(i: &Instruction) -> Resolution {
     Resolution::UnknownModifiers
 }
 
+/// The row an instruction matches once its modifiers are put in the row's order, a modifier
+/// written twice is written once, or a missing `.aligned` is supplied: ptxas 13.0 takes these
+/// (`cos.approx.approx.f32`, `ld.global.volatile.u32`, `wgmma.fence.sync`) although the PTX ISA
+/// grammar does not. Gives the row and the opcode as the row writes it; `None` when no row takes
+/// the modifiers in any order.
+pub fn lenient(i: &Instruction) -> Option<(Form, Instruction)> {
+    let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
+    let n = i.operands.len();
+    candidates.iter().find_map(|(form, p)| {
+        let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
+        if !p.matches_operand_count(n) {
+            return None;
+        }
+        let mut fixed = i.clone();
+        fixed.mnemonic = p.mnemonic().to_string().into();
+        fixed.modifiers = mods.into_iter().map(Into::into).collect();
+        fixed.form = Some(refine(*form, &fixed));
+        Some((refine(*form, &fixed), fixed))
+    })
+}
+
 /// `u33`, `f8`, `b7`: shaped like a type name.
 fn looks_like_type(m: &str) -> bool {
     let mut c = m.chars();

@@ -442,7 +442,24 @@ fn function(
 }
 
 fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
-    use crate::parse::resolve::{Resolution, resolve};
+    use crate::parse::resolve::{Resolution, lenient, resolve};
+    // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
+    // warning, and the instruction is checked as its row writes it.
+    if let Resolution::WrongModifier { .. } = resolve(i) {
+        if let Some((form, fixed)) = lenient(i) {
+            cx.warning(
+                pos,
+                format!(
+                    "`{}` is `{}` as the PTX ISA writes it ({}); ptxas 13.0 takes it as written",
+                    i.opcode(),
+                    fixed.opcode(),
+                    form.spec().syntax
+                ),
+            );
+            instruction(cx, env, &fixed, pos);
+            return;
+        }
+    }
     let op = i.opcode();
     // The guard.
     if let Some(g) = &i.guard {

@@ -381,15 +381,6 @@ impl Env<'_> {
                 e(cx, 0, ScalarType::U32, Rule::Agree);
                 e(cx, 1, t, Rule::Agree);
             }
-            // PTX ISA 10: special registers are read as .u32/.u64 (.pred for the cluster flags);
-            // ptxas: "Special register argument not allowed".
-            Mov if matches!(ops.get(1), Some(Operand::Sreg(_))) && t.is_float() => {
-                cx.error(
-                    ErrorKind::OperandType,
-                    pos,
-                    format!("`{op}` reads a special register as {t}; they are integers"),
-                );
-            }
             MovB128 => match ops.iter().position(|o| matches!(o, Operand::Vector(_))) {
                 Some(k) => self.packed(cx, i, k, t, pos),
                 None => {
@@ -422,6 +413,22 @@ impl Env<'_> {
                 e(cx, 2, state, Rule::Agree);
                 e(cx, 3, ScalarType::U32, Rule::Agree);
             }
+            // PTX ISA 9.7.14.2: .f32 and .s32 fragments are registers of that type (.f16 ones
+            // are packed .f16x2 in 32-bit registers).
+            WmmaStore if matches!(t, ScalarType::F32 | ScalarType::S32) => {
+                e(cx, 1, t, Rule::Agree);
+            }
+            WmmaLoad if matches!(t, ScalarType::F32 | ScalarType::S32) => {
+                e(cx, 0, t, Rule::Agree);
+            }
+            WmmaMma => {
+                if t == ScalarType::F32 {
+                    e(cx, 0, t, Rule::Agree);
+                }
+                if types.get(1) == Some(&ScalarType::F32) {
+                    e(cx, 3, ScalarType::F32, Rule::Agree);
+                }
+            }
             Mov => {
                 let vector = ops.iter().position(|o| matches!(o, Operand::Vector(_)));
                 match vector {
@@ -435,6 +442,15 @@ impl Env<'_> {
                     }
                     Some(k) => self.packed(cx, i, k, t, pos),
                 }
+            }
+            // PTX ISA 10: special registers are read as .u32/.u64 (.pred for the cluster flags);
+            // ptxas: "Special register argument not allowed".
+            MovSreg | MovSregCluster | MovSregTotalSmem if t.is_float() => {
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!("`{op}` reads a special register as {t}; they are integers"),
+                );
             }
             MovSreg | MovSregCluster | MovSregTotalSmem => {
                 e(cx, 0, t, Rule::Agree);
