@@ -679,6 +679,16 @@ fn example(
             let (d, a) = (r!(B32), r!(F32));
             k.cvt_tf32(d, a)
         }
+        CvtTf32Round => {
+            let (d, a) = (r!(B32), r!(F32));
+            let i = Instruction::new("cvt")
+                .modifier("rn")
+                .ty(crate::types::ScalarType::Tf32)
+                .ty(crate::types::ScalarType::F32)
+                .operand(d)
+                .operand(a);
+            k.emit(Form::CvtTf32F32, i)
+        }
         CvtF8x2F32 => {
             let (d, a) = (r!(B16), r!(F32));
             k.cvt_pack_f8x2(F8Kind::E4m3, d, a, a, false)
@@ -707,6 +717,13 @@ fn example(
         }
         BarSync => k.bar_sync(0u32, None),
         BarArrive => k.bar_arrive(1u32, 64u32),
+        BarCta => {
+            let i = Instruction::new("bar")
+                .modifier("cta")
+                .modifier("sync")
+                .operand(Imm::UInt(0));
+            k.emit(Form::BarSync, i)
+        }
         BarRedPopc => {
             let (d, p) = (r!(U32), k.pred());
             k.setp(CmpOp::Eq, p, d, 0u32)?;

@@ -72,6 +72,24 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::AtomOrdered);
     }
+    // PTX ISA 9.7.13.1: the `.cta` of bar and barrier is PTX 7.8.
+    if matches!(
+        form,
+        Form::BarSync
+            | Form::BarArrive
+            | Form::BarRedPopc
+            | Form::BarRedPred
+            | Form::BarrierSync
+            | Form::BarrierArrive
+    ) && has("cta")
+    {
+        v.push(Form::BarCta);
+    }
+    // PTX ISA 9.7.9.21: rounding to .tf32 to nearest or toward zero is PTX 7.8 and sm_90 (.rna
+    // is PTX 7.0 and sm_80).
+    if form == Form::CvtTf32F32 && (has("rn") || has("rz")) {
+        v.push(Form::CvtTf32Round);
+    }
     if form == Form::Cvta && has("param") {
         v.push(Form::CvtaParam);
     }

@@ -1241,6 +1241,14 @@ pub static RULES: &[Rule] = &[
         &["rn", "rz"],
         "9.7.9.21 cvt: .relu with .rn or .rz (ptxas: \"Illegal rounding modifier\")",
     ),
+    // PTX ISA 9.7.9.21: `cvt.frnd2{.satfinite}{.relu}.tf32.f32` (.frnd2 = .rn, .rz) takes
+    // `.relu`; `cvt.rna{.satfinite}.tf32.f32` does not.
+    needs(
+        Form::CvtTf32F32,
+        "relu",
+        &["rn", "rz"],
+        "9.7.9.21 cvt: .relu to .tf32 with .rn or .rz (ptxas: \"Modifier '.relu' cannot be combined with modifier '.rna'\")",
+    ),
     // Operands that modifiers bring, and the tensor's rank.
     operand_with(Form::CpAsyncBulkG2S, "mask", "multicast::cluster", S_HINT),
     operand_with(Form::CpAsyncBulkG2S, "policy", "L2::cache_hint", S_HINT),

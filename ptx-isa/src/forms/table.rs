@@ -193,7 +193,8 @@ forms! {
     CvtF32Bf16: "cvt.f32.bf16", "cvt.f32.bf16 d, a", ptx (7, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.{rn|rz}{.relu}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F32: "cvt.f16x2.f32", "cvt.{rn|rz}{.relu}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtTf32F32: "cvt.tf32.f32", "cvt.rna.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtTf32F32: "cvt.tf32.f32", "cvt.{rna|rn|rz}{.relu}.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtTf32Round: "cvt.tf32.rn", "cvt.rn.tf32.f32 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.rn/.rz to .tf32; ptxas: \"Feature 'cvt with .tf32.f32.rn' requires .target sm_90\", \"PTX ISA .version 7.8\")", feature;
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     Cvta: "cvta", "cvta{.to}.{global|local|shared|const|param}.u64 d, a", ptx (2, 0), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
@@ -207,6 +208,7 @@ forms! {
     BarRedPred: "bar.red.pred", "bar{.cta}.red.{and|or}.pred p, a{, b}, {!}c", ptx (2, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: bar";
     BarrierSync: "barrier.sync", "barrier{.cta}.sync{.aligned} a{, b}", ptx (6, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: barrier";
     BarrierArrive: "barrier.arrive", "barrier{.cta}.arrive{.aligned} a, b", ptx (6, 0), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: barrier";
+    BarCta: "bar.cta", "bar.cta.sync a{, b}", ptx (7, 8), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: bar, barrier (.cta; ptxas: \"Feature 'bar.cta' requires PTX ISA .version 7.8\")", feature;
     BarWarpSync: "bar.warp.sync", "bar.warp.sync membermask", ptx (6, 0), ALL, "9.7.13.2 Parallel Synchronization and Communication Instructions: bar.warp.sync";
     Membar: "membar", "membar.{cta|gl|sys}", ptx (1, 4), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar";
     Fence: "fence", "fence{.sc|.acq_rel|.acquire|.release}.{cta|gpu|sys}", ptx (6, 0), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";

@@ -470,6 +470,12 @@ impl Env<'_> {
                     e(cx, 1, a, Rule::Wider);
                 }
             }
+            // PTX ISA 9.7.9.21: a .tf32 result is the 32-bit pattern of the value (a .b32
+            // register), rounded from an .f32.
+            CvtTf32F32 => {
+                e(cx, 0, ScalarType::B32, Rule::Agree);
+                e(cx, 1, ScalarType::F32, Rule::Agree);
+            }
             Ld | LdOrdered | LdGlobalNc => {
                 e(cx, 0, t, Rule::Wider);
             }
