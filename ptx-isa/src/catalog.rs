@@ -679,6 +679,18 @@ fn example(
             let (d, a) = (r!(B32), r!(F32));
             k.cvt_tf32(d, a)
         }
+        CvtSatfinite => {
+            let (d, a) = (r!(F16x2), r!(F32));
+            let i = Instruction::new("cvt")
+                .modifier("rn")
+                .modifier("satfinite")
+                .ty(crate::types::ScalarType::F16x2)
+                .ty(crate::types::ScalarType::F32)
+                .operand(d)
+                .operand(a)
+                .operand(a);
+            k.emit(Form::CvtF16x2F32, i)
+        }
         CvtTf32Round => {
             let (d, a) = (r!(B32), r!(F32));
             let i = Instruction::new("cvt")

@@ -90,6 +90,14 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     if form == Form::CvtTf32F32 && (has("rn") || has("rz")) {
         v.push(Form::CvtTf32Round);
     }
+    // PTX ISA 9.7.9.21: `.satfinite` on a conversion to .f16x2, .bf16 or .bf16x2 is PTX 8.1.
+    if matches!(
+        form,
+        Form::CvtF16x2F32 | Form::CvtBf16x2F32 | Form::CvtBf16F32
+    ) && has("satfinite")
+    {
+        v.push(Form::CvtSatfinite);
+    }
     if form == Form::Cvta && has("param") {
         v.push(Form::CvtaParam);
     }

@@ -1241,6 +1241,13 @@ pub static RULES: &[Rule] = &[
         &["rn", "rz"],
         "9.7.9.21 cvt: .relu with .rn or .rz (ptxas: \"Illegal rounding modifier\")",
     ),
+    // PTX ISA 9.7.9.21: `cvt.frnd2{.relu}{.satfinite}.bf16.f32`, .frnd2 = .rn, .rz.
+    needs(
+        Form::CvtBf16F32,
+        "satfinite",
+        &["rn", "rz"],
+        "9.7.9.21 cvt: .satfinite with .rn or .rz (ptxas: \"Modifier '.satfinite' cannot be combined with modifier '.rm'\")",
+    ),
     // PTX ISA 9.7.9.21: `cvt.frnd2{.satfinite}{.relu}.tf32.f32` (.frnd2 = .rn, .rz) takes
     // `.relu`; `cvt.rna{.satfinite}.tf32.f32` does not.
     needs(

@@ -189,11 +189,12 @@ forms! {
     MemSharedCta: "mem.shared::cta", "ld.shared::cta.u32 d, [a]", ptx (7, 8), ALL, "5.1.5 State Spaces: Shared State Space (.shared::cta; ptxas: \"Feature '::cta' requires PTX ISA .version 7.8\")", feature;
     MemB128: "mem.b128", "ld.global.b128 d, [a]", ptx (8, 3), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.b128)", feature;
     Cvt: "cvt", "cvt{.rni|.rzi|.rmi|.rpi|.rn|.rz|.rm|.rp}{.ftz}{.sat}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64} d, a", ptx (1, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtBf16F32: "cvt.bf16.f32", "cvt.{rn|rz|rm|rp}{.relu}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtBf16F32: "cvt.bf16.f32", "cvt.{rn|rz|rm|rp}{.relu}{.satfinite}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF32Bf16: "cvt.f32.bf16", "cvt.f32.bf16 d, a", ptx (7, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.{rn|rz}{.relu}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    CvtF16x2F32: "cvt.f16x2.f32", "cvt.{rn|rz}{.relu}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.{rn|rz}{.relu}{.satfinite}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtF16x2F32: "cvt.f16x2.f32", "cvt.{rn|rz}{.relu}{.satfinite}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtTf32F32: "cvt.tf32.f32", "cvt.{rna|rn|rz}{.relu}.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    CvtSatfinite: "cvt.satfinite", "cvt.rn.satfinite.f16x2.f32 d, a, b", ptx (8, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.satfinite to .f16x2, .bf16, .bf16x2; ptxas: \"Modifier '.satfinite' on 'cvt.f16x2.f32' requires PTX ISA .version 8.1\")", feature;
     CvtTf32Round: "cvt.tf32.rn", "cvt.rn.tf32.f32 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.rn/.rz to .tf32; ptxas: \"Feature 'cvt with .tf32.f32.rn' requires .target sm_90\", \"PTX ISA .version 7.8\")", feature;
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";

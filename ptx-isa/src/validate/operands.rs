@@ -476,6 +476,12 @@ impl Env<'_> {
                 e(cx, 0, ScalarType::B32, Rule::Agree);
                 e(cx, 1, ScalarType::F32, Rule::Agree);
             }
+            // PTX ISA 9.7.9.21: a packed pair of halves is one 32-bit register, made of two .f32.
+            CvtF16x2F32 | CvtBf16x2F32 => {
+                e(cx, 0, ScalarType::B32, Rule::Agree);
+                e(cx, 1, ScalarType::F32, Rule::Agree);
+                e(cx, 2, ScalarType::F32, Rule::Agree);
+            }
             Ld | LdOrdered | LdGlobalNc => {
                 e(cx, 0, t, Rule::Wider);
             }
