@@ -765,21 +765,17 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
 /// Its `.maxntid 256` makes the function's thread limit 256: a 512-thread launch is refused on the
 /// host.
 fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
-    let module =
-        ptxkit::kernels::vector_add(ptxkit::isa::Target::Sm90a).map_err(|e| e.to_string())?;
-    let ptx = module.to_ptx().map_err(|e| e.to_string())?;
-    let sig = KernelSignature::new(
-        "vector_add",
-        vec![
-            Param::tensor("a", ScalarType::F32, vec!["n".into()]),
-            Param::tensor("b", ScalarType::F32, vec!["n".into()]),
-            Param::tensor("c", ScalarType::F32, vec!["n".into()]),
-            Param::extent_u32("n"),
-        ],
-    );
+    // The kernel's own signature (the builder declared it once; a restated copy went stale
+    // when the parameter order changed and launched `n` into a pointer slot).
+    let built = ptxkit::kernels::vector_add::build(ptxkit::isa::Target::Sm90a)
+        .map_err(|e| e.to_string())?;
     let k = c
         .dev
-        .kernel(&ptx, &JitOptions::default(), sig)
+        .kernel(
+            built.ptx(),
+            &JitOptions::default(),
+            built.signature().clone(),
+        )
         .map_err(e2s)?;
     let n = 100_003;
     let (ha, hb) = (c.rng.vec_f32(n), c.rng.vec_f32(n));
