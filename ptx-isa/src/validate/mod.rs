@@ -28,7 +28,7 @@ use crate::reg::RegClass;
 use crate::space::{AddrBase, StateSpace};
 use crate::target::{PtxVersion, Target};
 
-pub use scope::RegInfo;
+pub use scope::{Redeclared, RegInfo};
 
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -410,7 +410,7 @@ fn function(
                         vector: d.vector,
                     };
                     if let Err(e) = scopes.declare(&n.name, n.count, info) {
-                        cx.error(ErrorKind::UndefinedRegister, pos, e);
+                        cx.error(ErrorKind::UndefinedRegister, pos, e.to_string());
                     }
                 }
             }

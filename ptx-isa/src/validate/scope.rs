@@ -44,6 +44,31 @@ impl Scope {
     }
 }
 
+/// A register declared twice in one scope (PTX ISA 5.1.1 "Register State Space": a name is
+/// declared once per block; an inner block may shadow it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redeclared {
+    /// The register's name (the prefix of a parameterized `name<count>` declaration).
+    pub name: String,
+    /// The count of a parameterized declaration.
+    pub count: Option<u32>,
+}
+
+impl std::fmt::Display for Redeclared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.count {
+            None => write!(f, "register `{}` is declared twice in one scope", self.name),
+            Some(n) => write!(
+                f,
+                "registers `{}<{n}>` are declared twice in one scope",
+                self.name
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Redeclared {}
+
 /// The stack of register scopes of one function.
 #[derive(Debug, Default)]
 pub struct Scopes {
@@ -77,14 +102,22 @@ impl Scopes {
 
     /// Declares `name` (or `name<count>`) in the innermost scope; `Err` names the clash when the
     /// same scope already declares it.
-    pub fn declare(&mut self, name: &str, count: Option<u32>, info: RegInfo) -> Result<(), String> {
+    pub fn declare(
+        &mut self,
+        name: &str,
+        count: Option<u32>,
+        info: RegInfo,
+    ) -> Result<(), Redeclared> {
         let Some(s) = self.stack.last_mut() else {
             return Ok(());
         };
         match count {
             None => {
                 if s.lookup(name).is_some() {
-                    return Err(format!("register `{name}` is declared twice in one scope"));
+                    return Err(Redeclared {
+                        name: name.to_string(),
+                        count,
+                    });
                 }
                 s.names.insert(name.to_string(), info);
             }
@@ -94,9 +127,10 @@ impl Scopes {
                         .keys()
                         .any(|k| split_indexed(k).is_some_and(|(p, i)| p == name && i < n))
                 {
-                    return Err(format!(
-                        "registers `{name}<{n}>` are declared twice in one scope"
-                    ));
+                    return Err(Redeclared {
+                        name: name.to_string(),
+                        count,
+                    });
                 }
                 s.ranges.insert(name.to_string(), (n, info));
             }
