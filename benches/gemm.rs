@@ -2,7 +2,7 @@
 //!
 //! CPU (runs anywhere): the time to build the GEMM kernel's PTX text from builder calls.
 //! GPU (H100/H200; skipped with a message elsewhere): the driver JIT time of that PTX, and for
-//! every shape of `ptxkit::kernels::gemm::BENCH_SHAPES` our TFLOP/s and cuBLAS's in this same
+//! every shape of `ptxkit::library::gemm::BENCH_SHAPES` our TFLOP/s and cuBLAS's in this same
 //! process, then a table of shape, ours, cuBLAS and the ratio.
 //!
 //! ```text
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
-use ptxkit::kernels::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
+use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
 use ptxkit::runtime::{Device, JitOptions};
 
 fn build_ptx(c: &mut Criterion) {

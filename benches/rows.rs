@@ -12,7 +12,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
-use ptxkit::kernels::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
 use ptxkit::runtime::{
     Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms_cold,
 };

@@ -17,8 +17,8 @@
 use ptxkit::isa::spaces::SharedCluster;
 use ptxkit::isa::{Addr, Target, ty};
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
-use ptxkit::kernels::gpu::Rng;
 use ptxkit::runtime::{Arg, Device, DeviceTensor, ExtentFacts, JitOptions};
+use ptxkit::selftest::Rng;
 
 /// CTAs per cluster.
 const CLUSTER: u32 = 4;

@@ -12,7 +12,7 @@
 use std::process::ExitCode;
 
 use cudarc::cublas::CudaBlas;
-use ptxkit::kernels::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
+use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
 use ptxkit::runtime::Device;
 
 /// Odd shapes, checked before the benchmark shapes: edges in M, N and K; K not a multiple of 8,

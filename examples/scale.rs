@@ -13,8 +13,8 @@
 use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
-use ptxkit::kernels::gpu::Rng;
 use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::selftest::Rng;
 
 /// Columns: a build-time extent.
 const COLS: u32 = 64;

@@ -33,8 +33,10 @@
 
 pub mod cli;
 pub mod kernel;
-pub mod kernels;
+pub mod library;
+pub mod registry;
 pub mod runtime;
+pub mod selftest;
 pub mod signature;
 pub mod tile;
 

@@ -11,7 +11,7 @@
 use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::isa::Target;
-use ptxkit::kernels::gemm::{
+use ptxkit::library::gemm::{
     Gemm, GemmConfig, GemmError, check::CheckResult, check::random_values, check_operands,
     gemm_signature, operand_map_desc,
 };
@@ -207,7 +207,7 @@ fn margin_changes(got: &[u32], poison: u32, offset: usize, n: usize) -> usize {
 /// element offset is aligned), launched on a stream of the caller's.
 fn vector_add_on_views(device: &Device, stream: &Arc<CudaStream>) -> Result<(), String> {
     let e2s = |e: RuntimeError| e.to_string();
-    let kernel = ptxkit::kernels::vector_add::build(Target::Sm90a)
+    let kernel = ptxkit::library::vector_add::build(Target::Sm90a)
         .map_err(|e| e.to_string())?
         .load(device, &JitOptions::default())
         .map_err(e2s)?;

@@ -2,7 +2,7 @@
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::kernels::gemm::{BENCH_SHAPES, GemmConfig, build};
+use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, build};
 
 /// The configuration each benchmark shape gets on a 132-SM H100, then the other variants; each
 /// configuration once.
@@ -134,7 +134,7 @@ fn shared_memory_sizes_are_what_benchmarks_md_reports() {
 
 #[test]
 fn the_k_padding_kernel_assembles() {
-    let text = ptxkit::kernels::gemm::pad_module(Target::Sm90a)
+    let text = ptxkit::library::gemm::pad_module(Target::Sm90a)
         .and_then(|m| m.to_ptx())
         .unwrap();
     if let Some(ptxas) = ptxas::for_tests().unwrap() {

@@ -42,7 +42,7 @@ fn check(rel: &str, text: &str, target: Target) -> Result<(), String> {
 }
 
 fn builtin(name: &str, target: Target) {
-    let b = ptxkit::kernels::builtin(name).unwrap();
+    let b = ptxkit::registry::entry(name).unwrap();
     let text = (b.build)(target).and_then(|m| m.to_ptx()).unwrap();
     check(&format!("{name}.{}.ptx", target.name()), &text, target).unwrap();
 }

@@ -6,11 +6,11 @@
 mod support;
 
 use ptxkit::isa::Target;
-use ptxkit::kernels::hang_checks::{
-    ISOLATED_CHECKS, PRINTF_LINES, PlantedBug, RingBuildError, build_printf, build_ring,
-    check_diagnosis, output_has_lines, ring_reference,
-};
 use ptxkit::runtime::decode_records;
+use ptxkit::selftest::hang_checks::{
+    PRINTF_LINES, PlantedBug, RingBuildError, build_printf, build_ring, check_diagnosis,
+    output_has_lines, ring_reference,
+};
 use smem::pipeline::hang::{
     BUFFER_BYTES, OBSERVED_PARITY1_DONE, OBSERVED_VALID, PROGRESS_UNCOUNTED, RECORD_BYTES,
     RECORD_MAGIC, Word,
@@ -242,14 +242,6 @@ fn the_printf_kernel_assembles() {
 }
 
 #[test]
-fn every_isolated_check_builds_for_hopper() {
-    for c in ISOLATED_CHECKS {
-        let ptx = (c.ptx)(Target::Sm90a).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        support::assemble(&ptx, Target::Sm90a);
-    }
-}
-
-#[test]
 fn the_reference_sums_half_columns() {
     // src[r][c] = 1 everywhere: each output is 16 rows x 4 k-blocks.
     let src = vec![1f32; 64 * 128];
@@ -258,7 +250,7 @@ fn the_reference_sums_half_columns() {
 
 #[test]
 fn the_gemm_debug_build_assembles() {
-    use ptxkit::kernels::gemm::{GemmConfig, build, build_with};
+    use ptxkit::library::gemm::{GemmConfig, build, build_with};
     let large = GemmConfig::large();
     for cfg in [
         large,
@@ -334,7 +326,7 @@ fn debug_and_printf_kernels_round_trip_and_validate() {
 
 #[test]
 fn tile_op_barriers_are_named_and_their_waits_bounded_in_a_debug_build() {
-    use ptxkit::kernels::tile_checks::{build_bulk_cluster_with, build_tma_with};
+    use ptxkit::selftest::tile_checks::{build_bulk_cluster_with, build_tma_with};
     let tma = |multicast| build_tma_with(Target::Sm90a, multicast, WaitMode::Bounded).unwrap();
     let bulk = build_bulk_cluster_with(Target::Sm90a, WaitMode::Bounded).unwrap();
     for ((built, sites), bytes) in [(tma(false), 8192), (tma(true), 8192), (bulk, 1024)] {

@@ -1,20 +1,12 @@
-//! The GPU examples' kernels: each assembles with ptxas for its targets, carries the signature and
-//! launch extents its scope ids state, and holds the instructions it is about.
+//! The library's small kernels: each carries the signature and launch extents its scope ids
+//! state, and holds the instructions it is about (every registered kernel assembles with ptxas:
+//! `tests/registry.rs`).
 
 mod support;
 
 use ptxkit::isa::{ScalarType, Target};
-use ptxkit::kernels::gpu::GPU_EXAMPLES;
-use ptxkit::kernels::{cluster_exchange, scale, tma_copy, vector_add};
+use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{Extent, Param};
-
-#[test]
-fn every_example_assembles_for_sm_90a() {
-    for ex in GPU_EXAMPLES {
-        let k = (ex.build)(Target::Sm90a).unwrap_or_else(|e| panic!("{}: {e}", ex.name));
-        support::assemble(k.ptx(), Target::Sm90a);
-    }
-}
 
 #[test]
 fn portable_examples_assemble_for_sm_80() {

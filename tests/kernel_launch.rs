@@ -7,7 +7,7 @@
 use ptxkit::isa::ScalarType;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
-use ptxkit::kernels::{cluster_exchange, scale, tma_copy, vector_add};
+use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
     ArgDesc, LaunchLimits, RuntimeError, Scalar, TensorDesc, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_launch, check_tensor_map,

@@ -5,7 +5,7 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ty};
-use ptxkit::kernels::rows::{RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves};
+use ptxkit::library::rows::{RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves};
 
 const OPS: [RowOp; 5] = [
     RowOp::Softmax,
@@ -173,7 +173,7 @@ fn long_rows_take_a_cluster() {
 
 #[test]
 fn row_args_follow_the_signature() {
-    use ptxkit::kernels::rows::{MissingTensor, RowArgs};
+    use ptxkit::library::rows::{MissingTensor, RowArgs};
     for op in OPS {
         let cfg = RowConfig::for_cols(ScalarType::F32, 1024, true);
         let k = RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg).unwrap();

@@ -767,7 +767,7 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
 fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
     // The kernel's own signature (the builder declared it once; a restated copy went stale
     // when the parameter order changed and launched `n` into a pointer slot).
-    let built = ptxkit::kernels::vector_add::build(ptxkit::isa::Target::Sm90a)
+    let built = ptxkit::library::vector_add::build(ptxkit::isa::Target::Sm90a)
         .map_err(|e| e.to_string())?;
     let k = c
         .dev

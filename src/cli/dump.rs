@@ -1,16 +1,21 @@
-//! `ptxkit dump NAME [--target T] [--out FILE]` and `ptxkit dump --list`: the PTX of a built-in
-//! kernel.
+//! `ptxkit dump NAME [--target T] [--out FILE]` and `ptxkit dump --list`: the PTX of a kernel
+//! of the [`crate::registry`] (the library's kernels, then the self-test harness's).
 
 use super::{Args, CliError, Output, ValueError};
-use crate::kernels::{BUILTINS, builtin};
+use crate::registry::{Home, entry, registry};
 
 pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
     let mut a = Args::new(args);
     if a.flag("--list") {
         a.finish()?;
+        let width = registry().iter().map(|e| e.name.len()).max().unwrap_or(0);
         let mut s = String::new();
-        for b in BUILTINS {
-            s.push_str(&format!("{:<16} {}\n", b.name, b.summary));
+        for e in registry() {
+            let home = match e.home {
+                Home::Library => "",
+                Home::Selftest => "[selftest] ",
+            };
+            s.push_str(&format!("{:<width$} {home}{}\n", e.name, e.summary));
         }
         return Ok(s.into());
     }
@@ -26,9 +31,9 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
             "usage: ptxkit dump NAME [--target T] [--out FILE] | --list",
         ));
     };
-    let Some(b) = builtin(name) else {
+    let Some(b) = entry(name) else {
         return Err(CliError::usage(format!(
-            "no built-in kernel `{name}`; `ptxkit dump --list` names them"
+            "no kernel `{name}`; `ptxkit dump --list` names them"
         )));
     };
     let target = target.unwrap_or(ptx_isa::Target::Sm90a);

@@ -1,25 +1,32 @@
-//! `ptxkit selftest`: runs every GPU example on device 0 ([`crate::kernels::gpu::GPU_EXAMPLES`])
-//! on fresh random data and prints one line per example (the Hopper-only ones are skipped on an
-//! older GPU), then each isolated check ([`crate::kernels::hang_checks::ISOLATED_CHECKS`]: planted
-//! hangs that end in a trap, device printf) in a child process `ptxkit selftest --only NAME`,
-//! whose exit status and output it reads. Exit status 0 when none fails, 1 when one fails, 3
-//! when there is no GPU (said plainly, nothing run). `--only NAME` runs one example or check
-//! in this process.
+//! `ptxkit selftest`: runs the GPU check of every [`crate::registry`] entry that has one on
+//! device 0, on fresh random data, and prints one line per check (the Hopper-only ones are
+//! skipped on an older GPU): first the in-process checks ([`Selftest::InProcess`]), then each
+//! isolated check ([`Selftest::Isolated`]: planted hangs that end in a trap, device printf) in a
+//! child process `ptxkit selftest --only NAME`, whose exit status and output it reads. Exit
+//! status 0 when none fails, 1 when one fails, 3 when there is no GPU (said plainly, nothing
+//! run). `--only NAME` runs one check in this process.
 
 use super::{Args, CliError, Output};
-use crate::kernels::gpu::{
-    GPU_EXAMPLES, GpuCheckError, GpuCtx, RunResult, gpu_example, result_line,
-};
-use crate::kernels::hang_checks::{
-    ISOLATED_CHECKS, IsolatedCheck, isolated_check, output_has_lines,
-};
+use crate::registry::{Entry, Selftest, entry, registry};
+use crate::selftest::hang_checks::output_has_lines;
+use crate::selftest::{GpuCheckError, GpuCtx, RunResult, result_line};
 
-/// Runs one example or isolated check in this process.
+/// The entries with an in-process check, then those with an isolated one, in registry order:
+/// what `ptxkit selftest` runs.
+pub(crate) fn checks() -> impl Iterator<Item = (&'static Entry, Selftest)> {
+    let with = |isolated: bool| {
+        registry().iter().filter_map(move |e| match e.selftest {
+            Some(s) if matches!(s, Selftest::Isolated(..)) == isolated => Some((e, s)),
+            _ => None,
+        })
+    };
+    with(false).chain(with(true))
+}
+
+/// Runs one check in this process.
 fn run_only(name: &str) -> Result<Output, CliError> {
-    let run: fn(&mut GpuCtx) -> RunResult = match (gpu_example(name), isolated_check(name)) {
-        (Some(e), _) => e.run,
-        (None, Some(c)) => c.run,
-        (None, None) => return Err(CliError::usage(format!("no GPU example or check `{name}`"))),
+    let Some(run) = entry(name).and_then(|e| e.selftest).map(|s| s.run()) else {
+        return Err(CliError::usage(format!("no GPU example or check `{name}`")));
     };
     let mut ctx = match GpuCtx::open() {
         Ok(c) => c,
@@ -38,21 +45,22 @@ fn run_only(name: &str) -> Result<Output, CliError> {
     })
 }
 
-/// Runs `check` in a child `ptxkit selftest --only NAME` and checks its status and output.
-fn run_isolated(check: &IsolatedCheck) -> Option<RunResult> {
+/// Runs the check of `name` in a child `ptxkit selftest --only NAME` and checks its status and
+/// its output for the lines `expected`.
+fn run_isolated(name: &str, expected: &[&str]) -> Option<RunResult> {
     let exe = std::env::current_exe().ok()?;
     if exe.file_stem().and_then(|s| s.to_str()) != Some("ptxkit") {
         // Inside a test binary or an example: no `ptxkit` to start.
         return None;
     }
     let out = match std::process::Command::new(&exe)
-        .args(["selftest", "--only", check.name])
+        .args(["selftest", "--only", name])
         .output()
     {
         Ok(o) => o,
         Err(e) => {
             return Some(Err(GpuCheckError::Unexpected {
-                check: check.name.to_string(),
+                check: name.to_string(),
                 detail: format!("could not start {}: {e}", exe.display()),
             }));
         }
@@ -60,12 +68,7 @@ fn run_isolated(check: &IsolatedCheck) -> Option<RunResult> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let status = (!out.status.success()).then(|| out.status.to_string());
-    Some(judge_child(
-        status.as_deref(),
-        &stdout,
-        &stderr,
-        check.stdout,
-    ))
+    Some(judge_child(status.as_deref(), &stdout, &stderr, expected))
 }
 
 /// The result of a child run from its exit status (`None`: success), output and the lines the
@@ -81,7 +84,7 @@ fn judge_child(status: Option<&str>, stdout: &str, stderr: &str, expected: &[&st
             detail: format!("{line} {}", stderr.trim()),
         });
     }
-    output_has_lines(stdout, expected).map(|()| crate::kernels::gpu::Report {
+    output_has_lines(stdout, expected).map(|()| crate::selftest::Report {
         max_err: 0.0,
         tolerance: 0.0,
         detail: line.splitn(3, ' ').nth(2).unwrap_or("").trim().to_string(),
@@ -95,7 +98,7 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
     if let Some(name) = only {
         return run_only(&name);
     }
-    let mut ctx = match GpuCtx::open() {
+    let ctx = match GpuCtx::open() {
         Ok(c) => c,
         Err(e) => {
             return Ok(Output {
@@ -113,44 +116,47 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
         at.sm_count,
         ctx.target()
     );
-    let (mut failed, mut skipped) = (0, 0);
-    for ex in GPU_EXAMPLES {
-        match ex.run_on(&mut ctx) {
-            Some(r) => {
-                if !matches!(&r, Ok(rep) if rep.passed()) {
-                    failed += 1;
-                }
-                s.push_str(&result_line(ex.name, &r));
-            }
-            None => {
-                skipped += 1;
-                s.push_str(&format!("SKIP {:<17} needs a Hopper GPU (sm_90)", ex.name));
-            }
-        }
-        s.push('\n');
-    }
     let hopper = ctx.dev.attributes().compute_capability.0 >= 9;
-    drop(ctx);
-    for c in ISOLATED_CHECKS {
-        let r = if hopper { run_isolated(c) } else { None };
+    let (mut failed, mut skipped, mut total) = (0, 0, 0);
+    let mut ctx = Some(ctx);
+    for (e, check) in checks() {
+        total += 1;
+        let r = match check {
+            Selftest::InProcess(run) => match ctx.as_mut() {
+                Some(ctx) if hopper || !e.hopper => Some(run(ctx)),
+                _ => None,
+            },
+            Selftest::Isolated(_, expected) => {
+                // A child gets the device to itself.
+                drop(ctx.take());
+                if hopper {
+                    run_isolated(e.name, expected)
+                } else {
+                    None
+                }
+            }
+        };
         match r {
             Some(r) => {
                 if !matches!(&r, Ok(rep) if rep.passed()) {
                     failed += 1;
                 }
-                s.push_str(&result_line(c.name, &r));
+                s.push_str(&result_line(e.name, &r));
+            }
+            None if matches!(check, Selftest::InProcess(_)) => {
+                skipped += 1;
+                s.push_str(&format!("SKIP {:<17} needs a Hopper GPU (sm_90)", e.name));
             }
             None => {
                 skipped += 1;
                 s.push_str(&format!(
                     "SKIP {:<17} needs a Hopper GPU and the `ptxkit` binary (runs in a child process)",
-                    c.name
+                    e.name
                 ));
             }
         }
         s.push('\n');
     }
-    let total = GPU_EXAMPLES.len() + ISOLATED_CHECKS.len();
     s.push_str(&format!(
         "{} of {total} passed, {failed} failed, {skipped} skipped\n",
         total - failed - skipped,

@@ -144,7 +144,7 @@ impl<T> RawWrite for CudaViewMut<'_, T> {
 ///
 /// // vector_add(a, b, c: f32[n]) on a = x[..1024], b = x[1024..2048], c = y[4096..5120].
 /// let device = Device::from_context(ctx.clone())?;
-/// let kernel = ptxkit::kernels::vector_add::build(device.target())?
+/// let kernel = ptxkit::library::vector_add::build(device.target())?
 ///     .load(&device, &JitOptions::default())?;
 /// let (a, b) = (x.slice(..1024), x.slice(1024..2048));
 /// let mut c = y.slice_mut(4096..5120);

@@ -1,8 +1,8 @@
 //! Bad launches on a real device: each is refused before anything runs, with the error that
 //! names the problem, and the poisoned output stays poisoned.
 
-use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult};
-use super::{scale, vector_add};
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use crate::library::{scale, vector_add};
 use crate::runtime::{Arg, RuntimeError, TensorMapDType, TensorMapDesc};
 use smem::SwizzleMode;
 

@@ -10,7 +10,7 @@ use smem::SwizzleMode;
 use smem::pipeline::hang::HangSites;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
-use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, Result, TensorOpts,
 };

@@ -5,9 +5,7 @@
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
-use crate::runtime::Arg;
 
 /// Columns (a compile-time extent).
 pub const COLS: u32 = 64;
@@ -44,29 +42,7 @@ pub fn scale(target: Target) -> ptx_isa::Result<Module> {
     Ok(build(target)?.into_module())
 }
 
-/// Runs on m = 1, 333 and 4099 with a random scalar.
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build(ctx.target())?)?;
-    let mut err = 0.0f64;
-    let mut sizes = Vec::new();
-    let cols = COLS as usize;
-    for m in [1usize, 333, 4099] {
-        let hx = ctx.rng.vec_f32(m * cols);
-        let s = ctx.rng.f32() * 4.0;
-        let x = ctx.upload(&hx, &[m, cols])?;
-        let mut y = ctx.poisoned(&[m, cols])?;
-        k.launch(
-            &ctx.stream,
-            &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()],
-        )?;
-        let got = ctx.download(&y)?;
-        let want: Vec<f32> = hx.iter().map(|v| v * s).collect();
-        err = err.max(max_abs_err(&got, &want));
-        sizes.push(m.to_string());
-    }
-    Ok(Report {
-        max_err: err,
-        tolerance: 0.0,
-        detail: format!("m = {} (x 64), random s", sizes.join(", ")),
-    })
+/// The host reference: `s * x[i]`.
+pub fn reference(x: &[f32], s: f32) -> Vec<f32> {
+    x.iter().map(|v| v * s).collect()
 }

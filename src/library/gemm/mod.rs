@@ -27,7 +27,8 @@ pub use build::{build, build_with};
 pub use host::{Gemm, GemmError, check_operands, gemm_signature, operand_map_desc};
 pub use pad::{pad_module, pad_signature};
 
-use ptx_isa::ScalarType;
+use ptx_isa::{Module, ScalarType, Target};
+use smem::pipeline::sync::WaitMode;
 
 /// The GEMM benchmark shapes `(m, n, k)`: squares from 2048³ to 8192³, a long K, a short K and a
 /// skinny M. The one list: `examples/gemm_hopper.rs` checks and times them against cuBLAS,
@@ -232,4 +233,18 @@ impl GemmConfig {
             if self.cluster_m == 2 { "_c2" } else { "" },
         )
     }
+}
+
+/// The module of the large-tile bf16 GEMM ([`GemmConfig::large`]) with `mode`'s waits: what
+/// `ptxkit dump gemm` (spinning waits) and `ptxkit dump gemm_debug` (bounded waits) write.
+/// sm_90a only: any other target is `UnsupportedTarget`.
+pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
+    if target != Target::Sm90a {
+        return Err(ptx_isa::Error::new(
+            ptx_isa::ErrorKind::UnsupportedTarget,
+            "the GEMM uses wgmma and setmaxnreg: sm_90a only",
+        )
+        .on_target(target));
+    }
+    build_with(&GemmConfig::large(), mode).map(|(m, _)| m)
 }

@@ -13,9 +13,7 @@ use ptx_isa::{Module, StateSpace, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::sync::{BarrierSync, WaitMode};
 
-use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result};
-use crate::runtime::Arg;
 use crate::signature::TmaBox;
 use crate::tile::ExecScope;
 
@@ -114,29 +112,4 @@ pub fn reference(src: &[f32], rows: usize, cols: usize) -> Vec<f32> {
             src[i] + ((r % b) * b + c % b) as f32
         })
         .collect()
-}
-
-/// Runs on the default shape with fresh data; `dst` poisoned.
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let (rows, cols) = (SHAPE.0 as usize, SHAPE.1 as usize);
-    let built = build(ctx.target())?;
-    let k = ctx.load(&built)?;
-    let hsrc = ctx.rng.vec_f32(rows * cols);
-    let src = ctx.upload(&hsrc, &[rows, cols])?;
-    let mut dst = ctx.poisoned(&[rows, cols])?;
-    // The launcher builds both tensor maps from the tensors and the kernel's declared box.
-    k.launch(
-        &ctx.stream,
-        &mut [Arg::tensor(&src), Arg::tensor_mut(&mut dst)],
-    )?;
-    ctx.stream.synchronize()?;
-    let got = ctx.download(&dst)?;
-    Ok(Report {
-        max_err: max_abs_err(&got, &reference(&hsrc, rows, cols)),
-        tolerance: 0.0,
-        detail: format!(
-            "{rows} x {cols} f32, {BOX} x {BOX} boxes, {} B dynamic smem",
-            built.launch_spec().dynamic_smem_bytes
-        ),
-    })
 }

@@ -27,7 +27,7 @@
 //! [`check_diagnosis`] is what each check asserts, and runs on the CPU over synthetic records.
 //!
 //! A trap leaves the CUDA context unusable, and `vprintf` writes to the process's standard
-//! output, so `ptxkit selftest` runs these checks ([`ISOLATED_CHECKS`]) each in a child process
+//! output, so `ptxkit selftest` runs these checks ([`crate::registry::Selftest::Isolated`]) each in a child process
 //! and reads its output.
 
 use std::time::Duration;
@@ -39,7 +39,7 @@ use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{BarrierAt, ProtocolError};
 use smem::pipeline::sync::{BarrierSync, WaitMode};
 
-use super::gpu::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, TensorOpts};
 use crate::runtime::{
     Arg, Cause, HangBuffer, HangDiagnosis, RuntimeError, TensorMapDType, TensorMapDesc, Watch,
@@ -574,8 +574,8 @@ pub const GEMM_DEBUG_MIN_RATIO: f64 = 0.9;
 /// [`GEMM_DEBUG_MIN_RATIO`] of the release build's speed, both timed in this process on the same
 /// data (median of 20 launches each, CUDA events).
 pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
-    use super::gemm::Gemm;
-    use super::gemm::check::{Problem, check, config_for, median_ms};
+    use crate::library::gemm::Gemm;
+    use crate::library::gemm::check::{Problem, check, config_for, median_ms};
     let (m, n, _) = GEMM_SHAPE;
     let cfg = config_for(&ctx.dev, m, n);
     let blas = cudarc::cublas::CudaBlas::new(ctx.stream.clone())?;
@@ -594,7 +594,7 @@ pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
     let mut p = Problem::new(&ctx.stream, GEMM_SHAPE, 7)?;
     let stream = ctx.stream.clone();
     let mut time = |g: &Gemm| {
-        median_ms::<crate::kernels::gemm::check::CheckError>(&stream, 3, 20, || {
+        median_ms::<crate::library::gemm::check::CheckError>(&stream, 3, 20, || {
             Ok(g.enqueue(&stream, &p.a, &p.b, &mut p.c, None)?)
         })
     };
@@ -620,88 +620,9 @@ pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
     }
     Ok(Report {
         max_err: checked.rel_error,
-        tolerance: super::gemm::check::CheckResult::TOLERANCE,
+        tolerance: crate::library::gemm::check::CheckResult::TOLERANCE,
         detail,
     })
-}
-
-/// The PTX of the large GEMM's debug build (what [`gemm_debug`] runs on an H100/H200).
-fn gemm_debug_ptx(_: Target) -> Result<String, GpuCheckError> {
-    let cfg = super::gemm::GemmConfig::large();
-    let (m, _) = super::gemm::build_with(&cfg, WaitMode::Bounded)?;
-    Ok(m.to_ptx()?)
-}
-
-/// The PTX of a kernel-layer kernel.
-fn ptx_of(k: crate::kernel::Result<BuiltKernel>) -> Result<String, GpuCheckError> {
-    Ok(k.map(|b| b.ptx().to_string())?)
-}
-
-/// A GPU check that runs in a child process: a trap ends the context, and `vprintf` writes to
-/// the process's output.
-pub struct IsolatedCheck {
-    /// The name (`ptxkit selftest --only NAME` runs it in-process).
-    pub name: &'static str,
-    /// What it checks.
-    pub summary: &'static str,
-    /// The PTX of the kernel it runs, for a target (the CPU tests assemble it).
-    pub ptx: fn(Target) -> Result<String, GpuCheckError>,
-    /// Runs it.
-    pub run: fn(&mut GpuCtx) -> RunResult,
-    /// Lines the child's output must hold, each exactly once.
-    pub stdout: &'static [&'static str],
-}
-
-/// The isolated checks, in the order `ptxkit selftest` runs them (all need sm_90: mbarrier
-/// `try_wait`, TMA, `%clusterid`).
-pub const ISOLATED_CHECKS: &[IsolatedCheck] = &[
-    IsolatedCheck {
-        name: "hang_baseline",
-        summary: "debug waits in a correct TMA ring: finishes, sums right",
-        ptx: |t| ptx_of(build_baseline(t)),
-        run: hang_baseline,
-        stdout: &[],
-    },
-    IsolatedCheck {
-        name: "hang_expect_tx",
-        summary: "planted: expect_tx 1 KB too large -> wrong expect_tx on full[0] (a consumer)",
-        ptx: |t| ptx_of(build_expect_tx(t)),
-        run: hang_expect_tx,
-        stdout: &[],
-    },
-    IsolatedCheck {
-        name: "hang_wrong_phase",
-        summary: "planted: producer starts at parity 0 -> wrong phase on empty[0] (the producer)",
-        ptx: |t| ptx_of(build_wrong_phase(t)),
-        run: hang_wrong_phase,
-        stdout: &[],
-    },
-    IsolatedCheck {
-        name: "hang_missing_arrive",
-        summary: "planted: expect_tx without arrive -> missing arrive on full[0] (a consumer)",
-        ptx: |t| ptx_of(build_missing_arrive(t)),
-        run: hang_missing_arrive,
-        stdout: &[],
-    },
-    IsolatedCheck {
-        name: "gemm_debug",
-        summary: "the GEMM's debug build: matches cuBLAS, >= 0.9x the release build's speed",
-        ptx: gemm_debug_ptx,
-        run: gemm_debug,
-        stdout: &[],
-    },
-    IsolatedCheck {
-        name: "printf",
-        summary: "device printf of every argument class, guarded to two threads",
-        ptx: |t| ptx_of(build_printf(t)),
-        run: printf_check,
-        stdout: PRINTF_LINES,
-    },
-];
-
-/// The isolated check called `name`.
-pub fn isolated_check(name: &str) -> Option<&'static IsolatedCheck> {
-    ISOLATED_CHECKS.iter().find(|c| c.name == name)
 }
 
 /// Whether a child's output holds each expected line exactly once.

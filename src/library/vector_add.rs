@@ -4,9 +4,7 @@
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
-use crate::runtime::Arg;
 
 /// Threads per block (the kernel's `.maxntid`).
 pub const BLOCK: u32 = 256;
@@ -38,28 +36,7 @@ pub fn vector_add(target: Target) -> ptx_isa::Result<Module> {
     Ok(build(target)?.into_module())
 }
 
-/// Runs on lengths 1, 1000 and 2^20 + 3: one kernel, three values of `n`.
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let k = ctx.load(&build(ctx.target())?)?;
-    let mut err = 0.0f64;
-    let mut sizes = Vec::new();
-    for n in [1usize, 1000, (1 << 20) + 3] {
-        let (ha, hb) = (ctx.rng.vec_f32(n), ctx.rng.vec_f32(n));
-        let a = ctx.upload(&ha, &[n])?;
-        let b = ctx.upload(&hb, &[n])?;
-        let mut c = ctx.poisoned(&[n])?;
-        let syms = k.launch(
-            &ctx.stream,
-            &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut c)],
-        )?;
-        let got = ctx.download(&c)?;
-        let want: Vec<f32> = ha.iter().zip(&hb).map(|(x, y)| x + y).collect();
-        err = err.max(max_abs_err(&got, &want));
-        sizes.push(format!("{}", syms["n"]));
-    }
-    Ok(Report {
-        max_err: err,
-        tolerance: 0.0,
-        detail: format!("n = {}", sizes.join(", ")),
-    })
+/// The host reference: `a[i] + b[i]`.
+pub fn reference(a: &[f32], b: &[f32]) -> Vec<f32> {
+    a.iter().zip(b).map(|(x, y)| x + y).collect()
 }

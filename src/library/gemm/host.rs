@@ -246,7 +246,7 @@ impl Gemm {
     ///
     /// ```no_run
     /// use half::bf16;
-    /// use ptxkit::kernels::gemm::{Gemm, GemmConfig};
+    /// use ptxkit::library::gemm::{Gemm, GemmConfig};
     /// use ptxkit::runtime::{Device, TensorMut, TensorRef};
     ///
     /// let device = Device::new(0)?;

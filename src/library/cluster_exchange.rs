@@ -7,9 +7,7 @@
 use ptx_isa::spaces::SharedCluster;
 use ptx_isa::{Addr, Module, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
-use crate::runtime::Arg;
 
 /// CTAs per cluster.
 pub const CLUSTER: u32 = 4;
@@ -70,32 +68,4 @@ pub fn reference(x: &[f32]) -> Vec<f32> {
             x[i] + x[peer * t + lane]
         })
         .collect()
-}
-
-/// Runs with fresh data; `out` poisoned.
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let built = build(ctx.target())?;
-    let k = ctx.load(&built)?;
-    let n = (CLUSTERS * CLUSTER * THREADS) as usize;
-    let hx = ctx.rng.vec_f32(n);
-    let x = ctx.upload(&hx, &[n])?;
-    let mut out = ctx.poisoned(&[n])?;
-    k.launch(
-        &ctx.stream,
-        &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)],
-    )?;
-    let got = ctx.download(&out)?;
-    Ok(Report {
-        max_err: max_abs_err(&got, &reference(&hx)),
-        tolerance: 0.0,
-        detail: format!(
-            "{CLUSTERS} clusters of {CLUSTER} CTAs x {THREADS} threads, grid {:?}",
-            built
-                .launch_spec()
-                .grid
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        ),
-    })
 }

@@ -11,7 +11,7 @@
 
 use ptx_isa::{RegRef, ScalarType, Target, ty};
 
-use super::gpu::{GpuCtx, Report, RunResult};
+use super::ctx::{GpuCtx, Report, RunResult};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts};
 use crate::runtime::Arg;
 use crate::tile::{Elementwise, ExecScope, RunCount, TileOp, TileRef};

@@ -1,0 +1,433 @@
+//! The one list of kernels ptxkit knows by name: what `ptxkit dump NAME` writes and `ptxkit dump
+//! --list` lists, and what `ptxkit selftest` runs. Each [`Entry`] is a kernel of the library
+//! ([`crate::library`]) or a kernel the self-test harness builds to check a layer
+//! ([`crate::selftest`]: tile ops, refused launches, planted hangs, printf), with its GPU check
+//! where it has one. Neither folder imports this list, so the library never sees the harness;
+//! the self-test runner and `dump` read it.
+
+use ptx_isa::{Module, Target, ty};
+
+use crate::kernel::{BuiltKernel, Elem};
+use crate::library::rows::{RowConfig, RowKernel, RowOp};
+use crate::library::{cluster_exchange, gemm, rows, scale, tma_copy, vector_add};
+use crate::selftest::{
+    GpuCtx, RunResult, bad_launches, epilogue_check, hang_checks, library as runs, tile_checks,
+};
+use smem::pipeline::sync::WaitMode;
+
+/// Which folder a registered kernel lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    /// A kernel of the library ([`crate::library`]).
+    Library,
+    /// A kernel the self-test harness builds to check a layer ([`crate::selftest`]).
+    Selftest,
+}
+
+/// How `ptxkit selftest` runs an entry's GPU check.
+#[derive(Clone, Copy)]
+pub enum Selftest {
+    /// In the `ptxkit selftest` process, on fresh random data against the host.
+    InProcess(fn(&mut GpuCtx) -> RunResult),
+    /// In a child process `ptxkit selftest --only NAME` (a trap ends the CUDA context, and
+    /// `vprintf` writes to the process's output): the run, and the lines the child's output must
+    /// hold, each exactly once.
+    Isolated(fn(&mut GpuCtx) -> RunResult, &'static [&'static str]),
+}
+
+impl Selftest {
+    /// The check's run.
+    pub fn run(&self) -> fn(&mut GpuCtx) -> RunResult {
+        match *self {
+            Selftest::InProcess(run) | Selftest::Isolated(run, _) => run,
+        }
+    }
+}
+
+/// One named kernel.
+pub struct Entry {
+    /// The name (`ptxkit dump NAME`, `ptxkit selftest --only NAME`).
+    pub name: &'static str,
+    /// What it computes or checks, one line.
+    pub summary: &'static str,
+    /// The folder it lives in.
+    pub home: Home,
+    /// Whether it needs Hopper (sm_90a: TMA, clusters, wgmma) or its check runs only there (the
+    /// isolated checks); otherwise it also builds for sm_80, and its check runs on any GPU.
+    pub hopper: bool,
+    /// Builds its module for a target.
+    pub build: fn(Target) -> ptx_isa::Result<Module>,
+    /// Its GPU check, if it has one.
+    pub selftest: Option<Selftest>,
+}
+
+/// The module of a kernel-layer kernel.
+fn module(k: crate::kernel::Result<BuiltKernel>) -> ptx_isa::Result<Module> {
+    Ok(k?.into_module())
+}
+
+/// The row ops the registry builds, by index (a const generic cannot hold an `f32`).
+const ROW_OPS: [RowOp; 5] = [
+    RowOp::Softmax,
+    RowOp::LogSoftmax,
+    RowOp::RmsNorm { eps: 1e-6 },
+    RowOp::ResidualRmsNorm { eps: 1e-6 },
+    RowOp::LayerNorm { eps: 1e-5 },
+];
+
+/// Row op `OP` over `T` rows of up to 8192 columns, a multiple of the vector width: one CTA per
+/// row, 16-byte accesses.
+fn row<T: Elem, const OP: usize>(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = RowConfig::for_cols(T::TYPE, 8192, true);
+    Ok(RowKernel::build::<T>(target, ROW_OPS[OP], cfg)?
+        .built
+        .into_module())
+}
+
+/// SwiGLU over `T`, 16-byte accesses.
+fn swiglu<T: Elem>(target: Target) -> ptx_isa::Result<Module> {
+    module(rows::build_swiglu::<T>(target, true))
+}
+
+/// A library kernel without a GPU check of its own.
+const fn lib(
+    name: &'static str,
+    summary: &'static str,
+    hopper: bool,
+    build: fn(Target) -> ptx_isa::Result<Module>,
+) -> Entry {
+    Entry {
+        name,
+        summary,
+        home: Home::Library,
+        hopper,
+        build,
+        selftest: None,
+    }
+}
+
+/// A harness kernel and its check.
+const fn check(
+    name: &'static str,
+    summary: &'static str,
+    hopper: bool,
+    build: fn(Target) -> ptx_isa::Result<Module>,
+    selftest: Selftest,
+) -> Entry {
+    Entry {
+        name,
+        summary,
+        home: Home::Selftest,
+        hopper,
+        build,
+        selftest: Some(selftest),
+    }
+}
+
+const REGISTRY: &[Entry] = &[
+    // ---- the library -------------------------------------------------------------------------
+    Entry {
+        selftest: Some(Selftest::InProcess(runs::run_vector_add)),
+        ..lib(
+            "vector_add",
+            "c[i] = a[i] + b[i] over f32 vectors of length n",
+            false,
+            vector_add::vector_add,
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::InProcess(runs::run_scale)),
+        ..lib(
+            "scale",
+            "y = s * x over f32[m, 64] (runtime scalar s, vector loads)",
+            false,
+            scale::scale,
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::InProcess(runs::run_tma_copy)),
+        ..lib(
+            "tma_copy",
+            "2-D TMA load with 128B swizzle and an mbarrier, TMA store (sm_90a)",
+            true,
+            tma_copy::tma_copy,
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::InProcess(runs::run_cluster_exchange)),
+        ..lib(
+            "cluster_exchange",
+            "4-CTA clusters reading a neighbour's shared memory (sm_90a)",
+            true,
+            cluster_exchange::cluster_exchange,
+        )
+    },
+    lib(
+        "gemm",
+        "bf16 C = A·Bᵀ, 128x256x64 tiles, 3 stages, warp-specialised wgmma (sm_90a)",
+        true,
+        |t| gemm::large_module(t, WaitMode::Spin),
+    ),
+    Entry {
+        selftest: Some(Selftest::Isolated(hang_checks::gemm_debug, &[])),
+        ..lib(
+            "gemm_debug",
+            "the gemm's debug build: bounded waits that record where they hang (sm_90a); its check: matches cuBLAS at >= 0.9x the release build's speed",
+            true,
+            |t| gemm::large_module(t, WaitMode::Bounded),
+        )
+    },
+    lib(
+        "softmax_f32",
+        "row softmax, f32 rows of up to 8192 columns (a multiple of 4), one CTA per row",
+        false,
+        row::<ty::F32, 0>,
+    ),
+    lib(
+        "softmax_f16",
+        "row softmax, f16 rows of up to 8192 columns (a multiple of 8), one CTA per row",
+        false,
+        row::<ty::F16, 0>,
+    ),
+    lib(
+        "softmax_bf16",
+        "row softmax, bf16 rows of up to 8192 columns (a multiple of 8), one CTA per row",
+        false,
+        row::<ty::Bf16, 0>,
+    ),
+    lib(
+        "log_softmax_f32",
+        "row log-softmax, f32 rows of up to 8192 columns (a multiple of 4), one CTA per row",
+        false,
+        row::<ty::F32, 1>,
+    ),
+    lib(
+        "log_softmax_f16",
+        "row log-softmax, f16 rows of up to 8192 columns (a multiple of 8), one CTA per row",
+        false,
+        row::<ty::F16, 1>,
+    ),
+    lib(
+        "log_softmax_bf16",
+        "row log-softmax, bf16 rows of up to 8192 columns (a multiple of 8), one CTA per row",
+        false,
+        row::<ty::Bf16, 1>,
+    ),
+    lib(
+        "rmsnorm_f32",
+        "RMSNorm (eps 1e-6) times a weight, f32 rows of up to 8192 columns (a multiple of 4)",
+        false,
+        row::<ty::F32, 2>,
+    ),
+    lib(
+        "rmsnorm_f16",
+        "RMSNorm (eps 1e-6) times a weight, f16 rows of up to 8192 columns (a multiple of 8)",
+        false,
+        row::<ty::F16, 2>,
+    ),
+    lib(
+        "rmsnorm_bf16",
+        "RMSNorm (eps 1e-6) times a weight, bf16 rows of up to 8192 columns (a multiple of 8)",
+        false,
+        row::<ty::Bf16, 2>,
+    ),
+    lib(
+        "residual_rmsnorm_f32",
+        "h = x + residual (written back), RMSNorm(h) times a weight, f32 rows of up to 8192 columns",
+        false,
+        row::<ty::F32, 3>,
+    ),
+    lib(
+        "residual_rmsnorm_f16",
+        "h = x + residual (written back), RMSNorm(h) times a weight, f16 rows of up to 8192 columns",
+        false,
+        row::<ty::F16, 3>,
+    ),
+    lib(
+        "residual_rmsnorm_bf16",
+        "h = x + residual (written back), RMSNorm(h) times a weight, bf16 rows of up to 8192 columns",
+        false,
+        row::<ty::Bf16, 3>,
+    ),
+    lib(
+        "layernorm_f32",
+        "LayerNorm (eps 1e-5) with weight and bias, row mean and rstd written, f32 rows of up to 8192 columns",
+        false,
+        row::<ty::F32, 4>,
+    ),
+    lib(
+        "layernorm_f16",
+        "LayerNorm (eps 1e-5) with weight and bias, row mean and rstd written, f16 rows of up to 8192 columns",
+        false,
+        row::<ty::F16, 4>,
+    ),
+    lib(
+        "layernorm_bf16",
+        "LayerNorm (eps 1e-5) with weight and bias, row mean and rstd written, bf16 rows of up to 8192 columns",
+        false,
+        row::<ty::Bf16, 4>,
+    ),
+    lib(
+        "swiglu_f32",
+        "y = silu(g) * u over f32 vectors, 16-byte accesses",
+        false,
+        swiglu::<ty::F32>,
+    ),
+    lib(
+        "swiglu_f16",
+        "y = silu(g) * u over f16 vectors, 16-byte accesses",
+        false,
+        swiglu::<ty::F16>,
+    ),
+    lib(
+        "swiglu_bf16",
+        "y = silu(g) * u over bf16 vectors, 16-byte accesses",
+        false,
+        swiglu::<ty::Bf16>,
+    ),
+    // ---- the self-test harness's kernels -----------------------------------------------------
+    check(
+        "tile_copies",
+        "tile ops: copy.vector, copy_async.cp_async, copy.scalar into a 128B-swizzled tile",
+        false,
+        |t| module(tile_checks::build_copies(t)),
+        Selftest::InProcess(tile_checks::tile_copies),
+    ),
+    check(
+        "tile_matrix",
+        "tile ops: copy.ldmatrix x4 and copy.stmatrix x4 round trip",
+        true,
+        |t| module(tile_checks::build_matrix(t)),
+        Selftest::InProcess(tile_checks::tile_matrix),
+    ),
+    check(
+        "tile_tma",
+        "tile ops: copy_async.tma_load / tma_store, 128B swizzle, mbarrier",
+        true,
+        |t| module(tile_checks::build_tma_plain(t)),
+        Selftest::InProcess(tile_checks::tile_tma),
+    ),
+    check(
+        "tile_tma_multicast",
+        "tile ops: copy_async.tma_multicast into both CTAs of a cluster",
+        true,
+        |t| module(tile_checks::build_tma_mc(t)),
+        Selftest::InProcess(tile_checks::tile_tma_multicast),
+    ),
+    check(
+        "tile_wgmma_bf16",
+        "tile ops: TMA + gemm_async.wgmma (bf16) + copy.fragment, 64x64x64",
+        true,
+        |t| module(tile_checks::build_wgmma_bf16(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_bf16),
+    ),
+    check(
+        "tile_wgmma_f16",
+        "tile ops: TMA + gemm_async.wgmma (f16) + copy.fragment, 64x64x64",
+        true,
+        |t| module(tile_checks::build_wgmma_f16(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_f16),
+    ),
+    check(
+        "tile_wgmma_tf32",
+        "tile ops: TMA + gemm_async.wgmma (tf32) + copy.fragment, 64x64x32",
+        true,
+        |t| module(tile_checks::build_wgmma_tf32(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_tf32),
+    ),
+    check(
+        "tile_wgmma_e4m3",
+        "tile ops: TMA + gemm_async.wgmma (e4m3) + copy.fragment, 64x64x128",
+        true,
+        |t| module(tile_checks::build_wgmma_e4m3(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_e4m3),
+    ),
+    check(
+        "tile_wgmma_e5m2",
+        "tile ops: TMA + gemm_async.wgmma (e5m2) + copy.fragment, 64x64x128",
+        true,
+        |t| module(tile_checks::build_wgmma_e5m2(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_e5m2),
+    ),
+    check(
+        "tile_wgmma_regs_a",
+        "tile ops: A in registers (copy.fragment_view) x B by TMA 32B, gemm_async.wgmma",
+        true,
+        |t| module(tile_checks::build_wgmma_regs(t)),
+        Selftest::InProcess(tile_checks::tile_wgmma_regs_a),
+    ),
+    check(
+        "tile_bulk_cluster",
+        "tile ops: copy_async.bulk_cluster between the two CTAs of a cluster",
+        true,
+        |t| module(tile_checks::build_bulk_cluster(t)),
+        Selftest::InProcess(tile_checks::tile_bulk_cluster),
+    ),
+    check(
+        "tile_epilogue",
+        "tile ops: copy.fragment_view (pitch, bounds), cast.registers, elementwise at a matrix edge",
+        false,
+        |t| module(epilogue_check::build(t)),
+        Selftest::InProcess(epilogue_check::run),
+    ),
+    check(
+        "row_kernels",
+        "the row kernels' check: softmax, log-softmax, rmsnorm (+residual), layernorm over f32/f16/bf16 rows of 1 to 262144 columns, swiglu; its kernel is softmax_f32's",
+        false,
+        row::<ty::F32, 0>,
+        Selftest::InProcess(crate::selftest::rows::run),
+    ),
+    check(
+        "bad_launches",
+        "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused; its kernel is vector_add's",
+        false,
+        vector_add::vector_add,
+        Selftest::InProcess(bad_launches::run),
+    ),
+    check(
+        "hang_baseline",
+        "debug waits in a correct TMA ring: finishes, sums right",
+        true,
+        |t| module(hang_checks::build_baseline(t)),
+        Selftest::Isolated(hang_checks::hang_baseline, &[]),
+    ),
+    check(
+        "hang_expect_tx",
+        "planted: expect_tx 1 KB too large -> wrong expect_tx on full[0] (a consumer)",
+        true,
+        |t| module(hang_checks::build_expect_tx(t)),
+        Selftest::Isolated(hang_checks::hang_expect_tx, &[]),
+    ),
+    check(
+        "hang_wrong_phase",
+        "planted: producer starts at parity 0 -> wrong phase on empty[0] (the producer)",
+        true,
+        |t| module(hang_checks::build_wrong_phase(t)),
+        Selftest::Isolated(hang_checks::hang_wrong_phase, &[]),
+    ),
+    check(
+        "hang_missing_arrive",
+        "planted: expect_tx without arrive -> missing arrive on full[0] (a consumer)",
+        true,
+        |t| module(hang_checks::build_missing_arrive(t)),
+        Selftest::Isolated(hang_checks::hang_missing_arrive, &[]),
+    ),
+    check(
+        "printf",
+        "device printf of every argument class, guarded to two threads",
+        true,
+        |t| module(hang_checks::build_printf(t)),
+        Selftest::Isolated(hang_checks::printf_check, hang_checks::PRINTF_LINES),
+    ),
+];
+
+/// Every named kernel: the library's first, then the harness's, in the order `ptxkit selftest`
+/// runs their checks (in-process checks first, then the isolated ones).
+pub fn registry() -> &'static [Entry] {
+    REGISTRY
+}
+
+/// The entry called `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.name == name)
+}

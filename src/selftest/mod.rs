@@ -1,0 +1,16 @@
+//! The GPU self-test harness behind `ptxkit selftest`: each check runs a kernel on fresh random
+//! data with its outputs poisoned and compares it with a host reference. The checks of library
+//! kernels ([`library`], [`rows`], the GEMM's debug build in [`hang_checks`]) import the library
+//! and use its build functions, launchers and host references; the other checks build kernels
+//! of their own to check a layer (tile ops, refused launches, planted hangs, printf). The
+//! library never imports this folder; [`crate::registry`] names every check's kernel.
+
+pub mod bad_launches;
+pub mod ctx;
+pub mod epilogue_check;
+pub mod hang_checks;
+pub mod library;
+pub mod rows;
+pub mod tile_checks;
+
+pub use ctx::{GpuCheckError, GpuCtx, Report, Rng, RunResult, max_abs_err, result_line};

@@ -1,0 +1,257 @@
+//! The row kernels' GPU check behind `ptxkit selftest` (`row_kernels`): every op of
+//! [`crate::library::rows`] on f32, f16 and bf16 rows of 1, 7, 1000, 4097, 8192, 40001, 65536
+//! and 262144 columns (the last three in a cluster or walked in tiles; the vector form where
+//! the width divides the columns, the scalar form elsewhere), fresh random data, outputs
+//! poisoned, against the library's f64 host reference ([`rows::reference`]) computed from the
+//! rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
+
+use ptx_isa::ty;
+
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use crate::kernel::Elem;
+use crate::library::rows::{
+    self, RowArgs, RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves,
+};
+use crate::runtime::Arg;
+
+/// The relative error of `got` against `want`, one row of outputs (NaN counts as infinite).
+/// An element much smaller than the row's RMS is measured against 1% of that RMS instead
+/// of itself: a LayerNorm output near zero is a difference of terms the size of the row,
+/// and its rounding error is theirs, not its own.
+/// `abs_floor` is the smallest magnitude an element is measured against: at least the
+/// output type's smallest normal value (below it, f16 subnormals hold fewer bits), and for
+/// a log-softmax 1% of the inputs' RMS (its outputs are differences of the inputs and the
+/// row's log-sum-exp: a one-column row's exact 0 carries their rounding).
+fn rel_err(got: &[f32], want: &[f64], abs_floor: f64) -> f64 {
+    if got.len() != want.len() {
+        return f64::INFINITY;
+    }
+    let rms = (want.iter().map(|w| w * w).sum::<f64>() / want.len().max(1) as f64).sqrt();
+    let floor = (0.01 * rms).max(abs_floor);
+    got.iter()
+        .zip(want)
+        .map(|(&g, &w)| {
+            let d = (f64::from(g) - w).abs() / w.abs().max(floor);
+            if d.is_nan() { f64::INFINITY } else { d }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// A host element type of the check: f32, f16 or bf16 data.
+trait Host: crate::runtime::Element {
+    /// The smallest normal value of the type.
+    const MIN_NORMAL: f64;
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+impl Host for f32 {
+    const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
+    fn from_f32(x: f32) -> f32 {
+        x
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+impl Host for half::f16 {
+    const MIN_NORMAL: f64 = 6.103_515_625e-5; // 2^-14
+    fn from_f32(x: f32) -> half::f16 {
+        half::f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
+}
+impl Host for half::bf16 {
+    const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64; // bf16 keeps f32's exponent range
+    fn from_f32(x: f32) -> half::bf16 {
+        half::bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        half::bf16::to_f32(self)
+    }
+}
+
+/// `n` random values as `H`, and the values they hold back in f32 (the reference's input).
+fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>, Vec<f32>) {
+    let h: Vec<H> = ctx
+        .rng
+        .vec_f32(n)
+        .iter()
+        .map(|v| H::from_f32(v * scale))
+        .collect();
+    let back = h.iter().map(|v| v.to_f32()).collect();
+    (h, back)
+}
+
+/// One op at one width over `T` data held as `H` on the host: the largest relative error
+/// over its outputs.
+fn one<T: Elem, H: Host>(
+    ctx: &mut GpuCtx,
+    op: RowOp,
+    rows: usize,
+    cols: usize,
+) -> Result<f64, GpuCheckError> {
+    let cfg0 = RowConfig::for_cols(T::TYPE, cols as u32, false);
+    let vector = cols % cfg0.vec as usize == 0;
+    let cfg = RowConfig::for_cols(T::TYPE, cols as u32, vector);
+    let k = RowKernel::build::<T>(ctx.target(), op, cfg)?;
+    let loaded = ctx.load(&k.built)?;
+    let (hx, fx) = random::<H>(ctx, rows * cols, 4.0);
+    let (hres, fres) = random::<H>(ctx, rows * cols, 1.0);
+    let (hw, fw) = random::<H>(ctx, cols, 1.0);
+    let (hb, fb) = random::<H>(ctx, cols, 1.0);
+    let x = ctx.upload(&hx, &[rows, cols])?;
+    let mut res = ctx.upload(&hres, &[rows, cols])?;
+    let w = ctx.upload(&hw, &[cols])?;
+    let b = ctx.upload(&hb, &[cols])?;
+    let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
+    let mut mean = ctx.poisoned(&[rows])?;
+    let mut rstd = ctx.poisoned(&[rows])?;
+    let mut args = op
+        .args(RowArgs {
+            x: Some(Arg::tensor(&x)),
+            residual: Some(Arg::tensor_mut(&mut res)),
+            w: Some(Arg::tensor(&w)),
+            b: Some(Arg::tensor(&b)),
+            y: Some(Arg::tensor_mut(&mut y)),
+            mean: Some(Arg::tensor_mut(&mut mean)),
+            rstd: Some(Arg::tensor_mut(&mut rstd)),
+        })
+        .map_err(|e| GpuCheckError::Unexpected {
+            check: "row kernel arguments".into(),
+            detail: e.to_string(),
+        })?;
+    loaded.launch(&ctx.stream, &mut args)?;
+    drop(args);
+    let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
+    let gy = f32s(ctx.download(&y)?);
+    let gres = f32s(ctx.download(&res)?);
+    let (gmean, grstd) = (ctx.download(&mean)?, ctx.download(&rstd)?);
+    let mut err = 0.0f64;
+    for r in 0..rows {
+        let span = r * cols..(r + 1) * cols;
+        let with_res = matches!(op, RowOp::ResidualRmsNorm { .. });
+        let (wy, wres, (m, s)) = rows::reference(
+            op,
+            &fx[span.clone()],
+            if with_res { &fres[span.clone()] } else { &[] },
+            &fw,
+            &fb,
+        );
+        let floor = if op == RowOp::LogSoftmax {
+            let xs = &fx[span.clone()];
+            let rms =
+                (xs.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+            (0.01 * rms).max(H::MIN_NORMAL)
+        } else {
+            H::MIN_NORMAL
+        };
+        err = err.max(rel_err(&gy[span.clone()], &wy, floor));
+        if with_res {
+            err = err.max(rel_err(&gres[span.clone()], &wres, H::MIN_NORMAL));
+        }
+        if let RowOp::LayerNorm { .. } = op {
+            err = err
+                .max(rel_err(&gmean[r..=r], &[m], f64::from(f32::MIN_POSITIVE)))
+                .max(rel_err(&grstd[r..=r], &[s], f64::from(f32::MIN_POSITIVE)));
+        }
+    }
+    Ok(err)
+}
+
+/// SwiGLU on `rows x cols` of `T` (held as `H`): separate gate and up, and the two halves of
+/// one `[rows, 2, cols]` tensor; the largest relative error of either.
+fn swiglu_one<T: Elem, H: Host>(
+    ctx: &mut GpuCtx,
+    rows: usize,
+    cols: usize,
+) -> Result<f64, GpuCheckError> {
+    let n = rows * cols;
+    let (hg, fg) = random::<H>(ctx, n, 4.0);
+    let (hu, fu) = random::<H>(ctx, n, 1.0);
+    let want: Vec<f64> = fg
+        .iter()
+        .zip(&fu)
+        .map(|(&g, &u)| {
+            let g = f64::from(g);
+            g / (1.0 + (-g).exp()) * f64::from(u)
+        })
+        .collect();
+    let vector = cols % (16 / T::TYPE.bytes().max(1)) as usize == 0;
+    let poison = vec![H::from_f32(f32::NAN); n];
+    // Separate tensors, flat.
+    let k = ctx.load(&build_swiglu::<T>(ctx.target(), vector)?)?;
+    let (g, u) = (ctx.upload(&hg, &[n])?, ctx.upload(&hu, &[n])?);
+    let mut y = ctx.upload(&poison, &[n])?;
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
+    )?;
+    let got: Vec<f32> = ctx.download(&y)?.into_iter().map(H::to_f32).collect();
+    let mut err = rel_err(&got, &want, H::MIN_NORMAL);
+    // Halves of one tensor: row r is gate row r then up row r.
+    let halves: Vec<H> = hg
+        .chunks(cols)
+        .zip(hu.chunks(cols))
+        .flat_map(|(g, u)| g.iter().chain(u).copied())
+        .collect();
+    let k = ctx.load(&build_swiglu_halves::<T>(ctx.target(), vector)?)?;
+    let x = ctx.upload(&halves, &[rows, 2, cols])?;
+    let mut y = ctx.upload(&poison, &[rows, cols])?;
+    k.launch(&ctx.stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
+    let got: Vec<f32> = ctx.download(&y)?.into_iter().map(H::to_f32).collect();
+    err = err.max(rel_err(&got, &want, H::MIN_NORMAL));
+    Ok(err)
+}
+
+/// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
+/// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let ops = [
+        RowOp::Softmax,
+        RowOp::LogSoftmax,
+        RowOp::RmsNorm { eps: 1e-6 },
+        RowOp::ResidualRmsNorm { eps: 1e-6 },
+        RowOp::LayerNorm { eps: 1e-5 },
+    ];
+    // The worst error as a fraction of its dtype's tolerance, and where it was.
+    let mut worst = (0.0f64, String::new());
+    let mut note = |err: f64, tol: f64, case: String| {
+        if err / tol > worst.0 || err.is_nan() {
+            worst = (err / tol, case);
+        }
+    };
+    for op in ops {
+        for cols in [1usize, 7, 1000, 4097, 8192, 40_001, 65_536, 262_144] {
+            let at = |e: GpuCheckError| GpuCheckError::Case {
+                case: format!("{op:?} cols {cols}"),
+                source: Box::new(e),
+            };
+            let e = one::<ty::F32, f32>(ctx, op, 3, cols).map_err(at)?;
+            note(e, 2e-4, format!("{} f32 cols {cols}", op.name()));
+            let e = one::<ty::F16, half::f16>(ctx, op, 3, cols).map_err(at)?;
+            note(e, 2e-3, format!("{} f16 cols {cols}", op.name()));
+            let e = one::<ty::Bf16, half::bf16>(ctx, op, 3, cols).map_err(at)?;
+            note(e, 1.6e-2, format!("{} bf16 cols {cols}", op.name()));
+        }
+    }
+    for cols in [1usize, 7, 1000, 4097] {
+        let at = |e: GpuCheckError| GpuCheckError::Case {
+            case: format!("swiglu cols {cols}"),
+            source: Box::new(e),
+        };
+        let e = swiglu_one::<ty::F32, f32>(ctx, 3, cols).map_err(at)?;
+        note(e, 2e-4, format!("swiglu f32 cols {cols}"));
+        let e = swiglu_one::<ty::Bf16, half::bf16>(ctx, 3, cols).map_err(at)?;
+        note(e, 1.6e-2, format!("swiglu bf16 cols {cols}"));
+    }
+    Ok(Report {
+        max_err: worst.0,
+        tolerance: 1.0,
+        detail: format!(
+            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance, worst: {}",
+            worst.1
+        ),
+    })
+}
