@@ -127,3 +127,47 @@ fn every_selftest_name_is_an_entry() {
         ]
     );
 }
+
+/// No import ring: nothing in `src/library/` uses the self-test harness or the registry (doc
+/// comments may name them).
+#[test]
+fn the_library_does_not_import_the_harness() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/library"),
+        &mut files,
+    );
+    assert!(files.len() > 5);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            for used in [
+                "selftest::",
+                "crate::registry",
+                "ptxkit::registry",
+                "GpuCtx",
+            ] {
+                assert!(
+                    !code.contains(used),
+                    "{}:{}: the library uses {used}: {line}",
+                    f.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+}

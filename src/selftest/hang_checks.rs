@@ -27,8 +27,8 @@
 //! [`check_diagnosis`] is what each check asserts, and runs on the CPU over synthetic records.
 //!
 //! A trap leaves the CUDA context unusable, and `vprintf` writes to the process's standard
-//! output, so `ptxkit selftest` runs these checks ([`crate::registry::Selftest::Isolated`]) each in a child process
-//! and reads its output.
+//! output, so `ptxkit selftest` runs these checks ([`crate::registry::Selftest::Isolated`]) each
+//! in a child process and reads its output.
 
 use std::time::Duration;
 
