@@ -277,6 +277,28 @@ struct Rows {
 }
 
 impl Rows {
+    /// Thread `t`'s columns of the `cfg.tile()` columns from `first` on: `cfg.chunks` accesses of
+    /// `cfg.vec` elements, consecutive threads on consecutive vectors.
+    fn at(
+        k: &mut KernelBuilder,
+        row: Var,
+        cols: Var,
+        t: Var,
+        first: impl Into<Expr>,
+        cfg: RowConfig,
+    ) -> Rows {
+        let first = first.into();
+        let starts = (0..cfg.chunks)
+            .map(|j| k.simplify(&(first.clone() + (t + j * cfg.threads) * cfg.vec)))
+            .collect();
+        Rows {
+            row,
+            cols,
+            starts,
+            cfg,
+        }
+    }
+
     /// Loads this thread's part of row `row` of `buf` (elements past the row read as `fill`),
     /// widened to f32.
     fn load<T: Elem>(
@@ -469,15 +491,7 @@ impl RowKernel {
                 built: k.finish()?,
             });
         }
-        let starts = (0..cfg.chunks)
-            .map(|j| k.simplify(&(slice.clone() + (t + j * cfg.threads) * cfg.vec)))
-            .collect();
-        let r = Rows {
-            row,
-            cols,
-            starts,
-            cfg,
-        };
+        let r = Rows::at(&mut k, row, cols, t, slice.clone(), cfg);
         let cta = if cfg.cluster > 1 {
             // The start-up barrier of the cluster's shared-memory exchange overlaps the loads.
             k.cluster_arrive_early()?;
@@ -608,15 +622,7 @@ fn each_tile(
 ) -> Result<()> {
     let tiles = Expr::ceil_div(cols, cfg.tile());
     k.for_range(0, tiles, |k, i| {
-        let starts = (0..cfg.chunks)
-            .map(|j| k.simplify(&(i * cfg.tile() + (t + j * cfg.threads) * cfg.vec)))
-            .collect();
-        let r = Rows {
-            row,
-            cols,
-            starts,
-            cfg,
-        };
+        let r = Rows::at(k, row, cols, t, i * cfg.tile(), cfg);
         body(k, &r)
     })
 }
