@@ -156,6 +156,13 @@ pub mod ty {
         E3m2x2 => E3m2x2, H16;
         F32 => F32, F32;
         Tf32 => Tf32, F32;
+        // One FP8 value has no register type of its own (PTX ISA 5.2.5.1: `.e4m3` and `.e5m2`
+        // appear in `cvt` and the MMA instructions, in registers as `.e4m3x2`/`.e5m2x2` pairs),
+        // so `RegClass::for_type` names none. These markers are the element type of FP8 data in
+        // memory (a kernel tensor `Buffer<ty::E4m3>`); one value read into a register is the low
+        // byte of a `.b16` one (`ld.b8`/`st.b8`: a register wider than the memory type, 9.7.9.8).
+        E4m3 => E4m3, B16;
+        E5m2 => E5m2, B16;
         B64 => B64, B64;
         U64 => U64, B64;
         S64 => S64, B64;

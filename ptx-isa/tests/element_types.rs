@@ -43,7 +43,10 @@ fn marker_types_live_in_their_types_class() {
     class_agrees::<ty::E3m2x2>();
     class_agrees::<ty::Tf32>();
     class_agrees::<ty::F32>();
-    // Single FP8/FP6/FP4 values and FP4 pairs have no register of their own.
+    // Single FP8/FP6/FP4 values and FP4 pairs have no register of their own; the FP8 markers
+    // (the element type of FP8 data in memory) read one value as the low byte of a `%rs`.
+    assert_eq!(<ty::E4m3 as RegType>::CLASS, RegClass::B16);
+    assert_eq!(<ty::E5m2 as RegType>::TYPE, ScalarType::E5m2);
     for t in [
         ScalarType::E4m3,
         ScalarType::E5m2,

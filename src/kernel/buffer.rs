@@ -13,7 +13,9 @@ use super::expr::{Expr, Exprs, simplify};
 use ptx_isa::ScalarType;
 
 /// An element type a buffer can hold: a register marker type whose PTX type is the element type
-/// the launcher checks (`ty::Bf16` for bf16 data, not `ty::U16`).
+/// the launcher checks (`ty::Bf16` for bf16 data, not `ty::U16`). The tensor-core inputs are
+/// element types too: `ty::Tf32` (f32 data on the host, read as tf32), `ty::E4m3` and
+/// `ty::E5m2` (one byte each; the host's `runtime::E4m3`/`E5m2`).
 pub trait Elem: ty::RegType {
     /// The element type: the marker's PTX type.
     const DTYPE: ScalarType = Self::TYPE;
@@ -24,7 +26,9 @@ macro_rules! elem {
         impl Elem for ty::$m {}
     )*};
 }
-elem!(F32, F64, U32, S32, U64, S64, U16, S16, F16, Bf16);
+elem!(
+    F32, F64, U32, S32, U64, S64, U16, S16, F16, Bf16, Tf32, E4m3, E5m2
+);
 
 /// A CuTe layout with nested modes given as a buffer layout, which takes one flat mode per
 /// dimension ([`Layout::cute`]).

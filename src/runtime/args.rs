@@ -391,7 +391,7 @@ fn check_one(
             ArgDesc::Tensor(t),
         ) => {
             check_tensor(name, *dtype, shape, t, device, sources)?;
-            tma_map(name, tma, t).map(Some)
+            tma_map(name, *dtype, tma, t).map(Some)
         }
         (Param::Scalar { name, dtype }, ArgDesc::Scalar(s)) => {
             if s.dtype() != *dtype {
@@ -418,7 +418,7 @@ fn check_tensor(
     device: usize,
     sources: &mut BTreeMap<String, Vec<SymbolSource>>,
 ) -> Result<()> {
-    if t.dtype != dtype {
+    if !super::dtype::host_holds(dtype, t.dtype) {
         return Err(RuntimeError::ArgDtype {
             param: name.to_string(),
             expected: dtype,
@@ -461,11 +461,13 @@ fn check_tensor(
     Ok(())
 }
 
-/// The tensor map of TMA tensor parameter `name` over tensor `t` (dense, row-major): its address
-/// and shape with the parameter's box, element strides and swizzle, checked against the driver's
-/// rules. A broken rule or an element type with no encoding is [`RuntimeError::TmaTensor`].
-fn tma_map(name: &str, tma: &TmaBox, t: &TensorDesc) -> Result<TensorMapDesc> {
-    let dtype = TensorMapDType::try_from(t.dtype).map_err(|e| RuntimeError::TmaTensor {
+/// The tensor map of TMA tensor parameter `name` of element type `dtype` over tensor `t` (dense,
+/// row-major): its address and shape with the parameter's box, element strides and swizzle,
+/// checked against the driver's rules. The map's type is the parameter's (a tf32 parameter over
+/// f32 data is a `TFLOAT32` map). A broken rule or an element type with no encoding is
+/// [`RuntimeError::TmaTensor`].
+fn tma_map(name: &str, dtype: ScalarType, tma: &TmaBox, t: &TensorDesc) -> Result<TensorMapDesc> {
+    let dtype = TensorMapDType::try_from(dtype).map_err(|e| RuntimeError::TmaTensor {
         param: name.to_string(),
         rule: None,
         value: e.to_string(),
@@ -891,6 +893,45 @@ mod tests {
         assert_eq!(&buf.bytes()[..4], &7u32.to_le_bytes());
         assert!(buf.write_tensor_map(1, &map));
         assert!(buf.bytes()[64..192].iter().all(|&b| b == 0x5a));
+    }
+
+    /// The tensor-core element types: f32 data passes for a tf32 TMA tensor and its map is a
+    /// `TFLOAT32` one; FP8 data moves as bytes (`UINT8`) and must be declared as FP8.
+    #[test]
+    fn tma_maps_of_tf32_and_fp8_parameters() {
+        let tma = |dtype| {
+            KernelSignature::new(
+                "tma",
+                vec![Param::tma_tensor(
+                    "x",
+                    dtype,
+                    vec![64.into(), 32.into()],
+                    TmaBox::new([64, 32]),
+                )],
+            )
+        };
+        let addr = 0x7f00_0000_0000;
+        let (buf, _) = check_and_pack(
+            &tma(ScalarType::Tf32),
+            &[t(ScalarType::F32, &[64, 32], addr)],
+            0,
+        )
+        .unwrap();
+        assert_eq!(buf.tensor_maps()[0].1.dtype, TensorMapDType::TF32);
+        let fp8 = tma(ScalarType::E4m3);
+        let (buf, _) = check_and_pack(&fp8, &[t(ScalarType::E4m3, &[64, 32], addr)], 0).unwrap();
+        assert_eq!(buf.tensor_maps()[0].1.dtype, TensorMapDType::U8);
+        for wrong in [ScalarType::U8, ScalarType::E5m2] {
+            let e = check_and_pack(&fp8, &[t(wrong, &[64, 32], addr)], 0).unwrap_err();
+            assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
+        }
+        let e = check_and_pack(
+            &tma(ScalarType::F32),
+            &[t(ScalarType::Tf32, &[64, 32], addr)],
+            0,
+        )
+        .unwrap_err();
+        assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
     }
 
     #[test]

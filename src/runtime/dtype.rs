@@ -23,6 +23,13 @@ element! {
     half::f16 => F16, half::bf16 => Bf16, f32 => F32, f64 => F64,
 }
 
+/// Whether a tensor of host elements of type `host` may be passed for a parameter of element type
+/// `param`: the same type, or `f32` data for a `tf32` parameter (PTX ISA 5.2.5.1: a `.tf32` value
+/// is held in 32 bits, the `.f32` layout whose low 13 mantissa bits the tensor cores ignore).
+pub(crate) fn host_holds(param: ScalarType, host: ScalarType) -> bool {
+    param == host || (param, host) == (ScalarType::Tf32, ScalarType::F32)
+}
+
 /// A scalar kernel argument, passed by value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -117,5 +124,14 @@ mod tests {
         assert_eq!(ScalarType::U32.int_max(), Some(u32::MAX as u64));
         assert_eq!(ScalarType::S8.int_max(), Some(127));
         assert_eq!(ScalarType::F32.int_max(), None);
+    }
+
+    #[test]
+    fn f32_data_passes_for_tf32() {
+        assert!(host_holds(ScalarType::Tf32, ScalarType::F32));
+        assert!(host_holds(ScalarType::E4m3, ScalarType::E4m3));
+        assert!(!host_holds(ScalarType::F32, ScalarType::Tf32));
+        assert!(!host_holds(ScalarType::E4m3, ScalarType::U8));
+        assert!(!host_holds(ScalarType::E4m3, ScalarType::E5m2));
     }
 }

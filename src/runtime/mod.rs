@@ -38,6 +38,7 @@ mod device;
 mod diagnosis;
 mod dtype;
 mod error;
+mod fp8;
 mod hang;
 mod jit;
 mod launch;
@@ -57,6 +58,7 @@ pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use diagnosis::{Cause, HangDiagnosis, Root};
 pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};
+pub use fp8::{E4m3, E5m2};
 pub use hang::{
     DEBUG_HANG_ENV, HangBuffer, HangReport, ObservedPhase, Trip, debug_hang_from_env,
     decode_record, decode_records, parse_debug_hang,

@@ -161,14 +161,10 @@ impl KernelBuilder {
         // The tensor map's coordinates are innermost first (PTX ISA 9.7.9.27).
         let x = self.tma_coord(t.name(), bj * cols)?;
         let y = self.tma_coord(t.name(), bi * rows)?;
-        Ok(TileRef::tensor_map(
-            <T as ty::RegType>::TYPE,
-            rows,
-            cols,
-            t.map().clone(),
-            vec![x, y],
+        Ok(
+            TileRef::tensor_map(T::DTYPE, rows, cols, t.map().clone(), vec![x, y])
+                .with_swizzle(t.swizzle()),
         )
-        .with_swizzle(t.swizzle()))
     }
 
     /// One coordinate of a TMA tile: an immediate when it is a build-time constant, else the
