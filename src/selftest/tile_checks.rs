@@ -12,9 +12,9 @@ use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{
-    Buffer, BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, Result, TensorOpts,
+    Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Ptr, Result, TensorOpts,
 };
-use crate::runtime::{Arg, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, E4m3, E5m2, Element};
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
 
@@ -23,20 +23,14 @@ pub(crate) fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Res
     k.tile_op(op, scope, None)
 }
 
-fn global<T: crate::kernel::Elem>(
-    k: &KernelBuilder,
-    b: &Buffer<T>,
-) -> Result<ptx_isa::Reg<ty::U64>> {
+fn global<T: Elem>(k: &KernelBuilder, b: &Buffer<T>) -> Result<ptx_isa::Reg<ty::U64>> {
     match b.data() {
         Some(Ptr::Global(r)) => Ok(r),
         _ => Err(k.error("a global tensor expected")),
     }
 }
 
-fn shared<T: crate::kernel::Elem>(
-    k: &KernelBuilder,
-    b: &Buffer<T>,
-) -> Result<ptx_isa::Reg<ty::U32>> {
+fn shared<T: Elem>(k: &KernelBuilder, b: &Buffer<T>) -> Result<ptx_isa::Reg<ty::U32>> {
     match b.data() {
         Some(Ptr::Shared(r)) => Ok(r),
         _ => Err(k.error("a shared tile expected")),
@@ -69,35 +63,6 @@ fn finish(k: KernelBuilder, sync: BarrierSync) -> Result<(BuiltKernel, HangSites
     let built = k.finish()?;
     sites.locate(built.ptx());
     Ok((built, sites))
-}
-
-/// The leader initialises `bar`, arms it for `bytes`, and issues a TMA load of each
-/// `(dst, src)` pair completing on it (the other threads wait on it afterwards).
-fn tma_loads(
-    k: &mut KernelBuilder,
-    leader: ptx_isa::Pred,
-    (sync, bar): (&mut BarrierSync, NamedBarrier),
-    bytes: u32,
-    loads: &[(&TileRef, &TileRef)],
-) -> Result<()> {
-    k.if_(leader, |k| {
-        sync.init(k.isa(), bar)?;
-        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
-        for (dst, src) in loads {
-            k.tile_op_on(
-                sync,
-                TileOp::CopyAsync {
-                    dst,
-                    src,
-                    mbar: Some(bar),
-                    multicast: None,
-                },
-                ExecScope::Thread,
-            )?;
-        }
-        Ok(())
-    })
-    .end()
 }
 
 /// `y1 = x` through shared memory with `copy.vector`, `y2 = x` with `copy_async.cp_async`, `y3 = x`
@@ -366,34 +331,61 @@ fn tag(input: ScalarType) -> &'static str {
     }
 }
 
-/// One wgmma tile: A (64 x K) and B (64 x K, K-major) loaded by TMA with the 128B swizzle
-/// (K = 64 for f16/bf16, 32 for tf32, 128 for e4m3: one 128-byte row), `D = A·Bᵀ` by
-/// `gemm_async.wgmma`, D (64 x 64 f32) stored with `copy.fragment`.
-pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
+/// The leader initialises `bar`, arms it for the bytes of every box, and issues one TMA load per
+/// `(tile, box)` pair completing on it (the other threads wait on it afterwards).
+fn tma_loads<T: Elem>(
+    k: &mut KernelBuilder,
+    leader: ptx_isa::Pred,
+    (sync, bar): (&mut BarrierSync, NamedBarrier),
+    bytes: u64,
+    loads: &[(&Buffer<T>, &TileRef)],
+) -> Result<()> {
+    let bytes = u32::try_from(bytes).map_err(|_| k.error(format!("{bytes} bytes in flight")))?;
+    k.if_(leader, |k| {
+        sync.init(k.isa(), bar)?;
+        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
+        for (tile, boxed) in loads {
+            k.copy_async(
+                *tile,
+                *boxed,
+                Some((&mut *sync, bar)),
+                None,
+                ExecScope::Thread,
+            )?;
+        }
+        Ok(())
+    })
+    .end()
+}
+
+/// One wgmma tile: A (64 x K) and B (64 x K, K-major) of element type `T`, declared as TMA
+/// tensors with a 64 x K box and the 128B swizzle (K = 64 for f16/bf16, 32 for tf32, 128 for
+/// e4m3/e5m2: one 128-byte row) and loaded with `copy_async`, `D = A·Bᵀ` by `gemm_async.wgmma`,
+/// D (64 x 64 f32) stored with `copy.fragment`.
+pub fn build_wgmma<T: Elem>(target: Target) -> Result<BuiltKernel> {
+    let input = T::DTYPE;
     let mut k = KernelBuilder::new(&format!("tile_wgmma_{}", tag(input)), target);
     let kk = k_of(input);
-    let ma = k.tensor_map("a")?;
-    let mb = k.tensor_map("b")?;
+    // Declared once: the launcher builds both tensor maps from the tensors passed.
+    let tma = TmaBox::new([N, kk]).swizzle(SwizzleMode::B128);
+    let a = k.tma_tensor::<T>("a", [N, kk], tma.clone())?;
+    let b = k.tma_tensor::<T>("b", [N, kk], tma)?;
     let d = k.tensor::<ty::F32>("d", [N, N], TensorOpts::default().align(16))?;
     let [tx] = k.thread_id([128])?;
-    let ta = k.pool_bytes("ta", 64 * 128, 1024)?;
-    let tb = k.pool_bytes("tb", 64 * 128, 1024)?;
+    let ta = k.tma_box_buffer("ta", &a)?;
+    let tb = k.tma_box_buffer("tb", &b)?;
     let (mut sync, bar) = one_barrier(&mut k, WaitMode::Spin)?;
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
-    let a_s = TileRef::shared_row_major(input, N, kk, ta, 1024).with_swizzle(SwizzleMode::B128);
-    let b_s = TileRef::shared_row_major(input, N, kk, tb, 1024).with_swizzle(SwizzleMode::B128);
-    let (a_g, b_g) = (
-        TileRef::tensor_map(input, N, kk, ma, vec![0i32.into(), 0i32.into()]),
-        TileRef::tensor_map(input, N, kk, mb, vec![0i32.into(), 0i32.into()]),
-    );
+    let origin = || [Expr::from(0u32), Expr::from(0u32)];
+    let (a_g, b_g) = (k.tma_tile_at(&a, origin())?, k.tma_tile_at(&b, origin())?);
     tma_loads(
         &mut k,
         leader,
         (&mut sync, bar),
-        2 * 64 * 128,
-        &[(&a_s, &a_g), (&b_s, &b_g)],
+        a.box_bytes() + b.box_bytes(),
+        &[(&ta, &a_g), (&tb, &b_g)],
     )?;
     k.bar_sync(0u32, None)?;
     sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
@@ -405,163 +397,132 @@ pub fn build_wgmma(target: Target, input: ScalarType) -> Result<BuiltKernel> {
         .map(|r| r.as_ref())
         .collect();
     let d_regs = TileRef::registers(ScalarType::F32, frag, acc);
-    op(
-        &mut k,
-        TileOp::GemmAsync {
-            d: &d_regs,
-            a: &a_s,
-            b: &b_s,
-            accumulate: Accumulate::No,
-        },
-        ExecScope::Warpgroup,
-    )?;
+    let wg = ExecScope::Warpgroup;
+    k.gemm_async(&d_regs, &ta, &tb, Accumulate::No, wg)?;
     k.wgmma_wait_group(0)?;
     let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
-    op(
-        &mut k,
-        TileOp::Copy {
-            dst: &gd,
-            src: &d_regs,
-        },
-        ExecScope::Warpgroup,
-    )?;
-    let _ = Storage::Local;
+    k.copy(&gd, &d_regs, wg)?;
     finish(k, sync).map(|(k, _)| k)
 }
 
-/// One uploaded operand: its host values, its tensor map, and the device tensor kept alive.
-type Operand = (Vec<f64>, crate::runtime::TensorMap, Box<dyn std::any::Any>);
+/// A wgmma input type: its kernel element type, its host element, and random host values the
+/// tensor cores read exactly, so the f32 accumulation is the only rounding.
+trait WgmmaInput: Elem {
+    /// The host element uploaded for it.
+    type Host: Element;
+    /// `len` random host values.
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<Self::Host>;
+    /// The exact value of one.
+    fn value(h: Self::Host) -> f64;
+}
 
-/// e4m3 bytes of a few exactly representable values (bias 7, 3 mantissa bits: PTX ISA 5.2.3).
-const E4M3: [(u8, f64); 9] = [
-    (0x00, 0.0),
-    (0x30, 0.5),
-    (0x38, 1.0),
-    (0x3C, 1.5),
-    (0x40, 2.0),
-    (0xB0, -0.5),
-    (0xB8, -1.0),
-    (0xBC, -1.5),
-    (0xC0, -2.0),
-];
+impl WgmmaInput for ty::Bf16 {
+    type Host = half::bf16;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<half::bf16> {
+        ctx.rng
+            .vec_f32(len)
+            .into_iter()
+            .map(half::bf16::from_f32)
+            .collect()
+    }
+    fn value(h: half::bf16) -> f64 {
+        h.to_f64()
+    }
+}
 
-/// e5m2 bytes of a few exactly representable values (bias 15, 2 mantissa bits: PTX ISA 5.2.3).
-const E5M2: [(u8, f64); 9] = [
-    (0x00, 0.0),
-    (0x34, 0.25),
-    (0x38, 0.5),
-    (0x3C, 1.0),
-    (0x3E, 1.5),
-    (0x40, 2.0),
-    (0xB8, -0.5),
-    (0xBC, -1.0),
-    (0xC0, -2.0),
-];
+impl WgmmaInput for ty::F16 {
+    type Host = half::f16;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<half::f16> {
+        ctx.rng
+            .vec_f32(len)
+            .into_iter()
+            .map(half::f16::from_f32)
+            .collect()
+    }
+    fn value(h: half::f16) -> f64 {
+        h.to_f64()
+    }
+}
 
-fn run_wgmma(ctx: &mut GpuCtx, input: ScalarType) -> RunResult {
+/// tf32 data is f32 on the host; its low 13 mantissa bits are cleared so the tensor cores (which
+/// keep 10, PTX ISA 5.2.5.1) see the values exactly.
+impl WgmmaInput for ty::Tf32 {
+    type Host = f32;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<f32> {
+        ctx.rng
+            .vec_f32(len)
+            .into_iter()
+            .map(|x| f32::from_bits(x.to_bits() & 0xFFFF_E000))
+            .collect()
+    }
+    fn value(h: f32) -> f64 {
+        h.into()
+    }
+}
+
+/// Values both 8-bit formats hold exactly (PTX ISA 5.2.5.1), drawn at random for the FP8 tiles:
+/// their products are multiples of 1/4 below 4, so 128 of them sum exactly even in the narrower
+/// accumulator the FP8 wgmma is known to keep.
+const FP8_VALUES: [f32; 9] = [0.0, 0.5, 1.0, 1.5, 2.0, -0.5, -1.0, -1.5, -2.0];
+
+fn draw_fp8<H>(ctx: &mut GpuCtx, len: usize, from: fn(f32) -> H) -> Vec<H> {
+    (0..len)
+        .map(|_| from(FP8_VALUES[(ctx.rng.next_u64() % FP8_VALUES.len() as u64) as usize]))
+        .collect()
+}
+
+impl WgmmaInput for ty::E4m3 {
+    type Host = E4m3;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<E4m3> {
+        draw_fp8(ctx, len, E4m3::from_f32)
+    }
+    fn value(h: E4m3) -> f64 {
+        h.to_f32().into()
+    }
+}
+
+impl WgmmaInput for ty::E5m2 {
+    type Host = E5m2;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<E5m2> {
+        draw_fp8(ctx, len, E5m2::from_f32)
+    }
+    fn value(h: E5m2) -> f64 {
+        h.to_f32().into()
+    }
+}
+
+/// `want[r][c] = sum_x a[r][x] * b[c][x]` over `kk`, for 64 x 64 D.
+fn abt(a: &[f64], b: &[f64], kk: usize) -> Vec<f32> {
     let n = N as usize;
-    let kk = k_of(input) as usize;
-    let k = ctx.load(&build_wgmma(ctx.target(), input)?)?;
-    // Host values (as f64) and the device tensors with their tensor maps.
-    let operand = |ctx: &mut GpuCtx| -> std::result::Result<Operand, GpuCheckError> {
-        let map = |dtype, addr| {
-            TensorMapDesc::row_major(dtype, addr, &[n, kk], &[N, kk as u32])
-                .with_swizzle(SwizzleMode::B128)
-        };
-        match input {
-            ScalarType::Tf32 => {
-                // tf32 keeps 10 mantissa bits: mask the rest so the tensor cores see exact values.
-                let v: Vec<f32> = ctx
-                    .rng
-                    .vec_f32(n * kk)
-                    .into_iter()
-                    .map(|x| f32::from_bits(x.to_bits() & 0xFFFF_E000))
-                    .collect();
-                let t = ctx.upload(&v, &[n, kk])?;
-                let m = ctx
-                    .dev
-                    .encode_tensor_map(&map(TensorMapDType::F32, t.addr()))?;
-                Ok((v.iter().map(|&x| x as f64).collect(), m, Box::new(t)))
-            }
-            ScalarType::E4m3 | ScalarType::E5m2 => {
-                let table = if input == ScalarType::E4m3 {
-                    &E4M3
-                } else {
-                    &E5M2
-                };
-                let idx: Vec<usize> = (0..n * kk)
-                    .map(|_| (ctx.rng.next_u64() % table.len() as u64) as usize)
-                    .collect();
-                let bytes: Vec<u8> = idx.iter().map(|&i| table[i].0).collect();
-                let t = ctx.upload(&bytes, &[n, kk])?;
-                let m = ctx
-                    .dev
-                    .encode_tensor_map(&map(TensorMapDType::U8, t.addr()))?;
-                Ok((idx.iter().map(|&i| table[i].1).collect(), m, Box::new(t)))
-            }
-            _ => {
-                let f16 = input == ScalarType::F16;
-                let bits: Vec<u16> = ctx
-                    .rng
-                    .vec_f32(n * kk)
-                    .into_iter()
-                    .map(|x| {
-                        if f16 {
-                            half::f16::from_f32(x).to_bits()
-                        } else {
-                            half::bf16::from_f32(x).to_bits()
-                        }
-                    })
-                    .collect();
-                let vals = bits
-                    .iter()
-                    .map(|&b| {
-                        if f16 {
-                            half::f16::from_bits(b).to_f64()
-                        } else {
-                            half::bf16::from_bits(b).to_f64()
-                        }
-                    })
-                    .collect();
-                let t = ctx.upload(&bits, &[n, kk])?;
-                let m = ctx.dev.encode_tensor_map(&map(
-                    if f16 {
-                        TensorMapDType::F16
-                    } else {
-                        TensorMapDType::BF16
-                    },
-                    t.addr(),
-                ))?;
-                Ok((vals, m, Box::new(t)))
-            }
-        }
-    };
-    let (ha, maa, _a) = operand(ctx)?;
-    let (hb, mbb, _b) = operand(ctx)?;
-    let mut d = ctx.poisoned(&[n, n])?;
-    k.launch(
-        &ctx.stream,
-        &mut [
-            Arg::tensor_map(&maa),
-            Arg::tensor_map(&mbb),
-            Arg::tensor_mut(&mut d),
-        ],
-    )?;
-    let got = ctx.download(&d)?;
-    let want: Vec<f32> = (0..n * n)
+    (0..n * n)
         .map(|i| {
             let (r, c) = (i / n, i % n);
-            (0..kk)
-                .map(|x| ha[r * kk + x] * hb[c * kk + x])
-                .sum::<f64>() as f32
+            (0..kk).map(|x| a[r * kk + x] * b[c * kk + x]).sum::<f64>() as f32
         })
-        .collect();
+        .collect()
+}
+
+fn run_wgmma<T: WgmmaInput>(ctx: &mut GpuCtx) -> RunResult {
+    let n = N as usize;
+    let kk = k_of(T::DTYPE) as usize;
+    let k = ctx.load(&build_wgmma::<T>(ctx.target())?)?;
+    let (ha, hb) = (T::draw(ctx, n * kk), T::draw(ctx, n * kk));
+    let a = ctx.upload(&ha, &[n, kk])?;
+    let b = ctx.upload(&hb, &[n, kk])?;
+    let mut d = ctx.poisoned(&[n, n])?;
+    // The launcher builds both tensor maps from the tensors and the kernel's declared boxes.
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut d)],
+    )?;
+    let got = ctx.download(&d)?;
+    let values = |h: &[T::Host]| -> Vec<f64> { h.iter().map(|&x| T::value(x)).collect() };
     Ok(Report {
-        max_err: max_abs_err(&got, &want),
+        max_err: max_abs_err(&got, &abt(&values(&ha), &values(&hb), kk)),
         tolerance: 1e-3,
         detail: format!(
             "64x64x{kk} {}: TMA 128B, gemm_async.wgmma, copy.fragment",
-            tag(input)
+            tag(T::DTYPE)
         ),
     })
 }
@@ -578,63 +539,69 @@ pub(crate) fn tile_tma(ctx: &mut GpuCtx) -> RunResult {
 pub(crate) fn tile_tma_multicast(ctx: &mut GpuCtx) -> RunResult {
     run_tma(ctx, true)
 }
-pub(crate) fn tile_wgmma_bf16(ctx: &mut GpuCtx) -> RunResult {
-    run_wgmma(ctx, ScalarType::Bf16)
-}
-pub(crate) fn tile_wgmma_f16(ctx: &mut GpuCtx) -> RunResult {
-    run_wgmma(ctx, ScalarType::F16)
-}
 pub(crate) fn build_tma_plain(t: Target) -> Result<BuiltKernel> {
     build_tma(t, false)
 }
 pub(crate) fn build_tma_mc(t: Target) -> Result<BuiltKernel> {
     build_tma(t, true)
 }
-pub(crate) fn build_wgmma_bf16(t: Target) -> Result<BuiltKernel> {
-    build_wgmma(t, ScalarType::Bf16)
+pub(crate) fn tile_wgmma_bf16(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma::<ty::Bf16>(ctx)
 }
-pub(crate) fn build_wgmma_f16(t: Target) -> Result<BuiltKernel> {
-    build_wgmma(t, ScalarType::F16)
+pub(crate) fn tile_wgmma_f16(ctx: &mut GpuCtx) -> RunResult {
+    run_wgmma::<ty::F16>(ctx)
 }
 pub(crate) fn tile_wgmma_tf32(ctx: &mut GpuCtx) -> RunResult {
-    run_wgmma(ctx, ScalarType::Tf32)
+    run_wgmma::<ty::Tf32>(ctx)
 }
 pub(crate) fn tile_wgmma_e4m3(ctx: &mut GpuCtx) -> RunResult {
-    run_wgmma(ctx, ScalarType::E4m3)
-}
-pub(crate) fn build_wgmma_tf32(t: Target) -> Result<BuiltKernel> {
-    build_wgmma(t, ScalarType::Tf32)
-}
-pub(crate) fn build_wgmma_e4m3(t: Target) -> Result<BuiltKernel> {
-    build_wgmma(t, ScalarType::E4m3)
+    run_wgmma::<ty::E4m3>(ctx)
 }
 pub(crate) fn tile_wgmma_e5m2(ctx: &mut GpuCtx) -> RunResult {
-    run_wgmma(ctx, ScalarType::E5m2)
+    run_wgmma::<ty::E5m2>(ctx)
+}
+pub(crate) fn build_wgmma_bf16(t: Target) -> Result<BuiltKernel> {
+    build_wgmma::<ty::Bf16>(t)
+}
+pub(crate) fn build_wgmma_f16(t: Target) -> Result<BuiltKernel> {
+    build_wgmma::<ty::F16>(t)
+}
+pub(crate) fn build_wgmma_tf32(t: Target) -> Result<BuiltKernel> {
+    build_wgmma::<ty::Tf32>(t)
+}
+pub(crate) fn build_wgmma_e4m3(t: Target) -> Result<BuiltKernel> {
+    build_wgmma::<ty::E4m3>(t)
 }
 pub(crate) fn build_wgmma_e5m2(t: Target) -> Result<BuiltKernel> {
-    build_wgmma(t, ScalarType::E5m2)
+    build_wgmma::<ty::E5m2>(t)
 }
 
 /// `gemm_async.wgmma` with A from registers: A (64 x 16 bf16) from global into the register-A
-/// fragment with `copy.fragment_view` (packed pairs), B (64 x 16) by TMA with the 32B swizzle its
-/// 32-byte rows imply, `D = A·Bᵀ` (64 x 64 f32) stored with `copy.fragment`.
+/// fragment with `copy.fragment_view` (packed pairs), B (64 x 16) a TMA tensor loaded with
+/// `copy_async` in the 32B swizzle its 32-byte rows imply, `D = A·Bᵀ` (64 x 64 f32) stored with
+/// `copy.fragment`.
 pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     use crate::tile::RunCount;
     let mut k = KernelBuilder::new("tile_wgmma_regs_a", target);
     let opts = TensorOpts::default().align(16);
     let a = k.tensor::<ty::Bf16>("a", [N, 16], opts.clone())?;
-    let mb = k.tensor_map("b")?;
+    let b =
+        k.tma_tensor::<ty::Bf16>("b", [N, 16], TmaBox::new([N, 16]).swizzle(SwizzleMode::B32))?;
     let d = k.tensor::<ty::F32>("d", [N, N], opts)?;
     let [tx] = k.thread_id([128])?;
-    let tb = k.pool_bytes("tb", N * 32, 1024)?;
+    let tb = k.tma_box_buffer("tb", &b)?;
     let (mut sync, bar) = one_barrier(&mut k, WaitMode::Spin)?;
     let tid = k.eval(tx)?;
     let leader = k.pred();
     k.setp(CmpOp::Eq, leader, tid, 0u32)?;
-    let b_s =
-        TileRef::shared_row_major(ScalarType::Bf16, N, 16, tb, 1024).with_swizzle(SwizzleMode::B32);
-    let b_g = TileRef::tensor_map(ScalarType::Bf16, N, 16, mb, vec![0i32.into(), 0i32.into()]);
-    tma_loads(&mut k, leader, (&mut sync, bar), N * 32, &[(&b_s, &b_g)])?;
+    let b_g = k.tma_tile_at(&b, [Expr::from(0u32), Expr::from(0u32)])?;
+    tma_loads(
+        &mut k,
+        leader,
+        (&mut sync, bar),
+        b.box_bytes(),
+        &[(&tb, &b_g)],
+    )?;
     let wg = ExecScope::Warpgroup;
     let frag_a = layouts::fragment::wgmma::register_a(ptx_isa::ScalarType::Bf16)
         .map_err(|e| k.error(e.to_string()))?;
@@ -652,14 +619,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
         16,
         RunCount::new(16u32, 16),
     );
-    op(
-        &mut k,
-        TileOp::Copy {
-            dst: &a_r,
-            src: &a_g,
-        },
-        wg,
-    )?;
+    k.copy(&a_r, &a_g, wg)?;
     k.bar_sync(0u32, None)?;
     sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
     let frag_d = layouts::fragment::wgmma::accumulator(N as i64, ptx_isa::ScalarType::Bf16)
@@ -670,70 +630,32 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
         .map(|r| r.as_ref())
         .collect();
     let d_regs = TileRef::registers(ScalarType::F32, frag_d, acc);
-    op(
-        &mut k,
-        TileOp::GemmAsync {
-            d: &d_regs,
-            a: &a_r,
-            b: &b_s,
-            accumulate: Accumulate::No,
-        },
-        wg,
-    )?;
+    k.gemm_async(&d_regs, &a_r, &tb, Accumulate::No, wg)?;
     k.wgmma_wait_group(0)?;
     let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
-    op(
-        &mut k,
-        TileOp::Copy {
-            dst: &gd,
-            src: &d_regs,
-        },
-        wg,
-    )?;
+    k.copy(&gd, &d_regs, wg)?;
     finish(k, sync).map(|(k, _)| k)
 }
 
 pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
     let n = N as usize;
     let k = ctx.load(&build_wgmma_regs(ctx.target())?)?;
-    let bf16 = |ctx: &mut GpuCtx, len: usize| -> (Vec<half::bf16>, Vec<f64>) {
-        let h: Vec<half::bf16> = ctx
-            .rng
-            .vec_f32(len)
-            .into_iter()
-            .map(half::bf16::from_f32)
-            .collect();
-        let vals = h.iter().map(|b| b.to_f64()).collect();
-        (h, vals)
-    };
-    let (ab, av) = bf16(ctx, n * 16);
-    let (bb, bv) = bf16(ctx, n * 16);
-    let a = ctx.upload(&ab, &[n, 16])?;
-    let b = ctx.upload(&bb, &[n, 16])?;
-    let mb = ctx.dev.encode_tensor_map(
-        &TensorMapDesc::row_major(TensorMapDType::BF16, b.addr(), &[n, 16], &[N, 16])
-            .with_swizzle(SwizzleMode::B32),
-    )?;
+    let (ha, hb) = (
+        <ty::Bf16 as WgmmaInput>::draw(ctx, n * 16),
+        <ty::Bf16 as WgmmaInput>::draw(ctx, n * 16),
+    );
+    let a = ctx.upload(&ha, &[n, 16])?;
+    let b = ctx.upload(&hb, &[n, 16])?;
     let mut d = ctx.poisoned(&[n, n])?;
+    // B's tensor map is the launcher's, from the tensor and the declared box.
     k.launch(
         &ctx.stream,
-        &mut [
-            Arg::tensor(&a),
-            Arg::tensor_map(&mb),
-            Arg::tensor_mut(&mut d),
-        ],
+        &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut d)],
     )?;
     let got = ctx.download(&d)?;
-    let want: Vec<f32> = (0..n * n)
-        .map(|i| {
-            let (r, c) = (i / n, i % n);
-            (0..16)
-                .map(|x| av[r * 16 + x] * bv[c * 16 + x])
-                .sum::<f64>() as f32
-        })
-        .collect();
+    let values = |h: &[half::bf16]| -> Vec<f64> { h.iter().map(|x| x.to_f64()).collect() };
     Ok(Report {
-        max_err: max_abs_err(&got, &want),
+        max_err: max_abs_err(&got, &abt(&values(&ha), &values(&hb), 16)),
         tolerance: 1e-3,
         detail: "64x64x16 bf16, A in registers (copy.fragment_view), B by TMA 32B, \
                  gemm_async.wgmma"

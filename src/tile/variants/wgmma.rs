@@ -89,10 +89,17 @@ fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<Reg<ty:
             format!("expected dense rows with the {want:?} swizzle"),
         ));
     }
-    if t.align % 1024 != 0 {
+    // The descriptors are written with a zero base offset, which holds where the tile starts at
+    // its swizzle pattern's period (1024, 512 or 256 bytes: `SwizzleMode::alignment`, PTX ISA
+    // 9.7.15.5.1.2.2).
+    if t.align % want.alignment() != 0 {
         return Err(Rejection::operand(
             Aspect::Base,
-            format!("base aligned to {} bytes; swizzle atoms need 1024", t.align),
+            format!(
+                "base aligned to {} bytes; {want:?} swizzle atoms need {}",
+                t.align,
+                want.alignment()
+            ),
         ));
     }
     Ok(*base)
