@@ -41,9 +41,7 @@ use smem::pipeline::sync::{BarrierSync, WaitMode};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, TensorOpts};
-use crate::runtime::{
-    Arg, Cause, HangBuffer, HangDiagnosis, RuntimeError, TensorMapDType, TensorMapDesc, Watch,
-};
+use crate::runtime::{Arg, Cause, HangBuffer, HangDiagnosis, RuntimeError, TmaBox, Watch};
 
 /// The box: 32 x 32 f32 = 4096 bytes per stage.
 pub const BOX: u32 = 32;
@@ -90,8 +88,8 @@ pub enum RingBuildError {
 /// A built ring and its wait sites (empty in a release build).
 #[derive(Debug, Clone)]
 pub struct Ring {
-    /// The kernel `ring(src, out)`: `src` a tensor map of an f32 [`CTAS`*32 x [`KBLOCKS`]*32]
-    /// matrix, box 32 x 32, no swizzle; `out` f32[`CTAS` * 64].
+    /// The kernel `ring(src, out)`: `src` a TMA tensor, an f32 [`CTAS`*32 x [`KBLOCKS`]*32]
+    /// matrix moved in 32 x 32 boxes, no swizzle; `out` f32[`CTAS` * 64].
     pub built: BuiltKernel,
     /// The wait sites, with their PTX lines.
     pub sites: HangSites,
@@ -148,7 +146,9 @@ fn ring_body(
     full: smem::pipeline::protocol::ArrayId,
     empty: smem::pipeline::protocol::ArrayId,
 ) -> crate::kernel::Result<()> {
-    let src = k.tensor_map("src")?;
+    // Declared once with its box: the launcher builds the map from the tensor passed.
+    let src =
+        k.tma_tensor::<ty::F32>("src", [CTAS * BOX, KBLOCKS * BOX], TmaBox::new([BOX, BOX]))?;
     let out = k.tensor::<ty::F32>("out", [CTAS * 64], TensorOpts::default())?;
     let [cta] = k.cta_id([CTAS])?;
     let [tx] = k.thread_id([THREADS])?;
@@ -218,7 +218,7 @@ fn ring_body(
             k.tma_load(
                 &TmaLoadOpts::default(),
                 Addr::<SharedCluster>::reg32(dst),
-                &src,
+                src.map(),
                 &[x.into(), row.into()],
                 Addr::<SharedCluster>::reg32(full_at),
             )?;
@@ -294,9 +294,7 @@ fn run_ring(
     let hsrc = ctx.rng.vec_f32(rows * cols);
     let src = ctx.upload(&hsrc, &[rows, cols])?;
     let mut out = ctx.poisoned(&[(CTAS * 64) as usize])?;
-    let map = TensorMapDesc::row_major(TensorMapDType::F32, src.addr(), &[rows, cols], &[BOX, BOX]);
-    let map = ctx.dev.encode_tensor_map(&map)?;
-    let mut args = [Arg::tensor_map(&map), Arg::tensor_mut(&mut out)];
+    let mut args = [Arg::tensor(&src), Arg::tensor_mut(&mut out)];
     let descs: Vec<_> = args.iter().map(Arg::desc).collect();
     let (cfg, _) = ring.built.config_for(&descs, ctx.dev.ordinal())?;
     let launched = k
