@@ -252,3 +252,49 @@ fn a_tma_tensors_box_is_a_tile() {
         "the call site is the author's: {e}"
     );
 }
+
+/// The tensor-core inputs are kernel element types: a tensor of `ty::E4m3`, `ty::E5m2` or
+/// `ty::Tf32` carries its type into the signature (what the launcher checks the host data
+/// against), an FP8 element moves as one byte through a `%rs` register (`ld.global.b8`), a tf32
+/// one as 32 bits, and a TMA tensor of FP8 has one-byte boxes.
+#[test]
+fn tensor_core_inputs_are_element_types() {
+    use ptxkit::runtime::{Param, TmaBox};
+    let mut k = KernelBuilder::new("inputs", Target::Sm90a);
+    let opts = TensorOpts::default();
+    let a = k.tensor::<ty::E4m3>("a", [64u32], opts.clone()).unwrap();
+    let b = k.tensor::<ty::E5m2>("b", [64u32], opts.clone()).unwrap();
+    let c = k.tensor::<ty::Tf32>("c", [64u32], opts.clone()).unwrap();
+    let d = k.tensor::<ty::Tf32>("d", [64u32], opts).unwrap();
+    let t = k
+        .tma_tensor::<ty::E4m3>(
+            "t",
+            [64u32, 128],
+            TmaBox::new([64, 128]).swizzle(SwizzleMode::B128),
+        )
+        .unwrap();
+    assert_eq!(t.box_bytes(), 64 * 128);
+    let [i] = k.thread_id([64]).unwrap();
+    let x = k.load(&a, [Expr::from(i)]).unwrap();
+    k.store(&a, [Expr::from(i)], x).unwrap();
+    let y = k.load(&b, [Expr::from(i)]).unwrap();
+    k.store(&b, [Expr::from(i)], y).unwrap();
+    let z = k.load(&c, [Expr::from(i)]).unwrap();
+    k.store(&d, [Expr::from(i)], z).unwrap();
+    let built = k.finish().unwrap();
+    let dtypes: Vec<ScalarType> = built
+        .signature()
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Tensor { dtype, .. } | Param::TmaTensor { dtype, .. } => Some(*dtype),
+            _ => None,
+        })
+        .collect();
+    use ScalarType::{E4m3, E5m2, Tf32};
+    assert_eq!(dtypes, [E4m3, E5m2, Tf32, Tf32, E4m3]);
+    assert!(built.ptx().contains("ld.global.b8 %rs"), "{}", built.ptx());
+    assert!(built.ptx().contains("st.global.b8 ["), "{}", built.ptx());
+    assert!(built.ptx().contains("ld.global.b32 %f"), "{}", built.ptx());
+    support::assemble(built.ptx(), Target::Sm90a);
+}
