@@ -1,8 +1,11 @@
 //! The GEMM kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check), with no
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
+use std::path::PathBuf;
+
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, build};
+use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, build, build_with};
+use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The configuration each benchmark shape gets on a 132-SM H100, then the other variants; each
 /// configuration once.
@@ -87,6 +90,51 @@ fn gemm_kernels_assemble_without_spills_or_serialisation() {
         let regs = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
         eprintln!("{}: {regs}", cfg.name());
     }
+}
+
+/// The exact PTX of every configuration above and of the debug build (bounded waits) of the large
+/// one, against `tests/golden/gemm/<name>.ptx`: a change to how the GEMM is written that is meant
+/// to keep its kernel shows here as no difference. `BLESS=1` rewrites the files.
+#[test]
+fn gemm_ptx_matches_the_golden_files() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gemm");
+    let mut builds: Vec<(String, String)> = configs()
+        .into_iter()
+        .map(|cfg| {
+            let text = build(&cfg).and_then(|m| m.to_ptx());
+            (cfg.name(), text.unwrap_or_else(|e| panic!("{}: {e}", cfg.name())))
+        })
+        .collect();
+    let large = GemmConfig::large();
+    let debug = build_with(&large, WaitMode::Bounded).and_then(|(m, _)| m.to_ptx());
+    builds.push((
+        format!("{}.debug", large.name()),
+        debug.unwrap_or_else(|e| panic!("debug build: {e}")),
+    ));
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut differ = Vec::new();
+    for (name, text) in &builds {
+        let path = dir.join(format!("{name}.ptx"));
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, text).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", path.display()));
+        if want != *text {
+            let line = want
+                .lines()
+                .zip(text.lines())
+                .position(|(a, b)| a != b)
+                .map_or(0, |l| l + 1);
+            differ.push(format!("{name} (near line {line})"));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "GEMM PTX differs from tests/golden/gemm (BLESS=1 re-blesses): {differ:?}"
+    );
 }
 
 #[test]
