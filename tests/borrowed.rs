@@ -12,14 +12,15 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::isa::Target;
 use ptxkit::library::gemm::{
-    Gemm, GemmConfig, GemmError, check::CheckResult, check::random_values, check_operands,
-    gemm_signature, operand_map_desc,
+    Gemm, GemmConfig, GemmError, build_with, check::CheckResult, check::random_values,
+    check_operands, operand_map_desc,
 };
 use ptxkit::runtime::cuda::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
 use ptxkit::runtime::{
     ArgDesc, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMap, TensorMapRule,
     TensorMut, TensorRef, check_and_pack, check_tensor_map, device_count, driver_available,
 };
+use ptxkit::smem::pipeline::sync::WaitMode;
 use std::sync::Arc;
 
 /// Where `cuMemAlloc` puts an allocation: 256-byte aligned.
@@ -82,7 +83,8 @@ fn gemm_c_alignment_follows_the_epilogue() {
         ),
     ];
     for (cfg, dtype, align) in cases {
-        let sig = gemm_signature(&cfg);
+        // The signature the kernel declares, as the launcher gets it.
+        let sig = build_with(&cfg, WaitMode::Spin).unwrap().signature;
         let declared = sig.params.iter().find_map(|p| match p {
             Param::Tensor { name, align, .. } if name == "c" => Some(*align),
             _ => None,

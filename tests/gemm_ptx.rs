@@ -102,11 +102,14 @@ fn gemm_ptx_matches_the_golden_files() {
         .into_iter()
         .map(|cfg| {
             let text = build(&cfg).and_then(|m| m.to_ptx());
-            (cfg.name(), text.unwrap_or_else(|e| panic!("{}: {e}", cfg.name())))
+            (
+                cfg.name(),
+                text.unwrap_or_else(|e| panic!("{}: {e}", cfg.name())),
+            )
         })
         .collect();
     let large = GemmConfig::large();
-    let debug = build_with(&large, WaitMode::Bounded).and_then(|(m, _)| m.to_ptx());
+    let debug = build_with(&large, WaitMode::Bounded).and_then(|g| g.module.to_ptx());
     builds.push((
         format!("{}.debug", large.name()),
         debug.unwrap_or_else(|e| panic!("debug build: {e}")),

@@ -259,7 +259,8 @@ fn the_gemm_debug_build_assembles() {
             ..large
         },
     ] {
-        let (m, sites) = build_with(&cfg, WaitMode::Bounded).unwrap();
+        let g = build_with(&cfg, WaitMode::Bounded).unwrap();
+        let (m, sites) = (g.module, g.sites);
         let text = m.to_ptx().unwrap();
         // The producer's wait on empty[s], the consumers' on full[s], each found in the text.
         let names: Vec<&str> = sites.sites.iter().map(|s| s.array.as_str()).collect();

@@ -3,7 +3,7 @@
 use crate::tile::{
     Accumulate, Elementwise, ExecScope, OpCtx, RunCount, TileOp, TileRef, dispatch, dispatch_on,
 };
-use ptx_isa::builder::{ArriveOpts, CmpOp, TensorMapRef};
+use ptx_isa::builder::{ArriveOpts, BytesParam, CmpOp, ParamRef, TensorMapRef};
 use ptx_isa::{
     Addr, Dim, Directive, FunctionBuilder, Module, Reg, RegRef, ScalarType, Sinkable, SpecialReg,
     StateSpace, Target, spaces, ty,
@@ -14,6 +14,7 @@ use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::GemmConfig;
+use crate::signature::{KernelSignature, Param};
 
 type R32 = Reg<ty::U32>;
 
@@ -62,13 +63,26 @@ fn s32(r: R32) -> ptx_isa::Result<Reg<ty::S32>> {
     Ok(r.retype()?)
 }
 
-/// Builds the GEMM module for `cfg` (target sm_90a: wgmma and setmaxnreg need it).
-///
-/// Kernel parameters, in order: `tma` and `tmb` (tensor maps of A and B: bf16/f16, 2-D, box
-/// 64 x 128 and 64 x `bn`, 128B swizzle), `c` (pointer to C), `m`, `n`, `k` (`.u32`), and with
-/// `alpha_beta`, `alpha` and `beta` (`.f32`).
+/// A built GEMM kernel: its module, the signature the launcher checks arguments against, and the
+/// wait sites of a debug build.
+#[derive(Debug)]
+pub struct GemmKernel {
+    /// The PTX module (one entry, named [`GemmConfig::name`]).
+    pub module: Module,
+    /// The kernel's parameters as it declares them: `tma` and `tmb` (tensor maps of A and B:
+    /// bf16/f16, 2-D, box 128 x 64 and `bn / cluster_m` x 64, 128B swizzle), with `tma_store`
+    /// `tmc` (C in 64 x 64 boxes), `c` (`[m, n]`, aligned as [`GemmConfig::c_align`] says; its
+    /// extents are read from its shape), `m`, `n`, `k` (`.u32`), and with `alpha_beta`, `alpha`
+    /// and `beta` (`.f32`).
+    pub signature: KernelSignature,
+    /// The wait sites (located in the PTX in a [`WaitMode::Bounded`] build).
+    pub sites: HangSites,
+}
+
+/// Builds the GEMM module for `cfg` (target sm_90a: wgmma and setmaxnreg need it); its
+/// parameters are [`GemmKernel::signature`]'s.
 pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
-    build_with(cfg, WaitMode::Spin).map(|(m, _)| m)
+    build_with(cfg, WaitMode::Spin).map(|g| g.module)
 }
 
 /// [`build`] with its waits emitted as `mode` says: [`WaitMode::Bounded`] is the debug build
@@ -76,7 +90,7 @@ pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
 /// come back with their PTX lines. Either way the barrier protocol (bytes announced vs bytes the
 /// TMA loads deliver, arrivals vs init counts) is checked; a broken one is an error naming the
 /// barrier.
-pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<(Module, HangSites)> {
+pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKernel> {
     cfg.validate()
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
     let mut m = Module::new(Target::Sm90a);
@@ -85,7 +99,7 @@ pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<(Module, 
     sync.declare_globals(&mut m)?;
     let mut k = m.entry(&cfg.name());
     let gen_ = Gen::new(&mut k, *cfg, sync)?;
-    let sync = gen_.body()?;
+    let (sync, signature) = gen_.body()?;
     m.add(k.finish()?)?;
     let mut sites = sync.finish().map_err(|e| {
         ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()).in_function(cfg.name())
@@ -93,7 +107,55 @@ pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<(Module, 
     if mode == WaitMode::Bounded {
         sites.locate(&m.to_ptx()?);
     }
-    Ok((m, sites))
+    Ok(GemmKernel {
+        module: m,
+        signature,
+        sites,
+    })
+}
+
+/// Declares the kernel's parameters: each call writes the `.param` and records the matching
+/// [`Param`], so the PTX and the launcher's signature cannot disagree on a name, a type, the
+/// order or C's alignment.
+struct Params<'k> {
+    k: &'k mut FunctionBuilder,
+    list: Vec<Param>,
+}
+
+impl Params<'_> {
+    /// A tensor map passed by value (`.param .align 64 .b8 name[128]`).
+    fn tensor_map(&mut self, name: &str) -> ptx_isa::Result<BytesParam> {
+        self.list.push(Param::tensor_map(name));
+        self.k.param_bytes(name, 64, 128)
+    }
+
+    /// A global tensor of `dtype` with extents named `shape`, whose base is `align`-byte aligned
+    /// (the `.ptr .global .align` the PTX declares, PTX ISA 5.1.6.1, and what the launcher
+    /// checks of the address passed).
+    fn tensor(
+        &mut self,
+        name: &str,
+        dtype: ScalarType,
+        shape: [&str; 2],
+        align: u32,
+    ) -> ptx_isa::Result<ParamRef<ty::U64>> {
+        let extents = shape.iter().map(|&s| s.into()).collect();
+        self.list
+            .push(Param::tensor_aligned(name, dtype, extents, align as usize));
+        self.k.param_ptr(name, StateSpace::Global, Some(align))
+    }
+
+    /// A `.u32` extent the launcher reads from the shapes that name it.
+    fn extent(&mut self, name: &str) -> ptx_isa::Result<ParamRef<ty::U32>> {
+        self.list.push(Param::extent_u32(name));
+        self.k.param::<ty::U32>(name)
+    }
+
+    /// A scalar the caller passes.
+    fn scalar<T: ty::RegType>(&mut self, name: &str) -> ptx_isa::Result<ParamRef<T>> {
+        self.list.push(Param::scalar(name, T::TYPE));
+        self.k.param::<T>(name)
+    }
 }
 
 /// Registers shared by the producer and the consumers.
@@ -114,21 +176,20 @@ struct Common {
 struct Gen<'a> {
     k: &'a mut FunctionBuilder,
     cfg: GemmConfig,
-    tma: ptx_isa::builder::BytesParam,
-    tmb: ptx_isa::builder::BytesParam,
-    tmc: Option<ptx_isa::builder::BytesParam>,
-    c: ptx_isa::builder::ParamRef<ty::U64>,
-    pm: ptx_isa::builder::ParamRef<ty::U32>,
-    pn: ptx_isa::builder::ParamRef<ty::U32>,
-    pk: ptx_isa::builder::ParamRef<ty::U32>,
-    alpha_beta: Option<(
-        ptx_isa::builder::ParamRef<ty::F32>,
-        ptx_isa::builder::ParamRef<ty::F32>,
-    )>,
+    tma: BytesParam,
+    tmb: BytesParam,
+    tmc: Option<BytesParam>,
+    c: ParamRef<ty::U64>,
+    pm: ParamRef<ty::U32>,
+    pn: ParamRef<ty::U32>,
+    pk: ParamRef<ty::U32>,
+    alpha_beta: Option<(ParamRef<ty::F32>, ParamRef<ty::F32>)>,
     /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
     fragment: layouts::fragment::TvLayout,
     /// The barrier operations, recorded for the protocol check (and bounded in a debug build).
     sync: BarrierSync,
+    /// The launcher's view of the parameters, recorded as they are declared.
+    signature: KernelSignature,
     /// The `full` and `empty` barrier arrays in `sync`.
     full: ArrayId,
     empty: ArrayId,
@@ -151,22 +212,32 @@ impl<'a> Gen<'a> {
         let empty = sync
             .declare("empty", &vec![2 * cfg.cluster_m; cfg.stages as usize])
             .map_err(protocol)?;
-        let tma = k.param_bytes("tma", 64, 128)?;
-        let tmb = k.param_bytes("tmb", 64, 128)?;
+        // Each parameter is declared once: the `.param` and the launcher's `Param` come from
+        // the same call, in the same order.
+        let mut params = Params {
+            k: &mut *k,
+            list: Vec::new(),
+        };
+        let tma = params.tensor_map("tma")?;
+        let tmb = params.tensor_map("tmb")?;
         let tmc = if cfg.tma_store {
-            Some(k.param_bytes("tmc", 64, 128)?)
+            Some(params.tensor_map("tmc")?)
         } else {
             None
         };
-        let c = k.param_ptr("c", StateSpace::Global, Some(16))?;
-        let pm = k.param::<ty::U32>("m")?;
-        let pn = k.param::<ty::U32>("n")?;
-        let pk = k.param::<ty::U32>("k")?;
+        let c = params.tensor("c", cfg.output, ["m", "n"], cfg.c_align())?;
+        let pm = params.extent("m")?;
+        let pn = params.extent("n")?;
+        let pk = params.scalar::<ty::U32>("k")?;
         let alpha_beta = if cfg.alpha_beta {
-            Some((k.param::<ty::F32>("alpha")?, k.param::<ty::F32>("beta")?))
+            Some((
+                params.scalar::<ty::F32>("alpha")?,
+                params.scalar::<ty::F32>("beta")?,
+            ))
         } else {
             None
         };
+        let signature = KernelSignature::new(cfg.name(), params.list);
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
         k.directive(Directive::MaxNtid([GemmConfig::THREADS, 1, 1]))?;
         k.directive(Directive::MinNctaPerSm(1))?;
@@ -176,6 +247,7 @@ impl<'a> Gen<'a> {
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
         Ok(Gen {
+            signature,
             sync,
             full,
             empty,
@@ -205,7 +277,7 @@ impl<'a> Gen<'a> {
         Ok(t)
     }
 
-    fn body(mut self) -> ptx_isa::Result<BarrierSync> {
+    fn body(mut self) -> ptx_isa::Result<(BarrierSync, KernelSignature)> {
         let cfg = self.cfg;
         let tid = self.k.sreg_u32(SpecialReg::Tid(Dim::X))?;
         // The dynamic shared array, aligned up to 1024 bytes (128B-swizzled tiles must sit on a
@@ -284,7 +356,7 @@ impl<'a> Gen<'a> {
             self.k.cluster_sync()?;
         }
         self.k.ret()?;
-        Ok(self.sync)
+        Ok((self.sync, self.signature))
     }
 
     /// The address of full[s] (or empty[s]) for a constant stage.
@@ -617,7 +689,7 @@ impl<'a> Gen<'a> {
         mb: R32,
         nb: R32,
         acc: &[Reg<ty::F32>],
-        tmc: &ptx_isa::builder::BytesParam,
+        tmc: &BytesParam,
     ) -> ptx_isa::Result<()> {
         let cfg = self.cfg;
         let bar_id = self.u32();

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, KernelSignature,
-    L2Promotion, LaunchConfig, NoTensorMapType, Param, RuntimeError, TensorDesc, TensorMap,
-    TensorMapDType, TensorMapDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, L2Promotion, LaunchConfig,
+    NoTensorMapType, RuntimeError, TensorDesc, TensorMap, TensorMapDType, TensorMapDesc, TensorMut,
+    TensorRef, Watch, debug_hang_from_env,
 };
 use smem::pipeline::sync::WaitMode;
 
@@ -29,41 +29,6 @@ pub enum GemmError {
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
-}
-
-/// The signature of a GEMM kernel: the two tensor maps, C (`[m, n]`, its extents read from its
-/// shape), `k`, and with `alpha_beta` the two scalars.
-///
-/// C's alignment is what the epilogue's widest access needs of its base: with `n_even` it stores
-/// element pairs (a 2-vector, aligned to its size, PTX ISA 5.4.5 "Vectors"), and with
-/// `tma_store` the TMA store reads C's address from a tensor map, whose global address must be
-/// 16-byte aligned (CUDA Driver API `cuTensorMapEncodeTiled`). So a C borrowed at an element
-/// offset is refused before the launch when the epilogue could not store there.
-pub fn gemm_signature(cfg: &GemmConfig) -> KernelSignature {
-    let out = cfg.output;
-    let size = out.bytes() as usize;
-    let c_align = if cfg.tma_store {
-        16
-    } else if cfg.n_even {
-        2 * size
-    } else {
-        size
-    };
-    let mut params = vec![Param::tensor_map("tma"), Param::tensor_map("tmb")];
-    if cfg.tma_store {
-        params.push(Param::tensor_map("tmc"));
-    }
-    params.extend([
-        Param::tensor_aligned("c", out, vec!["m".into(), "n".into()], c_align),
-        Param::extent_u32("m"),
-        Param::extent_u32("n"),
-        Param::scalar("k", ScalarType::U32),
-    ]);
-    if cfg.alpha_beta {
-        params.push(Param::scalar("alpha", ScalarType::F32));
-        params.push(Param::scalar("beta", ScalarType::F32));
-    }
-    KernelSignature::new(cfg.name(), params)
 }
 
 /// A loaded GEMM kernel for one configuration.
@@ -99,7 +64,11 @@ impl Gemm {
         } else {
             WaitMode::Spin
         };
-        let (module, sites) = super::build_with(&cfg, mode)?;
+        let super::GemmKernel {
+            module,
+            signature,
+            sites,
+        } = super::build_with(&cfg, mode)?;
         let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
         let hang = match bound {
@@ -111,7 +80,7 @@ impl Gemm {
             }
             None => None,
         };
-        let kernel = Kernel::new(device.clone(), module, gemm_signature(&cfg))?;
+        let kernel = Kernel::new(device.clone(), module, signature)?;
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
         let pad_dtype = cfg.input;
         let pad = Kernel::new(
@@ -240,7 +209,7 @@ impl Gemm {
     /// [`Gemm::run`] on memory the caller owns, with no copy: A, B and C borrowed from cudarc
     /// slices or views (at any offset into larger allocations, each with its shape), on the
     /// caller's `stream`. A and B are read through tensor maps of their own addresses, so each
-    /// must be 16-byte aligned; C must be as aligned as [`gemm_signature`] says. A refused
+    /// must be 16-byte aligned; C must be as aligned as [`GemmConfig::c_align`] says. A refused
     /// operand is an error before anything is enqueued (but the zero-padding copies of a `k`
     /// that is not a multiple of 8, which are enqueued first).
     ///
@@ -377,7 +346,8 @@ pub fn operand_map_desc(
 /// Checks A, B and C against `cfg` and each other and returns `(m, n, k)`: A `[m, k]`, B
 /// `[n, k]`, C `[m, n]`, A and B of the kernel's input type, `k > 0`, N's parity and the epilogue
 /// as the kernel was built, and alpha/beta given exactly when it takes them. C's dtype,
-/// alignment and device are the launcher's checks ([`gemm_signature`]).
+/// alignment and device are the launcher's checks (the kernel's signature,
+/// [`super::GemmKernel::signature`]).
 pub fn check_operands(
     cfg: &GemmConfig,
     a: &TensorDesc,

@@ -23,11 +23,12 @@ pub mod check;
 mod host;
 mod pad;
 
-pub use build::{build, build_with};
-pub use host::{Gemm, GemmError, check_operands, gemm_signature, operand_map_desc};
+pub use build::{GemmKernel, build, build_with};
+pub use host::{Gemm, GemmError, check_operands, operand_map_desc};
 pub use pad::{pad_module, pad_signature};
 
 use ptx_isa::{Module, ScalarType, Target};
+use smem::Arch;
 use smem::pipeline::sync::WaitMode;
 
 /// The GEMM benchmark shapes `(m, n, k)`: squares from 2048³ to 8192³, a long K, a short K and a
@@ -80,7 +81,7 @@ pub enum GemmConfigError {
     /// `group_m` of 0.
     #[error("group_m must be positive")]
     GroupM,
-    /// More shared memory than sm_90 has.
+    /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
 }
@@ -125,6 +126,9 @@ impl GemmConfig {
     pub const PRODUCER_REGS: u32 = 24;
     /// Registers of the consumer warpgroups after `setmaxnreg.inc`.
     pub const CONSUMER_REGS: u32 = 240;
+    /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
+    /// stages.
+    pub const ARCH: Arch = Arch::Sm90;
 
     /// The configuration the benchmarks found fastest on H100/H200 for large square problems.
     pub fn large() -> GemmConfig {
@@ -157,7 +161,7 @@ impl GemmConfig {
             tma_store: n % 8 == 0,
             ..GemmConfig::large()
         };
-        let budget = 232_448 - cfg.c_staging_bytes() - 2048;
+        let budget = Self::ARCH.max_smem_optin() - cfg.c_staging_bytes() - 2048;
         cfg.stages = (budget / cfg.stage_bytes()).clamp(2, 6);
         cfg
     }
@@ -181,6 +185,24 @@ impl GemmConfig {
     /// the base for the 128B swizzle.
     pub fn smem_bytes(&self) -> u32 {
         self.stages * self.stage_bytes() + self.c_staging_bytes() + 16 * self.stages + 1024
+    }
+
+    /// The alignment C's base must have: what the epilogue's widest access needs. With
+    /// `tma_store` the TMA store reads C's address from a tensor map, whose global address must
+    /// be 16-byte aligned (CUDA Driver API `cuTensorMapEncodeTiled`); with `n_even` the epilogue
+    /// stores element pairs (a 2-vector, aligned to its size, PTX ISA 5.4.5 "Vectors"); else
+    /// single elements. The kernel declares it (`.ptr .global .align`) and the launcher checks
+    /// it, so a C borrowed at an element offset is refused before the launch when the epilogue
+    /// could not store there.
+    pub fn c_align(&self) -> u32 {
+        let size = self.output.bytes();
+        if self.tma_store {
+            16
+        } else if self.n_even {
+            2 * size
+        } else {
+            size
+        }
     }
 
     /// Where the barriers start in the (1024-aligned) shared memory: after the stages and the C
@@ -212,7 +234,7 @@ impl GemmConfig {
         if self.group_m == 0 {
             return Err(GemmConfigError::GroupM);
         }
-        if self.smem_bytes() > 232_448 {
+        if self.smem_bytes() > Self::ARCH.max_smem_optin() {
             return Err(GemmConfigError::SharedMemory(self.smem_bytes()));
         }
         Ok(())
@@ -246,5 +268,5 @@ pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
         )
         .on_target(target));
     }
-    build_with(&GemmConfig::large(), mode).map(|(m, _)| m)
+    build_with(&GemmConfig::large(), mode).map(|g| g.module)
 }
