@@ -58,6 +58,10 @@ pub enum MbarrierError {
     NoStages,
 }
 
+/// The size and alignment of one mbarrier object: a 64-bit value in shared memory (PTX ISA
+/// 9.7.13.15.1 "Size and alignment of mbarrier object"). An array holds them back to back.
+pub const MBARRIER_BYTES: u32 = 8;
+
 /// N mbarriers allocated in a pool, with their init counts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MbarrierArray {
@@ -125,7 +129,7 @@ impl MbarrierArray {
 
     /// The byte offset of barrier `i` in its storage.
     pub fn offset(&self, i: u32) -> Result<u32, MbarrierError> {
-        Ok(self.region.offset + 8 * self.index(i)? as u32)
+        Ok(self.region.offset + MBARRIER_BYTES * self.index(i)? as u32)
     }
 
     /// The expected arrival count barrier `i` is initialised with.
@@ -156,7 +160,7 @@ impl MbarrierArray {
         self.counts
             .iter()
             .enumerate()
-            .map(|(i, &c)| (self.region.offset + 8 * i as u32, c))
+            .map(|(i, &c)| (self.region.offset + MBARRIER_BYTES * i as u32, c))
     }
 }
 

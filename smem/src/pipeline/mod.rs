@@ -79,6 +79,18 @@ impl Pipeline {
         self.stages.get(stage as usize)?.get(tile as usize)
     }
 
+    /// The bytes from each stage to the next when the stages are evenly spaced (as a ring whose
+    /// stage size is a multiple of its first tile's alignment is), so a stage held in a register
+    /// is found with one multiply-add; `None` for a single stage or uneven spacing.
+    pub fn stride(&self) -> Option<u32> {
+        let starts: Vec<u32> = self.stages.iter().map(|s| s[0].offset).collect();
+        let step = starts.get(1)? - starts[0];
+        starts
+            .windows(2)
+            .all(|w| w[1] - w[0] == step)
+            .then_some(step)
+    }
+
     /// The regions of one stage, in the order of the specs.
     pub fn stage(&self, stage: u32) -> Option<&[Region]> {
         self.stages.get(stage as usize).map(Vec::as_slice)
@@ -113,6 +125,46 @@ impl Pipeline {
     }
 }
 
+/// The stage buffers of a pipeline whose barriers are not placed yet: [`SmemPool::pipeline`] in
+/// two steps, for a kernel that puts other buffers between the ring and its barriers (the GEMM's
+/// C staging blocks sit after the stages, the barriers after them).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StageRing {
+    name: String,
+    stages: Vec<Vec<Region>>,
+    tx_bytes: u32,
+}
+
+impl StageRing {
+    /// Places the ring's `{name}.full` (init count `full_arrivals`) and `{name}.empty`
+    /// (`empty_arrivals`) barrier arrays, one barrier per stage, in `pool` where it stands now.
+    /// On error the pool is left as it was.
+    pub fn barriers(
+        self,
+        pool: &mut SmemPool,
+        full_arrivals: u32,
+        empty_arrivals: u32,
+    ) -> Result<Pipeline, PoolError> {
+        let saved = pool.clone();
+        let n = self.stages.len();
+        let placed = pool
+            .mbarriers(&format!("{}.full", self.name), &vec![full_arrivals; n])
+            .and_then(|full| {
+                let empty =
+                    pool.mbarriers(&format!("{}.empty", self.name), &vec![empty_arrivals; n])?;
+                Ok((full, empty))
+            });
+        let (full, empty) = placed.inspect_err(|_| *pool = saved)?;
+        Ok(Pipeline {
+            name: self.name,
+            stages: self.stages,
+            full,
+            empty,
+            tx_bytes: self.tx_bytes,
+        })
+    }
+}
+
 impl SmemPool {
     /// Allocates `stages` copies of `tiles` (stage-major: all of stage 0, then stage 1...) and
     /// two barrier arrays `{name}.full` (init count `full_arrivals`, usually 1: the producer's
@@ -126,6 +178,21 @@ impl SmemPool {
         full_arrivals: u32,
         empty_arrivals: u32,
     ) -> Result<Pipeline, PoolError> {
+        let saved = self.clone();
+        self.stage_ring(name, stages, tiles)
+            .and_then(|ring| ring.barriers(self, full_arrivals, empty_arrivals))
+            .inspect_err(|_| *self = saved)
+    }
+
+    /// The stage buffers of [`SmemPool::pipeline`] alone: `stages` copies of `tiles`,
+    /// stage-major; [`StageRing::barriers`] places the barriers later. On error the pool is
+    /// left as it was.
+    pub fn stage_ring(
+        &mut self,
+        name: &str,
+        stages: u32,
+        tiles: &[TileSpec],
+    ) -> Result<StageRing, PoolError> {
         if stages == 0 || tiles.is_empty() {
             return Err(PoolError::EmptyPipeline {
                 name: name.to_string(),
@@ -139,45 +206,20 @@ impl SmemPool {
             limit: self.limit(),
         })?;
         let saved = self.clone();
-        let built = self.place_pipeline(name, stages, tiles, full_arrivals, empty_arrivals);
-        if built.is_err() {
-            *self = saved;
-        }
-        let (regions, full, empty) = built?;
-        Ok(Pipeline {
-            name: name.to_string(),
-            stages: regions,
-            full,
-            empty,
-            tx_bytes,
-        })
-    }
-
-    /// The allocations of [`SmemPool::pipeline`], without the roll-back.
-    fn place_pipeline(
-        &mut self,
-        name: &str,
-        stages: u32,
-        tiles: &[TileSpec],
-        full_arrivals: u32,
-        empty_arrivals: u32,
-    ) -> Result<(Vec<Vec<Region>>, MbarrierArray, MbarrierArray), PoolError> {
         let mut regions = Vec::with_capacity(stages as usize);
         for s in 0..stages {
             let mut stage = Vec::with_capacity(tiles.len());
             for t in tiles {
-                stage.push(self.alloc_bytes(
-                    &format!("{name}.{}[{s}]", t.name),
-                    t.bytes,
-                    t.align,
-                )?);
+                let placed = self.alloc_bytes(&format!("{name}.{}[{s}]", t.name), t.bytes, t.align);
+                stage.push(placed.inspect_err(|_| *self = saved.clone())?);
             }
             regions.push(stage);
         }
-        let n = stages as usize;
-        let full = self.mbarriers(&format!("{name}.full"), &vec![full_arrivals; n])?;
-        let empty = self.mbarriers(&format!("{name}.empty"), &vec![empty_arrivals; n])?;
-        Ok((regions, full, empty))
+        Ok(StageRing {
+            name: name.to_string(),
+            stages: regions,
+            tx_bytes,
+        })
     }
 }
 

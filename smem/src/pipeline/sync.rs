@@ -175,6 +175,16 @@ impl BarrierSync {
         self.protocol.declare(name, counts)
     }
 
+    /// Declares a pool's barrier array under the short name `name` (see
+    /// [`Protocol::declare_pool_array`]): its init counts are the array's own.
+    pub fn declare_pool_array(
+        &mut self,
+        name: &str,
+        barriers: &crate::mbarrier::MbarrierArray,
+    ) -> Result<ArrayId, ProtocolError> {
+        self.protocol.declare_pool_array(name, barriers)
+    }
+
     /// Declares a single barrier `name` expecting `arrivals` per phase, at `addr`.
     pub fn declare_one(
         &mut self,

@@ -9,11 +9,13 @@ use ptx_isa::{
     StateSpace, Target, spaces, ty,
 };
 use smem::SwizzleMode;
+use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::GemmConfig;
+use super::layout::SmemLayout;
 use crate::signature::{KernelSignature, Param};
 
 type R32 = Reg<ty::U32>;
@@ -77,6 +79,8 @@ pub struct GemmKernel {
     pub signature: KernelSignature,
     /// The wait sites (located in the PTX in a [`WaitMode::Bounded`] build).
     pub sites: HangSites,
+    /// The dynamic shared memory the launch passes ([`GemmConfig::smem_bytes`]).
+    pub smem_bytes: u32,
 }
 
 /// Builds the GEMM module for `cfg` (target sm_90a: wgmma and setmaxnreg need it); its
@@ -93,12 +97,16 @@ pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
 pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKernel> {
     cfg.validate()
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
+    let layout = cfg
+        .smem_layout()
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
+    let smem_bytes = layout.launch_bytes;
     let mut m = Module::new(Target::Sm90a);
-    m.dynamic_shared("smem", 1024)?;
+    m.dynamic_shared("smem", layout.base_align)?;
     let sync = BarrierSync::new(&cfg.name(), mode);
     sync.declare_globals(&mut m)?;
     let mut k = m.entry(&cfg.name());
-    let gen_ = Gen::new(&mut k, *cfg, sync)?;
+    let gen_ = Gen::new(&mut k, *cfg, layout, sync)?;
     let (sync, signature) = gen_.body()?;
     m.add(k.finish()?)?;
     let mut sites = sync.finish().map_err(|e| {
@@ -111,6 +119,7 @@ pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKerne
         module: m,
         signature,
         sites,
+        smem_bytes,
     })
 }
 
@@ -188,6 +197,8 @@ struct Gen<'a> {
     fragment: layouts::fragment::TvLayout,
     /// The barrier operations, recorded for the protocol check (and bounded in a debug build).
     sync: BarrierSync,
+    /// Where the stages, the C staging blocks and the barriers live.
+    layout: SmemLayout,
     /// The launcher's view of the parameters, recorded as they are declared.
     signature: KernelSignature,
     /// The `full` and `empty` barrier arrays in `sync`.
@@ -199,18 +210,19 @@ impl<'a> Gen<'a> {
     fn new(
         k: &'a mut FunctionBuilder,
         cfg: GemmConfig,
+        layout: SmemLayout,
         mut sync: BarrierSync,
     ) -> ptx_isa::Result<Gen<'a>> {
         let protocol = |e: smem::pipeline::protocol::ProtocolError| {
             ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string())
         };
-        // full[s]: the producer's arrival; empty[s]: one per consumer warpgroup of every CTA
-        // whose producer writes the stage (the same counts `body` initialises them with).
+        // The ring's barriers with the init counts the pool placed them with (the ones `body`
+        // initialises them with).
         let full = sync
-            .declare("full", &vec![1; cfg.stages as usize])
+            .declare_pool_array("full", layout.ring.full())
             .map_err(protocol)?;
         let empty = sync
-            .declare("empty", &vec![2 * cfg.cluster_m; cfg.stages as usize])
+            .declare_pool_array("empty", layout.ring.empty())
             .map_err(protocol)?;
         // Each parameter is declared once: the `.param` and the launcher's `Param` come from
         // the same call, in the same order.
@@ -247,6 +259,7 @@ impl<'a> Gen<'a> {
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
         Ok(Gen {
+            layout,
             signature,
             sync,
             full,
@@ -280,13 +293,14 @@ impl<'a> Gen<'a> {
     fn body(mut self) -> ptx_isa::Result<(BarrierSync, KernelSignature)> {
         let cfg = self.cfg;
         let tid = self.k.sreg_u32(SpecialReg::Tid(Dim::X))?;
-        // The dynamic shared array, aligned up to 1024 bytes (128B-swizzled tiles must sit on a
-        // 1024-byte boundary, PTX ISA 9.7.15.5.1.2).
+        // The dynamic shared array, aligned up to what its tiles need (1024 bytes: 128B-swizzled
+        // tiles must sit on a 1024-byte boundary, PTX ISA 9.7.15.5.1.2).
+        let align = self.layout.base_align;
         let raw = self.u32();
         self.k.mov_shared_addr(raw, "smem")?;
         let base = self.u32();
-        self.k.add(base, raw, 1023u32)?;
-        self.k.and(base, base, !1023u32)?;
+        self.k.add(base, raw, align - 1)?;
+        self.k.and(base, base, !(align - 1))?;
         let m = self.k.load_param(&self.pm)?;
         let n = self.k.load_param(&self.pn)?;
         let kk = self.k.load_param(&self.pk)?;
@@ -320,14 +334,16 @@ impl<'a> Gen<'a> {
         self.k.setp(CmpOp::Eq, is0, tid, 0u32)?;
         let skip_init = self.k.label();
         self.k.unless(is0).bra(skip_init)?;
-        for s in 0..cfg.stages {
-            let f = self.bar_addr(&cm, s, false)?;
-            self.k
-                .mbarrier_init(Addr::<spaces::Shared>::reg32(f), 1u32)?;
-            let e = self.bar_addr(&cm, s, true)?;
-            // One arrival per consumer warpgroup of every CTA whose producer writes this stage.
-            self.k
-                .mbarrier_init(Addr::<spaces::Shared>::reg32(e), 2 * cfg.cluster_m)?;
+        let ring = &self.layout.ring;
+        let inits: Vec<(u32, u32)> = ring.full().inits().chain(ring.empty().inits()).collect();
+        let (full, empty) = inits.split_at(cfg.stages as usize);
+        for (&(f, fc), &(e, ec)) in full.iter().zip(empty) {
+            for (offset, count) in [(f, fc), (e, ec)] {
+                let at = self.u32();
+                self.k.add(at, cm.base, offset)?;
+                self.k
+                    .mbarrier_init(Addr::<spaces::Shared>::reg32(at), count)?;
+            }
         }
         self.k.fence_mbarrier_init()?;
         self.k.place(skip_init)?;
@@ -359,21 +375,38 @@ impl<'a> Gen<'a> {
         Ok((self.sync, self.signature))
     }
 
-    /// The address of full[s] (or empty[s]) for a constant stage.
-    fn bar_addr(&mut self, cm: &Common, s: u32, empty: bool) -> ptx_isa::Result<R32> {
-        let off = self.cfg.barriers_offset() + 8 * s + if empty { 8 * self.cfg.stages } else { 0 };
+    /// The address of full[stage] (or empty[stage]) for a stage in a register.
+    fn bar_addr_dyn(&mut self, cm: &Common, stage: R32, empty: bool) -> ptx_isa::Result<R32> {
+        let ring = &self.layout.ring;
+        let array = if empty { ring.empty() } else { ring.full() };
+        let off = array.region().offset;
         let r = self.u32();
-        self.k.add(r, cm.base, off)?;
+        // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
+        self.k.mad_lo(r, stage, MBARRIER_BYTES, cm.base)?;
+        self.k.add(r, r, off)?;
         Ok(r)
     }
 
-    /// The address of full[stage] (or empty[stage]) for a stage in a register.
-    fn bar_addr_dyn(&mut self, cm: &Common, stage: R32, empty: bool) -> ptx_isa::Result<R32> {
-        let off = self.cfg.barriers_offset() + if empty { 8 * self.cfg.stages } else { 0 };
-        let r = self.u32();
-        self.k.mad_lo(r, stage, 8u32, cm.base)?;
-        self.k.add(r, r, off)?;
-        Ok(r)
+    /// The addresses of stage `stage`'s A and B tiles (the stage in a register): one
+    /// multiply-add over the ring's stride.
+    fn stage_addrs(&mut self, cm: &Common, stage: R32) -> ptx_isa::Result<(R32, R32)> {
+        let ring = &self.layout.ring;
+        let (Some(a), Some(b), Some(stride)) = (ring.tile(0, 0), ring.tile(0, 1), ring.stride())
+        else {
+            return Err(ptx_isa::Error::new(
+                ptx_isa::ErrorKind::Invalid,
+                "the GEMM's stage ring is not evenly spaced",
+            ));
+        };
+        let (a_off, b_off) = (a.offset, b.offset - a.offset);
+        let sa = self.u32();
+        self.k.mad_lo(sa, stage, stride, cm.base)?;
+        if a_off != 0 {
+            self.k.add(sa, sa, a_off)?;
+        }
+        let sb = self.u32();
+        self.k.add(sb, sa, b_off)?;
+        Ok((sa, sb))
     }
 
     /// The tile `(mb, nb)` of linear tile `t`: bands of `group_m` M-tiles, column-major within a
@@ -495,18 +528,17 @@ impl<'a> Gen<'a> {
                 let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
                 g.sync.wait(g.k, empty_id, Some(stage), empty, want)?;
                 let full = g.bar_addr_dyn(cm, stage, false)?;
-                g.sync
-                    .arrive_expect_tx(g.k, full_id, full, cfg.stage_bytes())?;
-                let sa = g.u32();
-                g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
-                let sb = g.u32();
-                g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
+                let tx = g.layout.ring.tx_bytes();
+                g.sync.arrive_expect_tx(g.k, full_id, full, tx)?;
+                let (sa, sb) = g.stage_addrs(cm, stage)?;
                 let x = g.u32();
                 g.k.mul_lo(x, kt, GemmConfig::BK)?;
                 let input = cfg.input;
+                let swizzle = g.layout.swizzle();
+                let (a_align, b_align) = (g.layout.a.align(), g.layout.b.align());
                 let a_dst =
-                    TileRef::shared_row_major(input, GemmConfig::BM, GemmConfig::BK, sa, 1024)
-                        .with_swizzle(SwizzleMode::B128);
+                    TileRef::shared_row_major(input, GemmConfig::BM, GemmConfig::BK, sa, a_align)
+                        .with_swizzle(swizzle);
                 let a_src = TileRef::tensor_map(
                     input,
                     GemmConfig::BM,
@@ -532,8 +564,8 @@ impl<'a> Gen<'a> {
                 match cm.rank {
                     None => {
                         let b_dst =
-                            TileRef::shared_row_major(input, cfg.bn, GemmConfig::BK, sb, 1024)
-                                .with_swizzle(SwizzleMode::B128);
+                            TileRef::shared_row_major(input, cfg.bn, GemmConfig::BK, sb, b_align)
+                                .with_swizzle(swizzle);
                         let b_src = TileRef::tensor_map(
                             input,
                             cfg.bn,
@@ -562,8 +594,8 @@ impl<'a> Gen<'a> {
                         g.k.mad_lo(rb, rank, half, row_b)?;
                         g.k.mad_lo(db, rank, half * GemmConfig::BK * 2, sb)?;
                         let half_dst =
-                            TileRef::shared_row_major(input, half, GemmConfig::BK, db, 1024)
-                                .with_swizzle(SwizzleMode::B128);
+                            TileRef::shared_row_major(input, half, GemmConfig::BK, db, b_align)
+                                .with_swizzle(swizzle);
                         let half_src = TileRef::tensor_map(
                             input,
                             half,
@@ -615,20 +647,19 @@ impl<'a> Gen<'a> {
                 let full = g.bar_addr_dyn(cm, stage, false)?;
                 let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
                 g.sync.wait(g.k, full_id, Some(stage), full, phase)?;
-                let sa = g.u32();
-                g.k.mad_lo(sa, stage, cfg.stage_bytes(), cm.base)?;
-                let sb = g.u32();
-                g.k.add(sb, sa, GemmConfig::BM * GemmConfig::BK * 2)?;
+                let (sa, sb) = g.stage_addrs(cm, stage)?;
                 // This warpgroup's 64 rows of A.
                 g.k.mad_lo(sa, cw, 64 * GemmConfig::BK * 2, sa)?;
                 let first = g.k.pred();
                 g.k.setp(CmpOp::Ne, first, kt, 0u32)?;
                 // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
                 // wgmmas with descriptors from the swizzled tiles, commit).
-                let a_s = TileRef::shared_row_major(cfg.input, 64, GemmConfig::BK, sa, 1024)
-                    .with_swizzle(SwizzleMode::B128);
-                let b_s = TileRef::shared_row_major(cfg.input, cfg.bn, GemmConfig::BK, sb, 1024)
-                    .with_swizzle(SwizzleMode::B128);
+                let swizzle = g.layout.swizzle();
+                let (a_align, b_align) = (g.layout.a.align(), g.layout.b.align());
+                let a_s = TileRef::shared_row_major(cfg.input, 64, GemmConfig::BK, sa, a_align)
+                    .with_swizzle(swizzle);
+                let b_s = TileRef::shared_row_major(cfg.input, cfg.bn, GemmConfig::BK, sb, b_align)
+                    .with_swizzle(swizzle);
                 tile_op(
                     g.k,
                     TileOp::GemmAsync {
@@ -699,10 +730,17 @@ impl<'a> Gen<'a> {
         // The staging block may still be read by the previous tile's stores.
         self.k.when(leader).cp_async_bulk_wait_group(0, true)?;
         self.k.bar_sync(bar_id, Some(128u32.into()))?;
+        let Some(staging) = self.layout.c_staging.as_ref() else {
+            return Err(ptx_isa::Error::new(
+                ptx_isa::ErrorKind::Invalid,
+                "the TMA-store epilogue without its staging blocks",
+            ));
+        };
+        // This warpgroup's block: the second consumer's follows the first's.
+        let (block, offset) = (staging.bytes / 2, staging.offset);
         let stage_c = self.u32();
-        self.k.mad_lo(stage_c, cw, 64 * cfg.bn * 2, cm.base)?;
-        self.k
-            .add(stage_c, stage_c, cfg.stages * cfg.stage_bytes())?;
+        self.k.mad_lo(stage_c, cw, block, cm.base)?;
+        self.k.add(stage_c, stage_c, offset)?;
         // Accumulators → 16-bit pairs (cast.registers) → the staging block (copy.stmatrix_fragment):
         // 64-column slabs of 64 rows x 128 bytes, 128B-swizzled as the C tensor map expects
         // (offset(r, c) = c % 64 + 64 r + 4096 (c / 64) elements).

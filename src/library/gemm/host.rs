@@ -40,6 +40,8 @@ pub struct Gemm {
     sms: u32,
     /// Clusters that fit on the GPU at once (cluster_m = 2), so the persistent grid is one wave.
     max_clusters: u32,
+    /// The dynamic shared memory each launch passes (the kernel's layout).
+    smem_bytes: u32,
     /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
     hang: Option<HangBuffer>,
 }
@@ -68,6 +70,7 @@ impl Gemm {
             module,
             signature,
             sites,
+            smem_bytes,
         } = super::build_with(&cfg, mode)?;
         let ptx = module.to_ptx()?;
         let module = device.load_ptx(&ptx, &JitOptions::default())?;
@@ -92,12 +95,13 @@ impl Gemm {
         let max_clusters = if cfg.cluster_m == 2 {
             let probe = LaunchConfig::new([sms / 2 * 2, 1, 1], [GemmConfig::THREADS, 1, 1])
                 .with_cluster([2, 1, 1])
-                .with_dynamic_smem(cfg.smem_bytes());
+                .with_dynamic_smem(smem_bytes);
             kernel.max_active_clusters(&probe)?.max(1)
         } else {
             0
         };
         Ok(Gemm {
+            smem_bytes,
             hang,
             cfg,
             pad,
@@ -294,7 +298,7 @@ impl Gemm {
             let grid = (tiles as u32).min(self.sms).max(1);
             LaunchConfig::new([grid, 1, 1], [GemmConfig::THREADS, 1, 1])
         }
-        .with_dynamic_smem(self.cfg.smem_bytes());
+        .with_dynamic_smem(self.smem_bytes);
         let mut args = vec![Arg::tensor_map(&tma), Arg::tensor_map(&tmb)];
         if let Some(tmc) = &tmc {
             args.push(Arg::tensor_map(tmc));

@@ -21,6 +21,7 @@
 mod build;
 pub mod check;
 mod host;
+mod layout;
 mod pad;
 
 pub use build::{GemmKernel, build, build_with};
@@ -181,10 +182,11 @@ impl GemmConfig {
         (Self::BM + self.bn) * Self::BK * 2
     }
 
-    /// Dynamic shared memory the launch needs: the stages, the barriers, and 1024 bytes to align
-    /// the base for the 128B swizzle.
-    pub fn smem_bytes(&self) -> u32 {
-        self.stages * self.stage_bytes() + self.c_staging_bytes() + 16 * self.stages + 1024
+    /// Dynamic shared memory the launch needs: the pool's layout of the stages, the C staging
+    /// blocks and the barriers, and 1024 bytes to align the base for the 128B swizzle; a layout
+    /// over the limit is [`GemmConfigError::SharedMemory`].
+    pub fn smem_bytes(&self) -> Result<u32, GemmConfigError> {
+        self.smem_layout().map(|l| l.launch_bytes)
     }
 
     /// The alignment C's base must have: what the epilogue's widest access needs. With
@@ -203,12 +205,6 @@ impl GemmConfig {
         } else {
             size
         }
-    }
-
-    /// Where the barriers start in the (1024-aligned) shared memory: after the stages and the C
-    /// staging buffers.
-    pub fn barriers_offset(&self) -> u32 {
-        self.stages * self.stage_bytes() + self.c_staging_bytes()
     }
 
     /// Checks the configuration.
@@ -234,10 +230,7 @@ impl GemmConfig {
         if self.group_m == 0 {
             return Err(GemmConfigError::GroupM);
         }
-        if self.smem_bytes() > Self::ARCH.max_smem_optin() {
-            return Err(GemmConfigError::SharedMemory(self.smem_bytes()));
-        }
-        Ok(())
+        self.smem_layout().map(|_| ())
     }
 
     /// The kernel's name: the configuration spelled out.

@@ -1,0 +1,111 @@
+//! The GEMM's shared memory, laid out by the smem pool: the stage ring (per stage an A tile and
+//! a B tile, canonical K-major wgmma tiles), the C staging blocks of the TMA-store epilogue, and
+//! the ring's full/empty barriers, in that order.
+
+use smem::pipeline::{Pipeline, TileSpec};
+use smem::pool::{PoolError, Region, SmemPool};
+use smem::tile::{CanonicalTile, TileShape, wgmma_tile};
+use smem::{Major, SwizzleMode};
+
+use super::{GemmConfig, GemmConfigError};
+
+/// Bytes the launch asks for beyond the pool's: the kernel rounds the dynamic array's address up
+/// to the 1024 bytes a 128B-swizzled tile needs (PTX ISA 9.7.15.5.1.2) at run time, which may
+/// skip up to 1023 of them.
+pub(super) const BASE_SLACK: u32 = 1024;
+
+/// Where each buffer of the GEMM lives, as offsets from the aligned base.
+#[derive(Debug, Clone)]
+pub(super) struct SmemLayout {
+    /// The A tile (`BM` x `BK`) of a stage.
+    pub a: CanonicalTile,
+    /// The B tile (`bn` x `BK`) of a stage.
+    pub b: CanonicalTile,
+    /// The ring: `stages` x (A, B) and the full/empty barriers (full: the producer's
+    /// `arrive.expect_tx`; empty: one arrival per consumer warpgroup of every CTA whose producer
+    /// writes the stage).
+    pub ring: Pipeline,
+    /// The TMA-store epilogue's staging blocks (one 64 x bn block per consumer warpgroup).
+    pub c_staging: Option<Region>,
+    /// The dynamic shared memory the launch passes: the pool's bytes and [`BASE_SLACK`].
+    pub launch_bytes: u32,
+    /// The alignment the dynamic array's base needs: the largest of its regions'.
+    pub base_align: u32,
+}
+
+impl SmemLayout {
+    /// The swizzle both operand tiles are stored with (what their TMA loads and the wgmma
+    /// descriptors use).
+    pub fn swizzle(&self) -> SwizzleMode {
+        self.a.swizzle()
+    }
+}
+
+impl GemmConfig {
+    /// Lays out `self`'s shared memory in a pool limited to what one CTA may opt into on
+    /// [`GemmConfig::ARCH`] (less [`BASE_SLACK`]); too much is
+    /// [`GemmConfigError::SharedMemory`].
+    pub(super) fn smem_layout(&self) -> Result<SmemLayout, GemmConfigError> {
+        let tile = |mn: u32| {
+            wgmma_tile(self.input, TileShape { mn, k: Self::BK }, Major::K).map_err(|_| {
+                GemmConfigError::Types {
+                    input: self.input,
+                    output: self.output,
+                }
+            })
+        };
+        let (a, b) = (tile(Self::BM)?, tile(self.bn)?);
+        let mut pool = SmemPool::with_limit(Self::ARCH.max_smem_optin() - BASE_SLACK);
+        let placed = pool
+            .stage_ring(
+                "ring",
+                self.stages,
+                &[TileSpec::of("A", &a), TileSpec::of("B", &b)],
+            )
+            .and_then(|ring| {
+                let c_staging = match self.c_staging_bytes() {
+                    0 => None,
+                    bytes => Some(pool.alloc_bytes("c_staging", bytes, b.align())?),
+                };
+                let ring = ring.barriers(&mut pool, 1, 2 * self.cluster_m)?;
+                Ok((ring, c_staging))
+            });
+        let (ring, c_staging) = placed.map_err(|e| match e {
+            PoolError::OutOfMemory { total, .. } => GemmConfigError::SharedMemory(
+                u32::try_from(total + u64::from(BASE_SLACK)).unwrap_or(u32::MAX),
+            ),
+            _ => GemmConfigError::Stages(self.stages),
+        })?;
+        Ok(SmemLayout {
+            a,
+            b,
+            ring,
+            c_staging,
+            launch_bytes: pool.dynamic_bytes() + BASE_SLACK,
+            base_align: pool.base_align(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pool places what the hand layout did: stages from 0, `stage_bytes` apart, the C
+    /// staging after them, full then empty barriers after that.
+    #[test]
+    fn the_layout_is_the_stage_ring_then_c_staging_then_barriers() {
+        let large = GemmConfig::large();
+        let l = large.smem_layout().unwrap();
+        let stages = large.stages * large.stage_bytes();
+        assert_eq!(l.ring.stride(), Some(large.stage_bytes()));
+        assert_eq!(l.ring.tx_bytes(), large.stage_bytes());
+        assert_eq!(l.ring.tile(0, 1).unwrap().offset, 128 * 64 * 2);
+        assert_eq!(l.c_staging.as_ref().unwrap().offset, stages);
+        let bars = stages + large.c_staging_bytes();
+        assert_eq!(l.ring.full().offset(0), Ok(bars));
+        assert_eq!(l.ring.empty().offset(0), Ok(bars + 8 * large.stages));
+        assert_eq!(l.swizzle(), SwizzleMode::B128);
+        assert_eq!(l.launch_bytes, 214_064);
+    }
+}
