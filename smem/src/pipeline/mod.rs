@@ -5,6 +5,7 @@
 //! consumers wait on `full[s]`, compute, and arrive on `empty[s]`. [`crate::mbarrier::PipelineState`]
 //! tracks the stage and parity each side waits with.
 
+pub mod cursor;
 pub mod hang;
 pub mod protocol;
 pub mod sync;

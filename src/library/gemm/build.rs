@@ -10,6 +10,7 @@ use ptx_isa::{
 };
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
+use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
@@ -437,20 +438,6 @@ impl<'a> Gen<'a> {
         Ok((mb, nb))
     }
 
-    /// stage += 1, wrapping to 0 after the last stage and then flipping the phase bit, or, with
-    /// `laps`, counting the lap in `phase` (whose parity is then bit 0).
-    fn advance(&mut self, stage: R32, phase: R32, laps: bool) -> ptx_isa::Result<()> {
-        self.k.add(stage, stage, 1u32)?;
-        let wrap = self.k.pred();
-        self.k.setp(CmpOp::Eq, wrap, stage, self.cfg.stages)?;
-        self.k.when(wrap).mov(stage, 0u32)?;
-        if laps {
-            self.k.when(wrap).add(phase, phase, 1u32)
-        } else {
-            self.k.when(wrap).xor(phase, phase, 1u32)
-        }
-    }
-
     /// A persistent loop over this CTA's tiles: `for t = ctaid.x; t < tiles; t += nctaid.x`.
     fn tile_loop(
         &mut self,
@@ -506,13 +493,12 @@ impl<'a> Gen<'a> {
         self.k.unless(leader).bra(idle)?;
         let tma = TensorMapRef::Generic(self.k.tensor_map_address(&(&self.tma).into())?);
         let tmb = TensorMapRef::Generic(self.k.tensor_map_address(&(&self.tmb).into())?);
-        let (stage, phase) = (self.u32(), self.u32());
-        self.k.mov(stage, 0u32)?;
-        self.k.mov(phase, 0u32)?;
-        // `phase` counts the laps round the ring (its parity is bit 0): a debug build's hang
-        // records read the producer's trip from it and the stage, at no register's cost (the
-        // producer runs in 24); the consumers' trips follow from it.
-        self.sync.count_laps(phase);
+        // The producer's phase counts the laps round the ring (its parity is bit 0): a debug
+        // build's hang records read the producer's trip from it and the stage, at no register's
+        // cost (the producer runs in 24); the consumers' trips follow from it.
+        let ring = RingCursor::new(self.k, cfg.stages, Phase::Laps)?;
+        let stage = ring.stage();
+        self.sync.count_laps(ring.phase());
         self.tile_loop(cm, |g, t| {
             let (mb, nb) = g.schedule(cm, t)?;
             let (row_a, row_b) = (g.u32(), g.u32());
@@ -522,9 +508,7 @@ impl<'a> Gen<'a> {
                 // Wait until the consumers have released this stage (a fresh barrier counts as
                 // released for parity 1: PTX ISA 9.7.13.15.16).
                 let empty = g.bar_addr_dyn(cm, stage, true)?;
-                let want = g.u32();
-                g.k.xor(want, phase, 1u32)?;
-                g.k.and(want, want, 1u32)?;
+                let want = ring.producer_parity(g.k)?;
                 let (full_id, empty_id) = (BarrierAt::Each(g.full), BarrierAt::Each(g.empty));
                 g.sync.wait(g.k, empty_id, Some(stage), empty, want)?;
                 let full = g.bar_addr_dyn(cm, stage, false)?;
@@ -619,7 +603,7 @@ impl<'a> Gen<'a> {
                         g.sync.copy(full_id, tile_bytes(&half_dst)?);
                     }
                 }
-                g.advance(stage, phase, true)
+                ring.advance(g.k)
             })
         })?;
         self.sync.end_trips();
@@ -638,9 +622,8 @@ impl<'a> Gen<'a> {
         let acc: Vec<Reg<ty::F32>> = self.k.regs(cfg.bn as usize / 2);
         let acc_refs: Vec<RegRef> = acc.iter().map(|r| r.as_ref()).collect();
         let d_tile = TileRef::registers(ScalarType::F32, self.fragment.clone(), acc_refs.clone());
-        let (stage, phase) = (self.u32(), self.u32());
-        self.k.mov(stage, 0u32)?;
-        self.k.mov(phase, 0u32)?;
+        let ring = RingCursor::new(self.k, cfg.stages, Phase::Parity)?;
+        let (stage, phase) = (ring.stage(), ring.phase());
         self.tile_loop(cm, |g, t| {
             let (mb, nb) = g.schedule(cm, t)?;
             g.k_loop(cm, |g, kt| {
@@ -691,7 +674,7 @@ impl<'a> Gen<'a> {
                     // And the peer's consumers release this CTA's stage the same way.
                     g.sync.remote_arrive(empty_id, 2);
                 }
-                g.advance(stage, phase, false)
+                ring.advance(g.k)
             })?;
             match g.tmc.clone() {
                 Some(tmc) => g.epilogue_tma(cm, cw, lt, mb, nb, &acc, &tmc),
