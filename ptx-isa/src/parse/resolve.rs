@@ -59,9 +59,12 @@ fn index() -> &'static Index {
             if spec.feature || spec.name.starts_with("directive.") {
                 continue;
             }
+            // The row's mnemonic as its one pattern parser reads it (`cp` of `cp.async.bulk...`).
             let p = spec.form.pattern();
-            let first = spec.syntax.split(['.', '{', ' ']).next().unwrap_or("");
-            by_mnemonic.entry(first).or_default().push((spec.form, p));
+            by_mnemonic
+                .entry(p.mnemonic())
+                .or_default()
+                .push((spec.form, p));
         }
         Index { by_mnemonic }
     })
