@@ -481,19 +481,12 @@ impl FunctionBuilder {
         Ok(())
     }
 
-    /// Writes an instruction of `form` (plus feature rows in `extra`), applying a pending guard.
-    pub(crate) fn emit_with(
-        &mut self,
-        form: Form,
-        extra: &[Form],
-        mut i: Instruction,
-    ) -> Result<()> {
+    /// Writes an instruction of `form`, applying a pending guard. The feature rows it implies are
+    /// found by [`crate::forms::features::implied`], the decision the validator reads too.
+    pub(crate) fn emit(&mut self, form: Form, mut i: Instruction) -> Result<()> {
         let opcode = i.opcode();
         self.check_row(form, &i)?;
         self.gate(form, &opcode)?;
-        for &f in extra {
-            self.gate(f, &opcode)?;
-        }
         for f in crate::forms::features::implied(form, &i) {
             self.gate(f, &opcode)?;
         }
@@ -542,11 +535,6 @@ impl FunctionBuilder {
             return Err(self.err(v.kind, &opcode, v.message));
         }
         Ok(())
-    }
-
-    /// Writes an instruction of `form`.
-    pub(crate) fn emit(&mut self, form: Form, i: Instruction) -> Result<()> {
-        self.emit_with(form, &[], i)
     }
 
     /// An error about the instruction `opcode` in this function.

@@ -1,6 +1,6 @@
 //! The feature rows of the form table that an instruction implies, found from its modifiers and
 //! operands (`mem.L2::cache_hint`, `mem.shared::cluster`, `mbarrier.sem_scope`...). The builder
-//! gates what it writes by them (`FunctionBuilder::emit_with`) and the validator gates what it
+//! gates what it writes by them (`FunctionBuilder::emit`) and the validator gates what it
 //! reads: one decision. Gating then reads each row's targets and minimum PTX version.
 
 use crate::forms::Form;
