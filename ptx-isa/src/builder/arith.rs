@@ -403,15 +403,10 @@ impl FunctionBuilder {
             F16 | F16x2 => Form::FmaF16,
             _ => Form::FmaBf16,
         };
-        let Some(r) = m.rounding else {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                "fma",
-                "fma needs a rounding mode",
-            ));
-        };
+        // The rounding the row requires (`fma.rnd`, PTX ISA 9.7.3.6) is its pattern's to say:
+        // without one, `emit` refuses.
         let i = Instruction::new("fma")
-            .modifier(r.name())
+            .modifier_if(m.rounding.is_some(), m.rounding.map_or("", Rounding::name))
             .modifier_if(m.ftz, "ftz")
             .modifier_if(m.sat, "sat")
             .ty(t)
@@ -467,16 +462,8 @@ impl FunctionBuilder {
             DivMode::Full => "full",
             DivMode::Ieee(r) => r.name(),
         };
-        if t == ScalarType::F64 && (ftz || !matches!(mode, DivMode::Ieee(_))) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                "div",
-                format!(
-                    "div.{m}{} is not a .f64 form",
-                    if ftz { ".ftz" } else { "" }
-                ),
-            ));
-        }
+        // `.approx`, `.full` and `.ftz` are f32 only: the `div.f64` row's pattern says so
+        // (PTX ISA 9.7.3.8), checked by `emit`.
         let i = Instruction::new("div")
             .modifier(m)
             .modifier_if(ftz, "ftz")
@@ -513,7 +500,6 @@ impl FunctionBuilder {
     fn unary_float_or_signed<T: ty::RegType>(
         &mut self,
         mn: &'static str,
-        ftz: bool,
         d: Reg<T>,
         a: Src<T>,
     ) -> Result<()> {
@@ -564,29 +550,18 @@ impl FunctionBuilder {
                 ));
             }
         };
-        if ftz && !matches!(t, F32 | F16 | F16x2) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                mn,
-                format!(".ftz is not allowed on {mn}{t}"),
-            ));
-        }
-        let i = Instruction::new(mn)
-            .modifier_if(ftz, "ftz")
-            .ty(t)
-            .operand(d)
-            .operand(a);
+        let i = Instruction::new(mn).ty(t).operand(d).operand(a);
         self.emit(form, i)
     }
 
     /// `abs.T d, a` (signed integers and floats).
     pub fn abs<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.unary_float_or_signed("abs", false, d, a.into())
+        self.unary_float_or_signed("abs", d, a.into())
     }
 
     /// `neg.T d, a` (signed integers and floats).
     pub fn neg<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.unary_float_or_signed("neg", false, d, a.into())
+        self.unary_float_or_signed("neg", d, a.into())
     }
 
     fn approx_f32(

@@ -112,13 +112,7 @@ impl FunctionBuilder {
                 format!("{mn}.{op} has no form for {t}"),
             ));
         };
-        if red && matches!(sem, AtomSem::Acquire | AtomSem::AcqRel) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                mn,
-                "red cannot be .acquire or .acq_rel",
-            ));
-        }
+        // `red` takes no `.acquire`/`.acq_rel` (PTX ISA 9.7.13.6): the red rows' pattern says so.
         let space_name = match space {
             StateSpace::Generic => None,
             StateSpace::Global => Some("global"),
@@ -230,9 +224,6 @@ impl FunctionBuilder {
         a: Addr<S>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
-        if op == AtomOp::Exch {
-            return Err(self.err(ErrorKind::InvalidModifier, "red", "red has no .exch"));
-        }
         let t = atom_type(op, T::TYPE);
         self.atomic(
             true,

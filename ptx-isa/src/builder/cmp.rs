@@ -64,24 +64,6 @@ impl CmpOp {
             Nan => "nan",
         }
     }
-
-    fn integer_only(self) -> bool {
-        matches!(self, CmpOp::Lo | CmpOp::Ls | CmpOp::Hi | CmpOp::Hs)
-    }
-
-    fn float_only(self) -> bool {
-        matches!(
-            self,
-            CmpOp::Equ
-                | CmpOp::Neu
-                | CmpOp::Ltu
-                | CmpOp::Leu
-                | CmpOp::Gtu
-                | CmpOp::Geu
-                | CmpOp::Num
-                | CmpOp::Nan
-        )
-    }
 }
 
 /// How `setp`/`set` combine the comparison with the predicate `c`.
@@ -142,7 +124,7 @@ impl From<PredSrc> for Operand {
 }
 
 impl FunctionBuilder {
-    fn setp_form(&mut self, mn: &str, op: CmpOp, t: ScalarType) -> Result<Form> {
+    fn setp_form(&mut self, mn: &str, t: ScalarType) -> Result<Form> {
         use ScalarType::*;
         let form = match t {
             B16 | B32 | B64 | U16 | U32 | U64 | S16 | S32 | S64 => Form::SetpInt,
@@ -158,23 +140,9 @@ impl FunctionBuilder {
                 ));
             }
         };
-        let int = form == Form::SetpInt;
-        // .lo/.ls/.hi/.hs are the unsigned comparisons (PTX ISA 9.7.5.1).
-        let unsigned = matches!(t, U16 | U32 | U64);
-        if (int && op.float_only()) || (op.integer_only() && !unsigned) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                mn,
-                format!(".{} does not apply to {t}", op.name()),
-            ));
-        }
-        if matches!(t, B16 | B32 | B64) && !matches!(op, CmpOp::Eq | CmpOp::Ne) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                mn,
-                format!("bit-size {t} compares only with .eq/.ne"),
-            ));
-        }
+        // Which comparisons a type takes is the rows' rule (PTX ISA 9.7.5.2, tables "Operators
+        // for signed integer, unsigned integer, and bit-size types" and "Floating-point
+        // comparison operators"), checked by `emit`.
         Ok(form)
     }
 
@@ -187,7 +155,7 @@ impl FunctionBuilder {
         b: impl Into<Src<T>>,
     ) -> Result<()> {
         let t = T::TYPE;
-        let form = self.setp_form("setp", op, t)?;
+        let form = self.setp_form("setp", t)?;
         let i = Instruction::new("setp")
             .modifier(op.name())
             .ty(t)
@@ -210,7 +178,7 @@ impl FunctionBuilder {
         c: impl Into<PredSrc>,
     ) -> Result<()> {
         let t = T::TYPE;
-        let form = self.setp_form("setp", op, t)?;
+        let form = self.setp_form("setp", t)?;
         let dst = match q {
             Some(q) => Operand::Pair(p.as_ref(), q.as_ref()),
             None => Operand::Reg(p.as_ref()),
@@ -276,7 +244,7 @@ impl FunctionBuilder {
                 format!("set writes .u32, .s32 or .f32, not {dt}"),
             ));
         }
-        let form = self.setp_form("set", op, t)?;
+        let form = self.setp_form("set", t)?;
         if form != Form::SetpInt && form != Form::SetpF32 && form != Form::SetpF64 {
             return Err(self.err(
                 ErrorKind::OperandType,

@@ -38,12 +38,6 @@ impl CvtRounding {
             Rpi => "rpi",
         }
     }
-    fn is_integer(self) -> bool {
-        matches!(
-            self,
-            CvtRounding::Rni | CvtRounding::Rzi | CvtRounding::Rmi | CvtRounding::Rpi
-        )
-    }
 }
 
 /// Modifiers of `cvt`.
@@ -101,32 +95,24 @@ impl FunctionBuilder {
         a: Reg<S>,
     ) -> Result<()> {
         let (dt, st) = (D::TYPE, S::TYPE);
-        if dt == ScalarType::Bf16 && st == ScalarType::F32 {
-            if m.ftz || m.sat || !matches!(m.rounding, None | Some(CvtRounding::Rn)) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    "cvt",
-                    "cvt.bf16.f32 takes only .rn",
-                ));
-            }
+        // The modifiers are written as asked; the row of the conversion says which it takes
+        // (PTX ISA 9.7.9.21), checked by `emit`.
+        let bf16 = match (dt, st) {
+            (ScalarType::Bf16, ScalarType::F32) => Some((Form::CvtBf16F32, Some(CvtRounding::Rn))),
+            (ScalarType::F32, ScalarType::Bf16) => Some((Form::CvtF32Bf16, None)),
+            _ => None,
+        };
+        if let Some((form, required)) = bf16 {
+            let rounding = m.rounding.or(required);
             let i = Instruction::new("cvt")
-                .modifier("rn")
+                .modifier_if(rounding.is_some(), rounding.map_or("", CvtRounding::name))
+                .modifier_if(m.ftz, "ftz")
+                .modifier_if(m.sat, "sat")
                 .ty(dt)
                 .ty(st)
                 .operand(d)
                 .operand(a);
-            return self.emit(Form::CvtBf16F32, i);
-        }
-        if dt == ScalarType::F32 && st == ScalarType::Bf16 {
-            if m != CvtMods::default() {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    "cvt",
-                    "cvt.f32.bf16 takes no modifier",
-                ));
-            }
-            let i = Instruction::new("cvt").ty(dt).ty(st).operand(d).operand(a);
-            return self.emit(Form::CvtF32Bf16, i);
+            return self.emit(form, i);
         }
         if !plain_cvt_type(dt) || !plain_cvt_type(st) {
             return Err(self.err(
@@ -144,26 +130,9 @@ impl FunctionBuilder {
         } else {
             None
         };
-        let rounding = match (m.rounding, required) {
-            (None, r) => r,
-            (Some(r), Some(req)) if r.is_integer() == req.is_integer() => Some(r),
-            // Float-to-float of equal or wider size may round to an integral value (`.rni`).
-            (Some(r), None) if st.is_float() && dt.is_float() && r.is_integer() => Some(r),
-            (Some(r), _) => {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    "cvt",
-                    format!(".{} does not apply to cvt{dt}{st}", r.name()),
-                ));
-            }
-        };
-        if m.ftz && !(dt == ScalarType::F32 || st == ScalarType::F32) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                "cvt",
-                format!(".ftz needs an .f32 operand, not cvt{dt}{st}"),
-            ));
-        }
+        // An explicit rounding is written as asked; which rounding and `.ftz` a type pair takes
+        // is the `cvt` row's rule (PTX ISA 9.7.9.21), checked by `emit`.
+        let rounding = m.rounding.or(required);
         let i = Instruction::new("cvt")
             .modifier_if(rounding.is_some(), rounding.map_or("", CvtRounding::name))
             .modifier_if(m.ftz, "ftz")

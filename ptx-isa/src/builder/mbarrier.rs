@@ -153,15 +153,7 @@ impl FunctionBuilder {
                 "arrive.expect_tx takes a transaction count and no arrival count",
             ));
         }
-        if let Some(s) = o.release {
-            if !matches!(s, Scope::Cta | Scope::Cluster) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    mn,
-                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
-                ));
-            }
-        }
+        // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
         let mut i = Instruction::new("mbarrier").modifier("arrive");
         let form = if o.no_complete {
             i = i.modifier("noComplete");
@@ -210,13 +202,7 @@ impl FunctionBuilder {
             "expect_tx"
         });
         if let Some(s) = scope {
-            if !matches!(s, Scope::Cta | Scope::Cluster) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    mn,
-                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
-                ));
-            }
+            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
             i = i.modifier("relaxed").modifier(s.name());
         }
         let i = i.modifier(sp).ty(ScalarType::B64).operand(addr).operand(tx);
@@ -271,13 +257,7 @@ impl FunctionBuilder {
             Instruction::new("mbarrier").modifier(if try_wait { "try_wait" } else { "test_wait" });
         i = i.modifier_if(matches!(on, WaitOn::Parity(_)), "parity");
         if let Some(s) = acquire {
-            if !matches!(s, Scope::Cta | Scope::Cluster) {
-                return Err(self.err(
-                    ErrorKind::InvalidModifier,
-                    mn,
-                    format!("mbarrier scope is .cta or .cluster, not .{}", s.name()),
-                ));
-            }
+            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
             i = i.modifier("acquire").modifier(s.name());
         }
         i = i

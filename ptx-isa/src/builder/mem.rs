@@ -327,23 +327,6 @@ impl FunctionBuilder {
             x.order,
             MemOrder::Relaxed(_) | MemOrder::Acquire(_) | MemOrder::Release(_)
         );
-        match (x.load, x.order) {
-            (true, MemOrder::Release(_)) => {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    "a load cannot be .release".into(),
-                );
-            }
-            (false, MemOrder::Acquire(_)) => {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    "a store cannot be .acquire".into(),
-                );
-            }
-            _ => {}
-        }
         let space_name: Option<&'static str> = match x.space {
             StateSpace::Generic => None,
             StateSpace::Global => Some("global"),
@@ -360,41 +343,9 @@ impl FunctionBuilder {
                 );
             }
         };
-        if ordered && matches!(x.space, StateSpace::Const | StateSpace::Param) {
-            return bad(
-                self,
-                ErrorKind::InvalidModifier,
-                format!("{:?} does not apply to {mn}{}", x.order, x.space),
-            );
-        }
-        if let Some(c) = x.cache {
-            let ok = if x.load {
-                matches!(
-                    c,
-                    CacheOp::Ca | CacheOp::Cg | CacheOp::Cs | CacheOp::Lu | CacheOp::Cv
-                )
-            } else {
-                matches!(c, CacheOp::Wb | CacheOp::Cg | CacheOp::Cs | CacheOp::Wt)
-            };
-            if !ok
-                || ordered
-                || x.order == MemOrder::Volatile
-                || (x.nc && !matches!(c, CacheOp::Ca | CacheOp::Cg | CacheOp::Cs))
-            {
-                return bad(
-                    self,
-                    ErrorKind::InvalidModifier,
-                    format!(".{} does not apply here", c.name()),
-                );
-            }
-        }
-        if x.nc && (x.space != StateSpace::Global || x.order != MemOrder::Weak) {
-            return bad(
-                self,
-                ErrorKind::InvalidModifier,
-                ".nc needs a weak .global load".into(),
-            );
-        }
+        // Which orders, spaces, cache operators and `.nc` go together is the rows' to say
+        // (`ld`, `ld.ordered`, `ld.global.nc`, `st`, `st.ordered` and their rules, PTX ISA
+        // 9.7.9.8, 9.7.9.9, 9.7.9.11): `emit` checks what is written here against them.
         // Eviction priorities, cache hints and prefetch sizes on global (and generic) accesses
         // only: a rule of the rows, checked by `emit`.
         let mut i = Instruction::new(mn);

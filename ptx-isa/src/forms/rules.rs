@@ -1,7 +1,7 @@
 //! What a row's pattern cannot say: which modifier combinations are legal, which numbers a `*`
 //! modifier takes, and the ranges of immediate operands. Each rule cites the PTX ISA section it
 //! comes from. The builder checks every instruction it writes against these rules (in
-//! `FunctionBuilder::emit_with`), and the validator checks every parsed instruction, so both read
+//! `FunctionBuilder::emit`), and the validator checks every parsed instruction, so both read
 //! the same rules.
 
 use super::Form;
@@ -168,6 +168,8 @@ pub enum Check {
     /// cvt's rounding by the pair of types: integer rounding from float to integer, float rounding
     /// from integer to float and for a narrower float, none between integers.
     CvtRounding,
+    /// cvt's `.ftz`: only with an `.f32` source or destination.
+    CvtFtz,
     /// The number in the modifier that the pattern writes as `token` (`m64n*k16`, `x*`), when every
     /// modifier of `when` is written.
     Number {
@@ -391,6 +393,10 @@ const CACHE_QUALIFIERS: &[&str] = &[
     "L2::128B",
     "L2::256B",
 ];
+/// The cache operators of ld and st (PTX ISA 9.7.9.1).
+const LD_COP: &[&str] = &["ca", "cg", "cs", "lu", "cv"];
+const ST_COP: &[&str] = &["wb", "cg", "cs", "wt"];
+const S_VOLATILE_COP: &str = "9.7.9.8 ld / 9.7.9.11 st: .volatile takes no cache operator";
 const NOT_GLOBAL: &[&str] = &[
     "param",
     "const",
@@ -486,6 +492,11 @@ pub static RULES: &[Rule] = &[
         &["param"],
         "9.7.9.8 ld: .volatile on .global, .shared and generic addresses",
     ),
+    // PTX ISA 9.7.9.8 / 9.7.9.11: `ld.volatile{.ss}{.level::prefetch_size}{.vec}.type` and
+    // `st.volatile{.ss}{.vec}.type` take no cache operator (ptxas: "Modifier '.volatile' cannot
+    // be combined with modifier '.ca'").
+    excludes(Form::Ld, &["volatile"], LD_COP, S_VOLATILE_COP),
+    excludes(Form::St, &["volatile"], ST_COP, S_VOLATILE_COP),
     // mbarrier (PTX ISA 9.7.13.15.13/14): an arrival on a .shared::cluster barrier returns no
     // state; .noComplete brings the count, .expect_tx the transaction count.
     sink_with(Form::MbarrierArrive, 0, "shared::cluster", S_MBAR_CLUSTER),
@@ -1232,7 +1243,14 @@ pub static RULES: &[Rule] = &[
     Rule {
         form: Form::Cvt,
         check: Check::CvtRounding,
-        section: "9.7.9.21 cvt: rounding modifiers (integer rounding float to integer; float rounding integer to float and to a narrower float; none between integers)",
+        section: "9.7.9.21 cvt: rounding modifiers (integer rounding float to integer; float rounding integer to float and to a narrower float, illegal in all other instances; none between integers)",
+    },
+    // PTX ISA 9.7.9.21: "Modifier .ftz can only be specified when either .dtype or .atype is
+    // .f32" (ptxas: "Modifier '.ftz' does not apply to this type of convert operation").
+    Rule {
+        form: Form::Cvt,
+        check: Check::CvtFtz,
+        section: "9.7.9.21 cvt: .ftz only when .dtype or .atype is .f32",
     },
     // PTX ISA 9.7.9.21: `.relu` on a bf16 conversion rounds to nearest or toward zero only.
     needs(
@@ -1677,6 +1695,20 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     }
                 }
             }
+            Check::CvtFtz => {
+                let mut types = i.types();
+                let f32 =
+                    |t: Option<crate::types::ScalarType>| t == Some(crate::types::ScalarType::F32);
+                if has("ftz") && !f32(types.next()) && !f32(types.next()) {
+                    return Err(Violation {
+                        kind: ErrorKind::InvalidModifier,
+                        message: format!(
+                            "`{op}`: .ftz needs an .f32 source or destination (PTX ISA {})",
+                            r.section
+                        ),
+                    });
+                }
+            }
             Check::CvtRounding => {
                 if let Some(why) = cvt_rounding(i) {
                     return Err(Violation {
@@ -1788,6 +1820,12 @@ fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
         (false, false) if int_round || float_round => Some("integer to integer takes no rounding"),
         (true, true) if d.bits() < a.bits() && !float_round => {
             Some("a narrower float needs .rn, .rz, .rm or .rp")
+        }
+        // "Floating-point rounding is required for float-to-float conversions that result in
+        // loss of precision ... and is illegal in all other instances" (ptxas: "Illegal
+        // rounding modifier for instruction 'cvt'").
+        (true, true) if d.bits() > a.bits() && float_round => {
+            Some("a wider float takes no .rn, .rz, .rm or .rp")
         }
         (true, true) if d.bits() != a.bits() && int_round => {
             Some("integer rounding applies between floats of one size")
@@ -1903,7 +1941,7 @@ mod tests {
                         r.form
                     );
                 }
-                Check::TensorRank | Check::CvtRounding => {}
+                Check::TensorRank | Check::CvtRounding | Check::CvtFtz => {}
                 Check::SinkWith { operand, modifier } => {
                     assert!(known(modifier), "{:?}: no .{modifier}", r.form);
                     assert!(

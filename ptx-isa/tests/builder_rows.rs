@@ -1,0 +1,672 @@
+//! Every builder method writes exactly what its row allows (issue 14, "derived, not copied"): for
+//! each method, each register type and every choice of its modifiers, the builder accepts the
+//! choice if and only if the validator (which reads only the form table) accepts the instruction
+//! the choice spells, and when it accepts, it writes that instruction. A refusal of the builder's
+//! own that the rows do not make, or a row the builder cannot reach, fails here.
+//!
+//! Each case builds a kernel twice: once with the method's plain modifiers (the base, whose text
+//! supplies the registers and the declarations) and once with the choice. The validator judges the
+//! base text with its opcode rewritten to the choice's.
+
+use ptx_isa::builder::*;
+use ptx_isa::validate::{Options, Severity, check};
+use ptx_isa::{Addr, FunctionBuilder, Module, ScalarType, Target, spaces, ty};
+
+const TARGET: Target = Target::Sm90a;
+
+/// The module text `f` builds, or the builder's error message.
+fn build(f: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>) -> Result<String, String> {
+    let mut m = Module::new(TARGET);
+    let mut k = m.entry("t");
+    let r = f(&mut k).map_err(|e| format!("{:?}: {}", e.kind, e.message));
+    r?;
+    k.ret().map_err(|e| e.message)?;
+    m.add(k.finish().map_err(|e| e.message)?)
+        .map_err(|e| e.message)?;
+    m.to_ptx().map_err(|e| e.message)
+}
+
+/// `text` with `.version 9.0` (what a choice needs is gated by its row, not by the base's version)
+/// and the instruction whose opcode is `from` rewritten to `to`.
+fn rewrite(text: &str, from: &str, to: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with(".version ") {
+                ".version 9.0".to_string()
+            } else if let Some(rest) = l.strip_prefix(&format!("\t{from} ")) {
+                format!("\t{to} {rest}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The validator's errors on `text`.
+fn row_errors(text: &str) -> Vec<String> {
+    check(text, &Options::default())
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect()
+}
+
+/// Counts and the disagreements found.
+#[derive(Default)]
+struct Tally {
+    both_accept: usize,
+    both_refuse: usize,
+    wrong: Vec<String>,
+}
+
+impl Tally {
+    /// Judges one choice: `write` writes it, spelling `opcode`; `base`/`base_opcode` are the plain
+    /// form of the same method on the same registers.
+    fn judge(
+        &mut self,
+        base: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>,
+        base_opcode: &str,
+        write: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>,
+        opcode: &str,
+    ) {
+        let Ok(base_text) = build(base) else {
+            return; // no row for this type at all: nothing to compare against
+        };
+        let spelled = rewrite(&base_text, base_opcode, opcode);
+        assert!(
+            base_text.contains(&format!("\t{base_opcode} ")),
+            "the base of `{opcode}` does not write `{base_opcode}`:\n{base_text}"
+        );
+        let row = row_errors(&spelled);
+        match build(write) {
+            Ok(text) => {
+                if !row.is_empty() {
+                    self.wrong.push(format!(
+                        "builder writes `{opcode}`, the rows refuse it: {row:?}"
+                    ));
+                } else if rewrite(&text, "", "") != spelled {
+                    self.wrong.push(format!(
+                        "builder asked for `{opcode}` writes something else:\n{text}"
+                    ));
+                } else {
+                    self.both_accept += 1;
+                }
+            }
+            Err(e) => {
+                if row.is_empty() {
+                    self.wrong.push(format!(
+                        "the rows allow `{opcode}`, the builder refuses it: {e}"
+                    ));
+                } else {
+                    self.both_refuse += 1;
+                }
+            }
+        }
+    }
+
+    fn finish(self, what: &str) {
+        eprintln!(
+            "{what}: {} choices both accept, {} both refuse, {} disagree",
+            self.both_accept,
+            self.both_refuse,
+            self.wrong.len()
+        );
+        assert!(
+            self.wrong.is_empty(),
+            "{what}: builder and rows disagree:\n{}",
+            self.wrong.join("\n")
+        );
+        assert!(self.both_accept > 0 && self.both_refuse > 0, "{what}");
+    }
+}
+
+const ROUNDINGS: [(Option<Rounding>, &str); 5] = [
+    (None, ""),
+    (Some(Rounding::Rn), ".rn"),
+    (Some(Rounding::Rz), ".rz"),
+    (Some(Rounding::Rm), ".rm"),
+    (Some(Rounding::Rp), ".rp"),
+];
+
+/// Every `FloatMods` (5 roundings x .ftz x .sat) with its spelling.
+fn float_mods() -> Vec<(FloatMods, String)> {
+    let mut v = Vec::new();
+    for (r, rs) in ROUNDINGS {
+        for ftz in [false, true] {
+            for sat in [false, true] {
+                let m = FloatMods {
+                    rounding: r,
+                    ftz,
+                    sat,
+                };
+                let s = format!(
+                    "{rs}{}{}",
+                    if ftz { ".ftz" } else { "" },
+                    if sat { ".sat" } else { "" }
+                );
+                v.push((m, s));
+            }
+        }
+    }
+    v
+}
+
+/// add/sub (any register type) and mul/fma (floats) over every `FloatMods`.
+fn arith<T: ty::RegType>(t: &mut Tally) {
+    let ty = T::TYPE;
+    type Bin<T> = fn(
+        &mut FunctionBuilder,
+        FloatMods,
+        ptx_isa::Reg<T>,
+        ptx_isa::Reg<T>,
+    ) -> ptx_isa::Result<()>;
+    let methods: [(&str, Bin<T>); 2] = [
+        ("add", |k, m, d, a| k.add_mods(m, d, a, a)),
+        ("sub", |k, m, d, a| k.sub_mods(m, d, a, a)),
+    ];
+    for (mn, f) in methods {
+        let base = move |k: &mut FunctionBuilder| {
+            let (d, a) = (k.reg::<T>(), k.reg::<T>());
+            f(k, FloatMods::NONE, d, a)
+        };
+        for (m, s) in float_mods() {
+            let write = move |k: &mut FunctionBuilder| {
+                let (d, a) = (k.reg::<T>(), k.reg::<T>());
+                f(k, m, d, a)
+            };
+            t.judge(&base, &format!("{mn}{ty}"), &write, &format!("{mn}{s}{ty}"));
+        }
+    }
+}
+
+fn float_arith<T: ty::Float>(t: &mut Tally) {
+    let ty = T::TYPE;
+    for (m, s) in float_mods() {
+        let base = |k: &mut FunctionBuilder| {
+            let (d, a) = (k.reg::<T>(), k.reg::<T>());
+            k.mul_mods(FloatMods::NONE, d, a, a)
+        };
+        let write = |k: &mut FunctionBuilder| {
+            let (d, a) = (k.reg::<T>(), k.reg::<T>());
+            k.mul_mods(m, d, a, a)
+        };
+        t.judge(&base, &format!("mul{ty}"), &write, &format!("mul{s}{ty}"));
+        let base = |k: &mut FunctionBuilder| {
+            let (d, a) = (k.reg::<T>(), k.reg::<T>());
+            k.fma_mods(FloatMods::RN, d, a, a, a)
+        };
+        let write = |k: &mut FunctionBuilder| {
+            let (d, a) = (k.reg::<T>(), k.reg::<T>());
+            k.fma_mods(m, d, a, a, a)
+        };
+        t.judge(
+            &base,
+            &format!("fma.rn{ty}"),
+            &write,
+            &format!("fma{s}{ty}"),
+        );
+    }
+}
+
+/// div with every mode and .ftz, on f32 and f64 (the types `div_mode` takes).
+fn div<T: ty::RegType>(t: &mut Tally) {
+    let ty = T::TYPE;
+    let modes = [
+        (DivMode::Approx, ".approx"),
+        (DivMode::Full, ".full"),
+        (DivMode::Ieee(Rounding::Rn), ".rn"),
+        (DivMode::Ieee(Rounding::Rz), ".rz"),
+        (DivMode::Ieee(Rounding::Rm), ".rm"),
+        (DivMode::Ieee(Rounding::Rp), ".rp"),
+    ];
+    for (mode, ms) in modes {
+        for ftz in [false, true] {
+            let base = |k: &mut FunctionBuilder| {
+                let (d, a) = (k.reg::<T>(), k.reg::<T>());
+                k.div_mode(DivMode::Ieee(Rounding::Rn), false, d, a, a)
+            };
+            let write = |k: &mut FunctionBuilder| {
+                let (d, a) = (k.reg::<T>(), k.reg::<T>());
+                k.div_mode(mode, ftz, d, a, a)
+            };
+            let f = if ftz { ".ftz" } else { "" };
+            t.judge(
+                &base,
+                &format!("div.rn{ty}"),
+                &write,
+                &format!("div{ms}{f}{ty}"),
+            );
+        }
+    }
+}
+
+const CMP: [(CmpOp, &str); 18] = [
+    (CmpOp::Eq, "eq"),
+    (CmpOp::Ne, "ne"),
+    (CmpOp::Lt, "lt"),
+    (CmpOp::Le, "le"),
+    (CmpOp::Gt, "gt"),
+    (CmpOp::Ge, "ge"),
+    (CmpOp::Lo, "lo"),
+    (CmpOp::Ls, "ls"),
+    (CmpOp::Hi, "hi"),
+    (CmpOp::Hs, "hs"),
+    (CmpOp::Equ, "equ"),
+    (CmpOp::Neu, "neu"),
+    (CmpOp::Ltu, "ltu"),
+    (CmpOp::Leu, "leu"),
+    (CmpOp::Gtu, "gtu"),
+    (CmpOp::Geu, "geu"),
+    (CmpOp::Num, "num"),
+    (CmpOp::Nan, "nan"),
+];
+
+/// setp with every comparison.
+fn setp<T: ty::RegType>(t: &mut Tally) {
+    let ty = T::TYPE;
+    for (op, s) in CMP {
+        let base = |k: &mut FunctionBuilder| {
+            let (p, a) = (k.pred(), k.reg::<T>());
+            k.setp(CmpOp::Eq, p, a, a)
+        };
+        let write = |k: &mut FunctionBuilder| {
+            let (p, a) = (k.pred(), k.reg::<T>());
+            k.setp(op, p, a, a)
+        };
+        t.judge(
+            &base,
+            &format!("setp.eq{ty}"),
+            &write,
+            &format!("setp.{s}{ty}"),
+        );
+    }
+}
+
+/// cvt with every explicit rounding, .ftz and .sat, from every register type `S`.
+fn cvt<D: ty::RegType, S: ty::RegType>(t: &mut Tally) {
+    let (dt, st) = (D::TYPE, S::TYPE);
+    let roundings = [
+        (CvtRounding::Rn, "rn"),
+        (CvtRounding::Rz, "rz"),
+        (CvtRounding::Rm, "rm"),
+        (CvtRounding::Rp, "rp"),
+        (CvtRounding::Rni, "rni"),
+        (CvtRounding::Rzi, "rzi"),
+        (CvtRounding::Rmi, "rmi"),
+        (CvtRounding::Rpi, "rpi"),
+    ];
+    // The base: the conversion as `cvt` writes it, its opcode read back from its text.
+    let base = |k: &mut FunctionBuilder| {
+        let (d, a) = (k.reg::<D>(), k.reg::<S>());
+        k.cvt(d, a)
+    };
+    let Ok(text) = build(&base) else { return };
+    let Some(base_opcode) = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("\tcvt")
+                .map(|r| r.split(' ').next().unwrap_or(""))
+        })
+        .map(|r| format!("cvt{r}"))
+    else {
+        panic!("no cvt in\n{text}");
+    };
+    for (r, rs) in roundings {
+        for ftz in [false, true] {
+            for sat in [false, true] {
+                let m = CvtMods {
+                    rounding: Some(r),
+                    ftz,
+                    sat,
+                };
+                let write = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<D>(), k.reg::<S>());
+                    k.cvt_mods(m, d, a)
+                };
+                let opcode = format!(
+                    "cvt.{rs}{}{}{dt}{st}",
+                    if ftz { ".ftz" } else { "" },
+                    if sat { ".sat" } else { "" }
+                );
+                t.judge(&base, &base_opcode, &write, &opcode);
+            }
+        }
+    }
+}
+
+macro_rules! each_type {
+    ($f:ident, $t:ident $(, $d:ident)?) => {
+        $f::<$($d,)? ty::U16>(&mut $t);
+        $f::<$($d,)? ty::U32>(&mut $t);
+        $f::<$($d,)? ty::U64>(&mut $t);
+        $f::<$($d,)? ty::S16>(&mut $t);
+        $f::<$($d,)? ty::S32>(&mut $t);
+        $f::<$($d,)? ty::S64>(&mut $t);
+        $f::<$($d,)? ty::B16>(&mut $t);
+        $f::<$($d,)? ty::B32>(&mut $t);
+        $f::<$($d,)? ty::B64>(&mut $t);
+        $f::<$($d,)? ty::F32>(&mut $t);
+        $f::<$($d,)? ty::F64>(&mut $t);
+        $f::<$($d,)? ty::F16>(&mut $t);
+        $f::<$($d,)? ty::F16x2>(&mut $t);
+        $f::<$($d,)? ty::Bf16>(&mut $t);
+        $f::<$($d,)? ty::Bf16x2>(&mut $t);
+    };
+}
+
+#[test]
+fn add_and_sub_write_exactly_what_their_rows_allow() {
+    let mut t = Tally::default();
+    each_type!(arith, t);
+    t.finish("add/sub x FloatMods");
+}
+
+#[test]
+fn mul_and_fma_write_exactly_what_their_rows_allow() {
+    let mut t = Tally::default();
+    float_arith::<ty::F32>(&mut t);
+    float_arith::<ty::F64>(&mut t);
+    float_arith::<ty::F16>(&mut t);
+    float_arith::<ty::F16x2>(&mut t);
+    float_arith::<ty::Bf16>(&mut t);
+    float_arith::<ty::Bf16x2>(&mut t);
+    t.finish("mul/fma x FloatMods");
+}
+
+#[test]
+fn div_writes_exactly_what_its_rows_allow() {
+    let mut t = Tally::default();
+    div::<ty::F32>(&mut t);
+    div::<ty::F64>(&mut t);
+    t.finish("div x mode x .ftz");
+}
+
+#[test]
+fn setp_writes_exactly_what_its_rows_allow() {
+    let mut t = Tally::default();
+    each_type!(setp, t);
+    t.finish("setp x comparison");
+}
+
+#[test]
+fn cvt_writes_exactly_what_its_row_allows() {
+    let mut t = Tally::default();
+    macro_rules! from {
+        ($($d:ident),*) => {$( each_type!(cvt, t, $d); )*};
+    }
+    type U16 = ty::U16;
+    type U32 = ty::U32;
+    type U64 = ty::U64;
+    type S16 = ty::S16;
+    type S32 = ty::S32;
+    type S64 = ty::S64;
+    type F16 = ty::F16;
+    type F32 = ty::F32;
+    type F64 = ty::F64;
+    type Bf16 = ty::Bf16;
+    from!(U16, U32, U64, S16, S32, S64, F16, F32, F64, Bf16);
+    t.finish("cvt x rounding x .ftz x .sat");
+}
+
+/// PTX ISA 9.7.1.1: `add.sat` is `.s32` only. The builder, the validator and ptxas agree, and the
+/// builder's refusal cites the section.
+#[test]
+fn add_sat_u32_is_refused_everywhere() {
+    let e = build(&|k: &mut FunctionBuilder| {
+        let d = k.reg::<ty::U32>();
+        k.add_mods(FloatMods::NONE.sat(), d, d, d)
+    })
+    .unwrap_err();
+    assert!(e.contains("InvalidModifier"), "{e}");
+    assert!(e.contains("9.7.1.1"), "{e}");
+    let base = build(&|k: &mut FunctionBuilder| {
+        let d = k.reg::<ty::U32>();
+        k.add(d, d, d)
+    })
+    .unwrap();
+    let text = rewrite(&base, "add.u32", "add.sat.u32");
+    let row = row_errors(&text);
+    assert!(row.iter().any(|e| e.contains("9.7.1.1")), "{row:?}");
+    if let Some(p) = ptx_isa::ptxas::for_tests().unwrap() {
+        assert!(
+            !p.assemble(&text, TARGET, &[]).unwrap().ok,
+            "ptxas took\n{text}"
+        );
+        let ok = rewrite(&base, "add.u32", "add.s32");
+        let s32 = ok.replace("add.s32", "add.sat.s32");
+        assert!(row_errors(&s32).is_empty());
+        assert!(
+            p.assemble(&s32, TARGET, &[]).unwrap().ok,
+            "ptxas refused\n{s32}"
+        );
+    }
+}
+
+/// ld/st over every order, state space and cache operator, on every register type.
+fn ldst<T: ty::RegType>(t: &mut Tally) {
+    let ty = T::TYPE;
+    let mem = if [
+        ScalarType::F16,
+        ScalarType::F16x2,
+        ScalarType::Bf16,
+        ScalarType::Bf16x2,
+    ]
+    .contains(&ty)
+    {
+        ty.bits_type()
+    } else {
+        ty
+    };
+    let orders = [
+        (MemOrder::Weak, ""),
+        (MemOrder::Volatile, ".volatile"),
+        (MemOrder::Relaxed(Scope::Gpu), ".relaxed.gpu"),
+        (MemOrder::Acquire(Scope::Cta), ".acquire.cta"),
+        (MemOrder::Release(Scope::Sys), ".release.sys"),
+    ];
+    let caches = [
+        (None, ""),
+        (Some(CacheOp::Ca), ".ca"),
+        (Some(CacheOp::Cg), ".cg"),
+        (Some(CacheOp::Cs), ".cs"),
+        (Some(CacheOp::Lu), ".lu"),
+        (Some(CacheOp::Cv), ".cv"),
+        (Some(CacheOp::Wb), ".wb"),
+        (Some(CacheOp::Wt), ".wt"),
+    ];
+    macro_rules! space {
+        ($s:ty, $name:expr) => {
+            for (order, os) in orders {
+                for (cache, cs) in caches {
+                    for nc in [false, true] {
+                        let n = if nc { ".nc" } else { "" };
+                        let base = |k: &mut FunctionBuilder| {
+                            let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                            k.ld(d, Addr::<$s>::reg(a))
+                        };
+                        let write = |k: &mut FunctionBuilder| {
+                            let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                            let o = LdOpts {
+                                order,
+                                cache,
+                                nc,
+                                ..LdOpts::default()
+                            };
+                            k.ld_with(&o, &[d], Addr::<$s>::reg(a))
+                        };
+                        t.judge(
+                            &base,
+                            &format!("ld{}{mem}", $name),
+                            &write,
+                            &format!("ld{os}{}{cs}{n}{mem}", $name),
+                        );
+                    }
+                    let base = |k: &mut FunctionBuilder| {
+                        let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                        k.st(Addr::<$s>::reg(a), d)
+                    };
+                    let write = |k: &mut FunctionBuilder| {
+                        let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                        let o = StOpts {
+                            order,
+                            cache,
+                            ..StOpts::default()
+                        };
+                        k.st_with(&o, Addr::<$s>::reg(a), &[d.into()])
+                    };
+                    t.judge(
+                        &base,
+                        &format!("st{}{mem}", $name),
+                        &write,
+                        &format!("st{os}{}{cs}{mem}", $name),
+                    );
+                }
+            }
+        };
+    }
+    space!(spaces::Global, ".global");
+    space!(spaces::Shared, ".shared");
+    space!(spaces::Generic, "");
+}
+
+#[test]
+fn ld_and_st_write_exactly_what_their_rows_allow() {
+    let mut t = Tally::default();
+    each_type!(ldst, t);
+    t.finish("ld/st x order x space x cache x .nc");
+}
+
+/// atom/red over every semantics, scope and operation, on every register type (global).
+fn atomics<T: ty::RegType>(t: &mut Tally) {
+    let sems = [
+        (AtomSem::Default, ""),
+        (AtomSem::Relaxed, ".relaxed"),
+        (AtomSem::Acquire, ".acquire"),
+        (AtomSem::Release, ".release"),
+        (AtomSem::AcqRel, ".acq_rel"),
+    ];
+    let scopes = [
+        (None, ""),
+        (Some(Scope::Cta), ".cta"),
+        (Some(Scope::Cluster), ".cluster"),
+        (Some(Scope::Gpu), ".gpu"),
+        (Some(Scope::Sys), ".sys"),
+    ];
+    let ops = [
+        (AtomOp::And, "and"),
+        (AtomOp::Or, "or"),
+        (AtomOp::Xor, "xor"),
+        (AtomOp::Exch, "exch"),
+        (AtomOp::Add, "add"),
+        (AtomOp::Inc, "inc"),
+        (AtomOp::Dec, "dec"),
+        (AtomOp::Min, "min"),
+        (AtomOp::Max, "max"),
+    ];
+    for (op, os) in ops {
+        // Bitwise operations and exch are written with the bit type.
+        let ty = if matches!(op, AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch) {
+            T::TYPE.bits_type()
+        } else {
+            T::TYPE
+        };
+        // PTX ISA 9.7.13.5: the half-precision adds are written `.add.noftz`.
+        let half = [
+            ScalarType::F16,
+            ScalarType::F16x2,
+            ScalarType::Bf16,
+            ScalarType::Bf16x2,
+        ];
+        let os = if op == AtomOp::Add && half.contains(&ty) {
+            "add.noftz"
+        } else {
+            os
+        };
+        for (sem, ss) in sems {
+            for (scope, cs) in scopes {
+                let base = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                    k.atom(op, d, Addr::<spaces::Global>::reg(a), d)
+                };
+                let write = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                    k.atom_with(sem, scope, op, d, Addr::<spaces::Global>::reg(a), d)
+                };
+                t.judge(
+                    &base,
+                    &format!("atom.global.{os}{ty}"),
+                    &write,
+                    &format!("atom{ss}{cs}.global.{os}{ty}"),
+                );
+                let base = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                    k.atom(op, d, Addr::<spaces::Global>::reg(a), d)?;
+                    k.red(op, Addr::<spaces::Global>::reg(a), d)
+                };
+                let write = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<T>(), k.reg::<ty::U64>());
+                    k.atom(op, d, Addr::<spaces::Global>::reg(a), d)?;
+                    k.red_with(sem, scope, op, Addr::<spaces::Global>::reg(a), d)
+                };
+                t.judge(
+                    &base,
+                    &format!("red.global.{os}{ty}"),
+                    &write,
+                    &format!("red{ss}{cs}.global.{os}{ty}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn atom_and_red_write_exactly_what_their_rows_allow() {
+    let mut t = Tally::default();
+    each_type!(atomics, t);
+    t.finish("atom/red x semantics x scope x operation");
+}
+
+/// mbarrier.expect_tx/complete_tx over every scope (PTX ISA 9.7.13.15.11/12: `.cta` or
+/// `.cluster` with `.relaxed`).
+#[test]
+fn mbarrier_tx_writes_exactly_what_its_rows_allow() {
+    let mut t = Tally::default();
+    let scopes = [
+        (Scope::Cta, "cta"),
+        (Scope::Cluster, "cluster"),
+        (Scope::Gpu, "gpu"),
+        (Scope::Sys, "sys"),
+    ];
+    for complete in [false, true] {
+        let mn = if complete { "complete_tx" } else { "expect_tx" };
+        type Tx = fn(
+            &mut FunctionBuilder,
+            Option<Scope>,
+            Addr<spaces::Shared>,
+            ptx_isa::Reg<ty::U32>,
+        ) -> ptx_isa::Result<()>;
+        let f: Tx = if complete {
+            |k, s, a, n| k.mbarrier_complete_tx(s, a, n)
+        } else {
+            |k, s, a, n| k.mbarrier_expect_tx(s, a, n)
+        };
+        for (scope, s) in scopes {
+            let base = |k: &mut FunctionBuilder| {
+                let (a, n) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                f(k, None, Addr::reg32(a), n)
+            };
+            let write = |k: &mut FunctionBuilder| {
+                let (a, n) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                f(k, Some(scope), Addr::reg32(a), n)
+            };
+            t.judge(
+                &base,
+                &format!("mbarrier.{mn}.shared.b64"),
+                &write,
+                &format!("mbarrier.{mn}.relaxed.{s}.shared.b64"),
+            );
+        }
+    }
+    t.finish("mbarrier.expect_tx/complete_tx x scope");
+}
