@@ -670,3 +670,64 @@ fn mbarrier_tx_writes_exactly_what_its_rows_allow() {
     }
     t.finish("mbarrier.expect_tx/complete_tx x scope");
 }
+
+/// The feature rows an instruction implies are one decision (`forms::features::implied`), read by
+/// the builder and the validator: what the builder refuses on sm_80 for a feature (a `.cluster`
+/// scope, a `.shared::cluster` window, `.L2::cache_hint`), the validator refuses in the sm_90a
+/// text checked as sm_80, and neither refuses it on sm_90a.
+#[test]
+fn builder_and_validator_gate_the_same_feature_rows() {
+    type Write = fn(&mut FunctionBuilder) -> ptx_isa::Result<()>;
+    let cases: [(&str, Write); 4] = [
+        ("ld.relaxed.cluster", |k| {
+            let (d, a) = (k.reg::<ty::U32>(), k.reg::<ty::U64>());
+            let o = LdOpts {
+                order: MemOrder::Relaxed(Scope::Cluster),
+                ..LdOpts::default()
+            };
+            k.ld_with(&o, &[d], Addr::<spaces::Global>::reg(a))
+        }),
+        ("ld.shared::cluster", |k| {
+            let (d, a) = (k.reg::<ty::U32>(), k.reg::<ty::U64>());
+            k.ld(d, Addr::<spaces::SharedCluster>::reg(a))
+        }),
+        ("atom.relaxed.cluster", |k| {
+            let (d, a) = (k.reg::<ty::U32>(), k.reg::<ty::U64>());
+            let g = Addr::<spaces::Global>::reg(a);
+            k.atom_with(AtomSem::Relaxed, Some(Scope::Cluster), AtomOp::Add, d, g, d)
+        }),
+        ("mbarrier.expect_tx.relaxed.cluster", |k| {
+            let (a, n) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.mbarrier_expect_tx(Some(Scope::Cluster), Addr::<spaces::Shared>::reg32(a), n)
+        }),
+    ];
+    for (what, f) in cases {
+        let text = build(&f).unwrap_or_else(|e| panic!("{what} on sm_90a: {e}"));
+        assert!(
+            row_errors(&text).is_empty(),
+            "{what}: {:?}",
+            row_errors(&text)
+        );
+        let m = Module::new(Target::Sm80);
+        let mut k = m.entry("t");
+        let e = f(&mut k).expect_err(what);
+        assert_eq!(
+            e.kind,
+            ptx_isa::ErrorKind::UnsupportedTarget,
+            "{what}: {e:?}"
+        );
+        let opts = Options {
+            target: Some(Target::Sm80),
+        };
+        let on_80: Vec<_> = check(&text, &opts)
+            .into_iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        assert!(
+            on_80
+                .iter()
+                .any(|d| d.kind == ptx_isa::ErrorKind::UnsupportedTarget),
+            "{what}: the validator on sm_80 says {on_80:?}"
+        );
+    }
+}
