@@ -87,22 +87,16 @@ impl FunctionBuilder {
     ) -> Result<()> {
         use ScalarType::*;
         let mn = if red { "red" } else { "atom" };
-        let float_add = |f| if op == "add" { Some(f) } else { None };
+        // The row by type alone; which operations each type takes is the rows' rule (PTX ISA
+        // 9.7.13.5 atom, 9.7.13.6 red), checked by `emit`.
         let form = match t {
-            B32 | B64 if matches!(op, "and" | "or" | "xor" | "exch" | "cas") => {
+            B32 | B64 | U32 | S32 | U64 | S64 => {
                 Some(if red { Form::RedInt } else { Form::AtomInt })
             }
-            // PTX ISA 9.7.13.5: .add takes .u32 .s32 .u64; .min/.max also .s64.
-            U32 | S32 | U64 | S64 if matches!(op, "min" | "max") || (op == "add" && t != S64) => {
-                Some(if red { Form::RedInt } else { Form::AtomInt })
-            }
-            U32 if matches!(op, "inc" | "dec") => {
-                Some(if red { Form::RedInt } else { Form::AtomInt })
-            }
-            F32 if op == "add" => Some(if red { Form::RedF32 } else { Form::AtomF32 }),
-            F64 => float_add(if red { Form::RedF64 } else { Form::AtomF64 }),
-            F16 | F16x2 => float_add(if red { Form::RedF16 } else { Form::AtomF16 }),
-            Bf16 | Bf16x2 => float_add(if red { Form::RedBf16 } else { Form::AtomBf16 }),
+            F32 => Some(if red { Form::RedF32 } else { Form::AtomF32 }),
+            F64 => Some(if red { Form::RedF64 } else { Form::AtomF64 }),
+            F16 | F16x2 => Some(if red { Form::RedF16 } else { Form::AtomF16 }),
+            Bf16 | Bf16x2 => Some(if red { Form::RedBf16 } else { Form::AtomBf16 }),
             _ => None,
         };
         let Some(form) = form else {
