@@ -9,8 +9,8 @@ use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
-    ArgDesc, LaunchLimits, RuntimeError, Scalar, TensorDesc, TensorMapDType, TensorMapDesc,
-    TensorMapRule, check_launch, check_tensor_map,
+    ArgDesc, LaunchLimits, Residency, RuntimeError, Scalar, TensorDesc, TensorMapDType,
+    TensorMapDesc, TensorMapRule, check_launch, check_tensor_map,
 };
 use smem::SwizzleMode;
 
@@ -331,4 +331,104 @@ fn symbolic_tma_tensors_read_their_extents_and_meet_the_drivers_rules() {
         "{e}"
     );
     assert!(e.to_string().contains("s16"), "{e}");
+}
+
+/// A persistent kernel over `n` items of `a`, one CTA per 128 threads.
+fn persistent(ctas_per_sm: Option<u32>) -> ptxkit::kernel::BuiltKernel {
+    let mut b = KernelBuilder::new("persist", Target::Sm90a);
+    let n = b.symbol("n").unwrap();
+    let _a = b
+        .tensor::<ty::F32>("a", [n], TensorOpts::default())
+        .unwrap();
+    b.persistent_cta_id(n, ctas_per_sm).unwrap();
+    b.thread_id([128]).unwrap();
+    b.finish().unwrap()
+}
+
+/// The launcher sizes a persistent grid to the device: `min(work, SMs x CTAs per SM)`, so a large
+/// work size gets at most one wave of resident CTAs and a small one a CTA per item; without the
+/// device's residency the grid cannot be chosen, which is an error, not a guess.
+#[test]
+fn persistent_grid_is_sized_to_the_device() {
+    let h100 = Residency {
+        sm_count: 132,
+        ctas_per_sm: 2,
+    };
+    let syms = |n: u64| [("n".to_string(), n)].into_iter().collect();
+    let k = persistent(None);
+    let big = k.launch_config_on(&syms(1 << 24), h100).unwrap();
+    assert_eq!(big.grid, [264, 1, 1]);
+    assert!(big.grid[0] <= h100.sm_count * h100.ctas_per_sm);
+    assert_eq!(
+        k.launch_config_on(&syms(100), h100).unwrap().grid,
+        [100, 1, 1]
+    );
+    assert_eq!(
+        k.launch_config_on(&syms(264), h100).unwrap().grid,
+        [264, 1, 1]
+    );
+    assert_eq!(k.launch_config_on(&syms(0), h100).unwrap().grid, [1, 1, 1]);
+    // The kernel's own cap on CTAs per SM (the GEMM's one CTA per SM).
+    let one = persistent(Some(1));
+    assert_eq!(
+        one.launch_config_on(&syms(1 << 24), h100).unwrap().grid,
+        [132, 1, 1]
+    );
+    assert_eq!(
+        one.launch_config_on(&syms(7), h100).unwrap().grid,
+        [7, 1, 1]
+    );
+    // A kernel that fits no SM still gets one CTA (the launch then says why it cannot run).
+    let none = Residency {
+        sm_count: 132,
+        ctas_per_sm: 0,
+    };
+    assert_eq!(
+        k.launch_config_on(&syms(1000), none).unwrap().grid,
+        [1, 1, 1]
+    );
+    // The arguments' check and the sizing together, as `LoadedKernel::launch` does.
+    let (cfg, _) = k
+        .config_on(&[t(ScalarType::F32, &[1 << 20], 0x1000)], 0, Some(h100))
+        .unwrap();
+    assert_eq!(cfg.grid, [264, 1, 1]);
+    // Without a residency: refused.
+    let e = k.launch_config(&syms(100)).unwrap_err();
+    assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+    assert!(e.to_string().contains("launch_config_on"), "{e}");
+    // A stated grid ignores the residency.
+    let fixed = vector_add::build(Target::Sm90a).unwrap();
+    let vsyms = [("n".to_string(), 1u64 << 20)].into_iter().collect();
+    assert_eq!(
+        fixed.launch_config_on(&vsyms, h100).unwrap(),
+        fixed.launch_config(&vsyms).unwrap()
+    );
+}
+
+/// A persistent grid and a stated one are exclusive; the grid is of single CTAs; the work extent
+/// is one the host knows.
+#[test]
+fn persistent_grid_refusals() {
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.cta_id([8]).unwrap();
+    let e = b.persistent_cta_id(8, None).unwrap_err();
+    assert!(matches!(e, KernelError::Scope { .. }), "{e}");
+
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.persistent_cta_id(8, None).unwrap();
+    assert!(b.cta_id([8]).is_err());
+    assert!(b.persistent_cta_id(9, None).is_err());
+    b.persistent_cta_id(8, None).unwrap();
+    assert!(b.persistent_cta_id(8, Some(0)).is_err());
+
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.persistent_cta_id(8, None).unwrap();
+    b.cta_id_in_cluster([2], None).unwrap();
+    b.thread_id([32]).unwrap();
+    let e = b.finish().unwrap_err();
+    assert!(e.to_string().contains("clusters"), "{e}");
+
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    let [tx] = b.thread_id([32]).unwrap();
+    assert!(b.persistent_cta_id(tx, None).is_err());
 }

@@ -755,6 +755,7 @@ impl KernelBuilder {
             self.f.barrier_cluster_wait(false, true)?;
         }
         let (grid, block, cluster, preferred) = self.resolve_launch()?;
+        let persistent = self.persistent_grid();
         self.f.directive(Directive::MaxNtid(block))?;
         if let Some(n) = self.min_blocks_per_sm {
             self.f.directive(Directive::MinNctaPerSm(n))?;
@@ -794,6 +795,7 @@ impl KernelBuilder {
             signature,
             launch: LaunchSpec {
                 grid,
+                persistent,
                 block,
                 cluster,
                 preferred_cluster: preferred,

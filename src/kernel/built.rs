@@ -7,11 +7,38 @@ use ptx_isa::Module;
 use super::expr::Expr;
 use crate::signature::KernelSignature;
 
+/// A grid the launcher sizes to the device ([`KernelBuilder::persistent_cta_id`]): `min(work,
+/// SMs x CTAs per SM)` CTAs in x, each looping over the work items in steps of the grid size.
+///
+/// [`KernelBuilder::persistent_cta_id`]: super::KernelBuilder::persistent_cta_id
+///
+/// ```
+/// use ptxkit::isa::Target;
+/// use ptxkit::kernel::{Expr, KernelBuilder, PersistentGrid};
+///
+/// let mut k = KernelBuilder::new("k", Target::Sm90a);
+/// k.persistent_cta_id(1000, Some(1))?;
+/// k.thread_id([32])?;
+/// let spec = k.finish()?.launch_spec().clone();
+/// assert_eq!(spec.persistent, Some(PersistentGrid { work: Expr::Const(1000), ctas_per_sm: Some(1) }));
+/// # Ok::<(), ptxkit::kernel::KernelError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistentGrid {
+    /// The work items (a constant or an expression of symbolic extents): the grid never exceeds it.
+    pub work: Expr,
+    /// At most this many CTAs per SM (the driver's occupancy when `None`).
+    pub ctas_per_sm: Option<u32>,
+}
+
 /// The launch extents a kernel's scope ids stated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchSpec {
-    /// Grid extents in x, y, z: constants or expressions of symbolic extents.
+    /// Grid extents in x, y, z: constants or expressions of symbolic extents. For a persistent
+    /// kernel, `[work, 1, 1]`: the most CTAs the launcher gives it.
     pub grid: [Expr; 3],
+    /// Whether the launcher sizes the grid to the device ([`PersistentGrid`]).
+    pub persistent: Option<PersistentGrid>,
     /// Block extents (also the kernel's `.maxntid`).
     pub block: [u32; 3],
     /// Cluster dimensions, if the kernel runs in clusters.

@@ -7,6 +7,7 @@
 use ptx_isa::{Dim, SpecialReg};
 
 use super::KernelBuilder;
+use super::built::PersistentGrid;
 use super::error::Result;
 use super::expr::{Expr, Var, VarFacts, eval};
 use crate::signature::MAX_CLUSTER_SIZE;
@@ -25,6 +26,7 @@ pub(crate) struct LaunchState {
     cluster: Option<[u32; 3]>,
     preferred: Option<[u32; 3]>,
     flat: Option<Var>,
+    persistent: Option<PersistentGrid>,
 }
 
 #[track_caller]
@@ -106,6 +108,11 @@ impl KernelBuilder {
     #[track_caller]
     pub fn cta_id<const N: usize, E: Into<Expr>>(&mut self, extents: [E; N]) -> Result<[Var; N]> {
         self.rank_ok("cta_id", N)?;
+        if self.launch.persistent.is_some() {
+            return Err(self.scope_err(
+                "cta_id after persistent_cta_id: a persistent grid is chosen at launch; read its size with grid_size",
+            ));
+        }
         let ext = self.host_extents("cta_id", extents.into_iter().map(Into::into).collect())?;
         let grid = pad(&ext, Expr::Const(1));
         match &self.launch.grid {
@@ -128,6 +135,97 @@ impl KernelBuilder {
             *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), below)?;
         }
         Ok(out)
+    }
+
+    /// The CTA's index in a persistent grid over `work` items (`%ctaid.x`): the launcher, not the
+    /// kernel, chooses the grid, as `min(work, SMs x CTAs resident per SM)` CTAs in x
+    /// (`runtime::Residency`; the SM count is the device's, the CTAs per SM the driver's occupancy
+    /// for this block and shared memory, at most `ctas_per_sm` when given). Each CTA then walks
+    /// the items from its index in steps of [`KernelBuilder::grid_size`]
+    /// ([`KernelBuilder::for_stride`]). `work` is a constant or an expression of symbolic extents;
+    /// the grid is 1-D, and a persistent grid of clusters is refused when the kernel is finished.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("persist", Target::Sm90a);
+    /// let cta = k.persistent_cta_id(4096, None)?; // 4096 tiles
+    /// k.thread_id([128])?;
+    /// assert_eq!(k.var_name(cta), "cta_id");
+    /// let built = k.finish()?;
+    /// assert!(built.launch_spec().persistent.is_some());
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn persistent_cta_id(
+        &mut self,
+        work: impl Into<Expr>,
+        ctas_per_sm: Option<u32>,
+    ) -> Result<Var> {
+        if ctas_per_sm == Some(0) {
+            return Err(self.scope_err("a persistent grid of 0 CTAs per SM"));
+        }
+        let Some(work) = self
+            .host_extents("persistent_cta_id", vec![work.into()])?
+            .pop()
+        else {
+            return Err(self.scope_err("persistent_cta_id takes one work extent"));
+        };
+        let p = PersistentGrid {
+            work: work.clone(),
+            ctas_per_sm,
+        };
+        match (&self.launch.persistent, &self.launch.grid) {
+            (Some(prev), _) if *prev != p => {
+                return Err(self.scope_err(format!(
+                    "persistent_cta_id over {} disagrees with {} stated before",
+                    self.show(&p.work),
+                    self.show(&prev.work)
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(self.scope_err(
+                    "persistent_cta_id after cta_id: the grid is either stated or persistent",
+                ));
+            }
+            _ => {}
+        }
+        self.launch.grid = Some([work.clone(), Expr::Const(1), Expr::Const(1)]);
+        self.launch.persistent = Some(p);
+        // The launcher's grid is at most `work` CTAs, so the index is below it.
+        let below = crate::kernel::expr::bounds(&work, self.vars.as_slice()).1;
+        self.sreg_var("cta_id", SpecialReg::CtaId(Dim::X), below)
+    }
+
+    /// The number of CTAs in the grid's x dimension, `%nctaid.x`: a persistent kernel's stride
+    /// ([`KernelBuilder::persistent_cta_id`]), known only at launch. It is at least 1, and at most
+    /// the grid's (or persistent grid's work's) bound where one was stated before.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("k", Target::Sm90a);
+    /// k.persistent_cta_id(4096, None)?;
+    /// let n = k.grid_size()?;
+    /// assert_eq!(k.divisibility(&n.into()), 1);
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn grid_size(&mut self) -> Result<Var> {
+        let max = self
+            .launch
+            .grid
+            .as_ref()
+            .and_then(|g| crate::kernel::expr::bounds(&g[0], self.vars.as_slice()).1);
+        let r = self.f.sreg_u32(SpecialReg::NCtaId(Dim::X))?;
+        Ok(self.new_var("grid_size", Some(r), VarFacts::range(1, max, 1), None))
+    }
+
+    /// The persistent grid stated, if any.
+    pub(crate) fn persistent_grid(&self) -> Option<PersistentGrid> {
+        self.launch.persistent.clone()
     }
 
     #[track_caller]
@@ -376,6 +474,12 @@ impl KernelBuilder {
             )));
         }
         let cluster = self.launch.cluster;
+        if self.launch.persistent.is_some() && (cluster.is_some() || self.launch.clusters.is_some())
+        {
+            return Err(self.scope_err(
+                "a persistent grid of clusters is not supported: persistent_cta_id sizes a grid of single CTAs",
+            ));
+        }
         let mut grid = self.launch.grid.clone();
         if let Some(clusters) = self.launch.clusters.clone() {
             let cl = cluster.unwrap_or([1, 1, 1]);

@@ -13,10 +13,75 @@ use super::tensor::Arg;
 use crate::kernel::expr::eval;
 use crate::kernel::{BuiltKernel, Var};
 
+/// How many CTAs of one kernel a device holds at once: what a persistent grid
+/// ([`crate::kernel::PersistentGrid`]) is sized to. [`BuiltKernel::load`] reads it from the
+/// device (its SM count) and the driver (`cuOccupancyMaxActiveBlocksPerMultiprocessor` for the
+/// kernel's block and shared memory); a host-side test states one.
+///
+/// ```
+/// use ptxkit::runtime::Residency;
+///
+/// let h100 = Residency { sm_count: 132, ctas_per_sm: 2 };
+/// assert_eq!(h100.resident_ctas(None), 264);
+/// assert_eq!(h100.resident_ctas(Some(1)), 132); // the kernel asked for one CTA per SM
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Residency {
+    /// Streaming multiprocessors ([`super::DeviceAttributes::sm_count`]).
+    pub sm_count: u32,
+    /// CTAs of the kernel one SM holds at once (its occupancy).
+    pub ctas_per_sm: u32,
+}
+
+impl Residency {
+    /// CTAs resident at once with at most `cap` per SM: `sm_count x min(ctas_per_sm, cap)`, at
+    /// least 1 (a kernel too large to be resident still gets one CTA, which the launch then
+    /// refuses or runs).
+    pub fn resident_ctas(&self, cap: Option<u32>) -> u32 {
+        let per_sm = cap.map_or(self.ctas_per_sm, |c| c.min(self.ctas_per_sm));
+        self.sm_count.saturating_mul(per_sm).max(1)
+    }
+}
+
 impl BuiltKernel {
     /// The launch configuration for symbolic-extent values `symbols`: the grid evaluated, the
-    /// block, cluster and dynamic shared memory as stated.
+    /// block, cluster and dynamic shared memory as stated. A persistent kernel's grid depends on
+    /// the device: it is [`RuntimeError::InvalidLaunch`] here, use
+    /// [`BuiltKernel::launch_config_on`].
     pub fn launch_config(&self, symbols: &Symbols) -> RtResult<LaunchConfig> {
+        self.launch_config_with(symbols, None)
+    }
+
+    /// [`BuiltKernel::launch_config`] on a device that holds `residency`: a persistent grid is
+    /// `min(work, residency.resident_ctas(ctas_per_sm))` CTAs in x, at least 1; any other grid is
+    /// as stated.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    /// use ptxkit::runtime::Residency;
+    ///
+    /// let mut k = KernelBuilder::new("k", Target::Sm90a);
+    /// k.persistent_cta_id(1 << 20, None)?;
+    /// k.thread_id([128])?;
+    /// let built = k.finish()?;
+    /// let gpu = Residency { sm_count: 132, ctas_per_sm: 4 };
+    /// assert_eq!(built.launch_config_on(&Default::default(), gpu)?.grid, [528, 1, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn launch_config_on(
+        &self,
+        symbols: &Symbols,
+        residency: Residency,
+    ) -> RtResult<LaunchConfig> {
+        self.launch_config_with(symbols, Some(residency))
+    }
+
+    fn launch_config_with(
+        &self,
+        symbols: &Symbols,
+        residency: Option<Residency>,
+    ) -> RtResult<LaunchConfig> {
         let value = |v: Var| {
             let name = self
                 .symbols
@@ -34,6 +99,15 @@ impl BuiltKernel {
                 reason: format!("grid extent {e} = {g} does not fit in 32 bits"),
             })?;
         }
+        if let Some(p) = &self.launch.persistent {
+            let r = residency.ok_or_else(|| RuntimeError::InvalidLaunch {
+                reason: format!(
+                    "a persistent grid over {} is sized to the device: use launch_config_on",
+                    p.work
+                ),
+            })?;
+            grid[0] = grid[0].min(r.resident_ctas(p.ctas_per_sm));
+        }
         let mut cfg = LaunchConfig::new(grid, self.launch.block)
             .with_dynamic_smem(self.launch.dynamic_smem_bytes);
         if let Some(c) = self.launch.cluster {
@@ -48,17 +122,37 @@ impl BuiltKernel {
     /// Checks `args` against the signature (dtype, shape, alignment, device) and returns the
     /// launch configuration they imply with the symbolic-extent values. Pure: no GPU needed.
     pub fn config_for(&self, args: &[ArgDesc], device: usize) -> RtResult<(LaunchConfig, Symbols)> {
+        self.config_on(args, device, None)
+    }
+
+    /// [`BuiltKernel::config_for`] on a device that holds `residency` (needed by a persistent
+    /// kernel, ignored by others). Pure: no GPU needed.
+    pub fn config_on(
+        &self,
+        args: &[ArgDesc],
+        device: usize,
+        residency: Option<Residency>,
+    ) -> RtResult<(LaunchConfig, Symbols)> {
         let (_, symbols) = check_and_pack(&self.signature, args, device)?;
-        Ok((self.launch_config(&symbols)?, symbols))
+        Ok((self.launch_config_with(&symbols, residency)?, symbols))
     }
 
     /// JIT-loads the kernel on `device` (through the device's module cache).
     pub fn load(&self, device: &Device, options: &JitOptions) -> RtResult<LoadedKernel> {
         let kernel = device.kernel(&self.ptx, options, self.signature.clone())?;
+        let residency = match self.launch.persistent {
+            Some(_) => Some(Residency {
+                sm_count: device.attributes().sm_count,
+                ctas_per_sm: kernel
+                    .max_active_blocks_per_sm(self.launch.block, self.launch.dynamic_smem_bytes)?,
+            }),
+            None => None,
+        };
         Ok(LoadedKernel {
             kernel: Arc::new(kernel),
             built: self.clone(),
             device: device.ordinal(),
+            residency,
         })
     }
 }
@@ -69,6 +163,8 @@ pub struct LoadedKernel {
     kernel: Arc<Kernel>,
     built: BuiltKernel,
     device: usize,
+    /// The device's residency for this kernel, read at load for a persistent one.
+    residency: Option<Residency>,
 }
 
 impl LoadedKernel {
@@ -82,12 +178,18 @@ impl LoadedKernel {
         &self.built
     }
 
+    /// The CTAs the device holds at once, read when a persistent kernel was loaded (`None` for
+    /// any other kernel): its grid is at most `residency.resident_ctas(..)`.
+    pub fn residency(&self) -> Option<Residency> {
+        self.residency
+    }
+
     /// Checks the arguments, derives the launch configuration from them (grid from the symbolic
-    /// extents, block, cluster and dynamic shared memory from the kernel) and launches on
+    /// extents, a persistent grid sized to the device's residency, block, cluster and dynamic shared memory from the kernel) and launches on
     /// `stream`. Returns the symbolic-extent values passed. Nothing runs when a check fails.
     pub fn launch(&self, stream: &CudaStream, args: &mut [Arg<'_>]) -> RtResult<Symbols> {
         let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let (cfg, _) = self.built.config_for(&descs, self.device)?;
+        let (cfg, _) = self.built.config_on(&descs, self.device, self.residency)?;
         self.kernel.launch(stream, &cfg, args)
     }
 

@@ -330,6 +330,33 @@ impl Kernel {
         Ok(())
     }
 
+    /// How many CTAs of `block` threads with `dynamic_smem_bytes` of dynamic shared memory one SM
+    /// holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`): the occupancy a persistent
+    /// grid is sized by. Raises the function's dynamic shared-memory limit first where needed.
+    pub fn max_active_blocks_per_sm(
+        &self,
+        block: [u32; 3],
+        dynamic_smem_bytes: u32,
+    ) -> Result<u32> {
+        let probe = LaunchConfig::new([1, 1, 1], block).with_dynamic_smem(dynamic_smem_bytes);
+        let plan = check_launch(&probe, &self.limits())?;
+        self.apply_plan(&plan)?;
+        let threads: u32 = block.iter().product();
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: `self.func` is a live function of the context `apply_plan` bound; `n` outlives
+        // the call.
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut n,
+                self.func,
+                threads as std::ffi::c_int,
+                dynamic_smem_bytes as usize,
+            )
+        }
+        .result()?;
+        Ok(n.max(0) as u32)
+    }
+
     /// How many clusters of `cfg`'s shape can be resident at once
     /// (`cuOccupancyMaxActiveClusters`): a persistent kernel launched with more clusters than this
     /// runs a second, partial wave.

@@ -53,7 +53,7 @@ pub use crate::signature::{
     TmaBox,
 };
 pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
-pub use built::LoadedKernel;
+pub use built::{LoadedKernel, Residency};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use diagnosis::{Cause, HangDiagnosis, Root};
 pub use dtype::{Element, Scalar};
