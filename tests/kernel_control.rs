@@ -6,6 +6,7 @@ mod support;
 use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, KernelError, TensorOpts};
+use ptxkit::runtime::ExtentFacts;
 
 fn body(b: &BuiltKernel) -> Vec<String> {
     b.ptx()
@@ -119,6 +120,92 @@ fn errors_in_bodies_propagate() {
         .unwrap_err();
     assert!(e.to_string().contains("step of 0"), "{e}");
     // The failed loops placed their labels: the kernel still finishes and assembles.
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+}
+
+/// A persistent grid-stride loop: the counter starts at `%ctaid.x`, is compared with the work
+/// extent and steps by `%nctaid.x`, read once before the loop; the stride divides nothing, so the
+/// counter knows no multiple, only its bound below the work extent.
+#[test]
+fn grid_stride_loop_exact_text() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let n = k.symbol("n").unwrap();
+    let out = k
+        .tensor::<ty::U32>("out", [n], TensorOpts::default())
+        .unwrap();
+    k.thread_id([32]).unwrap();
+    k.persistent_for(n, None, |k, item| {
+        assert_eq!(k.divisibility(&item.into()), 1);
+        k.store(&out, [item], 7u32)
+    })
+    .unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    let want = [
+        "ld.param.u32 %r0, [n];",
+        "ld.param.u64 %rd0, [out];",
+        "cvta.to.global.u64 %rd1, %rd0;",
+        "mov.u32 %r1, %tid.x;",
+        "mov.u32 %r2, %ctaid.x;",
+        "mov.u32 %r3, %nctaid.x;",
+        "mov.u32 %r4, %r2;",
+        "$L__0:",
+        "setp.ge.u32 %p0, %r4, %r0;",
+        "@%p0 bra $L__1;",
+        "mul.wide.u32 %rd2, %r4, 4;",
+        "add.u64 %rd3, %rd1, %rd2;",
+        "st.global.u32 [%rd3], 7;",
+        "add.u32 %r4, %r4, %r3;",
+        "bra $L__0;",
+        "$L__1:",
+        "ret;",
+    ];
+    assert_eq!(body(&b), want, "{}", b.ptx());
+}
+
+/// A run-time step: computed once before the loop, its divisibility and the start's make the
+/// counter's, and a step that may be 0 is refused (the loop could spin forever).
+#[test]
+fn run_time_steps() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let n = k.symbol("n").unwrap();
+    let s = k
+        .symbol_with("s", ExtentFacts::NONE.multiple_of(8).at_least(8))
+        .unwrap();
+    let a = k
+        .tensor::<ty::F32>("a", [n], TensorOpts::default().align(16))
+        .unwrap();
+    let _b = k
+        .tensor::<ty::F32>("b", [s], TensorOpts::default())
+        .unwrap();
+    let [tx] = k.thread_id([32]).unwrap();
+    let ctas = k.grid_size().unwrap();
+    k.for_stride(tx * 4, n, s * ctas, |k, i| {
+        // 4 divides tx * 4 and 8 divides the step: i is a multiple of 4.
+        assert_eq!(k.divisibility(&i.into()), 4);
+        let v = k.load(&a, [i])?;
+        k.store(&a, [i], v)
+    })
+    .unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    let text = body(&b).join("\n");
+    // The step, s * nctaid.x, is multiplied once, before the loop's head.
+    let (before, after) = text.split_once("$L__0:").unwrap();
+    assert!(before.contains("mov.u32 %r3, %nctaid.x;"), "{text}");
+    assert_eq!(before.matches("mul.lo.u32").count(), 1, "{text}");
+    assert!(!after.contains("mul.lo.u32"), "{text}");
+
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let [tx] = k.thread_id([32]).unwrap();
+    let e = k.for_stride(0, 64, tx, |_, _| Ok(())).unwrap_err();
+    assert!(matches!(e, KernelError::Scope { .. }), "{e}");
+    assert!(e.to_string().contains("may be 0"), "{e}");
+    let e = k.for_stride(0, 64, 0, |_, _| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("step of 0"), "{e}");
+    // tx + 1 is at least 1: accepted.
+    k.for_stride(0, 64, tx + 1, |_, _| Ok(())).unwrap();
     let b = k.finish().unwrap();
     support::assemble(b.ptx(), Target::Sm90a);
 }

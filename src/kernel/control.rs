@@ -36,6 +36,21 @@ impl KernelBuilder {
 
     /// `for i in (start..end).step_by(step)`. The counter is known to be `start` plus a multiple
     /// of `step`, which the simplifier uses (a counter stepping by 4 from 0 is divisible by 4).
+    /// A step of 0 is an error. [`KernelBuilder::for_stride`] takes a step known only at run time.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("k", Target::Sm90a);
+    /// k.thread_id([32])?;
+    /// k.for_range_step(0, 1024, 128, |k, i| {
+    ///     assert_eq!(k.divisibility(&i.into()), 128);
+    ///     Ok(())
+    /// })?;
+    /// assert!(k.finish()?.ptx().contains("add.u32 %r1, %r1, 128;"));
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
     #[track_caller]
     pub fn for_range_step(
         &mut self,
@@ -44,20 +59,59 @@ impl KernelBuilder {
         step: u32,
         body: impl FnOnce(&mut KernelBuilder, Var) -> Result<()>,
     ) -> Result<()> {
-        if step == 0 {
-            return Err(self.scope_err("a loop step of 0"));
-        }
+        self.for_stride(start, end, step, body)
+    }
+
+    /// `for i in (start..end).step_by(step)` with a step that may be known only at run time: the
+    /// grid-stride loop of a persistent kernel (`for tile in (cta..tiles).step_by(grid_size)`,
+    /// [`KernelBuilder::persistent_cta_id`], [`KernelBuilder::grid_size`]). `start`, `end` and
+    /// `step` are evaluated once, before the loop; the step must be provably at least 1 (a
+    /// constant, or an expression whose bounds say so, as `grid_size`'s do), else the loop could
+    /// spin forever and it is an error. The counter is known to be `start` plus a multiple of
+    /// what divides `step`, and below `end`. The counter is 32-bit: `end + step` must fit.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("k", Target::Sm90a);
+    /// k.thread_id([128])?; // %r0
+    /// let cta = k.persistent_cta_id(4096, None)?; // %r1
+    /// let ctas = k.grid_size()?; // %r2
+    /// k.for_stride(cta, 4096, ctas, |_k, _tile| Ok(()))?; // counter %r3
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert!(ptx.contains("mov.u32 %r2, %nctaid.x;"));
+    /// assert!(ptx.contains("add.u32 %r3, %r3, %r2;")); // the counter steps by the grid size
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn for_stride(
+        &mut self,
+        start: impl Into<Expr>,
+        end: impl Into<Expr>,
+        step: impl Into<Expr>,
+        body: impl FnOnce(&mut KernelBuilder, Var) -> Result<()>,
+    ) -> Result<()> {
         let start = self.simplify(&start.into());
         let end = self.simplify(&end.into());
+        let step = self.simplify(&step.into());
+        let (step_lo, _) = bounds(&step, self.vars.as_slice());
+        if step.as_const() == Some(0) {
+            return Err(self.scope_err("a loop step of 0"));
+        }
+        if step_lo < 1 {
+            return Err(self.scope_err(format!(
+                "a loop step of {} that may be 0 (its least value is {step_lo})",
+                self.show(&step)
+            )));
+        }
         let divisor = {
+            let s = self.divisibility(&step).max(1);
             let d = self.divisibility(&start);
-            if d == 0 {
-                i64::from(step)
-            } else {
-                gcd(d, i64::from(step))
-            }
+            if d == 0 { s } else { gcd(d, s) }
         };
         let end_src = self.lower(&end)?;
+        let step_src = self.lower(&step)?;
         let i = self.f.reg::<ty::U32>();
         let start_src = self.lower(&start)?;
         self.f.mov(i, start_src)?;
@@ -80,10 +134,41 @@ impl KernelBuilder {
         self.f.setp::<ty::U32>(CmpOp::Ge, p, i, end_src)?;
         self.f.when(p).bra(done)?;
         self.nested(|k| body(k, var), done)?;
-        self.f.add(i, i, step)?;
+        self.f.add(i, i, step_src)?;
         self.f.bra(top)?;
         self.f.place(done)?;
         Ok(())
+    }
+
+    /// A persistent kernel's loop over `work` items: states the persistent grid
+    /// ([`KernelBuilder::persistent_cta_id`]) and runs `body(k, item)` for
+    /// `item in (cta..work).step_by(grid_size)` ([`KernelBuilder::for_stride`]), so the
+    /// launcher's CTAs, however many the device holds, cover every item once.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    ///
+    /// let mut k = KernelBuilder::new("fill", Target::Sm90a);
+    /// let n = k.symbol("n")?;
+    /// let out = k.tensor::<ty::U32>("out", [n], TensorOpts::default())?;
+    /// k.thread_id([32])?;
+    /// k.persistent_for(n, None, |k, item| k.store(&out, [item], 7u32))?;
+    /// let built = k.finish()?;
+    /// assert!(built.launch_spec().persistent.is_some());
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn persistent_for(
+        &mut self,
+        work: impl Into<Expr>,
+        ctas_per_sm: Option<u32>,
+        body: impl FnOnce(&mut KernelBuilder, Var) -> Result<()>,
+    ) -> Result<()> {
+        let work = work.into();
+        let cta = self.persistent_cta_id(work.clone(), ctas_per_sm)?;
+        let ctas = self.grid_size()?;
+        self.for_stride(cta, work, ctas, body)
     }
 
     /// `for i in range { body(k, i) }` unrolled at build time: the body is written once per
