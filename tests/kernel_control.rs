@@ -209,3 +209,31 @@ fn run_time_steps() {
     let b = k.finish().unwrap();
     support::assemble(b.ptx(), Target::Sm90a);
 }
+
+/// A persistent loop over clusters (the GEMM's CTA pairs): starts at `%clusterid.x`, steps by
+/// `%nclusterid.x`; ptxas assembles it.
+#[test]
+fn cluster_stride_loop() {
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    let n = k.symbol("n").unwrap();
+    let out = k
+        .tensor::<ty::U32>("out", [n], TensorOpts::default())
+        .unwrap();
+    k.thread_id([128]).unwrap();
+    k.cta_id_in_cluster([2], None).unwrap();
+    let pair = k.persistent_cluster_id(n).unwrap();
+    let pairs = k.cluster_grid_size().unwrap();
+    k.for_stride(pair, n, pairs, |k, item| k.store(&out, [item], 1u32))
+        .unwrap();
+    let b = k.finish().unwrap();
+    support::assemble(b.ptx(), Target::Sm90a);
+    let text = body(&b).join("\n");
+    assert!(
+        text.contains("mov.u32 %r3, %clusterid.x;\nmov.u32 %r4, %nclusterid.x;\nmov.u32 %r5, %r3;\n$L__0:\nsetp.ge.u32 %p0, %r5, %r0;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("add.u32 %r5, %r5, %r4;\nbra $L__0;"),
+        "{text}"
+    );
+}

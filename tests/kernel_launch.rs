@@ -353,6 +353,7 @@ fn persistent_grid_is_sized_to_the_device() {
     let h100 = Residency {
         sm_count: 132,
         ctas_per_sm: 2,
+        clusters: None,
     };
     let syms = |n: u64| [("n".to_string(), n)].into_iter().collect();
     let k = persistent(None);
@@ -382,6 +383,7 @@ fn persistent_grid_is_sized_to_the_device() {
     let none = Residency {
         sm_count: 132,
         ctas_per_sm: 0,
+        clusters: None,
     };
     assert_eq!(
         k.launch_config_on(&syms(1000), none).unwrap().grid,
@@ -431,4 +433,66 @@ fn persistent_grid_refusals() {
     let mut b = KernelBuilder::new("k", Target::Sm90a);
     let [tx] = b.thread_id([32]).unwrap();
     assert!(b.persistent_cta_id(tx, None).is_err());
+}
+
+/// A persistent grid of CTA pairs over `n` pairs.
+fn persistent_pairs() -> ptxkit::kernel::BuiltKernel {
+    let mut b = KernelBuilder::new("pairs", Target::Sm90a);
+    let n = b.symbol("n").unwrap();
+    let _a = b
+        .tensor::<ty::F32>("a", [n], TensorOpts::default())
+        .unwrap();
+    b.persistent_cluster_id(n).unwrap();
+    b.cta_id_in_cluster([2], None).unwrap();
+    b.thread_id([128]).unwrap();
+    b.finish().unwrap()
+}
+
+/// A persistent grid of clusters: `min(work, clusters resident)` clusters, times the cluster's
+/// CTAs, so always a whole number of clusters; without the clusters resident it is refused.
+#[test]
+fn persistent_cluster_grid_is_sized_to_the_device() {
+    let h100 = Residency {
+        sm_count: 132,
+        ctas_per_sm: 1,
+        clusters: Some(66),
+    };
+    let syms = |n: u64| [("n".to_string(), n)].into_iter().collect();
+    let k = persistent_pairs();
+    assert_eq!(k.launch_spec().cluster, Some([2, 1, 1]));
+    let big = k.launch_config_on(&syms(1 << 20), h100).unwrap();
+    assert_eq!((big.grid, big.cluster), ([132, 1, 1], Some([2, 1, 1])));
+    check_launch(&big, &h200()).unwrap();
+    assert_eq!(k.launch_config_on(&syms(5), h100).unwrap().grid, [10, 1, 1]);
+    assert_eq!(k.launch_config_on(&syms(0), h100).unwrap().grid, [2, 1, 1]);
+    let none = Residency {
+        clusters: None,
+        ..h100
+    };
+    let e = k.launch_config_on(&syms(5), none).unwrap_err();
+    assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+
+    // The cluster's shape is needed, 1-D; a stated cluster grid and a persistent one exclude
+    // each other.
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.persistent_cluster_id(8).unwrap();
+    b.thread_id([32]).unwrap();
+    assert!(
+        b.finish()
+            .unwrap_err()
+            .to_string()
+            .contains("cta_id_in_cluster")
+    );
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.persistent_cluster_id(8).unwrap();
+    b.cta_id_in_cluster([2, 2], None).unwrap();
+    b.thread_id([32]).unwrap();
+    assert!(b.finish().unwrap_err().to_string().contains("1-D"));
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.persistent_cluster_id(8).unwrap();
+    assert!(b.cluster_id([8]).is_err());
+    assert!(b.persistent_cta_id(8, None).is_err());
+    let mut b = KernelBuilder::new("k", Target::Sm90a);
+    b.cluster_id([8]).unwrap();
+    assert!(b.persistent_cluster_id(8).is_err());
 }

@@ -14,21 +14,36 @@ use crate::signature::KernelSignature;
 ///
 /// ```
 /// use ptxkit::isa::Target;
-/// use ptxkit::kernel::{Expr, KernelBuilder, PersistentGrid};
+/// use ptxkit::kernel::{Expr, KernelBuilder, PersistentGrid, PersistentUnit};
 ///
 /// let mut k = KernelBuilder::new("k", Target::Sm90a);
 /// k.persistent_cta_id(1000, Some(1))?;
 /// k.thread_id([32])?;
 /// let spec = k.finish()?.launch_spec().clone();
-/// assert_eq!(spec.persistent, Some(PersistentGrid { work: Expr::Const(1000), ctas_per_sm: Some(1) }));
+/// let want = PersistentGrid { work: Expr::Const(1000), unit: PersistentUnit::Cta, ctas_per_sm: Some(1) };
+/// assert_eq!(spec.persistent, Some(want));
 /// # Ok::<(), ptxkit::kernel::KernelError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PersistentGrid {
-    /// The work items (a constant or an expression of symbolic extents): the grid never exceeds it.
+    /// The work items (a constant or an expression of symbolic extents): the grid never has more
+    /// units than it.
     pub work: Expr,
-    /// At most this many CTAs per SM (the driver's occupancy when `None`).
+    /// What the launcher counts: CTAs, or whole clusters.
+    pub unit: PersistentUnit,
+    /// At most this many CTAs per SM (the driver's occupancy when `None`; CTAs only).
     pub ctas_per_sm: Option<u32>,
+}
+
+/// What a persistent grid is sized in ([`PersistentGrid`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PersistentUnit {
+    /// Single CTAs: `min(work, SMs x CTAs per SM)` CTAs
+    /// ([`KernelBuilder::persistent_cta_id`](super::KernelBuilder::persistent_cta_id)).
+    Cta,
+    /// Whole clusters: `min(work, clusters resident at once)` clusters
+    /// ([`KernelBuilder::persistent_cluster_id`](super::KernelBuilder::persistent_cluster_id)).
+    Cluster,
 }
 
 /// The launch extents a kernel's scope ids stated.

@@ -53,7 +53,7 @@ mod tma;
 
 pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};
-pub use built::{BuiltKernel, LaunchSpec, PersistentGrid};
+pub use built::{BuiltKernel, LaunchSpec, PersistentGrid, PersistentUnit};
 pub use control::If;
 pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};

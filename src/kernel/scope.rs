@@ -7,7 +7,7 @@
 use ptx_isa::{Dim, SpecialReg};
 
 use super::KernelBuilder;
-use super::built::PersistentGrid;
+use super::built::{PersistentGrid, PersistentUnit};
 use super::error::Result;
 use super::expr::{Expr, Var, VarFacts, eval};
 use crate::signature::MAX_CLUSTER_SIZE;
@@ -110,7 +110,7 @@ impl KernelBuilder {
         self.rank_ok("cta_id", N)?;
         if self.launch.persistent.is_some() {
             return Err(self.scope_err(
-                "cta_id after persistent_cta_id: a persistent grid is chosen at launch; read its size with grid_size",
+                "cta_id in a persistent grid: its CTAs are chosen at launch; use persistent_cta_id and grid_size",
             ));
         }
         let ext = self.host_extents("cta_id", extents.into_iter().map(Into::into).collect())?;
@@ -143,7 +143,7 @@ impl KernelBuilder {
     /// for this block and shared memory, at most `ctas_per_sm` when given). Each CTA then walks
     /// the items from its index in steps of [`KernelBuilder::grid_size`]
     /// ([`KernelBuilder::for_stride`]). `work` is a constant or an expression of symbolic extents;
-    /// the grid is 1-D, and a persistent grid of clusters is refused when the kernel is finished.
+    /// the grid is 1-D, of single CTAs ([`KernelBuilder::persistent_cluster_id`] for clusters).
     ///
     /// ```
     /// use ptxkit::isa::Target;
@@ -166,36 +166,117 @@ impl KernelBuilder {
         if ctas_per_sm == Some(0) {
             return Err(self.scope_err("a persistent grid of 0 CTAs per SM"));
         }
-        let Some(work) = self
-            .host_extents("persistent_cta_id", vec![work.into()])?
-            .pop()
-        else {
-            return Err(self.scope_err("persistent_cta_id takes one work extent"));
+        let work = self.persistent(PersistentUnit::Cta, work.into(), ctas_per_sm)?;
+        // The launcher's grid is at most `work` CTAs, so the index is below it.
+        let below = crate::kernel::expr::bounds(&work, self.vars.as_slice()).1;
+        self.sreg_var("cta_id", SpecialReg::CtaId(Dim::X), below)
+    }
+
+    /// The cluster's index in a persistent grid of clusters over `work` items
+    /// (`%clusterid.x`): [`KernelBuilder::persistent_cta_id`] for a kernel whose CTAs work in
+    /// clusters (a CTA pair sharing its B tile). The launcher gives it `min(work, clusters the
+    /// device holds at once)` clusters in x (`cuOccupancyMaxActiveClusters` for this cluster
+    /// shape, block and shared memory), so the grid is that many times the cluster's CTAs. The
+    /// cluster's shape comes from [`KernelBuilder::cta_id_in_cluster`], 1-D (`[c]`); each cluster
+    /// walks the items in steps of [`KernelBuilder::cluster_grid_size`].
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::{KernelBuilder, PersistentUnit};
+    ///
+    /// let mut k = KernelBuilder::new("pairs", Target::Sm90a);
+    /// let cluster = k.persistent_cluster_id(2048)?; // 2048 tile pairs
+    /// let clusters = k.cluster_grid_size()?;
+    /// k.cta_id_in_cluster([2], None)?;
+    /// k.thread_id([128])?;
+    /// k.for_stride(cluster, 2048, clusters, |_k, _pair| Ok(()))?;
+    /// let built = k.finish()?;
+    /// let spec = built.launch_spec();
+    /// assert_eq!(spec.persistent.as_ref().map(|p| p.unit), Some(PersistentUnit::Cluster));
+    /// assert!(built.ptx().contains("%nclusterid.x"));
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn persistent_cluster_id(&mut self, work: impl Into<Expr>) -> Result<Var> {
+        let work = self.persistent(PersistentUnit::Cluster, work.into(), None)?;
+        let below = crate::kernel::expr::bounds(&work, self.vars.as_slice()).1;
+        self.sreg_var("cluster_id", SpecialReg::ClusterId(Dim::X), below)
+    }
+
+    /// The number of clusters in the grid's x dimension, `%nclusterid.x`: the stride of a
+    /// persistent grid of clusters ([`KernelBuilder::persistent_cluster_id`]). At least 1, and at
+    /// most the persistent work's bound where one was stated before.
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("k", Target::Sm90a);
+    /// k.persistent_cluster_id(64)?;
+    /// let n = k.cluster_grid_size()?;
+    /// assert_eq!(k.var_name(n), "cluster_grid_size");
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn cluster_grid_size(&mut self) -> Result<Var> {
+        let max = self
+            .launch
+            .clusters
+            .as_ref()
+            .and_then(|c| crate::kernel::expr::bounds(&c[0], self.vars.as_slice()).1);
+        let r = self.f.sreg_u32(SpecialReg::NClusterId(Dim::X))?;
+        Ok(self.new_var(
+            "cluster_grid_size",
+            Some(r),
+            VarFacts::range(1, max, 1),
+            None,
+        ))
+    }
+
+    /// States a persistent grid over `work` (host-known) in `unit`s and returns the work extent.
+    #[track_caller]
+    fn persistent(
+        &mut self,
+        unit: PersistentUnit,
+        work: Expr,
+        ctas_per_sm: Option<u32>,
+    ) -> Result<Expr> {
+        let what = match unit {
+            PersistentUnit::Cta => "persistent_cta_id",
+            PersistentUnit::Cluster => "persistent_cluster_id",
+        };
+        let Some(work) = self.host_extents(what, vec![work])?.pop() else {
+            return Err(self.scope_err(format!("{what} takes one work extent")));
         };
         let p = PersistentGrid {
             work: work.clone(),
+            unit,
             ctas_per_sm,
         };
-        match (&self.launch.persistent, &self.launch.grid) {
-            (Some(prev), _) if *prev != p => {
+        match &self.launch.persistent {
+            Some(prev) if *prev != p => {
                 return Err(self.scope_err(format!(
-                    "persistent_cta_id over {} disagrees with {} stated before",
+                    "{what} over {} disagrees with the persistent grid over {} stated before",
                     self.show(&p.work),
                     self.show(&prev.work)
                 )));
             }
-            (None, Some(_)) => {
-                return Err(self.scope_err(
-                    "persistent_cta_id after cta_id: the grid is either stated or persistent",
-                ));
+            Some(_) => {}
+            None if self.launch.grid.is_some() || self.launch.clusters.is_some() => {
+                return Err(self.scope_err(format!(
+                    "{what} after cta_id or cluster_id: the grid is either stated or persistent"
+                )));
             }
-            _ => {}
+            None => {}
         }
-        self.launch.grid = Some([work.clone(), Expr::Const(1), Expr::Const(1)]);
+        let w = [work.clone(), Expr::Const(1), Expr::Const(1)];
+        match unit {
+            PersistentUnit::Cta => self.launch.grid = Some(w),
+            // The grid is the clusters times the cluster's shape (`resolve_launch`).
+            PersistentUnit::Cluster => self.launch.clusters = Some(w),
+        }
         self.launch.persistent = Some(p);
-        // The launcher's grid is at most `work` CTAs, so the index is below it.
-        let below = crate::kernel::expr::bounds(&work, self.vars.as_slice()).1;
-        self.sreg_var("cta_id", SpecialReg::CtaId(Dim::X), below)
+        Ok(work)
     }
 
     /// The number of CTAs in the grid's x dimension, `%nctaid.x`: a persistent kernel's stride
@@ -385,6 +466,11 @@ impl KernelBuilder {
         extents: [E; N],
     ) -> Result<[Var; N]> {
         self.rank_ok("cluster_id", N)?;
+        if self.launch.persistent.is_some() {
+            return Err(self.scope_err(
+                "cluster_id in a persistent grid: its clusters are chosen at launch; use persistent_cluster_id",
+            ));
+        }
         let ext = self.host_extents("cluster_id", extents.into_iter().map(Into::into).collect())?;
         let c = pad(&ext, Expr::Const(1));
         match &self.launch.clusters {
@@ -474,11 +560,27 @@ impl KernelBuilder {
             )));
         }
         let cluster = self.launch.cluster;
-        if self.launch.persistent.is_some() && (cluster.is_some() || self.launch.clusters.is_some())
-        {
-            return Err(self.scope_err(
-                "a persistent grid of clusters is not supported: persistent_cta_id sizes a grid of single CTAs",
-            ));
+        match self.launch.persistent.as_ref().map(|p| p.unit) {
+            Some(PersistentUnit::Cta) if cluster.is_some() => {
+                return Err(self.scope_err(
+                    "persistent_cta_id sizes a grid of single CTAs; a kernel in clusters takes persistent_cluster_id",
+                ));
+            }
+            Some(PersistentUnit::Cluster) => match cluster {
+                None => {
+                    return Err(self.scope_err(
+                        "persistent_cluster_id needs the cluster's shape: state cta_id_in_cluster",
+                    ));
+                }
+                Some([_, y, z]) if y > 1 || z > 1 => {
+                    return Err(self.scope_err(format!(
+                        "a persistent grid of clusters is 1-D; the cluster is {:?}",
+                        [cluster.map_or(1, |c| c[0]), y, z]
+                    )));
+                }
+                Some(_) => {}
+            },
+            _ => {}
         }
         let mut grid = self.launch.grid.clone();
         if let Some(clusters) = self.launch.clusters.clone() {

@@ -11,7 +11,7 @@ use super::jit::JitOptions;
 use super::launch::{Kernel, LaunchConfig};
 use super::tensor::Arg;
 use crate::kernel::expr::eval;
-use crate::kernel::{BuiltKernel, Var};
+use crate::kernel::{BuiltKernel, PersistentUnit, Var};
 
 /// How many CTAs of one kernel a device holds at once: what a persistent grid
 /// ([`crate::kernel::PersistentGrid`]) is sized to. [`BuiltKernel::load`] reads it from the
@@ -21,7 +21,7 @@ use crate::kernel::{BuiltKernel, Var};
 /// ```
 /// use ptxkit::runtime::Residency;
 ///
-/// let h100 = Residency { sm_count: 132, ctas_per_sm: 2 };
+/// let h100 = Residency { sm_count: 132, ctas_per_sm: 2, clusters: None };
 /// assert_eq!(h100.resident_ctas(None), 264);
 /// assert_eq!(h100.resident_ctas(Some(1)), 132); // the kernel asked for one CTA per SM
 /// ```
@@ -31,6 +31,10 @@ pub struct Residency {
     pub sm_count: u32,
     /// CTAs of the kernel one SM holds at once (its occupancy).
     pub ctas_per_sm: u32,
+    /// For a kernel in clusters, how many of its clusters the device holds at once
+    /// (`cuOccupancyMaxActiveClusters`, [`super::Kernel::max_active_clusters`]): what a persistent
+    /// grid of clusters is sized to.
+    pub clusters: Option<u32>,
 }
 
 impl Residency {
@@ -53,8 +57,9 @@ impl BuiltKernel {
     }
 
     /// [`BuiltKernel::launch_config`] on a device that holds `residency`: a persistent grid is
-    /// `min(work, residency.resident_ctas(ctas_per_sm))` CTAs in x, at least 1; any other grid is
-    /// as stated.
+    /// `min(work, residency.resident_ctas(ctas_per_sm))` CTAs in x, at least 1; a persistent grid
+    /// of clusters `min(work, residency.clusters)` clusters (at least 1) times the cluster's CTAs;
+    /// any other grid is as stated.
     ///
     /// ```
     /// use ptxkit::isa::Target;
@@ -65,7 +70,7 @@ impl BuiltKernel {
     /// k.persistent_cta_id(1 << 20, None)?;
     /// k.thread_id([128])?;
     /// let built = k.finish()?;
-    /// let gpu = Residency { sm_count: 132, ctas_per_sm: 4 };
+    /// let gpu = Residency { sm_count: 132, ctas_per_sm: 4, clusters: None };
     /// assert_eq!(built.launch_config_on(&Default::default(), gpu)?.grid, [528, 1, 1]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -106,7 +111,20 @@ impl BuiltKernel {
                     p.work
                 ),
             })?;
-            grid[0] = grid[0].min(r.resident_ctas(p.ctas_per_sm));
+            grid[0] = match p.unit {
+                PersistentUnit::Cta => grid[0].min(r.resident_ctas(p.ctas_per_sm)),
+                PersistentUnit::Cluster => {
+                    let size = self.launch.cluster.map_or(1, |c| c[0]).max(1);
+                    let fit = r.clusters.ok_or_else(|| RuntimeError::InvalidLaunch {
+                        reason: format!(
+                            "a persistent grid of clusters over {} needs the clusters the device holds at once (Residency::clusters)",
+                            p.work
+                        ),
+                    })?;
+                    // `grid[0]` is the work's clusters times the cluster's CTAs, at least 1.
+                    (grid[0] / size).clamp(1, fit.max(1)) * size
+                }
+            };
         }
         let mut cfg = LaunchConfig::new(grid, self.launch.block)
             .with_dynamic_smem(self.launch.dynamic_smem_bytes);
@@ -137,15 +155,38 @@ impl BuiltKernel {
         Ok((self.launch_config_with(&symbols, residency)?, symbols))
     }
 
+    /// The device's residency for `kernel` (this kernel loaded): its SM count, the driver's
+    /// occupancy for the block and shared memory and, for a kernel in clusters, the clusters
+    /// resident at once, probed with a grid of about one cluster per SM.
+    fn residency_on(&self, device: &Device, kernel: &Kernel) -> RtResult<Residency> {
+        let sm_count = device.attributes().sm_count;
+        let (block, smem) = (self.launch.block, self.launch.dynamic_smem_bytes);
+        let clusters = match self.launch.cluster {
+            Some(c) => {
+                let per = c[0].max(1);
+                let mut probe =
+                    LaunchConfig::new([(sm_count / per).max(1) * per, c[1], c[2]], block)
+                        .with_cluster(c)
+                        .with_dynamic_smem(smem);
+                if let Some(p) = self.launch.preferred_cluster {
+                    probe = probe.with_preferred_cluster(p);
+                }
+                Some(kernel.max_active_clusters(&probe)?)
+            }
+            None => None,
+        };
+        Ok(Residency {
+            sm_count,
+            ctas_per_sm: kernel.max_active_blocks_per_sm(block, smem)?,
+            clusters,
+        })
+    }
+
     /// JIT-loads the kernel on `device` (through the device's module cache).
     pub fn load(&self, device: &Device, options: &JitOptions) -> RtResult<LoadedKernel> {
         let kernel = device.kernel(&self.ptx, options, self.signature.clone())?;
         let residency = match self.launch.persistent {
-            Some(_) => Some(Residency {
-                sm_count: device.attributes().sm_count,
-                ctas_per_sm: kernel
-                    .max_active_blocks_per_sm(self.launch.block, self.launch.dynamic_smem_bytes)?,
-            }),
+            Some(_) => Some(self.residency_on(device, &kernel)?),
             None => None,
         };
         Ok(LoadedKernel {
