@@ -195,13 +195,7 @@ fn gpu(_c: &mut Criterion) {
                 let vector = cols % 8 == 0;
                 let default = RowConfig::for_cols(dtype, cols as u32, vector);
                 let mut others = RowConfig::candidates(dtype, cols as u32, vector);
-                others.push(RowConfig {
-                    looped: true,
-                    cluster: 1,
-                    threads: 512,
-                    chunks: (16 / default.vec).max(1),
-                    ..default
-                });
+                others.push(RowConfig::looped_for(dtype, vector));
                 let mut best = (0.0f64, String::new());
                 for cfg in others.into_iter().filter(|c| *c != default && sweep) {
                     if let Ok(g) = line(cfg) {

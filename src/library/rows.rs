@@ -172,7 +172,7 @@ impl RowConfig {
     /// count (128 to 1024) whose share per thread stays within the register budget, fewest CTAs
     /// first, then fewest threads. Empty when the row is too long for any: use the looped form.
     pub fn candidates(dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
-        let vec = (16 / dtype.bytes().max(1)).clamp(1, 8);
+        let vec = RowConfig::vec_for(dtype);
         let mut out = Vec::new();
         for cluster in [1u32, 2, 4, 8] {
             for threads in [128u32, 256, 512, 1024] {
@@ -198,7 +198,6 @@ impl RowConfig {
     /// H100 at 2048x65536: 8x256 beats 4x512 by up to 38% for LayerNorm, small CTAs let more
     /// clusters be resident); else any cluster; else the looped form.
     pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
-        let vec = (16 / dtype.bytes().max(1)).clamp(1, 8);
         let all = RowConfig::candidates(dtype, cols, vector);
         all.iter()
             .find(|c| c.cluster == 1)
@@ -206,23 +205,34 @@ impl RowConfig {
             .or_else(|| all.iter().find(|c| c.threads == 256 && vector))
             .or_else(|| all.first())
             .copied()
-            // 16 values a thread per tile, 512 threads: with a norm's weight and bias beside
-            // them that stays under the 128 registers a thread of a 512-thread CTA may have.
-            .unwrap_or(RowConfig {
-                threads: 512,
-                vec,
-                chunks: (16 / vec).max(1),
-                cluster: 1,
-                vector,
-                looped: true,
-            })
+            .unwrap_or_else(|| RowConfig::looped_for(dtype, vector))
+    }
+
+    /// Elements of `dtype` in one 16-byte access (4 f32, 8 f16 or bf16).
+    pub fn vec_for(dtype: ScalarType) -> u32 {
+        (16 / dtype.bytes().max(1)).clamp(1, 8)
+    }
+
+    /// The looped form for rows of `dtype`: 16 values a thread per tile, 512 threads (with a
+    /// norm's weight and bias beside them that stays under the 128 registers a thread of a
+    /// 512-thread CTA may have).
+    pub fn looped_for(dtype: ScalarType, vector: bool) -> RowConfig {
+        let vec = RowConfig::vec_for(dtype);
+        RowConfig {
+            threads: 512,
+            vec,
+            chunks: (16 / vec).max(1),
+            cluster: 1,
+            vector,
+            looped: true,
+        }
     }
 }
 
 /// The widest row a looped row kernel takes (the 262144, with room).
 pub const MAX_COLS: u32 = 1 << 20;
 
-/// A row kernel's element type: f32, f16 or bf16 data, f32 math.
+/// `v` as f32 (a `cvt` for 16-bit data; f32 registers as they are).
 fn widen<T: Elem>(k: &mut KernelBuilder, v: &[Reg<T>]) -> Result<Vec<Reg<ty::F32>>> {
     v.iter()
         .map(|&r| match r.retype::<ty::F32>() {
@@ -808,7 +818,7 @@ fn swiglu_start<T: Elem>(
     stem: &str,
     vector: bool,
 ) -> (KernelBuilder, u32, ExtentFacts) {
-    let vec = (16 / T::TYPE.bytes().max(1)).clamp(1, 8);
+    let vec = RowConfig::vec_for(T::TYPE);
     let name = format!(
         "{stem}_{}{}",
         T::TYPE.to_string().trim_start_matches('.'),

@@ -178,7 +178,7 @@ fn swiglu_one<T: Elem, H: Host>(
             g / (1.0 + (-g).exp()) * f64::from(u)
         })
         .collect();
-    let vector = cols % (16 / T::TYPE.bytes().max(1)) as usize == 0;
+    let vector = cols % RowConfig::vec_for(T::TYPE) as usize == 0;
     let poison = vec![H::from_f32(f32::NAN); n];
     // Separate tensors, flat.
     let k = ctx.load(&build_swiglu::<T>(ctx.target(), vector)?)?;
