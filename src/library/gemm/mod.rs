@@ -20,6 +20,7 @@
 
 mod build;
 pub mod check;
+pub mod cublaslt;
 mod host;
 mod layout;
 mod pad;
