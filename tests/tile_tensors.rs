@@ -298,3 +298,94 @@ fn tensor_core_inputs_are_element_types() {
     assert!(built.ptx().contains("ld.global.b32 %f"), "{}", built.ptx());
     support::assemble(built.ptx(), Target::Sm90a);
 }
+
+/// Tensor memory as kernel tensors (sm_100a): regions declared with `tmem_tensor`, allocated by
+/// one warp, used by `tcgen05.mma` (gemm_async) and `tcgen05.ld` (copy_async into a fragment),
+/// freed; ptxas assembles it. (No sm_100a GPU is lent: this is checked by ptxas only.)
+#[test]
+fn tensor_memory_regions_are_kernel_tensors() {
+    use ptxkit::layouts::fragment::tcgen05;
+    use ptxkit::tile::Accumulate;
+    let mut k = KernelBuilder::new("tmem_mma", Target::Sm100a);
+    let [_t] = k.thread_id([128]).unwrap();
+    let acc = k.tmem_tensor::<ty::F32>("acc", [128, 64]).unwrap();
+    let half = k.tmem_tensor::<ty::Bf16>("half", [128, 64]).unwrap();
+    // Declared tensors are not operands before the allocation.
+    let early = k.tile_ref(&acc).unwrap_err();
+    assert!(
+        matches!(early, KernelError::Buffer { ref buffer, .. } if buffer == "acc"),
+        "{early}"
+    );
+    let a = k
+        .pool_alloc::<ty::Bf16>("a", &[128, 64], 1024)
+        .unwrap()
+        .swizzled(SwizzleMode::B128)
+        .unwrap();
+    let b = k
+        .pool_alloc::<ty::Bf16>("b", &[64, 64], 1024)
+        .unwrap()
+        .swizzled(SwizzleMode::B128)
+        .unwrap();
+    k.tmem_alloc(0).unwrap();
+    // The second region starts on the first's 64 columns; 16-bit elements pack two per cell.
+    let (ta, th) = (k.tile_ref(&acc).unwrap(), k.tile_ref(&half).unwrap());
+    assert_eq!(
+        (ta.storage, ta.shape.clone(), th.storage),
+        (Storage::Tmem, vec![128, 64], Storage::Tmem)
+    );
+    assert_eq!(
+        k.gemm_async(&acc, &a, &b, Accumulate::No, ExecScope::Thread)
+            .unwrap(),
+        "gemm_async.tcgen05_mma"
+    );
+    let frag = k
+        .alloc_fragment::<ty::F32>(
+            "d",
+            tcgen05::warpgroup_atom(tcgen05::LdShape::B32x32, 8).unwrap(),
+        )
+        .unwrap();
+    let first8 = k.tmem_tensor::<ty::F32>("late", [128, 8]).unwrap_err();
+    assert!(matches!(first8, KernelError::Buffer { .. }), "{first8}");
+    // Columns 8..16 of the accumulator: a region of the tensor, its address moved by 8 cells.
+    let view = acc.region([0, 8], [128, 8]).unwrap();
+    k.copy_async(&frag, &view, None, None, ExecScope::Warpgroup)
+        .unwrap();
+    k.tmem_free().unwrap();
+    let built = k.finish().unwrap();
+    let ptx = built.ptx();
+    // 64 + 32 columns round up to a 128-column allocation, made and freed by warp 0.
+    assert!(
+        ptx.contains("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"),
+        "{ptx}"
+    );
+    assert!(ptx.contains(", 128;"), "{ptx}");
+    assert!(
+        ptx.contains("tcgen05.dealloc.cta_group::1.sync.aligned.b32"),
+        "{ptx}"
+    );
+    assert!(ptx.contains("tcgen05.mma.cta_group::1.kind::f16"), "{ptx}");
+    assert!(
+        ptx.contains("tcgen05.ld.sync.aligned.32x32b.x8.b32"),
+        "{ptx}"
+    );
+    assert!(ptx.contains(", 8;"), "{ptx}");
+    support::assemble(ptx, Target::Sm100a);
+}
+
+#[test]
+fn tensor_memory_must_be_freed_and_allocated_once() {
+    let mut k = KernelBuilder::new("leak", Target::Sm100a);
+    let [_t] = k.thread_id([128]).unwrap();
+    let _acc = k.tmem_tensor::<ty::F32>("acc", [128, 32]).unwrap();
+    k.tmem_alloc(0).unwrap();
+    assert!(matches!(k.tmem_alloc(0), Err(KernelError::Invalid { .. })));
+    let e = k.finish().unwrap_err();
+    assert!(e.to_string().contains("tmem_free"), "{e}");
+
+    let mut k = KernelBuilder::new("lanes", Target::Sm100a);
+    let e = k.tmem_tensor::<ty::F32>("acc", [64, 32]).unwrap_err();
+    assert!(e.to_string().contains("128 lanes"), "{e}");
+    let e = k.tmem_tensor::<ty::F32>("wide", [128, 1024]).unwrap_err();
+    assert!(e.to_string().contains("512"), "{e}");
+    assert!(matches!(k.tmem_free(), Err(KernelError::Invalid { .. })));
+}

@@ -313,6 +313,11 @@ impl KernelBuilder {
         };
         match &buf.storage {
             Storage::Local(_) => Err(self.buffer_err(&buf.name, "registers have no address")),
+            Storage::Tmem(_) => Err(self.buffer_err(
+                &buf.name,
+                "tensor memory has no address a load or store can use: move it with a tile op \
+                 (copy_async: tcgen05.ld/st)",
+            )),
             Storage::Global(base) => {
                 if rest == Expr::Const(0) {
                     return Ok((Ptr::Global(*base), offset));

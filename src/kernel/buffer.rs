@@ -151,6 +151,10 @@ pub enum Storage<T: Elem> {
     Shared(Reg<ty::U32>),
     /// Registers, one per element (private to the thread).
     Local(Vec<Reg<T>>),
+    /// Tensor memory (sm_100a): a register holding the tensor-memory address of the region's
+    /// lane 0, first column (PTX ISA 9.7.16.2.1: lane in bits 31-16, column in bits 15-0). Only
+    /// tile ops reach it (`tcgen05.ld`/`st`/`cp`/`mma`); it has no address a load can use.
+    Tmem(Reg<ty::U32>),
 }
 
 /// A pointer to an element: what `ptr_to` gives and `decl_buffer` takes.
@@ -244,7 +248,7 @@ impl<T: Elem> Buffer<T> {
         match &self.storage {
             Storage::Global(r) => Some(Ptr::Global(*r)),
             Storage::Shared(r) => Some(Ptr::Shared(*r)),
-            Storage::Local(_) => None,
+            Storage::Local(_) | Storage::Tmem(_) => None,
         }
     }
 
@@ -387,6 +391,9 @@ impl<T: Elem> Buffer<T> {
             Storage::Global(r) => Storage::Global(*r),
             Storage::Shared(r) => Storage::Shared(*r),
             Storage::Local(_) => return Err(self.err("registers cannot be reinterpreted")),
+            Storage::Tmem(_) => {
+                return Err(self.err("tensor memory cannot be reinterpreted"));
+            }
         };
         let (from, to) = (T::DTYPE.bytes() as i64, U::DTYPE.bytes() as i64);
         let elem_offset = match self.elem_offset.as_const() {

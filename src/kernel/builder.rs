@@ -141,6 +141,8 @@ pub struct KernelBuilder {
     pub(crate) pool_used: bool,
     pub(crate) deferred: Option<KernelError>,
     pub(crate) min_blocks_per_sm: Option<u32>,
+    /// Tensor-memory tensors and their allocation (sm_100a; [`KernelBuilder::tmem_tensor`]).
+    pub(crate) tmem: crate::tile::tmem::TmemState,
 }
 
 impl Deref for KernelBuilder {
@@ -199,6 +201,7 @@ impl KernelBuilder {
             pool_used: false,
             deferred: None,
             min_blocks_per_sm: None,
+            tmem: Default::default(),
         }
     }
 
@@ -749,6 +752,9 @@ impl KernelBuilder {
     pub fn finish(mut self) -> Result<BuiltKernel> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
+        }
+        if let Some(why) = self.tmem.unfinished() {
+            return Err(self.error(why));
         }
         if self.cluster_arrived {
             // An arrive no wait matches: the barrier's phase would be left open at exit.

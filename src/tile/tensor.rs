@@ -32,7 +32,7 @@ use super::registry::plan;
 use crate::kernel::{Buffer, CallSite, Elem, Expr, KernelBuilder, KernelError, Result, TmaTensor};
 
 /// Something a tile op takes as an operand: a kernel [`Buffer`], or an already lowered
-/// [`TileRef`] (a tensor-map tile, a TMEM region).
+/// [`TileRef`] (a tensor-map tile).
 pub trait TileOperand {
     /// The operand as a variant reads it.
     fn lower_tile(&self, k: &mut KernelBuilder) -> Result<TileRef>;
@@ -79,6 +79,9 @@ impl KernelBuilder {
             };
             let refs = regs.iter().map(|r| r.as_ref()).collect();
             return Ok(TileRef::registers(dtype, tv.clone(), refs));
+        }
+        if let crate::kernel::Storage::Tmem(addr) = buf.storage() {
+            return self.tmem_tile(buf, *addr);
         }
         let Some(shape) = const_shape(self, buf.shape()) else {
             return Err(err(

@@ -3,9 +3,15 @@
 //! warp-collective `tcgen05.alloc` / `relinquish_alloc_permit` / `dealloc` emitted for one warp
 //! (PTX ISA 9.7.16.7.1: allocations are powers of two from 32 to 512 columns, made and freed by
 //! the same warp).
+//!
+//! Kernels use it through kernel tensors: [`KernelBuilder::tmem_tensor`] declares a region,
+//! [`KernelBuilder::tmem_alloc`] allocates them all, tile ops take the tensors (and regions of
+//! them), [`KernelBuilder::tmem_free`] releases the allocation.
 
-use ptx_isa::builder::CtaGroup;
-use ptx_isa::{Addr, FunctionBuilder, Pred, Reg, Result, spaces, ty};
+use ptx_isa::builder::{CmpOp, CtaGroup};
+use ptx_isa::{Addr, Dim, FunctionBuilder, Pred, Reg, Result, SpecialReg, spaces, ty};
+
+use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, KernelError, Storage};
 
 /// Columns of tensor memory per CTA.
 pub const COLUMNS: u32 = 512;
@@ -139,6 +145,230 @@ impl TmemPool {
         let a = k.reg::<ty::U32>();
         k.add(a, base, region.column)?;
         Ok(a)
+    }
+}
+
+/// Where a kernel's tensor memory is in its life: regions are declared, then allocated once
+/// by one warp, then freed by the same warp before the kernel ends (PTX ISA 9.7.16.7.1: an
+/// allocation must be released before the CTA exits).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum TmemPhase {
+    /// Regions may still be declared; none may be used yet.
+    #[default]
+    Declaring,
+    /// `tcgen05.alloc` has run: the regions' addresses are live.
+    Allocated {
+        /// The warp that allocated (and must free).
+        warp: Pred,
+        /// The allocation's base address.
+        base: Reg<ty::U32>,
+    },
+    /// `tcgen05.dealloc` has run: the regions are gone.
+    Freed,
+}
+
+/// A kernel's tensor memory: the pool its tensors were carved from, each region's address
+/// register (written when the allocation is made) and the phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TmemState {
+    pool: TmemPool,
+    addrs: Vec<Reg<ty::U32>>,
+    pub(crate) phase: TmemPhase,
+}
+
+impl TmemState {
+    /// The error `finish` gives for a kernel whose tensor memory was not freed, if any.
+    pub(crate) fn unfinished(&self) -> Option<&'static str> {
+        match (&self.phase, self.pool.regions().is_empty()) {
+            (TmemPhase::Declaring, false) => {
+                Some("tensor memory was declared (tmem_tensor) but never allocated (tmem_alloc)")
+            }
+            (TmemPhase::Allocated { .. }, _) => Some(
+                "tensor memory is still allocated at the end: call tmem_free before the kernel \
+                 ends (PTX ISA 9.7.16.7.1)",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// 32-bit cells a row of `cols` elements of `T` takes (16-bit elements pack two to a cell).
+fn cells<T: Elem>(cols: u32) -> u32 {
+    (cols * T::DTYPE.bytes()).div_ceil(4)
+}
+
+impl KernelBuilder {
+    /// A tensor-memory tensor (sm_100a) of `[128, cols]` elements of `T`: the CTA's 128 lanes by
+    /// `cols` columns (32-bit cells; 16-bit elements two to a cell), carved from the kernel's
+    /// tensor memory (regions bump-allocated, each on a 32-column boundary). Declare every
+    /// region first, then [`KernelBuilder::tmem_alloc`]; tile ops take the tensor like any
+    /// other (`copy_async` for `tcgen05.ld`/`st`/`cp`, `gemm_async` for `tcgen05.mma`).
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("acc", Target::Sm100a);
+    /// let [_t] = k.thread_id([128])?;
+    /// let acc = k.tmem_tensor::<ty::F32>("acc", [128, 256])?;
+    /// k.tmem_alloc(0)?; // warp 0 allocates 256 columns
+    /// // ... gemm_async(&acc, ..), copy_async(&fragment, &acc, ..) ...
+    /// k.tmem_free()?;
+    /// assert!(k.finish()?.ptx().contains("tcgen05.alloc.cta_group::1.sync.aligned"));
+    /// # let _ = acc;
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn tmem_tensor<T: Elem>(
+        &mut self,
+        name: &str,
+        [lanes, cols]: [u32; 2],
+    ) -> Result<Buffer<T>, KernelError> {
+        if self.tmem.phase != TmemPhase::Declaring {
+            return Err(self.buffer_err(
+                name,
+                "tensor-memory tensors are declared before tmem_alloc (the allocation's size is \
+                 decided there)",
+            ));
+        }
+        if lanes != 128 {
+            return Err(self.buffer_err(
+                name,
+                format!("{lanes} lanes: a tensor-memory region spans the CTA's 128 lanes (PTX ISA 9.7.16.2)"),
+            ));
+        }
+        self.tmem
+            .pool
+            .alloc(name, cells::<T>(cols))
+            .map_err(|e| self.buffer_err(name, e.to_string()))?;
+        // The address register is written by `tmem_alloc`; the buffer's row-major strides only
+        // describe its shape (tile ops address tensor memory by lane and column).
+        let addr = self.isa().reg::<ty::U32>();
+        self.tmem.addrs.push(addr);
+        let mut b = self.decl_buffer::<T>(
+            name,
+            [Expr::from(lanes), Expr::from(cols)],
+            crate::kernel::Ptr::Shared(addr),
+            crate::kernel::Layout::RowMajor,
+            0,
+            4,
+        )?;
+        b.storage = Storage::Tmem(addr);
+        Ok(b)
+    }
+
+    /// Allocates the tensor memory the declared tensors need (their columns rounded up to a
+    /// power of two, at least 32: PTX ISA 9.7.16.7.1) by warp `warp` of the CTA (`%tid.x / 32`;
+    /// the `tcgen05.alloc` is warp-collective), gives the permit up, and makes the address
+    /// visible to every thread: the allocating warp writes it to a shared word,
+    /// `tcgen05.fence::before_thread_sync`, `bar.sync 0`, `tcgen05.fence::after_thread_sync`
+    /// (PTX ISA 9.7.16.6.4.1), then each thread reads it and forms each region's address.
+    #[track_caller]
+    pub fn tmem_alloc(&mut self, warp: u32) -> Result<(), KernelError> {
+        if self.tmem.phase != TmemPhase::Declaring {
+            return Err(
+                self.error("tensor memory is allocated once (tmem_alloc was called before)")
+            );
+        }
+        if self.tmem.pool.regions().is_empty() {
+            return Err(
+                self.error("tmem_alloc with no tensor-memory tensor declared (tmem_tensor)")
+            );
+        }
+        let slot = self.pool_bytes("tmem_base", 4, 4)?;
+        let state = self.tmem.clone();
+        let f = self.isa();
+        let tid = f.sreg_u32(SpecialReg::Tid(Dim::X))?;
+        let w = f.reg::<ty::U32>();
+        f.shr(w, tid, 5u32)?;
+        let mine = f.pred();
+        f.setp(CmpOp::Eq, mine, w, warp)?;
+        state
+            .pool
+            .emit_alloc(f, mine, Addr::<spaces::Shared>::reg32(slot))?;
+        f.tcgen05_fence_before_thread_sync()?;
+        f.bar_sync(0u32, None)?;
+        f.tcgen05_fence_after_thread_sync()?;
+        let base = f.reg::<ty::U32>();
+        f.ld(base, Addr::<spaces::Shared>::reg32(slot))?;
+        for (region, &addr) in state.pool.regions().iter().zip(&state.addrs) {
+            f.add(addr, base, region.column)?;
+        }
+        self.tmem.phase = TmemPhase::Allocated { warp: mine, base };
+        Ok(())
+    }
+
+    /// Frees the allocation: every thread's tensor-memory work is ordered before a `bar.sync 0`
+    /// (`tcgen05.fence::before_thread_sync`), then the allocating warp runs `tcgen05.dealloc`
+    /// (PTX ISA 9.7.16.7.1). The regions may not be used after it.
+    #[track_caller]
+    pub fn tmem_free(&mut self) -> Result<(), KernelError> {
+        let TmemPhase::Allocated { warp, base } = self.tmem.phase.clone() else {
+            return Err(self.error("tmem_free without a live allocation (tmem_alloc first, once)"));
+        };
+        let pool = self.tmem.pool.clone();
+        let f = self.isa();
+        f.tcgen05_fence_before_thread_sync()?;
+        f.bar_sync(0u32, None)?;
+        f.tcgen05_fence_after_thread_sync()?;
+        pool.emit_dealloc(f, warp, base)?;
+        self.tmem.phase = TmemPhase::Freed;
+        Ok(())
+    }
+
+    /// The tile operand of a tensor-memory tensor or of a region of one (`acc.region([0, c],
+    /// [128, n])`: its origin moves the address by whole lanes and cells, lane in bits 31-16 and
+    /// column in bits 15-0, PTX ISA 9.7.16.2.1); refused outside its allocation's life.
+    #[track_caller]
+    pub(crate) fn tmem_tile<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        addr: Reg<ty::U32>,
+    ) -> Result<crate::tile::TileRef, KernelError> {
+        if !matches!(self.tmem.phase, TmemPhase::Allocated { .. }) {
+            return Err(self.buffer_err(
+                buf.name(),
+                "a tensor-memory tensor is used between tmem_alloc and tmem_free",
+            ));
+        }
+        let dims: Option<Vec<u32>> = buf
+            .shape()
+            .iter()
+            .map(|e| e.as_const().and_then(|c| u32::try_from(c).ok()))
+            .collect();
+        let Some(&[rows, cols]) = dims.as_deref() else {
+            return Err(self.buffer_err(buf.name(), "a tensor-memory tile is [lanes, columns]"));
+        };
+        let (offset, pitch) = (
+            buf.elem_offset().as_const(),
+            buf.strides().first().and_then(Expr::as_const),
+        );
+        let (Some(offset), Some(pitch)) = (offset, pitch) else {
+            return Err(
+                self.buffer_err(buf.name(), "a tensor-memory region's origin is a constant")
+            );
+        };
+        let (lane, col) = (offset / pitch, offset % pitch);
+        let bytes = i64::from(T::DTYPE.bytes());
+        if (col * bytes) % 4 != 0 {
+            return Err(self.buffer_err(
+                buf.name(),
+                format!("column {col} is not on a 32-bit cell of tensor memory"),
+            ));
+        }
+        let delta = (lane << 16) + col * bytes / 4;
+        let addr = match u32::try_from(delta) {
+            Ok(0) => addr,
+            Ok(d) => {
+                let at = self.isa().reg::<ty::U32>();
+                self.isa().add(at, addr, d)?;
+                at
+            }
+            Err(_) => {
+                return Err(self.buffer_err(buf.name(), "a tensor-memory origin out of range"));
+            }
+        };
+        Ok(crate::tile::TileRef::tmem(T::DTYPE, rows, cols, addr))
     }
 }
 
