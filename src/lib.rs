@@ -31,6 +31,10 @@
 //! ```
 #![deny(missing_docs)]
 
+// The library's built-ins compile the examples' kernel files (`src/library/vector_add.rs` and its
+// siblings), which name this crate `ptxkit` as any user's code does.
+extern crate self as ptxkit;
+
 pub mod cli;
 pub mod kernel;
 pub mod library;

@@ -6,7 +6,7 @@ mod support;
 
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
-use ptxkit::runtime::{Extent, Param};
+use ptxkit::runtime::{ArgDesc, Extent, Param, TensorDesc};
 
 #[test]
 fn portable_examples_assemble_for_sm_80() {
@@ -74,29 +74,41 @@ fn tma_copy_text() {
     }
     let spec = k.launch_spec();
     assert_eq!(spec.block, [128, 1, 1]);
-    assert_eq!(
-        spec.grid.each_ref().map(|e| e.as_const()),
-        [Some(16), Some(8), Some(1)]
-    );
     assert_eq!(spec.dynamic_smem_bytes, 4096 + 8);
-    assert!(tma_copy::build_for(Target::Sm90a, 100, 64).is_err());
-    // Both tensors are TMA tensors: the signature holds what the launcher builds their maps from.
-    let tma = ptxkit::runtime::TmaBox::new([32, 32]).swizzle(smem::SwizzleMode::B128);
-    let shape = vec![Extent::Fixed(256), Extent::Fixed(512)];
-    assert_eq!(
-        k.signature().params,
-        [
-            Param::tma_tensor("src", ScalarType::F32, shape.clone(), tma.clone()),
-            Param::tma_tensor("dst", ScalarType::F32, shape, tma),
-        ]
+    // The shape is symbolic: the launcher sizes the grid from the tensors (one CTA per box) and
+    // refuses a shape that is not whole boxes.
+    let t = |shape: &[usize], addr| {
+        ArgDesc::Tensor(TensorDesc {
+            dtype: ScalarType::F32,
+            shape: shape.to_vec(),
+            addr,
+            device: 0,
+        })
+    };
+    let (cfg, _) = k
+        .config_for(&[t(&[256, 512], 0x1000), t(&[256, 512], 0x20_0000)], 0)
+        .unwrap();
+    assert_eq!(cfg.grid, [16, 8, 1]);
+    assert!(
+        k.config_for(&[t(&[100, 64], 0x1000), t(&[100, 64], 0x20_0000)], 0)
+            .is_err()
     );
+    // The extents (read from the tensors at launch) and the two TMA tensors, whose maps the
+    // launcher builds.
+    let names: Vec<_> = k
+        .signature()
+        .params
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    assert_eq!(names, ["rows", "cols", "src", "dst"]);
     assert!(ptx.contains(".param .align 64 .b8 src[128],"), "{ptx}");
 }
 
 #[test]
 fn tma_reference_adds_the_box_index() {
     let src = vec![0.5f32; 64 * 64];
-    let r = tma_copy::reference(&src, 64, 64);
+    let r = tma_copy::reference(&src, 64);
     assert_eq!(r[0], 0.5);
     assert_eq!(r[33], 0.5 + 1.0); // row 0, column 33: box column 1
     assert_eq!(r[64 * 33 + 2], 0.5 + 34.0); // row 33 (box row 1), column 2
@@ -119,7 +131,16 @@ fn cluster_exchange_text_and_launch() {
     }
     let spec = k.launch_spec();
     assert_eq!(spec.cluster, Some([4, 1, 1]));
-    let cfg = k.launch_config(&Default::default()).unwrap();
+    let n = (cluster_exchange::CLUSTERS * cluster_exchange::SPAN) as usize;
+    let t = |addr| {
+        ArgDesc::Tensor(TensorDesc {
+            dtype: ScalarType::F32,
+            shape: vec![n],
+            addr,
+            device: 0,
+        })
+    };
+    let (cfg, _) = k.config_for(&[t(0x1000), t(0x10_0000)], 0).unwrap();
     assert_eq!(cfg.grid, [cluster_exchange::CLUSTERS * 4, 1, 1]);
     assert_eq!(cfg.cluster, Some([4, 1, 1]));
     let x: Vec<f32> = (0..2 * 4 * 256).map(|i| i as f32).collect();

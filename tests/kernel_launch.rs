@@ -132,7 +132,9 @@ fn misaligned_tensor_and_map() {
 #[test]
 fn too_much_shared_memory() {
     let k = tma_copy::build(Target::Sm90a).unwrap();
-    let syms = Default::default();
+    let syms = [("rows".to_string(), 256u64), ("cols".to_string(), 512)]
+        .into_iter()
+        .collect();
     let cfg = k.launch_config(&syms).unwrap();
     assert_eq!(cfg.dynamic_smem_bytes, 4096 + 8);
     check_launch(&cfg, &h200()).unwrap();
@@ -153,7 +155,10 @@ fn too_much_shared_memory() {
 #[test]
 fn too_large_a_cluster() {
     let k = cluster_exchange::build(Target::Sm90a).unwrap();
-    let cfg = k.launch_config(&Default::default()).unwrap();
+    let n = u64::from(cluster_exchange::CLUSTERS * cluster_exchange::SPAN);
+    let cfg = k
+        .launch_config(&[("n".to_string(), n)].into_iter().collect())
+        .unwrap();
     check_launch(&cfg, &h200()).unwrap();
     let mut big = cfg.with_cluster([32, 1, 1]);
     big.grid = [64, 1, 1];
@@ -196,19 +201,20 @@ fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
         t(ScalarType::F32, &[rows, cols], 0x20_0000),
     ];
     let (buf, _) = ptxkit::runtime::check_and_pack(k.signature(), &good, 0).unwrap();
-    assert_eq!(buf.offsets(), &[0, 128]);
+    // The extents rows and cols (read from the tensors), then the two 64-byte-aligned maps.
+    assert_eq!(buf.offsets(), &[0, 4, 64, 192]);
     let maps = buf.tensor_maps();
     assert_eq!(maps.len(), 2);
     let want = |addr| {
         TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
             .with_swizzle(SwizzleMode::B128)
     };
-    assert_eq!(maps[0], (0, want(0x10_0000)));
-    assert_eq!(maps[1], (1, want(0x20_0000)));
+    assert_eq!(maps[0], (2, want(0x10_0000)));
+    assert_eq!(maps[1], (3, want(0x20_0000)));
     // Until the launcher encodes them, the maps' bytes are zero: no address is passed instead.
-    assert!(buf.bytes().iter().all(|&b| b == 0));
+    assert!(buf.bytes()[64..].iter().all(|&b| b == 0));
 
-    // A tensor of another shape than the kernel was built for.
+    // Tensors that disagree on a symbolic extent.
     let e = k
         .config_for(
             &[
@@ -219,7 +225,7 @@ fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
         )
         .unwrap_err();
     assert!(
-        matches!(&e, RuntimeError::ArgShape { param, .. } if param == "dst"),
+        matches!(&e, RuntimeError::SymbolMismatch { symbol, .. } if symbol == "cols"),
         "{e}"
     );
     // The wrong element type.

@@ -14,74 +14,14 @@
 //! cargo run --example cluster_exchange
 //! ```
 
-use ptxkit::isa::spaces::SharedCluster;
-use ptxkit::isa::{Addr, Target, ty};
-use ptxkit::kernel::{BuiltKernel, KernelBuilder, Ptr, Result, TensorOpts};
-use ptxkit::runtime::{Arg, Device, DeviceTensor, ExtentFacts, JitOptions};
+mod kernel;
+
+use ptxkit::isa::Target;
+use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
 use ptxkit::selftest::Rng;
 
-/// CTAs per cluster.
-const CLUSTER: u32 = 4;
-/// Threads, and elements, per CTA.
-const THREADS: u32 = 256;
-/// Elements per cluster.
-const SPAN: u32 = CLUSTER * THREADS;
-
-/// `out[i] = x[i] + x[j]` over f32 vectors of length `n`, where `j` is the same place in the next
-/// CTA of `i`'s cluster (CTA `r` of a cluster reads CTA `(r + 1) % 4`).
-fn cluster_exchange(target: Target) -> Result<BuiltKernel> {
-    let mut k = KernelBuilder::new("cluster_exchange", target);
-    // Whole clusters only: every index below is in bounds, so no access needs a guard.
-    let n = k.symbol_with(
-        "n",
-        ExtentFacts::NONE
-            .multiple_of(SPAN.into())
-            .at_least(SPAN.into()),
-    )?;
-    let x = k.tensor::<ty::F32>("x", [n], TensorOpts::default())?;
-    let out = k.tensor::<ty::F32>("out", [n], TensorOpts::default())?;
-    // The grid: n / SPAN clusters of CLUSTER CTAs of THREADS threads.
-    let [cluster] = k.cluster_id([n / SPAN])?;
-    let [rank] = k.cta_id_in_cluster([CLUSTER], None)?;
-    let [t] = k.thread_id([THREADS])?;
-    let stage = k.alloc_shared::<ty::F32>("stage", &[THREADS], 16)?;
-
-    let i = k.let_("i", (cluster * CLUSTER + rank) * THREADS + t)?;
-    let mine = k.load(&x, [i])?;
-    k.store(&stage, [t], mine)?;
-    // Every CTA of the cluster has staged its part (barrier.cluster arrive.release/wait.acquire).
-    k.cluster_sync()?;
-
-    // This thread's slot, as the next CTA's shared memory holds it.
-    let Ptr::Shared(slot) = k.ptr_to(&stage, [t])? else {
-        return Err(k.error("the stage is not in shared memory"));
-    };
-    let peer = k.eval((rank + 1) % CLUSTER)?;
-    let remote = k.reg::<ty::U32>();
-    k.mapa_shared(remote, slot, peer)?;
-    let theirs = k.reg::<ty::F32>();
-    k.ld(theirs, Addr::<SharedCluster>::reg32(remote))?;
-    let sum = k.add_of(mine, theirs)?;
-    k.store(&out, [i], sum)?;
-    // No CTA may exit (and free its shared memory) while its neighbour may still read it.
-    k.cluster_sync()?;
-    k.finish()
-}
-
-/// The host reference.
-fn reference(x: &[f32]) -> Vec<f32> {
-    let (t, c) = (THREADS as usize, CLUSTER as usize);
-    (0..x.len())
-        .map(|i| {
-            let (cta, slot) = (i / t, i % t);
-            let peer = cta - cta % c + (cta % c + 1) % c;
-            x[i] + x[peer * t + slot]
-        })
-        .collect()
-}
-
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    print!("{}", cluster_exchange(Target::Sm90a)?.ptx());
+    print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
     let dev = match Device::new(0) {
         Ok(d) if d.attributes().compute_capability.0 >= 9 => d,
@@ -95,20 +35,20 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
     };
     let stream = dev.default_stream();
-    let kernel = cluster_exchange(dev.target())?.load(&dev, &JitOptions::default())?;
+    let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
     let mut rng = Rng::fresh();
     for clusters in [1usize, 33, 1000] {
-        let n = clusters * SPAN as usize;
+        let n = clusters * kernel::SPAN as usize;
         let host = rng.vec_f32(n);
         let x = DeviceTensor::from_host(&stream, &host, vec![n])?;
         let mut out = DeviceTensor::from_host(&stream, &vec![f32::NAN; n], vec![n])?;
         // The launcher checks both tensors, reads n from them (refusing a length that is not
         // whole clusters) and launches n / 1024 clusters of 4 CTAs.
-        kernel.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])?;
+        loaded.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])?;
         let got = out.to_host(&stream)?;
         let wrong = got
             .iter()
-            .zip(reference(&host))
+            .zip(kernel::reference(&host))
             .filter(|(g, w)| **g != *w)
             .count();
         let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
@@ -131,7 +71,7 @@ mod tests {
     /// checks the launch its tensors would get.
     #[test]
     fn the_kernel_assembles_and_launches_whole_clusters() {
-        let built = super::cluster_exchange(Target::Sm90a).unwrap();
+        let built = super::kernel::build(Target::Sm90a).unwrap();
         for want in [
             "%clusterid.x",
             "mapa.shared::cluster.u32",
@@ -167,7 +107,7 @@ mod tests {
         );
         // CTA 1 of a cluster reads CTA 2; CTA 3 reads CTA 0.
         let x: Vec<f32> = (0..2048).map(|i| i as f32).collect();
-        let r = super::reference(&x);
+        let r = super::kernel::reference(&x);
         assert_eq!(
             (r[256 + 5], r[768 + 5], r[1024 + 768]),
             (778.0, 778.0, 2816.0)

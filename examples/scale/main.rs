@@ -10,45 +10,14 @@
 //! cargo run --example scale
 //! ```
 
-use ptxkit::isa::builder::CmpOp;
-use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
+mod kernel;
+
+use ptxkit::isa::Target;
 use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
 use ptxkit::selftest::Rng;
 
-/// Columns: a build-time extent.
-const COLS: u32 = 64;
-/// Rows each CTA takes.
-const ROWS: u32 = 4;
-
-/// `y[r, c] = s * x[r, c]`; `m` is read from the tensors' shapes, `s` is passed at the launch.
-fn scale(target: Target) -> Result<BuiltKernel> {
-    let mut k = KernelBuilder::new("scale", target);
-    let m = k.symbol("m")?;
-    let aligned = TensorOpts::default().align(16);
-    let x = k.tensor::<ty::F32>("x", [Expr::from(m), COLS.into()], aligned.clone())?;
-    let y = k.tensor::<ty::F32>("y", [Expr::from(m), COLS.into()], aligned)?;
-    let s = k.scalar::<ty::F32>("s")?; // a `.param .f32`, passed as `Arg` from an f32
-    let [block] = k.cta_id([Expr::ceil_div(m, ROWS)])?;
-    let [t] = k.thread_id([COLS / 4])?;
-    k.for_range(0, ROWS, |k, r| {
-        let row = k.let_("row", block * ROWS + r)?;
-        // The last CTA may hold fewer than ROWS rows.
-        let inside = k.cmp(CmpOp::Lt, row, m)?;
-        k.if_(inside, |k| {
-            let v = k.vload(&x, [Expr::from(row), t * 4], 4)?; // one ld.global.v4.f32
-            for &e in &v {
-                k.mul(e, e, s)?;
-            }
-            k.vstore(&y, [Expr::from(row), t * 4], &v)
-        })
-        .end()
-    })?;
-    k.finish()
-}
-
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    print!("{}", scale(Target::Sm90a)?.ptx());
+    print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
     let dev = match Device::new(0) {
         Ok(d) => d,
@@ -58,9 +27,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
     };
     let stream = dev.default_stream();
-    let kernel = scale(dev.target())?.load(&dev, &JitOptions::default())?;
+    let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
     let mut rng = Rng::fresh();
-    let cols = COLS as usize;
+    let cols = kernel::COLS as usize;
     for m in [1usize, 333, 4099] {
         let host = rng.vec_f32(m * cols);
         let s = rng.f32() * 4.0;
@@ -68,15 +37,15 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         let mut y = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * cols], vec![m, cols])?;
         // The launcher checks the tensors (dtype, shape, 16-byte alignment), reads m from them,
         // sizes the grid to ceil(m / 4) CTAs and passes s by value.
-        kernel.launch(
+        loaded.launch(
             &stream,
             &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()],
         )?;
         let got = y.to_host(&stream)?;
         let wrong = got
             .iter()
-            .zip(&host)
-            .filter(|(g, x)| **g != s * **x)
+            .zip(kernel::reference(&host, s))
+            .filter(|(g, w)| **g != *w)
             .count();
         let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
         println!("{verdict} scale m = {m}, s = {s}: {wrong} elements differ");
@@ -97,7 +66,7 @@ mod tests {
     #[test]
     fn the_kernel_assembles_and_checks_its_arguments() {
         for target in [Target::Sm80, Target::Sm90a] {
-            let built = super::scale(target).unwrap();
+            let built = super::kernel::build(target).unwrap();
             for want in ["ld.global.v4.f32", "st.global.v4.f32", "ld.param.f32"] {
                 assert!(built.ptx().contains(want), "missing `{want}`");
             }
@@ -106,7 +75,7 @@ mod tests {
                 assert!(out.ok, "{}", out.log);
             }
         }
-        let built = super::scale(Target::Sm90a).unwrap();
+        let built = super::kernel::build(Target::Sm90a).unwrap();
         let t = |shape: Vec<usize>, addr| {
             ArgDesc::Tensor(TensorDesc {
                 dtype: ScalarType::F32,
