@@ -149,19 +149,8 @@ pub enum Interleave {
     B32,
 }
 
-/// L2 promotion (`CUtensorMapL2promotion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum L2Promotion {
-    /// None.
-    #[default]
-    None,
-    /// 64 bytes.
-    B64,
-    /// 128 bytes.
-    B128,
-    /// 256 bytes.
-    B256,
-}
+/// L2 promotion (`CUtensorMapL2promotion`): declared with a TMA tensor's box, so defined there.
+pub use crate::signature::L2Promotion;
 
 /// Out-of-bounds fill (`CUtensorMapFloatOOBfill`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -13,4 +13,4 @@ pub(crate) use extent::shape_text;
 pub use extent::{Extent, ExtentFacts, Fact};
 pub use limits::{MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE};
 pub use params::{KernelSignature, Param};
-pub use tma::TmaBox;
+pub use tma::{L2Promotion, TmaBox};

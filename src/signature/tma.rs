@@ -17,6 +17,8 @@ use smem::SwizzleMode;
 /// assert_eq!(b.elements(), 1024);
 /// assert_eq!(b.element_strides, [1, 1]);
 /// assert_eq!(b.to_string(), "box [32, 32], swizzle 128B");
+/// let l2 = b.l2_promotion(ptxkit::signature::L2Promotion::B256);
+/// assert_eq!(l2.to_string(), "box [32, 32], swizzle 128B, L2 promotion 256B");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TmaBox {
@@ -27,6 +29,24 @@ pub struct TmaBox {
     pub element_strides: Vec<u32>,
     /// The swizzle the box is written to (and read from) shared memory with.
     pub swizzle: SwizzleMode,
+    /// How far the TMA unit widens each of the box's global reads into L2
+    /// (`CUtensorMapL2promotion`; none by default).
+    pub l2_promotion: L2Promotion,
+}
+
+/// L2 promotion of a tensor map's global reads (`CUtensorMapL2promotion`, CUDA Driver API
+/// `cuTensorMapEncodeTiled`): the L2 sector size a box's rows are fetched in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum L2Promotion {
+    /// None.
+    #[default]
+    None,
+    /// 64 bytes.
+    B64,
+    /// 128 bytes.
+    B128,
+    /// 256 bytes.
+    B256,
 }
 
 impl TmaBox {
@@ -37,7 +57,15 @@ impl TmaBox {
             element_strides: vec![1; shape.len()],
             shape,
             swizzle: SwizzleMode::None,
+            l2_promotion: L2Promotion::None,
         }
+    }
+
+    /// The same box with its global reads promoted to `l2` sectors (operands read by many CTAs,
+    /// such as a GEMM's A and B, take [`L2Promotion::B256`]).
+    pub fn l2_promotion(mut self, l2: L2Promotion) -> TmaBox {
+        self.l2_promotion = l2;
+        self
     }
 
     /// The same box with `swizzle`.
@@ -72,8 +100,14 @@ impl fmt::Display for TmaBox {
             write!(f, ", element strides [{}]", s.join(", "))?;
         }
         match self.swizzle {
-            SwizzleMode::None => Ok(()),
-            s => write!(f, ", swizzle {}B", s.span_bytes()),
+            SwizzleMode::None => {}
+            s => write!(f, ", swizzle {}B", s.span_bytes())?,
+        }
+        match self.l2_promotion {
+            L2Promotion::None => Ok(()),
+            L2Promotion::B64 => write!(f, ", L2 promotion 64B"),
+            L2Promotion::B128 => write!(f, ", L2 promotion 128B"),
+            L2Promotion::B256 => write!(f, ", L2 promotion 256B"),
         }
     }
 }
