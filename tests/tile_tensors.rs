@@ -93,6 +93,50 @@ fn tile_ops_take_tensors_and_blocks() {
     support::assemble(built.ptx(), Target::Sm90a);
 }
 
+/// A block whose origin may lie past the tensor's edge (the second 64-row half of a 128-row tile
+/// of an `m` of 60) is bounded by `max(m, origin) - origin`: 0 rows left, not a count wrapped round
+/// 2^32 that would let its stores through. A block the bounds keep inside needs no clamp.
+#[test]
+fn a_block_past_the_edge_has_no_rows_left() {
+    let mut k = KernelBuilder::new("past", Target::Sm90a);
+    let m = k.symbol("m").unwrap();
+    let n = k.symbol("n").unwrap();
+    let c = k
+        .tensor::<ty::F32>("c", [m, n], TensorOpts::default())
+        .unwrap();
+    let [bi] = k.cta_id([Expr::ceil_div(m, 128)]).unwrap();
+    let [_t] = k.thread_id([128]).unwrap();
+    let block = k
+        .tile_at(&c, [bi * 2 + 1, Expr::from(0u32)], [64, 64])
+        .unwrap();
+    let [rows, _] = block.bounds.clone().unwrap();
+    let built = k.finish().unwrap();
+    let ptx = built.ptx();
+    // rows = max(m, origin) - origin: a register written by max then sub.
+    let ptxkit::isa::Src::Reg(r) = rows.value else {
+        panic!("rows left is {:?}", rows.value)
+    };
+    let name = r.to_string();
+    assert!(ptx.contains(&format!("max.u32 {name}, ")), "{ptx}");
+    assert!(ptx.contains(&format!("sub.u32 {name}, {name}, ")), "{ptx}");
+
+    // A constant origin inside every m the facts allow: a plain difference.
+    let mut k = KernelBuilder::new("inside", Target::Sm90a);
+    let m = k.symbol_with("m", ExtentFacts::NONE.at_least(64)).unwrap();
+    let c = k
+        .tensor::<ty::F32>(
+            "c",
+            [Expr::from(m), Expr::from(64u32)],
+            TensorOpts::default(),
+        )
+        .unwrap();
+    let [_t] = k.thread_id([128]).unwrap();
+    k.tile_at(&c, [Expr::from(0u32), Expr::from(0u32)], [64, 64])
+        .unwrap();
+    let built = k.finish().unwrap();
+    assert!(!built.ptx().contains("max.u32"), "{}", built.ptx());
+}
+
 #[test]
 fn a_miss_is_a_typed_table_at_the_call() {
     let mut k = KernelBuilder::new("miss", Target::Sm90a);

@@ -50,6 +50,7 @@ pub mod math;
 mod reduce;
 mod scope;
 mod tma;
+mod warpgroup;
 
 pub use buffer::{Buffer, Elem, Layout, LayoutMismatch, NestedLayout, Ptr, Storage};
 pub use builder::{KernelBuilder, TensorOpts};

@@ -49,6 +49,12 @@ impl KernelBuilder {
         self.launch.cluster.map(|c| c[0] * c[1] * c[2])
     }
 
+    /// Marks the kernel as one that works in whole warpgroups (its block must be a multiple of
+    /// 128 threads, checked at `finish`).
+    pub(crate) fn need_warpgroups(&mut self) {
+        self.launch.needs_warpgroups = true;
+    }
+
     /// Threads per CTA, once a scope id has stated them.
     pub(crate) fn block_threads(&self) -> Option<u32> {
         self.launch

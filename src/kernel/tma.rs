@@ -115,6 +115,31 @@ impl KernelBuilder {
         })
     }
 
+    /// `t` with its tensor map named by a generic address computed here, once (`mov` of the
+    /// parameter's address and `cvta.param`, PTX ISA 9.7.9.27: a tensor map may be named by its
+    /// generic address): the TMA copies written after it, in a loop say, read that register
+    /// instead of converting the parameter's address at each copy.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{Expr, KernelBuilder};
+    /// use ptxkit::runtime::TmaBox;
+    /// let mut k = KernelBuilder::new("tma", Target::Sm90a);
+    /// let src = k.tma_tensor::<ty::F32>("src", [Expr::from(64u32), Expr::from(64u32)], TmaBox::new([32, 32]))?;
+    /// let here = k.tma_generic(&src)?;
+    /// assert_eq!(here.box_shape(), src.box_shape());
+    /// assert_ne!(here.map(), src.map()); // a register now, not the parameter
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn tma_generic<T: Elem>(&mut self, t: &TmaTensor<T>) -> Result<TmaTensor<T>> {
+        let addr = self.f.tensor_map_address(&t.map)?;
+        Ok(TmaTensor {
+            map: TensorMapRef::Generic(addr),
+            ..t.clone()
+        })
+    }
+
     /// A shared-memory buffer the shape of `t`'s box, aligned and swizzled as its swizzle asks
     /// (1024 bytes for the 128-byte swizzle): the destination of a TMA load of `t` and the
     /// source of a TMA store, read and written through the swizzle.

@@ -194,8 +194,8 @@ impl KernelBuilder {
     /// The `rows x cols` block at block coordinates `(bi, bj)` of a row-major rank-2 global
     /// tensor: its origin is `(bi * rows, bj * cols)`. With run-time extents the block carries a
     /// run-time pitch (the row stride, with the multiple its symbols' facts give) and bounds (the
-    /// rows and columns left from its origin), which the edge-aware variants honour: stores past
-    /// the edge are skipped, loads read zero.
+    /// rows and columns left from its origin, 0 for a block that starts past the edge), which the
+    /// edge-aware variants honour: stores past the edge are skipped, loads read zero.
     #[track_caller]
     pub fn tile_at<T: Elem>(
         &mut self,
@@ -222,10 +222,22 @@ impl KernelBuilder {
         let pitch_e = buf.strides()[0].clone();
         let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
         let pitch = RunCount::new(self.eval(pitch_e)?, multiple);
+        // What is left of an extent from an origin: `extent - origin`, or 0 for an origin past
+        // it (`max(extent, origin) - origin`, not a count wrapped round 2^32) unless the bounds
+        // show the origin is within it. Either value is a multiple of the difference's multiple.
         let left = |k: &mut KernelBuilder, extent: &Expr, origin: Expr| -> Result<RunCount> {
-            let e = k.simplify(&(extent.clone() - origin));
+            let e = k.simplify(&(extent.clone() - origin.clone()));
             let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
-            Ok(RunCount::new(k.eval(e)?, m))
+            let (_, origin_max) = crate::kernel::expr::bounds(&origin, k.vars.as_slice());
+            let (extent_min, _) = crate::kernel::expr::bounds(extent, k.vars.as_slice());
+            if origin_max.is_some_and(|o| o <= extent_min) {
+                return Ok(RunCount::new(k.eval(e)?, m));
+            }
+            let (x, o) = (k.eval(extent.clone())?, k.eval(origin)?);
+            let d = k.isa().reg::<ty::U32>();
+            k.isa().max(d, x, o)?;
+            k.isa().sub(d, d, o)?;
+            Ok(RunCount::new(d, m))
         };
         let (h, w) = (buf.shape()[0].clone(), buf.shape()[1].clone());
         let rows_left = left(self, &h, r0.clone())?;
