@@ -1,5 +1,8 @@
 //! The Hopper bf16 GEMM: checks it against cuBLAS on fresh random data (odd shapes included), then
-//! times it against cuBLAS in the same process and prints a table.
+//! times it against cuBLAS in the same process and prints a table. [`gemm_kernel`] is the kernel
+//! as its design reads, written from the library's building blocks: the producer warpgroup
+//! loads tiles into the shared-memory stage ring, the two consumer warpgroups run the wgmma main
+//! loop and the epilogue, over a persistent tile schedule.
 //!
 //! ```text
 //! cargo run --release --example gemm_hopper            # check + time (needs an H100/H200)
@@ -9,11 +12,35 @@
 //! cargo run --release --example gemm_hopper -- --all-configs # also time other configurations
 //! ```
 
+use std::cell::RefCell;
 use std::process::ExitCode;
 
 use cudarc::cublas::CudaBlas;
-use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
+use ptxkit::isa::builder::CmpOp;
+use ptxkit::isa::{Target, ty};
+use ptxkit::kernel::{KernelBuilder, KernelError};
+use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, GemmKernel, HopperGemm, build, check};
 use ptxkit::runtime::Device;
+use ptxkit::smem::pipeline::sync::WaitMode;
+
+/// The bf16 GEMM kernel for `cfg` (bf16 in and out), as the library builds it
+/// ([`ptxkit::library::gemm::build`]).
+fn gemm_kernel(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
+    let mut k = KernelBuilder::new(&cfg.name(), Target::Sm90a);
+    // The operands (A, B and C as TMA tensors; m, n, k as symbols with their facts), the block,
+    // the persistent grid, shared memory (the stage ring, C staging, barriers) and the protocol.
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    // Both roles below use the GEMM's state, one after the other.
+    let gemm = RefCell::new(gemm);
+    gemm.borrow_mut().init_barriers(&mut k)?;
+    let wg = k.warpgroup_id([3])?;
+    let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
+    // Warpgroup 0: 24 registers, one thread loading A and B boxes round the stage ring.
+    // Warpgroups 1 and 2: 240 registers, per tile the wgmma main loop, then the epilogue.
+    k.if_(is_producer, |k| gemm.borrow_mut().producer(k))
+        .else_(|k| gemm.borrow_mut().consumer(k, wg))?;
+    gemm.into_inner().finish(k)
+}
 
 /// Odd shapes, checked before the benchmark shapes: edges in M, N and K; K not a multiple of 8,
 /// which goes through the zero-padding path.
@@ -31,12 +58,21 @@ const EDGE_SHAPES: &[(usize, usize, usize)] = &[
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--ptx") {
-        return match build(&GemmConfig::large()).and_then(|m| m.to_ptx()) {
-            Ok(p) => {
-                print!("{p}");
+        let cfg = GemmConfig::large();
+        return match (gemm_kernel(cfg), build(&cfg).and_then(|m| m.to_ptx())) {
+            (Ok(ours), Ok(library)) if ours.built.ptx() == library => {
+                print!("{library}");
                 ExitCode::SUCCESS
             }
-            Err(e) => {
+            (Ok(_), Ok(_)) => {
+                eprintln!("gemm_hopper: the example's kernel differs from the library's");
+                ExitCode::from(2)
+            }
+            (Err(e), _) => {
+                eprintln!("gemm_hopper: {e}");
+                ExitCode::from(2)
+            }
+            (_, Err(e)) => {
                 eprintln!("gemm_hopper: {e}");
                 ExitCode::from(2)
             }

@@ -13,12 +13,12 @@ use ptxkit::isa::ScalarType;
 use ptxkit::isa::Target;
 use ptxkit::library::gemm::{
     Gemm, GemmConfig, GemmError, build_with, check::CheckResult, check::random_values,
-    check_operands, operand_map_desc,
+    check_operands,
 };
 use ptxkit::runtime::cuda::{CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut};
 use ptxkit::runtime::{
-    ArgDesc, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMap, TensorMapRule,
-    TensorMut, TensorRef, check_and_pack, check_tensor_map, device_count, driver_available,
+    ArgDesc, Device, JitOptions, Param, RuntimeError, Scalar, TensorDesc, TensorMapRule, TensorMut,
+    TensorRef, check_and_pack, device_count, driver_available,
 };
 use ptxkit::smem::pipeline::sync::WaitMode;
 use std::sync::Arc;
@@ -32,11 +32,13 @@ fn desc(dtype: ScalarType, offset: usize, shape: &[usize]) -> TensorDesc {
     TensorDesc::of_memory("CudaView", dtype, addr, len, shape.to_vec(), 0).unwrap()
 }
 
-/// The arguments of a GEMM launch with C described by `c`.
-fn gemm_args(cfg: &GemmConfig, c: TensorDesc, k: u32) -> Vec<ArgDesc> {
-    let maps = if cfg.tma_store { 3 } else { 2 };
-    let mut args = vec![ArgDesc::TensorMap(TensorMap::zeroed()); maps];
-    args.extend([ArgDesc::Tensor(c), ArgDesc::Scalar(Scalar::U32(k))]);
+/// The arguments of a GEMM launch (`[m, k]` A and `[n, k]` B at offset 0) with C `[m, n]`
+/// described by `c`: the tensors and, with alpha/beta, the two scalars (m, n and k are read from
+/// the shapes).
+fn gemm_args(cfg: &GemmConfig, a: TensorDesc, c: TensorDesc, k: usize) -> Vec<ArgDesc> {
+    let n = c.shape[1];
+    let b = desc(cfg.input, 0, &[n, k]);
+    let mut args = vec![ArgDesc::Tensor(a), ArgDesc::Tensor(b), ArgDesc::Tensor(c)];
     if cfg.alpha_beta {
         args.extend([
             ArgDesc::Scalar(Scalar::F32(1.0)),
@@ -47,8 +49,8 @@ fn gemm_args(cfg: &GemmConfig, c: TensorDesc, k: u32) -> Vec<ArgDesc> {
 }
 
 /// For each epilogue, the element offsets of a C view the launcher takes are exactly those
-/// where the epilogue's widest access is aligned: a TMA store's 16 bytes, a pair store's two
-/// elements, one element otherwise.
+/// where the epilogue's widest access is aligned: a TMA store's 16 bytes (the tensor map's
+/// rule, C being a TMA tensor there), a pair store's two elements, one element otherwise.
 #[test]
 fn gemm_c_alignment_follows_the_epilogue() {
     let large = GemmConfig::large();
@@ -84,9 +86,13 @@ fn gemm_c_alignment_follows_the_epilogue() {
     ];
     for (cfg, dtype, align) in cases {
         // The signature the kernel declares, as the launcher gets it.
-        let sig = build_with(&cfg, WaitMode::Spin).unwrap().signature;
+        let sig = build_with(&cfg, WaitMode::Spin)
+            .unwrap()
+            .signature()
+            .clone();
         let declared = sig.params.iter().find_map(|p| match p {
             Param::Tensor { name, align, .. } if name == "c" => Some(*align),
+            Param::TmaTensor { name, .. } if name == "c" => Some(16),
             _ => None,
         });
         assert_eq!(declared, Some(align), "{}", cfg.name());
@@ -94,7 +100,8 @@ fn gemm_c_alignment_follows_the_epilogue() {
         for offset in 0..32 {
             let c = desc(dtype, offset, &[m, n]);
             let addr = c.addr;
-            let got = check_and_pack(&sig, &gemm_args(&cfg, c, 64), 0);
+            let a = desc(cfg.input, 0, &[m, 64]);
+            let got = check_and_pack(&sig, &gemm_args(&cfg, a, c, 64), 0);
             if (offset * dtype.bytes() as usize) % align == 0 {
                 assert!(
                     got.is_ok(),
@@ -104,9 +111,11 @@ fn gemm_c_alignment_follows_the_epilogue() {
                 );
             } else {
                 let e = got.unwrap_err();
+                let tma_rule = matches!(&e, RuntimeError::TmaTensor { param, rule: Some(TensorMapRule::GlobalAddressAlign), .. } if param == "c");
+                let misaligned = matches!(&e, RuntimeError::Misaligned { param, align: a, addr: at }
+                        if param == "c" && *a == align && *at == addr);
                 assert!(
-                    matches!(e, RuntimeError::Misaligned { ref param, align: a, addr: at }
-                        if param == "c" && a == align && at == addr),
+                    tma_rule || misaligned,
                     "{} offset {offset}: {e}",
                     cfg.name()
                 );
@@ -115,24 +124,31 @@ fn gemm_c_alignment_follows_the_epilogue() {
     }
 }
 
-/// A and B reach the kernel through tensor maps of their own addresses: a view whose address is
-/// not 16-byte aligned is refused by the driver's rule, checked on the host first.
+/// A and B reach the kernel as TMA tensors: the launcher builds their maps from their own
+/// addresses, so a view whose address is not 16-byte aligned is refused by the driver's rule,
+/// checked on the host first and named by the parameter.
 #[test]
 fn gemm_operands_off_16_bytes_break_the_tensor_map_rule() {
+    let cfg = GemmConfig::large();
+    let sig = build_with(&cfg, WaitMode::Spin)
+        .unwrap()
+        .signature()
+        .clone();
     for offset in 0..64 {
         let a = desc(ScalarType::Bf16, offset, &[300, 136]);
-        let got =
-            check_tensor_map(&operand_map_desc(ScalarType::Bf16, &a, GemmConfig::BM).unwrap());
+        let c = desc(ScalarType::Bf16, 0, &[300, 520]);
+        let got = check_and_pack(&sig, &gemm_args(&cfg, a, c, 136), 0);
         if offset % 8 == 0 {
             assert!(got.is_ok(), "offset {offset}: {:?}", got.err());
         } else {
             assert!(
                 matches!(
-                    got,
-                    Err(RuntimeError::TensorMapRule {
-                        rule: TensorMapRule::GlobalAddressAlign,
+                    &got,
+                    Err(RuntimeError::TmaTensor {
+                        param,
+                        rule: Some(TensorMapRule::GlobalAddressAlign),
                         ..
-                    })
+                    }) if param == "a"
                 ),
                 "offset {offset}: {got:?}"
             );

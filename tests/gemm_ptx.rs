@@ -109,7 +109,7 @@ fn gemm_ptx_matches_the_golden_files() {
         })
         .collect();
     let large = GemmConfig::large();
-    let debug = build_with(&large, WaitMode::Bounded).and_then(|g| g.module.to_ptx());
+    let debug = build_with(&large, WaitMode::Bounded).and_then(|g| g.module().to_ptx());
     builds.push((
         format!("{}.debug", large.name()),
         debug.unwrap_or_else(|e| panic!("debug build: {e}")),
@@ -192,4 +192,90 @@ fn the_k_padding_kernel_assembles() {
         let out = ptxas.assemble(&text, Target::Sm90a, &[]).unwrap();
         assert!(out.ok, "{}", out.log);
     }
+}
+
+/// The launch comes from the kernel itself: its signature (A, B and C as tensors the launcher
+/// builds tensor maps from, m, n, k read from their shapes, with the facts the kernel relies on)
+/// and its launch spec (a persistent grid of `min(tiles, SMs)` CTAs, or of
+/// `min(pairs, clusters resident)` CTA pairs, 384 threads, the layout's shared memory). No
+/// host-side grid arithmetic, no hand-built tensor map.
+#[test]
+fn the_launch_is_derived_from_the_kernel() {
+    use ptxkit::kernel::PersistentUnit;
+    use ptxkit::runtime::{ArgDesc, Param, Residency, TensorDesc};
+    let tensor = |dtype: ScalarType, shape: &[usize]| {
+        let len = shape.iter().product();
+        ArgDesc::Tensor(
+            TensorDesc::of_memory("test", dtype, 0x7f00_0000_0000, len, shape.to_vec(), 0).unwrap(),
+        )
+    };
+    let bf = ScalarType::Bf16;
+    let args = |m: usize, n: usize, k: usize| {
+        vec![
+            tensor(bf, &[m, k]),
+            tensor(bf, &[n, k]),
+            tensor(bf, &[m, n]),
+        ]
+    };
+    let h100 = Residency {
+        sm_count: 132,
+        ctas_per_sm: 1,
+        clusters: Some(66),
+    };
+    let large = GemmConfig::large();
+    let g = build_with(&large, WaitMode::Spin).unwrap();
+    let names: Vec<&str> = g.signature().params.iter().map(Param::name).collect();
+    assert_eq!(names, ["m", "n", "k", "a", "b", "c"]);
+    let spec = g.built.launch_spec();
+    assert_eq!(spec.block, [384, 1, 1]);
+    assert_eq!(spec.dynamic_smem_bytes, large.smem_bytes().unwrap());
+    let p = spec.persistent.as_ref().unwrap();
+    assert_eq!((p.unit, p.ctas_per_sm), (PersistentUnit::Cta, Some(1)));
+    // 8192²: 64 x 32 tiles on 132 SMs; 256 x 512: 2 x 2 tiles, one CTA each.
+    let (cfg, syms) = g
+        .built
+        .config_on(&args(8192, 8192, 8192), 0, Some(h100))
+        .unwrap();
+    assert_eq!(cfg.grid, [132, 1, 1]);
+    assert_eq!((syms["m"], syms["n"], syms["k"]), (8192, 8192, 8192));
+    let (cfg, _) = g
+        .built
+        .config_on(&args(256, 512, 64), 0, Some(h100))
+        .unwrap();
+    assert_eq!(cfg.grid, [4, 1, 1]);
+    // The TMA-store epilogue needs N a multiple of 8, K a multiple of 8 (the host pads other K).
+    assert!(
+        g.built
+            .config_on(&args(256, 516, 64), 0, Some(h100))
+            .is_err()
+    );
+    assert!(
+        g.built
+            .config_on(&args(256, 512, 60), 0, Some(h100))
+            .is_err()
+    );
+
+    // CTA pairs: 8192²: 32 x 32 pairs, as many as are resident (66), two CTAs each; 384 x 512:
+    // 2 x 2 pairs.
+    let pair = GemmConfig {
+        cluster_m: 2,
+        ..large
+    };
+    let g = build_with(&pair, WaitMode::Spin).unwrap();
+    let spec = g.built.launch_spec();
+    assert_eq!(spec.cluster, Some([2, 1, 1]));
+    assert_eq!(
+        spec.persistent.as_ref().map(|p| p.unit),
+        Some(PersistentUnit::Cluster)
+    );
+    let (cfg, _) = g
+        .built
+        .config_on(&args(8192, 8192, 8192), 0, Some(h100))
+        .unwrap();
+    assert_eq!((cfg.grid, cfg.cluster), ([132, 1, 1], Some([2, 1, 1])));
+    let (cfg, _) = g
+        .built
+        .config_on(&args(384, 512, 64), 0, Some(h100))
+        .unwrap();
+    assert_eq!(cfg.grid, [8, 1, 1]);
 }

@@ -260,7 +260,7 @@ fn the_gemm_debug_build_assembles() {
         },
     ] {
         let g = build_with(&cfg, WaitMode::Bounded).unwrap();
-        let (m, sites) = (g.module, g.sites);
+        let (m, sites) = (g.built.module().clone(), g.sites);
         let text = m.to_ptx().unwrap();
         // The producer's wait on empty[s], the consumers' on full[s], each found in the text.
         let names: Vec<&str> = sites.sites.iter().map(|s| s.array.as_str()).collect();

@@ -203,12 +203,6 @@ impl<'a> TensorRef<'a> {
     pub fn desc(&self) -> &TensorDesc {
         &self.desc
     }
-
-    /// Orders `stream` after the memory's last write; the guard records the read when dropped,
-    /// after the work that reads it is enqueued.
-    pub(crate) fn bind<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.mem.raw_ptr(stream).1
-    }
 }
 
 impl<'a> TensorMut<'a> {

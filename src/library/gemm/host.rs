@@ -1,14 +1,14 @@
-//! Running the GEMM: the kernel signature, tensor maps and launch configuration.
+//! Running the GEMM: the built kernel loaded, its launch derived from its own signature and
+//! launch spec (the persistent grid sized to the device's residency, the tensor maps of A, B and
+//! C built by the launcher from the tensors passed).
 
 use ptx_isa::ScalarType;
-use smem::SwizzleMode;
 use std::sync::Arc;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, L2Promotion, LaunchConfig,
-    NoTensorMapType, RuntimeError, TensorDesc, TensorMap, TensorMapDType, TensorMapDesc, TensorMut,
-    TensorRef, Watch, debug_hang_from_env,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, LaunchConfig, LoadedKernel,
+    RuntimeError, TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 use smem::pipeline::sync::WaitMode;
 
@@ -23,9 +23,6 @@ pub enum GemmError {
     /// Loading or launching failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// An element type no tensor map describes.
-    #[error(transparent)]
-    TensorMapType(#[from] NoTensorMapType),
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
@@ -34,14 +31,10 @@ pub enum GemmError {
 /// A loaded GEMM kernel for one configuration.
 pub struct Gemm {
     cfg: GemmConfig,
-    kernel: Kernel,
+    /// The kernel, launched through its own signature and launch spec.
+    kernel: LoadedKernel,
     /// Zero-pads K to a multiple of 8 for problems whose K is not.
     pad: Kernel,
-    sms: u32,
-    /// Clusters that fit on the GPU at once (cluster_m = 2), so the persistent grid is one wave.
-    max_clusters: u32,
-    /// The dynamic shared memory each launch passes (the kernel's layout).
-    smem_bytes: u32,
     /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
     hang: Option<HangBuffer>,
 }
@@ -66,54 +59,44 @@ impl Gemm {
         } else {
             WaitMode::Spin
         };
-        let super::GemmKernel {
-            module,
-            signature,
-            sites,
-            smem_bytes,
-        } = super::build_with(&cfg, mode)?;
-        let ptx = module.to_ptx()?;
-        let module = device.load_ptx(&ptx, &JitOptions::default())?;
+        let gemm = super::build_with(&cfg, mode)?;
+        let kernel = gemm.built.load(device, &JitOptions::default())?;
         let hang = match bound {
             Some(b) => {
-                let h = HangBuffer::new(&module, sites, b)?;
+                let module = kernel.kernel().module();
+                let h = HangBuffer::new(module, gemm.sites, b)?;
                 // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
-                h.arm(&module)?;
+                h.arm(module)?;
                 Some(h)
             }
             None => None,
         };
-        let kernel = Kernel::new(device.clone(), module, signature)?;
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
-        let pad_dtype = cfg.input;
         let pad = Kernel::new(
             device.clone(),
             device.load_ptx(&pad_ptx, &JitOptions::default())?,
-            super::pad::pad_signature(pad_dtype),
+            super::pad::pad_signature(cfg.input),
         )?;
-        let sms = device.attributes().sm_count;
-        let max_clusters = if cfg.cluster_m == 2 {
-            let probe = LaunchConfig::new([sms / 2 * 2, 1, 1], [GemmConfig::THREADS, 1, 1])
-                .with_cluster([2, 1, 1])
-                .with_dynamic_smem(smem_bytes);
-            kernel.max_active_clusters(&probe)?.max(1)
-        } else {
-            0
-        };
         Ok(Gemm {
-            smem_bytes,
             hang,
             cfg,
             pad,
             kernel,
-            sms,
-            max_clusters,
         })
     }
 
-    /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's size).
+    /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's most
+    /// clusters, read when the kernel was loaded); 0 otherwise.
     pub fn max_active_clusters(&self) -> u32 {
-        self.max_clusters
+        self.kernel
+            .residency()
+            .and_then(|r| r.clusters)
+            .map_or(0, |c| c.max(1))
+    }
+
+    /// The loaded kernel (its built PTX, signature and launch spec, and the device's residency).
+    pub fn kernel(&self) -> &LoadedKernel {
+        &self.kernel
     }
 
     /// A copy of `t` (`[rows, k]`) widened to `[rows, kp]` with zero columns.
@@ -155,16 +138,6 @@ impl Gemm {
     /// The configuration.
     pub fn config(&self) -> &GemmConfig {
         &self.cfg
-    }
-
-    /// The tensor map of a K-major operand `[rows, k]` loaded in boxes of `box_rows` x 64.
-    fn operand_map(&self, t: &TensorDesc, box_rows: u32) -> Result<TensorMap, GemmError> {
-        let desc = operand_map_desc(self.cfg.input, t, box_rows)?;
-        Ok(self.kernel_device().encode_tensor_map(&desc)?)
-    }
-
-    fn kernel_device(&self) -> &Device {
-        self.kernel.device()
     }
 
     /// `C = A·Bᵀ` (or `alpha·A·Bᵀ + beta·C` with `alpha_beta`) on `stream`: A is `[m, k]`, B
@@ -261,7 +234,7 @@ impl Gemm {
         alpha_beta: Option<(f32, f32)>,
         wait: bool,
     ) -> Result<(), GemmError> {
-        let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
+        let (_, _, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -274,43 +247,13 @@ impl Gemm {
                 ))),
             };
         }
-        let tma = self.operand_map(a.desc(), GemmConfig::BM)?;
-        // In a CTA pair each CTA loads half of the B tile.
-        let tmb = self.operand_map(b.desc(), self.cfg.bn / self.cfg.cluster_m)?;
-        // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at the
-        // edges.
-        let tmc = if self.cfg.tma_store {
-            let dtype = TensorMapDType::try_from(self.cfg.output)?;
-            let desc = TensorMapDesc::row_major(dtype, c.desc().addr, &c.desc().shape, &[64, 64])
-                .with_swizzle(SwizzleMode::B128);
-            Some(self.kernel_device().encode_tensor_map(&desc)?)
-        } else {
-            None
-        };
-        let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
-        let launch = if self.cfg.cluster_m == 2 {
-            // Clusters of two CTAs walk pairs of M-tiles.
-            let pairs = m.div_ceil(2 * GemmConfig::BM as usize) * n.div_ceil(self.cfg.bn as usize);
-            let clusters = (pairs as u32).min(self.max_clusters).max(1);
-            LaunchConfig::new([2 * clusters, 1, 1], [GemmConfig::THREADS, 1, 1])
-                .with_cluster([2, 1, 1])
-        } else {
-            let grid = (tiles as u32).min(self.sms).max(1);
-            LaunchConfig::new([grid, 1, 1], [GemmConfig::THREADS, 1, 1])
-        }
-        .with_dynamic_smem(self.smem_bytes);
-        let mut args = vec![Arg::tensor_map(&tma), Arg::tensor_map(&tmb)];
-        if let Some(tmc) = &tmc {
-            args.push(Arg::tensor_map(tmc));
-        }
-        args.extend([c.reborrow().into(), Arg::scalar(k as u32)]);
+        // The launcher checks A, B and C against the kernel's signature, builds their tensor
+        // maps, reads m, n and k from their shapes and sizes the persistent grid to the device.
+        let mut args: Vec<Arg<'_>> = vec![a.clone().into(), b.clone().into(), c.reborrow().into()];
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
-        // A and B reach the kernel through the tensor maps, not as arguments: order the launch
-        // after their last writes here, and record its reads once it is enqueued.
-        let reads = [a.bind(stream), b.bind(stream)];
         match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
             Some(h) => {
@@ -318,40 +261,21 @@ impl Gemm {
                     timeout: None,
                     hang: Some(h),
                 };
-                self.kernel
-                    .launch_watched(stream, &launch, &mut args, &watch)?;
+                self.kernel.launch_watched(stream, &mut args, &watch)?;
             }
             None => {
-                self.kernel.launch(stream, &launch, &mut args)?;
+                self.kernel.launch(stream, &mut args)?;
             }
         }
-        drop(reads);
         Ok(())
     }
-}
-
-/// The tensor map of a K-major operand `t` (`[rows, k]`, of `input`) loaded in boxes of
-/// `box_rows` x 64 with the 128B swizzle: at `t`'s own address, so an operand borrowed at an
-/// offset that is not 16-byte aligned breaks the driver's rule and is refused
-/// ([`crate::runtime::check_tensor_map`]).
-pub fn operand_map_desc(
-    input: ScalarType,
-    t: &TensorDesc,
-    box_rows: u32,
-) -> Result<TensorMapDesc, GemmError> {
-    let dtype = TensorMapDType::try_from(input)?;
-    Ok(
-        TensorMapDesc::row_major(dtype, t.addr, &t.shape, &[box_rows, GemmConfig::BK])
-            .with_swizzle(SwizzleMode::B128)
-            .with_l2_promotion(L2Promotion::B256),
-    )
 }
 
 /// Checks A, B and C against `cfg` and each other and returns `(m, n, k)`: A `[m, k]`, B
 /// `[n, k]`, C `[m, n]`, A and B of the kernel's input type, `k > 0`, N's parity and the epilogue
 /// as the kernel was built, and alpha/beta given exactly when it takes them. C's dtype,
-/// alignment and device are the launcher's checks (the kernel's signature,
-/// [`super::GemmKernel::signature`]).
+/// alignment and device, and the tensor-map rules of A, B (and C) are the launcher's checks (the
+/// kernel's signature, [`super::GemmKernel::signature`]).
 pub fn check_operands(
     cfg: &GemmConfig,
     a: &TensorDesc,

@@ -47,7 +47,7 @@ impl GemmConfig {
     /// [`GemmConfigError::SharedMemory`].
     pub(super) fn smem_layout(&self) -> Result<SmemLayout, GemmConfigError> {
         let tile = |mn: u32| {
-            wgmma_tile(self.input, TileShape { mn, k: Self::BK }, Major::K).map_err(|_| {
+            wgmma_tile(self.input, TileShape { mn, k: self.bk() }, Major::K).map_err(|_| {
                 GemmConfigError::Types {
                     input: self.input,
                     output: self.output,
@@ -107,5 +107,22 @@ mod tests {
         assert_eq!(l.ring.empty().offset(0), Ok(bars + 8 * large.stages));
         assert_eq!(l.swizzle(), SwizzleMode::B128);
         assert_eq!(l.launch_bytes, 214_064);
+    }
+
+    /// The layout is in bytes of K: an 8-bit input (e4m3, for an FP8 variant) takes BK = 128
+    /// elements, the same 128-byte swizzle rows, so the same stage ring and barriers.
+    #[test]
+    fn an_fp8_input_takes_the_same_bytes_with_twice_the_k() {
+        let large = GemmConfig::large();
+        let fp8 = GemmConfig {
+            input: ptx_isa::ScalarType::E4m3,
+            ..large
+        };
+        assert_eq!((large.bk(), fp8.bk()), (64, 128));
+        let (l, f) = (large.smem_layout().unwrap(), fp8.smem_layout().unwrap());
+        assert_eq!(f.ring.stride(), l.ring.stride());
+        assert_eq!(f.ring.tx_bytes(), l.ring.tx_bytes());
+        assert_eq!(f.launch_bytes, l.launch_bytes);
+        assert_eq!(f.swizzle(), SwizzleMode::B128);
     }
 }

@@ -25,8 +25,8 @@ mod host;
 mod layout;
 mod pad;
 
-pub use build::{GemmKernel, build, build_with};
-pub use host::{Gemm, GemmError, check_operands, operand_map_desc};
+pub use build::{GemmKernel, HopperGemm, Output, Schedule, Tile, build, build_with};
+pub use host::{Gemm, GemmError, check_operands};
 pub use pad::{pad_module, pad_signature};
 
 use ptx_isa::{Module, ScalarType, Target};
@@ -120,8 +120,12 @@ pub struct GemmConfig {
 impl GemmConfig {
     /// Tile height M: two consumer warpgroups of 64 rows.
     pub const BM: u32 = 128;
-    /// Tile depth K: 64 bf16/f16 elements, one 128-byte swizzle row.
+    /// Tile depth K: 64 bf16/f16 elements, one 128-byte swizzle row ([`GemmConfig::bk`] for the
+    /// configuration's input type).
     pub const BK: u32 = 64;
+    /// Tile depth K in bytes: one 128-byte swizzle row of each operand's rows (PTX ISA
+    /// 9.7.15.5.1.2: a K-major 128B-swizzled wgmma operand).
+    pub const BK_BYTES: u32 = 128;
     /// Threads per CTA: one producer and two consumer warpgroups.
     pub const THREADS: u32 = 384;
     /// Registers of the producer warpgroup after `setmaxnreg.dec`.
@@ -178,9 +182,15 @@ impl GemmConfig {
         }
     }
 
+    /// Tile depth K in elements of the input type: [`GemmConfig::BK_BYTES`] of them (64 16-bit
+    /// elements; an 8-bit input would take 128, four wgmma k32 steps).
+    pub fn bk(&self) -> u32 {
+        Self::BK_BYTES / self.input.bytes().max(1)
+    }
+
     /// Bytes of one stage: an A tile (BM x BK) and a B tile (bn x BK).
     pub fn stage_bytes(&self) -> u32 {
-        (Self::BM + self.bn) * Self::BK * 2
+        (Self::BM + self.bn) * Self::BK_BYTES
     }
 
     /// Dynamic shared memory the launch needs: the pool's layout of the stages, the C staging
@@ -262,5 +272,5 @@ pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
         )
         .on_target(target));
     }
-    build_with(&GemmConfig::large(), mode).map(|g| g.module)
+    build_with(&GemmConfig::large(), mode).map(|g| g.built.into_module())
 }
