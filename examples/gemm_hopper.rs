@@ -33,12 +33,13 @@ fn gemm_kernel(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     // Both roles below use the GEMM's state, one after the other.
     let gemm = RefCell::new(gemm);
     gemm.borrow_mut().init_barriers(&mut k)?;
-    let wg = k.warpgroup_id([3])?;
-    let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
     // Warpgroup 0: 24 registers, one thread loading A and B boxes round the stage ring.
+    let producer = |k: &mut KernelBuilder| gemm.borrow_mut().producer(k);
     // Warpgroups 1 and 2: 240 registers, per tile the wgmma main loop, then the epilogue.
-    k.if_(is_producer, |k| gemm.borrow_mut().producer(k))
-        .else_(|k| gemm.borrow_mut().consumer(k, wg))?;
+    let wg = k.warpgroup_id([3])?;
+    let consumers = |k: &mut KernelBuilder| gemm.borrow_mut().consumer(k, wg);
+    let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
+    k.if_(is_producer, producer).else_(consumers)?;
     gemm.into_inner().finish(k)
 }
 
