@@ -234,19 +234,6 @@ impl LoadedKernel {
         self.kernel.launch(stream, &cfg, args)
     }
 
-    /// [`LoadedKernel::launch`], then waits for the stream as `watch` says
-    /// ([`Kernel::launch_watched`]: a time limit, a debug build's hang records).
-    pub fn launch_watched(
-        &self,
-        stream: &CudaStream,
-        args: &mut [Arg<'_>],
-        watch: &super::Watch<'_>,
-    ) -> RtResult<Symbols> {
-        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let (cfg, _) = self.built.config_on(&descs, self.device, self.residency)?;
-        self.kernel.launch_watched(stream, &cfg, args, watch)
-    }
-
     /// Launches with an explicit configuration (checked by the runtime like any other).
     pub fn launch_with(
         &self,

@@ -234,7 +234,7 @@ impl Gemm {
         alpha_beta: Option<(f32, f32)>,
         wait: bool,
     ) -> Result<(), GemmError> {
-        let (_, _, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
+        let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -247,8 +247,22 @@ impl Gemm {
                 ))),
             };
         }
-        // The launcher checks A, B and C against the kernel's signature, builds their tensor
-        // maps, reads m, n and k from their shapes and sizes the persistent grid to the device.
+        // The launch the kernel states for these extents: its persistent grid sized to the
+        // device's residency (read at load), its block, cluster and shared memory. Evaluated
+        // here from the extents `check_operands` read, so the arguments are checked once, by
+        // the launch itself (against the signature: A, B and C, their tensor maps built from
+        // them, and m, n, k read from their shapes).
+        let symbols = [("m", m), ("n", n), ("k", k)]
+            .into_iter()
+            .map(|(name, v)| (name.to_string(), v as u64))
+            .collect();
+        let residency = self
+            .kernel
+            .residency()
+            .ok_or_else(|| RuntimeError::InvalidLaunch {
+                reason: "the GEMM's persistent grid needs the device's residency".into(),
+            })?;
+        let launch = self.kernel.built().launch_config_on(&symbols, residency)?;
         let mut args: Vec<Arg<'_>> = vec![a.clone().into(), b.clone().into(), c.reborrow().into()];
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
@@ -261,10 +275,12 @@ impl Gemm {
                     timeout: None,
                     hang: Some(h),
                 };
-                self.kernel.launch_watched(stream, &mut args, &watch)?;
+                self.kernel
+                    .kernel()
+                    .launch_watched(stream, &launch, &mut args, &watch)?;
             }
             None => {
-                self.kernel.launch(stream, &mut args)?;
+                self.kernel.kernel().launch(stream, &launch, &mut args)?;
             }
         }
         Ok(())
