@@ -4,10 +4,10 @@
 
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, spaces, ty};
 
-use super::common::{both_contiguous, pair, same_elements, scope_in, storages};
+use super::common::{CONTIGUOUS, ELEMENTS, pair, scope, storage};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::Base;
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// One bulk copy of `bytes` from this CTA's `src` to the peer's `dst`, completing on `mbar`.
@@ -60,30 +60,10 @@ pub const VARIANT: Variant = Variant {
     priority: 20,
     views: false,
     predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::SharedCluster,
-                        src: Storage::Shared,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Thread]),
-        },
-        Predicate {
-            name: "elements",
-            check: same_elements,
-        },
-        Predicate {
-            name: "contiguous",
-            check: both_contiguous,
-        },
+        storage!(Shared -> SharedCluster),
+        scope!(Thread),
+        ELEMENTS,
+        CONTIGUOUS,
     ],
     planner: Planner { name: "bulk", plan },
 };

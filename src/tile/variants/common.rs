@@ -3,11 +3,13 @@
 
 use ptx_isa::builder::{CmpOp, MatrixCount};
 use ptx_isa::{
-    Addr, Dim, FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, SpecialReg, Src, spaces, ty,
+    Addr, Dim, FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, SpecialReg, Src, TargetSet,
+    spaces, ty,
 };
 
-use crate::tile::op::OpCtx;
+use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, ScopeKind, StoragePair, TileRef};
+use crate::tile::registry::{Planned, Planner, Predicate, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// `(dst, src)` of a copy or cast.
@@ -63,6 +65,84 @@ pub fn scope_in(
         })
     }
 }
+
+/// What [`Planner::plan`] is: the plan for an op, or why there is none.
+pub type PlanFn = for<'a> fn(&'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection>;
+
+/// The registration of a variant that works on registers alone (any target, at every scope but
+/// a cluster): `elementwise.registers` and `cast.registers`.
+pub const fn registers_variant(op: OpKind, name: &'static str, plan: PlanFn) -> Variant {
+    const SCOPES: &[Predicate] = &[scope!(Thread, Warp, Warpgroup, Cta)];
+    Variant {
+        op,
+        name,
+        targets: TargetSet::all(),
+        priority: 10,
+        views: false,
+        predicates: SCOPES,
+        planner: Planner {
+            name: "registers",
+            plan,
+        },
+    }
+}
+
+/// `&'static [StoragePair]` written as copy directions: `storage_pairs![Global -> Shared]` is
+/// `&[StoragePair { dst: Storage::Shared, src: Storage::Global }]`.
+macro_rules! storage_pairs {
+    ($($src:ident -> $dst:ident),+ $(,)?) => {
+        &[$($crate::tile::operand::StoragePair {
+            dst: $crate::tile::operand::Storage::$dst,
+            src: $crate::tile::operand::Storage::$src,
+        }),+]
+    };
+}
+pub(crate) use storage_pairs;
+
+/// The `storage` predicate ([`storages`]): the copy runs in one of the listed directions
+/// (`storage!(Global -> Shared, Shared -> Global)`) or between a listed pair (`storage!(MEM)`).
+macro_rules! storage {
+    ($($src:ident -> $dst:ident),+ $(,)?) => {
+        $crate::tile::variants::common::storage!(
+            $crate::tile::variants::common::storage_pairs![$($src -> $dst),+]
+        )
+    };
+    ($pairs:expr) => {
+        $crate::tile::registry::Predicate {
+            name: "storage",
+            check: |c| $crate::tile::variants::common::storages(c, $pairs),
+        }
+    };
+}
+pub(crate) use storage;
+
+/// The `scope` predicate ([`scope_in`]): the op runs at one of the listed scope kinds.
+macro_rules! scope {
+    ($($kind:ident),+ $(,)?) => {
+        $crate::tile::registry::Predicate {
+            name: "scope",
+            check: |c| {
+                $crate::tile::variants::common::scope_in(
+                    c,
+                    &[$($crate::tile::operand::ScopeKind::$kind),+],
+                )
+            },
+        }
+    };
+}
+pub(crate) use scope;
+
+/// The `elements` predicate: [`same_elements`].
+pub const ELEMENTS: Predicate = Predicate {
+    name: "elements",
+    check: same_elements,
+};
+
+/// The `contiguous` predicate: [`both_contiguous`].
+pub const CONTIGUOUS: Predicate = Predicate {
+    name: "contiguous",
+    check: both_contiguous,
+};
 
 /// Both operands are dense (identity layout) and unswizzled.
 pub fn both_contiguous(ctx: &OpCtx<'_>) -> std::result::Result<(), Rejection> {

@@ -5,31 +5,12 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemTile, Regs, div_const, eval_layout, pair, register_side, rem_const, storages, thread_index,
+    MemTile, Regs, div_const, eval_layout, pair, register_side, rem_const, storage, thread_index,
 };
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope, Storage, StoragePair};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
-
-const PAIRS: &[StoragePair] = &[
-    StoragePair {
-        dst: Storage::Local,
-        src: Storage::Global,
-    },
-    StoragePair {
-        dst: Storage::Local,
-        src: Storage::Shared,
-    },
-    StoragePair {
-        dst: Storage::Global,
-        src: Storage::Local,
-    },
-    StoragePair {
-        dst: Storage::Shared,
-        src: Storage::Local,
-    },
-];
 
 /// The copy: each register at its value's (row, column) offset from the thread's first cell.
 struct FragmentCopy<'a> {
@@ -135,10 +116,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 5,
     views: false,
-    predicates: &[Predicate {
-        name: "storage",
-        check: |c| storages(c, PAIRS),
-    }],
+    predicates: &[storage!(Global -> Local, Shared -> Local, Local -> Global, Local -> Shared)],
     planner: Planner {
         name: "fragment",
         plan,

@@ -7,10 +7,10 @@ use layouts::fragment::ldmatrix;
 use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{Regs, pair, scope_in, storages, thread_index};
+use super::common::{Regs, pair, scope, storage, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope, ScopeKind, Storage, StoragePair, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The matrices of a register tile whose fragment is the `ldmatrix`/`stmatrix` one.
@@ -201,24 +201,7 @@ pub const LDMATRIX: Variant = Variant {
     targets: TargetSet::all(),
     priority: 30,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::Local,
-                        src: Storage::Shared,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Warp]),
-        },
-    ],
+    predicates: &[storage!(Shared -> Local), scope!(Warp)],
     planner: Planner {
         name: "fragment",
         plan: plan_load,
@@ -232,24 +215,7 @@ pub const STMATRIX: Variant = Variant {
     targets: TargetSet::sm_at_least(90),
     priority: 30,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::Shared,
-                        src: Storage::Local,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Warp]),
-        },
-    ],
+    predicates: &[storage!(Local -> Shared), scope!(Warp)],
     planner: Planner {
         name: "fragment",
         plan: plan_store,

@@ -3,11 +3,11 @@
 
 use ptx_isa::{FunctionBuilder, Result, ScalarType, TargetSet, ty};
 
-use super::common::{MemAddr, MemTile, pair, same_elements, storages, strided_loop, thread_index};
+use super::common::{ELEMENTS, MemAddr, MemTile, pair, storage, strided_loop, thread_index};
 use super::copy_vector::MEM;
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::ExecScope;
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The copy: element `e` of `src` to element `e` of `dst`, each through its layout and swizzle,
@@ -50,16 +50,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 0,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, MEM),
-        },
-        Predicate {
-            name: "elements",
-            check: same_elements,
-        },
-    ],
+    predicates: &[storage!(MEM), ELEMENTS],
     planner: Planner {
         name: "layouts",
         plan,

@@ -14,10 +14,10 @@ use layouts::fragment::TvLayout;
 use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{Regs, div_const, eval_layout, pair, rem_const, storages, thread_index};
+use super::common::{Regs, div_const, eval_layout, pair, rem_const, storage, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope, Storage, StoragePair, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The host plan: matrices per instruction, per-group value offsets, and the per-lane affine
@@ -316,18 +316,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::sm_at_least(90),
     priority: 25,
     views: false,
-    predicates: &[Predicate {
-        name: "storage",
-        check: |c| {
-            storages(
-                c,
-                &[StoragePair {
-                    dst: Storage::Shared,
-                    src: Storage::Local,
-                }],
-            )
-        },
-    }],
+    predicates: &[storage!(Local -> Shared)],
     planner: Planner {
         name: "fragment",
         plan: fragment,

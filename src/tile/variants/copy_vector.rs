@@ -5,11 +5,12 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemAddr, MemBase, both_contiguous, pair, same_elements, storages, strided_loop, thread_index,
+    CONTIGUOUS, ELEMENTS, MemAddr, MemBase, pair, storage, storage_pairs, strided_loop,
+    thread_index,
 };
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{ExecScope, Storage, StoragePair, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{ExecScope, StoragePair, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The widest access both tiles allow, in bytes.
@@ -52,24 +53,8 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
 }
 
 /// Memory to memory, every direction.
-pub(crate) const MEM: &[StoragePair] = &[
-    StoragePair {
-        dst: Storage::Shared,
-        src: Storage::Global,
-    },
-    StoragePair {
-        dst: Storage::Global,
-        src: Storage::Shared,
-    },
-    StoragePair {
-        dst: Storage::Shared,
-        src: Storage::Shared,
-    },
-    StoragePair {
-        dst: Storage::Global,
-        src: Storage::Global,
-    },
-];
+pub(crate) const MEM: &[StoragePair] =
+    storage_pairs![Global -> Shared, Shared -> Global, Shared -> Shared, Global -> Global];
 
 /// The registration.
 pub const VARIANT: Variant = Variant {
@@ -78,20 +63,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 20,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, MEM),
-        },
-        Predicate {
-            name: "elements",
-            check: same_elements,
-        },
-        Predicate {
-            name: "contiguous",
-            check: both_contiguous,
-        },
-    ],
+    predicates: &[storage!(MEM), ELEMENTS, CONTIGUOUS],
     planner: Planner {
         name: "width",
         plan,

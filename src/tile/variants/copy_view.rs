@@ -19,11 +19,11 @@ use std::collections::HashMap;
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Addr, FunctionBuilder, Imm, Pred, Reg, RegClass, Result, Src, TargetSet, ty};
 
-use super::common::{MemAddr, Regs, div_const, eval_layout, register_side, rem_const, storages};
+use super::common::{MemAddr, Regs, div_const, eval_layout, register_side, rem_const, storage};
 use super::common::{pair, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope, Storage, StoragePair, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// A packed pair register moved as two 16-bit halves.
@@ -251,17 +251,6 @@ fn plan(
 }
 
 /// Register tiles to or from global memory.
-const PAIRS: &[StoragePair] = &[
-    StoragePair {
-        dst: Storage::Local,
-        src: Storage::Global,
-    },
-    StoragePair {
-        dst: Storage::Global,
-        src: Storage::Local,
-    },
-];
-
 /// The registration.
 pub const VARIANT: Variant = Variant {
     op: OpKind::Copy,
@@ -269,10 +258,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 6,
     views: true,
-    predicates: &[Predicate {
-        name: "storage",
-        check: |c| storages(c, PAIRS),
-    }],
+    predicates: &[storage!(Global -> Local, Local -> Global)],
     planner: Planner {
         name: "fragment",
         plan: fragment,

@@ -4,10 +4,10 @@
 use ptx_isa::builder::CpAsyncCache;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{both_contiguous, pair, same_elements, storages, strided_loop, thread_index};
+use super::common::{CONTIGUOUS, ELEMENTS, pair, storage, strided_loop, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope, Storage, StoragePair};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// `chunks` 16-byte `cp.async.cg` copies from `src` to `dst`, spread over the scope's threads.
@@ -52,28 +52,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::all(),
     priority: 10,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::Shared,
-                        src: Storage::Global,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "elements",
-            check: same_elements,
-        },
-        Predicate {
-            name: "contiguous",
-            check: both_contiguous,
-        },
-    ],
+    predicates: &[storage!(Global -> Shared), ELEMENTS, CONTIGUOUS],
     planner: Planner {
         name: "chunks",
         plan,

@@ -5,12 +5,12 @@
 //! + beta * C`, a scale, a bias add, a ReLU) and what an online softmax applies to a score tile
 //! (`2^(s * scale - max * scale)`, a rescale).
 
-use ptx_isa::{FunctionBuilder, Reg, RegClass, Result, ScalarType, TargetSet, ty};
+use ptx_isa::{FunctionBuilder, Reg, RegClass, Result, ScalarType, ty};
 
-use super::common::scope_in;
+use super::common::registers_variant;
 use crate::tile::op::{Elementwise, OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, ScopeKind, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, TileRef};
+use crate::tile::registry::{Plan, Planned, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 fn f32_regs(t: &TileRef, what: &str) -> std::result::Result<Vec<Reg<ty::F32>>, Rejection> {
@@ -104,31 +104,7 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
 }
 
 /// The registration.
-pub const VARIANT: Variant = Variant {
-    op: OpKind::Elementwise,
-    name: "elementwise.registers",
-    targets: TargetSet::all(),
-    priority: 10,
-    views: false,
-    predicates: &[Predicate {
-        name: "scope",
-        check: |c| {
-            scope_in(
-                c,
-                &[
-                    ScopeKind::Thread,
-                    ScopeKind::Warp,
-                    ScopeKind::Warpgroup,
-                    ScopeKind::Cta,
-                ],
-            )
-        },
-    }],
-    planner: Planner {
-        name: "registers",
-        plan,
-    },
-};
+pub const VARIANT: Variant = registers_variant(OpKind::Elementwise, "elementwise.registers", plan);
 
 impl Plan for Registers {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {

@@ -8,10 +8,10 @@ use ptx_isa::{
     FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, ScalarType, Src, TargetSet, ty,
 };
 
-use super::common::{MemBase, scope_in, strided_loop, thread_index};
+use super::common::{MemBase, registers_variant, strided_loop, thread_index};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, ExecScope, ScopeKind, Storage};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, ExecScope, Storage};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// A register of a register tile, typed by its class for the `mov` that fills it.
@@ -292,28 +292,4 @@ impl Plan for CastRegisters {
 }
 
 /// `cast.registers`.
-pub const CAST_REGISTERS: Variant = Variant {
-    op: OpKind::Cast,
-    name: "cast.registers",
-    targets: TargetSet::all(),
-    priority: 10,
-    views: false,
-    predicates: &[Predicate {
-        name: "scope",
-        check: |c| {
-            scope_in(
-                c,
-                &[
-                    ScopeKind::Thread,
-                    ScopeKind::Warp,
-                    ScopeKind::Warpgroup,
-                    ScopeKind::Cta,
-                ],
-            )
-        },
-    }],
-    planner: Planner {
-        name: "registers",
-        plan: plan_cast,
-    },
-};
+pub const CAST_REGISTERS: Variant = registers_variant(OpKind::Cast, "cast.registers", plan_cast);

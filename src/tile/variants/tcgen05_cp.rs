@@ -13,10 +13,10 @@ use ptx_isa::{FunctionBuilder, Reg, TargetSet, ty};
 type Result<T, E = ptx_isa::Error> = std::result::Result<T, E>;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
-use super::common::{pair, scope_in, storages};
+use super::common::{pair, scope, storage};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::Base;
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The element offset of (row, col) in the canonical layout this variant copies.
@@ -109,24 +109,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::Sm100a,
     priority: 20,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::Tmem,
-                        src: Storage::Shared,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Thread]),
-        },
-    ],
+    predicates: &[storage!(Shared -> Tmem), scope!(Thread)],
     planner: Planner {
         name: "layout",
         plan,

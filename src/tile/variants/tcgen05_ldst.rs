@@ -12,10 +12,10 @@ use layouts::fragment::tcgen05::{LdShape, match_warpgroup_atom};
 use ptx_isa::builder::TmemShape;
 use ptx_isa::{Dim, FunctionBuilder, Reg, RegRef, Result, SpecialReg, TargetSet, ty};
 
-use super::common::{pair, register_side, scope_in, storages};
+use super::common::{pair, register_side, scope, storage};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The atom for a register tile, and the registers per issue.
@@ -97,30 +97,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::Sm100a,
     priority: 10,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[
-                        StoragePair {
-                            dst: Storage::Local,
-                            src: Storage::Tmem,
-                        },
-                        StoragePair {
-                            dst: Storage::Tmem,
-                            src: Storage::Local,
-                        },
-                    ],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Warpgroup]),
-        },
-    ],
+    predicates: &[storage!(Tmem -> Local, Local -> Tmem), scope!(Warpgroup)],
     planner: Planner { name: "atom", plan },
 };
 

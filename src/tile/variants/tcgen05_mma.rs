@@ -11,11 +11,11 @@ use ptx_isa::{FunctionBuilder, Reg, Result, ScalarType, TargetSet, ty};
 use smem::desc::idesc::{InstrDesc, MmaKind};
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
-use super::common::scope_in;
+use super::common::scope;
 use super::wgmma::operands;
 use crate::tile::op::{Accumulate, OpCtx, OpKind};
-use crate::tile::operand::{Base, ScopeKind, Storage, TileRef};
-use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
+use crate::tile::operand::{Base, Storage, TileRef};
+use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
 /// The instruction descriptor of the op.
@@ -100,10 +100,7 @@ pub const VARIANT: Variant = Variant {
     targets: TargetSet::Sm100a,
     priority: 30,
     views: false,
-    predicates: &[Predicate {
-        name: "scope",
-        check: |c| scope_in(c, &[ScopeKind::Thread]),
-    }],
+    predicates: &[scope!(Thread)],
     planner: Planner {
         name: "operands",
         plan,

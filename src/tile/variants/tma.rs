@@ -8,9 +8,9 @@
 use ptx_isa::builder::{TensorMapRef, TmaLoadOpts};
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, Src, TargetSet, spaces, ty};
 
-use super::common::{pair, scope_in, storages};
+use super::common::{PlanFn, pair, scope, storage};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::{Base, ScopeKind, Storage, StoragePair};
+use crate::tile::operand::Base;
 use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
@@ -57,9 +57,12 @@ fn tensor_and_shared<'a>(
     }
 }
 
-fn tensor_src(ctx: &OpCtx<'_>) -> std::result::Result<(), Rejection> {
-    tensor_and_shared(ctx, false).map(|_| ())
-}
+/// The `tensor_map` predicate of the loads: the source is a tensor-map tile, the destination
+/// shared memory.
+const TENSOR_MAP: Predicate = Predicate {
+    name: "tensor_map",
+    check: |c| tensor_and_shared(c, false).map(|_| ()),
+};
 
 /// A TMA load (with a multicast mask or not) completing on `mbar`.
 struct TmaLoad<'a> {
@@ -152,64 +155,28 @@ impl Plan for TmaStore<'_> {
     }
 }
 
-const LOAD_PAIR: &[StoragePair] = &[StoragePair {
-    dst: Storage::Shared,
-    src: Storage::Global,
-}];
+/// A TMA load's registration: the plain load and the multicast differ only in name, priority
+/// and planner.
+const fn load_variant(name: &'static str, priority: i32, plan: PlanFn) -> Variant {
+    Variant {
+        op: OpKind::CopyAsync,
+        name,
+        targets: TargetSet::sm_at_least(90),
+        priority,
+        views: false,
+        predicates: &[storage!(Global -> Shared), scope!(Thread), TENSOR_MAP],
+        planner: Planner {
+            name: "mbarrier",
+            plan,
+        },
+    }
+}
 
 /// `copy_async.tma_load`.
-pub const LOAD: Variant = Variant {
-    op: OpKind::CopyAsync,
-    name: "copy_async.tma_load",
-    targets: TargetSet::sm_at_least(90),
-    priority: 30,
-    views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, LOAD_PAIR),
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Thread]),
-        },
-        Predicate {
-            name: "tensor_map",
-            check: tensor_src,
-        },
-    ],
-    planner: Planner {
-        name: "mbarrier",
-        plan: |c| plan_load(c, false),
-    },
-};
+pub const LOAD: Variant = load_variant("copy_async.tma_load", 30, |c| plan_load(c, false));
 
 /// `copy_async.tma_multicast`.
-pub const MULTICAST: Variant = Variant {
-    op: OpKind::CopyAsync,
-    name: "copy_async.tma_multicast",
-    targets: TargetSet::sm_at_least(90),
-    priority: 31,
-    views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| storages(c, LOAD_PAIR),
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Thread]),
-        },
-        Predicate {
-            name: "tensor_map",
-            check: tensor_src,
-        },
-    ],
-    planner: Planner {
-        name: "mbarrier",
-        plan: |c| plan_load(c, true),
-    },
-};
+pub const MULTICAST: Variant = load_variant("copy_async.tma_multicast", 31, |c| plan_load(c, true));
 
 /// `copy_async.tma_store`.
 pub const STORE: Variant = Variant {
@@ -218,24 +185,7 @@ pub const STORE: Variant = Variant {
     targets: TargetSet::sm_at_least(90),
     priority: 30,
     views: false,
-    predicates: &[
-        Predicate {
-            name: "storage",
-            check: |c| {
-                storages(
-                    c,
-                    &[StoragePair {
-                        dst: Storage::Global,
-                        src: Storage::Shared,
-                    }],
-                )
-            },
-        },
-        Predicate {
-            name: "scope",
-            check: |c| scope_in(c, &[ScopeKind::Thread]),
-        },
-    ],
+    predicates: &[storage!(Shared -> Global), scope!(Thread)],
     planner: Planner {
         name: "tensor_map",
         plan: plan_store,
