@@ -1,6 +1,7 @@
 //! Helpers the variants share: predicates over operands, the thread index within the scope,
 //! addresses, and layout evaluation.
 
+use layouts::fragment::TvLayout;
 use ptx_isa::builder::{CmpOp, MatrixCount};
 use ptx_isa::{
     Addr, Dim, FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, SpecialReg, Src, TargetSet,
@@ -166,6 +167,44 @@ pub fn register_side<'a>(d: &'a TileRef, s: &'a TileRef) -> (&'a TileRef, &'a Ti
     } else {
         (s, d, false)
     }
+}
+
+/// The register tile and the memory tile of a fragment copy agree: the same shape (and `mem_ok`,
+/// the variant's own condition on the memory tile) and the same 16- or 32-bit element type.
+pub fn fragment_tiles(
+    regs: &TileRef,
+    mem: &TileRef,
+    mem_ok: bool,
+) -> std::result::Result<(), Rejection> {
+    if mem.shape != regs.shape || !mem_ok {
+        return Err(Rejection::operand(
+            Aspect::Shape,
+            format!(
+                "memory tile {:?} vs register tile {:?}",
+                mem.shape, regs.shape
+            ),
+        ));
+    }
+    if regs.dtype != mem.dtype || !matches!(regs.dtype.bits(), 16 | 32) {
+        return Err(Rejection::operand(
+            Aspect::ElementType,
+            format!(
+                "{} registers and {} memory: need the same 16- or 32-bit type",
+                regs.dtype, mem.dtype
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The thread mode of a thread-value layout (its first mode): what the fragment copies evaluate
+/// at run time to find each thread's first cell.
+pub fn thread_mode(tv: &TvLayout) -> std::result::Result<layouts::Layout, Rejection> {
+    tv.layout()
+        .modes()
+        .first()
+        .cloned()
+        .ok_or_else(|| Rejection::operand(Aspect::Fragment, "empty layout"))
 }
 
 /// The thread's index within the scope: 0, `%laneid`, `%tid.x % 128`, or `%tid.x`.
@@ -358,35 +397,34 @@ impl Regs {
         }
     }
 
-    /// `stmatrix` of these (PTX ISA 9.7.14.5.16; the builder checks they are 32-bit).
-    pub fn stmatrix(
+    /// `stmatrix` of these when `store`, else `ldmatrix` into them (PTX ISA 9.7.14.5.16,
+    /// 9.7.14.5.15; the builder checks they are 32-bit).
+    pub fn matrix(
         &self,
         k: &mut FunctionBuilder,
         n: MatrixCount,
         at: Addr<spaces::Shared>,
+        store: bool,
     ) -> Result<()> {
-        match self {
-            Regs::F32(r) => k.stmatrix(n, false, at, r),
-            Regs::Pairs(r) => k.stmatrix(n, false, at, r),
-            Regs::B32(r) => k.stmatrix(n, false, at, r),
-            Regs::Halves(r) => k.stmatrix(n, false, at, r),
-            Regs::B16(r) => k.stmatrix(n, false, at, r),
+        fn go<T: ty::RegType>(
+            k: &mut FunctionBuilder,
+            n: MatrixCount,
+            at: Addr<spaces::Shared>,
+            store: bool,
+            r: &[Reg<T>],
+        ) -> Result<()> {
+            if store {
+                k.stmatrix(n, false, at, r)
+            } else {
+                k.ldmatrix(n, false, r, at)
+            }
         }
-    }
-
-    /// `ldmatrix` into these (PTX ISA 9.7.14.5.15; the builder checks they are 32-bit).
-    pub fn ldmatrix(
-        &self,
-        k: &mut FunctionBuilder,
-        n: MatrixCount,
-        at: Addr<spaces::Shared>,
-    ) -> Result<()> {
         match self {
-            Regs::F32(r) => k.ldmatrix(n, false, r, at),
-            Regs::Pairs(r) => k.ldmatrix(n, false, r, at),
-            Regs::B32(r) => k.ldmatrix(n, false, r, at),
-            Regs::Halves(r) => k.ldmatrix(n, false, r, at),
-            Regs::B16(r) => k.ldmatrix(n, false, r, at),
+            Regs::F32(r) => go(k, n, at, store, r),
+            Regs::Pairs(r) => go(k, n, at, store, r),
+            Regs::B32(r) => go(k, n, at, store, r),
+            Regs::Halves(r) => go(k, n, at, store, r),
+            Regs::B16(r) => go(k, n, at, store, r),
         }
     }
 

@@ -5,7 +5,8 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemTile, Regs, div_const, eval_layout, pair, register_side, rem_const, storage, thread_index,
+    MemTile, Regs, div_const, eval_layout, fragment_tiles, pair, register_side, rem_const, storage,
+    thread_index, thread_mode,
 };
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope};
@@ -53,24 +54,7 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             ctx.scope.threads()
         )));
     }
-    if mem.shape != regs.shape || mem.layout.is_none() {
-        return Err(Rejection::operand(
-            Aspect::Shape,
-            format!(
-                "memory tile {:?} vs register tile {:?}",
-                mem.shape, regs.shape
-            ),
-        ));
-    }
-    if regs.dtype != mem.dtype || !matches!(regs.dtype.bits(), 16 | 32) {
-        return Err(Rejection::operand(
-            Aspect::ElementType,
-            format!(
-                "{} registers and {} memory: need the same 16- or 32-bit type",
-                regs.dtype, mem.dtype
-            ),
-        ));
-    }
+    fragment_tiles(regs, mem, mem.layout.is_some())?;
     if r.iter()
         .any(|x| x.class.decl_type().bits() != regs.dtype.bits())
     {
@@ -81,12 +65,7 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     }
     // The emission splits tv(t, v) into T(t) + V(v), row by row: no row may carry.
     super::copy_stmatrix_frag::separable(tv)?;
-    let thread_mode = tv
-        .layout()
-        .modes()
-        .first()
-        .cloned()
-        .ok_or_else(|| frag("empty layout".into()))?;
+    let thread_mode = thread_mode(tv)?;
     let rows = tv.rows() as u32;
     let mut values = Vec::with_capacity(r.len());
     for (v, reg) in r.iter().enumerate() {

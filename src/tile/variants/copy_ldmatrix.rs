@@ -178,11 +178,8 @@ impl Plan for MatrixCopy {
         let sw = smem::emit::emit_swizzle(k, self.swizzle, off)?;
         let addr = k.reg::<ty::U32>();
         k.add(addr, self.base, sw)?;
-        if self.store {
-            self.regs.stmatrix(k, self.count, Addr::reg32(addr))
-        } else {
-            self.regs.ldmatrix(k, self.count, Addr::reg32(addr))
-        }
+        self.regs
+            .matrix(k, self.count, Addr::reg32(addr), self.store)
     }
 }
 

@@ -14,7 +14,9 @@ use layouts::fragment::TvLayout;
 use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{Regs, div_const, eval_layout, pair, rem_const, storage, thread_index};
+use super::common::{
+    Regs, div_const, eval_layout, pair, rem_const, storage, thread_index, thread_mode,
+};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
@@ -206,12 +208,7 @@ fn plan<'a>(
         })?;
         Ok(swizzle.apply(bytes) as i64)
     })?;
-    let thread_mode = tv
-        .layout()
-        .modes()
-        .first()
-        .cloned()
-        .ok_or_else(|| frag("empty layout".into()))?;
+    let thread_mode = thread_mode(tv)?;
     Ok(StmatrixPlan {
         regs: typed,
         base,
@@ -385,7 +382,7 @@ impl Plan for StmatrixPlan<'_> {
             let at = Addr::reg32(addr[h]).offset(imm);
             self.regs
                 .range(g * num..(g + 1) * num)
-                .stmatrix(k, count, at)?;
+                .matrix(k, count, at, true)?;
         }
         Ok(())
     }

@@ -19,7 +19,10 @@ use std::collections::HashMap;
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Addr, FunctionBuilder, Imm, Pred, Reg, RegClass, Result, Src, TargetSet, ty};
 
-use super::common::{MemAddr, Regs, div_const, eval_layout, register_side, rem_const, storage};
+use super::common::{
+    MemAddr, Regs, div_const, eval_layout, fragment_tiles, register_side, rem_const, storage,
+    thread_mode,
+};
 use super::common::{pair, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, TileRef};
@@ -101,24 +104,7 @@ fn plan(
             "the memory tile has no run-time pitch (copy.fragment takes static layouts)",
         )
     })?;
-    if mem.shape != regs_t.shape {
-        return Err(Rejection::operand(
-            Aspect::Shape,
-            format!(
-                "memory tile {:?} vs register tile {:?}",
-                mem.shape, regs_t.shape
-            ),
-        ));
-    }
-    if mem.dtype != regs_t.dtype || !matches!(mem.dtype.bits(), 16 | 32) {
-        return Err(Rejection::operand(
-            Aspect::ElementType,
-            format!(
-                "{} registers and {} memory: need the same 16- or 32-bit type",
-                regs_t.dtype, mem.dtype
-            ),
-        ));
-    }
+    fragment_tiles(regs_t, mem, true)?;
     let elem = mem.dtype.bytes();
     if mem.align % elem != 0 {
         return Err(Rejection::operand(
@@ -230,12 +216,7 @@ fn plan(
         });
         i += width;
     }
-    let thread_mode = tv
-        .layout()
-        .modes()
-        .first()
-        .cloned()
-        .ok_or_else(|| frag("empty layout".into()))?;
+    let thread_mode = thread_mode(tv)?;
     Ok(ViewCopy {
         vrows,
         moves,

@@ -8,7 +8,7 @@ use ptx_isa::{
     FunctionBuilder, Imm, Reg, RegClass, RegRef, Result, ScalarType, Src, TargetSet, ty,
 };
 
-use super::common::{MemBase, registers_variant, strided_loop, thread_index};
+use super::common::{MemBase, PlanFn, registers_variant, strided_loop, thread_index};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
 use crate::tile::operand::{Base, ExecScope, Storage};
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
@@ -141,33 +141,28 @@ impl Plan for FillMemory {
     }
 }
 
+/// A fill's registration: the register fill and the memory fill differ only in name and
+/// planner (each planner checks the storage itself).
+const fn fill_variant(name: &'static str, plan: PlanFn) -> Variant {
+    Variant {
+        op: OpKind::Fill,
+        name,
+        targets: TargetSet::all(),
+        priority: 10,
+        views: false,
+        predicates: &[],
+        planner: Planner {
+            name: "storage",
+            plan,
+        },
+    }
+}
+
 /// `fill.registers`.
-pub const FILL_REGISTERS: Variant = Variant {
-    op: OpKind::Fill,
-    name: "fill.registers",
-    targets: TargetSet::all(),
-    priority: 10,
-    views: false,
-    predicates: &[],
-    planner: Planner {
-        name: "storage",
-        plan: plan_fill_regs,
-    },
-};
+pub const FILL_REGISTERS: Variant = fill_variant("fill.registers", plan_fill_regs);
 
 /// `fill.memory`.
-pub const FILL_MEMORY: Variant = Variant {
-    op: OpKind::Fill,
-    name: "fill.memory",
-    targets: TargetSet::all(),
-    priority: 10,
-    views: false,
-    predicates: &[],
-    planner: Planner {
-        name: "storage",
-        plan: plan_fill_mem,
-    },
-};
+pub const FILL_MEMORY: Variant = fill_variant("fill.memory", plan_fill_mem);
 
 /// Which 16-bit float a packed pair holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,29 +246,30 @@ fn plan_cast<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejecti
     }))
 }
 
+/// Splits each packed word of `pairs` into its two `H` halves (`mov.b32 {lo, hi}`, low first)
+/// and converts them to the f32 registers `wide(i)` gives for word `i`.
+fn widen<H: ty::RegType, P: ty::RegType>(
+    k: &mut FunctionBuilder,
+    pairs: &[Reg<P>],
+    wide: impl Fn(usize) -> (Reg<ty::F32>, Reg<ty::F32>),
+) -> Result<()> {
+    for (i, &word) in pairs.iter().enumerate() {
+        let (lo, hi) = wide(i);
+        let h = [k.reg::<H>(), k.reg::<H>()];
+        k.mov_unpack(&h, word)?;
+        k.cvt(lo, h[0])?;
+        k.cvt(hi, h[1])?;
+    }
+    Ok(())
+}
+
 impl Plan for CastRegisters {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
         let wide = |i: usize| (self.wide[2 * i], self.wide[2 * i + 1]);
         match (&self.pairs, self.narrow) {
             // Pairs -> f32: split each word into its halves (low first) and widen them.
-            (Pairs::Bf16(p), false) => {
-                for (i, &word) in p.iter().enumerate() {
-                    let (lo, hi) = wide(i);
-                    let h = [k.reg::<ty::Bf16>(), k.reg::<ty::Bf16>()];
-                    k.mov_unpack(&h, word)?;
-                    k.cvt(lo, h[0])?;
-                    k.cvt(hi, h[1])?;
-                }
-            }
-            (Pairs::F16(p), false) => {
-                for (i, &word) in p.iter().enumerate() {
-                    let (lo, hi) = wide(i);
-                    let h = [k.reg::<ty::F16>(), k.reg::<ty::F16>()];
-                    k.mov_unpack(&h, word)?;
-                    k.cvt(lo, h[0])?;
-                    k.cvt(hi, h[1])?;
-                }
-            }
+            (Pairs::Bf16(p), false) => widen::<ty::Bf16, _>(k, p, wide)?,
+            (Pairs::F16(p), false) => widen::<ty::F16, _>(k, p, wide)?,
             (Pairs::Bf16(p), true) => {
                 for (i, &out) in p.iter().enumerate() {
                     let (lo, hi) = wide(i);
