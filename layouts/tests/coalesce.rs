@@ -6,10 +6,6 @@ use common::*;
 use layouts::{IntTuple, Layout, coalesce, coalesce_by_mode, filter};
 use proptest::prelude::*;
 
-fn l(s: &str) -> Layout {
-    s.parse().unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 

@@ -6,10 +6,6 @@ use common::*;
 use layouts::{IntTuple, Layout, LayoutError, Tiler, composition, composition_tiler};
 use proptest::prelude::*;
 
-fn l(s: &str) -> Layout {
-    s.parse().unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -56,6 +52,15 @@ proptest! {
     }
 }
 
+/// Each `(a, b, want)`: `a ∘ b` is `want` and meets the composition contract.
+fn check_cases(cases: &[(&str, &str, &str)]) {
+    for &(a, b, want) in cases {
+        let r = composition(&l(a), &l(b)).unwrap();
+        assert_eq!(r.to_string(), want, "{a} o {b}");
+        check_composition(&l(a), &l(b), &r);
+    }
+}
+
 /// CuTe "02_layout_algebra", "Composition": its worked examples.
 #[test]
 fn cute_doc_examples() {
@@ -64,11 +69,7 @@ fn cute_doc_examples() {
         ("(10,2):(16,4)", "(5,4):(1,5)", "(5,(2,2)):(16,(80,4))"),
         ("(6,2):(8,2)", "(4,3):(3,1)", "((2,2),3):((24,2),8)"),
     ];
-    for (a, b, want) in cases {
-        let r = composition(&l(a), &l(b)).unwrap();
-        assert_eq!(r.to_string(), want, "{a} o {b}");
-        check_composition(&l(a), &l(b), &r);
-    }
+    check_cases(&cases);
 }
 
 /// Worked by hand: a compact A is the identity on B; a row-major A reorders a column-major B
@@ -79,11 +80,7 @@ fn hand_worked_examples() {
         ("(4,2):(1,4)", "(2,2):(2,1)", "(2,2):(2,1)"),
         ("(4,8):(8,1)", "(8,4):(1,8)", "((4,2),4):((8,1),2)"),
     ];
-    for (a, b, want) in cases {
-        let r = composition(&l(a), &l(b)).unwrap();
-        assert_eq!(r.to_string(), want, "{a} o {b}");
-        check_composition(&l(a), &l(b), &r);
-    }
+    check_cases(&cases);
 }
 
 /// CuTe "02_layout_algebra", "By-mode Composition": a tiler `<3:4, 8:2>` and the shape `(3, 8)`.

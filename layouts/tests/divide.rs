@@ -10,10 +10,6 @@ use layouts::{
 };
 use proptest::prelude::*;
 
-fn l(s: &str) -> Layout {
-    s.parse().unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
@@ -87,22 +83,21 @@ fn cute_doc_examples() {
         Tiler::Layout(l("3:3")),
         Tiler::Layout(l("(2,4):(1,8)")),
     ]);
-    assert_eq!(
-        logical_divide(&a, &t).unwrap().to_string(),
-        "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))"
-    );
-    assert_eq!(
-        zipped_divide(&a, &t).unwrap().to_string(),
-        "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"
-    );
-    assert_eq!(
-        tiled_divide(&a, &t).unwrap().to_string(),
-        "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))"
-    );
-    assert_eq!(
-        flat_divide(&a, &t).unwrap().to_string(),
-        "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))"
-    );
+    let cases: [(fn(&Layout, &Tiler) -> Result<Layout, LayoutError>, &str); 4] = [
+        (
+            logical_divide,
+            "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))",
+        ),
+        (
+            zipped_divide,
+            "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))",
+        ),
+        (tiled_divide, "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))"),
+        (flat_divide, "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))"),
+    ];
+    for (divide, want) in cases {
+        assert_eq!(divide(&a, &t).unwrap().to_string(), want);
+    }
 }
 
 /// A shape as a tiler divides each mode by `n:1`.

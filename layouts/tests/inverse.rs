@@ -6,8 +6,11 @@ use common::*;
 use layouts::{Layout, LayoutError, left_inverse, right_inverse};
 use proptest::prelude::*;
 
-fn l(s: &str) -> Layout {
-    s.parse().unwrap()
+/// `outer(inner(i)) == i` for every `i < n`: `inner` is a right inverse of `outer` there.
+fn check_inverse(outer: &Layout, inner: &Layout, n: i64) {
+    for i in 0..n {
+        assert_eq!(outer.call(inner.call(i)), i, "{outer} after {inner}");
+    }
 }
 
 proptest! {
@@ -16,9 +19,7 @@ proptest! {
     #[test]
     fn right_inverse_meets_the_contract(layout in any_layout()) {
         let r = right_inverse(&layout).unwrap();
-        for i in 0..r.size() {
-            prop_assert_eq!(layout.call(r.call(i)), i, "L={} R={}", layout, r);
-        }
+        check_inverse(&layout, &r, r.size());
     }
 
     /// For a compact bijection the right inverse is a full inverse.
@@ -34,9 +35,7 @@ proptest! {
     #[test]
     fn left_inverse_meets_the_contract(layout in complementable_layout()) {
         let r = left_inverse(&layout).unwrap();
-        for i in 0..layout.size() {
-            prop_assert_eq!(r.call(layout.call(i)), i, "L={} R={}", layout, r);
-        }
+        check_inverse(&r, &layout, layout.size());
     }
 }
 

@@ -5,14 +5,10 @@ mod common;
 
 use common::*;
 use layouts::{
-    IntTuple, Layout, Tiler, blocked_product, complement, composition, logical_product,
-    raked_product, tiled_product, zipped_product,
+    IntTuple, Layout, LayoutError, Tiler, blocked_product, complement, composition,
+    logical_product, raked_product, tiled_product, zipped_product,
 };
 use proptest::prelude::*;
-
-fn l(s: &str) -> Layout {
-    s.parse().unwrap()
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
@@ -72,14 +68,13 @@ fn cute_doc_examples() {
     assert_eq!(r.to_string(), "((2,2),(2,3)):((4,1),(2,8))");
     let tile = l("(2,2):(1,2)");
     let grid = l("(3,4):(4,1)");
-    assert_eq!(
-        blocked_product(&tile, &grid).unwrap().to_string(),
-        "((2,3),(2,4)):((1,16),(2,4))"
-    );
-    assert_eq!(
-        raked_product(&tile, &grid).unwrap().to_string(),
-        "((3,2),(4,2)):((16,1),(4,2))"
-    );
+    let blocked: [(fn(&Layout, &Layout) -> Result<Layout, LayoutError>, &str); 2] = [
+        (blocked_product, "((2,3),(2,4)):((1,16),(2,4))"),
+        (raked_product, "((3,2),(4,2)):((16,1),(4,2))"),
+    ];
+    for (product, want) in blocked {
+        assert_eq!(product(&tile, &grid).unwrap().to_string(), want);
+    }
     // By-mode product with a shape: mode i of A times `n_i:1`, worked by hand:
     // 2:1 x 3:1 = (2,3):(1,2); 2:2 x 4:1 = (2,(2,2)):(2,(1,4)) as complement(2:2, 8) = (2,2):(1,4).
     let t = Tiler::from_shape(&IntTuple::flat(&[3, 4]));

@@ -6,6 +6,11 @@
 use layouts::{IntTuple, Layout};
 use proptest::prelude::*;
 
+/// The layout written `s` in CuTe notation (a test's own literal: it must parse).
+pub fn l(s: &str) -> Layout {
+    s.parse().unwrap()
+}
+
 /// Groups flat (extent, stride) leaves into a random nesting of depth <= 2.
 fn nest(leaves: Vec<(i64, i64)>, cuts: Vec<usize>) -> Layout {
     let mut groups: Vec<Vec<(i64, i64)>> = vec![Vec::new()];
@@ -51,23 +56,18 @@ pub fn any_layout() -> impl Strategy<Value = Layout> {
 /// Layouts whose extents and strides are powers of two: composition's divisibility conditions
 /// always hold among them.
 pub fn pow2_layout() -> impl Strategy<Value = Layout> {
-    nested(
-        proptest::collection::vec(
-            (0u32..=3, prop_oneof![Just(None), (0u32..=5).prop_map(Some)]),
-            1..=4,
-        )
-        .prop_map(|v| {
-            v.into_iter()
-                .map(|(s, d)| (1i64 << s, d.map_or(0, |d| 1i64 << d)))
-                .collect()
-        }),
-    )
+    pow2_leaves(4)
 }
 
 /// Injective layouts that satisfy complement's preconditions: the leaves, sorted by stride, each
 /// start at a multiple of the span of the smaller ones; the leaves come in a random order.
 pub fn complementable_layout() -> impl Strategy<Value = Layout> {
-    let leaves = proptest::collection::vec((1i64..=4, 1i64..=3), 1..=4);
+    stacked(proptest::collection::vec((1i64..=4, 1i64..=3), 1..=4))
+}
+
+/// Leaves `(extent, gap)` stacked without overlap: each stride is `gap` times the span of the
+/// leaves before it; the leaves then come in a random order.
+fn stacked(leaves: impl Strategy<Value = Vec<(i64, i64)>>) -> impl Strategy<Value = Layout> {
     let leaves = leaves.prop_flat_map(|v| {
         let n = v.len();
         (Just(v), Just((0..n).collect::<Vec<_>>()).prop_shuffle())
@@ -96,10 +96,15 @@ pub fn small_complementable_pow2_layout() -> impl Strategy<Value = Layout> {
 
 /// [`pow2_layout`] with at most 2 leaves, for tests that combine several layouts.
 pub fn small_pow2_layout() -> impl Strategy<Value = Layout> {
+    pow2_leaves(2)
+}
+
+/// Power-of-two layouts of 1..=`max` leaves: extents 1..=8, strides 0 or 1..=32.
+fn pow2_leaves(max: usize) -> impl Strategy<Value = Layout> {
     nested(
         proptest::collection::vec(
             (0u32..=3, prop_oneof![Just(None), (0u32..=5).prop_map(Some)]),
-            1..=2,
+            1..=max,
         )
         .prop_map(|v| {
             v.into_iter()
@@ -109,22 +114,12 @@ pub fn small_pow2_layout() -> impl Strategy<Value = Layout> {
     )
 }
 
+/// [`stacked`] power-of-two leaves, 1..=`max` of them: extents and gaps 1, 2 or 4.
 fn complementable_pow2_leaves(max: usize) -> impl Strategy<Value = Layout> {
-    let leaves = proptest::collection::vec((0u32..=2, 0u32..=2), 1..=max);
-    let leaves = leaves.prop_flat_map(|v| {
-        let n = v.len();
-        (Just(v), Just((0..n).collect::<Vec<_>>()).prop_shuffle())
-    });
-    nested(leaves.prop_map(|(v, order)| {
-        let mut span = 1;
-        let mut out = vec![(1, 0); v.len()];
-        for (k, &(s, gap)) in v.iter().enumerate() {
-            let d = span << gap;
-            out[order[k]] = (1i64 << s, d);
-            span = d << s;
-        }
-        out
-    }))
+    stacked(
+        proptest::collection::vec((0u32..=2, 0u32..=2), 1..=max)
+            .prop_map(|v| v.into_iter().map(|(s, g)| (1i64 << s, 1i64 << g)).collect()),
+    )
 }
 
 /// True when the leaves of `b` (extent > 1, stride != 0), sorted by stride, overlap.
