@@ -5,7 +5,7 @@ use crate::complement::complement;
 use crate::composition::composition;
 use crate::error::LayoutError;
 use crate::layout::Layout;
-use crate::tiler::Tiler;
+use crate::tiler::{Tiler, by_mode, tiled, zipped, zipped_parts};
 
 /// `A ⊘ B = A ∘ (B, complement(B, size(A)))` for a layout tiler; for a tuple tiler, mode `i` of
 /// `A` is divided by `Bi` and the remaining modes are kept.
@@ -29,58 +29,12 @@ pub fn logical_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> 
             let rest = complement(b, a.size())?;
             composition(a, &Layout::tuple_of(vec![b.clone(), rest]))
         }
-        Tiler::Modes(ts) => Ok(Layout::from_modes(divide_modes(a, ts, "logical_divide")?)),
-    }
-}
-
-/// Divides mode `i` of `a` by `ts[i]` and returns all modes (the divided ones are `(tile, rest)`).
-fn divide_modes(a: &Layout, ts: &[Tiler], op: &'static str) -> Result<Vec<Layout>, LayoutError> {
-    let modes = a.modes();
-    if ts.len() > modes.len() {
-        return Err(LayoutError::RankMismatch {
-            op,
-            tiler: ts.len(),
-            layout: modes.len(),
-        });
-    }
-    modes
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| match ts.get(i) {
-            Some(t) => logical_divide(&m, t),
-            None => Ok(m),
-        })
-        .collect()
-}
-
-/// The tiles and the rests of a divide: one tile per tiler mode (one for a layout tiler), then
-/// the rest modes followed by the modes of `A` that no tiler touched.
-fn zipped_parts(
-    a: &Layout,
-    tiler: &Tiler,
-    op: &'static str,
-) -> Result<(Vec<Layout>, Vec<Layout>), LayoutError> {
-    match tiler {
-        Tiler::Layout(_) => {
-            let r = logical_divide(a, tiler)?;
-            let tile = r.mode(0).unwrap_or_else(|| r.clone());
-            let rest = r.mode(1).map(|m| m.modes()).unwrap_or_default();
-            Ok((vec![tile], rest))
-        }
-        Tiler::Modes(ts) => {
-            let divided = divide_modes(a, ts, op)?;
-            let mut tiles = Vec::new();
-            let mut rests = Vec::new();
-            for (i, m) in divided.into_iter().enumerate() {
-                if i < ts.len() {
-                    tiles.push(m.mode(0).unwrap_or_else(|| m.clone()));
-                    rests.push(m.mode(1).unwrap_or_else(|| m.clone()));
-                } else {
-                    rests.push(m);
-                }
-            }
-            Ok((tiles, rests))
-        }
+        Tiler::Modes(ts) => Ok(Layout::from_modes(by_mode(
+            a,
+            ts,
+            "logical_divide",
+            logical_divide,
+        )?)),
     }
 }
 
@@ -104,14 +58,7 @@ fn zipped_parts(
 /// );
 /// ```
 pub fn zipped_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
-    if let Tiler::Layout(_) = tiler {
-        return logical_divide(a, tiler);
-    }
-    let (tiles, rests) = zipped_parts(a, tiler, "zipped_divide")?;
-    Ok(Layout::tuple_of(vec![
-        Layout::from_modes(tiles),
-        Layout::from_modes(rests),
-    ]))
+    zipped(a, tiler, "zipped_divide", logical_divide)
 }
 
 /// `((tile modes), rest0, rest1, ...)`: the tile in mode 0, the rest modes unpacked after it.
@@ -119,10 +66,7 @@ pub fn zipped_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
 /// * `@pre` as [`logical_divide`]
 /// * `@post` the same values as [`zipped_divide`] in the same order
 pub fn tiled_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
-    let (tiles, rests) = zipped_parts(a, tiler, "tiled_divide")?;
-    let mut modes = vec![Layout::from_modes(tiles)];
-    modes.extend(rests);
-    Ok(Layout::tuple_of(modes))
+    tiled(a, tiler, "tiled_divide", logical_divide)
 }
 
 /// `(tile0, tile1, ..., rest0, rest1, ...)`: every mode of the tile and the rest at the top level.
@@ -130,7 +74,7 @@ pub fn tiled_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
 /// * `@pre` as [`logical_divide`]
 /// * `@post` the same values as [`zipped_divide`] in the same order
 pub fn flat_divide(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
-    let (mut modes, rests) = zipped_parts(a, tiler, "flat_divide")?;
+    let (mut modes, rests) = zipped_parts(a, tiler, "flat_divide", logical_divide)?;
     modes.extend(rests);
     Ok(Layout::from_modes(modes))
 }

@@ -5,7 +5,7 @@ use crate::complement::complement;
 use crate::composition::composition;
 use crate::error::LayoutError;
 use crate::layout::Layout;
-use crate::tiler::Tiler;
+use crate::tiler::{Tiler, by_mode, tiled, zipped};
 
 /// `A ⊗ B = (A, complement(A, size(A) * cosize(B)) ∘ B)` for a layout `B`; for a tuple tiler,
 /// mode `i` of `A` is multiplied by `Bi` and the remaining modes are kept.
@@ -33,27 +33,13 @@ pub fn logical_product(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError>
             r.check_bounds()?;
             Ok(r)
         }
-        Tiler::Modes(ts) => Ok(Layout::from_modes(product_modes(a, ts, "logical_product")?)),
+        Tiler::Modes(ts) => Ok(Layout::from_modes(by_mode(
+            a,
+            ts,
+            "logical_product",
+            logical_product,
+        )?)),
     }
-}
-
-fn product_modes(a: &Layout, ts: &[Tiler], op: &'static str) -> Result<Vec<Layout>, LayoutError> {
-    let modes = a.modes();
-    if ts.len() > modes.len() {
-        return Err(LayoutError::RankMismatch {
-            op,
-            tiler: ts.len(),
-            layout: modes.len(),
-        });
-    }
-    modes
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| match ts.get(i) {
-            Some(t) => logical_product(&m, t),
-            None => Ok(m),
-        })
-        .collect()
 }
 
 /// `logical_product` of `A` and `B` padded to a common rank, its two halves zipped mode by mode.
@@ -86,13 +72,7 @@ fn zipped_halves(a: &Layout, b: &Layout) -> Result<Vec<(Layout, Layout)>, Layout
 /// assert_eq!(blocked_product(&tile, &grid).unwrap().to_string(), "((2,3),(2,4)):((1,16),(2,4))");
 /// ```
 pub fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
-    let halves = zipped_halves(a, b)?;
-    Ok(Layout::from_modes(
-        halves
-            .into_iter()
-            .map(|(x, c)| Layout::tuple_of(vec![x, c]))
-            .collect(),
-    ))
+    arranged(a, b, false)
 }
 
 /// Each mode `i` is `(C_i, A_i)`: the elements of `A` interleaved ("raked") across the copies
@@ -108,42 +88,17 @@ pub fn blocked_product(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
 /// assert_eq!(raked_product(&tile, &grid).unwrap().to_string(), "((3,2),(4,2)):((16,1),(4,2))");
 /// ```
 pub fn raked_product(a: &Layout, b: &Layout) -> Result<Layout, LayoutError> {
-    let halves = zipped_halves(a, b)?;
-    Ok(Layout::from_modes(
-        halves
-            .into_iter()
-            .map(|(x, c)| Layout::tuple_of(vec![c, x]))
-            .collect(),
-    ))
+    arranged(a, b, true)
 }
 
-/// The products of each tiled mode, split into `((A modes), (arrangement modes, other modes))`.
-fn product_parts(
-    a: &Layout,
-    tiler: &Tiler,
-    op: &'static str,
-) -> Result<(Vec<Layout>, Vec<Layout>), LayoutError> {
-    match tiler {
-        Tiler::Layout(_) => {
-            let r = logical_product(a, tiler)?;
-            let first = r.mode(0).unwrap_or_else(|| r.clone());
-            let rest = r.mode(1).map(|m| m.modes()).unwrap_or_default();
-            Ok((vec![first], rest))
-        }
-        Tiler::Modes(ts) => {
-            let mut firsts = Vec::new();
-            let mut rests = Vec::new();
-            for (i, m) in product_modes(a, ts, op)?.into_iter().enumerate() {
-                if i < ts.len() {
-                    firsts.push(m.mode(0).unwrap_or_else(|| m.clone()));
-                    rests.push(m.mode(1).unwrap_or_else(|| m.clone()));
-                } else {
-                    rests.push(m);
-                }
-            }
-            Ok((firsts, rests))
-        }
-    }
+/// The [`zipped_halves`] of `a` and `b` as modes `(A_i, C_i)`, or `(C_i, A_i)` when `raked`.
+fn arranged(a: &Layout, b: &Layout, raked: bool) -> Result<Layout, LayoutError> {
+    Ok(Layout::from_modes(
+        zipped_halves(a, b)?
+            .into_iter()
+            .map(|(x, c)| Layout::tuple_of(if raked { vec![c, x] } else { vec![x, c] }))
+            .collect(),
+    ))
 }
 
 /// `((A modes), (arrangement modes))` (CuTe `zipped_product`).
@@ -152,14 +107,7 @@ fn product_parts(
 /// * `@post` for a layout tiler, `result == logical_product(A, B)`; otherwise the same values
 ///   as `logical_product(A, tiler)` with the modes regrouped
 pub fn zipped_product(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
-    if let Tiler::Layout(_) = tiler {
-        return logical_product(a, tiler);
-    }
-    let (firsts, rests) = product_parts(a, tiler, "zipped_product")?;
-    Ok(Layout::tuple_of(vec![
-        Layout::from_modes(firsts),
-        Layout::from_modes(rests),
-    ]))
+    zipped(a, tiler, "zipped_product", logical_product)
 }
 
 /// `((A modes), arrangement0, arrangement1, ...)` (CuTe `tiled_product`).
@@ -167,8 +115,5 @@ pub fn zipped_product(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> 
 /// * `@pre` as [`logical_product`]
 /// * `@post` the same values as [`zipped_product`] in the same order
 pub fn tiled_product(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutError> {
-    let (firsts, rests) = product_parts(a, tiler, "tiled_product")?;
-    let mut modes = vec![Layout::from_modes(firsts)];
-    modes.extend(rests);
-    Ok(Layout::tuple_of(modes))
+    tiled(a, tiler, "tiled_product", logical_product)
 }
