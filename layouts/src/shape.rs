@@ -143,21 +143,30 @@ impl From<i64> for IntTuple {
     }
 }
 
+/// `open`, the items separated by commas, `close`: how CuTe writes a tuple (`(2,3)`) and a
+/// tuple of tilers (`<3:4,8:2>`).
+pub(crate) fn write_seq<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    open: &str,
+    items: &[T],
+    close: &str,
+) -> fmt::Result {
+    f.write_str(open)?;
+    for (i, t) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(",")?;
+        }
+        write!(f, "{t}")?;
+    }
+    f.write_str(close)
+}
+
 impl fmt::Display for IntTuple {
     /// CuTe notation without spaces: `((2,2),3)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IntTuple::Int(v) => write!(f, "{v}"),
-            IntTuple::Tuple(m) => {
-                f.write_str("(")?;
-                for (i, t) in m.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(",")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(")")
-            }
+            IntTuple::Tuple(m) => write_seq(f, "(", m, ")"),
         }
     }
 }

@@ -52,29 +52,23 @@ pub struct Swizzle {
 
 impl Swizzle {
     /// The identity swizzle `Swizzle<0,4,3>` (no swizzle, "interleave" in descriptor terms).
-    pub const NONE: Swizzle = Swizzle {
-        bits: 0,
-        base: 4,
-        shift: 3,
-    };
+    pub const NONE: Swizzle = Swizzle::bytes(0);
     /// 32-byte swizzle on byte offsets: `Swizzle<1,4,3>`.
-    pub const B32: Swizzle = Swizzle {
-        bits: 1,
-        base: 4,
-        shift: 3,
-    };
+    pub const B32: Swizzle = Swizzle::bytes(1);
     /// 64-byte swizzle on byte offsets: `Swizzle<2,4,3>`.
-    pub const B64: Swizzle = Swizzle {
-        bits: 2,
-        base: 4,
-        shift: 3,
-    };
+    pub const B64: Swizzle = Swizzle::bytes(2);
     /// 128-byte swizzle on byte offsets: `Swizzle<3,4,3>`.
-    pub const B128: Swizzle = Swizzle {
-        bits: 3,
-        base: 4,
-        shift: 3,
-    };
+    pub const B128: Swizzle = Swizzle::bytes(3);
+
+    /// `Swizzle<bits,4,3>`: the swizzle of byte offsets that XORs `bits` bits of the 128-byte row
+    /// into the 16-byte chunk index.
+    const fn bytes(bits: u32) -> Swizzle {
+        Swizzle {
+            bits,
+            base: 4,
+            shift: 3,
+        }
+    }
 
     /// `Swizzle<bits, base, shift>`; errors when the ranges overlap (`shift < bits`) or exceed 32 bits.
     pub fn new(bits: u32, base: u32, shift: u32) -> Result<Swizzle, SwizzleError> {

@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::error::LayoutError;
 use crate::layout::Layout;
-use crate::shape::IntTuple;
+use crate::shape::{IntTuple, write_seq};
 
 /// A layout, or `<T0, T1, ...>`: one tiler per top-level mode of the target layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,16 +46,7 @@ impl fmt::Display for Tiler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tiler::Layout(l) => write!(f, "{l}"),
-            Tiler::Modes(m) => {
-                f.write_str("<")?;
-                for (i, t) in m.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(",")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                f.write_str(">")
-            }
+            Tiler::Modes(m) => write_seq(f, "<", m, ">"),
         }
     }
 }
