@@ -185,6 +185,17 @@ pub struct AluProgram {
     widths: Vec<Width>,
 }
 
+/// Shorthands for [`AluProgram::bin`], one method a row: `name(BinOp, rhs: type => Operand kind)`
+/// is `fn name(&mut self, lhs: Value, rhs: type)` appending `lhs op rhs`.
+macro_rules! bin_shorthands {
+    ($($(#[$doc:meta])* $name:ident($op:ident, $rhs:ident: $ty:ty => $kind:ident);)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&mut self, lhs: Value, $rhs: $ty) -> Result<Value, AluError> {
+            self.bin(BinOp::$op, lhs, Operand::$kind($rhs))
+        }
+    )*};
+}
+
 impl AluProgram {
     /// An empty program whose one input has `input_width`; it returns its input.
     pub fn new(input_width: Width) -> AluProgram {
@@ -298,44 +309,23 @@ impl AluProgram {
         Ok(self.output())
     }
 
-    /// `lhs & imm`.
-    pub fn and(&mut self, lhs: Value, imm: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::And, lhs, Operand::Imm(imm))
-    }
-
-    /// `lhs | imm`.
-    pub fn or(&mut self, lhs: Value, imm: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::Or, lhs, Operand::Imm(imm))
-    }
-
-    /// `lhs ^ rhs`.
-    pub fn xor(&mut self, lhs: Value, rhs: Value) -> Result<Value, AluError> {
-        self.bin(BinOp::Xor, lhs, Operand::Value(rhs))
-    }
-
-    /// `lhs << amount`.
-    pub fn shl(&mut self, lhs: Value, amount: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::Shl, lhs, Operand::Imm(amount))
-    }
-
-    /// `lhs >> amount` (logical).
-    pub fn shr(&mut self, lhs: Value, amount: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::Shr, lhs, Operand::Imm(amount))
-    }
-
-    /// `lhs + imm` (wrapping).
-    pub fn add(&mut self, lhs: Value, imm: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::Add, lhs, Operand::Imm(imm))
-    }
-
-    /// `lhs + rhs` (wrapping).
-    pub fn add_value(&mut self, lhs: Value, rhs: Value) -> Result<Value, AluError> {
-        self.bin(BinOp::Add, lhs, Operand::Value(rhs))
-    }
-
-    /// `lhs * imm`, low half (wrapping).
-    pub fn mul(&mut self, lhs: Value, imm: u64) -> Result<Value, AluError> {
-        self.bin(BinOp::Mul, lhs, Operand::Imm(imm))
+    bin_shorthands! {
+        /// `lhs & imm`.
+        and(And, imm: u64 => Imm);
+        /// `lhs | imm`.
+        or(Or, imm: u64 => Imm);
+        /// `lhs ^ rhs`.
+        xor(Xor, rhs: Value => Value);
+        /// `lhs << amount`.
+        shl(Shl, amount: u64 => Imm);
+        /// `lhs >> amount` (logical).
+        shr(Shr, amount: u64 => Imm);
+        /// `lhs + imm` (wrapping).
+        add(Add, imm: u64 => Imm);
+        /// `lhs + rhs` (wrapping).
+        add_value(Add, rhs: Value => Value);
+        /// `lhs * imm`, low half (wrapping).
+        mul(Mul, imm: u64 => Imm);
     }
 
     /// `lhs * factor` as the cheapest step: none for 1, `shl` by `log2(factor)` for a power of
