@@ -9,31 +9,13 @@ use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
-    ArgDesc, LaunchLimits, Residency, RuntimeError, Scalar, TensorDesc, TensorMapDType,
-    TensorMapDesc, TensorMapRule, check_launch, check_tensor_map,
+    ArgDesc, LaunchLimits, Residency, RuntimeError, Scalar, TensorMapDType, TensorMapDesc,
+    TensorMapRule, check_launch, check_tensor_map,
 };
 use smem::SwizzleMode;
 
 fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
-    ArgDesc::Tensor(TensorDesc {
-        dtype,
-        shape: shape.to_vec(),
-        addr,
-        device: 0,
-    })
-}
-
-/// An H200's limits for a function with no static shared memory.
-fn h200() -> LaunchLimits {
-    LaunchLimits {
-        max_threads_per_block: 1024,
-        max_block_dims: [1024, 1024, 64],
-        max_grid_dims: [i32::MAX as u32, 65535, 65535],
-        static_smem_bytes: 0,
-        smem_optin_bytes: 232_448,
-        dynamic_smem_limit: 48 * 1024,
-        cluster_launch: true,
-    }
+    ArgDesc::tensor(dtype, shape, addr, 0)
 }
 
 #[test]
@@ -47,7 +29,7 @@ fn good_arguments_give_the_launch() {
     let (cfg, syms) = k.config_for(&args, 0).unwrap();
     assert_eq!(syms["n"], 1000);
     assert_eq!((cfg.grid, cfg.block), ([4, 1, 1], [256, 1, 1]));
-    check_launch(&cfg, &h200()).unwrap();
+    check_launch(&cfg, &LaunchLimits::SM90).unwrap();
 }
 
 #[test]
@@ -137,8 +119,8 @@ fn too_much_shared_memory() {
         .collect();
     let cfg = k.launch_config(&syms).unwrap();
     assert_eq!(cfg.dynamic_smem_bytes, 4096 + 8);
-    check_launch(&cfg, &h200()).unwrap();
-    let e = check_launch(&cfg.with_dynamic_smem(232_448 + 1), &h200()).unwrap_err();
+    check_launch(&cfg, &LaunchLimits::SM90).unwrap();
+    let e = check_launch(&cfg.with_dynamic_smem(232_448 + 1), &LaunchLimits::SM90).unwrap_err();
     assert!(
         matches!(e, RuntimeError::SharedMemoryTooLarge { .. }),
         "{e}"
@@ -159,10 +141,10 @@ fn too_large_a_cluster() {
     let cfg = k
         .launch_config(&[("n".to_string(), n)].into_iter().collect())
         .unwrap();
-    check_launch(&cfg, &h200()).unwrap();
+    check_launch(&cfg, &LaunchLimits::SM90).unwrap();
     let mut big = cfg.with_cluster([32, 1, 1]);
     big.grid = [64, 1, 1];
-    let e = check_launch(&big, &h200()).unwrap_err();
+    let e = check_launch(&big, &LaunchLimits::SM90).unwrap_err();
     assert!(matches!(e, RuntimeError::ClusterTooLarge { .. }), "{e}");
 
     // At build time: a cluster extent over 16.
@@ -468,7 +450,7 @@ fn persistent_cluster_grid_is_sized_to_the_device() {
     assert_eq!(k.launch_spec().cluster, Some([2, 1, 1]));
     let big = k.launch_config_on(&syms(1 << 20), h100).unwrap();
     assert_eq!((big.grid, big.cluster), ([132, 1, 1], Some([2, 1, 1])));
-    check_launch(&big, &h200()).unwrap();
+    check_launch(&big, &LaunchLimits::SM90).unwrap();
     assert_eq!(k.launch_config_on(&syms(5), h100).unwrap().grid, [10, 1, 1]);
     assert_eq!(k.launch_config_on(&syms(0), h100).unwrap().grid, [2, 1, 1]);
     let none = Residency {

@@ -97,6 +97,17 @@ pub enum ArgDesc {
 }
 
 impl ArgDesc {
+    /// A dense tensor of `dtype` and `shape` at device address `addr` on device `device` (what
+    /// the checker sees of it).
+    pub fn tensor(dtype: ScalarType, shape: &[usize], addr: u64, device: usize) -> ArgDesc {
+        ArgDesc::Tensor(TensorDesc {
+            dtype,
+            shape: shape.to_vec(),
+            addr,
+            device,
+        })
+    }
+
     fn kind_text(&self) -> String {
         match self {
             ArgDesc::Tensor(t) => format!("tensor {}{:?}", t.dtype, t.shape),
@@ -510,12 +521,7 @@ mod tests {
     }
 
     fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
-        ArgDesc::Tensor(TensorDesc {
-            dtype,
-            shape: shape.to_vec(),
-            addr,
-            device: 0,
-        })
+        ArgDesc::tensor(dtype, shape, addr, 0)
     }
 
     #[test]

@@ -101,6 +101,21 @@ pub struct LaunchLimits {
     pub cluster_launch: bool,
 }
 
+impl LaunchLimits {
+    /// An sm_90 device's limits (H100, H200) for a function with no static shared memory and the
+    /// default dynamic limit: what a launch is checked against without a device (CUDA C
+    /// Programming Guide, "Technical Specifications per Compute Capability").
+    pub const SM90: LaunchLimits = LaunchLimits {
+        max_threads_per_block: 1024,
+        max_block_dims: [1024, 1024, 64],
+        max_grid_dims: [i32::MAX as u32, 65535, 65535],
+        static_smem_bytes: 0,
+        smem_optin_bytes: smem::Arch::Sm90.max_smem_optin(),
+        dynamic_smem_limit: 48 * 1024,
+        cluster_launch: true,
+    };
+}
+
 /// What a launch must change on the function before it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LaunchPlan {
@@ -364,22 +379,7 @@ impl Kernel {
         let plan = check_launch(cfg, &self.limits())?;
         self.apply_plan(&plan)?;
         let mut attrs = launch_attributes(cfg);
-        let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid[0],
-            gridDimY: cfg.grid[1],
-            gridDimZ: cfg.grid[2],
-            blockDimX: cfg.block[0],
-            blockDimY: cfg.block[1],
-            blockDimZ: cfg.block[2],
-            sharedMemBytes: cfg.dynamic_smem_bytes,
-            hStream: std::ptr::null_mut(),
-            attrs: if attrs.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                attrs.as_mut_ptr()
-            },
-            numAttrs: attrs.len() as u32,
-        };
+        let config = launch_config(cfg, std::ptr::null_mut(), &mut attrs);
         let mut n: std::ffi::c_int = 0;
         // SAFETY: `config` and `attrs` live across the call; `self.func` is a live function of
         // the bound context.
@@ -423,22 +423,7 @@ impl Kernel {
         self.apply_plan(&plan)?;
 
         let mut attrs = launch_attributes(cfg);
-        let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid[0],
-            gridDimY: cfg.grid[1],
-            gridDimZ: cfg.grid[2],
-            blockDimX: cfg.block[0],
-            blockDimY: cfg.block[1],
-            blockDimZ: cfg.block[2],
-            sharedMemBytes: cfg.dynamic_smem_bytes,
-            hStream: stream.cu_stream(),
-            attrs: if attrs.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                attrs.as_mut_ptr()
-            },
-            numAttrs: attrs.len() as u32,
-        };
+        let config = launch_config(cfg, stream.cu_stream(), &mut attrs);
         let mut kernel_params = params.kernel_params();
         // Order the launch after earlier writes of the tensors; the guards record this launch's
         // accesses when dropped, after it is enqueued.
@@ -514,6 +499,31 @@ impl Kernel {
     }
 }
 
+/// The driver's description of a launch of `cfg` on `stream` with `attrs`; it points into
+/// `attrs`, which must outlive its use.
+fn launch_config(
+    cfg: &LaunchConfig,
+    stream: sys::CUstream,
+    attrs: &mut [sys::CUlaunchAttribute],
+) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: cfg.grid[0],
+        gridDimY: cfg.grid[1],
+        gridDimZ: cfg.grid[2],
+        blockDimX: cfg.block[0],
+        blockDimY: cfg.block[1],
+        blockDimZ: cfg.block[2],
+        sharedMemBytes: cfg.dynamic_smem_bytes,
+        hStream: stream,
+        attrs: if attrs.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            attrs.as_mut_ptr()
+        },
+        numAttrs: attrs.len() as u32,
+    }
+}
+
 fn launch_attributes(cfg: &LaunchConfig) -> Vec<sys::CUlaunchAttribute> {
     use sys::CUlaunchAttributeID::*;
     let mut attrs = Vec::new();
@@ -543,21 +553,10 @@ fn launch_attributes(cfg: &LaunchConfig) -> Vec<sys::CUlaunchAttribute> {
 mod tests {
     use super::*;
 
-    fn h100() -> LaunchLimits {
-        LaunchLimits {
-            max_threads_per_block: 1024,
-            max_block_dims: [1024, 1024, 64],
-            max_grid_dims: [i32::MAX as u32, 65535, 65535],
-            static_smem_bytes: 0,
-            smem_optin_bytes: 232_448,
-            dynamic_smem_limit: 48 * 1024,
-            cluster_launch: true,
-        }
-    }
-
     #[test]
     fn plain_launch_needs_nothing() {
-        let plan = check_launch(&LaunchConfig::for_elements(1000, 256), &h100()).unwrap();
+        let plan =
+            check_launch(&LaunchConfig::for_elements(1000, 256), &LaunchLimits::SM90).unwrap();
         assert_eq!(plan, LaunchPlan::default());
         assert_eq!(LaunchConfig::for_elements(1000, 256).grid, [4, 1, 1]);
     }
@@ -565,11 +564,13 @@ mod tests {
     #[test]
     fn dynamic_smem_above_48k_raises_the_limit() {
         let cfg = LaunchConfig::new([1, 1, 1], [256, 1, 1]).with_dynamic_smem(200 * 1024);
-        let plan = check_launch(&cfg, &h100()).unwrap();
+        let plan = check_launch(&cfg, &LaunchLimits::SM90).unwrap();
         assert_eq!(plan.raise_dynamic_smem_to, Some(200 * 1024));
         let cfg = cfg.with_dynamic_smem(48 * 1024);
         assert_eq!(
-            check_launch(&cfg, &h100()).unwrap().raise_dynamic_smem_to,
+            check_launch(&cfg, &LaunchLimits::SM90)
+                .unwrap()
+                .raise_dynamic_smem_to,
             None
         );
     }
@@ -577,8 +578,8 @@ mod tests {
     #[test]
     fn too_much_smem() {
         let cfg = LaunchConfig::new([1, 1, 1], [32, 1, 1]).with_dynamic_smem(232_448);
-        check_launch(&cfg, &h100()).unwrap();
-        let mut limits = h100();
+        check_launch(&cfg, &LaunchLimits::SM90).unwrap();
+        let mut limits = LaunchLimits::SM90;
         limits.static_smem_bytes = 16;
         let e = check_launch(&cfg, &limits).unwrap_err();
         assert!(
@@ -598,15 +599,15 @@ mod tests {
     fn cluster_rules() {
         let base = LaunchConfig::new([8, 1, 1], [32, 1, 1]);
         assert_eq!(
-            check_launch(&base.with_cluster([2, 1, 1]), &h100()).unwrap(),
+            check_launch(&base.with_cluster([2, 1, 1]), &LaunchLimits::SM90).unwrap(),
             LaunchPlan::default()
         );
-        let e = check_launch(&base.with_cluster([3, 1, 1]), &h100()).unwrap_err();
+        let e = check_launch(&base.with_cluster([3, 1, 1]), &LaunchLimits::SM90).unwrap_err();
         assert!(e.to_string().contains("not a multiple"), "{e}");
         let big = LaunchConfig::new([32, 1, 1], [32, 1, 1]);
-        let plan = check_launch(&big.with_cluster([16, 1, 1]), &h100()).unwrap();
+        let plan = check_launch(&big.with_cluster([16, 1, 1]), &LaunchLimits::SM90).unwrap();
         assert!(plan.non_portable_cluster);
-        let e = check_launch(&big.with_cluster([32, 1, 1]), &h100()).unwrap_err();
+        let e = check_launch(&big.with_cluster([32, 1, 1]), &LaunchLimits::SM90).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -618,18 +619,20 @@ mod tests {
             ),
             "{e}"
         );
-        let e = check_launch(&base.with_cluster([0, 1, 1]), &h100()).unwrap_err();
+        let e = check_launch(&base.with_cluster([0, 1, 1]), &LaunchLimits::SM90).unwrap_err();
         assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
-        let mut old = h100();
+        let mut old = LaunchLimits::SM90;
         old.cluster_launch = false;
         assert!(check_launch(&base.with_cluster([2, 1, 1]), &old).is_err());
         // Preferred cluster: needs a cluster and is a multiple of it.
-        assert!(check_launch(&base.with_preferred_cluster([4, 1, 1]), &h100()).is_err());
+        assert!(
+            check_launch(&base.with_preferred_cluster([4, 1, 1]), &LaunchLimits::SM90).is_err()
+        );
         check_launch(
             &base
                 .with_cluster([2, 1, 1])
                 .with_preferred_cluster([4, 1, 1]),
-            &h100(),
+            &LaunchLimits::SM90,
         )
         .unwrap();
         assert!(
@@ -637,7 +640,7 @@ mod tests {
                 &base
                     .with_cluster([2, 1, 1])
                     .with_preferred_cluster([3, 1, 1]),
-                &h100()
+                &LaunchLimits::SM90
             )
             .is_err()
         );
@@ -645,14 +648,16 @@ mod tests {
 
     #[test]
     fn block_and_grid_limits() {
-        let e = check_launch(&LaunchConfig::new([1, 1, 1], [1025, 1, 1]), &h100()).unwrap_err();
-        assert!(e.to_string().contains("block x = 1025"), "{e}");
-        let e = check_launch(&LaunchConfig::new([1, 1, 1], [64, 32, 1]), &h100()).unwrap_err();
-        assert!(e.to_string().contains("2048 threads"), "{e}");
-        let e = check_launch(&LaunchConfig::new([1, 70000, 1], [1, 1, 1]), &h100()).unwrap_err();
-        assert!(e.to_string().contains("grid y"), "{e}");
-        let e = check_launch(&LaunchConfig::new([0, 1, 1], [1, 1, 1]), &h100()).unwrap_err();
-        assert!(e.to_string().contains("zero"), "{e}");
+        for (grid, block, want) in [
+            ([1, 1, 1], [1025, 1, 1], "block x = 1025"),
+            ([1, 1, 1], [64, 32, 1], "2048 threads"),
+            ([1, 70000, 1], [1, 1, 1], "grid y"),
+            ([0, 1, 1], [1, 1, 1], "zero"),
+        ] {
+            let cfg = LaunchConfig::new(grid, block);
+            let e = check_launch(&cfg, &LaunchLimits::SM90).unwrap_err();
+            assert!(e.to_string().contains(want), "{e}");
+        }
     }
 
     #[test]
