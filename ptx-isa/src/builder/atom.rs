@@ -163,18 +163,7 @@ impl FunctionBuilder {
         a: Addr<S>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
-        let t = atom_type(op, T::TYPE);
-        self.atomic(
-            false,
-            sem,
-            scope,
-            S::SPACE,
-            op.name(),
-            t,
-            Some(d.into()),
-            vec![b.into().into()],
-            a.into(),
-        )
+        self.atomic_op(sem, scope, op, Some(d.into()), a, b.into())
     }
 
     /// `atom.SPACE.cas.bN d, [a], cmp, new`: compare and swap.
@@ -218,18 +207,23 @@ impl FunctionBuilder {
         a: Addr<S>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
+        self.atomic_op(sem, scope, op, None, a, b.into())
+    }
+
+    /// `atom.op` into `d`, or `red.op` when there is no `d`, of `[a]` and `b`.
+    fn atomic_op<S: Space, T: ty::RegType>(
+        &mut self,
+        sem: AtomSem,
+        scope: Option<Scope>,
+        op: AtomOp,
+        d: Option<Operand>,
+        a: Addr<S>,
+        b: Src<T>,
+    ) -> Result<()> {
         let t = atom_type(op, T::TYPE);
-        self.atomic(
-            true,
-            sem,
-            scope,
-            S::SPACE,
-            op.name(),
-            t,
-            None,
-            vec![b.into().into()],
-            a.into(),
-        )
+        let red = d.is_none();
+        let srcs = vec![b.into()];
+        self.atomic(red, sem, scope, S::SPACE, op.name(), t, d, srcs, a.into())
     }
 }
 

@@ -110,13 +110,7 @@ impl FunctionBuilder {
         a: Reg<ty::U32>,
         rank: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let i = Instruction::new("mapa")
-            .modifier("shared::cluster")
-            .ty(ScalarType::U32)
-            .operand(d)
-            .operand(a)
-            .operand(rank.into());
-        self.emit(Form::Mapa, i)
+        self.mapa(true, d, a, rank.into())
     }
 
     /// `mapa.u64 d, a, rank`: the same for generic addresses.
@@ -126,11 +120,24 @@ impl FunctionBuilder {
         a: Reg<ty::U64>,
         rank: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
+        self.mapa(false, d, a, rank.into())
+    }
+
+    /// `mapa{.shared::cluster}.T d, a, rank` (PTX ISA 9.7.9.24): `.u32` shared::cta addresses
+    /// when `shared`, else `.u64` generic ones.
+    fn mapa<T: ty::RegType>(
+        &mut self,
+        shared: bool,
+        d: Reg<T>,
+        a: Reg<T>,
+        rank: Src<ty::U32>,
+    ) -> Result<()> {
         let i = Instruction::new("mapa")
-            .ty(ScalarType::U64)
+            .modifier_if(shared, "shared::cluster")
+            .ty(T::TYPE)
             .operand(d)
             .operand(a)
-            .operand(rank.into());
+            .operand(rank);
         self.emit(Form::Mapa, i)
     }
 

@@ -95,18 +95,7 @@ impl FunctionBuilder {
         d: Reg<D>,
         parts: &[Reg<S>],
     ) -> Result<()> {
-        self.check_pack("mov", D::TYPE, S::TYPE, parts.len())?;
-        let v = parts.iter().map(|r| Operand::Reg(r.as_ref())).collect();
-        let form = if D::TYPE.bits() == 128 {
-            Form::MovB128
-        } else {
-            Form::Mov
-        };
-        let i = Instruction::new("mov")
-            .ty(D::TYPE.bits_type())
-            .operand(d)
-            .operand(Operand::Vector(v));
-        self.emit(form, i)
+        self.mov_parts(D::TYPE, S::TYPE, d.into(), parts, true)
     }
 
     /// `mov.bN {parts...}, a`: splits a register into 2 or 4 narrower ones (low part first).
@@ -115,16 +104,30 @@ impl FunctionBuilder {
         parts: &[Reg<D>],
         a: Reg<S>,
     ) -> Result<()> {
-        self.check_pack("mov", S::TYPE, D::TYPE, parts.len())?;
-        let v = parts.iter().map(|r| Operand::Reg(r.as_ref())).collect();
-        let form = if S::TYPE.bits() == 128 {
+        self.mov_parts(S::TYPE, D::TYPE, a.into(), parts, false)
+    }
+
+    /// `mov.bN` between `whole` (a `wide` register) and `parts` (of type `part`): packing
+    /// (`mov.bN d, {parts}`) or unpacking (`mov.bN {parts}, a`), PTX ISA 9.7.9.1.
+    fn mov_parts<P: ty::RegType>(
+        &mut self,
+        wide: ScalarType,
+        part: ScalarType,
+        whole: Operand,
+        parts: &[Reg<P>],
+        pack: bool,
+    ) -> Result<()> {
+        self.check_pack("mov", wide, part, parts.len())?;
+        let v = Operand::Vector(parts.iter().map(|r| Operand::Reg(r.as_ref())).collect());
+        let form = if wide.bits() == 128 {
             Form::MovB128
         } else {
             Form::Mov
         };
+        let (d, a) = if pack { (whole, v) } else { (v, whole) };
         let i = Instruction::new("mov")
-            .ty(S::TYPE.bits_type())
-            .operand(Operand::Vector(v))
+            .ty(wide.bits_type())
+            .operand(d)
             .operand(a);
         self.emit(form, i)
     }
