@@ -10,7 +10,10 @@
 
 use ptx_isa::builder::*;
 use ptx_isa::validate::{Options, Severity, check};
+
+mod support;
 use ptx_isa::{Addr, FunctionBuilder, Module, ScalarType, Target, spaces, ty};
+use support::errors;
 
 const TARGET: Target = Target::Sm90a;
 
@@ -43,15 +46,6 @@ fn rewrite(text: &str, from: &str, to: &str) -> String {
         .join("\n")
 }
 
-/// The validator's errors on `text`.
-fn row_errors(text: &str) -> Vec<String> {
-    check(text, &Options::default())
-        .into_iter()
-        .filter(|d| d.severity == Severity::Error)
-        .map(|d| d.to_string())
-        .collect()
-}
-
 /// Counts and the disagreements found.
 #[derive(Default)]
 struct Tally {
@@ -78,7 +72,7 @@ impl Tally {
             base_text.contains(&format!("\t{base_opcode} ")),
             "the base of `{opcode}` does not write `{base_opcode}`:\n{base_text}"
         );
-        let row = row_errors(&spelled);
+        let row = errors(&spelled);
         match build(write) {
             Ok(text) => {
                 if !row.is_empty() {
@@ -426,7 +420,7 @@ fn add_sat_u32_is_refused_everywhere() {
     })
     .unwrap();
     let text = rewrite(&base, "add.u32", "add.sat.u32");
-    let row = row_errors(&text);
+    let row = errors(&text);
     assert!(row.iter().any(|e| e.contains("9.7.1.1")), "{row:?}");
     if let Some(p) = ptx_isa::ptxas::for_tests().unwrap() {
         assert!(
@@ -435,7 +429,7 @@ fn add_sat_u32_is_refused_everywhere() {
         );
         let ok = rewrite(&base, "add.u32", "add.s32");
         let s32 = ok.replace("add.s32", "add.sat.s32");
-        assert!(row_errors(&s32).is_empty());
+        assert!(errors(&s32).is_empty());
         assert!(
             p.assemble(&s32, TARGET, &[]).unwrap().ok,
             "ptxas refused\n{s32}"
@@ -703,11 +697,7 @@ fn builder_and_validator_gate_the_same_feature_rows() {
     ];
     for (what, f) in cases {
         let text = build(&f).unwrap_or_else(|e| panic!("{what} on sm_90a: {e}"));
-        assert!(
-            row_errors(&text).is_empty(),
-            "{what}: {:?}",
-            row_errors(&text)
-        );
+        assert!(errors(&text).is_empty(), "{what}: {:?}", errors(&text));
         let m = Module::new(Target::Sm80);
         let mut k = m.entry("t");
         let e = f(&mut k).expect_err(what);

@@ -10,7 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use ptx_isa::validate::{Options, check, is_valid};
+
+mod support;
 use ptx_isa::{Form, Target, catalog, ptxas};
+use support::assert_none;
 
 struct Source {
     name: String,
@@ -366,16 +369,11 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
     for a in alarms.iter().take(10) {
         eprintln!("  false alarm: {a}");
     }
-    assert!(
-        alarms.is_empty(),
-        "ptxkit rejects {} mutants that ptxas accepts:\n{}",
-        alarms.len(),
-        alarms[..alarms.len().min(15)].join("\n")
+    assert_none(
+        &alarms,
+        "mutants ptxas accepts are rejected by ptxkit",
+        15,
+        "\n",
     );
-    assert!(
-        missed.is_empty(),
-        "{} mutants ptxas rejects pass ptxkit:\n{}",
-        missed.len(),
-        missed[..missed.len().min(15)].join("\n---\n")
-    );
+    assert_none(&missed, "mutants ptxas rejects pass ptxkit", 15, "\n---\n");
 }

@@ -1,63 +1,27 @@
 //! The validator (issue 9, part 4): every kernel ptxkit writes and every corpus file is valid; each
 //! rule reports what ptxas reports, at the right line and column.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use ptx_isa::validate::{Options, Severity, check, is_valid};
-use ptx_isa::{Form, Target, catalog};
+use ptx_isa::Target;
+use ptx_isa::validate::{Options, check, is_valid};
 
-fn ptx_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "ptx") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn errors(text: &str) -> Vec<String> {
-    check(text, &Options::default())
-        .into_iter()
-        .filter(|d| d.severity == Severity::Error)
-        .map(|d| d.to_string())
-        .collect()
-}
+mod support;
+use support::{assert_none, catalog_kernels, errors, ptx_files};
 
 #[test]
 fn catalog_kernels_are_valid() {
     let mut bad = Vec::new();
-    let mut n = 0;
-    for spec in Form::all() {
-        for &t in Target::ALL {
-            let Ok(m) = catalog::module(spec.form, t) else {
-                continue;
-            };
-            let text = m.to_ptx().unwrap();
-            n += 1;
-            let e = errors(&text);
-            if !e.is_empty() {
-                bad.push(format!("{} on {t}: {}", spec.name, e.join("; ")));
-            }
+    let kernels = catalog_kernels();
+    let n = kernels.len();
+    for (name, text) in &kernels {
+        let e = errors(text);
+        if !e.is_empty() {
+            bad.push(format!("{name}: {}", e.join("; ")));
         }
     }
     eprintln!("{n} catalog kernels checked");
-    assert!(
-        bad.is_empty(),
-        "{} invalid:\n{}",
-        bad.len(),
-        bad[..bad.len().min(30)].join("\n")
-    );
+    assert_none(&bad, "invalid", 30, "\n");
 }
 
 #[test]

@@ -2,7 +2,10 @@
 
 #![allow(dead_code)]
 
-use ptx_isa::{FunctionBuilder, Module, Target};
+use std::path::{Path, PathBuf};
+
+use ptx_isa::validate::{Options, Severity, check};
+use ptx_isa::{Form, FunctionBuilder, Module, Target, catalog};
 
 /// Assembles `text` for `target` with ptxas when ptxas is there (a failure when `CI=true` and it
 /// is not).
@@ -46,4 +49,59 @@ pub fn error_on(
     f: impl FnOnce(&mut Module, &mut FunctionBuilder) -> ptx_isa::Result<()>,
 ) -> ptx_isa::Error {
     body(target, f).unwrap_err()
+}
+
+/// Every `.ptx` file below `dir`, sorted (none when `dir` is not there).
+pub fn ptx_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "ptx") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The validator's errors on `text`.
+pub fn errors(text: &str) -> Vec<String> {
+    check(text, &Options::default())
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect()
+}
+
+/// Fails unless `problems` is empty, saying how many there are (`{count} {what}`) and showing
+/// the first `shown`, separated by `sep`.
+pub fn assert_none(problems: &[String], what: &str, shown: usize, sep: &str) {
+    assert!(
+        problems.is_empty(),
+        "{} {what}:\n{}",
+        problems.len(),
+        problems[..problems.len().min(shown)].join(sep)
+    );
+}
+
+/// The catalog's kernel of every form on every target that has it: `("{form} on {target}",
+/// text)`.
+pub fn catalog_kernels() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for spec in Form::all() {
+        for &t in Target::ALL {
+            if let Ok(m) = catalog::module(spec.form, t) {
+                out.push((format!("{} on {t}", spec.name), m.to_ptx().unwrap()));
+            }
+        }
+    }
+    out
 }
