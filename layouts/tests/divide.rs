@@ -83,7 +83,8 @@ fn cute_doc_examples() {
         Tiler::Layout(l("3:3")),
         Tiler::Layout(l("(2,4):(1,8)")),
     ]);
-    let cases: [(fn(&Layout, &Tiler) -> Result<Layout, LayoutError>, &str); 4] = [
+    type Divide = fn(&Layout, &Tiler) -> Result<Layout, LayoutError>;
+    let cases: [(Divide, &str); 4] = [
         (
             logical_divide,
             "((3,3),((2,4),(2,2))):((177,59),((13,2),(26,1)))",

@@ -68,7 +68,8 @@ fn cute_doc_examples() {
     assert_eq!(r.to_string(), "((2,2),(2,3)):((4,1),(2,8))");
     let tile = l("(2,2):(1,2)");
     let grid = l("(3,4):(4,1)");
-    let blocked: [(fn(&Layout, &Layout) -> Result<Layout, LayoutError>, &str); 2] = [
+    type Product = fn(&Layout, &Layout) -> Result<Layout, LayoutError>;
+    let blocked: [(Product, &str); 2] = [
         (blocked_product, "((2,3),(2,4)):((1,16),(2,4))"),
         (raked_product, "((3,2),(4,2)):((16,1),(4,2))"),
     ];
