@@ -158,6 +158,10 @@ fn example(
             let (b, v) = (smem(m, k)?, r!(U32));
             raw!("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32"; cl(b), v, cl(b).offset(8))
         }
+        StAsyncGlobal => {
+            let v = r!(U32);
+            raw!("st.async.release.sys.global.u32"; g.clone(), v)
+        }
         RedAsync => {
             let (b, v) = (smem(m, k)?, r!(U32));
             raw!("red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"; cl(b), v, cl(b).offset(8))
@@ -1454,6 +1458,37 @@ fn example(
                 sb,
                 p,
             )
+        }
+        Tcgen05BlockScaleDefault => {
+            let (t, a, b, p, sa, sb) = (
+                k.reg::<ty::U32>(),
+                k.reg::<ty::B64>(),
+                k.reg::<ty::B64>(),
+                k.pred(),
+                k.reg::<ty::U32>(),
+                k.reg::<ty::U32>(),
+            );
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            // Tensor-memory addresses `[t]` (PTX ISA 9.7.16.10.9).
+            let tmem = |r: crate::reg::Reg<ty::U32>| {
+                crate::instr::Operand::Addr(crate::space::Address {
+                    base: crate::space::AddrBase::Reg(r.as_ref()),
+                    offset: 0,
+                })
+            };
+            let mut i = Instruction::new("tcgen05");
+            for m in ["mma", "cta_group::1", "kind::mxf8f6f4", "block_scale"] {
+                i = i.modifier(m);
+            }
+            let i = i
+                .operand(tmem(t))
+                .operand(a)
+                .operand(b)
+                .operand(Imm::UInt(0x0810_0010))
+                .operand(tmem(sa))
+                .operand(tmem(sb))
+                .operand(p);
+            k.emit(Form::Tcgen05MmaBlockScale, i)
         }
         Tcgen05Commit => {
             let b = smem(m, k)?;

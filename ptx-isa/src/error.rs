@@ -39,6 +39,10 @@ pub enum ErrorKind {
     BadDirective,
     /// A guard (`@p`) set with no instruction after it.
     DanglingGuard,
+    /// tcgen05 instructions of one function that name both `.cta_group::1` and `.cta_group::2`.
+    MixedCtaGroup,
+    /// A store to a kernel's parameter space (kernel parameters are read-only).
+    ParamWrite,
     /// Anything the builder rejects that fits no other kind.
     Invalid,
 }

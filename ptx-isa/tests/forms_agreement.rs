@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use ptx_isa::error::ErrorKind;
 use ptx_isa::forms::families::family_of;
 use ptx_isa::forms::syntax::Pattern;
 use ptx_isa::module::Statement;
@@ -217,14 +218,32 @@ fn judge(
     let mut ptxas_ok = vec![true; lines.len()];
     let mut ptxkit_ok = vec![true; lines.len()];
     for chunk in (0..lines.len()).collect::<Vec<_>>().chunks(BATCH) {
-        // ptxkit: one check of the whole chunk; errors by line.
-        let (t, at) = build(chunk);
-        for d in check(&t, &Options::default()) {
-            if d.severity != Severity::Error {
-                continue;
-            }
-            if let Some(k) = d.pos.and_then(|p| at.get(&(p.line as usize))) {
-                ptxkit_ok[*k] = false;
+        // ptxkit: one check of the whole chunk; errors by line. A rule across the function's
+        // instructions (one `.cta_group`) judges the chunk's lines together, where ptxas names no
+        // line and each is judged alone: then so is each line for ptxkit.
+        let (t, _) = build(chunk);
+        let diags = check(&t, &Options::default());
+        let across = diags.iter().any(|d| d.kind == ErrorKind::MixedCtaGroup);
+        let judged: Vec<(Vec<usize>, Vec<_>)> = if across {
+            chunk
+                .iter()
+                .map(|&k| {
+                    let (t, _) = build(&[k]);
+                    (vec![k], check(&t, &Options::default()))
+                })
+                .collect()
+        } else {
+            vec![(chunk.to_vec(), diags)]
+        };
+        for (lines_of, diags) in judged {
+            let (_, at) = build(&lines_of);
+            for d in diags {
+                if d.severity != Severity::Error {
+                    continue;
+                }
+                if let Some(k) = d.pos.and_then(|p| at.get(&(p.line as usize))) {
+                    ptxkit_ok[*k] = false;
+                }
             }
         }
         // ptxas: run until the rest assembles.

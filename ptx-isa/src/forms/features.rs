@@ -145,8 +145,9 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
         v.push(Form::BulkMulticast);
     }
     // PTX ISA 5.1.5: the `.shared::cta` spelling of the shared window is PTX 7.8, whatever the
-    // instruction.
-    if has("shared::cta") {
+    // instruction; ptxas 13.0 accepts `cp.async.{ca|cg}.shared::cta.global` from PTX 7.0, the
+    // version of cp.async itself (PTX ISA 9.7.9.25.3.1).
+    if has("shared::cta") && form != Form::CpAsync {
         v.push(Form::MemSharedCta);
     }
     // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
@@ -156,6 +157,10 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     ) && has("shared::cta")
     {
         v.push(Form::TmaSharedCta);
+    }
+    // PTX ISA 9.7.16.10.9: without `.scale_vec` the block size is `.block32`, PTX 8.8.
+    if form == Form::Tcgen05MmaBlockScale && !any(&|m| m.starts_with("scale_vec::")) {
+        v.push(Form::Tcgen05BlockScaleDefault);
     }
     if matches!(form, Form::TmaLoad | Form::TmaLoadIm2col) && any(&|m| m.starts_with("cta_group::"))
     {

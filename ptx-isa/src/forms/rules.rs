@@ -442,6 +442,8 @@ const S_MBAR_COUNT: &str =
     "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
 const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
 const S_SCALE_VEC: &str = "9.7.16.10.9 tcgen05.mma: .scale_vec::1X with kind::mxf8f6f4, 2X with kind::mxf4, 2X or 4X with kind::mxf4nvf4";
+const S_ST_ASYNC: &str =
+    "9.7.9.12 st.async: .mmio with .release and a scope, .release with a scope";
 const INTS: &[&str] = &["u16", "u32", "u64", "s16", "s32", "s64"];
 const UINTS: &[&str] = &["u16", "u32", "u64"];
 const FLOATS: &[&str] = &["f32", "f64"];
@@ -554,6 +556,20 @@ pub static RULES: &[Rule] = &[
         &["scale_vec::1X"],
         S_SCALE_VEC,
     ),
+    // ptxas 13.0: "Modifier '.kind::mxf4nvf4' requires modifier '.scale_vectorsize'" (the
+    // .block32 default of PTX 8.8 is not one of its sizes).
+    needs(
+        Form::Tcgen05MmaBlockScale,
+        "kind::mxf4nvf4",
+        &["scale_vec::2X", "scale_vec::4X"],
+        S_SCALE_VEC,
+    ),
+    // PTX ISA 9.7.9.12: `st.async{.mmio}.sem.scope` (ptxas 13.0: "Modifier '.mmio' requires
+    // modifier '.release'", "Modifier '.release' requires scope", "Modifier '.mmio' requires
+    // scope").
+    needs(Form::StAsyncGlobal, "mmio", &["release"], S_ST_ASYNC),
+    needs(Form::StAsyncGlobal, "mmio", &["gpu", "sys"], S_ST_ASYNC),
+    needs(Form::StAsyncGlobal, "release", &["gpu", "sys"], S_ST_ASYNC),
     // set/setp: which comparison goes with which source type (PTX ISA 9.7.5.1, 9.7.5.2).
     type_for(Form::Set, UNSIGNED_CMP, 1, UINTS, S_SET),
     type_for(Form::Set, FLOAT_CMP, 1, FLOATS, S_SET),

@@ -265,6 +265,44 @@ const REPEATABLE: &[&str] = &["sat", "satfinite", "approx", "sync", "relu", "uni
 /// modifier required for instruction ...").
 const ALIGNED_OPTIONAL: &[&str] = &["wgmma", "tcgen05.ld", "tcgen05.st"];
 
+/// Modifiers ptxas 13.0 ignores on some instructions: (instructions, modifiers). The `tcgen05.cp`
+/// decompression formats (PTX ISA 9.7.16.8.1: `.b8x16`, `.b6x16_p32`, `.b4x16_p64`) written on
+/// any other tcgen05 instruction assemble, in any position after its name and any number
+/// (measured: `tcgen05.ld.sync.aligned.b8x16.b6x16_p32.16x256b.x2.b32`,
+/// `tcgen05.alloc.b8x16.cta_group::1...`, `tcgen05.mma.b8x16.cta_group::1.kind::f16`,
+/// `tcgen05.fence::before_thread_sync.b8x16`); `tcgen05.cp` counts them ("Unexpected number of
+/// 'format conversion' modifiers").
+const IGNORED: &[(&[&str], &[&str])] = &[(
+    &[
+        "tcgen05.alloc",
+        "tcgen05.dealloc",
+        "tcgen05.relinquish_alloc_permit",
+        "tcgen05.ld",
+        "tcgen05.st",
+        "tcgen05.wait::ld",
+        "tcgen05.wait::st",
+        "tcgen05.shift",
+        "tcgen05.mma",
+        "tcgen05.commit",
+        "tcgen05.fence::before_thread_sync",
+        "tcgen05.fence::after_thread_sync",
+    ],
+    &["b8x16", "b6x16_p32", "b4x16_p64"],
+)];
+
+/// Spellings ptxas 13.0 takes for a modifier the PTX ISA spells otherwise: (instruction, written,
+/// the manual's). PTX ISA 9.7.9.12 gives `st.async` the `.shared::cluster` window only; ptxas
+/// 13.0 accepts `.shared::cta` and `.shared` there too (sm_90 to sm_120a).
+const SPELLINGS: &[(&str, &str, &str)] = &[
+    ("st.async", "shared::cta", "shared::cluster"),
+    ("st.async", "shared", "shared::cluster"),
+];
+
+/// Instructions ptxas 13.0 names by two parts, the second written right after the mnemonic:
+/// `st.release.sys.async.u32` is refused ("Illegal modifier '.async' for instruction 'st'"), as
+/// is `red.relaxed.cluster.async...`.
+const NAMED: &[&str] = &["st.async", "red.async"];
+
 /// Mnemonics whose modifiers ptxas 13.0 reads in the written order: it reads `bar.arrive` and
 /// `barrier.arrive` as instruction names, so `barrier.arrive.cta` is refused ("Illegal modifier
 /// '.cta' for instruction 'barrier.arrive'") where `barrier.cta.arrive` assembles.
@@ -272,23 +310,43 @@ const IN_ORDER: &[&str] = &["bar", "barrier"];
 
 impl Pattern {
     /// The modifiers of `mnemonic.modifiers` in this pattern's order, when the written ones are
-    /// this pattern's written in another order, with a flag of [`REPEATABLE`] written twice, or
-    /// without an `.aligned` that [`ALIGNED_OPTIONAL`] mnemonics may leave out: what ptxas 13.0
+    /// this pattern's written in another order, with a flag of [`REPEATABLE`] written twice,
+    /// without an `.aligned` that [`ALIGNED_OPTIONAL`] mnemonics may leave out, with modifiers
+    /// ptxas ignores ([`IGNORED`]) or another spelling of one ([`SPELLINGS`]): what ptxas 13.0
     /// takes beyond the manual's grammar (it reads the modifiers as a set; `ld.global.f32.volatile`
     /// assembles). Type names keep their written order (`cvt.f16.f32` is not `cvt.f32.f16`).
     /// `None` when the modifiers are not this pattern's in any order, or when they already match
     /// as written.
     pub fn reordered<S: AsRef<str>>(&self, mnemonic: &str, modifiers: &[S]) -> Option<Vec<String>> {
         let rest = self.rest(mnemonic, modifiers)?;
+        let name = self.name();
+        let is = |m: &str| name == m || name.starts_with(&format!("{m}."));
+        let ignored: Vec<&str> = IGNORED
+            .iter()
+            .filter(|(on, _)| on.iter().any(|m| is(m)))
+            .flat_map(|(_, tokens)| tokens.iter().copied())
+            .collect();
         let mut tokens: Vec<&str> = Vec::new();
         for t in rest {
-            if !(REPEATABLE.contains(&t) && tokens.contains(&t)) {
+            let t = SPELLINGS
+                .iter()
+                .find(|(on, written, manual)| is(on) && *written == t && self.has_token(manual))
+                .map_or(t, |(_, _, manual)| *manual);
+            let repeated = REPEATABLE.contains(&t) && tokens.contains(&t);
+            if !repeated && !ignored.contains(&t) {
                 tokens.push(t);
             }
         }
-        let aligned_optional = ALIGNED_OPTIONAL
+        if let Some(second) = NAMED
             .iter()
-            .any(|m| self.mnemonic == *m || self.mnemonic.starts_with(&format!("{m}.")));
+            .find(|m| is(m))
+            .and_then(|m| m.split('.').nth(1))
+        {
+            if tokens.first() != Some(&second) {
+                return None;
+            }
+        }
+        let aligned_optional = ALIGNED_OPTIONAL.iter().any(|m| is(m));
         let mut search = Unordered {
             tokens: &tokens,
             used: vec![false; tokens.len()],
@@ -309,6 +367,32 @@ impl Pattern {
         let same =
             all.len() == modifiers.len() && all.iter().zip(modifiers).all(|(a, m)| a == m.as_ref());
         (!same).then_some(all)
+    }
+}
+
+impl Pattern {
+    /// The mnemonic and the required one-token modifiers that follow it (`tcgen05.ld.sync.aligned`
+    /// for `tcgen05.ld.sync.aligned.{16x64b|...}`): the instruction's name as ptxas reads it.
+    fn name(&self) -> String {
+        let mut name = self.mnemonic.clone();
+        for e in self
+            .elements
+            .iter()
+            .take_while(|e| !e.optional && e.alts.len() == 1)
+        {
+            for m in &e.alts[0] {
+                name.push('.');
+                name.push_str(m);
+            }
+        }
+        name
+    }
+
+    /// True when some alternative of the pattern writes `token`.
+    fn has_token(&self, token: &str) -> bool {
+        self.elements
+            .iter()
+            .any(|e| e.alts.iter().flatten().any(|m| m == token))
     }
 }
 

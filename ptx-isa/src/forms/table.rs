@@ -17,6 +17,7 @@ const ALL: TargetSet = TargetSet::all();
 const SM89: TargetSet = TargetSet::sm_at_least(89);
 const SM90: TargetSet = TargetSet::sm_at_least(90);
 const SM90A: TargetSet = TargetSet::Sm90a;
+const SM100: TargetSet = TargetSet::sm_at_least(100);
 const SM100A: TargetSet = TargetSet::Sm100a;
 const ARCH_A: TargetSet = TargetSet::Sm90a
     .union(TargetSet::Sm100a)
@@ -174,7 +175,17 @@ forms! {
     Ldu: "ldu", "ldu{.global}{.v2|.v4}.{b8|b16|b32|b64|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]", ptx (2, 0), ALL, "9.7.9.10 Data Movement and Conversion Instructions: ldu";
     St: "st", "st{.weak|.volatile}{.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.wb|.cg|.cs|.wt}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (1, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
     StOrdered: "st.ordered", "st.{relaxed|release}.{cta|cluster|gpu|sys}{.global|.shared|.shared::cta|.shared::cluster}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} [a], b{, policy}", ptx (6, 0), ALL, "9.7.9.11 Data Movement and Conversion Instructions: st";
-    StAsync: "st.async", "st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2|.v4}.{b32|b64|u32|u64|s32|s64|f32|f64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.9.12 Data Movement and Conversion Instructions: st.async";
+    // PTX ISA 9.7.9.12 writes `{.sem}{.scope}` (.weak, .cluster); ptxas 13.0 refuses the two
+    // together ("Modifier '.weak' cannot be combined with modifier '.cluster'") and takes the
+    // .cluster scope from PTX 8.1 and sm_90 on.
+    StAsync: "st.async", "st.async{.weak|.cluster}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2|.v4}.{b32|b64|u32|u64|s32|s64|f32|f64} [a], b, [mbar]", ptx (8, 1), SM90, "9.7.9.12 Data Movement and Conversion Instructions: st.async";
+    // PTX ISA 9.7.9.12: `st.async{.mmio}.sem.scope{.ss}.type [a], b` (.release; .gpu, .sys;
+    // .global), PTX 8.7, sm_100 and later (ptxas 13.0: "Feature 'st.async/red.async with .global
+    // state space' requires .target sm_100 or higher"). ptxas 13.0 accepts .release and the scope
+    // left out (`st.async.global.u32`, `st.async.sys.global.u32`) and refuses the 8-bit types
+    // with every register ("Arguments mismatch"); `.mmio` needs `.release` and a scope, `.release`
+    // a scope (the row's rules).
+    StAsyncGlobal: "st.async.global", "st.async{.mmio}{.release}{.gpu|.sys}{.global}.{b16|b32|b64|u16|u32|u64|s16|s32|s64|f32|f64} [a], b", ptx (8, 7), SM100, "9.7.9.12 Data Movement and Conversion Instructions: st.async (.global)";
     Prefetch: "prefetch", "prefetch{.global|.local}.{L1|L2} [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
     PrefetchEvict: "prefetch.L2::evict", "prefetch{.global}.{L2::evict_last|L2::evict_normal} [a]", ptx (7, 4), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.level::eviction_priority)";
     Prefetchu: "prefetchu", "prefetchu.L1 [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
@@ -306,6 +317,9 @@ forms! {
     TmaPrefetch: "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.{1d|2d|3d|4d|5d}.L2.global{.tile|.im2col}{.L2::cache_hint} [tmap, coords]{, offsets}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.4 Data Movement and Conversion Instructions: cp.async.bulk.prefetch.tensor";
     TmaCtaGroup: "cp.async.bulk.tensor.cta_group", "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [dst], [tmap, coords], [mbar]", ptx (8, 6), SM100A, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.cta_group)", feature;
     TmaSharedCta: "cp.async.bulk.shared::cta", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [dst], [tmap, coords], [mbar]", ptx (8, 6), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.shared::cta destination)", feature;
+    // PTX ISA 9.7.16.10.9: a block-scaled tcgen05.mma without `.scale_vec` is `.block32` (PTX 8.8;
+    // ptxas 13.0: "Feature '.block32' requires PTX ISA .version 8.8 or later").
+    Tcgen05BlockScaleDefault: "tcgen05.mma.block_scale.default", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], a, b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 8), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling, no .scale_vec)", feature;
     PrefetchTensormap: "prefetch.tensormap", "prefetch{.const|.param}.tensormap [a]", ptx (8, 0), SM90, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.tensormap)";
 
     // ---- tensor-map updates in memory (sm_90a and later arch-specific targets) ------------------------
@@ -327,7 +341,8 @@ forms! {
     WgmmaI8: "wgmma.mma_async.i8", "wgmma.mma_async.sync.aligned.m64n*k32{.satfinite}.s32.{s8|u8}.{s8|u8} d, a, b, scale_d", ptx (8, 0), SM90A, "9.7.15.5.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async";
 
     // ---- 9.7.16 tcgen05 (sm_100a) ---------------------------------------------------------------------
-    Tcgen05Alloc: "tcgen05.alloc", "tcgen05.alloc.{cta_group::1|cta_group::2}.sync.aligned.shared::cta.b32 [dst], ncols", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.alloc";
+    // PTX ISA 9.7.16.7.1: "If no state space is specified then Generic Addressing is used".
+    Tcgen05Alloc: "tcgen05.alloc", "tcgen05.alloc.{cta_group::1|cta_group::2}.sync.aligned{.shared::cta}.b32 [dst], ncols", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.alloc";
     Tcgen05Dealloc: "tcgen05.dealloc", "tcgen05.dealloc.{cta_group::1|cta_group::2}.sync.aligned.b32 taddr, ncols", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.dealloc";
     Tcgen05Relinquish: "tcgen05.relinquish_alloc_permit", "tcgen05.relinquish_alloc_permit.{cta_group::1|cta_group::2}.sync.aligned", ptx (8, 6), SM100A, "9.7.16.7.1 TensorCore 5th Generation Family Instructions: tcgen05.relinquish_alloc_permit";
     Tcgen05Ld: "tcgen05.ld", "tcgen05.ld.sync.aligned.{16x64b|16x128b|16x256b|32x32b}.x*{.pack::16b}.b32 r, [taddr]", ptx (8, 6), SM100A, "9.7.16.8.3 TensorCore 5th Generation Family Instructions: tcgen05.ld";

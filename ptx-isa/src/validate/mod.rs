@@ -13,6 +13,7 @@
 //! assert_eq!(diags[0].to_string(), "6:2: error: register `%r1` is not declared");
 //! ```
 
+mod function;
 mod operands;
 mod scope;
 
@@ -133,7 +134,7 @@ impl Ctx<'_> {
         });
     }
 
-    fn warning(&mut self, pos: Option<Pos>, message: String) {
+    pub(crate) fn warning(&mut self, pos: Option<Pos>, message: String) {
         self.out.push(Diagnostic {
             severity: Severity::Warning,
             kind: ErrorKind::Invalid,
@@ -373,6 +374,7 @@ fn function(
             None => return false,
         }
     };
+    let mut across = function::Across::default();
     // Registers.
     let mut scopes = scope::Scopes::new();
     for class in RegClass::ALL {
@@ -429,6 +431,7 @@ fn function(
                 );
             }
             Statement::Instr(i) => {
+                across.instruction(cx, f, i, pos);
                 let env = operands::Env {
                     scopes: &scopes,
                     locals: &locals,
@@ -439,6 +442,7 @@ fn function(
             _ => {}
         }
     }
+    across.finish(cx, f);
 }
 
 fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
@@ -556,6 +560,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     env.types(cx, form, i, pos);
     operands::counts(cx, form, i, pos);
     env.spaces(cx, i, pos);
+    env.bulk_source(cx, form, i, pos);
     env.targets(cx, i, pos);
 }
 

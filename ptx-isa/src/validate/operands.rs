@@ -516,7 +516,7 @@ impl Env<'_> {
             }
             Ldu => e(cx, 0, t, Rule::Wider),
             // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
-            StAsync | RedAsync => e(cx, 1, t, Rule::Agree),
+            StAsync | StAsyncGlobal | RedAsync => e(cx, 1, t, Rule::Agree),
             // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
             TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
                 e(cx, 1, t, Rule::Agree);
@@ -581,6 +581,19 @@ impl Env<'_> {
                 pos,
                 format!("`{op}` moves a vector of {n}, not {}", v.len()),
             ),
+            // PTX ISA 9.7.9.12 gives `st.async.vN` a vector of N; ptxas 13.0 accepts one
+            // register there (sm_90 to sm_120a).
+            (Some(n), Some(o))
+                if !matches!(o, Operand::Vector(_))
+                    && i.modifiers.first().is_some_and(|m| m == "async") =>
+            {
+                cx.warning(
+                    pos,
+                    format!(
+                        "`{op}` stores one register where PTX ISA 9.7.9.12 writes a vector of {n}; ptxas 13.0 takes it"
+                    ),
+                );
+            }
             (Some(n), Some(o)) if !matches!(o, Operand::Vector(_)) => cx.error(
                 ErrorKind::VectorWidth,
                 pos,
@@ -690,6 +703,35 @@ impl Env<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// ptxas 13.0 refuses `cp.async.bulk.shared::cluster.global` whose global source is a 32-bit
+    /// register on sm_120 and sm_120a ("Arguments mismatch for instruction 'mov'"), where sm_90
+    /// and sm_100a take it; PTX ISA 9.7.9.25.4.1 writes a global address, 64-bit under
+    /// `.address_size 64`.
+    pub fn bulk_source(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+        let cluster = i.modifiers.iter().any(|m| m == "shared::cluster");
+        if form != Form::CpAsyncBulkG2S || !cluster || cx.target.is_none_or(|t| t.sm() != 120) {
+            return;
+        }
+        let Some(Operand::Addr(a)) = i.operands.get(1) else {
+            return;
+        };
+        let Some(name) = addr_base_name(&a.base) else {
+            return;
+        };
+        if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
+            let op = i.opcode();
+            let t = cx.target.map_or(String::new(), |t| t.to_string());
+            cx.error(
+                ErrorKind::OperandType,
+                pos,
+                format!(
+                    "`{op}`: the global source `{name}` is a 32-bit register; ptxas 13.0 on {t} needs a 64-bit one ({})",
+                    form.spec().name
+                ),
+            );
         }
     }
 
