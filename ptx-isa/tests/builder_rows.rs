@@ -19,7 +19,15 @@ const TARGET: Target = Target::Sm90a;
 
 /// The module text `f` builds, or the builder's error message.
 fn build(f: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>) -> Result<String, String> {
-    let mut m = Module::new(TARGET);
+    build_on(TARGET, f)
+}
+
+/// The module text `f` builds for `target`, or the builder's error message.
+fn build_on(
+    target: Target,
+    f: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>,
+) -> Result<String, String> {
+    let mut m = Module::new(target);
     let mut k = m.entry("t");
     let r = f(&mut k).map_err(|e| format!("{:?}: {}", e.kind, e.message));
     r?;
@@ -91,6 +99,60 @@ impl Tally {
                 if row.is_empty() {
                     self.wrong.push(format!(
                         "the rows allow `{opcode}`, the builder refuses it: {e}"
+                    ));
+                } else {
+                    self.both_refuse += 1;
+                }
+            }
+        }
+    }
+
+    /// Judges one choice whose operands vary with it (tcgen05, wgmma, mbarrier): the test spells
+    /// the instruction `line` itself, on registers a kernel for `target` declares (`%r`, `%rd`,
+    /// `%f`, `%p`, `%rs`). The builder accepts the choice iff the validator accepts `line`; when
+    /// it accepts, it writes `line`'s opcode, and its text draws no diagnostic at all (it matches
+    /// a row as the manual writes it).
+    fn judge_spelled(
+        &mut self,
+        target: Target,
+        write: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>,
+        line: &str,
+    ) {
+        let opcode = line.split([' ', ';']).next().unwrap_or_default();
+        let text = format!(
+            ".version 9.0\n.target {target}\n.address_size 64\n\n.visible .entry t()\n{{\n\
+             \t.reg .pred %p<4>;\n\t.reg .b16 %rs<4>;\n\t.reg .b32 %r<1100>;\n\
+             \t.reg .b64 %rd<8>;\n\t.reg .f32 %f<300>;\n\t{line}\n\tret;\n}}\n"
+        );
+        let row = row_errors(&text);
+        match build_on(target, write) {
+            Ok(built) => {
+                let diags: Vec<String> = check(&built, &Options::default())
+                    .into_iter()
+                    .map(|d| d.to_string())
+                    .collect();
+                if !diags.is_empty() {
+                    self.wrong.push(format!(
+                        "the builder's `{opcode}` draws {diags:?}:\n{built}"
+                    ));
+                } else if !built.contains(&format!("\t{opcode} "))
+                    && !built.contains(&format!("\t{opcode};"))
+                {
+                    self.wrong.push(format!(
+                        "builder asked for `{opcode}` writes something else:\n{built}"
+                    ));
+                } else if !row.is_empty() {
+                    self.wrong.push(format!(
+                        "builder writes `{line}`, the rows refuse it: {row:?}"
+                    ));
+                } else {
+                    self.both_accept += 1;
+                }
+            }
+            Err(e) => {
+                if row.is_empty() {
+                    self.wrong.push(format!(
+                        "the rows allow `{line}`, the builder refuses it: {e}"
                     ));
                 } else {
                     self.both_refuse += 1;
@@ -720,4 +782,475 @@ fn builder_and_validator_gate_the_same_feature_rows() {
             "{what}: the validator on sm_80 says {on_80:?}"
         );
     }
+}
+
+/// `{%r<from>, ...}`: `n` registers of the class `prefix`, numbered from `from`.
+fn regs(prefix: &str, from: usize, n: usize) -> String {
+    let v: Vec<String> = (from..from + n).map(|k| format!("%{prefix}{k}")).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+/// mbarrier.arrive over every option (PTX ISA 9.7.13.15.13) and try_wait/test_wait over every
+/// scope, wait operand and hint (9.7.13.15.16), on both windows.
+#[test]
+fn mbarrier_arrive_and_wait_write_exactly_what_their_rows_allow() {
+    let mut t = Tally::default();
+    let scopes = [
+        (None, ""),
+        (Some(Scope::Cta), "cta"),
+        (Some(Scope::Cluster), "cluster"),
+        (Some(Scope::Gpu), "gpu"),
+        (Some(Scope::Sys), "sys"),
+    ];
+    for (release, rs) in scopes {
+        for count in [None, Some(1u32)] {
+            for no_complete in [false, true] {
+                for tx in [None, Some(64u32)] {
+                    for cluster in [false, true] {
+                        let o = ArriveOpts {
+                            release,
+                            count: count.map(Into::into),
+                            no_complete,
+                            expect_tx: tx.map(Into::into),
+                        };
+                        let write = |k: &mut FunctionBuilder| {
+                            let (a, st) = (k.reg::<ty::U32>(), k.reg::<ty::B64>());
+                            if cluster {
+                                let a = Addr::<spaces::SharedCluster>::reg32(a);
+                                k.mbarrier_arrive_with(&o, ptx_isa::Sinkable::Sink, a)
+                            } else {
+                                k.mbarrier_arrive_with(
+                                    &o,
+                                    st.into(),
+                                    Addr::<spaces::Shared>::reg32(a),
+                                )
+                            }
+                        };
+                        let mut op = String::from("mbarrier.arrive");
+                        if no_complete {
+                            op.push_str(".noComplete");
+                        }
+                        if tx.is_some() {
+                            op.push_str(".expect_tx");
+                        }
+                        if release.is_some() {
+                            op.push_str(&format!(".release.{rs}"));
+                        }
+                        let (space, state) = if cluster {
+                            ("shared::cluster", "_")
+                        } else {
+                            ("shared", "%rd1")
+                        };
+                        let mut line = format!("{op}.{space}.b64 {state}, [%r1]");
+                        if let Some(c) = count {
+                            line.push_str(&format!(", {c}"));
+                        }
+                        if let Some(x) = tx {
+                            line.push_str(&format!(", {x}"));
+                        }
+                        line.push(';');
+                        t.judge_spelled(TARGET, &write, &line);
+                    }
+                }
+            }
+        }
+    }
+    for try_wait in [false, true] {
+        for (acquire, s) in scopes {
+            for parity in [false, true] {
+                for hint in [None, Some(1000u32)] {
+                    for cluster in [false, true] {
+                        let write = |k: &mut FunctionBuilder| {
+                            let (a, st, p) = (k.reg::<ty::U32>(), k.reg::<ty::B64>(), k.pred());
+                            let on = if parity {
+                                WaitOn::Parity(0u32.into())
+                            } else {
+                                WaitOn::State(st)
+                            };
+                            let h = hint.map(Into::into);
+                            macro_rules! wait {
+                                ($a:expr) => {
+                                    if try_wait {
+                                        k.mbarrier_try_wait(acquire, p, $a, on, h)
+                                    } else if h.is_some() {
+                                        // test_wait takes no hint: nothing for the builder to write.
+                                        Err(ptx_isa::Error::new(ptx_isa::ErrorKind::OperandCount, "no hint"))
+                                    } else {
+                                        k.mbarrier_test_wait(acquire, p, $a, on)
+                                    }
+                                };
+                            }
+                            if cluster {
+                                wait!(Addr::<spaces::SharedCluster>::reg32(a))
+                            } else {
+                                wait!(Addr::<spaces::Shared>::reg32(a))
+                            }
+                        };
+                        let mut op = String::from(if try_wait {
+                            "mbarrier.try_wait"
+                        } else {
+                            "mbarrier.test_wait"
+                        });
+                        if parity {
+                            op.push_str(".parity");
+                        }
+                        if acquire.is_some() {
+                            op.push_str(&format!(".acquire.{s}"));
+                        }
+                        let space = if cluster { "shared::cluster" } else { "shared" };
+                        let on = if parity { "0" } else { "%rd1" };
+                        let mut line = format!("{op}.{space}.b64 %p1, [%r1], {on}");
+                        if let Some(h) = hint {
+                            line.push_str(&format!(", {h}"));
+                        }
+                        line.push(';');
+                        t.judge_spelled(TARGET, &write, &line);
+                    }
+                }
+            }
+        }
+    }
+    t.finish("mbarrier.arrive x options x window, try_wait/test_wait x scope x operand x hint");
+}
+
+const TC: Target = Target::Sm100a;
+
+/// The tcgen05 methods over every group, shape, count, packing, format and kind (PTX ISA 9.7.16).
+#[test]
+fn tcgen05_writes_exactly_what_its_rows_allow() {
+    use ptx_isa::RegRef;
+    let mut t = Tally::default();
+    let groups = [
+        (CtaGroup::One, "cta_group::1"),
+        (CtaGroup::Two, "cta_group::2"),
+    ];
+    for (g, gs) in groups {
+        for cluster in [false, true] {
+            let write = |k: &mut FunctionBuilder| {
+                let a = k.reg::<ty::U32>();
+                if cluster {
+                    k.tcgen05_alloc(g, Addr::<spaces::SharedCluster>::reg32(a), 32u32)
+                } else {
+                    k.tcgen05_alloc(g, Addr::<spaces::Shared>::reg32(a), 32u32)
+                }
+            };
+            let space = if cluster {
+                "shared::cluster"
+            } else {
+                "shared::cta"
+            };
+            t.judge_spelled(
+                TC,
+                &write,
+                &format!("tcgen05.alloc.{gs}.sync.aligned.{space}.b32 [%r1], 32;"),
+            );
+        }
+        let write = |k: &mut FunctionBuilder| {
+            let a = k.reg::<ty::U32>();
+            k.tcgen05_dealloc(g, a, 32u32)
+        };
+        t.judge_spelled(
+            TC,
+            &write,
+            &format!("tcgen05.dealloc.{gs}.sync.aligned.b32 %r1, 32;"),
+        );
+        let write = |k: &mut FunctionBuilder| k.tcgen05_relinquish_alloc_permit(g);
+        t.judge_spelled(
+            TC,
+            &write,
+            &format!("tcgen05.relinquish_alloc_permit.{gs}.sync.aligned;"),
+        );
+        let write = |k: &mut FunctionBuilder| {
+            let a = k.reg::<ty::U32>();
+            k.tcgen05_shift(g, a)
+        };
+        t.judge_spelled(TC, &write, &format!("tcgen05.shift.{gs}.down [%r1];"));
+        let shapes = [
+            (TmemCpShape::S128x256b, "128x256b"),
+            (TmemCpShape::S4x256b, "4x256b"),
+            (TmemCpShape::S128x128b, "128x128b"),
+            (TmemCpShape::S64x128bWarpx2_02_13, "64x128b.warpx2::02_13"),
+            (TmemCpShape::S64x128bWarpx2_01_23, "64x128b.warpx2::01_23"),
+            (TmemCpShape::S32x128bWarpx4, "32x128b.warpx4"),
+        ];
+        let formats = [
+            (None, ""),
+            (Some(TmemCpDecompress::B6x16P32), ".b8x16.b6x16_p32"),
+            (Some(TmemCpDecompress::B4x16P64), ".b8x16.b4x16_p64"),
+        ];
+        for (shape, ss) in shapes {
+            for (fmt, fs) in formats {
+                let write = |k: &mut FunctionBuilder| {
+                    let (a, d) = (k.reg::<ty::U32>(), k.reg::<ty::B64>());
+                    k.tcgen05_cp(g, shape, fmt, a, d)
+                };
+                t.judge_spelled(
+                    TC,
+                    &write,
+                    &format!("tcgen05.cp.{gs}.{ss}{fs} [%r1], %rd1;"),
+                );
+            }
+        }
+        for cluster in [false, true] {
+            for multicast in [false, true] {
+                let write = |k: &mut FunctionBuilder| {
+                    let a = k.reg::<ty::U32>();
+                    let m = multicast.then(|| k.reg::<ty::U16>());
+                    if cluster {
+                        k.tcgen05_commit(g, Addr::<spaces::SharedCluster>::reg32(a), m)
+                    } else {
+                        k.tcgen05_commit(g, Addr::<spaces::Shared>::reg32(a), m)
+                    }
+                };
+                let mut op = format!("tcgen05.commit.{gs}.mbarrier::arrive::one");
+                if cluster {
+                    op.push_str(".shared::cluster");
+                }
+                if multicast {
+                    op.push_str(".multicast::cluster");
+                }
+                let mask = if multicast { ", %rs1" } else { "" };
+                t.judge_spelled(TC, &write, &format!("{op}.b64 [%r1]{mask};"));
+            }
+        }
+        let kinds = [
+            (MmaKindTc::F16, "kind::f16"),
+            (MmaKindTc::Tf32, "kind::tf32"),
+            (MmaKindTc::F8f6f4, "kind::f8f6f4"),
+            (MmaKindTc::I8, "kind::i8"),
+        ];
+        for (kind, ks) in kinds {
+            for ws in [false, true] {
+                for tmem_a in [false, true] {
+                    for mask in [None, Some(4usize), Some(8)] {
+                        let write = |k: &mut FunctionBuilder| {
+                            let (d, at, b, p) = (
+                                k.reg::<ty::U32>(),
+                                k.reg::<ty::U32>(),
+                                k.reg::<ty::B64>(),
+                                k.pred(),
+                            );
+                            let ad = k.reg::<ty::B64>();
+                            let m: Vec<RegRef> = (0..mask.unwrap_or(0))
+                                .map(|_| k.reg::<ty::B32>().as_ref())
+                                .collect();
+                            let a = if tmem_a { TcA::Tmem(at) } else { TcA::Desc(ad) };
+                            k.tcgen05_mma(
+                                g,
+                                kind,
+                                ws,
+                                d,
+                                a,
+                                b,
+                                0x0810_0010u32,
+                                mask.map(|_| &m[..]),
+                                p,
+                            )
+                        };
+                        let ws_s = if ws { ".ws" } else { "" };
+                        let a = if tmem_a { "[%r2]" } else { "%rd2" };
+                        let m = mask.map_or(String::new(), |n| format!(", {}", regs("r", 10, n)));
+                        t.judge_spelled(
+                            TC,
+                            &write,
+                            &format!(
+                                "tcgen05.mma{ws_s}.{gs}.{ks} [%r1], {a}, %rd1, 135335952{m}, %p1;"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let scaled = [
+            (
+                BlockScaleKind::Mxf8f6f4,
+                "kind::mxf8f6f4.block_scale.scale_vec::1X",
+            ),
+            (BlockScaleKind::Mxf4, "kind::mxf4.block_scale.scale_vec::2X"),
+            (
+                BlockScaleKind::Mxf4nvf4X2,
+                "kind::mxf4nvf4.block_scale.scale_vec::2X",
+            ),
+            (
+                BlockScaleKind::Mxf4nvf4X4,
+                "kind::mxf4nvf4.block_scale.scale_vec::4X",
+            ),
+        ];
+        for (kind, ks) in scaled {
+            let write = |k: &mut FunctionBuilder| {
+                let (d, a, b, p, sa, sb) = (
+                    k.reg::<ty::U32>(),
+                    k.reg::<ty::B64>(),
+                    k.reg::<ty::B64>(),
+                    k.pred(),
+                    k.reg::<ty::U32>(),
+                    k.reg::<ty::U32>(),
+                );
+                k.tcgen05_mma_block_scale(g, kind, d, TcA::Desc(a), b, 0x0810_0010u32, sa, sb, p)
+            };
+            t.judge_spelled(
+                TC,
+                &write,
+                &format!("tcgen05.mma.{gs}.{ks} [%r1], %rd1, %rd2, 135335952, [%r2], [%r3], %p1;"),
+            );
+        }
+    }
+    // ld/st: every shape, count (legal and not) and packing.
+    for shape in TmemShape::ALL {
+        for num in [1u32, 2, 3, 4, 8, 16, 32, 64, 128, 256] {
+            for pack in [false, true] {
+                let n = shape.registers(num);
+                let half = (shape == TmemShape::S16x32bx2).then_some(16u32);
+                let write_ld = |k: &mut FunctionBuilder| {
+                    let a = k.reg::<ty::U32>();
+                    let r: Vec<RegRef> = (0..n).map(|_| k.reg::<ty::B32>().as_ref()).collect();
+                    k.tcgen05_ld(shape, num, pack, &r, a, half)
+                };
+                let write_st = |k: &mut FunctionBuilder| {
+                    let a = k.reg::<ty::U32>();
+                    let r: Vec<RegRef> = (0..n).map(|_| k.reg::<ty::B32>().as_ref()).collect();
+                    k.tcgen05_st(shape, num, pack, a, half, &r)
+                };
+                let sh = shape.name();
+                let off = half.map_or(String::new(), |h| format!(", {h}"));
+                let v = regs("r", 2, n);
+                let p = if pack { ".pack::16b" } else { "" };
+                let u = if pack { ".unpack::16b" } else { "" };
+                t.judge_spelled(
+                    TC,
+                    &write_ld,
+                    &format!("tcgen05.ld.sync.aligned.{sh}.x{num}{p}.b32 {v}, [%r1]{off};"),
+                );
+                t.judge_spelled(
+                    TC,
+                    &write_st,
+                    &format!("tcgen05.st.sync.aligned.{sh}.x{num}{u}.b32 [%r1]{off}, {v};"),
+                );
+            }
+        }
+    }
+    t.finish("tcgen05 x group x shape x count x format x kind");
+}
+
+/// wgmma.mma_async over every type combination, N (legal and not), A in registers or shared
+/// memory, and the immediates (PTX ISA 9.7.15.5).
+#[test]
+fn wgmma_writes_exactly_what_its_rows_allow() {
+    use ScalarType::*;
+    use ptx_isa::RegRef;
+    let mut t = Tally::default();
+    let types = [
+        (WgmmaTypes::Half { d: F32, ab: F16 }, "f32.f16.f16"),
+        (WgmmaTypes::Half { d: F32, ab: Bf16 }, "f32.bf16.bf16"),
+        (WgmmaTypes::Half { d: F16, ab: F16 }, "f16.f16.f16"),
+        (WgmmaTypes::Half { d: F16, ab: Bf16 }, "f16.bf16.bf16"),
+        (WgmmaTypes::Tf32, "f32.tf32.tf32"),
+        (
+            WgmmaTypes::F8 {
+                d: F32,
+                a: E4m3,
+                b: E5m2,
+            },
+            "f32.e4m3.e5m2",
+        ),
+        (
+            WgmmaTypes::F8 {
+                d: F16,
+                a: E5m2,
+                b: E5m2,
+            },
+            "f16.e5m2.e5m2",
+        ),
+        (
+            WgmmaTypes::I8 {
+                a: S8,
+                b: U8,
+                satfinite: false,
+            },
+            "s32.s8.u8",
+        ),
+        (
+            WgmmaTypes::I8 {
+                a: U8,
+                b: U8,
+                satfinite: true,
+            },
+            "satfinite.s32.u8.u8",
+        ),
+    ];
+    for (types, ts) in types {
+        for n in [8u32, 16, 24, 40, 48, 136, 256, 264] {
+            for a_regs in [false, true] {
+                let half = matches!(types, WgmmaTypes::Half { .. });
+                let int = matches!(types, WgmmaTypes::I8 { .. });
+                for (negate, transpose) in [(false, false), (true, false), (false, true)] {
+                    // What has no spelling: imm-scale on integers, transposes on other than
+                    // f16/bf16 (PTX ISA 9.7.15.5.2), imm-trans-a with A in registers.
+                    if negate && int || transpose && !half {
+                        continue;
+                    }
+                    let w = Wgmma { n, types };
+                    let acc = w.accumulator_registers();
+                    let f32_acc = w.d_type() == F32;
+                    let write = |k: &mut FunctionBuilder| {
+                        let d: Vec<RegRef> = (0..acc)
+                            .map(|_| {
+                                if f32_acc {
+                                    k.reg::<ty::F32>().as_ref()
+                                } else {
+                                    k.reg::<ty::B32>().as_ref()
+                                }
+                            })
+                            .collect();
+                        let ar: Vec<RegRef> = (0..4).map(|_| k.reg::<ty::B32>().as_ref()).collect();
+                        let (ad, b) = (k.reg::<ty::B64>(), k.reg::<ty::B64>());
+                        let a = if a_regs {
+                            WgmmaA::Regs(&ar)
+                        } else {
+                            WgmmaA::Desc(ad)
+                        };
+                        let imm = WgmmaImm {
+                            negate_a: negate,
+                            negate_b: negate,
+                            transpose_a: transpose && !a_regs,
+                            transpose_b: transpose,
+                        };
+                        k.wgmma_mma_async(w, &d, a, b, ScaleD::Const(true), imm)
+                    };
+                    let d = if f32_acc {
+                        regs("f", 1, acc)
+                    } else {
+                        regs("r", 20, acc)
+                    };
+                    let a = if a_regs {
+                        regs("r", 1, 4)
+                    } else {
+                        "%rd1".to_string()
+                    };
+                    let sc = if negate { "-1" } else { "1" };
+                    let mut rest = String::new();
+                    if !int {
+                        rest.push_str(&format!(", {sc}, {sc}"));
+                    }
+                    let tr = i32::from(transpose);
+                    if half && !a_regs {
+                        rest.push_str(&format!(", {tr}"));
+                    }
+                    if half {
+                        rest.push_str(&format!(", {tr}"));
+                    }
+                    let (mods, tys) = match ts.strip_prefix("satfinite.") {
+                        Some(t) => (".satfinite", t),
+                        None => ("", ts),
+                    };
+                    let line = format!(
+                        "wgmma.mma_async.sync.aligned.m64n{n}k{}{mods}.{tys} {d}, {a}, %rd2, 1{rest};",
+                        w.k()
+                    );
+                    t.judge_spelled(TARGET, &write, &line);
+                }
+            }
+        }
+    }
+    t.finish("wgmma.mma_async x types x N x A x immediates");
 }

@@ -13,7 +13,7 @@ fn kernel(target: &str, body: &str) -> String {
         ".version 8.7\n.target {target}\n.address_size 64\n\n\
          .shared .align 1024 .b8 smem[4096];\n\n\
          .visible .entry k(.param .u64 out)\n{{\n\
-         \t.reg .pred %p<4>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<8>;\n\
+         \t.reg .pred %p<4>;\n\t.reg .b16 %rs<4>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<8>;\n\
          \tld.param.u64 %rd0, [out];\n\tmov.u32 %r0, smem;\n\
          {body}\n\tret;\n}}\n"
     )
@@ -95,6 +95,11 @@ const ACCEPTED: &[(&str, &str)] = &[
         "\ttcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r0], 128;\n\
          \tcp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::1 [%r0], [%rd0, {%r1, %r1}], [%r0+8];",
     ),
+    (
+        "sm_100a",
+        "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.multicast::cluster.b64 [%r1], %rs1;",
+    ),
+    ("sm_90a", "\tmbarrier.arrive.shared::cluster.b64 _, [%r0];"),
 ];
 
 /// Refused by ptxas: (target, body, kind, line of the error, what it says).
@@ -103,71 +108,85 @@ const REFUSED: &[(&str, &str, ErrorKind, u32, &str)] = &[
         "sm_100a",
         "\ttcgen05.cp.cta_group::1.128x256b [%r1], %rd1;\n\ttcgen05.cp.cta_group::2.128x256b [%r1], %rd1;",
         ErrorKind::MixedCtaGroup,
-        15,
-        "names .cta_group::2 where another tcgen05 instruction (line 14) of `k` names .cta_group::1",
+        16,
+        "names .cta_group::2 where another tcgen05 instruction (line 15) of `k` names .cta_group::1",
     ),
     (
         "sm_100a",
         "\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r0], 128;\n\ttcgen05.mma.cta_group::2.kind::f16 [%r0], %rd1, %rd2, %r3, %p0;",
         ErrorKind::MixedCtaGroup,
-        14,
+        15,
         "one function uses one .cta_group",
     ),
     (
         "sm_90a",
         "\tst.param.v2.u32 [%rd0], {%r1, %r2};",
         ErrorKind::ParamWrite,
-        14,
+        15,
         "stores to the parameter space of kernel `k` through `%rd0`",
     ),
     (
         "sm_80",
         "\tst.param.u32 [out], %r1;",
         ErrorKind::ParamWrite,
-        14,
+        15,
         "stores to `out`, a parameter of kernel `k`",
     ),
     (
         "sm_100a",
         "\ttcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%r0], %rd1, %rd2, %r3, [%r1], [%r2], %p0;",
         ErrorKind::PtxVersionTooLow,
-        14,
+        15,
         "needs PTX ISA 8.8",
     ),
     (
         "sm_100a",
         "\ttcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale [%r0], %rd1, %rd2, %r3, [%r1], [%r2], %p0;",
         ErrorKind::InvalidModifier,
-        14,
+        15,
         ".kind::mxf4nvf4 needs .scale_vec::2X or .scale_vec::4X",
     ),
     (
         "sm_120a",
         "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%r0], 256, [%r1+2048];",
         ErrorKind::OperandType,
-        14,
+        15,
         "the global source `%r0` is a 32-bit register; ptxas 13.0 on sm_120a needs a 64-bit one",
     ),
     (
         "sm_100a",
         "\tst.release.sys.async.u32 [%rd0], %r1;",
         ErrorKind::InvalidModifier,
-        14,
+        15,
         "is no form of",
     ),
     (
         "sm_100a",
         "\tst.async.weak.cluster.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r0], %r1, [%r0+8];",
         ErrorKind::InvalidModifier,
-        14,
+        15,
         "is no form of",
     ),
     (
         "sm_100a",
         "\tst.async.mmio.global.u32 [%rd0], %r1;",
         ErrorKind::InvalidModifier,
-        14,
+        15,
         ".mmio needs .release",
+    ),
+    (
+        "sm_100a",
+        "\ttcgen05.mma.cta_group::1.kind::f16 [%r1], %rd2, %rd1, %r3, {%r1, %r2, %r3, %r4, %r1, %r2, %r3, %r4}, %p1;",
+        ErrorKind::OperandCount,
+        15,
+        "disable-output-lane",
+    ),
+    (
+        "sm_100a",
+        "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r1], 3;",
+        ErrorKind::OperandKind,
+        15,
+        "ctaMask is a 16-bit register",
     ),
 ];
 

@@ -132,13 +132,6 @@ impl FunctionBuilder {
                 "an arrive on a shared::cluster barrier returns no state: pass the sink",
             ));
         }
-        if remote && o.release != Some(Scope::Cluster) {
-            return Err(self.err(
-                ErrorKind::InvalidModifier,
-                mn,
-                "an arrive on a shared::cluster barrier needs .release.cluster",
-            ));
-        }
         if o.no_complete && (o.count.is_none() || o.expect_tx.is_some() || o.release.is_some()) {
             return Err(self.err(
                 ErrorKind::InvalidModifier,

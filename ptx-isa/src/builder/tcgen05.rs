@@ -526,16 +526,9 @@ impl FunctionBuilder {
         &mut self,
         group: CtaGroup,
         mbar: Addr<S>,
-        multicast: Option<Src<ty::U16>>,
+        multicast: Option<Reg<ty::U16>>,
     ) -> Result<()> {
         let cluster = matches!(S::SPACE, StateSpace::Shared(SharedScope::Cluster));
-        if multicast.is_some() && !cluster {
-            return Err(self.err(
-                ErrorKind::OperandKind,
-                "tcgen05.commit",
-                ".multicast::cluster needs a shared::cluster barrier address",
-            ));
-        }
         let mut i = Instruction::new("tcgen05")
             .modifier("commit")
             .modifier(self.group("tcgen05", group)?)

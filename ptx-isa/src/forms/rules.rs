@@ -442,6 +442,7 @@ const S_MBAR_COUNT: &str =
     "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
 const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
 const S_SCALE_VEC: &str = "9.7.16.10.9 tcgen05.mma: .scale_vec::1X with kind::mxf8f6f4, 2X with kind::mxf4, 2X or 4X with kind::mxf4nvf4";
+const S_TC_LANES: &str = "9.7.16.10.9 tcgen05.mma: disable-output-lane is 4 registers (cta_group::1) or 8 (cta_group::2)";
 const S_ST_ASYNC: &str =
     "9.7.9.12 st.async: .mmio with .release and a scope, .release with a scope";
 const INTS: &[&str] = &["u16", "u32", "u64", "s16", "s32", "s64"];
@@ -555,6 +556,26 @@ pub static RULES: &[Rule] = &[
         &["kind::mxf4nvf4"],
         &["scale_vec::1X"],
         S_SCALE_VEC,
+    ),
+    // PTX ISA 9.7.16.10.9: disable-output-lane is 4 registers with .cta_group::1, 8 with
+    // .cta_group::2 (ptxas 13.0: "Argument vector size mismatch for instruction 'tcgen05.mma'").
+    regs(
+        Form::Tcgen05Mma,
+        4,
+        "disable-output-lane",
+        &["cta_group::1"],
+        None,
+        Count::Fixed(4),
+        S_TC_LANES,
+    ),
+    regs(
+        Form::Tcgen05Mma,
+        4,
+        "disable-output-lane",
+        &["cta_group::2"],
+        None,
+        Count::Fixed(8),
+        S_TC_LANES,
     ),
     // ptxas 13.0: "Modifier '.kind::mxf4nvf4' requires modifier '.scale_vectorsize'" (the
     // .block32 default of PTX 8.8 is not one of its sizes).

@@ -517,6 +517,20 @@ impl Env<'_> {
             Ldu => e(cx, 0, t, Rule::Wider),
             // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
             StAsync | StAsyncGlobal | RedAsync => e(cx, 1, t, Rule::Agree),
+            // PTX ISA 9.7.16.10.10: ctaMask is a 16-bit register (ptxas 13.0 refuses an
+            // immediate or a 32-bit register: "Arguments mismatch for instruction
+            // 'tcgen05.commit'").
+            Tcgen05Commit if ops.len() == 2 => {
+                if let Some(Operand::Imm(_)) = ops.get(1) {
+                    cx.error(
+                        ErrorKind::OperandKind,
+                        pos,
+                        format!("`{op}`: ctaMask is a 16-bit register, not an immediate"),
+                    );
+                } else {
+                    e(cx, 1, ScalarType::B16, Rule::Agree);
+                }
+            }
             // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
             TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
                 e(cx, 1, t, Rule::Agree);
