@@ -1437,7 +1437,7 @@ fn example(
                 p,
             )
         }
-        Tcgen05MmaBlockScale => {
+        Tcgen05MmaBlockScale | Tcgen05BlockScaleDefault => {
             let (t, a, b, p, sa, sb) = (
                 k.reg::<ty::U32>(),
                 k.reg::<ty::B64>(),
@@ -1447,28 +1447,20 @@ fn example(
                 k.reg::<ty::U32>(),
             );
             k.setp(CmpOp::Ne, p, out, 0u64)?;
-            k.tcgen05_mma_block_scale(
-                CtaGroup::One,
-                BlockScaleKind::Mxf8f6f4,
-                t,
-                TcA::Desc(a),
-                b,
-                0x0810_0010u32,
-                sa,
-                sb,
-                p,
-            )
-        }
-        Tcgen05BlockScaleDefault => {
-            let (t, a, b, p, sa, sb) = (
-                k.reg::<ty::U32>(),
-                k.reg::<ty::B64>(),
-                k.reg::<ty::B64>(),
-                k.pred(),
-                k.reg::<ty::U32>(),
-                k.reg::<ty::U32>(),
-            );
-            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            if form == Tcgen05MmaBlockScale {
+                return k.tcgen05_mma_block_scale(
+                    CtaGroup::One,
+                    BlockScaleKind::Mxf8f6f4,
+                    t,
+                    TcA::Desc(a),
+                    b,
+                    0x0810_0010u32,
+                    sa,
+                    sb,
+                    p,
+                );
+            }
+            // No `.scale_vec`: the `.block32` default (PTX 8.8), which the builder does not write.
             // Tensor-memory addresses `[t]` (PTX ISA 9.7.16.10.9).
             let tmem = |r: crate::reg::Reg<ty::U32>| {
                 crate::instr::Operand::Addr(crate::space::Address {

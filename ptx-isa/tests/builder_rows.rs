@@ -81,29 +81,34 @@ impl Tally {
             "the base of `{opcode}` does not write `{base_opcode}`:\n{base_text}"
         );
         let row = errors(&spelled);
-        match build(write) {
-            Ok(text) => {
-                if !row.is_empty() {
-                    self.wrong.push(format!(
-                        "builder writes `{opcode}`, the rows refuse it: {row:?}"
-                    ));
-                } else if rewrite(&text, "", "") != spelled {
-                    self.wrong.push(format!(
-                        "builder asked for `{opcode}` writes something else:\n{text}"
-                    ));
-                } else {
-                    self.both_accept += 1;
-                }
-            }
-            Err(e) => {
-                if row.is_empty() {
-                    self.wrong.push(format!(
-                        "the rows allow `{opcode}`, the builder refuses it: {e}"
-                    ));
-                } else {
-                    self.both_refuse += 1;
-                }
-            }
+        let wrote = |text: &str| {
+            (rewrite(text, "", "") != spelled)
+                .then(|| format!("builder asked for `{opcode}` writes something else:\n{text}"))
+        };
+        self.record(opcode, &row, build(write), &wrote);
+    }
+
+    /// Counts one choice: `row` holds the validator's errors on its spelling, `built` the
+    /// builder's text or refusal, `wrote` what is wrong with the builder's text (if anything).
+    fn record(
+        &mut self,
+        spelled: &str,
+        row: &[String],
+        built: Result<String, String>,
+        wrote: &dyn Fn(&str) -> Option<String>,
+    ) {
+        match (built, row.is_empty()) {
+            (Ok(text), rows_ok) => match wrote(&text) {
+                Some(w) => self.wrong.push(w),
+                None if !rows_ok => self.wrong.push(format!(
+                    "builder writes `{spelled}`, the rows refuse it: {row:?}"
+                )),
+                None => self.both_accept += 1,
+            },
+            (Err(e), true) => self.wrong.push(format!(
+                "the rows allow `{spelled}`, the builder refuses it: {e}"
+            )),
+            (Err(_), false) => self.both_refuse += 1,
         }
     }
 
@@ -124,41 +129,27 @@ impl Tally {
              \t.reg .pred %p<4>;\n\t.reg .b16 %rs<4>;\n\t.reg .b32 %r<1100>;\n\
              \t.reg .b64 %rd<8>;\n\t.reg .f32 %f<300>;\n\t{line}\n\tret;\n}}\n"
         );
-        let row = row_errors(&text);
-        match build_on(target, write) {
-            Ok(built) => {
-                let diags: Vec<String> = check(&built, &Options::default())
-                    .into_iter()
-                    .map(|d| d.to_string())
-                    .collect();
-                if !diags.is_empty() {
-                    self.wrong.push(format!(
-                        "the builder's `{opcode}` draws {diags:?}:\n{built}"
-                    ));
-                } else if !built.contains(&format!("\t{opcode} "))
-                    && !built.contains(&format!("\t{opcode};"))
-                {
-                    self.wrong.push(format!(
-                        "builder asked for `{opcode}` writes something else:\n{built}"
-                    ));
-                } else if !row.is_empty() {
-                    self.wrong.push(format!(
-                        "builder writes `{line}`, the rows refuse it: {row:?}"
-                    ));
-                } else {
-                    self.both_accept += 1;
-                }
+        let row = errors(&text);
+        let wrote = |built: &str| {
+            let diags: Vec<String> = check(built, &Options::default())
+                .into_iter()
+                .map(|d| d.to_string())
+                .collect();
+            if !diags.is_empty() {
+                Some(format!(
+                    "the builder's `{opcode}` draws {diags:?}:\n{built}"
+                ))
+            } else if !built.contains(&format!("\t{opcode} "))
+                && !built.contains(&format!("\t{opcode};"))
+            {
+                Some(format!(
+                    "builder asked for `{opcode}` writes something else:\n{built}"
+                ))
+            } else {
+                None
             }
-            Err(e) => {
-                if row.is_empty() {
-                    self.wrong.push(format!(
-                        "the rows allow `{line}`, the builder refuses it: {e}"
-                    ));
-                } else {
-                    self.both_refuse += 1;
-                }
-            }
-        }
+        };
+        self.record(line, &row, build_on(target, write), &wrote);
     }
 
     fn finish(self, what: &str) {
@@ -1078,14 +1069,10 @@ fn tcgen05_writes_exactly_what_its_rows_allow() {
         ];
         for (kind, ks) in scaled {
             let write = |k: &mut FunctionBuilder| {
-                let (d, a, b, p, sa, sb) = (
-                    k.reg::<ty::U32>(),
-                    k.reg::<ty::B64>(),
-                    k.reg::<ty::B64>(),
-                    k.pred(),
-                    k.reg::<ty::U32>(),
-                    k.reg::<ty::U32>(),
-                );
+                // Tensor memory: d and the two scale vectors; descriptors: a and b.
+                let [d, sa, sb] = [(); 3].map(|_| k.reg::<ty::U32>());
+                let [a, b] = [(); 2].map(|_| k.reg::<ty::B64>());
+                let p = k.pred();
                 k.tcgen05_mma_block_scale(g, kind, d, TcA::Desc(a), b, 0x0810_0010u32, sa, sb, p)
             };
             t.judge_spelled(
