@@ -1135,19 +1135,6 @@ pub static RULES: &[Rule] = &[
         "9.7.9.17 discard: size is 128",
     ),
     operand_with(Form::CpReduceBulk, "policy", "L2::cache_hint", S_HINT),
-    needs(
-        Form::MbarrierArriveDrop,
-        "release",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierArriveDrop, "cta", &["release"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierArriveDrop,
-        "cluster",
-        &["release"],
-        S_MBAR_SEM,
-    ),
     // PTX ISA 9.7.1.3/9.7.1.4: `.wide` doubles the width, so it takes 16- and 32-bit types.
     needs(
         Form::MulInt,
@@ -1166,109 +1153,6 @@ pub static RULES: &[Rule] = &[
     excludes(Form::LdOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
     excludes(Form::St, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
     excludes(Form::StOrdered, CACHE_QUALIFIERS, NOT_GLOBAL, S_CACHE),
-    // mbarrier: a `.sem` needs a `.scope` and a `.scope` a `.sem`.
-    needs(
-        Form::MbarrierArrive,
-        "release",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierArrive, "cta", &["release"], S_MBAR_SEM),
-    needs(Form::MbarrierArrive, "cluster", &["release"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierArriveExpectTx,
-        "release",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(
-        Form::MbarrierArriveExpectTx,
-        "cta",
-        &["release"],
-        S_MBAR_SEM,
-    ),
-    needs(
-        Form::MbarrierArriveExpectTx,
-        "cluster",
-        &["release"],
-        S_MBAR_SEM,
-    ),
-    needs(
-        Form::MbarrierTestWait,
-        "acquire",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierTestWait, "cta", &["acquire"], S_MBAR_SEM),
-    needs(Form::MbarrierTestWait, "cluster", &["acquire"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierTryWait,
-        "acquire",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierTryWait, "cta", &["acquire"], S_MBAR_SEM),
-    needs(Form::MbarrierTryWait, "cluster", &["acquire"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierExpectTx,
-        "relaxed",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierExpectTx, "cta", &["relaxed"], S_MBAR_SEM),
-    needs(Form::MbarrierExpectTx, "cluster", &["relaxed"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierCompleteTx,
-        "relaxed",
-        &["cta", "cluster"],
-        S_MBAR_SEM,
-    ),
-    needs(Form::MbarrierCompleteTx, "cta", &["relaxed"], S_MBAR_SEM),
-    needs(
-        Form::MbarrierCompleteTx,
-        "cluster",
-        &["relaxed"],
-        S_MBAR_SEM,
-    ),
-    // atom/red integer operations and their types (ptxas: "Operation .and requires .b32 or .b64").
-    needs(Form::AtomInt, "and", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::AtomInt, "or", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::AtomInt, "xor", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::AtomInt, "cas", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::AtomInt, "exch", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::AtomInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
-    needs(Form::AtomInt, "inc", &["u32"], S_ATOM_OP),
-    needs(Form::AtomInt, "dec", &["u32"], S_ATOM_OP),
-    needs(
-        Form::AtomInt,
-        "min",
-        &["u32", "s32", "u64", "s64"],
-        S_ATOM_OP,
-    ),
-    needs(
-        Form::AtomInt,
-        "max",
-        &["u32", "s32", "u64", "s64"],
-        S_ATOM_OP,
-    ),
-    needs(Form::RedInt, "and", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::RedInt, "or", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::RedInt, "xor", &["b32", "b64"], S_ATOM_OP),
-    needs(Form::RedInt, "add", &["u32", "s32", "u64"], S_ATOM_OP),
-    needs(Form::RedInt, "inc", &["u32"], S_ATOM_OP),
-    needs(Form::RedInt, "dec", &["u32"], S_ATOM_OP),
-    needs(
-        Form::RedInt,
-        "min",
-        &["u32", "s32", "u64", "s64"],
-        S_ATOM_OP,
-    ),
-    needs(
-        Form::RedInt,
-        "max",
-        &["u32", "s32", "u64", "s64"],
-        S_ATOM_OP,
-    ),
     // redux.sync (PTX ISA 9.7.13.11): the bitwise operations on .b32, the arithmetic ones on
     // .u32/.s32 (ptxas agrees).
     needs(Form::ReduxSync, "and", &["b32"], S_REDUX),
@@ -1589,9 +1473,78 @@ pub struct Violation {
     pub message: String,
 }
 
+/// Rules of one shape over several rows, built from tables: after [`RULES`] in [`rules_of`] (no
+/// row has rules in both, so each row's rules keep their order).
+static TABLED: [Rule; 39] = tabled();
+
+/// mbarrier (PTX ISA 9.7.13.15): a `.sem` needs a `.scope` and a `.scope` a `.sem`. Each row with
+/// its semantics.
+const MBAR_SEM: [(Form, &[&str]); 7] = [
+    (Form::MbarrierArriveDrop, &["release"]),
+    (Form::MbarrierArrive, &["release"]),
+    (Form::MbarrierArriveExpectTx, &["release"]),
+    (Form::MbarrierTestWait, &["acquire"]),
+    (Form::MbarrierTryWait, &["acquire"]),
+    (Form::MbarrierExpectTx, &["relaxed"]),
+    (Form::MbarrierCompleteTx, &["relaxed"]),
+];
+
+/// The scopes of the mbarrier operations' `.sem` (PTX ISA 9.7.13.15).
+const MBAR_SCOPES: &[&str] = &["cta", "cluster"];
+
+/// atom/red integer operations and their types (PTX ISA 9.7.13.5/9.7.13.6; ptxas: "Operation .and
+/// requires .b32 or .b64"): (operation, types, whether red has it too).
+const ATOM_OPS: [(&str, &[&str], bool); 10] = [
+    ("and", &["b32", "b64"], true),
+    ("or", &["b32", "b64"], true),
+    ("xor", &["b32", "b64"], true),
+    ("cas", &["b32", "b64"], false),
+    ("exch", &["b32", "b64"], false),
+    ("add", &["u32", "s32", "u64"], true),
+    ("inc", &["u32"], true),
+    ("dec", &["u32"], true),
+    ("min", &["u32", "s32", "u64", "s64"], true),
+    ("max", &["u32", "s32", "u64", "s64"], true),
+];
+
+/// [`TABLED`]: three rules per [`MBAR_SEM`] row, then each [`ATOM_OPS`] operation of atom and of
+/// red.
+const fn tabled() -> [Rule; 39] {
+    let mut out = [needs(Form::AtomInt, "", &[], ""); 39];
+    let mut n = 0;
+    let mut k = 0;
+    while k < MBAR_SEM.len() {
+        let (form, sem) = MBAR_SEM[k];
+        out[n] = needs(form, sem[0], MBAR_SCOPES, S_MBAR_SEM);
+        out[n + 1] = needs(form, MBAR_SCOPES[0], sem, S_MBAR_SEM);
+        out[n + 2] = needs(form, MBAR_SCOPES[1], sem, S_MBAR_SEM);
+        n += 3;
+        k += 1;
+    }
+    let forms = [Form::AtomInt, Form::RedInt];
+    let mut f = 0;
+    while f < forms.len() {
+        let mut k = 0;
+        while k < ATOM_OPS.len() {
+            let (op, types, red) = ATOM_OPS[k];
+            if red || matches!(forms[f], Form::AtomInt) {
+                out[n] = needs(forms[f], op, types, S_ATOM_OP);
+                n += 1;
+            }
+            k += 1;
+        }
+        f += 1;
+    }
+    assert!(n == out.len(), "TABLED's length");
+    out
+}
+
 /// The rules of `form`.
 pub fn rules_of(form: Form) -> impl Iterator<Item = &'static Rule> {
-    RULES.iter().filter(move |r| r.form == form)
+    RULES
+        .iter()
+        .chain(TABLED.iter())
+        .filter(move |r| r.form == form)
 }
 
 /// The numbers the first `*` modifier of `form` takes when the modifiers `written` are written
@@ -1944,7 +1897,7 @@ mod tests {
 
     #[test]
     fn every_rule_names_a_modifier_its_row_has() {
-        for r in RULES {
+        for r in RULES.iter().chain(TABLED.iter()) {
             let p = r.form.pattern();
             let tokens: Vec<&str> = p
                 .elements()
