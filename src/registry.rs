@@ -89,6 +89,19 @@ fn swiglu<T: Elem>(target: Target) -> ptx_isa::Result<Module> {
     module(rows::build_swiglu::<T>(target, true))
 }
 
+/// The attention kernel for f16 (`F16`) or bf16, head dim `D`, causal or not.
+fn attention_module<const F16: bool, const D: u32, const CAUSAL: bool>(
+    target: Target,
+) -> ptx_isa::Result<Module> {
+    let dtype = if F16 {
+        ptx_isa::ScalarType::F16
+    } else {
+        ptx_isa::ScalarType::Bf16
+    };
+    let cfg = crate::library::attention::AttentionConfig::new(dtype, D, CAUSAL);
+    module(crate::library::attention::build(target, &cfg))
+}
+
 /// A library kernel without a GPU check of its own.
 const fn lib(
     name: &'static str,
@@ -177,6 +190,39 @@ const REGISTRY: &[Entry] = &[
             |t| gemm::large_module(t, WaitMode::Bounded),
         )
     },
+    Entry {
+        selftest: Some(Selftest::InProcess(crate::selftest::attention::run)),
+        ..lib(
+            "attention",
+            "attention forward, bf16, head dim 128, causal (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths, O and LSE",
+            true,
+            attention_module::<false, 128, true>,
+        )
+    },
+    lib(
+        "attention_fwd_bf16_d64",
+        "attention forward O = softmax(Q·Kᵀ·s)·V and LSE, bf16, head dim 64 (sm_90a)",
+        true,
+        attention_module::<false, 64, false>,
+    ),
+    lib(
+        "attention_fwd_bf16_d128",
+        "attention forward, bf16, head dim 128 (sm_90a)",
+        true,
+        attention_module::<false, 128, false>,
+    ),
+    lib(
+        "attention_fwd_f16_d128",
+        "attention forward, f16, head dim 128 (sm_90a)",
+        true,
+        attention_module::<true, 128, false>,
+    ),
+    lib(
+        "attention_fwd_bf16_d256_causal",
+        "attention forward, bf16, head dim 256, causal (sm_90a)",
+        true,
+        attention_module::<false, 256, true>,
+    ),
     lib(
         "softmax_f32",
         "row softmax, f32 rows of up to 8192 columns (a multiple of 4), one CTA per row",

@@ -71,6 +71,7 @@ fn every_selftest_name_is_an_entry() {
             "tma_copy",
             "cluster_exchange",
             "gemm_debug",
+            "attention",
             "tile_copies",
             "tile_matrix",
             "tile_tma",

@@ -286,3 +286,22 @@ fn wgmma_accumulator_as_a_register_tile() {
         );
     }
 }
+
+/// The A operand of several k16 steps in registers is the m64n(cols) accumulator's element order
+/// (16-bit inputs), and one step of it is `register_a`.
+#[test]
+fn wgmma_register_a_k_is_the_accumulator_order() {
+    for dtype in [ScalarType::Bf16, ScalarType::F16] {
+        for cols in [16, 64, 128, 256] {
+            let a = wgmma::register_a_k(dtype, cols).unwrap();
+            a.compare(&wgmma::accumulator(cols, dtype).unwrap()).unwrap();
+            assert!(a.is_bijective());
+        }
+        wgmma::register_a_k(dtype, 16)
+            .unwrap()
+            .compare(&wgmma::register_a(dtype).unwrap())
+            .unwrap();
+        assert!(wgmma::register_a_k(dtype, 24).is_err());
+        assert!(wgmma::register_a_k(dtype, 0).is_err());
+    }
+}

@@ -119,6 +119,31 @@ impl KernelBuilder {
         Ok(at)
     }
 
+    /// A multi-stage ring in the dynamic pool ([`smem::pool::SmemPool::pipeline`]): `stages`
+    /// copies of `tiles` and the `{name}.full` / `{name}.empty` barrier arrays (init counts
+    /// `full_arrivals`, `empty_arrivals`), with the register holding the pool's base address: a
+    /// region's address is the base plus its offset, a stage held in a register is found with
+    /// one multiply-add over [`smem::pipeline::Pipeline::stride`].
+    #[track_caller]
+    pub fn pool_pipeline(
+        &mut self,
+        name: &str,
+        stages: u32,
+        tiles: &[smem::pipeline::TileSpec],
+        full_arrivals: u32,
+        empty_arrivals: u32,
+    ) -> Result<(smem::pipeline::Pipeline, Reg<ty::U32>)> {
+        let ring = self
+            .pool
+            .pipeline(name, stages, tiles, full_arrivals, empty_arrivals)
+            .map_err(|e| self.smem_err(e))?;
+        self.pool_used = true;
+        let base = self.f.reg::<ty::U32>();
+        let sym = self.pool_symbol.clone();
+        self.f.mov_shared_addr(base, &sym)?;
+        Ok((ring, base))
+    }
+
     #[track_caller]
     fn shared_buffer<T: Elem>(
         &mut self,

@@ -46,6 +46,7 @@ mod built;
 mod control;
 mod error;
 pub mod expr;
+mod fragment;
 pub mod math;
 mod reduce;
 mod scope;

@@ -3,6 +3,7 @@
 //! build function, its host-side launcher where it has one, and its host reference. Nothing here
 //! imports the self-test harness; [`crate::registry`] names every kernel once.
 
+pub mod attention;
 pub mod cluster_exchange;
 pub mod gemm;
 pub mod rows;

@@ -99,6 +99,9 @@ pub enum GpuCheckError {
     /// The GEMM's cuBLAS comparison could not run.
     #[error(transparent)]
     GemmCheck(#[from] crate::library::gemm::check::CheckError),
+    /// Building or running attention failed.
+    #[error(transparent)]
+    Attention(#[from] crate::library::attention::AttentionError),
     /// cuBLAS could not start.
     #[error("cuBLAS: {0}")]
     Blas(#[from] cudarc::cublas::result::CublasError),

@@ -5,6 +5,7 @@
 //! of their own to check a layer (tile ops, refused launches, planted hangs, printf). The
 //! library never imports this folder; [`crate::registry`] names every check's kernel.
 
+pub mod attention;
 pub mod bad_launches;
 pub mod ctx;
 pub mod epilogue_check;

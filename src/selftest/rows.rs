@@ -38,7 +38,7 @@ fn rel_err(got: &[f32], want: &[f64], abs_floor: f64) -> f64 {
 }
 
 /// A host element type of the check: f32, f16 or bf16 data.
-trait Host: crate::runtime::Element {
+pub(crate) trait Host: crate::runtime::Element {
     /// The smallest normal value of the type.
     const MIN_NORMAL: f64;
     fn from_f32(x: f32) -> Self;
@@ -73,7 +73,7 @@ impl Host for half::bf16 {
 }
 
 /// `n` random values as `H`, and the values they hold back in f32 (the reference's input).
-fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>, Vec<f32>) {
+pub(crate) fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>, Vec<f32>) {
     let h: Vec<H> = ctx
         .rng
         .vec_f32(n)

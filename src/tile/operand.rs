@@ -276,6 +276,62 @@ impl TileRef {
         )
     }
 
+    /// A `rows x cols` shared tile stored as TMA boxes of one swizzle span's width lay it out:
+    /// the columns cut into slabs of `swizzle.span_bytes()` bytes, each slab `slab_rows` rows
+    /// (at least `rows`: a tile may be the first rows of taller slabs) of one span, the swizzle
+    /// over each. Element `(r, c)` is at `c % w + r * w + (c / w) * slab_rows * w`, `w` the span
+    /// in elements. With `cols` one span wide it is a dense row-major tile. `cols` must be a
+    /// multiple of the span (else the tile is dense rows of `cols`, as `shared_row_major`).
+    pub fn shared_slabs(
+        dtype: ScalarType,
+        [rows, cols]: [u32; 2],
+        slab_rows: u32,
+        base: Reg<ty::U32>,
+        align: u32,
+        swizzle: SwizzleMode,
+    ) -> TileRef {
+        let w = swizzle.span_bytes() / dtype.bytes().max(1);
+        let mut t = TileRef::shared_row_major(dtype, rows, cols, base, align).with_swizzle(swizzle);
+        if w > 0 && cols > w && cols % w == 0 {
+            use layouts::IntTuple as T;
+            let (w, slabs, slab, rows) = (
+                i64::from(w),
+                i64::from(cols / w),
+                i64::from(slab_rows.max(rows)) * i64::from(w),
+                i64::from(rows),
+            );
+            t.layout = Layout::new(
+                T::tuple([T::tuple([T::Int(w), T::Int(slabs)]), T::Int(rows)]),
+                T::tuple([T::tuple([T::Int(1), T::Int(slab)]), T::Int(w)]),
+            )
+            .ok();
+        }
+        t
+    }
+
+    /// The `cols x rows` transpose of a 2-D memory tile: element `(c, r)` of the result is
+    /// element `(r, c)` of this one (the same memory). An attention kernel's `V` (`[n, d]`,
+    /// d-contiguous) transposed is the MN-major `B` (`[d, n]`) of `O = P·V`. `None` for a tile
+    /// without a layout or not 2-D.
+    pub fn transposed(&self) -> Option<TileRef> {
+        let (&[rows, cols], Some(l)) = (&self.shape[..], &self.layout) else {
+            return None;
+        };
+        let (r, c) = (i64::from(rows), i64::from(cols));
+        // The new index r + rows * c is the old index c + cols * r.
+        let swap = Layout::new(
+            layouts::IntTuple::tuple([layouts::IntTuple::Int(r), layouts::IntTuple::Int(c)]),
+            layouts::IntTuple::tuple([layouts::IntTuple::Int(c), layouts::IntTuple::Int(1)]),
+        )
+        .ok()?;
+        let layout = layouts::composition(l, &swap).ok()?;
+        Some(TileRef {
+            shape: vec![cols, rows],
+            layout: Some(layout),
+            ..self.clone()
+        })
+    }
+
     fn row_major(
         storage: Storage,
         dtype: ScalarType,

@@ -170,6 +170,94 @@ impl KernelBuilder {
         )
     }
 
+    /// The box of the TMA tensor `t` (any rank) whose first element is `origin` (element
+    /// coordinates, outermost first), for `copy_async`: a tile of `box_rows x box_cols`, the
+    /// box's innermost extent its columns and the product of the others its rows (a box
+    /// `[1, 128, 1, 64]` of a `[batch, seq, heads, dim]` tensor is a 128 x 64 tile). Elements
+    /// past the tensor's extents read as zero and are not written (PTX ISA 9.7.9.27, the
+    /// tensor copy's bounds), so a box may hang over an edge.
+    #[track_caller]
+    pub fn tma_box_at<T: Elem>(&mut self, t: &TmaTensor<T>, origin: &[Expr]) -> Result<TileRef> {
+        let shape = t.box_shape().to_vec();
+        if origin.len() != shape.len() {
+            return Err(self.buffer_err(
+                t.name(),
+                format!(
+                    "an origin of {} coordinates for a rank-{} TMA tensor",
+                    origin.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        let cols = shape.last().copied().unwrap_or(1);
+        let rows = shape[..shape.len() - 1].iter().product();
+        // The tensor map's coordinates are innermost first (PTX ISA 9.7.9.27).
+        let mut coords = Vec::with_capacity(origin.len());
+        for e in origin.iter().rev() {
+            coords.push(self.tma_coord(t.name(), e.clone())?);
+        }
+        Ok(
+            TileRef::tensor_map(T::DTYPE, rows, cols, t.map().clone(), coords)
+                .with_swizzle(t.swizzle()),
+        )
+    }
+
+    /// A `rows x cols` block of the global tensor `buf` (any rank, its last dimension
+    /// contiguous) whose first element is `origin`, its rows running along dimension `row_dim`
+    /// and its columns along the last: a run-time pitch (`row_dim`'s stride) and bounds (the rows
+    /// left along `row_dim` from the origin, the columns left along the last), which the
+    /// edge-aware variants honour. A query tile of `O[batch, seq, heads, dim]` is the block at
+    /// `[b, s0, h, 0]` along dimension 1.
+    #[track_caller]
+    pub fn rows_at<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        origin: &[Expr],
+        row_dim: usize,
+        [rows, cols]: [u32; 2],
+    ) -> Result<TileRef> {
+        let rank = buf.shape().len();
+        let last_stride = buf.strides().last().map(|e| self.simplify(e).as_const());
+        if origin.len() != rank || row_dim + 1 >= rank || last_stride != Some(Some(1)) {
+            return Err(self.buffer_err(
+                buf.name(),
+                format!(
+                    "rows_at takes an origin of every dimension, a row dimension before the \
+                     last, and a contiguous last dimension (origin of {}, rank {rank}, row \
+                     dimension {row_dim})",
+                    origin.len()
+                ),
+            ));
+        }
+        let ptr = self.ptr_to(buf, origin.to_vec())?;
+        let crate::kernel::Ptr::Global(base) = ptr else {
+            return Err(self.buffer_err(buf.name(), "rows_at takes a global tensor"));
+        };
+        let pitch_e = self.simplify(&buf.strides()[row_dim]);
+        let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
+        let pitch = RunCount::new(self.eval(pitch_e)?, multiple);
+        let left = |k: &mut KernelBuilder, extent: &Expr, origin: &Expr| -> Result<RunCount> {
+            let e = k.simplify(&(extent.clone() - origin.clone()));
+            let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
+            Ok(RunCount::new(k.eval(e)?, m))
+        };
+        let (h, w) = (buf.shape()[row_dim].clone(), buf.shape()[rank - 1].clone());
+        let rows_left = left(self, &h, &origin[row_dim])?;
+        let cols_left = left(self, &w, &origin[rank - 1])?;
+        let size = i64::from(<T as ty::RegType>::TYPE.bytes());
+        let offset = self.linear_index(buf, origin.to_vec())?;
+        let d = self.divisibility(&offset) * size;
+        let align = if d == 0 {
+            buf.align()
+        } else {
+            buf.align().min(1 << d.trailing_zeros().min(30))
+        };
+        Ok(
+            TileRef::global_pitched(<T as ty::RegType>::TYPE, rows, cols, base, align, pitch)
+                .with_bounds(rows_left, cols_left),
+        )
+    }
+
     /// One coordinate of a TMA tile: an immediate when it is a build-time constant, else the
     /// register it evaluates to, read as `.s32` (the type `cp.async.bulk.tensor` takes).
     #[track_caller]

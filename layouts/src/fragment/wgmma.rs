@@ -80,16 +80,39 @@ pub fn accumulator(n: i64, dtype: ScalarType) -> Result<TvLayout, FragmentError>
 /// 4 * (r >> 1)) + j` (for 16-bit types this is the `mma.m16n8k16` A fragment per warp).
 pub fn register_a(dtype: ScalarType) -> Result<TvLayout, FragmentError> {
     let k = k_of(dtype)?;
+    register_a_k(dtype, k)
+}
+
+/// The A operand of `cols / K` consecutive `m64nNk*` instructions held in registers: a 64×`cols`
+/// tile, each K-wide block of columns in [`register_a`]'s fragment, the blocks' registers one
+/// after another (block `s` in values `s * K/2 ..`). This is how an attention kernel keeps
+/// `P = softmax(Q·Kᵀ)` for `P·V`: for 16-bit types the `m64n{cols}` accumulator fragment
+/// ([`accumulator`]) holds the same elements in the same order, so the accumulator converted to
+/// 16-bit pairs is the A operand of the next GEMM (PTX ISA 9.7.15.5.1.1.1, figures of D and A).
+/// `cols` must be a positive multiple of K.
+pub fn register_a_k(dtype: ScalarType, cols: i64) -> Result<TvLayout, FragmentError> {
+    let k = k_of(dtype)?;
+    if cols < k || cols % k != 0 {
+        return Err(FragmentError::Unsupported {
+            instruction: "wgmma.mma_async",
+            message: format!("an A operand of {cols} columns is not a whole number of k{k} steps"),
+        });
+    }
     let e = 32 / i64::from(dtype.bits());
     let mut values = Vec::new();
     if e > 1 {
         values.push((e, 64));
     }
-    values.extend([(2, 8), (2, 256 * e)]);
+    // Registers 0-3 of a step (row + 8, column + 4e), then the next step K columns on.
+    values.extend([(2, 8), (2, 256 * e), (cols / k, 64 * k)]);
+    let name = match cols / k {
+        1 => format!("wgmma m64nNk{k} A"),
+        steps => format!("wgmma m64nNk{k} A x{steps}"),
+    };
     TvLayout::from_modes(
-        format!("wgmma m64nNk{k} A"),
+        name,
         64,
-        k,
+        cols,
         &[(4, 64 * e), (8, 1), (4, 16)],
         &values,
     )

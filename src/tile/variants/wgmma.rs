@@ -1,13 +1,15 @@
 //! `gemm_async.wgmma` (sm_90a): D (f32 registers, the m64nNk accumulator fragment) = A·Bᵀ (+ D)
-//! for a warpgroup, A (64 x K) from shared memory or registers, B (N x K) from shared memory, both
-//! K-major with the swizzle their row width implies (128, 64 or 32 bytes: one swizzle atom per
-//! row); inputs f16, bf16, tf32 or e4m3/e5m2.
+//! for a warpgroup, A (64 x K) from shared memory or registers (any number of k-steps, four
+//! registers each), B (N x K) from shared memory; shared operands are stored in slabs of one
+//! swizzle span (128, 64 or 32 bytes) along their contiguous dimension, which is K (K-major) or,
+//! for a 16-bit B, N (MN-major, `imm-trans-b`: the `V` of an attention's `P·V`, stored
+//! d-contiguous); inputs f16, bf16, tf32 or e4m3/e5m2.
 //! The descriptors are computed from the shared tiles (PTX ISA 9.7.15.5.1.2: SBO = 8 rows of the
-//! atom, LBO unused when swizzled); each k16 step moves 32 bytes along the rows. Emits
+//! atom; LBO unused for swizzled K-major, the slab stride for MN-major). Emits
 //! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group`; waiting
 //! (`wgmma.wait_group`) is the caller's.
 
-use layouts::fragment::wgmma::{accumulator, register_a};
+use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
 use ptx_isa::{FunctionBuilder, Reg, RegRef, Result, ScalarType, TargetSet, ty};
 use smem::SwizzleMode;
@@ -51,20 +53,39 @@ fn k_step(t: ScalarType) -> u32 {
     32 / t.bytes()
 }
 
-/// The swizzle a K-major shared operand of `row_bytes` bytes per row uses.
-fn swizzle_for(row_bytes: u32) -> Option<SwizzleMode> {
-    match row_bytes {
-        128 => Some(SwizzleMode::B128),
-        64 => Some(SwizzleMode::B64),
-        32 => Some(SwizzleMode::B32),
-        _ => None,
-    }
+#[derive(Clone)]
+/// How a shared operand is read: its base, its major, the descriptor's offsets and the start
+/// of each k-step from the base.
+struct SharedOperand {
+    base: Reg<ty::U32>,
+    swizzle: SwizzleMode,
+    /// MN-major (`imm-trans-b` = 1) rather than K-major.
+    mn_major: bool,
+    lbo: u32,
+    sbo: u32,
+    /// Bytes from the base to each k-step's first element.
+    steps: Vec<u32>,
 }
 
-/// A K-major shared operand: dense rows of `K * element` bytes, the matching swizzle, an
-/// atom-aligned base. Returns the base.
-fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<Reg<ty::U32>, Rejection> {
-    let row_bytes = k * t.dtype.bytes();
+/// A shared operand `rows x k` (M x K of A, N x K of B) stored in slabs: the contiguous
+/// dimension cut into blocks of one swizzle span (128, 64 or 32 bytes), each block all rows of
+/// the strided dimension, rows one span apart, the swizzle `t.swizzle` over each. This is how TMA
+/// boxes of one span's width lay a wider tile out (and a single slab is dense rows of one span).
+///
+/// K-major (K contiguous, element `(r, c)` at `c % w + r * w + (c / w) * slab`, `w` the span in
+/// elements): each k-step starts `step` columns on, in the next slab after `w` columns; LBO is
+/// unused (16) and SBO is 8 rows of a span (PTX ISA 9.7.15.5.1.2.1, the K-major canonical
+/// layouts). MN-major (`mn_major`: MN contiguous, element `(r, c)` at `r % w + c * w + (r / w) *
+/// slab`, 16-bit types only): each k-step starts `step` rows of a span on; LBO is the distance
+/// between MN-adjacent swizzle atoms, the slab stride, and SBO the distance between 8-row groups
+/// along K (the MN-major canonical layouts, CuTe `make_gmma_desc`).
+fn shared_operand(
+    t: &TileRef,
+    rows: u32,
+    k: u32,
+    mn_major: bool,
+) -> std::result::Result<SharedOperand, Rejection> {
+    let eb = t.dtype.bytes();
     let (Storage::Shared, Base::Shared(base)) = (t.storage, &t.base) else {
         return Err(Rejection::operand(
             Aspect::Base,
@@ -77,40 +98,98 @@ fn shared_operand(t: &TileRef, rows: u32, k: u32) -> std::result::Result<Reg<ty:
             format!("shape {:?}, expected [{rows}, {k}]", t.shape),
         ));
     }
-    let want = swizzle_for(row_bytes).ok_or_else(|| {
-        Rejection::operand(
-            Aspect::Layout,
-            format!("rows of {row_bytes} bytes: K-major rows of 32, 64 or 128 bytes"),
-        )
-    })?;
-    if t.swizzle != want || !t.is_contiguous() {
+    let swizzle = t.swizzle;
+    if swizzle == SwizzleMode::None {
         return Err(Rejection::operand(
             Aspect::Layout,
-            format!("expected dense rows with the {want:?} swizzle"),
+            "an unswizzled tile: rows of 32, 64 or 128 bytes with their swizzle",
         ));
     }
-    // The descriptors are written with a zero base offset, which holds where the tile starts at
-    // its swizzle pattern's period (1024, 512 or 256 bytes: `SwizzleMode::alignment`, PTX ISA
-    // 9.7.15.5.1.2.2).
-    if t.align % want.alignment() != 0 {
+    let w = swizzle.span_bytes() / eb;
+    let contiguous = if mn_major { rows } else { k };
+    if contiguous % w != 0 {
         return Err(Rejection::operand(
-            Aspect::Base,
+            Aspect::Layout,
             format!(
-                "base aligned to {} bytes; {want:?} swizzle atoms need {}",
-                t.align,
-                want.alignment()
+                "a contiguous extent of {contiguous} elements in {swizzle:?} spans of {w}"
             ),
         ));
     }
-    Ok(*base)
+    let Some(layout) = &t.layout else {
+        return Err(Rejection::operand(Aspect::Layout, "no layout"));
+    };
+    // The layout at (r, c) (index c + k * r, column fastest).
+    let at = |r: u32, c: u32| layout.call(i64::from(c) + i64::from(k) * i64::from(r));
+    let (slab, fits) = if mn_major {
+        let slab = if rows > w { at(w, 0) } else { i64::from(k * w) };
+        let fits = (0..rows).all(|r| {
+            (0..k).all(|c| {
+                at(r, c) == i64::from(r % w + c * w) + i64::from(r / w) * slab
+            })
+        });
+        (slab, fits)
+    } else {
+        let slab = if k > w { at(0, w) } else { i64::from(rows * w) };
+        let fits = (0..rows).all(|r| {
+            (0..k).all(|c| {
+                at(r, c) == i64::from(c % w + r * w) + i64::from(c / w) * slab
+            })
+        });
+        (slab, fits)
+    };
+    let slab_bytes = u32::try_from(slab * i64::from(eb)).ok();
+    let major = if mn_major { "MN" } else { "K" };
+    let Some(slab_bytes) = slab_bytes.filter(|&b| fits && b % swizzle.alignment() == 0) else {
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            format!(
+                "expected {major}-major slabs of {w} elements with the {swizzle:?} swizzle, \
+                 each slab starting on a {}-byte boundary",
+                swizzle.alignment()
+            ),
+        ));
+    };
+    // The descriptors are written with a zero base offset, which holds where the tile starts at
+    // its swizzle pattern's period (1024, 512 or 256 bytes: `SwizzleMode::alignment`, PTX ISA
+    // 9.7.15.5.1.2.2).
+    if t.align % swizzle.alignment() != 0 {
+        return Err(Rejection::operand(
+            Aspect::Base,
+            format!(
+                "base aligned to {} bytes; {swizzle:?} swizzle atoms need {}",
+                t.align,
+                swizzle.alignment()
+            ),
+        ));
+    }
+    let step = k_step(t.dtype);
+    let span = swizzle.span_bytes();
+    let steps = (0..k / step)
+        .map(|s| {
+            let c = s * step;
+            if mn_major {
+                c * span
+            } else {
+                (c / w) * slab_bytes + (c % w) * eb
+            }
+        })
+        .collect();
+    Ok(SharedOperand {
+        base: *base,
+        swizzle,
+        mn_major,
+        lbo: if mn_major { slab_bytes } else { 16 },
+        sbo: 8 * span,
+        steps,
+    })
 }
 
 /// Where A comes from.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum AFrom<'a> {
-    /// A shared tile at this address.
-    Shared(Reg<ty::U32>),
-    /// The register-A fragment in these four registers.
+    /// A shared tile.
+    Shared(SharedOperand),
+    /// The register-A fragment: four registers per k-step.
     Registers(&'a [RegRef]),
 }
 
@@ -119,10 +198,18 @@ struct WgmmaPlan<'a> {
     wgmma: Wgmma,
     acc: &'a [RegRef],
     a: AFrom<'a>,
-    b: Reg<ty::U32>,
-    desc: WgmmaDesc,
+    b: SharedOperand,
     steps: u32,
     accumulate: Accumulate,
+}
+
+/// Whether B is MN-major: its layout has the N index contiguous (element `(1, 0)` next to
+/// element `(0, 0)`).
+fn is_mn_major(b: &TileRef) -> bool {
+    let (Some(l), &[_, k]) = (&b.layout, &b.shape[..]) else {
+        return false;
+    };
+    k > 1 && l.call(i64::from(k)) == 1
 }
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
@@ -175,23 +262,35 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             format!("K = {k}: a multiple of {step}"),
         ));
     }
-    let b_base = shared_operand(b, n, k)?;
+    // B is N x K; MN-major (N contiguous: `imm-trans-b`) only for 16-bit types (PTX ISA
+    // 9.7.15.5.2: the transpose operands apply to .f16/.bf16 only).
+    let mn_b = is_mn_major(b);
+    if mn_b && !matches!(dt, ScalarType::F16 | ScalarType::Bf16) {
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            format!("an MN-major B of {dt}: wgmma transposes f16/bf16 only"),
+        ));
+    }
+    let b_op = shared_operand(b, n, k, mn_b)?;
     let a_from = match a.storage {
-        Storage::Shared => AFrom::Shared(shared_operand(a, 64, k)?),
+        Storage::Shared => AFrom::Shared(shared_operand(a, 64, k, false)?),
         Storage::Local => {
             let tv = a
                 .fragment
                 .as_ref()
                 .ok_or_else(|| frag("A has no thread-value layout".into()))?;
-            tv.compare(&register_a(dt).map_err(|e| frag(e.to_string()))?)
+            let want = register_a_k(dt, i64::from(k)).map_err(|e| frag(e.to_string()))?;
+            tv.compare(&want)
                 .map_err(|e| frag(format!("A is not the register-A fragment: {e}")))?;
             let Base::Registers(r) = &a.base else {
                 return Err(Rejection::operand(Aspect::Registers, "A has no registers"));
             };
-            if k != step || r.len() != 4 || r.iter().any(|x| x.class != ptx_isa::RegClass::B32) {
+            let regs = (4 * (k / step)) as usize;
+            // Declared .b32: plain .b32 registers or packed bf16x2/f16x2 pairs (a cast's output).
+            if r.len() != regs || r.iter().any(|x| x.class.decl_type() != ScalarType::B32) {
                 return Err(Rejection::operand(
                     Aspect::Registers,
-                    format!("A from registers: K = {step} and four .b32 registers"),
+                    format!("A from registers: {regs} .b32 registers (four per k-step)"),
                 ));
             }
             AFrom::Registers(r)
@@ -200,21 +299,11 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             return Err(Rejection::operand(Aspect::Base, format!("A in {other}")));
         }
     };
-    let row_bytes = k * a.dtype.bytes();
-    let swizzle = swizzle_for(row_bytes)
-        .ok_or_else(|| Rejection::operand(Aspect::Layout, format!("rows of {row_bytes} bytes")))?;
     Ok(Box::new(WgmmaPlan {
         wgmma: Wgmma { n, types },
         acc,
         a: a_from,
-        b: b_base,
-        desc: WgmmaDesc {
-            start_addr: 0,
-            lbo: 16,
-            sbo: 8 * row_bytes,
-            base_offset: 0,
-            swizzle,
-        },
+        b: b_op,
         steps: k / step,
         accumulate,
     }))
@@ -240,36 +329,47 @@ pub const VARIANT: Variant = Variant {
 impl Plan for WgmmaPlan<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
         k.wgmma_fence()?;
+        let imm = WgmmaImm {
+            transpose_b: self.b.mn_major,
+            ..WgmmaImm::default()
+        };
         for step in 0..self.steps {
             let scale = match (step, self.accumulate) {
                 (0, Accumulate::No) => ScaleD::Const(false),
                 (0, Accumulate::Pred(p)) => ScaleD::Pred(p),
                 _ => ScaleD::Const(true),
             };
-            let bd = desc_at(k, &self.desc, self.b, step * 32)?;
-            let a_op = match self.a {
-                AFrom::Shared(ab) => WgmmaA::Desc(desc_at(k, &self.desc, ab, step * 32)?),
-                AFrom::Registers(r) => WgmmaA::Regs(r),
+            let bd = desc_at(k, &self.b, step)?;
+            let a_op = match &self.a {
+                AFrom::Shared(a) => WgmmaA::Desc(desc_at(k, a, step)?),
+                AFrom::Registers(r) => {
+                    let s = 4 * step as usize;
+                    WgmmaA::Regs(&r[s..s + 4])
+                }
             };
-            k.wgmma_mma_async(self.wgmma, self.acc, a_op, bd, scale, WgmmaImm::default())?;
+            k.wgmma_mma_async(self.wgmma, self.acc, a_op, bd, scale, imm)?;
         }
         k.wgmma_commit_group()
     }
 }
 
-fn desc_at(
-    k: &mut FunctionBuilder,
-    desc: &WgmmaDesc,
-    base: ptx_isa::Reg<ty::U32>,
-    offset: u32,
-) -> Result<ptx_isa::Reg<ty::B64>> {
+/// The descriptor of k-step `step` of a shared operand.
+fn desc_at(k: &mut FunctionBuilder, op: &SharedOperand, step: u32) -> Result<Reg<ty::B64>> {
+    let offset = op.steps.get(step as usize).copied().unwrap_or(0);
     let a = if offset == 0 {
-        base
+        op.base
     } else {
         let a = k.reg::<ty::U32>();
-        k.add(a, base, offset)?;
+        k.add(a, op.base, offset)?;
         a
     };
-    let d = smem::emit::emit_wgmma_desc(k, desc, a)?;
+    let desc = WgmmaDesc {
+        start_addr: 0,
+        lbo: op.lbo,
+        sbo: op.sbo,
+        base_offset: 0,
+        swizzle: op.swizzle,
+    };
+    let d = smem::emit::emit_wgmma_desc(k, &desc, a)?;
     Ok(d.retype()?)
 }

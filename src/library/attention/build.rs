@@ -1,0 +1,680 @@
+//! The attention kernel, written with the authoring model: TMA tensors, the pool's stage ring,
+//! named barriers, `gemm_async` (wgmma from shared memory and with A from registers), fragment
+//! reductions and masks, and the register epilogue.
+
+use layouts::fragment::wgmma::{accumulator, register_a_k};
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Imm, Reg, RegRef, Target, ty};
+use smem::SwizzleMode;
+use smem::mbarrier::MBARRIER_BYTES;
+use smem::pipeline::TileSpec;
+use smem::pipeline::cursor::{Phase, RingCursor};
+use smem::pipeline::protocol::BarrierAt;
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+
+use super::AttentionConfig;
+use crate::kernel::math::LOG2_E;
+use crate::kernel::{
+    Axis, Buffer, BuiltKernel, Elem, Expr, KernelBuilder, ReduceOp, Result, TensorOpts, TmaTensor,
+    Var,
+};
+use crate::runtime::ExtentFacts;
+use crate::signature::TmaBox;
+use crate::tile::{Accumulate, ExecScope, TileRef};
+
+/// Where the producer and the consumers find the ring.
+struct Ring {
+    /// The pool's base address.
+    base: Reg<ty::U32>,
+    /// The ring (regions and barriers, offsets from `base`).
+    pipe: smem::pipeline::Pipeline,
+    /// The ring's barriers in the protocol.
+    full: smem::pipeline::protocol::ArrayId,
+    empty: smem::pipeline::protocol::ArrayId,
+}
+
+impl Ring {
+    /// The address of `full[stage]` (or `empty[stage]`) for a stage in a register.
+    fn barrier(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>, empty: bool) -> Result<Reg<ty::U32>> {
+        let array = if empty { self.pipe.empty() } else { self.pipe.full() };
+        let r = k.reg::<ty::U32>();
+        // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
+        k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
+        k.add(r, r, array.region().offset)?;
+        Ok(r)
+    }
+
+    /// The addresses of stage `stage`'s K and V tiles.
+    fn tiles(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<(Reg<ty::U32>, Reg<ty::U32>)> {
+        let (Some(kt), Some(vt)) = (self.pipe.tile(0, 0), self.pipe.tile(0, 1)) else {
+            return Err(k.error("the K/V ring has no K and V tiles"));
+        };
+        // One stage: its stride is unused.
+        let stride = self.pipe.stride().unwrap_or(0);
+        let (k_off, v_off) = (kt.offset, vt.offset);
+        let ka = k.reg::<ty::U32>();
+        k.mad_lo(ka, stage, stride, self.base)?;
+        k.add(ka, ka, k_off)?;
+        let va = k.reg::<ty::U32>();
+        k.add(va, ka, v_off - k_off)?;
+        Ok((ka, va))
+    }
+}
+
+/// The tensors and extents the kernel declares.
+struct Args<T: Elem> {
+    q: TmaTensor<T>,
+    k: TmaTensor<T>,
+    v: TmaTensor<T>,
+    o: Buffer<T>,
+    lse: Buffer<ty::F32>,
+    scale: Reg<ty::F32>,
+    batch: Var,
+    seqlen_q: Var,
+    seqlen_k: Var,
+    heads: Var,
+    kv_heads: Var,
+}
+
+/// What every warpgroup knows of its CTA's work.
+struct Block {
+    /// The query tile, head and batch.
+    m_block: Var,
+    head: Var,
+    batch: Var,
+    /// The KV head (`head / (heads / kv_heads)`).
+    kv_head: Var,
+    /// Key tiles this query tile visits (`0..n_blocks`): all of them, or with the causal mask
+    /// those not wholly above the diagonal.
+    n_blocks: Var,
+}
+
+/// Builds the attention kernel for `cfg` (target sm_90a: wgmma, TMA and setmaxnreg). Its
+/// parameters: `q`, `k`, `v` (TMA tensors, boxes of `[1, rows, 1, 64]` with the 128-byte
+/// swizzle), `o` (`[batch, seqlen_q, heads, d]`, 16-byte aligned), `lse`
+/// (`[batch, heads, seqlen_q]` f32) and `scale` (the softmax scale, f32).
+pub fn build(target: Target, cfg: &AttentionConfig) -> Result<BuiltKernel> {
+    match cfg.dtype {
+        ptx_isa::ScalarType::F16 => build_typed::<ty::F16>(target, cfg, WaitMode::Spin),
+        _ => build_typed::<ty::Bf16>(target, cfg, WaitMode::Spin),
+    }
+}
+
+fn build_typed<T: Elem>(target: Target, cfg: &AttentionConfig, mode: WaitMode) -> Result<BuiltKernel> {
+    let name = cfg.name();
+    let mut k = KernelBuilder::new(&name, target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    if T::DTYPE != cfg.dtype {
+        return Err(k.error(format!("built for {} with {} tensors", cfg.dtype, T::DTYPE)));
+    }
+    let (bm, bn) = (AttentionConfig::BLOCK_M, cfg.block_n);
+    let args = declare::<T>(&mut k, cfg)?;
+    let [m_block, head, batch] = k.cta_id([
+        Expr::ceil_div(args.seqlen_q, bm),
+        args.heads.into(),
+        args.batch.into(),
+    ])?;
+    let [tid] = k.thread_id([AttentionConfig::THREADS])?;
+    // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
+    k.min_blocks_per_sm(1)?;
+
+    // Shared memory: Q (d / 64 slabs of 128 rows x 128 bytes), the K/V ring, Q's barrier.
+    let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
+    let spec = |name: &str| TileSpec {
+        name: name.to_string(),
+        bytes: cfg.kv_bytes(),
+        align: 1024,
+    };
+    // full: the producer's one arrive.expect_tx; empty: one arrival per consumer warpgroup.
+    let (pipe, base) = k.pool_pipeline("kv", cfg.stages, &[spec("k"), spec("v")], 1, 2)?;
+    let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
+    let mut sync = BarrierSync::new(&name, mode);
+    let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
+        k.error(format!("barrier protocol: {e}"))
+    };
+    let full = sync
+        .declare_pool_array("full", pipe.full())
+        .map_err(|e| protocol(&k, e))?;
+    let empty = sync
+        .declare_pool_array("empty", pipe.empty())
+        .map_err(|e| protocol(&k, e))?;
+    let q_full = sync
+        .declare_one("q_full", 1, q_bar)
+        .map_err(|e| protocol(&k, e))?;
+    let ring = Ring {
+        base,
+        pipe,
+        full,
+        empty,
+    };
+
+    // The KV head of a query head, and the key tiles this query tile sees.
+    let kv_head = k.let_("kv_head", head / (args.heads / args.kv_heads))?;
+    let n_all = Expr::ceil_div(args.seqlen_k, bn);
+    let n_blocks = if cfg.causal {
+        // Keys up to (last row) + seqlen_k - seqlen_q: min(n_all, ceil((m0 + 128 + sk - sq) / bn)),
+        // 0 when that is negative.
+        let reach = k.let_("reach", m_block * bm + bm + args.seqlen_k)?;
+        let below = k.cmp(CmpOp::Gt, reach, args.seqlen_q)?;
+        let end = k.reg::<ty::U32>();
+        let r = k.eval(Expr::ceil_div(reach - args.seqlen_q, bn))?;
+        let all = k.eval(n_all)?;
+        k.min(end, r, all)?;
+        let zero = k.reg::<ty::U32>();
+        k.mov(zero, 0u32)?;
+        k.selp(end, end, zero, below)?;
+        k.bind("n_blocks", end)
+    } else {
+        k.let_("n_blocks", n_all)?
+    };
+    let blk = Block {
+        m_block,
+        head,
+        batch,
+        kv_head,
+        n_blocks,
+    };
+
+    // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.comment("thread 0: the ring's full/empty barriers and Q's barrier");
+    k.if_(leader, |k| {
+        for s in 0..cfg.stages {
+            for (array, arr) in [(full, ring.pipe.full()), (empty, ring.pipe.empty())] {
+                let at = k.reg::<ty::U32>();
+                k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
+                sync.init(
+                    k.isa(),
+                    NamedBarrier {
+                        at: BarrierAt::One(array, s),
+                        addr: at,
+                    },
+                )?;
+            }
+        }
+        sync.init(k.isa(), q_full)?;
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    k.sync_threads()?;
+
+    let wg = k.let_("wg", tid / 128)?;
+    let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
+    k.comment("warpgroup 0: the producer");
+    k.if_(is_producer, |k| {
+        producer(k, cfg, &args, &blk, &ring, &mut sync, q_s, q_full, tid)
+    })
+    .end()?;
+    let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
+    k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
+    k.if_(is_consumer, |k| {
+        consumer(k, cfg, &args, &blk, &ring, &mut sync, q_s, q_full, tid, wg)
+    })
+    .end()?;
+    sync.finish().map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    k.finish()
+}
+
+/// The parameters: `q`, `k`, `v`, `o`, `lse`, `scale`, and the symbolic extents they name.
+fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args<T>> {
+    let at_least_1 = ExtentFacts::NONE.at_least(1);
+    let batch = k.symbol_with("batch", at_least_1)?;
+    let seqlen_q = k.symbol_with("seqlen_q", at_least_1)?;
+    let seqlen_k = k.symbol_with("seqlen_k", at_least_1)?;
+    let heads = k.symbol_with("heads", at_least_1)?;
+    let kv_heads = k.symbol_with("kv_heads", at_least_1)?;
+    let d = cfg.head_dim;
+    let slab = AttentionConfig::SLAB;
+    let qkv = |rows: u32| TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128);
+    let q_shape = [
+        Expr::from(batch),
+        seqlen_q.into(),
+        heads.into(),
+        Expr::from(d),
+    ];
+    let kv_shape = [
+        Expr::from(batch),
+        seqlen_k.into(),
+        kv_heads.into(),
+        Expr::from(d),
+    ];
+    let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(AttentionConfig::BLOCK_M))?;
+    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(cfg.block_n))?;
+    let v = k.tma_tensor::<T>("v", kv_shape, qkv(cfg.block_n))?;
+    let o = k.tensor::<T>("o", q_shape, TensorOpts::default().align(16))?;
+    let lse = k.tensor::<ty::F32>(
+        "lse",
+        [Expr::from(batch), heads.into(), seqlen_q.into()],
+        TensorOpts::default(),
+    )?;
+    let scale = k.scalar::<ty::F32>("scale")?;
+    Ok(Args {
+        q,
+        k: kt,
+        v,
+        o,
+        lse,
+        scale,
+        batch,
+        seqlen_q,
+        seqlen_k,
+        heads,
+        kv_heads,
+    })
+}
+
+/// A `rows x d` tile of `t` at `[batch, row0, head, 0]` into the slabs at `dst` (one TMA box per
+/// 64 columns, slab `s` at `dst + s * rows * 128`), completing on `bar`.
+#[allow(clippy::too_many_arguments)]
+fn load_tile<T: Elem>(
+    k: &mut KernelBuilder,
+    sync: &mut BarrierSync,
+    bar: NamedBarrier,
+    t: &TmaTensor<T>,
+    dst: Reg<ty::U32>,
+    rows: u32,
+    d: u32,
+    [batch, row0, head]: [Expr; 3],
+) -> Result<()> {
+    let slab = AttentionConfig::SLAB;
+    for s in 0..d / slab {
+        let at = if s == 0 {
+            dst
+        } else {
+            let a = k.reg::<ty::U32>();
+            k.add(a, dst, s * rows * slab * 2)?;
+            a
+        };
+        let tile = TileRef::shared_row_major(T::DTYPE, rows, slab, at, 1024)
+            .with_swizzle(SwizzleMode::B128);
+        let src = k.tma_box_at(
+            t,
+            &[batch.clone(), row0.clone(), head.clone(), Expr::from(s * slab)],
+        )?;
+        k.copy_async(&tile, &src, Some((&mut *sync, bar)), None, ExecScope::Thread)?;
+    }
+    Ok(())
+}
+
+/// The producer warpgroup: gives its registers up, and one thread loads Q once, then each key
+/// tile's K and V into the next free stage of the ring.
+#[allow(clippy::too_many_arguments)]
+fn producer<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &AttentionConfig,
+    args: &Args<T>,
+    blk: &Block,
+    ring: &Ring,
+    sync: &mut BarrierSync,
+    q_s: Reg<ty::U32>,
+    q_full: NamedBarrier,
+    tid: Var,
+) -> Result<()> {
+    k.setmaxnreg(false, AttentionConfig::PRODUCER_REGS)?;
+    let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.if_(leader, |k| {
+        sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
+        let origin = |row0: Expr, head: Var| [Expr::from(blk.batch), row0, Expr::from(head)];
+        load_tile(
+            k,
+            sync,
+            q_full,
+            &args.q,
+            q_s,
+            bm,
+            d,
+            origin(blk.m_block * bm, blk.head),
+        )?;
+        let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+        let stage = cur.stage();
+        k.for_range(0, blk.n_blocks, |k, n| {
+            // Wait until both consumers released the stage (a fresh barrier counts as released
+            // for parity 1: PTX ISA 9.7.13.15.16).
+            let empty = ring.barrier(k, stage, true)?;
+            let want = cur.producer_parity(k.isa())?;
+            sync.wait(k.isa(), BarrierAt::Each(ring.empty), Some(stage), empty, want)?;
+            let full = ring.barrier(k, stage, false)?;
+            let bar = NamedBarrier {
+                at: BarrierAt::Each(ring.full),
+                addr: full,
+            };
+            sync.arrive_expect_tx(k.isa(), bar.at, full, ring.pipe.tx_bytes())?;
+            let (ka, va) = ring.tiles(k, stage)?;
+            let at = origin(n * bn, blk.kv_head);
+            load_tile(k, sync, bar, &args.k, ka, bn, d, at.clone())?;
+            load_tile(k, sync, bar, &args.v, va, bn, d, at)?;
+            cur.advance(k.isa())?;
+            Ok(())
+        })
+    })
+    .end()
+}
+
+/// A consumer warpgroup: 64 query rows, the online softmax over the key tiles, and the
+/// normalised O and LSE stored.
+#[allow(clippy::too_many_arguments)]
+fn consumer<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &AttentionConfig,
+    args: &Args<T>,
+    blk: &Block,
+    ring: &Ring,
+    sync: &mut BarrierSync,
+    q_s: Reg<ty::U32>,
+    q_full: NamedBarrier,
+    tid: Var,
+    wg: Var,
+) -> Result<()> {
+    k.setmaxnreg(true, AttentionConfig::CONSUMER_REGS)?;
+    let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
+    let dt = T::DTYPE;
+    let warpgroup = ExecScope::Warpgroup;
+    let frag = |k: &KernelBuilder, n: u32| {
+        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
+    };
+    let lt = k.let_("lt", tid % 128)?;
+    let cw = k.let_("cw", wg - 1)?;
+    // This warpgroup's first query row.
+    let row0 = k.let_("row0", blk.m_block * bm + cw * 64)?;
+    let s_frag = frag(k, bn)?;
+    let o_frag = frag(k, d)?;
+    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
+    let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag.clone())?;
+    let p_pairs: Vec<RegRef> = k
+        .regs::<ty::Bf16x2>((bn / 4) as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    // P = S converted in the accumulator's fragment; the same registers are the A operand of
+    // P·V (register_a_k: the m64nN accumulator's order is the A fragment's, PTX ISA
+    // 9.7.15.5.1.1.1).
+    let p_cast = TileRef::registers(dt, s_frag.clone(), p_pairs.clone());
+    let p_a = TileRef::registers(
+        dt,
+        register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
+        p_pairs,
+    );
+    k.fill(&o_acc, Imm::f32(0.0), warpgroup)?;
+    // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw score
+    // units) and running sum.
+    let rows = row_groups(k, &s_acc, &o_acc)?;
+    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    for (&mi, &li) in m.iter().zip(&l) {
+        k.mov(mi, f32::NEG_INFINITY)?;
+        k.mov(li, 0.0f32)?;
+    }
+    // scale · log2(e), folded into each exponent's fma.
+    let scale_log2 = k.reg::<ty::F32>();
+    k.mul(scale_log2, args.scale, LOG2_E)?;
+
+    // Q of this warpgroup: 64 rows of the 128-row slabs.
+    sync.wait(k.isa(), q_full.at, None, q_full.addr, 0u32)?;
+    let q_wg = k.reg::<ty::U32>();
+    let cw_r = k.eval(cw)?;
+    k.mad_lo(q_wg, cw_r, 64 * AttentionConfig::SLAB * 2, q_s)?;
+    let q_tile = TileRef::shared_slabs(dt, [64, d], bm, q_wg, 1024, SwizzleMode::B128);
+    let lane_leader = k.cmp(CmpOp::Eq, lt, 0)?;
+
+    let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+    let (stage, phase) = (cur.stage(), cur.phase());
+    k.for_range(0, blk.n_blocks, |k, n| {
+        let full = ring.barrier(k, stage, false)?;
+        sync.wait(k.isa(), BarrierAt::Each(ring.full), Some(stage), full, phase)?;
+        let (ka, va) = ring.tiles(k, stage)?;
+        // S = Q·Kᵀ (K-major both: d contiguous).
+        let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
+        k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, warpgroup)?;
+        k.wgmma_wait_group(0)?;
+        mask(k, cfg, args, blk, &s_acc, n, row0, lt)?;
+        online_softmax(k, &s_acc, &o_acc, &rows, &m, &l, scale_log2)?;
+        // O += P·V: V's tile is [bn, d] d-contiguous, so B = Vᵀ is MN-major.
+        k.cast(&p_cast, &s_acc, warpgroup)?;
+        let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
+            .transposed()
+            .ok_or_else(|| k.error("V's tile has no layout"))?;
+        k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, warpgroup)?;
+        k.wgmma_wait_group(0)?;
+        // Release the stage: one arrival per consumer warpgroup.
+        let empty = ring.barrier(k, stage, true)?;
+        sync.arrive(k.isa().when(lane_leader), BarrierAt::Each(ring.empty), empty, 2)?;
+        cur.advance(k.isa())?;
+        Ok(())
+    })?;
+    epilogue(k, cfg, args, blk, &o_acc, &rows, &m, &l, row0, lt)
+}
+
+/// Which of the thread's row statistics each value of S and of O belongs to.
+struct RowGroups {
+    /// Distinct rows a thread holds (2 for a wgmma accumulator).
+    count: usize,
+    /// For each value of S, its row's index.
+    s: Vec<usize>,
+    /// For each value of O, its row's index.
+    o: Vec<usize>,
+}
+
+fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Result<RowGroups> {
+    let rows_of = |b: &Buffer<ty::F32>| -> Option<Vec<i64>> {
+        let tv = b.fragment()?;
+        (0..tv.values())
+            .map(|v| tv.coord(0, v).ok().map(|(r, _)| r))
+            .collect()
+    };
+    let (Some(sr), Some(or)) = (rows_of(s), rows_of(o)) else {
+        return Err(k.error("S and O are not register fragments"));
+    };
+    let mut distinct: Vec<i64> = Vec::new();
+    for &r in &sr {
+        if !distinct.contains(&r) {
+            distinct.push(r);
+        }
+    }
+    let index = |r: &i64| distinct.iter().position(|x| x == r);
+    let s_idx: Option<Vec<usize>> = sr.iter().map(index).collect();
+    let o_idx: Option<Vec<usize>> = or.iter().map(index).collect();
+    let (Some(s_idx), Some(o_idx)) = (s_idx, o_idx) else {
+        return Err(k.error("a thread holds rows of O that it does not hold of S"));
+    };
+    Ok(RowGroups {
+        count: distinct.len(),
+        s: s_idx,
+        o: o_idx,
+    })
+}
+
+/// Masks S where needed: key columns past `seqlen_k` (the last tile when `seqlen_k` is not a
+/// multiple of the tile) and, with the causal mask, keys after the diagonal (tiles that cross
+/// it). Tiles wholly below the diagonal and inside the keys take no mask.
+#[allow(clippy::too_many_arguments)]
+fn mask<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &AttentionConfig,
+    args: &Args<T>,
+    blk: &Block,
+    s_acc: &Buffer<ty::F32>,
+    n: Var,
+    row0: Var,
+    lt: Var,
+) -> Result<()> {
+    let bn = cfg.block_n;
+    let (sq, sk) = (args.seqlen_q, args.seqlen_k);
+    let _ = blk;
+    // The tile's columns n*bn .. n*bn + bn reach past the keys.
+    let edge = k.cmp(CmpOp::Gt, n * bn + bn, sk)?;
+    let needs = if cfg.causal {
+        // Its last column passes the diagonal of this warpgroup's first row:
+        // n*bn + bn - 1 > row0 + sk - sq.
+        let diag = k.cmp(CmpOp::Gt, n * bn + bn + sq, row0 + sk + 1)?;
+        let p = k.pred();
+        k.or(p, edge, diag)?;
+        p
+    } else {
+        edge
+    };
+    let s32 = |k: &mut KernelBuilder, e: Expr| -> Result<Reg<ty::S32>> {
+        let r = k.eval(e)?;
+        r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
+    };
+    k.if_(needs, |k| {
+        // Columns c >= seqlen_k - n*bn do not exist.
+        let cols = k.reg::<ty::S32>();
+        let (skr, nb) = (s32(k, sk.into())?, s32(k, n * bn)?);
+        k.sub(cols, skr, nb)?;
+        k.mask_fragment(s_acc, lt, 0, cols, f32::NEG_INFINITY)?;
+        if cfg.causal {
+            // Query row0 + r sees key n*bn + c iff c - r < row0 + sk - sq - n*bn + 1.
+            let hi = s32(k, row0 + sk + 1)?;
+            let lo = s32(k, sq + n * bn)?;
+            let limit = k.reg::<ty::S32>();
+            k.sub(limit, hi, lo)?;
+            k.mask_fragment(s_acc, lt, 1, limit, f32::NEG_INFINITY)?;
+        }
+        Ok(())
+    })
+    .end()
+}
+
+/// One step of the online softmax on S: the new row max, the factor rescaling O and the running
+/// sum, `P = 2^(S·scale·log2e - max·scale·log2e)` in place, the row sums added.
+fn online_softmax(
+    k: &mut KernelBuilder,
+    s_acc: &Buffer<ty::F32>,
+    o_acc: &Buffer<ty::F32>,
+    rows: &RowGroups,
+    m: &[Reg<ty::F32>],
+    l: &[Reg<ty::F32>],
+    scale_log2: Reg<ty::F32>,
+) -> Result<()> {
+    let (Some(s), Some(o)) = (s_acc.regs().map(<[_]>::to_vec), o_acc.regs().map(<[_]>::to_vec))
+    else {
+        return Err(k.error("S and O are register fragments"));
+    };
+    let tile_max = k.reduce_fragment(ReduceOp::Max, s_acc, Axis::Rows)?;
+    let mut bias = Vec::with_capacity(rows.count);
+    let mut alpha = Vec::with_capacity(rows.count);
+    for i in 0..rows.count {
+        let Some(&tm) = tile_max.values.get(i) else {
+            return Err(k.error("the row max has fewer rows than the fragment"));
+        };
+        let m_new = k.max_of(m[i], tm)?;
+        // A row with every key masked so far keeps max -inf: its exponents use 0 instead, so
+        // they are 2^-inf = 0 and never NaN (-inf - -inf).
+        let dead = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, dead, m_new, f32::NEG_INFINITY)?;
+        let m_use = k.reg::<ty::F32>();
+        k.selp(m_use, 0.0f32, m_new, dead)?;
+        let b = k.reg::<ty::F32>();
+        k.mul(b, m_use, scale_log2)?;
+        k.neg(b, b)?;
+        // alpha = 2^((m_old - m_use) · scale · log2e).
+        let a = k.exp2_fma(m[i], scale_log2, b)?;
+        k.mov(m[i], m_new)?;
+        bias.push(b);
+        alpha.push(a);
+    }
+    for (v, &r) in s.iter().enumerate() {
+        let g = rows.s[v];
+        k.fma(r, r, scale_log2, bias[g])?;
+        k.ex2(r, r)?;
+    }
+    let sums = k.reduce_fragment(ReduceOp::Sum, s_acc, Axis::Rows)?;
+    for i in 0..rows.count {
+        let Some(&sum) = sums.values.get(i) else {
+            return Err(k.error("the row sum has fewer rows than the fragment"));
+        };
+        k.fma(l[i], l[i], alpha[i], sum)?;
+    }
+    for (v, &r) in o.iter().enumerate() {
+        k.mul(r, r, alpha[rows.o[v]])?;
+    }
+    Ok(())
+}
+
+/// O divided by the row sums, converted to 16-bit and stored (rows past `seqlen_q` skipped);
+/// `LSE = max·scale + ln(sum)` stored by the first lane of each quad.
+#[allow(clippy::too_many_arguments)]
+fn epilogue<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &AttentionConfig,
+    args: &Args<T>,
+    blk: &Block,
+    o_acc: &Buffer<ty::F32>,
+    rows: &RowGroups,
+    m: &[Reg<ty::F32>],
+    l: &[Reg<ty::F32>],
+    row0: Var,
+    lt: Var,
+) -> Result<()> {
+    let d = cfg.head_dim;
+    let dt = T::DTYPE;
+    let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let mut lse = Vec::with_capacity(rows.count);
+    let mut inv = Vec::with_capacity(rows.count);
+    for i in 0..rows.count {
+        // A row that saw no key has sum 0: O = 0, LSE = -inf.
+        let empty = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, empty, l[i], 0.0f32)?;
+        let r = k.rcp_of(l[i])?;
+        k.selp(r, 0.0f32, r, empty)?;
+        let ln = k.log(l[i])?;
+        let e = k.fma_of(m[i], args.scale, ln)?;
+        k.selp(e, f32::NEG_INFINITY, e, empty)?;
+        inv.push(r);
+        lse.push(e);
+    }
+    for (v, &r) in o.iter().enumerate() {
+        k.mul(r, r, inv[rows.o[v]])?;
+    }
+    let pairs: Vec<RegRef> = k
+        .regs::<ty::Bf16x2>(o.len() / 2)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    let Some(o_frag) = o_acc.fragment().cloned() else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let packed = TileRef::registers(dt, o_frag, pairs);
+    k.cast(&packed, o_acc, ExecScope::Warpgroup)?;
+    let live = k.cmp(CmpOp::Lt, row0, args.seqlen_q)?;
+    k.if_(live, |k| {
+        let origin = [
+            Expr::from(blk.batch),
+            row0.into(),
+            blk.head.into(),
+            Expr::from(0u32),
+        ];
+        let view = k.rows_at(&args.o, &origin, 1, [64, d])?;
+        k.copy(&view, &packed, ExecScope::Warpgroup)?;
+        // LSE: each quad's first lane holds its rows' statistics.
+        let (r, c) = k.fragment_origin(o_acc, lt)?;
+        let first = k.cmp(CmpOp::Eq, c, 0)?;
+        let Some(tv) = o_acc.fragment() else {
+            return Err(k.error("O is a register fragment"));
+        };
+        let base_row = tv.coord(0, 0).map(|x| x.0).unwrap_or(0);
+        let offsets: Vec<i64> = (0..rows.count)
+            .map(|i| {
+                let v = rows.o.iter().position(|&g| g == i).unwrap_or(0);
+                tv.coord(0, v as i64).map(|x| x.0).unwrap_or(0) - base_row
+            })
+            .collect();
+        for (i, off) in offsets.into_iter().enumerate() {
+            let row = k.let_("lse_row", row0 + r.clone() + off as u32)?;
+            let inside = k.cmp(CmpOp::Lt, row, args.seqlen_q)?;
+            let p = k.pred();
+            k.and(p, inside, first)?;
+            let val = lse[i];
+            k.if_(p, |k| {
+                k.store(&args.lse, [Expr::from(blk.batch), blk.head.into(), row.into()], val)
+            })
+            .end()?;
+        }
+        Ok(())
+    })
+    .end()
+}

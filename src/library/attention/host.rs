@@ -1,0 +1,159 @@
+//! Running the attention kernel: [`Attention`] loads one configuration's kernel and launches it
+//! on owned device tensors or on memory the caller borrows, after the checks the signature
+//! cannot make (KV heads dividing the query heads, the shapes agreeing with the configuration).
+
+use std::sync::Arc;
+
+use crate::kernel::KernelError;
+use crate::runtime::cuda::CudaStream;
+use crate::runtime::{
+    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, TensorMut,
+    TensorRef,
+};
+
+use super::{AttentionConfig, AttentionConfigError};
+
+/// Operands whose shapes do not make an attention problem for the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// A tensor of the wrong rank.
+    #[error("`{tensor}` has shape {shape:?}; it takes rank {rank}")]
+    Rank {
+        /// The tensor (`q`).
+        tensor: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The rank it takes.
+        rank: usize,
+    },
+    /// KV heads that do not divide the query heads (or none).
+    #[error("{kv_heads} KV heads do not divide {heads} query heads")]
+    Heads {
+        /// Query heads.
+        heads: usize,
+        /// KV heads.
+        kv_heads: usize,
+    },
+    /// An element type other than the configuration's.
+    #[error("`{tensor}` holds {got}; the kernel is built for {want}")]
+    DType {
+        /// The tensor.
+        tensor: &'static str,
+        /// Its element type.
+        got: ptx_isa::ScalarType,
+        /// The configuration's.
+        want: ptx_isa::ScalarType,
+    },
+}
+
+/// What can go wrong building or running attention.
+#[derive(Debug, thiserror::Error)]
+pub enum AttentionError {
+    /// The configuration is refused.
+    #[error(transparent)]
+    Config(#[from] AttentionConfigError),
+    /// The kernel could not be built.
+    #[error("building the attention kernel: {0}")]
+    Build(#[from] KernelError),
+    /// Loading or launching failed (the signature's own checks of shapes, types, alignment).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The operands do not make an attention problem.
+    #[error("attention operands: {0}")]
+    Shape(#[from] ShapeError),
+}
+
+/// A loaded attention kernel for one configuration.
+pub struct Attention {
+    cfg: AttentionConfig,
+    kernel: LoadedKernel,
+}
+
+impl Attention {
+    /// Builds the kernel for `cfg` and loads it on `device`.
+    pub fn new(device: &Device, cfg: AttentionConfig) -> Result<Attention, AttentionError> {
+        cfg.validate()?;
+        let built = super::build(device.target(), &cfg)?;
+        let kernel = built.load(device, &JitOptions::default())?;
+        Ok(Attention { cfg, kernel })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AttentionConfig {
+        &self.cfg
+    }
+
+    /// The loaded kernel (its PTX, signature and launch extents).
+    pub fn kernel(&self) -> &LoadedKernel {
+        &self.kernel
+    }
+
+    /// `O = softmax(Q·Kᵀ·scale)·V` and `LSE` on `stream`: `q` `[batch, seqlen_q, heads, d]`,
+    /// `k` and `v` `[batch, seqlen_k, kv_heads, d]`, `o` like `q`, `lse` `[batch, heads,
+    /// seqlen_q]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<T: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        q: &DeviceTensor<T>,
+        k: &DeviceTensor<T>,
+        v: &DeviceTensor<T>,
+        o: &mut DeviceTensor<T>,
+        lse: &mut DeviceTensor<f32>,
+        scale: f32,
+    ) -> Result<(), AttentionError> {
+        self.run_borrowed(stream, q.into(), k.into(), v.into(), o.into(), lse.into(), scale)
+    }
+
+    /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes):
+    /// Q, K and V are read through tensor maps of their own addresses (16-byte aligned), O is
+    /// written 16-byte aligned. Nothing is enqueued when a check fails.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_borrowed<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        q: TensorRef<'a>,
+        k: TensorRef<'a>,
+        v: TensorRef<'a>,
+        o: TensorMut<'a>,
+        lse: TensorMut<'a>,
+        scale: f32,
+    ) -> Result<(), AttentionError> {
+        for (name, d) in [("q", q.desc()), ("k", k.desc()), ("v", v.desc()), ("o", o.desc())] {
+            if d.shape.len() != 4 {
+                return Err(ShapeError::Rank {
+                    tensor: name,
+                    shape: d.shape.clone(),
+                    rank: 4,
+                }
+                .into());
+            }
+            if d.dtype != self.cfg.dtype {
+                return Err(ShapeError::DType {
+                    tensor: name,
+                    got: d.dtype,
+                    want: self.cfg.dtype,
+                }
+                .into());
+            }
+        }
+        let (heads, kv_heads) = (q.desc().shape[2], k.desc().shape[2]);
+        if kv_heads == 0 || heads % kv_heads != 0 {
+            return Err(ShapeError::Heads { heads, kv_heads }.into());
+        }
+        // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
+        // signature's to check.
+        self.kernel.launch(
+            stream,
+            &mut [
+                q.into(),
+                k.into(),
+                v.into(),
+                o.into(),
+                lse.into(),
+                Arg::scalar(scale),
+            ],
+        )?;
+        Ok(())
+    }
+}

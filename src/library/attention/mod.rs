@@ -1,0 +1,315 @@
+//! Attention forward for Hopper in the FlashAttention-3 shape: `O = softmax(Q·Kᵀ·scale [+ causal
+//! mask])·V` and the row log-sum-exp, bf16 or f16 in and out with f32 accumulation, head dims 64,
+//! 128 and 256, batches and heads, grouped-query and multi-query attention (KV heads dividing
+//! the query heads), separate query and key lengths, any lengths.
+//!
+//! Tensors are `[batch, seq, heads, dim]` with `dim` contiguous (torch's `(B, S, H, D)`): `Q` and
+//! `O` `[batch, seqlen_q, heads, d]`, `K` and `V` `[batch, seqlen_k, kv_heads, d]`; `LSE` is
+//! `[batch, heads, seqlen_q]` f32 (natural log). The causal mask is aligned to the bottom right
+//! as FlashAttention aligns it: query `i` sees keys `j <= i + seqlen_k - seqlen_q`. A query that
+//! sees no key gets `O = 0` and `LSE = -inf`.
+//!
+//! The kernel ([`build`]): a CTA per 128-row query tile, head and batch; a producer warpgroup
+//! loads Q once and K, V tiles into a ring of [`AttentionConfig::stages`] stages by TMA (full and
+//! empty mbarriers); two consumer warpgroups of 64 query rows each compute `S = Q·Kᵀ` by wgmma
+//! from shared memory, the online softmax on the accumulator fragment (row max and sum by
+//! `reduce_fragment`, `exp2` with the scale folded in, rescaling O), and `O += P·V` by wgmma with
+//! `P` from registers (the accumulator converted to 16-bit pairs) and V read MN-major; the causal
+//! mask is applied on diagonal tiles only and tiles wholly above the diagonal are never loaded.
+
+mod build;
+mod host;
+
+pub use build::build;
+pub use host::{Attention, AttentionError, ShapeError};
+
+use ptx_isa::ScalarType;
+
+/// A configuration the kernel cannot be built for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AttentionConfigError {
+    /// Inputs that are neither bf16 nor f16.
+    #[error("attention takes bf16 or f16 inputs, not {0}")]
+    DType(ScalarType),
+    /// A head dimension other than 64, 128 or 256.
+    #[error("head dim {0}: 64, 128 or 256")]
+    HeadDim(u32),
+    /// A key tile the wgmma shapes or the registers do not take.
+    #[error("key tile of {block_n} rows: a multiple of 16 from 16 to 256 (the m64nNk16 N of S)")]
+    BlockN {
+        /// The key tile's rows.
+        block_n: u32,
+    },
+    /// A ring of no stages, or more than shared memory holds.
+    #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]
+    Stages {
+        /// Stages asked for.
+        stages: u32,
+        /// Shared memory they need.
+        bytes: u32,
+        /// What a CTA may have (227 KB on sm_90).
+        limit: u32,
+    },
+}
+
+/// What one attention kernel is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttentionConfig {
+    /// The element type of Q, K, V and O (bf16 or f16).
+    pub dtype: ScalarType,
+    /// The head dimension `d` (64, 128 or 256).
+    pub head_dim: u32,
+    /// Whether the causal mask applies.
+    pub causal: bool,
+    /// Key rows per tile (the N of `S = Q·Kᵀ` and the K of `P·V`).
+    pub block_n: u32,
+    /// Stages of the K/V ring.
+    pub stages: u32,
+}
+
+/// Shared memory a CTA may use on sm_90 (227 KB).
+const SMEM_LIMIT: u32 = 227 * 1024;
+
+impl AttentionConfig {
+    /// Query rows per CTA: two consumer warpgroups of 64 rows.
+    pub const BLOCK_M: u32 = 128;
+    /// Threads per CTA: a producer warpgroup and two consumer warpgroups.
+    pub const THREADS: u32 = 384;
+    /// The producer warpgroup's registers after `setmaxnreg.dec` (it only issues TMA loads).
+    pub const PRODUCER_REGS: u32 = 24;
+    /// The consumers' registers after `setmaxnreg.inc`: 24 x 128 + 240 x 256 fits the 64K
+    /// registers of an SM.
+    pub const CONSUMER_REGS: u32 = 240;
+    /// Columns of one TMA box and one shared slab: 64 16-bit elements, the 128-byte swizzle's span.
+    pub const SLAB: u32 = 64;
+
+    /// The default configuration for `dtype`, `head_dim` and `causal`: key tiles of 128 rows
+    /// (64 at head dim 256, where O's accumulator takes 128 registers), 2 stages.
+    pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> AttentionConfig {
+        AttentionConfig {
+            dtype,
+            head_dim,
+            causal,
+            block_n: if head_dim > 128 { 64 } else { 128 },
+            stages: 2,
+        }
+    }
+
+    /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
+    /// and not.
+    pub fn all() -> Vec<AttentionConfig> {
+        let mut out = Vec::new();
+        for dtype in [ScalarType::Bf16, ScalarType::F16] {
+            for head_dim in [64, 128, 256] {
+                for causal in [false, true] {
+                    out.push(AttentionConfig::new(dtype, head_dim, causal));
+                }
+            }
+        }
+        out
+    }
+
+    /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`).
+    pub fn name(&self) -> String {
+        format!(
+            "attention_fwd_{}_d{}{}",
+            self.dtype.name().trim_start_matches('.'),
+            self.head_dim,
+            if self.causal { "_causal" } else { "" }
+        )
+    }
+
+    /// Bytes of one 16-bit row of a tile (`d` elements).
+    fn row_bytes(&self) -> u32 {
+        self.head_dim * 2
+    }
+
+    /// Bytes of the Q tile (`BLOCK_M x d`).
+    pub fn q_bytes(&self) -> u32 {
+        Self::BLOCK_M * self.row_bytes()
+    }
+
+    /// Bytes of one K (or V) tile (`block_n x d`).
+    pub fn kv_bytes(&self) -> u32 {
+        self.block_n * self.row_bytes()
+    }
+
+    /// Dynamic shared memory: Q, the ring's K and V tiles (1024-byte aligned for the 128-byte
+    /// swizzle) and the barriers.
+    pub fn smem_bytes(&self) -> u32 {
+        self.q_bytes() + self.stages * 2 * self.kv_bytes() + 1024
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), AttentionConfigError> {
+        if !matches!(self.dtype, ScalarType::Bf16 | ScalarType::F16) {
+            return Err(AttentionConfigError::DType(self.dtype));
+        }
+        if !matches!(self.head_dim, 64 | 128 | 256) {
+            return Err(AttentionConfigError::HeadDim(self.head_dim));
+        }
+        if self.block_n % 16 != 0 || !(16..=256).contains(&self.block_n) {
+            return Err(AttentionConfigError::BlockN {
+                block_n: self.block_n,
+            });
+        }
+        let bytes = self.smem_bytes();
+        if self.stages == 0 || bytes > SMEM_LIMIT {
+            return Err(AttentionConfigError::Stages {
+                stages: self.stages,
+                bytes,
+                limit: SMEM_LIMIT,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The sizes of one attention problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttentionShape {
+    /// Batch size.
+    pub batch: usize,
+    /// Query length.
+    pub seqlen_q: usize,
+    /// Key (and value) length.
+    pub seqlen_k: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads (dividing `heads`).
+    pub kv_heads: usize,
+    /// Head dimension.
+    pub head_dim: usize,
+}
+
+impl AttentionShape {
+    /// Floating-point operations of the forward pass: `4 · b · h · sq · sk · d` (two GEMMs),
+    /// halved with the causal mask.
+    pub fn flops(&self, causal: bool) -> f64 {
+        let f = 4.0
+            * (self.batch * self.heads) as f64
+            * self.seqlen_q as f64
+            * self.seqlen_k as f64
+            * self.head_dim as f64;
+        if causal { f / 2.0 } else { f }
+    }
+}
+
+/// The host reference in f64: `(O, LSE)` for `q` `[b, sq, h, d]`, `k`, `v` `[b, sk, hk, d]` (row
+/// major), the causal mask aligned to the bottom right; a query that sees no key gets `O = 0` and
+/// `LSE = -inf`.
+pub fn reference(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    s: AttentionShape,
+    causal: bool,
+    scale: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let AttentionShape {
+        batch,
+        seqlen_q: sq,
+        seqlen_k: sk,
+        heads,
+        kv_heads,
+        head_dim: d,
+    } = s;
+    let group = heads / kv_heads.max(1);
+    let mut o = vec![0f32; batch * sq * heads * d];
+    let mut lse = vec![0f32; batch * heads * sq];
+    let mut p = vec![0f64; sk];
+    for b in 0..batch {
+        for h in 0..heads {
+            let kh = h / group.max(1);
+            for i in 0..sq {
+                let qi = &q[((b * sq + i) * heads + h) * d..][..d];
+                // Keys j <= i + sk - sq are visible under the causal mask.
+                let visible = if !causal {
+                    sk
+                } else if i + sk < sq {
+                    0
+                } else {
+                    (i + sk - sq + 1).min(sk)
+                };
+                let mut m = f64::NEG_INFINITY;
+                for (j, pj) in p.iter_mut().enumerate().take(visible) {
+                    let kj = &k[((b * sk + j) * kv_heads + kh) * d..][..d];
+                    let dot: f64 = qi.iter().zip(kj).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+                    *pj = dot * f64::from(scale);
+                    m = m.max(*pj);
+                }
+                let mut l = 0.0;
+                for pj in p.iter_mut().take(visible) {
+                    *pj = (*pj - m).exp();
+                    l += *pj;
+                }
+                let out = &mut o[((b * sq + i) * heads + h) * d..][..d];
+                for (j, pj) in p.iter().enumerate().take(visible) {
+                    let vj = &v[((b * sk + j) * kv_heads + kh) * d..][..d];
+                    for (x, y) in out.iter_mut().zip(vj) {
+                        *x += (pj / l * f64::from(*y)) as f32;
+                    }
+                }
+                lse[(b * heads + h) * sq + i] = if visible == 0 {
+                    f32::NEG_INFINITY
+                } else {
+                    (m + l.ln()) as f32
+                };
+            }
+        }
+    }
+    (o, lse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_validate_and_refuse_with_typed_errors() {
+        for c in AttentionConfig::all() {
+            c.validate().unwrap();
+        }
+        let c = AttentionConfig::new(ScalarType::F32, 128, false);
+        assert_eq!(c.validate(), Err(AttentionConfigError::DType(ScalarType::F32)));
+        let c = AttentionConfig::new(ScalarType::Bf16, 96, false);
+        assert_eq!(c.validate(), Err(AttentionConfigError::HeadDim(96)));
+        let c = AttentionConfig {
+            block_n: 72,
+            ..AttentionConfig::new(ScalarType::Bf16, 64, false)
+        };
+        assert_eq!(c.validate(), Err(AttentionConfigError::BlockN { block_n: 72 }));
+        let c = AttentionConfig {
+            stages: 4,
+            ..AttentionConfig::new(ScalarType::Bf16, 256, true)
+        };
+        assert!(matches!(c.validate(), Err(AttentionConfigError::Stages { stages: 4, .. })));
+        assert_eq!(
+            AttentionConfig::new(ScalarType::F16, 128, true).name(),
+            "attention_fwd_f16_d128_causal"
+        );
+    }
+
+    #[test]
+    fn the_reference_is_a_softmax_average_with_the_bottom_right_causal_mask() {
+        // One head, d = 1: O is the softmax-weighted mean of V over the visible keys.
+        let s = AttentionShape {
+            batch: 1,
+            seqlen_q: 2,
+            seqlen_k: 3,
+            heads: 1,
+            kv_heads: 1,
+            head_dim: 1,
+        };
+        let (q, k, v) = ([1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 6.0]);
+        let (o, lse) = reference(&q, &k, &v, s, true, 1.0);
+        // Query 0 sees keys 0 and 1, query 1 all three (equal scores).
+        assert!((o[0] - 1.5).abs() < 1e-6 && (o[1] - 3.0).abs() < 1e-6, "{o:?}");
+        assert!((lse[0] - 2f32.ln()).abs() < 1e-6 && (lse[1] - 3f32.ln()).abs() < 1e-6);
+        let s2 = AttentionShape { seqlen_q: 4, seqlen_k: 2, ..s };
+        let (o, lse) = reference(&[1.0; 4], &[0.0; 2], &[1.0, 3.0], s2, true, 1.0);
+        // Query 0 sees no key (0 + 2 - 4 < 0); query 3 sees both.
+        assert_eq!((o[0], lse[0]), (0.0, f32::NEG_INFINITY));
+        assert!((o[3] - 2.0).abs() < 1e-6);
+    }
+}

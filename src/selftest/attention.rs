@@ -1,0 +1,116 @@
+//! The attention kernel's GPU check behind `ptxkit selftest` (`attention`): bf16 and f16, head
+//! dims 64, 128 and 256, causal and not, on batch 2 with 4 query heads over 2 KV heads (grouped
+//! queries) at query length 197 and key length 333 (neither a multiple of a tile), plus
+//! multi-query attention (1 KV head) with more queries than keys under the causal mask (rows
+//! that see no key: O = 0, LSE = -inf). Fresh random inputs, O and LSE poisoned with NaN, both
+//! compared with the library's f64 host reference ([`attention::reference`]) computed from the
+//! rounded inputs. The error reported is the largest over the cases of `|got - want| /
+//! tolerance` (O: 2e-2 for bf16, 4e-3 for f16, absolute; LSE: 2e-3 absolute), so 1 is the bar.
+
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use super::rows::{Host, random};
+use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape};
+use ptx_isa::ScalarType;
+
+/// The largest `|got - want|`; NaN counts as infinite, and equal infinities (an LSE of -inf) as 0.
+fn abs_err(got: &[f32], want: &[f32]) -> f64 {
+    if got.len() != want.len() {
+        return f64::INFINITY;
+    }
+    got.iter()
+        .zip(want)
+        .map(|(&g, &w)| {
+            if g == w {
+                return 0.0;
+            }
+            let d = (f64::from(g) - f64::from(w)).abs();
+            if d.is_nan() { f64::INFINITY } else { d }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// One case: the O and LSE errors over their tolerances.
+fn case<H: Host>(
+    ctx: &mut GpuCtx,
+    cfg: AttentionConfig,
+    s: AttentionShape,
+) -> Result<f64, GpuCheckError> {
+    let att = Attention::new(&ctx.dev, cfg)?;
+    let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
+    let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
+    let (hk, fk) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
+    let (hv, fv) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
+    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    let q = ctx.upload(&hq, &q_shape)?;
+    let k = ctx.upload(&hk, &kv_shape)?;
+    let v = ctx.upload(&hv, &kv_shape)?;
+    let nan = vec![H::from_f32(f32::NAN); q_shape.iter().product()];
+    let mut o = ctx.upload(&nan, &q_shape)?;
+    let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
+    att.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+    let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
+    let got_lse = ctx.download(&lse)?;
+    let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);
+    let o_tol = if cfg.dtype == ScalarType::F16 { 4e-3 } else { 2e-2 };
+    Ok((abs_err(&got_o, &want_o) / o_tol).max(abs_err(&got_lse, &want_lse) / 2e-3))
+}
+
+/// Every case; the first failure to run names its case.
+pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
+    let gqa = AttentionShape {
+        batch: 2,
+        seqlen_q: 197,
+        seqlen_k: 333,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 64,
+    };
+    let mut worst = 0.0f64;
+    let mut cases = 0;
+    for cfg in AttentionConfig::all() {
+        let mut shapes = vec![AttentionShape {
+            head_dim: cfg.head_dim as usize,
+            ..gqa
+        }];
+        if cfg.causal {
+            // Multi-query, more queries than keys: the first rows see no key.
+            shapes.push(AttentionShape {
+                batch: 1,
+                seqlen_q: 300,
+                seqlen_k: 130,
+                heads: 3,
+                kv_heads: 1,
+                head_dim: cfg.head_dim as usize,
+            });
+        }
+        for s in shapes {
+            let r = match cfg.dtype {
+                ScalarType::F16 => case::<half::f16>(ctx, cfg, s),
+                _ => case::<half::bf16>(ctx, cfg, s),
+            };
+            let e = r.map_err(|e| GpuCheckError::Case {
+                case: format!(
+                    "{} b{} sq{} sk{} h{}/{}",
+                    cfg.name(),
+                    s.batch,
+                    s.seqlen_q,
+                    s.seqlen_k,
+                    s.heads,
+                    s.kv_heads
+                ),
+                source: Box::new(e),
+            })?;
+            worst = worst.max(e);
+            cases += 1;
+        }
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: 1.0,
+        detail: format!(
+            "{cases} cases: bf16/f16, d 64/128/256, causal or not, GQA 4/2 at 197x333, MQA 3/1 \
+             causal at 300x130; error / tolerance of O and LSE"
+        ),
+    })
+}
