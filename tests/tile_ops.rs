@@ -981,3 +981,121 @@ fn a_tma_load_records_its_bytes_against_its_named_barrier() {
         }
     }
 }
+
+/// `O += P·V` as an attention kernel issues it: A from registers over four k16 steps (the
+/// m64n64 accumulator's order, `register_a_k`), B the transpose of a `[64, 128]` d-contiguous
+/// shared tile stored as two 128-byte slabs (MN-major: `imm-trans-b` = 1, LBO the slab stride);
+/// and `S = Q·Kᵀ` with K = 128 from slabbed K-major tiles (the second slab's k-steps start one
+/// slab on). A B whose layout is neither is refused.
+#[test]
+fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
+    let mut e = env(Target::Sm90a);
+    let acc = regs::<ty::F32>(&mut e.k, 64);
+    let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
+    check("wgmma_rs_mn_major", "gemm_async.wgmma", e, move |e| {
+        let a = leak(TileRef::registers(
+            ScalarType::Bf16,
+            wgmma::register_a_k(ScalarType::Bf16, 64).unwrap(),
+            ar,
+        ));
+        let v = TileRef::shared_slabs(ScalarType::Bf16, [64, 128], 64, e.s, 1024, SwizzleMode::B128);
+        let b = leak(v.transposed().unwrap());
+        let d = leak(TileRef::registers(
+            ScalarType::F32,
+            wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
+            acc,
+        ));
+        (
+            TileOp::GemmAsync {
+                d,
+                a,
+                b,
+                accumulate: Accumulate::Yes,
+            },
+            ExecScope::Warpgroup,
+        )
+    });
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tile/wgmma_rs_mn_major.sm_90a.ptx"),
+    )
+    .unwrap();
+    let mmas: Vec<&str> = text.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+    assert_eq!(mmas.len(), 4);
+    // scale-d, imm-scale-a, imm-scale-b, imm-trans-b = 1.
+    assert!(mmas.iter().all(|l| l.trim_end().ends_with("1, 1, 1, 1;")), "{mmas:?}");
+    // LBO = the slab stride (64 rows x 128 bytes), SBO = 8 rows of 128 bytes.
+    assert!(text.contains("LBO 8192, SBO 1024"), "{text}");
+
+    let mut e = env(Target::Sm90a);
+    let acc = regs::<ty::F32>(&mut e.k, 32);
+    check("wgmma_ss_k_slabs", "gemm_async.wgmma", e, move |e| {
+        let a = leak(TileRef::shared_slabs(
+            ScalarType::Bf16,
+            [64, 128],
+            64,
+            e.s,
+            1024,
+            SwizzleMode::B128,
+        ));
+        let b = leak(TileRef::shared_slabs(
+            ScalarType::Bf16,
+            [64, 128],
+            64,
+            e.s,
+            1024,
+            SwizzleMode::B128,
+        ));
+        let d = leak(TileRef::registers(
+            ScalarType::F32,
+            wgmma::accumulator(64, ScalarType::Bf16).unwrap(),
+            acc,
+        ));
+        (
+            TileOp::GemmAsync {
+                d,
+                a,
+                b,
+                accumulate: Accumulate::No,
+            },
+            ExecScope::Warpgroup,
+        )
+    });
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tile/wgmma_ss_k_slabs.sm_90a.ptx"),
+    )
+    .unwrap();
+    assert_eq!(text.matches("wgmma.mma_async").count(), 8);
+    // k-step 4 starts in the second slab: 64 rows x 128 bytes on.
+    assert!(text.contains(", 8192;"), "{text}");
+
+    // A dense [128, 64] tile transposed is MN-major but its N (128) is not in 128-byte slabs.
+    let mut e = env(Target::Sm90a);
+    let acc = regs::<ty::F32>(&mut e.k, 64);
+    let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
+    let a = TileRef::registers(
+        ScalarType::Bf16,
+        wgmma::register_a_k(ScalarType::Bf16, 64).unwrap(),
+        ar,
+    );
+    let dense = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
+        .with_swizzle(SwizzleMode::B128);
+    let b = dense.transposed().unwrap();
+    let d = TileRef::registers(
+        ScalarType::F32,
+        wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
+        acc,
+    );
+    let err = run(
+        e,
+        TileOp::GemmAsync {
+            d: &d,
+            a: &a,
+            b: &b,
+            accumulate: Accumulate::Yes,
+        },
+        ExecScope::Warpgroup,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.contains("MN-major slabs"), "{err}");
+}
