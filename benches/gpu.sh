@@ -5,6 +5,7 @@
 #   benches/gpu.sh run           # there (no Rust): both parts below (over one call's 10 minutes)
 #   benches/gpu.sh run checks    # selftest, examples, GPU tests, sanitizer, the GEMM and cuBLAS
 #   benches/gpu.sh run rows      # the row kernels, torch eager and torch.compile, ncu of both
+#   benches/gpu.sh run attn      # attention: its check, TFLOP/s vs torch SDPA, memcheck/racecheck
 #
 # `run` writes logs under $OUT (or ./gpu-out) and prints the tables last.
 set -euo pipefail
@@ -13,13 +14,13 @@ mode="${1:-}"
 case "$mode" in
 build)
   cargo build --release --bins --examples
-  cargo bench --no-run --bench rows --bench gemm 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
+  cargo bench --no-run --bench rows --bench gemm --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
   # The tests with a GPU path (they skip, saying why, where there is none): run them there too.
   cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
     tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,scale,tma_copy,cluster_exchange,gemm_hopper} .gpu/
-  for b in rows gemm; do
+  for b in rows gemm attention; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
   done
@@ -81,9 +82,24 @@ run)
     grep '^|\|^device' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
     grep '^|\|^device\|copy' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
   fi
+  if [ "$part" = all ] || [ "$part" = attn ]; then
+    # The check first (bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths), then the
+    # TFLOP/s of ours and of torch's SDPA backends on the same shapes, then the sanitizers on
+    # the check.
+    timeout 60 .gpu/ptxkit selftest --only attention 2>&1 | tee "$out/selftest-attention.txt" | tail -3
+    timeout 90 .gpu/bench-attention --bench > "$out/bench-attention.txt" 2>&1
+    timeout 90 python3 benches/attention_torch.py > "$out/attention-torch.txt" 2>&1
+    for tool in memcheck racecheck; do
+      timeout 120 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only attention \
+        > "$out/$tool-attention.txt" 2>&1
+      echo "$tool: $(tail -1 "$out/$tool-attention.txt")"
+    done
+    grep '^|\|^device' "$out/bench-attention.txt" || tail -20 "$out/bench-attention.txt"
+    grep '^|\|^device' "$out/attention-torch.txt" || tail -20 "$out/attention-torch.txt"
+  fi
   ;;
 *)
-  echo "usage: benches/gpu.sh build | run [checks|rows]" >&2
+  echo "usage: benches/gpu.sh build | run [checks|rows|attn]" >&2
   exit 2
   ;;
 esac

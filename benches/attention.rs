@@ -1,0 +1,108 @@
+//! Attention forward: TFLOP/s (`4 · batch · heads · seqlen_q · seqlen_k · d`, halved with the
+//! causal mask) of the library's kernel for sequence lengths 512 to 16k at 16k tokens per batch
+//! (batch = 16384 / seqlen), head dims 64, 128 and 256 with 2048 = heads x d (the FlashAttention-3
+//! paper's setting), causal and not. `benches/attention_torch.py` times torch's
+//! `scaled_dot_product_attention` with each backend on the same shapes; run both in one GPU call
+//! (`benches/gpu.sh run attn`) and put the tables side by side (BENCHMARKS.md).
+//!
+//! CPU (runs anywhere): the time to build the kernel's PTX.
+//!
+//! ```text
+//! cargo bench --bench attention
+//! ```
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ptxkit::isa::{ScalarType, Target};
+use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
+use ptxkit::runtime::{Device, DeviceTensor, median_ms};
+use ptxkit::selftest::Rng;
+
+/// Sequence lengths timed (queries = keys).
+const SEQLENS: &[usize] = &[512, 1024, 2048, 4096, 8192, 16384];
+/// Tokens per batch: batch = TOKENS / seqlen.
+const TOKENS: usize = 16384;
+/// heads x head dim.
+const HIDDEN: usize = 2048;
+
+fn build_ptx(c: &mut Criterion) {
+    let cfg = AttentionConfig::new(ScalarType::Bf16, 128, true);
+    c.bench_function("build_ptx/attention_bf16_d128_causal", |b| {
+        b.iter(|| build(Target::Sm90a, &cfg).map(|k| k.ptx().len()))
+    });
+}
+
+/// One configuration on one shape: its median time in ms.
+fn time(dev: &Device, att: &Attention, s: AttentionShape, rng: &mut Rng) -> Result<f64, String> {
+    let stream = dev.default_stream();
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
+    let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let data = |rng: &mut Rng, n: usize| -> Vec<half::bf16> {
+        rng.vec_f32(n).into_iter().map(half::bf16::from_f32).collect()
+    };
+    let n_q: usize = q_shape.iter().product();
+    let n_kv: usize = kv_shape.iter().product();
+    let q = DeviceTensor::from_host(&stream, &data(rng, n_q), q_shape.clone()).map_err(|e| err(&e))?;
+    let k = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape.clone()).map_err(|e| err(&e))?;
+    let v = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape).map_err(|e| err(&e))?;
+    let mut o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape).map_err(|e| err(&e))?;
+    let n_lse = s.batch * s.heads * s.seqlen_q;
+    let mut lse = DeviceTensor::from_host(&stream, &vec![0f32; n_lse], vec![s.batch, s.heads, s.seqlen_q])
+        .map_err(|e| err(&e))?;
+    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    median_ms::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
+        att.run(&stream, &q, &k, &v, &mut o, &mut lse, scale)
+            .map_err(|e| ptxkit::runtime::RuntimeError::InvalidLaunch {
+                reason: e.to_string(),
+            })
+    })
+    .map_err(|e| err(&e))
+}
+
+fn gpu(_c: &mut Criterion) {
+    let dev = match Device::new(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: {e}");
+            return;
+        }
+    };
+    println!("\ndevice: {}", dev.attributes().name);
+    println!("| head dim | causal | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let mut rng = Rng::fresh();
+    for d in [64usize, 128, 256] {
+        for causal in [false, true] {
+            let cfg = AttentionConfig::new(ScalarType::Bf16, d as u32, causal);
+            let att = match Attention::new(&dev, cfg) {
+                Ok(a) => a,
+                Err(e) => {
+                    println!("| {d} | {causal} | | | not built: {e} | |");
+                    continue;
+                }
+            };
+            for &seqlen in SEQLENS {
+                let heads = HIDDEN / d;
+                let s = AttentionShape {
+                    batch: TOKENS / seqlen,
+                    seqlen_q: seqlen,
+                    seqlen_k: seqlen,
+                    heads,
+                    kv_heads: heads,
+                    head_dim: d,
+                };
+                match time(&dev, &att, s, &mut rng) {
+                    Ok(ms) => println!(
+                        "| {d} | {causal} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
+                        s.batch,
+                        s.flops(causal) / ms / 1e9
+                    ),
+                    Err(e) => println!("| {d} | {causal} | {}x{seqlen} | {heads} | failed: {e} | |", s.batch),
+                }
+            }
+        }
+    }
+}
+
+criterion_group!(benches, build_ptx, gpu);
+criterion_main!(benches);

@@ -1,0 +1,72 @@
+"""Peers of `cargo bench --bench attention`: torch's scaled_dot_product_attention with each
+backend (flash, cuDNN, efficient) on the same shapes, bf16, queries = keys, batch x seqlen = 16k
+tokens, heads x head dim = 2048, causal and not.
+
+Prints TFLOP/s (4 * batch * heads * seqlen^2 * d, halved with the causal mask), each the median
+CUDA-event time of 20 calls after 3 warm-up calls (no L2 flush: attention is compute-bound, and
+the Rust bench times the same way). Run it in the same GPU call as the Rust bench:
+
+    python3 benches/attention_torch.py
+
+torch's tensors are (batch, heads, seq, dim); the inputs are made (batch, seq, heads, dim) as
+ptxkit takes them and transposed (a view, as a model would pass them). A backend that refuses a
+shape prints "n/a".
+"""
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+import torch.nn.functional as F
+
+SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
+TOKENS = 16384
+HIDDEN = 2048
+BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+            ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+
+
+def median_ms(fn, iters=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
+    names = " | ".join(f"{n} TFLOP/s" for n, _ in BACKENDS)
+    print(f"| head dim | causal | batch x seqlen | heads | {names} | best |")
+    print("| --- | --- | --- | --- |" + " --- |" * (len(BACKENDS) + 1))
+    for d in [64, 128, 256]:
+        heads = HIDDEN // d
+        for causal in [False, True]:
+            for seqlen in SEQLENS:
+                batch = TOKENS // seqlen
+                q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
+                           .transpose(1, 2) for _ in range(3))
+                flops = 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
+                cells, best = [], (0.0, "")
+                for name, backend in BACKENDS:
+                    try:
+                        with sdpa_kernel(backend):
+                            ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                        tf = flops / ms / 1e9
+                        cells.append(f"{tf:.1f}")
+                        if tf > best[0]:
+                            best = (tf, name)
+                    except RuntimeError:
+                        cells.append("n/a")
+                print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
+                      f"| {best[0]:.1f} {best[1]} |")
+                del q, k, v
+
+
+if __name__ == "__main__":
+    main()
