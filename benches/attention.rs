@@ -38,17 +38,27 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, rng: &mut Rng) -> Resu
     let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
     let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
     let data = |rng: &mut Rng, n: usize| -> Vec<half::bf16> {
-        rng.vec_f32(n).into_iter().map(half::bf16::from_f32).collect()
+        rng.vec_f32(n)
+            .into_iter()
+            .map(half::bf16::from_f32)
+            .collect()
     };
     let n_q: usize = q_shape.iter().product();
     let n_kv: usize = kv_shape.iter().product();
-    let q = DeviceTensor::from_host(&stream, &data(rng, n_q), q_shape.clone()).map_err(|e| err(&e))?;
-    let k = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape.clone()).map_err(|e| err(&e))?;
-    let v = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape).map_err(|e| err(&e))?;
-    let mut o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape).map_err(|e| err(&e))?;
-    let n_lse = s.batch * s.heads * s.seqlen_q;
-    let mut lse = DeviceTensor::from_host(&stream, &vec![0f32; n_lse], vec![s.batch, s.heads, s.seqlen_q])
+    let q =
+        DeviceTensor::from_host(&stream, &data(rng, n_q), q_shape.clone()).map_err(|e| err(&e))?;
+    let k = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape.clone())
         .map_err(|e| err(&e))?;
+    let v = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape).map_err(|e| err(&e))?;
+    let mut o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape)
+        .map_err(|e| err(&e))?;
+    let n_lse = s.batch * s.heads * s.seqlen_q;
+    let mut lse = DeviceTensor::from_host(
+        &stream,
+        &vec![0f32; n_lse],
+        vec![s.batch, s.heads, s.seqlen_q],
+    )
+    .map_err(|e| err(&e))?;
     let scale = 1.0 / (s.head_dim as f32).sqrt();
     median_ms::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
         att.run(&stream, &q, &k, &v, &mut o, &mut lse, scale)
@@ -97,7 +107,10 @@ fn gpu(_c: &mut Criterion) {
                         s.batch,
                         s.flops(causal) / ms / 1e9
                     ),
-                    Err(e) => println!("| {d} | {causal} | {}x{seqlen} | {heads} | failed: {e} | |", s.batch),
+                    Err(e) => println!(
+                        "| {d} | {causal} | {}x{seqlen} | {heads} | failed: {e} | |",
+                        s.batch
+                    ),
                 }
             }
         }

@@ -81,6 +81,9 @@ fn bad_configurations_are_refused_when_built() {
             ..AttentionConfig::new(ScalarType::Bf16, 128, false)
         },
     ] {
-        assert!(build(Target::Sm90a, &bad).is_err(), "{bad:?} should be refused");
+        assert!(
+            build(Target::Sm90a, &bad).is_err(),
+            "{bad:?} should be refused"
+        );
     }
 }

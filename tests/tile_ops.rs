@@ -998,7 +998,14 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
             wgmma::register_a_k(ScalarType::Bf16, 64).unwrap(),
             ar,
         ));
-        let v = TileRef::shared_slabs(ScalarType::Bf16, [64, 128], 64, e.s, 1024, SwizzleMode::B128);
+        let v = TileRef::shared_slabs(
+            ScalarType::Bf16,
+            [64, 128],
+            64,
+            e.s,
+            1024,
+            SwizzleMode::B128,
+        );
         let b = leak(v.transposed().unwrap());
         let d = leak(TileRef::registers(
             ScalarType::F32,
@@ -1016,13 +1023,20 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         )
     });
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tile/wgmma_rs_mn_major.sm_90a.ptx"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/tile/wgmma_rs_mn_major.sm_90a.ptx"),
     )
     .unwrap();
-    let mmas: Vec<&str> = text.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+    let mmas: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("wgmma.mma_async"))
+        .collect();
     assert_eq!(mmas.len(), 4);
     // scale-d, imm-scale-a, imm-scale-b, imm-trans-b = 1.
-    assert!(mmas.iter().all(|l| l.trim_end().ends_with("1, 1, 1, 1;")), "{mmas:?}");
+    assert!(
+        mmas.iter().all(|l| l.trim_end().ends_with("1, 1, 1, 1;")),
+        "{mmas:?}"
+    );
     // LBO = the slab stride (64 rows x 128 bytes), SBO = 8 rows of 128 bytes.
     assert!(text.contains("LBO 8192, SBO 1024"), "{text}");
 
@@ -1061,7 +1075,8 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         )
     });
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tile/wgmma_ss_k_slabs.sm_90a.ptx"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/tile/wgmma_ss_k_slabs.sm_90a.ptx"),
     )
     .unwrap();
     assert_eq!(text.matches("wgmma.mma_async").count(), 8);

@@ -294,7 +294,8 @@ fn wgmma_register_a_k_is_the_accumulator_order() {
     for dtype in [ScalarType::Bf16, ScalarType::F16] {
         for cols in [16, 64, 128, 256] {
             let a = wgmma::register_a_k(dtype, cols).unwrap();
-            a.compare(&wgmma::accumulator(cols, dtype).unwrap()).unwrap();
+            a.compare(&wgmma::accumulator(cols, dtype).unwrap())
+                .unwrap();
             assert!(a.is_bijective());
         }
         wgmma::register_a_k(dtype, 16)

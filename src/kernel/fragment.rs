@@ -163,9 +163,7 @@ mod tests {
         let (r, c) = k.fragment_origin(&s, t).unwrap();
         // Thread t: row 16 * (t / 32) + (t % 32) / 4, column 2 * (t % 4).
         for th in [0i64, 5, 37, 127] {
-            let val = |e: &Expr| {
-                crate::kernel::expr::eval(e, &|v| (v == t).then_some(th)).unwrap()
-            };
+            let val = |e: &Expr| crate::kernel::expr::eval(e, &|v| (v == t).then_some(th)).unwrap();
             assert_eq!((val(&r), val(&c)), acc.coord(th, 0).unwrap());
         }
         let limit = k.reg::<ty::S32>();

@@ -52,7 +52,11 @@ fn case<H: Host>(
     let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
     let got_lse = ctx.download(&lse)?;
     let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);
-    let o_tol = if cfg.dtype == ScalarType::F16 { 4e-3 } else { 2e-2 };
+    let o_tol = if cfg.dtype == ScalarType::F16 {
+        4e-3
+    } else {
+        2e-2
+    };
     Ok((abs_err(&got_o, &want_o) / o_tol).max(abs_err(&got_lse, &want_lse) / 2e-3))
 }
 

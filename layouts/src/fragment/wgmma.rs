@@ -109,11 +109,5 @@ pub fn register_a_k(dtype: ScalarType, cols: i64) -> Result<TvLayout, FragmentEr
         1 => format!("wgmma m64nNk{k} A"),
         steps => format!("wgmma m64nNk{k} A x{steps}"),
     };
-    TvLayout::from_modes(
-        name,
-        64,
-        cols,
-        &[(4, 64 * e), (8, 1), (4, 16)],
-        &values,
-    )
+    TvLayout::from_modes(name, 64, cols, &[(4, 64 * e), (8, 1), (4, 16)], &values)
 }

@@ -35,8 +35,17 @@ struct Ring {
 
 impl Ring {
     /// The address of `full[stage]` (or `empty[stage]`) for a stage in a register.
-    fn barrier(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>, empty: bool) -> Result<Reg<ty::U32>> {
-        let array = if empty { self.pipe.empty() } else { self.pipe.full() };
+    fn barrier(
+        &self,
+        k: &mut KernelBuilder,
+        stage: Reg<ty::U32>,
+        empty: bool,
+    ) -> Result<Reg<ty::U32>> {
+        let array = if empty {
+            self.pipe.empty()
+        } else {
+            self.pipe.full()
+        };
         let r = k.reg::<ty::U32>();
         // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
         k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
@@ -45,7 +54,11 @@ impl Ring {
     }
 
     /// The addresses of stage `stage`'s K and V tiles.
-    fn tiles(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<(Reg<ty::U32>, Reg<ty::U32>)> {
+    fn tiles(
+        &self,
+        k: &mut KernelBuilder,
+        stage: Reg<ty::U32>,
+    ) -> Result<(Reg<ty::U32>, Reg<ty::U32>)> {
         let (Some(kt), Some(vt)) = (self.pipe.tile(0, 0), self.pipe.tile(0, 1)) else {
             return Err(k.error("the K/V ring has no K and V tiles"));
         };
@@ -100,7 +113,11 @@ pub fn build(target: Target, cfg: &AttentionConfig) -> Result<BuiltKernel> {
     }
 }
 
-fn build_typed<T: Elem>(target: Target, cfg: &AttentionConfig, mode: WaitMode) -> Result<BuiltKernel> {
+fn build_typed<T: Elem>(
+    target: Target,
+    cfg: &AttentionConfig,
+    mode: WaitMode,
+) -> Result<BuiltKernel> {
     let name = cfg.name();
     let mut k = KernelBuilder::new(&name, target);
     cfg.validate().map_err(|e| k.error(e.to_string()))?;
@@ -212,7 +229,8 @@ fn build_typed<T: Elem>(target: Target, cfg: &AttentionConfig, mode: WaitMode) -
         consumer(k, cfg, &args, &blk, &ring, &mut sync, q_s, q_full, tid, wg)
     })
     .end()?;
-    sync.finish().map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    sync.finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 
@@ -290,9 +308,20 @@ fn load_tile<T: Elem>(
             .with_swizzle(SwizzleMode::B128);
         let src = k.tma_box_at(
             t,
-            &[batch.clone(), row0.clone(), head.clone(), Expr::from(s * slab)],
+            &[
+                batch.clone(),
+                row0.clone(),
+                head.clone(),
+                Expr::from(s * slab),
+            ],
         )?;
-        k.copy_async(&tile, &src, Some((&mut *sync, bar)), None, ExecScope::Thread)?;
+        k.copy_async(
+            &tile,
+            &src,
+            Some((&mut *sync, bar)),
+            None,
+            ExecScope::Thread,
+        )?;
     }
     Ok(())
 }
@@ -334,7 +363,13 @@ fn producer<T: Elem>(
             // for parity 1: PTX ISA 9.7.13.15.16).
             let empty = ring.barrier(k, stage, true)?;
             let want = cur.producer_parity(k.isa())?;
-            sync.wait(k.isa(), BarrierAt::Each(ring.empty), Some(stage), empty, want)?;
+            sync.wait(
+                k.isa(),
+                BarrierAt::Each(ring.empty),
+                Some(stage),
+                empty,
+                want,
+            )?;
             let full = ring.barrier(k, stage, false)?;
             let bar = NamedBarrier {
                 at: BarrierAt::Each(ring.full),
@@ -422,7 +457,13 @@ fn consumer<T: Elem>(
     let (stage, phase) = (cur.stage(), cur.phase());
     k.for_range(0, blk.n_blocks, |k, n| {
         let full = ring.barrier(k, stage, false)?;
-        sync.wait(k.isa(), BarrierAt::Each(ring.full), Some(stage), full, phase)?;
+        sync.wait(
+            k.isa(),
+            BarrierAt::Each(ring.full),
+            Some(stage),
+            full,
+            phase,
+        )?;
         let (ka, va) = ring.tiles(k, stage)?;
         // S = Q·Kᵀ (K-major both: d contiguous).
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
@@ -439,7 +480,12 @@ fn consumer<T: Elem>(
         k.wgmma_wait_group(0)?;
         // Release the stage: one arrival per consumer warpgroup.
         let empty = ring.barrier(k, stage, true)?;
-        sync.arrive(k.isa().when(lane_leader), BarrierAt::Each(ring.empty), empty, 2)?;
+        sync.arrive(
+            k.isa().when(lane_leader),
+            BarrierAt::Each(ring.empty),
+            empty,
+            2,
+        )?;
         cur.advance(k.isa())?;
         Ok(())
     })?;
@@ -548,18 +594,20 @@ fn online_softmax(
     l: &[Reg<ty::F32>],
     scale_log2: Reg<ty::F32>,
 ) -> Result<()> {
-    let (Some(s), Some(o)) = (s_acc.regs().map(<[_]>::to_vec), o_acc.regs().map(<[_]>::to_vec))
-    else {
+    let (Some(s), Some(o)) = (
+        s_acc.regs().map(<[_]>::to_vec),
+        o_acc.regs().map(<[_]>::to_vec),
+    ) else {
         return Err(k.error("S and O are register fragments"));
     };
     let tile_max = k.reduce_fragment(ReduceOp::Max, s_acc, Axis::Rows)?;
     let mut bias = Vec::with_capacity(rows.count);
     let mut alpha = Vec::with_capacity(rows.count);
-    for i in 0..rows.count {
-        let Some(&tm) = tile_max.values.get(i) else {
-            return Err(k.error("the row max has fewer rows than the fragment"));
-        };
-        let m_new = k.max_of(m[i], tm)?;
+    if tile_max.values.len() != rows.count || m.len() != rows.count {
+        return Err(k.error("the row max has another number of rows than the fragment"));
+    }
+    for (&mi, &tm) in m.iter().zip(&tile_max.values) {
+        let m_new = k.max_of(mi, tm)?;
         // A row with every key masked so far keeps max -inf: its exponents use 0 instead, so
         // they are 2^-inf = 0 and never NaN (-inf - -inf).
         let dead = k.pred();
@@ -570,8 +618,8 @@ fn online_softmax(
         k.mul(b, m_use, scale_log2)?;
         k.neg(b, b)?;
         // alpha = 2^((m_old - m_use) · scale · log2e).
-        let a = k.exp2_fma(m[i], scale_log2, b)?;
-        k.mov(m[i], m_new)?;
+        let a = k.exp2_fma(mi, scale_log2, b)?;
+        k.mov(mi, m_new)?;
         bias.push(b);
         alpha.push(a);
     }
@@ -670,7 +718,11 @@ fn epilogue<T: Elem>(
             k.and(p, inside, first)?;
             let val = lse[i];
             k.if_(p, |k| {
-                k.store(&args.lse, [Expr::from(blk.batch), blk.head.into(), row.into()], val)
+                k.store(
+                    &args.lse,
+                    [Expr::from(blk.batch), blk.head.into(), row.into()],
+                    val,
+                )
             })
             .end()?;
         }

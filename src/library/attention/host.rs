@@ -102,7 +102,15 @@ impl Attention {
         lse: &mut DeviceTensor<f32>,
         scale: f32,
     ) -> Result<(), AttentionError> {
-        self.run_borrowed(stream, q.into(), k.into(), v.into(), o.into(), lse.into(), scale)
+        self.run_borrowed(
+            stream,
+            q.into(),
+            k.into(),
+            v.into(),
+            o.into(),
+            lse.into(),
+            scale,
+        )
     }
 
     /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes):
@@ -119,7 +127,12 @@ impl Attention {
         lse: TensorMut<'a>,
         scale: f32,
     ) -> Result<(), AttentionError> {
-        for (name, d) in [("q", q.desc()), ("k", k.desc()), ("v", v.desc()), ("o", o.desc())] {
+        for (name, d) in [
+            ("q", q.desc()),
+            ("k", k.desc()),
+            ("v", v.desc()),
+            ("o", o.desc()),
+        ] {
             if d.shape.len() != 4 {
                 return Err(ShapeError::Rank {
                     tensor: name,

@@ -234,7 +234,11 @@ pub fn reference(
                 let mut m = f64::NEG_INFINITY;
                 for (j, pj) in p.iter_mut().enumerate().take(visible) {
                     let kj = &k[((b * sk + j) * kv_heads + kh) * d..][..d];
-                    let dot: f64 = qi.iter().zip(kj).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+                    let dot: f64 = qi
+                        .iter()
+                        .zip(kj)
+                        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                        .sum();
                     *pj = dot * f64::from(scale);
                     m = m.max(*pj);
                 }
@@ -271,19 +275,28 @@ mod tests {
             c.validate().unwrap();
         }
         let c = AttentionConfig::new(ScalarType::F32, 128, false);
-        assert_eq!(c.validate(), Err(AttentionConfigError::DType(ScalarType::F32)));
+        assert_eq!(
+            c.validate(),
+            Err(AttentionConfigError::DType(ScalarType::F32))
+        );
         let c = AttentionConfig::new(ScalarType::Bf16, 96, false);
         assert_eq!(c.validate(), Err(AttentionConfigError::HeadDim(96)));
         let c = AttentionConfig {
             block_n: 72,
             ..AttentionConfig::new(ScalarType::Bf16, 64, false)
         };
-        assert_eq!(c.validate(), Err(AttentionConfigError::BlockN { block_n: 72 }));
+        assert_eq!(
+            c.validate(),
+            Err(AttentionConfigError::BlockN { block_n: 72 })
+        );
         let c = AttentionConfig {
             stages: 4,
             ..AttentionConfig::new(ScalarType::Bf16, 256, true)
         };
-        assert!(matches!(c.validate(), Err(AttentionConfigError::Stages { stages: 4, .. })));
+        assert!(matches!(
+            c.validate(),
+            Err(AttentionConfigError::Stages { stages: 4, .. })
+        ));
         assert_eq!(
             AttentionConfig::new(ScalarType::F16, 128, true).name(),
             "attention_fwd_f16_d128_causal"
@@ -304,9 +317,16 @@ mod tests {
         let (q, k, v) = ([1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 2.0, 6.0]);
         let (o, lse) = reference(&q, &k, &v, s, true, 1.0);
         // Query 0 sees keys 0 and 1, query 1 all three (equal scores).
-        assert!((o[0] - 1.5).abs() < 1e-6 && (o[1] - 3.0).abs() < 1e-6, "{o:?}");
+        assert!(
+            (o[0] - 1.5).abs() < 1e-6 && (o[1] - 3.0).abs() < 1e-6,
+            "{o:?}"
+        );
         assert!((lse[0] - 2f32.ln()).abs() < 1e-6 && (lse[1] - 3f32.ln()).abs() < 1e-6);
-        let s2 = AttentionShape { seqlen_q: 4, seqlen_k: 2, ..s };
+        let s2 = AttentionShape {
+            seqlen_q: 4,
+            seqlen_k: 2,
+            ..s
+        };
         let (o, lse) = reference(&[1.0; 4], &[0.0; 2], &[1.0, 3.0], s2, true, 1.0);
         // Query 0 sees no key (0 + 2 - 4 < 0); query 3 sees both.
         assert_eq!((o[0], lse[0]), (0.0, f32::NEG_INFINITY));

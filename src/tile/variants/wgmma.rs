@@ -110,9 +110,7 @@ fn shared_operand(
     if contiguous % w != 0 {
         return Err(Rejection::operand(
             Aspect::Layout,
-            format!(
-                "a contiguous extent of {contiguous} elements in {swizzle:?} spans of {w}"
-            ),
+            format!("a contiguous extent of {contiguous} elements in {swizzle:?} spans of {w}"),
         ));
     }
     let Some(layout) = &t.layout else {
@@ -123,17 +121,13 @@ fn shared_operand(
     let (slab, fits) = if mn_major {
         let slab = if rows > w { at(w, 0) } else { i64::from(k * w) };
         let fits = (0..rows).all(|r| {
-            (0..k).all(|c| {
-                at(r, c) == i64::from(r % w + c * w) + i64::from(r / w) * slab
-            })
+            (0..k).all(|c| at(r, c) == i64::from(r % w + c * w) + i64::from(r / w) * slab)
         });
         (slab, fits)
     } else {
         let slab = if k > w { at(0, w) } else { i64::from(rows * w) };
         let fits = (0..rows).all(|r| {
-            (0..k).all(|c| {
-                at(r, c) == i64::from(c % w + r * w) + i64::from(c / w) * slab
-            })
+            (0..k).all(|c| at(r, c) == i64::from(c % w + r * w) + i64::from(c / w) * slab)
         });
         (slab, fits)
     };
