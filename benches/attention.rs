@@ -14,7 +14,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
-use ptxkit::runtime::{Device, DeviceTensor, median_ms};
+use ptxkit::runtime::{Device, DeviceTensor, median_ms_cold};
 use ptxkit::selftest::Rng;
 
 /// Sequence lengths timed (queries = keys).
@@ -31,7 +31,8 @@ fn build_ptx(c: &mut Criterion) {
     });
 }
 
-/// One configuration on one shape: its median time in ms.
+/// One configuration on one shape: its median time in ms, each run from a cold L2 (as
+/// `attention_torch.py` times torch).
 fn time(dev: &Device, att: &Attention, s: AttentionShape, rng: &mut Rng) -> Result<f64, String> {
     let stream = dev.default_stream();
     let err = |e: &dyn std::fmt::Display| e.to_string();
@@ -60,7 +61,7 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, rng: &mut Rng) -> Resu
     )
     .map_err(|e| err(&e))?;
     let scale = 1.0 / (s.head_dim as f32).sqrt();
-    median_ms::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
+    median_ms_cold::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
         att.run(&stream, &q, &k, &v, &mut o, &mut lse, scale)
             .map_err(|e| ptxkit::runtime::RuntimeError::InvalidLaunch {
                 reason: e.to_string(),

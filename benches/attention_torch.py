@@ -3,8 +3,8 @@ backend (flash, cuDNN, efficient) on the same shapes, bf16, queries = keys, batc
 tokens, heads x head dim = 2048, causal and not.
 
 Prints TFLOP/s (4 * batch * heads * seqlen^2 * d, halved with the causal mask), each the median
-CUDA-event time of 20 calls after 3 warm-up calls (no L2 flush: attention is compute-bound, and
-the Rust bench times the same way). Run it in the same GPU call as the Rust bench:
+CUDA-event time of 20 calls after 3 warm-up calls, each from a cold L2 (rows_torch.median_ms; the
+Rust bench's median_ms_cold does the same). Run it in the same GPU call as the Rust bench:
 
     python3 benches/attention_torch.py
 
@@ -17,26 +17,15 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
+# The one timing method of the torch peers (cold L2, CUDA events, median), as the Rust bench's
+# median_ms_cold times.
+from rows_torch import median_ms
+
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 TOKENS = 16384
 HIDDEN = 2048
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
-
-
-def median_ms(fn, iters=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

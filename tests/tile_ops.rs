@@ -982,6 +982,54 @@ fn a_tma_load_records_its_bytes_against_its_named_barrier() {
     }
 }
 
+/// A warpgroup's `gemm_async` into an m64n`n` f32 accumulator: checked as `check` does (the
+/// wgmma variant, golden file, ptxas), and the golden text returned.
+fn wgmma_case(
+    name: &str,
+    mut e: Env,
+    n: usize,
+    a: impl FnOnce(&mut Env) -> TileRef,
+    b: impl FnOnce(&Env) -> TileRef,
+    accumulate: Accumulate,
+) -> String {
+    let acc = regs::<ty::F32>(&mut e.k, n / 2);
+    let a = leak(a(&mut e));
+    check(name, "gemm_async.wgmma", e, move |e| {
+        let d = leak(TileRef::registers(
+            ScalarType::F32,
+            wgmma::accumulator(n as i64, ScalarType::Bf16).unwrap(),
+            acc,
+        ));
+        let b = leak(b(e));
+        (
+            TileOp::GemmAsync {
+                d,
+                a,
+                b,
+                accumulate,
+            },
+            ExecScope::Warpgroup,
+        )
+    });
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/golden/tile/{name}.sm_90a.ptx")),
+    )
+    .unwrap()
+}
+
+/// `[rows, cols]` bf16 in 128-byte slabs at the shared buffer.
+fn slabs(e: &Env, rows: u32, cols: u32) -> TileRef {
+    TileRef::shared_slabs(
+        ScalarType::Bf16,
+        [rows, cols],
+        rows,
+        e.s,
+        1024,
+        SwizzleMode::B128,
+    )
+}
+
 /// `O += P·V` as an attention kernel issues it: A from registers over four k16 steps (the
 /// m64n64 accumulator's order, `register_a_k`), B the transpose of a `[64, 128]` d-contiguous
 /// shared tile stored as two 128-byte slabs (MN-major: `imm-trans-b` = 1, LBO the slab stride);
@@ -989,44 +1037,19 @@ fn a_tma_load_records_its_bytes_against_its_named_barrier() {
 /// slab on). A B whose layout is neither is refused.
 #[test]
 fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
-    let mut e = env(Target::Sm90a);
-    let acc = regs::<ty::F32>(&mut e.k, 64);
-    let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
-    check("wgmma_rs_mn_major", "gemm_async.wgmma", e, move |e| {
-        let a = leak(TileRef::registers(
-            ScalarType::Bf16,
-            wgmma::register_a_k(ScalarType::Bf16, 64).unwrap(),
-            ar,
-        ));
-        let v = TileRef::shared_slabs(
-            ScalarType::Bf16,
-            [64, 128],
-            64,
-            e.s,
-            1024,
-            SwizzleMode::B128,
-        );
-        let b = leak(v.transposed().unwrap());
-        let d = leak(TileRef::registers(
-            ScalarType::F32,
-            wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
-            acc,
-        ));
-        (
-            TileOp::GemmAsync {
-                d,
-                a,
-                b,
-                accumulate: Accumulate::Yes,
-            },
-            ExecScope::Warpgroup,
-        )
-    });
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden/tile/wgmma_rs_mn_major.sm_90a.ptx"),
-    )
-    .unwrap();
+    let p_regs = |e: &mut Env| {
+        let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
+        let frag = wgmma::register_a_k(ScalarType::Bf16, 64).unwrap();
+        TileRef::registers(ScalarType::Bf16, frag, ar)
+    };
+    let text = wgmma_case(
+        "wgmma_rs_mn_major",
+        env(Target::Sm90a),
+        128,
+        p_regs,
+        |e| slabs(e, 64, 128).transposed().unwrap(),
+        Accumulate::Yes,
+    );
     let mmas: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("wgmma.mma_async"))
@@ -1040,58 +1063,22 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
     // LBO = the slab stride (64 rows x 128 bytes), SBO = 8 rows of 128 bytes.
     assert!(text.contains("LBO 8192, SBO 1024"), "{text}");
 
-    let mut e = env(Target::Sm90a);
-    let acc = regs::<ty::F32>(&mut e.k, 32);
-    check("wgmma_ss_k_slabs", "gemm_async.wgmma", e, move |e| {
-        let a = leak(TileRef::shared_slabs(
-            ScalarType::Bf16,
-            [64, 128],
-            64,
-            e.s,
-            1024,
-            SwizzleMode::B128,
-        ));
-        let b = leak(TileRef::shared_slabs(
-            ScalarType::Bf16,
-            [64, 128],
-            64,
-            e.s,
-            1024,
-            SwizzleMode::B128,
-        ));
-        let d = leak(TileRef::registers(
-            ScalarType::F32,
-            wgmma::accumulator(64, ScalarType::Bf16).unwrap(),
-            acc,
-        ));
-        (
-            TileOp::GemmAsync {
-                d,
-                a,
-                b,
-                accumulate: Accumulate::No,
-            },
-            ExecScope::Warpgroup,
-        )
-    });
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden/tile/wgmma_ss_k_slabs.sm_90a.ptx"),
-    )
-    .unwrap();
+    let text = wgmma_case(
+        "wgmma_ss_k_slabs",
+        env(Target::Sm90a),
+        64,
+        |e| slabs(e, 64, 128),
+        |e| slabs(e, 64, 128),
+        Accumulate::No,
+    );
     assert_eq!(text.matches("wgmma.mma_async").count(), 8);
     // k-step 4 starts in the second slab: 64 rows x 128 bytes on.
     assert!(text.contains(", 8192;"), "{text}");
 
-    // A dense [128, 64] tile transposed is MN-major but its N (128) is not in 128-byte slabs.
+    // A dense [64, 128] tile transposed is MN-major but its N (128) is not in 128-byte slabs.
     let mut e = env(Target::Sm90a);
     let acc = regs::<ty::F32>(&mut e.k, 64);
-    let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
-    let a = TileRef::registers(
-        ScalarType::Bf16,
-        wgmma::register_a_k(ScalarType::Bf16, 64).unwrap(),
-        ar,
-    );
+    let a = p_regs(&mut e);
     let dense = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
         .with_swizzle(SwizzleMode::B128);
     let b = dense.transposed().unwrap();
@@ -1100,17 +1087,12 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
         acc,
     );
-    let err = run(
-        e,
-        TileOp::GemmAsync {
-            d: &d,
-            a: &a,
-            b: &b,
-            accumulate: Accumulate::Yes,
-        },
-        ExecScope::Warpgroup,
-        None,
-    )
-    .unwrap_err();
+    let op = TileOp::GemmAsync {
+        d: &d,
+        a: &a,
+        b: &b,
+        accumulate: Accumulate::Yes,
+    };
+    let err = run(e, op, ExecScope::Warpgroup, None).unwrap_err();
     assert!(err.contains("MN-major slabs"), "{err}");
 }

@@ -236,10 +236,22 @@ impl KernelBuilder {
         let pitch_e = self.simplify(&buf.strides()[row_dim]);
         let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
         let pitch = RunCount::new(self.eval(pitch_e)?, multiple);
+        // What is left of an extent from an origin: `extent - origin`, or 0 for an origin past
+        // it (`max(extent, origin) - origin`, not a count wrapped round 2^32) unless the bounds
+        // show the origin is within it. Either value is a multiple of the difference's multiple.
         let left = |k: &mut KernelBuilder, extent: &Expr, origin: &Expr| -> Result<RunCount> {
             let e = k.simplify(&(extent.clone() - origin.clone()));
             let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
-            Ok(RunCount::new(k.eval(e)?, m))
+            let (_, origin_max) = crate::kernel::expr::bounds(origin, k.vars.as_slice());
+            let (extent_min, _) = crate::kernel::expr::bounds(extent, k.vars.as_slice());
+            if origin_max.is_some_and(|o| o <= extent_min) {
+                return Ok(RunCount::new(k.eval(e)?, m));
+            }
+            let (x, o) = (k.eval(extent.clone())?, k.eval(origin.clone())?);
+            let d = k.isa().reg::<ty::U32>();
+            k.isa().max(d, x, o)?;
+            k.isa().sub(d, d, o)?;
+            Ok(RunCount::new(d, m))
         };
         let (h, w) = (buf.shape()[row_dim].clone(), buf.shape()[rank - 1].clone());
         let rows_left = left(self, &h, &origin[row_dim])?;
@@ -300,50 +312,13 @@ impl KernelBuilder {
             let region = buf.region([r0, c0], [rows, cols])?;
             return self.tile_ref(&region);
         }
-        let ptr = self.ptr_to(buf, [r0.clone(), c0.clone()])?;
-        let crate::kernel::Ptr::Global(base) = ptr else {
+        if !matches!(buf.storage(), crate::kernel::Storage::Global(_)) {
             return Err(self.buffer_err(
                 buf.name(),
                 "tile_at with run-time extents takes a global tensor",
             ));
-        };
-        let pitch_e = buf.strides()[0].clone();
-        let multiple = self.divisibility(&pitch_e).clamp(1, i64::from(u32::MAX)) as u32;
-        let pitch = RunCount::new(self.eval(pitch_e)?, multiple);
-        // What is left of an extent from an origin: `extent - origin`, or 0 for an origin past
-        // it (`max(extent, origin) - origin`, not a count wrapped round 2^32) unless the bounds
-        // show the origin is within it. Either value is a multiple of the difference's multiple.
-        let left = |k: &mut KernelBuilder, extent: &Expr, origin: Expr| -> Result<RunCount> {
-            let e = k.simplify(&(extent.clone() - origin.clone()));
-            let m = k.divisibility(&e).clamp(1, i64::from(u32::MAX)) as u32;
-            let (_, origin_max) = crate::kernel::expr::bounds(&origin, k.vars.as_slice());
-            let (extent_min, _) = crate::kernel::expr::bounds(extent, k.vars.as_slice());
-            if origin_max.is_some_and(|o| o <= extent_min) {
-                return Ok(RunCount::new(k.eval(e)?, m));
-            }
-            let (x, o) = (k.eval(extent.clone())?, k.eval(origin)?);
-            let d = k.isa().reg::<ty::U32>();
-            k.isa().max(d, x, o)?;
-            k.isa().sub(d, d, o)?;
-            Ok(RunCount::new(d, m))
-        };
-        let (h, w) = (buf.shape()[0].clone(), buf.shape()[1].clone());
-        let rows_left = left(self, &h, r0.clone())?;
-        let cols_left = left(self, &w, c0.clone())?;
-        // The block's start is aligned as far as the tensor's alignment and the offset's multiple
-        // in bytes both allow.
-        let size = i64::from(<T as ty::RegType>::TYPE.bytes());
-        let offset = self.linear_index(buf, [r0, c0])?;
-        let d = self.divisibility(&offset) * size;
-        let align = if d == 0 {
-            buf.align()
-        } else {
-            buf.align().min(1 << d.trailing_zeros().min(30))
-        };
-        Ok(
-            TileRef::global_pitched(<T as ty::RegType>::TYPE, rows, cols, base, align, pitch)
-                .with_bounds(rows_left, cols_left),
-        )
+        }
+        self.rows_at(buf, &[r0, c0], 0, [rows, cols])
     }
 
     /// Lowers one tile op with the first variant that takes it (or the variant named `force`),

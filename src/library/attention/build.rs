@@ -102,6 +102,17 @@ struct Block {
     n_blocks: Var,
 }
 
+/// What every part of the kernel reads: the configuration, the parameters, the CTA's work, the
+/// ring and Q's tile and barrier.
+struct Parts<'a, T: Elem> {
+    cfg: &'a AttentionConfig,
+    args: &'a Args<T>,
+    blk: &'a Block,
+    ring: &'a Ring,
+    q_s: Reg<ty::U32>,
+    q_full: NamedBarrier,
+}
+
 /// Builds the attention kernel for `cfg` (target sm_90a: wgmma, TMA and setmaxnreg). Its
 /// parameters: `q`, `k`, `v` (TMA tensors, boxes of `[1, rows, 1, 64]` with the 128-byte
 /// swizzle), `o` (`[batch, seqlen_q, heads, d]`, 16-byte aligned), `lse`
@@ -216,19 +227,23 @@ fn build_typed<T: Elem>(
     .end()?;
     k.sync_threads()?;
 
+    let parts = Parts {
+        cfg,
+        args: &args,
+        blk: &blk,
+        ring: &ring,
+        q_s,
+        q_full,
+    };
     let wg = k.let_("wg", tid / 128)?;
     let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
     k.comment("warpgroup 0: the producer");
-    k.if_(is_producer, |k| {
-        producer(k, cfg, &args, &blk, &ring, &mut sync, q_s, q_full, tid)
-    })
-    .end()?;
+    k.if_(is_producer, |k| producer(k, &parts, &mut sync, tid))
+        .end()?;
     let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
     k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
-    k.if_(is_consumer, |k| {
-        consumer(k, cfg, &args, &blk, &ring, &mut sync, q_s, q_full, tid, wg)
-    })
-    .end()?;
+    k.if_(is_consumer, |k| consumer(k, &parts, &mut sync, tid, wg))
+        .end()?;
     sync.finish()
         .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
@@ -328,18 +343,13 @@ fn load_tile<T: Elem>(
 
 /// The producer warpgroup: gives its registers up, and one thread loads Q once, then each key
 /// tile's K and V into the next free stage of the ring.
-#[allow(clippy::too_many_arguments)]
 fn producer<T: Elem>(
     k: &mut KernelBuilder,
-    cfg: &AttentionConfig,
-    args: &Args<T>,
-    blk: &Block,
-    ring: &Ring,
+    p: &Parts<'_, T>,
     sync: &mut BarrierSync,
-    q_s: Reg<ty::U32>,
-    q_full: NamedBarrier,
     tid: Var,
 ) -> Result<()> {
+    let (cfg, args, blk, ring, q_s, q_full) = (p.cfg, p.args, p.blk, p.ring, p.q_s, p.q_full);
     k.setmaxnreg(false, AttentionConfig::PRODUCER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
@@ -389,19 +399,14 @@ fn producer<T: Elem>(
 
 /// A consumer warpgroup: 64 query rows, the online softmax over the key tiles, and the
 /// normalised O and LSE stored.
-#[allow(clippy::too_many_arguments)]
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
-    cfg: &AttentionConfig,
-    args: &Args<T>,
-    blk: &Block,
-    ring: &Ring,
+    p: &Parts<'_, T>,
     sync: &mut BarrierSync,
-    q_s: Reg<ty::U32>,
-    q_full: NamedBarrier,
     tid: Var,
     wg: Var,
 ) -> Result<()> {
+    let (cfg, args, blk, ring, q_s, q_full) = (p.cfg, p.args, p.blk, p.ring, p.q_s, p.q_full);
     k.setmaxnreg(true, AttentionConfig::CONSUMER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
@@ -469,7 +474,7 @@ fn consumer<T: Elem>(
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, warpgroup)?;
         k.wgmma_wait_group(0)?;
-        mask(k, cfg, args, blk, &s_acc, n, row0, lt)?;
+        mask(k, p, &s_acc, n, row0, lt)?;
         online_softmax(k, &s_acc, &o_acc, &rows, &m, &l, scale_log2)?;
         // O += P·V: V's tile is [bn, d] d-contiguous, so B = Vᵀ is MN-major.
         k.cast(&p_cast, &s_acc, warpgroup)?;
@@ -489,7 +494,7 @@ fn consumer<T: Elem>(
         cur.advance(k.isa())?;
         Ok(())
     })?;
-    epilogue(k, cfg, args, blk, &o_acc, &rows, &m, &l, row0, lt)
+    epilogue(k, p, &o_acc, &rows, &m, &l, row0, lt)
 }
 
 /// Which of the thread's row statistics each value of S and of O belongs to.
@@ -534,20 +539,17 @@ fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Re
 /// Masks S where needed: key columns past `seqlen_k` (the last tile when `seqlen_k` is not a
 /// multiple of the tile) and, with the causal mask, keys after the diagonal (tiles that cross
 /// it). Tiles wholly below the diagonal and inside the keys take no mask.
-#[allow(clippy::too_many_arguments)]
 fn mask<T: Elem>(
     k: &mut KernelBuilder,
-    cfg: &AttentionConfig,
-    args: &Args<T>,
-    blk: &Block,
+    p: &Parts<'_, T>,
     s_acc: &Buffer<ty::F32>,
     n: Var,
     row0: Var,
     lt: Var,
 ) -> Result<()> {
+    let cfg = p.cfg;
     let bn = cfg.block_n;
-    let (sq, sk) = (args.seqlen_q, args.seqlen_k);
-    let _ = blk;
+    let (sq, sk) = (p.args.seqlen_q, p.args.seqlen_k);
     // The tile's columns n*bn .. n*bn + bn reach past the keys.
     let edge = k.cmp(CmpOp::Gt, n * bn + bn, sk)?;
     let needs = if cfg.causal {
@@ -646,9 +648,7 @@ fn online_softmax(
 #[allow(clippy::too_many_arguments)]
 fn epilogue<T: Elem>(
     k: &mut KernelBuilder,
-    cfg: &AttentionConfig,
-    args: &Args<T>,
-    blk: &Block,
+    p: &Parts<'_, T>,
     o_acc: &Buffer<ty::F32>,
     rows: &RowGroups,
     m: &[Reg<ty::F32>],
@@ -656,7 +656,7 @@ fn epilogue<T: Elem>(
     row0: Var,
     lt: Var,
 ) -> Result<()> {
-    let d = cfg.head_dim;
+    let (d, args, blk) = (p.cfg.head_dim, p.args, p.blk);
     let dt = T::DTYPE;
     let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
         return Err(k.error("O is a register fragment"));
