@@ -31,26 +31,48 @@ fn build_ptx(c: &mut Criterion) {
     });
 }
 
+/// Random bf16 inputs for every shape: each timed shape holds `TOKENS x HIDDEN` elements of Q, K
+/// and V (and the KV heads equal the query heads), so one draw serves all.
+struct Inputs {
+    q: Vec<half::bf16>,
+    k: Vec<half::bf16>,
+    v: Vec<half::bf16>,
+}
+
+impl Inputs {
+    fn draw() -> Inputs {
+        let mut rng = Rng::fresh();
+        let mut data = || -> Vec<half::bf16> {
+            rng.vec_f32(TOKENS * HIDDEN)
+                .into_iter()
+                .map(half::bf16::from_f32)
+                .collect()
+        };
+        Inputs {
+            q: data(),
+            k: data(),
+            v: data(),
+        }
+    }
+}
+
 /// One configuration on one shape: its median time in ms, each run from a cold L2 (as
 /// `attention_torch.py` times torch).
-fn time(dev: &Device, att: &Attention, s: AttentionShape, rng: &mut Rng) -> Result<f64, String> {
+fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &Inputs) -> Result<f64, String> {
     let stream = dev.default_stream();
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
     let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
-    let data = |rng: &mut Rng, n: usize| -> Vec<half::bf16> {
-        rng.vec_f32(n)
-            .into_iter()
-            .map(half::bf16::from_f32)
-            .collect()
-    };
     let n_q: usize = q_shape.iter().product();
     let n_kv: usize = kv_shape.iter().product();
-    let q =
-        DeviceTensor::from_host(&stream, &data(rng, n_q), q_shape.clone()).map_err(|e| err(&e))?;
-    let k = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape.clone())
-        .map_err(|e| err(&e))?;
-    let v = DeviceTensor::from_host(&stream, &data(rng, n_kv), kv_shape).map_err(|e| err(&e))?;
+    let upload = |h: &[half::bf16], n: usize, shape: Vec<usize>| {
+        h.get(..n)
+            .ok_or_else(|| format!("{n} inputs asked, {} drawn", h.len()))
+            .and_then(|h| DeviceTensor::from_host(&stream, h, shape).map_err(|e| err(&e)))
+    };
+    let q = upload(&x.q, n_q, q_shape.clone())?;
+    let k = upload(&x.k, n_kv, kv_shape.clone())?;
+    let v = upload(&x.v, n_kv, kv_shape)?;
     let mut o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape)
         .map_err(|e| err(&e))?;
     let n_lse = s.batch * s.heads * s.seqlen_q;
@@ -81,7 +103,7 @@ fn gpu(_c: &mut Criterion) {
     println!("\ndevice: {}", dev.attributes().name);
     println!("| head dim | causal | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |");
     println!("| --- | --- | --- | --- | --- | --- |");
-    let mut rng = Rng::fresh();
+    let inputs = Inputs::draw();
     for d in [64usize, 128, 256] {
         for causal in [false, true] {
             let cfg = AttentionConfig::new(ScalarType::Bf16, d as u32, causal);
@@ -102,7 +124,7 @@ fn gpu(_c: &mut Criterion) {
                     kv_heads: heads,
                     head_dim: d,
                 };
-                match time(&dev, &att, s, &mut rng) {
+                match time(&dev, &att, s, &inputs) {
                     Ok(ms) => println!(
                         "| {d} | {causal} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
                         s.batch,
