@@ -90,7 +90,7 @@ run)
     timeout 90 .gpu/bench-attention --bench > "$out/bench-attention.txt" 2>&1
     timeout 90 python3 benches/attention_torch.py > "$out/attention-torch.txt" 2>&1
     for tool in memcheck racecheck; do
-      timeout 120 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only attention \
+      timeout 150 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only attention \
         > "$out/$tool-attention.txt" 2>&1
       echo "$tool: $(tail -1 "$out/$tool-attention.txt")"
     done

@@ -191,7 +191,7 @@ const REGISTRY: &[Entry] = &[
         )
     },
     Entry {
-        selftest: Some(Selftest::InProcess(crate::selftest::attention::run)),
+        selftest: Some(Selftest::Isolated(crate::selftest::attention::run, &[])),
         ..lib(
             "attention",
             "attention forward, bf16, head dim 128, causal (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths, O and LSE",

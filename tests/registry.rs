@@ -120,6 +120,7 @@ fn every_selftest_name_is_an_entry() {
         isolated,
         [
             "gemm_debug",
+            "attention",
             "hang_baseline",
             "hang_expect_tx",
             "hang_wrong_phase",

@@ -234,6 +234,21 @@ impl LoadedKernel {
         self.kernel.launch(stream, &cfg, args)
     }
 
+    /// [`LoadedKernel::launch`], then waits for `stream` as `watch` says
+    /// ([`Kernel::launch_watched`]): with a timeout, a kernel that has not finished by then is
+    /// [`RuntimeError::Timeout`] naming it, instead of a wait for ever (a check that may hang
+    /// reports and lets its process end, which ends the kernel).
+    pub fn launch_watched(
+        &self,
+        stream: &CudaStream,
+        args: &mut [Arg<'_>],
+        watch: &super::Watch<'_>,
+    ) -> RtResult<Symbols> {
+        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
+        let (cfg, _) = self.built.config_on(&descs, self.device, self.residency)?;
+        self.kernel.launch_watched(stream, &cfg, args, watch)
+    }
+
     /// Launches with an explicit configuration (checked by the runtime like any other).
     pub fn launch_with(
         &self,

@@ -12,6 +12,9 @@ use super::rows::{Host, random};
 use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape};
 use ptx_isa::ScalarType;
 
+/// How long one launch may take (the cases take milliseconds).
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// The largest `|got - want|`; NaN counts as infinite, and equal infinities (an LSE of -inf) as 0.
 fn abs_err(got: &[f32], want: &[f32]) -> f64 {
     if got.len() != want.len() {
@@ -48,7 +51,9 @@ fn case<H: Host>(
     let nan = vec![H::from_f32(f32::NAN); q_shape.iter().product()];
     let mut o = ctx.upload(&nan, &q_shape)?;
     let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
-    att.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+    // A kernel that never finishes fails the case after LIMIT (the check runs in a child
+    // process, whose end ends the kernel) instead of stopping every check after it.
+    att.run_within(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale, LIMIT)?;
     let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
     let got_lse = ctx.download(&lse)?;
     let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);

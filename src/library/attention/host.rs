@@ -8,7 +8,7 @@ use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, TensorMut,
-    TensorRef,
+    TensorRef, Watch,
 };
 
 use super::{AttentionConfig, AttentionConfigError};
@@ -113,6 +113,26 @@ impl Attention {
         )
     }
 
+    /// [`Attention::run`], then waits for the kernel at most `limit`: one that has not finished
+    /// by then is [`RuntimeError::Timeout`] (the GPU check runs this way, so a kernel that never
+    /// finishes fails the check instead of stopping the process).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_within<T: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        q: &DeviceTensor<T>,
+        k: &DeviceTensor<T>,
+        v: &DeviceTensor<T>,
+        o: &mut DeviceTensor<T>,
+        lse: &mut DeviceTensor<f32>,
+        scale: f32,
+        limit: std::time::Duration,
+    ) -> Result<(), AttentionError> {
+        let watch = Watch::timeout(limit);
+        let qkv = [q.into(), k.into(), v.into()];
+        self.launch(stream, qkv, o.into(), lse.into(), scale, Some(&watch))
+    }
+
     /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes):
     /// Q, K and V are read through tensor maps of their own addresses (16-byte aligned), O is
     /// written 16-byte aligned. Nothing is enqueued when a check fails.
@@ -126,6 +146,19 @@ impl Attention {
         o: TensorMut<'a>,
         lse: TensorMut<'a>,
         scale: f32,
+    ) -> Result<(), AttentionError> {
+        self.launch(stream, [q, k, v], o, lse, scale, None)
+    }
+
+    /// Checks the operands and launches; with `watch`, waits as it says.
+    fn launch<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        [q, k, v]: [TensorRef<'a>; 3],
+        o: TensorMut<'a>,
+        lse: TensorMut<'a>,
+        scale: f32,
+        watch: Option<&Watch<'_>>,
     ) -> Result<(), AttentionError> {
         for (name, d) in [
             ("q", q.desc()),
@@ -156,17 +189,18 @@ impl Attention {
         }
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signature's to check.
-        self.kernel.launch(
-            stream,
-            &mut [
-                q.into(),
-                k.into(),
-                v.into(),
-                o.into(),
-                lse.into(),
-                Arg::scalar(scale),
-            ],
-        )?;
+        let mut args = [
+            q.into(),
+            k.into(),
+            v.into(),
+            o.into(),
+            lse.into(),
+            Arg::scalar(scale),
+        ];
+        match watch {
+            Some(w) => self.kernel.launch_watched(stream, &mut args, w)?,
+            None => self.kernel.launch(stream, &mut args)?,
+        };
         Ok(())
     }
 }
