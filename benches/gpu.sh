@@ -42,7 +42,7 @@ run)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
   # Most important first; each step has its own time limit so one slow step cannot eat the call.
   if [ "$part" = all ] || [ "$part" = checks ]; then
-    timeout 180 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
+    timeout 240 .gpu/ptxkit selftest 2>&1 | tee "$out/selftest.txt" | tail -30
     timeout 30 .gpu/softmax > "$out/softmax.txt" 2>&1; tail -5 "$out/softmax.txt"
     timeout 30 .gpu/vector_add > "$out/vector_add.txt" 2>&1; tail -2 "$out/vector_add.txt"
     timeout 30 .gpu/scale > "$out/scale.txt" 2>&1; grep -E 'PASS|FAIL|Error' "$out/scale.txt"
