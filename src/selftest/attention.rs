@@ -38,7 +38,7 @@ fn case<H: Host>(
     cfg: AttentionConfig,
     s: AttentionShape,
 ) -> Result<f64, GpuCheckError> {
-    let att = Attention::new(&ctx.dev, cfg)?;
+    let att = Attention::new(&ctx.dev, cfg)?.with_limit(LIMIT);
     let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
     let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
     let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
@@ -53,7 +53,7 @@ fn case<H: Host>(
     let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
     // A kernel that never finishes fails the case after LIMIT (the check runs in a child
     // process, whose end ends the kernel) instead of stopping every check after it.
-    att.run_within(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale, LIMIT)?;
+    att.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
     let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
     let got_lse = ctx.download(&lse)?;
     let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);

@@ -67,6 +67,8 @@ pub enum AttentionError {
 pub struct Attention {
     cfg: AttentionConfig,
     kernel: LoadedKernel,
+    /// How long a launch is waited for, if it is ([`Attention::with_limit`]).
+    limit: Option<std::time::Duration>,
 }
 
 impl Attention {
@@ -75,7 +77,20 @@ impl Attention {
         cfg.validate()?;
         let built = super::build(device.target(), &cfg)?;
         let kernel = built.load(device, &JitOptions::default())?;
-        Ok(Attention { cfg, kernel })
+        Ok(Attention {
+            cfg,
+            kernel,
+            limit: None,
+        })
+    }
+
+    /// The same, each launch then waited for at most `limit`: a kernel that has not finished by
+    /// then is [`RuntimeError::Timeout`] (the GPU check runs this way, so a kernel that never
+    /// finishes fails the check instead of stopping the process). Without it a launch only
+    /// enqueues.
+    pub fn with_limit(mut self, limit: std::time::Duration) -> Attention {
+        self.limit = Some(limit);
+        self
     }
 
     /// The configuration.
@@ -113,26 +128,6 @@ impl Attention {
         )
     }
 
-    /// [`Attention::run`], then waits for the kernel at most `limit`: one that has not finished
-    /// by then is [`RuntimeError::Timeout`] (the GPU check runs this way, so a kernel that never
-    /// finishes fails the check instead of stopping the process).
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_within<T: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        q: &DeviceTensor<T>,
-        k: &DeviceTensor<T>,
-        v: &DeviceTensor<T>,
-        o: &mut DeviceTensor<T>,
-        lse: &mut DeviceTensor<f32>,
-        scale: f32,
-        limit: std::time::Duration,
-    ) -> Result<(), AttentionError> {
-        let watch = Watch::timeout(limit);
-        let qkv = [q.into(), k.into(), v.into()];
-        self.launch(stream, qkv, o.into(), lse.into(), scale, Some(&watch))
-    }
-
     /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes):
     /// Q, K and V are read through tensor maps of their own addresses (16-byte aligned), O is
     /// written 16-byte aligned. Nothing is enqueued when a check fails.
@@ -146,19 +141,6 @@ impl Attention {
         o: TensorMut<'a>,
         lse: TensorMut<'a>,
         scale: f32,
-    ) -> Result<(), AttentionError> {
-        self.launch(stream, [q, k, v], o, lse, scale, None)
-    }
-
-    /// Checks the operands and launches; with `watch`, waits as it says.
-    fn launch<'a>(
-        &self,
-        stream: &Arc<CudaStream>,
-        [q, k, v]: [TensorRef<'a>; 3],
-        o: TensorMut<'a>,
-        lse: TensorMut<'a>,
-        scale: f32,
-        watch: Option<&Watch<'_>>,
     ) -> Result<(), AttentionError> {
         for (name, d) in [
             ("q", q.desc()),
@@ -197,8 +179,11 @@ impl Attention {
             lse.into(),
             Arg::scalar(scale),
         ];
-        match watch {
-            Some(w) => self.kernel.launch_watched(stream, &mut args, w)?,
+        match self.limit {
+            Some(limit) => {
+                let watch = Watch::timeout(limit);
+                self.kernel.launch_watched(stream, &mut args, &watch)?
+            }
             None => self.kernel.launch(stream, &mut args)?,
         };
         Ok(())
