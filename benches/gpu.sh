@@ -14,13 +14,13 @@ mode="${1:-}"
 case "$mode" in
 build)
   cargo build --release --bins --examples
-  cargo bench --no-run --bench rows --bench gemm --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
+  cargo bench --no-run --bench rows --bench gemm --bench gemm_fp8 --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
   # The tests with a GPU path (they skip, saying why, where there is none): run them there too.
   cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
     tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,scale,tma_copy,cluster_exchange,gemm_hopper} .gpu/
-  for b in rows gemm attention; do
+  for b in rows gemm gemm_fp8 attention; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
   done
