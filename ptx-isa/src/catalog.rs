@@ -1222,13 +1222,7 @@ fn example(
         }
         CreatepolicyFractional => {
             let p = r!(B64);
-            let i = Instruction::new("createpolicy")
-                .modifier("fractional")
-                .modifier("L2::evict_last")
-                .ty(crate::types::ScalarType::B64)
-                .operand(p)
-                .operand(Imm::f32(0.5));
-            k.emit(form, i)
+            k.createpolicy_fractional(p, crate::builder::L2Evict::Last, 0.5)
         }
         PrefetchTensormap => {
             let t = tmap(k)?;

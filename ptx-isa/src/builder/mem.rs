@@ -102,6 +102,32 @@ impl Evict {
     }
 }
 
+/// The priority a `createpolicy` cache policy gives the L2 lines an access touches
+/// (`.L2::evict_*`, PTX ISA 9.7.9.18 "createpolicy": `.level::primary_priority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum L2Evict {
+    /// `.L2::evict_normal`
+    Normal,
+    /// `.L2::evict_first`: the first lines to leave (data read once).
+    First,
+    /// `.L2::evict_last`: the last lines to leave (data read again soon).
+    Last,
+    /// `.L2::evict_unchanged`
+    Unchanged,
+}
+
+impl L2Evict {
+    /// The qualifier without its dot (`L2::evict_last`).
+    pub fn name(self) -> &'static str {
+        match self {
+            L2Evict::Normal => "L2::evict_normal",
+            L2Evict::First => "L2::evict_first",
+            L2Evict::Last => "L2::evict_last",
+            L2Evict::Unchanged => "L2::evict_unchanged",
+        }
+    }
+}
+
 /// An L2 prefetch size hint (`.L2::64B/128B/256B`, PTX 7.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
@@ -254,6 +280,32 @@ impl FunctionBuilder {
             values: &values,
             addr: a.into(),
         })
+    }
+
+    /// `createpolicy.fractional.PRIORITY.b64 d, fraction;`: a cache policy for loads and stores
+    /// with `.L2::cache_hint` ([`LdOpts::cache_hint`]) that gives `fraction` of the lines they
+    /// touch the priority `primary` (the rest `.L2::evict_unchanged`). PTX ISA 9.7.9.18: the
+    /// fraction lies in (0.0, 1.0]; introduced in PTX ISA 7.4, sm_80 and later.
+    pub fn createpolicy_fractional(
+        &mut self,
+        d: Reg<ty::B64>,
+        primary: L2Evict,
+        fraction: f32,
+    ) -> Result<()> {
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return Err(self.err(
+                ErrorKind::ImmediateRange,
+                "createpolicy",
+                format!("a fraction of {fraction}: it lies in (0.0, 1.0] (PTX ISA 9.7.9.18)"),
+            ));
+        }
+        let i = Instruction::new("createpolicy")
+            .modifier("fractional")
+            .modifier(primary.name())
+            .ty(ScalarType::B64)
+            .operand(d)
+            .operand(crate::instr::Imm::f32(fraction));
+        self.emit(Form::CreatepolicyFractional, i)
     }
 
     fn access(&mut self, x: Access<'_>) -> Result<()> {

@@ -36,7 +36,7 @@ pub use cp_async::CpAsyncCache;
 pub use cvt::{CvtMods, CvtRounding, F8Kind};
 pub use matrix::{MatrixCount, MmaKind};
 pub use mbarrier::{ArriveOpts, WaitOn};
-pub use mem::{CacheOp, Evict, LdOpts, MemOrder, PrefetchSize, Scope, StOpts};
+pub use mem::{CacheOp, Evict, L2Evict, LdOpts, MemOrder, PrefetchSize, Scope, StOpts};
 pub use mov::SharedSymbol;
 pub use printf::{PrintfArg, PrintfClass, PrintfFormat, printf_conversions};
 pub use sync::{BarrierLevel, FenceSem};

@@ -1,0 +1,140 @@
+//! L2 cache policies and eviction priorities on global loads and stores: `createpolicy.fractional`
+//! (PTX ISA 9.7.9.18) makes the 64-bit policy that `.L2::cache_hint` takes as its last operand
+//! (9.7.9.8 ld, 9.7.9.11 st), beside an `.L1::evict_*` priority. The builder writes them, the
+//! validator (which reads only the form table) accepts what it writes, and ptxas assembles it.
+
+mod support;
+
+use ptx_isa::builder::{Evict, L2Evict, LdOpts, StOpts};
+use ptx_isa::validate::{Options, Severity, check};
+use ptx_isa::{Addr, ErrorKind, Target, spaces, ty};
+
+/// A load and a store of 16 bytes with `evict` in L1 and a `priority` policy in L2.
+fn hinted(target: Target, priority: L2Evict, evict: Evict) -> Vec<String> {
+    support::lines_on(target, |_, k| {
+        let (a, pol) = (k.reg::<ty::U64>(), k.reg::<ty::B64>());
+        k.mov(a, 0u64)?;
+        k.createpolicy_fractional(pol, priority, 1.0)?;
+        let v = k.regs::<ty::B32>(4);
+        let at = Addr::<spaces::Global>::reg(a);
+        k.ld_with(
+            &LdOpts {
+                evict: Some(evict),
+                cache_hint: Some(pol),
+                ..LdOpts::default()
+            },
+            &v,
+            at.clone(),
+        )?;
+        let src: Vec<_> = v.iter().map(|&r| r.into()).collect();
+        k.st_with(
+            &StOpts {
+                evict: Some(evict),
+                cache_hint: Some(pol),
+                ..StOpts::default()
+            },
+            at.offset(16),
+            &src,
+        )
+    })
+}
+
+#[test]
+fn a_policy_and_its_hinted_accesses_are_written_validated_and_assembled() {
+    for (priority, evict) in [
+        (L2Evict::Last, Evict::Last),
+        (L2Evict::First, Evict::First),
+        (L2Evict::Normal, Evict::Normal),
+        (L2Evict::Unchanged, Evict::Unchanged),
+    ] {
+        for target in [Target::Sm80, Target::Sm90a] {
+            let lines = hinted(target, priority, evict);
+            let l2 = priority.name();
+            let l1 = match evict {
+                Evict::Last => "L1::evict_last",
+                Evict::First => "L1::evict_first",
+                Evict::Normal => "L1::evict_normal",
+                _ => "L1::evict_unchanged",
+            };
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("createpolicy.fractional.{l2}.b64 %rd"))
+                        && l.ends_with(", 0f3F800000;")),
+                "{lines:?}"
+            );
+            assert!(
+                lines.iter().any(|l| l.starts_with(&format!(
+                    "ld.global.{l1}.L2::cache_hint.v4.b32 {{"
+                )) && l.contains("], %rd")),
+                "{lines:?}"
+            );
+            assert!(
+                lines.iter().any(|l| l.starts_with(&format!(
+                    "st.global.{l1}.L2::cache_hint.v4.b32 ["
+                )) && l.contains("+16], {")),
+                "{lines:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_validator_accepts_what_the_builder_writes() {
+    let mut m = ptx_isa::Module::new(Target::Sm90a);
+    let mut k = m.entry("t");
+    let (a, pol, d) = (k.reg::<ty::U64>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
+    k.mov(a, 0u64).unwrap();
+    k.createpolicy_fractional(pol, L2Evict::Last, 0.5).unwrap();
+    k.ld_with(
+        &LdOpts {
+            cache_hint: Some(pol),
+            ..LdOpts::default()
+        },
+        &[d],
+        Addr::<spaces::Global>::reg(a),
+    )
+    .unwrap();
+    k.ret().unwrap();
+    m.add(k.finish().unwrap()).unwrap();
+    let text = m.to_ptx().unwrap();
+    let errors: Vec<String> = check(&text, &Options::default())
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{text}");
+    assert!(text.contains("createpolicy.fractional.L2::evict_last.b64"));
+    support::assemble(&text, Target::Sm90a);
+}
+
+/// PTX ISA 9.7.9.18: the fraction lies in (0.0, 1.0].
+#[test]
+fn a_fraction_outside_zero_to_one_is_refused() {
+    for bad in [0.0f32, -0.5, 1.5, f32::NAN] {
+        let e = support::error_on(Target::Sm90a, |_, k| {
+            let pol = k.reg::<ty::B64>();
+            k.createpolicy_fractional(pol, L2Evict::Last, bad)
+        });
+        assert_eq!(e.kind, ErrorKind::ImmediateRange, "{bad}: {e}");
+    }
+}
+
+/// Cache hints apply to global (and generic) addresses only (9.7.9.8; ptxas: "cannot be applied
+/// to '.shared' space").
+#[test]
+fn a_hint_on_shared_memory_is_refused() {
+    let e = support::error_on(Target::Sm90a, |_, k| {
+        let (a, pol, d) = (k.reg::<ty::U32>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
+        k.createpolicy_fractional(pol, L2Evict::First, 1.0)?;
+        k.ld_with(
+            &LdOpts {
+                cache_hint: Some(pol),
+                ..LdOpts::default()
+            },
+            &[d],
+            Addr::<spaces::Shared>::reg32(a),
+        )
+    });
+    assert_eq!(e.instruction.as_deref().map(|s| &s[..2]), Some("ld"), "{e}");
+}
