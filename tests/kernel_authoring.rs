@@ -429,3 +429,116 @@ fn reduce_across_a_cluster() {
         .unwrap_err();
     assert!(e.to_string().contains("cluster's shape"), "{e}");
 }
+
+/// Cache hints on masked row accesses ([`Caching`], PTX ISA 9.7.9.8 / 9.7.9.11 / 9.7.9.18): one
+/// `createpolicy` per priority for the whole kernel when made before the loop, the hint on every
+/// guarded vector access of f32 and of packed 16-bit data, and nothing asked by default.
+#[test]
+fn cache_hints_ride_on_row_accesses() {
+    use ptxkit::isa::builder::{Evict, L2Evict};
+    use ptxkit::kernel::Caching;
+    for bf16 in [false, true] {
+        let mut k = KernelBuilder::new("hinted", Target::Sm90a);
+        let rows = k.symbol("rows").unwrap();
+        let cols = k
+            .symbol_with("cols", ExtentFacts::NONE.multiple_of(8))
+            .unwrap();
+        let opts = TensorOpts::default().align(16);
+        let [r] = k.cta_id([rows]).unwrap();
+        let [t] = k.thread_id([128]).unwrap();
+        k.l2_policy(L2Evict::Last).unwrap();
+        k.l2_policy(L2Evict::First).unwrap();
+        let tiles = Expr::ceil_div(cols, 1024);
+        if bf16 {
+            let x = k
+                .tensor::<ty::Bf16>("x", [rows, cols], opts.clone())
+                .unwrap();
+            let y = k.tensor::<ty::Bf16>("y", [rows, cols], opts).unwrap();
+            k.for_range(0, tiles, |k, i| {
+                let c = i * 1024 + t * 8;
+                let v = k
+                    .load_n_with(
+                        &x,
+                        [r.into(), c.clone()],
+                        8,
+                        ptxkit::isa::Src::Imm(ptxkit::isa::Imm::UInt(0)),
+                        Caching::KEEP,
+                    )
+                    .unwrap();
+                k.store_n_with(&y, [r.into(), c], &v, Caching::STREAM)
+            })
+            .unwrap();
+        } else {
+            let x = k
+                .tensor::<ty::F32>("x", [rows, cols], opts.clone())
+                .unwrap();
+            let y = k.tensor::<ty::F32>("y", [rows, cols], opts).unwrap();
+            k.for_range(0, tiles, |k, i| {
+                let c = i * 512 + t * 4;
+                let l2_only = Caching {
+                    l1: None,
+                    l2: Some(L2Evict::Last),
+                };
+                let v = k
+                    .load_n_with(&x, [r.into(), c.clone()], 4, 0.0f32, l2_only)
+                    .unwrap();
+                let l1_only = Caching {
+                    l1: Some(Evict::NoAllocate),
+                    l2: None,
+                };
+                k.store_n_with(&y, [r.into(), c], &v, l1_only)
+            })
+            .unwrap();
+        }
+        let built = k.finish().unwrap();
+        let ptx = built.ptx();
+        assert_eq!(lines(ptx, "createpolicy.fractional").len(), 2, "{ptx}");
+        assert_eq!(
+            lines(ptx, "createpolicy.fractional.L2::evict_last.b64").len(),
+            1,
+            "{ptx}"
+        );
+        if bf16 {
+            let ld = lines(ptx, "ld.global.L1::evict_last.L2::cache_hint.v4.b32");
+            let st = lines(ptx, "st.global.L1::evict_first.L2::cache_hint.v4.b32");
+            assert_eq!((ld.len(), st.len()), (1, 1), "{ptx}");
+            // Under the row's bounds check, the policy as the last operand.
+            assert!(
+                ld[0].starts_with("@%p") && ld[0].ends_with(", %rd0;"),
+                "{ptx}"
+            );
+        } else {
+            assert_eq!(
+                lines(ptx, "ld.global.L2::cache_hint.v4.f32").len(),
+                1,
+                "{ptx}"
+            );
+            assert_eq!(
+                lines(ptx, "st.global.L1::no_allocate.v4.f32").len(),
+                1,
+                "{ptx}"
+            );
+        }
+        support::assemble(ptx, Target::Sm90a);
+    }
+    // No hint: the accesses as before.
+    let plain = row_copy(ExtentFacts::NONE.multiple_of(4), 16);
+    assert!(!plain.ptx().contains("cache_hint") && !plain.ptx().contains("evict"));
+}
+
+/// Shared memory takes no cache hint (PTX ISA 9.7.9.8): a typed error naming the buffer.
+#[test]
+fn cache_hints_on_shared_memory_are_refused() {
+    use ptxkit::kernel::Caching;
+    let mut k = KernelBuilder::new("hinted_shared", Target::Sm90a);
+    let s = k.alloc_shared::<ty::F32>("tile", &[512], 16).unwrap();
+    let [t] = k.thread_id([128]).unwrap();
+    let e = k
+        .load_n_with(&s, [t * 4], 4, 0.0f32, Caching::KEEP)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("tile") && e.to_string().contains("global"),
+        "{e}"
+    );
+    assert!(k.load_n_with(&s, [t * 4], 4, 0.0f32, Caching::NONE).is_ok());
+}

@@ -57,22 +57,21 @@ fn a_policy_and_its_hinted_accesses_are_written_validated_and_assembled() {
                 _ => "L1::evict_unchanged",
             };
             assert!(
-                lines
-                    .iter()
-                    .any(|l| l.starts_with(&format!("createpolicy.fractional.{l2}.b64 %rd"))
-                        && l.ends_with(", 0f3F800000;")),
+                lines.iter().any(|l| l
+                    .starts_with(&format!("createpolicy.fractional.{l2}.b64 %rd"))
+                    && l.ends_with(", 0f3F800000;")),
                 "{lines:?}"
             );
             assert!(
-                lines.iter().any(|l| l.starts_with(&format!(
-                    "ld.global.{l1}.L2::cache_hint.v4.b32 {{"
-                )) && l.contains("], %rd")),
+                lines.iter().any(|l| l
+                    .starts_with(&format!("ld.global.{l1}.L2::cache_hint.v4.b32 {{"))
+                    && l.contains("], %rd")),
                 "{lines:?}"
             );
             assert!(
-                lines.iter().any(|l| l.starts_with(&format!(
-                    "st.global.{l1}.L2::cache_hint.v4.b32 ["
-                )) && l.contains("+16], {")),
+                lines.iter().any(|l| l
+                    .starts_with(&format!("st.global.{l1}.L2::cache_hint.v4.b32 ["))
+                    && l.contains("+16], {")),
                 "{lines:?}"
             );
         }

@@ -2,6 +2,7 @@
 //! arithmetic lowered from a buffer's layout and element offset, `ptr_to`, scalar and vector
 //! loads and stores.
 
+use ptx_isa::builder::{LdOpts, StOpts};
 use ptx_isa::spaces::{Global, Shared};
 use ptx_isa::{Addr, Reg, Src, ty};
 use smem::emit::emit_swizzle;
@@ -9,6 +10,7 @@ use smem::emit::emit_swizzle;
 use super::KernelBuilder;
 use super::buffer::{Buffer, Elem, Layout, Ptr, Storage};
 use super::builder::MemoKey;
+use super::caching::Caching;
 use super::error::{KernelError, Result};
 use super::expr::{Expr, Exprs, decide_lt};
 
@@ -495,7 +497,7 @@ impl KernelBuilder {
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, width)?;
         let d = self.f.regs::<T>(width);
-        self.ld_group(buf, idx, &d, None)?;
+        self.ld_group(buf, idx, &d, None, Caching::NONE)?;
         Ok(d)
     }
 
@@ -510,11 +512,11 @@ impl KernelBuilder {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         self.check_vector(buf, &e, v.len())?;
-        self.st_group(buf, idx, v, None)
+        self.st_group(buf, idx, v, None, Caching::NONE)
     }
 
     /// One load of `d.len()` consecutive elements (a scalar `ld` or an `ld.v2`/`.v4`), under
-    /// the builder's current guard.
+    /// the builder's current guard, with `caching`'s hints (global memory only).
     #[track_caller]
     fn ld_group<T: Elem>(
         &mut self,
@@ -522,8 +524,16 @@ impl KernelBuilder {
         idx: Vec<Expr>,
         d: &[Reg<T>],
         guard: Option<ptx_isa::Pred>,
+        caching: Caching,
     ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        // The policy comes before the guard: `when` applies to the next instruction.
+        let opts = self.access_opts(buf, &ptr, caching)?;
+        let ld = LdOpts {
+            evict: opts.0,
+            cache_hint: opts.1,
+            ..LdOpts::default()
+        };
         if T::DTYPE.bytes() == 2 && d.len() == 8 {
             // 16-bit elements, pairs packed in `.b32` registers: 8 of them are one 16-byte
             // `ld.v4.b32` (PTX ISA 9.7.9.8: vectors of .b16 stop at .v4), then `mov.b32 {lo, hi}`
@@ -533,7 +543,9 @@ impl KernelBuilder {
                 self.f.when(p);
             }
             match ptr {
-                Ptr::Global(r) => self.f.ld_v(&words, Addr::<Global>::reg(r).offset(o))?,
+                Ptr::Global(r) => self
+                    .f
+                    .ld_with(&ld, &words, Addr::<Global>::reg(r).offset(o))?,
                 Ptr::Shared(r) => self.f.ld_v(&words, Addr::<Shared>::reg32(r).offset(o))?,
             }
             for (w, pair) in words.iter().zip(d.chunks(2)) {
@@ -549,15 +561,40 @@ impl KernelBuilder {
             self.f.when(p);
         }
         match (ptr, d) {
-            (Ptr::Global(r), [x]) => self.f.ld(*x, Addr::<Global>::reg(r).offset(o))?,
+            (Ptr::Global(r), _) => self.f.ld_with(&ld, d, Addr::<Global>::reg(r).offset(o))?,
             (Ptr::Shared(r), [x]) => self.f.ld(*x, Addr::<Shared>::reg32(r).offset(o))?,
-            (Ptr::Global(r), _) => self.f.ld_v(d, Addr::<Global>::reg(r).offset(o))?,
             (Ptr::Shared(r), _) => self.f.ld_v(d, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(())
     }
 
-    /// One store of `v.len()` consecutive elements.
+    /// The L1 priority and L2 policy register of an access to `buf` at `ptr` with `caching`:
+    /// none for no hint; refused for shared memory (PTX ISA 9.7.9.8: the qualifiers apply to
+    /// global addresses).
+    #[track_caller]
+    fn access_opts<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        ptr: &Ptr,
+        caching: Caching,
+    ) -> Result<(Option<ptx_isa::builder::Evict>, Option<Reg<ty::B64>>)> {
+        if caching.is_none() {
+            return Ok((None, None));
+        }
+        if let Ptr::Shared(_) = ptr {
+            return Err(self.buffer_err(
+                &buf.name,
+                "cache hints apply to global memory, not shared (PTX ISA 9.7.9.8)",
+            ));
+        }
+        let policy = match caching.l2 {
+            Some(p) => Some(self.l2_policy(p)?),
+            None => None,
+        };
+        Ok((caching.l1, policy))
+    }
+
+    /// One store of `v.len()` consecutive elements, with `caching`'s hints (global memory only).
     #[track_caller]
     fn st_group<T: Elem>(
         &mut self,
@@ -565,8 +602,15 @@ impl KernelBuilder {
         idx: Vec<Expr>,
         v: &[Reg<T>],
         guard: Option<ptx_isa::Pred>,
+        caching: Caching,
     ) -> Result<()> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
+        let opts = self.access_opts(buf, &ptr, caching)?;
+        let st = StOpts {
+            evict: opts.0,
+            cache_hint: opts.1,
+            ..StOpts::default()
+        };
         if T::DTYPE.bytes() == 2 && v.len() == 8 {
             // Pairs packed into `.b32` words, then one vector store (see `ld_group`).
             let words = self.f.regs::<ty::B32>(v.len() / 2);
@@ -577,7 +621,11 @@ impl KernelBuilder {
                 self.f.when(p);
             }
             match ptr {
-                Ptr::Global(r) => self.f.st_v(Addr::<Global>::reg(r).offset(o), &words)?,
+                Ptr::Global(r) => {
+                    let src: Vec<Src<ty::B32>> = words.iter().map(|&w| w.into()).collect();
+                    self.f
+                        .st_with(&st, Addr::<Global>::reg(r).offset(o), &src)?
+                }
                 Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), &words)?,
             }
             return Ok(());
@@ -586,9 +634,12 @@ impl KernelBuilder {
             self.f.when(p);
         }
         match (ptr, v) {
-            (Ptr::Global(r), [x]) => self.f.st(Addr::<Global>::reg(r).offset(o), *x)?,
+            (Ptr::Global(r), _) => {
+                let src: Vec<Src<T>> = v.iter().map(|&x| x.into()).collect();
+                self.f
+                    .st_with(&st, Addr::<Global>::reg(r).offset(o), &src)?
+            }
             (Ptr::Shared(r), [x]) => self.f.st(Addr::<Shared>::reg32(r).offset(o), *x)?,
-            (Ptr::Global(r), _) => self.f.st_v(Addr::<Global>::reg(r).offset(o), v)?,
             (Ptr::Shared(r), _) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), v)?,
         }
         Ok(())
@@ -707,13 +758,28 @@ impl KernelBuilder {
         n: usize,
         fill: impl Into<Src<T>>,
     ) -> Result<Vec<Reg<T>>> {
+        self.load_n_with(buf, idx, n, fill, Caching::NONE)
+    }
+
+    /// [`KernelBuilder::load_n`] with cache hints on its global accesses ([`Caching`]: an L1
+    /// eviction priority and an L2 cache policy, PTX ISA 9.7.9.8). Refused for shared memory
+    /// unless `caching` is [`Caching::NONE`].
+    #[track_caller]
+    pub fn load_n_with<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+        n: usize,
+        fill: impl Into<Src<T>>,
+        caching: Caching,
+    ) -> Result<Vec<Reg<T>>> {
         let idx: Vec<Expr> = idx.exprs().iter().map(|e| self.simplify(e)).collect();
         let fill = fill.into();
         let d = self.f.regs::<T>(n);
         for g in self.plan_row(buf, &idx, n)? {
             let regs = &d[g.first..g.first + g.width];
             match &g.guard {
-                RowGuard::Always => self.ld_group(buf, g.at, regs, None)?,
+                RowGuard::Always => self.ld_group(buf, g.at, regs, None, caching)?,
                 RowGuard::Never => {
                     for r in regs {
                         self.f.mov(*r, fill)?;
@@ -724,7 +790,7 @@ impl KernelBuilder {
                     for r in regs {
                         self.f.mov(*r, fill)?;
                     }
-                    self.ld_group(buf, g.at, regs, Some(p))?;
+                    self.ld_group(buf, g.at, regs, Some(p), caching)?;
                 }
             }
         }
@@ -741,15 +807,28 @@ impl KernelBuilder {
         idx: impl Exprs,
         v: &[Reg<T>],
     ) -> Result<()> {
+        self.store_n_with(buf, idx, v, Caching::NONE)
+    }
+
+    /// [`KernelBuilder::store_n`] with cache hints on its global accesses ([`Caching`], PTX ISA
+    /// 9.7.9.11). Refused for shared memory unless `caching` is [`Caching::NONE`].
+    #[track_caller]
+    pub fn store_n_with<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+        v: &[Reg<T>],
+        caching: Caching,
+    ) -> Result<()> {
         let idx: Vec<Expr> = idx.exprs().iter().map(|e| self.simplify(e)).collect();
         for g in self.plan_row(buf, &idx, v.len())? {
             let regs = &v[g.first..g.first + g.width];
             match &g.guard {
-                RowGuard::Always => self.st_group(buf, g.at, regs, None)?,
+                RowGuard::Always => self.st_group(buf, g.at, regs, None, caching)?,
                 RowGuard::Never => {}
                 RowGuard::Check(first) => {
                     let p = self.row_guard(buf, first)?;
-                    self.st_group(buf, g.at, regs, Some(p))?;
+                    self.st_group(buf, g.at, regs, Some(p), caching)?;
                 }
             }
         }
@@ -769,7 +848,7 @@ impl KernelBuilder {
             .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())
             .unwrap_or(1);
         let d = self.f.regs::<T>(w);
-        self.ld_group(buf, idx, &d, None)?;
+        self.ld_group(buf, idx, &d, None, Caching::NONE)?;
         Ok(d)
     }
 }

@@ -52,6 +52,8 @@ pub(crate) enum MemoKey {
     Below(Expr, Expr),
     /// An index scaled to a 64-bit byte offset (`mul.wide.u32`): index expression, element size.
     Wide(Expr, u32),
+    /// An L2 cache policy (`createpolicy.fractional` with this priority for every line).
+    Policy(ptx_isa::builder::L2Evict),
 }
 
 /// A memoised value: the register holding it, and the nesting depth it was computed at (it
