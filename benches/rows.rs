@@ -47,20 +47,16 @@ fn gbs(
         .map(|ms| bytes / ms / 1e6)
 }
 
-/// One op on one shape for element type `T` held as `H`, built with `cfg`: its GB/s.
+/// One op on one shape for element type `T` held as `H`: the GB/s of each configuration of
+/// `cfgs`, on the same tensors (allocated once).
 fn row_op<T: Elem, H: Element + Default>(
     dev: &Device,
     op: RowOp,
-    cfg: RowConfig,
+    cfgs: &[RowConfig],
     rows: usize,
     cols: usize,
-) -> Result<f64, String> {
+) -> Result<Vec<(RowConfig, Result<f64, String>)>, String> {
     let stream = dev.default_stream();
-    let k = RowKernel::build::<T>(dev.target(), op, cfg).map_err(|e| e.to_string())?;
-    let loaded = k
-        .built
-        .load(dev, &JitOptions::default())
-        .map_err(|e| e.to_string())?;
     let n = rows * cols;
     let t = |len: usize, shape: Vec<usize>| {
         DeviceTensor::<H>::from_host(&stream, &vec![H::default(); len], shape)
@@ -81,23 +77,37 @@ fn row_op<T: Elem, H: Element + Default>(
         _ => (1.0, 1.0),
     };
     let bytes = (reads + writes) * n as f64 * size;
-    gbs(&stream, bytes, || {
-        let mut args = op
-            .args(RowArgs {
-                x: Some(Arg::tensor(&x)),
-                residual: Some(Arg::tensor_mut(&mut res)),
-                w: Some(Arg::tensor(&w)),
-                b: Some(Arg::tensor(&b)),
-                y: Some(Arg::tensor_mut(&mut y)),
-                mean: Some(Arg::tensor_mut(&mut mean)),
-                rstd: Some(Arg::tensor_mut(&mut rstd)),
+    let mut out = Vec::new();
+    for &cfg in cfgs {
+        let timed = RowKernel::build::<T>(dev.target(), op, cfg)
+            .map_err(|e| e.to_string())
+            .and_then(|k| {
+                k.built
+                    .load(dev, &JitOptions::default())
+                    .map_err(|e| e.to_string())
             })
-            .map_err(|e| RuntimeError::InvalidLaunch {
-                reason: e.to_string(),
-            })?;
-        loaded.launch(&stream, &mut args).map(|_| ())
-    })
-    .ok_or_else(|| "timing failed".to_string())
+            .and_then(|loaded| {
+                gbs(&stream, bytes, || {
+                    let mut args = op
+                        .args(RowArgs {
+                            x: Some(Arg::tensor(&x)),
+                            residual: Some(Arg::tensor_mut(&mut res)),
+                            w: Some(Arg::tensor(&w)),
+                            b: Some(Arg::tensor(&b)),
+                            y: Some(Arg::tensor_mut(&mut y)),
+                            mean: Some(Arg::tensor_mut(&mut mean)),
+                            rstd: Some(Arg::tensor_mut(&mut rstd)),
+                        })
+                        .map_err(|e| RuntimeError::InvalidLaunch {
+                            reason: e.to_string(),
+                        })?;
+                    loaded.launch(&stream, &mut args).map(|_| ())
+                })
+                .ok_or_else(|| "timing failed".to_string())
+            });
+        out.push((cfg, timed));
+    }
+    Ok(out)
 }
 
 /// SwiGLU over `rows x cols` (gate and up separate): its GB/s.
@@ -155,7 +165,7 @@ fn gpu(_c: &mut Criterion) {
         dev.attributes().name
     );
     println!(
-        "| op | dtype | rows x cols | ptxkit GB/s | of copy | config | best other config GB/s |\n| --- | --- | --- | --- | --- | --- | --- |"
+        "| op | dtype | rows x cols | ptxkit GB/s | of copy | config | default GB/s | default config |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     let ops = [
         ("softmax", RowOp::Softmax),
@@ -163,10 +173,23 @@ fn gpu(_c: &mut Criterion) {
         ("residual_rmsnorm", RowOp::ResidualRmsNorm { eps: 1e-6 }),
         ("layernorm", RowOp::LayerNorm { eps: 1e-5 }),
     ];
-    // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case; ROWS_NO_SWEEP=1 skips the other
-    // configurations (what a profiler run wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
+    // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case; ROWS_NO_SWEEP=1 times only the default
+    // configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a profiler run
+    // wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
     let only = std::env::var("ROWS_ONLY").ok();
+    let pick = std::env::var("ROWS_CONFIG").ok();
     let sweep = std::env::var_os("ROWS_NO_SWEEP").is_none();
+    // Past this many seconds the sweep stops (the default alone is timed), so the whole bench
+    // stays inside the GPU call's limit for it (`benches/gpu.sh`: 240 s).
+    let budget = std::time::Duration::from_secs(
+        std::env::var("ROWS_SWEEP_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(190),
+    );
+    let began = std::time::Instant::now();
+    // Each case's sweep, printed after the table (one line per case).
+    let mut sweeps = Vec::new();
     for &(rows, cols) in SHAPES {
         // A plain copy of the same bytes as a one-input op: what this size allows.
         for (d, size) in [("f32", 4), ("bf16", 2)]
@@ -175,47 +198,69 @@ fn gpu(_c: &mut Criterion) {
         {
             let g = copy_gbs(&dev, rows * cols * size).unwrap_or(f64::NAN);
             println!(
-                "| copy | {d} | {rows}x{cols} | {g:.0} | {:.3} | cuMemcpyDtoD | |",
+                "| copy | {d} | {rows}x{cols} | {g:.0} | {:.3} | cuMemcpyDtoD | | |",
                 g / copy
             );
         }
         for (name, op) in ops {
             for dtype in [ScalarType::F32, ScalarType::Bf16] {
-                let case = format!(
-                    "{name} {} {rows}x{cols}",
-                    dtype.to_string().trim_start_matches('.')
-                );
+                let d = dtype.to_string();
+                let d = d.trim_start_matches('.');
+                let case = format!("{name} {d} {rows}x{cols}");
                 if !only.as_ref().is_none_or(|o| case.contains(o.as_str())) {
                     continue;
                 }
-                let line = |cfg: RowConfig| match dtype {
-                    ScalarType::F32 => row_op::<ty::F32, f32>(&dev, op, cfg, rows, cols),
-                    _ => row_op::<ty::Bf16, half::bf16>(&dev, op, cfg, rows, cols),
-                };
                 let vector = cols % 8 == 0;
-                let default = RowConfig::for_cols(dtype, cols as u32, vector);
-                let mut others = RowConfig::candidates(dtype, cols as u32, vector);
-                others.push(RowConfig::looped_for(dtype, vector));
-                let mut best = (0.0f64, String::new());
-                for cfg in others.into_iter().filter(|c| *c != default && sweep) {
-                    if let Ok(g) = line(cfg) {
-                        if g > best.0 {
-                            best = (g, show(cfg));
-                        }
+                let all = RowConfig::sweep(dtype, cols as u32, vector);
+                let default = all[0];
+                let cfgs: Vec<RowConfig> = match &pick {
+                    Some(p) => all.into_iter().filter(|c| c.to_string() == *p).collect(),
+                    None if sweep && began.elapsed() < budget => all,
+                    None => vec![default],
+                };
+                let timed = match dtype {
+                    ScalarType::F32 => row_op::<ty::F32, f32>(&dev, op, &cfgs, rows, cols),
+                    _ => row_op::<ty::Bf16, half::bf16>(&dev, op, &cfgs, rows, cols),
+                };
+                let timed = match timed {
+                    Ok(t) => t,
+                    Err(e) => {
+                        println!("| {name} | {d} | {rows}x{cols} | not run: {e} | | | | |");
+                        continue;
                     }
-                }
-                let d = dtype.to_string();
-                let d = d.trim_start_matches('.');
-                match line(default) {
-                    Ok(g) => println!(
-                        "| {name} | {d} | {rows}x{cols} | {g:.0} | {:.3} | {} | {:.0} {} |",
+                };
+                let ok = || {
+                    timed
+                        .iter()
+                        .filter_map(|(c, g)| g.as_ref().ok().map(|g| (*c, *g)))
+                };
+                let best = ok().fold(None, |b: Option<(RowConfig, f64)>, (c, g)| match b {
+                    Some((_, bg)) if bg >= g => b,
+                    _ => Some((c, g)),
+                });
+                let dflt = ok().find(|(c, _)| *c == default).map(|(_, g)| g);
+                match best {
+                    Some((c, g)) => println!(
+                        "| {name} | {d} | {rows}x{cols} | {g:.0} | {:.3} | {c} | {} | {default} |",
                         g / copy,
-                        show(default),
-                        best.0,
-                        best.1
+                        dflt.map_or(String::new(), |g| format!("{g:.0}")),
                     ),
-                    Err(e) => println!("| {name} | {d} | {rows}x{cols} | not built: {e} | | | |"),
+                    None => println!(
+                        "| {name} | {d} | {rows}x{cols} | not built: {} | | | | |",
+                        timed
+                            .iter()
+                            .find_map(|(_, g)| g.as_ref().err().cloned())
+                            .unwrap_or_default()
+                    ),
                 }
+                let line: Vec<String> = timed
+                    .iter()
+                    .map(|(c, g)| match g {
+                        Ok(g) => format!("{c} {g:.0}"),
+                        Err(e) => format!("{c} failed ({e})"),
+                    })
+                    .collect();
+                sweeps.push(format!("sweep {case}: {}", line.join(", ")));
             }
         }
         if only.is_some() {
@@ -227,24 +272,20 @@ fn gpu(_c: &mut Criterion) {
         ] {
             match r {
                 Ok(g) => println!(
-                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} | | |",
+                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} | | | |",
                     g / copy
                 ),
-                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | | | |"),
+                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | | | | |"),
             }
         }
     }
-}
-
-/// A configuration in a few characters: `cluster x threads x values`, `L` when looped.
-fn show(c: RowConfig) -> String {
-    format!(
-        "{}{}x{}x{}",
-        if c.looped { "L" } else { "" },
-        c.cluster,
-        c.threads,
-        c.chunks * c.vec
-    )
+    println!(
+        "\nsweep: GB/s of every configuration timed ({:.0} s; `RowConfig`'s Display: L looped, cluster x threads x values per thread, h hints, H hints with streamed outputs)",
+        began.elapsed().as_secs_f64()
+    );
+    for s in sweeps {
+        println!("{s}");
+    }
 }
 
 criterion_group!(benches, build_ptx, gpu);

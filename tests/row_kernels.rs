@@ -199,8 +199,9 @@ fn row_args_follow_the_signature() {
     );
 }
 
-/// Every configuration the benchmark's shapes can pick (every candidate for cols 1024 to 65536,
-/// f32 and bf16, every op) fits its registers: ptxas reports no spills for any of them.
+/// Every configuration the benchmark times ([`RowConfig::sweep`] for cols 1024 to 65536, f32 and
+/// bf16, every op: the register forms without and with cache hints, the looped forms at 256 to
+/// 1024 threads) fits its registers: ptxas reports no spills for any of them.
 #[test]
 fn benchmark_configurations_do_not_spill() {
     let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
@@ -209,8 +210,9 @@ fn benchmark_configurations_do_not_spill() {
     for op in OPS {
         for cols in [1024u32, 4096, 8192, 65536] {
             for dtype in [ScalarType::F32, ScalarType::Bf16] {
-                let all = RowConfig::candidates(dtype, cols, true);
-                assert!(all.contains(&RowConfig::for_cols(dtype, cols, true)));
+                let all = RowConfig::sweep(dtype, cols, true);
+                assert_eq!(all[0], RowConfig::for_cols(dtype, cols, true));
+                assert!(RowConfig::candidates(dtype, cols, true).contains(&all[0]));
                 for cfg in all {
                     let k = match dtype {
                         ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
@@ -222,7 +224,7 @@ fn benchmark_configurations_do_not_spill() {
                         .unwrap();
                     assert!(out.ok, "{}", out.log);
                     let used = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
-                    eprintln!("{op:?} {dtype} {cols} {cfg:?}: {used}");
+                    eprintln!("{} {dtype} {cols} {cfg}: {used}", op.name());
                     assert!(
                         out.log.contains(" 0 bytes spill stores"),
                         "{op:?} {dtype} {cols} {cfg:?} spills:\n{}",
@@ -232,4 +234,89 @@ fn benchmark_configurations_do_not_spill() {
             }
         }
     }
+}
+
+/// The variants the selftest checks on the GPU at odd widths (scalar and vector forms): every
+/// cache hint on the register form (`createpolicy` for both priorities, `.L2::cache_hint` on the
+/// row's loads, the weight's and the stores), and the looped form in 2048-column tiles with its
+/// first pass kept in L2 (`.L1::evict_last`) and its last read streamed; ptxas assembles each
+/// with no spills.
+#[test]
+fn hinted_and_small_tile_variants_assemble_at_odd_widths() {
+    use ptxkit::library::rows::RowHints;
+    for op in OPS {
+        for cols in [1u32, 7, 1000, 4097, 8192] {
+            for dtype in [ScalarType::F32, ScalarType::Bf16] {
+                let vector = cols % RowConfig::vec_for(dtype) == 0;
+                let hinted =
+                    RowConfig::for_cols(dtype, cols, vector).with_hints(RowHints::ReuseStreamOut);
+                let looped =
+                    RowConfig::looped_with(dtype, vector, 256, 8).with_hints(RowHints::Reuse);
+                assert_eq!((looped.tile(), looped.looped), (2048, true));
+                for cfg in [hinted, looped] {
+                    let k = match dtype {
+                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                    }
+                    .unwrap();
+                    let ptx = k.built.ptx();
+                    let what = format!("{op:?} {dtype} {cols} {cfg}");
+                    assert!(
+                        ptx.contains("createpolicy.fractional.L2::evict_last.b64")
+                            && ptx.contains("createpolicy.fractional.L2::evict_first.b64"),
+                        "{what}\n{ptx}"
+                    );
+                    assert!(
+                        ptx.contains("ld.global.L1::evict_first.L2::cache_hint"),
+                        "{what}: the last read of the row is not streamed"
+                    );
+                    if op != RowOp::Softmax && op != RowOp::LogSoftmax {
+                        // The weight, which every row reads, is kept.
+                        assert!(
+                            ptx.contains("ld.global.L1::evict_last.L2::cache_hint"),
+                            "{what}"
+                        );
+                    }
+                    if cfg.looped {
+                        assert!(ptx.contains("bra $L"), "{what}: no loop");
+                    } else {
+                        assert!(
+                            ptx.contains("st.global.L1::evict_first.L2::cache_hint"),
+                            "{what}: outputs not streamed"
+                        );
+                    }
+                    assemble_no_spills(ptx, Target::Sm90a);
+                }
+            }
+        }
+    }
+}
+
+/// The sweep starts with the default, lists each configuration once, and names each one
+/// distinctly (the bench's `ROWS_CONFIG` picks by name).
+#[test]
+fn the_sweep_is_distinct_and_named() {
+    for cols in [1024u32, 4096, 8192, 65536] {
+        for dtype in [ScalarType::F32, ScalarType::Bf16] {
+            let all = RowConfig::sweep(dtype, cols, true);
+            assert_eq!(all[0], RowConfig::for_cols(dtype, cols, true));
+            let names: Vec<String> = all.iter().map(|c| c.to_string()).collect();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{names:?}");
+            // Looped forms only where the row spans more than one tile.
+            assert!(
+                all.iter().all(|c| !c.looped || c.tile() < cols),
+                "{names:?}"
+            );
+        }
+    }
+    let c = RowConfig::looped_with(ScalarType::Bf16, true, 512, 8)
+        .with_hints(ptxkit::library::rows::RowHints::Reuse);
+    assert_eq!(c.to_string(), "L1x512x8h");
+    assert_eq!(
+        RowConfig::for_cols(ScalarType::Bf16, 8192, true).to_string(),
+        "1x256x32"
+    );
 }

@@ -12,7 +12,8 @@ use ptx_isa::{Reg, ScalarType, Target, ty};
 
 use crate::kernel::math::LOG2_E;
 use crate::kernel::{
-    Buffer, BuiltKernel, Elem, Expr, KernelBuilder, ReduceOp, ReduceScope, Result, TensorOpts, Var,
+    Buffer, BuiltKernel, Caching, Elem, Expr, KernelBuilder, ReduceOp, ReduceScope, Result,
+    TensorOpts, Var,
 };
 use crate::runtime::ExtentFacts;
 
@@ -141,6 +142,73 @@ pub struct RowConfig {
     /// `threads * vec * chunks` columns, a first pass for the statistics (LayerNorm: two) and a
     /// last one that writes (the row comes back from L2 for the later passes).
     pub looped: bool,
+    /// What the kernel's accesses tell the caches ([`RowHints`]).
+    pub hints: RowHints,
+}
+
+/// The cache hints of a row kernel's accesses ([`Caching`]: `.L1::evict_*` and an L2 policy
+/// from `createpolicy`, PTX ISA 9.7.9.8, 9.7.9.11, 9.7.9.18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RowHints {
+    /// No hints.
+    #[default]
+    None,
+    /// Data read again is kept (a looped pass before the last, the weight and bias every row
+    /// reads: evict last), data read for the last time goes first (evict first); stores plain.
+    Reuse,
+    /// As [`RowHints::Reuse`], and the outputs are written evict-first too.
+    ReuseStreamOut,
+}
+
+/// What an access of a row kernel is, for its cache hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Row data a later pass reads again (from L2).
+    Again,
+    /// Row data read for the last time.
+    Last,
+    /// A per-column vector (weight, bias) every row reads.
+    Shared,
+    /// An output no pass reads again.
+    Out,
+}
+
+impl RowHints {
+    /// The hint of an access in `role`.
+    fn caching(self, role: Role) -> Caching {
+        match (self, role) {
+            (RowHints::None, _) => Caching::NONE,
+            (_, Role::Again | Role::Shared) => Caching::KEEP,
+            (_, Role::Last) => Caching::STREAM,
+            (RowHints::Reuse, Role::Out) => Caching::NONE,
+            (RowHints::ReuseStreamOut, Role::Out) => Caching::STREAM,
+        }
+    }
+
+    /// A letter for reports: `""`, `"h"`, `"H"`.
+    fn tag(self) -> &'static str {
+        match self {
+            RowHints::None => "",
+            RowHints::Reuse => "h",
+            RowHints::ReuseStreamOut => "H",
+        }
+    }
+}
+
+impl std::fmt::Display for RowConfig {
+    /// `cluster x threads x values per thread`, `L` first when looped, then `h` (hints) or `H`
+    /// (hints, outputs streamed): `1x256x32`, `L1x512x8h`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}x{}x{}{}",
+            if self.looped { "L" } else { "" },
+            self.cluster,
+            self.threads,
+            self.chunks * self.vec,
+            self.hints.tag()
+        )
+    }
 }
 
 /// The most f32 values a thread of a `threads`-thread CTA keeps of its row: about a quarter of
@@ -177,7 +245,15 @@ impl RowConfig {
         for cluster in [1u32, 2, 4, 8] {
             for threads in [128u32, 256, 512, 1024] {
                 let chunks = cols.max(1).div_ceil(cluster * threads * vec);
-                if chunks * vec <= values_budget(threads) {
+                // The scalar form of 16-bit rows loads each element under its own guard into
+                // its own 16-bit register: half the values fit (ptxas 13.0 spills 12 bytes for
+                // a bf16 softmax of 4097 columns at 256 threads x 24 values).
+                let budget = if vector || dtype.bytes() != 2 {
+                    values_budget(threads)
+                } else {
+                    values_budget(threads) / 2
+                };
+                if chunks * vec <= budget {
                     out.push(RowConfig {
                         threads,
                         vec,
@@ -185,6 +261,7 @@ impl RowConfig {
                         cluster,
                         vector,
                         looped: false,
+                        hints: RowHints::None,
                     });
                 }
             }
@@ -225,7 +302,59 @@ impl RowConfig {
             cluster: 1,
             vector,
             looped: true,
+            hints: RowHints::None,
         }
+    }
+
+    /// This configuration with `hints`.
+    pub fn with_hints(self, hints: RowHints) -> RowConfig {
+        RowConfig { hints, ..self }
+    }
+
+    /// The looped form with `threads` threads keeping `values` elements each per tile (a
+    /// multiple of the 16-byte access width).
+    pub fn looped_with(dtype: ScalarType, vector: bool, threads: u32, values: u32) -> RowConfig {
+        let vec = RowConfig::vec_for(dtype);
+        RowConfig {
+            threads,
+            chunks: (values / vec).max(1),
+            ..RowConfig::looped_for(dtype, vector)
+        }
+    }
+
+    /// The configurations worth timing for rows of `cols` columns of `dtype`, the default
+    /// ([`RowConfig::for_cols`]) first: the default and each register-resident candidate of the
+    /// smallest cluster that holds the row, without and with [`RowHints::Reuse`]; and, for rows wider
+    /// than a tile, the looped form at 256, 512 and 1024 threads with 8 or 16 values a thread,
+    /// without hints, with [`RowHints::Reuse`] (the first pass's loads kept in L2 for the second)
+    /// and with [`RowHints::ReuseStreamOut`].
+    pub fn sweep(dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
+        let default = RowConfig::for_cols(dtype, cols, vector);
+        let mut out = vec![default, default.with_hints(RowHints::Reuse)];
+        let all = RowConfig::candidates(dtype, cols, vector);
+        let smallest = all.first().map_or(1, |c| c.cluster);
+        for c in all.into_iter().filter(|c| c.cluster == smallest) {
+            out.push(c);
+            out.push(c.with_hints(RowHints::Reuse));
+        }
+        for threads in [256u32, 512, 1024] {
+            for values in [8u32, 16] {
+                let l = RowConfig::looped_with(dtype, vector, threads, values);
+                if l.tile() >= cols.max(1) {
+                    continue;
+                }
+                out.push(l);
+                out.push(l.with_hints(RowHints::Reuse));
+                out.push(l.with_hints(RowHints::ReuseStreamOut));
+            }
+        }
+        let mut seen = Vec::new();
+        out.retain(|c| {
+            let fresh = !seen.contains(c);
+            seen.push(*c);
+            fresh
+        });
+        out
     }
 }
 
@@ -316,7 +445,9 @@ impl Rows {
         k: &mut KernelBuilder,
         buf: &Buffer<T>,
         fill: f32,
+        role: Role,
     ) -> Result<Vec<Reg<ty::F32>>> {
+        let caching = self.cfg.hints.caching(role);
         let mut out = Vec::new();
         for c in &self.starts {
             let fill_t = if T::TYPE == ScalarType::F32 {
@@ -325,11 +456,12 @@ impl Rows {
                 // The fill goes in after widening (an f32 immediate is not a 16-bit one).
                 zero::<T>()
             };
-            let v = k.load_n(
+            let v = k.load_n_with(
                 buf,
                 [self.row.into(), c.clone()],
                 self.cfg.vec as usize,
                 fill_t,
+                caching,
             )?;
             out.extend(widen(k, &v)?);
         }
@@ -391,11 +523,13 @@ impl Rows {
         k: &mut KernelBuilder,
         buf: &Buffer<T>,
         v: &[Reg<ty::F32>],
+        role: Role,
     ) -> Result<()> {
         let vec = self.cfg.vec as usize;
+        let caching = self.cfg.hints.caching(role);
         for (c, part) in self.starts.iter().zip(v.chunks(vec)) {
             let out = narrow::<T>(k, part)?;
-            k.store_n(buf, [self.row.into(), c.clone()], &out)?;
+            k.store_n_with(buf, [self.row.into(), c.clone()], &out, caching)?;
         }
         Ok(())
     }
@@ -407,8 +541,9 @@ impl Rows {
         w: &Buffer<T>,
     ) -> Result<Vec<Reg<ty::F32>>> {
         let mut out = Vec::new();
+        let caching = self.cfg.hints.caching(Role::Shared);
         for c in &self.starts {
-            let v = k.load_n(w, [c.clone()], self.cfg.vec as usize, zero::<T>())?;
+            let v = k.load_n_with(w, [c.clone()], self.cfg.vec as usize, zero::<T>(), caching)?;
             out.extend(widen(k, &v)?);
         }
         Ok(out)
@@ -485,6 +620,11 @@ impl RowKernel {
             (row, Expr::Const(0))
         };
         let [t] = k.thread_id([cfg.threads])?;
+        if cfg.hints != RowHints::None {
+            // One policy of each priority for the whole kernel, made before any loop.
+            k.l2_policy(ptx_isa::builder::L2Evict::Last)?;
+            k.l2_policy(ptx_isa::builder::L2Evict::First)?;
+        }
         if cfg.looped {
             let io = RowIo {
                 x: &x,
@@ -511,7 +651,7 @@ impl RowKernel {
         };
         match op {
             RowOp::Softmax | RowOp::LogSoftmax => {
-                let mut v = r.load(&mut k, &x, f32::NEG_INFINITY)?;
+                let mut v = r.load(&mut k, &x, f32::NEG_INFINITY, Role::Last)?;
                 let max = k.reduce(ReduceOp::Max, &v, cta)?;
                 let bias = k.mul_of(max, -LOG2_E)?;
                 let e = v
@@ -531,21 +671,21 @@ impl RowKernel {
                         .map(|&x| k.sub_of(x, shift))
                         .collect::<Result<_>>()?;
                 }
-                r.store(&mut k, &y, &v)?;
+                r.store(&mut k, &y, &v, Role::Out)?;
             }
             RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
                 let Some(w) = &w else {
                     return Err(k.error("a norm without its weight (internal)"));
                 };
-                let mut h = r.load(&mut k, &x, 0.0)?;
+                let mut h = r.load(&mut k, &x, 0.0, Role::Last)?;
                 if let Some(res) = &res {
-                    let rv = r.load(&mut k, res, 0.0)?;
+                    let rv = r.load(&mut k, res, 0.0, Role::Last)?;
                     h = h
                         .iter()
                         .zip(&rv)
                         .map(|(&a, &b)| k.add_of(a, b))
                         .collect::<Result<_>>()?;
-                    r.store(&mut k, res, &h)?;
+                    r.store(&mut k, res, &h, Role::Out)?;
                 }
                 let sq = h
                     .iter()
@@ -560,13 +700,13 @@ impl RowKernel {
                 // registers, which in a cluster's CTAs costs occupancy (up to 25% slower).
                 let wv = r.load_cols(&mut k, w)?;
                 let out = r.rms_scaled(&mut k, &h, rs, &wv)?;
-                r.store(&mut k, &y, &out)?;
+                r.store(&mut k, &y, &out, Role::Out)?;
             }
             RowOp::LayerNorm { eps } => {
                 let (Some(w), Some(b)) = (&w, &b) else {
                     return Err(k.error("a layer norm without its weight and bias (internal)"));
                 };
-                let v = r.load(&mut k, &x, 0.0)?;
+                let v = r.load(&mut k, &x, 0.0, Role::Last)?;
                 let inv_n = inv_count(&mut k, cols)?;
                 let s = k.reduce(ReduceOp::Sum, &v, cta)?;
                 let mean = k.mul_of(s, inv_n)?;
@@ -589,7 +729,7 @@ impl RowKernel {
                         k.fma_of(n, w, b)
                     })
                     .collect::<Result<Vec<_>>>()?;
-                r.store(&mut k, &y, &out)?;
+                r.store(&mut k, &y, &out, Role::Out)?;
                 if let Some((m, rs)) = &stats {
                     // Thread 0 of the row's first CTA writes the statistics.
                     let lead = k.simplify(&(slice.clone() + t));
@@ -667,7 +807,7 @@ fn looped<T: Elem>(
         RowOp::Softmax | RowOp::LogSoftmax => {
             let (m, s) = (acc(k, f32::NEG_INFINITY)?, acc(k, 0.0)?);
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, f32::NEG_INFINITY)?;
+                let v = r.load(k, io.x, f32::NEG_INFINITY, Role::Again)?;
                 let tm = k.reduce(ReduceOp::Max, &v, ReduceScope::Thread)?;
                 let m2 = k.max_of(m, tm)?;
                 let safe = finite_or_zero(k, m2)?;
@@ -693,7 +833,7 @@ fn looped<T: Elem>(
             let ln = k.log(sum)?;
             let shift = k.add_of(max, ln)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0)?;
+                let v = r.load(k, io.x, 0.0, Role::Last)?;
                 let out = v
                     .iter()
                     .map(|&x| {
@@ -705,22 +845,28 @@ fn looped<T: Elem>(
                         }
                     })
                     .collect::<Result<Vec<_>>>()?;
-                r.store(k, io.y, &out)
+                r.store(k, io.y, &out, Role::Out)
             })
         }
         RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
             let ss = acc(k, 0.0)?;
             let src = io.res.unwrap_or(io.x);
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let mut h = r.load(k, io.x, 0.0)?;
+                // With a residual, the second pass reads the sum back from it, not `x`.
+                let x_role = if io.res.is_some() {
+                    Role::Last
+                } else {
+                    Role::Again
+                };
+                let mut h = r.load(k, io.x, 0.0, x_role)?;
                 if let Some(res) = io.res {
-                    let rv = r.load(k, res, 0.0)?;
+                    let rv = r.load(k, res, 0.0, Role::Last)?;
                     h = h
                         .iter()
                         .zip(&rv)
                         .map(|(&a, &b)| k.add_of(a, b))
                         .collect::<Result<_>>()?;
-                    r.store(k, res, &h)?;
+                    r.store(k, res, &h, Role::Again)?;
                 }
                 for &a in &h {
                     k.fma(ss, a, a, ss)?;
@@ -736,10 +882,10 @@ fn looped<T: Elem>(
             };
             each_tile(k, cfg, row, cols, t, |k, r| {
                 // The residual's new values were written by this thread in the first pass.
-                let h = r.load(k, src, 0.0)?;
+                let h = r.load(k, src, 0.0, Role::Last)?;
                 let wv = r.load_cols(k, w)?;
                 let out = r.rms_scaled(k, &h, rs, &wv)?;
-                r.store(k, io.y, &out)
+                r.store(k, io.y, &out, Role::Out)
             })
         }
         RowOp::LayerNorm { eps } => {
@@ -748,7 +894,7 @@ fn looped<T: Elem>(
             };
             let sum = acc(k, 0.0)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0)?;
+                let v = r.load(k, io.x, 0.0, Role::Again)?;
                 let ts = k.reduce(ReduceOp::Sum, &v, ReduceScope::Thread)?;
                 k.add(sum, sum, ts)?;
                 Ok(())
@@ -759,7 +905,7 @@ fn looped<T: Elem>(
             // The variance of centred values: a second pass (stable where E[x²] - E[x]² is not).
             let ss = acc(k, 0.0)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0)?;
+                let v = r.load(k, io.x, 0.0, Role::Again)?;
                 for d in r.centred(k, &v, mean)? {
                     k.fma(ss, d, d, ss)?;
                 }
@@ -769,7 +915,7 @@ fn looped<T: Elem>(
             let var = k.fma_of(var_sum, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0)?;
+                let v = r.load(k, io.x, 0.0, Role::Last)?;
                 let wv = r.load_cols(k, w)?;
                 let bv = r.load_cols(k, b)?;
                 let out = v
@@ -781,7 +927,7 @@ fn looped<T: Elem>(
                         k.fma_of(n, w, b)
                     })
                     .collect::<Result<Vec<_>>>()?;
-                r.store(k, io.y, &out)
+                r.store(k, io.y, &out, Role::Out)
             })?;
             if let Some((m, rs)) = io.stats {
                 let first = k.cmp(ptx_isa::builder::CmpOp::Eq, t, 0)?;

@@ -1,7 +1,8 @@
 //! The row kernels' GPU check behind `ptxkit selftest` (`row_kernels`): every op of
 //! [`crate::library::rows`] on f32, f16 and bf16 rows of 1, 7, 1000, 4097, 8192, 40001, 65536
 //! and 262144 columns (the last three in a cluster or walked in tiles; the vector form where
-//! the width divides the columns, the scalar form elsewhere), fresh random data, outputs
+//! the width divides the columns, the scalar form elsewhere), and the variants the bench sweeps
+//! (cache hints; the looped form in small tiles) at 1 to 65536 columns, fresh random data, outputs
 //! poisoned, against the library's f64 host reference ([`rows::reference`]) computed from the
 //! rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
 
@@ -10,7 +11,7 @@ use ptx_isa::ty;
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::kernel::Elem;
 use crate::library::rows::{
-    self, RowArgs, RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves,
+    self, RowArgs, RowConfig, RowHints, RowKernel, RowOp, build_swiglu, build_swiglu_halves,
 };
 use crate::runtime::Arg;
 
@@ -84,17 +85,37 @@ pub(crate) fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>
     (h, back)
 }
 
-/// One op at one width over `T` data held as `H` on the host: the largest relative error
-/// over its outputs.
+/// Which configuration of a row kernel a check builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// [`RowConfig::for_cols`].
+    Default,
+    /// The default with every cache hint ([`RowHints::ReuseStreamOut`]).
+    Hinted,
+    /// The looped form with the smallest tile the bench sweeps (256 threads x 8 values) and
+    /// cache hints: several tiles and a partial last one at these widths.
+    LoopedHinted,
+}
+
+/// One op at one width over `T` data held as `H` on the host, built as `variant`: the largest
+/// relative error over its outputs.
 fn one<T: Elem, H: Host>(
     ctx: &mut GpuCtx,
     op: RowOp,
     rows: usize,
     cols: usize,
+    variant: Variant,
 ) -> Result<f64, GpuCheckError> {
-    let cfg0 = RowConfig::for_cols(T::TYPE, cols as u32, false);
-    let vector = cols % cfg0.vec as usize == 0;
-    let cfg = RowConfig::for_cols(T::TYPE, cols as u32, vector);
+    let vector = cols % RowConfig::vec_for(T::TYPE) as usize == 0;
+    let cfg = match variant {
+        Variant::Default => RowConfig::for_cols(T::TYPE, cols as u32, vector),
+        Variant::Hinted => {
+            RowConfig::for_cols(T::TYPE, cols as u32, vector).with_hints(RowHints::ReuseStreamOut)
+        }
+        Variant::LoopedHinted => {
+            RowConfig::looped_with(T::TYPE, vector, 256, 8).with_hints(RowHints::Reuse)
+        }
+    };
     let k = RowKernel::build::<T>(ctx.target(), op, cfg)?;
     let loaded = ctx.load(&k.built)?;
     let (hx, fx) = random::<H>(ctx, rows * cols, 4.0);
@@ -228,12 +249,37 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 case: format!("{op:?} cols {cols}"),
                 source: Box::new(e),
             };
-            let e = one::<ty::F32, f32>(ctx, op, 3, cols).map_err(at)?;
+            let e = one::<ty::F32, f32>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
             note(e, 2e-4, format!("{} f32 cols {cols}", op.name()));
-            let e = one::<ty::F16, half::f16>(ctx, op, 3, cols).map_err(at)?;
+            let e = one::<ty::F16, half::f16>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
             note(e, 2e-3, format!("{} f16 cols {cols}", op.name()));
-            let e = one::<ty::Bf16, half::bf16>(ctx, op, 3, cols).map_err(at)?;
+            let e = one::<ty::Bf16, half::bf16>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
             note(e, 1.6e-2, format!("{} bf16 cols {cols}", op.name()));
+        }
+        // The variants the bench sweeps: cache hints on the register and cluster forms, and the
+        // looped form in small tiles (f32, and bf16 for the 16-bit path).
+        for (variant, widths) in [
+            (Variant::Hinted, &[1usize, 7, 1000, 4097, 8192, 65_536][..]),
+            (Variant::LoopedHinted, &[1, 7, 1000, 4097, 8192][..]),
+        ] {
+            for &cols in widths {
+                let at = |e: GpuCheckError| GpuCheckError::Case {
+                    case: format!("{op:?} {variant:?} cols {cols}"),
+                    source: Box::new(e),
+                };
+                let e = one::<ty::F32, f32>(ctx, op, 3, cols, variant).map_err(at)?;
+                note(
+                    e,
+                    2e-4,
+                    format!("{} f32 {variant:?} cols {cols}", op.name()),
+                );
+                let e = one::<ty::Bf16, half::bf16>(ctx, op, 3, cols, variant).map_err(at)?;
+                note(
+                    e,
+                    1.6e-2,
+                    format!("{} bf16 {variant:?} cols {cols}", op.name()),
+                );
+            }
         }
     }
     for cols in [1usize, 7, 1000, 4097] {
@@ -250,7 +296,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst.0,
         tolerance: 1.0,
         detail: format!(
-            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance, worst: {}",
+            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536, looped in 2048-column tiles with hints at 1 to 8192); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance, worst: {}",
             worst.1
         ),
     })
