@@ -4,7 +4,7 @@
 #   benches/gpu.sh build         # here (has Rust): build release binaries into .gpu/ (git-ignored)
 #   benches/gpu.sh run           # there (no Rust): both parts below (over one call's 10 minutes)
 #   benches/gpu.sh run checks    # selftest, examples, GPU tests, sanitizer, the GEMM and cuBLAS
-#   benches/gpu.sh run rows      # the row kernels, torch eager and torch.compile, ncu of both
+#   benches/gpu.sh run rows      # the row kernels' checks, their sweep, torch eager and compile, ncu
 #   benches/gpu.sh run attn      # attention: its check, TFLOP/s vs torch SDPA, memcheck/racecheck
 #
 # `run` writes logs under $OUT (or ./gpu-out) and prints the tables last.
@@ -63,24 +63,30 @@ run)
     grep '^|\|^device' "$out/bench-gemm.txt" || tail -20 "$out/bench-gemm.txt"
   fi
   if [ "$part" = all ] || [ "$part" = rows ]; then
-    timeout 240 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
+    # The variants the bench sweeps are checked first (f64 reference, poisoned outputs).
+    timeout 60 .gpu/ptxkit selftest --only row_kernels > "$out/selftest-rows.txt" 2>&1
+    echo "row kernels selftest: $(tail -3 "$out/selftest-rows.txt" | tr '\n' ' ')"
+    # Every configuration of the sweep (it stops sweeping after ROWS_SWEEP_SECONDS).
+    ROWS_SWEEP_SECONDS=170 timeout 240 .gpu/bench-rows --bench > "$out/bench-rows.txt" 2>&1
     timeout 200 python3 benches/rows_torch.py > "$out/rows-torch.txt" 2>&1
-    # The kernel's own duration (no launch or event in it), ours and torch.compile's, at the
-    # boost clock the event timings ran at.
-    ncu_args=(--clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats)
+    # The kernel's own duration, occupancy and L2 hit rate of the configuration that won each
+    # case (its name is the table's sixth column), at the boost clock the event timings ran at.
+    # torch.compile's profile of these cases is in notes/rows-run6-h100-ncu-boost.log.
+    ncu_args=(--clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats
+      --section MemoryWorkloadAnalysis)
     n=0
     for case in "rmsnorm bf16 4096x8192" "layernorm bf16 4096x8192" "rmsnorm f32 16384x8192"; do
       n=$((n + 1))
-      ROWS_ONLY="$case" ROWS_NO_SWEEP=1 timeout 60 ncu "${ncu_args[@]}" -k regex:norm -s 3 -c 1 \
+      set -- $case
+      cfg=$(grep "^| $1 | $2 | $3 |" "$out/bench-rows.txt" | head -1 | cut -d'|' -f7 | tr -d ' ')
+      ROWS_ONLY="$case" ROWS_CONFIG="$cfg" timeout 60 ncu "${ncu_args[@]}" -k regex:norm -s 3 -c 1 \
         .gpu/bench-rows --bench > "$out/ncu-ours-$n.txt" 2>&1
-      ROWS_ONLY="$case" ROWS_PROFILE=1 timeout 100 ncu --profile-from-start off "${ncu_args[@]}" \
-        python3 benches/rows_torch.py > "$out/ncu-torch-$n.txt" 2>&1
-      for who in ours torch; do
-        echo "$case $who: $(grep -E '^ +Duration' "$out/ncu-$who-$n.txt" | head -1)"
-      done
+      echo "$case $cfg: $(grep -E '^ +(Duration|Achieved Occupancy|L2 Hit Rate) ' "$out/ncu-ours-$n.txt" |
+        tr -s ' ' | tr '\n' ';')"
     done
     grep '^|\|^device' "$out/bench-rows.txt" || tail -20 "$out/bench-rows.txt"
     grep '^|\|^device\|copy' "$out/rows-torch.txt" || tail -20 "$out/rows-torch.txt"
+    grep '^sweep' "$out/bench-rows.txt"
   fi
   if [ "$part" = all ] || [ "$part" = attn ]; then
     # The check first (bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths), then the

@@ -177,7 +177,7 @@ fn gpu(_c: &mut Criterion) {
     // configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a profiler run
     // wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
     let only = std::env::var("ROWS_ONLY").ok();
-    let pick = std::env::var("ROWS_CONFIG").ok();
+    let pick = std::env::var("ROWS_CONFIG").ok().filter(|s| !s.is_empty());
     let sweep = std::env::var_os("ROWS_NO_SWEEP").is_none();
     // Past this many seconds the sweep stops (the default alone is timed), so the whole bench
     // stays inside the GPU call's limit for it (`benches/gpu.sh`: 240 s).

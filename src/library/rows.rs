@@ -139,8 +139,8 @@ pub struct RowConfig {
     /// Whether the kernel assumes the column count is a multiple of `vec` (vector accesses).
     pub vector: bool,
     /// Rows wider than the registers hold: the CTA walks the row in tiles of
-    /// `threads * vec * chunks` columns, a first pass for the statistics (LayerNorm: two) and a
-    /// last one that writes (the row comes back from L2 for the later passes).
+    /// `threads * vec * chunks` columns, a first pass for the statistics and a second that
+    /// writes (the row comes back from L2 for it).
     pub looped: bool,
     /// What the kernel's accesses tell the caches ([`RowHints`]).
     pub hints: RowHints,
@@ -498,21 +498,39 @@ impl Rows {
             .collect()
     }
 
+    /// Whether each of this thread's columns lies inside the row: one test per access in the
+    /// vector form (its start and the column count are multiples of its width, so it is wholly
+    /// in or out), one per element in the scalar form.
+    fn inside(&self, k: &mut KernelBuilder) -> Result<Vec<ptx_isa::Pred>> {
+        let vec = self.cfg.vec as usize;
+        let mut out = Vec::with_capacity(self.starts.len() * vec);
+        for start in &self.starts {
+            if self.cfg.vector {
+                let p = k.cmp(ptx_isa::builder::CmpOp::Lt, start.clone(), self.cols)?;
+                out.extend(std::iter::repeat_n(p, vec));
+            } else {
+                for j in 0..vec {
+                    let c = k.simplify(&(start.clone() + j as i64));
+                    out.push(k.cmp(ptx_isa::builder::CmpOp::Lt, c, self.cols)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// `v - mean` for this thread's columns, 0 past the row's end (so they add nothing to a sum).
     fn centred(
         &self,
         k: &mut KernelBuilder,
         v: &[Reg<ty::F32>],
-        mean: Reg<ty::F32>,
+        mean: impl Into<ptx_isa::Src<ty::F32>> + Copy,
     ) -> Result<Vec<Reg<ty::F32>>> {
-        let vec = self.cfg.vec as usize;
+        let inside = self.inside(k)?;
         v.iter()
-            .enumerate()
-            .map(|(i, &a)| {
-                let c = k.simplify(&(self.starts[i / vec].clone() + (i % vec) as i64));
+            .zip(inside)
+            .map(|(&a, p)| {
                 let d = k.sub_of(a, mean)?;
-                let inside = k.cmp(ptx_isa::builder::CmpOp::Lt, c, self.cols)?;
-                k.select(inside, d, 0.0f32)
+                k.select(p, d, 0.0f32)
             })
             .collect()
     }
@@ -792,7 +810,8 @@ fn finite_or_zero(k: &mut KernelBuilder, m: Reg<ty::F32>) -> Result<Reg<ty::F32>
 }
 
 /// The long-row form: statistics in a first pass over the row's tiles (online softmax: a running
-/// maximum and a sum rescaled when it grows), reduced over the CTA, then a pass that writes.
+/// maximum and a sum rescaled when it grows; LayerNorm: a running count, mean and squared
+/// deviation merged tile by tile), reduced over the CTA, then a pass that writes.
 fn looped<T: Elem>(
     k: &mut KernelBuilder,
     op: RowOp,
@@ -892,26 +911,55 @@ fn looped<T: Elem>(
             let (Some(w), Some(b)) = (io.w, io.b) else {
                 return Err(k.error("a layer norm without its weight and bias (internal)"));
             };
-            let sum = acc(k, 0.0)?;
+            // One pass for both statistics: each thread keeps the count, mean and sum of
+            // squared deviations of the columns it has seen, and merges each tile's own (its
+            // mean, and its values' squared deviations from it) into them with Chan et al.'s
+            // pairwise update: as stable as centring the whole row, with one read of it.
+            let (n, m, m2) = (acc(k, 0.0)?, acc(k, 0.0)?, acc(k, 0.0)?);
             each_tile(k, cfg, row, cols, t, |k, r| {
                 let v = r.load(k, io.x, 0.0, Role::Again)?;
-                let ts = k.reduce(ReduceOp::Sum, &v, ReduceScope::Thread)?;
-                k.add(sum, sum, ts)?;
+                let ones = r
+                    .inside(k)?
+                    .into_iter()
+                    .map(|p| k.select(p, 1.0f32, 0.0f32))
+                    .collect::<Result<Vec<_>>>()?;
+                let count = k.reduce(ReduceOp::Sum, &ones, ReduceScope::Thread)?;
+                let sum = k.reduce(ReduceOp::Sum, &v, ReduceScope::Thread)?;
+                // Tiles past the row's end count 0: divide by at least 1.
+                let at_least_one = k.max_of(count, 1.0f32)?;
+                let inv_count = k.rcp_of(at_least_one)?;
+                let tile_mean = k.mul_of(sum, inv_count)?;
+                let d = r.centred(k, &v, tile_mean)?;
+                let sq = d
+                    .iter()
+                    .map(|&a| k.mul_of(a, a))
+                    .collect::<Result<Vec<_>>>()?;
+                let tile_m2 = k.reduce(ReduceOp::Sum, &sq, ReduceScope::Thread)?;
+                // n' = n + c; m' = m + delta c / n'; m2' = m2 + m2_tile + delta^2 n c / n'.
+                let n2 = k.add_of(n, count)?;
+                let at_least_one = k.max_of(n2, 1.0f32)?;
+                let inv_n2 = k.rcp_of(at_least_one)?;
+                let share = k.mul_of(count, inv_n2)?;
+                let delta = k.sub_of(tile_mean, m)?;
+                let m_next = k.fma_of(delta, share, m)?;
+                let weight = k.mul_of(n, share)?;
+                let delta2 = k.mul_of(delta, delta)?;
+                let spread = k.fma_of(delta2, weight, tile_m2)?;
+                k.add(m2, m2, spread)?;
+                k.mov(m, m_next)?;
+                k.mov(n, n2)?;
                 Ok(())
             })?;
+            // The row's mean from the threads' sums, then its squared deviations: each
+            // thread's own plus its count times its mean's distance from the row's squared.
             let inv_n = inv_count(k, cols)?;
-            let total = k.reduce(ReduceOp::Sum, &[sum], cta)?;
+            let part = k.mul_of(n, m)?;
+            let total = k.reduce(ReduceOp::Sum, &[part], cta)?;
             let mean = k.mul_of(total, inv_n)?;
-            // The variance of centred values: a second pass (stable where E[x²] - E[x]² is not).
-            let ss = acc(k, 0.0)?;
-            each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0, Role::Again)?;
-                for d in r.centred(k, &v, mean)? {
-                    k.fma(ss, d, d, ss)?;
-                }
-                Ok(())
-            })?;
-            let var_sum = k.reduce(ReduceOp::Sum, &[ss], cta)?;
+            let off = k.sub_of(m, mean)?;
+            let off2 = k.mul_of(off, off)?;
+            let mine = k.fma_of(off2, n, m2)?;
+            let var_sum = k.reduce(ReduceOp::Sum, &[mine], cta)?;
             let var = k.fma_of(var_sum, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
