@@ -320,3 +320,31 @@ fn the_sweep_is_distinct_and_named() {
         "1x256x32"
     );
 }
+
+/// A persistent row kernel (one CTA a row, in registers or looped) states a persistent grid and
+/// walks the rows in a loop stepped by the grid's size (`%nctaid.x`); a cluster per row cannot
+/// be persistent. ptxas assembles each with no spills.
+#[test]
+fn persistent_row_kernels_loop_over_rows() {
+    use ptxkit::library::rows::RowHints;
+    for op in OPS {
+        for cfg in [
+            RowConfig::for_cols(ScalarType::Bf16, 8192, true),
+            RowConfig::looped_with(ScalarType::Bf16, true, 512, 8),
+        ] {
+            let cfg = cfg.with_hints(RowHints::Reuse).on_persistent_grid();
+            assert!(cfg.to_string().starts_with('P'), "{cfg}");
+            let k = RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg).unwrap();
+            assert!(k.built.launch_spec().persistent.is_some(), "{op:?} {cfg}");
+            let ptx = k.built.ptx();
+            assert!(
+                ptx.contains("%nctaid.x") && ptx.contains("bra $L"),
+                "{op:?} {cfg}\n{ptx}"
+            );
+            assemble_no_spills(ptx, Target::Sm90a);
+        }
+        let cluster = RowConfig::for_cols(ScalarType::F32, 65536, true).on_persistent_grid();
+        assert!(cluster.cluster > 1);
+        assert!(RowKernel::build::<ty::F32>(Target::Sm90a, op, cluster).is_err());
+    }
+}

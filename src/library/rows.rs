@@ -144,6 +144,10 @@ pub struct RowConfig {
     pub looped: bool,
     /// What the kernel's accesses tell the caches ([`RowHints`]).
     pub hints: RowHints,
+    /// A persistent grid (one CTA per row only): as many CTAs as the device holds at once,
+    /// each taking rows `cta, cta + grid, ...` ([`KernelBuilder::persistent_for`]) instead of
+    /// one CTA launched per row.
+    pub persistent: bool,
 }
 
 /// The cache hints of a row kernel's accesses ([`Caching`]: `.L1::evict_*` and an L2 policy
@@ -196,12 +200,13 @@ impl RowHints {
 }
 
 impl std::fmt::Display for RowConfig {
-    /// `cluster x threads x values per thread`, `L` first when looped, then `h` (hints) or `H`
-    /// (hints, outputs streamed): `1x256x32`, `L1x512x8h`.
+    /// `cluster x threads x values per thread`, after `P` when persistent and `L` when looped,
+    /// then `h` (hints) or `H` (hints, outputs streamed): `1x256x32`, `L1x512x8h`, `P1x1024x8h`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}{}x{}x{}{}",
+            "{}{}{}x{}x{}{}",
+            if self.persistent { "P" } else { "" },
             if self.looped { "L" } else { "" },
             self.cluster,
             self.threads,
@@ -262,6 +267,7 @@ impl RowConfig {
                         vector,
                         looped: false,
                         hints: RowHints::None,
+                        persistent: false,
                     });
                 }
             }
@@ -303,12 +309,21 @@ impl RowConfig {
             vector,
             looped: true,
             hints: RowHints::None,
+            persistent: false,
         }
     }
 
     /// This configuration with `hints`.
     pub fn with_hints(self, hints: RowHints) -> RowConfig {
         RowConfig { hints, ..self }
+    }
+
+    /// This configuration on a persistent grid ([`RowConfig::persistent`]).
+    pub fn on_persistent_grid(self) -> RowConfig {
+        RowConfig {
+            persistent: true,
+            ..self
+        }
     }
 
     /// The looped form with `threads` threads keeping `values` elements each per tile (a
@@ -324,10 +339,11 @@ impl RowConfig {
 
     /// The configurations worth timing for rows of `cols` columns of `dtype`, the default
     /// ([`RowConfig::for_cols`]) first: the default and each register-resident candidate of the
-    /// smallest cluster that holds the row, without and with [`RowHints::Reuse`]; and, for rows wider
+    /// smallest cluster that holds the row, without and with [`RowHints::Reuse`] (and, for one
+    /// CTA a row, with hints on a persistent grid); and, for rows wider
     /// than a tile, the looped form at 256, 512 and 1024 threads with 8 or 16 values a thread,
     /// without hints, with [`RowHints::Reuse`] (the first pass's loads kept in L2 for the second)
-    /// and with [`RowHints::ReuseStreamOut`].
+    /// and with [`RowHints::ReuseStreamOut`] (8 values: also with hints on a persistent grid).
     pub fn sweep(dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
         let default = RowConfig::for_cols(dtype, cols, vector);
         let mut out = vec![default, default.with_hints(RowHints::Reuse)];
@@ -336,6 +352,9 @@ impl RowConfig {
         for c in all.into_iter().filter(|c| c.cluster == smallest) {
             out.push(c);
             out.push(c.with_hints(RowHints::Reuse));
+            if c.cluster == 1 {
+                out.push(c.with_hints(RowHints::Reuse).on_persistent_grid());
+            }
         }
         for threads in [256u32, 512, 1024] {
             for values in [8u32, 16] {
@@ -346,6 +365,9 @@ impl RowConfig {
                 out.push(l);
                 out.push(l.with_hints(RowHints::Reuse));
                 out.push(l.with_hints(RowHints::ReuseStreamOut));
+                if values == 8 {
+                    out.push(l.with_hints(RowHints::Reuse).on_persistent_grid());
+                }
             }
         }
         let mut seen = Vec::new();
@@ -594,6 +616,9 @@ impl RowKernel {
         if cfg.threads % 32 != 0 || cfg.threads == 0 || cfg.threads > 1024 || cfg.vec == 0 {
             return Err(k.error(format!("{cfg:?}: whole warps, at most 1024 threads")));
         }
+        if cfg.persistent && cfg.cluster > 1 && !cfg.looped {
+            return Err(k.error(format!("{cfg:?}: a persistent grid of one CTA per row")));
+        }
         let rows = k.symbol("rows")?;
         let mut facts = ExtentFacts::NONE
             .at_least(1)
@@ -629,13 +654,17 @@ impl RowKernel {
             _ => None,
         };
         // One CTA per row, or one cluster per row with each CTA on a slice of it.
+        // One CTA per row, one cluster per row with each CTA on a slice of it, or (persistent)
+        // rows handed out in a loop.
         let (row, slice) = if cfg.cluster > 1 && !cfg.looped {
             let [row] = k.cluster_id([rows])?;
             let [rank] = k.cta_id_in_cluster([cfg.cluster], None)?;
-            (row, Expr::from(rank) * cfg.tile())
+            (Some(row), Expr::from(rank) * cfg.tile())
+        } else if cfg.persistent {
+            (None, Expr::Const(0))
         } else {
             let [row] = k.cta_id([rows])?;
-            (row, Expr::Const(0))
+            (Some(row), Expr::Const(0))
         };
         let [t] = k.thread_id([cfg.threads])?;
         if cfg.hints != RowHints::None {
@@ -643,122 +672,29 @@ impl RowKernel {
             k.l2_policy(ptx_isa::builder::L2Evict::Last)?;
             k.l2_policy(ptx_isa::builder::L2Evict::First)?;
         }
-        if cfg.looped {
-            let io = RowIo {
-                x: &x,
-                res: res.as_ref(),
-                w: w.as_ref(),
-                b: b.as_ref(),
-                y: &y,
-                stats: stats.as_ref(),
-            };
-            looped(&mut k, op, cfg, row, cols, t, &io)?;
-            return Ok(RowKernel {
-                op,
-                cfg,
-                built: k.finish()?,
-            });
-        }
-        let r = Rows::at(&mut k, row, cols, t, slice.clone(), cfg);
-        let cta = if cfg.cluster > 1 {
+        let io = RowIo {
+            x: &x,
+            res: res.as_ref(),
+            w: w.as_ref(),
+            b: b.as_ref(),
+            y: &y,
+            stats: stats.as_ref(),
+        };
+        if cfg.cluster > 1 {
             // The start-up barrier of the cluster's shared-memory exchange overlaps the loads.
             k.cluster_arrive_early()?;
-            ReduceScope::Cluster
-        } else {
-            ReduceScope::Cta
+        }
+        let one_row = |k: &mut KernelBuilder, row: Var| {
+            if cfg.looped {
+                looped(k, op, cfg, row, cols, t, &io)
+            } else {
+                in_registers(k, op, cfg, row, cols, t, slice.clone(), &io)
+            }
         };
-        match op {
-            RowOp::Softmax | RowOp::LogSoftmax => {
-                let mut v = r.load(&mut k, &x, f32::NEG_INFINITY, Role::Last)?;
-                let max = k.reduce(ReduceOp::Max, &v, cta)?;
-                let bias = k.mul_of(max, -LOG2_E)?;
-                let e = v
-                    .iter()
-                    .map(|&x| k.exp2_fma(x, LOG2_E, bias))
-                    .collect::<Result<Vec<_>>>()?;
-                let sum = k.reduce(ReduceOp::Sum, &e, cta)?;
-                if op == RowOp::Softmax {
-                    let inv = k.rcp_of(sum)?;
-                    v = e.iter().map(|&e| k.mul_of(e, inv)).collect::<Result<_>>()?;
-                } else {
-                    // x - (max + ln(sum))
-                    let ln = k.log(sum)?;
-                    let shift = k.add_of(max, ln)?;
-                    v = v
-                        .iter()
-                        .map(|&x| k.sub_of(x, shift))
-                        .collect::<Result<_>>()?;
-                }
-                r.store(&mut k, &y, &v, Role::Out)?;
-            }
-            RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
-                let Some(w) = &w else {
-                    return Err(k.error("a norm without its weight (internal)"));
-                };
-                let mut h = r.load(&mut k, &x, 0.0, Role::Last)?;
-                if let Some(res) = &res {
-                    let rv = r.load(&mut k, res, 0.0, Role::Last)?;
-                    h = h
-                        .iter()
-                        .zip(&rv)
-                        .map(|(&a, &b)| k.add_of(a, b))
-                        .collect::<Result<_>>()?;
-                    r.store(&mut k, res, &h, Role::Out)?;
-                }
-                let sq = h
-                    .iter()
-                    .map(|&a| k.mul_of(a, a))
-                    .collect::<Result<Vec<_>>>()?;
-                let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
-                let inv_n = inv_count(&mut k, cols)?;
-                let ms = k.fma_of(ss, inv_n, eps)?;
-                let rs = k.rsqrt_of(ms)?;
-                // The weight is loaded here, after the reduction: loading it with the row (to
-                // hide its latency behind the barrier) measured no faster on an H100 and costs
-                // registers, which in a cluster's CTAs costs occupancy (up to 25% slower).
-                let wv = r.load_cols(&mut k, w)?;
-                let out = r.rms_scaled(&mut k, &h, rs, &wv)?;
-                r.store(&mut k, &y, &out, Role::Out)?;
-            }
-            RowOp::LayerNorm { eps } => {
-                let (Some(w), Some(b)) = (&w, &b) else {
-                    return Err(k.error("a layer norm without its weight and bias (internal)"));
-                };
-                let v = r.load(&mut k, &x, 0.0, Role::Last)?;
-                let inv_n = inv_count(&mut k, cols)?;
-                let s = k.reduce(ReduceOp::Sum, &v, cta)?;
-                let mean = k.mul_of(s, inv_n)?;
-                // Two passes over the registers: the variance of centred values (stable), with
-                // the columns past the row masked out of the sum.
-                let d = r.centred(&mut k, &v, mean)?;
-                let sq = d
-                    .iter()
-                    .map(|&a| k.mul_of(a, a))
-                    .collect::<Result<Vec<_>>>()?;
-                let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
-                let var = k.fma_of(ss, inv_n, eps)?;
-                let rstd = k.rsqrt_of(var)?;
-                let (wv, bv) = (r.load_cols(&mut k, w)?, r.load_cols(&mut k, b)?);
-                let out = d
-                    .iter()
-                    .zip(wv.iter().zip(&bv))
-                    .map(|(&a, (&w, &b))| {
-                        let n = k.mul_of(a, rstd)?;
-                        k.fma_of(n, w, b)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                r.store(&mut k, &y, &out, Role::Out)?;
-                if let Some((m, rs)) = &stats {
-                    // Thread 0 of the row's first CTA writes the statistics.
-                    let lead = k.simplify(&(slice.clone() + t));
-                    let first = k.cmp(ptx_isa::builder::CmpOp::Eq, lead, 0)?;
-                    k.if_(first, |k| {
-                        k.store(m, [row], mean)?;
-                        k.store(rs, [row], rstd)
-                    })
-                    .end()?;
-                }
-            }
+        match row {
+            Some(row) => one_row(&mut k, row)?,
+            // A persistent grid: each CTA takes rows `cta, cta + grid, ...`.
+            None => k.persistent_for(rows, None, one_row)?,
         }
         Ok(RowKernel {
             op,
@@ -766,6 +702,121 @@ impl RowKernel {
             built: k.finish()?,
         })
     }
+}
+
+/// One row in registers (one read, one write): this thread's columns of it from `slice` on
+/// (the cluster's CTA's part), the statistics reduced over the CTA (or the cluster).
+#[allow(clippy::too_many_arguments)]
+fn in_registers<T: Elem>(
+    k: &mut KernelBuilder,
+    op: RowOp,
+    cfg: RowConfig,
+    row: Var,
+    cols: Var,
+    t: Var,
+    slice: Expr,
+    io: &RowIo<'_, T>,
+) -> Result<()> {
+    let r = Rows::at(k, row, cols, t, slice.clone(), cfg);
+    let cta = if cfg.cluster > 1 {
+        ReduceScope::Cluster
+    } else {
+        ReduceScope::Cta
+    };
+    match op {
+        RowOp::Softmax | RowOp::LogSoftmax => {
+            let mut v = r.load(k, io.x, f32::NEG_INFINITY, Role::Last)?;
+            let max = k.reduce(ReduceOp::Max, &v, cta)?;
+            let bias = k.mul_of(max, -LOG2_E)?;
+            let e = v
+                .iter()
+                .map(|&x| k.exp2_fma(x, LOG2_E, bias))
+                .collect::<Result<Vec<_>>>()?;
+            let sum = k.reduce(ReduceOp::Sum, &e, cta)?;
+            if op == RowOp::Softmax {
+                let inv = k.rcp_of(sum)?;
+                v = e.iter().map(|&e| k.mul_of(e, inv)).collect::<Result<_>>()?;
+            } else {
+                // x - (max + ln(sum))
+                let ln = k.log(sum)?;
+                let shift = k.add_of(max, ln)?;
+                v = v
+                    .iter()
+                    .map(|&x| k.sub_of(x, shift))
+                    .collect::<Result<_>>()?;
+            }
+            r.store(k, io.y, &v, Role::Out)?;
+        }
+        RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
+            let Some(w) = io.w else {
+                return Err(k.error("a norm without its weight (internal)"));
+            };
+            let mut h = r.load(k, io.x, 0.0, Role::Last)?;
+            if let Some(res) = io.res {
+                let rv = r.load(k, res, 0.0, Role::Last)?;
+                h = h
+                    .iter()
+                    .zip(&rv)
+                    .map(|(&a, &b)| k.add_of(a, b))
+                    .collect::<Result<_>>()?;
+                r.store(k, res, &h, Role::Out)?;
+            }
+            let sq = h
+                .iter()
+                .map(|&a| k.mul_of(a, a))
+                .collect::<Result<Vec<_>>>()?;
+            let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+            let inv_n = inv_count(k, cols)?;
+            let ms = k.fma_of(ss, inv_n, eps)?;
+            let rs = k.rsqrt_of(ms)?;
+            // The weight is loaded here, after the reduction: loading it with the row (to
+            // hide its latency behind the barrier) measured no faster on an H100 and costs
+            // registers, which in a cluster's CTAs costs occupancy (up to 25% slower).
+            let wv = r.load_cols(k, w)?;
+            let out = r.rms_scaled(k, &h, rs, &wv)?;
+            r.store(k, io.y, &out, Role::Out)?;
+        }
+        RowOp::LayerNorm { eps } => {
+            let (Some(w), Some(b)) = (io.w, io.b) else {
+                return Err(k.error("a layer norm without its weight and bias (internal)"));
+            };
+            let v = r.load(k, io.x, 0.0, Role::Last)?;
+            let inv_n = inv_count(k, cols)?;
+            let s = k.reduce(ReduceOp::Sum, &v, cta)?;
+            let mean = k.mul_of(s, inv_n)?;
+            // Two passes over the registers: the variance of centred values (stable), with
+            // the columns past the row masked out of the sum.
+            let d = r.centred(k, &v, mean)?;
+            let sq = d
+                .iter()
+                .map(|&a| k.mul_of(a, a))
+                .collect::<Result<Vec<_>>>()?;
+            let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+            let var = k.fma_of(ss, inv_n, eps)?;
+            let rstd = k.rsqrt_of(var)?;
+            let (wv, bv) = (r.load_cols(k, w)?, r.load_cols(k, b)?);
+            let out = d
+                .iter()
+                .zip(wv.iter().zip(&bv))
+                .map(|(&a, (&w, &b))| {
+                    let n = k.mul_of(a, rstd)?;
+                    k.fma_of(n, w, b)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            r.store(k, io.y, &out, Role::Out)?;
+            if let Some((m, rs)) = io.stats {
+                // Thread 0 of the row's first CTA writes the statistics.
+                let lead = k.simplify(&(slice.clone() + t));
+                let first = k.cmp(ptx_isa::builder::CmpOp::Eq, lead, 0)?;
+                k.if_(first, |k| {
+                    k.store(m, [row], mean)?;
+                    k.store(rs, [row], rstd)
+                })
+                .end()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A row kernel's tensors.

@@ -2,7 +2,8 @@
 //! [`crate::library::rows`] on f32, f16 and bf16 rows of 1, 7, 1000, 4097, 8192, 40001, 65536
 //! and 262144 columns (the last three in a cluster or walked in tiles; the vector form where
 //! the width divides the columns, the scalar form elsewhere), and the variants the bench sweeps
-//! (cache hints; the looped form in small tiles) at 1 to 65536 columns, fresh random data, outputs
+//! (cache hints; the looped form in small tiles; a persistent grid over more rows than it holds
+//! CTAs) at 1 to 65536 columns, fresh random data, outputs
 //! poisoned, against the library's f64 host reference ([`rows::reference`]) computed from the
 //! rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
 
@@ -95,6 +96,11 @@ enum Variant {
     /// The looped form with the smallest tile the bench sweeps (256 threads x 8 values) and
     /// cache hints: several tiles and a partial last one at these widths.
     LoopedHinted,
+    /// The default (one CTA a row) with hints on a persistent grid: checked with more rows
+    /// than the device holds CTAs, so CTAs take several rows each.
+    Persistent,
+    /// [`Variant::LoopedHinted`] on a persistent grid.
+    PersistentLooped,
 }
 
 /// One op at one width over `T` data held as `H` on the host, built as `variant`: the largest
@@ -115,6 +121,12 @@ fn one<T: Elem, H: Host>(
         Variant::LoopedHinted => {
             RowConfig::looped_with(T::TYPE, vector, 256, 8).with_hints(RowHints::Reuse)
         }
+        Variant::Persistent => RowConfig::for_cols(T::TYPE, cols as u32, vector)
+            .with_hints(RowHints::Reuse)
+            .on_persistent_grid(),
+        Variant::PersistentLooped => RowConfig::looped_with(T::TYPE, vector, 256, 8)
+            .with_hints(RowHints::Reuse)
+            .on_persistent_grid(),
     };
     let k = RowKernel::build::<T>(ctx.target(), op, cfg)?;
     let loaded = ctx.load(&k.built)?;
@@ -258,22 +270,29 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         }
         // The variants the bench sweeps: cache hints on the register and cluster forms, and the
         // looped form in small tiles (f32, and bf16 for the 16-bit path).
-        for (variant, widths) in [
-            (Variant::Hinted, &[1usize, 7, 1000, 4097, 8192, 65_536][..]),
-            (Variant::LoopedHinted, &[1, 7, 1000, 4097, 8192][..]),
+        for (variant, rows, widths) in [
+            (
+                Variant::Hinted,
+                3,
+                &[1usize, 7, 1000, 4097, 8192, 65_536][..],
+            ),
+            (Variant::LoopedHinted, 3, &[1, 7, 1000, 4097, 8192][..]),
+            // More rows than resident CTAs (132 SMs x at most 16 CTAs on an H100).
+            (Variant::Persistent, 3000, &[7, 1000][..]),
+            (Variant::PersistentLooped, 2000, &[4097][..]),
         ] {
             for &cols in widths {
                 let at = |e: GpuCheckError| GpuCheckError::Case {
                     case: format!("{op:?} {variant:?} cols {cols}"),
                     source: Box::new(e),
                 };
-                let e = one::<ty::F32, f32>(ctx, op, 3, cols, variant).map_err(at)?;
+                let e = one::<ty::F32, f32>(ctx, op, rows, cols, variant).map_err(at)?;
                 note(
                     e,
                     2e-4,
                     format!("{} f32 {variant:?} cols {cols}", op.name()),
                 );
-                let e = one::<ty::Bf16, half::bf16>(ctx, op, 3, cols, variant).map_err(at)?;
+                let e = one::<ty::Bf16, half::bf16>(ctx, op, rows, cols, variant).map_err(at)?;
                 note(
                     e,
                     1.6e-2,
@@ -296,7 +315,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst.0,
         tolerance: 1.0,
         detail: format!(
-            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536, looped in 2048-column tiles with hints at 1 to 8192); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance, worst: {}",
+            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097); swiglu both forms (f32/bf16); error as a fraction of the dtype's tolerance, worst: {}",
             worst.1
         ),
     })
