@@ -12,7 +12,9 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
-use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::library::rows::{
+    RowArgs, RowConfig, RowKernel, RowOp, SwigluConfig, build_swiglu_with,
+};
 use ptxkit::runtime::{
     Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms_cold,
 };
@@ -110,17 +112,15 @@ fn row_op<T: Elem, H: Element + Default>(
     Ok(out)
 }
 
-/// SwiGLU over `rows x cols` (gate and up separate): its GB/s.
+/// SwiGLU over `rows x cols` (gate and up separate): the GB/s of each configuration of
+/// `cfgs`, on the same tensors.
 fn swiglu<T: Elem, H: Element + Default>(
     dev: &Device,
+    cfgs: &[SwigluConfig],
     rows: usize,
     cols: usize,
-) -> Result<f64, String> {
+) -> Result<Vec<(SwigluConfig, Result<f64, String>)>, String> {
     let stream = dev.default_stream();
-    let k = build_swiglu::<T>(dev.target(), true).map_err(|e| e.to_string())?;
-    let loaded = k
-        .load(dev, &JitOptions::default())
-        .map_err(|e| e.to_string())?;
     let n = rows * cols;
     let t = || {
         DeviceTensor::<H>::from_host(&stream, &vec![H::default(); n], vec![n])
@@ -128,15 +128,71 @@ fn swiglu<T: Elem, H: Element + Default>(
     };
     let (g, u, mut y) = (t()?, t()?, t()?);
     let bytes = 3.0 * n as f64 * T::TYPE.bytes() as f64;
-    gbs(&stream, bytes, || {
-        loaded
-            .launch(
-                &stream,
-                &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
-            )
-            .map(|_| ())
-    })
-    .ok_or_else(|| "timing failed".to_string())
+    let mut out = Vec::new();
+    for &cfg in cfgs {
+        let timed = build_swiglu_with::<T>(dev.target(), true, cfg)
+            .map_err(|e| e.to_string())
+            .and_then(|k| {
+                k.load(dev, &JitOptions::default())
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|loaded| {
+                gbs(&stream, bytes, || {
+                    loaded
+                        .launch(
+                            &stream,
+                            &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
+                        )
+                        .map(|_| ())
+                })
+                .ok_or_else(|| "timing failed".to_string())
+            });
+        out.push((cfg, timed));
+    }
+    Ok(out)
+}
+
+/// The table row of one case (the best configuration's GB/s, the default's beside it) and
+/// its sweep line.
+fn report<C: Copy + PartialEq + std::fmt::Display>(
+    case: [&str; 3],
+    copy: f64,
+    default: C,
+    timed: &[(C, Result<f64, String>)],
+) -> String {
+    let [name, d, shape] = case;
+    let ok = || {
+        timed
+            .iter()
+            .filter_map(|(c, g)| g.as_ref().ok().map(|g| (*c, *g)))
+    };
+    let best = ok().fold(None, |b: Option<(C, f64)>, (c, g)| match b {
+        Some((_, bg)) if bg >= g => b,
+        _ => Some((c, g)),
+    });
+    let dflt = ok().find(|(c, _)| *c == default).map(|(_, g)| g);
+    match best {
+        Some((c, g)) => println!(
+            "| {name} | {d} | {shape} | {g:.0} | {:.3} | {c} | {} | {default} |",
+            g / copy,
+            dflt.map_or(String::new(), |g| format!("{g:.0}")),
+        ),
+        None => println!(
+            "| {name} | {d} | {shape} | not built: {} | | | | |",
+            timed
+                .iter()
+                .find_map(|(_, g)| g.as_ref().err().cloned())
+                .unwrap_or_default()
+        ),
+    }
+    let line: Vec<String> = timed
+        .iter()
+        .map(|(c, g)| match g {
+            Ok(g) => format!("{c} {g:.0}"),
+            Err(e) => format!("{c} failed ({e})"),
+        })
+        .collect();
+    format!("sweep {name} {d} {shape}: {}", line.join(", "))
 }
 
 /// Device-to-device copy of `bytes` (read + written counted): the bandwidth to compare with.
@@ -229,53 +285,42 @@ fn gpu(_c: &mut Criterion) {
                         continue;
                     }
                 };
-                let ok = || {
-                    timed
-                        .iter()
-                        .filter_map(|(c, g)| g.as_ref().ok().map(|g| (*c, *g)))
-                };
-                let best = ok().fold(None, |b: Option<(RowConfig, f64)>, (c, g)| match b {
-                    Some((_, bg)) if bg >= g => b,
-                    _ => Some((c, g)),
-                });
-                let dflt = ok().find(|(c, _)| *c == default).map(|(_, g)| g);
-                match best {
-                    Some((c, g)) => println!(
-                        "| {name} | {d} | {rows}x{cols} | {g:.0} | {:.3} | {c} | {} | {default} |",
-                        g / copy,
-                        dflt.map_or(String::new(), |g| format!("{g:.0}")),
-                    ),
-                    None => println!(
-                        "| {name} | {d} | {rows}x{cols} | not built: {} | | | | |",
-                        timed
-                            .iter()
-                            .find_map(|(_, g)| g.as_ref().err().cloned())
-                            .unwrap_or_default()
-                    ),
-                }
-                let line: Vec<String> = timed
-                    .iter()
-                    .map(|(c, g)| match g {
-                        Ok(g) => format!("{c} {g:.0}"),
-                        Err(e) => format!("{c} failed ({e})"),
-                    })
-                    .collect();
-                sweeps.push(format!("sweep {case}: {}", line.join(", ")));
+                sweeps.push(report(
+                    [name, d, &format!("{rows}x{cols}")],
+                    copy,
+                    default,
+                    &timed,
+                ));
             }
         }
         if only.is_some() {
             continue;
         }
-        for (dtype, r) in [
-            ("f32", swiglu::<ty::F32, f32>(&dev, rows, cols)),
-            ("bf16", swiglu::<ty::Bf16, half::bf16>(&dev, rows, cols)),
+        let all = SwigluConfig::sweep();
+        let cfgs = match &pick {
+            Some(p) => all
+                .iter()
+                .copied()
+                .filter(|c| c.to_string() == *p)
+                .collect(),
+            None if sweep && began.elapsed() < budget => all.clone(),
+            None => vec![all[0]],
+        };
+        for (d, r) in [
+            ("f32", swiglu::<ty::F32, f32>(&dev, &cfgs, rows, cols)),
+            (
+                "bf16",
+                swiglu::<ty::Bf16, half::bf16>(&dev, &cfgs, rows, cols),
+            ),
         ] {
             match r {
-                Ok(g) => println!(
-                    "| swiglu | {dtype} | {rows}x{cols} | {g:.0} | {:.3} | | | |",
-                    g / copy
-                ),
-                Err(e) => println!("| swiglu | {dtype} | {rows}x{cols} | not built: {e} | | | | |"),
+                Ok(timed) => sweeps.push(report(
+                    ["swiglu", d, &format!("{rows}x{cols}")],
+                    copy,
+                    all[0],
+                    &timed,
+                )),
+                Err(e) => println!("| swiglu | {d} | {rows}x{cols} | not run: {e} | | | | |"),
             }
         }
     }

@@ -348,3 +348,41 @@ fn persistent_row_kernels_loop_over_rows() {
         assert!(RowKernel::build::<ty::F32>(Target::Sm90a, op, cluster).is_err());
     }
 }
+
+/// Every SwiGLU configuration the bench sweeps assembles without spills; each thread's loads
+/// all come before its first store, streamed (`.L1::evict_first` + an evict-first policy) when
+/// asked.
+#[test]
+fn swiglu_configurations_assemble() {
+    use ptxkit::library::rows::{SwigluConfig, build_swiglu_with};
+    let all = SwigluConfig::sweep();
+    assert_eq!(all[0], SwigluConfig::default());
+    for cfg in all {
+        for vector in [true, false] {
+            let k = build_swiglu_with::<ty::Bf16>(Target::Sm90a, vector, cfg).unwrap();
+            let ptx = k.ptx();
+            let last_load = ptx.rfind("ld.global").unwrap();
+            let first_store = ptx.find("st.global").unwrap();
+            assert!(last_load < first_store, "{cfg}\n{ptx}");
+            assert_eq!(
+                ptx.contains("ld.global.L1::evict_first.L2::cache_hint")
+                    && ptx.contains("st.global.L1::evict_first.L2::cache_hint"),
+                cfg.hints,
+                "{cfg}"
+            );
+            if vector {
+                assert_eq!(
+                    ptx.matches("ld.global").count(),
+                    2 * cfg.vectors as usize,
+                    "{cfg}"
+                );
+            }
+            assemble_no_spills(ptx, Target::Sm90a);
+        }
+    }
+    let bad = SwigluConfig {
+        threads: 100,
+        ..SwigluConfig::default()
+    };
+    assert!(build_swiglu_with::<ty::F32>(Target::Sm90a, true, bad).is_err());
+}

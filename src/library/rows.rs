@@ -1094,22 +1094,101 @@ fn silu_mul<T: Elem>(k: &mut KernelBuilder, g: &[Reg<T>], u: &[Reg<T>]) -> Resul
 /// Threads per CTA of the SwiGLU kernels.
 const SWIGLU_THREADS: u32 = 256;
 
+/// How the flat SwiGLU kernel ([`build_swiglu_with`]) spreads its elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SwigluConfig {
+    /// Threads per CTA (a multiple of 32, at most 1024).
+    pub threads: u32,
+    /// 16-byte accesses per thread and tensor, all loaded before any is stored.
+    pub vectors: u32,
+    /// Every access streamed ([`Caching::STREAM`]: each element is read or written once).
+    pub hints: bool,
+}
+
+impl Default for SwigluConfig {
+    fn default() -> SwigluConfig {
+        SwigluConfig {
+            threads: SWIGLU_THREADS,
+            vectors: 1,
+            hints: false,
+        }
+    }
+}
+
+impl std::fmt::Display for SwigluConfig {
+    /// `threads x vectors`, then `h` when streamed: `256x1`, `512x2h`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = if self.hints { "h" } else { "" };
+        write!(f, "{}x{}{h}", self.threads, self.vectors)
+    }
+}
+
+impl SwigluConfig {
+    /// The configurations worth timing, the default first: 1, 2 or 4 accesses a thread at
+    /// 128 to 512 threads, with and without streaming hints.
+    pub fn sweep() -> Vec<SwigluConfig> {
+        let c = |threads, vectors, hints| SwigluConfig {
+            threads,
+            vectors,
+            hints,
+        };
+        vec![
+            SwigluConfig::default(),
+            c(256, 1, true),
+            c(256, 2, false),
+            c(256, 2, true),
+            c(256, 4, true),
+            c(512, 2, true),
+            c(128, 4, true),
+        ]
+    }
+}
+
 /// `y = silu(g) * u` element by element over `n` elements (`g` and `u` separate tensors), one
 /// 16-byte access per thread and tensor when `n` is a multiple of the width.
 pub fn build_swiglu<T: Elem>(target: Target, vector: bool) -> Result<BuiltKernel> {
+    build_swiglu_with::<T>(target, vector, SwigluConfig::default())
+}
+
+/// [`build_swiglu`] spread as `cfg` says: each thread takes `cfg.vectors` accesses per tensor,
+/// a CTA's threads side by side on consecutive vectors within each.
+pub fn build_swiglu_with<T: Elem>(
+    target: Target,
+    vector: bool,
+    cfg: SwigluConfig,
+) -> Result<BuiltKernel> {
     let (mut k, vec, facts) = swiglu_start::<T>(target, "swiglu", vector);
+    if cfg.threads % 32 != 0 || cfg.threads == 0 || cfg.threads > 1024 || cfg.vectors == 0 {
+        return Err(k.error(format!("{cfg:?}: whole warps, at most 1024 threads")));
+    }
     let n = k.symbol_with("n", facts)?;
     let align = TensorOpts::default().align(16);
     let g = k.tensor::<T>("g", [n], align.clone())?;
     let u = k.tensor::<T>("u", [n], align.clone())?;
     let y = k.tensor::<T>("y", [n], align)?;
-    let [bx] = k.cta_id([Expr::ceil_div(n, SWIGLU_THREADS * vec)])?;
-    let [t] = k.thread_id([SWIGLU_THREADS])?;
-    let i = k.simplify(&((bx * SWIGLU_THREADS + t) * vec));
-    let gv = k.load_n(&g, [i.clone()], vec as usize, zero::<T>())?;
-    let uv = k.load_n(&u, [i.clone()], vec as usize, zero::<T>())?;
-    let out = silu_mul(&mut k, &gv, &uv)?;
-    k.store_n(&y, [i], &out)?;
+    let per_cta = cfg.threads * vec * cfg.vectors;
+    let [bx] = k.cta_id([Expr::ceil_div(n, per_cta)])?;
+    let [t] = k.thread_id([cfg.threads])?;
+    let caching = if cfg.hints {
+        Caching::STREAM
+    } else {
+        Caching::NONE
+    };
+    let at: Vec<Expr> = (0..cfg.vectors)
+        .map(|j| k.simplify(&((bx * cfg.vectors + j) * (cfg.threads * vec) + t * vec)))
+        .collect();
+    // Every load before the first store: `y` may alias `g` or `u`, so a load after a store
+    // could not be moved above it.
+    let mut loaded = Vec::new();
+    for i in &at {
+        let gv = k.load_n_with(&g, [i.clone()], vec as usize, zero::<T>(), caching)?;
+        let uv = k.load_n_with(&u, [i.clone()], vec as usize, zero::<T>(), caching)?;
+        loaded.push((gv, uv));
+    }
+    for (i, (gv, uv)) in at.into_iter().zip(loaded) {
+        let out = silu_mul(&mut k, &gv, &uv)?;
+        k.store_n_with(&y, [i], &out, caching)?;
+    }
     k.finish()
 }
 
