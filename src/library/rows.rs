@@ -340,34 +340,37 @@ impl RowConfig {
     /// The configurations worth timing for rows of `cols` columns of `dtype`, the default
     /// ([`RowConfig::for_cols`]) first: the default and each register-resident candidate of the
     /// smallest cluster that holds the row, without and with [`RowHints::Reuse`] (and, for one
-    /// CTA a row, with hints on a persistent grid); and, for rows wider
-    /// than a tile, the looped form at 256, 512 and 1024 threads with 8 or 16 values a thread,
-    /// without hints, with [`RowHints::Reuse`] (the first pass's loads kept in L2 for the second)
-    /// and with [`RowHints::ReuseStreamOut`] (8 values: also with hints on a persistent grid).
+    /// CTA a row, with hints on a persistent grid), leaving out those with threads past the
+    /// row's end; and, for rows wider than a tile, the looped form at 256, 512 and 1024 threads
+    /// of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first pass's loads
+    /// kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8: also with
+    /// [`RowHints::ReuseStreamOut`]).
     pub fn sweep(dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
         let default = RowConfig::for_cols(dtype, cols, vector);
         let mut out = vec![default, default.with_hints(RowHints::Reuse)];
         let all = RowConfig::candidates(dtype, cols, vector);
         let smallest = all.first().map_or(1, |c| c.cluster);
-        for c in all.into_iter().filter(|c| c.cluster == smallest) {
+        // (Not those with threads past the row's end: a 1024-column row at 1024 threads of 4.)
+        let fits = |c: &RowConfig| c.threads * c.vec <= cols.max(c.vec);
+        for c in all.into_iter().filter(|c| c.cluster == smallest && fits(c)) {
             out.push(c);
             out.push(c.with_hints(RowHints::Reuse));
             if c.cluster == 1 {
                 out.push(c.with_hints(RowHints::Reuse).on_persistent_grid());
             }
         }
-        for threads in [256u32, 512, 1024] {
-            for values in [8u32, 16] {
-                let l = RowConfig::looped_with(dtype, vector, threads, values);
-                if l.tile() >= cols.max(1) {
-                    continue;
-                }
-                out.push(l);
-                out.push(l.with_hints(RowHints::Reuse));
+        for (threads, values) in [(512u32, 8u32), (256, 8), (1024, 8), (512, 16)] {
+            let l = RowConfig::looped_with(dtype, vector, threads, values);
+            if l.tile() >= cols.max(1) {
+                continue;
+            }
+            out.push(l);
+            out.push(l.with_hints(RowHints::Reuse));
+            if values == 8 {
+                out.push(l.with_hints(RowHints::Reuse).on_persistent_grid());
+            }
+            if (threads, values) == (512, 8) {
                 out.push(l.with_hints(RowHints::ReuseStreamOut));
-                if values == 8 {
-                    out.push(l.with_hints(RowHints::Reuse).on_persistent_grid());
-                }
             }
         }
         let mut seen = Vec::new();
