@@ -49,6 +49,9 @@ fn gbs(
         .map(|ms| bytes / ms / 1e6)
 }
 
+/// Each configuration timed and its GB/s (or why it has none).
+type Timings<C> = Vec<(C, Result<f64, String>)>;
+
 /// One op on one shape for element type `T` held as `H`: the GB/s of each configuration of
 /// `cfgs`, on the same tensors (allocated once).
 fn row_op<T: Elem, H: Element + Default>(
@@ -57,7 +60,7 @@ fn row_op<T: Elem, H: Element + Default>(
     cfgs: &[RowConfig],
     rows: usize,
     cols: usize,
-) -> Result<Vec<(RowConfig, Result<f64, String>)>, String> {
+) -> Result<Timings<RowConfig>, String> {
     let stream = dev.default_stream();
     let n = rows * cols;
     let t = |len: usize, shape: Vec<usize>| {
@@ -119,7 +122,7 @@ fn swiglu<T: Elem, H: Element + Default>(
     cfgs: &[SwigluConfig],
     rows: usize,
     cols: usize,
-) -> Result<Vec<(SwigluConfig, Result<f64, String>)>, String> {
+) -> Result<Timings<SwigluConfig>, String> {
     let stream = dev.default_stream();
     let n = rows * cols;
     let t = || {
