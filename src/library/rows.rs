@@ -577,6 +577,28 @@ impl Rows {
         Ok(())
     }
 
+    /// LayerNorm's output from the centred values `d`: `d * rstd * w[c] + b[c]`, stored to `y`.
+    fn layer_norm_out<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        d: &[Reg<ty::F32>],
+        rstd: Reg<ty::F32>,
+        w: &Buffer<T>,
+        b: &Buffer<T>,
+        y: &Buffer<T>,
+    ) -> Result<()> {
+        let (wv, bv) = (self.load_cols(k, w)?, self.load_cols(k, b)?);
+        let out = d
+            .iter()
+            .zip(wv.iter().zip(&bv))
+            .map(|(&a, (&w, &b))| {
+                let n = k.mul_of(a, rstd)?;
+                k.fma_of(n, w, b)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.store(k, y, &out, Role::Out)
+    }
+
     /// A per-column vector (a norm's weight or bias): this thread's columns of it, in f32.
     fn load_cols<T: Elem>(
         &self,
@@ -797,29 +819,32 @@ fn in_registers<T: Elem>(
             let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
             let var = k.fma_of(ss, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
-            let (wv, bv) = (r.load_cols(k, w)?, r.load_cols(k, b)?);
-            let out = d
-                .iter()
-                .zip(wv.iter().zip(&bv))
-                .map(|(&a, (&w, &b))| {
-                    let n = k.mul_of(a, rstd)?;
-                    k.fma_of(n, w, b)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            r.store(k, io.y, &out, Role::Out)?;
-            if let Some((m, rs)) = io.stats {
-                // Thread 0 of the row's first CTA writes the statistics.
-                let lead = k.simplify(&(slice.clone() + t));
-                let first = k.cmp(ptx_isa::builder::CmpOp::Eq, lead, 0)?;
-                k.if_(first, |k| {
-                    k.store(m, [row], mean)?;
-                    k.store(rs, [row], rstd)
-                })
-                .end()?;
-            }
+            r.layer_norm_out(k, &d, rstd, w, b, io.y)?;
+            // Thread 0 of the row's first CTA writes the statistics.
+            store_stats(k, io, row, slice.clone() + t, mean, rstd)?;
         }
     }
     Ok(())
+}
+
+/// LayerNorm's statistics of `row`, written by the thread whose `lead` is 0 (the row's first).
+fn store_stats<T: Elem>(
+    k: &mut KernelBuilder,
+    io: &RowIo<'_, T>,
+    row: Var,
+    lead: Expr,
+    mean: Reg<ty::F32>,
+    rstd: Reg<ty::F32>,
+) -> Result<()> {
+    let Some((m, rs)) = io.stats else {
+        return Ok(());
+    };
+    let first = k.cmp(ptx_isa::builder::CmpOp::Eq, lead, 0)?;
+    k.if_(first, |k| {
+        k.store(m, [row], mean)?;
+        k.store(rs, [row], rstd)
+    })
+    .end()
 }
 
 /// A row kernel's tensors.
@@ -1018,28 +1043,13 @@ fn looped<T: Elem>(
             let rstd = k.rsqrt_of(var)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
                 let v = r.load(k, io.x, 0.0, Role::Last)?;
-                let wv = r.load_cols(k, w)?;
-                let bv = r.load_cols(k, b)?;
-                let out = v
+                let d = v
                     .iter()
-                    .zip(wv.iter().zip(&bv))
-                    .map(|(&a, (&w, &b))| {
-                        let d = k.sub_of(a, mean)?;
-                        let n = k.mul_of(d, rstd)?;
-                        k.fma_of(n, w, b)
-                    })
+                    .map(|&a| k.sub_of(a, mean))
                     .collect::<Result<Vec<_>>>()?;
-                r.store(k, io.y, &out, Role::Out)
+                r.layer_norm_out(k, &d, rstd, w, b, io.y)
             })?;
-            if let Some((m, rs)) = io.stats {
-                let first = k.cmp(ptx_isa::builder::CmpOp::Eq, t, 0)?;
-                k.if_(first, |k| {
-                    k.store(m, [row], mean)?;
-                    k.store(rs, [row], rstd)
-                })
-                .end()?;
-            }
-            Ok(())
+            store_stats(k, io, row, t.into(), mean, rstd)
         }
     }
 }
