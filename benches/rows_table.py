@@ -3,7 +3,8 @@
     python3 benches/rows_table.py bench-rows.txt rows-torch.txt
 
 Each input is the text its program printed (markdown rows after a `device:` line). The output has
-one row per op, dtype and shape: ptxkit's GB/s and its fraction of the same process's 1 GiB copy
+one row per op, dtype and shape: ptxkit's GB/s (the best configuration of the bench's sweep, named)
+and its fraction of the same process's 1 GiB copy
 and of a same-size copy, torch.compile's and eager's GB/s and compile's fraction of its own
 process's copy, and ptxkit / torch.compile.
 """
@@ -30,13 +31,15 @@ def main():
     print(f"ptxkit: {ours_dev}")
     print(f"torch: {torch_dev}")
     print()
-    print("| op | dtype | rows x cols | ptxkit GB/s | of 1 GiB copy | of same-size copy "
+    print("| op | dtype | rows x cols | ptxkit GB/s | config | of 1 GiB copy | of same-size copy "
           "| torch.compile GB/s | compile of its copy | eager GB/s | ptxkit / compile |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (op, dtype, shape), cells in ours.items():
         if op == "copy":
             continue
         gbs, of_copy = float(cells[0]), cells[1]
+        # The sweep's winner (`RowConfig`'s / `SwigluConfig`'s name), when the bench printed one.
+        config = cells[2] if len(cells) > 2 else ""
         # A one-input op moves the bytes of a same-size copy; the residual norm and SwiGLU move
         # more, so their same-size figure is the copy of the same shape, a lower bound.
         same = ours.get(("copy", dtype, shape))
@@ -47,7 +50,7 @@ def main():
             ratio = f"{gbs / float(comp):.3f}"
         else:
             eager = comp = comp_of_copy = ratio = ""
-        print(f"| {op} | {dtype} | {shape} | {gbs:.0f} | {of_copy} | {of_same} | {comp} "
+        print(f"| {op} | {dtype} | {shape} | {gbs:.0f} | {config} | {of_copy} | {of_same} | {comp} "
               f"| {comp_of_copy} | {eager} | {ratio} |")
 
 
