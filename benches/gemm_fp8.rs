@@ -97,7 +97,10 @@ fn main() {
     match check_baseline(&lt, &stream, (192, 320, 512)) {
         Ok(e) => println!(
             "cuBLASLt FP8 vs f64 host reference (192x320x512): rel error {e:.2e} {}",
-            if e < 1e-5 { "PASS" } else { "FAIL" }
+            // The products are exact in f32, but Hopper's FP8 tensor cores keep fewer bits than
+            // f32 in the sum inside each MMA (DeepSeek-V3 report: about 14), so even the promoted
+            // form is off by ~1e-4 relative; a wrong layout or scale is off by ~1.
+            if e < 1e-3 { "PASS" } else { "FAIL" }
         ),
         Err(e) => println!("cuBLASLt FP8 check: FAIL {e}"),
     }
