@@ -290,10 +290,12 @@ fn gemm_views(
 
 /// A refusal by the tensor-map rule on the global address.
 fn refused_by_address_rule(got: &Result<(), GemmError>) -> bool {
+    // A and B are TMA tensors (and C with the TMA store): the launcher refuses the map it would
+    // build from the view, naming the parameter and the driver's rule.
     matches!(
         got,
-        Err(GemmError::Runtime(RuntimeError::TensorMapRule {
-            rule: TensorMapRule::GlobalAddressAlign,
+        Err(GemmError::Runtime(RuntimeError::TmaTensor {
+            rule: Some(TensorMapRule::GlobalAddressAlign),
             ..
         }))
     )
