@@ -12,6 +12,7 @@ use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
 use super::tensor::Arg;
+use super::tensor_map::{TensorMap, TensorMapDesc};
 use super::watchdog::{PollOutcome, Watch, poll_until};
 use crate::signature::{KernelSignature, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE};
 
@@ -226,6 +227,10 @@ pub struct Kernel {
     max_threads: u32,
     dynamic_smem_limit: AtomicU32,
     non_portable_set: std::sync::atomic::AtomicBool,
+    /// The last map encoded for each TMA tensor parameter, with the description it was encoded
+    /// from: a launch on the same tensors (the common case: a loop over fixed buffers) reuses the
+    /// bytes instead of calling `cuTensorMapEncodeTiled` again.
+    encoded: std::sync::Mutex<Vec<(usize, TensorMapDesc, TensorMap)>>,
 }
 
 // SAFETY: a CUfunction may be used from any thread with its context current (every use binds it);
@@ -267,6 +272,7 @@ impl Kernel {
             max_threads,
             dynamic_smem_limit: AtomicU32::new(dyn_limit),
             non_portable_set: std::sync::atomic::AtomicBool::new(false),
+            encoded: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -387,6 +393,26 @@ impl Kernel {
         Ok(n.max(0) as u32)
     }
 
+    /// The encoded map of TMA tensor parameter `index` for `desc`: the one encoded last for it
+    /// when `desc` is the same (a map depends on nothing else), else a fresh encoding, kept.
+    fn tensor_map(&self, index: usize, desc: &TensorMapDesc) -> Result<TensorMap> {
+        let mut cache = self
+            .encoded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, _, map)) = cache.iter().find(|(i, d, _)| *i == index && d == desc) {
+            return Ok(*map);
+        }
+        let name = self.signature.params[index].name();
+        let map = self
+            .device
+            .encode_tensor_map(desc)
+            .map_err(|e| tma_error(name, e))?;
+        cache.retain(|(i, _, _)| *i != index);
+        cache.push((index, desc.clone(), map));
+        Ok(map)
+    }
+
     /// Checks every argument against the signature and the configuration against the device,
     /// encodes the tensor map of each TMA tensor parameter from the tensor passed for it (one
     /// `cuTensorMapEncodeTiled` call each), then launches on `stream` through `cuLaunchKernelEx`.
@@ -412,12 +438,7 @@ impl Kernel {
         // encoded by the driver for this launch.
         let maps = params.tensor_maps().to_vec();
         for (index, desc) in &maps {
-            let name = self.signature.params[*index].name();
-            let map = self
-                .device
-                .encode_tensor_map(desc)
-                .map_err(|e| tma_error(name, e))?;
-            params.write_tensor_map(*index, &map);
+            params.write_tensor_map(*index, &self.tensor_map(*index, desc)?);
         }
 
         self.apply_plan(&plan)?;
