@@ -87,6 +87,18 @@ impl Args {
         }
     }
 
+    /// [`Args::parsed`] for an option that must be given: its absence is a usage error that names
+    /// the subcommand (`desc: --addr is required`).
+    pub fn required<T>(
+        &mut self,
+        command: &str,
+        name: &str,
+        parse: impl FnOnce(&str) -> Result<T, ValueError>,
+    ) -> Result<T, CliError> {
+        self.parsed(name, parse)?
+            .ok_or_else(|| CliError::usage(format!("{command}: {name} is required")))
+    }
+
     /// Takes every remaining positional argument (those not starting with `--`).
     pub fn positionals(&mut self) -> Vec<String> {
         let mut out = Vec::new();

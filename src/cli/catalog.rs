@@ -106,10 +106,7 @@ pub(crate) fn forms(args: &[String]) -> Result<Output, CliError> {
 #[cfg(test)]
 mod tests {
     use crate::cli::run;
-
-    fn args(s: &[&str]) -> Vec<String> {
-        s.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::cli::tests::args;
 
     #[test]
     fn writes_one_kernel_per_form() {

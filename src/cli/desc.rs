@@ -31,15 +31,6 @@ pub(super) fn number_u32(s: &str) -> Result<u32, ValueError> {
     })
 }
 
-fn required<T>(
-    args: &mut Args,
-    name: &str,
-    parse: impl FnOnce(&str) -> Result<T, ValueError>,
-) -> Result<T, CliError> {
-    args.parsed(name, parse)?
-        .ok_or_else(|| CliError::usage(format!("desc: {name} is required")))
-}
-
 /// The tcgen05 swizzle field: the four byte modes, or `128B-base32B` (code 1).
 fn umma_swizzle(s: &str) -> Result<UmmaSwizzle, ValueError> {
     if s.eq_ignore_ascii_case("128b-base32b") {
@@ -75,9 +66,9 @@ pub fn run(args: &[String]) -> Result<Output, CliError> {
 
 fn encode(mut args: Args) -> Result<Output, CliError> {
     let usage = "usage: ptxkit desc sm90|sm100 --addr A --lbo L --sbo S --swizzle MODE [--base-offset O] [--lbo-mode 0|1]";
-    let addr = required(&mut args, "--addr", number_u32)?;
-    let lbo = required(&mut args, "--lbo", number_u32)?;
-    let sbo = required(&mut args, "--sbo", number_u32)?;
+    let addr = args.required("desc", "--addr", number_u32)?;
+    let lbo = args.required("desc", "--lbo", number_u32)?;
+    let sbo = args.required("desc", "--sbo", number_u32)?;
     let base_offset = args
         .parsed("--base-offset", |s| {
             let n = number(s)?;
@@ -87,7 +78,7 @@ fn encode(mut args: Args) -> Result<Output, CliError> {
             })
         })?
         .unwrap_or(0);
-    let swizzle = required(&mut args, "--swizzle", |s| Ok(s.to_string()))?;
+    let swizzle = args.required("desc", "--swizzle", |s| Ok(s.to_string()))?;
     let lbo_mode = args.parsed("--lbo-mode", number)?;
     let pos = args.positionals();
     args.finish()?;
@@ -179,64 +170,62 @@ fn decode(arch: &str, hex: &str) -> Result<Output, CliError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{CliError, run};
-
-    fn ptxkit(line: &str) -> Result<String, CliError> {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        run(&args).map(|o| o.stdout)
-    }
+    use crate::cli::tests::{prints, refuses};
 
     #[test]
     fn encodes_the_fast_cu_descriptor() {
-        assert_eq!(
-            ptxkit("desc sm90 --addr 0x400 --lbo 16 --sbo 1024 --swizzle 128B").unwrap(),
-            "0x4000004000010040\n"
-        );
-        assert_eq!(
-            ptxkit("desc sm100 --addr 1024 --lbo 16 --sbo 0x400 --swizzle 128B").unwrap(),
-            "0x4000404000010040\n"
-        );
-        assert_eq!(
-            ptxkit("desc sm100 --addr 0 --lbo 0 --sbo 0 --swizzle 128B-base32B --lbo-mode 1 --base-offset 3").unwrap(),
-            "0x2016400000000000\n"
-        );
+        prints(&[
+            (
+                "desc sm90 --addr 0x400 --lbo 16 --sbo 1024 --swizzle 128B",
+                "0x4000004000010040\n",
+            ),
+            (
+                "desc sm100 --addr 1024 --lbo 16 --sbo 0x400 --swizzle 128B",
+                "0x4000404000010040\n",
+            ),
+            (
+                "desc sm100 --addr 0 --lbo 0 --sbo 0 --swizzle 128B-base32B --lbo-mode 1 --base-offset 3",
+                "0x2016400000000000\n",
+            ),
+        ]);
     }
 
     #[test]
     fn decodes_to_key_value_pairs() {
-        assert_eq!(
-            ptxkit("desc decode sm90 0x4000004000010040").unwrap(),
-            "addr=1024 lbo=16 sbo=1024 base_offset=0 swizzle=128B\n"
-        );
-        assert_eq!(
-            ptxkit("desc decode sm100 0x4000404000010040").unwrap(),
-            "addr=1024 lbo=16 sbo=1024 base_offset=0 lbo_mode=0 swizzle=128B\n"
-        );
+        prints(&[
+            (
+                "desc decode sm90 0x4000004000010040",
+                "addr=1024 lbo=16 sbo=1024 base_offset=0 swizzle=128B\n",
+            ),
+            (
+                "desc decode sm100 0x4000404000010040",
+                "addr=1024 lbo=16 sbo=1024 base_offset=0 lbo_mode=0 swizzle=128B\n",
+            ),
+        ]);
     }
 
     #[test]
     fn bad_arguments_exit_2_with_one_line() {
-        for line in [
-            "desc sm90 --addr 0x408 --lbo 16 --sbo 1024 --swizzle 128B",
-            "desc sm90 --addr 0 --lbo 16 --sbo 1024",
-            "desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 16B",
-            "desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B --lbo-mode 1",
-            "desc sm90 --addr zz --lbo 16 --sbo 1024 --swizzle 128B",
-            "desc sm80 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B",
-            "desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B --bogus",
-            "desc decode sm100 0x4000004000010040",
-            "desc decode sm90",
-            "desc",
-        ] {
-            let e = ptxkit(line).unwrap_err();
-            assert_eq!(e.code, 2, "{line}");
-            assert!(!e.message.contains('\n'), "{line}: {}", e.message);
-        }
-        assert_eq!(
-            ptxkit("desc sm90 --addr 0x408 --lbo 16 --sbo 1024 --swizzle 128B")
-                .unwrap_err()
-                .message,
-            "desc: StartAddress 0x408 is not a multiple of 16 bytes"
-        );
+        refuses(&[
+            (
+                "desc sm90 --addr 0x408 --lbo 16 --sbo 1024 --swizzle 128B",
+                "desc: StartAddress 0x408 is not a multiple of 16 bytes",
+            ),
+            ("desc sm90 --addr 0 --lbo 16 --sbo 1024", ""),
+            ("desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 16B", ""),
+            (
+                "desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B --lbo-mode 1",
+                "",
+            ),
+            ("desc sm90 --addr zz --lbo 16 --sbo 1024 --swizzle 128B", ""),
+            ("desc sm80 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B", ""),
+            (
+                "desc sm90 --addr 0 --lbo 16 --sbo 1024 --swizzle 128B --bogus",
+                "",
+            ),
+            ("desc decode sm100 0x4000004000010040", ""),
+            ("desc decode sm90", ""),
+            ("desc", ""),
+        ]);
     }
 }

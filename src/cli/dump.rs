@@ -53,10 +53,7 @@ pub(crate) fn run(args: &[String]) -> Result<Output, CliError> {
 #[cfg(test)]
 mod tests {
     use crate::cli::run;
-
-    fn args(s: &[&str]) -> Vec<String> {
-        s.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::cli::tests::args;
 
     #[test]
     fn dumps_and_lists() {

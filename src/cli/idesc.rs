@@ -12,15 +12,6 @@ use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
 use super::desc::number_u32;
 use super::{Args, CliError, Output, ValueError};
 
-fn required<T>(
-    args: &mut Args,
-    name: &str,
-    parse: impl FnOnce(&str) -> Result<T, ValueError>,
-) -> Result<T, CliError> {
-    args.parsed(name, parse)?
-        .ok_or_else(|| CliError::usage(format!("idesc: {name} is required")))
-}
-
 /// A PTX type name, with or without its dot, in any case (`bf16`, `.E4M3`).
 fn dtype(s: &str) -> Result<ScalarType, ValueError> {
     s.to_ascii_lowercase()
@@ -36,15 +27,15 @@ fn major(s: &str) -> Result<Major, ValueError> {
 /// Runs `ptxkit idesc ARGS...`.
 pub fn run(args: &[String]) -> Result<Output, CliError> {
     let mut args = Args::new(args);
-    let kind = required(&mut args, "--kind", |s| {
+    let kind = args.required("idesc", "--kind", |s| {
         s.parse::<MmaKind>()
             .map_err(|e| ValueError::Unknown(e.to_string()))
     })?;
-    let a = required(&mut args, "--a", dtype)?;
-    let b = required(&mut args, "--b", dtype)?;
-    let d = required(&mut args, "--d", dtype)?;
-    let m = required(&mut args, "--m", number_u32)?;
-    let n = required(&mut args, "--n", number_u32)?;
+    let a = args.required("idesc", "--a", dtype)?;
+    let b = args.required("idesc", "--b", dtype)?;
+    let d = args.required("idesc", "--d", dtype)?;
+    let m = args.required("idesc", "--m", number_u32)?;
+    let n = args.required("idesc", "--n", number_u32)?;
     let a_major = args.parsed("--a-major", major)?.unwrap_or(Major::K);
     let b_major = args.parsed("--b-major", major)?.unwrap_or(Major::K);
     let cta_group = match args.parsed("--cta-group", number_u32)? {
@@ -75,36 +66,33 @@ pub fn run(args: &[String]) -> Result<Output, CliError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{CliError, run};
-
-    fn ptxkit(line: &str) -> Result<String, CliError> {
-        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
-        run(&args).map(|o| o.stdout)
-    }
+    use crate::cli::tests::{prints, refuses};
 
     #[test]
     fn encodes_published_descriptors() {
-        assert_eq!(
-            ptxkit("idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 256").unwrap(),
-            "0x08400490\n"
-        );
-        assert_eq!(
-            ptxkit("idesc --kind f16 --a f16 --b f16 --d f32 --m 128 --n 0x100 --neg-a").unwrap(),
-            "0x08402010\n"
-        );
-        assert_eq!(
-            ptxkit("idesc --kind f16 --a bf16 --b bf16 --d f32 --m 256 --n 256 --cta-group 2 --b-major mn").unwrap(),
-            "0x10410490\n"
-        );
-        assert_eq!(
-            ptxkit("idesc --kind i8 --a s8 --b u8 --d s32 --m 64 --n 8 --saturate").unwrap(),
-            "0x040200a8\n"
-        );
+        prints(&[
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 256",
+                "0x08400490\n",
+            ),
+            (
+                "idesc --kind f16 --a f16 --b f16 --d f32 --m 128 --n 0x100 --neg-a",
+                "0x08402010\n",
+            ),
+            (
+                "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 256 --n 256 --cta-group 2 --b-major mn",
+                "0x10410490\n",
+            ),
+            (
+                "idesc --kind i8 --a s8 --b u8 --d s32 --m 64 --n 8 --saturate",
+                "0x040200a8\n",
+            ),
+        ]);
     }
 
     #[test]
     fn illegal_combinations_exit_2() {
-        for (line, msg) in [
+        refuses(&[
             (
                 "idesc --kind f16 --a bf16 --b bf16 --d f16 --m 128 --n 256",
                 "idesc: .kind::f16 with bf16 inputs needs an f32 accumulator, got f16",
@@ -137,13 +125,6 @@ mod tests {
                 "idesc --kind f16 --a bf16 --b bf16 --d f32 --m 128 --n 64 extra",
                 "idesc: unexpected argument `extra`",
             ),
-        ] {
-            let e = ptxkit(line).unwrap_err();
-            assert_eq!(e.code, 2, "{line}");
-            assert!(!e.message.contains('\n'));
-            if !msg.is_empty() {
-                assert_eq!(e.message, msg);
-            }
-        }
+        ]);
     }
 }

@@ -147,3 +147,40 @@ fn help() -> String {
     }
     s
 }
+
+/// Helpers the subcommands' unit tests share.
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::{CliError, run};
+
+    /// The words of a command line, as owned strings.
+    pub(crate) fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Runs `ptxkit LINE` (split on white space) and returns its standard output.
+    pub(crate) fn ptxkit(line: &str) -> Result<String, CliError> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        run(&args).map(|o| o.stdout)
+    }
+
+    /// Checks that each command line prints exactly its expected output.
+    pub(crate) fn prints(cases: &[(&str, &str)]) {
+        for (line, want) in cases {
+            assert_eq!(ptxkit(line).as_deref(), Ok(*want), "{line}");
+        }
+    }
+
+    /// Checks that each command line is a usage error (exit 2) with a one-line message: the
+    /// given one, or any where the case gives `""`.
+    pub(crate) fn refuses(cases: &[(&str, &str)]) {
+        for (line, msg) in cases {
+            let e = ptxkit(line).unwrap_err();
+            assert_eq!(e.code, 2, "{line}");
+            assert!(!e.message.contains('\n'), "{line}: {}", e.message);
+            if !msg.is_empty() {
+                assert_eq!(e.message, *msg, "{line}");
+            }
+        }
+    }
+}
