@@ -2,7 +2,7 @@
 //! every configuration, with no register spills, no "wgmma serialized" warning (C7515) and no
 //! ignored `setmaxnreg` (C7508); one configuration's exact PTX against its golden file.
 
-use std::path::PathBuf;
+mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
 use ptxkit::library::attention::{AttentionConfig, build};
@@ -14,25 +14,7 @@ fn attention_kernels_assemble_without_spills() {
     };
     for cfg in AttentionConfig::all() {
         let built = build(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        let out = ptxas.assemble(built.ptx(), Target::Sm90a, &["-v"]).unwrap();
-        assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
-        assert!(
-            out.log
-                .contains("0 bytes spill stores, 0 bytes spill loads"),
-            "{}: spills\n{}",
-            cfg.name(),
-            out.log
-        );
-        for warning in ["C7515", "C7508", "warning"] {
-            assert!(
-                !out.log.contains(warning),
-                "{}: {warning}\n{}",
-                cfg.name(),
-                out.log
-            );
-        }
-        let regs = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
-        eprintln!("{}: {regs}", cfg.name());
+        support::assemble_clean(&ptxas, &cfg.name(), built.ptx(), Target::Sm90a);
         assert!(
             built.launch_spec().dynamic_smem_bytes <= cfg.smem_bytes(),
             "{}: the pool needs {} bytes, the configuration says {}",
@@ -49,26 +31,8 @@ fn attention_kernels_assemble_without_spills() {
 fn attention_ptx_matches_the_golden_file() {
     let cfg = AttentionConfig::new(ScalarType::Bf16, 128, true);
     let text = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/attention")
-        .join(format!("{}.ptx", cfg.name()));
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", path.display()));
-    let line = want
-        .lines()
-        .zip(text.lines())
-        .position(|(a, b)| a != b)
-        .map_or(0, |l| l + 1);
-    assert!(
-        want == text,
-        "{} differs near line {line} (BLESS=1 re-blesses)",
-        path.display()
-    );
+    let rel = format!("attention/{}.ptx", cfg.name());
+    support::golden(&rel, &text).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

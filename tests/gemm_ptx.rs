@@ -1,7 +1,7 @@
 //! The GEMM kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check), with no
 //! register spills, no "wgmma serialized" warning (C7515) and no ignored `setmaxnreg` (C7508).
 
-use std::path::PathBuf;
+mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
 use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, build, build_with};
@@ -70,25 +70,7 @@ fn gemm_kernels_assemble_without_spills_or_serialisation() {
         let text = build(&cfg)
             .and_then(|m| m.to_ptx())
             .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        let out = ptxas.assemble(&text, Target::Sm90a, &["-v"]).unwrap();
-        assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
-        assert!(
-            out.log
-                .contains("0 bytes spill stores, 0 bytes spill loads"),
-            "{}: spills\n{}",
-            cfg.name(),
-            out.log
-        );
-        for warning in ["C7515", "C7508", "warning"] {
-            assert!(
-                !out.log.contains(warning),
-                "{}: {warning}\n{}",
-                cfg.name(),
-                out.log
-            );
-        }
-        let regs = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
-        eprintln!("{}: {regs}", cfg.name());
+        support::assemble_clean(&ptxas, &cfg.name(), &text, Target::Sm90a);
     }
 }
 
@@ -97,7 +79,6 @@ fn gemm_kernels_assemble_without_spills_or_serialisation() {
 /// to keep its kernel shows here as no difference. `BLESS=1` rewrites the files.
 #[test]
 fn gemm_ptx_matches_the_golden_files() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gemm");
     let mut builds: Vec<(String, String)> = configs()
         .into_iter()
         .map(|cfg| {
@@ -114,26 +95,10 @@ fn gemm_ptx_matches_the_golden_files() {
         format!("{}.debug", large.name()),
         debug.unwrap_or_else(|e| panic!("debug build: {e}")),
     ));
-    let bless = std::env::var_os("BLESS").is_some();
-    let mut differ = Vec::new();
-    for (name, text) in &builds {
-        let path = dir.join(format!("{name}.ptx"));
-        if bless {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, text).unwrap();
-            continue;
-        }
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", path.display()));
-        if want != *text {
-            let line = want
-                .lines()
-                .zip(text.lines())
-                .position(|(a, b)| a != b)
-                .map_or(0, |l| l + 1);
-            differ.push(format!("{name} (near line {line})"));
-        }
-    }
+    let differ: Vec<String> = builds
+        .iter()
+        .filter_map(|(name, text)| support::golden(&format!("gemm/{name}.ptx"), text).err())
+        .collect();
     assert!(
         differ.is_empty(),
         "GEMM PTX differs from tests/golden/gemm (BLESS=1 re-blesses): {differ:?}"

@@ -2,34 +2,13 @@
 //! review. `BLESS=1 cargo test --test golden` rewrites them; otherwise a difference fails. Every
 //! golden kernel also assembles with ptxas for its target.
 
-use std::path::PathBuf;
+mod support;
 
 use ptxkit::isa::{Form, Target, catalog, ptxas};
 
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
 /// Compares `text` with the golden file `rel` (or writes it under `BLESS=1`) and assembles it.
 fn check(rel: &str, text: &str, target: Target) -> Result<(), String> {
-    let path = golden_dir().join(rel);
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{rel}: {e} (BLESS=1 writes it)"))?;
-        if want != text {
-            let line = want
-                .lines()
-                .zip(text.lines())
-                .position(|(a, b)| a != b)
-                .map_or(0, |l| l + 1);
-            return Err(format!(
-                "{rel} differs from the golden file near line {line} (BLESS=1 re-blesses)"
-            ));
-        }
-    }
+    support::golden(rel, text)?;
     if let Some(ptxas) = ptxas::for_tests()? {
         let out = ptxas
             .assemble(text, target, &[])

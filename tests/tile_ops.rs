@@ -2,6 +2,8 @@
 //! of impossible ops, forced variants, and for every variant its golden PTX (re-blessed with
 //! `BLESS=1`) assembled with ptxas (sm_90a for Hopper variants, sm_100a for tcgen05).
 
+mod support;
+
 use std::path::PathBuf;
 
 use layouts::fragment::{ldmatrix, mma, tcgen05, wgmma};
@@ -75,22 +77,8 @@ fn run(
 
 fn golden_and_ptxas(name: &str, m: &Module) {
     let text = m.to_ptx().unwrap();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden/tile")
-        .join(format!("{name}.{}.ptx", m.target()));
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", path.display()));
-        assert_eq!(
-            want,
-            text,
-            "{name}: differs from {} (BLESS=1 re-blesses)",
-            path.display()
-        );
-    }
+    let rel = format!("tile/{name}.{}.ptx", m.target());
+    support::golden(&rel, &text).unwrap_or_else(|e| panic!("{name}: {e}"));
     if let Some(p) = ptxas::for_tests().unwrap() {
         let out = p.assemble(&text, m.target(), &[]).unwrap();
         assert!(out.ok, "{name}: ptxas rejected it:\n{}\n{text}", out.log);
