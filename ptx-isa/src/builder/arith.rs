@@ -149,11 +149,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let t = T::TYPE;
         let Some(form) = bin_form(op, t) else {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                op.name(),
-                format!("{} has no form for {t}", op.name()),
-            ));
+            return Err(self.no_form(op.name(), op.name(), t));
         };
         // Which modifiers the type takes is the row's to say: `emit` checks the instruction
         // against the row's pattern and rules (`.sat` only on `.s32`, PTX ISA 9.7.1.1).
@@ -543,11 +539,7 @@ impl FunctionBuilder {
                 }
             }
             _ => {
-                return Err(self.err(
-                    ErrorKind::OperandType,
-                    mn,
-                    format!("{mn} has no form for {t}"),
-                ));
+                return Err(self.no_form(mn, mn, t));
             }
         };
         let i = Instruction::new(mn).ty(t).operand(d).operand(a);
@@ -680,11 +672,7 @@ impl FunctionBuilder {
             F16 | F16x2 => (Form::Ex2F16, false),
             Bf16 | Bf16x2 => (Form::Ex2Bf16, true),
             _ => {
-                return Err(self.err(
-                    ErrorKind::OperandType,
-                    "ex2",
-                    format!("ex2.approx has no form for {t}"),
-                ));
+                return Err(self.no_form("ex2", "ex2.approx", t));
             }
         };
         let i = Instruction::new("ex2")
@@ -705,11 +693,7 @@ impl FunctionBuilder {
             F16 | F16x2 => Form::TanhF16,
             Bf16 | Bf16x2 => Form::TanhBf16,
             _ => {
-                return Err(self.err(
-                    ErrorKind::OperandType,
-                    "tanh",
-                    format!("tanh.approx has no form for {t}"),
-                ));
+                return Err(self.no_form("tanh", "tanh.approx", t));
             }
         };
         let i = Instruction::new("tanh")

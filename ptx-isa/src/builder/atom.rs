@@ -100,11 +100,7 @@ impl FunctionBuilder {
             _ => None,
         };
         let Some(form) = form else {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                mn,
-                format!("{mn}.{op} has no form for {t}"),
-            ));
+            return Err(self.no_form(mn, &format!("{mn}.{op}"), t));
         };
         // `red` takes no `.acquire`/`.acq_rel` (PTX ISA 9.7.13.6): the red rows' pattern says so.
         let space_name = match space {

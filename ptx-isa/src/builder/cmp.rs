@@ -133,11 +133,7 @@ impl FunctionBuilder {
             F16 | F16x2 => Form::SetpF16,
             Bf16 | Bf16x2 => Form::SetpBf16,
             _ => {
-                return Err(self.err(
-                    ErrorKind::OperandType,
-                    mn,
-                    format!("{mn} has no form for {t}"),
-                ));
+                return Err(self.no_form(mn, mn, t));
             }
         };
         // Which comparisons a type takes is the rows' rule (PTX ISA 9.7.5.2, tables "Operators
@@ -213,11 +209,7 @@ impl FunctionBuilder {
                     | ScalarType::F64
             ))
         {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                "selp",
-                format!("selp has no form for {t}"),
-            ));
+            return Err(self.no_form("selp", "selp", t));
         }
         let i = Instruction::new("selp")
             .ty(t)
@@ -246,11 +238,7 @@ impl FunctionBuilder {
         }
         let form = self.setp_form("set", t)?;
         if form != Form::SetpInt && form != Form::SetpF32 && form != Form::SetpF64 {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                "set",
-                format!("set has no form for {t}"),
-            ));
+            return Err(self.no_form("set", "set", t));
         }
         let i = Instruction::new("set")
             .modifier(op.name())

@@ -546,6 +546,16 @@ impl FunctionBuilder {
             .in_function(&self.name)
     }
 
+    /// The error for an instruction written `spelled` (`ex2.approx`, `atom.add`) that has no form
+    /// (no row of the form table, PTX ISA chapter 9.7) for operand type `t`.
+    pub(crate) fn no_form(&mut self, opcode: &str, spelled: &str, t: ScalarType) -> Error {
+        self.err(
+            ErrorKind::OperandType,
+            opcode,
+            format!("{spelled} has no form for {t}"),
+        )
+    }
+
     /// A function's tcgen05 instructions all use one CTA group (ptxas 13.0: "uses single CTA
     /// (.cta_group::1) and CTA pair granularity (.cta_group::2) and that is not allowed").
     pub(crate) fn note_cta_group(&mut self, opcode: &str, g: CtaGroup) -> Result<()> {

@@ -198,11 +198,7 @@ impl FunctionBuilder {
                 (["and", "or", "xor"][op as usize - 3], ScalarType::B32)
             }
             _ => {
-                return Err(self.err(
-                    ErrorKind::OperandType,
-                    "redux.sync",
-                    format!("redux.sync.{op:?} has no form for {t}"),
-                ));
+                return Err(self.no_form("redux.sync", &format!("redux.sync.{op:?}"), t));
             }
         };
         let i = Instruction::new("redux")
