@@ -138,6 +138,70 @@ fn bin_form(op: Bin, t: ScalarType) -> Option<Form> {
     })
 }
 
+/// Builder methods for one [`Bin`] operation: `fn name(d, a, b)` with no modifiers, or
+/// `mods name(m, d, a, b)` with modifiers `m`; each emits through [`FunctionBuilder::binary`],
+/// which picks the row for the operand type.
+macro_rules! bin_methods {
+    () => {};
+    ($(#[$doc:meta])* fn $name:ident<T: $bound:path> = Bin::$op:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name<T: $bound>(
+            &mut self,
+            d: Reg<T>,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+        ) -> Result<()> {
+            self.binary(Bin::$op, FloatMods::NONE, d, a.into(), b.into())
+        }
+        bin_methods! { $($rest)* }
+    };
+    ($(#[$doc:meta])* mods $name:ident<T: $bound:path> = Bin::$op:ident; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name<T: $bound>(
+            &mut self,
+            m: FloatMods,
+            d: Reg<T>,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+        ) -> Result<()> {
+            self.binary(Bin::$op, m, d, a.into(), b.into())
+        }
+        bin_methods! { $($rest)* }
+    };
+}
+
+/// Builder methods for the integer `mul`/`mad` modes (`.lo`, `.hi`, `.wide`; PTX ISA 9.7.1.5,
+/// 9.7.1.6): `name(d, sources...)` with the destination's and each source's register type, the
+/// mnemonic, the mode and the row; each emits through [`FunctionBuilder::int_mode`].
+macro_rules! int_mode_methods {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident<T: $bound:path>(d: $d:ty; $($src:ident: $st:ty),*) = $mn:literal $mode:literal $form:ident;
+    )*) => {$(
+        $(#[$doc])*
+        pub fn $name<T: $bound>(&mut self, d: Reg<$d>, $($src: impl Into<Src<$st>>),*) -> Result<()> {
+            self.int_mode::<T, $d>($mn, $mode, Form::$form, d, &[$($src.into().into()),*])
+        }
+    )*};
+}
+
+/// Builder methods for the `.approx` unary instructions of one type (PTX ISA 9.7.3.14-9.7.3.20):
+/// `name(d, a)` writes `mn.approx[.ftz].T d, a` with the given row.
+macro_rules! approx_methods {
+    ($($(#[$doc:meta])* $name:ident($t:ident) = $mn:literal $form:ident, ftz: $ftz:literal;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&mut self, d: Reg<ty::$t>, a: impl Into<Src<ty::$t>>) -> Result<()> {
+            let i = Instruction::new($mn)
+                .modifier("approx")
+                .modifier_if($ftz, "ftz")
+                .ty(ScalarType::$t)
+                .operand(d)
+                .operand(a.into());
+            self.emit(Form::$form, i)
+        }
+    )*};
+}
+
 impl FunctionBuilder {
     fn binary<T: ty::RegType>(
         &mut self,
@@ -165,88 +229,24 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `add.T d, a, b` (integers, f32, f64, f16/f16x2, bf16/bf16x2).
-    pub fn add<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Add, FloatMods::NONE, d, a.into(), b.into())
-    }
-
-    /// `add` with modifiers: `add.rn.ftz.sat.f32`, or `add.sat.s32` (`FloatMods::NONE.sat()`).
-    pub fn add_mods<T: ty::RegType>(
-        &mut self,
-        m: FloatMods,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Add, m, d, a.into(), b.into())
-    }
-
-    /// `sub.T d, a, b`.
-    pub fn sub<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Sub, FloatMods::NONE, d, a.into(), b.into())
-    }
-
-    /// `sub` with modifiers.
-    pub fn sub_mods<T: ty::RegType>(
-        &mut self,
-        m: FloatMods,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Sub, m, d, a.into(), b.into())
-    }
-
-    /// `mul.T d, a, b` for floating-point types (integers use [`Self::mul_lo`], [`Self::mul_hi`],
-    /// [`Self::mul_wide`]).
-    pub fn mul<T: ty::Float>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Mul, FloatMods::NONE, d, a.into(), b.into())
-    }
-
-    /// Floating-point `mul` with modifiers.
-    pub fn mul_mods<T: ty::Float>(
-        &mut self,
-        m: FloatMods,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Mul, m, d, a.into(), b.into())
-    }
-
-    /// `min.T d, a, b`.
-    pub fn min<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Min, FloatMods::NONE, d, a.into(), b.into())
-    }
-
-    /// `max.T d, a, b`.
-    pub fn max<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.binary(Bin::Max, FloatMods::NONE, d, a.into(), b.into())
+    bin_methods! {
+        /// `add.T d, a, b` (integers, f32, f64, f16/f16x2, bf16/bf16x2).
+        fn add<T: ty::RegType> = Bin::Add;
+        /// `add` with modifiers: `add.rn.ftz.sat.f32`, or `add.sat.s32` (`FloatMods::NONE.sat()`).
+        mods add_mods<T: ty::RegType> = Bin::Add;
+        /// `sub.T d, a, b`.
+        fn sub<T: ty::RegType> = Bin::Sub;
+        /// `sub` with modifiers.
+        mods sub_mods<T: ty::RegType> = Bin::Sub;
+        /// `mul.T d, a, b` for floating-point types (integers use [`Self::mul_lo`],
+        /// [`Self::mul_hi`], [`Self::mul_wide`]).
+        fn mul<T: ty::Float> = Bin::Mul;
+        /// Floating-point `mul` with modifiers.
+        mods mul_mods<T: ty::Float> = Bin::Mul;
+        /// `min.T d, a, b`.
+        fn min<T: ty::RegType> = Bin::Min;
+        /// `max.T d, a, b`.
+        fn max<T: ty::RegType> = Bin::Max;
     }
 
     fn int_mode<T: ty::Int, D: ty::RegType>(
@@ -272,103 +272,20 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `mul.lo.T d, a, b`: the low half of the product.
-    pub fn mul_lo<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T>(
-            "mul",
-            "lo",
-            Form::MulInt,
-            d,
-            &[a.into().into(), b.into().into()],
-        )
-    }
-
-    /// `mul.hi.T d, a, b`: the high half of the product.
-    pub fn mul_hi<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T>(
-            "mul",
-            "hi",
-            Form::MulInt,
-            d,
-            &[a.into().into(), b.into().into()],
-        )
-    }
-
-    /// `mul.wide.T d, a, b`: the full product in a register twice as wide (16 and 32-bit sources).
-    pub fn mul_wide<T: Widen>(
-        &mut self,
-        d: Reg<T::Wide>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T::Wide>(
-            "mul",
-            "wide",
-            Form::MulInt,
-            d,
-            &[a.into().into(), b.into().into()],
-        )
-    }
-
-    /// `mad.lo.T d, a, b, c`: `a * b + c`, low half.
-    pub fn mad_lo<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        c: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T>(
-            "mad",
-            "lo",
-            Form::MadInt,
-            d,
-            &[a.into().into(), b.into().into(), c.into().into()],
-        )
-    }
-
-    /// `mad.hi.T d, a, b, c`.
-    pub fn mad_hi<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        c: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T>(
-            "mad",
-            "hi",
-            Form::MadInt,
-            d,
-            &[a.into().into(), b.into().into(), c.into().into()],
-        )
-    }
-
-    /// `mad.wide.T d, a, b, c`: `c` and `d` twice as wide as `a` and `b`.
-    pub fn mad_wide<T: Widen>(
-        &mut self,
-        d: Reg<T::Wide>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        c: impl Into<Src<T::Wide>>,
-    ) -> Result<()> {
-        self.int_mode::<T, T::Wide>(
-            "mad",
-            "wide",
-            Form::MadInt,
-            d,
-            &[a.into().into(), b.into().into(), c.into().into()],
-        )
+    int_mode_methods! {
+        /// `mul.lo.T d, a, b`: the low half of the product.
+        mul_lo<T: ty::Int>(d: T; a: T, b: T) = "mul" "lo" MulInt;
+        /// `mul.hi.T d, a, b`: the high half of the product.
+        mul_hi<T: ty::Int>(d: T; a: T, b: T) = "mul" "hi" MulInt;
+        /// `mul.wide.T d, a, b`: the full product in a register twice as wide (16 and 32-bit
+        /// sources).
+        mul_wide<T: Widen>(d: T::Wide; a: T, b: T) = "mul" "wide" MulInt;
+        /// `mad.lo.T d, a, b, c`: `a * b + c`, low half.
+        mad_lo<T: ty::Int>(d: T; a: T, b: T, c: T) = "mad" "lo" MadInt;
+        /// `mad.hi.T d, a, b, c`.
+        mad_hi<T: ty::Int>(d: T; a: T, b: T, c: T) = "mad" "hi" MadInt;
+        /// `mad.wide.T d, a, b, c`: `c` and `d` twice as wide as `a` and `b`.
+        mad_wide<T: Widen>(d: T::Wide; a: T, b: T, c: T::Wide) = "mad" "wide" MadInt;
     }
 
     /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
@@ -420,14 +337,8 @@ impl FunctionBuilder {
         a: impl Into<Src<T>>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
-        let t = T::TYPE;
-        if t.is_int() {
-            let i = Instruction::new("div")
-                .ty(t)
-                .operand(d)
-                .operand(a.into())
-                .operand(b.into());
-            return self.emit(Form::DivInt, i);
+        if T::TYPE.is_int() {
+            return self.int_div_rem("div", Form::DivInt, d, a.into(), b.into());
         }
         self.div_mode(DivMode::Ieee(Rounding::Rn), false, d, a, b)
     }
@@ -477,20 +388,28 @@ impl FunctionBuilder {
         a: impl Into<Src<T>>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
+        self.int_div_rem("rem", Form::RemInt, d, a.into(), b.into())
+    }
+
+    /// `mn.T d, a, b` on integers, with no modifiers: `div` and `rem` (PTX ISA 9.7.1.7, 9.7.1.8).
+    fn int_div_rem<T: ty::RegType>(
+        &mut self,
+        mn: &'static str,
+        form: Form,
+        d: Reg<T>,
+        a: Src<T>,
+        b: Src<T>,
+    ) -> Result<()> {
         let t = T::TYPE;
         if !t.is_int() {
             return Err(self.err(
                 ErrorKind::OperandType,
-                "rem",
-                format!("rem needs .uN or .sN, not {t}"),
+                mn,
+                format!("{mn} needs .uN or .sN, not {t}"),
             ));
         }
-        let i = Instruction::new("rem")
-            .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into());
-        self.emit(Form::RemInt, i)
+        let i = Instruction::new(mn).ty(t).operand(d).operand(a).operand(b);
+        self.emit(form, i)
     }
 
     fn unary_float_or_signed<T: ty::RegType>(
@@ -556,49 +475,9 @@ impl FunctionBuilder {
         self.unary_float_or_signed("neg", d, a.into())
     }
 
-    fn approx_f32(
-        &mut self,
-        mn: &'static str,
-        form: Form,
-        mode: &'static str,
-        ftz: bool,
-        d: Reg<ty::F32>,
-        a: Src<ty::F32>,
-    ) -> Result<()> {
-        let i = Instruction::new(mn)
-            .modifier(mode)
-            .modifier_if(ftz, "ftz")
-            .ty(ScalarType::F32)
-            .operand(d)
-            .operand(a);
-        self.emit(form, i)
-    }
-
-    /// `rcp.approx.ftz.f32 d, a`: fast reciprocal.
-    pub fn rcp_approx(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("rcp", Form::RcpF32, "approx", true, d, a.into())
-    }
-
-    /// `rcp.approx.ftz.f64 d, a`: fast double reciprocal (about 20 bits of the mantissa; PTX ISA
-    /// 9.7.3.14). nvcc emits it as the seed of a Newton iteration for double division.
-    pub fn rcp_approx_f64(&mut self, d: Reg<ty::F64>, a: impl Into<Src<ty::F64>>) -> Result<()> {
-        let i = Instruction::new("rcp")
-            .modifier("approx")
-            .modifier("ftz")
-            .ty(ScalarType::F64)
-            .operand(d)
-            .operand(a.into());
-        self.emit(Form::RcpApproxF64, i)
-    }
-
     /// `rcp.rn.T d, a`: IEEE reciprocal (f32, f64).
     pub fn rcp<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
         self.ieee_unary("rcp", Form::RcpF32, Form::RcpF64, d, a.into())
-    }
-
-    /// `sqrt.approx.ftz.f32 d, a`.
-    pub fn sqrt_approx(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("sqrt", Form::SqrtF32, "approx", true, d, a.into())
     }
 
     /// `sqrt.rn.T d, a`: IEEE square root (f32, f64).
@@ -633,34 +512,24 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `rsqrt.approx.ftz.f32 d, a`.
-    pub fn rsqrt(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("rsqrt", Form::RsqrtF32, "approx", true, d, a.into())
-    }
-
-    /// `rsqrt.approx.f64 d, a`.
-    pub fn rsqrt_f64(&mut self, d: Reg<ty::F64>, a: impl Into<Src<ty::F64>>) -> Result<()> {
-        let i = Instruction::new("rsqrt")
-            .modifier("approx")
-            .ty(ScalarType::F64)
-            .operand(d)
-            .operand(a.into());
-        self.emit(Form::RsqrtF64, i)
-    }
-
-    /// `sin.approx.ftz.f32 d, a`.
-    pub fn sin(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("sin", Form::SinF32, "approx", true, d, a.into())
-    }
-
-    /// `cos.approx.ftz.f32 d, a`.
-    pub fn cos(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("cos", Form::CosF32, "approx", true, d, a.into())
-    }
-
-    /// `lg2.approx.ftz.f32 d, a`: log base 2.
-    pub fn lg2(&mut self, d: Reg<ty::F32>, a: impl Into<Src<ty::F32>>) -> Result<()> {
-        self.approx_f32("lg2", Form::Lg2F32, "approx", true, d, a.into())
+    approx_methods! {
+        /// `rcp.approx.ftz.f32 d, a`: fast reciprocal.
+        rcp_approx(F32) = "rcp" RcpF32, ftz: true;
+        /// `rcp.approx.ftz.f64 d, a`: fast double reciprocal (about 20 bits of the mantissa; PTX
+        /// ISA 9.7.3.14). nvcc emits it as the seed of a Newton iteration for double division.
+        rcp_approx_f64(F64) = "rcp" RcpApproxF64, ftz: true;
+        /// `sqrt.approx.ftz.f32 d, a`.
+        sqrt_approx(F32) = "sqrt" SqrtF32, ftz: true;
+        /// `rsqrt.approx.ftz.f32 d, a`.
+        rsqrt(F32) = "rsqrt" RsqrtF32, ftz: true;
+        /// `rsqrt.approx.f64 d, a`.
+        rsqrt_f64(F64) = "rsqrt" RsqrtF64, ftz: false;
+        /// `sin.approx.ftz.f32 d, a`.
+        sin(F32) = "sin" SinF32, ftz: true;
+        /// `cos.approx.ftz.f32 d, a`.
+        cos(F32) = "cos" CosF32, ftz: true;
+        /// `lg2.approx.ftz.f32 d, a`: log base 2.
+        lg2(F32) = "lg2" Lg2F32, ftz: true;
     }
 
     /// `ex2.approx` for f32 (`.ftz`), f16/f16x2, and bf16/bf16x2 (`.ftz`, sm_90).
