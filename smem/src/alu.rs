@@ -52,6 +52,16 @@ pub enum Operand {
     Imm(u64),
 }
 
+impl Operand {
+    /// What the operand stands for: `value` of the earlier value, or `imm` of the immediate.
+    pub fn resolve<T>(self, value: impl FnOnce(Value) -> T, imm: impl FnOnce(u64) -> T) -> T {
+        match self {
+            Operand::Value(v) => value(v),
+            Operand::Imm(i) => imm(i),
+        }
+    }
+}
+
 /// A binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinOp {
@@ -103,20 +113,24 @@ impl BinOp {
     }
 }
 
+/// A binary step: `dst = lhs op rhs` at `width`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BinStep {
+    /// The operation.
+    pub op: BinOp,
+    /// The register width of both operands and the result.
+    pub width: Width,
+    /// The first operand.
+    pub lhs: Value,
+    /// The second operand.
+    pub rhs: Operand,
+}
+
 /// One step; it defines the next [`Value`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AluStep {
     /// `dst = lhs op rhs` at `width`.
-    Bin {
-        /// The operation.
-        op: BinOp,
-        /// The register width of both operands and the result.
-        width: Width,
-        /// The first operand.
-        lhs: Value,
-        /// The second operand.
-        rhs: Operand,
-    },
+    Bin(BinStep),
     /// `cvt.u64.u32 dst, src`: zero-extend a 32-bit value.
     ZeroExtend {
         /// The 32-bit value.
@@ -299,12 +313,12 @@ impl AluProgram {
                 }
             }
         }
-        self.steps.push(AluStep::Bin {
+        self.steps.push(AluStep::Bin(BinStep {
             op,
             width,
             lhs,
             rhs,
-        });
+        }));
         self.widths.push(width);
         Ok(self.output())
     }
@@ -388,18 +402,7 @@ impl AluProgram {
             // Builder methods only accept defined operands, so every index is in range.
             let get = |v: Value| vals.get(v.0 as usize).copied().unwrap_or(0);
             let r = match *step {
-                AluStep::Bin {
-                    op,
-                    width,
-                    lhs,
-                    rhs,
-                } => {
-                    let b = match rhs {
-                        Operand::Value(v) => get(v),
-                        Operand::Imm(i) => i,
-                    };
-                    op.apply(width, get(lhs), b)
-                }
+                AluStep::Bin(s) => s.op.apply(s.width, get(s.lhs), s.rhs.resolve(get, |i| i)),
                 AluStep::ZeroExtend { src } => get(src) & Width::U32.mask(),
             };
             vals.push(r);
@@ -414,17 +417,12 @@ impl fmt::Display for AluProgram {
         for (i, step) in self.steps.iter().enumerate() {
             let dst = i + self.inputs as usize;
             match *step {
-                AluStep::Bin {
-                    op,
-                    width,
-                    lhs,
-                    rhs,
-                } => {
-                    write!(f, "%v{dst} = {} %v{}, ", op.mnemonic(width), lhs.0)?;
-                    match rhs {
-                        Operand::Value(v) => writeln!(f, "%v{}", v.0)?,
-                        Operand::Imm(i) => writeln!(f, "{i:#x}")?,
-                    }
+                AluStep::Bin(s) => {
+                    let rhs = s
+                        .rhs
+                        .resolve(|v| format!("%v{}", v.0), |i| format!("{i:#x}"));
+                    let mn = s.op.mnemonic(s.width);
+                    writeln!(f, "%v{dst} = {mn} %v{}, {rhs}", s.lhs.0)?;
                 }
                 AluStep::ZeroExtend { src } => writeln!(f, "%v{dst} = cvt.u64.u32 %v{}", src.0)?,
             }

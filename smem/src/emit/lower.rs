@@ -18,7 +18,7 @@
 
 use ptx_isa::{Error, ErrorKind, FunctionBuilder, Imm, Reg, Result, Src, ty};
 
-use crate::alu::{AluProgram, AluStep, BinOp, Operand, Value, Width};
+use crate::alu::{AluProgram, AluStep, BinOp, BinStep, Value, Width};
 
 /// A register holding a value of an [`AluProgram`]: 32 or 64 bits, as the program's
 /// [`Width`] says.
@@ -120,17 +120,14 @@ pub fn lower(k: &mut FunctionBuilder, p: &AluProgram, inputs: &[AluReg]) -> Resu
     for step in p.steps() {
         let get = |regs: &[AluReg], v: Value| regs.get(v.0 as usize).copied();
         let r = match *step {
-            AluStep::Bin {
+            AluStep::Bin(BinStep {
                 op,
                 width,
                 lhs,
                 rhs,
-            } => {
+            }) => {
                 let a = get(&regs, lhs);
-                let b = match rhs {
-                    Operand::Value(v) => get(&regs, v).map(Rhs::Reg),
-                    Operand::Imm(i) => Some(Rhs::Imm(i)),
-                };
+                let b = rhs.resolve(|v| get(&regs, v).map(Rhs::Reg), |i| Some(Rhs::Imm(i)));
                 let r = match width {
                     Width::U32 => a
                         .and_then(AluReg::u32)
