@@ -11,6 +11,8 @@
 //! cargo bench --bench attention
 //! ```
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
@@ -93,12 +95,8 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &Inputs) -> Result<
 }
 
 fn gpu(_c: &mut Criterion) {
-    let dev = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: {e}");
-            return;
-        }
+    let Some(dev) = support::device() else {
+        return;
     };
     println!("\ndevice: {}", dev.attributes().name);
     println!("| head dim | causal | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |");

@@ -10,12 +10,14 @@
 //! cargo bench --bench gemm -- build_ptx       # only the CPU benchmark
 //! ```
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
 use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
-use ptxkit::runtime::{Device, JitOptions};
+use ptxkit::runtime::JitOptions;
 
 fn build_ptx(c: &mut Criterion) {
     let cfg = GemmConfig::large();
@@ -29,12 +31,8 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 fn gpu(c: &mut Criterion) {
-    let device = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: {e}");
-            return;
-        }
+    let Some(device) = support::device() else {
+        return;
     };
     let stream = device.default_stream();
     let blas = match CudaBlas::new(stream.clone()) {

@@ -8,6 +8,8 @@
 //! cargo bench --bench gemm_fp8
 //! ```
 
+mod support;
+
 use std::sync::Arc;
 
 use cudarc::cublas::CudaBlas;
@@ -15,7 +17,7 @@ use half::bf16;
 use ptxkit::library::gemm::check::{self, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
-use ptxkit::runtime::{Device, E4m3, median_ms};
+use ptxkit::runtime::{E4m3, median_ms};
 
 /// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -75,12 +77,8 @@ fn check_baseline(
 }
 
 fn main() {
-    let device = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: {e}");
-            return;
-        }
+    let Some(device) = support::device() else {
+        return;
     };
     let stream = device.default_stream();
     let (lt, blas) = match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {

@@ -9,6 +9,8 @@
 //! cargo bench --bench rows
 //! ```
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
@@ -211,12 +213,8 @@ fn copy_gbs(dev: &Device, bytes: usize) -> Option<f64> {
 }
 
 fn gpu(_c: &mut Criterion) {
-    let dev = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: {e}");
-            return;
-        }
+    let Some(dev) = support::device() else {
+        return;
     };
     let copy = copy_gbs(&dev, 1 << 30).unwrap_or(f64::NAN);
     println!(
