@@ -11,7 +11,7 @@
 
 mod error;
 mod eval;
-mod parse;
+pub(crate) mod parse;
 
 pub use error::CalcError;
 pub use eval::{FUNCTIONS, evaluate};

@@ -133,15 +133,7 @@ impl Parser {
     }
 
     fn ident(&mut self) -> String {
-        let start = self.pos;
-        while self
-            .chars
-            .get(self.pos)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
-        {
-            self.pos += 1;
-        }
-        self.chars[start..self.pos].iter().collect()
+        take_ident(&self.chars, &mut self.pos)
     }
 
     fn tuple(&mut self) -> Result<IntTuple, CalcError> {
@@ -202,6 +194,19 @@ impl Parser {
 }
 
 /// Parses CuTe notation `shape:stride`, or a bare shape taken column-major.
+/// The identifier (ASCII letters, digits and `_`; possibly empty) at `chars[*pos..]`, with `pos`
+/// moved past it. The layout calculator's names and the tile notation's axis names are read so.
+pub(crate) fn take_ident(chars: &[char], pos: &mut usize) -> String {
+    let start = *pos;
+    while chars
+        .get(*pos)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+    {
+        *pos += 1;
+    }
+    chars[start..*pos].iter().collect()
+}
+
 pub(crate) fn parse_layout(text: &str) -> Result<Layout, CalcError> {
     let mut p = Parser::new(text);
     let shape = p.tuple()?;

@@ -139,14 +139,7 @@ impl Reader {
             return Ok((v, Axis::M));
         }
         let start = self.pos;
-        while self
-            .chars
-            .get(self.pos)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
-        {
-            self.pos += 1;
-        }
-        let name: String = self.chars[start..self.pos].iter().collect();
+        let name = crate::calc::parse::take_ident(&self.chars, &mut self.pos);
         match name.parse() {
             Ok(a) => Ok((v, a)),
             Err(e) => {
