@@ -332,6 +332,29 @@ impl TileRef {
         })
     }
 
+    /// A tile with no layout, fragment, swizzle, pitch or bounds: the fields every constructor
+    /// starts from.
+    fn unlaid(
+        storage: Storage,
+        dtype: ScalarType,
+        shape: Vec<u32>,
+        base: Base,
+        align: u32,
+    ) -> TileRef {
+        TileRef {
+            storage,
+            dtype,
+            shape,
+            layout: None,
+            fragment: None,
+            swizzle: SwizzleMode::None,
+            base,
+            align,
+            pitch: None,
+            bounds: None,
+        }
+    }
+
     fn row_major(
         storage: Storage,
         dtype: ScalarType,
@@ -347,32 +370,17 @@ impl TileRef {
         )
         .ok();
         TileRef {
-            storage,
-            dtype,
-            shape: vec![rows, cols],
             layout,
-            fragment: None,
-            swizzle: SwizzleMode::None,
-            base,
-            align,
-            pitch: None,
-            bounds: None,
+            ..TileRef::unlaid(storage, dtype, vec![rows, cols], base, align)
         }
     }
 
     /// A register tile: the values of `fragment` held in `regs` by each thread of the scope.
     pub fn registers(dtype: ScalarType, fragment: TvLayout, regs: Vec<RegRef>) -> TileRef {
+        let shape = vec![fragment.rows() as u32, fragment.cols() as u32];
         TileRef {
-            storage: Storage::Local,
-            dtype,
-            shape: vec![fragment.rows() as u32, fragment.cols() as u32],
-            layout: None,
             fragment: Some(fragment),
-            swizzle: SwizzleMode::None,
-            base: Base::Registers(regs),
-            align: 4,
-            pitch: None,
-            bounds: None,
+            ..TileRef::unlaid(Storage::Local, dtype, shape, Base::Registers(regs), 4)
         }
     }
 
@@ -384,34 +392,13 @@ impl TileRef {
         map: TensorMapRef,
         coords: Vec<Src<ty::S32>>,
     ) -> TileRef {
-        TileRef {
-            storage: Storage::Global,
-            dtype,
-            shape: vec![rows, cols],
-            layout: None,
-            fragment: None,
-            swizzle: SwizzleMode::None,
-            base: Base::TensorMap { map, coords },
-            align: 16,
-            pitch: None,
-            bounds: None,
-        }
+        let base = Base::TensorMap { map, coords };
+        TileRef::unlaid(Storage::Global, dtype, vec![rows, cols], base, 16)
     }
 
     /// A tensor-memory tile of `rows` lanes x `cols` 32-bit columns at `taddr`.
     pub fn tmem(dtype: ScalarType, rows: u32, cols: u32, taddr: Reg<ty::U32>) -> TileRef {
-        TileRef {
-            storage: Storage::Tmem,
-            dtype,
-            shape: vec![rows, cols],
-            layout: None,
-            fragment: None,
-            swizzle: SwizzleMode::None,
-            base: Base::Tmem(taddr),
-            align: 4,
-            pitch: None,
-            bounds: None,
-        }
+        TileRef::unlaid(Storage::Tmem, dtype, vec![rows, cols], Base::Tmem(taddr), 4)
     }
 
     /// A `rows x cols` tile of a row-major global matrix whose rows are `pitch` elements apart
@@ -425,16 +412,14 @@ impl TileRef {
         pitch: RunCount,
     ) -> TileRef {
         TileRef {
-            storage: Storage::Global,
-            dtype,
-            shape: vec![rows, cols],
-            layout: None,
-            fragment: None,
-            swizzle: SwizzleMode::None,
-            base: Base::Global(base),
-            align,
             pitch: Some(pitch),
-            bounds: None,
+            ..TileRef::unlaid(
+                Storage::Global,
+                dtype,
+                vec![rows, cols],
+                Base::Global(base),
+                align,
+            )
         }
     }
 
