@@ -10,7 +10,7 @@ use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{
     BuiltKernel, Expr, KernelBuilder, KernelError, ReduceOp, ReduceScope, Reducible, TensorOpts,
 };
-use ptxkit::runtime::{ArgDesc, ExtentFacts, Fact, RuntimeError, TensorDesc, check_and_pack};
+use ptxkit::runtime::{ArgDesc, ExtentFacts, Fact, RuntimeError, check_and_pack};
 
 /// `y[r, c..c+4] = x[r, c..c+4]` for each thread's four columns of row `r`.
 fn row_copy(cols_facts: ExtentFacts, align: u32) -> BuiltKernel {
@@ -40,12 +40,7 @@ fn lines<'a>(ptx: &'a str, what: &str) -> Vec<&'a str> {
 }
 
 fn tensor(shape: &[usize], addr: u64) -> ArgDesc {
-    ArgDesc::Tensor(TensorDesc {
-        dtype: ptxkit::isa::ScalarType::F32,
-        shape: shape.to_vec(),
-        addr,
-        device: 0,
-    })
+    ArgDesc::tensor(ptxkit::isa::ScalarType::F32, shape, addr, 0)
 }
 
 #[test]

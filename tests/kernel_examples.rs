@@ -6,7 +6,7 @@ mod support;
 
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
-use ptxkit::runtime::{ArgDesc, Extent, Param, TensorDesc};
+use ptxkit::runtime::{ArgDesc, Extent, Param};
 
 #[test]
 fn portable_examples_assemble_for_sm_80() {
@@ -77,14 +77,7 @@ fn tma_copy_text() {
     assert_eq!(spec.dynamic_smem_bytes, 4096 + 8);
     // The shape is symbolic: the launcher sizes the grid from the tensors (one CTA per box) and
     // refuses a shape that is not whole boxes.
-    let t = |shape: &[usize], addr| {
-        ArgDesc::Tensor(TensorDesc {
-            dtype: ScalarType::F32,
-            shape: shape.to_vec(),
-            addr,
-            device: 0,
-        })
-    };
+    let t = |shape: &[usize], addr| ArgDesc::tensor(ScalarType::F32, shape, addr, 0);
     let (cfg, _) = k
         .config_for(&[t(&[256, 512], 0x1000), t(&[256, 512], 0x20_0000)], 0)
         .unwrap();
@@ -132,14 +125,7 @@ fn cluster_exchange_text_and_launch() {
     let spec = k.launch_spec();
     assert_eq!(spec.cluster, Some([4, 1, 1]));
     let n = (cluster_exchange::CLUSTERS * cluster_exchange::SPAN) as usize;
-    let t = |addr| {
-        ArgDesc::Tensor(TensorDesc {
-            dtype: ScalarType::F32,
-            shape: vec![n],
-            addr,
-            device: 0,
-        })
-    };
+    let t = |addr| ArgDesc::tensor(ScalarType::F32, &[n], addr, 0);
     let (cfg, _) = k.config_for(&[t(0x1000), t(0x10_0000)], 0).unwrap();
     assert_eq!(cfg.grid, [cluster_exchange::CLUSTERS * 4, 1, 1]);
     assert_eq!(cfg.cluster, Some([4, 1, 1]));
