@@ -11,8 +11,6 @@
 //! cargo bench --bench attention
 //! ```
 
-mod support;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
@@ -95,7 +93,7 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &Inputs) -> Result<
 }
 
 fn gpu(_c: &mut Criterion) {
-    let Some(dev) = support::device() else {
+    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
     };
     println!("\ndevice: {}", dev.attributes().name);

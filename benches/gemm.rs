@@ -10,8 +10,6 @@
 //! cargo bench --bench gemm -- build_ptx       # only the CPU benchmark
 //! ```
 
-mod support;
-
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -31,7 +29,7 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 fn gpu(c: &mut Criterion) {
-    let Some(device) = support::device() else {
+    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
     };
     let stream = device.default_stream();

@@ -8,8 +8,6 @@
 //! cargo bench --bench gemm_fp8
 //! ```
 
-mod support;
-
 use std::sync::Arc;
 
 use cudarc::cublas::CudaBlas;
@@ -77,7 +75,7 @@ fn check_baseline(
 }
 
 fn main() {
-    let Some(device) = support::device() else {
+    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
     };
     let stream = device.default_stream();

@@ -9,8 +9,6 @@
 //! cargo bench --bench rows
 //! ```
 
-mod support;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
@@ -213,7 +211,7 @@ fn copy_gbs(dev: &Device, bytes: usize) -> Option<f64> {
 }
 
 fn gpu(_c: &mut Criterion) {
-    let Some(dev) = support::device() else {
+    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
     };
     let copy = copy_gbs(&dev, 1 << 30).unwrap_or(f64::NAN);

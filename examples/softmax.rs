@@ -10,7 +10,7 @@
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::math::LOG2_E;
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, ReduceOp, ReduceScope, Result, TensorOpts};
-use ptxkit::runtime::{Arg, Device, DeviceTensor, ExtentFacts, JitOptions, median_ms};
+use ptxkit::runtime::{Arg, DeviceTensor, ExtentFacts, JitOptions, median_ms};
 
 /// Threads per row, and 4-wide vectors per thread: rows up to 256 * 4 * 8 = 8192 columns.
 const THREADS: u32 = 256;
@@ -75,12 +75,8 @@ fn reference(x: &[f32], cols: usize) -> Vec<f32> {
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     println!("{}", softmax(Target::Sm90a)?.ptx());
 
-    let dev = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("softmax: not run on a GPU: {e}");
-            return Ok(());
-        }
+    let Some(dev) = ptxkit::selftest::device_or_skip("softmax: not run on a GPU") else {
+        return Ok(());
     };
     let stream = dev.default_stream();
     let kernel = softmax(dev.target())?.load(&dev, &JitOptions::default())?;

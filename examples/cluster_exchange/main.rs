@@ -17,23 +17,19 @@
 mod kernel;
 
 use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
 use ptxkit::selftest::Rng;
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
-    let dev = match Device::new(0) {
-        Ok(d) if d.attributes().compute_capability.0 >= 9 => d,
-        Ok(_) => {
-            eprintln!("cluster_exchange: not run: clusters need compute capability 9.0 or more");
-            return Ok(());
-        }
-        Err(e) => {
-            eprintln!("cluster_exchange: not run on a GPU: {e}");
-            return Ok(());
-        }
+    let Some(dev) = ptxkit::selftest::device_or_skip("cluster_exchange: not run on a GPU") else {
+        return Ok(());
     };
+    if dev.attributes().compute_capability.0 < 9 {
+        eprintln!("cluster_exchange: not run: clusters need compute capability 9.0 or more");
+        return Ok(());
+    }
     let stream = dev.default_stream();
     let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
     let mut rng = Rng::fresh();
@@ -65,7 +61,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 #[cfg(test)]
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
-    use ptxkit::runtime::{ArgDesc, RuntimeError, TensorDesc};
+    use ptxkit::runtime::{ArgDesc, RuntimeError};
 
     /// `cargo test` holds the example's kernel to ptxas (the example runs it only on a GPU), and
     /// checks the launch its tensors would get.
@@ -84,14 +80,7 @@ mod tests {
             let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
             assert!(out.ok, "{}", out.log);
         }
-        let t = |n: usize, addr| {
-            ArgDesc::Tensor(TensorDesc {
-                dtype: ScalarType::F32,
-                shape: vec![n],
-                addr,
-                device: 0,
-            })
-        };
+        let t = |n: usize, addr| ArgDesc::tensor(ScalarType::F32, &[n], addr, 0);
         let (cfg, symbols) = built
             .config_for(&[t(33 * 1024, 0x1000), t(33 * 1024, 0x20_0000)], 0)
             .unwrap();

@@ -13,18 +13,14 @@
 mod kernel;
 
 use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
 use ptxkit::selftest::Rng;
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
-    let dev = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("scale: not run on a GPU: {e}");
-            return Ok(());
-        }
+    let Some(dev) = ptxkit::selftest::device_or_skip("scale: not run on a GPU") else {
+        return Ok(());
     };
     let stream = dev.default_stream();
     let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
@@ -59,7 +55,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 #[cfg(test)]
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
-    use ptxkit::runtime::{ArgDesc, RuntimeError, Scalar, TensorDesc};
+    use ptxkit::runtime::{ArgDesc, RuntimeError, Scalar};
 
     /// `cargo test` holds the example's kernel to ptxas for sm_80 and sm_90a (the example runs it
     /// only on a GPU), and checks the launch its arguments would get.
@@ -76,14 +72,7 @@ mod tests {
             }
         }
         let built = super::kernel::build(Target::Sm90a).unwrap();
-        let t = |shape: Vec<usize>, addr| {
-            ArgDesc::Tensor(TensorDesc {
-                dtype: ScalarType::F32,
-                shape,
-                addr,
-                device: 0,
-            })
-        };
+        let t = |shape: Vec<usize>, addr| ArgDesc::tensor(ScalarType::F32, &shape, addr, 0);
         let s = ArgDesc::Scalar(Scalar::F32(2.0));
         let (cfg, symbols) = built
             .config_for(

@@ -18,22 +18,18 @@
 mod kernel;
 
 use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
-    let dev = match Device::new(0) {
-        Ok(d) if d.attributes().compute_capability.0 >= 9 => d,
-        Ok(_) => {
-            eprintln!("tma_copy: not run: TMA needs compute capability 9.0 or more");
-            return Ok(());
-        }
-        Err(e) => {
-            eprintln!("tma_copy: not run on a GPU: {e}");
-            return Ok(());
-        }
+    let Some(dev) = ptxkit::selftest::device_or_skip("tma_copy: not run on a GPU") else {
+        return Ok(());
     };
+    if dev.attributes().compute_capability.0 < 9 {
+        eprintln!("tma_copy: not run: TMA needs compute capability 9.0 or more");
+        return Ok(());
+    }
     let stream = dev.default_stream();
     let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
     for (rows, cols) in [(32, 32), (256, 512), (96, 1024)] {
@@ -69,7 +65,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 #[cfg(test)]
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
-    use ptxkit::runtime::{ArgDesc, RuntimeError, TensorDesc};
+    use ptxkit::runtime::{ArgDesc, RuntimeError};
 
     /// `cargo test` holds the example's kernel to ptxas (the example runs it only on a GPU), and
     /// checks what its launch would be given.
@@ -85,14 +81,7 @@ mod tests {
             let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
             assert!(out.ok, "{}", out.log);
         }
-        let t = |shape: &[usize], addr| {
-            ArgDesc::Tensor(TensorDesc {
-                dtype: ScalarType::F32,
-                shape: shape.to_vec(),
-                addr,
-                device: 0,
-            })
-        };
+        let t = |shape: &[usize], addr| ArgDesc::tensor(ScalarType::F32, shape, addr, 0);
         let (cfg, symbols) = built
             .config_for(&[t(&[96, 1024], 0x1000), t(&[96, 1024], 0x20_0000)], 0)
             .unwrap();

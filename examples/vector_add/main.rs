@@ -8,17 +8,13 @@
 mod kernel;
 
 use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     print!("{}", kernel::build(Target::Sm90a)?.ptx());
 
-    let dev = match Device::new(0) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("vector_add: not run on a GPU: {e}");
-            return Ok(());
-        }
+    let Some(dev) = ptxkit::selftest::device_or_skip("vector_add: not run on a GPU") else {
+        return Ok(());
     };
     let stream = dev.default_stream();
     let vadd = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;

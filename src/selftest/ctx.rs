@@ -49,6 +49,18 @@ impl Rng {
     }
 }
 
+/// Device 0 for an example or a benchmark run by hand, or `None` after printing `{why}: {error}`
+/// on stderr when there is none (no driver, no device), so the program can end quietly.
+pub fn device_or_skip(why: &str) -> Option<Device> {
+    match Device::new(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("{why}: {e}");
+            None
+        }
+    }
+}
+
 /// The largest `|got - want|`, with NaN (a poisoned element never written) counting as infinite.
 pub fn max_abs_err(got: &[f32], want: &[f32]) -> f64 {
     if got.len() != want.len() {

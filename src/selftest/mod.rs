@@ -14,4 +14,6 @@ pub mod library;
 pub mod rows;
 pub mod tile_checks;
 
-pub use ctx::{GpuCheckError, GpuCtx, Report, Rng, RunResult, max_abs_err, result_line};
+pub use ctx::{
+    GpuCheckError, GpuCtx, Report, Rng, RunResult, device_or_skip, max_abs_err, result_line,
+};
