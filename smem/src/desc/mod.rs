@@ -130,6 +130,46 @@ pub fn address_program(constant: u64) -> Result<AluProgram, AluError> {
     Ok(p)
 }
 
+/// The fields both matrix descriptors share, read from `desc` after checking that no bit of
+/// `reserved` is set: `(start_addr, lbo, sbo, base_offset)` in bytes (base offset 0-7, bits
+/// 49-51; PTX ISA 9.7.15.5.1.2.2, 9.7.16.4.1).
+pub(crate) fn decode_common(desc: u64, reserved: u64) -> Result<(u32, u32, u32, u8), DescError> {
+    if desc & reserved != 0 {
+        return Err(DescError::ReservedBits {
+            desc,
+            bits: desc & reserved,
+        });
+    }
+    // decode_field returns at most 0x3FFF0, which fits u32.
+    Ok((
+        decode_field(DescField::StartAddress, desc) as u32,
+        decode_field(DescField::LeadingByteOffset, desc) as u32,
+        decode_field(DescField::StrideByteOffset, desc) as u32,
+        ((desc >> 49) & 7) as u8,
+    ))
+}
+
+/// `address_program` and `with_start` for a descriptor type with a `constant_part` and a
+/// `start_addr` field: what completes it at run time, and the same descriptor elsewhere.
+macro_rules! start_address_methods {
+    ($desc:ident) => {
+        impl $desc {
+            /// The ALU program computing this descriptor from a 32-bit shared address held in a
+            /// register: `constant_part | ((addr & 0x3FFFF) >> 4)`. The `start_addr` field is
+            /// ignored.
+            pub fn address_program(&self) -> Result<AluProgram, DescError> {
+                Ok(address_program(self.constant_part()?)?)
+            }
+
+            /// The same descriptor at another start address.
+            pub fn with_start(self, start_addr: u32) -> $desc {
+                $desc { start_addr, ..self }
+            }
+        }
+    };
+}
+pub(crate) use start_address_methods;
+
 /// The base offset for a swizzled operand whose repeating pattern starts at `pattern_start`
 /// (a shared address): `(pattern_start >> 7) & 7` (PTX ISA 9.7.15.5.1.2.2; 9.7.16.4.1). It is 0
 /// when the pattern starts at its natural boundary (1024 / 512 / 256 bytes for 128B / 64B / 32B).

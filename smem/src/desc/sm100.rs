@@ -15,7 +15,9 @@
 //! The swizzle codes differ from the sm_90 ones, and take three bits instead of two.
 
 use crate::alu::AluProgram;
-use crate::desc::{DescError, DescField, address_program, decode_field, encode_field};
+use crate::desc::{
+    DescError, DescField, address_program, decode_common, encode_field, start_address_methods,
+};
 use crate::swizzle::SwizzleMode;
 
 /// Bits 14-15, 30-31 and 53-60: reserved or fixed zero.
@@ -153,34 +155,19 @@ impl UmmaDesc {
         )
     }
 
-    /// The ALU program computing this descriptor from a 32-bit shared address in a register.
-    pub fn address_program(&self) -> Result<AluProgram, DescError> {
-        Ok(address_program(self.constant_part()?)?)
-    }
-
-    /// The same descriptor at another start address.
-    pub fn with_start(self, start_addr: u32) -> UmmaDesc {
-        UmmaDesc { start_addr, ..self }
-    }
-
     /// The typed fields of a 64-bit descriptor; checks the version, the fixed-zero bits and the
     /// swizzle code.
     pub fn decode(desc: u64) -> Result<UmmaDesc, DescError> {
-        if desc & RESERVED != 0 {
-            return Err(DescError::ReservedBits {
-                desc,
-                bits: desc & RESERVED,
-            });
-        }
+        let (start_addr, lbo, sbo, base_offset) = decode_common(desc, RESERVED)?;
         let version = (desc >> 46) & 7;
         if version != 1 {
             return Err(DescError::BadVersion(version));
         }
         let d = UmmaDesc {
-            start_addr: decode_field(DescField::StartAddress, desc) as u32,
-            lbo: decode_field(DescField::LeadingByteOffset, desc) as u32,
-            sbo: decode_field(DescField::StrideByteOffset, desc) as u32,
-            base_offset: ((desc >> 49) & 7) as u8,
+            start_addr,
+            lbo,
+            sbo,
+            base_offset,
             lbo_mode: if desc & (1 << 52) != 0 {
                 LboMode::Absolute
             } else {
@@ -194,6 +181,8 @@ impl UmmaDesc {
         Ok(d)
     }
 }
+
+start_address_methods!(UmmaDesc);
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,9 @@
 //! All other bits are zero.
 
 use crate::alu::AluProgram;
-use crate::desc::{DescError, DescField, address_program, decode_field, encode_field};
+use crate::desc::{
+    DescError, DescField, address_program, decode_common, encode_field, start_address_methods,
+};
 use crate::swizzle::SwizzleMode;
 
 /// Bits 14-15, 30-31, 46-48 and 52-61: not fields of the sm_90 descriptor.
@@ -94,32 +96,15 @@ impl WgmmaDesc {
         )
     }
 
-    /// The ALU program computing this descriptor from a 32-bit shared address held in a
-    /// register: `constant_part | ((addr & 0x3FFFF) >> 4)`. The `start_addr` field is ignored.
-    pub fn address_program(&self) -> Result<AluProgram, DescError> {
-        Ok(address_program(self.constant_part()?)?)
-    }
-
-    /// The same descriptor at another start address.
-    pub fn with_start(self, start_addr: u32) -> WgmmaDesc {
-        WgmmaDesc { start_addr, ..self }
-    }
-
     /// The typed fields of a 64-bit descriptor; errors if a bit outside the fields is set or a
     /// base offset is given without swizzle.
     pub fn decode(desc: u64) -> Result<WgmmaDesc, DescError> {
-        if desc & RESERVED != 0 {
-            return Err(DescError::ReservedBits {
-                desc,
-                bits: desc & RESERVED,
-            });
-        }
+        let (start_addr, lbo, sbo, base_offset) = decode_common(desc, RESERVED)?;
         let d = WgmmaDesc {
-            // decode_field returns at most 0x3FFF0, which fits u32.
-            start_addr: decode_field(DescField::StartAddress, desc) as u32,
-            lbo: decode_field(DescField::LeadingByteOffset, desc) as u32,
-            sbo: decode_field(DescField::StrideByteOffset, desc) as u32,
-            base_offset: ((desc >> 49) & 7) as u8,
+            start_addr,
+            lbo,
+            sbo,
+            base_offset,
             swizzle: WgmmaDesc::swizzle_from_code(desc >> 62),
         };
         if d.base_offset != 0 && d.swizzle == SwizzleMode::None {
@@ -128,6 +113,8 @@ impl WgmmaDesc {
         Ok(d)
     }
 }
+
+start_address_methods!(WgmmaDesc);
 
 #[cfg(test)]
 mod tests {
