@@ -4,7 +4,7 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, build, build_with};
+use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, Scaling, build, build_with};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The configuration each benchmark shape gets on a 132-SM H100, then the other variants; each
@@ -61,12 +61,61 @@ fn configs() -> Vec<GemmConfig> {
     configs
 }
 
+/// The per-tensor-scaled FP8 configurations: the one each FP8 benchmark shape gets on a 132-SM
+/// H100 (e4m3 -> bf16, the TMA-store epilogue; the first has a golden file), e5m2, an f32 C
+/// (the register epilogue, 4 stages), a 16-bit C from registers, an odd N and a CTA pair.
+fn fp8_configs() -> Vec<GemmConfig> {
+    use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
+    let large = GemmConfig::fp8(4096, 4096, 132, E4m3, Bf16);
+    let mut configs = vec![large];
+    for (m, n) in [(8192, 8192), (64, 2112), (128, 7168), (300, 520)] {
+        configs.push(GemmConfig::fp8(m, n, 132, E4m3, Bf16));
+    }
+    configs.extend([
+        GemmConfig::fp8(4096, 4096, 132, E5m2, Bf16),
+        GemmConfig::fp8(4096, 4096, 132, E4m3, F32),
+        GemmConfig::fp8(4096, 4096, 132, E5m2, F16),
+        GemmConfig::fp8(4096, 4095, 132, E4m3, Bf16),
+        GemmConfig {
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+    ]);
+    let mut unique: Vec<GemmConfig> = Vec::new();
+    for cfg in configs {
+        if !unique.contains(&cfg) {
+            unique.push(cfg);
+        }
+    }
+    unique
+}
+
+#[test]
+fn fp8_configurations_fit_their_tiles() {
+    let large = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16);
+    // 128 x 256 tiles, BK = 128 e4m3 (128 bytes), 3 stages of 48 KB beside 64 KB of C staging.
+    assert_eq!((large.bn, large.bk(), large.stages), (256, 128, 3));
+    assert!(large.tma_store);
+    assert_eq!(large.name(), "gemm_e4m3_bf16_128x256x128_s3_g16_tmastore");
+    // An f32 C has no staging: 4 stages.
+    let f32c = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::F32);
+    assert_eq!((f32c.stages, f32c.tma_store), (4, false));
+    for cfg in fp8_configs() {
+        cfg.validate().unwrap();
+        assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());
+    }
+}
+
 #[test]
 fn gemm_kernels_assemble_without_spills_or_serialisation() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
         return;
     };
-    for cfg in configs() {
+    for cfg in configs().into_iter().chain(fp8_configs()) {
         let text = build(&cfg)
             .and_then(|m| m.to_ptx())
             .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
@@ -81,6 +130,7 @@ fn gemm_kernels_assemble_without_spills_or_serialisation() {
 fn gemm_ptx_matches_the_golden_files() {
     let mut builds: Vec<(String, String)> = configs()
         .into_iter()
+        .chain(fp8_configs().into_iter().take(1))
         .map(|cfg| {
             let text = build(&cfg).and_then(|m| m.to_ptx());
             (
@@ -108,6 +158,7 @@ fn gemm_ptx_matches_the_golden_files() {
 #[test]
 fn bad_configurations_are_refused() {
     let large = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16);
     for bad in [
         GemmConfig { bn: 96, ..large },
         GemmConfig { stages: 1, ..large },
@@ -124,6 +175,22 @@ fn bad_configurations_are_refused() {
             cluster_m: 4,
             ..large
         },
+        // 16-bit inputs with FP8 scales, FP8 inputs without, FP8 with alpha/beta.
+        GemmConfig {
+            scaling: Scaling::PerTensor,
+            ..large
+        },
+        GemmConfig {
+            scaling: Scaling::None,
+            ..fp8
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            ..fp8
+        },
+        // 128 x 256 FP8 tiles with C staging: 4 stages exceed the 227 KB.
+        GemmConfig { stages: 4, ..fp8 },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }

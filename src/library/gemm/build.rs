@@ -81,7 +81,7 @@ pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
 /// TMA loads deliver, arrivals vs init counts) is checked; a broken one is an error naming the
 /// barrier.
 pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKernel> {
-    use ScalarType::{Bf16, F16, F32};
+    use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
     fn typed<I: Elem, O: Elem>(cfg: &GemmConfig, mode: WaitMode) -> Result<GemmKernel> {
         let mut k = KernelBuilder::new(&cfg.name(), Target::Sm90a);
         HopperGemm::<I, O>::declare(&mut k, *cfg, mode)?.build(k)
@@ -95,6 +95,12 @@ pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKerne
         (F16, Bf16) => typed::<ty::F16, ty::Bf16>(cfg, mode),
         (F16, F16) => typed::<ty::F16, ty::F16>(cfg, mode),
         (F16, F32) => typed::<ty::F16, ty::F32>(cfg, mode),
+        (E4m3, Bf16) => typed::<ty::E4m3, ty::Bf16>(cfg, mode),
+        (E4m3, F16) => typed::<ty::E4m3, ty::F16>(cfg, mode),
+        (E4m3, F32) => typed::<ty::E4m3, ty::F32>(cfg, mode),
+        (E5m2, Bf16) => typed::<ty::E5m2, ty::Bf16>(cfg, mode),
+        (E5m2, F16) => typed::<ty::E5m2, ty::F16>(cfg, mode),
+        (E5m2, F32) => typed::<ty::E5m2, ty::F32>(cfg, mode),
         (input, output) => {
             return Err(ptx_isa::Error::new(
                 ptx_isa::ErrorKind::Invalid,
@@ -125,6 +131,10 @@ pub struct HopperGemm<I: Elem, O: Elem> {
     /// B `[n, k]`, loaded in `bn / cluster_m` x BK boxes (a CTA pair each loads half the tile).
     b: TmaTensor<I>,
     c: Output<O>,
+    /// `scale_a` and `scale_b` (one f32 each) with [`super::Scaling::PerTensor`].
+    scales: Option<[Buffer<ty::F32>; 2]>,
+    /// `sa·sb`, read by each consumer thread before its first tile.
+    alpha: Option<Reg<ty::F32>>,
     /// The thread's index in the CTA.
     tid: Var,
     /// The persistent tile schedule.
@@ -280,8 +290,9 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
             .declare_pool_array("empty", layout.ring.empty())
             .map_err(|e| invalid(k, &e))?;
 
-        // The extents and what the kernel relies on of them: K a multiple of 8 (a tensor map's
-        // row pitch is a multiple of 16 bytes; the host pads other K), N even for the paired
+        // The extents and what the kernel relies on of them: K a multiple of 16 bytes (a tensor
+        // map's row pitch is a multiple of 16 bytes: 8 16-bit or 16 8-bit elements; the host
+        // pads other 16-bit K and refuses other 8-bit K), N even for the paired
         // epilogue stores, a multiple of 8 for the TMA-store epilogue (C's row pitch).
         let one = ExtentFacts::NONE.at_least(1);
         let n_multiple = if cfg.tma_store {
@@ -293,7 +304,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
         };
         let m = k.symbol_with("m", one)?;
         let n = k.symbol_with("n", one.multiple_of(n_multiple))?;
-        let kk = k.symbol_with("k", one.multiple_of(8))?;
+        let kk = k.symbol_with("k", one.multiple_of(u64::from(16 / cfg.input.bytes())))?;
         let bk = cfg.bk();
         // K-major operands in boxes of one 128-byte swizzle row of K, read through L2 in 256-byte
         // sectors (both are read by many CTAs).
@@ -324,6 +335,15 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
                 None
             };
             Output::Global(c, ab)
+        };
+        let scales = match cfg.scaling {
+            super::Scaling::None => None,
+            super::Scaling::PerTensor => {
+                let scale = |k: &mut KernelBuilder, name: &str| {
+                    k.tensor::<ty::F32>(name, [1u32], TensorOpts::default())
+                };
+                Some([scale(k, "scale_a")?, scale(k, "scale_b")?])
+            }
         };
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
@@ -362,6 +382,8 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
             a,
             b,
             c,
+            scales,
+            alpha: None,
             tid,
             schedule,
             ktiles,
@@ -599,6 +621,13 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
         let lt = k.let_("wg_thread", self.tid % 128)?;
         let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         let acc = k.alloc_fragment::<ty::F32>("acc", self.fragment.clone())?;
+        if let Some([sa, sb]) = self.scales.clone() {
+            // The per-tensor scales, once per thread for all its tiles: alpha = sa·sb.
+            let (sa, sb) = (k.load(&sa, [0u32])?, k.load(&sb, [0u32])?);
+            let alpha = k.reg::<ty::F32>();
+            k.mul(alpha, sa, sb)?;
+            self.alpha = Some(alpha);
+        }
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
         schedule.for_each_tile(k, |k, tile| {
@@ -637,7 +666,10 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
             k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
             let first = k.cmp(CmpOp::Ne, kt, 0u32)?;
             // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
-            // wgmmas with descriptors from the swizzled tiles, commit).
+            // (16-bit) or K/32 (8-bit) wgmmas with descriptors from the swizzled tiles, commit).
+            // Block-scaled FP8 would promote here: every k-group (128 of K), the wgmma partial
+            // sums of fresh accumulators added into f32 registers times that group's scales of
+            // A's rows and B's block, instead of one scale in the epilogue.
             let a_s = self.operand_tile(64, sa, self.layout.a.align());
             let b_s = self.operand_tile(cfg.bn, sb, self.layout.b.align());
             k.gemm_async(
@@ -688,6 +720,19 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
     ) -> Result<()> {
         // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.
         let block = k.let_("c_block", tile.mb * 2 + cw)?;
+        if let Some(alpha) = self.alpha {
+            // Per-tensor scales: acc = sa·sb·acc, before either epilogue's cast.
+            let acc_r = k.tile_ref(acc)?;
+            k.elementwise(
+                &acc_r,
+                &acc_r,
+                None,
+                Elementwise::Scale {
+                    alpha: alpha.into(),
+                },
+                ExecScope::Warpgroup,
+            )?;
+        }
         match self.c.clone() {
             Output::Tma(c) => self.epilogue_tma(k, &c, block, tile.nb, cw, lt, acc),
             Output::Global(c, ab) => self.epilogue_registers(k, &c, ab, block, tile.nb, acc),

@@ -26,6 +26,15 @@ pub enum GemmError {
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
+    /// An 8-bit K that is not a multiple of 16: a tensor map's row pitch is a multiple of 16
+    /// bytes (CUDA Driver API `cuTensorMapEncodeTiled`), and FP8 operands are not zero-padded.
+    #[error("k = {k}: {input} operands need K a multiple of 16 (16-byte rows for TMA)")]
+    UnalignedK {
+        /// The K given.
+        k: usize,
+        /// A and B's type.
+        input: &'static str,
+    },
 }
 
 /// A loaded GEMM kernel for one configuration.
@@ -156,6 +165,37 @@ impl Gemm {
         self.run_borrowed(stream, &a.into(), &b.into(), c.into(), alpha_beta)
     }
 
+    /// `C = sa·sb·A·Bᵀ` for a per-tensor-scaled FP8 kernel ([`super::Scaling::PerTensor`]):
+    /// A `[m, k]` and B `[n, k]` of its 8-bit input type with `k` a multiple of 16, C `[m, n]`,
+    /// and `scales` = `[sa, sb]`, device tensors of one f32 each (read by the kernel, so they
+    /// may be computed on the device, as cuBLASLt's and `torch._scaled_mm`'s scales are).
+    pub fn run_scaled<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        [sa, sb]: [&DeviceTensor<f32>; 2],
+    ) -> Result<(), GemmError> {
+        let scales = Some([sa.into(), sb.into()]);
+        let wait = self.hang.is_some();
+        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
+    }
+
+    /// [`Gemm::run_scaled`] without waiting for the kernel, even in a debug build (for timing
+    /// it), as [`Gemm::enqueue`].
+    pub fn enqueue_scaled<I: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<I>,
+        c: &mut DeviceTensor<O>,
+        [sa, sb]: [&DeviceTensor<f32>; 2],
+    ) -> Result<(), GemmError> {
+        let scales = Some([sa.into(), sb.into()]);
+        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, false)
+    }
+
     /// Whether this is the debug build (bounded waits).
     pub fn is_debug(&self) -> bool {
         self.hang.is_some()
@@ -172,7 +212,7 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(stream, &a.into(), &b.into(), c.into(), alpha_beta, false)
+        self.run_with(stream, &a.into(), &b.into(), c.into(), alpha_beta, None, false)
     }
 
     /// The hang records of a debug build's launches (none in a release build).
@@ -220,11 +260,13 @@ impl Gemm {
         c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(stream, a, b, c, alpha_beta, self.hang.is_some())
+        self.run_with(stream, a, b, c, alpha_beta, None, self.hang.is_some())
     }
 
-    /// The launch behind [`Gemm::run_borrowed`] and [`Gemm::enqueue`]; `wait` waits for a debug
-    /// build's kernel (so a hang comes back as its records).
+    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`] and the scaled forms;
+    /// `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait` waits for a debug build's
+    /// kernel (so a hang comes back as its records).
+    #[allow(clippy::too_many_arguments)]
     fn run_with(
         &self,
         stream: &Arc<CudaStream>,
@@ -232,9 +274,15 @@ impl Gemm {
         b: &TensorRef<'_>,
         mut c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
+        scales: Option<[TensorRef<'_>; 2]>,
         wait: bool,
     ) -> Result<(), GemmError> {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
+        if (self.cfg.scaling == super::Scaling::PerTensor) != scales.is_some() {
+            return Err(GemmError::Operands(
+                "per-tensor scales given to a kernel built without them, or missing".into(),
+            ));
+        }
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -268,6 +316,10 @@ impl Gemm {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
+        if let Some([sa, sb]) = scales {
+            args.push(sa.into());
+            args.push(sb.into());
+        }
         match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
             Some(h) => {
@@ -288,7 +340,8 @@ impl Gemm {
 }
 
 /// Checks A, B and C against `cfg` and each other and returns `(m, n, k)`: A `[m, k]`, B
-/// `[n, k]`, C `[m, n]`, A and B of the kernel's input type, `k > 0`, N's parity and the epilogue
+/// `[n, k]`, C `[m, n]`, A and B of the kernel's input type, `k > 0` (a multiple of 16 for 8-bit
+/// inputs: [`GemmError::UnalignedK`]), N's parity and the epilogue
 /// as the kernel was built, and alpha/beta given exactly when it takes them. C's dtype,
 /// alignment and device, and the tensor-map rules of A, B (and C) are the launcher's checks (the
 /// kernel's signature, [`super::GemmKernel::signature`]).
@@ -316,6 +369,12 @@ pub fn check_operands(
     }
     if k == 0 {
         return Err(GemmError::Operands("k = 0: nothing to multiply".into()));
+    }
+    if cfg.input.bytes() == 1 && k % 16 != 0 {
+        return Err(GemmError::UnalignedK {
+            k,
+            input: cfg.input.name(),
+        });
     }
     if (n % 2 == 0) != cfg.n_even {
         return Err(GemmError::Operands(format!(

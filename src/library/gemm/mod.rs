@@ -1,7 +1,8 @@
 //! A Hopper (sm_90a) GEMM built only from ptxkit calls (its TMA loads, wgmma main loop and TMA
 //! stores are tile ops dispatched by [`crate::tile`]; barriers, scheduling and the stmatrix staging
 //! are builder calls): `C = A·Bᵀ` with A (M×K) and B (N×K)
-//! row-major (both K-major), bf16 or f16 inputs, f32 accumulation, C in bf16/f16 or f32.
+//! row-major (both K-major), bf16 or f16 inputs, f32 accumulation, C in bf16/f16 or f32; or
+//! FP8 inputs (e4m3/e5m2) with per-tensor scales, `C = sa·sb·A·Bᵀ` ([`Scaling::PerTensor`]).
 //!
 //! The kernel (one module per [`GemmConfig`]):
 //! - TMA loads with 128B swizzle into a `stages`-deep shared-memory ring guarded by full/empty
@@ -47,8 +48,30 @@ pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
     (128, 8192, 8192),
 ];
 
-/// The input element types (A and B): wgmma's 16-bit floats.
-pub const INPUTS: [ScalarType; 2] = [ScalarType::Bf16, ScalarType::F16];
+/// The input element types (A and B): wgmma's 16-bit floats, and its 8-bit floats (PTX ISA
+/// 9.7.15.5: `.e4m3`/`.e5m2`, K = 32 per instruction, both operands K-major), which take
+/// per-tensor scales ([`Scaling::PerTensor`]).
+pub const INPUTS: [ScalarType; 4] = [
+    ScalarType::Bf16,
+    ScalarType::F16,
+    ScalarType::E4m3,
+    ScalarType::E5m2,
+];
+
+/// How the accumulators are scaled before C is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scaling {
+    /// `C = A·Bᵀ` (16-bit inputs).
+    None,
+    /// `C = sa·sb·A·Bᵀ` with one f32 scale per operand (FP8 inputs): the kernel takes `scale_a`
+    /// and `scale_b`, device tensors of one f32 each (what cuBLASLt's
+    /// `CUBLASLT_MATMUL_DESC_A_SCALE_POINTER`/`B_SCALE_POINTER` and `torch._scaled_mm` take),
+    /// reads them once per consumer thread and multiplies the accumulators by `sa·sb` before
+    /// the epilogue's cast. Fine-grained (block) scales would instead enter the main loop: the
+    /// wgmma accumulators of each 128-deep k-group promoted into f32 registers with that
+    /// group's scales applied (two-level accumulation), not in the epilogue.
+    PerTensor,
+}
 
 /// The element types of C.
 pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarType::F32];
@@ -61,7 +84,7 @@ pub enum GemmConfigError {
     TileWidth(u32),
     /// Element types the kernel does not take.
     #[error(
-        "{} inputs and {} output: the GEMM takes bf16/f16 in and bf16/f16/f32 out",
+        "{} inputs and {} output: the GEMM takes bf16/f16/e4m3/e5m2 in and bf16/f16/f32 out",
         input.name(),
         output.name()
     )]
@@ -83,6 +106,17 @@ pub enum GemmConfigError {
     /// `group_m` of 0.
     #[error("group_m must be positive")]
     GroupM,
+    /// Scales that do not fit the input type: 8-bit inputs take per-tensor scales (and no
+    /// alpha/beta), 16-bit inputs none.
+    #[error("{input} inputs with {scaling:?} scaling{}", if *alpha_beta { " and alpha/beta" } else { "" })]
+    Scaling {
+        /// A and B's type.
+        input: &'static str,
+        /// The scaling asked for.
+        scaling: Scaling,
+        /// Whether alpha/beta was asked for too.
+        alpha_beta: bool,
+    },
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -115,6 +149,8 @@ pub struct GemmConfig {
     /// CTAs per cluster along M: 1, or 2 for a CTA pair that shares its B tile: each CTA loads
     /// half of it and multicasts it to both (`.multicast::cluster`), halving B's L2 traffic.
     pub cluster_m: u32,
+    /// How the accumulators are scaled: [`Scaling::PerTensor`] exactly for 8-bit inputs.
+    pub scaling: Scaling,
 }
 
 impl GemmConfig {
@@ -148,7 +184,16 @@ impl GemmConfig {
             alpha_beta: false,
             tma_store: true,
             cluster_m: 1,
+            scaling: Scaling::None,
         }
+    }
+
+    /// The per-tensor-scaled FP8 configuration for a problem `m x n x k` with `input` A and B
+    /// (e4m3 or e5m2) and `output` C: [`GemmConfig::for_problem_typed`]. With BK = 128 8-bit
+    /// elements a stage is the bf16 one's 48 KB (128 bytes of K per row), so the 128 x 256 tile
+    /// keeps 3 stages beside the TMA-store staging (4 with the register epilogue of an f32 C).
+    pub fn fp8(m: usize, n: usize, sms: u32, input: ScalarType, output: ScalarType) -> GemmConfig {
+        GemmConfig::for_problem_typed(m, n, sms, input, output)
     }
 
     /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: the
@@ -156,6 +201,18 @@ impl GemmConfig {
     /// (skinny problems need narrow tiles to fill the GPU); as many stages as shared memory holds
     /// (at most 6); the TMA-store epilogue when N is a multiple of 8.
     pub fn for_problem(m: usize, n: usize, sms: u32) -> GemmConfig {
+        GemmConfig::for_problem_typed(m, n, sms, ScalarType::Bf16, ScalarType::Bf16)
+    }
+
+    /// [`GemmConfig::for_problem`] for `input` A and B and `output` C: the TMA-store epilogue
+    /// only for a 16-bit C, per-tensor scales for 8-bit inputs ([`Scaling::PerTensor`]).
+    pub fn for_problem_typed(
+        m: usize,
+        n: usize,
+        sms: u32,
+        input: ScalarType,
+        output: ScalarType,
+    ) -> GemmConfig {
         let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
         let bn = [256u32, 192, 128]
             .into_iter()
@@ -163,8 +220,15 @@ impl GemmConfig {
             .unwrap_or(64);
         let mut cfg = GemmConfig {
             bn,
+            input,
+            output,
             n_even: n % 2 == 0,
-            tma_store: n % 8 == 0,
+            tma_store: n % 8 == 0 && output.bytes() == 2,
+            scaling: if input.bytes() == 1 {
+                Scaling::PerTensor
+            } else {
+                Scaling::None
+            },
             ..GemmConfig::large()
         };
         let budget = Self::ARCH.max_smem_optin() - cfg.c_staging_bytes() - 2048;
@@ -183,7 +247,7 @@ impl GemmConfig {
     }
 
     /// Tile depth K in elements of the input type: [`GemmConfig::BK_BYTES`] of them (64 16-bit
-    /// elements; an 8-bit input would take 128, four wgmma k32 steps).
+    /// elements; an 8-bit input takes 128, four wgmma k32 steps).
     pub fn bk(&self) -> u32 {
         Self::BK_BYTES / self.input.bytes().max(1)
     }
@@ -229,6 +293,19 @@ impl GemmConfig {
                 output: self.output,
             });
         }
+        let fp8 = self.input.bytes() == 1;
+        let want = if fp8 {
+            Scaling::PerTensor
+        } else {
+            Scaling::None
+        };
+        if self.scaling != want || (fp8 && self.alpha_beta) {
+            return Err(GemmConfigError::Scaling {
+                input: self.input.name(),
+                scaling: self.scaling,
+                alpha_beta: self.alpha_beta,
+            });
+        }
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
         }
@@ -247,10 +324,11 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm_{}_{}_128x{}x64_s{}_g{}{}{}{}{}",
+            "gemm_{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
             self.input.name(),
             self.output.name(),
             self.bn,
+            self.bk(),
             self.stages,
             self.group_m,
             if self.n_even { "" } else { "_nodd" },
