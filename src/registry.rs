@@ -182,6 +182,15 @@ const REGISTRY: &[Entry] = &[
         |t| gemm::large_module(t, WaitMode::Spin),
     ),
     Entry {
+        selftest: Some(Selftest::InProcess(crate::selftest::gemm_fp8::run)),
+        ..lib(
+            "gemm_fp8",
+            "FP8 C = sa·sb·A·Bᵀ, e4m3 in, bf16 out, per-tensor scales, 128x256x128 tiles, 3 stages (sm_90a); its check: e4m3/e5m2, bf16/f32 out, both epilogues, edges, against cuBLASLt FP8 (promoted, f32 out)",
+            true,
+            gemm::fp8_module,
+        )
+    },
+    Entry {
         selftest: Some(Selftest::Isolated(hang_checks::gemm_debug, &[])),
         ..lib(
             "gemm_debug",

@@ -191,6 +191,29 @@ fn gemm_operand_checks_name_what_does_not_fit() {
     assert!(fails(&[300, 136], &[522, 136], &[300, 522], bf, None).contains("multiple of 8"));
 }
 
+#[test]
+fn fp8_operands_need_k_a_multiple_of_16() {
+    let e4 = ScalarType::E4m3;
+    let cfg = GemmConfig::fp8(300, 520, 132, e4, ScalarType::Bf16);
+    let run = |k: usize| {
+        check_operands(
+            &cfg,
+            &desc(e4, 0, &[300, k]),
+            &desc(e4, 0, &[520, k]),
+            &desc(ScalarType::Bf16, 0, &[300, 520]),
+            None,
+        )
+    };
+    assert_eq!(run(272).unwrap(), (300, 520, 272));
+    // 8-bit rows of 136 bytes: a tensor map needs a multiple of 16 (16-bit K = 136 is fine).
+    match run(136) {
+        Err(e @ GemmError::UnalignedK { k: 136, input: "e4m3" }) => {
+            assert!(e.to_string().contains("multiple of 16"))
+        }
+        other => panic!("k = 136: {other:?}"),
+    }
+}
+
 // ---- on a GPU --------------------------------------------------------------------------------
 
 /// The caller's context (cudarc alone, as a framework holds it), or why the GPU test is skipped.

@@ -1,6 +1,8 @@
 //! GPU checking and timing for the GEMM against cuBLAS in the same process: fresh random inputs,
-//! poisoned outputs, relative Frobenius error against an f32 cuBLAS reference, and median timings
-//! with CUDA events. Used by `examples/gemm_hopper.rs`, `benches/gemm.rs` and `ptxkit selftest`.
+//! poisoned outputs, relative Frobenius error against an f32 cuBLAS reference (for FP8 inputs,
+//! cuBLASLt FP8 with promoted accumulation and an f32 D: [`check_fp8`]), and median timings with
+//! CUDA events. Used by `examples/gemm_hopper.rs`, `benches/gemm.rs`, `benches/gemm_fp8.rs` and
+//! `ptxkit selftest`.
 
 use std::sync::Arc;
 
@@ -8,8 +10,9 @@ use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig as BlasConfig, sys::cublasO
 use half::bf16;
 
 use crate::runtime::cuda::{CudaSlice, CudaStream};
-use crate::runtime::{Device, DeviceTensor};
+use crate::runtime::{Device, DeviceTensor, E4m3, E5m2, Element};
 
+use super::cublaslt::{Accum, Fp8Elem, LtError, LtFp8};
 use super::{Gemm, GemmConfig, GemmError};
 
 /// Deterministic xorshift random numbers in [-1, 1), for inputs.
@@ -64,6 +67,9 @@ pub enum CheckError {
     /// The runtime failed.
     #[error(transparent)]
     Runtime(#[from] crate::runtime::RuntimeError),
+    /// cuBLASLt (the FP8 reference) failed.
+    #[error(transparent)]
+    Lt(#[from] LtError),
 }
 
 /// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
@@ -178,10 +184,11 @@ pub fn check(
     })
 }
 
-fn rel_error(got: &[bf16], reference: &[f32]) -> f64 {
+/// ‖got − reference‖ / ‖reference‖ (Frobenius; the absolute error when the reference is 0).
+fn rel_error<T: Copy + Into<f64>>(got: &[T], reference: &[f32]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (g, r) in got.iter().zip(reference) {
-        let d = g.to_f64() - *r as f64;
+        let d = (*g).into() - *r as f64;
         num += d * d;
         den += (*r as f64) * (*r as f64);
     }
@@ -418,4 +425,148 @@ pub fn check_config(
         unwritten,
         cublas_rel_error: f64::NAN,
     })
+}
+
+/// The magnitude of the FP8 checks' inputs: uniform in ±200 before rounding to e4m3/e5m2 (most
+/// of e4m3's binades below its 448 maximum), with [`FP8_SCALES`] bringing the products back to
+/// O(1) per term.
+pub const FP8_RANGE: f32 = 200.0;
+
+/// The per-tensor scales `[sa, sb]` of the FP8 checks and benchmarks.
+pub const FP8_SCALES: [f32; 2] = [0.01, 0.02];
+
+/// One FP8 problem on the device: A `[m, k]` and B `[n, k]` of an 8-bit type (random values in
+/// ±[`FP8_RANGE`], rounded with saturation), and their per-tensor scales ([`FP8_SCALES`]) as
+/// device tensors of one f32 each, as our GEMM and cuBLASLt both read them.
+pub struct Fp8Problem<I: Element> {
+    /// `(m, n, k)`.
+    pub shape: (usize, usize, usize),
+    /// A `[m, k]`.
+    pub a: DeviceTensor<I>,
+    /// B `[n, k]`.
+    pub b: DeviceTensor<I>,
+    /// `scale_a` `[1]`.
+    pub scale_a: DeviceTensor<f32>,
+    /// `scale_b` `[1]`.
+    pub scale_b: DeviceTensor<f32>,
+}
+
+impl<I: Element> Fp8Problem<I> {
+    /// Fresh random A and B from `seed`, each value `x · FP8_RANGE` rounded by `round`
+    /// (`E4m3::from_f32` or `E5m2::from_f32`).
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+        round: fn(f32) -> I,
+    ) -> Result<Fp8Problem<I>, CheckError> {
+        let values = |len: usize, seed: u64| -> Vec<I> {
+            random_values(len, seed)
+                .into_iter()
+                .map(|x| round(x * FP8_RANGE))
+                .collect()
+        };
+        let [sa, sb] = FP8_SCALES;
+        Ok(Fp8Problem {
+            shape: (m, n, k),
+            a: DeviceTensor::from_host(stream, &values(m * k, seed), vec![m, k])?,
+            b: DeviceTensor::from_host(stream, &values(n * k, seed ^ 0x5555), vec![n, k])?,
+            scale_a: DeviceTensor::from_host(stream, &[sa], vec![1])?,
+            scale_b: DeviceTensor::from_host(stream, &[sb], vec![1])?,
+        })
+    }
+
+    /// `[scale_a, scale_b]`, as [`Gemm::run_scaled`] takes them.
+    pub fn scales(&self) -> [&DeviceTensor<f32>; 2] {
+        [&self.scale_a, &self.scale_b]
+    }
+
+    /// cuBLASLt's `d = sa·sb·A·Bᵀ` with `accum`.
+    pub fn cublaslt<D: super::cublaslt::Fp8Out>(
+        &self,
+        lt: &LtFp8,
+        d: &mut CudaSlice<D>,
+        accum: Accum,
+    ) -> Result<(), CheckError>
+    where
+        I: Fp8Elem,
+    {
+        let (a, b) = (self.a.slice(), self.b.slice());
+        let (sa, sb) = (self.scale_a.slice(), self.scale_b.slice());
+        Ok(lt.matmul(self.shape, a, b, sa, sb, d, accum)?)
+    }
+}
+
+/// Checks a per-tensor-scaled FP8 `gemm` (e4m3/e5m2 in; bf16, f16 or f32 out) on a fresh random
+/// [`Fp8Problem`] of `shape` (K a multiple of 16) against cuBLASLt FP8 with promoted
+/// accumulation and an f32 D (itself checked against an f64 host reference by
+/// `benches/gemm_fp8.rs`): C poisoned with NaN first, every element must come out written and
+/// within [`CheckResult::TOLERANCE`] relative. `cublas_rel_error` is cuBLASLt's fast
+/// accumulation (the tensor core's accumulator throughout, as this kernel's) against the same
+/// reference, for scale.
+pub fn check_fp8(
+    stream: &Arc<CudaStream>,
+    lt: &LtFp8,
+    gemm: &Gemm,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckResult, CheckError> {
+    use ptx_isa::ScalarType::{Bf16, F16, F32};
+    fn typed<I: Element + Fp8Elem>(
+        stream: &Arc<CudaStream>,
+        lt: &LtFp8,
+        gemm: &Gemm,
+        shape: (usize, usize, usize),
+        seed: u64,
+        round: fn(f32) -> I,
+    ) -> Result<CheckResult, CheckError> {
+        let p = Fp8Problem::new(stream, shape, seed, round)?;
+        let (m, n, _) = shape;
+        let ours: Vec<f32> = match gemm.config().output {
+            Bf16 => run_fp8(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
+            F16 => run_fp8(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
+            F32 => run_fp8(stream, gemm, &p, f32::NAN, |x| x)?,
+            other => {
+                return Err(CheckError::Gemm(GemmError::Operands(format!(
+                    "{} output: not an FP8 GEMM configuration",
+                    other.name()
+                ))));
+            }
+        };
+        let lt_d = |accum: Accum| -> Result<Vec<f32>, CheckError> {
+            let mut d: CudaSlice<f32> = stream.clone_htod(&vec![f32::NAN; m * n])?;
+            p.cublaslt(lt, &mut d, accum)?;
+            Ok(stream.clone_dtoh(&d)?)
+        };
+        let reference = lt_d(Accum::Promoted)?;
+        let fast = lt_d(Accum::Fast)?;
+        Ok(CheckResult {
+            shape,
+            rel_error: rel_error(&ours, &reference),
+            unwritten: ours.iter().filter(|x| x.is_nan()).count(),
+            cublas_rel_error: rel_error(&fast, &reference),
+        })
+    }
+    match gemm.config().input {
+        ptx_isa::ScalarType::E4m3 => typed(stream, lt, gemm, shape, seed, E4m3::from_f32),
+        ptx_isa::ScalarType::E5m2 => typed(stream, lt, gemm, shape, seed, E5m2::from_f32),
+        other => Err(CheckError::Gemm(GemmError::Operands(format!(
+            "{} inputs: not an FP8 GEMM",
+            other.name()
+        )))),
+    }
+}
+
+/// Our scaled GEMM on `p` into a C of `O` filled with `poison` first, read back as f32.
+fn run_fp8<I: Element, O: Element + Copy>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    p: &Fp8Problem<I>,
+    poison: O,
+    to_f32: fn(O) -> f32,
+) -> Result<Vec<f32>, CheckError> {
+    let (m, n, _) = p.shape;
+    let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
+    gemm.run_scaled(stream, &p.a, &p.b, &mut c, p.scales())?;
+    Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }

@@ -343,6 +343,19 @@ impl GemmConfig {
 /// `ptxkit dump gemm` (spinning waits) and `ptxkit dump gemm_debug` (bounded waits) write.
 /// sm_90a only: any other target is `UnsupportedTarget`.
 pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
+    module_for(&GemmConfig::large(), target, mode)
+}
+
+/// The module of the per-tensor-scaled FP8 GEMM (e4m3 in, bf16 out) in the configuration a
+/// 4096 x 4096 problem gets on a 132-SM H100 (128 x 256 x 128 tiles, 3 stages, TMA-store
+/// epilogue): what `ptxkit dump gemm_fp8` writes. sm_90a only.
+pub fn fp8_module(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16);
+    module_for(&cfg, target, WaitMode::Spin)
+}
+
+/// `cfg`'s module with `mode`'s waits, for sm_90a (any other target is `UnsupportedTarget`).
+fn module_for(cfg: &GemmConfig, target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
     if target != Target::Sm90a {
         return Err(ptx_isa::Error::new(
             ptx_isa::ErrorKind::UnsupportedTarget,
@@ -350,5 +363,5 @@ pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
         )
         .on_target(target));
     }
-    build_with(&GemmConfig::large(), mode).map(|g| g.built.into_module())
+    build_with(cfg, mode).map(|g| g.built.into_module())
 }

@@ -1,0 +1,74 @@
+//! The per-tensor-scaled FP8 GEMM on the GPU: e4m3 and e5m2 inputs, bf16 and f32 outputs, the
+//! TMA-store and the register epilogue, the 128 x 256 tile and the narrow one, on shapes with
+//! edges in M, N and K, each on fresh random data against cuBLASLt FP8 with promoted
+//! accumulation and an f32 D ([`check_fp8`]); and an 8-bit K that is not a multiple of 16
+//! refused with [`GemmError::UnalignedK`] before anything runs.
+
+use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F32};
+
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use crate::library::gemm::check::{CheckError, CheckResult, Fp8Problem, check_fp8};
+use crate::library::gemm::cublaslt::LtFp8;
+use crate::library::gemm::{Gemm, GemmConfig, GemmError};
+use crate::runtime::E4m3 as HostE4m3;
+
+/// Runs every case; the report's error is the worst relative Frobenius error.
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let lt = LtFp8::new(ctx.stream.clone()).map_err(CheckError::from)?;
+    let sms = ctx.dev.attributes().sm_count;
+    let fp8 = |m, n, i, o| GemmConfig::fp8(m, n, sms, i, o);
+    // The 128 x 256 configuration of a large problem, also run on a small one: its edge tiles.
+    let large = fp8(4096, 4096, E4m3, Bf16);
+    let cases = [
+        // Narrow tiles, TMA-store epilogue, M and N edges.
+        (fp8(300, 520, E4m3, Bf16), (300, 520, 256)),
+        // The large tile on edges in M, N and K (272 = 2 x 128 + 16).
+        (large, (300, 520, 272)),
+        (large, (4096, 4096, 4096)),
+        (fp8(2048, 2048, E5m2, Bf16), (2048, 2048, 1024)),
+        // N = 500 is not a multiple of 8: the register epilogue with bf16 pairs.
+        (fp8(333, 500, E4m3, Bf16), (333, 500, 160)),
+        // f32 C: the register epilogue, 4 stages.
+        (fp8(1024, 4096, E4m3, F32), (1024, 4096, 512)),
+        (fp8(260, 384, E5m2, F32), (260, 384, 128)),
+    ];
+    let mut worst = 0.0f64;
+    let mut lines = Vec::new();
+    for (cfg, shape) in cases {
+        let gemm = Gemm::new(&ctx.dev, cfg)?;
+        let r = check_fp8(&ctx.stream, &lt, &gemm, shape, ctx.rng.next_u64())?;
+        let (m, n, k) = shape;
+        let line = format!(
+            "{} {m}x{n}x{k}: rel {:.2e} (cuBLASLt fast {:.2e})",
+            cfg.name(),
+            r.rel_error,
+            r.cublas_rel_error
+        );
+        if !r.passed() {
+            return Err(GpuCheckError::Unexpected {
+                check: "gemm_fp8".into(),
+                detail: format!("{line}, {} unwritten", r.unwritten),
+            });
+        }
+        worst = worst.max(r.rel_error);
+        lines.push(line);
+    }
+    // K = 100: 100-byte rows, which a tensor map cannot describe; refused by the launcher.
+    let gemm = Gemm::new(&ctx.dev, fp8(128, 128, E4m3, F32))?;
+    let p = Fp8Problem::new(&ctx.stream, (128, 128, 100), 1, HostE4m3::from_f32)?;
+    let mut c = ctx.poisoned(&[128, 128])?;
+    match gemm.run_scaled(&ctx.stream, &p.a, &p.b, &mut c, p.scales()) {
+        Err(GemmError::UnalignedK { k: 100, .. }) => {}
+        other => {
+            return Err(GpuCheckError::Unexpected {
+                check: "gemm_fp8 k = 100".into(),
+                detail: format!("want UnalignedK, got {other:?}"),
+            });
+        }
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: CheckResult::TOLERANCE,
+        detail: format!("{}; k = 100 refused", lines.join("; ")),
+    })
+}
