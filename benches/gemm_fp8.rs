@@ -1,21 +1,27 @@
-//! FP8 GEMM baselines in one process (H100/H200; skipped with a message where there is no GPU):
-//! cuBLASLt FP8 (e4m3 x e4m3 → bf16, per-tensor scales, fast and promoted accumulation) and cuBLAS
-//! bf16 at the FP8 issue's shapes, after checking the FP8 baseline against an f64 host reference
-//! on a small random problem (so its plumbing — layouts, transposes, scale pointers — is proven
-//! before it is a bar). Prints a table of TFLOP/s from CUDA-event medians.
+//! The FP8 GEMM against its baselines in one process (H100/H200; skipped with a message where
+//! there is no GPU): ptxkit's per-tensor-scaled FP8 GEMM, cuBLASLt FP8 (e4m3 x e4m3 → bf16,
+//! per-tensor scales, fast and promoted accumulation) and cuBLAS bf16 at the FP8 issue's shapes.
+//! First the checks: the FP8 baseline against an f64 host reference on a small random problem
+//! (so its plumbing — layouts, transposes, scale pointers — is proven before it is a bar), then
+//! ours against cuBLASLt promoted with an f32 D ([`check::check_fp8`]) on shapes with edges.
+//! Prints a table of TFLOP/s from CUDA-event medians, and ours / cuBLASLt fast.
 //!
 //! ```text
 //! cargo bench --bench gemm_fp8
 //! ```
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use cudarc::cublas::CudaBlas;
 use half::bf16;
-use ptxkit::library::gemm::check::{self, random_values};
+use ptxkit::isa::ScalarType;
+use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
+use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
-use ptxkit::runtime::{E4m3, median_ms};
+use ptxkit::runtime::{Device, DeviceTensor, E4m3, median_ms};
 
 /// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -74,6 +80,18 @@ fn check_baseline(
     Ok((num / den).sqrt())
 }
 
+/// Our kernel for `cfg`, built and loaded the first time a shape asks for it.
+fn loaded<'a>(
+    kernels: &'a mut HashMap<GemmConfig, Gemm>,
+    device: &Device,
+    cfg: GemmConfig,
+) -> Result<&'a Gemm, CheckError> {
+    Ok(match kernels.entry(cfg) {
+        Entry::Occupied(e) => e.into_mut(),
+        Entry::Vacant(e) => e.insert(Gemm::new(device, cfg)?),
+    })
+}
+
 fn main() {
     let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
@@ -100,34 +118,76 @@ fn main() {
         ),
         Err(e) => println!("cuBLASLt FP8 check: FAIL {e}"),
     }
+    let sms = device.attributes().sm_count;
+    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
+    // Our kernels, one per configuration the shapes get, loaded once.
+    let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
+    // Ours against cuBLASLt FP8 promoted (f32 D) on fresh data, outputs poisoned: an edge shape
+    // on the narrow tile and on the 128 x 256 tile, e5m2, an f32 C and a square.
+    let checks = [
+        (GemmConfig::fp8(300, 520, sms, e4m3, out), (300, 520, 256)),
+        (GemmConfig::fp8(4096, 4096, sms, e4m3, out), (300, 520, 272)),
+        (
+            GemmConfig::fp8(2048, 2048, sms, ScalarType::E5m2, out),
+            (2048, 2048, 1024),
+        ),
+        (
+            GemmConfig::fp8(1024, 4096, sms, e4m3, ScalarType::F32),
+            (1024, 4096, 512),
+        ),
+        (
+            GemmConfig::fp8(4096, 4096, sms, e4m3, out),
+            (4096, 4096, 4096),
+        ),
+    ];
+    for (i, (cfg, (m, n, k))) in checks.into_iter().enumerate() {
+        let checked = loaded(&mut kernels, &device, cfg)
+            .and_then(|g| check::check_fp8(&stream, &lt, g, (m, n, k), 100 + i as u64));
+        match checked {
+            Ok(r) => println!(
+                "ours {} vs cuBLASLt FP8 promoted (f32 D) {m}x{n}x{k}: rel error {:.2e} (cuBLASLt fast {:.2e}), {} unwritten {}",
+                cfg.name(),
+                r.rel_error,
+                r.cublas_rel_error,
+                r.unwritten,
+                if r.passed() { "PASS" } else { "FAIL" }
+            ),
+            Err(e) => println!("ours {} {m}x{n}x{k}: FAIL {e}", cfg.name()),
+        }
+    }
     println!(
-        "\n| shape | cuBLASLt FP8 fast TFLOP/s | cuBLASLt FP8 promoted | cuBLAS bf16 |\n| --- | --- | --- | --- |"
+        "\n| shape | ours FP8 TFLOP/s | cuBLASLt FP8 fast | cuBLASLt FP8 promoted | ours / fast | cuBLAS bf16 | our config |\n| --- | --- | --- | --- | --- | --- | --- |"
     );
     for (m, n, k) in shapes() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
-        let row = (|| -> Result<[f64; 3], Box<dyn std::error::Error>> {
-            let da = stream.clone_htod(&fp8_values(m * k, 7, 100.0))?;
-            let db = stream.clone_htod(&fp8_values(n * k, 9, 100.0))?;
-            let dsa = stream.clone_htod(&[0.01f32])?;
-            let dsb = stream.clone_htod(&[0.01f32])?;
+        let cfg = GemmConfig::fp8(m, n, sms, e4m3, out);
+        let row = (|| -> Result<[f64; 4], Box<dyn std::error::Error>> {
+            let p = Fp8Problem::new(&stream, (m, n, k), 7, E4m3::from_f32)?;
             let mut dd: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-            let mut t = [0.0; 3];
+            let mut t = [0.0; 4];
+            let gemm = loaded(&mut kernels, &device, cfg)?;
+            let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+            let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+                Ok(gemm.enqueue_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
+            })?;
+            t[0] = flops / ms / 1e9;
             for (i, accum) in [Accum::Fast, Accum::Promoted].into_iter().enumerate() {
-                let ms = median_ms::<LtError>(&stream, 3, 20, || {
-                    lt.matmul((m, n, k), &da, &db, &dsa, &dsb, &mut dd, accum)
-                })?;
-                t[i] = flops / ms / 1e9;
+                let ms =
+                    median_ms::<CheckError>(&stream, 3, 20, || p.cublaslt(&lt, &mut dd, accum))?;
+                t[1 + i] = flops / ms / 1e9;
             }
             let mut p = check::Problem::new(&stream, (m, n, k), 11)?;
-            let ms = median_ms::<check::CheckError>(&stream, 3, 20, || {
-                check::cublas_bf16(&blas, &mut p)
-            })?;
-            t[2] = flops / ms / 1e9;
+            let ms = median_ms::<CheckError>(&stream, 3, 20, || check::cublas_bf16(&blas, &mut p))?;
+            t[3] = flops / ms / 1e9;
             Ok(t)
         })();
         match row {
-            Ok([f, p, b]) => println!("| {m}x{n}x{k} | {f:.0} | {p:.0} | {b:.0} |"),
-            Err(e) => println!("| {m}x{n}x{k} | error: {e} | | |"),
+            Ok([o, f, p, b]) => println!(
+                "| {m}x{n}x{k} | {o:.0} | {f:.0} | {p:.0} | {:.2} | {b:.0} | {} |",
+                o / f,
+                cfg.name()
+            ),
+            Err(e) => println!("| {m}x{n}x{k} | error: {e} | | | | | {} |", cfg.name()),
         }
     }
     println!("device: {}", device.attributes().name);

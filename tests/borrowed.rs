@@ -207,7 +207,12 @@ fn fp8_operands_need_k_a_multiple_of_16() {
     assert_eq!(run(272).unwrap(), (300, 520, 272));
     // 8-bit rows of 136 bytes: a tensor map needs a multiple of 16 (16-bit K = 136 is fine).
     match run(136) {
-        Err(e @ GemmError::UnalignedK { k: 136, input: "e4m3" }) => {
+        Err(
+            e @ GemmError::UnalignedK {
+                k: 136,
+                input: "e4m3",
+            },
+        ) => {
             assert!(e.to_string().contains("multiple of 16"))
         }
         other => panic!("k = 136: {other:?}"),

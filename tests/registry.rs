@@ -70,6 +70,7 @@ fn every_selftest_name_is_an_entry() {
             "scale",
             "tma_copy",
             "cluster_exchange",
+            "gemm_fp8",
             "gemm_debug",
             "attention",
             "tile_copies",

@@ -212,7 +212,15 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(stream, &a.into(), &b.into(), c.into(), alpha_beta, None, false)
+        self.run_with(
+            stream,
+            &a.into(),
+            &b.into(),
+            c.into(),
+            alpha_beta,
+            None,
+            false,
+        )
     }
 
     /// The hang records of a debug build's launches (none in a release build).
