@@ -63,7 +63,8 @@ fn configs() -> Vec<GemmConfig> {
 
 /// The per-tensor-scaled FP8 configurations: the one each FP8 benchmark shape gets on a 132-SM
 /// H100 (e4m3 -> bf16, the TMA-store epilogue; the first has a golden file), e5m2, an f32 C
-/// (the register epilogue, 4 stages), a 16-bit C from registers, an odd N and a CTA pair.
+/// (the register epilogue, 4 stages), a 16-bit C from registers, an odd N, a CTA pair, and
+/// mixed e5m2 x e4m3 and e4m3 x e5m2.
 fn fp8_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
     let large = GemmConfig::fp8(4096, 4096, 132, E4m3, Bf16);
@@ -83,6 +84,14 @@ fn fp8_configs() -> Vec<GemmConfig> {
         GemmConfig {
             cluster_m: 2,
             ..large
+        },
+        GemmConfig {
+            input_b: Some(E4m3),
+            ..GemmConfig::fp8(4096, 4096, 132, E5m2, Bf16)
+        },
+        GemmConfig {
+            input_b: Some(E5m2),
+            ..GemmConfig::fp8(4096, 4096, 132, E4m3, F32)
         },
     ]);
     let mut unique: Vec<GemmConfig> = Vec::new();
@@ -108,6 +117,17 @@ fn fp8_configurations_fit_their_tiles() {
         cfg.validate().unwrap();
         assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());
     }
+    // Mixed inputs: wgmma's .atype is A's, .btype B's (PTX ISA 9.7.15.5.2).
+    let mixed = GemmConfig {
+        input_b: Some(ScalarType::E4m3),
+        ..GemmConfig::fp8(4096, 4096, 132, ScalarType::E5m2, ScalarType::Bf16)
+    };
+    assert_eq!(
+        mixed.name(),
+        "gemm_e5m2xe4m3_bf16_128x256x128_s3_g16_tmastore"
+    );
+    let text = build(&mixed).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e4m3 "));
 }
 
 #[test]
@@ -191,6 +211,15 @@ fn bad_configurations_are_refused() {
         },
         // 128 x 256 FP8 tiles with C staging: 4 stages exceed the 227 KB.
         GemmConfig { stages: 4, ..fp8 },
+        // Mixed inputs are 8-bit pairs only.
+        GemmConfig {
+            input_b: Some(ScalarType::F16),
+            ..large
+        },
+        GemmConfig {
+            input_b: Some(ScalarType::Bf16),
+            ..fp8
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }

@@ -1,4 +1,5 @@
-//! The per-tensor-scaled FP8 GEMM on the GPU: e4m3 and e5m2 inputs, bf16 and f32 outputs, the
+//! The per-tensor-scaled FP8 GEMM on the GPU: e4m3 x e4m3, e5m2 x e4m3 and e4m3 x e5m2 inputs
+//! (cuBLASLt has no e5m2 x e5m2), bf16 and f32 outputs, the
 //! TMA-store and the register epilogue, the 128 x 256 tile and the narrow one, on shapes with
 //! edges in M, N and K, each on fresh random data against cuBLASLt FP8 with promoted
 //! accumulation and an f32 D ([`check_fp8`]); and an 8-bit K that is not a multiple of 16
@@ -17,6 +18,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let lt = LtFp8::new(ctx.stream.clone()).map_err(CheckError::from)?;
     let sms = ctx.dev.attributes().sm_count;
     let fp8 = |m, n, i, o| GemmConfig::fp8(m, n, sms, i, o);
+    let mixed = |cfg: GemmConfig, b| GemmConfig {
+        input_b: Some(b),
+        ..cfg
+    };
     // The 128 x 256 configuration of a large problem, also run on a small one: its edge tiles.
     let large = fp8(4096, 4096, E4m3, Bf16);
     let cases = [
@@ -25,12 +30,13 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         // The large tile on edges in M, N and K (272 = 2 x 128 + 16).
         (large, (300, 520, 272)),
         (large, (4096, 4096, 4096)),
-        (fp8(2048, 2048, E5m2, Bf16), (2048, 2048, 1024)),
+        // Gradients (e5m2) times weights (e4m3).
+        (mixed(fp8(2048, 2048, E5m2, Bf16), E4m3), (2048, 2048, 1024)),
         // N = 500 is not a multiple of 8: the register epilogue with bf16 pairs.
         (fp8(333, 500, E4m3, Bf16), (333, 500, 160)),
         // f32 C: the register epilogue, 4 stages.
         (fp8(1024, 4096, E4m3, F32), (1024, 4096, 512)),
-        (fp8(260, 384, E5m2, F32), (260, 384, 128)),
+        (mixed(fp8(260, 384, E4m3, F32), E5m2), (260, 384, 128)),
     ];
     let mut worst = 0.0f64;
     let mut lines = Vec::new();
@@ -55,7 +61,8 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     }
     // K = 100: 100-byte rows, which a tensor map cannot describe; refused by the launcher.
     let gemm = Gemm::new(&ctx.dev, fp8(128, 128, E4m3, F32))?;
-    let p = Fp8Problem::new(&ctx.stream, (128, 128, 100), 1, HostE4m3::from_f32)?;
+    let round = HostE4m3::from_f32 as fn(f32) -> HostE4m3;
+    let p = Fp8Problem::new(&ctx.stream, (128, 128, 100), 1, (round, round))?;
     let mut c = ctx.poisoned(&[128, 128])?;
     match gemm.run_scaled(&ctx.stream, &p.a, &p.b, &mut c, p.scales()) {
         Err(GemmError::UnalignedK { k: 100, .. }) => {}

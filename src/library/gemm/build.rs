@@ -83,25 +83,39 @@ pub fn build(cfg: &GemmConfig) -> ptx_isa::Result<Module> {
 pub fn build_with(cfg: &GemmConfig, mode: WaitMode) -> ptx_isa::Result<GemmKernel> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
     fn typed<I: Elem, O: Elem>(cfg: &GemmConfig, mode: WaitMode) -> Result<GemmKernel> {
+        mixed::<I, I, O>(cfg, mode)
+    }
+    fn mixed<I: Elem, J: Elem, O: Elem>(cfg: &GemmConfig, mode: WaitMode) -> Result<GemmKernel> {
         let mut k = KernelBuilder::new(&cfg.name(), Target::Sm90a);
-        HopperGemm::<I, O>::declare(&mut k, *cfg, mode)?.build(k)
+        HopperGemm::<I, O, J>::declare(&mut k, *cfg, mode)?.build(k)
+    }
+    /// FP8 with A `I` and B `J`, for each output type.
+    fn fp8<I: Elem, J: Elem>(cfg: &GemmConfig, mode: WaitMode) -> Option<Result<GemmKernel>> {
+        match cfg.output {
+            Bf16 => Some(mixed::<I, J, ty::Bf16>(cfg, mode)),
+            F16 => Some(mixed::<I, J, ty::F16>(cfg, mode)),
+            F32 => Some(mixed::<I, J, ty::F32>(cfg, mode)),
+            _ => None,
+        }
     }
     cfg.validate()
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))?;
-    let built = match (cfg.input, cfg.output) {
-        (Bf16, Bf16) => typed::<ty::Bf16, ty::Bf16>(cfg, mode),
-        (Bf16, F16) => typed::<ty::Bf16, ty::F16>(cfg, mode),
-        (Bf16, F32) => typed::<ty::Bf16, ty::F32>(cfg, mode),
-        (F16, Bf16) => typed::<ty::F16, ty::Bf16>(cfg, mode),
-        (F16, F16) => typed::<ty::F16, ty::F16>(cfg, mode),
-        (F16, F32) => typed::<ty::F16, ty::F32>(cfg, mode),
-        (E4m3, Bf16) => typed::<ty::E4m3, ty::Bf16>(cfg, mode),
-        (E4m3, F16) => typed::<ty::E4m3, ty::F16>(cfg, mode),
-        (E4m3, F32) => typed::<ty::E4m3, ty::F32>(cfg, mode),
-        (E5m2, Bf16) => typed::<ty::E5m2, ty::Bf16>(cfg, mode),
-        (E5m2, F16) => typed::<ty::E5m2, ty::F16>(cfg, mode),
-        (E5m2, F32) => typed::<ty::E5m2, ty::F32>(cfg, mode),
-        (input, output) => {
+    let fp8_built = match (cfg.input, cfg.b_type()) {
+        (E4m3, E4m3) => fp8::<ty::E4m3, ty::E4m3>(cfg, mode),
+        (E4m3, E5m2) => fp8::<ty::E4m3, ty::E5m2>(cfg, mode),
+        (E5m2, E4m3) => fp8::<ty::E5m2, ty::E4m3>(cfg, mode),
+        (E5m2, E5m2) => fp8::<ty::E5m2, ty::E5m2>(cfg, mode),
+        _ => None,
+    };
+    let built = match (fp8_built, cfg.input, cfg.output) {
+        (Some(built), _, _) => built,
+        (None, Bf16, Bf16) => typed::<ty::Bf16, ty::Bf16>(cfg, mode),
+        (None, Bf16, F16) => typed::<ty::Bf16, ty::F16>(cfg, mode),
+        (None, Bf16, F32) => typed::<ty::Bf16, ty::F32>(cfg, mode),
+        (None, F16, Bf16) => typed::<ty::F16, ty::Bf16>(cfg, mode),
+        (None, F16, F16) => typed::<ty::F16, ty::F16>(cfg, mode),
+        (None, F16, F32) => typed::<ty::F16, ty::F32>(cfg, mode),
+        (None, input, output) => {
             return Err(ptx_isa::Error::new(
                 ptx_isa::ErrorKind::Invalid,
                 super::GemmConfigError::Types { input, output }.to_string(),
@@ -121,15 +135,15 @@ pub enum Output<O: Elem> {
 }
 
 /// The Hopper GEMM being built: its operands, the extents of its tile schedule, its shared memory
-/// and its barrier protocol, shared by the producer, the consumers and the epilogue. `I` is the
-/// input element type (A and B), `O` C's.
+/// and its barrier protocol, shared by the producer, the consumers and the epilogue. `I` is A's
+/// element type, `O` C's, `J` B's (`I` unless an FP8 kernel mixes e4m3 and e5m2).
 #[derive(Debug)]
-pub struct HopperGemm<I: Elem, O: Elem> {
+pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     cfg: GemmConfig,
     /// A `[m, k]`, loaded in 128 x BK boxes.
     a: TmaTensor<I>,
     /// B `[n, k]`, loaded in `bn / cluster_m` x BK boxes (a CTA pair each loads half the tile).
-    b: TmaTensor<I>,
+    b: TmaTensor<J>,
     c: Output<O>,
     /// `scale_a` and `scale_b` (one f32 each) with [`super::Scaling::PerTensor`].
     scales: Option<[Buffer<ty::F32>; 2]>,
@@ -256,25 +270,27 @@ impl Schedule {
     }
 }
 
-impl<I: Elem, O: Elem> HopperGemm<I, O> {
+impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// Declares the GEMM's parameters (once: the signature is what the launcher checks), its
     /// block (384 threads, one CTA per SM), cluster and persistent grid, lays out its shared
     /// memory (the stage ring, C staging and barriers of [`GemmConfig::smem_layout`]) and its
-    /// barrier arrays. `I` and `O` must be `cfg`'s input and output types.
+    /// barrier arrays. `I`, `J` and `O` must be `cfg`'s A, B ([`GemmConfig::b_type`]) and C types.
     #[track_caller]
     pub fn declare(
         k: &mut KernelBuilder,
         cfg: GemmConfig,
         mode: WaitMode,
-    ) -> Result<HopperGemm<I, O>> {
+    ) -> Result<HopperGemm<I, O, J>> {
         let invalid = |k: &KernelBuilder, e: &dyn std::fmt::Display| k.error(e.to_string());
         cfg.validate().map_err(|e| invalid(k, &e))?;
-        if I::DTYPE != cfg.input || O::DTYPE != cfg.output {
+        if I::DTYPE != cfg.input || J::DTYPE != cfg.b_type() || O::DTYPE != cfg.output {
             return Err(k.error(format!(
-                "{} / {} element types for a {} -> {} configuration",
+                "{} x {} / {} element types for a {} x {} -> {} configuration",
                 I::DTYPE.name(),
+                J::DTYPE.name(),
                 O::DTYPE.name(),
                 cfg.input.name(),
+                cfg.b_type().name(),
                 cfg.output.name()
             )));
         }
@@ -314,7 +330,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
                 .l2_promotion(L2Promotion::B256)
         };
         let a = k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(GemmConfig::BM))?;
-        let b = k.tma_tensor::<I>(
+        let b = k.tma_tensor::<J>(
             "b",
             [n.into(), Expr::from(kk)],
             operand(cfg.bn / cfg.cluster_m),
@@ -498,8 +514,9 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
 
     /// `rows` x BK of a stage's operand tile at `addr`, K-major and 128B-swizzled as the TMA
     /// loads write it and the wgmma descriptors read it.
-    fn operand_tile(&self, rows: u32, addr: R32, align: u32) -> TileRef {
-        TileRef::shared_row_major(self.cfg.input, rows, self.cfg.bk(), addr, align)
+    /// `dtype` is the operand's (`cfg.input` for A, `cfg.b_type()` for B).
+    fn operand_tile(&self, dtype: ScalarType, rows: u32, addr: R32, align: u32) -> TileRef {
+        TileRef::shared_row_major(dtype, rows, self.cfg.bk(), addr, align)
             .with_swizzle(self.layout.swizzle())
     }
 
@@ -535,7 +552,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
             let ktiles = self.ktiles;
             k.for_range(0u32, ktiles, |k, kt| {
-                self.load_stage(k, &ring, [&a, &b], tile.mb, b_box, kt)
+                self.load_stage(k, &ring, (&a, &b), tile.mb, b_box, kt)
             })
         })?;
         self.sync.end_trips();
@@ -549,7 +566,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
         &mut self,
         k: &mut KernelBuilder,
         ring: &RingCursor,
-        [a, b]: [&TmaTensor<I>; 2],
+        (a, b): (&TmaTensor<I>, &TmaTensor<J>),
         mb: Var,
         b_box: Var,
         kt: Var,
@@ -572,7 +589,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
         };
         // The k-tile, bound once for both loads' coordinates.
         let kt = k.let_("kt", kt)?;
-        let a_dst = self.operand_tile(GemmConfig::BM, sa, self.layout.a.align());
+        let a_dst = self.operand_tile(cfg.input, GemmConfig::BM, sa, self.layout.a.align());
         let a_src = k.tma_tile_at(a, [mb.into(), kt.into()])?;
         let on_full = Some((&mut self.sync, full_bar));
         k.copy_async(&a_dst, &a_src, on_full, None, ExecScope::Thread)?;
@@ -580,7 +597,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
         let b_align = self.layout.b.align();
         match self.rank {
             None => {
-                let b_dst = self.operand_tile(cfg.bn, sb, b_align);
+                let b_dst = self.operand_tile(cfg.b_type(), cfg.bn, sb, b_align);
                 let on_full = Some((&mut self.sync, full_bar));
                 k.copy_async(&b_dst, &b_src, on_full, None, ExecScope::Thread)?;
             }
@@ -592,7 +609,7 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
                 let rank = k.eval(rank)?;
                 let db = k.reg::<ty::U32>();
                 k.mad_lo(db, rank, half * cfg.bk() * cfg.input.bytes(), sb)?;
-                let half_dst = self.operand_tile(half, db, b_align);
+                let half_dst = self.operand_tile(cfg.b_type(), half, db, b_align);
                 let on_full = Some((&mut self.sync, full_bar));
                 k.copy_async(
                     &half_dst,
@@ -670,8 +687,8 @@ impl<I: Elem, O: Elem> HopperGemm<I, O> {
             // Block-scaled FP8 would promote here: every k-group (128 of K), the wgmma partial
             // sums of fresh accumulators added into f32 registers times that group's scales of
             // A's rows and B's block, instead of one scale in the epilogue.
-            let a_s = self.operand_tile(64, sa, self.layout.a.align());
-            let b_s = self.operand_tile(cfg.bn, sb, self.layout.b.align());
+            let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());
+            let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
             k.gemm_async(
                 acc,
                 &a_s,

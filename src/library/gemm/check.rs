@@ -435,42 +435,49 @@ pub const FP8_RANGE: f32 = 200.0;
 /// The per-tensor scales `[sa, sb]` of the FP8 checks and benchmarks.
 pub const FP8_SCALES: [f32; 2] = [0.01, 0.02];
 
-/// One FP8 problem on the device: A `[m, k]` and B `[n, k]` of an 8-bit type (random values in
-/// ±[`FP8_RANGE`], rounded with saturation), and their per-tensor scales ([`FP8_SCALES`]) as
-/// device tensors of one f32 each, as our GEMM and cuBLASLt both read them.
-pub struct Fp8Problem<I: Element> {
+/// How f32 values become A's and B's 8-bit elements (`E4m3::from_f32`, `E5m2::from_f32`).
+pub type Rounds<I, J> = (fn(f32) -> I, fn(f32) -> J);
+
+/// One FP8 problem on the device: A `[m, k]` of 8-bit `I` and B `[n, k]` of 8-bit `J` (random
+/// values in ±[`FP8_RANGE`], rounded with saturation), and their per-tensor scales
+/// ([`FP8_SCALES`]) as device tensors of one f32 each, as our GEMM and cuBLASLt both read them.
+pub struct Fp8Problem<I: Element, J: Element = I> {
     /// `(m, n, k)`.
     pub shape: (usize, usize, usize),
     /// A `[m, k]`.
     pub a: DeviceTensor<I>,
     /// B `[n, k]`.
-    pub b: DeviceTensor<I>,
+    pub b: DeviceTensor<J>,
     /// `scale_a` `[1]`.
     pub scale_a: DeviceTensor<f32>,
     /// `scale_b` `[1]`.
     pub scale_b: DeviceTensor<f32>,
 }
 
-impl<I: Element> Fp8Problem<I> {
-    /// Fresh random A and B from `seed`, each value `x · FP8_RANGE` rounded by `round`
-    /// (`E4m3::from_f32` or `E5m2::from_f32`).
+impl<I: Element, J: Element> Fp8Problem<I, J> {
+    /// Fresh random A and B from `seed`, each value `x · FP8_RANGE` rounded by `round_a` and
+    /// `round_b` (`E4m3::from_f32` or `E5m2::from_f32`).
     pub fn new(
         stream: &Arc<CudaStream>,
         (m, n, k): (usize, usize, usize),
         seed: u64,
-        round: fn(f32) -> I,
-    ) -> Result<Fp8Problem<I>, CheckError> {
-        let values = |len: usize, seed: u64| -> Vec<I> {
+        (round_a, round_b): Rounds<I, J>,
+    ) -> Result<Fp8Problem<I, J>, CheckError> {
+        fn values<T>(len: usize, seed: u64, round: fn(f32) -> T) -> Vec<T> {
             random_values(len, seed)
                 .into_iter()
                 .map(|x| round(x * FP8_RANGE))
                 .collect()
-        };
+        }
+        let (a, b) = (
+            values(m * k, seed, round_a),
+            values(n * k, seed ^ 0x5555, round_b),
+        );
         let [sa, sb] = FP8_SCALES;
         Ok(Fp8Problem {
             shape: (m, n, k),
-            a: DeviceTensor::from_host(stream, &values(m * k, seed), vec![m, k])?,
-            b: DeviceTensor::from_host(stream, &values(n * k, seed ^ 0x5555), vec![n, k])?,
+            a: DeviceTensor::from_host(stream, &a, vec![m, k])?,
+            b: DeviceTensor::from_host(stream, &b, vec![n, k])?,
             scale_a: DeviceTensor::from_host(stream, &[sa], vec![1])?,
             scale_b: DeviceTensor::from_host(stream, &[sb], vec![1])?,
         })
@@ -490,6 +497,7 @@ impl<I: Element> Fp8Problem<I> {
     ) -> Result<(), CheckError>
     where
         I: Fp8Elem,
+        J: Fp8Elem,
     {
         let (a, b) = (self.a.slice(), self.b.slice());
         let (sa, sb) = (self.scale_a.slice(), self.scale_b.slice());
@@ -497,7 +505,8 @@ impl<I: Element> Fp8Problem<I> {
     }
 }
 
-/// Checks a per-tensor-scaled FP8 `gemm` (e4m3/e5m2 in; bf16, f16 or f32 out) on a fresh random
+/// Checks a per-tensor-scaled FP8 `gemm` (e4m3/e5m2 A and B, but not both e5m2: cuBLASLt
+/// multiplies no e5m2 x e5m2; bf16, f16 or f32 out) on a fresh random
 /// [`Fp8Problem`] of `shape` (K a multiple of 16) against cuBLASLt FP8 with promoted
 /// accumulation and an f32 D (itself checked against an f64 host reference by
 /// `benches/gemm_fp8.rs`): C poisoned with NaN first, every element must come out written and
@@ -512,15 +521,15 @@ pub fn check_fp8(
     seed: u64,
 ) -> Result<CheckResult, CheckError> {
     use ptx_isa::ScalarType::{Bf16, F16, F32};
-    fn typed<I: Element + Fp8Elem>(
+    fn typed<I: Element + Fp8Elem, J: Element + Fp8Elem>(
         stream: &Arc<CudaStream>,
         lt: &LtFp8,
         gemm: &Gemm,
         shape: (usize, usize, usize),
         seed: u64,
-        round: fn(f32) -> I,
+        rounds: Rounds<I, J>,
     ) -> Result<CheckResult, CheckError> {
-        let p = Fp8Problem::new(stream, shape, seed, round)?;
+        let p = Fp8Problem::new(stream, shape, seed, rounds)?;
         let (m, n, _) = shape;
         let ours: Vec<f32> = match gemm.config().output {
             Bf16 => run_fp8(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
@@ -547,21 +556,29 @@ pub fn check_fp8(
             cublas_rel_error: rel_error(&fast, &reference),
         })
     }
-    match gemm.config().input {
-        ptx_isa::ScalarType::E4m3 => typed(stream, lt, gemm, shape, seed, E4m3::from_f32),
-        ptx_isa::ScalarType::E5m2 => typed(stream, lt, gemm, shape, seed, E5m2::from_f32),
-        other => Err(CheckError::Gemm(GemmError::Operands(format!(
-            "{} inputs: not an FP8 GEMM",
-            other.name()
+    use ptx_isa::ScalarType::{E4m3 as E4, E5m2 as E5};
+    let (e4, e5) = (
+        E4m3::from_f32 as fn(f32) -> E4m3,
+        E5m2::from_f32 as fn(f32) -> E5m2,
+    );
+    let cfg = gemm.config();
+    match (cfg.input, cfg.b_type()) {
+        (E4, E4) => typed(stream, lt, gemm, shape, seed, (e4, e4)),
+        (E4, E5) => typed(stream, lt, gemm, shape, seed, (e4, e5)),
+        (E5, E4) => typed(stream, lt, gemm, shape, seed, (e5, e4)),
+        (a, b) => Err(CheckError::Gemm(GemmError::Operands(format!(
+            "{} x {} inputs: not an FP8 GEMM cuBLASLt multiplies",
+            a.name(),
+            b.name()
         )))),
     }
 }
 
 /// Our scaled GEMM on `p` into a C of `O` filled with `poison` first, read back as f32.
-fn run_fp8<I: Element, O: Element + Copy>(
+fn run_fp8<I: Element, J: Element, O: Element + Copy>(
     stream: &Arc<CudaStream>,
     gemm: &Gemm,
-    p: &Fp8Problem<I>,
+    p: &Fp8Problem<I, J>,
     poison: O,
     to_f32: fn(O) -> f32,
 ) -> Result<Vec<f32>, CheckError> {

@@ -166,34 +166,23 @@ impl Gemm {
     }
 
     /// `C = sa·sb·A·Bᵀ` for a per-tensor-scaled FP8 kernel ([`super::Scaling::PerTensor`]):
-    /// A `[m, k]` and B `[n, k]` of its 8-bit input type with `k` a multiple of 16, C `[m, n]`,
+    /// A `[m, k]` and B `[n, k]` of its 8-bit input types (`input`, `input_b`) with `k` a
+    /// multiple of 16, C `[m, n]`,
     /// and `scales` = `[sa, sb]`, device tensors of one f32 each (read by the kernel, so they
     /// may be computed on the device, as cuBLASLt's and `torch._scaled_mm`'s scales are).
-    pub fn run_scaled<I: Element, O: Element>(
+    /// A release build does not wait for the kernel (the benchmarks time this call); a debug
+    /// build does, as [`Gemm::run`].
+    pub fn run_scaled<I: Element, J: Element, O: Element>(
         &self,
         stream: &Arc<CudaStream>,
         a: &DeviceTensor<I>,
-        b: &DeviceTensor<I>,
+        b: &DeviceTensor<J>,
         c: &mut DeviceTensor<O>,
         [sa, sb]: [&DeviceTensor<f32>; 2],
     ) -> Result<(), GemmError> {
         let scales = Some([sa.into(), sb.into()]);
         let wait = self.hang.is_some();
         self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
-    }
-
-    /// [`Gemm::run_scaled`] without waiting for the kernel, even in a debug build (for timing
-    /// it), as [`Gemm::enqueue`].
-    pub fn enqueue_scaled<I: Element, O: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<I>,
-        c: &mut DeviceTensor<O>,
-        [sa, sb]: [&DeviceTensor<f32>; 2],
-    ) -> Result<(), GemmError> {
-        let scales = Some([sa.into(), sb.into()]);
-        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, false)
     }
 
     /// Whether this is the debug build (bounded waits).
@@ -271,7 +260,7 @@ impl Gemm {
         self.run_with(stream, a, b, c, alpha_beta, None, self.hang.is_some())
     }
 
-    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`] and the scaled forms;
+    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`] and [`Gemm::run_scaled`];
     /// `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait` waits for a debug build's
     /// kernel (so a hang comes back as its records).
     #[allow(clippy::too_many_arguments)]
@@ -367,12 +356,17 @@ pub fn check_operands(
         )));
     }
     let (m, n, k) = (sa[0], sb[0], sa[1]);
-    if a.dtype != cfg.input || b.dtype != cfg.input {
+    if a.dtype != cfg.input || b.dtype != cfg.b_type() {
         return Err(GemmError::Operands(format!(
-            "A is {}, B {}; this kernel takes {}",
+            "A is {}, B {}; this kernel takes {}{}",
             a.dtype.name(),
             b.dtype.name(),
-            cfg.input.name()
+            cfg.input.name(),
+            if cfg.b_type() == cfg.input {
+                String::new()
+            } else {
+                format!(" A and {} B", cfg.b_type().name())
+            }
         )));
     }
     if k == 0 {

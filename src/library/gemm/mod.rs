@@ -132,8 +132,13 @@ pub struct GemmConfig {
     pub stages: u32,
     /// M-tiles per band of the grouped tile order.
     pub group_m: u32,
-    /// Input type (A and B): one of [`INPUTS`].
+    /// Input type (A, and B unless `input_b` differs): one of [`INPUTS`].
     pub input: ScalarType,
+    /// B's type when it differs from `input` (`None`: the same, [`GemmConfig::b_type`]): with
+    /// 8-bit inputs either 8-bit type (wgmma takes `.e4m3` or `.e5m2` for each operand
+    /// independently, PTX ISA 9.7.15.5; e5m2 x e4m3 is the backward pass's gradients times
+    /// weights).
+    pub input_b: Option<ScalarType>,
     /// Output type (C): one of [`OUTPUTS`].
     pub output: ScalarType,
     /// True when N is even, so the epilogue can store element pairs (2 x bf16 in 4 bytes, 2 x f32
@@ -179,6 +184,7 @@ impl GemmConfig {
             stages: 3,
             group_m: 16,
             input: ScalarType::Bf16,
+            input_b: None,
             output: ScalarType::Bf16,
             n_even: true,
             alpha_beta: false,
@@ -221,6 +227,7 @@ impl GemmConfig {
         let mut cfg = GemmConfig {
             bn,
             input,
+            input_b: None,
             output,
             n_even: n % 2 == 0,
             tma_store: n % 8 == 0 && output.bytes() == 2,
@@ -244,6 +251,11 @@ impl GemmConfig {
         } else {
             0
         }
+    }
+
+    /// B's element type: `input_b`, else `input`.
+    pub fn b_type(&self) -> ScalarType {
+        self.input_b.unwrap_or(self.input)
     }
 
     /// Tile depth K in elements of the input type: [`GemmConfig::BK_BYTES`] of them (64 16-bit
@@ -287,7 +299,13 @@ impl GemmConfig {
         if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
             return Err(GemmConfigError::TileWidth(self.bn));
         }
-        if !INPUTS.contains(&self.input) || !OUTPUTS.contains(&self.output) {
+        let b = self.b_type();
+        let mixed_ok = b == self.input || (self.input.bytes() == 1 && b.bytes() == 1);
+        if !INPUTS.contains(&self.input)
+            || !INPUTS.contains(&b)
+            || !mixed_ok
+            || !OUTPUTS.contains(&self.output)
+        {
             return Err(GemmConfigError::Types {
                 input: self.input,
                 output: self.output,
@@ -324,8 +342,13 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm_{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
+            "gemm_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
             self.input.name(),
+            if self.b_type() == self.input {
+                String::new()
+            } else {
+                format!("x{}", self.b_type().name())
+            },
             self.output.name(),
             self.bn,
             self.bk(),
