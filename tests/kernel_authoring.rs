@@ -274,8 +274,12 @@ fn register_math_assembles() {
     let out = k.select(p, g, a).unwrap();
     k.sync_threads().unwrap();
     k.store(&x, [t], out).unwrap();
-    assert!(k.sync_named(0, 128).is_err() && k.sync_named(1, 100).is_err());
-    k.sync_named(1, 32).unwrap();
+    assert!(k.sync_named(0u32, 128).is_err() && k.sync_named(1u32, 100).is_err());
+    assert!(k.arrive_named(16u32, 64).is_err() && k.arrive_named(2u32, 48).is_err());
+    k.sync_named(1u32, 32).unwrap();
+    // A barrier id held in a register (a warpgroup's own barrier): `bar.arrive %r, 64`.
+    let id = k.eval(Expr::from(t) % 2u32 + 2u32).unwrap();
+    k.arrive_named(id, 64).unwrap();
     let built = k.finish().unwrap();
     let ptx = built.ptx();
     assert!(
@@ -283,7 +287,9 @@ fn register_math_assembles() {
         "{ptx}"
     ); // x * log2(e)
     assert!(
-        ptx.contains("selp.f32") && ptx.contains("bar.sync 1, 32;"),
+        ptx.contains("selp.f32")
+            && ptx.contains("bar.sync 1, 32;")
+            && ptx.contains("bar.arrive %r"),
         "{ptx}"
     );
     support::assemble(ptx, Target::Sm90a);

@@ -176,16 +176,57 @@ impl KernelBuilder {
     }
 
     /// Named barrier `id` (1 to 15; 0 is [`KernelBuilder::sync_threads`]'s) for `threads`
-    /// threads, a multiple of 32 (`bar.sync id, threads`): a warpgroup or a subset of warps
-    /// synchronising without the rest of the CTA.
-    pub fn sync_named(&mut self, id: u32, threads: u32) -> Result<()> {
-        if id == 0 || id > 15 || threads == 0 || threads % 32 != 0 {
-            return Err(self.scope_err(format!(
-                "named barrier {id} for {threads} threads: ids 1 to 15, a positive multiple of 32 threads"
-            )));
-        }
+    /// threads, a multiple of 32 (`bar.sync id, threads`, PTX ISA 9.7.13.1): a warpgroup or a
+    /// subset of warps synchronising without the rest of the CTA. `id` is a constant or a
+    /// register (a warpgroup's own barrier, `1 + warpgroup`); a constant is checked here, a
+    /// register's value is the caller's to keep in 1 to 15.
+    pub fn sync_named(&mut self, id: impl Into<Src<ty::U32>>, threads: u32) -> Result<()> {
+        let id = self.named_barrier(id.into(), threads)?;
         self.f
             .bar_sync(id, Some(Src::Imm(ptx_isa::Imm::UInt(u64::from(threads)))))?;
         Ok(())
+    }
+
+    /// Arrives at named barrier `id` for `threads` threads without waiting (`bar.arrive id,
+    /// threads`, PTX ISA 9.7.13.1): the producer side of a named barrier, whose consumers wait
+    /// with [`KernelBuilder::sync_named`] on the same `id` and count. The count includes both
+    /// sides (the arriving and the waiting threads); the barrier completes when that many have
+    /// arrived. Ids and counts as for [`KernelBuilder::sync_named`].
+    ///
+    /// ```
+    /// use ptxkit::isa::Target;
+    /// use ptxkit::kernel::KernelBuilder;
+    ///
+    /// let mut k = KernelBuilder::new("pingpong", Target::Sm90a);
+    /// let [tid] = k.thread_id([256])?;
+    /// // Warpgroup 1 lets warpgroup 0 through barrier 1: 128 arrive, 128 wait.
+    /// let wg = k.let_("wg", tid / 128)?;
+    /// let second = k.cmp(ptxkit::isa::builder::CmpOp::Eq, wg, 1u32)?;
+    /// k.if_(second, |k| k.arrive_named(1u32, 256))
+    ///     .else_(|k| k.sync_named(1u32, 256))?;
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert!(ptx.contains("bar.arrive 1, 256;") && ptx.contains("bar.sync 1, 256;"));
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    pub fn arrive_named(&mut self, id: impl Into<Src<ty::U32>>, threads: u32) -> Result<()> {
+        let id = self.named_barrier(id.into(), threads)?;
+        self.f.bar_arrive(id, threads)?;
+        Ok(())
+    }
+
+    /// Checks a named barrier's constant id (1 to 15) and its thread count (a positive
+    /// multiple of 32, PTX ISA 9.7.13.1: "operand b ... must be a multiple of warp size").
+    fn named_barrier(&self, id: Src<ty::U32>, threads: u32) -> Result<Src<ty::U32>> {
+        let bad_id = matches!(id, Src::Imm(ptx_isa::Imm::UInt(n)) if n == 0 || n > 15);
+        if bad_id || threads == 0 || threads % 32 != 0 {
+            let named = match id {
+                Src::Imm(ptx_isa::Imm::UInt(n)) => n.to_string(),
+                _ => "(a register)".to_string(),
+            };
+            return Err(self.scope_err(format!(
+                "named barrier {named} for {threads} threads: ids 1 to 15, a positive multiple of 32 threads"
+            )));
+        }
+        Ok(id)
     }
 }

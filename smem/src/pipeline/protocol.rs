@@ -117,6 +117,21 @@ pub enum ProtocolError {
         /// Arrivals per phase.
         arrivals: u64,
     },
+    /// A peeled site (a loop's first or last iteration written out of the loop) arrives with
+    /// another count than the loop's own arrivals, or with none in the loop: it stands for the
+    /// same arrival in other phases, so the counts must agree.
+    #[error(
+        "barrier `{barrier}`: a peeled site arrives {peeled} times per phase, the loop's sites \
+         {arrivals}"
+    )]
+    PeeledArrivals {
+        /// The barrier.
+        barrier: BarrierName,
+        /// Arrivals per phase of the loop's sites.
+        arrivals: u64,
+        /// Arrivals per phase of a peeled site.
+        peeled: u64,
+    },
     /// A wait on a barrier no one arrives at and no copy completes on.
     #[error("barrier `{barrier}` is waited on, but nothing arrives at it")]
     WaitWithoutArrive {
@@ -146,6 +161,10 @@ pub enum ProtocolError {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct PerPhase {
     arrivals: u64,
+    /// The arrivals of peeled sites (each the same event as `arrivals` in other phases): the
+    /// largest, and the smallest nonzero.
+    peeled_max: u64,
+    peeled_min: u64,
     expect_tx: u64,
     copied: u64,
     waits: u32,
@@ -314,6 +333,35 @@ impl Protocol {
         self.touch(b, |p| p.arrivals += u64::from(arrivals));
     }
 
+    /// `arrivals` arrive on `b` at a peeled site: the same arrival as a loop's [`Protocol::arrive`]
+    /// for the phases of the loop's first or last iteration, written out of the loop (a
+    /// software-pipelined loop's prologue or epilogue). It adds nothing to the per-phase count;
+    /// [`Protocol::check`] requires it to equal the loop's arrivals.
+    ///
+    /// ```
+    /// use smem::pipeline::protocol::{BarrierAt, Protocol};
+    /// let mut p = Protocol::new();
+    /// let empty = p.declare("empty", &[2, 2])?;
+    /// p.arrive_peeled(BarrierAt::Each(empty), 2); // the prologue's release
+    /// p.arrive(BarrierAt::Each(empty), 2); // the loop's
+    /// p.wait(BarrierAt::Each(empty));
+    /// assert_eq!(p.check(), Ok(()));
+    /// p.arrive_peeled(BarrierAt::Each(empty), 1);
+    /// assert!(p.check().is_err());
+    /// # Ok::<(), smem::pipeline::protocol::ProtocolError>(())
+    /// ```
+    pub fn arrive_peeled(&mut self, b: BarrierAt, arrivals: u32) {
+        let n = u64::from(arrivals);
+        self.touch(b, |p| {
+            p.peeled_max = p.peeled_max.max(n);
+            p.peeled_min = if p.peeled_min == 0 {
+                n
+            } else {
+                p.peeled_min.min(n)
+            };
+        });
+    }
+
     /// `expect_tx` of `bytes` on `b` per phase, without an arrival.
     pub fn expect_tx(&mut self, b: BarrierAt, bytes: u32) {
         self.touch(b, |p| p.expect_tx += u64::from(bytes));
@@ -348,6 +396,18 @@ impl Protocol {
                 let barrier = || self.name(ArrayId(ai), i as u32);
                 if *p == PerPhase::default() {
                     continue;
+                }
+                if p.peeled_max != 0 && (p.peeled_max != p.arrivals || p.peeled_min != p.arrivals) {
+                    let peeled = if p.peeled_max != p.arrivals {
+                        p.peeled_max
+                    } else {
+                        p.peeled_min
+                    };
+                    return Err(ProtocolError::PeeledArrivals {
+                        barrier: barrier(),
+                        arrivals: p.arrivals,
+                        peeled,
+                    });
                 }
                 if p.arrivals == 0 && p.copied == 0 && p.expect_tx == 0 {
                     return Err(ProtocolError::WaitWithoutArrive { barrier: barrier() });
@@ -407,6 +467,43 @@ mod tests {
         assert_eq!(p.copied_bytes(BarrierAt::Each(full)), 49152);
         assert_eq!(p.arrivals(BarrierAt::One(empty, 3)), 2);
         assert_eq!((p.len(full), p.is_empty()), (4, false));
+    }
+
+    #[test]
+    fn peeled_sites_count_once_and_must_match_the_loop() {
+        let (mut p, full, empty) = ring(2);
+        p.wait(BarrierAt::Each(empty));
+        p.arrive_expect_tx(BarrierAt::Each(full), 4096);
+        p.copy(BarrierAt::Each(full), 4096);
+        p.wait(BarrierAt::Each(full));
+        // A prologue's and an epilogue's release around the loop's.
+        p.arrive_peeled(BarrierAt::Each(empty), 2);
+        p.arrive(BarrierAt::Each(empty), 2);
+        p.arrive_peeled(BarrierAt::Each(empty), 2);
+        assert_eq!(p.check(), Ok(()));
+        assert_eq!(p.arrivals(BarrierAt::One(empty, 1)), 2);
+        // A peeled site with another count, or with no loop site at all, is refused.
+        let mut q = p.clone();
+        q.arrive_peeled(BarrierAt::One(empty, 1), 1);
+        assert!(matches!(
+            q.check(),
+            Err(ProtocolError::PeeledArrivals {
+                arrivals: 2,
+                peeled: 1,
+                ..
+            })
+        ));
+        let (mut r, _, empty) = ring(1);
+        r.wait(BarrierAt::Each(empty));
+        r.arrive_peeled(BarrierAt::Each(empty), 2);
+        assert!(matches!(
+            r.check(),
+            Err(ProtocolError::PeeledArrivals {
+                arrivals: 0,
+                peeled: 2,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -249,6 +249,22 @@ impl BarrierSync {
         Ok(())
     }
 
+    /// `mbarrier.arrive` on the barrier at `addr` at a peeled site: the same arrival as a loop's
+    /// [`BarrierSync::arrive`] in the phases of the loop's first or last iteration, written out
+    /// of the loop (see [`Protocol::arrive_peeled`]; the check requires equal counts).
+    pub fn arrive_peeled(
+        &mut self,
+        k: &mut FunctionBuilder,
+        at: BarrierAt,
+        addr: Reg<ty::U32>,
+        arrivals: u32,
+    ) -> ptx_isa::Result<()> {
+        k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(addr))?;
+        self.protocol.arrive_peeled(at, arrivals);
+        self.then(at, false);
+        Ok(())
+    }
+
     /// One thread's `mbarrier.arrive.expect_tx` of `bytes` on the barrier at `addr`.
     pub fn arrive_expect_tx(
         &mut self,
