@@ -1,7 +1,8 @@
 //! Attention forward: TFLOP/s (`4 · batch · heads · seqlen_q · seqlen_k · d`, halved with the
 //! causal mask) of the library's kernel for sequence lengths 512 to 16k at 16k tokens per batch
 //! (batch = 16384 / seqlen), head dims 64, 128 and 256 with 2048 = heads x d (the FlashAttention-3
-//! paper's setting), causal and not. `benches/attention_torch.py` times torch's
+//! paper's setting), causal and not, for every [`Schedule`]: the default one at every length, the
+//! others at [`OTHER_SEQLENS`] (a `schedule` column tells them apart). `benches/attention_torch.py` times torch's
 //! `scaled_dot_product_attention` with each backend on the same shapes; run both in one GPU call
 //! (`benches/gpu.sh run attn`) and put the tables side by side (BENCHMARKS.md).
 //!
@@ -13,12 +14,14 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
-use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
+use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, Schedule, build};
 use ptxkit::runtime::{Device, DeviceTensor, median_ms_cold};
 use ptxkit::selftest::Rng;
 
 /// Sequence lengths timed (queries = keys).
 const SEQLENS: &[usize] = &[512, 1024, 2048, 4096, 8192, 16384];
+/// Sequence lengths timed for the schedules other than the default.
+const OTHER_SEQLENS: &[usize] = &[2048, 8192, 16384];
 /// Tokens per batch: batch = TOKENS / seqlen.
 const TOKENS: usize = 16384;
 /// heads x head dim.
@@ -56,40 +59,56 @@ impl Inputs {
     }
 }
 
+/// One shape's device tensors (inputs uploaded once, shared by every schedule timed on it).
+struct Operands {
+    q: DeviceTensor<half::bf16>,
+    k: DeviceTensor<half::bf16>,
+    v: DeviceTensor<half::bf16>,
+    o: DeviceTensor<half::bf16>,
+    lse: DeviceTensor<f32>,
+}
+
+impl Operands {
+    fn upload(dev: &Device, s: AttentionShape, x: &Inputs) -> Result<Operands, String> {
+        let stream = dev.default_stream();
+        let err = |e: &dyn std::fmt::Display| e.to_string();
+        let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
+        let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+        let n_q: usize = q_shape.iter().product();
+        let n_kv: usize = kv_shape.iter().product();
+        let upload = |h: &[half::bf16], n: usize, shape: Vec<usize>| {
+            h.get(..n)
+                .ok_or_else(|| format!("{n} inputs asked, {} drawn", h.len()))
+                .and_then(|h| DeviceTensor::from_host(&stream, h, shape).map_err(|e| err(&e)))
+        };
+        let q = upload(&x.q, n_q, q_shape.clone())?;
+        let k = upload(&x.k, n_kv, kv_shape.clone())?;
+        let v = upload(&x.v, n_kv, kv_shape)?;
+        let o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape)
+            .map_err(|e| err(&e))?;
+        let n_lse = s.batch * s.heads * s.seqlen_q;
+        let lse = DeviceTensor::from_host(
+            &stream,
+            &vec![0f32; n_lse],
+            vec![s.batch, s.heads, s.seqlen_q],
+        )
+        .map_err(|e| err(&e))?;
+        Ok(Operands { q, k, v, o, lse })
+    }
+}
+
 /// One configuration on one shape: its median time in ms, each run from a cold L2 (as
 /// `attention_torch.py` times torch).
-fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &Inputs) -> Result<f64, String> {
+fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &mut Operands) -> Result<f64, String> {
     let stream = dev.default_stream();
-    let err = |e: &dyn std::fmt::Display| e.to_string();
-    let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
-    let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
-    let n_q: usize = q_shape.iter().product();
-    let n_kv: usize = kv_shape.iter().product();
-    let upload = |h: &[half::bf16], n: usize, shape: Vec<usize>| {
-        h.get(..n)
-            .ok_or_else(|| format!("{n} inputs asked, {} drawn", h.len()))
-            .and_then(|h| DeviceTensor::from_host(&stream, h, shape).map_err(|e| err(&e)))
-    };
-    let q = upload(&x.q, n_q, q_shape.clone())?;
-    let k = upload(&x.k, n_kv, kv_shape.clone())?;
-    let v = upload(&x.v, n_kv, kv_shape)?;
-    let mut o = DeviceTensor::from_host(&stream, &vec![half::bf16::ZERO; n_q], q_shape)
-        .map_err(|e| err(&e))?;
-    let n_lse = s.batch * s.heads * s.seqlen_q;
-    let mut lse = DeviceTensor::from_host(
-        &stream,
-        &vec![0f32; n_lse],
-        vec![s.batch, s.heads, s.seqlen_q],
-    )
-    .map_err(|e| err(&e))?;
     let scale = 1.0 / (s.head_dim as f32).sqrt();
     median_ms_cold::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
-        att.run(&stream, &q, &k, &v, &mut o, &mut lse, scale)
+        att.run(&stream, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, scale)
             .map_err(|e| ptxkit::runtime::RuntimeError::InvalidLaunch {
                 reason: e.to_string(),
             })
     })
-    .map_err(|e| err(&e))
+    .map_err(|e| e.to_string())
 }
 
 fn gpu(_c: &mut Criterion) {
@@ -97,19 +116,24 @@ fn gpu(_c: &mut Criterion) {
         return;
     };
     println!("\ndevice: {}", dev.attributes().name);
-    println!("| head dim | causal | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| head dim | causal | schedule | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     let inputs = Inputs::draw();
     for d in [64usize, 128, 256] {
         for causal in [false, true] {
-            let cfg = AttentionConfig::new(ScalarType::Bf16, d as u32, causal);
-            let att = match Attention::new(&dev, cfg) {
-                Ok(a) => a,
-                Err(e) => {
-                    println!("| {d} | {causal} | | | not built: {e} | |");
-                    continue;
+            let base = AttentionConfig::new(ScalarType::Bf16, d as u32, causal);
+            // Every schedule, the default first.
+            let mut kernels = Vec::new();
+            for schedule in Schedule::ALL {
+                let cfg = base.with_schedule(schedule);
+                let name = schedule.name();
+                match Attention::new(&dev, cfg) {
+                    Ok(a) => kernels.push(a),
+                    Err(e) => println!("| {d} | {causal} | {name} | | | not built: {e} | |"),
                 }
-            };
+            }
             for &seqlen in SEQLENS {
                 let heads = HIDDEN / d;
                 let s = AttentionShape {
@@ -120,16 +144,30 @@ fn gpu(_c: &mut Criterion) {
                     kv_heads: heads,
                     head_dim: d,
                 };
-                match time(&dev, &att, s, &inputs) {
+                let row = |name: &str, r: Result<f64, String>| match r {
                     Ok(ms) => println!(
-                        "| {d} | {causal} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
+                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
                         s.batch,
                         s.flops(causal) / ms / 1e9
                     ),
                     Err(e) => println!(
-                        "| {d} | {causal} | {}x{seqlen} | {heads} | failed: {e} | |",
+                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
                         s.batch
                     ),
+                };
+                let mut x = match Operands::upload(&dev, s, &inputs) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        row("(inputs)", Err(e));
+                        continue;
+                    }
+                };
+                for att in &kernels {
+                    let schedule = att.config().schedule;
+                    let default = schedule == AttentionConfig::DEFAULT_SCHEDULE;
+                    if default || OTHER_SEQLENS.contains(&seqlen) {
+                        row(schedule.name(), time(&dev, att, s, &mut x));
+                    }
                 }
             }
         }

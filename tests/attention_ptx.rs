@@ -1,11 +1,11 @@
 //! The attention kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check):
 //! every configuration, with no register spills, no "wgmma serialized" warning (C7515) and no
-//! ignored `setmaxnreg` (C7508); one configuration's exact PTX against its golden file.
+//! ignored `setmaxnreg` (C7508); two configurations' exact PTX against their golden files.
 
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::library::attention::{AttentionConfig, build};
+use ptxkit::library::attention::{AttentionConfig, Schedule, build};
 
 #[test]
 fn attention_kernels_assemble_without_spills() {
@@ -25,14 +25,54 @@ fn attention_kernels_assemble_without_spills() {
     }
 }
 
-/// The exact PTX of the bf16, head dim 128, causal kernel against
-/// `tests/golden/attention/<name>.ptx`. `BLESS=1` rewrites it.
+/// The exact PTX of the bf16, head dim 128, causal kernel (the default schedule) and of the bf16,
+/// head dim 128, non-causal kernel with the ping-pong and overlap schedule against
+/// `tests/golden/attention/<name>.ptx`. `BLESS=1` rewrites them.
 #[test]
 fn attention_ptx_matches_the_golden_file() {
-    let cfg = AttentionConfig::new(ScalarType::Bf16, 128, true);
-    let text = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
-    let rel = format!("attention/{}.ptx", cfg.name());
-    support::golden(&rel, &text).unwrap_or_else(|e| panic!("{e}"));
+    let base = AttentionConfig::new(ScalarType::Bf16, 128, true);
+    let overlap =
+        AttentionConfig::new(ScalarType::Bf16, 128, false).with_schedule(Schedule::PingPongOverlap);
+    for cfg in [base, overlap] {
+        let text = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+        let rel = format!("attention/{}.ptx", cfg.name());
+        support::golden(&rel, &text).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The ping-pong schedules' PTX: each consumer warpgroup waits at its own named barrier and
+/// arrives at the other's (256 threads: both warpgroups), and only the overlap schedule waits
+/// for one wgmma group while another is in flight.
+#[test]
+fn schedules_take_turns_and_only_the_overlap_leaves_a_wgmma_group_in_flight() {
+    let base = AttentionConfig::new(ScalarType::Bf16, 128, false);
+    let ptx = |s: Schedule| {
+        build(Target::Sm90a, &base.with_schedule(s))
+            .unwrap()
+            .ptx()
+            .to_string()
+    };
+    let (serial, pingpong, overlap) = (
+        ptx(Schedule::Serial),
+        ptx(Schedule::PingPong),
+        ptx(Schedule::PingPongOverlap),
+    );
+    assert!(!serial.contains("bar.arrive") && !serial.contains("wgmma.wait_group.sync.aligned 1;"));
+    for text in [&pingpong, &overlap] {
+        // The first warpgroup's first turn, the turns, the first warpgroup's last wait.
+        assert!(text.contains("bar.arrive 1, 256;"), "{text}");
+        assert!(text.contains("bar.sync 1, 256;"), "{text}");
+        assert!(text.matches("bar.sync %r").count() >= 3, "a wait per turn");
+        assert!(
+            text.matches("bar.arrive %r").count() >= 3,
+            "an arrival per turn"
+        );
+    }
+    assert!(!pingpong.contains("wgmma.wait_group.sync.aligned 1;"));
+    assert_eq!(
+        overlap.matches("wgmma.wait_group.sync.aligned 1;").count(),
+        1
+    );
 }
 
 #[test]

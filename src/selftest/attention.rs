@@ -1,5 +1,6 @@
 //! The attention kernel's GPU check behind `ptxkit selftest` (`attention`): bf16 and f16, head
-//! dims 64, 128 and 256, causal and not, on batch 2 with 4 query heads over 2 KV heads (grouped
+//! dims 64, 128 and 256, causal and not, every schedule (serial, ping-pong, ping-pong with the
+//! softmax overlapping `P·V`), on batch 2 with 4 query heads over 2 KV heads (grouped
 //! queries) at query length 197 and key length 333 (neither a multiple of a tile), plus
 //! multi-query attention (1 KV head) with more queries than keys under the causal mask (rows
 //! that see no key: O = 0, LSE = -inf). Fresh random inputs, O and LSE poisoned with NaN, both
@@ -35,10 +36,10 @@ fn abs_err(got: &[f32], want: &[f32]) -> f64 {
 /// One case: the O and LSE errors over their tolerances.
 fn case<H: Host>(
     ctx: &mut GpuCtx,
-    cfg: AttentionConfig,
+    att: &Attention,
     s: AttentionShape,
 ) -> Result<f64, GpuCheckError> {
-    let att = Attention::new(&ctx.dev, cfg)?.with_limit(LIMIT);
+    let cfg = *att.config();
     let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
     let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
     let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
@@ -93,10 +94,17 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
+        // One kernel for the configuration's shapes.
+        let att = Attention::new(&ctx.dev, cfg)
+            .map(|a| a.with_limit(LIMIT))
+            .map_err(|e| GpuCheckError::Case {
+                case: cfg.name(),
+                source: Box::new(e.into()),
+            })?;
         for s in shapes {
             let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, cfg, s),
-                _ => case::<half::bf16>(ctx, cfg, s),
+                ScalarType::F16 => case::<half::f16>(ctx, &att, s),
+                _ => case::<half::bf16>(ctx, &att, s),
             };
             let e = r.map_err(|e| GpuCheckError::Case {
                 case: format!(
@@ -118,8 +126,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128/256, causal or not, GQA 4/2 at 197x333, MQA 3/1 \
-             causal at 300x130; error / tolerance of O and LSE"
+            "{cases} cases: bf16/f16, d 64/128/256, causal or not, serial/pingpong/overlap, GQA \
+             4/2 at 197x333, MQA 3/1 causal at 300x130; error / tolerance of O and LSE"
         ),
     })
 }

@@ -12,7 +12,7 @@ use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::protocol::BarrierAt;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
-use super::AttentionConfig;
+use super::{AttentionConfig, Schedule};
 use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Axis, Buffer, BuiltKernel, Elem, Expr, KernelBuilder, ReduceOp, Result, TensorOpts, TmaTensor,
@@ -22,7 +22,7 @@ use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
 
-/// Where the producer and the consumers find the ring.
+/// Where the producer and the consumers find a ring (of K tiles or of V tiles).
 struct Ring {
     /// The pool's base address.
     base: Reg<ty::U32>,
@@ -40,37 +40,69 @@ impl Ring {
         k: &mut KernelBuilder,
         stage: Reg<ty::U32>,
         empty: bool,
-    ) -> Result<Reg<ty::U32>> {
-        let array = if empty {
-            self.pipe.empty()
+    ) -> Result<NamedBarrier> {
+        let (array, at) = if empty {
+            (self.pipe.empty(), self.empty)
         } else {
-            self.pipe.full()
+            (self.pipe.full(), self.full)
         };
         let r = k.reg::<ty::U32>();
         // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
         k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
         k.add(r, r, array.region().offset)?;
-        Ok(r)
+        Ok(NamedBarrier {
+            at: BarrierAt::Each(at),
+            addr: r,
+        })
     }
 
-    /// The addresses of stage `stage`'s K and V tiles.
-    fn tiles(
-        &self,
-        k: &mut KernelBuilder,
-        stage: Reg<ty::U32>,
-    ) -> Result<(Reg<ty::U32>, Reg<ty::U32>)> {
-        let (Some(kt), Some(vt)) = (self.pipe.tile(0, 0), self.pipe.tile(0, 1)) else {
-            return Err(k.error("the K/V ring has no K and V tiles"));
+    /// The address of stage `stage`'s tile.
+    fn tile(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<Reg<ty::U32>> {
+        let Some(t) = self.pipe.tile(0, 0) else {
+            return Err(k.error("the ring has no tile"));
         };
         // One stage: its stride is unused.
         let stride = self.pipe.stride().unwrap_or(0);
-        let (k_off, v_off) = (kt.offset, vt.offset);
-        let ka = k.reg::<ty::U32>();
-        k.mad_lo(ka, stage, stride, self.base)?;
-        k.add(ka, ka, k_off)?;
-        let va = k.reg::<ty::U32>();
-        k.add(va, ka, v_off - k_off)?;
-        Ok((ka, va))
+        let a = k.reg::<ty::U32>();
+        k.mad_lo(a, stage, stride, self.base)?;
+        k.add(a, a, t.offset)?;
+        Ok(a)
+    }
+
+    /// Waits until stage `stage` is full (consumers, `phase` the cursor's) or empty (the
+    /// producer, `phase` its parity).
+    fn wait(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        stage: Reg<ty::U32>,
+        empty: bool,
+        phase: Reg<ty::U32>,
+    ) -> Result<()> {
+        let bar = self.barrier(k, stage, empty)?;
+        sync.wait(k.isa(), bar.at, Some(stage), bar.addr, phase)?;
+        Ok(())
+    }
+
+    /// A consumer warpgroup releases stage `stage` (one arrival, by its first thread; each
+    /// stage's phase takes one from each of the two consumer warpgroups). `peeled`: this is a
+    /// software-pipelined loop's first or last iteration written out of the loop, the same
+    /// release as the loop's in other phases.
+    fn release(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        stage: Reg<ty::U32>,
+        leader: ptx_isa::Pred,
+        peeled: bool,
+    ) -> Result<()> {
+        let bar = self.barrier(k, stage, true)?;
+        if peeled {
+            sync.arrive_peeled(k.isa().when(leader), bar.at, bar.addr, 2)?;
+        } else {
+            sync.arrive(k.isa().when(leader), bar.at, bar.addr, 2)?;
+        }
+        Ok(())
     }
 }
 
@@ -108,7 +140,10 @@ struct Parts<'a, T: Elem> {
     cfg: &'a AttentionConfig,
     args: &'a Args<T>,
     blk: &'a Block,
-    ring: &'a Ring,
+    /// The K tiles' ring and the V tiles' (released separately: `S = Q·Kᵀ` is done with a K
+    /// tile before `P·V` is with its V tile).
+    k_ring: &'a Ring,
+    v_ring: &'a Ring,
     q_s: Reg<ty::U32>,
     q_full: NamedBarrier,
 }
@@ -153,28 +188,34 @@ fn build_typed<T: Elem>(
         bytes: cfg.kv_bytes(),
         align: 1024,
     };
-    // full: the producer's one arrive.expect_tx; empty: one arrival per consumer warpgroup.
-    let (pipe, base) = k.pool_pipeline("kv", cfg.stages, &[spec("k"), spec("v")], 1, 2)?;
+    // Two rings, K's and V's. full: the producer's one arrive.expect_tx; empty: one arrival per
+    // consumer warpgroup.
+    let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, 2)?;
+    let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, 2)?;
     let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
     let mut sync = BarrierSync::new(&name, mode);
     let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
         k.error(format!("barrier protocol: {e}"))
     };
-    let full = sync
-        .declare_pool_array("full", pipe.full())
-        .map_err(|e| protocol(&k, e))?;
-    let empty = sync
-        .declare_pool_array("empty", pipe.empty())
-        .map_err(|e| protocol(&k, e))?;
+    let mut ring = |k: &KernelBuilder, name: &str, pipe: smem::pipeline::Pipeline, base| {
+        let full = sync
+            .declare_pool_array(&format!("{name}_full"), pipe.full())
+            .map_err(|e| protocol(k, e))?;
+        let empty = sync
+            .declare_pool_array(&format!("{name}_empty"), pipe.empty())
+            .map_err(|e| protocol(k, e))?;
+        Ok::<_, crate::kernel::KernelError>(Ring {
+            base,
+            pipe,
+            full,
+            empty,
+        })
+    };
+    let k_ring = ring(&k, "k", k_pipe, k_base)?;
+    let v_ring = ring(&k, "v", v_pipe, v_base)?;
     let q_full = sync
         .declare_one("q_full", 1, q_bar)
         .map_err(|e| protocol(&k, e))?;
-    let ring = Ring {
-        base,
-        pipe,
-        full,
-        empty,
-    };
 
     // The KV head of a query head, and the key tiles this query tile sees.
     let kv_head = k.let_("kv_head", head / (args.heads / args.kv_heads))?;
@@ -205,19 +246,24 @@ fn build_typed<T: Elem>(
 
     // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
-    k.comment("thread 0: the ring's full/empty barriers and Q's barrier");
+    k.comment("thread 0: the rings' full/empty barriers and Q's barrier");
     k.if_(leader, |k| {
-        for s in 0..cfg.stages {
-            for (array, arr) in [(full, ring.pipe.full()), (empty, ring.pipe.empty())] {
-                let at = k.reg::<ty::U32>();
-                k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
-                sync.init(
-                    k.isa(),
-                    NamedBarrier {
-                        at: BarrierAt::One(array, s),
-                        addr: at,
-                    },
-                )?;
+        for ring in [&k_ring, &v_ring] {
+            for s in 0..cfg.stages {
+                for (array, arr) in [
+                    (ring.full, ring.pipe.full()),
+                    (ring.empty, ring.pipe.empty()),
+                ] {
+                    let at = k.reg::<ty::U32>();
+                    k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
+                    sync.init(
+                        k.isa(),
+                        NamedBarrier {
+                            at: BarrierAt::One(array, s),
+                            addr: at,
+                        },
+                    )?;
+                }
             }
         }
         sync.init(k.isa(), q_full)?;
@@ -231,7 +277,8 @@ fn build_typed<T: Elem>(
         cfg,
         args: &args,
         blk: &blk,
-        ring: &ring,
+        k_ring: &k_ring,
+        v_ring: &v_ring,
         q_s,
         q_full,
     };
@@ -349,7 +396,7 @@ fn producer<T: Elem>(
     sync: &mut BarrierSync,
     tid: Var,
 ) -> Result<()> {
-    let (cfg, args, blk, ring, q_s, q_full) = (p.cfg, p.args, p.blk, p.ring, p.q_s, p.q_full);
+    let (cfg, args, blk, q_s, q_full) = (p.cfg, p.args, p.blk, p.q_s, p.q_full);
     k.setmaxnreg(false, AttentionConfig::PRODUCER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
@@ -366,30 +413,21 @@ fn producer<T: Elem>(
             d,
             origin(blk.m_block * bm, blk.head),
         )?;
+        // Both rings advance together: one cursor.
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         let stage = cur.stage();
         k.for_range(0, blk.n_blocks, |k, n| {
-            // Wait until both consumers released the stage (a fresh barrier counts as released
-            // for parity 1: PTX ISA 9.7.13.15.16).
-            let empty = ring.barrier(k, stage, true)?;
-            let want = cur.producer_parity(k.isa())?;
-            sync.wait(
-                k.isa(),
-                BarrierAt::Each(ring.empty),
-                Some(stage),
-                empty,
-                want,
-            )?;
-            let full = ring.barrier(k, stage, false)?;
-            let bar = NamedBarrier {
-                at: BarrierAt::Each(ring.full),
-                addr: full,
-            };
-            sync.arrive_expect_tx(k.isa(), bar.at, full, ring.pipe.tx_bytes())?;
-            let (ka, va) = ring.tiles(k, stage)?;
             let at = origin(n * bn, blk.kv_head);
-            load_tile(k, sync, bar, &args.k, ka, bn, d, at.clone())?;
-            load_tile(k, sync, bar, &args.v, va, bn, d, at)?;
+            for (ring, t) in [(p.k_ring, &args.k), (p.v_ring, &args.v)] {
+                // Wait until both consumers released the stage (a fresh barrier counts as
+                // released for parity 1: PTX ISA 9.7.13.15.16).
+                let want = cur.producer_parity(k.isa())?;
+                ring.wait(k, sync, stage, true, want)?;
+                let full = ring.barrier(k, stage, false)?;
+                sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
+                let dst = ring.tile(k, stage)?;
+                load_tile(k, sync, full, t, dst, bn, d, at.clone())?;
+            }
             cur.advance(k.isa())?;
             Ok(())
         })
@@ -397,8 +435,8 @@ fn producer<T: Elem>(
     .end()
 }
 
-/// A consumer warpgroup: 64 query rows, the online softmax over the key tiles, and the
-/// normalised O and LSE stored.
+/// A consumer warpgroup: 64 query rows, the online softmax over the key tiles in the
+/// configuration's [`Schedule`], and the normalised O and LSE stored.
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -406,11 +444,10 @@ fn consumer<T: Elem>(
     tid: Var,
     wg: Var,
 ) -> Result<()> {
-    let (cfg, args, blk, ring, q_s, q_full) = (p.cfg, p.args, p.blk, p.ring, p.q_s, p.q_full);
+    let (cfg, args, blk, q_s, q_full) = (p.cfg, p.args, p.blk, p.q_s, p.q_full);
     k.setmaxnreg(true, AttentionConfig::CONSUMER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
-    let warpgroup = ExecScope::Warpgroup;
     let frag = |k: &KernelBuilder, n: u32| {
         accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
     };
@@ -436,7 +473,7 @@ fn consumer<T: Elem>(
         register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
         p_pairs,
     );
-    k.fill(&o_acc, Imm::f32(0.0), warpgroup)?;
+    k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
     // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw score
     // units) and running sum.
     let rows = row_groups(k, &s_acc, &o_acc)?;
@@ -455,46 +492,261 @@ fn consumer<T: Elem>(
     let q_wg = k.reg::<ty::U32>();
     let cw_r = k.eval(cw)?;
     k.mad_lo(q_wg, cw_r, 64 * AttentionConfig::SLAB * 2, q_s)?;
-    let q_tile = TileRef::shared_slabs(dt, [64, d], bm, q_wg, 1024, SwizzleMode::B128);
-    let lane_leader = k.cmp(CmpOp::Eq, lt, 0)?;
+    let leader = k.cmp(CmpOp::Eq, lt, 0)?;
+    let c = Consumer {
+        q_tile: TileRef::shared_slabs(dt, [64, d], bm, q_wg, 1024, SwizzleMode::B128),
+        s_acc,
+        o_acc,
+        p_cast,
+        p_a,
+        rows,
+        m,
+        l,
+        scale_log2,
+        row0,
+        lt,
+        leader,
+    };
+    match cfg.schedule {
+        Schedule::Serial => serial(k, p, &c, sync)?,
+        Schedule::PingPong | Schedule::PingPongOverlap => {
+            let turns = Turns::start(k, cw)?;
+            pipelined(k, p, &c, sync, &turns)?;
+            turns.finish(k)?;
+        }
+    }
+    epilogue(k, p, &c.o_acc, &c.rows, &c.m, &c.l, row0, lt)
+}
 
-    let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
-    let (stage, phase) = (cur.stage(), cur.phase());
-    k.for_range(0, blk.n_blocks, |k, n| {
-        let full = ring.barrier(k, stage, false)?;
-        sync.wait(
-            k.isa(),
-            BarrierAt::Each(ring.full),
-            Some(stage),
-            full,
-            phase,
+/// What a consumer warpgroup holds through the loop.
+struct Consumer {
+    /// Its 64 rows of Q.
+    q_tile: TileRef,
+    /// The score accumulator `S` and the output accumulator `O`.
+    s_acc: Buffer<ty::F32>,
+    o_acc: Buffer<ty::F32>,
+    /// `P` in 16-bit pairs: as `S`'s conversion target and as the A operand of `P·V`.
+    p_cast: TileRef,
+    p_a: TileRef,
+    /// The row statistics: which rows, running max and sum.
+    rows: RowGroups,
+    m: Vec<Reg<ty::F32>>,
+    l: Vec<Reg<ty::F32>>,
+    /// `scale · log2(e)`.
+    scale_log2: Reg<ty::F32>,
+    /// Its first query row, its thread in the warpgroup, and whether that is 0.
+    row0: Var,
+    lt: Var,
+    leader: ptx_isa::Pred,
+}
+
+impl Consumer {
+    /// `S = Q·Kᵀ` for the K tile at `ka` (K-major both: d contiguous).
+    fn scores<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        p: &Parts<'_, T>,
+        ka: Reg<ty::U32>,
+    ) -> Result<()> {
+        let (bn, d) = (p.cfg.block_n, p.cfg.head_dim);
+        let k_tile = TileRef::shared_slabs(T::DTYPE, [bn, d], bn, ka, 1024, SwizzleMode::B128);
+        k.gemm_async(
+            &self.s_acc,
+            &self.q_tile,
+            &k_tile,
+            Accumulate::No,
+            ExecScope::Warpgroup,
         )?;
-        let (ka, va) = ring.tiles(k, stage)?;
-        // S = Q·Kᵀ (K-major both: d contiguous).
-        let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
-        k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, warpgroup)?;
-        k.wgmma_wait_group(0)?;
-        mask(k, p, &s_acc, n, row0, lt)?;
-        online_softmax(k, &s_acc, &o_acc, &rows, &m, &l, scale_log2)?;
-        // O += P·V: V's tile is [bn, d] d-contiguous, so B = Vᵀ is MN-major.
-        k.cast(&p_cast, &s_acc, warpgroup)?;
-        let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
+        Ok(())
+    }
+
+    /// `O += P·V` for the V tile at `va`: V's tile is `[bn, d]` d-contiguous, so `B = Vᵀ` is
+    /// MN-major.
+    fn values<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        p: &Parts<'_, T>,
+        va: Reg<ty::U32>,
+    ) -> Result<()> {
+        let (bn, d) = (p.cfg.block_n, p.cfg.head_dim);
+        let v_tile = TileRef::shared_slabs(T::DTYPE, [bn, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
-        k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, warpgroup)?;
-        k.wgmma_wait_group(0)?;
-        // Release the stage: one arrival per consumer warpgroup.
-        let empty = ring.barrier(k, stage, true)?;
-        sync.arrive(
-            k.isa().when(lane_leader),
-            BarrierAt::Each(ring.empty),
-            empty,
-            2,
+        k.gemm_async(
+            &self.o_acc,
+            &self.p_a,
+            &v_tile,
+            Accumulate::Yes,
+            ExecScope::Warpgroup,
         )?;
+        Ok(())
+    }
+
+    /// The mask and the softmax statistics of key tile `n` (S holds its scores): returns the
+    /// factors that rescale O, which the caller applies once no `P·V` writes O.
+    fn softmax<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        p: &Parts<'_, T>,
+        n: Var,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        mask(k, p, &self.s_acc, n, self.row0, self.lt)?;
+        online_softmax(
+            k,
+            &self.s_acc,
+            &self.rows,
+            &self.m,
+            &self.l,
+            self.scale_log2,
+        )
+    }
+
+    /// O rescaled by `alpha` and `P` converted from S (no `P·V` may be reading P or writing O).
+    fn rescale_and_convert(&self, k: &mut KernelBuilder, alpha: &[Reg<ty::F32>]) -> Result<()> {
+        let Some(o) = self.o_acc.regs().map(<[_]>::to_vec) else {
+            return Err(k.error("O is a register fragment"));
+        };
+        for (v, &r) in o.iter().enumerate() {
+            k.mul(r, r, alpha[self.rows.o[v]])?;
+        }
+        k.cast(&self.p_cast, &self.s_acc, ExecScope::Warpgroup)?;
+        Ok(())
+    }
+}
+
+/// [`Schedule::Serial`]: each key tile in turn, every GEMM waited for at once.
+fn serial<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    c: &Consumer,
+    sync: &mut BarrierSync,
+) -> Result<()> {
+    let cur = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
+    let (stage, phase) = (cur.stage(), cur.phase());
+    k.for_range(0, p.blk.n_blocks, |k, n| {
+        p.k_ring.wait(k, sync, stage, false, phase)?;
+        let ka = p.k_ring.tile(k, stage)?;
+        c.scores(k, p, ka)?;
+        k.wgmma_wait_group(0)?;
+        p.k_ring.release(k, sync, stage, c.leader, false)?;
+        let alpha = c.softmax(k, p, n)?;
+        c.rescale_and_convert(k, &alpha)?;
+        p.v_ring.wait(k, sync, stage, false, phase)?;
+        let va = p.v_ring.tile(k, stage)?;
+        c.values(k, p, va)?;
+        k.wgmma_wait_group(0)?;
+        p.v_ring.release(k, sync, stage, c.leader, false)?;
         cur.advance(k.isa())?;
         Ok(())
-    })?;
-    epilogue(k, p, &o_acc, &rows, &m, &l, row0, lt)
+    })
+}
+
+/// [`Schedule::PingPong`] and [`Schedule::PingPongOverlap`] (FlashAttention-3 §3.1, §3.2):
+/// `S_0` first, then for each later tile `S_j = Q·K_jᵀ` and `O += P_{j-1}·V_{j-1}` issued
+/// together in this warpgroup's turn, the softmax of `S_j` after `S_j` is done (and, without the
+/// overlap, after `P·V` too), O rescaled and `P_j` converted once `P·V` is done; the last
+/// `P·V` after the loop. K tiles are released as soon as `S` is done, V tiles after `P·V`.
+fn pipelined<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    c: &Consumer,
+    sync: &mut BarrierSync,
+    turns: &Turns,
+) -> Result<()> {
+    let overlap = p.cfg.schedule == Schedule::PingPongOverlap;
+    let (k_ring, v_ring) = (p.k_ring, p.v_ring);
+    // K's cursor runs a tile ahead of V's.
+    let kc = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
+    let vc = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
+    let any = k.cmp(CmpOp::Gt, p.blk.n_blocks, 0u32)?;
+    k.if_(any, |k| {
+        k_ring.wait(k, sync, kc.stage(), false, kc.phase())?;
+        let ka = k_ring.tile(k, kc.stage())?;
+        turns.take(k, |k| c.scores(k, p, ka))?;
+        k.wgmma_wait_group(0)?;
+        k_ring.release(k, sync, kc.stage(), c.leader, true)?;
+        kc.advance(k.isa())?;
+        let first = k.let_("n_first", Expr::from(0u32))?;
+        let alpha = c.softmax(k, p, first)?;
+        c.rescale_and_convert(k, &alpha)?;
+        k.for_range(1, p.blk.n_blocks, |k, n| {
+            k_ring.wait(k, sync, kc.stage(), false, kc.phase())?;
+            v_ring.wait(k, sync, vc.stage(), false, vc.phase())?;
+            let ka = k_ring.tile(k, kc.stage())?;
+            let va = v_ring.tile(k, vc.stage())?;
+            // S_j first: wgmma groups complete in order, so `wait_group 1` waits for it alone
+            // (PTX ISA 9.7.15.7.2 wgmma.wait_group).
+            turns.take(k, |k| {
+                c.scores(k, p, ka)?;
+                c.values(k, p, va)
+            })?;
+            k.wgmma_wait_group(if overlap { 1 } else { 0 })?;
+            k_ring.release(k, sync, kc.stage(), c.leader, false)?;
+            kc.advance(k.isa())?;
+            let alpha = c.softmax(k, p, n)?;
+            if overlap {
+                k.wgmma_wait_group(0)?;
+            }
+            v_ring.release(k, sync, vc.stage(), c.leader, false)?;
+            vc.advance(k.isa())?;
+            c.rescale_and_convert(k, &alpha)
+        })?;
+        v_ring.wait(k, sync, vc.stage(), false, vc.phase())?;
+        let va = v_ring.tile(k, vc.stage())?;
+        turns.take(k, |k| c.values(k, p, va))?;
+        k.wgmma_wait_group(0)?;
+        v_ring.release(k, sync, vc.stage(), c.leader, true)
+    })
+    .end()
+}
+
+/// The ping-pong's turns: consumer warpgroup `c` waits at named barrier
+/// `PINGPONG_BARRIER + c` (its 128 threads and the other warpgroup's 128 arriving) before
+/// issuing its GEMMs, and arrives at the other's after issuing them, so the two warpgroups'
+/// GEMMs alternate on the tensor cores and one's softmax runs under the other's GEMMs. The
+/// second warpgroup arrives once at the start (the first goes first); the first waits once
+/// at the end for the second's last arrival, so every barrier phase completes (both take the
+/// same number of turns: they visit the same key tiles).
+struct Turns {
+    /// Is this the first consumer warpgroup?
+    first: ptx_isa::Pred,
+    /// This warpgroup's barrier and the other's.
+    own: Reg<ty::U32>,
+    other: Reg<ty::U32>,
+}
+
+/// Threads at a ping-pong barrier: two warpgroups.
+const TURN_THREADS: u32 = 256;
+
+impl Turns {
+    fn start(k: &mut KernelBuilder, cw: Var) -> Result<Turns> {
+        let base = AttentionConfig::PINGPONG_BARRIER;
+        let own = k.eval(cw + base)?;
+        let other = k.eval(Expr::from(base + 1) - cw)?;
+        let first = k.cmp(CmpOp::Eq, cw, 0u32)?;
+        let second = k.cmp(CmpOp::Ne, cw, 0u32)?;
+        k.comment("ping-pong: the second consumer warpgroup lets the first take the first turn");
+        k.if_(second, |k| k.arrive_named(base, TURN_THREADS))
+            .end()?;
+        Ok(Turns { first, own, other })
+    }
+
+    /// `issue` in this warpgroup's turn, then the turn passed to the other.
+    fn take(
+        &self,
+        k: &mut KernelBuilder,
+        issue: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+    ) -> Result<()> {
+        k.sync_named(self.own, TURN_THREADS)?;
+        issue(k)?;
+        k.arrive_named(self.other, TURN_THREADS)
+    }
+
+    fn finish(&self, k: &mut KernelBuilder) -> Result<()> {
+        let base = AttentionConfig::PINGPONG_BARRIER;
+        k.if_(self.first, |k| k.sync_named(base, TURN_THREADS))
+            .end()
+    }
 }
 
 /// Which of the thread's row statistics each value of S and of O belongs to.
@@ -585,22 +837,19 @@ fn mask<T: Elem>(
     .end()
 }
 
-/// One step of the online softmax on S: the new row max, the factor rescaling O and the running
-/// sum, `P = 2^(S·scale·log2e - max·scale·log2e)` in place, the row sums added.
+/// One step of the online softmax on S: the new row max, the running sum rescaled and
+/// `P = 2^(S·scale·log2e - max·scale·log2e)` in place, its row sums added; returns each row's
+/// factor `alpha` that rescales O.
 fn online_softmax(
     k: &mut KernelBuilder,
     s_acc: &Buffer<ty::F32>,
-    o_acc: &Buffer<ty::F32>,
     rows: &RowGroups,
     m: &[Reg<ty::F32>],
     l: &[Reg<ty::F32>],
     scale_log2: Reg<ty::F32>,
-) -> Result<()> {
-    let (Some(s), Some(o)) = (
-        s_acc.regs().map(<[_]>::to_vec),
-        o_acc.regs().map(<[_]>::to_vec),
-    ) else {
-        return Err(k.error("S and O are register fragments"));
+) -> Result<Vec<Reg<ty::F32>>> {
+    let Some(s) = s_acc.regs().map(<[_]>::to_vec) else {
+        return Err(k.error("S is a register fragment"));
     };
     let tile_max = k.reduce_fragment(ReduceOp::Max, s_acc, Axis::Rows)?;
     let mut bias = Vec::with_capacity(rows.count);
@@ -637,10 +886,7 @@ fn online_softmax(
         };
         k.fma(l[i], l[i], alpha[i], sum)?;
     }
-    for (v, &r) in o.iter().enumerate() {
-        k.mul(r, r, alpha[rows.o[v]])?;
-    }
-    Ok(())
+    Ok(alpha)
 }
 
 /// O divided by the row sums, converted to 16-bit and stored (rows past `seqlen_q` skipped);

@@ -52,6 +52,42 @@ pub enum AttentionConfigError {
     },
 }
 
+/// How a consumer warpgroup orders its two GEMMs and its softmax over the key tiles, and how
+/// the two consumer warpgroups share the tensor cores (FlashAttention-3 §3.1 and §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    /// Each tile in turn: `S = Q·Kᵀ`, wait, softmax, `O += P·V`, wait. The two consumer
+    /// warpgroups run independently.
+    Serial,
+    /// Ping-pong: a warpgroup issues `S_j = Q·K_jᵀ` and `O += P_{j-1}·V_{j-1}` together, then
+    /// waits for both and runs the softmax of `S_j`; two named barriers hand the right to issue
+    /// from one consumer warpgroup to the other, so one's softmax runs while the other's GEMMs
+    /// do.
+    PingPong,
+    /// [`Schedule::PingPong`] with the softmax of `S_j` overlapping the same warpgroup's
+    /// `P_{j-1}·V_{j-1}`: it waits only for `S_j` (`wgmma.wait_group 1`) and for the `P·V` just
+    /// before rescaling O.
+    PingPongOverlap,
+}
+
+impl Schedule {
+    /// Every schedule, the serial one first.
+    pub const ALL: [Schedule; 3] = [
+        Schedule::Serial,
+        Schedule::PingPong,
+        Schedule::PingPongOverlap,
+    ];
+
+    /// Its short name (`serial`, `pingpong`, `overlap`), a suffix of the kernel's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Schedule::Serial => "serial",
+            Schedule::PingPong => "pingpong",
+            Schedule::PingPongOverlap => "overlap",
+        }
+    }
+}
+
 /// What one attention kernel is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AttentionConfig {
@@ -63,8 +99,10 @@ pub struct AttentionConfig {
     pub causal: bool,
     /// Key rows per tile (the N of `S = Q·Kᵀ` and the K of `P·V`).
     pub block_n: u32,
-    /// Stages of the K/V ring.
+    /// Stages of the K ring and of the V ring.
     pub stages: u32,
+    /// How the consumers order their GEMMs and softmax.
+    pub schedule: Schedule,
 }
 
 /// Shared memory a CTA may use on sm_90 (227 KB).
@@ -82,6 +120,11 @@ impl AttentionConfig {
     pub const CONSUMER_REGS: u32 = 240;
     /// Columns of one TMA box and one shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
+    /// The schedule [`AttentionConfig::new`] picks.
+    pub const DEFAULT_SCHEDULE: Schedule = Schedule::Serial;
+    /// The named barriers of the ping-pong (PTX ISA 9.7.13.1, ids 1 to 15; 0 is the CTA's):
+    /// consumer warpgroup `c` waits at `PINGPONG_BARRIER + c` before issuing its GEMMs.
+    pub const PINGPONG_BARRIER: u32 = 1;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: key tiles of 128 rows
     /// (64 at head dim 256, where O's accumulator takes 128 registers), 2 stages.
@@ -92,27 +135,45 @@ impl AttentionConfig {
             causal,
             block_n: if head_dim > 128 { 64 } else { 128 },
             stages: 2,
+            schedule: Self::DEFAULT_SCHEDULE,
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
-    /// and not.
+    /// and not, each with every [`Schedule`] (the default one first).
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
             for head_dim in [64, 128, 256] {
                 for causal in [false, true] {
-                    out.push(AttentionConfig::new(dtype, head_dim, causal));
+                    let base = AttentionConfig::new(dtype, head_dim, causal);
+                    out.push(base);
+                    for schedule in Schedule::ALL {
+                        if schedule != base.schedule {
+                            out.push(base.with_schedule(schedule));
+                        }
+                    }
                 }
             }
         }
         out
     }
 
-    /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`).
+    /// The same configuration with another schedule.
+    pub fn with_schedule(self, schedule: Schedule) -> AttentionConfig {
+        AttentionConfig { schedule, ..self }
+    }
+
+    /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
+    /// (`_pingpong`) for any but [`AttentionConfig::DEFAULT_SCHEDULE`].
     pub fn name(&self) -> String {
+        let schedule = if self.schedule == Self::DEFAULT_SCHEDULE {
+            String::new()
+        } else {
+            format!("_{}", self.schedule.name())
+        };
         format!(
-            "attention_fwd_{}_d{}{}",
+            "attention_fwd_{}_d{}{}{schedule}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" }
@@ -134,10 +195,11 @@ impl AttentionConfig {
         self.block_n * self.row_bytes()
     }
 
-    /// Dynamic shared memory: Q, the ring's K and V tiles (1024-byte aligned for the 128-byte
-    /// swizzle) and the barriers.
+    /// Dynamic shared memory: Q, the rings' K and V tiles (1024-byte aligned for the 128-byte
+    /// swizzle) and their barriers: K's ring's barriers pad V's first tile to the next 1024
+    /// bytes, V's and Q's barriers take the last kilobyte.
     pub fn smem_bytes(&self) -> u32 {
-        self.q_bytes() + self.stages * 2 * self.kv_bytes() + 1024
+        self.q_bytes() + self.stages * 2 * self.kv_bytes() + 2 * 1024
     }
 
     /// Checks the configuration.
