@@ -243,10 +243,7 @@ impl BarrierSync {
         addr: Reg<ty::U32>,
         arrivals: u32,
     ) -> ptx_isa::Result<()> {
-        k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(addr))?;
-        self.protocol.arrive(at, arrivals);
-        self.then(at, false);
-        Ok(())
+        self.arrive_site(k, at, addr, arrivals, false)
     }
 
     /// `mbarrier.arrive` on the barrier at `addr` at a peeled site: the same arrival as a loop's
@@ -259,8 +256,25 @@ impl BarrierSync {
         addr: Reg<ty::U32>,
         arrivals: u32,
     ) -> ptx_isa::Result<()> {
+        self.arrive_site(k, at, addr, arrivals, true)
+    }
+
+    /// The `mbarrier.arrive` of [`BarrierSync::arrive`] (`peeled` false) and
+    /// [`BarrierSync::arrive_peeled`] (true), recorded as either.
+    fn arrive_site(
+        &mut self,
+        k: &mut FunctionBuilder,
+        at: BarrierAt,
+        addr: Reg<ty::U32>,
+        arrivals: u32,
+        peeled: bool,
+    ) -> ptx_isa::Result<()> {
         k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(addr))?;
-        self.protocol.arrive_peeled(at, arrivals);
+        if peeled {
+            self.protocol.arrive_peeled(at, arrivals);
+        } else {
+            self.protocol.arrive(at, arrivals);
+        }
         self.then(at, false);
         Ok(())
     }

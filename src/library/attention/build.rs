@@ -84,6 +84,19 @@ impl Ring {
         Ok(())
     }
 
+    /// A consumer waits until stage `stage` is full (`phase` its cursor's) and returns the
+    /// stage's tile address.
+    fn acquire(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        stage: Reg<ty::U32>,
+        phase: Reg<ty::U32>,
+    ) -> Result<Reg<ty::U32>> {
+        self.wait(k, sync, stage, false, phase)?;
+        self.tile(k, stage)
+    }
+
     /// A consumer warpgroup releases stage `stage` (one arrival, by its first thread; each
     /// stage's phase takes one from each of the two consumer warpgroups). `peeled`: this is a
     /// software-pipelined loop's first or last iteration written out of the loop, the same
@@ -624,15 +637,13 @@ fn serial<T: Elem>(
     let cur = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
     let (stage, phase) = (cur.stage(), cur.phase());
     k.for_range(0, p.blk.n_blocks, |k, n| {
-        p.k_ring.wait(k, sync, stage, false, phase)?;
-        let ka = p.k_ring.tile(k, stage)?;
+        let ka = p.k_ring.acquire(k, sync, stage, phase)?;
         c.scores(k, p, ka)?;
         k.wgmma_wait_group(0)?;
         p.k_ring.release(k, sync, stage, c.leader, false)?;
         let alpha = c.softmax(k, p, n)?;
         c.rescale_and_convert(k, &alpha)?;
-        p.v_ring.wait(k, sync, stage, false, phase)?;
-        let va = p.v_ring.tile(k, stage)?;
+        let va = p.v_ring.acquire(k, sync, stage, phase)?;
         c.values(k, p, va)?;
         k.wgmma_wait_group(0)?;
         p.v_ring.release(k, sync, stage, c.leader, false)?;
@@ -660,8 +671,7 @@ fn pipelined<T: Elem>(
     let vc = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
     let any = k.cmp(CmpOp::Gt, p.blk.n_blocks, 0u32)?;
     k.if_(any, |k| {
-        k_ring.wait(k, sync, kc.stage(), false, kc.phase())?;
-        let ka = k_ring.tile(k, kc.stage())?;
+        let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
         turns.take(k, |k| c.scores(k, p, ka))?;
         k.wgmma_wait_group(0)?;
         k_ring.release(k, sync, kc.stage(), c.leader, true)?;
@@ -670,10 +680,8 @@ fn pipelined<T: Elem>(
         let alpha = c.softmax(k, p, first)?;
         c.rescale_and_convert(k, &alpha)?;
         k.for_range(1, p.blk.n_blocks, |k, n| {
-            k_ring.wait(k, sync, kc.stage(), false, kc.phase())?;
-            v_ring.wait(k, sync, vc.stage(), false, vc.phase())?;
-            let ka = k_ring.tile(k, kc.stage())?;
-            let va = v_ring.tile(k, vc.stage())?;
+            let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
+            let va = v_ring.acquire(k, sync, vc.stage(), vc.phase())?;
             // S_j first: wgmma groups complete in order, so `wait_group 1` waits for it alone
             // (PTX ISA 9.7.15.7.2 wgmma.wait_group).
             turns.take(k, |k| {
@@ -691,8 +699,7 @@ fn pipelined<T: Elem>(
             vc.advance(k.isa())?;
             c.rescale_and_convert(k, &alpha)
         })?;
-        v_ring.wait(k, sync, vc.stage(), false, vc.phase())?;
-        let va = v_ring.tile(k, vc.stage())?;
+        let va = v_ring.acquire(k, sync, vc.stage(), vc.phase())?;
         turns.take(k, |k| c.values(k, p, va))?;
         k.wgmma_wait_group(0)?;
         v_ring.release(k, sync, vc.stage(), c.leader, true)
