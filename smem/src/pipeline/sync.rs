@@ -246,17 +246,16 @@ impl BarrierSync {
         self.arrive_site(k, at, addr, arrivals, false)
     }
 
-    /// `mbarrier.arrive` on the barrier at `addr` at a peeled site: the same arrival as a loop's
+    /// `mbarrier.arrive` on `bar` at a peeled site: the same arrival as a loop's
     /// [`BarrierSync::arrive`] in the phases of the loop's first or last iteration, written out
     /// of the loop (see [`Protocol::arrive_peeled`]; the check requires equal counts).
     pub fn arrive_peeled(
         &mut self,
         k: &mut FunctionBuilder,
-        at: BarrierAt,
-        addr: Reg<ty::U32>,
+        bar: NamedBarrier,
         arrivals: u32,
     ) -> ptx_isa::Result<()> {
-        self.arrive_site(k, at, addr, arrivals, true)
+        self.arrive_site(k, bar.at, bar.addr, arrivals, true)
     }
 
     /// The `mbarrier.arrive` of [`BarrierSync::arrive`] (`peeled` false) and

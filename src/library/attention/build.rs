@@ -111,7 +111,7 @@ impl Ring {
     ) -> Result<()> {
         let bar = self.barrier(k, stage, true)?;
         if peeled {
-            sync.arrive_peeled(k.isa().when(leader), bar.at, bar.addr, 2)?;
+            sync.arrive_peeled(k.isa().when(leader), bar, 2)?;
         } else {
             sync.arrive(k.isa().when(leader), bar.at, bar.addr, 2)?;
         }
