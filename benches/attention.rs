@@ -164,7 +164,7 @@ fn gpu(_c: &mut Criterion) {
                 };
                 for att in &kernels {
                     let schedule = att.config().schedule;
-                    let default = schedule == AttentionConfig::DEFAULT_SCHEDULE;
+                    let default = schedule == AttentionConfig::default_schedule(d as u32);
                     if default || OTHER_SEQLENS.contains(&seqlen) {
                         row(schedule.name(), time(&dev, att, s, &mut x));
                     }

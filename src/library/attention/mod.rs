@@ -120,8 +120,18 @@ impl AttentionConfig {
     pub const CONSUMER_REGS: u32 = 240;
     /// Columns of one TMA box and one shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
-    /// The schedule [`AttentionConfig::new`] picks.
-    pub const DEFAULT_SCHEDULE: Schedule = Schedule::Serial;
+    /// The schedule [`AttentionConfig::new`] picks for `head_dim`, from the H100 run of all
+    /// three side by side (BENCHMARKS.md, 16k tokens): ping-pong at head dims 128 and 256 (d128
+    /// non-causal at 8k: 668 TFLOP/s vs serial 621 and overlap 603; causal at 16k: 625 vs 568
+    /// and 586), serial at 64, where the two warpgroups' turns cost more than the overlap wins
+    /// (8k: serial 461, ping-pong 439, overlap 447).
+    pub fn default_schedule(head_dim: u32) -> Schedule {
+        if head_dim <= 64 {
+            Schedule::Serial
+        } else {
+            Schedule::PingPong
+        }
+    }
     /// The named barriers of the ping-pong (PTX ISA 9.7.13.1, ids 1 to 15; 0 is the CTA's):
     /// consumer warpgroup `c` waits at `PINGPONG_BARRIER + c` before issuing its GEMMs.
     pub const PINGPONG_BARRIER: u32 = 1;
@@ -135,7 +145,7 @@ impl AttentionConfig {
             causal,
             block_n: if head_dim > 128 { 64 } else { 128 },
             stages: 2,
-            schedule: Self::DEFAULT_SCHEDULE,
+            schedule: Self::default_schedule(head_dim),
         }
     }
 
@@ -165,9 +175,9 @@ impl AttentionConfig {
     }
 
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
-    /// (`_pingpong`) for any but [`AttentionConfig::DEFAULT_SCHEDULE`].
+    /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim.
     pub fn name(&self) -> String {
-        let schedule = if self.schedule == Self::DEFAULT_SCHEDULE {
+        let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
             String::new()
         } else {
             format!("_{}", self.schedule.name())
