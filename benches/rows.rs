@@ -13,7 +13,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::kernel::Elem;
 use ptxkit::library::rows::{
-    RowArgs, RowConfig, RowKernel, RowOp, SwigluConfig, build_swiglu_with,
+    RowConfig, RowKernel, RowOp, RowTensors, SwigluConfig, build_swiglu_with,
 };
 use ptxkit::runtime::{
     Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms_cold,
@@ -94,15 +94,18 @@ fn row_op<T: Elem, H: Element + Default>(
             .and_then(|loaded| {
                 gbs(&stream, bytes, || {
                     let mut args = op
-                        .args(RowArgs {
-                            x: Some(Arg::tensor(&x)),
-                            residual: Some(Arg::tensor_mut(&mut res)),
-                            w: Some(Arg::tensor(&w)),
-                            b: Some(Arg::tensor(&b)),
-                            y: Some(Arg::tensor_mut(&mut y)),
-                            mean: Some(Arg::tensor_mut(&mut mean)),
-                            rstd: Some(Arg::tensor_mut(&mut rstd)),
-                        })
+                        .args(
+                            RowTensors {
+                                x: &x,
+                                residual: &mut res,
+                                w: &w,
+                                b: &b,
+                                y: &mut y,
+                                mean: &mut mean,
+                                rstd: &mut rstd,
+                            }
+                            .into(),
+                        )
                         .map_err(|e| RuntimeError::InvalidLaunch {
                             reason: e.to_string(),
                         })?;

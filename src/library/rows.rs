@@ -76,6 +76,40 @@ pub struct RowArgs<'a> {
     pub rstd: Option<crate::runtime::Arg<'a>>,
 }
 
+/// The tensors of one row-op problem, every kind of them: [`RowOp::args`] keeps the ones the
+/// op's kernel takes (the bench and the self-test hold them all and launch every op on them).
+pub struct RowTensors<'a, T: crate::runtime::Element> {
+    /// The input rows `[rows, cols]`.
+    pub x: &'a crate::runtime::DeviceTensor<T>,
+    /// The residual `[rows, cols]`.
+    pub residual: &'a mut crate::runtime::DeviceTensor<T>,
+    /// The weight `[cols]`.
+    pub w: &'a crate::runtime::DeviceTensor<T>,
+    /// The bias `[cols]`.
+    pub b: &'a crate::runtime::DeviceTensor<T>,
+    /// The output rows `[rows, cols]`.
+    pub y: &'a mut crate::runtime::DeviceTensor<T>,
+    /// Each row's mean `[rows]`.
+    pub mean: &'a mut crate::runtime::DeviceTensor<f32>,
+    /// Each row's rstd `[rows]`.
+    pub rstd: &'a mut crate::runtime::DeviceTensor<f32>,
+}
+
+impl<'a, T: crate::runtime::Element> From<RowTensors<'a, T>> for RowArgs<'a> {
+    fn from(t: RowTensors<'a, T>) -> RowArgs<'a> {
+        use crate::runtime::Arg;
+        RowArgs {
+            x: Some(Arg::tensor(t.x)),
+            residual: Some(Arg::tensor_mut(t.residual)),
+            w: Some(Arg::tensor(t.w)),
+            b: Some(Arg::tensor(t.b)),
+            y: Some(Arg::tensor_mut(t.y)),
+            mean: Some(Arg::tensor_mut(t.mean)),
+            rstd: Some(Arg::tensor_mut(t.rstd)),
+        }
+    }
+}
+
 /// A row-kernel launch without a tensor its op reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{op} needs the `{tensor}` tensor")]

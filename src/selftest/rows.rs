@@ -12,7 +12,7 @@ use ptx_isa::ty;
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::kernel::Elem;
 use crate::library::rows::{
-    self, RowArgs, RowConfig, RowHints, RowKernel, RowOp, SwigluConfig, build_swiglu_halves,
+    self, RowConfig, RowHints, RowKernel, RowOp, RowTensors, SwigluConfig, build_swiglu_halves,
     build_swiglu_with,
 };
 use crate::runtime::Arg;
@@ -143,15 +143,18 @@ fn one<T: Elem, H: Host>(
     let mut mean = ctx.poisoned(&[rows])?;
     let mut rstd = ctx.poisoned(&[rows])?;
     let mut args = op
-        .args(RowArgs {
-            x: Some(Arg::tensor(&x)),
-            residual: Some(Arg::tensor_mut(&mut res)),
-            w: Some(Arg::tensor(&w)),
-            b: Some(Arg::tensor(&b)),
-            y: Some(Arg::tensor_mut(&mut y)),
-            mean: Some(Arg::tensor_mut(&mut mean)),
-            rstd: Some(Arg::tensor_mut(&mut rstd)),
-        })
+        .args(
+            RowTensors {
+                x: &x,
+                residual: &mut res,
+                w: &w,
+                b: &b,
+                y: &mut y,
+                mean: &mut mean,
+                rstd: &mut rstd,
+            }
+            .into(),
+        )
         .map_err(|e| GpuCheckError::Unexpected {
             check: "row kernel arguments".into(),
             detail: e.to_string(),
