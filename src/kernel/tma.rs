@@ -115,6 +115,54 @@ impl KernelBuilder {
         })
     }
 
+    /// A TMA view of the global tensor `of` (declared with [`KernelBuilder::tensor`]), for a kernel
+    /// that both addresses a tensor directly and moves boxes of it by TMA (a grouped GEMM stores
+    /// whole tiles of C by TMA and the rows of a tile that ends inside C from registers). The
+    /// view's tensor map is the raw parameter `name` ([`Param::TensorMap`],
+    /// `.param .align 64 .b8 name[128]`): the caller encodes it over the memory it passes for `of`,
+    /// with `of`'s shape and this `tma` box (`runtime::tma_map_desc` builds that map), since one
+    /// tensor argument cannot fill two parameters.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    /// use ptxkit::runtime::TmaBox;
+    /// let mut k = KernelBuilder::new("view", Target::Sm90a);
+    /// let m = k.symbol("m")?;
+    /// let c = k.tensor::<ty::Bf16>("c", [m, 64u32.into()], TensorOpts::default().align(16))?;
+    /// let c_map = k.tma_view_of("c_map", &c, TmaBox::new([64, 64]))?;
+    /// assert_eq!(c_map.box_shape(), &[64, 64]);
+    /// assert_eq!(k.finish()?.signature().params.len(), 3); // m, c, c_map
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn tma_view_of<T: Elem>(
+        &mut self,
+        name: &str,
+        of: &Buffer<T>,
+        tma: TmaBox,
+    ) -> Result<TmaTensor<T>> {
+        if tma.shape.len() != of.shape().len() {
+            return Err(self.param_err(
+                name,
+                format!(
+                    "a rank-{} box for the rank-{} tensor `{}`",
+                    tma.shape.len(),
+                    of.shape().len(),
+                    of.name()
+                ),
+            ));
+        }
+        let map = self.tensor_map(name)?;
+        Ok(TmaTensor {
+            name: name.to_string(),
+            map,
+            shape: of.shape().to_vec(),
+            tma,
+            elem: PhantomData,
+        })
+    }
+
     /// `t` with its tensor map named by a generic address computed here, once (`mov` of the
     /// parameter's address and `cvta.param`, PTX ISA 9.7.9.27: a tensor map may be named by its
     /// generic address): the TMA copies written after it, in a loop say, read that register

@@ -402,7 +402,7 @@ fn check_one(
             ArgDesc::Tensor(t),
         ) => {
             check_tensor(name, *dtype, shape, t, device, sources)?;
-            tma_map(name, *dtype, tma, t).map(Some)
+            tma_map_desc(name, *dtype, tma, t).map(Some)
         }
         (Param::Scalar { name, dtype }, ArgDesc::Scalar(s)) => {
             if s.dtype() != *dtype {
@@ -476,8 +476,15 @@ fn check_tensor(
 /// row-major): its address and shape with the parameter's box, element strides and swizzle,
 /// checked against the driver's rules. The map's type is the parameter's (a tf32 parameter over
 /// f32 data is a `TFLOAT32` map). A broken rule or an element type with no encoding is
-/// [`RuntimeError::TmaTensor`].
-fn tma_map(name: &str, dtype: ScalarType, tma: &TmaBox, t: &TensorDesc) -> Result<TensorMapDesc> {
+/// [`RuntimeError::TmaTensor`]. The launcher builds the maps of [`Param::TmaTensor`]s with it; a
+/// host launcher builds the raw map of a kernel's TMA view of a tensor it also passes
+/// (`KernelBuilder::tma_view_of`) with it, then encodes it ([`super::Device::encode_tensor_map`]).
+pub fn tma_map_desc(
+    name: &str,
+    dtype: ScalarType,
+    tma: &TmaBox,
+    t: &TensorDesc,
+) -> Result<TensorMapDesc> {
     let dtype = TensorMapDType::try_from(dtype).map_err(|e| RuntimeError::TmaTensor {
         param: name.to_string(),
         rule: None,

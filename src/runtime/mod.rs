@@ -52,7 +52,9 @@ pub use crate::signature::{
     Extent, ExtentFacts, Fact, KernelSignature, MAX_CLUSTER_SIZE, PORTABLE_CLUSTER_SIZE, Param,
     TmaBox,
 };
-pub use args::{ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack};
+pub use args::{
+    ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack, tma_map_desc,
+};
 pub use built::{LoadedKernel, Residency};
 pub use device::{Device, DeviceAttributes, device_count, driver_available};
 pub use diagnosis::{Cause, HangDiagnosis, Root};

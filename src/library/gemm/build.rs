@@ -35,6 +35,8 @@ use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::GemmConfig;
+use super::grouped::schedule::declare_operands;
+use super::grouped::{GroupTile, GroupedSchedule, Grouping};
 use super::layout::SmemLayout;
 use crate::kernel::{
     Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Result, TensorOpts, TmaTensor, Var,
@@ -132,6 +134,15 @@ pub enum Output<O: Elem> {
     Tma(TmaTensor<O>),
     /// The register epilogue's C, and `alpha`, `beta` when it computes `alpha·A·Bᵀ + beta·C`.
     Global(Buffer<O>, Option<(Reg<ty::F32>, Reg<ty::F32>)>),
+    /// A grouped GEMM's C ([`super::Grouping`]): stored from registers with the group's row
+    /// bound, and whole 64-row blocks through `tma` (C's TMA view) when the kernel has the
+    /// TMA-store epilogue.
+    Grouped {
+        /// C as a global tensor.
+        rows: Buffer<O>,
+        /// Its TMA view ([`KernelBuilder::tma_view_of`]).
+        tma: Option<TmaTensor<O>>,
+    },
 }
 
 /// The Hopper GEMM being built: its operands, the extents of its tile schedule, its shared memory
@@ -152,7 +163,7 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// The thread's index in the CTA.
     tid: Var,
     /// The persistent tile schedule.
-    schedule: Schedule,
+    schedule: Tiles,
     /// K-tiles.
     ktiles: Var,
     /// This CTA's rank in its pair (cluster_m = 2).
@@ -177,6 +188,56 @@ pub struct Tile {
     pub mb: Var,
     /// The N-tile.
     pub nb: Var,
+    /// A grouped GEMM's group of the tile (`mb` is then the M-tile within the group).
+    pub group: Option<GroupTile>,
+}
+
+/// The tile schedule a GEMM walks: the dense one, or the grouped one over all groups' tiles.
+#[derive(Debug, Clone)]
+pub enum Tiles {
+    /// One problem's tiles ([`Schedule`]).
+    Dense(Schedule),
+    /// All groups' tiles ([`GroupedSchedule`]).
+    Grouped(GroupedSchedule),
+}
+
+impl Tiles {
+    /// `body(k, tile)` for each tile of this CTA (or CTA pair) in the persistent grid.
+    #[track_caller]
+    pub fn for_each_tile(
+        &self,
+        k: &mut KernelBuilder,
+        body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Tiles::Dense(s) => s.for_each_tile(k, body),
+            Tiles::Grouped(s) => s.for_each_tile(k, body),
+        }
+    }
+}
+
+/// The tile `(mb, nb)` of linear tile `t` of a grid of `sched_m` M-tiles in bands of `group_m`
+/// (`per_band` tiles each), column-major within a band: the last band is as tall as the M-tiles
+/// left. The dense and the grouped schedules' order (the grouped one within each group).
+#[track_caller]
+pub(crate) fn band_tile(
+    k: &mut KernelBuilder,
+    t: Var,
+    sched_m: Var,
+    per_band: Var,
+    group_m: u32,
+) -> Result<(Var, Var)> {
+    let band = k.let_("band", t / per_band)?;
+    let first_m = k.let_("first_m", band * group_m)?;
+    // The band's height: group_m M-tiles, fewer in the last band.
+    let left = k.eval(sched_m - first_m)?;
+    let rows_r = k.reg::<ty::U32>();
+    k.min(rows_r, left, group_m)?;
+    let rows = k.bind("band_rows", rows_r);
+    let in_band = k.let_("in_band", t - band * per_band)?;
+    let mb = k.let_("mb", in_band % rows + first_m)?;
+    let nb = k.let_("nb", in_band / rows)?;
+    Ok((mb, nb))
 }
 
 /// The GEMM's persistent tile schedule: which tiles each CTA (or CTA pair) computes, in which
@@ -251,22 +312,16 @@ impl Schedule {
     /// The tile `(mb, nb)` of linear tile `t`.
     #[track_caller]
     pub fn tile(&self, k: &mut KernelBuilder, t: Var) -> Result<Tile> {
-        let g = self.group_m;
-        let band = k.let_("band", t / self.per_band)?;
-        let first_m = k.let_("first_m", band * g)?;
-        // The band's height: group_m M-tiles, fewer in the last band.
-        let left = k.eval(self.sched_m - first_m)?;
-        let rows_r = k.reg::<ty::U32>();
-        k.min(rows_r, left, g)?;
-        let rows = k.bind("band_rows", rows_r);
-        let in_band = k.let_("in_band", t - band * self.per_band)?;
-        let mb = k.let_("mb", in_band % rows + first_m)?;
-        let nb = k.let_("nb", in_band / rows)?;
+        let (mb, nb) = band_tile(k, t, self.sched_m, self.per_band, self.group_m)?;
         let mb = match self.rank {
             Some(rank) => k.let_("mb_cta", mb * 2 + rank)?,
             None => mb,
         };
-        Ok(Tile { mb, nb })
+        Ok(Tile {
+            mb,
+            nb,
+            group: None,
+        })
     }
 }
 
@@ -329,13 +384,25 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 .swizzle(SwizzleMode::B128)
                 .l2_promotion(L2Promotion::B256)
         };
-        let a = k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(GemmConfig::BM))?;
-        let b = k.tma_tensor::<J>(
-            "b",
-            [n.into(), Expr::from(kk)],
-            operand(cfg.bn / cfg.cluster_m),
-        )?;
-        let c = if cfg.tma_store {
+        // A grouped GEMM's operands have a group dimension (and C a TMA view beside it).
+        let grouped = match cfg.grouping {
+            Grouping::None => None,
+            _ => Some(declare_operands::<I, J, O>(k, &cfg, [m, n, kk], operand)?),
+        };
+        let (a, b) = match &grouped {
+            Some(ops) => (ops.a.clone(), ops.b.clone()),
+            None => (
+                k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(GemmConfig::BM))?,
+                k.tma_tensor::<J>(
+                    "b",
+                    [n.into(), Expr::from(kk)],
+                    operand(cfg.bn / cfg.cluster_m),
+                )?,
+            ),
+        };
+        let c = if let Some(ops) = &grouped {
+            ops.c.clone()
+        } else if cfg.tma_store {
             // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at
             // the edges.
             Output::Tma(k.tma_tensor::<O>(
@@ -374,13 +441,25 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         } else {
             None
         };
-        let schedule = Schedule::grouped(
-            k,
-            Expr::ceil_div(m, GemmConfig::BM),
-            Expr::ceil_div(n, cfg.bn),
-            cfg.group_m,
-            rank,
-        )?;
+        let schedule = match grouped {
+            Some(ops) => Tiles::Grouped(GroupedSchedule::new(
+                k,
+                cfg.grouping,
+                ops.groups,
+                m,
+                n,
+                cfg.bn,
+                cfg.group_m,
+                ops.rows,
+            )?),
+            None => Tiles::Dense(Schedule::grouped(
+                k,
+                Expr::ceil_div(m, GemmConfig::BM),
+                Expr::ceil_div(n, cfg.bn),
+                cfg.group_m,
+                rank,
+            )?),
+        };
         let ktiles = k.let_("ktiles", Expr::ceil_div(kk, bk))?;
 
         // The dynamic shared array, aligned up to what its tiles need (1024 bytes: 128B-swizzled
@@ -548,11 +627,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 None => tile.nb,
             };
             // The boxes' rows, computed once per tile: the k loop's loads reuse them.
-            k.eval(tile.mb * GemmConfig::BM)?;
+            if tile.group.is_none() {
+                k.eval(tile.mb * GemmConfig::BM)?;
+            }
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
             let ktiles = self.ktiles;
             k.for_range(0u32, ktiles, |k, kt| {
-                self.load_stage(k, &ring, (&a, &b), tile.mb, b_box, kt)
+                self.load_stage(k, &ring, (&a, &b), &tile, b_box, kt)
             })
         })?;
         self.sync.end_trips();
@@ -561,13 +642,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
 
     /// One k-tile of the producer: wait until the consumers have released the ring's current
     /// stage, announce its bytes on its full barrier, load A's box `(mb, kt)` and B's box
-    /// `(b_box, kt)` into it, and step the ring.
+    /// `(b_box, kt)` into it (a grouped tile's boxes at its group's element origins), and step
+    /// the ring.
     fn load_stage(
         &mut self,
         k: &mut KernelBuilder,
         ring: &RingCursor,
         (a, b): (&TmaTensor<I>, &TmaTensor<J>),
-        mb: Var,
+        tile: &Tile,
         b_box: Var,
         kt: Var,
     ) -> Result<()> {
@@ -590,10 +672,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // The k-tile, bound once for both loads' coordinates.
         let kt = k.let_("kt", kt)?;
         let a_dst = self.operand_tile(cfg.input, GemmConfig::BM, sa, self.layout.a.align());
-        let a_src = k.tma_tile_at(a, [mb.into(), kt.into()])?;
+        let a_src = match &tile.group {
+            None => k.tma_tile_at(a, [tile.mb.into(), kt.into()])?,
+            Some(g) => k.tma_box_at(a, &g.a_origin(kt * cfg.bk()))?,
+        };
         let on_full = Some((&mut self.sync, full_bar));
         k.copy_async(&a_dst, &a_src, on_full, None, ExecScope::Thread)?;
-        let b_src = k.tma_tile_at(b, [b_box.into(), kt.into()])?;
+        let b_src = match &tile.group {
+            None => k.tma_tile_at(b, [b_box.into(), kt.into()])?,
+            Some(g) => k.tma_box_at(b, &g.b_origin(b_box * cfg.bn, kt * cfg.bk()))?,
+        };
         let b_align = self.layout.b.align();
         match self.rank {
             None => {
@@ -735,6 +823,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         lt: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
+        if let Some(group) = tile.group {
+            // A grouped GEMM takes 16-bit inputs: no scales.
+            return self.epilogue_grouped(k, group, tile.nb, cw, lt, acc);
+        }
         // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.
         let block = k.let_("c_block", tile.mb * 2 + cw)?;
         if let Some(alpha) = self.alpha {
@@ -751,8 +843,47 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             )?;
         }
         match self.c.clone() {
-            Output::Tma(c) => self.epilogue_tma(k, &c, block, tile.nb, cw, lt, acc),
+            Output::Tma(c) => self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc),
             Output::Global(c, ab) => self.epilogue_registers(k, &c, ab, block, tile.nb, acc),
+            Output::Grouped { .. } => Err(k.error("a grouped C for a tile without a group")),
+        }
+    }
+
+    /// The epilogue of consumer warpgroup `cw` for a grouped tile: its 64-row block of C from
+    /// the tile's first row plus `64 cw`, of which only the rows before the group's end are
+    /// stored. With the TMA-store epilogue a block wholly inside the group goes out by TMA
+    /// ([`HopperGemm::epilogue_tma`] on C's TMA view) and a block that holds the group's end from
+    /// registers, bounded ([`GroupTile::c_block`]); without it every block from registers.
+    #[track_caller]
+    pub fn epilogue_grouped(
+        &mut self,
+        k: &mut KernelBuilder,
+        group: GroupTile,
+        nb: Var,
+        cw: Var,
+        lt: Var,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let Output::Grouped { rows: c, tma } = self.c.clone() else {
+            return Err(k.error("a grouped tile for a C without groups"));
+        };
+        let bn = self.cfg.bn;
+        let row = k.let_("c_row", cw * 64 + group.row0)?;
+        let block = group.c_block(k, &c, row, nb * bn, bn)?;
+        match tma {
+            None => self.store_block(k, block, None, acc),
+            Some(view) => {
+                let left = group.rows_left(k, row)?;
+                let left = k.bind("c_rows_left", left);
+                let whole = k.cmp(CmpOp::Ge, left, 64u32)?;
+                let rows = group.rows_origin(row.into());
+                let gemm = RefCell::new(self);
+                k.if_(whole, |k| {
+                    gemm.borrow_mut()
+                        .epilogue_tma(k, &view, rows, nb, cw, lt, acc)
+                })
+                .else_(|k| gemm.borrow_mut().store_block(k, block, None, acc))
+            }
         }
     }
 
@@ -768,7 +899,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         &mut self,
         k: &mut KernelBuilder,
         c: &TmaTensor<O>,
-        block: Var,
+        rows: Vec<Expr>,
         nb: Var,
         cw: Var,
         lt: Var,
@@ -825,7 +956,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let src = TileRef::shared_row_major(out, 64, 64, slab_addr, 1024)
                     .with_swizzle(SwizzleMode::B128);
                 let col = nb * (cfg.bn / 64) + slab;
-                let dst = k.tma_tile_at(&c, [block.into(), col])?;
+                let mut origin = rows.clone();
+                origin.push(col * 64);
+                let dst = k.tma_box_at(&c, &origin)?;
                 k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
             }
             k.cp_async_bulk_commit_group()?;
@@ -852,6 +985,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<()> {
         let bn = self.cfg.bn;
         let edge = k.tile_at(c, [block.into(), nb.into()], [64, bn])?;
+        self.store_block(k, edge, ab, acc)
+    }
+
+    /// Stores a warpgroup's accumulators into `edge`, a bounded 64 x bn block of C: without
+    /// bounds (no predicates) when the block lies wholly within them, else bounded.
+    fn store_block(
+        &mut self,
+        k: &mut KernelBuilder,
+        edge: TileRef,
+        ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let bn = self.cfg.bn;
         let Some([rows, cols]) = edge.bounds.clone() else {
             return Err(k.error("C's block has no bounds"));
         };

@@ -22,11 +22,13 @@
 mod build;
 pub mod check;
 pub mod cublaslt;
+pub mod grouped;
 mod host;
 mod layout;
 mod pad;
 
-pub use build::{GemmKernel, HopperGemm, Output, Schedule, Tile, build, build_with};
+pub use build::{GemmKernel, HopperGemm, Output, Schedule, Tile, Tiles, build, build_with};
+pub use grouped::Grouping;
 pub use host::{Gemm, GemmError, check_operands};
 pub use pad::{pad_module, pad_signature};
 
@@ -106,6 +108,10 @@ pub enum GemmConfigError {
     /// `group_m` of 0.
     #[error("group_m must be positive")]
     GroupM,
+    /// A grouped GEMM ([`Grouping`]) with what it does not take: CTA pairs, alpha/beta or
+    /// 8-bit inputs.
+    #[error("a grouped GEMM takes 16-bit inputs, no alpha/beta and cluster_m 1")]
+    Grouped,
     /// Scales that do not fit the input type: 8-bit inputs take per-tensor scales (and no
     /// alpha/beta), 16-bit inputs none.
     #[error("{input} inputs with {scaling:?} scaling{}", if *alpha_beta { " and alpha/beta" } else { "" })]
@@ -156,6 +162,8 @@ pub struct GemmConfig {
     pub cluster_m: u32,
     /// How the accumulators are scaled: [`Scaling::PerTensor`] exactly for 8-bit inputs.
     pub scaling: Scaling,
+    /// One problem, or groups of rows sharing N and K with a B each ([`Grouping`]).
+    pub grouping: Grouping,
 }
 
 impl GemmConfig {
@@ -191,6 +199,7 @@ impl GemmConfig {
             tma_store: true,
             cluster_m: 1,
             scaling: Scaling::None,
+            grouping: Grouping::None,
         }
     }
 
@@ -224,7 +233,7 @@ impl GemmConfig {
             .into_iter()
             .find(|&bn| tiles(bn as usize) * 4 >= sms as usize * 3)
             .unwrap_or(64);
-        let mut cfg = GemmConfig {
+        let cfg = GemmConfig {
             bn,
             input,
             input_b: None,
@@ -238,9 +247,16 @@ impl GemmConfig {
             },
             ..GemmConfig::large()
         };
-        let budget = Self::ARCH.max_smem_optin() - cfg.c_staging_bytes() - 2048;
-        cfg.stages = (budget / cfg.stage_bytes()).clamp(2, 6);
-        cfg
+        cfg.deepest()
+    }
+
+    /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
+    pub fn deepest(self) -> GemmConfig {
+        let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
+        GemmConfig {
+            stages: (budget / self.stage_bytes()).clamp(2, 6),
+            ..self
+        }
     }
 
     /// Bytes of the C staging buffers of the TMA-store epilogue (one 64 x bn 16-bit block per
@@ -336,13 +352,21 @@ impl GemmConfig {
         if self.group_m == 0 {
             return Err(GemmConfigError::GroupM);
         }
+        if self.grouping != Grouping::None && (self.cluster_m != 1 || self.alpha_beta || fp8) {
+            return Err(GemmConfigError::Grouped);
+        }
         self.smem_layout().map(|_| ())
     }
 
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
+            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
+            match self.grouping {
+                Grouping::None => "",
+                Grouping::Contiguous => "_grouped",
+                Grouping::Masked => "_masked",
+            },
             self.input.name(),
             if self.b_type() == self.input {
                 String::new()

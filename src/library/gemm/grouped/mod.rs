@@ -1,0 +1,115 @@
+//! The grouped GEMM of mixture-of-experts layers on the Hopper GEMM's layers: G problems
+//! `C_g = A_g·B_gᵀ` that share N and K, each with its own B (`[G, N, K]`, K-major) and its own
+//! number of rows M_g (tokens routed to expert g, possibly 0), in one persistent launch.
+//!
+//! Two ways to lay the rows out ([`Grouping`]):
+//! - **contiguous** (training, prefill): A `[M_total, K]` holds every group's rows one group after
+//!   the other, C `[M_total, N]` likewise, and `offs` `[G]` (int32, on the device) holds the
+//!   cumulative ends: group g is rows `offs[g-1]..offs[g]` (`offs[-1] = 0`), as
+//!   `torch._grouped_mm`'s `offs`;
+//! - **masked** (decoding): A `[G, M_cap, K]` and C `[G, M_cap, N]` give each group a fixed
+//!   capacity, and `counts` `[G]` (int32, on the device) how many of its rows are live: rows
+//!   `counts[g]..M_cap` of C are not written.
+//!
+//! The kernel is [`super::HopperGemm`] (producer warpgroup, TMA loads, two wgmma consumer
+//! warpgroups) with the grouped tile schedule of [`schedule::GroupedSchedule`]: the tiles of all
+//! groups numbered group after group (within a group in the dense GEMM's `group_m` bands), each
+//! CTA walking `id, id + grid, ...` with a cursor over the groups read from `offs`/`counts` on the
+//! device. A tile's rows past its group's end are loaded (harmless: another group's rows or TMA's
+//! zeros) but never stored: whole 64-row blocks go out by TMA store, a block that holds the
+//! group's end from registers with a row bound ([`schedule::GroupTile::c_block`]).
+
+pub mod host;
+pub mod reference;
+pub mod schedule;
+
+pub use host::{GroupedGemm, GroupedGemmError, GroupedShape, check_grouped};
+pub use schedule::{GroupTile, GroupedSchedule};
+
+use ptx_isa::ScalarType;
+
+use crate::signature::TmaBox;
+use smem::SwizzleMode;
+
+use super::GemmConfig;
+
+/// How a GEMM's rows are grouped ([`GemmConfig::grouping`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Grouping {
+    /// One problem (the dense GEMM).
+    #[default]
+    None,
+    /// G groups whose rows follow one another in A and C, ended by the device array `offs`.
+    Contiguous,
+    /// G groups of a fixed capacity `M_cap` each (A `[G, M_cap, K]`, C `[G, M_cap, N]`), with
+    /// the device array `counts` of their live rows.
+    Masked,
+}
+
+impl Grouping {
+    /// The name of the per-group row array the kernel takes: `offs` or `counts`.
+    pub fn rows_name(self) -> &'static str {
+        match self {
+            Grouping::Masked => "counts",
+            _ => "offs",
+        }
+    }
+}
+
+/// The box of the TMA view of C (`c_map`) a grouped kernel with the TMA-store epilogue stores
+/// whole 64-row blocks through: 64 x 64 elements (one 128-byte swizzle row of 16-bit C), one
+/// group deep for the masked form's `[G, M_cap, N]`. The kernel declares the view with it and
+/// the host encodes the map with it: the one place both read.
+pub fn c_box(grouping: Grouping) -> TmaBox {
+    let shape = match grouping {
+        Grouping::Masked => vec![1, 64, 64],
+        _ => vec![64, 64],
+    };
+    TmaBox::new(shape).swizzle(SwizzleMode::B128)
+}
+
+impl GemmConfig {
+    /// The grouped GEMM's configuration for groups of about `m_per_group` rows, N = `n`, on a GPU
+    /// with `sms` multiprocessors, 16-bit `input` and C: the tile width of
+    /// [`GemmConfig::for_problem_typed`] for all groups' rows together (`groups x m_per_group`),
+    /// the TMA-store epilogue where N allows it.
+    pub fn grouped(
+        grouping: Grouping,
+        groups: usize,
+        m_per_group: usize,
+        n: usize,
+        sms: u32,
+        input: ScalarType,
+    ) -> GemmConfig {
+        GemmConfig {
+            grouping,
+            ..GemmConfig::for_problem_typed(groups * m_per_group.max(1), n, sms, input, input)
+        }
+    }
+}
+
+/// The configurations the grouped benchmark times for `grouping` (bf16 in and out, N a multiple
+/// of 8), each beside the others in one run so it shows which is fastest: 128 x 256 tiles with
+/// the TMA-store epilogue in bands of 16 and of 8 M-tiles, the same from registers (4 stages),
+/// and 128 x 192 and 128 x 128 tiles with the TMA-store epilogue (as many stages as fit).
+/// `tests/gemm_grouped_ptx.rs` assembles every one.
+pub fn bench_configs(grouping: Grouping) -> Vec<GemmConfig> {
+    let large = GemmConfig {
+        grouping,
+        ..GemmConfig::large()
+    };
+    vec![
+        large,
+        GemmConfig {
+            group_m: 8,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            ..large
+        }
+        .deepest(),
+        GemmConfig { bn: 192, ..large }.deepest(),
+        GemmConfig { bn: 128, ..large }.deepest(),
+    ]
+}
