@@ -6,6 +6,8 @@
 #   benches/gpu.sh run checks    # selftest, examples, GPU tests, sanitizer, the GEMM and cuBLAS
 #   benches/gpu.sh run rows      # the row kernels' checks, their sweep, torch eager and compile, ncu
 #   benches/gpu.sh run attn      # attention: its check, TFLOP/s vs torch SDPA, memcheck/racecheck
+#   benches/gpu.sh run grouped   # grouped GEMM: its checks, TFLOP/s vs a cuBLAS loop and
+#                                # torch._grouped_mm, ncu, memcheck (benches/gemm_grouped_run.sh)
 #
 # `run` writes logs under $OUT (or ./gpu-out) and prints the tables last.
 set -euo pipefail
@@ -14,13 +16,14 @@ mode="${1:-}"
 case "$mode" in
 build)
   cargo build --release --bins --examples
-  cargo bench --no-run --bench rows --bench gemm --bench gemm_fp8 --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
+  cargo bench --no-run --bench rows --bench gemm --bench gemm_fp8 --bench gemm_grouped \
+    --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
   # The tests with a GPU path (they skip, saying why, where there is none): run them there too.
   cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
     tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,scale,tma_copy,cluster_exchange,gemm_hopper} .gpu/
-  for b in rows gemm gemm_fp8 attention; do
+  for b in rows gemm gemm_fp8 gemm_grouped attention; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
   done
@@ -103,9 +106,13 @@ run)
     grep '^|\|^device' "$out/bench-attention.txt" || tail -20 "$out/bench-attention.txt"
     grep '^|\|^device' "$out/attention-torch.txt" || tail -20 "$out/attention-torch.txt"
   fi
+  if [ "$part" = all ] || [ "$part" = grouped ]; then
+    # The grouped GEMM's checks, then its bench and torch._grouped_mm's, within 110 s.
+    BIN=.gpu OUT="$out" bash benches/gemm_grouped_run.sh
+  fi
   ;;
 *)
-  echo "usage: benches/gpu.sh build | run [checks|rows|attn]" >&2
+  echo "usage: benches/gpu.sh build | run [checks|rows|attn|grouped]" >&2
   exit 2
   ;;
 esac

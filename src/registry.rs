@@ -191,6 +191,26 @@ const REGISTRY: &[Entry] = &[
         )
     },
     Entry {
+        selftest: Some(Selftest::InProcess(crate::selftest::gemm_grouped::run)),
+        ..lib(
+            "gemm_grouped",
+            "grouped bf16 C_g = A_g·B_gᵀ over offs (MoE), B [G, N, K], one persistent launch, 128x256x64 tiles (sm_90a); its check: empty and 1-row groups, tiles ending inside a group, G = 1, N/K edges, both epilogues, against an f32 reference",
+            true,
+            |t| gemm::grouped::module(t, gemm::Grouping::Contiguous),
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::InProcess(
+            crate::selftest::gemm_grouped::run_masked,
+        )),
+        ..lib(
+            "gemm_grouped_masked",
+            "masked grouped bf16 GEMM (decoding): A [G, M_cap, K], counts [G], rows past a count not written (sm_90a); its check: against an f32 reference, the rows past each count still poisoned",
+            true,
+            |t| gemm::grouped::module(t, gemm::Grouping::Masked),
+        )
+    },
+    Entry {
         selftest: Some(Selftest::Isolated(hang_checks::gemm_debug, &[])),
         ..lib(
             "gemm_debug",

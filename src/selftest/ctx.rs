@@ -108,6 +108,9 @@ pub enum GpuCheckError {
     /// Building or running the GEMM failed.
     #[error(transparent)]
     Gemm(#[from] crate::library::gemm::GemmError),
+    /// Building or running the grouped GEMM failed.
+    #[error(transparent)]
+    GroupedGemm(#[from] crate::library::gemm::grouped::GroupedGemmError),
     /// The GEMM's cuBLAS comparison could not run.
     #[error(transparent)]
     GemmCheck(#[from] crate::library::gemm::check::CheckError),

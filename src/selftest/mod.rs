@@ -1,7 +1,7 @@
 //! The GPU self-test harness behind `ptxkit selftest`: each check runs a kernel on fresh random
 //! data with its outputs poisoned and compares it with a host reference. The checks of library
 //! kernels ([`library`], [`rows`], the GEMM's debug build in [`hang_checks`], the FP8 GEMM in
-//! [`gemm_fp8`]) import the library
+//! [`gemm_fp8`], the grouped GEMM in [`gemm_grouped`]) import the library
 //! and use its build functions, launchers and host references; the other checks build kernels
 //! of their own to check a layer (tile ops, refused launches, planted hangs, printf). The
 //! library never imports this folder; [`crate::registry`] names every check's kernel.
@@ -11,6 +11,7 @@ pub mod bad_launches;
 pub mod ctx;
 pub mod epilogue_check;
 pub mod gemm_fp8;
+pub mod gemm_grouped;
 pub mod hang_checks;
 pub mod library;
 pub mod rows;

@@ -74,7 +74,7 @@ pub enum CheckError {
 
 /// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
 /// terms `Cᵀ = B·Aᵀ`, so B is the transposed first operand.
-fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {
+pub fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {
     BlasConfig {
         transa: cublasOperation_t::CUBLAS_OP_T,
         transb: cublasOperation_t::CUBLAS_OP_N,

@@ -113,3 +113,11 @@ pub fn bench_configs(grouping: Grouping) -> Vec<GemmConfig> {
         GemmConfig { bn: 128, ..large }.deepest(),
     ]
 }
+
+/// The module of the grouped GEMM in the benchmark's first configuration for `grouping` (128 x
+/// 256 x 64 tiles, 3 stages, TMA stores of whole blocks): what `ptxkit dump gemm_grouped` and
+/// `ptxkit dump gemm_grouped_masked` write. sm_90a only.
+pub fn module(target: ptx_isa::Target, grouping: Grouping) -> ptx_isa::Result<ptx_isa::Module> {
+    let cfg = bench_configs(grouping)[0];
+    super::module_for(&cfg, target, smem::pipeline::sync::WaitMode::Spin)
+}

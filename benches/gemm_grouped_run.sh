@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The grouped GEMM's GPU steps, within a time budget (seconds, BUDGET, default 110): its selftest
+# checks (contiguous and masked, f32 reference, poisoned C), the benchmark (ours, every bench
+# configuration, vs a loop of cuBLAS bf16 GEMMs), torch._grouped_mm on the same shapes, an ncu
+# SpeedOfLight line of the best configuration on the main case (G=8, M_g=2048, N=K=4096) and
+# memcheck of the masked check, as long as the budget lasts.
+#
+#   BIN=.gpu bash benches/gemm_grouped_run.sh            # from benches/gpu.sh run grouped
+#   bash .gpu-grouped/run.sh                             # a kit: BIN is the script's folder
+#
+# Full logs go to $OUT/grouped/; stdout is a short summary (PASS/FAIL per check with its error,
+# the benchmark tables).
+set +e
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${BIN:-$here}"
+torch_py="$bin/gemm_grouped_torch.py"
+[ -f "$torch_py" ] || torch_py="$here/gemm_grouped_torch.py"
+out="${OUT:-gpu-out}/grouped"
+mkdir -p "$out"
+budget="${BUDGET:-110}"
+start=$SECONDS
+# Seconds for the next step: at most $1, and never past the budget (less 3 s for the summary).
+left() {
+  local rest=$((budget - (SECONDS - start) - 3))
+  [ "$rest" -lt "$1" ] && echo "$rest" || echo "$1"
+}
+step() { # step NAME CAP CMD...: runs CMD with the time left, logs to $out/NAME.txt
+  local name="$1" cap="$2"
+  shift 2
+  local t
+  t=$(left "$cap")
+  if [ "$t" -le 1 ]; then
+    echo "$name: skipped (budget spent)"
+    return 124
+  fi
+  timeout "$t" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  [ $rc -eq 124 ] && echo "$name: TIMEOUT after ${t}s"
+  return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+for check in gemm_grouped gemm_grouped_masked; do
+  step "selftest-$check" 30 "$bin/ptxkit" selftest --only "$check"
+  echo "$(head -c 600 "$out/selftest-$check.txt" | tr '\n' ' ')"
+done
+step bench 40 "$bin/bench-gemm_grouped"
+grep '^check' "$out/bench.txt"
+grep '^config 8x2048\|^cublas-loop 8x2048' "$out/bench.txt"
+grep '^|\|^device' "$out/bench.txt" || tail -5 "$out/bench.txt"
+step torch 35 python3 "$torch_py"
+grep '^|\|^torch' "$out/torch.txt" || tail -5 "$out/torch.txt"
+best=$(grep '^| 8x2048 |' "$out/bench.txt" | cut -d'|' -f3 | tr -d ' ')
+if [ -n "$best" ]; then
+  step ncu 25 env GROUPED_ONLY=8x2048 GROUPED_CONFIG="$best" ncu --clock-control none \
+    --section SpeedOfLight -k regex:gemm_grouped -c 1 "$bin/bench-gemm_grouped"
+  echo "ncu $best: $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput) ' \
+    "$out/ncu.txt" | tr -s ' ' | tr '\n' ';')"
+fi
+step memcheck 30 compute-sanitizer --tool memcheck "$bin/ptxkit" selftest --only gemm_grouped_masked
+echo "memcheck gemm_grouped_masked: $(grep -E 'ERROR SUMMARY' "$out/memcheck.txt" | tail -1)"
+echo "grouped steps took $((SECONDS - start)) s of $budget"
