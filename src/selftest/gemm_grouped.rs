@@ -159,7 +159,11 @@ fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
             rows.len(),
             o.rel_error
         );
-        if o.unwritten > 0 || o.overwritten > 0 || !(o.rel_error <= CheckResult::TOLERANCE) {
+        if o.unwritten > 0
+            || o.overwritten > 0
+            || o.rel_error.is_nan()
+            || o.rel_error > CheckResult::TOLERANCE
+        {
             return Err(GpuCheckError::Unexpected {
                 check: format!("gemm_grouped {grouping:?}"),
                 detail: format!(

@@ -198,7 +198,7 @@ pub enum Tiles {
     /// One problem's tiles ([`Schedule`]).
     Dense(Schedule),
     /// All groups' tiles ([`GroupedSchedule`]).
-    Grouped(GroupedSchedule),
+    Grouped(Box<GroupedSchedule>),
 }
 
 impl Tiles {
@@ -442,7 +442,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             None
         };
         let schedule = match grouped {
-            Some(ops) => Tiles::Grouped(GroupedSchedule::new(
+            Some(ops) => Tiles::Grouped(Box::new(GroupedSchedule::new(
                 k,
                 cfg.grouping,
                 ops.groups,
@@ -451,7 +451,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 cfg.bn,
                 cfg.group_m,
                 ops.rows,
-            )?),
+            )?)),
             None => Tiles::Dense(Schedule::grouped(
                 k,
                 Expr::ceil_div(m, GemmConfig::BM),
@@ -893,6 +893,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// 4096 (c / 64) elements) → `fence.proxy.async` → one TMA store per slab, by the warpgroup's
     /// first thread. The staging block may still be read by the previous tile's stores: the
     /// leader waits for them first (PTX ISA 9.7.9.25.4 `cp.async.bulk.wait_group.read`).
+    /// `rows` are the outer element coordinates of the block's first row in C (`[64 block]`;
+    /// `[g, row]` for a masked grouped C), the slabs' columns follow from `nb`.
     #[allow(clippy::too_many_arguments)]
     #[track_caller]
     pub fn epilogue_tma(

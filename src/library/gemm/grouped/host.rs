@@ -10,7 +10,7 @@ use super::Grouping;
 use crate::library::gemm::{GemmConfig, GemmError};
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, JitOptions, LoadedKernel, RuntimeError, Symbols, TensorDesc, TensorMut, TensorRef,
+    Arg, Device, JitOptions, LoadedKernel, RuntimeError, TensorDesc, TensorMut, TensorRef,
     tma_map_desc,
 };
 
@@ -103,22 +103,6 @@ impl GroupedGemm {
         if shape.m == 0 {
             return Ok(());
         }
-        let symbols: Symbols = [
-            ("m", shape.m),
-            ("n", shape.n),
-            ("k", shape.k),
-            ("g", shape.groups),
-        ]
-        .into_iter()
-        .map(|(name, v)| (name.to_string(), v as u64))
-        .collect();
-        let residency = self
-            .kernel
-            .residency()
-            .ok_or_else(|| RuntimeError::InvalidLaunch {
-                reason: "the grouped GEMM's persistent grid needs the device's residency".into(),
-            })?;
-        let launch = self.kernel.built().launch_config_on(&symbols, residency)?;
         // C's TMA view: a map over C's own memory in the box the kernel declared it with.
         let c_map = if self.cfg.tma_store {
             let desc = tma_map_desc(
@@ -136,7 +120,9 @@ impl GroupedGemm {
             args.push(Arg::tensor_map(map));
         }
         args.push(rows.clone().into());
-        self.kernel.kernel().launch(stream, &launch, &mut args)?;
+        // The launch checks the arguments against the signature and derives the grid from the
+        // extents they carry (m, n, k, g), the persistent grid sized to the device's residency.
+        self.kernel.launch(stream, &mut args)?;
         Ok(())
     }
 }
