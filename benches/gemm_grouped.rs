@@ -201,6 +201,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             check_against_cublas(&stream, &c, &c_ref, rows * N)?;
         }
     }
+    if only.is_none() {
+        masked(&device, &stream, &a, &b, &mut c)?;
+    }
     println!("\n| G x M_g | best config | ptxkit TFLOP/s | cuBLAS loop TFLOP/s | ratio |");
     println!("| --- | --- | --- | --- | --- |");
     for (name, cfg, ours, theirs) in table {
@@ -210,6 +213,52 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!("device: {}", device.attributes().name);
+    Ok(())
+}
+
+/// The masked form (decoding): A `[G, M_cap, K]` with `counts`, TFLOP/s over the live rows, for
+/// the TMA-store and the register epilogue: G = 8 with M_cap = 4096 and 2048 live rows each (the
+/// contiguous 8x2048 case's work), G = 64 with M_cap = 512 and the ragged counts (clamped).
+fn masked(
+    device: &ptxkit::runtime::Device,
+    stream: &Arc<CudaStream>,
+    a: &CudaSlice<bf16>,
+    b: &CudaSlice<bf16>,
+    c: &mut CudaSlice<bf16>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let configs = bench_configs(Grouping::Masked);
+    let kernels = [
+        GroupedGemm::new(device, configs[0])?,
+        GroupedGemm::new(device, configs[2])?,
+    ];
+    let ragged: Vec<i32> = RAGGED64.iter().map(|&m| m.min(512) as i32).collect();
+    for (name, counts, cap) in [
+        ("8x2048 of 4096", vec![2048i32; 8], 4096usize),
+        ("64xragged of 512", ragged, 512),
+    ] {
+        let groups = counts.len();
+        if a.len() < groups * cap * K || b.len() < groups * N * K || c.len() < groups * cap * N {
+            continue;
+        }
+        let live: usize = counts.iter().map(|&x| x as usize).sum();
+        let flops = 2.0 * live as f64 * N as f64 * K as f64;
+        let d_counts = stream.clone_htod(&counts)?;
+        let a_view = a.slice(..groups * cap * K);
+        let b_view = b.slice(..groups * N * K);
+        let a_t = TensorRef::view(&a_view, [groups, cap, K])?;
+        let b_t = TensorRef::view(&b_view, [groups, N, K])?;
+        let n_t = TensorRef::slice(&d_counts, [groups])?;
+        for gemm in &kernels {
+            let mut c_view = c.slice_mut(..groups * cap * N);
+            let ms = median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, || {
+                let c_t = TensorMut::view(&mut c_view, [groups, cap, N])?;
+                gemm.run(stream, &a_t, &b_t, &n_t, c_t)?;
+                Ok(())
+            })?;
+            let cfg = gemm.config().name();
+            println!("masked {name} {cfg}: {:.0} TFLOP/s", flops / ms / 1e9);
+        }
+    }
     Ok(())
 }
 

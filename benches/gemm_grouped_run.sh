@@ -46,7 +46,7 @@ for check in gemm_grouped gemm_grouped_masked; do
 done
 step bench 40 "$bin/bench-gemm_grouped"
 grep '^check' "$out/bench.txt"
-grep '^config 8x2048\|^cublas-loop 8x2048' "$out/bench.txt"
+grep '^config 8x2048\|^cublas-loop 8x2048\|^masked' "$out/bench.txt"
 grep '^|\|^device' "$out/bench.txt" || tail -5 "$out/bench.txt"
 step torch 35 python3 "$torch_py"
 grep '^|\|^torch' "$out/torch.txt" || tail -5 "$out/torch.txt"

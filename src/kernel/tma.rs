@@ -125,13 +125,14 @@ impl KernelBuilder {
     ///
     /// ```
     /// use ptxkit::isa::{Target, ty};
-    /// use ptxkit::kernel::{KernelBuilder, TensorOpts};
+    /// use ptxkit::kernel::{Expr, KernelBuilder, TensorOpts};
     /// use ptxkit::runtime::TmaBox;
     /// let mut k = KernelBuilder::new("view", Target::Sm90a);
     /// let m = k.symbol("m")?;
-    /// let c = k.tensor::<ty::Bf16>("c", [m, 64u32.into()], TensorOpts::default().align(16))?;
+    /// let c = k.tensor::<ty::Bf16>("c", [Expr::from(m), Expr::from(64u32)], TensorOpts::default().align(16))?;
     /// let c_map = k.tma_view_of("c_map", &c, TmaBox::new([64, 64]))?;
     /// assert_eq!(c_map.box_shape(), &[64, 64]);
+    /// k.thread_id([32])?;
     /// assert_eq!(k.finish()?.signature().params.len(), 3); // m, c, c_map
     /// # Ok::<(), ptxkit::kernel::KernelError>(())
     /// ```
