@@ -227,6 +227,18 @@ impl Instruction {
         }
     }
 
+    /// An instruction from its opcode as PTX writes it, mnemonic and modifiers joined by dots
+    /// (`Instruction::from_opcode("cp.async.bulk")` is `cp` with modifiers `async`, `bulk`; PTX ISA
+    /// 4.3.2 "Instruction Statements"). A `::` inside a modifier (`shared::cta`) stays in it.
+    pub fn from_opcode(opcode: &'static str) -> Instruction {
+        let mut parts = opcode.split('.');
+        let mut i = Instruction::new(parts.next().unwrap_or_default());
+        for m in parts {
+            i = i.modifier(m);
+        }
+        i
+    }
+
     /// Appends a modifier (without its dot).
     pub fn modifier(mut self, m: impl Into<Cow<'static, str>>) -> Instruction {
         self.modifiers.push(m.into());
@@ -249,6 +261,12 @@ impl Instruction {
         self
     }
 
+    /// Appends operands in order: `.operands((d, a, b))` writes `d, a, b`.
+    pub fn operands(mut self, ops: impl IntoOperands) -> Instruction {
+        ops.push_onto(&mut self.operands);
+        self
+    }
+
     /// The opcode as written: `add.rn.f32`.
     pub fn opcode(&self) -> String {
         let mut s = self.mnemonic.to_string();
@@ -265,6 +283,33 @@ impl Instruction {
             .iter()
             .filter_map(|m| m.parse::<ScalarType>().ok())
     }
+}
+
+/// An operand list written at once by [`Instruction::operands`]: a tuple of two to six values
+/// that each convert into an [`Operand`].
+pub trait IntoOperands {
+    /// Appends the operands to `out`, in order.
+    fn push_onto(self, out: &mut Vec<Operand>);
+}
+
+macro_rules! tuple_operands {
+    ($(($($t:ident),+))*) => {$(
+        impl<$($t: Into<Operand>),+> IntoOperands for ($($t,)+) {
+            #[allow(non_snake_case)]
+            fn push_onto(self, out: &mut Vec<Operand>) {
+                let ($($t,)+) = self;
+                $(out.push($t.into());)+
+            }
+        }
+    )*};
+}
+
+tuple_operands! {
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+    (A, B, C, D, E)
+    (A, B, C, D, E, F)
 }
 
 impl From<RegRef> for Operand {

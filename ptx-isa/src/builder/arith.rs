@@ -194,9 +194,7 @@ macro_rules! approx_methods {
             let i = Instruction::new($mn)
                 .modifier("approx")
                 .modifier_if($ftz, "ftz")
-                .ty(ScalarType::$t)
-                .operand(d)
-                .operand(a.into());
+                .ty(ScalarType::$t).operands((d, a.into()));
             self.emit(Form::$form, i)
         }
     )*};
@@ -223,9 +221,7 @@ impl FunctionBuilder {
             .modifier_if(m.ftz, "ftz")
             .modifier_if(m.sat, "sat")
             .ty(t)
-            .operand(d)
-            .operand(a)
-            .operand(b);
+            .operands((d, a, b));
         self.emit(form, i)
     }
 
@@ -323,10 +319,7 @@ impl FunctionBuilder {
             .modifier_if(m.ftz, "ftz")
             .modifier_if(m.sat, "sat")
             .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(c.into());
+            .operands((d, a.into(), b.into(), c.into()));
         self.emit(form, i)
     }
 
@@ -375,9 +368,7 @@ impl FunctionBuilder {
             .modifier(m)
             .modifier_if(ftz, "ftz")
             .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into());
+            .operands((d, a.into(), b.into()));
         self.emit(form, i)
     }
 
@@ -408,7 +399,7 @@ impl FunctionBuilder {
                 format!("{mn} needs .uN or .sN, not {t}"),
             ));
         }
-        let i = Instruction::new(mn).ty(t).operand(d).operand(a).operand(b);
+        let i = Instruction::new(mn).ty(t).operands((d, a, b));
         self.emit(form, i)
     }
 
@@ -461,7 +452,7 @@ impl FunctionBuilder {
                 return Err(self.no_form(mn, mn, t));
             }
         };
-        let i = Instruction::new(mn).ty(t).operand(d).operand(a);
+        let i = Instruction::new(mn).ty(t).operands((d, a));
         self.emit(form, i)
     }
 
@@ -507,8 +498,7 @@ impl FunctionBuilder {
         let i = Instruction::new(mn)
             .modifier("rn")
             .ty(T::TYPE)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(form, i)
     }
 
@@ -544,12 +534,10 @@ impl FunctionBuilder {
                 return Err(self.no_form("ex2", "ex2.approx", t));
             }
         };
-        let i = Instruction::new("ex2")
-            .modifier("approx")
+        let i = Instruction::from_opcode("ex2.approx")
             .modifier_if(ftz, "ftz")
             .ty(t)
-            .operand(d)
-            .operand(a.into());
+            .operands((d, a.into()));
         self.emit(form, i)
     }
 
@@ -565,11 +553,9 @@ impl FunctionBuilder {
                 return Err(self.no_form("tanh", "tanh.approx", t));
             }
         };
-        let i = Instruction::new("tanh")
-            .modifier("approx")
+        let i = Instruction::from_opcode("tanh.approx")
             .ty(t)
-            .operand(d)
-            .operand(a.into());
+            .operands((d, a.into()));
         self.emit(form, i)
     }
 }

@@ -92,13 +92,13 @@ impl FunctionBuilder {
                 format!("lop3 needs 32-bit integers, not {}", T::TYPE),
             ));
         }
-        let i = Instruction::new("lop3")
-            .ty(ScalarType::B32)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(c.into())
-            .operand(Imm::UInt(lut as u64));
+        let i = Instruction::new("lop3").ty(ScalarType::B32).operands((
+            d,
+            a.into(),
+            b.into(),
+            c.into(),
+            Imm::UInt(lut as u64),
+        ));
         self.emit(Form::Lop3, i)
     }
 
@@ -112,9 +112,7 @@ impl FunctionBuilder {
         let t = T::TYPE;
         let i = Instruction::new("shl")
             .ty(t.bits_type())
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into());
+            .operands((d, a.into(), b.into()));
         self.emit(Form::Shl, i)
     }
 
@@ -127,9 +125,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let i = Instruction::new("shr")
             .ty(T::TYPE)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into());
+            .operands((d, a.into(), b.into()));
         self.emit(Form::Shr, i)
     }
 
@@ -142,8 +138,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let i = Instruction::new(mn)
             .ty(T::TYPE.bits_type())
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(form, i)
     }
 
@@ -161,8 +156,7 @@ impl FunctionBuilder {
     pub fn brev<T: ty::Bits32Or64>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
         let i = Instruction::new("brev")
             .ty(T::TYPE.bits_type())
-            .operand(d)
-            .operand(a.into());
+            .operands((d, a.into()));
         self.emit(Form::Brev, i)
     }
 
@@ -184,10 +178,7 @@ impl FunctionBuilder {
         }
         let i = Instruction::new("bfe")
             .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(pos.into())
-            .operand(len.into());
+            .operands((d, a.into(), pos.into(), len.into()));
         self.emit(Form::Bfe, i)
     }
 
@@ -200,13 +191,13 @@ impl FunctionBuilder {
         pos: impl Into<Src<ty::U32>>,
         len: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let i = Instruction::new("bfi")
-            .ty(T::TYPE.bits_type())
-            .operand(f)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(pos.into())
-            .operand(len.into());
+        let i = Instruction::new("bfi").ty(T::TYPE.bits_type()).operands((
+            f,
+            a.into(),
+            b.into(),
+            pos.into(),
+            len.into(),
+        ));
         self.emit(Form::Bfi, i)
     }
 
@@ -225,12 +216,12 @@ impl FunctionBuilder {
                 format!("prmt needs 32-bit integers, not {}", T::TYPE),
             ));
         }
-        let i = Instruction::new("prmt")
-            .ty(ScalarType::B32)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(selector.into());
+        let i = Instruction::new("prmt").ty(ScalarType::B32).operands((
+            d,
+            a.into(),
+            b.into(),
+            selector.into(),
+        ));
         self.emit(Form::Prmt, i)
     }
 }

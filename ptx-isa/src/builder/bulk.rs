@@ -144,21 +144,15 @@ impl FunctionBuilder {
                 ".cta_group applies to tensor copies",
             ));
         }
-        let mut i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("shared::cluster")
-            .modifier("global")
-            .modifier("mbarrier::complete_tx::bytes");
+        let mut i = Instruction::from_opcode(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+        );
         if o.multicast.is_some() {
             i = i.modifier("multicast::cluster");
         }
         i = i
             .modifier_if(o.cache_hint.is_some(), "L2::cache_hint")
-            .operand(dst)
-            .operand(src)
-            .operand(size)
-            .operand(mbar);
+            .operands((dst, src, size, mbar));
         if let Some(m) = o.multicast {
             i = i.operand(m);
         }
@@ -181,16 +175,9 @@ impl FunctionBuilder {
         let size = size.into();
         self.bulk_size(mn, size)?;
         self.cta_window(mn, S::SPACE)?;
-        let mut i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("global")
-            .modifier("shared::cta")
-            .modifier("bulk_group")
+        let mut i = Instruction::from_opcode("cp.async.bulk.global.shared::cta.bulk_group")
             .modifier_if(cache_hint.is_some(), "L2::cache_hint")
-            .operand(dst)
-            .operand(src)
-            .operand(size);
+            .operands((dst, src, size));
         if let Some(h) = cache_hint {
             i = i.operand(h);
         }
@@ -210,37 +197,22 @@ impl FunctionBuilder {
         let size = size.into();
         self.bulk_size(mn, size)?;
         self.cta_window(mn, S::SPACE)?;
-        let i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("shared::cluster")
-            .modifier("shared::cta")
-            .modifier("mbarrier::complete_tx::bytes")
-            .operand(dst)
-            .operand(src)
-            .operand(size)
-            .operand(mbar);
+        let i = Instruction::from_opcode(
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+        )
+        .operands((dst, src, size, mbar));
         self.emit(Form::CpAsyncBulkS2S, i)
     }
 
     /// `cp.async.bulk.commit_group`.
     pub fn cp_async_bulk_commit_group(&mut self) -> Result<()> {
-        self.emit(
-            Form::CpAsyncBulkCommit,
-            Instruction::new("cp")
-                .modifier("async")
-                .modifier("bulk")
-                .modifier("commit_group"),
-        )
+        self.emit_row(Form::CpAsyncBulkCommit)
     }
 
     /// `cp.async.bulk.wait_group{.read} n`: waits until at most `n` bulk groups are pending (`.read`:
     /// until their sources have been read, so shared memory may be reused).
     pub fn cp_async_bulk_wait_group(&mut self, n: u32, read: bool) -> Result<()> {
-        let i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("wait_group")
+        let i = Instruction::from_opcode("cp.async.bulk.wait_group")
             .modifier_if(read, "read")
             .operand(Imm::UInt(n as u64));
         self.emit(Form::CpAsyncBulkWait, i)
@@ -254,14 +226,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let size = size.into();
         self.bulk_size("cp.async.bulk.prefetch", size)?;
-        let i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("prefetch")
-            .modifier("L2")
-            .modifier("global")
-            .operand(src)
-            .operand(size);
+        let i = Instruction::from_opcode("cp.async.bulk.prefetch.L2.global").operands((src, size));
         self.emit(Form::CpAsyncBulkPrefetch, i)
     }
 
@@ -370,10 +335,7 @@ impl FunctionBuilder {
                 ));
             }
         }
-        let mut i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("tensor")
+        let mut i = Instruction::from_opcode("cp.async.bulk.tensor")
             .modifier(dim)
             .modifier(dst_space)
             .modifier("global")
@@ -387,9 +349,7 @@ impl FunctionBuilder {
         }
         i = i
             .modifier_if(o.cache_hint.is_some(), "L2::cache_hint")
-            .operand(dst)
-            .operand(tensor)
-            .operand(mbar);
+            .operands((dst, tensor, mbar));
         if let Some(off) = offsets {
             i = i.operand(Operand::Vector(off.iter().map(|x| (*x).into()).collect()));
         }
@@ -476,8 +436,7 @@ impl FunctionBuilder {
             .modifier("tile")
             .modifier("bulk_group")
             .modifier_if(cache_hint.is_some(), "L2::cache_hint")
-            .operand(tensor)
-            .operand(src);
+            .operands((tensor, src));
         if let Some(h) = cache_hint {
             i = i.operand(h);
         }
@@ -495,11 +454,7 @@ impl FunctionBuilder {
     pub fn tma_prefetch(&mut self, map: &TensorMapRef, coords: &[Src<ty::S32>]) -> Result<()> {
         let (tensor, dim) =
             self.tensor_operand("cp.async.bulk.prefetch.tensor", map, coords, 1..=5)?;
-        let i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("bulk")
-            .modifier("prefetch")
-            .modifier("tensor")
+        let i = Instruction::from_opcode("cp.async.bulk.prefetch.tensor")
             .modifier(dim)
             .modifier("L2")
             .modifier("global")

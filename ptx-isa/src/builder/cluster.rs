@@ -26,9 +26,7 @@ impl FunctionBuilder {
     /// `fence.proxy.async{.space}`: orders generic-proxy accesses before async-proxy ones (TMA,
     /// wgmma/tcgen05 operand reads) in `space` (`None` for all spaces).
     pub fn fence_proxy_async(&mut self, space: Option<StateSpace>) -> Result<()> {
-        let mut i = Instruction::new("fence")
-            .modifier("proxy")
-            .modifier("async");
+        let mut i = Instruction::from_opcode("fence.proxy.async");
         match space {
             None => {}
             Some(StateSpace::Global) => i = i.modifier("global"),
@@ -49,10 +47,7 @@ impl FunctionBuilder {
 
     /// `fence.proxy.tensormap::generic.release.scope`: publishes a tensor map written in memory.
     pub fn fence_proxy_tensormap_release(&mut self, scope: Scope) -> Result<()> {
-        let i = Instruction::new("fence")
-            .modifier("proxy")
-            .modifier("tensormap::generic")
-            .modifier("release")
+        let i = Instruction::from_opcode("fence.proxy.tensormap::generic.release")
             .modifier(scope.name());
         self.emit(Form::FenceProxyTensormap, i)
     }
@@ -64,21 +59,15 @@ impl FunctionBuilder {
         scope: Scope,
         addr: Addr<spaces::Generic>,
     ) -> Result<()> {
-        let i = Instruction::new("fence")
-            .modifier("proxy")
-            .modifier("tensormap::generic")
-            .modifier("acquire")
+        let i = Instruction::from_opcode("fence.proxy.tensormap::generic.acquire")
             .modifier(scope.name())
-            .operand(addr)
-            .operand(crate::instr::Imm::UInt(128));
+            .operands((addr, crate::instr::Imm::UInt(128)));
         self.emit(Form::FenceProxyTensormap, i)
     }
 
     /// `barrier.cluster.arrive{.release|.relaxed}{.aligned}`.
     pub fn barrier_cluster_arrive(&mut self, sem: ClusterArrive, aligned: bool) -> Result<()> {
-        let i = Instruction::new("barrier")
-            .modifier("cluster")
-            .modifier("arrive")
+        let i = Instruction::from_opcode("barrier.cluster.arrive")
             .modifier_if(sem == ClusterArrive::Release, "release")
             .modifier_if(sem == ClusterArrive::Relaxed, "relaxed")
             .modifier_if(aligned, "aligned");
@@ -87,9 +76,7 @@ impl FunctionBuilder {
 
     /// `barrier.cluster.wait{.acquire}{.aligned}`.
     pub fn barrier_cluster_wait(&mut self, acquire: bool, aligned: bool) -> Result<()> {
-        let i = Instruction::new("barrier")
-            .modifier("cluster")
-            .modifier("wait")
+        let i = Instruction::from_opcode("barrier.cluster.wait")
             .modifier_if(acquire, "acquire")
             .modifier_if(aligned, "aligned");
         self.emit(Form::BarrierClusterWait, i)
@@ -135,19 +122,15 @@ impl FunctionBuilder {
         let i = Instruction::new("mapa")
             .modifier_if(shared, "shared::cluster")
             .ty(T::TYPE)
-            .operand(d)
-            .operand(a)
-            .operand(rank);
+            .operands((d, a, rank));
         self.emit(Form::Mapa, i)
     }
 
     /// `getctarank.shared::cluster.u32 d, a`: the rank of the CTA owning shared::cluster address `a`.
     pub fn getctarank_shared(&mut self, d: Reg<ty::U32>, a: Reg<ty::U32>) -> Result<()> {
-        let i = Instruction::new("getctarank")
-            .modifier("shared::cluster")
+        let i = Instruction::from_opcode("getctarank.shared::cluster")
             .ty(ScalarType::U32)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(Form::Getctarank, i)
     }
 
@@ -155,25 +138,18 @@ impl FunctionBuilder {
     pub fn getctarank_generic(&mut self, d: Reg<ty::U32>, a: Reg<ty::U64>) -> Result<()> {
         let i = Instruction::new("getctarank")
             .ty(ScalarType::U64)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(Form::Getctarank, i)
     }
 
     /// `griddepcontrol.wait`: waits for the prerequisite grids of a programmatic dependent launch.
     pub fn griddepcontrol_wait(&mut self) -> Result<()> {
-        self.emit(
-            Form::GriddepcontrolWait,
-            Instruction::new("griddepcontrol").modifier("wait"),
-        )
+        self.emit_row(Form::GriddepcontrolWait)
     }
 
     /// `griddepcontrol.launch_dependents`: lets the dependent grid start.
     pub fn griddepcontrol_launch_dependents(&mut self) -> Result<()> {
-        self.emit(
-            Form::GriddepcontrolLaunch,
-            Instruction::new("griddepcontrol").modifier("launch_dependents"),
-        )
+        self.emit_row(Form::GriddepcontrolLaunch)
     }
 
     /// `setmaxnreg.{inc|dec}.sync.aligned.u32 n`: changes the warp's register budget to `n`

@@ -155,9 +155,7 @@ impl FunctionBuilder {
         let i = Instruction::new("setp")
             .modifier(op.name())
             .ty(t)
-            .operand(p)
-            .operand(a.into())
-            .operand(b.into());
+            .operands((p, a.into(), b.into()));
         self.emit(form, i)
     }
 
@@ -183,10 +181,7 @@ impl FunctionBuilder {
             .modifier(op.name())
             .modifier(bop.name())
             .ty(t)
-            .operand(dst)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(c.into());
+            .operands((dst, a.into(), b.into(), c.into()));
         self.emit(form, i)
     }
 
@@ -213,10 +208,7 @@ impl FunctionBuilder {
         }
         let i = Instruction::new("selp")
             .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(c);
+            .operands((d, a.into(), b.into(), c));
         self.emit(Form::Selp, i)
     }
 
@@ -244,9 +236,7 @@ impl FunctionBuilder {
             .modifier(op.name())
             .ty(dt)
             .ty(t)
-            .operand(d)
-            .operand(a.into())
-            .operand(b.into());
+            .operands((d, a.into(), b.into()));
         self.emit(Form::Set, i)
     }
 }

@@ -23,7 +23,7 @@ impl FunctionBuilder {
         self.use_label(target)?;
         self.emit(
             Form::Bra,
-            Instruction::new("bra").modifier("uni").operand(target),
+            Instruction::from_opcode("bra.uni").operand(target),
         )
     }
 
@@ -134,11 +134,9 @@ impl FunctionBuilder {
                 name: name.clone(),
                 kind: ParamKind::Scalar(t),
             });
-            let st = Instruction::new("st")
-                .modifier("param")
+            let st = Instruction::from_opcode("st.param")
                 .ty(t)
-                .operand(sym_addr(&name))
-                .operand(*r);
+                .operands((sym_addr(&name), *r));
             self.emit(Form::St, st)?;
             names.push(name);
         }
@@ -153,7 +151,7 @@ impl FunctionBuilder {
             }
             _ => None,
         };
-        let mut call = Instruction::new("call").modifier("uni");
+        let mut call = Instruction::from_opcode("call.uni");
         if let Some((n, _)) = &ret_name {
             call = call.operand(Operand::List(vec![Operand::Symbol(Cow::Owned(n.clone()))]));
         }
@@ -169,11 +167,9 @@ impl FunctionBuilder {
         self.guard = guard;
         self.emit(Form::Call, call)?;
         if let (Some((n, t)), Some((r, _))) = (ret_name, ret) {
-            let ld = Instruction::new("ld")
-                .modifier("param")
+            let ld = Instruction::from_opcode("ld.param")
                 .ty(t)
-                .operand(r)
-                .operand(sym_addr(&n));
+                .operands((r, sym_addr(&n)));
             self.emit(Form::Ld, ld)?;
         }
         self.push_statement(Statement::Close);

@@ -52,8 +52,7 @@ impl FunctionBuilder {
                 "cp.async writes the executing CTA's shared memory",
             ));
         }
-        let mut i = Instruction::new("cp")
-            .modifier("async")
+        let mut i = Instruction::from_opcode("cp.async")
             .modifier(if cache == CpAsyncCache::Ca {
                 "ca"
             } else {
@@ -61,9 +60,7 @@ impl FunctionBuilder {
             })
             .modifier("shared")
             .modifier("global")
-            .operand(dst)
-            .operand(src)
-            .operand(Imm::UInt(size as u64));
+            .operands((dst, src, Imm::UInt(size as u64)));
         if let Some(s) = src_size {
             i = i.operand(s);
         }
@@ -72,32 +69,19 @@ impl FunctionBuilder {
 
     /// `cp.async.commit_group`.
     pub fn cp_async_commit_group(&mut self) -> Result<()> {
-        self.emit(
-            Form::CpAsyncCommit,
-            Instruction::new("cp")
-                .modifier("async")
-                .modifier("commit_group"),
-        )
+        self.emit_row(Form::CpAsyncCommit)
     }
 
     /// `cp.async.wait_group n`: waits until at most `n` groups are pending.
     pub fn cp_async_wait_group(&mut self, n: u32) -> Result<()> {
         self.emit(
             Form::CpAsyncWaitGroup,
-            Instruction::new("cp")
-                .modifier("async")
-                .modifier("wait_group")
-                .operand(Imm::UInt(n as u64)),
+            Instruction::from_opcode("cp.async.wait_group").operand(Imm::UInt(n as u64)),
         )
     }
 
     /// `cp.async.wait_all`.
     pub fn cp_async_wait_all(&mut self) -> Result<()> {
-        self.emit(
-            Form::CpAsyncWaitAll,
-            Instruction::new("cp")
-                .modifier("async")
-                .modifier("wait_all"),
-        )
+        self.emit_row(Form::CpAsyncWaitAll)
     }
 }

@@ -110,8 +110,7 @@ impl FunctionBuilder {
                 .modifier_if(m.sat, "sat")
                 .ty(dt)
                 .ty(st)
-                .operand(d)
-                .operand(a);
+                .operands((d, a));
             return self.emit(form, i);
         }
         if !plain_cvt_type(dt) || !plain_cvt_type(st) {
@@ -139,8 +138,7 @@ impl FunctionBuilder {
             .modifier_if(m.sat, "sat")
             .ty(dt)
             .ty(st)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(Form::Cvt, i)
     }
 
@@ -153,14 +151,11 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::new("cvt")
-            .modifier("rn")
+        let i = Instruction::from_opcode("cvt.rn")
             .modifier_if(relu, "relu")
             .ty(ScalarType::Bf16x2)
             .ty(ScalarType::F32)
-            .operand(d)
-            .operand(hi)
-            .operand(lo);
+            .operands((d, hi, lo));
         self.emit(Form::CvtBf16x2F32, i)
     }
 
@@ -172,25 +167,20 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::new("cvt")
-            .modifier("rn")
+        let i = Instruction::from_opcode("cvt.rn")
             .modifier_if(relu, "relu")
             .ty(ScalarType::F16x2)
             .ty(ScalarType::F32)
-            .operand(d)
-            .operand(hi)
-            .operand(lo);
+            .operands((d, hi, lo));
         self.emit(Form::CvtF16x2F32, i)
     }
 
     /// `cvt.rna.tf32.f32 d, a`: round to tf32 (the result is a `.b32` holding the tf32 bits).
     pub fn cvt_tf32(&mut self, d: Reg<ty::B32>, a: Reg<ty::F32>) -> Result<()> {
-        let i = Instruction::new("cvt")
-            .modifier("rna")
+        let i = Instruction::from_opcode("cvt.rna")
             .ty(ScalarType::Tf32)
             .ty(ScalarType::F32)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(Form::CvtTf32F32, i)
     }
 
@@ -204,15 +194,11 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::new("cvt")
-            .modifier("rn")
-            .modifier("satfinite")
+        let i = Instruction::from_opcode("cvt.rn.satfinite")
             .modifier_if(relu, "relu")
             .ty(kind.x2())
             .ty(ScalarType::F32)
-            .operand(d)
-            .operand(hi)
-            .operand(lo);
+            .operands((d, hi, lo));
         self.emit(Form::CvtF8x2F32, i)
     }
 
@@ -224,13 +210,11 @@ impl FunctionBuilder {
         a: Reg<ty::B16>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::new("cvt")
-            .modifier("rn")
+        let i = Instruction::from_opcode("cvt.rn")
             .modifier_if(relu, "relu")
             .ty(ScalarType::F16x2)
             .ty(kind.x2())
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(Form::CvtF16x2F8x2, i)
     }
 
@@ -261,8 +245,7 @@ impl FunctionBuilder {
             .modifier_if(to, "to")
             .modifier(name)
             .ty(ScalarType::U64)
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(form, i)
     }
 

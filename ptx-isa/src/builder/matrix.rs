@@ -107,18 +107,15 @@ impl FunctionBuilder {
         self.check_regs("ldmatrix", "the destination", &regs, n.count(), |r| {
             r.class.decl_type().bits() == 32
         })?;
-        let i = Instruction::new("ldmatrix")
-            .modifier("sync")
-            .modifier("aligned")
-            .modifier("m8n8")
+        let i = Instruction::from_opcode("ldmatrix.sync.aligned.m8n8")
             .modifier(n.name())
             .modifier_if(trans, "trans")
             .modifier("shared")
             .ty(ScalarType::B16)
-            .operand(Operand::Vector(
-                regs.into_iter().map(Operand::Reg).collect(),
-            ))
-            .operand(p);
+            .operands((
+                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
+                p,
+            ));
         self.emit(Form::Ldmatrix, i)
     }
 
@@ -134,17 +131,14 @@ impl FunctionBuilder {
         self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
             r.class.decl_type().bits() == 32
         })?;
-        let i = Instruction::new("stmatrix")
-            .modifier("sync")
-            .modifier("aligned")
-            .modifier("m8n8")
+        let i = Instruction::from_opcode("stmatrix.sync.aligned.m8n8")
             .modifier(n.name())
             .modifier_if(trans, "trans")
             .modifier("shared")
             .ty(ScalarType::B16)
-            .operand(p)
-            .operand(Operand::Vector(
-                regs.into_iter().map(Operand::Reg).collect(),
+            .operands((
+                p,
+                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
             ));
         self.emit(Form::Stmatrix, i)
     }
@@ -168,18 +162,15 @@ impl FunctionBuilder {
         self.check_regs("ldmatrix", "the destination", &regs, 2 * n.count(), |r| {
             r.class.decl_type().bits() == 32
         })?;
-        let i = Instruction::new("ldmatrix")
-            .modifier("sync")
-            .modifier("aligned")
-            .modifier("m16n16")
+        let i = Instruction::from_opcode("ldmatrix.sync.aligned.m16n16")
             .modifier(n.name())
             .modifier("trans")
             .modifier("shared")
             .ty(ScalarType::B8)
-            .operand(Operand::Vector(
-                regs.into_iter().map(Operand::Reg).collect(),
-            ))
-            .operand(p);
+            .operands((
+                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
+                p,
+            ));
         self.emit(Form::LdmatrixB8, i)
     }
 
@@ -194,17 +185,14 @@ impl FunctionBuilder {
         self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
             r.class.decl_type().bits() == 32
         })?;
-        let i = Instruction::new("stmatrix")
-            .modifier("sync")
-            .modifier("aligned")
-            .modifier("m16n8")
+        let i = Instruction::from_opcode("stmatrix.sync.aligned.m16n8")
             .modifier(n.name())
             .modifier("trans")
             .modifier("shared")
             .ty(ScalarType::B8)
-            .operand(p)
-            .operand(Operand::Vector(
-                regs.into_iter().map(Operand::Reg).collect(),
+            .operands((
+                p,
+                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
             ));
         self.emit(Form::StmatrixB8, i)
     }
@@ -253,9 +241,7 @@ impl FunctionBuilder {
         self.check_regs(mn, "B", b, 2, b32)?;
         self.check_regs(mn, "C", c, acc_regs, acc_ok)?;
         let vec = |v: &[RegRef]| Operand::Vector(v.iter().map(|r| Operand::Reg(*r)).collect());
-        let i = Instruction::new("mma")
-            .modifier("sync")
-            .modifier("aligned")
+        let i = Instruction::from_opcode("mma.sync.aligned")
             .modifier(shape)
             .modifier("row")
             .modifier("col")
@@ -264,10 +250,7 @@ impl FunctionBuilder {
             .ty(at)
             .ty(bt)
             .ty(ct)
-            .operand(vec(d))
-            .operand(vec(a))
-            .operand(vec(b))
-            .operand(vec(c));
+            .operands((vec(d), vec(a), vec(b), vec(c)));
         self.emit(form, i)
     }
 }

@@ -84,20 +84,17 @@ impl FunctionBuilder {
         let count = count.into();
         self.check_count("mbarrier.init", count, "count", 1)?;
         let sp = self.mbar_space("mbarrier.init", S::SPACE, false)?;
-        let i = Instruction::new("mbarrier")
-            .modifier("init")
+        let i = Instruction::from_opcode("mbarrier.init")
             .modifier(sp)
             .ty(ScalarType::B64)
-            .operand(addr)
-            .operand(count);
+            .operands((addr, count));
         self.emit(Form::MbarrierInit, i)
     }
 
     /// `mbarrier.inval.shared.b64 [addr]`.
     pub fn mbarrier_inval<S: Window32>(&mut self, addr: Addr<S>) -> Result<()> {
         let sp = self.mbar_space("mbarrier.inval", S::SPACE, false)?;
-        let i = Instruction::new("mbarrier")
-            .modifier("inval")
+        let i = Instruction::from_opcode("mbarrier.inval")
             .modifier(sp)
             .ty(ScalarType::B64)
             .operand(addr);
@@ -147,7 +144,7 @@ impl FunctionBuilder {
             ));
         }
         // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
-        let mut i = Instruction::new("mbarrier").modifier("arrive");
+        let mut i = Instruction::from_opcode("mbarrier.arrive");
         let form = if o.no_complete {
             i = i.modifier("noComplete");
             Form::MbarrierArriveNoComplete
@@ -160,11 +157,7 @@ impl FunctionBuilder {
         if let Some(s) = o.release {
             i = i.modifier("release").modifier(s.name());
         }
-        i = i
-            .modifier(sp)
-            .ty(ScalarType::B64)
-            .operand(state)
-            .operand(addr);
+        i = i.modifier(sp).ty(ScalarType::B64).operands((state, addr));
         if let Some(c) = o.count {
             self.check_count(mn, c, "count", 1)?;
             i = i.operand(c);
@@ -198,7 +191,7 @@ impl FunctionBuilder {
             // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
             i = i.modifier("relaxed").modifier(s.name());
         }
-        let i = i.modifier(sp).ty(ScalarType::B64).operand(addr).operand(tx);
+        let i = i.modifier(sp).ty(ScalarType::B64).operands((addr, tx));
         self.emit(
             if complete {
                 Form::MbarrierCompleteTx
@@ -253,11 +246,7 @@ impl FunctionBuilder {
             // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
             i = i.modifier("acquire").modifier(s.name());
         }
-        i = i
-            .modifier(sp)
-            .ty(ScalarType::B64)
-            .operand(done)
-            .operand(addr);
+        i = i.modifier(sp).ty(ScalarType::B64).operands((done, addr));
         i = match on {
             WaitOn::State(r) => i.operand(r),
             WaitOn::Parity(p) => i.operand(p),
@@ -320,11 +309,9 @@ impl FunctionBuilder {
         count: Reg<ty::U32>,
         state: Reg<ty::B64>,
     ) -> Result<()> {
-        let i = Instruction::new("mbarrier")
-            .modifier("pending_count")
+        let i = Instruction::from_opcode("mbarrier.pending_count")
             .ty(ScalarType::B64)
-            .operand(count)
-            .operand(state);
+            .operands((count, state));
         self.emit(Form::MbarrierPendingCount, i)
     }
 
@@ -336,10 +323,7 @@ impl FunctionBuilder {
         noinc: bool,
         addr: Addr<crate::space::spaces::Shared>,
     ) -> Result<()> {
-        let i = Instruction::new("cp")
-            .modifier("async")
-            .modifier("mbarrier")
-            .modifier("arrive")
+        let i = Instruction::from_opcode("cp.async.mbarrier.arrive")
             .modifier_if(noinc, "noinc")
             .modifier("shared")
             .ty(ScalarType::B64)
@@ -350,10 +334,6 @@ impl FunctionBuilder {
     /// `fence.mbarrier_init.release.cluster`: makes barrier initialisation visible to the cluster
     /// (before other CTAs arrive on this CTA's barriers).
     pub fn fence_mbarrier_init(&mut self) -> Result<()> {
-        let i = Instruction::new("fence")
-            .modifier("mbarrier_init")
-            .modifier("release")
-            .modifier("cluster");
-        self.emit(Form::FenceMbarrierInit, i)
+        self.emit_row(Form::FenceMbarrierInit)
     }
 }

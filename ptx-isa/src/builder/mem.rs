@@ -299,12 +299,10 @@ impl FunctionBuilder {
                 format!("a fraction of {fraction}: it lies in (0.0, 1.0] (PTX ISA 9.7.9.18)"),
             ));
         }
-        let i = Instruction::new("createpolicy")
-            .modifier("fractional")
+        let i = Instruction::from_opcode("createpolicy.fractional")
             .modifier(primary.name())
             .ty(ScalarType::B64)
-            .operand(d)
-            .operand(crate::instr::Imm::f32(fraction));
+            .operands((d, crate::instr::Imm::f32(fraction)));
         self.emit(Form::CreatepolicyFractional, i)
     }
 
@@ -432,9 +430,9 @@ impl FunctionBuilder {
             Operand::Vector(x.values.to_vec())
         };
         i = if x.load {
-            i.operand(value).operand(x.addr)
+            i.operands((value, x.addr))
         } else {
-            i.operand(x.addr).operand(value)
+            i.operands((x.addr, value))
         };
         if let Some(h) = x.cache_hint {
             i = i.operand(h);

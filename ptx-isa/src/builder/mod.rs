@@ -289,8 +289,7 @@ impl FunctionBuilder {
     /// Loads a parameter into a fresh register: `ld.param.T %r, [name];`.
     pub fn load_param<T: ty::RegType>(&mut self, p: &ParamRef<T>) -> Result<Reg<T>> {
         let d = self.reg::<T>();
-        let i = Instruction::new("ld")
-            .modifier("param")
+        let i = Instruction::from_opcode("ld.param")
             .ty(T::TYPE)
             .operand(d)
             .operand(Operand::Addr(crate::space::Address {
@@ -303,8 +302,7 @@ impl FunctionBuilder {
 
     /// Stores a device function's return value: `st.param.T [ret], a;`.
     pub fn store_return<T: ty::RegType>(&mut self, p: &ParamRef<T>, a: Reg<T>) -> Result<()> {
-        let i = Instruction::new("st")
-            .modifier("param")
+        let i = Instruction::from_opcode("st.param")
             .ty(T::TYPE)
             .operand(Operand::Addr(crate::space::Address {
                 base: crate::space::AddrBase::Symbol(p.name.clone()),
@@ -497,6 +495,24 @@ impl FunctionBuilder {
         i.guard = self.guard.take();
         self.body.push(Statement::Instr(i));
         Ok(())
+    }
+
+    /// Writes the one instruction a row without choices or operands stands for
+    /// (`griddepcontrol.wait`, `wgmma.fence.sync.aligned`): the row's pattern is its opcode. A row
+    /// with a required choice or an operand is refused by [`Self::emit`]'s check of the row.
+    pub(crate) fn emit_row(&mut self, form: Form) -> Result<()> {
+        let p = form.pattern();
+        let mut i = Instruction::new(p.mnemonic());
+        for e in p.elements() {
+            if let [only] = e.alternatives() {
+                if !e.is_optional() {
+                    for m in only {
+                        i = i.modifier(m.as_str());
+                    }
+                }
+            }
+        }
+        self.emit(form, i)
     }
 
     /// Every instruction the builder writes is one its row allows: the row's pattern matches the

@@ -38,13 +38,12 @@ impl FunctionBuilder {
                 // mov has no half types: move the bits (PTX ISA 9.7.9.1 lists b16/b32 for them).
                 let i = Instruction::new("mov")
                     .ty(t.bits_type())
-                    .operand(d)
-                    .operand(a.into());
+                    .operands((d, a.into()));
                 return self.emit(Form::Mov, i);
             }
             _ => Form::Mov,
         };
-        let i = Instruction::new("mov").ty(t).operand(d).operand(a.into());
+        let i = Instruction::new("mov").ty(t).operands((d, a.into()));
         self.emit(form, i)
     }
 
@@ -58,7 +57,7 @@ impl FunctionBuilder {
                 format!("{s} is {}, not {t}", s.ty()),
             ));
         }
-        let i = Instruction::new("mov").ty(s.ty()).operand(d).operand(s);
+        let i = Instruction::new("mov").ty(s.ty()).operands((d, s));
         self.emit(s.form(), i)
     }
 
@@ -127,8 +126,7 @@ impl FunctionBuilder {
         let (d, a) = if pack { (whole, v) } else { (v, whole) };
         let i = Instruction::new("mov")
             .ty(wide.bits_type())
-            .operand(d)
-            .operand(a);
+            .operands((d, a));
         self.emit(form, i)
     }
 

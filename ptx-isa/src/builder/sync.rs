@@ -73,7 +73,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let id = id.into();
         self.barrier_id("bar.sync", id, count)?;
-        let mut i = Instruction::new("bar").modifier("sync").operand(id);
+        let mut i = Instruction::from_opcode("bar.sync").operand(id);
         if let Some(c) = count {
             i = i.operand(c);
         }
@@ -84,10 +84,7 @@ impl FunctionBuilder {
     /// memory accesses before it are ordered before those after it (PTX ISA 9.7.13.2; `__syncwarp`).
     /// The executing lane must be in the mask.
     pub fn bar_warp_sync(&mut self, membermask: impl Into<Src<ty::U32>>) -> Result<()> {
-        let i = Instruction::new("bar")
-            .modifier("warp")
-            .modifier("sync")
-            .operand(membermask.into());
+        let i = Instruction::from_opcode("bar.warp.sync").operand(membermask.into());
         self.emit(Form::BarWarpSync, i)
     }
 
@@ -99,10 +96,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let (id, count) = (id.into(), count.into());
         self.barrier_id("bar.arrive", id, Some(count))?;
-        let i = Instruction::new("bar")
-            .modifier("arrive")
-            .operand(id)
-            .operand(count);
+        let i = Instruction::from_opcode("bar.arrive").operands((id, count));
         self.emit(Form::BarArrive, i)
     }
 
@@ -116,12 +110,9 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let id = id.into();
         self.barrier_id("bar.red", id, count)?;
-        let mut i = Instruction::new("bar")
-            .modifier("red")
-            .modifier("popc")
+        let mut i = Instruction::from_opcode("bar.red.popc")
             .ty(ScalarType::U32)
-            .operand(d)
-            .operand(id);
+            .operands((d, id));
         if let Some(n) = count {
             i = i.operand(n);
         }
@@ -139,12 +130,10 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let id = id.into();
         self.barrier_id("bar.red", id, count)?;
-        let mut i = Instruction::new("bar")
-            .modifier("red")
+        let mut i = Instruction::from_opcode("bar.red")
             .modifier(if or { "or" } else { "and" })
             .ty(ScalarType::Pred)
-            .operand(p)
-            .operand(id);
+            .operands((p, id));
         if let Some(n) = count {
             i = i.operand(n);
         }
@@ -161,8 +150,7 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let id = id.into();
         self.barrier_id("barrier.sync", id, count)?;
-        let mut i = Instruction::new("barrier")
-            .modifier("sync")
+        let mut i = Instruction::from_opcode("barrier.sync")
             .modifier_if(aligned, "aligned")
             .operand(id);
         if let Some(c) = count {
@@ -180,11 +168,9 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let (id, count) = (id.into(), count.into());
         self.barrier_id("barrier.arrive", id, Some(count))?;
-        let i = Instruction::new("barrier")
-            .modifier("arrive")
+        let i = Instruction::from_opcode("barrier.arrive")
             .modifier_if(aligned, "aligned")
-            .operand(id)
-            .operand(count);
+            .operands((id, count));
         self.emit(Form::BarrierArrive, i)
     }
 

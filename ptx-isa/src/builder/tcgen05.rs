@@ -172,15 +172,13 @@ impl FunctionBuilder {
                 "the address is written to shared::cta memory",
             ));
         }
-        let i = Instruction::new("tcgen05")
-            .modifier("alloc")
+        let i = Instruction::from_opcode("tcgen05.alloc")
             .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned")
             .modifier("shared::cta")
             .ty(ScalarType::B32)
-            .operand(dst)
-            .operand(ncols);
+            .operands((dst, ncols));
         self.emit(Form::Tcgen05Alloc, i)
     }
 
@@ -192,21 +190,18 @@ impl FunctionBuilder {
         ncols: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
         let ncols = ncols.into();
-        let i = Instruction::new("tcgen05")
-            .modifier("dealloc")
+        let i = Instruction::from_opcode("tcgen05.dealloc")
             .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned")
             .ty(ScalarType::B32)
-            .operand(taddr_reg)
-            .operand(ncols);
+            .operands((taddr_reg, ncols));
         self.emit(Form::Tcgen05Dealloc, i)
     }
 
     /// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
     pub fn tcgen05_relinquish_alloc_permit(&mut self, group: CtaGroup) -> Result<()> {
-        let i = Instruction::new("tcgen05")
-            .modifier("relinquish_alloc_permit")
+        let i = Instruction::from_opcode("tcgen05.relinquish_alloc_permit")
             .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
             .modifier("aligned");
@@ -280,10 +275,7 @@ impl FunctionBuilder {
         half_split: Option<u32>,
     ) -> Result<()> {
         self.ldst_checks("tcgen05.ld", shape, num, pack, r, half_split)?;
-        let mut i = Instruction::new("tcgen05")
-            .modifier("ld")
-            .modifier("sync")
-            .modifier("aligned")
+        let mut i = Instruction::from_opcode("tcgen05.ld.sync.aligned")
             .modifier(shape.name())
             .modifier(format!("x{num}"))
             .modifier_if(pack, "pack::16b")
@@ -316,10 +308,7 @@ impl FunctionBuilder {
         r: &[RegRef],
     ) -> Result<()> {
         self.ldst_checks("tcgen05.st", shape, num, unpack, r, half_split)?;
-        let mut i = Instruction::new("tcgen05")
-            .modifier("st")
-            .modifier("sync")
-            .modifier("aligned")
+        let mut i = Instruction::from_opcode("tcgen05.st.sync.aligned")
             .modifier(shape.name())
             .modifier(format!("x{num}"))
             .modifier_if(unpack, "unpack::16b")
@@ -343,24 +332,12 @@ impl FunctionBuilder {
 
     /// `tcgen05.wait::ld.sync.aligned`: waits for this thread's `tcgen05.ld`s.
     pub fn tcgen05_wait_ld(&mut self) -> Result<()> {
-        self.emit(
-            Form::Tcgen05WaitLd,
-            Instruction::new("tcgen05")
-                .modifier("wait::ld")
-                .modifier("sync")
-                .modifier("aligned"),
-        )
+        self.emit_row(Form::Tcgen05WaitLd)
     }
 
     /// `tcgen05.wait::st.sync.aligned`.
     pub fn tcgen05_wait_st(&mut self) -> Result<()> {
-        self.emit(
-            Form::Tcgen05WaitSt,
-            Instruction::new("tcgen05")
-                .modifier("wait::st")
-                .modifier("sync")
-                .modifier("aligned"),
-        )
+        self.emit_row(Form::Tcgen05WaitSt)
     }
 
     /// `tcgen05.cp.cta_group::N.shape{.decompress} [taddr], s-desc`: shared memory (described by a
@@ -373,9 +350,7 @@ impl FunctionBuilder {
         taddr_reg: Reg<ty::U32>,
         sdesc: Reg<ty::B64>,
     ) -> Result<()> {
-        let mut i = Instruction::new("tcgen05")
-            .modifier("cp")
-            .modifier(self.group("tcgen05", group)?);
+        let mut i = Instruction::from_opcode("tcgen05.cp").modifier(self.group("tcgen05", group)?);
         i = match shape {
             TmemCpShape::S128x256b => i.modifier("128x256b"),
             TmemCpShape::S4x256b => i.modifier("4x256b"),
@@ -389,14 +364,13 @@ impl FunctionBuilder {
             Some(TmemCpDecompress::B6x16P32) => i.modifier("b8x16").modifier("b6x16_p32"),
             Some(TmemCpDecompress::B4x16P64) => i.modifier("b8x16").modifier("b4x16_p64"),
         };
-        self.emit(Form::Tcgen05Cp, i.operand(taddr(taddr_reg)).operand(sdesc))
+        self.emit(Form::Tcgen05Cp, i.operands((taddr(taddr_reg), sdesc)))
     }
 
     /// `tcgen05.shift.cta_group::N.down [taddr]`: shifts 32-byte rows of the matrix at `taddr` down
     /// one row.
     pub fn tcgen05_shift(&mut self, group: CtaGroup, taddr_reg: Reg<ty::U32>) -> Result<()> {
-        let i = Instruction::new("tcgen05")
-            .modifier("shift")
+        let i = Instruction::from_opcode("tcgen05.shift")
             .modifier(self.group("tcgen05", group)?)
             .modifier("down")
             .operand(taddr(taddr_reg));
@@ -451,8 +425,7 @@ impl FunctionBuilder {
             MmaKindTc::F8f6f4 => "kind::f8f6f4",
             MmaKindTc::I8 => "kind::i8",
         };
-        let mut i = Instruction::new("tcgen05")
-            .modifier("mma")
+        let mut i = Instruction::from_opcode("tcgen05.mma")
             .modifier_if(ws, "ws")
             .modifier(self.group("tcgen05", group)?)
             .modifier(k)
@@ -461,7 +434,7 @@ impl FunctionBuilder {
             TcA::Desc(r) => i.operand(r),
             TcA::Tmem(r) => i.operand(taddr(r)),
         };
-        i = i.operand(b).operand(idesc.into());
+        i = i.operands((b, idesc.into()));
         if let Some(mask) = disable_output_lane {
             i = i.operand(Operand::Vector(
                 mask.iter().map(|r| Operand::Reg(*r)).collect(),
@@ -499,8 +472,7 @@ impl FunctionBuilder {
             BlockScaleKind::Mxf4nvf4X2 => ("kind::mxf4nvf4", "scale_vec::2X"),
             BlockScaleKind::Mxf4nvf4X4 => ("kind::mxf4nvf4", "scale_vec::4X"),
         };
-        let mut i = Instruction::new("tcgen05")
-            .modifier("mma")
+        let mut i = Instruction::from_opcode("tcgen05.mma")
             .modifier(self.group("tcgen05", group)?)
             .modifier(k)
             .modifier("block_scale")
@@ -510,12 +482,13 @@ impl FunctionBuilder {
             TcA::Desc(r) => i.operand(r),
             TcA::Tmem(r) => i.operand(taddr(r)),
         };
-        let i = i
-            .operand(b)
-            .operand(idesc.into())
-            .operand(taddr(scale_a))
-            .operand(taddr(scale_b))
-            .operand(enable_input_d);
+        let i = i.operands((
+            b,
+            idesc.into(),
+            taddr(scale_a),
+            taddr(scale_b),
+            enable_input_d,
+        ));
         self.emit(Form::Tcgen05MmaBlockScale, i)
     }
 
@@ -529,8 +502,7 @@ impl FunctionBuilder {
         multicast: Option<Reg<ty::U16>>,
     ) -> Result<()> {
         let cluster = matches!(S::SPACE, StateSpace::Shared(SharedScope::Cluster));
-        let mut i = Instruction::new("tcgen05")
-            .modifier("commit")
+        let mut i = Instruction::from_opcode("tcgen05.commit")
             .modifier(self.group("tcgen05", group)?)
             .modifier("mbarrier::arrive::one")
             .modifier_if(cluster, "shared::cluster")
@@ -546,17 +518,11 @@ impl FunctionBuilder {
     /// `tcgen05.fence::before_thread_sync`: orders earlier async tcgen05 operations before a
     /// following thread synchronisation.
     pub fn tcgen05_fence_before_thread_sync(&mut self) -> Result<()> {
-        self.emit(
-            Form::Tcgen05FenceBefore,
-            Instruction::new("tcgen05").modifier("fence::before_thread_sync"),
-        )
+        self.emit_row(Form::Tcgen05FenceBefore)
     }
 
     /// `tcgen05.fence::after_thread_sync`.
     pub fn tcgen05_fence_after_thread_sync(&mut self) -> Result<()> {
-        self.emit(
-            Form::Tcgen05FenceAfter,
-            Instruction::new("tcgen05").modifier("fence::after_thread_sync"),
-        )
+        self.emit_row(Form::Tcgen05FenceAfter)
     }
 }

@@ -76,15 +76,10 @@ impl FunctionBuilder {
             Some(p) => Operand::Pair(d.as_ref(), p.as_ref()),
             None => Operand::Reg(d.as_ref()),
         };
-        let i = Instruction::new("shfl")
-            .modifier("sync")
+        let i = Instruction::from_opcode("shfl.sync")
             .modifier(m)
             .ty(ScalarType::B32)
-            .operand(dst)
-            .operand(a.into())
-            .operand(b.into())
-            .operand(c.into())
-            .operand(membermask.into());
+            .operands((dst, a.into(), b.into(), c.into(), membermask.into()));
         self.emit(Form::ShflSync, i)
     }
 
@@ -101,13 +96,10 @@ impl FunctionBuilder {
             VoteMode::Any => "any",
             VoteMode::Uni => "uni",
         };
-        let i = Instruction::new("vote")
-            .modifier("sync")
+        let i = Instruction::from_opcode("vote.sync")
             .modifier(m)
             .ty(ScalarType::Pred)
-            .operand(d)
-            .operand(a.into())
-            .operand(membermask.into());
+            .operands((d, a.into(), membermask.into()));
         self.emit(Form::VoteSync, i)
     }
 
@@ -118,13 +110,9 @@ impl FunctionBuilder {
         a: impl Into<PredSrc>,
         membermask: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let i = Instruction::new("vote")
-            .modifier("sync")
-            .modifier("ballot")
+        let i = Instruction::from_opcode("vote.sync.ballot")
             .ty(ScalarType::B32)
-            .operand(d)
-            .operand(a.into())
-            .operand(membermask.into());
+            .operands((d, a.into(), membermask.into()));
         self.emit(Form::VoteBallot, i)
     }
 
@@ -135,13 +123,9 @@ impl FunctionBuilder {
         a: impl Into<Src<T>>,
         membermask: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let i = Instruction::new("match")
-            .modifier("any")
-            .modifier("sync")
+        let i = Instruction::from_opcode("match.any.sync")
             .ty(T::TYPE.bits_type())
-            .operand(d)
-            .operand(a.into())
-            .operand(membermask.into());
+            .operands((d, a.into(), membermask.into()));
         self.emit(Form::MatchAny, i)
     }
 
@@ -157,13 +141,9 @@ impl FunctionBuilder {
             Some(p) => Operand::Pair(d.as_ref(), p.as_ref()),
             None => Operand::Reg(d.as_ref()),
         };
-        let i = Instruction::new("match")
-            .modifier("all")
-            .modifier("sync")
+        let i = Instruction::from_opcode("match.all.sync")
             .ty(T::TYPE.bits_type())
-            .operand(dst)
-            .operand(a.into())
-            .operand(membermask.into());
+            .operands((dst, a.into(), membermask.into()));
         self.emit(Form::MatchAll, i)
     }
 
@@ -201,13 +181,10 @@ impl FunctionBuilder {
                 return Err(self.no_form("redux.sync", &format!("redux.sync.{op:?}"), t));
             }
         };
-        let i = Instruction::new("redux")
-            .modifier("sync")
+        let i = Instruction::from_opcode("redux.sync")
             .modifier(name)
             .ty(ty)
-            .operand(d)
-            .operand(a)
-            .operand(membermask.into());
+            .operands((d, a, membermask.into()));
         self.emit(Form::ReduxSync, i)
     }
 
@@ -223,10 +200,7 @@ impl FunctionBuilder {
             Sinkable::Reg(r) => Operand::Pair(r.as_ref(), p.as_ref()),
             Sinkable::Sink => Operand::SinkPair(p.as_ref()),
         };
-        let i = Instruction::new("elect")
-            .modifier("sync")
-            .operand(dst)
-            .operand(membermask.into());
+        let i = Instruction::from_opcode("elect.sync").operands((dst, membermask.into()));
         self.emit(Form::ElectSync, i)
     }
 }

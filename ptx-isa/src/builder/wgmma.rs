@@ -128,33 +128,18 @@ pub struct WgmmaImm {
 impl FunctionBuilder {
     /// `wgmma.fence.sync.aligned`: orders register accesses before the next `wgmma.mma_async`.
     pub fn wgmma_fence(&mut self) -> Result<()> {
-        self.emit(
-            Form::WgmmaFence,
-            Instruction::new("wgmma")
-                .modifier("fence")
-                .modifier("sync")
-                .modifier("aligned"),
-        )
+        self.emit_row(Form::WgmmaFence)
     }
 
     /// `wgmma.commit_group.sync.aligned`.
     pub fn wgmma_commit_group(&mut self) -> Result<()> {
-        self.emit(
-            Form::WgmmaCommit,
-            Instruction::new("wgmma")
-                .modifier("commit_group")
-                .modifier("sync")
-                .modifier("aligned"),
-        )
+        self.emit_row(Form::WgmmaCommit)
     }
 
     /// `wgmma.wait_group.sync.aligned n`: waits until at most `n` groups are pending.
     pub fn wgmma_wait_group(&mut self, n: u32) -> Result<()> {
-        let i = Instruction::new("wgmma")
-            .modifier("wait_group")
-            .modifier("sync")
-            .modifier("aligned")
-            .operand(Imm::UInt(n as u64));
+        let i =
+            Instruction::from_opcode("wgmma.wait_group.sync.aligned").operand(Imm::UInt(n as u64));
         self.emit(Form::WgmmaWait, i)
     }
 
@@ -261,10 +246,7 @@ impl FunctionBuilder {
                 Operand::Vector(regs.iter().map(|r| Operand::Reg(*r)).collect())
             }
         };
-        let mut i = Instruction::new("wgmma")
-            .modifier("mma_async")
-            .modifier("sync")
-            .modifier("aligned")
+        let mut i = Instruction::from_opcode("wgmma.mma_async.sync.aligned")
             .modifier(format!("m64n{}k{}", w.n, w.k()))
             .modifier_if(sat, "satfinite")
             .ty(dt)
@@ -273,15 +255,17 @@ impl FunctionBuilder {
             .operand(Operand::Vector(
                 d.iter().map(|r| Operand::Reg(*r)).collect(),
             ))
-            .operand(a_op)
-            .operand(b)
-            .operand(match scale_d {
-                ScaleD::Pred(p) => Operand::Reg(p.as_ref()),
-                ScaleD::Const(c) => Operand::Imm(Imm::Int(c as i64)),
-            });
+            .operands((
+                a_op,
+                b,
+                match scale_d {
+                    ScaleD::Pred(p) => Operand::Reg(p.as_ref()),
+                    ScaleD::Const(c) => Operand::Imm(Imm::Int(c as i64)),
+                },
+            ));
         if form != Form::WgmmaI8 {
             let sc = |neg: bool| Operand::Imm(Imm::Int(if neg { -1 } else { 1 }));
-            i = i.operand(sc(imm.negate_a)).operand(sc(imm.negate_b));
+            i = i.operands((sc(imm.negate_a), sc(imm.negate_b)));
         }
         if half {
             if !a_regs {
