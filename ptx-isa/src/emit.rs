@@ -10,6 +10,25 @@ use crate::module::{
 };
 use crate::reg::RegClass;
 
+/// Writes `items` comma-separated between `open` and `close`: a vector operand `{a, b}`, a call's
+/// argument list `(a, b)`, an initializer list `{1, 2}` (PTX ISA 6.4 "Operand Types", 5.4.4
+/// "Initializers").
+pub(crate) fn write_list<T: std::fmt::Display>(
+    f: &mut std::fmt::Formatter<'_>,
+    open: &str,
+    items: &[T],
+    close: &str,
+) -> std::fmt::Result {
+    f.write_str(open)?;
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        x.fmt(f)?;
+    }
+    f.write_str(close)
+}
+
 impl Module {
     /// Writes the module as PTX text.
     pub fn to_ptx(&self) -> Result<String> {

@@ -113,44 +113,19 @@ impl fmt::Display for Operand {
             Operand::Imm(i) => i.fmt(f),
             Operand::Sreg(s) => s.fmt(f),
             Operand::Addr(a) => a.fmt(f),
-            Operand::Vector(v) => {
-                f.write_str("{")?;
-                for (i, o) in v.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    o.fmt(f)?;
-                }
-                f.write_str("}")
-            }
+            Operand::Vector(v) => crate::emit::write_list(f, "{", v, "}"),
             Operand::Label(l) => l.fmt(f),
             Operand::Symbol(s) => f.write_str(s),
             Operand::Sink => f.write_str("_"),
             Operand::Pair(p, q) => write!(f, "{p}|{q}"),
             Operand::SinkPair(p) => write!(f, "_|{p}"),
             Operand::Tensor { map, coords } => {
-                f.write_str("[")?;
-                match map {
-                    crate::space::AddrBase::Reg(r) => write!(f, "{r}")?,
-                    crate::space::AddrBase::Symbol(s) => f.write_str(s)?,
-                    crate::space::AddrBase::Absolute(a) => write!(f, "{a}")?,
-                }
-                f.write_str(", ")?;
-                Operand::Vector(coords.clone()).fmt(f)?;
-                f.write_str("]")
+                write!(f, "[{map}")?;
+                crate::emit::write_list(f, ", {", coords, "}]")
             }
             Operand::NotSymbol(s) => write!(f, "!{s}"),
             Operand::NamedPair(a, b) => write!(f, "{a}|{b}"),
-            Operand::List(v) => {
-                f.write_str("(")?;
-                for (i, o) in v.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    o.fmt(f)?;
-                }
-                f.write_str(")")
-            }
+            Operand::List(v) => crate::emit::write_list(f, "(", v, ")"),
         }
     }
 }
@@ -312,31 +287,25 @@ tuple_operands! {
     (A, B, C, D, E, F)
 }
 
-impl From<RegRef> for Operand {
-    fn from(r: RegRef) -> Operand {
-        Operand::Reg(r)
-    }
+/// `From` for the operand kinds that wrap one value as it is.
+macro_rules! operand_from {
+    ($($from:ty => $variant:ident,)*) => {$(
+        impl From<$from> for Operand {
+            fn from(x: $from) -> Operand {
+                Operand::$variant(x)
+            }
+        }
+    )*};
 }
-impl From<Imm> for Operand {
-    fn from(i: Imm) -> Operand {
-        Operand::Imm(i)
-    }
+
+operand_from! {
+    RegRef => Reg,
+    Imm => Imm,
+    SpecialReg => Sreg,
+    Address => Addr,
+    Label => Label,
 }
-impl From<SpecialReg> for Operand {
-    fn from(s: SpecialReg) -> Operand {
-        Operand::Sreg(s)
-    }
-}
-impl From<Address> for Operand {
-    fn from(a: Address) -> Operand {
-        Operand::Addr(a)
-    }
-}
-impl From<Label> for Operand {
-    fn from(l: Label) -> Operand {
-        Operand::Label(l)
-    }
-}
+
 impl<T: crate::reg::ty::RegType> From<crate::reg::Reg<T>> for Operand {
     fn from(r: crate::reg::Reg<T>) -> Operand {
         Operand::Reg(r.as_ref())

@@ -139,16 +139,17 @@ impl std::fmt::Display for RegDecl {
             write!(f, ".{} ", v.name())?;
         }
         write!(f, "{} ", self.ty)?;
-        for (i, n) in self.names.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(&n.name)?;
-            if let Some(c) = n.count {
-                write!(f, "<{c}>")?;
-            }
+        crate::emit::write_list(f, "", &self.names, "")
+    }
+}
+
+impl std::fmt::Display for RegName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)?;
+        match self.count {
+            Some(c) => write!(f, "<{c}>"),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -196,16 +197,7 @@ impl std::fmt::Display for Init {
             Init::Imm(i) => i.fmt(f),
             Init::Symbol(s) => f.write_str(s),
             Init::Generic(s) => write!(f, "generic({s})"),
-            Init::List(v) => {
-                f.write_str("{")?;
-                for (i, x) in v.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    x.fmt(f)?;
-                }
-                f.write_str("}")
-            }
+            Init::List(v) => crate::emit::write_list(f, "{", v, "}"),
         }
     }
 }

@@ -142,14 +142,19 @@ pub struct Address {
     pub offset: i64,
 }
 
+impl fmt::Display for AddrBase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddrBase::Reg(r) => write!(f, "{r}"),
+            AddrBase::Symbol(s) => f.write_str(s),
+            AddrBase::Absolute(a) => write!(f, "{a}"),
+        }
+    }
+}
+
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        match &self.base {
-            AddrBase::Reg(r) => write!(f, "{r}")?,
-            AddrBase::Symbol(s) => f.write_str(s)?,
-            AddrBase::Absolute(a) => write!(f, "{a}")?,
-        }
+        write!(f, "[{}", self.base)?;
         if self.offset != 0 {
             if matches!(self.base, AddrBase::Absolute(_)) {
                 return Err(fmt::Error);

@@ -380,9 +380,12 @@ fn function(
     for class in RegClass::ALL {
         let n = f.reg_count(class);
         if n > 0 {
+            let reg = crate::module::RegName {
+                name: format!("%{}", class.prefix()),
+                count: Some(n),
+            };
             let _ = scopes.declare(
-                &format!("%{}", class.prefix()),
-                Some(n),
+                &reg,
                 RegInfo {
                     ty: class.decl_type(),
                     vector: None,
@@ -411,7 +414,7 @@ fn function(
                         ty: d.ty,
                         vector: d.vector,
                     };
-                    if let Err(e) = scopes.declare(&n.name, n.count, info) {
+                    if let Err(e) = scopes.declare(n, info) {
                         cx.error(ErrorKind::UndefinedRegister, pos, e.to_string());
                     }
                 }

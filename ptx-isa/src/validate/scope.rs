@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::module::RegName;
+
 use crate::types::{ScalarType, VectorWidth};
 
 /// A declared register's type.
@@ -45,25 +47,17 @@ impl Scope {
 }
 
 /// A register declared twice in one scope (PTX ISA 5.1.1 "Register State Space": a name is
-/// declared once per block; an inner block may shadow it).
+/// declared once per block; an inner block may shadow it): the declaration that clashed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redeclared {
-    /// The register's name (the prefix of a parameterized `name<count>` declaration).
-    pub name: String,
-    /// The count of a parameterized declaration.
-    pub count: Option<u32>,
-}
+pub struct Redeclared(pub RegName);
 
 impl std::fmt::Display for Redeclared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.count {
-            None => write!(f, "register `{}` is declared twice in one scope", self.name),
-            Some(n) => write!(
-                f,
-                "registers `{}<{n}>` are declared twice in one scope",
-                self.name
-            ),
-        }
+        let (what, verb) = match self.0.count {
+            None => ("register", "is"),
+            Some(_) => ("registers", "are"),
+        };
+        write!(f, "{what} `{}` {verb} declared twice in one scope", self.0)
     }
 }
 
@@ -100,24 +94,17 @@ impl Scopes {
         self.stack.iter().rev().find_map(|s| s.lookup(name))
     }
 
-    /// Declares `name` (or `name<count>`) in the innermost scope; `Err` names the clash when the
+    /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash when the
     /// same scope already declares it.
-    pub fn declare(
-        &mut self,
-        name: &str,
-        count: Option<u32>,
-        info: RegInfo,
-    ) -> Result<(), Redeclared> {
+    pub fn declare(&mut self, reg: &RegName, info: RegInfo) -> Result<(), Redeclared> {
         let Some(s) = self.stack.last_mut() else {
             return Ok(());
         };
-        match count {
+        let name = reg.name.as_str();
+        match reg.count {
             None => {
                 if s.lookup(name).is_some() {
-                    return Err(Redeclared {
-                        name: name.to_string(),
-                        count,
-                    });
+                    return Err(Redeclared(reg.clone()));
                 }
                 s.names.insert(name.to_string(), info);
             }
@@ -127,10 +114,7 @@ impl Scopes {
                         .keys()
                         .any(|k| split_indexed(k).is_some_and(|(p, i)| p == name && i < n))
                 {
-                    return Err(Redeclared {
-                        name: name.to_string(),
-                        count,
-                    });
+                    return Err(Redeclared(reg.clone()));
                 }
                 s.ranges.insert(name.to_string(), (n, info));
             }
