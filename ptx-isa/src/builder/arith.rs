@@ -50,11 +50,7 @@ impl FloatMods {
         sat: false,
     };
     /// `.rn`
-    pub const RN: FloatMods = FloatMods {
-        rounding: Some(Rounding::Rn),
-        ftz: false,
-        sat: false,
-    };
+    pub const RN: FloatMods = FloatMods::NONE.round(Rounding::Rn);
 
     /// With `.ftz`.
     pub const fn ftz(mut self) -> FloatMods {
@@ -70,6 +66,20 @@ impl FloatMods {
     pub const fn round(mut self, r: Rounding) -> FloatMods {
         self.rounding = Some(r);
         self
+    }
+
+    /// `mn{.rnd}{.ftz}{.sat}.t`: the opcode of an instruction with these modifiers (PTX ISA 9.7.3
+    /// "Floating-Point Instructions"; on integers only `.sat`, 9.7.1.1). Which of them a type
+    /// takes is its row's rule, checked by `emit`.
+    fn opcode(self, mn: &'static str, t: ScalarType) -> Instruction {
+        Instruction::new(mn)
+            .modifier_if(
+                self.rounding.is_some(),
+                self.rounding.map_or("", Rounding::name),
+            )
+            .modifier_if(self.ftz, "ftz")
+            .modifier_if(self.sat, "sat")
+            .ty(t)
     }
 }
 
@@ -216,13 +226,7 @@ impl FunctionBuilder {
         // Which modifiers the type takes is the row's to say: `emit` checks the instruction
         // against the row's pattern and rules (`.sat` only on `.s32`, PTX ISA 9.7.1.1).
         // Integer mul is written with its mode; float mul without.
-        let i = Instruction::new(op.name())
-            .modifier_if(m.rounding.is_some(), m.rounding.map_or("", Rounding::name))
-            .modifier_if(m.ftz, "ftz")
-            .modifier_if(m.sat, "sat")
-            .ty(t)
-            .operands((d, a, b));
-        self.emit(form, i)
+        self.emit(form, m.opcode(op.name(), t).operands((d, a, b)))
     }
 
     bin_methods! {
@@ -284,15 +288,14 @@ impl FunctionBuilder {
         mad_wide<T: Widen>(d: T::Wide; a: T, b: T, c: T::Wide) = "mad" "wide" MadInt;
     }
 
-    /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
-    pub fn fma<T: ty::Float>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        c: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.fma_mods(FloatMods::RN, d, a, b, c)
+    forward_methods! {
+        /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
+        fn fma<T: ty::Float>(
+            d: Reg<T>,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+            c: impl Into<Src<T>>,
+        ) => fma_mods(FloatMods::RN, d, a, b, c);
     }
 
     /// `fma` with modifiers (a rounding mode is required).
@@ -314,13 +317,11 @@ impl FunctionBuilder {
         };
         // The rounding the row requires (`fma.rnd`, PTX ISA 9.7.3.6) is its pattern's to say:
         // without one, `emit` refuses.
-        let i = Instruction::new("fma")
-            .modifier_if(m.rounding.is_some(), m.rounding.map_or("", Rounding::name))
-            .modifier_if(m.ftz, "ftz")
-            .modifier_if(m.sat, "sat")
-            .ty(t)
-            .operands((d, a.into(), b.into(), c.into()));
-        self.emit(form, i)
+        self.emit(
+            form,
+            m.opcode("fma", t)
+                .operands((d, a.into(), b.into(), c.into())),
+        )
     }
 
     /// `div.T d, a, b`: integers as they are, f32 and f64 IEEE round-to-nearest (`div.rn`).
@@ -372,14 +373,10 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `rem.T d, a, b` (integers).
-    pub fn rem<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.int_div_rem("rem", Form::RemInt, d, a.into(), b.into())
+    forward_methods! {
+        /// `rem.T d, a, b` (integers).
+        fn rem<T: ty::Int>(d: Reg<T>, a: impl Into<Src<T>>, b: impl Into<Src<T>>)
+            => int_div_rem("rem", Form::RemInt, d, a.into(), b.into());
     }
 
     /// `mn.T d, a, b` on integers, with no modifiers: `div` and `rem` (PTX ISA 9.7.1.7, 9.7.1.8).
@@ -456,24 +453,19 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `abs.T d, a` (signed integers and floats).
-    pub fn abs<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.unary_float_or_signed("abs", d, a.into())
-    }
-
-    /// `neg.T d, a` (signed integers and floats).
-    pub fn neg<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.unary_float_or_signed("neg", d, a.into())
-    }
-
-    /// `rcp.rn.T d, a`: IEEE reciprocal (f32, f64).
-    pub fn rcp<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.ieee_unary("rcp", Form::RcpF32, Form::RcpF64, d, a.into())
-    }
-
-    /// `sqrt.rn.T d, a`: IEEE square root (f32, f64).
-    pub fn sqrt<T: ty::Float>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.ieee_unary("sqrt", Form::SqrtF32, Form::SqrtF64, d, a.into())
+    forward_methods! {
+        /// `abs.T d, a` (signed integers and floats).
+        fn abs<T: ty::RegType>(d: Reg<T>, a: impl Into<Src<T>>)
+            => unary_float_or_signed("abs", d, a.into());
+        /// `neg.T d, a` (signed integers and floats).
+        fn neg<T: ty::RegType>(d: Reg<T>, a: impl Into<Src<T>>)
+            => unary_float_or_signed("neg", d, a.into());
+        /// `rcp.rn.T d, a`: IEEE reciprocal (f32, f64).
+        fn rcp<T: ty::Float>(d: Reg<T>, a: impl Into<Src<T>>)
+            => ieee_unary("rcp", Form::RcpF32, Form::RcpF64, d, a.into());
+        /// `sqrt.rn.T d, a`: IEEE square root (f32, f64).
+        fn sqrt<T: ty::Float>(d: Reg<T>, a: impl Into<Src<T>>)
+            => ieee_unary("sqrt", Form::SqrtF32, Form::SqrtF64, d, a.into());
     }
 
     fn ieee_unary<T: ty::RegType>(

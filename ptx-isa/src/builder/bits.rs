@@ -4,11 +4,27 @@
 use super::FunctionBuilder;
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
-use crate::instr::{Imm, Instruction, Operand, Src};
+use crate::instr::{Imm, Instruction, IntoOperands, Operand, Src};
 use crate::reg::{Reg, ty};
 use crate::types::ScalarType;
 
+/// Builder methods for the logic instructions (PTX ISA 9.7.7.1-9.7.7.4): `name(d, sources...)`
+/// writes `mn.bN d, sources` (or `.pred`) with the given row through [`FunctionBuilder::logic`].
+macro_rules! logic_methods {
+    ($($(#[$doc:meta])* $name:ident($($src:ident),+) = $mn:literal $form:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name<T: ty::RegType>(
+            &mut self,
+            d: Reg<T>,
+            $($src: impl Into<Src<T>>),+
+        ) -> Result<()> {
+            self.logic($mn, Form::$form, d, &[$($src.into().into()),+])
+        }
+    )*};
+}
+
 impl FunctionBuilder {
+    /// `mn.bN d, srcs` (or `.pred`): the shape of and, or, xor, not (PTX ISA 9.7.7.1-9.7.7.4).
     fn logic<T: ty::RegType>(
         &mut self,
         mn: &'static str,
@@ -40,93 +56,74 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
-    /// `and.bN d, a, b` (or `and.pred`).
-    pub fn and<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.logic("and", Form::And, d, &[a.into().into(), b.into().into()])
+    logic_methods! {
+        /// `and.bN d, a, b` (or `and.pred`).
+        and(a, b) = "and" And;
+        /// `or.bN d, a, b`.
+        or(a, b) = "or" Or;
+        /// `xor.bN d, a, b`.
+        xor(a, b) = "xor" Xor;
+        /// `not.bN d, a`.
+        not(a) = "not" Not;
     }
 
-    /// `or.bN d, a, b`.
-    pub fn or<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.logic("or", Form::Or, d, &[a.into().into(), b.into().into()])
+    forward_methods! {
+        /// `lop3.b32 d, a, b, c, lut`: any three-input boolean function given by its truth table
+        /// (PTX ISA 9.7.7.6: `lut` is `F(0xF0, 0xCC, 0xAA)`).
+        fn lop3<T: ty::RegType>(
+            d: Reg<T>,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+            c: impl Into<Src<T>>,
+            lut: u8,
+        ) => write_b32::<T>(
+            "lop3",
+            Form::Lop3,
+            (d, a.into(), b.into(), c.into(), Imm::UInt(lut as u64)),
+        );
+        /// `prmt.b32 d, a, b, c`: byte permute with selector `c` (default mode, PTX ISA 9.7.9.7).
+        fn prmt<T: ty::RegType>(
+            d: Reg<T>,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+            selector: impl Into<Src<ty::U32>>,
+        ) => write_b32::<T>("prmt", Form::Prmt, (d, a.into(), b.into(), selector.into()));
+        /// `shl.bN d, a, b` (shift amount `b` is `.u32`).
+        fn shl<T: ty::Int>(d: Reg<T>, a: impl Into<Src<T>>, b: impl Into<Src<ty::U32>>)
+            => shift("shl", Form::Shl, T::TYPE.bits_type(), d, a.into(), b.into());
+        /// `shr.T d, a, b`: logical for `.uN`/`.bN`, arithmetic for `.sN`.
+        fn shr<T: ty::Int>(d: Reg<T>, a: impl Into<Src<T>>, b: impl Into<Src<ty::U32>>)
+            => shift("shr", Form::Shr, T::TYPE, d, a.into(), b.into());
     }
 
-    /// `xor.bN d, a, b`.
-    pub fn xor<T: ty::RegType>(
+    /// `mn.b32 ops` on a 32-bit integer type `T`: lop3 and prmt (PTX ISA 9.7.7.6, 9.7.9.7).
+    fn write_b32<T: ty::RegType>(
         &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<()> {
-        self.logic("xor", Form::Xor, d, &[a.into().into(), b.into().into()])
-    }
-
-    /// `not.bN d, a`.
-    pub fn not<T: ty::RegType>(&mut self, d: Reg<T>, a: impl Into<Src<T>>) -> Result<()> {
-        self.logic("not", Form::Not, d, &[a.into().into()])
-    }
-
-    /// `lop3.b32 d, a, b, c, lut`: any three-input boolean function given by its truth table
-    /// (PTX ISA 9.7.7.6: `lut` is `F(0xF0, 0xCC, 0xAA)`).
-    pub fn lop3<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        c: impl Into<Src<T>>,
-        lut: u8,
+        mn: &'static str,
+        form: Form,
+        ops: impl IntoOperands,
     ) -> Result<()> {
         if T::TYPE.bits() != 32 || !T::TYPE.agrees_with(ScalarType::B32) {
             return Err(self.err(
                 ErrorKind::OperandType,
-                "lop3",
-                format!("lop3 needs 32-bit integers, not {}", T::TYPE),
+                mn,
+                format!("{mn} needs 32-bit integers, not {}", T::TYPE),
             ));
         }
-        let i = Instruction::new("lop3").ty(ScalarType::B32).operands((
-            d,
-            a.into(),
-            b.into(),
-            c.into(),
-            Imm::UInt(lut as u64),
-        ));
-        self.emit(Form::Lop3, i)
+        self.emit(form, Instruction::new(mn).ty(ScalarType::B32).operands(ops))
     }
 
-    /// `shl.bN d, a, b` (shift amount `b` is `.u32`).
-    pub fn shl<T: ty::Int>(
+    /// `mn.T d, a, b` with a `.u32` shift amount (PTX ISA 9.7.7.7 shl, 9.7.7.8 shr).
+    fn shift<T: ty::Int>(
         &mut self,
+        mn: &'static str,
+        form: Form,
+        t: ScalarType,
         d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<ty::U32>>,
+        a: Src<T>,
+        b: Src<ty::U32>,
     ) -> Result<()> {
-        let t = T::TYPE;
-        let i = Instruction::new("shl")
-            .ty(t.bits_type())
-            .operands((d, a.into(), b.into()));
-        self.emit(Form::Shl, i)
-    }
-
-    /// `shr.T d, a, b`: logical for `.uN`/`.bN`, arithmetic for `.sN`.
-    pub fn shr<T: ty::Int>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        let i = Instruction::new("shr")
-            .ty(T::TYPE)
-            .operands((d, a.into(), b.into()));
-        self.emit(Form::Shr, i)
+        self.emit(form, Instruction::new(mn).ty(t).operands((d, a, b)))
     }
 
     fn count_bits<T: ty::Bits32Or64>(
@@ -199,29 +196,5 @@ impl FunctionBuilder {
             len.into(),
         ));
         self.emit(Form::Bfi, i)
-    }
-
-    /// `prmt.b32 d, a, b, c`: byte permute with selector `c` (default mode, PTX ISA 9.7.9.7).
-    pub fn prmt<T: ty::RegType>(
-        &mut self,
-        d: Reg<T>,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-        selector: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        if T::TYPE.bits() != 32 || !T::TYPE.agrees_with(ScalarType::B32) {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                "prmt",
-                format!("prmt needs 32-bit integers, not {}", T::TYPE),
-            ));
-        }
-        let i = Instruction::new("prmt").ty(ScalarType::B32).operands((
-            d,
-            a.into(),
-            b.into(),
-            selector.into(),
-        ));
-        self.emit(Form::Prmt, i)
     }
 }

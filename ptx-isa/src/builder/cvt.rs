@@ -3,7 +3,7 @@
 use super::FunctionBuilder;
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
-use crate::instr::Instruction;
+use crate::instr::{Instruction, IntoOperands};
 use crate::reg::{Reg, ty};
 use crate::space::StateSpace;
 use crate::types::ScalarType;
@@ -79,6 +79,20 @@ fn plain_cvt_type(t: ScalarType) -> bool {
     )
 }
 
+/// The rounding a plain conversion requires (PTX ISA 9.7.9.21): `.rzi` from float to integer (as
+/// C casts), `.rn` from integer to float and from a wider to a narrower float, none otherwise.
+fn required_rounding(dt: ScalarType, st: ScalarType) -> Option<CvtRounding> {
+    if st.is_float() && dt.is_int() {
+        Some(CvtRounding::Rzi)
+    } else if st.is_int() && dt.is_float()
+        || (st.is_float() && dt.is_float() && dt.bits() < st.bits())
+    {
+        Some(CvtRounding::Rn)
+    } else {
+        None
+    }
+}
+
 impl FunctionBuilder {
     /// `cvt.D.S d, a` with the rounding the conversion requires: `.rzi` from float to integer (as C
     /// casts), `.rn` from integer to float and from a wider to a narrower float, none otherwise.
@@ -95,51 +109,44 @@ impl FunctionBuilder {
         a: Reg<S>,
     ) -> Result<()> {
         let (dt, st) = (D::TYPE, S::TYPE);
-        // The modifiers are written as asked; the row of the conversion says which it takes
-        // (PTX ISA 9.7.9.21), checked by `emit`.
-        let bf16 = match (dt, st) {
-            (ScalarType::Bf16, ScalarType::F32) => Some((Form::CvtBf16F32, Some(CvtRounding::Rn))),
-            (ScalarType::F32, ScalarType::Bf16) => Some((Form::CvtF32Bf16, None)),
-            _ => None,
-        };
-        if let Some((form, required)) = bf16 {
-            let rounding = m.rounding.or(required);
-            let i = Instruction::new("cvt")
-                .modifier_if(rounding.is_some(), rounding.map_or("", CvtRounding::name))
-                .modifier_if(m.ftz, "ftz")
-                .modifier_if(m.sat, "sat")
-                .ty(dt)
-                .ty(st)
-                .operands((d, a));
-            return self.emit(form, i);
-        }
-        if !plain_cvt_type(dt) || !plain_cvt_type(st) {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                "cvt",
-                format!("cvt{dt}{st} is not a conversion PTX has"),
-            ));
-        }
-        let required = if st.is_float() && dt.is_int() {
-            Some(CvtRounding::Rzi)
-        } else if st.is_int() && dt.is_float()
-            || (st.is_float() && dt.is_float() && dt.bits() < st.bits())
-        {
-            Some(CvtRounding::Rn)
-        } else {
-            None
+        let (form, required) = match (dt, st) {
+            (ScalarType::Bf16, ScalarType::F32) => (Form::CvtBf16F32, Some(CvtRounding::Rn)),
+            (ScalarType::F32, ScalarType::Bf16) => (Form::CvtF32Bf16, None),
+            _ if plain_cvt_type(dt) && plain_cvt_type(st) => (Form::Cvt, required_rounding(dt, st)),
+            _ => {
+                return Err(self.err(
+                    ErrorKind::OperandType,
+                    "cvt",
+                    format!("cvt{dt}{st} is not a conversion PTX has"),
+                ));
+            }
         };
         // An explicit rounding is written as asked; which rounding and `.ftz` a type pair takes
-        // is the `cvt` row's rule (PTX ISA 9.7.9.21), checked by `emit`.
+        // is the row's rule (PTX ISA 9.7.9.21), checked by `emit`.
         let rounding = m.rounding.or(required);
-        let i = Instruction::new("cvt")
-            .modifier_if(rounding.is_some(), rounding.map_or("", CvtRounding::name))
-            .modifier_if(m.ftz, "ftz")
-            .modifier_if(m.sat, "sat")
-            .ty(dt)
-            .ty(st)
-            .operands((d, a));
-        self.emit(Form::Cvt, i)
+        let mods = [
+            (rounding.is_some(), rounding.map_or("", CvtRounding::name)),
+            (m.ftz, "ftz"),
+            (m.sat, "sat"),
+        ];
+        self.write_cvt(form, &mods, [dt, st], (d, a))
+    }
+
+    /// Writes `cvt.MODS.D.S ops` as `form`, each `(on, modifier)` of `mods` written when on: the
+    /// one shape of every conversion (PTX ISA 9.7.9.21). Which modifiers a type pair takes is the
+    /// row's rule, checked by `emit`.
+    fn write_cvt(
+        &mut self,
+        form: Form,
+        mods: &[(bool, &'static str)],
+        [dt, st]: [ScalarType; 2],
+        ops: impl IntoOperands,
+    ) -> Result<()> {
+        let mut i = Instruction::new("cvt");
+        for &(on, m) in mods {
+            i = i.modifier_if(on, m);
+        }
+        self.emit(form, i.ty(dt).ty(st).operands(ops))
     }
 
     /// `cvt.rn{.relu}.bf16x2.f32 d, hi, lo`: packs two f32 into bf16x2, `hi` into the upper half
@@ -151,12 +158,13 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::from_opcode("cvt.rn")
-            .modifier_if(relu, "relu")
-            .ty(ScalarType::Bf16x2)
-            .ty(ScalarType::F32)
-            .operands((d, hi, lo));
-        self.emit(Form::CvtBf16x2F32, i)
+        let types = [ScalarType::Bf16x2, ScalarType::F32];
+        self.write_cvt(
+            Form::CvtBf16x2F32,
+            &[(true, "rn"), (relu, "relu")],
+            types,
+            (d, hi, lo),
+        )
     }
 
     /// `cvt.rn{.relu}.f16x2.f32 d, hi, lo`.
@@ -167,21 +175,19 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::from_opcode("cvt.rn")
-            .modifier_if(relu, "relu")
-            .ty(ScalarType::F16x2)
-            .ty(ScalarType::F32)
-            .operands((d, hi, lo));
-        self.emit(Form::CvtF16x2F32, i)
+        let types = [ScalarType::F16x2, ScalarType::F32];
+        self.write_cvt(
+            Form::CvtF16x2F32,
+            &[(true, "rn"), (relu, "relu")],
+            types,
+            (d, hi, lo),
+        )
     }
 
     /// `cvt.rna.tf32.f32 d, a`: round to tf32 (the result is a `.b32` holding the tf32 bits).
     pub fn cvt_tf32(&mut self, d: Reg<ty::B32>, a: Reg<ty::F32>) -> Result<()> {
-        let i = Instruction::from_opcode("cvt.rna")
-            .ty(ScalarType::Tf32)
-            .ty(ScalarType::F32)
-            .operands((d, a));
-        self.emit(Form::CvtTf32F32, i)
+        let types = [ScalarType::Tf32, ScalarType::F32];
+        self.write_cvt(Form::CvtTf32F32, &[(true, "rna")], types, (d, a))
     }
 
     /// `cvt.rn.satfinite{.relu}.e4m3x2.f32 d, hi, lo` (or `.e5m2x2`): two f32 to a packed pair of
@@ -194,12 +200,9 @@ impl FunctionBuilder {
         lo: Reg<ty::F32>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::from_opcode("cvt.rn.satfinite")
-            .modifier_if(relu, "relu")
-            .ty(kind.x2())
-            .ty(ScalarType::F32)
-            .operands((d, hi, lo));
-        self.emit(Form::CvtF8x2F32, i)
+        let mods = [(true, "rn"), (true, "satfinite"), (relu, "relu")];
+        let types = [kind.x2(), ScalarType::F32];
+        self.write_cvt(Form::CvtF8x2F32, &mods, types, (d, hi, lo))
     }
 
     /// `cvt.rn{.relu}.f16x2.e4m3x2 d, a` (or `.e5m2x2`): a packed pair of 8-bit floats to f16x2.
@@ -210,12 +213,13 @@ impl FunctionBuilder {
         a: Reg<ty::B16>,
         relu: bool,
     ) -> Result<()> {
-        let i = Instruction::from_opcode("cvt.rn")
-            .modifier_if(relu, "relu")
-            .ty(ScalarType::F16x2)
-            .ty(kind.x2())
-            .operands((d, a));
-        self.emit(Form::CvtF16x2F8x2, i)
+        let types = [ScalarType::F16x2, kind.x2()];
+        self.write_cvt(
+            Form::CvtF16x2F8x2,
+            &[(true, "rn"), (relu, "relu")],
+            types,
+            (d, a),
+        )
     }
 
     fn cvta_impl(

@@ -8,6 +8,22 @@
 //! Families live in one file each: `arith` (integer, float, half), `bits`, `cmp`, `cvt`, `mov`,
 //! `mem`, `atom`, `sync`, `warp`, `control`.
 
+/// Builder methods that each hand their operands to one family emitter: a table of
+/// `fn name<T: Bound>(params) => emitter(args);` rows, one public method each (the habit of
+/// `bin_methods!` and `int_mode_methods!` in `arith.rs`, for families whose methods differ only in
+/// the row, mnemonic or type they pass on).
+macro_rules! forward_methods {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident$(<$t:ident: $bound:path>)?($($p:ident: $pt:ty),* $(,)?) => $emitter:ident$(::<$($ta:ty),+>)?($($arg:expr),* $(,)?);
+    )*) => {$(
+        $(#[$doc])*
+        pub fn $name$(<$t: $bound>)?(&mut self, $($p: $pt),*) -> Result<()> {
+            self.$emitter$(::<$($ta),+>)?($($arg),*)
+        }
+    )*};
+}
+
 mod arith;
 mod atom;
 mod bits;
