@@ -101,6 +101,8 @@ enum Bin {
     Mul,
     Min,
     Max,
+    Div,
+    Rem,
 }
 
 impl Bin {
@@ -111,6 +113,8 @@ impl Bin {
             Bin::Mul => "mul",
             Bin::Min => "min",
             Bin::Max => "max",
+            Bin::Div => "div",
+            Bin::Rem => "rem",
         }
     }
 }
@@ -124,6 +128,8 @@ fn bin_form(op: Bin, t: ScalarType) -> Option<Form> {
         (Bin::Sub, _) if int => Form::SubInt,
         (Bin::Min, _) if int => Form::MinInt,
         (Bin::Max, _) if int => Form::MaxInt,
+        (Bin::Div, _) if int => Form::DivInt,
+        (Bin::Rem, _) if int => Form::RemInt,
         (Bin::Add, F32) => Form::AddF32,
         (Bin::Add, F64) => Form::AddF64,
         (Bin::Sub, F32) => Form::SubF32,
@@ -247,6 +253,8 @@ impl FunctionBuilder {
         fn min<T: ty::RegType> = Bin::Min;
         /// `max.T d, a, b`.
         fn max<T: ty::RegType> = Bin::Max;
+        /// `rem.T d, a, b` (integers).
+        fn rem<T: ty::Int> = Bin::Rem;
     }
 
     fn int_mode<T: ty::Int, D: ty::RegType>(
@@ -332,7 +340,7 @@ impl FunctionBuilder {
         b: impl Into<Src<T>>,
     ) -> Result<()> {
         if T::TYPE.is_int() {
-            return self.int_div_rem("div", Form::DivInt, d, a.into(), b.into());
+            return self.binary(Bin::Div, FloatMods::NONE, d, a.into(), b.into());
         }
         self.div_mode(DivMode::Ieee(Rounding::Rn), false, d, a, b)
     }
@@ -370,33 +378,6 @@ impl FunctionBuilder {
             .modifier_if(ftz, "ftz")
             .ty(t)
             .operands((d, a.into(), b.into()));
-        self.emit(form, i)
-    }
-
-    forward_methods! {
-        /// `rem.T d, a, b` (integers).
-        fn rem<T: ty::Int>(d: Reg<T>, a: impl Into<Src<T>>, b: impl Into<Src<T>>)
-            => int_div_rem("rem", Form::RemInt, d, a.into(), b.into());
-    }
-
-    /// `mn.T d, a, b` on integers, with no modifiers: `div` and `rem` (PTX ISA 9.7.1.7, 9.7.1.8).
-    fn int_div_rem<T: ty::RegType>(
-        &mut self,
-        mn: &'static str,
-        form: Form,
-        d: Reg<T>,
-        a: Src<T>,
-        b: Src<T>,
-    ) -> Result<()> {
-        let t = T::TYPE;
-        if !t.is_int() {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                mn,
-                format!("{mn} needs .uN or .sN, not {t}"),
-            ));
-        }
-        let i = Instruction::new(mn).ty(t).operands((d, a, b));
         self.emit(form, i)
     }
 

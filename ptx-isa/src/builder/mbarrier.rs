@@ -168,64 +168,45 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
+    /// `opcode{.sem.scope}.space.b64`: the tail every mbarrier opcode shares (PTX ISA 9.7.13.15),
+    /// with the barrier's state space checked (`shared::cluster` only where `cluster_ok`).
+    fn mbar_opcode(
+        &mut self,
+        opcode: Instruction,
+        sem: Option<(&'static str, Scope)>,
+        space: StateSpace,
+        cluster_ok: bool,
+    ) -> Result<Instruction> {
+        let sp = self.mbar_space(&opcode.opcode(), space, cluster_ok)?;
+        let mut i = opcode;
+        if let Some((sem, scope)) = sem {
+            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
+            i = i.modifier(sem).modifier(scope.name());
+        }
+        Ok(i.modifier(sp).ty(ScalarType::B64))
+    }
+
+    /// `mbarrier.{expect_tx|complete_tx}{.relaxed.scope}.space.b64 [addr], tx` (PTX ISA
+    /// 9.7.13.15.11, 9.7.13.15.12), the row and its opcode given.
     fn tx(
         &mut self,
-        complete: bool,
+        (form, opcode): (Form, &'static str),
         scope: Option<Scope>,
         space: StateSpace,
         addr: Operand,
         tx: Src<ty::U32>,
     ) -> Result<()> {
-        let mn = if complete {
-            "mbarrier.complete_tx"
-        } else {
-            "mbarrier.expect_tx"
-        };
-        let sp = self.mbar_space(mn, space, true)?;
-        let mut i = Instruction::new("mbarrier").modifier(if complete {
-            "complete_tx"
-        } else {
-            "expect_tx"
-        });
-        if let Some(s) = scope {
-            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
-            i = i.modifier("relaxed").modifier(s.name());
-        }
-        let i = i.modifier(sp).ty(ScalarType::B64).operands((addr, tx));
-        self.emit(
-            if complete {
-                Form::MbarrierCompleteTx
-            } else {
-                Form::MbarrierExpectTx
-            },
-            i,
-        )
+        let sem = scope.map(|s| ("relaxed", s));
+        let i = self.mbar_opcode(Instruction::from_opcode(opcode), sem, space, true)?;
+        self.emit(form, i.operands((addr, tx)))
     }
 
-    /// `mbarrier.expect_tx{.relaxed.scope}.shared.b64 [addr], tx`: expect `tx` more bytes.
-    pub fn mbarrier_expect_tx<S: Window32>(
-        &mut self,
-        scope: Option<Scope>,
-        addr: Addr<S>,
-        tx: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.tx(false, scope, S::SPACE, addr.into(), tx.into())
-    }
-
-    /// `mbarrier.complete_tx{.relaxed.scope}.shared.b64 [addr], tx`: `tx` bytes have arrived.
-    pub fn mbarrier_complete_tx<S: Window32>(
-        &mut self,
-        scope: Option<Scope>,
-        addr: Addr<S>,
-        tx: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.tx(true, scope, S::SPACE, addr.into(), tx.into())
-    }
-
+    /// `mbarrier.{test_wait|try_wait}{.parity}{.acquire.scope}.space.b64 done, [addr],
+    /// state|parity{, hint}` (PTX ISA 9.7.13.15.16), the row and its opcode given.
     #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
     fn wait(
         &mut self,
-        try_wait: bool,
+        (form, opcode): (Form, &'static str),
         acquire: Option<Scope>,
         done: Pred,
         space: StateSpace,
@@ -233,60 +214,67 @@ impl FunctionBuilder {
         on: WaitOn,
         hint: Option<Src<ty::U32>>,
     ) -> Result<()> {
-        let mn = if try_wait {
-            "mbarrier.try_wait"
-        } else {
-            "mbarrier.test_wait"
-        };
-        let sp = self.mbar_space(mn, space, false)?;
-        let mut i =
-            Instruction::new("mbarrier").modifier(if try_wait { "try_wait" } else { "test_wait" });
-        i = i.modifier_if(matches!(on, WaitOn::Parity(_)), "parity");
-        if let Some(s) = acquire {
-            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
-            i = i.modifier("acquire").modifier(s.name());
-        }
-        i = i.modifier(sp).ty(ScalarType::B64).operands((done, addr));
-        i = match on {
-            WaitOn::State(r) => i.operand(r),
-            WaitOn::Parity(p) => i.operand(p),
-        };
-        if let Some(h) = hint {
-            i = i.operand(h);
-        }
-        self.emit(
-            if try_wait {
-                Form::MbarrierTryWait
-            } else {
-                Form::MbarrierTestWait
-            },
-            i,
-        )
+        let parity = matches!(on, WaitOn::Parity(_));
+        let i = Instruction::from_opcode(opcode).modifier_if(parity, "parity");
+        let sem = acquire.map(|s| ("acquire", s));
+        let mut i = self
+            .mbar_opcode(i, sem, space, false)?
+            .operands((done, addr));
+        i.operands.push(match on {
+            WaitOn::State(r) => r.into(),
+            WaitOn::Parity(p) => p.into(),
+        });
+        i.operands.extend(hint.map(Operand::from));
+        self.emit(form, i)
     }
 
-    /// `mbarrier.test_wait{.parity}{.acquire.scope}.shared.b64 done, [addr], state|parity`: a
-    /// non-blocking test of the phase.
-    pub fn mbarrier_test_wait<S: Window32>(
-        &mut self,
-        acquire: Option<Scope>,
-        done: Pred,
-        addr: Addr<S>,
-        on: WaitOn,
-    ) -> Result<()> {
-        self.wait(false, acquire, done, S::SPACE, addr.into(), on, None)
+    forward_methods! {
+        family<S: Window32>(scope: Option<Scope>, addr: Addr<S>, tx: impl Into<Src<ty::U32>>)
+            => tx(.., scope, S::SPACE, addr.into(), tx.into())
+        {
+            /// `mbarrier.expect_tx{.relaxed.scope}.shared.b64 [addr], tx`: expect `tx` more bytes.
+            fn mbarrier_expect_tx((Form::MbarrierExpectTx, "mbarrier.expect_tx"));
+            /// `mbarrier.complete_tx{.relaxed.scope}.shared.b64 [addr], tx`: `tx` bytes have
+            /// arrived.
+            fn mbarrier_complete_tx((Form::MbarrierCompleteTx, "mbarrier.complete_tx"));
+        }
     }
 
-    /// `mbarrier.try_wait{.parity}{.acquire.scope}.shared.b64 done, [addr], state|parity{, hint}`:
-    /// waits up to a system-dependent time (or about `hint` ns) for the phase.
-    pub fn mbarrier_try_wait<S: Window32>(
-        &mut self,
-        acquire: Option<Scope>,
-        done: Pred,
-        addr: Addr<S>,
-        on: WaitOn,
-        suspend_hint: Option<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.wait(true, acquire, done, S::SPACE, addr.into(), on, suspend_hint)
+    forward_methods! {
+        /// `mbarrier.test_wait{.parity}{.acquire.scope}.shared.b64 done, [addr], state|parity`: a
+        /// non-blocking test of the phase.
+        fn mbarrier_test_wait<S: Window32>(
+            acquire: Option<Scope>,
+            done: Pred,
+            addr: Addr<S>,
+            on: WaitOn,
+        ) => wait(
+            (Form::MbarrierTestWait, "mbarrier.test_wait"),
+            acquire,
+            done,
+            S::SPACE,
+            addr.into(),
+            on,
+            None,
+        );
+        /// `mbarrier.try_wait{.parity}{.acquire.scope}.shared.b64 done, [addr],
+        /// state|parity{, hint}`: waits up to a system-dependent time (or about `hint` ns) for the
+        /// phase.
+        fn mbarrier_try_wait<S: Window32>(
+            acquire: Option<Scope>,
+            done: Pred,
+            addr: Addr<S>,
+            on: WaitOn,
+            suspend_hint: Option<Src<ty::U32>>,
+        ) => wait(
+            (Form::MbarrierTryWait, "mbarrier.try_wait"),
+            acquire,
+            done,
+            S::SPACE,
+            addr.into(),
+            on,
+            suspend_hint,
+        );
     }
 
     /// Waits for the phase with parity `parity` to complete: a `try_wait.parity` loop

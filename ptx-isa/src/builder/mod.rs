@@ -9,10 +9,30 @@
 //! `mem`, `atom`, `sync`, `warp`, `control`.
 
 /// Builder methods that each hand their operands to one family emitter: a table of
-/// `fn name<T: Bound>(params) => emitter(args);` rows, one public method each (the habit of
-/// `bin_methods!` and `int_mode_methods!` in `arith.rs`, for families whose methods differ only in
-/// the row, mnemonic or type they pass on).
+/// `fn name<T: Bound>(params) => emitter(args);` rows, one public method each, or a
+/// `family<T: Bound>(params) => emitter(.., shared args) { fn name(row args); ... }` whose methods
+/// share one signature (the habit of `bin_methods!` and `int_mode_methods!` in `arith.rs`, for
+/// families whose methods differ only in the row, mnemonic or type they pass on).
 macro_rules! forward_methods {
+    // A family: methods of one signature, each handing the emitter its own leading arguments (its
+    // row, its opcode) and then the family's shared ones.
+    (
+        family<$t:ident: $bound:path>($($p:ident: $pt:ty),* $(,)?)
+            => $emitter:ident(.., $($tail:expr),* $(,)?) { $($rows:tt)* }
+    ) => {
+        forward_methods! { @rows [$t: $bound] [$($p: $pt),*] [$emitter] [$($tail),*] $($rows)* }
+    };
+    (@rows [$t:ident: $bound:path] $params:tt $emitter:tt $tail:tt) => {};
+    (
+        @rows [$t:ident: $bound:path] [$($p:ident: $pt:ty),*] [$emitter:ident] [$($tail:expr),*]
+        $(#[$doc:meta])* fn $name:ident($($head:expr),* $(,)?); $($rest:tt)*
+    ) => {
+        $(#[$doc])*
+        pub fn $name<$t: $bound>(&mut self, $($p: $pt),*) -> Result<()> {
+            self.$emitter($($head,)* $($tail),*)
+        }
+        forward_methods! { @rows [$t: $bound] [$($p: $pt),*] [$emitter] [$($tail),*] $($rest)* }
+    };
     ($(
         $(#[$doc:meta])*
         fn $name:ident$(<$t:ident: $bound:path>)?($($p:ident: $pt:ty),* $(,)?) => $emitter:ident$(::<$($ta:ty),+>)?($($arg:expr),* $(,)?);

@@ -68,24 +68,22 @@ impl FunctionBuilder {
         Ok(d)
     }
 
-    /// `mov.u32 d, name;`: the shared-window address of a shared variable.
-    pub fn mov_shared_addr(&mut self, d: Reg<ty::U32>, var: &str) -> Result<()> {
-        crate::module::check_identifier(var)?;
-        let i = Instruction::new("mov")
-            .ty(ScalarType::U32)
-            .operand(d)
-            .operand(Operand::Symbol(Cow::Owned(var.to_string())));
-        self.emit(Form::Mov, i)
+    forward_methods! {
+        /// `mov.u32 d, name;`: the shared-window address of a shared variable.
+        fn mov_shared_addr(d: Reg<ty::U32>, var: &str) => mov_symbol(d, var);
+        /// `mov.u64 d, name;`: the generic address of a variable or a by-value parameter.
+        fn mov_symbol_addr(d: Reg<ty::U64>, name: &str) => mov_symbol(d, name);
     }
 
-    /// `mov.u64 d, name;`: the generic address of a variable or a by-value parameter.
-    pub fn mov_symbol_addr(&mut self, d: Reg<ty::U64>, name: &str) -> Result<()> {
+    /// `mov.T d, name;` (`.u32` or `.u64`): the address of the variable or parameter `name` (PTX
+    /// ISA 9.7.9.1 "mov": "the address of a variable").
+    fn mov_symbol<T: ty::RegType>(&mut self, d: Reg<T>, name: &str) -> Result<()> {
         crate::module::check_identifier(name)?;
-        let i = Instruction::new("mov")
-            .ty(ScalarType::U64)
-            .operand(d)
-            .operand(Operand::Symbol(Cow::Owned(name.to_string())));
-        self.emit(Form::Mov, i)
+        let symbol = Operand::Symbol(Cow::Owned(name.to_string()));
+        self.emit(
+            Form::Mov,
+            Instruction::new("mov").ty(T::TYPE).operands((d, symbol)),
+        )
     }
 
     /// `mov.bN d, {parts...}`: packs 2 or 4 narrower registers into one (low part first).

@@ -5,7 +5,7 @@ use super::cmp::PredSrc;
 use super::mem::Scope;
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
-use crate::instr::{Imm, Instruction, Src};
+use crate::instr::{Imm, Instruction, Operand, Src};
 use crate::reg::{Pred, Reg, ty};
 use crate::types::ScalarType;
 
@@ -64,6 +64,26 @@ impl FunctionBuilder {
         Ok(())
     }
 
+    /// Writes `opcode {d, }id{, count}{, c}` as `form` once the barrier number and the thread count
+    /// are in range (PTX ISA 9.7.13.1): the operand shape of every `bar` and `barrier` form but
+    /// `bar.warp.sync`.
+    fn write_barrier(
+        &mut self,
+        form: Form,
+        opcode: Instruction,
+        d: Option<Operand>,
+        (id, count): (Src<ty::U32>, Option<Src<ty::U32>>),
+        c: Option<PredSrc>,
+    ) -> Result<()> {
+        self.barrier_id(&opcode.opcode(), id, count)?;
+        let mut i = opcode;
+        i.operands.extend(d);
+        i.operands.push(id.into());
+        i.operands.extend(count.map(Operand::from));
+        i.operands.extend(c.map(Operand::from));
+        self.emit(form, i)
+    }
+
     /// `bar.sync id{, count}`: wait at barrier `id` (0 is `__syncthreads`) for `count` threads
     /// (a multiple of 32; all threads of the CTA when omitted).
     pub fn bar_sync(
@@ -71,13 +91,8 @@ impl FunctionBuilder {
         id: impl Into<Src<ty::U32>>,
         count: Option<Src<ty::U32>>,
     ) -> Result<()> {
-        let id = id.into();
-        self.barrier_id("bar.sync", id, count)?;
-        let mut i = Instruction::from_opcode("bar.sync").operand(id);
-        if let Some(c) = count {
-            i = i.operand(c);
-        }
-        self.emit(Form::BarSync, i)
+        let i = Instruction::from_opcode("bar.sync");
+        self.write_barrier(Form::BarSync, i, None, (id.into(), count), None)
     }
 
     /// `bar.warp.sync membermask`: the lanes in `membermask` wait for each other and their
@@ -94,10 +109,9 @@ impl FunctionBuilder {
         id: impl Into<Src<ty::U32>>,
         count: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let (id, count) = (id.into(), count.into());
-        self.barrier_id("bar.arrive", id, Some(count))?;
-        let i = Instruction::from_opcode("bar.arrive").operands((id, count));
-        self.emit(Form::BarArrive, i)
+        let i = Instruction::from_opcode("bar.arrive");
+        let place = (id.into(), Some(count.into()));
+        self.write_barrier(Form::BarArrive, i, None, place, None)
     }
 
     /// `bar.red.popc.u32 d, id{, count}, {!}c`: barrier and count of threads whose `c` holds.
@@ -108,15 +122,9 @@ impl FunctionBuilder {
         count: Option<Src<ty::U32>>,
         c: impl Into<PredSrc>,
     ) -> Result<()> {
-        let id = id.into();
-        self.barrier_id("bar.red", id, count)?;
-        let mut i = Instruction::from_opcode("bar.red.popc")
-            .ty(ScalarType::U32)
-            .operands((d, id));
-        if let Some(n) = count {
-            i = i.operand(n);
-        }
-        self.emit(Form::BarRedPopc, i.operand(c.into()))
+        let i = Instruction::from_opcode("bar.red.popc").ty(ScalarType::U32);
+        let (d, c) = (Some(d.into()), Some(c.into()));
+        self.write_barrier(Form::BarRedPopc, i, d, (id.into(), count), c)
     }
 
     /// `bar.red.and.pred` / `bar.red.or.pred p, id{, count}, {!}c`: barrier and reduction of `c`.
@@ -128,16 +136,11 @@ impl FunctionBuilder {
         count: Option<Src<ty::U32>>,
         c: impl Into<PredSrc>,
     ) -> Result<()> {
-        let id = id.into();
-        self.barrier_id("bar.red", id, count)?;
-        let mut i = Instruction::from_opcode("bar.red")
+        let i = Instruction::from_opcode("bar.red")
             .modifier(if or { "or" } else { "and" })
-            .ty(ScalarType::Pred)
-            .operands((p, id));
-        if let Some(n) = count {
-            i = i.operand(n);
-        }
-        self.emit(Form::BarRedPred, i.operand(c.into()))
+            .ty(ScalarType::Pred);
+        let (p, c) = (Some(p.into()), Some(c.into()));
+        self.write_barrier(Form::BarRedPred, i, p, (id.into(), count), c)
     }
 
     /// `barrier.sync{.aligned} id{, count}`: like `bar.sync` (which is `barrier.sync.aligned`), but
@@ -148,15 +151,8 @@ impl FunctionBuilder {
         id: impl Into<Src<ty::U32>>,
         count: Option<Src<ty::U32>>,
     ) -> Result<()> {
-        let id = id.into();
-        self.barrier_id("barrier.sync", id, count)?;
-        let mut i = Instruction::from_opcode("barrier.sync")
-            .modifier_if(aligned, "aligned")
-            .operand(id);
-        if let Some(c) = count {
-            i = i.operand(c);
-        }
-        self.emit(Form::BarrierSync, i)
+        let i = Instruction::from_opcode("barrier.sync").modifier_if(aligned, "aligned");
+        self.write_barrier(Form::BarrierSync, i, None, (id.into(), count), None)
     }
 
     /// `barrier.arrive{.aligned} id, count`.
@@ -166,12 +162,9 @@ impl FunctionBuilder {
         id: impl Into<Src<ty::U32>>,
         count: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let (id, count) = (id.into(), count.into());
-        self.barrier_id("barrier.arrive", id, Some(count))?;
-        let i = Instruction::from_opcode("barrier.arrive")
-            .modifier_if(aligned, "aligned")
-            .operands((id, count));
-        self.emit(Form::BarrierArrive, i)
+        let i = Instruction::from_opcode("barrier.arrive").modifier_if(aligned, "aligned");
+        let place = (id.into(), Some(count.into()));
+        self.write_barrier(Form::BarrierArrive, i, None, place, None)
     }
 
     /// `membar.level`.

@@ -172,14 +172,11 @@ impl FunctionBuilder {
                 "the address is written to shared::cta memory",
             ));
         }
-        let i = Instruction::from_opcode("tcgen05.alloc")
-            .modifier(self.group("tcgen05", group)?)
-            .modifier("sync")
-            .modifier("aligned")
-            .modifier("shared::cta")
-            .ty(ScalarType::B32)
-            .operands((dst, ncols));
-        self.emit(Form::Tcgen05Alloc, i)
+        let i = self.alloc_opcode("alloc", group)?.modifier("shared::cta");
+        self.emit(
+            Form::Tcgen05Alloc,
+            i.ty(ScalarType::B32).operands((dst, ncols)),
+        )
     }
 
     /// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols` (the allocating warp).
@@ -189,23 +186,24 @@ impl FunctionBuilder {
         taddr_reg: Reg<ty::U32>,
         ncols: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let ncols = ncols.into();
-        let i = Instruction::from_opcode("tcgen05.dealloc")
-            .modifier(self.group("tcgen05", group)?)
-            .modifier("sync")
-            .modifier("aligned")
-            .ty(ScalarType::B32)
-            .operands((taddr_reg, ncols));
-        self.emit(Form::Tcgen05Dealloc, i)
+        let i = self.alloc_opcode("dealloc", group)?.ty(ScalarType::B32);
+        self.emit(Form::Tcgen05Dealloc, i.operands((taddr_reg, ncols.into())))
     }
 
     /// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
     pub fn tcgen05_relinquish_alloc_permit(&mut self, group: CtaGroup) -> Result<()> {
-        let i = Instruction::from_opcode("tcgen05.relinquish_alloc_permit")
+        let i = self.alloc_opcode("relinquish_alloc_permit", group)?;
+        self.emit(Form::Tcgen05Relinquish, i)
+    }
+
+    /// `tcgen05.op.cta_group::N.sync.aligned`: the opcode of the allocation instructions (PTX ISA
+    /// 9.7.16.7.1 alloc, dealloc, relinquish_alloc_permit).
+    fn alloc_opcode(&mut self, op: &'static str, group: CtaGroup) -> Result<Instruction> {
+        Ok(Instruction::new("tcgen05")
+            .modifier(op)
             .modifier(self.group("tcgen05", group)?)
             .modifier("sync")
-            .modifier("aligned");
-        self.emit(Form::Tcgen05Relinquish, i)
+            .modifier("aligned"))
     }
 
     fn ldst_checks(
@@ -263,71 +261,65 @@ impl FunctionBuilder {
         }
     }
 
-    /// `tcgen05.ld.sync.aligned.shape.xN{.pack::16b}.b32 {r...}, [taddr]{, half_split}`:
-    /// tensor memory to registers, warp-wide; each warp of a warpgroup reaches its own 32 lanes.
-    pub fn tcgen05_ld(
-        &mut self,
-        shape: TmemShape,
-        num: u32,
-        pack: bool,
-        r: &[RegRef],
-        taddr_reg: Reg<ty::U32>,
-        half_split: Option<u32>,
-    ) -> Result<()> {
-        self.ldst_checks("tcgen05.ld", shape, num, pack, r, half_split)?;
-        let mut i = Instruction::from_opcode("tcgen05.ld.sync.aligned")
-            .modifier(shape.name())
-            .modifier(format!("x{num}"))
-            .modifier_if(pack, "pack::16b")
-            .ty(ScalarType::B32)
-            .operand(Operand::Vector(
-                r.iter().map(|x| Operand::Reg(*x)).collect(),
-            ))
-            .operand(taddr(taddr_reg));
-        if let Some(h) = half_split {
-            i = i.operand(Imm::UInt(h as u64));
-        }
-        self.emit(
-            if shape == TmemShape::S16x32bx2 {
-                Form::Tcgen05Ld16x32bx2
-            } else {
-                Form::Tcgen05Ld
-            },
-            i,
-        )
+    forward_methods! {
+        /// `tcgen05.ld.sync.aligned.shape.xN{.pack::16b}.b32 {r...}, [taddr]{, half_split}`:
+        /// tensor memory to registers, warp-wide; each warp of a warpgroup reaches its own 32 lanes.
+        fn tcgen05_ld(shape: TmemShape, num: u32, pack: bool,
+            r: &[RegRef], taddr_reg: Reg<ty::U32>, half_split: Option<u32>)
+            => tmem_copy(true, shape, num, pack, r, taddr_reg, half_split);
+        /// `tcgen05.st.sync.aligned.shape.xN{.unpack::16b}.b32 [taddr]{, half_split}, {r...}`.
+        fn tcgen05_st(shape: TmemShape, num: u32, unpack: bool,
+            taddr_reg: Reg<ty::U32>, half_split: Option<u32>, r: &[RegRef])
+            => tmem_copy(false, shape, num, unpack, r, taddr_reg, half_split);
     }
 
-    /// `tcgen05.st.sync.aligned.shape.xN{.unpack::16b}.b32 [taddr]{, half_split}, {r...}`.
-    pub fn tcgen05_st(
+    /// `tcgen05.{ld|st}.sync.aligned.shape.xN{.pack::16b|.unpack::16b}.b32`, its operands in the
+    /// order of PTX ISA 9.7.16.8.3 (load: `{r...}, [taddr]{, half_split}`) and 9.7.16.8.4 (store:
+    /// `[taddr]{, half_split}, {r...}`); `.16x32bx2` has rows of its own.
+    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
+    fn tmem_copy(
         &mut self,
+        load: bool,
         shape: TmemShape,
         num: u32,
-        unpack: bool,
+        packed: bool,
+        r: &[RegRef],
         taddr_reg: Reg<ty::U32>,
         half_split: Option<u32>,
-        r: &[RegRef],
     ) -> Result<()> {
-        self.ldst_checks("tcgen05.st", shape, num, unpack, r, half_split)?;
-        let mut i = Instruction::from_opcode("tcgen05.st.sync.aligned")
+        let (op, pack, rows) = if load {
+            (
+                "ld",
+                "pack::16b",
+                [Form::Tcgen05Ld, Form::Tcgen05Ld16x32bx2],
+            )
+        } else {
+            (
+                "st",
+                "unpack::16b",
+                [Form::Tcgen05St, Form::Tcgen05St16x32bx2],
+            )
+        };
+        self.ldst_checks(&format!("tcgen05.{op}"), shape, num, packed, r, half_split)?;
+        let regs = Operand::Vector(r.iter().map(|x| Operand::Reg(*x)).collect());
+        let mut place = vec![taddr(taddr_reg)];
+        place.extend(half_split.map(|h| Operand::Imm(Imm::UInt(h as u64))));
+        let mut i = Instruction::new("tcgen05")
+            .modifier(op)
+            .modifier("sync")
+            .modifier("aligned")
             .modifier(shape.name())
             .modifier(format!("x{num}"))
-            .modifier_if(unpack, "unpack::16b")
-            .ty(ScalarType::B32)
-            .operand(taddr(taddr_reg));
-        if let Some(h) = half_split {
-            i = i.operand(Imm::UInt(h as u64));
+            .modifier_if(packed, pack)
+            .ty(ScalarType::B32);
+        if load {
+            i.operands.push(regs);
+            i.operands.extend(place);
+        } else {
+            i.operands.extend(place);
+            i.operands.push(regs);
         }
-        i = i.operand(Operand::Vector(
-            r.iter().map(|x| Operand::Reg(*x)).collect(),
-        ));
-        self.emit(
-            if shape == TmemShape::S16x32bx2 {
-                Form::Tcgen05St16x32bx2
-            } else {
-                Form::Tcgen05St
-            },
-            i,
-        )
+        self.emit(rows[usize::from(shape == TmemShape::S16x32bx2)], i)
     }
 
     /// `tcgen05.wait::ld.sync.aligned`: waits for this thread's `tcgen05.ld`s.
