@@ -7,7 +7,7 @@ mod support;
 
 use ptx_isa::builder::{Evict, L2Evict, LdOpts, StOpts};
 use ptx_isa::validate::{Options, Severity, check};
-use ptx_isa::{Addr, ErrorKind, Target, spaces, ty};
+use ptx_isa::{Addr, ErrorKind, FunctionBuilder, Reg, Target, spaces, ty};
 
 /// A load and a store of 16 bytes with `evict` in L1 and a `priority` policy in L2.
 fn hinted(target: Target, priority: L2Evict, evict: Evict) -> Vec<String> {
@@ -78,6 +78,20 @@ fn a_policy_and_its_hinted_accesses_are_written_validated_and_assembled() {
     }
 }
 
+/// `ld.L2::cache_hint.f32 d, [at], pol`: a load of one register with the policy `pol`.
+fn ld_hinted<S: spaces::Space>(
+    k: &mut FunctionBuilder,
+    pol: Reg<ty::B64>,
+    d: Reg<ty::F32>,
+    at: Addr<S>,
+) -> ptx_isa::Result<()> {
+    let opts = LdOpts {
+        cache_hint: Some(pol),
+        ..LdOpts::default()
+    };
+    k.ld_with(&opts, &[d], at)
+}
+
 #[test]
 fn the_validator_accepts_what_the_builder_writes() {
     let mut m = ptx_isa::Module::new(Target::Sm90a);
@@ -85,15 +99,7 @@ fn the_validator_accepts_what_the_builder_writes() {
     let (a, pol, d) = (k.reg::<ty::U64>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
     k.mov(a, 0u64).unwrap();
     k.createpolicy_fractional(pol, L2Evict::Last, 0.5).unwrap();
-    k.ld_with(
-        &LdOpts {
-            cache_hint: Some(pol),
-            ..LdOpts::default()
-        },
-        &[d],
-        Addr::<spaces::Global>::reg(a),
-    )
-    .unwrap();
+    ld_hinted(&mut k, pol, d, Addr::<spaces::Global>::reg(a)).unwrap();
     k.ret().unwrap();
     m.add(k.finish().unwrap()).unwrap();
     let text = m.to_ptx().unwrap();
@@ -126,14 +132,7 @@ fn a_hint_on_shared_memory_is_refused() {
     let e = support::error_on(Target::Sm90a, |_, k| {
         let (a, pol, d) = (k.reg::<ty::U32>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
         k.createpolicy_fractional(pol, L2Evict::First, 1.0)?;
-        k.ld_with(
-            &LdOpts {
-                cache_hint: Some(pol),
-                ..LdOpts::default()
-            },
-            &[d],
-            Addr::<spaces::Shared>::reg32(a),
-        )
+        ld_hinted(k, pol, d, Addr::<spaces::Shared>::reg32(a))
     });
     assert_eq!(e.instruction.as_deref().map(|s| &s[..2]), Some("ld"), "{e}");
 }

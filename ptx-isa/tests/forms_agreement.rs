@@ -15,6 +15,8 @@
 //! row, target, opcode); the test fails when a new one appears or a listed one is gone, so the list only
 //! shrinks by fixing the table. `BLESS=1` rewrites it.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -24,6 +26,7 @@ use ptx_isa::forms::syntax::Pattern;
 use ptx_isa::module::Statement;
 use ptx_isa::validate::{Options, Severity, check};
 use ptx_isa::{Form, Target, catalog, ptxas};
+use support::{Disagreement, Tally};
 
 /// Variant lines per ptxas run.
 const BATCH: usize = 48;
@@ -275,15 +278,6 @@ fn judge(
     ptxas_ok.into_iter().zip(ptxkit_ok).collect()
 }
 
-#[derive(Default, Clone, Copy)]
-struct Tally {
-    variants: usize,
-    both_ok: usize,
-    both_reject: usize,
-    missed: usize,
-    false_alarm: usize,
-}
-
 #[test]
 fn ptxkit_accepts_exactly_what_ptxas_accepts() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
@@ -357,18 +351,12 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
     let mut disagreements = BTreeSet::new();
     for v in &verdicts {
         let t = by_family.entry(v.family.clone()).or_default();
-        t.variants += 1;
-        match (v.ptxas_ok, v.ptxkit_ok) {
-            (true, true) => t.both_ok += 1,
-            (false, false) => t.both_reject += 1,
-            (false, true) => {
-                t.missed += 1;
-                disagreements.insert(format!("missed\t{}\t{}\t{}", v.row, v.target, v.opcode));
-            }
-            (true, false) => {
-                t.false_alarm += 1;
-                disagreements.insert(format!("alarm\t{}\t{}\t{}", v.row, v.target, v.opcode));
-            }
+        if let Some(d) = t.record(v.ptxas_ok, v.ptxkit_ok) {
+            let word = match d {
+                Disagreement::Missed => "missed",
+                Disagreement::FalseAlarm => "alarm",
+            };
+            disagreements.insert(format!("{word}\t{}\t{}\t{}", v.row, v.target, v.opcode));
         }
     }
     let mut total = Tally::default();
@@ -384,17 +372,18 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
     for (family, t) in &by_family {
         eprintln!(
             "  {family:<34} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            t.variants, t.both_ok, t.both_reject, t.missed, t.false_alarm
+            t.variants, t.both_accept, t.both_reject, t.missed, t.false_alarm
         );
-        total.variants += t.variants;
-        total.both_ok += t.both_ok;
-        total.both_reject += t.both_reject;
-        total.missed += t.missed;
-        total.false_alarm += t.false_alarm;
+        total.add(t);
     }
     eprintln!(
         "  {:<34} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "total", total.variants, total.both_ok, total.both_reject, total.missed, total.false_alarm
+        "total",
+        total.variants,
+        total.both_accept,
+        total.both_reject,
+        total.missed,
+        total.false_alarm
     );
     let known_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agreement_known.txt");
     let listed: BTreeSet<String> = std::fs::read_to_string(&known_path)

@@ -13,7 +13,7 @@ use ptx_isa::validate::{Options, check, is_valid};
 
 mod support;
 use ptx_isa::{Form, Target, catalog, ptxas};
-use support::assert_none;
+use support::{Disagreement, Tally, assert_none};
 
 struct Source {
     name: String,
@@ -268,14 +268,6 @@ fn every_valid_kernel_passes_check() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-#[derive(Default, Clone, Copy)]
-struct Tally {
-    both_reject: usize,
-    both_accept: usize,
-    missed: usize,
-    false_alarm: usize,
-}
-
 #[test]
 fn ptxkit_rejects_every_mutant_ptxas_rejects() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
@@ -323,19 +315,14 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
     let mut alarms = Vec::new();
     for (name, kind, ptxas_ok, ptxkit_ok, why) in &results {
         let t = by_kind.entry(kind).or_default();
-        match (ptxas_ok, ptxkit_ok) {
-            (false, false) => t.both_reject += 1,
-            (true, true) => t.both_accept += 1,
-            (false, true) => {
-                t.missed += 1;
-                missed.push(format!(
-                    "{name} [{kind}]: ptxas rejects, ptxkit accepts:\n{why}"
-                ));
+        match t.record(*ptxas_ok, *ptxkit_ok) {
+            Some(Disagreement::Missed) => missed.push(format!(
+                "{name} [{kind}]: ptxas rejects, ptxkit accepts:\n{why}"
+            )),
+            Some(Disagreement::FalseAlarm) => {
+                alarms.push(format!("{name} [{kind}]: ptxas accepts, ptxkit says {why}"))
             }
-            (true, false) => {
-                t.false_alarm += 1;
-                alarms.push(format!("{name} [{kind}]: ptxas accepts, ptxkit says {why}"));
-            }
+            None => {}
         }
     }
     let mut total = Tally::default();
@@ -353,10 +340,7 @@ fn ptxkit_rejects_every_mutant_ptxas_rejects() {
             "  {kind:<20} {:>8} {:>8} {:>8} {:>8}",
             t.both_reject, t.both_accept, t.missed, t.false_alarm
         );
-        total.both_reject += t.both_reject;
-        total.both_accept += t.both_accept;
-        total.missed += t.missed;
-        total.false_alarm += t.false_alarm;
+        total.add(t);
     }
     let rejected = total.both_reject + total.missed;
     eprintln!(

@@ -135,18 +135,16 @@ impl Pattern {
         let mut rest = &opcode[mnemonic_end..];
         let unclosed = || PatternError(format!("unclosed `{{` in `{syntax}`"));
         while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix('{') {
+            // `{.x|.y}` may be left out; `.{x|y}` is a required choice.
+            let group = match rest.strip_prefix('{') {
+                Some(r) => Some((r, true)),
+                None => rest.strip_prefix(".{").map(|r| (r, false)),
+            };
+            if let Some((r, optional)) = group {
                 let end = r.find('}').ok_or_else(unclosed)?;
                 elements.push(Element {
                     alts: choices(&r[..end])?,
-                    optional: true,
-                });
-                rest = &r[end + 1..];
-            } else if let Some(r) = rest.strip_prefix(".{") {
-                let end = r.find('}').ok_or_else(unclosed)?;
-                elements.push(Element {
-                    alts: choices(&r[..end])?,
-                    optional: false,
+                    optional,
                 });
                 rest = &r[end + 1..];
             } else if let Some(r) = rest.strip_prefix('.') {

@@ -105,3 +105,56 @@ pub fn catalog_kernels() -> Vec<(String, String)> {
     }
     out
 }
+
+/// How ptxkit's verdicts on a set of variants compare with ptxas's (the agreement tests).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    /// Variants judged.
+    pub variants: usize,
+    /// Both accept.
+    pub both_accept: usize,
+    /// Both reject.
+    pub both_reject: usize,
+    /// ptxas rejects, ptxkit accepts.
+    pub missed: usize,
+    /// ptxas accepts, ptxkit rejects.
+    pub false_alarm: usize,
+}
+
+/// A variant ptxkit and ptxas judge differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disagreement {
+    /// ptxas rejects, ptxkit accepts.
+    Missed,
+    /// ptxas accepts, ptxkit rejects.
+    FalseAlarm,
+}
+
+impl Tally {
+    /// Counts one variant's verdicts; says how they disagree, if they do.
+    pub fn record(&mut self, ptxas_ok: bool, ptxkit_ok: bool) -> Option<Disagreement> {
+        self.variants += 1;
+        match (ptxas_ok, ptxkit_ok) {
+            (true, true) => self.both_accept += 1,
+            (false, false) => self.both_reject += 1,
+            (false, true) => {
+                self.missed += 1;
+                return Some(Disagreement::Missed);
+            }
+            (true, false) => {
+                self.false_alarm += 1;
+                return Some(Disagreement::FalseAlarm);
+            }
+        }
+        None
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Tally) {
+        self.variants += other.variants;
+        self.both_accept += other.both_accept;
+        self.both_reject += other.both_reject;
+        self.missed += other.missed;
+        self.false_alarm += other.false_alarm;
+    }
+}
