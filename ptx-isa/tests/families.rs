@@ -268,31 +268,26 @@ fn memory_text() {
         k.ld_v(&v, g.clone().offset(16))?;
         k.st_v(g.clone(), &v[..2])?;
         let b = k.reg::<ty::U32>();
-        k.ld_with(
-            &LdOpts {
+        // A narrower memory type, an acquire at cluster scope, a non-coherent load with an L1
+        // eviction priority.
+        let loads = [
+            LdOpts {
                 mem_type: Some(ptx_isa::ScalarType::U8),
                 ..LdOpts::default()
             },
-            &[b],
-            g.clone(),
-        )?;
-        k.ld_with(
-            &LdOpts {
+            LdOpts {
                 order: MemOrder::Acquire(Scope::Cluster),
                 ..LdOpts::default()
             },
-            &[b],
-            g.clone(),
-        )?;
-        k.ld_with(
-            &LdOpts {
+            LdOpts {
                 nc: true,
                 evict: Some(Evict::Last),
                 ..LdOpts::default()
             },
-            &[b],
-            g.clone(),
-        )?;
+        ];
+        for opts in &loads {
+            k.ld_with(opts, &[b], g.clone())?;
+        }
         k.st_with::<_, ty::U32>(
             &StOpts {
                 cache: Some(CacheOp::Cs),
@@ -345,43 +340,41 @@ fn memory_errors() {
         k.ld_v(&v, Addr::<spaces::Global>::reg(p))
     });
     assert_eq!(e.kind, ErrorKind::VectorWidth, "32 bytes is too wide");
-    let e = error(Target::Sm90a, |k| {
-        let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(
-            &LdOpts {
+    // Loads of a `.u32` register whose options no `ld` row takes (PTX ISA 9.7.9.8).
+    let refused = [
+        (
+            LdOpts {
                 nc: true,
                 order: MemOrder::Volatile,
                 ..LdOpts::default()
             },
-            &[d],
-            Addr::<spaces::Global>::reg(p),
-        )
-    });
-    assert_eq!(e.kind, ErrorKind::InvalidModifier);
-    let e = error(Target::Sm90a, |k| {
-        let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(
-            &LdOpts {
+            ErrorKind::InvalidModifier,
+            ".nc with .volatile",
+        ),
+        (
+            LdOpts {
                 cache: Some(CacheOp::Wb),
                 ..LdOpts::default()
             },
-            &[d],
-            Addr::<spaces::Global>::reg(p),
-        )
-    });
-    assert_eq!(e.kind, ErrorKind::InvalidModifier);
-    let e = error(Target::Sm90a, |k| {
-        let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
-        k.ld_with(
-            &LdOpts {
+            ErrorKind::InvalidModifier,
+            ".wb on a load",
+        ),
+        (
+            LdOpts {
                 mem_type: Some(ptx_isa::ScalarType::F32),
                 ..LdOpts::default()
             },
-            &[d],
-            Addr::<spaces::Global>::reg(p),
-        )
-    });
-    assert_eq!(e.kind, ErrorKind::OperandType);
+            ErrorKind::OperandType,
+            "an .f32 memory type",
+        ),
+    ];
+    for (opts, kind, why) in refused {
+        let e = error(Target::Sm90a, |k| {
+            let (p, d) = (k.reg::<ty::U64>(), k.reg::<ty::U32>());
+            k.ld_with(&opts, &[d], Addr::<spaces::Global>::reg(p))
+        });
+        assert_eq!(e.kind, kind, "{why}: {e}");
+    }
     let e = error(Target::Sm80, |k| {
         let (p, d) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
         k.ld(d, Addr::<spaces::SharedCluster>::reg32(p))

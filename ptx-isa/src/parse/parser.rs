@@ -202,6 +202,13 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The next token's text when it is a dot-word (`.reg`, `.v4`, `.align`), without taking it.
+    fn peek_dot_word(&self) -> Option<&'a str> {
+        self.peek()
+            .filter(|t| t.tok == Tok::DotWord)
+            .map(|t| self.text(t))
+    }
+
     fn is_word(&self, w: &str) -> bool {
         matches!(self.peek(), Some(t) if t.tok == Tok::DotWord && self.text(t) == w)
     }
@@ -456,14 +463,8 @@ impl<'a> Parser<'a> {
                     let raw = self.src.get(start..end).unwrap_or("").to_string();
                     m.layout.push(Item::Directive(raw));
                 }
-                ".pragma" => {
-                    let start = self.pos;
-                    self.pos += 1;
-                    self.until_semicolon()?;
-                    let s = self.span_text(start, self.pos.saturating_sub(1));
-                    m.layout.push(Item::Directive(format!("{s};")));
-                }
-                ".alias" => {
+                // Kept as written, up to the `;`.
+                ".pragma" | ".alias" => {
                     let start = self.pos;
                     self.pos += 1;
                     self.until_semicolon()?;
@@ -526,11 +527,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut vector = None;
         let mut elem = None;
-        while let Some(t) = self.peek() {
-            if t.tok != Tok::DotWord {
-                break;
-            }
-            let w = self.text(t);
+        while let Some(w) = self.peek_dot_word() {
             let twice = |x: bool| -> PResult<()> {
                 if x {
                     self.error(
@@ -815,11 +812,7 @@ impl<'a> Parser<'a> {
         let mut ptr = false;
         let mut space = StateSpace::Generic;
         let mut align = None;
-        while let Some(t) = self.peek() {
-            if t.tok != Tok::DotWord {
-                break;
-            }
-            let w = self.text(t);
+        while let Some(w) = self.peek_dot_word() {
             self.pos += 1;
             if w == ".ptr" {
                 if !kernel {
@@ -1015,11 +1008,7 @@ impl<'a> Parser<'a> {
     fn reg_decl(&mut self) -> PResult<RegDecl> {
         let mut vector = None;
         let mut ty = None;
-        while let Some(t) = self.peek() {
-            if t.tok != Tok::DotWord {
-                break;
-            }
-            let w = self.text(t);
+        while let Some(w) = self.peek_dot_word() {
             if let Some(v) = vector_of(w) {
                 vector = Some(v);
             } else if let Ok(x) = w.parse::<ScalarType>() {
@@ -1035,34 +1024,23 @@ impl<'a> Parser<'a> {
         let Some(ty) = ty else {
             return self.unexpected("a register type");
         };
-        let mut names = Vec::new();
-        loop {
-            let name = self.ident()?.to_string();
-            let count = if self.eat_punct(b'<') {
-                let n = self.u32_value()?;
+        let names = self.comma_list(b';', "names in one `.reg`", |p| {
+            let name = p.ident()?.to_string();
+            let count = if p.eat_punct(b'<') {
+                let n = p.u32_value()?;
                 if n > limits::MAX_PARAMETERIZED_REGS {
-                    return self.error(
+                    return p.error(
                         ParseErrorKind::LimitExceeded,
                         format!("`{name}<{n}>` exceeds limits::MAX_PARAMETERIZED_REGS"),
                     );
                 }
-                self.expect_punct(b'>')?;
+                p.expect_punct(b'>')?;
                 Some(n)
             } else {
                 None
             };
-            names.push(RegName { name, count });
-            if names.len() > limits::MAX_OPERANDS {
-                return self.error(
-                    ParseErrorKind::LimitExceeded,
-                    "too many names in one `.reg`",
-                );
-            }
-            if !self.eat_punct(b',') {
-                break;
-            }
-        }
-        self.expect_punct(b';')?;
+            Ok(RegName { name, count })
+        })?;
         Ok(RegDecl { ty, vector, names })
     }
 
@@ -1107,19 +1085,7 @@ impl<'a> Parser<'a> {
             }
         }
         if !self.eat_punct(b';') {
-            loop {
-                i.operands.push(self.operand(0)?);
-                if i.operands.len() > limits::MAX_OPERANDS {
-                    return self.error(
-                        ParseErrorKind::LimitExceeded,
-                        "too many operands (limits::MAX_OPERANDS)",
-                    );
-                }
-                if !self.eat_punct(b',') {
-                    break;
-                }
-            }
-            self.expect_punct(b';')?;
+            i.operands = self.comma_list(b';', "operands", |p| p.operand(0))?;
         }
         match resolve(&i) {
             Resolution::Form(f) => i.form = Some(f),
@@ -1139,16 +1105,28 @@ impl<'a> Parser<'a> {
     }
 
     fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
-        let mut v = Vec::new();
         if self.eat_punct(close) {
-            return Ok(v);
+            return Ok(Vec::new());
         }
+        self.comma_list(close, "elements", |p| p.operand(depth + 1))
+    }
+
+    /// Reads `item{, item}` and then `close`: the lists of PTX ISA 4.3 (an instruction's operands,
+    /// a `.reg` declaration's names, a vector or call list), at most `limits::MAX_OPERANDS` items;
+    /// `what` names the items in the error.
+    fn comma_list<T>(
+        &mut self,
+        close: u8,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut v = Vec::new();
         loop {
-            v.push(self.operand(depth + 1)?);
+            v.push(item(self)?);
             if v.len() > limits::MAX_OPERANDS {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
-                    "too many elements (limits::MAX_OPERANDS)",
+                    format!("too many {what} (limits::MAX_OPERANDS)"),
                 );
             }
             if !self.eat_punct(b',') {
