@@ -94,53 +94,26 @@ impl FunctionBuilder {
         Ok(())
     }
 
-    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [p]`: each thread gets one 32-bit
-    /// register per matrix; thread `t` supplies the row address of row `t % 8` of matrix `t / 8`.
-    pub fn ldmatrix<T: ty::RegType>(
-        &mut self,
-        n: MatrixCount,
-        trans: bool,
-        d: &[Reg<T>],
-        p: Addr<spaces::Shared>,
-    ) -> Result<()> {
-        let regs: Vec<RegRef> = d.iter().map(|r| r.as_ref()).collect();
-        self.check_regs("ldmatrix", "the destination", &regs, n.count(), |r| {
-            r.class.decl_type().bits() == 32
-        })?;
-        let i = Instruction::from_opcode("ldmatrix.sync.aligned.m8n8")
-            .modifier(n.name())
-            .modifier_if(trans, "trans")
-            .modifier("shared")
-            .ty(ScalarType::B16)
-            .operands((
-                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
-                p,
-            ));
-        self.emit(Form::Ldmatrix, i)
-    }
-
-    /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [p], {r...}` (sm_90+).
-    pub fn stmatrix<T: ty::RegType>(
-        &mut self,
-        n: MatrixCount,
-        trans: bool,
-        p: Addr<spaces::Shared>,
-        r: &[Reg<T>],
-    ) -> Result<()> {
-        let regs: Vec<RegRef> = r.iter().map(|r| r.as_ref()).collect();
-        self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
-            r.class.decl_type().bits() == 32
-        })?;
-        let i = Instruction::from_opcode("stmatrix.sync.aligned.m8n8")
-            .modifier(n.name())
-            .modifier_if(trans, "trans")
-            .modifier("shared")
-            .ty(ScalarType::B16)
-            .operands((
-                p,
-                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
-            ));
-        self.emit(Form::Stmatrix, i)
+    forward_methods! {
+        /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 {d...}, [p]`: each thread gets one
+        /// 32-bit register per matrix; thread `t` supplies the row address of row `t % 8` of
+        /// matrix `t / 8`.
+        fn ldmatrix<T: ty::RegType>(
+            n: MatrixCount,
+            trans: bool,
+            d: &[Reg<T>],
+            p: Addr<spaces::Shared>,
+        ) => matrix_move((Form::Ldmatrix, "ldmatrix.sync.aligned.m8n8"), (n, 1), trans, d, p);
+        /// `stmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16 [p], {r...}` (sm_90+).
+        fn stmatrix<T: ty::RegType>(
+            n: MatrixCount,
+            trans: bool,
+            p: Addr<spaces::Shared>,
+            r: &[Reg<T>],
+        ) => matrix_move((Form::Stmatrix, "stmatrix.sync.aligned.m8n8"), (n, 1), trans, r, p);
+        /// `stmatrix.sync.aligned.m16n8.xN.trans.shared.b8 [p], {r...}` (sm_100a, sm_120a).
+        fn stmatrix_b8<T: ty::RegType>(n: MatrixCount, p: Addr<spaces::Shared>, r: &[Reg<T>])
+            => matrix_move((Form::StmatrixB8, "stmatrix.sync.aligned.m16n8"), (n, 1), true, r, p);
     }
 
     /// `ldmatrix.sync.aligned.m16n16.xN.trans.shared.b8 {d...}, [p]` (sm_100a, sm_120a): `.x1`
@@ -158,43 +131,47 @@ impl FunctionBuilder {
                 "m16n16 .b8 has .x1 and .x2 only",
             ));
         }
-        let regs: Vec<RegRef> = d.iter().map(|r| r.as_ref()).collect();
-        self.check_regs("ldmatrix", "the destination", &regs, 2 * n.count(), |r| {
-            r.class.decl_type().bits() == 32
-        })?;
-        let i = Instruction::from_opcode("ldmatrix.sync.aligned.m16n16")
-            .modifier(n.name())
-            .modifier("trans")
-            .modifier("shared")
-            .ty(ScalarType::B8)
-            .operands((
-                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
-                p,
-            ));
-        self.emit(Form::LdmatrixB8, i)
+        let row = (Form::LdmatrixB8, "ldmatrix.sync.aligned.m16n16");
+        self.matrix_move(row, (n, 2), true, d, p)
     }
 
-    /// `stmatrix.sync.aligned.m16n8.xN.trans.shared.b8 [p], {r...}` (sm_100a, sm_120a).
-    pub fn stmatrix_b8<T: ty::RegType>(
+    /// `ldmatrix` or `stmatrix` (PTX ISA 9.7.14.5.15, 9.7.14.5.16) of row `form`, written
+    /// `opcode.xN{.trans}.shared.{b16|b8}`: `n` matrices of `per_matrix` 32-bit registers per
+    /// thread each, the registers before the address to load and after it to store.
+    fn matrix_move<T: ty::RegType>(
         &mut self,
-        n: MatrixCount,
+        (form, opcode): (Form, &'static str),
+        (n, per_matrix): (MatrixCount, usize),
+        trans: bool,
+        regs: &[Reg<T>],
         p: Addr<spaces::Shared>,
-        r: &[Reg<T>],
     ) -> Result<()> {
-        let regs: Vec<RegRef> = r.iter().map(|r| r.as_ref()).collect();
-        self.check_regs("stmatrix", "the source", &regs, n.count(), |r| {
+        let load = matches!(form, Form::Ldmatrix | Form::LdmatrixB8);
+        let (mn, what) = if load {
+            ("ldmatrix", "the destination")
+        } else {
+            ("stmatrix", "the source")
+        };
+        let regs: Vec<RegRef> = regs.iter().map(|r| r.as_ref()).collect();
+        self.check_regs(mn, what, &regs, per_matrix * n.count(), |r| {
             r.class.decl_type().bits() == 32
         })?;
-        let i = Instruction::from_opcode("stmatrix.sync.aligned.m16n8")
+        let elem = match form {
+            Form::LdmatrixB8 | Form::StmatrixB8 => ScalarType::B8,
+            _ => ScalarType::B16,
+        };
+        let regs = Operand::Vector(regs.into_iter().map(Operand::Reg).collect());
+        let i = Instruction::from_opcode(opcode)
             .modifier(n.name())
-            .modifier("trans")
+            .modifier_if(trans, "trans")
             .modifier("shared")
-            .ty(ScalarType::B8)
-            .operands((
-                p,
-                Operand::Vector(regs.into_iter().map(Operand::Reg).collect()),
-            ));
-        self.emit(Form::StmatrixB8, i)
+            .ty(elem);
+        let i = if load {
+            i.operands((regs, p))
+        } else {
+            i.operands((p, regs))
+        };
+        self.emit(form, i)
     }
 
     /// `mma.sync.aligned.shape.row.col.D.A.B.C {d}, {a}, {b}, {c}`: one warp-wide MMA. Register

@@ -180,7 +180,8 @@ impl FunctionBuilder {
         let sp = self.mbar_space(&opcode.opcode(), space, cluster_ok)?;
         let mut i = opcode;
         if let Some((sem, scope)) = sem {
-            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by `emit`.
+            // The scope is .cta or .cluster: the row's pattern (PTX ISA 9.7.13.15), checked by
+            // `emit`.
             i = i.modifier(sem).modifier(scope.name());
         }
         Ok(i.modifier(sp).ty(ScalarType::B64))

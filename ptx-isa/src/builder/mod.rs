@@ -35,7 +35,8 @@ macro_rules! forward_methods {
     };
     ($(
         $(#[$doc:meta])*
-        fn $name:ident$(<$t:ident: $bound:path>)?($($p:ident: $pt:ty),* $(,)?) => $emitter:ident$(::<$($ta:ty),+>)?($($arg:expr),* $(,)?);
+        fn $name:ident$(<$t:ident: $bound:path>)?($($p:ident: $pt:ty),* $(,)?)
+            => $emitter:ident$(::<$($ta:ty),+>)?($($arg:expr),* $(,)?);
     )*) => {$(
         $(#[$doc])*
         pub fn $name$(<$t: $bound>)?(&mut self, $($p: $pt),*) -> Result<()> {

@@ -263,7 +263,8 @@ impl FunctionBuilder {
 
     forward_methods! {
         /// `tcgen05.ld.sync.aligned.shape.xN{.pack::16b}.b32 {r...}, [taddr]{, half_split}`:
-        /// tensor memory to registers, warp-wide; each warp of a warpgroup reaches its own 32 lanes.
+        /// tensor memory to registers, warp-wide; each warp of a warpgroup reaches its own 32
+        /// lanes.
         fn tcgen05_ld(shape: TmemShape, num: u32, pack: bool,
             r: &[RegRef], taddr_reg: Reg<ty::U32>, half_split: Option<u32>)
             => tmem_copy(true, shape, num, pack, r, taddr_reg, half_split);

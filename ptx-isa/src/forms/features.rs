@@ -25,6 +25,38 @@ pub fn qualifiers(i: &Instruction) -> Vec<Form> {
     v
 }
 
+/// The rows of bulk copies into shared memory that name their destination window and may multicast.
+const BULK_TO_SHARED: &[Form] = &[Form::CpAsyncBulkG2S, Form::TmaLoad, Form::TmaLoadIm2col];
+
+/// Feature rows one modifier implies on some rows: (the rows, the modifier, the feature row).
+const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
+    // PTX ISA 9.7.13.1: the `.cta` of bar and barrier is PTX 7.8.
+    (
+        &[
+            Form::BarSync,
+            Form::BarArrive,
+            Form::BarRedPopc,
+            Form::BarRedPred,
+            Form::BarrierSync,
+            Form::BarrierArrive,
+        ],
+        "cta",
+        Form::BarCta,
+    ),
+    // PTX ISA 9.7.9.21: `.satfinite` on a conversion to .f16x2, .bf16 or .bf16x2 is PTX 8.1.
+    (
+        &[Form::CvtF16x2F32, Form::CvtBf16x2F32, Form::CvtBf16F32],
+        "satfinite",
+        Form::CvtSatfinite,
+    ),
+    // PTX ISA 9.7.9.20: `cvta.param` is PTX 7.7.
+    (&[Form::Cvta], "param", Form::CvtaParam),
+    // PTX ISA 9.7.9.25.4.1: `.multicast::cluster` (PTX 8.0, sm_90).
+    (BULK_TO_SHARED, "multicast::cluster", Form::BulkMulticast),
+    // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
+    (BULK_TO_SHARED, "shared::cta", Form::TmaSharedCta),
+];
+
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
 pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
@@ -72,34 +104,15 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::AtomOrdered);
     }
-    // PTX ISA 9.7.13.1: the `.cta` of bar and barrier is PTX 7.8.
-    if matches!(
-        form,
-        Form::BarSync
-            | Form::BarArrive
-            | Form::BarRedPopc
-            | Form::BarRedPred
-            | Form::BarrierSync
-            | Form::BarrierArrive
-    ) && has("cta")
-    {
-        v.push(Form::BarCta);
+    for (rows, modifier, feature) in BY_MODIFIER {
+        if rows.contains(&form) && has(modifier) {
+            v.push(*feature);
+        }
     }
     // PTX ISA 9.7.9.21: rounding to .tf32 to nearest or toward zero is PTX 7.8 and sm_90 (.rna
     // is PTX 7.0 and sm_80).
     if form == Form::CvtTf32F32 && (has("rn") || has("rz")) {
         v.push(Form::CvtTf32Round);
-    }
-    // PTX ISA 9.7.9.21: `.satfinite` on a conversion to .f16x2, .bf16 or .bf16x2 is PTX 8.1.
-    if matches!(
-        form,
-        Form::CvtF16x2F32 | Form::CvtBf16x2F32 | Form::CvtBf16F32
-    ) && has("satfinite")
-    {
-        v.push(Form::CvtSatfinite);
-    }
-    if form == Form::Cvta && has("param") {
-        v.push(Form::CvtaParam);
     }
     // PTX ISA 9.7.13.15: `.sem` and `.scope` of the mbarrier operations are PTX 8.0; a `.cluster`
     // scope and the `.shared::cluster` window are the cluster features (PTX 7.8, sm_90).
@@ -137,26 +150,11 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::MbarrierArriveCount);
     }
-    if matches!(
-        form,
-        Form::CpAsyncBulkG2S | Form::TmaLoad | Form::TmaLoadIm2col
-    ) && has("multicast::cluster")
-    {
-        v.push(Form::BulkMulticast);
-    }
     // PTX ISA 5.1.5: the `.shared::cta` spelling of the shared window is PTX 7.8, whatever the
     // instruction; ptxas 13.0 accepts `cp.async.{ca|cg}.shared::cta.global` from PTX 7.0, the
     // version of cp.async itself (PTX ISA 9.7.9.25.3.1).
     if has("shared::cta") && form != Form::CpAsync {
         v.push(Form::MemSharedCta);
-    }
-    // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
-    if matches!(
-        form,
-        Form::CpAsyncBulkG2S | Form::TmaLoad | Form::TmaLoadIm2col
-    ) && has("shared::cta")
-    {
-        v.push(Form::TmaSharedCta);
     }
     // PTX ISA 9.7.16.10.9: without `.scale_vec` the block size is `.block32`, PTX 8.8.
     if form == Form::Tcgen05MmaBlockScale && !any(&|m| m.starts_with("scale_vec::")) {
