@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::forms::Form;
 use crate::instr::{Imm, Instruction};
 use crate::module::{Directive, Module};
-use crate::reg::{Pred, Sinkable, ty};
+use crate::reg::{Pred, RegClass, Sinkable, ty};
 use crate::space::{Addr, StateSpace, spaces};
 use crate::sreg::{Dim, SpecialReg};
 use crate::target::Target;
@@ -178,15 +178,8 @@ fn example(
         WmmaLoad | WmmaStore | WmmaMma => {
             // Fragments of m16n16k16 (PTX ISA 9.7.14.4): 8 registers each.
             let frag = |k: &mut FunctionBuilder, f32s: bool| {
-                let v: Vec<crate::instr::Operand> = (0..8)
-                    .map(|_| {
-                        if f32s {
-                            k.reg::<ty::F32>().into()
-                        } else {
-                            k.reg::<ty::B32>().into()
-                        }
-                    })
-                    .collect();
+                let class = if f32s { RegClass::F32 } else { RegClass::B32 };
+                let v = k.regs_of(class, 8).into_iter().map(Into::into).collect();
                 crate::instr::Operand::Vector(v)
             };
             match form {

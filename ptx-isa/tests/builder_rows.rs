@@ -12,7 +12,7 @@ use ptx_isa::builder::*;
 use ptx_isa::validate::{Options, Severity, check};
 
 mod support;
-use ptx_isa::{Addr, FunctionBuilder, Module, ScalarType, Target, spaces, ty};
+use ptx_isa::{Addr, FunctionBuilder, Module, RegClass, ScalarType, Target, spaces, ty};
 use support::errors;
 
 const TARGET: Target = Target::Sm90a;
@@ -1180,15 +1180,12 @@ fn wgmma_writes_exactly_what_its_rows_allow() {
                     let acc = w.accumulator_registers();
                     let f32_acc = w.d_type() == F32;
                     let write = |k: &mut FunctionBuilder| {
-                        let d: Vec<RegRef> = (0..acc)
-                            .map(|_| {
-                                if f32_acc {
-                                    k.reg::<ty::F32>().as_ref()
-                                } else {
-                                    k.reg::<ty::B32>().as_ref()
-                                }
-                            })
-                            .collect();
+                        let class = if f32_acc {
+                            RegClass::F32
+                        } else {
+                            RegClass::B32
+                        };
+                        let d = k.regs_of(class, acc);
                         let ar: Vec<RegRef> = (0..4).map(|_| k.reg::<ty::B32>().as_ref()).collect();
                         let (ad, b) = (k.reg::<ty::B64>(), k.reg::<ty::B64>());
                         let a = if a_regs {

@@ -89,7 +89,7 @@ use crate::instr::{Guard, Instruction, Label, Operand};
 use crate::module::{
     Directive, Function, FunctionKind, Param, ParamKind, Statement, check_identifier,
 };
-use crate::reg::{Pred, Reg, RegClass, ty};
+use crate::reg::{Pred, Reg, RegClass, RegRef, ty};
 use crate::space::StateSpace;
 use crate::target::{PtxVersion, Target};
 use crate::types::ScalarType;
@@ -200,13 +200,27 @@ impl FunctionBuilder {
 
     /// A fresh register of type `T`.
     pub fn reg<T: ty::RegType>(&mut self) -> Reg<T> {
-        let slot = &mut self.reg_counts[T::CLASS as usize];
-        let r = Reg::from_index(*slot);
+        Reg::from_index(self.reg_of(T::CLASS).index)
+    }
+
+    /// A fresh register of `class`, for an operand whose type is chosen at run time (a wgmma
+    /// accumulator of `.f32` or `.s32`, a fragment of either).
+    pub fn reg_of(&mut self, class: RegClass) -> RegRef {
+        let slot = &mut self.reg_counts[class as usize];
+        let r = RegRef {
+            class,
+            index: *slot,
+        };
         *slot += 1;
-        if T::CLASS == RegClass::B128 {
+        if class == RegClass::B128 {
             self.require(ScalarType::B128.min_ptx(), "a .b128 register");
         }
         r
+    }
+
+    /// `n` fresh registers of `class` (see [`Self::reg_of`]).
+    pub fn regs_of(&mut self, class: RegClass, n: usize) -> Vec<RegRef> {
+        (0..n).map(|_| self.reg_of(class)).collect()
     }
 
     /// `n` fresh registers of type `T`.
