@@ -296,14 +296,15 @@ impl FunctionBuilder {
         mad_wide<T: Widen>(d: T::Wide; a: T, b: T, c: T::Wide) = "mad" "wide" MadInt;
     }
 
-    forward_methods! {
-        /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
-        fn fma<T: ty::Float>(
-            d: Reg<T>,
-            a: impl Into<Src<T>>,
-            b: impl Into<Src<T>>,
-            c: impl Into<Src<T>>,
-        ) => fma_mods(FloatMods::RN, d, a, b, c);
+    /// `fma.rn.T d, a, b, c` (f32, f64, f16/f16x2, bf16/bf16x2).
+    pub fn fma<T: ty::Float>(
+        &mut self,
+        d: Reg<T>,
+        a: impl Into<Src<T>>,
+        b: impl Into<Src<T>>,
+        c: impl Into<Src<T>>,
+    ) -> Result<()> {
+        self.fma_mods(FloatMods::RN, d, a, b, c)
     }
 
     /// `fma` with modifiers (a rounding mode is required).

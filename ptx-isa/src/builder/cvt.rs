@@ -149,39 +149,27 @@ impl FunctionBuilder {
         self.emit(form, i.ty(dt).ty(st).operands(ops))
     }
 
-    /// `cvt.rn{.relu}.bf16x2.f32 d, hi, lo`: packs two f32 into bf16x2, `hi` into the upper half
-    /// (PTX ISA 9.7.9.21: "the result of a is stored in the upper half").
-    pub fn cvt_pack_bf16x2(
-        &mut self,
-        d: Reg<ty::Bf16x2>,
-        hi: Reg<ty::F32>,
-        lo: Reg<ty::F32>,
-        relu: bool,
-    ) -> Result<()> {
-        let types = [ScalarType::Bf16x2, ScalarType::F32];
-        self.write_cvt(
-            Form::CvtBf16x2F32,
-            &[(true, "rn"), (relu, "relu")],
-            types,
-            (d, hi, lo),
-        )
+    forward_methods! {
+        /// `cvt.rn{.relu}.bf16x2.f32 d, hi, lo`: packs two f32 into bf16x2, `hi` into the upper
+        /// half (PTX ISA 9.7.9.21: "the result of a is stored in the upper half").
+        fn cvt_pack_bf16x2(d: Reg<ty::Bf16x2>, hi: Reg<ty::F32>, lo: Reg<ty::F32>, relu: bool)
+            => cvt_pack_half(Form::CvtBf16x2F32, d, (hi, lo), relu);
+        /// `cvt.rn{.relu}.f16x2.f32 d, hi, lo`.
+        fn cvt_pack_f16x2(d: Reg<ty::F16x2>, hi: Reg<ty::F32>, lo: Reg<ty::F32>, relu: bool)
+            => cvt_pack_half(Form::CvtF16x2F32, d, (hi, lo), relu);
     }
 
-    /// `cvt.rn{.relu}.f16x2.f32 d, hi, lo`.
-    pub fn cvt_pack_f16x2(
+    /// `cvt.rn{.relu}.T.f32 d, hi, lo` of row `form`, for a pair of halves `T` (`.bf16x2`,
+    /// `.f16x2`).
+    fn cvt_pack_half<T: ty::RegType>(
         &mut self,
-        d: Reg<ty::F16x2>,
-        hi: Reg<ty::F32>,
-        lo: Reg<ty::F32>,
+        form: Form,
+        d: Reg<T>,
+        (hi, lo): (Reg<ty::F32>, Reg<ty::F32>),
         relu: bool,
     ) -> Result<()> {
-        let types = [ScalarType::F16x2, ScalarType::F32];
-        self.write_cvt(
-            Form::CvtF16x2F32,
-            &[(true, "rn"), (relu, "relu")],
-            types,
-            (d, hi, lo),
-        )
+        let types = [T::TYPE, ScalarType::F32];
+        self.write_cvt(form, &[(true, "rn"), (relu, "relu")], types, (d, hi, lo))
     }
 
     /// `cvt.rna.tf32.f32 d, a`: round to tf32 (the result is a `.b32` holding the tf32 bits).

@@ -94,8 +94,8 @@ impl Scopes {
         self.stack.iter().rev().find_map(|s| s.lookup(name))
     }
 
-    /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash when the
-    /// same scope already declares it.
+    /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash
+    /// when the same scope already declares it.
     pub fn declare(&mut self, reg: &RegName, info: RegInfo) -> Result<(), Redeclared> {
         let Some(s) = self.stack.last_mut() else {
             return Ok(());
