@@ -231,8 +231,9 @@ fn gpu(_c: &mut Criterion) {
         ("residual_rmsnorm", RowOp::ResidualRmsNorm { eps: 1e-6 }),
         ("layernorm", RowOp::LayerNorm { eps: 1e-5 }),
     ];
-    // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case; ROWS_NO_SWEEP=1 times only the default
-    // configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a profiler run
+    // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case (a comma-separated list of parts of
+    // case names: "layernorm,32768x1024" times those that contain any); ROWS_NO_SWEEP=1 times
+    // only the default configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a profiler run
     // wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
     let only = std::env::var("ROWS_ONLY").ok();
     let pick = std::env::var("ROWS_CONFIG").ok().filter(|s| !s.is_empty());
@@ -265,7 +266,10 @@ fn gpu(_c: &mut Criterion) {
                 let d = dtype.to_string();
                 let d = d.trim_start_matches('.');
                 let case = format!("{name} {d} {rows}x{cols}");
-                if !only.as_ref().is_none_or(|o| case.contains(o.as_str())) {
+                if !only
+                    .as_ref()
+                    .is_none_or(|o| o.split(',').any(|p| case.contains(p.trim())))
+                {
                     continue;
                 }
                 let vector = cols % 8 == 0;

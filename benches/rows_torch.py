@@ -6,7 +6,8 @@ bench so the two tables compare on one machine:
 
     python3 benches/rows_torch.py
 
-ROWS_ONLY="rmsnorm f32 16384x8192" times one case (as the Rust bench's variable does); with
+ROWS_ONLY="rmsnorm f32 16384x8192" times one case, "layernorm bf16,32768x1024" the cases whose
+names contain either part (as the Rust bench's variable does); with
 ROWS_PROFILE=1 one more call of its compiled kernel runs between cudaProfilerStart and Stop, for
 `ncu --profile-from-start off python3 benches/rows_torch.py`.
 """
@@ -88,7 +89,10 @@ PROFILE = os.environ.get("ROWS_PROFILE") is not None
 
 
 def wanted(op_name, dtype_name, rows, cols):
-    return ONLY is None or ONLY == f"{op_name} {dtype_name} {rows}x{cols}"
+    """Whether ROWS_ONLY (unset: every case) names this case: a comma-separated list of parts of
+    case names, as the Rust bench reads it ("layernorm bf16,32768x1024")."""
+    case = f"{op_name} {dtype_name} {rows}x{cols}"
+    return ONLY is None or any(part.strip() in case for part in ONLY.split(","))
 
 
 def profiled(fn):

@@ -341,6 +341,22 @@ fn persistent_row_kernels_loop_over_rows() {
                 ptx.contains("%nctaid.x") && ptx.contains("bra $L"),
                 "{op:?} {cfg}\n{ptx}"
             );
+            // The row's offset (`row * cols`) is computed once a row, as in the kernel of one
+            // CTA a row, not once an access: the loop's counter holds still within a trip.
+            let once = RowKernel::build::<ty::Bf16>(
+                Target::Sm90a,
+                op,
+                RowConfig {
+                    persistent: false,
+                    ..cfg
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                ptx.matches("mul.lo.u32").count(),
+                once.built.ptx().matches("mul.lo.u32").count(),
+                "{op:?} {cfg}\n{ptx}"
+            );
             assemble_no_spills(ptx, Target::Sm90a);
         }
         let cluster = RowConfig::for_cols(ScalarType::F32, 65536, true).on_persistent_grid();
@@ -385,4 +401,68 @@ fn swiglu_configurations_assemble() {
         ..SwigluConfig::default()
     };
     assert!(build_swiglu_with::<ty::F32>(Target::Sm90a, true, bad).is_err());
+}
+
+/// LayerNorm's two statistics take one barrier round, as RMSNorm's one (`reduce_moments`:
+/// each thread's mean and squared deviations, merged per warp and then across the warps), in
+/// registers and looped, on one CTA a row or a persistent grid; in a cluster, a round for the
+/// mean and one for the squared deviations. The merge across warps holds a few registers, not
+/// three per warp: the 1024-thread form fits the 32 registers of full occupancy.
+#[test]
+fn layer_norm_statistics_take_one_barrier_round() {
+    use ptxkit::library::rows::RowHints;
+    let ln = RowOp::LayerNorm { eps: 1e-5 };
+    let rms = RowOp::RmsNorm { eps: 1e-6 };
+    for cfg in [
+        RowConfig::for_cols(ScalarType::Bf16, 8192, true),
+        RowConfig::for_cols(ScalarType::Bf16, 8192, true)
+            .with_hints(RowHints::Reuse)
+            .on_persistent_grid(),
+        RowConfig::looped_with(ScalarType::Bf16, true, 512, 8),
+        RowConfig::for_cols(ScalarType::F32, 1000, false),
+    ] {
+        let bars = |op| {
+            let k = RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg).unwrap();
+            k.built.ptx().matches("bar.sync").count()
+        };
+        assert_eq!(bars(ln), bars(rms), "{cfg}");
+    }
+    let cluster = RowConfig::for_cols(ScalarType::F32, 65536, true);
+    let waits = |op| {
+        let k = RowKernel::build::<ty::F32>(Target::Sm90a, op, cluster).unwrap();
+        k.built.ptx().matches("barrier.cluster.wait").count()
+    };
+    assert_eq!(waits(ln), waits(rms) + 1, "{cluster}");
+    let wide = RowConfig::for_cols(ScalarType::Bf16, 8192, true).rows_of(1024, 1024, 8);
+    let k = RowKernel::build::<ty::Bf16>(Target::Sm90a, ln, wide).unwrap();
+    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+        let out = ptxas
+            .assemble(k.built.ptx(), Target::Sm90a, &["-v"])
+            .unwrap();
+        assert!(out.log.contains("Used 32 registers"), "{}", out.log);
+    }
+}
+
+/// The default configuration is the one the H100's sweep ranked first for each row length
+/// (`notes/rows-run7-h100-bench.log`): 256 threads where the row has that many accesses.
+#[test]
+fn defaults_follow_the_measured_winners() {
+    let f32_ = ScalarType::F32;
+    let bf16 = ScalarType::Bf16;
+    for (dtype, cols, name) in [
+        (f32_, 1024, "1x256x4"),
+        (bf16, 1024, "1x128x8"),
+        (f32_, 4096, "1x256x16"),
+        (bf16, 4096, "1x256x16"),
+        (f32_, 8192, "1x256x32"),
+        (bf16, 8192, "1x256x32"),
+        (f32_, 65536, "4x512x32"),
+        (bf16, 65536, "8x256x32"),
+    ] {
+        assert_eq!(
+            RowConfig::for_cols(dtype, cols, true).to_string(),
+            name,
+            "{dtype:?} {cols}"
+        );
+    }
 }

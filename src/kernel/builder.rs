@@ -29,6 +29,9 @@ pub(crate) struct VarInfo {
     pub(crate) changes: bool,
     /// Whether [`KernelBuilder::assign`] may write it (mutable scalars only).
     pub(crate) assignable: bool,
+    /// For a loop counter, the nesting depth of its loop's body: the counter is written only
+    /// after the body, so within one trip (at that depth or deeper) its value holds still.
+    pub(crate) loop_body: Option<u32>,
 }
 
 impl Facts for [VarInfo] {
@@ -308,6 +311,7 @@ impl KernelBuilder {
             symbol,
             changes: false,
             assignable: false,
+            loop_body: None,
         });
         Var(self.vars.len() as u32 - 1)
     }
@@ -384,14 +388,19 @@ impl KernelBuilder {
     }
 
     /// Remembers that `reg` holds `key` (computed from `e`), unless `e` reads a variable whose
-    /// register changes (a loop counter, a mutable scalar): its value could be stale on a later
-    /// trip round a loop.
+    /// register may change before the memo's region closes: a mutable scalar (assigned
+    /// anywhere), or the counter of a loop whose body is not around this point (its value could
+    /// be stale on a later trip). A loop counter read inside its own body is stable for the rest
+    /// of the trip, and the memo, made at the body's depth or deeper, ends with the body: a row
+    /// loop's `row * cols` is computed once a row, not once an access.
     #[track_caller]
     pub(crate) fn remember<T: ty::RegType>(&mut self, key: MemoKey, e: &Expr, reg: Reg<T>) {
-        let stable = e
-            .vars()
-            .iter()
-            .all(|v| self.vars.get(v.0 as usize).is_some_and(|i| !i.changes));
+        let depth = self.depth;
+        let stable = e.vars().iter().all(|v| {
+            self.vars
+                .get(v.0 as usize)
+                .is_some_and(|i| !i.changes || i.loop_body.is_some_and(|body| body <= depth))
+        });
         if stable {
             self.memo.push(Memo {
                 key,

@@ -125,8 +125,10 @@ impl KernelBuilder {
             },
             None,
         );
+        let body_depth = self.depth + 1;
         if let Some(info) = self.vars.last_mut() {
             info.changes = true;
+            info.loop_body = Some(body_depth);
         }
         let (top, done) = (self.f.label(), self.f.label());
         let p = self.f.pred();

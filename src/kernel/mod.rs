@@ -61,5 +61,5 @@ pub use caching::Caching;
 pub use control::If;
 pub use error::{CallSite, KernelError, Result};
 pub use expr::{Expr, Exprs, Var};
-pub use reduce::{Axis, FragmentReduction, ReduceOp, ReduceScope, Reducible};
+pub use reduce::{Axis, FragmentReduction, Moments, ReduceOp, ReduceScope, Reducible};
 pub use tma::TmaTensor;

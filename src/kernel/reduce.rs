@@ -223,11 +223,33 @@ impl KernelBuilder {
         threads: u32,
         warps: u32,
     ) -> Result<Reg<T>> {
-        // One word per warp of the CTA.
+        let words = self.exchange_warp_words(&[v], scope, threads, warps, false)?;
+        self.reduce_regs(op, &words[0])
+    }
+
+    /// Every warp's `vals` (already the same in each of its lanes) to every thread of the group,
+    /// in one barrier round: lane 0 of each warp writes its values to a shared array of one
+    /// row of words per value, a barrier (`bar.sync`, PTX ISA 9.7.13.1) orders the writes before
+    /// the reads, and every thread reads its group's words of each value (broadcast reads, no
+    /// bank conflicts). Returns, per value, the group's `warps` words; or, `by_lane`, one word:
+    /// warp `lane`'s (lanes past the group's warps read the last warp's: the caller masks them),
+    /// for a second warp-level combine that holds three registers, not three per warp. Inside a
+    /// loop or branch a second barrier keeps the next trip's writes from overtaking this trip's
+    /// reads.
+    fn exchange_warp_words<T: Reducible>(
+        &mut self,
+        vals: &[Reg<T>],
+        scope: ReduceScope,
+        threads: u32,
+        warps: u32,
+        by_lane: bool,
+    ) -> Result<Vec<Vec<Reg<T>>>> {
+        // One row of words per value, each row whole 16-byte vectors (a warp's word at `warp`).
+        let stride = (threads / 32).next_multiple_of(4);
         let n = self.reductions;
         self.reductions += 1;
         let scratch = self
-            .alloc_shared::<ty::U32>(&format!("reduce{n}"), &[threads / 32], 16)?
+            .alloc_shared::<ty::U32>(&format!("reduce{n}"), &[stride * vals.len() as u32], 16)?
             .shared_base()
             .ok_or_else(|| self.scope_err("reduce scratch is not shared memory (internal)"))?;
         let flat = self.flat_tid()?;
@@ -237,8 +259,13 @@ impl KernelBuilder {
         let slot = self.eval(warp * 4)?;
         let at = self.f.reg::<ty::U32>();
         self.f.add(at, scratch, slot)?;
-        self.f.when(is_lane0);
-        self.f.st(Addr::<Shared>::reg32(at), v)?;
+        for (j, &v) in vals.iter().enumerate() {
+            self.f.when(is_lane0);
+            self.f.st(
+                Addr::<Shared>::reg32(at).offset(4 * (stride as i64) * j as i64),
+                v,
+            )?;
+        }
         let barrier = |k: &mut KernelBuilder| -> Result<()> {
             match scope {
                 ReduceScope::Warpgroup => {
@@ -262,22 +289,47 @@ impl KernelBuilder {
             }
             _ => scratch,
         };
-        let words = self.f.regs::<T>(warps as usize);
-        for (c, chunk) in words.chunks(4).enumerate() {
-            let addr = Addr::<Shared>::reg32(first).offset(16 * c as i64);
-            match chunk.len() {
-                4 | 2 => self.f.ld_v(chunk, addr)?,
-                _ => {
-                    for (i, r) in chunk.iter().enumerate() {
-                        self.f.ld(
-                            *r,
-                            Addr::<Shared>::reg32(first).offset(16 * c as i64 + 4 * i as i64),
-                        )?;
+        let mut out = Vec::with_capacity(vals.len());
+        if by_lane {
+            let lane_reg = self.eval(lane)?;
+            let idx = self.f.reg::<ty::U32>();
+            self.f.min(idx, lane_reg, warps - 1)?;
+            let off = self.f.reg::<ty::U32>();
+            self.f.shl(off, idx, 2u32)?;
+            let at = self.f.reg::<ty::U32>();
+            self.f.add(at, first, off)?;
+            for j in 0..vals.len() {
+                let r = self.f.reg::<T>();
+                self.f.ld(
+                    r,
+                    Addr::<Shared>::reg32(at).offset(4 * (stride as i64) * j as i64),
+                )?;
+                out.push(vec![r]);
+            }
+            if self.depth > 0 {
+                barrier(self)?;
+            }
+            return Ok(out);
+        }
+        for j in 0..vals.len() {
+            let row = 4 * (stride as i64) * j as i64;
+            let words = self.f.regs::<T>(warps as usize);
+            for (c, chunk) in words.chunks(4).enumerate() {
+                let at = row + 16 * c as i64;
+                match chunk.len() {
+                    4 | 2 => self
+                        .f
+                        .ld_v(chunk, Addr::<Shared>::reg32(first).offset(at))?,
+                    _ => {
+                        for (i, r) in chunk.iter().enumerate() {
+                            self.f
+                                .ld(*r, Addr::<Shared>::reg32(first).offset(at + 4 * i as i64))?;
+                        }
                     }
                 }
             }
+            out.push(words);
         }
-        let out = self.reduce_regs(op, &words)?;
         if self.depth > 0 {
             barrier(self)?;
         }
@@ -514,5 +566,209 @@ impl KernelBuilder {
             out.push(v);
         }
         Ok(FragmentReduction { values: out, group })
+    }
+}
+
+/// The count, mean and sum of squared deviations from the mean (`M2`; the variance is
+/// `M2 / count`) of a set of f32 values: what [`KernelBuilder::reduce_moments`] returns and
+/// [`KernelBuilder::merge_moments`] combines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moments {
+    /// How many values (as f32).
+    pub count: Reg<ty::F32>,
+    /// Their mean (0 when there are none).
+    pub mean: Reg<ty::F32>,
+    /// Their squared deviations from `mean`, summed.
+    pub m2: Reg<ty::F32>,
+}
+
+impl KernelBuilder {
+    /// The mean and squared deviations of `vals` over the threads of `scope`, in one barrier
+    /// round for a CTA or warpgroup: each thread's own moments (its values' sum, then their
+    /// squared deviations from its own mean), merged over the scope by
+    /// [`KernelBuilder::merge_moments`]. `inside[i]` says whether `vals[i]` counts (a column
+    /// past a row's end does not); consecutive values under the same predicate are summed first
+    /// and masked once. As stable as centring every value on the scope's mean (each level's
+    /// deviations are taken from that level's own mean; Chan, Golub and LeVeque's combination),
+    /// with one reduction round instead of a sum's round and then a round of squared deviations.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::{KernelBuilder, ReduceScope, TensorOpts};
+    /// let mut k = KernelBuilder::new("row_var", Target::Sm90a);
+    /// let x = k.tensor::<ty::F32>("x", [1024], TensorOpts::default().align(16))?;
+    /// let [t] = k.thread_id([256])?;
+    /// let v = k.load_n(&x, [t * 4], 4, 0.0f32)?;
+    /// let all = k.cmp(ptxkit::isa::builder::CmpOp::Lt, t * 4, 1024)?;
+    /// let m = k.reduce_moments(&v, &[all; 4], ReduceScope::Cta)?; // every thread has them
+    /// let ptx = k.finish()?.ptx().to_string();
+    /// assert_eq!(ptx.matches("bar.sync").count(), 1); // one round for both statistics
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce_moments(
+        &mut self,
+        vals: &[Reg<ty::F32>],
+        inside: &[ptx_isa::Pred],
+        scope: ReduceScope,
+    ) -> Result<Moments> {
+        if vals.is_empty() || vals.len() != inside.len() {
+            return Err(self.scope_err(format!(
+                "moments of {} values under {} predicates: one predicate per value, at least one",
+                vals.len(),
+                inside.len()
+            )));
+        }
+        // Runs of consecutive values under one predicate (a vector access's elements).
+        let mut runs: Vec<(ptx_isa::Pred, &[Reg<ty::F32>])> = Vec::new();
+        let mut from = 0;
+        for i in 1..=vals.len() {
+            if i == vals.len() || inside[i] != inside[from] {
+                runs.push((inside[from], &vals[from..i]));
+                from = i;
+            }
+        }
+        let counts = runs
+            .iter()
+            .map(|&(p, run)| self.select(p, run.len() as f32, 0.0f32))
+            .collect::<Result<Vec<_>>>()?;
+        let count = self.reduce_regs(ReduceOp::Sum, &counts)?;
+        let sums = runs
+            .iter()
+            .map(|&(p, run)| {
+                let s = self.reduce_regs(ReduceOp::Sum, run)?;
+                self.select(p, s, 0.0f32)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sum = self.reduce_regs(ReduceOp::Sum, &sums)?;
+        let mean = self.mean_of(sum, count)?;
+        // Each run's squared deviations as one chain of fma (the runs' chains are independent).
+        let squares = runs
+            .iter()
+            .map(|&(p, run)| {
+                let mut acc: Option<Reg<ty::F32>> = None;
+                for &x in run {
+                    let d = self.f.reg::<ty::F32>();
+                    self.f.sub(d, x, mean)?;
+                    let next = self.f.reg::<ty::F32>();
+                    match acc {
+                        None => self.f.mul(next, d, d)?,
+                        Some(a) => self.f.fma(next, d, d, a)?,
+                    }
+                    acc = Some(next);
+                }
+                let a = acc.ok_or_else(|| self.scope_err("an empty run (internal)"))?;
+                self.select(p, a, 0.0f32)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let m2 = self.reduce_regs(ReduceOp::Sum, &squares)?;
+        self.merge_moments(Moments { count, mean, m2 }, scope)
+    }
+
+    /// Each thread's moments `m` merged over the threads of `scope`, returned to every one of
+    /// them: within a warp, the count and sum by butterflies (`shfl.sync.bfly`, PTX ISA 9.7.9.6),
+    /// the warp's mean, then each lane's `m2 + count (mean - warp mean)²` by a third; across the
+    /// warps of a CTA or warpgroup, the warps' count, mean and `M2` through shared memory in one
+    /// barrier round, lane `i` of every warp taking warp `i`'s, merged again the same way. Not for a cluster (refused: a
+    /// cluster's CTAs exchange one word a round, so there it is a sum's round and then one of
+    /// squared deviations by [`KernelBuilder::reduce`]).
+    #[track_caller]
+    pub fn merge_moments(&mut self, m: Moments, scope: ReduceScope) -> Result<Moments> {
+        if scope == ReduceScope::Thread {
+            return Ok(m);
+        }
+        if scope == ReduceScope::Cluster {
+            return Err(self
+                .scope_err("moments over a cluster: reduce the sum, then the squared deviations"));
+        }
+        let warp = self.merge_in_warp(m)?;
+        if scope == ReduceScope::Warp {
+            return Ok(warp);
+        }
+        let threads = self.block_threads().ok_or_else(|| {
+            self.scope_err(format!(
+                "a {scope} reduction needs the block size: state thread_id (or warp_id) first"
+            ))
+        })?;
+        let group = if scope == ReduceScope::Warpgroup {
+            128
+        } else {
+            threads
+        };
+        if threads % 32 != 0 || threads % group != 0 {
+            return Err(self.scope_err(format!(
+                "a {scope} reduction over {threads} threads: whole warps (and warpgroups) are needed"
+            )));
+        }
+        let warps = group / 32;
+        if warps == 1 {
+            return Ok(warp);
+        }
+        // Lane i takes warp i's moments (lanes past the warps count nothing), and the warp
+        // merges them as it merged its lanes'.
+        let words = self.exchange_warp_words(
+            &[warp.count, warp.mean, warp.m2],
+            scope,
+            threads,
+            warps,
+            true,
+        )?;
+        let flat = self.flat_tid()?;
+        let lane = self.let_("lane", flat % 32)?;
+        let real = self.cmp(ptx_isa::builder::CmpOp::Lt, lane, warps)?;
+        let count = self.select(real, words[0][0], 0.0f32)?;
+        let m2 = self.select(real, words[2][0], 0.0f32)?;
+        self.merge_in_warp(Moments {
+            count,
+            mean: words[1][0],
+            m2,
+        })
+    }
+
+    /// Each lane's moments merged over its warp, in every lane: the count and the sum by
+    /// butterflies, the warp's mean, then each lane's squared deviations from it by a third.
+    fn merge_in_warp(&mut self, m: Moments) -> Result<Moments> {
+        let count = self.f.reg::<ty::F32>();
+        self.f.mov(count, m.count)?;
+        self.reduce_warp(ReduceOp::Sum, count)?;
+        let sum = self.f.reg::<ty::F32>();
+        self.f.mul(sum, m.count, m.mean)?;
+        self.reduce_warp(ReduceOp::Sum, sum)?;
+        let mean = self.mean_of(sum, count)?;
+        let m2 = self.spread_about(m, mean)?;
+        self.reduce_warp(ReduceOp::Sum, m2)?;
+        Ok(Moments { count, mean, m2 })
+    }
+
+    /// The moments of the values of `a` and `b` together (Chan, Golub and LeVeque's pairwise
+    /// update: `n = na + nb`, `mean = ma + δ nb / n`, `M2 = M2a + M2b + δ² na nb / n` with
+    /// `δ = mb - ma`), in fresh registers: a running statistic over a looped row's tiles.
+    pub fn combine_moments(&mut self, a: Moments, b: Moments) -> Result<Moments> {
+        let count = self.add_of(a.count, b.count)?;
+        let n = self.max_of(count, 1.0f32)?;
+        let inv = self.rcp_of(n)?;
+        let share = self.mul_of(b.count, inv)?;
+        let delta = self.sub_of(b.mean, a.mean)?;
+        let mean = self.fma_of(delta, share, a.mean)?;
+        let weight = self.mul_of(a.count, share)?;
+        let delta2 = self.mul_of(delta, delta)?;
+        let spread = self.fma_of(delta2, weight, b.m2)?;
+        let m2 = self.add_of(a.m2, spread)?;
+        Ok(Moments { count, mean, m2 })
+    }
+
+    /// `sum / max(count, 1)`: a mean that is 0, not NaN, over no values.
+    fn mean_of(&mut self, sum: Reg<ty::F32>, count: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        let n = self.max_of(count, 1.0f32)?;
+        let inv = self.rcp_of(n)?;
+        self.mul_of(sum, inv)
+    }
+
+    /// `m.m2 + m.count (m.mean - mean)²`: `m`'s squared deviations from `mean` instead of its
+    /// own mean.
+    fn spread_about(&mut self, m: Moments, mean: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        let d = self.sub_of(m.mean, mean)?;
+        let nd = self.mul_of(m.count, d)?;
+        self.fma_of(nd, d, m.m2)
     }
 }

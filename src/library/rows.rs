@@ -182,6 +182,11 @@ pub struct RowConfig {
     /// each taking rows `cta, cta + grid, ...` ([`KernelBuilder::persistent_for`]) instead of
     /// one CTA launched per row.
     pub persistent: bool,
+    /// Threads per row: the whole CTA (`threads`), or a warp (32) or a warpgroup (128) each
+    /// on a row of its own, the CTA taking `threads / row_threads` consecutive rows and each
+    /// row's statistics reduced within its warp (shuffles only, no barrier) or warpgroup (a
+    /// named barrier of 128 threads). One CTA a row only: not looped, clustered or persistent.
+    pub row_threads: u32,
 }
 
 /// The cache hints of a row kernel's accesses ([`Caching`]: `.L1::evict_*` and an L2 policy
@@ -235,7 +240,8 @@ impl RowHints {
 
 impl std::fmt::Display for RowConfig {
     /// `cluster x threads x values per thread`, after `P` when persistent and `L` when looped,
-    /// then `h` (hints) or `H` (hints, outputs streamed): `1x256x32`, `L1x512x8h`, `P1x1024x8h`.
+    /// then `h` (hints) or `H` (hints, outputs streamed), then `/r` when each row has `r` of the
+    /// CTA's threads: `1x256x32`, `L1x512x8h`, `P1x1024x8h`, `1x256x32/32` (a warp a row).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -246,7 +252,11 @@ impl std::fmt::Display for RowConfig {
             self.threads,
             self.chunks * self.vec,
             self.hints.tag()
-        )
+        )?;
+        if self.row_threads != self.threads {
+            write!(f, "/{}", self.row_threads)?;
+        }
+        Ok(())
     }
 }
 
@@ -258,10 +268,39 @@ fn values_budget(threads: u32) -> u32 {
     (65536 / threads / 4).min(32)
 }
 
+/// [`values_budget`] for rows of `dtype` in the vector or scalar form: the scalar form of
+/// 16-bit rows loads each element under its own guard into its own 16-bit register, and half
+/// the values fit (ptxas 13.0 spills 12 bytes for a bf16 softmax of 4097 columns at 256
+/// threads x 24 values).
+fn budget_for(dtype: ScalarType, threads: u32, vector: bool) -> u32 {
+    if vector || dtype.bytes() != 2 {
+        values_budget(threads)
+    } else {
+        values_budget(threads) / 2
+    }
+}
+
 impl RowConfig {
-    /// The columns one pass over the CTA's registers covers.
+    /// The columns of a row one pass over its threads' registers covers.
     pub fn tile(&self) -> u32 {
-        self.threads * self.vec * self.chunks
+        self.row_threads * self.vec * self.chunks
+    }
+
+    /// The rows a CTA takes (1 unless each row has a warp or a warpgroup of its own).
+    pub fn rows_per_cta(&self) -> u32 {
+        self.threads / self.row_threads.max(1)
+    }
+
+    /// This configuration with `threads` threads, `row_threads` of them on each row, and
+    /// `values` values a thread (a multiple of the access width): a warp (32) or warpgroup
+    /// (128) a row, several rows a CTA.
+    pub fn rows_of(self, threads: u32, row_threads: u32, values: u32) -> RowConfig {
+        RowConfig {
+            threads,
+            row_threads,
+            chunks: (values / self.vec).max(1),
+            ..self
+        }
     }
 
     /// The widest row this configuration takes: one tile per CTA of the cluster, or (looped)
@@ -284,15 +323,7 @@ impl RowConfig {
         for cluster in [1u32, 2, 4, 8] {
             for threads in [128u32, 256, 512, 1024] {
                 let chunks = cols.max(1).div_ceil(cluster * threads * vec);
-                // The scalar form of 16-bit rows loads each element under its own guard into
-                // its own 16-bit register: half the values fit (ptxas 13.0 spills 12 bytes for
-                // a bf16 softmax of 4097 columns at 256 threads x 24 values).
-                let budget = if vector || dtype.bytes() != 2 {
-                    values_budget(threads)
-                } else {
-                    values_budget(threads) / 2
-                };
-                if chunks * vec <= budget {
+                if chunks * vec <= budget_for(dtype, threads, vector) {
                     out.push(RowConfig {
                         threads,
                         vec,
@@ -302,6 +333,7 @@ impl RowConfig {
                         looped: false,
                         hints: RowHints::None,
                         persistent: false,
+                        row_threads: threads,
                     });
                 }
             }
@@ -310,16 +342,30 @@ impl RowConfig {
     }
 
     /// The configuration for rows of up to `cols` columns of `dtype`, from
-    /// [`RowConfig::candidates`]: one CTA per row with the fewest threads where the registers
-    /// hold the row; else the smallest cluster of 256-thread CTAs that does (measured on an
-    /// H100 at 2048x65536: 8x256 beats 4x512 by up to 38% for LayerNorm, small CTAs let more
-    /// clusters be resident); else any cluster; else the looped form.
+    /// [`RowConfig::candidates`], as the H100's sweep of every candidate ranked them
+    /// (`notes/rows-run7-h100-bench.log`, softmax and the norms at 1024 to 65536 columns):
+    /// - one CTA per row where the registers hold the row, at 256 threads or the nearest count
+    ///   to it whose threads all have columns (1024 f32 columns: 256 x 4; 1024 bf16: 128 x 8;
+    ///   4096 f32: 256 x 16, within 0.5% of the best of every op, where the fewest threads,
+    ///   128 x 32, lost up to 3.5%);
+    /// - else, for 16-bit rows, the smallest cluster of 256-thread CTAs (8 x 256 at 65536 bf16
+    ///   columns; 4 x 512 lost up to 36% there), and for f32 the fewest CTAs (4 x 512, up to 6%
+    ///   ahead of 8 x 256); the scalar form of 16-bit rows, whose per-element guards spill at
+    ///   256 threads, takes the fewest CTAs too;
+    /// - else the looped form.
     pub fn for_cols(dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
         let all = RowConfig::candidates(dtype, cols, vector);
-        all.iter()
-            .find(|c| c.cluster == 1)
-            // (Vector form only: the scalar form's per-element guards spill predicates at 256.)
-            .or_else(|| all.iter().find(|c| c.threads == 256 && vector))
+        let has_columns = |c: &RowConfig| c.threads * c.vec <= cols.max(c.vec);
+        let one_cta = all.iter().filter(|c| c.cluster == 1);
+        one_cta
+            .clone()
+            .filter(|c| has_columns(c))
+            .min_by_key(|c| c.threads.abs_diff(256))
+            .or_else(|| one_cta.clone().next())
+            .or_else(|| {
+                all.iter()
+                    .find(|c| c.threads == 256 && vector && dtype.bytes() == 2)
+            })
             .or_else(|| all.first())
             .copied()
             .unwrap_or_else(|| RowConfig::looped_for(dtype, vector))
@@ -344,6 +390,7 @@ impl RowConfig {
             looped: true,
             hints: RowHints::None,
             persistent: false,
+            row_threads: 512,
         }
     }
 
@@ -366,6 +413,7 @@ impl RowConfig {
         let vec = RowConfig::vec_for(dtype);
         RowConfig {
             threads,
+            row_threads: threads,
             chunks: (values / vec).max(1),
             ..RowConfig::looped_for(dtype, vector)
         }
@@ -385,12 +433,26 @@ impl RowConfig {
         let all = RowConfig::candidates(dtype, cols, vector);
         let smallest = all.first().map_or(1, |c| c.cluster);
         // (Not those with threads past the row's end: a 1024-column row at 1024 threads of 4.)
-        let fits = |c: &RowConfig| c.threads * c.vec <= cols.max(c.vec);
+        let fits = |c: &RowConfig| c.row_threads * c.vec <= cols.max(c.vec);
         for c in all.into_iter().filter(|c| c.cluster == smallest && fits(c)) {
             out.push(c);
             out.push(c.with_hints(RowHints::Reuse));
             if c.cluster == 1 {
                 out.push(c.with_hints(RowHints::Reuse).on_persistent_grid());
+            }
+        }
+        if smallest == 1 {
+            // Several rows a CTA, a warp or a warpgroup each: no CTA-wide barrier (a warp's
+            // shuffles, a warpgroup's named barrier), fewer CTAs for many short rows.
+            for (row_threads, ctas) in [(32u32, [128u32, 256]), (128, [256, 512])] {
+                let values = cols.max(1).div_ceil(row_threads * default.vec) * default.vec;
+                for threads in ctas {
+                    let c = default.rows_of(threads, row_threads, values);
+                    if values <= budget_for(dtype, threads, vector) && fits(&c) {
+                        out.push(c);
+                        out.push(c.with_hints(RowHints::Reuse));
+                    }
+                }
             }
         }
         for (threads, values) in [(512u32, 8u32), (256, 8), (1024, 8), (512, 16)] {
@@ -487,7 +549,7 @@ impl Rows {
     ) -> Rows {
         let first = first.into();
         let starts = (0..cfg.chunks)
-            .map(|j| k.simplify(&(first.clone() + (t + j * cfg.threads) * cfg.vec)))
+            .map(|j| k.simplify(&(first.clone() + (t + j * cfg.row_threads) * cfg.vec)))
             .collect();
         Rows {
             row,
@@ -611,22 +673,26 @@ impl Rows {
         Ok(())
     }
 
-    /// LayerNorm's output from the centred values `d`: `d * rstd * w[c] + b[c]`, stored to `y`.
+    /// LayerNorm's output from the values `v`: `(v - mean) * rstd * w[c] + b[c]`, stored to `y`
+    /// (columns past the row's end are not stored, so they need no mask here).
+    #[allow(clippy::too_many_arguments)]
     fn layer_norm_out<T: Elem>(
         &self,
         k: &mut KernelBuilder,
-        d: &[Reg<ty::F32>],
+        v: &[Reg<ty::F32>],
+        mean: Reg<ty::F32>,
         rstd: Reg<ty::F32>,
         w: &Buffer<T>,
         b: &Buffer<T>,
         y: &Buffer<T>,
     ) -> Result<()> {
         let (wv, bv) = (self.load_cols(k, w)?, self.load_cols(k, b)?);
-        let out = d
+        let out = v
             .iter()
             .zip(wv.iter().zip(&bv))
             .map(|(&a, (&w, &b))| {
-                let n = k.mul_of(a, rstd)?;
+                let d = k.sub_of(a, mean)?;
+                let n = k.mul_of(d, rstd)?;
                 k.fma_of(n, w, b)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -678,6 +744,19 @@ impl RowKernel {
         if cfg.persistent && cfg.cluster > 1 && !cfg.looped {
             return Err(k.error(format!("{cfg:?}: a persistent grid of one CTA per row")));
         }
+        let grouped = cfg.row_threads != cfg.threads;
+        if grouped
+            && (!matches!(cfg.row_threads, 32 | 128)
+                || cfg.threads % cfg.row_threads != 0
+                || cfg.looped
+                || cfg.cluster > 1
+                || cfg.persistent)
+        {
+            return Err(k.error(format!(
+                "{cfg:?}: rows of a warp (32) or a warpgroup (128) each, in a CTA of whole ones, \
+                 one CTA for its rows (not looped, clustered or persistent)"
+            )));
+        }
         let rows = k.symbol("rows")?;
         let mut facts = ExtentFacts::NONE
             .at_least(1)
@@ -719,7 +798,7 @@ impl RowKernel {
             let [row] = k.cluster_id([rows])?;
             let [rank] = k.cta_id_in_cluster([cfg.cluster], None)?;
             (Some(row), Expr::from(rank) * cfg.tile())
-        } else if cfg.persistent {
+        } else if cfg.persistent || grouped {
             (None, Expr::Const(0))
         } else {
             let [row] = k.cta_id([rows])?;
@@ -752,6 +831,20 @@ impl RowKernel {
         };
         match row {
             Some(row) => one_row(&mut k, row)?,
+            None if grouped => {
+                // Row `cta * rows_per_cta + t / row_threads`, its thread `t % row_threads`; the
+                // last CTA's rows past the end skip it whole (each a whole warp or warpgroup,
+                // so its reduction's shuffles and barrier have every thread they name).
+                let per = cfg.rows_per_cta();
+                let [cta] = k.cta_id([Expr::ceil_div(rows, per)])?;
+                let row = k.let_("row", cta * per + t / cfg.row_threads)?;
+                let lane = k.let_("row_thread", t % cfg.row_threads)?;
+                let real = k.cmp(ptx_isa::builder::CmpOp::Lt, row, rows)?;
+                k.if_(real, |k| {
+                    in_registers(k, op, cfg, row, cols, lane, slice.clone(), &io)
+                })
+                .end()?;
+            }
             // A persistent grid: each CTA takes rows `cta, cta + grid, ...`.
             None => k.persistent_for(rows, None, one_row)?,
         }
@@ -777,10 +870,11 @@ fn in_registers<T: Elem>(
     io: &RowIo<'_, T>,
 ) -> Result<()> {
     let r = Rows::at(k, row, cols, t, slice.clone(), cfg);
-    let cta = if cfg.cluster > 1 {
-        ReduceScope::Cluster
-    } else {
-        ReduceScope::Cta
+    let cta = match (cfg.cluster, cfg.row_threads) {
+        (2.., _) => ReduceScope::Cluster,
+        (_, 32) => ReduceScope::Warp,
+        (_, 128) if cfg.threads > 128 => ReduceScope::Warpgroup,
+        _ => ReduceScope::Cta,
     };
     match op {
         RowOp::Softmax | RowOp::LogSoftmax => {
@@ -841,19 +935,27 @@ fn in_registers<T: Elem>(
             };
             let v = r.load(k, io.x, 0.0, Role::Last)?;
             let inv_n = inv_count(k, cols)?;
-            let s = k.reduce(ReduceOp::Sum, &v, cta)?;
-            let mean = k.mul_of(s, inv_n)?;
-            // Two passes over the registers: the variance of centred values (stable), with
-            // the columns past the row masked out of the sum.
-            let d = r.centred(k, &v, mean)?;
-            let sq = d
-                .iter()
-                .map(|&a| k.mul_of(a, a))
-                .collect::<Result<Vec<_>>>()?;
-            let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+            let (mean, ss) = if cfg.cluster == 1 {
+                // Both statistics in one barrier round: each thread's mean and squared
+                // deviations, merged over the CTA (stable: deviations from each level's mean).
+                let inside = r.inside(k)?;
+                let m = k.reduce_moments(&v, &inside, cta)?;
+                (m.mean, m.m2)
+            } else {
+                // A cluster exchanges one word a round: the mean, then the squared deviations
+                // of the centred values, the columns past the row masked out of the sum.
+                let s = k.reduce(ReduceOp::Sum, &v, cta)?;
+                let mean = k.mul_of(s, inv_n)?;
+                let d = r.centred(k, &v, mean)?;
+                let sq = d
+                    .iter()
+                    .map(|&a| k.mul_of(a, a))
+                    .collect::<Result<Vec<_>>>()?;
+                (mean, k.reduce(ReduceOp::Sum, &sq, cta)?)
+            };
             let var = k.fma_of(ss, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
-            r.layer_norm_out(k, &d, rstd, w, b, io.y)?;
+            r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)?;
             // Thread 0 of the row's first CTA writes the statistics.
             store_stats(k, io, row, slice.clone() + t, mean, rstd)?;
         }
@@ -1029,59 +1131,31 @@ fn looped<T: Elem>(
             // mean, and its values' squared deviations from it) into them with Chan et al.'s
             // pairwise update: as stable as centring the whole row, with one read of it.
             let (n, m, m2) = (acc(k, 0.0)?, acc(k, 0.0)?, acc(k, 0.0)?);
+            let running = crate::kernel::Moments {
+                count: n,
+                mean: m,
+                m2,
+            };
             each_tile(k, cfg, row, cols, t, |k, r| {
                 let v = r.load(k, io.x, 0.0, Role::Again)?;
-                let ones = r
-                    .inside(k)?
-                    .into_iter()
-                    .map(|p| k.select(p, 1.0f32, 0.0f32))
-                    .collect::<Result<Vec<_>>>()?;
-                let count = k.reduce(ReduceOp::Sum, &ones, ReduceScope::Thread)?;
-                let sum = k.reduce(ReduceOp::Sum, &v, ReduceScope::Thread)?;
-                // Tiles past the row's end count 0: divide by at least 1.
-                let at_least_one = k.max_of(count, 1.0f32)?;
-                let inv_count = k.rcp_of(at_least_one)?;
-                let tile_mean = k.mul_of(sum, inv_count)?;
-                let d = r.centred(k, &v, tile_mean)?;
-                let sq = d
-                    .iter()
-                    .map(|&a| k.mul_of(a, a))
-                    .collect::<Result<Vec<_>>>()?;
-                let tile_m2 = k.reduce(ReduceOp::Sum, &sq, ReduceScope::Thread)?;
-                // n' = n + c; m' = m + delta c / n'; m2' = m2 + m2_tile + delta^2 n c / n'.
-                let n2 = k.add_of(n, count)?;
-                let at_least_one = k.max_of(n2, 1.0f32)?;
-                let inv_n2 = k.rcp_of(at_least_one)?;
-                let share = k.mul_of(count, inv_n2)?;
-                let delta = k.sub_of(tile_mean, m)?;
-                let m_next = k.fma_of(delta, share, m)?;
-                let weight = k.mul_of(n, share)?;
-                let delta2 = k.mul_of(delta, delta)?;
-                let spread = k.fma_of(delta2, weight, tile_m2)?;
-                k.add(m2, m2, spread)?;
-                k.mov(m, m_next)?;
-                k.mov(n, n2)?;
+                let inside = r.inside(k)?;
+                let tile = k.reduce_moments(&v, &inside, ReduceScope::Thread)?;
+                let next = k.combine_moments(running, tile)?;
+                k.mov(n, next.count)?;
+                k.mov(m, next.mean)?;
+                k.mov(m2, next.m2)?;
                 Ok(())
             })?;
-            // The row's mean from the threads' sums, then its squared deviations: each
-            // thread's own plus its count times its mean's distance from the row's squared.
+            // The threads' count, mean and squared deviations merged over the CTA in one
+            // barrier round.
             let inv_n = inv_count(k, cols)?;
-            let part = k.mul_of(n, m)?;
-            let total = k.reduce(ReduceOp::Sum, &[part], cta)?;
-            let mean = k.mul_of(total, inv_n)?;
-            let off = k.sub_of(m, mean)?;
-            let off2 = k.mul_of(off, off)?;
-            let mine = k.fma_of(off2, n, m2)?;
-            let var_sum = k.reduce(ReduceOp::Sum, &[mine], cta)?;
-            let var = k.fma_of(var_sum, inv_n, eps)?;
+            let row_m = k.merge_moments(running, cta)?;
+            let mean = row_m.mean;
+            let var = k.fma_of(row_m.m2, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
                 let v = r.load(k, io.x, 0.0, Role::Last)?;
-                let d = v
-                    .iter()
-                    .map(|&a| k.sub_of(a, mean))
-                    .collect::<Result<Vec<_>>>()?;
-                r.layer_norm_out(k, &d, rstd, w, b, io.y)
+                r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)
             })?;
             store_stats(k, io, row, t.into(), mean, rstd)
         }

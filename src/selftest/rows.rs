@@ -3,7 +3,8 @@
 //! and 262144 columns (the last three in a cluster or walked in tiles; the vector form where
 //! the width divides the columns, the scalar form elsewhere), and the variants the bench sweeps
 //! (cache hints; the looped form in small tiles; a persistent grid over more rows than it holds
-//! CTAs) at 1 to 65536 columns, fresh random data, outputs
+//! CTAs; several rows a CTA, a warp or a warpgroup each; LayerNorm of offset rows) at 1 to
+//! 262144 columns, fresh random data, outputs
 //! poisoned, against the library's f64 host reference ([`rows::reference`]) computed from the
 //! rounded inputs; errors are relative (`|got - want| / (|want| + 1e-4)`).
 
@@ -102,6 +103,14 @@ enum Variant {
     Persistent,
     /// [`Variant::LoopedHinted`] on a persistent grid.
     PersistentLooped,
+    /// Eight rows a 256-thread CTA, a warp each (reduced by shuffles alone); checked over a
+    /// row count the CTAs do not divide.
+    WarpRows,
+    /// Four rows a 512-thread CTA, a warpgroup each (a named barrier per row).
+    WarpgroupRows,
+    /// The default on rows offset by 256 (LayerNorm: a mean 64 times the spread, where a
+    /// variance from the sum of squares loses its digits).
+    Shifted,
 }
 
 /// One op at one width over `T` data held as `H` on the host, built as `variant`: the largest
@@ -128,10 +137,28 @@ fn one<T: Elem, H: Host>(
         Variant::PersistentLooped => RowConfig::looped_with(T::TYPE, vector, 256, 8)
             .with_hints(RowHints::Reuse)
             .on_persistent_grid(),
+        Variant::WarpRows | Variant::WarpgroupRows => {
+            let (threads, row_threads) = if variant == Variant::WarpRows {
+                (256, 32)
+            } else {
+                (512, 128)
+            };
+            let vec = RowConfig::vec_for(T::TYPE);
+            let values = (cols as u32).div_ceil(row_threads * vec) * vec;
+            RowConfig::for_cols(T::TYPE, cols as u32, vector).rows_of(threads, row_threads, values)
+        }
+        Variant::Shifted => RowConfig::for_cols(T::TYPE, cols as u32, vector),
     };
     let k = RowKernel::build::<T>(ctx.target(), op, cfg)?;
     let loaded = ctx.load(&k.built)?;
-    let (hx, fx) = random::<H>(ctx, rows * cols, 4.0);
+    let (hx, fx) = if variant == Variant::Shifted {
+        let (_, f) = random::<H>(ctx, rows * cols, 4.0);
+        let h: Vec<H> = f.iter().map(|v| H::from_f32(v + 256.0)).collect();
+        let back = h.iter().map(|v| v.to_f32()).collect::<Vec<f32>>();
+        (h, back)
+    } else {
+        random::<H>(ctx, rows * cols, 4.0)
+    };
     let (hres, fres) = random::<H>(ctx, rows * cols, 1.0);
     let (hw, fw) = random::<H>(ctx, cols, 1.0);
     let (hb, fb) = random::<H>(ctx, cols, 1.0);
@@ -302,7 +329,13 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             // More rows than resident CTAs (132 SMs x at most 16 CTAs on an H100).
             (Variant::Persistent, 3000, &[7, 1000][..]),
             (Variant::PersistentLooped, 2000, &[4097][..]),
+            (Variant::WarpRows, 2999, &[7, 1000][..]),
+            (Variant::WarpgroupRows, 2999, &[7, 1000, 4096][..]),
+            (Variant::Shifted, 3, &[1000, 8192, 65_536, 262_144][..]),
         ] {
+            if variant == Variant::Shifted && !matches!(op, RowOp::LayerNorm { .. }) {
+                continue;
+            }
             for &cols in widths {
                 let at = |e: GpuCheckError| GpuCheckError::Case {
                     case: format!("{op:?} {variant:?} cols {cols}"),
@@ -337,7 +370,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst.0,
         tolerance: 1.0,
         detail: format!(
-            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097); swiglu both forms (f32/bf16; the flat one also 128 threads x 4 streamed accesses); error as a fraction of the dtype's tolerance, worst: {}",
+            "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097, 8 rows a CTA of a warp each at 7 and 1000 and 4 of a warpgroup each at 7 to 4096 over 2999 rows; layernorm of rows offset by 256 at 1000 to 262144); swiglu both forms (f32/bf16; the flat one also 128 threads x 4 streamed accesses); error as a fraction of the dtype's tolerance, worst: {}",
             worst.1
         ),
     })
