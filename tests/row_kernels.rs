@@ -466,3 +466,24 @@ fn defaults_follow_the_measured_winners() {
         );
     }
 }
+
+/// `reduce_moments` wants one predicate per value, and moments are not merged over a cluster
+/// (its CTAs exchange one word a round): both refused with a typed error, not a wrong kernel.
+#[test]
+fn moments_refuse_what_they_cannot_merge() {
+    use ptxkit::kernel::{KernelBuilder, ReduceScope, TensorOpts};
+    let mut k = KernelBuilder::new("moments", Target::Sm90a);
+    let x = k
+        .tensor::<ty::F32>("x", [1024], TensorOpts::default().align(16))
+        .unwrap();
+    let [t] = k.thread_id([256]).unwrap();
+    let v = k.load_n(&x, [t * 4], 4, 0.0f32).unwrap();
+    let p = k.cmp(ptxkit::isa::builder::CmpOp::Lt, t * 4, 1024).unwrap();
+    assert!(k.reduce_moments(&v, &[p; 3], ReduceScope::Cta).is_err());
+    let m = k.reduce_moments(&v, &[p; 4], ReduceScope::Thread).unwrap();
+    assert!(k.merge_moments(m, ReduceScope::Cluster).is_err());
+    k.merge_moments(m, ReduceScope::Warpgroup).unwrap();
+    let ptx = k.finish().unwrap().ptx().to_string();
+    // A warpgroup's named barrier (id 1 + warpgroup, 128 threads), once.
+    assert_eq!(ptx.matches("bar.sync").count(), 1, "{ptx}");
+}

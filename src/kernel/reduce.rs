@@ -183,6 +183,22 @@ impl KernelBuilder {
         if scope == ReduceScope::Warp {
             return Ok(v);
         }
+        let (threads, group) = self.reduction_group(scope)?;
+        let warps = group / 32;
+        let cta_value = if warps == 1 {
+            v
+        } else {
+            self.reduce_shared(op, v, scope, threads, warps)?
+        };
+        if scope != ReduceScope::Cluster {
+            return Ok(cta_value);
+        }
+        self.reduce_cluster(op, cta_value)
+    }
+
+    /// The CTA's thread count and the threads one `scope` reduction combines (128 for a
+    /// warpgroup, the CTA's otherwise), refused unless both are whole warps (and warpgroups).
+    fn reduction_group(&self, scope: ReduceScope) -> Result<(u32, u32)> {
         let threads = self.block_threads().ok_or_else(|| {
             self.scope_err(format!(
                 "a {scope} reduction needs the block size: state thread_id (or warp_id) first"
@@ -202,16 +218,7 @@ impl KernelBuilder {
                 }
             )));
         }
-        let warps = group / 32;
-        let cta_value = if warps == 1 {
-            v
-        } else {
-            self.reduce_shared(op, v, scope, threads, warps)?
-        };
-        if scope != ReduceScope::Cluster {
-            return Ok(cta_value);
-        }
-        self.reduce_cluster(op, cta_value)
+        Ok((threads, group))
     }
 
     /// The CTA's (or warpgroup's) value from each warp's, through one shared word per warp.
@@ -685,21 +692,7 @@ impl KernelBuilder {
         if scope == ReduceScope::Warp {
             return Ok(warp);
         }
-        let threads = self.block_threads().ok_or_else(|| {
-            self.scope_err(format!(
-                "a {scope} reduction needs the block size: state thread_id (or warp_id) first"
-            ))
-        })?;
-        let group = if scope == ReduceScope::Warpgroup {
-            128
-        } else {
-            threads
-        };
-        if threads % 32 != 0 || threads % group != 0 {
-            return Err(self.scope_err(format!(
-                "a {scope} reduction over {threads} threads: whole warps (and warpgroups) are needed"
-            )));
-        }
+        let (threads, group) = self.reduction_group(scope)?;
         let warps = group / 32;
         if warps == 1 {
             return Ok(warp);

@@ -423,10 +423,12 @@ impl RowConfig {
     /// ([`RowConfig::for_cols`]) first: the default and each register-resident candidate of the
     /// smallest cluster that holds the row, without and with [`RowHints::Reuse`] (and, for one
     /// CTA a row, with hints on a persistent grid), leaving out those with threads past the
-    /// row's end; and, for rows wider than a tile, the looped form at 256, 512 and 1024 threads
-    /// of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first pass's loads
-    /// kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8: also with
-    /// [`RowHints::ReuseStreamOut`]).
+    /// row's end; where one CTA holds the row, several rows a CTA of a warp each (128 or 256
+    /// threads) or a warpgroup each (256 or 512), without and with hints, when their values fit
+    /// the register budget; and, for rows wider than a tile, the looped form at 256, 512 and
+    /// 1024 threads of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first
+    /// pass's loads kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8:
+    /// also with [`RowHints::ReuseStreamOut`]).
     pub fn sweep(dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
         let default = RowConfig::for_cols(dtype, cols, vector);
         let mut out = vec![default, default.with_hints(RowHints::Reuse)];
