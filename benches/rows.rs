@@ -233,8 +233,8 @@ fn gpu(_c: &mut Criterion) {
     ];
     // ROWS_ONLY="rmsnorm bf16 4096x8192" times one case (a comma-separated list of parts of
     // case names: "layernorm,32768x1024" times those that contain any); ROWS_NO_SWEEP=1 times
-    // only the default configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a profiler run
-    // wants: `ncu -k regex:rmsnorm -s 3 -c 1`).
+    // only the default configuration, ROWS_CONFIG=L1x512x8h only that one of the sweep (what a
+    // profiler run wants: `ncu -k regex:rmsnorm -s 3 -c 1`); SwiGLU is "swiglu bf16 4096x8192".
     let only = std::env::var("ROWS_ONLY").ok();
     let pick = std::env::var("ROWS_CONFIG").ok().filter(|s| !s.is_empty());
     let sweep = std::env::var_os("ROWS_NO_SWEEP").is_none();
@@ -246,6 +246,10 @@ fn gpu(_c: &mut Criterion) {
             .and_then(|s| s.parse().ok())
             .unwrap_or(190),
     );
+    let wanted = |case: &str| {
+        only.as_ref()
+            .is_none_or(|o| o.split(',').any(|p| case.contains(p.trim())))
+    };
     let began = std::time::Instant::now();
     // Each case's sweep, printed after the table (one line per case).
     let mut sweeps = Vec::new();
@@ -265,11 +269,7 @@ fn gpu(_c: &mut Criterion) {
             for dtype in [ScalarType::F32, ScalarType::Bf16] {
                 let d = dtype.to_string();
                 let d = d.trim_start_matches('.');
-                let case = format!("{name} {d} {rows}x{cols}");
-                if !only
-                    .as_ref()
-                    .is_none_or(|o| o.split(',').any(|p| case.contains(p.trim())))
-                {
+                if !wanted(&format!("{name} {d} {rows}x{cols}")) {
                     continue;
                 }
                 let vector = cols % 8 == 0;
@@ -299,7 +299,9 @@ fn gpu(_c: &mut Criterion) {
                 ));
             }
         }
-        if only.is_some() {
+        let swiglu_f32 = wanted(&format!("swiglu f32 {rows}x{cols}"));
+        let swiglu_bf16 = wanted(&format!("swiglu bf16 {rows}x{cols}"));
+        if !swiglu_f32 && !swiglu_bf16 {
             continue;
         }
         let all = SwigluConfig::sweep();
@@ -312,13 +314,17 @@ fn gpu(_c: &mut Criterion) {
             None if sweep && began.elapsed() < budget => all.clone(),
             None => vec![all[0]],
         };
-        for (d, r) in [
-            ("f32", swiglu::<ty::F32, f32>(&dev, &cfgs, rows, cols)),
-            (
+        let mut runs = Vec::new();
+        if swiglu_f32 {
+            runs.push(("f32", swiglu::<ty::F32, f32>(&dev, &cfgs, rows, cols)));
+        }
+        if swiglu_bf16 {
+            runs.push((
                 "bf16",
                 swiglu::<ty::Bf16, half::bf16>(&dev, &cfgs, rows, cols),
-            ),
-        ] {
+            ));
+        }
+        for (d, r) in runs {
             match r {
                 Ok(timed) => sweeps.push(report(
                     ["swiglu", d, &format!("{rows}x{cols}")],
@@ -331,7 +337,7 @@ fn gpu(_c: &mut Criterion) {
         }
     }
     println!(
-        "\nsweep: GB/s of every configuration timed ({:.0} s; `RowConfig`'s Display: L looped, cluster x threads x values per thread, h hints, H hints with streamed outputs)",
+        "\nsweep: GB/s of every configuration timed ({:.0} s; `RowConfig`'s Display: L looped, cluster x threads x values per thread, h hints, H hints with streamed outputs, n those and last reads past L1)",
         began.elapsed().as_secs_f64()
     );
     for s in sweeps {

@@ -292,6 +292,49 @@ fn hinted_and_small_tile_variants_assemble_at_odd_widths() {
     }
 }
 
+/// `RowHints::NoAllocate`: the row's last read skips L1 (`ld.global.L1::no_allocate` with the
+/// evict-first L2 policy), the weight is still kept, the outputs leave evict-first; ptxas
+/// assembles each with no spills (one CTA a row, and a warp a row where a warp holds one).
+#[test]
+fn no_allocate_hint_reads_past_l1() {
+    use ptxkit::library::rows::RowHints;
+    for op in OPS {
+        for cols in [7u32, 1000, 8192] {
+            for dtype in [ScalarType::F32, ScalarType::Bf16] {
+                let vector = cols % RowConfig::vec_for(dtype) == 0;
+                let one = RowConfig::for_cols(dtype, cols, vector).with_hints(RowHints::NoAllocate);
+                let vec = RowConfig::vec_for(dtype);
+                let warp = one.rows_of(256, 32, cols.div_ceil(32 * vec) * vec);
+                // (A warp holds a row of 1000, not of 8192: 256 f32 values a lane.)
+                let cfgs = if cols <= 1000 {
+                    vec![one, warp]
+                } else {
+                    vec![one]
+                };
+                for cfg in cfgs {
+                    let k = match dtype {
+                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+                    }
+                    .unwrap();
+                    let ptx = k.built.ptx();
+                    let what = format!("{op:?} {dtype} {cols} {cfg}");
+                    assert!(
+                        ptx.contains("ld.global.L1::no_allocate.L2::cache_hint"),
+                        "{what}: the row's last read is allocated in L1"
+                    );
+                    assert!(
+                        ptx.contains("st.global.L1::evict_first.L2::cache_hint"),
+                        "{what}: outputs not streamed"
+                    );
+                    assert!(cfg.to_string().contains('n'), "{what}: unnamed hint");
+                    assemble_no_spills(ptx, Target::Sm90a);
+                }
+            }
+        }
+    }
+}
+
 /// The sweep starts with the default, lists each configuration once, and names each one
 /// distinctly (the bench's `ROWS_CONFIG` picks by name).
 #[test]

@@ -201,6 +201,10 @@ pub enum RowHints {
     Reuse,
     /// As [`RowHints::Reuse`], and the outputs are written evict-first too.
     ReuseStreamOut,
+    /// As [`RowHints::ReuseStreamOut`], and data read for the last time is not allocated in
+    /// L1 at all (`.L1::no_allocate`, PTX ISA 9.7.9.8): a streamed row leaves L1 to the weight
+    /// and bias every row reads.
+    NoAllocate,
 }
 
 /// What an access of a row kernel is, for its cache hint.
@@ -222,26 +226,32 @@ impl RowHints {
         match (self, role) {
             (RowHints::None, _) => Caching::NONE,
             (_, Role::Again | Role::Shared) => Caching::KEEP,
+            (RowHints::NoAllocate, Role::Last) => Caching {
+                l1: Some(ptx_isa::builder::Evict::NoAllocate),
+                ..Caching::STREAM
+            },
             (_, Role::Last) => Caching::STREAM,
             (RowHints::Reuse, Role::Out) => Caching::NONE,
-            (RowHints::ReuseStreamOut, Role::Out) => Caching::STREAM,
+            (RowHints::ReuseStreamOut | RowHints::NoAllocate, Role::Out) => Caching::STREAM,
         }
     }
 
-    /// A letter for reports: `""`, `"h"`, `"H"`.
+    /// A letter for reports: `""`, `"h"`, `"H"`, `"n"`.
     fn tag(self) -> &'static str {
         match self {
             RowHints::None => "",
             RowHints::Reuse => "h",
             RowHints::ReuseStreamOut => "H",
+            RowHints::NoAllocate => "n",
         }
     }
 }
 
 impl std::fmt::Display for RowConfig {
     /// `cluster x threads x values per thread`, after `P` when persistent and `L` when looped,
-    /// then `h` (hints) or `H` (hints, outputs streamed), then `/r` when each row has `r` of the
-    /// CTA's threads: `1x256x32`, `L1x512x8h`, `P1x1024x8h`, `1x256x32/32` (a warp a row).
+    /// then `h` (hints), `H` (hints, outputs streamed) or `n` (those and last reads past L1),
+    /// then `/r` when each row has `r` of the CTA's threads: `1x256x32`, `L1x512x8h`,
+    /// `P1x1024x8h`, `1x256x32/32` (a warp a row).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -422,9 +432,10 @@ impl RowConfig {
     /// The configurations worth timing for rows of `cols` columns of `dtype`, the default
     /// ([`RowConfig::for_cols`]) first: the default and each register-resident candidate of the
     /// smallest cluster that holds the row, without and with [`RowHints::Reuse`] (and, for one
-    /// CTA a row, with hints on a persistent grid), leaving out those with threads past the
-    /// row's end; where one CTA holds the row, several rows a CTA of a warp each (128 or 256
-    /// threads) or a warpgroup each (256 or 512), without and with hints, when their values fit
+    /// CTA a row, with [`RowHints::NoAllocate`] and with hints on a persistent grid), leaving
+    /// out those with threads past the row's end; where one CTA holds the row, several rows a
+    /// CTA of a warp each (128 or 256 threads) or a warpgroup each (256 or 512), without and
+    /// with either hint, when their values fit
     /// the register budget; and, for rows wider than a tile, the looped form at 256, 512 and
     /// 1024 threads of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first
     /// pass's loads kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8:
@@ -440,6 +451,7 @@ impl RowConfig {
             out.push(c);
             out.push(c.with_hints(RowHints::Reuse));
             if c.cluster == 1 {
+                out.push(c.with_hints(RowHints::NoAllocate));
                 out.push(c.with_hints(RowHints::Reuse).on_persistent_grid());
             }
         }
@@ -453,6 +465,7 @@ impl RowConfig {
                     if values <= budget_for(dtype, threads, vector) && fits(&c) {
                         out.push(c);
                         out.push(c.with_hints(RowHints::Reuse));
+                        out.push(c.with_hints(RowHints::NoAllocate));
                     }
                 }
             }
