@@ -15,6 +15,15 @@ const OPS: [RowOp; 5] = [
     RowOp::LayerNorm { eps: 1e-5 },
 ];
 
+/// The PTX of `op` over f32 or bf16 rows (`dtype`) built as `cfg`.
+fn ptx_of(op: RowOp, dtype: ScalarType, cfg: RowConfig) -> String {
+    let k = match dtype {
+        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
+        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
+    };
+    k.unwrap().built.ptx().to_string()
+}
+
 /// Assembles with `-v` and returns ptxas's log (no spills allowed).
 fn assemble_no_spills(ptx: &str, target: Target) {
     support::assemble(ptx, target);
@@ -214,13 +223,8 @@ fn benchmark_configurations_do_not_spill() {
                 assert_eq!(all[0], RowConfig::for_cols(dtype, cols, true));
                 assert!(RowConfig::candidates(dtype, cols, true).contains(&all[0]));
                 for cfg in all {
-                    let k = match dtype {
-                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
-                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
-                    }
-                    .unwrap();
                     let out = ptxas
-                        .assemble(k.built.ptx(), Target::Sm90a, &["-v"])
+                        .assemble(&ptx_of(op, dtype, cfg), Target::Sm90a, &["-v"])
                         .unwrap();
                     assert!(out.ok, "{}", out.log);
                     let used = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
@@ -254,12 +258,7 @@ fn hinted_and_small_tile_variants_assemble_at_odd_widths() {
                     RowConfig::looped_with(dtype, vector, 256, 8).with_hints(RowHints::Reuse);
                 assert_eq!((looped.tile(), looped.looped), (2048, true));
                 for cfg in [hinted, looped] {
-                    let k = match dtype {
-                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
-                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
-                    }
-                    .unwrap();
-                    let ptx = k.built.ptx();
+                    let ptx = &ptx_of(op, dtype, cfg);
                     let what = format!("{op:?} {dtype} {cols} {cfg}");
                     assert!(
                         ptx.contains("createpolicy.fractional.L2::evict_last.b64")
@@ -312,12 +311,7 @@ fn no_allocate_hint_reads_past_l1() {
                     vec![one]
                 };
                 for cfg in cfgs {
-                    let k = match dtype {
-                        ScalarType::F32 => RowKernel::build::<ty::F32>(Target::Sm90a, op, cfg),
-                        _ => RowKernel::build::<ty::Bf16>(Target::Sm90a, op, cfg),
-                    }
-                    .unwrap();
-                    let ptx = k.built.ptx();
+                    let ptx = &ptx_of(op, dtype, cfg);
                     let what = format!("{op:?} {dtype} {cols} {cfg}");
                     assert!(
                         ptx.contains("ld.global.L1::no_allocate.L2::cache_hint"),
