@@ -1475,6 +1475,236 @@ fn example(
         }
         Tcgen05FenceBefore => k.tcgen05_fence_before_thread_sync(),
         Tcgen05FenceAfter => k.tcgen05_fence_after_thread_sync(),
+        // ---- the families added for coverage (issue 14, part 4) --------------------------------
+        MadCc | Madc => {
+            let (d, a) = (r!(U32), r!(U32));
+            let op = if form == MadCc {
+                "mad.lo.cc.u32"
+            } else {
+                "madc.hi.cc.u32"
+            };
+            raw!(op; d, a, a, a)
+        }
+        CvtPack16 => {
+            let (d, a) = (r!(U32), r!(S32));
+            raw!("cvt.pack.sat.u16.s32"; d, a, a)
+        }
+        CvtPackSub => {
+            let (d, a, c) = (r!(U32), r!(S32), r!(B32));
+            raw!("cvt.pack.sat.u8.s32.b32"; d, a, a, c)
+        }
+        StBulk => {
+            let size = r!(B64);
+            k.mov(size, 128u64)?;
+            raw!("st.bulk.weak"; g.clone(), size, Imm::UInt(0))
+        }
+        MultimemLdReduce => {
+            let d = r!(U32);
+            raw!("multimem.ld_reduce.relaxed.gpu.global.add.u32"; d, g.clone())
+        }
+        MultimemSt => {
+            let b = r!(B32);
+            raw!("multimem.st.relaxed.gpu.global.b32"; g.clone(), b)
+        }
+        MultimemRed => {
+            let b = r!(U32);
+            raw!("multimem.red.relaxed.gpu.global.add.u32"; g.clone(), b)
+        }
+        // Unified texture mode: the 64-bit `out` stands for a texture or surface handle.
+        Tex | TexLevel | TexGrad | Tld4 => {
+            let d = vector(k.regs::<ty::F32>(4));
+            let c = coords(k.regs::<ty::F32>(2), out);
+            match form {
+                Tex => raw!("tex.2d.v4.f32.f32"; d, c),
+                TexLevel => {
+                    let lod = r!(F32);
+                    raw!("tex.level.2d.v4.f32.f32"; d, c, lod)
+                }
+                TexGrad => {
+                    let dx = vector(k.regs::<ty::F32>(2));
+                    let dy = vector(k.regs::<ty::F32>(2));
+                    raw!("tex.grad.2d.v4.f32.f32"; d, c, dx, dy)
+                }
+                _ => raw!("tld4.r.2d.v4.f32.f32"; d, c),
+            }
+        }
+        Txq | Suq => {
+            let d = r!(B32);
+            let op = if form == Txq {
+                "txq.width.b32"
+            } else {
+                "suq.width.b32"
+            };
+            raw!(op; d, g.clone())
+        }
+        TxqLevel => {
+            let (d, lod) = (r!(B32), r!(S32));
+            raw!("txq.level.width.b32"; d, g.clone(), lod)
+        }
+        Istypep => {
+            let p = k.pred();
+            raw!("istypep.texref"; p, out)
+        }
+        Suld => {
+            let d = r!(B32);
+            let c = coords(k.regs::<ty::S32>(2), out);
+            raw!("suld.b.2d.b32.trap"; d, c)
+        }
+        Sust | SuredB | SuredP => {
+            let c = coords(k.regs::<ty::S32>(2), out);
+            let v = r!(B32);
+            let op = match form {
+                Sust => "sust.b.2d.b32.trap",
+                SuredB => "sured.b.add.2d.u32.trap",
+                _ => "sured.p.min.2d.b32.clamp",
+            };
+            raw!(op; c, v)
+        }
+        ClcTryCancel | ClcTryCancelMulticast => {
+            let b = smem(m, k)?;
+            let op = if form == ClcTryCancel {
+                "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128"
+            } else {
+                "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128"
+            };
+            raw!(op; sh(b), sh(b).offset(16))
+        }
+        ClcQueryCanceled => {
+            let (p, q) = (k.pred(), r!(B128));
+            raw!("clusterlaunchcontrol.query_cancel.is_canceled.pred.b128"; p, q)
+        }
+        ClcQueryCtaid => {
+            let (d, q) = (r!(B32), r!(B128));
+            raw!("clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128"; d, q)
+        }
+        ClcQueryCtaidV4 => {
+            let (d, q) = (vector(k.regs::<ty::B32>(4)), r!(B128));
+            raw!("clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128"; d, q)
+        }
+        Stacksave | Stackrestore => {
+            let d = r!(U64);
+            if form == Stacksave {
+                raw!("stacksave.u64"; d)
+            } else {
+                raw!("stackrestore.u64"; d)
+            }
+        }
+        Alloca => {
+            let (d, size) = (r!(U64), r!(U64));
+            k.mov(size, 64u64)?;
+            raw!("alloca.u64"; d, size, Imm::UInt(8))
+        }
+        Vadd | Vsub | Vabsdiff | Vmin | Vmax | Vshl | Vshr | Vset => {
+            let (d, a) = (r!(U32), r!(U32));
+            let op = match form {
+                Vadd => "vadd.u32.u32.u32.sat",
+                Vsub => "vsub.s32.s32.s32",
+                Vabsdiff => "vabsdiff.u32.u32.u32",
+                Vmin => "vmin.u32.u32.u32",
+                Vmax => "vmax.u32.u32.u32.max",
+                Vshl => "vshl.u32.u32.u32.clamp",
+                Vshr => "vshr.u32.u32.u32.wrap",
+                _ => "vset.u32.u32.lt",
+            };
+            if form == Vmax {
+                raw!(op; d, a, a, a)
+            } else {
+                raw!(op; d, a, a)
+            }
+        }
+        Vmad | Vadd2 | Vsub2 | Vavrg2 | Vabsdiff2 | Vmin2 | Vmax2 | Vset2 | Vadd4 | Vsub4
+        | Vavrg4 | Vabsdiff4 | Vmin4 | Vmax4 | Vset4 => {
+            let (d, a) = (r!(U32), r!(U32));
+            let op = match form {
+                Vmad => "vmad.u32.u32.u32.shr7",
+                Vadd2 => "vadd2.u32.u32.u32.sat",
+                Vsub2 => "vsub2.u32.u32.u32",
+                Vavrg2 => "vavrg2.u32.u32.u32",
+                Vabsdiff2 => "vabsdiff2.u32.u32.u32.add",
+                Vmin2 => "vmin2.u32.u32.u32",
+                Vmax2 => "vmax2.s32.s32.s32",
+                Vset2 => "vset2.u32.u32.lt",
+                Vadd4 => "vadd4.u32.u32.u32.sat",
+                Vsub4 => "vsub4.u32.u32.u32",
+                Vavrg4 => "vavrg4.u32.u32.u32",
+                Vabsdiff4 => "vabsdiff4.u32.u32.u32.add",
+                Vmin4 => "vmin4.u32.u32.u32",
+                Vmax4 => "vmax4.s32.s32.s32",
+                _ => "vset4.u32.u32.ne",
+            };
+            raw!(op; d, a, a, a)
+        }
+        MmaSpF16 | MmaSpTf32 | MmaSpI8 | MmaSpF8 | MmaSpOrdered => {
+            let acc = if form == MmaSpI8 {
+                vector(k.regs::<ty::S32>(4))
+            } else {
+                vector(k.regs::<ty::F32>(4))
+            };
+            let (a, b, e) = (
+                vector(k.regs::<ty::B32>(2)),
+                vector(k.regs::<ty::B32>(2)),
+                r!(B32),
+            );
+            let op = match form {
+                MmaSpF16 => {
+                    "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                }
+                MmaSpTf32 => {
+                    "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+                }
+                MmaSpI8 => {
+                    "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32"
+                }
+                MmaSpF8 => {
+                    let (a, b) = (vector(k.regs::<ty::B32>(4)), vector(k.regs::<ty::B32>(4)));
+                    return raw!("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32"; acc.clone(), a, b, acc, e, Imm::UInt(0));
+                }
+                _ => "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            };
+            raw!(op; acc.clone(), a, b, acc, e, Imm::UInt(0))
+        }
+        WgmmaSpF16 | WgmmaSpTf32 | WgmmaSpF8 | WgmmaSpI8 => {
+            let d = if form == WgmmaSpI8 {
+                vector(k.regs::<ty::S32>(32))
+            } else {
+                vector(k.regs::<ty::F32>(32))
+            };
+            let (a, b, meta, p) = (r!(B64), r!(B64), r!(B32), k.pred());
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            let one = Imm::Int(1);
+            match form {
+                WgmmaSpF16 => {
+                    raw!("wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16"; d, a, b, meta, Imm::UInt(0), p, one, one, Imm::UInt(0), Imm::UInt(1))
+                }
+                WgmmaSpTf32 => {
+                    raw!("wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32"; d, a, b, meta, Imm::UInt(0), p, one, one)
+                }
+                WgmmaSpF8 => {
+                    raw!("wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2"; d, a, b, meta, Imm::UInt(0), p, one, one)
+                }
+                _ => {
+                    raw!("wgmma.mma_async.sp.sync.aligned.m64n64k64.s32.s8.u8"; d, a, b, meta, Imm::UInt(0), p)
+                }
+            }
+        }
+        Tcgen05MmaSp | Tcgen05MmaWsSp => {
+            let (t, meta, a, b, p) = (r!(U32), r!(U32), r!(B64), r!(B64), k.pred());
+            k.setp(CmpOp::Ne, p, out, 0u64)?;
+            let tmem = |r: crate::reg::Reg<ty::U32>| {
+                crate::instr::Operand::Addr(crate::space::Address {
+                    base: crate::space::AddrBase::Reg(r.as_ref()),
+                    offset: 0,
+                })
+            };
+            let op = if form == Tcgen05MmaSp {
+                "tcgen05.mma.sp.cta_group::1.kind::f16"
+            } else {
+                "tcgen05.mma.ws.sp.cta_group::1.kind::f16"
+            };
+            raw!(op; tmem(t), a, b, tmem(meta), Imm::UInt(0x0810_0490), p)
+        }
+        Pmevent => raw!("pmevent"; Imm::UInt(1)),
+        PmeventMask => raw!("pmevent.mask"; Imm::UInt(3)),
         DirReqNctaPerCluster => k.directive(Directive::ReqNctaPerCluster([2, 1, 1])),
         DirExplicitCluster => k.directive(Directive::ExplicitCluster),
         DirMaxClusterRank => k.directive(Directive::MaxClusterRank(4)),
@@ -1489,6 +1719,23 @@ fn smem(m: &mut Module, k: &mut FunctionBuilder) -> Result<crate::reg::Reg<ty::U
     let r = k.reg::<ty::U32>();
     k.mov_shared_addr(r, "smem")?;
     Ok(r)
+}
+
+/// Registers in braces `{a, b, ...}`.
+fn vector<T: ty::RegType>(regs: Vec<crate::reg::Reg<T>>) -> crate::instr::Operand {
+    crate::instr::Operand::Vector(regs.into_iter().map(Into::into).collect())
+}
+
+/// A texture or surface reference with coordinates, `[handle, {x, y}]` (PTX ISA 9.7.10.3,
+/// 9.7.11.1).
+fn coords<T: ty::RegType>(
+    regs: Vec<crate::reg::Reg<T>>,
+    handle: crate::reg::Reg<ty::U64>,
+) -> crate::instr::Operand {
+    crate::instr::Operand::Tensor {
+        map: crate::space::AddrBase::Reg(handle.as_ref()),
+        coords: regs.into_iter().map(Into::into).collect(),
+    }
 }
 
 /// A tensor-map parameter `.param .align 64 .b8 tmap[128]`.

@@ -236,6 +236,19 @@ impl ScalarType {
         }
     }
 
+    /// The integer type twice as wide (`mul.wide.s32` writes an `.s64`, PTX ISA 9.7.1.3); `None`
+    /// for the others.
+    pub const fn wide(self) -> Option<ScalarType> {
+        use ScalarType::*;
+        Some(match self {
+            U16 => U32,
+            U32 => U64,
+            S16 => S32,
+            S32 => S64,
+            _ => return None,
+        })
+    }
+
     /// The lowest PTX ISA version in which the type exists. `.b128` arrived in PTX 8.3
     /// (PTX ISA 5.2.1); the alternate formats in 7.8; everything else predates 7.0.
     pub const fn min_ptx(self) -> PtxVersion {

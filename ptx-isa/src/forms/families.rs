@@ -1,9 +1,11 @@
 //! The instruction families of the PTX ISA 9.0 manual, chapter 9.7 ("Instructions"), that exist on
 //! the targets ptxkit models (sm_80 ... sm_120a), and which of them the form table covers.
 //!
-//! A family is named by the opcode prefix that starts every instruction of it (`cp.async.bulk.tensor`,
-//! `ldmatrix`, `mbarrier.init`); an instruction belongs to the longest family whose name is a prefix
-//! of its opcode (`cp.async.bulk.tensor.2d...` to `cp.async.bulk.tensor`, not `cp.async`). A family
+//! A family is named as the manual's section names it (`cp.async.bulk.tensor`, `ldmatrix`,
+//! `mad.cc`): the mnemonic, then tokens every instruction of it writes in that order, with other
+//! modifiers between them (`mad.cc` is written `mad.lo.cc.u32`, PTX ISA 9.7.2.5). An instruction
+//! belongs to the longest family whose name it spells that way (`cp.async.bulk.tensor.2d...` to
+//! `cp.async.bulk.tensor`, not `cp.async`). A family
 //! is *covered* when some row of the table writes opcodes that start with its name: then a
 //! modifier no row allows is an error naming the nearest row (the validator), and only instructions
 //! of uncovered families stay "unknown" warnings.
@@ -101,47 +103,55 @@ fn tokens<'a, S: AsRef<str>>(mnemonic: &'a str, modifiers: &'a [S]) -> Vec<&'a s
     t
 }
 
-/// The family of an opcode: the longest family name that starts it.
+/// True when `written` holds the family name's tokens `name` in order (each as in
+/// [`name_token_matches`]), starting at the first: the mnemonic.
+fn spells(name: &[&str], written: &[&str]) -> bool {
+    let (Some(first), Some(w0)) = (name.first(), written.first()) else {
+        return false;
+    };
+    if first != w0 {
+        return false;
+    }
+    let mut rest = written[1..].iter();
+    name[1..]
+        .iter()
+        .all(|n| rest.any(|w| name_token_matches(n, w)))
+}
+
+/// The family of an opcode: the longest family name it spells.
 pub fn family_of<S: AsRef<str>>(mnemonic: &str, modifiers: &[S]) -> Option<&'static Family> {
     let t = tokens(mnemonic, modifiers);
     FAMILIES
         .iter()
-        .filter(|f| {
-            let n: Vec<&str> = f.name.split('.').collect();
-            n.len() <= t.len() && n.iter().zip(&t).all(|(a, b)| name_token_matches(a, b))
-        })
+        .filter(|f| spells(&f.name.split('.').collect::<Vec<_>>(), &t))
         .max_by_key(|f| f.name.split('.').count())
 }
 
-/// True when some opcode of `elements` starts with `tokens` (each token a prefix as in
-/// [`name_token_matches`] at the end, exact before).
-fn can_start_with(elements: &[Element], tokens: &[&str]) -> bool {
+/// True when some opcode of `elements` holds `tokens` in order (each as in [`name_token_matches`];
+/// a `*` modifier of the pattern as in [`token_matches`]).
+fn can_spell(elements: &[Element], tokens: &[&str]) -> bool {
     if tokens.is_empty() {
         return true;
     }
     let Some((el, more)) = elements.split_first() else {
         return false;
     };
-    let here = el.alternatives().iter().any(|alt| {
-        // Walk the alternative's modifiers against the tokens.
+    // Matching the tokens greedily within one alternative is as good as any other way.
+    el.alternatives().iter().any(|alt| {
         let mut k = 0;
         for m in alt {
-            let Some(t) = tokens.get(k) else {
-                return true;
-            };
-            let last = k + 1 == tokens.len();
-            let ok = token_matches(m, t) || (last && name_token_matches(t, m));
-            if !ok {
-                return false;
+            if tokens
+                .get(k)
+                .is_some_and(|t| token_matches(m, t) || name_token_matches(t, m))
+            {
+                k += 1;
             }
-            k += 1;
         }
-        can_start_with(more, &tokens[k..])
-    });
-    here || (el.is_optional() && can_start_with(more, tokens))
+        can_spell(more, &tokens[k..])
+    }) || can_spell(more, tokens)
 }
 
-/// True when `form` writes opcodes that start with the family's name.
+/// True when `form` writes opcodes that spell the family's name.
 pub fn row_in_family(form: Form, family: &Family) -> bool {
     let p = form.pattern();
     let spec = form.spec();
@@ -150,14 +160,17 @@ pub fn row_in_family(form: Form, family: &Family) -> bool {
     }
     let name: Vec<&str> = family.name.split('.').collect();
     let mn: Vec<&str> = p.mnemonic().split('.').collect();
-    if name.len() <= mn.len() {
-        return name
-            .iter()
-            .zip(&mn)
-            .enumerate()
-            .all(|(k, (a, b))| a == b || (k + 1 == name.len() && name_token_matches(a, b)));
+    if name.first() != mn.first() {
+        return false;
     }
-    mn[..] == name[..mn.len()] && can_start_with(p.elements(), &name[mn.len()..])
+    // The mnemonic's own tokens first, then the pattern's elements.
+    let mut k = 1;
+    for m in &mn[1..] {
+        if name.get(k).is_some_and(|n| name_token_matches(n, m)) {
+            k += 1;
+        }
+    }
+    can_spell(p.elements(), &name[k..])
 }
 
 /// The rows of a family.
@@ -195,6 +208,13 @@ mod tests {
         assert_eq!(fam("tcgen05.wait::ld.sync.aligned"), Some("tcgen05.wait"));
         assert_eq!(fam("add.cc.u32"), Some("add.cc"));
         assert_eq!(fam("add.s32"), Some("add"));
+        // PTX ISA 9.7.2.5 writes mad.cc as `mad{.hi,.lo}.cc`.
+        assert_eq!(fam("mad.lo.cc.u32"), Some("mad.cc"));
+        assert_eq!(fam("mad.lo.u32"), Some("mad"));
+        assert_eq!(
+            fam("tcgen05.mma.ws.sp.cta_group::1"),
+            Some("tcgen05.mma.ws.sp")
+        );
         assert_eq!(fam("match.any.sync.b32"), Some("match"));
         assert_eq!(fam("frobnicate.u32"), None);
     }
@@ -206,7 +226,9 @@ mod tests {
         assert!(rows_of(f("ld.global.nc")).contains(&Form::LdGlobalNc));
         assert!(rows_of(f("cp.async.bulk.tensor")).contains(&Form::TmaLoad));
         assert!(rows_of(f("tcgen05.wait")).contains(&Form::Tcgen05WaitLd));
-        assert!(covered(f("add.cc")) && !covered(f("mad.cc")));
+        assert!(covered(f("add.cc")) && covered(f("mad.cc")));
+        assert!(rows_of(f("mad.cc")).contains(&Form::MadCc));
+        assert!(!rows_of(f("mad.cc")).contains(&Form::MadInt));
         let names: std::collections::HashSet<&str> = FAMILIES.iter().map(|f| f.name).collect();
         assert_eq!(names.len(), FAMILIES.len(), "a family is listed twice");
     }

@@ -55,6 +55,17 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
     (BULK_TO_SHARED, "multicast::cluster", Form::BulkMulticast),
     // PTX ISA 9.7.9.25.4.1/9.7.9.27.1.2: the `.shared::cta` destination is PTX 8.6.
     (BULK_TO_SHARED, "shared::cta", Form::TmaSharedCta),
+    // PTX ISA 9.7.14.6: `.sp::ordered_metadata` is PTX 8.5.
+    (
+        &[
+            Form::MmaSpF16,
+            Form::MmaSpTf32,
+            Form::MmaSpI8,
+            Form::MmaSpF8,
+        ],
+        "sp::ordered_metadata",
+        Form::MmaSpOrdered,
+    ),
 ];
 
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
@@ -164,7 +175,8 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::TmaCtaGroup);
     }
-    if form == Form::WgmmaI8 {
+    // PTX ISA 9.7.15.5.2/9.7.15.6.2: mixed .s8/.u8 operands, dense or sparse, are PTX 8.4.
+    if matches!(form, Form::WgmmaI8 | Form::WgmmaSpI8) {
         let types: Vec<&str> = i
             .modifiers
             .iter()

@@ -9,6 +9,7 @@
 
 pub mod families;
 pub mod features;
+pub mod operand_types;
 pub mod rules;
 pub mod syntax;
 mod table;

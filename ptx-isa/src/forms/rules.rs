@@ -6,6 +6,8 @@
 
 use super::Form;
 use super::syntax::token_matches;
+
+mod coverage;
 use crate::error::ErrorKind;
 use crate::instr::{Imm, Instruction, Operand};
 
@@ -77,6 +79,9 @@ impl std::fmt::Display for Values {
 pub enum Count {
     /// Always this many.
     Fixed(usize),
+    /// At least this many, in a vector of 1, 2 or 4 (texture and surface coordinates: ptxas 13.0
+    /// takes `{x, y}` for a `.1d` access, not `{x, y, z}`: "Illegal vector size: 3").
+    AtLeast(usize),
     /// The number in the `*` modifier `token` times `mul`, divided by `div` (wgmma `m64n*k16`
     /// with `.f32` accumulators: N / 2).
     Scaled {
@@ -520,7 +525,7 @@ pub static RULES: &[Rule] = &[
     // PTX ISA 9.7.16.10.10: the CTA mask comes with .multicast::cluster.
     operand_with(
         Form::Tcgen05Commit,
-        "mask",
+        "ctaMask",
         "multicast::cluster",
         "9.7.16.10.10 tcgen05.commit: ctaMask with .multicast::cluster",
     ),
@@ -1544,6 +1549,7 @@ pub fn rules_of(form: Form) -> impl Iterator<Item = &'static Rule> {
     RULES
         .iter()
         .chain(TABLED.iter())
+        .chain(coverage::RULES.iter())
         .filter(move |r| r.form == form)
 }
 
@@ -1660,10 +1666,27 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                 if !when.iter().all(|w| has(w)) || ty.is_some_and(|t| !type_is(i, t)) {
                     continue;
                 }
-                let Some(Operand::Vector(v)) = i.operands.get(operand) else {
+                // A braced list inside an address counts too (`[tex, {x, y}]`).
+                let (Some(Operand::Vector(v)) | Some(Operand::Tensor { coords: v, .. })) =
+                    i.operands.get(operand)
+                else {
                     continue;
                 };
+                if let Count::AtLeast(n) = count {
+                    if v.len() < n || ![1, 2, 4].contains(&v.len()) {
+                        return Err(Violation {
+                            kind: ErrorKind::OperandCount,
+                            message: format!(
+                                "`{op}`: {what} (operand {operand}) is a vector of 1, 2 or 4 holding at least {n}, not {} (PTX ISA {})",
+                                v.len(),
+                                r.section
+                            ),
+                        });
+                    }
+                    continue;
+                }
                 let want = match count {
+                    Count::AtLeast(_) => None,
                     Count::Fixed(n) => Some(n),
                     Count::Scaled { token, mul, div } => i
                         .modifiers
@@ -1897,7 +1920,11 @@ mod tests {
 
     #[test]
     fn every_rule_names_a_modifier_its_row_has() {
-        for r in RULES.iter().chain(TABLED.iter()) {
+        for r in RULES
+            .iter()
+            .chain(TABLED.iter())
+            .chain(coverage::RULES.iter())
+        {
             let p = r.form.pattern();
             let tokens: Vec<&str> = p
                 .elements()

@@ -356,9 +356,95 @@ forms! {
     Tcgen05Mma: "tcgen05.mma", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma";
     Tcgen05MmaWs: "tcgen05.mma.ws", "tcgen05.mma.ws.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws";
     Tcgen05MmaBlockScale: "tcgen05.mma.block_scale", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::mxf8f6f4|kind::mxf4|kind::mxf4nvf4}.block_scale{.scale_vec::1X|.scale_vec::2X|.scale_vec::4X} [d], a, b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling)";
-    Tcgen05Commit: "tcgen05.commit", "tcgen05.commit.{cta_group::1|cta_group::2}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]{, mask}", ptx (8, 6), SM100A, "9.7.16.10.10 TensorCore 5th Generation Family Instructions: tcgen05.commit";
+    Tcgen05Commit: "tcgen05.commit", "tcgen05.commit.{cta_group::1|cta_group::2}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]{, ctaMask}", ptx (8, 6), SM100A, "9.7.16.10.10 TensorCore 5th Generation Family Instructions: tcgen05.commit";
     Tcgen05FenceBefore: "tcgen05.fence::before_thread_sync", "tcgen05.fence::before_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
     Tcgen05FenceAfter: "tcgen05.fence::after_thread_sync", "tcgen05.fence::after_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
+
+    // ---- families added for coverage (issue 14, part 4) ----------------------------------------------
+    // PTX ISA 9.7.2.5/9.7.2.6: `mad{.hi,.lo}.cc`, `madc{.hi,.lo}{.cc}` (ptxas 13.0 takes neither
+    // without .hi or .lo; 64-bit types from PTX 4.3).
+    MadCc: "mad.cc", "mad.{hi|lo}.cc.{u32|s32|u64|s64} d, a, b, c", ptx (4, 3), ALL, "9.7.2.5 Extended-Precision Arithmetic Instructions: mad.cc";
+    Madc: "madc", "madc.{hi|lo}{.cc}.{u32|s32|u64|s64} d, a, b, c", ptx (4, 3), ALL, "9.7.2.6 Extended-Precision Arithmetic Instructions: madc";
+    // PTX ISA 9.7.9.22: saturating packs of two or four .s32 values.
+    CvtPack16: "cvt.pack.16", "cvt.pack.sat.{u16|s16}.s32 d, a, b", ptx (6, 5), ALL, "9.7.9.22 Data Movement and Conversion Instructions: cvt.pack";
+    CvtPackSub: "cvt.pack.sub-byte", "cvt.pack.sat.{u8|s8|u4|s4|u2|s2}.s32.b32 d, a, b, c", ptx (6, 5), ALL, "9.7.9.22 Data Movement and Conversion Instructions: cvt.pack";
+    // PTX ISA 9.7.9.13: `st.bulk{.weak}{.shared::cta} [a], size, initval` (initval 0), sm_100+.
+    StBulk: "st.bulk", "st.bulk{.weak}{.shared::cta} [a], size, initval", ptx (8, 6), SM100, "9.7.9.13 Data Movement and Conversion Instructions: st.bulk";
+    // PTX ISA 9.7.9.14: multimem.ld_reduce/st/red on multimem addresses (sm_90+). The integer and
+    // floating-point forms share a row each; the rules pair operations, types and vectors.
+    MultimemLdReduce: "multimem.ld_reduce", "multimem.ld_reduce{.weak|.relaxed|.acquire}{.cta|.cluster|.gpu|.sys}{.global}.{min|max|add|and|or|xor}{.acc::f32}{.v2|.v4|.v8}.{b32|b64|u32|u64|s32|s64|f16|f16x2|bf16|bf16x2|f32|f64} d, [a]", ptx (8, 1), SM90, "9.7.9.14 Data Movement and Conversion Instructions: multimem.ld_reduce";
+    // ptxas 13.0 also takes `.acc::f32` on multimem.st and multimem.red, with every type, where
+    // the PTX ISA 9.0 grammar has none.
+    MultimemSt: "multimem.st", "multimem.st{.weak|.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global}{.acc::f32}{.v2|.v4|.v8}.{b32|b64|u32|u64|s32|s64|f16|f16x2|bf16|bf16x2|f32|f64} [a], b", ptx (8, 1), SM90, "9.7.9.14 Data Movement and Conversion Instructions: multimem.st";
+    MultimemRed: "multimem.red", "multimem.red{.relaxed|.release}{.cta|.cluster|.gpu|.sys}{.global}.{min|max|add|and|or|xor}{.acc::f32}{.v2|.v4|.v8}.{b32|b64|u32|u64|s32|s64|f16|f16x2|bf16|bf16x2|f32|f64} [a], b", ptx (8, 1), SM90, "9.7.9.14 Data Movement and Conversion Instructions: multimem.red";
+    // PTX ISA 9.7.10.3-9.7.10.6 (unified texture mode: `a` a .texref or a 64-bit handle).
+    Tex: "tex", "tex{.base}.{1d|2d|3d|a1d|a2d|cube|acube|2dms|a2dms}.{v4|v2}.{u32|s32|f16|f32|f16x2}.{s32|f32} d, [a, c]{, e}{, f}", ptx (1, 0), ALL, "9.7.10.3 Texture Instructions: tex";
+    TexLevel: "tex.level", "tex.level.{1d|2d|3d|a1d|a2d|cube|acube|2dms|a2dms}.{v4|v2}.{u32|s32|f16|f32|f16x2}.{s32|f32} d, [a, c], lod{, e}{, f}", ptx (2, 3), ALL, "9.7.10.3 Texture Instructions: tex (.level)";
+    TexGrad: "tex.grad", "tex.grad.{1d|2d|3d|a1d|a2d|cube|acube|2dms|a2dms}.{v4|v2}.{u32|s32|f16|f32|f16x2}.{s32|f32} d, [a, c], dpdx, dpdy{, e}{, f}", ptx (2, 3), ALL, "9.7.10.3 Texture Instructions: tex (.grad)";
+    Tld4: "tld4", "tld4.{r|g|b|a}.{2d|a2d|cube|acube}.v4.{u32|s32|f32}.f32 d, [a, c]{, e}{, f}", ptx (2, 2), ALL, "9.7.10.4 Texture Instructions: tld4";
+    Txq: "txq", "txq.{width|height|depth|channel_data_type|channel_order|normalized_coords|filter_mode|addr_mode_0|addr_mode_1|addr_mode_2|array_size|num_mipmap_levels|num_samples|force_unnormalized_coords}.b32 d, [a]", ptx (1, 5), ALL, "9.7.10.5 Texture Instructions: txq";
+    TxqLevel: "txq.level", "txq.level.{width|height|depth}.b32 d, [a], lod", ptx (4, 3), ALL, "9.7.10.5 Texture Instructions: txq (.level)";
+    Istypep: "istypep", "istypep.{texref|samplerref|surfref} p, a", ptx (4, 0), ALL, "9.7.10.6 Texture Instructions: istypep";
+    // PTX ISA 9.7.11.1-9.7.11.4 (a .surfref or a 64-bit handle).
+    Suld: "suld", "suld.b.{1d|2d|3d|a1d|a2d}{.ca|.cg|.cs|.cv}{.v2|.v4}.{b8|b16|b32|b64}.{trap|clamp|zero} d, [a, b]", ptx (1, 5), ALL, "9.7.11.1 Surface Instructions: suld";
+    Sust: "sust", "sust.{b|p}.{1d|2d|3d|a1d|a2d}{.wb|.cg|.cs|.wt}{.v2|.v4}.{b8|b16|b32|b64}.{trap|clamp|zero} [a, b], c", ptx (1, 5), ALL, "9.7.11.2 Surface Instructions: sust";
+    SuredB: "sured.b", "sured.b.{add|min|max|and|or}.{1d|2d|3d}.{u32|u64|s32|b32|s64}.{trap|clamp|zero} [a, b], c", ptx (2, 0), ALL, "9.7.11.3 Surface Instructions: sured";
+    SuredP: "sured.p", "sured.p.{add|min|max|and|or}.{1d|2d|3d}.{b32|b64}.{trap|clamp|zero} [a, b], c", ptx (2, 0), ALL, "9.7.11.3 Surface Instructions: sured";
+    Suq: "suq", "suq.{width|height|depth|channel_data_type|channel_order|array_size|memory_layout}.b32 d, [a]", ptx (1, 5), ALL, "9.7.11.4 Surface Instructions: suq";
+    // PTX ISA 9.7.13.17/9.7.13.18: cluster launch control, sm_100+ (.multicast::cluster::all on
+    // the arch-specific targets only: ptxas 13.0 "not supported on .target 'sm_100'").
+    ClcTryCancel: "clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes.b128 [addr], [mbar]", ptx (8, 6), SM100, "9.7.13.17 Parallel Synchronization and Communication Instructions: clusterlaunchcontrol.try_cancel";
+    ClcTryCancelMulticast: "clusterlaunchcontrol.try_cancel.multicast", "clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes.multicast::cluster::all.b128 [addr], [mbar]", ptx (8, 6), SM100A_120A, "9.7.13.17 Parallel Synchronization and Communication Instructions: clusterlaunchcontrol.try_cancel (.multicast::cluster::all)";
+    ClcQueryCanceled: "clusterlaunchcontrol.query_cancel.is_canceled", "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, response", ptx (8, 6), SM100, "9.7.13.18 Parallel Synchronization and Communication Instructions: clusterlaunchcontrol.query_cancel";
+    ClcQueryCtaid: "clusterlaunchcontrol.query_cancel.get_first_ctaid", "clusterlaunchcontrol.query_cancel.{get_first_ctaid::x|get_first_ctaid::y|get_first_ctaid::z}.b32.b128 d, response", ptx (8, 6), SM100, "9.7.13.18 Parallel Synchronization and Communication Instructions: clusterlaunchcontrol.query_cancel";
+    ClcQueryCtaidV4: "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4", "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 d, response", ptx (8, 6), SM100, "9.7.13.18 Parallel Synchronization and Communication Instructions: clusterlaunchcontrol.query_cancel";
+    // PTX ISA 9.7.17: the stack of the thread's local memory.
+    Stacksave: "stacksave", "stacksave.{u32|u64} d", ptx (7, 3), ALL, "9.7.17.1 Stack Manipulation Instructions: stacksave";
+    Stackrestore: "stackrestore", "stackrestore.{u32|u64} a", ptx (7, 3), ALL, "9.7.17.2 Stack Manipulation Instructions: stackrestore";
+    Alloca: "alloca", "alloca.{u32|u64} ptr, size{, align}", ptx (7, 3), ALL, "9.7.17.3 Stack Manipulation Instructions: alloca";
+    // PTX ISA 9.7.18.1: scalar video instructions (operand byte/half selectors not modelled).
+    Vadd: "vadd", "vadd.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.1 Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax";
+    Vsub: "vsub", "vsub.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.1 Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax";
+    Vabsdiff: "vabsdiff", "vabsdiff.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.1 Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax";
+    Vmin: "vmin", "vmin.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.1 Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax";
+    Vmax: "vmax", "vmax.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.1 Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax";
+    Vshl: "vshl", "vshl.{u32|s32}.{u32|s32}.u32{.sat}.{clamp|wrap}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.2 Scalar Video Instructions: vshl, vshr";
+    Vshr: "vshr", "vshr.{u32|s32}.{u32|s32}.u32{.sat}.{clamp|wrap}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.2 Scalar Video Instructions: vshl, vshr";
+    Vmad: "vmad", "vmad.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.shr7|.shr15} d, a, b, c", ptx (2, 0), ALL, "9.7.18.1.3 Scalar Video Instructions: vmad";
+    Vset: "vset", "vset.{u32|s32}.{u32|s32}.{eq|ne|lt|le|gt|ge}{.add|.min|.max} d, a, b{, c}", ptx (2, 0), ALL, "9.7.18.1.4 Scalar Video Instructions: vset";
+    // PTX ISA 9.7.18.2: SIMD video instructions on half-words and bytes (the `c` operand always).
+    Vadd2: "vadd2", "vadd2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vsub2: "vsub2", "vsub2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vavrg2: "vavrg2", "vavrg2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vabsdiff2: "vabsdiff2", "vabsdiff2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vmin2: "vmin2", "vmin2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vmax2: "vmax2", "vmax2.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.1 SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2";
+    Vset2: "vset2", "vset2.{u32|s32}.{u32|s32}.{eq|ne|lt|le|gt|ge}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.2 SIMD Video Instructions: vset2";
+    Vadd4: "vadd4", "vadd4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vsub4: "vsub4", "vsub4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vavrg4: "vavrg4", "vavrg4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vabsdiff4: "vabsdiff4", "vabsdiff4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vmin4: "vmin4", "vmin4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vmax4: "vmax4", "vmax4.{u32|s32}.{u32|s32}.{u32|s32}{.sat}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.3 SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4";
+    Vset4: "vset4", "vset4.{u32|s32}.{u32|s32}.{eq|ne|lt|le|gt|ge}{.add} d, a, b, c", ptx (3, 0), ALL, "9.7.18.2.4 SIMD Video Instructions: vset4";
+    // PTX ISA 9.7.14.6: mma on a 2:4-sparse A, with its metadata `e` and sparsity selector `f`;
+    // `.sp::ordered_metadata` is PTX 8.5 (the feature row).
+    MmaSpF16: "mma.sp.f16", "mma.{sp|sp::ordered_metadata}.sync.aligned.{m16n8k16|m16n8k32}.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c, e, f", ptx (7, 1), ALL, "9.7.14.6.3 Warp Level Matrix Multiply-Accumulate Instructions: mma.sp";
+    MmaSpTf32: "mma.sp.tf32", "mma.{sp|sp::ordered_metadata}.sync.aligned.{m16n8k8|m16n8k16}.row.col.f32.tf32.tf32.f32 d, a, b, c, e, f", ptx (7, 1), ALL, "9.7.14.6.3 Warp Level Matrix Multiply-Accumulate Instructions: mma.sp";
+    MmaSpI8: "mma.sp.i8", "mma.{sp|sp::ordered_metadata}.sync.aligned.{m16n8k32|m16n8k64}.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c, e, f", ptx (7, 1), ALL, "9.7.14.6.3 Warp Level Matrix Multiply-Accumulate Instructions: mma.sp";
+    MmaSpF8: "mma.sp.f8", "mma.{sp|sp::ordered_metadata}.sync.aligned.m16n8k64.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 d, a, b, c, e, f", ptx (8, 4), SM89, "9.7.14.6.3 Warp Level Matrix Multiply-Accumulate Instructions: mma.sp";
+    MmaSpOrdered: "mma.sp::ordered_metadata", "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, c, e, f", ptx (8, 5), ALL, "9.7.14.6.3 Warp Level Matrix Multiply-Accumulate Instructions: mma.sp (.sp::ordered_metadata)", feature;
+    // PTX ISA 9.7.15.6: wgmma on a sparse A: the metadata and the selector follow b.
+    WgmmaSpF16: "wgmma.mma_async.sp.f16", "wgmma.mma_async.sp.sync.aligned.m64n*k32.{f32|f16}.{f16|bf16}.{f16|bf16} d, a, b, meta, sel, scale_d, imm_scale_a, imm_scale_b{, imm_trans_a}{, imm_trans_b}", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
+    WgmmaSpTf32: "wgmma.mma_async.sp.tf32", "wgmma.mma_async.sp.sync.aligned.m64n*k16.f32.tf32.tf32 d, a, b, meta, sel, scale_d, imm_scale_a, imm_scale_b", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
+    WgmmaSpF8: "wgmma.mma_async.sp.f8", "wgmma.mma_async.sp.sync.aligned.m64n*k64.{f32|f16}.{e4m3|e5m2}.{e4m3|e5m2} d, a, b, meta, sel, scale_d, imm_scale_a, imm_scale_b", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
+    WgmmaSpI8: "wgmma.mma_async.sp.i8", "wgmma.mma_async.sp.sync.aligned.m64n*k64{.satfinite}.s32.{s8|u8}.{s8|u8} d, a, b, meta, sel, scale_d", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
+    // PTX ISA 9.7.16.10.9: tcgen05.mma on a sparse A, its metadata in tensor memory.
+    Tcgen05MmaSp: "tcgen05.mma.sp", "tcgen05.mma.sp.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, [meta], idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.sp";
+    Tcgen05MmaWsSp: "tcgen05.mma.ws.sp", "tcgen05.mma.ws.sp.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, [meta], idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws.sp";
+    // PTX ISA 9.7.19.3: a performance-monitor event (0..=15) or a 16-bit mask of them.
+    Pmevent: "pmevent", "pmevent a", ptx (1, 4), ALL, "9.7.19.3 Miscellaneous Instructions: pmevent";
+    PmeventMask: "pmevent.mask", "pmevent.mask a", ptx (3, 0), ALL, "9.7.19.3 Miscellaneous Instructions: pmevent (.mask)";
 
     // ---- 11 Directives (rows for gating; the syntax shows a use) -----------------------------------
     DirReqNctaPerCluster: "directive.reqnctapercluster", "reqnctapercluster x, y, z", ptx (7, 8), SM90, "11.7.2 Cluster Dimension Directives: .reqnctapercluster", feature;

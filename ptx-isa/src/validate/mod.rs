@@ -559,7 +559,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         cx.error(v.kind, pos, v.message);
     }
     operands::kinds(cx, form, i, pos);
-    env.vectors(cx, i, pos);
+    env.vectors(cx, form, i, pos);
     env.types(cx, form, i, pos);
     operands::counts(cx, form, i, pos);
     env.spaces(cx, i, pos);

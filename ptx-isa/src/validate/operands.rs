@@ -9,6 +9,7 @@ use super::scope::{RegInfo, Scopes};
 use super::{Ctx, SymbolKind, addr_base_name};
 use crate::error::ErrorKind;
 use crate::forms::Form;
+use crate::forms::operand_types::{self, Fit};
 use crate::instr::{Imm, Instruction, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
@@ -44,27 +45,6 @@ fn kind_compatible(inst: ScalarType, reg: ScalarType) -> bool {
         (TypeKind::Float, TypeKind::Float) => inst == reg,
         _ => false,
     }
-}
-
-/// The type twice as wide (`mul.wide`): `.s32` gives `.s64`.
-fn wide(t: ScalarType) -> Option<ScalarType> {
-    use ScalarType::*;
-    Some(match t {
-        U16 => U32,
-        U32 => U64,
-        S16 => S32,
-        S32 => S64,
-        _ => return None,
-    })
-}
-
-/// How an operand's register type must relate to the type it is used at.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rule {
-    /// Same size and compatible kind (PTX ISA 6.1).
-    Agree,
-    /// Compatible kind and at least as wide (`ld`, `st`, `cvt`).
-    Wider,
 }
 
 impl Env<'_> {
@@ -212,40 +192,89 @@ impl Env<'_> {
         cx: &mut Ctx<'_>,
         o: Option<&Operand>,
         want: ScalarType,
-        rule: Rule,
-        what: (&str, usize),
+        fit: Fit,
+        what: (&str, usize, &str),
         pos: Option<Pos>,
     ) {
         let Some(o) = o else { return };
-        let (op, n) = what;
-        if let Operand::Vector(v) = o {
-            for x in v {
-                self.expect(cx, Some(x), want, rule, what, pos);
-            }
-            return;
-        }
-        if let Operand::Imm(i) = o {
-            let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_));
-            let bad = match want.kind() {
-                TypeKind::Float => !float_imm,
-                TypeKind::Unsigned | TypeKind::Signed => float_imm,
-                TypeKind::Pred | TypeKind::Bits => false,
-            };
-            if bad {
+        let (op, n, slot) = what;
+        match o {
+            Operand::Vector(_) if fit == Fit::Scalar => {
                 cx.error(
-                    ErrorKind::OperandType,
+                    ErrorKind::OperandKind,
                     pos,
-                    format!("operand {n} of `{op}`: the immediate `{i}` is not a {want} value"),
+                    format!("`{op}`: {slot} (operand {n}) is one {want} value, not a vector"),
                 );
+                return;
             }
-            return;
+            Operand::Vector(v) | Operand::Tensor { coords: v, .. } => {
+                for (e, x) in v.iter().enumerate() {
+                    // An array geometry's first coordinate is the array index.
+                    let (want, fit) = match fit {
+                        Fit::ArrayIndex if e == 0 => (ScalarType::S32, Fit::Agree),
+                        Fit::ArrayIndex | Fit::ScalarOr(_) => (want, Fit::Agree),
+                        f => (want, f),
+                    };
+                    self.expect(cx, Some(x), want, fit, what, pos);
+                }
+                return;
+            }
+            Operand::Imm(_) if fit == Fit::Register => {
+                cx.error(
+                    ErrorKind::OperandKind,
+                    pos,
+                    format!(
+                        "`{op}`: {slot} is a {}-bit register (operand {n}), not an immediate",
+                        want.bits()
+                    ),
+                );
+                return;
+            }
+            Operand::Imm(i) => {
+                let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_));
+                let bad = match want.kind() {
+                    TypeKind::Float => !float_imm,
+                    TypeKind::Unsigned | TypeKind::Signed => float_imm,
+                    TypeKind::Pred | TypeKind::Bits => false,
+                };
+                if bad {
+                    cx.error(
+                        ErrorKind::OperandType,
+                        pos,
+                        format!("operand {n} of `{op}`: the immediate `{i}` is not a {want} value"),
+                    );
+                }
+                return;
+            }
+            // PTX ISA 10: a special register is read as an integer of its own width (ptxas:
+            // "Special register argument not allowed").
+            Operand::Sreg(s) => {
+                if !want.agrees_with(s.ty()) {
+                    cx.error(
+                        ErrorKind::OperandType,
+                        pos,
+                        format!("`{op}`: `{s}` is {}, not {want}", s.ty()),
+                    );
+                }
+                return;
+            }
+            _ => {}
         }
         let Some((name, info)) = self.reg_of(o) else {
             return;
         };
-        let ok = match rule {
-            Rule::Agree => want.agrees_with(info.ty),
-            Rule::Wider => kind_compatible(want, info.ty) && info.ty.bits() >= want.bits(),
+        let want = match fit {
+            Fit::ScalarOr(t) => t,
+            _ => want,
+        };
+        let ok = match fit {
+            Fit::Agree
+            | Fit::Packed
+            | Fit::Register
+            | Fit::Scalar
+            | Fit::ArrayIndex
+            | Fit::ScalarOr(_) => want.agrees_with(info.ty),
+            Fit::Wider => kind_compatible(want, info.ty) && info.ty.bits() >= want.bits(),
         };
         if !ok {
             cx.error(
@@ -259,293 +288,36 @@ impl Env<'_> {
         }
     }
 
-    /// Register types against the instruction's types.
+    /// Register types against the types the row gives its operands
+    /// ([`crate::forms::operand_types`]).
     pub fn types(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
         let op = i.opcode();
         let types: Vec<ScalarType> = i.types().collect();
-        let Some(&t) = types.first() else { return };
-        let ops = &i.operands;
-        let has = |m: &str| i.modifiers.iter().any(|x| x == m);
-        let e = |cx: &mut Ctx<'_>, k: usize, want: ScalarType, rule: Rule| {
-            self.expect(cx, ops.get(k), want, rule, (&op, k), pos);
-        };
-        use Form::*;
-        match form {
-            AddInt | SubInt | DivInt | RemInt | AbsInt | NegInt | MinInt | MaxInt | AddF32
-            | AddF64 | SubF32 | SubF64 | MulF32 | MulF64 | FmaF32 | FmaF64 | DivF32 | DivF64
-            | AbsF32 | AbsF64 | NegF32 | NegF64 | MinF32 | MinF64 | MaxF32 | MaxF64 | RcpF32
-            | RcpF64 | RcpApproxF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 | SinF32 | CosF32
-            | Lg2F32 | Ex2F32 | TanhF32 | And | Or | Xor | Not | Brev | AddCc | Addc | SubCc
-            | Subc | Mul24 | Mad24 | Sad | Cnot | Copysign | Fns | Bmsk | Shf | AddF16
-            | AddBf16 | SubF16 | SubBf16 | MulF16 | MulBf16 | FmaF16 | FmaBf16 | NegF16
-            | NegBf16 | AbsF16 | AbsBf16 | MinF16 | MinBf16 | MaxF16 | MaxBf16 | TanhF16
-            | TanhBf16 | Ex2F16 | Ex2Bf16 => {
-                for k in 0..ops.len() {
-                    e(cx, k, t, Rule::Agree);
-                }
+        for slot in operand_types::of(form) {
+            if !operand_types::applies(slot.when, &i.modifiers, &types) {
+                continue;
             }
-            MulInt | MadInt => {
-                // A `.wide` on a 64-bit type breaks a rule of the row (reported there).
-                let w = if has("wide") { wide(t) } else { Some(t) };
-                if let Some(w) = w {
-                    e(cx, 0, w, Rule::Agree);
-                    e(cx, 1, t, Rule::Agree);
-                    e(cx, 2, t, Rule::Agree);
-                    e(cx, 3, w, Rule::Agree);
-                }
-            }
-            SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 => {
-                match ops.first() {
-                    Some(Operand::Pair(_, _)) | Some(Operand::NamedPair(_, _)) => {}
-                    _ => e(cx, 0, ScalarType::Pred, Rule::Agree),
-                }
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, t, Rule::Agree);
-                if !matches!(
-                    ops.get(3),
-                    Some(Operand::NotPred(_) | Operand::NotSymbol(_))
-                ) {
-                    e(cx, 3, ScalarType::Pred, Rule::Agree);
-                }
-            }
-            Set => {
-                if let (Some(&d), Some(&a)) = (types.first(), types.get(1)) {
-                    e(cx, 0, d, Rule::Agree);
-                    e(cx, 1, a, Rule::Agree);
-                    e(cx, 2, a, Rule::Agree);
-                }
-            }
-            AtomInt | AtomF32 | AtomF64 | AtomF16 | AtomBf16 => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 2, t, Rule::Agree);
-                e(cx, 3, t, Rule::Agree);
-            }
-            RedInt | RedF32 | RedF64 | RedF16 | RedBf16 => e(cx, 1, t, Rule::Agree),
-            MatchAny
-                if matches!(
-                    ops.first(),
-                    Some(Operand::Pair(..) | Operand::NamedPair(..))
-                ) =>
-            {
-                // PTX ISA 9.7.13.9: only match.all writes the predicate.
-                cx.error(
-                    ErrorKind::OperandKind,
-                    pos,
-                    format!("`{op}` writes no predicate: `d|p` is match.all's"),
-                );
-            }
-            MatchAny | MatchAll => {
-                if !matches!(
-                    ops.first(),
-                    Some(Operand::Pair(..) | Operand::NamedPair(..))
-                ) {
-                    e(cx, 0, ScalarType::B32, Rule::Agree);
-                }
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, ScalarType::B32, Rule::Agree);
-            }
-            Mapa => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, ScalarType::U32, Rule::Agree);
-            }
-            Getctarank => {
-                e(cx, 0, ScalarType::U32, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-            }
-            Selp => {
-                for k in 0..3 {
-                    e(cx, k, t, Rule::Agree);
-                }
-                e(cx, 3, ScalarType::Pred, Rule::Agree);
-            }
-            Shl | Shr => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, ScalarType::U32, Rule::Agree);
-            }
-            Bfe => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, ScalarType::U32, Rule::Agree);
-                e(cx, 3, ScalarType::U32, Rule::Agree);
-            }
-            Bfi => {
-                for k in 0..3 {
-                    e(cx, k, t, Rule::Agree);
-                }
-                e(cx, 3, ScalarType::U32, Rule::Agree);
-                e(cx, 4, ScalarType::U32, Rule::Agree);
-            }
-            Popc | Clz => {
-                e(cx, 0, ScalarType::U32, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-            }
-            MovB128 => match ops.iter().position(|o| matches!(o, Operand::Vector(_))) {
-                Some(k) => self.packed(cx, i, k, t, pos),
-                None => {
-                    for k in 0..ops.len() {
-                        e(cx, k, t, Rule::Agree);
-                    }
-                }
-            },
-            // PTX ISA 9.7.13.15: the state is .b64, counts and transaction counts .u32, the
-            // phase parity .u32, the waited-on result a predicate.
-            MbarrierArrive
-            | MbarrierArriveDrop
-            | MbarrierArriveNoComplete
-            | MbarrierArriveExpectTx => {
-                if !matches!(ops.first(), Some(Operand::Sink)) {
-                    e(cx, 0, ScalarType::B64, Rule::Agree);
-                }
-                e(cx, 2, ScalarType::U32, Rule::Agree);
-            }
-            MbarrierInit | MbarrierExpectTx | MbarrierCompleteTx => {
-                e(cx, 1, ScalarType::U32, Rule::Agree);
-            }
-            MbarrierTestWait | MbarrierTryWait => {
-                e(cx, 0, ScalarType::Pred, Rule::Agree);
-                let state = if has("parity") {
-                    ScalarType::U32
+            let Some(want) = operand_types::wanted(slot.want, &types) else {
+                continue;
+            };
+            let positions = if slot.operand == operand_types::ALL {
+                0..i.operands.len()
+            } else {
+                slot.operand..slot.operand + 1
+            };
+            for k in positions {
+                let o = i.operands.get(k);
+                if slot.fit == Fit::Packed && matches!(o, Some(Operand::Vector(_))) {
+                    self.packed(cx, i, k, want, pos);
                 } else {
-                    ScalarType::B64
-                };
-                e(cx, 2, state, Rule::Agree);
-                e(cx, 3, ScalarType::U32, Rule::Agree);
-            }
-            // PTX ISA 9.7.14.2: .f32 and .s32 fragments are registers of that type (.f16 ones
-            // are packed .f16x2 in 32-bit registers).
-            WmmaStore if matches!(t, ScalarType::F32 | ScalarType::S32) => {
-                e(cx, 1, t, Rule::Agree);
-            }
-            WmmaLoad if matches!(t, ScalarType::F32 | ScalarType::S32) => {
-                e(cx, 0, t, Rule::Agree);
-            }
-            WmmaMma => {
-                if t == ScalarType::F32 {
-                    e(cx, 0, t, Rule::Agree);
-                }
-                if types.get(1) == Some(&ScalarType::F32) {
-                    e(cx, 3, ScalarType::F32, Rule::Agree);
+                    let name = form
+                        .pattern()
+                        .operands()
+                        .get(k)
+                        .map_or("", |s| s.name.as_str());
+                    self.expect(cx, o, want, slot.fit, (&op, k, name), pos);
                 }
             }
-            Mov => {
-                let vector = ops.iter().position(|o| matches!(o, Operand::Vector(_)));
-                match vector {
-                    None => {
-                        e(cx, 0, t, Rule::Agree);
-                        if !matches!(ops.get(1), Some(Operand::Symbol(_)))
-                            || self.reg_of(&ops[1]).is_some()
-                        {
-                            e(cx, 1, t, Rule::Agree);
-                        }
-                    }
-                    Some(k) => self.packed(cx, i, k, t, pos),
-                }
-            }
-            // PTX ISA 10: special registers are read as .u32/.u64 (.pred for the cluster flags);
-            // ptxas: "Special register argument not allowed".
-            MovSreg | MovSregCluster | MovSregTotalSmem if t.is_float() => {
-                cx.error(
-                    ErrorKind::OperandType,
-                    pos,
-                    format!("`{op}` reads a special register as {t}; they are integers"),
-                );
-            }
-            MovSreg | MovSregCluster | MovSregTotalSmem => {
-                e(cx, 0, t, Rule::Agree);
-                if let Some(Operand::Sreg(s)) = ops.get(1) {
-                    if s.ty().bits() != t.bits() {
-                        cx.error(
-                            ErrorKind::OperandType,
-                            pos,
-                            format!("`{op}`: `{s}` is {}, not {t}", s.ty()),
-                        );
-                    }
-                }
-            }
-            Cvt => {
-                if let (Some(&d), Some(&a)) = (types.first(), types.get(1)) {
-                    e(cx, 0, d, Rule::Wider);
-                    e(cx, 1, a, Rule::Wider);
-                }
-            }
-            // PTX ISA 9.7.9.21: a .tf32 result is the 32-bit pattern of the value (a .b32
-            // register), rounded from an .f32.
-            CvtTf32F32 => {
-                e(cx, 0, ScalarType::B32, Rule::Agree);
-                e(cx, 1, ScalarType::F32, Rule::Agree);
-            }
-            // PTX ISA 9.7.9.21: a packed pair of halves is one 32-bit register, made of two .f32.
-            CvtF16x2F32 | CvtBf16x2F32 => {
-                e(cx, 0, ScalarType::B32, Rule::Agree);
-                e(cx, 1, ScalarType::F32, Rule::Agree);
-                e(cx, 2, ScalarType::F32, Rule::Agree);
-            }
-            Ld | LdOrdered | LdGlobalNc => {
-                e(cx, 0, t, Rule::Wider);
-            }
-            St | StOrdered => {
-                e(cx, 1, t, Rule::Wider);
-            }
-            Szext => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-                e(cx, 2, ScalarType::U32, Rule::Agree);
-            }
-            Bfind => {
-                e(cx, 0, ScalarType::U32, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-            }
-            Testp => {
-                e(cx, 0, ScalarType::Pred, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-            }
-            Isspacep => e(cx, 0, ScalarType::Pred, Rule::Agree),
-            Slct => {
-                for k in 0..3 {
-                    e(cx, k, t, Rule::Agree);
-                }
-                if let Some(&c) = types.get(1) {
-                    e(cx, 3, c, Rule::Agree);
-                }
-            }
-            Movmatrix => {
-                e(cx, 0, ScalarType::B32, Rule::Agree);
-                e(cx, 1, ScalarType::B32, Rule::Agree);
-            }
-            Ldu => e(cx, 0, t, Rule::Wider),
-            // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
-            StAsync | StAsyncGlobal | RedAsync => e(cx, 1, t, Rule::Agree),
-            // PTX ISA 9.7.16.10.10: ctaMask is a 16-bit register (ptxas 13.0 refuses an
-            // immediate or a 32-bit register: "Arguments mismatch for instruction
-            // 'tcgen05.commit'").
-            Tcgen05Commit if ops.len() == 2 => {
-                if let Some(Operand::Imm(_)) = ops.get(1) {
-                    cx.error(
-                        ErrorKind::OperandKind,
-                        pos,
-                        format!("`{op}`: ctaMask is a 16-bit register, not an immediate"),
-                    );
-                } else {
-                    e(cx, 1, ScalarType::B16, Rule::Agree);
-                }
-            }
-            // PTX ISA 9.7.9, tensormap.replace: `new_val` has the instruction's type.
-            TensormapReplace | TensormapReplaceMode | TensormapReplaceAtomicity => {
-                e(cx, 1, t, Rule::Agree);
-            }
-            TensormapReplaceOrd => {
-                e(cx, 1, ScalarType::B32, Rule::Agree);
-                e(cx, 2, t, Rule::Agree);
-            }
-            // PTX ISA 9.7.9.18: the policy is a 64-bit register.
-            CreatepolicyFractional => e(cx, 0, ScalarType::B64, Rule::Agree),
-            Cvta | CvtaCluster => {
-                e(cx, 0, t, Rule::Agree);
-                e(cx, 1, t, Rule::Agree);
-            }
-            _ => {}
         }
     }
 
@@ -567,14 +339,22 @@ impl Env<'_> {
                 format!("`{op}`: the vector's elements do not make one {t}"),
             );
         }
-        let other = 1 - k.min(1);
-        self.expect(cx, i.operands.get(other), t, Rule::Agree, (&op, other), pos);
     }
 
-    /// `.vN` against the data vector of `ld`/`st` (PTX ISA 5.4.2; ptxas: "Argument vector size
-    /// mismatch").
-    pub fn vectors(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
-        if !matches!(i.mnemonic.as_ref(), "ld" | "st" | "ldu") {
+    /// `.vN` against the data vector of the rows that write one (`ld`, `st`, `multimem`, `tex`,
+    /// `suld`...): the first operand that is not an address (PTX ISA 5.4.2; ptxas: "Argument
+    /// vector size mismatch").
+    pub fn vectors(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+        let p = form.pattern();
+        let vector_row = p
+            .elements()
+            .iter()
+            .flat_map(|e| e.alternatives().iter().flatten())
+            .any(|m| matches!(m.as_str(), "v2" | "v4" | "v8"));
+        let Some(data_at) = p.operands().iter().position(|o| !o.is_address()) else {
+            return;
+        };
+        if !vector_row {
             return;
         }
         let op = i.opcode();
@@ -584,27 +364,24 @@ impl Env<'_> {
             "v8" => Some(8),
             _ => None,
         });
-        let data = if i.mnemonic == "st" {
-            i.operands.get(1)
-        } else {
-            i.operands.first()
-        };
+        let data = i.operands.get(data_at);
         match (width, data) {
             (Some(n), Some(Operand::Vector(v))) if v.len() != n => cx.error(
                 ErrorKind::VectorWidth,
                 pos,
                 format!("`{op}` moves a vector of {n}, not {}", v.len()),
             ),
-            // PTX ISA 9.7.9.12 gives `st.async.vN` a vector of N; ptxas 13.0 accepts one
-            // register there (sm_90 to sm_120a).
+            // PTX ISA 9.7.9.12 gives `st.async.vN` a vector of N, 9.7.11.2 `sust.vN`; ptxas 13.0
+            // accepts one register there (sm_90 to sm_120a).
             (Some(n), Some(o))
                 if !matches!(o, Operand::Vector(_))
-                    && i.modifiers.first().is_some_and(|m| m == "async") =>
+                    && matches!(form, Form::StAsync | Form::Sust) =>
             {
                 cx.warning(
                     pos,
                     format!(
-                        "`{op}` stores one register where PTX ISA 9.7.9.12 writes a vector of {n}; ptxas 13.0 takes it"
+                        "`{op}` stores one register where PTX ISA {} writes a vector of {n}; ptxas 13.0 takes it",
+                        form.spec().section.split(' ').next().unwrap_or_default()
                     ),
                 );
             }
@@ -813,8 +590,31 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
                 format!("operand {k} of `{op}` is an address `{name}` (in brackets)"),
             );
         }
-        // The other direction is not checked: pattern names such as `addr` or `a` stand for an
-        // address in some uses and a value in others (`fence.proxy.tensormap`, `tcgen05.mma`).
+        // The other direction: an address where the pattern names a value (`[meta]` of
+        // tcgen05.mma.sp in the place of the dense form's `idesc`; ptxas: "Arguments mismatch").
+        // tcgen05.mma's `a` is a descriptor or a tensor-memory address `[ta]` (PTX ISA
+        // 9.7.16.10.9), fence.proxy.tensormap's `addr` is bracketed (9.7.13.4).
+        let either = bracketed || (name == "a" && pattern.mnemonic() == "tcgen05");
+        if !want_addr && !lenient && !either && is_addr {
+            cx.error(
+                ErrorKind::OperandKind,
+                pos,
+                format!("operand {k} of `{op}` is a value `{name}`, not an address"),
+            );
+        }
+        // A pair `d|p` only where the pattern writes one (PTX ISA 9.7.13.9: match.any writes no
+        // predicate; match.all's `d{|p}` does).
+        let pair = matches!(
+            o,
+            Operand::Pair(..) | Operand::NamedPair(..) | Operand::SinkPair(_)
+        );
+        if pair && !name.contains('|') {
+            cx.error(
+                ErrorKind::OperandKind,
+                pos,
+                format!("operand {k} of `{op}` is one register `{name}`: it writes no predicate"),
+            );
+        }
     }
 }
 
