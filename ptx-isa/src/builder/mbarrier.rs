@@ -129,11 +129,12 @@ impl FunctionBuilder {
                 "an arrive on a shared::cluster barrier returns no state: pass the sink",
             ));
         }
-        if o.no_complete && (o.count.is_none() || o.expect_tx.is_some() || o.release.is_some()) {
+        // Which `.release` scope `.noComplete` takes is its row's (PTX ISA 9.7.13.15.13).
+        if o.no_complete && (o.count.is_none() || o.expect_tx.is_some()) {
             return Err(self.err(
                 ErrorKind::InvalidModifier,
                 mn,
-                ".noComplete takes a count and no other option",
+                ".noComplete takes a count and no transaction count",
             ));
         }
         if o.expect_tx.is_some() && o.count.is_some() {

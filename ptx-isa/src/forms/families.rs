@@ -130,25 +130,28 @@ pub fn family_of<S: AsRef<str>>(mnemonic: &str, modifiers: &[S]) -> Option<&'sta
 /// True when some opcode of `elements` holds `tokens` in order (each as in [`name_token_matches`];
 /// a `*` modifier of the pattern as in [`token_matches`]).
 fn can_spell(elements: &[Element], tokens: &[&str]) -> bool {
-    if tokens.is_empty() {
-        return true;
-    }
-    let Some((el, more)) = elements.split_first() else {
-        return false;
-    };
-    // Matching the tokens greedily within one alternative is as good as any other way.
-    el.alternatives().iter().any(|alt| {
-        let mut k = 0;
-        for m in alt {
-            if tokens
-                .get(k)
-                .is_some_and(|t| token_matches(m, t) || name_token_matches(t, m))
-            {
-                k += 1;
+    // reached[k]: some prefix of an opcode holds the first k tokens. Within one alternative,
+    // taking each token as early as possible is as good as any other way.
+    let mut reached = vec![false; tokens.len() + 1];
+    reached[0] = true;
+    for el in elements {
+        let before = reached.clone();
+        for (start, _) in before.iter().enumerate().filter(|(_, r)| **r) {
+            for alt in el.alternatives() {
+                let mut k = start;
+                for m in alt {
+                    if tokens
+                        .get(k)
+                        .is_some_and(|t| token_matches(m, t) || name_token_matches(t, m))
+                    {
+                        k += 1;
+                    }
+                }
+                reached[k] = true;
             }
         }
-        can_spell(more, &tokens[k..])
-    }) || can_spell(more, tokens)
+    }
+    reached[tokens.len()]
 }
 
 /// True when `form` writes opcodes that spell the family's name.

@@ -132,6 +132,7 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
         Form::MbarrierArrive
             | Form::MbarrierArriveDrop
             | Form::MbarrierArriveExpectTx
+            | Form::MbarrierArriveNoComplete
             | Form::MbarrierTestWait
             | Form::MbarrierTryWait
     );

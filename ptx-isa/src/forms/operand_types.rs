@@ -367,7 +367,7 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
                 at(0, Fixed(B32)),
                 at(1, Fixed(S32)),
                 at(2, Fixed(S32)),
-                at(3, Fixed(B32)),
+                wider(3, Fixed(B32)),
             ],
         ),
         // PTX ISA 9.7.9.13: the size is 64-bit.
@@ -454,7 +454,8 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         // PTX ISA 9.7.11: surface coordinates are .s32.
         (&[Suld], &[wider(0, T0), at(1, Fixed(S32))]),
         (&[Sust], &[at(0, Fixed(S32)), wider(1, T0)]),
-        (&[SuredB, SuredP], &[at(0, Fixed(S32)), at(1, T0)]),
+        // ptxas 13.0 takes a wider register for the data and for cvt.pack's `c`, as for ld/st.
+        (&[SuredB, SuredP], &[at(0, Fixed(S32)), wider(1, T0)]),
         // PTX ISA 9.7.13.18: the response is a .b128.
         (
             &[ClcQueryCanceled],

@@ -526,12 +526,15 @@ fn edit(
         return v.clone();
     }
     let mut best: (usize, Option<Difference>) = (usize::MAX, None);
-    let consider =
-        |cost: usize, diff: Option<Difference>, best: &mut (usize, Option<Difference>)| {
-            if cost < best.0 {
-                *best = (cost, diff);
-            }
-        };
+    // The message is built only for a better cost: building it for every cell was most of the
+    // validator's time on wrong opcodes.
+    let consider = |cost: usize,
+                    diff: &dyn Fn() -> Option<Difference>,
+                    best: &mut (usize, Option<Difference>)| {
+        if cost < best.0 {
+            *best = (cost, diff());
+        }
+    };
     match elements.get(e) {
         None => {
             // Every remaining token is extra.
@@ -551,33 +554,37 @@ fn edit(
                         .map(|(_, w)| w)
                         .collect();
                     let (c, d) = edit(elements, tokens, e + 1, t + alt.len(), memo);
-                    let diff = match wrong.first() {
+                    let diff = || match wrong.first() {
                         Some(w) => Some(Difference::Replace {
                             written: w.to_string(),
                             expected: el.describe(),
                         }),
-                        None => d,
+                        None => d.clone(),
                     };
-                    consider(wrong.len().saturating_add(c), diff, &mut best);
+                    consider(wrong.len().saturating_add(c), &diff, &mut best);
                 }
             }
             // Left out: free for an optional element, one for a required one.
             let (c, d) = edit(elements, tokens, e + 1, t, memo);
             if el.optional {
-                consider(c, d, &mut best);
+                consider(c, &|| d.clone(), &mut best);
             } else {
-                let diff = Some(Difference::Missing {
-                    expected: el.describe(),
-                });
-                consider(c.saturating_add(1), diff, &mut best);
+                let diff = || {
+                    Some(Difference::Missing {
+                        expected: el.describe(),
+                    })
+                };
+                consider(c.saturating_add(1), &diff, &mut best);
             }
             // An extra token here.
             if let Some(w) = tokens.get(t) {
                 let (c, _) = edit(elements, tokens, e, t + 1, memo);
-                let diff = Some(Difference::Extra {
-                    written: w.to_string(),
-                });
-                consider(c.saturating_add(1), diff, &mut best);
+                let diff = || {
+                    Some(Difference::Extra {
+                        written: w.to_string(),
+                    })
+                };
+                consider(c.saturating_add(1), &diff, &mut best);
             }
         }
     }

@@ -259,7 +259,10 @@ forms! {
     MbarrierInval: "mbarrier.inval", "mbarrier.inval{.shared|.shared::cta}.b64 [addr]", ptx (7, 0), ALL, "9.7.13.15.10 Parallel Synchronization and Communication Instructions: mbarrier.inval";
     MbarrierArrive: "mbarrier.arrive", "mbarrier.arrive{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierArriveDrop: "mbarrier.arrive_drop", "mbarrier.arrive_drop{.expect_tx|.noComplete}{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr]{, count}", ptx (7, 0), ALL, "9.7.13.15.14 Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop";
-    MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
+    // PTX ISA 9.7.13.15.13: `mbarrier.arrive.noComplete{.release}{.cta}`; ptxas 13.0 takes the
+    // two together only ("'.release' requires scope", "'.cta' requires order") and no .cluster
+    // ("Modifier '.cluster' cannot be combined with modifier '.noComplete'").
+    MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.release.cta}{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierArriveCount: "mbarrier.arrive.count", "mbarrier.arrive.shared.b64 state, [addr], count", ptx (7, 8), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (count operand)", feature;
     MbarrierSem: "mbarrier.sem_scope", "mbarrier.arrive.release.cta.shared.b64 state, [addr]", ptx (8, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier (.sem and .scope)", feature;
     MbarrierArriveExpectTx: "mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr], tx", ptx (8, 0), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";

@@ -100,7 +100,8 @@ pub fn resolve(i: &Instruction) -> Resolution {
         }
         for (form, p) in candidates {
             let mut mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_ref()).collect();
-            for t in ScalarType::ALL {
+            // Only a type the row names can make its pattern match.
+            for t in form.types() {
                 mods[k] = t.name();
                 if p.matches_opcode(&i.mnemonic, &mods) {
                     return Resolution::WrongType {
