@@ -105,6 +105,18 @@ const fn scalar(operand: usize, want: Want) -> Slot {
 /// The array geometries of textures, whose coordinates start with the array index.
 const ARRAYS: &[&str] = &["a1d", "a2d", "acube", "a2dms"];
 
+/// A texture's coordinates `[a, c]`, of ctype (the second type).
+const COORDS: Slot = when(at(1, Type(1)), When::WithoutAny(ARRAYS));
+
+/// An array texture's coordinates: the `.s32` index, then ctype.
+const ARRAY_COORDS: Slot = when(
+    Slot {
+        fit: Fit::ArrayIndex,
+        ..at(1, Type(1))
+    },
+    When::WithAny(ARRAYS),
+);
+
 const fn when(s: Slot, when: When) -> Slot {
     Slot { when, ..s }
 }
@@ -379,17 +391,11 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         // .s32), the level of detail and the gradients .f32, the offset vector .s32, the depth
         // compare value .f32.
         (
-            &[Tex],
+            &[Tex, Tld4],
             &[
                 at(0, T0),
-                when(at(1, T1), When::WithoutAny(ARRAYS)),
-                when(
-                    Slot {
-                        fit: Fit::ArrayIndex,
-                        ..at(1, T1)
-                    },
-                    When::WithAny(ARRAYS),
-                ),
+                COORDS,
+                ARRAY_COORDS,
                 Slot {
                     fit: Fit::ScalarOr(F32),
                     ..at(2, Fixed(S32))
@@ -398,33 +404,11 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
             ],
         ),
         (
-            &[Tld4],
-            &[
-                at(0, T0),
-                when(at(1, T1), When::WithoutAny(ARRAYS)),
-                when(
-                    Slot {
-                        fit: Fit::ArrayIndex,
-                        ..at(1, T1)
-                    },
-                    When::WithAny(ARRAYS),
-                ),
-                at(2, Fixed(S32)),
-                scalar(3, Fixed(F32)),
-            ],
-        ),
-        (
             &[TexLevel],
             &[
                 at(0, T0),
-                when(at(1, T1), When::WithoutAny(ARRAYS)),
-                when(
-                    Slot {
-                        fit: Fit::ArrayIndex,
-                        ..at(1, T1)
-                    },
-                    When::WithAny(ARRAYS),
-                ),
+                COORDS,
+                ARRAY_COORDS,
                 scalar(2, Fixed(F32)),
                 at(3, Fixed(S32)),
                 scalar(4, Fixed(F32)),
@@ -434,14 +418,8 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
             &[TexGrad],
             &[
                 at(0, T0),
-                when(at(1, T1), When::WithoutAny(ARRAYS)),
-                when(
-                    Slot {
-                        fit: Fit::ArrayIndex,
-                        ..at(1, T1)
-                    },
-                    When::WithAny(ARRAYS),
-                ),
+                COORDS,
+                ARRAY_COORDS,
                 at(2, Fixed(F32)),
                 at(3, Fixed(F32)),
                 at(4, Fixed(S32)),
