@@ -145,7 +145,7 @@ mod tests {
         assert!(
             out.stdout
                 .lines()
-                .any(|l| l.trim_start().starts_with("pmevent ") && l.trim_end().ends_with('-'))
+                .any(|l| l.trim_start().starts_with("brx.idx ") && l.trim_end().ends_with('-'))
         );
         let last = out.stdout.lines().last().unwrap();
         assert!(
