@@ -16,44 +16,30 @@
 
 mod kernel;
 
-use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
-use ptxkit::selftest::Rng;
+use ptxkit::runtime::{Arg, DeviceTensor};
+use ptxkit::selftest::{Rng, exact_verdict, example_start};
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    print!("{}", kernel::build(Target::Sm90a)?.ptx());
-
-    let Some(dev) = ptxkit::selftest::device_or_skip("cluster_exchange: not run on a GPU") else {
+    let Some(gpu) = example_start(
+        "cluster_exchange",
+        Some((9, "clusters need")),
+        kernel::build,
+    )?
+    else {
         return Ok(());
     };
-    if dev.attributes().compute_capability.0 < 9 {
-        eprintln!("cluster_exchange: not run: clusters need compute capability 9.0 or more");
-        return Ok(());
-    }
-    let stream = dev.default_stream();
-    let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
+    let (stream, loaded) = (&gpu.stream, &gpu.kernel);
     let mut rng = Rng::fresh();
     for clusters in [1usize, 33, 1000] {
         let n = clusters * kernel::SPAN as usize;
         let host = rng.vec_f32(n);
-        let x = DeviceTensor::from_host(&stream, &host, vec![n])?;
-        let mut out = DeviceTensor::from_host(&stream, &vec![f32::NAN; n], vec![n])?;
+        let x = DeviceTensor::from_host(stream, &host, vec![n])?;
+        let mut out = DeviceTensor::from_host(stream, &vec![f32::NAN; n], vec![n])?;
         // The launcher checks both tensors, reads n from them (refusing a length that is not
         // whole clusters) and launches n / 1024 clusters of 4 CTAs.
-        loaded.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])?;
-        let got = out.to_host(&stream)?;
-        let wrong = got
-            .iter()
-            .zip(kernel::reference(&host))
-            .filter(|(g, w)| **g != *w)
-            .count();
-        let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
-        println!(
-            "{verdict} cluster_exchange {clusters} clusters (n = {n}): {wrong} elements differ"
-        );
-        if wrong > 0 {
-            return Err(format!("cluster_exchange n = {n}: wrong result").into());
-        }
+        loaded.launch(stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut out)])?;
+        let what = format!("cluster_exchange {clusters} clusters (n = {n})");
+        exact_verdict(&what, &out.to_host(stream)?, &kernel::reference(&host))?;
     }
     Ok(())
 }
@@ -62,24 +48,20 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
     use ptxkit::runtime::{ArgDesc, RuntimeError};
+    use ptxkit::selftest::check_ptx;
 
     /// `cargo test` holds the example's kernel to ptxas (the example runs it only on a GPU), and
     /// checks the launch its tensors would get.
     #[test]
     fn the_kernel_assembles_and_launches_whole_clusters() {
         let built = super::kernel::build(Target::Sm90a).unwrap();
-        for want in [
+        let wants = [
             "%clusterid.x",
             "mapa.shared::cluster.u32",
             "ld.shared::cluster.f32",
             "barrier.cluster.wait.acquire.aligned;",
-        ] {
-            assert!(built.ptx().contains(want), "missing `{want}`");
-        }
-        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-            let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
-            assert!(out.ok, "{}", out.log);
-        }
+        ];
+        check_ptx(built.ptx(), Target::Sm90a, &wants).unwrap_or_else(|e| panic!("{e}"));
         let t = |n: usize, addr| ArgDesc::tensor(ScalarType::F32, &[n], addr, 0);
         let (cfg, symbols) = built
             .config_for(&[t(33 * 1024, 0x1000), t(33 * 1024, 0x20_0000)], 0)

@@ -12,42 +12,29 @@
 
 mod kernel;
 
-use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
-use ptxkit::selftest::Rng;
+use ptxkit::runtime::{Arg, DeviceTensor};
+use ptxkit::selftest::{Rng, exact_verdict, example_start};
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    print!("{}", kernel::build(Target::Sm90a)?.ptx());
-
-    let Some(dev) = ptxkit::selftest::device_or_skip("scale: not run on a GPU") else {
+    let Some(gpu) = example_start("scale", None, kernel::build)? else {
         return Ok(());
     };
-    let stream = dev.default_stream();
-    let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
+    let (stream, loaded) = (&gpu.stream, &gpu.kernel);
     let mut rng = Rng::fresh();
     let cols = kernel::COLS as usize;
     for m in [1usize, 333, 4099] {
         let host = rng.vec_f32(m * cols);
         let s = rng.f32() * 4.0;
-        let x = DeviceTensor::from_host(&stream, &host, vec![m, cols])?;
-        let mut y = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * cols], vec![m, cols])?;
+        let x = DeviceTensor::from_host(stream, &host, vec![m, cols])?;
+        let mut y = DeviceTensor::from_host(stream, &vec![f32::NAN; m * cols], vec![m, cols])?;
         // The launcher checks the tensors (dtype, shape, 16-byte alignment), reads m from them,
         // sizes the grid to ceil(m / 4) CTAs and passes s by value.
         loaded.launch(
-            &stream,
+            stream,
             &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y), s.into()],
         )?;
-        let got = y.to_host(&stream)?;
-        let wrong = got
-            .iter()
-            .zip(kernel::reference(&host, s))
-            .filter(|(g, w)| **g != *w)
-            .count();
-        let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
-        println!("{verdict} scale m = {m}, s = {s}: {wrong} elements differ");
-        if wrong > 0 {
-            return Err(format!("scale m = {m}: wrong result").into());
-        }
+        let what = format!("scale m = {m}, s = {s}");
+        exact_verdict(&what, &y.to_host(stream)?, &kernel::reference(&host, s))?;
     }
     Ok(())
 }
@@ -56,6 +43,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
     use ptxkit::runtime::{ArgDesc, RuntimeError, Scalar};
+    use ptxkit::selftest::check_ptx;
 
     /// `cargo test` holds the example's kernel to ptxas for sm_80 and sm_90a (the example runs it
     /// only on a GPU), and checks the launch its arguments would get.
@@ -63,13 +51,8 @@ mod tests {
     fn the_kernel_assembles_and_checks_its_arguments() {
         for target in [Target::Sm80, Target::Sm90a] {
             let built = super::kernel::build(target).unwrap();
-            for want in ["ld.global.v4.f32", "st.global.v4.f32", "ld.param.f32"] {
-                assert!(built.ptx().contains(want), "missing `{want}`");
-            }
-            if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-                let out = ptxas.assemble(built.ptx(), target, &[]).unwrap();
-                assert!(out.ok, "{}", out.log);
-            }
+            let wants = ["ld.global.v4.f32", "st.global.v4.f32", "ld.param.f32"];
+            check_ptx(built.ptx(), target, &wants).unwrap_or_else(|e| panic!("{target}: {e}"));
         }
         let built = super::kernel::build(Target::Sm90a).unwrap();
         let t = |shape: Vec<usize>, addr| ArgDesc::tensor(ScalarType::F32, &shape, addr, 0);

@@ -17,45 +17,33 @@
 
 mod kernel;
 
-use ptxkit::isa::Target;
-use ptxkit::runtime::{Arg, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, DeviceTensor};
+use ptxkit::selftest::{exact_verdict, example_start};
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    print!("{}", kernel::build(Target::Sm90a)?.ptx());
-
-    let Some(dev) = ptxkit::selftest::device_or_skip("tma_copy: not run on a GPU") else {
+    let Some(gpu) = example_start("tma_copy", Some((9, "TMA needs")), kernel::build)? else {
         return Ok(());
     };
-    if dev.attributes().compute_capability.0 < 9 {
-        eprintln!("tma_copy: not run: TMA needs compute capability 9.0 or more");
-        return Ok(());
-    }
-    let stream = dev.default_stream();
-    let loaded = kernel::build(dev.target())?.load(&dev, &JitOptions::default())?;
+    let (stream, loaded) = (&gpu.stream, &gpu.kernel);
     for (rows, cols) in [(32, 32), (256, 512), (96, 1024)] {
         let n = rows * cols;
         let host: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 8.0).collect();
-        let src = DeviceTensor::from_host(&stream, &host, vec![rows, cols])?;
-        let mut dst = DeviceTensor::from_host(&stream, &vec![f32::NAN; n], vec![rows, cols])?;
+        let src = DeviceTensor::from_host(stream, &host, vec![rows, cols])?;
+        let mut dst = DeviceTensor::from_host(stream, &vec![f32::NAN; n], vec![rows, cols])?;
         // The launcher checks both tensors against the kernel's declaration, builds their tensor
         // maps (box 32 x 32, 128-byte swizzle) and sizes the grid from rows and cols.
-        loaded.launch(&stream, &mut [Arg::tensor(&src), Arg::tensor_mut(&mut dst)])?;
-        let got = dst.to_host(&stream)?;
-        let wrong = got
-            .iter()
-            .zip(kernel::reference(&host, cols))
-            .filter(|(g, w)| **g != *w)
-            .count();
-        let verdict = if wrong == 0 { "PASS" } else { "FAIL" };
-        println!("{verdict} tma_copy {rows}x{cols}: {wrong} elements differ");
-        if wrong > 0 {
-            return Err(format!("tma_copy {rows}x{cols}: wrong result").into());
-        }
+        loaded.launch(stream, &mut [Arg::tensor(&src), Arg::tensor_mut(&mut dst)])?;
+        let what = format!("tma_copy {rows}x{cols}");
+        exact_verdict(
+            &what,
+            &dst.to_host(stream)?,
+            &kernel::reference(&host, cols),
+        )?;
     }
     // A shape that is not whole boxes is refused by the launcher, naming the symbol.
-    let odd = DeviceTensor::from_host(&stream, &vec![0f32; 32 * 40], vec![32, 40])?;
-    let mut out = DeviceTensor::from_host(&stream, &vec![0f32; 32 * 40], vec![32, 40])?;
-    match loaded.launch(&stream, &mut [Arg::tensor(&odd), Arg::tensor_mut(&mut out)]) {
+    let odd = DeviceTensor::from_host(stream, &vec![0f32; 32 * 40], vec![32, 40])?;
+    let mut out = DeviceTensor::from_host(stream, &vec![0f32; 32 * 40], vec![32, 40])?;
+    match loaded.launch(stream, &mut [Arg::tensor(&odd), Arg::tensor_mut(&mut out)]) {
         Err(e) => println!("PASS refused 32x40: {e}"),
         Ok(_) => return Err("tma_copy: a 32x40 tensor was launched on".into()),
     }
@@ -66,21 +54,15 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 mod tests {
     use ptxkit::isa::{ScalarType, Target};
     use ptxkit::runtime::{ArgDesc, RuntimeError};
+    use ptxkit::selftest::check_ptx;
 
     /// `cargo test` holds the example's kernel to ptxas (the example runs it only on a GPU), and
     /// checks what its launch would be given.
     #[test]
     fn the_kernel_assembles_and_checks_its_tensors() {
         let built = super::kernel::build(Target::Sm90a).unwrap();
-        assert!(
-            built
-                .ptx()
-                .contains("cp.async.bulk.tensor.2d.shared::cluster.global")
-        );
-        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-            let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
-            assert!(out.ok, "{}", out.log);
-        }
+        let wants = ["cp.async.bulk.tensor.2d.shared::cluster.global"];
+        check_ptx(built.ptx(), Target::Sm90a, &wants).unwrap_or_else(|e| panic!("{e}"));
         let t = |shape: &[usize], addr| ArgDesc::tensor(ScalarType::F32, shape, addr, 0);
         let (cfg, symbols) = built
             .config_for(&[t(&[96, 1024], 0x1000), t(&[96, 1024], 0x20_0000)], 0)

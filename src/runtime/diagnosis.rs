@@ -335,36 +335,17 @@ impl fmt::Display for HangDiagnosis {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::hang::fixtures;
     use smem::pipeline::hang::HangSite;
     use smem::pipeline::protocol::BarrierName;
 
     /// The planted-bug ring's sites (2 stages; the producer waits on `empty` and arms `full`,
     /// the consumers wait on `full` and release `empty`), with `full`'s build-time facts.
     fn sites(expect_tx: u64, full_arrive_ops: u64) -> (HangSite, HangSite) {
-        let producer = HangSite {
-            array: "empty".into(),
-            indexed: true,
-            stages: 2,
-            arrivals: 2,
-            arrive_ops: 2,
-            then: vec!["full".into()],
-            then_tx: true,
-            ptx_line: Some(40),
-            ..HangSite::default()
-        };
-        let consumer = HangSite {
-            array: "full".into(),
-            indexed: true,
-            stages: 2,
-            expect_tx,
-            copied: 4096,
-            arrivals: 1,
-            arrive_ops: full_arrive_ops,
-            then: vec!["empty".into()],
-            ptx_line: Some(90),
-            ..HangSite::default()
-        };
-        (producer, consumer)
+        (
+            fixtures::producer(40),
+            fixtures::consumer(expect_tx, full_arrive_ops, 90),
+        )
     }
 
     fn wait(cta: u32, warp: u32, parity: u32, trip: Option<Trip>, site: &HangSite) -> HangReport {
@@ -410,13 +391,7 @@ mod tests {
     fn wrong_expect_tx_names_full_and_its_bytes() {
         let d = HangDiagnosis::new(ring(&sites(5120, 1), 0, 2));
         let root = d.root.unwrap();
-        assert_eq!(
-            root.cause,
-            Cause::TxMismatch {
-                expect_tx: 5120,
-                copied: 4096
-            }
-        );
+        assert_eq!(root.cause, fixtures::tx_mismatch(5120));
         let w = &d.waits[root.wait];
         assert_eq!(
             (w.cta, w.warp, w.barrier.to_string(), w.trip),

@@ -408,10 +408,61 @@ impl Drop for HangBuffer {
     }
 }
 
+/// The sites of a 2-stage ring, shared by this module's tests and the diagnosis tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::runtime::Cause;
+    use smem::pipeline::hang::HangSite;
+
+    /// The producer's site at PTX line `ptx_line`: waits on `empty` (2 arrivals, 2 arrive
+    /// instructions), then arms `full` with its transaction bytes.
+    pub(crate) fn producer(ptx_line: usize) -> HangSite {
+        HangSite {
+            array: "empty".into(),
+            indexed: true,
+            stages: 2,
+            arrivals: 2,
+            arrive_ops: 2,
+            then: vec!["full".into()],
+            then_tx: true,
+            ptx_line: Some(ptx_line),
+            ..HangSite::default()
+        }
+    }
+
+    /// The bytes the copies deliver to `full` each phase.
+    pub(crate) const COPIED: u64 = 4096;
+
+    /// The cause a consumer site announcing `expect_tx` bytes is stuck on.
+    pub(crate) fn tx_mismatch(expect_tx: u64) -> Cause {
+        Cause::TxMismatch {
+            expect_tx,
+            copied: COPIED,
+        }
+    }
+
+    /// The consumers' site at PTX line `ptx_line`: waits on `full` for [`COPIED`] bytes
+    /// announced as `expect_tx` (1 arrival, `arrive_ops` arrive instructions), then releases
+    /// `empty`.
+    pub(crate) fn consumer(expect_tx: u64, arrive_ops: u64, ptx_line: usize) -> HangSite {
+        HangSite {
+            array: "full".into(),
+            indexed: true,
+            stages: 2,
+            expect_tx,
+            copied: COPIED,
+            arrivals: 1,
+            arrive_ops,
+            then: vec!["empty".into()],
+            ptx_line: Some(ptx_line),
+            ..HangSite::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Cause;
 
     /// A ring's producer site (waits on `empty`, then arms `full`), a lone barrier, and the
     /// consumer site (waits on `full` for 4096 bytes announced as 5120, then releases `empty`).
@@ -419,35 +470,14 @@ mod tests {
         HangSites {
             kernel: "ring".into(),
             sites: vec![
-                HangSite {
-                    array: "empty".into(),
-                    indexed: true,
-                    stages: 2,
-                    arrivals: 2,
-                    arrive_ops: 2,
-                    then: vec!["full".into()],
-                    then_tx: true,
-                    ptx_line: Some(30),
-                    ..HangSite::default()
-                },
+                fixtures::producer(30),
                 HangSite {
                     array: "tmem_ready".into(),
                     stages: 1,
                     arrivals: 1,
                     ..HangSite::default()
                 },
-                HangSite {
-                    array: "full".into(),
-                    indexed: true,
-                    stages: 2,
-                    expect_tx: 5120,
-                    copied: 4096,
-                    arrivals: 1,
-                    arrive_ops: 1,
-                    then: vec!["empty".into()],
-                    ptx_line: Some(60),
-                    ..HangSite::default()
-                },
+                fixtures::consumer(5120, 1, 60),
             ],
         }
     }
@@ -561,13 +591,7 @@ mod tests {
             .unwrap();
         assert_eq!(d.waits.len(), 3);
         let root = d.root.unwrap();
-        assert_eq!(
-            root.cause,
-            Cause::TxMismatch {
-                expect_tx: 5120,
-                copied: 4096
-            }
-        );
+        assert_eq!(root.cause, fixtures::tx_mismatch(5120));
         let first = d.first().unwrap();
         assert_eq!(
             (first.barrier.to_string(), first.warp),

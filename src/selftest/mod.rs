@@ -10,6 +10,7 @@ pub mod attention;
 pub mod bad_launches;
 pub mod ctx;
 pub mod epilogue_check;
+pub mod example;
 pub mod gemm_fp8;
 pub mod gemm_grouped;
 pub mod hang_checks;
@@ -19,4 +20,8 @@ pub mod tile_checks;
 
 pub use ctx::{
     GpuCheckError, GpuCtx, Report, Rng, RunResult, device_or_skip, max_abs_err, result_line,
+};
+pub use example::{
+    ExampleGpu, PtxCheckError, WrongResult, check_ptx, device_at_least_or_skip, exact_verdict,
+    example_start,
 };
