@@ -11,6 +11,7 @@ use half::bf16;
 
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{Device, DeviceTensor, E4m3, E5m2, Element};
+use ptx_isa::ScalarType;
 
 use super::cublaslt::{Accum, Fp8Elem, LtError, LtFp8};
 use super::{Gemm, GemmConfig, GemmError};
@@ -134,6 +135,52 @@ impl Problem {
             stream: stream.clone(),
         })
     }
+
+    /// cuBLAS's bf16 `C = A·Bᵀ` of this problem into `c` (`m * n` elements).
+    fn cublas_into(&self, blas: &CudaBlas, c: &mut CudaSlice<bf16>) -> Result<(), CheckError> {
+        let (m, n, k) = self.shape;
+        if c.len() != m * n {
+            return Err(CheckError::Gemm(GemmError::Operands(format!(
+                "a C of {} elements for a {m} x {n} problem",
+                c.len()
+            ))));
+        }
+        // SAFETY: A and B hold m*k and n*k elements (made so by `new`), C m*n (checked above),
+        // matching the configuration.
+        unsafe {
+            blas.gemm(
+                blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+                self.b.slice(),
+                self.a.slice(),
+                c,
+            )
+        }?;
+        Ok(())
+    }
+}
+
+/// The f32 reference `A·Bᵀ` of f32 host inputs A `[m, k]` and B `[n, k]`, computed by cuBLAS.
+fn f32_reference(
+    stream: &Arc<CudaStream>,
+    blas: &CudaBlas,
+    (m, n, k): (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+) -> Result<Vec<f32>, CheckError> {
+    if a.len() != m * k || b.len() != n * k {
+        return Err(CheckError::Gemm(GemmError::Operands(format!(
+            "{} and {} host elements for a {m} x {n} x {k} problem",
+            a.len(),
+            b.len()
+        ))));
+    }
+    let da: CudaSlice<f32> = stream.clone_htod(a)?;
+    let db: CudaSlice<f32> = stream.clone_htod(b)?;
+    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
+    // SAFETY: the slices hold m*k, n*k (checked above) and m*n elements, matching the
+    // configuration.
+    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
+    Ok(stream.clone_dtoh(&dc)?)
 }
 
 /// Runs `gemm` on a fresh random problem of `shape` and compares it with cuBLAS.
@@ -145,7 +192,7 @@ pub fn check(
     shape: (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckResult, CheckError> {
-    let (m, n, k) = shape;
+    let (m, n, _) = shape;
     let mut p = Problem::new(stream, shape, seed)?;
     let _ = device;
     // Poison C with NaN (0xFFFF) so unwritten elements show.
@@ -157,22 +204,9 @@ pub fn check(
     // Reference: f32 cuBLAS on the same (bf16-rounded) inputs.
     let af: Vec<f32> = p.a_host.iter().map(|x| x.to_f32()).collect();
     let bf: Vec<f32> = p.b_host.iter().map(|x| x.to_f32()).collect();
-    let da: CudaSlice<f32> = stream.clone_htod(&af)?;
-    let db: CudaSlice<f32> = stream.clone_htod(&bf)?;
-    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
-    // SAFETY: the slices hold m*k, n*k and m*n elements, matching the configuration.
-    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
-    let reference: Vec<f32> = stream.clone_dtoh(&dc)?;
+    let reference = f32_reference(stream, blas, shape, &af, &bf)?;
     let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-    // SAFETY: as above, bf16.
-    unsafe {
-        blas.gemm(
-            blas_config(m, n, k, bf16::ONE, bf16::ZERO),
-            p.b.slice(),
-            p.a.slice(),
-            &mut dcb,
-        )
-    }?;
+    p.cublas_into(blas, &mut dcb)?;
     let theirs: Vec<bf16> = stream.clone_dtoh(&dcb)?;
 
     let unwritten = ours.iter().filter(|x| x.is_nan()).count();
@@ -201,23 +235,16 @@ fn rel_error<T: Copy + Into<f64>>(got: &[T], reference: &[f32]) -> f64 {
 
 /// cuBLAS's bf16 GEMM on `p` (into a scratch C of its own), for timing.
 pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
-    let (m, n, k) = p.shape;
+    let (m, n, _) = p.shape;
     if p.scratch.is_none() {
         p.scratch = Some(p.stream.alloc_zeros::<bf16>(m * n)?);
     }
-    let Some(c) = p.scratch.as_mut() else {
+    let Some(mut c) = p.scratch.take() else {
         return Ok(());
     };
-    // SAFETY: A, B and the scratch C hold m*k, n*k and m*n elements, matching the configuration.
-    unsafe {
-        blas.gemm(
-            blas_config(m, n, k, bf16::ONE, bf16::ZERO),
-            p.b.slice(),
-            p.a.slice(),
-            c,
-        )
-    }?;
-    Ok(())
+    let done = p.cublas_into(blas, &mut c);
+    p.scratch = Some(c);
+    done
 }
 
 pub use crate::runtime::median_ms;
@@ -237,24 +264,91 @@ pub fn compare(
         Ok(gemm.run(stream, &p.a, &p.b, &mut p.c, None)?)
     })?;
     let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-    let theirs = median_ms::<CheckError>(stream, 3, iters, || {
-        // SAFETY: as in `check`.
-        unsafe {
-            blas.gemm(
-                blas_config(m, n, k, bf16::ONE, bf16::ZERO),
-                p.b.slice(),
-                p.a.slice(),
-                &mut dcb,
-            )
-        }?;
-        Ok(())
-    })?;
+    let theirs = median_ms::<CheckError>(stream, 3, iters, || p.cublas_into(blas, &mut dcb))?;
     Ok((flops / ours / 1e9, flops / theirs / 1e9))
 }
 
 /// The configuration for a problem on `device` ([`GemmConfig::for_problem`]).
 pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
     GemmConfig::for_problem(m, n, device.attributes().sm_count)
+}
+
+/// A 16- or 32-bit float element as the host checks hold it: rounded from f32, widened back.
+trait HostFloat: Element {
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+
+impl HostFloat for bf16 {
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+impl HostFloat for half::f16 {
+    fn from_f32(x: f32) -> Self {
+        half::f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
+}
+
+impl HostFloat for f32 {
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+/// The error for an input/output pair [`Gemm::new`] would have refused.
+fn not_a_configuration(input: ScalarType, output: ScalarType) -> CheckError {
+    CheckError::Gemm(GemmError::Operands(format!(
+        "{} in, {} out: not a GEMM configuration",
+        input.name(),
+        output.name()
+    )))
+}
+
+/// One run of [`check_config`]'s GEMM on its f32 host inputs rounded to the element types.
+struct TypedRun<'a> {
+    stream: &'a Arc<CudaStream>,
+    gemm: &'a Gemm,
+    shape: (usize, usize, usize),
+    a: &'a [f32],
+    b: &'a [f32],
+    c0: &'a [f32],
+    alpha_beta: Option<(f32, f32)>,
+}
+
+impl TypedRun<'_> {
+    /// A and B of `I`, C of `output`: the result read back as f32.
+    fn with_output<I: HostFloat>(&self, output: ScalarType) -> Result<Vec<f32>, CheckError> {
+        match output {
+            ScalarType::Bf16 => self.run::<I, bf16>(),
+            ScalarType::F16 => self.run::<I, half::f16>(),
+            ScalarType::F32 => self.run::<I, f32>(),
+            o => Err(not_a_configuration(I::DTYPE, o)),
+        }
+    }
+
+    /// A and B of `I`, C of `O` (filled from `c0` first), the result read back as f32.
+    fn run<I: HostFloat, O: HostFloat>(&self) -> Result<Vec<f32>, CheckError> {
+        let (stream, (m, n, k)) = (self.stream, self.shape);
+        let a: Vec<I> = self.a.iter().map(|&x| I::from_f32(x)).collect();
+        let b: Vec<I> = self.b.iter().map(|&x| I::from_f32(x)).collect();
+        let c: Vec<O> = self.c0.iter().map(|&x| O::from_f32(x)).collect();
+        let a = DeviceTensor::from_host(stream, &a, vec![m, k])?;
+        let b = DeviceTensor::from_host(stream, &b, vec![n, k])?;
+        let mut c = DeviceTensor::from_host(stream, &c, vec![m, n])?;
+        self.gemm.run(stream, &a, &b, &mut c, self.alpha_beta)?;
+        Ok(c.to_host(stream)?.into_iter().map(O::to_f32).collect())
+    }
 }
 
 /// Checks any configuration (input bf16/f16, output bf16/f16/f32, with or without alpha/beta) on
@@ -268,7 +362,7 @@ pub fn check_config(
     shape: (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckResult, CheckError> {
-    use ptx_isa::ScalarType::{Bf16, F16, F32};
+    use ptx_isa::ScalarType::{Bf16, F16};
     let gemm = Gemm::new(device, cfg)?;
     let (m, n, k) = shape;
     let round_in = |x: f32| match cfg.input {
@@ -291,117 +385,22 @@ pub fn check_config(
     let (alpha, beta) = (1.5f32, -0.5f32);
     let ab = cfg.alpha_beta.then_some((alpha, beta));
 
-    #[allow(clippy::too_many_arguments)] // one parameter per PTX operand
-    fn run_typed<I: crate::runtime::Element, O: crate::runtime::Element>(
-        stream: &Arc<CudaStream>,
-        gemm: &Gemm,
-        (m, n, k): (usize, usize, usize),
-        a: &[f32],
-        b: &[f32],
-        c0: &[f32],
-        ab: Option<(f32, f32)>,
-        to_i: fn(f32) -> I,
-        to_o: fn(f32) -> O,
-        from_o: fn(O) -> f32,
-    ) -> Result<Vec<f32>, CheckError> {
-        let a: Vec<I> = a.iter().map(|&x| to_i(x)).collect();
-        let b: Vec<I> = b.iter().map(|&x| to_i(x)).collect();
-        let c: Vec<O> = c0.iter().map(|&x| to_o(x)).collect();
-        let a = DeviceTensor::from_host(stream, &a, vec![m, k])?;
-        let b = DeviceTensor::from_host(stream, &b, vec![n, k])?;
-        let mut c = DeviceTensor::from_host(stream, &c, vec![m, n])?;
-        gemm.run(stream, &a, &b, &mut c, ab)?;
-        Ok(c.to_host(stream)?.into_iter().map(from_o).collect())
-    }
-    let ours: Vec<f32> = match (cfg.input, cfg.output) {
-        (Bf16, Bf16) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            bf16::from_f32,
-            bf16::from_f32,
-            |x: bf16| x.to_f32(),
-        )?,
-        (Bf16, F32) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            bf16::from_f32,
-            |x| x,
-            |x: f32| x,
-        )?,
-        (Bf16, F16) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            bf16::from_f32,
-            half::f16::from_f32,
-            |x: half::f16| x.to_f32(),
-        )?,
-        (F16, Bf16) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            half::f16::from_f32,
-            bf16::from_f32,
-            |x: bf16| x.to_f32(),
-        )?,
-        (F16, F32) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            half::f16::from_f32,
-            |x| x,
-            |x: f32| x,
-        )?,
-        (F16, F16) => run_typed(
-            stream,
-            &gemm,
-            shape,
-            &af,
-            &bf,
-            &c0,
-            ab,
-            half::f16::from_f32,
-            half::f16::from_f32,
-            |x: half::f16| x.to_f32(),
-        )?,
-        (i, o) => {
-            // Gemm::new validated the configuration, which takes only the pairs above.
-            return Err(CheckError::Gemm(GemmError::Operands(format!(
-                "{} in, {} out: not a GEMM configuration",
-                i.name(),
-                o.name()
-            ))));
-        }
+    let run = TypedRun {
+        stream,
+        gemm: &gemm,
+        shape,
+        a: &af,
+        b: &bf,
+        c0: &c0,
+        alpha_beta: ab,
+    };
+    let ours: Vec<f32> = match cfg.input {
+        Bf16 => run.with_output::<bf16>(cfg.output)?,
+        F16 => run.with_output::<half::f16>(cfg.output)?,
+        i => return Err(not_a_configuration(i, cfg.output)),
     };
     // Reference: f32 cuBLAS of the same (rounded) inputs, then alpha/beta on the host.
-    let da: CudaSlice<f32> = stream.clone_htod(&af)?;
-    let db: CudaSlice<f32> = stream.clone_htod(&bf)?;
-    let mut dc: CudaSlice<f32> = stream.alloc_zeros(m * n)?;
-    // SAFETY: the slices hold m*k, n*k and m*n elements, matching the configuration.
-    unsafe { blas.gemm(blas_config(m, n, k, 1.0f32, 0.0f32), &db, &da, &mut dc) }?;
-    let mut reference: Vec<f32> = stream.clone_dtoh(&dc)?;
+    let mut reference = f32_reference(stream, blas, shape, &af, &bf)?;
     if cfg.alpha_beta {
         let round_out = |x: f32| match cfg.output {
             Bf16 => bf16::from_f32(x).to_f32(),
@@ -522,15 +521,10 @@ pub fn check_fp8(
 ) -> Result<CheckResult, CheckError> {
     use ptx_isa::ScalarType::{Bf16, F16, F32};
     fn typed<I: Element + Fp8Elem, J: Element + Fp8Elem>(
-        stream: &Arc<CudaStream>,
-        lt: &LtFp8,
-        gemm: &Gemm,
-        shape: (usize, usize, usize),
-        seed: u64,
-        rounds: Rounds<I, J>,
+        (stream, lt, gemm): (&Arc<CudaStream>, &LtFp8, &Gemm),
+        p: Fp8Problem<I, J>,
     ) -> Result<CheckResult, CheckError> {
-        let p = Fp8Problem::new(stream, shape, seed, rounds)?;
-        let (m, n, _) = shape;
+        let (m, n, _) = p.shape;
         let ours: Vec<f32> = match gemm.config().output {
             Bf16 => run_fp8(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
             F16 => run_fp8(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
@@ -550,7 +544,7 @@ pub fn check_fp8(
         let reference = lt_d(Accum::Promoted)?;
         let fast = lt_d(Accum::Fast)?;
         Ok(CheckResult {
-            shape,
+            shape: p.shape,
             rel_error: rel_error(&ours, &reference),
             unwritten: ours.iter().filter(|x| x.is_nan()).count(),
             cublas_rel_error: rel_error(&fast, &reference),
@@ -561,11 +555,11 @@ pub fn check_fp8(
         E4m3::from_f32 as fn(f32) -> E4m3,
         E5m2::from_f32 as fn(f32) -> E5m2,
     );
-    let cfg = gemm.config();
+    let (cfg, run) = (gemm.config(), (stream, lt, gemm));
     match (cfg.input, cfg.b_type()) {
-        (E4, E4) => typed(stream, lt, gemm, shape, seed, (e4, e4)),
-        (E4, E5) => typed(stream, lt, gemm, shape, seed, (e4, e5)),
-        (E5, E4) => typed(stream, lt, gemm, shape, seed, (e5, e4)),
+        (E4, E4) => typed(run, Fp8Problem::new(stream, shape, seed, (e4, e4))?),
+        (E4, E5) => typed(run, Fp8Problem::new(stream, shape, seed, (e4, e5))?),
+        (E5, E4) => typed(run, Fp8Problem::new(stream, shape, seed, (e5, e4))?),
         (a, b) => Err(CheckError::Gemm(GemmError::Operands(format!(
             "{} x {} inputs: not an FP8 GEMM cuBLASLt multiplies",
             a.name(),
