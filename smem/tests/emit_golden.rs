@@ -7,7 +7,7 @@ mod support;
 use std::path::PathBuf;
 
 use ptx_isa::ScalarType;
-use ptx_isa::{Module, Target};
+use ptx_isa::{FunctionBuilder, Module, Reg, Target, ty};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
@@ -42,13 +42,28 @@ fn golden(name: &str, m: &Module) {
     assemble(m);
 }
 
+/// The golden file `name` of the kernel [`kernel`] makes of `inputs` and `body` for `target`
+/// ([`golden`]); the kernel, for further checks.
+fn golden_kernel(
+    name: &str,
+    target: Target,
+    inputs: &[&str],
+    body: impl FnOnce(&mut Module, &mut FunctionBuilder, &[Reg<ty::U32>]) -> ptx_isa::Result<AluReg>,
+) -> Module {
+    let m = kernel(target, inputs, body).unwrap();
+    golden(name, &m);
+    m
+}
+
 /// The 128B swizzle is three instructions on the offset register, after a comment naming it.
 #[test]
 fn swizzle_128b() {
-    let m = kernel(Target::Sm90a, &["x"], |_, k, r| {
-        emit::emit_swizzle(k, SwizzleMode::B128, r[0]).map(AluReg::U32)
-    })
-    .unwrap();
+    let m = golden_kernel(
+        "swizzle_128b.sm_90a.ptx",
+        Target::Sm90a,
+        &["x"],
+        |_, k, r| emit::emit_swizzle(k, SwizzleMode::B128, r[0]).map(AluReg::U32),
+    );
     let lines = body_lines(&m);
     let at = lines.iter().position(|l| l.starts_with("//")).unwrap();
     assert_eq!(
@@ -60,38 +75,40 @@ fn swizzle_128b() {
             "xor.b32 %r3, %r0, %r2;",
         ]
     );
-    golden("swizzle_128b.sm_90a.ptx", &m);
 }
 
 /// Element (row, col) of a bf16 tile with 128-byte rows, 128B-swizzled.
 #[test]
 fn offset_2d_bf16_128b() {
-    let m = kernel(Target::Sm90a, &["row", "col"], |_, k, r| {
-        emit::emit_offset_2d(k, SwizzleMode::B128, 2, 128, r[0], r[1]).map(AluReg::U32)
-    })
-    .unwrap();
-    golden("offset_2d_bf16_128b.sm_90a.ptx", &m);
+    golden_kernel(
+        "offset_2d_bf16_128b.sm_90a.ptx",
+        Target::Sm90a,
+        &["row", "col"],
+        |_, k, r| emit::emit_offset_2d(k, SwizzleMode::B128, 2, 128, r[0], r[1]).map(AluReg::U32),
+    );
 }
 
 /// A pitch that is not a power of two takes a `mul.lo`.
 #[test]
 fn offset_2d_pitch_48() {
-    let m = kernel(Target::Sm90a, &["row", "col"], |_, k, r| {
-        emit::emit_offset_2d(k, SwizzleMode::B32, 2, 48, r[0], r[1]).map(AluReg::U32)
-    })
-    .unwrap();
-    golden("offset_2d_pitch_48.sm_90a.ptx", &m);
+    golden_kernel(
+        "offset_2d_pitch_48.sm_90a.ptx",
+        Target::Sm90a,
+        &["row", "col"],
+        |_, k, r| emit::emit_offset_2d(k, SwizzleMode::B32, 2, 48, r[0], r[1]).map(AluReg::U32),
+    );
 }
 
 /// Element (mn, k) of a 64x128 bf16 K-major tile: two 128B-swizzled atoms along K.
 #[test]
 fn tile_offset_bf16_k_sw128() {
     let t = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 128 }, Major::K).unwrap();
-    let m = kernel(Target::Sm90a, &["mn", "k"], |_, k, r| {
-        emit::emit_tile_offset(k, &t, r[0], r[1]).map(AluReg::U32)
-    })
-    .unwrap();
-    golden("tile_offset_bf16_k_sw128.sm_90a.ptx", &m);
+    golden_kernel(
+        "tile_offset_bf16_k_sw128.sm_90a.ptx",
+        Target::Sm90a,
+        &["mn", "k"],
+        |_, k, r| emit::emit_tile_offset(k, &t, r[0], r[1]).map(AluReg::U32),
+    );
 }
 
 /// The wgmma descriptor of a K-major 128B-swizzled bf16 tile from a run-time address.
@@ -99,11 +116,12 @@ fn tile_offset_bf16_k_sw128() {
 fn wgmma_desc_k_sw128() {
     let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
     let d = a.sm90_desc(0, 0, 0).unwrap();
-    let m = kernel(Target::Sm90a, &["addr"], |_, k, r| {
-        emit::emit_wgmma_desc(k, &d, r[0]).map(AluReg::U64)
-    })
-    .unwrap();
-    golden("wgmma_desc_k_sw128.sm_90a.ptx", &m);
+    golden_kernel(
+        "wgmma_desc_k_sw128.sm_90a.ptx",
+        Target::Sm90a,
+        &["addr"],
+        |_, k, r| emit::emit_wgmma_desc(k, &d, r[0]).map(AluReg::U64),
+    );
 }
 
 /// The tcgen05 descriptor of the same tile on sm_100a.
@@ -111,11 +129,12 @@ fn wgmma_desc_k_sw128() {
 fn umma_desc_k_sw128() {
     let a = umma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     let d = a.sm100_desc(0, 0, 0).unwrap();
-    let m = kernel(Target::Sm100a, &["addr"], |_, k, r| {
-        emit::emit_umma_desc(k, &d, r[0]).map(AluReg::U64)
-    })
-    .unwrap();
-    golden("umma_desc_k_sw128.sm_100a.ptx", &m);
+    golden_kernel(
+        "umma_desc_k_sw128.sm_100a.ptx",
+        Target::Sm100a,
+        &["addr"],
+        |_, k, r| emit::emit_umma_desc(k, &d, r[0]).map(AluReg::U64),
+    );
 }
 
 /// A two-stage pipeline's pool: the array, the region comments, a stage-1 tile's address.

@@ -6,8 +6,9 @@ mod support;
 
 use proptest::prelude::*;
 use ptx_isa::ScalarType;
-use ptx_isa::Target;
-use smem::alu::Width;
+use ptx_isa::{FunctionBuilder, Reg, Target, ty};
+use smem::alu::{AluProgram, Width};
+use smem::desc::DescError;
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
@@ -37,6 +38,24 @@ fn swizzle_via_ptx(sw: Swizzle, x: u32) -> u64 {
     })
     .unwrap();
     run(&m, &[("x", u64::from(x))], &[]).unwrap()
+}
+
+/// The descriptor kernel of `emit` (from an input `addr`) for `target` against the host: at an
+/// aligned address below 2^18 exactly the `encoded` descriptor, at any `raw` address what the
+/// host address `program` computes (the hardware's masking).
+fn desc_matches(
+    target: Target,
+    emit: impl FnOnce(&mut FunctionBuilder, Reg<ty::U32>) -> ptx_isa::Result<Reg<ty::U64>>,
+    (addr, encoded): (u32, Result<u64, DescError>),
+    raw: u32,
+    program: &AluProgram,
+) -> Result<(), TestCaseError> {
+    let module = kernel(target, &["addr"], |_, k, r| emit(k, r[0]).map(AluReg::U64)).unwrap();
+    let got = run(&module, &[("addr", u64::from(addr))], &[]).unwrap();
+    prop_assert_eq!(Ok(got), encoded);
+    let got = run(&module, &[("addr", u64::from(raw))], &[]).unwrap();
+    prop_assert_eq!(got, program.eval(u64::from(raw)));
+    Ok(())
 }
 
 proptest! {
@@ -84,15 +103,8 @@ proptest! {
     ) {
         let base_offset = if swizzle == SwizzleMode::None { 0 } else { base_offset };
         let d = WgmmaDesc { start_addr: 0, lbo, sbo, base_offset, swizzle };
-        let module = kernel(Target::Sm90a, &["addr"], |_, k, r| {
-            emit::emit_wgmma_desc(k, &d, r[0]).map(AluReg::U64)
-        }).unwrap();
-        // Aligned addresses below 2^18: exactly the encoded descriptor.
-        let got = run(&module, &[("addr", u64::from(addr))], &[]).unwrap();
-        prop_assert_eq!(Ok(got), d.with_start(addr).encode());
-        // Any address: what the host address program computes (the hardware's masking).
-        let got = run(&module, &[("addr", u64::from(raw))], &[]).unwrap();
-        prop_assert_eq!(got, d.address_program().unwrap().eval(u64::from(raw)));
+        let encoded = (addr, d.with_start(addr).encode());
+        desc_matches(Target::Sm90a, |k, a| emit::emit_wgmma_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
     }
 
     #[test]
@@ -108,13 +120,8 @@ proptest! {
         let base_offset = if swizzle == UmmaSwizzle::None { 0 } else { base_offset };
         let lbo_mode = if absolute { LboMode::Absolute } else { LboMode::Relative };
         let d = UmmaDesc { start_addr: 0, lbo, sbo, base_offset, lbo_mode, swizzle };
-        let module = kernel(Target::Sm100a, &["addr"], |_, k, r| {
-            emit::emit_umma_desc(k, &d, r[0]).map(AluReg::U64)
-        }).unwrap();
-        let got = run(&module, &[("addr", u64::from(addr))], &[]).unwrap();
-        prop_assert_eq!(Ok(got), d.with_start(addr).encode());
-        let got = run(&module, &[("addr", u64::from(raw))], &[]).unwrap();
-        prop_assert_eq!(got, d.address_program().unwrap().eval(u64::from(raw)));
+        let encoded = (addr, d.with_start(addr).encode());
+        desc_matches(Target::Sm100a, |k, a| emit::emit_umma_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
     }
 
     /// Canonical tiles of 1-, 2-, 4- and 8-byte elements, both majors, every swizzle the

@@ -4,8 +4,8 @@
 
 mod support;
 
-use ptx_isa::ScalarType;
-use ptx_isa::{Target, ty};
+use ptx_isa::ScalarType::{self, Bf16, F32};
+use ptx_isa::{FunctionBuilder, Module, Reg, Target, ty};
 use smem::desc::sm100::{UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
@@ -16,6 +16,15 @@ use support::{assemble, kernel};
 
 const TARGETS: [Target; 3] = [Target::Sm80, Target::Sm90a, Target::Sm100a];
 
+/// Assembles for `target` the kernel [`kernel`] makes of `inputs` and `body`.
+fn assemble_kernel(
+    target: Target,
+    inputs: &[&str],
+    body: impl FnOnce(&mut Module, &mut FunctionBuilder, &[Reg<ty::U32>]) -> ptx_isa::Result<AluReg>,
+) {
+    assemble(&kernel(target, inputs, body).unwrap());
+}
+
 #[test]
 fn swizzles_assemble() {
     let mut sws: Vec<Swizzle> = SwizzleMode::ALL.iter().map(|m| m.swizzle()).collect();
@@ -25,12 +34,9 @@ fn swizzles_assemble() {
     ]);
     for t in TARGETS {
         for &sw in &sws {
-            assemble(
-                &kernel(t, &["x"], |_, k, r| {
-                    emit::emit_swizzle(k, sw, r[0]).map(AluReg::U32)
-                })
-                .unwrap(),
-            );
+            assemble_kernel(t, &["x"], |_, k, r| {
+                emit::emit_swizzle(k, sw, r[0]).map(AluReg::U32)
+            });
         }
     }
 }
@@ -40,12 +46,23 @@ fn offsets_assemble() {
     for t in TARGETS {
         for m in SwizzleMode::ALL {
             for (elem, pitch) in [(2, 128), (4, 256), (6, 48), (1, 16)] {
-                assemble(
-                    &kernel(t, &["row", "col"], |_, k, r| {
-                        emit::emit_offset_2d(k, m, elem, pitch, r[0], r[1]).map(AluReg::U32)
-                    })
-                    .unwrap(),
-                );
+                assemble_kernel(t, &["row", "col"], |_, k, r| {
+                    emit::emit_offset_2d(k, m, elem, pitch, r[0], r[1]).map(AluReg::U32)
+                });
+            }
+        }
+    }
+}
+
+/// Every target of [`TARGETS`], both majors, each `(dtype, extent)` of `cases`.
+fn each_tile_case(
+    cases: [(ScalarType, u32); 3],
+    mut f: impl FnMut(Target, Major, ScalarType, u32),
+) {
+    for t in TARGETS {
+        for major in [Major::K, Major::MN] {
+            for (dtype, extent) in cases {
+                f(t, major, dtype, extent);
             }
         }
     }
@@ -53,76 +70,53 @@ fn offsets_assemble() {
 
 #[test]
 fn tile_offsets_assemble() {
-    for t in TARGETS {
-        for major in [Major::K, Major::MN] {
-            for (dtype, contig) in [
-                (ScalarType::Bf16, 64),
-                (ScalarType::Bf16, 24),
-                (ScalarType::F32, 8),
-            ] {
-                let shape = match major {
-                    Major::K => TileShape { mn: 64, k: contig },
-                    Major::MN => TileShape { mn: contig, k: 64 },
-                };
-                let tile = wgmma_tile(dtype, shape, major).unwrap();
-                assemble(
-                    &kernel(t, &["mn", "k"], |_, k, r| {
-                        emit::emit_tile_offset(k, &tile, r[0], r[1]).map(AluReg::U32)
-                    })
-                    .unwrap(),
-                );
-            }
-        }
-    }
+    let cases = [(Bf16, 64), (Bf16, 24), (F32, 8)];
+    each_tile_case(cases, |t, major, dtype, contig| {
+        let shape = match major {
+            Major::K => TileShape { mn: 64, k: contig },
+            Major::MN => TileShape { mn: contig, k: 64 },
+        };
+        let tile = wgmma_tile(dtype, shape, major).unwrap();
+        assemble_kernel(t, &["mn", "k"], |_, k, r| {
+            emit::emit_tile_offset(k, &tile, r[0], r[1]).map(AluReg::U32)
+        });
+    });
 }
 
 #[test]
 fn descriptors_assemble() {
-    for t in TARGETS {
-        for major in [Major::K, Major::MN] {
-            for (dtype, k_extent) in [
-                (ScalarType::Bf16, 64),
-                (ScalarType::Bf16, 16),
-                (ScalarType::F32, 8),
-            ] {
-                let shape = TileShape {
-                    mn: 64,
-                    k: k_extent,
-                };
-                let a = wgmma_tile(dtype, shape, major).unwrap();
-                let d90 = a.sm90_desc(0, 0, 0).unwrap();
-                assemble(
-                    &kernel(t, &["addr"], |_, k, r| {
-                        emit::emit_wgmma_desc(k, &d90, r[0]).map(AluReg::U64)
-                    })
-                    .unwrap(),
-                );
-                // 32-bit MN-major tcgen05 tiles need the 128B-with-32B-atom swizzle, which the
-                // tile chooser does not build: bf16 only, plus that mode by hand below.
-                if dtype != ScalarType::Bf16 {
-                    continue;
-                }
-                let d100 = umma_tile(dtype, shape, major)
-                    .unwrap()
-                    .sm100_desc(0, 0, 0)
-                    .unwrap();
-                for d100 in [
-                    d100,
-                    UmmaDesc {
-                        swizzle: UmmaSwizzle::B128Atom32,
-                        ..d100
-                    },
-                ] {
-                    assemble(
-                        &kernel(t, &["addr"], |_, k, r| {
-                            emit::emit_umma_desc(k, &d100, r[0]).map(AluReg::U64)
-                        })
-                        .unwrap(),
-                    );
-                }
-            }
+    let cases = [(Bf16, 64), (Bf16, 16), (F32, 8)];
+    each_tile_case(cases, |t, major, dtype, k_extent| {
+        let shape = TileShape {
+            mn: 64,
+            k: k_extent,
+        };
+        let a = wgmma_tile(dtype, shape, major).unwrap();
+        let d90 = a.sm90_desc(0, 0, 0).unwrap();
+        assemble_kernel(t, &["addr"], |_, k, r| {
+            emit::emit_wgmma_desc(k, &d90, r[0]).map(AluReg::U64)
+        });
+        // 32-bit MN-major tcgen05 tiles need the 128B-with-32B-atom swizzle, which the
+        // tile chooser does not build: bf16 only, plus that mode by hand below.
+        if dtype != ScalarType::Bf16 {
+            return;
         }
-    }
+        let d100 = umma_tile(dtype, shape, major)
+            .unwrap()
+            .sm100_desc(0, 0, 0)
+            .unwrap();
+        for d100 in [
+            d100,
+            UmmaDesc {
+                swizzle: UmmaSwizzle::B128Atom32,
+                ..d100
+            },
+        ] {
+            assemble_kernel(t, &["addr"], |_, k, r| {
+                emit::emit_umma_desc(k, &d100, r[0]).map(AluReg::U64)
+            });
+        }
+    });
 }
 
 /// A pipeline's pool: the dynamic array declared with the pool's alignment, the regions as
