@@ -130,6 +130,27 @@ pub fn address_program(constant: u64) -> Result<AluProgram, AluError> {
     Ok(p)
 }
 
+/// The fields both matrix descriptors share, as they sit in the constant part: LBO and SBO
+/// ([`encode_field`]) and the base offset at bits 49-51, which must be at most 7 and is 0 for an
+/// unswizzled operand (PTX ISA 9.7.15.5.1.2.2, 9.7.16.4.1). The inverse of [`decode_common`]
+/// without the start address.
+pub(crate) fn encode_common(
+    lbo: u32,
+    sbo: u32,
+    base_offset: u8,
+    swizzled: bool,
+) -> Result<u64, DescError> {
+    if base_offset > 7 {
+        return Err(DescError::BaseOffsetOutOfRange(base_offset));
+    }
+    if base_offset != 0 && !swizzled {
+        return Err(DescError::BaseOffsetWithoutSwizzle(base_offset));
+    }
+    Ok(encode_field(DescField::LeadingByteOffset, u64::from(lbo))?
+        | encode_field(DescField::StrideByteOffset, u64::from(sbo))?
+        | (u64::from(base_offset) << 49))
+}
+
 /// The fields both matrix descriptors share, read from `desc` after checking that no bit of
 /// `reserved` is set: `(start_addr, lbo, sbo, base_offset)` in bytes (base offset 0-7, bits
 /// 49-51; PTX ISA 9.7.15.5.1.2.2, 9.7.16.4.1).
@@ -149,8 +170,9 @@ pub(crate) fn decode_common(desc: u64, reserved: u64) -> Result<(u32, u32, u32, 
     ))
 }
 
-/// `address_program` and `with_start` for a descriptor type with a `constant_part` and a
-/// `start_addr` field: what completes it at run time, and the same descriptor elsewhere.
+/// `encode`, `address_program` and `with_start` for a descriptor type with a `constant_part` and
+/// a `start_addr` field: the whole descriptor, what completes it at run time, and the same
+/// descriptor elsewhere.
 macro_rules! start_address_methods {
     ($desc:ident) => {
         impl $desc {
@@ -159,6 +181,14 @@ macro_rules! start_address_methods {
             /// ignored.
             pub fn address_program(&self) -> Result<AluProgram, DescError> {
                 Ok(address_program(self.constant_part()?)?)
+            }
+
+            /// The 64-bit descriptor, or the first field that does not fit.
+            pub fn encode(&self) -> Result<u64, DescError> {
+                Ok(
+                    encode_field(DescField::StartAddress, u64::from(self.start_addr))?
+                        | self.constant_part()?,
+                )
             }
 
             /// The same descriptor at another start address.

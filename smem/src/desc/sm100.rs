@@ -16,7 +16,8 @@
 
 use crate::alu::AluProgram;
 use crate::desc::{
-    DescError, DescField, address_program, decode_common, encode_field, start_address_methods,
+    DescError, DescField, address_program, decode_common, encode_common, encode_field,
+    start_address_methods,
 };
 use crate::swizzle::SwizzleMode;
 
@@ -125,31 +126,16 @@ pub struct UmmaDesc {
 }
 
 impl UmmaDesc {
-    /// The 64-bit descriptor, or the first field that does not fit.
-    pub fn encode(&self) -> Result<u64, DescError> {
-        Ok(
-            encode_field(DescField::StartAddress, u64::from(self.start_addr))?
-                | self.constant_part()?,
-        )
-    }
-
     /// The descriptor without its start address (version bit included).
     pub fn constant_part(&self) -> Result<u64, DescError> {
-        if self.base_offset > 7 {
-            return Err(DescError::BaseOffsetOutOfRange(self.base_offset));
-        }
-        if self.base_offset != 0 && self.swizzle == UmmaSwizzle::None {
-            return Err(DescError::BaseOffsetWithoutSwizzle(self.base_offset));
-        }
+        let swizzled = self.swizzle != UmmaSwizzle::None;
         let mode = match self.lbo_mode {
             LboMode::Relative => 0,
             LboMode::Absolute => 1u64 << 52,
         };
         Ok(
-            encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
-                | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
+            encode_common(self.lbo, self.sbo, self.base_offset, swizzled)?
                 | VERSION
-                | (u64::from(self.base_offset) << 49)
                 | mode
                 | (self.swizzle.code() << 61),
         )

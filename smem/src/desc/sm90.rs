@@ -13,7 +13,8 @@
 
 use crate::alu::AluProgram;
 use crate::desc::{
-    DescError, DescField, address_program, decode_common, encode_field, start_address_methods,
+    DescError, DescField, address_program, decode_common, encode_common, encode_field,
+    start_address_methods,
 };
 use crate::swizzle::SwizzleMode;
 
@@ -71,27 +72,12 @@ impl WgmmaDesc {
         }
     }
 
-    /// The 64-bit descriptor, or the first field that does not fit.
-    pub fn encode(&self) -> Result<u64, DescError> {
-        Ok(
-            encode_field(DescField::StartAddress, u64::from(self.start_addr))?
-                | self.constant_part()?,
-        )
-    }
-
     /// The descriptor without its start address: everything the kernel can fold into a
     /// constant; [`WgmmaDesc::address_program`] ORs the run-time address in.
     pub fn constant_part(&self) -> Result<u64, DescError> {
-        if self.base_offset > 7 {
-            return Err(DescError::BaseOffsetOutOfRange(self.base_offset));
-        }
-        if self.base_offset != 0 && self.swizzle == SwizzleMode::None {
-            return Err(DescError::BaseOffsetWithoutSwizzle(self.base_offset));
-        }
+        let swizzled = self.swizzle != SwizzleMode::None;
         Ok(
-            encode_field(DescField::LeadingByteOffset, u64::from(self.lbo))?
-                | encode_field(DescField::StrideByteOffset, u64::from(self.sbo))?
-                | (u64::from(self.base_offset) << 49)
+            encode_common(self.lbo, self.sbo, self.base_offset, swizzled)?
                 | (WgmmaDesc::swizzle_code(self.swizzle) << 62),
         )
     }
