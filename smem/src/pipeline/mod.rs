@@ -229,15 +229,20 @@ mod tests {
     use super::*;
     use crate::arch::Arch;
 
+    /// A stage's tile `A` of `bytes`, aligned to `align`.
+    fn tile_a(bytes: u32, align: u32) -> TileSpec {
+        TileSpec {
+            name: "A".into(),
+            bytes,
+            align,
+        }
+    }
+
     #[test]
     fn pipeline_barriers_are_named_and_checked() {
         use super::protocol::{BarrierAt, ProtocolError};
         use super::sync::{BarrierSync, WaitMode};
-        let spec = TileSpec {
-            name: "A".into(),
-            bytes: 16384,
-            align: 1024,
-        };
+        let spec = tile_a(16384, 1024);
         let mut pool = SmemPool::new(Arch::Sm90);
         let p = pool.pipeline("main", 3, &[spec], 1, 2).unwrap();
         assert_eq!(
@@ -262,11 +267,7 @@ mod tests {
 
     #[test]
     fn too_many_stages_is_an_error() {
-        let spec = TileSpec {
-            name: "A".into(),
-            bytes: 32768,
-            align: 1024,
-        };
+        let spec = tile_a(32768, 1024);
         let mut pool = SmemPool::new(Arch::Sm90);
         let err = pool
             .pipeline("p", 8, std::slice::from_ref(&spec), 1, 1)
@@ -279,17 +280,7 @@ mod tests {
             Err(PoolError::EmptyPipeline { name: "p".into() })
         );
         assert!(matches!(
-            pool.pipeline(
-                "q",
-                2,
-                &[TileSpec {
-                    name: "A".into(),
-                    bytes: 64,
-                    align: 64
-                }],
-                0,
-                1
-            ),
+            pool.pipeline("q", 2, &[tile_a(64, 64)], 0, 1),
             Err(PoolError::Mbarrier(_))
         ));
     }
