@@ -130,22 +130,22 @@ pub fn address_program(constant: u64) -> Result<AluProgram, AluError> {
     Ok(p)
 }
 
-/// The fields both matrix descriptors share, as they sit in the constant part: LBO and SBO
-/// ([`encode_field`]) and the base offset at bits 49-51, which must be at most 7 and is 0 for an
-/// unswizzled operand (PTX ISA 9.7.15.5.1.2.2, 9.7.16.4.1). The inverse of [`decode_common`]
-/// without the start address.
-pub(crate) fn encode_common(
-    lbo: u32,
-    sbo: u32,
-    base_offset: u8,
-    swizzled: bool,
-) -> Result<u64, DescError> {
+/// The base offset's rules in both matrix descriptors: at most 7 (3 bits, 49-51), and 0 for an
+/// unswizzled operand (PTX ISA 9.7.15.5.1.2.2, 9.7.16.4.1).
+pub(crate) fn check_base_offset(base_offset: u8, swizzled: bool) -> Result<(), DescError> {
     if base_offset > 7 {
         return Err(DescError::BaseOffsetOutOfRange(base_offset));
     }
     if base_offset != 0 && !swizzled {
         return Err(DescError::BaseOffsetWithoutSwizzle(base_offset));
     }
+    Ok(())
+}
+
+/// The fields both matrix descriptors share, as they sit in the constant part: LBO and SBO
+/// ([`encode_field`]) and the base offset at bits 49-51 ([`check_base_offset`] first). The
+/// inverse of [`decode_common`] without the start address.
+pub(crate) fn encode_common(lbo: u32, sbo: u32, base_offset: u8) -> Result<u64, DescError> {
     Ok(encode_field(DescField::LeadingByteOffset, u64::from(lbo))?
         | encode_field(DescField::StrideByteOffset, u64::from(sbo))?
         | (u64::from(base_offset) << 49))

@@ -16,8 +16,8 @@
 
 use crate::alu::AluProgram;
 use crate::desc::{
-    DescError, DescField, address_program, decode_common, encode_common, encode_field,
-    start_address_methods,
+    DescError, DescField, address_program, check_base_offset, decode_common, encode_common,
+    encode_field, start_address_methods,
 };
 use crate::swizzle::SwizzleMode;
 
@@ -128,17 +128,15 @@ pub struct UmmaDesc {
 impl UmmaDesc {
     /// The descriptor without its start address (version bit included).
     pub fn constant_part(&self) -> Result<u64, DescError> {
-        let swizzled = self.swizzle != UmmaSwizzle::None;
+        check_base_offset(self.base_offset, self.swizzle != UmmaSwizzle::None)?;
         let mode = match self.lbo_mode {
             LboMode::Relative => 0,
             LboMode::Absolute => 1u64 << 52,
         };
-        Ok(
-            encode_common(self.lbo, self.sbo, self.base_offset, swizzled)?
-                | VERSION
-                | mode
-                | (self.swizzle.code() << 61),
-        )
+        Ok(encode_common(self.lbo, self.sbo, self.base_offset)?
+            | VERSION
+            | mode
+            | (self.swizzle.code() << 61))
     }
 
     /// The typed fields of a 64-bit descriptor; checks the version, the fixed-zero bits and the
@@ -161,9 +159,7 @@ impl UmmaDesc {
             },
             swizzle: UmmaSwizzle::from_code(desc >> 61)?,
         };
-        if d.base_offset != 0 && d.swizzle == UmmaSwizzle::None {
-            return Err(DescError::BaseOffsetWithoutSwizzle(d.base_offset));
-        }
+        check_base_offset(d.base_offset, d.swizzle != UmmaSwizzle::None)?;
         Ok(d)
     }
 }

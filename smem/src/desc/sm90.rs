@@ -13,8 +13,8 @@
 
 use crate::alu::AluProgram;
 use crate::desc::{
-    DescError, DescField, address_program, decode_common, encode_common, encode_field,
-    start_address_methods,
+    DescError, DescField, address_program, check_base_offset, decode_common, encode_common,
+    encode_field, start_address_methods,
 };
 use crate::swizzle::SwizzleMode;
 
@@ -75,11 +75,9 @@ impl WgmmaDesc {
     /// The descriptor without its start address: everything the kernel can fold into a
     /// constant; [`WgmmaDesc::address_program`] ORs the run-time address in.
     pub fn constant_part(&self) -> Result<u64, DescError> {
-        let swizzled = self.swizzle != SwizzleMode::None;
-        Ok(
-            encode_common(self.lbo, self.sbo, self.base_offset, swizzled)?
-                | (WgmmaDesc::swizzle_code(self.swizzle) << 62),
-        )
+        check_base_offset(self.base_offset, self.swizzle != SwizzleMode::None)?;
+        Ok(encode_common(self.lbo, self.sbo, self.base_offset)?
+            | (WgmmaDesc::swizzle_code(self.swizzle) << 62))
     }
 
     /// The typed fields of a 64-bit descriptor; errors if a bit outside the fields is set or a
@@ -93,9 +91,7 @@ impl WgmmaDesc {
             base_offset,
             swizzle: WgmmaDesc::swizzle_from_code(desc >> 62),
         };
-        if d.base_offset != 0 && d.swizzle == SwizzleMode::None {
-            return Err(DescError::BaseOffsetWithoutSwizzle(d.base_offset));
-        }
+        check_base_offset(d.base_offset, d.swizzle != SwizzleMode::None)?;
         Ok(d)
     }
 }
