@@ -108,34 +108,20 @@ fn wgmma_register_a_matches_the_ptx_figures() {
         let row = 16 * warp + group(lane) + if i % 2 == 0 { 0 } else { 8 };
         (row, tig(lane) + if i < 2 { 0 } else { 4 })
     });
-    for dtype in [ScalarType::F16, ScalarType::Bf16] {
-        check(&wgmma::register_a(dtype).unwrap(), |t, i| {
-            let (warp, lane) = (t / 32, t % 32);
-            let row = 16 * warp
-                + if i < 2 || (4..6).contains(&i) {
-                    group(lane)
-                } else {
-                    group(lane) + 8
-                };
-            (row, tig(lane) * 2 + (i & 1) + if i < 4 { 0 } else { 8 })
-        });
-    }
-    for dtype in [
-        ScalarType::E4m3,
-        ScalarType::E5m2,
-        ScalarType::S8,
-        ScalarType::U8,
-    ] {
-        check(&wgmma::register_a(dtype).unwrap(), |t, i| {
-            let (warp, lane) = (t / 32, t % 32);
-            let row = 16 * warp
-                + if i < 4 || (8..12).contains(&i) {
-                    group(lane)
-                } else {
-                    group(lane) + 8
-                };
-            (row, tig(lane) * 4 + (i & 3) + if i < 8 { 0 } else { 16 })
-        });
+    // 16- and 8-bit elements: `v` of them per 32-bit register; registers alternate rows
+    // `group` and `group + 8`, the second pair of registers is `4 v` columns on.
+    use ScalarType::{Bf16, E4m3, E5m2, F16, S8, U8};
+    for (dtypes, v) in [(&[F16, Bf16][..], 2), (&[E4m3, E5m2, S8, U8][..], 4)] {
+        for &dtype in dtypes {
+            check(&wgmma::register_a(dtype).unwrap(), |t, i| {
+                let (warp, lane) = (t / 32, t % 32);
+                let row = 16 * warp + group(lane) + if (i / v) % 2 == 0 { 0 } else { 8 };
+                (
+                    row,
+                    tig(lane) * v + i % v + if i < 2 * v { 0 } else { 4 * v },
+                )
+            });
+        }
     }
 }
 

@@ -143,9 +143,11 @@ fn tcgen05_datapaths() {
     assert!(datapath(Datapath::B, 64, 15).is_err());
 }
 
-fn memory_tile() -> impl Strategy<Value = TileLayout> {
+/// Memory tile layouts of `dims` dimensions, each of one or two iterators (extent 1-4, stride
+/// 0-9).
+fn tile_of(dims: impl Into<proptest::collection::SizeRange>) -> impl Strategy<Value = TileLayout> {
     let dim = proptest::collection::vec((1i64..=4, 0i64..=9), 1..=2);
-    proptest::collection::vec(dim, 1..=3).prop_map(|dims| {
+    proptest::collection::vec(dim, dims).prop_map(|dims| {
         TileLayout::new(
             dims.into_iter()
                 .map(|d| d.into_iter().map(|(e, s)| Iter::m(e, s)).collect())
@@ -155,6 +157,10 @@ fn memory_tile() -> impl Strategy<Value = TileLayout> {
         )
         .unwrap()
     })
+}
+
+fn memory_tile() -> impl Strategy<Value = TileLayout> {
+    tile_of(1..=3)
 }
 
 proptest! {
@@ -212,17 +218,7 @@ fn huge_layouts_are_refused_not_overflowed() {
 }
 
 fn two_dim_tile() -> impl Strategy<Value = TileLayout> {
-    let dim = proptest::collection::vec((1i64..=4, 0i64..=9), 1..=2);
-    proptest::collection::vec(dim, 2).prop_map(|dims| {
-        TileLayout::new(
-            dims.into_iter()
-                .map(|d| d.into_iter().map(|(e, s)| Iter::m(e, s)).collect())
-                .collect(),
-            vec![],
-            [],
-        )
-        .unwrap()
-    })
+    tile_of(2)
 }
 
 proptest! {
