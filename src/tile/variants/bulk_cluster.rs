@@ -4,9 +4,8 @@
 
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, spaces, ty};
 
-use super::common::{CONTIGUOUS, ELEMENTS, pair, scope, storage};
+use super::common::{CONTIGUOUS, ELEMENTS, pair, scope, shared_addr, sixteen_byte_chunks, storage};
 use crate::tile::op::{OpCtx, OpKind, TileOp};
-use crate::tile::operand::Base;
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
@@ -20,15 +19,6 @@ struct BulkCopy {
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    if s.bytes() % 16 != 0 || s.align % 16 != 0 || d.align % 16 != 0 {
-        return Err(Rejection::operand(
-            Aspect::Width,
-            format!(
-                "{} bytes: bulk copies move multiples of 16 bytes, 16-byte aligned",
-                s.bytes()
-            ),
-        ));
-    }
     let TileOp::CopyAsync {
         mbar: Some(mbar), ..
     } = &ctx.op
@@ -38,16 +28,11 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             "the copy completes on the destination's mbarrier; none given",
         ));
     };
-    let (Base::Shared(dst), Base::Shared(src)) = (&d.base, &s.base) else {
-        return Err(Rejection::operand(
-            Aspect::Base,
-            "shared addresses expected",
-        ));
-    };
+    let bytes = sixteen_byte_chunks(d, s, "a bulk copy")?;
     Ok(Box::new(BulkCopy {
-        dst: *dst,
-        src: *src,
-        bytes: s.bytes() as u32,
+        dst: shared_addr(d, "destination")?,
+        src: shared_addr(s, "source")?,
+        bytes,
         mbar: mbar.addr,
     }))
 }

@@ -20,6 +20,76 @@ pub fn pair<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<(&'a TileRef, &'a Til
         .ok_or_else(|| Rejection::operand(Aspect::Op, "not a copy"))
 }
 
+/// The shared address of `t`, the copy's `role` (`destination`, `source`), or a rejection.
+pub fn shared_addr(t: &TileRef, role: &str) -> std::result::Result<Reg<ty::U32>, Rejection> {
+    match t.base {
+        Base::Shared(a) => Ok(a),
+        _ => Err(Rejection::operand(
+            Aspect::Base,
+            format!("the {role} needs a shared address"),
+        )),
+    }
+}
+
+/// The global address of `t`, the copy's `role`, or a rejection.
+pub fn global_addr(t: &TileRef, role: &str) -> std::result::Result<Reg<ty::U64>, Rejection> {
+    match t.base {
+        Base::Global(a) => Ok(a),
+        _ => Err(Rejection::operand(
+            Aspect::Base,
+            format!("the {role} needs a global address"),
+        )),
+    }
+}
+
+/// The tensor-memory address of `t`, the copy's `role`, or a rejection.
+pub fn tmem_addr(t: &TileRef, role: &str) -> std::result::Result<Reg<ty::U32>, Rejection> {
+    match t.base {
+        Base::Tmem(a) => Ok(a),
+        _ => Err(Rejection::operand(
+            Aspect::Base,
+            format!("the {role} needs a tensor-memory address"),
+        )),
+    }
+}
+
+/// The bytes of a copy from `s` to `d` made of whole 16-byte chunks, `s` a multiple of 16 bytes
+/// and both 16-byte aligned (the unit of `cp.async.cg`, PTX ISA 9.7.9.25.3, and of the bulk
+/// copies, 9.7.9.25.4.1), or a rejection naming `who` moves them.
+pub fn sixteen_byte_chunks(
+    d: &TileRef,
+    s: &TileRef,
+    who: &str,
+) -> std::result::Result<u32, Rejection> {
+    if s.bytes() % 16 != 0 || s.align % 16 != 0 || d.align % 16 != 0 {
+        return Err(Rejection::operand(
+            Aspect::Width,
+            format!(
+                "{} bytes at alignments {}/{}: {who} moves aligned 16-byte chunks",
+                s.bytes(),
+                s.align,
+                d.align
+            ),
+        ));
+    }
+    Ok(s.bytes() as u32)
+}
+
+/// Both tiles hold elements of `bits` bits, or a rejection saying what `who` moves.
+pub fn element_bits(
+    (a, b): (&TileRef, &TileRef),
+    bits: u32,
+    who: &str,
+) -> std::result::Result<(), Rejection> {
+    match [a, b].into_iter().find(|t| t.dtype.bits() != bits) {
+        Some(t) => Err(Rejection::operand(
+            Aspect::ElementType,
+            format!("{} elements: {who}", t.dtype),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The destination and source storages are one of `allowed`.
 pub fn storages(
     ctx: &OpCtx<'_>,

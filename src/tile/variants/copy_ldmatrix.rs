@@ -7,7 +7,7 @@ use layouts::fragment::ldmatrix;
 use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{Regs, pair, scope, storage, thread_index};
+use super::common::{Regs, element_bits, pair, scope, storage, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
@@ -100,15 +100,7 @@ struct MatrixCopy {
 fn plan(ctx: &OpCtx<'_>, store: bool) -> std::result::Result<MatrixCopy, Rejection> {
     let (d, s) = pair(ctx)?;
     let (regs, mem) = if store { (s, d) } else { (d, s) };
-    if regs.dtype.bits() != 16 || mem.dtype.bits() != 16 {
-        return Err(Rejection::operand(
-            Aspect::ElementType,
-            format!(
-                "{} elements: ldmatrix/stmatrix move 16-bit elements",
-                mem.dtype
-            ),
-        ));
-    }
+    element_bits((regs, mem), 16, "ldmatrix/stmatrix move 16-bit elements")?;
     let num = matrices(regs, store)?;
     if mem.shape != regs.shape {
         return Err(Rejection::operand(

@@ -4,11 +4,14 @@
 use ptx_isa::builder::CpAsyncCache;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{CONTIGUOUS, ELEMENTS, pair, storage, strided_loop, thread_index};
+use super::common::{
+    CONTIGUOUS, ELEMENTS, global_addr, pair, shared_addr, sixteen_byte_chunks, storage,
+    strided_loop, thread_index,
+};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::{Base, ExecScope};
+use crate::tile::operand::ExecScope;
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
-use crate::tile::reject::{Aspect, Rejection};
+use crate::tile::reject::Rejection;
 
 /// `chunks` 16-byte `cp.async.cg` copies from `src` to `dst`, spread over the scope's threads.
 struct CpAsync {
@@ -20,27 +23,11 @@ struct CpAsync {
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    if s.bytes() % 16 != 0 || s.align % 16 != 0 || d.align % 16 != 0 {
-        return Err(Rejection::operand(
-            Aspect::Width,
-            format!(
-                "{} bytes at alignments {}/{}: cp.async.cg moves aligned 16-byte chunks",
-                s.bytes(),
-                s.align,
-                d.align
-            ),
-        ));
-    }
-    let (Base::Global(src), Base::Shared(dst)) = (&s.base, &d.base) else {
-        return Err(Rejection::operand(
-            Aspect::Base,
-            "needs a global address and a shared address",
-        ));
-    };
+    let bytes = sixteen_byte_chunks(d, s, "cp.async.cg")?;
     Ok(Box::new(CpAsync {
-        dst: *dst,
-        src: *src,
-        chunks: (s.bytes() / 16) as u32,
+        dst: shared_addr(d, "destination")?,
+        src: global_addr(s, "source")?,
+        chunks: bytes / 16,
         scope: ctx.scope,
     }))
 }

@@ -13,9 +13,8 @@ use ptx_isa::{FunctionBuilder, Reg, TargetSet, ty};
 type Result<T, E = ptx_isa::Error> = std::result::Result<T, E>;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
-use super::common::{pair, scope, storage};
+use super::common::{pair, scope, shared_addr, storage, tmem_addr};
 use crate::tile::op::{OpCtx, OpKind};
-use crate::tile::operand::Base;
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
@@ -89,15 +88,9 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> Result<Planned<'a>, Rejection> {
             "an unswizzled, 16-byte-aligned shared tile expected",
         ));
     }
-    let (Base::Tmem(taddr), Base::Shared(src)) = (&d.base, &s.base) else {
-        return Err(Rejection::operand(
-            Aspect::Base,
-            "tensor memory from shared",
-        ));
-    };
     Ok(Box::new(TmemCopy {
-        taddr: *taddr,
-        src: *src,
+        taddr: tmem_addr(d, "destination")?,
+        src: shared_addr(s, "source")?,
         chunks: cols / 8,
     }))
 }

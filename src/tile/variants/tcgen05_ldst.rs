@@ -12,7 +12,7 @@ use layouts::fragment::tcgen05::{LdShape, match_warpgroup_atom};
 use ptx_isa::builder::TmemShape;
 use ptx_isa::{Dim, FunctionBuilder, Reg, RegRef, Result, SpecialReg, TargetSet, ty};
 
-use super::common::{pair, register_side, scope, storage};
+use super::common::{element_bits, pair, register_side, scope, storage};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
@@ -41,15 +41,11 @@ struct TmemLdSt {
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
     let (regs, tmem, load) = register_side(d, s);
-    if regs.dtype.bits() != 32 || tmem.dtype.bits() != 32 {
-        return Err(Rejection::operand(
-            Aspect::ElementType,
-            format!(
-                "{} elements: this variant moves 32-bit cells (no .pack::16b)",
-                regs.dtype
-            ),
-        ));
-    }
+    element_bits(
+        (regs, tmem),
+        32,
+        "this variant moves 32-bit cells (no .pack::16b)",
+    )?;
     let (shape, num) = atom_for(regs)?;
     let Base::Registers(r) = &regs.base else {
         return Err(Rejection::operand(Aspect::Registers, "no registers"));
