@@ -67,13 +67,7 @@ fn module(k: crate::kernel::Result<BuiltKernel>) -> ptx_isa::Result<Module> {
 }
 
 /// The row ops the registry builds, by index (a const generic cannot hold an `f32`).
-const ROW_OPS: [RowOp; 5] = [
-    RowOp::Softmax,
-    RowOp::LogSoftmax,
-    RowOp::RmsNorm { eps: 1e-6 },
-    RowOp::ResidualRmsNorm { eps: 1e-6 },
-    RowOp::LayerNorm { eps: 1e-5 },
-];
+const ROW_OPS: [RowOp; 5] = RowOp::ALL;
 
 /// Row op `OP` over `T` rows of up to 8192 columns, a multiple of the vector width: one CTA per
 /// row, 16-byte accesses.

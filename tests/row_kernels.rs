@@ -7,13 +7,7 @@ mod support;
 use ptxkit::isa::{ScalarType, Target, ty};
 use ptxkit::library::rows::{RowConfig, RowKernel, RowOp, build_swiglu, build_swiglu_halves};
 
-const OPS: [RowOp; 5] = [
-    RowOp::Softmax,
-    RowOp::LogSoftmax,
-    RowOp::RmsNorm { eps: 1e-6 },
-    RowOp::ResidualRmsNorm { eps: 1e-6 },
-    RowOp::LayerNorm { eps: 1e-5 },
-];
+const OPS: [RowOp; 5] = RowOp::ALL;
 
 /// The PTX of `op` over f32 or bf16 rows (`dtype`) built as `cfg`.
 fn ptx_of(op: RowOp, dtype: ScalarType, cfg: RowConfig) -> String {

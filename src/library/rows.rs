@@ -43,6 +43,15 @@ pub enum RowOp {
 }
 
 impl RowOp {
+    /// Every op, with the epsilons the registry, the self-test and the tests build it with.
+    pub const ALL: [RowOp; 5] = [
+        RowOp::Softmax,
+        RowOp::LogSoftmax,
+        RowOp::RmsNorm { eps: 1e-6 },
+        RowOp::ResidualRmsNorm { eps: 1e-6 },
+        RowOp::LayerNorm { eps: 1e-5 },
+    ];
+
     /// The op's name in kernel names and reports (`softmax`, `residual_rmsnorm`).
     pub fn name(self) -> &'static str {
         match self {

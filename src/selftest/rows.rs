@@ -313,13 +313,7 @@ fn swiglu_one<T: Elem, H: Host>(
 /// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
 /// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let ops = [
-        RowOp::Softmax,
-        RowOp::LogSoftmax,
-        RowOp::RmsNorm { eps: 1e-6 },
-        RowOp::ResidualRmsNorm { eps: 1e-6 },
-        RowOp::LayerNorm { eps: 1e-5 },
-    ];
+    let ops = RowOp::ALL;
     // The worst error as a fraction of its dtype's tolerance, and where it was; every case
     // over its tolerance, named (op, dtype, variant, rows x cols, configuration).
     let mut worst = (0.0f64, String::new());
