@@ -71,6 +71,51 @@ impl KernelBuilder {
         Ok(())
     }
 
+    /// The host extents of `what` (`cta_id`, `cluster_id`), stated for a grid that is not
+    /// persistent, recorded padded to 3 in the launch's `slot` (its grid of CTAs or of clusters)
+    /// unless they disagree with extents stated before.
+    #[track_caller]
+    fn grid_extents<const N: usize, E: Into<Expr>>(
+        &mut self,
+        what: &str,
+        extents: [E; N],
+        slot: fn(&mut LaunchState) -> &mut Option<[Expr; 3]>,
+    ) -> Result<Vec<Expr>> {
+        self.rank_ok(what, N)?;
+        if self.launch.persistent.is_some() {
+            return Err(self.scope_err(format!(
+                "{what} in a persistent grid: the launch chooses its CTAs; use the persistent ids \
+                 (persistent_cta_id, persistent_cluster_id) and grid_size"
+            )));
+        }
+        let ext = self.host_extents(what, extents.into_iter().map(Into::into).collect())?;
+        let padded = pad(&ext, Expr::Const(1));
+        let prev = slot(&mut self.launch).clone();
+        self.agrees(what, prev, &padded, show)?;
+        *slot(&mut self.launch) = Some(padded);
+        Ok(ext)
+    }
+
+    /// The extents `what` states, `new`, are those stated before, `prev` (when there were any);
+    /// `show` writes them in the error.
+    #[track_caller]
+    fn agrees<T: PartialEq>(
+        &self,
+        what: &str,
+        prev: Option<T>,
+        new: &T,
+        show: impl Fn(&T) -> String,
+    ) -> Result<()> {
+        match prev {
+            Some(prev) if prev != *new => Err(self.scope_err(format!(
+                "{what} extents {} disagree with {} stated before",
+                show(new),
+                show(&prev)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Host-evaluable extents: constants and symbolic extents only.
     #[track_caller]
     fn host_extents(&self, what: &str, ext: Vec<Expr>) -> Result<Vec<Expr>> {
@@ -113,31 +158,11 @@ impl KernelBuilder {
     /// `Expr::ceil_div(n, 256)`) are the grid.
     #[track_caller]
     pub fn cta_id<const N: usize, E: Into<Expr>>(&mut self, extents: [E; N]) -> Result<[Var; N]> {
-        self.rank_ok("cta_id", N)?;
-        if self.launch.persistent.is_some() {
-            return Err(self.scope_err(
-                "cta_id in a persistent grid: its CTAs are chosen at launch; use persistent_cta_id and grid_size",
-            ));
-        }
-        let ext = self.host_extents("cta_id", extents.into_iter().map(Into::into).collect())?;
-        let grid = pad(&ext, Expr::Const(1));
-        match &self.launch.grid {
-            Some(g) if *g != grid => {
-                return Err(self.scope_err(format!(
-                    "cta_id extents {} disagree with {} stated before",
-                    show(&grid),
-                    show(g)
-                )));
-            }
-            _ => self.launch.grid = Some(grid),
-        }
+        let ext = self.grid_extents("cta_id", extents, |l| &mut l.grid)?;
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
-            let below = crate::kernel::expr::bounds(
-                &ext.get(d).cloned().unwrap_or(Expr::Const(1)),
-                self.vars.as_slice(),
-            )
-            .1;
+            let extent = ext.get(d).cloned().unwrap_or(Expr::Const(1));
+            let below = crate::kernel::expr::bounds(&extent, self.vars.as_slice()).1;
             *v = self.sreg_var("cta_id", SpecialReg::CtaId(DIMS[d]), below)?;
         }
         Ok(out)
@@ -225,18 +250,26 @@ impl KernelBuilder {
     /// ```
     #[track_caller]
     pub fn cluster_grid_size(&mut self) -> Result<Var> {
-        let max = self
-            .launch
-            .clusters
-            .as_ref()
-            .and_then(|c| crate::kernel::expr::bounds(&c[0], self.vars.as_slice()).1);
-        let r = self.f.sreg_u32(SpecialReg::NClusterId(Dim::X))?;
-        Ok(self.new_var(
+        let clusters = self.launch.clusters.clone();
+        self.grid_count(
             "cluster_grid_size",
-            Some(r),
-            VarFacts::range(1, max, 1),
-            None,
-        ))
+            clusters,
+            SpecialReg::NClusterId(Dim::X),
+        )
+    }
+
+    /// The special register `count` (`%nctaid.x`, `%nclusterid.x`) as the variable `name`: at
+    /// least 1, at most the bound of the `x` extent stated for it, where there is one.
+    #[track_caller]
+    fn grid_count(
+        &mut self,
+        name: &str,
+        stated: Option<[Expr; 3]>,
+        count: SpecialReg,
+    ) -> Result<Var> {
+        let max = stated.and_then(|g| crate::kernel::expr::bounds(&g[0], self.vars.as_slice()).1);
+        let r = self.f.sreg_u32(count)?;
+        Ok(self.new_var(name, Some(r), VarFacts::range(1, max, 1), None))
     }
 
     /// States a persistent grid over `work` (host-known) in `unit`s and returns the work extent.
@@ -301,13 +334,8 @@ impl KernelBuilder {
     /// ```
     #[track_caller]
     pub fn grid_size(&mut self) -> Result<Var> {
-        let max = self
-            .launch
-            .grid
-            .as_ref()
-            .and_then(|g| crate::kernel::expr::bounds(&g[0], self.vars.as_slice()).1);
-        let r = self.f.sreg_u32(SpecialReg::NCtaId(Dim::X))?;
-        Ok(self.new_var("grid_size", Some(r), VarFacts::range(1, max, 1), None))
+        let grid = self.launch.grid.clone();
+        self.grid_count("grid_size", grid, SpecialReg::NCtaId(Dim::X))
     }
 
     /// The persistent grid stated, if any.
@@ -323,13 +351,7 @@ impl KernelBuilder {
                 "thread extents {block:?}: {total} threads (1 to 1024, z at most 64)"
             )));
         }
-        if let Some(b) = self.launch.block {
-            if b != block {
-                return Err(self.scope_err(format!(
-                    "thread_id extents {block:?} disagree with {b:?} stated before"
-                )));
-            }
-        }
+        self.agrees("thread_id", self.launch.block, &block, |b| format!("{b:?}"))?;
         if let Some((t, by)) = self.launch.threads {
             if u64::from(t) != total {
                 return Err(self.scope_err(format!(
@@ -471,24 +493,7 @@ impl KernelBuilder {
         &mut self,
         extents: [E; N],
     ) -> Result<[Var; N]> {
-        self.rank_ok("cluster_id", N)?;
-        if self.launch.persistent.is_some() {
-            return Err(self.scope_err(
-                "cluster_id in a persistent grid: its clusters are chosen at launch; use persistent_cluster_id",
-            ));
-        }
-        let ext = self.host_extents("cluster_id", extents.into_iter().map(Into::into).collect())?;
-        let c = pad(&ext, Expr::Const(1));
-        match &self.launch.clusters {
-            Some(prev) if *prev != c => {
-                return Err(self.scope_err(format!(
-                    "cluster_id extents {} disagree with {} stated before",
-                    show(&c),
-                    show(prev)
-                )));
-            }
-            _ => self.launch.clusters = Some(c),
-        }
+        self.grid_extents("cluster_id", extents, |l| &mut l.clusters)?;
         let mut out = [Var(0); N];
         for (d, v) in out.iter_mut().enumerate() {
             *v = self.sreg_var("cluster_id", SpecialReg::ClusterId(DIMS[d]), None)?;
@@ -513,13 +518,9 @@ impl KernelBuilder {
                 "cluster {c:?} of {size} CTAs (1 to {MAX_CLUSTER_SIZE})"
             )));
         }
-        if let Some(prev) = self.launch.cluster {
-            if prev != c {
-                return Err(self.scope_err(format!(
-                    "cta_id_in_cluster extents {c:?} disagree with {prev:?} stated before"
-                )));
-            }
-        }
+        self.agrees("cta_id_in_cluster", self.launch.cluster, &c, |c| {
+            format!("{c:?}")
+        })?;
         if let Some(p) = preferred {
             let p = pad(&p, 1);
             if p.iter().zip(&c).any(|(p, c)| *p == 0 || p % c != 0) {
