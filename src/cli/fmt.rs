@@ -24,25 +24,19 @@ mod tests {
     #[test]
     fn formats_canonically_and_reports_parse_errors() {
         let p = std::env::temp_dir().join(format!("ptxkit-fmt-{}.ptx", std::process::id()));
-        std::fs::write(
-            &p,
-            ".version 8.0 .target sm_80 .address_size 64\n.visible .entry k() { ret; }",
-        )
-        .unwrap();
-        let out = run(&["fmt".into(), p.to_string_lossy().into_owned()]).unwrap();
+        // `ptxkit fmt` of a file holding `text`.
+        let fmt = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            run(&["fmt".into(), p.to_string_lossy().into_owned()])
+        };
+        let out = fmt(".version 8.0 .target sm_80 .address_size 64\n.visible .entry k() { ret; }")
+            .unwrap();
         assert_eq!(out.code, 0);
-        assert!(
-            out.stdout.contains(".visible .entry k()\n{\n\tret;\n}\n"),
-            "{}",
-            out.stdout
-        );
-        std::fs::write(&p, ".version 8.0\n.target sm_80\n.entry k() { ret }").unwrap();
-        let e = run(&["fmt".into(), p.to_string_lossy().into_owned()]).unwrap_err();
+        let want = ".visible .entry k()\n{\n\tret;\n}\n";
+        assert!(out.stdout.contains(want), "{}", out.stdout);
+        let e = fmt(".version 8.0\n.target sm_80\n.entry k() { ret }").unwrap_err();
         assert_eq!(e.code, 2);
-        assert!(
-            e.message.ends_with(":3:18: expected an operand, found `}`"),
-            "{}",
-            e.message
-        );
+        let want = ":3:18: expected an operand, found `}`";
+        assert!(e.message.ends_with(want), "{}", e.message);
     }
 }

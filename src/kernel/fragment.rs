@@ -182,31 +182,20 @@ mod tests {
         let [t] = k.thread_id([32]).unwrap();
         // Thread t holds element t of a 4 x 8 tile stored column-major but walked in row order
         // with stride 3: not separable.
-        let tv = TvLayout::new(
-            "odd",
-            4,
-            8,
-            layouts::Layout::new(
-                layouts::IntTuple::tuple([layouts::IntTuple::Int(32), layouts::IntTuple::Int(1)]),
-                layouts::IntTuple::tuple([layouts::IntTuple::Int(1), layouts::IntTuple::Int(0)]),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let s = k.alloc_fragment::<ty::F32>("s", tv).unwrap();
+        // A 4 x 8 thread-value layout `(threads, values):(stride, stride)`.
+        let tv = |name, [t, v]: [i64; 2], [dt, dv]: [i64; 2]| {
+            use layouts::IntTuple;
+            let pair = |a, b| IntTuple::tuple([IntTuple::Int(a), IntTuple::Int(b)]);
+            let l = layouts::Layout::new(pair(t, v), pair(dt, dv));
+            TvLayout::new(name, 4, 8, l.unwrap()).unwrap()
+        };
+        let s = k
+            .alloc_fragment::<ty::F32>("s", tv("odd", [32, 1], [1, 0]))
+            .unwrap();
         assert!(k.fragment_origin(&s, t).is_ok());
-        let tv2 = TvLayout::new(
-            "mixed",
-            4,
-            8,
-            layouts::Layout::new(
-                layouts::IntTuple::tuple([layouts::IntTuple::Int(8), layouts::IntTuple::Int(2)]),
-                layouts::IntTuple::tuple([layouts::IntTuple::Int(3), layouts::IntTuple::Int(1)]),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let s2 = k.alloc_fragment::<ty::F32>("s2", tv2).unwrap();
+        let s2 = k
+            .alloc_fragment::<ty::F32>("s2", tv("mixed", [8, 2], [3, 1]))
+            .unwrap();
         assert!(k.fragment_origin(&s2, t).is_err());
     }
 }

@@ -126,18 +126,14 @@ impl fmt::Display for DispatchError {
             DispatchError::NoVariant { op, declined } => (op, declined),
         };
         writeln!(f, "no variant lowers {op}")?;
-        let w = declined
-            .iter()
-            .map(|d| d.variant.len())
-            .max()
-            .unwrap_or(7)
-            .max(7);
-        let p = declined
-            .iter()
-            .map(|d| d.predicate.len())
-            .max()
-            .unwrap_or(9)
-            .max(9);
+        // Each column as wide as its longest entry and at least its heading.
+        let width = |len: fn(&Declined) -> usize, heading: usize| {
+            declined.iter().map(len).fold(heading, usize::max)
+        };
+        let (w, p) = (
+            width(|d| d.variant.len(), 7),
+            width(|d| d.predicate.len(), 9),
+        );
         writeln!(
             f,
             "  {:<w$} | priority | {:<p$} | reason",
