@@ -300,55 +300,41 @@ mod tests {
         ok.validate().unwrap();
         assert_eq!(ok.argument_count(), 1);
 
-        let dup = KernelSignature::new(
-            "k",
-            vec![
-                Param::scalar("a", ScalarType::F32),
-                Param::scalar("a", ScalarType::S32),
-            ],
-        );
-        assert!(
-            dup.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("appears twice")
-        );
-
-        let align = KernelSignature::new(
-            "k",
-            vec![Param::tensor_aligned(
-                "a",
-                ScalarType::F32,
-                vec![4.into()],
-                12,
-            )],
-        );
-        assert!(
-            align
-                .validate()
-                .unwrap_err()
-                .to_string()
-                .contains("power of two")
-        );
-
-        let float_extent = KernelSignature::new(
-            "k",
-            vec![
-                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
-                Param::SymbolicExtent {
-                    name: "n".into(),
-                    dtype: ScalarType::F32,
-                    facts: ExtentFacts::NONE,
-                },
-            ],
-        );
-        assert!(
-            float_extent
-                .validate()
-                .unwrap_err()
-                .to_string()
-                .contains("non-integer")
-        );
+        // Each broken parameter list and what its error says.
+        let float_extent = Param::SymbolicExtent {
+            name: "n".into(),
+            dtype: ScalarType::F32,
+            facts: ExtentFacts::NONE,
+        };
+        let broken = [
+            (
+                vec![
+                    Param::scalar("a", ScalarType::F32),
+                    Param::scalar("a", ScalarType::S32),
+                ],
+                "appears twice",
+            ),
+            (
+                vec![Param::tensor_aligned(
+                    "a",
+                    ScalarType::F32,
+                    vec![4.into()],
+                    12,
+                )],
+                "power of two",
+            ),
+            (
+                vec![
+                    Param::tensor("a", ScalarType::F32, vec!["n".into()]),
+                    float_extent,
+                ],
+                "non-integer",
+            ),
+        ];
+        for (params, want) in broken {
+            let e = KernelSignature::new("k", params).validate().unwrap_err();
+            assert!(e.to_string().contains(want), "want `{want}`: {e}");
+        }
 
         let unbound = KernelSignature::new(
             "k",
@@ -386,39 +372,27 @@ mod tests {
             ok.params[1].kind_text(),
             "TMA tensor f32[rows, 64], box [32, 32], swizzle 128B"
         );
-        let flat = KernelSignature::new(
-            "k",
-            vec![Param::tma_tensor(
-                "src",
-                ScalarType::F32,
+        // A TMA tensor of each shape with each box, and what its error says.
+        let broken = [
+            (
                 vec![64.into()],
                 tma.clone(),
-            )],
-        );
-        let e = flat.validate().unwrap_err().to_string();
-        assert!(e.contains("rank 1 has a 2-dimensional box"), "{e}");
-        let six = KernelSignature::new(
-            "k",
-            vec![Param::tma_tensor(
-                "src",
-                ScalarType::F32,
-                vec![2.into(); 6],
-                TmaBox::new([1; 6]),
-            )],
-        );
-        let e = six.validate().unwrap_err().to_string();
-        assert!(e.contains("rank 6"), "{e}");
-        let strides = KernelSignature::new(
-            "k",
-            vec![Param::tma_tensor(
-                "src",
-                ScalarType::F32,
-                vec![64.into(), 64.into()],
+                "rank 1 has a 2-dimensional box",
+            ),
+            (vec![2.into(); 6], TmaBox::new([1; 6]), "rank 6"),
+            (
+                vec![64.into(); 2],
                 tma.element_strides([1]),
-            )],
-        );
-        let e = strides.validate().unwrap_err().to_string();
-        assert!(e.contains("1 element strides"), "{e}");
+                "1 element strides",
+            ),
+        ];
+        for (shape, tma_box, want) in broken {
+            let param = Param::tma_tensor("src", ScalarType::F32, shape, tma_box);
+            let e = KernelSignature::new("k", vec![param])
+                .validate()
+                .unwrap_err();
+            assert!(e.to_string().contains(want), "want `{want}`: {e}");
+        }
     }
 
     #[test]
