@@ -6,7 +6,9 @@
 mod support;
 
 use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{Buffer, BuiltKernel, KernelBuilder, KernelError, Layout, Ptr, TensorOpts};
+use ptxkit::kernel::{
+    Buffer, BuiltKernel, KernelBuilder, KernelError, Layout, Ptr, TensorOpts, Var,
+};
 use ptxkit::smem::SwizzleMode;
 
 fn kernel() -> KernelBuilder {
@@ -16,6 +18,15 @@ fn kernel() -> KernelBuilder {
 fn a256(k: &mut KernelBuilder) -> Buffer<ty::F32> {
     k.tensor::<ty::F32>("A", [256], TensorOpts::default().align(16))
         .unwrap()
+}
+
+/// A kernel of `threads` threads in x with the tensor `A` ([`a256`]): the kernel, `A` and the
+/// thread index.
+fn with_a256(threads: u32) -> (KernelBuilder, Buffer<ty::F32>, Var) {
+    let mut k = kernel();
+    let a = a256(&mut k);
+    let [tx] = k.thread_id([threads]).unwrap();
+    (k, a, tx)
 }
 
 fn done(k: KernelBuilder) -> BuiltKernel {
@@ -31,9 +42,7 @@ fn buffer_err(e: KernelError, want: &str) {
 
 #[test]
 fn view_and_permute_change_only_the_index() {
-    let mut k = kernel();
-    let a = a256(&mut k);
-    let [tx] = k.thread_id([64]).unwrap();
+    let (mut k, a, tx) = with_a256(64);
     let j = k.let_("j", 3).unwrap();
     // A.view(64, 4)[tx, j] -> tx*4 + 3
     let a2 = a.view([64, 4]).unwrap();
@@ -92,9 +101,7 @@ fn regions_fold_into_the_element_offset() {
 
 #[test]
 fn reinterpret_and_decl_buffer() {
-    let mut k = kernel();
-    let a = a256(&mut k);
-    let [tx] = k.thread_id([32]).unwrap();
+    let (mut k, a, tx) = with_a256(32);
     let shifted = a.region([4], [252]).unwrap();
     let wide = shifted.reinterpret::<ty::U64>([126]).unwrap();
     assert_eq!(wide.elem_offset().as_const(), Some(2));
@@ -127,9 +134,7 @@ fn reinterpret_and_decl_buffer() {
 
 #[test]
 fn registers_and_scalars() {
-    let mut k = kernel();
-    let a = a256(&mut k);
-    let [tx] = k.thread_id([64]).unwrap();
+    let (mut k, a, tx) = with_a256(64);
     let r = k.alloc_local::<ty::F32>("r", &[4]).unwrap();
     k.unroll(0..4, |k, e| {
         let x = k.load(&a, [tx * 4 + e])?;
@@ -174,9 +179,7 @@ fn registers_and_scalars() {
 
 #[test]
 fn lets_fold_constants_and_use_divisibility() {
-    let mut k = kernel();
-    let a = a256(&mut k);
-    let [tx] = k.thread_id([32]).unwrap();
+    let (mut k, a, tx) = with_a256(32);
     let half = k.let_("half", 64 / 2).unwrap();
     assert_eq!(
         k.simplify(&(tx * half).into_expr()).to_string(),
