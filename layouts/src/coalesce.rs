@@ -58,21 +58,9 @@ pub fn coalesce_by_mode(layout: &Layout, profile: &IntTuple) -> Result<Layout, L
     match profile {
         IntTuple::Int(_) => Ok(coalesce(layout)),
         IntTuple::Tuple(p) => {
-            let modes = layout.modes();
-            if p.len() > modes.len() || (layout.shape().is_int() && p.len() != 1) {
-                return Err(LayoutError::RankMismatch {
-                    op: "coalesce",
-                    tiler: p.len(),
-                    layout: modes.len(),
-                });
-            }
-            let mut out = Vec::with_capacity(modes.len());
-            for (i, m) in modes.iter().enumerate() {
-                out.push(match p.get(i) {
-                    Some(sub) => coalesce_by_mode(m, sub)?,
-                    None => m.clone(),
-                });
-            }
+            // An integer layout is one mode: a profile of more is a mismatch.
+            let rank_ok = !layout.shape().is_int() || p.len() == 1;
+            let out = layout.by_mode("coalesce", p, rank_ok, coalesce_by_mode)?;
             Ok(Layout::tuple_of(out))
         }
     }

@@ -60,21 +60,7 @@ pub fn composition_tiler(a: &Layout, tiler: &Tiler) -> Result<Layout, LayoutErro
     match tiler {
         Tiler::Layout(b) => composition(a, b),
         Tiler::Modes(ts) => {
-            let modes = a.modes();
-            if ts.len() > modes.len() {
-                return Err(LayoutError::RankMismatch {
-                    op: "composition",
-                    tiler: ts.len(),
-                    layout: modes.len(),
-                });
-            }
-            let mut out = Vec::with_capacity(modes.len());
-            for (i, m) in modes.into_iter().enumerate() {
-                out.push(match ts.get(i) {
-                    Some(t) => composition_tiler(&m, t)?,
-                    None => m,
-                });
-            }
+            let out = a.by_mode("composition", ts, true, composition_tiler)?;
             Ok(Layout::from_modes(out))
         }
     }

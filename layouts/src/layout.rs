@@ -189,6 +189,30 @@ impl Layout {
             .collect()
     }
 
+    /// `op` applied by mode: the first `parts.len()` modes through `f` with their part, the
+    /// others kept. Errors: more parts than modes, or `rank_ok` false (a rank mismatch of `op`).
+    pub(crate) fn by_mode<T>(
+        &self,
+        op: &'static str,
+        parts: &[T],
+        rank_ok: bool,
+        f: impl Fn(&Layout, &T) -> Result<Layout, LayoutError>,
+    ) -> Result<Vec<Layout>, LayoutError> {
+        let modes = self.modes();
+        if parts.len() > modes.len() || !rank_ok {
+            return Err(LayoutError::RankMismatch {
+                op,
+                tiler: parts.len(),
+                layout: modes.len(),
+            });
+        }
+        modes
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| parts.get(i).map_or(Ok(m.clone()), |part| f(&m, part)))
+            .collect()
+    }
+
     /// The (extent, stride) pairs of the leaves, in order.
     pub fn flat_modes(&self) -> Vec<(i64, i64)> {
         self.shape

@@ -101,26 +101,28 @@ fn cute_doc_tiler_examples() {
 
 #[test]
 fn violated_conditions_are_named() {
-    let e = composition(&l("(4,8):(8,1)"), &l("2:3")).unwrap_err();
-    assert!(matches!(
-        e,
-        LayoutError::StrideDivisibility {
-            stride: 3,
-            extent: 4,
-            ..
-        }
-    ));
-    assert!(e.to_string().contains("stride divisibility"));
-    let e = composition(&l("(4,8):(8,1)"), &l("6:1")).unwrap_err();
-    assert!(matches!(
-        e,
-        LayoutError::ShapeDivisibility {
-            shape: 6,
-            available: 4,
-            ..
-        }
-    ));
-    assert!(e.to_string().contains("shape divisibility"));
+    // Each B of A = (4,8):(8,1) that breaks a condition, and the condition's name.
+    for (b, condition) in [
+        ("2:3", "stride divisibility"),
+        ("6:1", "shape divisibility"),
+    ] {
+        let e = composition(&l("(4,8):(8,1)"), &l(b)).unwrap_err();
+        let named = match e {
+            LayoutError::StrideDivisibility {
+                stride: 3,
+                extent: 4,
+                ..
+            } => "stride divisibility",
+            LayoutError::ShapeDivisibility {
+                shape: 6,
+                available: 4,
+                ..
+            } => "shape divisibility",
+            _ => "",
+        };
+        assert_eq!(named, condition, "{b}: {e}");
+        assert!(e.to_string().contains(condition), "{b}: {e}");
+    }
     let e = composition_tiler(&l("8:1"), &Tiler::from_shape(&IntTuple::flat(&[2, 2]))).unwrap_err();
     assert!(matches!(
         e,

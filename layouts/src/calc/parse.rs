@@ -115,12 +115,21 @@ impl Parser {
 
     /// `e0, e1, ... close`, after the opening bracket.
     fn list(&mut self, close: char) -> Result<Vec<Expr>, CalcError> {
-        let mut items = vec![self.expr()?];
+        self.separated(close, Self::expr)
+    }
+
+    /// `item, item, ... close` (at least one item), after the opening bracket.
+    fn separated<T>(
+        &mut self,
+        close: char,
+        item: fn(&mut Self) -> Result<T, CalcError>,
+    ) -> Result<Vec<T>, CalcError> {
+        let mut items = vec![item(self)?];
         loop {
             match self.peek() {
                 Some(',') => {
                     self.pos += 1;
-                    items.push(self.expr()?);
+                    items.push(item(self)?);
                 }
                 Some(c) if c == close => {
                     self.pos += 1;
@@ -141,21 +150,7 @@ impl Parser {
         let t = match self.peek() {
             Some('(') => {
                 self.pos += 1;
-                let mut items = vec![self.tuple()?];
-                loop {
-                    match self.peek() {
-                        Some(',') => {
-                            self.pos += 1;
-                            items.push(self.tuple()?);
-                        }
-                        Some(')') => {
-                            self.pos += 1;
-                            break;
-                        }
-                        Some(c) => return self.err(format!("expected `,` or `)`, found `{c}`")),
-                        None => return self.err("expected `)`, found the end"),
-                    }
-                }
+                let items = self.separated(')', Self::tuple)?;
                 // `(4)` is the integer 4, as CuTe prints a rank-1 tuple.
                 IntTuple::Tuple(items).unwrap_single()
             }
