@@ -410,53 +410,27 @@ pub fn build_wgmma<T: Elem>(target: Target) -> Result<BuiltKernel> {
 trait WgmmaInput: Elem {
     /// The host element uploaded for it.
     type Host: Element;
+    /// The values drawn from, when not uniform in [-1, 1) ([`FP8_VALUES`] for the 8-bit types).
+    const DRAWN_FROM: Option<&'static [f32]>;
+    /// The host element holding `x` (rounded; exactly for every value drawn).
+    fn host(x: f32) -> Self::Host;
+    /// The exact value of a host element.
+    fn to_f32(h: Self::Host) -> f32;
+
     /// `len` random host values.
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<Self::Host>;
+    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<Self::Host> {
+        let xs = match Self::DRAWN_FROM {
+            Some(values) => (0..len)
+                .map(|_| values[(ctx.rng.next_u64() % values.len() as u64) as usize])
+                .collect(),
+            None => ctx.rng.vec_f32(len),
+        };
+        xs.into_iter().map(Self::host).collect()
+    }
+
     /// The exact value of one.
-    fn value(h: Self::Host) -> f64;
-}
-
-impl WgmmaInput for ty::Bf16 {
-    type Host = half::bf16;
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<half::bf16> {
-        ctx.rng
-            .vec_f32(len)
-            .into_iter()
-            .map(half::bf16::from_f32)
-            .collect()
-    }
-    fn value(h: half::bf16) -> f64 {
-        h.to_f64()
-    }
-}
-
-impl WgmmaInput for ty::F16 {
-    type Host = half::f16;
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<half::f16> {
-        ctx.rng
-            .vec_f32(len)
-            .into_iter()
-            .map(half::f16::from_f32)
-            .collect()
-    }
-    fn value(h: half::f16) -> f64 {
-        h.to_f64()
-    }
-}
-
-/// tf32 data is f32 on the host; its low 13 mantissa bits are cleared so the tensor cores (which
-/// keep 10, PTX ISA 5.2.5.1) see the values exactly.
-impl WgmmaInput for ty::Tf32 {
-    type Host = f32;
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<f32> {
-        ctx.rng
-            .vec_f32(len)
-            .into_iter()
-            .map(|x| f32::from_bits(x.to_bits() & 0xFFFF_E000))
-            .collect()
-    }
-    fn value(h: f32) -> f64 {
-        h.into()
+    fn value(h: Self::Host) -> f64 {
+        Self::to_f32(h).into()
     }
 }
 
@@ -465,30 +439,34 @@ impl WgmmaInput for ty::Tf32 {
 /// accumulator the FP8 wgmma is known to keep.
 const FP8_VALUES: [f32; 9] = [0.0, 0.5, 1.0, 1.5, 2.0, -0.5, -1.0, -1.5, -2.0];
 
-fn draw_fp8<H>(ctx: &mut GpuCtx, len: usize, from: fn(f32) -> H) -> Vec<H> {
-    (0..len)
-        .map(|_| from(FP8_VALUES[(ctx.rng.next_u64() % FP8_VALUES.len() as u64) as usize]))
-        .collect()
+/// tf32 data is f32 on the host; its low 13 mantissa bits are cleared so the tensor cores (which
+/// keep 10, PTX ISA 5.2.5.1) see the values exactly.
+fn tf32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & 0xFFFF_E000)
 }
 
-impl WgmmaInput for ty::E4m3 {
-    type Host = E4m3;
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<E4m3> {
-        draw_fp8(ctx, len, E4m3::from_f32)
-    }
-    fn value(h: E4m3) -> f64 {
-        h.to_f32().into()
-    }
+/// `kernel type => host type, from f32, to f32, values drawn from`.
+macro_rules! wgmma_input {
+    ($($t:ty => $host:ty, $from:expr, $to:expr, $drawn:expr;)*) => {$(
+        impl WgmmaInput for $t {
+            type Host = $host;
+            const DRAWN_FROM: Option<&'static [f32]> = $drawn;
+            fn host(x: f32) -> $host {
+                $from(x)
+            }
+            fn to_f32(h: $host) -> f32 {
+                $to(h)
+            }
+        }
+    )*};
 }
 
-impl WgmmaInput for ty::E5m2 {
-    type Host = E5m2;
-    fn draw(ctx: &mut GpuCtx, len: usize) -> Vec<E5m2> {
-        draw_fp8(ctx, len, E5m2::from_f32)
-    }
-    fn value(h: E5m2) -> f64 {
-        h.to_f32().into()
-    }
+wgmma_input! {
+    ty::Bf16 => half::bf16, half::bf16::from_f32, half::bf16::to_f32, None;
+    ty::F16 => half::f16, half::f16::from_f32, half::f16::to_f32, None;
+    ty::Tf32 => f32, tf32, f32::from, None;
+    ty::E4m3 => E4m3, E4m3::from_f32, E4m3::to_f32, Some(&FP8_VALUES);
+    ty::E5m2 => E5m2, E5m2::from_f32, E5m2::to_f32, Some(&FP8_VALUES);
 }
 
 /// `want[r][c] = sum_x a[r][x] * b[c][x]` over `kk`, for 64 x 64 D.
