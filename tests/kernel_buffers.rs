@@ -30,9 +30,7 @@ fn with_a256(threads: u32) -> (KernelBuilder, Buffer<ty::F32>, Var) {
 }
 
 fn done(k: KernelBuilder) -> BuiltKernel {
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
-    b
+    support::finish_sm90a(k)
 }
 
 fn buffer_err(e: KernelError, want: &str) {

@@ -33,8 +33,7 @@ fn for_range_if_else_exact_text() {
     .unwrap();
     let r = k.eval(acc).unwrap();
     k.store(&out, [tx], r).unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     let want = [
         "ld.param.u64 %rd0, [out];",
         "cvta.to.global.u64 %rd1, %rd0;",
@@ -81,8 +80,7 @@ fn step_loops_know_their_divisibility_and_nest() {
         })
     })
     .unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     assert_eq!(b.ptx().matches("bra $L__").count(), 4);
 }
 
@@ -93,8 +91,7 @@ fn while_loops() {
     let x = k.index_var("x", 100).unwrap();
     k.while_(|k| k.cmp(CmpOp::Gt, x, 1), |k| k.assign(x, x / 2))
         .unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     let text = body(&b).join("\n");
     assert!(
         text.contains("$L__0:\nsetp.gt.u32 %p0, %r1, 1;\n@!%p0 bra $L__1;\nshr.u32 %r2, %r1, 1;\nmov.u32 %r1, %r2;\nbra $L__0;\n$L__1:"),
@@ -120,8 +117,7 @@ fn errors_in_bodies_propagate() {
         .unwrap_err();
     assert!(e.to_string().contains("step of 0"), "{e}");
     // The failed loops placed their labels: the kernel still finishes and assembles.
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    support::finish_sm90a(k);
 }
 
 /// A persistent grid-stride loop: the counter starts at `%ctaid.x`, is compared with the work
@@ -129,19 +125,14 @@ fn errors_in_bodies_propagate() {
 /// counter knows no multiple, only its bound below the work extent.
 #[test]
 fn grid_stride_loop_exact_text() {
-    let mut k = KernelBuilder::new("k", Target::Sm90a);
-    let n = k.symbol("n").unwrap();
-    let out = k
-        .tensor::<ty::U32>("out", [n], TensorOpts::default())
-        .unwrap();
+    let (mut k, n, out) = support::kernel_n_out();
     k.thread_id([32]).unwrap();
     k.persistent_for(n, None, |k, item| {
         assert_eq!(k.divisibility(&item.into()), 1);
         k.store(&out, [item], 7u32)
     })
     .unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     let want = [
         "ld.param.u32 %r0, [n];",
         "ld.param.u64 %rd0, [out];",
@@ -188,8 +179,7 @@ fn run_time_steps() {
         k.store(&a, [i], v)
     })
     .unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     let text = body(&b).join("\n");
     // The step, s * nctaid.x, is multiplied once, before the loop's head.
     let (before, after) = text.split_once("$L__0:").unwrap();
@@ -206,27 +196,21 @@ fn run_time_steps() {
     assert!(e.to_string().contains("step of 0"), "{e}");
     // tx + 1 is at least 1: accepted.
     k.for_stride(0, 64, tx + 1, |_, _| Ok(())).unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    support::finish_sm90a(k);
 }
 
 /// A persistent loop over clusters (the GEMM's CTA pairs): starts at `%clusterid.x`, steps by
 /// `%nclusterid.x`; ptxas assembles it.
 #[test]
 fn cluster_stride_loop() {
-    let mut k = KernelBuilder::new("k", Target::Sm90a);
-    let n = k.symbol("n").unwrap();
-    let out = k
-        .tensor::<ty::U32>("out", [n], TensorOpts::default())
-        .unwrap();
+    let (mut k, n, out) = support::kernel_n_out();
     k.thread_id([128]).unwrap();
     k.cta_id_in_cluster([2], None).unwrap();
     let pair = k.persistent_cluster_id(n).unwrap();
     let pairs = k.cluster_grid_size().unwrap();
     k.for_stride(pair, n, pairs, |k, item| k.store(&out, [item], 1u32))
         .unwrap();
-    let b = k.finish().unwrap();
-    support::assemble(b.ptx(), Target::Sm90a);
+    let b = support::finish_sm90a(k);
     let text = body(&b).join("\n");
     assert!(
         text.contains("mov.u32 %r3, %clusterid.x;\nmov.u32 %r4, %nclusterid.x;\nmov.u32 %r5, %r3;\n$L__0:\nsetp.ge.u32 %p0, %r5, %r0;"),

@@ -13,6 +13,27 @@ pub fn assemble(text: &str, target: Target) {
     }
 }
 
+/// Finishes `k` and assembles its PTX for sm_90a ([`assemble`]), the kernel tests' target.
+pub fn finish_sm90a(k: ptxkit::kernel::KernelBuilder) -> ptxkit::kernel::BuiltKernel {
+    let b = k.finish().unwrap();
+    assemble(b.ptx(), Target::Sm90a);
+    b
+}
+
+/// A kernel `k` for sm_90a with a symbolic extent `n` and a u32 tensor `out` of `[n]`.
+pub fn kernel_n_out() -> (
+    ptxkit::kernel::KernelBuilder,
+    ptxkit::kernel::Var,
+    ptxkit::kernel::Buffer<ptxkit::isa::ty::U32>,
+) {
+    let mut k = ptxkit::kernel::KernelBuilder::new("k", Target::Sm90a);
+    let n = k.symbol("n").unwrap();
+    let out = k
+        .tensor("out", [n], ptxkit::kernel::TensorOpts::default())
+        .unwrap();
+    (k, n, out)
+}
+
 /// Compares `text` with the golden file `tests/golden/REL`, or writes it there under `BLESS=1`.
 /// The error names the file and the first line that differs.
 pub fn golden(rel: &str, text: &str) -> Result<(), String> {
