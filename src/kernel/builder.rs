@@ -183,6 +183,9 @@ fn arch_of(target: Target) -> smem::Arch {
     }
 }
 
+/// An instruction writing `d` from `a` and a second operand `B` (a register or a constant).
+type U32Op<B> = fn(&mut FunctionBuilder, Reg<ty::U32>, Src<ty::U32>, B) -> ptx_isa::Result<()>;
+
 impl KernelBuilder {
     /// Starts kernel `name` for `target`.
     #[track_caller]
@@ -428,61 +431,59 @@ impl KernelBuilder {
                     )));
                 }
             },
-            Expr::Add(a, b) => {
-                let (a, b) = (self.lower(a)?, self.lower(b)?);
-                let d = self.f.reg::<ty::U32>();
-                self.f.add(d, a, b)?;
-                Src::Reg(d)
-            }
-            Expr::Sub(a, b) => {
-                let (a, b) = (self.lower(a)?, self.lower(b)?);
-                let d = self.f.reg::<ty::U32>();
-                self.f.sub(d, a, b)?;
-                Src::Reg(d)
-            }
-            Expr::Mul(a, b) => {
-                let a = self.lower(a)?;
-                let d = self.f.reg::<ty::U32>();
-                match b.as_const() {
-                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
-                        self.f.shl(d, a, c.trailing_zeros())?;
-                    }
-                    _ => {
-                        let b = self.lower(b)?;
-                        self.f.mul_lo(d, a, b)?;
-                    }
-                }
-                Src::Reg(d)
-            }
-            Expr::Div(a, b) => {
-                let a = self.lower(a)?;
-                let d = self.f.reg::<ty::U32>();
-                match b.as_const() {
-                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
-                        self.f.shr(d, a, c.trailing_zeros())?;
-                    }
-                    _ => {
-                        let b = self.lower(b)?;
-                        self.f.div(d, a, b)?;
-                    }
-                }
-                Src::Reg(d)
-            }
-            Expr::Rem(a, b) => {
-                let a = self.lower(a)?;
-                let d = self.f.reg::<ty::U32>();
-                match b.as_const() {
-                    Some(c) if c > 0 && (c as u64).is_power_of_two() => {
-                        self.f.and(d, a, (c - 1) as u32)?;
-                    }
-                    _ => {
-                        let b = self.lower(b)?;
-                        self.f.rem(d, a, b)?;
-                    }
-                }
-                Src::Reg(d)
-            }
+            Expr::Add(a, b) => self.lower_binary(a, b, |f, d, a, b| f.add(d, a, b))?,
+            Expr::Sub(a, b) => self.lower_binary(a, b, |f, d, a, b| f.sub(d, a, b))?,
+            Expr::Mul(a, b) => self.lower_by_const(
+                (a, b),
+                |f, d, a, c| f.shl(d, a, c.trailing_zeros()),
+                |f, d, a, b| f.mul_lo(d, a, b),
+            )?,
+            Expr::Div(a, b) => self.lower_by_const(
+                (a, b),
+                |f, d, a, c| f.shr(d, a, c.trailing_zeros()),
+                |f, d, a, b| f.div(d, a, b),
+            )?,
+            Expr::Rem(a, b) => self.lower_by_const(
+                (a, b),
+                |f, d, a, c| f.and(d, a, (c - 1) as u32),
+                |f, d, a, b| f.rem(d, a, b),
+            )?,
         })
+    }
+
+    /// `op(d, a, b)` into a fresh register `d`, `a` and `b` lowered first.
+    fn lower_binary(
+        &mut self,
+        a: &Expr,
+        b: &Expr,
+        op: U32Op<Src<ty::U32>>,
+    ) -> Result<Src<ty::U32>> {
+        let (a, b) = (self.lower(a)?, self.lower(b)?);
+        let d = self.f.reg::<ty::U32>();
+        op(&mut self.f, d, a, b)?;
+        Ok(Src::Reg(d))
+    }
+
+    /// `a * b`, `a / b` or `a % b` into a fresh register `d`: `by_power_of_two(d, a, c)` (a
+    /// shift or a mask) when `b` is a constant power of two `c`, else `op(d, a, b)`.
+    fn lower_by_const(
+        &mut self,
+        (a, b): (&Expr, &Expr),
+        by_power_of_two: U32Op<i64>,
+        op: U32Op<Src<ty::U32>>,
+    ) -> Result<Src<ty::U32>> {
+        let a = self.lower(a)?;
+        let d = self.f.reg::<ty::U32>();
+        match b.as_const() {
+            Some(c) if c > 0 && (c as u64).is_power_of_two() => {
+                by_power_of_two(&mut self.f, d, a, c)?
+            }
+            _ => {
+                let b = self.lower(b)?;
+                op(&mut self.f, d, a, b)?;
+            }
+        }
+        Ok(Src::Reg(d))
     }
 
     /// Computes `e` (simplified) into a register: `mov` for a constant, the variable's own
