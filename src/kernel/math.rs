@@ -8,7 +8,7 @@
 //! The raw builder's destination-first forms (`k.max(d, a, b)`, `k.rsqrt(d, a)`) stay one `Deref`
 //! away; the methods here carry an `_of` suffix where a raw form has the plain name.
 
-use ptx_isa::{Pred, Reg, Src, ty};
+use ptx_isa::{FunctionBuilder, Pred, Reg, Src, ty};
 
 use super::KernelBuilder;
 use super::error::Result;
@@ -17,6 +17,30 @@ use super::error::Result;
 pub const LOG2_E: f32 = std::f32::consts::LOG2_E;
 /// `ln(2)`: `ln(x) = log2(x) * ln(2)`.
 pub const LN_2: f32 = std::f32::consts::LN_2;
+
+/// `$name(x)`: the f32 builder instruction `$op` into a fresh register.
+macro_rules! unary_f32_of {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&mut self, x: impl Into<Src<ty::F32>>) -> Result<Reg<ty::F32>> {
+            self.fresh(|f, d| f.$op(d, x))
+        }
+    )*};
+}
+
+/// `$name(a, b)` for register types `$bound`: the builder instruction `$op` into a fresh register.
+macro_rules! binary_of {
+    ($($(#[$doc:meta])* $name:ident<$bound:path> => $op:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $name<T: $bound>(
+            &mut self,
+            a: impl Into<Src<T>>,
+            b: impl Into<Src<T>>,
+        ) -> Result<Reg<T>> {
+            self.fresh(|f, d| f.$op(d, a, b))
+        }
+    )*};
+}
 
 impl KernelBuilder {
     /// `2^x` (`ex2.approx.ftz.f32`).
@@ -60,25 +84,23 @@ impl KernelBuilder {
         Ok(t)
     }
 
-    /// `sqrt(x)` (`sqrt.approx.ftz.f32`).
-    pub fn sqrt_of(&mut self, x: impl Into<Src<ty::F32>>) -> Result<Reg<ty::F32>> {
-        let d = self.f.reg::<ty::F32>();
-        self.f.sqrt_approx(d, x)?;
+    /// A fresh register of `T`, written by `write`.
+    fn fresh<T: ty::RegType>(
+        &mut self,
+        write: impl FnOnce(&mut FunctionBuilder, Reg<T>) -> ptx_isa::Result<()>,
+    ) -> Result<Reg<T>> {
+        let d = self.f.reg::<T>();
+        write(&mut self.f, d)?;
         Ok(d)
     }
 
-    /// `1 / sqrt(x)` (`rsqrt.approx.ftz.f32`).
-    pub fn rsqrt_of(&mut self, x: impl Into<Src<ty::F32>>) -> Result<Reg<ty::F32>> {
-        let d = self.f.reg::<ty::F32>();
-        self.f.rsqrt(d, x)?;
-        Ok(d)
-    }
-
-    /// `1 / x` (`rcp.approx.ftz.f32`).
-    pub fn rcp_of(&mut self, x: impl Into<Src<ty::F32>>) -> Result<Reg<ty::F32>> {
-        let d = self.f.reg::<ty::F32>();
-        self.f.rcp_approx(d, x)?;
-        Ok(d)
+    unary_f32_of! {
+        /// `sqrt(x)` (`sqrt.approx.ftz.f32`).
+        sqrt_of => sqrt_approx;
+        /// `1 / sqrt(x)` (`rsqrt.approx.ftz.f32`).
+        rsqrt_of => rsqrt;
+        /// `1 / x` (`rcp.approx.ftz.f32`).
+        rcp_of => rcp_approx;
     }
 
     /// `a * b + c` (`fma.rn`).
@@ -88,64 +110,20 @@ impl KernelBuilder {
         b: impl Into<Src<T>>,
         c: impl Into<Src<T>>,
     ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.fma(d, a, b, c)?;
-        Ok(d)
+        self.fresh(|f, d| f.fma(d, a, b, c))
     }
 
-    /// `a * b` (`mul.rn` for floats).
-    pub fn mul_of<T: ty::Float>(
-        &mut self,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.mul(d, a, b)?;
-        Ok(d)
-    }
-
-    /// `a + b`.
-    pub fn add_of<T: ty::RegType>(
-        &mut self,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.add(d, a, b)?;
-        Ok(d)
-    }
-
-    /// `a - b`.
-    pub fn sub_of<T: ty::RegType>(
-        &mut self,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.sub(d, a, b)?;
-        Ok(d)
-    }
-
-    /// `max(a, b)`.
-    pub fn max_of<T: ty::RegType>(
-        &mut self,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.max(d, a, b)?;
-        Ok(d)
-    }
-
-    /// `min(a, b)`.
-    pub fn min_of<T: ty::RegType>(
-        &mut self,
-        a: impl Into<Src<T>>,
-        b: impl Into<Src<T>>,
-    ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.min(d, a, b)?;
-        Ok(d)
+    binary_of! {
+        /// `a * b` (`mul.rn` for floats).
+        mul_of<ty::Float> => mul;
+        /// `a + b`.
+        add_of<ty::RegType> => add;
+        /// `a - b`.
+        sub_of<ty::RegType> => sub;
+        /// `max(a, b)`.
+        max_of<ty::RegType> => max;
+        /// `min(a, b)`.
+        min_of<ty::RegType> => min;
     }
 
     /// `p ? a : b` (`selp`): a value out of a condition, with no branch.
@@ -155,9 +133,7 @@ impl KernelBuilder {
         a: impl Into<Src<T>>,
         b: impl Into<Src<T>>,
     ) -> Result<Reg<T>> {
-        let d = self.f.reg::<T>();
-        self.f.selp(d, a, b, p)?;
-        Ok(d)
+        self.fresh(|f, d| f.selp(d, a, b, p))
     }
 
     /// `x / (1 + e^-x)` (SiLU, the gate of SwiGLU): `ex2`, `add`, `rcp`, `mul`.
