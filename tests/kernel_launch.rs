@@ -18,14 +18,24 @@ fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
     ArgDesc::tensor(dtype, shape, addr, 0)
 }
 
+/// vector_add's tensors of lengths `n` at 0x1000, 0x2000 and 0x3000.
+fn vadd_args([a, b, c]: [usize; 3]) -> [ArgDesc; 3] {
+    [(a, 0x1000), (b, 0x2000), (c, 0x3000)].map(|(n, addr)| t(ScalarType::F32, &[n], addr))
+}
+
+/// scale's arguments: `x` (its dtype, shape and address), an f32 `[8, 64]` `y` at 0x2000, `s`.
+fn scale_args((dtype, shape, addr): (ScalarType, [usize; 2], u64), s: Scalar) -> [ArgDesc; 3] {
+    [
+        t(dtype, &shape, addr),
+        t(ScalarType::F32, &[8, 64], 0x2000),
+        ArgDesc::Scalar(s),
+    ]
+}
+
 #[test]
 fn good_arguments_give_the_launch() {
     let k = vector_add::build(Target::Sm90a).unwrap();
-    let args = [
-        t(ScalarType::F32, &[1000], 0x1000),
-        t(ScalarType::F32, &[1000], 0x2000),
-        t(ScalarType::F32, &[1000], 0x3000),
-    ];
+    let args = vadd_args([1000, 1000, 1000]);
     let (cfg, syms) = k.config_for(&args, 0).unwrap();
     assert_eq!(syms["n"], 1000);
     assert_eq!((cfg.grid, cfg.block), ([4, 1, 1], [256, 1, 1]));
@@ -35,21 +45,13 @@ fn good_arguments_give_the_launch() {
 #[test]
 fn wrong_shape() {
     let k = vector_add::build(Target::Sm90a).unwrap();
-    let args = [
-        t(ScalarType::F32, &[1000], 0x1000),
-        t(ScalarType::F32, &[999], 0x2000),
-        t(ScalarType::F32, &[1000], 0x3000),
-    ];
+    let args = vadd_args([1000, 999, 1000]);
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::SymbolMismatch { .. }), "{e}");
     assert!(e.to_string().contains("b.shape[0] = 999"), "{e}");
 
     let k = scale::build(Target::Sm90a).unwrap();
-    let args = [
-        t(ScalarType::F32, &[8, 32], 0x1000),
-        t(ScalarType::F32, &[8, 64], 0x2000),
-        ArgDesc::Scalar(Scalar::F32(2.0)),
-    ];
+    let args = scale_args((ScalarType::F32, [8, 32], 0x1000), Scalar::F32(2.0));
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::ArgShape { .. }), "{e}");
 }
@@ -57,18 +59,10 @@ fn wrong_shape() {
 #[test]
 fn wrong_dtype() {
     let k = scale::build(Target::Sm90a).unwrap();
-    let args = [
-        t(ScalarType::F32, &[8, 64], 0x1000),
-        t(ScalarType::F32, &[8, 64], 0x2000),
-        ArgDesc::Scalar(Scalar::F64(2.0)),
-    ];
+    let args = scale_args((ScalarType::F32, [8, 64], 0x1000), Scalar::F64(2.0));
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
-    let args = [
-        t(ScalarType::Bf16, &[8, 64], 0x1000),
-        t(ScalarType::F32, &[8, 64], 0x2000),
-        ArgDesc::Scalar(Scalar::F32(2.0)),
-    ];
+    let args = scale_args((ScalarType::Bf16, [8, 64], 0x1000), Scalar::F32(2.0));
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
 }
@@ -77,11 +71,7 @@ fn wrong_dtype() {
 fn misaligned_tensor_and_map() {
     // scale's tensors are declared 16-byte aligned (for its vector loads).
     let k = scale::build(Target::Sm90a).unwrap();
-    let args = [
-        t(ScalarType::F32, &[8, 64], 0x1004),
-        t(ScalarType::F32, &[8, 64], 0x2000),
-        ArgDesc::Scalar(Scalar::F32(2.0)),
-    ];
+    let args = scale_args((ScalarType::F32, [8, 64], 0x1004), Scalar::F32(2.0));
     let e = k.config_for(&args, 0).unwrap_err();
     assert!(
         matches!(e, RuntimeError::Misaligned { align: 16, .. }),
