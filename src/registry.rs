@@ -96,6 +96,13 @@ fn attention_module<const F16: bool, const D: u32, const CAUSAL: bool>(
     module(crate::library::attention::build(target, &cfg))
 }
 
+/// The attention kernel over packed variable-length sequences, bf16, head dim 128, causal.
+fn attention_varlen_module(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = crate::library::attention::AttentionConfig::new(ptx_isa::ScalarType::Bf16, 128, true)
+        .with_varlen();
+    module(crate::library::attention::build(target, &cfg))
+}
+
 /// A library kernel without a GPU check of its own.
 const fn lib(
     name: &'static str,
@@ -220,6 +227,18 @@ const REGISTRY: &[Entry] = &[
             "attention forward, bf16, head dim 128, causal (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths, O and LSE",
             true,
             attention_module::<false, 128, true>,
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::Isolated(
+            crate::selftest::attention::run_varlen,
+            &[],
+        )),
+        ..lib(
+            "attention_varlen",
+            "attention forward over packed variable-length sequences (cu_seqlens), bf16, head dim 128, causal (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, ragged lengths from 1, GQA, O and LSE",
+            true,
+            attention_varlen_module,
         )
     },
     lib(

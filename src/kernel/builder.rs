@@ -591,6 +591,20 @@ impl KernelBuilder {
     /// ```
     #[track_caller]
     pub fn symbol_with(&mut self, name: &str, facts: ExtentFacts) -> Result<Var> {
+        self.symbol_param(name, facts, false)
+    }
+
+    /// A symbolic extent the caller passes as a `u32` scalar argument
+    /// ([`Param::ExtentScalar`]), for a length no tensor's shape carries (the longest sequence
+    /// of a packed batch, which sizes the grid): the same variable and facts as
+    /// [`KernelBuilder::symbol_with`], checked by the launcher against the argument.
+    #[track_caller]
+    pub fn symbol_arg(&mut self, name: &str, facts: ExtentFacts) -> Result<Var> {
+        self.symbol_param(name, facts, true)
+    }
+
+    #[track_caller]
+    fn symbol_param(&mut self, name: &str, facts: ExtentFacts, passed: bool) -> Result<Var> {
         self.top_level(name)?;
         if !facts.satisfiable()
             || facts.multiple_of > u64::from(u32::MAX)
@@ -600,10 +614,17 @@ impl KernelBuilder {
         }
         let p = self.f.param::<ty::U32>(name)?;
         let r = self.f.load_param(&p)?;
-        self.params.push(Param::SymbolicExtent {
-            name: name.to_string(),
-            dtype: ptx_isa::ScalarType::U32,
-            facts,
+        self.params.push(if passed {
+            Param::ExtentScalar {
+                name: name.to_string(),
+                facts,
+            }
+        } else {
+            Param::SymbolicExtent {
+                name: name.to_string(),
+                dtype: ptx_isa::ScalarType::U32,
+                facts,
+            }
         });
         let max = facts
             .max

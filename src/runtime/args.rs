@@ -319,6 +319,21 @@ pub fn check_and_pack(
                 let bytes = extent_bytes(name, value, *dtype)?;
                 buf.write(pi, &bytes);
             }
+            Param::ExtentScalar { name, facts } => {
+                let value = symbols.get(name).copied().unwrap_or(0);
+                facts
+                    .check(value)
+                    .map_err(|fact| RuntimeError::ExtentFact {
+                        kernel: sig.name.clone(),
+                        symbol: name.clone(),
+                        value,
+                        fact,
+                    })?;
+                // Its argument (checked to be a `u32` scalar) is written below.
+                if let Some(ArgDesc::Scalar(s)) = next_arg.next() {
+                    buf.write(pi, &s.to_le_bytes());
+                }
+            }
             _ => {
                 // The count check above guarantees one argument per taking parameter.
                 let Some(arg) = next_arg.next() else {
@@ -412,6 +427,22 @@ fn check_one(
                     got: s.dtype(),
                 });
             }
+            Ok(None)
+        }
+        (Param::ExtentScalar { name, .. }, ArgDesc::Scalar(s)) => {
+            let Scalar::U32(value) = *s else {
+                return Err(RuntimeError::ArgDtype {
+                    param: name.clone(),
+                    expected: ScalarType::U32,
+                    got: s.dtype(),
+                });
+            };
+            // Its facts are checked with the other symbols' values (`check_and_pack`).
+            sources.entry(name.clone()).or_default().push(SymbolSource {
+                param: name.clone(),
+                dim: 0,
+                value: value as usize,
+            });
             Ok(None)
         }
         (Param::TensorMap { .. }, ArgDesc::TensorMap(_)) => Ok(None),
@@ -756,6 +787,56 @@ mod tests {
         assert!(
             matches!(e, RuntimeError::ExtentOverflow { value: 70_000, .. }),
             "{e}"
+        );
+    }
+
+    /// A symbol passed as a scalar argument: its value is the argument's, written in its
+    /// place, held against the symbol's facts and against the same symbol in a shape; a
+    /// scalar of another type is refused.
+    #[test]
+    fn extent_scalars_bind_their_symbol() {
+        let sig = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor("a", ScalarType::U8, vec!["m".into()]),
+                Param::ExtentScalar {
+                    name: "m".into(),
+                    facts: ExtentFacts::NONE.at_least(2),
+                },
+                Param::ExtentScalar {
+                    name: "longest".into(),
+                    facts: ExtentFacts::NONE.at_least(1),
+                },
+            ],
+        );
+        let a = t(ScalarType::U8, &[4], 0x1000);
+        let s = |v: u32| ArgDesc::Scalar(Scalar::U32(v));
+        let (buf, symbols) = check_and_pack(&sig, &[a.clone(), s(4), s(300)], 0).unwrap();
+        assert_eq!((symbols["m"], symbols["longest"]), (4, 300));
+        assert_eq!(&buf.bytes()[8..12], &4u32.to_le_bytes());
+        assert_eq!(&buf.bytes()[12..16], &300u32.to_le_bytes());
+        let e = check_and_pack(&sig, &[a.clone(), s(5), s(300)], 0).unwrap_err();
+        assert!(matches!(e, RuntimeError::SymbolMismatch { .. }), "{e}");
+        let e = check_and_pack(&sig, &[a.clone(), s(4), s(0)], 0).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::ExtentFact { ref symbol, value: 0, .. } if symbol == "longest"),
+            "{e}"
+        );
+        let e = check_and_pack(&sig, &[a, s(4), ArgDesc::Scalar(Scalar::I32(3))], 0).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RuntimeError::ArgDtype {
+                    expected: ScalarType::U32,
+                    got: ScalarType::S32,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            sig.params[2].kind_text(),
+            "extent longest: scalar u32 (at least 1)"
         );
     }
 

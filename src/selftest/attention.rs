@@ -10,7 +10,7 @@
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::rows::{Host, random};
-use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape};
+use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape, VarlenShape};
 use ptx_isa::ScalarType;
 
 /// How long one launch may take (the cases take milliseconds).
@@ -58,12 +58,113 @@ fn case<H: Host>(
     let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
     let got_lse = ctx.download(&lse)?;
     let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);
-    let o_tol = if cfg.dtype == ScalarType::F16 {
-        4e-3
-    } else {
-        2e-2
-    };
-    Ok((abs_err(&got_o, &want_o) / o_tol).max(abs_err(&got_lse, &want_lse) / 2e-3))
+    Ok((abs_err(&got_o, &want_o) / o_tol(cfg.dtype)).max(abs_err(&got_lse, &want_lse) / 2e-3))
+}
+
+/// One packed case: sequences of their own lengths back to back, the offsets on the device.
+fn case_varlen<H: Host>(
+    ctx: &mut GpuCtx,
+    att: &Attention,
+    s: &VarlenShape,
+) -> Result<f64, GpuCheckError> {
+    let cfg = *att.config();
+    let (total_q, total_k) = s.totals();
+    let q_shape = [total_q, s.heads, s.head_dim];
+    let kv_shape = [total_k, s.kv_heads, s.head_dim];
+    let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
+    let (hk, fk) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
+    let (hv, fv) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
+    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    let q = ctx.upload(&hq, &q_shape)?;
+    let k = ctx.upload(&hk, &kv_shape)?;
+    let v = ctx.upload(&hv, &kv_shape)?;
+    let cu_q = ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?;
+    let cu_k = ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?;
+    let nan = vec![H::from_f32(f32::NAN); q_shape.iter().product()];
+    let mut o = ctx.upload(&nan, &q_shape)?;
+    let mut lse = ctx.poisoned(&[s.heads, total_q])?;
+    let max_q = u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX);
+    att.run_varlen(
+        &ctx.stream,
+        &q,
+        &k,
+        &v,
+        &mut o,
+        &mut lse,
+        (&cu_q, &cu_k, max_q),
+        scale,
+    )?;
+    let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
+    let got_lse = ctx.download(&lse)?;
+    let (want_o, want_lse) = attention::reference_varlen(&fq, &fk, &fv, s, cfg.causal, scale);
+    Ok((abs_err(&got_o, &want_o) / o_tol(cfg.dtype)).max(abs_err(&got_lse, &want_lse) / 2e-3))
+}
+
+/// O's tolerance: 2e-2 for bf16, 4e-3 for f16 (absolute).
+fn o_tol(dtype: ScalarType) -> f64 {
+    if dtype == ScalarType::F16 { 4e-3 } else { 2e-2 }
+}
+
+/// The packed cases of `head_dim`: ragged (query, key) lengths with a sequence of one query,
+/// one of one key, lengths under, at and past a tile and not multiples of it, more queries
+/// than keys (the causal mask's first rows see nothing) and more keys than queries; grouped
+/// queries (4 heads over 2 KV heads) and multi-query (3 over 1).
+fn varlen_shapes(head_dim: usize) -> Vec<VarlenShape> {
+    vec![
+        VarlenShape::from_lengths(
+            &[(1, 77), (129, 1), (64, 300), (200, 128), (1, 1), (257, 190)],
+            4,
+            2,
+            head_dim,
+        ),
+        VarlenShape::from_lengths(&[(130, 130), (5, 333), (128, 64)], 3, 1, head_dim),
+    ]
+}
+
+/// The packed-sequence kernels ([`AttentionConfig::varlen`]) on [`varlen_shapes`], against
+/// [`attention::reference_varlen`].
+pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
+    let mut worst = 0.0f64;
+    let mut cases = 0;
+    for cfg in AttentionConfig::all().into_iter().filter(|c| c.varlen) {
+        let att = load(ctx, cfg)?;
+        for s in varlen_shapes(cfg.head_dim as usize) {
+            let r = match cfg.dtype {
+                ScalarType::F16 => case_varlen::<half::f16>(ctx, &att, &s),
+                _ => case_varlen::<half::bf16>(ctx, &att, &s),
+            };
+            let e = r.map_err(|e| GpuCheckError::Case {
+                case: format!(
+                    "{} cu_q {:?} cu_k {:?} h{}/{}",
+                    cfg.name(),
+                    s.cu_seqlens_q,
+                    s.cu_seqlens_k,
+                    s.heads,
+                    s.kv_heads
+                ),
+                source: Box::new(e),
+            })?;
+            worst = worst.max(e);
+            cases += 1;
+        }
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: 1.0,
+        detail: format!(
+            "{cases} cases: packed sequences, bf16/f16, d 64/128/256, causal or not, lengths              1..257 ragged, GQA 4/2 and MQA 3/1; error / tolerance of O and LSE"
+        ),
+    })
+}
+
+/// `cfg`'s kernel, each launch waited for at most [`LIMIT`].
+fn load(ctx: &GpuCtx, cfg: AttentionConfig) -> Result<Attention, GpuCheckError> {
+    Attention::new(&ctx.dev, cfg)
+        .map(|a| a.with_limit(LIMIT))
+        .map_err(|e| GpuCheckError::Case {
+            case: cfg.name(),
+            source: Box::new(e.into()),
+        })
 }
 
 /// Every case; the first failure to run names its case.
@@ -78,7 +179,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     };
     let mut worst = 0.0f64;
     let mut cases = 0;
-    for cfg in AttentionConfig::all() {
+    for cfg in AttentionConfig::all().into_iter().filter(|c| !c.varlen) {
         let mut shapes = vec![AttentionShape {
             head_dim: cfg.head_dim as usize,
             ..gqa
@@ -95,12 +196,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             });
         }
         // One kernel for the configuration's shapes.
-        let att = Attention::new(&ctx.dev, cfg)
-            .map(|a| a.with_limit(LIMIT))
-            .map_err(|e| GpuCheckError::Case {
-                case: cfg.name(),
-                source: Box::new(e.into()),
-            })?;
+        let att = load(ctx, cfg)?;
         for s in shapes {
             let r = match cfg.dtype {
                 ScalarType::F16 => case::<half::f16>(ctx, &att, s),

@@ -39,6 +39,15 @@ pub enum Param {
         /// breaks it.
         facts: ExtentFacts,
     },
+    /// A symbolic extent the caller passes as a `u32` scalar argument (a length no tensor's
+    /// shape carries, such as the longest sequence of a packed batch): the launcher checks it
+    /// against `facts` and uses it wherever the symbol appears (launch extents, shapes).
+    ExtentScalar {
+        /// The symbol.
+        name: String,
+        /// What the kernel was built assuming of its value.
+        facts: ExtentFacts,
+    },
     /// A TMA tensor map passed by value: `.param .align 64 .b8 name[128]`, encoded by the caller
     /// (the launcher cannot look inside it). [`Param::TmaTensor`] is the checked form.
     TensorMap {
@@ -148,6 +157,7 @@ impl Param {
             Param::Tensor { name, .. }
             | Param::Scalar { name, .. }
             | Param::SymbolicExtent { name, .. }
+            | Param::ExtentScalar { name, .. }
             | Param::TensorMap { name }
             | Param::TmaTensor { name, .. } => name,
         }
@@ -167,6 +177,7 @@ impl Param {
             Param::Scalar { dtype, .. } | Param::SymbolicExtent { dtype, .. } => {
                 (dtype.bytes() as usize, dtype.bytes() as usize)
             }
+            Param::ExtentScalar { .. } => (4, 4),
             Param::TensorMap { .. } | Param::TmaTensor { .. } => (128, 64),
         }
     }
@@ -184,6 +195,12 @@ impl Param {
             }
             Param::SymbolicExtent { name, dtype, facts } => {
                 format!("extent {name}: {} ({facts})", dtype.name())
+            }
+            Param::ExtentScalar { name, facts } if *facts == ExtentFacts::NONE => {
+                format!("extent {name}: scalar u32")
+            }
+            Param::ExtentScalar { name, facts } => {
+                format!("extent {name}: scalar u32 ({facts})")
             }
             Param::TensorMap { .. } => "tensor map".to_string(),
             Param::TmaTensor {

@@ -214,7 +214,23 @@ impl KernelBuilder {
         buf: &Buffer<T>,
         origin: &[Expr],
         row_dim: usize,
+        dims: [u32; 2],
+    ) -> Result<TileRef> {
+        self.rows_until(buf, origin, row_dim, dims, None)
+    }
+
+    /// [`KernelBuilder::rows_at`] with the rows bounded by `row_end` (exclusive, an index along
+    /// `row_dim`) where that is given instead of by the dimension's extent: a block of one
+    /// sequence of a packed batch (`O[total, heads, dim]`, the sequence ending at its next
+    /// offset) whose rows past the sequence belong to the next and are not written.
+    #[track_caller]
+    pub fn rows_until<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        origin: &[Expr],
+        row_dim: usize,
         [rows, cols]: [u32; 2],
+        row_end: Option<Expr>,
     ) -> Result<TileRef> {
         let rank = buf.shape().len();
         let last_stride = buf.strides().last().map(|e| self.simplify(e).as_const());
@@ -253,7 +269,8 @@ impl KernelBuilder {
             k.isa().sub(d, d, o)?;
             Ok(RunCount::new(d, m))
         };
-        let (h, w) = (buf.shape()[row_dim].clone(), buf.shape()[rank - 1].clone());
+        let h = row_end.unwrap_or_else(|| buf.shape()[row_dim].clone());
+        let w = buf.shape()[rank - 1].clone();
         let rows_left = left(self, &h, &origin[row_dim])?;
         let cols_left = left(self, &w, &origin[rank - 1])?;
         let size = i64::from(<T as ty::RegType>::TYPE.bytes());

@@ -127,11 +127,24 @@ struct Args<T: Elem> {
     o: Buffer<T>,
     lse: Buffer<ty::F32>,
     scale: Reg<ty::F32>,
-    batch: Var,
-    seqlen_q: Var,
-    seqlen_k: Var,
+    /// Sequences: a symbol, or one less than the offsets packed.
+    batch: Expr,
     heads: Var,
     kv_heads: Var,
+    seqs: Seqs,
+}
+
+/// Where the sequences are.
+enum Seqs {
+    /// `[batch, seq, heads, d]` tensors: every sequence of the same lengths.
+    Batched { seqlen_q: Var, seqlen_k: Var },
+    /// Packed `[total, heads, d]` tensors: sequence `b` at rows `cu[b]..cu[b + 1]`; the grid
+    /// covers the longest query sequence.
+    Varlen {
+        cu_q: Buffer<ty::S32>,
+        cu_k: Buffer<ty::S32>,
+        max_seqlen_q: Var,
+    },
 }
 
 /// What every warpgroup knows of its CTA's work.
@@ -142,9 +155,33 @@ struct Block {
     batch: Var,
     /// The KV head (`head / (heads / kv_heads)`).
     kv_head: Var,
+    /// This sequence's query and key lengths.
+    seqlen_q: Var,
+    seqlen_k: Var,
+    /// Packed sequences: this sequence's first query row and first key row.
+    starts: Option<(Var, Var)>,
     /// Key tiles this query tile visits (`0..n_blocks`): all of them, or with the causal mask
     /// those not wholly above the diagonal.
     n_blocks: Var,
+}
+
+impl Block {
+    /// The coordinates of query row `row` of this sequence in Q and O (without the column):
+    /// `[batch, row, head]`, or `[first + row, head]` packed.
+    fn q_at(&self, row: Expr) -> Vec<Expr> {
+        match self.starts {
+            None => vec![self.batch.into(), row, self.head.into()],
+            Some((q0, _)) => vec![row + q0, self.head.into()],
+        }
+    }
+
+    /// The same for key row `row` in K and V (the KV head).
+    fn kv_at(&self, row: Expr) -> Vec<Expr> {
+        match self.starts {
+            None => vec![self.batch.into(), row, self.kv_head.into()],
+            Some((_, k0)) => vec![row + k0, self.kv_head.into()],
+        }
+    }
 }
 
 /// What every part of the kernel reads: the configuration, the parameters, the CTA's work, the
@@ -185,10 +222,14 @@ fn build_typed<T: Elem>(
     }
     let (bm, bn) = (AttentionConfig::BLOCK_M, cfg.block_n);
     let args = declare::<T>(&mut k, cfg)?;
+    let longest = match &args.seqs {
+        Seqs::Batched { seqlen_q, .. } => *seqlen_q,
+        Seqs::Varlen { max_seqlen_q, .. } => *max_seqlen_q,
+    };
     let [m_block, head, batch] = k.cta_id([
-        Expr::ceil_div(args.seqlen_q, bm),
+        Expr::ceil_div(longest, bm),
         args.heads.into(),
-        args.batch.into(),
+        args.batch.clone(),
     ])?;
     let [tid] = k.thread_id([AttentionConfig::THREADS])?;
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
@@ -230,16 +271,35 @@ fn build_typed<T: Elem>(
         .declare_one("q_full", 1, q_bar)
         .map_err(|e| protocol(&k, e))?;
 
-    // The KV head of a query head, and the key tiles this query tile sees.
+    // The KV head of a query head, this sequence's lengths, and the key tiles this query tile
+    // sees.
     let kv_head = k.let_("kv_head", head / (args.heads / args.kv_heads))?;
-    let n_all = Expr::ceil_div(args.seqlen_k, bn);
+    let (seqlen_q, seqlen_k, starts) = match &args.seqs {
+        Seqs::Batched { seqlen_q, seqlen_k } => (*seqlen_q, *seqlen_k, None),
+        Seqs::Varlen { cu_q, cu_k, .. } => {
+            // cu[b] and cu[b + 1]: the sequence's rows (offsets are never negative).
+            let at = |k: &mut KernelBuilder, cu: &Buffer<ty::S32>, i: Expr, name: &str| {
+                let r = k.load(cu, [i])?;
+                let r = r.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
+                Ok::<_, crate::kernel::KernelError>(k.bind(name, r))
+            };
+            let q0 = at(&mut k, cu_q, batch.into(), "q_first")?;
+            let q1 = at(&mut k, cu_q, batch + 1, "q_end")?;
+            let k0 = at(&mut k, cu_k, batch.into(), "k_first")?;
+            let k1 = at(&mut k, cu_k, batch + 1, "k_end")?;
+            let sq = k.let_("seqlen_q", Expr::from(q1) - q0)?;
+            let sk = k.let_("seqlen_k", Expr::from(k1) - k0)?;
+            (sq, sk, Some((q0, k0)))
+        }
+    };
+    let n_all = Expr::ceil_div(seqlen_k, bn);
     let n_blocks = if cfg.causal {
         // Keys up to (last row) + seqlen_k - seqlen_q: min(n_all, ceil((m0 + 128 + sk - sq) / bn)),
         // 0 when that is negative.
-        let reach = k.let_("reach", m_block * bm + bm + args.seqlen_k)?;
-        let below = k.cmp(CmpOp::Gt, reach, args.seqlen_q)?;
+        let reach = k.let_("reach", m_block * bm + bm + seqlen_k)?;
+        let below = k.cmp(CmpOp::Gt, reach, seqlen_q)?;
         let end = k.reg::<ty::U32>();
-        let r = k.eval(Expr::ceil_div(reach - args.seqlen_q, bn))?;
+        let r = k.eval(Expr::ceil_div(reach - seqlen_q, bn))?;
         let all = k.eval(n_all)?;
         k.min(end, r, all)?;
         let zero = k.reg::<ty::U32>();
@@ -254,6 +314,9 @@ fn build_typed<T: Elem>(
         head,
         batch,
         kv_head,
+        seqlen_q,
+        seqlen_k,
+        starts,
         n_blocks,
     };
 
@@ -296,52 +359,85 @@ fn build_typed<T: Elem>(
         q_full,
     };
     let wg = k.let_("wg", tid / 128)?;
-    let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
-    k.comment("warpgroup 0: the producer");
-    k.if_(is_producer, |k| producer(k, &parts, &mut sync, tid))
-        .end()?;
-    let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
-    k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
-    k.if_(is_consumer, |k| consumer(k, &parts, &mut sync, tid, wg))
-        .end()?;
+    let mut roles = |k: &mut KernelBuilder| {
+        let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
+        k.comment("warpgroup 0: the producer");
+        k.if_(is_producer, |k| producer(k, &parts, &mut sync, tid))
+            .end()?;
+        let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
+        k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
+        k.if_(is_consumer, |k| consumer(k, &parts, &mut sync, tid, wg))
+            .end()
+    };
+    if cfg.varlen {
+        // The grid covers the longest sequence: a query tile past this one's end has no work.
+        let live = k.cmp(CmpOp::Lt, m_block * bm, seqlen_q)?;
+        k.comment("packed sequences: only query tiles inside this sequence");
+        k.if_(live, roles).end()?;
+    } else {
+        roles(&mut k)?;
+    }
     sync.finish()
         .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 
-/// The parameters: `q`, `k`, `v`, `o`, `lse`, `scale`, and the symbolic extents they name.
+/// The parameters: `q`, `k`, `v`, `o`, `lse`, `scale`, and the symbolic extents they name;
+/// packed sequences also take `cu_seqlens_q`, `cu_seqlens_k` (`[batch + 1]` i32) and
+/// `max_seqlen_q` (a `u32` scalar: the grid's query tiles cover it).
 fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args<T>> {
     let at_least_1 = ExtentFacts::NONE.at_least(1);
-    let batch = k.symbol_with("batch", at_least_1)?;
-    let seqlen_q = k.symbol_with("seqlen_q", at_least_1)?;
-    let seqlen_k = k.symbol_with("seqlen_k", at_least_1)?;
-    let heads = k.symbol_with("heads", at_least_1)?;
-    let kv_heads = k.symbol_with("kv_heads", at_least_1)?;
     let d = cfg.head_dim;
     let slab = AttentionConfig::SLAB;
-    let qkv = |rows: u32| TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128);
-    let q_shape = [
-        Expr::from(batch),
-        seqlen_q.into(),
-        heads.into(),
-        Expr::from(d),
-    ];
-    let kv_shape = [
-        Expr::from(batch),
-        seqlen_k.into(),
-        kv_heads.into(),
-        Expr::from(d),
-    ];
+    // Shapes without the batch when packed: [rows, heads, d].
+    let (batch, seqlen_q, seqlen_k, offsets) = if cfg.varlen {
+        let offsets = k.symbol_with("offsets", ExtentFacts::NONE.at_least(2))?;
+        let total_q = k.symbol_with("total_q", at_least_1)?;
+        let total_k = k.symbol_with("total_k", at_least_1)?;
+        (offsets - 1, total_q, total_k, Some(offsets))
+    } else {
+        let batch = k.symbol_with("batch", at_least_1)?;
+        let seqlen_q = k.symbol_with("seqlen_q", at_least_1)?;
+        let seqlen_k = k.symbol_with("seqlen_k", at_least_1)?;
+        (Expr::from(batch), seqlen_q, seqlen_k, None)
+    };
+    let heads = k.symbol_with("heads", at_least_1)?;
+    let kv_heads = k.symbol_with("kv_heads", at_least_1)?;
+    let lead = |rows: Var| -> Vec<Expr> {
+        match offsets {
+            Some(_) => vec![rows.into()],
+            None => vec![batch.clone(), rows.into()],
+        }
+    };
+    let shape = |rows: Var, h: Var| -> Vec<Expr> {
+        let mut s = lead(rows);
+        s.extend([Expr::from(h), Expr::from(d)]);
+        s
+    };
+    let qkv = |rows: u32| match offsets {
+        Some(_) => TmaBox::new([rows, 1, slab]).swizzle(SwizzleMode::B128),
+        None => TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128),
+    };
+    let (q_shape, kv_shape) = (shape(seqlen_q, heads), shape(seqlen_k, kv_heads));
     let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(AttentionConfig::BLOCK_M))?;
     let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(cfg.block_n))?;
     let v = k.tma_tensor::<T>("v", kv_shape, qkv(cfg.block_n))?;
     let o = k.tensor::<T>("o", q_shape, TensorOpts::default().align(16))?;
-    let lse = k.tensor::<ty::F32>(
-        "lse",
-        [Expr::from(batch), heads.into(), seqlen_q.into()],
-        TensorOpts::default(),
-    )?;
+    // LSE [batch, heads, seqlen_q], or [heads, total_q] packed.
+    let lse_shape = match offsets {
+        Some(_) => vec![Expr::from(heads), seqlen_q.into()],
+        None => vec![batch.clone(), heads.into(), seqlen_q.into()],
+    };
+    let lse = k.tensor::<ty::F32>("lse", lse_shape, TensorOpts::default())?;
     let scale = k.scalar::<ty::F32>("scale")?;
+    let seqs = match offsets {
+        Some(offsets) => Seqs::Varlen {
+            cu_q: k.tensor::<ty::S32>("cu_seqlens_q", [offsets], TensorOpts::default())?,
+            cu_k: k.tensor::<ty::S32>("cu_seqlens_k", [offsets], TensorOpts::default())?,
+            max_seqlen_q: k.symbol_arg("max_seqlen_q", at_least_1)?,
+        },
+        None => Seqs::Batched { seqlen_q, seqlen_k },
+    };
     Ok(Args {
         q,
         k: kt,
@@ -350,15 +446,15 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
         lse,
         scale,
         batch,
-        seqlen_q,
-        seqlen_k,
         heads,
         kv_heads,
+        seqs,
     })
 }
 
-/// A `rows x d` tile of `t` at `[batch, row0, head, 0]` into the slabs at `dst` (one TMA box per
-/// 64 columns, slab `s` at `dst + s * rows * 128`), completing on `bar`.
+/// A `rows x d` tile of `t` at `coords` (every coordinate but the column's: `[batch, row0, head]`,
+/// or `[row0, head]` packed) into the slabs at `dst` (one TMA box per 64 columns, slab `s` at
+/// `dst + s * rows * 128`), completing on `bar`.
 #[allow(clippy::too_many_arguments)]
 fn load_tile<T: Elem>(
     k: &mut KernelBuilder,
@@ -368,7 +464,7 @@ fn load_tile<T: Elem>(
     dst: Reg<ty::U32>,
     rows: u32,
     d: u32,
-    [batch, row0, head]: [Expr; 3],
+    coords: &[Expr],
 ) -> Result<()> {
     let slab = AttentionConfig::SLAB;
     for s in 0..d / slab {
@@ -381,15 +477,9 @@ fn load_tile<T: Elem>(
         };
         let tile = TileRef::shared_row_major(T::DTYPE, rows, slab, at, 1024)
             .with_swizzle(SwizzleMode::B128);
-        let src = k.tma_box_at(
-            t,
-            &[
-                batch.clone(),
-                row0.clone(),
-                head.clone(),
-                Expr::from(s * slab),
-            ],
-        )?;
+        let mut origin = coords.to_vec();
+        origin.push(Expr::from(s * slab));
+        let src = k.tma_box_at(t, &origin)?;
         k.copy_async(
             &tile,
             &src,
@@ -415,7 +505,6 @@ fn producer<T: Elem>(
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
-        let origin = |row0: Expr, head: Var| [Expr::from(blk.batch), row0, Expr::from(head)];
         load_tile(
             k,
             sync,
@@ -424,13 +513,13 @@ fn producer<T: Elem>(
             q_s,
             bm,
             d,
-            origin(blk.m_block * bm, blk.head),
+            &blk.q_at(blk.m_block * bm),
         )?;
         // Both rings advance together: one cursor.
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         let stage = cur.stage();
         k.for_range(0, blk.n_blocks, |k, n| {
-            let at = origin(n * bn, blk.kv_head);
+            let at = blk.kv_at(n * bn);
             for (ring, t) in [(p.k_ring, &args.k), (p.v_ring, &args.v)] {
                 // Wait until both consumers released the stage (a fresh barrier counts as
                 // released for parity 1: PTX ISA 9.7.13.15.16).
@@ -439,7 +528,7 @@ fn producer<T: Elem>(
                 let full = ring.barrier(k, stage, false)?;
                 sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
                 let dst = ring.tile(k, stage)?;
-                load_tile(k, sync, full, t, dst, bn, d, at.clone())?;
+                load_tile(k, sync, full, t, dst, bn, d, &at)?;
             }
             cur.advance(k.isa())?;
             Ok(())
@@ -808,7 +897,7 @@ fn mask<T: Elem>(
 ) -> Result<()> {
     let cfg = p.cfg;
     let bn = cfg.block_n;
-    let (sq, sk) = (p.args.seqlen_q, p.args.seqlen_k);
+    let (sq, sk) = (p.blk.seqlen_q, p.blk.seqlen_k);
     // The tile's columns n*bn .. n*bn + bn reach past the keys.
     let edge = k.cmp(CmpOp::Gt, n * bn + bn, sk)?;
     let needs = if cfg.causal {
@@ -941,15 +1030,16 @@ fn epilogue<T: Elem>(
     };
     let packed = TileRef::registers(dt, o_frag, pairs);
     k.cast(&packed, o_acc, ExecScope::Warpgroup)?;
-    let live = k.cmp(CmpOp::Lt, row0, args.seqlen_q)?;
+    let live = k.cmp(CmpOp::Lt, row0, blk.seqlen_q)?;
     k.if_(live, |k| {
-        let origin = [
-            Expr::from(blk.batch),
-            row0.into(),
-            blk.head.into(),
-            Expr::from(0u32),
-        ];
-        let view = k.rows_at(&args.o, &origin, 1, [64, d])?;
+        let mut origin = blk.q_at(row0.into());
+        origin.push(Expr::from(0u32));
+        // Packed, the rows end with the sequence; else with the tensor's `seqlen_q`.
+        let (row_dim, end) = match blk.starts {
+            Some((q0, _)) => (0, Some(Expr::from(q0) + blk.seqlen_q)),
+            None => (1, None),
+        };
+        let view = k.rows_until(&args.o, &origin, row_dim, [64, d], end)?;
         k.copy(&view, &packed, ExecScope::Warpgroup)?;
         // LSE: each quad's first lane holds its rows' statistics.
         let (r, c) = k.fragment_origin(o_acc, lt)?;
@@ -966,18 +1056,16 @@ fn epilogue<T: Elem>(
             .collect();
         for (i, off) in offsets.into_iter().enumerate() {
             let row = k.let_("lse_row", row0 + r.clone() + off as u32)?;
-            let inside = k.cmp(CmpOp::Lt, row, args.seqlen_q)?;
+            let inside = k.cmp(CmpOp::Lt, row, blk.seqlen_q)?;
             let p = k.pred();
             k.and(p, inside, first)?;
             let val = lse[i];
-            k.if_(p, |k| {
-                k.store(
-                    &args.lse,
-                    [Expr::from(blk.batch), blk.head.into(), row.into()],
-                    val,
-                )
-            })
-            .end()?;
+            // LSE[batch, head, row], or LSE[head, first + row] packed.
+            let at = match blk.starts {
+                Some((q0, _)) => vec![Expr::from(blk.head), row + q0],
+                None => vec![Expr::from(blk.batch), blk.head.into(), row.into()],
+            };
+            k.if_(p, |k| k.store(&args.lse, at, val)).end()?;
         }
         Ok(())
     })

@@ -34,6 +34,16 @@ pub enum ShapeError {
         /// KV heads.
         kv_heads: usize,
     },
+    /// Packed sequences passed to a kernel built for batched ones, or the other way round.
+    #[error(
+        "the kernel is built for {}: call {}",
+        if *varlen { "packed sequences" } else { "batched sequences" },
+        if *varlen { "run_varlen" } else { "run" }
+    )]
+    Packing {
+        /// Whether the kernel takes packed sequences.
+        varlen: bool,
+    },
     /// An element type other than the configuration's.
     #[error("`{tensor}` holds {got}; the kernel is built for {want}")]
     DType {
@@ -61,6 +71,20 @@ pub enum AttentionError {
     /// The operands do not make an attention problem.
     #[error("attention operands: {0}")]
     Shape(#[from] ShapeError),
+}
+
+/// The offsets of packed variable-length sequences ([`AttentionConfig::varlen`]), as
+/// FlashAttention's varlen API takes them: `cu_seqlens_q` and `cu_seqlens_k` `[batch + 1]`
+/// i32 on the device (sequence `b` at rows `cu[b]..cu[b + 1]`, the last the totals) and the
+/// longest query sequence, which sizes the grid.
+pub struct VarlenArgs<'a> {
+    /// Each sequence's first query row, then the total.
+    pub cu_seqlens_q: TensorRef<'a>,
+    /// Each sequence's first key row, then the total.
+    pub cu_seqlens_k: TensorRef<'a>,
+    /// The longest query sequence (at least each `cu_seqlens_q[b + 1] - cu_seqlens_q[b]`; a
+    /// smaller value leaves the queries past it unwritten).
+    pub max_seqlen_q: u32,
 }
 
 /// A loaded attention kernel for one configuration.
@@ -142,17 +166,84 @@ impl Attention {
         lse: TensorMut<'a>,
         scale: f32,
     ) -> Result<(), AttentionError> {
+        self.launch(stream, [q, k, v], [o, lse], scale, None)
+    }
+
+    /// Packed variable-length sequences (a kernel built with [`AttentionConfig::varlen`]): `q`
+    /// and `o` `[total_q, heads, d]`, `k` and `v` `[total_k, kv_heads, d]`, `lse`
+    /// `[heads, total_q]`, `cu_seqlens_q` and `cu_seqlens_k` `[batch + 1]` i32 offsets and the
+    /// longest query sequence. Each sequence has its own lengths and causal alignment.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_varlen<T: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        q: &DeviceTensor<T>,
+        k: &DeviceTensor<T>,
+        v: &DeviceTensor<T>,
+        o: &mut DeviceTensor<T>,
+        lse: &mut DeviceTensor<f32>,
+        seqs: (&DeviceTensor<i32>, &DeviceTensor<i32>, u32),
+        scale: f32,
+    ) -> Result<(), AttentionError> {
+        let (cu_q, cu_k, max_seqlen_q) = seqs;
+        let seqs = VarlenArgs {
+            cu_seqlens_q: cu_q.into(),
+            cu_seqlens_k: cu_k.into(),
+            max_seqlen_q,
+        };
+        self.launch(
+            stream,
+            [q.into(), k.into(), v.into()],
+            [o.into(), lse.into()],
+            scale,
+            Some(seqs),
+        )
+    }
+
+    /// [`Attention::run_varlen`] on memory the caller owns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_varlen_borrowed<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        q: TensorRef<'a>,
+        k: TensorRef<'a>,
+        v: TensorRef<'a>,
+        o: TensorMut<'a>,
+        lse: TensorMut<'a>,
+        seqs: VarlenArgs<'a>,
+        scale: f32,
+    ) -> Result<(), AttentionError> {
+        self.launch(stream, [q, k, v], [o, lse], scale, Some(seqs))
+    }
+
+    /// The checks the signature cannot make, then the launch: batched tensors (rank 4) without
+    /// `seqs`, packed ones (rank 3) with them.
+    fn launch<'a>(
+        &self,
+        stream: &Arc<CudaStream>,
+        [q, k, v]: [TensorRef<'a>; 3],
+        [o, lse]: [TensorMut<'a>; 2],
+        scale: f32,
+        seqs: Option<VarlenArgs<'a>>,
+    ) -> Result<(), AttentionError> {
+        if seqs.is_some() != self.cfg.varlen {
+            return Err(ShapeError::Packing {
+                varlen: self.cfg.varlen,
+            }
+            .into());
+        }
+        let rank = if self.cfg.varlen { 3 } else { 4 };
         for (name, d) in [
             ("q", q.desc()),
             ("k", k.desc()),
             ("v", v.desc()),
             ("o", o.desc()),
         ] {
-            if d.shape.len() != 4 {
+            if d.shape.len() != rank {
                 return Err(ShapeError::Rank {
                     tensor: name,
                     shape: d.shape.clone(),
-                    rank: 4,
+                    rank,
                 }
                 .into());
             }
@@ -165,13 +256,13 @@ impl Attention {
                 .into());
             }
         }
-        let (heads, kv_heads) = (q.desc().shape[2], k.desc().shape[2]);
+        let (heads, kv_heads) = (q.desc().shape[rank - 2], k.desc().shape[rank - 2]);
         if kv_heads == 0 || heads % kv_heads != 0 {
             return Err(ShapeError::Heads { heads, kv_heads }.into());
         }
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signature's to check.
-        let mut args = [
+        let mut args = vec![
             q.into(),
             k.into(),
             v.into(),
@@ -179,6 +270,13 @@ impl Attention {
             lse.into(),
             Arg::scalar(scale),
         ];
+        if let Some(s) = seqs {
+            args.extend([
+                s.cu_seqlens_q.into(),
+                s.cu_seqlens_k.into(),
+                Arg::scalar(s.max_seqlen_q),
+            ]);
+        }
         match self.limit {
             Some(limit) => {
                 let watch = Watch::timeout(limit);

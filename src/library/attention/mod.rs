@@ -21,7 +21,7 @@ mod build;
 mod host;
 
 pub use build::build;
-pub use host::{Attention, AttentionError, ShapeError};
+pub use host::{Attention, AttentionError, ShapeError, VarlenArgs};
 
 use ptx_isa::ScalarType;
 
@@ -103,6 +103,11 @@ pub struct AttentionConfig {
     pub stages: u32,
     /// How the consumers order their GEMMs and softmax.
     pub schedule: Schedule,
+    /// Variable-length sequences packed one after another (FlashAttention's varlen API): Q and
+    /// O `[total_q, heads, d]`, K and V `[total_k, kv_heads, d]`, sequence `b` at rows
+    /// `cu_seqlens[b]..cu_seqlens[b + 1]` of each, LSE `[heads, total_q]`; instead of
+    /// `[batch, seq, heads, d]` tensors of one length.
+    pub varlen: bool,
 }
 
 /// Shared memory a CTA may use on sm_90 (227 KB).
@@ -146,11 +151,13 @@ impl AttentionConfig {
             block_n: if head_dim > 128 { 64 } else { 128 },
             stages: 2,
             schedule: Self::default_schedule(head_dim),
+            varlen: false,
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
-    /// and not, each with every [`Schedule`] (the default one first).
+    /// and not, each with every [`Schedule`] (the default one first), then the packed
+    /// variable-length one with the default schedule.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -163,10 +170,19 @@ impl AttentionConfig {
                             out.push(base.with_schedule(schedule));
                         }
                     }
+                    out.push(base.with_varlen());
                 }
             }
         }
         out
+    }
+
+    /// The same configuration over packed variable-length sequences ([`AttentionConfig::varlen`]).
+    pub fn with_varlen(self) -> AttentionConfig {
+        AttentionConfig {
+            varlen: true,
+            ..self
+        }
     }
 
     /// The same configuration with another schedule.
@@ -175,7 +191,8 @@ impl AttentionConfig {
     }
 
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
-    /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim.
+    /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim, then
+    /// `_varlen` for packed sequences.
     pub fn name(&self) -> String {
         let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
             String::new()
@@ -183,10 +200,11 @@ impl AttentionConfig {
             format!("_{}", self.schedule.name())
         };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}",
+            "attention_fwd_{}_d{}{}{schedule}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
-            if self.causal { "_causal" } else { "" }
+            if self.causal { "_causal" } else { "" },
+            if self.varlen { "_varlen" } else { "" }
         )
     }
 
@@ -337,6 +355,134 @@ pub fn reference(
     (o, lse)
 }
 
+/// Packed variable-length sequences: the offsets of each sequence's first query and key
+/// (`cu_seqlens_q`, `cu_seqlens_k`, one more than the sequences, the last the totals), with
+/// the heads and head dimension every sequence shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarlenShape {
+    /// Sequence `b`'s queries are rows `cu_seqlens_q[b]..cu_seqlens_q[b + 1]` of Q and O.
+    pub cu_seqlens_q: Vec<i32>,
+    /// Sequence `b`'s keys are rows `cu_seqlens_k[b]..cu_seqlens_k[b + 1]` of K and V.
+    pub cu_seqlens_k: Vec<i32>,
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads (dividing `heads`).
+    pub kv_heads: usize,
+    /// Head dimension.
+    pub head_dim: usize,
+}
+
+impl VarlenShape {
+    /// The offsets of `lengths` (query, key) pairs, one sequence each.
+    pub fn from_lengths(
+        lengths: &[(usize, usize)],
+        heads: usize,
+        kv_heads: usize,
+        head_dim: usize,
+    ) -> VarlenShape {
+        let offsets = |pick: fn(&(usize, usize)) -> usize| {
+            let mut out = vec![0i32];
+            let mut at = 0usize;
+            for l in lengths {
+                at += pick(l);
+                out.push(i32::try_from(at).unwrap_or(i32::MAX));
+            }
+            out
+        };
+        VarlenShape {
+            cu_seqlens_q: offsets(|l| l.0),
+            cu_seqlens_k: offsets(|l| l.1),
+            heads,
+            kv_heads,
+            head_dim,
+        }
+    }
+
+    /// Each sequence's (query, key) lengths and first rows.
+    fn sequences(&self) -> impl Iterator<Item = ((usize, usize), (usize, usize))> + '_ {
+        let at = |c: &[i32], b: usize| c.get(b).map_or(0, |&x| x.max(0) as usize);
+        (0..self.cu_seqlens_q.len().saturating_sub(1)).map(move |b| {
+            let (q0, k0) = (at(&self.cu_seqlens_q, b), at(&self.cu_seqlens_k, b));
+            let (q1, k1) = (at(&self.cu_seqlens_q, b + 1), at(&self.cu_seqlens_k, b + 1));
+            ((q0, q1.saturating_sub(q0)), (k0, k1.saturating_sub(k0)))
+        })
+    }
+
+    /// Queries and keys in all: the last offsets.
+    pub fn totals(&self) -> (usize, usize) {
+        let last = |c: &[i32]| c.last().map_or(0, |&x| x.max(0) as usize);
+        (last(&self.cu_seqlens_q), last(&self.cu_seqlens_k))
+    }
+
+    /// The longest query sequence (the kernel's `max_seqlen_q`).
+    pub fn max_seqlen_q(&self) -> usize {
+        self.sequences().map(|((_, n), _)| n).max().unwrap_or(0)
+    }
+
+    /// Floating-point operations of the forward pass, summed over the sequences as
+    /// [`AttentionShape::flops`] counts one.
+    pub fn flops(&self, causal: bool) -> f64 {
+        self.sequences()
+            .map(|((_, sq), (_, sk))| {
+                AttentionShape {
+                    batch: 1,
+                    seqlen_q: sq,
+                    seqlen_k: sk,
+                    heads: self.heads,
+                    kv_heads: self.kv_heads,
+                    head_dim: self.head_dim,
+                }
+                .flops(causal)
+            })
+            .sum()
+    }
+}
+
+/// The host reference for packed sequences: [`reference`] on each sequence (its own lengths
+/// and causal alignment), `O` `[total_q, heads, d]` and `LSE` `[heads, total_q]`.
+pub fn reference_varlen(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    s: &VarlenShape,
+    causal: bool,
+    scale: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let (h, hk, d) = (s.heads, s.kv_heads, s.head_dim);
+    let (total_q, _) = s.totals();
+    let mut o = vec![0f32; total_q * h * d];
+    let mut lse = vec![0f32; h * total_q];
+    for ((q0, sq), (k0, sk)) in s.sequences() {
+        let one = AttentionShape {
+            batch: 1,
+            seqlen_q: sq,
+            seqlen_k: sk,
+            heads: h,
+            kv_heads: hk,
+            head_dim: d,
+        };
+        let rows = |x: &[f32], r0: usize, n: usize, w: usize| -> Vec<f32> {
+            x.get(r0 * w..(r0 + n) * w)
+                .map_or_else(Vec::new, <[f32]>::to_vec)
+        };
+        let (qs, ks, vs) = (
+            rows(q, q0, sq, h * d),
+            rows(k, k0, sk, hk * d),
+            rows(v, k0, sk, hk * d),
+        );
+        let (os, ls) = reference(&qs, &ks, &vs, one, causal, scale);
+        if let Some(dst) = o.get_mut(q0 * h * d..(q0 + sq) * h * d) {
+            dst.copy_from_slice(&os);
+        }
+        for head in 0..h {
+            for i in 0..sq {
+                lse[head * total_q + q0 + i] = ls[head * sq + i];
+            }
+        }
+    }
+    (o, lse)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +519,66 @@ mod tests {
             AttentionConfig::new(ScalarType::F16, 128, true).name(),
             "attention_fwd_f16_d128_causal"
         );
+    }
+
+    /// Packed sequences of equal lengths are the batched problem: the same O, and LSE with
+    /// the heads outermost; ragged ones are each their own problem.
+    #[test]
+    fn the_packed_reference_is_the_batched_one_per_sequence() {
+        let (b, sq, sk, h, hk, d) = (2, 3, 5, 2, 1, 4);
+        let x = |n: usize, salt: f32| -> Vec<f32> {
+            (0..n).map(|i| ((i as f32 + salt) * 0.37).sin()).collect()
+        };
+        let (q, k, v) = (
+            x(b * sq * h * d, 0.0),
+            x(b * sk * hk * d, 1.0),
+            x(b * sk * hk * d, 2.0),
+        );
+        let batched = AttentionShape {
+            batch: b,
+            seqlen_q: sq,
+            seqlen_k: sk,
+            heads: h,
+            kv_heads: hk,
+            head_dim: d,
+        };
+        let packed = VarlenShape::from_lengths(&[(sq, sk); 2], h, hk, d);
+        assert_eq!(packed.cu_seqlens_q, vec![0, 3, 6]);
+        assert_eq!(packed.totals(), (6, 10));
+        assert_eq!(packed.max_seqlen_q(), 3);
+        assert_eq!(packed.flops(true), batched.flops(true));
+        for causal in [false, true] {
+            let (o, lse) = reference(&q, &k, &v, batched, causal, 0.5);
+            let (po, plse) = reference_varlen(&q, &k, &v, &packed, causal, 0.5);
+            assert_eq!(o, po);
+            for (bi, hi, i) in
+                (0..b).flat_map(|bi| (0..h).flat_map(move |hi| (0..sq).map(move |i| (bi, hi, i))))
+            {
+                assert_eq!(lse[(bi * h + hi) * sq + i], plse[hi * b * sq + bi * sq + i]);
+            }
+        }
+        // A ragged pack: the second sequence alone is a batch of one.
+        let ragged = VarlenShape::from_lengths(&[(1, 2), (2, 5)], 1, 1, d);
+        let (po, plse) =
+            reference_varlen(&q[..3 * d], &k[..7 * d], &v[..7 * d], &ragged, true, 0.5);
+        let one = AttentionShape {
+            batch: 1,
+            seqlen_q: 2,
+            seqlen_k: 5,
+            heads: 1,
+            kv_heads: 1,
+            head_dim: d,
+        };
+        let (o, lse) = reference(
+            &q[d..3 * d],
+            &k[2 * d..7 * d],
+            &v[2 * d..7 * d],
+            one,
+            true,
+            0.5,
+        );
+        assert_eq!(&po[d..], &o[..]);
+        assert_eq!(&plse[1..], &lse[..]);
     }
 
     #[test]
