@@ -1,10 +1,11 @@
 //! Attention forward: TFLOP/s (`4 · batch · heads · seqlen_q · seqlen_k · d`, halved with the
-//! causal mask) of the library's kernel for sequence lengths 512 to 16k at 16k tokens per batch
-//! (batch = 16384 / seqlen), head dims 64, 128 and 256 with 2048 = heads x d (the FlashAttention-3
-//! paper's setting), causal and not, for every [`Schedule`]: the default one at every length, the
-//! others at [`OTHER_SEQLENS`] (a `schedule` column tells them apart). `benches/attention_torch.py` times torch's
-//! `scaled_dot_product_attention` with each backend on the same shapes; run both in one GPU call
-//! (`benches/gpu.sh run attn`) and put the tables side by side (BENCHMARKS.md).
+//! causal mask) of the library's kernel at 16k tokens per batch (batch = 16384 / seqlen) with
+//! 2048 = heads x d (the FlashAttention-3 paper's setting): head dim 128 at 4k, 8k and 16k, head
+//! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every [`variants`] (one CTA per
+//! query tile, a persistent grid; a `variant` column tells them apart).
+//! `benches/attention_torch.py --kit` times torch's `scaled_dot_product_attention` with each
+//! backend on the same shapes; run both in one GPU call and put the tables side by side
+//! (BENCHMARKS.md).
 //!
 //! CPU (runs anywhere): the time to build the kernel's PTX.
 //!
@@ -14,14 +15,10 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
-use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, Schedule, build};
+use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
 use ptxkit::runtime::{Device, DeviceTensor, median_ms_cold};
 use ptxkit::selftest::Rng;
 
-/// Sequence lengths timed (queries = keys).
-const SEQLENS: &[usize] = &[512, 1024, 2048, 4096, 8192, 16384];
-/// Sequence lengths timed for the schedules other than the default.
-const OTHER_SEQLENS: &[usize] = &[2048, 8192, 16384];
 /// Tokens per batch: batch = TOKENS / seqlen.
 const TOKENS: usize = 16384;
 /// heads x head dim.
@@ -111,64 +108,79 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &mut Operands) -> R
     .map_err(|e| e.to_string())
 }
 
+/// The shapes timed: `(head dim, causal, seqlen)`, head dim 128 at 4k, 8k and 16k and head
+/// dims 64 and 256 at 8k, causal and not.
+fn shapes() -> Vec<(usize, bool, usize)> {
+    let mut out = Vec::new();
+    for causal in [false, true] {
+        for seqlen in [4096, 8192, 16384] {
+            out.push((128, causal, seqlen));
+        }
+        for d in [64, 256] {
+            out.push((d, causal, 8192));
+        }
+    }
+    out
+}
+
+/// The variants timed on every shape: the default configuration (one CTA per query tile, the
+/// default schedule) and the same on a persistent grid.
+fn variants(d: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
+    let base = AttentionConfig::new(ScalarType::Bf16, d, causal);
+    vec![("grid", base), ("persistent", base.with_persistent())]
+}
+
 fn gpu(_c: &mut Criterion) {
     let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
     };
     println!("\ndevice: {}", dev.attributes().name);
     println!(
-        "| head dim | causal | schedule | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
+        "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     let inputs = Inputs::draw();
-    for d in [64usize, 128, 256] {
-        for causal in [false, true] {
-            let base = AttentionConfig::new(ScalarType::Bf16, d as u32, causal);
-            // Every schedule, the default first.
-            let mut kernels = Vec::new();
-            for schedule in Schedule::ALL {
-                let cfg = base.with_schedule(schedule);
-                let name = schedule.name();
-                match Attention::new(&dev, cfg) {
-                    Ok(a) => kernels.push(a),
-                    Err(e) => println!("| {d} | {causal} | {name} | | | not built: {e} | |"),
-                }
+    // Each configuration's kernel loaded once.
+    let mut loaded: Vec<(AttentionConfig, Result<Attention, String>)> = Vec::new();
+    for (d, causal, seqlen) in shapes() {
+        let heads = HIDDEN / d;
+        let s = AttentionShape {
+            batch: TOKENS / seqlen,
+            seqlen_q: seqlen,
+            seqlen_k: seqlen,
+            heads,
+            kv_heads: heads,
+            head_dim: d,
+        };
+        let row = |name: &str, r: Result<f64, String>| match r {
+            Ok(ms) => println!(
+                "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
+                s.batch,
+                s.flops(causal) / ms / 1e9
+            ),
+            Err(e) => println!(
+                "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
+                s.batch
+            ),
+        };
+        let mut x = match Operands::upload(&dev, s, &inputs) {
+            Ok(x) => x,
+            Err(e) => {
+                row("(inputs)", Err(e));
+                continue;
             }
-            for &seqlen in SEQLENS {
-                let heads = HIDDEN / d;
-                let s = AttentionShape {
-                    batch: TOKENS / seqlen,
-                    seqlen_q: seqlen,
-                    seqlen_k: seqlen,
-                    heads,
-                    kv_heads: heads,
-                    head_dim: d,
-                };
-                let row = |name: &str, r: Result<f64, String>| match r {
-                    Ok(ms) => println!(
-                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
-                        s.batch,
-                        s.flops(causal) / ms / 1e9
-                    ),
-                    Err(e) => println!(
-                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
-                        s.batch
-                    ),
-                };
-                let mut x = match Operands::upload(&dev, s, &inputs) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        row("(inputs)", Err(e));
-                        continue;
-                    }
-                };
-                for att in &kernels {
-                    let schedule = att.config().schedule;
-                    let default = schedule == AttentionConfig::default_schedule(d as u32);
-                    if default || OTHER_SEQLENS.contains(&seqlen) {
-                        row(schedule.name(), time(&dev, att, s, &mut x));
-                    }
-                }
+        };
+        for (name, cfg) in variants(d as u32, causal) {
+            if !loaded.iter().any(|(c, _)| *c == cfg) {
+                let att = Attention::new(&dev, cfg).map_err(|e| e.to_string());
+                loaded.push((cfg, att));
+            }
+            let Some((_, att)) = loaded.iter().find(|(c, _)| *c == cfg) else {
+                continue;
+            };
+            match att {
+                Ok(att) => row(name, time(&dev, att, s, &mut x)),
+                Err(e) => row(name, Err(format!("not built: {e}"))),
             }
         }
     }

@@ -6,12 +6,15 @@ Prints TFLOP/s (4 * batch * heads * seqlen^2 * d, halved with the causal mask), 
 CUDA-event time of 20 calls after 3 warm-up calls, each from a cold L2 (rows_torch.median_ms; the
 Rust bench's median_ms_cold does the same). Run it in the same GPU call as the Rust bench:
 
-    python3 benches/attention_torch.py
+    python3 benches/attention_torch.py          # seqlen 512 to 16k, head dims 64/128/256
+    python3 benches/attention_torch.py --kit    # the shapes `cargo bench --bench attention` times
 
 torch's tensors are (batch, heads, seq, dim); the inputs are made (batch, seq, heads, dim) as
 ptxkit takes them and transposed (a view, as a model would pass them). A backend that refuses a
 shape prints "n/a".
 """
+
+import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -28,33 +31,40 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_AT
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
 
 
+def shapes(kit):
+    """(head dim, causal, seqlen) in the order timed: every length at every head dim, or with
+    --kit those of benches/attention.rs (head dim 128 at 4k-16k, 64 and 256 at 8k)."""
+    if kit:
+        return [(d, causal, s) for causal in [False, True]
+                for d, s in [(128, 4096), (128, 8192), (128, 16384), (64, 8192), (256, 8192)]]
+    return [(d, causal, s) for d in [64, 128, 256] for causal in [False, True] for s in SEQLENS]
+
+
 def main():
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
     names = " | ".join(f"{n} TFLOP/s" for n, _ in BACKENDS)
     print(f"| head dim | causal | batch x seqlen | heads | {names} | best |")
     print("| --- | --- | --- | --- |" + " --- |" * (len(BACKENDS) + 1))
-    for d in [64, 128, 256]:
+    for d, causal, seqlen in shapes("--kit" in sys.argv[1:]):
         heads = HIDDEN // d
-        for causal in [False, True]:
-            for seqlen in SEQLENS:
-                batch = TOKENS // seqlen
-                q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
-                           .transpose(1, 2) for _ in range(3))
-                flops = 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
-                cells, best = [], (0.0, "")
-                for name, backend in BACKENDS:
-                    try:
-                        with sdpa_kernel(backend):
-                            ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-                        tf = flops / ms / 1e9
-                        cells.append(f"{tf:.1f}")
-                        if tf > best[0]:
-                            best = (tf, name)
-                    except RuntimeError:
-                        cells.append("n/a")
-                print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
-                      f"| {best[0]:.1f} {best[1]} |")
-                del q, k, v
+        batch = TOKENS // seqlen
+        q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
+                   .transpose(1, 2) for _ in range(3))
+        flops = 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
+        cells, best = [], (0.0, "")
+        for name, backend in BACKENDS:
+            try:
+                with sdpa_kernel(backend):
+                    ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                tf = flops / ms / 1e9
+                cells.append(f"{tf:.1f}")
+                if tf > best[0]:
+                    best = (tf, name)
+            except RuntimeError:
+                cells.append("n/a")
+        print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
+              f"| {best[0]:.1f} {best[1]} |")
+        del q, k, v
 
 
 if __name__ == "__main__":

@@ -92,12 +92,14 @@ run)
     grep '^sweep' "$out/bench-rows.txt"
   fi
   if [ "$part" = all ] || [ "$part" = attn ]; then
-    # The check first (bf16/f16, d 64/128/256, causal or not, every schedule, GQA/MQA, odd
-    # lengths), then the TFLOP/s of ours (every schedule) and of torch's SDPA backends on the
-    # same shapes, then the sanitizers on the check.
-    timeout 120 .gpu/ptxkit selftest --only attention 2>&1 | tee "$out/selftest-attention.txt" | tail -3
-    timeout 120 .gpu/bench-attention --bench > "$out/bench-attention.txt" 2>&1
-    timeout 90 python3 benches/attention_torch.py > "$out/attention-torch.txt" 2>&1
+    # The checks first (bf16/f16, d 64/128/256, causal or not, every schedule, persistent,
+    # GQA/MQA, odd lengths; packed variable-length sequences), then the TFLOP/s of ours (one CTA
+    # per tile and persistent) and of torch's SDPA backends on the same shapes, then the
+    # sanitizers on the check.
+    timeout 180 .gpu/ptxkit selftest --only attention,attention_varlen 2>&1 |
+      tee "$out/selftest-attention.txt" | tail -3
+    timeout 120 .gpu/bench-attention --bench gpu > "$out/bench-attention.txt" 2>&1
+    timeout 90 python3 benches/attention_torch.py --kit > "$out/attention-torch.txt" 2>&1
     for tool in memcheck racecheck; do
       timeout 150 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only attention \
         > "$out/$tool-attention.txt" 2>&1

@@ -75,6 +75,7 @@ fn every_selftest_name_is_an_entry() {
             "gemm_grouped_masked",
             "gemm_debug",
             "attention",
+            "attention_varlen",
             "tile_copies",
             "tile_matrix",
             "tile_tma",
@@ -124,6 +125,7 @@ fn every_selftest_name_is_an_entry() {
         [
             "gemm_debug",
             "attention",
+            "attention_varlen",
             "hang_baseline",
             "hang_expect_tx",
             "hang_wrong_phase",

@@ -1,9 +1,11 @@
 //! The attention kernel's GPU check behind `ptxkit selftest` (`attention`): bf16 and f16, head
 //! dims 64, 128 and 256, causal and not, every schedule (serial, ping-pong, ping-pong with the
-//! softmax overlapping `P·V`), on batch 2 with 4 query heads over 2 KV heads (grouped
+//! softmax overlapping `P·V`), one CTA per query tile or a persistent grid, on batch 2 with 4 query heads over 2 KV heads (grouped
 //! queries) at query length 197 and key length 333 (neither a multiple of a tile), plus
 //! multi-query attention (1 KV head) with more queries than keys under the causal mask (rows
-//! that see no key: O = 0, LSE = -inf). Fresh random inputs, O and LSE poisoned with NaN, both
+//! that see no key: O = 0, LSE = -inf); the persistent grids also on more query tiles than
+//! SMs. `attention_varlen` runs the kernels over packed variable-length sequences
+//! ([`run_varlen`]). Fresh random inputs, O and LSE poisoned with NaN, both
 //! compared with the library's f64 host reference ([`attention::reference`]) computed from the
 //! rounded inputs. The error reported is the largest over the cases of `|got - want| /
 //! tolerance` (O: 2e-2 for bf16, 4e-3 for f16, absolute; LSE: 2e-3 absolute), so 1 is the bar.
@@ -109,8 +111,8 @@ fn o_tol(dtype: ScalarType) -> f64 {
 /// one of one key, lengths under, at and past a tile and not multiples of it, more queries
 /// than keys (the causal mask's first rows see nothing) and more keys than queries; grouped
 /// queries (4 heads over 2 KV heads) and multi-query (3 over 1).
-fn varlen_shapes(head_dim: usize) -> Vec<VarlenShape> {
-    vec![
+fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
+    let mut shapes = vec![
         VarlenShape::from_lengths(
             &[(1, 77), (129, 1), (64, 300), (200, 128), (1, 1), (257, 190)],
             4,
@@ -118,7 +120,27 @@ fn varlen_shapes(head_dim: usize) -> Vec<VarlenShape> {
             head_dim,
         ),
         VarlenShape::from_lengths(&[(130, 130), (5, 333), (128, 64)], 3, 1, head_dim),
-    ]
+    ];
+    if persistent {
+        // 3 query tiles x 8 heads x 8 sequences = 192 tiles: more than an H100's or H200's
+        // 132 SMs, so CTAs take several (the skipped ones past a short sequence too).
+        shapes.push(VarlenShape::from_lengths(
+            &[
+                (300, 200),
+                (17, 290),
+                (256, 256),
+                (129, 1),
+                (1, 300),
+                (200, 77),
+                (64, 64),
+                (290, 300),
+            ],
+            8,
+            2,
+            head_dim,
+        ));
+    }
+    shapes
 }
 
 /// The packed-sequence kernels ([`AttentionConfig::varlen`]) on [`varlen_shapes`], against
@@ -128,7 +150,7 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
     let mut cases = 0;
     for cfg in AttentionConfig::all().into_iter().filter(|c| c.varlen) {
         let att = load(ctx, cfg)?;
-        for s in varlen_shapes(cfg.head_dim as usize) {
+        for s in varlen_shapes(cfg.head_dim as usize, cfg.persistent) {
             let r = match cfg.dtype {
                 ScalarType::F16 => case_varlen::<half::f16>(ctx, &att, &s),
                 _ => case_varlen::<half::bf16>(ctx, &att, &s),
@@ -152,7 +174,9 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: packed sequences, bf16/f16, d 64/128/256, causal or not, lengths              1..257 ragged, GQA 4/2 and MQA 3/1; error / tolerance of O and LSE"
+            "{cases} cases: packed sequences, bf16/f16, d 64/128/256, causal or not, one CTA \
+             per tile or persistent, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA 3/1; error / \
+             tolerance of O and LSE"
         ),
     })
 }
@@ -195,6 +219,17 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
+        if cfg.persistent {
+            // 5 query tiles x 16 heads x 2 = 160 tiles: more than the SMs, so CTAs loop.
+            shapes.push(AttentionShape {
+                batch: 2,
+                seqlen_q: 600,
+                seqlen_k: 250,
+                heads: 16,
+                kv_heads: 4,
+                head_dim: cfg.head_dim as usize,
+            });
+        }
         // One kernel for the configuration's shapes.
         let att = load(ctx, cfg)?;
         for s in shapes {
@@ -222,8 +257,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128/256, causal or not, serial/pingpong/overlap, GQA \
-             4/2 at 197x333, MQA 3/1 causal at 300x130; error / tolerance of O and LSE"
+            "{cases} cases: bf16/f16, d 64/128/256, causal or not, serial/pingpong/overlap, \
+             persistent, GQA 4/2 at 197x333, MQA 3/1 causal at 300x130, persistent GQA 16/4 at \
+             2x600x250; error / tolerance of O and LSE"
         ),
     })
 }

@@ -4,7 +4,7 @@
 
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Imm, Reg, RegRef, Target, ty};
+use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
@@ -141,8 +141,8 @@ enum Seqs {
     /// Packed `[total, heads, d]` tensors: sequence `b` at rows `cu[b]..cu[b + 1]`; the grid
     /// covers the longest query sequence.
     Varlen {
-        cu_q: Buffer<ty::S32>,
-        cu_k: Buffer<ty::S32>,
+        cu_q: Box<Buffer<ty::S32>>,
+        cu_k: Box<Buffer<ty::S32>>,
         max_seqlen_q: Var,
     },
 }
@@ -184,18 +184,77 @@ impl Block {
     }
 }
 
-/// What every part of the kernel reads: the configuration, the parameters, the CTA's work, the
-/// ring and Q's tile and barrier.
+/// The query tiles a CTA works on.
+enum Tiles {
+    /// One, from the CTA's ids.
+    One(Block),
+    /// A persistent grid's: tiles `cta, cta + ctas, ...` below `work`, numbered with the query
+    /// tiles of one head of one sequence together (their CTAs share that head's K and V in
+    /// L2), each sequence's heads in turn; with the causal mask a head's last query tile
+    /// (which visits the most keys) first.
+    Persistent {
+        cta: Var,
+        ctas: Var,
+        work: Expr,
+        /// Query tiles of the longest sequence.
+        m_blocks: Expr,
+    },
+}
+
+impl Tiles {
+    /// `body` for each of the CTA's tiles, with its block ([`block`]); packed sequences skip
+    /// the tiles past their sequence's end.
+    fn each<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        p: &Parts<'_, T>,
+        mut body: impl FnMut(&mut KernelBuilder, &Block) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Tiles::One(blk) => body(k, blk),
+            Tiles::Persistent {
+                cta,
+                ctas,
+                work,
+                m_blocks,
+            } => k.for_stride(*cta, work.clone(), *ctas, |k, t| {
+                let m = k.let_("m_raw", t % m_blocks.clone())?;
+                let head = k.let_("head", (t / m_blocks.clone()) % p.args.heads)?;
+                let batch = k.let_("batch", t / (m_blocks.clone() * p.args.heads))?;
+                let m_block = if p.cfg.causal {
+                    k.let_("m_block", m_blocks.clone() - 1u32 - m)?
+                } else {
+                    m
+                };
+                let blk = block(k, p.cfg, p.args, [m_block, head, batch])?;
+                if p.cfg.varlen {
+                    let live = k.cmp(
+                        CmpOp::Lt,
+                        blk.m_block * AttentionConfig::BLOCK_M,
+                        blk.seqlen_q,
+                    )?;
+                    k.if_(live, |k| body(k, &blk)).end()
+                } else {
+                    body(k, &blk)
+                }
+            }),
+        }
+    }
+}
+
+/// What every part of the kernel reads: the configuration, the parameters, the rings and Q's
+/// tile and barriers.
 struct Parts<'a, T: Elem> {
     cfg: &'a AttentionConfig,
     args: &'a Args<T>,
-    blk: &'a Block,
     /// The K tiles' ring and the V tiles' (released separately: `S = Q·Kᵀ` is done with a K
     /// tile before `P·V` is with its V tile).
     k_ring: &'a Ring,
     v_ring: &'a Ring,
     q_s: Reg<ty::U32>,
     q_full: NamedBarrier,
+    /// Persistent: the consumers' release of Q (one arrival per consumer warpgroup).
+    q_empty: Option<NamedBarrier>,
 }
 
 /// Builds the attention kernel for `cfg` (target sm_90a: wgmma, TMA and setmaxnreg). Its
@@ -220,17 +279,22 @@ fn build_typed<T: Elem>(
     if T::DTYPE != cfg.dtype {
         return Err(k.error(format!("built for {} with {} tensors", cfg.dtype, T::DTYPE)));
     }
-    let (bm, bn) = (AttentionConfig::BLOCK_M, cfg.block_n);
+    let bm = AttentionConfig::BLOCK_M;
     let args = declare::<T>(&mut k, cfg)?;
     let longest = match &args.seqs {
         Seqs::Batched { seqlen_q, .. } => *seqlen_q,
         Seqs::Varlen { max_seqlen_q, .. } => *max_seqlen_q,
     };
-    let [m_block, head, batch] = k.cta_id([
-        Expr::ceil_div(longest, bm),
-        args.heads.into(),
-        args.batch.clone(),
-    ])?;
+    let m_blocks = Expr::ceil_div(longest, bm);
+    // One CTA per query tile, or a persistent grid of one CTA per SM looping over the tiles.
+    let grid = if cfg.persistent {
+        let work = m_blocks.clone() * args.heads * args.batch.clone();
+        let cta = k.persistent_cta_id(work.clone(), Some(1))?;
+        let ctas = k.grid_size()?;
+        Err((cta, ctas, work))
+    } else {
+        Ok(k.cta_id([m_blocks.clone(), args.heads.into(), args.batch.clone()])?)
+    };
     let [tid] = k.thread_id([AttentionConfig::THREADS])?;
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
     k.min_blocks_per_sm(1)?;
@@ -247,6 +311,12 @@ fn build_typed<T: Elem>(
     let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, 2)?;
     let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, 2)?;
     let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
+    // Persistent: the consumers release Q before the producer loads the next tile's.
+    let q_empty_bar = if cfg.persistent {
+        Some(k.pool_bytes("q_empty", MBARRIER_BYTES, 8)?)
+    } else {
+        None
+    };
     let mut sync = BarrierSync::new(&name, mode);
     let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
         k.error(format!("barrier protocol: {e}"))
@@ -270,7 +340,102 @@ fn build_typed<T: Elem>(
     let q_full = sync
         .declare_one("q_full", 1, q_bar)
         .map_err(|e| protocol(&k, e))?;
+    let q_empty = match q_empty_bar {
+        Some(at) => Some(
+            sync.declare_one("q_empty", 2, at)
+                .map_err(|e| protocol(&k, e))?,
+        ),
+        None => None,
+    };
 
+    let tiles = match grid {
+        Ok(ids) => Tiles::One(block(&mut k, cfg, &args, ids)?),
+        Err((cta, ctas, work)) => Tiles::Persistent {
+            cta,
+            ctas,
+            work,
+            m_blocks,
+        },
+    };
+
+    // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.comment("thread 0: the rings' full/empty barriers and Q's barrier");
+    k.if_(leader, |k| {
+        for ring in [&k_ring, &v_ring] {
+            for s in 0..cfg.stages {
+                for (array, arr) in [
+                    (ring.full, ring.pipe.full()),
+                    (ring.empty, ring.pipe.empty()),
+                ] {
+                    let at = k.reg::<ty::U32>();
+                    k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
+                    sync.init(
+                        k.isa(),
+                        NamedBarrier {
+                            at: BarrierAt::One(array, s),
+                            addr: at,
+                        },
+                    )?;
+                }
+            }
+        }
+        sync.init(k.isa(), q_full)?;
+        if let Some(q_empty) = q_empty {
+            sync.init(k.isa(), q_empty)?;
+        }
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    k.sync_threads()?;
+
+    let parts = Parts {
+        cfg,
+        args: &args,
+        k_ring: &k_ring,
+        v_ring: &v_ring,
+        q_s,
+        q_full,
+        q_empty,
+    };
+    let wg = k.let_("wg", tid / 128)?;
+    let mut roles = |k: &mut KernelBuilder| {
+        let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
+        k.comment("warpgroup 0: the producer");
+        k.if_(is_producer, |k| producer(k, &parts, &tiles, &mut sync, tid))
+            .end()?;
+        let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
+        k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
+        k.if_(is_consumer, |k| {
+            consumer(k, &parts, &tiles, &mut sync, tid, wg)
+        })
+        .end()
+    };
+    match &tiles {
+        Tiles::One(blk) if cfg.varlen => {
+            // The grid covers the longest sequence: a query tile past this one's end has no
+            // work.
+            let live = k.cmp(CmpOp::Lt, blk.m_block * bm, blk.seqlen_q)?;
+            k.comment("packed sequences: only query tiles inside this sequence");
+            k.if_(live, roles).end()?;
+        }
+        _ => roles(&mut k)?,
+    }
+    sync.finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    k.finish()
+}
+
+/// The work of query tile `m_block` of head `head` of sequence `batch`: the KV head, the
+/// sequence's lengths (and first rows, packed) and the key tiles it visits.
+fn block<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &AttentionConfig,
+    args: &Args<T>,
+    [m_block, head, batch]: [Var; 3],
+) -> Result<Block> {
+    let (bm, bn) = (AttentionConfig::BLOCK_M, cfg.block_n);
     // The KV head of a query head, this sequence's lengths, and the key tiles this query tile
     // sees.
     let kv_head = k.let_("kv_head", head / (args.heads / args.kv_heads))?;
@@ -283,10 +448,10 @@ fn build_typed<T: Elem>(
                 let r = r.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
                 Ok::<_, crate::kernel::KernelError>(k.bind(name, r))
             };
-            let q0 = at(&mut k, cu_q, batch.into(), "q_first")?;
-            let q1 = at(&mut k, cu_q, batch + 1, "q_end")?;
-            let k0 = at(&mut k, cu_k, batch.into(), "k_first")?;
-            let k1 = at(&mut k, cu_k, batch + 1, "k_end")?;
+            let q0 = at(k, cu_q, batch.into(), "q_first")?;
+            let q1 = at(k, cu_q, batch + 1, "q_end")?;
+            let k0 = at(k, cu_k, batch.into(), "k_first")?;
+            let k1 = at(k, cu_k, batch + 1, "k_end")?;
             let sq = k.let_("seqlen_q", Expr::from(q1) - q0)?;
             let sk = k.let_("seqlen_k", Expr::from(k1) - k0)?;
             (sq, sk, Some((q0, k0)))
@@ -320,66 +485,7 @@ fn build_typed<T: Elem>(
         n_blocks,
     };
 
-    // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
-    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
-    k.comment("thread 0: the rings' full/empty barriers and Q's barrier");
-    k.if_(leader, |k| {
-        for ring in [&k_ring, &v_ring] {
-            for s in 0..cfg.stages {
-                for (array, arr) in [
-                    (ring.full, ring.pipe.full()),
-                    (ring.empty, ring.pipe.empty()),
-                ] {
-                    let at = k.reg::<ty::U32>();
-                    k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
-                    sync.init(
-                        k.isa(),
-                        NamedBarrier {
-                            at: BarrierAt::One(array, s),
-                            addr: at,
-                        },
-                    )?;
-                }
-            }
-        }
-        sync.init(k.isa(), q_full)?;
-        k.fence_mbarrier_init()?;
-        Ok(())
-    })
-    .end()?;
-    k.sync_threads()?;
-
-    let parts = Parts {
-        cfg,
-        args: &args,
-        blk: &blk,
-        k_ring: &k_ring,
-        v_ring: &v_ring,
-        q_s,
-        q_full,
-    };
-    let wg = k.let_("wg", tid / 128)?;
-    let mut roles = |k: &mut KernelBuilder| {
-        let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
-        k.comment("warpgroup 0: the producer");
-        k.if_(is_producer, |k| producer(k, &parts, &mut sync, tid))
-            .end()?;
-        let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
-        k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
-        k.if_(is_consumer, |k| consumer(k, &parts, &mut sync, tid, wg))
-            .end()
-    };
-    if cfg.varlen {
-        // The grid covers the longest sequence: a query tile past this one's end has no work.
-        let live = k.cmp(CmpOp::Lt, m_block * bm, seqlen_q)?;
-        k.comment("packed sequences: only query tiles inside this sequence");
-        k.if_(live, roles).end()?;
-    } else {
-        roles(&mut k)?;
-    }
-    sync.finish()
-        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
-    k.finish()
+    Ok(blk)
 }
 
 /// The parameters: `q`, `k`, `v`, `o`, `lse`, `scale`, and the symbolic extents they name;
@@ -432,8 +538,16 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
     let scale = k.scalar::<ty::F32>("scale")?;
     let seqs = match offsets {
         Some(offsets) => Seqs::Varlen {
-            cu_q: k.tensor::<ty::S32>("cu_seqlens_q", [offsets], TensorOpts::default())?,
-            cu_k: k.tensor::<ty::S32>("cu_seqlens_k", [offsets], TensorOpts::default())?,
+            cu_q: Box::new(k.tensor::<ty::S32>(
+                "cu_seqlens_q",
+                [offsets],
+                TensorOpts::default(),
+            )?),
+            cu_k: Box::new(k.tensor::<ty::S32>(
+                "cu_seqlens_k",
+                [offsets],
+                TensorOpts::default(),
+            )?),
             max_seqlen_q: k.symbol_arg("max_seqlen_q", at_least_1)?,
         },
         None => Seqs::Batched { seqlen_q, seqlen_k },
@@ -496,57 +610,75 @@ fn load_tile<T: Elem>(
 fn producer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
+    tiles: &Tiles,
     sync: &mut BarrierSync,
     tid: Var,
 ) -> Result<()> {
-    let (cfg, args, blk, q_s, q_full) = (p.cfg, p.args, p.blk, p.q_s, p.q_full);
+    let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
     k.setmaxnreg(false, AttentionConfig::PRODUCER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
-        sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
-        load_tile(
-            k,
-            sync,
-            q_full,
-            &args.q,
-            q_s,
-            bm,
-            d,
-            &blk.q_at(blk.m_block * bm),
-        )?;
-        // Both rings advance together: one cursor.
+        // Both rings advance together: one cursor, kept from tile to tile; Q's buffer is a
+        // ring of one stage.
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+        let q_cur = match p.q_empty {
+            Some(_) => Some(RingCursor::new(k.isa(), 1, Phase::Parity)?),
+            None => None,
+        };
         let stage = cur.stage();
-        k.for_range(0, blk.n_blocks, |k, n| {
-            let at = blk.kv_at(n * bn);
-            for (ring, t) in [(p.k_ring, &args.k), (p.v_ring, &args.v)] {
-                // Wait until both consumers released the stage (a fresh barrier counts as
+        tiles.each(k, p, |k, blk| {
+            if let (Some(q_empty), Some(q_cur)) = (p.q_empty, &q_cur) {
+                // The consumers are done with the last tile's Q (a fresh barrier counts as
                 // released for parity 1: PTX ISA 9.7.13.15.16).
-                let want = cur.producer_parity(k.isa())?;
-                ring.wait(k, sync, stage, true, want)?;
-                let full = ring.barrier(k, stage, false)?;
-                sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
-                let dst = ring.tile(k, stage)?;
-                load_tile(k, sync, full, t, dst, bn, d, &at)?;
+                let want = q_cur.producer_parity(k.isa())?;
+                sync.wait(k.isa(), q_empty.at, None, q_empty.addr, want)?;
             }
-            cur.advance(k.isa())?;
-            Ok(())
+            sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
+            load_tile(
+                k,
+                sync,
+                q_full,
+                &args.q,
+                q_s,
+                bm,
+                d,
+                &blk.q_at(blk.m_block * bm),
+            )?;
+            if let Some(q_cur) = &q_cur {
+                q_cur.advance(k.isa())?;
+            }
+            k.for_range(0, blk.n_blocks, |k, n| {
+                let at = blk.kv_at(n * bn);
+                for (ring, t) in [(p.k_ring, &args.k), (p.v_ring, &args.v)] {
+                    // Wait until both consumers released the stage.
+                    let want = cur.producer_parity(k.isa())?;
+                    ring.wait(k, sync, stage, true, want)?;
+                    let full = ring.barrier(k, stage, false)?;
+                    sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
+                    let dst = ring.tile(k, stage)?;
+                    load_tile(k, sync, full, t, dst, bn, d, &at)?;
+                }
+                cur.advance(k.isa())?;
+                Ok(())
+            })
         })
     })
     .end()
 }
 
-/// A consumer warpgroup: 64 query rows, the online softmax over the key tiles in the
-/// configuration's [`Schedule`], and the normalised O and LSE stored.
+/// A consumer warpgroup: for each of its CTA's query tiles, 64 query rows, the online softmax
+/// over the key tiles in the configuration's [`Schedule`], and the normalised O and LSE
+/// stored.
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
+    tiles: &Tiles,
     sync: &mut BarrierSync,
     tid: Var,
     wg: Var,
 ) -> Result<()> {
-    let (cfg, args, blk, q_s, q_full) = (p.cfg, p.args, p.blk, p.q_s, p.q_full);
+    let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
     k.setmaxnreg(true, AttentionConfig::CONSUMER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
@@ -555,73 +687,107 @@ fn consumer<T: Elem>(
     };
     let lt = k.let_("lt", tid % 128)?;
     let cw = k.let_("cw", wg - 1)?;
-    // This warpgroup's first query row.
-    let row0 = k.let_("row0", blk.m_block * bm + cw * 64)?;
-    let s_frag = frag(k, bn)?;
-    let o_frag = frag(k, d)?;
-    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
-    let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag.clone())?;
-    let p_pairs: Vec<RegRef> = k
-        .regs::<ty::Bf16x2>((bn / 4) as usize)
-        .into_iter()
-        .map(|r| r.as_ref())
-        .collect();
-    // P = S converted in the accumulator's fragment; the same registers are the A operand of
-    // P·V (register_a_k: the m64nN accumulator's order is the A fragment's, PTX ISA
-    // 9.7.15.5.1.1.1).
-    let p_cast = TileRef::registers(dt, s_frag.clone(), p_pairs.clone());
-    let p_a = TileRef::registers(
-        dt,
-        register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
-        p_pairs,
-    );
-    k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
-    // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw score
-    // units) and running sum.
-    let rows = row_groups(k, &s_acc, &o_acc)?;
-    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    for (&mi, &li) in m.iter().zip(&l) {
-        k.mov(mi, f32::NEG_INFINITY)?;
-        k.mov(li, 0.0f32)?;
-    }
     // scale · log2(e), folded into each exponent's fma.
     let scale_log2 = k.reg::<ty::F32>();
     k.mul(scale_log2, args.scale, LOG2_E)?;
-
-    // Q of this warpgroup: 64 rows of the 128-row slabs.
-    sync.wait(k.isa(), q_full.at, None, q_full.addr, 0u32)?;
-    let q_wg = k.reg::<ty::U32>();
-    let cw_r = k.eval(cw)?;
-    k.mad_lo(q_wg, cw_r, 64 * AttentionConfig::SLAB * 2, q_s)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
-    let c = Consumer {
-        q_tile: TileRef::shared_slabs(dt, [64, d], bm, q_wg, 1024, SwizzleMode::B128),
-        s_acc,
-        o_acc,
-        p_cast,
-        p_a,
-        rows,
-        m,
-        l,
-        scale_log2,
-        row0,
-        lt,
-        leader,
+    // The rings' positions and Q's phase, kept from tile to tile; the ping-pong's turns too
+    // (both warpgroups take as many in every tile).
+    let cursors = Cursors {
+        k: RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?,
+        v: RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?,
+        q: match p.q_empty {
+            Some(_) => Some(RingCursor::new(k.isa(), 1, Phase::Parity)?),
+            None => None,
+        },
     };
-    match cfg.schedule {
-        Schedule::Serial => serial(k, p, &c, sync)?,
-        Schedule::PingPong | Schedule::PingPongOverlap => {
-            let turns = Turns::start(k, cw)?;
-            pipelined(k, p, &c, sync, &turns)?;
-            turns.finish(k)?;
+    let turns = match cfg.schedule {
+        Schedule::Serial => None,
+        Schedule::PingPong | Schedule::PingPongOverlap => Some(Turns::start(k, cw)?),
+    };
+    tiles.each(k, p, |k, blk| {
+        // This warpgroup's first query row.
+        let row0 = k.let_("row0", blk.m_block * bm + cw * 64)?;
+        let s_frag = frag(k, bn)?;
+        let o_frag = frag(k, d)?;
+        let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
+        let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag.clone())?;
+        let p_pairs: Vec<RegRef> = k
+            .regs::<ty::Bf16x2>((bn / 4) as usize)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect();
+        // P = S converted in the accumulator's fragment; the same registers are the A operand
+        // of P·V (register_a_k: the m64nN accumulator's order is the A fragment's, PTX ISA
+        // 9.7.15.5.1.1.1).
+        let p_cast = TileRef::registers(dt, s_frag.clone(), p_pairs.clone());
+        let p_a = TileRef::registers(
+            dt,
+            register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
+            p_pairs,
+        );
+        k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
+        // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw
+        // score units) and running sum.
+        let rows = row_groups(k, &s_acc, &o_acc)?;
+        let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+        let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+        for (&mi, &li) in m.iter().zip(&l) {
+            k.mov(mi, f32::NEG_INFINITY)?;
+            k.mov(li, 0.0f32)?;
         }
+
+        // Q of this warpgroup: 64 rows of the 128-row slabs.
+        let q_phase = match &cursors.q {
+            Some(q) => Src::from(q.phase()),
+            None => Src::from(0u32),
+        };
+        sync.wait(k.isa(), q_full.at, None, q_full.addr, q_phase)?;
+        let q_wg = k.reg::<ty::U32>();
+        let cw_r = k.eval(cw)?;
+        k.mad_lo(q_wg, cw_r, 64 * AttentionConfig::SLAB * 2, q_s)?;
+        let c = Consumer {
+            q_tile: TileRef::shared_slabs(dt, [64, d], bm, q_wg, 1024, SwizzleMode::B128),
+            s_acc,
+            o_acc,
+            p_cast,
+            p_a,
+            rows,
+            m,
+            l,
+            scale_log2,
+            row0,
+            lt,
+            leader,
+            blk,
+        };
+        match &turns {
+            None => serial(k, p, &c, sync, &cursors)?,
+            Some(turns) => pipelined(k, p, &c, sync, turns, &cursors)?,
+        }
+        if let (Some(q_empty), Some(q)) = (p.q_empty, &cursors.q) {
+            // Every S = Q·Kᵀ of the tile is done: Q's buffer may take the next tile's.
+            sync.arrive(k.isa().when(leader), q_empty.at, q_empty.addr, 2)?;
+            q.advance(k.isa())?;
+        }
+        epilogue(k, p, &c, row0, lt)
+    })?;
+    if let Some(turns) = turns {
+        turns.finish(k)?;
     }
-    epilogue(k, p, &c.o_acc, &c.rows, &c.m, &c.l, row0, lt)
+    Ok(())
 }
 
-/// What a consumer warpgroup holds through the loop.
-struct Consumer {
+/// A consumer warpgroup's positions in the K and V rings and, on a persistent grid, in Q's
+/// one-stage ring.
+struct Cursors {
+    k: RingCursor,
+    v: RingCursor,
+    q: Option<RingCursor>,
+}
+
+/// What a consumer warpgroup holds through a query tile's loop.
+struct Consumer<'a> {
     /// Its 64 rows of Q.
     q_tile: TileRef,
     /// The score accumulator `S` and the output accumulator `O`.
@@ -640,9 +806,11 @@ struct Consumer {
     row0: Var,
     lt: Var,
     leader: ptx_isa::Pred,
+    /// The query tile.
+    blk: &'a Block,
 }
 
-impl Consumer {
+impl Consumer<'_> {
     /// `S = Q·Kᵀ` for the K tile at `ka` (K-major both: d contiguous).
     fn scores<T: Elem>(
         &self,
@@ -692,7 +860,7 @@ impl Consumer {
         p: &Parts<'_, T>,
         n: Var,
     ) -> Result<Vec<Reg<ty::F32>>> {
-        mask(k, p, &self.s_acc, n, self.row0, self.lt)?;
+        mask(k, p, self.blk, &self.s_acc, n, self.row0, self.lt)?;
         online_softmax(
             k,
             &self.s_acc,
@@ -722,10 +890,12 @@ fn serial<T: Elem>(
     p: &Parts<'_, T>,
     c: &Consumer,
     sync: &mut BarrierSync,
+    cursors: &Cursors,
 ) -> Result<()> {
-    let cur = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
+    // Both rings in step: K's cursor serves both.
+    let cur = &cursors.k;
     let (stage, phase) = (cur.stage(), cur.phase());
-    k.for_range(0, p.blk.n_blocks, |k, n| {
+    k.for_range(0, c.blk.n_blocks, |k, n| {
         let ka = p.k_ring.acquire(k, sync, stage, phase)?;
         c.scores(k, p, ka)?;
         k.wgmma_wait_group(0)?;
@@ -752,13 +922,13 @@ fn pipelined<T: Elem>(
     c: &Consumer,
     sync: &mut BarrierSync,
     turns: &Turns,
+    cursors: &Cursors,
 ) -> Result<()> {
     let overlap = p.cfg.schedule == Schedule::PingPongOverlap;
     let (k_ring, v_ring) = (p.k_ring, p.v_ring);
-    // K's cursor runs a tile ahead of V's.
-    let kc = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
-    let vc = RingCursor::new(k.isa(), p.cfg.stages, Phase::Parity)?;
-    let any = k.cmp(CmpOp::Gt, p.blk.n_blocks, 0u32)?;
+    // K's cursor runs a tile ahead of V's within the tile; both end the tile together.
+    let (kc, vc) = (&cursors.k, &cursors.v);
+    let any = k.cmp(CmpOp::Gt, c.blk.n_blocks, 0u32)?;
     k.if_(any, |k| {
         let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
         turns.take(k, |k| c.scores(k, p, ka))?;
@@ -768,7 +938,7 @@ fn pipelined<T: Elem>(
         let first = k.let_("n_first", Expr::from(0u32))?;
         let alpha = c.softmax(k, p, first)?;
         c.rescale_and_convert(k, &alpha)?;
-        k.for_range(1, p.blk.n_blocks, |k, n| {
+        k.for_range(1, c.blk.n_blocks, |k, n| {
             let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
             let va = v_ring.acquire(k, sync, vc.stage(), vc.phase())?;
             // S_j first: wgmma groups complete in order, so `wait_group 1` waits for it alone
@@ -890,6 +1060,7 @@ fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Re
 fn mask<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
+    blk: &Block,
     s_acc: &Buffer<ty::F32>,
     n: Var,
     row0: Var,
@@ -897,7 +1068,7 @@ fn mask<T: Elem>(
 ) -> Result<()> {
     let cfg = p.cfg;
     let bn = cfg.block_n;
-    let (sq, sk) = (p.blk.seqlen_q, p.blk.seqlen_k);
+    let (sq, sk) = (blk.seqlen_q, blk.seqlen_k);
     // The tile's columns n*bn .. n*bn + bn reach past the keys.
     let edge = k.cmp(CmpOp::Gt, n * bn + bn, sk)?;
     let needs = if cfg.causal {
@@ -987,18 +1158,15 @@ fn online_softmax(
 
 /// O divided by the row sums, converted to 16-bit and stored (rows past `seqlen_q` skipped);
 /// `LSE = max·scale + ln(sum)` stored by the first lane of each quad.
-#[allow(clippy::too_many_arguments)]
 fn epilogue<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
-    o_acc: &Buffer<ty::F32>,
-    rows: &RowGroups,
-    m: &[Reg<ty::F32>],
-    l: &[Reg<ty::F32>],
+    c: &Consumer,
     row0: Var,
     lt: Var,
 ) -> Result<()> {
-    let (d, args, blk) = (p.cfg.head_dim, p.args, p.blk);
+    let (d, args, blk) = (p.cfg.head_dim, p.args, c.blk);
+    let (o_acc, rows, m, l) = (&c.o_acc, &c.rows, &c.m[..], &c.l[..]);
     let dt = T::DTYPE;
     let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
         return Err(k.error("O is a register fragment"));

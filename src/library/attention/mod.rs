@@ -108,6 +108,10 @@ pub struct AttentionConfig {
     /// `cu_seqlens[b]..cu_seqlens[b + 1]` of each, LSE `[heads, total_q]`; instead of
     /// `[batch, seq, heads, d]` tensors of one length.
     pub varlen: bool,
+    /// A persistent grid (one CTA per SM) looping over the query tiles, the tiles of one head
+    /// together so their CTAs share its K and V in L2, the longest first with the causal mask
+    /// (FlashAttention-3's tile scheduler); else one CTA per query tile.
+    pub persistent: bool,
 }
 
 /// Shared memory a CTA may use on sm_90 (227 KB).
@@ -152,12 +156,13 @@ impl AttentionConfig {
             stages: 2,
             schedule: Self::default_schedule(head_dim),
             varlen: false,
+            persistent: false,
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
-    /// and not, each with every [`Schedule`] (the default one first), then the packed
-    /// variable-length one with the default schedule.
+    /// and not, each with every [`Schedule`] (the default one first), then with the default
+    /// schedule: on a persistent grid, over packed variable-length sequences, and both.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -170,11 +175,21 @@ impl AttentionConfig {
                             out.push(base.with_schedule(schedule));
                         }
                     }
+                    out.push(base.with_persistent());
                     out.push(base.with_varlen());
+                    out.push(base.with_varlen().with_persistent());
                 }
             }
         }
         out
+    }
+
+    /// The same configuration on a persistent grid ([`AttentionConfig::persistent`]).
+    pub fn with_persistent(self) -> AttentionConfig {
+        AttentionConfig {
+            persistent: true,
+            ..self
+        }
     }
 
     /// The same configuration over packed variable-length sequences ([`AttentionConfig::varlen`]).
@@ -192,7 +207,7 @@ impl AttentionConfig {
 
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
     /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim, then
-    /// `_varlen` for packed sequences.
+    /// `_varlen` for packed sequences and `_persistent` for a persistent grid.
     pub fn name(&self) -> String {
         let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
             String::new()
@@ -200,11 +215,12 @@ impl AttentionConfig {
             format!("_{}", self.schedule.name())
         };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{}",
+            "attention_fwd_{}_d{}{}{schedule}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
-            if self.varlen { "_varlen" } else { "" }
+            if self.varlen { "_varlen" } else { "" },
+            if self.persistent { "_persistent" } else { "" }
         )
     }
 
