@@ -2,7 +2,7 @@
 //! causal mask) of the library's kernel at 16k tokens per batch (batch = 16384 / seqlen) with
 //! 2048 = heads x d (the FlashAttention-3 paper's setting): head dim 128 at 4k, 8k and 16k, head
 //! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every [`variants`] (one CTA per
-//! query tile, a persistent grid; a `variant` column tells them apart).
+//! query tile, a persistent grid, O stored by TMA, both; a `variant` column tells them apart).
 //! `benches/attention_torch.py --kit` times torch's `scaled_dot_product_attention` with each
 //! backend on the same shapes; run both in one GPU call and put the tables side by side
 //! (BENCHMARKS.md).
@@ -124,10 +124,19 @@ fn shapes() -> Vec<(usize, bool, usize)> {
 }
 
 /// The variants timed on every shape: the default configuration (one CTA per query tile, the
-/// default schedule) and the same on a persistent grid.
+/// default schedule, O from registers), the same on a persistent grid, with O stored by TMA,
+/// and both.
 fn variants(d: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
     let base = AttentionConfig::new(ScalarType::Bf16, d, causal);
-    vec![("grid", base), ("persistent", base.with_persistent())]
+    vec![
+        ("grid", base),
+        ("persistent", base.with_persistent()),
+        ("tmastore", base.with_tma_store()),
+        (
+            "persistent+tmastore",
+            base.with_persistent().with_tma_store(),
+        ),
+    ]
 }
 
 fn gpu(_c: &mut Criterion) {

@@ -91,3 +91,32 @@ fn bad_configurations_are_refused_when_built() {
         );
     }
 }
+
+/// O by TMA: the warpgroup's rows staged by `stmatrix`, made visible to the async proxy, one
+/// 4-D TMA store per 64 columns, and the stores' reads waited for before the buffer is reused;
+/// the register store has none of it. A persistent grid loops over tiles and releases Q.
+#[test]
+fn the_tma_store_stages_o_and_waits_for_its_reads() {
+    let base = AttentionConfig::new(ScalarType::Bf16, 128, false);
+    let ptx = |c: AttentionConfig| build(Target::Sm90a, &c).unwrap().ptx().to_string();
+    let (regs, tma) = (ptx(base), ptx(base.with_tma_store()));
+    let store = "cp.async.bulk.tensor.4d.global.shared::cta";
+    assert!(!regs.contains(store) && !regs.contains("stmatrix"));
+    assert_eq!(
+        tma.matches(store).count(),
+        2,
+        "two 64-column boxes at d 128"
+    );
+    assert!(tma.contains("stmatrix"), "{tma}");
+    assert!(tma.contains("fence.proxy.async.shared::cta;"));
+    assert!(tma.contains("cp.async.bulk.wait_group.read 0;"));
+    assert!(tma.contains("bar.sync %r"), "the warpgroup's store barrier");
+    let persistent = ptx(base.with_persistent());
+    assert!(
+        persistent.contains("%nctaid.x"),
+        "a grid-stride loop over the tiles"
+    );
+    assert!(!regs.contains("%nctaid.x"));
+    // Refused where TMA cannot clip: packed sequences.
+    assert!(build(Target::Sm90a, &base.with_varlen().with_tma_store()).is_err());
+}

@@ -148,7 +148,7 @@ fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
 pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
     let mut worst = 0.0f64;
     let mut cases = 0;
-    for cfg in AttentionConfig::all().into_iter().filter(|c| c.varlen) {
+    for cfg in checked(true) {
         let att = load(ctx, cfg)?;
         for s in varlen_shapes(cfg.head_dim as usize, cfg.persistent) {
             let r = match cfg.dtype {
@@ -174,11 +174,35 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: packed sequences, bf16/f16, d 64/128/256, causal or not, one CTA \
-             per tile or persistent, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA 3/1; error / \
-             tolerance of O and LSE"
+            "{cases} cases: packed sequences, bf16 (f16: default), d 64/128/256, causal or \
+             not, one CTA per tile or persistent, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA \
+             3/1; error / tolerance of O and LSE"
         ),
     })
+}
+
+/// The configurations checked: every one of [`AttentionConfig::all`] in bf16; in f16 (which
+/// changes only the conversions, not the schedule, grid or store) the default ones, batched and
+/// packed. `PTXKIT_ATTENTION_ONLY` (kernel names, comma-separated) narrows them, for a run
+/// under compute-sanitizer.
+fn checked(varlen: bool) -> Vec<AttentionConfig> {
+    let only = std::env::var("PTXKIT_ATTENTION_ONLY")
+        .ok()
+        .filter(|s| !s.is_empty());
+    AttentionConfig::all()
+        .into_iter()
+        .filter(|c| c.varlen == varlen)
+        .filter(|c| {
+            c.dtype == ScalarType::Bf16
+                || (c.schedule == AttentionConfig::default_schedule(c.head_dim)
+                    && !c.persistent
+                    && !c.tma_store)
+        })
+        .filter(|c| {
+            only.as_deref()
+                .is_none_or(|names| names.split(',').any(|n| n == c.name()))
+        })
+        .collect()
 }
 
 /// `cfg`'s kernel, each launch waited for at most [`LIMIT`].
@@ -203,7 +227,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     };
     let mut worst = 0.0f64;
     let mut cases = 0;
-    for cfg in AttentionConfig::all().into_iter().filter(|c| !c.varlen) {
+    for cfg in checked(false) {
         let mut shapes = vec![AttentionShape {
             head_dim: cfg.head_dim as usize,
             ..gqa
@@ -219,7 +243,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
-        if cfg.persistent {
+        if cfg.persistent || cfg.tma_store {
             // 5 query tiles x 16 heads x 2 = 160 tiles: more than the SMs, so CTAs loop.
             shapes.push(AttentionShape {
                 batch: 2,
@@ -257,9 +281,10 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128/256, causal or not, serial/pingpong/overlap, \
-             persistent, GQA 4/2 at 197x333, MQA 3/1 causal at 300x130, persistent GQA 16/4 at \
-             2x600x250; error / tolerance of O and LSE"
+            "{cases} cases: bf16 (f16: default configurations), d 64/128/256, causal or not, \
+             serial/pingpong/overlap, persistent, TMA store of O, GQA 4/2 at 197x333, MQA 3/1 \
+             causal at 300x130, persistent/TMA-store GQA 16/4 at 2x600x250; error / tolerance \
+             of O and LSE"
         ),
     })
 }

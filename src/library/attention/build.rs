@@ -124,7 +124,7 @@ struct Args<T: Elem> {
     q: TmaTensor<T>,
     k: TmaTensor<T>,
     v: TmaTensor<T>,
-    o: Buffer<T>,
+    o: Out<T>,
     lse: Buffer<ty::F32>,
     scale: Reg<ty::F32>,
     /// Sequences: a symbol, or one less than the offsets packed.
@@ -132,6 +132,15 @@ struct Args<T: Elem> {
     heads: Var,
     kv_heads: Var,
     seqs: Seqs,
+}
+
+/// How O is written.
+enum Out<T: Elem> {
+    /// From registers, rows past the sequence masked.
+    Registers(Buffer<T>),
+    /// By TMA from shared memory (boxes of `[1, 64, 1, 64]`, 128-byte swizzle), clipped at the
+    /// tensor's `seqlen_q`.
+    Tma(TmaTensor<T>),
 }
 
 /// Where the sequences are.
@@ -528,7 +537,11 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
     let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(AttentionConfig::BLOCK_M))?;
     let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(cfg.block_n))?;
     let v = k.tma_tensor::<T>("v", kv_shape, qkv(cfg.block_n))?;
-    let o = k.tensor::<T>("o", q_shape, TensorOpts::default().align(16))?;
+    let o = if cfg.tma_store {
+        Out::Tma(k.tma_tensor::<T>("o", q_shape, qkv(64))?)
+    } else {
+        Out::Registers(k.tensor::<T>("o", q_shape, TensorOpts::default().align(16))?)
+    };
     // LSE [batch, heads, seqlen_q], or [heads, total_q] packed.
     let lse_shape = match offsets {
         Some(_) => vec![Expr::from(heads), seqlen_q.into()],
@@ -765,12 +778,23 @@ fn consumer<T: Elem>(
             None => serial(k, p, &c, sync, &cursors)?,
             Some(turns) => pipelined(k, p, &c, sync, turns, &cursors)?,
         }
-        if let (Some(q_empty), Some(q)) = (p.q_empty, &cursors.q) {
+        let mut release = |k: &mut KernelBuilder| -> Result<()> {
+            if let (Some(q_empty), Some(q)) = (p.q_empty, &cursors.q) {
+                sync.arrive(k.isa().when(leader), q_empty.at, q_empty.addr, 2)?;
+                q.advance(k.isa())?;
+            }
+            Ok(())
+        };
+        if cfg.tma_store {
+            // O is staged in this warpgroup's rows of Q's buffer: Q is released once the TMA
+            // stores have read them.
+            epilogue(k, p, &c, row0, lt, cw, q_wg)?;
+            release(k)
+        } else {
             // Every S = Q·Kᵀ of the tile is done: Q's buffer may take the next tile's.
-            sync.arrive(k.isa().when(leader), q_empty.at, q_empty.addr, 2)?;
-            q.advance(k.isa())?;
+            release(k)?;
+            epilogue(k, p, &c, row0, lt, cw, q_wg)
         }
-        epilogue(k, p, &c, row0, lt)
     })?;
     if let Some(turns) = turns {
         turns.finish(k)?;
@@ -1104,6 +1128,72 @@ fn mask<T: Elem>(
     .end()
 }
 
+/// O's 64 rows of this warpgroup by TMA: the 16-bit pairs `stmatrix`ed into the warpgroup's
+/// rows of Q's slabs (free once its `S = Q·Kᵀ` are done; 128-byte swizzled as O's tensor map
+/// expects: element (r, c) at `c % 64 + 64 r + 8192 (c / 64)`, a slab being 128 rows of 64),
+/// `fence.proxy.async` so the async proxy sees the writes (PTX ISA 9.7.12.4 membar/fence), the
+/// warpgroup's named barrier, then one TMA store per 64 columns by its first thread, which waits
+/// until they have read shared memory (PTX ISA 9.7.9.25.4 `cp.async.bulk.wait_group.read`)
+/// before the buffer is reused or the CTA exits. Rows past `seqlen_q` are clipped by TMA.
+#[allow(clippy::too_many_arguments)]
+fn store_tma<T: Elem>(
+    k: &mut KernelBuilder,
+    o: &TmaTensor<T>,
+    packed: &TileRef,
+    origin: &[Expr],
+    d: u32,
+    cw: Var,
+    lt: Var,
+    q_wg: Reg<ty::U32>,
+) -> Result<()> {
+    use layouts::IntTuple as I;
+    let slab = AttentionConfig::SLAB;
+    let slabs = i64::from(d / slab);
+    // A slab of Q is BLOCK_M rows of 64 elements.
+    let slab_elems = i64::from(AttentionConfig::BLOCK_M * slab);
+    let layout = layouts::Layout::new(
+        I::tuple([I::tuple([I::Int(64), I::Int(slabs)]), I::Int(64)]),
+        I::tuple([I::tuple([I::Int(1), I::Int(slab_elems)]), I::Int(64)]),
+    )
+    .map_err(|e| k.error(e.to_string()))?;
+    let mut staging =
+        TileRef::shared_row_major(T::DTYPE, 64, d, q_wg, 1024).with_swizzle(SwizzleMode::B128);
+    staging.layout = Some(layout);
+    k.copy(&staging, packed, ExecScope::Warpgroup)?;
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    let bar = k.eval(cw + AttentionConfig::STORE_BARRIER)?;
+    k.sync_named(bar, 128)?;
+    let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
+    k.if_(leader, |k| {
+        let slab_bytes = AttentionConfig::BLOCK_M * slab * 2;
+        for s in 0..d / slab {
+            let at = if s == 0 {
+                q_wg
+            } else {
+                let a = k.reg::<ty::U32>();
+                k.add(a, q_wg, s * slab_bytes)?;
+                a
+            };
+            let src = TileRef::shared_row_major(T::DTYPE, 64, slab, at, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            let mut at = origin.to_vec();
+            if let Some(col) = at.last_mut() {
+                *col = Expr::from(s * slab);
+            }
+            let dst = k.tma_box_at(o, &at)?;
+            k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+        }
+        k.cp_async_bulk_commit_group()?;
+        k.cp_async_bulk_wait_group(0, true)?;
+        Ok(())
+    })
+    .end()?;
+    // The other threads reuse the buffer only after the stores have read it.
+    k.sync_named(bar, 128)
+}
+
 /// One step of the online softmax on S: the new row max, the running sum rescaled and
 /// `P = 2^(S·scale·log2e - max·scale·log2e)` in place, its row sums added; returns each row's
 /// factor `alpha` that rescales O.
@@ -1164,6 +1254,8 @@ fn epilogue<T: Elem>(
     c: &Consumer,
     row0: Var,
     lt: Var,
+    cw: Var,
+    q_wg: Reg<ty::U32>,
 ) -> Result<()> {
     let (d, args, blk) = (p.cfg.head_dim, p.args, c.blk);
     let (o_acc, rows, m, l) = (&c.o_acc, &c.rows, &c.m[..], &c.l[..]);
@@ -1207,8 +1299,13 @@ fn epilogue<T: Elem>(
             Some((q0, _)) => (0, Some(Expr::from(q0) + blk.seqlen_q)),
             None => (1, None),
         };
-        let view = k.rows_until(&args.o, &origin, row_dim, [64, d], end)?;
-        k.copy(&view, &packed, ExecScope::Warpgroup)?;
+        match &args.o {
+            Out::Registers(o) => {
+                let view = k.rows_until(o, &origin, row_dim, [64, d], end)?;
+                k.copy(&view, &packed, ExecScope::Warpgroup)?;
+            }
+            Out::Tma(o) => store_tma(k, o, &packed, &origin, d, cw, lt, q_wg)?,
+        }
         // LSE: each quad's first lane holds its rows' statistics.
         let (r, c) = k.fragment_origin(o_acc, lt)?;
         let first = k.cmp(CmpOp::Eq, c, 0)?;

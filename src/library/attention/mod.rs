@@ -40,6 +40,9 @@ pub enum AttentionConfigError {
         /// The key tile's rows.
         block_n: u32,
     },
+    /// O stored by TMA over packed sequences.
+    #[error("O stored by TMA clips at the tensor's edge, not at a packed sequence's end")]
+    TmaStoreVarlen,
     /// A ring of no stages, or more than shared memory holds.
     #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]
     Stages {
@@ -112,6 +115,10 @@ pub struct AttentionConfig {
     /// together so their CTAs share its K and V in L2, the longest first with the causal mask
     /// (FlashAttention-3's tile scheduler); else one CTA per query tile.
     pub persistent: bool,
+    /// O stored by TMA from shared memory (staged in the consumer's rows of Q's buffer) instead
+    /// of from registers; batched sequences only (a TMA store clips at the tensor's edge, not
+    /// at a packed sequence's end).
+    pub tma_store: bool,
 }
 
 /// Shared memory a CTA may use on sm_90 (227 KB).
@@ -144,6 +151,9 @@ impl AttentionConfig {
     /// The named barriers of the ping-pong (PTX ISA 9.7.13.1, ids 1 to 15; 0 is the CTA's):
     /// consumer warpgroup `c` waits at `PINGPONG_BARRIER + c` before issuing its GEMMs.
     pub const PINGPONG_BARRIER: u32 = 1;
+    /// The named barriers of the TMA store of O: consumer warpgroup `c`'s 128 threads meet at
+    /// `STORE_BARRIER + c` once its rows are staged and once the stores have read them.
+    pub const STORE_BARRIER: u32 = 3;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: key tiles of 128 rows
     /// (64 at head dim 256, where O's accumulator takes 128 registers), 2 stages.
@@ -157,12 +167,14 @@ impl AttentionConfig {
             schedule: Self::default_schedule(head_dim),
             varlen: false,
             persistent: false,
+            tma_store: false,
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
     /// and not, each with every [`Schedule`] (the default one first), then with the default
-    /// schedule: on a persistent grid, over packed variable-length sequences, and both.
+    /// schedule: on a persistent grid, with O stored by TMA, both, over packed variable-length
+    /// sequences, and those on a persistent grid.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -176,6 +188,8 @@ impl AttentionConfig {
                         }
                     }
                     out.push(base.with_persistent());
+                    out.push(base.with_tma_store());
+                    out.push(base.with_persistent().with_tma_store());
                     out.push(base.with_varlen());
                     out.push(base.with_varlen().with_persistent());
                 }
@@ -188,6 +202,14 @@ impl AttentionConfig {
     pub fn with_persistent(self) -> AttentionConfig {
         AttentionConfig {
             persistent: true,
+            ..self
+        }
+    }
+
+    /// The same configuration with O stored by TMA ([`AttentionConfig::tma_store`]).
+    pub fn with_tma_store(self) -> AttentionConfig {
+        AttentionConfig {
+            tma_store: true,
             ..self
         }
     }
@@ -207,7 +229,8 @@ impl AttentionConfig {
 
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
     /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim, then
-    /// `_varlen` for packed sequences and `_persistent` for a persistent grid.
+    /// `_varlen` for packed sequences, `_persistent` for a persistent grid and `_tmastore` for O
+    /// stored by TMA.
     pub fn name(&self) -> String {
         let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
             String::new()
@@ -215,12 +238,13 @@ impl AttentionConfig {
             format!("_{}", self.schedule.name())
         };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{}{}",
+            "attention_fwd_{}_d{}{}{schedule}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
-            if self.persistent { "_persistent" } else { "" }
+            if self.persistent { "_persistent" } else { "" },
+            if self.tma_store { "_tmastore" } else { "" }
         )
     }
 
@@ -258,6 +282,9 @@ impl AttentionConfig {
             return Err(AttentionConfigError::BlockN {
                 block_n: self.block_n,
             });
+        }
+        if self.tma_store && self.varlen {
+            return Err(AttentionConfigError::TmaStoreVarlen);
         }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > SMEM_LIMIT {
