@@ -308,27 +308,13 @@ pub fn check_and_pack(
                     .ok_or_else(|| SignatureError::UnboundSymbol {
                         symbol: name.clone(),
                     })?;
-                facts
-                    .check(value)
-                    .map_err(|fact| RuntimeError::ExtentFact {
-                        kernel: sig.name.clone(),
-                        symbol: name.clone(),
-                        value,
-                        fact,
-                    })?;
+                check_fact(sig, name, facts, value)?;
                 let bytes = extent_bytes(name, value, *dtype)?;
                 buf.write(pi, &bytes);
             }
             Param::ExtentScalar { name, facts } => {
                 let value = symbols.get(name).copied().unwrap_or(0);
-                facts
-                    .check(value)
-                    .map_err(|fact| RuntimeError::ExtentFact {
-                        kernel: sig.name.clone(),
-                        symbol: name.clone(),
-                        value,
-                        fact,
-                    })?;
+                check_fact(sig, name, facts, value)?;
                 // Its argument (checked to be a `u32` scalar) is written below.
                 if let Some(ArgDesc::Scalar(s)) = next_arg.next() {
                     buf.write(pi, &s.to_le_bytes());
@@ -350,6 +336,21 @@ pub fn check_and_pack(
         }
     }
     Ok((buf, symbols))
+}
+
+/// The facts symbol `name` was built assuming, held against its value at this launch.
+fn check_fact(
+    sig: &KernelSignature,
+    name: &str,
+    facts: &crate::signature::ExtentFacts,
+    value: u64,
+) -> Result<()> {
+    facts.check(value).map_err(|fact| RuntimeError::ExtentFact {
+        kernel: sig.name.clone(),
+        symbol: name.to_string(),
+        value,
+        fact,
+    })
 }
 
 fn extent_bytes(symbol: &str, value: u64, dtype: ScalarType) -> Result<Vec<u8>> {

@@ -146,30 +146,24 @@ fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
 /// The packed-sequence kernels ([`AttentionConfig::varlen`]) on [`varlen_shapes`], against
 /// [`attention::reference_varlen`].
 pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
-    let mut worst = 0.0f64;
-    let mut cases = 0;
-    for cfg in checked(true) {
-        let att = load(ctx, cfg)?;
+    let (worst, cases) = every_case(ctx, checked(true), |ctx, att| {
+        let cfg = *att.config();
+        let mut worst = 0.0f64;
+        let mut cases = 0;
         for s in varlen_shapes(cfg.head_dim as usize, cfg.persistent) {
             let r = match cfg.dtype {
-                ScalarType::F16 => case_varlen::<half::f16>(ctx, &att, &s),
-                _ => case_varlen::<half::bf16>(ctx, &att, &s),
+                ScalarType::F16 => case_varlen::<half::f16>(ctx, att, &s),
+                _ => case_varlen::<half::bf16>(ctx, att, &s),
             };
-            let e = r.map_err(|e| GpuCheckError::Case {
-                case: format!(
-                    "{} cu_q {:?} cu_k {:?} h{}/{}",
-                    cfg.name(),
-                    s.cu_seqlens_q,
-                    s.cu_seqlens_k,
-                    s.heads,
-                    s.kv_heads
-                ),
-                source: Box::new(e),
-            })?;
-            worst = worst.max(e);
+            let name = format!(
+                "cu_q {:?} cu_k {:?} h{}/{}",
+                s.cu_seqlens_q, s.cu_seqlens_k, s.heads, s.kv_heads
+            );
+            worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
             cases += 1;
         }
-    }
+        Ok((worst, cases))
+    })?;
     Ok(Report {
         max_err: worst,
         tolerance: 1.0,
@@ -205,6 +199,33 @@ fn checked(varlen: bool) -> Vec<AttentionConfig> {
         .collect()
 }
 
+/// A configuration's cases: the largest error and how many ran, or the case that failed to
+/// run (named after the kernel) and why.
+type Cases = Result<(f64, usize), Box<(String, GpuCheckError)>>;
+
+/// `cases` of each configuration's kernel (loaded once): the largest error and how many ran;
+/// the first failure names its kernel and case.
+fn every_case(
+    ctx: &mut GpuCtx,
+    cfgs: Vec<AttentionConfig>,
+    mut cases: impl FnMut(&mut GpuCtx, &Attention) -> Cases,
+) -> Result<(f64, usize), GpuCheckError> {
+    let (mut worst, mut count) = (0.0f64, 0);
+    for cfg in cfgs {
+        let att = load(ctx, cfg)?;
+        let (w, n) = cases(ctx, &att).map_err(|failed| {
+            let (case, e) = *failed;
+            GpuCheckError::Case {
+                case: format!("{} {case}", cfg.name()),
+                source: Box::new(e),
+            }
+        })?;
+        worst = worst.max(w);
+        count += n;
+    }
+    Ok((worst, count))
+}
+
 /// `cfg`'s kernel, each launch waited for at most [`LIMIT`].
 fn load(ctx: &GpuCtx, cfg: AttentionConfig) -> Result<Attention, GpuCheckError> {
     Attention::new(&ctx.dev, cfg)
@@ -225,9 +246,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         kv_heads: 2,
         head_dim: 64,
     };
-    let mut worst = 0.0f64;
-    let mut cases = 0;
-    for cfg in checked(false) {
+    let (worst, cases) = every_case(ctx, checked(false), |ctx, att| {
+        let cfg = *att.config();
         let mut shapes = vec![AttentionShape {
             head_dim: cfg.head_dim as usize,
             ..gqa
@@ -254,29 +274,22 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
-        // One kernel for the configuration's shapes.
-        let att = load(ctx, cfg)?;
+        let mut worst = 0.0f64;
+        let mut cases = 0;
         for s in shapes {
             let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, &att, s),
-                _ => case::<half::bf16>(ctx, &att, s),
+                ScalarType::F16 => case::<half::f16>(ctx, att, s),
+                _ => case::<half::bf16>(ctx, att, s),
             };
-            let e = r.map_err(|e| GpuCheckError::Case {
-                case: format!(
-                    "{} b{} sq{} sk{} h{}/{}",
-                    cfg.name(),
-                    s.batch,
-                    s.seqlen_q,
-                    s.seqlen_k,
-                    s.heads,
-                    s.kv_heads
-                ),
-                source: Box::new(e),
-            })?;
-            worst = worst.max(e);
+            let name = format!(
+                "b{} sq{} sk{} h{}/{}",
+                s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
+            );
+            worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
             cases += 1;
         }
-    }
+        Ok((worst, cases))
+    })?;
     Ok(Report {
         max_err: worst,
         tolerance: 1.0,
