@@ -5,7 +5,7 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::library::attention::{AttentionConfig, Schedule, build};
+use ptxkit::library::attention::{AttentionConfig, Schedule, build, build_with_waits};
 
 #[test]
 fn attention_kernels_assemble_without_spills() {
@@ -119,4 +119,31 @@ fn the_tma_store_stages_o_and_waits_for_its_reads() {
     assert!(!regs.contains("%nctaid.x"));
     // Refused where TMA cannot clip: packed sequences.
     assert!(build(Target::Sm90a, &base.with_varlen().with_tma_store()).is_err());
+}
+
+/// The debug builds (every mbarrier wait bounded, writing a hang record) of the default,
+/// persistent, TMA-store and packed kernels assemble too (ptxas accepts them), and list their
+/// wait sites; the release build lists none.
+#[test]
+fn debug_builds_assemble_and_list_their_wait_sites() {
+    use smem::pipeline::sync::WaitMode;
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    let base = AttentionConfig::new(ScalarType::Bf16, 128, true);
+    for cfg in [
+        base,
+        base.with_persistent(),
+        base.with_persistent().with_tma_store(),
+        base.with_varlen().with_persistent(),
+    ] {
+        let (built, sites) = build_with_waits(Target::Sm90a, &cfg, WaitMode::Bounded)
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        // Accepted; a debug build may spill (its records take registers the producer lacks).
+        let out = ptxas.assemble(built.ptx(), Target::Sm90a, &[]).unwrap();
+        assert!(out.ok, "{}: ptxas rejected it:\n{}", cfg.name(), out.log);
+        assert!(!sites.sites.is_empty(), "{}", cfg.name());
+        let (_, none) = build_with_waits(Target::Sm90a, &cfg, WaitMode::Spin).unwrap();
+        assert!(none.sites.is_empty());
+    }
 }

@@ -15,8 +15,29 @@ use super::rows::{Host, random};
 use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape, VarlenShape};
 use ptx_isa::ScalarType;
 
-/// How long one launch may take (the cases take milliseconds).
-const LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+/// How long one launch may take (the cases take milliseconds): short, so a kernel that hangs
+/// fails its case well within a GPU run's per-kernel timeout. `PTXKIT_ATTENTION_LIMIT_S`
+/// (seconds) replaces it, for runs under compute-sanitizer, whose kernels take far longer.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// [`LIMIT`], or `PTXKIT_ATTENTION_LIMIT_S` when set to a number of seconds.
+fn limit() -> std::time::Duration {
+    std::env::var("PTXKIT_ATTENTION_LIMIT_S")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(LIMIT, std::time::Duration::from_secs)
+}
+
+/// With `PTXKIT_ATTENTION_PROGRESS` set, each case's kernel, shape and error on stderr as it
+/// finishes (unbuffered), so a run cut short by a timeout shows how far it got.
+fn progress(kernel: &str, case: &str, err: &Result<f64, GpuCheckError>) {
+    if std::env::var_os("PTXKIT_ATTENTION_PROGRESS").is_some() {
+        match err {
+            Ok(e) => eprintln!("case {kernel} {case}: err {e:.3e}"),
+            Err(e) => eprintln!("case {kernel} {case}: FAILED {e}"),
+        }
+    }
+}
 
 /// The largest `|got - want|`; NaN counts as infinite, and equal infinities (an LSE of -inf) as 0.
 fn abs_err(got: &[f32], want: &[f32]) -> f64 {
@@ -159,6 +180,7 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
                 "cu_q {:?} cu_k {:?} h{}/{}",
                 s.cu_seqlens_q, s.cu_seqlens_k, s.heads, s.kv_heads
             );
+            progress(&cfg.name(), &name, &r);
             worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
             cases += 1;
         }
@@ -226,10 +248,10 @@ fn every_case(
     Ok((worst, count))
 }
 
-/// `cfg`'s kernel, each launch waited for at most [`LIMIT`].
+/// `cfg`'s kernel, each launch waited for at most [`limit`].
 fn load(ctx: &GpuCtx, cfg: AttentionConfig) -> Result<Attention, GpuCheckError> {
     Attention::new(&ctx.dev, cfg)
-        .map(|a| a.with_limit(LIMIT))
+        .map(|a| a.with_limit(limit()))
         .map_err(|e| GpuCheckError::Case {
             case: cfg.name(),
             source: Box::new(e.into()),
@@ -285,6 +307,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 "b{} sq{} sk{} h{}/{}",
                 s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
             );
+            progress(&cfg.name(), &name, &r);
             worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
             cases += 1;
         }

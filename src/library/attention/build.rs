@@ -9,6 +9,7 @@ use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
+use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::BarrierAt;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
@@ -271,9 +272,20 @@ struct Parts<'a, T: Elem> {
 /// swizzle), `o` (`[batch, seqlen_q, heads, d]`, 16-byte aligned), `lse`
 /// (`[batch, heads, seqlen_q]` f32) and `scale` (the softmax scale, f32).
 pub fn build(target: Target, cfg: &AttentionConfig) -> Result<BuiltKernel> {
+    build_with_waits(target, cfg, WaitMode::Spin).map(|(built, _)| built)
+}
+
+/// [`build`] with its mbarrier waits in `mode`: [`WaitMode::Bounded`] is the debug build, whose
+/// waits write a hang record and trap after a bound; the wait sites (empty for
+/// [`WaitMode::Spin`]) come with it for the host's [`crate::runtime::HangBuffer`].
+pub fn build_with_waits(
+    target: Target,
+    cfg: &AttentionConfig,
+    mode: WaitMode,
+) -> Result<(BuiltKernel, HangSites)> {
     match cfg.dtype {
-        ptx_isa::ScalarType::F16 => build_typed::<ty::F16>(target, cfg, WaitMode::Spin),
-        _ => build_typed::<ty::Bf16>(target, cfg, WaitMode::Spin),
+        ptx_isa::ScalarType::F16 => build_typed::<ty::F16>(target, cfg, mode),
+        _ => build_typed::<ty::Bf16>(target, cfg, mode),
     }
 }
 
@@ -281,7 +293,7 @@ fn build_typed<T: Elem>(
     target: Target,
     cfg: &AttentionConfig,
     mode: WaitMode,
-) -> Result<BuiltKernel> {
+) -> Result<(BuiltKernel, HangSites)> {
     let name = cfg.name();
     let mut k = KernelBuilder::new(&name, target);
     cfg.validate().map_err(|e| k.error(e.to_string()))?;
@@ -327,6 +339,8 @@ fn build_typed<T: Elem>(
         None
     };
     let mut sync = BarrierSync::new(&name, mode);
+    // A debug build's hang records go to the module's record block.
+    sync.declare_globals(k.module_mut())?;
     let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
         k.error(format!("barrier protocol: {e}"))
     };
@@ -431,9 +445,15 @@ fn build_typed<T: Elem>(
         }
         _ => roles(&mut k)?,
     }
-    sync.finish()
+    let mut sites = sync
+        .finish()
         .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
-    k.finish()
+    let built = k.finish()?;
+    if mode == WaitMode::Bounded {
+        // Each wait's PTX line, for the hang report.
+        sites.locate(built.ptx());
+    }
+    Ok((built, sites))
 }
 
 /// The work of query tile `m_block` of head `head` of sequence `batch`: the KV head, the

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, TensorMut,
-    TensorRef, Watch,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, RuntimeError,
+    TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
+use smem::pipeline::sync::WaitMode;
 
 use super::{AttentionConfig, AttentionConfigError};
 
@@ -93,18 +94,42 @@ pub struct Attention {
     kernel: LoadedKernel,
     /// How long a launch is waited for, if it is ([`Attention::with_limit`]).
     limit: Option<std::time::Duration>,
+    /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
+    hang: Option<HangBuffer>,
 }
 
 impl Attention {
     /// Builds the kernel for `cfg` and loads it on `device`.
+    /// With [`crate::runtime::DEBUG_HANG_ENV`] set, the debug build: every mbarrier wait
+    /// bounded, each launch waited for, and a hang comes back as [`RuntimeError::Hang`] naming
+    /// the barrier, phase and cause.
     pub fn new(device: &Device, cfg: AttentionConfig) -> Result<Attention, AttentionError> {
+        Attention::with_hang_bound(device, cfg, debug_hang_from_env()?)
+    }
+
+    /// [`Attention::new`] with the debug build chosen here: `Some(bound)` bounds every wait.
+    pub fn with_hang_bound(
+        device: &Device,
+        cfg: AttentionConfig,
+        bound: Option<std::time::Duration>,
+    ) -> Result<Attention, AttentionError> {
         cfg.validate()?;
-        let built = super::build(device.target(), &cfg)?;
+        let mode = if bound.is_some() {
+            WaitMode::Bounded
+        } else {
+            WaitMode::Spin
+        };
+        let (built, sites) = super::build_with_waits(device.target(), &cfg, mode)?;
         let kernel = built.load(device, &JitOptions::default())?;
+        let hang = match bound {
+            Some(b) => Some(HangBuffer::new(kernel.kernel().module(), sites, b)?),
+            None => None,
+        };
         Ok(Attention {
             cfg,
             kernel,
             limit: None,
+            hang,
         })
     }
 
@@ -277,12 +302,16 @@ impl Attention {
                 Arg::scalar(s.max_seqlen_q),
             ]);
         }
-        match self.limit {
-            Some(limit) => {
-                let watch = Watch::timeout(limit);
+        match (self.limit, &self.hang) {
+            (None, None) => self.kernel.launch(stream, &mut args)?,
+            (timeout, hang) => {
+                // A debug build's records are armed before each launch and read if it fails.
+                let watch = Watch {
+                    timeout,
+                    hang: hang.as_ref(),
+                };
                 self.kernel.launch_watched(stream, &mut args, &watch)?
             }
-            None => self.kernel.launch(stream, &mut args)?,
         };
         Ok(())
     }

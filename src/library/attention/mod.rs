@@ -20,7 +20,7 @@
 mod build;
 mod host;
 
-pub use build::build;
+pub use build::{build, build_with_waits};
 pub use host::{Attention, AttentionError, ShapeError, VarlenArgs};
 
 use ptx_isa::ScalarType;
