@@ -28,6 +28,20 @@ fn limit() -> std::time::Duration {
         .map_or(LIMIT, std::time::Duration::from_secs)
 }
 
+/// One case's result into a configuration's largest error and count (shown as it comes, see
+/// [`progress`]); a failure names its case.
+fn tally(
+    kernel: &str,
+    case: String,
+    r: Result<f64, GpuCheckError>,
+    (worst, cases): (&mut f64, &mut usize),
+) -> Result<(), Box<(String, GpuCheckError)>> {
+    progress(kernel, &case, &r);
+    *worst = worst.max(r.map_err(|e| Box::new((case, e)))?);
+    *cases += 1;
+    Ok(())
+}
+
 /// With `PTXKIT_ATTENTION_PROGRESS` set, each case's kernel, shape and error on stderr as it
 /// finishes (unbuffered), so a run cut short by a timeout shows how far it got.
 fn progress(kernel: &str, case: &str, err: &Result<f64, GpuCheckError>) {
@@ -180,9 +194,7 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
                 "cu_q {:?} cu_k {:?} h{}/{}",
                 s.cu_seqlens_q, s.cu_seqlens_k, s.heads, s.kv_heads
             );
-            progress(&cfg.name(), &name, &r);
-            worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
-            cases += 1;
+            tally(&cfg.name(), name, r, (&mut worst, &mut cases))?;
         }
         Ok((worst, cases))
     })?;
@@ -307,9 +319,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 "b{} sq{} sk{} h{}/{}",
                 s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
             );
-            progress(&cfg.name(), &name, &r);
-            worst = worst.max(r.map_err(|e| Box::new((name, e)))?);
-            cases += 1;
+            tally(&cfg.name(), name, r, (&mut worst, &mut cases))?;
         }
         Ok((worst, cases))
     })?;
