@@ -1,6 +1,6 @@
 //! The attention kernel's GPU check behind `ptxkit selftest` (`attention`): bf16 and f16, head
 //! dims 64, 128 and 256, causal and not, every schedule (serial, ping-pong, ping-pong with the
-//! softmax overlapping `P·V`), one CTA per query tile or a persistent grid, on batch 2 with 4 query heads over 2 KV heads (grouped
+//! softmax overlapping `P·V`), one CTA per query tile or a persistent grid (where accepted: serial, non-causal, batched), on batch 2 with 4 query heads over 2 KV heads (grouped
 //! queries) at query length 197 and key length 333 (neither a multiple of a tile), plus
 //! multi-query attention (1 KV head) with more queries than keys under the causal mask (rows
 //! that see no key: O = 0, LSE = -inf); the persistent grids also on more query tiles than
@@ -203,7 +203,7 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
         tolerance: 1.0,
         detail: format!(
             "{cases} cases: packed sequences, bf16 (f16: default), d 64/128/256, causal or \
-             not, one CTA per tile or persistent, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA \
+             not, one CTA per tile, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA \
              3/1; error / tolerance of O and LSE"
         ),
     })
