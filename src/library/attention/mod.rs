@@ -617,6 +617,56 @@ mod tests {
         );
     }
 
+    /// A persistent grid is accepted only where the H200 passed it (serial, non-causal,
+    /// batched), and `all` lists no other.
+    #[test]
+    fn the_persistent_grid_is_refused_where_the_gpu_did_not_pass_it() {
+        let d64 = AttentionConfig::new(ScalarType::Bf16, 64, false);
+        assert_eq!(d64.schedule, Schedule::Serial);
+        assert_eq!(d64.with_persistent().validate(), Ok(()));
+        assert_eq!(d64.with_persistent().with_tma_store().validate(), Ok(()));
+        let d128 = AttentionConfig::new(ScalarType::Bf16, 128, false).with_persistent();
+        assert_eq!(
+            d128.validate(),
+            Err(AttentionConfigError::PersistentPingPong(Schedule::PingPong))
+        );
+        let message = d128.validate().unwrap_err().to_string();
+        assert!(
+            message.contains(
+                "persistent grid with the pingpong schedule hangs on the H200 (v_full[1] phase 0)"
+            ),
+            "{message}"
+        );
+        assert_eq!(
+            d128.with_schedule(Schedule::PingPongOverlap).validate(),
+            Err(AttentionConfigError::PersistentPingPong(
+                Schedule::PingPongOverlap
+            ))
+        );
+        assert_eq!(d128.with_schedule(Schedule::Serial).validate(), Ok(()));
+        let causal = AttentionConfig::new(ScalarType::Bf16, 64, true).with_persistent();
+        assert_eq!(
+            causal.validate(),
+            Err(AttentionConfigError::PersistentCausal)
+        );
+        assert_eq!(
+            d64.with_varlen().with_persistent().validate(),
+            Err(AttentionConfigError::PersistentVarlen)
+        );
+        let persistent: Vec<_> = AttentionConfig::all()
+            .into_iter()
+            .filter(|c| c.persistent)
+            .collect();
+        assert!(!persistent.is_empty());
+        for c in persistent {
+            assert!(
+                c.schedule == Schedule::Serial && !c.causal && !c.varlen,
+                "{}",
+                c.name()
+            );
+        }
+    }
+
     /// Packed sequences of equal lengths are the batched problem: the same O, and LSE with
     /// the heads outermost; ragged ones are each their own problem.
     #[test]
