@@ -12,6 +12,7 @@ pub mod ctx;
 pub mod epilogue_check;
 pub mod example;
 pub mod gemm_fp8;
+pub mod gemm_fp8_block;
 pub mod gemm_grouped;
 pub mod hang_checks;
 pub mod library;

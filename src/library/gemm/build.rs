@@ -158,6 +158,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     c: Output<O>,
     /// `scale_a` and `scale_b` (one f32 each) with [`super::Scaling::PerTensor`].
     scales: Option<[Buffer<ty::F32>; 2]>,
+    /// The block scales with [`super::Scaling::Block`].
+    block_scales: Option<BlockScales>,
     /// `sa·sb`, read by each consumer thread before its first tile.
     alpha: Option<Reg<ty::F32>>,
     /// The thread's index in the CTA.
@@ -179,6 +181,105 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     empty: ArrayId,
     /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
     fragment: layouts::fragment::TvLayout,
+}
+
+/// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
+/// M-major), `scale_b` `[n_blocks, k_blocks]` (B's 128 x 128 blocks), and `m` (the last row a
+/// scale load may read).
+#[derive(Debug, Clone)]
+struct BlockScales {
+    a: Buffer<ty::F32>,
+    b: Buffer<ty::F32>,
+    m: Var,
+}
+
+/// What one consumer thread needs to promote each k-tile's partial accumulator under
+/// [`super::Scaling::Block`] for one tile: the partial fragment, where its rows' scales of A are
+/// (clamped to rows that exist: an edge tile's missing rows are never stored) and its tile's
+/// row of B's scales. Built by [`HopperGemm::consumer`] for each tile.
+#[derive(Debug)]
+pub struct Promotion<'a> {
+    scales: &'a BlockScales,
+    /// The partial accumulator (the fragment of `acc`).
+    part: &'a Buffer<ty::F32>,
+    /// The thread's distinct rows' indices into A's scales (2 for the m64nNk16 fragment).
+    rows: Vec<Var>,
+    /// For each value of the fragment, which of `rows` it lies in.
+    row_of: Vec<usize>,
+    /// The tile's block row of B's scales.
+    nblock: Var,
+}
+
+impl Promotion<'_> {
+    /// This k-tile's scales: `sb[nblock, kt]` and `sa[kt, row]` of the thread's rows, loaded
+    /// before the stage is waited for and used only after the wgmmas, so their latency runs
+    /// under the wgmmas.
+    fn load(&self, k: &mut KernelBuilder, kt: Var) -> Result<(Reg<ty::F32>, Vec<Reg<ty::F32>>)> {
+        let sb = k.load(&self.scales.b, [Expr::from(self.nblock), Expr::from(kt)])?;
+        let sa = self
+            .rows
+            .iter()
+            .map(|&r| k.load(&self.scales.a, [Expr::from(kt), Expr::from(r)]))
+            .collect::<Result<_>>()?;
+        Ok((sb, sa))
+    }
+
+    /// `acc += part·(sa[row]·sb)`, one `fma` per value (PTX ISA 9.7.3.6), after the k-tile's
+    /// wgmmas are waited for.
+    fn promote(
+        &self,
+        k: &mut KernelBuilder,
+        acc: &Buffer<ty::F32>,
+        (sb, sa): (Reg<ty::F32>, Vec<Reg<ty::F32>>),
+    ) -> Result<()> {
+        let (Some(acc), Some(part)) = (acc.regs(), self.part.regs()) else {
+            return Err(k.error("the accumulators are not register fragments"));
+        };
+        let scale = sa
+            .into_iter()
+            .map(|a| k.mul_of(a, sb))
+            .collect::<Result<Vec<_>>>()?;
+        for ((&d, &p), &row) in acc.iter().zip(part).zip(&self.row_of) {
+            k.fma(d, p, scale[row], d)?;
+        }
+        Ok(())
+    }
+}
+
+/// For the m64nNk16 f32 accumulator fragment of a warpgroup (PTX ISA 9.7.15.5.1.1.1): the rows
+/// thread 0 holds, relative to its first (0 and 8), and for each value which of them it lies
+/// in. Checked against every thread of the fragment: thread `t` holds rows
+/// `16 (t / 32) + (t % 32) / 4` plus the same offsets, which [`HopperGemm::consumer`] computes at
+/// run time.
+fn fragment_rows(
+    k: &KernelBuilder,
+    tv: &layouts::fragment::TvLayout,
+) -> Result<(Vec<i64>, Vec<usize>)> {
+    let bad =
+        || k.error("the accumulator fragment's rows are not 16 (t / 32) + (t % 32) / 4 + {0, 8}");
+    let row = |t: i64, v: i64| tv.coord(t, v).map(|(r, _)| r).map_err(|_| bad());
+    let mut offsets: Vec<i64> = Vec::new();
+    let mut row_of = Vec::new();
+    for v in 0..tv.values() {
+        let r = row(0, v)?;
+        let i = match offsets.iter().position(|&o| o == r) {
+            Some(i) => i,
+            None => {
+                offsets.push(r);
+                offsets.len() - 1
+            }
+        };
+        row_of.push(i);
+    }
+    for t in 0..tv.threads() {
+        let base = 16 * (t / 32) + (t % 32) / 4;
+        for v in 0..tv.values() {
+            if row(t, v)? != base + offsets[row_of[v as usize]] {
+                return Err(bad());
+            }
+        }
+    }
+    Ok((offsets, row_of))
 }
 
 /// A tile of the schedule: its block coordinates in M (tiles of 128 rows) and N (tiles of `bn`).
@@ -419,15 +520,28 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             Output::Global(c, ab)
         };
-        let scales = match cfg.scaling {
-            super::Scaling::None => None,
+        let (mut scales, mut block_scales) = (None, None);
+        match cfg.scaling {
+            super::Scaling::None => {}
             super::Scaling::PerTensor => {
                 let scale = |k: &mut KernelBuilder, name: &str| {
                     k.tensor::<ty::F32>(name, [1u32], TensorOpts::default())
                 };
-                Some([scale(k, "scale_a")?, scale(k, "scale_b")?])
+                scales = Some([scale(k, "scale_a")?, scale(k, "scale_b")?]);
             }
-        };
+            super::Scaling::Block => {
+                // The scale grids' extents are symbols of their own, read from the scale
+                // tensors' shapes; the launcher checks they are ceil(k / 128) and ceil(n / 128).
+                let kb = k.symbol_with("k_blocks", one)?;
+                let nb = k.symbol_with("n_blocks", one)?;
+                let opts = TensorOpts::default;
+                block_scales = Some(BlockScales {
+                    a: k.tensor::<ty::F32>("scale_a", [kb, m], opts())?,
+                    b: k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?,
+                    m,
+                });
+            }
+        }
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
         let [tid] = k.thread_id([GemmConfig::THREADS])?;
@@ -478,6 +592,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             b,
             c,
             scales,
+            block_scales,
             alpha: None,
             tid,
             schedule,
@@ -726,6 +841,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let lt = k.let_("wg_thread", self.tid % 128)?;
         let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         let acc = k.alloc_fragment::<ty::F32>("acc", self.fragment.clone())?;
+        // Block scales: each k-tile's wgmmas run into `part`, promoted into `acc`.
+        let block = match self.block_scales.clone() {
+            Some(scales) => {
+                let part = k.alloc_fragment::<ty::F32>("part", self.fragment.clone())?;
+                let (offsets, row_of) = fragment_rows(k, &self.fragment)?;
+                // This thread's first row in its warpgroup's 64 (PTX ISA 9.7.15.5.1.1.1).
+                let row0 = k.let_("frag_row", (lt / 32) * 16 + (lt % 32) / 4)?;
+                Some((scales, part, offsets, row_of, row0))
+            }
+            None => None,
+        };
         if let Some([sa, sb]) = self.scales.clone() {
             // The per-tensor scales, once per thread for all its tiles: alpha = sa·sb.
             let (sa, sb) = (k.load(&sa, [0u32])?, k.load(&sb, [0u32])?);
@@ -736,7 +862,32 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
         schedule.for_each_tile(k, |k, tile| {
-            self.mainloop(k, &ring, cw, leader, &acc)?;
+            let promotion = match &block {
+                Some((scales, part, offsets, row_of, row0)) => {
+                    let first = k.let_("row_first", tile.mb * GemmConfig::BM + cw * 64 + *row0)?;
+                    let last = k.let_("row_last", Expr::from(scales.m) - 1u32)?;
+                    let rows = offsets
+                        .iter()
+                        .map(|&o| {
+                            let r = k.eval(first + o as u32)?;
+                            let last = k.eval(last)?;
+                            k.min(r, r, last)?;
+                            Ok(k.bind("scale_row", r))
+                        })
+                        .collect::<Result<Vec<Var>>>()?;
+                    // The tile's 64 or 128 columns lie in one 128-column block of B's scales.
+                    let nblock = k.let_("scale_nb", tile.nb * self.cfg.bn / super::SCALE_BLOCK)?;
+                    Some(Promotion {
+                        scales,
+                        part,
+                        rows,
+                        row_of: row_of.clone(),
+                        nblock,
+                    })
+                }
+                None => None,
+            };
+            self.mainloop(k, &ring, cw, leader, &acc, promotion.as_ref())?;
             self.epilogue(k, tile, cw, lt, &acc)
         })?;
         if self.cfg.tma_store {
@@ -749,7 +900,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// One tile's main loop in consumer warpgroup `cw`: for each k-tile, wait until its stage is
     /// full, `acc (+)= A·Bᵀ` over the stage's tiles (this warpgroup's 64 rows of A) as one tile
     /// op, wait for the wgmmas, and release the stage (in a CTA pair, in both CTAs: the peer's
-    /// producer wrote half of it).
+    /// producer wrote half of it). With a `promotion` (block scales), each k-tile's wgmmas run
+    /// into its fresh partial accumulator instead, which is then added into `acc` times the
+    /// k-tile's scales (two-level accumulation; `acc` starts at 0).
     #[track_caller]
     pub fn mainloop(
         &mut self,
@@ -758,32 +911,33 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         cw: Var,
         leader: ptx_isa::Pred,
         acc: &Buffer<ty::F32>,
+        promotion: Option<&Promotion<'_>>,
     ) -> Result<()> {
         let (stage, phase) = (ring.stage(), ring.phase());
         let cw = k.eval(cw)?;
         let (cfg, ktiles) = (self.cfg, self.ktiles);
+        if promotion.is_some() {
+            k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
+        }
         k.for_range(0u32, ktiles, |k, kt| {
+            let scale = promotion.map(|p| p.load(k, kt)).transpose()?;
             let (full_id, empty_id) = (BarrierAt::Each(self.full), BarrierAt::Each(self.empty));
             let full = self.bar_addr(k, stage, false)?;
             self.sync.wait(k.isa(), full_id, Some(stage), full, phase)?;
             let (sa, sb) = self.stage_addrs(k, stage)?;
             // This warpgroup's 64 rows of A.
             k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
-            let first = k.cmp(CmpOp::Ne, kt, 0u32)?;
             // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
-            // (16-bit) or K/32 (8-bit) wgmmas with descriptors from the swizzled tiles, commit).
-            // Block-scaled FP8 would promote here: every k-group (128 of K), the wgmma partial
-            // sums of fresh accumulators added into f32 registers times that group's scales of
-            // A's rows and B's block, instead of one scale in the epilogue.
+            // (16-bit) or K/32 (8-bit) wgmmas with descriptors from the swizzled tiles, commit):
+            // into `acc` (scale-d = 0 on the first k-tile), or with block scales into the fresh
+            // partial (scale-d = 0 on the k-tile's first wgmma).
+            let (d, accumulate) = match promotion {
+                Some(p) => (p.part, Accumulate::No),
+                None => (acc, Accumulate::Pred(k.cmp(CmpOp::Ne, kt, 0u32)?)),
+            };
             let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());
             let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
-            k.gemm_async(
-                acc,
-                &a_s,
-                &b_s,
-                Accumulate::Pred(first),
-                ExecScope::Warpgroup,
-            )?;
+            k.gemm_async(d, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
             k.wgmma_wait_group(0)?;
             let empty = self.bar_addr(k, stage, true)?;
             // The leaders of both consumer warpgroups: 2 arrivals per phase.
@@ -805,6 +959,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 )?;
                 // And the peer's consumers release this CTA's stage the same way.
                 self.sync.remote_arrive(empty_id, 2);
+            }
+            if let (Some(p), Some(scale)) = (promotion, scale) {
+                // The stage is released first: the producer refills it under the promotion.
+                p.promote(k, acc, scale)?;
             }
             ring.advance(k.isa())?;
             Ok(())

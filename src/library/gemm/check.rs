@@ -219,7 +219,7 @@ pub fn check(
 }
 
 /// ‖got − reference‖ / ‖reference‖ (Frobenius; the absolute error when the reference is 0).
-fn rel_error<T: Copy + Into<f64>>(got: &[T], reference: &[f32]) -> f64 {
+pub(super) fn rel_error<T: Copy + Into<f64>>(got: &[T], reference: &[f32]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (g, r) in got.iter().zip(reference) {
         let d = (*g).into() - *r as f64;

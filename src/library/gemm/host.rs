@@ -26,6 +26,26 @@ pub enum GemmError {
     /// Operands whose shapes or types do not fit the configuration.
     #[error("GEMM operands: {0}")]
     Operands(String),
+    /// A block-scale tensor of [`super::Scaling::Block`] whose shape is not the block grid of
+    /// the problem: `scale_a` must be `[ceil(k/128), m]`, `scale_b` `[ceil(n/128), ceil(k/128)]`.
+    #[error("{operand} is {shape:?}; the block grid of this problem is {want:?}")]
+    BlockScales {
+        /// `"scale_a"` or `"scale_b"`.
+        operand: &'static str,
+        /// The shape given.
+        shape: Vec<usize>,
+        /// The shape the problem's blocks need.
+        want: [usize; 2],
+    },
+    /// Scales that do not match how the kernel was built: per-tensor scales to a kernel
+    /// without them or with block scales, or none to a scaled kernel.
+    #[error("{given} scales given to a kernel built with {built:?} scaling")]
+    ScalingMismatch {
+        /// What the call passed: "no", "per-tensor" or "block".
+        given: &'static str,
+        /// How the kernel was built.
+        built: super::Scaling,
+    },
     /// An 8-bit K that is not a multiple of 16: a tensor map's row pitch is a multiple of 16
     /// bytes (CUDA Driver API `cuTensorMapEncodeTiled`), and FP8 operands are not zero-padded.
     #[error("k = {k}: {input} operands need K a multiple of 16 (16-byte rows for TMA)")]
@@ -180,7 +200,28 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         [sa, sb]: [&DeviceTensor<f32>; 2],
     ) -> Result<(), GemmError> {
-        let scales = Some([sa.into(), sb.into()]);
+        let scales = Scales::PerTensor([sa.into(), sb.into()]);
+        let wait = self.hang.is_some();
+        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
+    }
+
+    /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for a block-scaled
+    /// FP8 kernel ([`super::Scaling::Block`]): A `[m, k]` and B `[n, k]` of its 8-bit input
+    /// types with `k` a multiple of 16 (any multiple: the last k-block may be partial), C
+    /// `[m, n]`, `scale_a` `[ceil(k/128), m]` (M-major, as DeepGEMM takes A's scales) and
+    /// `scale_b` `[ceil(n/128), ceil(k/128)]`, f32 device tensors. Wrong scale shapes are
+    /// [`GemmError::BlockScales`], before anything is enqueued. A release build does not wait
+    /// for the kernel; a debug build does, as [`Gemm::run`].
+    pub fn run_block_scaled<I: Element, J: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<J>,
+        c: &mut DeviceTensor<O>,
+        scale_a: &DeviceTensor<f32>,
+        scale_b: &DeviceTensor<f32>,
+    ) -> Result<(), GemmError> {
+        let scales = Scales::Block([scale_a.into(), scale_b.into()]);
         let wait = self.hang.is_some();
         self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
     }
@@ -207,7 +248,7 @@ impl Gemm {
             &b.into(),
             c.into(),
             alpha_beta,
-            None,
+            Scales::None,
             false,
         )
     }
@@ -257,12 +298,20 @@ impl Gemm {
         c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(stream, a, b, c, alpha_beta, None, self.hang.is_some())
+        self.run_with(
+            stream,
+            a,
+            b,
+            c,
+            alpha_beta,
+            Scales::None,
+            self.hang.is_some(),
+        )
     }
 
-    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`] and [`Gemm::run_scaled`];
-    /// `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait` waits for a debug build's
-    /// kernel (so a hang comes back as its records).
+    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`], [`Gemm::run_scaled`] and
+    /// [`Gemm::run_block_scaled`]; `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait`
+    /// waits for a debug build's kernel (so a hang comes back as its records).
     #[allow(clippy::too_many_arguments)]
     fn run_with(
         &self,
@@ -271,15 +320,11 @@ impl Gemm {
         b: &TensorRef<'_>,
         mut c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
-        scales: Option<[TensorRef<'_>; 2]>,
+        scales: Scales<'_>,
         wait: bool,
     ) -> Result<(), GemmError> {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
-        if (self.cfg.scaling == super::Scaling::PerTensor) != scales.is_some() {
-            return Err(GemmError::Operands(
-                "per-tensor scales given to a kernel built without them, or missing".into(),
-            ));
-        }
+        let blocks = scales.check(&self.cfg, (m, n, k))?;
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -299,6 +344,12 @@ impl Gemm {
         // them, and m, n, k read from their shapes).
         let symbols = [("m", m), ("n", n), ("k", k)]
             .into_iter()
+            .chain(
+                blocks
+                    .map(|[kb, nb]| [("k_blocks", kb), ("n_blocks", nb)])
+                    .into_iter()
+                    .flatten(),
+            )
             .map(|(name, v)| (name.to_string(), v as u64))
             .collect();
         let residency = self
@@ -313,7 +364,7 @@ impl Gemm {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
         }
-        if let Some([sa, sb]) = scales {
+        if let Scales::PerTensor([sa, sb]) | Scales::Block([sa, sb]) = scales {
             args.push(sa.into());
             args.push(sb.into());
         }
@@ -333,6 +384,48 @@ impl Gemm {
             }
         }
         Ok(())
+    }
+}
+
+/// The scales a launch passes: `[scale_a, scale_b]`, per tensor or per block.
+enum Scales<'a> {
+    None,
+    PerTensor([TensorRef<'a>; 2]),
+    Block([TensorRef<'a>; 2]),
+}
+
+impl Scales<'_> {
+    /// Checks the scales against how `cfg` was built and, for block scales, their shapes
+    /// against the problem's block grid; returns that grid `[k_blocks, n_blocks]`.
+    fn check(
+        &self,
+        cfg: &GemmConfig,
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<Option<[usize; 2]>, GemmError> {
+        use super::Scaling;
+        let given = match self {
+            Scales::None => "no",
+            Scales::PerTensor(_) => "per-tensor",
+            Scales::Block(_) => "block",
+        };
+        match (self, cfg.scaling) {
+            (Scales::None, Scaling::None) | (Scales::PerTensor(_), Scaling::PerTensor) => Ok(None),
+            (Scales::Block([sa, sb]), Scaling::Block) => {
+                let block = super::SCALE_BLOCK as usize;
+                let (kb, nb) = (k.div_ceil(block), n.div_ceil(block));
+                for (operand, t, want) in [("scale_a", sa, [kb, m]), ("scale_b", sb, [nb, kb])] {
+                    if t.desc().shape != want {
+                        return Err(GemmError::BlockScales {
+                            operand,
+                            shape: t.desc().shape.clone(),
+                            want,
+                        });
+                    }
+                }
+                Ok(Some([kb, nb]))
+            }
+            (_, built) => Err(GemmError::ScalingMismatch { given, built }),
+        }
     }
 }
 

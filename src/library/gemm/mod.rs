@@ -2,7 +2,9 @@
 //! stores are tile ops dispatched by [`crate::tile`]; barriers, scheduling and the stmatrix staging
 //! are builder calls): `C = A·Bᵀ` with A (M×K) and B (N×K)
 //! row-major (both K-major), bf16 or f16 inputs, f32 accumulation, C in bf16/f16 or f32; or
-//! FP8 inputs (e4m3/e5m2) with per-tensor scales, `C = sa·sb·A·Bᵀ` ([`Scaling::PerTensor`]).
+//! FP8 inputs (e4m3/e5m2) with per-tensor scales, `C = sa·sb·A·Bᵀ` ([`Scaling::PerTensor`]), or
+//! with DeepSeek-V3's fine-grained scales, one per 1 x 128 block of A and per 128 x 128 block of B,
+//! applied in the main loop by two-level accumulation ([`Scaling::Block`]).
 //!
 //! The kernel (one module per [`GemmConfig`]):
 //! - TMA loads with 128B swizzle into a `stages`-deep shared-memory ring guarded by full/empty
@@ -21,13 +23,16 @@
 
 mod build;
 pub mod check;
+pub mod check_block;
 pub mod cublaslt;
 pub mod grouped;
 mod host;
 mod layout;
 mod pad;
 
-pub use build::{GemmKernel, HopperGemm, Output, Schedule, Tile, Tiles, build, build_with};
+pub use build::{
+    GemmKernel, HopperGemm, Output, Promotion, Schedule, Tile, Tiles, build, build_with,
+};
 pub use grouped::Grouping;
 pub use host::{Gemm, GemmError, check_operands};
 pub use pad::{pad_module, pad_signature};
@@ -69,11 +74,25 @@ pub enum Scaling {
     /// and `scale_b`, device tensors of one f32 each (what cuBLASLt's
     /// `CUBLASLT_MATMUL_DESC_A_SCALE_POINTER`/`B_SCALE_POINTER` and `torch._scaled_mm` take),
     /// reads them once per consumer thread and multiplies the accumulators by `sa·sb` before
-    /// the epilogue's cast. Fine-grained (block) scales would instead enter the main loop: the
-    /// wgmma accumulators of each 128-deep k-group promoted into f32 registers with that
-    /// group's scales applied (two-level accumulation), not in the epilogue.
+    /// the epilogue's cast.
     PerTensor,
+    /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` (FP8 inputs), the
+    /// fine-grained scaling of DeepSeek-V3 and DeepGEMM: one f32 scale per 1 x 128 block of A
+    /// (per row, per [`SCALE_BLOCK`] of K) and one per 128 x 128 block of B. `scale_a` is stored
+    /// M-major, `[ceil(K/128), M]` (A's scales transposed, as DeepGEMM takes them: the scales
+    /// of a tile's rows for one k-block are contiguous), `scale_b` is `[ceil(N/128),
+    /// ceil(K/128)]`. A k-tile of an 8-bit input is exactly one k-block (BK = 128), so each
+    /// k-tile's wgmmas run into a fresh partial accumulator (scale-d = 0 on the first) and the
+    /// consumer then promotes it, `acc += partial·(sa[kb, row]·sb[nb, kb])` with one `fma` per
+    /// value (two-level accumulation: the FP8 tensor core's reduced-precision sum never runs
+    /// over more than 128 products). Needs a tile width of 64 or 128, so that a tile's columns
+    /// share one scale of B ([`GemmConfigError::BlockTile`]).
+    Block,
 }
+
+/// The block edge of [`Scaling::Block`]: scales cover 1 x 128 of A and 128 x 128 of B, and the
+/// 8-bit k-tile ([`GemmConfig::bk`]) is one such block deep.
+pub const SCALE_BLOCK: u32 = 128;
 
 /// The element types of C.
 pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarType::F32];
@@ -112,8 +131,8 @@ pub enum GemmConfigError {
     /// 8-bit inputs.
     #[error("a grouped GEMM takes 16-bit inputs, no alpha/beta and cluster_m 1")]
     Grouped,
-    /// Scales that do not fit the input type: 8-bit inputs take per-tensor scales (and no
-    /// alpha/beta), 16-bit inputs none.
+    /// Scales that do not fit the input type: 8-bit inputs take per-tensor or block scales
+    /// (and no alpha/beta), 16-bit inputs none.
     #[error("{input} inputs with {scaling:?} scaling{}", if *alpha_beta { " and alpha/beta" } else { "" })]
     Scaling {
         /// A and B's type.
@@ -123,6 +142,11 @@ pub enum GemmConfigError {
         /// Whether alpha/beta was asked for too.
         alpha_beta: bool,
     },
+    /// [`Scaling::Block`] with a tile width whose columns would span two 128-column scale blocks
+    /// of B (only 64 and 128 keep one scale of B per tile and k-block), or with a register
+    /// budget a partial and a final accumulator of that width do not fit.
+    #[error("block-scaled FP8 with tile width {0}: 64 or 128")]
+    BlockTile(u32),
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -160,7 +184,8 @@ pub struct GemmConfig {
     /// CTAs per cluster along M: 1, or 2 for a CTA pair that shares its B tile: each CTA loads
     /// half of it and multicasts it to both (`.multicast::cluster`), halving B's L2 traffic.
     pub cluster_m: u32,
-    /// How the accumulators are scaled: [`Scaling::PerTensor`] exactly for 8-bit inputs.
+    /// How the accumulators are scaled: [`Scaling::PerTensor`] or [`Scaling::Block`] exactly
+    /// for 8-bit inputs.
     pub scaling: Scaling,
     /// One problem, or groups of rows sharing N and K with a B each ([`Grouping`]).
     pub grouping: Grouping,
@@ -211,6 +236,70 @@ impl GemmConfig {
         GemmConfig::for_problem_typed(m, n, sms, input, output)
     }
 
+    /// The block-scaled FP8 configuration ([`Scaling::Block`]) for a problem `m x n x k` with
+    /// `input` A and B (e4m3 or e5m2) and `output` C on a GPU with `sms` multiprocessors: the
+    /// 128 x 128 tile (a consumer thread holds 64 f32 of the partial and 64 of the promoted
+    /// accumulator), 64 wide when 128-wide tiles would leave SMs idle (fewer than 3/4 of a
+    /// tile per SM), and as many stages as shared memory holds (at most 6).
+    pub fn fp8_block(
+        m: usize,
+        n: usize,
+        sms: u32,
+        input: ScalarType,
+        output: ScalarType,
+    ) -> GemmConfig {
+        let tiles = m.div_ceil(Self::BM as usize) * n.div_ceil(128);
+        let bn = if tiles * 4 >= sms as usize * 3 {
+            128
+        } else {
+            64
+        };
+        GemmConfig {
+            bn,
+            scaling: Scaling::Block,
+            ..GemmConfig::for_problem_typed(m, n, sms, input, output)
+        }
+        .deepest()
+    }
+
+    /// The block-scaled variants the benchmark times around `self` (a
+    /// [`GemmConfig::fp8_block`] configuration) so one GPU run shows which is fastest: fewer
+    /// stages, other band heights, a CTA pair sharing B, and the other tile width. `self` is
+    /// not among them.
+    pub fn fp8_block_sweep(&self) -> Vec<GemmConfig> {
+        let mut v = vec![
+            GemmConfig { stages: 4, ..*self },
+            GemmConfig {
+                group_m: 8,
+                ..*self
+            },
+            GemmConfig {
+                group_m: 32,
+                ..*self
+            },
+            GemmConfig {
+                cluster_m: 2,
+                ..*self
+            },
+            GemmConfig {
+                bn: if self.bn == 128 { 64 } else { 128 },
+                ..*self
+            }
+            .deepest(),
+        ];
+        v.retain(|c| c != self && c.validate().is_ok());
+        v
+    }
+
+    /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
+    pub fn deepest(self) -> GemmConfig {
+        let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
+        GemmConfig {
+            stages: (budget / self.stage_bytes()).clamp(2, 6),
+            ..self
+        }
+    }
+
     /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: the
     /// widest tile (256, 192 or 128) that still gives every SM about one tile or more, else 64
     /// (skinny problems need narrow tiles to fill the GPU); as many stages as shared memory holds
@@ -248,15 +337,6 @@ impl GemmConfig {
             ..GemmConfig::large()
         };
         cfg.deepest()
-    }
-
-    /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
-    pub fn deepest(self) -> GemmConfig {
-        let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
-        GemmConfig {
-            stages: (budget / self.stage_bytes()).clamp(2, 6),
-            ..self
-        }
     }
 
     /// Bytes of the C staging buffers of the TMA-store epilogue (one 64 x bn 16-bit block per
@@ -328,17 +408,19 @@ impl GemmConfig {
             });
         }
         let fp8 = self.input.bytes() == 1;
-        let want = if fp8 {
-            Scaling::PerTensor
-        } else {
-            Scaling::None
+        let fits = match self.scaling {
+            Scaling::None => !fp8,
+            Scaling::PerTensor | Scaling::Block => fp8 && !self.alpha_beta,
         };
-        if self.scaling != want || (fp8 && self.alpha_beta) {
+        if !fits {
             return Err(GemmConfigError::Scaling {
                 input: self.input.name(),
                 scaling: self.scaling,
                 alpha_beta: self.alpha_beta,
             });
+        }
+        if self.scaling == Scaling::Block && !matches!(self.bn, 64 | 128) {
+            return Err(GemmConfigError::BlockTile(self.bn));
         }
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
@@ -361,7 +443,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}",
+            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -382,6 +464,11 @@ impl GemmConfig {
             if self.alpha_beta { "_ab" } else { "" },
             if self.tma_store { "_tmastore" } else { "" },
             if self.cluster_m == 2 { "_c2" } else { "" },
+            if self.scaling == Scaling::Block {
+                "_blk128"
+            } else {
+                ""
+            },
         )
     }
 }
@@ -398,6 +485,14 @@ pub fn large_module(target: Target, mode: WaitMode) -> ptx_isa::Result<Module> {
 /// epilogue): what `ptxkit dump gemm_fp8` writes. sm_90a only.
 pub fn fp8_module(target: Target) -> ptx_isa::Result<Module> {
     let cfg = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16);
+    module_for(&cfg, target, WaitMode::Spin)
+}
+
+/// The module of the block-scaled FP8 GEMM ([`Scaling::Block`], e4m3 in, bf16 out) in the
+/// configuration an 8192 x 8192 problem gets on a 132-SM H100 (128 x 128 x 128 tiles, TMA-store
+/// epilogue): what `ptxkit dump gemm_fp8_block` writes. sm_90a only.
+pub fn fp8_block_module(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
     module_for(&cfg, target, WaitMode::Spin)
 }
 

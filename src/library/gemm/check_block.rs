@@ -1,0 +1,237 @@
+//! Checking the block-scaled FP8 GEMM ([`super::Scaling::Block`]) on the GPU against an f64
+//! host reference of the dequantized product: fresh random 8-bit A and B in ±[`FP8_RANGE`],
+//! per-block scales spread over three orders of magnitude (so a scale read from the wrong row,
+//! column block or k-block is off by a large factor), C poisoned with NaN first. Used by
+//! `ptxkit selftest` (`gemm_fp8_block`) and `benches/gemm_fp8_block.rs`.
+
+use std::sync::Arc;
+
+use half::bf16;
+use ptx_isa::ScalarType;
+
+use crate::runtime::cuda::CudaStream;
+use crate::runtime::{DeviceTensor, E4m3, E5m2, Element};
+
+use super::check::{CheckError, CheckResult, FP8_RANGE, random_values, rel_error};
+use super::{Gemm, GemmError, SCALE_BLOCK};
+
+/// How host f32 values become 8-bit elements and back (`E4m3::from_f32`, `E4m3::to_f32`).
+pub type Codec<T> = (fn(f32) -> T, fn(T) -> f32);
+
+/// The binades the random block scales span: `2^-10 .. 2^0`.
+pub const SCALE_BINADES: f32 = 10.0;
+
+/// One block-scaled problem: A `[m, k]` of `I` and B `[n, k]` of `J` on the device and, decoded,
+/// on the host; `scale_a` `[ceil(k/128), m]` and `scale_b` `[ceil(n/128), ceil(k/128)]`.
+pub struct BlockProblem<I: Element, J: Element = I> {
+    /// `(m, n, k)`.
+    pub shape: (usize, usize, usize),
+    /// A `[m, k]`.
+    pub a: DeviceTensor<I>,
+    /// B `[n, k]`.
+    pub b: DeviceTensor<J>,
+    /// A's scales, `[ceil(k/128), m]` (M-major).
+    pub scale_a: DeviceTensor<f32>,
+    /// B's scales, `[ceil(n/128), ceil(k/128)]`.
+    pub scale_b: DeviceTensor<f32>,
+    host: HostProblem,
+}
+
+/// The host copy of a problem, decoded to f32.
+struct HostProblem {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    sa: Vec<f32>,
+    sb: Vec<f32>,
+}
+
+/// Random scales `2^-x`, `x` uniform in `[0, SCALE_BINADES)`.
+fn random_scales(n: usize, seed: u64) -> Vec<f32> {
+    random_values(n, seed)
+        .into_iter()
+        .map(|u| (-(u + 1.0) * 0.5 * SCALE_BINADES).exp2())
+        .collect()
+}
+
+impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
+    /// Fresh random A, B and scales from `seed`, A's and B's values `x · FP8_RANGE` rounded by
+    /// the codecs' first functions (with saturation).
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+        (ca, cb): (Codec<I>, Codec<J>),
+    ) -> Result<BlockProblem<I, J>, CheckError> {
+        fn values<T: Copy>(len: usize, seed: u64, (round, decode): Codec<T>) -> (Vec<T>, Vec<f32>) {
+            let v: Vec<T> = random_values(len, seed)
+                .into_iter()
+                .map(|x| round(x * FP8_RANGE))
+                .collect();
+            let f = v.iter().map(|&x| decode(x)).collect();
+            (v, f)
+        }
+        let block = SCALE_BLOCK as usize;
+        let (kb, nb) = (k.div_ceil(block), n.div_ceil(block));
+        let (a, a_host) = values(m * k, seed, ca);
+        let (b, b_host) = values(n * k, seed ^ 0x5555, cb);
+        let (sa, sb) = (
+            random_scales(kb * m, seed ^ 0xA11),
+            random_scales(nb * kb, seed ^ 0xB22),
+        );
+        Ok(BlockProblem {
+            shape: (m, n, k),
+            a: DeviceTensor::from_host(stream, &a, vec![m, k])?,
+            b: DeviceTensor::from_host(stream, &b, vec![n, k])?,
+            scale_a: DeviceTensor::from_host(stream, &sa, vec![kb, m])?,
+            scale_b: DeviceTensor::from_host(stream, &sb, vec![nb, kb])?,
+            host: HostProblem {
+                a: a_host,
+                b: b_host,
+                sa,
+                sb,
+            },
+        })
+    }
+
+    /// `gemm` on this problem into `c`.
+    pub fn run<O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        gemm: &Gemm,
+        c: &mut DeviceTensor<O>,
+    ) -> Result<(), GemmError> {
+        gemm.run_block_scaled(stream, &self.a, &self.b, c, &self.scale_a, &self.scale_b)
+    }
+
+    /// The f64 reference of `rows` of C (all n columns each, row after row):
+    /// `Σ_kb sa[kb, i]·sb[j/128, kb]·Σ_{k in kb} A[i, k]·B[j, k]`, on the host's cores.
+    pub fn reference_rows(&self, rows: &[usize]) -> Vec<f64> {
+        let (_, n, k) = self.shape;
+        let h = &self.host;
+        let m = h.sa.len() / k.div_ceil(SCALE_BLOCK as usize);
+        let row = |i: usize| -> Vec<f64> { reference_row(h, (m, n, k), i) };
+        let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
+        let chunk = rows.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = rows
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().flat_map(|&i| row(i)).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+}
+
+/// Row `i` of the reference (see [`BlockProblem::reference_rows`]).
+fn reference_row(h: &HostProblem, (m, n, k): (usize, usize, usize), i: usize) -> Vec<f64> {
+    let block = SCALE_BLOCK as usize;
+    let kb = k.div_ceil(block);
+    let a = &h.a[i * k..(i + 1) * k];
+    (0..n)
+        .map(|j| {
+            let b = &h.b[j * k..(j + 1) * k];
+            (0..kb)
+                .map(|q| {
+                    let (lo, hi) = (q * block, ((q + 1) * block).min(k));
+                    let dot: f64 = (lo..hi).map(|x| a[x] as f64 * b[x] as f64).sum();
+                    dot * h.sa[q * m + i] as f64 * h.sb[(j / block) * kb + q] as f64
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// The rows a check compares: all of them when the reference is cheap (m·n·k up to 2^31),
+/// else 32 spread over M, the first and last among them.
+pub fn checked_rows((m, n, k): (usize, usize, usize)) -> Vec<usize> {
+    if (m as u128) * (n as u128) * (k as u128) <= 1 << 31 {
+        return (0..m).collect();
+    }
+    let mut rows: Vec<usize> = (0..32).map(|i| i * (m - 1) / 31).collect();
+    rows.dedup();
+    rows
+}
+
+/// Checks a block-scaled FP8 `gemm` (any 8-bit A and B; bf16, f16 or f32 out) on a fresh
+/// random [`BlockProblem`] of `shape` (K a multiple of 16): C poisoned with NaN first, every
+/// element must come out written, and the rows of [`checked_rows`] within
+/// [`CheckResult::TOLERANCE`] relative (Frobenius) of the f64 reference. `cublas_rel_error`
+/// is 0: there is no cuBLASLt block-scaled FP8 on sm_90 to compare with.
+pub fn check_block(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckResult, CheckError> {
+    use ScalarType::{E4m3 as E4, E5m2 as E5};
+    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+    let e5: Codec<E5m2> = (E5m2::from_f32, E5m2::to_f32);
+    let cfg = gemm.config();
+    match (cfg.input, cfg.b_type()) {
+        (E4, E4) => typed(stream, gemm, shape, seed, (e4, e4)),
+        (E4, E5) => typed(stream, gemm, shape, seed, (e4, e5)),
+        (E5, E4) => typed(stream, gemm, shape, seed, (e5, e4)),
+        (E5, E5) => typed(stream, gemm, shape, seed, (e5, e5)),
+        (a, b) => Err(CheckError::Gemm(GemmError::Operands(format!(
+            "{} x {} inputs: not an FP8 GEMM",
+            a.name(),
+            b.name()
+        )))),
+    }
+}
+
+fn typed<I: Element + Copy, J: Element + Copy>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    shape: (usize, usize, usize),
+    seed: u64,
+    codecs: (Codec<I>, Codec<J>),
+) -> Result<CheckResult, CheckError> {
+    use ScalarType::{Bf16, F16, F32};
+    let p = BlockProblem::new(stream, shape, seed, codecs)?;
+    let ours: Vec<f32> = match gemm.config().output {
+        Bf16 => run_poisoned(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
+        F16 => run_poisoned(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
+        F32 => run_poisoned(stream, gemm, &p, f32::NAN, |x| x)?,
+        other => {
+            return Err(CheckError::Gemm(GemmError::Operands(format!(
+                "{} output: not an FP8 GEMM configuration",
+                other.name()
+            ))));
+        }
+    };
+    let (_, n, _) = shape;
+    let rows = checked_rows(shape);
+    let reference: Vec<f32> = p
+        .reference_rows(&rows)
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
+    let got: Vec<f32> = rows
+        .iter()
+        .flat_map(|&i| ours[i * n..(i + 1) * n].iter().copied())
+        .collect();
+    Ok(CheckResult {
+        shape,
+        rel_error: rel_error(&got, &reference),
+        unwritten: ours.iter().filter(|x| x.is_nan()).count(),
+        cublas_rel_error: 0.0,
+    })
+}
+
+/// Our GEMM on `p` into a C of `O` filled with `poison` first, read back as f32.
+fn run_poisoned<I: Element + Copy, J: Element + Copy, O: Element + Copy>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    p: &BlockProblem<I, J>,
+    poison: O,
+    to_f32: fn(O) -> f32,
+) -> Result<Vec<f32>, CheckError> {
+    let (m, n, _) = p.shape;
+    let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
+    p.run(stream, gemm, &mut c)?;
+    Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
+}

@@ -1,0 +1,123 @@
+//! The block-scaled FP8 GEMM ([`crate::library::gemm::Scaling::Block`]) on the GPU: e4m3,
+//! e5m2 and mixed inputs, bf16, f16 and f32 outputs, the TMA-store and the register epilogue,
+//! the 128- and 64-wide tiles, a CTA pair, on shapes with edges in M, N and K (K not a multiple
+//! of 128: a partial last scale block), each on fresh random data with random per-block
+//! scales against an f64 host reference of the dequantized product ([`check_block`]); and
+//! scale tensors of the wrong shape refused with [`GemmError::BlockScales`] before anything
+//! runs.
+
+use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F16, F32};
+
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use crate::library::gemm::check::CheckResult;
+use crate::library::gemm::check_block::{BlockProblem, Codec, check_block};
+use crate::library::gemm::{Gemm, GemmConfig, GemmError};
+use crate::runtime::{DeviceTensor, E4m3 as HostE4m3};
+
+/// Runs every case; the report's error is the worst relative Frobenius error.
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let sms = ctx.dev.attributes().sm_count;
+    let block = |m, n, i, o| GemmConfig::fp8_block(m, n, sms, i, o);
+    let large = block(8192, 8192, E4m3, Bf16);
+    let cases = [
+        // The 128 x 128 tile on edges in M, N and K (400 = 3 x 128 + 16).
+        (large, (300, 520, 400)),
+        (large, (1024, 1024, 1024)),
+        // DeepSeek-V3's decode shape: the 64-wide tile, M = 64.
+        (block(64, 2112, E4m3, Bf16), (64, 2112, 7168)),
+        // The 64-wide tile, N edge inside a scale block of B.
+        (block(64, 2112, E4m3, Bf16), (200, 328, 272)),
+        // e5m2, e5m2 x e4m3, e4m3 x e5m2 (f32 C).
+        (block(2048, 2048, E5m2, Bf16), (256, 384, 512)),
+        (
+            GemmConfig {
+                input_b: Some(E4m3),
+                ..block(2048, 2048, E5m2, Bf16)
+            },
+            (512, 256, 640),
+        ),
+        (
+            GemmConfig {
+                input_b: Some(E5m2),
+                ..block(260, 384, E4m3, F32)
+            },
+            (260, 384, 144),
+        ),
+        // f32 and f16 C; N = 501 (odd): the register epilogue with single stores.
+        (block(8192, 8192, E4m3, F32), (384, 640, 768)),
+        (block(8192, 8192, E4m3, F16), (256, 256, 256)),
+        (block(333, 501, E4m3, Bf16), (333, 501, 160)),
+        // A CTA pair sharing B; the register epilogue for a bf16 C; fewer stages.
+        (
+            GemmConfig {
+                cluster_m: 2,
+                ..large
+            },
+            (520, 384, 1040),
+        ),
+        (
+            GemmConfig {
+                tma_store: false,
+                ..large
+            },
+            (136, 264, 256),
+        ),
+        (GemmConfig { stages: 4, ..large }, (4096, 4096, 4096)),
+    ];
+    let mut worst = 0.0f64;
+    let mut lines = Vec::new();
+    for (cfg, shape) in cases {
+        let gemm = Gemm::new(&ctx.dev, cfg)?;
+        let r = check_block(&ctx.stream, &gemm, shape, ctx.rng.next_u64())?;
+        let (m, n, k) = shape;
+        let line = format!("{} {m}x{n}x{k}: rel {:.2e}", cfg.name(), r.rel_error);
+        if !r.passed() {
+            return Err(GpuCheckError::Unexpected {
+                check: "gemm_fp8_block".into(),
+                detail: format!("{line}, {} unwritten", r.unwritten),
+            });
+        }
+        worst = worst.max(r.rel_error);
+        lines.push(line);
+    }
+    refuses_bad_scales(ctx, &block(128, 256, E4m3, F32))?;
+    Ok(Report {
+        max_err: worst,
+        tolerance: CheckResult::TOLERANCE,
+        detail: format!("{}; wrong scale shapes refused", lines.join("; ")),
+    })
+}
+
+/// Scale tensors of the wrong shapes (A's transposed, B's one block short) are refused with
+/// [`GemmError::BlockScales`] naming the operand.
+fn refuses_bad_scales(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<(), GpuCheckError> {
+    let gemm = Gemm::new(&ctx.dev, *cfg)?;
+    let e4: Codec<HostE4m3> = (HostE4m3::from_f32, HostE4m3::to_f32);
+    let (m, n, k) = (128, 256, 256);
+    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4))?;
+    let mut c = ctx.poisoned(&[m, n])?;
+    let a_transposed = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; m * 2], vec![m, 2])?;
+    let b_short = DeviceTensor::from_host(&ctx.stream, &[1.0f32; 2], vec![1, 2])?;
+    let tries = [
+        (
+            "scale_a",
+            gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &a_transposed, &p.scale_b),
+        ),
+        (
+            "scale_b",
+            gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &p.scale_a, &b_short),
+        ),
+    ];
+    for (want, got) in tries {
+        match got {
+            Err(GemmError::BlockScales { operand, .. }) if operand == want => {}
+            other => {
+                return Err(GpuCheckError::Unexpected {
+                    check: format!("gemm_fp8_block bad {want}"),
+                    detail: format!("want BlockScales, got {other:?}"),
+                });
+            }
+        }
+    }
+    Ok(())
+}

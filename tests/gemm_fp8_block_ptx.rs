@@ -1,0 +1,129 @@
+//! The block-scaled FP8 GEMM ([`Scaling::Block`]) assembles with ptxas for sm_90a in every
+//! variant the checks and benchmarks run (the CI has no GPU; this is its check): no register
+//! spills (a consumer thread holds the partial and the promoted accumulator), no "wgmma
+//! serialized" warning (C7515) and no ignored `setmaxnreg` (C7508); its configurations are
+//! the ones documented, and the ones it cannot run are refused.
+
+mod support;
+
+use ptxkit::isa::{ScalarType, Target, ptxas};
+use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
+
+/// The configurations the self-test and `benches/gemm_fp8_block.rs` build: the one each
+/// benchmark shape gets on a 132-SM H100 (128 or 64 wide), the bench's stage and group
+/// variants, e5m2 and mixed inputs, f32 and f16 C, an odd N (the register epilogue with single
+/// stores), the register epilogue for a 16-bit C, and a CTA pair.
+fn block_configs() -> Vec<GemmConfig> {
+    use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
+    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    let mut configs = vec![large];
+    for (m, n) in [(64, 2112), (128, 7168), (4096, 7168), (300, 520)] {
+        configs.push(GemmConfig::fp8_block(m, n, 132, E4m3, Bf16));
+    }
+    configs.extend(large.fp8_block_sweep());
+    configs.extend([
+        GemmConfig::fp8_block(8192, 8192, 132, E5m2, Bf16),
+        GemmConfig::fp8_block(8192, 8192, 132, E4m3, F32),
+        GemmConfig::fp8_block(8192, 8192, 132, E4m3, F16),
+        GemmConfig::fp8_block(333, 501, 132, E4m3, Bf16),
+        GemmConfig {
+            input_b: Some(E4m3),
+            ..GemmConfig::fp8_block(2048, 2048, 132, E5m2, Bf16)
+        },
+        GemmConfig {
+            input_b: Some(E5m2),
+            ..GemmConfig::fp8_block(260, 384, 132, E4m3, F32)
+        },
+        GemmConfig {
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+    ]);
+    let mut unique: Vec<GemmConfig> = Vec::new();
+    for cfg in configs {
+        if !unique.contains(&cfg) {
+            unique.push(cfg);
+        }
+    }
+    unique
+}
+
+#[test]
+fn block_configurations_are_as_documented() {
+    use ScalarType::{Bf16, E4m3};
+    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    // 128 x 128 tiles, BK = 128 e4m3 (one scale block), 32 KB stages: 6 beside 32 KB of C
+    // staging.
+    assert_eq!((large.bn, large.bk(), large.stages), (128, 128, 6));
+    assert_eq!(large.scaling, Scaling::Block);
+    assert_eq!(
+        large.name(),
+        "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128"
+    );
+    // A skinny M leaves SMs idle with 128-wide tiles: 64 wide.
+    assert_eq!(GemmConfig::fp8_block(64, 2112, 132, E4m3, Bf16).bn, 64);
+    for cfg in block_configs() {
+        cfg.validate().unwrap();
+        assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());
+    }
+}
+
+#[test]
+fn block_kernels_assemble_without_spills_or_serialisation() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for cfg in block_configs() {
+        let text = build(&cfg)
+            .and_then(|m| m.to_ptx())
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        support::assemble_clean(&ptxas, &cfg.name(), &text, Target::Sm90a);
+    }
+}
+
+/// The promotion is in the PTX: the k-tile's wgmmas start from scale-d = 0 (the partial), and
+/// one `fma` per accumulator value (64 for the 128-wide tile) adds it into the f32 accumulator.
+#[test]
+fn block_kernels_promote_each_k_tile() {
+    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let text = build(&large).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "));
+    assert_eq!(text.matches("fma.rn.f32").count(), 64, "one fma per value");
+    for param in ["scale_a", "scale_b", "k_blocks", "n_blocks"] {
+        assert!(
+            text.contains(&format!(" {param},")) || text.contains(&format!(" {param}\n")),
+            "{param}"
+        );
+    }
+}
+
+#[test]
+fn bad_block_configurations_are_refused() {
+    use ScalarType::{Bf16, E4m3};
+    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    // A 256-wide tile: its columns span two blocks of B's scales (and 2 x 128 f32 per thread).
+    let wide = GemmConfig { bn: 256, ..large };
+    assert_eq!(wide.validate(), Err(GemmConfigError::BlockTile(256)));
+    assert!(build(&wide).is_err());
+    // 16-bit inputs take no block scales; nor alpha/beta.
+    for bad in [
+        GemmConfig {
+            input: ScalarType::Bf16,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            ..large
+        },
+    ] {
+        assert!(
+            matches!(bad.validate(), Err(GemmConfigError::Scaling { .. })),
+            "{bad:?}"
+        );
+    }
+}
