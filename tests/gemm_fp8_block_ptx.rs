@@ -12,7 +12,8 @@ use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
 /// The configurations the self-test and `benches/gemm_fp8_block.rs` build: the one each
 /// benchmark shape gets on a 132-SM H100 (128 or 64 wide), the bench's stage and group
 /// variants, e5m2 and mixed inputs, f32 and f16 C, an odd N (the register epilogue with single
-/// stores), the register epilogue for a 16-bit C, and a CTA pair.
+/// stores), the register epilogue for a 16-bit C, a CTA pair, and the pipelined promotion
+/// with each of those it is checked with.
 fn block_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
     let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
@@ -43,6 +44,14 @@ fn block_configs() -> Vec<GemmConfig> {
             ..large
         },
     ]);
+    let pipelined: Vec<GemmConfig> = configs
+        .iter()
+        .map(|c| GemmConfig {
+            pipelined_promotion: true,
+            ..*c
+        })
+        .collect();
+    configs.extend(pipelined);
     let mut unique: Vec<GemmConfig> = Vec::new();
     for cfg in configs {
         if !unique.contains(&cfg) {
@@ -99,6 +108,33 @@ fn block_kernels_promote_each_k_tile() {
             "{param}"
         );
     }
+}
+
+/// The pipelined promotion keeps the next k-tile's wgmmas in flight while it promotes
+/// (`wgmma.wait_group 1`), with two partials: 128 promoting `fma`s in the unrolled pair.
+#[test]
+fn pipelined_promotion_overlaps_the_next_k_tile() {
+    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let pp = GemmConfig {
+        pipelined_promotion: true,
+        ..large
+    };
+    assert_eq!(
+        pp.name(),
+        "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128_pp"
+    );
+    let text = build(&pp).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.wait_group.sync.aligned 1;"));
+    assert_eq!(text.matches("fma.rn.f32").count(), 128);
+    // Only block scales have partials to promote.
+    let per_tensor = GemmConfig {
+        pipelined_promotion: true,
+        ..GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16)
+    };
+    assert_eq!(
+        per_tensor.validate(),
+        Err(GemmConfigError::PipelinedPromotion)
+    );
 }
 
 #[test]

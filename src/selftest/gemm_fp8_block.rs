@@ -1,6 +1,7 @@
 //! The block-scaled FP8 GEMM ([`crate::library::gemm::Scaling::Block`]) on the GPU: e4m3,
 //! e5m2 and mixed inputs, bf16, f16 and f32 outputs, the TMA-store and the register epilogue,
-//! the 128- and 64-wide tiles, a CTA pair, on shapes with edges in M, N and K (K not a multiple
+//! the 128- and 64-wide tiles, a CTA pair, the pipelined promotion (odd and even k-tile
+//! counts), on shapes with edges in M, N and K (K not a multiple
 //! of 128: a partial last scale block), each on fresh random data with random per-block
 //! scales against an f64 host reference of the dequantized product ([`check_block`]); and
 //! scale tensors of the wrong shape refused with [`GemmError::BlockScales`] before anything
@@ -19,6 +20,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let sms = ctx.dev.attributes().sm_count;
     let block = |m, n, i, o| GemmConfig::fp8_block(m, n, sms, i, o);
     let large = block(8192, 8192, E4m3, Bf16);
+    let pipelined = |cfg: GemmConfig| GemmConfig {
+        pipelined_promotion: true,
+        ..cfg
+    };
     let cases = [
         // The 128 x 128 tile on edges in M, N and K (400 = 3 x 128 + 16).
         (large, (300, 520, 400)),
@@ -63,6 +68,20 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             (136, 264, 256),
         ),
         (GemmConfig { stages: 4, ..large }, (4096, 4096, 4096)),
+        // Pipelined promotion (two partials): odd and even k-tile counts (3, 4, 9, 1), a
+        // partial last k-block, the 64-wide tile, a CTA pair, an f32 C, a large square.
+        (pipelined(large), (300, 520, 272)),
+        (pipelined(large), (1024, 1024, 512)),
+        (pipelined(block(64, 2112, E4m3, Bf16)), (64, 2112, 1040)),
+        (
+            GemmConfig {
+                cluster_m: 2,
+                ..pipelined(large)
+            },
+            (520, 384, 1040),
+        ),
+        (pipelined(block(8192, 8192, E4m3, F32)), (130, 136, 128)),
+        (pipelined(large), (4096, 4096, 4096)),
     ];
     let mut worst = 0.0f64;
     let mut lines = Vec::new();

@@ -202,6 +202,10 @@ pub struct Promotion<'a> {
     scales: &'a BlockScales,
     /// The partial accumulator (the fragment of `acc`).
     part: &'a Buffer<ty::F32>,
+    /// With [`GemmConfig::pipelined_promotion`]: the second partial (k-tiles alternate between
+    /// the two) and the cursor of the stages being released, one k-tile behind the one being
+    /// waited for.
+    pipelined: Option<(&'a Buffer<ty::F32>, &'a RingCursor)>,
     /// The thread's distinct rows' indices into A's scales (2 for the m64nNk16 fragment).
     rows: Vec<Var>,
     /// For each value of the fragment, which of `rows` it lies in.
@@ -230,9 +234,10 @@ impl Promotion<'_> {
         &self,
         k: &mut KernelBuilder,
         acc: &Buffer<ty::F32>,
+        part: &Buffer<ty::F32>,
         (sb, sa): (Reg<ty::F32>, Vec<Reg<ty::F32>>),
     ) -> Result<()> {
-        let (Some(acc), Some(part)) = (acc.regs(), self.part.regs()) else {
+        let (Some(acc), Some(part)) = (acc.regs(), part.regs()) else {
             return Err(k.error("the accumulators are not register fragments"));
         };
         let scale = sa
@@ -845,10 +850,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let block = match self.block_scales.clone() {
             Some(scales) => {
                 let part = k.alloc_fragment::<ty::F32>("part", self.fragment.clone())?;
+                let pipelined = if self.cfg.pipelined_promotion {
+                    let second = k.alloc_fragment::<ty::F32>("part2", self.fragment.clone())?;
+                    let behind = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
+                    Some((second, behind))
+                } else {
+                    None
+                };
                 let (offsets, row_of) = fragment_rows(k, &self.fragment)?;
                 // This thread's first row in its warpgroup's 64 (PTX ISA 9.7.15.5.1.1.1).
                 let row0 = k.let_("frag_row", (lt / 32) * 16 + (lt % 32) / 4)?;
-                Some((scales, part, offsets, row_of, row0))
+                Some((scales, part, pipelined, offsets, row_of, row0))
             }
             None => None,
         };
@@ -863,7 +875,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let schedule = self.schedule.clone();
         schedule.for_each_tile(k, |k, tile| {
             let promotion = match &block {
-                Some((scales, part, offsets, row_of, row0)) => {
+                Some((scales, part, pipelined, offsets, row_of, row0)) => {
                     let first = k.let_("row_first", tile.mb * GemmConfig::BM + cw * 64 + *row0)?;
                     let last = k.let_("row_last", Expr::from(scales.m) - 1u32)?;
                     let rows = offsets
@@ -880,6 +892,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     Some(Promotion {
                         scales,
                         part,
+                        pipelined: pipelined.as_ref().map(|(b, c)| (b, c)),
                         rows,
                         row_of: row_of.clone(),
                         nblock,
@@ -919,9 +932,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if promotion.is_some() {
             k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
         }
+        if let Some((p, (second, behind))) = promotion.and_then(|p| p.pipelined.map(|s| (p, s))) {
+            return self.mainloop_pipelined(k, (ring, behind), cw, leader, acc, p, second);
+        }
         k.for_range(0u32, ktiles, |k, kt| {
             let scale = promotion.map(|p| p.load(k, kt)).transpose()?;
-            let (full_id, empty_id) = (BarrierAt::Each(self.full), BarrierAt::Each(self.empty));
+            let full_id = BarrierAt::Each(self.full);
             let full = self.bar_addr(k, stage, false)?;
             self.sync.wait(k.isa(), full_id, Some(stage), full, phase)?;
             let (sa, sb) = self.stage_addrs(k, stage)?;
@@ -939,34 +955,160 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
             k.gemm_async(d, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
             k.wgmma_wait_group(0)?;
-            let empty = self.bar_addr(k, stage, true)?;
-            // The leaders of both consumer warpgroups: 2 arrivals per phase.
-            self.sync.arrive(k.isa().when(leader), empty_id, empty, 2)?;
-            if let Some(rank) = self.rank {
-                // The peer's producer also writes this stage (its half of B): release it there
-                // too.
-                let rank = k.eval(rank)?;
-                let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-                k.xor(peer, rank, 1u32)?;
-                k.mapa_shared(remote, empty, peer)?;
-                k.when(leader).mbarrier_arrive_with(
-                    &ArriveOpts {
-                        release: Some(ptx_isa::builder::Scope::Cluster),
-                        ..ArriveOpts::default()
-                    },
-                    Sinkable::Sink,
-                    Addr::<spaces::SharedCluster>::reg32(remote),
-                )?;
-                // And the peer's consumers release this CTA's stage the same way.
-                self.sync.remote_arrive(empty_id, 2);
-            }
+            self.release_stage(k, stage, leader, false)?;
             if let (Some(p), Some(scale)) = (promotion, scale) {
                 // The stage is released first: the producer refills it under the promotion.
-                p.promote(k, acc, scale)?;
+                p.promote(k, acc, p.part, scale)?;
             }
             ring.advance(k.isa())?;
             Ok(())
         })
+    }
+
+    /// Releases `stage` of the ring (its empty barrier: the leaders of both consumer warpgroups,
+    /// and in a CTA pair the peer's too). `peeled`: a second site of the same release in a
+    /// loop unrolled by two (counted once by the protocol check: [`BarrierSync::arrive_peeled`]).
+    fn release_stage(
+        &mut self,
+        k: &mut KernelBuilder,
+        stage: R32,
+        leader: ptx_isa::Pred,
+        peeled: bool,
+    ) -> Result<()> {
+        let empty_id = BarrierAt::Each(self.empty);
+        let empty = self.bar_addr(k, stage, true)?;
+        // The leaders of both consumer warpgroups: 2 arrivals per phase.
+        if peeled {
+            let bar = NamedBarrier {
+                at: empty_id,
+                addr: empty,
+            };
+            // The phase's arrivals at this site: this CTA's two leaders, and in a CTA pair the
+            // peer's two from the same site of its loop.
+            let per_phase = 2 * self.cfg.cluster_m;
+            self.sync
+                .arrive_peeled(k.isa().when(leader), bar, per_phase)?;
+        } else {
+            self.sync.arrive(k.isa().when(leader), empty_id, empty, 2)?;
+        }
+        if let Some(rank) = self.rank {
+            // The peer's producer also writes this stage (its half of B): release it there
+            // too.
+            let rank = k.eval(rank)?;
+            let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.xor(peer, rank, 1u32)?;
+            k.mapa_shared(remote, empty, peer)?;
+            k.when(leader).mbarrier_arrive_with(
+                &ArriveOpts {
+                    release: Some(ptx_isa::builder::Scope::Cluster),
+                    ..ArriveOpts::default()
+                },
+                Sinkable::Sink,
+                Addr::<spaces::SharedCluster>::reg32(remote),
+            )?;
+            if !peeled {
+                // And the peer's consumers release this CTA's stage the same way (per phase:
+                // a peeled site is the same release).
+                self.sync.remote_arrive(empty_id, 2);
+            }
+        }
+        Ok(())
+    }
+
+    /// Block scales with [`GemmConfig::pipelined_promotion`]: the main loop with k-tile `kt + 1`'s
+    /// wgmmas in flight while k-tile `kt`'s partial is promoted (`wgmma.wait_group 1`, PTX ISA
+    /// 9.7.15.7.3), the two partials alternating, so the tensor cores do not wait for the
+    /// promotion. Unrolled by two (a register cannot be indexed): each pair of k-tiles promotes
+    /// `part` then `second`. `ring` is the cursor of the stages waited for, `behind` of the
+    /// stages released (one k-tile behind).
+    #[allow(clippy::too_many_arguments)]
+    fn mainloop_pipelined(
+        &mut self,
+        k: &mut KernelBuilder,
+        (ring, behind): (&RingCursor, &RingCursor),
+        cw: R32,
+        leader: ptx_isa::Pred,
+        acc: &Buffer<ty::F32>,
+        p: &Promotion<'_>,
+        second: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let ktiles = self.ktiles;
+        // The scales of each partial's k-tile, in registers that live across the iterations.
+        let held = |k: &mut KernelBuilder| -> (Reg<ty::F32>, Vec<Reg<ty::F32>>) {
+            (k.reg::<ty::F32>(), k.regs::<ty::F32>(p.rows.len()))
+        };
+        let scales = [held(k), held(k)];
+        let zero = k.let_("kt0", 0u32)?;
+        self.issue_partial(k, ring, cw, p, p.part, &scales[0], zero)?;
+        k.for_range_step(0u32, ktiles, 2, |k, kt| {
+            // k-tile kt is in `part`; kt + 1 (if any) goes into `second`.
+            let next = k.let_("kt_next", kt + 1u32)?;
+            let more = k.cmp(CmpOp::Lt, next, ktiles)?;
+            let last = k.cmp(CmpOp::Ge, next, ktiles)?;
+            k.if_(more, |k| {
+                self.issue_partial(k, ring, cw, p, second, &scales[1], next)?;
+                Ok(k.wgmma_wait_group(1)?)
+            })
+            .end()?;
+            k.if_(last, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
+            self.release_stage(k, behind.stage(), leader, false)?;
+            behind.advance(k.isa())?;
+            p.promote(k, acc, p.part, scales[0].clone())?;
+            k.if_(more, |k| {
+                // k-tile kt + 1 is in `second`; kt + 2 (if any) goes into `part`.
+                let after = k.let_("kt_after", kt + 2u32)?;
+                let more2 = k.cmp(CmpOp::Lt, after, ktiles)?;
+                let last2 = k.cmp(CmpOp::Ge, after, ktiles)?;
+                k.if_(more2, |k| {
+                    self.issue_partial(k, ring, cw, p, p.part, &scales[0], after)?;
+                    Ok(k.wgmma_wait_group(1)?)
+                })
+                .end()?;
+                k.if_(last2, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
+                self.release_stage(k, behind.stage(), leader, true)?;
+                behind.advance(k.isa())?;
+                p.promote(k, acc, second, scales[1].clone())
+            })
+            .end()
+        })
+    }
+
+    /// Block scales: k-tile `kt`'s scales loaded into `held`, its stage waited for, and its
+    /// wgmmas issued into the fresh partial `dst` (scale-d = 0 on the first); the ring steps on.
+    #[allow(clippy::too_many_arguments)]
+    fn issue_partial(
+        &mut self,
+        k: &mut KernelBuilder,
+        ring: &RingCursor,
+        cw: R32,
+        p: &Promotion<'_>,
+        dst: &Buffer<ty::F32>,
+        held: &(Reg<ty::F32>, Vec<Reg<ty::F32>>),
+        kt: Var,
+    ) -> Result<()> {
+        let cfg = self.cfg;
+        let (sb, sa) = p.load(k, kt)?;
+        k.mov(held.0, sb)?;
+        for (&h, a) in held.1.iter().zip(sa) {
+            k.mov(h, a)?;
+        }
+        let (stage, phase) = (ring.stage(), ring.phase());
+        let full = self.bar_addr(k, stage, false)?;
+        self.sync.wait(
+            k.isa(),
+            BarrierAt::Each(self.full),
+            Some(stage),
+            full,
+            phase,
+        )?;
+        let (sa, sb) = self.stage_addrs(k, stage)?;
+        // This warpgroup's 64 rows of A.
+        k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
+        let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());
+        let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
+        k.gemm_async(dst, &a_s, &b_s, Accumulate::No, ExecScope::Warpgroup)?;
+        ring.advance(k.isa())?;
+        Ok(())
     }
 
     /// The epilogue of consumer warpgroup `cw` for `tile`: its 64 x bn accumulators to C, by TMA

@@ -147,6 +147,9 @@ pub enum GemmConfigError {
     /// budget a partial and a final accumulator of that width do not fit.
     #[error("block-scaled FP8 with tile width {0}: 64 or 128")]
     BlockTile(u32),
+    /// `pipelined_promotion` without block scales (there is nothing to promote).
+    #[error("pipelined promotion needs block scales")]
+    PipelinedPromotion,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -189,6 +192,10 @@ pub struct GemmConfig {
     pub scaling: Scaling,
     /// One problem, or groups of rows sharing N and K with a B each ([`Grouping`]).
     pub grouping: Grouping,
+    /// With [`Scaling::Block`]: promote each k-tile's partial while the next k-tile's wgmmas
+    /// run (two partial accumulators alternating, `wgmma.wait_group 1`), instead of waiting
+    /// for all wgmmas before each promotion. Only with block scales.
+    pub pipelined_promotion: bool,
 }
 
 impl GemmConfig {
@@ -225,6 +232,7 @@ impl GemmConfig {
             cluster_m: 1,
             scaling: Scaling::None,
             grouping: Grouping::None,
+            pipelined_promotion: false,
         }
     }
 
@@ -268,6 +276,10 @@ impl GemmConfig {
     /// not among them.
     pub fn fp8_block_sweep(&self) -> Vec<GemmConfig> {
         let mut v = vec![
+            GemmConfig {
+                pipelined_promotion: !self.pipelined_promotion,
+                ..*self
+            },
             GemmConfig { stages: 4, ..*self },
             GemmConfig {
                 group_m: 8,
@@ -422,6 +434,9 @@ impl GemmConfig {
         if self.scaling == Scaling::Block && !matches!(self.bn, 64 | 128) {
             return Err(GemmConfigError::BlockTile(self.bn));
         }
+        if self.pipelined_promotion && self.scaling != Scaling::Block {
+            return Err(GemmConfigError::PipelinedPromotion);
+        }
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
         }
@@ -443,7 +458,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -469,6 +484,7 @@ impl GemmConfig {
             } else {
                 ""
             },
+            if self.pipelined_promotion { "_pp" } else { "" },
         )
     }
 }
