@@ -16,14 +16,15 @@ mode="${1:-}"
 case "$mode" in
 build)
   cargo build --release --bins --examples
-  cargo bench --no-run --bench rows --bench gemm --bench gemm_fp8 --bench gemm_grouped \
+  cargo bench --no-run --bench rows --bench gemm --bench gemm_fp8 --bench gemm_fp8_block \
+    --bench gemm_grouped \
     --bench attention 2>&1 | tee /tmp/ptxkit-bench-build.txt >&2
   # The tests with a GPU path (they skip, saying why, where there is none): run them there too.
   cargo test --release --no-run --test borrowed --test runtime_gpu 2>&1 |
     tee /tmp/ptxkit-test-build.txt >&2
   rm -rf .gpu && mkdir -p .gpu
   cp target/release/ptxkit target/release/examples/{softmax,vector_add,scale,tma_copy,cluster_exchange,gemm_hopper} .gpu/
-  for b in rows gemm gemm_fp8 gemm_grouped attention; do
+  for b in rows gemm gemm_fp8 gemm_fp8_block gemm_grouped attention; do
     exe=$(grep -o "target/release/deps/$b-[0-9a-f]*" /tmp/ptxkit-bench-build.txt | head -1)
     cp "$exe" ".gpu/bench-$b"
   done
@@ -57,6 +58,9 @@ run)
       echo "test $t: $(grep '^test result' "$out/test-$t.txt")"
     done
     timeout 120 .gpu/bench-gemm --bench > "$out/bench-gemm.txt" 2>&1
+    # Block-scaled FP8 beside our bf16 and per-tensor FP8 and cuBLASLt (its checks first).
+    FP8_BLOCK_SECONDS=60 timeout 90 .gpu/bench-gemm_fp8_block --bench \
+      > "$out/bench-gemm_fp8_block.txt" 2>&1
     timeout 30 .gpu/gemm_hopper > "$out/gemm_hopper.txt" 2>&1; tail -3 "$out/gemm_hopper.txt"
     for tool in memcheck racecheck synccheck; do
       timeout 90 compute-sanitizer --tool $tool .gpu/ptxkit selftest --only row_kernels \
@@ -64,6 +68,8 @@ run)
       echo "$tool: $(tail -1 "$out/$tool-rows.txt")"
     done
     grep '^|\|^device' "$out/bench-gemm.txt" || tail -20 "$out/bench-gemm.txt"
+    grep '^check.*FAIL\|^|\|^device' "$out/bench-gemm_fp8_block.txt" ||
+      tail -20 "$out/bench-gemm_fp8_block.txt"
   fi
   if [ "$part" = all ] || [ "$part" = rows ]; then
     # The variants the bench sweeps are checked first (f64 reference, poisoned outputs).
