@@ -71,6 +71,7 @@ fn every_selftest_name_is_an_entry() {
             "tma_copy",
             "cluster_exchange",
             "gemm_fp8",
+            "gemm_fp8_block",
             "gemm_grouped",
             "gemm_grouped_masked",
             "gemm_debug",
