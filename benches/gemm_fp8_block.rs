@@ -8,7 +8,8 @@
 //! poisoned C: [`check_block`]) of the configurations the table times, then per shape the
 //! TFLOP/s (CUDA-event medians) of each block-scaled configuration of the sweep
 //! ([`GemmConfig::fp8_block_sweep`]) and of the baselines. `FP8_BLOCK_ONLY=MxNxK` times that
-//! shape alone with the default configuration (for ncu); `FP8_BLOCK_SECONDS` (default 75)
+//! shape alone with the default configuration, or with the configuration of the sweep named
+//! `FP8_BLOCK_CONFIG` (for ncu); `FP8_BLOCK_SECONDS` (default 75)
 //! stops starting new shapes after that long.
 //!
 //! ```text
@@ -73,6 +74,7 @@ fn main() {
     let sms = device.attributes().sm_count;
     let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
     let only = std::env::var("FP8_BLOCK_ONLY").ok();
+    let pick = std::env::var("FP8_BLOCK_CONFIG").ok();
     let budget = std::env::var("FP8_BLOCK_SECONDS")
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
@@ -121,8 +123,15 @@ fn main() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let default = GemmConfig::fp8_block(m, n, sms, e4m3, out);
         let mut configs = vec![default];
-        if only.is_none() {
+        if only.is_none() || pick.is_some() {
             configs.extend(default.fp8_block_sweep());
+        }
+        if let (Some(_), Some(pick)) = (&only, &pick) {
+            configs.retain(|c| c.name() == *pick);
+            if configs.is_empty() {
+                println!("| {name} | no configuration of the sweep is named {pick} | | | | | | |");
+                continue;
+            }
         }
         let row = (|| -> Result<String, Box<dyn std::error::Error>> {
             let tflops = |ms: f64| flops / ms / 1e9;

@@ -43,9 +43,15 @@ fn block_configs() -> Vec<GemmConfig> {
             cluster_m: 2,
             ..large
         },
+        GemmConfig {
+            bn: 256,
+            ..GemmConfig::fp8_block(8192, 8192, 132, E4m3, F32)
+        }
+        .deepest(),
     ]);
     let pipelined: Vec<GemmConfig> = configs
         .iter()
+        .filter(|c| c.bn != 256)
         .map(|c| GemmConfig {
             pipelined_promotion: true,
             ..*c
@@ -110,6 +116,23 @@ fn block_kernels_promote_each_k_tile() {
     }
 }
 
+/// The 256-wide tile runs its two 128-column halves' wgmmas into one half-width partial (64
+/// f32 per thread) and promotes each with its own scale of B: m64n128 wgmmas, 2 x 64 `fma`s,
+/// and no register spills (128 + 64 f32 in 240 registers).
+#[test]
+fn wide_block_tile_promotes_its_halves() {
+    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let wide = GemmConfig { bn: 256, ..large }.deepest();
+    assert_eq!(
+        wide.name(),
+        "gemm_e4m3_bf16_128x256x128_s3_g16_tmastore_blk128"
+    );
+    let text = build(&wide).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "));
+    assert!(!text.contains("m64n256k32"));
+    assert_eq!(text.matches("fma.rn.f32").count(), 128, "one fma per value");
+}
+
 /// The pipelined promotion keeps the next k-tile's wgmmas in flight while it promotes
 /// (`wgmma.wait_group 1`), with two partials: 128 promoting `fma`s in the unrolled pair.
 #[test]
@@ -141,10 +164,17 @@ fn pipelined_promotion_overlaps_the_next_k_tile() {
 fn bad_block_configurations_are_refused() {
     use ScalarType::{Bf16, E4m3};
     let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
-    // A 256-wide tile: its columns span two blocks of B's scales (and 2 x 128 f32 per thread).
-    let wide = GemmConfig { bn: 256, ..large };
+    // A 256-wide tile with two half-width partials (the pipelined promotion): 128 + 2 x 64 f32
+    // per thread do not fit; a 192-wide one spans one and a half blocks of B's scales.
+    let wide = GemmConfig {
+        bn: 256,
+        pipelined_promotion: true,
+        ..large
+    };
     assert_eq!(wide.validate(), Err(GemmConfigError::BlockTile(256)));
     assert!(build(&wide).is_err());
+    let odd = GemmConfig { bn: 192, ..large };
+    assert_eq!(odd.validate(), Err(GemmConfigError::BlockTile(192)));
     // 16-bit inputs take no block scales; nor alpha/beta.
     for bad in [
         GemmConfig {

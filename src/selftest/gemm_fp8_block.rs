@@ -1,6 +1,6 @@
 //! The block-scaled FP8 GEMM ([`crate::library::gemm::Scaling::Block`]) on the GPU: e4m3,
 //! e5m2 and mixed inputs, bf16, f16 and f32 outputs, the TMA-store and the register epilogue,
-//! the 128- and 64-wide tiles, a CTA pair, the pipelined promotion (odd and even k-tile
+//! the 256-, 128- and 64-wide tiles, a CTA pair, the pipelined promotion (odd and even k-tile
 //! counts), on shapes with edges in M, N and K (K not a multiple
 //! of 128: a partial last scale block), each on fresh random data with random per-block
 //! scales against an f64 host reference of the dequantized product ([`check_block`]); and
@@ -23,6 +23,14 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let pipelined = |cfg: GemmConfig| GemmConfig {
         pipelined_promotion: true,
         ..cfg
+    };
+    let wide = |cfg: GemmConfig| {
+        GemmConfig {
+            bn: 256,
+            pipelined_promotion: false,
+            ..cfg
+        }
+        .deepest()
     };
     let cases = [
         // The 128 x 128 tile on edges in M, N and K (400 = 3 x 128 + 16).
@@ -82,6 +90,21 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         ),
         (pipelined(block(8192, 8192, E4m3, F32)), (130, 136, 128)),
         (pipelined(large), (4096, 4096, 4096)),
+        // The 256-wide tile (two 128-column halves, each promoted with its own scale of B):
+        // N edges inside the second half (300: its scale block clamped) and inside the first
+        // (520 = 2 x 256 + 8: the last tile's second half wholly past N), a partial last
+        // k-block, the register epilogue and an f32 C, a large square.
+        (wide(large), (300, 300, 400)),
+        (wide(large), (1024, 520, 1024)),
+        (
+            GemmConfig {
+                tma_store: false,
+                ..wide(large)
+            },
+            (136, 264, 256),
+        ),
+        (wide(block(8192, 8192, E4m3, F32)), (384, 640, 768)),
+        (wide(large), (4096, 4096, 4096)),
     ];
     let mut worst = 0.0f64;
     let mut lines = Vec::new();

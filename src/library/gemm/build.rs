@@ -184,23 +184,26 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
-/// M-major), `scale_b` `[n_blocks, k_blocks]` (B's 128 x 128 blocks), and `m` (the last row a
-/// scale load may read).
+/// M-major), `scale_b` `[n_blocks, k_blocks]` (B's 128 x 128 blocks), `m` (the last row a
+/// scale load may read) and `n_blocks` (the last block row of B's scales one may read).
 #[derive(Debug, Clone)]
 struct BlockScales {
     a: Buffer<ty::F32>,
     b: Buffer<ty::F32>,
     m: Var,
+    n_blocks: Var,
 }
 
 /// What one consumer thread needs to promote each k-tile's partial accumulator under
 /// [`super::Scaling::Block`] for one tile: the partial fragment, where its rows' scales of A are
 /// (clamped to rows that exist: an edge tile's missing rows are never stored) and its tile's
-/// row of B's scales. Built by [`HopperGemm::consumer`] for each tile.
+/// row of B's scales. Built by [`HopperGemm::consumer`] for each tile. A 256-wide tile spans
+/// two 128-column scale blocks of B: its k-tile's wgmmas run one 128-column half at a time into
+/// a half-width partial, each half promoted with its own scale of B.
 #[derive(Debug)]
 pub struct Promotion<'a> {
     scales: &'a BlockScales,
-    /// The partial accumulator (the fragment of `acc`).
+    /// The partial accumulator (the fragment of `acc`, or of one 128-column half of it).
     part: &'a Buffer<ty::F32>,
     /// With [`GemmConfig::pipelined_promotion`]: the second partial (k-tiles alternate between
     /// the two) and the cursor of the stages being released, one k-tile behind the one being
@@ -210,16 +213,24 @@ pub struct Promotion<'a> {
     rows: Vec<Var>,
     /// For each value of the fragment, which of `rows` it lies in.
     row_of: Vec<usize>,
-    /// The tile's block row of B's scales.
-    nblock: Var,
+    /// The tile's block rows of B's scales, one per 128 columns of `part` (clamped to rows that
+    /// exist: an edge tile's second half may lie past N).
+    nblocks: Vec<Var>,
 }
 
+/// One k-tile's scales of a thread: B's per 128-column block of the tile, A's per row.
+type KtileScales = (Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>);
+
 impl Promotion<'_> {
-    /// This k-tile's scales: `sb[nblock, kt]` and `sa[kt, row]` of the thread's rows, loaded
-    /// before the stage is waited for and used only after the wgmmas, so their latency runs
-    /// under the wgmmas.
-    fn load(&self, k: &mut KernelBuilder, kt: Var) -> Result<(Reg<ty::F32>, Vec<Reg<ty::F32>>)> {
-        let sb = k.load(&self.scales.b, [Expr::from(self.nblock), Expr::from(kt)])?;
+    /// This k-tile's scales: `sb[nblock, kt]` of each of the tile's blocks and `sa[kt, row]`
+    /// of the thread's rows, loaded before the stage is waited for and used only after the
+    /// wgmmas, so their latency runs under the wgmmas.
+    fn load(&self, k: &mut KernelBuilder, kt: Var) -> Result<KtileScales> {
+        let sb = self
+            .nblocks
+            .iter()
+            .map(|&nb| k.load(&self.scales.b, [Expr::from(nb), Expr::from(kt)]))
+            .collect::<Result<_>>()?;
         let sa = self
             .rows
             .iter()
@@ -228,21 +239,27 @@ impl Promotion<'_> {
         Ok((sb, sa))
     }
 
-    /// `acc += part·(sa[row]·sb)`, one `fma` per value (PTX ISA 9.7.3.6), after the k-tile's
+    /// `acc += part·(sa[row]·sb)` for 128-column block `half` of the tile (`part` holds its
+    /// columns; `acc`'s values of that block are the `part.len()` from `half·part.len()`, as
+    /// [`half_fragment`] checked), one `fma` per value (PTX ISA 9.7.3.6), after the block's
     /// wgmmas are waited for.
     fn promote(
         &self,
         k: &mut KernelBuilder,
         acc: &Buffer<ty::F32>,
         part: &Buffer<ty::F32>,
-        (sb, sa): (Reg<ty::F32>, Vec<Reg<ty::F32>>),
+        (sb, sa): (&[Reg<ty::F32>], &[Reg<ty::F32>]),
+        half: usize,
     ) -> Result<()> {
         let (Some(acc), Some(part)) = (acc.regs(), part.regs()) else {
             return Err(k.error("the accumulators are not register fragments"));
         };
+        let (Some(&sb), Some(acc)) = (sb.get(half), acc.get(half * part.len()..)) else {
+            return Err(k.error("a promoted block past the tile"));
+        };
         let scale = sa
-            .into_iter()
-            .map(|a| k.mul_of(a, sb))
+            .iter()
+            .map(|&a| k.mul_of(a, sb))
             .collect::<Result<Vec<_>>>()?;
         for ((&d, &p), &row) in acc.iter().zip(part).zip(&self.row_of) {
             k.fma(d, p, scale[row], d)?;
@@ -285,6 +302,40 @@ fn fragment_rows(
         }
     }
     Ok((offsets, row_of))
+}
+
+/// The partial accumulator's fragment for an accumulator fragment `tv` of a tile `bn` wide:
+/// `tv` itself up to 128 columns; for 256, the m64n128 fragment of one 128-column half, checked
+/// to be `tv`'s first half value for value in every thread, and its second half shifted by 128
+/// columns (PTX ISA 9.7.15.5.1.1.1: a thread's values walk the columns in steps of 8).
+fn half_fragment(
+    k: &KernelBuilder,
+    tv: &layouts::fragment::TvLayout,
+    bn: u32,
+    input: ScalarType,
+) -> Result<layouts::fragment::TvLayout> {
+    if bn <= super::SCALE_BLOCK {
+        return Ok(tv.clone());
+    }
+    let half = layouts::fragment::wgmma::accumulator(i64::from(super::SCALE_BLOCK), input)
+        .map_err(|e| k.error(e.to_string()))?;
+    let bad = || k.error("the accumulator's 128-column halves are not the m64n128 fragment");
+    let blocks = i64::from(bn / super::SCALE_BLOCK);
+    if tv.values() != half.values() * blocks || tv.threads() != half.threads() {
+        return Err(bad());
+    }
+    for t in 0..half.threads() {
+        for v in 0..half.values() {
+            let (r, c) = half.coord(t, v).map_err(|_| bad())?;
+            for b in 0..blocks {
+                let at = tv.coord(t, b * half.values() + v).map_err(|_| bad())?;
+                if at != (r, c + b * i64::from(super::SCALE_BLOCK)) {
+                    return Err(bad());
+                }
+            }
+        }
+    }
+    Ok(half)
 }
 
 /// A tile of the schedule: its block coordinates in M (tiles of 128 rows) and N (tiles of `bn`).
@@ -544,6 +595,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     a: k.tensor::<ty::F32>("scale_a", [kb, m], opts())?,
                     b: k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?,
                     m,
+                    n_blocks: nb,
                 });
             }
         }
@@ -849,15 +901,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // Block scales: each k-tile's wgmmas run into `part`, promoted into `acc`.
         let block = match self.block_scales.clone() {
             Some(scales) => {
-                let part = k.alloc_fragment::<ty::F32>("part", self.fragment.clone())?;
+                let half = half_fragment(k, &self.fragment, self.cfg.bn, self.cfg.input)?;
+                let part = k.alloc_fragment::<ty::F32>("part", half.clone())?;
                 let pipelined = if self.cfg.pipelined_promotion {
-                    let second = k.alloc_fragment::<ty::F32>("part2", self.fragment.clone())?;
+                    let second = k.alloc_fragment::<ty::F32>("part2", half.clone())?;
                     let behind = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
                     Some((second, behind))
                 } else {
                     None
                 };
-                let (offsets, row_of) = fragment_rows(k, &self.fragment)?;
+                let (offsets, row_of) = fragment_rows(k, &half)?;
                 // This thread's first row in its warpgroup's 64 (PTX ISA 9.7.15.5.1.1.1).
                 let row0 = k.let_("frag_row", (lt / 32) * 16 + (lt % 32) / 4)?;
                 Some((scales, part, pipelined, offsets, row_of, row0))
@@ -887,15 +940,29 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                             Ok(k.bind("scale_row", r))
                         })
                         .collect::<Result<Vec<Var>>>()?;
-                    // The tile's 64 or 128 columns lie in one 128-column block of B's scales.
-                    let nblock = k.let_("scale_nb", tile.nb * self.cfg.bn / super::SCALE_BLOCK)?;
+                    // The tile's 64 or 128 columns lie in one 128-column block of B's scales,
+                    // 256 in two (the second clamped to the last block: past N, never stored).
+                    let nblocks = if self.cfg.bn > super::SCALE_BLOCK {
+                        let per = self.cfg.bn / super::SCALE_BLOCK;
+                        let last = k.let_("nb_last", Expr::from(scales.n_blocks) - 1u32)?;
+                        (0..per)
+                            .map(|h| {
+                                let b = k.eval(tile.nb * per + h)?;
+                                let last = k.eval(last)?;
+                                k.min(b, b, last)?;
+                                Ok(k.bind("scale_nb", b))
+                            })
+                            .collect::<Result<Vec<Var>>>()?
+                    } else {
+                        vec![k.let_("scale_nb", tile.nb * self.cfg.bn / super::SCALE_BLOCK)?]
+                    };
                     Some(Promotion {
                         scales,
                         part,
                         pipelined: pipelined.as_ref().map(|(b, c)| (b, c)),
                         rows,
                         row_of: row_of.clone(),
-                        nblock,
+                        nblocks,
                     })
                 }
                 None => None,
@@ -947,18 +1014,37 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             // (16-bit) or K/32 (8-bit) wgmmas with descriptors from the swizzled tiles, commit):
             // into `acc` (scale-d = 0 on the first k-tile), or with block scales into the fresh
             // partial (scale-d = 0 on the k-tile's first wgmma).
-            let (d, accumulate) = match promotion {
-                Some(p) => (p.part, Accumulate::No),
-                None => (acc, Accumulate::Pred(k.cmp(CmpOp::Ne, kt, 0u32)?)),
-            };
             let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());
-            let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
-            k.gemm_async(d, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
-            k.wgmma_wait_group(0)?;
-            self.release_stage(k, stage, leader, false)?;
             if let (Some(p), Some(scale)) = (promotion, scale) {
-                // The stage is released first: the producer refills it under the promotion.
-                p.promote(k, acc, p.part, scale)?;
+                // Each 128-column block of B's scales (one, or two of a 256-wide tile): its
+                // wgmmas into the fresh partial, waited for, promoted; the stage is released
+                // after the last block's wgmmas, so the producer refills it under the promotion.
+                let blocks = p.nblocks.len();
+                let cols = cfg.bn / blocks as u32;
+                let rows_bytes = cols * cfg.bk() * cfg.b_type().bytes();
+                for h in 0..blocks {
+                    let sbh = if h == 0 {
+                        sb
+                    } else {
+                        let at = k.reg::<ty::U32>();
+                        k.add(at, sb, rows_bytes * h as u32)?;
+                        at
+                    };
+                    let b_s = self.operand_tile(cfg.b_type(), cols, sbh, self.layout.b.align());
+                    k.gemm_async(p.part, &a_s, &b_s, Accumulate::No, ExecScope::Warpgroup)?;
+                    k.wgmma_wait_group(0)?;
+                    if h + 1 == blocks {
+                        self.release_stage(k, stage, leader, false)?;
+                    }
+                    p.promote(k, acc, p.part, (&scale.0, &scale.1), h)?;
+                }
+            } else {
+                // Into `acc`, scale-d = 0 on the first k-tile.
+                let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, 0u32)?);
+                let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
+                k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
+                k.wgmma_wait_group(0)?;
+                self.release_stage(k, stage, leader, false)?;
             }
             ring.advance(k.isa())?;
             Ok(())
@@ -1034,8 +1120,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<()> {
         let ktiles = self.ktiles;
         // The scales of each partial's k-tile, in registers that live across the iterations.
-        let held = |k: &mut KernelBuilder| -> (Reg<ty::F32>, Vec<Reg<ty::F32>>) {
-            (k.reg::<ty::F32>(), k.regs::<ty::F32>(p.rows.len()))
+        let held = |k: &mut KernelBuilder| -> KtileScales {
+            (
+                k.regs::<ty::F32>(p.nblocks.len()),
+                k.regs::<ty::F32>(p.rows.len()),
+            )
         };
         let scales = [held(k), held(k)];
         let zero = k.let_("kt0", 0u32)?;
@@ -1053,7 +1142,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             k.if_(last, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
             self.release_stage(k, behind.stage(), leader, false)?;
             behind.advance(k.isa())?;
-            p.promote(k, acc, p.part, scales[0].clone())?;
+            p.promote(k, acc, p.part, (&scales[0].0, &scales[0].1), 0)?;
             k.if_(more, |k| {
                 // k-tile kt + 1 is in `second`; kt + 2 (if any) goes into `part`.
                 let after = k.let_("kt_after", kt + 2u32)?;
@@ -1067,7 +1156,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 k.if_(last2, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
                 self.release_stage(k, behind.stage(), leader, true)?;
                 behind.advance(k.isa())?;
-                p.promote(k, acc, second, scales[1].clone())
+                p.promote(k, acc, second, (&scales[1].0, &scales[1].1), 0)
             })
             .end()
         })
@@ -1083,12 +1172,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         cw: R32,
         p: &Promotion<'_>,
         dst: &Buffer<ty::F32>,
-        held: &(Reg<ty::F32>, Vec<Reg<ty::F32>>),
+        held: &KtileScales,
         kt: Var,
     ) -> Result<()> {
         let cfg = self.cfg;
         let (sb, sa) = p.load(k, kt)?;
-        k.mov(held.0, sb)?;
+        for (&h, b) in held.0.iter().zip(sb) {
+            k.mov(h, b)?;
+        }
         for (&h, a) in held.1.iter().zip(sa) {
             k.mov(h, a)?;
         }

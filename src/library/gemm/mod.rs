@@ -85,8 +85,9 @@ pub enum Scaling {
     /// k-tile's wgmmas run into a fresh partial accumulator (scale-d = 0 on the first) and the
     /// consumer then promotes it, `acc += partial·(sa[kb, row]·sb[nb, kb])` with one `fma` per
     /// value (two-level accumulation: the FP8 tensor core's reduced-precision sum never runs
-    /// over more than 128 products). Needs a tile width of 64 or 128, so that a tile's columns
-    /// share one scale of B ([`GemmConfigError::BlockTile`]).
+    /// over more than 128 products). Needs a tile width of 64 or 128 (a tile's columns share one
+    /// scale of B) or 256 (its two 128-column halves' wgmmas run into a half-width partial one
+    /// after the other, each promoted with its own scale of B) ([`GemmConfigError::BlockTile`]).
     Block,
 }
 
@@ -142,10 +143,12 @@ pub enum GemmConfigError {
         /// Whether alpha/beta was asked for too.
         alpha_beta: bool,
     },
-    /// [`Scaling::Block`] with a tile width whose columns would span two 128-column scale blocks
-    /// of B (only 64 and 128 keep one scale of B per tile and k-block), or with a register
-    /// budget a partial and a final accumulator of that width do not fit.
-    #[error("block-scaled FP8 with tile width {0}: 64 or 128")]
+    /// [`Scaling::Block`] with a tile width whose columns do not split into whole 128-column
+    /// scale blocks of B (64, 128 and 256 do), or 256 with the pipelined promotion (two
+    /// half-width partials and the accumulator do not fit in a consumer's registers).
+    #[error(
+        "block-scaled FP8 with tile width {0}: 64, 128, or 256 without the pipelined promotion"
+    )]
     BlockTile(u32),
     /// `pipelined_promotion` without block scales (there is nothing to promote).
     #[error("pipelined promotion needs block scales")]
@@ -272,8 +275,8 @@ impl GemmConfig {
 
     /// The block-scaled variants the benchmark times around `self` (a
     /// [`GemmConfig::fp8_block`] configuration) so one GPU run shows which is fastest: fewer
-    /// stages, other band heights, a CTA pair sharing B, and the other tile width. `self` is
-    /// not among them.
+    /// stages, other band heights, a CTA pair sharing B, the other tile widths (64 or 128, and
+    /// 256 with either epilogue). `self` is not among them.
     pub fn fp8_block_sweep(&self) -> Vec<GemmConfig> {
         let mut v = vec![
             GemmConfig {
@@ -295,6 +298,20 @@ impl GemmConfig {
             },
             GemmConfig {
                 bn: if self.bn == 128 { 64 } else { 128 },
+                ..*self
+            }
+            .deepest(), // The 256-wide tile (its halves promoted one after the other): half of B's L2
+            // traffic per FLOP, and in the register epilogue too (C staging leaves 3 stages).
+            GemmConfig {
+                bn: 256,
+                pipelined_promotion: false,
+                ..*self
+            }
+            .deepest(),
+            GemmConfig {
+                bn: 256,
+                pipelined_promotion: false,
+                tma_store: false,
                 ..*self
             }
             .deepest(),
@@ -431,7 +448,11 @@ impl GemmConfig {
                 alpha_beta: self.alpha_beta,
             });
         }
-        if self.scaling == Scaling::Block && !matches!(self.bn, 64 | 128) {
+        // A 256-wide tile promotes one 128-column half at a time through a half-width
+        // partial: two of them (the pipelined promotion) and the accumulator do not fit in a
+        // consumer's registers.
+        let wide_ok = self.bn == 256 && !self.pipelined_promotion;
+        if self.scaling == Scaling::Block && !(matches!(self.bn, 64 | 128) || wide_ok) {
             return Err(GemmConfigError::BlockTile(self.bn));
         }
         if self.pipelined_promotion && self.scaling != Scaling::Block {
