@@ -136,7 +136,7 @@ fn main() {
         let row = (|| -> Result<String, Box<dyn std::error::Error>> {
             let tflops = |ms: f64| flops / ms / 1e9;
             // Block-scaled: every configuration of the sweep on one problem.
-            let p = BlockProblem::new(&stream, (m, n, k), 7, (e4, e4))?;
+            let p = BlockProblem::new(&stream, (m, n, k), 7, (e4, e4), ScalarType::Bf16)?;
             let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
             let mut block = Vec::new();
             for cfg in &configs {

@@ -136,7 +136,7 @@ fn refuses_bad_scales(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<(), GpuCheck
     let gemm = Gemm::new(&ctx.dev, *cfg)?;
     let e4: Codec<HostE4m3> = (HostE4m3::from_f32, HostE4m3::to_f32);
     let (m, n, k) = (128, 256, 256);
-    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4))?;
+    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?;
     let mut c = ctx.poisoned(&[m, n])?;
     let a_transposed = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; m * 2], vec![m, 2])?;
     let b_short = DeviceTensor::from_host(&ctx.stream, &[1.0f32; 2], vec![1, 2])?;

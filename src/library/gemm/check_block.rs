@@ -45,6 +45,20 @@ struct HostProblem {
     sb: Vec<f32>,
 }
 
+/// The largest scale of A a check with `output` elements and depth `k` may draw: 1 where the
+/// output has f32's range (f32, bf16); for f16 (largest finite 65504) the power of two that
+/// keeps the worst case `k · FP8_RANGE² · sa · sb` (`sb` ≤ 1) under half of 65504, so no
+/// element of C can overflow to infinity. The scales keep their spread of [`SCALE_BINADES`]
+/// below it: a scale read from the wrong row or block is still off by a large factor.
+pub fn scale_a_ceiling(output: ScalarType, k: usize) -> f32 {
+    if output != ScalarType::F16 {
+        return 1.0;
+    }
+    let worst = k as f64 * f64::from(FP8_RANGE).powi(2);
+    let limit = f64::from(half::f16::MAX.to_f32()) / 2.0;
+    (-(worst / limit).log2().ceil().max(0.0)).exp2() as f32
+}
+
 /// Random scales `2^-x`, `x` uniform in `[0, SCALE_BINADES)`.
 fn random_scales(n: usize, seed: u64) -> Vec<f32> {
     random_values(n, seed)
@@ -55,12 +69,14 @@ fn random_scales(n: usize, seed: u64) -> Vec<f32> {
 
 impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
     /// Fresh random A, B and scales from `seed`, A's and B's values `x · FP8_RANGE` rounded by
-    /// the codecs' first functions (with saturation).
+    /// the codecs' first functions (with saturation); A's scales under
+    /// [`scale_a_ceiling`]`(output, k)` so that C of `output` elements cannot overflow.
     pub fn new(
         stream: &Arc<CudaStream>,
         (m, n, k): (usize, usize, usize),
         seed: u64,
         (ca, cb): (Codec<I>, Codec<J>),
+        output: ScalarType,
     ) -> Result<BlockProblem<I, J>, CheckError> {
         fn values<T: Copy>(len: usize, seed: u64, (round, decode): Codec<T>) -> (Vec<T>, Vec<f32>) {
             let v: Vec<T> = random_values(len, seed)
@@ -74,10 +90,12 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
         let (kb, nb) = (k.div_ceil(block), n.div_ceil(block));
         let (a, a_host) = values(m * k, seed, ca);
         let (b, b_host) = values(n * k, seed ^ 0x5555, cb);
-        let (sa, sb) = (
-            random_scales(kb * m, seed ^ 0xA11),
-            random_scales(nb * kb, seed ^ 0xB22),
-        );
+        let ceiling = scale_a_ceiling(output, k);
+        let sa: Vec<f32> = random_scales(kb * m, seed ^ 0xA11)
+            .into_iter()
+            .map(|s| s * ceiling)
+            .collect();
+        let sb = random_scales(nb * kb, seed ^ 0xB22);
         Ok(BlockProblem {
             shape: (m, n, k),
             a: DeviceTensor::from_host(stream, &a, vec![m, k])?,
@@ -190,7 +208,7 @@ fn typed<I: Element + Copy, J: Element + Copy>(
     codecs: (Codec<I>, Codec<J>),
 ) -> Result<CheckResult, CheckError> {
     use ScalarType::{Bf16, F16, F32};
-    let p = BlockProblem::new(stream, shape, seed, codecs)?;
+    let p = BlockProblem::new(stream, shape, seed, codecs, gemm.config().output)?;
     let ours: Vec<f32> = match gemm.config().output {
         Bf16 => run_poisoned(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
         F16 => run_poisoned(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
@@ -239,4 +257,28 @@ fn run_poisoned<I: Element + Copy, J: Element + Copy, O: Element + Copy>(
     let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
     p.run(stream, gemm, &mut c)?;
     Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_a_ceiling_keeps_f16_outputs_finite() {
+        assert_eq!(scale_a_ceiling(ScalarType::Bf16, 4096), 1.0);
+        assert_eq!(scale_a_ceiling(ScalarType::F32, 4096), 1.0);
+        for k in [16, 128, 256, 300, 4096] {
+            let ceiling = scale_a_ceiling(ScalarType::F16, k);
+            let worst = k as f32 * FP8_RANGE * FP8_RANGE * ceiling;
+            assert!(
+                worst <= half::f16::MAX.to_f32() / 2.0,
+                "k = {k}: worst |C| {worst}"
+            );
+            // No more headroom than needed: twice the ceiling would pass the limit.
+            assert!(
+                2.0 * worst > half::f16::MAX.to_f32() / 2.0 || ceiling == 1.0,
+                "k = {k}"
+            );
+        }
+    }
 }
