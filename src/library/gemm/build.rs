@@ -35,7 +35,7 @@ use smem::pipeline::protocol::{ArrayId, BarrierAt};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::GemmConfig;
-use super::grouped::schedule::declare_operands;
+use super::grouped::schedule::{declare_block_scales, declare_operands};
 use super::grouped::{GroupTile, GroupedSchedule, Grouping};
 use super::layout::SmemLayout;
 use crate::kernel::{
@@ -185,7 +185,10 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
 /// M-major), `scale_b` `[n_blocks, k_blocks]` (B's 128 x 128 blocks), `m` (the last row a
-/// scale load may read) and `n_blocks` (the last block row of B's scales one may read).
+/// scale load may read) and `n_blocks` (the last block row of B's scales one may read). A
+/// grouped GEMM's have a group dimension
+/// ([`super::grouped::schedule::declare_block_scales`]), indexed through the tile's
+/// [`GroupTile`].
 #[derive(Debug, Clone)]
 struct BlockScales {
     a: Buffer<ty::F32>,
@@ -216,6 +219,9 @@ pub struct Promotion<'a> {
     /// The tile's block rows of B's scales, one per 128 columns of `part` (clamped to rows that
     /// exist: an edge tile's second half may lie past N).
     nblocks: Vec<Var>,
+    /// A grouped GEMM's tile: its group's scales ([`GroupTile::scale_a_at`],
+    /// [`GroupTile::scale_b_at`]).
+    group: Option<GroupTile>,
 }
 
 /// One k-tile's scales of a thread: B's per 128-column block of the tile, A's per row.
@@ -223,18 +229,32 @@ type KtileScales = (Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>);
 
 impl Promotion<'_> {
     /// This k-tile's scales: `sb[nblock, kt]` of each of the tile's blocks and `sa[kt, row]`
-    /// of the thread's rows, loaded before the stage is waited for and used only after the
-    /// wgmmas, so their latency runs under the wgmmas.
+    /// of the thread's rows (a grouped tile's through its [`GroupTile`]), loaded before the
+    /// stage is waited for and used only after the wgmmas, so their latency runs under the
+    /// wgmmas.
     fn load(&self, k: &mut KernelBuilder, kt: Var) -> Result<KtileScales> {
+        let kt = Expr::from(kt);
         let sb = self
             .nblocks
             .iter()
-            .map(|&nb| k.load(&self.scales.b, [Expr::from(nb), Expr::from(kt)]))
+            .map(|&nb| {
+                let b_at = match &self.group {
+                    Some(g) => g.scale_b_at(nb.into(), kt.clone()),
+                    None => vec![nb.into(), kt.clone()],
+                };
+                k.load(&self.scales.b, b_at)
+            })
             .collect::<Result<_>>()?;
         let sa = self
             .rows
             .iter()
-            .map(|&r| k.load(&self.scales.a, [Expr::from(kt), Expr::from(r)]))
+            .map(|&r| {
+                let a_at = match &self.group {
+                    Some(g) => g.scale_a_at(kt.clone(), r.into()),
+                    None => vec![kt.clone(), r.into()],
+                };
+                k.load(&self.scales.a, a_at)
+            })
             .collect::<Result<_>>()?;
         Ok((sb, sa))
     }
@@ -347,6 +367,18 @@ pub struct Tile {
     pub nb: Var,
     /// A grouped GEMM's group of the tile (`mb` is then the M-tile within the group).
     pub group: Option<GroupTile>,
+}
+
+impl Tile {
+    /// The tile's first row in A's (and C's) row coordinates: `128 mb`, or a grouped tile's
+    /// [`GroupTile::row0`] (a global row of the contiguous form, a row within the group of the
+    /// masked one).
+    pub fn first_row(&self) -> Expr {
+        match self.group {
+            Some(g) => g.row0.into(),
+            None => Expr::from(self.mb) * GemmConfig::BM,
+        }
+    }
 }
 
 /// The tile schedule a GEMM walks: the dense one, or the grouped one over all groups' tiles.
@@ -591,9 +623,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let kb = k.symbol_with("k_blocks", one)?;
                 let nb = k.symbol_with("n_blocks", one)?;
                 let opts = TensorOpts::default;
+                let [a, b] = match &grouped {
+                    Some(ops) => declare_block_scales(k, cfg.grouping, ops.groups, m, [kb, nb])?,
+                    None => [
+                        k.tensor::<ty::F32>("scale_a", [kb, m], opts())?,
+                        k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?,
+                    ],
+                };
                 block_scales = Some(BlockScales {
-                    a: k.tensor::<ty::F32>("scale_a", [kb, m], opts())?,
-                    b: k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?,
+                    a,
+                    b,
                     m,
                     n_blocks: nb,
                 });
@@ -929,7 +968,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         schedule.for_each_tile(k, |k, tile| {
             let promotion = match &block {
                 Some((scales, part, pipelined, offsets, row_of, row0)) => {
-                    let first = k.let_("row_first", tile.mb * GemmConfig::BM + cw * 64 + *row0)?;
+                    let first = k.let_("row_first", tile.first_row() + cw * 64 + *row0)?;
                     let last = k.let_("row_last", Expr::from(scales.m) - 1u32)?;
                     let rows = offsets
                         .iter()
@@ -963,6 +1002,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                         rows,
                         row_of: row_of.clone(),
                         nblocks,
+                        group: tile.group,
                     })
                 }
                 None => None,
@@ -1215,7 +1255,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         if let Some(group) = tile.group {
-            // A grouped GEMM takes 16-bit inputs: no scales.
+            // A grouped GEMM takes no per-tensor scales (block scales are promoted in the main
+            // loop).
             return self.epilogue_grouped(k, group, tile.nb, cw, lt, acc);
         }
         // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.

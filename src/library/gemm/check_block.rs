@@ -59,8 +59,35 @@ pub fn scale_a_ceiling(output: ScalarType, k: usize) -> f32 {
     (-(worst / limit).log2().ceil().max(0.0)).exp2() as f32
 }
 
-/// Random scales `2^-x`, `x` uniform in `[0, SCALE_BINADES)`.
-fn random_scales(n: usize, seed: u64) -> Vec<f32> {
+impl HostProblem {
+    /// The problem as the reference reads it.
+    fn operands(&self) -> BlockOperands<'_> {
+        BlockOperands {
+            a: &self.a,
+            b: &self.b,
+            sa: &self.sa,
+            sb: &self.sb,
+        }
+    }
+}
+
+/// One block-scaled problem's host values, decoded to f32, as [`reference_row`] reads them:
+/// A `[m, k]`, B `[n, k]`, `sa` `[ceil(k/128), m]`, `sb` `[ceil(n/128), ceil(k/128)]` (a grouped
+/// GEMM's group is one: its rows of A, its B and its scales).
+#[derive(Debug, Clone, Copy)]
+pub struct BlockOperands<'a> {
+    /// A `[m, k]`.
+    pub a: &'a [f32],
+    /// B `[n, k]`.
+    pub b: &'a [f32],
+    /// A's scales `[ceil(k/128), m]`.
+    pub sa: &'a [f32],
+    /// B's scales `[ceil(n/128), ceil(k/128)]`.
+    pub sb: &'a [f32],
+}
+
+/// Random scales `2^-x`, `x` uniform in `[0, SCALE_BINADES)`, `n` of them from `seed`.
+pub fn random_scales(n: usize, seed: u64) -> Vec<f32> {
     random_values(n, seed)
         .into_iter()
         .map(|u| (-(u + 1.0) * 0.5 * SCALE_BINADES).exp2())
@@ -126,7 +153,7 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
     pub fn reference_rows(&self, rows: &[usize]) -> Vec<f64> {
         let shape = self.shape;
         let h = &self.host;
-        let row = |i: usize| -> Vec<f64> { reference_row(h, shape, i) };
+        let row = |i: usize| -> Vec<f64> { reference_row(h.operands(), shape, i) };
         let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
         let chunk = rows.len().div_ceil(threads).max(1);
         std::thread::scope(|s| {
@@ -142,8 +169,9 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
     }
 }
 
-/// Row `i` of the reference (see [`BlockProblem::reference_rows`]).
-fn reference_row(h: &HostProblem, (m, n, k): (usize, usize, usize), i: usize) -> Vec<f64> {
+/// Row `i` of the f64 reference of the block-scaled problem `h` of shape `(m, n, k)`:
+/// `C[i, j] = Σ_kb sa[kb, i]·sb[j/128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for every column `j`.
+pub fn reference_row(h: BlockOperands<'_>, (m, n, k): (usize, usize, usize), i: usize) -> Vec<f64> {
     let block = SCALE_BLOCK as usize;
     let kb = k.div_ceil(block);
     let a = &h.a[i * k..(i + 1) * k];

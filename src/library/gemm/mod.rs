@@ -129,8 +129,10 @@ pub enum GemmConfigError {
     #[error("group_m must be positive")]
     GroupM,
     /// A grouped GEMM ([`Grouping`]) with what it does not take: CTA pairs, alpha/beta or
-    /// 8-bit inputs.
-    #[error("a grouped GEMM takes 16-bit inputs, no alpha/beta and cluster_m 1")]
+    /// 8-bit inputs with per-tensor scales (8-bit inputs take block scales, [`Scaling::Block`]).
+    #[error(
+        "a grouped GEMM takes 16-bit or block-scaled 8-bit inputs, no alpha/beta and cluster_m 1"
+    )]
     Grouped,
     /// Scales that do not fit the input type: 8-bit inputs take per-tensor or block scales
     /// (and no alpha/beta), 16-bit inputs none.
@@ -470,7 +472,10 @@ impl GemmConfig {
         if self.group_m == 0 {
             return Err(GemmConfigError::GroupM);
         }
-        if self.grouping != Grouping::None && (self.cluster_m != 1 || self.alpha_beta || fp8) {
+        let grouped_scaling = !fp8 || self.scaling == Scaling::Block;
+        if self.grouping != Grouping::None
+            && (self.cluster_m != 1 || self.alpha_beta || !grouped_scaling)
+        {
             return Err(GemmConfigError::Grouped);
         }
         self.smem_layout().map(|_| ())

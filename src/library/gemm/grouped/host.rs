@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use smem::pipeline::sync::WaitMode;
 
+use ptx_isa::ScalarType;
+
 use super::Grouping;
-use crate::library::gemm::{GemmConfig, GemmError};
+use crate::library::gemm::{GemmConfig, GemmError, SCALE_BLOCK, Scaling};
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, JitOptions, LoadedKernel, RuntimeError, TensorDesc, TensorMut, TensorRef,
@@ -29,7 +31,7 @@ pub enum GroupedGemmError {
     /// An operand whose shape or type does not fit the others or the configuration.
     #[error("grouped GEMM operand `{operand}`: {reason}")]
     Operand {
-        /// `a`, `b`, `c`, `offs` or `counts`.
+        /// `a`, `b`, `c`, `offs`, `counts`, `scale_a` or `scale_b`.
         operand: &'static str,
         /// What is wrong, with the shapes seen.
         reason: String,
@@ -90,16 +92,58 @@ impl GroupedGemm {
     /// rows past each count are left as they were. All row-major; A, B and C are read and written
     /// through tensor maps of their own addresses, so they must be 16-byte aligned and K a multiple
     /// of 8. No rows at all (M_total or M_cap of 0) is nothing to do. The row array is read on the
-    /// device, so its values are not checked here: the kernel clamps them into range.
+    /// device, so its values are not checked here: the kernel clamps them into range. A
+    /// block-scaled kernel runs through [`GroupedGemm::run_block_scaled`] instead
+    /// ([`GemmError::ScalingMismatch`]).
     pub fn run(
         &self,
         stream: &Arc<CudaStream>,
         a: &TensorRef<'_>,
         b: &TensorRef<'_>,
         rows: &TensorRef<'_>,
+        c: TensorMut<'_>,
+    ) -> Result<(), GroupedGemmError> {
+        self.launch(stream, a, b, rows, None, c)
+    }
+
+    /// The grouped block-scaled FP8 GEMM ([`Scaling::Block`], DeepSeek-V3's scales) for a kernel
+    /// built with them: `C_g[i, j] = Σ_kb sa[kb, i]·sb_g[j / 128, kb]·Σ_{k in kb} A_g[i, k]·
+    /// B_g[j, k]`, the operands as [`GroupedGemm::run`] says (A and B 8-bit, K a multiple of 16),
+    /// with `scale_a` (f32) `[ceil(K/128), M_total]` indexed by A's global row for the contiguous
+    /// form, `[G, ceil(K/128), M_cap]` for the masked one, and `scale_b` (f32) `[G, ceil(N/128),
+    /// ceil(K/128)]`, one grid per group's B. Wrong scale shapes are
+    /// [`GroupedGemmError::Operand`] naming the scale, before anything is enqueued.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_block_scaled(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        rows: &TensorRef<'_>,
+        scale_a: &TensorRef<'_>,
+        scale_b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+    ) -> Result<(), GroupedGemmError> {
+        self.launch(stream, a, b, rows, Some([scale_a, scale_b]), c)
+    }
+
+    /// Checks the operands (and the block scales, exactly when the kernel takes them) and
+    /// launches.
+    fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        rows: &TensorRef<'_>,
+        scales: Option<[&TensorRef<'_>; 2]>,
         mut c: TensorMut<'_>,
     ) -> Result<(), GroupedGemmError> {
         let shape = check_grouped(&self.cfg, a.desc(), b.desc(), rows.desc(), c.desc())?;
+        check_block_scales(
+            &self.cfg,
+            &shape,
+            scales.map(|[sa, sb]| [sa.desc(), sb.desc()]),
+        )?;
         if shape.m == 0 {
             return Ok(());
         }
@@ -120,6 +164,10 @@ impl GroupedGemm {
             args.push(Arg::tensor_map(map));
         }
         args.push(rows.clone().into());
+        if let Some([sa, sb]) = scales {
+            args.push(sa.clone().into());
+            args.push(sb.clone().into());
+        }
         // The launch checks the arguments against the signature and derives the grid from the
         // extents they carry (m, n, k, g), the persistent grid sized to the device's residency.
         self.kernel.launch(stream, &mut args)?;
@@ -127,9 +175,61 @@ impl GroupedGemm {
     }
 }
 
+/// Checks a grouped launch's block scales against `cfg` and `shape`: given exactly when the
+/// kernel was built with [`Scaling::Block`] ([`GemmError::ScalingMismatch`]), and then f32
+/// `scale_a` `[kb, M_total]` (contiguous) or `[G, kb, M_cap]` (masked) and `scale_b` `[G, nb,
+/// kb]` with `kb = ceil(K / 128)`, `nb = ceil(N / 128)` ([`GroupedGemmError::Operand`]).
+pub fn check_block_scales(
+    cfg: &GemmConfig,
+    shape: &GroupedShape,
+    scales: Option<[&TensorDesc; 2]>,
+) -> Result<(), GroupedGemmError> {
+    let [sa, sb] = match (scales, cfg.scaling) {
+        (None, Scaling::Block) => {
+            return Err(GemmError::ScalingMismatch {
+                given: "no",
+                built: Scaling::Block,
+            }
+            .into());
+        }
+        (Some(_), built @ (Scaling::None | Scaling::PerTensor)) => {
+            return Err(GemmError::ScalingMismatch {
+                given: "block",
+                built,
+            }
+            .into());
+        }
+        (None, _) => return Ok(()),
+        (Some(scales), Scaling::Block) => scales,
+    };
+    let block = SCALE_BLOCK as usize;
+    let (kb, nb, g) = (
+        shape.k.div_ceil(block),
+        shape.n.div_ceil(block),
+        shape.groups,
+    );
+    let want_a = match cfg.grouping {
+        Grouping::Masked => vec![g, kb, shape.m],
+        _ => vec![kb, shape.m],
+    };
+    for (operand, t, want) in [("scale_a", sa, want_a), ("scale_b", sb, vec![g, nb, kb])] {
+        if t.shape != want || t.dtype != ScalarType::F32 {
+            return Err(GroupedGemmError::Operand {
+                operand,
+                reason: format!(
+                    "{} {:?}: want f32 {want:?} (blocks of {block} of K and N)",
+                    t.dtype.name(),
+                    t.shape
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks a grouped launch's operands against `cfg` and each other and returns its extents: the
 /// shapes [`GroupedGemm::run`] names (A and B of the input type, `rows` int32 `[G]`, C of the
-/// output type), `G >= 1`, `K > 0` and a multiple of 8 (16-byte rows for the tensor maps), N's
+/// output type), `G >= 1`, `K > 0` and a multiple of 16 bytes (16-byte rows for the tensor maps), N's
 /// parity and multiple as the kernel was built. Alignment, devices and the tensor-map rules are
 /// the launcher's checks.
 pub fn check_grouped(
@@ -184,7 +284,7 @@ pub fn check_grouped(
             ),
         ));
     }
-    if rows.dtype != ptx_isa::ScalarType::S32 {
+    if rows.dtype != ScalarType::S32 {
         return Err(bad(
             if masked { "counts" } else { "offs" },
             format!("{} elements: want int32", rows.dtype.name()),
@@ -203,10 +303,13 @@ pub fn check_grouped(
     if groups == 0 {
         return Err(bad("b", "G = 0 groups".into()));
     }
-    if k == 0 || k % 8 != 0 {
+    let k_multiple = 16 / cfg.input.bytes().max(1) as usize;
+    if k == 0 || k % k_multiple != 0 {
         return Err(bad(
             "a",
-            format!("k = {k}: a positive multiple of 8 (16-byte rows for the tensor maps)"),
+            format!(
+                "k = {k}: a positive multiple of {k_multiple} (16-byte rows for the tensor maps)"
+            ),
         ));
     }
     if n == 0 || (n % 2 == 0) != cfg.n_even || (cfg.tma_store && n % 8 != 0) {

@@ -18,12 +18,20 @@
 //! device. A tile's rows past its group's end are loaded (harmless: another group's rows or TMA's
 //! zeros) but never stored: whole 64-row blocks go out by TMA store, a block that holds the
 //! group's end from registers with a row bound ([`schedule::GroupTile::c_block`]).
+//!
+//! Inputs are bf16/f16, or FP8 with DeepSeek-V3's block scales ([`super::Scaling::Block`],
+//! [`GemmConfig::grouped_fp8_block`], [`GroupedGemm::run_block_scaled`]): `scale_a` per 1 x 128
+//! block of A's rows, indexed by A's own row (`[ceil(K/128), M_total]` contiguous, `[G,
+//! ceil(K/128), M_cap]` masked), `scale_b` per 128 x 128 block of each group's B (`[G,
+//! ceil(N/128), ceil(K/128)]`); the main loop's two-level promotion is the dense GEMM's, reading
+//! the tile's group's scales through [`schedule::GroupTile::scale_a_at`] and
+//! [`schedule::GroupTile::scale_b_at`].
 
 pub mod host;
 pub mod reference;
 pub mod schedule;
 
-pub use host::{GroupedGemm, GroupedGemmError, GroupedShape, check_grouped};
+pub use host::{GroupedGemm, GroupedGemmError, GroupedShape, check_block_scales, check_grouped};
 pub use schedule::{GroupTile, GroupedSchedule};
 
 use ptx_isa::ScalarType;
@@ -88,6 +96,55 @@ impl GemmConfig {
     }
 }
 
+impl GemmConfig {
+    /// The grouped block-scaled FP8 configuration ([`super::Scaling::Block`]) for groups of about
+    /// `m_per_group` rows, N = `n`, on a GPU with `sms` multiprocessors, 8-bit `input` A and B
+    /// and `output` C: [`GemmConfig::fp8_block`] for all groups' rows together (128 x 128 x 128
+    /// tiles, 64 wide for few rows, as many stages as fit) with the pipelined promotion (the
+    /// fastest at 8192³ on the H200, 985 against 899 TFLOP/s).
+    pub fn grouped_fp8_block(
+        grouping: Grouping,
+        groups: usize,
+        m_per_group: usize,
+        n: usize,
+        sms: u32,
+        input: ScalarType,
+        output: ScalarType,
+    ) -> GemmConfig {
+        let rows = groups * m_per_group.max(1);
+        GemmConfig {
+            grouping,
+            pipelined_promotion: true,
+            ..GemmConfig::fp8_block(rows, n, sms, input, output)
+        }
+    }
+}
+
+/// The block-scaled FP8 configurations (e4m3 in, bf16 out) the grouped benchmark times for
+/// `grouping`: the default ([`GemmConfig::grouped_fp8_block`] for many rows: 128 x 128 x 128,
+/// pipelined promotion, 6 stages, bands of 16), the promotion not pipelined, 4 stages, bands of
+/// 8, and the 64-wide tile. `tests/gemm_grouped_ptx.rs` assembles every one.
+pub fn fp8_bench_configs(grouping: Grouping) -> Vec<GemmConfig> {
+    let e4 = ScalarType::E4m3;
+    let default = GemmConfig::grouped_fp8_block(grouping, 8, 4096, 4096, 132, e4, ScalarType::Bf16);
+    vec![
+        default,
+        GemmConfig {
+            pipelined_promotion: false,
+            ..default
+        },
+        GemmConfig {
+            stages: 4,
+            ..default
+        },
+        GemmConfig {
+            group_m: 8,
+            ..default
+        },
+        GemmConfig { bn: 64, ..default }.deepest(),
+    ]
+}
+
 /// The configurations the grouped benchmark times for `grouping` (bf16 in and out, N a multiple
 /// of 8), each beside the others in one run so it shows which is fastest: 128 x 256 tiles with
 /// the TMA-store epilogue in bands of 16 and of 8 M-tiles, the same from registers (4 stages),
@@ -112,6 +169,17 @@ pub fn bench_configs(grouping: Grouping) -> Vec<GemmConfig> {
         GemmConfig { bn: 192, ..large }.deepest(),
         GemmConfig { bn: 128, ..large }.deepest(),
     ]
+}
+
+/// The module of the grouped block-scaled FP8 GEMM in its benchmark's first configuration for
+/// `grouping` (e4m3 in, bf16 out, 128 x 128 x 128 tiles, pipelined promotion): what `ptxkit dump
+/// gemm_grouped_fp8_block` and `gemm_grouped_fp8_block_masked` write. sm_90a only.
+pub fn fp8_block_module(
+    target: ptx_isa::Target,
+    grouping: Grouping,
+) -> ptx_isa::Result<ptx_isa::Module> {
+    let cfg = fp8_bench_configs(grouping)[0];
+    super::module_for(&cfg, target, smem::pipeline::sync::WaitMode::Spin)
 }
 
 /// The module of the grouped GEMM in the benchmark's first configuration for `grouping` (128 x

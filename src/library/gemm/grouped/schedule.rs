@@ -48,6 +48,22 @@ impl GroupTile {
         vec![self.g.into(), n0, k0]
     }
 
+    /// The index of A's block scale ([`crate::library::gemm::Scaling::Block`]) of k-block `kb`
+    /// for row `row`: `[kb, row]` in `scale_a` `[k_blocks, M_total]` (the contiguous form: A's
+    /// global rows), `[g, kb, row]` in `[G, k_blocks, M_cap]` (masked).
+    pub fn scale_a_at(&self, kb: Expr, row: Expr) -> Vec<Expr> {
+        match self.grouping {
+            Grouping::Masked => vec![self.g.into(), kb, row],
+            _ => vec![kb, row],
+        }
+    }
+
+    /// The index of the group's B block scale of column block `nblock` and k-block `kb`:
+    /// `[g, nblock, kb]` in `scale_b` `[G, n_blocks, k_blocks]`.
+    pub fn scale_b_at(&self, nblock: Expr, kb: Expr) -> Vec<Expr> {
+        vec![self.g.into(), nblock, kb]
+    }
+
     /// The outer coordinates of row `row` of A or C: `[row]`, or `[g, row]` in the masked form.
     pub fn rows_origin(&self, row: Expr) -> Vec<Expr> {
         match self.grouping {
@@ -152,6 +168,31 @@ pub fn declare_operands<I: Elem, J: Elem, O: Elem>(
         rows,
         groups,
     })
+}
+
+/// Declares a grouped kernel's block scales ([`crate::library::gemm::Scaling::Block`]) after
+/// its operands (`groups` from [`declare_operands`]) and the scale grid's extents `k_blocks`
+/// and `n_blocks`: `scale_a` `[k_blocks, m]` for the contiguous form (indexed by A's global row,
+/// as the dense GEMM's), `[g, k_blocks, m]` for the masked one (M_cap rows per group), and
+/// `scale_b` `[g, n_blocks, k_blocks]` (each group's B has its own). [`GroupTile::scale_a_at`]
+/// and [`GroupTile::scale_b_at`] index them.
+#[track_caller]
+pub fn declare_block_scales(
+    k: &mut KernelBuilder,
+    grouping: Grouping,
+    groups: Var,
+    m: Var,
+    [kb, nb]: [Var; 2],
+) -> Result<[Buffer<ty::F32>; 2]> {
+    let a_shape = match grouping {
+        Grouping::Masked => vec![groups, kb, m],
+        _ => vec![kb, m],
+    };
+    let opts = TensorOpts::default;
+    Ok([
+        k.tensor::<ty::F32>("scale_a", a_shape, opts())?,
+        k.tensor::<ty::F32>("scale_b", [groups, nb, kb], opts())?,
+    ])
 }
 
 /// The persistent tile schedule over all groups' tiles (see the module's text).
