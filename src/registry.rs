@@ -221,6 +221,28 @@ const REGISTRY: &[Entry] = &[
         )
     },
     Entry {
+        selftest: Some(Selftest::InProcess(
+            crate::selftest::gemm_grouped::run_fp8_block,
+        )),
+        ..lib(
+            "gemm_grouped_fp8_block",
+            "grouped block-scaled FP8 (DeepSeek-V3 scales: scale_a [K/128, M_total] by global row, scale_b [G, N/128, K/128]) over offs, e4m3 in, bf16 out, 128x128x128 tiles, pipelined promotion (sm_90a); its check: empty and 1-row groups, both promotions, 64/128 tiles, odd and partial k-blocks, both epilogues, e5m2, against an f64 reference",
+            true,
+            |t| gemm::grouped::fp8_block_module(t, gemm::Grouping::Contiguous),
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::InProcess(
+            crate::selftest::gemm_grouped::run_fp8_block_masked,
+        )),
+        ..lib(
+            "gemm_grouped_fp8_block_masked",
+            "masked grouped block-scaled FP8 (decoding): A [G, M_cap, K], scale_a [G, K/128, M_cap], counts [G] (sm_90a); its check: against an f64 reference, the rows past each count still poisoned",
+            true,
+            |t| gemm::grouped::fp8_block_module(t, gemm::Grouping::Masked),
+        )
+    },
+    Entry {
         selftest: Some(Selftest::Isolated(hang_checks::gemm_debug, &[])),
         ..lib(
             "gemm_debug",

@@ -74,6 +74,8 @@ fn every_selftest_name_is_an_entry() {
             "gemm_fp8_block",
             "gemm_grouped",
             "gemm_grouped_masked",
+            "gemm_grouped_fp8_block",
+            "gemm_grouped_fp8_block_masked",
             "gemm_debug",
             "attention",
             "attention_varlen",

@@ -6,16 +6,26 @@
 //! tile (so tiles end inside a group and the next group's rows follow in the same rows of C),
 //! G = 1, N and K edges, the TMA-store epilogue (128 x 256, 128 x 128 tiles), the register
 //! epilogue with an odd N, many ragged groups; then operands the launcher must refuse.
+//!
+//! The block-scaled FP8 form ([`crate::library::gemm::Scaling::Block`]) the same way against its
+//! f64 reference ([`reference::contiguous_block`], [`reference::masked_block`]) on fresh random
+//! e4m3 (one case e5m2) data with random per-block scales over ten binades (a scale of the wrong
+//! row, group, column block or k-block is off by a large factor): the pipelined and the plain
+//! promotion, 128- and 64-wide tiles, odd and even k-tile counts, a partial last k-block, both
+//! epilogues; then scales of the wrong shape, a missing one and an 8-bit K of 8 refused.
 
 use half::bf16;
+use ptx_isa::ScalarType;
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
-use crate::library::gemm::GemmConfig;
-use crate::library::gemm::check::{CheckResult, random_values};
+use crate::library::gemm::check::{CheckResult, FP8_RANGE, random_values};
+use crate::library::gemm::check_block::{Codec, random_scales};
+use crate::library::gemm::grouped::reference::BlockGrouped;
 use crate::library::gemm::grouped::{
-    GroupedGemm, GroupedGemmError, Grouping, bench_configs, reference,
+    GroupedGemm, GroupedGemmError, Grouping, bench_configs, fp8_bench_configs, reference,
 };
-use crate::runtime::{DeviceTensor, TensorMut, TensorRef};
+use crate::library::gemm::{GemmConfig, GemmError, SCALE_BLOCK};
+use crate::runtime::{DeviceTensor, E4m3, E5m2, Element, TensorMut, TensorRef};
 
 /// One case's outcome.
 struct Outcome {
@@ -70,18 +80,24 @@ fn run_case(
     } else {
         reference::contiguous(&af, &bf, rows, n, k)
     };
+    Ok(compare(&got, want.into_iter().map(f64::from)))
+}
+
+/// C as the kernel left it (poisoned with the NaN `0xFFFF` first) against the reference, whose
+/// NaN elements are the rows the kernel must leave alone.
+fn compare(got: &[bf16], want: impl IntoIterator<Item = f64>) -> Outcome {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     let (mut unwritten, mut overwritten) = (0, 0);
-    for (g, w) in got.iter().zip(&want) {
+    for (g, w) in got.iter().zip(want) {
         if w.is_nan() {
             // Past a masked group's count: the poison must still be there, bit for bit.
             overwritten += usize::from(g.to_bits() != 0xFFFF);
         } else if g.is_nan() {
             unwritten += 1;
         } else {
-            let d = f64::from(g.to_f32()) - f64::from(*w);
+            let d = f64::from(g.to_f32()) - w;
             num += d * d;
-            den += f64::from(*w) * f64::from(*w);
+            den += w * w;
         }
     }
     let rel_error = if den == 0.0 {
@@ -89,11 +105,76 @@ fn run_case(
     } else {
         (num / den).sqrt()
     };
-    Ok(Outcome {
+    Outcome {
         rel_error,
         unwritten,
         overwritten,
-    })
+    }
+}
+
+/// Runs a block-scaled `gemm` (8-bit A and B of `I`, bf16 C) on fresh data: `rows` as
+/// [`run_case`]'s, random block scales (`scale_a` `[kb, M_total]` or `[G, kb, M_cap]`,
+/// `scale_b` `[G, nb, kb]`), C poisoned first; against the f64 reference.
+fn run_block_case<I: Element + Copy>(
+    ctx: &mut GpuCtx,
+    gemm: &GroupedGemm,
+    rows: &[i32],
+    m: usize,
+    (n, k): (usize, usize),
+    (encode, decode): Codec<I>,
+) -> Result<Outcome, GpuCheckError> {
+    let groups = rows.len();
+    let masked = gemm.config().grouping == Grouping::Masked;
+    let a_rows = if masked { groups * m } else { m };
+    let mut values = |len: usize| -> (Vec<I>, Vec<f32>) {
+        let h: Vec<I> = random_values(len, ctx.rng.next_u64())
+            .into_iter()
+            .map(|x| encode(x * FP8_RANGE))
+            .collect();
+        let f = h.iter().map(|&x| decode(x)).collect();
+        (h, f)
+    };
+    let (ah, af) = values(a_rows * k);
+    let (bh, bf) = values(groups * n * k);
+    let block = SCALE_BLOCK as usize;
+    let (kb, nb) = (k.div_ceil(block), n.div_ceil(block));
+    let sa = random_scales(kb * a_rows, ctx.rng.next_u64());
+    let sb = random_scales(groups * nb * kb, ctx.rng.next_u64());
+    let (a_shape, sa_shape, c_shape) = if masked {
+        (vec![groups, m, k], vec![groups, kb, m], vec![groups, m, n])
+    } else {
+        (vec![m, k], vec![kb, m], vec![m, n])
+    };
+    let stream = ctx.stream.clone();
+    let a = DeviceTensor::from_host(&stream, &ah, a_shape)?;
+    let b = DeviceTensor::from_host(&stream, &bh, vec![groups, n, k])?;
+    let r = DeviceTensor::from_host(&stream, rows, vec![groups])?;
+    let sa_d = DeviceTensor::from_host(&stream, &sa, sa_shape)?;
+    let sb_d = DeviceTensor::from_host(&stream, &sb, vec![groups, nb, kb])?;
+    let poison = vec![bf16::from_bits(0xFFFF); a_rows * n];
+    let mut c = DeviceTensor::from_host(&stream, &poison, c_shape)?;
+    gemm.run_block_scaled(
+        &stream,
+        &TensorRef::from(&a),
+        &TensorRef::from(&b),
+        &TensorRef::from(&r),
+        &TensorRef::from(&sa_d),
+        &TensorRef::from(&sb_d),
+        TensorMut::from(&mut c),
+    )?;
+    let got: Vec<bf16> = c.to_host(&stream)?;
+    let p = BlockGrouped {
+        a: &af,
+        b: &bf,
+        sa: &sa,
+        sb: &sb,
+    };
+    let want = if masked {
+        reference::masked_block(p, rows, m, n, k)
+    } else {
+        reference::contiguous_block(p, rows, n, k)
+    };
+    Ok(compare(&got, want))
 }
 
 /// The cumulative ends of groups of `sizes` rows.
@@ -144,15 +225,50 @@ fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
             (bench[3], vec![129, 127, 1000], None, 392, 256),
         ],
     };
-    let mut worst = 0.0f64;
-    let mut lines = Vec::new();
+    let mut tally = Tally::default();
     for (cfg, sizes, cap, n, k) in cases {
         let gemm = GroupedGemm::new(&ctx.dev, cfg)?;
-        let (rows, m) = match cap {
-            Some(cap) => (sizes.iter().map(|&s| s as i32).collect::<Vec<_>>(), cap),
-            None => (offs(&sizes), sizes.iter().sum()),
-        };
+        let (rows, m) = rows_of(&sizes, cap);
         let o = run_case(ctx, &gemm, &rows, m, (n, k))?;
+        tally.add(
+            &format!("gemm_grouped {grouping:?}"),
+            &cfg,
+            &rows,
+            (m, n, k),
+            &o,
+        )?;
+    }
+    refusals(ctx, large)?;
+    Ok(tally.report())
+}
+
+/// The row array and M of a case: cumulative `offs` and M_total of group `sizes` (contiguous),
+/// or the counts themselves and the capacity `cap` (masked).
+fn rows_of(sizes: &[usize], cap: Option<usize>) -> (Vec<i32>, usize) {
+    match cap {
+        Some(cap) => (sizes.iter().map(|&s| s as i32).collect(), cap),
+        None => (offs(sizes), sizes.iter().sum()),
+    }
+}
+
+/// The cases' outcomes so far: the worst error and one line per case.
+#[derive(Default)]
+struct Tally {
+    worst: f64,
+    lines: Vec<String>,
+}
+
+impl Tally {
+    /// Adds a case's outcome, or fails `check` with it: every element of the groups' rows
+    /// written and within [`CheckResult::TOLERANCE`], none past a count.
+    fn add(
+        &mut self,
+        check: &str,
+        cfg: &GemmConfig,
+        rows: &[i32],
+        (m, n, k): (usize, usize, usize),
+        o: &Outcome,
+    ) -> Result<(), GpuCheckError> {
         let line = format!(
             "{} G={} m={m} n={n} k={k}: rel {:.2e}",
             cfg.name(),
@@ -165,22 +281,161 @@ fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
             || o.rel_error > CheckResult::TOLERANCE
         {
             return Err(GpuCheckError::Unexpected {
-                check: format!("gemm_grouped {grouping:?}"),
+                check: check.into(),
                 detail: format!(
                     "{line}, {} unwritten, {} written past a count; rows {rows:?}",
                     o.unwritten, o.overwritten
                 ),
             });
         }
-        worst = worst.max(o.rel_error);
-        lines.push(line);
+        self.worst = self.worst.max(o.rel_error);
+        self.lines.push(line);
+        Ok(())
     }
-    refusals(ctx, large)?;
-    Ok(Report {
-        max_err: worst,
-        tolerance: CheckResult::TOLERANCE,
-        detail: format!("{}; bad operands refused", lines.join("; ")),
-    })
+
+    /// The report: the worst error, the cases' lines and the refusals.
+    fn report(self) -> Report {
+        Report {
+            max_err: self.worst,
+            tolerance: CheckResult::TOLERANCE,
+            detail: format!("{}; bad operands refused", self.lines.join("; ")),
+        }
+    }
+}
+
+/// Runs every block-scaled FP8 case of `grouping`; the report's error is the worst relative
+/// Frobenius error against the f64 reference.
+fn run_block_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
+    let bench = fp8_bench_configs(grouping);
+    // Pipelined (128 wide), not pipelined, the 64-wide tile (pipelined).
+    let (pp, plain, narrow) = (bench[0], bench[1], bench[4]);
+    let registers_odd = GemmConfig {
+        tma_store: false,
+        n_even: false,
+        ..pp
+    }
+    .deepest();
+    let e5 = GemmConfig {
+        input: ScalarType::E5m2,
+        ..plain
+    };
+    let ragged: Vec<usize> = (0..16)
+        .map(|g| {
+            if g % 5 == 4 {
+                0
+            } else {
+                (ctx.rng.next_u64() % 200) as usize
+            }
+        })
+        .collect();
+    // (configuration, group sizes or counts, capacity (masked), n, k): k-tile counts 3 (272 =
+    // 2 x 128 + 16, a partial last k-block), 4, 5, 1, 2, 9.
+    type Case = (GemmConfig, Vec<usize>, Option<usize>, usize, usize);
+    let cases: Vec<Case> = match grouping {
+        Grouping::Masked => vec![
+            (pp, vec![0, 200, 77, 129], Some(200), 264, 272),
+            (pp, vec![1], Some(333), 136, 128),
+            // Counts past the capacity are clamped to it; odd N from registers.
+            (registers_odd, vec![64, 3, 90], Some(64), 97, 160),
+            (narrow, ragged, Some(200), 256, 528),
+            (plain, vec![130, 0, 255], Some(256), 384, 400),
+        ],
+        _ => vec![
+            (pp, vec![0, 1, 300, 128, 257, 0], None, 520, 272),
+            (plain, vec![0, 1, 300, 128, 257, 0], None, 520, 400),
+            (narrow, vec![333], None, 136, 144),
+            (registers_odd, vec![130, 0, 70], None, 199, 160),
+            (pp, ragged, None, 256, 1040),
+            (e5, vec![129, 127, 600], None, 392, 256),
+        ],
+    };
+    let mut tally = Tally::default();
+    for (cfg, sizes, cap, n, k) in cases {
+        let gemm = GroupedGemm::new(&ctx.dev, cfg)?;
+        let (rows, m) = rows_of(&sizes, cap);
+        let o = match cfg.input {
+            ScalarType::E5m2 => {
+                let codec: Codec<E5m2> = (E5m2::from_f32, E5m2::to_f32);
+                run_block_case(ctx, &gemm, &rows, m, (n, k), codec)?
+            }
+            _ => {
+                let codec: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+                run_block_case(ctx, &gemm, &rows, m, (n, k), codec)?
+            }
+        };
+        let check = format!("gemm_grouped_fp8_block {grouping:?}");
+        tally.add(&check, &cfg, &rows, (m, n, k), &o)?;
+    }
+    block_refusals(ctx, pp)?;
+    Ok(tally.report())
+}
+
+/// What a block-scaled grouped launch must refuse before anything runs: no scales
+/// ([`GemmError::ScalingMismatch`]), `scale_a` transposed, `scale_b` without its group
+/// dimension, and an 8-bit K of 8 (not 16 bytes), each as the operand error naming it.
+fn block_refusals(ctx: &mut GpuCtx, cfg: GemmConfig) -> Result<(), GpuCheckError> {
+    let gemm = GroupedGemm::new(&ctx.dev, cfg)?;
+    let masked = cfg.grouping == Grouping::Masked;
+    let stream = ctx.stream.clone();
+    let (groups, m, n) = (2usize, 128usize, 256usize);
+    let a_rows = if masked { groups * m } else { m };
+    let zeros = |len: usize| vec![E4m3::from_f32(0.0); len];
+    let ones = |shape: Vec<usize>| {
+        let len = shape.iter().product();
+        DeviceTensor::from_host(&stream, &vec![1.0f32; len], shape)
+    };
+    for (k, want) in [
+        (256usize, "no scales"),
+        (256, "scale_a"),
+        (256, "scale_b"),
+        (8, "a"),
+    ] {
+        let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+        let (a_shape, sa_shape, c_shape) = if masked {
+            (vec![groups, m, k], vec![groups, kb, m], vec![groups, m, n])
+        } else {
+            (vec![m, k], vec![kb, m], vec![m, n])
+        };
+        let a = DeviceTensor::from_host(&stream, &zeros(a_rows * k), a_shape)?;
+        let b = DeviceTensor::from_host(&stream, &zeros(groups * n * k), vec![groups, n, k])?;
+        let r = DeviceTensor::from_host(&stream, &[0i32; 2], vec![groups])?;
+        let mut c = DeviceTensor::from_host(&stream, &vec![bf16::ZERO; a_rows * n], c_shape)?;
+        let (sa, sb) = match want {
+            "scale_a" => (ones(vec![m, kb])?, ones(vec![groups, nb, kb])?),
+            "scale_b" => (ones(sa_shape)?, ones(vec![nb, kb])?),
+            _ => (ones(sa_shape)?, ones(vec![groups, nb, kb])?),
+        };
+        let (a, b, r) = (
+            TensorRef::from(&a),
+            TensorRef::from(&b),
+            TensorRef::from(&r),
+        );
+        let c = TensorMut::from(&mut c);
+        let got = match want {
+            "no scales" => gemm.run(&stream, &a, &b, &r, c),
+            _ => gemm.run_block_scaled(
+                &stream,
+                &a,
+                &b,
+                &r,
+                &TensorRef::from(&sa),
+                &TensorRef::from(&sb),
+                c,
+            ),
+        };
+        let refused = match &got {
+            Err(GroupedGemmError::Gemm(GemmError::ScalingMismatch { .. })) => want == "no scales",
+            Err(GroupedGemmError::Operand { operand, .. }) => *operand == want,
+            _ => false,
+        };
+        if !refused {
+            return Err(GpuCheckError::Unexpected {
+                check: format!("gemm_grouped_fp8_block refusal ({want})"),
+                detail: format!("want it refused, got {got:?}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Operands the launcher must refuse before anything runs: a row array of the wrong length, a K
@@ -232,4 +487,14 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
 /// The masked form (`counts`).
 pub fn run_masked(ctx: &mut GpuCtx) -> RunResult {
     run_form(ctx, Grouping::Masked)
+}
+
+/// The block-scaled FP8 contiguous form (`offs`, `scale_a` by A's global row).
+pub fn run_fp8_block(ctx: &mut GpuCtx) -> RunResult {
+    run_block_form(ctx, Grouping::Contiguous)
+}
+
+/// The block-scaled FP8 masked form (`counts`, `scale_a` `[G, kb, M_cap]`).
+pub fn run_fp8_block_masked(ctx: &mut GpuCtx) -> RunResult {
+    run_block_form(ctx, Grouping::Masked)
 }
