@@ -4,23 +4,27 @@
 //! G = 8 with M_g in {128, 512, 2048, 4096} and a ragged mix, G = 64 with M_g in {128, 512} and
 //! a ragged mix. CUDA-event medians; the main case's result (G = 8, M_g = 2048) is checked against
 //! the cuBLAS loop's. `benches/gemm_grouped_torch.py` times `torch._grouped_mm` on the same shapes.
+//! Then grouped block-scaled FP8 (e4m3 in, bf16 out, DeepSeek-V3 scales: every configuration of
+//! `grouped::fp8_bench_configs`) at G = 8 with M_g in {2048, 4096}, beside grouped bf16.
 //!
 //! ```text
 //! cargo bench --bench gemm_grouped
+//! GROUPED_ONLY=8x2048,8x4096 cargo bench --bench gemm_grouped     # the short run (a GPU kit's)
 //! GROUPED_ONLY=8x2048 GROUPED_CONFIG=<config name> cargo bench --bench gemm_grouped  # for ncu
 //! ```
 //!
 //! Output: one `config` line per case and configuration, then a table `| G | M_g | best config |
-//! ours | cuBLAS loop | ratio |` and the main case's check.
+//! ours | cuBLAS loop | ratio |` and the main case's check; `fp8` lines per configuration and a
+//! table `| G x M_g | grouped bf16 | grouped FP8 block | FP8 config | FP8 / bf16 |`.
 
 use std::sync::Arc;
 
 use cudarc::cublas::{CudaBlas, Gemm as _};
 use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, median_ms, random_values};
-use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping, bench_configs};
-use ptxkit::runtime::cuda::{CudaSlice, CudaStream, DriverError};
-use ptxkit::runtime::{TensorMut, TensorRef};
+use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping, bench_configs, fp8_bench_configs};
+use ptxkit::runtime::cuda::{CudaSlice, CudaStream, DeviceRepr, DriverError};
+use ptxkit::runtime::{E4m3, TensorMut, TensorRef};
 
 const N: usize = 4096;
 const K: usize = 4096;
@@ -63,12 +67,12 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Fills `dst` with copies of `chunk` (random bf16): random enough for timing, and quick to write
-/// for the 2 GB of B at G = 64.
-fn fill(
+/// Fills `dst` with copies of `chunk` (random values): random enough for timing, and quick to
+/// write for the 2 GB of B at G = 64.
+fn fill<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
-    dst: &mut CudaSlice<bf16>,
-    chunk: &[bf16],
+    dst: &mut CudaSlice<T>,
+    chunk: &[T],
 ) -> Result<(), DriverError> {
     let len = dst.len();
     let mut at = 0;
@@ -97,7 +101,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let only_cfg = std::env::var("GROUPED_CONFIG").ok();
     let cases: Vec<Case> = cases()
         .into_iter()
-        .filter(|c| only.as_ref().is_none_or(|o| *o == c.name))
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| o.split(',').any(|o| o == c.name))
+        })
         .collect();
     let max_rows = cases
         .iter()
@@ -206,11 +213,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("\n| G x M_g | best config | ptxkit TFLOP/s | cuBLAS loop TFLOP/s | ratio |");
     println!("| --- | --- | --- | --- | --- |");
-    for (name, cfg, ours, theirs) in table {
+    for (name, cfg, ours, theirs) in &table {
         println!(
             "| {name} | {cfg} | {ours:.0} | {theirs:.0} | {:.3} |",
             ours / theirs
         );
+    }
+    if only_cfg.is_none() {
+        drop((a, b, c, c_ref));
+        let bf16_best: Vec<(String, f64)> = table.iter().map(|t| (t.0.clone(), t.2)).collect();
+        fp8_block(&device, &stream, &cases, &bf16_best)?;
     }
     println!("device: {}", device.attributes().name);
     Ok(())
@@ -289,5 +301,100 @@ fn check_against_cublas(
         "FAIL"
     };
     println!("check 8x2048 vs cuBLAS loop: {verdict} rel {rel:.2e}, {nan} NaN");
+    Ok(())
+}
+
+/// Grouped block-scaled FP8 (e4m3 in, bf16 out) at the cases G = 8 with M_g of 2048 and 4096
+/// (when they were run): every configuration of `fp8_bench_configs`, then a table beside the
+/// best grouped bf16 of the same case. Scales of about 1 (the timing does not depend on them).
+fn fp8_block(
+    device: &ptxkit::runtime::Device,
+    stream: &Arc<CudaStream>,
+    cases: &[Case],
+    bf16_best: &[(String, f64)],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let cases: Vec<&Case> = cases
+        .iter()
+        .filter(|c| c.name == "8x2048" || c.name == "8x4096")
+        .collect();
+    let Some(rows_max) = cases.iter().map(|c| c.sizes.iter().sum::<usize>()).max() else {
+        return Ok(());
+    };
+    let groups = 8;
+    let (kb, nb) = (K.div_ceil(128), N.div_ceil(128));
+    let chunk: Vec<E4m3> = random_values(1 << 22, 11)
+        .into_iter()
+        .map(|x| E4m3::from_f32(x * 200.0))
+        .collect();
+    let mut a = stream.alloc_zeros::<E4m3>(rows_max * K)?;
+    let mut b = stream.alloc_zeros::<E4m3>(groups * N * K)?;
+    fill(stream, &mut a, &chunk)?;
+    fill(stream, &mut b, &chunk[777..])?;
+    let scales: Vec<f32> = random_values(1 << 16, 13)
+        .into_iter()
+        .map(|x| 1.0 + 0.5 * x)
+        .collect();
+    let mut sa = stream.alloc_zeros::<f32>(kb * rows_max)?;
+    let mut sb = stream.alloc_zeros::<f32>(groups * nb * kb)?;
+    fill(stream, &mut sa, &scales)?;
+    fill(stream, &mut sb, &scales)?;
+    let mut c = stream.alloc_zeros::<bf16>(rows_max * N)?;
+    let mut kernels = Vec::new();
+    for cfg in fp8_bench_configs(Grouping::Contiguous) {
+        match GroupedGemm::new(device, cfg) {
+            Ok(g) => kernels.push(g),
+            Err(e) => println!("fp8 config {}: {e}", cfg.name()),
+        }
+    }
+    let mut table = Vec::new();
+    for case in cases {
+        let rows = case.sizes.iter().sum::<usize>();
+        let offs: Vec<i32> = case
+            .sizes
+            .iter()
+            .scan(0i32, |e, &s| {
+                *e += s as i32;
+                Some(*e)
+            })
+            .collect();
+        let d_offs = stream.clone_htod(&offs)?;
+        let flops = 2.0 * rows as f64 * N as f64 * K as f64;
+        let a_view = a.slice(..rows * K);
+        let sa_view = sa.slice(..kb * rows);
+        let a_t = TensorRef::view(&a_view, [rows, K])?;
+        let b_t = TensorRef::slice(&b, [groups, N, K])?;
+        let sa_t = TensorRef::view(&sa_view, [kb, rows])?;
+        let sb_t = TensorRef::slice(&sb, [groups, nb, kb])?;
+        let o_t = TensorRef::slice(&d_offs, [groups])?;
+        let mut best: Option<(f64, String)> = None;
+        for gemm in &kernels {
+            let mut c_view = c.slice_mut(..rows * N);
+            let ms = median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, || {
+                let c_t = TensorMut::view(&mut c_view, [rows, N])?;
+                gemm.run_block_scaled(stream, &a_t, &b_t, &o_t, &sa_t, &sb_t, c_t)?;
+                Ok(())
+            })?;
+            let tflops = flops / ms / 1e9;
+            let name = gemm.config().name();
+            println!("fp8 {} {name}: {tflops:.0} TFLOP/s", case.name);
+            if best.as_ref().is_none_or(|(t, _)| tflops > *t) {
+                best = Some((tflops, name));
+            }
+        }
+        if let Some((fp8, name)) = best {
+            let bf = bf16_best
+                .iter()
+                .find(|(n, _)| *n == case.name)
+                .map_or(f64::NAN, |b| b.1);
+            table.push((case.name.clone(), bf, fp8, name));
+        }
+    }
+    println!(
+        "\n| G x M_g | grouped bf16 TFLOP/s | grouped FP8 block TFLOP/s | FP8 config | FP8 / bf16 |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, bf, fp8, cfg) in table {
+        println!("| {name} | {bf:.0} | {fp8:.0} | {cfg} | {:.2} |", fp8 / bf);
+    }
     Ok(())
 }
