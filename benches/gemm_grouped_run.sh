@@ -42,7 +42,7 @@ step() { # step NAME CAP CMD...: runs CMD with the time left, logs to $out/NAME.
 }
 selftest() { # selftest CHECK CAP: one self-test check, its first line (PASS/FAIL, error)
   step "selftest-$1" "$2" "$bin/ptxkit" selftest --only "$1"
-  echo "$(head -c 400 "$out/selftest-$1.txt" | head -3 | tr '\n' ' ') ($((SECONDS - start)) s)"
+  echo "$1: $(head -c 400 "$out/selftest-$1.txt" | head -3 | tr '\n' ' ') ($((SECONDS - start)) s)"
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
