@@ -91,10 +91,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         (pipelined(block(8192, 8192, E4m3, F32)), (130, 136, 128)),
         (pipelined(large), (4096, 4096, 4096)),
         // The 256-wide tile (two 128-column halves, each promoted with its own scale of B):
-        // N edges inside the second half (300: its scale block clamped) and inside the first
-        // (520 = 2 x 256 + 8: the last tile's second half wholly past N), a partial last
-        // k-block, the register epilogue and an f32 C, a large square.
-        (wide(large), (300, 300, 400)),
+        // N ending inside a tile's first half, its second half past N and its scale block
+        // clamped (304, 520 = 2 x 256 + 8; a multiple of 8 as the TMA store needs), a partial
+        // last k-block, the register epilogue and an f32 C, a large square.
+        (wide(large), (300, 304, 400)),
         (wide(large), (1024, 520, 1024)),
         (
             GemmConfig {
