@@ -11,17 +11,16 @@
 //! ```
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use cudarc::cublas::CudaBlas;
 use half::bf16;
 use ptxkit::isa::ScalarType;
-use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, random_values};
+use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
-use ptxkit::runtime::{Device, DeviceTensor, E4m3, median_ms};
+use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 
 /// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -78,18 +77,6 @@ fn check_baseline(
         }
     }
     Ok((num / den).sqrt())
-}
-
-/// Our kernel for `cfg`, built and loaded the first time a shape asks for it.
-fn loaded<'a>(
-    kernels: &'a mut HashMap<GemmConfig, Gemm>,
-    device: &Device,
-    cfg: GemmConfig,
-) -> Result<&'a Gemm, CheckError> {
-    Ok(match kernels.entry(cfg) {
-        Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(e) => e.insert(Gemm::new(device, cfg)?),
-    })
 }
 
 fn main() {

@@ -17,17 +17,16 @@
 //! ```
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use half::bf16;
 use ptxkit::isa::ScalarType;
-use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem};
+use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::runtime::cuda::CudaSlice;
-use ptxkit::runtime::{Device, DeviceTensor, E4m3, median_ms};
+use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 
 /// The square shapes, then DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -45,18 +44,6 @@ fn shapes() -> Vec<(usize, usize, usize)> {
         }
     }
     s
-}
-
-/// Our kernel for `cfg`, built and loaded the first time a shape asks for it.
-fn loaded<'a>(
-    kernels: &'a mut HashMap<GemmConfig, Gemm>,
-    device: &Device,
-    cfg: GemmConfig,
-) -> Result<&'a Gemm, CheckError> {
-    Ok(match kernels.entry(cfg) {
-        Entry::Occupied(e) => e.into_mut(),
-        Entry::Vacant(e) => e.insert(Gemm::new(device, cfg)?),
-    })
 }
 
 fn main() {

@@ -73,6 +73,18 @@ pub enum CheckError {
     Lt(#[from] LtError),
 }
 
+/// Our kernel for `cfg` from `kernels`, built and loaded the first time a benchmark asks for it.
+pub fn loaded<'a>(
+    kernels: &'a mut std::collections::HashMap<GemmConfig, Gemm>,
+    device: &Device,
+    cfg: GemmConfig,
+) -> Result<&'a Gemm, CheckError> {
+    Ok(match kernels.entry(cfg) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(Gemm::new(device, cfg)?),
+    })
+}
+
 /// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
 /// terms `Cᵀ = B·Aᵀ`, so B is the transposed first operand.
 pub fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {
