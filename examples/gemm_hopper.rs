@@ -121,49 +121,7 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         ok &= r.passed();
     }
     // The other input, output and epilogue variants, on shapes with edges.
-    use ptxkit::isa::ScalarType;
-    let large = GemmConfig::large();
-    let variants = [
-        GemmConfig {
-            tma_store: false,
-            output: ScalarType::F32,
-            ..large
-        },
-        GemmConfig {
-            tma_store: false,
-            alpha_beta: true,
-            ..large
-        },
-        GemmConfig {
-            tma_store: false,
-            alpha_beta: true,
-            output: ScalarType::F32,
-            n_even: false,
-            ..large
-        },
-        GemmConfig {
-            input: ScalarType::F16,
-            output: ScalarType::F16,
-            ..large
-        },
-        GemmConfig {
-            input: ScalarType::F16,
-            output: ScalarType::F32,
-            tma_store: false,
-            ..large
-        },
-        GemmConfig {
-            cluster_m: 2,
-            ..large
-        },
-        GemmConfig {
-            cluster_m: 2,
-            tma_store: false,
-            n_even: false,
-            ..large
-        },
-    ];
-    for (i, cfg) in variants.into_iter().enumerate() {
+    for (i, cfg) in check::variants().into_iter().enumerate() {
         // 300 rows: an odd number of 128-row tiles, so a CTA pair has a CTA past the edge.
         let shape = if cfg.n_even {
             (300, 520, 136)

@@ -6,7 +6,7 @@
 
 mod support;
 
-use ptxkit::isa::{ScalarType, Target, ptxas};
+use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
 
 /// The configurations the self-test and `benches/gemm_fp8_block.rs` build: the one each
@@ -16,39 +16,27 @@ use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
 /// with each of those it is checked with.
 fn block_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
-    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
-    let mut configs = vec![large];
-    for (m, n) in [(64, 2112), (128, 7168), (4096, 7168), (300, 520)] {
-        configs.push(GemmConfig::fp8_block(m, n, 132, E4m3, Bf16));
-    }
-    configs.extend(large.fp8_block_sweep());
-    configs.extend([
-        GemmConfig::fp8_block(8192, 8192, 132, E5m2, Bf16),
-        GemmConfig::fp8_block(8192, 8192, 132, E4m3, F32),
-        GemmConfig::fp8_block(8192, 8192, 132, E4m3, F16),
-        GemmConfig::fp8_block(333, 501, 132, E4m3, Bf16),
-        GemmConfig {
-            input_b: Some(E4m3),
-            ..GemmConfig::fp8_block(2048, 2048, 132, E5m2, Bf16)
-        },
-        GemmConfig {
-            input_b: Some(E5m2),
-            ..GemmConfig::fp8_block(260, 384, 132, E4m3, F32)
-        },
-        GemmConfig {
-            tma_store: false,
-            ..large
-        },
-        GemmConfig {
-            cluster_m: 2,
-            ..large
-        },
+    let mut configs = support::fp8_family(
+        GemmConfig::fp8_block,
+        &[
+            (8192, 8192),
+            (64, 2112),
+            (128, 7168),
+            (4096, 7168),
+            (300, 520),
+            (333, 501),
+        ],
+        &[(E5m2, Bf16), (E4m3, F32), (E4m3, F16)],
+        &[(2048, 2048, E5m2, E4m3, Bf16), (260, 384, E4m3, E5m2, F32)],
+    );
+    configs.extend(configs[0].fp8_block_sweep());
+    configs.push(
         GemmConfig {
             bn: 256,
             ..GemmConfig::fp8_block(8192, 8192, 132, E4m3, F32)
         }
         .deepest(),
-    ]);
+    );
     let pipelined: Vec<GemmConfig> = configs
         .iter()
         .filter(|c| c.bn != 256)
@@ -58,13 +46,7 @@ fn block_configs() -> Vec<GemmConfig> {
         })
         .collect();
     configs.extend(pipelined);
-    let mut unique: Vec<GemmConfig> = Vec::new();
-    for cfg in configs {
-        if !unique.contains(&cfg) {
-            unique.push(cfg);
-        }
-    }
-    unique
+    support::unique(configs)
 }
 
 #[test]
@@ -89,15 +71,7 @@ fn block_configurations_are_as_documented() {
 
 #[test]
 fn block_kernels_assemble_without_spills_or_serialisation() {
-    let Some(ptxas) = ptxas::for_tests().unwrap() else {
-        return;
-    };
-    for cfg in block_configs() {
-        let text = build(&cfg)
-            .and_then(|m| m.to_ptx())
-            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        support::assemble_clean(&ptxas, &cfg.name(), &text, Target::Sm90a);
-    }
+    support::gemm_configs_assemble_clean(block_configs());
 }
 
 /// The promotion is in the PTX: the k-tile's wgmmas start from scale-d = 0 (the partial), and

@@ -7,7 +7,7 @@
 
 mod support;
 
-use ptxkit::isa::{ScalarType, Target, ptxas};
+use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::gemm::grouped::{Grouping, bench_configs, fp8_bench_configs};
 use ptxkit::library::gemm::{GemmConfig, Scaling, build, build_with};
 use ptxkit::signature::Param;
@@ -90,15 +90,7 @@ fn fp8_configs() -> Vec<GemmConfig> {
 
 #[test]
 fn grouped_kernels_assemble_without_spills_or_serialisation() {
-    let Some(ptxas) = ptxas::for_tests().unwrap() else {
-        return;
-    };
-    for cfg in configs() {
-        let text = build(&cfg)
-            .and_then(|m| m.to_ptx())
-            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        support::assemble_clean(&ptxas, &cfg.name(), &text, Target::Sm90a);
-    }
+    support::gemm_configs_assemble_clean(configs());
 }
 
 /// The debug build (bounded waits) of the grouped kernels checks their barrier protocol too.
@@ -115,6 +107,19 @@ fn the_grouped_debug_build_assembles() {
     }
 }
 
+/// The parameters of `cfg`'s kernel that take an argument, in the order the launcher passes
+/// them, and the names of its extents (the rest, which the launcher reads from the shapes).
+fn arguments_and_extents(cfg: &GemmConfig) -> (Vec<Param>, Vec<String>) {
+    let g = build_with(cfg, WaitMode::Spin).unwrap();
+    let (arguments, extents): (Vec<&Param>, Vec<&Param>) = g
+        .signature()
+        .params
+        .iter()
+        .partition(|p| p.takes_argument());
+    let extents = extents.iter().map(|p| p.name().to_string()).collect();
+    (arguments.into_iter().cloned().collect(), extents)
+}
+
 /// A block-scaled grouped kernel takes the scales after the row array: `scale_a` `[k_blocks, m]`
 /// (contiguous) or `[g, k_blocks, m]` (masked), `scale_b` `[g, n_blocks, k_blocks]`; its
 /// extents add `k_blocks` and `n_blocks`. The defaults are 128 x 128 x 128 with the pipelined
@@ -128,24 +133,11 @@ fn the_block_scaled_signatures_take_the_scales() {
         let cfg = fp8_bench_configs(grouping)[0];
         assert_eq!((cfg.bn, cfg.bk(), cfg.scaling), (128, 128, Scaling::Block));
         assert!(cfg.pipelined_promotion && cfg.tma_store, "{}", cfg.name());
-        let g = build_with(&cfg, WaitMode::Spin).unwrap();
-        let params: Vec<&Param> = g
-            .signature()
-            .params
-            .iter()
-            .filter(|p| p.takes_argument())
-            .collect();
+        let (params, extents) = arguments_and_extents(&cfg);
         let names: Vec<&str> = params.iter().map(|p| p.name()).collect();
         assert_eq!(names, ["a", "b", "c", "c_map", rows, "scale_a", "scale_b"]);
         assert_eq!(params[5].shape().unwrap().len(), sa_rank);
         assert_eq!(params[6].shape().unwrap().len(), 3);
-        let extents: Vec<&str> = g
-            .signature()
-            .params
-            .iter()
-            .filter(|p| !p.takes_argument())
-            .map(|p| p.name())
-            .collect();
         assert_eq!(extents, ["m", "n", "k", "g", "k_blocks", "n_blocks"]);
     }
 }
@@ -165,13 +157,7 @@ fn the_signatures_take_what_the_launcher_passes() {
                 ..GemmConfig::large()
             }
             .deepest();
-            let g = build_with(&cfg, WaitMode::Spin).unwrap();
-            let params: Vec<&Param> = g
-                .signature()
-                .params
-                .iter()
-                .filter(|p| p.takes_argument())
-                .collect();
+            let (params, extents) = arguments_and_extents(&cfg);
             let names: Vec<&str> = params.iter().map(|p| p.name()).collect();
             let want: Vec<&str> = if tma_store {
                 vec!["a", "b", "c", "c_map", rows]
@@ -181,13 +167,6 @@ fn the_signatures_take_what_the_launcher_passes() {
             assert_eq!(names, want, "{}", cfg.name());
             assert_eq!(params[0].shape().unwrap().len(), a_rank);
             assert_eq!(params[1].shape().unwrap().len(), 3);
-            let extents: Vec<&str> = g
-                .signature()
-                .params
-                .iter()
-                .filter(|p| !p.takes_argument())
-                .map(|p| p.name())
-                .collect();
             assert_eq!(extents, ["m", "n", "k", "g"]);
         }
     }

@@ -3,7 +3,8 @@
 
 #![allow(dead_code)]
 
-use ptxkit::isa::Target;
+use ptxkit::isa::{ScalarType, Target};
+use ptxkit::library::gemm::GemmConfig;
 
 /// Assembles `text` for `target` with ptxas when ptxas is there.
 pub fn assemble(text: &str, target: Target) {
@@ -77,4 +78,71 @@ pub fn assemble_clean(ptxas: &ptxkit::isa::ptxas::Ptxas, name: &str, text: &str,
     }
     let regs = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
     eprintln!("{name}: {regs}");
+}
+
+/// `items` without repeats, each at its first place: the GEMM tests list configurations by what
+/// they cover, and two covers may name the same one.
+pub fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// Builds every GEMM configuration in `configs` and assembles it for sm_90a with
+/// [`assemble_clean`] (no spills, no C7515 / C7508 warning) when ptxas is there.
+pub fn gemm_configs_assemble_clean(configs: impl IntoIterator<Item = GemmConfig>) {
+    let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for cfg in configs {
+        let text = ptxkit::library::gemm::build(&cfg)
+            .and_then(|m| m.to_ptx())
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        assemble_clean(&ptxas, &cfg.name(), &text, Target::Sm90a);
+    }
+}
+
+/// `cfg` with the register epilogue (no TMA store) and as a CTA pair (`cluster_m = 2`): the two
+/// variants each GEMM test list holds of its family's default configuration.
+pub fn epilogue_and_pair(cfg: GemmConfig) -> [GemmConfig; 2] {
+    [
+        GemmConfig {
+            tma_store: false,
+            ..cfg
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..cfg
+        },
+    ]
+}
+
+/// An FP8 GEMM family's test configurations from its constructor `make` (`GemmConfig::fp8` or
+/// `GemmConfig::fp8_block`, for a 132-SM H100): e4m3 -> bf16 at each of `shapes` (the first is
+/// the family's default), each `(a, c)` of `types` at the default shape, each `(m, n, a, b, c)`
+/// of `mixed` (B in another format than A), and the default's register epilogue and CTA pair
+/// ([`epilogue_and_pair`]).
+pub fn fp8_family(
+    make: fn(usize, usize, u32, ScalarType, ScalarType) -> GemmConfig,
+    shapes: &[(usize, usize)],
+    types: &[(ScalarType, ScalarType)],
+    mixed: &[(usize, usize, ScalarType, ScalarType, ScalarType)],
+) -> Vec<GemmConfig> {
+    use ScalarType::{Bf16, E4m3};
+    let (m, n) = shapes[0];
+    let mut configs: Vec<GemmConfig> = shapes
+        .iter()
+        .map(|&(m, n)| make(m, n, 132, E4m3, Bf16))
+        .collect();
+    configs.extend(types.iter().map(|&(a, c)| make(m, n, 132, a, c)));
+    configs.extend(mixed.iter().map(|&(m, n, a, b, c)| GemmConfig {
+        input_b: Some(b),
+        ..make(m, n, 132, a, c)
+    }));
+    configs.extend(epilogue_and_pair(configs[0]));
+    configs
 }

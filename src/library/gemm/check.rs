@@ -285,6 +285,54 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
     GemmConfig::for_problem(m, n, device.attributes().sm_count)
 }
 
+/// The other input, output and epilogue variants of [`GemmConfig::large`] that
+/// `examples/gemm_hopper.rs` checks with [`check_config`] on shapes with edges (`tests/gemm_ptx.rs`
+/// assembles each and keeps its golden PTX): an f32 C, alpha/beta (with an f32 C and an odd N
+/// too), f16 in with f16 and f32 out, and a CTA pair with either epilogue.
+pub fn variants() -> Vec<GemmConfig> {
+    let large = GemmConfig::large();
+    vec![
+        GemmConfig {
+            tma_store: false,
+            output: ScalarType::F32,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            ..large
+        },
+        GemmConfig {
+            tma_store: false,
+            alpha_beta: true,
+            output: ScalarType::F32,
+            n_even: false,
+            ..large
+        },
+        GemmConfig {
+            input: ScalarType::F16,
+            output: ScalarType::F16,
+            ..large
+        },
+        GemmConfig {
+            input: ScalarType::F16,
+            output: ScalarType::F32,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            tma_store: false,
+            n_even: false,
+            ..large
+        },
+    ]
+}
+
 /// A 16- or 32-bit float element as the host checks hold it: rounded from f32, widened back.
 trait HostFloat: Element {
     fn from_f32(x: f32) -> Self;
