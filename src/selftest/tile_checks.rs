@@ -14,9 +14,9 @@ use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{
     Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Ptr, Result, TensorOpts,
 };
-use crate::runtime::{Arg, E4m3, E5m2, Element};
+use crate::runtime::{Arg, E4m3, E5m2, Element, LoadedKernel};
 use crate::signature::TmaBox;
-use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileRef};
+use crate::tile::{Accumulate, ExecScope, Storage, TileOp, TileOperand, TileRef};
 
 /// Dispatches `op` at `scope` in `k`; a miss becomes a kernel error carrying the rejection table.
 pub(crate) fn op(k: &mut KernelBuilder, op: TileOp<'_>, scope: ExecScope) -> Result<&'static str> {
@@ -389,6 +389,18 @@ pub fn build_wgmma<T: Elem>(target: Target) -> Result<BuiltKernel> {
     )?;
     k.bar_sync(0u32, None)?;
     sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
+    wgmma_into(k, sync, &d, (&ta, &tb), input)
+}
+
+/// Ends a wgmma kernel: `d = a·bᵀ` by one warpgroup's wgmma of `input` products into a 64 x 64
+/// f32 accumulator, waited for and stored to the `[N, N]` tensor `d`; then finishes `k`.
+fn wgmma_into(
+    mut k: KernelBuilder,
+    sync: BarrierSync,
+    d: &Buffer<ty::F32>,
+    (a, b): (&impl TileOperand, &impl TileOperand),
+    input: ScalarType,
+) -> Result<BuiltKernel> {
     let frag = layouts::fragment::wgmma::accumulator(N as i64, input)
         .map_err(|e| k.error(e.to_string()))?;
     let acc: Vec<RegRef> = k
@@ -398,9 +410,9 @@ pub fn build_wgmma<T: Elem>(target: Target) -> Result<BuiltKernel> {
         .collect();
     let d_regs = TileRef::registers(ScalarType::F32, frag, acc);
     let wg = ExecScope::Warpgroup;
-    k.gemm_async(&d_regs, &ta, &tb, Accumulate::No, wg)?;
+    k.gemm_async(&d_regs, a, b, Accumulate::No, wg)?;
     k.wgmma_wait_group(0)?;
-    let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
+    let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, d)?, 16);
     k.copy(&gd, &d_regs, wg)?;
     finish(k, sync).map(|(k, _)| k)
 }
@@ -480,20 +492,32 @@ fn abt(a: &[f64], b: &[f64], kk: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Launches a wgmma kernel on A and B (`[N, kk]` each, from the host values `ha`, `hb`) and a
+/// poisoned `[N, N]` D; returns D. The launcher builds the tensor maps of the operands the
+/// kernel loads by TMA from the tensors and the kernel's declared boxes.
+fn launch_abt<H: Element>(
+    ctx: &GpuCtx,
+    k: &LoadedKernel,
+    (ha, hb): (&[H], &[H]),
+    kk: usize,
+) -> Result<Vec<f32>, GpuCheckError> {
+    let n = N as usize;
+    let a = ctx.upload(ha, &[n, kk])?;
+    let b = ctx.upload(hb, &[n, kk])?;
+    let mut d = ctx.poisoned(&[n, n])?;
+    k.launch(
+        &ctx.stream,
+        &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut d)],
+    )?;
+    ctx.download(&d)
+}
+
 fn run_wgmma<T: WgmmaInput>(ctx: &mut GpuCtx) -> RunResult {
     let n = N as usize;
     let kk = k_of(T::DTYPE) as usize;
     let k = ctx.load(&build_wgmma::<T>(ctx.target())?)?;
     let (ha, hb) = (T::draw(ctx, n * kk), T::draw(ctx, n * kk));
-    let a = ctx.upload(&ha, &[n, kk])?;
-    let b = ctx.upload(&hb, &[n, kk])?;
-    let mut d = ctx.poisoned(&[n, n])?;
-    // The launcher builds both tensor maps from the tensors and the kernel's declared boxes.
-    k.launch(
-        &ctx.stream,
-        &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut d)],
-    )?;
-    let got = ctx.download(&d)?;
+    let got = launch_abt(ctx, &k, (&ha, &hb), kk)?;
     let values = |h: &[T::Host]| -> Vec<f64> { h.iter().map(|&x| T::value(x)).collect() };
     Ok(Report {
         max_err: max_abs_err(&got, &abt(&values(&ha), &values(&hb), kk)),
@@ -600,19 +624,7 @@ pub fn build_wgmma_regs(target: Target) -> Result<BuiltKernel> {
     k.copy(&a_r, &a_g, wg)?;
     k.bar_sync(0u32, None)?;
     sync.wait(k.isa(), bar.at, None, bar.addr, 0u32)?;
-    let frag_d = layouts::fragment::wgmma::accumulator(N as i64, ptx_isa::ScalarType::Bf16)
-        .map_err(|e| k.error(e.to_string()))?;
-    let acc: Vec<RegRef> = k
-        .regs::<ty::F32>((N / 2) as usize)
-        .into_iter()
-        .map(|r| r.as_ref())
-        .collect();
-    let d_regs = TileRef::registers(ScalarType::F32, frag_d, acc);
-    k.gemm_async(&d_regs, &a_r, &tb, Accumulate::No, wg)?;
-    k.wgmma_wait_group(0)?;
-    let gd = TileRef::global_row_major(ScalarType::F32, N, N, global(&k, &d)?, 16);
-    k.copy(&gd, &d_regs, wg)?;
-    finish(k, sync).map(|(k, _)| k)
+    wgmma_into(k, sync, &d, (&a_r, &tb), ScalarType::Bf16)
 }
 
 pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
@@ -622,15 +634,7 @@ pub(crate) fn tile_wgmma_regs_a(ctx: &mut GpuCtx) -> RunResult {
         <ty::Bf16 as WgmmaInput>::draw(ctx, n * 16),
         <ty::Bf16 as WgmmaInput>::draw(ctx, n * 16),
     );
-    let a = ctx.upload(&ha, &[n, 16])?;
-    let b = ctx.upload(&hb, &[n, 16])?;
-    let mut d = ctx.poisoned(&[n, n])?;
-    // B's tensor map is the launcher's, from the tensor and the declared box.
-    k.launch(
-        &ctx.stream,
-        &mut [Arg::tensor(&a), Arg::tensor(&b), Arg::tensor_mut(&mut d)],
-    )?;
-    let got = ctx.download(&d)?;
+    let got = launch_abt(ctx, &k, (&ha, &hb), 16)?;
     let values = |h: &[half::bf16]| -> Vec<f64> { h.iter().map(|x| x.to_f64()).collect() };
     Ok(Report {
         max_err: max_abs_err(&got, &abt(&values(&ha), &values(&hb), 16)),
