@@ -83,10 +83,8 @@ fn a_multiple_of_two_gives_guarded_pairs() {
 #[test]
 fn constant_extents_drop_the_guards_they_decide() {
     // 128 threads x 4 columns = 512 = the extent: every access is in range, no check.
-    let mut k = KernelBuilder::new("fits", Target::Sm90a);
-    let x = k
-        .tensor::<ty::F32>("x", [512], TensorOpts::default().align(16))
-        .unwrap();
+    let (mut k, x) =
+        support::kernel_with::<ty::F32>("fits", "x", [512], TensorOpts::default().align(16));
     let [t] = k.thread_id([128]).unwrap();
     let v = k.load_n(&x, [t * 4], 4, 0.0f32).unwrap();
     // Columns 512.. are past the end for every thread: filled, never loaded.
@@ -255,10 +253,7 @@ fn reduce_needs_a_block_size() {
 
 #[test]
 fn register_math_assembles() {
-    let mut k = KernelBuilder::new("math", Target::Sm90a);
-    let x = k
-        .tensor::<ty::F32>("x", [8], TensorOpts::default())
-        .unwrap();
+    let (mut k, x) = support::kernel_with::<ty::F32>("math", "x", [8], TensorOpts::default());
     let [t] = k.thread_id([8]).unwrap();
     let a = k.load(&x, [t]).unwrap();
     let e = k.exp(a).unwrap();
@@ -328,10 +323,8 @@ fn arithmetic_is_reused_while_its_region_is_open() {
 fn reduce_over_a_fragment_axis() {
     use ptxkit::kernel::Axis;
     use ptxkit::layouts::fragment::wgmma;
-    let mut k = KernelBuilder::new("rowmax", Target::Sm90a);
-    let x = k
-        .tensor::<ty::F32>("x", [128, 2], TensorOpts::default())
-        .unwrap();
+    let (mut k, x) =
+        support::kernel_with::<ty::F32>("rowmax", "x", [128, 2], TensorOpts::default());
     let [t] = k.thread_id([128]).unwrap();
     let frag = wgmma::accumulator(64, ptxkit::isa::ScalarType::Bf16).unwrap();
     let s = k.alloc_fragment::<ty::F32>("s", frag).unwrap();
@@ -380,10 +373,8 @@ fn reduce_over_a_fragment_axis() {
 #[test]
 fn reduce_across_a_cluster() {
     let build = |in_loop: bool| {
-        let mut k = KernelBuilder::new("cluster_sum", Target::Sm90a);
-        let x = k
-            .tensor::<ty::F32>("x", [4, 256], TensorOpts::default())
-            .unwrap();
+        let (mut k, x) =
+            support::kernel_with::<ty::F32>("cluster_sum", "x", [4, 256], TensorOpts::default());
         let [_c] = k.cta_id_in_cluster([4], None).unwrap();
         let [cta] = k.cta_id([4]).unwrap();
         let [t] = k.thread_id([256]).unwrap();

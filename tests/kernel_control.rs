@@ -5,11 +5,14 @@ mod support;
 
 use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{BuiltKernel, KernelBuilder, KernelError, TensorOpts};
+use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::runtime::ExtentFacts;
 
-fn body(b: &BuiltKernel) -> Vec<String> {
-    b.ptx()
+/// Finishes `k` (ptxas assembles it) and returns its body's lines, trimmed: after the `{`, without
+/// the `.reg` declarations and the closing brace.
+fn body(k: KernelBuilder) -> Vec<String> {
+    support::finish_sm90a(k)
+        .ptx()
         .lines()
         .skip_while(|l| !l.starts_with('{'))
         .filter(|l| !l.trim_start().starts_with(".reg") && l.len() > 1)
@@ -19,10 +22,7 @@ fn body(b: &BuiltKernel) -> Vec<String> {
 
 #[test]
 fn for_range_if_else_exact_text() {
-    let mut k = KernelBuilder::new("k", Target::Sm90a);
-    let out = k
-        .tensor::<ty::U32>("out", [64], TensorOpts::default())
-        .unwrap();
+    let (mut k, out) = support::kernel_with::<ty::U32>("k", "out", [64], TensorOpts::default());
     let [tx] = k.thread_id([64]).unwrap();
     let acc = k.index_var("acc", 0).unwrap();
     k.for_range(0, 8, |k, i| {
@@ -33,7 +33,6 @@ fn for_range_if_else_exact_text() {
     .unwrap();
     let r = k.eval(acc).unwrap();
     k.store(&out, [tx], r).unwrap();
-    let b = support::finish_sm90a(k);
     let want = [
         "ld.param.u64 %rd0, [out];",
         "cvta.to.global.u64 %rd1, %rd0;",
@@ -61,15 +60,13 @@ fn for_range_if_else_exact_text() {
         "st.global.u32 [%rd3], %r1;",
         "ret;",
     ];
-    assert_eq!(body(&b), want, "{}", b.ptx());
+    assert_eq!(body(k), want);
 }
 
 #[test]
 fn step_loops_know_their_divisibility_and_nest() {
-    let mut k = KernelBuilder::new("k", Target::Sm90a);
-    let a = k
-        .tensor::<ty::F32>("a", [1024], TensorOpts::default().align(16))
-        .unwrap();
+    let (mut k, a) =
+        support::kernel_with::<ty::F32>("k", "a", [1024], TensorOpts::default().align(16));
     k.thread_id([32]).unwrap();
     k.for_range_step(0, 1024, 128, |k, i| {
         assert_eq!(k.divisibility(&i.into()), 128);
@@ -91,11 +88,10 @@ fn while_loops() {
     let x = k.index_var("x", 100).unwrap();
     k.while_(|k| k.cmp(CmpOp::Gt, x, 1), |k| k.assign(x, x / 2))
         .unwrap();
-    let b = support::finish_sm90a(k);
-    let text = body(&b).join("\n");
-    assert!(
-        text.contains("$L__0:\nsetp.gt.u32 %p0, %r1, 1;\n@!%p0 bra $L__1;\nshr.u32 %r2, %r1, 1;\nmov.u32 %r1, %r2;\nbra $L__0;\n$L__1:"),
-        "{text}"
+    let text = body(k).join("\n");
+    support::assert_contains(
+        &text,
+        "$L__0:\nsetp.gt.u32 %p0, %r1, 1;\n@!%p0 bra $L__1;\nshr.u32 %r2, %r1, 1;\nmov.u32 %r1, %r2;\nbra $L__0;\n$L__1:",
     );
 }
 
@@ -132,7 +128,6 @@ fn grid_stride_loop_exact_text() {
         k.store(&out, [item], 7u32)
     })
     .unwrap();
-    let b = support::finish_sm90a(k);
     let want = [
         "ld.param.u32 %r0, [n];",
         "ld.param.u64 %rd0, [out];",
@@ -152,7 +147,7 @@ fn grid_stride_loop_exact_text() {
         "$L__1:",
         "ret;",
     ];
-    assert_eq!(body(&b), want, "{}", b.ptx());
+    assert_eq!(body(k), want);
 }
 
 /// A run-time step: computed once before the loop, its divisibility and the start's make the
@@ -179,8 +174,7 @@ fn run_time_steps() {
         k.store(&a, [i], v)
     })
     .unwrap();
-    let b = support::finish_sm90a(k);
-    let text = body(&b).join("\n");
+    let text = body(k).join("\n");
     // The step, s * nctaid.x, is multiplied once, before the loop's head.
     let (before, after) = text.split_once("$L__0:").unwrap();
     assert!(before.contains("mov.u32 %r3, %nctaid.x;"), "{text}");
@@ -210,14 +204,10 @@ fn cluster_stride_loop() {
     let pairs = k.cluster_grid_size().unwrap();
     k.for_stride(pair, n, pairs, |k, item| k.store(&out, [item], 1u32))
         .unwrap();
-    let b = support::finish_sm90a(k);
-    let text = body(&b).join("\n");
-    assert!(
-        text.contains("mov.u32 %r3, %clusterid.x;\nmov.u32 %r4, %nclusterid.x;\nmov.u32 %r5, %r3;\n$L__0:\nsetp.ge.u32 %p0, %r5, %r0;"),
-        "{text}"
+    let text = body(k).join("\n");
+    support::assert_contains(
+        &text,
+        "mov.u32 %r3, %clusterid.x;\nmov.u32 %r4, %nclusterid.x;\nmov.u32 %r5, %r3;\n$L__0:\nsetp.ge.u32 %p0, %r5, %r0;",
     );
-    assert!(
-        text.contains("add.u32 %r5, %r5, %r4;\nbra $L__0;"),
-        "{text}"
-    );
+    support::assert_contains(&text, "add.u32 %r5, %r5, %r4;\nbra $L__0;");
 }

@@ -8,10 +8,7 @@ use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, Layout, TensorOpts};
 
 fn b_eq_a_plus_1(b_opts: TensorOpts) -> BuiltKernel {
-    let mut k = KernelBuilder::new("add_one", Target::Sm90a);
-    let a = k
-        .tensor::<ty::F32>("A", [4, 8], TensorOpts::default())
-        .unwrap();
+    let (mut k, a) = support::kernel_with::<ty::F32>("add_one", "A", [4, 8], TensorOpts::default());
     let b = k.tensor::<ty::F32>("B", [4, 8], b_opts).unwrap();
     let [i, j] = k.thread_id([4, 8]).unwrap();
     let x = k.load(&a, [i, j]).unwrap();

@@ -8,7 +8,7 @@ mod support;
 use std::collections::HashMap;
 
 use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{Expr, KernelBuilder, TensorOpts, Var};
+use ptxkit::kernel::{Expr, TensorOpts, Var};
 
 struct Lcg(u64);
 
@@ -87,10 +87,7 @@ fn lowered_index_arithmetic_computes_the_expression() {
             1 + r.next(50) as i64,
             1 + r.next(9) as i64,
         ];
-        let mut k = KernelBuilder::new("t", Target::Sm90a);
-        let out = k
-            .tensor::<ty::U32>("out", [1], TensorOpts::default())
-            .unwrap();
+        let (mut k, out) = support::kernel_with::<ty::U32>("t", "out", [1], TensorOpts::default());
         k.thread_id([1]).unwrap();
         let x = k.index_var("x", values[0] as u32).unwrap();
         let y = k.index_var("y", values[1] as u32).unwrap();

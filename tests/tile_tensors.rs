@@ -15,10 +15,8 @@ use ptxkit::tile::{Base, ExecScope, Storage};
 
 #[test]
 fn a_tensor_lowers_without_restating_anything() {
-    let mut k = KernelBuilder::new("t", Target::Sm90a);
-    let x = k
-        .tensor::<ty::F32>("x", [64, 32], TensorOpts::default().align(16))
-        .unwrap();
+    let (mut k, x) =
+        support::kernel_with::<ty::F32>("t", "x", [64, 32], TensorOpts::default().align(16));
     let [_t] = k.thread_id([128]).unwrap();
     let s = k
         .pool_alloc::<ty::F32>("s", &[64, 32], 1024)
@@ -139,10 +137,7 @@ fn a_block_past_the_edge_has_no_rows_left() {
 
 #[test]
 fn a_miss_is_a_typed_table_at_the_call() {
-    let mut k = KernelBuilder::new("miss", Target::Sm90a);
-    let x = k
-        .tensor::<ty::F32>("x", [16, 16], TensorOpts::default())
-        .unwrap();
+    let (mut k, x) = support::kernel_with::<ty::F32>("miss", "x", [16, 16], TensorOpts::default());
     let y = k
         .tensor::<ty::F32>("y", [16, 16], TensorOpts::default())
         .unwrap();

@@ -146,3 +146,21 @@ pub fn fp8_family(
     configs.extend(epilogue_and_pair(configs[0]));
     configs
 }
+
+/// A kernel `name` for sm_90a with one tensor `tensor` of `shape` declared with `opts`.
+pub fn kernel_with<T: ptxkit::kernel::Elem>(
+    name: &str,
+    tensor: &str,
+    shape: impl ptxkit::kernel::Exprs,
+    opts: ptxkit::kernel::TensorOpts,
+) -> (ptxkit::kernel::KernelBuilder, ptxkit::kernel::Buffer<T>) {
+    let mut k = ptxkit::kernel::KernelBuilder::new(name, Target::Sm90a);
+    let x = k.tensor::<T>(tensor, shape, opts).unwrap();
+    (k, x)
+}
+
+/// Asserts that `text` (a kernel's PTX or part of it) contains `want`, showing `text` when not.
+#[track_caller]
+pub fn assert_contains(text: &str, want: &str) {
+    assert!(text.contains(want), "{want:?} not in:\n{text}");
+}
