@@ -4,6 +4,8 @@
 //! cluster over 16 and a static shared memory over the pool's limit. (`ptxkit selftest` makes the
 //! same bad launches on a real device.)
 
+mod support;
+
 use ptxkit::isa::ScalarType;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
@@ -46,38 +48,32 @@ fn good_arguments_give_the_launch() {
 fn wrong_shape() {
     let k = vector_add::build(Target::Sm90a).unwrap();
     let args = vadd_args([1000, 999, 1000]);
-    let e = k.config_for(&args, 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::SymbolMismatch { .. }), "{e}");
+    let e = support::assert_err!(k.config_for(&args, 0), RuntimeError::SymbolMismatch { .. });
     assert!(e.to_string().contains("b.shape[0] = 999"), "{e}");
+}
 
+/// scale refuses an `x` of 32 columns (its rows are 64), an f64 `s`, a bf16 `x`, and an `x` off
+/// the 16-byte alignment its tensors are declared with (for its vector loads).
+#[test]
+fn wrong_shape_dtype_or_alignment() {
     let k = scale::build(Target::Sm90a).unwrap();
-    let args = scale_args((ScalarType::F32, [8, 32], 0x1000), Scalar::F32(2.0));
-    let e = k.config_for(&args, 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::ArgShape { .. }), "{e}");
+    let shape: fn(&RuntimeError) -> bool = |e| matches!(e, RuntimeError::ArgShape { .. });
+    let dtype: fn(&RuntimeError) -> bool = |e| matches!(e, RuntimeError::ArgDtype { .. });
+    let align: fn(&RuntimeError) -> bool =
+        |e| matches!(e, RuntimeError::Misaligned { align: 16, .. });
+    for (x, s, refusal) in [
+        ((ScalarType::F32, [8, 32], 0x1000), Scalar::F32(2.0), shape),
+        ((ScalarType::F32, [8, 64], 0x1000), Scalar::F64(2.0), dtype),
+        ((ScalarType::Bf16, [8, 64], 0x1000), Scalar::F32(2.0), dtype),
+        ((ScalarType::F32, [8, 64], 0x1004), Scalar::F32(2.0), align),
+    ] {
+        let e = k.config_for(&scale_args(x, s), 0).unwrap_err();
+        assert!(refusal(&e), "{e}");
+    }
 }
 
 #[test]
-fn wrong_dtype() {
-    let k = scale::build(Target::Sm90a).unwrap();
-    let args = scale_args((ScalarType::F32, [8, 64], 0x1000), Scalar::F64(2.0));
-    let e = k.config_for(&args, 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
-    let args = scale_args((ScalarType::Bf16, [8, 64], 0x1000), Scalar::F32(2.0));
-    let e = k.config_for(&args, 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
-}
-
-#[test]
-fn misaligned_tensor_and_map() {
-    // scale's tensors are declared 16-byte aligned (for its vector loads).
-    let k = scale::build(Target::Sm90a).unwrap();
-    let args = scale_args((ScalarType::F32, [8, 64], 0x1004), Scalar::F32(2.0));
-    let e = k.config_for(&args, 0).unwrap_err();
-    assert!(
-        matches!(e, RuntimeError::Misaligned { align: 16, .. }),
-        "{e}"
-    );
-
+fn misaligned_map() {
     let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
     let map = |addr| {
         TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
@@ -134,13 +130,14 @@ fn too_large_a_cluster() {
     check_launch(&cfg, &LaunchLimits::SM90).unwrap();
     let mut big = cfg.with_cluster([32, 1, 1]);
     big.grid = [64, 1, 1];
-    let e = check_launch(&big, &LaunchLimits::SM90).unwrap_err();
-    assert!(matches!(e, RuntimeError::ClusterTooLarge { .. }), "{e}");
+    support::assert_err!(
+        check_launch(&big, &LaunchLimits::SM90),
+        RuntimeError::ClusterTooLarge { .. }
+    );
 
     // At build time: a cluster extent over 16.
     let mut b = KernelBuilder::new("c", Target::Sm90a);
-    let e = b.cta_id_in_cluster([32], None).unwrap_err();
-    assert!(matches!(e, KernelError::Scope { .. }), "{e}");
+    let e = support::assert_err!(b.cta_id_in_cluster([32], None), KernelError::Scope { .. });
     assert!(e.to_string().contains("32 CTAs"), "{e}");
 }
 
@@ -154,8 +151,10 @@ fn symbolic_grid_needs_its_symbol() {
     b.cta_id([n / 2]).unwrap();
     b.thread_id([32]).unwrap();
     let k = b.finish().unwrap();
-    let e = k.launch_config(&Default::default()).unwrap_err();
-    assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+    support::assert_err!(
+        k.launch_config(&Default::default()),
+        RuntimeError::InvalidLaunch { .. }
+    );
     let syms = [("n".to_string(), 10u64)].into_iter().collect();
     assert_eq!(k.launch_config(&syms).unwrap().grid, [5, 1, 1]);
 }
@@ -187,43 +186,20 @@ fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
     assert!(buf.bytes()[64..].iter().all(|&b| b == 0));
 
     // Tensors that disagree on a symbolic extent.
-    let e = k
-        .config_for(
-            &[
-                t(ScalarType::F32, &[rows, cols], 0x10_0000),
-                t(ScalarType::F32, &[rows, cols + 32], 0x20_0000),
-            ],
-            0,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(&e, RuntimeError::SymbolMismatch { symbol, .. } if symbol == "cols"),
-        "{e}"
+    let wider = t(ScalarType::F32, &[rows, cols + 32], 0x20_0000);
+    support::assert_err!(
+        k.config_for(&[good[0].clone(), wider], 0),
+        RuntimeError::SymbolMismatch { symbol, .. } if symbol == "cols"
     );
     // The wrong element type.
-    let e = k
-        .config_for(
-            &[
-                t(ScalarType::U32, &[rows, cols], 0x10_0000),
-                good[1].clone(),
-            ],
-            0,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(&e, RuntimeError::ArgDtype { param, .. } if param == "src"),
-        "{e}"
+    let ints = t(ScalarType::U32, &[rows, cols], 0x10_0000);
+    support::assert_err!(
+        k.config_for(&[ints, good[1].clone()], 0),
+        RuntimeError::ArgDtype { param, .. } if param == "src"
     );
     // An address the driver's tensor maps refuse: the rule and the parameter are named.
-    let e = k
-        .config_for(
-            &[
-                good[0].clone(),
-                t(ScalarType::F32, &[rows, cols], 0x20_0004),
-            ],
-            0,
-        )
-        .unwrap_err();
+    let misaligned = t(ScalarType::F32, &[rows, cols], 0x20_0004);
+    let e = k.config_for(&[good[0].clone(), misaligned], 0).unwrap_err();
     assert!(
         matches!(
             &e,
@@ -289,8 +265,10 @@ fn symbolic_tma_tensors_read_their_extents_and_meet_the_drivers_rules() {
         "{e}"
     );
     // The symbol's facts are checked as for any tensor.
-    let e = check_and_pack(sig, &[t(ScalarType::U16, &[40, 2048], 0x1000)], 0).unwrap_err();
-    assert!(matches!(e, RuntimeError::ExtentFact { .. }), "{e}");
+    support::assert_err!(
+        check_and_pack(sig, &[t(ScalarType::U16, &[40, 2048], 0x1000)], 0),
+        RuntimeError::ExtentFact { .. }
+    );
 
     // .s16 has no tensor-map encoding: refused at launch, naming the parameter.
     let mut k = KernelBuilder::new("s16_tma", Target::Sm90a);
@@ -311,14 +289,28 @@ fn symbolic_tma_tensors_read_their_extents_and_meet_the_drivers_rules() {
     assert!(e.to_string().contains("s16"), "{e}");
 }
 
-/// A persistent kernel over `n` items of `a`, one CTA per 128 threads.
-fn persistent(ctas_per_sm: Option<u32>) -> ptxkit::kernel::BuiltKernel {
+/// What a persistent kernel's grid steps over.
+enum Unit {
+    /// Single CTAs, at most this many resident on an SM when stated.
+    Cta(Option<u32>),
+    /// CTA pairs (clusters of 2).
+    Pair,
+}
+
+/// A persistent kernel over `n` items of `a`, one `unit` of 128-thread CTAs per item.
+fn persistent(unit: Unit) -> ptxkit::kernel::BuiltKernel {
     let mut b = KernelBuilder::new("persist", Target::Sm90a);
     let n = b.symbol("n").unwrap();
     let _a = b
         .tensor::<ty::F32>("a", [n], TensorOpts::default())
         .unwrap();
-    b.persistent_cta_id(n, ctas_per_sm).unwrap();
+    match unit {
+        Unit::Cta(ctas_per_sm) => b.persistent_cta_id(n, ctas_per_sm).map(drop),
+        Unit::Pair => b
+            .persistent_cluster_id(n)
+            .and_then(|_| b.cta_id_in_cluster([2], None).map(drop)),
+    }
+    .unwrap();
     b.thread_id([128]).unwrap();
     b.finish().unwrap()
 }
@@ -334,7 +326,7 @@ fn persistent_grid_is_sized_to_the_device() {
         clusters: None,
     };
     let syms = |n: u64| [("n".to_string(), n)].into_iter().collect();
-    let k = persistent(None);
+    let k = persistent(Unit::Cta(None));
     let big = k.launch_config_on(&syms(1 << 24), h100).unwrap();
     assert_eq!(big.grid, [264, 1, 1]);
     assert!(big.grid[0] <= h100.sm_count * h100.ctas_per_sm);
@@ -348,7 +340,7 @@ fn persistent_grid_is_sized_to_the_device() {
     );
     assert_eq!(k.launch_config_on(&syms(0), h100).unwrap().grid, [1, 1, 1]);
     // The kernel's own cap on CTAs per SM (the GEMM's one CTA per SM).
-    let one = persistent(Some(1));
+    let one = persistent(Unit::Cta(Some(1)));
     assert_eq!(
         one.launch_config_on(&syms(1 << 24), h100).unwrap().grid,
         [132, 1, 1]
@@ -373,8 +365,10 @@ fn persistent_grid_is_sized_to_the_device() {
         .unwrap();
     assert_eq!(cfg.grid, [264, 1, 1]);
     // Without a residency: refused.
-    let e = k.launch_config(&syms(100)).unwrap_err();
-    assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+    let e = support::assert_err!(
+        k.launch_config(&syms(100)),
+        RuntimeError::InvalidLaunch { .. }
+    );
     assert!(e.to_string().contains("launch_config_on"), "{e}");
     // A stated grid ignores the residency.
     let fixed = vector_add::build(Target::Sm90a).unwrap();
@@ -391,8 +385,7 @@ fn persistent_grid_is_sized_to_the_device() {
 fn persistent_grid_refusals() {
     let mut b = KernelBuilder::new("k", Target::Sm90a);
     b.cta_id([8]).unwrap();
-    let e = b.persistent_cta_id(8, None).unwrap_err();
-    assert!(matches!(e, KernelError::Scope { .. }), "{e}");
+    support::assert_err!(b.persistent_cta_id(8, None), KernelError::Scope { .. });
 
     let mut b = KernelBuilder::new("k", Target::Sm90a);
     b.persistent_cta_id(8, None).unwrap();
@@ -413,19 +406,6 @@ fn persistent_grid_refusals() {
     assert!(b.persistent_cta_id(tx, None).is_err());
 }
 
-/// A persistent grid of CTA pairs over `n` pairs.
-fn persistent_pairs() -> ptxkit::kernel::BuiltKernel {
-    let mut b = KernelBuilder::new("pairs", Target::Sm90a);
-    let n = b.symbol("n").unwrap();
-    let _a = b
-        .tensor::<ty::F32>("a", [n], TensorOpts::default())
-        .unwrap();
-    b.persistent_cluster_id(n).unwrap();
-    b.cta_id_in_cluster([2], None).unwrap();
-    b.thread_id([128]).unwrap();
-    b.finish().unwrap()
-}
-
 /// A persistent grid of clusters: `min(work, clusters resident)` clusters, times the cluster's
 /// CTAs, so always a whole number of clusters; without the clusters resident it is refused.
 #[test]
@@ -436,7 +416,7 @@ fn persistent_cluster_grid_is_sized_to_the_device() {
         clusters: Some(66),
     };
     let syms = |n: u64| [("n".to_string(), n)].into_iter().collect();
-    let k = persistent_pairs();
+    let k = persistent(Unit::Pair);
     assert_eq!(k.launch_spec().cluster, Some([2, 1, 1]));
     let big = k.launch_config_on(&syms(1 << 20), h100).unwrap();
     assert_eq!((big.grid, big.cluster), ([132, 1, 1], Some([2, 1, 1])));
@@ -447,8 +427,10 @@ fn persistent_cluster_grid_is_sized_to_the_device() {
         clusters: None,
         ..h100
     };
-    let e = k.launch_config_on(&syms(5), none).unwrap_err();
-    assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+    support::assert_err!(
+        k.launch_config_on(&syms(5), none),
+        RuntimeError::InvalidLaunch { .. }
+    );
 
     // The cluster's shape is needed, 1-D; a stated cluster grid and a persistent one exclude
     // each other.

@@ -164,3 +164,20 @@ pub fn kernel_with<T: ptxkit::kernel::Elem>(
 pub fn assert_contains(text: &str, want: &str) {
     assert!(text.contains(want), "{want:?} not in:\n{text}");
 }
+
+/// Asserts that `result` is an error matching `pattern` (with an `if` guard if need be), showing
+/// the error when it does not match; evaluates to the error, for further checks of its text.
+#[allow(unused_macros)]
+macro_rules! assert_err {
+    ($result:expr, $pattern:pat $(if $guard:expr)? $(,)?) => {
+        match $result {
+            Ok(_) => panic!("{} succeeded; expected {}", stringify!($result), stringify!($pattern)),
+            Err(e) => {
+                assert!(matches!(&e, $pattern $(if $guard)?), "{e}");
+                e
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use assert_err;
