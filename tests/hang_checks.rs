@@ -217,11 +217,8 @@ fn the_headline_holds_when_some_warps_wrote_no_record() {
         .unwrap()
         .unwrap();
     let e = check_diagnosis(bug, &d).unwrap_err().to_string();
-    assert!(e.contains("expected WrongPhase"), "{e}");
-    assert!(
-        e.contains("`full[0]` phase 0 never completed although"),
-        "{e}"
-    );
+    support::assert_contains(&e, "expected WrongPhase");
+    support::assert_contains(&e, "`full[0]` phase 0 never completed although");
 }
 
 #[test]
