@@ -15,232 +15,12 @@ use ptxkit::runtime::{
     TensorMapDType, TensorMapDesc, TensorMapRule,
 };
 
-const VADD: &str = r#".version 8.0
-.target sm_90a
-.address_size 64
-
-// c[i] = a[i] + b[i] for i < n. With `.pdl`, waits on the previous grid first.
-.visible .entry vadd(
-    .param .u64 a,
-    .param .u64 b,
-    .param .u64 c,
-    .param .u32 n
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<6>;
-    .reg .f32 %f<4>;
-    .reg .b64 %rd<11>;
-
-    //WAIT
-    ld.param.u64 %rd1, [a];
-    ld.param.u64 %rd2, [b];
-    ld.param.u64 %rd3, [c];
-    ld.param.u32 %r1, [n];
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r4, %tid.x;
-    mad.lo.u32 %r5, %r2, %r3, %r4;
-    setp.ge.u32 %p1, %r5, %r1;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd4, %rd1;
-    cvta.to.global.u64 %rd5, %rd2;
-    cvta.to.global.u64 %rd6, %rd3;
-    mul.wide.u32 %rd7, %r5, 4;
-    add.s64 %rd8, %rd4, %rd7;
-    add.s64 %rd9, %rd5, %rd7;
-    add.s64 %rd10, %rd6, %rd7;
-    ld.global.f32 %f1, [%rd8];
-    ld.global.f32 %f2, [%rd9];
-    add.f32 %f3, %f1, %f2;
-    st.global.f32 [%rd10], %f3;
-DONE:
-    ret;
-}
-"#;
-
-const SCALE: &str = r#".version 8.0
-.target sm_90a
-.address_size 64
-
-// y[i, j] = s * x[i, j] for x, y of shape [m, 64].
-.visible .entry scale(
-    .param .u64 x,
-    .param .u64 y,
-    .param .f32 s,
-    .param .u32 m
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<7>;
-    .reg .f32 %f<4>;
-    .reg .b64 %rd<8>;
-
-    ld.param.u64 %rd1, [x];
-    ld.param.u64 %rd2, [y];
-    ld.param.f32 %f1, [s];
-    ld.param.u32 %r1, [m];
-    shl.b32 %r6, %r1, 6;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r4, %tid.x;
-    mad.lo.u32 %r5, %r2, %r3, %r4;
-    setp.ge.u32 %p1, %r5, %r6;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd3, %rd1;
-    cvta.to.global.u64 %rd4, %rd2;
-    mul.wide.u32 %rd5, %r5, 4;
-    add.s64 %rd6, %rd3, %rd5;
-    add.s64 %rd7, %rd4, %rd5;
-    ld.global.f32 %f2, [%rd6];
-    mul.f32 %f3, %f2, %f1;
-    st.global.f32 [%rd7], %f3;
-DONE:
-    ret;
-}
-"#;
-
-const BIGSMEM: &str = r#".version 8.0
-.target sm_90a
-.address_size 64
-
-.extern .shared .align 16 .b8 dsmem[];
-
-// Fills `nbytes` of dynamic shared memory with word offsets, then thread t reads the word at
-// nbytes - 4 - 4t (the top of the region) and writes it to out[t].
-.visible .entry bigsmem(
-    .param .u64 out,
-    .param .u32 nbytes
-)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<12>;
-    .reg .b64 %rd<5>;
-
-    ld.param.u64 %rd1, [out];
-    ld.param.u32 %r1, [nbytes];
-    mov.u32 %r2, %tid.x;
-    mov.u32 %r3, %ntid.x;
-    shl.b32 %r4, %r2, 2;
-    shl.b32 %r5, %r3, 2;
-    mov.u32 %r6, dsmem;
-FILL:
-    setp.ge.u32 %p1, %r4, %r1;
-    @%p1 bra FILLED;
-    add.u32 %r7, %r6, %r4;
-    st.shared.u32 [%r7], %r4;
-    add.u32 %r4, %r4, %r5;
-    bra FILL;
-FILLED:
-    bar.sync 0;
-    shl.b32 %r8, %r2, 2;
-    sub.u32 %r9, %r1, %r8;
-    sub.u32 %r9, %r9, 4;
-    add.u32 %r10, %r6, %r9;
-    ld.shared.u32 %r11, [%r10];
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r2, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4], %r11;
-    ret;
-}
-"#;
-
-const CLUSTER: &str = r#".version 8.0
-.target sm_90a
-.address_size 64
-
-// out[ctaid.x] = (%cluster_ctarank, %cluster_nctarank).
-.visible .entry cluster_rank(
-    .param .u64 out
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<5>;
-    .reg .b64 %rd<5>;
-
-    mov.u32 %r1, %tid.x;
-    setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra DONE;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %cluster_ctarank;
-    mov.u32 %r4, %cluster_nctarank;
-    mul.wide.u32 %rd3, %r2, 8;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4], %r3;
-    st.global.u32 [%rd4+4], %r4;
-DONE:
-    ret;
-}
-"#;
-
-const TMA: &str = r#".version 8.0
-.target sm_90a
-.address_size 64
-
-.extern .shared .align 1024 .b8 tile[];
-
-// One CTA: thread 0 loads the box at (x0, y0) of `tmap` into shared memory with
-// cp.async.bulk.tensor, completing on an mbarrier placed after the box; then every thread copies
-// the box's `nbytes` bytes, as they lie in shared memory (swizzled), to `out`, and thread 0 writes
-// the tile's shared address after them.
-.visible .entry tma_load(
-    .param .align 64 .b8 tmap[128],
-    .param .u64 out,
-    .param .u32 x0,
-    .param .u32 y0,
-    .param .u32 nbytes
-)
-{
-    .reg .pred %p<5>;
-    .reg .b32 %r<16>;
-    .reg .b64 %rd<10>;
-
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, tile;
-    ld.param.u32 %r4, [x0];
-    ld.param.u32 %r5, [y0];
-    ld.param.u32 %r6, [nbytes];
-    add.u32 %r3, %r2, %r6;
-    mov.u64 %rd1, tmap;
-    cvta.param.u64 %rd2, %rd1;
-    setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra SYNC;
-    mbarrier.init.shared::cta.b64 [%r3], 1;
-    fence.mbarrier_init.release.cluster;
-    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], %r6;
-    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd2, {%r4, %r5}], [%r3];
-SYNC:
-    bar.sync 0;
-WAIT:
-    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
-    @!%p2 bra WAIT;
-    ld.param.u64 %rd3, [out];
-    cvta.to.global.u64 %rd4, %rd3;
-    shl.b32 %r7, %r1, 2;
-    mov.u32 %r8, %ntid.x;
-    shl.b32 %r8, %r8, 2;
-COPY:
-    setp.ge.u32 %p3, %r7, %r6;
-    @%p3 bra TAIL;
-    add.u32 %r9, %r2, %r7;
-    ld.shared.u32 %r10, [%r9];
-    cvt.u64.u32 %rd5, %r7;
-    add.s64 %rd6, %rd4, %rd5;
-    st.global.u32 [%rd6], %r10;
-    add.u32 %r7, %r7, %r8;
-    bra COPY;
-TAIL:
-    @%p1 bra DONE;
-    cvt.u64.u32 %rd7, %r6;
-    add.s64 %rd8, %rd4, %rd7;
-    st.global.u32 [%rd8], %r2;
-DONE:
-    ret;
-}
-"#;
+// The hand-written kernels, each in `tests/ptx/` with a comment on what it computes.
+const VADD: &str = include_str!("ptx/vadd.ptx");
+const SCALE: &str = include_str!("ptx/scale.ptx");
+const BIGSMEM: &str = include_str!("ptx/bigsmem.ptx");
+const CLUSTER: &str = include_str!("ptx/cluster_rank.ptx");
+const TMA: &str = include_str!("ptx/tma_load.ptx");
 
 /// Line 13 uses an undeclared register; line 14 an unknown instruction.
 const BAD: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry bad(\n    \
@@ -322,6 +102,19 @@ fn vadd_sig() -> KernelSignature {
     )
 }
 
+/// `SCALE`'s parameters: `x` and `y` of `[m, 64]` f32, the factor `s`, the extent `m`.
+fn scale_sig() -> KernelSignature {
+    KernelSignature::new(
+        "scale",
+        vec![
+            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
+            Param::scalar("s", ScalarType::F32),
+            Param::extent_u32("m"),
+        ],
+    )
+}
+
 fn case_vadd(c: &mut Ctx) -> CaseResult {
     let k = c
         .dev
@@ -352,15 +145,7 @@ fn case_vadd(c: &mut Ctx) -> CaseResult {
 }
 
 fn case_scale(c: &mut Ctx) -> CaseResult {
-    let sig = KernelSignature::new(
-        "scale",
-        vec![
-            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::scalar("s", ScalarType::F32),
-            Param::extent_u32("m"),
-        ],
-    );
+    let sig = scale_sig();
     let opts = JitOptions {
         opt_level: Some(3),
         max_registers: Some(32),
@@ -403,15 +188,7 @@ fn case_pdl(c: &mut Ctx) -> CaseResult {
         .dev
         .kernel(&vadd_pdl, &JitOptions::default(), vadd_sig())
         .map_err(e2s)?;
-    let sig = KernelSignature::new(
-        "scale",
-        vec![
-            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::scalar("s", ScalarType::F32),
-            Param::extent_u32("m"),
-        ],
-    );
+    let sig = scale_sig();
     let k1 = c
         .dev
         .kernel(SCALE, &JitOptions::default(), sig)
