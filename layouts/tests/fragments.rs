@@ -180,35 +180,27 @@ fn tcgen05_warpgroup_atoms() {
     });
 }
 
+/// Compares `atom` with the register tile `tile`, its threads counted along `axis`.
+fn against(tile: &str, axis: Axis, atom: TvLayout) -> Result<(), TvMismatch> {
+    let regs: TileLayout = tile.parse().unwrap();
+    atom.compare(&regs.thread_value(axis).unwrap())
+}
+
 /// The seed's demonstration: a 128xW register tile `S[(128, W):(1@tid_in_wg, 1)]` is the
 /// `.32x32b.xW` warpgroup atom, and no 16-lane atom.
 #[test]
 fn register_layouts_match_atoms() {
-    let regs: TileLayout = "S[(128, 8):(1@tid_in_wg, 1)]".parse().unwrap();
-    let tv = regs.thread_value(Axis::TidInWg).unwrap();
-    tcgen05::warpgroup_atom(LdShape::B32x32, 8)
-        .unwrap()
-        .compare(&tv)
-        .unwrap();
-    let miss = tcgen05::warpgroup_atom(LdShape::B16x256, 1)
-        .unwrap()
-        .compare(&tv)
-        .unwrap_err();
+    let wg_tile = "S[(128, 8):(1@tid_in_wg, 1)]";
+    let wg_atom = |shape, num| tcgen05::warpgroup_atom(shape, num).unwrap();
+    against(wg_tile, Axis::TidInWg, wg_atom(LdShape::B32x32, 8)).unwrap();
+    let miss = against(wg_tile, Axis::TidInWg, wg_atom(LdShape::B16x256, 1)).unwrap_err();
     assert!(matches!(miss, TvMismatch::Element { .. }), "{miss}");
 
     // The mma-style register tile of one warp over 16x8 is the .16x256b atom.
-    let regs: TileLayout = "S[((2, 8), (4, 2)):((2, 4@laneid), (1@laneid, 1))]"
-        .parse()
-        .unwrap();
-    let tv = regs.thread_value(Axis::LaneId).unwrap();
-    tcgen05::atom(LdShape::B16x256, 1)
-        .unwrap()
-        .compare(&tv)
-        .unwrap();
-    let miss = tcgen05::atom(LdShape::B16x128, 2)
-        .unwrap()
-        .compare(&tv)
-        .unwrap_err();
+    let warp_tile = "S[((2, 8), (4, 2)):((2, 4@laneid), (1@laneid, 1))]";
+    let warp_atom = |shape, num| tcgen05::atom(shape, num).unwrap();
+    against(warp_tile, Axis::LaneId, warp_atom(LdShape::B16x256, 1)).unwrap();
+    let miss = against(warp_tile, Axis::LaneId, warp_atom(LdShape::B16x128, 2)).unwrap_err();
     assert!(matches!(
         miss,
         TvMismatch::Extent { .. } | TvMismatch::Element { .. }
