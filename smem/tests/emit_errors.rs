@@ -38,8 +38,8 @@ fn host_errors_name_the_helper() {
             base_offset: 0,
             swizzle: SwizzleMode::B128,
         };
-        let e = emit::emit_wgmma_desc(k, &d, row).unwrap_err();
-        assert_eq!(e.instruction.as_deref(), Some("emit_wgmma_desc"));
+        let e = emit::emit_desc(k, &d, row).unwrap_err();
+        assert_eq!(e.instruction.as_deref(), Some("emit_desc"));
         assert!(e.message.contains("StrideByteOffset"), "{e}");
     });
 }

@@ -120,7 +120,7 @@ fn wgmma_desc_k_sw128() {
         "wgmma_desc_k_sw128.sm_90a.ptx",
         Target::Sm90a,
         &["addr"],
-        |_, k, r| emit::emit_wgmma_desc(k, &d, r[0]).map(AluReg::U64),
+        |_, k, r| emit::emit_desc(k, &d, r[0]).map(AluReg::U64),
     );
 }
 
@@ -133,7 +133,7 @@ fn umma_desc_k_sw128() {
         "umma_desc_k_sw128.sm_100a.ptx",
         Target::Sm100a,
         &["addr"],
-        |_, k, r| emit::emit_umma_desc(k, &d, r[0]).map(AluReg::U64),
+        |_, k, r| emit::emit_desc(k, &d, r[0]).map(AluReg::U64),
     );
 }
 

@@ -104,7 +104,7 @@ proptest! {
         let base_offset = if swizzle == SwizzleMode::None { 0 } else { base_offset };
         let d = WgmmaDesc { start_addr: 0, lbo, sbo, base_offset, swizzle };
         let encoded = (addr, d.with_start(addr).encode());
-        desc_matches(Target::Sm90a, |k, a| emit::emit_wgmma_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
+        desc_matches(Target::Sm90a, |k, a| emit::emit_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
     }
 
     #[test]
@@ -121,7 +121,7 @@ proptest! {
         let lbo_mode = if absolute { LboMode::Absolute } else { LboMode::Relative };
         let d = UmmaDesc { start_addr: 0, lbo, sbo, base_offset, lbo_mode, swizzle };
         let encoded = (addr, d.with_start(addr).encode());
-        desc_matches(Target::Sm100a, |k, a| emit::emit_umma_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
+        desc_matches(Target::Sm100a, |k, a| emit::emit_desc(k, &d, a), encoded, raw, &d.address_program().unwrap())?;
     }
 
     /// Canonical tiles of 1-, 2-, 4- and 8-byte elements, both majors, every swizzle the

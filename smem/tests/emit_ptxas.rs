@@ -94,7 +94,7 @@ fn descriptors_assemble() {
         let a = wgmma_tile(dtype, shape, major).unwrap();
         let d90 = a.sm90_desc(0, 0, 0).unwrap();
         assemble_kernel(t, &["addr"], |_, k, r| {
-            emit::emit_wgmma_desc(k, &d90, r[0]).map(AluReg::U64)
+            emit::emit_desc(k, &d90, r[0]).map(AluReg::U64)
         });
         // 32-bit MN-major tcgen05 tiles need the 128B-with-32B-atom swizzle, which the
         // tile chooser does not build: bf16 only, plus that mode by hand below.
@@ -113,7 +113,7 @@ fn descriptors_assemble() {
             },
         ] {
             assemble_kernel(t, &["addr"], |_, k, r| {
-                emit::emit_umma_desc(k, &d100, r[0]).map(AluReg::U64)
+                emit::emit_desc(k, &d100, r[0]).map(AluReg::U64)
             });
         }
     });
@@ -149,7 +149,7 @@ fn a_pipeline_pool_assembles() {
                 .filter(|r| r.storage == smem::pool::Storage::Dynamic)
             {
                 let addr = smem.region_addr_from(k, base, region)?;
-                let d = emit::emit_wgmma_desc(k, &a.sm90_desc(0, 0, 0).unwrap(), addr)?;
+                let d = emit::emit_desc(k, &a.sm90_desc(0, 0, 0).unwrap(), addr)?;
                 let next = k.reg::<ty::U64>();
                 k.xor(next, acc, d)?;
                 acc = next;

@@ -170,11 +170,33 @@ pub(crate) fn decode_common(desc: u64, reserved: u64) -> Result<(u32, u32, u32, 
     ))
 }
 
+/// A shared-memory matrix descriptor whose start address is filled in at run time
+/// (`smem::emit::emit_desc`): the wgmma one ([`sm90::WgmmaDesc`]) and the tcgen05 one
+/// ([`sm100::UmmaDesc`]).
+pub trait MatrixDesc {
+    /// The ALU program completing this descriptor from a 32-bit shared address:
+    /// `address_program` of the type.
+    fn completion(&self) -> Result<AluProgram, DescError>;
+    /// A one-line summary of its constant fields, for the comment written before its program.
+    fn summary(&self) -> String;
+}
+
 /// `encode`, `address_program` and `with_start` for a descriptor type with a `constant_part` and
 /// a `start_addr` field: the whole descriptor, what completes it at run time, and the same
-/// descriptor elsewhere.
+/// descriptor elsewhere; and its [`MatrixDesc`] impl, with `summary` as the closure given.
 macro_rules! start_address_methods {
-    ($desc:ident) => {
+    ($desc:ident, $summary:expr) => {
+        impl $crate::desc::MatrixDesc for $desc {
+            fn completion(&self) -> Result<AluProgram, DescError> {
+                self.address_program()
+            }
+
+            fn summary(&self) -> String {
+                let summary: fn(&$desc) -> String = $summary;
+                summary(self)
+            }
+        }
+
         impl $desc {
             /// The ALU program computing this descriptor from a 32-bit shared address held in a
             /// register: `constant_part | ((addr & 0x3FFFF) >> 4)`. The `start_addr` field is

@@ -164,7 +164,12 @@ impl UmmaDesc {
     }
 }
 
-start_address_methods!(UmmaDesc);
+start_address_methods!(UmmaDesc, |d| {
+    format!(
+        "tcgen05 smem descriptor: LBO {}, SBO {}, base offset {}, swizzle {:?}, LBO mode {:?}",
+        d.lbo, d.sbo, d.base_offset, d.swizzle, d.lbo_mode
+    )
+});
 
 #[cfg(test)]
 mod tests {

@@ -96,7 +96,12 @@ impl WgmmaDesc {
     }
 }
 
-start_address_methods!(WgmmaDesc);
+start_address_methods!(WgmmaDesc, |d| {
+    format!(
+        "wgmma descriptor: LBO {}, SBO {}, base offset {}, swizzle {}",
+        d.lbo, d.sbo, d.base_offset, d.swizzle
+    )
+});
 
 #[cfg(test)]
 mod tests {

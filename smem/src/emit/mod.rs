@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use ptx_isa::{Module, Target, ty};
-//! use smem::emit::{DynamicSmem, emit_swizzle, emit_wgmma_desc};
+//! use smem::emit::{DynamicSmem, emit_desc, emit_swizzle};
 //! use smem::pool::SmemPool;
 //! use smem::tile::{wgmma_tile, TileShape};
 //! use ptx_isa::ScalarType;
@@ -31,7 +31,7 @@
 //! let mut k = m.entry("k");
 //! smem.comment_regions(&mut k, &pool);
 //! let base = smem.region_addr(&mut k, &region)?; // mov.u32 %r0, smem;
-//! let desc = emit_wgmma_desc(&mut k, &a.sm90_desc(0, 0, 0)?, base)?; // 4 instructions
+//! let desc = emit_desc(&mut k, &a.sm90_desc(0, 0, 0)?, base)?; // 4 instructions
 //! let off = k.reg::<ty::U32>();
 //! k.mov(off, 0x80u32)?;
 //! let swizzled = emit_swizzle(&mut k, SwizzleMode::B128, off)?; // and, shr, xor
@@ -49,7 +49,7 @@ mod lower;
 mod pool;
 mod swizzle;
 
-pub use desc::{emit_umma_desc, emit_wgmma_desc};
+pub use desc::emit_desc;
 pub use lower::{AluReg, lower, lower_u32, lower_u32_to_u64};
 pub use pool::DynamicSmem;
 pub use swizzle::{emit_offset_2d, emit_swizzle, emit_tile_offset};

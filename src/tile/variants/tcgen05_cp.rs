@@ -122,7 +122,7 @@ impl Plan for TmemCopy {
         for chunk in 0..self.chunks {
             let a = k.reg::<ty::U32>();
             k.add(a, self.src, chunk * 4096)?;
-            let dsc = smem::emit::emit_umma_desc(k, &desc, a)?;
+            let dsc = smem::emit::emit_desc(k, &desc, a)?;
             let t = k.reg::<ty::U32>();
             k.add(t, self.taddr, chunk * 8)?;
             k.tcgen05_cp(

@@ -127,8 +127,8 @@ impl Plan for Tcgen05Mma {
             let (aa, ba) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
             k.add(aa, self.a, step * 32)?;
             k.add(ba, self.b, step * 32)?;
-            let ad = smem::emit::emit_umma_desc(k, &desc, aa)?;
-            let bd = smem::emit::emit_umma_desc(k, &desc, ba)?;
+            let ad = smem::emit::emit_desc(k, &desc, aa)?;
+            let bd = smem::emit::emit_desc(k, &desc, ba)?;
             k.tcgen05_mma(
                 CtaGroup::One,
                 MmaKindTc::F16,

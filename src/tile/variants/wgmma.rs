@@ -364,6 +364,6 @@ fn desc_at(k: &mut FunctionBuilder, op: &SharedOperand, step: u32) -> Result<Reg
         base_offset: 0,
         swizzle: op.swizzle,
     };
-    let d = smem::emit::emit_wgmma_desc(k, &desc, a)?;
+    let d = smem::emit::emit_desc(k, &desc, a)?;
     Ok(d.retype()?)
 }
