@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use ptx_isa::ScalarType;
 use ptx_isa::{FunctionBuilder, Module, Reg, Target, ty};
+use smem::desc::MatrixDesc;
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
@@ -111,30 +112,25 @@ fn tile_offset_bf16_k_sw128() {
     );
 }
 
-/// The wgmma descriptor of a K-major 128B-swizzled bf16 tile from a run-time address.
+/// The wgmma descriptor of a K-major 128B-swizzled bf16 tile from a run-time address, and the
+/// tcgen05 descriptor of the same tile on sm_100a.
 #[test]
-fn wgmma_desc_k_sw128() {
-    let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
+fn matrix_descs_k_sw128() {
+    let shape = |mn| TileShape { mn, k: 64 };
+    let a = wgmma_tile(ScalarType::Bf16, shape(64), Major::K).unwrap();
     let d = a.sm90_desc(0, 0, 0).unwrap();
-    golden_kernel(
-        "wgmma_desc_k_sw128.sm_90a.ptx",
-        Target::Sm90a,
-        &["addr"],
-        |_, k, r| emit::emit_desc(k, &d, r[0]).map(AluReg::U64),
-    );
+    desc_golden("wgmma_desc_k_sw128.sm_90a.ptx", Target::Sm90a, &d);
+    let a = umma_tile(ScalarType::Bf16, shape(128), Major::K).unwrap();
+    let d = a.sm100_desc(0, 0, 0).unwrap();
+    desc_golden("umma_desc_k_sw128.sm_100a.ptx", Target::Sm100a, &d);
 }
 
-/// The tcgen05 descriptor of the same tile on sm_100a.
-#[test]
-fn umma_desc_k_sw128() {
-    let a = umma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
-    let d = a.sm100_desc(0, 0, 0).unwrap();
-    golden_kernel(
-        "umma_desc_k_sw128.sm_100a.ptx",
-        Target::Sm100a,
-        &["addr"],
-        |_, k, r| emit::emit_desc(k, &d, r[0]).map(AluReg::U64),
-    );
+/// The golden file `name` of `desc` completed for `target` from a run-time address `addr`
+/// ([`emit::emit_desc`]).
+fn desc_golden(name: &str, target: Target, desc: &impl MatrixDesc) {
+    golden_kernel(name, target, &["addr"], |_, k, r| {
+        emit::emit_desc(k, desc, r[0]).map(AluReg::U64)
+    });
 }
 
 /// A two-stage pipeline's pool: the array, the region comments, a stage-1 tile's address.
