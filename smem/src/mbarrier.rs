@@ -348,24 +348,27 @@ mod tests {
         assert!(b.test_wait_parity(0));
     }
 
+    /// The documented rule, for rings of 1 to 6 stages over 4 trips round: stage `i % stages`,
+    /// full parity `(i / stages) & 1`, empty parity its complement. On 3 stages the fourth step
+    /// is stage 0 again, in phase 1: `(0, 0, 1)`.
     #[test]
     fn ring_sequence_values() {
-        let seq = ring_sequence(3, 7).unwrap();
-        let got: Vec<_> = seq
-            .iter()
-            .map(|s| (s.stage, s.empty_parity, s.full_parity))
-            .collect();
+        for stages in 1..=6u32 {
+            let seq = ring_sequence(stages, u64::from(4 * stages)).unwrap();
+            for (i, s) in (0u32..).zip(&seq) {
+                let phase = (i / stages) & 1;
+                let got = (s.stage, s.empty_parity, s.full_parity);
+                assert_eq!(
+                    got,
+                    (i % stages, phase ^ 1, phase),
+                    "{stages} stages, step {i}"
+                );
+            }
+        }
+        let fourth = ring_sequence(3, 7).unwrap()[3];
         assert_eq!(
-            got,
-            [
-                (0, 1, 0),
-                (1, 1, 0),
-                (2, 1, 0),
-                (0, 0, 1),
-                (1, 0, 1),
-                (2, 0, 1),
-                (0, 1, 0)
-            ]
+            (fourth.stage, fourth.empty_parity, fourth.full_parity),
+            (0, 0, 1)
         );
         assert_eq!(ring_sequence(0, 1), Err(MbarrierError::NoStages));
     }
