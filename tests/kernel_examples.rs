@@ -7,6 +7,7 @@ mod support;
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{ArgDesc, Extent, Param};
+use ptxkit::selftest::check_ptx;
 
 #[test]
 fn portable_examples_assemble_for_sm_80() {
@@ -58,7 +59,7 @@ fn scale_uses_proven_vector_access_and_a_loop() {
 fn tma_copy_text() {
     let k = tma_copy::build(Target::Sm90a).unwrap();
     let ptx = k.ptx();
-    for want in [
+    let wants = [
         ".extern .shared .align 1024 .b8 smem[];",
         "mbarrier.init.shared.b64",
         "mbarrier.arrive.expect_tx.shared.b64 _,",
@@ -69,9 +70,8 @@ fn tma_copy_text() {
         "fence.proxy.async.shared::cta;",
         "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
         "cp.async.bulk.wait_group.read 0;",
-    ] {
-        assert!(ptx.contains(want), "missing `{want}`:\n{ptx}");
-    }
+    ];
+    check_ptx(ptx, Target::Sm90a, &wants).unwrap();
     let spec = k.launch_spec();
     assert_eq!(spec.block, [128, 1, 1]);
     assert_eq!(spec.dynamic_smem_bytes, 4096 + 8);
@@ -110,8 +110,7 @@ fn tma_reference_adds_the_box_index() {
 #[test]
 fn cluster_exchange_text_and_launch() {
     let k = cluster_exchange::build(Target::Sm90a).unwrap();
-    let ptx = k.ptx();
-    for want in [
+    let wants = [
         "%clusterid.x;",
         "%cluster_ctaid.x",
         "barrier.cluster.arrive.release.aligned;",
@@ -119,9 +118,8 @@ fn cluster_exchange_text_and_launch() {
         "mapa.shared::cluster.u32",
         "ld.shared::cluster.f32",
         "and.b32", // (rank + 1) % 4
-    ] {
-        assert!(ptx.contains(want), "missing `{want}`:\n{ptx}");
-    }
+    ];
+    check_ptx(k.ptx(), Target::Sm90a, &wants).unwrap();
     let spec = k.launch_spec();
     assert_eq!(spec.cluster, Some([4, 1, 1]));
     let n = (cluster_exchange::CLUSTERS * cluster_exchange::SPAN) as usize;
