@@ -9,6 +9,7 @@ use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{
     BuiltKernel, Expr, KernelBuilder, KernelError, ReduceOp, ReduceScope, Reducible, TensorOpts,
+    Var,
 };
 use ptxkit::runtime::{ArgDesc, ExtentFacts, Fact, RuntimeError, check_and_pack};
 
@@ -422,6 +423,28 @@ fn reduce_across_a_cluster() {
     assert!(e.to_string().contains("cluster's shape"), "{e}");
 }
 
+/// `y[r, c..c+n] = x[r, c..c+n]` over row `r` of `[rows, cols]` tensors of `T` in tiles of 1024
+/// columns, thread `t` taking `n` columns: loaded with `fill` past the row's end and the `load`
+/// hints, stored with the `store` hints.
+fn hinted_row_copy<T: ptxkit::kernel::Elem>(
+    k: &mut KernelBuilder,
+    [rows, cols]: [Var; 2],
+    [r, t]: [Var; 2],
+    n: u32,
+    fill: ptxkit::isa::Src<T>,
+    (load, store): (ptxkit::kernel::Caching, ptxkit::kernel::Caching),
+) {
+    let opts = TensorOpts::default().align(16);
+    let x = k.tensor::<T>("x", [rows, cols], opts.clone()).unwrap();
+    let y = k.tensor::<T>("y", [rows, cols], opts).unwrap();
+    k.for_range(0, Expr::ceil_div(cols, 1024), |k, i| {
+        let c = i * (128 * n) + t * n;
+        let v = k.load_n_with(&x, [r.into(), c.clone()], n as usize, fill, load)?;
+        k.store_n_with(&y, [r.into(), c], &v, store)
+    })
+    .unwrap();
+}
+
 /// Cache hints on masked row accesses ([`Caching`], PTX ISA 9.7.9.8 / 9.7.9.11 / 9.7.9.18): one
 /// `createpolicy` per priority for the whole kernel when made before the loop, the hint on every
 /// guarded vector access of f32 and of packed 16-bit data, and nothing asked by default.
@@ -435,52 +458,25 @@ fn cache_hints_ride_on_row_accesses() {
         let cols = k
             .symbol_with("cols", ExtentFacts::NONE.multiple_of(8))
             .unwrap();
-        let opts = TensorOpts::default().align(16);
         let [r] = k.cta_id([rows]).unwrap();
         let [t] = k.thread_id([128]).unwrap();
         k.l2_policy(L2Evict::Last).unwrap();
         k.l2_policy(L2Evict::First).unwrap();
-        let tiles = Expr::ceil_div(cols, 1024);
         if bf16 {
-            let x = k
-                .tensor::<ty::Bf16>("x", [rows, cols], opts.clone())
-                .unwrap();
-            let y = k.tensor::<ty::Bf16>("y", [rows, cols], opts).unwrap();
-            k.for_range(0, tiles, |k, i| {
-                let c = i * 1024 + t * 8;
-                let v = k
-                    .load_n_with(
-                        &x,
-                        [r.into(), c.clone()],
-                        8,
-                        ptxkit::isa::Src::Imm(ptxkit::isa::Imm::UInt(0)),
-                        Caching::KEEP,
-                    )
-                    .unwrap();
-                k.store_n_with(&y, [r.into(), c], &v, Caching::STREAM)
-            })
-            .unwrap();
+            let zero = ptxkit::isa::Src::Imm(ptxkit::isa::Imm::UInt(0));
+            let hints = (Caching::KEEP, Caching::STREAM);
+            hinted_row_copy::<ty::Bf16>(&mut k, [rows, cols], [r, t], 8, zero, hints);
         } else {
-            let x = k
-                .tensor::<ty::F32>("x", [rows, cols], opts.clone())
-                .unwrap();
-            let y = k.tensor::<ty::F32>("y", [rows, cols], opts).unwrap();
-            k.for_range(0, tiles, |k, i| {
-                let c = i * 512 + t * 4;
-                let l2_only = Caching {
-                    l1: None,
-                    l2: Some(L2Evict::Last),
-                };
-                let v = k
-                    .load_n_with(&x, [r.into(), c.clone()], 4, 0.0f32, l2_only)
-                    .unwrap();
-                let l1_only = Caching {
-                    l1: Some(Evict::NoAllocate),
-                    l2: None,
-                };
-                k.store_n_with(&y, [r.into(), c], &v, l1_only)
-            })
-            .unwrap();
+            let l2_only = Caching {
+                l1: None,
+                l2: Some(L2Evict::Last),
+            };
+            let l1_only = Caching {
+                l1: Some(Evict::NoAllocate),
+                l2: None,
+            };
+            let hints = (l2_only, l1_only);
+            hinted_row_copy::<ty::F32>(&mut k, [rows, cols], [r, t], 4, 0.0f32.into(), hints);
         }
         let built = k.finish().unwrap();
         let ptx = built.ptx();
