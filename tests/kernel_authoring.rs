@@ -84,10 +84,7 @@ fn a_multiple_of_two_gives_guarded_pairs() {
 #[test]
 fn constant_extents_drop_the_guards_they_decide() {
     // 128 threads x 4 columns = 512 = the extent: every access is in range, no check.
-    let (mut k, x) =
-        support::kernel_with::<ty::F32>("fits", "x", [512], TensorOpts::default().align(16));
-    let [t] = k.thread_id([128]).unwrap();
-    let v = k.load_n(&x, [t * 4], 4, 0.0f32).unwrap();
+    let (mut k, x, t, v) = support::four_per_thread("fits", 512, 128);
     // Columns 512.. are past the end for every thread: filled, never loaded.
     let w = k.load_n(&x, [t * 0 + 512], 4, 7.0f32).unwrap();
     let s = k.add_of(v[0], w[0]).unwrap();

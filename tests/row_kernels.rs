@@ -502,11 +502,8 @@ fn defaults_follow_the_measured_winners() {
 /// (its CTAs exchange one word a round): both refused with a typed error, not a wrong kernel.
 #[test]
 fn moments_refuse_what_they_cannot_merge() {
-    use ptxkit::kernel::{ReduceScope, TensorOpts};
-    let (mut k, x) =
-        support::kernel_with::<ty::F32>("moments", "x", [1024], TensorOpts::default().align(16));
-    let [t] = k.thread_id([256]).unwrap();
-    let v = k.load_n(&x, [t * 4], 4, 0.0f32).unwrap();
+    use ptxkit::kernel::ReduceScope;
+    let (mut k, _, t, v) = support::four_per_thread("moments", 1024, 256);
     let p = k.cmp(ptxkit::isa::builder::CmpOp::Lt, t * 4, 1024).unwrap();
     assert!(k.reduce_moments(&v, &[p; 3], ReduceScope::Cta).is_err());
     let m = k.reduce_moments(&v, &[p; 4], ReduceScope::Thread).unwrap();

@@ -181,3 +181,22 @@ macro_rules! assert_err {
 }
 #[allow(unused_imports)]
 pub(crate) use assert_err;
+
+/// A kernel `name` for sm_90a over an f32 tensor `x` of `len` (16-byte aligned) and `threads`
+/// threads, each thread `t` loading its four values `x[4t..4t + 4]` (0 past the end).
+pub fn four_per_thread(
+    name: &str,
+    len: u32,
+    threads: u32,
+) -> (
+    ptxkit::kernel::KernelBuilder,
+    ptxkit::kernel::Buffer<ptxkit::isa::ty::F32>,
+    ptxkit::kernel::Var,
+    Vec<ptxkit::isa::Reg<ptxkit::isa::ty::F32>>,
+) {
+    let opts = ptxkit::kernel::TensorOpts::default().align(16);
+    let (mut k, x) = kernel_with::<ptxkit::isa::ty::F32>(name, "x", [len], opts);
+    let [t] = k.thread_id([threads]).unwrap();
+    let v = k.load_n(&x, [t * 4], 4, 0.0f32).unwrap();
+    (k, x, t, v)
+}
