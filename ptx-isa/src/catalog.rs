@@ -835,6 +835,14 @@ fn example(
             k.when(p).bra(l)?;
             k.place(l)
         }
+        BrxIdx => {
+            let (l0, l1, i) = (k.label(), k.label(), r!(U32));
+            k.mov(i, 1u32)?;
+            let list = k.branch_targets(&[l0, l1])?;
+            k.brx_idx(i, list)?;
+            k.place(l0)?;
+            k.place(l1)
+        }
         Call => call_example(m, k),
         Ret => Ok(()),
         Exit => {
@@ -883,6 +891,10 @@ fn example(
                 s.into(),
                 Addr::<spaces::Shared>::reg32(b),
             )
+        }
+        MbarrierArriveSink => {
+            let b = smem(m, k)?;
+            k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(b))
         }
         MbarrierSem => {
             let (b, s) = (smem(m, k)?, k.reg::<ty::B64>());
@@ -1708,6 +1720,13 @@ fn example(
         DirReqNctaPerCluster => k.directive(Directive::ReqNctaPerCluster([2, 1, 1])),
         DirExplicitCluster => k.directive(Directive::ExplicitCluster),
         DirMaxClusterRank => k.directive(Directive::MaxClusterRank(4)),
+        DirBranchTargets => {
+            let (l, i) = (k.label(), r!(U32));
+            k.mov(i, 0u32)?;
+            let list = k.branch_targets(&[l])?;
+            k.brx_idx_uni(i, list)?;
+            k.place(l)
+        }
     }
 }
 

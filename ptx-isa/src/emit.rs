@@ -235,6 +235,11 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
                 indent(s, depth);
                 let _ = writeln!(s, "{t};");
             }
+            Statement::BranchTargets(b) => {
+                indent(s, depth);
+                let labels: Vec<String> = b.labels.iter().map(ToString::to_string).collect();
+                let _ = writeln!(s, "{}: .branchtargets {};", b.name, labels.join(", "));
+            }
         }
     }
     s.push_str("}\n");

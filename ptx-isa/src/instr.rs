@@ -27,6 +27,23 @@ impl fmt::Display for Label {
     }
 }
 
+/// A `.branchtargets` list of a function (PTX ISA 11.3.1), rendered `$T__<n>`: the labels
+/// `brx.idx` indexes (9.7.12.4). [`crate::FunctionBuilder::branch_targets`] declares one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TargetList(pub(crate) u32);
+
+impl fmt::Display for TargetList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "$T__{}", self.0)
+    }
+}
+
+impl From<TargetList> for Operand {
+    fn from(t: TargetList) -> Operand {
+        Operand::Symbol(Cow::Owned(t.to_string()))
+    }
+}
+
 /// An immediate operand (PTX ISA 4.5 "Constants": integer, `0f` single and `0d` double hex floats).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Imm {
@@ -103,6 +120,17 @@ pub enum Operand {
     NotSymbol(Cow<'static, str>),
     /// `a|b` where either side is a register declared by name (or `_`).
     NamedPair(Box<Operand>, Box<Operand>),
+    /// A video instruction's operand (PTX ISA 9.7.18) with a byte or half-word selector and/or
+    /// negation: `%r1.b0`, `%r2.h10`, `-%r3`, `-%r1.b2`. Which selectors an operand takes is a
+    /// rule of the row ([`crate::forms::rules`]).
+    Video {
+        /// `-a` (vmad's sources, PTX ISA 9.7.18.1.3).
+        negated: bool,
+        /// The register (a [`Operand::Reg`], or a [`Operand::Symbol`] in parsed text).
+        value: Box<Operand>,
+        /// The selector without its dot (`b0`, `h10`, `b3210`), if one is written.
+        select: Option<Cow<'static, str>>,
+    },
 }
 
 impl fmt::Display for Operand {
@@ -126,6 +154,20 @@ impl fmt::Display for Operand {
             Operand::NotSymbol(s) => write!(f, "!{s}"),
             Operand::NamedPair(a, b) => write!(f, "{a}|{b}"),
             Operand::List(v) => crate::emit::write_list(f, "(", v, ")"),
+            Operand::Video {
+                negated,
+                value,
+                select,
+            } => {
+                if *negated {
+                    f.write_str("-")?;
+                }
+                value.fmt(f)?;
+                match select {
+                    Some(s) => write!(f, ".{s}"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

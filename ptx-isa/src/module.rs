@@ -109,6 +109,20 @@ pub enum Statement {
     /// Any other directive statement, kept as written without its `;` (e.g. `prototype_0 :
     /// .callprototype ()_ (.param .b64 _);`).
     Other(String),
+    /// A list of branch targets: `name: .branchtargets L0, L1;` (PTX ISA 11.3.1), what `brx.idx`
+    /// indexes.
+    BranchTargets(BranchTargets),
+}
+
+/// A `.branchtargets` list (PTX ISA 11.3.1): its name and its labels, which must be labels of the
+/// function; `brx.idx` (9.7.12.4) names the list after it is declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchTargets {
+    /// The name `brx.idx` refers to (`$T__0` from the builder).
+    pub name: String,
+    /// The labels in index order: each an [`crate::Operand::Label`] or, in parsed text, an
+    /// [`crate::Operand::Symbol`] (`$L__BB0_2`).
+    pub labels: Vec<crate::instr::Operand>,
 }
 
 /// A `.reg` declaration: `.reg .b32 %r<5>;`, `.reg .pred p, q;`, `.reg .v2 .f32 v;`.

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use super::FunctionBuilder;
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
-use crate::instr::{Instruction, Label, Operand, Src};
-use crate::module::{Function, FunctionKind, ParamKind, Statement};
+use crate::instr::{Instruction, Label, Operand, Src, TargetList};
+use crate::module::{BranchTargets, Function, FunctionKind, ParamKind, Statement};
 use crate::reg::{RegRef, ty};
 use crate::space::{AddrBase, Address};
 use crate::types::ScalarType;
@@ -25,6 +25,54 @@ impl FunctionBuilder {
             Form::Bra,
             Instruction::from_opcode("bra.uni").operand(target),
         )
+    }
+
+    /// Declares a list of branch targets here, `$T__n: .branchtargets L0, L1, ...;` (PTX ISA
+    /// 11.3.1), for [`FunctionBuilder::brx_idx`], which must come after it. The labels are this
+    /// function's, placed anywhere in it (at the function's top level: a label inside a `{ }`
+    /// scope is not visible to the list).
+    pub fn branch_targets(&mut self, labels: &[Label]) -> Result<TargetList> {
+        if labels.is_empty() {
+            return Err(self.err(
+                ErrorKind::OperandCount,
+                ".branchtargets",
+                "a list of branch targets names at least one label",
+            ));
+        }
+        for l in labels {
+            self.use_label(*l)?;
+        }
+        self.gate(Form::DirBranchTargets, ".branchtargets")?;
+        let list = TargetList(self.target_lists);
+        self.target_lists += 1;
+        self.push_statement(Statement::BranchTargets(BranchTargets {
+            name: list.to_string(),
+            labels: labels.iter().map(|l| Operand::Label(*l)).collect(),
+        }));
+        Ok(list)
+    }
+
+    /// `brx.idx index, list`: branches to label number `index` (from 0) of `list` (PTX ISA
+    /// 9.7.12.4; an index past the list's end is undefined behaviour).
+    pub fn brx_idx(&mut self, index: impl Into<Src<ty::U32>>, list: TargetList) -> Result<()> {
+        self.brx(Instruction::from_opcode("brx.idx"), index.into(), list)
+    }
+
+    /// `brx.idx.uni index, list`: as [`FunctionBuilder::brx_idx`], where every active thread of the
+    /// warp has the same index and guard.
+    pub fn brx_idx_uni(&mut self, index: impl Into<Src<ty::U32>>, list: TargetList) -> Result<()> {
+        self.brx(Instruction::from_opcode("brx.idx.uni"), index.into(), list)
+    }
+
+    fn brx(&mut self, i: Instruction, index: Src<ty::U32>, list: TargetList) -> Result<()> {
+        if list.0 >= self.target_lists {
+            return Err(self.err(
+                ErrorKind::UndefinedLabel,
+                "brx.idx",
+                format!("{list} is not a list of branch targets of this function"),
+            ));
+        }
+        self.emit(Form::BrxIdx, i.operand(index).operand(list))
     }
 
     /// `ret`.

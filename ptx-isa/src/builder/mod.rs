@@ -132,6 +132,7 @@ pub struct Checkpoint {
     required: (PtxVersion, String),
     local_params: u32,
     cta_group: Option<CtaGroup>,
+    target_lists: u32,
 }
 
 /// Builds one function. Start it with [`crate::Module::entry`] or [`crate::Module::func`]; finish it
@@ -155,6 +156,7 @@ pub struct FunctionBuilder {
     first_error: Option<Error>,
     local_params: u32,
     cta_group: Option<CtaGroup>,
+    target_lists: u32,
 }
 
 impl FunctionBuilder {
@@ -181,6 +183,7 @@ impl FunctionBuilder {
             first_error: None,
             local_params: 0,
             cta_group: None,
+            target_lists: 0,
         };
         if let Err(e) = check_identifier(name) {
             b.first_error = Some(e);
@@ -662,6 +665,7 @@ impl FunctionBuilder {
             required: self.required.clone(),
             local_params: self.local_params,
             cta_group: self.cta_group,
+            target_lists: self.target_lists,
         }
     }
 
@@ -675,6 +679,7 @@ impl FunctionBuilder {
         self.required = c.required;
         self.local_params = c.local_params;
         self.cta_group = c.cta_group;
+        self.target_lists = c.target_lists;
         self.guard = None;
     }
 

@@ -162,6 +162,14 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::MbarrierArriveCount);
     }
+    // PTX ISA 9.7.13.15.13: the sink `_` as mbarrier.arrive's state is PTX 7.1.
+    if matches!(
+        form,
+        Form::MbarrierArrive | Form::MbarrierArriveNoComplete
+    ) && matches!(i.operands.first(), Some(crate::instr::Operand::Sink))
+    {
+        v.push(Form::MbarrierArriveSink);
+    }
     // PTX ISA 5.1.5: the `.shared::cta` spelling of the shared window is PTX 7.8, whatever the
     // instruction; ptxas 13.0 accepts `cp.async.{ca|cg}.shared::cta.global` from PTX 7.0, the
     // version of cp.async itself (PTX ISA 9.7.9.25.3.1).

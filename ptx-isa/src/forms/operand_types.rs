@@ -484,6 +484,8 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         ),
         // PTX ISA 9.7.16.10.9: the descriptors are .b64.
         (&[Tcgen05MmaSp, Tcgen05MmaWsSp], &[at(2, Fixed(B64))]),
+        // PTX ISA 9.7.12.4: the index is a .u32 register (ptxas 13.0 takes an immediate too).
+        (&[BrxIdx], &[at(0, Fixed(U32))]),
         // PTX ISA 9.7.17: stack pointers and sizes of the instruction's type.
         (&[Stacksave, Stackrestore], &[at(0, T0)]),
         (&[Alloca], &[at(0, T0), at(1, T0)]),

@@ -8,6 +8,8 @@ use super::Form;
 use super::syntax::token_matches;
 
 mod coverage;
+mod video;
+pub use video::VideoShape;
 use crate::error::ErrorKind;
 use crate::instr::{Imm, Instruction, Operand};
 
@@ -168,6 +170,8 @@ pub enum Check {
         /// How many operands.
         n: usize,
     },
+    /// The selectors and negations of a video instruction's operands ([`VideoShape`]).
+    Video(VideoShape),
     /// A tensor copy's `.Nd` names as many coordinates as the tensor operand holds.
     TensorRank,
     /// cvt's rounding by the pair of types: integer rounding from float to integer, float rounding
@@ -443,6 +447,10 @@ const S_LDST_HINT: &str =
     "9.7.9.8 ld / 9.7.9.11 st: the cache-policy operand comes with .L2::cache_hint";
 const S_MBAR_CLUSTER: &str =
     "9.7.13.15.13 mbarrier.arrive: with .shared::cluster the state destination is the sink _";
+const S_BOOL_C: &str =
+    "9.7.5.1 set / 9.7.5.2 setp: a boolean operation .and, .or or .xor combines with the predicate c";
+const S_TENSORMAP_FENCE: &str =
+    "9.7.13.4 fence.proxy.tensormap: the acquire form names the address and the size, the release form none";
 const S_MBAR_COUNT: &str =
     "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
 const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
@@ -520,6 +528,10 @@ pub static RULES: &[Rule] = &[
         "shared::cluster",
         S_MBAR_CLUSTER,
     ),
+    // PTX ISA 9.7.13.4: the acquire form of fence.proxy.tensormap names the address and the
+    // size; the release form names none.
+    operand_with(Form::FenceProxyTensormap, "[addr]", "acquire", S_TENSORMAP_FENCE),
+    operand_with(Form::FenceProxyTensormap, "size", "acquire", S_TENSORMAP_FENCE),
     operands_with(Form::MbarrierArriveDrop, "noComplete", 3, S_MBAR_COUNT),
     operands_with(Form::MbarrierArriveDrop, "expect_tx", 3, S_MBAR_COUNT),
     // PTX ISA 9.7.16.10.10: the CTA mask comes with .multicast::cluster.
@@ -1479,8 +1491,21 @@ pub struct Violation {
 }
 
 /// Rules of one shape over several rows, built from tables: after [`RULES`] in [`rules_of`] (no
-/// row has rules in both, so each row's rules keep their order).
-static TABLED: [Rule; 39] = tabled();
+/// row has rules in both but the [`Check::OperandWith`] ones, which are read apart, so each row's
+/// rules keep their order).
+static TABLED: [Rule; 57] = tabled();
+
+/// The rows whose predicate `c` comes with a boolean operation (PTX ISA 9.7.5.1 set, 9.7.5.2
+/// setp, 9.7.6.2 setp on halves), and those operations.
+const BOOL_C: [Form; 6] = [
+    Form::SetpInt,
+    Form::SetpF32,
+    Form::SetpF64,
+    Form::SetpF16,
+    Form::SetpBf16,
+    Form::Set,
+];
+const BOOL_OPS: [&str; 3] = ["and", "or", "xor"];
 
 /// mbarrier (PTX ISA 9.7.13.15): a `.sem` needs a `.scope` and a `.scope` a `.sem`. Each row with
 /// its semantics.
@@ -1512,10 +1537,10 @@ const ATOM_OPS: [(&str, &[&str], bool); 10] = [
     ("max", &["u32", "s32", "u64", "s64"], true),
 ];
 
-/// [`TABLED`]: three rules per [`MBAR_SEM`] row, then each [`ATOM_OPS`] operation of atom and of
-/// red.
-const fn tabled() -> [Rule; 39] {
-    let mut out = [needs(Form::AtomInt, "", &[], ""); 39];
+/// [`TABLED`]: three rules per [`MBAR_SEM`] row, each [`ATOM_OPS`] operation of atom and of
+/// red, then the [`BOOL_OPS`] that bring `c` on each [`BOOL_C`] row.
+const fn tabled() -> [Rule; 57] {
+    let mut out = [needs(Form::AtomInt, "", &[], ""); 57];
     let mut n = 0;
     let mut k = 0;
     while k < MBAR_SEM.len() {
@@ -1536,6 +1561,16 @@ const fn tabled() -> [Rule; 39] {
                 out[n] = needs(forms[f], op, types, S_ATOM_OP);
                 n += 1;
             }
+            k += 1;
+        }
+        f += 1;
+    }
+    let mut f = 0;
+    while f < BOOL_C.len() {
+        let mut k = 0;
+        while k < BOOL_OPS.len() {
+            out[n] = operand_with(BOOL_C[f], "{!}c", BOOL_OPS[k], S_BOOL_C);
+            n += 1;
             k += 1;
         }
         f += 1;
@@ -1590,6 +1625,20 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
     let ordered = rules_of(form)
         .filter(|r| !counts(r))
         .chain(rules_of(form).filter(counts));
+    // A selector or a negation on an operand of a row that is no video instruction.
+    let video = rules_of(form).find_map(|r| match r.check {
+        Check::Video(shape) => Some((shape, r.section)),
+        _ => None,
+    });
+    if let Some(why) = video::check(video.map(|(shape, _)| shape), i) {
+        return Err(Violation {
+            kind: ErrorKind::OperandKind,
+            message: format!(
+                "`{op}`: {why} (PTX ISA {})",
+                video.map_or("9.7.18 Video Instructions", |(_, s)| s)
+            ),
+        });
+    }
     for r in ordered {
         match r.check {
             Check::Needs { modifier, with } => {
@@ -1618,7 +1667,7 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
-            Check::OperandWith { .. } => {}
+            Check::OperandWith { .. } | Check::Video(_) => {}
             Check::SinkWith { operand, modifier } => {
                 if has(modifier) && !matches!(i.operands.get(operand), Some(Operand::Sink)) {
                     return Err(Violation {
@@ -1852,7 +1901,8 @@ fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
 
 /// The optional operands that modifiers bring ([`Check::OperandWith`]): when every optional slot
 /// of the row comes with a modifier, the operand count is the required ones plus those whose
-/// modifier is written.
+/// modifier is written. Several rules may name one slot: any of their modifiers brings it
+/// (`setp`'s `c` comes with `.and`, `.or` or `.xor`).
 fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     let p = form.pattern();
     let with: Vec<(&str, &str, &str)> = rules_of(form)
@@ -1870,14 +1920,25 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     if with.is_empty() || !optional.iter().all(|o| with.iter().any(|(s, _, _)| s == o)) {
         return Ok(());
     }
-    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
     let (required, _) = p.operand_range();
-    let brought: Vec<&(&str, &str, &str)> = with.iter().filter(|(_, m, _)| has(m)).collect();
+    // Per optional slot, in the pattern's order: the rule whose modifier is written, if any.
+    let brought: Vec<&(&str, &str, &str)> = optional
+        .iter()
+        .filter_map(|o| with.iter().find(|(s, m, _)| s == o && has(m)))
+        .collect();
     let want = required + brought.len();
     if i.operands.len() != want {
-        let why: Vec<String> = with
+        let why: Vec<String> = optional
             .iter()
-            .map(|(s, m, _)| format!("`{s}` with .{m}"))
+            .map(|o| {
+                let ms: Vec<String> = with
+                    .iter()
+                    .filter(|(s, _, _)| s == o)
+                    .map(|(_, m, _)| format!(".{m}"))
+                    .collect();
+                format!("`{o}` with {}", ms.join(" or "))
+            })
             .collect();
         return Err(Violation {
             kind: ErrorKind::OperandCount,
@@ -1893,11 +1954,9 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     // What a modifier brings (a cache policy, a CTA mask) is one value, after the required
     // operands in the pattern's order: `{0, 1}` there is another row's operand (an im2col form's
     // offsets).
-    let brought_slots = optional
-        .iter()
-        .filter_map(|o| brought.iter().find(|(s, _, _)| s == o));
-    for (k, (slot, m, section)) in (required..).zip(brought_slots) {
-        if matches!(
+    for (k, (slot, m, section)) in (required..).zip(brought) {
+        if !slot.starts_with('[')
+            && matches!(
             i.operands.get(k),
             Some(Operand::Vector(_) | Operand::Addr(_) | Operand::Tensor { .. })
         ) {
@@ -1958,7 +2017,7 @@ mod tests {
                         r.form
                     );
                 }
-                Check::TensorRank | Check::CvtRounding | Check::CvtFtz => {}
+                Check::TensorRank | Check::CvtRounding | Check::CvtFtz | Check::Video(_) => {}
                 Check::SinkWith { operand, modifier } => {
                     assert!(known(modifier), "{:?}: no .{modifier}", r.form);
                     assert!(

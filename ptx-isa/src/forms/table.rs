@@ -247,6 +247,9 @@ forms! {
 
     // ---- 9.7.12 Control Flow Instructions --------------------------------------------------------
     Bra: "bra", "bra{.uni} tgt", ptx (1, 0), ALL, "9.7.12.3 Control Flow Instructions: bra";
+    // PTX ISA 9.7.12.4: `tlist` names a `.branchtargets` list of the function, defined before
+    // the branch (11.3.1); `index` is a .u32 register (ptxas 13.0 takes an immediate too).
+    BrxIdx: "brx.idx", "brx.idx{.uni} index, tlist", ptx (6, 0), ALL, "9.7.12.4 Control Flow Instructions: brx.idx";
     Call: "call", "call{.uni} func{, ret}{, params}{, proto}", ptx (1, 0), ALL, "9.7.12.5 Control Flow Instructions: call";
     Ret: "ret", "ret{.uni}", ptx (1, 0), ALL, "9.7.12.6 Control Flow Instructions: ret";
     Exit: "exit", "exit", ptx (1, 0), ALL, "9.7.12.7 Control Flow Instructions: exit";
@@ -264,6 +267,10 @@ forms! {
     // ("Modifier '.cluster' cannot be combined with modifier '.noComplete'").
     MbarrierArriveNoComplete: "mbarrier.arrive.noComplete", "mbarrier.arrive.noComplete{.release.cta}{.shared|.shared::cta}.b64 state, [addr], count", ptx (7, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierArriveCount: "mbarrier.arrive.count", "mbarrier.arrive.shared.b64 state, [addr], count", ptx (7, 8), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (count operand)", feature;
+    // PTX ISA 9.7.13.15.13: the sink `_` as the state destination is PTX 7.1 (ptxas 13.0 at 7.0:
+    // "Result discard mode is not allowed for instruction 'mbarrier.arrive'"; arrive_drop takes
+    // it at 7.0).
+    MbarrierArriveSink: "mbarrier.arrive.sink", "mbarrier.arrive.shared.b64 _, [addr]", ptx (7, 1), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive (sink destination)", feature;
     MbarrierSem: "mbarrier.sem_scope", "mbarrier.arrive.release.cta.shared.b64 state, [addr]", ptx (8, 0), ALL, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier (.sem and .scope)", feature;
     MbarrierArriveExpectTx: "mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx{.release}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 state, [addr], tx", ptx (8, 0), SM90, "9.7.13.15.13 Parallel Synchronization and Communication Instructions: mbarrier.arrive";
     MbarrierExpectTx: "mbarrier.expect_tx", "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 [addr], tx", ptx (8, 0), SM90, "9.7.13.15.11 Parallel Synchronization and Communication Instructions: mbarrier.expect_tx";
@@ -276,7 +283,7 @@ forms! {
 
     // ---- proxy fences, clusters, grid dependencies, register reallocation ---------------------------
     FenceProxyAsync: "fence.proxy.async", "fence.proxy.async{.global|.shared::cta|.shared::cluster}", ptx (8, 0), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.async)";
-    FenceProxyTensormap: "fence.proxy.tensormap", "fence.proxy.tensormap::generic.{release|acquire}.{cta|cluster|gpu|sys} {, addr}{, size}", ptx (8, 3), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.tensormap)";
+    FenceProxyTensormap: "fence.proxy.tensormap", "fence.proxy.tensormap::generic.{release|acquire}.{cta|cluster|gpu|sys} {, [addr]}{, size}", ptx (8, 3), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.tensormap)";
     BarrierClusterArrive: "barrier.cluster.arrive", "barrier.cluster.arrive{.release|.relaxed}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
     BarrierClusterWait: "barrier.cluster.wait", "barrier.cluster.wait{.acquire}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
     Mapa: "mapa", "mapa{.shared::cluster}.{u32|u64} d, a, rank", ptx (7, 8), SM90, "9.7.9.24 Data Movement and Conversion Instructions: mapa";
@@ -453,4 +460,5 @@ forms! {
     DirReqNctaPerCluster: "directive.reqnctapercluster", "reqnctapercluster x, y, z", ptx (7, 8), SM90, "11.7.2 Cluster Dimension Directives: .reqnctapercluster", feature;
     DirExplicitCluster: "directive.explicitcluster", "explicitcluster", ptx (7, 8), SM90, "11.7.1 Cluster Dimension Directives: .explicitcluster", feature;
     DirMaxClusterRank: "directive.maxclusterrank", "maxclusterrank n", ptx (7, 8), SM90, "11.7.3 Cluster Dimension Directives: .maxclusterrank", feature;
+    DirBranchTargets: "directive.branchtargets", "branchtargets L0, L1", ptx (6, 0), ALL, "11.3.1 Control Flow Directives: .branchtargets", feature;
 }

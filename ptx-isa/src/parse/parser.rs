@@ -11,7 +11,7 @@ use super::resolve::{Resolution, resolve};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
-    Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param, ParamKind,
+    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param, ParamKind,
     RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
@@ -83,6 +83,13 @@ fn canonical_label(name: &str) -> Option<Label> {
         return None;
     }
     digits.parse::<u32>().ok().map(Label)
+}
+
+/// True for the shape of a video operand selector (PTX ISA 9.7.18): `b` or `h` and digits
+/// (`b0`, `h1`, `h10`, `b3210`). Which ones an operand takes is a rule of the row.
+fn video_selector(sel: &str) -> bool {
+    sel.strip_prefix(['b', 'h'])
+        .is_some_and(|d| !d.is_empty() && d.len() <= 4 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn space_of(word: &str) -> Option<StateSpace> {
@@ -968,6 +975,23 @@ impl<'a> Parser<'a> {
                         self.push(f, spans, at, Statement::Other(s));
                         continue;
                     }
+                    // `name: .branchtargets L0, L1;` (PTX ISA 11.3.1).
+                    if matches!(self.peek_at(2), Some(x) if self.text(x) == ".branchtargets") {
+                        self.pos += 3;
+                        let labels = self.comma_list(b';', "labels in one `.branchtargets`", |p| {
+                            let name = p.ident()?;
+                            Ok(match canonical_label(name) {
+                                Some(l) => Operand::Label(l),
+                                None => Operand::Symbol(Cow::Owned(name.to_string())),
+                            })
+                        })?;
+                        let b = BranchTargets {
+                            name: text.to_string(),
+                            labels,
+                        };
+                        self.push(f, spans, at, Statement::BranchTargets(b));
+                        continue;
+                    }
                     self.pos += 2;
                     let s = match canonical_label(text) {
                         Some(l) => Statement::Label(l),
@@ -1172,6 +1196,22 @@ impl<'a> Parser<'a> {
                     None => Operand::NotSymbol(Cow::Owned(name.to_string())),
                 })
             }
+            // `-%r1`, `-%r1.b2`: a negated video source (PTX ISA 9.7.18.1.3).
+            Tok::Punct(b'-') if matches!(self.peek_at(1), Some(x) if x.tok == Tok::Ident) => {
+                self.pos += 1;
+                Ok(match self.named_operand()? {
+                    Operand::Video { value, select, .. } => Operand::Video {
+                        negated: true,
+                        value,
+                        select,
+                    },
+                    value => Operand::Video {
+                        negated: true,
+                        value: Box::new(value),
+                        select: None,
+                    },
+                })
+            }
             Tok::Punct(b'-') | Tok::Number => {
                 let negative = self.eat_punct(b'-');
                 let n = self.number()?;
@@ -1198,8 +1238,36 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A register, special register, label or symbol.
+    /// A register, special register, label or symbol, or a register with a video selector
+    /// (`%r1.b0`, PTX ISA 9.7.18; ptxas 13.0 also takes it written after a space, `%r1 .b0`).
     fn named_operand(&mut self) -> PResult<Operand> {
+        let o = self.plain_named_operand()?;
+        let (base, select) = match &o {
+            Operand::Symbol(s) => match s.split_once('.') {
+                Some((b, sel)) if video_selector(sel) => (b.to_string(), sel.to_string()),
+                _ => return Ok(o),
+            },
+            Operand::Reg(_) => match self.peek() {
+                Some(m) if m.tok == Tok::DotWord && video_selector(&self.text(m)[1..]) => {
+                    self.pos += 1;
+                    (o.to_string(), self.text(m)[1..].to_string())
+                }
+                _ => return Ok(o),
+            },
+            _ => return Ok(o),
+        };
+        let value = match canonical_reg(&base) {
+            Some(r) => Operand::Reg(r),
+            None => Operand::Symbol(Cow::Owned(base)),
+        };
+        Ok(Operand::Video {
+            negated: false,
+            value: Box::new(value),
+            select: Some(Cow::Owned(select)),
+        })
+    }
+
+    fn plain_named_operand(&mut self) -> PResult<Operand> {
         let Some(t) = self.peek().filter(|t| t.tok == Tok::Ident) else {
             return self.unexpected("a name");
         };

@@ -330,6 +330,9 @@ fn function(
     let mut parents: Vec<Option<usize>> = vec![None];
     let mut labels: Vec<HashSet<String>> = vec![HashSet::new()];
     let mut block_of = Vec::with_capacity(f.body.len());
+    // The `.branchtargets` lists (PTX ISA 11.3.1): name, statement, block. A list's name is a
+    // label name too (ptxas: "Duplicate definition of label").
+    let mut lists: Vec<(&str, usize, usize)> = Vec::new();
     {
         let mut cur = 0usize;
         for (k, st) in f.body.iter().enumerate() {
@@ -360,6 +363,16 @@ fn function(
                         format!("label `{l}` is placed twice"),
                     );
                 }
+                Statement::BranchTargets(b) => {
+                    if !labels[cur].insert(b.name.clone()) {
+                        cx.error(
+                            ErrorKind::UndefinedLabel,
+                            at(k),
+                            format!("`{}` is defined twice", b.name),
+                        );
+                    }
+                    lists.push((&b.name, k, cur));
+                }
                 _ => {}
             }
             block_of.push(cur);
@@ -374,6 +387,17 @@ fn function(
             None => return false,
         }
     };
+    // True when block `inner` is `outer` or inside it.
+    let encloses = |outer: usize, mut inner: usize| loop {
+        if inner == outer {
+            return true;
+        }
+        match parents.get(inner).copied().flatten() {
+            Some(p) => inner = p,
+            None => return false,
+        }
+    };
+    let is_list = |name: &str| lists.iter().any(|(n, _, _)| *n == name);
     let mut across = function::Across::default();
     // Registers.
     let mut scopes = scope::Scopes::new();
@@ -433,12 +457,42 @@ fn function(
                     format!("`{}` is declared twice in this function", v.name),
                 );
             }
+            // PTX ISA 11.3.1: the labels of a `.branchtargets` list are labels of the function
+            // that its block sees (ptxas: "Unknown symbol").
+            Statement::BranchTargets(b) => {
+                cx.gate(Form::DirBranchTargets, ".branchtargets", pos);
+                for l in &b.labels {
+                    let name = match l {
+                        Operand::Label(l) => l.to_string(),
+                        Operand::Symbol(s) => s.to_string(),
+                        other => other.to_string(),
+                    };
+                    if is_list(&name) || !label_visible(block_of[k], &name) {
+                        cx.error(
+                            ErrorKind::UndefinedLabel,
+                            pos,
+                            format!(
+                                "`{}` lists `{name}`, which is not a label placed in a block that encloses it (PTX ISA 11.3.1)",
+                                b.name
+                            ),
+                        );
+                    }
+                }
+            }
             Statement::Instr(i) => {
                 across.instruction(cx, f, i, pos);
                 let env = operands::Env {
                     scopes: &scopes,
                     locals: &locals,
                     label_visible: &|name: &str| label_visible(block_of[k], name),
+                    target_list: &|name: &str| {
+                        if !is_list(name) {
+                            return None;
+                        }
+                        Some(lists.iter().any(|(n, at, b)| {
+                            *n == name && *at < k && encloses(*b, block_of[k])
+                        }))
+                    },
                 };
                 instruction(cx, &env, i, pos);
             }
@@ -561,7 +615,6 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     operands::kinds(cx, form, i, pos);
     env.vectors(cx, form, i, pos);
     env.types(cx, form, i, pos);
-    operands::counts(cx, form, i, pos);
     env.spaces(cx, i, pos);
     env.bulk_source(cx, form, i, pos);
     env.targets(cx, i, pos);

@@ -34,6 +34,9 @@ pub(crate) struct Env<'a> {
     pub scopes: &'a Scopes,
     pub locals: &'a HashMap<String, SymbolKind>,
     pub label_visible: &'a dyn Fn(&str) -> bool,
+    /// For the name of a `.branchtargets` list: whether it is declared before the instruction in
+    /// a block that encloses it (`None`: no list has that name).
+    pub target_list: &'a dyn Fn(&str) -> Option<bool>,
 }
 
 fn kind_compatible(inst: ScalarType, reg: ScalarType) -> bool {
@@ -113,6 +116,7 @@ impl Env<'_> {
                     self.declared(cx, x, op, pos);
                 }
             }
+            Operand::Video { value, .. } => self.declared(cx, value, op, pos),
             Operand::Imm(_) | Operand::Sreg(_) | Operand::Sink => {}
         }
     }
@@ -199,6 +203,11 @@ impl Env<'_> {
         let Some(o) = o else { return };
         let (op, n, slot) = what;
         match o {
+            // A selected byte or half-word of a register is typed as the register (PTX ISA 9.7.18).
+            Operand::Video { value, .. } => {
+                self.expect(cx, Some(value), want, fit, what, pos);
+                return;
+            }
             Operand::Vector(_) if fit == Fit::Scalar => {
                 cx.error(
                     ErrorKind::OperandKind,
@@ -526,11 +535,38 @@ impl Env<'_> {
         }
     }
 
-    /// `bra` goes to a label; `call` calls a function.
+    /// `bra` goes to a label; `brx.idx` indexes a `.branchtargets` list; `call` calls a function.
     pub fn targets(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
         let op = i.opcode();
         match i.mnemonic.as_ref() {
+            // PTX ISA 9.7.12.4: `tlist` is a `.branchtargets` list "defined in the local function
+            // scope before it is used" (ptxas: "Label expected for forward reference").
+            "brx" | "brx.idx" => match i.operands.get(1) {
+                Some(Operand::Symbol(s)) => match (self.target_list)(s) {
+                    Some(true) => {}
+                    Some(false) => cx.error(
+                        ErrorKind::UndefinedLabel,
+                        pos,
+                        format!("`{op}` names the list `{s}` before it is declared, or outside its block"),
+                    ),
+                    None => cx.error(
+                        ErrorKind::OperandKind,
+                        pos,
+                        format!("`{op}` indexes a `.branchtargets` list; `{s}` is none"),
+                    ),
+                },
+                _ => cx.error(
+                    ErrorKind::OperandKind,
+                    pos,
+                    format!("`{op}` indexes a `.branchtargets` list"),
+                ),
+            },
             "bra" => match i.operands.first() {
+                Some(Operand::Symbol(s)) if (self.target_list)(s).is_some() => cx.error(
+                    ErrorKind::OperandKind,
+                    pos,
+                    format!("`{op}` branches to a label; `{s}` is a `.branchtargets` list"),
+                ),
                 Some(Operand::Label(_)) => {}
                 Some(Operand::Symbol(s)) if (self.label_visible)(s) => {}
                 Some(Operand::Symbol(_)) => {} // reported as undeclared
@@ -579,9 +615,7 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
         let name = &slot.name;
         // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
         let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
-        // The acquire form of `fence.proxy.tensormap` names `[addr]` (PTX ISA 9.7.13.4).
-        let bracketed = form == Form::FenceProxyTensormap && k == 0;
-        let want_addr = (slot.is_address() || bracketed) && !lenient;
+        let want_addr = slot.is_address() && !lenient;
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
         if want_addr && !is_addr {
             cx.error(
@@ -593,8 +627,8 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
         // The other direction: an address where the pattern names a value (`[meta]` of
         // tcgen05.mma.sp in the place of the dense form's `idesc`; ptxas: "Arguments mismatch").
         // tcgen05.mma's `a` is a descriptor or a tensor-memory address `[ta]` (PTX ISA
-        // 9.7.16.10.9), fence.proxy.tensormap's `addr` is bracketed (9.7.13.4).
-        let either = bracketed || (name == "a" && pattern.mnemonic() == "tcgen05");
+        // 9.7.16.10.9).
+        let either = name == "a" && pattern.mnemonic() == "tcgen05";
         if !want_addr && !lenient && !either && is_addr {
             cx.error(
                 ErrorKind::OperandKind,
@@ -615,48 +649,5 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
                 format!("operand {k} of `{op}` is one register `{name}`: it writes no predicate"),
             );
         }
-    }
-}
-
-/// Operand counts that depend on the modifiers. (Immediate ranges are rules of the rows:
-/// [`crate::forms::rules`].)
-pub(crate) fn counts(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-    let op = i.opcode();
-    use Form::*;
-    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
-    let n = i.operands.len();
-    let mut count = |ok: bool, why: &str| {
-        if !ok {
-            cx.error(
-                ErrorKind::OperandCount,
-                pos,
-                format!("`{op}` {why}, not {n}"),
-            );
-        }
-    };
-    match form {
-        // PTX ISA 9.7.5.2/9.7.5.1: a boolean operation combines with the predicate `c`.
-        SetpInt | SetpF32 | SetpF64 | SetpF16 | SetpBf16 | Set => {
-            let boolean = has("and") || has("or") || has("xor");
-            let base = 3;
-            count(
-                n == base + usize::from(boolean),
-                if boolean {
-                    "with a boolean operation takes the predicate `c` too"
-                } else {
-                    "takes `c` only with a boolean operation"
-                },
-            );
-        }
-        // PTX ISA 9.7.13.4: the acquire form names the address and size; release names none.
-        FenceProxyTensormap => count(
-            if has("acquire") { n == 2 } else { n == 0 },
-            if has("acquire") {
-                "(acquire) takes the address and the size"
-            } else {
-                "(release) takes no operands"
-            },
-        ),
-        _ => {}
     }
 }

@@ -5,7 +5,10 @@
 
 use std::sync::LazyLock;
 
-use super::{Count, Form, Rule, Values, excludes, imm, needs, number, operands_with, range, regs};
+use super::{
+    Check, Count, Form, Rule, Values, VideoShape, excludes, imm, needs, number, operands_with,
+    range, regs,
+};
 
 /// A shape modifier as a one-element `when` list.
 fn shape(s: &'static str) -> &'static [&'static str] {
@@ -116,6 +119,46 @@ const VIDEO_OP2: [Form; 8] = [
     Form::Vshl,
     Form::Vshr,
     Form::Vset,
+];
+
+/// The video rows by how their operands take selectors and negation (PTX ISA 9.7.18).
+const VIDEO_SHAPES: [(&[Form], VideoShape, &str); 4] = [
+    (
+        &VIDEO_OP2,
+        VideoShape::Scalar,
+        "9.7.18.1 scalar video instructions: a{.asel}, b{.bsel}, d.dsel in the merge form",
+    ),
+    (
+        &[Form::Vmad],
+        VideoShape::Mad,
+        "9.7.18.1.3 vmad: {-}a{.asel}, {-}b{.bsel}, {-}c; (a*b) or c negated",
+    ),
+    (
+        &[
+            Form::Vadd2,
+            Form::Vsub2,
+            Form::Vavrg2,
+            Form::Vabsdiff2,
+            Form::Vmin2,
+            Form::Vmax2,
+            Form::Vset2,
+        ],
+        VideoShape::Simd2,
+        "9.7.18.2.1/9.7.18.2.2 SIMD video on half-words: d{.mask}, a{.asel}, b{.bsel}",
+    ),
+    (
+        &[
+            Form::Vadd4,
+            Form::Vsub4,
+            Form::Vavrg4,
+            Form::Vabsdiff4,
+            Form::Vmin4,
+            Form::Vmax4,
+            Form::Vset4,
+        ],
+        VideoShape::Simd4,
+        "9.7.18.2.3/9.7.18.2.4 SIMD video on bytes: d{.mask}, a{.asel}, b{.bsel}",
+    ),
 ];
 
 /// True when the row's pattern has the modifier `m`.
@@ -435,6 +478,15 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     for form in VIDEO_OP2 {
         for op in ["add", "min", "max"] {
             out.push(operands_with(form, op, 4, S_VIDEO_OP2));
+        }
+    }
+    for (forms, shape, section) in VIDEO_SHAPES {
+        for form in forms {
+            out.push(Rule {
+                form: *form,
+                check: Check::Video(shape),
+                section,
+            });
         }
     }
     out
