@@ -3,8 +3,9 @@
 //! every other alternative of each element of the row's pattern (an optional one also left out),
 //! numbers in `*` modifiers (`m64n*k16`, `x*`) from a probe list, and every position swapped for
 //! each modifier of the rows that share the mnemonic (the same and the neighbouring families).
-//! Each variant keeps the catalog's operands. ptxas 13.0 and `ptxkit check` judge every variant;
-//! the per-family counts are printed (`--nocapture`).
+//! Each variant keeps the catalog's operands; a video row's variants also write every selector
+//! and negation on each of its operands (on its first target). ptxas 13.0 and `ptxkit check`
+//! judge every variant; the per-family counts are printed (`--nocapture`).
 //!
 //! Variants are batched: one kernel per (row, target) holds up to [`BATCH`] variant lines, and a
 //! rejection is attributed by the line ptxas names. ptxas stops at a syntax error, so a batch that
@@ -167,6 +168,56 @@ fn variants(p: &Pattern, opcode: &str) -> BTreeSet<String> {
     out
 }
 
+/// Selectors tried on each operand of a video instruction (PTX ISA 9.7.18): legal and illegal ones
+/// of each shape (scalar `.b0`..`.h1`, SIMD masks `.h10`, `.b31`, sources `.h32`, `.b7654`).
+const SELECTORS: &[&str] = &[
+    "b0", "b3", "b4", "h0", "h1", "h2", "h10", "h01", "h32", "h33", "h333", "b31", "b13", "b3210",
+    "b0123", "b7654", "b765", "b8888", "x",
+];
+
+/// Operand variants of a video row's instruction (`operands` as written after the opcode, `;`
+/// included): each selector on each operand, every set of negated sources, and, for a three-operand
+/// base, the same on the merge form with a fourth operand `c` (where `d` takes a selector).
+fn video_operands(operands: &str) -> Vec<String> {
+    let Some((list, tail)) = operands.split_once(';') else {
+        return Vec::new();
+    };
+    let base: Vec<String> = list.split(',').map(|o| o.trim().to_string()).collect();
+    let mut forms = vec![base.clone()];
+    if base.len() == 3 {
+        let mut merge = base.clone();
+        merge.push(base[0].clone());
+        forms.push(merge);
+    }
+    let mut out = Vec::new();
+    let join = |ops: &[String]| format!(" {};{tail}", ops.join(", "));
+    for ops in &forms {
+        out.push(join(ops));
+        for k in 0..ops.len() {
+            for sel in SELECTORS {
+                let mut v = ops.clone();
+                v[k] = format!("{}.{sel}", ops[k]);
+                out.push(join(&v));
+            }
+        }
+        for mask in 1u32..(1 << ops.len()) {
+            let v: Vec<String> = ops
+                .iter()
+                .enumerate()
+                .map(|(k, o)| {
+                    if mask & (1 << k) != 0 {
+                        format!("-{o}")
+                    } else {
+                        o.clone()
+                    }
+                })
+                .collect();
+            out.push(join(&v));
+        }
+    }
+    out
+}
+
 /// One variant's verdicts.
 struct Verdict {
     row: &'static str,
@@ -307,10 +358,19 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             let l = text.lines().nth(line).unwrap_or("").to_string();
             let (guard, opcode, rest) = split_line(&l);
             let opcodes: Vec<String> = variants(spec.form.pattern(), &opcode).into_iter().collect();
-            let lines: Vec<String> = opcodes
+            let mut lines: Vec<String> = opcodes
                 .iter()
                 .map(|o| format!("{guard}{o}{rest}"))
                 .collect();
+            let mut opcodes = opcodes;
+            // A video row's operands, on its first target: selectors and negations (the
+            // variant is named by its opcode and operands).
+            if spec.section.starts_with("9.7.18") && Some(&t) == targets_of(spec.form).first() {
+                for ops in video_operands(&rest) {
+                    lines.push(format!("{guard}{opcode}{ops}"));
+                    opcodes.push(format!("{opcode}{}", ops.trim_end_matches(';')));
+                }
+            }
             jobs.push((spec.form, t, text, line, lines, opcodes));
         }
     }
@@ -333,7 +393,8 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
                             .into_iter()
                             .zip(opcodes)
                         {
-                            let mut parts = opcode.split('.');
+                            let op_only = opcode.split(' ').next().unwrap_or("");
+                            let mut parts = op_only.split('.');
                             let head = parts.next().unwrap_or("");
                             let mods: Vec<&str> = parts.collect();
                             let family = family_of(head, &mods).map_or(head, |f| f.name);

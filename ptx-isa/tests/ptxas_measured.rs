@@ -68,6 +68,14 @@ const TAKEN: &[(&str, &str, &str)] = &[
 
 /// Accepted by both as the manual writes it (rows that were missing or too narrow).
 const ACCEPTED: &[(&str, &str)] = &[
+    // PTX ISA 9.7.13.15.13: mbarrier.arrive.noComplete with or without `.release.cta`, on a
+    // `.shared{::cta}` or generic address, its state kept or sunk.
+    ("sm_80", "\tmbarrier.arrive.noComplete.shared.b64 _, [%r0], 1;"),
+    ("sm_80", "\tmbarrier.arrive.noComplete.shared::cta.b64 %rd1, [%r0], 1;"),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.release.cta.b64 %rd1, [%rd0], 1;",
+    ),
     (
         "sm_90",
         "\tst.async.cluster.mbarrier::complete_tx::bytes.u32 [%r0], %r1, [%r0+8];",
@@ -104,6 +112,52 @@ const ACCEPTED: &[(&str, &str)] = &[
 
 /// Refused by ptxas: (target, body, kind, line of the error, what it says).
 const REFUSED: &[(&str, &str, ErrorKind, u32, &str)] = &[
+    // ptxas 13.0: "Modifier '.shared::cluster' cannot be combined with modifier '.noComplete'",
+    // the same for `.cluster` and `.relaxed`; "'.release' requires scope"; "'.cta' requires
+    // order"; "Illegal modifier '.noComplete' for instruction 'mbarrier.arrive without count
+    // argument'".
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.shared::cluster.b64 _, [%r0], 1;",
+        ErrorKind::InvalidModifier,
+        15,
+        "is no form of",
+    ),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.release.cluster.shared.b64 %rd1, [%r0], 1;",
+        ErrorKind::InvalidModifier,
+        15,
+        "is no form of",
+    ),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.relaxed.cta.shared.b64 %rd1, [%r0], 1;",
+        ErrorKind::InvalidModifier,
+        15,
+        "is no form of",
+    ),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.release.shared.b64 %rd1, [%r0], 1;",
+        ErrorKind::InvalidModifier,
+        15,
+        "is no form of",
+    ),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.cta.shared.b64 %rd1, [%r0], 1;",
+        ErrorKind::InvalidModifier,
+        15,
+        "is no form of",
+    ),
+    (
+        "sm_90",
+        "\tmbarrier.arrive.noComplete.shared.b64 %rd1, [%r0];",
+        ErrorKind::OperandCount,
+        15,
+        "takes 3 operands",
+    ),
     (
         "sm_100a",
         "\ttcgen05.cp.cta_group::1.128x256b [%r1], %rd1;\n\ttcgen05.cp.cta_group::2.128x256b [%r1], %rd1;",

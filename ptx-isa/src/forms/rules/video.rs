@@ -7,7 +7,8 @@
 //!   have destination selector and secondary operation"); `c` takes none;
 //! - vmad (9.7.18.1.3): `a` and `b` as above, `d` and `c` none; `a`, `b` and `c` may be negated,
 //!   but not the product (`a` xor `b`) and `c` both ("Operand negation limited to either (source A
-//!   xor source B) or source C");
+//!   xor source B) or source C"); the other video instructions take `-a, -b` together (the two
+//!   negations cancel) and no other negation ("Operand negation not allowed");
 //! - SIMD on half-words (9.7.18.2.1/2): `d` takes the mask `.h0`, `.h1` or `.h10`; `a` and `b`
 //!   `.hxy` with x, y in 0..=3; `c` none;
 //! - SIMD on bytes (9.7.18.2.3/4): `d` takes a mask `.b` with digits of 0..=3 in descending order
@@ -105,7 +106,7 @@ pub(super) fn check(shape: Option<VideoShape>, i: &Instruction) -> Option<String
             }
         }
         if *neg {
-            if shape != VideoShape::Mad || k == 0 {
+            if k == 0 {
                 return Some(format!("operand {k} (`{o}`) cannot be negated"));
             }
             if let Some(n) = negated.get_mut(k) {
@@ -113,10 +114,19 @@ pub(super) fn check(shape: Option<VideoShape>, i: &Instruction) -> Option<String
             }
         }
     }
-    if (negated[1] != negated[2]) && negated[3] {
-        return Some("the product (a or b negated) and c cannot both be negated".to_string());
+    // ptxas 13.0 reads `-a` and `-b` as one negation of the pair (both cancel, on every video
+    // instruction): vmad takes it or `-c`, the others neither.
+    let pair = negated[1] != negated[2];
+    match shape {
+        Some(VideoShape::Mad) if pair && negated[3] => {
+            Some("the product (a or b negated) and c cannot both be negated".to_string())
+        }
+        Some(VideoShape::Mad) | None => None,
+        Some(_) if pair || negated[3] => {
+            Some("only vmad negates its operands (`-a, -b` together cancel)".to_string())
+        }
+        Some(_) => None,
     }
-    None
 }
 
 #[cfg(test)]
