@@ -429,6 +429,40 @@ fn div_writes_exactly_what_its_rows_allow() {
     t.finish("div x mode x .ftz");
 }
 
+/// `set.eq.D.T d, a, b` for a pair of register types: the builder writes it iff the row allows it.
+fn set<D: ty::RegType, T: ty::RegType>(t: &mut Tally) {
+    let (dt, st) = (D::TYPE, T::TYPE);
+    let opcode = format!("set.eq{dt}{st}");
+    let text = format!(
+        ".version 9.0\n.target {TARGET}\n.address_size 64\n\n.visible .entry t()\n{{\n\
+         \t.reg {dt} d;\n\t.reg {st} a;\n\t{opcode} d, a, a;\n\tret;\n}}\n"
+    );
+    let row = errors(&text);
+    let wrote = |built: &str| {
+        (!built.contains(&format!("\t{opcode} ")))
+            .then(|| format!("builder asked for `{opcode}` writes something else:\n{built}"))
+    };
+    let write = |k: &mut FunctionBuilder| {
+        let (d, a) = (k.reg::<D>(), k.reg::<T>());
+        k.set(CmpOp::Eq, d, a, a)
+    };
+    t.record(&opcode, &row, build(&write), &wrote);
+}
+
+#[test]
+fn set_writes_exactly_what_its_row_allows() {
+    let mut t = Tally::default();
+    each_type!(set_for, t);
+    t.finish("set x destination and source types");
+}
+
+/// [`set`] with destination type `D` and every source type.
+fn set_for<D: ty::RegType>(t: &mut Tally) {
+    let mut all = std::mem::take(t);
+    each_type!(set, all, D);
+    *t = all;
+}
+
 #[test]
 fn setp_writes_exactly_what_its_rows_allow() {
     let mut t = Tally::default();

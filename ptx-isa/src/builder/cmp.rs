@@ -2,7 +2,7 @@
 //! Precision Comparison Instructions").
 
 use super::FunctionBuilder;
-use crate::error::{ErrorKind, Result};
+use crate::error::Result;
 use crate::forms::Form;
 use crate::instr::{Instruction, Operand, Src};
 use crate::reg::{Pred, Reg, ty};
@@ -212,7 +212,8 @@ impl FunctionBuilder {
         self.emit(Form::Selp, i)
     }
 
-    /// `set.op.D.T d, a, b`: `d` is all ones (integers) or 1.0 (f32) when the comparison holds.
+    /// `set.op.D.T d, a, b`: `d` is all ones (integers) or 1.0 (f32) when the comparison holds
+    /// (`D` is `.u32`, `.s32` or `.f32`; `T` an integer, bit-size, `.f32` or `.f64` type).
     pub fn set<D: ty::RegType, T: ty::RegType>(
         &mut self,
         op: CmpOp,
@@ -220,18 +221,9 @@ impl FunctionBuilder {
         a: impl Into<Src<T>>,
         b: impl Into<Src<T>>,
     ) -> Result<()> {
+        // Which destination and source types `set` takes is its row's (PTX ISA 9.7.5.1),
+        // checked by `emit`.
         let (dt, t) = (D::TYPE, T::TYPE);
-        if !matches!(dt, ScalarType::U32 | ScalarType::S32 | ScalarType::F32) {
-            return Err(self.err(
-                ErrorKind::OperandType,
-                "set",
-                format!("set writes .u32, .s32 or .f32, not {dt}"),
-            ));
-        }
-        let form = self.setp_form("set", t)?;
-        if form != Form::SetpInt && form != Form::SetpF32 && form != Form::SetpF64 {
-            return Err(self.no_form("set", "set", t));
-        }
         let i = Instruction::new("set")
             .modifier(op.name())
             .ty(dt)
