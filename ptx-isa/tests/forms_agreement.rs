@@ -14,7 +14,8 @@
 //!
 //! The disagreements left are listed in `tests/agreement_known.txt` (one per line: direction,
 //! row, target, opcode); the test fails when a new one appears or a listed one is gone, so the list only
-//! shrinks by fixing the table. `BLESS=1` rewrites it.
+//! shrinks by fixing the table. The per-family counts are also the table that ends `AGREEMENT.md`,
+//! which must be current. `BLESS=1` rewrites both.
 
 mod support;
 
@@ -457,6 +458,28 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
         total.missed,
         total.false_alarm
     );
+    // The same counts as the table of `AGREEMENT.md`, which must be current (`BLESS=1` rewrites
+    // it): after its heading, up to the end of the file.
+    let version = ptxas.version();
+    let mut table = format!(
+        "## Per family (ptxas {})\n\n\
+         | family | variants | both accept | both reject | missed | f-alarm |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: |\n",
+        version.rsplit_once(", V").map_or(version, |(_, v)| v)
+    );
+    for (family, t) in &by_family {
+        table.push_str(&format!(
+            "| `{family}` | {} | {} | {} | {} | {} |\n",
+            t.variants, t.both_accept, t.both_reject, t.missed, t.false_alarm
+        ));
+    }
+    table.push_str(&format!(
+        "| **total** | **{}** | **{}** | **{}** | **{}** | **{}** |\n",
+        total.variants, total.both_accept, total.both_reject, total.missed, total.false_alarm
+    ));
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("AGREEMENT.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap_or_default();
+    let prose = doc.split("## Per family").next().unwrap_or("").to_string();
     let known_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agreement_known.txt");
     let listed: BTreeSet<String> = std::fs::read_to_string(&known_path)
         .unwrap_or_default()
@@ -474,6 +497,9 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             s.push('\n');
         }
         std::fs::write(&known_path, s).unwrap();
+        if only.is_none() {
+            std::fs::write(&doc_path, format!("{prose}{table}")).unwrap();
+        }
         return;
     }
     if only.is_some() {
@@ -487,6 +513,10 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
         );
         return;
     }
+    assert!(
+        doc.ends_with(&table),
+        "AGREEMENT.md's per-family table is not current (BLESS=1 rewrites it); now:\n{table}"
+    );
     let new: Vec<&String> = disagreements.difference(&listed).collect();
     let gone: Vec<&String> = listed.difference(&disagreements).collect();
     assert!(

@@ -407,22 +407,14 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             S_TC_SP_LANES,
         ));
     }
-    // The SIMD video instructions take .sat or .add, not both (ptxas 13.0).
-    for form in [
-        Form::Vadd2,
-        Form::Vsub2,
-        Form::Vavrg2,
-        Form::Vabsdiff2,
-        Form::Vmin2,
-        Form::Vmax2,
-        Form::Vadd4,
-        Form::Vsub4,
-        Form::Vavrg4,
-        Form::Vabsdiff4,
-        Form::Vmin4,
-        Form::Vmax4,
-    ] {
-        out.push(excludes(form, &["sat"], &["add"], S_SIMD_SAT));
+    // The SIMD video instructions take .sat or .add, not both (ptxas 13.0; vset2/vset4 have
+    // no .sat).
+    for (forms, shape, _) in VIDEO_SHAPES {
+        if matches!(shape, VideoShape::Simd2 | VideoShape::Simd4) {
+            for &form in forms.iter().filter(|f| row_has(**f, "sat")) {
+                out.push(excludes(form, &["sat"], &["add"], S_SIMD_SAT));
+            }
+        }
     }
     for (form, operand) in COORDS {
         for (when, n) in GEOMETRY {
