@@ -26,7 +26,10 @@ fn the_builder_writes_a_list_then_the_branch() {
         lines.contains(&"$T__0: .branchtargets $L__0, $L__1, $L__2, $L__0;".to_string()),
         "{lines:?}"
     );
-    assert!(lines.contains(&"brx.idx %r0, $T__0;".to_string()), "{lines:?}");
+    assert!(
+        lines.contains(&"brx.idx %r0, $T__0;".to_string()),
+        "{lines:?}"
+    );
     assert!(
         lines.contains(&"@%p0 brx.idx.uni %r0, $T__0;".to_string()),
         "{lines:?}"
@@ -39,7 +42,7 @@ fn the_builder_refuses_what_ptxas_refuses() {
     let e = support::error_on(Target::Sm80, |_, k| k.branch_targets(&[]).map(|_| ()));
     assert_eq!(e.kind, ErrorKind::OperandCount);
     // A list of another function.
-    let mut m = Module::new(Target::Sm80);
+    let m = Module::new(Target::Sm80);
     let mut other = m.entry("other");
     let l = other.label();
     let foreign = other.branch_targets(&[l]).unwrap();
@@ -73,35 +76,98 @@ fn kernel(body: &str) -> String {
 
 /// Bodies ptxas 13.0 was measured on: (body, whether ptxas accepts it).
 const CASES: &[(&str, bool)] = &[
-    ("ts: .branchtargets $L__0, $L__1;\nbrx.idx %r1, ts;\n$L__0: ret;\n$L__1: ret;", true),
-    ("ts: .branchtargets $L__0, $L__1;\nbrx.idx.uni %r1, ts;\n$L__0: ret;\n$L__1: ret;", true),
-    ("ts: .branchtargets $L__0, $L__1;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 brx.idx %r1, ts;\n$L__0: ret;\n$L__1: ret;", true),
-    ("$L__0: ret;\n$L__1: ret;\nts: .branchtargets $L__0, $L__1;\nbrx.idx %r1, ts;", true),
-    ("ts: .branchtargets $L__0, $L__0;\nbrx.idx %r1, ts;\n$L__0: ret;", true),
-    ("ts: .branchtargets $L__0;\nbrx.idx %s1, ts;\n$L__0: ret;", true),
-    ("ts: .branchtargets $L__0;\nbrx.idx 1, ts;\n$L__0: ret;", true),
-    ("ts: .branchtargets $L__0;\nbrx.idx.uni.uni %r1, ts;\n$L__0: ret;", true),
+    (
+        "ts: .branchtargets $L__0, $L__1;\nbrx.idx %r1, ts;\n$L__0: ret;\n$L__1: ret;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0, $L__1;\nbrx.idx.uni %r1, ts;\n$L__0: ret;\n$L__1: ret;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0, $L__1;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 brx.idx %r1, ts;\n$L__0: ret;\n$L__1: ret;",
+        true,
+    ),
+    (
+        "$L__0: ret;\n$L__1: ret;\nts: .branchtargets $L__0, $L__1;\nbrx.idx %r1, ts;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0, $L__0;\nbrx.idx %r1, ts;\n$L__0: ret;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %s1, ts;\n$L__0: ret;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx 1, ts;\n$L__0: ret;",
+        true,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx.uni.uni %r1, ts;\n$L__0: ret;",
+        true,
+    ),
     // An index of another type ("Arguments mismatch").
-    ("ts: .branchtargets $L__0;\nbrx.idx %rs1, ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx %f1, ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx %rd1, ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx %p1, ts;\n$L__0: ret;", false),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %rs1, ts;\n$L__0: ret;",
+        false,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %f1, ts;\n$L__0: ret;",
+        false,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %rd1, ts;\n$L__0: ret;",
+        false,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %p1, ts;\n$L__0: ret;",
+        false,
+    ),
     // A type or another modifier ("Unexpected instruction types", "Illegal modifier").
-    ("ts: .branchtargets $L__0;\nbrx.idx.s32 %r1, ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx.uni.aligned %r1, ts;\n$L__0: ret;", false),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx.s32 %r1, ts;\n$L__0: ret;",
+        false,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx.uni.aligned %r1, ts;\n$L__0: ret;",
+        false,
+    ),
     // A label that is not placed, or not visible to the list ("Unknown symbol").
-    ("ts: .branchtargets $L__0, $L__9;\nbrx.idx %r1, ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx %r1, ts;\n{\n$L__0: ret;\n}", false),
+    (
+        "ts: .branchtargets $L__0, $L__9;\nbrx.idx %r1, ts;\n$L__0: ret;",
+        false,
+    ),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %r1, ts;\n{\n$L__0: ret;\n}",
+        false,
+    ),
     // The list used before it is declared ("Label expected for forward reference").
-    ("brx.idx %r1, ts;\nts: .branchtargets $L__0;\n$L__0: ret;", false),
+    (
+        "brx.idx %r1, ts;\nts: .branchtargets $L__0;\n$L__0: ret;",
+        false,
+    ),
     // The list declared in a block the branch is outside of.
-    ("{\nts: .branchtargets $L__0;\n}\nbrx.idx %r1, ts;\n$L__0: ret;", false),
+    (
+        "{\nts: .branchtargets $L__0;\n}\nbrx.idx %r1, ts;\n$L__0: ret;",
+        false,
+    ),
     // Two definitions of the name ("Duplicate definition of label").
-    ("ts: .branchtargets $L__0;\nts: .branchtargets $L__0;\nbrx.idx %r1, ts;\n$L__0: ret;", false),
+    (
+        "ts: .branchtargets $L__0;\nts: .branchtargets $L__0;\nbrx.idx %r1, ts;\n$L__0: ret;",
+        false,
+    ),
     // A label where the list goes, a list where a label goes, an operand too many.
-    ("ts: .branchtargets $L__0;\nbrx.idx %r1, $L__0;\n$L__0: ret;", false),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %r1, $L__0;\n$L__0: ret;",
+        false,
+    ),
     ("ts: .branchtargets $L__0;\nbra ts;\n$L__0: ret;", false),
-    ("ts: .branchtargets $L__0;\nbrx.idx %r1, ts, ts;\n$L__0: ret;", false),
+    (
+        "ts: .branchtargets $L__0;\nbrx.idx %r1, ts, ts;\n$L__0: ret;",
+        false,
+    ),
 ];
 
 #[test]

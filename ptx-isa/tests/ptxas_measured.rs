@@ -70,8 +70,14 @@ const TAKEN: &[(&str, &str, &str)] = &[
 const ACCEPTED: &[(&str, &str)] = &[
     // PTX ISA 9.7.13.15.13: mbarrier.arrive.noComplete with or without `.release.cta`, on a
     // `.shared{::cta}` or generic address, its state kept or sunk.
-    ("sm_80", "\tmbarrier.arrive.noComplete.shared.b64 _, [%r0], 1;"),
-    ("sm_80", "\tmbarrier.arrive.noComplete.shared::cta.b64 %rd1, [%r0], 1;"),
+    (
+        "sm_80",
+        "\tmbarrier.arrive.noComplete.shared.b64 _, [%r0], 1;",
+    ),
+    (
+        "sm_80",
+        "\tmbarrier.arrive.noComplete.shared::cta.b64 %rd1, [%r0], 1;",
+    ),
     (
         "sm_90",
         "\tmbarrier.arrive.noComplete.release.cta.b64 %rd1, [%rd0], 1;",

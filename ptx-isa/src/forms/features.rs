@@ -163,10 +163,8 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
         v.push(Form::MbarrierArriveCount);
     }
     // PTX ISA 9.7.13.15.13: the sink `_` as mbarrier.arrive's state is PTX 7.1.
-    if matches!(
-        form,
-        Form::MbarrierArrive | Form::MbarrierArriveNoComplete
-    ) && matches!(i.operands.first(), Some(crate::instr::Operand::Sink))
+    if matches!(form, Form::MbarrierArrive | Form::MbarrierArriveNoComplete)
+        && matches!(i.operands.first(), Some(crate::instr::Operand::Sink))
     {
         v.push(Form::MbarrierArriveSink);
     }

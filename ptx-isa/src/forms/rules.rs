@@ -9,9 +9,9 @@ use super::syntax::token_matches;
 
 mod coverage;
 mod video;
-pub use video::VideoShape;
 use crate::error::ErrorKind;
 use crate::instr::{Imm, Instruction, Operand};
+pub use video::VideoShape;
 
 /// A set of legal numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -447,10 +447,8 @@ const S_LDST_HINT: &str =
     "9.7.9.8 ld / 9.7.9.11 st: the cache-policy operand comes with .L2::cache_hint";
 const S_MBAR_CLUSTER: &str =
     "9.7.13.15.13 mbarrier.arrive: with .shared::cluster the state destination is the sink _";
-const S_BOOL_C: &str =
-    "9.7.5.1 set / 9.7.5.2 setp: a boolean operation .and, .or or .xor combines with the predicate c";
-const S_TENSORMAP_FENCE: &str =
-    "9.7.13.4 fence.proxy.tensormap: the acquire form names the address and the size, the release form none";
+const S_BOOL_C: &str = "9.7.5.1 set / 9.7.5.2 setp: a boolean operation .and, .or or .xor combines with the predicate c";
+const S_TENSORMAP_FENCE: &str = "9.7.13.4 fence.proxy.tensormap: the acquire form names the address and the size, the release form none";
 const S_MBAR_COUNT: &str =
     "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
 const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
@@ -530,8 +528,18 @@ pub static RULES: &[Rule] = &[
     ),
     // PTX ISA 9.7.13.4: the acquire form of fence.proxy.tensormap names the address and the
     // size; the release form names none.
-    operand_with(Form::FenceProxyTensormap, "[addr]", "acquire", S_TENSORMAP_FENCE),
-    operand_with(Form::FenceProxyTensormap, "size", "acquire", S_TENSORMAP_FENCE),
+    operand_with(
+        Form::FenceProxyTensormap,
+        "[addr]",
+        "acquire",
+        S_TENSORMAP_FENCE,
+    ),
+    operand_with(
+        Form::FenceProxyTensormap,
+        "size",
+        "acquire",
+        S_TENSORMAP_FENCE,
+    ),
     operands_with(Form::MbarrierArriveDrop, "noComplete", 3, S_MBAR_COUNT),
     operands_with(Form::MbarrierArriveDrop, "expect_tx", 3, S_MBAR_COUNT),
     // PTX ISA 9.7.16.10.10: the CTA mask comes with .multicast::cluster.
@@ -1957,9 +1965,10 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     for (k, (slot, m, section)) in (required..).zip(brought) {
         if !slot.starts_with('[')
             && matches!(
-            i.operands.get(k),
-            Some(Operand::Vector(_) | Operand::Addr(_) | Operand::Tensor { .. })
-        ) {
+                i.operands.get(k),
+                Some(Operand::Vector(_) | Operand::Addr(_) | Operand::Tensor { .. })
+            )
+        {
             return Err(Violation {
                 kind: ErrorKind::OperandKind,
                 message: format!(

@@ -11,8 +11,8 @@ use super::resolve::{Resolution, resolve};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
-    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module, Param, ParamKind,
-    RegDecl, RegName, Statement, Variable,
+    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module,
+    Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};
@@ -978,13 +978,14 @@ impl<'a> Parser<'a> {
                     // `name: .branchtargets L0, L1;` (PTX ISA 11.3.1).
                     if matches!(self.peek_at(2), Some(x) if self.text(x) == ".branchtargets") {
                         self.pos += 3;
-                        let labels = self.comma_list(b';', "labels in one `.branchtargets`", |p| {
-                            let name = p.ident()?;
-                            Ok(match canonical_label(name) {
-                                Some(l) => Operand::Label(l),
-                                None => Operand::Symbol(Cow::Owned(name.to_string())),
-                            })
-                        })?;
+                        let labels =
+                            self.comma_list(b';', "labels in one `.branchtargets`", |p| {
+                                let name = p.ident()?;
+                                Ok(match canonical_label(name) {
+                                    Some(l) => Operand::Label(l),
+                                    None => Operand::Symbol(Cow::Owned(name.to_string())),
+                                })
+                            })?;
                         let b = BranchTargets {
                             name: text.to_string(),
                             labels,

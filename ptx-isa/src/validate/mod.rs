@@ -481,19 +481,20 @@ fn function(
             }
             Statement::Instr(i) => {
                 across.instruction(cx, f, i, pos);
-                let env = operands::Env {
-                    scopes: &scopes,
-                    locals: &locals,
-                    label_visible: &|name: &str| label_visible(block_of[k], name),
-                    target_list: &|name: &str| {
-                        if !is_list(name) {
-                            return None;
-                        }
-                        Some(lists.iter().any(|(n, at, b)| {
-                            *n == name && *at < k && encloses(*b, block_of[k])
-                        }))
-                    },
-                };
+                let env =
+                    operands::Env {
+                        scopes: &scopes,
+                        locals: &locals,
+                        label_visible: &|name: &str| label_visible(block_of[k], name),
+                        target_list: &|name: &str| {
+                            if !is_list(name) {
+                                return None;
+                            }
+                            Some(lists.iter().any(|(n, at, b)| {
+                                *n == name && *at < k && encloses(*b, block_of[k])
+                            }))
+                        },
+                    };
                 instruction(cx, &env, i, pos);
             }
             _ => {}

@@ -36,7 +36,7 @@ pub enum VideoShape {
 const SCALAR: &[&str] = &["b0", "b1", "b2", "b3", "h0", "h1"];
 
 /// The digits of a selector `prefix` + digits, each at most `max`.
-fn digits<'a>(sel: &'a str, prefix: char, max: u8) -> Option<&'a [u8]> {
+fn digits(sel: &str, prefix: char, max: u8) -> Option<&[u8]> {
     let d = sel.strip_prefix(prefix)?.as_bytes();
     (!d.is_empty() && d.iter().all(|b| (b'0'..=b'0' + max).contains(b))).then_some(d)
 }
@@ -61,9 +61,7 @@ impl VideoShape {
     /// What operand `k` takes, for the message.
     fn describe(self, k: usize) -> &'static str {
         match (self, k) {
-            (VideoShape::Scalar, 0) => {
-                ".b0-.b3, .h0, .h1, only with c and no secondary operation"
-            }
+            (VideoShape::Scalar, 0) => ".b0-.b3, .h0, .h1, only with c and no secondary operation",
             (VideoShape::Scalar | VideoShape::Mad, 1 | 2) => ".b0, .b1, .b2, .b3, .h0, .h1",
             (VideoShape::Simd2, 0) => ".h0, .h1, .h10",
             (VideoShape::Simd2, 1 | 2) => ".hxy with x, y in 0..=3",
