@@ -365,6 +365,18 @@ const fn regs(
     }
 }
 
+/// A braced operand that always holds `n` registers, when the type condition (if any) holds.
+const fn frag(
+    form: Form,
+    operand: usize,
+    what: &'static str,
+    ty: Option<TypeIs>,
+    n: usize,
+    section: &'static str,
+) -> Rule {
+    regs(form, operand, what, &[], ty, Count::Fixed(n), section)
+}
+
 /// The type at `position` is one of `types`.
 const fn ty(position: usize, types: &'static [&'static str]) -> Option<TypeIs> {
     Some(TypeIs { position, types })
@@ -656,44 +668,12 @@ pub static RULES: &[Rule] = &[
     needs(Form::RedAsync, "max", &["u32", "s32"], S_RED_ASYNC),
     // mma.m16n8k16 (PTX ISA 9.7.14.5.14): bf16 with f32 accumulators, and the fragments.
     excludes(Form::MmaF16, &["bf16"], &["f16"], S_MMA_BF16),
-    regs(
-        Form::MmaF16,
-        0,
-        "d",
-        &[],
-        ty(0, &["f32"]),
-        Count::Fixed(4),
-        S_MMA_REGS,
-    ),
-    regs(
-        Form::MmaF16,
-        0,
-        "d",
-        &[],
-        ty(0, &["f16"]),
-        Count::Fixed(2),
-        S_MMA_REGS,
-    ),
-    regs(Form::MmaF16, 1, "a", &[], None, Count::Fixed(4), S_MMA_REGS),
-    regs(Form::MmaF16, 2, "b", &[], None, Count::Fixed(2), S_MMA_REGS),
-    regs(
-        Form::MmaF16,
-        3,
-        "c",
-        &[],
-        ty(3, &["f32"]),
-        Count::Fixed(4),
-        S_MMA_REGS,
-    ),
-    regs(
-        Form::MmaF16,
-        3,
-        "c",
-        &[],
-        ty(3, &["f16"]),
-        Count::Fixed(2),
-        S_MMA_REGS,
-    ),
+    frag(Form::MmaF16, 0, "d", ty(0, &["f32"]), 4, S_MMA_REGS),
+    frag(Form::MmaF16, 0, "d", ty(0, &["f16"]), 2, S_MMA_REGS),
+    frag(Form::MmaF16, 1, "a", None, 4, S_MMA_REGS),
+    frag(Form::MmaF16, 2, "b", None, 2, S_MMA_REGS),
+    frag(Form::MmaF16, 3, "c", ty(3, &["f32"]), 4, S_MMA_REGS),
+    frag(Form::MmaF16, 3, "c", ty(3, &["f16"]), 2, S_MMA_REGS),
     // wgmma accumulators (PTX ISA 9.7.15.5.1): N/2 32-bit or N/4 packed f16 registers.
     excludes(Form::WgmmaF16, &["bf16"], &["f16"], S_WGMMA_BF16),
     regs(
@@ -774,42 +754,10 @@ pub static RULES: &[Rule] = &[
         },
         S_WGMMA_REGS,
     ),
-    regs(
-        Form::WgmmaF16,
-        1,
-        "a",
-        &[],
-        None,
-        Count::Fixed(4),
-        S_WGMMA_REGS,
-    ),
-    regs(
-        Form::WgmmaTf32,
-        1,
-        "a",
-        &[],
-        None,
-        Count::Fixed(4),
-        S_WGMMA_REGS,
-    ),
-    regs(
-        Form::WgmmaF8,
-        1,
-        "a",
-        &[],
-        None,
-        Count::Fixed(4),
-        S_WGMMA_REGS,
-    ),
-    regs(
-        Form::WgmmaI8,
-        1,
-        "a",
-        &[],
-        None,
-        Count::Fixed(4),
-        S_WGMMA_REGS,
-    ),
+    frag(Form::WgmmaF16, 1, "a", None, 4, S_WGMMA_REGS),
+    frag(Form::WgmmaTf32, 1, "a", None, 4, S_WGMMA_REGS),
+    frag(Form::WgmmaF8, 1, "a", None, 4, S_WGMMA_REGS),
+    frag(Form::WgmmaI8, 1, "a", None, 4, S_WGMMA_REGS),
     // ldmatrix/stmatrix (PTX ISA 9.7.14.5.15/16): one register per 8x8 matrix.
     regs(
         Form::Ldmatrix,
@@ -1068,42 +1016,10 @@ pub static RULES: &[Rule] = &[
     wmma(Form::WmmaStore, 1, &[], &["f32", "s32"], 8),
     wmma(Form::WmmaMma, 0, &[], &["f16"], 4),
     wmma(Form::WmmaMma, 0, &[], &["f32"], 8),
-    regs(
-        Form::WmmaMma,
-        1,
-        "a",
-        &[],
-        None,
-        Count::Fixed(8),
-        S_WMMA_REGS,
-    ),
-    regs(
-        Form::WmmaMma,
-        2,
-        "b",
-        &[],
-        None,
-        Count::Fixed(8),
-        S_WMMA_REGS,
-    ),
-    regs(
-        Form::WmmaMma,
-        3,
-        "c",
-        &[],
-        ty(1, &["f16"]),
-        Count::Fixed(4),
-        S_WMMA_REGS,
-    ),
-    regs(
-        Form::WmmaMma,
-        3,
-        "c",
-        &[],
-        ty(1, &["f32"]),
-        Count::Fixed(8),
-        S_WMMA_REGS,
-    ),
+    frag(Form::WmmaMma, 1, "a", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMma, 2, "b", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMma, 3, "c", ty(1, &["f16"]), 4, S_WMMA_REGS),
+    frag(Form::WmmaMma, 3, "c", ty(1, &["f32"]), 8, S_WMMA_REGS),
     // PTX ISA 9.7.1.1/9.7.1.2: "Saturation modifier ... Applies only to .s32 type."
     needs(
         Form::AddInt,

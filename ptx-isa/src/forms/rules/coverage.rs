@@ -6,8 +6,8 @@
 use std::sync::LazyLock;
 
 use super::{
-    Check, Count, Form, Rule, Values, VideoShape, excludes, imm, needs, number, operands_with,
-    range, regs,
+    Check, Count, Form, Rule, Values, VideoShape, excludes, frag, imm, needs, number,
+    operands_with, range, regs, ty,
 };
 
 /// A shape modifier as a one-element `when` list.
@@ -191,15 +191,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             range(0, 0xFFFF),
             S_PMEVENT,
         ),
-        regs(
-            Form::ClcQueryCtaidV4,
-            0,
-            "d",
-            &[],
-            None,
-            Count::Fixed(4),
-            S_CLC_V4,
-        ),
+        frag(Form::ClcQueryCtaidV4, 0, "d", None, 4, S_CLC_V4),
         // tex: coordinate types by geometry, .v2 with .f16x2 only.
         needs(Form::Tex, "cube", &["f32"], S_TEX_TYPES),
     ];
@@ -313,13 +305,12 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         }
     }
     for operand in [1, 2] {
-        out.push(regs(
+        out.push(frag(
             Form::MmaSpF8,
             operand,
             "the fragment",
-            &[],
             None,
-            Count::Fixed(4),
+            4,
             S_MMA_SP,
         ));
     }
@@ -329,7 +320,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             operand,
             "the accumulator",
             &[],
-            super::ty(position, &["f32"]),
+            ty(position, &["f32"]),
             Count::Fixed(4),
             S_MMA_SP,
         ));
@@ -338,20 +329,12 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             operand,
             "the accumulator",
             &[],
-            super::ty(position, &["f16"]),
+            ty(position, &["f16"]),
             Count::Fixed(2),
             S_MMA_SP,
         ));
         for form in [Form::MmaSpTf32, Form::MmaSpI8, Form::MmaSpF8] {
-            out.push(regs(
-                form,
-                operand,
-                "the accumulator",
-                &[],
-                None,
-                Count::Fixed(4),
-                S_MMA_SP,
-            ));
+            out.push(frag(form, operand, "the accumulator", None, 4, S_MMA_SP));
         }
     }
     // wgmma.mma_async.sp (PTX ISA 9.7.15.6.1): N as for the dense shapes; N/2 .f32/.s32 or N/4
@@ -365,7 +348,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ] {
         out.push(number(form, token, &[], values, S_WGMMA_SP));
         let halves = matches!(form, Form::WgmmaSpF16 | Form::WgmmaSpF8);
-        let wide = if halves { super::ty(0, &["f32"]) } else { None };
+        let wide = if halves { ty(0, &["f32"]) } else { None };
         out.push(regs(
             form,
             0,
@@ -385,7 +368,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 0,
                 "d",
                 &[],
-                super::ty(0, &["f16"]),
+                ty(0, &["f16"]),
                 Count::Scaled {
                     token,
                     mul: 1,
