@@ -563,14 +563,23 @@ mod tests {
         ArgDesc::tensor(dtype, shape, addr, 0)
     }
 
+    /// vadd's f32 tensors of lengths `n` at 0x1000, 0x2000 and 0x3000.
+    fn vadd_args(n: [usize; 3]) -> [ArgDesc; 3] {
+        [(n[0], 0x1000), (n[1], 0x2000), (n[2], 0x3000)].map(|(n, a)| t(ScalarType::F32, &[n], a))
+    }
+
+    /// The error of `$result` (a `check_and_pack`), asserted to match the pattern.
+    macro_rules! refused {
+        ($result:expr, $($pattern:tt)+) => {{
+            let e = $result.unwrap_err();
+            assert!(matches!(e, $($pattern)+), "{e}");
+            e
+        }};
+    }
+
     #[test]
     fn good_arguments_pack_pointers_and_the_extent() {
-        let args = [
-            t(ScalarType::F32, &[100], 0x1000),
-            t(ScalarType::F32, &[100], 0x2000),
-            t(ScalarType::F32, &[100], 0x3000),
-        ];
-        let (buf, symbols) = check_and_pack(&vadd(), &args, 0).unwrap();
+        let (buf, symbols) = check_and_pack(&vadd(), &vadd_args([100; 3]), 0).unwrap();
         assert_eq!(symbols.get("n"), Some(&100));
         assert_eq!(buf.offsets(), &[0, 8, 16, 24]);
         assert_eq!(buf.len(), 28);
@@ -583,66 +592,36 @@ mod tests {
     #[test]
     fn wrong_count() {
         let args = [t(ScalarType::F32, &[4], 0x1000)];
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RuntimeError::ArgCount {
-                    expected: 3,
-                    got: 1,
-                    ..
-                }
-            ),
-            "{e}"
+        let e = refused!(
+            check_and_pack(&vadd(), &args, 0),
+            RuntimeError::ArgCount {
+                expected: 3,
+                got: 1,
+                ..
+            }
         );
         assert!(e.to_string().contains("a: tensor f32[n]"), "{e}");
     }
 
     #[test]
-    fn wrong_dtype() {
-        let args = [
-            t(ScalarType::F32, &[4], 0x1000),
-            t(ScalarType::F16, &[4], 0x2000),
-            t(ScalarType::F32, &[4], 0x3000),
-        ];
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
-        match e {
-            RuntimeError::ArgDtype {
-                param,
-                expected,
-                got,
-            } => {
-                assert_eq!(
-                    (param.as_str(), expected, got),
-                    ("b", ScalarType::F32, ScalarType::F16)
-                );
-            }
-            e => panic!("{e}"),
-        }
-    }
-
-    #[test]
-    fn wrong_kind() {
-        let args = [
-            t(ScalarType::F32, &[4], 0x1000),
-            ArgDesc::Scalar(Scalar::F32(1.0)),
-            t(ScalarType::F32, &[4], 0x3000),
-        ];
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::ArgKind { ref param, .. } if param == "b"),
-            "{e}"
+    fn wrong_dtype_and_kind() {
+        let mut args = vadd_args([4; 3]);
+        args[1] = t(ScalarType::F16, &[4], 0x2000);
+        refused!(
+            check_and_pack(&vadd(), &args, 0),
+            RuntimeError::ArgDtype { ref param, expected: ScalarType::F32, got: ScalarType::F16 }
+                if param == "b"
+        );
+        args[1] = ArgDesc::Scalar(Scalar::F32(1.0));
+        refused!(
+            check_and_pack(&vadd(), &args, 0),
+            RuntimeError::ArgKind { ref param, .. } if param == "b"
         );
     }
 
     #[test]
     fn symbols_must_agree() {
-        let args = [
-            t(ScalarType::F32, &[4], 0x1000),
-            t(ScalarType::F32, &[5], 0x2000),
-            t(ScalarType::F32, &[4], 0x3000),
-        ];
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
+        let e = check_and_pack(&vadd(), &vadd_args([4, 5, 4]), 0).unwrap_err();
         match &e {
             RuntimeError::SymbolMismatch { symbol, values } => {
                 assert_eq!(symbol, "n");
@@ -664,94 +643,51 @@ mod tests {
                 Param::scalar("s", ScalarType::F32),
             ],
         );
-        let e = check_and_pack(
-            &sig,
-            &[
-                t(ScalarType::F32, &[8], 0),
-                ArgDesc::Scalar(Scalar::F32(2.0)),
-            ],
-            0,
-        )
-        .unwrap_err();
-        assert!(matches!(e, RuntimeError::ArgShape { .. }), "{e}");
+        let scale = |shape: &[usize], s: Scalar| {
+            check_and_pack(
+                &sig,
+                &[t(ScalarType::F32, shape, 0x100), ArgDesc::Scalar(s)],
+                0,
+            )
+        };
+        let e = refused!(scale(&[8], Scalar::F32(2.0)), RuntimeError::ArgShape { .. });
         assert!(e.to_string().contains("rank 1"), "{e}");
-        let e = check_and_pack(
-            &sig,
-            &[
-                t(ScalarType::F32, &[8, 32], 0),
-                ArgDesc::Scalar(Scalar::F32(2.0)),
-            ],
-            0,
-        )
-        .unwrap_err();
+        let e = scale(&[8, 32], Scalar::F32(2.0)).unwrap_err();
         assert!(e.to_string().contains("dimension 1 is 32, not 64"), "{e}");
-        let e = check_and_pack(
-            &sig,
-            &[
-                t(ScalarType::F32, &[8, 64], 0),
-                ArgDesc::Scalar(Scalar::F64(2.0)),
-            ],
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RuntimeError::ArgDtype {
-                    expected: ScalarType::F32,
-                    got: ScalarType::F64,
-                    ..
-                }
-            ),
-            "{e}"
+        refused!(
+            scale(&[8, 64], Scalar::F64(2.0)),
+            RuntimeError::ArgDtype {
+                expected: ScalarType::F32,
+                got: ScalarType::F64,
+                ..
+            }
         );
-        let (buf, _) = check_and_pack(
-            &sig,
-            &[
-                t(ScalarType::F32, &[8, 64], 0x100),
-                ArgDesc::Scalar(Scalar::F32(2.0)),
-            ],
-            0,
-        )
-        .unwrap();
+        let (buf, _) = scale(&[8, 64], Scalar::F32(2.0)).unwrap();
         assert_eq!(&buf.bytes()[8..12], &2.0f32.to_le_bytes());
     }
 
     #[test]
     fn misaligned() {
-        let args = [
-            t(ScalarType::F32, &[4], 0x1004),
-            t(ScalarType::F32, &[4], 0x2000),
-            t(ScalarType::F32, &[4], 0x3004),
-        ];
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::Misaligned { ref param, align: 16, addr: 0x3004 } if param == "c"),
-            "{e}"
+        let args = [0x1004, 0x2000, 0x3004].map(|a| t(ScalarType::F32, &[4], a));
+        refused!(
+            check_and_pack(&vadd(), &args, 0),
+            RuntimeError::Misaligned { ref param, align: 16, addr: 0x3004 } if param == "c"
         );
     }
 
     #[test]
     fn wrong_device() {
-        let mut args = vec![
-            t(ScalarType::F32, &[4], 0x1000),
-            t(ScalarType::F32, &[4], 0x2000),
-            t(ScalarType::F32, &[4], 0x3000),
-        ];
+        let mut args = vadd_args([4; 3]);
         if let ArgDesc::Tensor(d) = &mut args[1] {
             d.device = 1;
         }
-        let e = check_and_pack(&vadd(), &args, 0).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RuntimeError::WrongDevice {
-                    expected: 0,
-                    got: 1,
-                    ..
-                }
-            ),
-            "{e}"
+        refused!(
+            check_and_pack(&vadd(), &args, 0),
+            RuntimeError::WrongDevice {
+                expected: 0,
+                got: 1,
+                ..
+            }
         );
     }
 
@@ -764,13 +700,9 @@ mod tests {
                 Param::extent_u32("m"),
             ],
         );
-        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[4], 0)], 0).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RuntimeError::Signature(SignatureError::UnboundSymbol { ref symbol }) if symbol == "m"
-            ),
-            "{e}"
+        refused!(
+            check_and_pack(&sig, &[t(ScalarType::U8, &[4], 0)], 0),
+            RuntimeError::Signature(SignatureError::UnboundSymbol { ref symbol }) if symbol == "m"
         );
 
         let sig = KernelSignature::new(
@@ -784,10 +716,9 @@ mod tests {
                 },
             ],
         );
-        let e = check_and_pack(&sig, &[t(ScalarType::U8, &[70_000], 0)], 0).unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::ExtentOverflow { value: 70_000, .. }),
-            "{e}"
+        refused!(
+            check_and_pack(&sig, &[t(ScalarType::U8, &[70_000], 0)], 0),
+            RuntimeError::ExtentOverflow { value: 70_000, .. }
         );
     }
 
@@ -816,24 +747,21 @@ mod tests {
         assert_eq!((symbols["m"], symbols["longest"]), (4, 300));
         assert_eq!(&buf.bytes()[8..12], &4u32.to_le_bytes());
         assert_eq!(&buf.bytes()[12..16], &300u32.to_le_bytes());
-        let e = check_and_pack(&sig, &[a.clone(), s(5), s(300)], 0).unwrap_err();
-        assert!(matches!(e, RuntimeError::SymbolMismatch { .. }), "{e}");
-        let e = check_and_pack(&sig, &[a.clone(), s(4), s(0)], 0).unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::ExtentFact { ref symbol, value: 0, .. } if symbol == "longest"),
-            "{e}"
+        refused!(
+            check_and_pack(&sig, &[a.clone(), s(5), s(300)], 0),
+            RuntimeError::SymbolMismatch { .. }
         );
-        let e = check_and_pack(&sig, &[a, s(4), ArgDesc::Scalar(Scalar::I32(3))], 0).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RuntimeError::ArgDtype {
-                    expected: ScalarType::U32,
-                    got: ScalarType::S32,
-                    ..
-                }
-            ),
-            "{e}"
+        refused!(
+            check_and_pack(&sig, &[a.clone(), s(4), s(0)], 0),
+            RuntimeError::ExtentFact { ref symbol, value: 0, .. } if symbol == "longest"
+        );
+        refused!(
+            check_and_pack(&sig, &[a, s(4), ArgDesc::Scalar(Scalar::I32(3))], 0),
+            RuntimeError::ArgDtype {
+                expected: ScalarType::U32,
+                got: ScalarType::S32,
+                ..
+            }
         );
         assert_eq!(
             sig.params[2].kind_text(),
@@ -866,19 +794,14 @@ mod tests {
         let ptrs = buf.kernel_params();
         assert_eq!(ptrs[1] as usize % 64, 0);
         assert!(!sig.params[0].kind_text().is_empty());
-        let e = check_and_pack(
-            &sig,
-            &[
-                ArgDesc::Scalar(Scalar::U32(3)),
-                ArgDesc::Scalar(Scalar::U32(3)),
-                t(ScalarType::U8, &[16], 0),
-            ],
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::ArgKind { ref param, .. } if param == "map"),
-            "{e}"
+        let args = [
+            ArgDesc::Scalar(Scalar::U32(3)),
+            ArgDesc::Scalar(Scalar::U32(3)),
+            t(ScalarType::U8, &[16], 0),
+        ];
+        refused!(
+            check_and_pack(&sig, &args, 0),
+            RuntimeError::ArgKind { ref param, .. } if param == "map"
         );
     }
 
@@ -895,11 +818,10 @@ mod tests {
                 device: 2,
             }
         );
-        let e = TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 5], 0)
-            .unwrap_err();
-        assert!(
-            matches!(e, RuntimeError::ArgShape { ref param, ref got, .. } if param == "CudaView" && got == &[3, 5]),
-            "{e}"
+        let e = refused!(
+            TensorDesc::of_memory("CudaView", ScalarType::F32, 0x1000, 12, vec![3, 5], 0),
+            RuntimeError::ArgShape { ref param, ref got, .. }
+                if param == "CudaView" && got == &[3, 5]
         );
         assert!(e.to_string().contains("15 elements"), "{e}");
         assert!(e.to_string().contains("holds 12 elements"), "{e}");
@@ -1018,16 +940,19 @@ mod tests {
         let (buf, _) = check_and_pack(&fp8, &[t(ScalarType::E4m3, &[64, 32], addr)], 0).unwrap();
         assert_eq!(buf.tensor_maps()[0].1.dtype, TensorMapDType::U8);
         for wrong in [ScalarType::U8, ScalarType::E5m2] {
-            let e = check_and_pack(&fp8, &[t(wrong, &[64, 32], addr)], 0).unwrap_err();
-            assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
+            refused!(
+                check_and_pack(&fp8, &[t(wrong, &[64, 32], addr)], 0),
+                RuntimeError::ArgDtype { .. }
+            );
         }
-        let e = check_and_pack(
-            &tma(ScalarType::F32),
-            &[t(ScalarType::Tf32, &[64, 32], addr)],
-            0,
-        )
-        .unwrap_err();
-        assert!(matches!(e, RuntimeError::ArgDtype { .. }), "{e}");
+        refused!(
+            check_and_pack(
+                &tma(ScalarType::F32),
+                &[t(ScalarType::Tf32, &[64, 32], addr)],
+                0,
+            ),
+            RuntimeError::ArgDtype { .. }
+        );
     }
 
     #[test]
@@ -1039,7 +964,9 @@ mod tests {
         let args: Vec<ArgDesc> = (0..300)
             .map(|_| ArgDesc::TensorMap(TensorMap::zeroed()))
             .collect();
-        let e = check_and_pack(&sig, &args, 0).unwrap_err();
-        assert!(matches!(e, RuntimeError::InvalidLaunch { .. }), "{e}");
+        refused!(
+            check_and_pack(&sig, &args, 0),
+            RuntimeError::InvalidLaunch { .. }
+        );
     }
 }

@@ -369,6 +369,21 @@ fn check_lengths(desc: &TensorMapDesc) -> Result<()> {
     Ok(())
 }
 
+/// Holds every value of the array `field` of a descriptor to `rule`: the first that `ok` refuses
+/// is the error, named `field[i] = value` and `unit`.
+fn each_within(
+    rule: TensorMapRule,
+    field: &str,
+    unit: &str,
+    values: &[u64],
+    ok: &dyn Fn(u64) -> bool,
+) -> Result<()> {
+    match values.iter().position(|&v| !ok(v)) {
+        Some(i) => Err(broken(rule, format!("{field}[{i}] = {}{unit}", values[i]))),
+        None => Ok(()),
+    }
+}
+
 fn check_values(desc: &TensorMapDesc) -> Result<()> {
     let (addr_align, stride_multiple) = if desc.interleave == Interleave::B32 {
         (32, 32)
@@ -384,29 +399,31 @@ fn check_values(desc: &TensorMapDesc) -> Result<()> {
             ),
         ));
     }
-    for (i, &d) in desc.global_dims.iter().enumerate() {
-        if d == 0 || d > 1 << 32 {
-            return Err(broken(
-                TensorMapRule::GlobalDim,
-                format!("global_dims[{i}] = {d}"),
-            ));
-        }
-    }
-    for (i, &s) in desc.global_strides.iter().enumerate() {
-        if s % stride_multiple != 0 || s >= 1 << 40 {
-            return Err(broken(
-                TensorMapRule::GlobalStride,
-                format!("global_strides[{i}] = {s} bytes"),
-            ));
-        }
-    }
-    for (i, &b) in desc.box_dims.iter().enumerate() {
-        if b == 0 || b > 256 {
-            return Err(broken(
-                TensorMapRule::BoxDim,
-                format!("box_dims[{i}] = {b}"),
-            ));
-        }
+    // The rules on each element of the arrays (CUDA Driver API 6.30), in the order they are
+    // checked.
+    let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
+    let box_dims = widen(&desc.box_dims);
+    let arrays: [(TensorMapRule, &str, &str, &[u64], &dyn Fn(u64) -> bool); 3] = [
+        (
+            TensorMapRule::GlobalDim,
+            "global_dims",
+            "",
+            &desc.global_dims,
+            &|d| d != 0 && d <= 1 << 32,
+        ),
+        (
+            TensorMapRule::GlobalStride,
+            "global_strides",
+            " bytes",
+            &desc.global_strides,
+            &|s| s % stride_multiple == 0 && s < 1 << 40,
+        ),
+        (TensorMapRule::BoxDim, "box_dims", "", &box_dims, &|b| {
+            b != 0 && b <= 256
+        }),
+    ];
+    for (rule, field, unit, values, ok) in arrays {
+        each_within(rule, field, unit, values, ok)?;
     }
     let inner_bytes = desc.box_dims[0] as u64 * desc.dtype.size_bytes();
     if desc.interleave == Interleave::None {
@@ -430,14 +447,14 @@ fn check_values(desc: &TensorMapDesc) -> Result<()> {
             ));
         }
     }
-    for (i, &e) in desc.element_strides.iter().enumerate() {
-        if e == 0 || e > 8 {
-            return Err(broken(
-                TensorMapRule::ElementStride,
-                format!("element_strides[{i}] = {e}"),
-            ));
-        }
-    }
+    let element_strides = widen(&desc.element_strides);
+    each_within(
+        TensorMapRule::ElementStride,
+        "element_strides",
+        "",
+        &element_strides,
+        &|e| e != 0 && e <= 8,
+    )?;
     if desc.interleave == Interleave::B32 && desc.swizzle != SwizzleMode::B32 {
         return Err(broken(
             TensorMapRule::InterleaveSwizzle,
@@ -638,15 +655,23 @@ mod tests {
         check_tensor_map(&d).unwrap();
     }
 
+    /// A field of a good descriptor that `set` writes takes 1 to `max`: 0 and `max + 1` break
+    /// `rule`, `max` passes.
+    fn from_one_to(rule: TensorMapRule, max: u64, set: fn(&mut TensorMapDesc, u64)) {
+        let mut d = good();
+        for bad in [0, max + 1] {
+            set(&mut d, bad);
+            assert_eq!(rule_of(&d), rule, "{bad}");
+        }
+        set(&mut d, max);
+        check_tensor_map(&d).unwrap();
+    }
+
     #[test]
     fn global_dims_and_strides() {
-        let mut d = good();
-        d.global_dims[1] = 0;
-        assert_eq!(rule_of(&d), TensorMapRule::GlobalDim);
-        d.global_dims[1] = (1 << 32) + 1;
-        assert_eq!(rule_of(&d), TensorMapRule::GlobalDim);
-        d.global_dims[1] = 1 << 32;
-        check_tensor_map(&d).unwrap();
+        from_one_to(TensorMapRule::GlobalDim, 1 << 32, |d, v| {
+            d.global_dims[1] = v
+        });
         let mut d = good();
         d.global_strides[0] = 250;
         assert_eq!(rule_of(&d), TensorMapRule::GlobalStride);
@@ -664,13 +689,7 @@ mod tests {
 
     #[test]
     fn box_rules() {
-        let mut d = good();
-        d.box_dims[1] = 0;
-        assert_eq!(rule_of(&d), TensorMapRule::BoxDim);
-        d.box_dims[1] = 257;
-        assert_eq!(rule_of(&d), TensorMapRule::BoxDim);
-        d.box_dims[1] = 256;
-        check_tensor_map(&d).unwrap();
+        from_one_to(TensorMapRule::BoxDim, 256, |d, v| d.box_dims[1] = v as u32);
         // 4 bf16 = 8 bytes: not a multiple of 16.
         let mut d = good();
         d.box_dims[0] = 4;
@@ -698,13 +717,9 @@ mod tests {
 
     #[test]
     fn element_strides_interleave_and_fill() {
-        let mut d = good();
-        d.element_strides[1] = 0;
-        assert_eq!(rule_of(&d), TensorMapRule::ElementStride);
-        d.element_strides[1] = 9;
-        assert_eq!(rule_of(&d), TensorMapRule::ElementStride);
-        d.element_strides[1] = 8;
-        check_tensor_map(&d).unwrap();
+        from_one_to(TensorMapRule::ElementStride, 8, |d, v| {
+            d.element_strides[1] = v as u32
+        });
         let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 0, &[4, 4, 16], &[1, 1, 16]);
         d.interleave = Interleave::B32;
         d.global_strides = vec![32, 128];
