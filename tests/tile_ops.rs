@@ -96,6 +96,42 @@ fn leak<T>(x: T) -> &'static T {
     Box::leak(Box::new(x))
 }
 
+/// `dst = src` asynchronously, completing on no barrier and written to no other CTA.
+fn copy_async(dst: &'static TileRef, src: &'static TileRef) -> TileOp<'static> {
+    TileOp::CopyAsync {
+        dst,
+        src,
+        mbar: None,
+        multicast: None,
+    }
+}
+
+/// `d = a·bᵀ (+ d)` asynchronously.
+fn gemm_async(
+    d: &'static TileRef,
+    a: &'static TileRef,
+    b: &'static TileRef,
+    accumulate: Accumulate,
+) -> TileOp<'static> {
+    TileOp::GemmAsync {
+        d,
+        a,
+        b,
+        accumulate,
+    }
+}
+
+/// A `rows x cols` row-major shared tile at `base` (1024-byte aligned) with `swizzle`.
+fn swizzled(
+    dtype: ScalarType,
+    rows: u32,
+    cols: u32,
+    base: ptxkit::isa::Reg<ty::U32>,
+    swizzle: SwizzleMode,
+) -> &'static TileRef {
+    leak(TileRef::shared_row_major(dtype, rows, cols, base, 1024).with_swizzle(swizzle))
+}
+
 #[test]
 fn copy_vector_global_to_shared() {
     check("copy_vector", "copy.vector", env(Target::Sm90a), |e| {
@@ -115,10 +151,7 @@ fn copy_vector_global_to_shared() {
 fn copy_scalar_into_a_swizzled_tile() {
     check("copy_scalar", "copy.scalar", env(Target::Sm90a), |e| {
         let src = leak(TileRef::global_row_major(ScalarType::Bf16, 8, 64, e.g, 16));
-        let dst = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 8, 64, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
+        let dst = swizzled(ScalarType::Bf16, 8, 64, e.s, SwizzleMode::B128);
         (TileOp::Copy { dst, src }, ExecScope::Warp)
     });
 }
@@ -184,71 +217,61 @@ fn runtime(k: &mut FunctionBuilder) -> ptxkit::isa::Reg<ty::U32> {
     r
 }
 
+/// A bounded fragment-view copy on sm_90a between a warp's m16n8k16 C fragment (`count`
+/// registers of `T`, elements of `dtype`) and a 16 x 8 block of a global matrix aligned to
+/// `align` bytes, whose pitch (a multiple of `pitch_of`) and column bound (a multiple of
+/// `cols_of`) are known at run time: a store into the block when `store`, else a load from it.
+/// The variant is asserted to be `copy.fragment_view`; returns the module and its text.
+fn fragment_view<T: ty::RegType>(
+    count: usize,
+    dtype: ScalarType,
+    align: u32,
+    pitch_of: u32,
+    cols_of: u32,
+    store: bool,
+) -> (Module, String) {
+    let mut e = env(Target::Sm90a);
+    let values = regs::<T>(&mut e.k, count);
+    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
+    let fragment = TileRef::registers(
+        dtype,
+        mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
+        values,
+    );
+    let block = TileRef::global_pitched(dtype, 16, 8, e.g, align, RunCount::new(n, pitch_of))
+        .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, cols_of));
+    let (dst, src) = if store {
+        (block, fragment)
+    } else {
+        (fragment, block)
+    };
+    let op = TileOp::Copy {
+        dst: leak(dst),
+        src: leak(src),
+    };
+    let (v, m) = run(e, op, ExecScope::Warp, None).unwrap();
+    assert_eq!(v, "copy.fragment_view");
+    let text = m.to_ptx().unwrap();
+    (m, text)
+}
+
 #[test]
 fn copy_fragment_view_at_the_edges_of_a_matrix() {
     // f32 accumulators into a pitched, bounded block: pairs of columns become st.v2 when the
     // pitch is even, each guarded by its row and column.
-    let mut e = env(Target::Sm90a);
-    let acc = regs::<ty::F32>(&mut e.k, 4);
-    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
-    let (v, m) = {
-        let src = leak(TileRef::registers(
-            ScalarType::F32,
-            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-            acc,
-        ));
-        let dst = leak(
-            TileRef::global_pitched(ScalarType::F32, 16, 8, e.g, 8, RunCount::new(n, 2))
-                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 2)),
-        );
-        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
-    };
-    assert_eq!(v, "copy.fragment_view");
-    let text = m.to_ptx().unwrap();
+    let (m, text) = fragment_view::<ty::F32>(4, ScalarType::F32, 8, 2, 2, true);
     assert_eq!(text.matches("st.global.v2.f32").count(), 2, "{text}");
     assert_eq!(text.matches("@%p").count(), 2, "{text}");
     golden_and_ptxas("copy_fragment_view_f32", &m);
 
     // bf16 pairs into a matrix with an odd pitch: a pair's word may be misaligned, so each
     // half is stored on its own, guarded by its own column.
-    let mut e = env(Target::Sm90a);
-    let pairs = regs::<ty::Bf16x2>(&mut e.k, 2);
-    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
-    let (v, m) = {
-        let src = leak(TileRef::registers(
-            ScalarType::Bf16,
-            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-            pairs,
-        ));
-        let dst = leak(
-            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 2, RunCount::new(n, 1))
-                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 1)),
-        );
-        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
-    };
-    assert_eq!(v, "copy.fragment_view");
-    let text = m.to_ptx().unwrap();
+    let (m, text) = fragment_view::<ty::Bf16x2>(2, ScalarType::Bf16, 2, 1, 1, true);
     assert_eq!(text.matches("st.global.b16").count(), 4, "{text}");
     golden_and_ptxas("copy_fragment_view_bf16_odd", &m);
 
     // A bounded load of bf16 pairs with an even pitch: one 32-bit load per pair, zeroed first.
-    let mut e = env(Target::Sm90a);
-    let pairs = regs::<ty::Bf16x2>(&mut e.k, 2);
-    let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
-    let (v, m) = {
-        let dst = leak(TileRef::registers(
-            ScalarType::Bf16,
-            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-            pairs,
-        ));
-        let src = leak(
-            TileRef::global_pitched(ScalarType::Bf16, 16, 8, e.g, 4, RunCount::new(n, 2))
-                .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, 2)),
-        );
-        run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap()
-    };
-    assert_eq!(v, "copy.fragment_view");
-    let text = m.to_ptx().unwrap();
+    let (m, text) = fragment_view::<ty::Bf16x2>(2, ScalarType::Bf16, 4, 2, 2, false);
     assert_eq!(text.matches("ld.global.b32").count(), 2, "{text}");
     assert_eq!(text.matches("mov.b32 %hh").count(), 2, "{text}");
     golden_and_ptxas("copy_fragment_view_load", &m);
@@ -367,15 +390,7 @@ fn copy_async_variants() {
             e.s,
             1024,
         ));
-        (
-            TileOp::CopyAsync {
-                dst,
-                src,
-                mbar: None,
-                multicast: None,
-            },
-            ExecScope::Cta { threads: 256 },
-        )
+        (copy_async(dst, src), ExecScope::Cta { threads: 256 })
     });
     check("tma_load", "copy_async.tma_load", env(Target::Sm90a), |e| {
         let src = leak(TileRef::tensor_map(
@@ -385,10 +400,7 @@ fn copy_async_variants() {
             e.map.clone(),
             vec![0i32.into(), 64i32.into()],
         ));
-        let dst = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
+        let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
         (
             TileOp::CopyAsync {
                 dst,
@@ -411,10 +423,7 @@ fn copy_async_variants() {
                 e.map.clone(),
                 vec![0i32.into(), 64i32.into()],
             ));
-            let dst = leak(
-                TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
-                    .with_swizzle(SwizzleMode::B128),
-            );
+            let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
             (
                 TileOp::CopyAsync {
                     dst,
@@ -431,10 +440,7 @@ fn copy_async_variants() {
         "copy_async.tma_store",
         env(Target::Sm90a),
         |e| {
-            let src = leak(
-                TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
-                    .with_swizzle(SwizzleMode::B128),
-            );
+            let src = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
             let dst = leak(TileRef::tensor_map(
                 ScalarType::Bf16,
                 64,
@@ -442,15 +448,7 @@ fn copy_async_variants() {
                 e.map.clone(),
                 vec![0i32.into(), 0i32.into()],
             ));
-            (
-                TileOp::CopyAsync {
-                    dst,
-                    src,
-                    mbar: None,
-                    multicast: None,
-                },
-                ExecScope::Thread,
-            )
+            (copy_async(dst, src), ExecScope::Thread)
         },
     );
     check(
@@ -480,91 +478,56 @@ fn copy_async_variants() {
     );
 }
 
+/// On `target`: a `tcgen05.ld` (`load`) or `.st` between 8 f32 registers a thread and a
+/// 128 x 8 f32 tensor-memory tile, through the warpgroup atom `shape` repeated `repeat` times.
+fn tcgen05_ldst(
+    target: Target,
+    shape: tcgen05::LdShape,
+    repeat: i64,
+    load: bool,
+) -> (Env, TileOp<'static>) {
+    let mut e = env(target);
+    let t = e.k.reg::<ty::U32>();
+    let r = regs::<ty::F32>(&mut e.k, 8);
+    let tv = tcgen05::warpgroup_atom(shape, repeat).unwrap();
+    let registers = leak(TileRef::registers(ScalarType::F32, tv, r));
+    let tmem = leak(TileRef::tmem(ScalarType::F32, 128, 8, t));
+    let op = if load {
+        copy_async(registers, tmem)
+    } else {
+        copy_async(tmem, registers)
+    };
+    (e, op)
+}
+
 #[test]
 fn tcgen05_variants() {
-    let mut e = env(Target::Sm100a);
-    let t = e.k.reg::<ty::U32>();
-    let r = regs::<ty::F32>(&mut e.k, 8);
-    check(
-        "tcgen05_ld_32x32b",
-        "copy_async.tcgen05_ldst",
-        e,
-        move |_| {
-            let tv = tcgen05::warpgroup_atom(tcgen05::LdShape::B32x32, 8).unwrap();
-            let dst = leak(TileRef::registers(ScalarType::F32, tv, r));
-            let src = leak(TileRef::tmem(ScalarType::F32, 128, 8, t));
-            (
-                TileOp::CopyAsync {
-                    dst,
-                    src,
-                    mbar: None,
-                    multicast: None,
-                },
-                ExecScope::Warpgroup,
-            )
-        },
-    );
-    let mut e = env(Target::Sm100a);
-    let t = e.k.reg::<ty::U32>();
-    let r = regs::<ty::F32>(&mut e.k, 8);
-    check(
-        "tcgen05_st_16x256b",
-        "copy_async.tcgen05_ldst",
-        e,
-        move |_| {
-            let tv = tcgen05::warpgroup_atom(tcgen05::LdShape::B16x256, 1).unwrap();
-            let src = leak(TileRef::registers(ScalarType::F32, tv, r));
-            let dst = leak(TileRef::tmem(ScalarType::F32, 128, 8, t));
-            (
-                TileOp::CopyAsync {
-                    dst,
-                    src,
-                    mbar: None,
-                    multicast: None,
-                },
-                ExecScope::Warpgroup,
-            )
-        },
-    );
+    for (name, shape, repeat, load) in [
+        ("tcgen05_ld_32x32b", tcgen05::LdShape::B32x32, 8, true),
+        ("tcgen05_st_16x256b", tcgen05::LdShape::B16x256, 1, false),
+    ] {
+        let (e, op) = tcgen05_ldst(Target::Sm100a, shape, repeat, load);
+        check(name, "copy_async.tcgen05_ldst", e, move |_| {
+            (op, ExecScope::Warpgroup)
+        });
+    }
     let mut e = env(Target::Sm100a);
     let t = e.k.reg::<ty::U32>();
     check("tcgen05_cp", "copy_async.tcgen05_cp", e, move |e| {
         let mut src = TileRef::shared_row_major(ScalarType::F32, 128, 8, e.s, 1024);
         src.layout = Some(ptxkit::tile::variants::tcgen05_cp_layout(8).unwrap());
         let dst = leak(TileRef::tmem(ScalarType::F32, 128, 8, t));
-        (
-            TileOp::CopyAsync {
-                dst,
-                src: leak(src),
-                mbar: None,
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )
+        (copy_async(dst, leak(src)), ExecScope::Thread)
     });
     let mut e = env(Target::Sm100a);
     let t = e.k.reg::<ty::U32>();
     let s2 = e.k.reg::<ty::U32>();
     e.k.add(s2, e.s, 8192u32).unwrap();
     check("tcgen05_mma", "gemm_async.tcgen05_mma", e, move |e| {
-        let a = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 128, 64, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
-        let b = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 64, 64, s2, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
+        let a = swizzled(ScalarType::Bf16, 128, 64, e.s, SwizzleMode::B128);
+        let b = swizzled(ScalarType::Bf16, 64, 64, s2, SwizzleMode::B128);
         let d = leak(TileRef::tmem(ScalarType::F32, 128, 64, t));
-        (
-            TileOp::GemmAsync {
-                d,
-                a,
-                b,
-                accumulate: Accumulate::No,
-            },
-            ExecScope::Thread,
-        )
+        (gemm_async(d, a, b, Accumulate::No), ExecScope::Thread)
     });
 }
 
@@ -575,28 +538,14 @@ fn wgmma_from_shared_and_from_registers() {
     let s2 = e.k.reg::<ty::U32>();
     e.k.add(s2, e.s, 8192u32).unwrap();
     check("wgmma_ss", "gemm_async.wgmma", e, move |e| {
-        let a = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
-        let b = leak(
-            TileRef::shared_row_major(ScalarType::Bf16, 128, 64, s2, 1024)
-                .with_swizzle(SwizzleMode::B128),
-        );
+        let a = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
+        let b = swizzled(ScalarType::Bf16, 128, 64, s2, SwizzleMode::B128);
         let d = leak(TileRef::registers(
             ScalarType::F32,
             wgmma::accumulator(128, ScalarType::Bf16).unwrap(),
             acc,
         ));
-        (
-            TileOp::GemmAsync {
-                d,
-                a,
-                b,
-                accumulate: Accumulate::Yes,
-            },
-            ExecScope::Warpgroup,
-        )
+        (gemm_async(d, a, b, Accumulate::Yes), ExecScope::Warpgroup)
     });
     let mut e = env(Target::Sm90a);
     let acc = regs::<ty::F32>(&mut e.k, 32);
@@ -607,24 +556,13 @@ fn wgmma_from_shared_and_from_registers() {
             wgmma::register_a(ScalarType::F16).unwrap(),
             ar,
         ));
-        let b = leak(
-            TileRef::shared_row_major(ScalarType::F16, 64, 16, e.s, 1024)
-                .with_swizzle(SwizzleMode::B32),
-        );
+        let b = swizzled(ScalarType::F16, 64, 16, e.s, SwizzleMode::B32);
         let d = leak(TileRef::registers(
             ScalarType::F32,
             wgmma::accumulator(64, ScalarType::F16).unwrap(),
             acc,
         ));
-        (
-            TileOp::GemmAsync {
-                d,
-                a,
-                b,
-                accumulate: Accumulate::No,
-            },
-            ExecScope::Warpgroup,
-        )
+        (gemm_async(d, a, b, Accumulate::No), ExecScope::Warpgroup)
     });
 }
 
@@ -784,24 +722,8 @@ fn the_rejection_table() {
 "
     );
     // A tcgen05 op on Hopper: the target column says why.
-    let mut e = env(Target::Sm90a);
-    let t = e.k.reg::<ty::U32>();
-    let r = regs::<ty::F32>(&mut e.k, 8);
-    let tv = tcgen05::warpgroup_atom(tcgen05::LdShape::B32x32, 8).unwrap();
-    let dst = leak(TileRef::registers(ScalarType::F32, tv, r));
-    let src = leak(TileRef::tmem(ScalarType::F32, 128, 8, t));
-    let err = run(
-        e,
-        TileOp::CopyAsync {
-            dst,
-            src,
-            mbar: None,
-            multicast: None,
-        },
-        ExecScope::Warpgroup,
-        None,
-    )
-    .unwrap_err();
+    let (e, op) = tcgen05_ldst(Target::Sm90a, tcgen05::LdShape::B32x32, 8, true);
+    let err = run(e, op, ExecScope::Warpgroup, None).unwrap_err();
     let row = err
         .lines()
         .find(|l| l.trim_start().starts_with("copy_async.tcgen05_ldst"))
