@@ -121,6 +121,27 @@ fn gemm_async(
     }
 }
 
+/// A `rows x cols` row-major shared tile at `base` (1024-byte aligned).
+fn shared(
+    dtype: ScalarType,
+    rows: u32,
+    cols: u32,
+    base: ptxkit::isa::Reg<ty::U32>,
+) -> &'static TileRef {
+    leak(TileRef::shared_row_major(dtype, rows, cols, base, 1024))
+}
+
+/// The 64 x 64 bf16 box of `e`'s tensor map at the coordinates `[0, second]`.
+fn bf16_box(e: &Env, second: i32) -> &'static TileRef {
+    leak(TileRef::tensor_map(
+        ScalarType::Bf16,
+        64,
+        64,
+        e.map.clone(),
+        vec![0i32.into(), second.into()],
+    ))
+}
+
 /// A `rows x cols` row-major shared tile at `base` (1024-byte aligned) with `swizzle`.
 fn swizzled(
     dtype: ScalarType,
@@ -136,13 +157,7 @@ fn swizzled(
 fn copy_vector_global_to_shared() {
     check("copy_vector", "copy.vector", env(Target::Sm90a), |e| {
         let src = leak(TileRef::global_row_major(ScalarType::F32, 32, 32, e.g, 16));
-        let dst = leak(TileRef::shared_row_major(
-            ScalarType::F32,
-            32,
-            32,
-            e.s,
-            1024,
-        ));
+        let dst = shared(ScalarType::F32, 32, 32, e.s);
         (TileOp::Copy { dst, src }, ExecScope::Cta { threads: 128 })
     });
 }
@@ -161,13 +176,7 @@ fn copy_ldmatrix_and_stmatrix() {
     let mut e = env(Target::Sm90a);
     let r = regs::<ty::B32>(&mut e.k, 4);
     check("copy_ldmatrix", "copy.ldmatrix", e, move |e| {
-        let src = leak(TileRef::shared_row_major(
-            ScalarType::Bf16,
-            32,
-            8,
-            e.s,
-            1024,
-        ));
+        let src = shared(ScalarType::Bf16, 32, 8, e.s);
         let dst = leak(TileRef::registers(
             ScalarType::Bf16,
             ldmatrix::ldmatrix(4, false).unwrap(),
@@ -183,13 +192,7 @@ fn copy_ldmatrix_and_stmatrix() {
             ldmatrix::stmatrix(4, false).unwrap(),
             r,
         ));
-        let dst = leak(TileRef::shared_row_major(
-            ScalarType::Bf16,
-            32,
-            8,
-            e.s,
-            1024,
-        ));
+        let dst = shared(ScalarType::Bf16, 32, 8, e.s);
         (TileOp::Copy { dst, src }, ExecScope::Warp)
     });
 }
@@ -283,13 +286,7 @@ fn copy_fragment_view_at_the_edges_of_a_matrix() {
         TileRef::global_row_major(ScalarType::F32, 16, 16, e.g, 16)
             .with_bounds(RunCount::new(rows, 1), RunCount::new(n, 1)),
     );
-    let dst = leak(TileRef::shared_row_major(
-        ScalarType::F32,
-        16,
-        16,
-        e.s,
-        1024,
-    ));
+    let dst = shared(ScalarType::F32, 16, 16, e.s);
     let err = run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap_err();
     let row = err
         .lines()
@@ -383,71 +380,30 @@ fn elementwise_and_casts_for_an_epilogue() {
 fn copy_async_variants() {
     check("cp_async", "copy_async.cp_async", env(Target::Sm90a), |e| {
         let src = leak(TileRef::global_row_major(ScalarType::Bf16, 64, 64, e.g, 16));
-        let dst = leak(TileRef::shared_row_major(
-            ScalarType::Bf16,
-            64,
-            64,
-            e.s,
-            1024,
-        ));
+        let dst = shared(ScalarType::Bf16, 64, 64, e.s);
         (copy_async(dst, src), ExecScope::Cta { threads: 256 })
     });
-    check("tma_load", "copy_async.tma_load", env(Target::Sm90a), |e| {
-        let src = leak(TileRef::tensor_map(
-            ScalarType::Bf16,
-            64,
-            64,
-            e.map.clone(),
-            vec![0i32.into(), 64i32.into()],
-        ));
-        let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
-        (
-            TileOp::CopyAsync {
+    for (name, multicast) in [("tma_load", None), ("tma_multicast", Some(3u16.into()))] {
+        let variant = format!("copy_async.{name}");
+        check(name, &variant, env(Target::Sm90a), move |e| {
+            let src = bf16_box(e, 64);
+            let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
+            let op = TileOp::CopyAsync {
                 dst,
                 src,
                 mbar: Some(e.bar),
-                multicast: None,
-            },
-            ExecScope::Thread,
-        )
-    });
-    check(
-        "tma_multicast",
-        "copy_async.tma_multicast",
-        env(Target::Sm90a),
-        |e| {
-            let src = leak(TileRef::tensor_map(
-                ScalarType::Bf16,
-                64,
-                64,
-                e.map.clone(),
-                vec![0i32.into(), 64i32.into()],
-            ));
-            let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
-            (
-                TileOp::CopyAsync {
-                    dst,
-                    src,
-                    mbar: Some(e.bar),
-                    multicast: Some(3u16.into()),
-                },
-                ExecScope::Thread,
-            )
-        },
-    );
+                multicast,
+            };
+            (op, ExecScope::Thread)
+        });
+    }
     check(
         "tma_store",
         "copy_async.tma_store",
         env(Target::Sm90a),
         |e| {
             let src = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
-            let dst = leak(TileRef::tensor_map(
-                ScalarType::Bf16,
-                64,
-                64,
-                e.map.clone(),
-                vec![0i32.into(), 0i32.into()],
-            ));
+            let dst = bf16_box(e, 0);
             (copy_async(dst, src), ExecScope::Thread)
         },
     );
@@ -456,13 +412,7 @@ fn copy_async_variants() {
         "copy_async.bulk_cluster",
         env(Target::Sm90a),
         |e| {
-            let src = leak(TileRef::shared_row_major(
-                ScalarType::F32,
-                16,
-                16,
-                e.s,
-                1024,
-            ));
+            let src = shared(ScalarType::F32, 16, 16, e.s);
             let mut dst = TileRef::shared_row_major(ScalarType::F32, 16, 16, e.s, 1024);
             dst.storage = Storage::SharedCluster;
             (
@@ -585,13 +535,7 @@ fn fill_and_cast() {
         )
     });
     check("fill_memory", "fill.memory", env(Target::Sm90a), |e| {
-        let dst = leak(TileRef::shared_row_major(
-            ScalarType::F32,
-            16,
-            16,
-            e.s,
-            1024,
-        ));
+        let dst = shared(ScalarType::F32, 16, 16, e.s);
         (
             TileOp::Fill {
                 dst,
@@ -615,13 +559,7 @@ fn fill_and_cast() {
 fn ldmatrix_refuses_a_tile_the_fragment_does_not_cover() {
     let mut e = env(Target::Sm90a);
     let r = regs::<ty::B32>(&mut e.k, 4);
-    let src = leak(TileRef::shared_row_major(
-        ScalarType::Bf16,
-        16,
-        16,
-        e.s,
-        1024,
-    ));
+    let src = shared(ScalarType::Bf16, 16, 16, e.s);
     let dst = leak(TileRef::registers(
         ScalarType::Bf16,
         ldmatrix::ldmatrix(4, false).unwrap(),
@@ -677,7 +615,7 @@ fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
 fn forcing_a_variant() {
     let e = env(Target::Sm90a);
     let src = leak(TileRef::global_row_major(ScalarType::F32, 4, 4, e.g, 16));
-    let dst = leak(TileRef::shared_row_major(ScalarType::F32, 4, 4, e.s, 1024));
+    let dst = shared(ScalarType::F32, 4, 4, e.s);
     let (v, _) = run(
         e,
         TileOp::Copy { dst, src },
@@ -703,8 +641,8 @@ fn forcing_a_variant() {
 #[test]
 fn the_rejection_table() {
     let e = env(Target::Sm90a);
-    let src = leak(TileRef::shared_row_major(ScalarType::F32, 8, 8, e.s, 1024));
-    let dst = leak(TileRef::shared_row_major(ScalarType::Bf16, 8, 8, e.s, 1024));
+    let src = shared(ScalarType::F32, 8, 8, e.s);
+    let dst = shared(ScalarType::Bf16, 8, 8, e.s);
     let err = run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap_err();
     assert_eq!(
         err,
@@ -737,13 +675,7 @@ fn planning_writes_nothing_and_rejections_are_typed() {
     use ptxkit::tile::{DispatchError, Rejection, ScopeKind, StoragePair, plan};
     let e = env(Target::Sm90a);
     let src = leak(TileRef::global_row_major(ScalarType::F32, 32, 32, e.g, 16));
-    let dst = leak(TileRef::shared_row_major(
-        ScalarType::F32,
-        32,
-        32,
-        e.s,
-        1024,
-    ));
+    let dst = shared(ScalarType::F32, 32, 32, e.s);
     let ctx = leak(OpCtx {
         op: TileOp::Copy { dst, src },
         scope: ExecScope::Cta { threads: 128 },
@@ -753,7 +685,7 @@ fn planning_writes_nothing_and_rejections_are_typed() {
     let (v, _plan) = plan(ctx, None).unwrap();
     assert_eq!(v.name, "copy.vector");
     // A miss carries typed rows: the storage pair and the scopes a variant takes.
-    let regs_dst = leak(TileRef::shared_row_major(ScalarType::Bf16, 8, 8, e.s, 1024));
+    let regs_dst = shared(ScalarType::Bf16, 8, 8, e.s);
     let bad = leak(OpCtx {
         op: TileOp::Copy { dst: regs_dst, src },
         scope: ExecScope::Thread,
@@ -795,13 +727,7 @@ fn planning_writes_nothing_and_rejections_are_typed() {
     let r = regs::<ty::B32>(&mut e.k, 4);
     let tv = ldmatrix::ldmatrix(4, false).unwrap();
     let frag = leak(TileRef::registers(ScalarType::Bf16, tv, r));
-    let sh = leak(TileRef::shared_row_major(
-        ScalarType::Bf16,
-        32,
-        8,
-        e.s,
-        1024,
-    ));
+    let sh = shared(ScalarType::Bf16, 32, 8, e.s);
     let cta = leak(OpCtx {
         op: TileOp::Copy { dst: frag, src: sh },
         scope: ExecScope::Cta { threads: 32 },
@@ -834,19 +760,12 @@ fn a_tma_load_records_its_bytes_against_its_named_barrier() {
         sync.init(&mut e.k, bar).unwrap();
         sync.arrive_expect_tx(&mut e.k, bar.at, bar.addr, announced)
             .unwrap();
-        let src = TileRef::tensor_map(
-            ScalarType::Bf16,
-            64,
-            64,
-            e.map.clone(),
-            vec![0i32.into(), 0i32.into()],
-        );
-        let dst = TileRef::shared_row_major(ScalarType::Bf16, 64, 64, e.s, 1024)
-            .with_swizzle(SwizzleMode::B128);
+        let src = bf16_box(&e, 0);
+        let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
         let ctx = OpCtx {
             op: TileOp::CopyAsync {
-                dst: &dst,
-                src: &src,
+                dst,
+                src,
                 mbar: Some(bar),
                 multicast: None,
             },
