@@ -121,6 +121,15 @@ fn gemm_async(
     }
 }
 
+/// The m16n8k16 C fragment (a warp's accumulator) of `dtype` held in `regs`.
+fn c_fragment(dtype: ScalarType, regs: Vec<RegRef>) -> &'static TileRef {
+    leak(TileRef::registers(
+        dtype,
+        mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
+        regs,
+    ))
+}
+
 /// A `rows x cols` row-major shared tile at `base` (1024-byte aligned).
 fn shared(
     dtype: ScalarType,
@@ -173,28 +182,24 @@ fn copy_scalar_into_a_swizzled_tile() {
 
 #[test]
 fn copy_ldmatrix_and_stmatrix() {
-    let mut e = env(Target::Sm90a);
-    let r = regs::<ty::B32>(&mut e.k, 4);
-    check("copy_ldmatrix", "copy.ldmatrix", e, move |e| {
-        let src = shared(ScalarType::Bf16, 32, 8, e.s);
-        let dst = leak(TileRef::registers(
-            ScalarType::Bf16,
-            ldmatrix::ldmatrix(4, false).unwrap(),
-            r,
-        ));
-        (TileOp::Copy { dst, src }, ExecScope::Warp)
-    });
-    let mut e = env(Target::Sm90a);
-    let r = regs::<ty::B32>(&mut e.k, 4);
-    check("copy_stmatrix", "copy.stmatrix", e, move |e| {
-        let src = leak(TileRef::registers(
-            ScalarType::Bf16,
-            ldmatrix::stmatrix(4, false).unwrap(),
-            r,
-        ));
-        let dst = shared(ScalarType::Bf16, 32, 8, e.s);
-        (TileOp::Copy { dst, src }, ExecScope::Warp)
-    });
+    for (name, fragment, load) in [
+        ("ldmatrix", ldmatrix::ldmatrix(4, false).unwrap(), true),
+        ("stmatrix", ldmatrix::stmatrix(4, false).unwrap(), false),
+    ] {
+        let mut e = env(Target::Sm90a);
+        let r = regs::<ty::B32>(&mut e.k, 4);
+        let variant = format!("copy.{name}");
+        check(&format!("copy_{name}"), &variant, e, move |e| {
+            let tile = shared(ScalarType::Bf16, 32, 8, e.s);
+            let registers = leak(TileRef::registers(ScalarType::Bf16, fragment, r));
+            let (dst, src) = if load {
+                (registers, tile)
+            } else {
+                (tile, registers)
+            };
+            (TileOp::Copy { dst, src }, ExecScope::Warp)
+        });
+    }
 }
 
 #[test]
@@ -202,11 +207,7 @@ fn copy_fragment_stores_an_accumulator() {
     let mut e = env(Target::Sm90a);
     let acc = regs::<ty::F32>(&mut e.k, 4);
     check("copy_fragment", "copy.fragment", e, move |e| {
-        let src = leak(TileRef::registers(
-            ScalarType::F32,
-            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-            acc,
-        ));
+        let src = c_fragment(ScalarType::F32, acc);
         let dst = leak(TileRef::global_row_major(ScalarType::F32, 16, 8, e.g, 4));
         (TileOp::Copy { dst, src }, ExecScope::Warp)
     });
@@ -236,22 +237,17 @@ fn fragment_view<T: ty::RegType>(
     let mut e = env(Target::Sm90a);
     let values = regs::<T>(&mut e.k, count);
     let (n, rows, cols) = (runtime(&mut e.k), runtime(&mut e.k), runtime(&mut e.k));
-    let fragment = TileRef::registers(
-        dtype,
-        mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-        values,
+    let fragment = c_fragment(dtype, values);
+    let block = leak(
+        TileRef::global_pitched(dtype, 16, 8, e.g, align, RunCount::new(n, pitch_of))
+            .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, cols_of)),
     );
-    let block = TileRef::global_pitched(dtype, 16, 8, e.g, align, RunCount::new(n, pitch_of))
-        .with_bounds(RunCount::new(rows, 1), RunCount::new(cols, cols_of));
     let (dst, src) = if store {
         (block, fragment)
     } else {
         (fragment, block)
     };
-    let op = TileOp::Copy {
-        dst: leak(dst),
-        src: leak(src),
-    };
+    let op = TileOp::Copy { dst, src };
     let (v, m) = run(e, op, ExecScope::Warp, None).unwrap();
     assert_eq!(v, "copy.fragment_view");
     let text = m.to_ptx().unwrap();
@@ -340,31 +336,21 @@ fn elementwise_and_casts_for_an_epilogue() {
     };
     let v = dispatch(&mut e.k, &ctx(op), None).unwrap();
     assert_eq!(v, "elementwise.registers");
-    let v = dispatch(
-        &mut e.k,
-        &ctx(TileOp::Elementwise {
+    // `d = f(d)` in place.
+    let unary = |f| {
+        ctx(TileOp::Elementwise {
             dst: d,
             a: d,
             b: None,
-            f: Elementwise::Relu,
-        }),
-        None,
-    )
-    .unwrap();
+            f,
+        })
+    };
+    let v = dispatch(&mut e.k, &unary(Elementwise::Relu), None).unwrap();
     assert_eq!(v, "elementwise.registers");
     // A binary function without b is declined with its reason.
-    let err = dispatch(
-        &mut e.k,
-        &ctx(TileOp::Elementwise {
-            dst: d,
-            a: d,
-            b: None,
-            f: Elementwise::Add,
-        }),
-        None,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = dispatch(&mut e.k, &unary(Elementwise::Add), None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("| registers | a + b needs b"), "{err}");
     e.k.ret().unwrap();
     let mut m = e.m;
@@ -521,11 +507,7 @@ fn fill_and_cast() {
     let mut e = env(Target::Sm90a);
     let r = regs::<ty::F32>(&mut e.k, 8);
     check("fill_registers", "fill.registers", e, move |_| {
-        let dst = leak(TileRef::registers(
-            ScalarType::F32,
-            mma::m16n8k16(layouts::fragment::Operand::C).unwrap(),
-            r,
-        ));
+        let dst = c_fragment(ScalarType::F32, r);
         (
             TileOp::Fill {
                 dst,
@@ -694,12 +676,15 @@ fn planning_writes_nothing_and_rejections_are_typed() {
     let Err(DispatchError::NoVariant { declined, .. }) = plan(bad, None) else {
         panic!("expected a miss");
     };
-    let ld = declined
-        .iter()
-        .find(|d| d.variant == "copy.ldmatrix")
-        .unwrap();
+    let reason = |variant| {
+        &declined
+            .iter()
+            .find(|d| d.variant == variant)
+            .unwrap()
+            .reason
+    };
     assert_eq!(
-        ld.reason,
+        *reason("copy.ldmatrix"),
         Rejection::Storage {
             got: StoragePair {
                 dst: Storage::Shared,
@@ -711,12 +696,8 @@ fn planning_writes_nothing_and_rejections_are_typed() {
             }],
         }
     );
-    let vector = declined
-        .iter()
-        .find(|d| d.variant == "copy.vector")
-        .unwrap();
     assert_eq!(
-        vector.reason,
+        *reason("copy.vector"),
         Rejection::ElementTypes {
             src: ScalarType::F32,
             dst: ScalarType::Bf16
