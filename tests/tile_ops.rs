@@ -130,6 +130,13 @@ fn c_fragment(dtype: ScalarType, regs: Vec<RegRef>) -> &'static TileRef {
     ))
 }
 
+/// An sm_90a kernel and the [`c_fragment`] of `count` f32 registers of it.
+fn f32_fragment(count: usize) -> (Env, &'static TileRef) {
+    let mut e = env(Target::Sm90a);
+    let values = regs::<ty::F32>(&mut e.k, count);
+    (e, c_fragment(ScalarType::F32, values))
+}
+
 /// A `rows x cols` row-major shared tile at `base` (1024-byte aligned).
 fn shared(
     dtype: ScalarType,
@@ -204,10 +211,8 @@ fn copy_ldmatrix_and_stmatrix() {
 
 #[test]
 fn copy_fragment_stores_an_accumulator() {
-    let mut e = env(Target::Sm90a);
-    let acc = regs::<ty::F32>(&mut e.k, 4);
+    let (e, src) = f32_fragment(4);
     check("copy_fragment", "copy.fragment", e, move |e| {
-        let src = c_fragment(ScalarType::F32, acc);
         let dst = leak(TileRef::global_row_major(ScalarType::F32, 16, 8, e.g, 4));
         (TileOp::Copy { dst, src }, ExecScope::Warp)
     });
@@ -504,10 +509,8 @@ fn wgmma_from_shared_and_from_registers() {
 
 #[test]
 fn fill_and_cast() {
-    let mut e = env(Target::Sm90a);
-    let r = regs::<ty::F32>(&mut e.k, 8);
+    let (e, dst) = f32_fragment(8);
     check("fill_registers", "fill.registers", e, move |_| {
-        let dst = c_fragment(ScalarType::F32, r);
         (
             TileOp::Fill {
                 dst,
