@@ -23,7 +23,7 @@
 use crate::alu::{AluError, AluProgram, Value, Width};
 use crate::desc::DescError;
 use crate::desc::sm90::WgmmaDesc;
-use crate::desc::sm100::{LboMode, UmmaDesc};
+use crate::desc::sm100::UmmaDesc;
 use crate::major::Major;
 use crate::swizzle::{SwizzleMode, append_swizzle};
 use ptx_isa::ScalarType;
@@ -449,14 +449,8 @@ impl CanonicalTile {
     /// The tcgen05 shared-memory descriptor for the sub-matrix at `(mn, k)` of this tile placed
     /// at shared address `base`.
     pub fn sm100_desc(&self, base: u32, mn: u32, k: u32) -> Result<UmmaDesc, TileError> {
-        let d = UmmaDesc {
-            start_addr: self.slice_start(base, mn, k)?,
-            lbo: self.lbo(),
-            sbo: self.sbo(),
-            base_offset: 0,
-            lbo_mode: LboMode::Relative,
-            swizzle: self.swizzle.into(),
-        };
+        let d = UmmaDesc::relative(self.lbo(), self.sbo(), self.swizzle.into())
+            .with_start(self.slice_start(base, mn, k)?);
         d.encode()?;
         Ok(d)
     }

@@ -126,6 +126,20 @@ pub struct UmmaDesc {
 }
 
 impl UmmaDesc {
+    /// A descriptor at start address 0 (set it with `with_start`, or let
+    /// `smem::emit::emit_desc` or a register's address in at run time), `lbo` relative (PTX ISA
+    /// 9.7.16.4.1), base offset 0.
+    pub const fn relative(lbo: u32, sbo: u32, swizzle: UmmaSwizzle) -> UmmaDesc {
+        UmmaDesc {
+            start_addr: 0,
+            lbo,
+            sbo,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle,
+        }
+    }
+
     /// The descriptor without its start address (version bit included).
     pub fn constant_part(&self) -> Result<u64, DescError> {
         check_base_offset(self.base_offset, self.swizzle != UmmaSwizzle::None)?;

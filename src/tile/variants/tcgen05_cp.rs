@@ -11,7 +11,7 @@ use ptx_isa::builder::{CtaGroup, TmemCpShape};
 use ptx_isa::{FunctionBuilder, Reg, TargetSet, ty};
 
 type Result<T, E = ptx_isa::Error> = std::result::Result<T, E>;
-use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
+use smem::desc::sm100::{UmmaDesc, UmmaSwizzle};
 
 use super::common::{pair, scope, shared_addr, storage, tmem_addr};
 use crate::tile::op::{OpCtx, OpKind};
@@ -111,14 +111,7 @@ pub const VARIANT: Variant = Variant {
 
 impl Plan for TmemCopy {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
-        let desc = UmmaDesc {
-            start_addr: 0,
-            lbo: 128,
-            sbo: 256,
-            base_offset: 0,
-            lbo_mode: LboMode::Relative,
-            swizzle: UmmaSwizzle::None,
-        };
+        let desc = UmmaDesc::relative(128, 256, UmmaSwizzle::None);
         for chunk in 0..self.chunks {
             let a = k.reg::<ty::U32>();
             k.add(a, self.src, chunk * 4096)?;

@@ -9,7 +9,7 @@
 use ptx_isa::builder::{CtaGroup, MmaKindTc, TcA};
 use ptx_isa::{FunctionBuilder, Reg, Result, ScalarType, TargetSet, ty};
 use smem::desc::idesc::{InstrDesc, MmaKind};
-use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
+use smem::desc::sm100::{UmmaDesc, UmmaSwizzle};
 
 use super::common::scope;
 use super::wgmma::operands;
@@ -109,14 +109,7 @@ pub const VARIANT: Variant = Variant {
 
 impl Plan for Tcgen05Mma {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
-        let desc = UmmaDesc {
-            start_addr: 0,
-            lbo: 16,
-            sbo: 1024,
-            base_offset: 0,
-            lbo_mode: LboMode::Relative,
-            swizzle: UmmaSwizzle::B128,
-        };
+        let desc = UmmaDesc::relative(16, 1024, UmmaSwizzle::B128);
         for step in 0..4u32 {
             let enable = k.pred();
             match (step, self.accumulate) {
