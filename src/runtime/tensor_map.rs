@@ -384,6 +384,16 @@ fn each_within(
     }
 }
 
+/// A rule on each element of an array of a descriptor: the rule, the array's name, the unit its
+/// values are given in, the values, and whether the rule allows a value.
+type ArrayRule<'a> = (
+    TensorMapRule,
+    &'a str,
+    &'a str,
+    &'a [u64],
+    &'a dyn Fn(u64) -> bool,
+);
+
 fn check_values(desc: &TensorMapDesc) -> Result<()> {
     let (addr_align, stride_multiple) = if desc.interleave == Interleave::B32 {
         (32, 32)
@@ -403,7 +413,7 @@ fn check_values(desc: &TensorMapDesc) -> Result<()> {
     // checked.
     let widen = |v: &[u32]| v.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
     let box_dims = widen(&desc.box_dims);
-    let arrays: [(TensorMapRule, &str, &str, &[u64], &dyn Fn(u64) -> bool); 3] = [
+    let arrays: [ArrayRule; 3] = [
         (
             TensorMapRule::GlobalDim,
             "global_dims",
