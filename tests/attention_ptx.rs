@@ -111,8 +111,7 @@ fn the_tma_store_stages_o_and_waits_for_its_reads() {
     assert!(tma.contains("fence.proxy.async.shared::cta;"));
     assert!(tma.contains("cp.async.bulk.wait_group.read 0;"));
     assert!(tma.contains("bar.sync %r"), "the warpgroup's store barrier");
-    // A persistent grid takes the serial schedule only (`AttentionConfig::persistent`).
-    let persistent = ptx(base.with_schedule(Schedule::Serial).with_persistent());
+    let persistent = ptx(base.with_persistent());
     assert!(
         persistent.contains("%nctaid.x"),
         "a grid-stride loop over the tiles"
@@ -131,13 +130,18 @@ fn debug_builds_assemble_and_list_their_wait_sites() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
         return;
     };
-    // The persistent grid only where it is accepted: serial (head dim 64), non-causal, batched.
+    // Persistent: the serial schedule (head dim 64) and the ping-pong (128), causal or not,
+    // batched or packed.
     let base = AttentionConfig::new(ScalarType::Bf16, 128, true);
     let d64 = AttentionConfig::new(ScalarType::Bf16, 64, false);
+    let d128 = AttentionConfig::new(ScalarType::Bf16, 128, false);
     for cfg in [
         base,
         base.with_tma_store(),
         base.with_varlen(),
+        base.with_persistent(),
+        base.with_varlen().with_persistent(),
+        d128.with_persistent(),
         d64.with_persistent(),
         d64.with_persistent().with_tma_store(),
     ] {

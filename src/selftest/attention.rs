@@ -70,71 +70,103 @@ fn abs_err(got: &[f32], want: &[f32]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// One case: the O and LSE errors over their tolerances.
-fn case<H: Host>(
-    ctx: &mut GpuCtx,
-    att: &Attention,
-    s: AttentionShape,
-) -> Result<f64, GpuCheckError> {
+/// One problem a case runs: batched sequences of one length, or packed ones.
+enum Problem {
+    Batched(AttentionShape),
+    Packed(VarlenShape),
+}
+
+impl Problem {
+    /// Its name in a case's line.
+    fn name(&self) -> String {
+        match self {
+            Problem::Batched(s) => format!(
+                "b{} sq{} sk{} h{}/{}",
+                s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
+            ),
+            Problem::Packed(s) => format!(
+                "cu_q {:?} cu_k {:?} h{}/{}",
+                s.cu_seqlens_q, s.cu_seqlens_k, s.heads, s.kv_heads
+            ),
+        }
+    }
+
+    /// The shapes of Q (and O), of K (and V) and of LSE.
+    fn shapes(&self) -> [Vec<usize>; 3] {
+        match self {
+            Problem::Batched(s) => [
+                vec![s.batch, s.seqlen_q, s.heads, s.head_dim],
+                vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim],
+                vec![s.batch, s.heads, s.seqlen_q],
+            ],
+            Problem::Packed(s) => {
+                let (total_q, total_k) = s.totals();
+                [
+                    vec![total_q, s.heads, s.head_dim],
+                    vec![total_k, s.kv_heads, s.head_dim],
+                    vec![s.heads, total_q],
+                ]
+            }
+        }
+    }
+
+    fn head_dim(&self) -> usize {
+        match self {
+            Problem::Batched(s) => s.head_dim,
+            Problem::Packed(s) => s.head_dim,
+        }
+    }
+}
+
+/// One case: fresh random Q, K and V, O and LSE poisoned with NaN, the kernel, and the O and
+/// LSE errors over their tolerances against the host reference.
+fn case<H: Host>(ctx: &mut GpuCtx, att: &Attention, problem: &Problem) -> Result<f64, GpuCheckError> {
     let cfg = *att.config();
-    let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
-    let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let [q_shape, kv_shape, lse_shape] = problem.shapes();
     let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
     let (hk, fk) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
     let (hv, fv) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
-    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    let scale = 1.0 / (problem.head_dim() as f32).sqrt();
     let q = ctx.upload(&hq, &q_shape)?;
     let k = ctx.upload(&hk, &kv_shape)?;
     let v = ctx.upload(&hv, &kv_shape)?;
     let nan = vec![H::from_f32(f32::NAN); q_shape.iter().product()];
     let mut o = ctx.upload(&nan, &q_shape)?;
-    let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
+    let mut lse = ctx.poisoned(&lse_shape)?;
     // A kernel that never finishes fails the case after LIMIT (the check runs in a child
     // process, whose end ends the kernel) instead of stopping every check after it.
-    att.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+    let (want_o, want_lse) = match problem {
+        Problem::Batched(s) => {
+            att.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+            attention::reference(&fq, &fk, &fv, *s, cfg.causal, scale)
+        }
+        Problem::Packed(s) => {
+            let cu_q = ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?;
+            let cu_k = ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?;
+            let max_q = u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX);
+            let seqs = (&cu_q, &cu_k, max_q);
+            att.run_varlen(&ctx.stream, &q, &k, &v, &mut o, &mut lse, seqs, scale)?;
+            attention::reference_varlen(&fq, &fk, &fv, s, cfg.causal, scale)
+        }
+    };
     let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
     let got_lse = ctx.download(&lse)?;
-    let (want_o, want_lse) = attention::reference(&fq, &fk, &fv, s, cfg.causal, scale);
     Ok((abs_err(&got_o, &want_o) / o_tol(cfg.dtype)).max(abs_err(&got_lse, &want_lse) / 2e-3))
 }
 
-/// One packed case: sequences of their own lengths back to back, the offsets on the device.
-fn case_varlen<H: Host>(
-    ctx: &mut GpuCtx,
-    att: &Attention,
-    s: &VarlenShape,
-) -> Result<f64, GpuCheckError> {
+/// `problems` on `att`'s kernel, each a case in the kernel's element type: the largest error
+/// and how many ran; the first that fails to run names its case.
+fn problems(ctx: &mut GpuCtx, att: &Attention, problems: Vec<Problem>) -> Cases {
     let cfg = *att.config();
-    let (total_q, total_k) = s.totals();
-    let q_shape = [total_q, s.heads, s.head_dim];
-    let kv_shape = [total_k, s.kv_heads, s.head_dim];
-    let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
-    let (hk, fk) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
-    let (hv, fv) = random::<H>(ctx, kv_shape.iter().product(), 1.0);
-    let scale = 1.0 / (s.head_dim as f32).sqrt();
-    let q = ctx.upload(&hq, &q_shape)?;
-    let k = ctx.upload(&hk, &kv_shape)?;
-    let v = ctx.upload(&hv, &kv_shape)?;
-    let cu_q = ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?;
-    let cu_k = ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?;
-    let nan = vec![H::from_f32(f32::NAN); q_shape.iter().product()];
-    let mut o = ctx.upload(&nan, &q_shape)?;
-    let mut lse = ctx.poisoned(&[s.heads, total_q])?;
-    let max_q = u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX);
-    att.run_varlen(
-        &ctx.stream,
-        &q,
-        &k,
-        &v,
-        &mut o,
-        &mut lse,
-        (&cu_q, &cu_k, max_q),
-        scale,
-    )?;
-    let got_o: Vec<f32> = ctx.download(&o)?.into_iter().map(H::to_f32).collect();
-    let got_lse = ctx.download(&lse)?;
-    let (want_o, want_lse) = attention::reference_varlen(&fq, &fk, &fv, s, cfg.causal, scale);
-    Ok((abs_err(&got_o, &want_o) / o_tol(cfg.dtype)).max(abs_err(&got_lse, &want_lse) / 2e-3))
+    let (mut worst, mut cases) = (0.0f64, 0);
+    for problem in problems {
+        let r = match cfg.dtype {
+            ScalarType::F16 => case::<half::f16>(ctx, att, &problem),
+            _ => case::<half::bf16>(ctx, att, &problem),
+        };
+        tally(&cfg.name(), problem.name(), r, (&mut worst, &mut cases))?;
+    }
+    Ok((worst, cases))
 }
 
 /// O's tolerance: 2e-2 for bf16, 4e-3 for f16 (absolute).
@@ -183,20 +215,8 @@ fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
 pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
     let (worst, cases) = every_case(ctx, checked(true), |ctx, att| {
         let cfg = *att.config();
-        let mut worst = 0.0f64;
-        let mut cases = 0;
-        for s in varlen_shapes(cfg.head_dim as usize, cfg.persistent) {
-            let r = match cfg.dtype {
-                ScalarType::F16 => case_varlen::<half::f16>(ctx, att, &s),
-                _ => case_varlen::<half::bf16>(ctx, att, &s),
-            };
-            let name = format!(
-                "cu_q {:?} cu_k {:?} h{}/{}",
-                s.cu_seqlens_q, s.cu_seqlens_k, s.heads, s.kv_heads
-            );
-            tally(&cfg.name(), name, r, (&mut worst, &mut cases))?;
-        }
-        Ok((worst, cases))
+        let shapes = varlen_shapes(cfg.head_dim as usize, cfg.persistent);
+        problems(ctx, att, shapes.into_iter().map(Problem::Packed).collect())
     })?;
     Ok(Report {
         max_err: worst,
@@ -212,11 +232,12 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
 /// The configurations checked: every one of [`AttentionConfig::all`] in bf16; in f16 (which
 /// changes only the conversions, not the schedule, grid or store) the default ones, batched and
 /// packed. `PTXKIT_ATTENTION_ONLY` (kernel names, comma-separated) narrows them, for a run
-/// under compute-sanitizer.
+/// under compute-sanitizer; so does `PTXKIT_ATTENTION_MATCH` (comma-separated parts of names:
+/// a kernel runs when its name holds one of them and none of those written `!part`), so a GPU
+/// run can take, say, the persistent kernels (`_persistent`) in a process of their own.
 fn checked(varlen: bool) -> Vec<AttentionConfig> {
-    let only = std::env::var("PTXKIT_ATTENTION_ONLY")
-        .ok()
-        .filter(|s| !s.is_empty());
+    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
+    let (only, parts) = (env("PTXKIT_ATTENTION_ONLY"), env("PTXKIT_ATTENTION_MATCH"));
     AttentionConfig::all()
         .into_iter()
         .filter(|c| c.varlen == varlen)
@@ -230,7 +251,19 @@ fn checked(varlen: bool) -> Vec<AttentionConfig> {
             only.as_deref()
                 .is_none_or(|names| names.split(',').any(|n| n == c.name()))
         })
+        .filter(|c| parts.as_deref().is_none_or(|p| name_matches(&c.name(), p)))
         .collect()
+}
+
+/// Whether `name` holds one of the comma-separated `parts` (any, when all are exclusions) and
+/// none of those written `!part`.
+fn name_matches(name: &str, parts: &str) -> bool {
+    let (not, wanted): (Vec<&str>, Vec<&str>) = parts.split(',').partition(|p| p.starts_with('!'));
+    let excluded = not
+        .iter()
+        .filter_map(|p| p.strip_prefix('!'))
+        .any(|p| name.contains(p));
+    (wanted.is_empty() || wanted.iter().any(|p| name.contains(p))) && !excluded
 }
 
 /// A configuration's cases: the largest error and how many ran, or the case that failed to
@@ -308,20 +341,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
-        let mut worst = 0.0f64;
-        let mut cases = 0;
-        for s in shapes {
-            let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, att, s),
-                _ => case::<half::bf16>(ctx, att, s),
-            };
-            let name = format!(
-                "b{} sq{} sk{} h{}/{}",
-                s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
-            );
-            tally(&cfg.name(), name, r, (&mut worst, &mut cases))?;
-        }
-        Ok((worst, cases))
+        problems(ctx, att, shapes.into_iter().map(Problem::Batched).collect())
     })?;
     Ok(Report {
         max_err: worst,
@@ -333,4 +353,20 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              of O and LSE"
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_matches;
+
+    #[test]
+    fn a_match_takes_the_parts_named_and_leaves_the_excluded() {
+        let name = "attention_fwd_bf16_d128_causal_persistent";
+        assert!(name_matches(name, "_persistent"));
+        assert!(name_matches(name, "_d64,_causal"));
+        assert!(!name_matches(name, "!_persistent"));
+        assert!(name_matches(name, "!_varlen"));
+        assert!(!name_matches(name, "_d128,!_causal"));
+        assert!(!name_matches(name, "_d64"));
+    }
 }

@@ -13,7 +13,7 @@ use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::BarrierAt;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
-use super::{AttentionConfig, Schedule};
+use super::{AttentionConfig, Schedule, TileOrder};
 use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Axis, Buffer, BuiltKernel, Elem, Expr, KernelBuilder, ReduceOp, Result, TensorOpts, TmaTensor,
@@ -85,37 +85,39 @@ impl Ring {
         Ok(())
     }
 
-    /// A consumer waits until stage `stage` is full (`phase` its cursor's) and returns the
-    /// stage's tile address.
+    /// A consumer waits until its cursor's stage is full (at the cursor's phase) and returns
+    /// the stage's tile address.
     fn acquire(
         &self,
         k: &mut KernelBuilder,
         sync: &mut BarrierSync,
-        stage: Reg<ty::U32>,
-        phase: Reg<ty::U32>,
+        cur: &RingCursor,
     ) -> Result<Reg<ty::U32>> {
-        self.wait(k, sync, stage, false, phase)?;
-        self.tile(k, stage)
+        self.wait(k, sync, cur.stage(), false, cur.phase())?;
+        self.tile(k, cur.stage())
     }
 
-    /// A consumer warpgroup releases stage `stage` (one arrival, by its first thread; each
-    /// stage's phase takes one from each of the two consumer warpgroups). `peeled`: this is a
-    /// software-pipelined loop's first or last iteration written out of the loop, the same
-    /// release as the loop's in other phases.
+    /// A consumer warpgroup releases its cursor's stage (one arrival, by its first thread;
+    /// each stage's phase takes one from each of the two consumer warpgroups) and advances the
+    /// cursor: every acquire is paired with one release, so the cursor moves once per key tile
+    /// and a persistent CTA's next query tile starts where the producer's loads of it do.
+    /// `peeled`: this is a software-pipelined loop's first or last iteration written out of
+    /// the loop, the same release as the loop's in other phases.
     fn release(
         &self,
         k: &mut KernelBuilder,
         sync: &mut BarrierSync,
-        stage: Reg<ty::U32>,
+        cur: &RingCursor,
         leader: ptx_isa::Pred,
         peeled: bool,
     ) -> Result<()> {
-        let bar = self.barrier(k, stage, true)?;
+        let bar = self.barrier(k, cur.stage(), true)?;
         if peeled {
             sync.arrive_peeled(k.isa().when(leader), bar, 2)?;
         } else {
             sync.arrive(k.isa().when(leader), bar.at, bar.addr, 2)?;
         }
+        cur.advance(k.isa())?;
         Ok(())
     }
 }
@@ -132,6 +134,8 @@ struct Args<T: Elem> {
     batch: Expr,
     heads: Var,
     kv_heads: Var,
+    /// K's and V's row extent (`seqlen_k`, or `total_k` packed).
+    keys: Var,
     seqs: Seqs,
 }
 
@@ -198,10 +202,8 @@ impl Block {
 enum Tiles {
     /// One, from the CTA's ids.
     One(Block),
-    /// A persistent grid's: tiles `cta, cta + ctas, ...` below `work`, numbered with the query
-    /// tiles of one head of one sequence together (their CTAs share that head's K and V in
-    /// L2), each sequence's heads in turn; with the causal mask a head's last query tile
-    /// (which visits the most keys) first.
+    /// A persistent grid's: tiles `cta, cta + ctas, ...` below `work`, numbered in the
+    /// configuration's [`TileOrder`] ([`tile_coords`]).
     Persistent {
         cta: Var,
         ctas: Var,
@@ -228,9 +230,7 @@ impl Tiles {
                 work,
                 m_blocks,
             } => k.for_stride(*cta, work.clone(), *ctas, |k, t| {
-                let m = k.let_("m_raw", t % m_blocks.clone())?;
-                let head = k.let_("head", (t / m_blocks.clone()) % p.args.heads)?;
-                let batch = k.let_("batch", t / (m_blocks.clone() * p.args.heads))?;
+                let [m, head, batch] = tile_coords(k, p, t, m_blocks)?;
                 let m_block = if p.cfg.causal {
                     k.let_("m_block", m_blocks.clone() - 1u32 - m)?
                 } else {
@@ -250,6 +250,48 @@ impl Tiles {
             }),
         }
     }
+}
+
+/// Persistent tile `t`'s `[row block, head, sequence]` in the configuration's
+/// [`TileOrder`], the row block counted from the first (the caller reverses it with the causal
+/// mask): a bijection of `0..m_blocks * heads * batch` onto the tiles either way.
+fn tile_coords<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    t: Var,
+    m_blocks: &Expr,
+) -> Result<[Var; 3]> {
+    let heads = p.args.heads;
+    let (m, pair) = match p.cfg.order {
+        TileOrder::HeadMajor => (
+            k.let_("m_raw", t % m_blocks.clone())?,
+            k.let_("pair", t / m_blocks.clone())?,
+        ),
+        TileOrder::L2Sections => {
+            // Pairs per section: max(1, SECTION_BYTES / (keys · d · 4)), K and V 16-bit.
+            let per_head = Expr::from(p.args.keys) * (p.cfg.head_dim * 4);
+            let fit = k.eval(Expr::from(AttentionConfig::SECTION_BYTES) / per_head)?;
+            let swz = k.reg::<ty::U32>();
+            k.max(swz, fit, 1u32)?;
+            let swz = k.bind("section_pairs", swz);
+            let pairs = Expr::from(heads) * p.args.batch.clone();
+            let span = k.let_("section_span", m_blocks.clone() * swz)?;
+            let section = k.let_("section", t / span)?;
+            let r = k.let_("in_section", t % span)?;
+            let first = k.let_("section_first", section * swz)?;
+            // The last section holds the pairs left over.
+            let left = k.eval(pairs - first)?;
+            let swz_r = k.eval(swz)?;
+            let width = k.reg::<ty::U32>();
+            k.min(width, swz_r, left)?;
+            let width = k.bind("section_width", width);
+            (
+                k.let_("m_raw", r / width)?,
+                k.let_("pair", Expr::from(first) + r % width)?,
+            )
+        }
+    };
+    Ok([m, k.let_("head", pair % heads)?, k.let_("batch", pair / heads)?])
 }
 
 /// What every part of the kernel reads: the configuration, the parameters, the rings and Q's
@@ -595,6 +637,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
         batch,
         heads,
         kv_heads,
+        keys: seqlen_k,
         seqs,
     })
 }
@@ -936,22 +979,18 @@ fn serial<T: Elem>(
     sync: &mut BarrierSync,
     cursors: &Cursors,
 ) -> Result<()> {
-    // Both rings in step: K's cursor serves both.
-    let cur = &cursors.k;
-    let (stage, phase) = (cur.stage(), cur.phase());
+    let (kc, vc) = (&cursors.k, &cursors.v);
     k.for_range(0, c.blk.n_blocks, |k, n| {
-        let ka = p.k_ring.acquire(k, sync, stage, phase)?;
+        let ka = p.k_ring.acquire(k, sync, kc)?;
         c.scores(k, p, ka)?;
         k.wgmma_wait_group(0)?;
-        p.k_ring.release(k, sync, stage, c.leader, false)?;
+        p.k_ring.release(k, sync, kc, c.leader, false)?;
         let alpha = c.softmax(k, p, n)?;
         c.rescale_and_convert(k, &alpha)?;
-        let va = p.v_ring.acquire(k, sync, stage, phase)?;
+        let va = p.v_ring.acquire(k, sync, vc)?;
         c.values(k, p, va)?;
         k.wgmma_wait_group(0)?;
-        p.v_ring.release(k, sync, stage, c.leader, false)?;
-        cur.advance(k.isa())?;
-        Ok(())
+        p.v_ring.release(k, sync, vc, c.leader, false)
     })
 }
 
@@ -970,21 +1009,21 @@ fn pipelined<T: Elem>(
 ) -> Result<()> {
     let overlap = p.cfg.schedule == Schedule::PingPongOverlap;
     let (k_ring, v_ring) = (p.k_ring, p.v_ring);
-    // K's cursor runs a tile ahead of V's within the tile; both end the tile together.
+    // K's cursor runs a tile ahead of V's within the tile; each moves once per key tile (with
+    // its release), so both end the tile together.
     let (kc, vc) = (&cursors.k, &cursors.v);
     let any = k.cmp(CmpOp::Gt, c.blk.n_blocks, 0u32)?;
     k.if_(any, |k| {
-        let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
+        let ka = k_ring.acquire(k, sync, kc)?;
         turns.take(k, |k| c.scores(k, p, ka))?;
         k.wgmma_wait_group(0)?;
-        k_ring.release(k, sync, kc.stage(), c.leader, true)?;
-        kc.advance(k.isa())?;
+        k_ring.release(k, sync, kc, c.leader, true)?;
         let first = k.let_("n_first", Expr::from(0u32))?;
         let alpha = c.softmax(k, p, first)?;
         c.rescale_and_convert(k, &alpha)?;
         k.for_range(1, c.blk.n_blocks, |k, n| {
-            let ka = k_ring.acquire(k, sync, kc.stage(), kc.phase())?;
-            let va = v_ring.acquire(k, sync, vc.stage(), vc.phase())?;
+            let ka = k_ring.acquire(k, sync, kc)?;
+            let va = v_ring.acquire(k, sync, vc)?;
             // S_j first: wgmma groups complete in order, so `wait_group 1` waits for it alone
             // (PTX ISA 9.7.15.7.2 wgmma.wait_group).
             turns.take(k, |k| {
@@ -992,20 +1031,18 @@ fn pipelined<T: Elem>(
                 c.values(k, p, va)
             })?;
             k.wgmma_wait_group(if overlap { 1 } else { 0 })?;
-            k_ring.release(k, sync, kc.stage(), c.leader, false)?;
-            kc.advance(k.isa())?;
+            k_ring.release(k, sync, kc, c.leader, false)?;
             let alpha = c.softmax(k, p, n)?;
             if overlap {
                 k.wgmma_wait_group(0)?;
             }
-            v_ring.release(k, sync, vc.stage(), c.leader, false)?;
-            vc.advance(k.isa())?;
+            v_ring.release(k, sync, vc, c.leader, false)?;
             c.rescale_and_convert(k, &alpha)
         })?;
-        let va = v_ring.acquire(k, sync, vc.stage(), vc.phase())?;
+        let va = v_ring.acquire(k, sync, vc)?;
         turns.take(k, |k| c.values(k, p, va))?;
         k.wgmma_wait_group(0)?;
-        v_ring.release(k, sync, vc.stage(), c.leader, true)
+        v_ring.release(k, sync, vc, c.leader, true)
     })
     .end()
 }

@@ -88,6 +88,49 @@ pub struct VarlenArgs<'a> {
     pub max_seqlen_q: u32,
 }
 
+/// One call's operands on memory the caller owns ([`Attention::run_borrowed`]): `q`
+/// `[batch, seqlen_q, heads, d]`, `k` and `v` `[batch, seqlen_k, kv_heads, d]`, `o` like `q`,
+/// `lse` `[batch, heads, seqlen_q]` f32, and the softmax scale; packed sequences (a kernel built
+/// with [`AttentionConfig::varlen`]) take rank-3 tensors (`[total, heads, d]`, `lse`
+/// `[heads, total_q]`) and their offsets in `seqs`.
+pub struct AttentionArgs<'a> {
+    /// The queries.
+    pub q: TensorRef<'a>,
+    /// The keys.
+    pub k: TensorRef<'a>,
+    /// The values.
+    pub v: TensorRef<'a>,
+    /// The output, written.
+    pub o: TensorMut<'a>,
+    /// The row log-sum-exp (natural log), written.
+    pub lse: TensorMut<'a>,
+    /// The softmax scale (`1 / sqrt(d)` usually).
+    pub scale: f32,
+    /// Packed sequences' offsets, or `None` for batched tensors.
+    pub seqs: Option<VarlenArgs<'a>>,
+}
+
+impl<'a> AttentionArgs<'a> {
+    /// The operands as views of owned device tensors.
+    fn owned<T: Element>(
+        [q, k, v]: [&'a DeviceTensor<T>; 3],
+        o: &'a mut DeviceTensor<T>,
+        lse: &'a mut DeviceTensor<f32>,
+        scale: f32,
+        seqs: Option<VarlenArgs<'a>>,
+    ) -> AttentionArgs<'a> {
+        AttentionArgs {
+            q: q.into(),
+            k: k.into(),
+            v: v.into(),
+            o: o.into(),
+            lse: lse.into(),
+            scale,
+            seqs,
+        }
+    }
+}
+
 /// A loaded attention kernel for one configuration.
 pub struct Attention {
     cfg: AttentionConfig,
@@ -166,32 +209,7 @@ impl Attention {
         lse: &mut DeviceTensor<f32>,
         scale: f32,
     ) -> Result<(), AttentionError> {
-        self.run_borrowed(
-            stream,
-            q.into(),
-            k.into(),
-            v.into(),
-            o.into(),
-            lse.into(),
-            scale,
-        )
-    }
-
-    /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes):
-    /// Q, K and V are read through tensor maps of their own addresses (16-byte aligned), O is
-    /// written 16-byte aligned. Nothing is enqueued when a check fails.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_borrowed<'a>(
-        &self,
-        stream: &Arc<CudaStream>,
-        q: TensorRef<'a>,
-        k: TensorRef<'a>,
-        v: TensorRef<'a>,
-        o: TensorMut<'a>,
-        lse: TensorMut<'a>,
-        scale: f32,
-    ) -> Result<(), AttentionError> {
-        self.launch(stream, [q, k, v], [o, lse], scale, None)
+        self.run_borrowed(stream, AttentionArgs::owned([q, k, v], o, lse, scale, None))
     }
 
     /// Packed variable-length sequences (a kernel built with [`AttentionConfig::varlen`]): `q`
@@ -216,41 +234,31 @@ impl Attention {
             cu_seqlens_k: cu_k.into(),
             max_seqlen_q,
         };
-        self.launch(
+        self.run_borrowed(
             stream,
-            [q.into(), k.into(), v.into()],
-            [o.into(), lse.into()],
-            scale,
-            Some(seqs),
+            AttentionArgs::owned([q, k, v], o, lse, scale, Some(seqs)),
         )
     }
 
-    /// [`Attention::run_varlen`] on memory the caller owns.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_varlen_borrowed<'a>(
+    /// [`Attention::run`] or [`Attention::run_varlen`] on memory the caller owns (cudarc slices
+    /// or views with their shapes): Q, K and V are read through tensor maps of their own
+    /// addresses (16-byte aligned), O is written 16-byte aligned; batched tensors (rank 4)
+    /// without [`AttentionArgs::seqs`], packed ones (rank 3) with them. The checks the
+    /// signature cannot make come first; nothing is enqueued when one fails.
+    pub fn run_borrowed<'a>(
         &self,
         stream: &Arc<CudaStream>,
-        q: TensorRef<'a>,
-        k: TensorRef<'a>,
-        v: TensorRef<'a>,
-        o: TensorMut<'a>,
-        lse: TensorMut<'a>,
-        seqs: VarlenArgs<'a>,
-        scale: f32,
+        args: AttentionArgs<'a>,
     ) -> Result<(), AttentionError> {
-        self.launch(stream, [q, k, v], [o, lse], scale, Some(seqs))
-    }
-
-    /// The checks the signature cannot make, then the launch: batched tensors (rank 4) without
-    /// `seqs`, packed ones (rank 3) with them.
-    fn launch<'a>(
-        &self,
-        stream: &Arc<CudaStream>,
-        [q, k, v]: [TensorRef<'a>; 3],
-        [o, lse]: [TensorMut<'a>; 2],
-        scale: f32,
-        seqs: Option<VarlenArgs<'a>>,
-    ) -> Result<(), AttentionError> {
+        let AttentionArgs {
+            q,
+            k,
+            v,
+            o,
+            lse,
+            scale,
+            seqs,
+        } = args;
         if seqs.is_some() != self.cfg.varlen {
             return Err(ShapeError::Packing {
                 varlen: self.cfg.varlen,

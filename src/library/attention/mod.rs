@@ -21,7 +21,7 @@ mod build;
 mod host;
 
 pub use build::{build, build_with_waits};
-pub use host::{Attention, AttentionError, ShapeError, VarlenArgs};
+pub use host::{Attention, AttentionArgs, AttentionError, ShapeError, VarlenArgs};
 
 use ptx_isa::ScalarType;
 
@@ -40,31 +40,6 @@ pub enum AttentionConfigError {
         /// The key tile's rows.
         block_n: u32,
     },
-    /// A persistent grid with the ping-pong schedules ([`Schedule::PingPong`],
-    /// [`Schedule::PingPongOverlap`]): on the H200 it hangs (non-causal, d 128: consumer
-    /// warpgroup 1 waits on `v_full[1]` phase 0 forever although the producer's arrivals
-    /// passed and the build-time counts agree) or, causal, gives wrong O (error ~90x the
-    /// tolerance at d 128 and 256).
-    #[error(
-        "persistent grid with the {} schedule hangs on the H200 (v_full[1] phase 0); not yet \
-         supported",
-        .0.name()
-    )]
-    PersistentPingPong(Schedule),
-    /// A persistent grid with the causal mask: not proven on the GPU (with the serial schedule
-    /// it has not run; with ping-pong it gave wrong O on the H200).
-    #[error(
-        "persistent grid with the causal mask is not proven on the GPU (ping-pong gave wrong \
-         results on the H200); not yet supported"
-    )]
-    PersistentCausal,
-    /// A persistent grid over packed sequences: not proven on the GPU (with the serial schedule
-    /// it has not run; with ping-pong it hung on the H200).
-    #[error(
-        "persistent grid over packed sequences is not proven on the GPU (ping-pong hung on the \
-         H200); not yet supported"
-    )]
-    PersistentVarlen,
     /// O stored by TMA over packed sequences.
     #[error("O stored by TMA clips at the tensor's edge, not at a packed sequence's end")]
     TmaStoreVarlen,
@@ -116,6 +91,22 @@ impl Schedule {
     }
 }
 
+/// The order in which a persistent grid's CTAs take the query tiles (each CTA takes every
+/// grid-size-th tile of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TileOrder {
+    /// The query tiles of one head of one sequence together (their CTAs share that head's K and
+    /// V in L2), each sequence's heads in turn; with the causal mask a head's last query tile
+    /// (which visits the most keys) first.
+    HeadMajor,
+    /// FlashAttention-3's L2 sections: the (sequence, head) pairs in groups whose K and V fit
+    /// in [`AttentionConfig::SECTION_BYTES`] of L2, and within a group the query tiles row
+    /// block by row block across its heads, with the causal mask the last row block (the
+    /// heaviest tiles) first, so the first wave takes the longest tiles and the last the
+    /// shortest (longest-processing-time first).
+    L2Sections,
+}
+
 /// What one attention kernel is built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AttentionConfig {
@@ -140,16 +131,12 @@ pub struct AttentionConfig {
     /// together so their CTAs share its K and V in L2, the longest first with the causal mask
     /// (FlashAttention-3's tile scheduler); else one CTA per query tile.
     ///
-    /// Accepted only with [`Schedule::Serial`], without the causal mask and over batched
-    /// sequences: the one combination that passed on the H200 (d 64, memcheck and racecheck
-    /// clean). With the ping-pong schedules the H200 run hung (d 128: consumer warpgroup 1
-    /// waiting on `v_full[1]` phase 0, though its arrivers got past their part and the
-    /// build-time counts agree) or gave wrong O (causal, d 128 and 256); serial with the causal
-    /// mask or packed sequences has not run. [`AttentionConfig::validate`] refuses those
-    /// ([`AttentionConfigError::PersistentPingPong`], [`AttentionConfigError::PersistentCausal`],
-    /// [`AttentionConfigError::PersistentVarlen`]); the code for them stays, the start of the
-    /// fix.
+    /// Every schedule, causal or not, batched or packed: each consumer warpgroup's cursors
+    /// in the K and V rings and in Q's one-stage ring, and the ping-pong's turns, carry over
+    /// from one query tile to the next, each moving once per key tile as the producer's does.
     pub persistent: bool,
+    /// The persistent grid's tile order (unused without [`AttentionConfig::persistent`]).
+    pub order: TileOrder,
     /// O stored by TMA from shared memory (staged in the consumer's rows of Q's buffer) instead
     /// of from registers; batched sequences only (a TMA store clips at the tensor's edge, not
     /// at a packed sequence's end).
@@ -189,6 +176,9 @@ impl AttentionConfig {
     /// The named barriers of the TMA store of O: consumer warpgroup `c`'s 128 threads meet at
     /// `STORE_BARRIER + c` once its rows are staged and once the stores have read them.
     pub const STORE_BARRIER: u32 = 3;
+    /// The L2 bytes one section of [`TileOrder::L2Sections`] gives its heads' K and V (32 MB,
+    /// FlashAttention-3's figure, of the H100's 50 MB and the H200's 60 MB).
+    pub const SECTION_BYTES: u32 = 32 << 20;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: key tiles of 128 rows
     /// (64 at head dim 256, where O's accumulator takes 128 registers), 2 stages.
@@ -202,15 +192,15 @@ impl AttentionConfig {
             schedule: Self::default_schedule(head_dim),
             varlen: false,
             persistent: false,
+            order: TileOrder::HeadMajor,
             tma_store: false,
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
     /// and not, each with every [`Schedule`] (the default one first), then with the default
-    /// schedule: on a persistent grid, with O stored by TMA, both, over packed variable-length
-    /// sequences, and those on a persistent grid, each where [`AttentionConfig::validate`]
-    /// accepts it (a persistent grid only with the serial schedule, non-causal, batched).
+    /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
+    /// packed variable-length sequences, and those on a persistent grid.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -223,17 +213,14 @@ impl AttentionConfig {
                             out.push(base.with_schedule(schedule));
                         }
                     }
-                    out.extend(
-                        [
-                            base.with_persistent(),
-                            base.with_tma_store(),
-                            base.with_persistent().with_tma_store(),
-                            base.with_varlen(),
-                            base.with_varlen().with_persistent(),
-                        ]
-                        .into_iter()
-                        .filter(|c| c.validate().is_ok()),
-                    );
+                    out.extend([
+                        base.with_persistent(),
+                        base.with_order(TileOrder::L2Sections),
+                        base.with_tma_store(),
+                        base.with_persistent().with_tma_store(),
+                        base.with_varlen(),
+                        base.with_varlen().with_persistent(),
+                    ]);
                 }
             }
         }
@@ -244,6 +231,15 @@ impl AttentionConfig {
     pub fn with_persistent(self) -> AttentionConfig {
         AttentionConfig {
             persistent: true,
+            ..self
+        }
+    }
+
+    /// The same configuration on a persistent grid taking its tiles in `order`.
+    pub fn with_order(self, order: TileOrder) -> AttentionConfig {
+        AttentionConfig {
+            persistent: true,
+            order,
             ..self
         }
     }
@@ -264,6 +260,15 @@ impl AttentionConfig {
         }
     }
 
+    /// The same configuration with key tiles of `block_n` rows and a ring of `stages` stages.
+    pub fn with_tile(self, block_n: u32, stages: u32) -> AttentionConfig {
+        AttentionConfig {
+            block_n,
+            stages,
+            ..self
+        }
+    }
+
     /// The same configuration with another schedule.
     pub fn with_schedule(self, schedule: Schedule) -> AttentionConfig {
         AttentionConfig { schedule, ..self }
@@ -271,7 +276,9 @@ impl AttentionConfig {
 
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
     /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim, then
-    /// `_varlen` for packed sequences, `_persistent` for a persistent grid and `_tmastore` for O
+    /// `_n176s3` for a key tile or a stage count other than [`AttentionConfig::new`]'s, then
+    /// `_varlen` for packed sequences, `_persistent` for a persistent grid (`_persistent_l2` in
+    /// [`TileOrder::L2Sections`]) and `_tmastore` for O
     /// stored by TMA.
     pub fn name(&self) -> String {
         let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
@@ -279,13 +286,23 @@ impl AttentionConfig {
         } else {
             format!("_{}", self.schedule.name())
         };
+        let default = AttentionConfig::new(self.dtype, self.head_dim, self.causal);
+        let tile = if (self.block_n, self.stages) == (default.block_n, default.stages) {
+            String::new()
+        } else {
+            format!("_n{}s{}", self.block_n, self.stages)
+        };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{}{}{}",
+            "attention_fwd_{}_d{}{}{schedule}{tile}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
-            if self.persistent { "_persistent" } else { "" },
+            match (self.persistent, self.order) {
+                (false, _) => "",
+                (true, TileOrder::HeadMajor) => "_persistent",
+                (true, TileOrder::L2Sections) => "_persistent_l2",
+            },
             if self.tma_store { "_tmastore" } else { "" }
         )
     }
@@ -327,17 +344,6 @@ impl AttentionConfig {
         }
         if self.tma_store && self.varlen {
             return Err(AttentionConfigError::TmaStoreVarlen);
-        }
-        if self.persistent {
-            if self.schedule != Schedule::Serial {
-                return Err(AttentionConfigError::PersistentPingPong(self.schedule));
-            }
-            if self.causal {
-                return Err(AttentionConfigError::PersistentCausal);
-            }
-            if self.varlen {
-                return Err(AttentionConfigError::PersistentVarlen);
-            }
         }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > SMEM_LIMIT {
@@ -615,56 +621,6 @@ mod tests {
             AttentionConfig::new(ScalarType::F16, 128, true).name(),
             "attention_fwd_f16_d128_causal"
         );
-    }
-
-    /// A persistent grid is accepted only where the H200 passed it (serial, non-causal,
-    /// batched), and `all` lists no other.
-    #[test]
-    fn the_persistent_grid_is_refused_where_the_gpu_did_not_pass_it() {
-        let d64 = AttentionConfig::new(ScalarType::Bf16, 64, false);
-        assert_eq!(d64.schedule, Schedule::Serial);
-        assert_eq!(d64.with_persistent().validate(), Ok(()));
-        assert_eq!(d64.with_persistent().with_tma_store().validate(), Ok(()));
-        let d128 = AttentionConfig::new(ScalarType::Bf16, 128, false).with_persistent();
-        assert_eq!(
-            d128.validate(),
-            Err(AttentionConfigError::PersistentPingPong(Schedule::PingPong))
-        );
-        let message = d128.validate().unwrap_err().to_string();
-        assert!(
-            message.contains(
-                "persistent grid with the pingpong schedule hangs on the H200 (v_full[1] phase 0)"
-            ),
-            "{message}"
-        );
-        assert_eq!(
-            d128.with_schedule(Schedule::PingPongOverlap).validate(),
-            Err(AttentionConfigError::PersistentPingPong(
-                Schedule::PingPongOverlap
-            ))
-        );
-        assert_eq!(d128.with_schedule(Schedule::Serial).validate(), Ok(()));
-        let causal = AttentionConfig::new(ScalarType::Bf16, 64, true).with_persistent();
-        assert_eq!(
-            causal.validate(),
-            Err(AttentionConfigError::PersistentCausal)
-        );
-        assert_eq!(
-            d64.with_varlen().with_persistent().validate(),
-            Err(AttentionConfigError::PersistentVarlen)
-        );
-        let persistent: Vec<_> = AttentionConfig::all()
-            .into_iter()
-            .filter(|c| c.persistent)
-            .collect();
-        assert!(!persistent.is_empty());
-        for c in persistent {
-            assert!(
-                c.schedule == Schedule::Serial && !c.causal && !c.varlen,
-                "{}",
-                c.name()
-            );
-        }
     }
 
     /// Packed sequences of equal lengths are the batched problem: the same O, and LSE with
