@@ -1,8 +1,10 @@
 //! Attention forward: TFLOP/s (`4 · batch · heads · seqlen_q · seqlen_k · d`, halved with the
 //! causal mask) of the library's kernel at 16k tokens per batch (batch = 16384 / seqlen) with
 //! 2048 = heads x d (the FlashAttention-3 paper's setting): head dim 128 at 4k, 8k and 16k, head
-//! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every [`variants`] (one CTA per
-//! query tile, a persistent grid, O stored by TMA, both; a `variant` column tells them apart).
+//! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every variant of
+//! `AttentionConfig::variants` (one CTA per query tile or a persistent grid in either tile
+//! order, O from registers or by TMA, at head dim 128 also 3 stages, 176-row key tiles and the
+//! overlap schedule; a `variant` column tells them apart).
 //! `benches/attention_torch.py --kit` times torch's `scaled_dot_product_attention` with each
 //! backend on the same shapes; run both in one GPU call and put the tables side by side
 //! (BENCHMARKS.md).
@@ -132,26 +134,6 @@ fn shapes() -> Vec<(usize, bool, usize)> {
     out
 }
 
-/// The variants timed on every shape: the default configuration (one CTA per query tile, the
-/// default schedule, O from registers), the same on a persistent grid, with O stored by TMA,
-/// and both; the persistent ones only where [`AttentionConfig::validate`] accepts them (the
-/// serial schedule, non-causal: head dim 64).
-fn variants(d: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
-    let base = AttentionConfig::new(ScalarType::Bf16, d, causal);
-    let all = vec![
-        ("grid", base),
-        ("persistent", base.with_persistent()),
-        ("tmastore", base.with_tma_store()),
-        (
-            "persistent+tmastore",
-            base.with_persistent().with_tma_store(),
-        ),
-    ];
-    all.into_iter()
-        .filter(|(_, c)| c.validate().is_ok())
-        .collect()
-}
-
 fn gpu(_c: &mut Criterion) {
     let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return;
@@ -161,15 +143,25 @@ fn gpu(_c: &mut Criterion) {
         "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    // `PTXKIT_ATTENTION_VARIANT` (grid, persistent, tmastore, persistent+tmastore) times one
-    // variant only, so each can run in a process of its own.
-    let only = std::env::var("PTXKIT_ATTENTION_VARIANT")
-        .ok()
-        .filter(|s| !s.is_empty());
+    // `PTXKIT_ATTENTION_VARIANT` (a label of `AttentionConfig::variants`: grid, tma, pers, ...)
+    // times one variant only, so each can run in a process of its own.
+    // `PTXKIT_ATTENTION_SHAPE` (`d:causal:seqlen`, as `128:false:8192`) times one shape only
+    // (an ncu run's one launch).
+    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
+    let (only, shape) = (
+        env("PTXKIT_ATTENTION_VARIANT"),
+        env("PTXKIT_ATTENTION_SHAPE"),
+    );
     let inputs = Inputs::draw();
     // Each configuration's kernel loaded once.
     let mut loaded: Vec<(AttentionConfig, Result<Attention, String>)> = Vec::new();
     for (d, causal, seqlen) in shapes() {
+        if shape
+            .as_deref()
+            .is_some_and(|want| want != format!("{d}:{causal}:{seqlen}"))
+        {
+            continue;
+        }
         let heads = HIDDEN / d;
         let s = AttentionShape {
             batch: TOKENS / seqlen,
@@ -197,7 +189,7 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             }
         };
-        for (name, cfg) in variants(d as u32, causal) {
+        for (name, cfg) in AttentionConfig::variants(d as u32, causal) {
             if only.as_deref().is_some_and(|v| v != name) {
                 continue;
             }
@@ -209,7 +201,17 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             };
             match att {
-                Ok(att) => row(name, time(&dev, att, s, &mut x)),
+                Ok(att) => {
+                    let r = time(&dev, att, s, &mut x);
+                    // A kernel still running holds the GPU: every later launch would wait
+                    // behind it, so the rows stop here.
+                    let hung = r.as_ref().is_err_and(|e| e.contains("did not finish"));
+                    row(name, r);
+                    if hung {
+                        println!("stopped: `{}` hung; the GPU is still running it", cfg.name());
+                        return;
+                    }
+                }
                 Err(e) => row(name, Err(format!("not built: {e}"))),
             }
         }

@@ -1,5 +1,5 @@
 //! The attention kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its check):
-//! every configuration, with no register spills, no "wgmma serialized" warning (C7515) and no
+//! every configuration (and every variant the benchmark times), with no register spills, no "wgmma serialized" warning (C7515) and no
 //! ignored `setmaxnreg` (C7508); two configurations' exact PTX against their golden files.
 
 mod support;
@@ -12,7 +12,12 @@ fn attention_kernels_assemble_without_spills() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
         return;
     };
-    for cfg in AttentionConfig::all() {
+    let timed = [64, 128, 256]
+        .into_iter()
+        .flat_map(|d| [false, true].map(|c| AttentionConfig::variants(d, c)))
+        .flatten()
+        .map(|(_, c)| c);
+    for cfg in AttentionConfig::all().into_iter().chain(timed) {
         let built = build(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
         support::assemble_clean(&ptxas, &cfg.name(), built.ptx(), Target::Sm90a);
         assert!(

@@ -227,6 +227,41 @@ impl AttentionConfig {
         out
     }
 
+    /// The configurations the benchmark times side by side for `head_dim` and `causal` (bf16),
+    /// each with a short label: the default one on a grid of one CTA per query tile (`grid`),
+    /// with O stored by TMA (`tma`), on a persistent grid (`pers`, and in
+    /// [`TileOrder::L2Sections`]: `l2`), both; at head dim 128 also 3 stages (`s3`), key tiles of
+    /// 176 rows (`n176`, FlashAttention-3's non-causal tile) and the overlap schedule
+    /// (`overlap`).
+    pub fn variants(head_dim: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
+        let base = AttentionConfig::new(ScalarType::Bf16, head_dim, causal);
+        let tma = base.with_tma_store();
+        let pers = tma.with_persistent();
+        let l2 = tma.with_order(TileOrder::L2Sections);
+        let mut out = vec![
+            ("grid", base),
+            ("tma", tma),
+            ("pers", base.with_persistent()),
+            ("pers+tma", pers),
+            ("l2+tma", l2),
+        ];
+        if head_dim == 128 {
+            out.extend([
+                ("tma s3", tma.with_tile(128, 3)),
+                ("pers+tma s3", pers.with_tile(128, 3)),
+                ("l2+tma s3", l2.with_tile(128, 3)),
+                ("tma n176", tma.with_tile(176, 2)),
+                ("pers+tma n176", pers.with_tile(176, 2)),
+                ("overlap tma", tma.with_schedule(Schedule::PingPongOverlap)),
+                (
+                    "overlap pers+tma",
+                    pers.with_schedule(Schedule::PingPongOverlap),
+                ),
+            ]);
+        }
+        out
+    }
+
     /// The same configuration on a persistent grid ([`AttentionConfig::persistent`]).
     pub fn with_persistent(self) -> AttentionConfig {
         AttentionConfig {
