@@ -208,7 +208,10 @@ fn gpu(_c: &mut Criterion) {
                     let hung = r.as_ref().is_err_and(|e| e.contains("did not finish"));
                     row(name, r);
                     if hung {
-                        println!("stopped: `{}` hung; the GPU is still running it", cfg.name());
+                        println!(
+                            "stopped: `{}` hung; the GPU is still running it",
+                            cfg.name()
+                        );
                         return;
                     }
                 }

@@ -1,18 +1,21 @@
 //! The attention kernel's GPU check behind `ptxkit selftest` (`attention`): bf16 and f16, head
 //! dims 64, 128 and 256, causal and not, every schedule (serial, ping-pong, ping-pong with the
-//! softmax overlapping `P·V`), one CTA per query tile or a persistent grid (where accepted: serial, non-causal, batched), on batch 2 with 4 query heads over 2 KV heads (grouped
-//! queries) at query length 197 and key length 333 (neither a multiple of a tile), plus
-//! multi-query attention (1 KV head) with more queries than keys under the causal mask (rows
-//! that see no key: O = 0, LSE = -inf); the persistent grids also on more query tiles than
-//! SMs. `attention_varlen` runs the kernels over packed variable-length sequences
-//! ([`run_varlen`]). Fresh random inputs, O and LSE poisoned with NaN, both
+//! softmax overlapping `P·V`), one CTA per query tile or a persistent grid (in either tile
+//! order), on batch 2 with 4 query heads over 2 KV heads (grouped queries) at query length 197
+//! and key length 333 (neither a multiple of a tile), plus multi-query attention (1 KV head)
+//! with more queries than keys under the causal mask (rows that see no key: O = 0, LSE =
+//! -inf); the persistent grids also on more query tiles than SMs. `attention_varlen` runs the
+//! kernels over packed variable-length sequences ([`run_varlen`], through
+//! [`Attention::run_borrowed`]). Fresh random inputs, O and LSE poisoned with NaN, both
 //! compared with the library's f64 host reference ([`attention::reference`]) computed from the
 //! rounded inputs. The error reported is the largest over the cases of `|got - want| /
 //! tolerance` (O: 2e-2 for bf16, 4e-3 for f16, absolute; LSE: 2e-3 absolute), so 1 is the bar.
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::rows::{Host, random};
-use crate::library::attention::{self, Attention, AttentionConfig, AttentionShape, VarlenShape};
+use crate::library::attention::{
+    self, Attention, AttentionArgs, AttentionConfig, AttentionShape, VarlenArgs, VarlenShape,
+};
 use ptx_isa::ScalarType;
 
 /// How long one launch may take (the cases take milliseconds): short, so a kernel that hangs
@@ -120,7 +123,11 @@ impl Problem {
 
 /// One case: fresh random Q, K and V, O and LSE poisoned with NaN, the kernel, and the O and
 /// LSE errors over their tolerances against the host reference.
-fn case<H: Host>(ctx: &mut GpuCtx, att: &Attention, problem: &Problem) -> Result<f64, GpuCheckError> {
+fn case<H: Host>(
+    ctx: &mut GpuCtx,
+    att: &Attention,
+    problem: &Problem,
+) -> Result<f64, GpuCheckError> {
     let cfg = *att.config();
     let [q_shape, kv_shape, lse_shape] = problem.shapes();
     let (hq, fq) = random::<H>(ctx, q_shape.iter().product(), 1.0);
@@ -143,9 +150,13 @@ fn case<H: Host>(ctx: &mut GpuCtx, att: &Attention, problem: &Problem) -> Result
         Problem::Packed(s) => {
             let cu_q = ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?;
             let cu_k = ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?;
-            let max_q = u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX);
-            let seqs = (&cu_q, &cu_k, max_q);
-            att.run_varlen(&ctx.stream, &q, &k, &v, &mut o, &mut lse, seqs, scale)?;
+            let seqs = VarlenArgs {
+                cu_seqlens_q: (&cu_q).into(),
+                cu_seqlens_k: (&cu_k).into(),
+                max_seqlen_q: u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX),
+            };
+            let args = AttentionArgs::new([&q, &k, &v], &mut o, &mut lse, scale).packed(seqs);
+            att.run_borrowed(&ctx.stream, args)?;
             attention::reference_varlen(&fq, &fk, &fv, s, cfg.causal, scale)
         }
     };
@@ -223,7 +234,7 @@ pub(crate) fn run_varlen(ctx: &mut GpuCtx) -> RunResult {
         tolerance: 1.0,
         detail: format!(
             "{cases} cases: packed sequences, bf16 (f16: default), d 64/128/256, causal or \
-             not, one CTA per tile, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA \
+             not, one CTA per tile or persistent, lengths 1..300 ragged, GQA 4/2, 8/2 and MQA \
              3/1; error / tolerance of O and LSE"
         ),
     })

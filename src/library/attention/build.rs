@@ -291,7 +291,11 @@ fn tile_coords<T: Elem>(
             )
         }
     };
-    Ok([m, k.let_("head", pair % heads)?, k.let_("batch", pair / heads)?])
+    Ok([
+        m,
+        k.let_("head", pair % heads)?,
+        k.let_("batch", pair / heads)?,
+    ])
 }
 
 /// What every part of the kernel reads: the configuration, the parameters, the rings and Q's

@@ -39,7 +39,7 @@ pub enum ShapeError {
     #[error(
         "the kernel is built for {}: call {}",
         if *varlen { "packed sequences" } else { "batched sequences" },
-        if *varlen { "run_varlen" } else { "run" }
+        if *varlen { "run_borrowed with packed `AttentionArgs`" } else { "run" }
     )]
     Packing {
         /// Whether the kernel takes packed sequences.
@@ -111,13 +111,13 @@ pub struct AttentionArgs<'a> {
 }
 
 impl<'a> AttentionArgs<'a> {
-    /// The operands as views of owned device tensors.
-    fn owned<T: Element>(
+    /// The operands of batched sequences as views of device tensors: `q`, `k` and `v`, `o`,
+    /// `lse` and the scale.
+    pub fn new<T: Element>(
         [q, k, v]: [&'a DeviceTensor<T>; 3],
         o: &'a mut DeviceTensor<T>,
         lse: &'a mut DeviceTensor<f32>,
         scale: f32,
-        seqs: Option<VarlenArgs<'a>>,
     ) -> AttentionArgs<'a> {
         AttentionArgs {
             q: q.into(),
@@ -126,7 +126,15 @@ impl<'a> AttentionArgs<'a> {
             o: o.into(),
             lse: lse.into(),
             scale,
-            seqs,
+            seqs: None,
+        }
+    }
+
+    /// The same operands as packed sequences at the offsets `seqs` (rank-3 tensors).
+    pub fn packed(self, seqs: VarlenArgs<'a>) -> AttentionArgs<'a> {
+        AttentionArgs {
+            seqs: Some(seqs),
+            ..self
         }
     }
 }
@@ -209,39 +217,11 @@ impl Attention {
         lse: &mut DeviceTensor<f32>,
         scale: f32,
     ) -> Result<(), AttentionError> {
-        self.run_borrowed(stream, AttentionArgs::owned([q, k, v], o, lse, scale, None))
+        self.run_borrowed(stream, AttentionArgs::new([q, k, v], o, lse, scale))
     }
 
-    /// Packed variable-length sequences (a kernel built with [`AttentionConfig::varlen`]): `q`
-    /// and `o` `[total_q, heads, d]`, `k` and `v` `[total_k, kv_heads, d]`, `lse`
-    /// `[heads, total_q]`, `cu_seqlens_q` and `cu_seqlens_k` `[batch + 1]` i32 offsets and the
-    /// longest query sequence. Each sequence has its own lengths and causal alignment.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_varlen<T: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        q: &DeviceTensor<T>,
-        k: &DeviceTensor<T>,
-        v: &DeviceTensor<T>,
-        o: &mut DeviceTensor<T>,
-        lse: &mut DeviceTensor<f32>,
-        seqs: (&DeviceTensor<i32>, &DeviceTensor<i32>, u32),
-        scale: f32,
-    ) -> Result<(), AttentionError> {
-        let (cu_q, cu_k, max_seqlen_q) = seqs;
-        let seqs = VarlenArgs {
-            cu_seqlens_q: cu_q.into(),
-            cu_seqlens_k: cu_k.into(),
-            max_seqlen_q,
-        };
-        self.run_borrowed(
-            stream,
-            AttentionArgs::owned([q, k, v], o, lse, scale, Some(seqs)),
-        )
-    }
-
-    /// [`Attention::run`] or [`Attention::run_varlen`] on memory the caller owns (cudarc slices
-    /// or views with their shapes): Q, K and V are read through tensor maps of their own
+    /// [`Attention::run`] on memory the caller owns (cudarc slices or views with their shapes,
+    /// or [`AttentionArgs::new`] of device tensors), packed sequences too: Q, K and V are read through tensor maps of their own
     /// addresses (16-byte aligned), O is written 16-byte aligned; batched tensors (rank 4)
     /// without [`AttentionArgs::seqs`], packed ones (rank 3) with them. The checks the
     /// signature cannot make come first; nothing is enqueued when one fails.
