@@ -685,8 +685,9 @@ fn load_tile<T: Elem>(
     Ok(())
 }
 
-/// The producer warpgroup: gives its registers up, and one thread loads Q once, then each key
-/// tile's K and V into the next free stage of the ring.
+/// The producer warpgroup: gives its registers up, and one thread loads, for each of its CTA's
+/// query tiles, each key tile's K and V into the next free stage of the rings, and Q between the
+/// first K and the first V.
 fn producer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -707,40 +708,53 @@ fn producer<T: Elem>(
             None => None,
         };
         let stage = cur.stage();
+        let fill = |k: &mut KernelBuilder,
+                    sync: &mut BarrierSync,
+                    ring: &Ring,
+                    t: &TmaTensor<T>,
+                    at: &[Expr]| {
+            // Wait until both consumers released the stage.
+            let want = cur.producer_parity(k.isa())?;
+            ring.wait(k, sync, stage, true, want)?;
+            let full = ring.barrier(k, stage, false)?;
+            sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
+            let dst = ring.tile(k, stage)?;
+            load_tile(k, sync, full, t, dst, bn, d, at)
+        };
         tiles.each(k, p, |k, blk| {
-            if let (Some(q_empty), Some(q_cur)) = (p.q_empty, &q_cur) {
-                // The consumers are done with the last tile's Q (a fresh barrier counts as
-                // released for parity 1: PTX ISA 9.7.13.15.16).
-                let want = q_cur.producer_parity(k.isa())?;
-                sync.wait(k.isa(), q_empty.at, None, q_empty.addr, want)?;
-            }
-            sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
-            load_tile(
-                k,
-                sync,
-                q_full,
-                &args.q,
-                q_s,
-                bm,
-                d,
-                &blk.q_at(blk.m_block * bm),
-            )?;
-            if let Some(q_cur) = &q_cur {
-                q_cur.advance(k.isa())?;
-            }
-            k.for_range(0, blk.n_blocks, |k, n| {
+            // The tile's first K goes out before Q, whose buffer a persistent CTA's consumers
+            // may still hold for the last tile (FlashAttention-3's order): the first `Q·Kᵀ`
+            // then waits for Q alone. A tile that visits no key still takes its Q (the
+            // consumers wait for it and release it): one trip without K and V.
+            let trips = k.reg::<ty::U32>();
+            let n_reg = k.eval(blk.n_blocks)?;
+            k.max(trips, n_reg, 1u32)?;
+            let trips = k.bind("trips", trips);
+            k.for_range(0, trips, |k, n| {
                 let at = blk.kv_at(n * bn);
-                for (ring, t) in [(p.k_ring, &args.k), (p.v_ring, &args.v)] {
-                    // Wait until both consumers released the stage.
-                    let want = cur.producer_parity(k.isa())?;
-                    ring.wait(k, sync, stage, true, want)?;
-                    let full = ring.barrier(k, stage, false)?;
-                    sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
-                    let dst = ring.tile(k, stage)?;
-                    load_tile(k, sync, full, t, dst, bn, d, &at)?;
-                }
-                cur.advance(k.isa())?;
-                Ok(())
+                let has_kv = k.cmp(CmpOp::Lt, n, blk.n_blocks)?;
+                k.if_(has_kv, |k| fill(k, sync, p.k_ring, &args.k, &at))
+                    .end()?;
+                let first = k.cmp(CmpOp::Eq, n, 0u32)?;
+                k.if_(first, |k| {
+                    if let (Some(q_empty), Some(q_cur)) = (p.q_empty, &q_cur) {
+                        // The consumers are done with the last tile's Q (a fresh barrier
+                        // counts as released for parity 1: PTX ISA 9.7.13.15.16).
+                        let want = q_cur.producer_parity(k.isa())?;
+                        sync.wait(k.isa(), q_empty.at, None, q_empty.addr, want)?;
+                        q_cur.advance(k.isa())?;
+                    }
+                    sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
+                    let q_at = blk.q_at(blk.m_block * bm);
+                    load_tile(k, sync, q_full, &args.q, q_s, bm, d, &q_at)
+                })
+                .end()?;
+                k.if_(has_kv, |k| {
+                    fill(k, sync, p.v_ring, &args.v, &at)?;
+                    cur.advance(k.isa())?;
+                    Ok(())
+                })
+                .end()
             })
         })
     })
