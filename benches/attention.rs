@@ -4,7 +4,9 @@
 //! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every variant of
 //! `AttentionConfig::variants` (one CTA per query tile or a persistent grid in either tile
 //! order, O from registers or by TMA, at head dim 128 also 3 stages, 176-row key tiles and the
-//! overlap schedule; a `variant` column tells them apart).
+//! overlap schedule; a `variant` column tells them apart), beside `default`, the configuration
+//! `AttentionConfig::for_problem` picks for the shape; each timed several times in turn (a row
+//! each).
 //! `benches/attention_torch.py --kit` times torch's `scaled_dot_product_attention` with each
 //! backend on the same shapes; run both in one GPU call and put the tables side by side
 //! (BENCHMARKS.md).
@@ -145,20 +147,27 @@ fn gpu(_c: &mut Criterion) {
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     // `PTXKIT_ATTENTION_VARIANT` (a label of `AttentionConfig::variants`: grid, tma, pers, ...)
     // times one variant only, so each can run in a process of its own.
-    // `PTXKIT_ATTENTION_SHAPE` (`d:causal:seqlen`, as `128:false:8192`) times one shape only
-    // (an ncu run's one launch).
+    // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`, as
+    // `128:false:8192` for one shape, an ncu run's one launch, or `128:` for head dim 128) times
+    // those shapes only. `PTXKIT_ATTENTION_REPEATS` (3 unless set) times each variant that many
+    // times, all the variants of a shape in turn each time, so a drift of the clocks reaches them
+    // alike; a row per timing (the tables take the median).
     let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
     let (only, shape) = (
         env("PTXKIT_ATTENTION_VARIANT"),
         env("PTXKIT_ATTENTION_SHAPE"),
     );
+    let repeats = env("PTXKIT_ATTENTION_REPEATS")
+        .and_then(|r| r.trim().parse::<usize>().ok())
+        .unwrap_or(3);
     let inputs = Inputs::draw();
     // Each configuration's kernel loaded once.
     let mut loaded: Vec<(AttentionConfig, Result<Attention, String>)> = Vec::new();
     for (d, causal, seqlen) in shapes() {
+        let key = format!("{d}:{causal}:{seqlen}");
         if shape
             .as_deref()
-            .is_some_and(|want| want != format!("{d}:{causal}:{seqlen}"))
+            .is_some_and(|want| !want.split(',').any(|w| key.starts_with(w)))
         {
             continue;
         }
@@ -189,10 +198,16 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             }
         };
-        for (name, cfg) in AttentionConfig::variants(d as u32, causal) {
-            if only.as_deref().is_some_and(|v| v != name) {
-                continue;
-            }
+        // What the library picks for the shape first (`default`), then every variant.
+        let picked = (
+            "default",
+            AttentionConfig::for_problem(ScalarType::Bf16, &s, causal),
+        );
+        let timed: Vec<_> = std::iter::once(picked)
+            .chain(AttentionConfig::variants(d as u32, causal))
+            .filter(|(name, _)| only.as_deref().is_none_or(|v| v == *name))
+            .collect();
+        for (name, cfg) in (0..repeats).flat_map(|_| timed.iter().copied()) {
             if !loaded.iter().any(|(c, _)| *c == cfg) {
                 let att = Attention::new(&dev, cfg).map_err(|e| e.to_string());
                 loaded.push((cfg, att));

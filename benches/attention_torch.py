@@ -8,6 +8,8 @@ Rust bench's median_ms_cold does the same). Run it in the same GPU call as the R
 
     python3 benches/attention_torch.py          # seqlen 512 to 16k, head dims 64/128/256
     python3 benches/attention_torch.py --kit    # the shapes `cargo bench --bench attention` times
+    python3 benches/attention_torch.py --kit --d128 --repeats 3   # head dim 128 only, each
+                                                # backend timed 3 times in turn (median)
 
 torch's tensors are (batch, heads, seq, dim); the inputs are made (batch, seq, heads, dim) as
 ptxkit takes them and transposed (a view, as a model would pass them). A backend that refuses a
@@ -31,13 +33,23 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_AT
             ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
 
 
-def shapes(kit):
+def shapes(kit, d128):
     """(head dim, causal, seqlen) in the order timed: every length at every head dim, or with
-    --kit those of benches/attention.rs (head dim 128 at 4k-16k, 64 and 256 at 8k)."""
+    --kit those of benches/attention.rs (head dim 128 at 4k-16k, 64 and 256 at 8k); --d128
+    keeps head dim 128 only."""
     if kit:
-        return [(d, causal, s) for causal in [False, True]
-                for d, s in [(128, 4096), (128, 8192), (128, 16384), (64, 8192), (256, 8192)]]
-    return [(d, causal, s) for d in [64, 128, 256] for causal in [False, True] for s in SEQLENS]
+        out = [(d, causal, s) for causal in [False, True]
+               for d, s in [(128, 4096), (128, 8192), (128, 16384), (64, 8192), (256, 8192)]]
+    else:
+        out = [(d, causal, s) for d in [64, 128, 256] for causal in [False, True] for s in SEQLENS]
+    return [s for s in out if s[0] == 128 or not d128]
+
+
+def repeats(argv):
+    """--repeats N (1 unless given): how many times each backend is timed, in turn."""
+    if "--repeats" in argv:
+        return max(1, int(argv[argv.index("--repeats") + 1]))
+    return 1
 
 
 def main():
@@ -45,23 +57,34 @@ def main():
     names = " | ".join(f"{n} TFLOP/s" for n, _ in BACKENDS)
     print(f"| head dim | causal | batch x seqlen | heads | {names} | best |")
     print("| --- | --- | --- | --- |" + " --- |" * (len(BACKENDS) + 1))
-    for d, causal, seqlen in shapes("--kit" in sys.argv[1:]):
+    argv = sys.argv[1:]
+    times = repeats(argv)
+    for d, causal, seqlen in shapes("--kit" in argv, "--d128" in argv):
         heads = HIDDEN // d
         batch = TOKENS // seqlen
         q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
                    .transpose(1, 2) for _ in range(3))
         flops = 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
+        # Each backend's medians, the backends in turn `times` times (a clock drift reaches
+        # them alike); a backend that refuses the shape has none.
+        ms = {name: [] for name, _ in BACKENDS}
+        for _ in range(times):
+            for name, backend in BACKENDS:
+                try:
+                    with sdpa_kernel(backend):
+                        ms[name].append(median_ms(
+                            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)))
+                except RuntimeError:
+                    pass
         cells, best = [], (0.0, "")
-        for name, backend in BACKENDS:
-            try:
-                with sdpa_kernel(backend):
-                    ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-                tf = flops / ms / 1e9
-                cells.append(f"{tf:.1f}")
-                if tf > best[0]:
-                    best = (tf, name)
-            except RuntimeError:
+        for name, _ in BACKENDS:
+            if not ms[name]:
                 cells.append("n/a")
+                continue
+            tf = flops / sorted(ms[name])[len(ms[name]) // 2] / 1e9
+            cells.append(f"{tf:.1f}")
+            if tf > best[0]:
+                best = (tf, name)
         print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
               f"| {best[0]:.1f} {best[1]} |")
         del q, k, v

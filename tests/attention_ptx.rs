@@ -5,7 +5,9 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target, ptxas};
-use ptxkit::library::attention::{AttentionConfig, Schedule, build, build_with_waits};
+use ptxkit::library::attention::{
+    AttentionConfig, AttentionShape, Schedule, TileOrder, build, build_with_waits,
+};
 
 #[test]
 fn attention_kernels_assemble_without_spills() {
@@ -159,4 +161,51 @@ fn debug_builds_assemble_and_list_their_wait_sites() {
         let (_, none) = build_with_waits(Target::Sm90a, &cfg, WaitMode::Spin).unwrap();
         assert!(none.sites.is_empty());
     }
+}
+
+/// `AttentionConfig::for_problem` picks, for every problem, a configuration that is valid and
+/// among `AttentionConfig::all` (so the self-test checks it and the test above assembles it),
+/// batched and packed (`with_varlen`, O from registers); at head dim 128 the measured winners:
+/// 176-row key tiles on a persistent grid with TMA store without the mask, the overlap schedule
+/// up to 8k keys and 176-row tiles past it with it.
+#[test]
+fn the_library_picks_a_checked_configuration_for_every_problem() {
+    let all = AttentionConfig::all();
+    let shape = |head_dim: usize, seqlen: usize| AttentionShape {
+        batch: 2,
+        seqlen_q: seqlen,
+        seqlen_k: seqlen,
+        heads: 2048 / head_dim,
+        kv_heads: 2048 / head_dim,
+        head_dim,
+    };
+    for dtype in [ScalarType::Bf16, ScalarType::F16] {
+        for d in [64, 128, 256] {
+            for causal in [false, true] {
+                for seqlen in [100, 4096, 8192, 8193, 16384] {
+                    let pick = AttentionConfig::for_problem(dtype, &shape(d, seqlen), causal);
+                    for cfg in [pick, pick.with_varlen()] {
+                        assert_eq!(cfg.validate(), Ok(()), "{}", cfg.name());
+                        assert!(all.contains(&cfg), "{} is not checked", cfg.name());
+                    }
+                    assert!(!pick.with_varlen().tma_store);
+                }
+            }
+        }
+    }
+    let pick = |causal, seqlen| {
+        AttentionConfig::for_problem(ScalarType::Bf16, &shape(128, seqlen), causal)
+    };
+    let d128 = pick(false, 8192);
+    assert_eq!(
+        (d128.block_n, d128.persistent, d128.order, d128.tma_store),
+        (176, true, TileOrder::HeadMajor, true)
+    );
+    assert_eq!(pick(true, 4096).schedule, Schedule::PingPongOverlap);
+    assert_eq!(pick(true, 8192).schedule, Schedule::PingPongOverlap);
+    let long = pick(true, 16384);
+    assert_eq!(
+        (long.block_n, long.schedule, long.persistent, long.tma_store),
+        (176, Schedule::PingPong, false, true)
+    );
 }

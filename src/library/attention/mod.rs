@@ -197,10 +197,74 @@ impl AttentionConfig {
         }
     }
 
+    /// The key length up to which [`AttentionConfig::for_problem`] gives the causal mask the
+    /// overlap schedule (past it, 176-row key tiles).
+    pub const CAUSAL_OVERLAP_MAX_SEQLEN_K: usize = 8192;
+
+    /// The configuration the library picks for a problem: what [`Attention`] users should
+    /// build for `shape` unless they time their own. From the H200 run of every
+    /// [`AttentionConfig::variants`] side by side (BENCHMARKS.md, 16k tokens per batch,
+    /// heads x d = 2048, TFLOP/s):
+    ///
+    /// - O stored by TMA ([`AttentionConfig::tma_store`]) wherever it was ahead of the
+    ///   register store (d128 at every length, d256, the causal d64);
+    /// - head dim 128 without the mask: 176-row key tiles on a persistent grid (662, 690 and
+    ///   667 at 4k, 8k and 16k; 128-row tiles with TMA store 659, 678 and 623; FlashAttention-3's
+    ///   non-causal tile);
+    /// - head dim 128 with the mask: one CTA per query tile (the persistent grid lost 8 % to
+    ///   31 % there), the overlap schedule up to [`Self::CAUSAL_OVERLAP_MAX_SEQLEN_K`] keys
+    ///   (578 and 616 at 4k and 8k against the ping-pong's 571 and 612) and 176-row key tiles
+    ///   past it (653 at 16k against 635);
+    /// - head dim 64: one CTA per tile, O from registers without the mask (453 against 428 by
+    ///   TMA), FlashAttention-3's L2 sections with TMA store with it (397 against 379);
+    /// - head dim 256: L2 sections with TMA store without the mask (680 against 669), one CTA
+    ///   per tile with TMA store with it (573 against 453).
+    ///
+    /// Packed sequences take `for_problem(..).with_varlen()` (which stores O from registers).
+    pub fn for_problem(dtype: ScalarType, shape: &AttentionShape, causal: bool) -> AttentionConfig {
+        let head_dim = u32::try_from(shape.head_dim).unwrap_or(u32::MAX);
+        let tma = AttentionConfig::new(dtype, head_dim, causal).with_tma_store();
+        match (head_dim, causal) {
+            (128, false) => tma.with_persistent().with_tile(176, 2),
+            (128, true) if shape.seqlen_k <= Self::CAUSAL_OVERLAP_MAX_SEQLEN_K => {
+                tma.with_schedule(Schedule::PingPongOverlap)
+            }
+            (128, true) => tma.with_tile(176, 2),
+            (64, false) => AttentionConfig::new(dtype, head_dim, causal),
+            (64, true) | (256, false) => tma.with_order(TileOrder::L2Sections),
+            _ => tma,
+        }
+    }
+
+    /// Every configuration [`AttentionConfig::for_problem`] picks for `dtype`, `head_dim` and
+    /// `causal` (over every length).
+    pub fn picks(dtype: ScalarType, head_dim: u32, causal: bool) -> Vec<AttentionConfig> {
+        let mut out: Vec<AttentionConfig> = Vec::new();
+        for seqlen_k in [
+            Self::CAUSAL_OVERLAP_MAX_SEQLEN_K,
+            2 * Self::CAUSAL_OVERLAP_MAX_SEQLEN_K,
+        ] {
+            let shape = AttentionShape {
+                batch: 1,
+                seqlen_q: seqlen_k,
+                seqlen_k,
+                heads: 1,
+                kv_heads: 1,
+                head_dim: head_dim as usize,
+            };
+            let pick = Self::for_problem(dtype, &shape, causal);
+            if !out.contains(&pick) {
+                out.push(pick);
+            }
+        }
+        out
+    }
+
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
     /// and not, each with every [`Schedule`] (the default one first), then with the default
     /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
-    /// packed variable-length sequences, and those on a persistent grid.
+    /// packed variable-length sequences, and those on a persistent grid; then those of
+    /// [`AttentionConfig::picks`] not among them, batched and packed.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -221,6 +285,13 @@ impl AttentionConfig {
                         base.with_varlen(),
                         base.with_varlen().with_persistent(),
                     ]);
+                    for pick in Self::picks(dtype, head_dim, causal) {
+                        for cfg in [pick, pick.with_varlen()] {
+                            if !out.contains(&cfg) {
+                                out.push(cfg);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -231,8 +302,10 @@ impl AttentionConfig {
     /// each with a short label: the default one on a grid of one CTA per query tile (`grid`),
     /// with O stored by TMA (`tma`), on a persistent grid (`pers`, and in
     /// [`TileOrder::L2Sections`]: `l2`), both; at head dim 128 also 3 stages (`s3`), key tiles of
-    /// 176 rows (`n176`, FlashAttention-3's non-causal tile) and the overlap schedule
-    /// (`overlap`).
+    /// 160, 176 and 192 rows (`n176`, FlashAttention-3's non-causal tile; 160 divides 4k keys
+    /// into whole tiles but one, 176 and 192 leave a third of one empty) on either grid, and the
+    /// overlap schedule (`overlap`), also with 176-row tiles. The benchmark times
+    /// [`AttentionConfig::for_problem`]'s pick beside them (`default`).
     pub fn variants(head_dim: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
         let base = AttentionConfig::new(ScalarType::Bf16, head_dim, causal);
         let tma = base.with_tma_store();
@@ -246,16 +319,21 @@ impl AttentionConfig {
             ("l2+tma", l2),
         ];
         if head_dim == 128 {
+            let overlap = tma.with_schedule(Schedule::PingPongOverlap);
             out.extend([
                 ("tma s3", tma.with_tile(128, 3)),
-                ("pers+tma s3", pers.with_tile(128, 3)),
-                ("l2+tma s3", l2.with_tile(128, 3)),
                 ("tma n176", tma.with_tile(176, 2)),
                 ("pers+tma n176", pers.with_tile(176, 2)),
-                ("overlap tma", tma.with_schedule(Schedule::PingPongOverlap)),
+                ("l2+tma n176", l2.with_tile(176, 2)),
+                ("tma n160", tma.with_tile(160, 2)),
+                ("pers+tma n160", pers.with_tile(160, 2)),
+                ("tma n192", tma.with_tile(192, 2)),
+                ("pers+tma n192", pers.with_tile(192, 2)),
+                ("overlap tma", overlap),
+                ("overlap tma n176", overlap.with_tile(176, 2)),
                 (
-                    "overlap pers+tma",
-                    pers.with_schedule(Schedule::PingPongOverlap),
+                    "overlap pers+tma n176",
+                    overlap.with_persistent().with_tile(176, 2),
                 ),
             ]);
         }
@@ -287,10 +365,13 @@ impl AttentionConfig {
         }
     }
 
-    /// The same configuration over packed variable-length sequences ([`AttentionConfig::varlen`]).
+    /// The same configuration over packed variable-length sequences ([`AttentionConfig::varlen`]),
+    /// O stored from registers (a TMA store clips at the tensor's edge, not at a sequence's
+    /// end: [`AttentionConfigError::TmaStoreVarlen`]).
     pub fn with_varlen(self) -> AttentionConfig {
         AttentionConfig {
             varlen: true,
+            tma_store: false,
             ..self
         }
     }
