@@ -9,8 +9,11 @@
 //! TFLOP/s (CUDA-event medians) of each block-scaled configuration of the sweep
 //! ([`GemmConfig::fp8_block_sweep`]) and of the baselines. `FP8_BLOCK_ONLY=MxNxK` times that
 //! shape alone with the default configuration, or with the configuration of the sweep named
-//! `FP8_BLOCK_CONFIG` (for ncu); `FP8_BLOCK_SECONDS` (default 75)
-//! stops starting new shapes after that long.
+//! `FP8_BLOCK_CONFIG` (for ncu); `FP8_BLOCK_SHAPES=MxNxK,...` times those shapes only;
+//! `FP8_BLOCK_CHECKS=0` skips the checks (where the self-test has just run them);
+//! `FP8_BLOCK_SECONDS` (default 150) stops starting new shapes after that long. The square
+//! shapes time the whole sweep, DeepSeek-V3's the few configurations of
+//! [`GemmConfig::fp8_block_quick`] (so the whole list fits the time limit).
 //!
 //! ```text
 //! cargo bench --bench gemm_fp8_block
@@ -65,11 +68,15 @@ fn main() {
     let budget = std::env::var("FP8_BLOCK_SECONDS")
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
-        .unwrap_or(75.0);
+        .unwrap_or(150.0);
+    let listed: Option<Vec<String>> = std::env::var("FP8_BLOCK_SHAPES")
+        .ok()
+        .map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let start = Instant::now();
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
     let large = GemmConfig::fp8_block(8192, 8192, sms, e4m3, out);
-    if only.is_none() {
+    let checks = std::env::var("FP8_BLOCK_CHECKS").map_or(true, |v| v != "0");
+    if only.is_none() && checks {
         // The configurations the table times, checked first on shapes with edges.
         let mut checks = vec![(large, (300, 520, 400)), (large, (4096, 4096, 4096))];
         for cfg in large.fp8_block_sweep() {
@@ -100,7 +107,9 @@ fn main() {
     let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
     for (m, n, k) in shapes() {
         let name = format!("{m}x{n}x{k}");
-        if only.as_ref().is_some_and(|o| *o != name) {
+        if only.as_ref().is_some_and(|o| *o != name)
+            || listed.as_ref().is_some_and(|l| !l.contains(&name))
+        {
             continue;
         }
         if start.elapsed().as_secs_f64() > budget {
@@ -110,8 +119,10 @@ fn main() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let default = GemmConfig::fp8_block(m, n, sms, e4m3, out);
         let mut configs = vec![default];
-        if only.is_none() || pick.is_some() {
+        if pick.is_some() || (only.is_none() && m == n && n == k) {
             configs.extend(default.fp8_block_sweep());
+        } else if only.is_none() {
+            configs = default.fp8_block_quick();
         }
         if let (Some(_), Some(pick)) = (&only, &pick) {
             configs.retain(|c| c.name() == *pick);

@@ -195,7 +195,7 @@ const REGISTRY: &[Entry] = &[
         selftest: Some(Selftest::InProcess(crate::selftest::gemm_fp8_block::run)),
         ..lib(
             "gemm_fp8_block",
-            "FP8 C = Σ_kb sa·sb·A·Bᵀ with DeepSeek-V3 block scales (1x128 of A, 128x128 of B), e4m3 in, bf16 out, 128x128x128 tiles, two-level accumulation (sm_90a); its check: e4m3/e5m2, bf16/f32 out, both epilogues, 64/128/256-wide tiles, the pipelined promotion, edges in M, N and K, against an f64 host reference",
+            "FP8 C = Σ_kb sa·sb·A·Bᵀ with DeepSeek-V3 block scales (1x128 of A, 128x128 of B), e4m3 in, bf16 out, 128x128x128 tiles, two-level accumulation pipelined, scales in the stages (sm_90a); its check: e4m3/e5m2, bf16/f32 out, both epilogues, bias and output scale, 64/128/192/256-wide tiles, edges in M, N and K, against an f64 host reference (PTXKIT_FP8_BLOCK_ONLY narrows it)",
             true,
             gemm::fp8_block_module,
         )

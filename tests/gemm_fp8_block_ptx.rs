@@ -1,13 +1,19 @@
 //! The block-scaled FP8 GEMM ([`Scaling::Block`]) assembles with ptxas for sm_90a in every
 //! variant the checks and benchmarks run (the CI has no GPU; this is its check): no register
 //! spills (a consumer thread holds the partial and the promoted accumulator), no "wgmma
-//! serialized" warning (C7515) and no ignored `setmaxnreg` (C7508); its configurations are
+//! serialized" warning or info (C7515, C7514, C7517) and no ignored `setmaxnreg` (C7508); its configurations are
 //! the ones documented, and the ones it cannot run are refused.
 
 mod support;
 
 use ptxkit::isa::ScalarType;
-use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
+use ptxkit::library::gemm::{GemmConfig, GemmConfigError, OutScale, Scaling, build};
+
+/// [`GemmConfig::fp8_block`]'s configuration with the plain promotion
+/// ([`GemmConfig::fp8_block_plain`]): the base the variants below are built from.
+fn plain(m: usize, n: usize, sms: u32, input: ScalarType, output: ScalarType) -> GemmConfig {
+    GemmConfig::fp8_block(m, n, sms, input, output).fp8_block_plain()
+}
 
 /// The configurations the self-test and `benches/gemm_fp8_block.rs` build: the one each
 /// benchmark shape gets on a 132-SM H100 (128 or 64 wide), the bench's stage and group
@@ -17,7 +23,7 @@ use ptxkit::library::gemm::{GemmConfig, GemmConfigError, Scaling, build};
 fn block_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
     let mut configs = support::fp8_family(
-        GemmConfig::fp8_block,
+        plain,
         &[
             (8192, 8192),
             (64, 2112),
@@ -29,30 +35,88 @@ fn block_configs() -> Vec<GemmConfig> {
         &[(E5m2, Bf16), (E4m3, F32), (E4m3, F16)],
         &[(2048, 2048, E5m2, E4m3, Bf16), (260, 384, E4m3, E5m2, F32)],
     );
-    configs.extend(configs[0].fp8_block_sweep());
+    let large = configs[0];
+    // The defaults (pipelined promotion, scales in the stages where M % 4 == 0), the sweep
+    // around the large one, the quick configurations of the DeepSeek-V3 rows.
+    let default = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    for (m, n) in [
+        (8192, 8192),
+        (64, 2112),
+        (128, 7168),
+        (4096, 7168),
+        (300, 520),
+        (333, 501),
+    ] {
+        configs.push(GemmConfig::fp8_block(m, n, 132, E4m3, Bf16));
+    }
+    configs.extend(default.fp8_block_sweep());
+    configs.extend(default.fp8_block_quick());
+    configs.extend(GemmConfig::fp8_block(64, 2112, 132, E4m3, Bf16).fp8_block_quick());
     configs.push(
         GemmConfig {
             bn: 256,
-            ..GemmConfig::fp8_block(8192, 8192, 132, E4m3, F32)
+            ..plain(8192, 8192, 132, E4m3, F32)
         }
         .deepest(),
     );
     let pipelined: Vec<GemmConfig> = configs
         .iter()
-        .filter(|c| c.bn != 256)
+        .filter(|c| c.bn <= 128)
         .map(|c| GemmConfig {
             pipelined_promotion: true,
             ..*c
         })
         .collect();
     configs.extend(pipelined);
+    // The scales in the stages, with each tile width, the pipelined promotion, a CTA pair, the
+    // register epilogue and an f32 C.
+    let staged: Vec<GemmConfig> = configs
+        .iter()
+        .map(|c| {
+            GemmConfig {
+                smem_scales: true,
+                ..*c
+            }
+            .deepest()
+        })
+        .collect();
+    configs.extend(staged);
+    // The epilogue's bias and output scale: each tile width, both epilogues.
+    configs.extend([
+        GemmConfig {
+            bias: Some(F32),
+            out_scale: OutScale::Value,
+            smem_scales: true,
+            ..large
+        }
+        .deepest(),
+        GemmConfig {
+            bias: Some(Bf16),
+            out_scale: OutScale::Pointer,
+            smem_scales: true,
+            bn: 256,
+            ..large
+        }
+        .deepest(),
+        GemmConfig {
+            bias: Some(Bf16),
+            pipelined_promotion: true,
+            ..plain(8192, 8192, 132, E4m3, F32)
+        },
+        GemmConfig {
+            bias: Some(F32),
+            bn: 256,
+            ..plain(8192, 8192, 132, E4m3, F32)
+        }
+        .deepest(),
+    ]);
     support::unique(configs)
 }
 
 #[test]
 fn block_configurations_are_as_documented() {
     use ScalarType::{Bf16, E4m3};
-    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    let large = plain(8192, 8192, 132, E4m3, Bf16);
     // 128 x 128 tiles, BK = 128 e4m3 (one scale block), 32 KB stages: 6 beside 32 KB of C
     // staging.
     assert_eq!((large.bn, large.bk(), large.stages), (128, 128, 6));
@@ -61,6 +125,15 @@ fn block_configurations_are_as_documented() {
         large.name(),
         "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128"
     );
+    // The default: the pipelined promotion with the scales in the stages (5 stages beside
+    // their slots), not where M is not a multiple of 4 (A's scale map's row pitch).
+    let default = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    assert_eq!(
+        default.name(),
+        "gemm_e4m3_bf16_128x128x128_s5_g16_tmastore_blk128_pp_ss"
+    );
+    let odd_m = GemmConfig::fp8_block(333, 501, 132, E4m3, Bf16);
+    assert!(odd_m.pipelined_promotion && !odd_m.smem_scales);
     // A skinny M leaves SMs idle with 128-wide tiles: 64 wide.
     assert_eq!(GemmConfig::fp8_block(64, 2112, 132, E4m3, Bf16).bn, 64);
     for cfg in block_configs() {
@@ -71,14 +144,15 @@ fn block_configurations_are_as_documented() {
 
 #[test]
 fn block_kernels_assemble_without_spills_or_serialisation() {
-    support::gemm_configs_assemble_clean(block_configs());
+    // Not serialised: the pipelined promotion's waits are unconditional on every path.
+    support::gemm_configs_assemble_clean_without(block_configs(), &["C7514", "C7517"]);
 }
 
 /// The promotion is in the PTX: the k-tile's wgmmas start from scale-d = 0 (the partial), and
 /// one `fma` per accumulator value (64 for the 128-wide tile) adds it into the f32 accumulator.
 #[test]
 fn block_kernels_promote_each_k_tile() {
-    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let large = plain(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
     let text = build(&large).and_then(|m| m.to_ptx()).unwrap();
     assert!(text.contains("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "));
     assert_eq!(text.matches("fma.rn.f32").count(), 64, "one fma per value");
@@ -95,7 +169,7 @@ fn block_kernels_promote_each_k_tile() {
 /// and no register spills (128 + 64 f32 in 240 registers).
 #[test]
 fn wide_block_tile_promotes_its_halves() {
-    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let large = plain(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
     let wide = GemmConfig { bn: 256, ..large }.deepest();
     assert_eq!(
         wide.name(),
@@ -107,11 +181,46 @@ fn wide_block_tile_promotes_its_halves() {
     assert_eq!(text.matches("fma.rn.f32").count(), 128, "one fma per value");
 }
 
+/// The 192-wide tile (scales in the stages) runs one m64n192 partial (96 f32 per thread) and
+/// promotes each 64-column chunk with its block's scale of B: the middle chunk's picked per
+/// tile by `selp` (the tile's first column in a block's first or second half), 96 `fma`s, no
+/// spills (96 + 96 f32 in 240 registers: the assembly test), 4 stages beside the C staging.
+#[test]
+fn straddling_block_tile_picks_each_chunks_scale() {
+    let default = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let tile = GemmConfig {
+        bn: 192,
+        pipelined_promotion: false,
+        ..default
+    }
+    .deepest();
+    assert_eq!(
+        tile.name(),
+        "gemm_e4m3_bf16_128x192x128_s4_g16_tmastore_blk128_ss"
+    );
+    let text = build(&tile).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 "));
+    assert_eq!(text.matches("fma.rn.f32").count(), 96, "one fma per value");
+    assert_eq!(
+        text.matches("selp.f32").count(),
+        1,
+        "the middle chunk's scale of B"
+    );
+    // Two pipelined partials of 96 and the accumulator do not fit.
+    let pp = GemmConfig {
+        pipelined_promotion: true,
+        ..tile
+    };
+    assert_eq!(pp.validate(), Err(GemmConfigError::BlockTile(192)));
+}
+
 /// The pipelined promotion keeps the next k-tile's wgmmas in flight while it promotes
-/// (`wgmma.wait_group 1`), with two partials: 128 promoting `fma`s in the unrolled pair.
+/// (`wgmma.wait_group 1`), with two partials: 64 promoting `fma`s at each of its five
+/// promotion sites (the loop's pair, the two-k-tile tail's pair, the one-k-tile tail), every
+/// wait unconditional on its path (no wait under a branch: ptxas would serialise).
 #[test]
 fn pipelined_promotion_overlaps_the_next_k_tile() {
-    let large = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let large = plain(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
     let pp = GemmConfig {
         pipelined_promotion: true,
         ..large
@@ -121,8 +230,9 @@ fn pipelined_promotion_overlaps_the_next_k_tile() {
         "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128_pp"
     );
     let text = build(&pp).and_then(|m| m.to_ptx()).unwrap();
-    assert!(text.contains("wgmma.wait_group.sync.aligned 1;"));
-    assert_eq!(text.matches("fma.rn.f32").count(), 128);
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 1;").count(), 3);
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 0;").count(), 2);
+    assert_eq!(text.matches("fma.rn.f32").count(), 5 * 64);
     // Only block scales have partials to promote.
     let per_tensor = GemmConfig {
         pipelined_promotion: true,
@@ -137,9 +247,9 @@ fn pipelined_promotion_overlaps_the_next_k_tile() {
 #[test]
 fn bad_block_configurations_are_refused() {
     use ScalarType::{Bf16, E4m3};
-    let large = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    let large = plain(8192, 8192, 132, E4m3, Bf16);
     // A 256-wide tile with two half-width partials (the pipelined promotion): 128 + 2 x 64 f32
-    // per thread do not fit; a 192-wide one spans one and a half blocks of B's scales.
+    // per thread do not fit; nor 96 + 2 x 96 of a 192-wide one.
     let wide = GemmConfig {
         bn: 256,
         pipelined_promotion: true,
@@ -147,7 +257,11 @@ fn bad_block_configurations_are_refused() {
     };
     assert_eq!(wide.validate(), Err(GemmConfigError::BlockTile(256)));
     assert!(build(&wide).is_err());
-    let odd = GemmConfig { bn: 192, ..large };
+    let odd = GemmConfig {
+        bn: 192,
+        pipelined_promotion: true,
+        ..large
+    };
     assert_eq!(odd.validate(), Err(GemmConfigError::BlockTile(192)));
     // 16-bit inputs take no block scales; nor alpha/beta.
     for bad in [
@@ -165,5 +279,130 @@ fn bad_block_configurations_are_refused() {
             matches!(bad.validate(), Err(GemmConfigError::Scaling { .. })),
             "{bad:?}"
         );
+    }
+}
+
+/// With the scales in the stages the producer brings them: a third TMA load per k-tile (A's
+/// 128 row scales, a 1 x 128 box) counted by the stage's full barrier, B's scale stored with
+/// `st.shared`; the consumers read them with `ld.shared` after the full wait and load no
+/// scale from global memory.
+#[test]
+fn stage_scales_come_with_the_stage() {
+    use ScalarType::{Bf16, E4m3};
+    let large = plain(8192, 8192, 132, E4m3, Bf16);
+    for (cfg, blocks) in [
+        (
+            GemmConfig {
+                smem_scales: true,
+                ..large
+            }
+            .deepest(),
+            1,
+        ),
+        (
+            GemmConfig {
+                smem_scales: true,
+                pipelined_promotion: true,
+                ..large
+            }
+            .deepest(),
+            1,
+        ),
+        (
+            GemmConfig {
+                smem_scales: true,
+                bn: 256,
+                ..large
+            }
+            .deepest(),
+            2,
+        ),
+    ] {
+        assert!(cfg.name().ends_with("_ss"), "{}", cfg.name());
+        let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
+        // A, B and A's scales: three tensor loads per k-tile.
+        assert_eq!(
+            text.matches("cp.async.bulk.tensor.2d.shared::cluster.global")
+                .count(),
+            3,
+            "{}",
+            cfg.name()
+        );
+        // 128 x 128 bytes of A, bn x 128 of B, 512 of scales.
+        let tx = 128 * 128 + cfg.bn * 128 + 512;
+        assert!(
+            text.contains(&format!(", {tx};")),
+            "{}: expect_tx {tx}",
+            cfg.name()
+        );
+        assert_eq!(
+            text.matches("st.shared.f32").count(),
+            blocks,
+            "{}",
+            cfg.name()
+        );
+        // The consumers' scale loads: each partial's rows (2) and blocks of B from the slot.
+        assert!(text.matches("ld.shared.f32").count() >= 2 + blocks);
+        // The only global scale loads are the producer's of B.
+        assert_eq!(
+            text.matches("ld.global.f32").count(),
+            blocks,
+            "{}",
+            cfg.name()
+        );
+    }
+    // Only a dense block-scaled GEMM takes its scales in the stages.
+    let per_tensor = GemmConfig {
+        smem_scales: true,
+        ..GemmConfig::fp8(4096, 4096, 132, E4m3, Bf16)
+    };
+    assert_eq!(per_tensor.validate(), Err(GemmConfigError::SmemScales));
+}
+
+/// The epilogue's bias and output scale: `bias` `[n]` and `out_scale` are parameters after the
+/// scales (a value, or a tensor read once per thread), the bias is added by one `fma` per
+/// accumulator value with the output scale as the factor (after the promotion, in f32, before
+/// the cast), a bf16 bias converted once per distinct column; only FP8 GEMMs take them.
+#[test]
+fn epilogue_takes_a_bias_and_an_output_scale() {
+    use ScalarType::{Bf16, E4m3, F32};
+    let large = plain(8192, 8192, 132, E4m3, Bf16);
+    let plain = build(&large).and_then(|m| m.to_ptx()).unwrap();
+    let cfg = GemmConfig {
+        bias: Some(Bf16),
+        out_scale: OutScale::Value,
+        ..large
+    };
+    assert_eq!(
+        cfg.name(),
+        "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128_biasbf16_osv"
+    );
+    let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
+    for param in ["bias", "out_scale"] {
+        assert!(text.contains(&format!(" {param},")) || text.contains(&format!(" {param}\n")));
+    }
+    // 64 more fmas (one per value of the 128-wide fragment) and 32 columns' bf16 converted.
+    let fmas = |t: &str| t.matches("fma.rn.f32").count();
+    assert_eq!(fmas(&text), fmas(&plain) + 64);
+    assert_eq!(text.matches("cvt.f32.bf16").count(), 32);
+    // By pointer: the scale is loaded (once per consumer thread) from a tensor.
+    let pointer = GemmConfig {
+        out_scale: OutScale::Pointer,
+        bias: None,
+        ..large
+    };
+    assert!(pointer.name().ends_with("_osp"));
+    build(&pointer).unwrap();
+    for bad in [
+        GemmConfig {
+            bias: Some(F32),
+            ..GemmConfig::for_problem(4096, 4096, 132)
+        },
+        GemmConfig {
+            bias: Some(ScalarType::F16),
+            ..large
+        },
+    ] {
+        assert_eq!(bad.validate(), Err(GemmConfigError::Epilogue), "{bad:?}");
     }
 }

@@ -4,7 +4,9 @@
 mod support;
 
 use ptxkit::isa::{ScalarType, Target};
-use ptxkit::library::gemm::{BENCH_SHAPES, GemmConfig, Scaling, build, build_with, check};
+use ptxkit::library::gemm::{
+    BENCH_SHAPES, GemmConfig, OutScale, Scaling, build, build_with, check,
+};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The configuration each benchmark shape gets on a 132-SM H100, then the other variants (those
@@ -43,7 +45,7 @@ fn configs() -> Vec<GemmConfig> {
 /// mixed e5m2 x e4m3 and e4m3 x e5m2.
 fn fp8_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
-    support::unique(support::fp8_family(
+    let mut configs = support::fp8_family(
         GemmConfig::fp8,
         &[
             (4096, 4096),
@@ -58,7 +60,26 @@ fn fp8_configs() -> Vec<GemmConfig> {
             (4096, 4096, E5m2, E4m3, Bf16),
             (4096, 4096, E4m3, E5m2, F32),
         ],
-    ))
+    );
+    let large = configs[0];
+    // The epilogue's bias and output scale, with each epilogue.
+    configs.extend([
+        GemmConfig {
+            bias: Some(F32),
+            out_scale: OutScale::Value,
+            ..large
+        },
+        GemmConfig {
+            bias: Some(Bf16),
+            out_scale: OutScale::Pointer,
+            ..GemmConfig::fp8(4096, 4096, 132, E4m3, F32)
+        },
+        GemmConfig {
+            bias: Some(Bf16),
+            ..GemmConfig::fp8(4096, 4095, 132, E4m3, Bf16)
+        },
+    ]);
+    support::unique(configs)
 }
 
 #[test]

@@ -79,7 +79,7 @@ impl KernelBuilder {
         let sym = self.module.shared(name, align, bytes)?;
         let base = self.f.reg::<ty::U32>();
         self.f.mov_shared_addr(base, &sym)?;
-        self.shared_buffer(name, base, shape, align)
+        self.shared_view(name, base, shape, align)
     }
 
     /// A shared buffer carved from the kernel's dynamic shared-memory pool (one `.extern .shared`
@@ -97,7 +97,7 @@ impl KernelBuilder {
             .ok_or_else(|| self.buffer_err(name, "too large"))?;
         let align = align.max(T::DTYPE.bytes());
         let base = self.pool_bytes(name, bytes, align)?;
-        self.shared_buffer(name, base, shape, align)
+        self.shared_view(name, base, shape, align)
     }
 
     /// `bytes` of the dynamic pool aligned to `align`: the register holding their shared address.
@@ -146,14 +146,34 @@ impl KernelBuilder {
         Ok((ring, base))
     }
 
+    /// A row-major view of `shape` elements of shared memory at the address in `base` (which
+    /// must be aligned to `align` bytes): a buffer placed at run time, e.g. one stage's slot of
+    /// a ring whose stage is a register, addressed with the same index arithmetic as any shared
+    /// buffer (`ld.shared`/`st.shared` through [`KernelBuilder::load`] and
+    /// [`KernelBuilder::store`]).
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::KernelBuilder;
+    /// let mut k = KernelBuilder::new("view", Target::Sm90a);
+    /// let [t] = k.thread_id([128])?;
+    /// let ring = k.pool_bytes("ring", 4 * 512, 128)?;
+    /// let slot = k.shared_view::<ty::F32>("slot", ring, &[128], 128)?;
+    /// let v = k.load(&slot, [t])?;
+    /// k.store(&slot, [t], v)?;
+    /// assert!(k.finish()?.ptx().contains("ld.shared.f32"));
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
     #[track_caller]
-    fn shared_buffer<T: Elem>(
+    pub fn shared_view<T: Elem>(
         &mut self,
         name: &str,
         base: Reg<ty::U32>,
         shape: &[u32],
         align: u32,
     ) -> Result<Buffer<T>> {
+        self.check_shape(name, shape)?;
+        let align = align.max(T::DTYPE.bytes());
         let shape = shape_of(shape);
         let strides = Layout::RowMajor
             .strides_for(&shape)

@@ -2,15 +2,16 @@
 //! (cuBLASLt has no e5m2 x e5m2), bf16 and f32 outputs, the
 //! TMA-store and the register epilogue, the 128 x 256 tile and the narrow one, on shapes with
 //! edges in M, N and K, each on fresh random data against cuBLASLt FP8 with promoted
-//! accumulation and an f32 D ([`check_fp8`]); and an 8-bit K that is not a multiple of 16
-//! refused with [`GemmError::UnalignedK`] before anything runs.
+//! accumulation and an f32 D ([`check_fp8`]), also with a bias (bf16 or f32) and an output
+//! scale (by value or device pointer) in the epilogue; and an 8-bit K that is not a multiple
+//! of 16 refused with [`GemmError::UnalignedK`] before anything runs.
 
 use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F32};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::library::gemm::check::{CheckError, CheckResult, Fp8Problem, check_fp8};
 use crate::library::gemm::cublaslt::LtFp8;
-use crate::library::gemm::{Gemm, GemmConfig, GemmError};
+use crate::library::gemm::{Gemm, GemmConfig, GemmError, OutScale};
 use crate::runtime::E4m3 as HostE4m3;
 
 /// Runs every case; the report's error is the worst relative Frobenius error.
@@ -37,6 +38,31 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         // f32 C: the register epilogue, 4 stages.
         (fp8(1024, 4096, E4m3, F32), (1024, 4096, 512)),
         (mixed(fp8(260, 384, E4m3, F32), E5m2), (260, 384, 128)),
+        // The epilogue's bias and output scale: the TMA-store epilogue (f32 bias, scale by
+        // value) on edges, the register epilogue (bf16 bias, scale by pointer; bias alone).
+        (
+            GemmConfig {
+                bias: Some(F32),
+                out_scale: OutScale::Value,
+                ..large
+            },
+            (300, 520, 272),
+        ),
+        (
+            GemmConfig {
+                bias: Some(Bf16),
+                out_scale: OutScale::Pointer,
+                ..fp8(1024, 4096, E4m3, F32)
+            },
+            (260, 384, 128),
+        ),
+        (
+            GemmConfig {
+                bias: Some(Bf16),
+                ..fp8(333, 500, E4m3, Bf16)
+            },
+            (333, 500, 160),
+        ),
     ];
     let mut worst = 0.0f64;
     let mut lines = Vec::new();

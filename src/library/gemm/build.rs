@@ -160,8 +160,13 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     scales: Option<[Buffer<ty::F32>; 2]>,
     /// The block scales with [`super::Scaling::Block`].
     block_scales: Option<BlockScales>,
-    /// `sa·sb`, read by each consumer thread before its first tile.
+    /// `sa·sb` (times the output scale), or the output scale alone with block scales, read by
+    /// each consumer thread before its first tile.
     alpha: Option<Reg<ty::F32>>,
+    /// The optional per-column bias of an FP8 GEMM ([`GemmConfig::bias`]).
+    bias: Option<Bias>,
+    /// The optional output scale of an FP8 GEMM ([`GemmConfig::out_scale`]).
+    out_scale: Option<OutScaleParam>,
     /// The thread's index in the CTA.
     tid: Var,
     /// The persistent tile schedule.
@@ -191,10 +196,75 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
 /// [`GroupTile`].
 #[derive(Debug, Clone)]
 struct BlockScales {
-    a: Buffer<ty::F32>,
+    a: ScaleA,
     b: Buffer<ty::F32>,
     m: Var,
     n_blocks: Var,
+}
+
+/// The per-column bias of an FP8 GEMM's epilogue: `bias` `[n]`, bf16 or f32.
+#[derive(Debug, Clone)]
+enum Bias {
+    Bf16(Buffer<ty::Bf16>),
+    F32(Buffer<ty::F32>),
+}
+
+/// The output scale of an FP8 GEMM's epilogue: a parameter by value, or a device tensor of one
+/// f32.
+#[derive(Debug, Clone)]
+enum OutScaleParam {
+    Value(Reg<ty::F32>),
+    Pointer(Box<Buffer<ty::F32>>),
+}
+
+/// For the m64nN f32 accumulator fragment of a warpgroup (PTX ISA 9.7.15.5.1.1.1): each value's
+/// column relative to the thread's first, `2 (t % 4)`. Checked against every thread of the
+/// fragment.
+fn fragment_cols(k: &KernelBuilder, tv: &layouts::fragment::TvLayout) -> Result<Vec<i64>> {
+    let bad = || k.error("the accumulator fragment's columns are not 2 (t % 4) + an offset");
+    let col = |t: i64, v: i64| tv.coord(t, v).map(|(_, c)| c).map_err(|_| bad());
+    let offsets = (0..tv.values())
+        .map(|v| col(0, v))
+        .collect::<Result<Vec<i64>>>()?;
+    for t in 0..tv.threads() {
+        for (v, &o) in offsets.iter().enumerate() {
+            if col(t, v as i64)? != 2 * (t % 4) + o {
+                return Err(bad());
+            }
+        }
+    }
+    Ok(offsets)
+}
+
+/// Where the consumers find A's block scales: in global memory (each consumer thread loads its
+/// rows' scales at each k-tile), or in each stage's scale slot
+/// ([`GemmConfig::smem_scales`]: the producer loads the tile's 128 row scales of the k-tile
+/// with the stage, one TMA box of `1 x 128`).
+#[derive(Debug, Clone)]
+enum ScaleA {
+    /// `scale_a` `[k_blocks, m]` as a global tensor.
+    Global(Buffer<ty::F32>),
+    /// `scale_a` `[k_blocks, m]` as a TMA tensor in `1 x 128` boxes.
+    Stage(TmaTensor<ty::F32>),
+}
+
+/// With [`GemmConfig::smem_scales`], where a consumer thread reads its k-tile's scales: the
+/// shared address of stage 0's scale slot (a stage's is [`GemmConfig::SCALE_SLOT_BYTES`]
+/// further per stage) and the thread's rows within the tile (A's scales of the slot are the
+/// tile's 128 rows in order, B's follow them).
+#[derive(Debug)]
+struct SlotScales {
+    base: R32,
+    rows: Vec<Var>,
+}
+
+/// What the producer needs to fill a tile's stages' scale slots ([`GemmConfig::smem_scales`]):
+/// A's scale map, the tile's block rows of B's scales, and stage 0's slot address.
+#[derive(Debug)]
+struct ProducerScales<'a> {
+    a: &'a TmaTensor<ty::F32>,
+    nblocks: Vec<Var>,
+    base: R32,
 }
 
 /// What one consumer thread needs to promote each k-tile's partial accumulator under
@@ -216,23 +286,73 @@ pub struct Promotion<'a> {
     rows: Vec<Var>,
     /// For each value of the fragment, which of `rows` it lies in.
     row_of: Vec<usize>,
-    /// The tile's block rows of B's scales, one per 128 columns of `part` (clamped to rows that
-    /// exist: an edge tile's second half may lie past N).
+    /// The tile's block rows of B's scales, one per 128-column block its columns touch
+    /// (clamped to rows that exist: an edge tile's second block may lie past N).
     nblocks: Vec<Var>,
+    /// For each value of `part`, its 64-column chunk of `part` (PTX ISA 9.7.15.5.1.1.1: a
+    /// thread's values walk the columns in steps of 8).
+    chunk_of: Vec<usize>,
+    /// A 192-wide tile's [`HopperGemm::straddle`]: whether its odd chunks lie in the next
+    /// block of B's scales.
+    straddle: Option<ptx_isa::Pred>,
     /// A grouped GEMM's tile: its group's scales ([`GroupTile::scale_a_at`],
     /// [`GroupTile::scale_b_at`]).
     group: Option<GroupTile>,
+    /// With [`GemmConfig::smem_scales`]: the scales are read from the stage's slot, after its
+    /// full wait, instead of from global memory.
+    slot: Option<&'a SlotScales>,
 }
 
 /// One k-tile's scales of a thread: B's per 128-column block of the tile, A's per row.
 type KtileScales = (Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>);
 
 impl Promotion<'_> {
+    /// Before k-tile `kt`'s full wait: its scales from global memory (see
+    /// [`Promotion::load`]), or `None` when they come with the stage (read after the wait by
+    /// [`Promotion::after_wait`]).
+    fn before_wait(&self, k: &mut KernelBuilder, kt: Var) -> Result<Option<KtileScales>> {
+        match self.slot {
+            Some(_) => Ok(None),
+            None => self.load(k, kt).map(Some),
+        }
+    }
+
+    /// After the full wait of `stage`: the scales [`Promotion::before_wait`] loaded, or with
+    /// [`GemmConfig::smem_scales`] the stage's slot's, read with `ld.shared` (the producer's
+    /// TMA load and `st.shared` are complete and visible once the full barrier's phase is,
+    /// PTX ISA 9.7.13.15.16).
+    fn after_wait(
+        &self,
+        k: &mut KernelBuilder,
+        stage: R32,
+        early: Option<KtileScales>,
+    ) -> Result<KtileScales> {
+        let (Some(slot), None) = (self.slot, &early) else {
+            return early.ok_or_else(|| k.error("block scales neither loaded nor in the stage"));
+        };
+        let at = k.reg::<ty::U32>();
+        k.mad_lo(at, stage, GemmConfig::SCALE_SLOT_BYTES, slot.base)?;
+        let view =
+            k.shared_view::<ty::F32>("scale_slot", at, &[GemmConfig::SCALE_SLOT_BYTES / 4], 128)?;
+        let sb = (0..self.nblocks.len() as u32)
+            .map(|h| k.load(&view, [GemmConfig::BM + h]))
+            .collect::<Result<_>>()?;
+        let sa = slot
+            .rows
+            .iter()
+            .map(|&r| k.load(&view, [r]))
+            .collect::<Result<_>>()?;
+        Ok((sb, sa))
+    }
+
     /// This k-tile's scales: `sb[nblock, kt]` of each of the tile's blocks and `sa[kt, row]`
     /// of the thread's rows (a grouped tile's through its [`GroupTile`]), loaded before the
     /// stage is waited for and used only after the wgmmas, so their latency runs under the
     /// wgmmas.
     fn load(&self, k: &mut KernelBuilder, kt: Var) -> Result<KtileScales> {
+        let ScaleA::Global(scale_a) = &self.scales.a else {
+            return Err(k.error("A's scales are in the stages, not in global memory"));
+        };
         let kt = Expr::from(kt);
         let sb = self
             .nblocks
@@ -253,16 +373,20 @@ impl Promotion<'_> {
                     Some(g) => g.scale_a_at(kt.clone(), r.into()),
                     None => vec![kt.clone(), r.into()],
                 };
-                k.load(&self.scales.a, a_at)
+                k.load(scale_a, a_at)
             })
             .collect::<Result<_>>()?;
         Ok((sb, sa))
     }
 
-    /// `acc += part·(sa[row]·sb)` for 128-column block `half` of the tile (`part` holds its
-    /// columns; `acc`'s values of that block are the `part.len()` from `half·part.len()`, as
-    /// [`half_fragment`] checked), one `fma` per value (PTX ISA 9.7.3.6), after the block's
-    /// wgmmas are waited for.
+    /// `acc += part·(sa[row]·sb)` for part `half` of the tile (`part` holds its columns:
+    /// the whole tile, or a 128-column half of a 256-wide one; `acc`'s values of that part are
+    /// the `part.len()` from `half·part.len()`, as [`half_fragment`] checked), one `fma` per
+    /// value (PTX ISA 9.7.3.6), after the part's wgmmas are waited for. `sb` is the scale of
+    /// B's block of each value's 64-column chunk `c` (of the tile): block `c / 2` of the
+    /// tile's, or for an odd chunk of a straddling tile (192 wide, first column in a block's
+    /// second half) the next one, picked by `selp` (PTX ISA 9.7.5.3). `sa·sb` is multiplied
+    /// once per row and chunk, not per value.
     fn promote(
         &self,
         k: &mut KernelBuilder,
@@ -274,15 +398,36 @@ impl Promotion<'_> {
         let (Some(acc), Some(part)) = (acc.regs(), part.regs()) else {
             return Err(k.error("the accumulators are not register fragments"));
         };
-        let (Some(&sb), Some(acc)) = (sb.get(half), acc.get(half * part.len()..)) else {
-            return Err(k.error("a promoted block past the tile"));
+        let Some(acc) = acc.get(half * part.len()..) else {
+            return Err(k.error("a promoted part past the tile"));
         };
-        let scale = sa
-            .iter()
-            .map(|&a| k.mul_of(a, sb))
-            .collect::<Result<Vec<_>>>()?;
-        for ((&d, &p), &row) in acc.iter().zip(part).zip(&self.row_of) {
-            k.fma(d, p, scale[row], d)?;
+        let chunks = self.chunk_of.iter().max().map_or(1, |&c| c + 1);
+        // Per chunk of `part`: its scale of B, then sa·sb per row.
+        let mut scale = Vec::with_capacity(chunks);
+        for local in 0..chunks {
+            let c = half * chunks + local;
+            let at = |k: &KernelBuilder, i: usize| {
+                sb.get(i)
+                    .copied()
+                    .ok_or_else(|| k.error("a promoted chunk past the tile's blocks of B's scales"))
+            };
+            let b = match self.straddle {
+                Some(odd) if c % 2 == 1 => {
+                    let (low, high) = (at(k, c / 2)?, at(k, c / 2 + 1)?);
+                    let b = k.reg::<ty::F32>();
+                    k.selp(b, high, low, odd)?;
+                    b
+                }
+                _ => at(k, c / 2)?,
+            };
+            let rows = sa
+                .iter()
+                .map(|&a| k.mul_of(a, b))
+                .collect::<Result<Vec<_>>>()?;
+            scale.push(rows);
+        }
+        for (((&d, &p), &row), &c) in acc.iter().zip(part).zip(&self.row_of).zip(&self.chunk_of) {
+            k.fma(d, p, scale[c][row], d)?;
         }
         Ok(())
     }
@@ -325,7 +470,8 @@ fn fragment_rows(
 }
 
 /// The partial accumulator's fragment for an accumulator fragment `tv` of a tile `bn` wide:
-/// `tv` itself up to 128 columns; for 256, the m64n128 fragment of one 128-column half, checked
+/// `tv` itself up to 128 columns and for 192 (one partial; [`Promotion::promote`] scales its
+/// chunks by block); for 256, the m64n128 fragment of one 128-column half, checked
 /// to be `tv`'s first half value for value in every thread, and its second half shifted by 128
 /// columns (PTX ISA 9.7.15.5.1.1.1: a thread's values walk the columns in steps of 8).
 fn half_fragment(
@@ -334,7 +480,7 @@ fn half_fragment(
     bn: u32,
     input: ScalarType,
 ) -> Result<layouts::fragment::TvLayout> {
-    if bn <= super::SCALE_BLOCK {
+    if bn % super::SCALE_BLOCK != 0 || bn <= super::SCALE_BLOCK {
         return Ok(tv.clone());
     }
     let half = layouts::fragment::wgmma::accumulator(i64::from(super::SCALE_BLOCK), input)
@@ -623,12 +769,23 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let kb = k.symbol_with("k_blocks", one)?;
                 let nb = k.symbol_with("n_blocks", one)?;
                 let opts = TensorOpts::default;
-                let [a, b] = match &grouped {
-                    Some(ops) => declare_block_scales(k, cfg.grouping, ops.groups, m, [kb, nb])?,
-                    None => [
-                        k.tensor::<ty::F32>("scale_a", [kb, m], opts())?,
-                        k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?,
-                    ],
+                let (a, b) = match &grouped {
+                    Some(ops) => {
+                        let [a, b] =
+                            declare_block_scales(k, cfg.grouping, ops.groups, m, [kb, nb])?;
+                        (ScaleA::Global(a), b)
+                    }
+                    None => {
+                        // With the scales in the stages, A's are loaded by TMA: a 1 x 128 box
+                        // is one k-block's scales of a tile's rows (512 contiguous bytes).
+                        let a = if cfg.smem_scales {
+                            let tile_rows = TmaBox::new([1, GemmConfig::BM]);
+                            ScaleA::Stage(k.tma_tensor::<ty::F32>("scale_a", [kb, m], tile_rows)?)
+                        } else {
+                            ScaleA::Global(k.tensor::<ty::F32>("scale_a", [kb, m], opts())?)
+                        };
+                        (a, k.tensor::<ty::F32>("scale_b", [nb, kb], opts())?)
+                    }
                 };
                 block_scales = Some(BlockScales {
                     a,
@@ -638,6 +795,29 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 });
             }
         }
+
+        // The optional epilogue operands of an FP8 GEMM, after the scales.
+        let bias = match cfg.bias {
+            None => None,
+            Some(ScalarType::Bf16) => Some(Bias::Bf16(k.tensor::<ty::Bf16>(
+                "bias",
+                [n],
+                TensorOpts::default(),
+            )?)),
+            Some(ScalarType::F32) => Some(Bias::F32(k.tensor::<ty::F32>(
+                "bias",
+                [n],
+                TensorOpts::default(),
+            )?)),
+            Some(_) => return Err(invalid(k, &super::GemmConfigError::Epilogue)),
+        };
+        let out_scale = match cfg.out_scale {
+            super::OutScale::None => None,
+            super::OutScale::Value => Some(OutScaleParam::Value(k.scalar::<ty::F32>("out_scale")?)),
+            super::OutScale::Pointer => Some(OutScaleParam::Pointer(Box::new(
+                k.tensor::<ty::F32>("out_scale", [1u32], TensorOpts::default())?,
+            ))),
+        };
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
         let [tid] = k.thread_id([GemmConfig::THREADS])?;
@@ -690,6 +870,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             scales,
             block_scales,
             alpha: None,
+            bias,
+            out_scale,
             tid,
             schedule,
             ktiles,
@@ -828,6 +1010,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // cost (the producer runs in 24); the consumers' trips follow from it.
         // The tensor maps' generic addresses, once for all the loads.
         let (a, b) = (k.tma_generic(&self.a)?, k.tma_generic(&self.b)?);
+        // With the scales in the stages: A's scale map's generic address and the slots' base.
+        let stage_scales = match &self.block_scales {
+            Some(BlockScales {
+                a: ScaleA::Stage(sa),
+                ..
+            }) => Some((k.tma_generic(sa)?, self.scale_slots(k)?)),
+            _ => None,
+        };
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Laps)?;
         self.sync.count_laps(ring.phase());
         let schedule = self.schedule.clone();
@@ -843,18 +1033,78 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             }
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
             let ktiles = self.ktiles;
+            let scales = match &stage_scales {
+                Some((sa, base)) => Some(ProducerScales {
+                    a: sa,
+                    nblocks: self.scale_nblocks(k, &tile)?,
+                    base: *base,
+                }),
+                None => None,
+            };
             k.for_range(0u32, ktiles, |k, kt| {
-                self.load_stage(k, &ring, (&a, &b), &tile, b_box, kt)
+                self.load_stage(k, &ring, (&a, &b), &tile, b_box, kt, scales.as_ref())
             })
         })?;
         self.sync.end_trips();
         Ok(())
     }
 
+    /// The shared address of stage 0's scale slot ([`GemmConfig::smem_scales`]).
+    fn scale_slots(&self, k: &mut KernelBuilder) -> Result<R32> {
+        let Some(region) = self.layout.scales.as_ref() else {
+            return Err(k.error("scales in the stages without their slots"));
+        };
+        let at = k.reg::<ty::U32>();
+        k.add(at, self.base, region.offset)?;
+        Ok(at)
+    }
+
+    /// The tile's block rows of B's scales, one per 128-column block its columns touch: one
+    /// for a tile of 64 or 128 columns, two for 192 (which straddles a block boundary: its
+    /// columns start at a multiple of 64) or 256, from the block of its first column (the
+    /// second clamped to the last block: past N, never stored).
+    fn scale_nblocks(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<Vec<Var>> {
+        let Some(scales) = self.block_scales.as_ref() else {
+            return Err(k.error("B's scale blocks without block scales"));
+        };
+        let per = self.cfg.bn.div_ceil(super::SCALE_BLOCK);
+        let first = Expr::from(tile.nb) * self.cfg.bn / super::SCALE_BLOCK;
+        if per == 1 {
+            return Ok(vec![k.let_("scale_nb", first)?]);
+        }
+        let last = k.let_("nb_last", Expr::from(scales.n_blocks) - 1u32)?;
+        (0..per)
+            .map(|h| {
+                let b = k.eval(first.clone() + h)?;
+                let last = k.eval(last)?;
+                k.min(b, b, last)?;
+                Ok(k.bind("scale_nb", b))
+            })
+            .collect()
+    }
+
+    /// For a tile width that is not a multiple of 128 (192): whether `tile`'s first column
+    /// lies in the second half of its block of B's scales (`nb·bn/64` odd), which moves the
+    /// tile's odd 64-column chunks into the next block ([`Promotion::promote`]); `None` where
+    /// every chunk's block is fixed (64, 128, 256).
+    fn straddle(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<Option<ptx_isa::Pred>> {
+        if self.cfg.bn % super::SCALE_BLOCK == 0 || self.cfg.bn < super::SCALE_BLOCK {
+            return Ok(None);
+        }
+        let chunks = k.let_("chunk0", Expr::from(tile.nb) * (self.cfg.bn / 64))?;
+        let odd = k.let_("chunk0_odd", chunks % 2u32)?;
+        Ok(Some(k.cmp(CmpOp::Ne, odd, 0u32)?))
+    }
+
     /// One k-tile of the producer: wait until the consumers have released the ring's current
     /// stage, announce its bytes on its full barrier, load A's box `(mb, kt)` and B's box
     /// `(b_box, kt)` into it (a grouped tile's boxes at its group's element origins), and step
-    /// the ring.
+    /// the ring. With `scales` ([`GemmConfig::smem_scales`]) the stage's scale slot is filled
+    /// too: B's scales of the k-tile, loaded before the empty wait (their latency runs under
+    /// it) and stored before the arrival (whose release orders them before the consumers'
+    /// acquiring wait, PTX ISA 9.7.13.15.16), and A's tile rows' by a TMA load counted by the
+    /// full barrier.
+    #[allow(clippy::too_many_arguments)]
     fn load_stage(
         &mut self,
         k: &mut KernelBuilder,
@@ -863,17 +1113,45 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         tile: &Tile,
         b_box: Var,
         kt: Var,
+        scales: Option<&ProducerScales<'_>>,
     ) -> Result<()> {
         let cfg = self.cfg;
         let stage = ring.stage();
         let (full_id, empty_id) = (BarrierAt::Each(self.full), BarrierAt::Each(self.empty));
+        let sb_values = match (scales, &self.block_scales) {
+            (Some(sc), Some(bs)) => sc
+                .nblocks
+                .iter()
+                .map(|&nb| k.load(&bs.b, [Expr::from(nb), Expr::from(kt)]))
+                .collect::<Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
         // A fresh barrier counts as released for parity 1 (PTX ISA 9.7.13.15.16).
         let empty = self.bar_addr(k, stage, true)?;
         let want = ring.producer_parity(k.isa())?;
         self.sync
             .wait(k.isa(), empty_id, Some(stage), empty, want)?;
         let full = self.bar_addr(k, stage, false)?;
-        let tx = self.layout.ring.tx_bytes();
+        let mut tx = self.layout.ring.tx_bytes();
+        let slot = match scales {
+            Some(sc) => {
+                let at = k.reg::<ty::U32>();
+                k.mad_lo(at, stage, GemmConfig::SCALE_SLOT_BYTES, sc.base)?;
+                let view = k.shared_view::<ty::F32>(
+                    "scale_slot",
+                    at,
+                    &[GemmConfig::SCALE_SLOT_BYTES / 4],
+                    128,
+                )?;
+                for (h, &v) in sb_values.iter().enumerate() {
+                    k.store(&view, [GemmConfig::BM + h as u32], v)?;
+                }
+                tx += u32::try_from(sc.a.box_bytes())
+                    .map_err(|_| k.error("a scale box over 4 GB"))?;
+                Some(at)
+            }
+            None => None,
+        };
         self.sync.arrive_expect_tx(k.isa(), full_id, full, tx)?;
         let (sa, sb) = self.stage_addrs(k, stage)?;
         let full_bar = NamedBarrier {
@@ -889,6 +1167,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         };
         let on_full = Some((&mut self.sync, full_bar));
         k.copy_async(&a_dst, &a_src, on_full, None, ExecScope::Thread)?;
+        if let (Some(sc), Some(at)) = (scales, slot) {
+            // The k-tile's scales of the tile's 128 rows: box (kt, mb) of `scale_a` [kb, m]
+            // (rows past M read as zeros: never stored).
+            let dst = TileRef::shared_row_major(ScalarType::F32, 1, GemmConfig::BM, at, 128);
+            let src = k.tma_tile_at(sc.a, [kt.into(), tile.mb.into()])?;
+            let on_full = Some((&mut self.sync, full_bar));
+            k.copy_async(&dst, &src, on_full, None, ExecScope::Thread)?;
+        }
         let b_src = match &tile.group {
             None => k.tma_tile_at(b, [b_box.into(), kt.into()])?,
             Some(g) => k.tma_box_at(b, &g.b_origin(b_box * cfg.bn, kt * cfg.bk()))?,
@@ -950,24 +1236,55 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     None
                 };
                 let (offsets, row_of) = fragment_rows(k, &half)?;
+                let chunk_of = fragment_cols(k, &half)?
+                    .iter()
+                    .map(|&c| usize::try_from(c / 64))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|_| k.error("a negative fragment column"))?;
                 // This thread's first row in its warpgroup's 64 (PTX ISA 9.7.15.5.1.1.1).
                 let row0 = k.let_("frag_row", (lt / 32) * 16 + (lt % 32) / 4)?;
-                Some((scales, part, pipelined, offsets, row_of, row0))
+                Some((scales, part, pipelined, offsets, row_of, chunk_of, row0))
             }
             None => None,
         };
+        // With the scales in the stages: the slots' base and this thread's rows in the tile.
+        let slot = match &block {
+            Some((scales, _, _, offsets, _, _, row0)) if matches!(scales.a, ScaleA::Stage(_)) => {
+                let base = self.scale_slots(k)?;
+                let rows = offsets
+                    .iter()
+                    .map(|&o| k.let_("slot_row", cw * 64 + *row0 + o as u32))
+                    .collect::<Result<Vec<Var>>>()?;
+                Some(SlotScales { base, rows })
+            }
+            _ => None,
+        };
+        // The output scale, once per thread for all its tiles.
+        let out_scale = match &self.out_scale {
+            None => None,
+            Some(OutScaleParam::Value(s)) => Some(*s),
+            Some(OutScaleParam::Pointer(s)) => Some(k.load(s, [0u32])?),
+        };
         if let Some([sa, sb]) = self.scales.clone() {
-            // The per-tensor scales, once per thread for all its tiles: alpha = sa·sb.
+            // The per-tensor scales, once per thread for all its tiles: alpha = sa·sb (times
+            // the output scale).
             let (sa, sb) = (k.load(&sa, [0u32])?, k.load(&sb, [0u32])?);
             let alpha = k.reg::<ty::F32>();
             k.mul(alpha, sa, sb)?;
+            if let Some(s) = out_scale {
+                k.mul(alpha, alpha, s)?;
+            }
             self.alpha = Some(alpha);
+        } else {
+            // Block scales are promoted in the main loop: the epilogue applies the output
+            // scale alone.
+            self.alpha = out_scale;
         }
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
         schedule.for_each_tile(k, |k, tile| {
             let promotion = match &block {
-                Some((scales, part, pipelined, offsets, row_of, row0)) => {
+                Some((scales, part, pipelined, offsets, row_of, chunk_of, row0)) => {
                     let first = k.let_("row_first", tile.first_row() + cw * 64 + *row0)?;
                     let last = k.let_("row_last", Expr::from(scales.m) - 1u32)?;
                     let rows = offsets
@@ -979,22 +1296,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                             Ok(k.bind("scale_row", r))
                         })
                         .collect::<Result<Vec<Var>>>()?;
-                    // The tile's 64 or 128 columns lie in one 128-column block of B's scales,
-                    // 256 in two (the second clamped to the last block: past N, never stored).
-                    let nblocks = if self.cfg.bn > super::SCALE_BLOCK {
-                        let per = self.cfg.bn / super::SCALE_BLOCK;
-                        let last = k.let_("nb_last", Expr::from(scales.n_blocks) - 1u32)?;
-                        (0..per)
-                            .map(|h| {
-                                let b = k.eval(tile.nb * per + h)?;
-                                let last = k.eval(last)?;
-                                k.min(b, b, last)?;
-                                Ok(k.bind("scale_nb", b))
-                            })
-                            .collect::<Result<Vec<Var>>>()?
-                    } else {
-                        vec![k.let_("scale_nb", tile.nb * self.cfg.bn / super::SCALE_BLOCK)?]
-                    };
+                    let nblocks = self.scale_nblocks(k, &tile)?;
+                    let straddle = self.straddle(k, &tile)?;
                     Some(Promotion {
                         scales,
                         part,
@@ -1002,7 +1305,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                         rows,
                         row_of: row_of.clone(),
                         nblocks,
+                        chunk_of: chunk_of.clone(),
+                        straddle,
                         group: tile.group,
+                        slot: slot.as_ref(),
                     })
                 }
                 None => None,
@@ -1043,10 +1349,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             return self.mainloop_pipelined(k, (ring, behind), cw, leader, acc, p, second);
         }
         k.for_range(0u32, ktiles, |k, kt| {
-            let scale = promotion.map(|p| p.load(k, kt)).transpose()?;
+            let early = match promotion {
+                Some(p) => p.before_wait(k, kt)?,
+                None => None,
+            };
             let full_id = BarrierAt::Each(self.full);
             let full = self.bar_addr(k, stage, false)?;
             self.sync.wait(k.isa(), full_id, Some(stage), full, phase)?;
+            let scale = match promotion {
+                Some(p) => Some(p.after_wait(k, stage, early)?),
+                None => None,
+            };
             let (sa, sb) = self.stage_addrs(k, stage)?;
             // This warpgroup's 64 rows of A.
             k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
@@ -1056,10 +1369,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             // partial (scale-d = 0 on the k-tile's first wgmma).
             let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());
             if let (Some(p), Some(scale)) = (promotion, scale) {
-                // Each 128-column block of B's scales (one, or two of a 256-wide tile): its
-                // wgmmas into the fresh partial, waited for, promoted; the stage is released
-                // after the last block's wgmmas, so the producer refills it under the promotion.
-                let blocks = p.nblocks.len();
+                // Each part of the tile (the whole tile, or each 128-column half of a 256-wide
+                // one): its wgmmas into the fresh partial, waited for, promoted; the stage is
+                // released after the last part's wgmmas, so the producer refills it under the
+                // promotion.
+                let (Some(acc_regs), Some(part_regs)) = (acc.regs(), p.part.regs()) else {
+                    return Err(k.error("the accumulators are not register fragments"));
+                };
+                let blocks = acc_regs.len() / part_regs.len().max(1);
                 let cols = cfg.bn / blocks as u32;
                 let rows_bytes = cols * cfg.bk() * cfg.b_type().bytes();
                 for h in 0..blocks {
@@ -1169,36 +1486,55 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let scales = [held(k), held(k)];
         let zero = k.let_("kt0", 0u32)?;
         self.issue_partial(k, ring, cw, p, p.part, &scales[0], zero)?;
-        k.for_range_step(0u32, ktiles, 2, |k, kt| {
-            // k-tile kt is in `part`; kt + 1 (if any) goes into `second`.
+        // Every wait below is unconditional on its path (ptxas proves the promoted partial's
+        // wgmmas complete only then; a wait under a branch makes it serialise the wgmmas,
+        // C7514): the loop runs while two more k-tiles exist, a tail of one or two after it.
+        // Loop: k-tile kt is in `part` (in flight); kt + 1 and kt + 2 exist.
+        let pairs_end = k.reg::<ty::U32>();
+        let kt_r = k.eval(ktiles)?;
+        k.max(pairs_end, kt_r, 2u32)?;
+        k.sub(pairs_end, pairs_end, 2u32)?;
+        let pairs_end = k.bind("pairs_end", pairs_end);
+        // The first site of the release is the loop's; the others are the same release.
+        let mut peeled = false;
+        let mut release = |this: &mut Self, k: &mut KernelBuilder| -> Result<()> {
+            this.release_stage(k, behind.stage(), leader, peeled)?;
+            peeled = true;
+            Ok(behind.advance(k.isa())?)
+        };
+        let [(sb0, sa0), (sb1, sa1)] = &scales;
+        k.for_range_step(0u32, pairs_end, 2, |k, kt| {
             let next = k.let_("kt_next", kt + 1u32)?;
-            let more = k.cmp(CmpOp::Lt, next, ktiles)?;
-            let last = k.cmp(CmpOp::Ge, next, ktiles)?;
-            k.if_(more, |k| {
-                self.issue_partial(k, ring, cw, p, second, &scales[1], next)?;
-                Ok(k.wgmma_wait_group(1)?)
-            })
-            .end()?;
-            k.if_(last, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
-            self.release_stage(k, behind.stage(), leader, false)?;
-            behind.advance(k.isa())?;
-            p.promote(k, acc, p.part, (&scales[0].0, &scales[0].1), 0)?;
-            k.if_(more, |k| {
-                // k-tile kt + 1 is in `second`; kt + 2 (if any) goes into `part`.
-                let after = k.let_("kt_after", kt + 2u32)?;
-                let more2 = k.cmp(CmpOp::Lt, after, ktiles)?;
-                let last2 = k.cmp(CmpOp::Ge, after, ktiles)?;
-                k.if_(more2, |k| {
-                    self.issue_partial(k, ring, cw, p, p.part, &scales[0], after)?;
-                    Ok(k.wgmma_wait_group(1)?)
-                })
-                .end()?;
-                k.if_(last2, |k| Ok(k.wgmma_wait_group(0)?)).end()?;
-                self.release_stage(k, behind.stage(), leader, true)?;
-                behind.advance(k.isa())?;
-                p.promote(k, acc, second, (&scales[1].0, &scales[1].1), 0)
-            })
-            .end()
+            self.issue_partial(k, ring, cw, p, second, &scales[1], next)?;
+            k.wgmma_wait_group(1)?;
+            release(self, k)?;
+            p.promote(k, acc, p.part, (sb0, sa0), 0)?;
+            let after = k.let_("kt_after", kt + 2u32)?;
+            self.issue_partial(k, ring, cw, p, p.part, &scales[0], after)?;
+            k.wgmma_wait_group(1)?;
+            release(self, k)?;
+            p.promote(k, acc, second, (sb1, sa1), 0)
+        })?;
+        // Tail: the k-tile in `part` is tail = pairs_end rounded up to even; one or two left.
+        let tail = k.let_("kt_tail", (Expr::from(pairs_end) + 1u32) / 2u32 * 2u32)?;
+        let last = k.let_("kt_last", tail + 1u32)?;
+        let two = k.cmp(CmpOp::Lt, last, ktiles)?;
+        let gemm = RefCell::new((self, release));
+        k.if_(two, |k| {
+            let (this, release) = &mut *gemm.borrow_mut();
+            this.issue_partial(k, ring, cw, p, second, &scales[1], last)?;
+            k.wgmma_wait_group(1)?;
+            release(this, k)?;
+            p.promote(k, acc, p.part, (sb0, sa0), 0)?;
+            k.wgmma_wait_group(0)?;
+            release(this, k)?;
+            p.promote(k, acc, second, (sb1, sa1), 0)
+        })
+        .else_(|k| {
+            let (this, release) = &mut *gemm.borrow_mut();
+            k.wgmma_wait_group(0)?;
+            release(this, k)?;
+            p.promote(k, acc, p.part, (sb0, sa0), 0)
         })
     }
 
@@ -1216,13 +1552,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         kt: Var,
     ) -> Result<()> {
         let cfg = self.cfg;
-        let (sb, sa) = p.load(k, kt)?;
-        for (&h, b) in held.0.iter().zip(sb) {
-            k.mov(h, b)?;
-        }
-        for (&h, a) in held.1.iter().zip(sa) {
-            k.mov(h, a)?;
-        }
+        let early = p.before_wait(k, kt)?;
         let (stage, phase) = (ring.stage(), ring.phase());
         let full = self.bar_addr(k, stage, false)?;
         self.sync.wait(
@@ -1232,6 +1562,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             full,
             phase,
         )?;
+        // Read (from the stage: before it is released) into the registers the promotion uses.
+        let (sb, sa) = p.after_wait(k, stage, early)?;
+        for (&h, b) in held.0.iter().zip(sb) {
+            k.mov(h, b)?;
+        }
+        for (&h, a) in held.1.iter().zip(sa) {
+            k.mov(h, a)?;
+        }
         let (sa, sb) = self.stage_addrs(k, stage)?;
         // This warpgroup's 64 rows of A.
         k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
@@ -1261,7 +1599,23 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         }
         // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.
         let block = k.let_("c_block", tile.mb * 2 + cw)?;
-        if let Some(alpha) = self.alpha {
+        if let Some(bias) = self.bias.clone() {
+            // acc = alpha·acc + bias[col] in f32 (one fma per value), before either epilogue's
+            // cast.
+            let b = self.bias_tile(k, &bias, tile.nb, lt)?;
+            let scale = match self.alpha {
+                Some(a) => ptx_isa::Src::from(a),
+                None => ptx_isa::Src::from(1.0f32),
+            };
+            let acc_r = k.tile_ref(acc)?;
+            k.elementwise(
+                &acc_r,
+                &acc_r,
+                Some(&b),
+                Elementwise::Fma { scale },
+                ExecScope::Warpgroup,
+            )?;
+        } else if let Some(alpha) = self.alpha {
             // Per-tensor scales: acc = sa·sb·acc, before either epilogue's cast.
             let acc_r = k.tile_ref(acc)?;
             k.elementwise(
@@ -1279,6 +1633,56 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Output::Global(c, ab) => self.epilogue_registers(k, &c, ab, block, tile.nb, acc),
             Output::Grouped { .. } => Err(k.error("a grouped C for a tile without a group")),
         }
+    }
+
+    /// The bias of the tile's columns as an f32 register tile of the accumulator's fragment:
+    /// `bias[nb·bn + c]` loaded once per distinct column `c` of the thread (clamped to N - 1:
+    /// a column past N is never stored; a bf16 bias converted, PTX ISA 9.7.9.21 `cvt`), the
+    /// values of one column sharing its register.
+    fn bias_tile(
+        &mut self,
+        k: &mut KernelBuilder,
+        bias: &Bias,
+        nb: Var,
+        lt: Var,
+    ) -> Result<TileRef> {
+        let offsets = fragment_cols(k, &self.fragment)?;
+        let n = match bias {
+            Bias::Bf16(b) => b.shape()[0].clone(),
+            Bias::F32(b) => b.shape()[0].clone(),
+        };
+        let first = k.let_("bias_col", nb * self.cfg.bn + (lt % 4u32) * 2u32)?;
+        let last = k.let_("bias_last", n - 1u32)?;
+        let mut distinct: Vec<(i64, Reg<ty::F32>)> = Vec::new();
+        let mut regs = Vec::with_capacity(offsets.len());
+        for &o in &offsets {
+            let r = match distinct.iter().find(|(d, _)| *d == o) {
+                Some(&(_, r)) => r,
+                None => {
+                    let col = k.eval(first + o as u32)?;
+                    let last = k.eval(last)?;
+                    k.min(col, col, last)?;
+                    let col = k.bind("bias_at", col);
+                    let v = match bias {
+                        Bias::F32(b) => k.load(b, [col])?,
+                        Bias::Bf16(b) => {
+                            let h = k.load(b, [col])?;
+                            let f = k.reg::<ty::F32>();
+                            k.cvt(f, h)?;
+                            f
+                        }
+                    };
+                    distinct.push((o, v));
+                    v
+                }
+            };
+            regs.push(r.as_ref());
+        }
+        Ok(TileRef::registers(
+            ScalarType::F32,
+            self.fragment.clone(),
+            regs,
+        ))
     }
 
     /// The epilogue of consumer warpgroup `cw` for a grouped tile: its 64-row block of C from

@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceTensor, E4m3, E5m2, Element};
 use ptx_isa::ScalarType;
 
 use super::cublaslt::{Accum, Fp8Elem, LtError, LtFp8};
-use super::{Gemm, GemmConfig, GemmError};
+use super::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale, OutScaleArg};
 
 /// Deterministic xorshift random numbers in [-1, 1), for inputs.
 pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
@@ -494,6 +494,81 @@ pub const FP8_RANGE: f32 = 200.0;
 /// The per-tensor scales `[sa, sb]` of the FP8 checks and benchmarks.
 pub const FP8_SCALES: [f32; 2] = [0.01, 0.02];
 
+/// The output scale of the FP8 checks' epilogue ([`CheckEpilogue`]).
+pub const CHECK_OUT_SCALE: f32 = 0.75;
+
+/// The epilogue operands an FP8 check passes to a kernel built with them
+/// ([`GemmConfig::bias`], [`GemmConfig::out_scale`]): a fresh random bias of N values in ±4
+/// (as a bf16 or f32 device tensor; the reference adds the values the kernel reads) and the
+/// output scale [`CHECK_OUT_SCALE`] (by value, or in a device tensor of one f32), and what the
+/// reference does with them: `s·x + bias[j]` in f32.
+pub struct CheckEpilogue {
+    bias: Option<(Vec<f32>, CheckBias)>,
+    out_scale: Option<(f32, Option<DeviceTensor<f32>>)>,
+}
+
+/// The bias on the device, in the kernel's bias type.
+enum CheckBias {
+    Bf16(DeviceTensor<bf16>),
+    F32(DeviceTensor<f32>),
+}
+
+impl CheckEpilogue {
+    /// The operands for `cfg` (none when it takes none) for a problem of `n` columns.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        cfg: &GemmConfig,
+        n: usize,
+        seed: u64,
+    ) -> Result<CheckEpilogue, CheckError> {
+        let bias = match cfg.bias {
+            None => None,
+            Some(t) => {
+                let values: Vec<f32> = random_values(n, seed).iter().map(|x| 4.0 * x).collect();
+                Some(if t == ScalarType::Bf16 {
+                    let h: Vec<bf16> = values.iter().map(|&x| bf16::from_f32(x)).collect();
+                    let seen = h.iter().map(|x| x.to_f32()).collect();
+                    (
+                        seen,
+                        CheckBias::Bf16(DeviceTensor::from_host(stream, &h, vec![n])?),
+                    )
+                } else {
+                    let dev = DeviceTensor::from_host(stream, &values, vec![n])?;
+                    (values, CheckBias::F32(dev))
+                })
+            }
+        };
+        let s = CHECK_OUT_SCALE;
+        let out_scale = match cfg.out_scale {
+            OutScale::None => None,
+            OutScale::Value => Some((s, None)),
+            OutScale::Pointer => Some((s, Some(DeviceTensor::from_host(stream, &[s], vec![1])?))),
+        };
+        Ok(CheckEpilogue { bias, out_scale })
+    }
+
+    /// The operands as [`Gemm::run_scaled_with`] and [`Gemm::run_block_scaled_with`] take them.
+    pub fn args(&self) -> Fp8Epilogue<'_> {
+        Fp8Epilogue {
+            bias: self.bias.as_ref().map(|(_, b)| match b {
+                CheckBias::Bf16(t) => t.into(),
+                CheckBias::F32(t) => t.into(),
+            }),
+            out_scale: self.out_scale.as_ref().map(|(s, dev)| match dev {
+                Some(t) => OutScaleArg::Device(t.into()),
+                None => OutScaleArg::Value(*s),
+            }),
+        }
+    }
+
+    /// The reference's element of column `j` after the epilogue: `s·x + bias[j]`.
+    pub fn apply(&self, j: usize, x: f32) -> f32 {
+        let s = self.out_scale.as_ref().map_or(1.0, |(s, _)| *s);
+        let b = self.bias.as_ref().map_or(0.0, |(v, _)| v[j]);
+        s * x + b
+    }
+}
+
 /// How f32 values become A's and B's 8-bit elements (`E4m3::from_f32`, `E5m2::from_f32`).
 pub type Rounds<I, J> = (fn(f32) -> I, fn(f32) -> J);
 
@@ -585,10 +660,11 @@ pub fn check_fp8(
         p: Fp8Problem<I, J>,
     ) -> Result<CheckResult, CheckError> {
         let (m, n, _) = p.shape;
+        let epi = CheckEpilogue::new(stream, gemm.config(), n, 0xb1a5 ^ m as u64)?;
         let ours: Vec<f32> = match gemm.config().output {
-            Bf16 => run_fp8(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
-            F16 => run_fp8(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
-            F32 => run_fp8(stream, gemm, &p, f32::NAN, |x| x)?,
+            Bf16 => run_fp8(stream, gemm, &p, &epi, bf16::NAN, bf16::to_f32)?,
+            F16 => run_fp8(stream, gemm, &p, &epi, half::f16::NAN, half::f16::to_f32)?,
+            F32 => run_fp8(stream, gemm, &p, &epi, f32::NAN, |x| x)?,
             other => {
                 return Err(CheckError::Gemm(GemmError::Operands(format!(
                     "{} output: not an FP8 GEMM configuration",
@@ -601,8 +677,16 @@ pub fn check_fp8(
             p.cublaslt(lt, &mut d, accum)?;
             Ok(stream.clone_dtoh(&d)?)
         };
-        let reference = lt_d(Accum::Promoted)?;
-        let fast = lt_d(Accum::Fast)?;
+        // cuBLASLt's product, then the epilogue (the same for both, so the fast one's error
+        // stays the product's).
+        let with_epilogue = |d: Vec<f32>| -> Vec<f32> {
+            d.into_iter()
+                .enumerate()
+                .map(|(i, x)| epi.apply(i % n, x))
+                .collect()
+        };
+        let reference = with_epilogue(lt_d(Accum::Promoted)?);
+        let fast = with_epilogue(lt_d(Accum::Fast)?);
         Ok(CheckResult {
             shape: p.shape,
             rel_error: rel_error(&ours, &reference),
@@ -633,11 +717,12 @@ fn run_fp8<I: Element, J: Element, O: Element + Copy>(
     stream: &Arc<CudaStream>,
     gemm: &Gemm,
     p: &Fp8Problem<I, J>,
+    epi: &CheckEpilogue,
     poison: O,
     to_f32: fn(O) -> f32,
 ) -> Result<Vec<f32>, CheckError> {
     let (m, n, _) = p.shape;
     let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
-    gemm.run_scaled(stream, &p.a, &p.b, &mut c, p.scales())?;
+    gemm.run_scaled_with(stream, &p.a, &p.b, &mut c, p.scales(), &epi.args())?;
     Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }

@@ -12,7 +12,7 @@ use ptx_isa::ScalarType;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{DeviceTensor, E4m3, E5m2, Element};
 
-use super::check::{CheckError, CheckResult, FP8_RANGE, random_values, rel_error};
+use super::check::{CheckEpilogue, CheckError, CheckResult, FP8_RANGE, random_values, rel_error};
 use super::{Gemm, GemmError, SCALE_BLOCK};
 
 /// How host f32 values become 8-bit elements and back (`E4m3::from_f32`, `E4m3::to_f32`).
@@ -237,10 +237,11 @@ fn typed<I: Element + Copy, J: Element + Copy>(
 ) -> Result<CheckResult, CheckError> {
     use ScalarType::{Bf16, F16, F32};
     let p = BlockProblem::new(stream, shape, seed, codecs, gemm.config().output)?;
+    let epi = CheckEpilogue::new(stream, gemm.config(), shape.1, seed ^ 0xb1a5)?;
     let ours: Vec<f32> = match gemm.config().output {
-        Bf16 => run_poisoned(stream, gemm, &p, bf16::NAN, bf16::to_f32)?,
-        F16 => run_poisoned(stream, gemm, &p, half::f16::NAN, half::f16::to_f32)?,
-        F32 => run_poisoned(stream, gemm, &p, f32::NAN, |x| x)?,
+        Bf16 => run_poisoned(stream, gemm, &p, &epi, bf16::NAN, bf16::to_f32)?,
+        F16 => run_poisoned(stream, gemm, &p, &epi, half::f16::NAN, half::f16::to_f32)?,
+        F32 => run_poisoned(stream, gemm, &p, &epi, f32::NAN, |x| x)?,
         other => {
             return Err(CheckError::Gemm(GemmError::Operands(format!(
                 "{} output: not an FP8 GEMM configuration",
@@ -253,7 +254,8 @@ fn typed<I: Element + Copy, J: Element + Copy>(
     let reference: Vec<f32> = p
         .reference_rows(&rows)
         .into_iter()
-        .map(|x| x as f32)
+        .enumerate()
+        .map(|(i, x)| epi.apply(i % n, x as f32))
         .collect();
     let got: Vec<f32> = rows
         .iter()
@@ -278,12 +280,14 @@ fn run_poisoned<I: Element + Copy, J: Element + Copy, O: Element + Copy>(
     stream: &Arc<CudaStream>,
     gemm: &Gemm,
     p: &BlockProblem<I, J>,
+    epi: &CheckEpilogue,
     poison: O,
     to_f32: fn(O) -> f32,
 ) -> Result<Vec<f32>, CheckError> {
     let (m, n, _) = p.shape;
     let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
-    p.run(stream, gemm, &mut c)?;
+    let scales = [&p.scale_a, &p.scale_b];
+    gemm.run_block_scaled_with(stream, &p.a, &p.b, &mut c, scales, &epi.args())?;
     Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }
 

@@ -37,6 +37,25 @@ pub enum GemmError {
         /// The shape the problem's blocks need.
         want: [usize; 2],
     },
+    /// A kernel with its scales in the stages ([`GemmConfig::smem_scales`]) for an M that is
+    /// not a multiple of 4: it loads `scale_a` `[ceil(k/128), m]` by TMA, whose tensor map
+    /// needs a row pitch of a multiple of 16 bytes (CUDA Driver API `cuTensorMapEncodeTiled`).
+    #[error("m = {m}: a kernel with its scales in the stages needs M a multiple of 4")]
+    ScaleRowPitch {
+        /// The M given.
+        m: usize,
+    },
+    /// Epilogue operands ([`Fp8Epilogue`]) that do not match how the kernel was built
+    /// ([`GemmConfig::bias`], [`GemmConfig::out_scale`]): one given to a kernel without it,
+    /// one missing, a bias of the wrong type or length, an output scale passed the other way
+    /// or not of one element.
+    #[error("{operand}: {reason}")]
+    Epilogue {
+        /// `"bias"` or `"out_scale"`.
+        operand: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
     /// Scales that do not match how the kernel was built: per-tensor scales to a kernel
     /// without them or with block scales, or none to a scaled kernel.
     #[error("{given} scales given to a kernel built with {built:?} scaling")]
@@ -55,6 +74,66 @@ pub enum GemmError {
         /// A and B's type.
         input: &'static str,
     },
+}
+
+/// The optional epilogue operands of an FP8 GEMM ([`Gemm::run_scaled_with`],
+/// [`Gemm::run_block_scaled_with`]): `C = s·(scaled A·Bᵀ) + bias`, in f32 before C's cast.
+#[derive(Clone, Default)]
+pub struct Fp8Epilogue<'a> {
+    /// The per-column bias, `[n]` of the kernel's bias type ([`GemmConfig::bias`]).
+    pub bias: Option<TensorRef<'a>>,
+    /// The output scale `s` ([`GemmConfig::out_scale`]).
+    pub out_scale: Option<OutScaleArg<'a>>,
+}
+
+/// An output scale as a launch passes it: by value ([`super::OutScale::Value`]) or as a device
+/// tensor of one f32 ([`super::OutScale::Pointer`]).
+#[derive(Clone)]
+pub enum OutScaleArg<'a> {
+    /// The scale itself.
+    Value(f32),
+    /// A device tensor `[1]` holding it.
+    Device(TensorRef<'a>),
+}
+
+impl Fp8Epilogue<'_> {
+    /// Checks the operands against how `cfg` was built, for a problem of `n` columns.
+    fn check(&self, cfg: &GemmConfig, n: usize) -> Result<(), GemmError> {
+        use super::OutScale;
+        let bad = |operand, reason: String| Err(GemmError::Epilogue { operand, reason });
+        match (cfg.bias, &self.bias) {
+            (None, None) => {}
+            (Some(t), Some(b)) if b.desc().dtype != t || b.desc().shape != [n] => {
+                return bad(
+                    "bias",
+                    format!(
+                        "{} {:?}; the kernel takes {} [{n}]",
+                        b.desc().dtype.name(),
+                        b.desc().shape,
+                        t.name()
+                    ),
+                );
+            }
+            (Some(_), Some(_)) => {}
+            (None, Some(_)) => return bad("bias", "given to a kernel built without one".into()),
+            (Some(_), None) => return bad("bias", "the kernel was built with one".into()),
+        }
+        match (cfg.out_scale, &self.out_scale) {
+            (OutScale::None, None) | (OutScale::Value, Some(OutScaleArg::Value(_))) => Ok(()),
+            (OutScale::Pointer, Some(OutScaleArg::Device(t))) if t.desc().shape == [1] => Ok(()),
+            (built, given) => bad(
+                "out_scale",
+                format!(
+                    "{} given to a kernel built with {built:?}",
+                    match given {
+                        None => "none",
+                        Some(OutScaleArg::Value(_)) => "a value",
+                        Some(OutScaleArg::Device(_)) => "a device tensor (of one f32)",
+                    }
+                ),
+            ),
+        }
+    }
 }
 
 /// A loaded GEMM kernel for one configuration.
@@ -200,9 +279,23 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         [sa, sb]: [&DeviceTensor<f32>; 2],
     ) -> Result<(), GemmError> {
+        self.run_scaled_with(stream, a, b, c, [sa, sb], &Fp8Epilogue::default())
+    }
+
+    /// [`Gemm::run_scaled`] with the kernel's epilogue operands: `C = s·sa·sb·A·Bᵀ + bias`
+    /// (see [`Fp8Epilogue`]); operands that do not match the kernel are
+    /// [`GemmError::Epilogue`], before anything is enqueued.
+    pub fn run_scaled_with<I: Element, J: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<J>,
+        c: &mut DeviceTensor<O>,
+        [sa, sb]: [&DeviceTensor<f32>; 2],
+        epilogue: &Fp8Epilogue<'_>,
+    ) -> Result<(), GemmError> {
         let scales = Scales::PerTensor([sa.into(), sb.into()]);
-        let wait = self.hang.is_some();
-        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
+        self.run_fp8(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
     }
 
     /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for a block-scaled
@@ -221,9 +314,37 @@ impl Gemm {
         scale_a: &DeviceTensor<f32>,
         scale_b: &DeviceTensor<f32>,
     ) -> Result<(), GemmError> {
+        let epilogue = Fp8Epilogue::default();
+        self.run_block_scaled_with(stream, a, b, c, [scale_a, scale_b], &epilogue)
+    }
+
+    /// [`Gemm::run_block_scaled`] with the kernel's epilogue operands: `C = s·(block-scaled
+    /// A·Bᵀ) + bias` (see [`Fp8Epilogue`]); operands that do not match the kernel are
+    /// [`GemmError::Epilogue`], before anything is enqueued.
+    pub fn run_block_scaled_with<I: Element, J: Element, O: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &DeviceTensor<I>,
+        b: &DeviceTensor<J>,
+        c: &mut DeviceTensor<O>,
+        [scale_a, scale_b]: [&DeviceTensor<f32>; 2],
+        epilogue: &Fp8Epilogue<'_>,
+    ) -> Result<(), GemmError> {
         let scales = Scales::Block([scale_a.into(), scale_b.into()]);
+        self.run_fp8(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
+    }
+
+    /// An FP8 launch (no alpha/beta) with its scales and epilogue operands, waiting for a debug
+    /// build's kernel as [`Gemm::run`].
+    fn run_fp8(
+        &self,
+        stream: &Arc<CudaStream>,
+        operands: (&TensorRef<'_>, &TensorRef<'_>, TensorMut<'_>),
+        scales: Scales<'_>,
+        epilogue: &Fp8Epilogue<'_>,
+    ) -> Result<(), GemmError> {
         let wait = self.hang.is_some();
-        self.run_with(stream, &a.into(), &b.into(), c.into(), None, scales, wait)
+        self.run_with(stream, operands, None, scales, epilogue, wait)
     }
 
     /// Whether this is the debug build (bounded waits).
@@ -242,15 +363,9 @@ impl Gemm {
         c: &mut DeviceTensor<O>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(
-            stream,
-            &a.into(),
-            &b.into(),
-            c.into(),
-            alpha_beta,
-            Scales::None,
-            false,
-        )
+        let operands = (&a.into(), &b.into(), c.into());
+        let epilogue = Fp8Epilogue::default();
+        self.run_with(stream, operands, alpha_beta, Scales::None, &epilogue, false)
     }
 
     /// The hang records of a debug build's launches (none in a release build).
@@ -298,15 +413,9 @@ impl Gemm {
         c: TensorMut<'_>,
         alpha_beta: Option<(f32, f32)>,
     ) -> Result<(), GemmError> {
-        self.run_with(
-            stream,
-            a,
-            b,
-            c,
-            alpha_beta,
-            Scales::None,
-            self.hang.is_some(),
-        )
+        let epilogue = Fp8Epilogue::default();
+        let wait = self.hang.is_some();
+        self.run_with(stream, (a, b, c), alpha_beta, Scales::None, &epilogue, wait)
     }
 
     /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`], [`Gemm::run_scaled`] and
@@ -316,15 +425,15 @@ impl Gemm {
     fn run_with(
         &self,
         stream: &Arc<CudaStream>,
-        a: &TensorRef<'_>,
-        b: &TensorRef<'_>,
-        mut c: TensorMut<'_>,
+        (a, b, mut c): (&TensorRef<'_>, &TensorRef<'_>, TensorMut<'_>),
         alpha_beta: Option<(f32, f32)>,
         scales: Scales<'_>,
+        epilogue: &Fp8Epilogue<'_>,
         wait: bool,
     ) -> Result<(), GemmError> {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         let blocks = scales.check(&self.cfg, (m, n, k))?;
+        epilogue.check(&self.cfg, n)?;
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -367,6 +476,15 @@ impl Gemm {
         if let Scales::PerTensor([sa, sb]) | Scales::Block([sa, sb]) = scales {
             args.push(sa.into());
             args.push(sb.into());
+        }
+        // The epilogue operands, in the order the kernel declares them.
+        if let Some(bias) = &epilogue.bias {
+            args.push(bias.clone().into());
+        }
+        match &epilogue.out_scale {
+            Some(OutScaleArg::Value(s)) => args.push(Arg::scalar(*s)),
+            Some(OutScaleArg::Device(t)) => args.push(t.clone().into()),
+            None => {}
         }
         match self.hang.as_ref().filter(|_| wait) {
             // A debug build waits for the kernel, so a hang comes back as its records.
@@ -421,6 +539,9 @@ impl Scales<'_> {
                             want,
                         });
                     }
+                }
+                if cfg.smem_scales && m % 4 != 0 {
+                    return Err(GemmError::ScaleRowPitch { m });
                 }
                 Ok(Some([kb, nb]))
             }

@@ -27,6 +27,10 @@ pub(super) struct SmemLayout {
     pub ring: Pipeline,
     /// The TMA-store epilogue's staging blocks (one 64 x bn block per consumer warpgroup).
     pub c_staging: Option<Region>,
+    /// With [`GemmConfig::smem_scales`]: one scale slot per stage
+    /// ([`GemmConfig::SCALE_SLOT_BYTES`] apart, 128-byte aligned for the TMA load of A's
+    /// scales), filled with the stage and counted by its full barrier.
+    pub scales: Option<Region>,
     /// The dynamic shared memory the launch passes: the pool's bytes and [`BASE_SLACK`].
     pub launch_bytes: u32,
     /// The alignment the dynamic array's base needs: the largest of its regions'.
@@ -67,10 +71,14 @@ impl GemmConfig {
                     0 => None,
                     bytes => Some(pool.alloc_bytes("c_staging", bytes, b.align())?),
                 };
+                let scales = match self.scale_slot_bytes() {
+                    0 => None,
+                    slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
+                };
                 let ring = ring.barriers(&mut pool, 1, 2 * self.cluster_m)?;
-                Ok((ring, c_staging))
+                Ok((ring, c_staging, scales))
             });
-        let (ring, c_staging) = placed.map_err(|e| match e {
+        let (ring, c_staging, scales) = placed.map_err(|e| match e {
             PoolError::OutOfMemory { total, .. } => GemmConfigError::SharedMemory(
                 u32::try_from(total + u64::from(BASE_SLACK)).unwrap_or(u32::MAX),
             ),
@@ -81,6 +89,7 @@ impl GemmConfig {
             b,
             ring,
             c_staging,
+            scales,
             launch_bytes: pool.dynamic_bytes() + BASE_SLACK,
             base_align: pool.base_align(),
         })
@@ -107,6 +116,31 @@ mod tests {
         assert_eq!(l.ring.empty().offset(0), Ok(bars + 8 * large.stages));
         assert_eq!(l.swizzle(), SwizzleMode::B128);
         assert_eq!(l.launch_bytes, 214_064);
+    }
+
+    /// With the scales in the stages, one 640-byte slot per stage follows the C staging,
+    /// 128-byte aligned (a TMA destination), before the barriers; the deepest ring gives up a
+    /// stage for them where shared memory is full (128 x 128 block-scaled: 6 stages, 5 with
+    /// the slots).
+    #[test]
+    fn stage_scales_have_a_slot_per_stage() {
+        use ptx_isa::ScalarType::{Bf16, E4m3};
+        let block = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16).fp8_block_plain();
+        assert!(block.smem_layout().unwrap().scales.is_none());
+        let ss = GemmConfig {
+            smem_scales: true,
+            ..block
+        }
+        .deepest();
+        assert_eq!((block.stages, ss.stages), (6, 5));
+        let l = ss.smem_layout().unwrap();
+        let slots = l.scales.as_ref().unwrap();
+        let staging = l.c_staging.as_ref().unwrap();
+        assert_eq!(slots.offset, staging.offset + staging.bytes);
+        assert_eq!(slots.offset % 128, 0);
+        assert_eq!(slots.bytes, ss.stages * GemmConfig::SCALE_SLOT_BYTES);
+        assert!(l.ring.full().offset(0).unwrap() >= slots.offset + slots.bytes);
+        assert!(l.launch_bytes <= GemmConfig::ARCH.max_smem_optin());
     }
 
     /// The layout is in bytes of K: an 8-bit input (e4m3, for an FP8 variant) takes BK = 128

@@ -34,7 +34,7 @@ pub use build::{
     GemmKernel, HopperGemm, Output, Promotion, Schedule, Tile, Tiles, build, build_with,
 };
 pub use grouped::Grouping;
-pub use host::{Gemm, GemmError, check_operands};
+pub use host::{Fp8Epilogue, Gemm, GemmError, OutScaleArg, check_operands};
 pub use pad::{pad_module, pad_signature};
 
 use ptx_isa::{Module, ScalarType, Target};
@@ -91,6 +91,19 @@ pub enum Scaling {
     Block,
 }
 
+/// How an FP8 GEMM's epilogue takes its optional output scale `s` (`C = s·(scaled A·Bᵀ) +
+/// bias`, [`GemmConfig::out_scale`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutScale {
+    /// No output scale.
+    None,
+    /// An f32 kernel parameter (`out_scale`), passed by value at each launch.
+    Value,
+    /// A device tensor of one f32 (`out_scale`), read by each consumer thread once (a scale
+    /// computed on the device, as an FP8 output's amax-derived scale is).
+    Pointer,
+}
+
 /// The block edge of [`Scaling::Block`]: scales cover 1 x 128 of A and 128 x 128 of B, and the
 /// 8-bit k-tile ([`GemmConfig::bk`]) is one such block deep.
 pub const SCALE_BLOCK: u32 = 128;
@@ -145,16 +158,24 @@ pub enum GemmConfigError {
         /// Whether alpha/beta was asked for too.
         alpha_beta: bool,
     },
-    /// [`Scaling::Block`] with a tile width whose columns do not split into whole 128-column
-    /// scale blocks of B (64, 128 and 256 do), or 256 with the pipelined promotion (two
-    /// half-width partials and the accumulator do not fit in a consumer's registers).
+    /// [`Scaling::Block`] with a tile width of 192 or 256 and the pipelined promotion (two
+    /// partials and the accumulator do not fit in a consumer's registers).
     #[error(
-        "block-scaled FP8 with tile width {0}: 64, 128, or 256 without the pipelined promotion"
+        "block-scaled FP8 with tile width {0}: 64, 128, or 192 and 256 without the pipelined promotion"
     )]
     BlockTile(u32),
     /// `pipelined_promotion` without block scales (there is nothing to promote).
     #[error("pipelined promotion needs block scales")]
     PipelinedPromotion,
+    /// A bias or an output scale ([`GemmConfig::bias`], [`GemmConfig::out_scale`]) where the
+    /// epilogue does not take them: 16-bit inputs, a grouped GEMM, or a bias that is not bf16
+    /// or f32.
+    #[error("a bias (bf16 or f32) and an output scale need a dense FP8 GEMM")]
+    Epilogue,
+    /// `smem_scales` without block scales, or in a grouped GEMM (whose scales are indexed
+    /// through each tile's group and stay in global memory).
+    #[error("scales in shared memory need dense block-scaled FP8")]
+    SmemScales,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -201,6 +222,20 @@ pub struct GemmConfig {
     /// run (two partial accumulators alternating, `wgmma.wait_group 1`), instead of waiting
     /// for all wgmmas before each promotion. Only with block scales.
     pub pipelined_promotion: bool,
+    /// With [`Scaling::Block`] (dense GEMM): the producer brings each k-tile's scales with its
+    /// stage, A's 128 row scales by a TMA load of one `1 x 128` box of `scale_a` and B's one
+    /// or two scales by its own load and `st.shared` before the stage's arrival, into the
+    /// stage's slot ([`GemmConfig::SCALE_SLOT_BYTES`]); the consumers read them with
+    /// `ld.shared` after the full wait. `scale_a`'s row pitch must then be a multiple of 16
+    /// bytes (M a multiple of 4: a tensor map's rule, CUDA Driver API
+    /// `cuTensorMapEncodeTiled`). Without it the consumers load their scales from global
+    /// memory at each k-tile.
+    pub smem_scales: bool,
+    /// An FP8 GEMM's optional per-column bias (`bias`, a tensor of N elements of this type:
+    /// bf16 or f32), added in f32 after the scales and the output scale, before C's cast.
+    pub bias: Option<ScalarType>,
+    /// An FP8 GEMM's optional output scale ([`OutScale`]): `C = s·(scaled A·Bᵀ) + bias`.
+    pub out_scale: OutScale,
 }
 
 impl GemmConfig {
@@ -216,6 +251,10 @@ impl GemmConfig {
     pub const THREADS: u32 = 384;
     /// Registers of the producer warpgroup after `setmaxnreg.dec`.
     pub const PRODUCER_REGS: u32 = 24;
+    /// Bytes of one stage's scale slot with [`GemmConfig::smem_scales`]: A's 128 row scales
+    /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
+    /// destination is aligned to.
+    pub const SCALE_SLOT_BYTES: u32 = 640;
     /// Registers of the consumer warpgroups after `setmaxnreg.inc`.
     pub const CONSUMER_REGS: u32 = 240;
     /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
@@ -238,6 +277,9 @@ impl GemmConfig {
             scaling: Scaling::None,
             grouping: Grouping::None,
             pipelined_promotion: false,
+            smem_scales: false,
+            bias: None,
+            out_scale: OutScale::None,
         }
     }
 
@@ -250,10 +292,13 @@ impl GemmConfig {
     }
 
     /// The block-scaled FP8 configuration ([`Scaling::Block`]) for a problem `m x n x k` with
-    /// `input` A and B (e4m3 or e5m2) and `output` C on a GPU with `sms` multiprocessors: the
-    /// 128 x 128 tile (a consumer thread holds 64 f32 of the partial and 64 of the promoted
-    /// accumulator), 64 wide when 128-wide tiles would leave SMs idle (fewer than 3/4 of a
-    /// tile per SM), and as many stages as shared memory holds (at most 6).
+    /// `input` A and B (e4m3 or e5m2) and `output` C on a GPU with `sms` multiprocessors, the
+    /// fastest measured (H200, 8192³: 1241 TFLOP/s against 910 for the promotion neither
+    /// pipelined nor fed from the stages): the 128 x 128 tile (a consumer thread holds two
+    /// partials of 64 f32 and the promoted accumulator), 64 wide when 128-wide tiles would
+    /// leave SMs idle (fewer than 3/4 of a tile per SM), the pipelined promotion, the scales
+    /// brought with the stages where M is a multiple of 4 (A's scale map's row pitch), and as
+    /// many stages as shared memory holds (at most 6).
     pub fn fp8_block(
         m: usize,
         n: usize,
@@ -270,55 +315,92 @@ impl GemmConfig {
         GemmConfig {
             bn,
             scaling: Scaling::Block,
+            pipelined_promotion: true,
+            smem_scales: m % 4 == 0,
             ..GemmConfig::for_problem_typed(m, n, sms, input, output)
         }
         .deepest()
     }
 
+    /// `self` with the promotion neither pipelined nor fed from the stages (each consumer
+    /// thread loads its scales from global memory and waits for each k-tile's wgmmas before
+    /// promoting), as deep as shared memory allows: the first block-scaled kernel, kept as
+    /// the baseline of the sweep.
+    pub fn fp8_block_plain(&self) -> GemmConfig {
+        GemmConfig {
+            pipelined_promotion: false,
+            smem_scales: false,
+            ..*self
+        }
+        .deepest()
+    }
+
     /// The block-scaled variants the benchmark times around `self` (a
-    /// [`GemmConfig::fp8_block`] configuration) so one GPU run shows which is fastest: fewer
-    /// stages, other band heights, a CTA pair sharing B, the other tile widths (64 or 128, and
-    /// 256 with either epilogue). `self` is not among them.
+    /// [`GemmConfig::fp8_block`] configuration) so one GPU run shows which is fastest: the
+    /// plain promotion ([`GemmConfig::fp8_block_plain`]: 128 and 256 wide, pipelined), and
+    /// with the scales in the stages 128 wide pipelined (other stages, band heights, the
+    /// register epilogue with a sixth stage), 192 and 256 wide (either epilogue). `self` is
+    /// not among them.
     pub fn fp8_block_sweep(&self) -> Vec<GemmConfig> {
+        let plain = self.fp8_block_plain();
+        let wide = |bn: u32, tma_store: bool, stages: u32| GemmConfig {
+            bn,
+            tma_store,
+            pipelined_promotion: false,
+            smem_scales: true,
+            stages,
+            ..*self
+        };
+        let pp = |stages: u32, group_m: u32, tma_store: bool| GemmConfig {
+            bn: 128,
+            stages,
+            group_m,
+            tma_store,
+            pipelined_promotion: true,
+            smem_scales: true,
+            ..*self
+        };
         let mut v = vec![
+            plain,
             GemmConfig {
-                pipelined_promotion: !self.pipelined_promotion,
-                ..*self
+                pipelined_promotion: true,
+                ..plain
             },
-            GemmConfig { stages: 4, ..*self },
+            GemmConfig { bn: 256, ..plain }.deepest(),
             GemmConfig {
-                group_m: 8,
-                ..*self
-            },
-            GemmConfig {
-                group_m: 32,
-                ..*self
-            },
-            GemmConfig {
-                cluster_m: 2,
-                ..*self
-            },
-            GemmConfig {
-                bn: if self.bn == 128 { 64 } else { 128 },
-                ..*self
-            }
-            .deepest(), // The 256-wide tile (its halves promoted one after the other): half of B's L2
-            // traffic per FLOP, and in the register epilogue too (C staging leaves 3 stages).
-            GemmConfig {
-                bn: 256,
                 pipelined_promotion: false,
-                ..*self
-            }
-            .deepest(),
-            GemmConfig {
-                bn: 256,
-                pipelined_promotion: false,
-                tma_store: false,
-                ..*self
-            }
-            .deepest(),
+                ..pp(5, 16, true)
+            },
+            pp(5, 16, true),
+            pp(4, 16, true),
+            pp(5, 8, true),
+            pp(5, 32, true),
+            pp(6, 16, false),
+            wide(192, true, 4),
+            wide(192, false, 5),
+            wide(256, true, 3),
+            wide(256, false, 4),
         ];
         v.retain(|c| c != self && c.validate().is_ok());
+        v
+    }
+
+    /// The few block-scaled configurations a benchmark times at shapes where the whole sweep
+    /// would take too long: `self`, its plain promotion ([`GemmConfig::fp8_block_plain`]),
+    /// and with the scales in the stages the 192- and 256-wide tiles (not pipelined).
+    pub fn fp8_block_quick(&self) -> Vec<GemmConfig> {
+        let ss = |bn: u32| {
+            GemmConfig {
+                smem_scales: true,
+                pipelined_promotion: false,
+                bn,
+                ..*self
+            }
+            .deepest()
+        };
+        let mut v = vec![*self, self.fp8_block_plain(), ss(192), ss(256)];
+        v.dedup();
+        v.retain(|c| c.validate().is_ok());
         v
     }
 
@@ -326,7 +408,7 @@ impl GemmConfig {
     pub fn deepest(self) -> GemmConfig {
         let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
         GemmConfig {
-            stages: (budget / self.stage_bytes()).clamp(2, 6),
+            stages: (budget / (self.stage_bytes() + self.scale_slot_bytes())).clamp(2, 6),
             ..self
         }
     }
@@ -396,6 +478,16 @@ impl GemmConfig {
         (Self::BM + self.bn) * Self::BK_BYTES
     }
 
+    /// Bytes of a stage's scale slot: [`GemmConfig::SCALE_SLOT_BYTES`] with
+    /// [`GemmConfig::smem_scales`], else 0.
+    pub fn scale_slot_bytes(&self) -> u32 {
+        if self.smem_scales {
+            Self::SCALE_SLOT_BYTES
+        } else {
+            0
+        }
+    }
+
     /// Dynamic shared memory the launch needs: the pool's layout of the stages, the C staging
     /// blocks and the barriers, and 1024 bytes to align the base for the 128B swizzle; a layout
     /// over the limit is [`GemmConfigError::SharedMemory`].
@@ -451,14 +543,18 @@ impl GemmConfig {
             });
         }
         // A 256-wide tile promotes one 128-column half at a time through a half-width
-        // partial: two of them (the pipelined promotion) and the accumulator do not fit in a
-        // consumer's registers.
-        let wide_ok = self.bn == 256 && !self.pipelined_promotion;
+        // partial, a 192-wide one its whole partial (each 64-column chunk with its block's
+        // scale of B): two partials (the pipelined promotion) and the accumulator do not fit
+        // in a consumer's registers.
+        let wide_ok = matches!(self.bn, 192 | 256) && !self.pipelined_promotion;
         if self.scaling == Scaling::Block && !(matches!(self.bn, 64 | 128) || wide_ok) {
             return Err(GemmConfigError::BlockTile(self.bn));
         }
         if self.pipelined_promotion && self.scaling != Scaling::Block {
             return Err(GemmConfigError::PipelinedPromotion);
+        }
+        if self.smem_scales && (self.scaling != Scaling::Block || self.grouping != Grouping::None) {
+            return Err(GemmConfigError::SmemScales);
         }
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
@@ -478,13 +574,18 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::Grouped);
         }
+        let epilogue = self.bias.is_some() || self.out_scale != OutScale::None;
+        let bias_ok = matches!(self.bias, None | Some(ScalarType::Bf16 | ScalarType::F32));
+        if epilogue && (!fp8 || self.grouping != Grouping::None || !bias_ok) {
+            return Err(GemmConfigError::Epilogue);
+        }
         self.smem_layout().map(|_| ())
     }
 
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -511,6 +612,16 @@ impl GemmConfig {
                 ""
             },
             if self.pipelined_promotion { "_pp" } else { "" },
+            if self.smem_scales { "_ss" } else { "" },
+            match self.bias {
+                Some(t) => format!("_bias{}", t.name()),
+                None => String::new(),
+            },
+            match self.out_scale {
+                OutScale::None => "",
+                OutScale::Value => "_osv",
+                OutScale::Pointer => "_osp",
+            },
         )
     }
 }
@@ -531,8 +642,9 @@ pub fn fp8_module(target: Target) -> ptx_isa::Result<Module> {
 }
 
 /// The module of the block-scaled FP8 GEMM ([`Scaling::Block`], e4m3 in, bf16 out) in the
-/// configuration an 8192 x 8192 problem gets on a 132-SM H100 (128 x 128 x 128 tiles, TMA-store
-/// epilogue): what `ptxkit dump gemm_fp8_block` writes. sm_90a only.
+/// configuration an 8192 x 8192 problem gets on a 132-SM H100 (128 x 128 x 128 tiles, the
+/// pipelined promotion with the scales in the stages, TMA-store epilogue): what `ptxkit dump
+/// gemm_fp8_block` writes. sm_90a only.
 pub fn fp8_block_module(target: Target) -> ptx_isa::Result<Module> {
     let cfg = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);
     module_for(&cfg, target, WaitMode::Spin)

@@ -115,8 +115,10 @@ impl GemmConfig {
         GemmConfig {
             grouping,
             pipelined_promotion: true,
+            smem_scales: false,
             ..GemmConfig::fp8_block(rows, n, sms, input, output)
         }
+        .deepest()
     }
 }
 
