@@ -22,16 +22,18 @@ fn plain(m: usize, n: usize, sms: u32, input: ScalarType, output: ScalarType) ->
 /// with each of those it is checked with.
 fn block_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3, E5m2, F16, F32};
+    // The benchmark's shapes' (M, N) and edges.
+    let shapes = [
+        (8192, 8192),
+        (64, 2112),
+        (128, 7168),
+        (4096, 7168),
+        (300, 520),
+        (333, 501),
+    ];
     let mut configs = support::fp8_family(
         plain,
-        &[
-            (8192, 8192),
-            (64, 2112),
-            (128, 7168),
-            (4096, 7168),
-            (300, 520),
-            (333, 501),
-        ],
+        &shapes,
         &[(E5m2, Bf16), (E4m3, F32), (E4m3, F16)],
         &[(2048, 2048, E5m2, E4m3, Bf16), (260, 384, E4m3, E5m2, F32)],
     );
@@ -39,14 +41,7 @@ fn block_configs() -> Vec<GemmConfig> {
     // The defaults (pipelined promotion, scales in the stages where M % 4 == 0), the sweep
     // around the large one, the quick configurations of the DeepSeek-V3 rows.
     let default = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
-    for (m, n) in [
-        (8192, 8192),
-        (64, 2112),
-        (128, 7168),
-        (4096, 7168),
-        (300, 520),
-        (333, 501),
-    ] {
+    for (m, n) in shapes {
         configs.push(GemmConfig::fp8_block(m, n, 132, E4m3, Bf16));
     }
     configs.extend(default.fp8_block_sweep());
