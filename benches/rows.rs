@@ -16,7 +16,7 @@ use ptxkit::library::rows::{
     RowConfig, RowKernel, RowOp, RowTensors, SwigluConfig, build_swiglu_with,
 };
 use ptxkit::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, RuntimeError, median_ms_cold,
+    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, median_ms_cold,
 };
 
 /// rows x cols, as the issue lists them.
@@ -49,8 +49,46 @@ fn gbs(
         .map(|ms| bytes / ms / 1e6)
 }
 
-/// Each configuration timed and its GB/s (or why it has none).
-type Timings<C> = Vec<(C, Result<f64, String>)>;
+/// One configuration's GB/s and how many of its CTAs an SM holds at once.
+#[derive(Clone, Copy)]
+struct Timed {
+    gbs: f64,
+    per_sm: u32,
+}
+
+/// Each configuration timed (or why it has none).
+type Timings<C> = Vec<(C, Result<Timed, String>)>;
+
+/// A `shape` tensor of `len` zeros of `H`.
+fn zeros<H: Element + Default>(
+    stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
+    shape: &[usize],
+) -> Result<DeviceTensor<H>, String> {
+    let len = shape.iter().product();
+    DeviceTensor::<H>::from_host(stream, &vec![H::default(); len], shape.to_vec())
+        .map_err(|e| e.to_string())
+}
+
+/// Loads `built` and times `launch` of it moving `bytes`, with the SM's residency of CTAs of
+/// `threads` threads.
+fn time_kernel(
+    dev: &Device,
+    built: Result<ptxkit::kernel::BuiltKernel, String>,
+    threads: u32,
+    bytes: f64,
+    mut launch: impl FnMut(&LoadedKernel) -> Result<(), RuntimeError>,
+) -> Result<Timed, String> {
+    let stream = dev.default_stream();
+    let loaded = built?
+        .load(dev, &JitOptions::default())
+        .map_err(|e| e.to_string())?;
+    let per_sm = loaded
+        .kernel()
+        .max_active_blocks_per_sm([threads, 1, 1], 0)
+        .unwrap_or(0);
+    let gbs = gbs(&stream, bytes, || launch(&loaded)).ok_or("timing failed")?;
+    Ok(Timed { gbs, per_sm })
+}
 
 /// One op on one shape for element type `T` held as `H`: the GB/s of each configuration of
 /// `cfgs`, on the same tensors (allocated once).
@@ -62,57 +100,35 @@ fn row_op<T: Elem, H: Element + Default>(
     cols: usize,
 ) -> Result<Timings<RowConfig>, String> {
     let stream = dev.default_stream();
-    let n = rows * cols;
-    let t = |len: usize, shape: Vec<usize>| {
-        DeviceTensor::<H>::from_host(&stream, &vec![H::default(); len], shape)
-            .map_err(|e| e.to_string())
-    };
-    let x = t(n, vec![rows, cols])?;
-    let mut res = t(n, vec![rows, cols])?;
-    let w = t(cols, vec![cols])?;
-    let b = t(cols, vec![cols])?;
-    let mut y = t(n, vec![rows, cols])?;
-    let mut mean = DeviceTensor::<f32>::from_host(&stream, &vec![0.0; rows], vec![rows])
-        .map_err(|e| e.to_string())?;
-    let mut rstd = DeviceTensor::<f32>::from_host(&stream, &vec![0.0; rows], vec![rows])
-        .map_err(|e| e.to_string())?;
-    let size = T::TYPE.bytes() as f64;
+    let x = zeros::<H>(&stream, &[rows, cols])?;
+    let mut res = zeros::<H>(&stream, &[rows, cols])?;
+    let w = zeros::<H>(&stream, &[cols])?;
+    let b = zeros::<H>(&stream, &[cols])?;
+    let mut y = zeros::<H>(&stream, &[rows, cols])?;
+    let mut mean = zeros::<f32>(&stream, &[rows])?;
+    let mut rstd = zeros::<f32>(&stream, &[rows])?;
     let (reads, writes) = match op {
         RowOp::ResidualRmsNorm { .. } => (2.0, 2.0),
         _ => (1.0, 1.0),
     };
-    let bytes = (reads + writes) * n as f64 * size;
+    let bytes = (reads + writes) * (rows * cols) as f64 * T::TYPE.bytes() as f64;
     let mut out = Vec::new();
     for &cfg in cfgs {
-        let timed = RowKernel::build::<T>(dev.target(), op, cfg)
-            .map_err(|e| e.to_string())
-            .and_then(|k| {
-                k.built
-                    .load(dev, &JitOptions::default())
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|loaded| {
-                gbs(&stream, bytes, || {
-                    let mut args = op
-                        .args(
-                            RowTensors {
-                                x: &x,
-                                residual: &mut res,
-                                w: &w,
-                                b: &b,
-                                y: &mut y,
-                                mean: &mut mean,
-                                rstd: &mut rstd,
-                            }
-                            .into(),
-                        )
-                        .map_err(|e| RuntimeError::InvalidLaunch {
-                            reason: e.to_string(),
-                        })?;
-                    loaded.launch(&stream, &mut args).map(|_| ())
-                })
-                .ok_or_else(|| "timing failed".to_string())
-            });
+        let built = RowKernel::build::<T>(dev.target(), op, cfg)
+            .map(|k| k.built)
+            .map_err(|e| e.to_string());
+        let timed = time_kernel(dev, built, cfg.threads, bytes, |loaded| {
+            let t = RowTensors {
+                x: &x,
+                residual: &mut res,
+                w: &w,
+                b: &b,
+                y: &mut y,
+                mean: &mut mean,
+                rstd: &mut rstd,
+            };
+            op.launch(loaded, &stream, t).map(|_| ())
+        });
         out.push((cfg, timed));
     }
     Ok(out)
@@ -128,31 +144,23 @@ fn swiglu<T: Elem, H: Element + Default>(
 ) -> Result<Timings<SwigluConfig>, String> {
     let stream = dev.default_stream();
     let n = rows * cols;
-    let t = || {
-        DeviceTensor::<H>::from_host(&stream, &vec![H::default(); n], vec![n])
-            .map_err(|e| e.to_string())
-    };
-    let (g, u, mut y) = (t()?, t()?, t()?);
+    let (g, u, mut y) = (
+        zeros::<H>(&stream, &[n])?,
+        zeros::<H>(&stream, &[n])?,
+        zeros::<H>(&stream, &[n])?,
+    );
     let bytes = 3.0 * n as f64 * T::TYPE.bytes() as f64;
     let mut out = Vec::new();
     for &cfg in cfgs {
-        let timed = build_swiglu_with::<T>(dev.target(), true, cfg)
-            .map_err(|e| e.to_string())
-            .and_then(|k| {
-                k.load(dev, &JitOptions::default())
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|loaded| {
-                gbs(&stream, bytes, || {
-                    loaded
-                        .launch(
-                            &stream,
-                            &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
-                        )
-                        .map(|_| ())
-                })
-                .ok_or_else(|| "timing failed".to_string())
-            });
+        let built = build_swiglu_with::<T>(dev.target(), true, cfg).map_err(|e| e.to_string());
+        let timed = time_kernel(dev, built, cfg.threads, bytes, |loaded| {
+            loaded
+                .launch(
+                    &stream,
+                    &mut [Arg::tensor(&g), Arg::tensor(&u), Arg::tensor_mut(&mut y)],
+                )
+                .map(|_| ())
+        });
         out.push((cfg, timed));
     }
     Ok(out)
@@ -164,13 +172,13 @@ fn report<C: Copy + PartialEq + std::fmt::Display>(
     case: [&str; 3],
     copy: f64,
     default: C,
-    timed: &[(C, Result<f64, String>)],
+    timed: &[(C, Result<Timed, String>)],
 ) -> String {
     let [name, d, shape] = case;
     let ok = || {
         timed
             .iter()
-            .filter_map(|(c, g)| g.as_ref().ok().map(|g| (*c, *g)))
+            .filter_map(|(c, g)| g.as_ref().ok().map(|g| (*c, g.gbs)))
     };
     let best = ok().fold(None, |b: Option<(C, f64)>, (c, g)| match b {
         Some((_, bg)) if bg >= g => b,
@@ -194,7 +202,7 @@ fn report<C: Copy + PartialEq + std::fmt::Display>(
     let line: Vec<String> = timed
         .iter()
         .map(|(c, g)| match g {
-            Ok(g) => format!("{c} {g:.0}"),
+            Ok(g) => format!("{c} {:.0} ({}/SM)", g.gbs, g.per_sm),
             Err(e) => format!("{c} failed ({e})"),
         })
         .collect();
@@ -337,7 +345,7 @@ fn gpu(_c: &mut Criterion) {
         }
     }
     println!(
-        "\nsweep: GB/s of every configuration timed ({:.0} s; `RowConfig`'s Display: L looped, cluster x threads x values per thread, h hints, H hints with streamed outputs, n those and last reads past L1)",
+        "\nsweep: GB/s of every configuration timed ({:.0} s; `RowConfig`'s Display: L looped, cluster x threads x values per thread, h hints, H hints with streamed outputs, n those and last reads past L1, p packed 16-bit rows, /r threads a row; (n/SM): CTAs an SM holds)",
         began.elapsed().as_secs_f64()
     );
     for s in sweeps {

@@ -497,6 +497,13 @@ const REGISTRY: &[Entry] = &[
         Selftest::InProcess(crate::selftest::rows::run),
     ),
     check(
+        "row_kernels_packed",
+        "the row kernels' packed form (16-bit rows held as loaded): rmsnorm (+residual), layernorm over f32/bf16 rows of 1 to 8192 columns, one CTA, a warpgroup or 128 threads a row; its kernel is softmax_f32's",
+        false,
+        row::<ty::F32, 0>,
+        Selftest::InProcess(crate::selftest::rows::run_packed),
+    ),
+    check(
         "bad_launches",
         "wrong shape, dtype, misaligned map, too much smem, too large a cluster are refused; its kernel is vector_add's",
         false,

@@ -204,7 +204,8 @@ fn row_args_follow_the_signature() {
 
 /// Every configuration the benchmark times ([`RowConfig::sweep`] for cols 1024 to 65536, f32 and
 /// bf16, every op: the register forms without and with cache hints, the looped forms at 256 to
-/// 1024 threads) fits its registers: ptxas reports no spills for any of them.
+/// 1024 threads) fits its registers: ptxas reports no spills for any of them but those with a
+/// register bound ([`RowConfig::min_ctas`]).
 #[test]
 fn benchmark_configurations_do_not_spill() {
     let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
@@ -223,8 +224,10 @@ fn benchmark_configurations_do_not_spill() {
                     assert!(out.ok, "{}", out.log);
                     let used = out.log.lines().find(|l| l.contains("Used")).unwrap_or("");
                     eprintln!("{} {dtype} {cols} {cfg}: {used}", op.name());
+                    // A register bound (`.minnctapersm`) trades spills for residency: the
+                    // bench measures which wins, so those may spill.
                     assert!(
-                        out.log.contains(" 0 bytes spill stores"),
+                        cfg.min_ctas > 0 || out.log.contains(" 0 bytes spill stores"),
                         "{op:?} {dtype} {cols} {cfg:?} spills:\n{}",
                         out.log
                     );

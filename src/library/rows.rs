@@ -119,6 +119,24 @@ impl<'a, T: crate::runtime::Element> From<RowTensors<'a, T>> for RowArgs<'a> {
     }
 }
 
+impl RowOp {
+    /// Launches `loaded` (this op's kernel) on `t`'s tensors that the op takes, in its order;
+    /// the launch checks their types, shapes and alignment against the kernel's signature.
+    pub fn launch<T: crate::runtime::Element>(
+        self,
+        loaded: &crate::runtime::LoadedKernel,
+        stream: &crate::runtime::cuda::CudaStream,
+        t: RowTensors<'_, T>,
+    ) -> Result<crate::runtime::Symbols, crate::runtime::RuntimeError> {
+        let mut args =
+            self.args(t.into())
+                .map_err(|e| crate::runtime::RuntimeError::InvalidLaunch {
+                    reason: e.to_string(),
+                })?;
+        loaded.launch(stream, &mut args)
+    }
+}
+
 /// A row-kernel launch without a tensor its op reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{op} needs the `{tensor}` tensor")]
@@ -191,11 +209,21 @@ pub struct RowConfig {
     /// each taking rows `cta, cta + grid, ...` ([`KernelBuilder::persistent_for`]) instead of
     /// one CTA launched per row.
     pub persistent: bool,
+    /// The norms' 16-bit rows kept in registers as loaded (two values a 32-bit register) and
+    /// widened to f32 at each use, the weight and bias too, each 16-byte chunk of the output
+    /// computed and stored in turn: about half the registers of an f32 copy of the row, so
+    /// more CTAs share an SM (more bytes in flight). One CTA (or warp, warpgroup) a row in
+    /// registers only; no effect on f32 rows or on softmax (its exponentials are f32).
+    pub packed: bool,
     /// Threads per row: the whole CTA (`threads`), or a warp (32) or a warpgroup (128) each
     /// on a row of its own, the CTA taking `threads / row_threads` consecutive rows and each
     /// row's statistics reduced within its warp (shuffles only, no barrier) or warpgroup (a
     /// named barrier of 128 threads). One CTA a row only: not looped, clustered or persistent.
     pub row_threads: u32,
+    /// At least this many CTAs an SM (`.minnctapersm`, PTX ISA 11.4.4, with `.maxntid` the
+    /// thread count): ptxas keeps each thread within `65536 / (threads * min_ctas)` registers,
+    /// so that many CTAs are resident, more rows in flight; 0 leaves ptxas free.
+    pub min_ctas: u32,
 }
 
 /// The cache hints of a row kernel's accesses ([`Caching`]: `.L1::evict_*` and an L2 policy
@@ -259,19 +287,24 @@ impl RowHints {
 impl std::fmt::Display for RowConfig {
     /// `cluster x threads x values per thread`, after `P` when persistent and `L` when looped,
     /// then `h` (hints), `H` (hints, outputs streamed) or `n` (those and last reads past L1),
-    /// then `/r` when each row has `r` of the CTA's threads: `1x256x32`, `L1x512x8h`,
-    /// `P1x1024x8h`, `1x256x32/32` (a warp a row).
+    /// then `p` when packed, `m` and the count with [`RowConfig::min_ctas`], then `/r` when
+    /// each row has `r` of the CTA's threads: `1x256x32`, `L1x512x8h`, `P1x1024x8h`,
+    /// `1x128x64p`, `1x256x32hm4`, `1x256x32/32` (a warp a row).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}{}{}x{}x{}{}",
+            "{}{}{}x{}x{}{}{}",
             if self.persistent { "P" } else { "" },
             if self.looped { "L" } else { "" },
             self.cluster,
             self.threads,
             self.chunks * self.vec,
-            self.hints.tag()
+            self.hints.tag(),
+            if self.packed { "p" } else { "" }
         )?;
+        if self.min_ctas > 0 {
+            write!(f, "m{}", self.min_ctas)?;
+        }
         if self.row_threads != self.threads {
             write!(f, "/{}", self.row_threads)?;
         }
@@ -353,6 +386,8 @@ impl RowConfig {
                         hints: RowHints::None,
                         persistent: false,
                         row_threads: threads,
+                        packed: false,
+                        min_ctas: 0,
                     });
                 }
             }
@@ -410,12 +445,30 @@ impl RowConfig {
             hints: RowHints::None,
             persistent: false,
             row_threads: 512,
+            packed: false,
+            min_ctas: 0,
         }
     }
 
     /// This configuration with `hints`.
     pub fn with_hints(self, hints: RowHints) -> RowConfig {
         RowConfig { hints, ..self }
+    }
+
+    /// This configuration with its 16-bit rows packed ([`RowConfig::packed`]).
+    pub fn packed_form(self) -> RowConfig {
+        RowConfig {
+            packed: true,
+            ..self
+        }
+    }
+
+    /// This configuration with at least `n` CTAs an SM ([`RowConfig::min_ctas`]).
+    pub fn with_min_ctas(self, n: u32) -> RowConfig {
+        RowConfig {
+            min_ctas: n,
+            ..self
+        }
     }
 
     /// This configuration on a persistent grid ([`RowConfig::persistent`]).
@@ -445,7 +498,11 @@ impl RowConfig {
     /// out those with threads past the row's end; where one CTA holds the row, several rows a
     /// CTA of a warp each (128 or 256 threads) or a warpgroup each (256 or 512), without and
     /// with either hint, when their values fit
-    /// the register budget; and, for rows wider than a tile, the looped form at 256, 512 and
+    /// the register budget; for 16-bit rows in the vector form where one CTA holds the row,
+    /// the same forms packed ([`RowConfig::packed`], up to twice the values a thread at 256
+    /// threads or fewer: 128 x 64 bf16), without and with [`RowHints::Reuse`], and with hints
+    /// and a register bound for one more CTA an SM ([`RowConfig::min_ctas`]: 4 at 128 and 256
+    /// threads, 3 at 512), packed and not; and, for rows wider than a tile, the looped form at 256, 512 and
     /// 1024 threads of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first
     /// pass's loads kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8:
     /// also with [`RowHints::ReuseStreamOut`]).
@@ -476,6 +533,50 @@ impl RowConfig {
                         out.push(c.with_hints(RowHints::Reuse));
                         out.push(c.with_hints(RowHints::NoAllocate));
                     }
+                }
+            }
+        }
+        if smallest == 1 && dtype.bytes() == 2 && vector {
+            // The norms' 16-bit rows packed ([`RowConfig::packed`]): twice the values a thread
+            // within the same registers, so 128 threads x 64 bf16 hold an 8192-column row and
+            // more CTAs share an SM; one CTA a row at 128 to 1024 threads, and a warp or a
+            // warpgroup a row.
+            let vec = default.vec;
+            let mut packed = Vec::new();
+            for threads in [128u32, 256, 512, 1024] {
+                packed.push(default.rows_of(threads, threads, cols.div_ceil(threads * vec) * vec));
+            }
+            for (row_threads, ctas) in [(32u32, [128u32, 256]), (128, [256, 512])] {
+                let values = cols.div_ceil(row_threads * vec) * vec;
+                for threads in ctas {
+                    packed.push(default.rows_of(threads, row_threads, values));
+                }
+            }
+            for c in packed {
+                let c = c.packed_form();
+                // Twice the budget up to 256 threads (ptxas 13.0: a LayerNorm of 128 x 64
+                // bf16 takes 156 registers, no spill; 512 threads x 64 spill at 128).
+                let budget =
+                    budget_for(dtype, c.threads, vector) * if c.threads <= 256 { 2 } else { 1 };
+                if c.vec * c.chunks <= budget && fits(&c) {
+                    out.push(c);
+                    out.push(c.with_hints(RowHints::Reuse));
+                }
+            }
+            // A register bound for one more CTA an SM than ptxas's own choice gives a
+            // LayerNorm of 8192 bf16 columns (80 registers at 256 threads: 3 CTAs; 4 with
+            // `.minnctapersm 4`, at the cost of 72 bytes of spills), packed and not.
+            for (threads, ctas) in [(128u32, 4u32), (256, 4), (512, 3)] {
+                let values = cols.div_ceil(threads * vec) * vec;
+                let c = default
+                    .rows_of(threads, threads, values)
+                    .with_hints(RowHints::Reuse)
+                    .with_min_ctas(ctas);
+                let budget =
+                    budget_for(dtype, threads, vector) * if threads <= 256 { 2 } else { 1 };
+                if values <= budget && fits(&c) {
+                    out.push(c);
+                    out.push(c.packed_form());
                 }
             }
         }
@@ -583,6 +684,37 @@ impl Rows {
         }
     }
 
+    /// This thread's part of row `row` of `buf` as loaded (elements past the row read as
+    /// `fill`), every access issued before any value is used.
+    fn load_raw<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        fill: ptx_isa::Src<T>,
+        role: Role,
+    ) -> Result<Vec<Reg<T>>> {
+        let caching = self.cfg.hints.caching(role);
+        let mut out = Vec::new();
+        for c in &self.starts {
+            let v = k.load_n_with(
+                buf,
+                [self.row.into(), c.clone()],
+                self.cfg.vec as usize,
+                fill,
+                caching,
+            )?;
+            out.extend(v);
+        }
+        Ok(out)
+    }
+
+    /// This thread's part of row `row` of `buf` (0 past the row's end), held as
+    /// [`RowConfig::packed`] says.
+    fn hold<T: Elem>(&self, k: &mut KernelBuilder, buf: &Buffer<T>, role: Role) -> Result<Held<T>> {
+        let raw = self.load_raw(k, buf, zero::<T>(), role)?;
+        Held::of(k, raw, self.cfg.packed)
+    }
+
     /// Loads this thread's part of row `row` of `buf` (elements past the row read as `fill`),
     /// widened to f32.
     fn load<T: Elem>(
@@ -592,23 +724,18 @@ impl Rows {
         fill: f32,
         role: Role,
     ) -> Result<Vec<Reg<ty::F32>>> {
-        let caching = self.cfg.hints.caching(role);
+        let fill_t = if T::TYPE == ScalarType::F32 {
+            ptx_isa::Src::Imm(ptx_isa::Imm::f32(fill))
+        } else {
+            // The fill goes in after widening (an f32 immediate is not a 16-bit one).
+            zero::<T>()
+        };
         let mut out = Vec::new();
-        for c in &self.starts {
-            let fill_t = if T::TYPE == ScalarType::F32 {
-                ptx_isa::Src::Imm(ptx_isa::Imm::f32(fill))
-            } else {
-                // The fill goes in after widening (an f32 immediate is not a 16-bit one).
-                zero::<T>()
-            };
-            let v = k.load_n_with(
-                buf,
-                [self.row.into(), c.clone()],
-                self.cfg.vec as usize,
-                fill_t,
-                caching,
-            )?;
-            out.extend(widen(k, &v)?);
+        for v in self
+            .load_raw(k, buf, fill_t, role)?
+            .chunks(self.cfg.vec as usize)
+        {
+            out.extend(widen(k, v)?);
         }
         if T::TYPE != ScalarType::F32 && fill != 0.0 {
             // Masked elements of 16-bit data: fill them now, in f32.
@@ -689,10 +816,39 @@ impl Rows {
         role: Role,
     ) -> Result<()> {
         let vec = self.cfg.vec as usize;
+        self.store_chunks(k, buf, role, |_, j| Ok(v[j * vec..(j + 1) * vec].to_vec()))
+    }
+
+    /// Stores this thread's part of row `row` of `buf` one access at a time: `chunk(k, j)`
+    /// writes the f32 values of access `j` (the code that computes them sits next to its
+    /// store, so a packed row's values are widened where they are used).
+    fn store_chunks<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        role: Role,
+        mut chunk: impl FnMut(&mut KernelBuilder, usize) -> Result<Vec<Reg<ty::F32>>>,
+    ) -> Result<()> {
         let caching = self.cfg.hints.caching(role);
-        for (c, part) in self.starts.iter().zip(v.chunks(vec)) {
-            let out = narrow::<T>(k, part)?;
+        for (j, c) in self.starts.iter().enumerate() {
+            let part = chunk(k, j)?;
+            let out = narrow::<T>(k, &part)?;
             k.store_n_with(buf, [self.row.into(), c.clone()], &out, caching)?;
+        }
+        Ok(())
+    }
+
+    /// Stores values already of `T` (a packed residual) to this thread's part of row `row`.
+    fn store_raw<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        v: &[Reg<T>],
+        role: Role,
+    ) -> Result<()> {
+        let caching = self.cfg.hints.caching(role);
+        for (c, part) in self.starts.iter().zip(v.chunks(self.cfg.vec as usize)) {
+            k.store_n_with(buf, [self.row.into(), c.clone()], part, caching)?;
         }
         Ok(())
     }
@@ -729,13 +885,100 @@ impl Rows {
         k: &mut KernelBuilder,
         w: &Buffer<T>,
     ) -> Result<Vec<Reg<ty::F32>>> {
+        self.hold_cols(k, w, false)?.f32s(k)
+    }
+
+    /// A per-column vector's columns of this thread, held packed or widened.
+    fn hold_cols<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        w: &Buffer<T>,
+        packed: bool,
+    ) -> Result<Held<T>> {
         let mut out = Vec::new();
         let caching = self.cfg.hints.caching(Role::Shared);
         for c in &self.starts {
             let v = k.load_n_with(w, [c.clone()], self.cfg.vec as usize, zero::<T>(), caching)?;
-            out.extend(widen(k, &v)?);
+            out.extend(v);
         }
-        Ok(out)
+        Held::of(k, out, packed)
+    }
+
+    /// The packed form's LayerNorm output: per access, the values, weight and bias widened
+    /// next to the math and the store.
+    #[allow(clippy::too_many_arguments)]
+    fn layer_norm_out_packed<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        v: &Held<T>,
+        mean: Reg<ty::F32>,
+        rstd: Reg<ty::F32>,
+        w: &Buffer<T>,
+        b: &Buffer<T>,
+        y: &Buffer<T>,
+    ) -> Result<()> {
+        let (wv, bv) = (self.hold_cols(k, w, true)?, self.hold_cols(k, b, true)?);
+        let vec = self.cfg.vec as usize;
+        self.store_chunks(k, y, Role::Out, |k, j| {
+            let at = j * vec..(j + 1) * vec;
+            let (a, w, b) = (
+                v.f32s_of(k, at.clone())?,
+                wv.f32s_of(k, at.clone())?,
+                bv.f32s_of(k, at)?,
+            );
+            a.iter()
+                .zip(w.iter().zip(&b))
+                .map(|(&a, (&w, &b))| {
+                    let d = k.sub_of(a, mean)?;
+                    let n = k.mul_of(d, rstd)?;
+                    k.fma_of(n, w, b)
+                })
+                .collect()
+        })
+    }
+}
+
+/// A thread's values of a row (or of a weight): widened to f32 once, as loaded, or (packed)
+/// kept as loaded, 16-bit values two a 32-bit register, and widened at each use.
+enum Held<T: Elem> {
+    /// f32 registers.
+    Wide(Vec<Reg<ty::F32>>),
+    /// The loaded registers.
+    Packed(Vec<Reg<T>>),
+}
+
+impl<T: Elem> Held<T> {
+    /// `raw` held packed or widened now.
+    fn of(k: &mut KernelBuilder, raw: Vec<Reg<T>>, packed: bool) -> Result<Held<T>> {
+        Ok(if packed {
+            Held::Packed(raw)
+        } else {
+            Held::Wide(widen(k, &raw)?)
+        })
+    }
+
+    /// Every value in f32 (packed: widened here, a fresh conversion at each call).
+    fn f32s(&self, k: &mut KernelBuilder) -> Result<Vec<Reg<ty::F32>>> {
+        self.f32s_of(k, 0..self.len())
+    }
+
+    /// Values `at` in f32.
+    fn f32s_of(
+        &self,
+        k: &mut KernelBuilder,
+        at: std::ops::Range<usize>,
+    ) -> Result<Vec<Reg<ty::F32>>> {
+        match self {
+            Held::Wide(v) => Ok(v[at].to_vec()),
+            Held::Packed(v) => widen(k, &v[at]),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Held::Wide(v) => v.len(),
+            Held::Packed(v) => v.len(),
+        }
     }
 }
 
@@ -779,6 +1022,11 @@ impl RowKernel {
             return Err(k.error(format!(
                 "{cfg:?}: rows of a warp (32) or a warpgroup (128) each, in a CTA of whole ones, \
                  one CTA for its rows (not looped, clustered or persistent)"
+            )));
+        }
+        if cfg.packed && cfg.looped {
+            return Err(k.error(format!(
+                "{cfg:?}: packed rows are held in registers (not looped)"
             )));
         }
         let rows = k.symbol("rows")?;
@@ -829,6 +1077,9 @@ impl RowKernel {
             (Some(row), Expr::Const(0))
         };
         let [t] = k.thread_id([cfg.threads])?;
+        if cfg.min_ctas > 0 {
+            k.min_blocks_per_sm(cfg.min_ctas)?;
+        }
         if cfg.hints != RowHints::None {
             // One policy of each priority for the whole kernel, made before any loop.
             k.l2_policy(ptx_isa::builder::L2Evict::Last)?;
@@ -848,9 +1099,9 @@ impl RowKernel {
         }
         let one_row = |k: &mut KernelBuilder, row: Var| {
             if cfg.looped {
-                looped(k, op, cfg, row, cols, t, &io)
+                looped(k, &RowJob::new(op, cfg, row, cols, t, &io))
             } else {
-                in_registers(k, op, cfg, row, cols, t, slice.clone(), &io)
+                in_registers(k, &RowJob::new(op, cfg, row, cols, t, &io), slice.clone())
             }
         };
         match row {
@@ -865,7 +1116,11 @@ impl RowKernel {
                 let lane = k.let_("row_thread", t % cfg.row_threads)?;
                 let real = k.cmp(ptx_isa::builder::CmpOp::Lt, row, rows)?;
                 k.if_(real, |k| {
-                    in_registers(k, op, cfg, row, cols, lane, slice.clone(), &io)
+                    in_registers(
+                        k,
+                        &RowJob::new(op, cfg, row, cols, lane, &io),
+                        slice.clone(),
+                    )
                 })
                 .end()?;
             }
@@ -882,17 +1137,15 @@ impl RowKernel {
 
 /// One row in registers (one read, one write): this thread's columns of it from `slice` on
 /// (the cluster's CTA's part), the statistics reduced over the CTA (or the cluster).
-#[allow(clippy::too_many_arguments)]
-fn in_registers<T: Elem>(
-    k: &mut KernelBuilder,
-    op: RowOp,
-    cfg: RowConfig,
-    row: Var,
-    cols: Var,
-    t: Var,
-    slice: Expr,
-    io: &RowIo<'_, T>,
-) -> Result<()> {
+fn in_registers<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, slice: Expr) -> Result<()> {
+    let RowJob {
+        op,
+        cfg,
+        row,
+        cols,
+        t,
+        io,
+    } = *job;
     let r = Rows::at(k, row, cols, t, slice.clone(), cfg);
     let cta = match (cfg.cluster, cfg.row_threads) {
         (2.., _) => ReduceScope::Cluster,
@@ -923,6 +1176,41 @@ fn in_registers<T: Elem>(
                     .collect::<Result<_>>()?;
             }
             r.store(k, io.y, &v, Role::Out)?;
+        }
+        RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } if cfg.packed => {
+            let Some(w) = io.w else {
+                return Err(k.error("a norm without its weight (internal)"));
+            };
+            let mut h = r.load_raw(k, io.x, zero::<T>(), Role::Last)?;
+            if let Some(res) = io.res {
+                // The sum rounded to `T` is what the residual keeps, and what is normalised.
+                let rv = r.load_raw(k, res, zero::<T>(), Role::Last)?;
+                let (a, b) = (widen(k, &h)?, widen(k, &rv)?);
+                let sum = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(&a, &b)| k.add_of(a, b))
+                    .collect::<Result<Vec<_>>>()?;
+                h = narrow::<T>(k, &sum)?;
+                r.store_raw(k, res, &h, Role::Out)?;
+            }
+            let h = Held::Packed(h);
+            let hf = h.f32s(k)?;
+            let sq = hf
+                .iter()
+                .map(|&a| k.mul_of(a, a))
+                .collect::<Result<Vec<_>>>()?;
+            let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
+            let inv_n = inv_count(k, cols)?;
+            let ms = k.fma_of(ss, inv_n, eps)?;
+            let rs = k.rsqrt_of(ms)?;
+            let wv = r.hold_cols(k, w, true)?;
+            let vec = cfg.vec as usize;
+            r.store_chunks(k, io.y, Role::Out, |k, j| {
+                let at = j * vec..(j + 1) * vec;
+                let (a, w) = (h.f32s_of(k, at.clone())?, wv.f32s_of(k, at)?);
+                r.rms_scaled(k, &a, rs, &w)
+            })?;
         }
         RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
             let Some(w) = io.w else {
@@ -957,7 +1245,8 @@ fn in_registers<T: Elem>(
             let (Some(w), Some(b)) = (io.w, io.b) else {
                 return Err(k.error("a layer norm without its weight and bias (internal)"));
             };
-            let v = r.load(k, io.x, 0.0, Role::Last)?;
+            let held = r.hold(k, io.x, Role::Last)?;
+            let v = held.f32s(k)?;
             let inv_n = inv_count(k, cols)?;
             let (mean, ss) = if cfg.cluster == 1 {
                 // Both statistics in one barrier round: each thread's mean and squared
@@ -979,7 +1268,11 @@ fn in_registers<T: Elem>(
             };
             let var = k.fma_of(ss, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
-            r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)?;
+            if cfg.packed {
+                r.layer_norm_out_packed(k, &held, mean, rstd, w, b, io.y)?;
+            } else {
+                r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)?;
+            }
             // Thread 0 of the row's first CTA writes the statistics.
             store_stats(k, io, row, slice.clone() + t, mean, rstd)?;
         }
@@ -1005,6 +1298,44 @@ fn store_stats<T: Elem>(
         k.store(rs, [row], rstd)
     })
     .end()
+}
+
+/// One row's work for a thread: what to compute, how the row is spread, which row, its
+/// column count, the thread's index among the row's threads, and the kernel's tensors.
+struct RowJob<'a, T: Elem> {
+    op: RowOp,
+    cfg: RowConfig,
+    row: Var,
+    cols: Var,
+    t: Var,
+    io: &'a RowIo<'a, T>,
+}
+
+impl<T: Elem> Clone for RowJob<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Elem> Copy for RowJob<'_, T> {}
+
+impl<'a, T: Elem> RowJob<'a, T> {
+    fn new(
+        op: RowOp,
+        cfg: RowConfig,
+        row: Var,
+        cols: Var,
+        t: Var,
+        io: &'a RowIo<'a, T>,
+    ) -> RowJob<'a, T> {
+        RowJob {
+            op,
+            cfg,
+            row,
+            cols,
+            t,
+            io,
+        }
+    }
 }
 
 /// A row kernel's tensors.
@@ -1051,15 +1382,15 @@ fn finite_or_zero(k: &mut KernelBuilder, m: Reg<ty::F32>) -> Result<Reg<ty::F32>
 /// The long-row form: statistics in a first pass over the row's tiles (online softmax: a running
 /// maximum and a sum rescaled when it grows; LayerNorm: a running count, mean and squared
 /// deviation merged tile by tile), reduced over the CTA, then a pass that writes.
-fn looped<T: Elem>(
-    k: &mut KernelBuilder,
-    op: RowOp,
-    cfg: RowConfig,
-    row: Var,
-    cols: Var,
-    t: Var,
-    io: &RowIo<'_, T>,
-) -> Result<()> {
+fn looped<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>) -> Result<()> {
+    let RowJob {
+        op,
+        cfg,
+        row,
+        cols,
+        t,
+        io,
+    } = *job;
     let cta = ReduceScope::Cta;
     match op {
         RowOp::Softmax | RowOp::LogSoftmax => {

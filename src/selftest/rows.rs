@@ -110,6 +110,16 @@ enum Variant {
     WarpRows,
     /// Four rows a 512-thread CTA, a warpgroup each (a named barrier per row).
     WarpgroupRows,
+    /// The default with its rows packed ([`RowConfig::packed`]).
+    Packed,
+    /// 128 threads a row, packed, as many values a thread as the row needs (64 bf16 at 8192
+    /// columns: the widest share the bench sweeps).
+    PackedWide,
+    /// [`Variant::WarpgroupRows`] packed.
+    PackedWarpgroupRows,
+    /// The default with hints and a bound of 4 CTAs an SM ([`RowConfig::min_ctas`]: ptxas
+    /// spills what does not fit), packed.
+    Bounded,
     /// The default on rows offset by 256 (LayerNorm: a mean 64 times the spread, where a
     /// variance from the sum of squares loses its digits).
     Shifted,
@@ -143,7 +153,7 @@ fn one<T: Elem, H: Host>(
         Variant::PersistentLooped => RowConfig::looped_with(T::TYPE, vector, 256, 8)
             .with_hints(RowHints::Reuse)
             .on_persistent_grid(),
-        Variant::WarpRows | Variant::WarpgroupRows => {
+        Variant::WarpRows | Variant::WarpgroupRows | Variant::PackedWarpgroupRows => {
             let (threads, row_threads) = if variant == Variant::WarpRows {
                 (256, 32)
             } else {
@@ -151,7 +161,28 @@ fn one<T: Elem, H: Host>(
             };
             let vec = RowConfig::vec_for(T::TYPE);
             let values = (cols as u32).div_ceil(row_threads * vec) * vec;
-            RowConfig::for_cols(T::TYPE, cols as u32, vector).rows_of(threads, row_threads, values)
+            let c = RowConfig::for_cols(T::TYPE, cols as u32, vector).rows_of(
+                threads,
+                row_threads,
+                values,
+            );
+            if variant == Variant::PackedWarpgroupRows {
+                c.packed_form()
+            } else {
+                c
+            }
+        }
+        Variant::Bounded => RowConfig::for_cols(T::TYPE, cols as u32, vector)
+            .with_hints(RowHints::Reuse)
+            .with_min_ctas(4)
+            .packed_form(),
+        Variant::Packed => RowConfig::for_cols(T::TYPE, cols as u32, vector).packed_form(),
+        Variant::PackedWide => {
+            let vec = RowConfig::vec_for(T::TYPE);
+            let values = (cols as u32).div_ceil(128 * vec) * vec;
+            RowConfig::for_cols(T::TYPE, cols as u32, vector)
+                .rows_of(128, 128, values)
+                .packed_form()
         }
         Variant::Shifted => RowConfig::for_cols(T::TYPE, cols as u32, vector),
     };
@@ -176,25 +207,19 @@ fn one<T: Elem, H: Host>(
     let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
     let mut mean = ctx.poisoned(&[rows])?;
     let mut rstd = ctx.poisoned(&[rows])?;
-    let mut args = op
-        .args(
-            RowTensors {
-                x: &x,
-                residual: &mut res,
-                w: &w,
-                b: &b,
-                y: &mut y,
-                mean: &mut mean,
-                rstd: &mut rstd,
-            }
-            .into(),
-        )
-        .map_err(|e| GpuCheckError::Unexpected {
-            check: "row kernel arguments".into(),
-            detail: e.to_string(),
-        })?;
-    loaded.launch(&ctx.stream, &mut args)?;
-    drop(args);
+    op.launch(
+        &loaded,
+        &ctx.stream,
+        RowTensors {
+            x: &x,
+            residual: &mut res,
+            w: &w,
+            b: &b,
+            y: &mut y,
+            mean: &mut mean,
+            rstd: &mut rstd,
+        },
+    )?;
     let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
     let gy = f32s(ctx.download(&y)?);
     let gres = f32s(ctx.download(&res)?);
@@ -310,43 +335,106 @@ fn swiglu_one<T: Elem, H: Host>(
     Ok(err)
 }
 
-/// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
-/// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    let ops = RowOp::ALL;
-    // The worst error as a fraction of its dtype's tolerance, and where it was; every case
-    // over its tolerance, named (op, dtype, variant, rows x cols, configuration).
-    let mut worst = (0.0f64, String::new());
-    let mut failed: Vec<String> = Vec::new();
-    let mut cases = 0usize;
-    let mut note = |err: f64, tol: f64, case: String| {
+/// The cases of a check: each one's error as a fraction of its dtype's tolerance, the worst and
+/// where it was, and every case over its tolerance, named (op, dtype, variant, rows x cols,
+/// configuration).
+#[derive(Default)]
+struct Tally {
+    worst: (f64, String),
+    failed: Vec<String>,
+    cases: usize,
+}
+
+impl Tally {
+    fn note(&mut self, err: f64, tol: f64, case: String) {
         let ratio = if err.is_nan() {
             f64::INFINITY
         } else {
             err / tol
         };
-        cases += 1;
+        self.cases += 1;
         if ratio > 1.0 {
-            failed.push(format!("FAIL {case} err/tol {ratio:.3e}"));
+            self.failed.push(format!("FAIL {case} err/tol {ratio:.3e}"));
         }
-        if ratio > worst.0 {
-            worst = (ratio, case);
+        if ratio > self.worst.0 {
+            self.worst = (ratio, case);
         }
-    };
-    for op in ops {
+    }
+
+    /// `op` built as `variant` over `rows x cols` of f32 and of bf16, each noted.
+    fn f32_and_bf16(
+        &mut self,
+        ctx: &mut GpuCtx,
+        op: RowOp,
+        rows: usize,
+        cols: usize,
+        variant: Variant,
+    ) -> Result<(), GpuCheckError> {
+        let at = |e: GpuCheckError| GpuCheckError::Case {
+            case: format!("{op:?} {variant:?} cols {cols}"),
+            source: Box::new(e),
+        };
+        let (e, c) = one::<ty::F32, f32>(ctx, op, rows, cols, variant).map_err(at)?;
+        self.note(e, 2e-4, format!("{} f32 {variant:?} {c}", op.name()));
+        self.bf16(ctx, op, rows, cols, variant)
+    }
+
+    /// `op` built as `variant` over `rows x cols` of bf16, noted.
+    fn bf16(
+        &mut self,
+        ctx: &mut GpuCtx,
+        op: RowOp,
+        rows: usize,
+        cols: usize,
+        variant: Variant,
+    ) -> Result<(), GpuCheckError> {
+        let at = |e: GpuCheckError| GpuCheckError::Case {
+            case: format!("{op:?} {variant:?} cols {cols}"),
+            source: Box::new(e),
+        };
+        let (e, c) = one::<ty::Bf16, half::bf16>(ctx, op, rows, cols, variant).map_err(at)?;
+        self.note(e, 1.6e-2, format!("{} bf16 {variant:?} {c}", op.name()));
+        Ok(())
+    }
+
+    /// The report: the cases over their tolerance lead the line (`; `-separated, so a script
+    /// can list them), then what was checked, then the worst case.
+    fn report(self, what: &str) -> Report {
+        let over = if self.failed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{} of {} cases over tolerance: {}; ",
+                self.failed.len(),
+                self.cases,
+                self.failed.join("; ")
+            )
+        };
+        Report {
+            max_err: self.worst.0,
+            tolerance: 1.0,
+            detail: format!(
+                "{over}{what}; error as a fraction of the dtype's tolerance, worst: {}",
+                self.worst.1
+            ),
+        }
+    }
+}
+
+/// Every op and width, f32, f16 and bf16; each dtype's error against its own tolerance (its
+/// output rounding: 2^-8 for bf16, 2^-11 for f16, f32 within 2e-4).
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let mut tally = Tally::default();
+    for op in RowOp::ALL {
         for cols in [1usize, 7, 1000, 4097, 8192, 40_001, 65_536, 262_144] {
             let at = |e: GpuCheckError| GpuCheckError::Case {
                 case: format!("{op:?} cols {cols}"),
                 source: Box::new(e),
             };
-            let (e, c) = one::<ty::F32, f32>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
-            note(e, 2e-4, format!("{} f32 {c}", op.name()));
             let (e, c) =
                 one::<ty::F16, half::f16>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
-            note(e, 2e-3, format!("{} f16 {c}", op.name()));
-            let (e, c) =
-                one::<ty::Bf16, half::bf16>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
-            note(e, 1.6e-2, format!("{} bf16 {c}", op.name()));
+            tally.note(e, 2e-3, format!("{} f16 {c}", op.name()));
+            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Default)?;
         }
         // The variants the bench sweeps: cache hints on the register and cluster forms, and the
         // looped form in small tiles (f32, and bf16 for the 16-bit path).
@@ -369,15 +457,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 continue;
             }
             for &cols in widths {
-                let at = |e: GpuCheckError| GpuCheckError::Case {
-                    case: format!("{op:?} {variant:?} cols {cols}"),
-                    source: Box::new(e),
-                };
-                let (e, c) = one::<ty::F32, f32>(ctx, op, rows, cols, variant).map_err(at)?;
-                note(e, 2e-4, format!("{} f32 {variant:?} {c}", op.name()));
-                let (e, c) =
-                    one::<ty::Bf16, half::bf16>(ctx, op, rows, cols, variant).map_err(at)?;
-                note(e, 1.6e-2, format!("{} bf16 {variant:?} {c}", op.name()));
+                tally.f32_and_bf16(ctx, op, rows, cols, variant)?;
             }
         }
     }
@@ -387,26 +467,40 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             source: Box::new(e),
         };
         let e = swiglu_one::<ty::F32, f32>(ctx, 3, cols).map_err(at)?;
-        note(e, 2e-4, format!("swiglu f32 3x{cols}"));
+        tally.note(e, 2e-4, format!("swiglu f32 3x{cols}"));
         let e = swiglu_one::<ty::Bf16, half::bf16>(ctx, 3, cols).map_err(at)?;
-        note(e, 1.6e-2, format!("swiglu bf16 3x{cols}"));
+        tally.note(e, 1.6e-2, format!("swiglu bf16 3x{cols}"));
     }
-    // The cases over their tolerance lead the line (`; `-separated, so a script can list them).
-    let over = if failed.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "{} of {cases} cases over tolerance: {}; ",
-            failed.len(),
-            failed.join("; ")
-        )
-    };
-    Ok(Report {
-        max_err: worst.0,
-        tolerance: 1.0,
-        detail: format!(
-            "{over}softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536 and L1::no_allocate at 7 to 8192, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097, 8 rows a CTA of a warp each at 7 and 1000 and 4 of a warpgroup each at 7 to 4096 over 2999 rows; layernorm of rows offset by 256 at 1000 to 262144); swiglu both forms (f32/bf16; the flat one also 128 threads x 4 streamed accesses); error as a fraction of the dtype's tolerance, worst: {}",
-            worst.1
-        ),
-    })
+    Ok(tally.report(
+        "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536 and L1::no_allocate at 7 to 8192, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097, 8 rows a CTA of a warp each at 7 and 1000 and 4 of a warpgroup each at 7 to 4096 over 2999 rows; layernorm of rows offset by 256 at 1000 to 262144); swiglu both forms (f32/bf16; the flat one also 128 threads x 4 streamed accesses)",
+    ))
+}
+
+/// The packed form of the norms ([`RowConfig::packed`]; `row_kernels_packed`, small enough
+/// for compute-sanitizer): every op with hints, packed and bounded to 4 CTAs an SM (spilling)
+/// at 7, 1000 and 8192 columns (f32 and bf16); the default packed at 1 to 8192 columns (f32 and bf16), 128
+/// threads a row packed at 1000 to 8192 (bf16: 64 values a thread at 8192), and 4 rows a
+/// 512-thread CTA of a warpgroup each, packed, over 2999 rows at 7 to 4096.
+pub fn run_packed(ctx: &mut GpuCtx) -> RunResult {
+    let mut tally = Tally::default();
+    for op in RowOp::ALL {
+        for cols in [7usize, 1000, 8192] {
+            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Bounded)?;
+        }
+        if matches!(op, RowOp::Softmax | RowOp::LogSoftmax) {
+            continue;
+        }
+        for cols in [1usize, 7, 1000, 4097, 8192] {
+            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Packed)?;
+        }
+        for cols in [1000usize, 4096, 8192] {
+            tally.bf16(ctx, op, 3, cols, Variant::PackedWide)?;
+        }
+        for cols in [7usize, 1000, 4096] {
+            tally.f32_and_bf16(ctx, op, 2999, cols, Variant::PackedWarpgroupRows)?;
+        }
+    }
+    Ok(tally.report(
+        "every op packed with a 4-CTA register bound at cols 7, 1000, 8192 (f32/bf16); rmsnorm, residual rmsnorm, layernorm packed (f32/bf16 default at cols 1, 7, 1000, 4097, 8192; bf16 128 threads a row at 1000, 4096, 8192; f32/bf16 4 rows a CTA of a warpgroup each over 2999 rows at 7, 1000, 4096)",
+    ))
 }
