@@ -92,6 +92,7 @@ fn every_selftest_name_is_an_entry() {
             "tile_bulk_cluster",
             "tile_epilogue",
             "row_kernels",
+            "row_kernels_packed",
             "bad_launches",
             "hang_baseline",
             "hang_expect_tx",
