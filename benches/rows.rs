@@ -100,13 +100,15 @@ fn row_op<T: Elem, H: Element + Default>(
     cols: usize,
 ) -> Result<Timings<RowConfig>, String> {
     let stream = dev.default_stream();
-    let x = zeros::<H>(&stream, &[rows, cols])?;
-    let mut res = zeros::<H>(&stream, &[rows, cols])?;
-    let w = zeros::<H>(&stream, &[cols])?;
-    let b = zeros::<H>(&stream, &[cols])?;
-    let mut y = zeros::<H>(&stream, &[rows, cols])?;
-    let mut mean = zeros::<f32>(&stream, &[rows])?;
-    let mut rstd = zeros::<f32>(&stream, &[rows])?;
+    let mut t = RowTensors {
+        x: zeros::<H>(&stream, &[rows, cols])?,
+        residual: zeros::<H>(&stream, &[rows, cols])?,
+        w: zeros::<H>(&stream, &[cols])?,
+        b: zeros::<H>(&stream, &[cols])?,
+        y: zeros::<H>(&stream, &[rows, cols])?,
+        mean: zeros::<f32>(&stream, &[rows])?,
+        rstd: zeros::<f32>(&stream, &[rows])?,
+    };
     let (reads, writes) = match op {
         RowOp::ResidualRmsNorm { .. } => (2.0, 2.0),
         _ => (1.0, 1.0),
@@ -118,16 +120,7 @@ fn row_op<T: Elem, H: Element + Default>(
             .map(|k| k.built)
             .map_err(|e| e.to_string());
         let timed = time_kernel(dev, built, cfg.threads, bytes, |loaded| {
-            let t = RowTensors {
-                x: &x,
-                residual: &mut res,
-                w: &w,
-                b: &b,
-                y: &mut y,
-                mean: &mut mean,
-                rstd: &mut rstd,
-            };
-            op.launch(loaded, &stream, t).map(|_| ())
+            op.launch(loaded, &stream, &mut t).map(|_| ())
         });
         out.push((cfg, timed));
     }

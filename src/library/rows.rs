@@ -85,36 +85,37 @@ pub struct RowArgs<'a> {
     pub rstd: Option<crate::runtime::Arg<'a>>,
 }
 
-/// The tensors of one row-op problem, every kind of them: [`RowOp::args`] keeps the ones the
-/// op's kernel takes (the bench and the self-test hold them all and launch every op on them).
-pub struct RowTensors<'a, T: crate::runtime::Element> {
+/// The tensors of one row-op problem, every kind of them, owned: [`RowOp::launch`] passes the
+/// ones the op's kernel takes (the bench and the self-test hold them all and launch every op
+/// on them).
+pub struct RowTensors<T: crate::runtime::Element> {
     /// The input rows `[rows, cols]`.
-    pub x: &'a crate::runtime::DeviceTensor<T>,
+    pub x: crate::runtime::DeviceTensor<T>,
     /// The residual `[rows, cols]`.
-    pub residual: &'a mut crate::runtime::DeviceTensor<T>,
+    pub residual: crate::runtime::DeviceTensor<T>,
     /// The weight `[cols]`.
-    pub w: &'a crate::runtime::DeviceTensor<T>,
+    pub w: crate::runtime::DeviceTensor<T>,
     /// The bias `[cols]`.
-    pub b: &'a crate::runtime::DeviceTensor<T>,
+    pub b: crate::runtime::DeviceTensor<T>,
     /// The output rows `[rows, cols]`.
-    pub y: &'a mut crate::runtime::DeviceTensor<T>,
+    pub y: crate::runtime::DeviceTensor<T>,
     /// Each row's mean `[rows]`.
-    pub mean: &'a mut crate::runtime::DeviceTensor<f32>,
+    pub mean: crate::runtime::DeviceTensor<f32>,
     /// Each row's rstd `[rows]`.
-    pub rstd: &'a mut crate::runtime::DeviceTensor<f32>,
+    pub rstd: crate::runtime::DeviceTensor<f32>,
 }
 
-impl<'a, T: crate::runtime::Element> From<RowTensors<'a, T>> for RowArgs<'a> {
-    fn from(t: RowTensors<'a, T>) -> RowArgs<'a> {
+impl<'a, T: crate::runtime::Element> From<&'a mut RowTensors<T>> for RowArgs<'a> {
+    fn from(t: &'a mut RowTensors<T>) -> RowArgs<'a> {
         use crate::runtime::Arg;
         RowArgs {
-            x: Some(Arg::tensor(t.x)),
-            residual: Some(Arg::tensor_mut(t.residual)),
-            w: Some(Arg::tensor(t.w)),
-            b: Some(Arg::tensor(t.b)),
-            y: Some(Arg::tensor_mut(t.y)),
-            mean: Some(Arg::tensor_mut(t.mean)),
-            rstd: Some(Arg::tensor_mut(t.rstd)),
+            x: Some(Arg::tensor(&t.x)),
+            residual: Some(Arg::tensor_mut(&mut t.residual)),
+            w: Some(Arg::tensor(&t.w)),
+            b: Some(Arg::tensor(&t.b)),
+            y: Some(Arg::tensor_mut(&mut t.y)),
+            mean: Some(Arg::tensor_mut(&mut t.mean)),
+            rstd: Some(Arg::tensor_mut(&mut t.rstd)),
         }
     }
 }
@@ -126,7 +127,7 @@ impl RowOp {
         self,
         loaded: &crate::runtime::LoadedKernel,
         stream: &crate::runtime::cuda::CudaStream,
-        t: RowTensors<'_, T>,
+        t: &mut RowTensors<T>,
     ) -> Result<crate::runtime::Symbols, crate::runtime::RuntimeError> {
         let mut args =
             self.args(t.into())
@@ -853,32 +854,6 @@ impl Rows {
         Ok(())
     }
 
-    /// LayerNorm's output from the values `v`: `(v - mean) * rstd * w[c] + b[c]`, stored to `y`
-    /// (columns past the row's end are not stored, so they need no mask here).
-    #[allow(clippy::too_many_arguments)]
-    fn layer_norm_out<T: Elem>(
-        &self,
-        k: &mut KernelBuilder,
-        v: &[Reg<ty::F32>],
-        mean: Reg<ty::F32>,
-        rstd: Reg<ty::F32>,
-        w: &Buffer<T>,
-        b: &Buffer<T>,
-        y: &Buffer<T>,
-    ) -> Result<()> {
-        let (wv, bv) = (self.load_cols(k, w)?, self.load_cols(k, b)?);
-        let out = v
-            .iter()
-            .zip(wv.iter().zip(&bv))
-            .map(|(&a, (&w, &b))| {
-                let d = k.sub_of(a, mean)?;
-                let n = k.mul_of(d, rstd)?;
-                k.fma_of(n, w, b)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.store(k, y, &out, Role::Out)
-    }
-
     /// A per-column vector (a norm's weight or bias): this thread's columns of it, in f32.
     fn load_cols<T: Elem>(
         &self,
@@ -904,10 +879,11 @@ impl Rows {
         Held::of(k, out, packed)
     }
 
-    /// The packed form's LayerNorm output: per access, the values, weight and bias widened
-    /// next to the math and the store.
+    /// LayerNorm's output from the values `v`: `(v - mean) * rstd * w[c] + b[c]`, stored to `y`
+    /// (columns past the row's end are not stored, so they need no mask here), one access at a
+    /// time: a packed row's values, weight and bias widened next to the math and the store.
     #[allow(clippy::too_many_arguments)]
-    fn layer_norm_out_packed<T: Elem>(
+    fn layer_norm_out<T: Elem>(
         &self,
         k: &mut KernelBuilder,
         v: &Held<T>,
@@ -917,7 +893,8 @@ impl Rows {
         b: &Buffer<T>,
         y: &Buffer<T>,
     ) -> Result<()> {
-        let (wv, bv) = (self.hold_cols(k, w, true)?, self.hold_cols(k, b, true)?);
+        let packed = self.cfg.packed;
+        let (wv, bv) = (self.hold_cols(k, w, packed)?, self.hold_cols(k, b, packed)?);
         let vec = self.cfg.vec as usize;
         self.store_chunks(k, y, Role::Out, |k, j| {
             let at = j * vec..(j + 1) * vec;
@@ -1093,15 +1070,21 @@ impl RowKernel {
             y: &y,
             stats: stats.as_ref(),
         };
+        let job = RowJob {
+            op,
+            cfg,
+            cols,
+            io: &io,
+        };
         if cfg.cluster > 1 {
             // The start-up barrier of the cluster's shared-memory exchange overlaps the loads.
             k.cluster_arrive_early()?;
         }
         let one_row = |k: &mut KernelBuilder, row: Var| {
             if cfg.looped {
-                looped(k, &RowJob::new(op, cfg, row, cols, t, &io))
+                looped(k, &job, row, t)
             } else {
-                in_registers(k, &RowJob::new(op, cfg, row, cols, t, &io), slice.clone())
+                in_registers(k, &job, row, t, slice.clone())
             }
         };
         match row {
@@ -1115,14 +1098,8 @@ impl RowKernel {
                 let row = k.let_("row", cta * per + t / cfg.row_threads)?;
                 let lane = k.let_("row_thread", t % cfg.row_threads)?;
                 let real = k.cmp(ptx_isa::builder::CmpOp::Lt, row, rows)?;
-                k.if_(real, |k| {
-                    in_registers(
-                        k,
-                        &RowJob::new(op, cfg, row, cols, lane, &io),
-                        slice.clone(),
-                    )
-                })
-                .end()?;
+                k.if_(real, |k| in_registers(k, &job, row, lane, slice.clone()))
+                    .end()?;
             }
             // A persistent grid: each CTA takes rows `cta, cta + grid, ...`.
             None => k.persistent_for(rows, None, one_row)?,
@@ -1137,15 +1114,14 @@ impl RowKernel {
 
 /// One row in registers (one read, one write): this thread's columns of it from `slice` on
 /// (the cluster's CTA's part), the statistics reduced over the CTA (or the cluster).
-fn in_registers<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, slice: Expr) -> Result<()> {
-    let RowJob {
-        op,
-        cfg,
-        row,
-        cols,
-        t,
-        io,
-    } = *job;
+fn in_registers<T: Elem>(
+    k: &mut KernelBuilder,
+    job: &RowJob<'_, T>,
+    row: Var,
+    t: Var,
+    slice: Expr,
+) -> Result<()> {
+    let (op, cfg, cols, io) = job.parts();
     let r = Rows::at(k, row, cols, t, slice.clone(), cfg);
     let cta = match (cfg.cluster, cfg.row_threads) {
         (2.., _) => ReduceScope::Cluster,
@@ -1177,56 +1153,35 @@ fn in_registers<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, slice: Expr
             }
             r.store(k, io.y, &v, Role::Out)?;
         }
-        RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } if cfg.packed => {
-            let Some(w) = io.w else {
-                return Err(k.error("a norm without its weight (internal)"));
-            };
-            let mut h = r.load_raw(k, io.x, zero::<T>(), Role::Last)?;
-            if let Some(res) = io.res {
-                // The sum rounded to `T` is what the residual keeps, and what is normalised.
-                let rv = r.load_raw(k, res, zero::<T>(), Role::Last)?;
-                let (a, b) = (widen(k, &h)?, widen(k, &rv)?);
-                let sum = a
-                    .iter()
-                    .zip(&b)
-                    .map(|(&a, &b)| k.add_of(a, b))
-                    .collect::<Result<Vec<_>>>()?;
-                h = narrow::<T>(k, &sum)?;
-                r.store_raw(k, res, &h, Role::Out)?;
-            }
-            let h = Held::Packed(h);
-            let hf = h.f32s(k)?;
-            let sq = hf
-                .iter()
-                .map(|&a| k.mul_of(a, a))
-                .collect::<Result<Vec<_>>>()?;
-            let ss = k.reduce(ReduceOp::Sum, &sq, cta)?;
-            let inv_n = inv_count(k, cols)?;
-            let ms = k.fma_of(ss, inv_n, eps)?;
-            let rs = k.rsqrt_of(ms)?;
-            let wv = r.hold_cols(k, w, true)?;
-            let vec = cfg.vec as usize;
-            r.store_chunks(k, io.y, Role::Out, |k, j| {
-                let at = j * vec..(j + 1) * vec;
-                let (a, w) = (h.f32s_of(k, at.clone())?, wv.f32s_of(k, at)?);
-                r.rms_scaled(k, &a, rs, &w)
-            })?;
-        }
         RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } => {
             let Some(w) = io.w else {
                 return Err(k.error("a norm without its weight (internal)"));
             };
-            let mut h = r.load(k, io.x, 0.0, Role::Last)?;
-            if let Some(res) = io.res {
-                let rv = r.load(k, res, 0.0, Role::Last)?;
-                h = h
-                    .iter()
-                    .zip(&rv)
-                    .map(|(&a, &b)| k.add_of(a, b))
-                    .collect::<Result<_>>()?;
-                r.store(k, res, &h, Role::Out)?;
-            }
+            let x = r.hold(k, io.x, Role::Last)?;
+            let h = match io.res {
+                None => x,
+                Some(res) => {
+                    let rv = r.hold(k, res, Role::Last)?;
+                    let (a, b) = (x.f32s(k)?, rv.f32s(k)?);
+                    let sum = a
+                        .iter()
+                        .zip(&b)
+                        .map(|(&a, &b)| k.add_of(a, b))
+                        .collect::<Result<Vec<_>>>()?;
+                    if cfg.packed {
+                        // The sum rounded to `T` is what the residual keeps, and what is
+                        // normalised.
+                        let kept = narrow::<T>(k, &sum)?;
+                        r.store_raw(k, res, &kept, Role::Out)?;
+                        Held::Packed(kept)
+                    } else {
+                        r.store(k, res, &sum, Role::Out)?;
+                        Held::Wide(sum)
+                    }
+                }
+            };
             let sq = h
+                .f32s(k)?
                 .iter()
                 .map(|&a| k.mul_of(a, a))
                 .collect::<Result<Vec<_>>>()?;
@@ -1237,9 +1192,13 @@ fn in_registers<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, slice: Expr
             // The weight is loaded here, after the reduction: loading it with the row (to
             // hide its latency behind the barrier) measured no faster on an H100 and costs
             // registers, which in a cluster's CTAs costs occupancy (up to 25% slower).
-            let wv = r.load_cols(k, w)?;
-            let out = r.rms_scaled(k, &h, rs, &wv)?;
-            r.store(k, io.y, &out, Role::Out)?;
+            let wv = r.hold_cols(k, w, cfg.packed)?;
+            let vec = cfg.vec as usize;
+            r.store_chunks(k, io.y, Role::Out, |k, j| {
+                let at = j * vec..(j + 1) * vec;
+                let (a, w) = (h.f32s_of(k, at.clone())?, wv.f32s_of(k, at)?);
+                r.rms_scaled(k, &a, rs, &w)
+            })?;
         }
         RowOp::LayerNorm { eps } => {
             let (Some(w), Some(b)) = (io.w, io.b) else {
@@ -1268,11 +1227,7 @@ fn in_registers<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, slice: Expr
             };
             let var = k.fma_of(ss, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
-            if cfg.packed {
-                r.layer_norm_out_packed(k, &held, mean, rstd, w, b, io.y)?;
-            } else {
-                r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)?;
-            }
+            r.layer_norm_out(k, &held, mean, rstd, w, b, io.y)?;
             // Thread 0 of the row's first CTA writes the statistics.
             store_stats(k, io, row, slice.clone() + t, mean, rstd)?;
         }
@@ -1300,41 +1255,19 @@ fn store_stats<T: Elem>(
     .end()
 }
 
-/// One row's work for a thread: what to compute, how the row is spread, which row, its
-/// column count, the thread's index among the row's threads, and the kernel's tensors.
+/// A row kernel's work, the same for every row: what to compute, how a row is spread, the
+/// column count, and the kernel's tensors.
 struct RowJob<'a, T: Elem> {
     op: RowOp,
     cfg: RowConfig,
-    row: Var,
     cols: Var,
-    t: Var,
     io: &'a RowIo<'a, T>,
 }
 
-impl<T: Elem> Clone for RowJob<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Elem> Copy for RowJob<'_, T> {}
-
 impl<'a, T: Elem> RowJob<'a, T> {
-    fn new(
-        op: RowOp,
-        cfg: RowConfig,
-        row: Var,
-        cols: Var,
-        t: Var,
-        io: &'a RowIo<'a, T>,
-    ) -> RowJob<'a, T> {
-        RowJob {
-            op,
-            cfg,
-            row,
-            cols,
-            t,
-            io,
-        }
+    /// Its parts: op, configuration, column count, tensors.
+    fn parts(&self) -> (RowOp, RowConfig, Var, &'a RowIo<'a, T>) {
+        (self.op, self.cfg, self.cols, self.io)
     }
 }
 
@@ -1382,15 +1315,8 @@ fn finite_or_zero(k: &mut KernelBuilder, m: Reg<ty::F32>) -> Result<Reg<ty::F32>
 /// The long-row form: statistics in a first pass over the row's tiles (online softmax: a running
 /// maximum and a sum rescaled when it grows; LayerNorm: a running count, mean and squared
 /// deviation merged tile by tile), reduced over the CTA, then a pass that writes.
-fn looped<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>) -> Result<()> {
-    let RowJob {
-        op,
-        cfg,
-        row,
-        cols,
-        t,
-        io,
-    } = *job;
+fn looped<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>, row: Var, t: Var) -> Result<()> {
+    let (op, cfg, cols, io) = job.parts();
     let cta = ReduceScope::Cta;
     match op {
         RowOp::Softmax | RowOp::LogSoftmax => {
@@ -1509,7 +1435,7 @@ fn looped<T: Elem>(k: &mut KernelBuilder, job: &RowJob<'_, T>) -> Result<()> {
             let var = k.fma_of(row_m.m2, inv_n, eps)?;
             let rstd = k.rsqrt_of(var)?;
             each_tile(k, cfg, row, cols, t, |k, r| {
-                let v = r.load(k, io.x, 0.0, Role::Last)?;
+                let v = Held::Wide(r.load(k, io.x, 0.0, Role::Last)?);
                 r.layer_norm_out(k, &v, mean, rstd, w, b, io.y)
             })?;
             store_stats(k, io, row, t.into(), mean, rstd)

@@ -45,11 +45,15 @@ fn rel_err(got: &[f32], want: &[f64], abs_floor: f64) -> f64 {
 pub(crate) trait Host: crate::runtime::Element {
     /// The smallest normal value of the type.
     const MIN_NORMAL: f64;
+    /// The check's relative tolerance for outputs of the type (its output rounding: 2^-8 for
+    /// bf16, 2^-11 for f16, f32 within 2e-4).
+    const TOL: f64;
     fn from_f32(x: f32) -> Self;
     fn to_f32(self) -> f32;
 }
 impl Host for f32 {
     const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64;
+    const TOL: f64 = 2e-4;
     fn from_f32(x: f32) -> f32 {
         x
     }
@@ -59,6 +63,7 @@ impl Host for f32 {
 }
 impl Host for half::f16 {
     const MIN_NORMAL: f64 = 6.103_515_625e-5; // 2^-14
+    const TOL: f64 = 2e-3;
     fn from_f32(x: f32) -> half::f16 {
         half::f16::from_f32(x)
     }
@@ -68,6 +73,7 @@ impl Host for half::f16 {
 }
 impl Host for half::bf16 {
     const MIN_NORMAL: f64 = f32::MIN_POSITIVE as f64; // bf16 keeps f32's exponent range
+    const TOL: f64 = 1.6e-2;
     fn from_f32(x: f32) -> half::bf16 {
         half::bf16::from_f32(x)
     }
@@ -200,30 +206,20 @@ fn one<T: Elem, H: Host>(
     let (hres, fres) = random::<H>(ctx, rows * cols, 1.0);
     let (hw, fw) = random::<H>(ctx, cols, 1.0);
     let (hb, fb) = random::<H>(ctx, cols, 1.0);
-    let x = ctx.upload(&hx, &[rows, cols])?;
-    let mut res = ctx.upload(&hres, &[rows, cols])?;
-    let w = ctx.upload(&hw, &[cols])?;
-    let b = ctx.upload(&hb, &[cols])?;
-    let mut y = ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?;
-    let mut mean = ctx.poisoned(&[rows])?;
-    let mut rstd = ctx.poisoned(&[rows])?;
-    op.launch(
-        &loaded,
-        &ctx.stream,
-        RowTensors {
-            x: &x,
-            residual: &mut res,
-            w: &w,
-            b: &b,
-            y: &mut y,
-            mean: &mut mean,
-            rstd: &mut rstd,
-        },
-    )?;
+    let mut t = RowTensors {
+        x: ctx.upload(&hx, &[rows, cols])?,
+        residual: ctx.upload(&hres, &[rows, cols])?,
+        w: ctx.upload(&hw, &[cols])?,
+        b: ctx.upload(&hb, &[cols])?,
+        y: ctx.upload(&vec![H::from_f32(f32::NAN); rows * cols], &[rows, cols])?,
+        mean: ctx.poisoned(&[rows])?,
+        rstd: ctx.poisoned(&[rows])?,
+    };
+    op.launch(&loaded, &ctx.stream, &mut t)?;
     let f32s = |v: Vec<H>| v.into_iter().map(H::to_f32).collect::<Vec<f32>>();
-    let gy = f32s(ctx.download(&y)?);
-    let gres = f32s(ctx.download(&res)?);
-    let (gmean, grstd) = (ctx.download(&mean)?, ctx.download(&rstd)?);
+    let gy = f32s(ctx.download(&t.y)?);
+    let gres = f32s(ctx.download(&t.residual)?);
+    let (gmean, grstd) = (ctx.download(&t.mean)?, ctx.download(&t.rstd)?);
     let mut err = 0.0f64;
     for r in 0..rows {
         let span = r * cols..(r + 1) * cols;
@@ -335,6 +331,15 @@ fn swiglu_one<T: Elem, H: Host>(
     Ok(err)
 }
 
+/// One case of a check: an op built as a variant over `rows x cols`.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    op: RowOp,
+    rows: usize,
+    cols: usize,
+    variant: Variant,
+}
+
 /// The cases of a check: each one's error as a fraction of its dtype's tolerance, the worst and
 /// where it was, and every case over its tolerance, named (op, dtype, variant, rows x cols,
 /// configuration).
@@ -361,39 +366,28 @@ impl Tally {
         }
     }
 
-    /// `op` built as `variant` over `rows x cols` of f32 and of bf16, each noted.
-    fn f32_and_bf16(
-        &mut self,
-        ctx: &mut GpuCtx,
-        op: RowOp,
-        rows: usize,
-        cols: usize,
-        variant: Variant,
-    ) -> Result<(), GpuCheckError> {
-        let at = |e: GpuCheckError| GpuCheckError::Case {
-            case: format!("{op:?} {variant:?} cols {cols}"),
-            source: Box::new(e),
-        };
-        let (e, c) = one::<ty::F32, f32>(ctx, op, rows, cols, variant).map_err(at)?;
-        self.note(e, 2e-4, format!("{} f32 {variant:?} {c}", op.name()));
-        self.bf16(ctx, op, rows, cols, variant)
+    /// `at`'s case over f32 and over bf16, each noted.
+    fn f32_and_bf16(&mut self, ctx: &mut GpuCtx, at: At) -> Result<(), GpuCheckError> {
+        self.case::<ty::F32, f32>(ctx, at)?;
+        self.case::<ty::Bf16, half::bf16>(ctx, at)
     }
 
-    /// `op` built as `variant` over `rows x cols` of bf16, noted.
-    fn bf16(
-        &mut self,
-        ctx: &mut GpuCtx,
-        op: RowOp,
-        rows: usize,
-        cols: usize,
-        variant: Variant,
-    ) -> Result<(), GpuCheckError> {
-        let at = |e: GpuCheckError| GpuCheckError::Case {
-            case: format!("{op:?} {variant:?} cols {cols}"),
-            source: Box::new(e),
-        };
-        let (e, c) = one::<ty::Bf16, half::bf16>(ctx, op, rows, cols, variant).map_err(at)?;
-        self.note(e, 1.6e-2, format!("{} bf16 {variant:?} {c}", op.name()));
+    /// `at`'s case over `T` (held as `H`), noted against `H`'s tolerance.
+    fn case<T: Elem, H: Host>(&mut self, ctx: &mut GpuCtx, at: At) -> Result<(), GpuCheckError> {
+        let At {
+            op,
+            rows,
+            cols,
+            variant,
+        } = at;
+        let (e, c) =
+            one::<T, H>(ctx, op, rows, cols, variant).map_err(|e| GpuCheckError::Case {
+                case: format!("{op:?} {variant:?} cols {cols}"),
+                source: Box::new(e),
+            })?;
+        let d = T::TYPE.to_string();
+        let d = d.trim_start_matches('.');
+        self.note(e, H::TOL, format!("{} {d} {variant:?} {c}", op.name()));
         Ok(())
     }
 
@@ -427,14 +421,14 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let mut tally = Tally::default();
     for op in RowOp::ALL {
         for cols in [1usize, 7, 1000, 4097, 8192, 40_001, 65_536, 262_144] {
-            let at = |e: GpuCheckError| GpuCheckError::Case {
-                case: format!("{op:?} cols {cols}"),
-                source: Box::new(e),
+            let at = At {
+                op,
+                rows: 3,
+                cols,
+                variant: Variant::Default,
             };
-            let (e, c) =
-                one::<ty::F16, half::f16>(ctx, op, 3, cols, Variant::Default).map_err(at)?;
-            tally.note(e, 2e-3, format!("{} f16 {c}", op.name()));
-            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Default)?;
+            tally.case::<ty::F16, half::f16>(ctx, at)?;
+            tally.f32_and_bf16(ctx, at)?;
         }
         // The variants the bench sweeps: cache hints on the register and cluster forms, and the
         // looped form in small tiles (f32, and bf16 for the 16-bit path).
@@ -457,7 +451,15 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 continue;
             }
             for &cols in widths {
-                tally.f32_and_bf16(ctx, op, rows, cols, variant)?;
+                tally.f32_and_bf16(
+                    ctx,
+                    At {
+                        op,
+                        rows,
+                        cols,
+                        variant,
+                    },
+                )?;
             }
         }
     }
@@ -467,9 +469,9 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             source: Box::new(e),
         };
         let e = swiglu_one::<ty::F32, f32>(ctx, 3, cols).map_err(at)?;
-        tally.note(e, 2e-4, format!("swiglu f32 3x{cols}"));
+        tally.note(e, f32::TOL, format!("swiglu f32 3x{cols}"));
         let e = swiglu_one::<ty::Bf16, half::bf16>(ctx, 3, cols).map_err(at)?;
-        tally.note(e, 1.6e-2, format!("swiglu bf16 3x{cols}"));
+        tally.note(e, half::bf16::TOL, format!("swiglu bf16 3x{cols}"));
     }
     Ok(tally.report(
         "softmax, log-softmax, rmsnorm, residual rmsnorm, layernorm (f32/f16/bf16; cols 1, 7, 1000, 4097, 8192 in one CTA, 40001 and 65536 in a cluster, 262144 looped; f32/bf16 with cache hints at 1 to 65536 and L1::no_allocate at 7 to 8192, looped in 2048-column tiles with hints at 1 to 8192, on a persistent grid over 2000-3000 rows at 7 to 4097, 8 rows a CTA of a warp each at 7 and 1000 and 4 of a warpgroup each at 7 to 4096 over 2999 rows; layernorm of rows offset by 256 at 1000 to 262144); swiglu both forms (f32/bf16; the flat one also 128 threads x 4 streamed accesses)",
@@ -478,26 +480,40 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
 
 /// The packed form of the norms ([`RowConfig::packed`]; `row_kernels_packed`, small enough
 /// for compute-sanitizer): every op with hints, packed and bounded to 4 CTAs an SM (spilling)
-/// at 7, 1000 and 8192 columns (f32 and bf16); the default packed at 1 to 8192 columns (f32 and bf16), 128
-/// threads a row packed at 1000 to 8192 (bf16: 64 values a thread at 8192), and 4 rows a
-/// 512-thread CTA of a warpgroup each, packed, over 2999 rows at 7 to 4096.
+/// at 7, 1000 and 8192 columns (f32 and bf16); the default packed at 1 to 8192 columns (f32
+/// and bf16), 128 threads a row packed at 1000 to 8192 (bf16: 64 values a thread at 8192),
+/// and 4 rows a 512-thread CTA of a warpgroup each, packed, over 2999 rows at 7 to 4096.
 pub fn run_packed(ctx: &mut GpuCtx) -> RunResult {
     let mut tally = Tally::default();
     for op in RowOp::ALL {
-        for cols in [7usize, 1000, 8192] {
-            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Bounded)?;
-        }
-        if matches!(op, RowOp::Softmax | RowOp::LogSoftmax) {
-            continue;
-        }
-        for cols in [1usize, 7, 1000, 4097, 8192] {
-            tally.f32_and_bf16(ctx, op, 3, cols, Variant::Packed)?;
-        }
-        for cols in [1000usize, 4096, 8192] {
-            tally.bf16(ctx, op, 3, cols, Variant::PackedWide)?;
-        }
-        for cols in [7usize, 1000, 4096] {
-            tally.f32_and_bf16(ctx, op, 2999, cols, Variant::PackedWarpgroupRows)?;
+        // (variant, rows, widths, whether f32 too): softmax only bounded (packing leaves it be).
+        for (variant, rows, widths, f32_too) in [
+            (Variant::Bounded, 3, &[7usize, 1000, 8192][..], true),
+            (Variant::Packed, 3, &[1, 7, 1000, 4097, 8192][..], true),
+            (Variant::PackedWide, 3, &[1000, 4096, 8192][..], false),
+            (
+                Variant::PackedWarpgroupRows,
+                2999,
+                &[7, 1000, 4096][..],
+                true,
+            ),
+        ] {
+            let norm = !matches!(op, RowOp::Softmax | RowOp::LogSoftmax);
+            if variant != Variant::Bounded && !norm {
+                continue;
+            }
+            for &cols in widths {
+                let at = At {
+                    op,
+                    rows,
+                    cols,
+                    variant,
+                };
+                if f32_too {
+                    tally.case::<ty::F32, f32>(ctx, at)?;
+                }
+                tally.case::<ty::Bf16, half::bf16>(ctx, at)?;
+            }
         }
     }
     Ok(tally.report(
