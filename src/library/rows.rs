@@ -501,7 +501,7 @@ impl RowConfig {
     /// with either hint, when their values fit
     /// the register budget; for 16-bit rows in the vector form where one CTA holds the row,
     /// the same forms packed ([`RowConfig::packed`], up to twice the values a thread at 256
-    /// threads or fewer: 128 x 64 bf16), without and with [`RowHints::Reuse`], and with hints
+    /// threads or fewer: 128 x 64 bf16) with [`RowHints::Reuse`], and with hints
     /// and a register bound for one more CTA an SM ([`RowConfig::min_ctas`]: 4 at 128 and 256
     /// threads, 3 at 512), packed and not; and, for rows wider than a tile, the looped form at 256, 512 and
     /// 1024 threads of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first
@@ -560,7 +560,6 @@ impl RowConfig {
                 let budget =
                     budget_for(dtype, c.threads, vector) * if c.threads <= 256 { 2 } else { 1 };
                 if c.vec * c.chunks <= budget && fits(&c) {
-                    out.push(c);
                     out.push(c.with_hints(RowHints::Reuse));
                 }
             }
