@@ -159,11 +159,11 @@ fn swiglu<T: Elem, H: Element + Default>(
     Ok(out)
 }
 
-/// The table row of one case (the best configuration's GB/s, the default's beside it) and
-/// its sweep line.
+/// The table row of one case (the default configuration's GB/s, as a fraction of the 1 GiB
+/// copy and of the copy of the same bytes, then the sweep's best) and its sweep line.
 fn report<C: Copy + PartialEq + std::fmt::Display>(
     case: [&str; 3],
-    copy: f64,
+    [copy, same]: [f64; 2],
     default: C,
     timed: &[(C, Result<Timed, String>)],
 ) -> String {
@@ -178,14 +178,14 @@ fn report<C: Copy + PartialEq + std::fmt::Display>(
         _ => Some((c, g)),
     });
     let dflt = ok().find(|(c, _)| *c == default).map(|(_, g)| g);
-    match best {
-        Some((c, g)) => println!(
-            "| {name} | {d} | {shape} | {g:.0} | {:.3} | {c} | {} | {default} |",
+    match (dflt, best) {
+        (Some(g), Some((c, b))) => println!(
+            "| {name} | {d} | {shape} | {g:.0} | {:.3} | {:.3} | {default} | {b:.0} | {c} |",
             g / copy,
-            dflt.map_or(String::new(), |g| format!("{g:.0}")),
+            g / same,
         ),
-        None => println!(
-            "| {name} | {d} | {shape} | not built: {} | | | | |",
+        _ => println!(
+            "| {name} | {d} | {shape} | not built: {} | | | {default} | | |",
             timed
                 .iter()
                 .find_map(|(_, g)| g.as_ref().err().cloned())
@@ -224,7 +224,7 @@ fn gpu(_c: &mut Criterion) {
         dev.attributes().name
     );
     println!(
-        "| op | dtype | rows x cols | ptxkit GB/s | of copy | config | default GB/s | default config |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| op | dtype | rows x cols | ptxkit GB/s | of 1 GiB copy | of same-size copy | config | best GB/s | best config |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     let ops = [
         ("softmax", RowOp::Softmax),
@@ -255,26 +255,38 @@ fn gpu(_c: &mut Criterion) {
     // Each case's sweep, printed after the table (one line per case).
     let mut sweeps = Vec::new();
     for &(rows, cols) in SHAPES {
-        // A plain copy of the same bytes as a one-input op: what this size allows.
-        for (d, size) in [("f32", 4), ("bf16", 2)]
-            .into_iter()
-            .filter(|_| only.is_none())
-        {
+        // A plain copy of the same bytes as a one-input op: what this size allows (the table's
+        // second fraction), timed where a case of the shape and type is.
+        let mut same = [f64::NAN; 2];
+        for (i, (d, size)) in [("f32", 4), ("bf16", 2)].into_iter().enumerate() {
+            let any = [
+                "softmax",
+                "rmsnorm",
+                "residual_rmsnorm",
+                "layernorm",
+                "swiglu",
+            ]
+            .iter()
+            .any(|n| wanted(&format!("{n} {d} {rows}x{cols}")));
+            if !any {
+                continue;
+            }
             let g = copy_gbs(&dev, rows * cols * size).unwrap_or(f64::NAN);
+            same[i] = g;
             println!(
-                "| copy | {d} | {rows}x{cols} | {g:.0} | {:.3} | cuMemcpyDtoD | | |",
+                "| copy | {d} | {rows}x{cols} | {g:.0} | {:.3} | 1.000 | cuMemcpyDtoD | | |",
                 g / copy
             );
         }
         for (name, op) in ops {
-            for dtype in [ScalarType::F32, ScalarType::Bf16] {
+            for (i, dtype) in [ScalarType::F32, ScalarType::Bf16].into_iter().enumerate() {
                 let d = dtype.to_string();
                 let d = d.trim_start_matches('.');
                 if !wanted(&format!("{name} {d} {rows}x{cols}")) {
                     continue;
                 }
                 let vector = cols % 8 == 0;
-                let all = RowConfig::sweep(dtype, cols as u32, vector);
+                let all = RowConfig::sweep_for(op, dtype, cols as u32, vector);
                 let default = all[0];
                 let cfgs: Vec<RowConfig> = match &pick {
                     Some(p) => all.into_iter().filter(|c| c.to_string() == *p).collect(),
@@ -288,13 +300,13 @@ fn gpu(_c: &mut Criterion) {
                 let timed = match timed {
                     Ok(t) => t,
                     Err(e) => {
-                        println!("| {name} | {d} | {rows}x{cols} | not run: {e} | | | | |");
+                        println!("| {name} | {d} | {rows}x{cols} | not run: {e} | | | | | |");
                         continue;
                     }
                 };
                 sweeps.push(report(
                     [name, d, &format!("{rows}x{cols}")],
-                    copy,
+                    [copy, same[i]],
                     default,
                     &timed,
                 ));
@@ -317,23 +329,28 @@ fn gpu(_c: &mut Criterion) {
         };
         let mut runs = Vec::new();
         if swiglu_f32 {
-            runs.push(("f32", swiglu::<ty::F32, f32>(&dev, &cfgs, rows, cols)));
+            runs.push((
+                "f32",
+                same[0],
+                swiglu::<ty::F32, f32>(&dev, &cfgs, rows, cols),
+            ));
         }
         if swiglu_bf16 {
             runs.push((
                 "bf16",
+                same[1],
                 swiglu::<ty::Bf16, half::bf16>(&dev, &cfgs, rows, cols),
             ));
         }
-        for (d, r) in runs {
+        for (d, same, r) in runs {
             match r {
                 Ok(timed) => sweeps.push(report(
                     ["swiglu", d, &format!("{rows}x{cols}")],
-                    copy,
+                    [copy, same],
                     all[0],
                     &timed,
                 )),
-                Err(e) => println!("| swiglu | {d} | {rows}x{cols} | not run: {e} | | | | |"),
+                Err(e) => println!("| swiglu | {d} | {rows}x{cols} | not run: {e} | | | | | |"),
             }
         }
     }

@@ -3,10 +3,10 @@
     python3 benches/rows_table.py bench-rows.txt rows-torch.txt
 
 Each input is the text its program printed (markdown rows after a `device:` line). The output has
-one row per op, dtype and shape: ptxkit's GB/s (the best configuration of the bench's sweep, named)
-and its fraction of the same process's 1 GiB copy
-and of a same-size copy, torch.compile's and eager's GB/s and compile's fraction of its own
-process's copy, and ptxkit / torch.compile.
+one row per op, dtype and shape: ptxkit's GB/s at the library's default configuration (named) and
+its fraction of the same process's 1 GiB copy and of a copy of the same bytes, torch.compile's and
+eager's GB/s and compile's fraction of its own process's copy, ptxkit / torch.compile, and the best
+configuration of the bench's sweep (when it swept) with its GB/s.
 """
 
 import sys
@@ -32,18 +32,21 @@ def main():
     print(f"torch: {torch_dev}")
     print()
     print("| op | dtype | rows x cols | ptxkit GB/s | config | of 1 GiB copy | of same-size copy "
-          "| torch.compile GB/s | compile of its copy | eager GB/s | ptxkit / compile |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| torch.compile GB/s | compile of its copy | eager GB/s | ptxkit / compile | best GB/s "
+          "| best config |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for (op, dtype, shape), cells in ours.items():
         if op == "copy":
             continue
-        gbs, of_copy = float(cells[0]), cells[1]
-        # The sweep's winner (`RowConfig`'s / `SwigluConfig`'s name), when the bench printed one.
-        config = cells[2] if len(cells) > 2 else ""
+        try:
+            gbs = float(cells[0])
+        except ValueError:
+            continue
+        # The default's fractions and name (`RowConfig`'s / `SwigluConfig`'s), the sweep's best.
         # A one-input op moves the bytes of a same-size copy; the residual norm and SwiGLU move
-        # more, so their same-size figure is the copy of the same shape, a lower bound.
-        same = ours.get(("copy", dtype, shape))
-        of_same = f"{gbs / float(same[0]):.3f}" if same else ""
+        # more, so their same-size figure is against the copy of one tensor of the shape.
+        of_copy, of_same, config = cells[1], cells[2], cells[3]
+        best, best_config = (cells[4], cells[5]) if len(cells) > 5 else ("", "")
         peer = torch.get((op, dtype, shape))
         if peer:
             eager, comp, comp_of_copy = peer
@@ -51,7 +54,7 @@ def main():
         else:
             eager = comp = comp_of_copy = ratio = ""
         print(f"| {op} | {dtype} | {shape} | {gbs:.0f} | {config} | {of_copy} | {of_same} | {comp} "
-              f"| {comp_of_copy} | {eager} | {ratio} |")
+              f"| {comp_of_copy} | {eager} | {ratio} | {best} | {best_config} |")
 
 
 if __name__ == "__main__":

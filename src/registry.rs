@@ -72,7 +72,7 @@ const ROW_OPS: [RowOp; 5] = RowOp::ALL;
 /// Row op `OP` over `T` rows of up to 8192 columns, a multiple of the vector width: one CTA per
 /// row, 16-byte accesses.
 fn row<T: Elem, const OP: usize>(target: Target) -> ptx_isa::Result<Module> {
-    let cfg = RowConfig::for_cols(T::TYPE, 8192, true);
+    let cfg = RowConfig::for_op(ROW_OPS[OP], T::TYPE, 8192, true);
     Ok(RowKernel::build::<T>(target, ROW_OPS[OP], cfg)?
         .built
         .into_module())

@@ -423,6 +423,22 @@ fn special_registers_and_moves() {
     assert_eq!(e.kind, ErrorKind::VectorWidth);
 }
 
+/// `mov_bits` moves a register's bits into one of another type of the same size (a `.b32` word
+/// as `.f32`) and refuses sizes that differ.
+#[test]
+fn mov_bits_reads_a_word_as_f32() {
+    let l = lines(|k| {
+        let (w, f) = (k.reg::<ty::B32>(), k.reg::<ty::F32>());
+        k.mov_bits(f, w)
+    });
+    assert_eq!(l, ["mov.b32 %f0, %r0;"]);
+    let e = error(Target::Sm90a, |k| {
+        let (w, f) = (k.reg::<ty::B64>(), k.reg::<ty::F32>());
+        k.mov_bits(f, w)
+    });
+    assert_eq!(e.kind, ErrorKind::OperandType);
+}
+
 #[test]
 fn sync_and_warp_text() {
     let l = lines(|k| {

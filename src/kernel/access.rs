@@ -559,15 +559,7 @@ impl KernelBuilder {
             // `ld.v4.b32` (PTX ISA 9.7.9.8: vectors of .b16 stop at .v4), then `mov.b32 {lo, hi}`
             // splits each pair (9.7.9.10, low half first = the lower address).
             let words = self.f.regs::<ty::B32>(d.len() / 2);
-            if let Some(p) = guard {
-                self.f.when(p);
-            }
-            match ptr {
-                Ptr::Global(r) => self
-                    .f
-                    .ld_with(&ld, &words, Addr::<Global>::reg(r).offset(o))?,
-                Ptr::Shared(r) => self.f.ld_v(&words, Addr::<Shared>::reg32(r).offset(o))?,
-            }
+            self.ld_words(&ld, ptr, o, &words, guard)?;
             for (w, pair) in words.iter().zip(d.chunks(2)) {
                 if let Some(p) = guard {
                     self.f.when(p);
@@ -586,6 +578,84 @@ impl KernelBuilder {
             (Ptr::Shared(r), _) => self.f.ld_v(d, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(())
+    }
+
+    /// `ld.v4.b32` of four words at `ptr + o` (global with `ld`'s hints, or shared), under
+    /// `guard` when given (PTX ISA 9.7.9.8).
+    fn ld_words(
+        &mut self,
+        ld: &LdOpts,
+        ptr: Ptr,
+        o: i64,
+        words: &[Reg<ty::B32>],
+        guard: Option<ptx_isa::Pred>,
+    ) -> Result<()> {
+        if let Some(p) = guard {
+            self.f.when(p);
+        }
+        match ptr {
+            Ptr::Global(r) => self
+                .f
+                .ld_with(ld, words, Addr::<Global>::reg(r).offset(o))?,
+            Ptr::Shared(r) => self.f.ld_v(words, Addr::<Shared>::reg32(r).offset(o))?,
+        }
+        Ok(())
+    }
+
+    /// Eight consecutive 16-bit elements of `buf` from `idx` along its last dimension, as the
+    /// four `.b32` words one 16-byte `ld.v4.b32` reads (PTX ISA 9.7.9.8; each word's low half
+    /// the lower address), not split into 16-bit registers: a word whose elements lie past the
+    /// extent reads as 0. ptxas 13.0 gives each 16-bit register of a split pair a 32-bit
+    /// register of its own, so a kernel that keeps 16-bit data in registers keeps the words
+    /// (and widens bf16 halves with a shift or a mask). Refused unless the eight elements are
+    /// one aligned vector access (`T` 16-bit, the facts proving the alignment).
+    #[track_caller]
+    pub fn load_words_with<T: Elem>(
+        &mut self,
+        buf: &Buffer<T>,
+        idx: impl Exprs,
+        caching: Caching,
+    ) -> Result<Vec<Reg<ty::B32>>> {
+        let idx: Vec<Expr> = idx.exprs().iter().map(|e| self.simplify(e)).collect();
+        let groups = self.plan_row(buf, &idx, 8)?;
+        let [g] = groups.as_slice() else {
+            return Err(self.buffer_err(
+                &buf.name,
+                "words of 8 elements that are not one vector access",
+            ));
+        };
+        if T::DTYPE.bytes() != 2 || g.width != 8 {
+            return Err(self.buffer_err(
+                &buf.name,
+                "words of 16-bit elements, 8 of them one 16-byte access",
+            ));
+        }
+        let words = self.f.regs::<ty::B32>(4);
+        let guard = match &g.guard {
+            RowGuard::Always => None,
+            RowGuard::Never => {
+                for w in &words {
+                    self.f.mov(*w, Src::Imm(ptx_isa::Imm::UInt(0)))?;
+                }
+                return Ok(words);
+            }
+            RowGuard::Check(first) => {
+                let p = self.row_guard(buf, first)?;
+                for w in &words {
+                    self.f.mov(*w, Src::Imm(ptx_isa::Imm::UInt(0)))?;
+                }
+                Some(p)
+            }
+        };
+        let (ptr, o) = self.addr_parts(buf, g.at.clone())?;
+        let opts = self.access_opts(buf, &ptr, caching)?;
+        let ld = LdOpts {
+            evict: opts.0,
+            cache_hint: opts.1,
+            ..LdOpts::default()
+        };
+        self.ld_words(&ld, ptr, o, &words, guard)?;
+        Ok(words)
     }
 
     /// The L1 priority and L2 policy register of an access to `buf` at `ptr` with `caching`:

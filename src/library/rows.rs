@@ -426,6 +426,51 @@ impl RowConfig {
             .unwrap_or_else(|| RowConfig::looped_for(dtype, vector))
     }
 
+    /// The library's configuration of `op` for rows of up to `cols` columns of `dtype`:
+    /// [`RowConfig::for_cols`], but where the H200's sweep of every configuration
+    /// (`notes/rows-s5-h200-sweep.log`, 4096x8192 and 16384x8192 bf16) ranked another first at
+    /// both shapes:
+    /// - LayerNorm of 16-bit rows of 4097 to 8192 columns (vector form): 128 threads a row,
+    ///   packed, with cache hints (`1x128x64hp`: 0.764 and 0.869 of the copy where the
+    ///   default `1x256x32` reached 0.720 and 0.836);
+    /// - residual RMSNorm of the same rows: 1024 threads of 8 values (`1x1024x8`: 0.948 and
+    ///   0.966 against 0.938 and 0.954).
+    ///
+    /// The other ops' defaults were within the sweep's run-to-run spread (about 1 %) of its
+    /// best there. The bench prints each case's default beside the sweep's best.
+    pub fn for_op(op: RowOp, dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
+        let base = RowConfig::for_cols(dtype, cols, vector);
+        let vec = base.vec;
+        let wide_16bit_row = dtype.bytes() == 2
+            && vector
+            && base.cluster == 1
+            && !base.looped
+            && (4097..=8192).contains(&cols);
+        match op {
+            RowOp::LayerNorm { .. } if wide_16bit_row => base
+                .rows_of(128, 128, cols.div_ceil(128 * vec) * vec)
+                .with_hints(RowHints::Reuse)
+                .packed_form(),
+            RowOp::ResidualRmsNorm { .. } if wide_16bit_row => {
+                base.rows_of(1024, 1024, cols.div_ceil(1024 * vec) * vec)
+            }
+            _ => base,
+        }
+    }
+
+    /// The configurations the bench times for `op`: [`RowConfig::for_op`] first, then the
+    /// rest of [`RowConfig::sweep`].
+    pub fn sweep_for(op: RowOp, dtype: ScalarType, cols: u32, vector: bool) -> Vec<RowConfig> {
+        let default = RowConfig::for_op(op, dtype, cols, vector);
+        let mut out = vec![default];
+        out.extend(
+            RowConfig::sweep(dtype, cols, vector)
+                .into_iter()
+                .filter(|c| *c != default),
+        );
+        out
+    }
+
     /// Elements of `dtype` in one 16-byte access (4 f32, 8 f16 or bf16).
     pub fn vec_for(dtype: ScalarType) -> u32 {
         (16 / dtype.bytes().max(1)).clamp(1, 8)
@@ -502,8 +547,8 @@ impl RowConfig {
     /// the register budget; for 16-bit rows in the vector form where one CTA holds the row,
     /// the same forms packed ([`RowConfig::packed`], up to twice the values a thread at 256
     /// threads or fewer: 128 x 64 bf16) with [`RowHints::Reuse`], and with hints
-    /// and a register bound for one more CTA an SM ([`RowConfig::min_ctas`]: 4 at 128 and 256
-    /// threads, 3 at 512), packed and not; and, for rows wider than a tile, the looped form at 256, 512 and
+    /// and a register bound for one more CTA an SM ([`RowConfig::min_ctas`]: 6 at 128, 5 at 256
+    /// threads, 4 at 512), packed and not; and, for rows wider than a tile, the looped form at 256, 512 and
     /// 1024 threads of 8 values and 512 of 16, without and with [`RowHints::Reuse`] (the first
     /// pass's loads kept in L2 for the second; 8 values: also on a persistent grid; 512 x 8:
     /// also with [`RowHints::ReuseStreamOut`]).
@@ -556,7 +601,7 @@ impl RowConfig {
             for c in packed {
                 let c = c.packed_form();
                 // Twice the budget up to 256 threads (ptxas 13.0: a LayerNorm of 128 x 64
-                // bf16 takes 156 registers, no spill; 512 threads x 64 spill at 128).
+                // bf16 takes 95 registers, no spill; 512 threads x 64 spill at 128).
                 let budget =
                     budget_for(dtype, c.threads, vector) * if c.threads <= 256 { 2 } else { 1 };
                 if c.vec * c.chunks <= budget && fits(&c) {
@@ -564,9 +609,9 @@ impl RowConfig {
                 }
             }
             // A register bound for one more CTA an SM than ptxas's own choice gives a
-            // LayerNorm of 8192 bf16 columns (80 registers at 256 threads: 3 CTAs; 4 with
-            // `.minnctapersm 4`, at the cost of 72 bytes of spills), packed and not.
-            for (threads, ctas) in [(128u32, 4u32), (256, 4), (512, 3)] {
+            // LayerNorm of 8192 bf16 columns (ptxas 13.0: 95 registers at 128 threads, 5 CTAs;
+            // 59 at 256, 4; 40 at 512, 3), packed and not.
+            for (threads, ctas) in [(128u32, 6u32), (256, 5), (512, 4)] {
                 let values = cols.div_ceil(threads * vec) * vec;
                 let c = default
                     .rows_of(threads, threads, values)
@@ -711,8 +756,56 @@ impl Rows {
     /// This thread's part of row `row` of `buf` (0 past the row's end), held as
     /// [`RowConfig::packed`] says.
     fn hold<T: Elem>(&self, k: &mut KernelBuilder, buf: &Buffer<T>, role: Role) -> Result<Held<T>> {
+        if self.in_words::<T>() {
+            let words = self.load_words(k, buf, self.cfg.hints.caching(role))?;
+            return Ok(if self.cfg.packed {
+                Held::Words(words)
+            } else {
+                Held::Wide(widen_words(k, &words, Widen::Permute)?)
+            });
+        }
         let raw = self.load_raw(k, buf, zero::<T>(), role)?;
         Held::of(k, raw, self.cfg.packed)
+    }
+
+    /// Whether this thread's accesses of `T` are kept as the loaded `.b32` words (bf16 rows in
+    /// the vector form, 8 values an access): ptxas 13.0 gives each 16-bit register split out of
+    /// a word a 32-bit register of its own, and widening the words themselves (a bf16 is the
+    /// high half of its f32) frees them. A LayerNorm of 8192 bf16 columns at 256 threads x 32
+    /// took 80 registers from split halves, 58 from words; at 128 x 64 packed, 156 and 95.
+    fn in_words<T: Elem>(&self) -> bool {
+        T::TYPE == ScalarType::Bf16 && self.cfg.vector && self.cfg.vec == 8
+    }
+
+    /// This thread's accesses of row `row` of `buf` (or, for a rank-1 `buf`, of its columns) as
+    /// `.b32` words ([`KernelBuilder::load_words_with`]), 4 an access, 0 past the row's end.
+    fn load_words<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        caching: Caching,
+    ) -> Result<Vec<ptx_isa::Reg<ty::B32>>> {
+        let mut out = Vec::new();
+        for j in 0..self.starts.len() {
+            out.extend(self.words_of(k, buf, j, caching)?);
+        }
+        Ok(out)
+    }
+
+    /// Access `j`'s words of `buf` (row `row`, or the columns of a rank-1 `buf`).
+    fn words_of<T: Elem>(
+        &self,
+        k: &mut KernelBuilder,
+        buf: &Buffer<T>,
+        j: usize,
+        caching: Caching,
+    ) -> Result<Vec<ptx_isa::Reg<ty::B32>>> {
+        let c = self.starts[j].clone();
+        if buf.shape.len() == 1 {
+            k.load_words_with(buf, [c], caching)
+        } else {
+            k.load_words_with(buf, [self.row.into(), c], caching)
+        }
     }
 
     /// Loads this thread's part of row `row` of `buf` (elements past the row read as `fill`),
@@ -859,28 +952,42 @@ impl Rows {
         k: &mut KernelBuilder,
         w: &Buffer<T>,
     ) -> Result<Vec<Reg<ty::F32>>> {
-        self.hold_cols(k, w, false)?.f32s(k)
+        let mut out = Vec::new();
+        for j in 0..self.starts.len() {
+            out.extend(self.col_chunk(k, w, j)?);
+        }
+        Ok(out)
     }
 
-    /// A per-column vector's columns of this thread, held packed or widened.
-    fn hold_cols<T: Elem>(
+    /// Access `j` of this thread's columns of a per-column vector (a norm's weight or bias), in
+    /// f32: loaded where its output chunk is computed, so a thread holds one access of it at a
+    /// time (every row reads it: it comes from L2 or L1), not the whole slice beside the row.
+    fn col_chunk<T: Elem>(
         &self,
         k: &mut KernelBuilder,
         w: &Buffer<T>,
-        packed: bool,
-    ) -> Result<Held<T>> {
-        let mut out = Vec::new();
+        j: usize,
+    ) -> Result<Vec<Reg<ty::F32>>> {
         let caching = self.cfg.hints.caching(Role::Shared);
-        for c in &self.starts {
-            let v = k.load_n_with(w, [c.clone()], self.cfg.vec as usize, zero::<T>(), caching)?;
-            out.extend(v);
+        if self.in_words::<T>() {
+            let words = self.words_of(k, w, j, caching)?;
+            return widen_words(k, &words, Widen::Shift);
         }
-        Held::of(k, out, packed)
+        let v = k.load_n_with(
+            w,
+            [self.starts[j].clone()],
+            self.cfg.vec as usize,
+            zero::<T>(),
+            caching,
+        )?;
+        widen(k, &v)
     }
 
     /// LayerNorm's output from the values `v`: `(v - mean) * rstd * w[c] + b[c]`, stored to `y`
     /// (columns past the row's end are not stored, so they need no mask here), one access at a
-    /// time: a packed row's values, weight and bias widened next to the math and the store.
+    /// time: the weight's and bias's access loaded, a packed row's values widened, next to the
+    /// math and the store (ptxas 13.0, 8192 bf16 columns at 256 threads x 32: the whole weight
+    /// and bias held beside the row took 96 registers, 3 CTAs an SM).
     #[allow(clippy::too_many_arguments)]
     fn layer_norm_out<T: Elem>(
         &self,
@@ -892,16 +999,10 @@ impl Rows {
         b: &Buffer<T>,
         y: &Buffer<T>,
     ) -> Result<()> {
-        let packed = self.cfg.packed;
-        let (wv, bv) = (self.hold_cols(k, w, packed)?, self.hold_cols(k, b, packed)?);
         let vec = self.cfg.vec as usize;
         self.store_chunks(k, y, Role::Out, |k, j| {
-            let at = j * vec..(j + 1) * vec;
-            let (a, w, b) = (
-                v.f32s_of(k, at.clone())?,
-                wv.f32s_of(k, at.clone())?,
-                bv.f32s_of(k, at)?,
-            );
+            let (w, b) = (self.col_chunk(k, w, j)?, self.col_chunk(k, b, j)?);
+            let a = v.f32s_of(k, j * vec..(j + 1) * vec)?;
             a.iter()
                 .zip(w.iter().zip(&b))
                 .map(|(&a, (&w, &b))| {
@@ -921,6 +1022,47 @@ enum Held<T: Elem> {
     Wide(Vec<Reg<ty::F32>>),
     /// The loaded registers.
     Packed(Vec<Reg<T>>),
+    /// bf16 values as loaded, two a `.b32` word (low half first, [`Rows::in_words`]).
+    Words(Vec<Reg<ty::B32>>),
+}
+
+/// How a bf16 word's halves become f32 (`a << 16` for the low half, `a & 0xFFFF0000` for the
+/// high one: a bf16 is the high half of the f32 of the same value). Two forms of the same
+/// values, so that ptxas does not take a second widening for the first and keep the first's
+/// f32 registers alive in its stead (ptxas 13.0, RMSNorm of 8192 bf16 columns at 256 threads
+/// x 32 packed: 63 registers with one form, 40 with the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Widen {
+    /// `shl` and `and` (PTX ISA 9.7.7.7, 9.7.7.1).
+    Shift,
+    /// `prmt` with a zero word (PTX ISA 9.7.9.7: bytes 4-7 of the pair are the zero).
+    Permute,
+}
+
+/// `words`' bf16 halves in f32, low half first, in the form `how`.
+fn widen_words(
+    k: &mut KernelBuilder,
+    words: &[Reg<ty::B32>],
+    how: Widen,
+) -> Result<Vec<Reg<ty::F32>>> {
+    let mut out = Vec::with_capacity(words.len() * 2);
+    for &w in words {
+        for high in [false, true] {
+            let b = k.reg::<ty::B32>();
+            match (how, high) {
+                (Widen::Shift, false) => k.shl(b, w, 16u32)?,
+                (Widen::Shift, true) => k.and(b, w, 0xFFFF_0000u32)?,
+                // Result bytes (low first) 0, 0, then the half's two bytes: 4, 4, 0, 1 or
+                // 4, 4, 2, 3.
+                (Widen::Permute, false) => k.prmt(b, w, 0u32, 0x1044u32)?,
+                (Widen::Permute, true) => k.prmt(b, w, 0u32, 0x3244u32)?,
+            }
+            let f = k.reg::<ty::F32>();
+            k.mov_bits(f, b)?;
+            out.push(f);
+        }
+    }
+    Ok(out)
 }
 
 impl<T: Elem> Held<T> {
@@ -933,12 +1075,16 @@ impl<T: Elem> Held<T> {
         })
     }
 
-    /// Every value in f32 (packed: widened here, a fresh conversion at each call).
+    /// Every value in f32 (packed: widened here, a fresh conversion at each call; words in the
+    /// [`Widen::Permute`] form, for the statistics before the output's [`Held::f32s_of`]).
     fn f32s(&self, k: &mut KernelBuilder) -> Result<Vec<Reg<ty::F32>>> {
-        self.f32s_of(k, 0..self.len())
+        match self {
+            Held::Words(w) => widen_words(k, w, Widen::Permute),
+            _ => self.f32s_of(k, 0..self.len()),
+        }
     }
 
-    /// Values `at` in f32.
+    /// Values `at` in f32 (words: in the [`Widen::Shift`] form; `at` of whole words).
     fn f32s_of(
         &self,
         k: &mut KernelBuilder,
@@ -947,6 +1093,7 @@ impl<T: Elem> Held<T> {
         match self {
             Held::Wide(v) => Ok(v[at].to_vec()),
             Held::Packed(v) => widen(k, &v[at]),
+            Held::Words(w) => widen_words(k, &w[at.start / 2..at.end.div_ceil(2)], Widen::Shift),
         }
     }
 
@@ -954,6 +1101,7 @@ impl<T: Elem> Held<T> {
         match self {
             Held::Wide(v) => v.len(),
             Held::Packed(v) => v.len(),
+            Held::Words(w) => w.len() * 2,
         }
     }
 }
@@ -1188,14 +1336,13 @@ fn in_registers<T: Elem>(
             let inv_n = inv_count(k, cols)?;
             let ms = k.fma_of(ss, inv_n, eps)?;
             let rs = k.rsqrt_of(ms)?;
-            // The weight is loaded here, after the reduction: loading it with the row (to
-            // hide its latency behind the barrier) measured no faster on an H100 and costs
-            // registers, which in a cluster's CTAs costs occupancy (up to 25% slower).
-            let wv = r.hold_cols(k, w, cfg.packed)?;
+            // The weight is loaded here, after the reduction, an access at a time beside its
+            // output: loading it with the row (to hide its latency behind the barrier) measured
+            // no faster on an H100 and costs registers, which in a cluster's CTAs costs
+            // occupancy (up to 25% slower).
             let vec = cfg.vec as usize;
             r.store_chunks(k, io.y, Role::Out, |k, j| {
-                let at = j * vec..(j + 1) * vec;
-                let (a, w) = (h.f32s_of(k, at.clone())?, wv.f32s_of(k, at)?);
+                let (a, w) = (h.f32s_of(k, j * vec..(j + 1) * vec)?, r.col_chunk(k, w, j)?);
                 r.rms_scaled(k, &a, rs, &w)
             })?;
         }
@@ -1204,7 +1351,11 @@ fn in_registers<T: Elem>(
                 return Err(k.error("a layer norm without its weight and bias (internal)"));
             };
             let held = r.hold(k, io.x, Role::Last)?;
-            let v = held.f32s(k)?;
+            // The statistics widen packed words as the output does (one form, which ptxas
+            // takes once and keeps: 95 registers at 128 threads x 64 bf16 where two forms took
+            // 119), unlike RMSNorm's, whose single use of each value after its one sum gains
+            // from two.
+            let v = held.f32s_of(k, 0..held.len())?;
             let inv_n = inv_count(k, cols)?;
             let (mean, ss) = if cfg.cluster == 1 {
                 // Both statistics in one barrier round: each thread's mean and squared

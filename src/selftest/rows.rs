@@ -97,7 +97,7 @@ pub(crate) fn random<H: Host>(ctx: &mut GpuCtx, n: usize, scale: f32) -> (Vec<H>
 /// Which configuration of a row kernel a check builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
-    /// [`RowConfig::for_cols`].
+    /// The library's configuration of the op ([`RowConfig::for_op`]).
     Default,
     /// The default with every cache hint ([`RowHints::ReuseStreamOut`]).
     Hinted,
@@ -143,7 +143,7 @@ fn one<T: Elem, H: Host>(
 ) -> Result<(f64, String), GpuCheckError> {
     let vector = cols % RowConfig::vec_for(T::TYPE) as usize == 0;
     let cfg = match variant {
-        Variant::Default => RowConfig::for_cols(T::TYPE, cols as u32, vector),
+        Variant::Default => RowConfig::for_op(op, T::TYPE, cols as u32, vector),
         Variant::Hinted => {
             RowConfig::for_cols(T::TYPE, cols as u32, vector).with_hints(RowHints::ReuseStreamOut)
         }

@@ -47,6 +47,22 @@ impl FunctionBuilder {
         self.emit(form, i)
     }
 
+    /// `mov.bN d, a`: `a`'s bits in `d`, a register of another type of the same size (a `.b32`
+    /// word read as `.f32`: PTX ISA 9.7.9.1 mov takes `.bN` with operands of any type of N
+    /// bits, 6.1 "Operand Type Information").
+    pub fn mov_bits<D: ty::RegType, S: ty::RegType>(&mut self, d: Reg<D>, a: Reg<S>) -> Result<()> {
+        let (dt, st) = (D::TYPE, S::TYPE);
+        if dt.bits() != st.bits() || dt == ScalarType::Pred || st == ScalarType::Pred {
+            return Err(self.err(
+                ErrorKind::OperandType,
+                "mov",
+                format!("the bits of a {st} register are not a {dt}"),
+            ));
+        }
+        let i = Instruction::new("mov").ty(dt.bits_type()).operands((d, a));
+        self.emit(Form::Mov, i)
+    }
+
     /// `mov.u32 d, %sreg` (or `.u64`, `.pred` as the register's type requires).
     pub fn mov_sreg<T: ty::RegType>(&mut self, d: Reg<T>, s: SpecialReg) -> Result<()> {
         let t = T::TYPE;
