@@ -785,9 +785,18 @@ impl Rows {
         buf: &Buffer<T>,
         caching: Caching,
     ) -> Result<Vec<ptx_isa::Reg<ty::B32>>> {
+        self.each_access(k, |k, j| self.words_of(k, buf, j, caching))
+    }
+
+    /// `one(k, j)` of each of this thread's accesses `j`, concatenated.
+    fn each_access<R>(
+        &self,
+        k: &mut KernelBuilder,
+        mut one: impl FnMut(&mut KernelBuilder, usize) -> Result<Vec<R>>,
+    ) -> Result<Vec<R>> {
         let mut out = Vec::new();
         for j in 0..self.starts.len() {
-            out.extend(self.words_of(k, buf, j, caching)?);
+            out.extend(one(k, j)?);
         }
         Ok(out)
     }
@@ -952,11 +961,7 @@ impl Rows {
         k: &mut KernelBuilder,
         w: &Buffer<T>,
     ) -> Result<Vec<Reg<ty::F32>>> {
-        let mut out = Vec::new();
-        for j in 0..self.starts.len() {
-            out.extend(self.col_chunk(k, w, j)?);
-        }
-        Ok(out)
+        self.each_access(k, |k, j| self.col_chunk(k, w, j))
     }
 
     /// Access `j` of this thread's columns of a per-column vector (a norm's weight or bias), in
