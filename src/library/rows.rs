@@ -430,7 +430,7 @@ impl RowConfig {
     /// [`RowConfig::for_cols`], but where the H200's sweep of every configuration
     /// (`notes/rows-s5-h200-sweep.log`, 4096x8192 and 16384x8192 bf16) ranked another first at
     /// both shapes:
-    /// - LayerNorm of 16-bit rows of 4097 to 8192 columns (vector form): 128 threads a row,
+    /// - LayerNorm of bf16 rows of 4097 to 8192 columns (vector form): 128 threads a row,
     ///   packed, with cache hints (`1x128x64hp`: 0.764 and 0.869 of the copy where the
     ///   default `1x256x32` reached 0.720 and 0.836);
     /// - residual RMSNorm of the same rows: 1024 threads of 8 values (`1x1024x8`: 0.948 and
@@ -441,17 +441,17 @@ impl RowConfig {
     pub fn for_op(op: RowOp, dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
         let base = RowConfig::for_cols(dtype, cols, vector);
         let vec = base.vec;
-        let wide_16bit_row = dtype.bytes() == 2
+        let wide_bf16_row = dtype == ScalarType::Bf16
             && vector
             && base.cluster == 1
             && !base.looped
             && (4097..=8192).contains(&cols);
         match op {
-            RowOp::LayerNorm { .. } if wide_16bit_row => base
+            RowOp::LayerNorm { .. } if wide_bf16_row => base
                 .rows_of(128, 128, cols.div_ceil(128 * vec) * vec)
                 .with_hints(RowHints::Reuse)
                 .packed_form(),
-            RowOp::ResidualRmsNorm { .. } if wide_16bit_row => {
+            RowOp::ResidualRmsNorm { .. } if wide_bf16_row => {
                 base.rows_of(1024, 1024, cols.div_ceil(1024 * vec) * vec)
             }
             _ => base,
