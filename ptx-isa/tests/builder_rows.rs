@@ -1272,3 +1272,15 @@ fn wgmma_writes_exactly_what_its_rows_allow() {
     }
     t.finish("wgmma.mma_async x types x N x A x immediates");
 }
+
+#[path = "builder_rows/warp.rs"]
+mod warp;
+
+#[path = "builder_rows/matrix.rs"]
+mod matrix;
+
+#[path = "builder_rows/cluster.rs"]
+mod cluster;
+
+#[path = "builder_rows/bulk.rs"]
+mod bulk;

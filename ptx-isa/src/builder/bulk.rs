@@ -99,19 +99,6 @@ pub enum TmaReduceOp {
 const DIMS: [&str; 5] = ["1d", "2d", "3d", "4d", "5d"];
 
 impl FunctionBuilder {
-    fn bulk_size(&mut self, mn: &str, size: Src<ty::U32>) -> Result<()> {
-        if let Src::Imm(Imm::UInt(n)) = size {
-            if n == 0 || n % 16 != 0 {
-                return Err(self.err(
-                    ErrorKind::ImmediateRange,
-                    mn,
-                    format!("bulk size {n} is not a positive multiple of 16"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     fn cta_window(&mut self, mn: &str, space: StateSpace) -> Result<()> {
         if matches!(space, StateSpace::Shared(SharedScope::Cluster)) {
             return Err(self.err(
@@ -136,7 +123,6 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let mn = "cp.async.bulk";
         let size = size.into();
-        self.bulk_size(mn, size)?;
         if o.cta_group.is_some() {
             return Err(self.err(
                 ErrorKind::InvalidModifier,
@@ -173,7 +159,6 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let mn = "cp.async.bulk";
         let size = size.into();
-        self.bulk_size(mn, size)?;
         self.cta_window(mn, S::SPACE)?;
         let mut i = Instruction::from_opcode("cp.async.bulk.global.shared::cta.bulk_group")
             .modifier_if(cache_hint.is_some(), "L2::cache_hint")
@@ -195,7 +180,6 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let mn = "cp.async.bulk";
         let size = size.into();
-        self.bulk_size(mn, size)?;
         self.cta_window(mn, S::SPACE)?;
         let i = Instruction::from_opcode(
             "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
@@ -225,7 +209,6 @@ impl FunctionBuilder {
         size: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
         let size = size.into();
-        self.bulk_size("cp.async.bulk.prefetch", size)?;
         let i = Instruction::from_opcode("cp.async.bulk.prefetch.L2.global").operands((src, size));
         self.emit(Form::CpAsyncBulkPrefetch, i)
     }
@@ -319,22 +302,9 @@ impl FunctionBuilder {
         offsets: Option<&[Src<ty::U16>]>,
     ) -> Result<()> {
         let mn = "cp.async.bulk.tensor";
-        let dims = if offsets.is_some() { 3..=5 } else { 1..=5 };
-        let (tensor, dim) = self.tensor_operand(mn, map, coords, dims)?;
-        if let Some(off) = offsets {
-            if off.len() + 2 != coords.len() {
-                return Err(self.err(
-                    ErrorKind::OperandCount,
-                    mn,
-                    format!(
-                        "im2col takes {} offsets for {} dimensions, not {}",
-                        coords.len() - 2,
-                        coords.len(),
-                        off.len()
-                    ),
-                ));
-            }
-        }
+        // How many dimensions an .im2col copy takes and how many offsets go with them are the
+        // row's (PTX ISA 9.7.9.27.1.2), checked by `emit`.
+        let (tensor, dim) = self.tensor_operand(mn, map, coords, 1..=5)?;
         let mut i = Instruction::from_opcode("cp.async.bulk.tensor")
             .modifier(dim)
             .modifier(dst_space)

@@ -343,6 +343,10 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         (&[Isspacep], &[at(0, Fixed(Pred))]),
         (&[Slct], &[at(0, T0), at(1, T0), at(2, T0), at(3, T1)]),
         (&[Movmatrix], &[at(0, Fixed(B32)), at(1, Fixed(B32))]),
+        // PTX ISA 9.7.14.5.15/16: each matrix (or half of an m16n16 .b8 one) is one 32-bit
+        // register (ptxas 13.0 refuses 16- and 64-bit ones: "Arguments mismatch").
+        (&[Ldmatrix, LdmatrixB8], &[at(0, Fixed(B32))]),
+        (&[Stmatrix, StmatrixB8], &[at(1, Fixed(B32))]),
         // PTX ISA 9.7.9.12/9.7.13.7: the value has the instruction's type.
         (&[StAsync, StAsyncGlobal, RedAsync], &[at(1, T0)]),
         // PTX ISA 9.7.16.10.10: ctaMask is a 16-bit register (ptxas 13.0 refuses an immediate

@@ -464,6 +464,15 @@ const S_TENSORMAP_FENCE: &str = "9.7.13.4 fence.proxy.tensormap: the acquire for
 const S_MBAR_COUNT: &str =
     "9.7.13.15.14 mbarrier.arrive_drop: .noComplete and .expect_tx take the count operand";
 const S_IM2COL: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: .im2col modes take 3d, 4d or 5d tensors";
+const S_IM2COL_OFFSETS: &str = "9.7.9.27.1.2 cp.async.bulk.tensor: im2colOffsets holds .dim - 2 values (ptxas 13.0: \"Argument vector size mismatch\")";
+const S_BULK_SIZE: &str = "9.7.9.25.4.1-3 cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch: size is a multiple of 16 (ptxas 13.0: in 0..=1048560)";
+/// A bulk copy's byte count (PTX ISA 9.7.9.25.4: "a multiple of 16"; ptxas 13.0 bounds it by
+/// 2^20 - 16 and takes 0).
+const BULK_SIZE: Values = Values::Step {
+    lo: 0,
+    hi: 1_048_560,
+    step: 16,
+};
 const S_SCALE_VEC: &str = "9.7.16.10.9 tcgen05.mma: .scale_vec::1X with kind::mxf8f6f4, 2X with kind::mxf4, 2X or 4X with kind::mxf4nvf4";
 const S_TC_LANES: &str = "9.7.16.10.9 tcgen05.mma: disable-output-lane is 4 registers (cta_group::1) or 8 (cta_group::2)";
 const S_ST_ASYNC: &str =
@@ -858,6 +867,41 @@ pub static RULES: &[Rule] = &[
         Count::Fixed(4),
         S_STMATRIX,
     ),
+    // cp.async.bulk.tensor .im2col (PTX ISA 9.7.9.27.1.2): .dim - 2 offsets.
+    regs(
+        Form::TmaLoadIm2col,
+        3,
+        "im2colOffsets",
+        &["3d"],
+        None,
+        Count::Fixed(1),
+        S_IM2COL_OFFSETS,
+    ),
+    regs(
+        Form::TmaLoadIm2col,
+        3,
+        "im2colOffsets",
+        &["4d"],
+        None,
+        Count::Fixed(2),
+        S_IM2COL_OFFSETS,
+    ),
+    regs(
+        Form::TmaLoadIm2col,
+        3,
+        "im2colOffsets",
+        &["5d"],
+        None,
+        Count::Fixed(3),
+        S_IM2COL_OFFSETS,
+    ),
+    // The byte count of every non-tensor bulk copy (PTX ISA 9.7.9.25.4).
+    imm(Form::CpAsyncBulkG2S, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(Form::CpAsyncBulkS2G, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(Form::CpAsyncBulkS2S, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(Form::CpReduceBulk, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(Form::CpReduceBulkCluster, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(Form::CpAsyncBulkPrefetch, 1, "size", &[], BULK_SIZE, S_BULK_SIZE),
     // tcgen05.ld/st (PTX ISA 9.7.16.8.3/4): .num repetitions of the shape's registers.
     regs(
         Form::Tcgen05Ld,
