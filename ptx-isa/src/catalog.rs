@@ -931,6 +931,11 @@ fn example(
             k.mbarrier_arrive(s.into(), Addr::<spaces::Shared>::reg32(b))?;
             k.mbarrier_test_wait(None, p, Addr::<spaces::Shared>::reg32(b), WaitOn::State(s))
         }
+        MbarrierTestWaitParity => {
+            let (b, p) = (smem(m, k)?, k.pred());
+            let b = Addr::<spaces::Shared>::reg32(b);
+            k.mbarrier_test_wait(None, p, b, WaitOn::Parity(0u32.into()))
+        }
         MbarrierTryWait => {
             let b = smem(m, k)?;
             k.mbarrier_wait_parity(Addr::<spaces::Shared>::reg32(b), 0u32)

@@ -87,7 +87,7 @@ pub enum SpecialReg {
     GlobalTimer,
     /// `%dynamic_smem_size` (10.31; PTX 4.1).
     DynamicSmemSize,
-    /// `%total_smem_size` (10.30; PTX 8.1).
+    /// `%total_smem_size` (10.30).
     TotalSmemSize,
 }
 

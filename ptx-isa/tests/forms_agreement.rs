@@ -244,6 +244,73 @@ fn named_lines(log: &str) -> BTreeSet<usize> {
         .collect()
 }
 
+/// ptxas's verdicts on the items `pending` (lines or kernels), written together by `build`, which
+/// also gives the item of each text line: run until the rest assembles, rejecting the items whose
+/// lines ptxas names; an error at a line up to `header` (the module's `.version`/`.target`) rejects
+/// every item; a failure that names no item's line is judged item by item.
+fn ptxas_verdicts(
+    ptxas: &ptxas::Ptxas,
+    target: Target,
+    ok: &mut [bool],
+    mut pending: Vec<usize>,
+    header: usize,
+    build: &dyn Fn(&[usize]) -> (String, HashMap<usize, usize>),
+) {
+    while !pending.is_empty() {
+        let (t, at) = build(&pending);
+        let out = ptxas.assemble(&t, target, &[]).expect("ptxas runs");
+        if out.ok {
+            break;
+        }
+        let lines = named_lines(&out.log);
+        if lines.iter().any(|l| *l <= header) {
+            pending.drain(..).for_each(|k| ok[k] = false);
+            break;
+        }
+        let named: BTreeSet<usize> = lines.iter().filter_map(|n| at.get(n).copied()).collect();
+        if named.is_empty() {
+            // Nothing attributable: one item at a time.
+            for k in pending.drain(..) {
+                let (t, _) = build(&[k]);
+                ok[k] = ptxas.assemble(&t, target, &[]).expect("ptxas runs").ok;
+            }
+            break;
+        }
+        for k in &named {
+            ok[*k] = false;
+        }
+        pending.retain(|k| !named.contains(k));
+    }
+}
+
+/// `f` on every job, on up to 8 threads; the results in no particular order.
+fn in_parallel<J: Sync, R: Send>(jobs: &[J], f: &(dyn Fn(&J) -> Vec<R> + Sync)) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let next = &next;
+                sc.spawn(move || {
+                    let mut out = Vec::new();
+                    while let Some(j) =
+                        jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        out.extend(f(j));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
 /// Judges the variant lines of one (row, target): which ptxas accepts, which ptxkit accepts.
 fn judge(
     ptxas: &ptxas::Ptxas,
@@ -302,30 +369,7 @@ fn judge(
             }
         }
         // ptxas: run until the rest assembles.
-        let mut pending: Vec<usize> = chunk.to_vec();
-        while !pending.is_empty() {
-            let (t, at) = build(&pending);
-            let out = ptxas.assemble(&t, target, &[]).expect("ptxas runs");
-            if out.ok {
-                break;
-            }
-            let named: Vec<usize> = named_lines(&out.log)
-                .iter()
-                .filter_map(|n| at.get(n).copied())
-                .collect();
-            if named.is_empty() {
-                // Nothing attributable: one line at a time.
-                for k in pending.drain(..) {
-                    let (t, _) = build(&[k]);
-                    ptxas_ok[k] = ptxas.assemble(&t, target, &[]).expect("ptxas runs").ok;
-                }
-                break;
-            }
-            for k in &named {
-                ptxas_ok[*k] = false;
-            }
-            pending.retain(|k| !named.contains(k));
-        }
+        ptxas_verdicts(ptxas, target, &mut ptxas_ok, chunk.to_vec(), 0, &build);
     }
     ptxas_ok.into_iter().zip(ptxkit_ok).collect()
 }
@@ -375,49 +419,35 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             jobs.push((spec.form, t, text, line, lines, opcodes));
         }
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(2, 8);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let verdicts: Vec<Verdict> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (ptxas, jobs, next) = (&ptxas, &jobs, &next);
-                sc.spawn(move || {
-                    let mut out = Vec::new();
-                    loop {
-                        let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((form, t, text, line, lines, opcodes)) = jobs.get(j) else {
-                            break;
-                        };
-                        for ((ptxas_ok, ptxkit_ok), opcode) in judge(ptxas, text, *line, *t, lines)
-                            .into_iter()
-                            .zip(opcodes)
-                        {
-                            let op_only = opcode.split(' ').next().unwrap_or("");
-                            let mut parts = op_only.split('.');
-                            let head = parts.next().unwrap_or("");
-                            let mods: Vec<&str> = parts.collect();
-                            let family = family_of(head, &mods).map_or(head, |f| f.name);
-                            out.push(Verdict {
-                                row: form.spec().name,
-                                family: family.to_string(),
-                                target: *t,
-                                opcode: opcode.clone(),
-                                ptxas_ok,
-                                ptxkit_ok,
-                            });
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
+    let judge_job = |(form, t, text, line, lines, opcodes): &(
+        Form,
+        Target,
+        String,
+        usize,
+        Vec<String>,
+        Vec<String>,
+    )| {
+        judge(&ptxas, text, *line, *t, lines)
             .into_iter()
-            .flat_map(|h| h.join().unwrap())
+            .zip(opcodes)
+            .map(|((ptxas_ok, ptxkit_ok), opcode)| {
+                let op_only = opcode.split(' ').next().unwrap_or("");
+                let mut parts = op_only.split('.');
+                let head = parts.next().unwrap_or("");
+                let mods: Vec<&str> = parts.collect();
+                let family = family_of(head, &mods).map_or(head, |f| f.name);
+                Verdict {
+                    row: form.spec().name,
+                    family: family.to_string(),
+                    target: *t,
+                    opcode: opcode.clone(),
+                    ptxas_ok,
+                    ptxkit_ok,
+                }
+            })
             .collect()
-    });
+    };
+    let verdicts: Vec<Verdict> = in_parallel(&jobs, &judge_job);
     // Per-family counts. A variant is judged with its row's catalog operands, so the same opcode
     // from two rows is two variants.
     let mut by_family: BTreeMap<String, Tally> = BTreeMap::new();
@@ -534,5 +564,208 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// One kernel of the version axis: its row and the catalog text with `.version` rewritten.
+struct Member {
+    row: &'static str,
+    family: &'static str,
+    /// The module-scope lines between the header and the kernel (`.shared` variables).
+    preamble: String,
+    /// The kernel, from its `.entry` line to the end.
+    kernel: String,
+}
+
+/// The version just below `v` in `PtxVersion::all()`, or 6.5 below 7.0.
+fn below(v: ptx_isa::PtxVersion) -> ptx_isa::PtxVersion {
+    ptx_isa::PtxVersion::all()
+        .take_while(|x| *x < v)
+        .last()
+        .unwrap_or(ptx_isa::target::v(6, 5))
+}
+
+/// Judges `members` written together for `target` at `version` (one module, one kernel each):
+/// which kernels ptxas accepts, which ptxkit accepts. An error outside every kernel (the header)
+/// rejects them all; ptxas is run again without the kernels it named until the rest assembles, and
+/// a failure that names no line is judged kernel by kernel.
+fn judge_kernels(
+    ptxas: &ptxas::Ptxas,
+    target: Target,
+    version: ptx_isa::PtxVersion,
+    members: &[&Member],
+) -> Vec<(bool, bool)> {
+    // The text of the kernels `idx`, and the line range (1-based, inclusive) of each.
+    let build = |idx: &[usize]| -> (String, Vec<(usize, usize, usize)>) {
+        let mut out = format!(".version {version}\n.target {target}\n.address_size 64\n\n");
+        let mut seen = BTreeSet::new();
+        for &k in idx {
+            for l in members[k].preamble.lines() {
+                if !l.trim().is_empty() && seen.insert(l.to_string()) {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+        }
+        let mut ranges = Vec::new();
+        for &k in idx {
+            let first = out.lines().count() + 1;
+            out.push_str(&members[k].kernel);
+            out.push('\n');
+            ranges.push((first, out.lines().count(), k));
+        }
+        (out, ranges)
+    };
+    let owner = |ranges: &[(usize, usize, usize)], line: usize| {
+        ranges
+            .iter()
+            .find(|(a, b, _)| (*a..=*b).contains(&line))
+            .map(|r| r.2)
+    };
+    let all: Vec<usize> = (0..members.len()).collect();
+    let mut ptxkit_ok = vec![true; members.len()];
+    let (text, ranges) = build(&all);
+    for d in check(&text, &Options::default()) {
+        if d.severity != Severity::Error {
+            continue;
+        }
+        match d.pos.and_then(|p| owner(&ranges, p.line as usize)) {
+            Some(k) => ptxkit_ok[k] = false,
+            None => ptxkit_ok.iter_mut().for_each(|x| *x = false),
+        }
+    }
+    let mut ptxas_ok = vec![true; members.len()];
+    let by_line = |idx: &[usize]| {
+        let (text, ranges) = build(idx);
+        let at = ranges
+            .iter()
+            .flat_map(|&(a, b, k)| (a..=b).map(move |l| (l, k)))
+            .collect();
+        (text, at)
+    };
+    ptxas_verdicts(ptxas, target, &mut ptxas_ok, all, 3, &by_line);
+    ptxas_ok.into_iter().zip(ptxkit_ok).collect()
+}
+
+/// The version axis (issue 14, part 5: "each target and version"): every instruction row's
+/// catalog kernel on every target the row claims, at the kernel's own `.version` (the row's first
+/// version on that target, or later where the example needs more), at the newest version (9.0),
+/// and at the version just below the kernel's, which both must reject. ptxas and ptxkit must agree
+/// on each, and accept the first two. Kernels of one (target, version) are judged in one module.
+#[test]
+fn every_row_on_every_target_at_its_first_and_newest_version_and_below() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+    enum At {
+        First,
+        Newest,
+        Below,
+    }
+    // (target, version) -> kernels, with what each is.
+    let mut groups: BTreeMap<(Target, ptx_isa::PtxVersion), Vec<(Member, At)>> = BTreeMap::new();
+    for spec in Form::all() {
+        if spec.feature || spec.name.starts_with("directive.") {
+            continue;
+        }
+        for t in spec.targets.targets() {
+            let m = catalog::module(spec.form, t).unwrap();
+            let first = m.version().unwrap();
+            let text = m.to_ptx().unwrap();
+            let entry = text.find(".visible .entry").expect("a kernel");
+            let preamble: String = text[..entry]
+                .lines()
+                .filter(|l| {
+                    !l.starts_with("//")
+                        && !l.starts_with(".version")
+                        && !l.starts_with(".target")
+                        && !l.starts_with(".address_size")
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let kernel = text[entry..].trim_end().to_string();
+            let (head, rest) = spec.name.split_once('.').unwrap_or((spec.name, ""));
+            let mods: Vec<&str> = rest.split('.').collect();
+            let family = family_of(head, &mods).map_or(head, |f| f.name);
+            let family: &'static str = Box::leak(family.to_string().into_boxed_str());
+            for (v, at) in [
+                (first, At::First),
+                (ptx_isa::PtxVersion::MAX, At::Newest),
+                (below(first), At::Below),
+            ] {
+                if at == At::Newest && v == first {
+                    continue;
+                }
+                let member = Member {
+                    row: spec.name,
+                    family,
+                    preamble: preamble.clone(),
+                    kernel: kernel.clone(),
+                };
+                groups.entry((t, v)).or_default().push((member, at));
+            }
+        }
+    }
+    let jobs: Vec<_> = groups.iter().collect();
+    type Judged = (
+        &'static str,
+        &'static str,
+        Target,
+        ptx_isa::PtxVersion,
+        At,
+        bool,
+        bool,
+    );
+    let judge_group = |((t, v), members): &(&(Target, ptx_isa::PtxVersion), &Vec<(Member, At)>)| {
+        let refs: Vec<&Member> = members.iter().map(|(m, _)| m).collect();
+        judge_kernels(&ptxas, *t, *v, &refs)
+            .into_iter()
+            .zip(members.iter())
+            .map(|((a, k), (m, at))| (m.row, m.family, *t, *v, *at, a, k))
+            .collect::<Vec<Judged>>()
+    };
+    let verdicts: Vec<Judged> = in_parallel(&jobs, &judge_group);
+    // Per family: kernels judged at each kind of version, and the failures.
+    let mut by_family: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for &(row, family, t, v, at, ptxas_ok, ptxkit_ok) in &verdicts {
+        by_family.entry(family).or_default()[at as usize] += 1;
+        let want = at != At::Below;
+        if ptxas_ok != ptxkit_ok || ptxas_ok != want {
+            failures.push(format!(
+                "{row} on {t} at .version {v} ({at:?}): ptxas {}, ptxkit {}",
+                if ptxas_ok { "accepts" } else { "rejects" },
+                if ptxkit_ok { "accepts" } else { "rejects" },
+            ));
+        }
+    }
+    eprintln!(
+        "version axis with {}: {} kernels in {} modules (target x version)",
+        ptxas.version(),
+        verdicts.len(),
+        jobs.len()
+    );
+    eprintln!(
+        "  {:<34} {:>8} {:>8} {:>8}",
+        "family", "first", "9.0", "below"
+    );
+    let mut total = [0usize; 3];
+    for (family, n) in &by_family {
+        eprintln!("  {family:<34} {:>8} {:>8} {:>8}", n[0], n[1], n[2]);
+        for k in 0..3 {
+            total[k] += n[k];
+        }
+    }
+    eprintln!(
+        "  {:<34} {:>8} {:>8} {:>8}",
+        "total", total[0], total[1], total[2]
+    );
+    failures.sort();
+    assert!(
+        failures.is_empty(),
+        "{} kernels where ptxas and ptxkit disagree or accept below the first version:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }

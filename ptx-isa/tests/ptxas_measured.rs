@@ -211,7 +211,7 @@ const REFUSED: &[(&str, &str, ErrorKind, u32, &str)] = &[
         "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%r0], 256, [%r1+2048];",
         ErrorKind::OperandType,
         15,
-        "the global source `%r0` is a 32-bit register; ptxas 13.0 on sm_120a needs a 64-bit one",
+        "`%r0` is a 32-bit register; ptxas 13.0 on sm_120a needs a 64-bit address",
     ),
     (
         "sm_100a",

@@ -49,6 +49,12 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
         "satfinite",
         Form::CvtSatfinite,
     ),
+    // PTX ISA 9.7.13.15.16: `mbarrier.test_wait.parity` is PTX 7.1.
+    (
+        &[Form::MbarrierTestWait],
+        "parity",
+        Form::MbarrierTestWaitParity,
+    ),
     // PTX ISA 9.7.9.20: `cvta.param` is PTX 7.7.
     (&[Form::Cvta], "param", Form::CvtaParam),
     // PTX ISA 9.7.9.25.4.1: `.multicast::cluster` (PTX 8.0, sm_90).

@@ -189,6 +189,21 @@ pub enum Check {
         /// The legal numbers.
         values: Values,
     },
+    /// With a `.vN` modifier written, the data operand may be one register where the manual writes
+    /// a vector of N: ptxas 13.0 takes it, and the validator warns instead of refusing
+    /// (`st.async.v2`, `sust.v4`). Read by the validator, which knows the operands.
+    OneForVector,
+    /// On targets of `sm`, the address operand at `operand` is a 64-bit register when every
+    /// modifier of `when` is written (ptxas 13.0 on sm_120 refuses a 32-bit global source of
+    /// `cp.async.bulk.shared::cluster.global`). Read by the validator, which knows the registers.
+    Address64On {
+        /// The operand's position.
+        operand: usize,
+        /// Modifiers that select this rule (empty: always).
+        when: &'static [&'static str],
+        /// The SM number (`120`: sm_120 and sm_120a).
+        sm: u32,
+    },
     /// An immediate operand (a register there is not checked), when every modifier of `when` is
     /// written.
     Immediate {
@@ -895,13 +910,51 @@ pub static RULES: &[Rule] = &[
         Count::Fixed(3),
         S_IM2COL_OFFSETS,
     ),
+    // PTX ISA 9.7.9.12 gives `st.async.vN` a vector of N, 9.7.11.2 `sust.vN`; ptxas 13.0 accepts
+    // one register there (sm_90 to sm_120a).
+    Rule {
+        form: Form::StAsync,
+        check: Check::OneForVector,
+        section: "9.7.9.12 st.async: .v2/.v4 write a vector (ptxas 13.0 takes one register)",
+    },
+    Rule {
+        form: Form::Sust,
+        check: Check::OneForVector,
+        section: "9.7.11.2 sust: .v2/.v4 write a vector (ptxas 13.0 takes one register)",
+    },
+    // PTX ISA 9.7.9.25.4.1 writes a global address, 64-bit under `.address_size 64`; ptxas 13.0
+    // refuses a 32-bit register there on sm_120 and sm_120a ("Arguments mismatch for instruction
+    // 'mov'"), where sm_90 and sm_100a take it.
+    Rule {
+        form: Form::CpAsyncBulkG2S,
+        check: Check::Address64On {
+            operand: 1,
+            when: &["shared::cluster"],
+            sm: 120,
+        },
+        section: "9.7.9.25.4.1 cp.async.bulk: the global source is a 64-bit address (ptxas 13.0 on sm_120)",
+    },
     // The byte count of every non-tensor bulk copy (PTX ISA 9.7.9.25.4).
     imm(Form::CpAsyncBulkG2S, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
     imm(Form::CpAsyncBulkS2G, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
     imm(Form::CpAsyncBulkS2S, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
     imm(Form::CpReduceBulk, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
-    imm(Form::CpReduceBulkCluster, 2, "size", &[], BULK_SIZE, S_BULK_SIZE),
-    imm(Form::CpAsyncBulkPrefetch, 1, "size", &[], BULK_SIZE, S_BULK_SIZE),
+    imm(
+        Form::CpReduceBulkCluster,
+        2,
+        "size",
+        &[],
+        BULK_SIZE,
+        S_BULK_SIZE,
+    ),
+    imm(
+        Form::CpAsyncBulkPrefetch,
+        1,
+        "size",
+        &[],
+        BULK_SIZE,
+        S_BULK_SIZE,
+    ),
     // tcgen05.ld/st (PTX ISA 9.7.16.8.3/4): .num repetitions of the shape's registers.
     regs(
         Form::Tcgen05Ld,
@@ -1635,7 +1688,10 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
-            Check::OperandWith { .. } | Check::Video(_) => {}
+            Check::OperandWith { .. }
+            | Check::Video(_)
+            | Check::OneForVector
+            | Check::Address64On { .. } => {}
             Check::SinkWith { operand, modifier } => {
                 if has(modifier) && !matches!(i.operands.get(operand), Some(Operand::Sink)) {
                     return Err(Violation {
@@ -1986,7 +2042,19 @@ mod tests {
                         r.form
                     );
                 }
-                Check::TensorRank | Check::CvtRounding | Check::CvtFtz | Check::Video(_) => {}
+                Check::TensorRank
+                | Check::CvtRounding
+                | Check::CvtFtz
+                | Check::Video(_)
+                | Check::OneForVector => {}
+                Check::Address64On { operand, when, .. } => {
+                    assert!(
+                        operand < p.operands().len(),
+                        "{:?}: operand {operand}",
+                        r.form
+                    );
+                    assert!(when.iter().all(|w| known(w)), "{:?}: {when:?}", r.form);
+                }
                 Check::SinkWith { operand, modifier } => {
                     assert!(known(modifier), "{:?}: no .{modifier}", r.form);
                     assert!(

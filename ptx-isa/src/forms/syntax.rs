@@ -5,6 +5,8 @@
 //! A `*` inside a modifier stands for a decimal number (`m64n*k16`, `x*`); the builder checks the
 //! number's range.
 //! In the operands, each comma-separated name is one operand and a trailing `{, x}` group is optional.
+//! An operand written `[a]` is an address, `a` a value; `a/[a]` takes either (tcgen05.mma's `a`: a
+//! descriptor or a tensor-memory address, PTX ISA 9.7.16.10.9). `d|p` is one operand, a pair.
 //! The same patterns document the forms, let tests check that the builder writes what the table says,
 //! and let the validator recognise parsed instructions.
 
@@ -48,9 +50,29 @@ pub struct OperandSlot {
 }
 
 impl OperandSlot {
-    /// True when the pattern writes the operand in brackets: it takes an address.
+    /// The kinds the slot takes, as written: `a/[a]` gives `a` and `[a]`.
+    pub fn kinds(&self) -> Vec<&str> {
+        self.name.split('/').collect()
+    }
+
+    /// True when the slot takes a pair `d|p` (written `d|p` or `d{|p}`).
+    pub fn takes_pair(&self) -> bool {
+        self.kinds().iter().any(|k| k.contains('|'))
+    }
+
+    /// True when the slot takes an address (one of its kinds is written in brackets).
+    pub fn takes_address(&self) -> bool {
+        self.kinds().iter().any(|k| k.starts_with('['))
+    }
+
+    /// True when the slot takes a value (one of its kinds is written without brackets).
+    pub fn takes_value(&self) -> bool {
+        self.kinds().iter().any(|k| !k.starts_with('['))
+    }
+
+    /// True when the slot takes an address and nothing else.
     pub fn is_address(&self) -> bool {
-        self.name.starts_with('[')
+        self.takes_address() && !self.takes_value()
     }
 }
 
@@ -661,6 +683,18 @@ fn operand_slots(ops: &str) -> Result<Vec<OperandSlot>, PatternError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operand_kinds() {
+        let p = Pattern::parse("x.y [d], a/[a], p{|q}, [dst]/dst").unwrap();
+        let o = p.operands();
+        assert!(o[0].is_address() && !o[0].takes_value());
+        assert!(o[1].takes_address() && o[1].takes_value() && !o[1].is_address());
+        assert_eq!(o[1].kinds(), ["a", "[a]"]);
+        assert!(!o[1].takes_pair() && o[2].takes_pair());
+        assert!(!o[2].takes_address());
+        assert!(o[3].takes_address() && o[3].takes_value());
+    }
 
     #[test]
     fn opcode_patterns_match() {

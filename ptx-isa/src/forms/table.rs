@@ -166,7 +166,9 @@ forms! {
     MovB128: "mov.b128", "mov.b128 d, a", ptx (8, 3), ALL, "9.7.9.1 Data Movement and Conversion Instructions: mov";
     MovSreg: "mov.sreg", "mov.{u32|u64} d, sreg", ptx (1, 0), ALL, "10 Special Registers (read with mov)";
     MovSregCluster: "mov.sreg.cluster", "mov.{u32|pred} d, sreg", ptx (7, 8), SM90, "10.11-10.17 Special Registers: %is_explicit_cluster ... %cluster_nctarank";
-    MovSregTotalSmem: "mov.sreg.total_smem_size", "mov.u32 d, sreg", ptx (8, 1), ALL, "10.30 Special Registers: %total_smem_size";
+    // ptxas 13.0 takes `%total_smem_size` at .version 6.5 on sm_80 (PTX ISA 10.30 redefined it in
+    // 8.1; it is older): the row is gated by the target's first version.
+    MovSregTotalSmem: "mov.sreg.total_smem_size", "mov.u32 d, sreg", ptx (7, 0), ALL, "10.30 Special Registers: %total_smem_size";
     Prmt: "prmt", "prmt.b32{.f4e|.b4e|.rc8|.ecl|.ecr|.rc16} d, a, b, c", ptx (2, 0), ALL, "9.7.9.7 Data Movement and Conversion Instructions: prmt";
     ShflSync: "shfl.sync", "shfl.sync.{up|down|bfly|idx}.b32 d{|p}, a, b, c, membermask", ptx (6, 0), ALL, "9.7.9.6 Data Movement and Conversion Instructions: shfl.sync";
     Ld: "ld", "ld{.weak|.volatile}{.const|.global|.local|.param|.shared|.shared::cta|.shared::cluster}{.ca|.cg|.cs|.lu|.cv}{.L1::evict_normal|.L1::evict_unchanged|.L1::evict_first|.L1::evict_last|.L1::no_allocate}{.L2::cache_hint}{.L2::64B|.L2::128B|.L2::256B}{.v2|.v4}.{b8|b16|b32|b64|b128|u8|u16|u32|u64|s8|s16|s32|s64|f32|f64} d, [a]{, policy}", ptx (1, 0), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld";
@@ -197,6 +199,7 @@ forms! {
     MemPrefetchSize: "mem.L2::prefetch_size", "ld.global.L2::128B.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::prefetch_size)", feature;
     MemScopeCluster: "mem.scope.cluster", "ld.relaxed.cluster.global.u32 d, [a]", ptx (7, 8), SM90, "8.5 Memory Consistency Model: Scope (.cluster)", feature;
     MemSharedCluster: "mem.shared::cluster", "ld.shared::cluster.u32 d, [a]", ptx (7, 8), SM90, "5.1.5 State Spaces: Shared State Space (.shared::cluster)", feature;
+    MbarrierTestWaitParity: "mbarrier.test_wait.parity", "mbarrier.test_wait.parity.shared.b64 done, [addr], phase", ptx (7, 1), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait (.parity)", feature;
     MemSharedCta: "mem.shared::cta", "ld.shared::cta.u32 d, [a]", ptx (7, 8), ALL, "5.1.5 State Spaces: Shared State Space (.shared::cta; ptxas: \"Feature '::cta' requires PTX ISA .version 7.8\")", feature;
     MemB128: "mem.b128", "ld.global.b128 d, [a]", ptx (8, 3), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.b128)", feature;
     Cvt: "cvt", "cvt{.rni|.rzi|.rmi|.rpi|.rn|.rz|.rm|.rp}{.ftz}{.sat}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64} d, a", ptx (1, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
@@ -276,7 +279,9 @@ forms! {
     MbarrierExpectTx: "mbarrier.expect_tx", "mbarrier.expect_tx{.relaxed}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 [addr], tx", ptx (8, 0), SM90, "9.7.13.15.11 Parallel Synchronization and Communication Instructions: mbarrier.expect_tx";
     MbarrierCompleteTx: "mbarrier.complete_tx", "mbarrier.complete_tx{.relaxed}{.cta|.cluster}{.shared|.shared::cta|.shared::cluster}.b64 [addr], tx", ptx (8, 0), SM90, "9.7.13.15.12 Parallel Synchronization and Communication Instructions: mbarrier.complete_tx";
     CpAsyncMbarrierArrive: "cp.async.mbarrier.arrive", "cp.async.mbarrier.arrive{.noinc}{.shared|.shared::cta}.b64 [addr]", ptx (7, 0), ALL, "9.7.13.15.15 Parallel Synchronization and Communication Instructions: cp.async.mbarrier.arrive";
-    MbarrierTestWait: "mbarrier.test_wait", "mbarrier.test_wait{.parity}{.acquire}{.cta|.cluster}{.shared|.shared::cta}.b64 done, [addr], state", ptx (7, 1), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait";
+    // PTX ISA 9.7.13.15.16: mbarrier.test_wait is PTX 7.0, its `.parity` form 7.1 (the feature row
+    // `mbarrier.test_wait.parity`; ptxas 13.0 takes the state form at 7.0 on sm_80).
+    MbarrierTestWait: "mbarrier.test_wait", "mbarrier.test_wait{.parity}{.acquire}{.cta|.cluster}{.shared|.shared::cta}.b64 done, [addr], state", ptx (7, 0), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait";
     MbarrierTryWait: "mbarrier.try_wait", "mbarrier.try_wait{.parity}{.acquire}{.cta|.cluster}{.shared|.shared::cta}.b64 done, [addr], state{, suspend_hint}", ptx (7, 8), SM90, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.try_wait";
     MbarrierPendingCount: "mbarrier.pending_count", "mbarrier.pending_count.b64 count, state", ptx (7, 0), ALL, "9.7.13.15.17 Parallel Synchronization and Communication Instructions: mbarrier.pending_count";
     FenceMbarrierInit: "fence.mbarrier_init", "fence.mbarrier_init.release.cluster", ptx (8, 0), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.mbarrier_init)";
@@ -320,8 +325,10 @@ forms! {
     CpAsyncBulkWait: "cp.async.bulk.wait_group", "cp.async.bulk.wait_group{.read} n", ptx (8, 0), SM90, "9.7.9.25.4.5 Data Movement and Conversion Instructions: cp.async.bulk.wait_group";
     CpAsyncBulkPrefetch: "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [src], size{, policy}", ptx (8, 0), SM90, "9.7.9.25.4.3 Data Movement and Conversion Instructions: cp.async.bulk.prefetch";
     BulkMulticast: "cp.async.bulk.multicast", "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar], mask", ptx (8, 0), SM90, "9.7.9.25.4.1 Data Movement and Conversion Instructions: cp.async.bulk (.multicast::cluster)", feature;
-    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.{shared::cluster|shared::cta}.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
-    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.{shared::cluster|shared::cta}.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst], [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    // PTX ISA 9.7.9.27.1.2 writes the destination `[dstMem]`; ptxas 13.0 also takes a bare register
+    // there (sm_90a to sm_120a), so the slot of both tensor-load rows takes either kind: `[dst]/dst`.
+    TmaLoad: "cp.async.bulk.tensor.tile", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.{shared::cluster|shared::cta}.global{.tile}.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst]/dst, [tmap, coords], [mbar]{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
+    TmaLoadIm2col: "cp.async.bulk.tensor.im2col", "cp.async.bulk.tensor.{3d|4d|5d}.{shared::cluster|shared::cta}.global.im2col.mbarrier::complete_tx::bytes{.multicast::cluster}{.cta_group::1|.cta_group::2}{.L2::cache_hint} [dst]/dst, [tmap, coords], [mbar], offsets{, mask}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaStore: "cp.async.bulk.tensor.store", "cp.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor";
     TmaReduce: "cp.reduce.async.bulk.tensor", "cp.reduce.async.bulk.tensor.{1d|2d|3d|4d|5d}.global.shared::cta.{add|min|max|inc|dec|and|or|xor}{.tile|.im2col_no_offs}.bulk_group{.L2::cache_hint} [tmap, coords], [src]{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.3 Data Movement and Conversion Instructions: cp.reduce.async.bulk.tensor";
     TmaPrefetch: "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.{1d|2d|3d|4d|5d}.L2.global{.tile|.im2col}{.L2::cache_hint} [tmap, coords]{, offsets}{, policy}", ptx (8, 0), SM90, "9.7.9.27.1.4 Data Movement and Conversion Instructions: cp.async.bulk.prefetch.tensor";
@@ -329,7 +336,7 @@ forms! {
     TmaSharedCta: "cp.async.bulk.shared::cta", "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [dst], [tmap, coords], [mbar]", ptx (8, 6), SM90, "9.7.9.27.1.2 Data Movement and Conversion Instructions: cp.async.bulk.tensor (.shared::cta destination)", feature;
     // PTX ISA 9.7.16.10.9: a block-scaled tcgen05.mma without `.scale_vec` is `.block32` (PTX 8.8;
     // ptxas 13.0: "Feature '.block32' requires PTX ISA .version 8.8 or later").
-    Tcgen05BlockScaleDefault: "tcgen05.mma.block_scale.default", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], a, b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 8), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling, no .scale_vec)", feature;
+    Tcgen05BlockScaleDefault: "tcgen05.mma.block_scale.default", "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], a/[a], b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 8), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling, no .scale_vec)", feature;
     PrefetchTensormap: "prefetch.tensormap", "prefetch{.const|.param}.tensormap [a]", ptx (8, 0), SM90, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu (.tensormap)";
 
     // ---- tensor-map updates in memory (sm_90a and later arch-specific targets) ------------------------
@@ -363,9 +370,11 @@ forms! {
     Tcgen05WaitSt: "tcgen05.wait::st", "tcgen05.wait::st.sync.aligned", ptx (8, 6), SM100A, "9.7.16.8.5 TensorCore 5th Generation Family Instructions: tcgen05.wait";
     Tcgen05Cp: "tcgen05.cp", "tcgen05.cp.{cta_group::1|cta_group::2}.{128x256b|4x256b|128x128b|64x128b.warpx2::02_13|64x128b.warpx2::01_23|32x128b.warpx4}{.b8x16.b6x16_p32|.b8x16.b4x16_p64} [taddr], s_desc", ptx (8, 6), SM100A, "9.7.16.8.1 TensorCore 5th Generation Family Instructions: tcgen05.cp";
     Tcgen05Shift: "tcgen05.shift", "tcgen05.shift.{cta_group::1|cta_group::2}.down [taddr]", ptx (8, 6), SM100A, "9.7.16.8.2 TensorCore 5th Generation Family Instructions: tcgen05.shift";
-    Tcgen05Mma: "tcgen05.mma", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma";
-    Tcgen05MmaWs: "tcgen05.mma.ws", "tcgen05.mma.ws.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws";
-    Tcgen05MmaBlockScale: "tcgen05.mma.block_scale", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::mxf8f6f4|kind::mxf4|kind::mxf4nvf4}.block_scale{.scale_vec::1X|.scale_vec::2X|.scale_vec::4X} [d], a, b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling)";
+    // PTX ISA 9.7.16.10.9: tcgen05.mma's `a` is a matrix descriptor or a tensor-memory address
+    // `[a-tmem]`: the slot takes either kind (`a/[a]`), in every tcgen05.mma row.
+    Tcgen05Mma: "tcgen05.mma", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a/[a], b, idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma";
+    Tcgen05MmaWs: "tcgen05.mma.ws", "tcgen05.mma.ws.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a/[a], b, idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws";
+    Tcgen05MmaBlockScale: "tcgen05.mma.block_scale", "tcgen05.mma.{cta_group::1|cta_group::2}.{kind::mxf8f6f4|kind::mxf4|kind::mxf4nvf4}.block_scale{.scale_vec::1X|.scale_vec::2X|.scale_vec::4X} [d], a/[a], b, idesc, [scale_a], [scale_b], enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma (block scaling)";
     Tcgen05Commit: "tcgen05.commit", "tcgen05.commit.{cta_group::1|cta_group::2}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]{, ctaMask}", ptx (8, 6), SM100A, "9.7.16.10.10 TensorCore 5th Generation Family Instructions: tcgen05.commit";
     Tcgen05FenceBefore: "tcgen05.fence::before_thread_sync", "tcgen05.fence::before_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
     Tcgen05FenceAfter: "tcgen05.fence::after_thread_sync", "tcgen05.fence::after_thread_sync", ptx (8, 6), SM100A, "9.7.16.9.1 TensorCore 5th Generation Family Instructions: tcgen05.fence";
@@ -450,8 +459,8 @@ forms! {
     WgmmaSpF8: "wgmma.mma_async.sp.f8", "wgmma.mma_async.sp.sync.aligned.m64n*k64.{f32|f16}.{e4m3|e5m2}.{e4m3|e5m2} d, a, b, meta, sel, scale_d, imm_scale_a, imm_scale_b", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
     WgmmaSpI8: "wgmma.mma_async.sp.i8", "wgmma.mma_async.sp.sync.aligned.m64n*k64{.satfinite}.s32.{s8|u8}.{s8|u8} d, a, b, meta, sel, scale_d", ptx (8, 2), SM90A, "9.7.15.6.2 Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async.sp";
     // PTX ISA 9.7.16.10.9: tcgen05.mma on a sparse A, its metadata in tensor memory.
-    Tcgen05MmaSp: "tcgen05.mma.sp", "tcgen05.mma.sp.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, [meta], idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.sp";
-    Tcgen05MmaWsSp: "tcgen05.mma.ws.sp", "tcgen05.mma.ws.sp.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a, b, [meta], idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws.sp";
+    Tcgen05MmaSp: "tcgen05.mma.sp", "tcgen05.mma.sp.{cta_group::1|cta_group::2}.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a/[a], b, [meta], idesc{, disable_output_lane}, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.sp";
+    Tcgen05MmaWsSp: "tcgen05.mma.ws.sp", "tcgen05.mma.ws.sp.cta_group::1.{kind::f16|kind::tf32|kind::f8f6f4|kind::i8} [d], a/[a], b, [meta], idesc, enable_input_d", ptx (8, 6), SM100A, "9.7.16.10.9 TensorCore 5th Generation Family Instructions: tcgen05.mma.ws.sp";
     // PTX ISA 9.7.19.3: a performance-monitor event (0..=15) or a 16-bit mask of them.
     Pmevent: "pmevent", "pmevent a", ptx (1, 4), ALL, "9.7.19.3 Miscellaneous Instructions: pmevent";
     PmeventMask: "pmevent.mask", "pmevent.mask a", ptx (3, 0), ALL, "9.7.19.3 Miscellaneous Instructions: pmevent (.mask)";

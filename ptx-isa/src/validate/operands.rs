@@ -10,6 +10,7 @@ use super::{Ctx, SymbolKind, addr_base_name};
 use crate::error::ErrorKind;
 use crate::forms::Form;
 use crate::forms::operand_types::{self, Fit};
+use crate::forms::rules::{Check, rules_of};
 use crate::instr::{Imm, Instruction, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
@@ -380,11 +381,10 @@ impl Env<'_> {
                 pos,
                 format!("`{op}` moves a vector of {n}, not {}", v.len()),
             ),
-            // PTX ISA 9.7.9.12 gives `st.async.vN` a vector of N, 9.7.11.2 `sust.vN`; ptxas 13.0
-            // accepts one register there (sm_90 to sm_120a).
+            // The row says when one register stands for the vector (`Check::OneForVector`).
             (Some(n), Some(o))
                 if !matches!(o, Operand::Vector(_))
-                    && matches!(form, Form::StAsync | Form::Sust) =>
+                    && rules_of(form).any(|r| r.check == Check::OneForVector) =>
             {
                 cx.warning(
                     pos,
@@ -506,32 +506,35 @@ impl Env<'_> {
         }
     }
 
-    /// ptxas 13.0 refuses `cp.async.bulk.shared::cluster.global` whose global source is a 32-bit
-    /// register on sm_120 and sm_120a ("Arguments mismatch for instruction 'mov'"), where sm_90
-    /// and sm_100a take it; PTX ISA 9.7.9.25.4.1 writes a global address, 64-bit under
-    /// `.address_size 64`.
+    /// The address operands the row holds to 64-bit registers on some targets
+    /// ([`Check::Address64On`]: `cp.async.bulk`'s global source on sm_120).
     pub fn bulk_source(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-        let cluster = i.modifiers.iter().any(|m| m == "shared::cluster");
-        if form != Form::CpAsyncBulkG2S || !cluster || cx.target.is_none_or(|t| t.sm() != 120) {
-            return;
-        }
-        let Some(Operand::Addr(a)) = i.operands.get(1) else {
-            return;
-        };
-        let Some(name) = addr_base_name(&a.base) else {
-            return;
-        };
-        if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
-            let op = i.opcode();
-            let t = cx.target.map_or(String::new(), |t| t.to_string());
-            cx.error(
-                ErrorKind::OperandType,
-                pos,
-                format!(
-                    "`{op}`: the global source `{name}` is a 32-bit register; ptxas 13.0 on {t} needs a 64-bit one ({})",
-                    form.spec().name
-                ),
-            );
+        let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+        for r in rules_of(form) {
+            let Check::Address64On { operand, when, sm } = r.check else {
+                continue;
+            };
+            if !when.iter().all(|w| has(w)) || cx.target.is_none_or(|t| t.sm() != sm) {
+                continue;
+            }
+            let Some(Operand::Addr(a)) = i.operands.get(operand) else {
+                continue;
+            };
+            let Some(name) = addr_base_name(&a.base) else {
+                continue;
+            };
+            if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
+                let op = i.opcode();
+                let t = cx.target.map_or(String::new(), |t| t.to_string());
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!(
+                        "`{op}`: operand {operand} `{name}` is a 32-bit register; ptxas 13.0 on {t} needs a 64-bit address (PTX ISA {})",
+                        r.section
+                    ),
+                );
+            }
         }
     }
 
@@ -613,11 +616,9 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
         }
         let Some(slot) = slots.get(k) else { break };
         let name = &slot.name;
-        // ptxas 13.0 also takes a bare register for the destination of a tensor copy.
-        let lenient = k == 0 && matches!(form, Form::TmaLoad | Form::TmaLoadIm2col);
-        let want_addr = slot.is_address() && !lenient;
+        // The kinds the row's slot takes (`[a]`, `a`, or both: `a/[a]`).
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
-        if want_addr && !is_addr {
+        if !is_addr && !slot.takes_value() {
             cx.error(
                 ErrorKind::OperandKind,
                 pos,
@@ -626,10 +627,7 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
         }
         // The other direction: an address where the pattern names a value (`[meta]` of
         // tcgen05.mma.sp in the place of the dense form's `idesc`; ptxas: "Arguments mismatch").
-        // tcgen05.mma's `a` is a descriptor or a tensor-memory address `[ta]` (PTX ISA
-        // 9.7.16.10.9).
-        let either = name == "a" && pattern.mnemonic() == "tcgen05";
-        if !want_addr && !lenient && !either && is_addr {
+        if is_addr && !slot.takes_address() {
             cx.error(
                 ErrorKind::OperandKind,
                 pos,
@@ -642,7 +640,7 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
             o,
             Operand::Pair(..) | Operand::NamedPair(..) | Operand::SinkPair(_)
         );
-        if pair && !name.contains('|') {
+        if pair && !slot.takes_pair() {
             cx.error(
                 ErrorKind::OperandKind,
                 pos,

@@ -165,7 +165,11 @@ fn tensor_loads(t: &mut Tally, target: Target) {
                         k.tma_load(&o, d, &map, &c, b)
                     }
                 };
-                let w = if cta { "shared::cta" } else { "shared::cluster" };
+                let w = if cta {
+                    "shared::cta"
+                } else {
+                    "shared::cluster"
+                };
                 let line = format!(
                     "cp.async.bulk.tensor.{dims}d.{w}.global.tile.mbarrier::complete_tx::bytes{m} \
                      [%r1], {}, [%r2]{ops};",
@@ -178,8 +182,9 @@ fn tensor_loads(t: &mut Tally, target: Target) {
                     let map = TensorMapRef::Generic(k.reg::<ty::U64>());
                     let (d, b) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
                     let c = coords(k, dims);
-                    let off: Vec<Src<ty::U16>> =
-                        (0..offsets).map(|_| Src::from(k.reg::<ty::U16>())).collect();
+                    let off: Vec<Src<ty::U16>> = (0..offsets)
+                        .map(|_| Src::from(k.reg::<ty::U16>()))
+                        .collect();
                     let o = opts(k, mc, g, hint);
                     let (d, b) = (
                         Addr::<spaces::SharedCluster>::reg32(d),
@@ -229,13 +234,9 @@ fn tensor_stores(t: &mut Tally, target: Target) {
                             (None, true) => {
                                 k.tma_store(&map, &c, Addr::<spaces::SharedCluster>::reg32(s), h)
                             }
-                            (Some(op), false) => k.tma_reduce(
-                                op,
-                                &map,
-                                &c,
-                                Addr::<spaces::SharedCta>::reg32(s),
-                                h,
-                            ),
+                            (Some(op), false) => {
+                                k.tma_reduce(op, &map, &c, Addr::<spaces::SharedCta>::reg32(s), h)
+                            }
                             (Some(op), true) => k.tma_reduce(
                                 op,
                                 &map,

@@ -20,9 +20,15 @@ fn fences(t: &mut Tally, target: Target) {
     let spaces = [
         (None, ""),
         (Some(StateSpace::Global), ".global"),
-        (Some(StateSpace::Shared(SharedScope::Implicit)), ".shared::cta"),
+        (
+            Some(StateSpace::Shared(SharedScope::Implicit)),
+            ".shared::cta",
+        ),
         (Some(StateSpace::Shared(SharedScope::Cta)), ".shared::cta"),
-        (Some(StateSpace::Shared(SharedScope::Cluster)), ".shared::cluster"),
+        (
+            Some(StateSpace::Shared(SharedScope::Cluster)),
+            ".shared::cluster",
+        ),
         (Some(StateSpace::Local), ".local"),
         (Some(StateSpace::Const), ".const"),
         (Some(StateSpace::Param), ".param"),
@@ -134,7 +140,11 @@ fn control(t: &mut Tally, target: Target) {
                 k.nanosleep(r)
             }
         };
-        let line = if imm { "nanosleep.u32 1000;" } else { "nanosleep.u32 %r1;" };
+        let line = if imm {
+            "nanosleep.u32 1000;"
+        } else {
+            "nanosleep.u32 %r1;"
+        };
         t.judge_spelled(target, &write, line);
     }
 }

@@ -6,8 +6,11 @@ use super::warp::spelled_reg;
 use super::*;
 use ptx_isa::RegRef;
 
-const COUNTS: [(MatrixCount, usize); 3] =
-    [(MatrixCount::X1, 1), (MatrixCount::X2, 2), (MatrixCount::X4, 4)];
+const COUNTS: [(MatrixCount, usize); 3] = [
+    (MatrixCount::X1, 1),
+    (MatrixCount::X2, 2),
+    (MatrixCount::X4, 4),
+];
 
 /// `{%r<from>, ...}` in `T`'s registers (`n` of them).
 fn vec_of<T: ty::RegType>(from: usize, n: usize) -> Option<String> {

@@ -123,11 +123,7 @@ fn warp_methods_write_exactly_what_their_rows_allow() {
             let (d, a) = (k.reg::<ty::U32>(), k.pred());
             k.vote_ballot(d, a, u32::MAX)
         };
-        t.judge_spelled(
-            target,
-            &write,
-            "vote.sync.ballot.b32 %r1, %p1, 0xffffffff;",
-        );
+        t.judge_spelled(target, &write, "vote.sync.ballot.b32 %r1, %p1, 0xffffffff;");
         for sink in [false, true] {
             let write = |k: &mut FunctionBuilder| {
                 let (d, p) = (k.reg::<ty::U32>(), k.pred());
