@@ -219,6 +219,10 @@ fn video_operands(operands: &str) -> Vec<String> {
     out
 }
 
+/// One (row, target) of the generated set: the row, the target, the catalog kernel, the line of
+/// its instruction, the variant lines and their opcodes.
+type Job = (Form, Target, String, usize, Vec<String>, Vec<String>);
+
 /// One variant's verdicts.
 struct Verdict {
     row: &'static str,
@@ -244,6 +248,9 @@ fn named_lines(log: &str) -> BTreeSet<usize> {
         .collect()
 }
 
+/// Writes the items (lines or kernels) given into one module text, with the item of each line.
+type Build<'a> = dyn Fn(&[usize]) -> (String, HashMap<usize, usize>) + 'a;
+
 /// ptxas's verdicts on the items `pending` (lines or kernels), written together by `build`, which
 /// also gives the item of each text line: run until the rest assembles, rejecting the items whose
 /// lines ptxas names; an error at a line up to `header` (the module's `.version`/`.target`) rejects
@@ -254,7 +261,7 @@ fn ptxas_verdicts(
     ok: &mut [bool],
     mut pending: Vec<usize>,
     header: usize,
-    build: &dyn Fn(&[usize]) -> (String, HashMap<usize, usize>),
+    build: &Build,
 ) {
     while !pending.is_empty() {
         let (t, at) = build(&pending);
@@ -380,7 +387,7 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
         return;
     };
     // The jobs: (row, target, kernel, line, variant lines, opcodes).
-    let mut jobs = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     // `AGREE_ROWS=tex,suld` judges only the rows whose names start with one of those (while
     // writing rows); the list of known disagreements is then not compared.
     let only: Option<Vec<String>> = std::env::var("AGREE_ROWS")
@@ -419,14 +426,7 @@ fn ptxkit_accepts_exactly_what_ptxas_accepts() {
             jobs.push((spec.form, t, text, line, lines, opcodes));
         }
     }
-    let judge_job = |(form, t, text, line, lines, opcodes): &(
-        Form,
-        Target,
-        String,
-        usize,
-        Vec<String>,
-        Vec<String>,
-    )| {
+    let judge_job = |(form, t, text, line, lines, opcodes): &Job| {
         judge(&ptxas, text, *line, *t, lines)
             .into_iter()
             .zip(opcodes)

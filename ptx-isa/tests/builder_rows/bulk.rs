@@ -11,9 +11,13 @@ use ptx_isa::Src;
 
 const TARGETS: [Target; 4] = [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a];
 
+/// One choice of load options: multicast (its mask), `.cta_group`, cache hint; the modifiers they
+/// spell and the operands they add.
+type LoadOpts = (Option<u16>, Option<CtaGroup>, bool, String, String);
+
 /// `.multicast::cluster`, `.cta_group::N` and `.L2::cache_hint` options (each present or not) with
 /// their spelling and the operands they add (after the others: `ctaMask`, then `cache-policy`).
-fn load_opts() -> Vec<(Option<u16>, Option<CtaGroup>, bool, String, String)> {
+fn load_opts() -> Vec<LoadOpts> {
     let mut v = Vec::new();
     for mc in [None, Some(3u16)] {
         for g in [None, Some(CtaGroup::One), Some(CtaGroup::Two)] {
