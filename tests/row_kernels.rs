@@ -520,18 +520,23 @@ fn moments_refuse_what_they_cannot_merge() {
 /// bf16 rows in the vector form are kept as the loaded `.b32` words (no 16-bit register split
 /// out of them) and the norms' weight and bias are loaded an access at a time beside the
 /// output: ptxas 13.0 fits LayerNorm of 8192 columns at 256 threads x 32 in 64 registers
-/// (4 CTAs an SM; 80 before), its default (128 threads x 64, packed) in 96 (5 CTAs an SM;
-/// 156 before), and RMSNorm at 256 x 32 packed in 40 (64 before).
+/// (4 CTAs an SM; 80 before; the library's default there, the H200 sweep's best), 128 threads
+/// x 64 packed in 96 (5 CTAs an SM; 156 before), and RMSNorm at 256 x 32 packed in 40 (64
+/// before).
 #[test]
 fn bf16_norms_hold_words_in_few_registers() {
     use ptxkit::library::rows::RowHints;
     let ln = RowOp::LayerNorm { eps: 1e-5 };
     let rms = RowOp::RmsNorm { eps: 1e-6 };
     let base = RowConfig::for_cols(ScalarType::Bf16, 8192, true);
-    let default = RowConfig::for_op(ln, ScalarType::Bf16, 8192, true);
-    assert_eq!(default.to_string(), "1x128x64hp");
+    assert_eq!(RowConfig::for_op(ln, ScalarType::Bf16, 8192, true), base);
     let packed = base.with_hints(RowHints::Reuse).packed_form();
-    for (op, cfg, most) in [(ln, base, 64), (ln, default, 96), (rms, packed, 40)] {
+    let narrow = base
+        .rows_of(128, 128, 64)
+        .with_hints(RowHints::Reuse)
+        .packed_form();
+    assert_eq!(narrow.to_string(), "1x128x64hp");
+    for (op, cfg, most) in [(ln, base, 64), (ln, narrow, 96), (rms, packed, 40)] {
         let ptx = ptx_of(op, ScalarType::Bf16, cfg);
         assert!(!ptx.contains("mov.b32 {%h"), "{cfg}: split halves");
         assert!(
@@ -552,5 +557,48 @@ fn bf16_norms_hold_words_in_few_registers() {
             .unwrap();
         assert!(used <= most, "{} {cfg}: {used} registers", op.name());
         assert!(out.log.contains(" 0 bytes spill stores"), "{}", out.log);
+    }
+}
+
+/// [`RowConfig::for_op`] picks the H200 sweep's winners (`notes/session5-call4-h200-rows.log`)
+/// for the vector form, and leaves the scalar form and f16 at [`RowConfig::for_cols`].
+#[test]
+fn library_defaults_are_the_h200_sweeps_best() {
+    let (f32, bf16) = (ScalarType::F32, ScalarType::Bf16);
+    let ln = RowOp::LayerNorm { eps: 1e-5 };
+    let rms = RowOp::RmsNorm { eps: 1e-6 };
+    let res = RowOp::ResidualRmsNorm { eps: 1e-6 };
+    for (op, dtype, cols, want) in [
+        (RowOp::Softmax, f32, 8192, "L1x512x8H"),
+        (rms, f32, 8192, "L1x512x8H"),
+        (res, f32, 8192, "1x1024x8"),
+        (ln, f32, 8192, "1x1024x8"),
+        (RowOp::Softmax, bf16, 8192, "1x256x32"),
+        (rms, bf16, 8192, "1x512x16"),
+        (res, bf16, 8192, "1x1024x8"),
+        (ln, bf16, 8192, "1x256x32"),
+        (ln, f32, 1024, "1x128x8"),
+        (ln, bf16, 1024, "1x256x32/32"),
+        (ln, bf16, 65536, "L1x1024x8h"),
+        (ln, f32, 65536, "4x512x32"),
+    ] {
+        assert_eq!(
+            RowConfig::for_op(op, dtype, cols, true).to_string(),
+            want,
+            "{} {dtype} {cols}",
+            op.name()
+        );
+    }
+    for op in OPS {
+        for dtype in [f32, bf16] {
+            assert_eq!(
+                RowConfig::for_op(op, dtype, 8190, false),
+                RowConfig::for_cols(dtype, 8190, false)
+            );
+        }
+        assert_eq!(
+            RowConfig::for_op(op, ScalarType::F16, 8192, true),
+            RowConfig::for_cols(ScalarType::F16, 8192, true)
+        );
     }
 }

@@ -428,31 +428,56 @@ impl RowConfig {
 
     /// The library's configuration of `op` for rows of up to `cols` columns of `dtype`:
     /// [`RowConfig::for_cols`], but where the H200's sweep of every configuration
-    /// (`notes/rows-s5-h200-sweep.log`, 4096x8192 and 16384x8192 bf16) ranked another first at
-    /// both shapes:
-    /// - LayerNorm of bf16 rows of 4097 to 8192 columns (vector form): 128 threads a row,
-    ///   packed, with cache hints (`1x128x64hp`: 0.764 and 0.869 of the copy where the
-    ///   default `1x256x32` reached 0.720 and 0.836);
-    /// - residual RMSNorm of the same rows: 1024 threads of 8 values (`1x1024x8`: 0.948 and
-    ///   0.966 against 0.938 and 0.954).
+    /// (`notes/session5-call4-h200-rows.log`, every configuration's GB/s in
+    /// `notes/session5-call4-h200-rows-sweep.log`; fractions of the 1 GiB device copy) ranked
+    /// another first (at 8192 columns: at both 4096 and 16384 rows). The vector form only
+    /// (the sweep's):
+    /// - 4097 to 8192 columns, f32: softmax and RMSNorm looped at 512 threads of 8 values with
+    ///   hints, outputs streamed (`L1x512x8H`: softmax 0.934 and 0.997 where the default
+    ///   `1x256x32` reached 0.909 and 0.957; RMSNorm 0.927 and 0.989 against 0.921 and 0.957);
+    ///   residual RMSNorm and LayerNorm at 1024 threads of 8 (`1x1024x8`: 0.939 and 0.964
+    ///   against 0.936 and 0.959; LayerNorm 0.925 and 0.977 against 0.911 and 0.957, where
+    ///   `L1x512x8H` lost at 4096 rows);
+    /// - 4097 to 8192 columns, bf16: RMSNorm at 512 threads of 16 (`1x512x16`: 0.860 and
+    ///   0.967 against 0.838 and 0.934); residual RMSNorm at 1024 threads of 8 (`1x1024x8`:
+    ///   0.912 and 0.967; `L1x256x8` won at 4096 rows alone); LayerNorm keeps `1x256x32`
+    ///   (0.835 and 0.944, first at both);
+    /// - LayerNorm of 513 to 1024 columns (measured at 32768 x 1024): f32 at 128 threads of 8
+    ///   (`1x128x8`: 0.914 against 0.818 at `1x256x4`), bf16 a warp a row, 8 rows a
+    ///   256-thread CTA (`1x256x32/32`: 0.837 against 0.773 at `1x128x8`);
+    /// - LayerNorm of 32769 to 65536 bf16 columns (measured at 2048 x 65536): looped at 1024
+    ///   threads of 8 with hints (`L1x1024x8h`: 0.722 against 0.641 at the 8-CTA cluster
+    ///   `8x256x32`).
     ///
-    /// The other ops' defaults were within the sweep's run-to-run spread (about 1 %) of its
-    /// best there. The bench prints each case's default beside the sweep's best.
+    /// Softmax of bf16 rows kept its default (first at both shapes); f32 LayerNorm of 65536
+    /// columns too (`4x512x32`). The bench prints each case's default beside the sweep's best.
     pub fn for_op(op: RowOp, dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
         let base = RowConfig::for_cols(dtype, cols, vector);
+        if !vector {
+            return base;
+        }
         let vec = base.vec;
-        let wide_bf16_row = dtype == ScalarType::Bf16
-            && vector
-            && base.cluster == 1
-            && !base.looped
-            && (4097..=8192).contains(&cols);
+        let f32_rows = dtype == ScalarType::F32;
+        let bf16_rows = dtype == ScalarType::Bf16;
+        // One CTA a row holding `values(threads)` values a thread of each row.
+        let values = |row_threads: u32| cols.div_ceil(row_threads * vec) * vec;
+        let one_cta = |threads: u32| base.rows_of(threads, threads, values(threads));
+        let looped = |threads: u32, hints: RowHints| {
+            RowConfig::looped_with(dtype, vector, threads, 8).with_hints(hints)
+        };
+        let wide = (4097..=8192).contains(&cols);
+        let short = (513..=1024).contains(&cols);
         match op {
-            RowOp::LayerNorm { .. } if wide_bf16_row => base
-                .rows_of(128, 128, cols.div_ceil(128 * vec) * vec)
-                .with_hints(RowHints::Reuse)
-                .packed_form(),
-            RowOp::ResidualRmsNorm { .. } if wide_bf16_row => {
-                base.rows_of(1024, 1024, cols.div_ceil(1024 * vec) * vec)
+            RowOp::Softmax | RowOp::RmsNorm { .. } if wide && f32_rows => {
+                looped(512, RowHints::ReuseStreamOut)
+            }
+            RowOp::RmsNorm { .. } if wide && bf16_rows => one_cta(512),
+            RowOp::ResidualRmsNorm { .. } if wide && (f32_rows || bf16_rows) => one_cta(1024),
+            RowOp::LayerNorm { .. } if wide && f32_rows => one_cta(1024),
+            RowOp::LayerNorm { .. } if short && f32_rows => one_cta(128),
+            RowOp::LayerNorm { .. } if short && bf16_rows => base.rows_of(256, 32, values(32)),
+            RowOp::LayerNorm { .. } if bf16_rows && (32769..=65536).contains(&cols) => {
+                looped(1024, RowHints::Reuse)
             }
             _ => base,
         }
