@@ -165,9 +165,10 @@ fn debug_builds_assemble_and_list_their_wait_sites() {
 
 /// `AttentionConfig::for_problem` picks, for every problem, a configuration that is valid and
 /// among `AttentionConfig::all` (so the self-test checks it and the test above assembles it),
-/// batched and packed (`with_varlen`, O from registers); at head dim 128 the measured winners:
-/// 176-row key tiles on a persistent grid with TMA store without the mask, the overlap schedule
-/// up to 8k keys and 176-row tiles past it with it.
+/// batched and packed (`with_varlen`, O from registers); at head dim 128 the H200's winners
+/// (notes/session5-call3-h200.log), all with TMA store on one CTA per query tile: the overlap
+/// schedule with 176-row key tiles below 16k keys (with the mask 128-row ones up to 4k) and
+/// 192-row tiles with the ping-pong from 16k, causal or not.
 #[test]
 fn the_library_picks_a_checked_configuration_for_every_problem() {
     let all = AttentionConfig::all();
@@ -182,7 +183,7 @@ fn the_library_picks_a_checked_configuration_for_every_problem() {
     for dtype in [ScalarType::Bf16, ScalarType::F16] {
         for d in [64, 128, 256] {
             for causal in [false, true] {
-                for seqlen in [100, 4096, 8192, 8193, 16384] {
+                for seqlen in [100, 4096, 4097, 8192, 16383, 16384] {
                     let pick = AttentionConfig::for_problem(dtype, &shape(d, seqlen), causal);
                     for cfg in [pick, pick.with_varlen()] {
                         assert_eq!(cfg.validate(), Ok(()), "{}", cfg.name());
@@ -196,16 +197,35 @@ fn the_library_picks_a_checked_configuration_for_every_problem() {
     let pick = |causal, seqlen| {
         AttentionConfig::for_problem(ScalarType::Bf16, &shape(128, seqlen), causal)
     };
-    let d128 = pick(false, 8192);
+    let tiles = |cfg: AttentionConfig| {
+        (
+            cfg.block_n,
+            cfg.schedule,
+            cfg.persistent,
+            cfg.order,
+            cfg.tma_store,
+        )
+    };
+    let head_major = TileOrder::HeadMajor;
+    let overlap = Schedule::PingPongOverlap;
+    for seqlen in [4096, 8192, 16383] {
+        assert_eq!(
+            tiles(pick(false, seqlen)),
+            (176, overlap, false, head_major, true)
+        );
+    }
     assert_eq!(
-        (d128.block_n, d128.persistent, d128.order, d128.tma_store),
-        (176, true, TileOrder::HeadMajor, true)
+        tiles(pick(true, 4096)),
+        (128, overlap, false, head_major, true)
     );
-    assert_eq!(pick(true, 4096).schedule, Schedule::PingPongOverlap);
-    assert_eq!(pick(true, 8192).schedule, Schedule::PingPongOverlap);
-    let long = pick(true, 16384);
     assert_eq!(
-        (long.block_n, long.schedule, long.persistent, long.tma_store),
-        (176, Schedule::PingPong, false, true)
+        tiles(pick(true, 8192)),
+        (176, overlap, false, head_major, true)
     );
+    for causal in [false, true] {
+        assert_eq!(
+            tiles(pick(causal, 16384)),
+            (192, Schedule::PingPong, false, head_major, true)
+        );
+    }
 }

@@ -197,24 +197,30 @@ impl AttentionConfig {
         }
     }
 
-    /// The key length up to which [`AttentionConfig::for_problem`] gives the causal mask the
-    /// overlap schedule (past it, 176-row key tiles).
-    pub const CAUSAL_OVERLAP_MAX_SEQLEN_K: usize = 8192;
+    /// The key length up to which [`AttentionConfig::for_problem`] gives the causal mask at
+    /// head dim 128 the overlap schedule with 128-row key tiles (past it, 176-row ones).
+    pub const CAUSAL_OVERLAP_MAX_SEQLEN_K: usize = 4096;
+    /// The key length from which [`AttentionConfig::for_problem`] gives head dim 128, causal or
+    /// not, 192-row key tiles with the ping-pong schedule (below it, the overlap schedule).
+    pub const TILE_192_MIN_SEQLEN_K: usize = 16384;
 
     /// The configuration the library picks for a problem: what [`Attention`] users should
-    /// build for `shape` unless they time their own. From the H200 run of every
-    /// [`AttentionConfig::variants`] side by side (BENCHMARKS.md, 16k tokens per batch,
-    /// heads x d = 2048, TFLOP/s):
+    /// build for `shape` unless they time their own. At head dim 128 from session 5's GPU call
+    /// 3 on the H200 (notes/session5-call3-h200.log: every [`AttentionConfig::variants`] side
+    /// by side, medians of 3 timings, heads x d = 2048, TFLOP/s); at head dims 64 and 256 from
+    /// the H200 run before it (BENCHMARKS.md, 16k tokens per batch):
     ///
     /// - O stored by TMA ([`AttentionConfig::tma_store`]) wherever it was ahead of the
     ///   register store (d128 at every length, d256, the causal d64);
-    /// - head dim 128 without the mask: 176-row key tiles on a persistent grid (662, 690 and
-    ///   667 at 4k, 8k and 16k; 128-row tiles with TMA store 659, 678 and 623; FlashAttention-3's
-    ///   non-causal tile);
-    /// - head dim 128 with the mask: one CTA per query tile (the persistent grid lost 8 % to
-    ///   31 % there), the overlap schedule up to [`Self::CAUSAL_OVERLAP_MAX_SEQLEN_K`] keys
-    ///   (578 and 616 at 4k and 8k against the ping-pong's 571 and 612) and 176-row key tiles
-    ///   past it (653 at 16k against 635);
+    /// - head dim 128 without the mask: the overlap schedule with 176-row key tiles on one CTA
+    ///   per query tile (670, 699 and 693 at 4x4096, 2x8192 and 1x16384; the persistent grid's
+    ///   176-row tiles 662, 684 and 677) below [`Self::TILE_192_MIN_SEQLEN_K`] keys, and from
+    ///   there 192-row tiles with the ping-pong (701 at 16k);
+    /// - head dim 128 with the mask: one CTA per query tile, the overlap schedule with 128-row
+    ///   tiles up to [`Self::CAUSAL_OVERLAP_MAX_SEQLEN_K`] keys (580 at 4k against the
+    ///   ping-pong's 574), with 176-row tiles below [`Self::TILE_192_MIN_SEQLEN_K`] (630 at 8k
+    ///   against 609 with 128-row ones and 624 with the ping-pong's 176-row ones), and from there
+    ///   192-row tiles with the ping-pong (670 at 16k against the overlap's 664 with 176 rows);
     /// - head dim 64: one CTA per tile, O from registers without the mask (453 against 428 by
     ///   TMA), FlashAttention-3's L2 sections with TMA store with it (397 against 379);
     /// - head dim 256: L2 sections with TMA store without the mask (680 against 669), one CTA
@@ -224,12 +230,11 @@ impl AttentionConfig {
     pub fn for_problem(dtype: ScalarType, shape: &AttentionShape, causal: bool) -> AttentionConfig {
         let head_dim = u32::try_from(shape.head_dim).unwrap_or(u32::MAX);
         let tma = AttentionConfig::new(dtype, head_dim, causal).with_tma_store();
+        let overlap = tma.with_schedule(Schedule::PingPongOverlap);
         match (head_dim, causal) {
-            (128, false) => tma.with_persistent().with_tile(176, 2),
-            (128, true) if shape.seqlen_k <= Self::CAUSAL_OVERLAP_MAX_SEQLEN_K => {
-                tma.with_schedule(Schedule::PingPongOverlap)
-            }
-            (128, true) => tma.with_tile(176, 2),
+            (128, _) if shape.seqlen_k >= Self::TILE_192_MIN_SEQLEN_K => tma.with_tile(192, 2),
+            (128, true) if shape.seqlen_k <= Self::CAUSAL_OVERLAP_MAX_SEQLEN_K => overlap,
+            (128, _) => overlap.with_tile(176, 2),
             (64, false) => AttentionConfig::new(dtype, head_dim, causal),
             (64, true) | (256, false) => tma.with_order(TileOrder::L2Sections),
             _ => tma,
@@ -242,7 +247,8 @@ impl AttentionConfig {
         let mut out: Vec<AttentionConfig> = Vec::new();
         for seqlen_k in [
             Self::CAUSAL_OVERLAP_MAX_SEQLEN_K,
-            2 * Self::CAUSAL_OVERLAP_MAX_SEQLEN_K,
+            Self::TILE_192_MIN_SEQLEN_K - 1,
+            Self::TILE_192_MIN_SEQLEN_K,
         ] {
             let shape = AttentionShape {
                 batch: 1,
