@@ -9,10 +9,10 @@ mod support;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::{GemmConfig, GemmConfigError, OutScale, Scaling, build};
 
-/// [`GemmConfig::fp8_block`]'s configuration with the plain promotion
+/// [`GemmConfig::fp8_block_pipelined`]'s configuration with the plain promotion
 /// ([`GemmConfig::fp8_block_plain`]): the base the variants below are built from.
 fn plain(m: usize, n: usize, sms: u32, input: ScalarType, output: ScalarType) -> GemmConfig {
-    GemmConfig::fp8_block(m, n, sms, input, output).fp8_block_plain()
+    GemmConfig::fp8_block_pipelined(m, n, sms, input, output).fp8_block_plain()
 }
 
 /// The configurations the self-test and `benches/gemm_fp8_block.rs` build: the one each
@@ -41,7 +41,8 @@ fn block_configs() -> Vec<GemmConfig> {
     // The defaults (pipelined promotion, scales in the stages where M % 4 == 0), the sweep
     // around the large one, the quick configurations of the DeepSeek-V3 rows.
     let default = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
-    for (m, n) in shapes {
+    // The defaults of the DeepSeek-V3 rows with a 192-wide tile.
+    for (m, n) in shapes.into_iter().chain([(4096, 2112), (128, 24576)]) {
         configs.push(GemmConfig::fp8_block(m, n, 132, E4m3, Bf16));
     }
     configs.extend(default.fp8_block_sweep());
@@ -120,17 +121,42 @@ fn block_configurations_are_as_documented() {
         large.name(),
         "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128"
     );
-    // The default: the pipelined promotion with the scales in the stages (5 stages beside
-    // their slots), not where M is not a multiple of 4 (A's scale map's row pitch).
-    let default = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16);
+    // The default (notes/session5-call3-h200.log): the 128 x 256 tile with the scales in the
+    // stages (3 stages beside the C staging) for large M and N, 192 wide where 256 does not
+    // divide N; the pipelined promotion with the scales in the stages (5 stages beside their
+    // slots) where neither fits, without them where M is not a multiple of 4 (A's scale
+    // map's row pitch).
+    let name = |m, n| GemmConfig::fp8_block(m, n, 132, E4m3, Bf16).name();
+    let wide = "gemm_e4m3_bf16_128x256x128_s3_g16_tmastore_blk128_ss";
+    assert_eq!(name(8192, 8192), wide);
+    assert_eq!(name(4096, 4096), wide);
+    assert_eq!(name(4096, 24576), wide);
     assert_eq!(
-        default.name(),
+        name(4096, 2112),
+        "gemm_e4m3_bf16_128x192x128_s4_g16_tmastore_blk128_ss"
+    );
+    assert_eq!(
+        name(128, 24576),
+        "gemm_e4m3_bf16_128x192x128_s4_g16_tmastore_blk128_ss"
+    );
+    assert_eq!(
+        GemmConfig::fp8_block_pipelined(8192, 8192, 132, E4m3, Bf16).name(),
         "gemm_e4m3_bf16_128x128x128_s5_g16_tmastore_blk128_pp_ss"
+    );
+    let odd_m = GemmConfig::fp8_block(8191, 8192, 132, E4m3, Bf16);
+    assert_eq!(
+        (odd_m.bn, odd_m.pipelined_promotion, odd_m.smem_scales),
+        (128, true, false)
     );
     let odd_m = GemmConfig::fp8_block(333, 501, 132, E4m3, Bf16);
     assert!(odd_m.pipelined_promotion && !odd_m.smem_scales);
-    // A skinny M leaves SMs idle with 128-wide tiles: 64 wide.
-    assert_eq!(GemmConfig::fp8_block(64, 2112, 132, E4m3, Bf16).bn, 64);
+    // A skinny M leaves SMs idle with 128-wide tiles: 64 wide, pipelined, scales staged.
+    let skinny = GemmConfig::fp8_block(64, 2112, 132, E4m3, Bf16);
+    assert_eq!(
+        (skinny.bn, skinny.pipelined_promotion, skinny.smem_scales),
+        (64, true, true)
+    );
+    assert_eq!(GemmConfig::fp8_block(128, 7168, 132, E4m3, Bf16).bn, 64);
     for cfg in block_configs() {
         cfg.validate().unwrap();
         assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());

@@ -19,7 +19,7 @@ use crate::runtime::{DeviceTensor, E4m3 as HostE4m3};
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let sms = ctx.dev.attributes().sm_count;
     // The plain promotion (the variants below are built from it), and the default.
-    let block = |m, n, i, o| GemmConfig::fp8_block(m, n, sms, i, o).fp8_block_plain();
+    let block = |m, n, i, o| GemmConfig::fp8_block_pipelined(m, n, sms, i, o).fp8_block_plain();
     let default = |m, n, i, o| GemmConfig::fp8_block(m, n, sms, i, o);
     let large = block(8192, 8192, E4m3, Bf16);
     let pipelined = |cfg: GemmConfig| GemmConfig {
@@ -51,10 +51,13 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         .deepest()
     };
     let cases = [
-        // The default (pipelined promotion, scales in the stages; without them for M = 333),
-        // on edges, for DeepSeek-V3's decode shape (64 wide), and a large square.
+        // The defaults (GemmConfig::fp8_block): large M and N's 128 x 256 tile with the
+        // scales in the stages on edges and a large square, the 192-wide one of N = 2112,
+        // DeepSeek-V3's decode shape (64 wide, pipelined promotion, scales in the stages), and
+        // the pipelined promotion without them for M = 333.
         (default(8192, 8192, E4m3, Bf16), (300, 520, 400)),
         (default(8192, 8192, E4m3, Bf16), (4096, 4096, 4096)),
+        (default(4096, 2112, E4m3, Bf16), (260, 2112, 384)),
         (default(64, 2112, E4m3, Bf16), (64, 2112, 7168)),
         (default(333, 501, E4m3, Bf16), (333, 501, 160)),
         // The 192-wide tile: tiles whose first column starts a block of B's scales and tiles

@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn stage_scales_have_a_slot_per_stage() {
         use ptx_isa::ScalarType::{Bf16, E4m3};
-        let block = GemmConfig::fp8_block(8192, 8192, 132, E4m3, Bf16).fp8_block_plain();
+        let block = GemmConfig::fp8_block_pipelined(8192, 8192, 132, E4m3, Bf16).fp8_block_plain();
         assert!(block.smem_layout().unwrap().scales.is_none());
         let ss = GemmConfig {
             smem_scales: true,

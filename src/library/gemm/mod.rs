@@ -292,14 +292,51 @@ impl GemmConfig {
     }
 
     /// The block-scaled FP8 configuration ([`Scaling::Block`]) for a problem `m x n x k` with
-    /// `input` A and B (e4m3 or e5m2) and `output` C on a GPU with `sms` multiprocessors, the
-    /// fastest measured (H200, 8192³: 1241 TFLOP/s against 910 for the promotion neither
-    /// pipelined nor fed from the stages): the 128 x 128 tile (a consumer thread holds two
-    /// partials of 64 f32 and the promoted accumulator), 64 wide when 128-wide tiles would
-    /// leave SMs idle (fewer than 3/4 of a tile per SM), the pipelined promotion, the scales
-    /// brought with the stages where M is a multiple of 4 (A's scale map's row pitch), and as
-    /// many stages as shared memory holds (at most 6).
+    /// `input` A and B (e4m3 or e5m2) and `output` C on a GPU with `sms` multiprocessors, as
+    /// measured on the H200 (notes/session5-call3-h200.log: 8192³ 1313 TFLOP/s for the
+    /// 128 x 256 tile with the scales in the stages against 1290 for the 128 x 128 pipelined
+    /// one, 4096³ 1218 against 1158, and the DeepSeek-V3 rows): where M is a multiple of 4
+    /// (the scales can come with the stages) the widest of the 256- and 192-wide tiles that
+    /// divides N (no part-empty last column of tiles: 192 wins N = 2112) and still gives
+    /// about one tile or more to each SM (3/4 of a tile per SM), with the promotion not
+    /// pipelined and as many stages as fit (3 and 4 beside the TMA-store staging); else
+    /// [`GemmConfig::fp8_block_pipelined`] (skinny M and narrow N: the 64-wide tile).
     pub fn fp8_block(
+        m: usize,
+        n: usize,
+        sms: u32,
+        input: ScalarType,
+        output: ScalarType,
+    ) -> GemmConfig {
+        let pipelined = GemmConfig::fp8_block_pipelined(m, n, sms, input, output);
+        if !pipelined.smem_scales {
+            return pipelined;
+        }
+        let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
+        [256, 192]
+            .into_iter()
+            .filter(|&bn| n % bn == 0 && tiles(bn) * 4 >= sms as usize * 3)
+            .map(|bn| {
+                GemmConfig {
+                    bn: bn as u32,
+                    pipelined_promotion: false,
+                    ..pipelined
+                }
+                .deepest()
+            })
+            .find(|c| c.validate().is_ok())
+            .unwrap_or(pipelined)
+    }
+
+    /// The block-scaled FP8 configuration with the pipelined promotion for a problem
+    /// `m x n x k` (the [`GemmConfig::fp8_block`] default before the H200's call 3, and its
+    /// choice where the wide tiles do not fit the problem): the 128 x 128 tile (a consumer
+    /// thread holds two partials of 64 f32 and the promoted accumulator; H200, 8192³: 1290
+    /// TFLOP/s with the scales in the stages), 64 wide when 128-wide tiles would leave SMs
+    /// idle (fewer than 3/4 of a tile per SM: the fastest on DeepSeek-V3's M = 64 and 128
+    /// rows), the scales brought with the stages where M is a multiple of 4 (A's scale map's
+    /// row pitch), and as many stages as shared memory holds (at most 6).
+    pub fn fp8_block_pipelined(
         m: usize,
         n: usize,
         sms: u32,
@@ -342,7 +379,7 @@ impl GemmConfig {
     /// register epilogue with a sixth stage), 192 and 256 wide (either epilogue). `self` is
     /// not among them.
     pub fn fp8_block_sweep(&self) -> Vec<GemmConfig> {
-        let plain = self.fp8_block_plain();
+        let plain = GemmConfig { bn: 128, ..*self }.fp8_block_plain();
         let wide = |bn: u32, tma_store: bool, stages: u32| GemmConfig {
             bn,
             tma_store,
@@ -386,8 +423,9 @@ impl GemmConfig {
     }
 
     /// The few block-scaled configurations a benchmark times at shapes where the whole sweep
-    /// would take too long: `self`, its plain promotion ([`GemmConfig::fp8_block_plain`]),
-    /// and with the scales in the stages the 192- and 256-wide tiles (not pipelined).
+    /// would take too long: `self`, the pipelined promotion at most 128 wide (the scales in
+    /// the stages as in `self`), its plain promotion ([`GemmConfig::fp8_block_plain`]), and
+    /// with the scales in the stages the 192- and 256-wide tiles (not pipelined), each once.
     pub fn fp8_block_quick(&self) -> Vec<GemmConfig> {
         let ss = |bn: u32| {
             GemmConfig {
@@ -398,9 +436,18 @@ impl GemmConfig {
             }
             .deepest()
         };
-        let mut v = vec![*self, self.fp8_block_plain(), ss(192), ss(256)];
-        v.dedup();
-        v.retain(|c| c.validate().is_ok());
+        let narrow = GemmConfig {
+            bn: self.bn.min(128),
+            pipelined_promotion: true,
+            ..*self
+        }
+        .deepest();
+        let mut v: Vec<GemmConfig> = Vec::new();
+        for c in [*self, narrow, narrow.fp8_block_plain(), ss(192), ss(256)] {
+            if !v.contains(&c) && c.validate().is_ok() {
+                v.push(c);
+            }
+        }
         v
     }
 
@@ -642,8 +689,8 @@ pub fn fp8_module(target: Target) -> ptx_isa::Result<Module> {
 }
 
 /// The module of the block-scaled FP8 GEMM ([`Scaling::Block`], e4m3 in, bf16 out) in the
-/// configuration an 8192 x 8192 problem gets on a 132-SM H100 (128 x 128 x 128 tiles, the
-/// pipelined promotion with the scales in the stages, TMA-store epilogue): what `ptxkit dump
+/// configuration an 8192 x 8192 problem gets on a 132-SM H100 (128 x 256 x 128 tiles, the
+/// scales in the stages, 3 stages, TMA-store epilogue): what `ptxkit dump
 /// gemm_fp8_block` writes. sm_90a only.
 pub fn fp8_block_module(target: Target) -> ptx_isa::Result<Module> {
     let cfg = GemmConfig::fp8_block(8192, 8192, 132, ScalarType::E4m3, ScalarType::Bf16);

@@ -99,7 +99,7 @@ impl GemmConfig {
 impl GemmConfig {
     /// The grouped block-scaled FP8 configuration ([`super::Scaling::Block`]) for groups of about
     /// `m_per_group` rows, N = `n`, on a GPU with `sms` multiprocessors, 8-bit `input` A and B
-    /// and `output` C: [`GemmConfig::fp8_block`] for all groups' rows together (128 x 128 x 128
+    /// and `output` C: [`GemmConfig::fp8_block_pipelined`] for all groups' rows together (128 x 128 x 128
     /// tiles, 64 wide for few rows, as many stages as fit) with the pipelined promotion (the
     /// fastest at 8192³ on the H200, 985 against 899 TFLOP/s).
     pub fn grouped_fp8_block(
@@ -116,7 +116,7 @@ impl GemmConfig {
             grouping,
             pipelined_promotion: true,
             smem_scales: false,
-            ..GemmConfig::fp8_block(rows, n, sms, input, output)
+            ..GemmConfig::fp8_block_pipelined(rows, n, sms, input, output)
         }
         .deepest()
     }
