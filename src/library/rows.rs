@@ -427,30 +427,38 @@ impl RowConfig {
     }
 
     /// The library's configuration of `op` for rows of up to `cols` columns of `dtype`:
-    /// [`RowConfig::for_cols`], but where the H200's sweep of every configuration
-    /// (`notes/session5-call4-h200-rows.log`, every configuration's GB/s in
-    /// `notes/session5-call4-h200-rows-sweep.log`; fractions of the 1 GiB device copy) ranked
-    /// another first (at 8192 columns: at both 4096 and 16384 rows). The vector form only
-    /// (the sweep's):
+    /// [`RowConfig::for_cols`], but where the H200's sweeps of every configuration ranked
+    /// another first (fractions of the 1 GiB device copy unless GB/s are named). Session 5
+    /// call 4 (`notes/session5-call4-h200-rows.log`, every configuration in
+    /// `notes/session5-call4-h200-rows-sweep.log`) and session 6 calls 3 and 5
+    /// (`notes/session6-h200-rows-sweeps.log`, which also holds torch.compile's Triton launch
+    /// shapes, the reason for the one-tile looped forms). The vector form only:
     /// - 4097 to 8192 columns, f32: softmax and RMSNorm looped at 512 threads of 8 values with
-    ///   hints, outputs streamed (`L1x512x8H`: softmax 0.934 and 0.997 where the default
-    ///   `1x256x32` reached 0.909 and 0.957; RMSNorm 0.927 and 0.989 against 0.921 and 0.957);
-    ///   residual RMSNorm and LayerNorm at 1024 threads of 8 (`1x1024x8`: 0.939 and 0.964
-    ///   against 0.936 and 0.959; LayerNorm 0.925 and 0.977 against 0.911 and 0.957, where
-    ///   `L1x512x8H` lost at 4096 rows);
-    /// - 4097 to 8192 columns, bf16: RMSNorm at 512 threads of 16 (`1x512x16`: 0.860 and
-    ///   0.967 against 0.838 and 0.934); residual RMSNorm at 1024 threads of 8 (`1x1024x8`:
-    ///   0.912 and 0.967; `L1x256x8` won at 4096 rows alone); LayerNorm keeps `1x256x32`
-    ///   (0.835 and 0.944, first at both);
-    /// - LayerNorm of 513 to 1024 columns (measured at 32768 x 1024): f32 at 128 threads of 8
-    ///   (`1x128x8`: 0.914 against 0.818 at `1x256x4`), bf16 a warp a row, 8 rows a
-    ///   256-thread CTA (`1x256x32/32`: 0.837 against 0.773 at `1x128x8`);
+    ///   hints, outputs streamed (`L1x512x8H`: softmax 0.934 and 0.997 where `1x256x32`
+    ///   reached 0.909 and 0.957; RMSNorm 0.927 and 0.989 against 0.921 and 0.957); residual
+    ///   RMSNorm at 1024 threads of 8 (`1x1024x8`: 0.939 and 0.964 against 0.936 and 0.959);
+    ///   LayerNorm looped in one 8192-column tile of 512 threads x 16 with hints, the second
+    ///   pass reading the row again from L1/L2 (`L1x512x16h`: 3909 and 4229 GB/s against
+    ///   `1x1024x8`'s 3873 and 4155);
+    /// - 4097 to 8192 columns, bf16: RMSNorm in the same one-tile looped form (`L1x512x16h`:
+    ///   3715 and 4147 GB/s against `1x512x16`'s 3545 and 4051); residual RMSNorm looped in one
+    ///   tile of 1024 threads x 8 (`L1x1024x8`: 4027 and 4124 against `1x1024x8`'s 3894 and
+    ///   4114); LayerNorm keeps `1x256x32` (0.835 and 0.944, first at both);
+    /// - 2049 to 4096 columns, f32 (measured at 4096 x 4096): RMSNorm and LayerNorm looped in
+    ///   one tile of 512 threads x 8 with hints (`L1x512x8h`: 3752 and 3682 GB/s against
+    ///   `1x256x16`'s 3670 and 3635);
+    /// - 513 to 1024 columns (measured at 32768 x 1024), f32: softmax, RMSNorm and LayerNorm at
+    ///   128 threads of 8 (`1x128x8`: softmax 3942 GB/s against `1x256x4`'s 3747, RMSNorm 3924
+    ///   against 3825, LayerNorm 0.914 against 0.818); bf16: softmax and LayerNorm a warp a
+    ///   row, 4 or 8 rows a CTA (softmax `1x128x32/32` 3686 against `1x128x8`'s 3613;
+    ///   LayerNorm `1x256x32/32` 0.837 against 0.773);
     /// - LayerNorm of 32769 to 65536 bf16 columns (measured at 2048 x 65536): looped at 1024
     ///   threads of 8 with hints (`L1x1024x8h`: 0.722 against 0.641 at the 8-CTA cluster
     ///   `8x256x32`).
     ///
-    /// Softmax of bf16 rows kept its default (first at both shapes); f32 LayerNorm of 65536
-    /// columns too (`4x512x32`). The bench prints each case's default beside the sweep's best.
+    /// Softmax of bf16 rows of 4097 to 8192 columns kept its default (first at both shapes);
+    /// f32 LayerNorm of 65536 columns too (`4x512x32`). The bench prints each case's default
+    /// beside the sweep's best.
     pub fn for_op(op: RowOp, dtype: ScalarType, cols: u32, vector: bool) -> RowConfig {
         let base = RowConfig::for_cols(dtype, cols, vector);
         if !vector {
@@ -462,22 +470,32 @@ impl RowConfig {
         // One CTA a row holding `values(threads)` values a thread of each row.
         let values = |row_threads: u32| cols.div_ceil(row_threads * vec) * vec;
         let one_cta = |threads: u32| base.rows_of(threads, threads, values(threads));
-        let looped = |threads: u32, hints: RowHints| {
-            RowConfig::looped_with(dtype, vector, threads, 8).with_hints(hints)
+        let looped = |threads: u32, values: u32, hints: RowHints| {
+            RowConfig::looped_with(dtype, vector, threads, values).with_hints(hints)
         };
         let wide = (4097..=8192).contains(&cols);
+        let mid = (2049..=4096).contains(&cols);
         let short = (513..=1024).contains(&cols);
         match op {
             RowOp::Softmax | RowOp::RmsNorm { .. } if wide && f32_rows => {
-                looped(512, RowHints::ReuseStreamOut)
+                looped(512, 8, RowHints::ReuseStreamOut)
             }
-            RowOp::RmsNorm { .. } if wide && bf16_rows => one_cta(512),
-            RowOp::ResidualRmsNorm { .. } if wide && (f32_rows || bf16_rows) => one_cta(1024),
-            RowOp::LayerNorm { .. } if wide && f32_rows => one_cta(1024),
-            RowOp::LayerNorm { .. } if short && f32_rows => one_cta(128),
+            RowOp::RmsNorm { .. } if wide && bf16_rows => looped(512, 16, RowHints::Reuse),
+            RowOp::LayerNorm { .. } if wide && f32_rows => looped(512, 16, RowHints::Reuse),
+            RowOp::ResidualRmsNorm { .. } if wide && f32_rows => one_cta(1024),
+            RowOp::ResidualRmsNorm { .. } if wide && bf16_rows => looped(1024, 8, RowHints::None),
+            RowOp::RmsNorm { .. } | RowOp::LayerNorm { .. } if mid && f32_rows => {
+                looped(512, 8, RowHints::Reuse)
+            }
+            RowOp::Softmax | RowOp::RmsNorm { .. } | RowOp::LayerNorm { .. }
+                if short && f32_rows =>
+            {
+                one_cta(128)
+            }
+            RowOp::Softmax if short && bf16_rows => base.rows_of(128, 32, values(32)),
             RowOp::LayerNorm { .. } if short && bf16_rows => base.rows_of(256, 32, values(32)),
             RowOp::LayerNorm { .. } if bf16_rows && (32769..=65536).contains(&cols) => {
-                looped(1024, RowHints::Reuse)
+                looped(1024, 8, RowHints::Reuse)
             }
             _ => base,
         }
@@ -653,6 +671,16 @@ impl RowConfig {
         for (threads, values) in [(512u32, 8u32), (256, 8), (1024, 8), (512, 16)] {
             let l = RowConfig::looped_with(dtype, vector, threads, values);
             if l.tile() >= cols.max(1) {
+                // One tile holds the row: the looped form's second pass reads the row again
+                // (from L1 or L2) instead of keeping it in registers, as torch.compile's
+                // Triton reductions of 4096 and 8192 columns do (one 8192-wide block of 512
+                // threads, the first pass's loads evict-last, the second's evict-first:
+                // `notes/session6-h200-rows-sweeps.log`). Only where the tile is at most
+                // twice the row.
+                if l.tile() < 2 * cols.max(1) {
+                    out.push(l);
+                    out.push(l.with_hints(RowHints::Reuse));
+                }
                 continue;
             }
             out.push(l);

@@ -420,7 +420,7 @@ impl Tally {
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let mut tally = Tally::default();
     for op in RowOp::ALL {
-        for cols in [1usize, 7, 1000, 4097, 8192, 40_001, 65_536, 262_144] {
+        for cols in [1usize, 7, 1000, 4096, 4097, 8192, 40_001, 65_536, 262_144] {
             let at = At {
                 op,
                 rows: 3,
