@@ -430,7 +430,7 @@ impl RowConfig {
     /// [`RowConfig::for_cols`], but where the H200's sweeps of every configuration ranked
     /// another first (fractions of the 1 GiB device copy unless GB/s are named). Session 5
     /// call 4 (`notes/session5-call4-h200-rows.log`, every configuration in
-    /// `notes/session5-call4-h200-rows-sweep.log`) and session 6 calls 3 and 5
+    /// `notes/session5-call4-h200-rows-sweep.log`) and session 6 calls 3, 5 and 8
     /// (`notes/session6-h200-rows-sweeps.log`, which also holds torch.compile's Triton launch
     /// shapes, the reason for the one-tile looped forms). The vector form only:
     /// - 4097 to 8192 columns, f32: softmax and RMSNorm looped at 512 threads of 8 values with
@@ -447,11 +447,13 @@ impl RowConfig {
     /// - 2049 to 4096 columns, f32 (measured at 4096 x 4096): RMSNorm and LayerNorm looped in
     ///   one tile of 512 threads x 8 with hints (`L1x512x8h`: 3752 and 3682 GB/s against
     ///   `1x256x16`'s 3670 and 3635);
-    /// - 513 to 1024 columns (measured at 32768 x 1024), f32: softmax, RMSNorm and LayerNorm at
-    ///   128 threads of 8 (`1x128x8`: softmax 3942 GB/s against `1x256x4`'s 3747, RMSNorm 3924
-    ///   against 3825, LayerNorm 0.914 against 0.818); bf16: softmax and LayerNorm a warp a
-    ///   row, 4 or 8 rows a CTA (softmax `1x128x32/32` 3686 against `1x128x8`'s 3613;
-    ///   LayerNorm `1x256x32/32` 0.837 against 0.773);
+    /// - 513 to 1024 columns (measured at 32768 x 1024, two sweeps in one call), f32: softmax,
+    ///   RMSNorm and LayerNorm a one-warp CTA a row, as torch.compile's Triton kernels run
+    ///   (`1x32x32`: softmax 3985 and 3989 GB/s against `1x128x8`'s 3940 and 3949 and
+    ///   `1x256x4`'s 3740, RMSNorm 3951 and 3944 against 3905 and 3927, LayerNorm 3882 and 3885
+    ///   against 3857 and 3855 and `1x256x4`'s 3462); bf16: softmax the same (`1x32x32`: 3715
+    ///   and 3725 against `1x128x32/32`'s 3647 and 3650), LayerNorm a warp a row, two rows a
+    ///   CTA (`1x64x32/32`: 3588 and 3576 against `1x256x32/32`'s 3446 and 3464);
     /// - LayerNorm of 32769 to 65536 bf16 columns (measured at 2048 x 65536): looped at 1024
     ///   threads of 8 with hints (`L1x1024x8h`: 0.722 against 0.641 at the 8-CTA cluster
     ///   `8x256x32`).
@@ -490,10 +492,10 @@ impl RowConfig {
             RowOp::Softmax | RowOp::RmsNorm { .. } | RowOp::LayerNorm { .. }
                 if short && f32_rows =>
             {
-                one_cta(128)
+                one_cta(32)
             }
-            RowOp::Softmax if short && bf16_rows => base.rows_of(128, 32, values(32)),
-            RowOp::LayerNorm { .. } if short && bf16_rows => base.rows_of(256, 32, values(32)),
+            RowOp::Softmax if short && bf16_rows => one_cta(32),
+            RowOp::LayerNorm { .. } if short && bf16_rows => base.rows_of(64, 32, values(32)),
             RowOp::LayerNorm { .. } if bf16_rows && (32769..=65536).contains(&cols) => {
                 looped(1024, 8, RowHints::Reuse)
             }
@@ -612,10 +614,12 @@ impl RowConfig {
         }
         if smallest == 1 {
             // Several rows a CTA, a warp or a warpgroup each: no CTA-wide barrier (a warp's
-            // shuffles, a warpgroup's named barrier), fewer CTAs for many short rows.
-            for (row_threads, ctas) in [(32u32, [128u32, 256]), (128, [256, 512])] {
+            // shuffles, a warpgroup's named barrier), fewer CTAs for many short rows; and a
+            // warp a row in CTAs of one or two warps (torch.compile's Triton kernels of 1024
+            // columns run one 32-thread CTA a row: `notes/session6-h200-rows-sweeps.log`).
+            for (row_threads, ctas) in [(32u32, &[32u32, 64, 128, 256][..]), (128, &[256, 512])] {
                 let values = cols.max(1).div_ceil(row_threads * default.vec) * default.vec;
-                for threads in ctas {
+                for &threads in ctas {
                     let c = default.rows_of(threads, row_threads, values);
                     if values <= budget_for(dtype, threads, vector) && fits(&c) {
                         out.push(c);
@@ -1735,7 +1739,8 @@ impl std::fmt::Display for SwigluConfig {
 
 impl SwigluConfig {
     /// The configurations worth timing, the default first: 1, 2 or 4 accesses a thread at
-    /// 128 to 512 threads, with and without streaming hints.
+    /// 128 to 512 threads, with and without streaming hints (128 x 1 is torch.compile's
+    /// Triton launch shape: `notes/session6-h200-rows-sweeps.log`).
     pub fn sweep() -> Vec<SwigluConfig> {
         let c = |threads, vectors, hints| SwigluConfig {
             threads,
@@ -1750,6 +1755,8 @@ impl SwigluConfig {
             c(256, 4, true),
             c(512, 2, true),
             c(128, 4, true),
+            c(128, 1, false),
+            c(128, 2, false),
         ]
     }
 }
