@@ -145,8 +145,9 @@ fn gpu(_c: &mut Criterion) {
         "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
-    // `PTXKIT_ATTENTION_VARIANT` (a label of `AttentionConfig::variants`: grid, tma, pers, ...)
-    // times one variant only, so each can run in a process of its own.
+    // `PTXKIT_ATTENTION_VARIANT` (comma-separated labels of `AttentionConfig::variants`: grid,
+    // tma, pers, ..., and `default`) times those variants only, so each can run in a process of
+    // its own.
     // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`, as
     // `128:false:8192` for one shape, an ncu run's one launch, or `128:` for head dim 128) times
     // those shapes only. `PTXKIT_ATTENTION_REPEATS` (3 unless set) times each variant that many
@@ -205,7 +206,10 @@ fn gpu(_c: &mut Criterion) {
         );
         let timed: Vec<_> = std::iter::once(picked)
             .chain(AttentionConfig::variants(d as u32, causal))
-            .filter(|(name, _)| only.as_deref().is_none_or(|v| v == *name))
+            .filter(|(name, _)| {
+                only.as_deref()
+                    .is_none_or(|v| v.split(',').any(|v| v == *name))
+            })
             .collect();
         for (name, cfg) in (0..repeats).flat_map(|_| timed.iter().copied()) {
             if !loaded.iter().any(|(c, _)| *c == cfg) {

@@ -310,7 +310,7 @@ impl AttentionConfig {
     /// [`TileOrder::L2Sections`]: `l2`), both; at head dim 128 also 3 stages (`s3`), key tiles of
     /// 160, 176 and 192 rows (`n176`, FlashAttention-3's non-causal tile; 160 divides 4k keys
     /// into whole tiles but one, 176 and 192 leave a third of one empty) on either grid, and the
-    /// overlap schedule (`overlap`), also with 176-row tiles. The benchmark times
+    /// overlap schedule (`overlap`), also with 160-, 176- and 192-row tiles. The benchmark times
     /// [`AttentionConfig::for_problem`]'s pick beside them (`default`).
     pub fn variants(head_dim: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
         let base = AttentionConfig::new(ScalarType::Bf16, head_dim, causal);
@@ -336,7 +336,9 @@ impl AttentionConfig {
                 ("tma n192", tma.with_tile(192, 2)),
                 ("pers+tma n192", pers.with_tile(192, 2)),
                 ("overlap tma", overlap),
+                ("overlap tma n160", overlap.with_tile(160, 2)),
                 ("overlap tma n176", overlap.with_tile(176, 2)),
+                ("overlap tma n192", overlap.with_tile(192, 2)),
                 (
                     "overlap pers+tma n176",
                     overlap.with_persistent().with_tile(176, 2),
