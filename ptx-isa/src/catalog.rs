@@ -148,7 +148,7 @@ fn example(
         }
         Movmatrix => {
             let (d, a) = (r!(B32), r!(B32));
-            raw!("movmatrix.sync.aligned.m8n8.trans.b16"; d, a)
+            k.movmatrix(d, a)
         }
         MbarrierArriveDrop => {
             let (b, st) = (smem(m, k)?, r!(B64));

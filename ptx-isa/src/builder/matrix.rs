@@ -1,5 +1,6 @@
-//! Warp-level matrix instructions: `ldmatrix` (PTX ISA 9.7.14.5.15), `stmatrix` (9.7.14.5.16) and
-//! `mma.sync` (9.7.14.5.14) for m16n8k16 f16/bf16, m16n8k8 tf32, m16n8k32 e4m3/e5m2 and s8/u8.
+//! Warp-level matrix instructions: `ldmatrix` (PTX ISA 9.7.14.5.15), `stmatrix` (9.7.14.5.16),
+//! `movmatrix` (9.7.14.5.17) and `mma.sync` (9.7.14.5.14) for m16n8k16 f16/bf16, m16n8k8 tf32,
+//! m16n8k32 e4m3/e5m2 and s8/u8.
 
 use super::FunctionBuilder;
 use crate::error::{ErrorKind, Result};
@@ -172,6 +173,23 @@ impl FunctionBuilder {
             i.operands((p, regs))
         };
         self.emit(form, i)
+    }
+
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a` (PTX ISA 9.7.14.5.17; PTX 7.8, sm_75+): the
+    /// warp transposes an 8x8 matrix of 16-bit elements in registers. Thread `t` holds two
+    /// elements of row `t / 4` in `a` (columns `2 * (t % 4)` and the next) and receives the same
+    /// two positions of the transposed matrix in `d`; both are 32-bit registers.
+    pub fn movmatrix<T: ty::RegType>(&mut self, d: Reg<T>, a: Reg<T>) -> Result<()> {
+        let mn = "movmatrix";
+        let regs = [d.as_ref(), a.as_ref()];
+        for (what, r) in ["the destination", "the source"].into_iter().zip(regs) {
+            self.check_regs(mn, what, &[r], 1, |r| r.class.decl_type().bits() == 32)?;
+        }
+        let i = Instruction::from_opcode("movmatrix.sync.aligned.m8n8")
+            .modifier("trans")
+            .ty(ScalarType::B16)
+            .operands((Operand::Reg(regs[0]), Operand::Reg(regs[1])));
+        self.emit(Form::Movmatrix, i)
     }
 
     /// `mma.sync.aligned.shape.row.col.D.A.B.C {d}, {a}, {b}, {c}`: one warp-wide MMA. Register

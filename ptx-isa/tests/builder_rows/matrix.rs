@@ -1,5 +1,6 @@
 //! The matrix methods choice by choice: `ldmatrix` (PTX ISA 9.7.14.5.15) and `stmatrix`
-//! (9.7.14.5.16) over every count, `.trans`, shape, register type and register count; `mma.sync`
+//! (9.7.14.5.16) over every count, `.trans`, shape, register type and register count;
+//! `movmatrix` (9.7.14.5.17) over register types; `mma.sync`
 //! (9.7.14.5.14) over every kind and type pair the builder can be asked for.
 
 use super::warp::spelled_reg;
@@ -78,6 +79,37 @@ fn ldmatrix_and_stmatrix_write_exactly_what_their_rows_allow() {
         moves::<ty::B16>(&mut t, target);
     }
     t.finish("ldmatrix/stmatrix x shape x count x .trans x register type x register count");
+}
+
+/// `movmatrix` (PTX ISA 9.7.14.5.17) on every register type the builder may be handed and on
+/// targets from sm_80 to sm_120a: the builder writes what the validator accepts, and refuses
+/// what it refuses (registers that are not 32 bits wide).
+#[test]
+fn movmatrix_writes_exactly_what_its_row_allows() {
+    fn one<T: ty::RegType>(t: &mut Tally, target: Target) {
+        let (Some(d), Some(a)) = (spelled_reg::<T>(1), spelled_reg::<T>(2)) else {
+            return;
+        };
+        let write = |b: &mut FunctionBuilder| {
+            let (d, a) = (b.reg::<T>(), b.reg::<T>());
+            b.movmatrix(d, a)
+        };
+        t.judge_spelled(
+            target,
+            &write,
+            &format!("movmatrix.sync.aligned.m8n8.trans.b16 {d}, {a};"),
+        );
+    }
+    let mut t = Tally::default();
+    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+        one::<ty::B32>(&mut t, target);
+        one::<ty::U32>(&mut t, target);
+        one::<ty::S32>(&mut t, target);
+        one::<ty::F32>(&mut t, target);
+        one::<ty::B16>(&mut t, target);
+        one::<ty::B64>(&mut t, target);
+    }
+    t.finish("movmatrix x register type x target");
 }
 
 #[test]
