@@ -138,7 +138,7 @@ const fn check(
     }
 }
 
-const REGISTRY: &[Entry] = &[
+static REGISTRY: &[Entry] = &[
     // ---- the library -------------------------------------------------------------------------
     Entry {
         selftest: Some(Selftest::InProcess(runs::run_vector_add)),
