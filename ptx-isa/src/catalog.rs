@@ -726,6 +726,23 @@ fn example(
         }
         BarSync => k.bar_sync(0u32, None),
         BarArrive => k.bar_arrive(1u32, 64u32),
+        MinMaxNaN => {
+            let (d, a, b) = (r!(F32), r!(F32), r!(F32));
+            let i = Instruction::new("min")
+                .modifier("NaN")
+                .ty(crate::types::ScalarType::F32)
+                .operands((d, a, b));
+            k.emit(Form::MinF32, i)
+        }
+        MinMaxXorsignAbs => {
+            let (d, a, b) = (r!(F32), r!(F32), r!(F32));
+            let i = Instruction::new("max")
+                .modifier("xorsign")
+                .modifier("abs")
+                .ty(crate::types::ScalarType::F32)
+                .operands((d, a, b));
+            k.emit(Form::MaxF32, i)
+        }
         BarCta => {
             let i = Instruction::new("bar")
                 .modifier("cta")
@@ -824,6 +841,10 @@ fn example(
         ReduxSync => {
             let (d, a) = (r!(S32), r!(S32));
             k.redux_sync(ReduxOp::Max, d, a, 0xFFFF_FFFFu32)
+        }
+        ReduxSyncF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            k.redux_sync_f32(ReduxOp::Max, (true, true), d, a, 0xFFFF_FFFFu32)
         }
         ElectSync => {
             let p: Pred = k.pred();

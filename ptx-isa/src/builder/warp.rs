@@ -157,7 +157,8 @@ impl FunctionBuilder {
         )
     }
 
-    /// `redux.sync.op.T d, a, membermask`: `add/min/max` on `.u32`/`.s32`, `and/or/xor` on `.b32`.
+    /// `redux.sync.op.T d, a, membermask`: `add/min/max` on `.u32`/`.s32`, `and/or/xor` on `.b32`,
+    /// `min/max` on `.f32` (sm_100a: [`FunctionBuilder::redux_sync_f32`]).
     pub fn redux_sync<T: ty::RegType>(
         &mut self,
         op: ReduxOp,
@@ -167,6 +168,9 @@ impl FunctionBuilder {
     ) -> Result<()> {
         let t = T::TYPE;
         let (name, ty) = match op {
+            ReduxOp::Min | ReduxOp::Max if t == ScalarType::F32 => {
+                return self.redux_f32(op, (false, false), d, a, membermask.into());
+            }
             ReduxOp::Add | ReduxOp::Min | ReduxOp::Max
                 if matches!(t, ScalarType::U32 | ScalarType::S32) =>
             {
@@ -186,6 +190,51 @@ impl FunctionBuilder {
             .ty(ty)
             .operands((d, a, membermask.into()));
         self.emit(Form::ReduxSync, i)
+    }
+
+    /// `redux.sync.op{.abs}{.NaN}.f32 d, a, membermask` (PTX ISA 9.7.13.11; PTX 8.6, sm_100a):
+    /// the minimum or maximum of `a` over the lanes of `membermask`; `abs` compares absolute
+    /// values, `nan` makes any NaN input give the canonical NaN (without it NaNs are skipped).
+    /// `op` is [`ReduxOp::Min`] or [`ReduxOp::Max`]; [`FunctionBuilder::redux_sync`] on `.f32`
+    /// registers writes this without `.abs` and `.NaN`.
+    pub fn redux_sync_f32(
+        &mut self,
+        op: ReduxOp,
+        abs_nan: (bool, bool),
+        d: Reg<ty::F32>,
+        a: Reg<ty::F32>,
+        membermask: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        self.redux_f32(op, abs_nan, d, a, membermask.into())
+    }
+
+    /// The `.f32` row of `redux.sync` on registers of `T` (an f32 or a type that agrees with it).
+    fn redux_f32<T: ty::RegType>(
+        &mut self,
+        op: ReduxOp,
+        (abs, nan): (bool, bool),
+        d: Reg<T>,
+        a: Reg<T>,
+        membermask: Src<ty::U32>,
+    ) -> Result<()> {
+        let name = match op {
+            ReduxOp::Min => "min",
+            ReduxOp::Max => "max",
+            _ => {
+                return Err(self.no_form(
+                    "redux.sync",
+                    &format!("redux.sync.{op:?}"),
+                    ScalarType::F32,
+                ));
+            }
+        };
+        let i = Instruction::from_opcode("redux.sync")
+            .modifier(name)
+            .modifier_if(abs, "abs")
+            .modifier_if(nan, "NaN")
+            .ty(ScalarType::F32)
+            .operands((d, a, membermask));
+        self.emit(Form::ReduxSyncF32, i)
     }
 
     /// `elect.sync d|p, membermask`: elects one leader lane; `p` is true in it, `d` gets its lane

@@ -28,6 +28,16 @@ pub fn qualifiers(i: &Instruction) -> Vec<Form> {
 /// The rows of bulk copies into shared memory that name their destination window and may multicast.
 const BULK_TO_SHARED: &[Form] = &[Form::CpAsyncBulkG2S, Form::TmaLoad, Form::TmaLoadIm2col];
 
+/// The floating-point min and max rows (`.NaN` and `.xorsign.abs` on each).
+const MIN_MAX: &[Form] = &[
+    Form::MinF32,
+    Form::MaxF32,
+    Form::MinF16,
+    Form::MaxF16,
+    Form::MinBf16,
+    Form::MaxBf16,
+];
+
 /// Feature rows one modifier implies on some rows: (the rows, the modifier, the feature row).
 const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
     // PTX ISA 9.7.13.1: the `.cta` of bar and barrier is PTX 7.8.
@@ -49,6 +59,10 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
         "satfinite",
         Form::CvtSatfinite,
     ),
+    // PTX ISA 9.7.3.11/9.7.3.12 (and 9.7.4.7/9.7.4.8): min and max `.NaN` is PTX 7.0,
+    // `.xorsign.abs` PTX 7.2 on sm_86 and later.
+    (MIN_MAX, "NaN", Form::MinMaxNaN),
+    (MIN_MAX, "xorsign", Form::MinMaxXorsignAbs),
     // PTX ISA 9.7.13.15.16: `mbarrier.test_wait.parity` is PTX 7.1.
     (
         &[Form::MbarrierTestWait],

@@ -251,6 +251,8 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
             &[at(0, T0), at(2, T0)],
         ),
         (&[RedInt, RedF32, RedF64, RedF16, RedBf16], &[at(1, T0)]),
+        // PTX ISA 9.7.13.11: the floating-point redux reads and writes .f32.
+        (&[ReduxSyncF32], &[at(0, T0), at(1, T0)]),
         // PTX ISA 9.7.13.9: the mask of matching lanes and the member mask are .b32.
         (
             &[MatchAny, MatchAll],

@@ -14,6 +14,7 @@ pub(super) const LATER_ON: &[(Form, TargetSet, crate::target::PtxVersion)] = &[
 ];
 
 const ALL: TargetSet = TargetSet::all();
+const SM86: TargetSet = TargetSet::sm_at_least(86);
 const SM89: TargetSet = TargetSet::sm_at_least(89);
 const SM90: TargetSet = TargetSet::sm_at_least(90);
 const SM90A: TargetSet = TargetSet::Sm90a;
@@ -101,9 +102,9 @@ forms! {
     AbsF64: "abs.f64", "abs.f64 d, a", ptx (1, 0), ALL, "9.7.3.9 Floating Point Instructions: abs";
     NegF32: "neg.f32", "neg{.ftz}.f32 d, a", ptx (1, 0), ALL, "9.7.3.10 Floating Point Instructions: neg";
     NegF64: "neg.f64", "neg.f64 d, a", ptx (1, 0), ALL, "9.7.3.10 Floating Point Instructions: neg";
-    MinF32: "min.f32", "min{.ftz}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.11 Floating Point Instructions: min";
+    MinF32: "min.f32", "min{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.11 Floating Point Instructions: min";
     MinF64: "min.f64", "min.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.11 Floating Point Instructions: min";
-    MaxF32: "max.f32", "max{.ftz}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
+    MaxF32: "max.f32", "max{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
     MaxF64: "max.f64", "max.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
     RcpF32: "rcp.f32", "rcp.{approx|rn|rz|rm|rp}{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
     RcpF64: "rcp.f64", "rcp.{rn|rz|rm|rp}{.ftz}.f64 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
@@ -131,10 +132,10 @@ forms! {
     NegBf16: "neg.bf16", "neg.{bf16|bf16x2} d, a", ptx (7, 0), ALL, "9.7.4.5 Half Precision Floating Point Instructions: neg";
     AbsF16: "abs.f16", "abs{.ftz}.{f16|f16x2} d, a", ptx (6, 5), ALL, "9.7.4.6 Half Precision Floating Point Instructions: abs";
     AbsBf16: "abs.bf16", "abs.{bf16|bf16x2} d, a", ptx (7, 0), ALL, "9.7.4.6 Half Precision Floating Point Instructions: abs";
-    MinF16: "min.f16", "min{.ftz}.{f16|f16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.7 Half Precision Floating Point Instructions: min";
-    MinBf16: "min.bf16", "min.{bf16|bf16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.7 Half Precision Floating Point Instructions: min";
-    MaxF16: "max.f16", "max{.ftz}.{f16|f16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.8 Half Precision Floating Point Instructions: max";
-    MaxBf16: "max.bf16", "max.{bf16|bf16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.8 Half Precision Floating Point Instructions: max";
+    MinF16: "min.f16", "min{.ftz}{.NaN}{.xorsign.abs}.{f16|f16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.7 Half Precision Floating Point Instructions: min";
+    MinBf16: "min.bf16", "min{.NaN}{.xorsign.abs}.{bf16|bf16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.7 Half Precision Floating Point Instructions: min";
+    MaxF16: "max.f16", "max{.ftz}{.NaN}{.xorsign.abs}.{f16|f16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.8 Half Precision Floating Point Instructions: max";
+    MaxBf16: "max.bf16", "max{.NaN}{.xorsign.abs}.{bf16|bf16x2} d, a, b", ptx (7, 0), ALL, "9.7.4.8 Half Precision Floating Point Instructions: max";
     TanhF16: "tanh.f16", "tanh.approx.{f16|f16x2} d, a", ptx (7, 0), ALL, "9.7.4.9 Half Precision Floating Point Instructions: tanh";
     TanhBf16: "tanh.bf16", "tanh.approx.{bf16|bf16x2} d, a", ptx (7, 8), SM90, "9.7.4.9 Half Precision Floating Point Instructions: tanh";
     Ex2F16: "ex2.f16", "ex2.approx.{f16|f16x2} d, a", ptx (7, 0), ALL, "9.7.4.10 Half Precision Floating Point Instructions: ex2";
@@ -201,6 +202,8 @@ forms! {
     MemSharedCluster: "mem.shared::cluster", "ld.shared::cluster.u32 d, [a]", ptx (7, 8), SM90, "5.1.5 State Spaces: Shared State Space (.shared::cluster)", feature;
     MbarrierTestWaitParity: "mbarrier.test_wait.parity", "mbarrier.test_wait.parity.shared.b64 done, [addr], phase", ptx (7, 1), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait (.parity)", feature;
     MemSharedCta: "mem.shared::cta", "ld.shared::cta.u32 d, [a]", ptx (7, 8), ALL, "5.1.5 State Spaces: Shared State Space (.shared::cta; ptxas: \"Feature '::cta' requires PTX ISA .version 7.8\")", feature;
+    MinMaxNaN: "minmax.NaN", "min.NaN.f32 d, a, b", ptx (7, 0), ALL, "9.7.3.11 Floating Point Instructions: min, max (.NaN; also 9.7.4.7/9.7.4.8 for .f16 and .bf16; ptxas: \"Feature '.NaN' requires PTX ISA .version 7.0\")", feature;
+    MinMaxXorsignAbs: "minmax.xorsign.abs", "min.xorsign.abs.f32 d, a, b", ptx (7, 2), SM86, "9.7.3.11 Floating Point Instructions: min, max (.xorsign.abs; also 9.7.4.7/9.7.4.8 for .f16 and .bf16; ptxas: \"Feature '.abs' requires .target sm_86 or higher\", \"PTX ISA .version 7.2\")", feature;
     MemB128: "mem.b128", "ld.global.b128 d, [a]", ptx (8, 3), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.b128)", feature;
     Cvt: "cvt", "cvt{.rni|.rzi|.rmi|.rpi|.rn|.rz|.rm|.rp}{.ftz}{.sat}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64} d, a", ptx (1, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtBf16F32: "cvt.bf16.f32", "cvt.{rn|rz|rm|rp}{.relu}{.satfinite}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
@@ -246,6 +249,10 @@ forms! {
     MatchAll: "match.all.sync", "match.all.sync.{b32|b64} d{|p}, a, membermask", ptx (6, 0), ALL, "9.7.13.9 Parallel Synchronization and Communication Instructions: match.sync";
     Activemask: "activemask", "activemask.b32 d", ptx (6, 2), ALL, "9.7.13.10 Parallel Synchronization and Communication Instructions: activemask";
     ReduxSync: "redux.sync", "redux.sync.{add|min|max|and|or|xor}.{u32|s32|b32} d, a, membermask", ptx (7, 0), ALL, "9.7.13.11 Parallel Synchronization and Communication Instructions: redux.sync";
+    // PTX ISA 9.7.13.11: the floating-point form, `.min`/`.max` only, PTX 8.6 on sm_100a (ptxas
+    // 13.0: "Instruction 'redux.f32' not supported on .target 'sm_90a'", "Feature 'redux.f32'
+    // requires PTX ISA .version 8.6").
+    ReduxSyncF32: "redux.sync.f32", "redux.sync.{min|max}{.abs}{.NaN}.f32 d, a, membermask", ptx (8, 6), SM100A, "9.7.13.11 Parallel Synchronization and Communication Instructions: redux.sync (.f32)";
     ElectSync: "elect.sync", "elect.sync d|p, membermask", ptx (8, 0), SM90, "9.7.13.14 Parallel Synchronization and Communication Instructions: elect.sync";
 
     // ---- 9.7.12 Control Flow Instructions --------------------------------------------------------

@@ -145,3 +145,34 @@ fn warp_methods_write_exactly_what_their_rows_allow() {
     }
     t.finish("shfl/vote/match/redux/elect/activemask x mode x type x target");
 }
+
+/// `redux.sync` on `.f32` (PTX ISA 9.7.13.11, sm_100a) with each of `.abs` and `.NaN`, and asked
+/// for operations the row does not have: the builder writes what the row allows, on every target.
+#[test]
+fn redux_f32_writes_exactly_what_its_row_allows() {
+    let mut t = Tally::default();
+    let ops = [
+        (ReduxOp::Min, "min"),
+        (ReduxOp::Max, "max"),
+        (ReduxOp::Add, "add"),
+        (ReduxOp::Xor, "xor"),
+    ];
+    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+        for (op, os) in ops {
+            for (abs, nan) in [(false, false), (true, false), (false, true), (true, true)] {
+                let write = |k: &mut FunctionBuilder| {
+                    let (d, a) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+                    k.redux_sync_f32(op, (abs, nan), d, a, u32::MAX)
+                };
+                let mods = format!(
+                    "{}{}",
+                    if abs { ".abs" } else { "" },
+                    if nan { ".NaN" } else { "" }
+                );
+                let line = format!("redux.sync.{os}{mods}.f32 %f1, %f2, 0xffffffff;");
+                t.judge_spelled(target, &write, &line);
+            }
+        }
+    }
+    t.finish("redux.sync .f32 x operation x .abs x .NaN x target");
+}
