@@ -146,6 +146,20 @@ fn example(
             let p = k.pred();
             raw!("isspacep.global"; p, out)
         }
+        SpaceParam => {
+            let p = k.pred();
+            let i = Instruction::new("isspacep")
+                .modifier("param")
+                .operands((p, out));
+            k.emit(Form::Isspacep, i)
+        }
+        SpaceParamEntry => {
+            let p = k.pred();
+            let i = Instruction::new("isspacep")
+                .modifier("param::entry")
+                .operands((p, out));
+            k.emit(Form::Isspacep, i)
+        }
         Movmatrix => {
             let (d, a) = (r!(B32), r!(B32));
             k.movmatrix(d, a)
@@ -251,6 +265,14 @@ fn example(
         MinInt => {
             let (d, a) = (r!(U32), r!(U32));
             k.min(d, a, 5u32)
+        }
+        MinIntRelu => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("min.relu.s32"; d, a, a)
+        }
+        MaxIntRelu => {
+            let (d, a) = (r!(S32), r!(S32));
+            raw!("max.relu.s32"; d, a, a)
         }
         MaxInt => {
             let (d, a) = (r!(S16), r!(S16));
@@ -427,6 +449,18 @@ fn example(
         FmaBf16 => {
             let (d, a) = (r!(Bf16x2), r!(Bf16x2));
             k.fma(d, a, a, a)
+        }
+        FmaF16Relu => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            raw!("fma.rn.relu.f16x2"; d, a, a, a)
+        }
+        FmaOob => {
+            let (d, a) = (r!(F16x2), r!(F16x2));
+            raw!("fma.rn.oob.relu.f16x2"; d, a, a, a)
+        }
+        FmaOobBf16 => {
+            let (d, a) = (r!(Bf16), r!(Bf16));
+            raw!("fma.rz.oob.bf16"; d, a, a, a)
         }
         NegF16 => {
             let (d, a) = (r!(F16), r!(F16));
@@ -663,6 +697,14 @@ fn example(
         CvtF32Bf16 => {
             let (d, a) = (r!(F32), r!(Bf16));
             k.cvt(d, a)
+        }
+        CvtF16F32Relu => {
+            let (d, a) = (r!(F16), r!(F32));
+            raw!("cvt.rn.relu.f16.f32"; d, a)
+        }
+        CvtF16F32Satfinite => {
+            let (d, a) = (r!(F16), r!(F32));
+            raw!("cvt.rz.satfinite.f16.f32"; d, a)
         }
         CvtBf16x2F32 => {
             let (d, a) = (r!(Bf16x2), r!(F32));

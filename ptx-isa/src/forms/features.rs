@@ -63,6 +63,18 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
     // `.xorsign.abs` PTX 7.2 on sm_86 and later.
     (MIN_MAX, "NaN", Form::MinMaxNaN),
     (MIN_MAX, "xorsign", Form::MinMaxXorsignAbs),
+    // PTX ISA 9.7.9.21: `.satfinite` to .f16 is PTX 8.1.
+    (
+        &[Form::CvtF16F32Relu, Form::CvtF16F32Satfinite],
+        "satfinite",
+        Form::CvtSatfinite,
+    ),
+    // PTX ISA 9.7.9.19: isspacep's `.shared::cta` is PTX 7.8, `.shared::cluster` PTX 7.8 on
+    // sm_90, `.param` PTX 7.7 and `.param::entry` PTX 8.3.
+    (&[Form::Isspacep], "shared::cta", Form::MemSharedCta),
+    (&[Form::Isspacep], "shared::cluster", Form::MemSharedCluster),
+    (&[Form::Isspacep], "param", Form::SpaceParam),
+    (&[Form::Isspacep], "param::entry", Form::SpaceParamEntry),
     // PTX ISA 9.7.13.15.16: `mbarrier.test_wait.parity` is PTX 7.1.
     (
         &[Form::MbarrierTestWait],

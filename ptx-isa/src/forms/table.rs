@@ -63,7 +63,12 @@ forms! {
     AbsInt: "abs.int", "abs.{s16|s32|s64} d, a", ptx (1, 0), ALL, "9.7.1.10 Integer Arithmetic Instructions: abs";
     NegInt: "neg.int", "neg.{s16|s32|s64} d, a", ptx (1, 0), ALL, "9.7.1.11 Integer Arithmetic Instructions: neg";
     MinInt: "min.int", "min.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.12 Integer Arithmetic Instructions: min";
+    // PTX ISA 9.7.1.12/9.7.1.13: `.relu` on .s32 is PTX 8.0, sm_90 (ptxas: "Illegal modifier
+    // '.relu' for instruction 'min' with type '.u32'"). The packed .u16x2/.s16x2 forms are not
+    // rows yet (their operands must be .b32 registers, which the operand types cannot say).
+    MinIntRelu: "min.int.relu", "min.relu.s32 d, a, b", ptx (8, 0), SM90, "9.7.1.12 Integer Arithmetic Instructions: min (.relu)";
     MaxInt: "max.int", "max.{u16|u32|u64|s16|s32|s64} d, a, b", ptx (1, 0), ALL, "9.7.1.13 Integer Arithmetic Instructions: max";
+    MaxIntRelu: "max.int.relu", "max.relu.s32 d, a, b", ptx (8, 0), SM90, "9.7.1.13 Integer Arithmetic Instructions: max (.relu)";
     Mul24: "mul24", "mul24.{hi|lo}.{u32|s32} d, a, b", ptx (1, 0), ALL, "9.7.1.5 Integer Arithmetic Instructions: mul24";
     Mad24: "mad24", "mad24.{hi|lo}{.sat}.{u32|s32} d, a, b, c", ptx (1, 0), ALL, "9.7.1.6 Integer Arithmetic Instructions: mad24";
     Sad: "sad", "sad.{u16|u32|u64|s16|s32|s64} d, a, b, c", ptx (1, 0), ALL, "9.7.1.7 Integer Arithmetic Instructions: sad";
@@ -112,7 +117,7 @@ forms! {
     SqrtF32: "sqrt.f32", "sqrt.{approx|rn|rz|rm|rp}{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.15 Floating Point Instructions: sqrt";
     SqrtF64: "sqrt.f64", "sqrt.{rn|rz|rm|rp}.f64 d, a", ptx (1, 4), ALL, "9.7.3.15 Floating Point Instructions: sqrt";
     RsqrtF32: "rsqrt.f32", "rsqrt.approx{.ftz}.f32 d, a", ptx (1, 0), ALL, "9.7.3.16 Floating Point Instructions: rsqrt";
-    RsqrtF64: "rsqrt.f64", "rsqrt.approx.f64 d, a", ptx (1, 4), ALL, "9.7.3.16 Floating Point Instructions: rsqrt";
+    RsqrtF64: "rsqrt.f64", "rsqrt.approx{.ftz}.f64 d, a", ptx (1, 4), ALL, "9.7.3.16 Floating Point Instructions: rsqrt";
     SinF32: "sin.f32", "sin.approx{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.18 Floating Point Instructions: sin";
     CosF32: "cos.f32", "cos.approx{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.19 Floating Point Instructions: cos";
     Lg2F32: "lg2.f32", "lg2.approx{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.20 Floating Point Instructions: lg2";
@@ -127,7 +132,13 @@ forms! {
     MulF16: "mul.f16", "mul{.rn}{.ftz}{.sat}.{f16|f16x2} d, a, b", ptx (4, 2), ALL, "9.7.4.3 Half Precision Floating Point Instructions: mul";
     MulBf16: "mul.bf16", "mul{.rn}.{bf16|bf16x2} d, a, b", ptx (7, 8), SM90, "9.7.4.3 Half Precision Floating Point Instructions: mul";
     FmaF16: "fma.f16", "fma.rn{.ftz}{.sat}.{f16|f16x2} d, a, b, c", ptx (4, 2), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
-    FmaBf16: "fma.bf16", "fma.{rn|rz|rm|rp}.{bf16|bf16x2} d, a, b, c", ptx (7, 0), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
+    FmaBf16: "fma.bf16", "fma.{rn|rz|rm|rp}{.relu}.{bf16|bf16x2} d, a, b, c", ptx (7, 0), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma";
+    // PTX ISA 9.7.4.4: `.relu` on .f16/.f16x2 (PTX 7.0, sm_80; ptxas: "Modifier '.relu' cannot be
+    // combined with modifier '.sat'"), and `.oob` (PTX 8.1, sm_90; ptxas: "Modifier '.ftz' cannot
+    // be combined with modifier '.oob'").
+    FmaF16Relu: "fma.f16.relu", "fma.rn{.ftz}.relu.{f16|f16x2} d, a, b, c", ptx (7, 0), ALL, "9.7.4.4 Half Precision Floating Point Instructions: fma (.relu)";
+    FmaOob: "fma.oob", "fma.rn.oob{.relu|.sat}.{f16|f16x2} d, a, b, c", ptx (8, 1), SM90, "9.7.4.4 Half Precision Floating Point Instructions: fma (.oob; ptxas 13.0 also takes .sat with it on .f16)";
+    FmaOobBf16: "fma.oob.bf16", "fma.{rn|rz|rm|rp}.oob{.relu}.{bf16|bf16x2} d, a, b, c", ptx (8, 1), SM90, "9.7.4.4 Half Precision Floating Point Instructions: fma (.oob; ptxas 13.0 takes every rounding on .bf16, .rn only on .f16)";
     NegF16: "neg.f16", "neg{.ftz}.{f16|f16x2} d, a", ptx (6, 0), ALL, "9.7.4.5 Half Precision Floating Point Instructions: neg";
     NegBf16: "neg.bf16", "neg.{bf16|bf16x2} d, a", ptx (7, 0), ALL, "9.7.4.5 Half Precision Floating Point Instructions: neg";
     AbsF16: "abs.f16", "abs{.ftz}.{f16|f16x2} d, a", ptx (6, 5), ALL, "9.7.4.6 Half Precision Floating Point Instructions: abs";
@@ -194,7 +205,7 @@ forms! {
     Prefetchu: "prefetchu", "prefetchu.L1 [a]", ptx (2, 0), ALL, "9.7.9.15 Data Movement and Conversion Instructions: prefetch, prefetchu";
     Applypriority: "applypriority", "applypriority{.global}.L2::evict_normal [a], size", ptx (7, 4), ALL, "9.7.9.16 Data Movement and Conversion Instructions: applypriority";
     Discard: "discard", "discard{.global}.L2 [a], size", ptx (7, 4), ALL, "9.7.9.17 Data Movement and Conversion Instructions: discard";
-    Isspacep: "isspacep", "isspacep.{const|global|local|shared} p, a", ptx (2, 0), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep";
+    Isspacep: "isspacep", "isspacep.{const|global|local|shared|shared::cta|shared::cluster|param|param::entry} p, a", ptx (2, 0), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep";
     MemEvictionPriority: "mem.L1::evict", "ld.global.L1::evict_last.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::eviction_priority)", feature;
     MemCacheHint: "mem.L2::cache_hint", "ld.global.L2::cache_hint.u32 d, [a], policy", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::cache_hint)", feature;
     MemPrefetchSize: "mem.L2::prefetch_size", "ld.global.L2::128B.u32 d, [a]", ptx (7, 4), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.level::prefetch_size)", feature;
@@ -202,12 +213,19 @@ forms! {
     MemSharedCluster: "mem.shared::cluster", "ld.shared::cluster.u32 d, [a]", ptx (7, 8), SM90, "5.1.5 State Spaces: Shared State Space (.shared::cluster)", feature;
     MbarrierTestWaitParity: "mbarrier.test_wait.parity", "mbarrier.test_wait.parity.shared.b64 done, [addr], phase", ptx (7, 1), ALL, "9.7.13.15.16 Parallel Synchronization and Communication Instructions: mbarrier.test_wait (.parity)", feature;
     MemSharedCta: "mem.shared::cta", "ld.shared::cta.u32 d, [a]", ptx (7, 8), ALL, "5.1.5 State Spaces: Shared State Space (.shared::cta; ptxas: \"Feature '::cta' requires PTX ISA .version 7.8\")", feature;
+    // PTX ISA 9.7.9.19: isspacep (and cvta) on `.param` is PTX 7.7, on `.param::entry` 8.3.
+    SpaceParam: "space.param", "isspacep.param p, a", ptx (7, 7), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep (.param; ptxas: \"Feature 'cvta/isspacep with .param state space' requires PTX ISA .version 7.7\")", feature;
+    SpaceParamEntry: "space.param::entry", "isspacep.param::entry p, a", ptx (8, 3), ALL, "9.7.9.19 Data Movement and Conversion Instructions: isspacep (.param::entry; ptxas: \"Feature '::entry' requires PTX ISA .version 8.3\")", feature;
     MinMaxNaN: "minmax.NaN", "min.NaN.f32 d, a, b", ptx (7, 0), ALL, "9.7.3.11 Floating Point Instructions: min, max (.NaN; also 9.7.4.7/9.7.4.8 for .f16 and .bf16; ptxas: \"Feature '.NaN' requires PTX ISA .version 7.0\")", feature;
     MinMaxXorsignAbs: "minmax.xorsign.abs", "min.xorsign.abs.f32 d, a, b", ptx (7, 2), SM86, "9.7.3.11 Floating Point Instructions: min, max (.xorsign.abs; also 9.7.4.7/9.7.4.8 for .f16 and .bf16; ptxas: \"Feature '.abs' requires .target sm_86 or higher\", \"PTX ISA .version 7.2\")", feature;
     MemB128: "mem.b128", "ld.global.b128 d, [a]", ptx (8, 3), ALL, "9.7.9.8 Data Movement and Conversion Instructions: ld (.b128)", feature;
     Cvt: "cvt", "cvt{.rni|.rzi|.rmi|.rpi|.rn|.rz|.rm|.rp}{.ftz}{.sat}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64}.{u8|u16|u32|u64|s8|s16|s32|s64|f16|f32|f64} d, a", ptx (1, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtBf16F32: "cvt.bf16.f32", "cvt.{rn|rz|rm|rp}{.relu}{.satfinite}.bf16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF32Bf16: "cvt.f32.bf16", "cvt.f32.bf16 d, a", ptx (7, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    // PTX ISA 9.7.9.21: `cvt.frnd2{.relu}{.satfinite}.f16.f32` (.frnd2 = .rn, .rz): `.relu` is
+    // PTX 7.0, `.satfinite` PTX 8.1 (the feature row `cvt.satfinite`); plain conversions are `cvt`'s.
+    CvtF16F32Relu: "cvt.f16.f32.relu", "cvt.{rn|rz}.relu{.satfinite}.f16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.relu to .f16)";
+    CvtF16F32Satfinite: "cvt.f16.f32.satfinite", "cvt.{rn|rz}.satfinite.f16.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.satfinite to .f16)";
     CvtBf16x2F32: "cvt.bf16x2.f32", "cvt.{rn|rz}{.relu}{.satfinite}.bf16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtF16x2F32: "cvt.f16x2.f32", "cvt.{rn|rz}{.relu}{.satfinite}.f16x2.f32 d, a, b", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     CvtTf32F32: "cvt.tf32.f32", "cvt.{rna|rn|rz}{.relu}.tf32.f32 d, a", ptx (7, 0), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
