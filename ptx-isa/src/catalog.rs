@@ -242,6 +242,14 @@ fn example(
             let (d, a) = (r!(U64), r!(U32));
             k.mul_wide(d, a, a)
         }
+        MadF32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            raw!("mad.rn.ftz.sat.f32"; d, a, a, a)
+        }
+        MadF64 => {
+            let (d, a) = (r!(F64), r!(F64));
+            raw!("mad.rz.f64"; d, a, a, a)
+        }
         MadInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.mad_lo(d, a, a, 3i32)
@@ -744,6 +752,10 @@ fn example(
             let (d, a) = (r!(B16), r!(F32));
             k.cvt_pack_f8x2(F8Kind::E4m3, d, a, a, false)
         }
+        CvtF8x2F16x2 => {
+            let (d, a) = (r!(B16), r!(F16x2));
+            raw!("cvt.rn.satfinite.relu.e4m3x2.f16x2"; d, a)
+        }
         CvtF16x2F8x2 => {
             let (d, a) = (r!(F16x2), r!(B16));
             k.cvt_unpack_f8x2(F8Kind::E5m2, d, a, false)
@@ -806,6 +818,7 @@ fn example(
         BarrierSync => k.barrier_sync(false, 2u32, Some(64u32.into())),
         BarrierArrive => k.barrier_arrive(true, 3u32, 128u32),
         Membar => k.membar(BarrierLevel::Gl),
+        MembarProxy => raw!("membar.proxy.alias"),
         Fence => k.fence(Some(FenceSem::AcqRel), Scope::Gpu),
         FenceCluster => k.fence(None, Scope::Cluster),
         AtomInt => {
@@ -813,6 +826,10 @@ fn example(
             k.atom(AtomOp::Add, d, g.clone(), 1u32)?;
             let c = r!(B64);
             k.atom_cas(c, g.clone(), 0u64, 1u64)
+        }
+        AtomCas16 => {
+            let (d, b) = (r!(B16), r!(B16));
+            raw!("atom.global.cas.b16"; d, g.clone(), b, b)
         }
         AtomF32 => {
             let d = r!(F32);
@@ -1292,6 +1309,10 @@ fn example(
                 .operand(Addr::<spaces::SharedCta>::reg32(b))
                 .operand(Imm::UInt(128));
             k.emit(form, i)
+        }
+        CreatepolicyCvt => {
+            let (p, a) = (r!(B64), r!(B64));
+            raw!("createpolicy.cvt.L2.b64"; p, a)
         }
         CreatepolicyFractional => {
             let p = r!(B64);

@@ -115,6 +115,7 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     let atomic = matches!(
         form,
         Form::AtomInt
+            | Form::AtomCas16
             | Form::AtomF32
             | Form::AtomF64
             | Form::AtomF16

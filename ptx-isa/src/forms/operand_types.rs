@@ -161,6 +161,8 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
                 AbsF64,
                 NegF32,
                 NegF64,
+                MadF32,
+                MadF64,
                 MinF32,
                 MinF64,
                 MaxF32,
@@ -250,7 +252,7 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         ),
         // PTX ISA 9.7.5.1: `set.dtype.stype d, a, b`.
         (&[Set], &[at(0, T0), at(1, T1), at(2, T1)]),
-        (&[AtomInt], &[at(0, T0), at(2, T0), at(3, T0)]),
+        (&[AtomInt, AtomCas16], &[at(0, T0), at(2, T0), at(3, T0)]),
         (
             &[AtomF32, AtomF64, AtomF16, AtomBf16],
             &[at(0, T0), at(2, T0)],

@@ -11,6 +11,7 @@ use crate::target::{TargetSet, v};
 pub(super) const LATER_ON: &[(Form, TargetSet, crate::target::PtxVersion)] = &[
     (Form::CvtF8x2F32, TargetSet::Sm89, v(8, 1)),
     (Form::CvtF16x2F8x2, TargetSet::Sm89, v(8, 1)),
+    (Form::CvtF8x2F16x2, TargetSet::Sm89, v(8, 1)),
 ];
 
 const ALL: TargetSet = TargetSet::all();
@@ -99,6 +100,10 @@ forms! {
     SubF64: "sub.f64", "sub{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.4 Floating Point Instructions: sub";
     MulF32: "mul.f32", "mul{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.5 Floating Point Instructions: mul";
     MulF64: "mul.f64", "mul{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.5 Floating Point Instructions: mul";
+    // PTX ISA 9.7.3.7: `mad` on floats names its rounding (ptxas: "Rounding modifier required for
+    // instruction 'mad'"); .f64 takes no .sat.
+    MadF32: "mad.f32", "mad.{rn|rz|rm|rp}{.ftz}{.sat}.f32 d, a, b, c", ptx (1, 4), ALL, "9.7.3.7 Floating Point Instructions: mad";
+    MadF64: "mad.f64", "mad.{rn|rz|rm|rp}.f64 d, a, b, c", ptx (1, 4), ALL, "9.7.3.7 Floating Point Instructions: mad";
     FmaF32: "fma.f32", "fma.{rn|rz|rm|rp}{.ftz}{.sat}.f32 d, a, b, c", ptx (2, 0), ALL, "9.7.3.6 Floating Point Instructions: fma";
     FmaF64: "fma.f64", "fma.{rn|rz|rm|rp}.f64 d, a, b, c", ptx (1, 4), ALL, "9.7.3.6 Floating Point Instructions: fma";
     DivF32: "div.f32", "div.{approx|full|rn|rz|rm|rp}{.ftz}.f32 d, a, b", ptx (1, 4), ALL, "9.7.3.8 Floating Point Instructions: div";
@@ -232,6 +237,9 @@ forms! {
     CvtSatfinite: "cvt.satfinite", "cvt.rn.satfinite.f16x2.f32 d, a, b", ptx (8, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.satfinite to .f16x2, .bf16, .bf16x2; ptxas: \"Modifier '.satfinite' on 'cvt.f16x2.f32' requires PTX ISA .version 8.1\")", feature;
     CvtTf32Round: "cvt.tf32.rn", "cvt.rn.tf32.f32 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.rn/.rz to .tf32; ptxas: \"Feature 'cvt with .tf32.f32.rn' requires .target sm_90\", \"PTX ISA .version 7.8\")", feature;
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
+    // PTX ISA 9.7.9.21: .f16x2 to FP8 pairs (PTX 7.8 on sm_90; sm_89 at 8.1, `LATER_ON`). The
+    // sm_90 conversions between .bf16 and .f16, .f64 and the integers are not rows yet.
+    CvtF8x2F16x2: "cvt.f8x2.f16x2", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f16x2 d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.f16x2 to .e4m3x2/.e5m2x2)";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     Cvta: "cvta", "cvta{.to}.{global|local|shared|const|param}.u64 d, a", ptx (2, 0), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
     CvtaParam: "cvta.param", "cvta.param.u64 d, a", ptx (7, 7), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta (.param)", feature;
@@ -247,11 +255,15 @@ forms! {
     BarCta: "bar.cta", "bar.cta.sync a{, b}", ptx (7, 8), ALL, "9.7.13.1 Parallel Synchronization and Communication Instructions: bar, barrier (.cta; ptxas: \"Feature 'bar.cta' requires PTX ISA .version 7.8\")", feature;
     BarWarpSync: "bar.warp.sync", "bar.warp.sync membermask", ptx (6, 0), ALL, "9.7.13.2 Parallel Synchronization and Communication Instructions: bar.warp.sync";
     Membar: "membar", "membar.{cta|gl|sys}", ptx (1, 4), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar";
+    MembarProxy: "membar.proxy", "membar.proxy.alias", ptx (7, 5), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar (.proxy.alias; ptxas: \"Feature 'membar.proxy' requires PTX ISA .version 7.5\")";
     Fence: "fence", "fence{.sc|.acq_rel|.acquire|.release}.{cta|gpu|sys}", ptx (6, 0), ALL, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
     FenceCluster: "fence.cluster", "fence{.sc|.acq_rel|.acquire|.release}.cluster", ptx (7, 8), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: fence";
     AtomInt: "atom.int", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.{and|or|xor|cas|exch|add|inc|dec|min|max}.{b32|b64|u32|u64|s32|s64} d, [a], b{, c}", ptx (1, 1), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomF32: "atom.f32", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f32 d, [a], b", ptx (2, 0), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomF64: "atom.f64", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.f64 d, [a], b", ptx (5, 0), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
+    // PTX ISA 9.7.13.5: `atom.cas.b16` (PTX 6.3, sm_70; ptxas: "Arguments mismatch" for other
+    // 16-bit operations).
+    AtomCas16: "atom.cas.b16", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.cas.b16 d, [a], b, c", ptx (6, 3), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom (.cas.b16)";
     AtomF16: "atom.f16", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{f16|f16x2} d, [a], b", ptx (6, 3), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomBf16: "atom.bf16", "atom{.relaxed|.acquire|.release|.acq_rel}{.cta|.cluster|.gpu|.sys}{.global|.shared|.shared::cluster}.add.noftz.{bf16|bf16x2} d, [a], b", ptx (7, 8), SM90, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom";
     AtomOrdered: "atom.ordered", "atom.acq_rel.gpu.global.add.u32 d, [a], b", ptx (6, 0), ALL, "9.7.13.5 Parallel Synchronization and Communication Instructions: atom (.sem, .scope)", feature;
@@ -370,6 +382,10 @@ forms! {
     TensormapReplaceMode: "tensormap.replace.mode", "tensormap.replace.tile.{elemtype|interleave_layout|swizzle_mode|fill_mode}{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 3), ARCH_A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.field3)";
     TensormapReplaceAtomicity: "tensormap.replace.swizzle_atomicity", "tensormap.replace.tile.swizzle_atomicity{.global|.shared::cta}.b1024.b32 [addr], new_val", ptx (8, 6), SM100A_120A, "9.7.9 Data Movement and Conversion Instructions: tensormap.replace (.swizzle_atomicity)";
     TensormapCpFenceproxy: "tensormap.cp_fenceproxy", "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.{cta|cluster|gpu|sys}.sync.aligned [dst], [src], size", ptx (8, 3), SM90, "9.7.13 Parallel Synchronization and Communication Instructions: tensormap.cp_fenceproxy";
+    // PTX ISA 9.7.9.18: the conversion of an access property (PTX 7.4). The range form is not a
+    // row yet: its primary and secondary priorities share names, and only their order tells
+    // them apart, which the rows' modifier sets do not keep.
+    CreatepolicyCvt: "createpolicy.cvt", "createpolicy.cvt.L2.b64 policy, a", ptx (7, 4), ALL, "9.7.9.18 Data Movement and Conversion Instructions: createpolicy (.cvt)";
     CreatepolicyFractional: "createpolicy.fractional", "createpolicy.fractional.{L2::evict_last|L2::evict_normal|L2::evict_first|L2::evict_unchanged}{.L2::evict_first|.L2::evict_unchanged}.b64 policy{, fraction}", ptx (7, 4), ALL, "9.7.9.18 Data Movement and Conversion Instructions: createpolicy";
 
     // ---- 9.7.15 wgmma (sm_90a) ------------------------------------------------------------------------
