@@ -756,6 +756,30 @@ fn example(
             let (d, a) = (r!(B16), r!(F16x2));
             raw!("cvt.rn.satfinite.relu.e4m3x2.f16x2"; d, a)
         }
+        CvtBf16Int => {
+            let (d, a) = (r!(Bf16), r!(S32));
+            raw!("cvt.rn.bf16.s32"; d, a)
+        }
+        CvtIntBf16 => {
+            let (d, a) = (r!(S32), r!(Bf16));
+            raw!("cvt.rzi.s32.bf16"; d, a)
+        }
+        CvtBf16F64 => {
+            let (d, a) = (r!(Bf16), r!(F64));
+            raw!("cvt.rn.bf16.f64"; d, a)
+        }
+        CvtF64Bf16 => {
+            let (d, a) = (r!(F64), r!(Bf16));
+            raw!("cvt.f64.bf16"; d, a)
+        }
+        CvtBf16F16 => {
+            let (d, a) = (r!(Bf16), r!(F16));
+            raw!("cvt.rn.bf16.f16"; d, a)
+        }
+        CvtF16Bf16 => {
+            let (d, a) = (r!(F16), r!(Bf16));
+            raw!("cvt.rn.f16.bf16"; d, a)
+        }
         CvtF16x2F8x2 => {
             let (d, a) = (r!(F16x2), r!(B16));
             k.cvt_unpack_f8x2(F8Kind::E5m2, d, a, false)

@@ -342,6 +342,13 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         // .f32; a packed pair of halves is one 32-bit register, made of two .f32.
         (&[CvtTf32F32], &[at(0, Fixed(B32)), at(1, Fixed(F32))]),
         (
+            &[
+                CvtBf16Int, CvtIntBf16, CvtBf16F64, CvtF64Bf16, CvtBf16F16, CvtF16Bf16, CvtBf16F32,
+                CvtF32Bf16,
+            ],
+            &[at(0, T0), at(1, T1)],
+        ),
+        (
             &[CvtF16x2F32, CvtBf16x2F32],
             &[at(0, Fixed(B32)), at(1, Fixed(F32)), at(2, Fixed(F32))],
         ),

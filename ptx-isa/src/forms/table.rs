@@ -237,9 +237,17 @@ forms! {
     CvtSatfinite: "cvt.satfinite", "cvt.rn.satfinite.f16x2.f32 d, a, b", ptx (8, 1), ALL, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.satfinite to .f16x2, .bf16, .bf16x2; ptxas: \"Modifier '.satfinite' on 'cvt.f16x2.f32' requires PTX ISA .version 8.1\")", feature;
     CvtTf32Round: "cvt.tf32.rn", "cvt.rn.tf32.f32 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.rn/.rz to .tf32; ptxas: \"Feature 'cvt with .tf32.f32.rn' requires .target sm_90\", \"PTX ISA .version 7.8\")", feature;
     CvtF8x2F32: "cvt.f8x2.f32", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f32 d, a, b", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
-    // PTX ISA 9.7.9.21: .f16x2 to FP8 pairs (PTX 7.8 on sm_90; sm_89 at 8.1, `LATER_ON`). The
-    // sm_90 conversions between .bf16 and .f16, .f64 and the integers are not rows yet.
+    // PTX ISA 9.7.9.21: .f16x2 to FP8 pairs (PTX 7.8 on sm_90; sm_89 at 8.1, `LATER_ON`).
     CvtF8x2F16x2: "cvt.f8x2.f16x2", "cvt.rn.satfinite{.relu}.{e4m3x2|e5m2x2}.f16x2 d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.f16x2 to .e4m3x2/.e5m2x2)";
+    // PTX ISA 9.7.9.21: .bf16 to and from the integers, .f16 and .f64 are PTX 7.8 on sm_90
+    // (ptxas: "Feature 'cvt with .bf16.s32' requires .target sm_90"); to .bf16 from an integer or
+    // .f64 names a rounding ("Rounding modifier required"), to an integer an integer rounding.
+    CvtBf16Int: "cvt.bf16.int", "cvt.{rn|rz|rm|rp}.bf16.{u16|u32|u64|s16|s32|s64} d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (integer to .bf16)";
+    CvtIntBf16: "cvt.int.bf16", "cvt.{rni|rzi|rmi|rpi}.{u16|u32|u64|s16|s32|s64}.bf16 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.bf16 to integer)";
+    CvtBf16F64: "cvt.bf16.f64", "cvt.{rn|rz|rm|rp}.bf16.f64 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.f64 to .bf16)";
+    CvtF64Bf16: "cvt.f64.bf16", "cvt.f64.bf16 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.bf16 to .f64)";
+    CvtBf16F16: "cvt.bf16.f16", "cvt{.rn|.rz|.rm|.rp}.bf16.f16 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.f16 to .bf16)";
+    CvtF16Bf16: "cvt.f16.bf16", "cvt{.rn|.rz|.rm|.rp}.f16.bf16 d, a", ptx (7, 8), SM90, "9.7.9.21 Data Movement and Conversion Instructions: cvt (.bf16 to .f16)";
     CvtF16x2F8x2: "cvt.f16x2.f8x2", "cvt.rn{.relu}.f16x2.{e4m3x2|e5m2x2} d, a", ptx (7, 8), SM89, "9.7.9.21 Data Movement and Conversion Instructions: cvt";
     Cvta: "cvta", "cvta{.to}.{global|local|shared|const|param}.u64 d, a", ptx (2, 0), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta";
     CvtaParam: "cvta.param", "cvta.param.u64 d, a", ptx (7, 7), ALL, "9.7.9.20 Data Movement and Conversion Instructions: cvta (.param)", feature;
