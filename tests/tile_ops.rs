@@ -118,6 +118,7 @@ fn gemm_async(
         a,
         b,
         accumulate,
+        k_extent: None,
     }
 }
 
@@ -804,9 +805,11 @@ fn wgmma_case(
     a: impl FnOnce(&mut Env) -> TileRef,
     b: impl FnOnce(&Env) -> TileRef,
     accumulate: Accumulate,
+    k_extent: bool,
 ) -> String {
     let acc = regs::<ty::F32>(&mut e.k, n / 2);
     let a = leak(a(&mut e));
+    let k_extent = k_extent.then(|| e.k.reg::<ty::U32>());
     check(name, "gemm_async.wgmma", e, move |e| {
         let d = leak(TileRef::registers(
             ScalarType::F32,
@@ -820,6 +823,7 @@ fn wgmma_case(
                 a,
                 b,
                 accumulate,
+                k_extent,
             },
             ExecScope::Warpgroup,
         )
@@ -829,6 +833,52 @@ fn wgmma_case(
             .join(format!("tests/golden/tile/{name}.sm_90a.ptx")),
     )
     .unwrap()
+}
+
+/// `O += P·V` over a run-time K extent (an attention's last key tile): one complete group per
+/// path (fence, the path's k-steps, commit; quarters of the steps, the last all of them), the
+/// path picked by a uniform branch on the extent; and tcgen05.mma, which has no such form,
+/// refuses an extent.
+#[test]
+fn wgmma_skips_the_k_steps_past_a_run_time_extent() {
+    let p_regs = |e: &mut Env| {
+        let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
+        let frag = wgmma::register_a_k(ScalarType::Bf16, 64).unwrap();
+        TileRef::registers(ScalarType::Bf16, frag, ar)
+    };
+    let text = wgmma_case(
+        "wgmma_rs_k_extent",
+        env(Target::Sm90a),
+        128,
+        p_regs,
+        |e| slabs(e, 64, 128).transposed().unwrap(),
+        Accumulate::Yes,
+        true,
+    );
+    // Paths of 1, 2, 3 and 4 k-steps: 10 wgmmas in 4 groups, 3 branches on the extent.
+    assert_eq!(text.matches("wgmma.mma_async").count(), 10);
+    assert_eq!(text.matches("wgmma.fence").count(), 4);
+    assert_eq!(text.matches("wgmma.commit_group").count(), 4);
+    for end in [16, 32, 48] {
+        assert!(text.contains(&format!(", {end};")), "{text}");
+    }
+    assert_eq!(text.matches("bra.uni").count(), 6, "{text}");
+
+    let mut e = env(Target::Sm100a);
+    let t = e.k.reg::<ty::U32>();
+    let extent = e.k.reg::<ty::U32>();
+    let a = swizzled(ScalarType::Bf16, 128, 64, e.s, SwizzleMode::B128);
+    let b = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
+    let d = TileRef::tmem(ScalarType::F32, 128, 64, t);
+    let op = TileOp::GemmAsync {
+        d: &d,
+        a,
+        b,
+        accumulate: Accumulate::No,
+        k_extent: Some(extent),
+    };
+    let err = run(e, op, ExecScope::Thread, None).unwrap_err();
+    assert!(err.contains("run-time K extent"), "{err}");
 }
 
 /// `[rows, cols]` bf16 in 128-byte slabs at the shared buffer.
@@ -862,6 +912,7 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         p_regs,
         |e| slabs(e, 64, 128).transposed().unwrap(),
         Accumulate::Yes,
+        false,
     );
     let mmas: Vec<&str> = text
         .lines()
@@ -883,6 +934,7 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         |e| slabs(e, 64, 128),
         |e| slabs(e, 64, 128),
         Accumulate::No,
+        false,
     );
     assert_eq!(text.matches("wgmma.mma_async").count(), 8);
     // k-step 4 starts in the second slab: 64 rows x 128 bytes on.
@@ -905,6 +957,7 @@ fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
         a: &a,
         b: &b,
         accumulate: Accumulate::Yes,
+        k_extent: None,
     };
     let err = run(e, op, ExecScope::Warpgroup, None).unwrap_err();
     assert!(err.contains("MN-major slabs"), "{err}");

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use ptx_isa::{Imm, Pred, Src, Target, ty};
+use ptx_isa::{Imm, Pred, Reg, Src, Target, ty};
 
 use smem::pipeline::protocol::BarrierAt;
 use smem::pipeline::sync::NamedBarrier;
@@ -166,6 +166,10 @@ pub enum TileOp<'a> {
         b: &'a TileRef,
         /// Accumulate into d or overwrite it.
         accumulate: Accumulate,
+        /// A run-time count of the K columns that contribute, where the rest are known to add
+        /// nothing (an attention's `P` past the last key): the variant may skip k-steps past
+        /// it (wgmma: in quarters of K). `None`: all of K.
+        k_extent: Option<Reg<ty::U32>>,
     },
     /// `dst = value`.
     Fill {
@@ -273,7 +277,15 @@ impl fmt::Display for OpCtx<'_> {
                 }
                 Ok(())
             }
-            TileOp::GemmAsync { d, a, b, .. } => write!(f, "\n  d: {d}\n  a: {a}\n  b: {b}"),
+            TileOp::GemmAsync {
+                d, a, b, k_extent, ..
+            } => {
+                write!(f, "\n  d: {d}\n  a: {a}\n  b: {b}")?;
+                match k_extent {
+                    Some(e) => write!(f, "\n  k extent: {e}"),
+                    None => Ok(()),
+                }
+            }
             TileOp::Fill { dst, value } => write!(f, "\n  dst: {dst}\n  value: {value}"),
             TileOp::Elementwise { dst, a, b, f: func } => {
                 write!(f, "\n  dst: {dst}\n  a: {a}")?;

@@ -22,7 +22,7 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::{Imm, Src, ty};
+use ptx_isa::{Imm, Reg, Src, ty};
 use smem::SwizzleMode;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
@@ -465,6 +465,38 @@ impl KernelBuilder {
             a: &a,
             b: &b,
             accumulate,
+            k_extent: None,
+        };
+        self.tile_op(op, scope, None)
+    }
+
+    /// [`KernelBuilder::gemm_async`] over the first `k_extent` columns of K only, a run-time
+    /// count the whole warpgroup shares (derived from no thread index: ptxas must see the
+    /// branch on it as uniform). A path per quarter of the k-steps, each one commit group,
+    /// taken by the extent: the columns from `k_extent` to the end of the path's last k-step
+    /// still enter the product and must add nothing, as an attention's `P` past the last key
+    /// does.
+    #[track_caller]
+    pub fn gemm_async_until(
+        &mut self,
+        d: &impl TileOperand,
+        a: &impl TileOperand,
+        b: &impl TileOperand,
+        accumulate: Accumulate,
+        k_extent: Reg<ty::U32>,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, a, b) = (
+            d.lower_tile(self)?,
+            a.lower_tile(self)?,
+            b.lower_tile(self)?,
+        );
+        let op = TileOp::GemmAsync {
+            d: &d,
+            a: &a,
+            b: &b,
+            accumulate,
+            k_extent: Some(k_extent),
         };
         self.tile_op(op, scope, None)
     }

@@ -62,7 +62,13 @@ struct Tcgen05Mma {
 }
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
-    let (d, a, b, accumulate) = operands(ctx)?;
+    let (d, a, b, accumulate, k_extent) = operands(ctx)?;
+    if k_extent.is_some() {
+        return Err(Rejection::operand(
+            Aspect::Op,
+            "a run-time K extent (k-steps skipped past it): wgmma only",
+        ));
+    }
     let n = b.shape.first().copied().unwrap_or(0);
     let (Storage::Tmem, ScalarType::F32, Base::Tmem(dt)) = (d.storage, d.dtype, &d.base) else {
         return Err(Rejection::operand(

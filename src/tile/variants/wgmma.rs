@@ -6,11 +6,12 @@
 //! d-contiguous); inputs f16, bf16, tf32 or e4m3/e5m2.
 //! The descriptors are computed from the shared tiles (PTX ISA 9.7.15.5.1.2: SBO = 8 rows of the
 //! atom; LBO unused for swizzled K-major, the slab stride for MN-major). Emits
-//! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group`; waiting
-//! (`wgmma.wait_group`) is the caller's.
+//! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group` (with a run-time K
+//! extent, one such group per path, the path by the extent); waiting (`wgmma.wait_group`) is
+//! the caller's.
 
 use layouts::fragment::wgmma::{accumulator, register_a_k};
-use ptx_isa::builder::{ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
+use ptx_isa::builder::{CmpOp, ScaleD, Wgmma, WgmmaA, WgmmaImm, WgmmaTypes};
 use ptx_isa::{FunctionBuilder, Reg, RegRef, Result, ScalarType, TargetSet, ty};
 use smem::SwizzleMode;
 use smem::desc::sm90::WgmmaDesc;
@@ -21,20 +22,28 @@ use crate::tile::operand::{Base, ScopeKind, Storage, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Predicate, Variant};
 use crate::tile::reject::{Aspect, Rejection};
 
-/// D, A, B and whether D accumulates, of a matrix multiply.
-pub(crate) fn operands<'a>(
-    ctx: &'a OpCtx<'a>,
-) -> std::result::Result<(&'a TileRef, &'a TileRef, &'a TileRef, Accumulate), Rejection> {
+/// D, A, B, whether D accumulates and the run-time K extent, of a matrix multiply.
+pub(crate) fn operands<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Operands<'a>, Rejection> {
     match &ctx.op {
         TileOp::GemmAsync {
             d,
             a,
             b,
             accumulate,
-        } => Ok((d, a, b, *accumulate)),
+            k_extent,
+        } => Ok((d, a, b, *accumulate, *k_extent)),
         _ => Err(Rejection::operand(Aspect::Op, "not a gemm")),
     }
 }
+
+/// What [`operands`] returns.
+pub(crate) type Operands<'a> = (
+    &'a TileRef,
+    &'a TileRef,
+    &'a TileRef,
+    Accumulate,
+    Option<Reg<ty::U32>>,
+);
 
 /// The wgmma types for A and B's element types (f32 accumulators).
 fn wgmma_types(a: ScalarType, b: ScalarType) -> Option<WgmmaTypes> {
@@ -195,6 +204,9 @@ struct WgmmaPlan<'a> {
     b: SharedOperand,
     steps: u32,
     accumulate: Accumulate,
+    /// K elements per k-step and the run-time K extent past which k-steps are skipped.
+    step_k: u32,
+    k_extent: Option<Reg<ty::U32>>,
 }
 
 /// Whether B is MN-major: its layout has the N index contiguous (element `(1, 0)` next to
@@ -207,7 +219,7 @@ fn is_mn_major(b: &TileRef) -> bool {
 }
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
-    let (d, a, b, accumulate) = operands(ctx)?;
+    let (d, a, b, accumulate, k_extent) = operands(ctx)?;
     let types = wgmma_types(a.dtype, b.dtype).ok_or_else(|| {
         Rejection::operand(
             Aspect::ElementType,
@@ -300,6 +312,8 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
         b: b_op,
         steps: k / step,
         accumulate,
+        step_k: step,
+        k_extent,
     }))
 }
 
@@ -322,12 +336,51 @@ pub const VARIANT: Variant = Variant {
 
 impl Plan for WgmmaPlan<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let Some(extent) = self.k_extent else {
+            return self.group(k, self.steps);
+        };
+        // One complete group (fence, k-steps, commit) per path, the path taken by a uniform
+        // branch on the extent: so a caller's `wgmma.wait_group` counts one group either way,
+        // and ptxas sees no group split over branches (guarding single k-steps instead makes
+        // it inject `warpgroup.arrive`s, C7519, and, inside a loop, serialize every wgmma of
+        // the kernel, C7520).
+        let paths = path_steps(self.steps);
+        let done = k.label();
+        for (i, &steps) in paths.iter().enumerate() {
+            if i + 1 == paths.len() {
+                self.group(k, steps)?;
+                break;
+            }
+            // This path covers extents up to its k-steps' end.
+            let next = k.label();
+            let past = k.pred();
+            k.setp(CmpOp::Gt, past, extent, steps * self.step_k)?;
+            k.when(past).bra_uni(next)?;
+            self.group(k, steps)?;
+            k.bra_uni(done)?;
+            k.place(next)?;
+        }
+        k.place(done)
+    }
+}
+
+/// The k-step counts of [`WgmmaPlan`]'s paths for a run-time K extent: quarters of the steps
+/// (rounded up, distinct), the last all of them; code grows by at most 2.5 times the steps.
+fn path_steps(steps: u32) -> Vec<u32> {
+    let mut paths: Vec<u32> = (1..=4).map(|q| (steps * q).div_ceil(4)).collect();
+    paths.dedup();
+    paths
+}
+
+impl WgmmaPlan<'_> {
+    /// `wgmma.fence`, the first `steps` k-steps' `wgmma.mma_async`, `wgmma.commit_group`.
+    fn group(&self, k: &mut FunctionBuilder, steps: u32) -> Result<()> {
         k.wgmma_fence()?;
         let imm = WgmmaImm {
             transpose_b: self.b.mn_major,
             ..WgmmaImm::default()
         };
-        for step in 0..self.steps {
+        for step in 0..steps {
             let scale = match (step, self.accumulate) {
                 (0, Accumulate::No) => ScaleD::Const(false),
                 (0, Accumulate::Pred(p)) => ScaleD::Pred(p),
