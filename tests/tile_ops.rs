@@ -841,11 +841,6 @@ fn wgmma_case(
 /// refuses an extent.
 #[test]
 fn wgmma_skips_the_k_steps_past_a_run_time_extent() {
-    let p_regs = |e: &mut Env| {
-        let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
-        let frag = wgmma::register_a_k(ScalarType::Bf16, 64).unwrap();
-        TileRef::registers(ScalarType::Bf16, frag, ar)
-    };
     let text = wgmma_case(
         "wgmma_rs_k_extent",
         env(Target::Sm90a),
@@ -881,6 +876,14 @@ fn wgmma_skips_the_k_steps_past_a_run_time_extent() {
     assert!(err.contains("run-time K extent"), "{err}");
 }
 
+/// An attention's `P` for `P·V` over four k16 steps: sixteen bf16x2 registers in the m64n64
+/// accumulator's order (`register_a_k`).
+fn p_regs(e: &mut Env) -> TileRef {
+    let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
+    let frag = wgmma::register_a_k(ScalarType::Bf16, 64).unwrap();
+    TileRef::registers(ScalarType::Bf16, frag, ar)
+}
+
 /// `[rows, cols]` bf16 in 128-byte slabs at the shared buffer.
 fn slabs(e: &Env, rows: u32, cols: u32) -> TileRef {
     TileRef::shared_slabs(
@@ -900,11 +903,6 @@ fn slabs(e: &Env, rows: u32, cols: u32) -> TileRef {
 /// slab on). A B whose layout is neither is refused.
 #[test]
 fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
-    let p_regs = |e: &mut Env| {
-        let ar = regs::<ty::Bf16x2>(&mut e.k, 16);
-        let frag = wgmma::register_a_k(ScalarType::Bf16, 64).unwrap();
-        TileRef::registers(ScalarType::Bf16, frag, ar)
-    };
     let text = wgmma_case(
         "wgmma_rs_mn_major",
         env(Target::Sm90a),

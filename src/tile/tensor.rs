@@ -455,19 +455,7 @@ impl KernelBuilder {
         accumulate: Accumulate,
         scope: ExecScope,
     ) -> Result<&'static str> {
-        let (d, a, b) = (
-            d.lower_tile(self)?,
-            a.lower_tile(self)?,
-            b.lower_tile(self)?,
-        );
-        let op = TileOp::GemmAsync {
-            d: &d,
-            a: &a,
-            b: &b,
-            accumulate,
-            k_extent: None,
-        };
-        self.tile_op(op, scope, None)
+        self.gemm_async_over(d, a, b, accumulate, None, scope)
     }
 
     /// [`KernelBuilder::gemm_async`] over the first `k_extent` columns of K only, a run-time
@@ -486,6 +474,19 @@ impl KernelBuilder {
         k_extent: Reg<ty::U32>,
         scope: ExecScope,
     ) -> Result<&'static str> {
+        self.gemm_async_over(d, a, b, accumulate, Some(k_extent), scope)
+    }
+
+    #[track_caller]
+    fn gemm_async_over(
+        &mut self,
+        d: &impl TileOperand,
+        a: &impl TileOperand,
+        b: &impl TileOperand,
+        accumulate: Accumulate,
+        k_extent: Option<Reg<ty::U32>>,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
         let (d, a, b) = (
             d.lower_tile(self)?,
             a.lower_tile(self)?,
@@ -496,7 +497,7 @@ impl KernelBuilder {
             a: &a,
             b: &b,
             accumulate,
-            k_extent: Some(k_extent),
+            k_extent,
         };
         self.tile_op(op, scope, None)
     }
