@@ -936,8 +936,9 @@ impl Consumer<'_> {
     }
 
     /// `O += P·V` for the V tile at `va`: V's tile is `[bn, d]` d-contiguous, so `B = Vᵀ` is
-    /// MN-major. `keys`: the tile's key columns that any of the warpgroup's rows sees, where
-    /// fewer than all may be (the k-steps past them skipped: `P` is zero there).
+    /// MN-major. `keys`: the tile's key columns that any of the CTA's rows sees
+    /// ([`Consumer::keys_seen`]), where fewer than all may be (the k-steps past them skipped:
+    /// `P` is zero there).
     fn values<T: Elem>(
         &self,
         k: &mut KernelBuilder,
@@ -974,10 +975,6 @@ impl Consumer<'_> {
         }
         // The CTA's last row m0 + 127 sees key n*bn + c iff c < m0 + 128 + sk - sq - n*bn,
         // which may be negative (sq > sk): taken as signed, at least 0.
-        let s32 = |k: &mut KernelBuilder, e: Expr| -> Result<Reg<ty::S32>> {
-            let r = k.eval(e)?;
-            r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
-        };
         let bm = AttentionConfig::BLOCK_M;
         let hi = s32(k, blk.m_block * bm + bm + blk.seqlen_k)?;
         let lo = s32(k, Expr::from(blk.seqlen_q) + n * bn)?;
@@ -1199,6 +1196,12 @@ fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Re
     })
 }
 
+/// `e` evaluated and read as signed (a count that may go below zero).
+fn s32(k: &mut KernelBuilder, e: Expr) -> Result<Reg<ty::S32>> {
+    let r = k.eval(e)?;
+    r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
+}
+
 /// Masks S where needed: key columns past `seqlen_k` (the last tile when `seqlen_k` is not a
 /// multiple of the tile) and, with the causal mask, keys after the diagonal (tiles that cross
 /// it). Tiles wholly below the diagonal and inside the keys take no mask.
@@ -1225,10 +1228,6 @@ fn mask<T: Elem>(
         p
     } else {
         edge
-    };
-    let s32 = |k: &mut KernelBuilder, e: Expr| -> Result<Reg<ty::S32>> {
-        let r = k.eval(e)?;
-        r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
     };
     k.if_(needs, |k| {
         // Columns c >= seqlen_k - n*bn do not exist.

@@ -204,8 +204,9 @@ struct WgmmaPlan<'a> {
     b: SharedOperand,
     steps: u32,
     accumulate: Accumulate,
-    /// K elements per k-step and the run-time K extent past which k-steps are skipped.
+    /// K elements per k-step.
     step_k: u32,
+    /// The run-time K extent past which k-steps are skipped.
     k_extent: Option<Reg<ty::U32>>,
 }
 
@@ -340,7 +341,7 @@ impl Plan for WgmmaPlan<'_> {
             return self.group(k, self.steps);
         };
         // One complete group (fence, k-steps, commit) per path, the path taken by a uniform
-        // branch on the extent: so a caller's `wgmma.wait_group` counts one group either way,
+        // branch on the extent (`bra.uni`, PTX ISA 9.7.12.3): so a caller's `wgmma.wait_group` counts one group either way,
         // and ptxas sees no group split over branches (guarding single k-steps instead makes
         // it inject `warpgroup.arrive`s, C7519, and, inside a loop, serialize every wgmma of
         // the kernel, C7520).
