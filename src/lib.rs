@@ -38,6 +38,7 @@ extern crate self as ptxkit;
 pub mod cli;
 pub mod kernel;
 pub mod library;
+pub mod parts;
 pub mod registry;
 pub mod runtime;
 pub mod selftest;

@@ -144,6 +144,56 @@ impl KernelBuilder {
         self.mul_of(x, r)
     }
 
+    /// GELU with the tanh approximation, `0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))`, as
+    /// `h + h·tanh(x (c0 + c1 x²))` with `h = x / 2`: `tanh.approx.f32` (PTX ISA 9.7.3.22,
+    /// maximum relative error 2^-11) and four multiply-adds.
+    pub fn gelu_tanh(&mut self, x: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        // sqrt(2/π) and sqrt(2/π) · 0.044715.
+        const C0: f32 = 0.797_884_6;
+        const C1: f32 = 0.035_677_41;
+        let x2 = self.mul_of(x, x)?;
+        let inner = self.fma_of(x2, C1, C0)?;
+        let u = self.mul_of(x, inner)?;
+        let th = self.fresh(|f, d| f.tanh(d, u))?;
+        let h = self.mul_of(x, 0.5f32)?;
+        self.fma_of(h, th, h)
+    }
+
+    /// GELU, `x Φ(x) = 0.5 x (1 + erf(x / sqrt 2))`: `Φ(-|x|) = 0.5 p(t) e^(-x²/2)` with
+    /// `t = 1 / (1 + p |x| / sqrt 2)` (Abramowitz and Stegun 7.1.26, erf to within 1.5e-7;
+    /// `rcp.approx` and `ex2.approx` add about 2^-22), then `Φ(x)` is that or one minus it by
+    /// the sign of `x` (`selp`, PTX ISA 9.7.8.2).
+    pub fn gelu_erf(&mut self, x: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        // p / sqrt 2, and a1..a5.
+        const P: f32 = 0.327_591_1 * std::f32::consts::FRAC_1_SQRT_2;
+        const A: [f32; 5] = [
+            0.254_829_6,
+            -0.284_496_74,
+            1.421_413_8,
+            -1.453_152,
+            1.061_405_4,
+        ];
+        let a = self.fresh(|f, d| f.abs(d, x))?;
+        let den = self.fma_of(a, P, 1.0f32)?;
+        let t = self.rcp_of(den)?;
+        // a1 t + a2 t² + ... + a5 t⁵, by Horner.
+        let mut poly = self.fma_of(t, A[4], A[3])?;
+        for &c in A[..3].iter().rev() {
+            poly = self.fma_of(poly, t, c)?;
+        }
+        poly = self.mul_of(poly, t)?;
+        // e^(-x²/2) = 2^(x² · (-log2 e / 2)).
+        let x2 = self.mul_of(a, a)?;
+        let e = self.exp2_fma(x2, -LOG2_E * 0.5, 0.0f32)?;
+        let half = self.mul_of(poly, 0.5f32)?;
+        let low = self.mul_of(half, e)?;
+        let high = self.fma_of(low, -1.0f32, 1.0f32)?;
+        let neg = self.f.pred();
+        self.f.setp(ptx_isa::builder::CmpOp::Lt, neg, x, 0.0f32)?;
+        let phi = self.select(neg, low, high)?;
+        self.mul_of(x, phi)
+    }
+
     /// Every CTA thread waits here until all have arrived (`bar.sync 0`, PTX ISA 9.7.13.1):
     /// `__syncthreads()`.
     pub fn sync_threads(&mut self) -> Result<()> {

@@ -23,16 +23,14 @@
 
 use std::cell::RefCell;
 
-use ptx_isa::builder::{ArriveOpts, CmpOp};
+use ptx_isa::builder::CmpOp;
 use ptx_isa::{
-    Addr, Directive, Module, Reg, RegRef, ScalarType, Sinkable, StateSpace, Target, spaces, ty,
+    Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty,
 };
 use smem::SwizzleMode;
-use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
-use smem::pipeline::protocol::{ArrayId, BarrierAt};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{BarrierSync, WaitMode};
 
 use super::GemmConfig;
 use super::grouped::schedule::{declare_block_scales, declare_operands};
@@ -41,6 +39,7 @@ use super::layout::SmemLayout;
 use crate::kernel::{
     Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Result, TensorOpts, TmaTensor, Var,
 };
+use crate::parts::{ConsumerId, Epilogue, GridSchedule, Ring, TileScheduler, WarpSpecialized};
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, Elementwise, ExecScope, TileRef};
 
@@ -169,6 +168,10 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     out_scale: Option<OutScaleParam>,
     /// The thread's index in the CTA.
     tid: Var,
+    /// The extents `m`, `n`, `k`.
+    extents: [Var; 3],
+    /// The user's epilogue ([`HopperGemm::with_epilogue`]).
+    epilogue: Epilogue,
     /// The persistent tile schedule.
     schedule: Tiles,
     /// K-tiles.
@@ -181,9 +184,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     layout: SmemLayout,
     /// The barrier operations, recorded for the protocol check (and bounded in a debug build).
     sync: BarrierSync,
-    /// The `full` and `empty` barrier arrays in `sync`.
-    full: ArrayId,
-    empty: ArrayId,
+    /// The stage ring (A and B tiles) with its `full` and `empty` barriers.
+    ring: Ring,
     /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
     fragment: layouts::fragment::TvLayout,
 }
@@ -528,135 +530,38 @@ impl Tile {
 }
 
 /// The tile schedule a GEMM walks: the dense one, or the grouped one over all groups' tiles.
+/// Both roles read their tiles from it ([`TileScheduler`]).
 #[derive(Debug, Clone)]
 pub enum Tiles {
-    /// One problem's tiles ([`Schedule`]).
-    Dense(Schedule),
+    /// One problem's tiles: 128 x `bn` tiles in bands of `group_m` M-tiles, in CTA pairs with
+    /// `cluster_m = 2` ([`GridSchedule`]).
+    Dense(GridSchedule),
     /// All groups' tiles ([`GroupedSchedule`]).
     Grouped(Box<GroupedSchedule>),
 }
 
-impl Tiles {
-    /// `body(k, tile)` for each tile of this CTA (or CTA pair) in the persistent grid.
+impl TileScheduler for Tiles {
+    type Tile = Tile;
+
     #[track_caller]
-    pub fn for_each_tile(
+    fn for_each_tile(
         &self,
         k: &mut KernelBuilder,
         body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
     ) -> Result<()> {
         match self {
-            Tiles::Dense(s) => s.for_each_tile(k, body),
+            Tiles::Dense(s) => s.for_each_tile(k, |k, t| {
+                body(
+                    k,
+                    Tile {
+                        mb: t.row,
+                        nb: t.col,
+                        group: None,
+                    },
+                )
+            }),
             Tiles::Grouped(s) => s.for_each_tile(k, body),
         }
-    }
-}
-
-/// The tile `(mb, nb)` of linear tile `t` of a grid of `sched_m` M-tiles in bands of `group_m`
-/// (`per_band` tiles each), column-major within a band: the last band is as tall as the M-tiles
-/// left. The dense and the grouped schedules' order (the grouped one within each group).
-#[track_caller]
-pub(crate) fn band_tile(
-    k: &mut KernelBuilder,
-    t: Var,
-    sched_m: Var,
-    per_band: Var,
-    group_m: u32,
-) -> Result<(Var, Var)> {
-    let band = k.let_("band", t / per_band)?;
-    let first_m = k.let_("first_m", band * group_m)?;
-    // The band's height: group_m M-tiles, fewer in the last band.
-    let left = k.eval(sched_m - first_m)?;
-    let rows_r = k.reg::<ty::U32>();
-    k.min(rows_r, left, group_m)?;
-    let rows = k.bind("band_rows", rows_r);
-    let in_band = k.let_("in_band", t - band * per_band)?;
-    let mb = k.let_("mb", in_band % rows + first_m)?;
-    let nb = k.let_("nb", in_band / rows)?;
-    Ok((mb, nb))
-}
-
-/// The GEMM's persistent tile schedule: which tiles each CTA (or CTA pair) computes, in which
-/// order. Tiles are numbered in bands of `group_m` M-tiles, column-major within a band, so
-/// consecutive CTAs share B tiles and a band's A tiles stay in L2; each CTA walks tiles
-/// `id, id + grid, ...` of a grid the launcher sizes to the device.
-#[derive(Debug, Clone)]
-pub struct Schedule {
-    /// The work of the persistent grid as the host evaluates it (an expression of the symbols).
-    work: Expr,
-    /// The same in a register.
-    tiles: Var,
-    /// M-tiles the schedule walks: tiles, or CTA-pair rows of tiles in a cluster.
-    sched_m: Var,
-    /// Tiles (or tile pairs) a band of `group_m` M-tiles holds.
-    per_band: Var,
-    group_m: u32,
-    /// This CTA's rank in its pair, for a schedule of CTA pairs.
-    rank: Option<Var>,
-}
-
-impl Schedule {
-    /// The schedule of `tiles_m x tiles_n` tiles (expressions of the symbols) in bands of
-    /// `group_m` M-tiles; with `rank`, of CTA pairs that each take two M-tiles of one column.
-    #[track_caller]
-    pub fn grouped(
-        k: &mut KernelBuilder,
-        tiles_m: Expr,
-        tiles_n: Expr,
-        group_m: u32,
-        rank: Option<Var>,
-    ) -> Result<Schedule> {
-        let sched_m_e = match rank {
-            Some(_) => Expr::ceil_div(tiles_m, 2),
-            None => tiles_m,
-        };
-        let work = sched_m_e.clone() * tiles_n.clone();
-        let sched_m = k.let_("sched_m", sched_m_e)?;
-        let tiles_n = k.let_("tiles_n", tiles_n)?;
-        let tiles = k.let_("tiles", Expr::from(sched_m) * tiles_n)?;
-        let per_band = k.let_("per_band", Expr::from(tiles_n) * group_m)?;
-        Ok(Schedule {
-            work,
-            tiles,
-            sched_m,
-            per_band,
-            group_m,
-            rank,
-        })
-    }
-
-    /// `body(k, tile)` for each tile of this CTA (or CTA pair) in the persistent grid.
-    #[track_caller]
-    pub fn for_each_tile(
-        &self,
-        k: &mut KernelBuilder,
-        body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
-    ) -> Result<()> {
-        let (id, step) = if self.rank.is_some() {
-            let id = k.persistent_cluster_id(self.work.clone())?;
-            (id, k.cluster_grid_size()?)
-        } else {
-            let id = k.persistent_cta_id(self.work.clone(), Some(1))?;
-            (id, k.grid_size()?)
-        };
-        k.for_stride(id, self.tiles, step, |k, t| {
-            let tile = self.tile(k, t)?;
-            body(k, tile)
-        })
-    }
-
-    /// The tile `(mb, nb)` of linear tile `t`.
-    #[track_caller]
-    pub fn tile(&self, k: &mut KernelBuilder, t: Var) -> Result<Tile> {
-        let (mb, nb) = band_tile(k, t, self.sched_m, self.per_band, self.group_m)?;
-        let mb = match self.rank {
-            Some(rank) => k.let_("mb_cta", mb * 2 + rank)?,
-            None => mb,
-        };
-        Ok(Tile {
-            mb,
-            nb,
-            group: None,
-        })
     }
 }
 
@@ -687,14 +592,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let layout = cfg.smem_layout().map_err(|e| invalid(k, &e))?;
         let mut sync = BarrierSync::new(&cfg.name(), mode);
         sync.declare_globals(k.module_mut())?;
-        // The ring's barriers with the init counts the pool placed them with (the ones
-        // `init_barriers` initialises them with).
-        let full = sync
-            .declare_pool_array("full", layout.ring.full())
-            .map_err(|e| invalid(k, &e))?;
-        let empty = sync
-            .declare_pool_array("empty", layout.ring.empty())
-            .map_err(|e| invalid(k, &e))?;
 
         // The extents and what the kernel relies on of them: K a multiple of 16 bytes (a tensor
         // map's row pitch is a multiple of 16 bytes: 8 16-bit or 16 8-bit elements; the host
@@ -820,8 +717,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         };
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
-        let [tid] = k.thread_id([GemmConfig::THREADS])?;
-        k.min_blocks_per_sm(1)?;
+        let tid = Self::roles().declare(k)?;
         let rank = if cfg.cluster_m == 2 {
             let [rank] = k.cta_id_in_cluster([2], None)?;
             // The peer arrives on this CTA's barriers from the same kernel: the cluster's shape
@@ -842,7 +738,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 cfg.group_m,
                 ops.rows,
             )?)),
-            None => Tiles::Dense(Schedule::grouped(
+            None => Tiles::Dense(GridSchedule::new(
                 k,
                 Expr::ceil_div(m, GemmConfig::BM),
                 Expr::ceil_div(n, cfg.bn),
@@ -862,6 +758,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         k.and(base, base, !(align - 1))?;
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| invalid(k, &e))?;
+        // The ring's barriers with the init counts the pool placed them with; each stage is
+        // released by the leaders of both consumer warpgroups (and the peer's in a pair).
+        let ring = Ring::declare(k, &mut sync, "", layout.ring.clone(), base, 2)?.in_pair(rank);
         Ok(HopperGemm {
             cfg,
             a,
@@ -873,15 +772,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             bias,
             out_scale,
             tid,
+            extents: [m, n, kk],
             schedule,
             ktiles,
             rank,
             base,
             layout,
             sync,
-            full,
-            empty,
+            ring,
             fragment,
+            epilogue: Epilogue::new(),
         })
     }
 
@@ -891,13 +791,46 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     #[track_caller]
     pub fn build(self, mut k: KernelBuilder) -> Result<GemmKernel> {
         // Both branches use the GEMM, one after the other.
+        let tid = self.tid;
         let gemm = RefCell::new(self);
         gemm.borrow_mut().init_barriers(&mut k)?;
-        let wg = k.warpgroup_id([3])?;
-        let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
-        k.if_(is_producer, |k| gemm.borrow_mut().producer(k))
-            .else_(|k| gemm.borrow_mut().consumer(k, wg))?;
+        Self::roles().run(
+            &mut k,
+            tid,
+            |k| gemm.borrow_mut().producer(k),
+            |k, me| gemm.borrow_mut().consumer(k, me),
+        )?;
         gemm.into_inner().finish(k)
+    }
+
+    /// The GEMM's roles: a producer warpgroup in [`GemmConfig::PRODUCER_REGS`] and two consumer
+    /// warpgroups in [`GemmConfig::CONSUMER_REGS`] (64 rows of each tile each).
+    pub fn roles() -> WarpSpecialized {
+        WarpSpecialized::new(2, GemmConfig::PRODUCER_REGS, GemmConfig::CONSUMER_REGS)
+    }
+
+    /// The extent `m` (rows of A and C), for the tensors a user's epilogue declares.
+    pub fn m(&self) -> Var {
+        self.extents[0]
+    }
+
+    /// The extent `n` (rows of B, columns of C).
+    pub fn n(&self) -> Var {
+        self.extents[1]
+    }
+
+    /// The extent `k` (the reduction).
+    pub fn k(&self) -> Var {
+        self.extents[2]
+    }
+
+    /// The GEMM with `epilogue` applied to each tile's accumulators after the library's own
+    /// fusions (per-tensor FP8 scales, bias, output scale) and before `alpha`/`beta` with C and
+    /// the store. Its `[m, n]` tensors are read and written with C's tiling (whole tiles
+    /// without bounds); a grouped GEMM takes only ops that touch no `[m, n]` tensor.
+    pub fn with_epilogue(mut self, epilogue: Epilogue) -> HopperGemm<I, O, J> {
+        self.epilogue = epilogue;
+        self
     }
 
     /// Ends the kernel (a CTA pair first waits for its peer: no CTA may leave while the other can
@@ -929,18 +862,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     #[track_caller]
     pub fn init_barriers(&mut self, k: &mut KernelBuilder) -> Result<()> {
         let is0 = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
-        let ring = &self.layout.ring;
-        let inits: Vec<(u32, u32)> = ring.full().inits().chain(ring.empty().inits()).collect();
-        let (full, empty) = inits.split_at(self.cfg.stages as usize);
-        let base = self.base;
+        let (ring, sync) = (&self.ring, &mut self.sync);
         k.if_(is0, |k| {
-            for (&(f, fc), &(e, ec)) in full.iter().zip(empty) {
-                for (offset, count) in [(f, fc), (e, ec)] {
-                    let at = k.reg::<ty::U32>();
-                    k.add(at, base, offset)?;
-                    k.mbarrier_init(Addr::<spaces::Shared>::reg32(at), count)?;
-                }
-            }
+            ring.init(k, sync)?;
             k.fence_mbarrier_init()?;
             Ok(())
         })
@@ -953,35 +877,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         }
     }
 
-    /// The address of full[stage] (or empty[stage]) for a stage in a register.
-    fn bar_addr(&self, k: &mut KernelBuilder, stage: R32, empty: bool) -> Result<R32> {
-        let ring = &self.layout.ring;
-        let array = if empty { ring.empty() } else { ring.full() };
-        let off = array.region().offset;
-        let r = k.reg::<ty::U32>();
-        // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
-        k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
-        k.add(r, r, off)?;
-        Ok(r)
-    }
-
-    /// The addresses of stage `stage`'s A and B tiles (the stage in a register): one
-    /// multiply-add over the ring's stride.
-    fn stage_addrs(&self, k: &mut KernelBuilder, stage: R32) -> Result<(R32, R32)> {
-        let ring = &self.layout.ring;
-        let (Some(a), Some(b), Some(stride)) = (ring.tile(0, 0), ring.tile(0, 1), ring.stride())
-        else {
-            return Err(k.error("the GEMM's stage ring is not evenly spaced"));
-        };
-        let (a_off, b_off) = (a.offset, b.offset - a.offset);
-        let sa = k.reg::<ty::U32>();
-        k.mad_lo(sa, stage, stride, self.base)?;
-        if a_off != 0 {
-            k.add(sa, sa, a_off)?;
+    /// The addresses of the stage's A and B tiles (the stage in a register).
+    fn stage_tiles(&self, k: &mut KernelBuilder, stage: R32) -> Result<(R32, R32)> {
+        match self.ring.tile_addrs(k, stage)?[..] {
+            [a, b] => Ok((a, b)),
+            _ => Err(k.error("the GEMM's stages hold an A and a B tile")),
         }
-        let sb = k.reg::<ty::U32>();
-        k.add(sb, sa, b_off)?;
-        Ok((sa, sb))
     }
 
     /// `rows` x BK of a stage's operand tile at `addr`, K-major and 128B-swizzled as the TMA
@@ -998,7 +899,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// `cluster_m = 2`, this CTA's half of B into both CTAs of the pair).
     #[track_caller]
     pub fn producer(&mut self, k: &mut KernelBuilder) -> Result<()> {
-        k.warpgroup_registers(false, GemmConfig::PRODUCER_REGS)?;
         let leader = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
         k.if_(leader, |k| self.produce(k)).end()
     }
@@ -1117,7 +1017,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<()> {
         let cfg = self.cfg;
         let stage = ring.stage();
-        let (full_id, empty_id) = (BarrierAt::Each(self.full), BarrierAt::Each(self.empty));
         let sb_values = match (scales, &self.block_scales) {
             (Some(sc), Some(bs)) => sc
                 .nblocks
@@ -1126,12 +1025,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 .collect::<Result<Vec<_>>>()?,
             _ => Vec::new(),
         };
-        // A fresh barrier counts as released for parity 1 (PTX ISA 9.7.13.15.16).
-        let empty = self.bar_addr(k, stage, true)?;
-        let want = ring.producer_parity(k.isa())?;
-        self.sync
-            .wait(k.isa(), empty_id, Some(stage), empty, want)?;
-        let full = self.bar_addr(k, stage, false)?;
+        let full_bar = self.ring.acquire(k, &mut self.sync, ring)?;
         let mut tx = self.layout.ring.tx_bytes();
         let slot = match scales {
             Some(sc) => {
@@ -1152,12 +1046,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             }
             None => None,
         };
-        self.sync.arrive_expect_tx(k.isa(), full_id, full, tx)?;
-        let (sa, sb) = self.stage_addrs(k, stage)?;
-        let full_bar = NamedBarrier {
-            at: full_id,
-            addr: full,
-        };
+        self.ring.commit(k, &mut self.sync, full_bar, tx)?;
+        let (sa, sb) = self.stage_tiles(k, stage)?;
         // The k-tile, bound once for both loads' coordinates.
         let kt = k.let_("kt", kt)?;
         let a_dst = self.operand_tile(cfg.input, GemmConfig::BM, sa, self.layout.a.align());
@@ -1207,7 +1097,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 // multicasts here from the same line of the program.
                 let bytes = u32::try_from(half_dst.bytes())
                     .map_err(|_| k.error("a B half tile over 4 GB"))?;
-                self.sync.copy(full_id, bytes);
+                self.sync.copy(full_bar.at, bytes);
             }
         }
         ring.advance(k.isa())?;
@@ -1217,10 +1107,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// A consumer warpgroup (1 or 2: rows `64 (wg - 1)` of each tile): takes its registers
     /// (240), and for each tile runs the main loop into its accumulators and the epilogue.
     #[track_caller]
-    pub fn consumer(&mut self, k: &mut KernelBuilder, wg: Var) -> Result<()> {
-        k.warpgroup_registers(true, GemmConfig::CONSUMER_REGS)?;
-        let cw = k.let_("consumer", wg - 1)?;
-        let lt = k.let_("wg_thread", self.tid % 128)?;
+    pub fn consumer(&mut self, k: &mut KernelBuilder, me: ConsumerId) -> Result<()> {
+        let (cw, lt) = (me.index, me.thread);
         let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         let acc = k.alloc_fragment::<ty::F32>("acc", self.fragment.clone())?;
         // Block scales: each k-tile's wgmmas run into `part`, promoted into `acc`.
@@ -1339,7 +1227,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         acc: &Buffer<ty::F32>,
         promotion: Option<&Promotion<'_>>,
     ) -> Result<()> {
-        let (stage, phase) = (ring.stage(), ring.phase());
+        let stage = ring.stage();
         let cw = k.eval(cw)?;
         let (cfg, ktiles) = (self.cfg, self.ktiles);
         if promotion.is_some() {
@@ -1353,14 +1241,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 Some(p) => p.before_wait(k, kt)?,
                 None => None,
             };
-            let full_id = BarrierAt::Each(self.full);
-            let full = self.bar_addr(k, stage, false)?;
-            self.sync.wait(k.isa(), full_id, Some(stage), full, phase)?;
+            self.ring.wait(k, &mut self.sync, ring)?;
             let scale = match promotion {
                 Some(p) => Some(p.after_wait(k, stage, early)?),
                 None => None,
             };
-            let (sa, sb) = self.stage_addrs(k, stage)?;
+            let (sa, sb) = self.stage_tiles(k, stage)?;
             // This warpgroup's 64 rows of A.
             k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
             // D (+)= A·Bᵀ for this k-tile as one tile op (gemm_async.wgmma: fence, the K/16
@@ -1408,9 +1294,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         })
     }
 
-    /// Releases `stage` of the ring (its empty barrier: the leaders of both consumer warpgroups,
-    /// and in a CTA pair the peer's too). `peeled`: a second site of the same release in a
-    /// loop unrolled by two (counted once by the protocol check: [`BarrierSync::arrive_peeled`]).
+    /// Releases `stage` of the ring: the leaders of both consumer warpgroups, and in a CTA pair
+    /// the peer's too (its producer wrote half of it). `peeled`: a second site of the same
+    /// release in a loop unrolled by two ([`Ring::release`]).
     fn release_stage(
         &mut self,
         k: &mut KernelBuilder,
@@ -1418,44 +1304,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         leader: ptx_isa::Pred,
         peeled: bool,
     ) -> Result<()> {
-        let empty_id = BarrierAt::Each(self.empty);
-        let empty = self.bar_addr(k, stage, true)?;
-        // The leaders of both consumer warpgroups: 2 arrivals per phase.
-        if peeled {
-            let bar = NamedBarrier {
-                at: empty_id,
-                addr: empty,
-            };
-            // The phase's arrivals at this site: this CTA's two leaders, and in a CTA pair the
-            // peer's two from the same site of its loop.
-            let per_phase = 2 * self.cfg.cluster_m;
-            self.sync
-                .arrive_peeled(k.isa().when(leader), bar, per_phase)?;
-        } else {
-            self.sync.arrive(k.isa().when(leader), empty_id, empty, 2)?;
-        }
-        if let Some(rank) = self.rank {
-            // The peer's producer also writes this stage (its half of B): release it there
-            // too.
-            let rank = k.eval(rank)?;
-            let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-            k.xor(peer, rank, 1u32)?;
-            k.mapa_shared(remote, empty, peer)?;
-            k.when(leader).mbarrier_arrive_with(
-                &ArriveOpts {
-                    release: Some(ptx_isa::builder::Scope::Cluster),
-                    ..ArriveOpts::default()
-                },
-                Sinkable::Sink,
-                Addr::<spaces::SharedCluster>::reg32(remote),
-            )?;
-            if !peeled {
-                // And the peer's consumers release this CTA's stage the same way (per phase:
-                // a peeled site is the same release).
-                self.sync.remote_arrive(empty_id, 2);
-            }
-        }
-        Ok(())
+        self.ring
+            .release(k, &mut self.sync, stage, leader, peeled)
     }
 
     /// Block scales with [`GemmConfig::pipelined_promotion`]: the main loop with k-tile `kt + 1`'s
@@ -1553,15 +1403,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<()> {
         let cfg = self.cfg;
         let early = p.before_wait(k, kt)?;
-        let (stage, phase) = (ring.stage(), ring.phase());
-        let full = self.bar_addr(k, stage, false)?;
-        self.sync.wait(
-            k.isa(),
-            BarrierAt::Each(self.full),
-            Some(stage),
-            full,
-            phase,
-        )?;
+        let stage = ring.stage();
+        self.ring.wait(k, &mut self.sync, ring)?;
         // Read (from the stage: before it is released) into the registers the promotion uses.
         let (sb, sa) = p.after_wait(k, stage, early)?;
         for (&h, b) in held.0.iter().zip(sb) {
@@ -1570,7 +1413,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         for (&h, a) in held.1.iter().zip(sa) {
             k.mov(h, a)?;
         }
-        let (sa, sb) = self.stage_addrs(k, stage)?;
+        let (sa, sb) = self.stage_tiles(k, stage)?;
         // This warpgroup's 64 rows of A.
         k.mad_lo(sa, cw, 64 * cfg.bk() * cfg.input.bytes(), sa)?;
         let a_s = self.operand_tile(cfg.input, 64, sa, self.layout.a.align());

@@ -31,7 +31,7 @@ mod layout;
 mod pad;
 
 pub use build::{
-    GemmKernel, HopperGemm, Output, Promotion, Schedule, Tile, Tiles, build, build_with,
+    GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with,
 };
 pub use grouped::Grouping;
 pub use host::{Fp8Epilogue, Gemm, GemmError, OutScaleArg, check_operands};

@@ -16,7 +16,8 @@ use ptx_isa::{Reg, ty};
 use super::Grouping;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, TmaTensor, Var};
 use crate::library::gemm::GemmConfig;
-use crate::library::gemm::build::{Output, Tile, band_tile};
+use crate::library::gemm::build::{Output, Tile};
+use crate::parts::{Band, PersistentGrid, TileScheduler, banded};
 use crate::signature::{ExtentFacts, TmaBox};
 use crate::tile::{RunCount, TileRef};
 
@@ -276,26 +277,33 @@ impl GroupedSchedule {
     fn tiles_of(&self, row0: Var, end: Var) -> Expr {
         Expr::ceil_div(Expr::from(end) - row0, GemmConfig::BM) * self.tiles_n
     }
+}
 
-    /// `body(k, tile)` for each tile of this CTA in the persistent grid, with its group.
+impl TileScheduler for GroupedSchedule {
+    type Tile = Tile;
+
+    /// `body(k, tile)` for each tile of this CTA in the persistent grid, with its group: a
+    /// cursor over the groups (group, first tile, rows, tiles), moved forward to the group that
+    /// holds each tile.
     #[track_caller]
-    pub fn for_each_tile(
+    fn for_each_tile(
         &self,
         k: &mut KernelBuilder,
         body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
     ) -> Result<()> {
-        let id = k.persistent_cta_id(self.work.clone(), Some(1))?;
-        let step = k.grid_size()?;
-        // The cursor: group g, its first tile, its first and end rows, its tiles.
-        let g = k.index_var("grp", 0u32)?;
-        let first = k.index_var("grp_first", 0u32)?;
-        let row0 = k.index_var("grp_row0", 0u32)?;
-        let end0 = self.group_end(k, g, row0)?;
-        let end0 = k.bind("grp_end0", end0);
-        let end = k.index_var("grp_end", end0)?;
-        let count = k.index_var("grp_tiles", self.tiles_of(row0, end))?;
+        let cursor = |k: &mut KernelBuilder| {
+            let g = k.index_var("grp", 0u32)?;
+            let first = k.index_var("grp_first", 0u32)?;
+            let row0 = k.index_var("grp_row0", 0u32)?;
+            let end0 = self.group_end(k, g, row0)?;
+            let end0 = k.bind("grp_end0", end0);
+            let end = k.index_var("grp_end", end0)?;
+            let count = k.index_var("grp_tiles", self.tiles_of(row0, end))?;
+            Ok([g, first, row0, end, count])
+        };
         let groups = self.groups;
-        k.for_stride(id, self.work.clone(), step, |k, t| {
+        let grid = PersistentGrid::ctas(self.work.clone());
+        grid.for_each_with(k, cursor, |k, &[g, first, row0, end, count], t| {
             // Move to the group that holds tile t (the cursor only moves forward: t grows).
             k.while_(
                 |k| {
@@ -324,7 +332,8 @@ impl GroupedSchedule {
                     "grp_mtiles",
                     Expr::ceil_div(Expr::from(end) - row0, GemmConfig::BM),
                 )?;
-                let (mb, nb) = band_tile(k, local, m_tiles, self.per_band, self.group_m)?;
+                let band = Band::Rows(self.group_m);
+                let (mb, nb) = banded(k, local, m_tiles, self.per_band, band)?;
                 let group = GroupTile {
                     g: k.let_("g", g)?,
                     row0: k.let_(

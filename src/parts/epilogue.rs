@@ -1,0 +1,647 @@
+//! Epilogues users compose: a list of operations over an accumulator fragment (a warpgroup's
+//! block of f32 accumulators), each value with its element `(row, col)` at hand, lowered to
+//! tile ops and register math before the output is cast and stored.
+//!
+//! | op | each value `v` at `(row, col)` becomes |
+//! | --- | --- |
+//! | [`Epilogue::scale`] | `alpha · v` |
+//! | [`Epilogue::cols`], [`Epilogue::rows`] | `v + x[col]` or `v · x[col]` (a bias, a scale; `x[row]` per row) |
+//! | [`Epilogue::activation`] | ReLU, GELU (tanh or erf), SiLU of `v` |
+//! | [`Epilogue::linear`] | `alpha · v + beta · C[row, col]` (C read at the edges with bounds) |
+//! | [`Epilogue::residual`] | `v + R[row, col]` |
+//! | [`Epilogue::map`] | anything: a closure given `v` and its `(row, col)` |
+//! | [`Epilogue::store`] | `v` unchanged; its value here also stored to a second tensor |
+//!
+//! Ops that read or write a `[m, n]` tensor run inside the kernel's whole-tile / edge-tile branch
+//! (no bounds on whole tiles); the ops before the first of them run once, before the branch.
+//! A GEMM takes one with `HopperGemm::with_epilogue` (`library::gemm`); its own fusions (FP8
+//! scales, bias, output scale, `alpha`/`beta`) are ops of the same list.
+//!
+//! ```
+//! use ptxkit::isa::{Target, ty};
+//! use ptxkit::kernel::{KernelBuilder, TensorOpts};
+//! use ptxkit::parts::{Activation, Combine, Epilogue};
+//!
+//! let mut k = KernelBuilder::new("e", Target::Sm90a);
+//! let n = k.symbol("n")?;
+//! let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+//! let epi = Epilogue::new()
+//!     .cols(&bias, Combine::Add)
+//!     .activation(Activation::GeluTanh)
+//!     .map(|k, v, _at| k.mul_of(v, 2.0f32));
+//! assert_eq!(epi.ops().len(), 3);
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use std::fmt;
+use std::rc::Rc;
+
+use layouts::fragment::TvLayout;
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Reg, RegRef, ScalarType, Src, ty};
+
+use crate::kernel::{Buffer, Expr, KernelBuilder, Result, Var};
+use crate::tile::{Elementwise, ExecScope, TileRef};
+
+/// A tensor an epilogue reads or writes: bf16, f16 or f32.
+#[derive(Debug, Clone)]
+pub enum EpilogueTensor {
+    /// bf16 elements.
+    Bf16(Buffer<ty::Bf16>),
+    /// f16 elements.
+    F16(Buffer<ty::F16>),
+    /// f32 elements.
+    F32(Buffer<ty::F32>),
+}
+
+macro_rules! tensor_from {
+    ($($t:ident => $v:ident),*) => {$(
+        impl From<&Buffer<ty::$t>> for EpilogueTensor {
+            fn from(b: &Buffer<ty::$t>) -> EpilogueTensor {
+                EpilogueTensor::$v(b.clone())
+            }
+        }
+    )*};
+}
+tensor_from!(Bf16 => Bf16, F16 => F16, F32 => F32);
+
+/// Calls `$f` with the tensor's buffer, whatever its element type.
+macro_rules! with_tensor {
+    ($t:expr, $b:ident => $e:expr) => {
+        match $t {
+            EpilogueTensor::Bf16($b) => $e,
+            EpilogueTensor::F16($b) => $e,
+            EpilogueTensor::F32($b) => $e,
+        }
+    };
+}
+
+impl EpilogueTensor {
+    /// Its name in the kernel.
+    pub fn name(&self) -> &str {
+        with_tensor!(self, b => b.name())
+    }
+
+    /// Its element type.
+    pub fn dtype(&self) -> ScalarType {
+        match self {
+            EpilogueTensor::Bf16(_) => ScalarType::Bf16,
+            EpilogueTensor::F16(_) => ScalarType::F16,
+            EpilogueTensor::F32(_) => ScalarType::F32,
+        }
+    }
+
+    /// Its shape.
+    pub fn shape(&self) -> &[Expr] {
+        with_tensor!(self, b => b.shape())
+    }
+
+    /// Element `at` as f32 (16-bit values converted, PTX ISA 9.7.9.21 `cvt`).
+    fn load_f32(&self, k: &mut KernelBuilder, at: Var) -> Result<Reg<ty::F32>> {
+        match self {
+            EpilogueTensor::F32(b) => k.load(b, [at]),
+            EpilogueTensor::Bf16(b) => {
+                let h = k.load(b, [at])?;
+                let f = k.reg::<ty::F32>();
+                k.cvt(f, h)?;
+                Ok(f)
+            }
+            EpilogueTensor::F16(b) => {
+                let h = k.load(b, [at])?;
+                let f = k.reg::<ty::F32>();
+                k.cvt(f, h)?;
+                Ok(f)
+            }
+        }
+    }
+
+    /// The `[rows, cols]` block `(bi, bj)` of this rank-2 tensor as a tile with run-time pitch
+    /// and bounds ([`KernelBuilder::tile_at`]).
+    fn block(&self, k: &mut KernelBuilder, at: [Expr; 2], shape: [u32; 2]) -> Result<TileRef> {
+        with_tensor!(self, b => k.tile_at(b, at, shape))
+    }
+}
+
+/// How a vector combines with the accumulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// `v + x`.
+    Add,
+    /// `v · x`.
+    Mul,
+}
+
+/// An activation function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// `max(v, 0)`.
+    Relu,
+    /// `0.5 v (1 + tanh(sqrt(2/π) (v + 0.044715 v³)))` (`tanh.approx.f32`).
+    GeluTanh,
+    /// `v Φ(v) = 0.5 v (1 + erf(v / sqrt 2))`, erf to within 1.5e-7
+    /// (Abramowitz and Stegun 7.1.26).
+    GeluErf,
+    /// `v / (1 + e^-v)`.
+    Silu,
+}
+
+/// A value's element, for [`Epilogue::map`]: its row and column in the output.
+#[derive(Debug, Clone)]
+pub struct Element {
+    /// The row (an expression: evaluating it costs instructions only when used).
+    pub row: Expr,
+    /// The column.
+    pub col: Expr,
+}
+
+/// The closure of [`Epilogue::map`].
+pub type MapFn = Rc<dyn Fn(&mut KernelBuilder, Reg<ty::F32>, &Element) -> Result<Reg<ty::F32>>>;
+
+/// One operation of an [`Epilogue`].
+#[derive(Clone)]
+pub enum EpilogueOp {
+    /// `alpha · v`.
+    Scale(Src<ty::F32>),
+    /// `v (op) x[col]` over a vector of the output's columns.
+    Cols(EpilogueTensor, Combine),
+    /// `v (op) x[row]` over a vector of the output's rows.
+    Rows(EpilogueTensor, Combine),
+    /// An activation.
+    Activation(Activation),
+    /// `alpha · v + beta · C[row, col]` over a `[m, n]` tensor.
+    Linear {
+        /// The tensor.
+        tensor: EpilogueTensor,
+        /// The factor of the accumulator.
+        alpha: Src<ty::F32>,
+        /// The factor of the tensor.
+        beta: Src<ty::F32>,
+    },
+    /// `v + R[row, col]` over a `[m, n]` tensor.
+    Residual(EpilogueTensor),
+    /// `f(v, (row, col))`.
+    Map(MapFn),
+    /// Stores the values as they are here to a second `[m, n]` tensor (cast to its type).
+    Store(EpilogueTensor),
+}
+
+impl fmt::Debug for EpilogueOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EpilogueOp::Scale(a) => write!(f, "Scale({a:?})"),
+            EpilogueOp::Cols(t, c) => write!(f, "Cols({}, {c:?})", t.name()),
+            EpilogueOp::Rows(t, c) => write!(f, "Rows({}, {c:?})", t.name()),
+            EpilogueOp::Activation(a) => write!(f, "Activation({a:?})"),
+            EpilogueOp::Linear { tensor, .. } => write!(f, "Linear({})", tensor.name()),
+            EpilogueOp::Residual(t) => write!(f, "Residual({})", t.name()),
+            EpilogueOp::Map(_) => write!(f, "Map(..)"),
+            EpilogueOp::Store(t) => write!(f, "Store({})", t.name()),
+        }
+    }
+}
+
+impl EpilogueOp {
+    /// Whether it reads or writes a `[m, n]` tensor (and so runs inside the edge branch).
+    pub fn touches_tile(&self) -> bool {
+        matches!(
+            self,
+            EpilogueOp::Linear { .. } | EpilogueOp::Residual(_) | EpilogueOp::Store(_)
+        )
+    }
+
+    /// The `[m, n]` tensor it reads or writes.
+    fn tile_tensor(&self) -> Option<&EpilogueTensor> {
+        match self {
+            EpilogueOp::Linear { tensor, .. }
+            | EpilogueOp::Residual(tensor)
+            | EpilogueOp::Store(tensor) => Some(tensor),
+            _ => None,
+        }
+    }
+}
+
+/// An epilogue: its ops in order.
+#[derive(Debug, Clone, Default)]
+pub struct Epilogue {
+    ops: Vec<EpilogueOp>,
+}
+
+/// Where an accumulator fragment lies in the output: what the epilogue's ops index with.
+#[derive(Debug, Clone)]
+pub struct FragmentAt {
+    /// The thread's index in the fragment's scope (a warpgroup's `tid % 128`).
+    pub thread: Var,
+    /// The output row and column of the fragment's element `(0, 0)`.
+    pub row0: Expr,
+    /// See `row0`.
+    pub col0: Expr,
+    /// The output's rows and columns (vector indices are clamped below them: an element past
+    /// them is never stored).
+    pub rows: Expr,
+    /// See `rows`.
+    pub cols: Expr,
+    /// The fragment as a block of `[m, n]` tensors: block coordinates and block shape, for
+    /// [`KernelBuilder::tile_at`].
+    pub block: [Expr; 2],
+    /// See `block`.
+    pub shape: [u32; 2],
+}
+
+impl Epilogue {
+    /// No ops: the accumulators are stored as they are.
+    pub fn new() -> Epilogue {
+        Epilogue::default()
+    }
+
+    /// The ops, in order.
+    pub fn ops(&self) -> &[EpilogueOp] {
+        &self.ops
+    }
+
+    /// Appends `op`.
+    pub fn op(mut self, op: EpilogueOp) -> Epilogue {
+        self.ops.push(op);
+        self
+    }
+
+    /// Appends every op of `other` (after this one's).
+    pub fn then(mut self, other: Epilogue) -> Epilogue {
+        self.ops.extend(other.ops);
+        self
+    }
+
+    /// `alpha · v` (a register or a constant).
+    pub fn scale(self, alpha: impl Into<Src<ty::F32>>) -> Epilogue {
+        self.op(EpilogueOp::Scale(alpha.into()))
+    }
+
+    /// `v (op) x[col]`: `x` a vector of the output's columns (`[n]`), bf16, f16 or f32.
+    pub fn cols(self, x: impl Into<EpilogueTensor>, op: Combine) -> Epilogue {
+        self.op(EpilogueOp::Cols(x.into(), op))
+    }
+
+    /// `v (op) x[row]`: `x` a vector of the output's rows (`[m]`).
+    pub fn rows(self, x: impl Into<EpilogueTensor>, op: Combine) -> Epilogue {
+        self.op(EpilogueOp::Rows(x.into(), op))
+    }
+
+    /// An activation.
+    pub fn activation(self, a: Activation) -> Epilogue {
+        self.op(EpilogueOp::Activation(a))
+    }
+
+    /// `alpha · v + beta · c[row, col]` (`c` `[m, n]`, row-major).
+    pub fn linear(
+        self,
+        c: impl Into<EpilogueTensor>,
+        alpha: impl Into<Src<ty::F32>>,
+        beta: impl Into<Src<ty::F32>>,
+    ) -> Epilogue {
+        self.op(EpilogueOp::Linear {
+            tensor: c.into(),
+            alpha: alpha.into(),
+            beta: beta.into(),
+        })
+    }
+
+    /// `v + r[row, col]` (`r` `[m, n]`, row-major).
+    pub fn residual(self, r: impl Into<EpilogueTensor>) -> Epilogue {
+        self.op(EpilogueOp::Residual(r.into()))
+    }
+
+    /// `f(k, v, element)` for each value: any register math (the element's row and column are
+    /// expressions, evaluated only if `f` uses them).
+    pub fn map(
+        self,
+        f: impl Fn(&mut KernelBuilder, Reg<ty::F32>, &Element) -> Result<Reg<ty::F32>> + 'static,
+    ) -> Epilogue {
+        self.op(EpilogueOp::Map(Rc::new(f)))
+    }
+
+    /// Also stores the values as they are at this point to `out` (`[m, n]`, row-major; cast to
+    /// its element type), e.g. the pre-activation of a fused layer.
+    pub fn store(self, out: impl Into<EpilogueTensor>) -> Epilogue {
+        self.op(EpilogueOp::Store(out.into()))
+    }
+
+    /// Where the ops that touch a `[m, n]` tensor begin: the ops before run once
+    /// ([`Epilogue::apply_front`]), the rest per branch ([`Epilogue::apply_back`]).
+    pub fn split(&self) -> usize {
+        self.ops
+            .iter()
+            .position(EpilogueOp::touches_tile)
+            .unwrap_or(self.ops.len())
+    }
+
+    /// Whether any op touches a `[m, n]` tensor.
+    pub fn touches_tiles(&self) -> bool {
+        self.split() < self.ops.len()
+    }
+
+    /// The ops before [`Epilogue::split`], applied to `acc` in place.
+    #[track_caller]
+    pub fn apply_front(
+        &self,
+        k: &mut KernelBuilder,
+        at: &FragmentAt,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let front = &self.ops[..self.split()];
+        apply_ops(k, front, at, acc, &[])
+    }
+
+    /// The views of the back ops' tensors at this fragment's block, bounded at the edges; a
+    /// branch drops the bounds where the block lies wholly inside them.
+    #[track_caller]
+    pub fn back_views(&self, k: &mut KernelBuilder, at: &FragmentAt) -> Result<Vec<TileRef>> {
+        self.ops[self.split()..]
+            .iter()
+            .filter_map(EpilogueOp::tile_tensor)
+            .map(|t| t.block(k, at.block.clone(), at.shape))
+            .collect()
+    }
+
+    /// The ops from [`Epilogue::split`] on, applied to `acc` in place, the tensors through
+    /// `views` ([`Epilogue::back_views`], with or without their bounds).
+    #[track_caller]
+    pub fn apply_back(
+        &self,
+        k: &mut KernelBuilder,
+        at: &FragmentAt,
+        acc: &Buffer<ty::F32>,
+        views: &[TileRef],
+    ) -> Result<()> {
+        let back = &self.ops[self.split()..];
+        apply_ops(k, back, at, acc, views)
+    }
+}
+
+/// Applies `ops` to `acc` in place; the ops that touch tensors take `views` in order.
+fn apply_ops(
+    k: &mut KernelBuilder,
+    ops: &[EpilogueOp],
+    at: &FragmentAt,
+    acc: &Buffer<ty::F32>,
+    views: &[TileRef],
+) -> Result<()> {
+    let wg = ExecScope::Warpgroup;
+    let Some(frag) = acc.fragment().cloned() else {
+        return Err(k.error("an epilogue runs on a register fragment (alloc_fragment)"));
+    };
+    let mut views = views.iter();
+    let mut i = 0;
+    while i < ops.len() {
+        let acc_r = k.tile_ref(acc)?;
+        match (&ops[i], ops.get(i + 1)) {
+            // A scale then a column vector added: one fma per value.
+            (EpilogueOp::Scale(alpha), Some(EpilogueOp::Cols(x, Combine::Add))) => {
+                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                let fma = Elementwise::Fma { scale: *alpha };
+                k.elementwise(&acc_r, &acc_r, Some(&b), fma, wg)?;
+                i += 1;
+            }
+            (EpilogueOp::Scale(alpha), _) => {
+                let scale = Elementwise::Scale { alpha: *alpha };
+                k.elementwise(&acc_r, &acc_r, None, scale, wg)?;
+            }
+            (EpilogueOp::Cols(x, Combine::Add), _) => {
+                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                let fma = Elementwise::Fma {
+                    scale: Src::from(1.0f32),
+                };
+                k.elementwise(&acc_r, &acc_r, Some(&b), fma, wg)?;
+            }
+            (EpilogueOp::Cols(x, Combine::Mul), _) => {
+                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                k.elementwise(&acc_r, &acc_r, Some(&b), Elementwise::Mul, wg)?;
+            }
+            (EpilogueOp::Rows(x, op), _) => {
+                let b = vector_tile(k, acc, at, x, Axis::Row)?;
+                let f = match op {
+                    Combine::Add => Elementwise::Add,
+                    Combine::Mul => Elementwise::Mul,
+                };
+                k.elementwise(&acc_r, &acc_r, Some(&b), f, wg)?;
+            }
+            (EpilogueOp::Activation(Activation::Relu), _) => {
+                k.elementwise(&acc_r, &acc_r, None, Elementwise::Relu, wg)?;
+            }
+            (EpilogueOp::Activation(a), _) => {
+                for &v in regs_of(k, acc)? {
+                    let out = match a {
+                        Activation::GeluTanh => k.gelu_tanh(v)?,
+                        Activation::GeluErf => k.gelu_erf(v)?,
+                        _ => k.silu(v)?,
+                    };
+                    k.mov(v, out)?;
+                }
+            }
+            (EpilogueOp::Map(f), _) => {
+                let (r0, c0) = k.fragment_origin(acc, at.thread)?;
+                let regs = regs_of(k, acc)?.to_vec();
+                for (v, &reg) in regs.iter().enumerate() {
+                    let (dr, dc) = value_offset(k, &frag, v)?;
+                    let element = Element {
+                        row: at.row0.clone() + r0.clone() + dr,
+                        col: at.col0.clone() + c0.clone() + dc,
+                    };
+                    let out = f(k, reg, &element)?;
+                    if out != reg {
+                        k.mov(reg, out)?;
+                    }
+                }
+            }
+            (EpilogueOp::Linear { tensor, alpha, beta }, _) => {
+                let view = next_view(k, &mut views, tensor)?;
+                let old = read_f32(k, &frag, view, wg)?;
+                let ab = Elementwise::Axpby {
+                    alpha: *alpha,
+                    beta: *beta,
+                };
+                k.elementwise(&acc_r, &acc_r, Some(&old), ab, wg)?;
+            }
+            (EpilogueOp::Residual(tensor), _) => {
+                let view = next_view(k, &mut views, tensor)?;
+                let old = read_f32(k, &frag, view, wg)?;
+                k.elementwise(&acc_r, &acc_r, Some(&old), Elementwise::Add, wg)?;
+            }
+            (EpilogueOp::Store(tensor), _) => {
+                let view = next_view(k, &mut views, tensor)?.clone();
+                write_from_f32(k, &frag, &view, &acc_r, wg)?;
+            }
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// The next tensor view of the back ops.
+fn next_view<'a>(
+    k: &KernelBuilder,
+    views: &mut std::slice::Iter<'a, TileRef>,
+    tensor: &EpilogueTensor,
+) -> Result<&'a TileRef> {
+    views.next().ok_or_else(|| {
+        k.error(format!(
+            "the epilogue's tensor `{}` has no view (Epilogue::back_views)",
+            tensor.name()
+        ))
+    })
+}
+
+/// The registers of a register fragment.
+fn regs_of<'a>(k: &KernelBuilder, acc: &'a Buffer<ty::F32>) -> Result<&'a [Reg<ty::F32>]> {
+    acc.regs()
+        .ok_or_else(|| k.error("an epilogue runs on a register fragment (alloc_fragment)"))
+}
+
+/// Value `v`'s element relative to the thread's first, `(row, col)`.
+fn value_offset(k: &KernelBuilder, frag: &TvLayout, v: usize) -> Result<(u32, u32)> {
+    let bad = || k.error("a fragment value outside its layout");
+    let (r, c) = frag.coord(0, v as i64).map_err(|_| bad())?;
+    Ok((
+        u32::try_from(r).map_err(|_| bad())?,
+        u32::try_from(c).map_err(|_| bad())?,
+    ))
+}
+
+/// Which index of the output a vector follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Axis {
+    Row,
+    Col,
+}
+
+/// A vector of the output's rows or columns as an f32 register tile of the fragment: each
+/// distinct row (or column) offset of the thread's values loaded once, clamped below the
+/// extent (an element past it is never stored), the values of one index sharing its register.
+fn vector_tile(
+    k: &mut KernelBuilder,
+    acc: &Buffer<ty::F32>,
+    at: &FragmentAt,
+    x: &EpilogueTensor,
+    axis: Axis,
+) -> Result<TileRef> {
+    let Some(frag) = acc.fragment() else {
+        return Err(k.error("an epilogue runs on a register fragment (alloc_fragment)"));
+    };
+    let frag = &frag.clone();
+    let origin = k.fragment_origin(acc, at.thread)?;
+    let (first, extent) = match axis {
+        Axis::Row => (at.row0.clone() + origin.0, at.rows.clone()),
+        Axis::Col => (at.col0.clone() + origin.1, at.cols.clone()),
+    };
+    let name = match axis {
+        Axis::Row => "vec_row",
+        Axis::Col => "vec_col",
+    };
+    let first = k.let_(name, first)?;
+    let last = k.let_("vec_last", extent - 1u32)?;
+    let mut distinct: Vec<(u32, Reg<ty::F32>)> = Vec::new();
+    let mut regs = Vec::with_capacity(frag.values() as usize);
+    for v in 0..frag.values() as usize {
+        let (dr, dc) = value_offset(k, frag, v)?;
+        let o = if axis == Axis::Row { dr } else { dc };
+        let r = match distinct.iter().find(|(d, _)| *d == o) {
+            Some(&(_, r)) => r,
+            None => {
+                let i = k.eval(first + o)?;
+                let last = k.eval(last)?;
+                k.min(i, i, last)?;
+                let i = k.bind("vec_at", i);
+                let r = x.load_f32(k, i)?;
+                distinct.push((o, r));
+                r
+            }
+        };
+        regs.push(r.as_ref());
+    }
+    Ok(TileRef::registers(ScalarType::F32, frag.clone(), regs))
+}
+
+/// Fresh f32 registers in the fragment.
+fn f32_tile(k: &mut KernelBuilder, frag: &TvLayout) -> TileRef {
+    let regs = k
+        .regs::<ty::F32>(frag.values() as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    TileRef::registers(ScalarType::F32, frag.clone(), regs)
+}
+
+/// Fresh 16-bit pairs of `dtype` in the fragment.
+fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarType) -> TileRef {
+    let regs: Vec<RegRef> = k
+        .regs::<ty::Bf16x2>(frag.values() as usize / 2)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    TileRef::registers(dtype, frag.clone(), regs)
+}
+
+/// A block of a tensor read into f32 registers of the fragment (`copy.fragment_view`; a 16-bit
+/// tensor through pairs and `cast.registers`).
+fn read_f32(
+    k: &mut KernelBuilder,
+    frag: &TvLayout,
+    view: &TileRef,
+    wg: ExecScope,
+) -> Result<TileRef> {
+    let out = f32_tile(k, frag);
+    if view.dtype == ScalarType::F32 {
+        k.copy(&out, view, wg)?;
+    } else {
+        let packed = pair_tile(k, frag, view.dtype);
+        k.copy(&packed, view, wg)?;
+        k.cast(&out, &packed, wg)?;
+    }
+    Ok(out)
+}
+
+/// `view = values` cast to the view's type (a 16-bit view through pairs).
+pub(crate) fn write_from_f32(
+    k: &mut KernelBuilder,
+    frag: &TvLayout,
+    view: &TileRef,
+    values: &TileRef,
+    wg: ExecScope,
+) -> Result<()> {
+    if view.dtype == ScalarType::F32 {
+        k.copy(view, values, wg)?;
+        return Ok(());
+    }
+    let packed = pair_tile(k, frag, view.dtype);
+    k.cast(&packed, values, wg)?;
+    k.copy(view, &packed, wg)?;
+    Ok(())
+}
+
+/// Runs `body` on `views` without their bounds where the fragment's block lies wholly inside
+/// them (`rows x cols` of the first view's bounds reach the block's shape), else on the bounded
+/// views: a whole tile's accesses carry no predicates.
+pub fn whole_or_edge(
+    k: &mut KernelBuilder,
+    views: &[TileRef],
+    shape: [u32; 2],
+    body: impl Fn(&mut KernelBuilder, &[TileRef]) -> Result<()>,
+) -> Result<()> {
+    let Some(first) = views.first() else {
+        return body(k, views);
+    };
+    let Some([rows, cols]) = first.bounds.clone() else {
+        return body(k, views);
+    };
+    let whole: Vec<TileRef> = views
+        .iter()
+        .map(|v| TileRef {
+            bounds: None,
+            ..v.clone()
+        })
+        .collect();
+    let full = k.pred();
+    let p2 = k.pred();
+    k.setp(CmpOp::Ge, full, rows.value, shape[0])?;
+    k.setp(CmpOp::Ge, p2, cols.value, shape[1])?;
+    k.and(full, full, p2)?;
+    k.if_(full, |k| body(k, &whole)).else_(|k| body(k, views))
+}

@@ -1,0 +1,25 @@
+//! Kernel parts: the pieces a warp-specialised kernel is composed of, on the authoring model
+//! ([`crate::kernel`]) and the tile ops ([`crate::tile`]).
+//!
+//! - [`roles`]: the producer warpgroup and the consumer warpgroups with their register budgets
+//!   ([`WarpSpecialized`]).
+//! - [`ring`]: stage rings as typed handles ([`Ring`]): the producer's acquire and commit, the
+//!   consumer's wait and release; barrier addresses, phases, `expect_tx` bytes and the
+//!   protocol records in one place.
+//! - [`schedule`]: the tile scheduler every role reads ([`TileScheduler`]): a persistent grid
+//!   ([`PersistentGrid`]) over tiles in a chosen order ([`banded`] rasterization, L2 sections).
+//! - [`epilogue`]: epilogues users compose over an accumulator fragment ([`Epilogue`]).
+//!
+//! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
+//! attention are written with them; a user's kernel takes the same parts
+//! (`examples/gemm_epilogue.rs`).
+
+pub mod epilogue;
+pub mod ring;
+pub mod roles;
+pub mod schedule;
+
+pub use epilogue::{Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt};
+pub use ring::Ring;
+pub use roles::{ConsumerId, WarpSpecialized};
+pub use schedule::{Band, GridSchedule, GridTile, PersistentGrid, TileScheduler, banded};

@@ -1,0 +1,299 @@
+//! A stage ring as a typed handle: the stages of one or more tiles in shared memory, their
+//! `full` and `empty` mbarriers, and the four moves of the producer/consumer protocol
+//! (producer: [`Ring::acquire`], [`Ring::commit`]; consumer: [`Ring::wait`],
+//! [`Ring::release`]). The barrier arithmetic (a stage's barrier is 8 bytes further, PTX ISA
+//! 9.7.13.15.1), the phases (a [`RingCursor`] per side), the `expect_tx` bytes and the
+//! protocol records ([`BarrierSync`]) live here and nowhere else, so the barrier protocol check
+//! and a debug build's hang diagnosis see every kernel's rings the same way.
+//!
+//! ```
+//! use ptxkit::isa::{Target, ty, builder::CmpOp};
+//! use ptxkit::kernel::KernelBuilder;
+//! use ptxkit::parts::Ring;
+//! use ptxkit::smem::pipeline::TileSpec;
+//! use ptxkit::smem::pipeline::cursor::{Phase, RingCursor};
+//! use ptxkit::smem::pipeline::sync::{BarrierSync, WaitMode};
+//!
+//! let mut k = KernelBuilder::new("ring", Target::Sm90a);
+//! let [tid] = k.thread_id([256])?;
+//! let spec = TileSpec { name: "x".into(), bytes: 4096, align: 1024 };
+//! // Two stages of one 4 KB tile; full expects one arrival, empty one per consumer warpgroup.
+//! let (pipe, base) = k.pool_pipeline("x", 2, &[spec], 1, 1)?;
+//! let mut sync = BarrierSync::new("ring", WaitMode::Spin);
+//! let ring = Ring::declare(&k, &mut sync, "x", pipe, base, 1)?;
+//! let is0 = k.cmp(CmpOp::Eq, tid, 0u32)?;
+//! k.if_(is0, |k| ring.init(k, &mut sync)).end()?;
+//! k.sync_threads()?;
+//! // The producer side: wait for a free stage, announce its bytes (a TMA load would follow).
+//! let cur = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+//! let full = ring.acquire(&mut k, &mut sync, &cur)?;
+//! ring.commit(&mut k, &mut sync, full, 0)?;
+//! assert_eq!(ring.tile_addrs(&mut k, cur.stage())?.len(), 1);
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use ptx_isa::builder::{ArriveOpts, Scope};
+use ptx_isa::{Addr, Pred, Reg, Sinkable, spaces, ty};
+use smem::mbarrier::MBARRIER_BYTES;
+use smem::pipeline::Pipeline;
+use smem::pipeline::cursor::RingCursor;
+use smem::pipeline::protocol::{ArrayId, BarrierAt};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier};
+
+use crate::kernel::{KernelBuilder, Result, Var};
+
+/// A ring of `stages` buffers in shared memory with its `full` and `empty` barrier arrays,
+/// declared in a kernel's [`BarrierSync`].
+#[derive(Debug, Clone)]
+pub struct Ring {
+    /// The register holding the address the pipeline's offsets count from.
+    base: Reg<ty::U32>,
+    /// The stages' regions and barriers (offsets from `base`).
+    pipe: Pipeline,
+    /// The barrier arrays in the protocol.
+    full: ArrayId,
+    empty: ArrayId,
+    /// The arrivals on `empty` that one release site stands for per phase (one per consumer
+    /// warpgroup: its leader arrives).
+    releases: u32,
+    /// In a CTA pair whose producers both write each stage (a multicast): this CTA's rank,
+    /// so a release arrives on the peer's `empty` too.
+    pair: Option<Var>,
+}
+
+impl Ring {
+    /// Declares `pipe`'s barriers in `sync` as `{name}_full` and `{name}_empty` (just `full`
+    /// and `empty` for an empty `name`), with the init counts the pool placed them with.
+    /// `releases`: the arrivals one release site makes per phase (the consumer warpgroups
+    /// whose leaders release a stage).
+    #[track_caller]
+    pub fn declare(
+        k: &KernelBuilder,
+        sync: &mut BarrierSync,
+        name: &str,
+        pipe: Pipeline,
+        base: Reg<ty::U32>,
+        releases: u32,
+    ) -> Result<Ring> {
+        let named = |what: &str| match name {
+            "" => what.to_string(),
+            _ => format!("{name}_{what}"),
+        };
+        let protocol = |e: smem::pipeline::protocol::ProtocolError| {
+            k.error(format!("barrier protocol: {e}"))
+        };
+        let full = sync
+            .declare_pool_array(&named("full"), pipe.full())
+            .map_err(protocol)?;
+        let empty = sync
+            .declare_pool_array(&named("empty"), pipe.empty())
+            .map_err(protocol)?;
+        Ok(Ring {
+            base,
+            pipe,
+            full,
+            empty,
+            releases,
+            pair: None,
+        })
+    }
+
+    /// The ring of a CTA pair (a cluster of two along M) whose producers each write half of
+    /// every stage into both CTAs: a release arrives on this CTA's `empty` and on the peer's
+    /// (through `mapa`, PTX ISA 9.7.9.22), and the protocol counts the peer's releases here.
+    pub fn in_pair(mut self, rank: Option<Var>) -> Ring {
+        self.pair = rank;
+        self
+    }
+
+    /// The stages.
+    pub fn stages(&self) -> u32 {
+        self.pipe.stages()
+    }
+
+    /// The bytes one stage's tiles hold: what a producer announces when it loads them all.
+    pub fn tx_bytes(&self) -> u32 {
+        self.pipe.tx_bytes()
+    }
+
+    /// The pipeline the ring was placed as (regions and barriers).
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipe
+    }
+
+    /// `full` (which the producer's `arrive.expect_tx` and the copies complete) of every stage.
+    pub fn full_id(&self) -> BarrierAt {
+        BarrierAt::Each(self.full)
+    }
+
+    /// `empty` (which the consumers' releases complete) of every stage.
+    pub fn empty_id(&self) -> BarrierAt {
+        BarrierAt::Each(self.empty)
+    }
+
+    /// `mbarrier.init` of every stage's `full` then `empty` with their declared counts (PTX ISA
+    /// 9.7.13.15.9), by the thread that runs it (the caller guards it to one thread, fences
+    /// and syncs the CTA).
+    pub fn init(&self, k: &mut KernelBuilder, sync: &mut BarrierSync) -> Result<()> {
+        for s in 0..self.stages() {
+            for (id, array) in [(self.full, self.pipe.full()), (self.empty, self.pipe.empty())] {
+                let at = k.reg::<ty::U32>();
+                k.add(at, self.base, array.region().offset + s * MBARRIER_BYTES)?;
+                let bar = NamedBarrier {
+                    at: BarrierAt::One(id, s),
+                    addr: at,
+                };
+                sync.init(k.isa(), bar)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The barrier of `array` for the stage in `stage`: one multiply-add over the 8 bytes of an
+    /// mbarrier (PTX ISA 9.7.13.15.1: the array holds them back to back) and the array's offset.
+    fn barrier(
+        &self,
+        k: &mut KernelBuilder,
+        stage: Reg<ty::U32>,
+        empty: bool,
+    ) -> Result<NamedBarrier> {
+        let (array, id) = match empty {
+            true => (self.pipe.empty(), self.empty),
+            false => (self.pipe.full(), self.full),
+        };
+        let r = k.reg::<ty::U32>();
+        k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
+        k.add(r, r, array.region().offset)?;
+        Ok(NamedBarrier {
+            at: BarrierAt::Each(id),
+            addr: r,
+        })
+    }
+
+    /// `full` of the stage in `stage`.
+    pub fn full_at(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<NamedBarrier> {
+        self.barrier(k, stage, false)
+    }
+
+    /// `empty` of the stage in `stage`.
+    pub fn empty_at(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<NamedBarrier> {
+        self.barrier(k, stage, true)
+    }
+
+    /// The addresses of the stage's tiles, in the order the ring was placed with: the first one
+    /// multiply-add over the ring's stride, each other one add from it.
+    pub fn tile_addrs(
+        &self,
+        k: &mut KernelBuilder,
+        stage: Reg<ty::U32>,
+    ) -> Result<Vec<Reg<ty::U32>>> {
+        let Some(tiles) = self.pipe.stage(0) else {
+            return Err(k.error("the ring has no stage"));
+        };
+        let stride = match (self.pipe.stride(), self.stages()) {
+            (Some(s), _) => s,
+            // One stage: its stride is never used.
+            (None, 1) => 0,
+            (None, _) => return Err(k.error("the ring's stages are not evenly spaced")),
+        };
+        let Some(first) = tiles.first() else {
+            return Err(k.error("the ring's stages hold no tile"));
+        };
+        let a = k.reg::<ty::U32>();
+        k.mad_lo(a, stage, stride, self.base)?;
+        if first.offset != 0 {
+            k.add(a, a, first.offset)?;
+        }
+        let mut out = vec![a];
+        for t in &tiles[1..] {
+            let r = k.reg::<ty::U32>();
+            k.add(r, a, t.offset - first.offset)?;
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    /// The producer: waits until the consumers have released the cursor's stage (a fresh
+    /// barrier counts as released for parity 1, PTX ISA 9.7.13.15.16, so every stage starts
+    /// free) and returns its `full` barrier, for [`Ring::commit`] and the copies that fill it.
+    pub fn acquire(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<NamedBarrier> {
+        let stage = cur.stage();
+        let empty = self.empty_at(k, stage)?;
+        let want = cur.producer_parity(k.isa())?;
+        sync.wait(k.isa(), empty.at, Some(stage), empty.addr, want)?;
+        self.full_at(k, stage)
+    }
+
+    /// The producer's one `mbarrier.arrive.expect_tx` of `bytes` on `full` (PTX ISA
+    /// 9.7.13.15.12): the stage completes once the copies have delivered them.
+    pub fn commit(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        full: NamedBarrier,
+        bytes: u32,
+    ) -> Result<()> {
+        sync.arrive_expect_tx(k.isa(), full.at, full.addr, bytes)?;
+        Ok(())
+    }
+
+    /// A consumer: waits until the cursor's stage is full (at the cursor's parity).
+    pub fn wait(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<()> {
+        let full = self.full_at(k, cur.stage())?;
+        sync.wait(k.isa(), full.at, Some(cur.stage()), full.addr, cur.phase())?;
+        Ok(())
+    }
+
+    /// A consumer warpgroup releases the stage in `stage`: its `leader` arrives on `empty`
+    /// (and, in a pair, on the peer's: its producer wrote half the stage, PTX ISA 9.7.13.15.13
+    /// `.release.cluster`). `peeled`: a second site of the same release (a loop's first or last
+    /// iteration written out of it), counted once by the protocol check
+    /// ([`BarrierSync::arrive_peeled`]).
+    pub fn release(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        stage: Reg<ty::U32>,
+        leader: Pred,
+        peeled: bool,
+    ) -> Result<()> {
+        let empty = self.empty_at(k, stage)?;
+        let pairs = if self.pair.is_some() { 2 } else { 1 };
+        if peeled {
+            // The phase's arrivals at this site: this CTA's leaders, and in a pair the peer's
+            // from the same site of its loop.
+            sync.arrive_peeled(k.isa().when(leader), empty, self.releases * pairs)?;
+        } else {
+            sync.arrive(k.isa().when(leader), empty.at, empty.addr, self.releases)?;
+        }
+        if let Some(rank) = self.pair {
+            let rank = k.eval(rank)?;
+            let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.xor(peer, rank, 1u32)?;
+            k.mapa_shared(remote, empty.addr, peer)?;
+            k.when(leader).mbarrier_arrive_with(
+                &ArriveOpts {
+                    release: Some(Scope::Cluster),
+                    ..ArriveOpts::default()
+                },
+                Sinkable::Sink,
+                Addr::<spaces::SharedCluster>::reg32(remote),
+            )?;
+            if !peeled {
+                // The peer's consumers release this CTA's stage the same way.
+                sync.remote_arrive(empty.at, self.releases);
+            }
+        }
+        Ok(())
+    }
+}

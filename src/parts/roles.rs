@@ -1,0 +1,103 @@
+//! The roles of a warp-specialised kernel: warpgroup 0 the producer (it issues copies and gives
+//! its registers away), warpgroups 1..=N the consumers (they hold accumulators), each with its
+//! register budget (`setmaxnreg`, PTX ISA 9.7.19.5) declared once.
+//!
+//! ```
+//! use ptxkit::isa::Target;
+//! use ptxkit::kernel::KernelBuilder;
+//! use ptxkit::parts::WarpSpecialized;
+//!
+//! let mut k = KernelBuilder::new("ws", Target::Sm90a);
+//! let roles = WarpSpecialized::new(2, 24, 240);
+//! let tid = roles.declare(&mut k)?; // 384 threads, one CTA an SM
+//! roles.run(&mut k, tid, |_k| Ok(()), |_k, _consumer| Ok(()))?;
+//! let ptx = k.finish()?.ptx().to_string();
+//! assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 24;"));
+//! assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
+//! //! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use ptx_isa::builder::CmpOp;
+
+use crate::kernel::{KernelBuilder, Result, Var};
+
+/// One producer warpgroup and `consumers` consumer warpgroups, with their per-thread register
+/// budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarpSpecialized {
+    /// Consumer warpgroups (1 to 3).
+    pub consumers: u32,
+    /// The producer's registers per thread after `setmaxnreg.dec`.
+    pub producer_regs: u32,
+    /// Each consumer's registers per thread after `setmaxnreg.inc`.
+    pub consumer_regs: u32,
+}
+
+/// What a consumer warpgroup knows of itself.
+#[derive(Debug, Clone, Copy)]
+pub struct ConsumerId {
+    /// Its index among the consumers, `0..consumers` (warpgroup `index + 1`).
+    pub index: Var,
+    /// Its thread's index in the warpgroup, `0..128`.
+    pub thread: Var,
+}
+
+impl WarpSpecialized {
+    /// Threads of a warpgroup.
+    pub const WARPGROUP: u32 = 128;
+
+    /// `consumers` consumer warpgroups beside the producer, with these budgets.
+    pub fn new(consumers: u32, producer_regs: u32, consumer_regs: u32) -> WarpSpecialized {
+        WarpSpecialized {
+            consumers,
+            producer_regs,
+            consumer_regs,
+        }
+    }
+
+    /// The block's threads: a warpgroup per role.
+    pub fn threads(&self) -> u32 {
+        Self::WARPGROUP * (1 + self.consumers)
+    }
+
+    /// Declares the block (`.maxntid` of [`WarpSpecialized::threads`]) and one CTA an SM
+    /// (`.minnctapersm 1`): `setmaxnreg` needs a register cap at entry, which these fix.
+    /// Returns the thread's index in the CTA.
+    #[track_caller]
+    pub fn declare(&self, k: &mut KernelBuilder) -> Result<Var> {
+        if !(1..=3).contains(&self.consumers) {
+            return Err(k.error(format!(
+                "{} consumer warpgroups: a warp-specialised CTA holds 1 to 3 beside its producer",
+                self.consumers
+            )));
+        }
+        let [tid] = k.thread_id([self.threads()])?;
+        k.min_blocks_per_sm(1)?;
+        Ok(tid)
+    }
+
+    /// Writes the roles (`tid` is [`WarpSpecialized::declare`]'s): warpgroup 0 sets its budget and runs `producer`, the others set theirs
+    /// and run `consumer` with their [`ConsumerId`]. Both branches are written once.
+    #[track_caller]
+    pub fn run(
+        &self,
+        k: &mut KernelBuilder,
+        tid: Var,
+        producer: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+        consumer: impl FnOnce(&mut KernelBuilder, ConsumerId) -> Result<()>,
+    ) -> Result<()> {
+        let wg = k.warpgroup_id([1 + self.consumers])?;
+        let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
+        let (pr, cr) = (self.producer_regs, self.consumer_regs);
+        k.if_(is_producer, |k| {
+            k.warpgroup_registers(false, pr)?;
+            producer(k)
+        })
+        .else_(|k| {
+            k.warpgroup_registers(true, cr)?;
+            let index = k.let_("consumer", wg - 1)?;
+            let thread = k.let_("wg_thread", tid % Self::WARPGROUP)?;
+            consumer(k, ConsumerId { index, thread })
+        })
+    }
+}

@@ -1,0 +1,248 @@
+//! The tile scheduler: which output tiles a CTA computes and in which order, given to every role
+//! of a warp-specialised kernel by the same object, so the producer and the consumers walk the
+//! same tile sequence because they read it from one place.
+//!
+//! - [`PersistentGrid`]: the one persistent loop, CTAs (or clusters) striding over a work
+//!   count the launcher sizes the grid to (`min(work, CTAs resident)`).
+//! - [`banded`]: grouped rasterization, linear tile `t` to `(row, column)` in bands of a few
+//!   rows, column-major within a band (consecutive CTAs share a column's operand; a band's rows
+//!   stay in L2). Attention's L2 sections are the same order over (head, query tile).
+//! - [`GridSchedule`]: a persistent grid over an M x N tile grid in bands, optionally in CTA
+//!   pairs along M: the dense GEMM's schedule. Grouped problems (the MoE GEMM) walk their groups'
+//!   tiles through the same [`PersistentGrid`] with a cursor over the groups.
+//! - [`TileScheduler`]: what a kernel's roles call.
+//!
+//! ```
+//! use ptxkit::isa::{Target, ty};
+//! use ptxkit::kernel::{Expr, KernelBuilder, TensorOpts};
+//! use ptxkit::parts::{GridSchedule, TileScheduler};
+//!
+//! let mut k = KernelBuilder::new("tiles", Target::Sm90a);
+//! let (m, n) = (k.symbol("m")?, k.symbol("n")?);
+//! let out = k.tensor::<ty::U32>("out", [m, n], TensorOpts::default())?;
+//! k.thread_id([32])?;
+//! // 128 x 128 tiles in bands of 8 row tiles.
+//! let tiles = GridSchedule::new(&mut k, Expr::ceil_div(m, 128), Expr::ceil_div(n, 128), 8, None)?;
+//! tiles.for_each_tile(&mut k, |k, t| k.store(&out, [t.row.into(), t.col.into()], 1u32))?;
+//! assert!(k.finish()?.launch_spec().persistent.is_some());
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use ptx_isa::ty;
+
+use crate::kernel::{Expr, KernelBuilder, Result, Var};
+
+/// What the roles of a kernel walk: each tile of this CTA, in the schedule's order.
+pub trait TileScheduler {
+    /// What a role learns of a tile.
+    type Tile;
+
+    /// `body(k, tile)` for each of this CTA's tiles (the body is written once: a loop).
+    fn for_each_tile(
+        &self,
+        k: &mut KernelBuilder,
+        body: impl FnOnce(&mut KernelBuilder, Self::Tile) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// A persistent grid: CTAs (or whole clusters) striding over `0..work`. The launcher sizes the
+/// grid to the device (`min(work, CTAs or clusters resident)`, [`KernelBuilder::persistent_cta_id`]).
+#[derive(Debug, Clone)]
+pub struct PersistentGrid {
+    work: Expr,
+    /// The loop's bound: `work`, or the same count already in a variable.
+    end: Expr,
+    clusters: bool,
+}
+
+impl PersistentGrid {
+    /// CTAs striding over `work` items (an expression of the kernel's symbols).
+    pub fn ctas(work: impl Into<Expr>) -> PersistentGrid {
+        let work = work.into();
+        PersistentGrid {
+            end: work.clone(),
+            work,
+            clusters: false,
+        }
+    }
+
+    /// Whole clusters striding over `work` items: every CTA of a cluster sees the same items.
+    pub fn clusters(work: impl Into<Expr>) -> PersistentGrid {
+        let work = work.into();
+        PersistentGrid {
+            end: work.clone(),
+            work,
+            clusters: true,
+        }
+    }
+
+    /// The same grid, its loop bounded by `end` (the work already computed in a variable).
+    pub fn until(mut self, end: impl Into<Expr>) -> PersistentGrid {
+        self.end = end.into();
+        self
+    }
+
+    /// The items, as the host evaluates them to size the grid.
+    pub fn work(&self) -> &Expr {
+        &self.work
+    }
+
+    /// `body(k, item)` for items `id, id + grid, ...` below the work.
+    #[track_caller]
+    pub fn for_each(
+        &self,
+        k: &mut KernelBuilder,
+        body: impl FnOnce(&mut KernelBuilder, Var) -> Result<()>,
+    ) -> Result<()> {
+        self.for_each_with(k, |_| Ok(()), |k, (), t| body(k, t))
+    }
+
+    /// [`PersistentGrid::for_each`] with `setup` written once before the loop (a cursor the
+    /// items move forward, say), its value handed to every item.
+    #[track_caller]
+    pub fn for_each_with<S>(
+        &self,
+        k: &mut KernelBuilder,
+        setup: impl FnOnce(&mut KernelBuilder) -> Result<S>,
+        body: impl FnOnce(&mut KernelBuilder, &S, Var) -> Result<()>,
+    ) -> Result<()> {
+        let (id, step) = if self.clusters {
+            let id = k.persistent_cluster_id(self.work.clone())?;
+            (id, k.cluster_grid_size()?)
+        } else {
+            let id = k.persistent_cta_id(self.work.clone(), Some(1))?;
+            (id, k.grid_size()?)
+        };
+        let state = setup(k)?;
+        k.for_stride(id, self.end.clone(), step, |k, t| body(k, &state, t))
+    }
+}
+
+/// How tall a band of [`banded`] is: a constant, or a value known at run time (attention's L2
+/// sections, sized from the keys).
+#[derive(Debug, Clone, Copy)]
+pub enum Band {
+    /// A band of this many rows.
+    Rows(u32),
+    /// A band of the rows in this variable.
+    Var(Var),
+}
+
+/// Grouped rasterization: the `(row, column)` of linear tile `t` of a grid of `rows` rows, in
+/// bands of `band` rows holding `per_band` tiles each (`band · columns`), column-major within a
+/// band; the last band is as tall as the rows left. A bijection of `0..rows · columns` onto the
+/// grid.
+#[track_caller]
+pub fn banded(
+    k: &mut KernelBuilder,
+    t: Var,
+    rows: Var,
+    per_band: Var,
+    band: Band,
+) -> Result<(Var, Var)> {
+    let which = k.let_("band", t / per_band)?;
+    let first = match band {
+        Band::Rows(b) => k.let_("first_m", which * b)?,
+        Band::Var(b) => k.let_("first_m", which * b)?,
+    };
+    // The band's height: `band` rows, fewer in the last band.
+    let left = k.eval(rows - first)?;
+    let height = k.reg::<ty::U32>();
+    match band {
+        Band::Rows(b) => k.min(height, left, b)?,
+        Band::Var(b) => {
+            let b = k.eval(b)?;
+            k.min(height, left, b)?
+        }
+    };
+    let height = k.bind("band_rows", height);
+    let in_band = k.let_("in_band", t - which * per_band)?;
+    let row = k.let_("mb", in_band % height + first)?;
+    let col = k.let_("nb", in_band / height)?;
+    Ok((row, col))
+}
+
+/// A tile of a [`GridSchedule`]: its row and column in the tile grid.
+#[derive(Debug, Clone, Copy)]
+pub struct GridTile {
+    /// The row of tiles (with CTA pairs, this CTA's: `2 · pair row + rank`).
+    pub row: Var,
+    /// The column of tiles.
+    pub col: Var,
+}
+
+/// A persistent grid over `tiles_m x tiles_n` tiles in bands of `band` rows
+/// ([`banded`]); with a `rank`, over CTA pairs (clusters of two along M) that each take two row
+/// tiles of one column, CTA `rank` the tile `2 · row + rank`.
+#[derive(Debug, Clone)]
+pub struct GridSchedule {
+    grid: PersistentGrid,
+    /// Rows the schedule walks: row tiles, or pair rows.
+    rows: Var,
+    /// Tiles (or pairs) a band holds.
+    per_band: Var,
+    band: u32,
+    rank: Option<Var>,
+}
+
+impl GridSchedule {
+    /// The schedule of `tiles_m x tiles_n` tiles (expressions of the symbols) in bands of
+    /// `band` row tiles; with `rank`, of CTA pairs.
+    #[track_caller]
+    pub fn new(
+        k: &mut KernelBuilder,
+        tiles_m: Expr,
+        tiles_n: Expr,
+        band: u32,
+        rank: Option<Var>,
+    ) -> Result<GridSchedule> {
+        let rows_e = match rank {
+            Some(_) => Expr::ceil_div(tiles_m, 2),
+            None => tiles_m,
+        };
+        let work = rows_e.clone() * tiles_n.clone();
+        let rows = k.let_("sched_m", rows_e)?;
+        let tiles_n = k.let_("tiles_n", tiles_n)?;
+        let tiles = k.let_("tiles", Expr::from(rows) * tiles_n)?;
+        let per_band = k.let_("per_band", Expr::from(tiles_n) * band)?;
+        let grid = match rank {
+            Some(_) => PersistentGrid::clusters(work),
+            None => PersistentGrid::ctas(work),
+        }
+        .until(tiles);
+        Ok(GridSchedule {
+            grid,
+            rows,
+            per_band,
+            band,
+            rank,
+        })
+    }
+
+    /// The tile of linear tile `t`.
+    #[track_caller]
+    pub fn tile(&self, k: &mut KernelBuilder, t: Var) -> Result<GridTile> {
+        let (row, col) = banded(k, t, self.rows, self.per_band, Band::Rows(self.band))?;
+        let row = match self.rank {
+            Some(rank) => k.let_("mb_cta", row * 2 + rank)?,
+            None => row,
+        };
+        Ok(GridTile { row, col })
+    }
+}
+
+impl TileScheduler for GridSchedule {
+    type Tile = GridTile;
+
+    #[track_caller]
+    fn for_each_tile(
+        &self,
+        k: &mut KernelBuilder,
+        body: impl FnOnce(&mut KernelBuilder, GridTile) -> Result<()>,
+    ) -> Result<()> {
+        self.grid.for_each(k, |k, t| {
+            let tile = self.tile(k, t)?;
+            body(k, tile)
+        })
+    }
+}
