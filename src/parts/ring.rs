@@ -254,6 +254,42 @@ impl Ring {
         Ok(())
     }
 
+    /// A consumer of a ring of one tile per stage: [`Ring::wait`], then the stage's tile
+    /// address.
+    pub fn wait_tile(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<Reg<ty::U32>> {
+        self.wait(k, sync, cur)?;
+        self.first_tile(k, cur.stage())
+    }
+
+    /// The address of the stage's first (or only) tile.
+    pub fn first_tile(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<Reg<ty::U32>> {
+        let tiles = self.tile_addrs(k, stage)?;
+        tiles
+            .first()
+            .copied()
+            .ok_or_else(|| k.error("the ring's stages hold no tile"))
+    }
+
+    /// [`Ring::release`] of the cursor's stage, then the cursor moves on: every wait paired
+    /// with one release, so a consumer's cursor moves once per stage it used.
+    pub fn release_next(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+        leader: Pred,
+        peeled: bool,
+    ) -> Result<()> {
+        self.release(k, sync, cur.stage(), leader, peeled)?;
+        cur.advance(k.isa())?;
+        Ok(())
+    }
+
     /// A consumer warpgroup releases the stage in `stage`: its `leader` arrives on `empty`
     /// (and, in a pair, on the peer's: its producer wrote half the stage, PTX ISA 9.7.13.15.13
     /// `.release.cluster`). `peeled`: a second site of the same release (a loop's first or last

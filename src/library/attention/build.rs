@@ -7,10 +7,10 @@ use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
+use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, WarpSpecialized, banded};
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
-use smem::pipeline::protocol::BarrierAt;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::{AttentionConfig, Schedule, TileOrder};
@@ -22,105 +22,6 @@ use crate::kernel::{
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
-
-/// Where the producer and the consumers find a ring (of K tiles or of V tiles).
-struct Ring {
-    /// The pool's base address.
-    base: Reg<ty::U32>,
-    /// The ring (regions and barriers, offsets from `base`).
-    pipe: smem::pipeline::Pipeline,
-    /// The ring's barriers in the protocol.
-    full: smem::pipeline::protocol::ArrayId,
-    empty: smem::pipeline::protocol::ArrayId,
-}
-
-impl Ring {
-    /// The address of `full[stage]` (or `empty[stage]`) for a stage in a register.
-    fn barrier(
-        &self,
-        k: &mut KernelBuilder,
-        stage: Reg<ty::U32>,
-        empty: bool,
-    ) -> Result<NamedBarrier> {
-        let (array, at) = if empty {
-            (self.pipe.empty(), self.empty)
-        } else {
-            (self.pipe.full(), self.full)
-        };
-        let r = k.reg::<ty::U32>();
-        // An mbarrier is 8 bytes (PTX ISA 9.7.13.15.1); the array holds them back to back.
-        k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;
-        k.add(r, r, array.region().offset)?;
-        Ok(NamedBarrier {
-            at: BarrierAt::Each(at),
-            addr: r,
-        })
-    }
-
-    /// The address of stage `stage`'s tile.
-    fn tile(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<Reg<ty::U32>> {
-        let Some(t) = self.pipe.tile(0, 0) else {
-            return Err(k.error("the ring has no tile"));
-        };
-        // One stage: its stride is unused.
-        let stride = self.pipe.stride().unwrap_or(0);
-        let a = k.reg::<ty::U32>();
-        k.mad_lo(a, stage, stride, self.base)?;
-        k.add(a, a, t.offset)?;
-        Ok(a)
-    }
-
-    /// Waits until stage `stage` is full (consumers, `phase` the cursor's) or empty (the
-    /// producer, `phase` its parity).
-    fn wait(
-        &self,
-        k: &mut KernelBuilder,
-        sync: &mut BarrierSync,
-        stage: Reg<ty::U32>,
-        empty: bool,
-        phase: Reg<ty::U32>,
-    ) -> Result<()> {
-        let bar = self.barrier(k, stage, empty)?;
-        sync.wait(k.isa(), bar.at, Some(stage), bar.addr, phase)?;
-        Ok(())
-    }
-
-    /// A consumer waits until its cursor's stage is full (at the cursor's phase) and returns
-    /// the stage's tile address.
-    fn acquire(
-        &self,
-        k: &mut KernelBuilder,
-        sync: &mut BarrierSync,
-        cur: &RingCursor,
-    ) -> Result<Reg<ty::U32>> {
-        self.wait(k, sync, cur.stage(), false, cur.phase())?;
-        self.tile(k, cur.stage())
-    }
-
-    /// A consumer warpgroup releases its cursor's stage (one arrival, by its first thread;
-    /// each stage's phase takes one from each of the two consumer warpgroups) and advances the
-    /// cursor: every acquire is paired with one release, so the cursor moves once per key tile
-    /// and a persistent CTA's next query tile starts where the producer's loads of it do.
-    /// `peeled`: this is a software-pipelined loop's first or last iteration written out of
-    /// the loop, the same release as the loop's in other phases.
-    fn release(
-        &self,
-        k: &mut KernelBuilder,
-        sync: &mut BarrierSync,
-        cur: &RingCursor,
-        leader: ptx_isa::Pred,
-        peeled: bool,
-    ) -> Result<()> {
-        let bar = self.barrier(k, cur.stage(), true)?;
-        if peeled {
-            sync.arrive_peeled(k.isa().when(leader), bar, 2)?;
-        } else {
-            sync.arrive(k.isa().when(leader), bar.at, bar.addr, 2)?;
-        }
-        cur.advance(k.isa())?;
-        Ok(())
-    }
-}
 
 /// The tensors and extents the kernel declares.
 struct Args<T: Elem> {
@@ -202,12 +103,10 @@ impl Block {
 enum Tiles {
     /// One, from the CTA's ids.
     One(Block),
-    /// A persistent grid's: tiles `cta, cta + ctas, ...` below `work`, numbered in the
-    /// configuration's [`TileOrder`] ([`tile_coords`]).
+    /// A persistent grid's: tiles `cta, cta + ctas, ...`, numbered in the configuration's
+    /// [`TileOrder`] ([`tile_coords`]).
     Persistent {
-        cta: Var,
-        ctas: Var,
-        work: Expr,
+        grid: PersistentGrid,
         /// Query tiles of the longest sequence.
         m_blocks: Expr,
     },
@@ -220,17 +119,13 @@ impl Tiles {
         &self,
         k: &mut KernelBuilder,
         p: &Parts<'_, T>,
-        mut body: impl FnMut(&mut KernelBuilder, &Block) -> Result<()>,
+        body: impl FnOnce(&mut KernelBuilder, &Block) -> Result<()>,
     ) -> Result<()> {
         match self {
             Tiles::One(blk) => body(k, blk),
-            Tiles::Persistent {
-                cta,
-                ctas,
-                work,
-                m_blocks,
-            } => k.for_stride(*cta, work.clone(), *ctas, |k, t| {
+            Tiles::Persistent { grid, m_blocks } => grid.for_each(k, |k, t| {
                 let [m, head, batch] = tile_coords(k, p, t, m_blocks)?;
+                // The longest tiles first with the causal mask.
                 let m_block = if p.cfg.causal {
                     k.let_("m_block", m_blocks.clone() - 1u32 - m)?
                 } else {
@@ -254,7 +149,9 @@ impl Tiles {
 
 /// Persistent tile `t`'s `[row block, head, sequence]` in the configuration's
 /// [`TileOrder`], the row block counted from the first (the caller reverses it with the causal
-/// mask): a bijection of `0..m_blocks * heads * batch` onto the tiles either way.
+/// mask): a bijection of `0..m_blocks * heads * batch` onto the tiles either way. L2 sections
+/// are the [`banded`] order over (head and sequence, row block), a band as many heads as a
+/// section's K and V fill.
 fn tile_coords<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -274,21 +171,10 @@ fn tile_coords<T: Elem>(
             let swz = k.reg::<ty::U32>();
             k.max(swz, fit, 1u32)?;
             let swz = k.bind("section_pairs", swz);
-            let pairs = Expr::from(heads) * p.args.batch.clone();
+            let pairs = k.let_("pairs", Expr::from(heads) * p.args.batch.clone())?;
             let span = k.let_("section_span", m_blocks.clone() * swz)?;
-            let section = k.let_("section", t / span)?;
-            let r = k.let_("in_section", t % span)?;
-            let first = k.let_("section_first", section * swz)?;
-            // The last section holds the pairs left over.
-            let left = k.eval(pairs - first)?;
-            let swz_r = k.eval(swz)?;
-            let width = k.reg::<ty::U32>();
-            k.min(width, swz_r, left)?;
-            let width = k.bind("section_width", width);
-            (
-                k.let_("m_raw", r / width)?,
-                k.let_("pair", Expr::from(first) + r % width)?,
-            )
+            let (pair, m) = banded(k, t, pairs, span, Band::Var(swz))?;
+            (m, pair)
         }
     };
     Ok([
@@ -356,15 +242,17 @@ fn build_typed<T: Elem>(
     // One CTA per query tile, or a persistent grid of one CTA per SM looping over the tiles.
     let grid = if cfg.persistent {
         let work = m_blocks.clone() * args.heads * args.batch.clone();
-        let cta = k.persistent_cta_id(work.clone(), Some(1))?;
-        let ctas = k.grid_size()?;
-        Err((cta, ctas, work))
+        Err(PersistentGrid::ctas(work))
     } else {
         Ok(k.cta_id([m_blocks.clone(), args.heads.into(), args.batch.clone()])?)
     };
-    let [tid] = k.thread_id([AttentionConfig::THREADS])?;
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
-    k.min_blocks_per_sm(1)?;
+    let roles = WarpSpecialized::new(
+        2,
+        AttentionConfig::PRODUCER_REGS,
+        AttentionConfig::CONSUMER_REGS,
+    );
+    let tid = roles.declare(&mut k)?;
 
     // Shared memory: Q (d / 64 slabs of 128 rows x 128 bytes), the K/V ring, Q's barrier.
     let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
@@ -390,22 +278,9 @@ fn build_typed<T: Elem>(
     let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
         k.error(format!("barrier protocol: {e}"))
     };
-    let mut ring = |k: &KernelBuilder, name: &str, pipe: smem::pipeline::Pipeline, base| {
-        let full = sync
-            .declare_pool_array(&format!("{name}_full"), pipe.full())
-            .map_err(|e| protocol(k, e))?;
-        let empty = sync
-            .declare_pool_array(&format!("{name}_empty"), pipe.empty())
-            .map_err(|e| protocol(k, e))?;
-        Ok::<_, crate::kernel::KernelError>(Ring {
-            base,
-            pipe,
-            full,
-            empty,
-        })
-    };
-    let k_ring = ring(&k, "k", k_pipe, k_base)?;
-    let v_ring = ring(&k, "v", v_pipe, v_base)?;
+    // Each stage is released by both consumer warpgroups' leaders.
+    let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, 2)?;
+    let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, 2)?;
     let q_full = sync
         .declare_one("q_full", 1, q_bar)
         .map_err(|e| protocol(&k, e))?;
@@ -419,12 +294,7 @@ fn build_typed<T: Elem>(
 
     let tiles = match grid {
         Ok(ids) => Tiles::One(block(&mut k, cfg, &args, ids)?),
-        Err((cta, ctas, work)) => Tiles::Persistent {
-            cta,
-            ctas,
-            work,
-            m_blocks,
-        },
+        Err(grid) => Tiles::Persistent { grid, m_blocks },
     };
 
     // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
@@ -432,22 +302,7 @@ fn build_typed<T: Elem>(
     k.comment("thread 0: the rings' full/empty barriers and Q's barrier");
     k.if_(leader, |k| {
         for ring in [&k_ring, &v_ring] {
-            for s in 0..cfg.stages {
-                for (array, arr) in [
-                    (ring.full, ring.pipe.full()),
-                    (ring.empty, ring.pipe.empty()),
-                ] {
-                    let at = k.reg::<ty::U32>();
-                    k.add(at, ring.base, arr.region().offset + s * MBARRIER_BYTES)?;
-                    sync.init(
-                        k.isa(),
-                        NamedBarrier {
-                            at: BarrierAt::One(array, s),
-                            addr: at,
-                        },
-                    )?;
-                }
-            }
+            ring.init(k, &mut sync)?;
         }
         sync.init(k.isa(), q_full)?;
         if let Some(q_empty) = q_empty {
@@ -468,18 +323,15 @@ fn build_typed<T: Elem>(
         q_full,
         q_empty,
     };
-    let wg = k.let_("wg", tid / 128)?;
-    let mut roles = |k: &mut KernelBuilder| {
-        let is_producer = k.cmp(CmpOp::Eq, wg, 0)?;
-        k.comment("warpgroup 0: the producer");
-        k.if_(is_producer, |k| producer(k, &parts, &tiles, &mut sync, tid))
-            .end()?;
-        let is_consumer = k.cmp(CmpOp::Ne, wg, 0)?;
-        k.comment("warpgroups 1 and 2: the consumers, 64 query rows each");
-        k.if_(is_consumer, |k| {
-            consumer(k, &parts, &tiles, &mut sync, tid, wg)
-        })
-        .end()
+    // Warpgroup 0 the producer, warpgroups 1 and 2 the consumers (64 query rows each).
+    let sync = std::cell::RefCell::new(sync);
+    let run = |k: &mut KernelBuilder| {
+        roles.run(
+            k,
+            tid,
+            |k| producer(k, &parts, &tiles, &mut sync.borrow_mut(), tid),
+            |k, me| consumer(k, &parts, &tiles, &mut sync.borrow_mut(), me),
+        )
     };
     match &tiles {
         Tiles::One(blk) if cfg.varlen => {
@@ -487,10 +339,11 @@ fn build_typed<T: Elem>(
             // work.
             let live = k.cmp(CmpOp::Lt, blk.m_block * bm, blk.seqlen_q)?;
             k.comment("packed sequences: only query tiles inside this sequence");
-            k.if_(live, roles).end()?;
+            k.if_(live, run).end()?;
         }
-        _ => roles(&mut k)?,
+        _ => run(&mut k)?,
     }
+    let sync = sync.into_inner();
     let mut sites = sync
         .finish()
         .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
@@ -696,7 +549,6 @@ fn producer<T: Elem>(
     tid: Var,
 ) -> Result<()> {
     let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
-    k.setmaxnreg(false, AttentionConfig::PRODUCER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
@@ -713,12 +565,10 @@ fn producer<T: Elem>(
                     ring: &Ring,
                     t: &TmaTensor<T>,
                     at: &[Expr]| {
-            // Wait until both consumers released the stage.
-            let want = cur.producer_parity(k.isa())?;
-            ring.wait(k, sync, stage, true, want)?;
-            let full = ring.barrier(k, stage, false)?;
-            sync.arrive_expect_tx(k.isa(), full.at, full.addr, ring.pipe.tx_bytes())?;
-            let dst = ring.tile(k, stage)?;
+            // Wait until both consumers released the stage, announce its bytes.
+            let full = ring.acquire(k, sync, &cur)?;
+            ring.commit(k, sync, full, ring.tx_bytes())?;
+            let dst = ring.first_tile(k, stage)?;
             load_tile(k, sync, full, t, dst, bn, d, at)
         };
         tiles.each(k, p, |k, blk| {
@@ -769,18 +619,15 @@ fn consumer<T: Elem>(
     p: &Parts<'_, T>,
     tiles: &Tiles,
     sync: &mut BarrierSync,
-    tid: Var,
-    wg: Var,
+    me: ConsumerId,
 ) -> Result<()> {
     let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
-    k.setmaxnreg(true, AttentionConfig::CONSUMER_REGS)?;
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
     let frag = |k: &KernelBuilder, n: u32| {
         accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
     };
-    let lt = k.let_("lt", tid % 128)?;
-    let cw = k.let_("cw", wg - 1)?;
+    let (lt, cw) = (me.thread, me.index);
     // scale · log2(e), folded into each exponent's fma.
     let scale_log2 = k.reg::<ty::F32>();
     k.mul(scale_log2, args.scale, LOG2_E)?;
@@ -1030,16 +877,16 @@ fn serial<T: Elem>(
 ) -> Result<()> {
     let (kc, vc) = (&cursors.k, &cursors.v);
     k.for_range(0, c.blk.n_blocks, |k, n| {
-        let ka = p.k_ring.acquire(k, sync, kc)?;
+        let ka = p.k_ring.wait_tile(k, sync, kc)?;
         c.scores(k, p, ka)?;
         k.wgmma_wait_group(0)?;
-        p.k_ring.release(k, sync, kc, c.leader, false)?;
+        p.k_ring.release_next(k, sync, kc, c.leader, false)?;
         let alpha = c.softmax(k, p, n)?;
         c.rescale_and_convert(k, &alpha)?;
-        let va = p.v_ring.acquire(k, sync, vc)?;
+        let va = p.v_ring.wait_tile(k, sync, vc)?;
         c.values(k, p, va, None)?;
         k.wgmma_wait_group(0)?;
-        p.v_ring.release(k, sync, vc, c.leader, false)
+        p.v_ring.release_next(k, sync, vc, c.leader, false)
     })
 }
 
@@ -1063,16 +910,16 @@ fn pipelined<T: Elem>(
     let (kc, vc) = (&cursors.k, &cursors.v);
     let any = k.cmp(CmpOp::Gt, c.blk.n_blocks, 0u32)?;
     k.if_(any, |k| {
-        let ka = k_ring.acquire(k, sync, kc)?;
+        let ka = k_ring.wait_tile(k, sync, kc)?;
         turns.take(k, |k| c.scores(k, p, ka))?;
         k.wgmma_wait_group(0)?;
-        k_ring.release(k, sync, kc, c.leader, true)?;
+        k_ring.release_next(k, sync, kc, c.leader, true)?;
         let first = k.let_("n_first", Expr::from(0u32))?;
         let alpha = c.softmax(k, p, first)?;
         c.rescale_and_convert(k, &alpha)?;
         k.for_range(1, c.blk.n_blocks, |k, n| {
-            let ka = k_ring.acquire(k, sync, kc)?;
-            let va = v_ring.acquire(k, sync, vc)?;
+            let ka = k_ring.wait_tile(k, sync, kc)?;
+            let va = v_ring.wait_tile(k, sync, vc)?;
             // S_j first: wgmma groups complete in order, so `wait_group 1` waits for it alone
             // (PTX ISA 9.7.15.7.2 wgmma.wait_group).
             turns.take(k, |k| {
@@ -1080,12 +927,12 @@ fn pipelined<T: Elem>(
                 c.values(k, p, va, None)
             })?;
             k.wgmma_wait_group(if overlap { 1 } else { 0 })?;
-            k_ring.release(k, sync, kc, c.leader, false)?;
+            k_ring.release_next(k, sync, kc, c.leader, false)?;
             let alpha = c.softmax(k, p, n)?;
             if overlap {
                 k.wgmma_wait_group(0)?;
             }
-            v_ring.release(k, sync, vc, c.leader, false)?;
+            v_ring.release_next(k, sync, vc, c.leader, false)?;
             c.rescale_and_convert(k, &alpha)
         })?;
         // The last key tile: partly past seqlen_k, or on the diagonal with the causal mask,
@@ -1100,10 +947,10 @@ fn pipelined<T: Elem>(
         } else {
             None
         };
-        let va = v_ring.acquire(k, sync, vc)?;
+        let va = v_ring.wait_tile(k, sync, vc)?;
         turns.take(k, |k| c.values(k, p, va, keys))?;
         k.wgmma_wait_group(0)?;
-        v_ring.release(k, sync, vc, c.leader, true)
+        v_ring.release_next(k, sync, vc, c.leader, true)
     })
     .end()
 }
