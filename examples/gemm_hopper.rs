@@ -16,7 +16,6 @@ use std::cell::RefCell;
 use std::process::ExitCode;
 
 use cudarc::cublas::CudaBlas;
-use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError};
 use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, GemmKernel, HopperGemm, build, check};
@@ -31,15 +30,14 @@ fn gemm_kernel(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     // the persistent grid, shared memory (the stage ring, C staging, barriers) and the protocol.
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     // Both roles below use the GEMM's state, one after the other.
+    let tid = gemm.tid();
     let gemm = RefCell::new(gemm);
     gemm.borrow_mut().init_barriers(&mut k)?;
     // Warpgroup 0: 24 registers, one thread loading A and B boxes round the stage ring.
     let producer = |k: &mut KernelBuilder| gemm.borrow_mut().producer(k);
     // Warpgroups 1 and 2: 240 registers, per tile the wgmma main loop, then the epilogue.
-    let wg = k.warpgroup_id([3])?;
-    let consumers = |k: &mut KernelBuilder| gemm.borrow_mut().consumer(k, wg);
-    let is_producer = k.cmp(CmpOp::Eq, wg, 0u32)?;
-    k.if_(is_producer, producer).else_(consumers)?;
+    let consumers = |k: &mut KernelBuilder, me| gemm.borrow_mut().consumer(k, me);
+    HopperGemm::<ty::Bf16, ty::Bf16>::roles().run(&mut k, tid, producer, consumers)?;
     gemm.into_inner().finish(k)
 }
 

@@ -77,6 +77,21 @@ macro_rules! with_tensor {
 }
 
 impl EpilogueTensor {
+    /// A tensor of any element type `T`: bf16, f16 or f32 (another type is an error).
+    #[track_caller]
+    pub fn of<T: crate::kernel::Elem>(k: &KernelBuilder, b: &Buffer<T>) -> Result<EpilogueTensor> {
+        let shape = b.shape().to_vec();
+        match T::DTYPE {
+            ScalarType::Bf16 => Ok(EpilogueTensor::Bf16(b.reinterpret(shape)?)),
+            ScalarType::F16 => Ok(EpilogueTensor::F16(b.reinterpret(shape)?)),
+            ScalarType::F32 => Ok(EpilogueTensor::F32(b.reinterpret(shape)?)),
+            other => Err(k.error(format!(
+                "an epilogue tensor of {other} (`{}`): epilogues read and write bf16, f16 and f32",
+                b.name()
+            ))),
+        }
+    }
+
     /// Its name in the kernel.
     pub fn name(&self) -> &str {
         with_tensor!(self, b => b.name())
@@ -351,13 +366,23 @@ impl Epilogue {
     }
 
     /// The views of the back ops' tensors at this fragment's block, bounded at the edges; a
-    /// branch drops the bounds where the block lies wholly inside them.
+    /// branch drops the bounds where the block lies wholly inside them. `known`: views the
+    /// caller already has of the same block, by tensor name (a kernel's tensor names are
+    /// unique), used instead of computing them again (the output itself, say).
     #[track_caller]
-    pub fn back_views(&self, k: &mut KernelBuilder, at: &FragmentAt) -> Result<Vec<TileRef>> {
+    pub fn back_views(
+        &self,
+        k: &mut KernelBuilder,
+        at: &FragmentAt,
+        known: &[(&str, &TileRef)],
+    ) -> Result<Vec<TileRef>> {
         self.ops[self.split()..]
             .iter()
             .filter_map(EpilogueOp::tile_tensor)
-            .map(|t| t.block(k, at.block.clone(), at.shape))
+            .map(|t| match known.iter().find(|(name, _)| *name == t.name()) {
+                Some((_, view)) => Ok((*view).clone()),
+                None => t.block(k, at.block.clone(), at.shape),
+            })
             .collect()
     }
 
@@ -451,7 +476,14 @@ fn apply_ops(
                     }
                 }
             }
-            (EpilogueOp::Linear { tensor, alpha, beta }, _) => {
+            (
+                EpilogueOp::Linear {
+                    tensor,
+                    alpha,
+                    beta,
+                },
+                _,
+            ) => {
                 let view = next_view(k, &mut views, tensor)?;
                 let old = read_f32(k, &frag, view, wg)?;
                 let ab = Elementwise::Axpby {

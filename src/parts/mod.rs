@@ -19,7 +19,9 @@ pub mod ring;
 pub mod roles;
 pub mod schedule;
 
-pub use epilogue::{Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt};
+pub use epilogue::{
+    Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
+};
 pub use ring::Ring;
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{Band, GridSchedule, GridTile, PersistentGrid, TileScheduler, banded};

@@ -79,9 +79,8 @@ impl Ring {
             "" => what.to_string(),
             _ => format!("{name}_{what}"),
         };
-        let protocol = |e: smem::pipeline::protocol::ProtocolError| {
-            k.error(format!("barrier protocol: {e}"))
-        };
+        let protocol =
+            |e: smem::pipeline::protocol::ProtocolError| k.error(format!("barrier protocol: {e}"));
         let full = sync
             .declare_pool_array(&named("full"), pipe.full())
             .map_err(protocol)?;
@@ -136,7 +135,10 @@ impl Ring {
     /// and syncs the CTA).
     pub fn init(&self, k: &mut KernelBuilder, sync: &mut BarrierSync) -> Result<()> {
         for s in 0..self.stages() {
-            for (id, array) in [(self.full, self.pipe.full()), (self.empty, self.pipe.empty())] {
+            for (id, array) in [
+                (self.full, self.pipe.full()),
+                (self.empty, self.pipe.empty()),
+            ] {
                 let at = k.reg::<ty::U32>();
                 k.add(at, self.base, array.region().offset + s * MBARRIER_BYTES)?;
                 let bar = NamedBarrier {

@@ -2,12 +2,12 @@
 //! named barriers, `gemm_async` (wgmma from shared memory and with A from registers), fragment
 //! reductions and masks, and the register epilogue.
 
+use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, WarpSpecialized, banded};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
-use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, WarpSpecialized, banded};
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;

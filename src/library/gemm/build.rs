@@ -24,9 +24,7 @@
 use std::cell::RefCell;
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{
-    Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty,
-};
+use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
@@ -39,9 +37,13 @@ use super::layout::SmemLayout;
 use crate::kernel::{
     Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::parts::{ConsumerId, Epilogue, GridSchedule, Ring, TileScheduler, WarpSpecialized};
+use crate::parts::epilogue::{whole_or_edge, write_from_f32};
+use crate::parts::{
+    Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, Ring,
+    TileScheduler, WarpSpecialized,
+};
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
-use crate::tile::{Accumulate, Elementwise, ExecScope, TileRef};
+use crate::tile::{Accumulate, ExecScope, TileRef};
 
 type R32 = Reg<ty::U32>;
 
@@ -162,8 +164,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// `sa·sb` (times the output scale), or the output scale alone with block scales, read by
     /// each consumer thread before its first tile.
     alpha: Option<Reg<ty::F32>>,
-    /// The optional per-column bias of an FP8 GEMM ([`GemmConfig::bias`]).
-    bias: Option<Bias>,
+    /// The optional per-column bias of an FP8 GEMM ([`GemmConfig::bias`]), bf16 or f32.
+    bias: Option<EpilogueTensor>,
     /// The optional output scale of an FP8 GEMM ([`GemmConfig::out_scale`]).
     out_scale: Option<OutScaleParam>,
     /// The thread's index in the CTA.
@@ -202,13 +204,6 @@ struct BlockScales {
     b: Buffer<ty::F32>,
     m: Var,
     n_blocks: Var,
-}
-
-/// The per-column bias of an FP8 GEMM's epilogue: `bias` `[n]`, bf16 or f32.
-#[derive(Debug, Clone)]
-enum Bias {
-    Bf16(Buffer<ty::Bf16>),
-    F32(Buffer<ty::F32>),
 }
 
 /// The output scale of an FP8 GEMM's epilogue: a parameter by value, or a device tensor of one
@@ -696,12 +691,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // The optional epilogue operands of an FP8 GEMM, after the scales.
         let bias = match cfg.bias {
             None => None,
-            Some(ScalarType::Bf16) => Some(Bias::Bf16(k.tensor::<ty::Bf16>(
+            Some(ScalarType::Bf16) => Some(EpilogueTensor::Bf16(k.tensor::<ty::Bf16>(
                 "bias",
                 [n],
                 TensorOpts::default(),
             )?)),
-            Some(ScalarType::F32) => Some(Bias::F32(k.tensor::<ty::F32>(
+            Some(ScalarType::F32) => Some(EpilogueTensor::F32(k.tensor::<ty::F32>(
                 "bias",
                 [n],
                 TensorOpts::default(),
@@ -807,6 +802,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// warpgroups in [`GemmConfig::CONSUMER_REGS`] (64 rows of each tile each).
     pub fn roles() -> WarpSpecialized {
         WarpSpecialized::new(2, GemmConfig::PRODUCER_REGS, GemmConfig::CONSUMER_REGS)
+    }
+
+    /// The thread's index in the CTA (what [`HopperGemm::roles`] run with).
+    pub fn tid(&self) -> Var {
+        self.tid
     }
 
     /// The extent `m` (rows of A and C), for the tensors a user's epilogue declares.
@@ -1304,8 +1304,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         leader: ptx_isa::Pred,
         peeled: bool,
     ) -> Result<()> {
-        self.ring
-            .release(k, &mut self.sync, stage, leader, peeled)
+        self.ring.release(k, &mut self.sync, stage, leader, peeled)
     }
 
     /// Block scales with [`GemmConfig::pipelined_promotion`]: the main loop with k-tile `kt + 1`'s
@@ -1423,9 +1422,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         Ok(())
     }
 
-    /// The epilogue of consumer warpgroup `cw` for `tile`: its 64 x bn accumulators to C, by TMA
-    /// stores ([`HopperGemm::epilogue_tma`]) or from registers
-    /// ([`HopperGemm::epilogue_registers`]).
+    /// The epilogue of consumer warpgroup `cw` for `tile`: [`HopperGemm::tile_epilogue`]
+    /// applied to its 64 x bn accumulators, which then go to C by TMA stores
+    /// ([`HopperGemm::epilogue_tma`]) or from registers ([`HopperGemm::epilogue_registers`]).
     #[track_caller]
     pub fn epilogue(
         &mut self,
@@ -1435,97 +1434,85 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         lt: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
+        let epi = self.tile_epilogue(k)?;
         if let Some(group) = tile.group {
             // A grouped GEMM takes no per-tensor scales (block scales are promoted in the main
-            // loop).
+            // loop), and ops that need no row or tensor of its output.
+            if let Some(op) = epi.ops().iter().find(|op| {
+                !matches!(
+                    op,
+                    EpilogueOp::Scale(_) | EpilogueOp::Cols(..) | EpilogueOp::Activation(_)
+                )
+            }) {
+                return Err(k.error(format!(
+                    "the epilogue op {op:?} on a grouped GEMM: it takes scales, column vectors \
+                     and activations"
+                )));
+            }
+            let at = self.fragment_at(tile.group.map(|g| g.row0.into()), tile, cw, lt);
+            epi.apply_front(k, &at, acc)?;
             return self.epilogue_grouped(k, group, tile.nb, cw, lt, acc);
         }
         // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.
         let block = k.let_("c_block", tile.mb * 2 + cw)?;
-        if let Some(bias) = self.bias.clone() {
-            // acc = alpha·acc + bias[col] in f32 (one fma per value), before either epilogue's
-            // cast.
-            let b = self.bias_tile(k, &bias, tile.nb, lt)?;
-            let scale = match self.alpha {
-                Some(a) => ptx_isa::Src::from(a),
-                None => ptx_isa::Src::from(1.0f32),
-            };
-            let acc_r = k.tile_ref(acc)?;
-            k.elementwise(
-                &acc_r,
-                &acc_r,
-                Some(&b),
-                Elementwise::Fma { scale },
-                ExecScope::Warpgroup,
-            )?;
-        } else if let Some(alpha) = self.alpha {
-            // Per-tensor scales: acc = sa·sb·acc, before either epilogue's cast.
-            let acc_r = k.tile_ref(acc)?;
-            k.elementwise(
-                &acc_r,
-                &acc_r,
-                None,
-                Elementwise::Scale {
-                    alpha: alpha.into(),
-                },
-                ExecScope::Warpgroup,
-            )?;
-        }
+        let at = self.fragment_at(None, tile, cw, lt);
+        let at = FragmentAt {
+            row0: Expr::from(block) * 64,
+            block: [block.into(), tile.nb.into()],
+            ..at
+        };
+        epi.apply_front(k, &at, acc)?;
+        let bn = self.cfg.bn;
         match self.c.clone() {
-            Output::Tma(c) => self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc),
-            Output::Global(c, ab) => self.epilogue_registers(k, &c, ab, block, tile.nb, acc),
+            Output::Tma(c) => {
+                let views = epi.back_views(k, &at, &[])?;
+                if !views.is_empty() {
+                    whole_or_edge(k, &views, [64, bn], |k, v| epi.apply_back(k, &at, acc, v))?;
+                }
+                self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc)
+            }
+            Output::Global(c, _) => {
+                let edge = k.tile_at(&c, [block.into(), tile.nb.into()], [64, bn])?;
+                let views = epi.back_views(k, &at, &[(c.name(), &edge)])?;
+                self.store_block(k, edge, acc, Some((&epi, &at, views)))
+            }
             Output::Grouped { .. } => Err(k.error("a grouped C for a tile without a group")),
         }
     }
 
-    /// The bias of the tile's columns as an f32 register tile of the accumulator's fragment:
-    /// `bias[nb·bn + c]` loaded once per distinct column `c` of the thread (clamped to N - 1:
-    /// a column past N is never stored; a bf16 bias converted, PTX ISA 9.7.9.21 `cvt`), the
-    /// values of one column sharing its register.
-    fn bias_tile(
-        &mut self,
-        k: &mut KernelBuilder,
-        bias: &Bias,
-        nb: Var,
-        lt: Var,
-    ) -> Result<TileRef> {
-        let offsets = fragment_cols(k, &self.fragment)?;
-        let n = match bias {
-            Bias::Bf16(b) => b.shape()[0].clone(),
-            Bias::F32(b) => b.shape()[0].clone(),
-        };
-        let first = k.let_("bias_col", nb * self.cfg.bn + (lt % 4u32) * 2u32)?;
-        let last = k.let_("bias_last", n - 1u32)?;
-        let mut distinct: Vec<(i64, Reg<ty::F32>)> = Vec::new();
-        let mut regs = Vec::with_capacity(offsets.len());
-        for &o in &offsets {
-            let r = match distinct.iter().find(|(d, _)| *d == o) {
-                Some(&(_, r)) => r,
-                None => {
-                    let col = k.eval(first + o as u32)?;
-                    let last = k.eval(last)?;
-                    k.min(col, col, last)?;
-                    let col = k.bind("bias_at", col);
-                    let v = match bias {
-                        Bias::F32(b) => k.load(b, [col])?,
-                        Bias::Bf16(b) => {
-                            let h = k.load(b, [col])?;
-                            let f = k.reg::<ty::F32>();
-                            k.cvt(f, h)?;
-                            f
-                        }
-                    };
-                    distinct.push((o, v));
-                    v
-                }
-            };
-            regs.push(r.as_ref());
+    /// The epilogue every tile of this GEMM takes: the library's fusions (FP8: `sa·sb` times
+    /// the output scale as one scale, the bias per column, fused with it into one fma), the
+    /// user's ([`HopperGemm::with_epilogue`]), then `alpha·acc + beta·C`
+    /// ([`GemmConfig::alpha_beta`]).
+    pub fn tile_epilogue(&self, k: &KernelBuilder) -> Result<Epilogue> {
+        let mut epi = Epilogue::new();
+        if let Some(alpha) = self.alpha {
+            epi = epi.scale(alpha);
         }
-        Ok(TileRef::registers(
-            ScalarType::F32,
-            self.fragment.clone(),
-            regs,
-        ))
+        if let Some(bias) = self.bias.clone() {
+            epi = epi.cols(bias, Combine::Add);
+        }
+        epi = epi.then(self.epilogue.clone());
+        if let Output::Global(c, Some((alpha, beta))) = &self.c {
+            epi = epi.linear(EpilogueTensor::of(k, c)?, *alpha, *beta);
+        }
+        Ok(epi)
+    }
+
+    /// Where consumer warpgroup `cw`'s accumulators of `tile` lie in C (the tile's first row
+    /// `row0`, else `128 mb`, plus `64 cw`).
+    fn fragment_at(&self, row0: Option<Expr>, tile: Tile, cw: Var, lt: Var) -> FragmentAt {
+        let bn = self.cfg.bn;
+        let first = row0.unwrap_or_else(|| tile.first_row());
+        FragmentAt {
+            thread: lt,
+            row0: first + Expr::from(cw) * 64,
+            col0: Expr::from(tile.nb) * bn,
+            rows: self.m().into(),
+            cols: self.n().into(),
+            block: [Expr::from(tile.mb) * 2 + cw, tile.nb.into()],
+            shape: [64, bn],
+        }
     }
 
     /// The epilogue of consumer warpgroup `cw` for a grouped tile: its 64-row block of C from
@@ -1550,7 +1537,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let row = k.let_("c_row", cw * 64 + group.row0)?;
         let block = group.c_block(k, &c, row, nb * bn, bn)?;
         match tma {
-            None => self.store_block(k, block, None, acc),
+            None => self.store_block(k, block, acc, None),
             Some(view) => {
                 let left = group.rows_left(k, row)?;
                 let left = k.bind("c_rows_left", left);
@@ -1561,7 +1548,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     gemm.borrow_mut()
                         .epilogue_tma(k, &view, rows, nb, cw, lt, acc)
                 })
-                .else_(|k| gemm.borrow_mut().store_block(k, block, None, acc))
+                .else_(|k| gemm.borrow_mut().store_block(k, block, acc, None))
             }
         }
     }
@@ -1648,111 +1635,46 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         .end()
     }
 
-    /// The register epilogue: the warpgroup's 64 x bn accumulators (the m64nNk f32 fragment, PTX
-    /// ISA 9.7.15.5.1.1.1) straight to C through tile ops: `copy.fragment_view` (C's block as a
-    /// tile of a matrix with run-time pitch N, bounded on edge tiles), `cast.registers` to
-    /// bf16/f16 pairs, and with `alpha_beta` a load of C and `elementwise.registers` for
-    /// `alpha·acc + beta·C`. Whole tiles take a copy without bounds (no predicates); edge tiles
-    /// the bounded one.
+    /// The register epilogue: the warpgroup's 64 x bn accumulators (the m64nNk f32 fragment,
+    /// PTX ISA 9.7.15.5.1.1.1) straight to C's block `(block, nb)` through tile ops
+    /// ([`HopperGemm::store_block`]).
     #[track_caller]
     pub fn epilogue_registers(
         &mut self,
         k: &mut KernelBuilder,
         c: &Buffer<O>,
-        ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
         block: Var,
         nb: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         let bn = self.cfg.bn;
         let edge = k.tile_at(c, [block.into(), nb.into()], [64, bn])?;
-        self.store_block(k, edge, ab, acc)
+        self.store_block(k, edge, acc, None)
     }
 
-    /// Stores a warpgroup's accumulators into `edge`, a bounded 64 x bn block of C: without
-    /// bounds (no predicates) when the block lies wholly within them, else bounded.
+    /// Stores a warpgroup's accumulators into `edge`, a bounded 64 x bn block of C
+    /// (`copy.fragment_view`, through `cast.registers` to 16-bit pairs), after `back` (an
+    /// epilogue's ops from its first tensor op on, [`Epilogue::apply_back`], with the views of
+    /// its tensors): without bounds (no predicates) when the block lies wholly within them,
+    /// else bounded ([`whole_or_edge`]).
     fn store_block(
         &mut self,
         k: &mut KernelBuilder,
         edge: TileRef,
-        ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
         acc: &Buffer<ty::F32>,
+        back: Option<(&Epilogue, &FragmentAt, Vec<TileRef>)>,
     ) -> Result<()> {
-        let bn = self.cfg.bn;
-        let Some([rows, cols]) = edge.bounds.clone() else {
-            return Err(k.error("C's block has no bounds"));
-        };
-        let whole = TileRef {
-            bounds: None,
-            ..edge.clone()
-        };
-        let full = k.pred();
-        let p2 = k.pred();
-        k.setp(CmpOp::Ge, full, rows.value, 64u32)?;
-        k.setp(CmpOp::Ge, p2, cols.value, bn)?;
-        k.and(full, full, p2)?;
         let frag = self.fragment.clone();
-        k.if_(full, |k| store_c(k, &frag, &whole, acc, ab))
-            .else_(|k| store_c(k, &frag, &edge, acc, ab))
-    }
-}
-
-/// `c = acc` (or `alpha·acc + beta·c`) for one view of a warpgroup's block of C.
-fn store_c(
-    k: &mut KernelBuilder,
-    frag: &layouts::fragment::TvLayout,
-    c: &TileRef,
-    acc: &Buffer<ty::F32>,
-    ab: Option<(Reg<ty::F32>, Reg<ty::F32>)>,
-) -> Result<()> {
-    let wg = ExecScope::Warpgroup;
-    let n = frag.values() as usize;
-    let f32s = |k: &mut KernelBuilder| -> TileRef {
-        let regs = k
-            .regs::<ty::F32>(n)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect();
-        TileRef::registers(ScalarType::F32, frag.clone(), regs)
-    };
-    let pairs = |k: &mut KernelBuilder, dtype: ScalarType| -> TileRef {
-        let regs = k
-            .regs::<ty::Bf16x2>(n / 2)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect();
-        TileRef::registers(dtype, frag.clone(), regs)
-    };
-    let mut result = k.tile_ref(acc)?;
-    if let Some((alpha, beta)) = ab {
-        // C into f32 registers of the accumulator's fragment (16-bit C through pairs).
-        let old = f32s(k);
-        if c.dtype == ScalarType::F32 {
-            k.copy(&old, c, wg)?;
-        } else {
-            let packed = pairs(k, c.dtype);
-            k.copy(&packed, c, wg)?;
-            k.cast(&old, &packed, wg)?;
+        let mut views = vec![edge];
+        if let Some((_, _, v)) = &back {
+            views.extend(v.iter().cloned());
         }
-        let mixed = f32s(k);
-        k.elementwise(
-            &mixed,
-            &result,
-            Some(&old),
-            Elementwise::Axpby {
-                alpha: alpha.into(),
-                beta: beta.into(),
-            },
-            wg,
-        )?;
-        result = mixed;
+        whole_or_edge(k, &views, [64, self.cfg.bn], |k, v| {
+            if let Some((epi, at, _)) = &back {
+                epi.apply_back(k, at, acc, &v[1..])?;
+            }
+            let values = k.tile_ref(acc)?;
+            write_from_f32(k, &frag, &v[0], &values, ExecScope::Warpgroup)
+        })
     }
-    if c.dtype == ScalarType::F32 {
-        k.copy(c, &result, wg)?;
-        return Ok(());
-    }
-    let packed = pairs(k, c.dtype);
-    k.cast(&packed, &result, wg)?;
-    k.copy(c, &packed, wg)?;
-    Ok(())
 }

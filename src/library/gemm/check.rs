@@ -172,7 +172,7 @@ impl Problem {
 }
 
 /// The f32 reference `A·Bᵀ` of f32 host inputs A `[m, k]` and B `[n, k]`, computed by cuBLAS.
-fn f32_reference(
+pub fn f32_reference(
     stream: &Arc<CudaStream>,
     blas: &CudaBlas,
     (m, n, k): (usize, usize, usize),
