@@ -490,6 +490,13 @@ static REGISTRY: &[Entry] = &[
         Selftest::InProcess(epilogue_check::run),
     ),
     check(
+        "gemm_epilogue",
+        "composed GEMM epilogues (parts::Epilogue): scale, column and row vectors, ReLU/SiLU/GELU tanh and erf, a closure of (row, col), a residual, alpha/beta, an extra output and amax, TMA-store and register C at edges, against an f64 reference (sm_90a)",
+        true,
+        crate::selftest::gemm_epilogue::module,
+        Selftest::InProcess(crate::selftest::gemm_epilogue::run),
+    ),
+    check(
         "row_kernels",
         "the row kernels' check: softmax, log-softmax, rmsnorm (+residual), layernorm over f32/f16/bf16 rows of 1 to 262144 columns, swiglu; its kernel is softmax_f32's",
         false,

@@ -198,6 +198,11 @@ pub enum EpilogueOp {
     Map(MapFn),
     /// Stores the values as they are here to a second `[m, n]` tensor (cast to its type).
     Store(EpilogueTensor),
+    /// Folds the largest `|v|` of the output's elements (on an edge tile, of those inside the
+    /// output) into `out[0]` (f32, zeroed by the caller before the launch): a warp's maximum,
+    /// then one `red.global.max.u32` of its bits per warp (PTX ISA 9.7.13.6; non-negative f32
+    /// values order as their bits do).
+    Amax(Buffer<ty::F32>),
 }
 
 impl fmt::Debug for EpilogueOp {
@@ -211,16 +216,21 @@ impl fmt::Debug for EpilogueOp {
             EpilogueOp::Residual(t) => write!(f, "Residual({})", t.name()),
             EpilogueOp::Map(_) => write!(f, "Map(..)"),
             EpilogueOp::Store(t) => write!(f, "Store({})", t.name()),
+            EpilogueOp::Amax(t) => write!(f, "Amax({})", t.name()),
         }
     }
 }
 
 impl EpilogueOp {
-    /// Whether it reads or writes a `[m, n]` tensor (and so runs inside the edge branch).
+    /// Whether it reads or writes a `[m, n]` tensor, or needs to know which elements lie inside
+    /// the output (and so runs inside the whole-tile / edge-tile branch).
     pub fn touches_tile(&self) -> bool {
         matches!(
             self,
-            EpilogueOp::Linear { .. } | EpilogueOp::Residual(_) | EpilogueOp::Store(_)
+            EpilogueOp::Linear { .. }
+                | EpilogueOp::Residual(_)
+                | EpilogueOp::Store(_)
+                | EpilogueOp::Amax(_)
         )
     }
 
@@ -333,6 +343,12 @@ impl Epilogue {
         self.op(EpilogueOp::Map(Rc::new(f)))
     }
 
+    /// Also folds the largest `|v|` of the output's elements at this point into `out[0]` (one
+    /// f32, zeroed before the launch): the amax an FP8 recipe scales the next layer by.
+    pub fn amax(self, out: &Buffer<ty::F32>) -> Epilogue {
+        self.op(EpilogueOp::Amax(out.clone()))
+    }
+
     /// Also stores the values as they are at this point to `out` (`[m, n]`, row-major; cast to
     /// its element type), e.g. the pre-activation of a fused layer.
     pub fn store(self, out: impl Into<EpilogueTensor>) -> Epilogue {
@@ -362,7 +378,7 @@ impl Epilogue {
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         let front = &self.ops[..self.split()];
-        apply_ops(k, front, at, acc, &[])
+        apply_ops(k, front, at, acc, &[], true)
     }
 
     /// The views of the back ops' tensors at this fragment's block, bounded at the edges; a
@@ -387,7 +403,8 @@ impl Epilogue {
     }
 
     /// The ops from [`Epilogue::split`] on, applied to `acc` in place, the tensors through
-    /// `views` ([`Epilogue::back_views`], with or without their bounds).
+    /// `views` ([`Epilogue::back_views`], with or without their bounds); `whole`: the
+    /// fragment's block lies wholly inside the output ([`whole_or_edge`]'s branch).
     #[track_caller]
     pub fn apply_back(
         &self,
@@ -395,9 +412,10 @@ impl Epilogue {
         at: &FragmentAt,
         acc: &Buffer<ty::F32>,
         views: &[TileRef],
+        whole: bool,
     ) -> Result<()> {
         let back = &self.ops[self.split()..];
-        apply_ops(k, back, at, acc, views)
+        apply_ops(k, back, at, acc, views, whole)
     }
 }
 
@@ -408,6 +426,7 @@ fn apply_ops(
     at: &FragmentAt,
     acc: &Buffer<ty::F32>,
     views: &[TileRef],
+    whole: bool,
 ) -> Result<()> {
     let wg = ExecScope::Warpgroup;
     let Some(frag) = acc.fragment().cloned() else {
@@ -485,25 +504,100 @@ fn apply_ops(
                 _,
             ) => {
                 let view = next_view(k, &mut views, tensor)?;
-                let old = read_f32(k, &frag, view, wg)?;
-                let ab = Elementwise::Axpby {
-                    alpha: *alpha,
-                    beta: *beta,
-                };
-                k.elementwise(&acc_r, &acc_r, Some(&old), ab, wg)?;
+                fold_tile(k, &frag, view, acc, Some((*alpha, *beta)))?;
             }
             (EpilogueOp::Residual(tensor), _) => {
                 let view = next_view(k, &mut views, tensor)?;
-                let old = read_f32(k, &frag, view, wg)?;
-                k.elementwise(&acc_r, &acc_r, Some(&old), Elementwise::Add, wg)?;
+                fold_tile(k, &frag, view, acc, None)?;
             }
             (EpilogueOp::Store(tensor), _) => {
                 let view = next_view(k, &mut views, tensor)?.clone();
                 write_from_f32(k, &frag, &view, &acc_r, wg)?;
             }
+            (EpilogueOp::Amax(out), _) => amax(k, acc, at, out, whole)?,
         }
         i += 1;
     }
+    Ok(())
+}
+
+/// [`EpilogueOp::Amax`]: the thread's largest `|v|` (on an edge tile, of the values inside the
+/// output: each distinct row and column offset compared once), the warp's by a butterfly, and
+/// lane 0's `red.global.max.u32` of its bits.
+fn amax(
+    k: &mut KernelBuilder,
+    acc: &Buffer<ty::F32>,
+    at: &FragmentAt,
+    out: &Buffer<ty::F32>,
+    whole: bool,
+) -> Result<()> {
+    let Some(frag) = acc.fragment().cloned() else {
+        return Err(k.error("an epilogue runs on a register fragment (alloc_fragment)"));
+    };
+    let regs = regs_of(k, acc)?.to_vec();
+    // Inside the output: row < rows and col < cols, per distinct offset.
+    let (r0, c0) = k.fragment_origin(acc, at.thread)?;
+    let mut inside: Vec<((u32, u32), ptx_isa::Pred)> = Vec::new();
+    let mut rows: Vec<(u32, ptx_isa::Pred)> = Vec::new();
+    let mut cols: Vec<(u32, ptx_isa::Pred)> = Vec::new();
+    let best = k.reg::<ty::F32>();
+    k.mov(best, 0.0f32)?;
+    for (v, &reg) in regs.iter().enumerate() {
+        let a = k.reg::<ty::F32>();
+        k.abs(a, reg)?;
+        if !whole {
+            let (dr, dc) = value_offset(k, &frag, v)?;
+            let ok = match inside.iter().find(|(o, _)| *o == (dr, dc)) {
+                Some(&(_, p)) => p,
+                None => {
+                    let row = at.row0.clone() + r0.clone() + dr;
+                    let col = at.col0.clone() + c0.clone() + dc;
+                    let pr = match rows.iter().find(|(o, _)| *o == dr) {
+                        Some(&(_, p)) => p,
+                        None => {
+                            let p = k.cmp(CmpOp::Lt, row, at.rows.clone())?;
+                            rows.push((dr, p));
+                            p
+                        }
+                    };
+                    let pc = match cols.iter().find(|(o, _)| *o == dc) {
+                        Some(&(_, p)) => p,
+                        None => {
+                            let p = k.cmp(CmpOp::Lt, col, at.cols.clone())?;
+                            cols.push((dc, p));
+                            p
+                        }
+                    };
+                    let both = k.pred();
+                    k.and(both, pr, pc)?;
+                    inside.push(((dr, dc), both));
+                    both
+                }
+            };
+            k.selp(a, a, 0.0f32, ok)?;
+        }
+        k.max(best, best, a)?;
+    }
+    let warp = k.reduce(
+        crate::kernel::ReduceOp::Max,
+        &[best],
+        crate::kernel::ReduceScope::Warp,
+    )?;
+    let bits = k.reg::<ty::U32>();
+    k.mov_bits(bits, warp)?;
+    let lane = k.let_("amax_lane", Expr::from(at.thread) % 32u32)?;
+    let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+    let crate::kernel::Ptr::Global(ptr) = k.ptr_to(out, [0u32])? else {
+        return Err(k.error(format!(
+            "the amax output `{}` is not a global tensor",
+            out.name()
+        )));
+    };
+    k.when(first).red(
+        ptx_isa::builder::AtomOp::Max,
+        ptx_isa::Addr::<ptx_isa::spaces::Global>::reg(ptr),
+        bits,
+    )?;
     Ok(())
 }
 
@@ -611,6 +705,70 @@ fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarType) -> TileR
     TileRef::registers(dtype, frag.clone(), regs)
 }
 
+/// `acc = alpha·acc + beta·view` (`None`: `acc + view`). An f32 view is read into f32 registers
+/// of the fragment and combined by `elementwise.registers`; a 16-bit view is read as packed
+/// pairs (`copy.fragment_view`: pair `j` holds values `2j` and `2j + 1`) and each pair unpacked
+/// (`mov.b32 {lo, hi}`, PTX ISA 9.7.9.1) and converted (`cvt.f32.bf16`/`.f16`, 9.7.9.21) into
+/// its two values just before they are used, so the block never holds a second f32 tile (a
+/// 64 x 256 block's would not fit beside the accumulators).
+fn fold_tile(
+    k: &mut KernelBuilder,
+    frag: &TvLayout,
+    view: &TileRef,
+    acc: &Buffer<ty::F32>,
+    ab: Option<(Src<ty::F32>, Src<ty::F32>)>,
+) -> Result<()> {
+    let wg = ExecScope::Warpgroup;
+    let acc_r = k.tile_ref(acc)?;
+    if view.dtype == ScalarType::F32 {
+        let old = read_f32(k, frag, view, wg)?;
+        let f = match ab {
+            Some((alpha, beta)) => Elementwise::Axpby { alpha, beta },
+            None => Elementwise::Add,
+        };
+        k.elementwise(&acc_r, &acc_r, Some(&old), f, wg)?;
+        return Ok(());
+    }
+    let regs: Vec<Reg<ty::Bf16x2>> = k.regs::<ty::Bf16x2>(frag.values() as usize / 2);
+    let packed = TileRef::registers(
+        view.dtype,
+        frag.clone(),
+        regs.iter().map(|r| r.as_ref()).collect(),
+    );
+    k.copy(&packed, view, wg)?;
+    let values = regs_of(k, acc)?.to_vec();
+    for (pair, two) in regs.iter().zip(values.chunks(2)) {
+        let halves = match view.dtype {
+            ScalarType::F16 => {
+                let h = [k.reg::<ty::F16>(), k.reg::<ty::F16>()];
+                k.mov_unpack(&h, *pair)?;
+                let f = [k.reg::<ty::F32>(), k.reg::<ty::F32>()];
+                k.cvt(f[0], h[0])?;
+                k.cvt(f[1], h[1])?;
+                f
+            }
+            _ => {
+                let h = [k.reg::<ty::Bf16>(), k.reg::<ty::Bf16>()];
+                k.mov_unpack(&h, *pair)?;
+                let f = [k.reg::<ty::F32>(), k.reg::<ty::F32>()];
+                k.cvt(f[0], h[0])?;
+                k.cvt(f[1], h[1])?;
+                f
+            }
+        };
+        for (&v, x) in two.iter().zip(halves) {
+            match ab {
+                None => k.add(v, v, x)?,
+                Some((alpha, beta)) => {
+                    let t = k.mul_of(x, beta)?;
+                    k.fma(v, v, alpha, t)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A block of a tensor read into f32 registers of the fragment (`copy.fragment_view`; a 16-bit
 /// tensor through pairs and `cast.registers`).
 fn read_f32(
@@ -649,20 +807,35 @@ pub(crate) fn write_from_f32(
 }
 
 /// Runs `body` on `views` without their bounds where the fragment's block lies wholly inside
-/// them (`rows x cols` of the first view's bounds reach the block's shape), else on the bounded
-/// views: a whole tile's accesses carry no predicates.
+/// the output, else on the bounded views: a whole tile's accesses carry no predicates. `body`
+/// learns which (`true`: whole). The test reads the first view's bounds (`rows x cols` left
+/// from the block's origin reach `shape`) or, with no view, `at`'s extents
+/// (`row0 + rows of the block <= rows`, the same for columns: no unsigned wrap past the edge).
 pub fn whole_or_edge(
     k: &mut KernelBuilder,
     views: &[TileRef],
-    shape: [u32; 2],
-    body: impl Fn(&mut KernelBuilder, &[TileRef]) -> Result<()>,
+    [h, w]: [u32; 2],
+    at: Option<&FragmentAt>,
+    body: impl Fn(&mut KernelBuilder, &[TileRef], bool) -> Result<()>,
 ) -> Result<()> {
-    let Some(first) = views.first() else {
-        return body(k, views);
-    };
-    let Some([rows, cols]) = first.bounds.clone() else {
-        return body(k, views);
-    };
+    let full = k.pred();
+    let p2 = k.pred();
+    match (views.first().map(|v| v.bounds.clone()), at) {
+        (Some(None), _) => return body(k, views, true),
+        (Some(Some([rows, cols])), _) => {
+            k.setp(CmpOp::Ge, full, rows.value, h)?;
+            k.setp(CmpOp::Ge, p2, cols.value, w)?;
+        }
+        (None, None) => return Err(k.error("a whole-or-edge branch with no view and no extents")),
+        (None, Some(at)) => {
+            let (end_r, end_c) = (at.row0.clone() + h, at.col0.clone() + w);
+            let (end_r, rows) = (k.eval(end_r)?, k.eval(at.rows.clone())?);
+            k.setp(CmpOp::Le, full, end_r, rows)?;
+            let (end_c, cols) = (k.eval(end_c)?, k.eval(at.cols.clone())?);
+            k.setp(CmpOp::Le, p2, end_c, cols)?;
+        }
+    }
+    k.and(full, full, p2)?;
     let whole: Vec<TileRef> = views
         .iter()
         .map(|v| TileRef {
@@ -670,10 +843,6 @@ pub fn whole_or_edge(
             ..v.clone()
         })
         .collect();
-    let full = k.pred();
-    let p2 = k.pred();
-    k.setp(CmpOp::Ge, full, rows.value, shape[0])?;
-    k.setp(CmpOp::Ge, p2, cols.value, shape[1])?;
-    k.and(full, full, p2)?;
-    k.if_(full, |k| body(k, &whole)).else_(|k| body(k, views))
+    k.if_(full, |k| body(k, &whole, true))
+        .else_(|k| body(k, views, false))
 }

@@ -11,6 +11,7 @@ pub mod bad_launches;
 pub mod ctx;
 pub mod epilogue_check;
 pub mod example;
+pub mod gemm_epilogue;
 pub mod gemm_fp8;
 pub mod gemm_fp8_block;
 pub mod gemm_grouped;

@@ -1,11 +1,14 @@
-//! The GEMM kernel, written with [`KernelBuilder`] in the shape of its design: [`HopperGemm`]
-//! declares the operands (A and B as TMA tensors, C as a TMA tensor or a global tensor, the
-//! extents as symbols with their facts), lays out shared memory and the barrier protocol; then
-//! [`HopperGemm::init_barriers`], and one branch per role: [`HopperGemm::producer`] (warpgroup
-//! 0: TMA loads into the stage ring) and [`HopperGemm::consumer`] (warpgroups 1 and 2: wgmma
-//! main loop, then [`HopperGemm::epilogue`]). Each role walks the same persistent tile schedule
-//! ([`HopperGemm::for_each_tile`]) and, inside it, the k loop; the launcher sizes the persistent
-//! grid to the device.
+//! The GEMM kernel, written with [`KernelBuilder`] and the kernel parts ([`crate::parts`]) in
+//! the shape of its design: [`HopperGemm`] declares the operands (A and B as TMA tensors, C as a
+//! TMA tensor or a global tensor, the extents as symbols with their facts), lays out shared
+//! memory and declares its stage ring ([`Ring`]); then [`HopperGemm::init_barriers`], and the
+//! roles ([`HopperGemm::roles`], a [`WarpSpecialized`]): [`HopperGemm::producer`] (warpgroup 0:
+//! TMA loads into the ring) and [`HopperGemm::consumer`] (warpgroups 1 and 2: the wgmma
+//! [`HopperGemm::mainloop`], then [`HopperGemm::epilogue`], which applies
+//! [`HopperGemm::tile_epilogue`]: the library's fusions and a user's
+//! [`HopperGemm::with_epilogue`]). Each role walks the same tiles because it reads them from
+//! the same [`Tiles`] ([`TileScheduler`]) and, inside each tile, the k loop; the launcher sizes
+//! the persistent grid to the device.
 //!
 //! ```
 //! use ptxkit::isa::{Target, ty};
@@ -1466,8 +1469,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         match self.c.clone() {
             Output::Tma(c) => {
                 let views = epi.back_views(k, &at, &[])?;
-                if !views.is_empty() {
-                    whole_or_edge(k, &views, [64, bn], |k, v| epi.apply_back(k, &at, acc, v))?;
+                if epi.touches_tiles() {
+                    whole_or_edge(k, &views, [64, bn], Some(&at), |k, v, whole| {
+                        epi.apply_back(k, &at, acc, v, whole)
+                    })?;
                 }
                 self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc)
             }
@@ -1669,9 +1674,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if let Some((_, _, v)) = &back {
             views.extend(v.iter().cloned());
         }
-        whole_or_edge(k, &views, [64, self.cfg.bn], |k, v| {
+        whole_or_edge(k, &views, [64, self.cfg.bn], None, |k, v, whole| {
             if let Some((epi, at, _)) = &back {
-                epi.apply_back(k, at, acc, &v[1..])?;
+                epi.apply_back(k, at, acc, &v[1..], whole)?;
             }
             let values = k.tile_ref(acc)?;
             write_from_f32(k, &frag, &v[0], &values, ExecScope::Warpgroup)

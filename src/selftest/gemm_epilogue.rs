@@ -1,0 +1,380 @@
+//! GPU check of composed GEMM epilogues ([`crate::parts::Epilogue`] on
+//! [`HopperGemm::with_epilogue`]): every op kind, with the TMA-store and the register epilogue,
+//! at shapes with edges in M, N and K, against an f64 host reference of the same inputs, the
+//! outputs poisoned first.
+//!
+//! Each kernel declares the same extra tensors (a column vector `colv` `[n]` f32, a row vector
+//! `rowv` `[m]` bf16, a residual `res` `[m, n]` bf16, an extra output `aux` `[m, n]` f32 and an
+//! `amax` `[1]` f32), and each case composes some of them:
+//!
+//! - `scale·v ⊙ colv[col]`, ReLU, `+ rowv[row]`;
+//! - SiLU, a closure of the element's row and column, stored to `aux`, the amax;
+//! - GELU (erf), `0.5·v + 2·res`, GELU (tanh) (the residual `+ res` is `examples/gemm_epilogue.rs`'s).
+
+use half::bf16;
+use ptx_isa::{Target, ty};
+
+use super::ctx::{GpuCtx, Report, RunResult};
+use crate::kernel::{KernelBuilder, Result, TensorOpts};
+use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
+use crate::parts::{Activation, Combine, Element, Epilogue};
+use crate::runtime::{Arg, DeviceTensor};
+use smem::pipeline::sync::WaitMode;
+
+/// The epilogue compositions checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Case {
+    ScaleColsReluRows,
+    SiluMapStoreAmax,
+    GeluLinearGelu,
+}
+
+impl Case {
+    const ALL: [Case; 3] = [
+        Case::ScaleColsReluRows,
+        Case::SiluMapStoreAmax,
+        Case::GeluLinearGelu,
+    ];
+
+    /// The closure's term: `v + row / 1024 - col / 2048`.
+    fn map(
+        k: &mut KernelBuilder,
+        v: ptx_isa::Reg<ty::F32>,
+        at: &Element,
+    ) -> Result<ptx_isa::Reg<ty::F32>> {
+        let (r, c) = (k.eval(at.row.clone())?, k.eval(at.col.clone())?);
+        let (rf, cf) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+        k.cvt(rf, r)?;
+        k.cvt(cf, c)?;
+        let t = k.fma_of(rf, 1.0f32 / 1024.0, v)?;
+        k.fma_of(cf, -1.0f32 / 2048.0, t)
+    }
+
+    /// The host's value of the case at `(r, c)` for the accumulator `v`, with `aux` (the stored
+    /// value, where the case stores one).
+    fn reference(self, v: f64, r: usize, c: usize, x: &Host) -> (f64, Option<f64>) {
+        let n = x.n;
+        match self {
+            Case::ScaleColsReluRows => {
+                let y = (0.5 * v * x.colv[c]).max(0.0) + x.rowv[r];
+                (y, None)
+            }
+            Case::SiluMapStoreAmax => {
+                let s = v / (1.0 + (-v).exp());
+                let y = s + r as f64 / 1024.0 - c as f64 / 2048.0;
+                (y, Some(y))
+            }
+            Case::GeluLinearGelu => {
+                let res = x.res[r * n + c];
+                (gelu_tanh(0.5 * gelu_erf(v) + 2.0 * res), None)
+            }
+        }
+    }
+}
+
+fn gelu_tanh(x: f64) -> f64 {
+    let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+    0.5 * x * (1.0 + u.tanh())
+}
+
+/// `x Φ(x)` with erf from its Taylor series (|z| < 3) or its asymptotic tail, to 1e-12.
+fn gelu_erf(x: f64) -> f64 {
+    let z = x / std::f64::consts::SQRT_2;
+    0.5 * x * (1.0 + erf(z))
+}
+
+fn erf(z: f64) -> f64 {
+    if z.abs() > 5.0 {
+        return z.signum();
+    }
+    // erf z = 2/sqrt(pi) Σ (-1)^n z^(2n+1) / (n! (2n+1)).
+    let (mut term, mut sum) = (z, z);
+    for n in 1..200 {
+        term *= -z * z / n as f64;
+        let add = term / (2 * n + 1) as f64;
+        sum += add;
+        if add.abs() < 1e-17 {
+            break;
+        }
+    }
+    sum * 2.0 / std::f64::consts::PI.sqrt()
+}
+
+/// The host's copies of the extra inputs.
+struct Host {
+    n: usize,
+    colv: Vec<f64>,
+    rowv: Vec<f64>,
+    res: Vec<f64>,
+}
+
+/// The GEMM of `cfg` (bf16 in, `O` out) with `case`'s epilogue over the extra tensors.
+fn build<O: crate::kernel::Elem>(cfg: GemmConfig, case: Case) -> Result<GemmKernel> {
+    let mut k = KernelBuilder::new(&format!("gemm_epilogue_{case:?}"), Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, O>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let (m, n) = (gemm.m(), gemm.n());
+    let colv = k.tensor::<ty::F32>("colv", [n], TensorOpts::default())?;
+    let rowv = k.tensor::<ty::Bf16>("rowv", [m], TensorOpts::default())?;
+    let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
+    let aux = k.tensor::<ty::F32>("aux", [m, n], TensorOpts::default().align(16))?;
+    let amax = k.tensor::<ty::F32>("amax", [1u32], TensorOpts::default())?;
+    let epi = match case {
+        Case::ScaleColsReluRows => Epilogue::new()
+            .scale(0.5f32)
+            .cols(&colv, Combine::Mul)
+            .activation(Activation::Relu)
+            .rows(&rowv, Combine::Add),
+        Case::SiluMapStoreAmax => Epilogue::new()
+            .activation(Activation::Silu)
+            .map(Case::map)
+            .store(&aux)
+            .amax(&amax),
+        Case::GeluLinearGelu => Epilogue::new()
+            .activation(Activation::GeluErf)
+            .linear(&res, 0.5f32, 2.0f32)
+            .activation(Activation::GeluTanh),
+    };
+    gemm.with_epilogue(epi).build(k)
+}
+
+/// The module of the first case with the TMA-store epilogue: what `ptxkit dump gemm_epilogue`
+/// writes.
+pub fn module(_target: Target) -> ptx_isa::Result<ptx_isa::Module> {
+    build::<ty::Bf16>(GemmConfig::large(), Case::ScaleColsReluRows)
+        .map(|g| g.built.into_module())
+        .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
+}
+
+/// Relative Frobenius error of `got` against `want` over the elements where `want` is finite.
+fn rel(got: &[f64], want: &[f64]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (g, w) in got.iter().zip(want) {
+        num += (g - w) * (g - w);
+        den += w * w;
+    }
+    (num / den.max(1e-30)).sqrt()
+}
+
+/// Runs every case on both epilogue paths at two shapes with edges.
+pub fn run(ctx: &mut GpuCtx) -> RunResult {
+    let large = GemmConfig::large();
+    let configs = [
+        large,
+        GemmConfig {
+            tma_store: false,
+            output: ptx_isa::ScalarType::F32,
+            ..large
+        },
+    ];
+    let shapes = [(300usize, 520usize, 136usize), (257, 384, 200)];
+    let mut worst: f64 = 0.0;
+    let mut cases = 0;
+    for &(m, n, kk) in &shapes {
+        let a_h: Vec<bf16> = ctx
+            .rng
+            .vec_f32(m * kk)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        let b_h: Vec<bf16> = ctx
+            .rng
+            .vec_f32(n * kk)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        let host = Host {
+            n,
+            colv: ctx.rng.vec_f32(n).into_iter().map(f64::from).collect(),
+            rowv: ctx
+                .rng
+                .vec_f32(m)
+                .into_iter()
+                .map(|x| f64::from(bf16::from_f32(x).to_f32()))
+                .collect(),
+            res: ctx
+                .rng
+                .vec_f32(m * n)
+                .into_iter()
+                .map(|x| f64::from(bf16::from_f32(x).to_f32()))
+                .collect(),
+        };
+        // A·Bᵀ in f64 of the bf16 inputs.
+        let mut acc = vec![0.0f64; m * n];
+        for r in 0..m {
+            for c in 0..n {
+                let (ar, bc) = (&a_h[r * kk..(r + 1) * kk], &b_h[c * kk..(c + 1) * kk]);
+                acc[r * n + c] = ar
+                    .iter()
+                    .zip(bc)
+                    .map(|(x, y)| f64::from(x.to_f32()) * f64::from(y.to_f32()))
+                    .sum();
+            }
+        }
+        let a = ctx.upload(&a_h, &[m, kk])?;
+        let b = ctx.upload(&b_h, &[n, kk])?;
+        let colv_h: Vec<f32> = host.colv.iter().map(|&x| x as f32).collect();
+        let colv = ctx.upload(&colv_h, &[n])?;
+        let rowv_h: Vec<bf16> = host.rowv.iter().map(|&x| bf16::from_f64(x)).collect();
+        let rowv = ctx.upload(&rowv_h, &[m])?;
+        let res_h: Vec<bf16> = host.res.iter().map(|&x| bf16::from_f64(x)).collect();
+        let res = ctx.upload(&res_h, &[m, n])?;
+        for cfg in configs {
+            for case in Case::ALL {
+                let mut aux = ctx.poisoned(&[m, n])?;
+                let mut amax = ctx.upload(&[0.0f32], &[1])?;
+                let (got, want_out): (Vec<f64>, Vec<f64>);
+                let mut want_aux = vec![0.0f64; m * n];
+                let mut want = vec![0.0f64; m * n];
+                for r in 0..m {
+                    for c in 0..n {
+                        let (y, x) = case.reference(acc[r * n + c], r, c, &host);
+                        want[r * n + c] = y;
+                        if let Some(x) = x {
+                            want_aux[r * n + c] = x;
+                        }
+                    }
+                }
+                let tol = if cfg.output == ptx_isa::ScalarType::F32 {
+                    1e-4
+                } else {
+                    1e-2
+                };
+                if cfg.output == ptx_isa::ScalarType::F32 {
+                    let kernel = ctx.load(&build::<ty::F32>(cfg, case)?.built)?;
+                    let mut c = ctx.poisoned(&[m, n])?;
+                    launch(
+                        ctx,
+                        &kernel,
+                        [&a, &b],
+                        &mut c,
+                        (&colv, &rowv, &res),
+                        &mut aux,
+                        &mut amax,
+                    )?;
+                    got = ctx.download(&c)?.into_iter().map(f64::from).collect();
+                } else {
+                    let kernel = ctx.load(&build::<ty::Bf16>(cfg, case)?.built)?;
+                    let poison = vec![bf16::from_bits(0x7FC1); m * n];
+                    let mut c = ctx.upload(&poison, &[m, n])?;
+                    launch(
+                        ctx,
+                        &kernel,
+                        [&a, &b],
+                        &mut c,
+                        (&colv, &rowv, &res),
+                        &mut aux,
+                        &mut amax,
+                    )?;
+                    got = ctx
+                        .download(&c)?
+                        .into_iter()
+                        .map(|x| f64::from(x.to_f32()))
+                        .collect();
+                }
+                want_out = want;
+                let mut err = rel(&got, &want_out) / tol;
+                if got.iter().any(|x| x.is_nan()) {
+                    err = f64::INFINITY;
+                }
+                if case == Case::SiluMapStoreAmax {
+                    let aux_got: Vec<f64> =
+                        ctx.download(&aux)?.into_iter().map(f64::from).collect();
+                    err = err.max(rel(&aux_got, &want_aux) / 1e-4);
+                    if aux_got.iter().any(|x| x.is_nan()) {
+                        err = f64::INFINITY;
+                    }
+                    let amax_want = want_aux.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                    let amax_got = f64::from(ctx.download(&amax)?[0]);
+                    err = err.max(((amax_got - amax_want) / amax_want).abs() / 1e-4);
+                }
+                if !(err <= 1.0) {
+                    return Ok(Report {
+                        max_err: err,
+                        tolerance: 1.0,
+                        detail: format!(
+                            "{case:?} {} at {m}x{n}x{kk}: error / tolerance {err:.3e}",
+                            cfg.name()
+                        ),
+                    });
+                }
+                worst = worst.max(err);
+                cases += 1;
+            }
+        }
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: 1.0,
+        detail: format!(
+            "{cases} cases: scale, column and row vectors, ReLU, SiLU, GELU tanh/erf, a closure of (row, col), a residual, alpha/beta, an extra output, amax; TMA-store bf16 and register f32 C; 300x520x136, 257x384x200; error / tolerance"
+        ),
+    })
+}
+
+/// Launches `kernel` with the GEMM's operands and the extra tensors in their declared order.
+#[allow(clippy::too_many_arguments)]
+fn launch<O: crate::runtime::Element>(
+    ctx: &GpuCtx,
+    kernel: &crate::runtime::LoadedKernel,
+    [a, b]: [&DeviceTensor<bf16>; 2],
+    c: &mut DeviceTensor<O>,
+    (colv, rowv, res): (&DeviceTensor<f32>, &DeviceTensor<bf16>, &DeviceTensor<bf16>),
+    aux: &mut DeviceTensor<f32>,
+    amax: &mut DeviceTensor<f32>,
+) -> std::result::Result<(), super::ctx::GpuCheckError> {
+    let mut args = [
+        Arg::tensor(a),
+        Arg::tensor(b),
+        Arg::tensor_mut(c),
+        Arg::tensor(colv),
+        Arg::tensor(rowv),
+        Arg::tensor(res),
+        Arg::tensor_mut(aux),
+        Arg::tensor_mut(amax),
+    ];
+    kernel.launch(&ctx.stream, &mut args)?;
+    ctx.stream.synchronize()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every case on both epilogue paths assembles with ptxas, without spills.
+    #[test]
+    fn every_case_assembles_without_spills() {
+        let Some(ptxas) = ptx_isa::ptxas::for_tests().unwrap() else {
+            return;
+        };
+        let large = GemmConfig::large();
+        let register = GemmConfig {
+            tma_store: false,
+            output: ptx_isa::ScalarType::F32,
+            ..large
+        };
+        for case in Case::ALL {
+            for ptx in [
+                build::<ty::Bf16>(large, case)
+                    .unwrap()
+                    .built
+                    .ptx()
+                    .to_string(),
+                build::<ty::F32>(register, case)
+                    .unwrap()
+                    .built
+                    .ptx()
+                    .to_string(),
+            ] {
+                let out = ptxas.assemble(&ptx, Target::Sm90a, &["-v"]).unwrap();
+                assert!(out.ok, "{case:?}: {}", out.log);
+                assert!(
+                    out.log.contains(" 0 bytes spill stores"),
+                    "{case:?}: {}",
+                    out.log
+                );
+                assert!(!out.log.contains("Performance"), "{case:?}: {}", out.log);
+            }
+        }
+    }
+}
