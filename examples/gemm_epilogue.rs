@@ -1,7 +1,7 @@
 //! A GEMM with a fused epilogue, written with the public API only: `C = GELU(A·Bᵀ + bias) +
 //! residual` in bf16 ([`gemm_bias_gelu_residual`]), and a second epilogue that scales rows,
-//! keeps the pre-activation, applies GELU (erf) and mixes in a C input
-//! ([`gemm_rows_store_gelu_linear`]). Both are the library's Hopper GEMM (its roles, rings,
+//! keeps the pre-activation as an extra output and applies GELU (erf)
+//! ([`gemm_rows_store_gelu`]). Both are the library's Hopper GEMM (its roles, rings,
 //! tile scheduler and mainloop) with an [`Epilogue`] of the kernel parts.
 //!
 //! On a GPU it checks both against a reference (cuBLAS's f32 `A·Bᵀ` of the same inputs, the
@@ -42,20 +42,18 @@ fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     gemm.with_epilogue(epilogue).build(k)
 }
 
-/// `pre = s[row]·A·Bᵀ` (stored, f32), `C = GELU_erf(pre) + 0.5·C_in`: a row scale, an extra
-/// output, an erf GELU and a second input mixed in by `alpha`/`beta`.
-fn gemm_rows_store_gelu_linear(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
-    let mut k = KernelBuilder::new("gemm_rows_store_gelu_linear", Target::Sm90a);
+/// `pre = s[row]·A·Bᵀ` (stored, f32), `C = GELU_erf(pre)`: a row scale, an extra output (the
+/// pre-activation a backward pass keeps) and an erf GELU.
+fn gemm_rows_store_gelu(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
+    let mut k = KernelBuilder::new("gemm_rows_store_gelu", Target::Sm90a);
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
     let scale = k.tensor::<ty::F32>("row_scale", [m], TensorOpts::default())?;
     let pre = k.tensor::<ty::F32>("pre", [m, n], TensorOpts::default().align(16))?;
-    let c_in = k.tensor::<ty::Bf16>("c_in", [m, n], TensorOpts::default().align(16))?;
     let epilogue = Epilogue::new()
         .rows(&scale, Combine::Mul)
         .store(&pre)
-        .activation(Activation::GeluErf)
-        .linear(&c_in, 1.0f32, 0.5f32);
+        .activation(Activation::GeluErf);
     gemm.with_epilogue(epilogue).build(k)
 }
 
@@ -141,26 +139,22 @@ fn check_shape(
     let e1 = rel_error(&got, &want);
     let unwritten = got.iter().filter(|x| x.is_nan()).count();
 
-    // pre = s[row]·acc, C = GELU_erf(pre) + 0.5 C_in, with the register epilogue.
+    // pre = s[row]·acc, C = GELU_erf(pre), with the register epilogue.
     let cfg2 = GemmConfig {
         tma_store: false,
         ..cfg
     };
     let s_h: Vec<f32> = random_values(m, seed + 3);
     let s = DeviceTensor::from_host(&stream, &s_h, vec![m])?;
-    let (c_in, c_in_h) = bf16_tensor(&stream, vec![m, n], seed + 4)?;
     let mut pre = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * n], vec![m, n])?;
     let mut c2 = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-    let second = gemm_rows_store_gelu_linear(cfg2)?
-        .built
-        .load(device, &jit)?;
+    let second = gemm_rows_store_gelu(cfg2)?.built.load(device, &jit)?;
     let mut args = [
         Arg::tensor(&p.a),
         Arg::tensor(&p.b),
         Arg::tensor_mut(&mut c2),
         Arg::tensor(&s),
         Arg::tensor_mut(&mut pre),
-        Arg::tensor(&c_in),
     ];
     second.launch(&stream, &mut args)?;
     let pre_want: Vec<f64> = (0..m * n)
@@ -171,9 +165,7 @@ fn check_shape(
         .iter()
         .map(|&x| f64::from(x))
         .collect();
-    let c2_want: Vec<f64> = (0..m * n)
-        .map(|i| gelu_erf(pre_want[i]) + 0.5 * c_in_h[i])
-        .collect();
+    let c2_want: Vec<f64> = (0..m * n).map(|i| gelu_erf(pre_want[i])).collect();
     let c2_got: Vec<f64> = c2
         .to_host(&stream)?
         .iter()
@@ -184,7 +176,7 @@ fn check_shape(
     // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation.
     let ok = e1 < 1e-2 && e3 < 1e-2 && e2 < 1e-4 && unwritten == 0 && unwritten2 == 0;
     println!(
-        "check {m:>5}x{n:>5}x{:>5}: bias+gelu+residual rel {e1:.2e}; rows+store+gelu_erf+linear \
+        "check {m:>5}x{n:>5}x{:>5}: bias+gelu+residual rel {e1:.2e}; rows+store+gelu_erf \
          pre {e2:.2e} c {e3:.2e}; unwritten {} -> {}",
         shape.2,
         unwritten + unwritten2,
@@ -315,7 +307,7 @@ mod tests {
         ] {
             for kernel in [
                 super::gemm_bias_gelu_residual(cfg).unwrap(),
-                super::gemm_rows_store_gelu_linear(cfg).unwrap(),
+                super::gemm_rows_store_gelu(cfg).unwrap(),
             ] {
                 let out = ptxas
                     .assemble(kernel.built.ptx(), Target::Sm90a, &["-v"])
