@@ -57,24 +57,6 @@ fn gemm_rows_store_gelu(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     gemm.with_epilogue(epilogue).build(k)
 }
 
-/// GELU with the tanh approximation and with erf, on the host in f64.
-fn gelu_tanh(x: f64) -> f64 {
-    let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
-    0.5 * x * (1.0 + u.tanh())
-}
-
-fn gelu_erf(x: f64) -> f64 {
-    // Φ(x) by the complementary error function's series-free bound: erf from libm's
-    // relatives is not in std, so integrate with the A&S 7.1.26 form at f64 (1.5e-7).
-    let z = x.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.3275911 * z);
-    let poly = t
-        * (0.254829592
-            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-    let erf = 1.0 - poly * (-z * z).exp();
-    0.5 * x * (1.0 + erf.copysign(x))
-}
-
 fn rel_error(got: &[f64], want: &[f64]) -> f64 {
     let (mut num, mut den) = (0.0, 0.0);
     for (g, w) in got.iter().zip(want) {
@@ -134,7 +116,7 @@ fn check_shape(
         .map(|x| f64::from(x.to_f32()))
         .collect();
     let want: Vec<f64> = (0..m * n)
-        .map(|i| gelu_tanh(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
+        .map(|i| Activation::GeluTanh.reference(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
         .collect();
     let e1 = rel_error(&got, &want);
     let unwritten = got.iter().filter(|x| x.is_nan()).count();
@@ -165,7 +147,9 @@ fn check_shape(
         .iter()
         .map(|&x| f64::from(x))
         .collect();
-    let c2_want: Vec<f64> = (0..m * n).map(|i| gelu_erf(pre_want[i])).collect();
+    let c2_want: Vec<f64> = (0..m * n)
+        .map(|i| Activation::GeluErf.reference(pre_want[i]))
+        .collect();
     let c2_got: Vec<f64> = c2
         .to_host(&stream)?
         .iter()

@@ -160,6 +160,40 @@ pub enum Activation {
     Silu,
 }
 
+impl Activation {
+    /// The function on the host in f64 (GELU erf to 1e-15 by erf's series and tail), what
+    /// checks compare a kernel's values with.
+    pub fn reference(self, x: f64) -> f64 {
+        match self {
+            Activation::Relu => x.max(0.0),
+            Activation::GeluTanh => {
+                let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                0.5 * x * (1.0 + u.tanh())
+            }
+            Activation::GeluErf => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+            Activation::Silu => x / (1.0 + (-x).exp()),
+        }
+    }
+}
+
+/// erf on the host: its Maclaurin series `2/sqrt(pi) Σ (-1)^n z^(2n+1) / (n! (2n+1))` below
+/// |z| = 5, ±1 past it (1 - erf 5 < 2e-12).
+fn erf(z: f64) -> f64 {
+    if z.abs() > 5.0 {
+        return z.signum();
+    }
+    let (mut term, mut sum) = (z, z);
+    for n in 1..400 {
+        term *= -z * z / n as f64;
+        let add = term / (2 * n + 1) as f64;
+        sum += add;
+        if add.abs() < 1e-17 {
+            break;
+        }
+    }
+    sum * 2.0 / std::f64::consts::PI.sqrt()
+}
+
 /// A value's element, for [`Epilogue::map`]: its row and column in the output.
 #[derive(Debug, Clone)]
 pub struct Element {

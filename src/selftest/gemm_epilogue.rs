@@ -60,44 +60,17 @@ impl Case {
                 (y, None)
             }
             Case::SiluMapStoreAmax => {
-                let s = v / (1.0 + (-v).exp());
+                let s = Activation::Silu.reference(v);
                 let y = s + r as f64 / 1024.0 - c as f64 / 2048.0;
                 (y, Some(y))
             }
             Case::GeluLinearGelu => {
                 let res = x.res[r * n + c];
-                (gelu_tanh(0.5 * gelu_erf(v) + 2.0 * res), None)
+                let y = 0.5 * Activation::GeluErf.reference(v) + 2.0 * res;
+                (Activation::GeluTanh.reference(y), None)
             }
         }
     }
-}
-
-fn gelu_tanh(x: f64) -> f64 {
-    let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
-    0.5 * x * (1.0 + u.tanh())
-}
-
-/// `x Φ(x)` with erf from its Taylor series (|z| < 3) or its asymptotic tail, to 1e-12.
-fn gelu_erf(x: f64) -> f64 {
-    let z = x / std::f64::consts::SQRT_2;
-    0.5 * x * (1.0 + erf(z))
-}
-
-fn erf(z: f64) -> f64 {
-    if z.abs() > 5.0 {
-        return z.signum();
-    }
-    // erf z = 2/sqrt(pi) Σ (-1)^n z^(2n+1) / (n! (2n+1)).
-    let (mut term, mut sum) = (z, z);
-    for n in 1..200 {
-        term *= -z * z / n as f64;
-        let add = term / (2 * n + 1) as f64;
-        sum += add;
-        if add.abs() < 1e-17 {
-            break;
-        }
-    }
-    sum * 2.0 / std::f64::consts::PI.sqrt()
 }
 
 /// The host's copies of the extra inputs.

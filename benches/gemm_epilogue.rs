@@ -1,0 +1,114 @@
+//! Fused GEMM epilogues against the library's plain GEMM in one process (H100/H200; skipped with
+//! a message elsewhere): each epilogue ([`ptxkit::parts::Epilogue`] on `HopperGemm`) alone and
+//! composed, at 4096³ and 8192³, the plain GEMM timed beside each, three rounds; a row per
+//! timing with the fused / plain ratio.
+//!
+//! ```text
+//! cargo bench --bench gemm_epilogue
+//! ```
+
+use half::bf16;
+use ptxkit::isa::{Target, ty};
+use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
+use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
+use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
+use ptxkit::parts::{Activation, Combine, Epilogue};
+use ptxkit::runtime::{Arg, DeviceTensor, JitOptions, median_ms};
+use ptxkit::smem::pipeline::sync::WaitMode;
+
+/// The epilogues timed: a name, and which of bias, activation and residual it applies.
+const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
+    ("bias", true, None, false),
+    ("relu", false, Some(Activation::Relu), false),
+    ("gelu_tanh", false, Some(Activation::GeluTanh), false),
+    ("residual", false, None, true),
+    (
+        "bias+gelu_tanh+residual",
+        true,
+        Some(Activation::GeluTanh),
+        true,
+    ),
+];
+
+/// The GEMM of `cfg` with a bias `[n]` and a residual `[m, n]` declared (both always, so every
+/// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`.
+fn fused(
+    cfg: GemmConfig,
+    bias_on: bool,
+    act: Option<Activation>,
+    residual_on: bool,
+) -> Result<GemmKernel, KernelError> {
+    let mut k = KernelBuilder::new("gemm_epilogue_bench", Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let (m, n) = (gemm.m(), gemm.n());
+    let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+    let res = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
+    let mut epi = Epilogue::new();
+    if bias_on {
+        epi = epi.cols(&bias, Combine::Add);
+    }
+    if let Some(a) = act {
+        epi = epi.activation(a);
+    }
+    if residual_on {
+        epi = epi.residual(&res);
+    }
+    gemm.with_epilogue(epi).build(k)
+}
+
+fn main() -> Result<(), CheckError> {
+    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+        return Ok(());
+    };
+    let stream = device.default_stream();
+    println!("device: {}", device.attributes().name);
+    println!("| shape | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for shape in [(4096, 4096, 4096), (8192, 8192, 8192)] {
+        let (m, n, k) = shape;
+        let cfg = check::config_for(&device, m, n);
+        let mut p = Problem::new(&stream, shape, 3)?;
+        let host = |len: usize, seed| -> Vec<bf16> {
+            random_values(len, seed)
+                .into_iter()
+                .map(bf16::from_f32)
+                .collect()
+        };
+        let bias = DeviceTensor::from_host(&stream, &host(n, 4), vec![n])?;
+        let res = DeviceTensor::from_host(&stream, &host(m * n, 5), vec![m, n])?;
+        let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+        let plain = Gemm::new(&device, cfg)?;
+        let flops = 2.0 * (m * n * k) as f64;
+        let mut kernels = Vec::new();
+        for &(name, b, a, r) in VARIANTS {
+            let built = fused(cfg, b, a, r).map_err(|e| {
+                CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
+            })?;
+            kernels.push((name, built.built.load(&device, &JitOptions::default())?));
+        }
+        for round in 1..=3 {
+            for (name, kernel) in &kernels {
+                let ours = median_ms::<CheckError>(&stream, 3, 20, || {
+                    let mut args = [
+                        Arg::tensor(&p.a),
+                        Arg::tensor(&p.b),
+                        Arg::tensor_mut(&mut c),
+                        Arg::tensor(&bias),
+                        Arg::tensor(&res),
+                    ];
+                    kernel.launch(&stream, &mut args)?;
+                    Ok(())
+                })?;
+                let base = median_ms::<CheckError>(&stream, 3, 20, || {
+                    Ok(plain.run(&stream, &p.a, &p.b, &mut p.c, None)?)
+                })?;
+                let (f, b) = (flops / ours / 1e9, flops / base / 1e9);
+                println!(
+                    "| {m}x{n}x{k} | {name} | {round} | {f:.0} | {b:.0} | {:.3} |",
+                    f / b
+                );
+            }
+        }
+    }
+    Ok(())
+}
