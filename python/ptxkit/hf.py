@@ -36,14 +36,16 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
 
 
 def register() -> None:
-    """Registers :func:`attention_forward` as ``attn_implementation="ptxkit"``, with the
-    mask function that gives ``None`` without padding (flash attention's)."""
+    """Registers :func:`attention_forward` as ``attn_implementation="ptxkit"``, with a mask
+    function that gives ``None`` for a causal mask without padding (flash attention's, else
+    sdpa's)."""
     from transformers import AttentionInterface
 
     AttentionInterface.register(NAME, attention_forward)
-    from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
+    from transformers import masking_utils
 
-    AttentionMaskInterface.register(NAME, flash_attention_mask)
+    mask = getattr(masking_utils, "flash_attention_mask", None) or masking_utils.sdpa_mask
+    masking_utils.AttentionMaskInterface.register(NAME, mask)
 
 
 def _rms_norm_forward(self, hidden_states):

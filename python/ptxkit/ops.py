@@ -21,14 +21,23 @@ from ptxkit._ptxkit import ArgumentError
 _FP8 = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
 
 
+_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled
+_PLAIN = (Tensor, torch.nn.Parameter)
+
+
 def _direct(*tensors: Tensor) -> bool:
     """Whether an eager call may launch without the dispatcher: not while torch.compile
-    traces, and only on plain tensors that autograd does not track."""
-    if torch.compiler.is_compiling():
+    traces, and only on plain tensors (or parameters) that autograd does not track."""
+    if _compiling():
         return False
-    grad = torch.is_grad_enabled()
+    if _grad_enabled():
+        for t in tensors:
+            if type(t) not in _PLAIN or t.requires_grad:
+                return False
+        return True
     for t in tensors:
-        if type(t) is not Tensor or (grad and t.requires_grad):
+        if type(t) not in _PLAIN:
             return False
     return True
 

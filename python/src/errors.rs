@@ -1,7 +1,7 @@
 //! The Python exceptions: every error ptxkit returns becomes one of three, by its kind.
 
 use ptxkit::kernel::KernelError;
-use ptxkit::library::attention::AttentionError;
+use ptxkit::library::attention::{AttentionError, ShapeError};
 use ptxkit::library::gemm::GemmError;
 use ptxkit::library::gemm::grouped::GroupedGemmError;
 use ptxkit::runtime::RuntimeError;
@@ -59,6 +59,10 @@ pub fn kernel(e: KernelError) -> PyErr {
 pub fn attention(e: AttentionError) -> PyErr {
     match e {
         AttentionError::Runtime(e) => runtime(e),
+        // Query and KV heads that do not divide: the KV tensors' head count is what is off.
+        AttentionError::Shape(ShapeError::Heads { .. }) => {
+            ArgumentError::new_err(format!("argument `k`: {e}"))
+        }
         AttentionError::Shape(_) => ArgumentError::new_err(e.to_string()),
         other => PtxkitError::new_err(other.to_string()),
     }
@@ -69,6 +73,10 @@ pub fn gemm(e: GemmError) -> PyErr {
     match e {
         GemmError::Runtime(e) => runtime(e),
         GemmError::Build(_) => PtxkitError::new_err(e.to_string()),
+        // The three operands' shapes disagree: the message shows each (A, B, C).
+        GemmError::Operands(_) => {
+            ArgumentError::new_err(format!("arguments `a` [m, k], `b` [n, k], `c` [m, n]: {e}"))
+        }
         other => ArgumentError::new_err(other.to_string()),
     }
 }

@@ -33,10 +33,6 @@ impl Launch {
             return Err(PtxkitError::new_err("a launch of no operands"));
         };
         let device = cache::device(first.desc.device)?;
-        device
-            .context()
-            .bind_to_thread()
-            .map_err(|e| errors::runtime(e.into()))?;
         let stream = match first.stream {
             // SAFETY: the producer's current work stream on the operand's device (the DLPack C
             // Exchange API), which lives in that device's primary context, the one `device`
@@ -76,17 +72,14 @@ fn dims<const N: usize>(name: &str, desc: &TensorDesc) -> PyResult<[usize; N]> {
     })
 }
 
-/// Reads `desc` as `[rows, last]` (`matrix`) or flat (`!matrix`), as the row kernels take it.
-fn reshaped(desc: &TensorDesc, matrix: bool) -> TensorDesc {
+/// `desc` read as `[rows, last]` (`matrix`) or flat (`!matrix`), as the row kernels take it.
+fn reshaped(mut desc: TensorDesc, matrix: bool) -> TensorDesc {
     let n: usize = desc.shape.iter().product();
-    let shape = match desc.shape.last() {
+    desc.shape = match desc.shape.last() {
         Some(&c) if matrix && c > 0 => vec![n / c, c],
         _ => vec![n],
     };
-    TensorDesc {
-        shape,
-        ..desc.clone()
-    }
+    desc
 }
 
 /// Calls `$body` with `$t` the PTX element type of `$dtype` (f32, f16 or bf16).
@@ -159,13 +152,13 @@ fn rows(op: RowOp, tensors: &[(&'static str, &Bound<'_, PyAny>)]) -> PyResult<()
     let mut args = RowArgs::default();
     for (name, o) in operands {
         match name {
-            "x" => args.x = Some(read(reshaped(&o.desc, true))),
-            "residual" => args.residual = Some(write(reshaped(&o.desc, true))),
+            "x" => args.x = Some(read(reshaped(o.desc, true))),
+            "residual" => args.residual = Some(write(reshaped(o.desc, true))),
             "w" => args.w = Some(read(o.desc)),
             "b" => args.b = Some(read(o.desc)),
-            "y" => args.y = Some(write(reshaped(&o.desc, true))),
-            "mean" => args.mean = Some(write(reshaped(&o.desc, false))),
-            _ => args.rstd = Some(write(reshaped(&o.desc, false))),
+            "y" => args.y = Some(write(reshaped(o.desc, true))),
+            "mean" => args.mean = Some(write(reshaped(o.desc, false))),
+            _ => args.rstd = Some(write(reshaped(o.desc, false))),
         }
     }
     let mut args = op.args(args).map_err(|e| refuse(e.to_string()))?;
@@ -253,9 +246,9 @@ pub fn swiglu(g: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) 
         ));
     };
     let mut args = [
-        read(reshaped(&g.desc, false)),
-        read(reshaped(&u.desc, false)),
-        write(reshaped(&y.desc, false)),
+        read(reshaped(g.desc, false)),
+        read(reshaped(u.desc, false)),
+        write(reshaped(y.desc, false)),
     ];
     kernel
         .launch(&launch.stream, &mut args)

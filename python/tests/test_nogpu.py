@@ -109,3 +109,11 @@ def test_fake_shapes_with_torch():
         offs = torch.empty(4, dtype=torch.int32, device="cuda")
         bg = torch.empty(4, 512, 256, dtype=torch.bfloat16, device="cuda")
         assert ptxkit.grouped_gemm(a, bg, offs).shape == (64, 512)
+
+
+def test_readme_shows_the_example_file():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    example = (root / "python" / "examples" / "torch_example.py").read_text()
+    assert f"```python\n{example}```" in (root / "README.md").read_text()
