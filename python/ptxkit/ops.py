@@ -257,10 +257,9 @@ def _fp8_format(a: Tensor, b: Tensor) -> str:
 def _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block: bool) -> Tensor:
     fmt = _fp8_format(a, b)
     c = torch.empty((a.shape[0], b.shape[0]), dtype=out_dtype, device=a.device)
-    run = _k.gemm_fp8_block if block else _k.gemm_fp8
     # 8-bit operands go as their bytes with the format named: DLPack before 1.1 has no codes
     # for them.
-    run(a.view(torch.uint8), b.view(torch.uint8), c, scale_a, scale_b, fmt)
+    _k.gemm_fp8(a.view(torch.uint8), b.view(torch.uint8), c, scale_a, scale_b, fmt, block)
     return c
 
 

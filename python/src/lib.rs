@@ -81,7 +81,6 @@ fn _ptxkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::attention, m)?)?;
     m.add_function(wrap_pyfunction!(ops::gemm, m)?)?;
     m.add_function(wrap_pyfunction!(ops::gemm_fp8, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::gemm_fp8_block, m)?)?;
     m.add_function(wrap_pyfunction!(ops::grouped_gemm, m)?)?;
     Ok(())
 }

@@ -124,7 +124,7 @@ fn rows(op: RowOp, tensors: &[(&'static str, &Bound<'_, PyAny>)]) -> PyResult<()
     };
     let cols = u32::try_from(cols).map_err(|_| refuse(format!("argument `x`: {cols} columns")))?;
     let dtype = x.dtype;
-    let vector = cols % RowConfig::vec_for(dtype) == 0;
+    let vector = cols.is_multiple_of(RowConfig::vec_for(dtype));
     let cfg = RowConfig::for_op(op, dtype, cols, vector);
     let eps = match op {
         RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } | RowOp::LayerNorm { eps } => eps,
@@ -228,7 +228,7 @@ pub fn swiglu(g: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) 
     let launch = Launch::of(&mut [&mut g, &mut u, &mut y])?;
     let dtype = g.desc.dtype;
     let n: usize = g.desc.shape.iter().product();
-    let vector = n % RowConfig::vec_for(dtype) as usize == 0;
+    let vector = n.is_multiple_of(RowConfig::vec_for(dtype) as usize);
     let key = Key::Swiglu {
         dtype,
         vector,
@@ -386,80 +386,13 @@ fn fp8_operand(name: &str, obj: &Bound<'_, PyAny>, format: ScalarType) -> PyResu
     Ok(o)
 }
 
-/// The operands of an FP8 GEMM, its kernel and launch.
-struct Fp8Call {
-    a: Operand,
-    b: Operand,
-    c: Operand,
-    scales: [Operand; 2],
-    launch: Launch,
-    m: usize,
-    n: usize,
-    format: ScalarType,
-}
-
-impl Fp8Call {
-    fn new(
-        [a, b, c, sa, sb]: [&Bound<'_, PyAny>; 5],
-        input: &str,
-        scale_names: [&str; 2],
-    ) -> PyResult<Fp8Call> {
-        let format = fp8_format(input)?;
-        let (mut a, mut b) = (fp8_operand("a", a, format)?, fp8_operand("b", b, format)?);
-        let mut c = import("c", c)?;
-        let [mut sa, mut sb] = [import(scale_names[0], sa)?, import(scale_names[1], sb)?];
-        let launch = Launch::of(&mut [&mut a, &mut b, &mut c, &mut sa, &mut sb])?;
-        let scales = [sa, sb];
-        let (m, n) = mn(&a, &b)?;
-        Ok(Fp8Call {
-            a,
-            b,
-            c,
-            scales,
-            launch,
-            m,
-            n,
-            format,
-        })
-    }
-
-    /// Runs `cfg`'s kernel: `run` is [`Gemm::run_scaled_borrowed`] or
-    /// [`Gemm::run_block_scaled_borrowed`].
-    fn run(
-        self,
-        cfg: GemmConfig,
-        run: impl FnOnce(
-            &Gemm,
-            &Arc<CudaStream>,
-            (TensorRef<'static>, TensorRef<'static>, TensorMut<'static>),
-            [TensorRef<'static>; 2],
-        ) -> Result<(), ptxkit::library::gemm::GemmError>,
-    ) -> PyResult<()> {
-        let loaded = dense(&self.launch, cfg)?;
-        let Loaded::Gemm(kernel) = &*loaded else {
-            return Err(PtxkitError::new_err(
-                "the GEMM cache entry is another kernel",
-            ));
-        };
-        let [sa, sb] = self.scales;
-        // SAFETY: as `read` and `write`.
-        let (operands, scales) = unsafe {
-            (
-                (
-                    TensorRef::foreign(self.a.desc),
-                    TensorRef::foreign(self.b.desc),
-                    TensorMut::foreign(self.c.desc),
-                ),
-                [TensorRef::foreign(sa.desc), TensorRef::foreign(sb.desc)],
-            )
-        };
-        run(kernel, &self.launch.stream, operands, scales).map_err(errors::gemm)
-    }
-}
-
-/// `c = sa·sb·a·bᵀ`: `a` `[m, k]`, `b` `[n, k]` 8-bit (`input` names the format), `c` `[m, n]`
-/// 16-bit, `scale_a`, `scale_b` `[1]` f32 on the device.
+/// The FP8 GEMMs: `a` `[m, k]`, `b` `[n, k]` 8-bit (`input` names the format), `c` `[m, n]`
+/// 16-bit. Per-tensor (`block` false): `c = sa·sb·a·bᵀ`, `scale_a`, `scale_b` `[1]` f32 on the
+/// device. Block-scaled (`block`, DeepSeek-V3's scales): `scale_a` `[ceil(k/128), m]` and
+/// `scale_b` `[ceil(n/128), ceil(k/128)]` f32.
 #[pyfunction]
+#[pyo3(signature = (a, b, c, scale_a, scale_b, input, block = false))]
+#[allow(clippy::too_many_arguments)]
 pub fn gemm_fp8(
     a: &Bound<'_, PyAny>,
     b: &Bound<'_, PyAny>,
@@ -467,42 +400,41 @@ pub fn gemm_fp8(
     scale_a: &Bound<'_, PyAny>,
     scale_b: &Bound<'_, PyAny>,
     input: &str,
+    block: bool,
 ) -> PyResult<()> {
-    let call = Fp8Call::new([a, b, c, scale_a, scale_b], input, ["scale_a", "scale_b"])?;
-    let cfg = GemmConfig::fp8(
-        call.m,
-        call.n,
-        sms(&call.launch),
-        call.format,
-        call.c.desc.dtype,
-    );
-    call.run(cfg, |g, stream, (a, b, c), scales| {
-        g.run_scaled_borrowed(stream, &a, &b, c, scales, &Fp8Epilogue::default())
-    })
-}
-
-/// The block-scaled FP8 GEMM (DeepSeek-V3's scales): `a` `[m, k]`, `b` `[n, k]` 8-bit, `c`
-/// `[m, n]`, `scale_a` `[ceil(k/128), m]` and `scale_b` `[ceil(n/128), ceil(k/128)]` f32.
-#[pyfunction]
-pub fn gemm_fp8_block(
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
-    c: &Bound<'_, PyAny>,
-    scale_a: &Bound<'_, PyAny>,
-    scale_b: &Bound<'_, PyAny>,
-    input: &str,
-) -> PyResult<()> {
-    let call = Fp8Call::new([a, b, c, scale_a, scale_b], input, ["scale_a", "scale_b"])?;
-    let cfg = GemmConfig::fp8_block(
-        call.m,
-        call.n,
-        sms(&call.launch),
-        call.format,
-        call.c.desc.dtype,
-    );
-    call.run(cfg, |g, stream, (a, b, c), scales| {
-        g.run_block_scaled_borrowed(stream, &a, &b, c, scales, &Fp8Epilogue::default())
-    })
+    let format = fp8_format(input)?;
+    let (mut a, mut b) = (fp8_operand("a", a, format)?, fp8_operand("b", b, format)?);
+    let mut c = import("c", c)?;
+    let (mut sa, mut sb) = (import("scale_a", scale_a)?, import("scale_b", scale_b)?);
+    let launch = Launch::of(&mut [&mut a, &mut b, &mut c, &mut sa, &mut sb])?;
+    let (m, n) = mn(&a, &b)?;
+    let pick = if block {
+        GemmConfig::fp8_block
+    } else {
+        GemmConfig::fp8
+    };
+    let loaded = dense(&launch, pick(m, n, sms(&launch), format, c.desc.dtype))?;
+    let Loaded::Gemm(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the GEMM cache entry is another kernel",
+        ));
+    };
+    // SAFETY: as `read` and `write`.
+    let (ra, rb, wc, scales) = unsafe {
+        (
+            TensorRef::foreign(a.desc),
+            TensorRef::foreign(b.desc),
+            TensorMut::foreign(c.desc),
+            [TensorRef::foreign(sa.desc), TensorRef::foreign(sb.desc)],
+        )
+    };
+    let epilogue = Fp8Epilogue::default();
+    let run = if block {
+        Gemm::run_block_scaled_borrowed
+    } else {
+        Gemm::run_scaled_borrowed
+    };
+    run(kernel, &launch.stream, &ra, &rb, wc, scales, &epilogue).map_err(errors::gemm)
 }
 
 /// The grouped GEMM over contiguous groups: `a` `[m_total, k]`, `b` `[groups, n, k]`, `offs`
