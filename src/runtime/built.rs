@@ -229,9 +229,11 @@ impl LoadedKernel {
     /// extents, a persistent grid sized to the device's residency, block, cluster and dynamic shared memory from the kernel) and launches on
     /// `stream`. Returns the symbolic-extent values passed. Nothing runs when a check fails.
     pub fn launch(&self, stream: &CudaStream, args: &mut [Arg<'_>]) -> RtResult<Symbols> {
+        // One check: the packed parameters and the extents that size the grid come from it.
         let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let (cfg, _) = self.built.config_on(&descs, self.device, self.residency)?;
-        self.kernel.launch(stream, &cfg, args)
+        let packed = check_and_pack(&self.built.signature, &descs, self.device)?;
+        let cfg = self.built.launch_config_with(&packed.1, self.residency)?;
+        self.kernel.launch_packed(stream, &cfg, packed, args)
     }
 
     /// [`LoadedKernel::launch`], then waits for `stream` as `watch` says

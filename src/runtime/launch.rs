@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cudarc::driver::{CudaStream, DriverError, sys};
 
-use super::args::{ArgDesc, Symbols, check_and_pack, tma_error};
+use super::args::{ArgDesc, ParamBuffer, Symbols, check_and_pack, tma_error};
 use super::device::Device;
 use super::error::{Result, RuntimeError};
 use super::module::Module;
@@ -423,6 +423,21 @@ impl Kernel {
         cfg: &LaunchConfig,
         args: &mut [Arg<'_>],
     ) -> Result<Symbols> {
+        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
+        let packed = check_and_pack(&self.signature, &descs, self.device.ordinal())?;
+        self.launch_packed(stream, cfg, packed, args)
+    }
+
+    /// [`Kernel::launch`] of arguments `check_and_pack` already checked and packed against
+    /// this kernel's signature on its device (`packed`), so a caller that derives the
+    /// configuration from the same check ([`super::LoadedKernel::launch`]) checks once.
+    pub(crate) fn launch_packed(
+        &self,
+        stream: &CudaStream,
+        cfg: &LaunchConfig,
+        (mut params, symbols): (ParamBuffer, Symbols),
+        args: &mut [Arg<'_>],
+    ) -> Result<Symbols> {
         let ordinal = self.device.ordinal();
         if stream.context().ordinal() != ordinal {
             return Err(RuntimeError::WrongDevice {
@@ -431,8 +446,6 @@ impl Kernel {
                 got: stream.context().ordinal(),
             });
         }
-        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let (mut params, symbols) = check_and_pack(&self.signature, &descs, ordinal)?;
         let plan = check_launch(cfg, &self.limits())?;
         // The TMA tensors' maps, built from the tensors passed and checked by `check_and_pack`,
         // encoded by the driver for this launch.

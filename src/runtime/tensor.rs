@@ -158,7 +158,9 @@ impl<T> RawWrite for CudaViewMut<'_, T> {
 #[derive(Clone)]
 pub struct TensorRef<'a> {
     desc: TensorDesc,
-    mem: &'a dyn RawRead,
+    /// The cudarc memory, or `None` for memory known by its address alone
+    /// ([`TensorRef::foreign`]), whose ordering is the caller's.
+    mem: Option<&'a dyn RawRead>,
 }
 
 /// Device memory the kernel writes, with a shape: a mutably borrowed [`CudaSlice`],
@@ -172,7 +174,9 @@ pub struct TensorRef<'a> {
 /// kernel stores to.
 pub struct TensorMut<'a> {
     desc: TensorDesc,
-    mem: &'a mut dyn RawWrite,
+    /// The cudarc memory, or `None` for memory known by its address alone
+    /// ([`TensorMut::foreign`]).
+    mem: Option<&'a mut dyn RawWrite>,
 }
 
 impl<'a> TensorRef<'a> {
@@ -183,7 +187,7 @@ impl<'a> TensorRef<'a> {
     ) -> Result<TensorRef<'a>> {
         Ok(TensorRef {
             desc: desc_of("CudaSlice", slice, shape.into())?,
-            mem: slice,
+            mem: Some(slice),
         })
     }
 
@@ -195,13 +199,27 @@ impl<'a> TensorRef<'a> {
     ) -> Result<TensorRef<'a>> {
         Ok(TensorRef {
             desc: desc_of("CudaView", view, shape.into())?,
-            mem: view,
+            mem: Some(view),
         })
     }
 
     /// What the argument checker sees: dtype, shape, the first element's address, device.
     pub fn desc(&self) -> &TensorDesc {
         &self.desc
+    }
+
+    /// Memory no cudarc allocation stands for, known by its description alone: another
+    /// framework's tensor (torch's, through DLPack), dense row-major, `desc.addr` its first
+    /// element. It is checked against the parameter as any other tensor is; the launch orders
+    /// nothing for it (no cudarc events), so launch it on the stream its owner orders it on.
+    ///
+    /// # Safety
+    ///
+    /// `desc.addr` must point to `desc.shape`'s element count of `desc.dtype` on device
+    /// `desc.device`, alive until the kernels launched on it have finished, and written by
+    /// nothing that the launch's stream does not wait for.
+    pub unsafe fn foreign(desc: TensorDesc) -> TensorRef<'static> {
+        TensorRef { desc, mem: None }
     }
 }
 
@@ -213,7 +231,7 @@ impl<'a> TensorMut<'a> {
     ) -> Result<TensorMut<'a>> {
         Ok(TensorMut {
             desc: desc_of("CudaSlice", &*slice, shape.into())?,
-            mem: slice,
+            mem: Some(slice),
         })
     }
 
@@ -225,7 +243,7 @@ impl<'a> TensorMut<'a> {
     ) -> Result<TensorMut<'a>> {
         Ok(TensorMut {
             desc: desc_of("CudaViewMut", &*view, shape.into())?,
-            mem: view,
+            mem: Some(view),
         })
     }
 
@@ -234,12 +252,26 @@ impl<'a> TensorMut<'a> {
         &self.desc
     }
 
+    /// Memory no cudarc allocation stands for, written by the kernel: as
+    /// [`TensorRef::foreign`].
+    ///
+    /// # Safety
+    ///
+    /// As [`TensorRef::foreign`]; besides, nothing else may read or write the memory while the
+    /// kernel runs but what the launch's stream orders after it.
+    pub unsafe fn foreign(desc: TensorDesc) -> TensorMut<'static> {
+        TensorMut { desc, mem: None }
+    }
+
     /// The same memory, borrowed for a shorter time: to pass to one launch (an [`Arg`] takes its
     /// tensor by value) and keep this one for the next.
     pub fn reborrow(&mut self) -> TensorMut<'_> {
         TensorMut {
             desc: self.desc.clone(),
-            mem: &mut *self.mem,
+            mem: match &mut self.mem {
+                Some(m) => Some(&mut **m),
+                None => None,
+            },
         }
     }
 }
@@ -248,7 +280,7 @@ impl<'a, T: Element> From<&'a DeviceTensor<T>> for TensorRef<'a> {
     fn from(t: &'a DeviceTensor<T>) -> TensorRef<'a> {
         TensorRef {
             desc: t.desc(),
-            mem: &t.slice,
+            mem: Some(&t.slice),
         }
     }
 }
@@ -257,14 +289,15 @@ impl<'a, T: Element> From<&'a mut DeviceTensor<T>> for TensorMut<'a> {
     fn from(t: &'a mut DeviceTensor<T>) -> TensorMut<'a> {
         TensorMut {
             desc: t.desc(),
-            mem: &mut t.slice,
+            mem: Some(&mut t.slice),
         }
     }
 }
 
+/// How a tensor argument is accessed; `None` is foreign memory, which the launch does not order.
 enum Access<'a> {
-    Read(&'a dyn RawRead),
-    Write(&'a mut dyn RawWrite),
+    Read(Option<&'a dyn RawRead>),
+    Write(Option<&'a mut dyn RawWrite>),
 }
 
 /// A tensor passed to a launch, read-only or written.
@@ -318,11 +351,11 @@ impl<'a> Arg<'a> {
     pub(crate) fn bind<'s>(&'s mut self, stream: &'s CudaStream) -> Option<SyncOnDrop<'s>> {
         match self {
             Arg::Tensor(TensorArg {
-                access: Access::Read(r),
+                access: Access::Read(Some(r)),
                 ..
             }) => Some(r.raw_ptr(stream).1),
             Arg::Tensor(TensorArg {
-                access: Access::Write(w),
+                access: Access::Write(Some(w)),
                 ..
             }) => Some(w.raw_ptr_mut(stream).1),
             _ => None,
@@ -377,3 +410,53 @@ macro_rules! arg_from_scalar {
 }
 
 arg_from_scalar!(i32, i64, u32, u64, f32, f64, half::f16, half::bf16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{KernelSignature, Param, RuntimeError, check_and_pack};
+    use ptx_isa::ScalarType;
+
+    fn desc(addr: u64, shape: Vec<usize>) -> TensorDesc {
+        TensorDesc {
+            dtype: ScalarType::Bf16,
+            shape,
+            addr,
+            device: 0,
+        }
+    }
+
+    /// Foreign memory is checked as cudarc memory is: its description reaches the checker
+    /// unchanged, and a misaligned or misshapen one is refused by name.
+    #[test]
+    fn foreign_memory_is_checked_like_any_tensor() {
+        let sig = KernelSignature::new(
+            "k",
+            vec![
+                Param::tensor_aligned("x", ScalarType::Bf16, vec!["n".into()], 16),
+                Param::tensor_aligned("y", ScalarType::Bf16, vec!["n".into()], 16),
+            ],
+        );
+        // SAFETY: descriptions only; nothing is launched.
+        let (x, mut y) = unsafe {
+            (
+                TensorRef::foreign(desc(0x1000, vec![64])),
+                TensorMut::foreign(desc(0x2000, vec![64])),
+            )
+        };
+        let args: [Arg<'_>; 2] = [x.clone().into(), y.reborrow().into()];
+        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
+        assert_eq!(descs[0], ArgDesc::Tensor(desc(0x1000, vec![64])));
+        let (_, symbols) = check_and_pack(&sig, &descs, 0).expect("aligned, equal shapes");
+        assert_eq!(symbols["n"], 64);
+
+        // SAFETY: as above.
+        let bad = unsafe { TensorMut::foreign(desc(0x2002, vec![64])) };
+        let descs = [x.clone().into(), bad.into()].map(|a: Arg<'_>| a.desc());
+        let err = check_and_pack(&sig, &descs, 0).unwrap_err();
+        assert!(
+            matches!(&err, RuntimeError::Misaligned { param, .. } if param == "y"),
+            "{err}"
+        );
+    }
+}

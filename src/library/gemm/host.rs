@@ -294,8 +294,22 @@ impl Gemm {
         [sa, sb]: [&DeviceTensor<f32>; 2],
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
-        let scales = Scales::PerTensor([sa.into(), sb.into()]);
-        self.run_fp8(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
+        let scales = [sa.into(), sb.into()];
+        self.run_scaled_borrowed(stream, &a.into(), &b.into(), c.into(), scales, epilogue)
+    }
+
+    /// [`Gemm::run_scaled_with`] on memory the caller owns, borrowed as
+    /// [`Gemm::run_borrowed`] borrows it: `scales` = `[sa, sb]`, each `[1]` f32 on the device.
+    pub fn run_scaled_borrowed(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+        scales: [TensorRef<'_>; 2],
+        epilogue: &Fp8Epilogue<'_>,
+    ) -> Result<(), GemmError> {
+        self.run_fp8(stream, (a, b, c), Scales::PerTensor(scales), epilogue)
     }
 
     /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for a block-scaled
@@ -330,8 +344,23 @@ impl Gemm {
         [scale_a, scale_b]: [&DeviceTensor<f32>; 2],
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
-        let scales = Scales::Block([scale_a.into(), scale_b.into()]);
-        self.run_fp8(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
+        let scales = [scale_a.into(), scale_b.into()];
+        self.run_block_scaled_borrowed(stream, &a.into(), &b.into(), c.into(), scales, epilogue)
+    }
+
+    /// [`Gemm::run_block_scaled_with`] on memory the caller owns, borrowed as
+    /// [`Gemm::run_borrowed`] borrows it: `scales` = `[scale_a, scale_b]`, f32 `[ceil(k/128),
+    /// m]` and `[ceil(n/128), ceil(k/128)]` on the device.
+    pub fn run_block_scaled_borrowed(
+        &self,
+        stream: &Arc<CudaStream>,
+        a: &TensorRef<'_>,
+        b: &TensorRef<'_>,
+        c: TensorMut<'_>,
+        scales: [TensorRef<'_>; 2],
+        epilogue: &Fp8Epilogue<'_>,
+    ) -> Result<(), GemmError> {
+        self.run_fp8(stream, (a, b, c), Scales::Block(scales), epilogue)
     }
 
     /// An FP8 launch (no alpha/beta) with its scales and epilogue operands, waiting for a debug

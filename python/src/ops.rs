@@ -1,0 +1,485 @@
+//! The ops: each reads its operands through DLPack ([`crate::operand`]), finds its kernel in
+//! the cache by configuration (built and loaded on the first call), and launches it through
+//! the library's own host code on the stream the operands' framework works on. Outputs are
+//! passed in, allocated by the caller; nothing is copied.
+
+use std::sync::Arc;
+
+use ptx_isa::{ScalarType, ty};
+use ptxkit::library::attention::{Attention, AttentionArgs, AttentionConfig, AttentionShape};
+use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping};
+use ptxkit::library::gemm::{Fp8Epilogue, Gemm, GemmConfig};
+use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::runtime::cuda::CudaStream;
+use ptxkit::runtime::{Arg, Device, JitOptions, TensorDesc, TensorMut, TensorRef};
+use pyo3::prelude::*;
+
+use crate::cache::{self, Key, Loaded};
+use crate::errors::{self, ArgumentError, PtxkitError};
+use crate::operand::{Operand, import};
+
+/// The device and stream one call launches on: the first operand's device, and the stream its
+/// framework lent (torch's current stream) or else the legacy default stream.
+struct Launch {
+    device: Device,
+    stream: Arc<CudaStream>,
+}
+
+impl Launch {
+    /// Places every operand ([`Operand::placed`]) and opens the first one's device.
+    fn of(operands: &mut [&mut Operand]) -> PyResult<Launch> {
+        Operand::placed(operands)?;
+        let Some(first) = operands.first() else {
+            return Err(PtxkitError::new_err("a launch of no operands"));
+        };
+        let device = cache::device(first.desc.device)?;
+        let stream = match first.stream {
+            // SAFETY: the producer's current work stream on the operand's device (the DLPack C
+            // Exchange API), which lives in that device's primary context, the one `device`
+            // holds; the producer keeps it alive while its tensors are in use, and the operands
+            // are ready on it.
+            Some(s) => unsafe { device.context().wrap_borrowed_stream(s as _) },
+            None => device.default_stream(),
+        };
+        Ok(Launch { device, stream })
+    }
+}
+
+/// A tensor the kernel reads.
+fn read(desc: TensorDesc) -> Arg<'static> {
+    // SAFETY: `desc` was read from a live DLPack tensor on `desc.device`, which the Python
+    // caller holds for the call; the launch goes on the stream its framework orders it on.
+    unsafe { TensorRef::foreign(desc) }.into()
+}
+
+/// A tensor the kernel writes.
+fn write(desc: TensorDesc) -> Arg<'static> {
+    // SAFETY: as `read`; the caller passes an output tensor it does not use elsewhere meanwhile.
+    unsafe { TensorMut::foreign(desc) }.into()
+}
+
+fn refuse(msg: String) -> PyErr {
+    ArgumentError::new_err(msg)
+}
+
+/// `desc`'s extents, or an error naming it unless it has `N` dimensions.
+fn dims<const N: usize>(name: &str, desc: &TensorDesc) -> PyResult<[usize; N]> {
+    <[usize; N]>::try_from(desc.shape.as_slice()).map_err(|_| {
+        refuse(format!(
+            "argument `{name}`: shape {:?}; it takes rank {N}",
+            desc.shape
+        ))
+    })
+}
+
+/// `desc` read as `[rows, last]` (`matrix`) or flat (`!matrix`), as the row kernels take it.
+fn reshaped(mut desc: TensorDesc, matrix: bool) -> TensorDesc {
+    let n: usize = desc.shape.iter().product();
+    desc.shape = match desc.shape.last() {
+        Some(&c) if matrix && c > 0 => vec![n / c, c],
+        _ => vec![n],
+    };
+    desc
+}
+
+/// Calls `$body` with `$t` the PTX element type of `$dtype` (f32, f16 or bf16).
+macro_rules! with_elem {
+    ($dtype:expr, $name:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            ScalarType::F32 => {
+                type $t = ty::F32;
+                $body
+            }
+            ScalarType::F16 => {
+                type $t = ty::F16;
+                $body
+            }
+            ScalarType::Bf16 => {
+                type $t = ty::Bf16;
+                $body
+            }
+            other => {
+                return Err(refuse(format!(
+                    "argument `{}`: holds {}; the kernel takes float32, float16 or bfloat16",
+                    $name,
+                    other.name()
+                )));
+            }
+        }
+    };
+}
+
+/// A row op over `x`'s last dimension, every role's tensor given in `tensors` by its name.
+fn rows(op: RowOp, tensors: &[(&'static str, &Bound<'_, PyAny>)]) -> PyResult<()> {
+    let mut operands: Vec<(&str, Operand)> = tensors
+        .iter()
+        .map(|(name, obj)| Ok((*name, import(name, obj)?)))
+        .collect::<PyResult<_>>()?;
+    let launch = Launch::of(&mut operands.iter_mut().map(|(_, o)| o).collect::<Vec<_>>())?;
+    let x = &operands[0].1.desc;
+    let Some(&cols) = x.shape.last() else {
+        return Err(refuse(
+            "argument `x`: a scalar; the kernel takes rows".into(),
+        ));
+    };
+    let cols = u32::try_from(cols).map_err(|_| refuse(format!("argument `x`: {cols} columns")))?;
+    let dtype = x.dtype;
+    let vector = cols.is_multiple_of(RowConfig::vec_for(dtype));
+    let cfg = RowConfig::for_op(op, dtype, cols, vector);
+    let eps = match op {
+        RowOp::RmsNorm { eps } | RowOp::ResidualRmsNorm { eps } | RowOp::LayerNorm { eps } => eps,
+        RowOp::Softmax | RowOp::LogSoftmax => 0.0,
+    };
+    let key = Key::Row {
+        op: op.name(),
+        eps: eps.to_bits(),
+        dtype,
+        cfg,
+        device: launch.device.ordinal(),
+    };
+    let loaded = cache::kernel(key, || {
+        let built =
+            with_elem!(dtype, "x", T => RowKernel::build::<T>(launch.device.target(), op, cfg))
+                .map_err(errors::kernel)?;
+        let k = built.built.load(&launch.device, &JitOptions::default());
+        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+    })?;
+    let Loaded::Kernel(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the row kernel's cache entry is another kernel",
+        ));
+    };
+    let mut args = RowArgs::default();
+    for (name, o) in operands {
+        match name {
+            "x" => args.x = Some(read(reshaped(o.desc, true))),
+            "residual" => args.residual = Some(write(reshaped(o.desc, true))),
+            "w" => args.w = Some(read(o.desc)),
+            "b" => args.b = Some(read(o.desc)),
+            "y" => args.y = Some(write(reshaped(o.desc, true))),
+            "mean" => args.mean = Some(write(reshaped(o.desc, false))),
+            _ => args.rstd = Some(write(reshaped(o.desc, false))),
+        }
+    }
+    let mut args = op.args(args).map_err(|e| refuse(e.to_string()))?;
+    kernel
+        .launch(&launch.stream, &mut args)
+        .map_err(errors::runtime)?;
+    Ok(())
+}
+
+/// `y = x / sqrt(mean(x²) + eps) * w` over `x`'s last dimension.
+#[pyfunction]
+pub fn rms_norm(
+    x: &Bound<'_, PyAny>,
+    w: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    eps: f32,
+) -> PyResult<()> {
+    rows(RowOp::RmsNorm { eps }, &[("x", x), ("w", w), ("y", y)])
+}
+
+/// `residual += x`, then `y = rms_norm(residual, w)`.
+#[pyfunction]
+pub fn residual_rms_norm(
+    x: &Bound<'_, PyAny>,
+    residual: &Bound<'_, PyAny>,
+    w: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    eps: f32,
+) -> PyResult<()> {
+    let tensors = [("x", x), ("residual", residual), ("w", w), ("y", y)];
+    rows(RowOp::ResidualRmsNorm { eps }, &tensors)
+}
+
+/// `y = (x - mean) / sqrt(var + eps) * w + b`, with each row's mean and rstd (f32) written.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm(
+    x: &Bound<'_, PyAny>,
+    w: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+    mean: &Bound<'_, PyAny>,
+    rstd: &Bound<'_, PyAny>,
+    eps: f32,
+) -> PyResult<()> {
+    let tensors = [
+        ("x", x),
+        ("w", w),
+        ("b", b),
+        ("y", y),
+        ("mean", mean),
+        ("rstd", rstd),
+    ];
+    rows(RowOp::LayerNorm { eps }, &tensors)
+}
+
+/// `y = softmax(x)` over `x`'s last dimension.
+#[pyfunction]
+pub fn softmax(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<()> {
+    rows(RowOp::Softmax, &[("x", x), ("y", y)])
+}
+
+/// `y = silu(g) * u` element by element.
+#[pyfunction]
+pub fn swiglu(g: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<()> {
+    let (mut g, mut u, mut y) = (import("g", g)?, import("u", u)?, import("y", y)?);
+    let launch = Launch::of(&mut [&mut g, &mut u, &mut y])?;
+    let dtype = g.desc.dtype;
+    let n: usize = g.desc.shape.iter().product();
+    let vector = n.is_multiple_of(RowConfig::vec_for(dtype) as usize);
+    let key = Key::Swiglu {
+        dtype,
+        vector,
+        device: launch.device.ordinal(),
+    };
+    let loaded = cache::kernel(key, || {
+        let built = with_elem!(dtype, "g", T => build_swiglu::<T>(launch.device.target(), vector))
+            .map_err(errors::kernel)?;
+        let k = built.load(&launch.device, &JitOptions::default());
+        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+    })?;
+    let Loaded::Kernel(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the SwiGLU cache entry is another kernel",
+        ));
+    };
+    let mut args = [
+        read(reshaped(g.desc, false)),
+        read(reshaped(u.desc, false)),
+        write(reshaped(y.desc, false)),
+    ];
+    kernel
+        .launch(&launch.stream, &mut args)
+        .map_err(errors::runtime)?;
+    Ok(())
+}
+
+/// `o = softmax(q·kᵀ·scale [+ causal mask])·v` and each row's log-sum-exp: `q`, `o` `[batch,
+/// seqlen_q, heads, d]`, `k`, `v` `[batch, seqlen_k, kv_heads, d]`, `lse` `[batch, heads,
+/// seqlen_q]` f32.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn attention(
+    q: &Bound<'_, PyAny>,
+    k: &Bound<'_, PyAny>,
+    v: &Bound<'_, PyAny>,
+    o: &Bound<'_, PyAny>,
+    lse: &Bound<'_, PyAny>,
+    scale: f32,
+    causal: bool,
+) -> PyResult<()> {
+    let (mut q, mut k, mut v) = (import("q", q)?, import("k", k)?, import("v", v)?);
+    let (mut o, mut lse) = (import("o", o)?, import("lse", lse)?);
+    let launch = Launch::of(&mut [&mut q, &mut k, &mut v, &mut o, &mut lse])?;
+    let [batch, seqlen_q, heads, head_dim] = dims("q", &q.desc)?;
+    let [_, seqlen_k, kv_heads, _] = dims("k", &k.desc)?;
+    let shape = AttentionShape {
+        batch,
+        seqlen_q,
+        seqlen_k,
+        heads,
+        kv_heads,
+        head_dim,
+    };
+    let cfg = AttentionConfig::for_problem(q.desc.dtype, &shape, causal);
+    let key = Key::Attention(cfg, launch.device.ordinal());
+    let loaded = cache::kernel(key, || {
+        let a = Attention::new(&launch.device, cfg).map_err(errors::attention)?;
+        Ok(Loaded::Attention(a))
+    })?;
+    let Loaded::Attention(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the attention cache entry is another kernel",
+        ));
+    };
+    // SAFETY: as `read` and `write`.
+    let args = unsafe {
+        AttentionArgs {
+            q: TensorRef::foreign(q.desc),
+            k: TensorRef::foreign(k.desc),
+            v: TensorRef::foreign(v.desc),
+            o: TensorMut::foreign(o.desc),
+            lse: TensorMut::foreign(lse.desc),
+            scale,
+            seqs: None,
+        }
+    };
+    kernel
+        .run_borrowed(&launch.stream, args)
+        .map_err(errors::attention)
+}
+
+/// The dense GEMM kernel of `cfg` on the call's device, cached.
+fn dense(launch: &Launch, cfg: GemmConfig) -> PyResult<Arc<Loaded>> {
+    cache::kernel(Key::Gemm(cfg, launch.device.ordinal()), || {
+        Ok(Loaded::Gemm(
+            Gemm::new(&launch.device, cfg).map_err(errors::gemm)?,
+        ))
+    })
+}
+
+/// `(m, n)` of `a` `[m, k]` and `b` `[n, k]`.
+fn mn(a: &Operand, b: &Operand) -> PyResult<(usize, usize)> {
+    let ([m, _], [n, _]) = (dims("a", &a.desc)?, dims("b", &b.desc)?);
+    Ok((m, n))
+}
+
+/// The SM count the GEMM configurations are picked for.
+fn sms(launch: &Launch) -> u32 {
+    launch.device.attributes().sm_count
+}
+
+/// `c = a·bᵀ`: `a` `[m, k]`, `b` `[n, k]`, `c` `[m, n]`, 16-bit.
+#[pyfunction]
+pub fn gemm(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, c: &Bound<'_, PyAny>) -> PyResult<()> {
+    let (mut a, mut b, mut c) = (import("a", a)?, import("b", b)?, import("c", c)?);
+    let launch = Launch::of(&mut [&mut a, &mut b, &mut c])?;
+    let (m, n) = mn(&a, &b)?;
+    let cfg = GemmConfig::for_problem_typed(m, n, sms(&launch), a.desc.dtype, c.desc.dtype);
+    let loaded = dense(&launch, cfg)?;
+    let Loaded::Gemm(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the GEMM cache entry is another kernel",
+        ));
+    };
+    // SAFETY: as `read` and `write`.
+    let (ra, rb, wc) = unsafe {
+        (
+            TensorRef::foreign(a.desc),
+            TensorRef::foreign(b.desc),
+            TensorMut::foreign(c.desc),
+        )
+    };
+    kernel
+        .run_borrowed(&launch.stream, &ra, &rb, wc, None)
+        .map_err(errors::gemm)
+}
+
+/// The 8-bit format `input` names (`e4m3` or `e5m2`).
+fn fp8_format(input: &str) -> PyResult<ScalarType> {
+    match input {
+        "e4m3" => Ok(ScalarType::E4m3),
+        "e5m2" => Ok(ScalarType::E5m2),
+        other => Err(refuse(format!(
+            "argument `input`: `{other}`; the 8-bit formats are `e4m3` and `e5m2`"
+        ))),
+    }
+}
+
+/// An 8-bit operand read as `format`: one DLPack gives in that format, or its bytes (uint8; a
+/// DLPack before 1.1 has no 8-bit float codes).
+fn fp8_operand(name: &str, obj: &Bound<'_, PyAny>, format: ScalarType) -> PyResult<Operand> {
+    let mut o = import(name, obj)?;
+    match o.desc.dtype {
+        ScalarType::U8 => o.desc.dtype = format,
+        t if t == format => {}
+        t => {
+            return Err(refuse(format!(
+                "argument `{name}`: holds {}; the call takes {} (or its bytes as uint8)",
+                t.name(),
+                format.name()
+            )));
+        }
+    }
+    Ok(o)
+}
+
+/// The FP8 GEMMs: `a` `[m, k]`, `b` `[n, k]` 8-bit (`input` names the format), `c` `[m, n]`
+/// 16-bit. Per-tensor (`block` false): `c = sa·sb·a·bᵀ`, `scale_a`, `scale_b` `[1]` f32 on the
+/// device. Block-scaled (`block`, DeepSeek-V3's scales): `scale_a` `[ceil(k/128), m]` and
+/// `scale_b` `[ceil(n/128), ceil(k/128)]` f32.
+#[pyfunction]
+#[pyo3(signature = (a, b, c, scale_a, scale_b, input, block = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_fp8(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    c: &Bound<'_, PyAny>,
+    scale_a: &Bound<'_, PyAny>,
+    scale_b: &Bound<'_, PyAny>,
+    input: &str,
+    block: bool,
+) -> PyResult<()> {
+    let format = fp8_format(input)?;
+    let (mut a, mut b) = (fp8_operand("a", a, format)?, fp8_operand("b", b, format)?);
+    let mut c = import("c", c)?;
+    let (mut sa, mut sb) = (import("scale_a", scale_a)?, import("scale_b", scale_b)?);
+    let launch = Launch::of(&mut [&mut a, &mut b, &mut c, &mut sa, &mut sb])?;
+    let (m, n) = mn(&a, &b)?;
+    let pick = if block {
+        GemmConfig::fp8_block
+    } else {
+        GemmConfig::fp8
+    };
+    let loaded = dense(&launch, pick(m, n, sms(&launch), format, c.desc.dtype))?;
+    let Loaded::Gemm(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the GEMM cache entry is another kernel",
+        ));
+    };
+    // SAFETY: as `read` and `write`.
+    let (ra, rb, wc, scales) = unsafe {
+        (
+            TensorRef::foreign(a.desc),
+            TensorRef::foreign(b.desc),
+            TensorMut::foreign(c.desc),
+            [TensorRef::foreign(sa.desc), TensorRef::foreign(sb.desc)],
+        )
+    };
+    let epilogue = Fp8Epilogue::default();
+    let run = if block {
+        Gemm::run_block_scaled_borrowed
+    } else {
+        Gemm::run_scaled_borrowed
+    };
+    run(kernel, &launch.stream, &ra, &rb, wc, scales, &epilogue).map_err(errors::gemm)
+}
+
+/// The grouped GEMM over contiguous groups: `a` `[m_total, k]`, `b` `[groups, n, k]`, `offs`
+/// int32 `[groups]` (each group's cumulative row end), `c` `[m_total, n]`; `c`'s rows of group
+/// `g` are `a`'s rows of group `g` times `b[g]ᵀ`.
+#[pyfunction]
+pub fn grouped_gemm(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    offs: &Bound<'_, PyAny>,
+    c: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (mut a, mut b) = (import("a", a)?, import("b", b)?);
+    let (mut offs, mut c) = (import("offs", offs)?, import("c", c)?);
+    let launch = Launch::of(&mut [&mut a, &mut b, &mut offs, &mut c])?;
+    let [m, _] = dims("a", &a.desc)?;
+    let [groups, n, _] = dims("b", &b.desc)?;
+    let per_group = m / groups.max(1);
+    let cfg = GemmConfig::grouped(
+        Grouping::Contiguous,
+        groups,
+        per_group,
+        n,
+        sms(&launch),
+        a.desc.dtype,
+    );
+    let loaded = cache::kernel(Key::Grouped(cfg, launch.device.ordinal()), || {
+        let g = GroupedGemm::new(&launch.device, cfg).map_err(errors::grouped)?;
+        Ok(Loaded::Grouped(g))
+    })?;
+    let Loaded::Grouped(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the grouped GEMM cache entry is another kernel",
+        ));
+    };
+    // SAFETY: as `read` and `write`.
+    let (ra, rb, ro, wc) = unsafe {
+        (
+            TensorRef::foreign(a.desc),
+            TensorRef::foreign(b.desc),
+            TensorRef::foreign(offs.desc),
+            TensorMut::foreign(c.desc),
+        )
+    };
+    kernel
+        .run(&launch.stream, &ra, &rb, &ro, wc)
+        .map_err(errors::grouped)
+}
