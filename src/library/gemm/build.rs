@@ -1173,6 +1173,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         }
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
+        let epilogue = self.tile_epilogue(k)?;
         schedule.for_each_tile(k, |k, tile| {
             let promotion = match &block {
                 Some((scales, part, pipelined, offsets, row_of, chunk_of, row0)) => {
@@ -1204,6 +1205,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 }
                 None => None,
             };
+            if tile.group.is_none() {
+                // The epilogue's tensor reads go to L2 while the mainloop runs.
+                let at = self.fragment_at(None, tile, cw, lt);
+                let row_multiple = if self.cfg.tma_store { 8 } else { 1 };
+                epilogue.prefetch(k, &at, WarpSpecialized::WARPGROUP, row_multiple)?;
+            }
             self.mainloop(k, &ring, cw, leader, &acc, promotion.as_ref())?;
             self.epilogue(k, tile, cw, lt, &acc)
         })?;
