@@ -91,6 +91,7 @@ fn every_selftest_name_is_an_entry() {
             "tile_wgmma_regs_a",
             "tile_bulk_cluster",
             "tile_epilogue",
+            "gemm_epilogue",
             "row_kernels",
             "row_kernels_packed",
             "bad_launches",

@@ -14,7 +14,7 @@
 //! let ptx = k.finish()?.ptx().to_string();
 //! assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 24;"));
 //! assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
-//! //! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
 use ptx_isa::builder::CmpOp;

@@ -23,7 +23,7 @@
 //! k.thread_id([32])?;
 //! // 128 x 128 tiles in bands of 8 row tiles.
 //! let tiles = GridSchedule::new(&mut k, Expr::ceil_div(m, 128), Expr::ceil_div(n, 128), 8, None)?;
-//! tiles.for_each_tile(&mut k, |k, t| k.store(&out, [t.row.into(), t.col.into()], 1u32))?;
+//! tiles.for_each_tile(&mut k, |k, t| k.store(&out, [t.row, t.col], 1u32))?;
 //! assert!(k.finish()?.launch_spec().persistent.is_some());
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
