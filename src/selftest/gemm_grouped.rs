@@ -227,7 +227,7 @@ fn ragged(ctx: &mut GpuCtx, max: u64) -> Vec<usize> {
 }
 
 /// Runs every case of `grouping`; the report's error is the worst relative Frobenius error.
-fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
+pub fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
     let bench = bench_configs(grouping);
     let (large, narrow) = (bench[0], bench[4]);
     let registers_odd = registers_odd(large);
@@ -328,7 +328,7 @@ impl Tally {
 
 /// Runs every block-scaled FP8 case of `grouping`; the report's error is the worst relative
 /// Frobenius error against the f64 reference.
-fn run_block_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
+pub fn run_block_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
     let bench = fp8_bench_configs(grouping);
     // Pipelined (128 wide), not pipelined, the 64-wide tile (pipelined).
     let (pp, plain, narrow) = (bench[0], bench[1], bench[4]);
@@ -485,24 +485,4 @@ fn refusals(ctx: &mut GpuCtx, cfg: GemmConfig) -> Result<(), GpuCheckError> {
         }
     }
     Ok(())
-}
-
-/// The contiguous form (`offs`).
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    run_form(ctx, Grouping::Contiguous)
-}
-
-/// The masked form (`counts`).
-pub fn run_masked(ctx: &mut GpuCtx) -> RunResult {
-    run_form(ctx, Grouping::Masked)
-}
-
-/// The block-scaled FP8 contiguous form (`offs`, `scale_a` by A's global row).
-pub fn run_fp8_block(ctx: &mut GpuCtx) -> RunResult {
-    run_block_form(ctx, Grouping::Contiguous)
-}
-
-/// The block-scaled FP8 masked form (`counts`, `scale_a` `[G, kb, M_cap]`).
-pub fn run_fp8_block_masked(ctx: &mut GpuCtx) -> RunResult {
-    run_block_form(ctx, Grouping::Masked)
 }
