@@ -21,8 +21,7 @@ use ptx_isa::ScalarType;
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::library::gemm::check::{CheckResult, FP8_RANGE, random_values};
-use crate::library::gemm::check_block::{Codec, random_scales};
-use crate::library::gemm::grouped::reference::BlockGrouped;
+use crate::library::gemm::check_block::{BlockOperands, Codec, random_scales};
 use crate::library::gemm::grouped::{
     GroupedGemm, GroupedGemmError, Grouping, bench_configs, fp8_bench_configs, offs, reference,
 };
@@ -185,7 +184,7 @@ fn run_block_case<I: Element + Copy>(
         TensorMut::from(&mut c),
     )?;
     let got: Vec<bf16> = c.to_host(&stream)?;
-    let p = BlockGrouped {
+    let p = BlockOperands {
         a: &af,
         b: &bf,
         sa: &sa,
