@@ -18,7 +18,7 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
-use ptxkit::library::gemm::{Gemm, GemmConfig};
+use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 
@@ -26,16 +26,7 @@ use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 fn shapes() -> Vec<(usize, usize, usize)> {
     let mut s = vec![(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
     for m in [64, 128, 4096] {
-        for (n, k) in [
-            (2112, 7168),
-            (24576, 1536),
-            (32768, 512),
-            (7168, 16384),
-            (4096, 7168),
-            (7168, 2048),
-        ] {
-            s.push((m, n, k));
-        }
+        s.extend(DEEPSEEK_V3_NK.iter().map(|&(n, k)| (m, n, k)));
     }
     s
 }
@@ -130,21 +121,20 @@ fn main() {
             (4096, 4096, 4096),
         ),
     ];
-    for (i, (cfg, (m, n, k))) in checks.into_iter().enumerate() {
-        let checked = loaded(&mut kernels, &device, cfg)
-            .and_then(|g| check::check_fp8(&stream, &lt, g, (m, n, k), 100 + i as u64));
-        match checked {
-            Ok(r) => println!(
-                "ours {} vs cuBLASLt FP8 promoted (f32 D) {m}x{n}x{k}: rel error {:.2e} (cuBLASLt fast {:.2e}), {} unwritten {}",
+    check::print_checks(
+        "ours",
+        |g, shape, seed| check::check_fp8(&stream, &lt, g, shape, seed),
+        |cfg, (m, n, k), r| {
+            format!(
+                "ours {} vs cuBLASLt FP8 promoted (f32 D) {m}x{n}x{k}: rel error {:.2e} (cuBLASLt fast {:.2e})",
                 cfg.name(),
                 r.rel_error,
-                r.cublas_rel_error,
-                r.unwritten,
-                if r.passed() { "PASS" } else { "FAIL" }
-            ),
-            Err(e) => println!("ours {} {m}x{n}x{k}: FAIL {e}", cfg.name()),
-        }
-    }
+                r.cublas_rel_error
+            )
+        },
+        (&mut kernels, &device),
+        checks,
+    );
     println!(
         "\n| shape | ours FP8 TFLOP/s | cuBLASLt FP8 fast | cuBLASLt FP8 promoted | ours / fast | cuBLAS bf16 | our config |\n| --- | --- | --- | --- | --- | --- | --- |"
     );

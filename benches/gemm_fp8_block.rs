@@ -27,7 +27,7 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::{Gemm, GemmConfig};
+use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::CudaSlice;
 use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 
@@ -35,16 +35,7 @@ use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 fn shapes() -> Vec<(usize, usize, usize)> {
     let mut s = vec![(8192, 8192, 8192), (4096, 4096, 4096), (6144, 6144, 6144)];
     for m in [4096, 128, 64] {
-        for (n, k) in [
-            (2112, 7168),
-            (24576, 1536),
-            (32768, 512),
-            (7168, 16384),
-            (4096, 7168),
-            (7168, 2048),
-        ] {
-            s.push((m, n, k));
-        }
+        s.extend(DEEPSEEK_V3_NK.iter().map(|&(n, k)| (m, n, k)));
     }
     s
 }
@@ -86,20 +77,19 @@ fn main() {
             GemmConfig::fp8_block(64, 2112, sms, e4m3, out),
             (64, 2112, 7168),
         ));
-        for (i, (cfg, (m, n, k))) in checks.into_iter().enumerate() {
-            let checked = loaded(&mut kernels, &device, cfg)
-                .and_then(|g| check_block(&stream, g, (m, n, k), 100 + i as u64));
-            match checked {
-                Ok(r) => println!(
-                    "check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}, {} unwritten {}",
+        check::print_checks(
+            "check",
+            |g, shape, seed| check_block(&stream, g, shape, seed),
+            |cfg, (m, n, k), r| {
+                format!(
+                    "check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
                     cfg.name(),
-                    r.rel_error,
-                    r.unwritten,
-                    if r.passed() { "PASS" } else { "FAIL" }
-                ),
-                Err(e) => println!("check {} {m}x{n}x{k}: FAIL {e}", cfg.name()),
-            }
-        }
+                    r.rel_error
+                )
+            },
+            (&mut kernels, &device),
+            checks,
+        );
     }
     println!(
         "\n| shape | block FP8 best TFLOP/s | best config | block default | per-tensor FP8 (ours) | cuBLASLt FP8 fast | bf16 (ours) | best / bf16 |\n| --- | --- | --- | --- | --- | --- | --- | --- |"

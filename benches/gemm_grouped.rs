@@ -22,7 +22,9 @@ use std::sync::Arc;
 use cudarc::cublas::{CudaBlas, Gemm as _};
 use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, median_ms, random_values};
-use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping, bench_configs, fp8_bench_configs};
+use ptxkit::library::gemm::grouped::{
+    GroupedGemm, Grouping, bench_configs, fp8_bench_configs, offs,
+};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream, DeviceRepr, DriverError};
 use ptxkit::runtime::{E4m3, TensorMut, TensorRef};
 
@@ -139,15 +141,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut table = Vec::new();
     for case in &cases {
         let (groups, rows) = (case.sizes.len(), case.sizes.iter().sum::<usize>());
-        let offs: Vec<i32> = case
-            .sizes
-            .iter()
-            .scan(0i32, |e, &s| {
-                *e += s as i32;
-                Some(*e)
-            })
-            .collect();
-        let d_offs = stream.clone_htod(&offs)?;
+        let d_offs = stream.clone_htod(&offs(&case.sizes))?;
         let flops = 2.0 * rows as f64 * N as f64 * K as f64;
         let iters = if flops > 2e11 { 10 } else { 30 };
         let a_view = a.slice(..rows * K);
@@ -349,15 +343,7 @@ fn fp8_block(
     let mut table = Vec::new();
     for case in cases {
         let rows = case.sizes.iter().sum::<usize>();
-        let offs: Vec<i32> = case
-            .sizes
-            .iter()
-            .scan(0i32, |e, &s| {
-                *e += s as i32;
-                Some(*e)
-            })
-            .collect();
-        let d_offs = stream.clone_htod(&offs)?;
+        let d_offs = stream.clone_htod(&offs(&case.sizes))?;
         let flops = 2.0 * rows as f64 * N as f64 * K as f64;
         let a_view = a.slice(..rows * K);
         let sa_view = sa.slice(..kb * rows);

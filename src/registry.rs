@@ -201,7 +201,9 @@ static REGISTRY: &[Entry] = &[
         )
     },
     Entry {
-        selftest: Some(Selftest::InProcess(crate::selftest::gemm_grouped::run)),
+        selftest: Some(Selftest::InProcess(|ctx| {
+            crate::selftest::gemm_grouped::run_form(ctx, gemm::Grouping::Contiguous)
+        })),
         ..lib(
             "gemm_grouped",
             "grouped bf16 C_g = A_g·B_gᵀ over offs (MoE), B [G, N, K], one persistent launch, 128x256x64 tiles (sm_90a); its check: empty and 1-row groups, tiles ending inside a group, G = 1, N/K edges, both epilogues, against an f32 reference",
@@ -210,9 +212,9 @@ static REGISTRY: &[Entry] = &[
         )
     },
     Entry {
-        selftest: Some(Selftest::InProcess(
-            crate::selftest::gemm_grouped::run_masked,
-        )),
+        selftest: Some(Selftest::InProcess(|ctx| {
+            crate::selftest::gemm_grouped::run_form(ctx, gemm::Grouping::Masked)
+        })),
         ..lib(
             "gemm_grouped_masked",
             "masked grouped bf16 GEMM (decoding): A [G, M_cap, K], counts [G], rows past a count not written (sm_90a); its check: against an f32 reference, the rows past each count still poisoned",
@@ -221,9 +223,9 @@ static REGISTRY: &[Entry] = &[
         )
     },
     Entry {
-        selftest: Some(Selftest::InProcess(
-            crate::selftest::gemm_grouped::run_fp8_block,
-        )),
+        selftest: Some(Selftest::InProcess(|ctx| {
+            crate::selftest::gemm_grouped::run_block_form(ctx, gemm::Grouping::Contiguous)
+        })),
         ..lib(
             "gemm_grouped_fp8_block",
             "grouped block-scaled FP8 (DeepSeek-V3 scales: scale_a [K/128, M_total] by global row, scale_b [G, N/128, K/128]) over offs, e4m3 in, bf16 out, 128x128x128 tiles, pipelined promotion (sm_90a); its check: empty and 1-row groups, both promotions, 64/128 tiles, odd and partial k-blocks, both epilogues, e5m2, against an f64 reference",
@@ -232,9 +234,9 @@ static REGISTRY: &[Entry] = &[
         )
     },
     Entry {
-        selftest: Some(Selftest::InProcess(
-            crate::selftest::gemm_grouped::run_fp8_block_masked,
-        )),
+        selftest: Some(Selftest::InProcess(|ctx| {
+            crate::selftest::gemm_grouped::run_block_form(ctx, gemm::Grouping::Masked)
+        })),
         ..lib(
             "gemm_grouped_fp8_block_masked",
             "masked grouped block-scaled FP8 (decoding): A [G, M_cap, K], scale_a [G, K/128, M_cap], counts [G] (sm_90a); its check: against an f64 reference, the rows past each count still poisoned",

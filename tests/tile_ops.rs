@@ -841,15 +841,7 @@ fn wgmma_case(
 /// refuses an extent.
 #[test]
 fn wgmma_skips_the_k_steps_past_a_run_time_extent() {
-    let text = wgmma_case(
-        "wgmma_rs_k_extent",
-        env(Target::Sm90a),
-        128,
-        p_regs,
-        |e| slabs(e, 64, 128).transposed().unwrap(),
-        Accumulate::Yes,
-        true,
-    );
+    let text = p_v_case("wgmma_rs_k_extent", true);
     // Paths of 1, 2, 3 and 4 k-steps: 10 wgmmas in 4 groups, 3 branches on the extent.
     assert_eq!(text.matches("wgmma.mma_async").count(), 10);
     assert_eq!(text.matches("wgmma.fence").count(), 4);
@@ -874,6 +866,21 @@ fn wgmma_skips_the_k_steps_past_a_run_time_extent() {
     };
     let err = run(e, op, ExecScope::Thread, None).unwrap_err();
     assert!(err.contains("run-time K extent"), "{err}");
+}
+
+/// `O += P·V` as an attention kernel issues it ([`wgmma_case`] named `name`, over a run-time K
+/// extent when `k_extent`): A the registers of [`p_regs`], B the transpose of a `[64, 128]`
+/// slabbed shared tile ([`slabs`]).
+fn p_v_case(name: &str, k_extent: bool) -> String {
+    wgmma_case(
+        name,
+        env(Target::Sm90a),
+        128,
+        p_regs,
+        |e| slabs(e, 64, 128).transposed().unwrap(),
+        Accumulate::Yes,
+        k_extent,
+    )
 }
 
 /// An attention's `P` for `P·V` over four k16 steps: sixteen bf16x2 registers in the m64n64
@@ -903,15 +910,7 @@ fn slabs(e: &Env, rows: u32, cols: u32) -> TileRef {
 /// slab on). A B whose layout is neither is refused.
 #[test]
 fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
-    let text = wgmma_case(
-        "wgmma_rs_mn_major",
-        env(Target::Sm90a),
-        128,
-        p_regs,
-        |e| slabs(e, 64, 128).transposed().unwrap(),
-        Accumulate::Yes,
-        false,
-    );
+    let text = p_v_case("wgmma_rs_mn_major", false);
     let mmas: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("wgmma.mma_async"))

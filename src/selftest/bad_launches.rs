@@ -35,13 +35,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let ints = ctx.upload(&vec![1u32; n], &[n])?;
     let mut c = ctx.poisoned(&[n])?;
     let mut lines = Vec::new();
-
+    let vadd_launch = |args: &mut [Arg<'_>]| vadd.launch(&ctx.stream, args);
     lines.push(refused(
         "shape (b has n-1)",
-        vadd.launch(
-            &ctx.stream,
-            &mut [(&a).into(), (&short).into(), (&mut c).into()],
-        ),
+        vadd_launch(&mut [(&a).into(), (&short).into(), (&mut c).into()]),
         |e| matches!(e, RuntimeError::SymbolMismatch { .. }),
     )?);
     let hx = ctx.rng.vec_f32(8 * 32);
@@ -57,10 +54,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     )?);
     lines.push(refused(
         "dtype (u32 for f32)",
-        vadd.launch(
-            &ctx.stream,
-            &mut [(&ints).into(), (&a).into(), (&mut c).into()],
-        ),
+        vadd_launch(&mut [(&ints).into(), (&a).into(), (&mut c).into()]),
         |e| matches!(e, RuntimeError::ArgDtype { .. }),
     )?);
     let desc = TensorMapDesc::row_major(TensorMapDType::F32, a.addr() + 4, &[8, 100], &[8, 32])

@@ -14,17 +14,19 @@
 //! promotion, 128- and 64-wide tiles, odd and even k-tile counts, a partial last k-block, both
 //! epilogues; then scales of the wrong shape, a missing one and an 8-bit K of 8 refused.
 
+use std::sync::Arc;
+
 use half::bf16;
 use ptx_isa::ScalarType;
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::library::gemm::check::{CheckResult, FP8_RANGE, random_values};
-use crate::library::gemm::check_block::{Codec, random_scales};
-use crate::library::gemm::grouped::reference::BlockGrouped;
+use crate::library::gemm::check_block::{BlockOperands, Codec, random_scales};
 use crate::library::gemm::grouped::{
-    GroupedGemm, GroupedGemmError, Grouping, bench_configs, fp8_bench_configs, reference,
+    GroupedGemm, GroupedGemmError, Grouping, bench_configs, fp8_bench_configs, offs, reference,
 };
 use crate::library::gemm::{GemmConfig, GemmError, SCALE_BLOCK};
+use crate::runtime::cuda::CudaStream;
 use crate::runtime::{DeviceTensor, E4m3, E5m2, Element, TensorMut, TensorRef};
 
 /// One case's outcome.
@@ -56,17 +58,8 @@ fn run_case(
     };
     let (ah, af) = round(random_values(a_rows * k, ctx.rng.next_u64()));
     let (bh, bf) = round(random_values(groups * n * k, ctx.rng.next_u64()));
-    let (a_shape, c_shape) = if masked {
-        (vec![groups, m, k], vec![groups, m, n])
-    } else {
-        (vec![m, k], vec![m, n])
-    };
     let stream = ctx.stream.clone();
-    let a = DeviceTensor::from_host(&stream, &ah, a_shape)?;
-    let b = DeviceTensor::from_host(&stream, &bh, vec![groups, n, k])?;
-    let r = DeviceTensor::from_host(&stream, rows, vec![groups])?;
-    let poison = vec![bf16::from_bits(0xFFFF); a_rows * n];
-    let mut c = DeviceTensor::from_host(&stream, &poison, c_shape)?;
+    let Operands { a, b, r, mut c } = upload(&stream, (&ah, &bh), rows, masked, (m, n, k))?;
     gemm.run(
         &stream,
         &TensorRef::from(&a),
@@ -81,6 +74,38 @@ fn run_case(
         reference::contiguous(&af, &bf, rows, n, k)
     };
     Ok(compare(&got, want.into_iter().map(f64::from)))
+}
+
+/// A case's operands on the device: A, B, the row array and C, poisoned with the NaN `0xFFFF`.
+struct Operands<I: Element> {
+    a: DeviceTensor<I>,
+    b: DeviceTensor<I>,
+    r: DeviceTensor<i32>,
+    c: DeviceTensor<bf16>,
+}
+
+/// Uploads a case's A and B (`[m, k]` and `[G, n, k]`, A `[G, m, k]` when `masked`), its row
+/// array (`offs` or `counts`, G of them) and a poisoned C (`[m, n]`, or `[G, m, n]`).
+fn upload<I: Element + Copy>(
+    stream: &Arc<CudaStream>,
+    (ah, bh): (&[I], &[I]),
+    rows: &[i32],
+    masked: bool,
+    (m, n, k): (usize, usize, usize),
+) -> Result<Operands<I>, GpuCheckError> {
+    let groups = rows.len();
+    let (a_shape, c_shape) = if masked {
+        (vec![groups, m, k], vec![groups, m, n])
+    } else {
+        (vec![m, k], vec![m, n])
+    };
+    let poison = vec![bf16::from_bits(0xFFFF); c_shape.iter().product()];
+    Ok(Operands {
+        a: DeviceTensor::from_host(stream, ah, a_shape)?,
+        b: DeviceTensor::from_host(stream, bh, vec![groups, n, k])?,
+        r: DeviceTensor::from_host(stream, rows, vec![groups])?,
+        c: DeviceTensor::from_host(stream, &poison, c_shape)?,
+    })
 }
 
 /// C as the kernel left it (poisoned with the NaN `0xFFFF` first) against the reference, whose
@@ -140,19 +165,15 @@ fn run_block_case<I: Element + Copy>(
     let (kb, nb) = (k.div_ceil(block), n.div_ceil(block));
     let sa = random_scales(kb * a_rows, ctx.rng.next_u64());
     let sb = random_scales(groups * nb * kb, ctx.rng.next_u64());
-    let (a_shape, sa_shape, c_shape) = if masked {
-        (vec![groups, m, k], vec![groups, kb, m], vec![groups, m, n])
+    let sa_shape = if masked {
+        vec![groups, kb, m]
     } else {
-        (vec![m, k], vec![kb, m], vec![m, n])
+        vec![kb, m]
     };
     let stream = ctx.stream.clone();
-    let a = DeviceTensor::from_host(&stream, &ah, a_shape)?;
-    let b = DeviceTensor::from_host(&stream, &bh, vec![groups, n, k])?;
-    let r = DeviceTensor::from_host(&stream, rows, vec![groups])?;
+    let Operands { a, b, r, mut c } = upload(&stream, (&ah, &bh), rows, masked, (m, n, k))?;
     let sa_d = DeviceTensor::from_host(&stream, &sa, sa_shape)?;
     let sb_d = DeviceTensor::from_host(&stream, &sb, vec![groups, nb, kb])?;
-    let poison = vec![bf16::from_bits(0xFFFF); a_rows * n];
-    let mut c = DeviceTensor::from_host(&stream, &poison, c_shape)?;
     gemm.run_block_scaled(
         &stream,
         &TensorRef::from(&a),
@@ -163,7 +184,7 @@ fn run_block_case<I: Element + Copy>(
         TensorMut::from(&mut c),
     )?;
     let got: Vec<bf16> = c.to_host(&stream)?;
-    let p = BlockGrouped {
+    let p = BlockOperands {
         a: &af,
         b: &bf,
         sa: &sa,
@@ -177,38 +198,39 @@ fn run_block_case<I: Element + Copy>(
     Ok(compare(&got, want))
 }
 
-/// The cumulative ends of groups of `sizes` rows.
-fn offs(sizes: &[usize]) -> Vec<i32> {
-    sizes
-        .iter()
-        .scan(0i32, |end, &s| {
-            *end += s as i32;
-            Some(*end)
+/// A case: configuration, group sizes (contiguous) or counts (masked), the capacity (masked),
+/// n, k.
+type Case = (GemmConfig, Vec<usize>, Option<usize>, usize, usize);
+
+/// `cfg` with the register epilogue, odd N allowed, at its deepest ring.
+fn registers_odd(cfg: GemmConfig) -> GemmConfig {
+    GemmConfig {
+        tma_store: false,
+        n_even: false,
+        ..cfg
+    }
+    .deepest()
+}
+
+/// Sixteen random group sizes below `max`, every fifth group empty.
+fn ragged(ctx: &mut GpuCtx, max: u64) -> Vec<usize> {
+    (0..16)
+        .map(|g| {
+            if g % 5 == 4 {
+                0
+            } else {
+                (ctx.rng.next_u64() % max) as usize
+            }
         })
         .collect()
 }
 
 /// Runs every case of `grouping`; the report's error is the worst relative Frobenius error.
-fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
+pub fn run_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
     let bench = bench_configs(grouping);
     let (large, narrow) = (bench[0], bench[4]);
-    let registers_odd = GemmConfig {
-        tma_store: false,
-        n_even: false,
-        ..large
-    }
-    .deepest();
-    let ragged: Vec<usize> = (0..16)
-        .map(|g| {
-            if g % 5 == 4 {
-                0
-            } else {
-                (ctx.rng.next_u64() % 300) as usize
-            }
-        })
-        .collect();
-    // (configuration, group sizes (contiguous) or counts and capacity (masked), n, k)
-    type Case = (GemmConfig, Vec<usize>, Option<usize>, usize, usize);
+    let registers_odd = registers_odd(large);
+    let ragged = ragged(ctx, 300);
     let cases: Vec<Case> = match grouping {
         Grouping::Masked => vec![
             (large, vec![0, 200, 77, 129], Some(200), 264, 136),
@@ -305,32 +327,17 @@ impl Tally {
 
 /// Runs every block-scaled FP8 case of `grouping`; the report's error is the worst relative
 /// Frobenius error against the f64 reference.
-fn run_block_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
+pub fn run_block_form(ctx: &mut GpuCtx, grouping: Grouping) -> RunResult {
     let bench = fp8_bench_configs(grouping);
     // Pipelined (128 wide), not pipelined, the 64-wide tile (pipelined).
     let (pp, plain, narrow) = (bench[0], bench[1], bench[4]);
-    let registers_odd = GemmConfig {
-        tma_store: false,
-        n_even: false,
-        ..pp
-    }
-    .deepest();
+    let registers_odd = registers_odd(pp);
     let e5 = GemmConfig {
         input: ScalarType::E5m2,
         ..plain
     };
-    let ragged: Vec<usize> = (0..16)
-        .map(|g| {
-            if g % 5 == 4 {
-                0
-            } else {
-                (ctx.rng.next_u64() % 200) as usize
-            }
-        })
-        .collect();
-    // (configuration, group sizes or counts, capacity (masked), n, k): k-tile counts 3 (272 =
-    // 2 x 128 + 16, a partial last k-block), 4, 5, 1, 2, 9.
-    type Case = (GemmConfig, Vec<usize>, Option<usize>, usize, usize);
+    let ragged = ragged(ctx, 200);
+    // k-tile counts 3 (272 = 2 x 128 + 16, a partial last k-block), 4, 5, 1, 2, 9.
     let cases: Vec<Case> = match grouping {
         Grouping::Masked => vec![
             (pp, vec![0, 200, 77, 129], Some(200), 264, 272),
@@ -477,24 +484,4 @@ fn refusals(ctx: &mut GpuCtx, cfg: GemmConfig) -> Result<(), GpuCheckError> {
         }
     }
     Ok(())
-}
-
-/// The contiguous form (`offs`).
-pub fn run(ctx: &mut GpuCtx) -> RunResult {
-    run_form(ctx, Grouping::Contiguous)
-}
-
-/// The masked form (`counts`).
-pub fn run_masked(ctx: &mut GpuCtx) -> RunResult {
-    run_form(ctx, Grouping::Masked)
-}
-
-/// The block-scaled FP8 contiguous form (`offs`, `scale_a` by A's global row).
-pub fn run_fp8_block(ctx: &mut GpuCtx) -> RunResult {
-    run_block_form(ctx, Grouping::Contiguous)
-}
-
-/// The block-scaled FP8 masked form (`counts`, `scale_a` `[G, kb, M_cap]`).
-pub fn run_fp8_block_masked(ctx: &mut GpuCtx) -> RunResult {
-    run_block_form(ctx, Grouping::Masked)
 }

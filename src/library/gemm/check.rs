@@ -85,6 +85,30 @@ pub fn loaded<'a>(
     })
 }
 
+/// Checks our kernel (from `kernels`, loaded on `device`) for each `(configuration, shape)` of `checks` with `check`
+/// (seed 100 + its index) and prints a line each: `describe`'s account of the result at that
+/// shape, its unwritten count and PASS or FAIL; or `{label} {configuration} {m}x{n}x{k}: FAIL`
+/// and the error.
+pub fn print_checks(
+    label: &str,
+    mut check: impl FnMut(&Gemm, (usize, usize, usize), u64) -> Result<CheckResult, CheckError>,
+    describe: impl Fn(&GemmConfig, (usize, usize, usize), &CheckResult) -> String,
+    (kernels, device): (&mut std::collections::HashMap<GemmConfig, Gemm>, &Device),
+    checks: impl IntoIterator<Item = (GemmConfig, (usize, usize, usize))>,
+) {
+    for (i, (cfg, (m, n, k))) in checks.into_iter().enumerate() {
+        match loaded(kernels, device, cfg).and_then(|g| check(g, (m, n, k), 100 + i as u64)) {
+            Ok(r) => println!(
+                "{}, {} unwritten {}",
+                describe(&cfg, (m, n, k), &r),
+                r.unwritten,
+                if r.passed() { "PASS" } else { "FAIL" }
+            ),
+            Err(e) => println!("{label} {} {m}x{n}x{k}: FAIL {e}", cfg.name()),
+        }
+    }
+}
+
 /// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
 /// terms `Cᵀ = B·Aᵀ`, so B is the transposed first operand.
 pub fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {

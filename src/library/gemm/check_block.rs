@@ -73,7 +73,8 @@ impl HostProblem {
 
 /// One block-scaled problem's host values, decoded to f32, as [`reference_row`] reads them:
 /// A `[m, k]`, B `[n, k]`, `sa` `[ceil(k/128), m]`, `sb` `[ceil(n/128), ceil(k/128)]` (a grouped
-/// GEMM's group is one: its rows of A, its B and its scales).
+/// GEMM's group is one: its rows of A, its B and its scales; the grouped references
+/// ([`super::grouped::reference::contiguous_block`]) take every group's, stacked).
 #[derive(Debug, Clone, Copy)]
 pub struct BlockOperands<'a> {
     /// A `[m, k]`.

@@ -19,32 +19,36 @@ use half::bf16;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{E4m3, E5m2};
 
-/// The FP8 element types cuBLASLt multiplies.
-pub trait Fp8Elem: cudarc::driver::DeviceRepr {
+/// An element type of the baseline's operands, with its `cudaDataType`.
+pub trait LtType: cudarc::driver::DeviceRepr {
     /// Its `cudaDataType`.
     const TYPE: sys::cudaDataType;
 }
 
-impl Fp8Elem for E4m3 {
-    const TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_8F_E4M3;
-}
-
-impl Fp8Elem for E5m2 {
-    const TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_8F_E5M2;
-}
+/// The FP8 element types cuBLASLt multiplies.
+pub trait Fp8Elem: LtType {}
 
 /// The output element types of the baseline.
-pub trait Fp8Out: cudarc::driver::DeviceRepr {
-    /// Its `cudaDataType`.
-    const TYPE: sys::cudaDataType;
+pub trait Fp8Out: LtType {}
+
+/// Implements [`LtType`] with its `cudaDataType` and the role trait (`Fp8Elem` or `Fp8Out`) for
+/// each listed type.
+macro_rules! lt_types {
+    ($($ty:ty: $role:ident = $code:ident),+ $(,)?) => {
+        $(
+            impl LtType for $ty {
+                const TYPE: sys::cudaDataType = sys::cudaDataType::$code;
+            }
+            impl $role for $ty {}
+        )+
+    };
 }
 
-impl Fp8Out for bf16 {
-    const TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16BF;
-}
-
-impl Fp8Out for f32 {
-    const TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_32F;
+lt_types! {
+    E4m3: Fp8Elem = CUDA_R_8F_E4M3,
+    E5m2: Fp8Elem = CUDA_R_8F_E5M2,
+    bf16: Fp8Out = CUDA_R_16BF,
+    f32: Fp8Out = CUDA_R_32F,
 }
 
 /// How the FP8 products are accumulated.

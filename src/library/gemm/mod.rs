@@ -53,6 +53,17 @@ pub const BENCH_SHAPES: &[(usize, usize, usize)] = &[
     (128, 8192, 8192),
 ];
 
+/// DeepSeek-V3's FP8 GEMM shapes `(n, k)` (its layers' projections), which the FP8 benchmarks
+/// (`benches/gemm_fp8.rs`, `benches/gemm_fp8_block.rs`) time at several M.
+pub const DEEPSEEK_V3_NK: &[(usize, usize)] = &[
+    (2112, 7168),
+    (24576, 1536),
+    (32768, 512),
+    (7168, 16384),
+    (4096, 7168),
+    (7168, 2048),
+];
+
 /// The input element types (A and B): wgmma's 16-bit floats, and its 8-bit floats (PTX ISA
 /// 9.7.15.5: `.e4m3`/`.e5m2`, K = 32 per instruction, both operands K-major), which take
 /// per-tensor scales ([`Scaling::PerTensor`]).

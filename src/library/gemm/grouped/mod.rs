@@ -64,6 +64,18 @@ impl Grouping {
     }
 }
 
+/// The cumulative row ends of groups of `sizes` rows: the `offs` array of the contiguous form
+/// (group g is rows `offs[g-1]..offs[g]`).
+pub fn offs(sizes: &[usize]) -> Vec<i32> {
+    sizes
+        .iter()
+        .scan(0i32, |end, &s| {
+            *end += s as i32;
+            Some(*end)
+        })
+        .collect()
+}
+
 /// The box of the TMA view of C (`c_map`) a grouped kernel with the TMA-store epilogue stores
 /// whole 64-row blocks through: 64 x 64 elements (one 128-byte swizzle row of 16-bit C), one
 /// group deep for the masked form's `[G, M_cap, N]`. The kernel declares the view with it and

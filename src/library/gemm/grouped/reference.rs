@@ -56,43 +56,28 @@ pub fn masked(a: &[f32], b: &[f32], counts: &[i32], m_cap: usize, n: usize, k: u
     c
 }
 
-/// A block-scaled grouped problem's host values, decoded to f32: A (`[M_total, K]` or
-/// `[G, M_cap, K]`), B `[G, N, K]`, `sa` (`[kb, M_total]` or `[G, kb, M_cap]`), `sb`
-/// `[G, nb, kb]`, with `kb = ceil(K/128)`, `nb = ceil(N/128)`.
-#[derive(Debug, Clone, Copy)]
-pub struct BlockGrouped<'a> {
-    /// A.
-    pub a: &'a [f32],
-    /// B.
-    pub b: &'a [f32],
-    /// A's block scales.
-    pub sa: &'a [f32],
-    /// B's block scales, one grid per group.
-    pub sb: &'a [f32],
+/// Group `g`'s B and its scales from a block-scaled grouped problem's B `[G, N, K]` and `sb`
+/// `[G, nb, kb]` (`kb = ceil(K/128)`, `nb = ceil(N/128)`).
+fn group_b<'a>(p: &BlockOperands<'a>, g: usize, n: usize, k: usize) -> (&'a [f32], &'a [f32]) {
+    let block = SCALE_BLOCK as usize;
+    let grid = n.div_ceil(block) * k.div_ceil(block);
+    (
+        &p.b[g * n * k..(g + 1) * n * k],
+        &p.sb[g * grid..(g + 1) * grid],
+    )
 }
 
-impl BlockGrouped<'_> {
-    /// Group `g`'s B and its scales.
-    fn group_b(&self, g: usize, n: usize, k: usize) -> (&[f32], &[f32]) {
-        let block = SCALE_BLOCK as usize;
-        let grid = n.div_ceil(block) * k.div_ceil(block);
-        (
-            &self.b[g * n * k..(g + 1) * n * k],
-            &self.sb[g * grid..(g + 1) * grid],
-        )
-    }
-}
-
-/// The contiguous block-scaled form in f64: group g's rows `offs[g-1]..offs[g]` of C `[M_total,
-/// N]` from A's same rows, their scales (columns of `sa` `[kb, M_total]`) and group g's B and
+/// The contiguous block-scaled form in f64, `p` every group's operands (A `[M_total, K]`, B
+/// `[G, N, K]`, `sa` `[kb, M_total]`, `sb` `[G, nb, kb]`): group g's rows `offs[g-1]..offs[g]`
+/// of C `[M_total, N]` from A's same rows, their scales (columns of `sa`) and group g's B and
 /// scales; rows outside every group NaN (not written).
-pub fn contiguous_block(p: BlockGrouped<'_>, offs: &[i32], n: usize, k: usize) -> Vec<f64> {
+pub fn contiguous_block(p: BlockOperands<'_>, offs: &[i32], n: usize, k: usize) -> Vec<f64> {
     let m = p.a.len() / k.max(1);
     let mut c = vec![f64::NAN; m * n];
     let mut start = 0usize;
     for (g, &end) in offs.iter().enumerate() {
         let end = (end.max(0) as usize).clamp(start, m);
-        let (b, sb) = p.group_b(g, n, k);
+        let (b, sb) = group_b(&p, g, n, k);
         let ops = BlockOperands {
             a: p.a,
             b,
@@ -107,11 +92,12 @@ pub fn contiguous_block(p: BlockGrouped<'_>, offs: &[i32], n: usize, k: usize) -
     c
 }
 
-/// The masked block-scaled form in f64: C `[G, M_cap, N]` with group g's first `counts[g]` rows
-/// from its A `[M_cap, K]`, its scales `sa[g]` `[kb, M_cap]` and its B and scales; the rows past
-/// each count NaN (not written).
+/// The masked block-scaled form in f64, `p` every group's operands (A `[G, M_cap, K]`, B
+/// `[G, N, K]`, `sa` `[G, kb, M_cap]`, `sb` `[G, nb, kb]`): C `[G, M_cap, N]` with group g's
+/// first `counts[g]` rows from its A `[M_cap, K]`, its scales `sa[g]` `[kb, M_cap]` and its B
+/// and scales; the rows past each count NaN (not written).
 pub fn masked_block(
-    p: BlockGrouped<'_>,
+    p: BlockOperands<'_>,
     counts: &[i32],
     m_cap: usize,
     n: usize,
@@ -121,7 +107,7 @@ pub fn masked_block(
     let mut c = vec![f64::NAN; counts.len() * m_cap * n];
     for (g, &count) in counts.iter().enumerate() {
         let rows = (count.max(0) as usize).min(m_cap);
-        let (b, sb) = p.group_b(g, n, k);
+        let (b, sb) = group_b(&p, g, n, k);
         let ops = BlockOperands {
             a: &p.a[g * m_cap * k..(g + 1) * m_cap * k],
             b,
@@ -174,7 +160,7 @@ mod tests {
         // sa [2, 3]: k-block 0 scales 1, 2, 4 by row; k-block 1 all 8. sb [G=2, 1, 2].
         let sa = [1.0, 2.0, 4.0, 8.0, 8.0, 8.0];
         let sb = [1.0, 0.5, 3.0, 1.0];
-        let p = BlockGrouped {
+        let p = BlockOperands {
             a: &a,
             b: &b,
             sa: &sa,
@@ -185,7 +171,7 @@ mod tests {
         assert_eq!(c, vec![136.0, 1568.0, 3104.0]);
         let sa_masked = [1.0, 2.0, 8.0, 8.0, 4.0, 4.0, 8.0, 8.0];
         let a_masked = vec![1.0f32; 4 * k];
-        let p = BlockGrouped {
+        let p = BlockOperands {
             a: &a_masked,
             sa: &sa_masked,
             ..p
