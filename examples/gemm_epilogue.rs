@@ -6,11 +6,11 @@
 //!
 //! On a GPU it checks both against a reference (cuBLAS's f32 `A·Bᵀ` of the same inputs, the
 //! epilogue applied on the host) on fresh random data with the outputs poisoned first, at edge
-//! shapes and at 4096³ and 8192³, and times the fused GEMM against the library's plain GEMM in
-//! the same process.
+//! shapes and at 4096³ and 8192³. `benches/gemm_epilogue.rs` times such epilogues against the
+//! library's plain GEMM.
 //!
 //! ```text
-//! cargo run --release --example gemm_epilogue            # check + time (needs an H100/H200)
+//! cargo run --release --example gemm_epilogue            # check (needs an H100/H200)
 //! cargo run --release --example gemm_epilogue -- --ptx   # print the fused kernel's PTX
 //! cargo run --release --example gemm_epilogue -- --check # edge shapes only
 //! ```
@@ -21,10 +21,10 @@ use cudarc::cublas::CudaBlas;
 use half::bf16;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
-use ptxkit::library::gemm::check::{self, CheckError, Problem, f32_reference, random_values};
-use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
+use ptxkit::library::gemm::check::{self, Problem, f32_reference, random_values, rel_error};
+use ptxkit::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions, median_ms};
+use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// `C = GELU(A·Bᵀ + bias) + residual`: A `[m, k]`, B `[n, k]`, C and the residual `[m, n]`,
@@ -55,15 +55,6 @@ fn gemm_rows_store_gelu(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
         .store(&pre)
         .activation(Activation::GeluErf);
     gemm.with_epilogue(epilogue).build(k)
-}
-
-fn rel_error(got: &[f64], want: &[f64]) -> f64 {
-    let (mut num, mut den) = (0.0, 0.0);
-    for (g, w) in got.iter().zip(want) {
-        num += (g - w) * (g - w);
-        den += w * w;
-    }
-    (num / den.max(1e-30)).sqrt()
 }
 
 fn bf16_tensor(
@@ -169,40 +160,6 @@ fn check_shape(
     Ok(ok)
 }
 
-/// The fused GEMM's TFLOP/s and the library's plain GEMM's at `shape`, timed in this process.
-fn time_shape(
-    device: &Device,
-    shape: (usize, usize, usize),
-) -> Result<(f64, f64), Box<dyn std::error::Error>> {
-    let (m, n, k) = shape;
-    let stream = device.default_stream();
-    let cfg = check::config_for(device, m, n);
-    let mut p = Problem::new(&stream, shape, 11)?;
-    let (bias, _) = bf16_tensor(&stream, vec![n], 12)?;
-    let (res, _) = bf16_tensor(&stream, vec![m, n], 13)?;
-    let fused = gemm_bias_gelu_residual(cfg)?
-        .built
-        .load(device, &JitOptions::default())?;
-    let plain = Gemm::new(device, cfg)?;
-    let flops = 2.0 * (m * n * k) as f64;
-    let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-    let ours = median_ms::<CheckError>(&stream, 3, 20, || {
-        let mut args = [
-            Arg::tensor(&p.a),
-            Arg::tensor(&p.b),
-            Arg::tensor_mut(&mut c),
-            Arg::tensor(&bias),
-            Arg::tensor(&res),
-        ];
-        fused.launch(&stream, &mut args)?;
-        Ok(())
-    })?;
-    let library = median_ms::<CheckError>(&stream, 3, 20, || {
-        Ok(plain.run(&stream, &p.a, &p.b, &mut p.c, None)?)
-    })?;
-    Ok((flops / ours / 1e9, flops / library / 1e9))
-}
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--ptx") || !ptxkit::runtime::driver_available() {
@@ -242,29 +199,12 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         (128, 256, 64),
     ];
     let big = [(4096, 4096, 4096), (8192, 8192, 8192)];
-    let shapes: Vec<_> = if check_only {
-        edges.to_vec()
-    } else {
-        edges.iter().chain(&big).copied().collect()
+    let shapes: Vec<_> = match check_only {
+        true => edges.to_vec(),
+        false => edges.iter().chain(&big).copied().collect(),
     };
     for (i, &shape) in shapes.iter().enumerate() {
         ok &= check_shape(&device, &blas, shape, 500 + 10 * i as u64)?;
-    }
-    if check_only {
-        return Ok(ok);
-    }
-    println!(
-        "\n| shape | fused TFLOP/s | plain GEMM TFLOP/s | fused / plain |\n| --- | --- | --- | --- |"
-    );
-    for &shape in &big {
-        let (fused, plain) = time_shape(&device, shape)?;
-        println!(
-            "| {}x{}x{} | {fused:.0} | {plain:.0} | {:.3} |",
-            shape.0,
-            shape.1,
-            shape.2,
-            fused / plain
-        );
     }
     Ok(ok)
 }

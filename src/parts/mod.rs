@@ -24,4 +24,4 @@ pub use epilogue::{
 };
 pub use ring::Ring;
 pub use roles::{ConsumerId, WarpSpecialized};
-pub use schedule::{Band, GridSchedule, GridTile, PersistentGrid, TileScheduler, banded};
+pub use schedule::{Band, GridSchedule, GridTile, PersistentGrid, TileBody, TileScheduler, banded};

@@ -46,8 +46,13 @@ impl WarpSpecialized {
     /// Threads of a warpgroup.
     pub const WARPGROUP: u32 = 128;
 
+    /// The Hopper GEMM's and attention's roles: a producer warpgroup left 24 registers (it
+    /// only issues TMA loads) and two consumer warpgroups raised to 240 (24 x 128 + 240 x 256
+    /// fits the 64K registers of an SM); 384 threads.
+    pub const PRODUCER_AND_TWO_CONSUMERS: WarpSpecialized = WarpSpecialized::new(2, 24, 240);
+
     /// `consumers` consumer warpgroups beside the producer, with these budgets.
-    pub fn new(consumers: u32, producer_regs: u32, consumer_regs: u32) -> WarpSpecialized {
+    pub const fn new(consumers: u32, producer_regs: u32, consumer_regs: u32) -> WarpSpecialized {
         WarpSpecialized {
             consumers,
             producer_regs,
@@ -56,7 +61,7 @@ impl WarpSpecialized {
     }
 
     /// The block's threads: a warpgroup per role.
-    pub fn threads(&self) -> u32 {
+    pub const fn threads(&self) -> u32 {
         Self::WARPGROUP * (1 + self.consumers)
     }
 

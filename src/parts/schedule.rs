@@ -38,12 +38,13 @@ pub trait TileScheduler {
     type Tile;
 
     /// `body(k, tile)` for each of this CTA's tiles (the body is written once: a loop).
-    fn for_each_tile(
-        &self,
-        k: &mut KernelBuilder,
-        body: impl FnOnce(&mut KernelBuilder, Self::Tile) -> Result<()>,
-    ) -> Result<()>;
+    fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<Self::Tile>) -> Result<()>;
 }
+
+/// What a [`TileScheduler`] runs per tile: `body(k, tile)`, written once.
+pub trait TileBody<T>: FnOnce(&mut KernelBuilder, T) -> Result<()> {}
+
+impl<T, F: FnOnce(&mut KernelBuilder, T) -> Result<()>> TileBody<T> for F {}
 
 /// A persistent grid: CTAs (or whole clusters) striding over `0..work`. The launcher sizes the
 /// grid to the device (`min(work, CTAs or clusters resident)`, [`KernelBuilder::persistent_cta_id`]).
@@ -235,11 +236,7 @@ impl TileScheduler for GridSchedule {
     type Tile = GridTile;
 
     #[track_caller]
-    fn for_each_tile(
-        &self,
-        k: &mut KernelBuilder,
-        body: impl FnOnce(&mut KernelBuilder, GridTile) -> Result<()>,
-    ) -> Result<()> {
+    fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<GridTile>) -> Result<()> {
         self.grid.for_each(k, |k, t| {
             let tile = self.tile(k, t)?;
             body(k, tile)

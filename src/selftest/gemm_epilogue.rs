@@ -16,6 +16,7 @@ use ptx_isa::{Target, ty};
 
 use super::ctx::{GpuCtx, Report, RunResult};
 use crate::kernel::{KernelBuilder, Result, TensorOpts};
+use crate::library::gemm::check::rel_error;
 use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
 use crate::parts::{Activation, Combine, Element, Epilogue};
 use crate::runtime::{Arg, DeviceTensor};
@@ -124,16 +125,6 @@ pub fn module(target: Target) -> ptx_isa::Result<ptx_isa::Module> {
         .map_err(|e| ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, e.to_string()))
 }
 
-/// Relative Frobenius error of `got` against `want` over the elements where `want` is finite.
-fn rel(got: &[f64], want: &[f64]) -> f64 {
-    let (mut num, mut den) = (0.0, 0.0);
-    for (g, w) in got.iter().zip(want) {
-        num += (g - w) * (g - w);
-        den += w * w;
-    }
-    (num / den.max(1e-30)).sqrt()
-}
-
 /// Runs every case on both epilogue paths at two shapes with edges.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let large = GemmConfig::large();
@@ -218,47 +209,41 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 } else {
                     1e-2
                 };
-                if cfg.output == ptx_isa::ScalarType::F32 {
-                    let kernel = ctx.load(&build::<ty::F32>(cfg, case)?.built)?;
-                    let mut c = ctx.poisoned(&[m, n])?;
-                    launch(
+                let extra = (&colv, &rowv, &res);
+                got = if cfg.output == ptx_isa::ScalarType::F32 {
+                    let poison = vec![f32::NAN; m * n];
+                    run_case::<ty::F32, f32>(
                         ctx,
-                        &kernel,
+                        cfg,
+                        case,
                         [&a, &b],
-                        &mut c,
-                        (&colv, &rowv, &res),
+                        &poison,
+                        extra,
                         &mut aux,
                         &mut amax,
-                    )?;
-                    got = ctx.download(&c)?.into_iter().map(f64::from).collect();
+                    )?
                 } else {
-                    let kernel = ctx.load(&build::<ty::Bf16>(cfg, case)?.built)?;
                     let poison = vec![bf16::from_bits(0x7FC1); m * n];
-                    let mut c = ctx.upload(&poison, &[m, n])?;
-                    launch(
+                    run_case::<ty::Bf16, bf16>(
                         ctx,
-                        &kernel,
+                        cfg,
+                        case,
                         [&a, &b],
-                        &mut c,
-                        (&colv, &rowv, &res),
+                        &poison,
+                        extra,
                         &mut aux,
                         &mut amax,
-                    )?;
-                    got = ctx
-                        .download(&c)?
-                        .into_iter()
-                        .map(|x| f64::from(x.to_f32()))
-                        .collect();
-                }
+                    )?
+                };
                 want_out = want;
-                let mut err = rel(&got, &want_out) / tol;
+                let mut err = rel_error(&got, &want_out) / tol;
                 if got.iter().any(|x| x.is_nan()) {
                     err = f64::INFINITY;
                 }
                 if case == Case::SiluMapStoreAmax {
                     let aux_got: Vec<f64> =
                         ctx.download(&aux)?.into_iter().map(f64::from).collect();
-                    err = err.max(rel(&aux_got, &want_aux) / 1e-4);
+                    err = err.max(rel_error(&aux_got, &want_aux) / 1e-4);
                     if aux_got.iter().any(|x| x.is_nan()) {
                         err = f64::INFINITY;
                     }
@@ -290,21 +275,26 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     })
 }
 
-/// Launches `kernel` with the GEMM's operands and the extra tensors in their declared order.
+/// Builds and launches `case`'s kernel (C of `O`, host type `H`) on C poisoned with `poison`,
+/// the GEMM's operands and the extra tensors in their declared order; returns C.
 #[allow(clippy::too_many_arguments)]
-fn launch<O: crate::runtime::Element>(
+fn run_case<O: crate::kernel::Elem, H: crate::runtime::Element + Into<f64>>(
     ctx: &GpuCtx,
-    kernel: &crate::runtime::LoadedKernel,
+    cfg: GemmConfig,
+    case: Case,
     [a, b]: [&DeviceTensor<bf16>; 2],
-    c: &mut DeviceTensor<O>,
+    poison: &[H],
     (colv, rowv, res): (&DeviceTensor<f32>, &DeviceTensor<bf16>, &DeviceTensor<bf16>),
     aux: &mut DeviceTensor<f32>,
     amax: &mut DeviceTensor<f32>,
-) -> std::result::Result<(), super::ctx::GpuCheckError> {
+) -> std::result::Result<Vec<f64>, super::ctx::GpuCheckError> {
+    let kernel = ctx.load(&build::<O>(cfg, case)?.built)?;
+    let (m, n) = (a.shape()[0], b.shape()[0]);
+    let mut c = ctx.upload(poison, &[m, n])?;
     let mut args = [
         Arg::tensor(a),
         Arg::tensor(b),
-        Arg::tensor_mut(c),
+        Arg::tensor_mut(&mut c),
         Arg::tensor(colv),
         Arg::tensor(rowv),
         Arg::tensor(res),
@@ -313,7 +303,7 @@ fn launch<O: crate::runtime::Element>(
     ];
     kernel.launch(&ctx.stream, &mut args)?;
     ctx.stream.synchronize()?;
-    Ok(())
+    Ok(ctx.download(&c)?.into_iter().map(Into::into).collect())
 }
 
 #[cfg(test)]

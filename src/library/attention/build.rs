@@ -2,7 +2,7 @@
 //! named barriers, `gemm_async` (wgmma from shared memory and with A from registers), fragment
 //! reductions and masks, and the register epilogue.
 
-use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, WarpSpecialized, banded};
+use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, banded};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
@@ -247,11 +247,7 @@ fn build_typed<T: Elem>(
         Ok(k.cta_id([m_blocks.clone(), args.heads.into(), args.batch.clone()])?)
     };
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
-    let roles = WarpSpecialized::new(
-        2,
-        AttentionConfig::PRODUCER_REGS,
-        AttentionConfig::CONSUMER_REGS,
-    );
+    let roles = AttentionConfig::ROLES;
     let tid = roles.declare(&mut k)?;
 
     // Shared memory: Q (d / 64 slabs of 128 rows x 128 bytes), the K/V ring, Q's barrier.

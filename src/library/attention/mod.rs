@@ -23,6 +23,7 @@ mod host;
 pub use build::{build, build_with_waits};
 pub use host::{Attention, AttentionArgs, AttentionError, ShapeError, VarlenArgs};
 
+use crate::parts::WarpSpecialized;
 use ptx_isa::ScalarType;
 
 /// A configuration the kernel cannot be built for.
@@ -149,13 +150,8 @@ const SMEM_LIMIT: u32 = 227 * 1024;
 impl AttentionConfig {
     /// Query rows per CTA: two consumer warpgroups of 64 rows.
     pub const BLOCK_M: u32 = 128;
-    /// Threads per CTA: a producer warpgroup and two consumer warpgroups.
-    pub const THREADS: u32 = 384;
-    /// The producer warpgroup's registers after `setmaxnreg.dec` (it only issues TMA loads).
-    pub const PRODUCER_REGS: u32 = 24;
-    /// The consumers' registers after `setmaxnreg.inc`: 24 x 128 + 240 x 256 fits the 64K
-    /// registers of an SM.
-    pub const CONSUMER_REGS: u32 = 240;
+    /// The roles: a producer warpgroup and two consumer warpgroups with their register budgets.
+    pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// Columns of one TMA box and one shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The schedule [`AttentionConfig::new`] picks for `head_dim`, from the H100 run of all

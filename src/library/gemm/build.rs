@@ -43,7 +43,7 @@ use crate::kernel::{
 use crate::parts::epilogue::{whole_or_edge, write_from_f32};
 use crate::parts::{
     Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, Ring,
-    TileScheduler, WarpSpecialized,
+    TileBody, TileScheduler, WarpSpecialized,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -542,11 +542,7 @@ impl TileScheduler for Tiles {
     type Tile = Tile;
 
     #[track_caller]
-    fn for_each_tile(
-        &self,
-        k: &mut KernelBuilder,
-        body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
-    ) -> Result<()> {
+    fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<Tile>) -> Result<()> {
         match self {
             Tiles::Dense(s) => s.for_each_tile(k, |k, t| {
                 body(
@@ -801,10 +797,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         gemm.into_inner().finish(k)
     }
 
-    /// The GEMM's roles: a producer warpgroup in [`GemmConfig::PRODUCER_REGS`] and two consumer
-    /// warpgroups in [`GemmConfig::CONSUMER_REGS`] (64 rows of each tile each).
+    /// The GEMM's roles ([`GemmConfig::ROLES`]): a producer warpgroup and two consumer
+    /// warpgroups (64 rows of each tile each).
     pub fn roles() -> WarpSpecialized {
-        WarpSpecialized::new(2, GemmConfig::PRODUCER_REGS, GemmConfig::CONSUMER_REGS)
+        GemmConfig::ROLES
     }
 
     /// The thread's index in the CTA (what [`HopperGemm::roles`] run with).

@@ -255,12 +255,13 @@ pub fn check(
 }
 
 /// ‖got − reference‖ / ‖reference‖ (Frobenius; the absolute error when the reference is 0).
-pub(super) fn rel_error<T: Copy + Into<f64>>(got: &[T], reference: &[f32]) -> f64 {
+pub fn rel_error<T: Copy + Into<f64>, R: Copy + Into<f64>>(got: &[T], reference: &[R]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (g, r) in got.iter().zip(reference) {
-        let d = (*g).into() - *r as f64;
+        let r: f64 = (*r).into();
+        let d = (*g).into() - r;
         num += d * d;
-        den += (*r as f64) * (*r as f64);
+        den += r * r;
     }
     if den == 0.0 {
         num.sqrt()

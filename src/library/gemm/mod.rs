@@ -35,6 +35,7 @@ pub use grouped::Grouping;
 pub use host::{Fp8Epilogue, Gemm, GemmError, OutScaleArg, check_operands};
 pub use pad::{pad_module, pad_signature};
 
+use crate::parts::WarpSpecialized;
 use ptx_isa::{Module, ScalarType, Target};
 use smem::Arch;
 use smem::pipeline::sync::WaitMode;
@@ -256,16 +257,12 @@ impl GemmConfig {
     /// Tile depth K in bytes: one 128-byte swizzle row of each operand's rows (PTX ISA
     /// 9.7.15.5.1.2: a K-major 128B-swizzled wgmma operand).
     pub const BK_BYTES: u32 = 128;
-    /// Threads per CTA: one producer and two consumer warpgroups.
-    pub const THREADS: u32 = 384;
-    /// Registers of the producer warpgroup after `setmaxnreg.dec`.
-    pub const PRODUCER_REGS: u32 = 24;
+    /// The roles: one producer and two consumer warpgroups with their register budgets.
+    pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// Bytes of one stage's scale slot with [`GemmConfig::smem_scales`]: A's 128 row scales
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
     pub const SCALE_SLOT_BYTES: u32 = 640;
-    /// Registers of the consumer warpgroups after `setmaxnreg.inc`.
-    pub const CONSUMER_REGS: u32 = 240;
     /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
     /// stages.
     pub const ARCH: Arch = Arch::Sm90;

@@ -17,7 +17,7 @@ use super::Grouping;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, TmaTensor, Var};
 use crate::library::gemm::GemmConfig;
 use crate::library::gemm::build::{Output, Tile};
-use crate::parts::{Band, PersistentGrid, TileScheduler, banded};
+use crate::parts::{Band, PersistentGrid, TileBody, TileScheduler, banded};
 use crate::signature::{ExtentFacts, TmaBox};
 use crate::tile::{RunCount, TileRef};
 
@@ -286,11 +286,7 @@ impl TileScheduler for GroupedSchedule {
     /// cursor over the groups (group, first tile, rows, tiles), moved forward to the group that
     /// holds each tile.
     #[track_caller]
-    fn for_each_tile(
-        &self,
-        k: &mut KernelBuilder,
-        body: impl FnOnce(&mut KernelBuilder, Tile) -> Result<()>,
-    ) -> Result<()> {
+    fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<Tile>) -> Result<()> {
         let cursor = |k: &mut KernelBuilder| {
             let g = k.index_var("grp", 0u32)?;
             let first = k.index_var("grp_first", 0u32)?;
