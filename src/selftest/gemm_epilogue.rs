@@ -209,31 +209,18 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 } else {
                     1e-2
                 };
-                let extra = (&colv, &rowv, &res);
-                got = if cfg.output == ptx_isa::ScalarType::F32 {
-                    let poison = vec![f32::NAN; m * n];
-                    run_case::<ty::F32, f32>(
-                        ctx,
-                        cfg,
-                        case,
-                        [&a, &b],
-                        &poison,
-                        extra,
-                        &mut aux,
-                        &mut amax,
-                    )?
-                } else {
-                    let poison = vec![bf16::from_bits(0x7FC1); m * n];
-                    run_case::<ty::Bf16, bf16>(
-                        ctx,
-                        cfg,
-                        case,
-                        [&a, &b],
-                        &poison,
-                        extra,
-                        &mut aux,
-                        &mut amax,
-                    )?
+                let ins = Inputs {
+                    ab: [&a, &b],
+                    colv: &colv,
+                    rowv: &rowv,
+                    res: &res,
+                };
+                let outs = (&mut aux, &mut amax);
+                got = match cfg.output {
+                    ptx_isa::ScalarType::F32 => {
+                        run_case::<ty::F32, f32>(ctx, cfg, case, &ins, f32::NAN, outs)?
+                    }
+                    _ => run_case::<ty::Bf16, bf16>(ctx, cfg, case, &ins, POISON, outs)?,
                 };
                 want_out = want;
                 let mut err = rel_error(&got, &want_out) / tol;
@@ -275,29 +262,39 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     })
 }
 
-/// Builds and launches `case`'s kernel (C of `O`, host type `H`) on C poisoned with `poison`,
-/// the GEMM's operands and the extra tensors in their declared order; returns C.
-#[allow(clippy::too_many_arguments)]
+/// A 16-bit NaN no result can be: what an element the kernel must not touch keeps.
+const POISON: bf16 = bf16::from_bits(0x7FC1);
+
+/// The GEMM's operands and the epilogue's inputs of one shape.
+struct Inputs<'a> {
+    ab: [&'a DeviceTensor<bf16>; 2],
+    colv: &'a DeviceTensor<f32>,
+    rowv: &'a DeviceTensor<bf16>,
+    res: &'a DeviceTensor<bf16>,
+}
+
+/// Builds and launches `case`'s kernel (C of `O`, host type `H`) on C filled with `poison`,
+/// the GEMM's operands and the extra tensors in their declared order (`aux` and `amax` the
+/// outputs); returns C.
 fn run_case<O: crate::kernel::Elem, H: crate::runtime::Element + Into<f64>>(
     ctx: &GpuCtx,
     cfg: GemmConfig,
     case: Case,
-    [a, b]: [&DeviceTensor<bf16>; 2],
-    poison: &[H],
-    (colv, rowv, res): (&DeviceTensor<f32>, &DeviceTensor<bf16>, &DeviceTensor<bf16>),
-    aux: &mut DeviceTensor<f32>,
-    amax: &mut DeviceTensor<f32>,
+    ins: &Inputs<'_>,
+    poison: H,
+    (aux, amax): (&mut DeviceTensor<f32>, &mut DeviceTensor<f32>),
 ) -> std::result::Result<Vec<f64>, super::ctx::GpuCheckError> {
     let kernel = ctx.load(&build::<O>(cfg, case)?.built)?;
+    let [a, b] = ins.ab;
     let (m, n) = (a.shape()[0], b.shape()[0]);
-    let mut c = ctx.upload(poison, &[m, n])?;
+    let mut c = ctx.upload(&vec![poison; m * n], &[m, n])?;
     let mut args = [
         Arg::tensor(a),
         Arg::tensor(b),
         Arg::tensor_mut(&mut c),
-        Arg::tensor(colv),
-        Arg::tensor(rowv),
-        Arg::tensor(res),
+        Arg::tensor(ins.colv),
+        Arg::tensor(ins.rowv),
+        Arg::tensor(ins.res),
         Arg::tensor_mut(aux),
         Arg::tensor_mut(amax),
     ];
