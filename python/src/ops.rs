@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ptx_isa::{ScalarType, ty};
 use ptxkit::library::attention::{Attention, AttentionArgs, AttentionConfig, AttentionShape};
 use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping};
-use ptxkit::library::gemm::{Fp8Epilogue, Gemm, GemmConfig};
+use ptxkit::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
 use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
 use ptxkit::runtime::cuda::CudaStream;
 use ptxkit::runtime::{Arg, Device, JitOptions, TensorDesc, TensorMut, TensorRef};
@@ -428,13 +428,14 @@ pub fn gemm_fp8(
             [TensorRef::foreign(sa.desc), TensorRef::foreign(sb.desc)],
         )
     };
-    let epilogue = Fp8Epilogue::default();
-    let run = if block {
-        Gemm::run_block_scaled_borrowed
-    } else {
-        Gemm::run_scaled_borrowed
+    let scales = match block {
+        true => Fp8Scales::Block(scales),
+        false => Fp8Scales::PerTensor(scales),
     };
-    run(kernel, &launch.stream, &ra, &rb, wc, scales, &epilogue).map_err(errors::gemm)
+    let epilogue = Fp8Epilogue::default();
+    kernel
+        .run_fp8_borrowed(&launch.stream, (&ra, &rb, wc), scales, &epilogue)
+        .map_err(errors::gemm)
 }
 
 /// The grouped GEMM over contiguous groups: `a` `[m_total, k]`, `b` `[groups, n, k]`, `offs`

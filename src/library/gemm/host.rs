@@ -294,22 +294,8 @@ impl Gemm {
         [sa, sb]: [&DeviceTensor<f32>; 2],
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
-        let scales = [sa.into(), sb.into()];
-        self.run_scaled_borrowed(stream, &a.into(), &b.into(), c.into(), scales, epilogue)
-    }
-
-    /// [`Gemm::run_scaled_with`] on memory the caller owns, borrowed as
-    /// [`Gemm::run_borrowed`] borrows it: `scales` = `[sa, sb]`, each `[1]` f32 on the device.
-    pub fn run_scaled_borrowed(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &TensorRef<'_>,
-        b: &TensorRef<'_>,
-        c: TensorMut<'_>,
-        scales: [TensorRef<'_>; 2],
-        epilogue: &Fp8Epilogue<'_>,
-    ) -> Result<(), GemmError> {
-        self.run_fp8(stream, (a, b, c), Scales::PerTensor(scales), epilogue)
+        let scales = Fp8Scales::PerTensor([sa.into(), sb.into()]);
+        self.run_fp8_borrowed(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
     }
 
     /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for a block-scaled
@@ -344,35 +330,25 @@ impl Gemm {
         [scale_a, scale_b]: [&DeviceTensor<f32>; 2],
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
-        let scales = [scale_a.into(), scale_b.into()];
-        self.run_block_scaled_borrowed(stream, &a.into(), &b.into(), c.into(), scales, epilogue)
+        let scales = Fp8Scales::Block([scale_a.into(), scale_b.into()]);
+        self.run_fp8_borrowed(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
     }
 
-    /// [`Gemm::run_block_scaled_with`] on memory the caller owns, borrowed as
-    /// [`Gemm::run_borrowed`] borrows it: `scales` = `[scale_a, scale_b]`, f32 `[ceil(k/128),
-    /// m]` and `[ceil(n/128), ceil(k/128)]` on the device.
-    pub fn run_block_scaled_borrowed(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &TensorRef<'_>,
-        b: &TensorRef<'_>,
-        c: TensorMut<'_>,
-        scales: [TensorRef<'_>; 2],
-        epilogue: &Fp8Epilogue<'_>,
-    ) -> Result<(), GemmError> {
-        self.run_fp8(stream, (a, b, c), Scales::Block(scales), epilogue)
-    }
-
-    /// An FP8 launch (no alpha/beta) with its scales and epilogue operands, waiting for a debug
+    /// [`Gemm::run_scaled_with`] or [`Gemm::run_block_scaled_with`] (as `scales` says) on
+    /// memory the caller owns, borrowed as [`Gemm::run_borrowed`] borrows it; waits for a debug
     /// build's kernel as [`Gemm::run`].
-    fn run_fp8(
+    pub fn run_fp8_borrowed(
         &self,
         stream: &Arc<CudaStream>,
         operands: (&TensorRef<'_>, &TensorRef<'_>, TensorMut<'_>),
-        scales: Scales<'_>,
+        scales: Fp8Scales<'_>,
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
         let wait = self.hang.is_some();
+        let scales = match scales {
+            Fp8Scales::PerTensor(s) => Scales::PerTensor(s),
+            Fp8Scales::Block(s) => Scales::Block(s),
+        };
         self.run_with(stream, operands, None, scales, epilogue, wait)
     }
 
@@ -532,6 +508,15 @@ impl Gemm {
         }
         Ok(())
     }
+}
+
+/// An FP8 launch's scales on the device, `[scale_a, scale_b]`.
+pub enum Fp8Scales<'a> {
+    /// Per tensor ([`super::Scaling::PerTensor`]): each `[1]` f32.
+    PerTensor([TensorRef<'a>; 2]),
+    /// Per block ([`super::Scaling::Block`]): f32 `[ceil(k/128), m]` and
+    /// `[ceil(n/128), ceil(k/128)]`.
+    Block([TensorRef<'a>; 2]),
 }
 
 /// The scales a launch passes: `[scale_a, scale_b]`, per tensor or per block.

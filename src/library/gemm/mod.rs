@@ -32,7 +32,7 @@ mod pad;
 
 pub use build::{GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with};
 pub use grouped::Grouping;
-pub use host::{Fp8Epilogue, Gemm, GemmError, OutScaleArg, check_operands};
+pub use host::{Fp8Epilogue, Fp8Scales, Gemm, GemmError, OutScaleArg, check_operands};
 pub use pad::{pad_module, pad_signature};
 
 use crate::parts::WarpSpecialized;
