@@ -479,9 +479,13 @@ impl Epilogue {
         self.ops[self.split()..]
             .iter()
             .filter_map(EpilogueOp::tile_tensor)
-            .map(|t| match known.iter().find(|(name, _)| *name == t.name()) {
-                Some((_, view)) => Ok((*view).clone()),
-                None => t.block(k, at.block.clone(), at.shape),
+            .map(|t| {
+                let want = [at.rows.clone(), at.cols.clone()];
+                expect_shape(k, t, &want, "an [m, n] tensor of the output")?;
+                match known.iter().find(|(name, _)| *name == t.name()) {
+                    Some((_, view)) => Ok((*view).clone()),
+                    None => t.block(k, at.block.clone(), at.shape),
+                }
             })
             .collect()
     }
@@ -745,6 +749,11 @@ fn vector_tile(
         Axis::Row => "vec_row",
         Axis::Col => "vec_col",
     };
+    let what = match axis {
+        Axis::Row => "a vector of the output's rows",
+        Axis::Col => "a vector of the output's columns",
+    };
+    expect_shape(k, x, std::slice::from_ref(&extent), what)?;
     let first = k.let_(name, first)?;
     let last = k.let_("vec_last", extent - 1u32)?;
     let mut distinct: Vec<(u32, Reg<ty::F32>)> = Vec::new();
@@ -767,6 +776,24 @@ fn vector_tile(
         regs.push(r.as_ref());
     }
     Ok(TileRef::registers(ScalarType::F32, frag.clone(), regs))
+}
+
+/// Refuses `x` unless its shape is `want` (the same extents, as the kernel declared them): a
+/// vector or tile of the wrong extent would be indexed past its end or at the wrong elements.
+fn expect_shape(k: &KernelBuilder, x: &EpilogueTensor, want: &[Expr], what: &str) -> Result<()> {
+    if x.shape() == want {
+        return Ok(());
+    }
+    let show = |e: &[Expr]| {
+        let parts: Vec<String> = e.iter().map(|x| k.show(x)).collect();
+        format!("[{}]", parts.join(", "))
+    };
+    Err(k.error(format!(
+        "the epilogue's `{}` has shape {}; {what} is {}",
+        x.name(),
+        show(x.shape()),
+        show(want)
+    )))
 }
 
 /// Fresh f32 registers in the fragment.
