@@ -218,28 +218,49 @@ def attention(
 # GEMMs -----------------------------------------------------------------------------------
 
 
-def _gemm(a: Tensor, b: Tensor) -> Tensor:
+def _gemm(
+    a: Tensor,
+    b: Tensor,
+    bias: Optional[Tensor] = None,
+    activation: Optional[str] = None,
+    residual: Optional[Tensor] = None,
+) -> Tensor:
     c = a.new_empty((a.shape[0], b.shape[0]))
-    _k.gemm(a, b, c)
+    _k.gemm(a, b, c, bias, activation, residual)
     return c
 
 
 @torch.library.custom_op("ptxkit::gemm", mutates_args=())
-def _gemm_op(a: Tensor, b: Tensor) -> Tensor:
-    return _gemm(a, b)
+def _gemm_op(
+    a: Tensor,
+    b: Tensor,
+    bias: Optional[Tensor] = None,
+    activation: Optional[str] = None,
+    residual: Optional[Tensor] = None,
+) -> Tensor:
+    return _gemm(a, b, bias, activation, residual)
 
 
 @_gemm_op.register_fake
-def _(a: Tensor, b: Tensor) -> Tensor:
+def _(a, b, bias=None, activation=None, residual=None):
     return a.new_empty((a.shape[0], b.shape[0]))
 
 
-def gemm(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b.T`` (``torch.nn.functional.linear(a, b)``): ``a`` ``[m, k]``, ``b`` ``[n, k]``,
-    bf16 or f16, with f32 accumulation."""
-    if _direct(a, b):
-        return _gemm(a, b)
-    return _gemm_op(a, b)
+def gemm(
+    a: Tensor,
+    b: Tensor,
+    bias: Optional[Tensor] = None,
+    activation: Optional[str] = None,
+    residual: Optional[Tensor] = None,
+) -> Tensor:
+    """``act(a @ b.T + bias) + residual`` (``a @ b.T`` is ``torch.nn.functional.linear(a, b)``):
+    ``a`` ``[m, k]``, ``b`` ``[n, k]``, with f32 accumulation. Without an epilogue, bf16 or f16
+    and any sizes. With one (any of ``bias`` ``[n]``, ``activation`` one of ``"relu"``,
+    ``"gelu_tanh"``, ``"gelu"`` (erf) and ``"silu"``, ``residual`` ``[m, n]``), fused into the
+    GEMM's epilogue in one kernel: every tensor bf16, ``k`` and ``n`` multiples of 8."""
+    if _direct(*(t for t in (a, b, bias, residual) if t is not None)):
+        return _gemm(a, b, bias, activation, residual)
+    return _gemm_op(a, b, bias, activation, residual)
 
 
 def _fp8_format(a: Tensor, b: Tensor) -> str:

@@ -9,6 +9,7 @@ use ptxkit::library::attention::{Attention, AttentionConfig};
 use ptxkit::library::gemm::grouped::GroupedGemm;
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::library::rows::RowConfig;
+use ptxkit::parts::Activation;
 use ptxkit::runtime::{Device, LoadedKernel};
 use pyo3::PyResult;
 
@@ -45,11 +46,25 @@ pub enum Key {
     Gemm(GemmConfig, usize),
     /// A grouped GEMM configuration.
     Grouped(GemmConfig, usize),
+    /// A bf16 GEMM configuration with the epilogue ops fused into it.
+    GemmEpilogue(GemmConfig, FusedOps, usize),
+}
+
+/// The epilogue ops of a fused bf16 GEMM, in the order they apply: `act(a·bᵀ + bias) +
+/// residual`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FusedOps {
+    /// A bias `[n]` added to each row.
+    pub bias: bool,
+    /// The activation, if any.
+    pub activation: Option<Activation>,
+    /// A residual `[m, n]` added last.
+    pub residual: bool,
 }
 
 /// A built kernel loaded on its device.
 pub enum Loaded {
-    /// A row or SwiGLU kernel.
+    /// A row, SwiGLU or fused GEMM kernel.
     Kernel(LoadedKernel),
     /// Attention.
     Attention(Attention),

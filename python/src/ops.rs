@@ -5,16 +5,19 @@
 
 use std::sync::Arc;
 
-use ptx_isa::{ScalarType, ty};
+use ptx_isa::{ScalarType, Target, ty};
+use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::attention::{Attention, AttentionArgs, AttentionConfig, AttentionShape};
 use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping};
-use ptxkit::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
+use ptxkit::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
+use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::cuda::CudaStream;
 use ptxkit::runtime::{Arg, Device, JitOptions, TensorDesc, TensorMut, TensorRef};
+use ptxkit::smem::pipeline::sync::WaitMode;
 use pyo3::prelude::*;
 
-use crate::cache::{self, Key, Loaded};
+use crate::cache::{self, FusedOps, Key, Loaded};
 use crate::errors::{self, ArgumentError, PtxkitError};
 use crate::operand::{Operand, import};
 
@@ -331,10 +334,26 @@ fn sms(launch: &Launch) -> u32 {
     launch.device.attributes().sm_count
 }
 
-/// `c = a·bᵀ`: `a` `[m, k]`, `b` `[n, k]`, `c` `[m, n]`, 16-bit.
+/// `c = a·bᵀ`: `a` `[m, k]`, `b` `[n, k]`, `c` `[m, n]`, 16-bit. With an epilogue (`bias`
+/// `[n]`, `activation`, `residual` `[m, n]`, any of them), `c = act(a·bᵀ + bias) + residual`
+/// in one kernel ([`fused`]); without, the library's GEMM.
 #[pyfunction]
-pub fn gemm(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, c: &Bound<'_, PyAny>) -> PyResult<()> {
+#[pyo3(signature = (a, b, c, bias = None, activation = None, residual = None))]
+pub fn gemm(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    c: &Bound<'_, PyAny>,
+    bias: Option<&Bound<'_, PyAny>>,
+    activation: Option<&str>,
+    residual: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let activation = activation.map(activation_named).transpose()?;
     let (mut a, mut b, mut c) = (import("a", a)?, import("b", b)?, import("c", c)?);
+    if bias.is_some() || activation.is_some() || residual.is_some() {
+        let bias = bias.map(|t| import("bias", t)).transpose()?;
+        let residual = residual.map(|t| import("residual", t)).transpose()?;
+        return fused([a, b, c], bias, activation, residual);
+    }
     let launch = Launch::of(&mut [&mut a, &mut b, &mut c])?;
     let (m, n) = mn(&a, &b)?;
     let cfg = GemmConfig::for_problem_typed(m, n, sms(&launch), a.desc.dtype, c.desc.dtype);
@@ -355,6 +374,134 @@ pub fn gemm(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, c: &Bound<'_, PyAny>) ->
     kernel
         .run_borrowed(&launch.stream, &ra, &rb, wc, None)
         .map_err(errors::gemm)
+}
+
+/// The activation `name` names: `relu`, `gelu_tanh`, `gelu` (erf) or `silu`.
+fn activation_named(name: &str) -> PyResult<Activation> {
+    match name {
+        "relu" => Ok(Activation::Relu),
+        "gelu_tanh" => Ok(Activation::GeluTanh),
+        "gelu" => Ok(Activation::GeluErf),
+        "silu" => Ok(Activation::Silu),
+        other => Err(refuse(format!(
+            "argument `activation`: `{other}`; the activations are `relu`, `gelu_tanh`, `gelu` \
+             (erf) and `silu`"
+        ))),
+    }
+}
+
+/// An error naming `name` unless its shape is `want` (`what` spells `want` out).
+fn shaped(name: &str, o: &Operand, want: &[usize], what: &str) -> PyResult<()> {
+    if o.desc.shape == want {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "argument `{name}`: shape {:?}; it takes {what} = {want:?}",
+        o.desc.shape
+    )))
+}
+
+/// The fused GEMM `c = act(a·bᵀ + bias) + residual`, all bf16: the library's Hopper GEMM with
+/// an [`Epilogue`] of the given ops, built per configuration and epilogue. The kernel reads A
+/// and B through tensor maps and stores C by TMA (the configuration
+/// [`GemmConfig::for_problem`] picks), so `k` and `n` must be multiples of 8 (16-byte row
+/// pitches); other shapes are refused (the plain GEMM pads K, the fused one does not).
+fn fused(
+    [mut a, mut b, mut c]: [Operand; 3],
+    mut bias: Option<Operand>,
+    activation: Option<Activation>,
+    mut residual: Option<Operand>,
+) -> PyResult<()> {
+    let ([m, k], [n, kb]) = (dims("a", &a.desc)?, dims("b", &b.desc)?);
+    if kb != k {
+        return Err(refuse(format!(
+            "argument `b`: shape [{n}, {kb}]; `a` is [{m}, {k}] and `b` must be [n, {k}]"
+        )));
+    }
+    if !k.is_multiple_of(8) {
+        return Err(refuse(format!(
+            "argument `a`: k = {k}; the fused GEMM takes k a multiple of 8 (the plain \
+             `gemm` pads other k)"
+        )));
+    }
+    if !n.is_multiple_of(8) {
+        return Err(refuse(format!(
+            "argument `b`: n = {n}; the fused GEMM takes n a multiple of 8"
+        )));
+    }
+    shaped("c", &c, &[m, n], "[m, n]")?;
+    if let Some(t) = &bias {
+        shaped("bias", t, &[n], "[n]")?;
+    }
+    if let Some(t) = &residual {
+        shaped("residual", t, &[m, n], "[m, n]")?;
+    }
+    let named = [("a", Some(&a)), ("b", Some(&b)), ("c", Some(&c))];
+    let extra = [("bias", bias.as_ref()), ("residual", residual.as_ref())];
+    for (name, o) in named.into_iter().chain(extra) {
+        match o.map(|o| o.desc.dtype) {
+            Some(ScalarType::Bf16) | None => {}
+            Some(t) => {
+                return Err(refuse(format!(
+                    "argument `{name}`: holds {}; the fused GEMM takes bfloat16",
+                    t.name()
+                )));
+            }
+        }
+    }
+    let mut operands: Vec<&mut Operand> = vec![&mut a, &mut b, &mut c];
+    operands.extend(bias.as_mut());
+    operands.extend(residual.as_mut());
+    let launch = Launch::of(&mut operands)?;
+    let ops = FusedOps {
+        bias: bias.is_some(),
+        activation,
+        residual: residual.is_some(),
+    };
+    let cfg = GemmConfig::for_problem(m, n, sms(&launch));
+    let key = Key::GemmEpilogue(cfg, ops, launch.device.ordinal());
+    let loaded = cache::kernel(key, || {
+        let built = ops.build(cfg).map_err(errors::kernel)?;
+        let k = built.built.load(&launch.device, &JitOptions::default());
+        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+    })?;
+    let Loaded::Kernel(kernel) = &*loaded else {
+        return Err(PtxkitError::new_err(
+            "the fused GEMM's cache entry is another kernel",
+        ));
+    };
+    // The kernel's tensors in the order it declares them: A, B, C, then the epilogue's.
+    let mut args = vec![read(a.desc), read(b.desc), write(c.desc)];
+    args.extend(bias.map(|t| read(t.desc)));
+    args.extend(residual.map(|t| read(t.desc)));
+    kernel
+        .launch(&launch.stream, &mut args)
+        .map_err(errors::runtime)?;
+    Ok(())
+}
+
+impl FusedOps {
+    /// The Hopper GEMM of `cfg` with these ops as its epilogue: A, B, C, then the tensors
+    /// `bias` `[n]` and `residual` `[m, n]` (those it has), all bf16.
+    pub fn build(self, cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
+        let mut k = KernelBuilder::new("gemm_epilogue", Target::Sm90a);
+        let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+        let (m, n) = (gemm.m(), gemm.n());
+        let mut epilogue = Epilogue::new();
+        if self.bias {
+            let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+            epilogue = epilogue.cols(&bias, Combine::Add);
+        }
+        if let Some(a) = self.activation {
+            epilogue = epilogue.activation(a);
+        }
+        if self.residual {
+            let align = TensorOpts::default().align(cfg.c_align());
+            let residual = k.tensor::<ty::Bf16>("residual", [m, n], align)?;
+            epilogue = epilogue.residual(&residual);
+        }
+        gemm.with_epilogue(epilogue).build(k)
+    }
 }
 
 /// The 8-bit format `input` names (`e4m3` or `e5m2`).

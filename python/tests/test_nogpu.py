@@ -87,6 +87,35 @@ def test_later_arguments_are_named():
         k.gemm_fp8(x, x, x, x, x, "e3m4")
 
 
+def test_fused_gemm_arguments_are_checked_by_name():
+    a, b, c = rows(shape=(64, 128)), rows(shape=(256, 128)), rows(shape=(64, 256))
+    bias, res = np.ones(256, np.float32), rows(shape=(64, 256))
+    cases = [
+        ("activation", r"`gelu_exact`; the activations are", dict(activation="gelu_exact")),
+        ("bias", r"shape \[255\]; it takes \[n\] = \[256\]", dict(bias=bias[:255])),
+        ("residual", r"it takes \[m, n\] = \[64, 256\]", dict(residual=res[:32])),
+        ("a", r"holds f32; the fused GEMM takes bfloat16", dict(activation="relu")),
+    ]
+    for name, message, kwargs in cases:
+        with pytest.raises(ptxkit.ArgumentError, match=f"argument `{name}`: .*{message}"):
+            k.gemm(a, b, c, **kwargs)
+    with pytest.raises(ptxkit.ArgumentError, match=r"argument `a`: k = 100; .* multiple of 8"):
+        k.gemm(rows(shape=(64, 100)), rows(shape=(256, 100)), c, activation="silu")
+    with pytest.raises(ptxkit.ArgumentError, match=r"argument `b`: n = 250; .* multiple of 8"):
+        k.gemm(a, rows(shape=(250, 128)), rows(shape=(64, 250)), activation="silu")
+    with pytest.raises(ptxkit.ArgumentError, match=r"argument `b`: shape \[256, 64\]"):
+        k.gemm(a, rows(shape=(256, 64)), c, bias=bias)
+
+
+def test_fused_gemm_refuses_cpu_tensors_with_torch():
+    torch = pytest.importorskip("torch")
+    a = torch.ones(64, 128, dtype=torch.bfloat16)
+    b = torch.ones(256, 128, dtype=torch.bfloat16)
+    bias = torch.ones(256, dtype=torch.bfloat16)
+    with pytest.raises(ptxkit.ArgumentError, match=r"argument `a`: a tensor on the CPU"):
+        ptxkit.gemm(a, b, bias=bias, activation="gelu")
+
+
 def test_cache_stats_start_empty():
     built, hits = ptxkit.cache_stats()
     assert built >= 0 and hits >= 0
@@ -106,6 +135,10 @@ def test_fake_shapes_with_torch():
         a = torch.empty(64, 256, dtype=torch.bfloat16, device="cuda")
         b = torch.empty(512, 256, dtype=torch.bfloat16, device="cuda")
         assert ptxkit.gemm(a, b).shape == (64, 512)
+        bias = torch.empty(512, dtype=torch.bfloat16, device="cuda")
+        res = torch.empty(64, 512, dtype=torch.bfloat16, device="cuda")
+        fused = ptxkit.gemm(a, b, bias=bias, activation="gelu_tanh", residual=res)
+        assert fused.shape == (64, 512) and fused.dtype == torch.bfloat16
         offs = torch.empty(4, dtype=torch.int32, device="cuda")
         bg = torch.empty(4, 512, 256, dtype=torch.bfloat16, device="cuda")
         assert ptxkit.grouped_gemm(a, bg, offs).shape == (64, 512)
