@@ -1,9 +1,10 @@
 """The GPU check of the Python package, in one process (one device call): every op against
 torch's own reference on fresh random data (outputs poisoned with NaN first), the argument
-checks naming their argument, the kernel cache, torch.compile(fullgraph=True) over a function
-of the ops, the eager launch overhead beside torch's own tiny op, and the transformers client
-(a small random Llama with GQA: logits against the same model with `sdpa`, prefill throughput
-of both in this process).
+checks naming their argument, the fused GEMM epilogues (every activation, with and without
+bias and residual) and their time at 4096^3 beside torch's unfused form, the kernel cache,
+torch.compile(fullgraph=True) over a function of the ops, the eager launch overhead beside
+torch's own tiny op, and the transformers client (a small random Llama with GQA: logits against
+the same model with `sdpa`, prefill throughput of both in this process).
 
     python bench/gpu_check.py OUT_DIR
 
@@ -181,6 +182,68 @@ def gemms():
     check("grouped_gemm bf16 contiguous", c, ref, 1e-2)
 
 
+ACTIVATIONS = {
+    None: lambda x: x,
+    "relu": F.relu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "gelu": F.gelu,
+    "silu": F.silu,
+}
+
+
+def gpu_ms(fn, reps=20):
+    """Median milliseconds of `fn` on the GPU (CUDA events), after warm-up."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def fused_gemms():
+    """The fused GEMM `act(a @ b.T + bias) + residual` against torch in f32 from the same bf16
+    inputs: every activation, with and without bias and residual, at an edge shape and 4096^3."""
+    for m, n, k in [(300, 520, 136), (4096, 4096, 4096)]:
+        a = torch.randn(m, k, dtype=torch.bfloat16, device=DEV)
+        b = torch.randn(n, k, dtype=torch.bfloat16, device=DEV)
+        bias = torch.randn(n, dtype=torch.bfloat16, device=DEV)
+        res = torch.randn(m, n, dtype=torch.bfloat16, device=DEV)
+        acc = a.float() @ b.float().T
+        for act, f in ACTIVATIONS.items():
+            for with_bias in (False, True):
+                for with_res in (False, True):
+                    if act is None and not with_bias and not with_res:
+                        continue  # the plain GEMM: `gemms` checks it
+                    x = acc + bias.float() if with_bias else acc
+                    ref = f(x) + res.float() if with_res else f(x)
+                    c = poisoned((m, n), torch.bfloat16)
+                    bb, rr = (bias if with_bias else None), (res if with_res else None)
+                    raw.gemm(a, b, c, bb, act, rr)
+                    tag = f"{m}x{n}x{k} bias={with_bias} act={act} residual={with_res}"
+                    check(f"gemm fused {tag}", c, ref, 1e-2)
+        ref = F.gelu(acc + bias.float(), approximate="tanh") + res.float()
+        out = ptxkit.gemm(a, b, bias=bias, activation="gelu_tanh", residual=res)
+        check(f"gemm fused (op) {m}x{n}x{k} bias+gelu_tanh+residual", out, ref, 1e-2)
+
+    # Time at 4096^3: the fused kernel, the plain GEMM, and torch's unfused eager form.
+    ms = {
+        "ptxkit.gemm bias+gelu_tanh+residual": gpu_ms(
+            lambda: ptxkit.gemm(a, b, bias=bias, activation="gelu_tanh", residual=res)),
+        "ptxkit.gemm plain": gpu_ms(lambda: ptxkit.gemm(a, b)),
+        "torch gelu(linear(a, b, bias)) + res": gpu_ms(
+            lambda: F.gelu(F.linear(a, b, bias), approximate="tanh") + res),
+        "torch linear(a, b)": gpu_ms(lambda: F.linear(a, b)),
+    }
+    RESULTS["measures"]["fused_gemm_4096_ms"] = ms
+    print(f"fused GEMM 4096^3 ms: {json.dumps(ms)}", flush=True)
+
+
 def argument_errors():
     x = torch.randn(8, 256, dtype=torch.bfloat16, device=DEV)
     cases = [
@@ -193,6 +256,13 @@ def argument_errors():
             torch.randn(1, 128, 5, 128, dtype=torch.bfloat16, device=DEV),
             torch.randn(1, 128, 5, 128, dtype=torch.bfloat16, device=DEV))),
         ("b", lambda: ptxkit.gemm(x, torch.ones(64, 255, dtype=torch.bfloat16, device=DEV))),
+        ("activation", lambda: ptxkit.gemm(x, x, activation="tanh")),
+        ("bias", lambda: ptxkit.gemm(x, x, bias=torch.ones(7, dtype=torch.bfloat16, device=DEV))),
+        ("bias", lambda: ptxkit.gemm(x, x, bias=torch.ones(8, dtype=torch.float32, device=DEV))),
+        ("residual", lambda: ptxkit.gemm(x, x, residual=torch.ones(8, 16, dtype=torch.bfloat16, device=DEV))),
+        ("a", lambda: ptxkit.gemm(x[:, :100].contiguous(), x[:, :100].contiguous(), activation="relu")),
+        ("b", lambda: ptxkit.gemm(x, x[:6], activation="relu")),
+        ("a", lambda: ptxkit.gemm(x.cpu(), x.cpu(), activation="relu")),
     ]
     for arg, call in cases:
         try:
@@ -215,12 +285,13 @@ def cache():
 
 
 def compiled():
-    def block(x, w, g, u, q, k, v, a, b):
+    def block(x, w, g, u, q, k, v, a, b, bias, res):
         h = ptxkit.rms_norm(x, w)
         s = ptxkit.swiglu(g, u)
         o = ptxkit.attention(q, k, v, causal=True)
         c = ptxkit.gemm(h.view(-1, h.shape[-1]), b)
-        return h + 1, s * 2, o, c, ptxkit.softmax(a)
+        f = ptxkit.gemm(h.view(-1, h.shape[-1]), b, bias=bias, activation="gelu_tanh", residual=res)
+        return h + 1, s * 2, o, c, ptxkit.softmax(a), f - 1
 
     args = [
         torch.randn(4, 128, 2048, dtype=torch.bfloat16, device=DEV),
@@ -232,6 +303,8 @@ def compiled():
         torch.randn(2, 256, 4, 128, dtype=torch.bfloat16, device=DEV),
         torch.randn(64, 1024, dtype=torch.float32, device=DEV),
         torch.randn(1024, 2048, dtype=torch.bfloat16, device=DEV),
+        torch.randn(1024, dtype=torch.bfloat16, device=DEV),
+        torch.randn(512, 1024, dtype=torch.bfloat16, device=DEV),
     ]
     eager = block(*args)
     t = time.perf_counter()
@@ -368,7 +441,7 @@ def main():
     except ImportError:
         pass
     print(json.dumps(RESULTS["env"]), flush=True)
-    for fn in (rows_ops, attention, gemms, argument_errors, cache, compiled, overhead, transformers_llama):
+    for fn in (rows_ops, attention, gemms, fused_gemms, argument_errors, cache, compiled, overhead, transformers_llama):
         t = time.perf_counter()
         section(fn)
         print(f"-- {fn.__name__}: {time.perf_counter() - t:.1f} s", flush=True)

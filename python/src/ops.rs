@@ -631,3 +631,57 @@ pub fn grouped_gemm(
         .run(&launch.stream, &ra, &rb, &ro, wc)
         .map_err(errors::grouped)
 }
+
+#[cfg(test)]
+mod tests {
+    use ptxkit::isa::Target;
+    use ptxkit::library::gemm::GemmConfig;
+    use ptxkit::parts::Activation;
+
+    use crate::cache::FusedOps;
+
+    /// Every epilogue the fused GEMM builds (each activation, with and without bias and
+    /// residual) at the configurations `for_problem` picks for an edge shape and 4096², with
+    /// the parameters it declares, held to ptxas where `$PTXAS` names it: it assembles. (Spills
+    /// are printed, not refused: bias + SiLU spills 4 bytes in the library's epilogue.)
+    #[test]
+    fn every_fused_epilogue_assembles() {
+        let ptxas = ptxkit::isa::ptxas::for_tests().unwrap();
+        let activations = [
+            None,
+            Some(Activation::Relu),
+            Some(Activation::GeluTanh),
+            Some(Activation::GeluErf),
+            Some(Activation::Silu),
+        ];
+        for cfg in [
+            GemmConfig::for_problem(300, 520, 132),
+            GemmConfig::for_problem(4096, 4096, 132),
+        ] {
+            for activation in activations {
+                for (bias, residual) in [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let ops = FusedOps {
+                        bias,
+                        activation,
+                        residual,
+                    };
+                    let kernel = ops.build(cfg).unwrap();
+                    let names: Vec<&str> =
+                        kernel.signature().params.iter().map(|p| p.name()).collect();
+                    assert_eq!(names.contains(&"bias"), bias, "{ops:?}: {names:?}");
+                    assert_eq!(names.contains(&"residual"), residual, "{ops:?}: {names:?}");
+                    let Some(ptxas) = &ptxas else { continue };
+                    let out = ptxas
+                        .assemble(kernel.built.ptx(), Target::Sm90a, &["-v"])
+                        .unwrap();
+                    assert!(out.ok, "{ops:?}: {}", out.log);
+                    if !out.log.contains(" 0 bytes spill stores") {
+                        let line = out.log.lines().find(|l| l.contains("spill stores"));
+                        println!("spills: bn {} {ops:?}: {}", cfg.bn, line.unwrap_or("?"));
+                    }
+                }
+            }
+        }
+    }
+}
