@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
+//! GEMM_EPILOGUE_SIZES=4096 cargo bench --bench gemm_epilogue   # only 4096³ (a profiler's run)
 //! ```
 
 use half::bf16;
@@ -67,7 +68,10 @@ fn main() -> Result<(), CheckError> {
     println!("device: {}", device.attributes().name);
     println!("| shape | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |");
     println!("| --- | --- | --- | --- | --- | --- |");
-    for shape in [(4096, 4096, 4096), (8192, 8192, 8192)] {
+    let sizes = std::env::var("GEMM_EPILOGUE_SIZES").unwrap_or_else(|_| "4096,8192".into());
+    let sizes: Vec<usize> = sizes.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    for &size in &sizes {
+        let shape = (size, size, size);
         let (m, n, k) = shape;
         let cfg = check::config_for(&device, m, n);
         let mut p = Problem::new(&stream, shape, 3)?;

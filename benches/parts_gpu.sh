@@ -4,9 +4,9 @@
 #                                    planted hangs included), the epilogue example with its
 #                                    timing against the plain GEMM, compute-sanitizer memcheck and
 #                                    racecheck on the rebuilt kernels
-#   benches/parts_gpu.sh final KIT   the merged build: `ptxkit selftest`, the epilogue example and
-#                                    bench, and ncu of the plain GEMM beside the fused bias + GELU
-#                                    + residual one at 4096³ (new/ only)
+#   benches/parts_gpu.sh final KIT   the merged build: `ptxkit selftest`, and ncu of the plain
+#                                    GEMM beside the fused bias + GELU + residual and the residual
+#                                    alone at 4096³ (new/ only)
 #   benches/parts_gpu.sh time KIT    old and new builds alternating, each against its baseline in
 #                                    the same process: the GEMM's seven bench shapes (cuBLAS), FP8
 #                                    per-tensor (cuBLASLt) and block-scaled, the grouped GEMM, the
@@ -59,15 +59,13 @@ final)
   step selftest
   timeout 420 "$N/ptxkit" selftest >"$out/selftest.txt" 2>&1
   grep -E "FAIL|passed" "$out/selftest.txt"
-  step gemm_epilogue
-  timeout 240 "$N/gemm_epilogue" 2>&1 | tee "$out/epilogue.txt" | grep -E "FAIL|^\|"
-  step "fused epilogues"
-  timeout 150 "$N/bench-gemm_epilogue" --bench >"$out/epilogue-bench.txt" 2>&1
-  grep -E '^\| [0-9]' "$out/epilogue-bench.txt"
   step "ncu: the plain GEMM and the fused bias + GELU + residual at 4096^3"
-  timeout 200 ncu --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,launch__registers_per_thread \
-    -k regex:"gemm_epi_bias_gelu|gemm_bf16_bf16_128x256" -c 2 "$N/bench-gemm_epilogue" --bench >"$out/ncu.txt" 2>&1
-  grep -E "gemm_|duration|hmma|throughput|hit_rate|inst_executed|registers" "$out/ncu.txt"
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__registers_per_thread
+  for k in gemm_bf16_bf16_128x256 gemm_epi_bias_gelu_tanh_residual gemm_epi_residual; do
+    GEMM_EPILOGUE_SIZES=4096 timeout 150 ncu --metrics "$metrics" -k "regex:$k" -c 1 \
+      "$N/bench-gemm_epilogue" --bench >"$out/ncu-$k.txt" 2>&1
+    grep -E "^  gemm_|duration|hmma|throughput|hit_rate|inst_executed|sectors|wavefronts|registers" "$out/ncu-$k.txt"
+  done
   ;;
 time)
   for run in 1 2; do
