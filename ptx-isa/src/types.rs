@@ -275,14 +275,20 @@ impl fmt::Display for ScalarType {
     }
 }
 
+impl ScalarType {
+    /// The type named `name` (without its dot), or `None`: what [`FromStr`] reads, without
+    /// building an error for every modifier that is no type (the validator and the builder ask
+    /// this of every modifier they see).
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        ScalarType::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
 impl FromStr for ScalarType {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
         let s = s.strip_prefix('.').unwrap_or(s);
-        ScalarType::ALL
-            .iter()
-            .copied()
-            .find(|t| t.name() == s)
+        ScalarType::from_name(s)
             .ok_or_else(|| Error::new(ErrorKind::UnknownType, format!("unknown PTX type `.{s}`")))
     }
 }

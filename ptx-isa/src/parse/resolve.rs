@@ -95,7 +95,7 @@ pub fn resolve(i: &Instruction) -> Resolution {
     }
     // A type suffix the opcode does not take: would another type make it match?
     for (k, m) in i.modifiers.iter().enumerate() {
-        if m.parse::<ScalarType>().is_err() && !looks_like_type(m) {
+        if ScalarType::from_name(m).is_none() && !looks_like_type(m) {
             continue;
         }
         for (form, p) in candidates {
