@@ -55,7 +55,11 @@ impl Module {
             let _ = write!(s, ", {o}");
         }
         s.push('\n');
-        let _ = writeln!(s, ".address_size {}", self.address_size);
+        // Only as written: `.address_size` is PTX 2.3 (PTX ISA 11.1.3), and ptxas 13.0 refuses it
+        // in an older module ("Feature '.address_size directive' requires PTX ISA .version 2.3").
+        if let Some(n) = self.address_size {
+            let _ = writeln!(s, ".address_size {n}");
+        }
         let mut previous: Option<&Item> = None;
         let layout = self.layout();
         for item in layout.iter() {
@@ -252,7 +256,7 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
 fn write_operand(s: &mut String, o: &crate::instr::Operand) {
     use crate::instr::Operand;
     match o {
-        Operand::Reg(r) => write_reg(s, r),
+        Operand::Reg(r) => s.push_str(r.name_in(&mut [0; 16])),
         Operand::Vector(v) => {
             s.push('{');
             for (k, x) in v.iter().enumerate() {
@@ -266,26 +270,6 @@ fn write_operand(s: &mut String, o: &crate::instr::Operand) {
         other => {
             let _ = write!(s, "{other}");
         }
-    }
-}
-
-/// `%f12`: the register as [`crate::reg::RegRef`]'s `Display` writes it.
-fn write_reg(s: &mut String, r: &crate::reg::RegRef) {
-    s.push('%');
-    s.push_str(r.class.prefix());
-    let mut digits = [0u8; 10];
-    let mut n = r.index;
-    let mut k = digits.len();
-    loop {
-        k -= 1;
-        digits[k] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[k..] {
-        s.push(char::from(d));
     }
 }
 

@@ -176,6 +176,13 @@ impl fmt::Display for Operand {
 #[derive(Debug, Clone, Copy)]
 pub struct OpcodeText<'a>(&'a Instruction);
 
+impl<'a> OpcodeText<'a> {
+    /// The mnemonic (`bra` of `bra.uni`).
+    pub fn mnemonic(self) -> &'a str {
+        &self.0.mnemonic
+    }
+}
+
 impl fmt::Display for OpcodeText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0.mnemonic)?;

@@ -527,10 +527,18 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
 
 /// The operand types of `form`'s row (empty where the row names none).
 pub fn of(form: Form) -> &'static [Slot] {
-    OPERAND_TYPES
-        .iter()
-        .find(|(forms, _)| forms.contains(&form))
-        .map_or(&[], |(_, slots)| slots)
+    // Indexed by row once (the first entry naming a row is its), not searched per operand
+    // (issue 33).
+    static BY_FORM: std::sync::LazyLock<Vec<&'static [Slot]>> = std::sync::LazyLock::new(|| {
+        let mut by_form: Vec<Option<&'static [Slot]>> = vec![None; Form::all().len()];
+        for (forms, slots) in OPERAND_TYPES {
+            for f in *forms {
+                by_form[*f as usize].get_or_insert(slots);
+            }
+        }
+        by_form.into_iter().map(|s| s.unwrap_or(&[])).collect()
+    });
+    BY_FORM.get(form as usize).copied().unwrap_or(&[])
 }
 
 /// True when the slot applies to an instruction with these modifiers and types.

@@ -77,6 +77,45 @@ fn head(mnemonic: &str) -> &str {
 
 /// Resolves `mnemonic.modifiers` with `n` operands.
 pub fn resolve(i: &Instruction) -> Resolution {
+    match remembered(i) {
+        Resolution::Form(form) => Resolution::Form(refine(form, i)),
+        other => other,
+    }
+}
+
+/// How many opcodes [`remembered`] keeps per thread before it starts over: far more than a real
+/// module's distinct opcodes (a 1 MB CUTLASS module has a few hundred), few enough that fuzzed
+/// input cannot grow the memory without bound.
+const REMEMBERED: usize = 1 << 14;
+
+/// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
+/// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
+/// nearest-row search for an opcode no row takes is costly (issue 33).
+fn remembered(i: &Instruction) -> Resolution {
+    use std::cell::RefCell;
+    use std::fmt::Write;
+    thread_local! {
+        static SEEN: RefCell<(String, hashbrown::HashMap<String, Resolution>)> =
+            RefCell::default();
+    }
+    SEEN.with_borrow_mut(|(key, seen)| {
+        key.clear();
+        let _ = write!(key, "{} {}", i.opcode_text(), i.operands.len());
+        if let Some(r) = seen.get(key.as_str()) {
+            return r.clone();
+        }
+        let r = resolve_opcode(i);
+        if seen.len() >= REMEMBERED {
+            seen.clear();
+        }
+        seen.insert(key.clone(), r.clone());
+        r
+    })
+}
+
+/// What the table says about the opcode of `i` and its operand count (a `mov` of a special
+/// register is not told apart yet: [`refine`] does that).
+fn resolve_opcode(i: &Instruction) -> Resolution {
     let Some(candidates) = index().by_mnemonic.get(head(&i.mnemonic)) else {
         return Resolution::UnknownMnemonic;
     };
@@ -85,7 +124,7 @@ pub fn resolve(i: &Instruction) -> Resolution {
     for (form, p) in candidates {
         if p.matches_opcode(&i.mnemonic, &i.modifiers) {
             if p.matches_operand_count(n) {
-                return Resolution::Form(refine(*form, i));
+                return Resolution::Form(*form);
             }
             count_miss.get_or_insert((*form, p.operand_range()));
         }

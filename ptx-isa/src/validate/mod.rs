@@ -144,7 +144,7 @@ impl Ctx<'_> {
     }
 
     /// Target and PTX-version gating of one row.
-    pub(crate) fn gate(&mut self, form: Form, what: &str, pos: Option<Pos>) {
+    pub(crate) fn gate(&mut self, form: Form, what: impl fmt::Display, pos: Option<Pos>) {
         let Some(t) = self.target else { return };
         let spec = form.spec();
         if !form.available_on(t) {
@@ -197,6 +197,21 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                 PtxVersion::MAX
             ),
         );
+    } else if !version.read_by_ptxas() {
+        cx.error(
+            ErrorKind::BadVersion,
+            vpos,
+            format!(".version {version} is no release of the PTX ISA (chapter 13)"),
+        );
+    }
+    // PTX ISA 11.1.3: `.address_size` is PTX 2.3 (ptxas 13.0: "Feature '.address_size
+    // directive' requires PTX ISA .version 2.3 or later").
+    if m.written_address_size().is_some() && version < crate::target::v(2, 3) {
+        cx.error(
+            ErrorKind::PtxVersionTooLow,
+            map.and_then(|s| s.address_size).or(vpos),
+            format!(".address_size needs PTX ISA 2.3; the module says .version {version}"),
+        );
     }
     match target {
         Some(t) if t.min_ptx() > version => cx.error(
@@ -208,13 +223,28 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
             ),
         ),
         Some(_) => {}
-        None => cx.warning(
-            tpos,
-            format!(
-                "target `{}` is not one ptxkit models: target gating is not checked",
-                m.target_name()
-            ),
-        ),
+        None => {
+            let name = m.target_name();
+            match PtxVersion::lowest_for_target(name) {
+                None => cx.error(
+                    ErrorKind::UnknownTarget,
+                    tpos,
+                    format!("ptxas 13.0 reads no target `{name}`"),
+                ),
+                Some(low) if low > version => cx.error(
+                    ErrorKind::PtxVersionTooLow,
+                    tpos,
+                    format!(
+                        "target {name} needs PTX ISA {low}; the module says .version {version}"
+                    ),
+                ),
+                Some(_) => {}
+            }
+            cx.warning(
+                tpos,
+                format!("target `{name}` is not one ptxkit models: target gating is not checked"),
+            );
+        }
     }
     // Module-scope names.
     let layout = m.layout();
@@ -507,7 +537,8 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     use crate::parse::resolve::{Resolution, lenient, resolve};
     // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
     // warning, and the instruction is checked as its row writes it.
-    if let Resolution::WrongModifier { .. } = resolve(i) {
+    let resolution = resolve(i);
+    if let Resolution::WrongModifier { .. } = resolution {
         if let Some((form, fixed)) = lenient(i) {
             cx.warning(
                 pos,
@@ -522,13 +553,13 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
     }
-    let op = i.opcode();
+    let op = i.opcode_text();
     // The guard.
     if let Some(g) = &i.guard {
-        env.expect_pred(cx, &g.pred.to_string(), &op, pos);
+        env.expect_pred(cx, &g.pred.to_string(), op, pos);
     }
     if let Some(g) = &i.named_guard {
-        env.expect_pred(cx, &g.name, &op, pos);
+        env.expect_pred(cx, &g.name, op, pos);
     }
     // Types exist in this version.
     for t in i.types() {
@@ -546,9 +577,9 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     }
     // Every name an operand uses is declared.
     for o in &i.operands {
-        env.declared(cx, o, &op, pos);
+        env.declared(cx, o, op, pos);
     }
-    let form = match resolve(i) {
+    let form = match resolution {
         Resolution::Form(f) => f,
         Resolution::OperandCount { form, range } => {
             let want = if range.0 == range.1 {
@@ -598,7 +629,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
             // The parser warned already; what can be checked without a row still is.
             for q in crate::forms::features::qualifiers(i) {
-                cx.gate(q, &op, pos);
+                cx.gate(q, op, pos);
             }
             if i.operands.iter().any(|o| matches!(o, Operand::Addr(_))) {
                 env.spaces(cx, i, pos);
@@ -606,9 +637,9 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
     };
-    cx.gate(form, &op, pos);
+    cx.gate(form, op, pos);
     for extra in crate::forms::features::implied(form, i) {
-        cx.gate(extra, &op, pos);
+        cx.gate(extra, op, pos);
     }
     if let Err(v) = crate::forms::rules::check(form, i) {
         cx.error(v.kind, pos, v.message);

@@ -11,7 +11,7 @@ use crate::error::ErrorKind;
 use crate::forms::Form;
 use crate::forms::operand_types::{self, Fit};
 use crate::forms::rules::{Check, rules_of};
-use crate::instr::{Imm, Instruction, Operand};
+use crate::instr::{Imm, Instruction, OpcodeText, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
 use crate::types::{ScalarType, TypeKind};
@@ -61,15 +61,15 @@ impl Env<'_> {
     }
 
     /// Reports names that nothing declares.
-    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: &str, pos: Option<Pos>) {
-        let branch = op.starts_with("bra") || op.starts_with("brx");
+    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: OpcodeText<'_>, pos: Option<Pos>) {
+        let branch = op.mnemonic().starts_with("bra") || op.mnemonic().starts_with("brx");
         match o {
             Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
-                self.reg_declared(cx, &r.to_string(), op, pos);
+                self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos);
             }
             Operand::Pair(a, b) => {
-                self.reg_declared(cx, &a.to_string(), op, pos);
-                self.reg_declared(cx, &b.to_string(), op, pos);
+                self.reg_declared(cx, a.name_in(&mut [0; 16]), op, pos);
+                self.reg_declared(cx, b.name_in(&mut [0; 16]), op, pos);
             }
             Operand::NotSymbol(s) => self.reg_declared(cx, s, op, pos),
             Operand::NamedPair(a, b) => {
@@ -122,9 +122,9 @@ impl Env<'_> {
         }
     }
 
-    fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: &str, pos: Option<Pos>) {
+    fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: OpcodeText<'_>, pos: Option<Pos>) {
         match b {
-            AddrBase::Reg(r) => self.reg_declared(cx, &r.to_string(), op, pos),
+            AddrBase::Reg(r) => self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos),
             AddrBase::Symbol(s) => {
                 if !self.symbol_known(cx, s) {
                     cx.error(
@@ -154,7 +154,7 @@ impl Env<'_> {
         }
     }
 
-    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
         if self.scopes.lookup(name).is_none() {
             cx.error(
                 ErrorKind::UndefinedRegister,
@@ -166,7 +166,7 @@ impl Env<'_> {
     }
 
     /// A guard register is a declared predicate.
-    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
         match self.scopes.lookup(name) {
             None => cx.error(
                 ErrorKind::UndefinedRegister,
@@ -198,7 +198,7 @@ impl Env<'_> {
         o: Option<&Operand>,
         want: ScalarType,
         fit: Fit,
-        what: (&str, usize, &str),
+        what: (OpcodeText<'_>, usize, &str),
         pos: Option<Pos>,
     ) {
         let Some(o) = o else { return };
@@ -301,7 +301,7 @@ impl Env<'_> {
     /// Register types against the types the row gives its operands
     /// ([`crate::forms::operand_types`]).
     pub fn types(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         let types: Vec<ScalarType> = i.types().collect();
         for slot in operand_types::of(form) {
             if !operand_types::applies(slot.when, &i.modifiers, &types) {
@@ -325,7 +325,7 @@ impl Env<'_> {
                         .operands()
                         .get(k)
                         .map_or("", |s| s.name.as_str());
-                    self.expect(cx, o, want, slot.fit, (&op, k, name), pos);
+                    self.expect(cx, o, want, slot.fit, (op, k, name), pos);
                 }
             }
         }
@@ -333,7 +333,7 @@ impl Env<'_> {
 
     /// `mov.b64 d, {a, b}` / `mov.b64 {a, b}, d`: the elements share one size and fill the type.
     fn packed(&self, cx: &mut Ctx<'_>, i: &Instruction, k: usize, t: ScalarType, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         let Some(Operand::Vector(v)) = i.operands.get(k) else {
             return;
         };
@@ -367,7 +367,7 @@ impl Env<'_> {
         if !vector_row {
             return;
         }
-        let op = i.opcode();
+        let op = i.opcode_text();
         let width = i.modifiers.iter().find_map(|m| match m.as_ref() {
             "v2" => Some(2),
             "v4" => Some(4),
@@ -418,7 +418,7 @@ impl Env<'_> {
         ) {
             return;
         }
-        let op = i.opcode();
+        let op = i.opcode_text();
         let written = i.modifiers.iter().find_map(|m| match m.as_ref() {
             "global" => Some(StateSpace::Global),
             "shared" | "shared::cta" => Some(StateSpace::Shared(SharedScope::Implicit)),
@@ -524,7 +524,7 @@ impl Env<'_> {
                 continue;
             };
             if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
-                let op = i.opcode();
+                let op = i.opcode_text();
                 let t = cx.target.map_or(String::new(), |t| t.to_string());
                 cx.error(
                     ErrorKind::OperandType,
@@ -540,7 +540,7 @@ impl Env<'_> {
 
     /// `bra` goes to a label; `brx.idx` indexes a `.branchtargets` list; `call` calls a function.
     pub fn targets(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         match i.mnemonic.as_ref() {
             // PTX ISA 9.7.12.4: `tlist` is a `.branchtargets` list "defined in the local function
             // scope before it is used" (ptxas: "Label expected for forward reference").
@@ -609,7 +609,7 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
     let slots = pattern.operands();
     let fixed = pattern.fixed_operands();
     let all_present = i.operands.len() == slots.len();
-    let op = i.opcode();
+    let op = i.opcode_text();
     for (k, o) in i.operands.iter().enumerate() {
         if k >= fixed && !all_present {
             break;
