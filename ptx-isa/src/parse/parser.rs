@@ -124,6 +124,27 @@ fn linkage_of(word: &str) -> Option<Linkage> {
     })
 }
 
+/// A written modifier as the model holds it: borrowed from the form table when a row spells it
+/// (nearly always), so that reading an instruction allocates nothing per modifier (issue 33).
+fn modifier(written: &str) -> Cow<'static, str> {
+    static KNOWN: std::sync::LazyLock<hashbrown::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| {
+            let mut known = hashbrown::HashSet::new();
+            for spec in crate::forms::Form::all() {
+                let p = spec.form.pattern();
+                known.extend(p.mnemonic().split('.'));
+                for e in p.elements() {
+                    known.extend(e.alternatives().iter().flatten().map(String::as_str));
+                }
+            }
+            known
+        });
+    match KNOWN.get(written) {
+        Some(k) => Cow::Borrowed(*k),
+        None => Cow::Owned(written.to_string()),
+    }
+}
+
 /// Directives that begin a module-scope item (PTX ISA 11.1-11.4): one after a function's header
 /// ends the header, a prototype without `;`.
 const MODULE_SCOPE: &[&str] = &[
@@ -1135,7 +1156,7 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            i.modifiers.push(Cow::Owned(self.text(m)[1..].to_string()));
+            i.modifiers.push(modifier(&self.text(m)[1..]));
             if i.modifiers.len() > limits::MAX_MODIFIERS {
                 return self.error(
                     ParseErrorKind::LimitExceeded,

@@ -25,6 +25,8 @@ pub enum Resolution {
     /// The table covers the instruction's family, but no row allows these modifiers: `form` is the
     /// nearest row and `difference` what differs from it.
     WrongModifier {
+        /// The manual's family the opcode belongs to (`cp.async.bulk`), when it has one.
+        family: Option<&'static str>,
         /// The nearest row of the family.
         form: Form,
         /// The first difference from it (none when only a rule of the row is broken).
@@ -88,29 +90,39 @@ pub fn resolve(i: &Instruction) -> Resolution {
 /// input cannot grow the memory without bound.
 const REMEMBERED: usize = 1 << 14;
 
-/// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
-/// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
-/// nearest-row search for an opcode no row takes is costly (issue 33).
-fn remembered(i: &Instruction) -> Resolution {
-    use std::cell::RefCell;
+/// What one thread remembers about opcodes: a key buffer and answers by `opcode operand-count`.
+type Seen<T> = std::cell::RefCell<(String, hashbrown::HashMap<String, T>)>;
+
+/// `compute(i)`, remembered in `seen` by `i`'s opcode and operand count (what `compute` reads).
+fn remember<T: Clone + 'static>(
+    seen: &'static std::thread::LocalKey<Seen<T>>,
+    i: &Instruction,
+    compute: impl FnOnce(&Instruction) -> T,
+) -> T {
     use std::fmt::Write;
-    thread_local! {
-        static SEEN: RefCell<(String, hashbrown::HashMap<String, Resolution>)> =
-            RefCell::default();
-    }
-    SEEN.with_borrow_mut(|(key, seen)| {
+    seen.with_borrow_mut(|(key, seen)| {
         key.clear();
         let _ = write!(key, "{} {}", i.opcode_text(), i.operands.len());
         if let Some(r) = seen.get(key.as_str()) {
             return r.clone();
         }
-        let r = resolve_opcode(i);
+        let r = compute(i);
         if seen.len() >= REMEMBERED {
             seen.clear();
         }
         seen.insert(key.clone(), r.clone());
         r
     })
+}
+
+/// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
+/// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
+/// nearest-row search for an opcode no row takes is costly (issue 33).
+fn remembered(i: &Instruction) -> Resolution {
+    thread_local! {
+        static SEEN: Seen<Resolution> = Seen::default();
+    }
+    remember(&SEEN, i, resolve_opcode)
 }
 
 /// What the table says about the opcode of `i` and its operand count (a `mov` of a special
@@ -154,7 +166,8 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
     // A family the table covers: the nearest row and how the opcode differs from it. An opcode
     // of no family of the manual at all, under a mnemonic the table has (`tcgen05.frob`), is no
     // instruction: the nearest row under the mnemonic.
-    let rows = match family_of(&i.mnemonic, &i.modifiers) {
+    let family = family_of(&i.mnemonic, &i.modifiers);
+    let rows = match family {
         Some(family) if covered(family) => Some(rows_of(family)),
         Some(_) => None,
         None => Some(candidates.iter().map(|(f, _)| *f).collect()),
@@ -168,7 +181,11 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
             })
             .min_by_key(|(cost, f, _)| (*cost, *f));
         if let Some((_, form, difference)) = nearest {
-            return Resolution::WrongModifier { form, difference };
+            return Resolution::WrongModifier {
+                family: family.map(|f| f.name),
+                form,
+                difference,
+            };
         }
     }
     Resolution::UnknownModifiers
@@ -180,19 +197,23 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
 /// grammar does not. Gives the row and the opcode as the row writes it; `None` when no row takes
 /// the modifiers in any order.
 pub fn lenient(i: &Instruction) -> Option<(Form, Instruction)> {
-    let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
-    let n = i.operands.len();
-    candidates.iter().find_map(|(form, p)| {
-        let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
-        if !p.matches_operand_count(n) {
-            return None;
-        }
-        let mut fixed = i.clone();
-        fixed.mnemonic = p.mnemonic().to_string().into();
-        fixed.modifiers = mods.into_iter().map(Into::into).collect();
-        fixed.form = Some(refine(*form, &fixed));
-        Some((refine(*form, &fixed), fixed))
-    })
+    thread_local! {
+        static SEEN: Seen<Option<(Form, &'static Pattern, Vec<String>)>> = Seen::default();
+    }
+    // The search over every order of the modifiers is remembered per opcode (issue 33).
+    let (form, p, mods) = remember(&SEEN, i, |i| {
+        let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
+        let n = i.operands.len();
+        candidates.iter().find_map(|(form, p)| {
+            let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
+            p.matches_operand_count(n).then_some((*form, *p, mods))
+        })
+    })?;
+    let mut fixed = i.clone();
+    fixed.mnemonic = p.mnemonic().to_string().into();
+    fixed.modifiers = mods.into_iter().map(Into::into).collect();
+    fixed.form = Some(refine(form, &fixed));
+    Some((refine(form, &fixed), fixed))
 }
 
 /// `u33`, `f8`, `b7`: shaped like a type name.

@@ -609,7 +609,11 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             );
             return;
         }
-        Resolution::WrongModifier { form, difference } => {
+        Resolution::WrongModifier {
+            family,
+            form,
+            difference,
+        } => {
             let spec = form.spec();
             let why = difference.map_or(String::new(), |d| format!(": {d}"));
             cx.error(
@@ -617,8 +621,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
                 pos,
                 format!(
                     "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
-                    crate::forms::families::family_of(&i.mnemonic, &i.modifiers)
-                        .map_or(i.mnemonic.split('.').next().unwrap_or(""), |f| f.name),
+                    family.unwrap_or(i.mnemonic.split('.').next().unwrap_or("")),
                     spec.name,
                     spec.syntax,
                     spec.section

@@ -182,14 +182,14 @@ impl Env<'_> {
         }
     }
 
-    fn reg_of(&self, o: &Operand) -> Option<(String, RegInfo)> {
-        let name = match o {
-            Operand::Reg(r) => r.to_string(),
-            Operand::Symbol(s) => s.to_string(),
+    /// The declaration of a scalar register operand (named as its `Display` writes it).
+    fn reg_of(&self, o: &Operand) -> Option<RegInfo> {
+        let info = match o {
+            Operand::Reg(r) => self.scopes.lookup(r.name_in(&mut [0; 16]))?,
+            Operand::Symbol(s) => self.scopes.lookup(s)?,
             _ => return None,
         };
-        let info = self.scopes.lookup(&name)?;
-        info.vector.is_none().then_some((name, info))
+        info.vector.is_none().then_some(info)
     }
 
     fn expect(
@@ -270,9 +270,10 @@ impl Env<'_> {
             }
             _ => {}
         }
-        let Some((name, info)) = self.reg_of(o) else {
+        let Some(info) = self.reg_of(o) else {
             return;
         };
+        let name = o;
         let want = match fit {
             Fit::ScalarOr(t) => t,
             _ => want,
@@ -339,7 +340,7 @@ impl Env<'_> {
         };
         let sizes: Vec<u32> = v
             .iter()
-            .filter_map(|x| self.reg_of(x).map(|(_, info)| info.ty.bits()))
+            .filter_map(|x| self.reg_of(x).map(|info| info.ty.bits()))
             .collect();
         let uniform = sizes.windows(2).all(|w| w[0] == w[1]);
         if !uniform || sizes.len() == v.len() && sizes.iter().sum::<u32>() != t.bits() {
