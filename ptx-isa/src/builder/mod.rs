@@ -410,7 +410,7 @@ impl FunctionBuilder {
             }
         }
         if let Some(form) = d.form() {
-            self.gate(form, &format!("{d:?}"))?;
+            self.gate(form, format_args!("{d:?}"))?;
         }
         self.directives.push(d);
         Ok(())

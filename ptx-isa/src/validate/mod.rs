@@ -353,7 +353,7 @@ fn function(
             );
         }
         if let Some(form) = d.form() {
-            cx.gate(form, &format!("{d:?}"), header);
+            cx.gate(form, format_args!("{d:?}"), header);
         }
     }
     // Blocks and their labels (PTX labels are scoped to the block that places them).
