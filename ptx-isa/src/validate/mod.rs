@@ -145,8 +145,22 @@ impl Ctx<'_> {
 
     /// Target and PTX-version gating of one row.
     pub(crate) fn gate(&mut self, form: Form, what: impl fmt::Display, pos: Option<Pos>) {
-        let Some(t) = self.target else { return };
         let spec = form.spec();
+        let Some(t) = self.target else {
+            // A target ptxkit does not model: the row's first version still holds (it is the
+            // lowest on any target; ptxas 13.0: "Feature 'tanh' requires PTX ISA .version 7.0").
+            if spec.min_ptx > self.version {
+                self.error(
+                    ErrorKind::PtxVersionTooLow,
+                    pos,
+                    format!(
+                        "`{what}` (`{}`) needs PTX ISA {}; the module says .version {}",
+                        spec.name, spec.min_ptx, self.version
+                    ),
+                );
+            }
+            return;
+        };
         if !form.available_on(t) {
             self.error(
                 ErrorKind::UnsupportedTarget,
@@ -472,6 +486,20 @@ fn function(
                         cx.error(ErrorKind::UndefinedRegister, pos, e.to_string());
                     }
                 }
+            }
+            // PTX ISA 11.5.2 `.loc`: `inlined_at` is PTX 7.0 (ptxas 13.0: "Feature 'Line
+            // information of inline functions' requires PTX ISA .version 7.0 or later").
+            Statement::Loc(l)
+                if l.contains("inlined_at") && cx.version < crate::target::v(7, 0) =>
+            {
+                cx.error(
+                    ErrorKind::PtxVersionTooLow,
+                    pos,
+                    format!(
+                        "`.loc` with `inlined_at` needs PTX ISA 7.0; the module says .version {}",
+                        cx.version
+                    ),
+                );
             }
             Statement::LocalParam { name, .. } => {
                 locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));

@@ -14,19 +14,26 @@ use crate::forms::rules::{Check, rules_of};
 use crate::instr::{Imm, Instruction, OpcodeText, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
+use crate::target::{PtxVersion, v};
 use crate::types::{ScalarType, TypeKind};
 
-/// Special registers ptxkit does not model but ptxas knows (PTX ISA chapter 10).
-const OTHER_SREGS: &[&str] = &[
-    "%envreg",
-    "%pm",
-    "%clock_hi",
-    "%globaltimer_lo",
-    "%globaltimer_hi",
-    "%reserved_smem_offset",
-    "%aggr_smem_size",
-    "%current_graph_exec",
-    "%lanemask",
+/// Special registers ptxkit does not model but ptxas knows (PTX ISA chapter 10), by prefix, with
+/// the first PTX version and SM that have them where those are later than sm_75's (measured with
+/// ptxas 13.0: "Feature '%reserved_smem_offset_1' requires PTX ISA .version 7.6 or later",
+/// "... requires .target sm_80 or higher").
+const OTHER_SREGS: &[(&str, PtxVersion, u32)] = &[
+    ("%envreg", v(1, 0), 0),
+    ("%pm", v(1, 0), 0),
+    ("%clock_hi", v(1, 0), 0),
+    ("%globaltimer_lo", v(1, 0), 0),
+    ("%globaltimer_hi", v(1, 0), 0),
+    // 10.32 %reserved_smem_offset_{begin,end,cap,<2>}: PTX 7.6, sm_80.
+    ("%reserved_smem_offset", v(7, 6), 80),
+    // 10.33 %aggr_smem_size: PTX 8.1, sm_90.
+    ("%aggr_smem_size", v(8, 1), 90),
+    // 10.35 %current_graph_exec: PTX 8.0.
+    ("%current_graph_exec", v(8, 0), 0),
+    ("%lanemask", v(1, 0), 0),
 ];
 
 /// What the operand checks can see: the register scopes, the function's parameters and local
@@ -57,7 +64,31 @@ impl Env<'_> {
             || self.locals.contains_key(name)
             || cx.globals.contains_key(name)
             || (self.label_visible)(name)
-            || OTHER_SREGS.iter().any(|p| name.starts_with(p))
+            || OTHER_SREGS.iter().any(|(p, _, _)| name.starts_with(p))
+    }
+
+    /// An unmodelled special register ([`OTHER_SREGS`]) in a version or on a target that lacks it.
+    fn other_sreg_gated(&self, cx: &mut Ctx<'_>, name: &str, pos: Option<Pos>) {
+        let Some((_, first, sm)) = OTHER_SREGS.iter().find(|(p, _, _)| name.starts_with(p)) else {
+            return;
+        };
+        if *first > cx.version {
+            cx.error(
+                ErrorKind::PtxVersionTooLow,
+                pos,
+                format!(
+                    "`{name}` needs PTX ISA {first}; the module says .version {}",
+                    cx.version
+                ),
+            );
+        }
+        if let Some(t) = cx.target.filter(|t| t.sm() < *sm) {
+            cx.error(
+                ErrorKind::UnsupportedTarget,
+                pos,
+                format!("{t} lacks `{name}` (sm_{sm} and later have it)"),
+            );
+        }
     }
 
     /// Reports names that nothing declares.
@@ -77,6 +108,9 @@ impl Env<'_> {
                 self.declared(cx, b, op, pos);
             }
             Operand::Symbol(s) => {
+                if s.starts_with('%') {
+                    self.other_sreg_gated(cx, s, pos);
+                }
                 if !self.symbol_known(cx, s) {
                     let (kind, what) = if branch {
                         (
