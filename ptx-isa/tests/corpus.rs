@@ -10,8 +10,10 @@
 //! ```
 //!
 //! ptxas judges each file; `check` must reject every file ptxas rejects and accept the files
-//! ptxas accepts (the misses are listed by their first error), and `fmt`'s reprint of every file
-//! that either accepts must assemble. AGREEMENT.md records the numbers.
+//! ptxas accepts (the misses are listed by their first error), `fmt`'s reprint of every file
+//! ptxas accepts must assemble, and on every seventh one to the same machine code (the cubin's
+//! `.text` sections), byte for byte.
+//! AGREEMENT.md records the numbers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,16 +52,47 @@ fn arch_of(text: &str) -> String {
     if sm < 75 { "sm_75".into() } else { target }
 }
 
-/// True when ptxas assembles `text`.
-fn ptxas_accepts(ptxas: &Path, text: &str, scratch: &Path) -> bool {
+/// The cubin ptxas makes of `text`, or `None` when it refuses it.
+fn assemble(ptxas: &Path, text: &str, scratch: &Path) -> Option<Vec<u8>> {
     std::fs::write(scratch, text).unwrap();
-    Command::new(ptxas)
+    let cubin = scratch.with_extension("cubin");
+    let ok = Command::new(ptxas)
         .args(["-arch", &arch_of(text)])
         .arg(scratch)
-        .args(["-o", "/dev/null"])
+        .arg("-o")
+        .arg(&cubin)
         .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+        .is_ok_and(|o| o.status.success());
+    let out = ok.then(|| std::fs::read(&cubin).ok()).flatten();
+    let _ = std::fs::remove_file(&cubin);
+    out
+}
+
+/// The machine code of a cubin: its `.text.*` sections (ELF64: the section headers at `e_shoff`,
+/// names in the `e_shstrndx` section), by name. The line tables (`-lineinfo`, `-G`) map the PTX's
+/// own lines, which a reprint moves, so they are left out.
+fn code(cubin: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let at = |o: usize, n: usize| -> u64 {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&cubin[o..o + n]);
+        u64::from_le_bytes(b)
+    };
+    let (shoff, shentsize) = (at(0x28, 8) as usize, at(0x3a, 2) as usize);
+    let (shnum, shstrndx) = (at(0x3c, 2) as usize, at(0x3e, 2) as usize);
+    let header = |k: usize| shoff + k * shentsize;
+    let strtab = at(header(shstrndx) + 0x18, 8) as usize;
+    let mut out = Vec::new();
+    for k in 0..shnum {
+        let h = header(k);
+        let name_at = strtab + at(h, 4) as usize;
+        let end = cubin[name_at..].iter().position(|&b| b == 0).unwrap_or(0);
+        let name = String::from_utf8_lossy(&cubin[name_at..name_at + end]).into_owned();
+        if name.starts_with(".text.") {
+            let (off, size) = (at(h + 0x18, 8) as usize, at(h + 0x20, 8) as usize);
+            out.push((name, cubin[off..off + size].to_vec()));
+        }
+    }
+    out
 }
 
 /// An error message with its names and numbers blanked, to group files by cause.
@@ -99,10 +132,13 @@ fn corpus_agrees_with_ptxas() {
     let mut false_rejections: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut false_acceptances = Vec::new();
     let mut reprints_refused = Vec::new();
-    for f in &files {
+    // Every seventh file ptxas accepts: the reprint's machine code is the original's, byte for byte.
+    let (mut compared, mut cubins_differ, mut debug_differ) = (0, Vec::new(), Vec::new());
+    for (n, f) in files.iter().enumerate() {
         let text = std::fs::read_to_string(f).unwrap();
         let name = f.strip_prefix(&dir).unwrap_or(f).display().to_string();
-        let ok = ptxas_accepts(&ptxas, &text, &scratch);
+        let cubin = assemble(&ptxas, &text, &scratch);
+        let ok = cubin.is_some();
         let diags = check(&text, &Options::default());
         let first_error = diags.iter().find(|d| d.severity == Severity::Error);
         match (ok, first_error) {
@@ -129,8 +165,21 @@ fn corpus_agrees_with_ptxas() {
         // `fmt` of a file either side takes must assemble.
         if ok || first_error.is_none() {
             if let Ok(p) = ptx_isa::parse::parse(&text) {
-                if ok && !ptxas_accepts(&ptxas, &p.module.print(), &scratch) {
-                    reprints_refused.push(name.clone());
+                match (&cubin, assemble(&ptxas, &p.module.print(), &scratch)) {
+                    (Some(_), None) => reprints_refused.push(name.clone()),
+                    (Some(a), Some(b)) if n % 7 == 0 => {
+                        compared += 1;
+                        if code(a) != code(&b) {
+                            // `-G` code on sm_75 differs after a reprint (measured: every such
+                            // module; on every other target it is the same): listed, not held.
+                            if text.contains(".debug_info") && arch_of(&text) == "sm_75" {
+                                debug_differ.push(name.clone());
+                            } else {
+                                cubins_differ.push(name.clone());
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -153,6 +202,13 @@ fn corpus_agrees_with_ptxas() {
     for f in &reprints_refused {
         eprintln!("  fmt's reprint refused by ptxas: {f}");
     }
+    eprintln!(
+        "fmt's reprint: {} of {compared} sampled cubins with the same machine code",
+        compared - cubins_differ.len() - debug_differ.len()
+    );
+    for f in cubins_differ.iter().chain(&debug_differ) {
+        eprintln!("  reprint's machine code differs: {f}");
+    }
     assert!(
         false_acceptances.is_empty(),
         "{} files ptxas rejects pass check",
@@ -162,5 +218,10 @@ fn corpus_agrees_with_ptxas() {
         reprints_refused.is_empty(),
         "{} reprints do not assemble",
         reprints_refused.len()
+    );
+    assert!(
+        cubins_differ.is_empty(),
+        "{} reprints assemble to other machine code",
+        cubins_differ.len()
     );
 }
