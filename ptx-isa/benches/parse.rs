@@ -67,5 +67,38 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// A module of `n` kernels, each `count` copies of `line` (issue 33: an instruction no row takes
+/// must cost no more than one a row takes).
+fn repeated(line: &str, n: usize) -> String {
+    let mut s = String::from(".version 8.7\n.target sm_100a\n.address_size 64\n");
+    for k in 0..n {
+        s.push_str(&format!(
+            ".visible .entry k{k}()\n{{\n\t.reg .b64 %rd<4>;\n\t.reg .f32 %f<4>;\n"
+        ));
+        for _ in 0..64 {
+            s.push_str(line);
+        }
+        s.push_str("\tret;\n}\n");
+    }
+    s
+}
+
+fn unresolved(c: &mut Criterion) {
+    let mut g = c.benchmark_group("check");
+    g.sample_size(10);
+    for (name, line) in [
+        ("resolved", "\tadd.f32 %f1, %f2, %f3;\n"),
+        // Packed f32x2 arithmetic (sm_100+) is no row yet: the nearest-row search runs.
+        ("unresolved", "\tadd.rn.f32x2 %rd1, %rd2, %rd3;\n"),
+    ] {
+        let text = repeated(line, 2000);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| {
+            b.iter(|| ptx_isa::validate::check(std::hint::black_box(&text), &Options::default()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, unresolved);
 criterion_main!(benches);

@@ -212,6 +212,61 @@ fn example(
                 }
             }
         }
+        WmmaMmaInt | WmmaMmaBf16 | WmmaMmaTf32 | WmmaMmaF64 | WmmaLoadTf32 | WmmaLoadF64
+        | WmmaStoreTf32 | WmmaStoreF64 => {
+            // The fragments of PTX ISA 9.7.14.2 for each shape and type, in operand order; a
+            // load's address comes after its fragment, a store's before.
+            use RegClass::{B32, F32, F64};
+            let (opcode, frags): (&str, &[(RegClass, usize)]) = match form {
+                WmmaMmaInt => (
+                    "wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32",
+                    &[(B32, 8), (B32, 2), (B32, 2), (B32, 8)],
+                ),
+                WmmaMmaBf16 => (
+                    "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32",
+                    &[(F32, 8), (B32, 4), (B32, 4), (F32, 8)],
+                ),
+                WmmaMmaTf32 => (
+                    "wmma.mma.sync.aligned.row.col.m16n16k8.f32.tf32.tf32.f32",
+                    &[(F32, 8), (B32, 4), (B32, 4), (F32, 8)],
+                ),
+                WmmaMmaF64 => (
+                    "wmma.mma.sync.aligned.row.col.m8n8k4.rn.f64.f64.f64.f64",
+                    &[(F64, 2), (F64, 1), (F64, 1), (F64, 2)],
+                ),
+                WmmaLoadTf32 => (
+                    "wmma.load.a.sync.aligned.row.m16n16k8.global.tf32",
+                    &[(B32, 4)],
+                ),
+                WmmaLoadF64 => (
+                    "wmma.load.c.sync.aligned.row.m8n8k4.global.f64",
+                    &[(F64, 2)],
+                ),
+                WmmaStoreTf32 => (
+                    "wmma.store.d.sync.aligned.row.m16n16k8.global.f32",
+                    &[(F32, 8)],
+                ),
+                _ => (
+                    "wmma.store.d.sync.aligned.col.m8n8k4.global.f64",
+                    &[(F64, 2)],
+                ),
+            };
+            let mut ops: Vec<crate::instr::Operand> = frags
+                .iter()
+                .map(|&(class, n)| {
+                    let v = k.regs_of(class, n).into_iter().map(Into::into).collect();
+                    crate::instr::Operand::Vector(v)
+                })
+                .collect();
+            if opcode.starts_with("wmma.load") {
+                ops.push(g.clone().into());
+            } else if opcode.starts_with("wmma.store") {
+                ops.insert(0, g.clone().into());
+            }
+            let mut i = Instruction::from_opcode(opcode);
+            i.operands = ops;
+            k.emit(form, i)
+        }
         AddInt => {
             let (d, a) = (r!(S32), r!(S32));
             k.add_mods(FloatMods::NONE.sat(), d, a, 7i32)

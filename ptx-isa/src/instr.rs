@@ -172,6 +172,27 @@ impl fmt::Display for Operand {
     }
 }
 
+/// An instruction's opcode, `add.rn.f32`, written when formatted ([`Instruction::opcode_text`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OpcodeText<'a>(&'a Instruction);
+
+impl<'a> OpcodeText<'a> {
+    /// The mnemonic (`bra` of `bra.uni`).
+    pub fn mnemonic(self) -> &'a str {
+        &self.0.mnemonic
+    }
+}
+
+impl fmt::Display for OpcodeText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.mnemonic)?;
+        for m in &self.0.modifiers {
+            write!(f, ".{m}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A predicate guard, `@p` or `@!p` (PTX ISA 9.3 "Predicated Execution").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Guard {
@@ -286,19 +307,20 @@ impl Instruction {
 
     /// The opcode as written: `add.rn.f32`.
     pub fn opcode(&self) -> String {
-        let mut s = self.mnemonic.to_string();
-        for m in &self.modifiers {
-            s.push('.');
-            s.push_str(m);
-        }
-        s
+        self.opcode_text().to_string()
+    }
+
+    /// The opcode as written, formatted only when shown: what messages hold, so that an
+    /// instruction that breaks no rule costs no string (issue 33).
+    pub fn opcode_text(&self) -> OpcodeText<'_> {
+        OpcodeText(self)
     }
 
     /// The type suffixes among the modifiers, in order (`cvt.rn.f32.s32` gives f32, s32).
     pub fn types(&self) -> impl Iterator<Item = ScalarType> + '_ {
         self.modifiers
             .iter()
-            .filter_map(|m| m.parse::<ScalarType>().ok())
+            .filter_map(|m| ScalarType::from_name(m))
     }
 }
 

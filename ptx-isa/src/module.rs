@@ -364,8 +364,9 @@ pub struct Module {
     pub(crate) target_name: Option<String>,
     /// Further `.target` entries: `debug`, `texmode_independent`, `map_f64_to_f32`.
     pub(crate) target_options: Vec<String>,
-    /// `.address_size` (64 unless written otherwise).
-    pub(crate) address_size: u32,
+    /// `.address_size`: 64 in a built module; as written in parsed text, `None` where the text
+    /// has none (PTX ISA 11.1.3: the directive is optional, and does not exist before PTX 2.3).
+    pub(crate) address_size: Option<u32>,
     /// Module-scope items in source order; empty for a built module (variables, then functions).
     pub(crate) layout: Vec<Item>,
 }
@@ -381,7 +382,7 @@ impl Module {
             check_targets: true,
             target_name: None,
             target_options: Vec::new(),
-            address_size: 64,
+            address_size: Some(64),
             layout: Vec::new(),
         }
     }
@@ -697,8 +698,15 @@ impl Module {
         &self.target_options
     }
 
-    /// `.address_size`.
+    /// `.address_size`, 64 where none is written. PTX ISA 11.1.3 defaults a module without the
+    /// directive to 32-bit addresses; ptxas 13.0 compiles 64-bit only ("32-Bit compilation is no
+    /// longer supported") and takes such a module's 64-bit addresses, so the validator reads 64.
     pub fn address_size(&self) -> u32 {
+        self.address_size.unwrap_or(64)
+    }
+
+    /// `.address_size` as written (`None` where the module has no such directive).
+    pub fn written_address_size(&self) -> Option<u32> {
         self.address_size
     }
 

@@ -107,9 +107,34 @@ pub struct RegRef {
     pub index: u32,
 }
 
+impl RegRef {
+    /// The register's name, `%f12`, written into `buf` without allocating: what the printer and
+    /// the validator's scope lookups use for every register operand (issue 33).
+    pub fn name_in(self, buf: &mut [u8; 16]) -> &str {
+        let prefix = self.class.prefix().as_bytes();
+        buf[0] = b'%';
+        buf[1..=prefix.len()].copy_from_slice(prefix);
+        let mut digits = [0u8; 10];
+        let mut n = self.index;
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let end = 1 + prefix.len() + digits.len() - k;
+        buf[1 + prefix.len()..end].copy_from_slice(&digits[k..]);
+        // Only ASCII was written.
+        std::str::from_utf8(&buf[..end]).unwrap_or("%")
+    }
+}
+
 impl fmt::Display for RegRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "%{}{}", self.class.prefix(), self.index)
+        f.write_str(self.name_in(&mut [0; 16]))
     }
 }
 

@@ -42,6 +42,41 @@ impl PtxVersion {
     pub fn is_supported(self) -> bool {
         PtxVersion::all().any(|x| x == self)
     }
+
+    /// The lowest `.version` with which ptxas 13.0 reads `.target name`, for every target it
+    /// names, modelled or not (`compute_XX` is `sm_XX`); `None` for a name it refuses
+    /// ("Unsupported .target 'sm_99'"). Measured with ptxas 13.0 (".version 6.0 does not support
+    /// .target sm_75"); the PTX ISA's release notes (chapter 13) list when each arrived.
+    pub fn lowest_for_target(name: &str) -> Option<PtxVersion> {
+        let sm = name
+            .strip_prefix("compute_")
+            .map_or(name.to_string(), |n| format!("sm_{n}"));
+        TARGETS_READ_BY_PTXAS
+            .iter()
+            .find(|(n, _)| *n == sm)
+            .map(|(_, v)| *v)
+    }
+
+    /// Every version ptxas 13.0 reads, ascending: the releases of the PTX ISA (chapter 13,
+    /// "Release Notes"). Measured: ptxas 13.0 reads each of these and refuses every other `X.Y`
+    /// from 1.0 to 9.9 ("Unsupported .version 5.2; current version is '9.0'").
+    #[rustfmt::skip]
+    pub const READ_BY_PTXAS: &'static [PtxVersion] = &[
+        v(1, 0), v(1, 1), v(1, 2), v(1, 3), v(1, 4), v(1, 5),
+        v(2, 0), v(2, 1), v(2, 2), v(2, 3),
+        v(3, 0), v(3, 1), v(3, 2),
+        v(4, 0), v(4, 1), v(4, 2), v(4, 3),
+        v(5, 0), v(5, 1),
+        v(6, 0), v(6, 1), v(6, 2), v(6, 3), v(6, 4), v(6, 5),
+        v(7, 0), v(7, 1), v(7, 2), v(7, 3), v(7, 4), v(7, 5), v(7, 6), v(7, 7), v(7, 8),
+        v(8, 0), v(8, 1), v(8, 2), v(8, 3), v(8, 4), v(8, 5), v(8, 6), v(8, 7), v(8, 8),
+        v(9, 0),
+    ];
+
+    /// True when ptxas 13.0 reads `.version` with this number ([`Self::READ_BY_PTXAS`]).
+    pub fn read_by_ptxas(self) -> bool {
+        PtxVersion::READ_BY_PTXAS.contains(&self)
+    }
 }
 
 impl fmt::Display for PtxVersion {
@@ -64,6 +99,25 @@ impl FromStr for PtxVersion {
         Ok(parsed)
     }
 }
+
+/// Every target ptxas 13.0 reads, with the lowest `.version` it reads it under (measured; see
+/// [`PtxVersion::lowest_for_target`]).
+#[rustfmt::skip]
+const TARGETS_READ_BY_PTXAS: &[(&str, PtxVersion)] = &[
+    ("sm_10", v(1, 0)), ("sm_11", v(1, 0)), ("sm_12", v(1, 2)), ("sm_13", v(1, 2)),
+    ("sm_20", v(2, 0)), ("sm_21", v(2, 0)), ("sm_30", v(3, 0)), ("sm_32", v(4, 0)),
+    ("sm_35", v(3, 1)), ("sm_37", v(4, 1)), ("sm_50", v(4, 0)), ("sm_52", v(4, 1)),
+    ("sm_53", v(4, 2)), ("sm_60", v(5, 0)), ("sm_61", v(5, 0)), ("sm_62", v(5, 0)),
+    ("sm_70", v(5, 1)), ("sm_72", v(6, 1)), ("sm_75", v(6, 3)), ("sm_80", v(7, 0)),
+    ("sm_86", v(7, 1)), ("sm_87", v(7, 4)), ("sm_88", v(7, 3)), ("sm_89", v(7, 8)),
+    ("sm_90", v(7, 8)), ("sm_90a", v(8, 0)),
+    ("sm_100", v(8, 6)), ("sm_100a", v(8, 6)), ("sm_100f", v(8, 8)),
+    ("sm_101", v(8, 6)), ("sm_101a", v(8, 6)), ("sm_101f", v(8, 8)),
+    ("sm_103", v(8, 8)), ("sm_103a", v(8, 8)), ("sm_103f", v(8, 8)),
+    ("sm_110", v(9, 0)), ("sm_110a", v(9, 0)), ("sm_110f", v(9, 0)),
+    ("sm_120", v(8, 7)), ("sm_120a", v(8, 7)), ("sm_120f", v(8, 8)),
+    ("sm_121", v(8, 8)), ("sm_121a", v(8, 8)), ("sm_121f", v(8, 8)),
+];
 
 macro_rules! targets {
     ($($variant:ident = $name:literal, sm $sm:literal, arch $arch:literal, ptx ($maj:literal, $min:literal);)*) => {

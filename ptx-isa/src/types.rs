@@ -249,10 +249,15 @@ impl ScalarType {
         })
     }
 
-    /// The lowest PTX ISA version in which the type exists. `.b128` arrived in PTX 8.3
-    /// (PTX ISA 5.2.1); the alternate formats in 7.8; everything else predates 7.0.
+    /// The lowest PTX ISA version in which the type exists: the fundamental types of PTX ISA
+    /// 5.2.1 (`.u32`, `.f16`, `.pred` ...) are PTX 1.0; `.f16x2` arrived with half-precision
+    /// arithmetic in PTX 4.2 (ptxas 13.0: "Feature '.f16x2 packed data-type' requires PTX ISA
+    /// .version 4.2 or later"); `.bf16`, `.bf16x2` and `.tf32` in PTX 7.0 (5.2.3); `.b128` in 8.3;
+    /// the FP8 formats in 7.8, the FP6/FP4 ones in 8.6.
     pub const fn min_ptx(self) -> PtxVersion {
         match self {
+            ScalarType::F16x2 => v(4, 2),
+            ScalarType::Bf16 | ScalarType::Bf16x2 | ScalarType::Tf32 => v(7, 0),
             ScalarType::B128 => v(8, 3),
             ScalarType::E4m3 | ScalarType::E5m2 | ScalarType::E4m3x2 | ScalarType::E5m2x2 => {
                 v(7, 8)
@@ -264,7 +269,7 @@ impl ScalarType {
             | ScalarType::E2m1x2
             | ScalarType::E2m3x2
             | ScalarType::E3m2x2 => v(8, 6),
-            _ => v(7, 0),
+            _ => v(1, 0),
         }
     }
 }
@@ -275,14 +280,20 @@ impl fmt::Display for ScalarType {
     }
 }
 
+impl ScalarType {
+    /// The type named `name` (without its dot), or `None`: what [`FromStr`] reads, without
+    /// building an error for every modifier that is no type (the validator and the builder ask
+    /// this of every modifier they see).
+    pub fn from_name(name: &str) -> Option<ScalarType> {
+        ScalarType::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
 impl FromStr for ScalarType {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
         let s = s.strip_prefix('.').unwrap_or(s);
-        ScalarType::ALL
-            .iter()
-            .copied()
-            .find(|t| t.name() == s)
+        ScalarType::from_name(s)
             .ok_or_else(|| Error::new(ErrorKind::UnknownType, format!("unknown PTX type `.{s}`")))
     }
 }

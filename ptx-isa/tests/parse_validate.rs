@@ -197,3 +197,80 @@ fn unmodelled_targets_are_read_with_a_warning() {
     );
     assert!(!is_valid(&d));
 }
+
+/// Issue 33: every PTX ISA release ptxas 13.0 reads (1.0-9.0) and every target it names. Typed
+/// instructions are PTX 1.0 (`.f16x2` is 4.2); `.address_size` is PTX 2.3; each target has its
+/// lowest version; `ptxkit fmt`'s reprint keeps a module without `.address_size` without one.
+#[test]
+fn old_versions_and_targets_read_as_ptxas_reads_them() {
+    let module = |version: &str, target: &str, head: &str, body: &str| {
+        format!(
+            ".version {version}\n.target {target}\n{head}.entry k()\n{{\n\t.reg .u32 %r<2>;\n{body}\n\tret;\n}}\n"
+        )
+    };
+    let errors_of = |text: &str| -> Vec<String> {
+        check(text, &Options::default())
+            .iter()
+            .filter(|d| d.severity == ptx_isa::validate::Severity::Error)
+            .map(ToString::to_string)
+            .collect()
+    };
+    // `mov.u32 loop_counter, 0;` under .version 6.5 (issue 33's 250-file cause).
+    let ok = module("6.5", "sm_75", ".address_size 64\n", "\tmov.u32 %r1, 0;");
+    assert_eq!(errors_of(&ok), Vec::<String>::new());
+    let ok = module("1.4", "sm_13", "", "\tmov.u32 %r1, 0;");
+    assert_eq!(errors_of(&ok), Vec::<String>::new());
+    // `.address_size` under 1.4; sm_75 under 6.0; a version no release has; an unknown target.
+    let cases = [
+        (
+            module("1.4", "sm_13", ".address_size 64\n", ""),
+            "3:1: error: .address_size needs PTX ISA 2.3; the module says .version 1.4",
+        ),
+        (
+            module("6.0", "sm_75", ".address_size 64\n", ""),
+            "2:1: error: target sm_75 needs PTX ISA 6.3; the module says .version 6.0",
+        ),
+        (
+            module("5.2", "sm_60", ".address_size 64\n", ""),
+            "1:1: error: .version 5.2 is no release of the PTX ISA (chapter 13)",
+        ),
+        (
+            module("8.0", "sm_99", ".address_size 64\n", ""),
+            "2:1: error: ptxas 13.0 reads no target `sm_99`",
+        ),
+        (
+            module(
+                "4.1",
+                "sm_52",
+                ".address_size 64\n",
+                "\tadd.f16x2 %r1, %r1, %r1;",
+            ),
+            "type .f16x2 of `add.f16x2` needs PTX ISA 4.2",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = errors_of(&text);
+        assert!(e.iter().any(|x| x.contains(want)), "{want}: {e:?}");
+    }
+    // nvcc's `WARP_SZ` (PTX ISA 4.4) and a prototype with no body and no `;`.
+    let ok = module(
+        "7.0",
+        "sm_80",
+        ".address_size 64\n",
+        "\tmov.u32 %r1, WARP_SZ;",
+    );
+    assert_eq!(errors_of(&ok), Vec::<String>::new());
+    let proto = ".version 7.0\n.target sm_80\n.address_size 64\n\
+                 .extern .func (.param .b32 r) f(.param .b32 a)\n\
+                 .visible .entry k()\n{\n\tret;\n}\n.extern .func g()\n";
+    assert_eq!(errors_of(proto), Vec::<String>::new());
+    let printed = ptx_isa::parse::parse(proto).unwrap().module.print();
+    assert!(printed.contains("f(\n\t.param .b32 a\n)\n;\n"), "{printed}");
+    // The reprint writes `.address_size` only where the text does.
+    let old = module("2.2", "sm_20", "", "\tmov.u32 %r1, 0;");
+    let printed = ptx_isa::parse::parse(&old).unwrap().module.print();
+    assert!(!printed.contains(".address_size"), "{printed}");
+    let new = module("7.0", "sm_80", ".address_size 64\n", "");
+    let printed = ptx_isa::parse::parse(&new).unwrap().module.print();
+    assert!(printed.contains(".address_size 64\n"), "{printed}");
+}

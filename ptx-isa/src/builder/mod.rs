@@ -410,7 +410,7 @@ impl FunctionBuilder {
             }
         }
         if let Some(form) = d.form() {
-            self.gate(form, &format!("{d:?}"))?;
+            self.gate(form, format_args!("{d:?}"))?;
         }
         self.directives.push(d);
         Ok(())
@@ -503,15 +503,16 @@ impl FunctionBuilder {
 
     // ---- writing instructions ---------------------------------------------------------------------
 
-    /// Records that the function needs `version` because of `why`.
-    pub(crate) fn require(&mut self, version: PtxVersion, why: &str) {
+    /// Records that the function needs `version` because of `why` (written only when the version
+    /// is a new highest: most instructions need no more than the function already does).
+    pub(crate) fn require(&mut self, version: PtxVersion, why: impl std::fmt::Display) {
         if version > self.required.0 {
             self.required = (version, why.to_string());
         }
     }
 
     /// Checks a form against the target and records its PTX version.
-    pub(crate) fn gate(&mut self, form: Form, what: &str) -> Result<()> {
+    pub(crate) fn gate(&mut self, form: Form, what: impl std::fmt::Display) -> Result<()> {
         let spec = form.spec();
         if self.check_targets && !spec.targets.has(self.target) {
             self.guard = None;
@@ -525,25 +526,27 @@ impl FunctionBuilder {
                     spec.targets.names()
                 ),
             )
-            .at_instruction(what)
+            .at_instruction(what.to_string())
             .on_target(self.target)
             .in_function(&self.name));
         }
-        self.require(form.min_ptx_on(self.target), &format!("`{}`", spec.name));
+        self.require(
+            form.min_ptx_on(self.target),
+            format_args!("`{}`", spec.name),
+        );
         Ok(())
     }
 
     /// Writes an instruction of `form`, applying a pending guard. The feature rows it implies are
     /// found by [`crate::forms::features::implied`], the decision the validator reads too.
     pub(crate) fn emit(&mut self, form: Form, mut i: Instruction) -> Result<()> {
-        let opcode = i.opcode();
         self.check_row(form, &i)?;
-        self.gate(form, &opcode)?;
+        self.gate(form, i.opcode_text())?;
         for f in crate::forms::features::implied(form, &i) {
-            self.gate(f, &opcode)?;
+            self.gate(f, i.opcode_text())?;
         }
         for t in i.types() {
-            self.require(t.min_ptx(), &format!("type {t}"));
+            self.require(t.min_ptx(), format_args!("type {t}"));
         }
         i.form = Some(form);
         i.guard = self.guard.take();
@@ -572,9 +575,9 @@ impl FunctionBuilder {
     /// Every instruction the builder writes is one its row allows: the row's pattern matches the
     /// opcode and the operand count, and the row's rules ([`crate::forms::rules`]) hold.
     fn check_row(&mut self, form: Form, i: &Instruction) -> Result<()> {
-        let opcode = i.opcode();
         let p = form.pattern();
         if !p.matches_opcode(&i.mnemonic, &i.modifiers) {
+            let opcode = i.opcode();
             let why = p
                 .difference(&i.mnemonic, &i.modifiers)
                 .and_then(|(_, d)| d)
@@ -590,6 +593,7 @@ impl FunctionBuilder {
             ));
         }
         if !p.matches_operand_count(i.operands.len()) {
+            let opcode = i.opcode();
             let (lo, hi) = p.operand_range();
             return Err(self.err(
                 ErrorKind::OperandCount,
@@ -602,7 +606,7 @@ impl FunctionBuilder {
             ));
         }
         if let Err(v) = crate::forms::rules::check(form, i) {
-            return Err(self.err(v.kind, &opcode, v.message));
+            return Err(self.err(v.kind, &i.opcode(), v.message));
         }
         Ok(())
     }

@@ -76,7 +76,7 @@ impl Form {
         for e in self.pattern().elements() {
             for alt in e.alternatives() {
                 for m in alt {
-                    if let Ok(t) = m.parse::<crate::types::ScalarType>() {
+                    if let Some(t) = crate::types::ScalarType::from_name(m) {
                         if !out.contains(&t) {
                             out.push(t);
                         }

@@ -121,7 +121,7 @@ const fn when(s: Slot, when: When) -> Slot {
     Slot { when, ..s }
 }
 
-use ScalarType::{B32, B64, B128, F32, Pred, S32, U32, U64};
+use ScalarType::{B32, B64, B128, F32, F64, Pred, S32, U32, U64};
 use Want::{Fixed, Type, Wide};
 
 const T0: Want = Type(0);
@@ -337,6 +337,18 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
                 when(at(3, Fixed(F32)), When::TypeIn(1, &[F32])),
             ],
         ),
+        // The .bf16 and .tf32 fragments' accumulators are .f32, the integer ones' .s32, every
+        // .f64 one .f64; .bf16/.tf32/.s8/.u8 inputs are packed in .b32 registers.
+        (
+            &[WmmaMmaBf16, WmmaMmaTf32],
+            &[at(0, Fixed(F32)), at(3, Fixed(F32))],
+        ),
+        (&[WmmaMmaInt], &[at(0, Fixed(S32)), at(3, Fixed(S32))]),
+        (&[WmmaMmaF64], &[at(ALL, Fixed(F64))]),
+        (&[WmmaLoadTf32], &[when(at(0, T0), When::TypeIn(0, &[F32]))]),
+        (&[WmmaLoadF64], &[at(0, Fixed(F64))]),
+        (&[WmmaStoreTf32], &[at(1, Fixed(F32))]),
+        (&[WmmaStoreF64], &[at(1, Fixed(F64))]),
         (&[Cvt], &[wider(0, T0), wider(1, T1)]),
         // PTX ISA 9.7.9.21: a .tf32 result is the 32-bit pattern of the value, rounded from an
         // .f32; a packed pair of halves is one 32-bit register, made of two .f32.
@@ -527,10 +539,18 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
 
 /// The operand types of `form`'s row (empty where the row names none).
 pub fn of(form: Form) -> &'static [Slot] {
-    OPERAND_TYPES
-        .iter()
-        .find(|(forms, _)| forms.contains(&form))
-        .map_or(&[], |(_, slots)| slots)
+    // Indexed by row once (the first entry naming a row is its), not searched per operand
+    // (issue 33).
+    static BY_FORM: std::sync::LazyLock<Vec<&'static [Slot]>> = std::sync::LazyLock::new(|| {
+        let mut by_form: Vec<Option<&'static [Slot]>> = vec![None; Form::all().len()];
+        for (forms, slots) in OPERAND_TYPES {
+            for f in *forms {
+                by_form[*f as usize].get_or_insert(slots);
+            }
+        }
+        by_form.into_iter().map(|s| s.unwrap_or(&[])).collect()
+    });
+    BY_FORM.get(form as usize).copied().unwrap_or(&[])
 }
 
 /// True when the slot applies to an instruction with these modifiers and types.

@@ -525,6 +525,26 @@ const fn wmma(
     )
 }
 
+/// wmma input-fragment register counts of one shape (PTX ISA 9.7.14.2): `matrix` (`a` or `b`) at
+/// `operand` holds `n` registers with the shape `shape`.
+const fn wmma_in(
+    form: Form,
+    operand: usize,
+    matrix: &'static str,
+    shape: &'static [&'static str],
+    n: usize,
+) -> Rule {
+    regs(
+        form,
+        operand,
+        matrix,
+        shape,
+        None,
+        Count::Fixed(n),
+        S_WMMA_REGS,
+    )
+}
+
 /// Every rule, by row.
 pub static RULES: &[Rule] = &[
     // ld/st: the cache-policy operand comes with .L2::cache_hint (PTX ISA 9.7.9.8, 9.7.9.11;
@@ -1117,6 +1137,41 @@ pub static RULES: &[Rule] = &[
     frag(Form::WmmaMma, 2, "b", None, 8, S_WMMA_REGS),
     frag(Form::WmmaMma, 3, "c", ty(1, &["f16"]), 4, S_WMMA_REGS),
     frag(Form::WmmaMma, 3, "c", ty(1, &["f32"]), 8, S_WMMA_REGS),
+    // The fragments of the integer, .bf16, .tf32 and .f64 shapes (PTX ISA 9.7.14.2).
+    frag(Form::WmmaMmaInt, 0, "d", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMmaInt, 3, "c", None, 8, S_WMMA_REGS),
+    wmma_in(Form::WmmaMmaInt, 1, "a", &["m16n16k16"], 2),
+    wmma_in(Form::WmmaMmaInt, 2, "b", &["m16n16k16"], 2),
+    wmma_in(Form::WmmaMmaInt, 1, "a", &["m8n32k16"], 1),
+    wmma_in(Form::WmmaMmaInt, 2, "b", &["m8n32k16"], 4),
+    wmma_in(Form::WmmaMmaInt, 1, "a", &["m32n8k16"], 4),
+    wmma_in(Form::WmmaMmaInt, 2, "b", &["m32n8k16"], 1),
+    frag(Form::WmmaMmaBf16, 0, "d", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMmaBf16, 3, "c", None, 8, S_WMMA_REGS),
+    wmma_in(Form::WmmaMmaBf16, 1, "a", &["m16n16k16"], 4),
+    wmma_in(Form::WmmaMmaBf16, 2, "b", &["m16n16k16"], 4),
+    wmma_in(Form::WmmaMmaBf16, 1, "a", &["m8n32k16"], 2),
+    wmma_in(Form::WmmaMmaBf16, 2, "b", &["m8n32k16"], 8),
+    wmma_in(Form::WmmaMmaBf16, 1, "a", &["m32n8k16"], 8),
+    wmma_in(Form::WmmaMmaBf16, 2, "b", &["m32n8k16"], 2),
+    frag(Form::WmmaMmaTf32, 0, "d", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMmaTf32, 1, "a", None, 4, S_WMMA_REGS),
+    frag(Form::WmmaMmaTf32, 2, "b", None, 4, S_WMMA_REGS),
+    frag(Form::WmmaMmaTf32, 3, "c", None, 8, S_WMMA_REGS),
+    frag(Form::WmmaMmaF64, 0, "d", None, 2, S_WMMA_REGS),
+    frag(Form::WmmaMmaF64, 1, "a", None, 1, S_WMMA_REGS),
+    frag(Form::WmmaMmaF64, 2, "b", None, 1, S_WMMA_REGS),
+    frag(Form::WmmaMmaF64, 3, "c", None, 2, S_WMMA_REGS),
+    needs(Form::WmmaLoadTf32, "tf32", &["a", "b"], S_WMMA_TYPES),
+    needs(Form::WmmaLoadTf32, "f32", &["c"], S_WMMA_TYPES),
+    wmma(Form::WmmaLoadTf32, 0, &["a"], &["tf32"], 4),
+    wmma(Form::WmmaLoadTf32, 0, &["b"], &["tf32"], 4),
+    wmma(Form::WmmaLoadTf32, 0, &["c"], &["f32"], 8),
+    wmma(Form::WmmaLoadF64, 0, &["a"], &["f64"], 1),
+    wmma(Form::WmmaLoadF64, 0, &["b"], &["f64"], 1),
+    wmma(Form::WmmaLoadF64, 0, &["c"], &["f64"], 2),
+    wmma(Form::WmmaStoreTf32, 1, &[], &["f32"], 8),
+    wmma(Form::WmmaStoreF64, 1, &[], &["f64"], 2),
     // PTX ISA 9.7.1.1/9.7.1.2: "Saturation modifier ... Applies only to .s32 type."
     needs(
         Form::AddInt,
@@ -1600,13 +1655,26 @@ const fn tabled() -> [Rule; 57] {
     out
 }
 
-/// The rules of `form`.
+/// The rules of `form`, in table order ([`RULES`], then the tabled and the added rows' rules).
 pub fn rules_of(form: Form) -> impl Iterator<Item = &'static Rule> {
-    RULES
+    // Indexed by row once: a scan of every rule per instruction was a third of the builder's
+    // time on the GEMM kernel (issue 33).
+    static BY_FORM: std::sync::LazyLock<Vec<Vec<&'static Rule>>> = std::sync::LazyLock::new(|| {
+        let mut by_form = vec![Vec::new(); Form::all().len()];
+        for r in RULES
+            .iter()
+            .chain(TABLED.iter())
+            .chain(coverage::RULES.iter())
+        {
+            by_form[r.form as usize].push(r);
+        }
+        by_form
+    });
+    BY_FORM
+        .get(form as usize)
+        .map_or(&[][..], Vec::as_slice)
         .iter()
-        .chain(TABLED.iter())
-        .chain(coverage::RULES.iter())
-        .filter(move |r| r.form == form)
+        .copied()
 }
 
 /// The numbers the first `*` modifier of `form` takes when the modifiers `written` are written
@@ -1640,7 +1708,7 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
 /// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
 pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
-    let op = i.opcode();
+    let op = i.opcode_text();
     // Register counts come last: a wrong modifier is the better message (`m64n132k16`).
     let counts = |r: &&Rule| matches!(r.check, Check::Registers { .. });
     let ordered = rules_of(form)
@@ -1878,7 +1946,7 @@ fn type_is(i: &Instruction, t: TypeIs) -> bool {
         .modifiers
         .iter()
         .map(|m| m.as_ref())
-        .filter(|m| m.parse::<crate::types::ScalarType>().is_ok())
+        .filter(|m| crate::types::ScalarType::from_name(m).is_some())
         .collect();
     written.get(t.position).is_some_and(|w| t.types.contains(w))
 }

@@ -235,9 +235,41 @@ impl Pattern {
         Some(tokens.split_off(want.len()))
     }
 
-    /// True when `mnemonic.modifiers...` is an opcode of this pattern.
+    /// True when `mnemonic.modifiers...` is an opcode of this pattern. Allocates nothing for an
+    /// opcode of up to [`INLINE_TOKENS`] parts: the builder asks this of every instruction it
+    /// writes, and the validator of every instruction it reads (issue 33).
     pub fn matches_opcode<S: AsRef<str>>(&self, mnemonic: &str, modifiers: &[S]) -> bool {
-        self.choices_of(mnemonic, modifiers).is_some()
+        let mut buf = [""; INLINE_TOKENS];
+        let mut n = 0;
+        let mut spill: Vec<&str> = Vec::new();
+        for t in mnemonic
+            .split('.')
+            .chain(modifiers.iter().map(AsRef::as_ref))
+        {
+            if n < INLINE_TOKENS {
+                buf[n] = t;
+                n += 1;
+            } else {
+                if spill.is_empty() {
+                    spill.extend_from_slice(&buf);
+                }
+                spill.push(t);
+            }
+        }
+        let tokens = if spill.is_empty() {
+            &buf[..n]
+        } else {
+            &spill[..]
+        };
+        let want = self.mnemonic.split('.');
+        let mut skip = 0;
+        for w in want {
+            if tokens.get(skip) != Some(&w) {
+                return false;
+            }
+            skip += 1;
+        }
+        assign(&self.elements, &tokens[skip..], None)
     }
 
     /// Which alternative of each element the opcode takes (`None`: an optional element left out),
@@ -249,7 +281,7 @@ impl Pattern {
     ) -> Option<Vec<Option<usize>>> {
         let rest = self.rest(mnemonic, modifiers)?;
         let mut chosen = Vec::with_capacity(self.elements.len());
-        assign(&self.elements, &rest, &mut chosen).then_some(chosen)
+        assign(&self.elements, &rest, Some(&mut chosen)).then_some(chosen)
     }
 
     /// True when the operand count fits.
@@ -510,25 +542,43 @@ impl Unordered<'_> {
     }
 }
 
-fn assign(elements: &[Element], tokens: &[&str], chosen: &mut Vec<Option<usize>>) -> bool {
+/// How many parts of an opcode [`Pattern::matches_opcode`] holds without allocating (the longest
+/// rows, tcgen05.mma's and the bulk tensor copies', have fewer).
+const INLINE_TOKENS: usize = 24;
+
+/// Assigns `tokens` to `elements` in order; `chosen` (when asked for) receives which alternative
+/// each element took.
+fn assign(
+    elements: &[Element],
+    tokens: &[&str],
+    mut chosen: Option<&mut Vec<Option<usize>>>,
+) -> bool {
     let Some((first, rest)) = elements.split_first() else {
         return tokens.is_empty();
     };
     for (k, alt) in first.alts.iter().enumerate() {
         if tokens.len() >= alt.len() && alt.iter().zip(tokens).all(|(a, t)| token_matches(a, t)) {
-            chosen.push(Some(k));
-            if assign(rest, &tokens[alt.len()..], chosen) {
+            if let Some(c) = chosen.as_deref_mut() {
+                c.push(Some(k));
+            }
+            if assign(rest, &tokens[alt.len()..], chosen.as_deref_mut()) {
                 return true;
             }
-            chosen.pop();
+            if let Some(c) = chosen.as_deref_mut() {
+                c.pop();
+            }
         }
     }
     if first.optional {
-        chosen.push(None);
-        if assign(rest, tokens, chosen) {
+        if let Some(c) = chosen.as_deref_mut() {
+            c.push(None);
+        }
+        if assign(rest, tokens, chosen.as_deref_mut()) {
             return true;
         }
-        chosen.pop();
+        if let Some(c) = chosen {
+            c.pop();
+        }
     }
     false
 }

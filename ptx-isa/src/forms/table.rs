@@ -350,6 +350,18 @@ forms! {
     WmmaLoad: "wmma.load", "wmma.load.{a|b|c}.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|bf16|f32|s8|u8|s32} r, [p]{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.load";
     WmmaStore: "wmma.store", "wmma.store.d.sync.aligned.{row|col}.{m16n16k16|m8n32k16|m32n8k16}{.global|.shared|.shared::cta}.{f16|f32|s32} [p], r{, stride}", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.store";
     WmmaMma: "wmma.mma", "wmma.mma.sync.aligned.{row|col}.{row|col}.{m16n16k16|m8n32k16|m32n8k16}.{f16|f32}.{f16|f32} d, a, b, c", ptx (6, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma";
+    // PTX ISA 9.7.14.4: the integer (PTX 6.3), .bf16, .tf32 and .f64 (PTX 7.0, sm_80) forms;
+    // ptxas 13.0 refuses mixed .s8/.u8 ("Unexpected instruction types specified for 'wmma.mma'")
+    // and calls the .f64 ones "WMMA with fp64 types" (nvcc writes their rounding last, which the
+    // validator reads as written with a warning).
+    WmmaMmaInt: "wmma.mma.int", "wmma.mma.sync.aligned.{row|col}.{row|col}.{m16n16k16|m8n32k16|m32n8k16}.s32.{s8.s8|u8.u8}.s32{.satfinite} d, a, b, c", ptx (6, 3), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma (integer)";
+    WmmaMmaBf16: "wmma.mma.bf16", "wmma.mma.sync.aligned.{row|col}.{row|col}.{m16n16k16|m8n32k16|m32n8k16}.f32.bf16.bf16.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma (.bf16)";
+    WmmaMmaTf32: "wmma.mma.tf32", "wmma.mma.sync.aligned.{row|col}.{row|col}.m16n16k8.f32.tf32.tf32.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma (.tf32)";
+    WmmaMmaF64: "wmma.mma.f64", "wmma.mma.sync.aligned.{row|col}.{row|col}.m8n8k4{.rn|.rz|.rm|.rp}.f64.f64.f64.f64 d, a, b, c", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.mma (.f64)";
+    WmmaLoadTf32: "wmma.load.tf32", "wmma.load.{a|b|c}.sync.aligned.{row|col}.m16n16k8{.global|.shared|.shared::cta}.{tf32|f32} r, [p]{, stride}", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.load (.m16n16k8)";
+    WmmaLoadF64: "wmma.load.f64", "wmma.load.{a|b|c}.sync.aligned.{row|col}.m8n8k4{.global|.shared|.shared::cta}.f64 r, [p]{, stride}", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.load (.m8n8k4)";
+    WmmaStoreTf32: "wmma.store.tf32", "wmma.store.d.sync.aligned.{row|col}.m16n16k8{.global|.shared|.shared::cta}.f32 [p], r{, stride}", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.store (.m16n16k8)";
+    WmmaStoreF64: "wmma.store.f64", "wmma.store.d.sync.aligned.{row|col}.m8n8k4{.global|.shared|.shared::cta}.f64 [p], r{, stride}", ptx (7, 0), ALL, "9.7.14.4 Warp Level Matrix Multiply-Accumulate Instructions: wmma.store (.m8n8k4)";
     Ldmatrix: "ldmatrix", "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 d, [p]", ptx (6, 5), ALL, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
     LdmatrixB8: "ldmatrix.b8", "ldmatrix.sync.aligned.m16n16.{x1|x2}.trans{.shared|.shared::cta}.b8 d, [p]", ptx (8, 6), SM100A_120A, "9.7.14.5.15 Warp Level Matrix Multiply-Accumulate Instructions: ldmatrix";
     Movmatrix: "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 d, a", ptx (7, 8), ALL, "9.7.14.5.17 Warp Level Matrix Multiply-Accumulate Instructions: movmatrix";

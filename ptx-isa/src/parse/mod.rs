@@ -46,6 +46,8 @@ pub struct SourceMap {
     pub version: Pos,
     /// The `.target` directive.
     pub target: Pos,
+    /// The `.address_size` directive, where one is written.
+    pub address_size: Option<Pos>,
     /// Each module-scope variable, by index in [`Module::variables`].
     pub variables: Vec<Pos>,
     /// Each function, by index in [`Module::functions`].

@@ -124,6 +124,51 @@ fn linkage_of(word: &str) -> Option<Linkage> {
     })
 }
 
+/// A written modifier as the model holds it: borrowed from the form table when a row spells it
+/// (nearly always), so that reading an instruction allocates nothing per modifier (issue 33).
+fn modifier(written: &str) -> Cow<'static, str> {
+    static KNOWN: std::sync::LazyLock<hashbrown::HashSet<&'static str>> =
+        std::sync::LazyLock::new(|| {
+            let mut known = hashbrown::HashSet::new();
+            for spec in crate::forms::Form::all() {
+                let p = spec.form.pattern();
+                known.extend(p.mnemonic().split('.'));
+                for e in p.elements() {
+                    known.extend(e.alternatives().iter().flatten().map(String::as_str));
+                }
+            }
+            known
+        });
+    match KNOWN.get(written) {
+        Some(k) => Cow::Borrowed(*k),
+        None => Cow::Owned(written.to_string()),
+    }
+}
+
+/// Directives that begin a module-scope item (PTX ISA 11.1-11.4): one after a function's header
+/// ends the header, a prototype without `;`.
+const MODULE_SCOPE: &[&str] = &[
+    ".visible",
+    ".extern",
+    ".weak",
+    ".common",
+    ".entry",
+    ".func",
+    ".global",
+    ".const",
+    ".shared",
+    ".local",
+    ".file",
+    ".section",
+    ".alias",
+    ".version",
+    ".target",
+    ".address_size",
+    ".texref",
+    ".samplerref",
+    ".surfref",
+];
+
 impl<'a> Parser<'a> {
     // ---- tokens ----------------------------------------------------------------------------------
 
@@ -353,6 +398,7 @@ impl<'a> Parser<'a> {
 
     fn module(&mut self) -> PResult<Parsed> {
         let mut m = Module::new(Target::Sm80);
+        m.address_size = None;
         let mut map = SourceMap::default();
         let mut saw_target = false;
         loop {
@@ -437,7 +483,8 @@ impl<'a> Parser<'a> {
                             pos: at,
                         });
                     }
-                    m.address_size = n;
+                    m.address_size = Some(n);
+                    map.address_size = Some(at);
                 }
                 ".file" => {
                     self.pos += 1;
@@ -738,15 +785,23 @@ impl<'a> Parser<'a> {
             noreturn: false,
         };
         let mut directives = Vec::new();
+        // A prototype may end without `;` where the next module-scope item or the end of the
+        // text follows (nvcc's `.extern .func` declarations; ptxas 13.0 reads them).
+        let mut bodiless = false;
         loop {
             self.skip_comments();
             let Some(t) = self.peek() else {
-                return self.unexpected("`{` or `;`");
+                bodiless = true;
+                break;
             };
             if t.tok != Tok::DotWord {
                 break;
             }
             let w = self.text(t);
+            if MODULE_SCOPE.contains(&w) {
+                bodiless = true;
+                break;
+            }
             self.pos += 1;
             let d = match w {
                 ".noreturn" => {
@@ -788,7 +843,7 @@ impl<'a> Parser<'a> {
             target,
             required_ptx: (target.min_ptx(), String::new()),
         };
-        if self.eat_punct(b';') {
+        if bodiless || self.eat_punct(b';') {
             decl.defined = false;
             return Ok((f, decl, spans));
         }
@@ -1101,7 +1156,7 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            i.modifiers.push(Cow::Owned(self.text(m)[1..].to_string()));
+            i.modifiers.push(modifier(&self.text(m)[1..]));
             if i.modifiers.len() > limits::MAX_MODIFIERS {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
@@ -1276,6 +1331,11 @@ impl<'a> Parser<'a> {
         let name = self.text(t);
         if name == "_" {
             return Ok(Operand::Sink);
+        }
+        // PTX ISA 4.4 "Identifiers": `WARP_SZ`, the one predefined constant (the warp size, 32;
+        // nvcc writes it, `mov.u32 %r1, WARP_SZ;`). Read as its value.
+        if name == "WARP_SZ" {
+            return Ok(Operand::Imm(crate::instr::Imm::UInt(32)));
         }
         let suffixed = matches!(self.peek(), Some(m) if m.tok == Tok::DotWord && m.start == t.end);
         if !suffixed {

@@ -25,6 +25,8 @@ pub enum Resolution {
     /// The table covers the instruction's family, but no row allows these modifiers: `form` is the
     /// nearest row and `difference` what differs from it.
     WrongModifier {
+        /// The manual's family the opcode belongs to (`cp.async.bulk`), when it has one.
+        family: Option<&'static str>,
         /// The nearest row of the family.
         form: Form,
         /// The first difference from it (none when only a rule of the row is broken).
@@ -77,6 +79,55 @@ fn head(mnemonic: &str) -> &str {
 
 /// Resolves `mnemonic.modifiers` with `n` operands.
 pub fn resolve(i: &Instruction) -> Resolution {
+    match remembered(i) {
+        Resolution::Form(form) => Resolution::Form(refine(form, i)),
+        other => other,
+    }
+}
+
+/// How many opcodes [`remembered`] keeps per thread before it starts over: far more than a real
+/// module's distinct opcodes (a 1 MB CUTLASS module has a few hundred), few enough that fuzzed
+/// input cannot grow the memory without bound.
+const REMEMBERED: usize = 1 << 14;
+
+/// What one thread remembers about opcodes: a key buffer and answers by `opcode operand-count`.
+type Seen<T> = std::cell::RefCell<(String, hashbrown::HashMap<String, T>)>;
+
+/// `compute(i)`, remembered in `seen` by `i`'s opcode and operand count (what `compute` reads).
+fn remember<T: Clone + 'static>(
+    seen: &'static std::thread::LocalKey<Seen<T>>,
+    i: &Instruction,
+    compute: impl FnOnce(&Instruction) -> T,
+) -> T {
+    use std::fmt::Write;
+    seen.with_borrow_mut(|(key, seen)| {
+        key.clear();
+        let _ = write!(key, "{} {}", i.opcode_text(), i.operands.len());
+        if let Some(r) = seen.get(key.as_str()) {
+            return r.clone();
+        }
+        let r = compute(i);
+        if seen.len() >= REMEMBERED {
+            seen.clear();
+        }
+        seen.insert(key.clone(), r.clone());
+        r
+    })
+}
+
+/// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
+/// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
+/// nearest-row search for an opcode no row takes is costly (issue 33).
+fn remembered(i: &Instruction) -> Resolution {
+    thread_local! {
+        static SEEN: Seen<Resolution> = Seen::default();
+    }
+    remember(&SEEN, i, resolve_opcode)
+}
+
+/// What the table says about the opcode of `i` and its operand count (a `mov` of a special
+/// register is not told apart yet: [`refine`] does that).
+fn resolve_opcode(i: &Instruction) -> Resolution {
     let Some(candidates) = index().by_mnemonic.get(head(&i.mnemonic)) else {
         return Resolution::UnknownMnemonic;
     };
@@ -85,7 +136,7 @@ pub fn resolve(i: &Instruction) -> Resolution {
     for (form, p) in candidates {
         if p.matches_opcode(&i.mnemonic, &i.modifiers) {
             if p.matches_operand_count(n) {
-                return Resolution::Form(refine(*form, i));
+                return Resolution::Form(*form);
             }
             count_miss.get_or_insert((*form, p.operand_range()));
         }
@@ -95,7 +146,7 @@ pub fn resolve(i: &Instruction) -> Resolution {
     }
     // A type suffix the opcode does not take: would another type make it match?
     for (k, m) in i.modifiers.iter().enumerate() {
-        if m.parse::<ScalarType>().is_err() && !looks_like_type(m) {
+        if ScalarType::from_name(m).is_none() && !looks_like_type(m) {
             continue;
         }
         for (form, p) in candidates {
@@ -115,7 +166,8 @@ pub fn resolve(i: &Instruction) -> Resolution {
     // A family the table covers: the nearest row and how the opcode differs from it. An opcode
     // of no family of the manual at all, under a mnemonic the table has (`tcgen05.frob`), is no
     // instruction: the nearest row under the mnemonic.
-    let rows = match family_of(&i.mnemonic, &i.modifiers) {
+    let family = family_of(&i.mnemonic, &i.modifiers);
+    let rows = match family {
         Some(family) if covered(family) => Some(rows_of(family)),
         Some(_) => None,
         None => Some(candidates.iter().map(|(f, _)| *f).collect()),
@@ -129,7 +181,11 @@ pub fn resolve(i: &Instruction) -> Resolution {
             })
             .min_by_key(|(cost, f, _)| (*cost, *f));
         if let Some((_, form, difference)) = nearest {
-            return Resolution::WrongModifier { form, difference };
+            return Resolution::WrongModifier {
+                family: family.map(|f| f.name),
+                form,
+                difference,
+            };
         }
     }
     Resolution::UnknownModifiers
@@ -141,19 +197,23 @@ pub fn resolve(i: &Instruction) -> Resolution {
 /// grammar does not. Gives the row and the opcode as the row writes it; `None` when no row takes
 /// the modifiers in any order.
 pub fn lenient(i: &Instruction) -> Option<(Form, Instruction)> {
-    let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
-    let n = i.operands.len();
-    candidates.iter().find_map(|(form, p)| {
-        let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
-        if !p.matches_operand_count(n) {
-            return None;
-        }
-        let mut fixed = i.clone();
-        fixed.mnemonic = p.mnemonic().to_string().into();
-        fixed.modifiers = mods.into_iter().map(Into::into).collect();
-        fixed.form = Some(refine(*form, &fixed));
-        Some((refine(*form, &fixed), fixed))
-    })
+    thread_local! {
+        static SEEN: Seen<Option<(Form, &'static Pattern, Vec<String>)>> = Seen::default();
+    }
+    // The search over every order of the modifiers is remembered per opcode (issue 33).
+    let (form, p, mods) = remember(&SEEN, i, |i| {
+        let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
+        let n = i.operands.len();
+        candidates.iter().find_map(|(form, p)| {
+            let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
+            p.matches_operand_count(n).then_some((*form, *p, mods))
+        })
+    })?;
+    let mut fixed = i.clone();
+    fixed.mnemonic = p.mnemonic().to_string().into();
+    fixed.modifiers = mods.into_iter().map(Into::into).collect();
+    fixed.form = Some(refine(form, &fixed));
+    Some((refine(form, &fixed), fixed))
 }
 
 /// `u33`, `f8`, `b7`: shaped like a type name.

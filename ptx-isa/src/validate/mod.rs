@@ -144,9 +144,23 @@ impl Ctx<'_> {
     }
 
     /// Target and PTX-version gating of one row.
-    pub(crate) fn gate(&mut self, form: Form, what: &str, pos: Option<Pos>) {
-        let Some(t) = self.target else { return };
+    pub(crate) fn gate(&mut self, form: Form, what: impl fmt::Display, pos: Option<Pos>) {
         let spec = form.spec();
+        let Some(t) = self.target else {
+            // A target ptxkit does not model: the row's first version still holds (it is the
+            // lowest on any target; ptxas 13.0: "Feature 'tanh' requires PTX ISA .version 7.0").
+            if spec.min_ptx > self.version {
+                self.error(
+                    ErrorKind::PtxVersionTooLow,
+                    pos,
+                    format!(
+                        "`{what}` (`{}`) needs PTX ISA {}; the module says .version {}",
+                        spec.name, spec.min_ptx, self.version
+                    ),
+                );
+            }
+            return;
+        };
         if !form.available_on(t) {
             self.error(
                 ErrorKind::UnsupportedTarget,
@@ -197,6 +211,21 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                 PtxVersion::MAX
             ),
         );
+    } else if !version.read_by_ptxas() {
+        cx.error(
+            ErrorKind::BadVersion,
+            vpos,
+            format!(".version {version} is no release of the PTX ISA (chapter 13)"),
+        );
+    }
+    // PTX ISA 11.1.3: `.address_size` is PTX 2.3 (ptxas 13.0: "Feature '.address_size
+    // directive' requires PTX ISA .version 2.3 or later").
+    if m.written_address_size().is_some() && version < crate::target::v(2, 3) {
+        cx.error(
+            ErrorKind::PtxVersionTooLow,
+            map.and_then(|s| s.address_size).or(vpos),
+            format!(".address_size needs PTX ISA 2.3; the module says .version {version}"),
+        );
     }
     match target {
         Some(t) if t.min_ptx() > version => cx.error(
@@ -208,13 +237,28 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
             ),
         ),
         Some(_) => {}
-        None => cx.warning(
-            tpos,
-            format!(
-                "target `{}` is not one ptxkit models: target gating is not checked",
-                m.target_name()
-            ),
-        ),
+        None => {
+            let name = m.target_name();
+            match PtxVersion::lowest_for_target(name) {
+                None => cx.error(
+                    ErrorKind::UnknownTarget,
+                    tpos,
+                    format!("ptxas 13.0 reads no target `{name}`"),
+                ),
+                Some(low) if low > version => cx.error(
+                    ErrorKind::PtxVersionTooLow,
+                    tpos,
+                    format!(
+                        "target {name} needs PTX ISA {low}; the module says .version {version}"
+                    ),
+                ),
+                Some(_) => {}
+            }
+            cx.warning(
+                tpos,
+                format!("target `{name}` is not one ptxkit models: target gating is not checked"),
+            );
+        }
     }
     // Module-scope names.
     let layout = m.layout();
@@ -323,7 +367,7 @@ fn function(
             );
         }
         if let Some(form) = d.form() {
-            cx.gate(form, &format!("{d:?}"), header);
+            cx.gate(form, format_args!("{d:?}"), header);
         }
     }
     // Blocks and their labels (PTX labels are scoped to the block that places them).
@@ -443,6 +487,20 @@ fn function(
                     }
                 }
             }
+            // PTX ISA 11.5.2 `.loc`: `inlined_at` is PTX 7.0 (ptxas 13.0: "Feature 'Line
+            // information of inline functions' requires PTX ISA .version 7.0 or later").
+            Statement::Loc(l)
+                if l.contains("inlined_at") && cx.version < crate::target::v(7, 0) =>
+            {
+                cx.error(
+                    ErrorKind::PtxVersionTooLow,
+                    pos,
+                    format!(
+                        "`.loc` with `inlined_at` needs PTX ISA 7.0; the module says .version {}",
+                        cx.version
+                    ),
+                );
+            }
             Statement::LocalParam { name, .. } => {
                 locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
             }
@@ -507,7 +565,8 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     use crate::parse::resolve::{Resolution, lenient, resolve};
     // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
     // warning, and the instruction is checked as its row writes it.
-    if let Resolution::WrongModifier { .. } = resolve(i) {
+    let resolution = resolve(i);
+    if let Resolution::WrongModifier { .. } = resolution {
         if let Some((form, fixed)) = lenient(i) {
             cx.warning(
                 pos,
@@ -522,13 +581,13 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
     }
-    let op = i.opcode();
+    let op = i.opcode_text();
     // The guard.
     if let Some(g) = &i.guard {
-        env.expect_pred(cx, &g.pred.to_string(), &op, pos);
+        env.expect_pred(cx, &g.pred.to_string(), op, pos);
     }
     if let Some(g) = &i.named_guard {
-        env.expect_pred(cx, &g.name, &op, pos);
+        env.expect_pred(cx, &g.name, op, pos);
     }
     // Types exist in this version.
     for t in i.types() {
@@ -546,9 +605,9 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     }
     // Every name an operand uses is declared.
     for o in &i.operands {
-        env.declared(cx, o, &op, pos);
+        env.declared(cx, o, op, pos);
     }
-    let form = match resolve(i) {
+    let form = match resolution {
         Resolution::Form(f) => f,
         Resolution::OperandCount { form, range } => {
             let want = if range.0 == range.1 {
@@ -578,7 +637,11 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             );
             return;
         }
-        Resolution::WrongModifier { form, difference } => {
+        Resolution::WrongModifier {
+            family,
+            form,
+            difference,
+        } => {
             let spec = form.spec();
             let why = difference.map_or(String::new(), |d| format!(": {d}"));
             cx.error(
@@ -586,8 +649,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
                 pos,
                 format!(
                     "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
-                    crate::forms::families::family_of(&i.mnemonic, &i.modifiers)
-                        .map_or(i.mnemonic.split('.').next().unwrap_or(""), |f| f.name),
+                    family.unwrap_or(i.mnemonic.split('.').next().unwrap_or("")),
                     spec.name,
                     spec.syntax,
                     spec.section
@@ -598,7 +660,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
             // The parser warned already; what can be checked without a row still is.
             for q in crate::forms::features::qualifiers(i) {
-                cx.gate(q, &op, pos);
+                cx.gate(q, op, pos);
             }
             if i.operands.iter().any(|o| matches!(o, Operand::Addr(_))) {
                 env.spaces(cx, i, pos);
@@ -606,9 +668,9 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
     };
-    cx.gate(form, &op, pos);
+    cx.gate(form, op, pos);
     for extra in crate::forms::features::implied(form, i) {
-        cx.gate(extra, &op, pos);
+        cx.gate(extra, op, pos);
     }
     if let Err(v) = crate::forms::rules::check(form, i) {
         cx.error(v.kind, pos, v.message);

@@ -11,22 +11,29 @@ use crate::error::ErrorKind;
 use crate::forms::Form;
 use crate::forms::operand_types::{self, Fit};
 use crate::forms::rules::{Check, rules_of};
-use crate::instr::{Imm, Instruction, Operand};
+use crate::instr::{Imm, Instruction, OpcodeText, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
+use crate::target::{PtxVersion, v};
 use crate::types::{ScalarType, TypeKind};
 
-/// Special registers ptxkit does not model but ptxas knows (PTX ISA chapter 10).
-const OTHER_SREGS: &[&str] = &[
-    "%envreg",
-    "%pm",
-    "%clock_hi",
-    "%globaltimer_lo",
-    "%globaltimer_hi",
-    "%reserved_smem_offset",
-    "%aggr_smem_size",
-    "%current_graph_exec",
-    "%lanemask",
+/// Special registers ptxkit does not model but ptxas knows (PTX ISA chapter 10), by prefix, with
+/// the first PTX version and SM that have them where those are later than sm_75's (measured with
+/// ptxas 13.0: "Feature '%reserved_smem_offset_1' requires PTX ISA .version 7.6 or later",
+/// "... requires .target sm_80 or higher").
+const OTHER_SREGS: &[(&str, PtxVersion, u32)] = &[
+    ("%envreg", v(1, 0), 0),
+    ("%pm", v(1, 0), 0),
+    ("%clock_hi", v(1, 0), 0),
+    ("%globaltimer_lo", v(1, 0), 0),
+    ("%globaltimer_hi", v(1, 0), 0),
+    // 10.32 %reserved_smem_offset_{begin,end,cap,<2>}: PTX 7.6, sm_80.
+    ("%reserved_smem_offset", v(7, 6), 80),
+    // 10.33 %aggr_smem_size: PTX 8.1, sm_90.
+    ("%aggr_smem_size", v(8, 1), 90),
+    // 10.35 %current_graph_exec: PTX 8.0.
+    ("%current_graph_exec", v(8, 0), 0),
+    ("%lanemask", v(1, 0), 0),
 ];
 
 /// What the operand checks can see: the register scopes, the function's parameters and local
@@ -57,19 +64,43 @@ impl Env<'_> {
             || self.locals.contains_key(name)
             || cx.globals.contains_key(name)
             || (self.label_visible)(name)
-            || OTHER_SREGS.iter().any(|p| name.starts_with(p))
+            || OTHER_SREGS.iter().any(|(p, _, _)| name.starts_with(p))
+    }
+
+    /// An unmodelled special register ([`OTHER_SREGS`]) in a version or on a target that lacks it.
+    fn other_sreg_gated(&self, cx: &mut Ctx<'_>, name: &str, pos: Option<Pos>) {
+        let Some((_, first, sm)) = OTHER_SREGS.iter().find(|(p, _, _)| name.starts_with(p)) else {
+            return;
+        };
+        if *first > cx.version {
+            cx.error(
+                ErrorKind::PtxVersionTooLow,
+                pos,
+                format!(
+                    "`{name}` needs PTX ISA {first}; the module says .version {}",
+                    cx.version
+                ),
+            );
+        }
+        if let Some(t) = cx.target.filter(|t| t.sm() < *sm) {
+            cx.error(
+                ErrorKind::UnsupportedTarget,
+                pos,
+                format!("{t} lacks `{name}` (sm_{sm} and later have it)"),
+            );
+        }
     }
 
     /// Reports names that nothing declares.
-    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: &str, pos: Option<Pos>) {
-        let branch = op.starts_with("bra") || op.starts_with("brx");
+    pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: OpcodeText<'_>, pos: Option<Pos>) {
+        let branch = op.mnemonic().starts_with("bra") || op.mnemonic().starts_with("brx");
         match o {
             Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
-                self.reg_declared(cx, &r.to_string(), op, pos);
+                self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos);
             }
             Operand::Pair(a, b) => {
-                self.reg_declared(cx, &a.to_string(), op, pos);
-                self.reg_declared(cx, &b.to_string(), op, pos);
+                self.reg_declared(cx, a.name_in(&mut [0; 16]), op, pos);
+                self.reg_declared(cx, b.name_in(&mut [0; 16]), op, pos);
             }
             Operand::NotSymbol(s) => self.reg_declared(cx, s, op, pos),
             Operand::NamedPair(a, b) => {
@@ -77,6 +108,9 @@ impl Env<'_> {
                 self.declared(cx, b, op, pos);
             }
             Operand::Symbol(s) => {
+                if s.starts_with('%') {
+                    self.other_sreg_gated(cx, s, pos);
+                }
                 if !self.symbol_known(cx, s) {
                     let (kind, what) = if branch {
                         (
@@ -122,9 +156,9 @@ impl Env<'_> {
         }
     }
 
-    fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: &str, pos: Option<Pos>) {
+    fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: OpcodeText<'_>, pos: Option<Pos>) {
         match b {
-            AddrBase::Reg(r) => self.reg_declared(cx, &r.to_string(), op, pos),
+            AddrBase::Reg(r) => self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos),
             AddrBase::Symbol(s) => {
                 if !self.symbol_known(cx, s) {
                     cx.error(
@@ -154,7 +188,7 @@ impl Env<'_> {
         }
     }
 
-    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
         if self.scopes.lookup(name).is_none() {
             cx.error(
                 ErrorKind::UndefinedRegister,
@@ -166,7 +200,7 @@ impl Env<'_> {
     }
 
     /// A guard register is a declared predicate.
-    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: &str, pos: Option<Pos>) {
+    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
         match self.scopes.lookup(name) {
             None => cx.error(
                 ErrorKind::UndefinedRegister,
@@ -182,14 +216,14 @@ impl Env<'_> {
         }
     }
 
-    fn reg_of(&self, o: &Operand) -> Option<(String, RegInfo)> {
-        let name = match o {
-            Operand::Reg(r) => r.to_string(),
-            Operand::Symbol(s) => s.to_string(),
+    /// The declaration of a scalar register operand (named as its `Display` writes it).
+    fn reg_of(&self, o: &Operand) -> Option<RegInfo> {
+        let info = match o {
+            Operand::Reg(r) => self.scopes.lookup(r.name_in(&mut [0; 16]))?,
+            Operand::Symbol(s) => self.scopes.lookup(s)?,
             _ => return None,
         };
-        let info = self.scopes.lookup(&name)?;
-        info.vector.is_none().then_some((name, info))
+        info.vector.is_none().then_some(info)
     }
 
     fn expect(
@@ -198,7 +232,7 @@ impl Env<'_> {
         o: Option<&Operand>,
         want: ScalarType,
         fit: Fit,
-        what: (&str, usize, &str),
+        what: (OpcodeText<'_>, usize, &str),
         pos: Option<Pos>,
     ) {
         let Some(o) = o else { return };
@@ -270,9 +304,10 @@ impl Env<'_> {
             }
             _ => {}
         }
-        let Some((name, info)) = self.reg_of(o) else {
+        let Some(info) = self.reg_of(o) else {
             return;
         };
+        let name = o;
         let want = match fit {
             Fit::ScalarOr(t) => t,
             _ => want,
@@ -301,7 +336,7 @@ impl Env<'_> {
     /// Register types against the types the row gives its operands
     /// ([`crate::forms::operand_types`]).
     pub fn types(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         let types: Vec<ScalarType> = i.types().collect();
         for slot in operand_types::of(form) {
             if !operand_types::applies(slot.when, &i.modifiers, &types) {
@@ -325,7 +360,7 @@ impl Env<'_> {
                         .operands()
                         .get(k)
                         .map_or("", |s| s.name.as_str());
-                    self.expect(cx, o, want, slot.fit, (&op, k, name), pos);
+                    self.expect(cx, o, want, slot.fit, (op, k, name), pos);
                 }
             }
         }
@@ -333,13 +368,13 @@ impl Env<'_> {
 
     /// `mov.b64 d, {a, b}` / `mov.b64 {a, b}, d`: the elements share one size and fill the type.
     fn packed(&self, cx: &mut Ctx<'_>, i: &Instruction, k: usize, t: ScalarType, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         let Some(Operand::Vector(v)) = i.operands.get(k) else {
             return;
         };
         let sizes: Vec<u32> = v
             .iter()
-            .filter_map(|x| self.reg_of(x).map(|(_, info)| info.ty.bits()))
+            .filter_map(|x| self.reg_of(x).map(|info| info.ty.bits()))
             .collect();
         let uniform = sizes.windows(2).all(|w| w[0] == w[1]);
         if !uniform || sizes.len() == v.len() && sizes.iter().sum::<u32>() != t.bits() {
@@ -367,7 +402,7 @@ impl Env<'_> {
         if !vector_row {
             return;
         }
-        let op = i.opcode();
+        let op = i.opcode_text();
         let width = i.modifiers.iter().find_map(|m| match m.as_ref() {
             "v2" => Some(2),
             "v4" => Some(4),
@@ -418,7 +453,7 @@ impl Env<'_> {
         ) {
             return;
         }
-        let op = i.opcode();
+        let op = i.opcode_text();
         let written = i.modifiers.iter().find_map(|m| match m.as_ref() {
             "global" => Some(StateSpace::Global),
             "shared" | "shared::cta" => Some(StateSpace::Shared(SharedScope::Implicit)),
@@ -524,7 +559,7 @@ impl Env<'_> {
                 continue;
             };
             if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
-                let op = i.opcode();
+                let op = i.opcode_text();
                 let t = cx.target.map_or(String::new(), |t| t.to_string());
                 cx.error(
                     ErrorKind::OperandType,
@@ -540,7 +575,7 @@ impl Env<'_> {
 
     /// `bra` goes to a label; `brx.idx` indexes a `.branchtargets` list; `call` calls a function.
     pub fn targets(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
-        let op = i.opcode();
+        let op = i.opcode_text();
         match i.mnemonic.as_ref() {
             // PTX ISA 9.7.12.4: `tlist` is a `.branchtargets` list "defined in the local function
             // scope before it is used" (ptxas: "Label expected for forward reference").
@@ -609,7 +644,7 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
     let slots = pattern.operands();
     let fixed = pattern.fixed_operands();
     let all_present = i.operands.len() == slots.len();
-    let op = i.opcode();
+    let op = i.opcode_text();
     for (k, o) in i.operands.iter().enumerate() {
         if k >= fixed && !all_present {
             break;

@@ -2,7 +2,8 @@
 //! scope whose declarations shadow outer ones). Parameterized declarations `%r<N>` are kept as
 //! ranges and never expanded, so a huge `N` costs nothing.
 
-use std::collections::HashMap;
+// foldhash (hashbrown's default): every register operand is looked up here.
+use hashbrown::HashMap;
 
 use crate::module::RegName;
 
