@@ -69,7 +69,10 @@ fn main() -> Result<(), CheckError> {
     println!("| shape | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |");
     println!("| --- | --- | --- | --- | --- | --- |");
     let sizes = std::env::var("GEMM_EPILOGUE_SIZES").unwrap_or_else(|_| "4096,8192".into());
-    let sizes: Vec<usize> = sizes.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    let sizes: Vec<usize> = sizes
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
     for &size in &sizes {
         let shape = (size, size, size);
         let (m, n, k) = shape;
