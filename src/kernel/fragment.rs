@@ -18,9 +18,21 @@ use super::buffer::Buffer;
 use super::error::Result;
 use super::expr::Expr;
 
+/// [`thread_modes_of`], remembered per layout ([`super::memo`]).
+fn thread_modes(tv: &TvLayout) -> std::result::Result<Vec<(i64, i64, i64)>, String> {
+    thread_local! {
+        static MODES: ThreadModes = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    super::memo::memoized(&MODES, tv, || thread_modes_of(tv))
+}
+
+/// The per-layout table of [`thread_modes`].
+type ThreadModes =
+    std::cell::RefCell<Vec<(TvLayout, std::result::Result<Vec<(i64, i64, i64)>, String>)>>;
+
 /// The thread part of a separable fragment: per thread mode `(extent, row stride, col stride)`,
 /// or why it is not separable.
-fn thread_modes(tv: &TvLayout) -> std::result::Result<Vec<(i64, i64, i64)>, String> {
+fn thread_modes_of(tv: &TvLayout) -> std::result::Result<Vec<(i64, i64, i64)>, String> {
     let rows = tv.rows();
     let (threads, values) = (tv.threads(), tv.values());
     let at = |t, v| tv.coord(t, v).map_err(|e| e.to_string());

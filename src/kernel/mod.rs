@@ -49,6 +49,7 @@ mod error;
 pub mod expr;
 mod fragment;
 pub mod math;
+pub(crate) mod memo;
 mod reduce;
 mod scope;
 mod tma;

@@ -19,6 +19,7 @@
 //! Packed `f16x2`/`bf16x2` registers reduce both halves at once (`add`/`max`/`min` on the packed
 //! type, 9.7.4); shuffles move them as `.b32`.
 
+use layouts::fragment::TvLayout;
 use ptx_isa::builder::{ReduxOp, ShflMode};
 use ptx_isa::spaces::Shared;
 use ptx_isa::{Addr, Reg, ScalarType, Src, ty};
@@ -501,59 +502,34 @@ impl KernelBuilder {
                 "reduce_fragment takes a register fragment (alloc_fragment)",
             ));
         };
-        let key = |t: i64, v: i64| -> Option<i64> {
-            tv.coord(t, v).ok().map(|(r, c)| match axis {
-                Axis::Rows => r,
-                Axis::Cols => c,
-            })
-        };
-        let (threads, values) = (tv.threads(), tv.values());
-        // The groups of value indices sharing a row must be the same in every thread.
-        let groups_of = |t: i64| -> Option<Vec<usize>> {
-            let mut seen: Vec<i64> = Vec::new();
-            let mut g = Vec::with_capacity(values as usize);
-            for v in 0..values {
-                let r = key(t, v)?;
-                let i = seen.iter().position(|&x| x == r).unwrap_or_else(|| {
-                    seen.push(r);
-                    seen.len() - 1
-                });
-                g.push(i);
-            }
-            Some(g)
-        };
-        let Some(group) = groups_of(0) else {
-            return Err(self.buffer_err(&name, "its fragment does not evaluate"));
-        };
-        if (1..threads).any(|t| groups_of(t).as_ref() != Some(&group)) {
-            return Err(self.buffer_err(
-                &name,
-                format!(
-                    "threads of fragment {} group their values differently",
-                    tv.name()
-                ),
-            ));
+        thread_local! {
+            static GROUPS: LaneGroupsTable = const { std::cell::RefCell::new(Vec::new()) };
         }
-        // Lane bits whose flip keeps every value's row: those are reduced over.
-        let keeps = |bit: i64| {
-            (0..threads).all(|t| {
-                let u = t ^ (1 << bit);
-                u >= threads || (0..values).all(|v| key(t, v) == key(u, v))
-            })
-        };
-        let lane_bits: Vec<u32> = (0..5)
-            .filter(|&b| (1 << b) < threads && keeps(b))
-            .map(|b| 1u32 << b)
-            .collect();
-        if (5..16).any(|b| (1i64 << b) < threads && keeps(b)) {
-            return Err(self.buffer_err(
-                &name,
-                format!(
-                    "rows of fragment {} span warps: reduce through shared memory",
-                    tv.name()
-                ),
-            ));
-        }
+        let (group, lane_bits) =
+            match super::memo::memoized(&GROUPS, &(tv.clone(), axis), || lane_groups(&tv, axis)) {
+                Ok(g) => g,
+                Err(LaneGroupsError::NotEvaluated) => {
+                    return Err(self.buffer_err(&name, "its fragment does not evaluate"));
+                }
+                Err(LaneGroupsError::Differ) => {
+                    return Err(self.buffer_err(
+                        &name,
+                        format!(
+                            "threads of fragment {} group their values differently",
+                            tv.name()
+                        ),
+                    ));
+                }
+                Err(LaneGroupsError::SpansWarps) => {
+                    return Err(self.buffer_err(
+                        &name,
+                        format!(
+                            "rows of fragment {} span warps: reduce through shared memory",
+                            tv.name()
+                        ),
+                    ));
+                }
+            };
         let n_groups = group.iter().max().map_or(0, |m| m + 1);
         let mut out = Vec::with_capacity(n_groups);
         for g in 0..n_groups {
@@ -764,4 +740,71 @@ impl KernelBuilder {
         let nd = self.mul_of(m.count, d)?;
         self.fma_of(nd, d, m.m2)
     }
+}
+
+/// Why a fragment cannot be reduced along an axis by lane shuffles ([`lane_groups`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LaneGroupsError {
+    /// A value's coordinate does not evaluate.
+    NotEvaluated,
+    /// The threads group their values differently.
+    Differ,
+    /// A group spans more than one warp.
+    SpansWarps,
+}
+
+/// For each value the group of values sharing its row (or column) along `axis`, and the lane
+/// bits whose flip keeps every value's row (those a butterfly reduces over).
+type LaneGroups = std::result::Result<(Vec<usize>, Vec<u32>), LaneGroupsError>;
+
+/// The per-layout table of [`lane_groups`].
+type LaneGroupsTable = std::cell::RefCell<Vec<((TvLayout, Axis), LaneGroups)>>;
+
+/// [`KernelBuilder::reduce_fragment`]'s analysis of a fragment, from one table of every
+/// thread's values' coordinates along `axis` (remembered per layout by the caller).
+fn lane_groups(tv: &TvLayout, axis: Axis) -> LaneGroups {
+    let (threads, values) = (tv.threads(), tv.values());
+    let mut keys = Vec::with_capacity((threads * values) as usize);
+    for t in 0..threads {
+        for v in 0..values {
+            let (r, c) = tv.coord(t, v).map_err(|_| LaneGroupsError::NotEvaluated)?;
+            keys.push(match axis {
+                Axis::Rows => r,
+                Axis::Cols => c,
+            });
+        }
+    }
+    let key = |t: i64, v: i64| keys[(t * values + v) as usize];
+    // The groups of value indices sharing a row must be the same in every thread.
+    let groups_of = |t: i64| -> Vec<usize> {
+        let mut seen: Vec<i64> = Vec::new();
+        (0..values)
+            .map(|v| {
+                let r = key(t, v);
+                seen.iter().position(|&x| x == r).unwrap_or_else(|| {
+                    seen.push(r);
+                    seen.len() - 1
+                })
+            })
+            .collect()
+    };
+    let group = groups_of(0);
+    if (1..threads).any(|t| groups_of(t) != group) {
+        return Err(LaneGroupsError::Differ);
+    }
+    // Lane bits whose flip keeps every value's row: those are reduced over.
+    let keeps = |bit: i64| {
+        (0..threads).all(|t| {
+            let u = t ^ (1 << bit);
+            u >= threads || (0..values).all(|v| key(t, v) == key(u, v))
+        })
+    };
+    let lane_bits: Vec<u32> = (0..5)
+        .filter(|&b| (1 << b) < threads && keeps(b))
+        .map(|b| 1u32 << b)
+        .collect();
+    if (5..16).any(|b| (1i64 << b) < threads && keeps(b)) {
+        return Err(LaneGroupsError::SpansWarps);
+    }
+    Ok((group, lane_bits))
 }

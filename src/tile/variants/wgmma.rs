@@ -76,6 +76,31 @@ struct SharedOperand {
     steps: Vec<u32>,
 }
 
+/// The per-layout table of [`slabs`].
+type SlabsTable = std::cell::RefCell<Vec<((layouts::Layout, u32, u32, u32, bool), (i64, bool))>>;
+
+/// Whether `layout` lays a `rows x k` operand out as wgmma's canonical slabs of `w` elements
+/// (K-major: `w` columns of every row, slab after slab along K; MN-major: `w` rows of every
+/// column along MN), checked at every element, and the slab's stride in elements. Remembered per
+/// layout by [`shared_operand`] (an attention kernel asks for the same few thousands of times).
+fn slabs(layout: &layouts::Layout, rows: u32, k: u32, w: u32, mn_major: bool) -> (i64, bool) {
+    // The layout at (r, c) (index c + k * r, column fastest).
+    let at = |r: u32, c: u32| layout.call(i64::from(c) + i64::from(k) * i64::from(r));
+    if mn_major {
+        let slab = if rows > w { at(w, 0) } else { i64::from(k * w) };
+        let fits = (0..rows).all(|r| {
+            (0..k).all(|c| at(r, c) == i64::from(r % w + c * w) + i64::from(r / w) * slab)
+        });
+        (slab, fits)
+    } else {
+        let slab = if k > w { at(0, w) } else { i64::from(rows * w) };
+        let fits = (0..rows).all(|r| {
+            (0..k).all(|c| at(r, c) == i64::from(c % w + r * w) + i64::from(c / w) * slab)
+        });
+        (slab, fits)
+    }
+}
+
 /// A shared operand `rows x k` (M x K of A, N x K of B) stored in slabs: the contiguous
 /// dimension cut into blocks of one swizzle span (128, 64 or 32 bytes), each block all rows of
 /// the strided dimension, rows one span apart, the swizzle `t.swizzle` over each. This is how TMA
@@ -125,21 +150,12 @@ fn shared_operand(
     let Some(layout) = &t.layout else {
         return Err(Rejection::operand(Aspect::Layout, "no layout"));
     };
-    // The layout at (r, c) (index c + k * r, column fastest).
-    let at = |r: u32, c: u32| layout.call(i64::from(c) + i64::from(k) * i64::from(r));
-    let (slab, fits) = if mn_major {
-        let slab = if rows > w { at(w, 0) } else { i64::from(k * w) };
-        let fits = (0..rows).all(|r| {
-            (0..k).all(|c| at(r, c) == i64::from(r % w + c * w) + i64::from(r / w) * slab)
-        });
-        (slab, fits)
-    } else {
-        let slab = if k > w { at(0, w) } else { i64::from(rows * w) };
-        let fits = (0..rows).all(|r| {
-            (0..k).all(|c| at(r, c) == i64::from(c % w + r * w) + i64::from(c / w) * slab)
-        });
-        (slab, fits)
-    };
+    thread_local! {
+        static SLABS: SlabsTable = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let key = (layout.clone(), rows, k, w, mn_major);
+    let (slab, fits) =
+        crate::kernel::memo::memoized(&SLABS, &key, || slabs(layout, rows, k, w, mn_major));
     let slab_bytes = u32::try_from(slab * i64::from(eb)).ok();
     let major = if mn_major { "MN" } else { "K" };
     let Some(slab_bytes) = slab_bytes.filter(|&b| fits && b % swizzle.alignment() == 0) else {
