@@ -506,30 +506,8 @@ impl KernelBuilder {
             static GROUPS: LaneGroupsTable = const { std::cell::RefCell::new(Vec::new()) };
         }
         let (group, lane_bits) =
-            match super::memo::memoized(&GROUPS, &(tv.clone(), axis), || lane_groups(&tv, axis)) {
-                Ok(g) => g,
-                Err(LaneGroupsError::NotEvaluated) => {
-                    return Err(self.buffer_err(&name, "its fragment does not evaluate"));
-                }
-                Err(LaneGroupsError::Differ) => {
-                    return Err(self.buffer_err(
-                        &name,
-                        format!(
-                            "threads of fragment {} group their values differently",
-                            tv.name()
-                        ),
-                    ));
-                }
-                Err(LaneGroupsError::SpansWarps) => {
-                    return Err(self.buffer_err(
-                        &name,
-                        format!(
-                            "rows of fragment {} span warps: reduce through shared memory",
-                            tv.name()
-                        ),
-                    ));
-                }
-            };
+            super::memo::memoized(&GROUPS, &(tv.clone(), axis), || lane_groups(&tv, axis))
+                .map_err(|e| self.buffer_err(&name, e.message(tv.name())))?;
         let n_groups = group.iter().max().map_or(0, |m| m + 1);
         let mut out = Vec::with_capacity(n_groups);
         for g in 0..n_groups {
@@ -751,6 +729,21 @@ enum LaneGroupsError {
     Differ,
     /// A group spans more than one warp.
     SpansWarps,
+}
+
+impl LaneGroupsError {
+    /// Why, for the fragment named `frag`.
+    fn message(self, frag: &str) -> String {
+        match self {
+            LaneGroupsError::NotEvaluated => "its fragment does not evaluate".into(),
+            LaneGroupsError::Differ => {
+                format!("threads of fragment {frag} group their values differently")
+            }
+            LaneGroupsError::SpansWarps => {
+                format!("rows of fragment {frag} span warps: reduce through shared memory")
+            }
+        }
+    }
 }
 
 /// For each value the group of values sharing its row (or column) along `axis`, and the lane
