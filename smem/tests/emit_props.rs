@@ -12,6 +12,7 @@ use smem::desc::DescError;
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 use smem::emit::{self, AluReg, DynamicSmem};
+use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, wgmma_tile};
 use smem::{Major, Swizzle, SwizzleMode};
@@ -238,5 +239,33 @@ fn one_instruction_per_step_with_the_host_mnemonic() {
             .map(|l| l.split(' ').nth(2).unwrap().to_string())
             .collect();
         assert_eq!(opcodes, host, "{p}");
+    }
+}
+
+/// The stage and phase after `RingCursor::skip` of `a` then `b` steps from stage 0 of a ring
+/// of `stages`, packed as `stage | phase << 16`, run by the interpreter.
+fn cursor_skip_via_ptx(stages: u32, kind: Phase, a: u32, b: u32) -> u64 {
+    let m = kernel(Target::Sm90a, &["a", "b"], |_, k, r| {
+        let cur = RingCursor::new(k, stages, kind)?;
+        cur.skip(k, r[0])?;
+        cur.skip(k, r[1])?;
+        let out = k.reg::<ty::U32>();
+        k.shl(out, cur.phase(), 16u32)?;
+        k.or(out, out, cur.stage())?;
+        Ok(AluReg::U32(out))
+    })
+    .unwrap();
+    run(&m, &[("a", u64::from(a)), ("b", u64::from(b))], &[]).unwrap()
+}
+
+proptest! {
+    /// Skipping `a` then `b` stages lands where `a + b` single steps do: stage `(a + b) %
+    /// stages`, the parity of the wraps (or their count).
+    #[test]
+    fn cursor_skip_matches_single_steps(stages in 1u32..=8, a in 0u32..2000, b in 0u32..2000) {
+        let wraps = u64::from((a + b) / stages);
+        let stage = u64::from((a + b) % stages);
+        prop_assert_eq!(cursor_skip_via_ptx(stages, Phase::Parity, a, b), stage | (wraps & 1) << 16);
+        prop_assert_eq!(cursor_skip_via_ptx(stages, Phase::Laps, a, b), stage | wraps << 16);
     }
 }

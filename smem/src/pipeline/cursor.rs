@@ -93,4 +93,22 @@ impl RingCursor {
             Phase::Parity => k.when(wrap).xor(self.phase, self.phase, 1u32),
         }
     }
+
+    /// Moves `steps` stages on at once (the stages another side consumes, as consumers that
+    /// take turns at a ring's tiles pass each other's): the stage becomes `(stage + steps) %
+    /// stages`, and the phase flips once per wrap ([`Phase::Parity`]: by the parity of the
+    /// wraps) or counts them ([`Phase::Laps`]).
+    pub fn skip(&self, k: &mut FunctionBuilder, steps: Reg<ty::U32>) -> ptx_isa::Result<()> {
+        let (at, wraps) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        k.add(at, self.stage, steps)?;
+        k.div(wraps, at, self.stages)?;
+        k.rem(self.stage, at, self.stages)?;
+        match self.kind {
+            Phase::Laps => k.add(self.phase, self.phase, wraps),
+            Phase::Parity => {
+                k.and(wraps, wraps, 1u32)?;
+                k.xor(self.phase, self.phase, wraps)
+            }
+        }
+    }
 }

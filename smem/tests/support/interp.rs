@@ -2,7 +2,7 @@
 //! `ptx_isa::Instruction`s of a `Function` body over a register file, independently of
 //! `AluProgram::eval`, so the property tests compare two implementations.
 //!
-//! Semantics (PTX ISA 9.7.1 integer arithmetic, 9.7.8 logic and shift, 9.7.9.21 cvt):
+//! Semantics (PTX ISA 9.7.1 integer arithmetic (unsigned `div` and `rem` too), 9.7.8 logic and shift, 9.7.9.21 cvt):
 //! results wrap to the instruction's width; `shl` and `shr.u` clamp the `.u32` amount to the
 //! width, so an amount of the width or more gives 0. Register classes are checked against the
 //! instruction's type (`%r` for 32 bits, `%rd` for 64), and reading a register nothing wrote is an
@@ -138,6 +138,16 @@ impl Interp {
         self.executed += 1;
         let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_ref()).collect();
         match (i.mnemonic.as_ref(), mods.as_slice()) {
+            (op @ ("div" | "rem"), [ty @ ("u32" | "u64")]) => {
+                let bits = width_of(ty)?;
+                let [d, a, b] = Self::operands(i)?;
+                let (a, b) = (self.read(a, bits)?, self.read(b, bits)?);
+                if b == 0 {
+                    return Err(format!("{op} by zero"));
+                }
+                let r = if op == "div" { a / b } else { a % b };
+                self.write(d, bits, r)
+            }
             (op @ ("and" | "or" | "xor" | "add"), [ty]) | (op @ "mul", ["lo", ty]) => {
                 let bits = width_of(ty)?;
                 let [d, a, b] = Self::operands(i)?;
