@@ -1,7 +1,9 @@
 //! Fused GEMM epilogues against the library's plain GEMM in one process (H100/H200; skipped with
 //! a message elsewhere): each epilogue ([`ptxkit::parts::Epilogue`] on `HopperGemm`) alone and
-//! composed, at 4096³ and 8192³, the plain GEMM timed beside each, three rounds; a row per
-//! timing with the fused / plain ratio.
+//! composed, with the consumers sharing each tile (the plain GEMM's configuration) and taking
+//! turns at tiles (ping-pong), each with and without the L2 prefetch of the epilogue's tensors,
+//! at 4096³ and 8192³, the plain GEMM timed beside each, three rounds; a row per timing with
+//! the fused / plain ratio.
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
@@ -19,6 +21,7 @@ use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The epilogues timed: a name, and which of bias, activation and residual it applies.
 const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
+    ("none", false, None, false),
     ("bias", true, None, false),
     ("relu", false, Some(Activation::Relu), false),
     ("gelu_tanh", false, Some(Activation::GeluTanh), false),
@@ -32,16 +35,18 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 ];
 
 /// The GEMM of `cfg` with a bias `[n]` and a residual `[m, n]` declared (both always, so every
-/// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`.
+/// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
+/// its tensors prefetched into L2 or not.
 fn fused(
     name: &str,
     cfg: GemmConfig,
-    bias_on: bool,
-    act: Option<Activation>,
-    residual_on: bool,
+    prefetch: bool,
+    (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
-    // A kernel name of its own for each epilogue (what a profiler's filter picks).
-    let kernel = format!("gemm_epi_{}", name.replace('+', "_"));
+    // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
+    let turns = if cfg.pingpong { "_pingpong" } else { "" };
+    let direct = if prefetch { "" } else { "_noprefetch" };
+    let kernel = format!("gemm_epi_{}{turns}{direct}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -57,6 +62,9 @@ fn fused(
     if residual_on {
         epi = epi.residual(&res);
     }
+    if !prefetch {
+        epi = epi.without_prefetch();
+    }
     gemm.with_epilogue(epi).build(k)
 }
 
@@ -66,8 +74,10 @@ fn main() -> Result<(), CheckError> {
     };
     let stream = device.default_stream();
     println!("device: {}", device.attributes().name);
-    println!("| shape | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| shape | consumers | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     let sizes = std::env::var("GEMM_EPILOGUE_SIZES").unwrap_or_else(|_| "4096,8192".into());
     let sizes: Vec<usize> = sizes
         .split(',')
@@ -89,15 +99,26 @@ fn main() -> Result<(), CheckError> {
         let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
         let plain = Gemm::new(&device, cfg)?;
         let flops = 2.0 * (m * n * k) as f64;
+        // The consumer schedules, with and without the epilogue's L2 prefetch.
+        let pingpong = cfg.with_pingpong();
+        let schedules = [
+            ("cooperative", cfg, true),
+            ("cooperative, no prefetch", cfg, false),
+            ("ping-pong", pingpong, true),
+            ("ping-pong, no prefetch", pingpong, false),
+        ];
         let mut kernels = Vec::new();
-        for &(name, b, a, r) in VARIANTS {
-            let built = fused(name, cfg, b, a, r).map_err(|e| {
-                CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
-            })?;
-            kernels.push((name, built.built.load(&device, &JitOptions::default())?));
+        for (schedule, cfg, prefetch) in schedules {
+            for &(name, b, a, r) in VARIANTS {
+                let built = fused(name, cfg, prefetch, (b, a, r)).map_err(|e| {
+                    CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
+                })?;
+                let loaded = built.built.load(&device, &JitOptions::default())?;
+                kernels.push((schedule, name, loaded));
+            }
         }
         for round in 1..=3 {
-            for (name, kernel) in &kernels {
+            for (schedule, name, kernel) in &kernels {
                 let ours = median_ms::<CheckError>(&stream, 3, 20, || {
                     let mut args = [
                         Arg::tensor(&p.a),
@@ -114,7 +135,7 @@ fn main() -> Result<(), CheckError> {
                 })?;
                 let (f, b) = (flops / ours / 1e9, flops / base / 1e9);
                 println!(
-                    "| {m}x{n}x{k} | {name} | {round} | {f:.0} | {b:.0} | {:.3} |",
+                    "| {m}x{n}x{k} | {schedule} | {name} | {round} | {f:.0} | {b:.0} | {:.3} |",
                     f / b
                 );
             }

@@ -12,6 +12,10 @@
 #                                    per-tensor (cuBLASLt) and block-scaled, the grouped GEMM, the
 #                                    attention's d128 picks (bench `default` rows); then the fused
 #                                    epilogues against the plain GEMM (bench gemm_epilogue)
+#   benches/parts_gpu.sh pingpong KIT  the ping-pong consumers (GemmConfig::pingpong, new/ only):
+#                                    the GEMM's checks (its variants include ping-pong), both fused
+#                                    epilogue kernels with either schedule, memcheck and racecheck,
+#                                    the fused-epilogue timing, and ncu of the ping-pong kernels
 # KIT holds new/ and old/ with xz-compressed binaries: ptxkit, gemm_hopper, gemm_epilogue (new
 # only) and the bench executables bench-{gemm_fp8,gemm_fp8_block,gemm_grouped,attention} (and
 # bench-gemm_epilogue, new only).
@@ -93,5 +97,27 @@ time)
   step "fused epilogues"
   timeout 150 "$N/bench-gemm_epilogue" --bench >"$out/epilogue-bench.txt" 2>&1
   grep -E '^\| [0-9]' "$out/epilogue-bench.txt"
+  ;;
+pingpong)
+  step "gemm_hopper --check"
+  timeout 150 "$N/gemm_hopper" --check >"$out/gemm-check.txt" 2>&1
+  echo "gemm check: $(grep -c ' ok' "$out/gemm-check.txt") ok, $(grep -c FAIL "$out/gemm-check.txt") FAIL"
+  grep -E "pingpong|FAIL" "$out/gemm-check.txt" | cut -c1-150 | head -12
+  step gemm_epilogue
+  timeout 240 "$N/gemm_epilogue" >"$out/epilogue.txt" 2>&1
+  cut -c1-160 "$out/epilogue.txt"
+  step "memcheck + racecheck gemm_epilogue --check"
+  san memcheck timeout 150 "$N/gemm_epilogue" --check
+  san racecheck timeout 240 "$N/gemm_epilogue" --check
+  step "fused epilogues"
+  timeout 200 "$N/bench-gemm_epilogue" --bench >"$out/epilogue-bench.txt" 2>&1
+  grep -E '^\| [0-9]' "$out/epilogue-bench.txt" | grep -E '\| 3 \||\| 1 \|'
+  step "ncu at 4096^3"
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread
+  for k in gemm_epi_none_pingpong gemm_epi_bias_gelu_tanh_residual_pingpong gemm_epi_bias_gelu_tanh_residual_pingpong_noprefetch; do
+    GEMM_EPILOGUE_SIZES=4096 timeout 100 ncu --metrics "$metrics" -k "regex:^$k\$" -c 1 \
+      "$N/bench-gemm_epilogue" --bench >"$out/ncu-$k.txt" 2>&1
+    echo "$k: $(grep -E 'duration|hmma|hit_rate|dram__|registers' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+  done
   ;;
 esac

@@ -70,8 +70,8 @@ fn bf16_tensor(
     Ok((DeviceTensor::from_host(stream, &host, shape)?, exact))
 }
 
-/// Checks both fused GEMMs at `shape` against cuBLAS's f32 product with the epilogue on the
-/// host; returns the first kernel's relative error and whether both passed.
+/// Checks both fused GEMMs at `shape`, with the consumers sharing each tile and taking turns,
+/// against cuBLAS's f32 product with the epilogue on the host; returns whether all passed.
 fn check_shape(
     device: &Device,
     blas: &CudaBlas,
@@ -91,73 +91,79 @@ fn check_shape(
     // C = GELU(acc + bias) + residual.
     let (bias, bias_h) = bf16_tensor(&stream, vec![n], seed + 1)?;
     let (res, res_h) = bf16_tensor(&stream, vec![m, n], seed + 2)?;
-    let mut c = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-    let fused = gemm_bias_gelu_residual(cfg)?.built.load(device, &jit)?;
-    let mut args = [
-        Arg::tensor(&p.a),
-        Arg::tensor(&p.b),
-        Arg::tensor_mut(&mut c),
-        Arg::tensor(&bias),
-        Arg::tensor(&res),
-    ];
-    fused.launch(&stream, &mut args)?;
-    let got: Vec<f64> = c
-        .to_host(&stream)?
-        .iter()
-        .map(|x| f64::from(x.to_f32()))
-        .collect();
-    let want: Vec<f64> = (0..m * n)
-        .map(|i| Activation::GeluTanh.reference(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
-        .collect();
-    let e1 = rel_error(&got, &want);
-    let unwritten = got.iter().filter(|x| x.is_nan()).count();
-
-    // pre = s[row]·acc, C = GELU_erf(pre), with the register epilogue.
-    let cfg2 = GemmConfig {
-        tma_store: false,
-        ..cfg
-    };
     let s_h: Vec<f32> = random_values(m, seed + 3);
     let s = DeviceTensor::from_host(&stream, &s_h, vec![m])?;
-    let mut pre = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * n], vec![m, n])?;
-    let mut c2 = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-    let second = gemm_rows_store_gelu(cfg2)?.built.load(device, &jit)?;
-    let mut args = [
-        Arg::tensor(&p.a),
-        Arg::tensor(&p.b),
-        Arg::tensor_mut(&mut c2),
-        Arg::tensor(&s),
-        Arg::tensor_mut(&mut pre),
-    ];
-    second.launch(&stream, &mut args)?;
-    let pre_want: Vec<f64> = (0..m * n)
-        .map(|i| f64::from(s_h[i / n]) * f64::from(acc[i]))
-        .collect();
-    let pre_got: Vec<f64> = pre
-        .to_host(&stream)?
-        .iter()
-        .map(|&x| f64::from(x))
-        .collect();
-    let c2_want: Vec<f64> = (0..m * n)
-        .map(|i| Activation::GeluErf.reference(pre_want[i]))
-        .collect();
-    let c2_got: Vec<f64> = c2
-        .to_host(&stream)?
-        .iter()
-        .map(|x| f64::from(x.to_f32()))
-        .collect();
-    let (e2, e3) = (rel_error(&pre_got, &pre_want), rel_error(&c2_got, &c2_want));
-    let unwritten2 = c2_got.iter().chain(&pre_got).filter(|x| x.is_nan()).count();
-    // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation.
-    let ok = e1 < 1e-2 && e3 < 1e-2 && e2 < 1e-4 && unwritten == 0 && unwritten2 == 0;
-    println!(
-        "check {m:>5}x{n:>5}x{:>5}: bias+gelu+residual rel {e1:.2e}; rows+store+gelu_erf \
-         pre {e2:.2e} c {e3:.2e}; unwritten {} -> {}",
-        shape.2,
-        unwritten + unwritten2,
-        if ok { "ok" } else { "FAIL" }
-    );
-    Ok(ok)
+    let mut all = true;
+    // The consumers sharing each tile (the plain GEMM's pick), and taking turns at tiles
+    // (ping-pong: the pick for a long epilogue).
+    for (schedule, cfg) in [("cooperative", cfg), ("ping-pong", cfg.with_pingpong())] {
+        let mut c = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
+        let fused = gemm_bias_gelu_residual(cfg)?.built.load(device, &jit)?;
+        let mut args = [
+            Arg::tensor(&p.a),
+            Arg::tensor(&p.b),
+            Arg::tensor_mut(&mut c),
+            Arg::tensor(&bias),
+            Arg::tensor(&res),
+        ];
+        fused.launch(&stream, &mut args)?;
+        let got: Vec<f64> = c
+            .to_host(&stream)?
+            .iter()
+            .map(|x| f64::from(x.to_f32()))
+            .collect();
+        let want: Vec<f64> = (0..m * n)
+            .map(|i| Activation::GeluTanh.reference(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
+            .collect();
+        let e1 = rel_error(&got, &want);
+        let unwritten = got.iter().filter(|x| x.is_nan()).count();
+
+        // pre = s[row]·acc, C = GELU_erf(pre), with the register epilogue.
+        let cfg2 = GemmConfig {
+            tma_store: false,
+            ..cfg
+        };
+        let mut pre = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * n], vec![m, n])?;
+        let mut c2 = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
+        let second = gemm_rows_store_gelu(cfg2)?.built.load(device, &jit)?;
+        let mut args = [
+            Arg::tensor(&p.a),
+            Arg::tensor(&p.b),
+            Arg::tensor_mut(&mut c2),
+            Arg::tensor(&s),
+            Arg::tensor_mut(&mut pre),
+        ];
+        second.launch(&stream, &mut args)?;
+        let pre_want: Vec<f64> = (0..m * n)
+            .map(|i| f64::from(s_h[i / n]) * f64::from(acc[i]))
+            .collect();
+        let pre_got: Vec<f64> = pre
+            .to_host(&stream)?
+            .iter()
+            .map(|&x| f64::from(x))
+            .collect();
+        let c2_want: Vec<f64> = (0..m * n)
+            .map(|i| Activation::GeluErf.reference(pre_want[i]))
+            .collect();
+        let c2_got: Vec<f64> = c2
+            .to_host(&stream)?
+            .iter()
+            .map(|x| f64::from(x.to_f32()))
+            .collect();
+        let (e2, e3) = (rel_error(&pre_got, &pre_want), rel_error(&c2_got, &c2_want));
+        let unwritten2 = c2_got.iter().chain(&pre_got).filter(|x| x.is_nan()).count();
+        // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation.
+        let ok = e1 < 1e-2 && e3 < 1e-2 && e2 < 1e-4 && unwritten == 0 && unwritten2 == 0;
+        println!(
+            "check {m:>5}x{n:>5}x{:>5} {schedule:>11}: bias+gelu+residual rel {e1:.2e}; \
+             rows+store+gelu_erf pre {e2:.2e} c {e3:.2e}; unwritten {} -> {}",
+            shape.2,
+            unwritten + unwritten2,
+            if ok { "ok" } else { "FAIL" }
+        );
+        all &= ok;
+    }
+    Ok(all)
 }
 
 fn main() -> ExitCode {
@@ -222,12 +228,15 @@ mod tests {
             return;
         };
         let large = GemmConfig::large();
+        let register = GemmConfig {
+            tma_store: false,
+            ..large
+        };
         for cfg in [
             large,
-            GemmConfig {
-                tma_store: false,
-                ..large
-            },
+            register,
+            large.with_pingpong(),
+            register.with_pingpong(),
         ] {
             for kernel in [
                 super::gemm_bias_gelu_residual(cfg).unwrap(),

@@ -120,24 +120,28 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
     }
     // The other input, output and epilogue variants, on shapes with edges.
     for (i, cfg) in check::variants().into_iter().enumerate() {
-        // 300 rows: an odd number of 128-row tiles, so a CTA pair has a CTA past the edge.
-        let shape = if cfg.n_even {
-            (300, 520, 136)
-        } else {
-            (300, 519, 136)
-        };
-        let r = check::check_config(&device, &stream, &blas, cfg, shape, 77 + i as u64)?;
-        println!(
-            "check {} {}x{}x{}: rel err {:.2e}, unwritten {} -> {}",
-            cfg.name(),
-            shape.0,
-            shape.1,
-            shape.2,
-            r.rel_error,
-            r.unwritten,
-            if r.passed() { "ok" } else { "FAIL" }
-        );
-        ok &= r.passed();
+        // 300 rows: an odd number of 128-row tiles, so a CTA pair has a CTA past the edge;
+        // 2000 x 2056 x 520: more tiles than SMs (each ping-pong consumer gets several) and more
+        // k-tiles than stages (the ring wraps within a tile).
+        let odd = usize::from(!cfg.n_even);
+        for (j, shape) in [(300, 520 - odd, 136), (2000, 2056 - odd, 520)]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = 77 + 2 * i as u64 + j as u64;
+            let r = check::check_config(&device, &stream, &blas, cfg, shape, seed)?;
+            println!(
+                "check {} {}x{}x{}: rel err {:.2e}, unwritten {} -> {}",
+                cfg.name(),
+                shape.0,
+                shape.1,
+                shape.2,
+                r.rel_error,
+                r.unwritten,
+                if r.passed() { "ok" } else { "FAIL" }
+            );
+            ok &= r.passed();
+        }
     }
     if check_only || small {
         return Ok(ok);

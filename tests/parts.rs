@@ -81,3 +81,67 @@ fn every_activation_builds_and_assembles() {
             .unwrap_or_else(|e| panic!("{a:?}: {e}"));
     }
 }
+
+/// Ping-pong consumers ([`GemmConfig::pingpong`], `parts::Turns`): each takes its turn at the
+/// ring (`bar.sync` at its own named barrier, 256 threads), passes it on (`bar.arrive` at the
+/// other's) after its last wait and before its last wgmma wait, keeps one k-tile's wgmmas in
+/// flight (`wgmma.wait_group 1`), and its cursor skips the other's tiles; the problems the turns
+/// do not serve are refused.
+#[test]
+fn pingpong_consumers_take_turns_at_the_ring() {
+    use ptxkit::library::gemm::{GemmConfigError, Scaling};
+    let cfg = GemmConfig::large().with_pingpong();
+    assert_eq!((cfg.bm(), cfg.stage_readers(), cfg.stages), (64, 1, 4));
+    let g = gemm_with(cfg, |_k, _| Epilogue::new()).unwrap();
+    let ptx = g.built.ptx();
+    let at = |needle: &str| {
+        ptx.find(needle)
+            .unwrap_or_else(|| panic!("no `{needle}` in the kernel"))
+    };
+    let (take, pass) = (at("bar.sync %r"), at("bar.arrive %r"));
+    let (keep_one, drain) = (
+        at("wgmma.wait_group.sync.aligned 1;"),
+        at("wgmma.wait_group.sync.aligned 0;"),
+    );
+    assert!(take < keep_one && keep_one < pass && pass < drain, "{ptx}");
+    assert!(ptx[take..].starts_with("bar.sync %r") && ptx[take..].contains(", 256;"));
+    // The cursor's skip over the other consumer's tiles: stage and wraps of the ring of 4.
+    assert!(ptx.contains("rem.u32") && ptx.contains(", 4;"), "{ptx}");
+    for bad in [
+        GemmConfig {
+            grouping: Grouping::Contiguous,
+            ..cfg
+        },
+        GemmConfig {
+            scaling: Scaling::Block,
+            input: ptxkit::isa::ScalarType::E4m3,
+            ..cfg
+        },
+    ] {
+        assert_eq!(bad.validate(), Err(GemmConfigError::PingPong), "{bad:?}");
+    }
+}
+
+/// An epilogue that reads a residual prefetches its blocks into L2 at the tile's start
+/// (`cp.async.bulk.prefetch.L2`), unless built `without_prefetch`; composing keeps the choice.
+#[test]
+fn the_residual_prefetch_can_be_left_out() {
+    let residual = |prefetch: bool| {
+        move |k: &mut KernelBuilder, [m, n]: [ptxkit::kernel::Var; 2]| {
+            let r = k
+                .tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))
+                .unwrap();
+            let e = Epilogue::new().residual(&r);
+            match prefetch {
+                true => e,
+                false => Epilogue::new().without_prefetch().then(e),
+            }
+        }
+    };
+    for cfg in [GemmConfig::large(), GemmConfig::large().with_pingpong()] {
+        let with = gemm_with(cfg, residual(true)).unwrap();
+        let without = gemm_with(cfg, residual(false)).unwrap();
+        assert!(with.built.ptx().contains("cp.async.bulk.prefetch.L2"));
+        assert!(!without.built.ptx().contains("cp.async.bulk.prefetch"));
+    }
+}

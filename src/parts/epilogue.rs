@@ -279,10 +279,13 @@ impl EpilogueOp {
     }
 }
 
-/// An epilogue: its ops in order.
+/// An epilogue: its ops in order, and whether the tensors they read are prefetched into L2
+/// ([`Epilogue::prefetch`]).
 #[derive(Debug, Clone, Default)]
 pub struct Epilogue {
     ops: Vec<EpilogueOp>,
+    /// [`Epilogue::without_prefetch`] was asked for.
+    no_prefetch: bool,
 }
 
 /// Where an accumulator fragment lies in the output: what the epilogue's ops index with.
@@ -323,9 +326,20 @@ impl Epilogue {
         self
     }
 
-    /// Appends every op of `other` (after this one's).
+    /// Appends every op of `other` (after this one's); without the prefetch where either asks
+    /// so.
     pub fn then(mut self, other: Epilogue) -> Epilogue {
         self.ops.extend(other.ops);
+        self.no_prefetch |= other.no_prefetch;
+        self
+    }
+
+    /// The same ops, their tensors not prefetched into L2 at the tile's start
+    /// ([`Epilogue::prefetch`] does nothing): where the epilogue's latency is hidden anyway (the
+    /// GEMM's ping-pong consumers) and the early reads would only compete in L2 with the main
+    /// loop's operands.
+    pub fn without_prefetch(mut self) -> Epilogue {
+        self.no_prefetch = true;
         self
     }
 
@@ -397,7 +411,8 @@ impl Epilogue {
     /// epilogue's reads then come from L2 instead of DRAM, the DRAM traffic spread over the
     /// mainloop. Only where every run starts 16 bytes aligned, as the instruction needs: the
     /// tensor aligned to 16 bytes and its rows a multiple of `row_multiple` elements that makes
-    /// them whole 16-byte units; nothing for other ops.
+    /// them whole 16-byte units; nothing for other ops, nor after
+    /// [`Epilogue::without_prefetch`].
     #[track_caller]
     pub fn prefetch(
         &self,
@@ -408,7 +423,7 @@ impl Epilogue {
     ) -> Result<()> {
         let [rows, cols] = at.shape;
         let per_row = threads / rows;
-        if per_row == 0 || cols % per_row != 0 {
+        if self.no_prefetch || per_row == 0 || cols % per_row != 0 {
             return Ok(());
         }
         let run = cols / per_row;

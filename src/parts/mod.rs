@@ -7,7 +7,8 @@
 //!   consumer's wait and release; barrier addresses, phases, `expect_tx` bytes and the
 //!   protocol records in one place.
 //! - [`schedule`]: the tile scheduler every role reads ([`TileScheduler`]): a persistent grid
-//!   ([`PersistentGrid`]) over tiles in a chosen order ([`banded`] rasterization, L2 sections).
+//!   ([`PersistentGrid`]) over tiles in a chosen order ([`banded`] rasterization, L2 sections),
+//!   whole or in [`Turns`] (consumers alternating at the tiles: ping-pong).
 //! - [`epilogue`]: epilogues users compose over an accumulator fragment ([`Epilogue`]).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
@@ -24,4 +25,6 @@ pub use epilogue::{
 };
 pub use ring::Ring;
 pub use roles::{ConsumerId, WarpSpecialized};
-pub use schedule::{Band, GridSchedule, GridTile, PersistentGrid, TileBody, TileScheduler, banded};
+pub use schedule::{
+    Band, GridSchedule, GridTile, PersistentGrid, TileBody, TileScheduler, Turn, Turns, banded,
+};

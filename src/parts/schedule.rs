@@ -11,6 +11,7 @@
 //!   pairs along M: the dense GEMM's schedule. Grouped problems (the MoE GEMM) walk their groups'
 //!   tiles through the same [`PersistentGrid`] with a cursor over the groups.
 //! - [`TileScheduler`]: what a kernel's roles call.
+//! - [`Turns`]: consumers taking turns at the tiles (ping-pong), each its share of the sequence.
 //!
 //! ```
 //! use ptxkit::isa::{Target, ty};
@@ -28,8 +29,11 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::ty;
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Pred, ty};
+use smem::pipeline::cursor::RingCursor;
 
+use super::WarpSpecialized;
 use crate::kernel::{Expr, KernelBuilder, Result, Var};
 
 /// What the roles of a kernel walk: each tile of this CTA, in the schedule's order.
@@ -107,15 +111,129 @@ impl PersistentGrid {
         setup: impl FnOnce(&mut KernelBuilder) -> Result<S>,
         body: impl FnOnce(&mut KernelBuilder, &S, Var) -> Result<()>,
     ) -> Result<()> {
-        let (id, step) = if self.clusters {
-            let id = k.persistent_cluster_id(self.work.clone())?;
-            (id, k.cluster_grid_size()?)
-        } else {
-            let id = k.persistent_cta_id(self.work.clone(), Some(1))?;
-            (id, k.grid_size()?)
-        };
+        let (id, step) = self.origin(k)?;
         let state = setup(k)?;
         k.for_stride(id, self.end.clone(), step, |k, t| body(k, &state, t))
+    }
+
+    /// This CTA's (or cluster's) first item and the grid's stride.
+    fn origin(&self, k: &mut KernelBuilder) -> Result<(Var, Var)> {
+        if self.clusters {
+            let id = k.persistent_cluster_id(self.work.clone())?;
+            Ok((id, k.cluster_grid_size()?))
+        } else {
+            let id = k.persistent_cta_id(self.work.clone(), Some(1))?;
+            Ok((id, k.grid_size()?))
+        }
+    }
+
+    /// [`PersistentGrid::for_each`] for one consumer of [`Turns`]: the items `id + (index +
+    /// count·i)·grid`, every `count`-th of the CTA's from its `index`-th, each with its
+    /// [`Turn`].
+    #[track_caller]
+    pub fn for_each_turn(
+        &self,
+        k: &mut KernelBuilder,
+        turns: Turns,
+        body: impl FnOnce(&mut KernelBuilder, Turn) -> Result<()>,
+    ) -> Result<()> {
+        let (id, step) = self.origin(k)?;
+        let first = k.let_("turn_first", Expr::from(step) * turns.index + id)?;
+        let stride = k.let_("turn_stride", Expr::from(step) * turns.count)?;
+        // The named barriers this consumer takes its turns at and passes them on at.
+        let take = k.let_("turn_take", Expr::from(turns.index) + turns.barrier)?;
+        let next = Expr::from(turns.index) + 1u32;
+        let pass = k.let_("turn_pass", next % turns.count + turns.barrier)?;
+        let end = self.end.clone();
+        k.for_stride(first, end.clone(), stride, |k, item| {
+            // The CTA's first item starts without a turn passed to it; an item is passed on
+            // when the CTA has a next one.
+            let wait = k.cmp(CmpOp::Ne, item, id)?;
+            let following = k.let_("turn_next", Expr::from(item) + step)?;
+            let more = k.cmp(CmpOp::Lt, following, end)?;
+            let turn = Turn {
+                item,
+                wait,
+                more,
+                take,
+                pass,
+                threads: 2 * WarpSpecialized::WARPGROUP,
+            };
+            body(k, turn)
+        })
+    }
+}
+
+/// Consumers that take turns at a CTA's tiles (ping-pong): consumer `index` of `count` computes
+/// the CTA's tiles `index, index + count, ...` of the sequence the producer walks whole, so one
+/// consumer's epilogue runs while the next one's main loop keeps the tensor cores busy.
+/// A consumer's ring cursor passes the stages of the tiles it leaves to the others
+/// ([`Turns::skip_before`], [`Turns::skip_after`]), and the consumers run their main loops in
+/// turn ([`Turn::take`], [`Turn::pass`]): a consumer's waits on the ring then never run more
+/// than one lap ahead of its stages' barriers, which a parity wait needs (PTX ISA 9.7.13.15.16:
+/// `try_wait.parity` cannot tell a phase from the one two laps before).
+#[derive(Debug, Clone, Copy)]
+pub struct Turns {
+    /// This consumer's turn, `0..count`.
+    pub index: Var,
+    /// The consumers taking turns.
+    pub count: u32,
+    /// The first of the `count` named barriers (`bar.sync` ids, PTX ISA 9.7.13.1) the turns
+    /// are passed at: `barrier + i` hands the turn to consumer `i`. The kernel keeps them free of
+    /// other uses.
+    pub barrier: u32,
+}
+
+impl Turns {
+    /// Before its first tile, the cursor passes the earlier consumers' first tiles: `index ·
+    /// steps` stages (`steps`: the ring steps one tile takes).
+    pub fn skip_before(&self, k: &mut KernelBuilder, cur: &RingCursor, steps: Var) -> Result<()> {
+        let n = k.let_("turn_skip", Expr::from(self.index) * steps)?;
+        let n = k.eval(n)?;
+        Ok(cur.skip(k.isa(), n)?)
+    }
+
+    /// After each of its tiles, the cursor passes the other consumers' next tiles: `(count - 1)
+    /// · steps` stages.
+    pub fn skip_after(&self, k: &mut KernelBuilder, cur: &RingCursor, steps: Var) -> Result<()> {
+        if self.count == 1 {
+            return Ok(());
+        }
+        let n = k.eval(Expr::from(steps) * (self.count - 1))?;
+        Ok(cur.skip(k.isa(), n)?)
+    }
+}
+
+/// One consumer's turn at an item of [`PersistentGrid::for_each_turn`]: between [`Turn::take`]
+/// and [`Turn::pass`] it is the only consumer waiting on the ring.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn {
+    /// The item.
+    pub item: Var,
+    /// Whether a turn is passed to this item (all but the CTA's first).
+    wait: Pred,
+    /// Whether the CTA has a next item, which this turn is passed on to.
+    more: Pred,
+    take: Var,
+    pass: Var,
+    threads: u32,
+}
+
+impl Turn {
+    /// Waits until the consumer before has passed the turn on (`bar.sync` of the two
+    /// warpgroups, PTX ISA 9.7.13.1); the CTA's first item goes at once.
+    pub fn take(&self, k: &mut KernelBuilder) -> Result<()> {
+        let id = k.eval(self.take)?;
+        k.when(self.wait).bar_sync(id, Some(self.threads.into()))?;
+        Ok(())
+    }
+
+    /// Passes the turn to the next consumer (`bar.arrive`: this warpgroup goes on), once this
+    /// one's waits on the ring are done; nothing where the CTA has no next item.
+    pub fn pass(&self, k: &mut KernelBuilder) -> Result<()> {
+        let id = k.eval(self.pass)?;
+        k.when(self.more).bar_arrive(id, self.threads)?;
+        Ok(())
     }
 }
 
@@ -229,6 +347,23 @@ impl GridSchedule {
             None => row,
         };
         Ok(GridTile { row, col })
+    }
+}
+
+impl GridSchedule {
+    /// [`TileScheduler::for_each_tile`] for one consumer of [`Turns`]: its share of the CTA's
+    /// tiles, in the same order.
+    #[track_caller]
+    pub fn for_each_turn(
+        &self,
+        k: &mut KernelBuilder,
+        turns: Turns,
+        body: impl FnOnce(&mut KernelBuilder, GridTile, Turn) -> Result<()>,
+    ) -> Result<()> {
+        self.grid.for_each_turn(k, turns, |k, turn| {
+            let tile = self.tile(k, turn.item)?;
+            body(k, tile, turn)
+        })
     }
 }
 

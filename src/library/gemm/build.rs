@@ -42,13 +42,17 @@ use crate::kernel::{
 };
 use crate::parts::epilogue::{whole_or_edge, write_from_f32};
 use crate::parts::{
-    Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, Ring,
-    TileBody, TileScheduler, WarpSpecialized,
+    Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
+    Ring, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
 
 type R32 = Reg<ty::U32>;
+
+/// The first of the named barriers ping-pong consumers pass their turns at
+/// ([`GemmConfig::pingpong`], [`Turns::barrier`]): after the TMA-store epilogue's, `1 + cw`.
+const TURN_BARRIER: u32 = 1 + GemmConfig::ROLES.consumers;
 
 /// A built GEMM kernel and the wait sites of its barrier protocol.
 #[derive(Debug)]
@@ -504,11 +508,14 @@ fn half_fragment(
     Ok(half)
 }
 
-/// A tile of the schedule: its block coordinates in M (tiles of 128 rows) and N (tiles of `bn`).
+/// A tile of the schedule: its block coordinates in M (tiles of [`GemmConfig::bm`] rows) and N
+/// (tiles of `bn`).
 #[derive(Debug, Clone, Copy)]
 pub struct Tile {
     /// The M-tile.
     pub mb: Var,
+    /// The tile's rows ([`GemmConfig::bm`]).
+    pub rows: u32,
     /// The N-tile.
     pub nb: Var,
     /// A grouped GEMM's group of the tile (`mb` is then the M-tile within the group).
@@ -516,13 +523,13 @@ pub struct Tile {
 }
 
 impl Tile {
-    /// The tile's first row in A's (and C's) row coordinates: `128 mb`, or a grouped tile's
+    /// The tile's first row in A's (and C's) row coordinates: `rows · mb`, or a grouped tile's
     /// [`GroupTile::row0`] (a global row of the contiguous form, a row within the group of the
     /// masked one).
     pub fn first_row(&self) -> Expr {
         match self.group {
             Some(g) => g.row0.into(),
-            None => Expr::from(self.mb) * GemmConfig::BM,
+            None => Expr::from(self.mb) * self.rows,
         }
     }
 }
@@ -531,9 +538,9 @@ impl Tile {
 /// Both roles read their tiles from it ([`TileScheduler`]).
 #[derive(Debug, Clone)]
 pub enum Tiles {
-    /// One problem's tiles: 128 x `bn` tiles in bands of `group_m` M-tiles, in CTA pairs with
-    /// `cluster_m = 2` ([`GridSchedule`]).
-    Dense(GridSchedule),
+    /// One problem's tiles: [`GemmConfig::bm`] x `bn` tiles in bands of `group_m` M-tiles, in
+    /// CTA pairs with `cluster_m = 2` ([`GridSchedule`]); the tiles' height beside it.
+    Dense(GridSchedule, u32),
     /// All groups' tiles ([`GroupedSchedule`]).
     Grouped(Box<GroupedSchedule>),
 }
@@ -544,17 +551,41 @@ impl TileScheduler for Tiles {
     #[track_caller]
     fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<Tile>) -> Result<()> {
         match self {
-            Tiles::Dense(s) => s.for_each_tile(k, |k, t| {
-                body(
-                    k,
-                    Tile {
-                        mb: t.row,
-                        nb: t.col,
-                        group: None,
-                    },
-                )
-            }),
+            Tiles::Dense(s, rows) => s.for_each_tile(k, |k, t| body(k, Tile::dense(t, *rows))),
             Tiles::Grouped(s) => s.for_each_tile(k, body),
+        }
+    }
+}
+
+impl Tiles {
+    /// [`TileScheduler::for_each_tile`] for one consumer of [`Turns`] (ping-pong): its share of
+    /// the CTA's tiles. The dense schedule only ([`GemmConfigError::PingPong`]).
+    ///
+    /// [`GemmConfigError::PingPong`]: super::GemmConfigError::PingPong
+    #[track_caller]
+    pub fn for_each_turn(
+        &self,
+        k: &mut KernelBuilder,
+        turns: Turns,
+        body: impl FnOnce(&mut KernelBuilder, Tile, Turn) -> Result<()>,
+    ) -> Result<()> {
+        match self {
+            Tiles::Dense(s, rows) => {
+                s.for_each_turn(k, turns, |k, t, turn| body(k, Tile::dense(t, *rows), turn))
+            }
+            Tiles::Grouped(_) => Err(k.error("consumers taking turns at a grouped schedule")),
+        }
+    }
+}
+
+impl Tile {
+    /// The tile `t` of a dense schedule of tiles `rows` high.
+    fn dense(t: GridTile, rows: u32) -> Tile {
+        Tile {
+            mb: t.row,
+            rows,
+            nb: t.col,
+            group: None,
         }
     }
 }
@@ -618,7 +649,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (a, b) = match &grouped {
             Some(ops) => (ops.a.clone(), ops.b.clone()),
             None => (
-                k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(GemmConfig::BM))?,
+                k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(cfg.bm()))?,
                 k.tma_tensor::<J>(
                     "b",
                     [n.into(), Expr::from(kk)],
@@ -732,13 +763,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 cfg.group_m,
                 ops.rows,
             )?)),
-            None => Tiles::Dense(GridSchedule::new(
-                k,
-                Expr::ceil_div(m, GemmConfig::BM),
-                Expr::ceil_div(n, cfg.bn),
-                cfg.group_m,
-                rank,
-            )?),
+            None => Tiles::Dense(
+                GridSchedule::new(
+                    k,
+                    Expr::ceil_div(m, cfg.bm()),
+                    Expr::ceil_div(n, cfg.bn),
+                    cfg.group_m,
+                    rank,
+                )?,
+                cfg.bm(),
+            ),
         };
         let ktiles = k.let_("ktiles", Expr::ceil_div(kk, bk))?;
 
@@ -753,8 +787,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| invalid(k, &e))?;
         // The ring's barriers with the init counts the pool placed them with; each stage is
-        // released by the leaders of both consumer warpgroups (and the peer's in a pair).
-        let ring = Ring::declare(k, &mut sync, "", layout.ring.clone(), base, 2)?.in_pair(rank);
+        // released by the leaders of the consumer warpgroups that read it (and the peer's in a
+        // pair).
+        let readers = cfg.stage_readers();
+        let ring =
+            Ring::declare(k, &mut sync, "", layout.ring.clone(), base, readers)?.in_pair(rank);
         Ok(HopperGemm {
             cfg,
             a,
@@ -928,7 +965,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             // The boxes' rows, computed once per tile: the k loop's loads reuse them.
             if tile.group.is_none() {
-                k.eval(tile.mb * GemmConfig::BM)?;
+                k.eval(tile.mb * self.cfg.bm())?;
             }
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
             let ktiles = self.ktiles;
@@ -1049,7 +1086,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (sa, sb) = self.stage_tiles(k, stage)?;
         // The k-tile, bound once for both loads' coordinates.
         let kt = k.let_("kt", kt)?;
-        let a_dst = self.operand_tile(cfg.input, GemmConfig::BM, sa, self.layout.a.align());
+        let a_dst = self.operand_tile(cfg.input, cfg.bm(), sa, self.layout.a.align());
         let a_src = match &tile.group {
             None => k.tma_tile_at(a, [tile.mb.into(), kt.into()])?,
             Some(g) => k.tma_box_at(a, &g.a_origin(kt * cfg.bk()))?,
@@ -1170,7 +1207,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
         let epilogue = self.tile_epilogue(k)?;
-        schedule.for_each_tile(k, |k, tile| {
+        // Ping-pong: this consumer's turns at the tiles, its cursor past the stages of the
+        // tiles it leaves to the other.
+        let turns = self.cfg.pingpong.then_some(Turns {
+            index: cw,
+            count: GemmConfig::ROLES.consumers,
+            barrier: TURN_BARRIER,
+        });
+        if let Some(turns) = &turns {
+            turns.skip_before(k, &ring, self.ktiles)?;
+        }
+        let mut body = |k: &mut KernelBuilder, tile: Tile, turn: Option<Turn>| {
             let promotion = match &block {
                 Some((scales, part, pipelined, offsets, row_of, chunk_of, row0)) => {
                     let first = k.let_("row_first", tile.first_row() + cw * 64 + *row0)?;
@@ -1207,9 +1254,22 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let row_multiple = if self.cfg.tma_store { 8 } else { 1 };
                 epilogue.prefetch(k, &at, WarpSpecialized::WARPGROUP, row_multiple)?;
             }
-            self.mainloop(k, &ring, cw, leader, &acc, promotion.as_ref())?;
-            self.epilogue(k, tile, cw, lt, &acc)
-        })?;
+            match (&turns, turn) {
+                (Some(turns), Some(turn)) => {
+                    self.mainloop_turn(k, &ring, leader, &acc, &turn)?;
+                    self.epilogue(k, tile, cw, lt, &acc)?;
+                    turns.skip_after(k, &ring, self.ktiles)
+                }
+                _ => {
+                    self.mainloop(k, &ring, cw, leader, &acc, promotion.as_ref())?;
+                    self.epilogue(k, tile, cw, lt, &acc)
+                }
+            }
+        };
+        match turns {
+            Some(turns) => schedule.for_each_turn(k, turns, |k, t, turn| body(k, t, Some(turn)))?,
+            None => schedule.for_each_tile(k, |k, t| body(k, t, None))?,
+        }
         if self.cfg.tma_store {
             // The last tile's stores must be done before the CTA's shared memory goes away.
             k.when(leader).cp_async_bulk_wait_group(0, false)?;
@@ -1241,6 +1301,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         }
         if let Some((p, (second, behind))) = promotion.and_then(|p| p.pipelined.map(|s| (p, s))) {
             return self.mainloop_pipelined(k, (ring, behind), cw, leader, acc, p, second);
+        }
+        if cfg.pingpong {
+            return Err(k.error(
+                "a ping-pong consumer's main loop runs in its turn: HopperGemm::consumer runs it",
+            ));
         }
         k.for_range(0u32, ktiles, |k, kt| {
             let early = match promotion {
@@ -1298,6 +1363,50 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             ring.advance(k.isa())?;
             Ok(())
         })
+    }
+
+    /// A ping-pong consumer's main loop over its whole tile ([`GemmConfig::pingpong`]), in its
+    /// `turn` ([`Turn::take`] first): for each k-tile, wait until its stage is full and issue
+    /// `acc (+)= A·Bᵀ` over it (scale-d = 0 on the first), then wait until only this k-tile's
+    /// wgmmas are in flight (`wgmma.wait_group 1`, PTX ISA 9.7.15.7.3) and release the previous
+    /// k-tile's stage: the tensor cores never drain between k-tiles, even while the other
+    /// consumer runs its epilogue. Once the last stage has been waited for, the turn passes to
+    /// the other consumer ([`Turn::pass`]), whose wgmmas then queue behind this one's last; the
+    /// last stage is released once every wgmma is done. Every wait is unconditional on its path
+    /// (a wgmma wait under a branch makes ptxas serialise the wgmmas, C7514).
+    fn mainloop_turn(
+        &mut self,
+        k: &mut KernelBuilder,
+        ring: &RingCursor,
+        leader: ptx_isa::Pred,
+        acc: &Buffer<ty::F32>,
+        turn: &Turn,
+    ) -> Result<()> {
+        turn.take(k)?;
+        // The stage of the k-tile before (released one k-tile behind) and of this one.
+        let (behind, current) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        let issue = |this: &mut Self, k: &mut KernelBuilder, accumulate: Accumulate, at: R32| {
+            let cfg = this.cfg;
+            let stage = ring.stage();
+            this.ring.wait(k, &mut this.sync, ring)?;
+            let (sa, sb) = this.stage_tiles(k, stage)?;
+            let a_s = this.operand_tile(cfg.input, 64, sa, this.layout.a.align());
+            let b_s = this.operand_tile(cfg.b_type(), cfg.bn, sb, this.layout.b.align());
+            k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
+            k.mov(at, stage)?;
+            Ok::<(), KernelError>(ring.advance(k.isa())?)
+        };
+        issue(self, k, Accumulate::No, behind)?;
+        k.for_range(1u32, self.ktiles, |k, _| {
+            issue(self, k, Accumulate::Yes, current)?;
+            k.wgmma_wait_group(1)?;
+            self.release_stage(k, behind, leader, false)?;
+            k.mov(behind, current)?;
+            Ok(())
+        })?;
+        turn.pass(k)?;
+        k.wgmma_wait_group(0)?;
+        self.release_stage(k, behind, leader, true)
     }
 
     /// Releases `stage` of the ring: the leaders of both consumer warpgroups, and in a CTA pair
@@ -1459,8 +1568,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             epi.apply_front(k, &at, acc)?;
             return self.epilogue_grouped(k, group, tile.nb, cw, lt, acc);
         }
-        // This warpgroup's 64-row block of C: row block 2·mb + cw of 64 rows.
-        let block = k.let_("c_block", tile.mb * 2 + cw)?;
+        // This warpgroup's 64-row block of C.
+        let block = k.let_("c_block", self.consumer_block(&tile, cw))?;
         let at = self.fragment_at(None, tile, cw, lt);
         let at = FragmentAt {
             row0: Expr::from(block) * 64,
@@ -1508,18 +1617,30 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     }
 
     /// Where consumer warpgroup `cw`'s accumulators of `tile` lie in C (the tile's first row
-    /// `row0`, else `128 mb`, plus `64 cw`).
+    /// `row0`, else [`Tile::first_row`], plus `64 cw` where the consumers share the tile).
     fn fragment_at(&self, row0: Option<Expr>, tile: Tile, cw: Var, lt: Var) -> FragmentAt {
         let bn = self.cfg.bn;
         let first = row0.unwrap_or_else(|| tile.first_row());
         FragmentAt {
             thread: lt,
-            row0: first + Expr::from(cw) * 64,
+            row0: match self.cfg.pingpong {
+                true => first,
+                false => first + Expr::from(cw) * 64,
+            },
             col0: Expr::from(tile.nb) * bn,
             rows: self.m().into(),
             cols: self.n().into(),
-            block: [Expr::from(tile.mb) * 2 + cw, tile.nb.into()],
+            block: [self.consumer_block(&tile, cw), tile.nb.into()],
             shape: [64, bn],
+        }
+    }
+
+    /// Consumer warpgroup `cw`'s 64-row block of C in `tile`: `2 mb + cw` where the consumers
+    /// share the 128-row tile, the tile itself (`mb`) where they take turns.
+    fn consumer_block(&self, tile: &Tile, cw: Var) -> Expr {
+        match self.cfg.pingpong {
+            true => tile.mb.into(),
+            false => Expr::from(tile.mb) * 2 + cw,
         }
     }
 

@@ -313,7 +313,8 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// The other input, output and epilogue variants of [`GemmConfig::large`] that
 /// `examples/gemm_hopper.rs` checks with [`check_config`] on shapes with edges (`tests/gemm_ptx.rs`
 /// assembles each and keeps its golden PTX): an f32 C, alpha/beta (with an f32 C and an odd N
-/// too), f16 in with f16 and f32 out, and a CTA pair with either epilogue.
+/// too), f16 in with f16 and f32 out, a CTA pair with either epilogue, and ping-pong consumers
+/// ([`GemmConfig::pingpong`]) with each epilogue and in a pair.
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -355,6 +356,20 @@ pub fn variants() -> Vec<GemmConfig> {
             n_even: false,
             ..large
         },
+        // Ping-pong consumers: the TMA-store epilogue, in a CTA pair, and from registers with an
+        // odd N.
+        large.with_pingpong(),
+        GemmConfig {
+            cluster_m: 2,
+            ..large
+        }
+        .with_pingpong(),
+        GemmConfig {
+            tma_store: false,
+            n_even: false,
+            ..large
+        }
+        .with_pingpong(),
     ]
 }
 

@@ -17,13 +17,13 @@ pub(super) const BASE_SLACK: u32 = 1024;
 /// Where each buffer of the GEMM lives, as offsets from the aligned base.
 #[derive(Debug, Clone)]
 pub(super) struct SmemLayout {
-    /// The A tile (`BM` x `BK`) of a stage.
+    /// The A tile ([`GemmConfig::bm`] x `BK`) of a stage.
     pub a: CanonicalTile,
     /// The B tile (`bn` x `BK`) of a stage.
     pub b: CanonicalTile,
     /// The ring: `stages` x (A, B) and the full/empty barriers (full: the producer's
-    /// `arrive.expect_tx`; empty: one arrival per consumer warpgroup of every CTA whose producer
-    /// writes the stage).
+    /// `arrive.expect_tx`; empty: one arrival per consumer warpgroup that reads the stage
+    /// ([`GemmConfig::stage_readers`]) of every CTA whose producer writes it).
     pub ring: Pipeline,
     /// The TMA-store epilogue's staging blocks (one 64 x bn block per consumer warpgroup).
     pub c_staging: Option<Region>,
@@ -58,7 +58,7 @@ impl GemmConfig {
                 }
             })
         };
-        let (a, b) = (tile(Self::BM)?, tile(self.bn)?);
+        let (a, b) = (tile(self.bm())?, tile(self.bn)?);
         let mut pool = SmemPool::with_limit(Self::ARCH.max_smem_optin() - BASE_SLACK);
         let placed = pool
             .stage_ring(
@@ -75,7 +75,7 @@ impl GemmConfig {
                     0 => None,
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
                 };
-                let ring = ring.barriers(&mut pool, 1, 2 * self.cluster_m)?;
+                let ring = ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_m)?;
                 Ok((ring, c_staging, scales))
             });
         let (ring, c_staging, scales) = placed.map_err(|e| match e {

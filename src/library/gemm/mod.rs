@@ -186,6 +186,10 @@ pub enum GemmConfigError {
     /// through each tile's group and stay in global memory).
     #[error("scales in shared memory need dense block-scaled FP8")]
     SmemScales,
+    /// [`GemmConfig::pingpong`] with a grouped problem or block scales (whose promotion and
+    /// group cursor assume the shared 128-row tile).
+    #[error("ping-pong consumers take a dense problem without block scales")]
+    PingPong,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -246,10 +250,18 @@ pub struct GemmConfig {
     pub bias: Option<ScalarType>,
     /// An FP8 GEMM's optional output scale ([`OutScale`]): `C = s·(scaled A·Bᵀ) + bias`.
     pub out_scale: OutScale,
+    /// The consumer warpgroups take turns at whole tiles of 64 x `bn` (ping-pong,
+    /// [`crate::parts::Turns`]) instead of sharing each 128 x `bn` tile: while one runs its
+    /// epilogue the other's main loop keeps the tensor cores busy, which pays where the
+    /// epilogue is long (a fused bias, activation and residual). Each consumer keeps one
+    /// k-tile's wgmmas in flight while it releases the previous stage (`wgmma.wait_group 1`).
+    /// Dense problems without block scales ([`GemmConfigError::PingPong`]).
+    pub pingpong: bool,
 }
 
 impl GemmConfig {
-    /// Tile height M: two consumer warpgroups of 64 rows.
+    /// Tile height M: two consumer warpgroups of 64 rows ([`GemmConfig::bm`]: 64 rows a
+    /// consumer with [`GemmConfig::pingpong`]).
     pub const BM: u32 = 128;
     /// Tile depth K: 64 bf16/f16 elements, one 128-byte swizzle row ([`GemmConfig::bk`] for the
     /// configuration's input type).
@@ -286,6 +298,7 @@ impl GemmConfig {
             smem_scales: false,
             bias: None,
             out_scale: OutScale::None,
+            pingpong: false,
         }
     }
 
@@ -457,6 +470,17 @@ impl GemmConfig {
         v
     }
 
+    /// `self` with ping-pong consumers ([`GemmConfig::pingpong`]: 64-row tiles, a consumer
+    /// each) and as many stages as then fit ([`GemmConfig::deepest`]): the pick for a long
+    /// fused epilogue, whose work then overlaps the other consumer's main loop.
+    pub fn with_pingpong(self) -> GemmConfig {
+        GemmConfig {
+            pingpong: true,
+            ..self
+        }
+        .deepest()
+    }
+
     /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
     pub fn deepest(self) -> GemmConfig {
         let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
@@ -526,9 +550,25 @@ impl GemmConfig {
         Self::BK_BYTES / self.input.bytes().max(1)
     }
 
-    /// Bytes of one stage: an A tile (BM x BK) and a B tile (bn x BK).
+    /// Bytes of one stage: an A tile ([`GemmConfig::bm`] x BK) and a B tile (bn x BK).
     pub fn stage_bytes(&self) -> u32 {
-        (Self::BM + self.bn) * Self::BK_BYTES
+        (self.bm() + self.bn) * Self::BK_BYTES
+    }
+
+    /// The height of a tile: [`GemmConfig::BM`], the two consumers' 64 rows each; with
+    /// [`GemmConfig::pingpong`] 64, one consumer's.
+    pub fn bm(&self) -> u32 {
+        if self.pingpong { 64 } else { Self::BM }
+    }
+
+    /// How many consumer warpgroups release each stage: both (each read its 64 rows of A), or
+    /// with [`GemmConfig::pingpong`] the one whose tile it holds.
+    pub fn stage_readers(&self) -> u32 {
+        if self.pingpong {
+            1
+        } else {
+            Self::ROLES.consumers
+        }
     }
 
     /// Bytes of a stage's scale slot: [`GemmConfig::SCALE_SLOT_BYTES`] with
@@ -627,6 +667,9 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::Grouped);
         }
+        if self.pingpong && (self.grouping != Grouping::None || self.scaling == Scaling::Block) {
+            return Err(GemmConfigError::PingPong);
+        }
         let epilogue = self.bias.is_some() || self.out_scale != OutScale::None;
         let bias_ok = matches!(self.bias, None | Some(ScalarType::Bf16 | ScalarType::F32));
         if epilogue && (!fp8 || self.grouping != Grouping::None || !bias_ok) {
@@ -638,7 +681,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_128x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -651,6 +694,7 @@ impl GemmConfig {
                 format!("x{}", self.b_type().name())
             },
             self.output.name(),
+            self.bm(),
             self.bn,
             self.bk(),
             self.stages,
@@ -675,6 +719,7 @@ impl GemmConfig {
                 OutScale::Value => "_osv",
                 OutScale::Pointer => "_osp",
             },
+            if self.pingpong { "_pingpong" } else { "" },
         )
     }
 }

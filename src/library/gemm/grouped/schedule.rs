@@ -343,6 +343,7 @@ impl TileScheduler for GroupedSchedule {
                     k,
                     Tile {
                         mb,
+                        rows: GemmConfig::BM,
                         nb,
                         group: Some(group),
                     },
