@@ -14,6 +14,7 @@ mod idesc;
 mod layout;
 mod selftest;
 mod swizzle;
+mod tune;
 
 pub use args::{Args, ValueError};
 
@@ -111,6 +112,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "selftest",
         summary: "run every GPU example on device 0 and check it (exit 3 without a GPU)",
         run: selftest::run,
+    },
+    Subcommand {
+        name: "tune",
+        summary: "time a GEMM problem's candidate configurations on device 0 and cache the fastest (exit 3 without a GPU)",
+        run: tune::run,
     },
     Subcommand {
         name: "idesc",

@@ -18,6 +18,19 @@ pub fn driver_available() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// The CUDA version the driver supports, as the driver reports it (`1000 · major + 10 · minor`:
+/// 13000 for CUDA 13.0; `cuDriverGetVersion`). No driver is [`RuntimeError::NoDriver`].
+pub fn driver_version() -> Result<u32> {
+    if !driver_available() {
+        return Err(RuntimeError::NoDriver);
+    }
+    let mut v: std::ffi::c_int = 0;
+    // SAFETY: the library is present (checked above); the call writes one int through a valid
+    // pointer and needs no initialised driver.
+    unsafe { sys::cuDriverGetVersion(&mut v) }.result()?;
+    Ok(v.max(0) as u32)
+}
+
 /// Initialises the driver and returns how many devices it sees (0 when none).
 pub fn device_count() -> Result<usize> {
     if !driver_available() {

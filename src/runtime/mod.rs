@@ -56,7 +56,7 @@ pub use args::{
     ArgDesc, MAX_PARAM_BYTES, ParamBuffer, Symbols, TensorDesc, check_and_pack, tma_map_desc,
 };
 pub use built::{LoadedKernel, Residency};
-pub use device::{Device, DeviceAttributes, device_count, driver_available};
+pub use device::{Device, DeviceAttributes, device_count, driver_available, driver_version};
 pub use diagnosis::{Cause, HangDiagnosis, Root};
 pub use dtype::{Element, Scalar};
 pub use error::{Result, RuntimeError, SymbolSource};

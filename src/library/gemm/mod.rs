@@ -29,6 +29,7 @@ pub mod grouped;
 mod host;
 mod layout;
 mod pad;
+pub mod tune;
 
 pub use build::{GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with};
 pub use grouped::Grouping;

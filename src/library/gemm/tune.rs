@@ -1,0 +1,584 @@
+//! Tuning a GEMM problem on the GPU at hand: time the candidate configurations of a problem
+//! ([`candidates`]), keep the fastest in an on-disk cache ([`TuneCache`]) keyed by the GPU (its
+//! name and SM count), the driver and ptxkit's version, and pick configurations from the cache
+//! first and [`GemmConfig::for_problem_typed`]'s rule second ([`config_for_device`]).
+//!
+//! ```
+//! use ptxkit::isa::ScalarType::Bf16;
+//! use ptxkit::library::gemm::tune::{TuneCache, TuneKey, TuneProblem, candidates};
+//! let problem = TuneProblem::new(4096, 4096, 4096, Bf16, Bf16);
+//! let key = TuneKey { gpu: "NVIDIA H200".into(), sms: 132, driver: 13000, version: "0.1.0".into() };
+//! let picks = candidates(&problem, key.sms);
+//! assert_eq!(picks[0], problem.rule(key.sms)); // the rule's pick first
+//! let mut cache = TuneCache::default();
+//! cache.insert(&key, &problem, picks[1], 800.0);
+//! assert_eq!(cache.lookup(&key, &problem), Some(picks[1]));
+//! let text = cache.to_text();
+//! assert_eq!(TuneCache::parse(&text).unwrap().lookup(&key, &problem), Some(picks[1]));
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use ptx_isa::ScalarType;
+
+use half::bf16;
+
+use super::check::{CheckError, random_values, rel_error};
+use super::{Gemm, GemmConfig};
+use crate::runtime::{Device, DeviceTensor, E4m3, median_ms};
+
+/// What a cached choice is valid for: the GPU (name and SM count), the driver's CUDA version and
+/// ptxkit's version (a new release builds different kernels).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TuneKey {
+    /// The device's name (`NVIDIA H200`).
+    pub gpu: String,
+    /// Its streaming multiprocessors.
+    pub sms: u32,
+    /// The driver's CUDA version ([`crate::runtime::driver_version`]).
+    pub driver: u32,
+    /// ptxkit's version.
+    pub version: String,
+}
+
+impl TuneKey {
+    /// The key of `device` with this build of ptxkit.
+    pub fn of(device: &Device) -> Result<TuneKey, TuneError> {
+        let a = device.attributes();
+        Ok(TuneKey {
+            gpu: a.name.clone(),
+            sms: a.sm_count,
+            driver: crate::runtime::driver_version()?,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+}
+
+/// A problem to tune: `C[m, n] = A[m, k]·B[n, k]ᵀ` with these element types (8-bit inputs take
+/// per-tensor scales, as [`GemmConfig::for_problem_typed`] gives them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TuneProblem {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Rows of B, columns of C.
+    pub n: usize,
+    /// The reduction.
+    pub k: usize,
+    /// A's and B's type.
+    pub input: ScalarType,
+    /// C's type.
+    pub output: ScalarType,
+}
+
+impl TuneProblem {
+    /// The problem `m x n x k` of `input` in and `output` out.
+    pub fn new(m: usize, n: usize, k: usize, input: ScalarType, output: ScalarType) -> TuneProblem {
+        TuneProblem {
+            m,
+            n,
+            k,
+            input,
+            output,
+        }
+    }
+
+    /// The configuration the rule picks on a GPU of `sms` multiprocessors.
+    pub fn rule(&self, sms: u32) -> GemmConfig {
+        GemmConfig::for_problem_typed(self.m, self.n, sms, self.input, self.output)
+    }
+}
+
+/// The configurations worth timing for `problem` on `sms` multiprocessors: the rule's pick first,
+/// then every tile width (64 to 256) with the consumers sharing each tile or taking turns
+/// ([`GemmConfig::pingpong`]), alone or in CTA pairs, at the deepest ring that fits, and two band
+/// heights; each once, each valid.
+pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
+    let rule = problem.rule(sms);
+    let mut out = vec![rule];
+    for bn in [64, 128, 192, 256] {
+        for pingpong in [false, true] {
+            for cluster_m in [1, 2] {
+                for group_m in [8, 16] {
+                    let c = GemmConfig {
+                        bn,
+                        pingpong,
+                        cluster_m,
+                        group_m,
+                        ..rule
+                    }
+                    .deepest();
+                    if !out.contains(&c) && c.validate().is_ok() {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why tuning failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// A GPU step failed (no GPU or driver among them).
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    /// The runtime failed (no driver).
+    #[error(transparent)]
+    Runtime(#[from] crate::runtime::RuntimeError),
+    /// A driver call failed.
+    #[error("CUDA: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+    /// The cache file could not be read or written.
+    #[error("tuning cache {path}: {message}")]
+    Cache {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A line of the cache file is not an entry.
+    #[error("tuning cache line {line}: {message}")]
+    Parse {
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Element types tuning does not take (bf16 or e4m3 in, bf16 out).
+    #[error("tuning takes bf16 or e4m3 inputs with a bf16 output, not {} -> {}", input.name(), output.name())]
+    Types {
+        /// A's and B's type.
+        input: ScalarType,
+        /// C's type.
+        output: ScalarType,
+    },
+    /// No candidate ran correctly (each failed its comparison with the rule's result).
+    #[error("no configuration of {m}x{n}x{k} passed its check")]
+    NoneCorrect {
+        /// The problem's extents.
+        m: usize,
+        /// .
+        n: usize,
+        /// .
+        k: usize,
+    },
+}
+
+/// One cached choice.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    key: TuneKey,
+    problem: TuneProblem,
+    config: GemmConfig,
+    tflops: f64,
+}
+
+/// The tuning cache: the fastest configuration measured for each (GPU, driver, version,
+/// problem). Its file holds one entry a line, tab-separated: GPU name, SMs, driver, version, m,
+/// n, k, input, output, then the knobs a candidate varies (bn, stages, group_m, cluster_m,
+/// pingpong, tma_store) and the TFLOP/s measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TuneCache {
+    entries: Vec<Entry>,
+}
+
+impl TuneCache {
+    /// Where the cache lives: `$PTXKIT_CACHE_DIR/tune.tsv`, else `$XDG_CACHE_HOME/ptxkit/tune.tsv`,
+    /// else `$HOME/.cache/ptxkit/tune.tsv`; `None` without any of them.
+    pub fn default_path() -> Option<PathBuf> {
+        let var = |v: &str| {
+            std::env::var_os(v)
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from)
+        };
+        var("PTXKIT_CACHE_DIR")
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("ptxkit")))
+            .or_else(|| var("HOME").map(|d| d.join(".cache").join("ptxkit")))
+            .map(|d| d.join("tune.tsv"))
+    }
+
+    /// The cache in `path` (empty when the file does not exist).
+    pub fn load(path: &Path) -> Result<TuneCache, TuneError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => TuneCache::parse(&text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TuneCache::default()),
+            Err(e) => Err(TuneError::Cache {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Writes the cache to `path` (its folder made if needed).
+    pub fn save(&self, path: &Path) -> Result<(), TuneError> {
+        let io = |e: std::io::Error| TuneError::Cache {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        std::fs::write(path, self.to_text()).map_err(io)
+    }
+
+    /// The configuration cached for `problem` under `key`.
+    pub fn lookup(&self, key: &TuneKey, problem: &TuneProblem) -> Option<GemmConfig> {
+        self.entries
+            .iter()
+            .find(|e| &e.key == key && &e.problem == problem)
+            .map(|e| e.config)
+    }
+
+    /// Records `config` (measured at `tflops`) as the choice for `problem` under `key`, replacing
+    /// an earlier one.
+    pub fn insert(
+        &mut self,
+        key: &TuneKey,
+        problem: &TuneProblem,
+        config: GemmConfig,
+        tflops: f64,
+    ) {
+        self.entries
+            .retain(|e| !(&e.key == key && &e.problem == problem));
+        self.entries.push(Entry {
+            key: key.clone(),
+            problem: *problem,
+            config,
+            tflops,
+        });
+    }
+
+    /// The file's text.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for e in &self.entries {
+            let (k, p, c) = (&e.key, &e.problem, &e.config);
+            out.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
+                k.gpu.replace(['\t', '\n'], " "),
+                k.sms,
+                k.driver,
+                k.version,
+                p.m,
+                p.n,
+                p.k,
+                p.input.name(),
+                p.output.name(),
+                c.bn,
+                c.stages,
+                c.group_m,
+                c.cluster_m,
+                u8::from(c.pingpong),
+                u8::from(c.tma_store),
+                e.tflops
+            ));
+        }
+        out
+    }
+
+    /// The cache of a file's text; a malformed line is [`TuneError::Parse`] with its number.
+    pub fn parse(text: &str) -> Result<TuneCache, TuneError> {
+        let mut cache = TuneCache::default();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |message: String| TuneError::Parse {
+                line: i + 1,
+                message,
+            };
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.len() != 16 {
+                return Err(bad(format!("{} fields, expected 16", f.len())));
+            }
+            let num = |j: usize| -> Result<u64, TuneError> {
+                f[j].parse::<u64>()
+                    .map_err(|_| bad(format!("field {} `{}` is not a number", j + 1, f[j])))
+            };
+            let small = |j: usize| -> Result<u32, TuneError> {
+                u32::try_from(num(j)?).map_err(|_| bad(format!("field {} is too large", j + 1)))
+            };
+            let size = |j: usize| -> Result<usize, TuneError> {
+                usize::try_from(num(j)?).map_err(|_| bad(format!("field {} is too large", j + 1)))
+            };
+            let ty = |j: usize| -> Result<ScalarType, TuneError> {
+                ScalarType::from_name(f[j])
+                    .ok_or_else(|| bad(format!("field {} `{}` is not a type", j + 1, f[j])))
+            };
+            let key = TuneKey {
+                gpu: f[0].to_string(),
+                sms: small(1)?,
+                driver: small(2)?,
+                version: f[3].to_string(),
+            };
+            let problem = TuneProblem::new(size(4)?, size(5)?, size(6)?, ty(7)?, ty(8)?);
+            let config = GemmConfig {
+                bn: small(9)?,
+                stages: small(10)?,
+                group_m: small(11)?,
+                cluster_m: small(12)?,
+                pingpong: num(13)? != 0,
+                tma_store: num(14)? != 0,
+                ..problem.rule(key.sms)
+            };
+            config
+                .validate()
+                .map_err(|e| bad(format!("the configuration is not a kernel: {e}")))?;
+            let tflops = f[15]
+                .parse::<f64>()
+                .map_err(|_| bad(format!("field 16 `{}` is not a number", f[15])))?;
+            cache.insert(&key, &problem, config, tflops);
+        }
+        Ok(cache)
+    }
+}
+
+/// One candidate's measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// The configuration.
+    pub config: GemmConfig,
+    /// Its TFLOP/s (median of the timed runs), `None` when it failed its check.
+    pub tflops: Option<f64>,
+}
+
+/// What [`tune`] measured: each candidate, and the winner (stored in the cache).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneReport {
+    /// Every candidate, in [`candidates`]' order.
+    pub timings: Vec<Timing>,
+    /// The fastest that passed its check.
+    pub best: GemmConfig,
+    /// Its TFLOP/s.
+    pub best_tflops: f64,
+    /// Seconds spent building the candidates' PTX (a small part of the whole).
+    pub build_seconds: f64,
+    /// Seconds the whole tuning took.
+    pub total_seconds: f64,
+}
+
+/// Times every candidate of `problem` on `device` and stores the fastest in `cache` under the
+/// device's key. On fresh random operands of the problem's size each candidate runs once on a
+/// poisoned C, which must match the rule's C (the first candidate, itself checked against cuBLAS
+/// by the GEMM's tests) to a relative error of 1e-2, then is timed (the median of `iters` runs
+/// after 3 warm-ups). bf16 in with bf16 out, or e4m3 in (per-tensor scales) with bf16 out; other
+/// types are [`TuneError::Types`].
+pub fn tune(
+    device: &Device,
+    problem: &TuneProblem,
+    cache: &mut TuneCache,
+    iters: usize,
+) -> Result<TuneReport, TuneError> {
+    let start = std::time::Instant::now();
+    let key = TuneKey::of(device)?;
+    let stream = device.default_stream();
+    let (m, n, k) = (problem.m, problem.n, problem.k);
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    let mut ops = Operands::new(device, problem)?;
+    let mut build_seconds = 0.0;
+    let mut reference: Option<Vec<f32>> = None;
+    let mut timings = Vec::new();
+    for cfg in candidates(problem, key.sms) {
+        let t = std::time::Instant::now();
+        let gemm = Gemm::new(device, cfg).map_err(CheckError::from)?;
+        build_seconds += t.elapsed().as_secs_f64();
+        ops.poison()?;
+        ops.run(&gemm)?;
+        let c = ops.c()?;
+        let correct = match &reference {
+            None => c.iter().all(|x| x.is_finite()),
+            Some(r) => rel_error(&c, r) < 1e-2,
+        };
+        if reference.is_none() {
+            reference = Some(c);
+        }
+        let tflops = match correct {
+            false => None,
+            true => {
+                let ms = median_ms::<TuneError>(&stream, 3, iters.max(1), || ops.run(&gemm))?;
+                Some(flops / ms / 1e9)
+            }
+        };
+        timings.push(Timing {
+            config: cfg,
+            tflops,
+        });
+    }
+    let (best, best_tflops) = timings
+        .iter()
+        .filter_map(|t| t.tflops.map(|f| (t.config, f)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .ok_or(TuneError::NoneCorrect { m, n, k })?;
+    cache.insert(&key, problem, best, best_tflops);
+    Ok(TuneReport {
+        timings,
+        best,
+        best_tflops,
+        build_seconds,
+        total_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// A tuning problem's device operands: random A and B (values in [-1, 1)), a bf16 C, and an
+/// 8-bit input's per-tensor scales (1.0).
+struct Operands {
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    inputs: Inputs,
+    c: DeviceTensor<bf16>,
+}
+
+/// A and B in their type (and an 8-bit input's scales).
+enum Inputs {
+    Bf16([DeviceTensor<bf16>; 2]),
+    E4m3([DeviceTensor<E4m3>; 2], [DeviceTensor<f32>; 2]),
+}
+
+impl Operands {
+    fn new(device: &Device, p: &TuneProblem) -> Result<Operands, TuneError> {
+        let stream = device.default_stream();
+        fn upload<T: crate::runtime::Element>(
+            stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+            values: Vec<f32>,
+            shape: [usize; 2],
+            to: impl Fn(f32) -> T,
+        ) -> Result<DeviceTensor<T>, TuneError> {
+            let host: Vec<T> = values.into_iter().map(to).collect();
+            Ok(DeviceTensor::from_host(stream, &host, shape.to_vec()).map_err(CheckError::from)?)
+        }
+        let (a, b) = (random_values(p.m * p.k, 1), random_values(p.n * p.k, 2));
+        let inputs = match (p.input, p.output) {
+            (ScalarType::Bf16, ScalarType::Bf16) => Inputs::Bf16([
+                upload(&stream, a, [p.m, p.k], bf16::from_f32)?,
+                upload(&stream, b, [p.n, p.k], bf16::from_f32)?,
+            ]),
+            (ScalarType::E4m3, ScalarType::Bf16) => Inputs::E4m3(
+                [
+                    upload(&stream, a, [p.m, p.k], E4m3::from_f32)?,
+                    upload(&stream, b, [p.n, p.k], E4m3::from_f32)?,
+                ],
+                [
+                    upload(&stream, vec![1.0], [1, 1], |x| x)?,
+                    upload(&stream, vec![1.0], [1, 1], |x| x)?,
+                ],
+            ),
+            (input, output) => return Err(TuneError::Types { input, output }),
+        };
+        let c = upload(&stream, vec![0.0; p.m * p.n], [p.m, p.n], bf16::from_f32)?;
+        Ok(Operands { stream, inputs, c })
+    }
+
+    /// NaN into C, where a run that skips an element leaves it.
+    fn poison(&mut self) -> Result<(), TuneError> {
+        let nan = vec![bf16::from_bits(0xFFFF); self.c.slice_mut().len()];
+        self.stream.memcpy_htod(&nan, self.c.slice_mut())?;
+        Ok(())
+    }
+
+    fn run(&mut self, gemm: &Gemm) -> Result<(), TuneError> {
+        let (stream, c) = (&self.stream, &mut self.c);
+        let r = match &self.inputs {
+            Inputs::Bf16([a, b]) => gemm.run(stream, a, b, c, None),
+            Inputs::E4m3([a, b], [sa, sb]) => gemm.run_scaled(stream, a, b, c, [sa, sb]),
+        };
+        Ok(r.map_err(CheckError::from)?)
+    }
+
+    fn c(&self) -> Result<Vec<f32>, TuneError> {
+        let host = self.c.to_host(&self.stream).map_err(CheckError::from)?;
+        Ok(host.iter().map(|x| x.to_f32()).collect())
+    }
+}
+
+/// The configuration for `problem` on `device`: the cached choice under the device's key when
+/// `cache` has one, else the rule's ([`TuneProblem::rule`]).
+pub fn config_for_device(device: &Device, problem: &TuneProblem, cache: &TuneCache) -> GemmConfig {
+    let sms = device.attributes().sm_count;
+    TuneKey::of(device)
+        .ok()
+        .and_then(|key| cache.lookup(&key, problem))
+        .unwrap_or_else(|| problem.rule(sms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ScalarType::{Bf16, E4m3};
+
+    fn key() -> TuneKey {
+        TuneKey {
+            gpu: "NVIDIA H200".into(),
+            sms: 132,
+            driver: 13000,
+            version: "0.1.0".into(),
+        }
+    }
+
+    /// The candidates are valid, distinct, led by the rule's pick, and include the ping-pong
+    /// consumers and the narrow tiles a decode shape wants.
+    #[test]
+    fn candidates_lead_with_the_rule_and_are_valid() {
+        for p in [
+            TuneProblem::new(64, 7168, 2048, E4m3, Bf16),
+            TuneProblem::new(4096, 4096, 4096, Bf16, Bf16),
+        ] {
+            let c = candidates(&p, 132);
+            assert_eq!(c[0], p.rule(132));
+            assert!(c.iter().all(|x| x.validate().is_ok()));
+            for (i, x) in c.iter().enumerate() {
+                assert!(!c[..i].contains(x));
+            }
+            assert!(c.iter().any(|x| x.pingpong) && c.iter().any(|x| x.bn == 64));
+        }
+    }
+
+    /// Entries are per key and problem; a second insert replaces the first; the text round-trips,
+    /// and another GPU, driver or version does not see them.
+    #[test]
+    fn the_cache_is_keyed_and_round_trips() {
+        let p = TuneProblem::new(128, 8192, 8192, Bf16, Bf16);
+        let c = candidates(&p, 132);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, c[1], 500.0);
+        cache.insert(&key(), &p, c[2], 510.0);
+        assert_eq!(cache.lookup(&key(), &p), Some(c[2]));
+        let back = TuneCache::parse(&cache.to_text()).unwrap();
+        assert_eq!(back, cache);
+        for other in [
+            TuneKey { sms: 114, ..key() },
+            TuneKey { driver: 12080, ..key() },
+            TuneKey { version: "0.2.0".into(), ..key() },
+        ] {
+            assert_eq!(back.lookup(&other, &p), None);
+        }
+        assert_eq!(back.lookup(&key(), &TuneProblem { k: 4096, ..p }), None);
+    }
+
+    /// A malformed line is refused with its number and what is wrong.
+    #[test]
+    fn malformed_lines_are_refused_with_their_number() {
+        let p = TuneProblem::new(64, 256, 128, Bf16, Bf16);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, p.rule(132), 1.0);
+        let good = cache.to_text();
+        let cases = [
+            (good.replace("\t256\t", "\tx\t"), "not a number"),
+            (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
+            (format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)), "17 fields"),
+        ];
+        for (text, what) in cases {
+            let e = TuneCache::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        }
+        // A tile width the GEMM does not take is not a kernel.
+        let fields: Vec<&str> = good.trim_end().split('\t').collect();
+        let mut bad = fields.clone();
+        bad[9] = "96";
+        let e = TuneCache::parse(&bad.join("\t")).unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("not a kernel"), "{e}");
+        let e = TuneCache::parse(&format!("\n{}", good.replace("\t256\t", "\tx\t")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+    }
+}
