@@ -208,9 +208,61 @@ fn bad_configurations_are_refused() {
             input_b: Some(ScalarType::Bf16),
             ..fp8
         },
+        // Split-K: 1 to 16 parts, its partials from registers, no ping-pong, no alpha/beta.
+        GemmConfig {
+            split_k: 0,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            split_k: 17,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            split_k: 4,
+            ..large
+        },
+        GemmConfig {
+            split_k: 4,
+            tma_store: false,
+            alpha_beta: true,
+            ..large
+        },
+        GemmConfig {
+            split_k: 4,
+            ..large.with_pingpong()
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }
+}
+
+/// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type; the
+/// GEMM's parts run the k-tiles `[s·k_part, min((s + 1)·k_part, ktiles))` and store f32
+/// partials; the parts of an FP8 problem too.
+#[test]
+fn split_k_kernels_assemble() {
+    use ptxkit::library::gemm::split::reduce_kernel;
+    for out in [ScalarType::Bf16, ScalarType::F16, ScalarType::F32] {
+        let k = reduce_kernel(out, Target::Sm90a).unwrap();
+        assert!(k.ptx().contains("ld.global.f32"), "{}", k.ptx());
+        support::assemble(k.ptx(), Target::Sm90a);
+    }
+    assert!(reduce_kernel(ScalarType::E4m3, Target::Sm90a).is_err());
+    let fp8 = GemmConfig {
+        split_k: 8,
+        tma_store: false,
+        ..GemmConfig::fp8(64, 7168, 132, ScalarType::E4m3, ScalarType::Bf16)
+    }
+    .deepest();
+    let ptx = build(&fp8).and_then(|m| m.to_ptx()).unwrap();
+    assert!(ptx.contains(".param .u64 .ptr .global .align 8 gemm") || ptx.contains("partials"));
+    assert!(
+        ptx.contains("st.global.v2.f32"),
+        "the partials are stored as f32 pairs"
+    );
+    support::assemble(&ptx, Target::Sm90a);
 }
 
 #[test]

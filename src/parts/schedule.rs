@@ -281,13 +281,16 @@ pub fn banded(
     Ok((row, col))
 }
 
-/// A tile of a [`GridSchedule`]: its row and column in the tile grid.
+/// A tile of a [`GridSchedule`]: its row and column in the tile grid, and with split-K which
+/// part of its reduction ([`GridSchedule::with_splits`]).
 #[derive(Debug, Clone, Copy)]
 pub struct GridTile {
     /// The row of tiles (with CTA pairs, this CTA's: `2 · pair row + rank`).
     pub row: Var,
     /// The column of tiles.
     pub col: Var,
+    /// With split-K, the part of the reduction, `0..splits`.
+    pub split: Option<Var>,
 }
 
 /// A persistent grid over `tiles_m x tiles_n` tiles in bands of `band` rows
@@ -302,6 +305,8 @@ pub struct GridSchedule {
     per_band: Var,
     band: u32,
     rank: Option<Var>,
+    /// Parts each tile's reduction is split into (1: none).
+    splits: u32,
 }
 
 impl GridSchedule {
@@ -335,18 +340,53 @@ impl GridSchedule {
             per_band,
             band,
             rank,
+            splits: 1,
         })
     }
 
-    /// The tile of linear tile `t`.
+    /// The same tiles, each taken `splits` times, once per part of its reduction (split-K:
+    /// more work items than tiles where the tiles alone would leave SMs idle). A tile's parts
+    /// are adjacent items (`t = splits · tile + split`), so they run at once on neighbouring
+    /// CTAs; [`GridTile::split`] says which part an item is.
+    #[track_caller]
+    pub fn with_splits(self, k: &mut KernelBuilder, splits: u32) -> Result<GridSchedule> {
+        if splits == 0 {
+            return Err(k.error("a reduction split into no parts"));
+        }
+        if splits == 1 {
+            return Ok(self);
+        }
+        let work = self.grid.work().clone() * splits;
+        let tiles = k.let_("split_items", self.grid.end.clone() * splits)?;
+        let grid = match self.grid.clusters {
+            true => PersistentGrid::clusters(work),
+            false => PersistentGrid::ctas(work),
+        }
+        .until(tiles);
+        Ok(GridSchedule {
+            grid,
+            splits,
+            ..self
+        })
+    }
+
+    /// The tile of linear tile `t` (with split-K, of item `t`: tile `t / splits`, part
+    /// `t % splits`).
     #[track_caller]
     pub fn tile(&self, k: &mut KernelBuilder, t: Var) -> Result<GridTile> {
+        let (t, split) = match self.splits {
+            1 => (t, None),
+            s => (
+                k.let_("split_tile", Expr::from(t) / s)?,
+                Some(k.let_("split", Expr::from(t) % s)?),
+            ),
+        };
         let (row, col) = banded(k, t, self.rows, self.per_band, Band::Rows(self.band))?;
         let row = match self.rank {
             Some(rank) => k.let_("mb_cta", row * 2 + rank)?,
             None => row,
         };
-        Ok(GridTile { row, col })
+        Ok(GridTile { row, col, split })
     }
 }
 

@@ -151,6 +151,9 @@ pub enum Output<O: Elem> {
         /// Its TMA view ([`KernelBuilder::tma_view_of`]).
         tma: Option<TmaTensor<O>>,
     },
+    /// Split-K's partial tiles ([`GemmConfig::split_k`]): f32 `[split_k, m, n]`, each part's
+    /// tile at its part's index, which [`super::split`] sums into C.
+    Partials(Buffer<ty::F32>),
 }
 
 /// The Hopper GEMM being built: its operands, the extents of its tile schedule, its shared memory
@@ -185,6 +188,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     schedule: Tiles,
     /// K-tiles.
     ktiles: Var,
+    /// Split-K: the k-tiles of one part ([`GemmConfig::split_k`]).
+    k_part: Option<Var>,
     /// This CTA's rank in its pair (cluster_m = 2).
     rank: Option<Var>,
     /// The shared-memory base (aligned at run time to 1024 bytes).
@@ -516,6 +521,8 @@ pub struct Tile {
     pub mb: Var,
     /// The tile's rows ([`GemmConfig::bm`]).
     pub rows: u32,
+    /// With split-K, the part of the reduction ([`GemmConfig::split_k`]).
+    pub ksplit: Option<Var>,
     /// The N-tile.
     pub nb: Var,
     /// A grouped GEMM's group of the tile (`mb` is then the M-tile within the group).
@@ -584,6 +591,7 @@ impl Tile {
         Tile {
             mb: t.row,
             rows,
+            ksplit: t.split,
             nb: t.col,
             group: None,
         }
@@ -666,6 +674,15 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 "c",
                 [m.into(), Expr::from(n)],
                 TmaBox::new([64, 64]).swizzle(SwizzleMode::B128),
+            )?)
+        } else if cfg.split_k > 1 {
+            // Pairs of f32 stored from registers: rows of an even N are 8-byte aligned.
+            let align = if cfg.n_even { 8 } else { 4 };
+            let parts = [Expr::from(cfg.split_k), m.into(), n.into()];
+            Output::Partials(k.tensor::<ty::F32>(
+                "partials",
+                parts,
+                TensorOpts::default().align(align),
             )?)
         } else {
             let c = k.tensor::<O>("c", [m, n], TensorOpts::default().align(cfg.c_align()))?;
@@ -770,11 +787,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     Expr::ceil_div(n, cfg.bn),
                     cfg.group_m,
                     rank,
-                )?,
+                )?
+                .with_splits(k, cfg.split_k)?,
                 cfg.bm(),
             ),
         };
         let ktiles = k.let_("ktiles", Expr::ceil_div(kk, bk))?;
+        // Split-K: the k-tiles of each part (the last part may have fewer, or none).
+        let k_part = match cfg.split_k {
+            1 => None,
+            s => Some(k.let_("k_part", Expr::ceil_div(ktiles, s))?),
+        };
 
         // The dynamic shared array, aligned up to what its tiles need (1024 bytes: 128B-swizzled
         // tiles must sit on a 1024-byte boundary, PTX ISA 9.7.15.5.1.2); the layout's bytes
@@ -806,6 +829,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             extents: [m, n, kk],
             schedule,
             ktiles,
+            k_part,
             rank,
             base,
             layout,
@@ -968,7 +992,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 k.eval(tile.mb * self.cfg.bm())?;
             }
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
-            let ktiles = self.ktiles;
             let scales = match &stage_scales {
                 Some((sa, base)) => Some(ProducerScales {
                     a: sa,
@@ -977,12 +1000,29 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 }),
                 None => None,
             };
-            k.for_range(0u32, ktiles, |k, kt| {
+            let (k0, k1) = self.k_range(k, &tile)?;
+            k.for_range(k0, k1, |k, kt| {
                 self.load_stage(k, &ring, (&a, &b), &tile, b_box, kt, scales.as_ref())
             })
         })?;
         self.sync.end_trips();
         Ok(())
+    }
+
+    /// The k-tiles `[k0, k1)` of `tile`: all of them, or with split-K its part's
+    /// ([`GemmConfig::split_k`]: part `s` takes `[s·k_part, min((s + 1)·k_part, ktiles))`, empty
+    /// past the last k-tile).
+    fn k_range(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<(Expr, Expr)> {
+        match (tile.ksplit, self.k_part) {
+            (Some(s), Some(part)) => {
+                let k0 = k.let_("k_first", Expr::from(s) * part)?;
+                let end = k.reg::<ty::U32>();
+                let (from, all) = (k.eval(Expr::from(k0) + part)?, k.eval(self.ktiles)?);
+                k.min(end, from, all)?;
+                Ok((k0.into(), k.bind("k_end", end).into()))
+            }
+            _ => Ok((Expr::from(0u32), self.ktiles.into())),
+        }
     }
 
     /// The shared address of stage 0's scale slot ([`GemmConfig::smem_scales`]).
@@ -1261,7 +1301,18 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     turns.skip_after(k, &ring, self.ktiles)
                 }
                 _ => {
-                    self.mainloop(k, &ring, cw, leader, &acc, promotion.as_ref())?;
+                    let range = self.k_range(k, &tile)?;
+                    let bounds = range.clone();
+                    self.mainloop(k, &ring, (cw, bounds), leader, &acc, promotion.as_ref())?;
+                    if tile.ksplit.is_some() {
+                        // A part past the last k-tile has nothing to add: its partial is 0.
+                        let empty = k.cmp(CmpOp::Ge, range.0.clone(), range.1.clone())?;
+                        k.if_(empty, |k| {
+                            k.fill(&acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
+                            Ok(())
+                        })
+                        .end()?;
+                    }
                     self.epilogue(k, tile, cw, lt, &acc)
                 }
             }
@@ -1288,14 +1339,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         &mut self,
         k: &mut KernelBuilder,
         ring: &RingCursor,
-        cw: Var,
+        (cw, (k0, k1)): (Var, (Expr, Expr)),
         leader: ptx_isa::Pred,
         acc: &Buffer<ty::F32>,
         promotion: Option<&Promotion<'_>>,
     ) -> Result<()> {
         let stage = ring.stage();
         let cw = k.eval(cw)?;
-        let (cfg, ktiles) = (self.cfg, self.ktiles);
+        let cfg = self.cfg;
         if promotion.is_some() {
             k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
         }
@@ -1307,7 +1358,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 "a ping-pong consumer's main loop runs in its turn: HopperGemm::consumer runs it",
             ));
         }
-        k.for_range(0u32, ktiles, |k, kt| {
+        if promotion.is_some() && self.k_part.is_some() {
+            return Err(k.error("block scales with split-K"));
+        }
+        k.for_range(k0.clone(), k1, |k, kt| {
             let early = match promotion {
                 Some(p) => p.before_wait(k, kt)?,
                 None => None,
@@ -1354,7 +1408,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 }
             } else {
                 // Into `acc`, scale-d = 0 on the first k-tile.
-                let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, 0u32)?);
+                let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0)?);
                 let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
                 k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
                 k.wgmma_wait_group(0)?;
@@ -1594,6 +1648,29 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 self.store_block(k, edge, acc, Some((&epi, &at, views)))
             }
             Output::Grouped { .. } => Err(k.error("a grouped C for a tile without a group")),
+            Output::Partials(p) => {
+                // A part's tile is added to the others' by the sum that follows: only the
+                // per-tensor scale (linear) may apply to it.
+                if let Some(op) = epi
+                    .ops()
+                    .iter()
+                    .find(|op| !matches!(op, EpilogueOp::Scale(_)))
+                {
+                    return Err(k.error(format!(
+                        "the epilogue op {op:?} on split-K partials: they take a scale only"
+                    )));
+                }
+                let Some(split) = tile.ksplit else {
+                    return Err(k.error("split-K partials for a tile without a part"));
+                };
+                let origin = [
+                    split.into(),
+                    Expr::from(block) * 64,
+                    Expr::from(tile.nb) * bn,
+                ];
+                let edge = k.rows_at(&p, &origin, 1, [64, bn])?;
+                self.store_block(k, edge, acc, None)
+            }
         }
     }
 

@@ -314,7 +314,8 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// `examples/gemm_hopper.rs` checks with [`check_config`] on shapes with edges (`tests/gemm_ptx.rs`
 /// assembles each and keeps its golden PTX): an f32 C, alpha/beta (with an f32 C and an odd N
 /// too), f16 in with f16 and f32 out, a CTA pair with either epilogue, and ping-pong consumers
-/// ([`GemmConfig::pingpong`]) with each epilogue and in a pair.
+/// ([`GemmConfig::pingpong`]) with each epilogue and in a pair, and split-K
+/// ([`GemmConfig::split_k`]) with an even and an odd N.
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -370,6 +371,22 @@ pub fn variants() -> Vec<GemmConfig> {
             ..large
         }
         .with_pingpong(),
+        // Split-K in 4 parts (at K = 136 the last part has no k-tile), from registers, an even
+        // and an odd N.
+        GemmConfig {
+            split_k: 4,
+            tma_store: false,
+            ..large
+        }
+        .deepest(),
+        GemmConfig {
+            split_k: 4,
+            tma_store: false,
+            n_even: false,
+            bn: 128,
+            ..large
+        }
+        .deepest(),
     ]
 }
 

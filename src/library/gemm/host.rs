@@ -20,6 +20,9 @@ pub enum GemmError {
     /// The configuration is invalid or the kernel could not be built.
     #[error("building the GEMM kernel: {0}")]
     Build(#[from] ptx_isa::Error),
+    /// A helper kernel (split-K's sum) could not be built.
+    #[error("building a GEMM helper kernel: {0}")]
+    Helper(#[from] crate::kernel::KernelError),
     /// Loading or launching failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -145,6 +148,15 @@ pub struct Gemm {
     pad: Kernel,
     /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
     hang: Option<HangBuffer>,
+    /// With split-K ([`GemmConfig::split_k`]): the sum of the parts and its workspace.
+    split: Option<SplitSum>,
+}
+
+/// Split-K's second kernel ([`super::split`]) and the f32 workspace `[split_k, m, n]` the
+/// GEMM's parts write, kept from one run to the next (made again when the extents change).
+struct SplitSum {
+    kernel: LoadedKernel,
+    workspace: std::sync::Mutex<Option<cudarc::driver::CudaSlice<f32>>>,
 }
 
 impl Gemm {
@@ -179,6 +191,14 @@ impl Gemm {
             }
             None => None,
         };
+        let split = match cfg.split_k {
+            1 => None,
+            _ => Some(SplitSum {
+                kernel: super::split::reduce_kernel(cfg.output, ptx_isa::Target::Sm90a)?
+                    .load(device, &JitOptions::default())?,
+                workspace: std::sync::Mutex::new(None),
+            }),
+        };
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
         let pad = Kernel::new(
             device.clone(),
@@ -190,6 +210,7 @@ impl Gemm {
             cfg,
             pad,
             kernel,
+            split,
         })
     }
 
@@ -439,6 +460,12 @@ impl Gemm {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         let blocks = scales.check(&self.cfg, (m, n, k))?;
         epilogue.check(&self.cfg, n)?;
+        if self.split.is_some() && m > super::split::MAX_ROWS {
+            return Err(GemmError::Operands(format!(
+                "split-K sums at most {} rows, not {m}",
+                super::split::MAX_ROWS
+            )));
+        }
         if k % 8 != 0 {
             // Tensor maps need 16-byte row pitches: multiply zero-padded copies instead.
             let kp = k.next_multiple_of(8);
@@ -473,7 +500,17 @@ impl Gemm {
                 reason: "the GEMM's persistent grid needs the device's residency".into(),
             })?;
         let launch = self.kernel.built().launch_config_on(&symbols, residency)?;
-        let mut args: Vec<Arg<'_>> = vec![a.clone().into(), b.clone().into(), c.reborrow().into()];
+        // Split-K: the parts go to the workspace, summed into C after the GEMM.
+        let mut workspace = match &self.split {
+            None => None,
+            Some(split) => Some(split.workspace(stream, self.cfg.split_k as usize * m * n)?),
+        };
+        let parts = [self.cfg.split_k as usize, m, n];
+        let out: Arg<'_> = match workspace.as_mut().and_then(|w| w.as_mut()) {
+            Some(w) => TensorMut::slice(w, parts)?.into(),
+            None => c.reborrow().into(),
+        };
+        let mut args: Vec<Arg<'_>> = vec![a.clone().into(), b.clone().into(), out];
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
@@ -506,7 +543,31 @@ impl Gemm {
                 self.kernel.kernel().launch(stream, &launch, &mut args)?;
             }
         }
+        drop(args);
+        if let (Some(split), Some(Some(w))) = (&self.split, workspace.as_deref()) {
+            let mut sum = [TensorRef::slice(w, parts)?.into(), c.reborrow().into()];
+            split.kernel.launch(stream, &mut sum)?;
+        }
         Ok(())
+    }
+}
+
+impl SplitSum {
+    /// The workspace, holding `len` f32 (made, or made again at another length), locked for
+    /// the run.
+    #[allow(clippy::type_complexity)]
+    fn workspace(
+        &self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Option<cudarc::driver::CudaSlice<f32>>>, GemmError> {
+        let mut guard = self.workspace.lock().map_err(|_| {
+            GemmError::Operands("split-K's workspace was poisoned by a panicking run".into())
+        })?;
+        if guard.as_ref().is_none_or(|w| w.len() != len) {
+            *guard = Some(stream.alloc_zeros::<f32>(len).map_err(RuntimeError::from)?);
+        }
+        Ok(guard)
     }
 }
 

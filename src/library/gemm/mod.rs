@@ -29,6 +29,7 @@ pub mod grouped;
 mod host;
 mod layout;
 mod pad;
+pub mod split;
 pub mod tune;
 
 pub use build::{GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with};
@@ -191,6 +192,13 @@ pub enum GemmConfigError {
     /// group cursor assume the shared 128-row tile).
     #[error("ping-pong consumers take a dense problem without block scales")]
     PingPong,
+    /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
+    /// grouped problem, block scales, the TMA-store epilogue, ping-pong consumers, alpha/beta,
+    /// a bias or an output scale.
+    #[error(
+        "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands"
+    )]
+    SplitK(u32),
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -258,6 +266,14 @@ pub struct GemmConfig {
     /// k-tile's wgmmas in flight while it releases the previous stage (`wgmma.wait_group 1`).
     /// Dense problems without block scales ([`GemmConfigError::PingPong`]).
     pub pingpong: bool,
+    /// Split-K: each tile's reduction split into this many parts (1: none), each a work item of
+    /// the persistent grid ([`crate::parts::GridSchedule::with_splits`]), so a problem with fewer
+    /// tiles than SMs (a decode shape's M of 1 to 128) fills the GPU. Each part writes its f32
+    /// partial tile to a workspace `[split_k, m, n]`; a second kernel sums the parts in order
+    /// (deterministic, no atomics) into C ([`split`]). Dense 16-bit or per-tensor FP8 problems
+    /// with the register epilogue and no bias, output scale or alpha/beta
+    /// ([`GemmConfigError::SplitK`]); 1 to 16 parts.
+    pub split_k: u32,
 }
 
 impl GemmConfig {
@@ -300,6 +316,7 @@ impl GemmConfig {
             bias: None,
             out_scale: OutScale::None,
             pingpong: false,
+            split_k: 1,
         }
     }
 
@@ -672,6 +689,17 @@ impl GemmConfig {
             return Err(GemmConfigError::PingPong);
         }
         let epilogue = self.bias.is_some() || self.out_scale != OutScale::None;
+        if self.split_k != 1
+            && (!(1..=16).contains(&self.split_k)
+                || self.grouping != Grouping::None
+                || self.scaling == Scaling::Block
+                || self.tma_store
+                || self.pingpong
+                || self.alpha_beta
+                || epilogue)
+        {
+            return Err(GemmConfigError::SplitK(self.split_k));
+        }
         let bias_ok = matches!(self.bias, None | Some(ScalarType::Bf16 | ScalarType::F32));
         if epilogue && (!fp8 || self.grouping != Grouping::None || !bias_ok) {
             return Err(GemmConfigError::Epilogue);
@@ -682,7 +710,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -721,6 +749,10 @@ impl GemmConfig {
                 OutScale::Pointer => "_osp",
             },
             if self.pingpong { "_pingpong" } else { "" },
+            match self.split_k {
+                1 => String::new(),
+                s => format!("_splitk{s}"),
+            },
         )
     }
 }

@@ -91,7 +91,8 @@ impl TuneProblem {
 /// The configurations worth timing for `problem` on `sms` multiprocessors: the rule's pick first,
 /// then every tile width (64 to 256) with the consumers sharing each tile or taking turns
 /// ([`GemmConfig::pingpong`]), alone or in CTA pairs, at the deepest ring that fits, and two band
-/// heights; each once, each valid.
+/// heights, and where the tiles are fewer than the SMs split-K in 2, 4 and 8 parts
+/// ([`GemmConfig::split_k`]); each once, each valid.
 pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
     let rule = problem.rule(sms);
     let mut out = vec![rule];
@@ -110,6 +111,24 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
                     if !out.contains(&c) && c.validate().is_ok() {
                         out.push(c);
                     }
+                }
+            }
+        }
+    }
+    // Split-K where the tiles alone leave SMs idle: 2 to 8 parts, from registers.
+    let tiles = problem.m.div_ceil(GemmConfig::BM as usize) * problem.n.div_ceil(rule.bn as usize);
+    if tiles < sms as usize {
+        for bn in [128, 256] {
+            for split_k in [2, 4, 8] {
+                let c = GemmConfig {
+                    bn,
+                    split_k,
+                    tma_store: false,
+                    ..rule
+                }
+                .deepest();
+                if !out.contains(&c) && c.validate().is_ok() {
+                    out.push(c);
                 }
             }
         }
@@ -530,6 +549,11 @@ mod tests {
             }
             assert!(c.iter().any(|x| x.pingpong) && c.iter().any(|x| x.bn == 64));
         }
+        // A decode shape's 28 tiles on 132 SMs: split-K candidates too; 4096³ has none.
+        let decode = candidates(&TuneProblem::new(64, 7168, 16384, E4m3, Bf16), 132);
+        assert!(decode.iter().any(|x| x.split_k == 8));
+        let square = candidates(&TuneProblem::new(4096, 4096, 4096, Bf16, Bf16), 132);
+        assert!(square.iter().all(|x| x.split_k == 1));
     }
 
     /// Entries are per key and problem; a second insert replaces the first; the text round-trips,
@@ -546,8 +570,14 @@ mod tests {
         assert_eq!(back, cache);
         for other in [
             TuneKey { sms: 114, ..key() },
-            TuneKey { driver: 12080, ..key() },
-            TuneKey { version: "0.2.0".into(), ..key() },
+            TuneKey {
+                driver: 12080,
+                ..key()
+            },
+            TuneKey {
+                version: "0.2.0".into(),
+                ..key()
+            },
         ] {
             assert_eq!(back.lookup(&other, &p), None);
         }
@@ -564,7 +594,10 @@ mod tests {
         let cases = [
             (good.replace("\t256\t", "\tx\t"), "not a number"),
             (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
-            (format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)), "17 fields"),
+            (
+                format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)),
+                "17 fields",
+            ),
         ];
         for (text, what) in cases {
             let e = TuneCache::parse(&text).unwrap_err().to_string();

@@ -344,6 +344,7 @@ impl TileScheduler for GroupedSchedule {
                     Tile {
                         mb,
                         rows: GemmConfig::BM,
+                        ksplit: None,
                         nb,
                         group: Some(group),
                     },
