@@ -22,13 +22,40 @@ use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
 
-/// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
+/// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers); with
+/// `FP8_DECODE_ONLY` set, DeepSeek-V3's at M = 64 and 128 only.
 fn shapes() -> Vec<(usize, usize, usize)> {
-    let mut s = vec![(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)];
-    for m in [64, 128, 4096] {
+    let decode_only = std::env::var_os("FP8_DECODE_ONLY").is_some();
+    let mut s = match decode_only {
+        true => Vec::new(),
+        false => vec![(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)],
+    };
+    let ms: &[usize] = if decode_only { &[64, 128] } else { &[64, 128, 4096] };
+    for &m in ms {
         s.extend(DEEPSEEK_V3_NK.iter().map(|&(n, k)| (m, n, k)));
     }
     s
+}
+
+/// Split-K configurations around `cfg` ([`GemmConfig::split_k`]: 2, 4 and 8 parts, 128 and 256
+/// wide, from registers), timed where the problem's tiles leave SMs idle.
+fn split_configs(cfg: GemmConfig) -> Vec<GemmConfig> {
+    let mut v = Vec::new();
+    for bn in [128, 256] {
+        for split_k in [2, 4, 8] {
+            let c = GemmConfig {
+                bn,
+                split_k,
+                tma_store: false,
+                ..cfg
+            }
+            .deepest();
+            if c.validate().is_ok() {
+                v.push(c);
+            }
+        }
+    }
+    v
 }
 
 /// Random e4m3 values spread over a few binades (scaled from [-1, 1) by `scale`).
@@ -120,6 +147,25 @@ fn main() {
             GemmConfig::fp8(4096, 4096, sms, e4m3, out),
             (4096, 4096, 4096),
         ),
+        // Split-K at a decode shape and at an edge shape (its last part without a k-tile).
+        (
+            GemmConfig {
+                split_k: 8,
+                tma_store: false,
+                ..GemmConfig::fp8(64, 7168, sms, e4m3, out)
+            }
+            .deepest(),
+            (64, 7168, 16384),
+        ),
+        (
+            GemmConfig {
+                split_k: 4,
+                tma_store: false,
+                ..GemmConfig::fp8(300, 520, sms, e4m3, out)
+            }
+            .deepest(),
+            (300, 520, 272),
+        ),
     ];
     check::print_checks(
         "ours",
@@ -136,11 +182,17 @@ fn main() {
         checks,
     );
     println!(
-        "\n| shape | ours FP8 TFLOP/s | cuBLASLt FP8 fast | cuBLASLt FP8 promoted | ours / fast | cuBLAS bf16 | our config |\n| --- | --- | --- | --- | --- | --- | --- |"
+        "\n| shape | ours FP8 TFLOP/s | cuBLASLt FP8 fast | cuBLASLt FP8 promoted | ours / fast | cuBLAS bf16 | our config | best split-K TFLOP/s | split-K / fast | its config |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for (m, n, k) in shapes() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let cfg = GemmConfig::fp8(m, n, sms, e4m3, out);
+        let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(cfg.bn as usize);
+        let splits = match tiles < sms as usize {
+            true => split_configs(cfg),
+            false => Vec::new(),
+        };
+        let mut best_split: Option<(f64, GemmConfig)> = None;
         let row = (|| -> Result<[f64; 4], Box<dyn std::error::Error>> {
             let round = E4m3::from_f32 as fn(f32) -> E4m3;
             let p = Fp8Problem::new(&stream, (m, n, k), 7, (round, round))?;
@@ -152,6 +204,16 @@ fn main() {
                 Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
             })?;
             t[0] = flops / ms / 1e9;
+            for &s in &splits {
+                let gemm = loaded(&mut kernels, &device, s)?;
+                let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+                    Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
+                })?;
+                let f = flops / ms / 1e9;
+                if best_split.is_none_or(|(b, _)| f > b) {
+                    best_split = Some((f, s));
+                }
+            }
             for (i, accum) in [Accum::Fast, Accum::Promoted].into_iter().enumerate() {
                 let ms =
                     median_ms::<CheckError>(&stream, 3, 20, || p.cublaslt(&lt, &mut dd, accum))?;
@@ -163,11 +225,17 @@ fn main() {
             Ok(t)
         })();
         match row {
-            Ok([o, f, p, b]) => println!(
-                "| {m}x{n}x{k} | {o:.0} | {f:.0} | {p:.0} | {:.2} | {b:.0} | {} |",
-                o / f,
-                cfg.name()
-            ),
+            Ok([o, f, p, b]) => {
+                let split = match best_split {
+                    Some((s, c)) => format!("{s:.0} | {:.2} | {}", s / f, c.name()),
+                    None => " | | ".into(),
+                };
+                println!(
+                    "| {m}x{n}x{k} | {o:.0} | {f:.0} | {p:.0} | {:.2} | {b:.0} | {} | {split} |",
+                    o / f,
+                    cfg.name()
+                )
+            }
             Err(e) => println!("| {m}x{n}x{k} | error: {e} | | | | | {} |", cfg.name()),
         }
     }

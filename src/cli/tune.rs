@@ -95,13 +95,14 @@ pub fn run(args: &[String]) -> Result<Output, CliError> {
         out.push_str(&format!("| {} | {v} |\n", t.config.name()));
     }
     out.push_str(&format!(
-        "best: {} at {:.0} TFLOP/s (the rule's pick: {}); building the PTX took {:.2} s of {:.1} s; \
-         stored in {}\n",
+        "best: {} at {:.0} TFLOP/s (the rule's pick: {}); of {:.1} s the PTX took {:.2} s, the \
+         driver's JIT and load {:.2} s; stored in {}\n",
         report.best.name(),
         report.best_tflops,
         report.timings[0].config.name(),
-        report.build_seconds,
         report.total_seconds,
+        report.build_seconds,
+        report.load_seconds,
         cache_path.display()
     ));
     Ok(out.into())

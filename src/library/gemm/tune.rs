@@ -373,6 +373,8 @@ pub struct TuneReport {
     pub best_tflops: f64,
     /// Seconds spent building the candidates' PTX (a small part of the whole).
     pub build_seconds: f64,
+    /// Seconds the driver spent compiling and loading them (its JIT, the larger part).
+    pub load_seconds: f64,
     /// Seconds the whole tuning took.
     pub total_seconds: f64,
 }
@@ -395,13 +397,18 @@ pub fn tune(
     let (m, n, k) = (problem.m, problem.n, problem.k);
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let mut ops = Operands::new(device, problem)?;
-    let mut build_seconds = 0.0;
+    let (mut build_seconds, mut load_seconds) = (0.0, 0.0);
     let mut reference: Option<Vec<f32>> = None;
     let mut timings = Vec::new();
     for cfg in candidates(problem, key.sms) {
+        // The PTX alone, then the kernel built again and loaded (the driver's JIT).
+        let t = std::time::Instant::now();
+        super::build_with(&cfg, smem::pipeline::sync::WaitMode::Spin)
+            .map_err(|e| CheckError::from(super::GemmError::from(e)))?;
+        build_seconds += t.elapsed().as_secs_f64();
         let t = std::time::Instant::now();
         let gemm = Gemm::new(device, cfg).map_err(CheckError::from)?;
-        build_seconds += t.elapsed().as_secs_f64();
+        load_seconds += t.elapsed().as_secs_f64();
         ops.poison()?;
         ops.run(&gemm)?;
         let c = ops.c()?;
@@ -435,6 +442,7 @@ pub fn tune(
         best,
         best_tflops,
         build_seconds,
+        load_seconds,
         total_seconds: start.elapsed().as_secs_f64(),
     })
 }
