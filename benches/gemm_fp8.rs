@@ -30,7 +30,11 @@ fn shapes() -> Vec<(usize, usize, usize)> {
         true => Vec::new(),
         false => vec![(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192)],
     };
-    let ms: &[usize] = if decode_only { &[64, 128] } else { &[64, 128, 4096] };
+    let ms: &[usize] = if decode_only {
+        &[64, 128]
+    } else {
+        &[64, 128, 4096]
+    };
     for &m in ms {
         s.extend(DEEPSEEK_V3_NK.iter().map(|&(n, k)| (m, n, k)));
     }
