@@ -1001,16 +1001,16 @@ impl Turns {
 }
 
 /// Which of the thread's row statistics each value of S and of O belongs to.
-struct RowGroups {
+pub(crate) struct RowGroups {
     /// Distinct rows a thread holds (2 for a wgmma accumulator).
-    count: usize,
+    pub(crate) count: usize,
     /// For each value of S, its row's index.
-    s: Vec<usize>,
+    pub(crate) s: Vec<usize>,
     /// For each value of O, its row's index.
-    o: Vec<usize>,
+    pub(crate) o: Vec<usize>,
 }
 
-fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Result<RowGroups> {
+pub(crate) fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Result<RowGroups> {
     let rows_of = |b: &Buffer<ty::F32>| -> Option<Vec<i64>> {
         let tv = b.fragment()?;
         (0..tv.values())
@@ -1040,7 +1040,7 @@ fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Re
 }
 
 /// `e` evaluated and read as signed (a count that may go below zero).
-fn s32(k: &mut KernelBuilder, e: Expr) -> Result<Reg<ty::S32>> {
+pub(crate) fn s32(k: &mut KernelBuilder, e: Expr) -> Result<Reg<ty::S32>> {
     let r = k.eval(e)?;
     r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
 }
@@ -1160,7 +1160,7 @@ fn store_tma<T: Elem>(
 /// One step of the online softmax on S: the new row max, the running sum rescaled and
 /// `P = 2^(S·scale·log2e - max·scale·log2e)` in place, its row sums added; returns each row's
 /// factor `alpha` that rescales O.
-fn online_softmax(
+pub(crate) fn online_softmax(
     k: &mut KernelBuilder,
     s_acc: &Buffer<ty::F32>,
     rows: &RowGroups,

@@ -1,0 +1,571 @@
+//! The decode kernel and the split combine, written with the authoring model and the kernel
+//! parts: [`WarpSpecialized`](crate::parts::WarpSpecialized) roles, a [`Ring`] of K and V tiles
+//! filled page by page by TMA, `gemm_async` (wgmma) for `S = Q·Kᵀ` and `P·V`, the attention's
+//! online softmax on the accumulator fragment.
+
+use crate::parts::{ConsumerId, Ring};
+use layouts::fragment::wgmma::{accumulator, register_a_k};
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Imm, Reg, RegRef, Target, ty};
+use smem::SwizzleMode;
+use smem::mbarrier::MBARRIER_BYTES;
+use smem::pipeline::TileSpec;
+use smem::pipeline::cursor::{Phase, RingCursor};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+
+use super::{DecodeConfig, MAX_Q_LEN};
+use crate::kernel::math::LOG2_E;
+use crate::kernel::{Buffer, BuiltKernel, Expr, KernelBuilder, Result, TensorOpts, TmaTensor, Var};
+use crate::library::attention::{online_softmax, row_groups, s32};
+use crate::runtime::ExtentFacts;
+use crate::signature::TmaBox;
+use crate::tile::{Accumulate, ExecScope, TileRef};
+
+type Bf16 = ty::Bf16;
+
+/// The tensors and extents the decode kernel declares, in the order of its parameters.
+struct Args {
+    q: TmaTensor<Bf16>,
+    k_cache: TmaTensor<Bf16>,
+    v_cache: TmaTensor<Bf16>,
+    block_table: Buffer<ty::S32>,
+    seq_lens: Buffer<ty::S32>,
+    o: Buffer<Bf16>,
+    o_part: Buffer<ty::F32>,
+    lse_part: Buffer<ty::F32>,
+    scale: Reg<ty::F32>,
+    batch: Var,
+    q_len: Var,
+    kv_heads: Var,
+    page_size: Var,
+    splits: Var,
+}
+
+/// What every role knows of its CTA's work: the sequence, KV head, query chunk and split, and
+/// the key tiles `first..end` it visits.
+struct Work {
+    batch: Var,
+    kv_head: Var,
+    chunk: Var,
+    split: Var,
+    /// The sequence's length.
+    len: Var,
+    /// The key tiles of this split.
+    first: Var,
+    end: Var,
+    /// The sequence's last page slot (`(len - 1) / page_size`): boxes past the keys read it
+    /// again instead of a block-table entry past the sequence's pages.
+    last_slot: Var,
+}
+
+/// What the producer and the consumer share.
+struct Parts<'a> {
+    cfg: &'a DecodeConfig,
+    args: &'a Args,
+    work: &'a Work,
+    ring: &'a Ring,
+    q_s: Reg<ty::U32>,
+    q_full: NamedBarrier,
+}
+
+/// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
+/// `[batch, q_len, heads, d]` (TMA, boxes of `[1, tokens, group, 64]`), `k_cache` and `v_cache`
+/// `[num_pages, page_size, kv_heads, d]` (TMA, boxes of `[1, page_rows, 1, 64]`),
+/// `block_table` `[batch, max_pages]` i32, `seq_lens` `[batch]` i32, `o` like `q`, the
+/// workspace `o_part` `[splits, batch, q_len, heads, d]` and `lse_part`
+/// `[splits, batch, q_len, heads]` (f32; written only when `splits > 1`, `o` only when it is 1)
+/// and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x `batch` CTAs.
+pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
+    let name = cfg.name();
+    let mut k = KernelBuilder::new(&name, target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    let args = declare(&mut k, cfg)?;
+    let tq = cfg.tokens_per_cta();
+    let chunks = Expr::ceil_div(args.q_len, tq);
+    let [x, kv_head, batch] = k.cta_id([
+        Expr::from(args.splits) * chunks.clone(),
+        args.kv_heads.into(),
+        args.batch.into(),
+    ])?;
+    let roles = cfg.roles();
+    let tid = roles.declare_ctas(&mut k, cfg.ctas_per_sm())?;
+
+    // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes), the K/V ring, Q's barrier.
+    let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
+    let spec = |name: &str| TileSpec {
+        name: name.to_string(),
+        bytes: cfg.kv_bytes(),
+        align: 1024,
+    };
+    // One ring of K and V tiles: full takes the producer's arrive.expect_tx, empty the
+    // consumer warpgroup's release.
+    let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &[spec("k"), spec("v")], 1, 1)?;
+    let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
+    let mut sync = BarrierSync::new(&name, WaitMode::Spin);
+    sync.declare_globals(k.module_mut())?;
+    let ring = Ring::declare(&k, &mut sync, "kv", pipe, base, 1)?;
+    let q_full = sync
+        .declare_one("q_full", 1, q_bar)
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+
+    let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
+
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.comment("thread 0: the ring's full/empty barriers and Q's barrier");
+    k.if_(leader, |k| {
+        ring.init(k, &mut sync)?;
+        sync.init(k.isa(), q_full)?;
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    k.sync_threads()?;
+
+    let parts = Parts {
+        cfg,
+        args: &args,
+        work: &work,
+        ring: &ring,
+        q_s,
+        q_full,
+    };
+    let sync = std::cell::RefCell::new(sync);
+    roles.run(
+        &mut k,
+        tid,
+        |k| producer(k, &parts, &mut sync.borrow_mut(), tid),
+        |k, me| consumer(k, &parts, &mut sync.borrow_mut(), me),
+    )?;
+    sync.into_inner()
+        .finish()
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    k.finish()
+}
+
+/// The parameters (see [`build`]).
+fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
+    let one = ExtentFacts::NONE.at_least(1);
+    let (d, slab) = (cfg.head_dim, DecodeConfig::SLAB);
+    let batch = k.symbol_with("batch", one)?;
+    let q_len = k.symbol_with("q_len", one.at_most(u64::from(MAX_Q_LEN)))?;
+    let heads = k.symbol_with("heads", one)?;
+    let kv_heads = k.symbol_with("kv_heads", one)?;
+    let num_pages = k.symbol_with("num_pages", one)?;
+    let rows = u64::from(cfg.page_rows);
+    let page_size = k.symbol_with("page_size", one.at_least(rows).multiple_of(rows))?;
+    let max_pages = k.symbol_with("max_pages", one)?;
+    let splits = k.symbol_with("splits", one)?;
+    let q_box = TmaBox::new([1, cfg.tokens_per_cta(), cfg.group, slab]).swizzle(SwizzleMode::B128);
+    let e = |v: Var| Expr::from(v);
+    let q_shape = [e(batch), e(q_len), e(heads), Expr::from(d)];
+    let q = k.tma_tensor::<Bf16>("q", q_shape.clone(), q_box)?;
+    let page_box = || TmaBox::new([1, cfg.page_rows, 1, slab]).swizzle(SwizzleMode::B128);
+    let cache = [e(num_pages), e(page_size), e(kv_heads), Expr::from(d)];
+    let k_cache = k.tma_tensor::<Bf16>("k_cache", cache.clone(), page_box())?;
+    let v_cache = k.tma_tensor::<Bf16>("v_cache", cache, page_box())?;
+    let opts = TensorOpts::default();
+    let block_table = k.tensor::<ty::S32>("block_table", [batch, max_pages], opts.clone())?;
+    let seq_lens = k.tensor::<ty::S32>("seq_lens", [batch], opts.clone())?;
+    let o = k.tensor::<Bf16>("o", q_shape.clone(), opts.clone().align(16))?;
+    let mut part_shape = vec![e(splits)];
+    part_shape.extend(q_shape);
+    let o_part = k.tensor::<ty::F32>("o_part", part_shape, opts.clone())?;
+    let lse_part = k.tensor::<ty::F32>("lse_part", [splits, batch, q_len, heads], opts)?;
+    let scale = k.scalar::<ty::F32>("scale")?;
+    Ok(Args {
+        q,
+        k_cache,
+        v_cache,
+        block_table,
+        seq_lens,
+        o,
+        o_part,
+        lse_part,
+        scale,
+        batch,
+        q_len,
+        kv_heads,
+        page_size,
+        splits,
+    })
+}
+
+/// The CTA's work from its ids: split `x / chunks`, query chunk `x % chunks`; the sequence's
+/// key tiles `ceil(len / 64)` cut into `splits` runs of `ceil(tiles / splits)`, this split's
+/// run (empty when the sequence is too short for it).
+fn work(
+    k: &mut KernelBuilder,
+    args: &Args,
+    [x, kv_head, batch]: [Var; 3],
+    chunks: Expr,
+) -> Result<Work> {
+    let bn = DecodeConfig::BLOCK_N;
+    let split = k.let_("split", x / chunks.clone())?;
+    let chunk = k.let_("chunk", x % chunks)?;
+    let len = k.load(&args.seq_lens, [batch])?;
+    let len = len.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
+    let len = k.bind("seq_len", len);
+    let tiles = k.let_("tiles", Expr::ceil_div(len, bn))?;
+    let per = k.let_("per_split", (tiles + args.splits - 1u32) / args.splits)?;
+    let first = k.let_("first_tile", split * per)?;
+    // end = max(first, min(first + per, tiles)).
+    let end = k.eval(first + per)?;
+    let all = k.eval(tiles)?;
+    k.min(end, end, all)?;
+    let first_r = k.eval(first)?;
+    k.max(end, end, first_r)?;
+    let end = k.bind("end_tile", end);
+    // (max(len, 1) - 1) / page_size.
+    let last = k.eval(len)?;
+    k.max(last, last, 1u32)?;
+    let last = k.bind("len_or_1", last);
+    let last_slot = k.let_("last_slot", (last - 1u32) / args.page_size)?;
+    Ok(Work {
+        batch,
+        kv_head,
+        chunk,
+        split,
+        len,
+        first,
+        end,
+        last_slot,
+    })
+}
+
+/// The producer warpgroup: one thread loads Q's rows (the chunk's tokens, each with its
+/// group's heads: one box of `[1, tokens, group, 64]` per slab; tokens past `q_len` read as
+/// zero), then each key tile of the split into the next free stage: K's and V's boxes of
+/// `page_rows` rows from the pages the block table names (looked up before the stage is
+/// waited for, so the lookups overlap the wait).
+fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: Var) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bn, slab, rows) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB, cfg.page_rows);
+    let slabs = cfg.head_dim / slab;
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.if_(leader, |k| {
+        let q_rows = cfg.tokens_per_cta() * cfg.group;
+        let q_bytes = q_rows * slab * 2 * slabs;
+        sync.arrive_expect_tx(k.isa(), p.q_full.at, p.q_full.addr, q_bytes)?;
+        for s in 0..slabs {
+            let dst = k.reg::<ty::U32>();
+            k.add(dst, p.q_s, s * DecodeConfig::ROWS * slab * 2)?;
+            let tile = TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, q_rows, slab, dst, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            let origin = [
+                Expr::from(w.batch),
+                w.chunk * cfg.tokens_per_cta(),
+                w.kv_head * cfg.group,
+                Expr::from(s * slab),
+            ];
+            let src = k.tma_box_at(&args.q, &origin)?;
+            k.copy_async(&tile, &src, Some((&mut *sync, p.q_full)), None, ExecScope::Thread)?;
+        }
+        let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+        k.for_range(w.first, w.end, |k, n| {
+            // Each box's page and row in it; a box past the sequence's pages reads its last.
+            let mut boxes = Vec::new();
+            for i in 0..bn / rows {
+                let pos = k.let_("pos", n * bn + i * rows)?;
+                let slot = k.eval(pos / args.page_size)?;
+                let last = k.eval(w.last_slot)?;
+                k.min(slot, slot, last)?;
+                let slot = k.bind("slot", slot);
+                let page = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
+                let page = page.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
+                let page = k.bind("page", page);
+                let row = k.let_("page_row", pos % args.page_size)?;
+                boxes.push((page, row));
+            }
+            let full = p.ring.acquire(k, sync, &cur)?;
+            p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
+            let tiles = p.ring.tile_addrs(k, cur.stage())?;
+            for (cache, &tile) in [&args.k_cache, &args.v_cache].into_iter().zip(&tiles) {
+                for s in 0..slabs {
+                    for (i, &(page, row)) in boxes.iter().enumerate() {
+                        let dst = k.reg::<ty::U32>();
+                        k.add(dst, tile, (s * bn + i as u32 * rows) * slab * 2)?;
+                        let to = TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, rows, slab, dst, 1024)
+                            .with_swizzle(SwizzleMode::B128);
+                        let origin = [
+                            Expr::from(page),
+                            Expr::from(row),
+                            Expr::from(w.kv_head),
+                            Expr::from(s * slab),
+                        ];
+                        let src = k.tma_box_at(cache, &origin)?;
+                        k.copy_async(&to, &src, Some((&mut *sync, full)), None, ExecScope::Thread)?;
+                    }
+                }
+            }
+            cur.advance(k.isa())?;
+            Ok(())
+        })
+    })
+    .end()
+}
+
+/// The consumer warpgroup: the group's query rows (row `r` is token `r / group`, head
+/// `r % group` of the KV head's group), `S = Q·Kᵀ` for each key tile, the mask on tiles that
+/// reach past the first token's last key, the online softmax, V's rows past the keys cleared
+/// on the last tile (a cache page holds anything past a sequence's end, and `0 · NaN` is NaN),
+/// `O += P·V`; then O normalised into `o`, or with several splits the unnormalised parts into
+/// the workspace.
+fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: ConsumerId) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
+    let dt = ptx_isa::ScalarType::Bf16;
+    let lt = me.thread;
+    let frag = |k: &KernelBuilder, n: u32| {
+        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
+    };
+    let scale_log2 = k.reg::<ty::F32>();
+    k.mul(scale_log2, args.scale, LOG2_E)?;
+    let leader = k.cmp(CmpOp::Eq, lt, 0)?;
+    let s_frag = frag(k, bn)?;
+    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
+    let o_acc = k.alloc_fragment::<ty::F32>("o", frag(k, d)?)?;
+    let p_pairs: Vec<RegRef> = k
+        .regs::<ty::Bf16x2>((bn / 4) as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    // P = S converted in the accumulator's fragment, the same registers the A operand of P·V
+    // (PTX ISA 9.7.15.5.1.1.1: the m64nN accumulator's order is the A fragment's).
+    let p_cast = TileRef::registers(dt, s_frag, p_pairs.clone());
+    let p_a = TileRef::registers(
+        dt,
+        register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
+        p_pairs,
+    );
+    k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
+    let rows = row_groups(k, &s_acc, &o_acc)?;
+    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    for (&mi, &li) in m.iter().zip(&l) {
+        k.mov(mi, f32::NEG_INFINITY)?;
+        k.mov(li, 0.0f32)?;
+    }
+    sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
+    let q_tile = TileRef::shared_slabs(dt, [DecodeConfig::ROWS, d], DecodeConfig::ROWS, p.q_s, 1024, SwizzleMode::B128);
+    let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+    let tq = cfg.tokens_per_cta();
+    k.for_range(w.first, w.end, |k, n| {
+        p.ring.wait(k, sync, &cur)?;
+        let tiles = p.ring.tile_addrs(k, cur.stage())?;
+        let (Some(&ka), Some(&va)) = (tiles.first(), tiles.get(1)) else {
+            return Err(k.error("the ring's stage holds K and V"));
+        };
+        let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
+        k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, ExecScope::Warpgroup)?;
+        k.wgmma_wait_group(0)?;
+        // Token t (of the sequence's last q_len) sees keys below len - q_len + 1 + t: the tile
+        // needs the mask when its last key reaches the chunk's first token's bound.
+        let needs = k.cmp(
+            CmpOp::Gt,
+            n * bn + bn + args.q_len,
+            w.len + 1u32 + w.chunk * tq,
+        )?;
+        k.if_(needs, |k| {
+            k.mask_fragment_rows(
+                &s_acc,
+                lt,
+                |k, row| {
+                    let hi = s32(k, w.len + 1u32 + w.chunk * tq + row / cfg.group)?;
+                    let lo = s32(k, n * bn + args.q_len)?;
+                    let limit = k.reg::<ty::S32>();
+                    k.sub(limit, hi, lo)?;
+                    Ok(limit)
+                },
+                f32::NEG_INFINITY,
+            )
+        })
+        .end()?;
+        let alpha = online_softmax(k, &s_acc, &rows, &m, &l, scale_log2)?;
+        let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
+            return Err(k.error("O is a register fragment"));
+        };
+        for (v, &r) in o.iter().enumerate() {
+            k.mul(r, r, alpha[rows.o[v]])?;
+        }
+        k.cast(&p_cast, &s_acc, ExecScope::Warpgroup)?;
+        clear_past_keys(k, p, n, va, lt)?;
+        let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
+            .transposed()
+            .ok_or_else(|| k.error("V's tile has no layout"))?;
+        k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, ExecScope::Warpgroup)?;
+        k.wgmma_wait_group(0)?;
+        p.ring.release_next(k, sync, &cur, leader, false)
+    })?;
+    epilogue(k, p, &o_acc, &rows, &m, &l, lt)
+}
+
+/// On the tile holding the sequence's end, V's rows past the last key set to zero (whole
+/// 128-byte rows, which the swizzle only permutes within), made visible to wgmma (the async
+/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`) before the warpgroup meets at its barrier.
+fn clear_past_keys(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    n: Var,
+    va: Reg<ty::U32>,
+    lt: Var,
+) -> Result<()> {
+    let (bn, slab) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB);
+    let w = p.work;
+    let edge = k.cmp(CmpOp::Gt, n * bn + bn, w.len)?;
+    k.if_(edge, |k| {
+        let keys = k.let_("keys_left", w.len - n * bn)?;
+        // 16-byte chunks: 8 a row.
+        let chunks = p.cfg.head_dim / slab * bn * 8;
+        let view = k.shared_view::<ty::U32>("v_rows", va, &[chunks * 4], 1024)?;
+        let zero = k.regs::<ty::U32>(4);
+        for &z in &zero {
+            k.mov(z, 0u32)?;
+        }
+        for i in 0..chunks / 128 {
+            let c = k.let_("chunk16", lt + i * 128)?;
+            // The chunk's row in its slab.
+            let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
+            k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
+        }
+        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+            ptx_isa::space::SharedScope::Cta,
+        )))?;
+        k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)
+    })
+    .end()
+}
+
+/// O divided by the row sums into `o` (bf16) when the keys are not split; else O's rows
+/// divided by their own sums into `o_part` and `LSE = max·scale + ln(sum)` into `lse_part`
+/// (`-inf` for a row that saw no key), for the combine. Rows past the chunk's tokens (or past
+/// `q_len`) are not stored.
+#[allow(clippy::too_many_arguments)]
+fn epilogue(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    o_acc: &Buffer<ty::F32>,
+    rows: &crate::library::attention::RowGroups,
+    m: &[Reg<ty::F32>],
+    l: &[Reg<ty::F32>],
+    lt: Var,
+) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let (r0, c0) = k.fragment_origin(o_acc, lt)?;
+    let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    let tq = cfg.tokens_per_cta();
+    let single = k.cmp(CmpOp::Eq, args.splits, 1u32)?;
+    let quad_first = k.cmp(CmpOp::Eq, c0.clone(), 0u32)?;
+    for i in 0..rows.count {
+        let values: Vec<usize> = (0..o.len()).filter(|&v| rows.o[v] == i).collect();
+        let Some(&first) = values.first() else {
+            continue;
+        };
+        let (r, _) = tv.coord(0, first as i64).map_err(|e| k.error(e.to_string()))?;
+        let row = k.let_("o_row", r0.clone() + (r - base_r) as u32)?;
+        // A row that saw no key has sum 0: O = 0, LSE = -inf.
+        let empty = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, empty, l[i], 0.0f32)?;
+        let inv = k.rcp_of(l[i])?;
+        k.selp(inv, 0.0f32, inv, empty)?;
+        let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
+        let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
+        let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
+        let in_q = k.cmp(CmpOp::Lt, token, args.q_len)?;
+        let live = k.pred();
+        k.and(live, in_chunk, in_q)?;
+        let at = |col: Expr| [w.batch.into(), token.into(), head.into(), col];
+        let col = |k: &KernelBuilder, v: usize| -> Result<Expr> {
+            let (_, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
+            Ok(c0.clone() + (c - base_c) as u32)
+        };
+        k.if_(live, |k| {
+            k.if_(single, |k| {
+                for &v in &values {
+                    let x = k.mul_of(o[v], inv)?;
+                    let h = k.reg::<Bf16>();
+                    k.cvt(h, x)?;
+                    let c = col(k, v)?;
+                    k.store(&args.o, at(c), h)?;
+                }
+                Ok(())
+            })
+            .else_(|k| {
+                for &v in &values {
+                    let x = k.mul_of(o[v], inv)?;
+                    let c = col(k, v)?;
+                    let mut idx = vec![Expr::from(w.split)];
+                    idx.extend(at(c));
+                    k.store(&args.o_part, idx, x)?;
+                }
+                let ln = k.log(l[i])?;
+                let lse = k.fma_of(m[i], args.scale, ln)?;
+                k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
+                let idx = [w.split, w.batch, token, head];
+                k.if_(quad_first, |k| k.store(&args.lse_part, idx, lse)).end()
+            })
+        })
+        .end()?;
+    }
+    Ok(())
+}
+
+/// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
+/// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
+/// splits in order (the same sum every run). Its parameters: `o_part`
+/// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
+/// `[batch, q_len, heads, d]` (bf16).
+pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new(&format!("decode_combine_d{head_dim}"), target);
+    let one = ExtentFacts::NONE.at_least(1);
+    let splits = k.symbol_with("splits", one)?;
+    let batch = k.symbol_with("batch", one)?;
+    let q_len = k.symbol_with("q_len", one)?;
+    let heads = k.symbol_with("heads", one)?;
+    let d = head_dim;
+    let opts = TensorOpts::default();
+    let e = |v: Var| Expr::from(v);
+    let o_shape = [e(batch), e(q_len), e(heads), Expr::from(d)];
+    let mut part_shape = vec![e(splits)];
+    part_shape.extend(o_shape.clone());
+    let o_part = k.tensor::<ty::F32>("o_part", part_shape, opts.clone())?;
+    let lse_part = k.tensor::<ty::F32>("lse_part", [splits, batch, q_len, heads], opts.clone())?;
+    let o = k.tensor::<Bf16>("o", o_shape, opts)?;
+    let [h, t, b] = k.cta_id([heads, q_len, batch])?;
+    let [c] = k.thread_id([d])?;
+    let m = k.reg::<ty::F32>();
+    k.mov(m, f32::NEG_INFINITY)?;
+    k.for_range(0u32, splits, |k, s| {
+        let x = k.load(&lse_part, [s, b, t, h])?;
+        k.max(m, m, x)?;
+        Ok(())
+    })?;
+    // Every split empty (a sequence of no keys): weights of 2^-inf = 0, never NaN.
+    let dead = k.pred();
+    k.setp::<ty::F32>(CmpOp::Eq, dead, m, f32::NEG_INFINITY)?;
+    k.selp(m, 0.0f32, m, dead)?;
+    let (sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+    k.mov(sum, 0.0f32)?;
+    k.mov(acc, 0.0f32)?;
+    k.for_range(0u32, splits, |k, s| {
+        let x = k.load(&lse_part, [s, b, t, h])?;
+        let e = k.reg::<ty::F32>();
+        k.sub(e, x, m)?;
+        let wgt = k.exp(e)?;
+        k.add(sum, sum, wgt)?;
+        let part = k.load(&o_part, [s, b, t, h, c])?;
+        k.fma(acc, wgt, part, acc)?;
+        Ok(())
+    })?;
+    let empty = k.pred();
+    k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
+    let inv = k.rcp_of(sum)?;
+    k.selp(inv, 0.0f32, inv, empty)?;
+    let x = k.mul_of(acc, inv)?;
+    let out = k.reg::<Bf16>();
+    k.cvt(out, x)?;
+    k.store(&o, [b, t, h, c], out)?;
+    k.finish()
+}
