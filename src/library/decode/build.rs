@@ -6,7 +6,8 @@
 use crate::parts::{ConsumerId, Ring};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Imm, Reg, RegRef, Target, ty};
+use ptx_isa::spaces::Global;
+use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
@@ -15,7 +16,9 @@ use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use super::{DecodeConfig, MAX_Q_LEN};
 use crate::kernel::math::LOG2_E;
-use crate::kernel::{Buffer, BuiltKernel, Expr, KernelBuilder, Result, TensorOpts, TmaTensor, Var};
+use crate::kernel::{
+    Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
+};
 use crate::library::attention::{online_softmax, row_groups, s32};
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
@@ -512,9 +515,13 @@ fn epilogue(
     Ok(())
 }
 
+/// Splits the combine reads a step.
+const COMBINE_UNROLL: u32 = 8;
+
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
 /// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
-/// splits in order (the same sum every run). Its parameters: `o_part`
+/// splits in order, [`COMBINE_UNROLL`] a step with the running max rescaling what came before
+/// (the same sums in the same order every run). Its parameters: `o_part`
 /// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
 /// `[batch, q_len, heads, d]` (bf16).
 pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
@@ -535,28 +542,51 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
-    let m = k.reg::<ty::F32>();
+    // The running max, sum and weighted O; COMBINE_UNROLL splits a step, their loads issued
+    // together (predicated past the last split) so their latencies overlap.
+    let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());
     k.mov(m, f32::NEG_INFINITY)?;
-    k.for_range(0u32, splits, |k, s| {
-        let x = k.load(&lse_part, [s, b, t, h])?;
-        k.max(m, m, x)?;
-        Ok(())
-    })?;
-    // Every split empty (a sequence of no keys): weights of 2^-inf = 0, never NaN.
-    let dead = k.pred();
-    k.setp::<ty::F32>(CmpOp::Eq, dead, m, f32::NEG_INFINITY)?;
-    k.selp(m, 0.0f32, m, dead)?;
-    let (sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
     k.mov(sum, 0.0f32)?;
     k.mov(acc, 0.0f32)?;
-    k.for_range(0u32, splits, |k, s| {
-        let x = k.load(&lse_part, [s, b, t, h])?;
-        let e = k.reg::<ty::F32>();
-        k.sub(e, x, m)?;
-        let wgt = k.exp(e)?;
-        k.add(sum, sum, wgt)?;
-        let part = k.load(&o_part, [s, b, t, h, c])?;
-        k.fma(acc, wgt, part, acc)?;
+    k.for_range_step(0u32, splits, COMBINE_UNROLL, |k, s0| {
+        let mut parts = Vec::new();
+        for j in 0..COMBINE_UNROLL {
+            let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+            k.mov(lse, f32::NEG_INFINITY)?;
+            k.mov(o, 0.0f32)?;
+            let live = k.cmp(CmpOp::Lt, s0 + j, splits)?;
+            for (dst, at) in [
+                (lse, k.ptr_to(&lse_part, [s0 + j, b.into(), t.into(), h.into()])?),
+                (o, k.ptr_to(&o_part, [s0 + j, b.into(), t.into(), h.into(), c.into()])?),
+            ] {
+                let Ptr::Global(at) = at else {
+                    return Err(k.error("the workspace is global memory"));
+                };
+                k.isa().when(live).ld(dst, Addr::<Global>::reg(at))?;
+            }
+            parts.push((lse, o));
+        }
+        let m_new = k.reg::<ty::F32>();
+        k.mov(m_new, m)?;
+        for &(lse, _) in &parts {
+            k.max(m_new, m_new, lse)?;
+        }
+        // Every split so far empty: weights of e^-inf = 0, never NaN (-inf - -inf).
+        let dead = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, dead, m_new, f32::NEG_INFINITY)?;
+        let m_use = k.reg::<ty::F32>();
+        k.selp(m_use, 0.0f32, m_new, dead)?;
+        let shift = k.sub_of(m, m_use)?;
+        let alpha = k.exp(shift)?;
+        k.mul(sum, sum, alpha)?;
+        k.mul(acc, acc, alpha)?;
+        for &(lse, o) in &parts {
+            let e = k.sub_of(lse, m_use)?;
+            let wgt = k.exp(e)?;
+            k.add(sum, sum, wgt)?;
+            k.fma(acc, wgt, o, acc)?;
+        }
+        k.mov(m, m_new)?;
         Ok(())
     })?;
     let empty = k.pred();
