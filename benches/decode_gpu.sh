@@ -21,7 +21,7 @@ PTXKIT_DECODE_LIMIT_S=60 timeout 200 compute-sanitizer --tool memcheck "$kit/ptx
 grep -E "ERROR SUMMARY|PASS|FAIL" "$out/memcheck.txt" | tail -4
 if grep -q "^PASS" "$out/selftest.txt"; then
   step "bench decode_attention"
-  timeout 240 "$kit/bench-decode_attention" --bench >"$out/bench.txt" 2>&1
+  timeout 300 "$kit/bench-decode_attention" --bench >"$out/bench.txt" 2>&1
   grep -E "^\||device" "$out/bench.txt"
   step "torch peers"
   (cd "$kit" && timeout 200 python3 decode_attention_torch.py) >"$out/torch.txt" 2>&1

@@ -39,7 +39,7 @@ fn decode_kernels_assemble_without_spills() {
 #[test]
 fn a_key_tile_is_one_box_a_page_and_slab() {
     for (rows, boxes) in [(16u32, 4usize), (64, 1)] {
-        let cfg = DecodeConfig { head_dim: 128, group: 4, page_rows: rows };
+        let cfg = DecodeConfig::new(128, 4, rows);
         let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
         // Q's 2 slabs, then K's and V's: 2 slabs x boxes each.
         let loads = ptx.matches("cp.async.bulk.tensor.4d").count();

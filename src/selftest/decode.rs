@@ -10,7 +10,8 @@
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use super::rows::random;
-use crate::library::decode::{self, Decode, DecodeArgs, DecodeConfig, DecodeShape};
+use crate::library::decode::{self, Decode, DecodeArgs, DecodeConfig, DecodeShape, KvScales};
+use crate::runtime::{DeviceTensor, E4m3, TensorRef};
 
 /// How long one launch may take (the cases take milliseconds); `PTXKIT_DECODE_LIMIT_S`
 /// replaces it for runs under compute-sanitizer.
@@ -30,6 +31,8 @@ struct Case {
     group: usize,
     /// The cache in one page a sequence.
     contiguous: bool,
+    /// An FP8 e4m3 cache, with a scale per head (`Some(true)`) or one (`Some(false)`).
+    fp8: Option<bool>,
     splits: Vec<Option<usize>>,
 }
 
@@ -52,8 +55,15 @@ fn case(
         },
         group,
         contiguous: false,
+        fp8: None,
         splits: splits.to_vec(),
     }
+}
+
+/// `c` over an FP8 cache, its scales per head or one.
+fn fp8(mut c: Case, per_head: bool) -> Case {
+    c.fp8 = Some(per_head);
+    c
 }
 
 /// The cases (see the module).
@@ -70,6 +80,10 @@ fn cases() -> Vec<Case> {
         case(&[5, 129, 400], 2, (4, 1), 64, 16, &[Some(1), Some(2)]),
         case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
         contiguous,
+        fp8(case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]), true),
+        fp8(case(&[16, 100, 777], 16, (1, 8), 128, 64, &[Some(1), Some(2)]), false),
+        fp8(case(&[5, 129, 400], 2, (4, 1), 64, 32, &[Some(2)]), true),
+        fp8(case(&[1, 300, 1500], 3, (2, 4), 256, 128, &[None]), false),
     ]
 }
 
@@ -100,6 +114,22 @@ fn pages(ctx: &mut GpuCtx, c: &Case) -> (Vec<i32>, usize) {
     (table, num_pages)
 }
 
+/// A case's caches on the device and their values in f32 for the reference (an FP8 cache's
+/// dequantized: its e4m3 values times their head's scale).
+enum Caches {
+    Bf16(
+        (DeviceTensor<half::bf16>, DeviceTensor<half::bf16>),
+        Vec<f32>,
+        Vec<f32>,
+    ),
+    E4m3(
+        (DeviceTensor<E4m3>, DeviceTensor<E4m3>),
+        (DeviceTensor<f32>, DeviceTensor<f32>),
+        Vec<f32>,
+        Vec<f32>,
+    ),
+}
+
 /// One problem with each of its splits: the largest error over the tolerance.
 fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckError> {
     let s = &c.shape;
@@ -110,9 +140,7 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
     let cache_shape = [num_pages, s.page_size, hk, d];
     let n_cache = cache_shape.iter().product();
     let (hq, fq) = random::<half::bf16>(ctx, q_shape.iter().product(), 1.0);
-    let (mut hk_, fk) = random::<half::bf16>(ctx, n_cache, 1.0);
-    let (mut hv, fv) = random::<half::bf16>(ctx, n_cache, 1.0);
-    // Every slot no sequence holds: NaN (what a reused page may hold).
+    // Every slot no sequence holds is poisoned: NaN (what a reused page may hold).
     let mut held = vec![false; num_pages * s.page_size];
     for b in 0..batch {
         for p in 0..s.seq_lens[b] {
@@ -120,35 +148,86 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
             held[page * s.page_size + p % s.page_size] = true;
         }
     }
-    let nan = half::bf16::from_f32(f32::NAN);
-    for (slot, _) in held.iter().enumerate().filter(|(_, h)| !**h) {
-        let row = slot * hk * d;
-        hk_[row..row + hk * d].fill(nan);
-        hv[row..row + hk * d].fill(nan);
-    }
+    let row = hk * d;
+    let poisoned = |slot: usize| !held[slot];
+    let caches = match c.fp8 {
+        None => {
+            let mut draw = || {
+                let (mut h, f) = random::<half::bf16>(ctx, n_cache, 1.0);
+                for slot in (0..held.len()).filter(|&i| poisoned(i)) {
+                    h[slot * row..][..row].fill(half::bf16::from_f32(f32::NAN));
+                }
+                (h, f)
+            };
+            let ((hk_, fk), (hv, fv)) = (draw(), draw());
+            let up = (ctx.upload(&hk_, &cache_shape)?, ctx.upload(&hv, &cache_shape)?);
+            Caches::Bf16(up, fk, fv)
+        }
+        Some(per_head) => {
+            // e4m3 values of up to 2 in magnitude, scaled by 0.5 to 1.5 (a head's or one).
+            let scales: Vec<f32> = (0..if per_head { hk } else { 1 })
+                .map(|_| 0.5 + ctx.rng.f32().abs().min(1.0))
+                .collect();
+            let mut draw = || {
+                let mut h: Vec<E4m3> = ctx
+                    .rng
+                    .vec_f32(n_cache)
+                    .into_iter()
+                    .map(|x| E4m3::from_f32(2.0 * x))
+                    .collect();
+                let f: Vec<f32> = h
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x.to_f32() * scales[(i / d) % hk % scales.len()])
+                    .collect();
+                for slot in (0..held.len()).filter(|&i| poisoned(i)) {
+                    h[slot * row..][..row].fill(E4m3::from_f32(f32::NAN));
+                }
+                (h, f)
+            };
+            let ((hk_, fk), (hv, fv)) = (draw(), draw());
+            let up = (ctx.upload(&hk_, &cache_shape)?, ctx.upload(&hv, &cache_shape)?);
+            let n = scales.len();
+            let sc = (ctx.upload(&scales, &[n])?, ctx.upload(&scales, &[n])?);
+            Caches::E4m3(up, sc, fk, fv)
+        }
+    };
     let lens: Vec<i32> = s.seq_lens.iter().map(|&l| l as i32).collect();
     let q = ctx.upload(&hq, &q_shape)?;
-    let kc = ctx.upload(&hk_, &cache_shape)?;
-    let vc = ctx.upload(&hv, &cache_shape)?;
     let bt = ctx.upload(&table, &[batch, max_pages])?;
     let sl = ctx.upload(&lens, &[batch])?;
     let scale = 1.0 / (d as f32).sqrt();
-    let want = decode::reference(&fq, &fk, &fv, &table, s, scale);
+    let (fk, fv) = match &caches {
+        Caches::Bf16(_, fk, fv) | Caches::E4m3(_, _, fk, fv) => (fk, fv),
+    };
+    let want = decode::reference(&fq, fk, fv, &table, s, scale);
     let longest = s.seq_lens.iter().copied().max().unwrap_or(0);
     let mut worst = 0.0f64;
     for &splits in &c.splits {
-        let poison = vec![nan; q_shape.iter().product()];
+        let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
         let mut o = ctx.upload(&poison, &q_shape)?;
+        let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
+            Caches::Bf16((kc, vc), ..) => (kc.into(), vc.into(), None),
+            Caches::E4m3((kc, vc), (ks, vs), ..) => (
+                kc.into(),
+                vc.into(),
+                Some(KvScales {
+                    k_scale: ks.into(),
+                    v_scale: vs.into(),
+                }),
+            ),
+        };
         let args = DecodeArgs {
             q: (&q).into(),
-            k_cache: (&kc).into(),
-            v_cache: (&vc).into(),
+            k_cache,
+            v_cache,
             block_table: (&bt).into(),
             seq_lens: (&sl).into(),
             o: (&mut o).into(),
             scale,
             max_seq_len: longest,
             splits,
+            kv_scales,
         };
         dec.run_borrowed(&ctx.stream, args)
             .map_err(|e| case_error(dec, c, splits, e.into()))?;
@@ -166,14 +245,19 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
 fn name(c: &Case) -> String {
     let s = &c.shape;
     format!(
-        "lens {:?} q{} h{}/{} d{} page {}{}",
+        "lens {:?} q{} h{}/{} d{} page {}{}{}",
         s.seq_lens,
         s.q_len,
         s.heads,
         s.kv_heads,
         s.head_dim,
         s.page_size,
-        if c.contiguous { " (contiguous)" } else { "" }
+        if c.contiguous { " (contiguous)" } else { "" },
+        match c.fp8 {
+            Some(true) => " e4m3 per-head scales",
+            Some(false) => " e4m3 one scale",
+            None => "",
+        }
     )
 }
 
@@ -189,7 +273,10 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     let (mut worst, mut runs) = (0.0f64, 0);
     for c in cases() {
         let s = &c.shape;
-        let cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
+        let mut cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
+        if c.fp8.is_some() {
+            cfg = cfg.with_fp8();
+        }
         let dec = Decode::new(&ctx.dev, cfg)
             .map(|d| d.with_limit(limit()))
             .map_err(|e| GpuCheckError::Case {
@@ -203,9 +290,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{runs} runs: paged (pages 16-256, shuffled) and contiguous, d 64/128/256, GQA \
-             1/4/5/8/16, q_len 1-16, ragged lengths 1..2000, 1 to 5 splits; error / tolerance \
-             of O"
+            "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
+             head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
+             1..2000, 1 to 5 splits; error / tolerance of O"
         ),
     })
 }

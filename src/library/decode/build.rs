@@ -29,19 +29,37 @@ type Bf16 = ty::Bf16;
 /// The tensors and extents the decode kernel declares, in the order of its parameters.
 struct Args {
     q: TmaTensor<Bf16>,
-    k_cache: TmaTensor<Bf16>,
-    v_cache: TmaTensor<Bf16>,
+    k_cache: Cache,
+    v_cache: Cache,
     block_table: Buffer<ty::S32>,
     seq_lens: Buffer<ty::S32>,
     o: Buffer<Bf16>,
     o_part: Buffer<ty::F32>,
     lse_part: Buffer<ty::F32>,
     scale: Reg<ty::F32>,
+    /// With an FP8 cache: `k_scale` and `v_scale` (`[scales]`, 1 or `kv_heads`) and `scales`.
+    kv_scales: Option<(Buffer<ty::F32>, Buffer<ty::F32>, Var)>,
     batch: Var,
     q_len: Var,
     kv_heads: Var,
     page_size: Var,
     splits: Var,
+}
+
+/// A cache as a TMA tensor: bf16, or FP8 e4m3.
+enum Cache {
+    Bf16(TmaTensor<Bf16>),
+    E4m3(TmaTensor<ty::E4m3>),
+}
+
+impl Cache {
+    /// The box at `origin` ([`KernelBuilder::tma_box_at`]).
+    fn box_at(&self, k: &mut KernelBuilder, origin: &[Expr]) -> Result<TileRef> {
+        match self {
+            Cache::Bf16(t) => k.tma_box_at(t, origin),
+            Cache::E4m3(t) => k.tma_box_at(t, origin),
+        }
+    }
 }
 
 /// What every role knows of its CTA's work: the sequence, KV head, query chunk and split, and
@@ -69,6 +87,8 @@ struct Parts<'a> {
     ring: &'a Ring,
     q_s: Reg<ty::U32>,
     q_full: NamedBarrier,
+    /// With an FP8 cache: the f16 K and V tiles the consumer converts each stage into.
+    tiles16: Option<[Reg<ty::U32>; 2]>,
 }
 
 /// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
@@ -99,6 +119,12 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         name: name.to_string(),
         bytes: cfg.kv_bytes(),
         align: 1024,
+    };
+    let tiles16 = if cfg.fp8 {
+        let kt = k.pool_bytes("k16", cfg.tile16_bytes(), 1024)?;
+        Some([kt, k.pool_bytes("v16", cfg.tile16_bytes(), 1024)?])
+    } else {
+        None
     };
     // One ring of K and V tiles: full takes the producer's arrive.expect_tx, empty the
     // consumer warpgroup's release.
@@ -131,6 +157,7 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         ring: &ring,
         q_s,
         q_full,
+        tiles16,
     };
     let sync = std::cell::RefCell::new(sync);
     roles.run(
@@ -162,10 +189,18 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
     let e = |v: Var| Expr::from(v);
     let q_shape = [e(batch), e(q_len), e(heads), Expr::from(d)];
     let q = k.tma_tensor::<Bf16>("q", q_shape.clone(), q_box)?;
-    let page_box = || TmaBox::new([1, cfg.page_rows, 1, slab]).swizzle(SwizzleMode::B128);
     let cache = [e(num_pages), e(page_size), e(kv_heads), Expr::from(d)];
-    let k_cache = k.tma_tensor::<Bf16>("k_cache", cache.clone(), page_box())?;
-    let v_cache = k.tma_tensor::<Bf16>("v_cache", cache, page_box())?;
+    let mut declare_cache = |name: &str| -> Result<Cache> {
+        let page_box = TmaBox::new([1, cfg.page_rows, 1, cfg.cache_slab()]);
+        Ok(if cfg.fp8 {
+            Cache::E4m3(k.tma_tensor::<ty::E4m3>(name, cache.clone(), page_box)?)
+        } else {
+            let page_box = page_box.swizzle(SwizzleMode::B128);
+            Cache::Bf16(k.tma_tensor::<Bf16>(name, cache.clone(), page_box)?)
+        })
+    };
+    let k_cache = declare_cache("k_cache")?;
+    let v_cache = declare_cache("v_cache")?;
     let opts = TensorOpts::default();
     let block_table = k.tensor::<ty::S32>("block_table", [batch, max_pages], opts.clone())?;
     let seq_lens = k.tensor::<ty::S32>("seq_lens", [batch], opts.clone())?;
@@ -175,6 +210,14 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
     let o_part = k.tensor::<ty::F32>("o_part", part_shape, opts.clone())?;
     let lse_part = k.tensor::<ty::F32>("lse_part", [splits, batch, q_len, heads], opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
+    let kv_scales = if cfg.fp8 {
+        let scales = k.symbol_with("scales", one)?;
+        let ks = k.tensor::<ty::F32>("k_scale", [scales], TensorOpts::default())?;
+        let vs = k.tensor::<ty::F32>("v_scale", [scales], TensorOpts::default())?;
+        Some((ks, vs, scales))
+    } else {
+        None
+    };
     Ok(Args {
         q,
         k_cache,
@@ -185,6 +228,7 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
         o_part,
         lse_part,
         scale,
+        kv_scales,
         batch,
         q_len,
         kv_heads,
@@ -244,6 +288,13 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, slab, rows) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB, cfg.page_rows);
     let slabs = cfg.head_dim / slab;
+    // The cache's boxes: 64 bf16 columns, 128-byte swizzled, or a whole e4m3 row unswizzled.
+    let (cache_slab, cache_slabs) = (cfg.cache_slab(), cfg.head_dim / cfg.cache_slab());
+    let (cache_dt, cache_swizzle) = if cfg.fp8 {
+        (ptx_isa::ScalarType::E4m3, SwizzleMode::None)
+    } else {
+        (ptx_isa::ScalarType::Bf16, SwizzleMode::B128)
+    };
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         let q_rows = cfg.tokens_per_cta() * cfg.group;
@@ -283,19 +334,20 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
             p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
             let tiles = p.ring.tile_addrs(k, cur.stage())?;
             for (cache, &tile) in [&args.k_cache, &args.v_cache].into_iter().zip(&tiles) {
-                for s in 0..slabs {
+                for s in 0..cache_slabs {
                     for (i, &(page, row)) in boxes.iter().enumerate() {
                         let dst = k.reg::<ty::U32>();
-                        k.add(dst, tile, (s * bn + i as u32 * rows) * slab * 2)?;
-                        let to = TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, rows, slab, dst, 1024)
-                            .with_swizzle(SwizzleMode::B128);
+                        let at = (s * bn + i as u32 * rows) * cache_slab * cfg.cache_bytes();
+                        k.add(dst, tile, at)?;
+                        let to = TileRef::shared_row_major(cache_dt, rows, cache_slab, dst, 1024)
+                            .with_swizzle(cache_swizzle);
                         let origin = [
                             Expr::from(page),
                             Expr::from(row),
                             Expr::from(w.kv_head),
-                            Expr::from(s * slab),
+                            Expr::from(s * cache_slab),
                         ];
-                        let src = k.tma_box_at(cache, &origin)?;
+                        let src = cache.box_at(k, &origin)?;
                         k.copy_async(&to, &src, Some((&mut *sync, full)), None, ExecScope::Thread)?;
                     }
                 }
@@ -312,26 +364,42 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
 /// reach past the first token's last key, the online softmax, V's rows past the keys cleared
 /// on the last tile (a cache page holds anything past a sequence's end, and `0 · NaN` is NaN),
 /// `O += P·V`; then O normalised into `o`, or with several splits the unnormalised parts into
-/// the workspace.
+/// the workspace. With an FP8 cache, Q is converted to f16 in place once and each stage's K
+/// and V into the f16 tiles (the stage released at once), the rows past the keys written as
+/// zeros; the scales multiply the softmax scale (K's) and O (V's).
 fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: ConsumerId) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
-    let dt = ptx_isa::ScalarType::Bf16;
+    let dt = if cfg.fp8 {
+        ptx_isa::ScalarType::F16
+    } else {
+        ptx_isa::ScalarType::Bf16
+    };
     let lt = me.thread;
     let frag = |k: &KernelBuilder, n: u32| {
         accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
     };
+    // The scores' scale (K's scale folded in) and O's factor (V's scale).
+    let (s_scale, o_scale) = match &args.kv_scales {
+        Some((ks, vs, scales)) => {
+            let at = [Expr::from(w.kv_head) % *scales];
+            let (kx, vx) = (k.load(ks, at.clone())?, k.load(vs, at)?);
+            (k.mul_of(args.scale, kx)?, Some(vx))
+        }
+        None => (args.scale, None),
+    };
     let scale_log2 = k.reg::<ty::F32>();
-    k.mul(scale_log2, args.scale, LOG2_E)?;
+    k.mul(scale_log2, s_scale, LOG2_E)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
     let s_frag = frag(k, bn)?;
     let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
     let o_acc = k.alloc_fragment::<ty::F32>("o", frag(k, d)?)?;
-    let p_pairs: Vec<RegRef> = k
-        .regs::<ty::Bf16x2>((bn / 4) as usize)
-        .into_iter()
-        .map(|r| r.as_ref())
-        .collect();
+    let pairs = (bn / 4) as usize;
+    let p_pairs: Vec<RegRef> = if cfg.fp8 {
+        k.regs::<ty::F16x2>(pairs).into_iter().map(|r| r.as_ref()).collect()
+    } else {
+        k.regs::<ty::Bf16x2>(pairs).into_iter().map(|r| r.as_ref()).collect()
+    };
     // P = S converted in the accumulator's fragment, the same registers the A operand of P·V
     // (PTX ISA 9.7.15.5.1.1.1: the m64nN accumulator's order is the A fragment's).
     let p_cast = TileRef::registers(dt, s_frag, p_pairs.clone());
@@ -349,14 +417,29 @@ fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: Co
         k.mov(li, 0.0f32)?;
     }
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
+    if cfg.fp8 {
+        q_to_f16(k, p, lt)?;
+    }
     let q_tile = TileRef::shared_slabs(dt, [DecodeConfig::ROWS, d], DecodeConfig::ROWS, p.q_s, 1024, SwizzleMode::B128);
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     let tq = cfg.tokens_per_cta();
     k.for_range(w.first, w.end, |k, n| {
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let (Some(&ka), Some(&va)) = (tiles.first(), tiles.get(1)) else {
+        let (Some(&k8), Some(&v8)) = (tiles.first(), tiles.get(1)) else {
             return Err(k.error("the ring's stage holds K and V"));
+        };
+        let (ka, va) = match p.tiles16 {
+            Some([k16, v16]) => {
+                // The keys this tile holds (64 or more: all).
+                let keys = k.let_("keys_left", w.len - n * bn)?;
+                tile_to_f16(k, cfg, k8, k16, None, lt)?;
+                tile_to_f16(k, cfg, v8, v16, Some(keys), lt)?;
+                p.ring.release_next(k, sync, &cur, leader, false)?;
+                publish(k)?;
+                (k16, v16)
+            }
+            None => (k8, v8),
         };
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, ExecScope::Warpgroup)?;
@@ -391,15 +474,129 @@ fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: Co
             k.mul(r, r, alpha[rows.o[v]])?;
         }
         k.cast(&p_cast, &s_acc, ExecScope::Warpgroup)?;
-        clear_past_keys(k, p, n, va, lt)?;
+        if !cfg.fp8 {
+            clear_past_keys(k, p, n, va, lt)?;
+        }
         let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
         k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, ExecScope::Warpgroup)?;
         k.wgmma_wait_group(0)?;
-        p.ring.release_next(k, sync, &cur, leader, false)
+        if !cfg.fp8 {
+            p.ring.release_next(k, sync, &cur, leader, false)?;
+        }
+        Ok(())
     })?;
-    epilogue(k, p, &o_acc, &rows, &m, &l, lt)
+    let scales = Scales {
+        s: s_scale,
+        o: o_scale,
+    };
+    epilogue(k, p, &o_acc, &rows, (&m, &l), scales, lt)
+}
+
+/// The scores' scale and O's factor (an FP8 cache's V scale).
+struct Scales {
+    s: Reg<ty::F32>,
+    o: Option<Reg<ty::F32>>,
+}
+
+/// The fence and barrier after the consumer's generic writes to a tile wgmma reads (the async
+/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`): its 128 threads meet at
+/// [`DecodeConfig::CLEAR_BARRIER`].
+fn publish(k: &mut KernelBuilder) -> Result<()> {
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)
+}
+
+/// Q's bf16 rows converted to f16 in place (each 32-bit pair where it is, so the swizzle
+/// stays; bf16 values within f16's range are exact in it), then published to wgmma.
+fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
+    let words = DecodeConfig::ROWS * p.cfg.head_dim / 2;
+    let view = k.shared_view::<ty::U32>("q_words", p.q_s, &[words], 1024)?;
+    for i in 0..words / 128 {
+        let at = [lt + i * 128];
+        let word = k.load(&view, at.clone())?;
+        let halves = k.regs::<ty::Bf16>(2);
+        k.isa().mov_unpack(&halves, word)?;
+        let mut out = Vec::with_capacity(2);
+        for &h in &halves {
+            let f = k.reg::<ty::F32>();
+            k.cvt(f, h)?;
+            let x = k.reg::<ty::F16>();
+            k.cvt(x, f)?;
+            out.push(x);
+        }
+        let packed = k.reg::<ty::U32>();
+        k.isa().mov_pack(packed, &out)?;
+        k.store(&view, at, packed)?;
+    }
+    publish(k)
+}
+
+/// One e4m3 tile of `64 x d` (dense rows of `d` bytes at `from`) converted to f16 into the
+/// 128-byte-swizzled slabs wgmma reads at `to` (slab `s` of 64 columns at `s · 64 · 128`;
+/// row `r`'s 16-byte chunk `c` at `r · 128 + (c ^ r % 8) · 16`, the swizzle TMA would have
+/// written): each thread takes 16 bytes (`cvt.rn.f16x2.e4m3x2`, PTX ISA 9.7.9.21, exact) and
+/// writes two chunks. Rows at or past `keys` (when given) are written as zeros.
+fn tile_to_f16(
+    k: &mut KernelBuilder,
+    cfg: &DecodeConfig,
+    from: Reg<ty::U32>,
+    to: Reg<ty::U32>,
+    keys: Option<Var>,
+    lt: Var,
+) -> Result<()> {
+    let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
+    let per_row = d / 16;
+    let zeros = k.regs::<ty::B32>(4);
+    for &z in &zeros {
+        k.mov(z, 0u32)?;
+    }
+    for i in 0..bn * per_row / 128 {
+        let chunk = k.let_("f8_chunk", lt + i * 128)?;
+        let row = k.let_("f8_row", chunk / per_row)?;
+        let col = k.let_("f8_col", (chunk % per_row) * 16u32)?;
+        let src = k.eval(chunk * 16u32)?;
+        k.add(src, src, from)?;
+        let words = k.regs::<ty::B32>(4);
+        k.isa().ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(src))?;
+        let mut halves = Vec::with_capacity(8);
+        for &wd in &words {
+            let b = k.regs::<ty::B16>(2);
+            k.isa().mov_unpack(&b, wd)?;
+            for h in b {
+                let x = k.reg::<ty::F16x2>();
+                k.isa().cvt_unpack_f8x2(ptx_isa::builder::F8Kind::E4m3, x, h, false)?;
+                halves.push(x);
+            }
+        }
+        // Rows past the keys: zeros instead.
+        let live = match keys {
+            Some(keys) => Some((k.cmp(CmpOp::Lt, row, keys)?, k.cmp(CmpOp::Ge, row, keys)?)),
+            None => None,
+        };
+        // Slab, then the row and the first of its two chunks, swizzled.
+        let base = k.eval((col / 64u32) * (bn * 128) + row * 128u32)?;
+        k.add(base, base, to)?;
+        let swz = k.eval(row % 8u32)?;
+        for (j, part) in halves.chunks(4).enumerate() {
+            let c = k.eval((col % 64u32) / 8u32 + j as u32)?;
+            k.xor(c, c, swz)?;
+            let at = k.reg::<ty::U32>();
+            k.mad_lo(at, c, 16u32, base)?;
+            let addr = || Addr::<ptx_isa::spaces::Shared>::reg32(at);
+            match live {
+                None => k.isa().st_v(addr(), part)?,
+                Some((live, past)) => {
+                    k.isa().when(live).st_v(addr(), part)?;
+                    k.isa().when(past).st_v(addr(), &zeros)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// On the tile holding the sequence's end, V's rows past the last key set to zero (whole
@@ -430,10 +627,7 @@ fn clear_past_keys(
             let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
             k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
         }
-        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-            ptx_isa::space::SharedScope::Cta,
-        )))?;
-        k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)
+        publish(k)
     })
     .end()
 }
@@ -448,8 +642,8 @@ fn epilogue(
     p: &Parts<'_>,
     o_acc: &Buffer<ty::F32>,
     rows: &crate::library::attention::RowGroups,
-    m: &[Reg<ty::F32>],
-    l: &[Reg<ty::F32>],
+    (m, l): (&[Reg<ty::F32>], &[Reg<ty::F32>]),
+    scales: Scales,
     lt: Var,
 ) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
@@ -473,6 +667,9 @@ fn epilogue(
         k.setp::<ty::F32>(CmpOp::Eq, empty, l[i], 0.0f32)?;
         let inv = k.rcp_of(l[i])?;
         k.selp(inv, 0.0f32, inv, empty)?;
+        if let Some(v_scale) = scales.o {
+            k.mul(inv, inv, v_scale)?;
+        }
         let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
         let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
         let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
@@ -504,7 +701,7 @@ fn epilogue(
                     k.store(&args.o_part, idx, x)?;
                 }
                 let ln = k.log(l[i])?;
-                let lse = k.fma_of(m[i], args.scale, ln)?;
+                let lse = k.fma_of(m[i], scales.s, ln)?;
                 k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
                 let idx = [w.split, w.batch, token, head];
                 k.if_(quad_first, |k| k.store(&args.lse_part, idx, lse)).end()

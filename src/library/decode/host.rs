@@ -52,6 +52,12 @@ pub enum DecodeShapeError {
     /// A split count of 0.
     #[error("0 splits of the keys")]
     Splits,
+    /// Scales passed to a kernel over a bf16 cache, or none to one over an FP8 cache.
+    #[error("the kernel is built for {}: {}", if *fp8 { "an FP8 cache" } else { "a bf16 cache" }, if *fp8 { "pass `kv_scales`" } else { "pass no `kv_scales`" })]
+    Scales {
+        /// Whether the kernel reads an FP8 cache.
+        fp8: bool,
+    },
 }
 
 /// What can go wrong building or running decode attention.
@@ -93,6 +99,17 @@ pub struct DecodeArgs<'a> {
     pub max_seq_len: usize,
     /// The splits of the keys, instead of [`DecodeConfig::splits`]'s choice.
     pub splits: Option<usize>,
+    /// An FP8 cache's scales ([`DecodeConfig::fp8`]); `None` for a bf16 cache.
+    pub kv_scales: Option<KvScales<'a>>,
+}
+
+/// An FP8 e4m3 cache's dequantization scales, f32 on the device: `[1]` (per tensor) or
+/// `[kv_heads]` (per head); a key's value is its e4m3 value times its head's scale.
+pub struct KvScales<'a> {
+    /// K's scales.
+    pub k_scale: TensorRef<'a>,
+    /// V's scales.
+    pub v_scale: TensorRef<'a>,
 }
 
 /// The split workspace: `o_part` and `lse_part`, grown to the largest call's.
@@ -152,7 +169,8 @@ impl Decode {
         self.cfg.splits(batch, kv_heads, q_len, max_len, self.sms)
     }
 
-    /// Decode attention on owned device tensors (see [`DecodeArgs`]).
+    /// Decode attention on owned device tensors over a bf16 cache (see [`DecodeArgs`]; an FP8
+    /// cache's tensors go through [`Decode::run_borrowed`], as views of device tensors too).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -174,6 +192,7 @@ impl Decode {
             scale,
             max_seq_len,
             splits: None,
+            kv_scales: None,
         };
         self.run_borrowed(stream, args)
     }
@@ -197,12 +216,17 @@ impl Decode {
             scale,
             max_seq_len,
             splits,
+            kv_scales,
         } = args;
+        if kv_scales.is_some() != self.cfg.fp8 {
+            return Err(DecodeShapeError::Scales { fp8: self.cfg.fp8 }.into());
+        }
         let bf16 = ScalarType::Bf16;
+        let cache = if self.cfg.fp8 { ScalarType::E4m3 } else { bf16 };
         for (tensor, desc, rank, want) in [
             ("q", q.desc(), 4, bf16),
-            ("k_cache", k_cache.desc(), 4, bf16),
-            ("v_cache", v_cache.desc(), 4, bf16),
+            ("k_cache", k_cache.desc(), 4, cache),
+            ("v_cache", v_cache.desc(), 4, cache),
             ("block_table", block_table.desc(), 2, ScalarType::S32),
             ("seq_lens", seq_lens.desc(), 1, ScalarType::S32),
             ("o", o.desc(), 4, bf16),
@@ -254,6 +278,9 @@ impl Decode {
             lse_t.reborrow().into(),
             Arg::scalar(scale),
         ];
+        if let Some(s) = kv_scales {
+            main.extend([s.k_scale.into(), s.v_scale.into()]);
+        }
         self.launch(&self.kernel, stream, &mut main)?;
         if splits > 1 {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];

@@ -30,7 +30,7 @@ mod build;
 mod host;
 
 pub use build::{build, build_combine};
-pub use host::{Decode, DecodeArgs, DecodeError, DecodeShapeError};
+pub use host::{Decode, DecodeArgs, DecodeError, DecodeShapeError, KvScales};
 
 use crate::parts::WarpSpecialized;
 
@@ -58,6 +58,11 @@ pub struct DecodeConfig {
     /// Key rows one TMA box reads from a page (16, 32 or 64): the page size must be a multiple
     /// of it. 64 (a key tile a box) for pages of 64 tokens or more.
     pub page_rows: u32,
+    /// An FP8 e4m3 cache with a per-tensor or per-head scale (`k_scale`, `v_scale`: `[1]` or
+    /// `[kv_heads]` f32) instead of bf16: the consumer converts each tile to f16 in shared memory
+    /// (e4m3 values are exact in f16) and computes in f16 (Q converted once), the scales folded
+    /// into the softmax scale and O.
+    pub fp8: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -85,7 +90,13 @@ impl DecodeConfig {
             head_dim,
             group,
             page_rows,
+            fp8: false,
         }
+    }
+
+    /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]).
+    pub fn with_fp8(self) -> DecodeConfig {
+        DecodeConfig { fp8: true, ..self }
     }
 
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
@@ -103,13 +114,28 @@ impl DecodeConfig {
         if self.head_dim > 128 { 1 } else { 2 }
     }
 
-    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256).
+    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256),
+    /// and with an FP8 cache beside the f16 tiles it is converted into.
     pub fn stages(&self) -> u32 {
-        match self.head_dim {
-            64 => 6,
-            128 => 3,
+        match (self.head_dim, self.fp8) {
+            (64, false) => 6,
+            (64, true) => 8,
+            (128, false) => 3,
+            (_, true) => 4,
             _ => 3,
         }
+    }
+
+    /// Bytes of a cache element: 2 (bf16) or 1 (e4m3).
+    pub fn cache_bytes(&self) -> u32 {
+        if self.fp8 { 1 } else { 2 }
+    }
+
+    /// Columns of one TMA box of the cache and of its tile's slabs in shared memory: 64 bf16
+    /// (the 128-byte swizzle's span, which wgmma reads), or the whole row of e4m3 (no swizzle:
+    /// only the conversion reads it).
+    pub fn cache_slab(&self) -> u32 {
+        if self.fp8 { self.head_dim } else { Self::SLAB }
     }
 
     /// Query tokens a CTA holds: as many whole groups as fit 64 rows, at most [`MAX_Q_LEN`].
@@ -117,8 +143,14 @@ impl DecodeConfig {
         (Self::ROWS / self.group.max(1)).min(MAX_Q_LEN)
     }
 
-    /// Bytes of one K (or V) tile.
+    /// Bytes of one K (or V) tile of the ring.
     pub fn kv_bytes(&self) -> u32 {
+        Self::BLOCK_N * self.head_dim * self.cache_bytes()
+    }
+
+    /// Bytes of one K (or V) tile in 16-bit elements: the ring's with a bf16 cache, the
+    /// conversion's with an FP8 one.
+    pub fn tile16_bytes(&self) -> u32 {
         Self::BLOCK_N * self.head_dim * 2
     }
 
@@ -130,8 +162,11 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_bf16_d{}_g{}_r{}",
-            self.head_dim, self.group, self.page_rows
+            "decode_{}_d{}_g{}_r{}",
+            if self.fp8 { "e4m3" } else { "bf16" },
+            self.head_dim,
+            self.group,
+            self.page_rows
         )
     }
 
@@ -150,17 +185,20 @@ impl DecodeConfig {
     }
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
-    /// and 16.
+    /// and 16, bf16 and FP8 caches.
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
-        for head_dim in [64, 128, 256] {
-            for group in [1, 4, 5, 8, 16] {
-                for page_rows in [16, 32, 64] {
-                    out.push(DecodeConfig {
-                        head_dim,
-                        group,
-                        page_rows,
-                    });
+        for fp8 in [false, true] {
+            for head_dim in [64, 128, 256] {
+                for group in [1, 4, 5, 8, 16] {
+                    for page_rows in [16, 32, 64] {
+                        out.push(DecodeConfig {
+                            head_dim,
+                            group,
+                            page_rows,
+                            fp8,
+                        });
+                    }
                 }
             }
         }
