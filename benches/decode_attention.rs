@@ -93,21 +93,39 @@ fn cache(
     let draw = rng.vec_f32(1 << 20);
     let kv = |shape: Vec<usize>| -> Result<Kv, RuntimeError> {
         Ok(if fp8 {
-            let d: Vec<E4m3> = draw.iter().map(|&x| E4m3::from_f32(x)).cycle().take(n).collect();
+            let d: Vec<E4m3> = draw
+                .iter()
+                .map(|&x| E4m3::from_f32(x))
+                .cycle()
+                .take(n)
+                .collect();
             Kv::E4m3(DeviceTensor::from_host(&stream, &d, shape)?)
         } else {
-            let d: Vec<half::bf16> =
-                draw.iter().map(|&x| half::bf16::from_f32(x)).cycle().take(n).collect();
+            let d: Vec<half::bf16> = draw
+                .iter()
+                .map(|&x| half::bf16::from_f32(x))
+                .cycle()
+                .take(n)
+                .collect();
             Kv::Bf16(DeviceTensor::from_host(&stream, &d, shape)?)
         })
     };
     let (k, v) = (kv(shape.clone())?, kv(shape)?);
     let table = DeviceTensor::from_host(&stream, &order, vec![batch, per])?;
     let scales = match fp8 {
-        true => Some(DeviceTensor::from_host(&stream, &[0.5f32; KV_HEADS], vec![KV_HEADS])?),
+        true => Some(DeviceTensor::from_host(
+            &stream,
+            &[0.5f32; KV_HEADS],
+            vec![KV_HEADS],
+        )?),
         false => None,
     };
-    Ok(Cache { k, v, table, scales })
+    Ok(Cache {
+        k,
+        v,
+        table,
+        scales,
+    })
 }
 
 /// The median ms of the decode on `cache` with `splits` (the launcher's choice for `None`).
@@ -177,9 +195,7 @@ fn gpu(_c: &mut Criterion) {
     };
     let stream = dev.default_stream();
     println!("\ndevice: {}", dev.attributes().name);
-    println!(
-        "| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s |"
-    );
+    println!("| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
     for (batch, ctx, q_len) in PROBLEMS {
@@ -196,10 +212,19 @@ fn gpu(_c: &mut Criterion) {
         };
         let q_shape = vec![batch, q_len, HEADS, D];
         let n_q: usize = q_shape.iter().product();
-        let qh: Vec<half::bf16> = rng.vec_f32(n_q).into_iter().map(half::bf16::from_f32).collect();
+        let qh: Vec<half::bf16> = rng
+            .vec_f32(n_q)
+            .into_iter()
+            .map(half::bf16::from_f32)
+            .collect();
         let tensors = DeviceTensor::from_host(&stream, &qh, q_shape.clone())
             .and_then(|q| Ok((q, DeviceTensor::from_host(&stream, &qh, q_shape)?)))
-            .and_then(|x| Ok((x, DeviceTensor::from_host(&stream, &vec![ctx as i32; batch], vec![batch])?)));
+            .and_then(|x| {
+                Ok((
+                    x,
+                    DeviceTensor::from_host(&stream, &vec![ctx as i32; batch], vec![batch])?,
+                ))
+            });
         let ((q, mut o), lens) = match tensors {
             Ok(t) => t,
             Err(e) => {
@@ -220,7 +245,9 @@ fn gpu(_c: &mut Criterion) {
             // A forced split reuses the contiguous cache loaded first.
             let c = match splits {
                 Some(_) => None,
-                None => Some(cache(&dev, &mut rng, (batch, ctx, page), fp8).map_err(|e| e.to_string())),
+                None => {
+                    Some(cache(&dev, &mut rng, (batch, ctx, page), fp8).map_err(|e| e.to_string()))
+                }
             };
             match (dec, c) {
                 (Ok(d), Some(Ok(c))) => loaded.push((name, fp8, splits, d, Some(c))),
@@ -230,7 +257,10 @@ fn gpu(_c: &mut Criterion) {
         }
         for _ in 0..REPEATS {
             for (name, fp8, splits, dec, c) in &loaded {
-                let Some(c) = c.as_ref().or_else(|| loaded.first().and_then(|l| l.4.as_ref())) else {
+                let Some(c) = c
+                    .as_ref()
+                    .or_else(|| loaded.first().and_then(|l| l.4.as_ref()))
+                else {
                     continue;
                 };
                 let n = splits.unwrap_or_else(|| dec.splits(batch, KV_HEADS, q_len, ctx));

@@ -6,7 +6,7 @@
 mod support;
 
 use ptxkit::isa::{Target, ptxas};
-use ptxkit::library::decode::{DecodeConfig, build, build_combine, reference, DecodeShape};
+use ptxkit::library::decode::{DecodeConfig, DecodeShape, build, build_combine, reference};
 
 /// Shared memory an SM gives its CTAs on sm_90 (228 KB, 1 KB of it reserved a CTA).
 const SM_SMEM: u32 = 228 * 1024;
@@ -29,7 +29,12 @@ fn decode_kernels_assemble_without_spills() {
     }
     for d in [64, 128, 256] {
         let built = build_combine(Target::Sm90a, d).unwrap();
-        support::assemble_clean(&ptxas, &format!("decode_combine_d{d}"), built.ptx(), Target::Sm90a);
+        support::assemble_clean(
+            &ptxas,
+            &format!("decode_combine_d{d}"),
+            built.ptx(),
+            Target::Sm90a,
+        );
     }
 }
 
@@ -44,7 +49,11 @@ fn a_key_tile_is_one_box_a_page_and_slab() {
         // Q's 2 slabs, then K's and V's: 2 slabs x boxes each.
         let loads = ptx.matches("cp.async.bulk.tensor.4d").count();
         assert_eq!(loads, 2 + 2 * 2 * boxes, "{}", cfg.name());
-        assert_eq!(ptx.matches("ld.global.s32").count() - 1, boxes, "seq_lens, then a page a box");
+        assert_eq!(
+            ptx.matches("ld.global.s32").count() - 1,
+            boxes,
+            "seq_lens, then a page a box"
+        );
         assert!(ptx.contains(".minnctapersm 2"), "two CTAs an SM");
     }
 }

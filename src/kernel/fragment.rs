@@ -207,7 +207,8 @@ impl KernelBuilder {
             };
             // c >= limit  <=>  limit - c0 <= c - c0.
             let p = self.f.pred();
-            self.f.setp::<ty::S32>(CmpOp::Le, p, bound, (c - base_c) as i32)?;
+            self.f
+                .setp::<ty::S32>(CmpOp::Le, p, bound, (c - base_c) as i32)?;
             self.f.when(p).mov(*reg, fill)?;
         }
         Ok(())

@@ -19,7 +19,10 @@ fn limit() -> std::time::Duration {
     std::env::var("PTXKIT_DECODE_LIMIT_S")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
-        .map_or(std::time::Duration::from_secs(3), std::time::Duration::from_secs)
+        .map_or(
+            std::time::Duration::from_secs(3),
+            std::time::Duration::from_secs,
+        )
 }
 
 /// O's tolerance (bf16, absolute).
@@ -80,8 +83,14 @@ fn cases() -> Vec<Case> {
         case(&[5, 129, 400], 2, (4, 1), 64, 16, &[Some(1), Some(2)]),
         case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
         contiguous,
-        fp8(case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]), true),
-        fp8(case(&[16, 100, 777], 16, (1, 8), 128, 64, &[Some(1), Some(2)]), false),
+        fp8(
+            case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
+            true,
+        ),
+        fp8(
+            case(&[16, 100, 777], 16, (1, 8), 128, 64, &[Some(1), Some(2)]),
+            false,
+        ),
         fp8(case(&[5, 129, 400], 2, (4, 1), 64, 32, &[Some(2)]), true),
         fp8(case(&[1, 300, 1500], 3, (2, 4), 256, 128, &[None]), false),
     ]
@@ -160,7 +169,10 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
                 (h, f)
             };
             let ((hk_, fk), (hv, fv)) = (draw(), draw());
-            let up = (ctx.upload(&hk_, &cache_shape)?, ctx.upload(&hv, &cache_shape)?);
+            let up = (
+                ctx.upload(&hk_, &cache_shape)?,
+                ctx.upload(&hv, &cache_shape)?,
+            );
             Caches::Bf16(up, fk, fv)
         }
         Some(per_head) => {
@@ -186,7 +198,10 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
                 (h, f)
             };
             let ((hk_, fk), (hv, fv)) = (draw(), draw());
-            let up = (ctx.upload(&hk_, &cache_shape)?, ctx.upload(&hv, &cache_shape)?);
+            let up = (
+                ctx.upload(&hk_, &cache_shape)?,
+                ctx.upload(&hv, &cache_shape)?,
+            );
             let n = scales.len();
             let sc = (ctx.upload(&scales, &[n])?, ctx.upload(&scales, &[n])?);
             Caches::E4m3(up, sc, fk, fv)
@@ -231,10 +246,18 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
         };
         dec.run_borrowed(&ctx.stream, args)
             .map_err(|e| case_error(dec, c, splits, e.into()))?;
-        let got: Vec<f32> = ctx.download(&o)?.into_iter().map(half::bf16::to_f32).collect();
+        let got: Vec<f32> = ctx
+            .download(&o)?
+            .into_iter()
+            .map(half::bf16::to_f32)
+            .collect();
         let err = max_abs_err(&got, &want) / TOL;
         if std::env::var_os("PTXKIT_DECODE_PROGRESS").is_some() {
-            eprintln!("case {} {} splits {splits:?}: err {err:.3e}", dec.config().name(), name(c));
+            eprintln!(
+                "case {} {} splits {splits:?}: err {err:.3e}",
+                dec.config().name(),
+                name(c)
+            );
         }
         worst = worst.max(err);
     }

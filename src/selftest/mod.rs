@@ -7,9 +7,9 @@
 //! library never imports this folder; [`crate::registry`] names every check's kernel.
 
 pub mod attention;
-pub mod decode;
 pub mod bad_launches;
 pub mod ctx;
+pub mod decode;
 pub mod epilogue_check;
 pub mod example;
 pub mod gemm_epilogue;

@@ -1010,7 +1010,11 @@ pub(crate) struct RowGroups {
     pub(crate) o: Vec<usize>,
 }
 
-pub(crate) fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Result<RowGroups> {
+pub(crate) fn row_groups(
+    k: &KernelBuilder,
+    s: &Buffer<ty::F32>,
+    o: &Buffer<ty::F32>,
+) -> Result<RowGroups> {
     let rows_of = |b: &Buffer<ty::F32>| -> Option<Vec<i64>> {
         let tv = b.fragment()?;
         (0..tv.values())

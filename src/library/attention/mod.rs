@@ -20,9 +20,9 @@
 mod build;
 mod host;
 
-pub use build::{build, build_with_waits};
 /// The online softmax and its row statistics, which the decode kernel shares.
 pub(crate) use build::{RowGroups, online_softmax, row_groups, s32};
+pub use build::{build, build_with_waits};
 pub use host::{Attention, AttentionArgs, AttentionError, ShapeError, VarlenArgs};
 
 use crate::parts::WarpSpecialized;

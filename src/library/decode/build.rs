@@ -250,21 +250,26 @@ fn work(
     let split = k.let_("split", x / chunks.clone())?;
     let chunk = k.let_("chunk", x % chunks)?;
     let len = k.load(&args.seq_lens, [batch])?;
-    let len = len.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
+    let len = len
+        .retype::<ty::U32>()
+        .map_err(|e| k.error(e.to_string()))?;
     let len = k.bind("seq_len", len);
     let tiles = k.let_("tiles", Expr::ceil_div(len, bn))?;
     let per = k.let_("per_split", (tiles + args.splits - 1u32) / args.splits)?;
     let first = k.let_("first_tile", split * per)?;
-    // end = max(first, min(first + per, tiles)).
-    let end = k.eval(first + per)?;
+    // end = max(first, min(first + per, tiles)), in a register of its own (an evaluated
+    // expression's register is remembered for its next use, so it is never written).
+    let reach = k.eval(first + per)?;
     let all = k.eval(tiles)?;
-    k.min(end, end, all)?;
+    let end = k.reg::<ty::U32>();
+    k.min(end, reach, all)?;
     let first_r = k.eval(first)?;
     k.max(end, end, first_r)?;
     let end = k.bind("end_tile", end);
     // (max(len, 1) - 1) / page_size.
-    let last = k.eval(len)?;
-    k.max(last, last, 1u32)?;
+    let len_r = k.eval(len)?;
+    let last = k.reg::<ty::U32>();
+    k.max(last, len_r, 1u32)?;
     let last = k.bind("len_or_1", last);
     let last_slot = k.let_("last_slot", (last - 1u32) / args.page_size)?;
     Ok(Work {
@@ -303,8 +308,9 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
         for s in 0..slabs {
             let dst = k.reg::<ty::U32>();
             k.add(dst, p.q_s, s * DecodeConfig::ROWS * slab * 2)?;
-            let tile = TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, q_rows, slab, dst, 1024)
-                .with_swizzle(SwizzleMode::B128);
+            let tile =
+                TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, q_rows, slab, dst, 1024)
+                    .with_swizzle(SwizzleMode::B128);
             let origin = [
                 Expr::from(w.batch),
                 w.chunk * cfg.tokens_per_cta(),
@@ -312,7 +318,13 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
                 Expr::from(s * slab),
             ];
             let src = k.tma_box_at(&args.q, &origin)?;
-            k.copy_async(&tile, &src, Some((&mut *sync, p.q_full)), None, ExecScope::Thread)?;
+            k.copy_async(
+                &tile,
+                &src,
+                Some((&mut *sync, p.q_full)),
+                None,
+                ExecScope::Thread,
+            )?;
         }
         let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
         k.for_range(w.first, w.end, |k, n| {
@@ -320,12 +332,15 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
             let mut boxes = Vec::new();
             for i in 0..bn / rows {
                 let pos = k.let_("pos", n * bn + i * rows)?;
-                let slot = k.eval(pos / args.page_size)?;
+                let want = k.eval(pos / args.page_size)?;
                 let last = k.eval(w.last_slot)?;
-                k.min(slot, slot, last)?;
+                let slot = k.reg::<ty::U32>();
+                k.min(slot, want, last)?;
                 let slot = k.bind("slot", slot);
                 let page = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-                let page = page.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))?;
+                let page = page
+                    .retype::<ty::U32>()
+                    .map_err(|e| k.error(e.to_string()))?;
                 let page = k.bind("page", page);
                 let row = k.let_("page_row", pos % args.page_size)?;
                 boxes.push((page, row));
@@ -367,7 +382,12 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
 /// the workspace. With an FP8 cache, Q is converted to f16 in place once and each stage's K
 /// and V into the f16 tiles (the stage released at once), the rows past the keys written as
 /// zeros; the scales multiply the softmax scale (K's) and O (V's).
-fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: ConsumerId) -> Result<()> {
+fn consumer(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    me: ConsumerId,
+) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
     let dt = if cfg.fp8 {
@@ -396,9 +416,15 @@ fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: Co
     let o_acc = k.alloc_fragment::<ty::F32>("o", frag(k, d)?)?;
     let pairs = (bn / 4) as usize;
     let p_pairs: Vec<RegRef> = if cfg.fp8 {
-        k.regs::<ty::F16x2>(pairs).into_iter().map(|r| r.as_ref()).collect()
+        k.regs::<ty::F16x2>(pairs)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect()
     } else {
-        k.regs::<ty::Bf16x2>(pairs).into_iter().map(|r| r.as_ref()).collect()
+        k.regs::<ty::Bf16x2>(pairs)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect()
     };
     // P = S converted in the accumulator's fragment, the same registers the A operand of P·V
     // (PTX ISA 9.7.15.5.1.1.1: the m64nN accumulator's order is the A fragment's).
@@ -420,7 +446,14 @@ fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: Co
     if cfg.fp8 {
         q_to_f16(k, p, lt)?;
     }
-    let q_tile = TileRef::shared_slabs(dt, [DecodeConfig::ROWS, d], DecodeConfig::ROWS, p.q_s, 1024, SwizzleMode::B128);
+    let q_tile = TileRef::shared_slabs(
+        dt,
+        [DecodeConfig::ROWS, d],
+        DecodeConfig::ROWS,
+        p.q_s,
+        1024,
+        SwizzleMode::B128,
+    );
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     let tq = cfg.tokens_per_cta();
     k.for_range(w.first, w.end, |k, n| {
@@ -435,14 +468,21 @@ fn consumer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, me: Co
                 let keys = k.let_("keys_left", w.len - n * bn)?;
                 tile_to_f16(k, cfg, k8, k16, None, lt)?;
                 tile_to_f16(k, cfg, v8, v16, Some(keys), lt)?;
-                p.ring.release_next(k, sync, &cur, leader, false)?;
+                // Every thread has read the stage once all have met: then it is released.
                 publish(k)?;
+                p.ring.release_next(k, sync, &cur, leader, false)?;
                 (k16, v16)
             }
             None => (k8, v8),
         };
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
-        k.gemm_async(&s_acc, &q_tile, &k_tile, Accumulate::No, ExecScope::Warpgroup)?;
+        k.gemm_async(
+            &s_acc,
+            &q_tile,
+            &k_tile,
+            Accumulate::No,
+            ExecScope::Warpgroup,
+        )?;
         k.wgmma_wait_group(0)?;
         // Token t (of the sequence's last q_len) sees keys below len - q_len + 1 + t: the tile
         // needs the mask when its last key reaches the chunk's first token's bound.
@@ -558,17 +598,20 @@ fn tile_to_f16(
         let chunk = k.let_("f8_chunk", lt + i * 128)?;
         let row = k.let_("f8_row", chunk / per_row)?;
         let col = k.let_("f8_col", (chunk % per_row) * 16u32)?;
-        let src = k.eval(chunk * 16u32)?;
-        k.add(src, src, from)?;
+        let off = k.eval(chunk * 16u32)?;
+        let src = k.reg::<ty::U32>();
+        k.add(src, off, from)?;
         let words = k.regs::<ty::B32>(4);
-        k.isa().ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(src))?;
+        k.isa()
+            .ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(src))?;
         let mut halves = Vec::with_capacity(8);
         for &wd in &words {
             let b = k.regs::<ty::B16>(2);
             k.isa().mov_unpack(&b, wd)?;
             for h in b {
                 let x = k.reg::<ty::F16x2>();
-                k.isa().cvt_unpack_f8x2(ptx_isa::builder::F8Kind::E4m3, x, h, false)?;
+                k.isa()
+                    .cvt_unpack_f8x2(ptx_isa::builder::F8Kind::E4m3, x, h, false)?;
                 halves.push(x);
             }
         }
@@ -578,12 +621,16 @@ fn tile_to_f16(
             None => None,
         };
         // Slab, then the row and the first of its two chunks, swizzled.
-        let base = k.eval((col / 64u32) * (bn * 128) + row * 128u32)?;
-        k.add(base, base, to)?;
+        // Evaluated expressions' registers are remembered (the V tile's conversion reuses the
+        // K tile's): the sums go to registers of their own.
+        let off = k.eval((col / 64u32) * (bn * 128) + row * 128u32)?;
+        let base = k.reg::<ty::U32>();
+        k.add(base, off, to)?;
         let swz = k.eval(row % 8u32)?;
         for (j, part) in halves.chunks(4).enumerate() {
-            let c = k.eval((col % 64u32) / 8u32 + j as u32)?;
-            k.xor(c, c, swz)?;
+            let chunk16 = k.eval((col % 64u32) / 8u32 + j as u32)?;
+            let c = k.reg::<ty::U32>();
+            k.xor(c, chunk16, swz)?;
             let at = k.reg::<ty::U32>();
             k.mad_lo(at, c, 16u32, base)?;
             let addr = || Addr::<ptx_isa::spaces::Shared>::reg32(at);
@@ -660,7 +707,9 @@ fn epilogue(
         let Some(&first) = values.first() else {
             continue;
         };
-        let (r, _) = tv.coord(0, first as i64).map_err(|e| k.error(e.to_string()))?;
+        let (r, _) = tv
+            .coord(0, first as i64)
+            .map_err(|e| k.error(e.to_string()))?;
         let row = k.let_("o_row", r0.clone() + (r - base_r) as u32)?;
         // A row that saw no key has sum 0: O = 0, LSE = -inf.
         let empty = k.pred();
@@ -704,7 +753,8 @@ fn epilogue(
                 let lse = k.fma_of(m[i], scales.s, ln)?;
                 k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
                 let idx = [w.split, w.batch, token, head];
-                k.if_(quad_first, |k| k.store(&args.lse_part, idx, lse)).end()
+                k.if_(quad_first, |k| k.store(&args.lse_part, idx, lse))
+                    .end()
             })
         })
         .end()?;
@@ -753,8 +803,14 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
             k.mov(o, 0.0f32)?;
             let live = k.cmp(CmpOp::Lt, s0 + j, splits)?;
             for (dst, at) in [
-                (lse, k.ptr_to(&lse_part, [s0 + j, b.into(), t.into(), h.into()])?),
-                (o, k.ptr_to(&o_part, [s0 + j, b.into(), t.into(), h.into(), c.into()])?),
+                (
+                    lse,
+                    k.ptr_to(&lse_part, [s0 + j, b.into(), t.into(), h.into()])?,
+                ),
+                (
+                    o,
+                    k.ptr_to(&o_part, [s0 + j, b.into(), t.into(), h.into(), c.into()])?,
+                ),
             ] {
                 let Ptr::Global(at) = at else {
                     return Err(k.error("the workspace is global memory"));

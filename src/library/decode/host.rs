@@ -37,7 +37,9 @@ pub enum DecodeShapeError {
         want: ScalarType,
     },
     /// Query heads that are not the configuration's group times the KV heads.
-    #[error("{heads} query heads over {kv_heads} KV heads: the kernel is built for {group} a KV head")]
+    #[error(
+        "{heads} query heads over {kv_heads} KV heads: the kernel is built for {group} a KV head"
+    )]
     Heads {
         /// Query heads.
         heads: usize,
@@ -233,7 +235,12 @@ impl Decode {
         ] {
             if desc.shape.len() != rank {
                 let shape = desc.shape.clone();
-                return Err(DecodeShapeError::Rank { tensor, shape, rank }.into());
+                return Err(DecodeShapeError::Rank {
+                    tensor,
+                    shape,
+                    rank,
+                }
+                .into());
             }
             if desc.dtype != want {
                 let got = desc.dtype;
@@ -245,7 +252,12 @@ impl Decode {
         let kv_heads = k_cache.desc().shape[2];
         if kv_heads * self.cfg.group as usize != heads {
             let group = self.cfg.group;
-            return Err(DecodeShapeError::Heads { heads, kv_heads, group }.into());
+            return Err(DecodeShapeError::Heads {
+                heads,
+                kv_heads,
+                group,
+            }
+            .into());
         }
         if !(1..=MAX_Q_LEN as usize).contains(&q_len) {
             return Err(DecodeShapeError::QLen(q_len).into());

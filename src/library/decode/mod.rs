@@ -209,7 +209,14 @@ impl DecodeConfig {
     /// tokens and keys up to `max_len`, on `sms` SMs: the fewest splits whose CTAs fill the
     /// SMs' slots (`sms · ctas_per_sm`) in waves at least 85 % as well as the best count up to
     /// 64 does (FlashAttention's rule), a split holding at least 4 key tiles.
-    pub fn splits(&self, batch: usize, kv_heads: usize, q_len: usize, max_len: usize, sms: usize) -> usize {
+    pub fn splits(
+        &self,
+        batch: usize,
+        kv_heads: usize,
+        q_len: usize,
+        max_len: usize,
+        sms: usize,
+    ) -> usize {
         let chunks = q_len.div_ceil(self.tokens_per_cta() as usize).max(1);
         let items = batch * kv_heads * chunks;
         let slots = (sms * self.ctas_per_sm() as usize).max(1);
