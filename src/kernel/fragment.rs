@@ -102,6 +102,22 @@ impl KernelBuilder {
         Ok((self.simplify(&row), self.simplify(&col)))
     }
 
+    /// An f32 register fragment's layout and registers, and thread `thread`'s origin in it
+    /// ([`KernelBuilder::fragment_origin`]): what the masks start from.
+    #[track_caller]
+    fn fragment_parts(
+        &mut self,
+        frag: &Buffer<ty::F32>,
+        thread: impl Into<Expr>,
+    ) -> Result<(TvLayout, Vec<Reg<ty::F32>>, (Expr, Expr))> {
+        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
+        else {
+            return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
+        };
+        let origin = self.fragment_origin(frag, thread)?;
+        Ok((tv, regs, origin))
+    }
+
     /// Sets to `fill` every value of the f32 fragment `frag` whose element `(r, c)` has
     /// `c - slope * r >= limit` (signed), for thread `thread` of the fragment's scope: the
     /// causal mask of an attention tile (`slope` 1, `limit` the diagonal's offset) and its edge
@@ -119,11 +135,7 @@ impl KernelBuilder {
         limit: Reg<ty::S32>,
         fill: f32,
     ) -> Result<()> {
-        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
-        else {
-            return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
-        };
-        let (r0, c0) = self.fragment_origin(frag, thread)?;
+        let (tv, regs, (r0, c0)) = self.fragment_parts(frag, thread)?;
         let (r0, c0) = (self.eval(r0)?, self.eval(c0)?);
         // Both are below the tile's extents, far below 2^31: reading them as .s32 is exact.
         let as_s32 = |k: &KernelBuilder, r: Reg<ty::U32>| {
@@ -175,11 +187,7 @@ impl KernelBuilder {
         mut limit: impl FnMut(&mut KernelBuilder, Expr) -> Result<Reg<ty::S32>>,
         fill: f32,
     ) -> Result<()> {
-        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
-        else {
-            return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
-        };
-        let (r0, c0) = self.fragment_origin(frag, thread)?;
+        let (tv, regs, (r0, c0)) = self.fragment_parts(frag, thread)?;
         let c0 = self.eval(c0)?;
         // Below the tile's extent, far below 2^31: exact as .s32.
         let c0 = c0

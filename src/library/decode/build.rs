@@ -4,10 +4,9 @@
 //! online softmax on the accumulator fragment.
 
 use crate::parts::{ConsumerId, Ring};
-use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
-use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
+use ptx_isa::{Addr, Reg, Target, ty};
 use smem::SwizzleMode;
 use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
@@ -19,7 +18,7 @@ use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::library::attention::{online_softmax, row_groups, s32};
+use crate::library::attention::{SoftmaxState, online_softmax, s32, softmax_state};
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -396,9 +395,6 @@ fn consumer(
         ptx_isa::ScalarType::Bf16
     };
     let lt = me.thread;
-    let frag = |k: &KernelBuilder, n: u32| {
-        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
-    };
     // The scores' scale (K's scale folded in) and O's factor (V's scale).
     let (s_scale, o_scale) = match &args.kv_scales {
         Some((ks, vs, scales)) => {
@@ -411,37 +407,15 @@ fn consumer(
     let scale_log2 = k.reg::<ty::F32>();
     k.mul(scale_log2, s_scale, LOG2_E)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
-    let s_frag = frag(k, bn)?;
-    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
-    let o_acc = k.alloc_fragment::<ty::F32>("o", frag(k, d)?)?;
-    let pairs = (bn / 4) as usize;
-    let p_pairs: Vec<RegRef> = if cfg.fp8 {
-        k.regs::<ty::F16x2>(pairs)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect()
-    } else {
-        k.regs::<ty::Bf16x2>(pairs)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect()
-    };
-    // P = S converted in the accumulator's fragment, the same registers the A operand of P·V
-    // (PTX ISA 9.7.15.5.1.1.1: the m64nN accumulator's order is the A fragment's).
-    let p_cast = TileRef::registers(dt, s_frag, p_pairs.clone());
-    let p_a = TileRef::registers(
-        dt,
-        register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
-        p_pairs,
-    );
-    k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
-    let rows = row_groups(k, &s_acc, &o_acc)?;
-    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    for (&mi, &li) in m.iter().zip(&l) {
-        k.mov(mi, f32::NEG_INFINITY)?;
-        k.mov(li, 0.0f32)?;
-    }
+    let SoftmaxState {
+        s_acc,
+        o_acc,
+        p_cast,
+        p_a,
+        rows,
+        m,
+        l,
+    } = softmax_state(k, dt, bn, d)?;
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
     if cfg.fp8 {
         q_to_f16(k, p, lt)?;
