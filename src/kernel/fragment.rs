@@ -71,6 +71,9 @@ fn thread_modes_of(tv: &TvLayout) -> std::result::Result<Vec<(i64, i64, i64)>, S
         .collect()
 }
 
+/// A register fragment's layout, its registers, and a thread's origin in it.
+type FragmentParts = (TvLayout, Vec<Reg<ty::F32>>, (Expr, Expr));
+
 impl KernelBuilder {
     /// The `(row, col)` of value 0 of thread `thread` (its index in the fragment's scope, e.g.
     /// `tid % 128` for a warpgroup's) of `frag`'s fragment, as index expressions. Every other
@@ -109,7 +112,7 @@ impl KernelBuilder {
         &mut self,
         frag: &Buffer<ty::F32>,
         thread: impl Into<Expr>,
-    ) -> Result<(TvLayout, Vec<Reg<ty::F32>>, (Expr, Expr))> {
+    ) -> Result<FragmentParts> {
         let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
         else {
             return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
