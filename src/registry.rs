@@ -103,6 +103,12 @@ fn attention_varlen_module(target: Target) -> ptx_isa::Result<Module> {
     module(crate::library::attention::build(target, &cfg))
 }
 
+/// The decode attention kernel, bf16, head dim 128, 4 query heads a KV head, 16-token pages.
+fn decode_module(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = crate::library::decode::DecodeConfig::new(128, 4, 16);
+    module(crate::library::decode::build(target, &cfg))
+}
+
 /// A library kernel without a GPU check of its own.
 const fn lib(
     name: &'static str,
@@ -274,6 +280,21 @@ static REGISTRY: &[Entry] = &[
             attention_varlen_module,
         )
     },
+    Entry {
+        selftest: Some(Selftest::Isolated(crate::selftest::decode::run, &[])),
+        ..lib(
+            "decode",
+            "decode attention over a paged KV cache, bf16, head dim 128, 4 query heads a KV head, 16-token pages (sm_90a); its check: d 64/128/256, GQA 1-16, q_len 1-16, ragged lengths, pages 16-256 and contiguous, split-KV with the combine, O",
+            true,
+            decode_module,
+        )
+    },
+    lib(
+        "decode_combine",
+        "decode attention's split combine, head dim 128: the splits' O and LSE merged in a fixed order",
+        true,
+        |t| module(crate::library::decode::build_combine(t, 128)),
+    ),
     lib(
         "attention_fwd_bf16_d64",
         "attention forward O = softmax(Q·Kᵀ·s)·V and LSE, bf16, head dim 64 (sm_90a)",

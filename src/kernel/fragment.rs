@@ -71,6 +71,9 @@ fn thread_modes_of(tv: &TvLayout) -> std::result::Result<Vec<(i64, i64, i64)>, S
         .collect()
 }
 
+/// A register fragment's layout, its registers, and a thread's origin in it.
+type FragmentParts = (TvLayout, Vec<Reg<ty::F32>>, (Expr, Expr));
+
 impl KernelBuilder {
     /// The `(row, col)` of value 0 of thread `thread` (its index in the fragment's scope, e.g.
     /// `tid % 128` for a warpgroup's) of `frag`'s fragment, as index expressions. Every other
@@ -102,6 +105,22 @@ impl KernelBuilder {
         Ok((self.simplify(&row), self.simplify(&col)))
     }
 
+    /// An f32 register fragment's layout and registers, and thread `thread`'s origin in it
+    /// ([`KernelBuilder::fragment_origin`]): what the masks start from.
+    #[track_caller]
+    fn fragment_parts(
+        &mut self,
+        frag: &Buffer<ty::F32>,
+        thread: impl Into<Expr>,
+    ) -> Result<FragmentParts> {
+        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
+        else {
+            return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
+        };
+        let origin = self.fragment_origin(frag, thread)?;
+        Ok((tv, regs, origin))
+    }
+
     /// Sets to `fill` every value of the f32 fragment `frag` whose element `(r, c)` has
     /// `c - slope * r >= limit` (signed), for thread `thread` of the fragment's scope: the
     /// causal mask of an attention tile (`slope` 1, `limit` the diagonal's offset) and its edge
@@ -119,11 +138,7 @@ impl KernelBuilder {
         limit: Reg<ty::S32>,
         fill: f32,
     ) -> Result<()> {
-        let (Some(tv), Some(regs)) = (frag.fragment().cloned(), frag.regs().map(<[_]>::to_vec))
-        else {
-            return Err(self.buffer_err(frag.name(), "not a register fragment (alloc_fragment)"));
-        };
-        let (r0, c0) = self.fragment_origin(frag, thread)?;
+        let (tv, regs, (r0, c0)) = self.fragment_parts(frag, thread)?;
         let (r0, c0) = (self.eval(r0)?, self.eval(c0)?);
         // Both are below the tile's extents, far below 2^31: reading them as .s32 is exact.
         let as_s32 = |k: &KernelBuilder, r: Reg<ty::U32>| {
@@ -155,6 +170,56 @@ impl KernelBuilder {
                     p
                 }
             };
+            self.f.when(p).mov(*reg, fill)?;
+        }
+        Ok(())
+    }
+
+    /// Sets to `fill` every value of the f32 fragment `frag` whose element `(r, c)` has
+    /// `c >= limit(r)` (signed), for thread `thread` of the fragment's scope: a mask whose
+    /// bound is any function of the row (decode attention's causal mask over rows that hold
+    /// several query heads of one token: the bound moves by one every `group` rows).
+    /// `limit` is called once per distinct row the thread holds (with the row's index
+    /// expression) and each value is one `setp.le.s32` and one predicated `mov`, as in
+    /// [`KernelBuilder::mask_fragment`].
+    #[track_caller]
+    pub fn mask_fragment_rows(
+        &mut self,
+        frag: &Buffer<ty::F32>,
+        thread: impl Into<Expr>,
+        mut limit: impl FnMut(&mut KernelBuilder, Expr) -> Result<Reg<ty::S32>>,
+        fill: f32,
+    ) -> Result<()> {
+        let (tv, regs, (r0, c0)) = self.fragment_parts(frag, thread)?;
+        let c0 = self.eval(c0)?;
+        // Below the tile's extent, far below 2^31: exact as .s32.
+        let c0 = c0
+            .retype::<ty::S32>()
+            .map_err(|e| self.buffer_err(frag.name(), e.to_string()))?;
+        let (base_r, base_c) = tv
+            .coord(0, 0)
+            .map_err(|e| self.buffer_err(frag.name(), e.to_string()))?;
+        // Per distinct row: `limit(r) - c0`, the column offset from which values are masked.
+        let mut bounds: Vec<(i64, Reg<ty::S32>)> = Vec::new();
+        for (v, reg) in regs.iter().enumerate() {
+            let (r, c) = tv
+                .coord(0, v as i64)
+                .map_err(|e| self.buffer_err(frag.name(), e.to_string()))?;
+            let dr = r - base_r;
+            let bound = match bounds.iter().find(|(x, _)| *x == dr) {
+                Some(&(_, b)) => b,
+                None => {
+                    let lim = limit(self, r0.clone() + dr as u32)?;
+                    let b = self.f.reg::<ty::S32>();
+                    self.f.sub(b, lim, c0)?;
+                    bounds.push((dr, b));
+                    b
+                }
+            };
+            // c >= limit  <=>  limit - c0 <= c - c0.
+            let p = self.f.pred();
+            self.f
+                .setp::<ty::S32>(CmpOp::Le, p, bound, (c - base_c) as i32)?;
             self.f.when(p).mov(*reg, fill)?;
         }
         Ok(())

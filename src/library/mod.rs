@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod cluster_exchange;
+pub mod decode;
 pub mod gemm;
 pub mod rows;
 pub mod scale;

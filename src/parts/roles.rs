@@ -70,6 +70,15 @@ impl WarpSpecialized {
     /// Returns the thread's index in the CTA.
     #[track_caller]
     pub fn declare(&self, k: &mut KernelBuilder) -> Result<Var> {
+        self.declare_ctas(k, 1)
+    }
+
+    /// [`WarpSpecialized::declare`] with `ctas` CTAs an SM (`.minnctapersm`): ptxas then caps
+    /// the registers a thread holds at launch at `65536 / (ctas · threads)`, which the budgets
+    /// must share (a decode kernel's two CTAs of a producer and one consumer: 128 at launch,
+    /// 24 and 232 after `setmaxnreg`).
+    #[track_caller]
+    pub fn declare_ctas(&self, k: &mut KernelBuilder, ctas: u32) -> Result<Var> {
         if !(1..=3).contains(&self.consumers) {
             return Err(k.error(format!(
                 "{} consumer warpgroups: a warp-specialised CTA holds 1 to 3 beside its producer",
@@ -77,7 +86,7 @@ impl WarpSpecialized {
             )));
         }
         let [tid] = k.thread_id([self.threads()])?;
-        k.min_blocks_per_sm(1)?;
+        k.min_blocks_per_sm(ctas)?;
         Ok(tid)
     }
 

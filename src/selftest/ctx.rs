@@ -117,6 +117,9 @@ pub enum GpuCheckError {
     /// Building or running attention failed.
     #[error(transparent)]
     Attention(#[from] crate::library::attention::AttentionError),
+    /// Decode attention failed to build or run.
+    #[error(transparent)]
+    Decode(#[from] crate::library::decode::DecodeError),
     /// cuBLAS could not start.
     #[error("cuBLAS: {0}")]
     Blas(#[from] cudarc::cublas::result::CublasError),

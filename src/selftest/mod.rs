@@ -9,6 +9,7 @@
 pub mod attention;
 pub mod bad_launches;
 pub mod ctx;
+pub mod decode;
 pub mod epilogue_check;
 pub mod example;
 pub mod gemm_epilogue;

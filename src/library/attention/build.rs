@@ -620,9 +620,6 @@ fn consumer<T: Elem>(
     let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
     let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
-    let frag = |k: &KernelBuilder, n: u32| {
-        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
-    };
     let (lt, cw) = (me.thread, me.index);
     // scale · log2(e), folded into each exponent's fma.
     let scale_log2 = k.reg::<ty::F32>();
@@ -645,34 +642,15 @@ fn consumer<T: Elem>(
     tiles.each(k, p, |k, blk| {
         // This warpgroup's first query row.
         let row0 = k.let_("row0", blk.m_block * bm + cw * 64)?;
-        let s_frag = frag(k, bn)?;
-        let o_frag = frag(k, d)?;
-        let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
-        let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag.clone())?;
-        let p_pairs: Vec<RegRef> = k
-            .regs::<ty::Bf16x2>((bn / 4) as usize)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect();
-        // P = S converted in the accumulator's fragment; the same registers are the A operand
-        // of P·V (register_a_k: the m64nN accumulator's order is the A fragment's, PTX ISA
-        // 9.7.15.5.1.1.1).
-        let p_cast = TileRef::registers(dt, s_frag.clone(), p_pairs.clone());
-        let p_a = TileRef::registers(
-            dt,
-            register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
-            p_pairs,
-        );
-        k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
-        // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw
-        // score units) and running sum.
-        let rows = row_groups(k, &s_acc, &o_acc)?;
-        let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
-        let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
-        for (&mi, &li) in m.iter().zip(&l) {
-            k.mov(mi, f32::NEG_INFINITY)?;
-            k.mov(li, 0.0f32)?;
-        }
+        let SoftmaxState {
+            s_acc,
+            o_acc,
+            p_cast,
+            p_a,
+            rows,
+            m,
+            l,
+        } = softmax_state(k, dt, bn, d)?;
 
         // Q of this warpgroup: 64 rows of the 128-row slabs.
         let q_phase = match &cursors.q {
@@ -1000,17 +978,86 @@ impl Turns {
     }
 }
 
-/// Which of the thread's row statistics each value of S and of O belongs to.
-struct RowGroups {
-    /// Distinct rows a thread holds (2 for a wgmma accumulator).
-    count: usize,
-    /// For each value of S, its row's index.
-    s: Vec<usize>,
-    /// For each value of O, its row's index.
-    o: Vec<usize>,
+/// A consumer warpgroup's accumulators and online-softmax state for key tiles of `bn` and head
+/// dim `d` in `dt`: S and O (O zeroed), P's 16-bit pairs (as S's conversion target and as the A
+/// operand of `P·V`), and the running max (-inf, in raw score units) and sum (0) of each row the
+/// thread holds.
+pub(crate) struct SoftmaxState {
+    pub(crate) s_acc: Buffer<ty::F32>,
+    pub(crate) o_acc: Buffer<ty::F32>,
+    pub(crate) p_cast: TileRef,
+    pub(crate) p_a: TileRef,
+    pub(crate) rows: RowGroups,
+    pub(crate) m: Vec<Reg<ty::F32>>,
+    pub(crate) l: Vec<Reg<ty::F32>>,
 }
 
-fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Result<RowGroups> {
+/// [`SoftmaxState`]'s registers, declared and initialised (the attention's consumer per query
+/// tile, the decode kernel's once).
+pub(crate) fn softmax_state(
+    k: &mut KernelBuilder,
+    dt: ptx_isa::ScalarType,
+    bn: u32,
+    d: u32,
+) -> Result<SoftmaxState> {
+    let frag = |k: &KernelBuilder, n: u32| {
+        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
+    };
+    let s_frag = frag(k, bn)?;
+    let o_frag = frag(k, d)?;
+    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag.clone())?;
+    let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag)?;
+    // 16-bit pairs: one register class for bf16 and f16.
+    let p_pairs: Vec<RegRef> = k
+        .regs::<ty::Bf16x2>((bn / 4) as usize)
+        .into_iter()
+        .map(|r| r.as_ref())
+        .collect();
+    // P = S converted in the accumulator's fragment; the same registers are the A operand
+    // of P·V (register_a_k: the m64nN accumulator's order is the A fragment's, PTX ISA
+    // 9.7.15.5.1.1.1).
+    let p_cast = TileRef::registers(dt, s_frag, p_pairs.clone());
+    let p_a = TileRef::registers(
+        dt,
+        register_a_k(dt, i64::from(bn)).map_err(|e| k.error(e.to_string()))?,
+        p_pairs,
+    );
+    k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
+    // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw
+    // score units) and running sum.
+    let rows = row_groups(k, &s_acc, &o_acc)?;
+    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    for (&mi, &li) in m.iter().zip(&l) {
+        k.mov(mi, f32::NEG_INFINITY)?;
+        k.mov(li, 0.0f32)?;
+    }
+    Ok(SoftmaxState {
+        s_acc,
+        o_acc,
+        p_cast,
+        p_a,
+        rows,
+        m,
+        l,
+    })
+}
+
+/// Which of the thread's row statistics each value of S and of O belongs to.
+pub(crate) struct RowGroups {
+    /// Distinct rows a thread holds (2 for a wgmma accumulator).
+    pub(crate) count: usize,
+    /// For each value of S, its row's index.
+    pub(crate) s: Vec<usize>,
+    /// For each value of O, its row's index.
+    pub(crate) o: Vec<usize>,
+}
+
+pub(crate) fn row_groups(
+    k: &KernelBuilder,
+    s: &Buffer<ty::F32>,
+    o: &Buffer<ty::F32>,
+) -> Result<RowGroups> {
     let rows_of = |b: &Buffer<ty::F32>| -> Option<Vec<i64>> {
         let tv = b.fragment()?;
         (0..tv.values())
@@ -1040,7 +1087,7 @@ fn row_groups(k: &KernelBuilder, s: &Buffer<ty::F32>, o: &Buffer<ty::F32>) -> Re
 }
 
 /// `e` evaluated and read as signed (a count that may go below zero).
-fn s32(k: &mut KernelBuilder, e: Expr) -> Result<Reg<ty::S32>> {
+pub(crate) fn s32(k: &mut KernelBuilder, e: Expr) -> Result<Reg<ty::S32>> {
     let r = k.eval(e)?;
     r.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))
 }
@@ -1160,7 +1207,7 @@ fn store_tma<T: Elem>(
 /// One step of the online softmax on S: the new row max, the running sum rescaled and
 /// `P = 2^(S·scale·log2e - max·scale·log2e)` in place, its row sums added; returns each row's
 /// factor `alpha` that rescales O.
-fn online_softmax(
+pub(crate) fn online_softmax(
     k: &mut KernelBuilder,
     s_acc: &Buffer<ty::F32>,
     rows: &RowGroups,

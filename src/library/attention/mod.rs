@@ -20,6 +20,8 @@
 mod build;
 mod host;
 
+/// The online softmax and its row statistics, which the decode kernel shares.
+pub(crate) use build::{RowGroups, SoftmaxState, online_softmax, s32, softmax_state};
 pub use build::{build, build_with_waits};
 pub use host::{Attention, AttentionArgs, AttentionError, ShapeError, VarlenArgs};
 

@@ -1,0 +1,280 @@
+//! Decode attention: GB/s of K and V read and tokens per second of the library's kernel on the
+//! issue's problems (bf16, 32 query heads over 8 KV heads, head dim 128, one new token: batch x
+//! context 64 x 4k, 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k; and 32 x 16k with 4 new tokens), each
+//! on a contiguous cache (one page a sequence, the memory torch's SDPA reads), on paged caches
+//! of 16- and 64-token pages in a shuffled block table, and on FP8 e4m3 caches (contiguous and
+//! 16-token pages, per-head scales); one sequence of 128k also with 33 and 66 splits beside the
+//! launcher's choice. Each timed [`REPEATS`] times in turn, a row each (the tables take the
+//! median); each time the median of 20 launches from a cold L2.
+//! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
+//! contiguous problems; run both in one GPU call.
+//!
+//! CPU (runs anywhere): the time to build the kernel's PTX.
+//!
+//! ```text
+//! cargo bench --bench decode_attention
+//! ```
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ptxkit::isa::Target;
+use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, build};
+use ptxkit::runtime::{Device, DeviceTensor, E4m3, RuntimeError, TensorRef, median_ms_cold};
+use ptxkit::selftest::Rng;
+
+/// Query heads, KV heads, head dim.
+const HEADS: usize = 32;
+const KV_HEADS: usize = 8;
+const D: usize = 128;
+/// Timings of each problem and cache, in turn.
+const REPEATS: usize = 3;
+/// How long the first launch may take before its row fails (a hung kernel).
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn build_ptx(c: &mut Criterion) {
+    let cfg = DecodeConfig::new(128, 4, 16);
+    c.bench_function("build_ptx/decode_bf16_d128_g4", |b| {
+        b.iter(|| build(Target::Sm90a, &cfg).map(|k| k.ptx().len()))
+    });
+}
+
+/// The problems: `(batch, context, new tokens)`.
+const PROBLEMS: [(usize, usize, usize); 6] = [
+    (64, 4096, 1),
+    (32, 4096, 1),
+    (32, 16384, 1),
+    (8, 65536, 1),
+    (1, 131072, 1),
+    (32, 16384, 4),
+];
+
+/// A cache tensor: bf16 or FP8 e4m3.
+enum Kv {
+    Bf16(DeviceTensor<half::bf16>),
+    E4m3(DeviceTensor<E4m3>),
+}
+
+impl Kv {
+    fn view(&self) -> TensorRef<'_> {
+        match self {
+            Kv::Bf16(t) => t.into(),
+            Kv::E4m3(t) => t.into(),
+        }
+    }
+}
+
+/// One cache layout's device tensors (an FP8 cache's per-head scales too).
+struct Cache {
+    k: Kv,
+    v: Kv,
+    table: DeviceTensor<i32>,
+    scales: Option<DeviceTensor<f32>>,
+}
+
+/// The cache of `batch` sequences of `ctx` tokens in pages of `page` tokens (`page == ctx`: one
+/// page a sequence, contiguous in order), random bf16 or e4m3.
+fn cache(
+    dev: &Device,
+    rng: &mut Rng,
+    (batch, ctx, page): (usize, usize, usize),
+    fp8: bool,
+) -> Result<Cache, RuntimeError> {
+    let stream = dev.default_stream();
+    let per = ctx.div_ceil(page);
+    let pages = batch * per;
+    let mut order: Vec<i32> = (0..pages as i32).collect();
+    if page < ctx {
+        for i in (1..pages).rev() {
+            order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+    }
+    let shape = vec![pages, page, KV_HEADS, D];
+    let n: usize = shape.iter().product();
+    // One random draw repeated: the values do not change the time.
+    let draw = rng.vec_f32(1 << 20);
+    let kv = |shape: Vec<usize>| -> Result<Kv, RuntimeError> {
+        Ok(if fp8 {
+            let d: Vec<E4m3> = draw
+                .iter()
+                .map(|&x| E4m3::from_f32(x))
+                .cycle()
+                .take(n)
+                .collect();
+            Kv::E4m3(DeviceTensor::from_host(&stream, &d, shape)?)
+        } else {
+            let d: Vec<half::bf16> = draw
+                .iter()
+                .map(|&x| half::bf16::from_f32(x))
+                .cycle()
+                .take(n)
+                .collect();
+            Kv::Bf16(DeviceTensor::from_host(&stream, &d, shape)?)
+        })
+    };
+    let (k, v) = (kv(shape.clone())?, kv(shape)?);
+    let table = DeviceTensor::from_host(&stream, &order, vec![batch, per])?;
+    let scales = match fp8 {
+        true => Some(DeviceTensor::from_host(
+            &stream,
+            &[0.5f32; KV_HEADS],
+            vec![KV_HEADS],
+        )?),
+        false => None,
+    };
+    Ok(Cache {
+        k,
+        v,
+        table,
+        scales,
+    })
+}
+
+/// The median ms of the decode on `cache` with `splits` (the launcher's choice for `None`).
+#[allow(clippy::too_many_arguments)]
+fn time(
+    dev: &Device,
+    dec: &Decode,
+    q: &DeviceTensor<half::bf16>,
+    c: &Cache,
+    lens: &DeviceTensor<i32>,
+    o: &mut DeviceTensor<half::bf16>,
+    ctx: usize,
+    splits: Option<usize>,
+) -> Result<f64, String> {
+    let stream = dev.default_stream();
+    let scale = 1.0 / (D as f32).sqrt();
+    let mut run = |dec: &Decode| {
+        let args = DecodeArgs {
+            q: q.into(),
+            k_cache: c.k.view(),
+            v_cache: c.v.view(),
+            block_table: (&c.table).into(),
+            seq_lens: lens.into(),
+            o: (&mut *o).into(),
+            scale,
+            max_seq_len: ctx,
+            splits,
+            kv_scales: c.scales.as_ref().map(|s| KvScales {
+                k_scale: s.into(),
+                v_scale: s.into(),
+            }),
+        };
+        dec.run_borrowed(&stream, args)
+            .map_err(|e| RuntimeError::InvalidLaunch {
+                reason: e.to_string(),
+            })
+    };
+    // One launch waited for first, so a hang fails its row instead of blocking the rest.
+    let first = Decode::new(dev, *dec.config()).map(|d| d.with_limit(LIMIT));
+    first
+        .map_err(|e| e.to_string())
+        .and_then(|d| run(&d).map_err(|e| format!("the first launch: {e}")))?;
+    median_ms_cold::<RuntimeError>(&stream, 3, 20, || run(dec)).map_err(|e| e.to_string())
+}
+
+/// The caches timed on each problem: name, page size (`None`: contiguous), FP8, forced splits.
+fn layouts(batch: usize) -> Vec<(String, Option<usize>, bool, Option<usize>)> {
+    let mut out = vec![
+        ("contiguous".to_string(), None, false, None),
+        ("paged 16".to_string(), Some(16), false, None),
+        ("paged 64".to_string(), Some(64), false, None),
+        ("contiguous e4m3".to_string(), None, true, None),
+        ("paged 16 e4m3".to_string(), Some(16), true, None),
+    ];
+    if batch == 1 {
+        // Other splits of one long sequence beside the launcher's choice.
+        for s in [33, 66] {
+            out.push((format!("contiguous, {s} splits"), None, false, Some(s)));
+        }
+    }
+    out
+}
+
+fn gpu(_c: &mut Criterion) {
+    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+        return;
+    };
+    let stream = dev.default_stream();
+    println!("\ndevice: {}", dev.attributes().name);
+    println!("| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    let mut rng = Rng::fresh();
+    for (batch, ctx, q_len) in PROBLEMS {
+        let row = |cache: &str, fp8: bool, splits: usize, r: Result<f64, String>| match r {
+            Ok(ms) => {
+                let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                println!(
+                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} |",
+                    bytes / ms / 1e6,
+                    (batch * q_len) as f64 / ms * 1e3
+                )
+            }
+            Err(e) => println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | |"),
+        };
+        let q_shape = vec![batch, q_len, HEADS, D];
+        let n_q: usize = q_shape.iter().product();
+        let qh: Vec<half::bf16> = rng
+            .vec_f32(n_q)
+            .into_iter()
+            .map(half::bf16::from_f32)
+            .collect();
+        let tensors = DeviceTensor::from_host(&stream, &qh, q_shape.clone())
+            .and_then(|q| Ok((q, DeviceTensor::from_host(&stream, &qh, q_shape)?)))
+            .and_then(|x| {
+                Ok((
+                    x,
+                    DeviceTensor::from_host(&stream, &vec![ctx as i32; batch], vec![batch])?,
+                ))
+            });
+        let ((q, mut o), lens) = match tensors {
+            Ok(t) => t,
+            Err(e) => {
+                row("(inputs)", false, 0, Err(e.to_string()));
+                continue;
+            }
+        };
+        // The caches loaded side by side, timed in turn REPEATS times (a drift of the clocks
+        // reaches them alike).
+        let mut loaded = Vec::new();
+        for (name, page, fp8, splits) in layouts(batch) {
+            let page = page.unwrap_or(ctx);
+            let mut cfg = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, page as u32);
+            if fp8 {
+                cfg = cfg.with_fp8();
+            }
+            let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
+            // A forced split reuses the contiguous cache loaded first.
+            let c = match splits {
+                Some(_) => None,
+                None => {
+                    Some(cache(&dev, &mut rng, (batch, ctx, page), fp8).map_err(|e| e.to_string()))
+                }
+            };
+            match (dec, c) {
+                (Ok(d), Some(Ok(c))) => loaded.push((name, fp8, splits, d, Some(c))),
+                (Ok(d), None) => loaded.push((name, fp8, splits, d, None)),
+                (Err(e), _) | (_, Some(Err(e))) => row(&name, fp8, 0, Err(e)),
+            }
+        }
+        for _ in 0..REPEATS {
+            for (name, fp8, splits, dec, c) in &loaded {
+                let Some(c) = c
+                    .as_ref()
+                    .or_else(|| loaded.first().and_then(|l| l.4.as_ref()))
+                else {
+                    continue;
+                };
+                let n = splits.unwrap_or_else(|| dec.splits(batch, KV_HEADS, q_len, ctx));
+                let r = time(&dev, dec, &q, c, &lens, &mut o, ctx, *splits);
+                let hung = r.as_ref().is_err_and(|e| e.contains("did not finish"));
+                row(name, *fp8, n, r);
+                if hung {
+                    println!("stopped: `{}` hung", dec.config().name());
+                    return;
+                }
+            }
+        }
+    }
+}
+
+criterion_group!(benches, build_ptx, gpu);
+criterion_main!(benches);

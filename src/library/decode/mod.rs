@@ -1,0 +1,318 @@
+//! Decode attention over a paged KV cache: a few new query tokens per sequence (1 to 16,
+//! speculative decoding; causal among themselves) against the sequence's cached keys and values,
+//! bf16 in and out with f32 accumulation, head dims 64, 128 and 256, grouped queries (up to 16
+//! query heads per KV head, the group's queries served by one read of its keys and values), a
+//! length per sequence.
+//!
+//! Tensors, in the layout vLLM and FlashInfer use:
+//! - `q` and `o` `[batch, q_len, heads, d]`;
+//! - the caches `k_cache` and `v_cache` `[num_pages, page_size, kv_heads, d]`;
+//! - `block_table` `[batch, max_pages]` i32: sequence `b`'s token `p` is at row
+//!   `p % page_size` of page `block_table[b, p / page_size]`;
+//! - `seq_lens` `[batch]` i32: each sequence's length, its new tokens included (they are its
+//!   last `q_len` tokens, already written to the cache).
+//!
+//! Query token `t` of a sequence of length `L` sees keys `0..=L - q_len + t` (the causal mask
+//! aligned to the bottom right). A contiguous cache is the case of one page per sequence
+//! (`block_table[b, 0] = b`, `page_size` the longest length).
+//!
+//! The kernel ([`build`]): a CTA per (split of the keys, query chunk, KV head, sequence), on the
+//! kernel parts: a producer warpgroup whose one thread streams the sequence's key tiles page by
+//! page into a [`crate::parts::Ring`] by TMA (a 4-D tensor map over the cache, the page from the
+//! block table as a coordinate), and one consumer warpgroup holding the group's query rows
+//! (`q_len · group` rows, padded to wgmma's 64) that computes `S = Q·Kᵀ` and `O += P·V` by wgmma
+//! with the online softmax in f32 between. Few sequences split their keys over several CTAs
+//! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
+//! to an f32 workspace that a second kernel ([`build_combine`]) merges in a fixed order
+//! (deterministic).
+
+mod build;
+mod host;
+
+pub use build::{build, build_combine};
+pub use host::{Decode, DecodeArgs, DecodeError, DecodeShapeError, KvScales};
+
+use crate::parts::WarpSpecialized;
+
+/// A configuration the kernel cannot be built for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeConfigError {
+    /// A head dimension other than 64, 128 or 256.
+    #[error("head dim {0}: 64, 128 or 256")]
+    HeadDim(u32),
+    /// A query group the consumer's 64 rows do not hold.
+    #[error("{0} query heads per KV head: 1 to 16")]
+    Group(u32),
+    /// Rows per page box that are not 16, 32 or 64.
+    #[error("{0} rows per TMA box: 16, 32 or 64 (a divisor of the 64-key tile)")]
+    PageRows(u32),
+}
+
+/// What one decode kernel is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DecodeConfig {
+    /// The head dimension `d` (64, 128 or 256).
+    pub head_dim: u32,
+    /// Query heads per KV head (1 to 16).
+    pub group: u32,
+    /// Key rows one TMA box reads from a page (16, 32 or 64): the page size must be a multiple
+    /// of it. 64 (a key tile a box) for pages of 64 tokens or more.
+    pub page_rows: u32,
+    /// An FP8 e4m3 cache with a per-tensor or per-head scale (`k_scale`, `v_scale`: `[1]` or
+    /// `[kv_heads]` f32) instead of bf16: the consumer converts each tile to f16 in shared memory
+    /// (e4m3 values are exact in f16) and computes in f16 (Q converted once), the scales folded
+    /// into the softmax scale and O.
+    pub fp8: bool,
+}
+
+/// The most new tokens a sequence may have.
+pub const MAX_Q_LEN: u32 = 16;
+
+impl DecodeConfig {
+    /// Keys per tile: the N of `S = Q·Kᵀ` and the K of `P·V`.
+    pub const BLOCK_N: u32 = 64;
+    /// Query rows of the consumer warpgroup: one wgmma M.
+    pub const ROWS: u32 = 64;
+    /// Columns of a TMA box and a shared slab: 64 bf16, the 128-byte swizzle's span.
+    pub const SLAB: u32 = 64;
+    /// The named barrier the consumer warpgroup meets at after clearing a V tile's rows past
+    /// the keys (PTX ISA 9.7.13.1; 0 is the CTA's).
+    pub const CLEAR_BARRIER: u32 = 1;
+
+    /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page).
+    pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
+        let page_rows = match page_size % 64 {
+            0 => 64,
+            r if r % 32 == 0 => 32,
+            _ => 16,
+        };
+        DecodeConfig {
+            head_dim,
+            group,
+            page_rows,
+            fp8: false,
+        }
+    }
+
+    /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]).
+    pub fn with_fp8(self) -> DecodeConfig {
+        DecodeConfig { fp8: true, ..self }
+    }
+
+    /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
+    /// Two CTAs share an SM at head dims 64 and 128 (128 registers a thread at launch: 24 to the
+    /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers).
+    pub fn roles(&self) -> WarpSpecialized {
+        match self.ctas_per_sm() {
+            1 => WarpSpecialized::new(1, 24, 240),
+            _ => WarpSpecialized::new(1, 24, 232),
+        }
+    }
+
+    /// CTAs an SM holds: 2, or 1 at head dim 256.
+    pub fn ctas_per_sm(&self) -> u32 {
+        if self.head_dim > 128 { 1 } else { 2 }
+    }
+
+    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256),
+    /// and with an FP8 cache beside the f16 tiles it is converted into.
+    pub fn stages(&self) -> u32 {
+        match (self.head_dim, self.fp8) {
+            (64, false) => 6,
+            (64, true) => 8,
+            (128, false) => 3,
+            (_, true) => 4,
+            _ => 3,
+        }
+    }
+
+    /// Bytes of a cache element: 2 (bf16) or 1 (e4m3).
+    pub fn cache_bytes(&self) -> u32 {
+        if self.fp8 { 1 } else { 2 }
+    }
+
+    /// Columns of one TMA box of the cache and of its tile's slabs in shared memory: 64 bf16
+    /// (the 128-byte swizzle's span, which wgmma reads), or the whole row of e4m3 (no swizzle:
+    /// only the conversion reads it).
+    pub fn cache_slab(&self) -> u32 {
+        if self.fp8 { self.head_dim } else { Self::SLAB }
+    }
+
+    /// Query tokens a CTA holds: as many whole groups as fit 64 rows, at most [`MAX_Q_LEN`].
+    pub fn tokens_per_cta(&self) -> u32 {
+        (Self::ROWS / self.group.max(1)).min(MAX_Q_LEN)
+    }
+
+    /// Bytes of one K (or V) tile of the ring.
+    pub fn kv_bytes(&self) -> u32 {
+        Self::BLOCK_N * self.head_dim * self.cache_bytes()
+    }
+
+    /// Bytes of one K (or V) tile in 16-bit elements: the ring's with a bf16 cache, the
+    /// conversion's with an FP8 one.
+    pub fn tile16_bytes(&self) -> u32 {
+        Self::BLOCK_N * self.head_dim * 2
+    }
+
+    /// Bytes of Q's buffer (64 rows).
+    pub fn q_bytes(&self) -> u32 {
+        Self::ROWS * self.head_dim * 2
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> String {
+        format!(
+            "decode_{}_d{}_g{}_r{}",
+            if self.fp8 { "e4m3" } else { "bf16" },
+            self.head_dim,
+            self.group,
+            self.page_rows
+        )
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), DecodeConfigError> {
+        if !matches!(self.head_dim, 64 | 128 | 256) {
+            return Err(DecodeConfigError::HeadDim(self.head_dim));
+        }
+        if !(1..=16).contains(&self.group) {
+            return Err(DecodeConfigError::Group(self.group));
+        }
+        if !matches!(self.page_rows, 16 | 32 | 64) {
+            return Err(DecodeConfigError::PageRows(self.page_rows));
+        }
+        Ok(())
+    }
+
+    /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
+    /// and 16, bf16 and FP8 caches.
+    pub fn all() -> Vec<DecodeConfig> {
+        let mut out = Vec::new();
+        for fp8 in [false, true] {
+            for head_dim in [64, 128, 256] {
+                for group in [1, 4, 5, 8, 16] {
+                    for page_rows in [16, 32, 64] {
+                        out.push(DecodeConfig {
+                            head_dim,
+                            group,
+                            page_rows,
+                            fp8,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The key splits for a batch of `batch` sequences over `kv_heads` KV heads, `q_len` new
+    /// tokens and keys up to `max_len`, on `sms` SMs: the fewest splits whose CTAs fill the
+    /// SMs' slots (`sms · ctas_per_sm`) in waves at least 85 % as well as the best count up to
+    /// 64 does (FlashAttention's rule), a split holding at least 4 key tiles.
+    pub fn splits(
+        &self,
+        batch: usize,
+        kv_heads: usize,
+        q_len: usize,
+        max_len: usize,
+        sms: usize,
+    ) -> usize {
+        let chunks = q_len.div_ceil(self.tokens_per_cta() as usize).max(1);
+        let items = batch * kv_heads * chunks;
+        let slots = (sms * self.ctas_per_sm() as usize).max(1);
+        let tiles = max_len.div_ceil(Self::BLOCK_N as usize).max(1);
+        let most = (tiles / 4).clamp(1, 64);
+        if items >= slots * 2 || most == 1 {
+            return 1;
+        }
+        let efficiency = |s: usize| {
+            let waves = (items * s) as f64 / slots as f64;
+            waves / waves.ceil()
+        };
+        let best = (1..=most).map(efficiency).fold(0.0, f64::max);
+        (1..=most)
+            .find(|&s| efficiency(s) >= 0.85 * best)
+            .unwrap_or(1)
+    }
+}
+
+/// The sizes of one decode problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeShape {
+    /// Each sequence's length (its new tokens included).
+    pub seq_lens: Vec<usize>,
+    /// New tokens per sequence.
+    pub q_len: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// KV heads (dividing `heads`).
+    pub kv_heads: usize,
+    /// Head dimension.
+    pub head_dim: usize,
+    /// Tokens a page.
+    pub page_size: usize,
+}
+
+impl DecodeShape {
+    /// Pages each sequence takes.
+    pub fn pages_of(&self, b: usize) -> usize {
+        self.seq_lens[b].div_ceil(self.page_size.max(1))
+    }
+
+    /// The block table's width: the most pages a sequence takes.
+    pub fn max_pages(&self) -> usize {
+        (0..self.seq_lens.len())
+            .map(|b| self.pages_of(b))
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
+    /// Bytes of K and V a decode step reads: every sequence's keys and values, bf16 (`bytes` 2)
+    /// or FP8 (1).
+    pub fn kv_bytes(&self, bytes: usize) -> usize {
+        self.seq_lens.iter().sum::<usize>() * self.kv_heads * self.head_dim * 2 * bytes
+    }
+}
+
+/// The host reference in f64 (through [`crate::library::attention::reference`], one sequence
+/// at a time over its keys gathered from the pages): `O` `[batch, q_len, heads, d]` for `q`
+/// `[batch, q_len, heads, d]`, the caches `[num_pages, page_size, kv_heads, d]` and the block
+/// table `[batch, max_pages]` (row major).
+pub fn reference(
+    q: &[f32],
+    k_cache: &[f32],
+    v_cache: &[f32],
+    block_table: &[i32],
+    s: &DecodeShape,
+    scale: f32,
+) -> Vec<f32> {
+    use crate::library::attention::{AttentionShape, reference as attend};
+    let (d, hk, ps, ql) = (s.head_dim, s.kv_heads, s.page_size, s.q_len);
+    let row = hk * d;
+    let max_pages = s.max_pages();
+    let mut o = Vec::with_capacity(q.len());
+    for (b, &len) in s.seq_lens.iter().enumerate() {
+        let gather = |cache: &[f32]| {
+            let mut out = Vec::with_capacity(len * row);
+            for p in 0..len {
+                let page = block_table[b * max_pages + p / ps] as usize;
+                let at = (page * ps + p % ps) * row;
+                out.extend_from_slice(&cache[at..at + row]);
+            }
+            out
+        };
+        let (kb, vb) = (gather(k_cache), gather(v_cache));
+        let qb = &q[b * ql * s.heads * d..][..ql * s.heads * d];
+        let shape = AttentionShape {
+            batch: 1,
+            seqlen_q: ql,
+            seqlen_k: len,
+            heads: s.heads,
+            kv_heads: hk,
+            head_dim: d,
+        };
+        o.extend(attend(qb, &kb, &vb, shape, true, scale).0);
+    }
+    o
+}

@@ -1,0 +1,321 @@
+//! The decode attention's GPU check behind `ptxkit selftest` (`decode`): head dims 64, 128 and
+//! 256; groups of 1, 4, 5, 8 and 16 query heads a KV head; 1 to 16 new tokens (two query
+//! chunks at 16 tokens of a group of 8); ragged lengths from a single token to over a
+//! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens in a
+//! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
+//! launcher's choice. Fresh random inputs; the cache slots past each sequence's end, the pages no
+//! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
+//! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
+//! The error reported is the largest `|got - want| / 2e-2` (bf16 O, absolute), so 1 is the bar.
+
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
+use super::rows::random;
+use crate::library::decode::{self, Decode, DecodeArgs, DecodeConfig, DecodeShape, KvScales};
+use crate::runtime::{DeviceTensor, E4m3, TensorRef};
+
+/// How long one launch may take (the cases take milliseconds); `PTXKIT_DECODE_LIMIT_S`
+/// replaces it for runs under compute-sanitizer.
+fn limit() -> std::time::Duration {
+    std::env::var("PTXKIT_DECODE_LIMIT_S")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map_or(
+            std::time::Duration::from_secs(3),
+            std::time::Duration::from_secs,
+        )
+}
+
+/// O's tolerance (bf16, absolute).
+const TOL: f64 = 2e-2;
+
+/// One case: a problem and the splits it is run with (`None`: the launcher's choice).
+struct Case {
+    shape: DecodeShape,
+    group: usize,
+    /// The cache in one page a sequence.
+    contiguous: bool,
+    /// An FP8 e4m3 cache, with a scale per head (`Some(true)`) or one (`Some(false)`).
+    fp8: Option<bool>,
+    splits: Vec<Option<usize>>,
+}
+
+fn case(
+    lens: &[usize],
+    q_len: usize,
+    (kv_heads, group): (usize, usize),
+    head_dim: usize,
+    page_size: usize,
+    splits: &[Option<usize>],
+) -> Case {
+    Case {
+        shape: DecodeShape {
+            seq_lens: lens.to_vec(),
+            q_len,
+            heads: kv_heads * group,
+            kv_heads,
+            head_dim,
+            page_size,
+        },
+        group,
+        contiguous: false,
+        fp8: None,
+        splits: splits.to_vec(),
+    }
+}
+
+/// `c` over an FP8 cache, its scales per head or one.
+fn fp8(mut c: Case, per_head: bool) -> Case {
+    c.fp8 = Some(per_head);
+    c
+}
+
+/// The cases (see the module).
+fn cases() -> Vec<Case> {
+    let ragged = [1, 17, 64, 65, 300, 1000, 33];
+    let mut contiguous = case(&[1000, 1024, 517], 1, (2, 4), 128, 1024, &[None, Some(1)]);
+    contiguous.contiguous = true;
+    vec![
+        case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
+        case(&ragged, 4, (2, 4), 128, 64, &[Some(1), Some(5)]),
+        case(&[16, 100, 777], 16, (1, 8), 128, 32, &[None, Some(2)]),
+        case(&[3, 500, 2000], 3, (2, 16), 128, 256, &[None, Some(4)]),
+        case(&[7, 90, 257], 7, (1, 5), 128, 16, &[Some(1), Some(3)]),
+        case(&[5, 129, 400], 2, (4, 1), 64, 16, &[Some(1), Some(2)]),
+        case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
+        contiguous,
+        fp8(
+            case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
+            true,
+        ),
+        fp8(
+            case(&[16, 100, 777], 16, (1, 8), 128, 64, &[Some(1), Some(2)]),
+            false,
+        ),
+        fp8(case(&[5, 129, 400], 2, (4, 1), 64, 32, &[Some(2)]), true),
+        fp8(case(&[1, 300, 1500], 3, (2, 4), 256, 128, &[None]), false),
+    ]
+}
+
+/// The paged problem's host data: the block table (shuffled pages, unused entries -1) and the
+/// page count; slots past each sequence's end and unused pages are what `poison` marks.
+fn pages(ctx: &mut GpuCtx, c: &Case) -> (Vec<i32>, usize) {
+    let s = &c.shape;
+    let (batch, max_pages) = (s.seq_lens.len(), s.max_pages());
+    if c.contiguous {
+        let table = (0..batch as i32).collect();
+        return (table, batch);
+    }
+    let used: usize = (0..batch).map(|b| s.pages_of(b)).sum();
+    let num_pages = used + 3;
+    // A random permutation of the pages (Fisher-Yates).
+    let mut perm: Vec<i32> = (0..num_pages as i32).collect();
+    for i in (1..num_pages).rev() {
+        let j = (ctx.rng.next_u64() % (i as u64 + 1)) as usize;
+        perm.swap(i, j);
+    }
+    let mut table = vec![-1i32; batch * max_pages];
+    let mut next = perm.into_iter();
+    for b in 0..batch {
+        for j in 0..s.pages_of(b) {
+            table[b * max_pages + j] = next.next().unwrap_or(0);
+        }
+    }
+    (table, num_pages)
+}
+
+/// A case's caches on the device and their values in f32 for the reference (an FP8 cache's
+/// dequantized: its e4m3 values times their head's scale).
+enum Caches {
+    Bf16(
+        (DeviceTensor<half::bf16>, DeviceTensor<half::bf16>),
+        Vec<f32>,
+        Vec<f32>,
+    ),
+    E4m3(
+        (DeviceTensor<E4m3>, DeviceTensor<E4m3>),
+        (DeviceTensor<f32>, DeviceTensor<f32>),
+        Vec<f32>,
+        Vec<f32>,
+    ),
+}
+
+/// One problem with each of its splits: the largest error over the tolerance.
+fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckError> {
+    let s = &c.shape;
+    let (d, batch, hk) = (s.head_dim, s.seq_lens.len(), s.kv_heads);
+    let (table, num_pages) = pages(ctx, c);
+    let max_pages = if c.contiguous { 1 } else { s.max_pages() };
+    let q_shape = [batch, s.q_len, s.heads, d];
+    let cache_shape = [num_pages, s.page_size, hk, d];
+    let n_cache = cache_shape.iter().product();
+    let (hq, fq) = random::<half::bf16>(ctx, q_shape.iter().product(), 1.0);
+    // Every slot no sequence holds is poisoned: NaN (what a reused page may hold).
+    let mut held = vec![false; num_pages * s.page_size];
+    for b in 0..batch {
+        for p in 0..s.seq_lens[b] {
+            let page = table[b * max_pages + p / s.page_size] as usize;
+            held[page * s.page_size + p % s.page_size] = true;
+        }
+    }
+    let row = hk * d;
+    let poisoned = |slot: usize| !held[slot];
+    let caches = match c.fp8 {
+        None => {
+            let mut draw = || {
+                let (mut h, f) = random::<half::bf16>(ctx, n_cache, 1.0);
+                for slot in (0..held.len()).filter(|&i| poisoned(i)) {
+                    h[slot * row..][..row].fill(half::bf16::from_f32(f32::NAN));
+                }
+                (h, f)
+            };
+            let ((hk_, fk), (hv, fv)) = (draw(), draw());
+            let up = (
+                ctx.upload(&hk_, &cache_shape)?,
+                ctx.upload(&hv, &cache_shape)?,
+            );
+            Caches::Bf16(up, fk, fv)
+        }
+        Some(per_head) => {
+            // e4m3 values of up to 2 in magnitude, scaled by 0.5 to 1.5 (a head's or one).
+            let scales: Vec<f32> = (0..if per_head { hk } else { 1 })
+                .map(|_| 0.5 + ctx.rng.f32().abs().min(1.0))
+                .collect();
+            let mut draw = || {
+                let mut h: Vec<E4m3> = ctx
+                    .rng
+                    .vec_f32(n_cache)
+                    .into_iter()
+                    .map(|x| E4m3::from_f32(2.0 * x))
+                    .collect();
+                let f: Vec<f32> = h
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x.to_f32() * scales[(i / d) % hk % scales.len()])
+                    .collect();
+                for slot in (0..held.len()).filter(|&i| poisoned(i)) {
+                    h[slot * row..][..row].fill(E4m3::from_f32(f32::NAN));
+                }
+                (h, f)
+            };
+            let ((hk_, fk), (hv, fv)) = (draw(), draw());
+            let up = (
+                ctx.upload(&hk_, &cache_shape)?,
+                ctx.upload(&hv, &cache_shape)?,
+            );
+            let n = scales.len();
+            let sc = (ctx.upload(&scales, &[n])?, ctx.upload(&scales, &[n])?);
+            Caches::E4m3(up, sc, fk, fv)
+        }
+    };
+    let lens: Vec<i32> = s.seq_lens.iter().map(|&l| l as i32).collect();
+    let q = ctx.upload(&hq, &q_shape)?;
+    let bt = ctx.upload(&table, &[batch, max_pages])?;
+    let sl = ctx.upload(&lens, &[batch])?;
+    let scale = 1.0 / (d as f32).sqrt();
+    let (fk, fv) = match &caches {
+        Caches::Bf16(_, fk, fv) | Caches::E4m3(_, _, fk, fv) => (fk, fv),
+    };
+    let want = decode::reference(&fq, fk, fv, &table, s, scale);
+    let longest = s.seq_lens.iter().copied().max().unwrap_or(0);
+    let mut worst = 0.0f64;
+    for &splits in &c.splits {
+        let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
+        let mut o = ctx.upload(&poison, &q_shape)?;
+        let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
+            Caches::Bf16((kc, vc), ..) => (kc.into(), vc.into(), None),
+            Caches::E4m3((kc, vc), (ks, vs), ..) => (
+                kc.into(),
+                vc.into(),
+                Some(KvScales {
+                    k_scale: ks.into(),
+                    v_scale: vs.into(),
+                }),
+            ),
+        };
+        let args = DecodeArgs {
+            q: (&q).into(),
+            k_cache,
+            v_cache,
+            block_table: (&bt).into(),
+            seq_lens: (&sl).into(),
+            o: (&mut o).into(),
+            scale,
+            max_seq_len: longest,
+            splits,
+            kv_scales,
+        };
+        dec.run_borrowed(&ctx.stream, args)
+            .map_err(|e| case_error(dec, c, splits, e.into()))?;
+        let got: Vec<f32> = ctx
+            .download(&o)?
+            .into_iter()
+            .map(half::bf16::to_f32)
+            .collect();
+        let err = max_abs_err(&got, &want) / TOL;
+        if std::env::var_os("PTXKIT_DECODE_PROGRESS").is_some() {
+            eprintln!(
+                "case {} {} splits {splits:?}: err {err:.3e}",
+                dec.config().name(),
+                name(c)
+            );
+        }
+        worst = worst.max(err);
+    }
+    Ok(worst)
+}
+
+/// A case's name: lengths, new tokens, heads, page size.
+fn name(c: &Case) -> String {
+    let s = &c.shape;
+    format!(
+        "lens {:?} q{} h{}/{} d{} page {}{}{}",
+        s.seq_lens,
+        s.q_len,
+        s.heads,
+        s.kv_heads,
+        s.head_dim,
+        s.page_size,
+        if c.contiguous { " (contiguous)" } else { "" },
+        match c.fp8 {
+            Some(true) => " e4m3 per-head scales",
+            Some(false) => " e4m3 one scale",
+            None => "",
+        }
+    )
+}
+
+fn case_error(dec: &Decode, c: &Case, splits: Option<usize>, e: GpuCheckError) -> GpuCheckError {
+    GpuCheckError::Case {
+        case: format!("{} {} splits {splits:?}", dec.config().name(), name(c)),
+        source: Box::new(e),
+    }
+}
+
+/// Every case; the first failure to run names its case.
+pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
+    let (mut worst, mut runs) = (0.0f64, 0);
+    for c in cases() {
+        let s = &c.shape;
+        let mut cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
+        if c.fp8.is_some() {
+            cfg = cfg.with_fp8();
+        }
+        let dec = Decode::new(&ctx.dev, cfg)
+            .map(|d| d.with_limit(limit()))
+            .map_err(|e| GpuCheckError::Case {
+                case: cfg.name(),
+                source: Box::new(e.into()),
+            })?;
+        worst = worst.max(run_case(ctx, &dec, &c)?);
+        runs += c.splits.len();
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: 1.0,
+        detail: format!(
+            "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
+             head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
+             1..2000, 1 to 5 splits; error / tolerance of O"
+        ),
+    })
+}

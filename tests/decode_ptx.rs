@@ -1,0 +1,97 @@
+//! The decode attention kernels assemble with ptxas for sm_90a (the CI has no GPU; this is its
+//! check): every configuration and the split combine of every head dim, with no register spills,
+//! no serialized wgmma (C7515) and no ignored `setmaxnreg` (C7508), within shared memory at the
+//! CTAs an SM the configuration promises; and the parts of the kernel the check cannot see.
+
+mod support;
+
+use ptxkit::isa::{Target, ptxas};
+use ptxkit::library::decode::{DecodeConfig, DecodeShape, build, build_combine, reference};
+
+/// Shared memory an SM gives its CTAs on sm_90 (228 KB, 1 KB of it reserved a CTA).
+const SM_SMEM: u32 = 228 * 1024;
+
+#[test]
+fn decode_kernels_assemble_without_spills() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for cfg in DecodeConfig::all() {
+        let built = build(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        support::assemble_clean(&ptxas, &cfg.name(), built.ptx(), Target::Sm90a);
+        let smem = built.launch_spec().dynamic_smem_bytes;
+        assert!(
+            (smem + 1024) * cfg.ctas_per_sm() <= SM_SMEM,
+            "{}: {smem} bytes of shared memory a CTA, {} CTAs an SM",
+            cfg.name(),
+            cfg.ctas_per_sm()
+        );
+    }
+    for d in [64, 128, 256] {
+        let built = build_combine(Target::Sm90a, d).unwrap();
+        support::assemble_clean(
+            &ptxas,
+            &format!("decode_combine_d{d}"),
+            built.ptx(),
+            Target::Sm90a,
+        );
+    }
+}
+
+/// The producer reads each key tile's pages from the block table (one lookup a box: four of
+/// 16 rows at 16-row boxes, one of 64) and loads every box by TMA onto the stage's barrier; the
+/// consumer releases each stage once.
+#[test]
+fn a_key_tile_is_one_box_a_page_and_slab() {
+    for (rows, boxes) in [(16u32, 4usize), (64, 1)] {
+        let cfg = DecodeConfig::new(128, 4, rows);
+        let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+        // Q's 2 slabs, then K's and V's: 2 slabs x boxes each.
+        let loads = ptx.matches("cp.async.bulk.tensor.4d").count();
+        assert_eq!(loads, 2 + 2 * 2 * boxes, "{}", cfg.name());
+        assert_eq!(
+            ptx.matches("ld.global.s32").count() - 1,
+            boxes,
+            "seq_lens, then a page a box"
+        );
+        assert!(ptx.contains(".minnctapersm 2"), "two CTAs an SM");
+    }
+}
+
+/// The split rule: one split when the batch fills the SMs, several for one long sequence, none
+/// that leaves a split under 4 key tiles.
+#[test]
+fn splits_fill_the_sms() {
+    let cfg = DecodeConfig::new(128, 4, 16);
+    assert_eq!(cfg.splits(64, 8, 1, 4096, 132), 1);
+    let one = cfg.splits(1, 8, 1, 131072, 132);
+    assert!(one > 16, "{one}");
+    assert_eq!(cfg.splits(1, 8, 1, 256, 132), 1);
+}
+
+/// The reference reads each sequence through its block table: two sequences whose pages are
+/// interleaved give what the same keys give contiguous.
+#[test]
+fn reference_follows_the_block_table() {
+    let (d, ps) = (4, 2);
+    let shape = DecodeShape {
+        seq_lens: vec![3, 4],
+        q_len: 1,
+        heads: 1,
+        kv_heads: 1,
+        head_dim: d,
+        page_size: ps,
+    };
+    let q: Vec<f32> = (0..2 * d).map(|i| i as f32 * 0.1).collect();
+    let keys: Vec<f32> = (0..8 * d).map(|i| ((i * 7) % 5) as f32 * 0.2).collect();
+    // Contiguous: sequence 0 on pages 0-1, sequence 1 on pages 2-3; interleaved: 0 on 1 and 3,
+    // 1 on 0 and 2, the same rows moved.
+    let contiguous = reference(&q, &keys, &keys, &[0, 1, 2, 3], &shape, 0.5);
+    let mut moved = vec![0f32; keys.len()];
+    for (from, to) in [(0usize, 1usize), (1, 3), (2, 0), (3, 2)] {
+        let n = ps * d;
+        moved[to * n..][..n].copy_from_slice(&keys[from * n..][..n]);
+    }
+    let interleaved = reference(&q, &moved, &moved, &[1, 3, 0, 2], &shape, 0.5);
+    assert_eq!(contiguous, interleaved);
+}
