@@ -69,3 +69,41 @@ pub fn slot_sum(world: u32) -> Result<BuiltKernel> {
     .end()?;
     k.finish()
 }
+
+/// `count[0] += #{i : got[i] != want[i]}` over bf16 tensors of `len` elements (a multiple of
+/// [`SUM_VEC`]), compared as f32 (`setp.neu`: a NaN never matches): the device-side check of a
+/// stress loop, which adds every launch's mismatches into one counter and reads it once.
+pub fn count_mismatches() -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("tp_count_mismatches", Target::Sm90a);
+    let facts = ExtentFacts::NONE
+        .at_least(1)
+        .multiple_of(u64::from(SUM_VEC));
+    let len = k.symbol_with("len", facts)?;
+    let aligned = TensorOpts::default().align(16);
+    let got = k.tensor::<ty::Bf16>("got", [len], aligned.clone())?;
+    let want = k.tensor::<ty::Bf16>("want", [len], aligned)?;
+    let count = k.tensor::<ty::U32>("count", [1u32], TensorOpts::default())?;
+    let [block] = k.cta_id([Expr::ceil_div(len, SUM_BLOCK * SUM_VEC)])?;
+    let [t] = k.thread_id([SUM_BLOCK])?;
+    let i = k.let_("i", (block * SUM_BLOCK + t) * SUM_VEC)?;
+    let inside = k.cmp(CmpOp::Lt, i, len)?;
+    k.if_(inside, |k| {
+        let zero = ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0));
+        let g = k.load_n(&got, [i], SUM_VEC as usize, zero)?;
+        let w = k.load_n(&want, [i], SUM_VEC as usize, zero)?;
+        let n = k.reg::<ty::U32>();
+        k.mov(n, 0u32)?;
+        for (g, w) in g.into_iter().zip(w) {
+            let (gf, wf) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+            k.cvt(gf, g)?;
+            k.cvt(wf, w)?;
+            let differ = k.isa().pred();
+            k.isa().setp(CmpOp::Neu, differ, gf, wf)?;
+            let one = k.select(differ, 1u32, 0u32)?;
+            k.add(n, n, one)?;
+        }
+        k.red_release_add(&count, [0u32], n, ptx_isa::builder::Scope::Gpu)
+    })
+    .end()?;
+    k.finish()
+}
