@@ -42,7 +42,10 @@ fn stream(ctx: &Ctx, r: usize) -> Res<&Arc<CudaStream>> {
 }
 
 fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
-    random_values(n, seed).into_iter().map(bf16::from_f32).collect()
+    random_values(n, seed)
+        .into_iter()
+        .map(bf16::from_f32)
+        .collect()
 }
 
 /// Milliseconds per call of `f` (which enqueues on the group's streams): the median of
@@ -71,7 +74,11 @@ fn differing(ctx: &Ctx, x: &[CudaSlice<bf16>], y: &[CudaSlice<bf16>]) -> Res<usi
     for r in 0..ctx.group.world() {
         let s = stream(ctx, r)?;
         let (a, b) = (s.clone_dtoh(&x[r])?, s.clone_dtoh(&y[r])?);
-        n += a.iter().zip(&b).filter(|(p, q)| p.to_bits() != q.to_bits()).count();
+        n += a
+            .iter()
+            .zip(&b)
+            .filter(|(p, q)| p.to_bits() != q.to_bits())
+            .count();
     }
     Ok(n)
 }
@@ -277,9 +284,9 @@ fn reduce_scatter_layer(
         ..cfg
     };
     let rs = GemmReduceScatter::new(g, cfg, plan)?;
-    let full_cfg = GemmConfig::for_problem(m, n, ctx.sms);
+    // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = (0..world)
-        .map(|r| Gemm::new(g.device(r)?, full_cfg))
+        .map(|r| Gemm::new(g.device(r)?, cfg))
         .collect::<Result<Vec<_>, _>>()?;
     let a = bf16_buffers(ctx, m * kr, Some(31))?;
     let b = bf16_buffers(ctx, n * kr, Some(47))?;
@@ -312,7 +319,9 @@ fn reduce_scatter_layer(
     let differing = differing(ctx, &out_ours, &out_seq)?;
     let vs_cublas = worst_error(ctx, &out_ours, &out_blas)?;
 
-    let ours = time(ctx, || Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?))?;
+    let ours = time(ctx, || {
+        Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
+    })?;
     let seq = time(ctx, || seq_ours(&mut partial, &mut out_seq))?;
     let seq_cublas = time(ctx, || {
         for r in 0..world {
@@ -412,8 +421,21 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     let a = bf16_buffers(ctx, m * kr, Some(13))?;
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
     let mut slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;
+    // The reference: the sequential path (the same GEMM on all rows, then NCCL's
+    // reduce-scatter).
     let mut want = bf16_buffers(ctx, rows * n, None)?;
-    rs.run(g, (&a, kr), &b, &slots, &mut want)?;
+    let mut partial = bf16_buffers(ctx, m * n, None)?;
+    for r in 0..world {
+        let gemm = Gemm::new(g.device(r)?, cfg)?;
+        gemm.run_borrowed(
+            stream(ctx, r)?,
+            &TensorRef::slice(&a[r], [m, kr])?,
+            &TensorRef::slice(&b[r], [n, kr])?,
+            TensorMut::slice(&mut partial[r], [m, n])?,
+            None,
+        )?;
+    }
+    g.reduce_scatter(&partial, &mut want)?;
     let mut out = bf16_buffers(ctx, rows * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
@@ -495,20 +517,43 @@ fn main() -> Res<()> {
             gather.push(("issue", (t, 4096, 8192)));
         }
         for (name, shape) in gather {
-            let row = all_gather_layer(&ctx, name, shape)?;
-            row.print();
-            failed |= row.differing != 0;
-            rows.push(row);
+            match all_gather_layer(&ctx, name, shape) {
+                Ok(row) => {
+                    row.print();
+                    failed |= row.differing != 0;
+                    rows.push(row);
+                }
+                Err(e) => {
+                    println!("AG+GEMM {name} {shape:?} FAILED: {e}");
+                    failed = true;
+                }
+            }
         }
-        for (name, shape) in [("attn-out", (t, 8192, 8192)), ("ffn-down", (t, 8192, 28672))] {
-            let row = reduce_scatter_layer(&ctx, name, shape, register_epilogue)?;
-            row.print();
-            failed |= row.differing != 0;
-            rows.push(row);
+        for (name, shape) in [
+            ("attn-out", (t, 8192, 8192)),
+            ("ffn-down", (t, 8192, 28672)),
+        ] {
+            match reduce_scatter_layer(&ctx, name, shape, register_epilogue) {
+                Ok(row) => {
+                    row.print();
+                    failed |= row.differing != 0;
+                    rows.push(row);
+                }
+                Err(e) => {
+                    println!("GEMM+RS {name} {shape:?} FAILED: {e}");
+                    failed = true;
+                }
+            }
         }
         if i == 0 {
             let t0 = Instant::now();
-            let (ag_bad, rs_bad) = stress(&ctx, stress_iters, register_epilogue)?;
+            let (ag_bad, rs_bad) = match stress(&ctx, stress_iters, register_epilogue) {
+                Ok(bad) => bad,
+                Err(e) => {
+                    println!("stress FAILED: {e}");
+                    (u64::MAX, u64::MAX)
+                }
+            };
             println!(
                 "stress: {stress_iters} all-gather + GEMMs, {ag_bad} mismatching elements; \
                  {stress_iters} GEMM + reduce-scatters, {rs_bad} mismatching elements ({:.1} s)",
@@ -517,7 +562,9 @@ fn main() -> Res<()> {
             failed |= ag_bad != 0 || rs_bad != 0;
         }
     }
-    println!("\nsummary (ratios > 1: ours faster; ours/alone < 1.10 is within 10% of the GEMM alone)");
+    println!(
+        "\nsummary (ratios > 1: ours faster; ours/alone < 1.10 is within 10% of the GEMM alone)"
+    );
     for r in &rows {
         println!(
             "{:<60} vs NCCL+our GEMM {:.3}x  vs NCCL+cuBLAS {:.3}x  ours/alone {:.3}  equal {}",

@@ -26,18 +26,19 @@ fn the_gated_gemm_waits_on_its_chunk_before_its_loads() {
     for (cfg, chunk_tiles) in gated() {
         let gemm = kernels::all_gather_gemm(&cfg, chunk_tiles).unwrap();
         let ptx = gemm.built.ptx();
-        let names: Vec<&str> = gemm
-            .signature()
-            .params
-            .iter()
-            .map(|p| p.name())
-            .collect();
-        let want = ["m", "n", "k", "a", "b", "c", "chunks", "flags", "epoch", "shift"];
+        let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+        let want = [
+            "m", "n", "k", "a", "b", "c", "chunks", "flags", "epoch", "shift",
+        ];
         assert_eq!(names, want, "{names:?}");
         // The producer polls the chunk's flag (.sys: a copy engine wrote it), fences the async
         // proxy, and only then issues the tile's TMA loads.
-        let poll = ptx.find("ld.acquire.sys.global.u32").expect("no acquire poll");
-        let fence = ptx.find("fence.proxy.async.global;").expect("no proxy fence");
+        let poll = ptx
+            .find("ld.acquire.sys.global.u32")
+            .expect("no acquire poll");
+        let fence = ptx
+            .find("fence.proxy.async.global;")
+            .expect("no proxy fence");
         let load = ptx.find("cp.async.bulk.tensor").expect("no TMA load");
         assert!(poll < fence && fence < load, "{}", cfg.name());
         assert!(!ptx.contains("multimem"), "no NVLink multicast");
@@ -78,5 +79,8 @@ fn a_device_group_without_a_gpu_is_an_error() {
         DeviceGroup::new(&[]),
         Err(RuntimeError::Group { .. })
     ));
-    assert!(matches!(DeviceGroup::new(&[0, 0]), Err(RuntimeError::Group { .. })));
+    assert!(matches!(
+        DeviceGroup::new(&[0, 0]),
+        Err(RuntimeError::Group { .. })
+    ));
 }

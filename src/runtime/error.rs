@@ -294,6 +294,15 @@ pub enum RuntimeError {
         /// The device whose memory it would access.
         to: usize,
     },
+    /// A driver call of a multi-GPU operation failed (peer access, a pool's access, a flag, a
+    /// peer copy), named.
+    #[error("{call} failed: {source}")]
+    DriverCall {
+        /// The driver function (`cuMemcpyPeerAsync`, ...).
+        call: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
     /// Arguments to a multi-GPU operation that do not fit its device group (one per rank, equal
     /// lengths, a rank in range).
     #[error("device group: {reason}")]

@@ -1,7 +1,8 @@
 //! Several GPUs of one host in one process: a [`DeviceGroup`] opens one [`Device`] per rank with
 //! a compute stream and a copy stream each, enables peer access between every pair (so each
 //! rank's kernels and copy engines read and write the others' memory through their ordinary
-//! device addresses, CUDA Driver API `cuCtxEnablePeerAccess`), and holds an NCCL communicator
+//! device addresses: CUDA Driver API `cuCtxEnablePeerAccess`, and `cuMemPoolSetAccess` for the
+//! stream-ordered allocations cudarc makes), and holds an NCCL communicator
 //! per device (`ncclCommInitAll`, through cudarc's `nccl` feature) for the collectives.
 //!
 //! - [`Symmetric`]: one allocation of the same length on every rank; any rank's address is
@@ -54,6 +55,11 @@ fn nccl_err(op: &'static str) -> impl Fn(cudarc::nccl::result::NcclError) -> Run
         op,
         message: format!("{e:?}"),
     }
+}
+
+/// A driver call's error, named.
+fn driver(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> RuntimeError {
+    move |source| RuntimeError::DriverCall { call, source }
 }
 
 fn group_err(reason: impl Into<String>) -> RuntimeError {
@@ -136,7 +142,8 @@ impl DeviceGroup {
         if !nccl_available() {
             return Err(RuntimeError::NoNccl);
         }
-        let comms = Comm::from_devices(self.streams.clone()).map_err(nccl_err("ncclCommInitAll"))?;
+        let comms =
+            Comm::from_devices(self.streams.clone()).map_err(nccl_err("ncclCommInitAll"))?;
         self.comms = Some(comms);
         Ok(())
     }
@@ -288,7 +295,9 @@ impl DeviceGroup {
         let flags = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
         // SAFETY: `addr` is a 4-byte word of device memory the stream's device can write (the
         // caller's flag array, allocated by this group); the write is ordered on `stream`.
-        unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), addr, value, flags) }.result()?;
+        unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), addr, value, flags) }
+            .result()
+            .map_err(driver("cuStreamWriteValue32"))?;
         Ok(())
     }
 
@@ -298,7 +307,9 @@ impl DeviceGroup {
         stream.context().bind_to_thread()?;
         let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
         // SAFETY: `addr` is a 4-byte word of device memory the stream's device can read.
-        unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), addr, value, flags) }.result()?;
+        unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), addr, value, flags) }
+            .result()
+            .map_err(driver("cuStreamWaitValue32"))?;
         Ok(())
     }
 
@@ -320,7 +331,9 @@ impl DeviceGroup {
         );
         // SAFETY: both ranges are device memory of their ranks (the caller's symmetric buffers,
         // checked by `Symmetric::range`), ordered on `stream` by the caller.
-        unsafe { sys::cuMemcpyPeerAsync(dst, dc, src, sc, bytes, stream.cu_stream()) }.result()?;
+        unsafe { sys::cuMemcpyPeerAsync(dst, dc, src, sc, bytes, stream.cu_stream()) }
+            .result()
+            .map_err(driver("cuMemcpyPeerAsync"))?;
         Ok(())
     }
 }
@@ -335,13 +348,16 @@ fn nccl_group(calls: impl FnOnce() -> Result<()>) -> Result<()> {
     done.and(end.map(|_| ()))
 }
 
-/// Enables `a`'s access to `b`'s memory (`cuCtxEnablePeerAccess` in `a`'s context); an access
-/// already enabled is fine.
+/// Enables `a`'s access to `b`'s memory: `cuCtxEnablePeerAccess` in `a`'s context (an access
+/// already enabled is fine) for `cuMemAlloc` memory, and `cuMemPoolSetAccess` on `b`'s default
+/// pool for stream-ordered allocations.
 fn enable_peer_access(a: &Device, b: &Device) -> Result<()> {
     let mut can = 0i32;
     let (ca, cb) = (a.context(), b.context());
     // SAFETY: plain queries and a context switch on live contexts.
-    unsafe { sys::cuDeviceCanAccessPeer(&mut can, ca.cu_device(), cb.cu_device()) }.result()?;
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, ca.cu_device(), cb.cu_device()) }
+        .result()
+        .map_err(driver("cuDeviceCanAccessPeer"))?;
     if can == 0 {
         return Err(RuntimeError::PeerAccess {
             from: a.ordinal(),
@@ -351,10 +367,31 @@ fn enable_peer_access(a: &Device, b: &Device) -> Result<()> {
     ca.bind_to_thread()?;
     // SAFETY: `cb` is a live context of another device; flags must be 0.
     match unsafe { sys::cuCtxEnablePeerAccess(cb.cu_ctx(), 0) } {
-        sys::CUresult::CUDA_SUCCESS
-        | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
-        e => Err(result::DriverError(e).into()),
-    }
+        sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {
+            Ok(())
+        }
+        e => Err(driver("cuCtxEnablePeerAccess")(result::DriverError(e))),
+    }?;
+    // Stream-ordered allocations (cudarc allocates with `cuMemAllocAsync`) come from the
+    // device's default memory pool, which peer access does not open: each pool grants its
+    // peers access itself (CUDA Driver API `cuMemPoolSetAccess`).
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `pool` outlives the call; `cb`'s device is live.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, cb.cu_device()) }
+        .result()
+        .map_err(driver("cuDeviceGetDefaultMemPool"))?;
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: ca.cu_device(),
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: one descriptor, alive across the call; `pool` is `b`'s default pool.
+    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
+        .result()
+        .map_err(driver("cuMemPoolSetAccess"))?;
+    Ok(())
 }
 
 /// One allocation of `len` elements on every rank of a [`DeviceGroup`]: rank `r`'s part is
@@ -390,19 +427,18 @@ impl<T: DeviceRepr> Symmetric<T> {
     /// Rank `rank`'s part, mutably.
     pub fn slice_mut(&mut self, rank: usize) -> Result<&mut CudaSlice<T>> {
         let ranks = self.slices.len();
-        self.slices
-            .get_mut(rank)
-            .ok_or_else(|| group_err(format!("rank {rank} of a symmetric buffer of {ranks} ranks")))
+        self.slices.get_mut(rank).ok_or_else(|| {
+            group_err(format!(
+                "rank {rank} of a symmetric buffer of {ranks} ranks"
+            ))
+        })
     }
 
     /// The device address of element `at` of rank `rank`'s part.
     pub fn addr(&self, rank: usize, at: usize) -> Result<u64> {
         let s = self.slice(rank)?;
         if at > self.len {
-            return Err(group_err(format!(
-                "element {at} of a part of {}",
-                self.len
-            )));
+            return Err(group_err(format!("element {at} of a part of {}", self.len)));
         }
         let (base, _record) = s.device_ptr(s.stream());
         Ok(base + (at * std::mem::size_of::<T>()) as u64)
