@@ -83,17 +83,20 @@ fn differing(ctx: &Ctx, x: &[CudaSlice<bf16>], y: &[CudaSlice<bf16>]) -> Res<usi
     Ok(n)
 }
 
-/// The largest relative error of `x` against `reference`, over the ranks.
-fn worst_error(ctx: &Ctx, x: &[CudaSlice<bf16>], reference: &[CudaSlice<bf16>]) -> Res<f64> {
-    let mut worst = 0.0f64;
+/// The largest relative error of `x` against `reference` over the ranks, and `x`'s root mean
+/// square (an all-zero output would compare equal to another).
+fn worst_error(ctx: &Ctx, x: &[CudaSlice<bf16>], reference: &[CudaSlice<bf16>]) -> Res<(f64, f64)> {
+    let (mut worst, mut squares, mut count) = (0.0f64, 0.0f64, 0usize);
     for r in 0..ctx.group.world() {
         let s = stream(ctx, r)?;
         let (a, b) = (s.clone_dtoh(&x[r])?, s.clone_dtoh(&reference[r])?);
         let a: Vec<f32> = a.iter().map(|v| v.to_f32()).collect();
         let b: Vec<f32> = b.iter().map(|v| v.to_f32()).collect();
         worst = worst.max(rel_error(&a, &b));
+        squares += a.iter().map(|v| f64::from(*v) * f64::from(*v)).sum::<f64>();
+        count += a.len();
     }
-    Ok(worst)
+    Ok((worst, (squares / count.max(1) as f64).sqrt()))
 }
 
 /// `count[r] += mismatches of got[r] against want[r]`, on each rank's compute stream.
@@ -149,13 +152,14 @@ struct Row {
     gemm_alone: f64,
     differing: usize,
     vs_cublas: f64,
+    rms: f64,
 }
 
 impl Row {
     fn print(&self) {
         println!(
             "{:<44} ours {:7.3} ms | NCCL+our GEMM {:7.3} ({:.3}x) | NCCL+cuBLAS {:7.3} ({:.3}x) | \
-             GEMM alone {:7.3} (ours/alone {:.3}) | differing {} | rel err vs cuBLAS {:.2e}",
+             GEMM alone {:7.3} (ours/alone {:.3}) | differing {} | rel err vs cuBLAS {:.2e} | rms {:.3}",
             self.what,
             self.ours,
             self.seq_ours,
@@ -166,6 +170,7 @@ impl Row {
             self.ours / self.gemm_alone,
             self.differing,
             self.vs_cublas,
+            self.rms,
         );
     }
 }
@@ -232,7 +237,7 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
     }
     g.synchronize()?;
     let differing = differing(ctx, &c_ours, &c_seq)?;
-    let vs_cublas = worst_error(ctx, &c_ours, &c_blas)?;
+    let (vs_cublas, rms) = worst_error(ctx, &c_ours, &c_blas)?;
 
     let ours = time(ctx, || Ok(ag.run(g, &a, k, &b, &mut c_ours)?))?;
     let seq = time(ctx, || seq_ours(&mut gathered, &mut c_seq))?;
@@ -263,6 +268,7 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
         gemm_alone,
         differing,
         vs_cublas,
+        rms,
     })
 }
 
@@ -317,7 +323,7 @@ fn reduce_scatter_layer(
     g.reduce_scatter(&partial, &mut out_blas)?;
     g.synchronize()?;
     let differing = differing(ctx, &out_ours, &out_seq)?;
-    let vs_cublas = worst_error(ctx, &out_ours, &out_blas)?;
+    let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
 
     let ours = time(ctx, || {
         Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
@@ -350,6 +356,7 @@ fn reduce_scatter_layer(
         gemm_alone,
         differing,
         vs_cublas,
+        rms,
     })
 }
 

@@ -70,7 +70,7 @@ pub use hang::{
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
 pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, check_launch};
 pub use module::{Module, ModuleCache};
-pub use multi::{DeviceGroup, Symmetric, nccl_available};
+pub use multi::{DeviceGroup, Flags, Symmetric, nccl_available};
 pub use tensor::{Arg, DeviceTensor, TensorArg, TensorMut, TensorRef};
 pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,

@@ -7,6 +7,8 @@
 //!
 //! - [`Symmetric`]: one allocation of the same length on every rank; any rank's address is
 //!   usable by every other rank's kernels and copies once peer access is on.
+//! - [`Flags`]: 32-bit words per rank (`cuMemAlloc`: stream memory operations refuse pool
+//!   memory).
 //! - [`DeviceGroup::signal`] / [`DeviceGroup::wait_value`]: a stream writes a 32-bit flag
 //!   (`cuStreamWriteValue32`, with its default memory barrier: the stream's earlier writes,
 //!   copies included, are visible before the flag) or waits until one reaches a value
@@ -515,6 +517,106 @@ impl<T: DeviceRepr + Element> Symmetric<T> {
                 "rank {on} of a symmetric buffer of {} ranks",
                 self.slices.len()
             ))),
+        }
+    }
+}
+
+/// 32-bit flags on every rank of a [`DeviceGroup`], `len` words per rank, zeroed: the words
+/// [`DeviceGroup::signal`] writes and [`DeviceGroup::wait_value`] and kernels
+/// ([`crate::kernel::KernelBuilder::wait_flag`]) wait on. Allocated with `cuMemAlloc`, not from
+/// the stream-ordered pool cudarc allocates from: `cuStreamWriteValue32` on a word of pool
+/// memory returned `CUDA_ERROR_INVALID_VALUE` on H200 (driver 580, 2026-11-28), and the CUDA
+/// documentation promises stream memory operations on `cuMemAlloc` memory.
+pub struct Flags {
+    /// Rank `r`'s words: its device's context and their address.
+    words: Vec<(Arc<cudarc::driver::CudaContext>, u64)>,
+    len: usize,
+}
+
+impl std::fmt::Debug for Flags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flags")
+            .field("ranks", &self.words.len())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl DeviceGroup {
+    /// `len` zeroed flags on every rank ([`Flags`]).
+    pub fn alloc_flags(&self, len: usize) -> Result<Flags> {
+        let mut flags = Flags {
+            words: Vec::new(),
+            len,
+        };
+        let bytes = len.max(1) * 4;
+        for d in &self.devices {
+            let ctx = d.context().clone();
+            ctx.bind_to_thread()?;
+            let mut addr: sys::CUdeviceptr = 0;
+            // SAFETY: `addr` outlives the call; the context is current.
+            unsafe { sys::cuMemAlloc_v2(&mut addr, bytes) }
+                .result()
+                .map_err(driver("cuMemAlloc"))?;
+            // Pushed before the memset, so `Drop` frees it whatever follows.
+            flags.words.push((ctx, addr));
+            // SAFETY: `addr` holds `bytes / 4` words of this context's memory.
+            unsafe { sys::cuMemsetD32_v2(addr, 0, bytes / 4) }
+                .result()
+                .map_err(driver("cuMemsetD32"))?;
+        }
+        Ok(flags)
+    }
+}
+
+impl Flags {
+    /// Words per rank.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no words.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of rank `rank`'s word `i`.
+    pub fn addr(&self, rank: usize, i: usize) -> Result<u64> {
+        match self.words.get(rank) {
+            Some((_, base)) if i < self.len => Ok(base + 4 * i as u64),
+            _ => Err(group_err(format!(
+                "flag {i} of rank {rank} ({} ranks of {} flags)",
+                self.words.len(),
+                self.len
+            ))),
+        }
+    }
+
+    /// Rank `rank`'s words as a `[len]` u32 tensor read by a kernel on that rank. The launch
+    /// orders nothing for it: flags are ordered by their values.
+    pub fn tensor_ref(&self, rank: usize) -> Result<TensorRef<'_>> {
+        let addr = self.addr(rank, 0)?;
+        let desc = TensorDesc {
+            dtype: ptx_isa::ScalarType::U32,
+            shape: vec![self.len],
+            addr,
+            device: self.words[rank].0.ordinal(),
+        };
+        // SAFETY: `len` words of live device memory of that device; the borrow keeps them
+        // alive for the launch.
+        Ok(unsafe { TensorRef::foreign(desc) })
+    }
+}
+
+impl Drop for Flags {
+    fn drop(&mut self) {
+        for (ctx, addr) in &self.words {
+            // Work that may still read the flags is waited for first; errors cannot be
+            // returned from a drop and leave the memory to the context's teardown.
+            if ctx.bind_to_thread().is_ok() && ctx.synchronize().is_ok() {
+                // SAFETY: `addr` came from `cuMemAlloc` in this context and is freed once.
+                let _ = unsafe { sys::cuMemFree_v2(*addr) };
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use half::bf16;
 use super::{AllGatherPlan, TpError, kernels};
 use crate::library::gemm::GemmConfig;
 use crate::runtime::{
-    Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
+    Arg, DeviceGroup, Flags, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
 };
 
 /// `C_r = A · B_rᵀ` on every rank `r` of a group, A `[world · rows, k]` gathered from the ranks'
@@ -16,7 +16,7 @@ pub struct AllGatherGemm {
     plan: AllGatherPlan,
     kernels: Vec<LoadedKernel>,
     /// Rank `r`'s flag `c` reaches the launch's epoch when chunk `c` of A is in rank `r`'s A.
-    flags: Symmetric<u32>,
+    flags: Flags,
     epoch: u32,
 }
 
@@ -64,7 +64,7 @@ impl AllGatherGemm {
         let kernels = (0..group.world())
             .map(|r| Ok(built.built.load(group.device(r)?, &JitOptions::default())?))
             .collect::<Result<Vec<_>, TpError>>()?;
-        let flags = group.alloc_symmetric::<u32>(plan.chunks())?;
+        let flags = group.alloc_flags(plan.chunks())?;
         Ok(AllGatherGemm {
             plan,
             kernels,
@@ -130,7 +130,7 @@ impl AllGatherGemm {
                 a.tensor_ref(r, r, 0, [total, k])?.into(),
                 TensorRef::slice(&b[r], [n, k])?.into(),
                 TensorMut::slice(c, [total, n])?.into(),
-                self.flags.tensor_ref(r, r, 0, [self.plan.chunks()])?.into(),
+                self.flags.tensor_ref(r)?.into(),
                 Arg::scalar(epoch),
                 Arg::scalar(self.plan.shift_tiles(r)),
             ];

@@ -237,7 +237,10 @@ mod tests {
                 assert_eq!(sorted, (0..world).collect::<Vec<_>>());
             }
             assert_eq!(p.slot_offset(world - 1, 8), (world - 1) * 256 * 8);
-            assert_eq!(p.shard_range(1 % world), (1 % world) * 256..(1 % world + 1) * 256);
+            assert_eq!(
+                p.shard_range(1 % world),
+                (1 % world) * 256..(1 % world + 1) * 256
+            );
         }
     }
 }

@@ -7,9 +7,7 @@ use half::bf16;
 
 use super::{ReduceScatterPlan, TpError, kernels};
 use crate::library::gemm::{Gemm, GemmConfig};
-use crate::runtime::{
-    Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
-};
+use crate::runtime::{Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef};
 
 /// `out_s = Σ_r A_r[rows of shard s] · B_rᵀ` on every owner rank `s` (see [`super`]).
 pub struct GemmReduceScatter {
@@ -93,8 +91,9 @@ impl GemmReduceScatter {
             }
         }
         // done[s][r]: rank r's partial of shard s is in rank s's slot r.
-        let mut done: Vec<Vec<Option<cudarc::driver::CudaEvent>>> =
-            (0..world).map(|_| (0..world).map(|_| None).collect()).collect();
+        let mut done: Vec<Vec<Option<cudarc::driver::CudaEvent>>> = (0..world)
+            .map(|_| (0..world).map(|_| None).collect())
+            .collect();
         for r in 0..world {
             let stream = group.stream(r)?;
             for s in self.plan.shard_order(r) {
@@ -157,8 +156,7 @@ impl GemmReduceScatter {
             ));
         }
         for r in 0..world {
-            if a[r].len() != world * rows * kr || b[r].len() != n * kr || out[r].len() != rows * n
-            {
+            if a[r].len() != world * rows * kr || b[r].len() != n * kr || out[r].len() != rows * n {
                 return bad(format!(
                     "rank {r}: A of {}, B of {}, out of {} elements for [{}, {kr}], [{n}, {kr}], \
                      [{rows}, {n}]",
