@@ -26,6 +26,13 @@ use ptxkit::runtime::{
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// Per-rank A, B and C of a GEMM on every rank.
+type Operands<'a> = (
+    &'a [CudaSlice<bf16>],
+    &'a [CudaSlice<bf16>],
+    &'a mut [CudaSlice<bf16>],
+);
+
 /// Timed iterations per measurement, and measurements (the median is reported).
 const ITERS: usize = 10;
 const REPEATS: usize = 3;
@@ -143,6 +150,79 @@ fn cublas(
     Ok(())
 }
 
+/// Our GEMM `C_r = A_r·B_rᵀ` on every rank's compute stream (A `[m, k]`, B `[n, k]`).
+fn our_gemms(
+    ctx: &Ctx,
+    gemms: &[Gemm],
+    (a, b, c): Operands<'_>,
+    (m, n, k): (usize, usize, usize),
+) -> Res<()> {
+    for (r, c) in c.iter_mut().enumerate() {
+        gemms[r].run_borrowed(
+            stream(ctx, r)?,
+            &TensorRef::slice(&a[r], [m, k])?,
+            &TensorRef::slice(&b[r], [n, k])?,
+            TensorMut::slice(c, [m, n])?,
+            None,
+        )?;
+    }
+    Ok(())
+}
+
+/// cuBLAS's `C_r = A_r·B_rᵀ` on every rank.
+fn cublas_gemms(ctx: &Ctx, (a, b, c): Operands<'_>, shape: (usize, usize, usize)) -> Res<()> {
+    for (r, c) in c.iter_mut().enumerate() {
+        cublas(ctx, r, (&a[r], &b[r], c), shape)?;
+    }
+    Ok(())
+}
+
+/// Our GEMM of `cfg` loaded on every rank.
+fn load_gemms(ctx: &Ctx, cfg: GemmConfig) -> Res<Vec<Gemm>> {
+    (0..ctx.group.world())
+        .map(|r| Ok(Gemm::new(ctx.group.device(r)?, cfg)?))
+        .collect()
+}
+
+/// A symmetric A `[world · rows, k]` holding on each rank its own shard (a copy of `shards[r]`)
+/// and zeros elsewhere.
+fn symmetric_a(
+    ctx: &Ctx,
+    shards: &[CudaSlice<bf16>],
+    rows: usize,
+    k: usize,
+) -> Res<Symmetric<bf16>> {
+    let world = ctx.group.world();
+    let mut a: Symmetric<bf16> = ctx.group.alloc_symmetric(world * rows * k)?;
+    for (r, shard) in shards.iter().enumerate() {
+        let s = stream(ctx, r)?;
+        let host = s.clone_dtoh(shard)?;
+        let mut own = a.slice_mut(r)?.slice_mut(r * rows * k..(r + 1) * rows * k);
+        s.memcpy_htod(&host, &mut own)?;
+    }
+    Ok(a)
+}
+
+/// Zeroes each rank's `c` and its peers' rows of `a` (what the all-gather brings), so a GEMM
+/// that read a chunk before it arrived shows in its output.
+fn poison(
+    ctx: &Ctx,
+    a: &mut Symmetric<bf16>,
+    (rows, k): (usize, usize),
+    c: &mut [CudaSlice<bf16>],
+) -> Res<()> {
+    let world = ctx.group.world();
+    for (r, c) in c.iter_mut().enumerate() {
+        let s = stream(ctx, r)?;
+        s.memset_zeros(c)?;
+        for p in (0..world).filter(|&p| p != r) {
+            let mut theirs = a.slice_mut(r)?.slice_mut(p * rows * k..(p + 1) * rows * k);
+            s.memset_zeros(&mut theirs)?;
+        }
+    }
+    Ok(())
+}
+
 /// One measured layer: the overlapped time and the baselines', in ms.
 struct Row {
     what: String,
@@ -187,19 +267,11 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
     let plan = AllGatherPlan::new(world, rows, chunk_rows)?;
     let cfg = GemmConfig::for_problem(m, n, ctx.sms);
     let mut ag = AllGatherGemm::new(g, cfg, plan)?;
-    let gemms = (0..world)
-        .map(|r| Gemm::new(g.device(r)?, cfg))
-        .collect::<Result<Vec<_>, _>>()?;
+    let gemms = load_gemms(ctx, cfg)?;
 
     // The shards, once as NCCL's inputs and once in place in the symmetric A.
     let shards = bf16_buffers(ctx, rows * k, Some(11))?;
-    let mut a: Symmetric<bf16> = g.alloc_symmetric(m * k)?;
-    for r in 0..world {
-        let host = stream(ctx, r)?.clone_dtoh(&shards[r])?;
-        let s = stream(ctx, r)?;
-        let mut own = a.slice_mut(r)?.slice_mut(r * rows * k..(r + 1) * rows * k);
-        s.memcpy_htod(&host, &mut own)?;
-    }
+    let mut a = symmetric_a(ctx, &shards, rows, k)?;
     let b = bf16_buffers(ctx, n * k, Some(23))?;
     let mut gathered = bf16_buffers(ctx, m * k, None)?;
     let mut c_ours = bf16_buffers(ctx, m * n, None)?;
@@ -207,58 +279,27 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
     let mut c_blas = bf16_buffers(ctx, m * n, None)?;
 
     // Equality first, on poisoned outputs and with the peers' rows of A zeroed.
-    for r in 0..world {
-        let s = stream(ctx, r)?;
-        s.memset_zeros(&mut c_ours[r])?;
-        for p in (0..world).filter(|&p| p != r) {
-            let mut theirs = a.slice_mut(r)?.slice_mut(p * rows * k..(p + 1) * rows * k);
-            s.memset_zeros(&mut theirs)?;
-        }
-    }
+    poison(ctx, &mut a, (rows, k), &mut c_ours)?;
     ag.run(g, &a, k, &b, &mut c_ours)?;
     let seq_ours = |gathered: &mut [CudaSlice<bf16>], c: &mut [CudaSlice<bf16>]| -> Res<()> {
         g.all_gather(&shards, gathered)?;
-        for r in 0..world {
-            let s = stream(ctx, r)?;
-            gemms[r].run_borrowed(
-                s,
-                &TensorRef::slice(&gathered[r], [m, k])?,
-                &TensorRef::slice(&b[r], [n, k])?,
-                TensorMut::slice(&mut c[r], [m, n])?,
-                None,
-            )?;
-        }
-        Ok(())
+        our_gemms(ctx, &gemms, (gathered, &b, c), (m, n, k))
+    };
+    let seq_cublas = |gathered: &mut [CudaSlice<bf16>], c: &mut [CudaSlice<bf16>]| -> Res<()> {
+        g.all_gather(&shards, gathered)?;
+        cublas_gemms(ctx, (gathered, &b, c), (m, n, k))
     };
     seq_ours(&mut gathered, &mut c_seq)?;
-    g.all_gather(&shards, &mut gathered)?;
-    for r in 0..world {
-        cublas(ctx, r, (&gathered[r], &b[r], &mut c_blas[r]), (m, n, k))?;
-    }
+    seq_cublas(&mut gathered, &mut c_blas)?;
     g.synchronize()?;
     let differing = differing(ctx, &c_ours, &c_seq)?;
     let (vs_cublas, rms) = worst_error(ctx, &c_ours, &c_blas)?;
 
     let ours = time(ctx, || Ok(ag.run(g, &a, k, &b, &mut c_ours)?))?;
     let seq = time(ctx, || seq_ours(&mut gathered, &mut c_seq))?;
-    let seq_cublas = time(ctx, || {
-        g.all_gather(&shards, &mut gathered)?;
-        for r in 0..world {
-            cublas(ctx, r, (&gathered[r], &b[r], &mut c_blas[r]), (m, n, k))?;
-        }
-        Ok(())
-    })?;
+    let seq_cublas = time(ctx, || seq_cublas(&mut gathered, &mut c_blas))?;
     let gemm_alone = time(ctx, || {
-        for r in 0..world {
-            gemms[r].run_borrowed(
-                stream(ctx, r)?,
-                &TensorRef::slice(&gathered[r], [m, k])?,
-                &TensorRef::slice(&b[r], [n, k])?,
-                TensorMut::slice(&mut c_seq[r], [m, n])?,
-                None,
-            )?;
-        }
-        Ok(())
+        our_gemms(ctx, &gemms, (&gathered, &b, &mut c_seq), (m, n, k))
     })?;
     Ok(Row {
         what: format!("AG+GEMM {name} {m}x{n}x{k} ({})", cfg.name()),
@@ -291,9 +332,7 @@ fn reduce_scatter_layer(
     };
     let rs = GemmReduceScatter::new(g, cfg, plan)?;
     // The sequential path and the GEMM alone run the same kernel on all m rows.
-    let gemms = (0..world)
-        .map(|r| Gemm::new(g.device(r)?, cfg))
-        .collect::<Result<Vec<_>, _>>()?;
+    let gemms = load_gemms(ctx, cfg)?;
     let a = bf16_buffers(ctx, m * kr, Some(31))?;
     let b = bf16_buffers(ctx, n * kr, Some(47))?;
     let slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;
@@ -304,23 +343,15 @@ fn reduce_scatter_layer(
 
     rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
     let seq_ours = |partial: &mut [CudaSlice<bf16>], out: &mut [CudaSlice<bf16>]| -> Res<()> {
-        for r in 0..world {
-            gemms[r].run_borrowed(
-                stream(ctx, r)?,
-                &TensorRef::slice(&a[r], [m, kr])?,
-                &TensorRef::slice(&b[r], [n, kr])?,
-                TensorMut::slice(&mut partial[r], [m, n])?,
-                None,
-            )?;
-        }
-        g.reduce_scatter(partial, out)?;
-        Ok(())
+        our_gemms(ctx, &gemms, (&a, &b, partial), (m, n, kr))?;
+        Ok(g.reduce_scatter(partial, out)?)
+    };
+    let seq_cublas = |partial: &mut [CudaSlice<bf16>], out: &mut [CudaSlice<bf16>]| -> Res<()> {
+        cublas_gemms(ctx, (&a, &b, partial), (m, n, kr))?;
+        Ok(g.reduce_scatter(partial, out)?)
     };
     seq_ours(&mut partial, &mut out_seq)?;
-    for r in 0..world {
-        cublas(ctx, r, (&a[r], &b[r], &mut partial[r]), (m, n, kr))?;
-    }
-    g.reduce_scatter(&partial, &mut out_blas)?;
+    seq_cublas(&mut partial, &mut out_blas)?;
     g.synchronize()?;
     let differing = differing(ctx, &out_ours, &out_seq)?;
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
@@ -329,24 +360,9 @@ fn reduce_scatter_layer(
         Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
     })?;
     let seq = time(ctx, || seq_ours(&mut partial, &mut out_seq))?;
-    let seq_cublas = time(ctx, || {
-        for r in 0..world {
-            cublas(ctx, r, (&a[r], &b[r], &mut partial[r]), (m, n, kr))?;
-        }
-        g.reduce_scatter(&partial, &mut out_blas)?;
-        Ok(())
-    })?;
+    let seq_cublas = time(ctx, || seq_cublas(&mut partial, &mut out_blas))?;
     let gemm_alone = time(ctx, || {
-        for r in 0..world {
-            gemms[r].run_borrowed(
-                stream(ctx, r)?,
-                &TensorRef::slice(&a[r], [m, kr])?,
-                &TensorRef::slice(&b[r], [n, kr])?,
-                TensorMut::slice(&mut partial[r], [m, n])?,
-                None,
-            )?;
-        }
-        Ok(())
+        our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr))
     })?;
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
@@ -358,6 +374,15 @@ fn reduce_scatter_layer(
         vs_cublas,
         rms,
     })
+}
+
+/// The ranks' mismatch counters, added.
+fn total(ctx: &Ctx, counts: &[CudaSlice<u32>]) -> Res<u64> {
+    let mut sum = 0u64;
+    for (r, count) in counts.iter().enumerate() {
+        sum += u64::from(stream(ctx, r)?.clone_dtoh(count)?[0]);
+    }
+    Ok(sum)
 }
 
 /// `iters` all-gather + GEMMs, each after zeroing the peers' rows of A, each output compared on
@@ -373,48 +398,28 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     let cfg = GemmConfig::for_problem(m, n, ctx.sms);
     let mut ag = AllGatherGemm::new(g, cfg, plan)?;
     let shards = bf16_buffers(ctx, rows * k, Some(5))?;
-    let mut a: Symmetric<bf16> = g.alloc_symmetric(m * k)?;
-    for r in 0..world {
-        let s = stream(ctx, r)?;
-        let host = s.clone_dtoh(&shards[r])?;
-        let mut own = a.slice_mut(r)?.slice_mut(r * rows * k..(r + 1) * rows * k);
-        s.memcpy_htod(&host, &mut own)?;
-    }
+    let mut a = symmetric_a(ctx, &shards, rows, k)?;
     let b = bf16_buffers(ctx, n * k, Some(7))?;
     let mut want = bf16_buffers(ctx, m * n, None)?;
     let mut gathered = bf16_buffers(ctx, m * k, None)?;
     g.all_gather(&shards, &mut gathered)?;
-    for r in 0..world {
-        let gemm = Gemm::new(g.device(r)?, cfg)?;
-        gemm.run_borrowed(
-            stream(ctx, r)?,
-            &TensorRef::slice(&gathered[r], [m, k])?,
-            &TensorRef::slice(&b[r], [n, k])?,
-            TensorMut::slice(&mut want[r], [m, n])?,
-            None,
-        )?;
-    }
+    our_gemms(
+        ctx,
+        &load_gemms(ctx, cfg)?,
+        (&gathered, &b, &mut want),
+        (m, n, k),
+    )?;
     let mut c = bf16_buffers(ctx, m * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
         .collect::<Res<Vec<_>>>()?;
     for _ in 0..iters {
-        for r in 0..world {
-            let s = stream(ctx, r)?;
-            s.memset_zeros(&mut c[r])?;
-            for p in (0..world).filter(|&p| p != r) {
-                let mut theirs = a.slice_mut(r)?.slice_mut(p * rows * k..(p + 1) * rows * k);
-                s.memset_zeros(&mut theirs)?;
-            }
-        }
+        poison(ctx, &mut a, (rows, k), &mut c)?;
         ag.run(g, &a, k, &b, &mut c)?;
         count_mismatches(ctx, &c, &want, &mut counts)?;
     }
     g.synchronize()?;
-    let mut ag_bad = 0u64;
-    for r in 0..world {
-        ag_bad += u64::from(stream(ctx, r)?.clone_dtoh(&counts[r])?[0]);
-    }
+    let ag_bad = total(ctx, &counts)?;
 
     // GEMM + reduce-scatter: m rows, n = 8192, k = 2 · 4096 split over the ranks.
     let (m, n, k) = (4096, 8192, 8192);
@@ -432,35 +437,28 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     // reduce-scatter).
     let mut want = bf16_buffers(ctx, rows * n, None)?;
     let mut partial = bf16_buffers(ctx, m * n, None)?;
-    for r in 0..world {
-        let gemm = Gemm::new(g.device(r)?, cfg)?;
-        gemm.run_borrowed(
-            stream(ctx, r)?,
-            &TensorRef::slice(&a[r], [m, kr])?,
-            &TensorRef::slice(&b[r], [n, kr])?,
-            TensorMut::slice(&mut partial[r], [m, n])?,
-            None,
-        )?;
-    }
+    our_gemms(
+        ctx,
+        &load_gemms(ctx, cfg)?,
+        (&a, &b, &mut partial),
+        (m, n, kr),
+    )?;
     g.reduce_scatter(&partial, &mut want)?;
     let mut out = bf16_buffers(ctx, rows * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
         .collect::<Res<Vec<_>>>()?;
     for _ in 0..iters {
-        for r in 0..world {
+        for (r, out) in out.iter_mut().enumerate() {
             let s = stream(ctx, r)?;
-            s.memset_zeros(&mut out[r])?;
+            s.memset_zeros(out)?;
             s.memset_zeros(slots.slice_mut(r)?)?;
         }
         rs.run(g, (&a, kr), &b, &slots, &mut out)?;
         count_mismatches(ctx, &out, &want, &mut counts)?;
     }
     g.synchronize()?;
-    let mut rs_bad = 0u64;
-    for r in 0..world {
-        rs_bad += u64::from(stream(ctx, r)?.clone_dtoh(&counts[r])?[0]);
-    }
+    let rs_bad = total(ctx, &counts)?;
     Ok((ag_bad, rs_bad))
 }
 

@@ -42,6 +42,14 @@ use super::buffer::{Buffer, Ptr};
 use super::error::Result;
 use super::expr::Exprs;
 
+/// An `ld.acquire.scope` (PTX ISA 9.7.9.8 `.sem`).
+fn acquire(scope: Scope) -> LdOpts {
+    LdOpts {
+        order: MemOrder::Acquire(scope),
+        ..LdOpts::default()
+    }
+}
+
 impl KernelBuilder {
     /// The global address of the flag `buf[idx]` (flags live in global memory: a shared-memory
     /// flag is no signal to another GPU or a copy engine).
@@ -68,11 +76,7 @@ impl KernelBuilder {
     ) -> Result<Reg<ty::U32>> {
         let at = self.flag_addr(buf, idx)?;
         let d = self.f.reg::<ty::U32>();
-        let opts = LdOpts {
-            order: MemOrder::Acquire(scope),
-            ..LdOpts::default()
-        };
-        self.f.ld_with(&opts, &[d], at)?;
+        self.f.ld_with(&acquire(scope), &[d], at)?;
         Ok(d)
     }
 
@@ -143,10 +147,7 @@ impl KernelBuilder {
     ) -> Result<()> {
         let at = self.flag_addr(buf, idx)?;
         let at_least = at_least.into();
-        let opts = LdOpts {
-            order: MemOrder::Acquire(scope),
-            ..LdOpts::default()
-        };
+        let opts = acquire(scope);
         let v = self.f.reg::<ty::U32>();
         let below = self.f.pred();
         let top = self.f.label();

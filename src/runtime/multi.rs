@@ -205,13 +205,21 @@ impl DeviceGroup {
             .ok_or_else(|| group_err("NCCL is not initialised (DeviceGroup::init_nccl)"))
     }
 
-    fn check_per_rank(&self, what: &str, n: usize) -> Result<()> {
-        match n == self.world() {
-            true => Ok(()),
-            false => Err(group_err(format!(
-                "{what}: {n} buffers for {} ranks",
-                self.world()
+    /// A collective's buffers: one `whole` and one `part` per rank, each `whole` `world` parts.
+    fn check_collective(&self, what: &str, whole: &[usize], part: &[usize]) -> Result<()> {
+        let world = self.world();
+        if whole.len() != world || part.len() != world {
+            return Err(group_err(format!(
+                "{what}: {} and {} buffers for {world} ranks",
+                whole.len(),
+                part.len()
+            )));
+        }
+        match whole.iter().zip(part).find(|(w, p)| **w != **p * world) {
+            Some((w, p)) => Err(group_err(format!(
+                "{what}: {w} elements are not {world} parts of {p}"
             ))),
+            None => Ok(()),
         }
     }
 
@@ -224,18 +232,9 @@ impl DeviceGroup {
         R: DevicePtrMut<T>,
     {
         let comms = self.comms()?;
-        self.check_per_rank("all-gather send", send.len())?;
-        self.check_per_rank("all-gather recv", recv.len())?;
-        for (s, r) in send.iter().zip(recv.iter()) {
-            if r.len() != s.len() * self.world() {
-                return Err(group_err(format!(
-                    "all-gather of {} elements into {} (world {})",
-                    s.len(),
-                    r.len(),
-                    self.world()
-                )));
-            }
-        }
+        let send_lens: Vec<usize> = send.iter().map(|s| s.len()).collect();
+        let recv_lens: Vec<usize> = recv.iter().map(|r| r.len()).collect();
+        self.check_collective("all-gather", &recv_lens, &send_lens)?;
         nccl_group(|| {
             for ((c, s), r) in comms.iter().zip(send).zip(recv.iter_mut()) {
                 c.all_gather(s, r).map_err(nccl_err("ncclAllGather"))?;
@@ -254,18 +253,9 @@ impl DeviceGroup {
         R: DevicePtrMut<T>,
     {
         let comms = self.comms()?;
-        self.check_per_rank("reduce-scatter send", send.len())?;
-        self.check_per_rank("reduce-scatter recv", recv.len())?;
-        for (s, r) in send.iter().zip(recv.iter()) {
-            if s.len() != r.len() * self.world() {
-                return Err(group_err(format!(
-                    "reduce-scatter of {} elements into {} (world {})",
-                    s.len(),
-                    r.len(),
-                    self.world()
-                )));
-            }
-        }
+        let send_lens: Vec<usize> = send.iter().map(|s| s.len()).collect();
+        let recv_lens: Vec<usize> = recv.iter().map(|r| r.len()).collect();
+        self.check_collective("reduce-scatter", &send_lens, &recv_lens)?;
         nccl_group(|| {
             for ((c, s), r) in comms.iter().zip(send).zip(recv.iter_mut()) {
                 c.reduce_scatter(s, r, &cudarc::nccl::ReduceOp::Sum)

@@ -38,13 +38,7 @@ impl AllGatherGemm {
         cfg: GemmConfig,
         plan: AllGatherPlan,
     ) -> Result<AllGatherGemm, TpError> {
-        if plan.world() != group.world() {
-            return Err(TpError::Plan(format!(
-                "a plan for {} ranks on a group of {}",
-                plan.world(),
-                group.world()
-            )));
-        }
+        super::check_world(plan.world(), group)?;
         let plain = GemmConfig {
             bn: cfg.bn,
             stages: cfg.stages,

@@ -55,3 +55,14 @@ impl From<cudarc::driver::DriverError> for TpError {
         TpError::Runtime(e.into())
     }
 }
+
+/// A plan for `world` ranks fits `group`.
+fn check_world(world: usize, group: &crate::runtime::DeviceGroup) -> Result<(), TpError> {
+    match world == group.world() {
+        true => Ok(()),
+        false => Err(TpError::Plan(format!(
+            "a plan for {world} ranks on a group of {}",
+            group.world()
+        ))),
+    }
+}

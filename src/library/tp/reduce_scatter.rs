@@ -31,13 +31,7 @@ impl GemmReduceScatter {
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
     ) -> Result<GemmReduceScatter, TpError> {
-        if plan.world() != group.world() {
-            return Err(TpError::Plan(format!(
-                "a plan for {} ranks on a group of {}",
-                plan.world(),
-                group.world()
-            )));
-        }
+        super::check_world(plan.world(), group)?;
         let bf16 = ptx_isa::ScalarType::Bf16;
         if cfg.input != bf16 || cfg.output != bf16 || cfg.alpha_beta {
             return Err(TpError::Plan(format!(
