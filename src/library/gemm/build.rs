@@ -899,7 +899,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// The GEMM with a gated producer: before it loads a tile's boxes of A it waits on `gate`
     /// for the chunk holding the tile's rows ([`RowGate::wait`]); with `shift`, the dense tile
     /// walk is rotated to start `shift` row tiles down ([`GridSchedule::rotated`]), so the rows
-    /// a rank holds go first. A tensor-parallel all-gather + GEMM ([`crate::library::tp`]).
+    /// a rank holds go first. Chunks and `shift` count the kernel's M-tiles ([`GemmConfig::bm`]
+    /// rows). A tensor-parallel all-gather + GEMM ([`crate::library::tp`]).
     #[track_caller]
     pub fn with_row_gate(
         mut self,
@@ -909,7 +910,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<HopperGemm<I, O, J>> {
         if let Some(s) = shift {
             self.schedule = match self.schedule {
-                Tiles::Dense(d) => Tiles::Dense(d.rotated(s)),
+                Tiles::Dense(d, rows) => Tiles::Dense(d.rotated(s), rows),
                 Tiles::Grouped(_) => return Err(k.error("a grouped GEMM's tiles are not rotated")),
             };
         }
