@@ -52,6 +52,7 @@ pub mod math;
 pub(crate) mod memo;
 mod reduce;
 mod scope;
+mod signal;
 mod tma;
 mod warpgroup;
 

@@ -10,6 +10,7 @@ pub mod gemm;
 pub mod rows;
 pub mod scale;
 pub mod tma_copy;
+pub mod tp;
 pub mod vector_add;
 
 pub use vector_add::vector_add;

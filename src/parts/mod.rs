@@ -10,12 +10,15 @@
 //!   ([`PersistentGrid`]) over tiles in a chosen order ([`banded`] rasterization, L2 sections),
 //!   whole or in [`Turns`] (consumers alternating at the tiles: ping-pong).
 //! - [`epilogue`]: epilogues users compose over an accumulator fragment ([`Epilogue`]).
+//! - [`gate`]: a producer that waits for its rows' flags before it loads them ([`RowGate`]:
+//!   rows a copy engine or a peer GPU brings in chunks).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
 //! (`examples/gemm_epilogue.rs`).
 
 pub mod epilogue;
+pub mod gate;
 pub mod ring;
 pub mod roles;
 pub mod schedule;
@@ -23,6 +26,7 @@ pub mod schedule;
 pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
 };
+pub use gate::RowGate;
 pub use ring::Ring;
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{

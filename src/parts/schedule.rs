@@ -307,6 +307,8 @@ pub struct GridSchedule {
     rank: Option<Var>,
     /// Parts each tile's reduction is split into (1: none).
     splits: u32,
+    /// Row tiles the walk is rotated by ([`GridSchedule::rotated`]).
+    shift: Option<Var>,
 }
 
 impl GridSchedule {
@@ -341,6 +343,7 @@ impl GridSchedule {
             band,
             rank,
             splits: 1,
+            shift: None,
         })
     }
 
@@ -370,6 +373,16 @@ impl GridSchedule {
         })
     }
 
+    /// The same walk over rows rotated by `shift` row tiles: the tile the walk would put on row
+    /// `r` lands on row `(r + shift) mod R`, `R` the schedule's row tiles (`2 ·` pair rows with
+    /// CTA pairs: `shift` and the row tiles even there, or the rotation moves a pair's missing
+    /// row into the grid). Still a bijection of the grid; a tensor-parallel GEMM starts each
+    /// rank on the rows it holds ([`crate::library::tp`]).
+    pub fn rotated(mut self, shift: Var) -> GridSchedule {
+        self.shift = Some(shift);
+        self
+    }
+
     /// The tile of linear tile `t` (with split-K, of item `t`: tile `t / splits`, part
     /// `t % splits`).
     #[track_caller]
@@ -385,6 +398,11 @@ impl GridSchedule {
         let row = match self.rank {
             Some(rank) => k.let_("mb_cta", row * 2 + rank)?,
             None => row,
+        };
+        let row = match (self.shift, self.rank) {
+            (None, _) => row,
+            (Some(s), None) => k.let_("mb_rot", (row + s) % self.rows)?,
+            (Some(s), Some(_)) => k.let_("mb_rot", (row + s) % (self.rows * 2u32))?,
         };
         Ok(GridTile { row, col, split })
     }

@@ -274,6 +274,42 @@ pub enum RuntimeError {
         /// Why.
         reason: String,
     },
+    /// The NCCL library (`libnccl`) could not be loaded.
+    #[error("no NCCL: libnccl could not be loaded on this machine")]
+    NoNccl,
+    /// An NCCL call failed.
+    #[error("NCCL {op} failed: {message}")]
+    Nccl {
+        /// The call (`ncclCommInitAll`, `ncclAllGather`, ...).
+        op: &'static str,
+        /// NCCL's error.
+        message: String,
+    },
+    /// One device of a group cannot read or write another's memory (no peer access between
+    /// them: `cuDeviceCanAccessPeer` says 0).
+    #[error("device {from} cannot access the memory of device {to} (no peer access)")]
+    PeerAccess {
+        /// The device that would access.
+        from: usize,
+        /// The device whose memory it would access.
+        to: usize,
+    },
+    /// A driver call of a multi-GPU operation failed (peer access, a pool's access, a flag, a
+    /// peer copy), named.
+    #[error("{call} failed: {source}")]
+    DriverCall {
+        /// The driver function (`cuMemcpyPeerAsync`, ...).
+        call: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// Arguments to a multi-GPU operation that do not fit its device group (one per rank, equal
+    /// lengths, a rank in range).
+    #[error("device group: {reason}")]
+    Group {
+        /// Why.
+        reason: String,
+    },
     /// Any other driver error.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] DriverError),

@@ -1,5 +1,6 @@
 //! The runtime: open a device, JIT-load PTX through the CUDA driver, check arguments against a
-//! kernel signature, and launch through `cuLaunchKernelEx`; encode TMA tensor maps.
+//! kernel signature, and launch through `cuLaunchKernelEx`; encode TMA tensor maps; drive the
+//! GPUs of one host together ([`DeviceGroup`]: peer access, symmetric buffers, flags, NCCL).
 //!
 //! The driver is loaded dynamically (cudarc), so a machine without libcuda or without a GPU gets
 //! [`RuntimeError::NoDriver`] / [`RuntimeError::NoDevice`] from [`Device::new`], never a panic.
@@ -43,6 +44,7 @@ mod hang;
 mod jit;
 mod launch;
 mod module;
+mod multi;
 mod tensor;
 mod tensor_map;
 mod timing;
@@ -68,6 +70,7 @@ pub use hang::{
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
 pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, check_launch};
 pub use module::{Module, ModuleCache};
+pub use multi::{DeviceGroup, Flags, Symmetric, nccl_available};
 pub use tensor::{Arg, DeviceTensor, TensorArg, TensorMut, TensorRef};
 pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,

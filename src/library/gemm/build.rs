@@ -43,7 +43,7 @@ use crate::kernel::{
 use crate::parts::epilogue::{whole_or_edge, write_from_f32};
 use crate::parts::{
     Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
-    Ring, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
+    Ring, RowGate, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -202,6 +202,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     ring: Ring,
     /// The m64nNk16 f32 accumulator fragment of a consumer warpgroup (layouts crate).
     fragment: layouts::fragment::TvLayout,
+    /// The producer's gate ([`HopperGemm::with_row_gate`]): it waits for a tile's rows of A.
+    gate: Option<RowGate>,
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
@@ -837,6 +839,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             ring,
             fragment,
             epilogue: Epilogue::new(),
+            gate: None,
         })
     }
 
@@ -891,6 +894,28 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     pub fn with_epilogue(mut self, epilogue: Epilogue) -> HopperGemm<I, O, J> {
         self.epilogue = epilogue;
         self
+    }
+
+    /// The GEMM with a gated producer: before it loads a tile's boxes of A it waits on `gate`
+    /// for the chunk holding the tile's rows ([`RowGate::wait`]); with `shift`, the dense tile
+    /// walk is rotated to start `shift` row tiles down ([`GridSchedule::rotated`]), so the rows
+    /// a rank holds go first. Chunks and `shift` count the kernel's M-tiles ([`GemmConfig::bm`]
+    /// rows). A tensor-parallel all-gather + GEMM ([`crate::library::tp`]).
+    #[track_caller]
+    pub fn with_row_gate(
+        mut self,
+        k: &KernelBuilder,
+        gate: RowGate,
+        shift: Option<Var>,
+    ) -> Result<HopperGemm<I, O, J>> {
+        if let Some(s) = shift {
+            self.schedule = match self.schedule {
+                Tiles::Dense(d, rows) => Tiles::Dense(d.rotated(s), rows),
+                Tiles::Grouped(_) => return Err(k.error("a grouped GEMM's tiles are not rotated")),
+            };
+        }
+        self.gate = Some(gate);
+        Ok(self)
     }
 
     /// Ends the kernel (a CTA pair first waits for its peer: no CTA may leave while the other can
@@ -990,6 +1015,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             // The boxes' rows, computed once per tile: the k loop's loads reuse them.
             if tile.group.is_none() {
                 k.eval(tile.mb * self.cfg.bm())?;
+            }
+            if let Some(gate) = &self.gate {
+                gate.wait(k, tile.mb)?;
             }
             k.eval(b_box * (self.cfg.bn / self.cfg.cluster_m))?;
             let scales = match &stage_scales {

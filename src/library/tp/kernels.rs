@@ -1,0 +1,109 @@
+//! The tensor-parallel kernels: the all-gather + GEMM's gated GEMM (the library's Hopper GEMM
+//! whose producer waits on each chunk's flag and whose tile walk starts at the rank's own rows),
+//! and the reduce-scatter's slot sum (each owner adds its ranks' partials in rank order).
+
+use ptx_isa::builder::CmpOp;
+use ptx_isa::{Target, ty};
+use smem::pipeline::sync::WaitMode;
+
+use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
+use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
+use crate::parts::RowGate;
+use crate::signature::ExtentFacts;
+
+/// Threads per block of the slot sum.
+pub const SUM_BLOCK: u32 = 256;
+/// Elements one thread of the slot sum adds (16 bytes of bf16).
+pub const SUM_VEC: u32 = 8;
+
+/// The gated GEMM of an all-gather + GEMM: `cfg`'s bf16 GEMM (`C = A·Bᵀ`, parameters `m`, `n`,
+/// `k`, `a`, `b`, `c`) with the parameters `flags` `[chunks]` and `epoch` of its producer's
+/// [`RowGate`] (chunks of `chunk_tiles` M-tiles) and `shift`, the M-tiles its walk is rotated by.
+/// Named `{cfg.name()}_ag{chunk_tiles}`.
+pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel> {
+    let mut k = KernelBuilder::new(&format!("{}_ag{chunk_tiles}", cfg.name()), Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, *cfg, WaitMode::Spin)?;
+    let gate = RowGate::declare(&mut k, chunk_tiles)?;
+    let shift = k.scalar::<ty::U32>("shift")?;
+    let shift = k.bind("shift", shift);
+    gemm.with_row_gate(&k, gate, Some(shift))?.build(k)
+}
+
+/// `out[i] = Σ_s slots[s, i]` over `world` slots of bf16, added in f32 in slot (rank) order and
+/// rounded once: the deterministic sum of a reduce-scatter's partials. `len` (a multiple of
+/// [`SUM_VEC`]) is read from the tensors; a thread adds [`SUM_VEC`] consecutive elements.
+pub fn slot_sum(world: u32) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new(&format!("tp_slot_sum_w{world}"), Target::Sm90a);
+    let facts = ExtentFacts::NONE
+        .at_least(1)
+        .multiple_of(u64::from(SUM_VEC));
+    let len = k.symbol_with("len", facts)?;
+    let aligned = TensorOpts::default().align(16);
+    let slots = k.tensor::<ty::Bf16>("slots", [Expr::from(world), len.into()], aligned.clone())?;
+    let out = k.tensor::<ty::Bf16>("out", [len], aligned)?;
+    let [block] = k.cta_id([Expr::ceil_div(len, SUM_BLOCK * SUM_VEC)])?;
+    let [t] = k.thread_id([SUM_BLOCK])?;
+    let i = k.let_("i", (block * SUM_BLOCK + t) * SUM_VEC)?;
+    let inside = k.cmp(CmpOp::Lt, i, len)?;
+    k.if_(inside, |k| {
+        let acc: Vec<_> = (0..SUM_VEC).map(|_| k.reg::<ty::F32>()).collect();
+        for s in 0..world {
+            let zero = ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0));
+            let v = k.load_n(&slots, [Expr::from(s), i.into()], SUM_VEC as usize, zero)?;
+            for (a, x) in acc.iter().zip(v) {
+                if s == 0 {
+                    k.cvt(*a, x)?;
+                } else {
+                    let f = k.reg::<ty::F32>();
+                    k.cvt(f, x)?;
+                    k.add(*a, *a, f)?;
+                }
+            }
+        }
+        let packed: Vec<_> = (0..SUM_VEC).map(|_| k.reg::<ty::Bf16>()).collect();
+        for (p, a) in packed.iter().zip(&acc) {
+            k.cvt(*p, *a)?;
+        }
+        k.store_n(&out, [i], &packed)
+    })
+    .end()?;
+    k.finish()
+}
+
+/// `count[0] += #{i : got[i] != want[i]}` over bf16 tensors of `len` elements (a multiple of
+/// [`SUM_VEC`]), compared as f32 (`setp.neu`: a NaN never matches): the device-side check of a
+/// stress loop, which adds every launch's mismatches into one counter and reads it once.
+pub fn count_mismatches() -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new("tp_count_mismatches", Target::Sm90a);
+    let facts = ExtentFacts::NONE
+        .at_least(1)
+        .multiple_of(u64::from(SUM_VEC));
+    let len = k.symbol_with("len", facts)?;
+    let aligned = TensorOpts::default().align(16);
+    let got = k.tensor::<ty::Bf16>("got", [len], aligned.clone())?;
+    let want = k.tensor::<ty::Bf16>("want", [len], aligned)?;
+    let count = k.tensor::<ty::U32>("count", [1u32], TensorOpts::default())?;
+    let [block] = k.cta_id([Expr::ceil_div(len, SUM_BLOCK * SUM_VEC)])?;
+    let [t] = k.thread_id([SUM_BLOCK])?;
+    let i = k.let_("i", (block * SUM_BLOCK + t) * SUM_VEC)?;
+    let inside = k.cmp(CmpOp::Lt, i, len)?;
+    k.if_(inside, |k| {
+        let zero = ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0));
+        let g = k.load_n(&got, [i], SUM_VEC as usize, zero)?;
+        let w = k.load_n(&want, [i], SUM_VEC as usize, zero)?;
+        let n = k.reg::<ty::U32>();
+        k.mov(n, 0u32)?;
+        for (g, w) in g.into_iter().zip(w) {
+            let (gf, wf) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+            k.cvt(gf, g)?;
+            k.cvt(wf, w)?;
+            let differ = k.isa().pred();
+            k.isa().setp(CmpOp::Neu, differ, gf, wf)?;
+            let one = k.select(differ, 1u32, 0u32)?;
+            k.add(n, n, one)?;
+        }
+        k.red_release_add(&count, [0u32], n, ptx_isa::builder::Scope::Gpu)
+    })
+    .end()?;
+    k.finish()
+}

@@ -1,0 +1,166 @@
+//! The GEMM + reduce-scatter on a [`DeviceGroup`]: per-shard GEMMs whose epilogues store into the
+//! owners' slots (peer stores), and the owners' slot sums in rank order
+//! ([`super::kernels::slot_sum`]).
+
+use cudarc::driver::{CudaSlice, sys};
+use half::bf16;
+
+use super::{ReduceScatterPlan, TpError, kernels};
+use crate::library::gemm::{Gemm, GemmConfig};
+use crate::runtime::{Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef};
+
+/// `out_s = Σ_r A_r[rows of shard s] · B_rᵀ` on every owner rank `s` (see [`super`]).
+pub struct GemmReduceScatter {
+    plan: ReduceScatterPlan,
+    gemms: Vec<Gemm>,
+    sums: Vec<LoadedKernel>,
+}
+
+impl std::fmt::Debug for GemmReduceScatter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GemmReduceScatter")
+            .field("plan", &self.plan)
+            .finish()
+    }
+}
+
+impl GemmReduceScatter {
+    /// Loads `cfg`'s GEMM (bf16 in and out) and the slot sum on every rank.
+    pub fn new(
+        group: &DeviceGroup,
+        cfg: GemmConfig,
+        plan: ReduceScatterPlan,
+    ) -> Result<GemmReduceScatter, TpError> {
+        super::check_world(plan.world(), group)?;
+        let bf16 = ptx_isa::ScalarType::Bf16;
+        if cfg.input != bf16 || cfg.output != bf16 || cfg.alpha_beta {
+            return Err(TpError::Plan(format!(
+                "{}: the reduce-scatter GEMM takes bf16 in and out, no alpha/beta",
+                cfg.name()
+            )));
+        }
+        let world = u32::try_from(plan.world())
+            .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
+        let sum = kernels::slot_sum(world)?;
+        let mut gemms = Vec::new();
+        let mut sums = Vec::new();
+        for r in 0..group.world() {
+            let device = group.device(r)?;
+            gemms.push(Gemm::new(device, cfg)?);
+            sums.push(sum.load(device, &JitOptions::default())?);
+        }
+        Ok(GemmReduceScatter { plan, gemms, sums })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &ReduceScatterPlan {
+        &self.plan
+    }
+
+    /// Enqueues one GEMM + reduce-scatter on the group's compute streams: `a[r]` is rank `r`'s
+    /// A `[world · rows, kr]`, `b[r]` its B `[n, kr]` (its part of the reduction), `slots` the
+    /// owners' slots (`world · rows · n` elements on every rank) and `out[s]` rank `s`'s sum
+    /// `[rows, n]`. Rank `r` first waits for every peer's compute stream so far (the peer's last
+    /// sum has read its slots), then computes its partial of each shard in
+    /// [`ReduceScatterPlan::shard_order`] into the owner's slot `r`; owner `s` waits for its
+    /// peers' partials of its shard and sums its slots in rank order.
+    pub fn run(
+        &self,
+        group: &DeviceGroup,
+        (a, kr): (&[CudaSlice<bf16>], usize),
+        b: &[CudaSlice<bf16>],
+        slots: &Symmetric<bf16>,
+        out: &mut [CudaSlice<bf16>],
+    ) -> Result<(), TpError> {
+        let (world, rows) = (self.plan.world(), self.plan.rows());
+        let n = self.check(group, (a, kr), b, slots, out)?;
+        let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let ready = (0..world)
+            .map(|r| Ok(group.stream(r)?.record_event(no_timing)?))
+            .collect::<Result<Vec<_>, TpError>>()?;
+        for r in 0..world {
+            let stream = group.stream(r)?;
+            for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
+                stream.wait(event)?;
+            }
+        }
+        // done[s][r]: rank r's partial of shard s is in rank s's slot r.
+        let mut done: Vec<Vec<Option<cudarc::driver::CudaEvent>>> = (0..world)
+            .map(|_| (0..world).map(|_| None).collect())
+            .collect();
+        for r in 0..world {
+            let stream = group.stream(r)?;
+            for s in self.plan.shard_order(r) {
+                let range = self.plan.shard_range(s);
+                let view = a[r].slice(range.start * kr..range.end * kr);
+                let a_ref = TensorRef::view(&view, [rows, kr])?;
+                let b_ref = TensorRef::slice(&b[r], [n, kr])?;
+                // SAFETY: `slots` outlives the launch (borrowed for this call, and the owner's
+                // sum, which reads the slot, waits for this launch); rank s writes nothing into
+                // its slot r, and its previous sum's reads are done (the wait above).
+                let c = unsafe { slots.tensor_mut(s, r, self.plan.slot_offset(r, n), [rows, n])? };
+                self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
+                if s != r {
+                    done[s][r] = Some(stream.record_event(no_timing)?);
+                }
+            }
+        }
+        for (s, out) in out.iter_mut().enumerate() {
+            let stream = group.stream(s)?;
+            for event in done[s].iter().flatten() {
+                stream.wait(event)?;
+            }
+            let mut args: Vec<Arg<'_>> = vec![
+                slots.tensor_ref(s, s, 0, [world, rows * n])?.into(),
+                TensorMut::slice(out, [rows * n])?.into(),
+            ];
+            self.sums[s].launch(stream, &mut args)?;
+        }
+        Ok(())
+    }
+
+    /// The operands' counts and shapes; returns `n`.
+    fn check(
+        &self,
+        group: &DeviceGroup,
+        (a, kr): (&[CudaSlice<bf16>], usize),
+        b: &[CudaSlice<bf16>],
+        slots: &Symmetric<bf16>,
+        out: &[CudaSlice<bf16>],
+    ) -> Result<usize, TpError> {
+        let (world, rows) = (self.plan.world(), self.plan.rows());
+        let bad = |what: String| Err(TpError::Operands(what));
+        if group.world() != world || a.len() != world || b.len() != world || out.len() != world {
+            return bad(format!(
+                "{} ranks, {} A, {} B and {} outputs for a plan of {world}",
+                group.world(),
+                a.len(),
+                b.len(),
+                out.len()
+            ));
+        }
+        if kr == 0 {
+            return bad("k = 0".into());
+        }
+        let n = b[0].len() / kr;
+        if n == 0 || slots.len() != world * rows * n {
+            return bad(format!(
+                "slots of {} elements are not [{world}, {rows}, {n}]",
+                slots.len()
+            ));
+        }
+        for r in 0..world {
+            if a[r].len() != world * rows * kr || b[r].len() != n * kr || out[r].len() != rows * n {
+                return bad(format!(
+                    "rank {r}: A of {}, B of {}, out of {} elements for [{}, {kr}], [{n}, {kr}], \
+                     [{rows}, {n}]",
+                    a[r].len(),
+                    b[r].len(),
+                    out[r].len(),
+                    world * rows
+                ));
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,72 @@
+//! A producer gate: before the producer of a warp-specialised kernel loads a tile's rows, it
+//! waits until those rows have arrived. Rows come in chunks (a copy engine's transfer from a
+//! peer GPU, or a peer's stores), each published by a 32-bit flag in global memory that reaches
+//! the launch's `epoch` when the chunk is in place; the producer polls the chunk's flag with
+//! `ld.acquire.sys` (another GPU or a copy engine wrote it: PTX ISA 8.5 "Scope") and then fences
+//! the async proxy (`fence.proxy.async.global`, PTX ISA 9.7.13.4), since its TMA loads read the
+//! rows through the async proxy (8.6 "Proxies"). Flags only grow (an epoch per launch), so
+//! nothing resets them between launches.
+//!
+//! ```
+//! use ptxkit::isa::{Target, ty};
+//! use ptxkit::kernel::KernelBuilder;
+//! use ptxkit::parts::RowGate;
+//!
+//! let mut k = KernelBuilder::new("gated", Target::Sm90a);
+//! // Chunks of 4 row tiles (512 rows of 128-row tiles).
+//! let gate = RowGate::declare(&mut k, 4)?;
+//! let [t] = k.thread_id([32])?;
+//! gate.wait(&mut k, t)?; // tile row t waits on flag t / 4
+//! let ptx = k.finish()?.ptx().to_string();
+//! assert!(ptx.contains("ld.acquire.sys.global.u32"));
+//! assert!(ptx.contains("fence.proxy.async.global;"));
+//! # Ok::<(), ptxkit::kernel::KernelError>(())
+//! ```
+
+use ptx_isa::builder::Scope;
+use ptx_isa::{Reg, ty};
+
+use crate::kernel::{Buffer, KernelBuilder, Result, TensorOpts, Var};
+
+/// The flags of a gated producer: `flags` `[chunks]` (u32, a parameter; `chunks` read from its
+/// shape), the `epoch` a chunk's flag reaches when it is in place (a parameter), and the row
+/// tiles one chunk holds.
+#[derive(Debug, Clone)]
+pub struct RowGate {
+    flags: Buffer<ty::U32>,
+    epoch: Reg<ty::U32>,
+    chunk_tiles: u32,
+}
+
+impl RowGate {
+    /// Declares the parameters `flags` `[chunks]` and `epoch`, for chunks of `chunk_tiles` row
+    /// tiles.
+    #[track_caller]
+    pub fn declare(k: &mut KernelBuilder, chunk_tiles: u32) -> Result<RowGate> {
+        if chunk_tiles == 0 {
+            return Err(k.error("a row gate's chunks hold at least one row tile"));
+        }
+        let chunks = k.symbol("chunks")?;
+        let flags = k.tensor::<ty::U32>("flags", [chunks], TensorOpts::default())?;
+        let epoch = k.scalar::<ty::U32>("epoch")?;
+        Ok(RowGate {
+            flags,
+            epoch,
+            chunk_tiles,
+        })
+    }
+
+    /// Row tiles per chunk.
+    pub fn chunk_tiles(&self) -> u32 {
+        self.chunk_tiles
+    }
+
+    /// Waits until the chunk holding row tile `row` is in place (its flag at least the epoch),
+    /// then orders the async proxy after it: the caller's TMA loads of the tile's rows follow.
+    #[track_caller]
+    pub fn wait(&self, k: &mut KernelBuilder, row: Var) -> Result<()> {
+        let chunk = k.let_("gate_chunk", row / self.chunk_tiles)?;
+        k.wait_flag(&self.flags, [chunk], self.epoch, Scope::Sys)?;
+        k.fence_proxy_async_global()
+    }
+}

@@ -1,0 +1,86 @@
+//! The tensor-parallel kernels assemble with ptxas for sm_90a (the CI has no GPU: this is its
+//! check), with no spills: the all-gather + GEMM's gated GEMM and the reduce-scatter's slot sum.
+//! Their single-process logic (chunks, flags, orders) is tested in `library::tp::plan`; a device
+//! group without a driver is an error, not a panic.
+
+mod support;
+
+use ptxkit::isa::Target;
+use ptxkit::library::gemm::GemmConfig;
+use ptxkit::library::tp::{AllGatherPlan, kernels};
+use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
+
+/// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2) on a
+/// 132-SM H200, each with its chunks.
+fn gated() -> Vec<(GemmConfig, u32)> {
+    let plan = AllGatherPlan::new(2, 4096, 1024).unwrap();
+    support::unique(
+        [(16384, 14336), (8192, 5120), (16384, 4096), (4096, 28672)]
+            .into_iter()
+            .map(|(m, n)| (GemmConfig::for_problem(m, n, 132), plan.chunk_tiles())),
+    )
+}
+
+#[test]
+fn the_gated_gemm_waits_on_its_chunk_before_its_loads() {
+    for (cfg, chunk_tiles) in gated() {
+        let gemm = kernels::all_gather_gemm(&cfg, chunk_tiles).unwrap();
+        let ptx = gemm.built.ptx();
+        let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+        let want = [
+            "m", "n", "k", "a", "b", "c", "chunks", "flags", "epoch", "shift",
+        ];
+        assert_eq!(names, want, "{names:?}");
+        // The producer polls the chunk's flag (.sys: a copy engine wrote it), fences the async
+        // proxy, and only then issues the tile's TMA loads.
+        let poll = ptx
+            .find("ld.acquire.sys.global.u32")
+            .expect("no acquire poll");
+        let fence = ptx
+            .find("fence.proxy.async.global;")
+            .expect("no proxy fence");
+        let load = ptx.find("cp.async.bulk.tensor").expect("no TMA load");
+        assert!(poll < fence && fence < load, "{}", cfg.name());
+        assert!(!ptx.contains("multimem"), "no NVLink multicast");
+        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+            let name = format!("{}_ag{chunk_tiles}", cfg.name());
+            support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a);
+        }
+    }
+}
+
+#[test]
+fn the_slot_sum_assembles_for_any_world() {
+    for world in [1, 2, 4, 8] {
+        let sum = kernels::slot_sum(world).unwrap();
+        let ptx = sum.ptx();
+        // One 16-byte load per slot and thread, added in f32 in slot order.
+        assert_eq!(ptx.matches("ld.global.v4").count(), world as usize, "{ptx}");
+        assert!(ptx.contains("cvt.rn.bf16.f32"));
+        support::assemble(ptx, Target::Sm90a);
+    }
+}
+
+#[test]
+fn a_gated_gemm_with_no_chunk_tiles_is_refused() {
+    let e = kernels::all_gather_gemm(&GemmConfig::large(), 0).unwrap_err();
+    assert!(e.to_string().contains("at least one row tile"), "{e}");
+}
+
+#[test]
+fn a_device_group_without_a_gpu_is_an_error() {
+    let r = std::panic::catch_unwind(DeviceGroup::all).expect("DeviceGroup::all panicked");
+    if !driver_available() {
+        assert!(matches!(r, Err(RuntimeError::NoDriver)), "{r:?}");
+    }
+    // Asking whether NCCL is there never panics either.
+    let _ = nccl_available();
+    assert!(matches!(
+        DeviceGroup::new(&[]),
+        Err(RuntimeError::Group { .. })
+    ));
+    assert!(matches!(
+        DeviceGroup::new(&[0, 0]),
+        Err(RuntimeError::Group { .. })
+    ));
+}
