@@ -433,6 +433,42 @@ fn example(
             let (d, a) = (r!(F64), r!(F64));
             k.max(d, a, a)
         }
+        AddF32x2 => {
+            let (d, a) = (r!(B64), r!(B64));
+            raw!("add.f32x2"; d, a, a)
+        }
+        SubF32x2 => {
+            let (d, a) = (r!(B64), r!(B64));
+            raw!("sub.rz.f32x2"; d, a, a)
+        }
+        MulF32x2 => {
+            let (d, a) = (r!(B64), r!(B64));
+            raw!("mul.ftz.f32x2"; d, a, a)
+        }
+        FmaF32x2 => {
+            let (d, a) = (r!(B64), r!(B64));
+            raw!("fma.rn.f32x2"; d, a, a, a)
+        }
+        AddF32Mixed => {
+            let (d, a, h) = (r!(F32), r!(F32), r!(F16));
+            raw!("add.rn.f32.f16"; d, h, a)
+        }
+        SubF32Mixed => {
+            let (d, a, h) = (r!(F32), r!(F32), r!(Bf16));
+            raw!("sub.sat.f32.bf16"; d, h, a)
+        }
+        FmaF32Mixed => {
+            let (d, a, h) = (r!(F32), r!(F32), r!(F16));
+            raw!("fma.rz.f32.f16"; d, h, h, a)
+        }
+        Min3F32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            raw!("min.NaN.f32"; d, a, a, Imm::f32(1.0))
+        }
+        Max3F32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            raw!("max.abs.f32"; d, a, a, Imm::f32(1.0))
+        }
         RcpF32 => {
             let (d, a) = (r!(F32), r!(F32));
             k.rcp_approx(d, a)
@@ -876,6 +912,7 @@ fn example(
                 .operands((d, a, b));
             k.emit(Form::MaxF32, i)
         }
+        BarrierClusterSem => raw!("barrier.cluster.arrive.release"),
         BarCta => {
             let i = Instruction::new("bar")
                 .modifier("cta")

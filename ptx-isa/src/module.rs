@@ -31,6 +31,10 @@ pub enum ParamKind {
         /// Size in bytes.
         size: u32,
     },
+    /// A register parameter of a device function, `.reg .b32 a` (PTX ISA 11.1.5 "Kernel and
+    /// Function Directives: .func": a function's parameters and return values may be `.reg`; the
+    /// body reads and writes them as registers).
+    Reg(ScalarType),
 }
 
 /// One parameter.

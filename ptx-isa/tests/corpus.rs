@@ -1,7 +1,7 @@
-//! Issue 33: `ptxkit check` and `ptxkit fmt` against ptxas 13.0 on a corpus of real modules that
-//! ptxkit did not write. `tools/corpus/gen.sh` makes one (nvcc 13.0.88 from the PyPI wheels on the
-//! CUDA C++ in `tools/corpus/cuda/`, every target and several flag sets, each module also at its
-//! target's lowest `.version`); any other folder of `.ptx` files can be named by `PTX_CORPUS`.
+//! Issue 33: `ptxkit check` and `ptxkit fmt` against ptxas 13.0 on a corpus of real modules.
+//! `tools/corpus/gen.sh` makes one, a folder per generator (nvcc, NVRTC, Triton, numba, tinygrad,
+//! clang, LLVM, ptxkit; see the script); any other folder of `.ptx` files can be named by
+//! `PTX_CORPUS`. The counts are reported per generator (the first folder under the corpus).
 //! Ignored by default (the corpus is generated, not committed):
 //!
 //! ```text
@@ -129,6 +129,8 @@ fn corpus_agrees_with_ptxas() {
     assert!(!files.is_empty(), "no .ptx files under {}", dir.display());
     let scratch = std::env::temp_dir().join(format!("ptxkit-corpus-{}.ptx", std::process::id()));
     let (mut accepted, mut passed, mut rejected, mut caught) = (0, 0, 0, 0);
+    // Per generator: [ptxas accepts, check passes, ptxas rejects, check rejects].
+    let mut by_generator: BTreeMap<String, [usize; 4]> = BTreeMap::new();
     let mut false_rejections: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut false_acceptances = Vec::new();
     let mut reprints_refused = Vec::new();
@@ -141,6 +143,11 @@ fn corpus_agrees_with_ptxas() {
         let ok = cubin.is_some();
         let diags = check(&text, &Options::default());
         let first_error = diags.iter().find(|d| d.severity == Severity::Error);
+        let generator = name.split('/').next().unwrap_or_default().to_string();
+        let counts = by_generator.entry(generator).or_default();
+        counts[if ok { 0 } else { 2 }] += 1;
+        counts[1] += usize::from(ok && first_error.is_none());
+        counts[3] += usize::from(!ok && first_error.is_some());
         match (ok, first_error) {
             (true, None) => {
                 accepted += 1;
@@ -191,6 +198,12 @@ fn corpus_agrees_with_ptxas() {
         100.0 * passed as f64 / accepted.max(1) as f64
     );
     eprintln!("ptxas rejects {rejected}: check rejects {caught}");
+    eprintln!("{} generators:", by_generator.len());
+    for (g, [acc, pass, rej, caught]) in &by_generator {
+        eprintln!(
+            "  {g:12} ptxas accepts {acc:4}, check passes {pass:4}; ptxas rejects {rej:3}, check rejects {caught:3}"
+        );
+    }
     let mut causes: Vec<_> = false_rejections.iter().collect();
     causes.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     for (c, v) in causes {

@@ -130,7 +130,7 @@ impl FunctionBuilder {
             ));
         }
         let ptype = |k: &ParamKind| match k {
-            ParamKind::Scalar(t) => Some(*t),
+            ParamKind::Scalar(t) | ParamKind::Reg(t) => Some(*t),
             ParamKind::Ptr { .. } => Some(ScalarType::U64),
             ParamKind::Bytes { .. } => None,
         };

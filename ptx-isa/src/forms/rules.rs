@@ -204,6 +204,16 @@ pub enum Check {
         /// The SM number (`120`: sm_120 and sm_120a).
         sm: u32,
     },
+    /// The operand count of an `.f16`/`.bf16` wgmma: `with_descriptor` when `A` (the operand at
+    /// `a`) is a shared-memory descriptor, one fewer when it is braced registers (`imm-trans-a` goes
+    /// with the descriptor); the transpose immediates are never left out (ptxas 13.0: "Arguments
+    /// mismatch for instruction 'wgmma.mma_async'").
+    Transposes {
+        /// The position of `A`.
+        a: usize,
+        /// The operand count with `A` a descriptor.
+        with_descriptor: usize,
+    },
     /// An immediate operand (a register there is not checked), when every modifier of `when` is
     /// written.
     Immediate {
@@ -799,6 +809,24 @@ pub static RULES: &[Rule] = &[
         S_WGMMA_REGS,
     ),
     frag(Form::WgmmaF16, 1, "a", None, 4, S_WGMMA_REGS),
+    // PTX ISA 9.7.15.5.2: `.f16`/`.bf16` wgmma writes `imm-trans-a, imm-trans-b` after the scales
+    // (only `imm-trans-b` with A in registers); 9.7.15.6.2 the same for `.sp`.
+    Rule {
+        form: Form::WgmmaF16,
+        check: Check::Transposes {
+            a: 1,
+            with_descriptor: 8,
+        },
+        section: "9.7.15.5.2 wgmma.mma_async: imm-trans-a and imm-trans-b of .f16/.bf16",
+    },
+    Rule {
+        form: Form::WgmmaSpF16,
+        check: Check::Transposes {
+            a: 1,
+            with_descriptor: 10,
+        },
+        section: "9.7.15.6.2 wgmma.mma_async.sp: imm-trans-a and imm-trans-b of .f16/.bf16",
+    },
     frag(Form::WgmmaTf32, 1, "a", None, 4, S_WGMMA_REGS),
     frag(Form::WgmmaF8, 1, "a", None, 4, S_WGMMA_REGS),
     frag(Form::WgmmaI8, 1, "a", None, 4, S_WGMMA_REGS),
@@ -1771,6 +1799,25 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
+            Check::Transposes { a, with_descriptor } => {
+                let registers = matches!(i.operands.get(a), Some(Operand::Vector(_)));
+                let n = with_descriptor - usize::from(registers);
+                if i.operands.len() != n {
+                    let from = if registers {
+                        "registers"
+                    } else {
+                        "a descriptor"
+                    };
+                    return Err(Violation {
+                        kind: ErrorKind::OperandCount,
+                        message: format!(
+                            "`{op}` takes {n} operands with A from {from}, not {}: the transpose immediates are not optional (PTX ISA {})",
+                            i.operands.len(),
+                            r.section
+                        ),
+                    });
+                }
+            }
             Check::OperandsWith { modifier, n } => {
                 if has(modifier) && i.operands.len() != n {
                     return Err(Violation {
@@ -2107,6 +2154,14 @@ mod tests {
                     assert!(
                         p.operands().iter().any(|o| o.optional && o.name == slot),
                         "{:?}: no optional operand {slot}",
+                        r.form
+                    );
+                }
+                Check::Transposes { a, with_descriptor } => {
+                    let (lo, hi) = p.operand_range();
+                    assert!(
+                        a < lo && hi == with_descriptor,
+                        "{:?}: {hi} operands",
                         r.form
                     );
                 }
