@@ -433,41 +433,33 @@ fn example(
             let (d, a) = (r!(F64), r!(F64));
             k.max(d, a, a)
         }
-        AddF32x2 => {
+        // Packed `.f32x2` on `.b64` registers, one opcode a row.
+        AddF32x2 | SubF32x2 | MulF32x2 | FmaF32x2 => {
             let (d, a) = (r!(B64), r!(B64));
-            raw!("add.f32x2"; d, a, a)
+            match form {
+                AddF32x2 => raw!("add.f32x2"; d, a, a),
+                SubF32x2 => raw!("sub.rz.f32x2"; d, a, a),
+                MulF32x2 => raw!("mul.ftz.f32x2"; d, a, a),
+                _ => raw!("fma.rn.f32x2"; d, a, a, a),
+            }
         }
-        SubF32x2 => {
-            let (d, a) = (r!(B64), r!(B64));
-            raw!("sub.rz.f32x2"; d, a, a)
+        // Mixed precision: a 16-bit source with `.f32` ones.
+        AddF32Mixed | SubF32Mixed | FmaF32Mixed => {
+            let (d, a, h, b) = (r!(F32), r!(F32), r!(F16), r!(Bf16));
+            match form {
+                AddF32Mixed => raw!("add.rn.f32.f16"; d, h, a),
+                SubF32Mixed => raw!("sub.sat.f32.bf16"; d, b, a),
+                _ => raw!("fma.rz.f32.f16"; d, h, h, a),
+            }
         }
-        MulF32x2 => {
-            let (d, a) = (r!(B64), r!(B64));
-            raw!("mul.ftz.f32x2"; d, a, a)
-        }
-        FmaF32x2 => {
-            let (d, a) = (r!(B64), r!(B64));
-            raw!("fma.rn.f32x2"; d, a, a, a)
-        }
-        AddF32Mixed => {
-            let (d, a, h) = (r!(F32), r!(F32), r!(F16));
-            raw!("add.rn.f32.f16"; d, h, a)
-        }
-        SubF32Mixed => {
-            let (d, a, h) = (r!(F32), r!(F32), r!(Bf16));
-            raw!("sub.sat.f32.bf16"; d, h, a)
-        }
-        FmaF32Mixed => {
-            let (d, a, h) = (r!(F32), r!(F32), r!(F16));
-            raw!("fma.rz.f32.f16"; d, h, h, a)
-        }
-        Min3F32 => {
+        Min3F32 | Max3F32 => {
             let (d, a) = (r!(F32), r!(F32));
-            raw!("min.NaN.f32"; d, a, a, Imm::f32(1.0))
-        }
-        Max3F32 => {
-            let (d, a) = (r!(F32), r!(F32));
-            raw!("max.abs.f32"; d, a, a, Imm::f32(1.0))
+            let op = if form == Min3F32 {
+                "min.NaN.f32"
+            } else {
+                "max.abs.f32"
+            };
+            raw!(op; d, a, a, Imm::f32(1.0))
         }
         RcpF32 => {
             let (d, a) = (r!(F32), r!(F32));

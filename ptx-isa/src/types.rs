@@ -291,7 +291,43 @@ impl ScalarType {
     /// building an error for every modifier that is no type (the validator and the builder ask
     /// this of every modifier they see).
     pub fn from_name(name: &str) -> Option<ScalarType> {
-        ScalarType::ALL.iter().copied().find(|t| t.name() == name)
+        use ScalarType::*;
+        // A match, not a scan of `ALL`: every modifier of every instruction is asked (issue 33).
+        Some(match name {
+            "pred" => Pred,
+            "b8" => B8,
+            "b16" => B16,
+            "b32" => B32,
+            "b64" => B64,
+            "b128" => B128,
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "u64" => U64,
+            "s8" => S8,
+            "s16" => S16,
+            "s32" => S32,
+            "s64" => S64,
+            "f16" => F16,
+            "f16x2" => F16x2,
+            "bf16" => Bf16,
+            "bf16x2" => Bf16x2,
+            "tf32" => Tf32,
+            "f32" => F32,
+            "f32x2" => F32x2,
+            "f64" => F64,
+            "e4m3" => E4m3,
+            "e5m2" => E5m2,
+            "e4m3x2" => E4m3x2,
+            "e5m2x2" => E5m2x2,
+            "e2m1" => E2m1,
+            "e2m3" => E2m3,
+            "e3m2" => E3m2,
+            "e2m1x2" => E2m1x2,
+            "e2m3x2" => E2m3x2,
+            "e3m2x2" => E3m2x2,
+            _ => return None,
+        })
     }
 }
 

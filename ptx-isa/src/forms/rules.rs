@@ -1737,6 +1737,19 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
 pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
     let op = i.opcode_text();
+    // `i` takes `n` operands `with` something.
+    let count = |n: usize, with: &str, section: &str| {
+        if i.operands.len() == n {
+            return Ok(());
+        }
+        Err(Violation {
+            kind: ErrorKind::OperandCount,
+            message: format!(
+                "`{op}` takes {n} operands with {with}, not {} (PTX ISA {section})",
+                i.operands.len()
+            ),
+        })
+    };
     // Register counts come last: a wrong modifier is the better message (`m64n132k16`).
     let counts = |r: &&Rule| matches!(r.check, Check::Registers { .. });
     let ordered = rules_of(form)
@@ -1799,35 +1812,21 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
+            // Operand counts that modifiers or `A`'s kind fix (`.noComplete`; wgmma's transposes).
             Check::Transposes { a, with_descriptor } => {
                 let registers = matches!(i.operands.get(a), Some(Operand::Vector(_)));
                 let n = with_descriptor - usize::from(registers);
-                if i.operands.len() != n {
-                    let from = if registers {
-                        "registers"
-                    } else {
-                        "a descriptor"
-                    };
-                    return Err(Violation {
-                        kind: ErrorKind::OperandCount,
-                        message: format!(
-                            "`{op}` takes {n} operands with A from {from}, not {}: the transpose immediates are not optional (PTX ISA {})",
-                            i.operands.len(),
-                            r.section
-                        ),
-                    });
-                }
+                let from = if registers {
+                    "registers"
+                } else {
+                    "a descriptor"
+                };
+                let with = format!("A from {from} (the transpose immediates are not optional)");
+                count(n, &with, r.section)?;
             }
             Check::OperandsWith { modifier, n } => {
-                if has(modifier) && i.operands.len() != n {
-                    return Err(Violation {
-                        kind: ErrorKind::OperandCount,
-                        message: format!(
-                            "`{op}` takes {n} operands with .{modifier}, not {} (PTX ISA {})",
-                            i.operands.len(),
-                            r.section
-                        ),
-                    });
+                if has(modifier) {
+                    count(n, &format!(".{modifier}"), r.section)?;
                 }
             }
             Check::TypeFor { modifiers, ty } => {

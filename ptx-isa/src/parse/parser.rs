@@ -1236,13 +1236,20 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    fn operand(&mut self, depth: usize) -> PResult<Operand> {
+    /// Refuses nesting past `limits::MAX_OPERAND_DEPTH` (operands in braces, expressions in
+    /// parentheses): what `what` names is nested too deeply.
+    fn nesting(&self, depth: usize, what: &str) -> PResult<()> {
         if depth > limits::MAX_OPERAND_DEPTH {
             return self.error(
                 ParseErrorKind::LimitExceeded,
-                "operands nested too deeply (limits::MAX_OPERAND_DEPTH)",
+                format!("{what} nested too deeply (limits::MAX_OPERAND_DEPTH)"),
             );
         }
+        Ok(())
+    }
+
+    fn operand(&mut self, depth: usize) -> PResult<Operand> {
+        self.nesting(depth, "operands")?;
         let Some(t) = self.peek() else {
             return self.unexpected("an operand");
         };
@@ -1563,12 +1570,7 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self, depth: usize) -> PResult<i64> {
-        if depth > limits::MAX_OPERAND_DEPTH {
-            return self.error(
-                ParseErrorKind::LimitExceeded,
-                "expression nested too deeply (limits::MAX_OPERAND_DEPTH)",
-            );
-        }
+        self.nesting(depth, "an expression")?;
         if self.eat_punct(b'-') {
             return Ok(self.unary(depth + 1)?.wrapping_neg());
         }

@@ -11,35 +11,48 @@ from triton.compiler import ASTSource
 
 
 @triton.jit
-def add(x, y, out, n, BLOCK: tl.constexpr):
+def block_offsets(n, BLOCK: tl.constexpr):
+    """This program's block of a vector of n: the offsets and the mask."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+    return offs, offs < n
 
 
 @triton.jit
-def softmax(x, out, stride, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    v = tl.load(x + row * stride + cols, mask=cols < n, other=-float("inf")).to(tl.float32)
-    v = v - tl.max(v, axis=0)
-    e = tl.exp(v)
-    tl.store(out + row * stride + cols, (e / tl.sum(e, axis=0)).to(out.dtype.element_ty), mask=cols < n)
+def axpby(x, y, out, n, alpha, beta, BLOCK: tl.constexpr):
+    offs, m = block_offsets(n, BLOCK)
+    v = alpha * tl.load(x + offs, mask=m).to(tl.float32) + beta * tl.load(y + offs, mask=m).to(tl.float32)
+    tl.store(out + offs, v.to(out.dtype.element_ty), mask=m)
 
 
 @triton.jit
-def layernorm(x, w, b, out, mean_out, rstd_out, stride, n, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+def online_softmax(x, out, stride, n, BLOCK: tl.constexpr):
+    """Long rows in column blocks: a running max and sum, then a second pass that writes."""
+    row = x + tl.program_id(0) * stride
+    run_max = tl.full((), -float("inf"), tl.float32)
+    run_sum = tl.zeros((), tl.float32)
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(row + cols, mask=cols < n, other=-float("inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(v, axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(v - new_max), axis=0)
+        run_max = new_max
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(row + cols, mask=cols < n, other=-float("inf")).to(tl.float32)
+        p = tl.exp(v - run_max) / run_sum
+        tl.store(out + tl.program_id(0) * stride + cols, p.to(out.dtype.element_ty), mask=cols < n)
+
+
+@triton.jit
+def residual_rmsnorm(x, res, w, out, stride, n, eps, BLOCK: tl.constexpr):
+    """h = x + res written back to res, then RMSNorm(h) * w."""
+    base = tl.program_id(0) * stride
     cols = tl.arange(0, BLOCK)
     m = cols < n
-    v = tl.load(x + row * stride + cols, mask=m, other=0.0).to(tl.float32)
-    mean = tl.sum(v, axis=0) / n
-    d = tl.where(m, v - mean, 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / n + eps)
-    y = d * rstd * tl.load(w + cols, mask=m) + tl.load(b + cols, mask=m)
-    tl.store(out + row * stride + cols, y.to(out.dtype.element_ty), mask=m)
-    tl.store(mean_out + row, mean)
-    tl.store(rstd_out + row, rstd)
+    h = tl.load(x + base + cols, mask=m, other=0.0).to(tl.float32) + tl.load(res + base + cols, mask=m, other=0.0)
+    tl.store(res + base + cols, h, mask=m)
+    rstd = tl.rsqrt(tl.sum(h * h, axis=0) / n + eps)
+    tl.store(out + base + cols, (h * rstd * tl.load(w + cols, mask=m)).to(out.dtype.element_ty), mask=m)
 
 
 @triton.jit
@@ -69,8 +82,8 @@ def matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
 
 @triton.jit
 def reductions(x, out_sum, out_max, out_arg, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(x + offs, mask=offs < n, other=0.0)
+    offs, m = block_offsets(n, BLOCK)
+    v = tl.load(x + offs, mask=m, other=0.0)
     tl.atomic_add(out_sum, tl.sum(v, axis=0))
     tl.atomic_max(out_max, tl.max(v, axis=0))
     tl.store(out_arg + tl.program_id(0), tl.argmax(v, axis=0))
@@ -85,16 +98,14 @@ def scan(x, out, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def dropout(x, out, n, p, seed, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
+    offs, m = block_offsets(n, BLOCK)
     keep = tl.rand(seed, offs) > p
     tl.store(out + offs, tl.where(keep, tl.load(x + offs, mask=m) / (1 - p), 0.0), mask=m)
 
 
 @triton.jit
 def math_ops(x, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
+    offs, m = block_offsets(n, BLOCK)
     v = tl.load(x + offs, mask=m)
     r = tl.exp2(v) + tl.log(tl.abs(v) + 1) + tl.sin(v) * tl.cos(v) + tl.sqrt_rn(tl.abs(v)) + tl.rsqrt(tl.abs(v) + 1)
     r = r + tl.sigmoid(v) + tl.fdiv(v, 3.0) + tl.floor(v) + tl.ceil(v) + tl.erf(v) + tl.minimum(v, 0.5)
@@ -103,8 +114,7 @@ def math_ops(x, out, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def int_ops(x, y, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
+    offs, m = block_offsets(n, BLOCK)
     a = tl.load(x + offs, mask=m, other=1)
     b = tl.load(y + offs, mask=m, other=1)
     r = (a // b) + (a % b) + (a << 3) + (a >> 2) + (a & b) + (a | b) + (a ^ b) + tl.umulhi(a, b)
@@ -114,12 +124,11 @@ def int_ops(x, y, out, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def gather_scatter(x, idx, out, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
+    offs, m = block_offsets(n, BLOCK)
     i = tl.load(idx + offs, mask=m, other=0)
     v = tl.load(x + i, mask=m)
     tl.atomic_add(out + i, v, mask=m)
-    tl.atomic_cas(out + n, 0.0, 1.0) if False else None
+    tl.atomic_max(out + n, tl.max(v, axis=0))
 
 
 @triton.jit
@@ -133,8 +142,7 @@ def transpose(x, out, M, N, BM: tl.constexpr, BN: tl.constexpr):
 
 @triton.jit
 def casts(x, o16, obf, o8, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
+    offs, m = block_offsets(n, BLOCK)
     v = tl.load(x + offs, mask=m)
     tl.store(o16 + offs, v.to(tl.float16), mask=m)
     tl.store(obf + offs, v.to(tl.bfloat16), mask=m)
@@ -143,28 +151,30 @@ def casts(x, o16, obf, o8, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def tma_matmul(a_desc_ptr, b_desc_ptr, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Persistent: each program walks tiles in steps of the grid, operands by in-kernel TMA descriptors."""
     a_desc = tl.make_tensor_descriptor(a_desc_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
     b_desc = tl.make_tensor_descriptor(b_desc_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
-    pm = tl.program_id(0)
-    pn = tl.program_id(1)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        av = a_desc.load([pm * BM, k])
-        bv = b_desc.load([pn * BN, k])
-        acc = tl.dot(av, bv.T, acc)
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, tl.num_programs(0)):
+        off_m = (tile // tiles_n) * BM
+        off_n = (tile % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            acc = tl.dot(a_desc.load([off_m, k]), b_desc.load([off_n, k]).T, acc)
+        rm = off_m + tl.arange(0, BM)
+        rn = off_n + tl.arange(0, BN)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def jobs():
     f32, f16, bf16 = "*fp32", "*fp16", "*bf16"
-    yield "add_f32", add, {"x": f32, "y": f32, "out": f32, "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024}, 0
-    yield "add_f16", add, {"x": f16, "y": f16, "out": f16, "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 512}, 0
     for dt, name in [(f32, "f32"), (f16, "f16"), (bf16, "bf16")]:
-        yield f"softmax_{name}", softmax, {"x": dt, "out": dt, "stride": "i32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024}, 0
-    yield "layernorm_f16", layernorm, {"x": f16, "w": f32, "b": f32, "out": f16, "mean_out": f32, "rstd_out": f32,
-                                       "stride": "i32", "n": "i32", "eps": "fp32", "BLOCK": "constexpr"}, {"BLOCK": 2048}, 0
+        yield f"axpby_{name}", axpby, {"x": dt, "y": dt, "out": dt, "n": "i32", "alpha": "fp32", "beta": "fp32",
+                                       "BLOCK": "constexpr"}, {"BLOCK": 1024}, 0
+        yield f"online_softmax_{name}", online_softmax, {"x": dt, "out": dt, "stride": "i32", "n": "i32",
+                                                         "BLOCK": "constexpr"}, {"BLOCK": 1024}, 0
+    yield "residual_rmsnorm_f16", residual_rmsnorm, {"x": f16, "res": f32, "w": f32, "out": f16, "stride": "i32",
+                                                     "n": "i32", "eps": "fp32", "BLOCK": "constexpr"}, {"BLOCK": 2048}, 0
     for dt, name, acc, minor in [(f16, "f16", f16, 0), (bf16, "bf16", bf16, 80), (f32, "tf32", f32, 80),
                                  ("*fp8e4nv", "e4m3", f16, 89)]:
         for bm, bn, bk in [(64, 64, 32), (128, 128, 64)]:
