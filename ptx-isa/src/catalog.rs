@@ -213,14 +213,18 @@ fn example(
             }
         }
         WmmaMmaInt | WmmaMmaBf16 | WmmaMmaTf32 | WmmaMmaF64 | WmmaLoadTf32 | WmmaLoadF64
-        | WmmaStoreTf32 | WmmaStoreF64 => {
-            // The fragments of PTX ISA 9.7.14.2 for each shape and type, in operand order; a
-            // load's address comes after its fragment, a store's before.
+        | WmmaStoreTf32 | WmmaStoreF64 | MmaM16n8k8 => {
+            // The fragments of PTX ISA 9.7.14.2 (9.7.14.5.14 for mma) for each shape and type, in
+            // operand order; a load's address comes after its fragment, a store's before.
             use RegClass::{B32, F32, F64};
             let (opcode, frags): (&str, &[(RegClass, usize)]) = match form {
                 WmmaMmaInt => (
                     "wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32",
                     &[(B32, 8), (B32, 2), (B32, 2), (B32, 8)],
+                ),
+                MmaM16n8k8 => (
+                    "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+                    &[(F32, 4), (B32, 2), (B32, 1), (F32, 4)],
                 ),
                 WmmaMmaBf16 => (
                     "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32",

@@ -52,12 +52,16 @@ fn arch_of(text: &str) -> String {
     if sm < 75 { "sm_75".into() } else { target }
 }
 
-/// The cubin ptxas makes of `text`, or `None` when it refuses it.
+/// The cubin ptxas makes of `text`, or `None` when it refuses it. A module that declares an
+/// `.extern .func` is for a linker (numba links its fp16 helpers so): ptxas judges it as
+/// relocatable code (`-c`), where an unresolved function is no error.
 fn assemble(ptxas: &Path, text: &str, scratch: &Path) -> Option<Vec<u8>> {
     std::fs::write(scratch, text).unwrap();
     let cubin = scratch.with_extension("cubin");
+    let relocatable = text.contains(".extern .func");
     let ok = Command::new(ptxas)
         .args(["-arch", &arch_of(text)])
+        .args(relocatable.then_some("-c"))
         .arg(scratch)
         .arg("-o")
         .arg(&cubin)
@@ -177,9 +181,10 @@ fn corpus_agrees_with_ptxas() {
                     (Some(a), Some(b)) if n % 7 == 0 => {
                         compared += 1;
                         if code(a) != code(&b) {
-                            // `-G` code on sm_75 differs after a reprint (measured: every such
-                            // module; on every other target it is the same): listed, not held.
-                            if text.contains(".debug_info") && arch_of(&text) == "sm_75" {
+                            // Debug code (`-G`, numba's `debug=True`) can differ after a reprint
+                            // (measured on sm_75, sm_80 and sm_86; optimized code never did):
+                            // listed, not held.
+                            if text.contains(".debug_info") {
                                 debug_differ.push(name.clone());
                             } else {
                                 cubins_differ.push(name.clone());
@@ -222,6 +227,10 @@ fn corpus_agrees_with_ptxas() {
     for f in cubins_differ.iter().chain(&debug_differ) {
         eprintln!("  reprint's machine code differs: {f}");
     }
+    assert!(
+        passed * 100 >= accepted * 99,
+        "{passed} of the {accepted} files ptxas accepts pass check: below 99%"
+    );
     assert!(
         false_acceptances.is_empty(),
         "{} files ptxas rejects pass check",

@@ -23,12 +23,13 @@ fn cases() -> Vec<(String, String, bool)> {
     out
 }
 
+/// The `-arch` ptxas judges a case with: its target, or sm_80 for one older than ptxkit models
+/// (ptxas compiles an older `.target` for a newer `-arch`).
 fn target_of(text: &str) -> Target {
-    let name = text
-        .lines()
+    text.lines()
         .find_map(|l| l.strip_prefix(".target "))
-        .unwrap_or("sm_90");
-    name.parse().unwrap()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(Target::Sm80)
 }
 
 #[test]
@@ -76,7 +77,7 @@ fn constant_expressions_evaluate_like_c() {
             .trim()
             .to_string()
     };
-    assert_eq!(v("((128 >> 4) << 16)"), "mov.b64 %rd1, 524288;");
+    assert_eq!(v("((128 >> 4) << 16)"), "mov.b64 %rd1, 0x80000;");
     assert_eq!(v("1 + 2 * 3"), "mov.b64 %rd1, 7;");
     assert_eq!(v("10 - 4 - 3"), "mov.b64 %rd1, 3;");
     assert_eq!(v("-(2 * 3)"), "mov.b64 %rd1, -6;");

@@ -468,6 +468,7 @@ const S_CP_RED: &str = "9.7.9.25.4.2 cp.reduce.async.bulk: the types each .redOp
 const S_RED_ASYNC: &str = "9.7.13.7 red.async: the types each .redOp takes";
 const S_MMA_REGS: &str =
     "9.7.14.5.14 mma: fragments of m16n8k16 (A four .b32, B two, C/D four .f32 or two .f16x2)";
+const S_MMA_K8_REGS: &str = "9.7.14.5.14 mma: fragments of m16n8k8 .f16/.bf16 (A two .b32, B one, C/D four .f32 or two .f16x2)";
 const S_MMA_BF16: &str =
     "9.7.14.5.14 mma: .bf16 inputs accumulate in .f32 (.dtype = .ctype = .f32)";
 const S_WGMMA_REGS: &str = "9.7.15.5.1 wgmma: the accumulator fragment holds N/2 .f32/.s32 or N/4 .f16x2 registers per thread";
@@ -728,6 +729,13 @@ pub static RULES: &[Rule] = &[
     frag(Form::MmaF16, 2, "b", None, 2, S_MMA_REGS),
     frag(Form::MmaF16, 3, "c", ty(3, &["f32"]), 4, S_MMA_REGS),
     frag(Form::MmaF16, 3, "c", ty(3, &["f16"]), 2, S_MMA_REGS),
+    excludes(Form::MmaM16n8k8, &["bf16"], &["f16"], S_MMA_BF16),
+    frag(Form::MmaM16n8k8, 0, "d", ty(0, &["f32"]), 4, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 0, "d", ty(0, &["f16"]), 2, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 1, "a", None, 2, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 2, "b", None, 1, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 3, "c", ty(3, &["f32"]), 4, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 3, "c", ty(3, &["f16"]), 2, S_MMA_K8_REGS),
     // wgmma accumulators (PTX ISA 9.7.15.5.1): N/2 32-bit or N/4 packed f16 registers.
     excludes(Form::WgmmaF16, &["bf16"], &["f16"], S_WGMMA_BF16),
     regs(

@@ -389,6 +389,9 @@ forms! {
     Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans{.shared|.shared::cta}.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     MmaF16: "mma.m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+    // PTX ISA 9.7.14.5.14: m16n8k8 with .f16 (PTX 6.5, sm_75; ptxas 13.0: "Feature '.m16n8k8'
+    // requires PTX ISA .version 6.5") and .bf16 (PTX 7.0, sm_80) inputs.
+    MmaM16n8k8: "mma.m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (6, 5), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma (.m16n8k8)";
     MmaTf32: "mma.m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaF8: "mma.m16n8k32.f8", "mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 d, a, b, c", ptx (8, 4), SM89, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaI8: "mma.m16n8k32.i8", "mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";

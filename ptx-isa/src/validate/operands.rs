@@ -408,11 +408,21 @@ impl Env<'_> {
     /// vector size mismatch").
     pub fn vectors(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
         let p = form.pattern();
-        let vector_row = p
-            .elements()
-            .iter()
-            .flat_map(|e| e.alternatives().iter().flatten())
-            .any(|m| matches!(m.as_str(), "v2" | "v4" | "v8"));
+        // Per row, once (issue 33): whether the row writes `.v2`/`.v4`/`.v8`.
+        static VECTOR_ROWS: std::sync::LazyLock<Vec<bool>> = std::sync::LazyLock::new(|| {
+            Form::all()
+                .iter()
+                .map(|spec| {
+                    spec.form
+                        .pattern()
+                        .elements()
+                        .iter()
+                        .flat_map(|e| e.alternatives().iter().flatten())
+                        .any(|m| matches!(m.as_str(), "v2" | "v4" | "v8"))
+                })
+                .collect()
+        });
+        let vector_row = VECTOR_ROWS.get(form as usize).copied().unwrap_or(false);
         let Some(data_at) = p.operands().iter().position(|o| !o.is_address()) else {
             return;
         };
