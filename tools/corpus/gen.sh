@@ -78,7 +78,7 @@ venv="$tools/venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check triton==3.9.0 numba-cuda==0.30.4 \
-    tinygrad==0.14.0 llvmlite nvidia-nvvm==13.0.88 nvidia-cuda-nvrtc==13.0.88 \
+    tinygrad==0.14.0 llvmlite==0.50.0 nvidia-nvvm==13.0.88 nvidia-cuda-nvrtc==13.0.88 \
     "nvidia-cuda-runtime>=13.0,<13.1" "nvidia-cuda-cccl>=13.0,<13.1" >&2
 fi
 py="$venv/bin/python"
