@@ -12,7 +12,7 @@ use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Imm, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
     BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module,
-    Param, ParamKind, RegDecl, RegName, Statement, Variable,
+    Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};
@@ -581,6 +581,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut vector = None;
         let mut elem = None;
+        let mut opaque = None;
         while let Some(w) = self.peek_dot_word() {
             let twice = |x: bool| -> PResult<()> {
                 if x {
@@ -622,6 +623,12 @@ impl<'a> Parser<'a> {
             } else if let Ok(ty) = w.parse::<ScalarType>() {
                 twice(elem.is_some())?;
                 elem = Some(ty);
+                self.pos += 1;
+            } else if let Some(o) = Opaque::from_directive(w) {
+                // PTX ISA 5.3: a texture, sampler or surface handle, 64 bits.
+                twice(elem.is_some())?;
+                elem = Some(ScalarType::B64);
+                opaque = Some(o);
                 self.pos += 1;
             } else {
                 return self.error(
@@ -682,6 +689,7 @@ impl<'a> Parser<'a> {
             dims,
             linkage,
             init,
+            opaque,
         })
     }
 
@@ -905,6 +913,13 @@ impl<'a> Parser<'a> {
                 space = s;
             } else if let Ok(t) = w.parse::<ScalarType>() {
                 ty = Some(t);
+            } else if let Some(o) = Opaque::from_directive(w) {
+                // PTX ISA 5.3: `.param .texref t`, a handle passed to a kernel.
+                let name = self.ident()?.to_string();
+                return Ok(Param {
+                    name,
+                    kind: ParamKind::Opaque(o),
+                });
             } else {
                 self.pos -= 1;
                 return self.error(

@@ -281,6 +281,7 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                     );
                 }
                 incomplete(&mut cx, v, pos);
+                samplers(&mut cx, v.opaque, &v.name, pos);
                 if !v.align.is_power_of_two() {
                     cx.error(
                         ErrorKind::Invalid,
@@ -362,6 +363,24 @@ fn noreturn(cx: &mut Ctx<'_>, f: &crate::module::Function, pos: Option<Pos>) {
     }
 }
 
+/// `.samplerref` is for the independent texturing mode only (PTX ISA 5.3.2, 11.1.2 `.target`
+/// `texmode_independent`; ptxas 13.0: "Instruction or declaration violates .target
+/// texmode_unified setting").
+fn samplers(cx: &mut Ctx<'_>, opaque: Option<crate::module::Opaque>, name: &str, pos: Option<Pos>) {
+    let independent = cx
+        .module
+        .target_options()
+        .iter()
+        .any(|o| o == "texmode_independent");
+    if opaque == Some(crate::module::Opaque::Samplerref) && !independent {
+        cx.error(
+            ErrorKind::Invalid,
+            pos,
+            format!("`.samplerref {name}` needs `.target ..., texmode_independent`"),
+        );
+    }
+}
+
 /// A variable of incomplete type, an array `[]` of no size, is declared `.extern` or sized by an
 /// initializer (PTX ISA 5.4.4 "Array Declarations"; ptxas 13.0: "Non-external variable 'x' has
 /// incomplete type").
@@ -398,6 +417,9 @@ fn function(
                 header,
                 format!("parameter `{}` declared twice", p.name),
             );
+        }
+        if let ParamKind::Opaque(o) = p.kind {
+            samplers(cx, Some(o), &p.name, header);
         }
         if let ParamKind::Ptr { .. } = p.kind {
             if f.kind != FunctionKind::Entry {
