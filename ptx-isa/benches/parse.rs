@@ -88,8 +88,8 @@ fn unresolved(c: &mut Criterion) {
     g.sample_size(10);
     for (name, line) in [
         ("resolved", "\tadd.f32 %f1, %f2, %f3;\n"),
-        // Packed f32x2 arithmetic (sm_100+) is no row yet: the nearest-row search runs.
-        ("unresolved", "\tadd.rn.f32x2 %rd1, %rd2, %rd3;\n"),
+        // `.f32x4` is no type: no row takes it, and the nearest-row search runs.
+        ("unresolved", "\tadd.rn.f32x4 %rd1, %rd2, %rd3;\n"),
     ] {
         let text = repeated(line, 2000);
         g.throughput(Throughput::Bytes(text.len() as u64));

@@ -213,14 +213,18 @@ fn example(
             }
         }
         WmmaMmaInt | WmmaMmaBf16 | WmmaMmaTf32 | WmmaMmaF64 | WmmaLoadTf32 | WmmaLoadF64
-        | WmmaStoreTf32 | WmmaStoreF64 => {
-            // The fragments of PTX ISA 9.7.14.2 for each shape and type, in operand order; a
-            // load's address comes after its fragment, a store's before.
+        | WmmaStoreTf32 | WmmaStoreF64 | MmaM16n8k8 => {
+            // The fragments of PTX ISA 9.7.14.2 (9.7.14.5.14 for mma) for each shape and type, in
+            // operand order; a load's address comes after its fragment, a store's before.
             use RegClass::{B32, F32, F64};
             let (opcode, frags): (&str, &[(RegClass, usize)]) = match form {
                 WmmaMmaInt => (
                     "wmma.mma.sync.aligned.row.col.m16n16k16.s32.s8.s8.s32",
                     &[(B32, 8), (B32, 2), (B32, 2), (B32, 8)],
+                ),
+                MmaM16n8k8 => (
+                    "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+                    &[(F32, 4), (B32, 2), (B32, 1), (F32, 4)],
                 ),
                 WmmaMmaBf16 => (
                     "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32",
@@ -432,6 +436,34 @@ fn example(
         MaxF64 => {
             let (d, a) = (r!(F64), r!(F64));
             k.max(d, a, a)
+        }
+        // Packed `.f32x2` on `.b64` registers, one opcode a row.
+        AddF32x2 | SubF32x2 | MulF32x2 | FmaF32x2 => {
+            let (d, a) = (r!(B64), r!(B64));
+            match form {
+                AddF32x2 => raw!("add.f32x2"; d, a, a),
+                SubF32x2 => raw!("sub.rz.f32x2"; d, a, a),
+                MulF32x2 => raw!("mul.ftz.f32x2"; d, a, a),
+                _ => raw!("fma.rn.f32x2"; d, a, a, a),
+            }
+        }
+        // Mixed precision: a 16-bit source with `.f32` ones.
+        AddF32Mixed | SubF32Mixed | FmaF32Mixed => {
+            let (d, a, h, b) = (r!(F32), r!(F32), r!(F16), r!(Bf16));
+            match form {
+                AddF32Mixed => raw!("add.rn.f32.f16"; d, h, a),
+                SubF32Mixed => raw!("sub.sat.f32.bf16"; d, b, a),
+                _ => raw!("fma.rz.f32.f16"; d, h, h, a),
+            }
+        }
+        Min3F32 | Max3F32 => {
+            let (d, a) = (r!(F32), r!(F32));
+            let op = if form == Min3F32 {
+                "min.NaN.f32"
+            } else {
+                "max.abs.f32"
+            };
+            raw!(op; d, a, a, Imm::f32(1.0))
         }
         RcpF32 => {
             let (d, a) = (r!(F32), r!(F32));
@@ -876,6 +908,7 @@ fn example(
                 .operands((d, a, b));
             k.emit(Form::MaxF32, i)
         }
+        BarrierClusterSem => raw!("barrier.cluster.arrive.release"),
         BarCta => {
             let i = Instruction::new("bar")
                 .modifier("cta")

@@ -106,6 +106,8 @@ fn param_decl(p: &Param, kernel: bool) -> String {
         }
         ParamKind::Ptr { .. } => format!(".param .u64 {}", p.name),
         ParamKind::Bytes { align, size } => format!(".param .align {align} .b8 {}[{size}]", p.name),
+        ParamKind::Reg(t) => format!(".reg {t} {}", p.name),
+        ParamKind::Opaque(o) => format!(".param {} {}", o.directive(), p.name),
     }
 }
 

@@ -120,6 +120,15 @@ pub enum Operand {
     NotSymbol(Cow<'static, str>),
     /// `a|b` where either side is a register declared by name (or `_`).
     NamedPair(Box<Operand>, Box<Operand>),
+    /// An array element's address, `a[2]` (PTX ISA 6.4.2 "Arrays as Operands": `mov.u32 s, a[1];`
+    /// moves the address of `a[1]`; `ld.global.u32 s, a[0];` reads it). The index is a constant
+    /// expression, kept as its value.
+    Element {
+        /// The array variable.
+        array: Cow<'static, str>,
+        /// The index.
+        index: i64,
+    },
     /// A video instruction's operand (PTX ISA 9.7.18) with a byte or half-word selector and/or
     /// negation: `%r1.b0`, `%r2.h10`, `-%r3`, `-%r1.b2`. Which selectors an operand takes is a
     /// rule of the row ([`crate::forms::rules`]).
@@ -154,6 +163,7 @@ impl fmt::Display for Operand {
             Operand::NotSymbol(s) => write!(f, "!{s}"),
             Operand::NamedPair(a, b) => write!(f, "{a}|{b}"),
             Operand::List(v) => crate::emit::write_list(f, "(", v, ")"),
+            Operand::Element { array, index } => write!(f, "{array}[{index}]"),
             Operand::Video {
                 negated,
                 value,

@@ -31,6 +31,42 @@ pub enum ParamKind {
         /// Size in bytes.
         size: u32,
     },
+    /// An opaque handle, `.param .texref t` (PTX ISA 5.3 "Texture Sampler and Surface Types").
+    Opaque(Opaque),
+    /// A register parameter of a device function, `.reg .b32 a` (PTX ISA 11.1.5 "Kernel and
+    /// Function Directives: .func": a function's parameters and return values may be `.reg`; the
+    /// body reads and writes them as registers).
+    Reg(ScalarType),
+}
+
+/// An opaque handle type (PTX ISA 5.3 "Texture Sampler and Surface Types"): what `tex`, `tld4`,
+/// `suld`, `sust` and the `txq`/`suq` queries name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Opaque {
+    /// `.texref`
+    Texref,
+    /// `.samplerref` (only with `.target ..., texmode_independent`)
+    Samplerref,
+    /// `.surfref`
+    Surfref,
+}
+
+impl Opaque {
+    /// The type as written, with its dot.
+    pub const fn directive(self) -> &'static str {
+        match self {
+            Opaque::Texref => ".texref",
+            Opaque::Samplerref => ".samplerref",
+            Opaque::Surfref => ".surfref",
+        }
+    }
+
+    /// The opaque type `w` (with its dot) names.
+    pub fn from_directive(w: &str) -> Option<Opaque> {
+        [Opaque::Texref, Opaque::Samplerref, Opaque::Surfref]
+            .into_iter()
+            .find(|o| o.directive() == w)
+    }
 }
 
 /// One parameter.
@@ -311,15 +347,23 @@ pub struct Variable {
     pub linkage: Option<Linkage>,
     /// Its initializer.
     pub init: Option<Init>,
+    /// An opaque handle (`.global .texref t;`, PTX ISA 5.3): the type in place of `elem`, which
+    /// is then `.b64`, the handle's size.
+    pub opaque: Option<Opaque>,
 }
 
 impl Variable {
-    /// `{linkage }{space} .align A{ .vN} .T name[dims]{ = init}` (without `;`).
+    /// `{linkage }{space} .align A{ .vN} .T name[dims]{ = init}` (without `;`); an opaque handle
+    /// `{linkage }{space} .texref name`.
     pub fn declaration(&self) -> String {
         let mut s = String::new();
         if let Some(l) = self.linkage {
             s.push_str(l.directive());
             s.push(' ');
+        }
+        if let Some(o) = self.opaque {
+            s.push_str(&format!("{} {} {}", self.space, o.directive(), self.name));
+            return s;
         }
         s.push_str(&format!("{} .align {} ", self.space, self.align));
         if let Some(v) = self.vector {
@@ -628,6 +672,7 @@ impl Module {
             dims: vec![bytes],
             linkage: bytes.is_none().then_some(Linkage::Extern),
             init: None,
+            opaque: None,
         });
         Ok(name.to_string())
     }

@@ -93,7 +93,8 @@ impl RegClass {
             B64 | U64 | S64 => RegClass::B64,
             F64 => RegClass::F64,
             B128 => RegClass::B128,
-            B8 | U8 | S8 | E4m3 | E5m2 | E2m1 | E2m3 | E3m2 | E2m1x2 => return None,
+            // `.f32x2` is an instruction type only: its operands are `.b64` registers.
+            B8 | U8 | S8 | E4m3 | E5m2 | E2m1 | E2m3 | E3m2 | E2m1x2 | F32x2 => return None,
         })
     }
 }

@@ -13,6 +13,10 @@ pub enum Dim {
     Y,
     /// `.z`
     Z,
+    /// `.w`: the fourth component of the `.v4 .u32` special registers (PTX ISA 10.1, 10.2, 10.6,
+    /// 10.7, 10.12-10.15: `%tid`, `%clusterid` ... are declared `.v4`; ptxas 13.0 reads `.w`,
+    /// always 0). Not in [`Dim::ALL`], the three a grid has.
+    W,
 }
 
 impl Dim {
@@ -25,6 +29,7 @@ impl Dim {
             Dim::X => "x",
             Dim::Y => "y",
             Dim::Z => "z",
+            Dim::W => "w",
         }
     }
 }
@@ -96,11 +101,12 @@ impl SpecialReg {
     pub fn all() -> Vec<SpecialReg> {
         use SpecialReg::*;
         let mut v = Vec::new();
-        for d in Dim::ALL {
+        let four = [Dim::X, Dim::Y, Dim::Z, Dim::W];
+        for d in four {
             v.extend([Tid(d), Ntid(d), CtaId(d), NCtaId(d)]);
         }
         v.extend([LaneId, WarpId, NWarpId, SmId, NSmId, GridId]);
-        for d in Dim::ALL {
+        for d in four {
             v.extend([
                 ClusterId(d),
                 NClusterId(d),

@@ -32,6 +32,9 @@ pub enum ScalarType {
     Bf16x2,
     Tf32,
     F32,
+    /// Two `.f32` values in a `.b64` register (PTX ISA 5.2.5 "Packed Data Types"; an instruction
+    /// type only: ptxas 13.0, "Type .f32x2 may only be used as an instruction type").
+    F32x2,
     F64,
     E4m3,
     E5m2,
@@ -85,6 +88,7 @@ impl ScalarType {
         ScalarType::Bf16x2,
         ScalarType::Tf32,
         ScalarType::F32,
+        ScalarType::F32x2,
         ScalarType::F64,
         ScalarType::E4m3,
         ScalarType::E5m2,
@@ -122,6 +126,7 @@ impl ScalarType {
             Bf16x2 => "bf16x2",
             Tf32 => "tf32",
             F32 => "f32",
+            F32x2 => "f32x2",
             F64 => "f64",
             E4m3 => "e4m3",
             E5m2 => "e5m2",
@@ -149,7 +154,7 @@ impl ScalarType {
             B8 | U8 | S8 | E4m3 | E5m2 | E2m1x2 => 8,
             B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 | E2m3x2 | E3m2x2 => 16,
             B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 => 32,
-            B64 | U64 | S64 | F64 => 64,
+            B64 | U64 | S64 | F64 | F32x2 => 64,
             B128 => 128,
         }
     }
@@ -253,7 +258,7 @@ impl ScalarType {
     /// 5.2.1 (`.u32`, `.f16`, `.pred` ...) are PTX 1.0; `.f16x2` arrived with half-precision
     /// arithmetic in PTX 4.2 (ptxas 13.0: "Feature '.f16x2 packed data-type' requires PTX ISA
     /// .version 4.2 or later"); `.bf16`, `.bf16x2` and `.tf32` in PTX 7.0 (5.2.3); `.b128` in 8.3;
-    /// the FP8 formats in 7.8, the FP6/FP4 ones in 8.6.
+    /// the FP8 formats in 7.8, the FP6/FP4 ones and `.f32x2` (sm_100's packed arithmetic) in 8.6.
     pub const fn min_ptx(self) -> PtxVersion {
         match self {
             ScalarType::F16x2 => v(4, 2),
@@ -268,7 +273,8 @@ impl ScalarType {
             | ScalarType::E3m2
             | ScalarType::E2m1x2
             | ScalarType::E2m3x2
-            | ScalarType::E3m2x2 => v(8, 6),
+            | ScalarType::E3m2x2
+            | ScalarType::F32x2 => v(8, 6),
             _ => v(1, 0),
         }
     }
@@ -285,7 +291,43 @@ impl ScalarType {
     /// building an error for every modifier that is no type (the validator and the builder ask
     /// this of every modifier they see).
     pub fn from_name(name: &str) -> Option<ScalarType> {
-        ScalarType::ALL.iter().copied().find(|t| t.name() == name)
+        use ScalarType::*;
+        // A match, not a scan of `ALL`: every modifier of every instruction is asked (issue 33).
+        Some(match name {
+            "pred" => Pred,
+            "b8" => B8,
+            "b16" => B16,
+            "b32" => B32,
+            "b64" => B64,
+            "b128" => B128,
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "u64" => U64,
+            "s8" => S8,
+            "s16" => S16,
+            "s32" => S32,
+            "s64" => S64,
+            "f16" => F16,
+            "f16x2" => F16x2,
+            "bf16" => Bf16,
+            "bf16x2" => Bf16x2,
+            "tf32" => Tf32,
+            "f32" => F32,
+            "f32x2" => F32x2,
+            "f64" => F64,
+            "e4m3" => E4m3,
+            "e5m2" => E5m2,
+            "e4m3x2" => E4m3x2,
+            "e5m2x2" => E5m2x2,
+            "e2m1" => E2m1,
+            "e2m3" => E2m3,
+            "e3m2" => E3m2,
+            "e2m1x2" => E2m1x2,
+            "e2m3x2" => E2m3x2,
+            "e3m2x2" => E3m2x2,
+            _ => return None,
+        })
     }
 }
 

@@ -1,7 +1,7 @@
-//! Issue 33: `ptxkit check` and `ptxkit fmt` against ptxas 13.0 on a corpus of real modules that
-//! ptxkit did not write. `tools/corpus/gen.sh` makes one (nvcc 13.0.88 from the PyPI wheels on the
-//! CUDA C++ in `tools/corpus/cuda/`, every target and several flag sets, each module also at its
-//! target's lowest `.version`); any other folder of `.ptx` files can be named by `PTX_CORPUS`.
+//! Issue 33: `ptxkit check` and `ptxkit fmt` against ptxas 13.0 on a corpus of real modules.
+//! `tools/corpus/gen.sh` makes one, a folder per generator (nvcc, NVRTC, Triton, numba, tinygrad,
+//! clang, LLVM, ptxkit; see the script); any other folder of `.ptx` files can be named by
+//! `PTX_CORPUS`. The counts are reported per generator (the first folder under the corpus).
 //! Ignored by default (the corpus is generated, not committed):
 //!
 //! ```text
@@ -52,12 +52,16 @@ fn arch_of(text: &str) -> String {
     if sm < 75 { "sm_75".into() } else { target }
 }
 
-/// The cubin ptxas makes of `text`, or `None` when it refuses it.
+/// The cubin ptxas makes of `text`, or `None` when it refuses it. A module that declares an
+/// `.extern .func` is for a linker (numba links its fp16 helpers so): ptxas judges it as
+/// relocatable code (`-c`), where an unresolved function is no error.
 fn assemble(ptxas: &Path, text: &str, scratch: &Path) -> Option<Vec<u8>> {
     std::fs::write(scratch, text).unwrap();
     let cubin = scratch.with_extension("cubin");
+    let relocatable = text.contains(".extern .func");
     let ok = Command::new(ptxas)
         .args(["-arch", &arch_of(text)])
+        .args(relocatable.then_some("-c"))
         .arg(scratch)
         .arg("-o")
         .arg(&cubin)
@@ -129,6 +133,8 @@ fn corpus_agrees_with_ptxas() {
     assert!(!files.is_empty(), "no .ptx files under {}", dir.display());
     let scratch = std::env::temp_dir().join(format!("ptxkit-corpus-{}.ptx", std::process::id()));
     let (mut accepted, mut passed, mut rejected, mut caught) = (0, 0, 0, 0);
+    // Per generator: [ptxas accepts, check passes, ptxas rejects, check rejects].
+    let mut by_generator: BTreeMap<String, [usize; 4]> = BTreeMap::new();
     let mut false_rejections: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut false_acceptances = Vec::new();
     let mut reprints_refused = Vec::new();
@@ -141,6 +147,11 @@ fn corpus_agrees_with_ptxas() {
         let ok = cubin.is_some();
         let diags = check(&text, &Options::default());
         let first_error = diags.iter().find(|d| d.severity == Severity::Error);
+        let generator = name.split('/').next().unwrap_or_default().to_string();
+        let counts = by_generator.entry(generator).or_default();
+        counts[if ok { 0 } else { 2 }] += 1;
+        counts[1] += usize::from(ok && first_error.is_none());
+        counts[3] += usize::from(!ok && first_error.is_some());
         match (ok, first_error) {
             (true, None) => {
                 accepted += 1;
@@ -170,9 +181,10 @@ fn corpus_agrees_with_ptxas() {
                     (Some(a), Some(b)) if n % 7 == 0 => {
                         compared += 1;
                         if code(a) != code(&b) {
-                            // `-G` code on sm_75 differs after a reprint (measured: every such
-                            // module; on every other target it is the same): listed, not held.
-                            if text.contains(".debug_info") && arch_of(&text) == "sm_75" {
+                            // Debug code (`-G`, numba's `debug=True`) can differ after a reprint
+                            // (measured on sm_75, sm_80 and sm_86; optimized code never did):
+                            // listed, not held.
+                            if text.contains(".debug_info") {
                                 debug_differ.push(name.clone());
                             } else {
                                 cubins_differ.push(name.clone());
@@ -191,6 +203,12 @@ fn corpus_agrees_with_ptxas() {
         100.0 * passed as f64 / accepted.max(1) as f64
     );
     eprintln!("ptxas rejects {rejected}: check rejects {caught}");
+    eprintln!("{} generators:", by_generator.len());
+    for (g, [acc, pass, rej, caught]) in &by_generator {
+        eprintln!(
+            "  {g:12} ptxas accepts {acc:4}, check passes {pass:4}; ptxas rejects {rej:3}, check rejects {caught:3}"
+        );
+    }
     let mut causes: Vec<_> = false_rejections.iter().collect();
     causes.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     for (c, v) in causes {
@@ -209,6 +227,10 @@ fn corpus_agrees_with_ptxas() {
     for f in cubins_differ.iter().chain(&debug_differ) {
         eprintln!("  reprint's machine code differs: {f}");
     }
+    assert!(
+        passed * 100 >= accepted * 99,
+        "{passed} of the {accepted} files ptxas accepts pass check: below 99%"
+    );
     assert!(
         false_acceptances.is_empty(),
         "{} files ptxas rejects pass check",

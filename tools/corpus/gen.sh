@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Generates issue 33's real-world corpus: nvcc 13.0.88 (from the PyPI wheels; an oracle, never a
-# dependency) compiles the CUDA C++ in cuda/ for every target it has and several flag sets, into
-# $OUT (default target/corpus/nvcc). Each module is also written at the lowest .version its
-# target allows (into $OUT-lowest), so ptxas judges ptxkit's version gating from both sides.
+# Generates issue 33's real-world corpus into $OUT (default target/corpus), one folder per generator,
+# from sources written here (the generators are oracles, never dependencies):
+#   nvcc, nvcc-lowest  nvcc 13.0.88 (PyPI wheels) on cuda/*.cu, every target, six flag sets; each
+#                      module also at the lowest .version its target allows (ptxkit's version gating
+#                      judged from both sides)
+#   nvrtc              NVRTC 13.0.88 on the same sources (nvrtc/gen.py)
+#   triton             Triton 3.9 kernels (triton/gen.py), no GPU: triton.compile on a GPUTarget
+#   numba              numba-cuda kernels through NVVM 13.0.88 (numba/gen.py)
+#   tinygrad           tinygrad 0.14's PTX renderer (tinygrad/gen.py)
+#   clang              clang-14's CUDA front end and LLVM 14 NVPTX (clang/kernels.cu; Debian clang-14)
+#   llvm               llvmlite's newer LLVM NVPTX on clang-14's bitcode of the same file (clang/llvm.py)
+#   ptxkit             ptxkit's own built-in kernels (`ptxkit dump`; $PTXKIT names the binary)
+# A generator whose tool is missing is skipped, and said. Existing outputs are kept.
 # Usage: tools/corpus/gen.sh [OUT]. Then: PTXAS=... cargo test -p ptx-isa --test corpus -- --ignored
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-out="${1:-$root/target/corpus/nvcc}"
+corpus="${1:-$root/target/corpus}"
+out="$corpus/nvcc"
 tools="$root/target/corpus-tools"
 nvcc="$tools/nvidia/cu13/bin/nvcc"
 if [ ! -x "$nvcc" ]; then
@@ -62,3 +72,52 @@ for f in sorted(os.listdir(src)):
     open(os.path.join(dst, f), "w").write(low)
 PY
 echo "$n modules in $out and $out-lowest" >&2
+
+# The Python generators, in a virtual environment of their own (pinned versions).
+venv="$tools/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check triton==3.9.0 numba-cuda==0.30.4 \
+    tinygrad==0.14.0 llvmlite==0.50.0 nvidia-nvvm==13.0.88 nvidia-cuda-nvrtc==13.0.88 \
+    "nvidia-cuda-runtime>=13.0,<13.1" "nvidia-cuda-cccl>=13.0,<13.1" >&2
+fi
+py="$venv/bin/python"
+here="$root/tools/corpus"
+"$py" "$here/nvrtc/gen.py" "$here/cuda" "$tools/nvidia/cu13/include" "$corpus/nvrtc"
+TRITON_DEFAULT_FP_FUSION=1 "$py" "$here/triton/gen.py" "$corpus/triton"
+"$py" "$here/numba/gen.py" "$corpus/numba"
+for arch in sm_75 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120; do
+  PARALLEL=0 DEV="NULL:PTX:$arch" "$py" "$here/tinygrad/gen.py" "$corpus/tinygrad" "$arch"
+done
+
+# clang-14 (Debian's clang-14 package): its CUDA front end without the CUDA headers, at each target
+# with the PTX versions LLVM 14 writes and four optimization levels; then its bitcode through
+# llvmlite's newer LLVM for the targets LLVM 14 lacks.
+if command -v clang-14 > /dev/null; then
+  mkdir -p "$corpus/clang"
+  for at in sm_35:ptx60 sm_50:ptx63 sm_60:ptx64 sm_70:ptx65 sm_72:ptx70 sm_75:ptx71 sm_80:ptx72 sm_86:ptx75; do
+    arch="${at%%:*}"
+    for opt in O0 O1 O2 O3; do
+      clang-14 -x cuda --cuda-device-only --cuda-gpu-arch="$arch" -Xclang -target-feature \
+        -Xclang "+${at#*:}" -nocudainc -nocudalib "-$opt" -S "$here/clang/kernels.cu" \
+        -o "$corpus/clang/kernels.$arch.$opt.ptx"
+    done
+  done
+  clang-14 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -Xclang -target-feature -Xclang +ptx70 \
+    -nocudainc -nocudalib -O1 -emit-llvm -c "$here/clang/kernels.cu" -o "$tools/kernels.bc"
+  "$py" "$here/clang/llvm.py" "$tools/kernels.bc" "$corpus/llvm" kernels
+else
+  echo "clang-14 missing: no clang or llvm modules" >&2
+fi
+
+# ptxkit's own kernels: every built-in `ptxkit dump` writes.
+ptxkit="${PTXKIT:-$root/target/release/ptxkit}"
+if [ -x "$ptxkit" ]; then
+  mkdir -p "$corpus/ptxkit"
+  "$ptxkit" dump --list | while read -r name _; do
+    "$ptxkit" dump "$name" > "$corpus/ptxkit/$name.ptx" || rm -f "$corpus/ptxkit/$name.ptx"
+  done
+else
+  echo "no ptxkit binary at $ptxkit: no ptxkit modules" >&2
+fi
+find "$corpus" -name '*.ptx' | awk -F/ '{print $(NF-1)}' | sort | uniq -c >&2

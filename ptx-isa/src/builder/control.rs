@@ -130,9 +130,9 @@ impl FunctionBuilder {
             ));
         }
         let ptype = |k: &ParamKind| match k {
-            ParamKind::Scalar(t) => Some(*t),
+            ParamKind::Scalar(t) | ParamKind::Reg(t) => Some(*t),
             ParamKind::Ptr { .. } => Some(ScalarType::U64),
-            ParamKind::Bytes { .. } => None,
+            ParamKind::Bytes { .. } | ParamKind::Opaque(_) => None,
         };
         for (n, ((_, t), p)) in args.iter().zip(&f.params).enumerate() {
             match ptype(&p.kind) {

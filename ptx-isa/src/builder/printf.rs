@@ -293,6 +293,7 @@ impl FunctionBuilder {
                 dims: vec![Some(offset.next_multiple_of(8))],
                 linkage: None,
                 init: None,
+                opaque: None,
             }));
             for (a, at) in args.iter().zip(layout) {
                 let to = Addr::<spaces::Local>::symbol(name.clone()).offset(i64::from(at));

@@ -53,6 +53,22 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
         "cta",
         Form::BarCta,
     ),
+    // PTX ISA 9.7.13.3: barrier.cluster's memory-ordering qualifiers are PTX 8.0.
+    (
+        &[Form::BarrierClusterArrive],
+        "release",
+        Form::BarrierClusterSem,
+    ),
+    (
+        &[Form::BarrierClusterArrive],
+        "relaxed",
+        Form::BarrierClusterSem,
+    ),
+    (
+        &[Form::BarrierClusterWait],
+        "acquire",
+        Form::BarrierClusterSem,
+    ),
     // PTX ISA 9.7.9.21: `.satfinite` on a conversion to .f16x2, .bf16 or .bf16x2 is PTX 8.1.
     (
         &[Form::CvtF16x2F32, Form::CvtBf16x2F32, Form::CvtBf16F32],

@@ -167,6 +167,12 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
                 MinF64,
                 MaxF32,
                 MaxF64,
+                Min3F32,
+                Max3F32,
+                AddF32x2,
+                SubF32x2,
+                MulF32x2,
+                FmaF32x2,
                 RcpF32,
                 RcpF64,
                 RcpApproxF64,
@@ -252,6 +258,15 @@ pub static OPERAND_TYPES: &[(&[Form], &[Slot])] = {
         ),
         // PTX ISA 9.7.5.1: `set.dtype.stype d, a, b`.
         (&[Set], &[at(0, T0), at(1, T1), at(2, T1)]),
+        // Mixed precision: the `.f16`/`.bf16` sources, the `.f32` destination and addend.
+        (
+            &[AddF32Mixed, SubF32Mixed],
+            &[at(0, T0), at(1, T1), at(2, T0)],
+        ),
+        (
+            &[FmaF32Mixed],
+            &[at(0, T0), at(1, T1), at(2, T1), at(3, T0)],
+        ),
         (&[AtomInt, AtomCas16], &[at(0, T0), at(2, T0), at(3, T0)]),
         (
             &[AtomF32, AtomF64, AtomF16, AtomBf16],

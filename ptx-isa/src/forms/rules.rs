@@ -204,6 +204,16 @@ pub enum Check {
         /// The SM number (`120`: sm_120 and sm_120a).
         sm: u32,
     },
+    /// The operand count of an `.f16`/`.bf16` wgmma: `with_descriptor` when `A` (the operand at
+    /// `a`) is a shared-memory descriptor, one fewer when it is braced registers (`imm-trans-a` goes
+    /// with the descriptor); the transpose immediates are never left out (ptxas 13.0: "Arguments
+    /// mismatch for instruction 'wgmma.mma_async'").
+    Transposes {
+        /// The position of `A`.
+        a: usize,
+        /// The operand count with `A` a descriptor.
+        with_descriptor: usize,
+    },
     /// An immediate operand (a register there is not checked), when every modifier of `when` is
     /// written.
     Immediate {
@@ -458,6 +468,7 @@ const S_CP_RED: &str = "9.7.9.25.4.2 cp.reduce.async.bulk: the types each .redOp
 const S_RED_ASYNC: &str = "9.7.13.7 red.async: the types each .redOp takes";
 const S_MMA_REGS: &str =
     "9.7.14.5.14 mma: fragments of m16n8k16 (A four .b32, B two, C/D four .f32 or two .f16x2)";
+const S_MMA_K8_REGS: &str = "9.7.14.5.14 mma: fragments of m16n8k8 .f16/.bf16 (A two .b32, B one, C/D four .f32 or two .f16x2)";
 const S_MMA_BF16: &str =
     "9.7.14.5.14 mma: .bf16 inputs accumulate in .f32 (.dtype = .ctype = .f32)";
 const S_WGMMA_REGS: &str = "9.7.15.5.1 wgmma: the accumulator fragment holds N/2 .f32/.s32 or N/4 .f16x2 registers per thread";
@@ -718,6 +729,13 @@ pub static RULES: &[Rule] = &[
     frag(Form::MmaF16, 2, "b", None, 2, S_MMA_REGS),
     frag(Form::MmaF16, 3, "c", ty(3, &["f32"]), 4, S_MMA_REGS),
     frag(Form::MmaF16, 3, "c", ty(3, &["f16"]), 2, S_MMA_REGS),
+    excludes(Form::MmaM16n8k8, &["bf16"], &["f16"], S_MMA_BF16),
+    frag(Form::MmaM16n8k8, 0, "d", ty(0, &["f32"]), 4, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 0, "d", ty(0, &["f16"]), 2, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 1, "a", None, 2, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 2, "b", None, 1, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 3, "c", ty(3, &["f32"]), 4, S_MMA_K8_REGS),
+    frag(Form::MmaM16n8k8, 3, "c", ty(3, &["f16"]), 2, S_MMA_K8_REGS),
     // wgmma accumulators (PTX ISA 9.7.15.5.1): N/2 32-bit or N/4 packed f16 registers.
     excludes(Form::WgmmaF16, &["bf16"], &["f16"], S_WGMMA_BF16),
     regs(
@@ -799,6 +817,24 @@ pub static RULES: &[Rule] = &[
         S_WGMMA_REGS,
     ),
     frag(Form::WgmmaF16, 1, "a", None, 4, S_WGMMA_REGS),
+    // PTX ISA 9.7.15.5.2: `.f16`/`.bf16` wgmma writes `imm-trans-a, imm-trans-b` after the scales
+    // (only `imm-trans-b` with A in registers); 9.7.15.6.2 the same for `.sp`.
+    Rule {
+        form: Form::WgmmaF16,
+        check: Check::Transposes {
+            a: 1,
+            with_descriptor: 8,
+        },
+        section: "9.7.15.5.2 wgmma.mma_async: imm-trans-a and imm-trans-b of .f16/.bf16",
+    },
+    Rule {
+        form: Form::WgmmaSpF16,
+        check: Check::Transposes {
+            a: 1,
+            with_descriptor: 10,
+        },
+        section: "9.7.15.6.2 wgmma.mma_async.sp: imm-trans-a and imm-trans-b of .f16/.bf16",
+    },
     frag(Form::WgmmaTf32, 1, "a", None, 4, S_WGMMA_REGS),
     frag(Form::WgmmaF8, 1, "a", None, 4, S_WGMMA_REGS),
     frag(Form::WgmmaI8, 1, "a", None, 4, S_WGMMA_REGS),
@@ -1709,6 +1745,19 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
 pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
     let op = i.opcode_text();
+    // `i` takes `n` operands `with` something.
+    let count = |n: usize, with: &str, section: &str| {
+        if i.operands.len() == n {
+            return Ok(());
+        }
+        Err(Violation {
+            kind: ErrorKind::OperandCount,
+            message: format!(
+                "`{op}` takes {n} operands with {with}, not {} (PTX ISA {section})",
+                i.operands.len()
+            ),
+        })
+    };
     // Register counts come last: a wrong modifier is the better message (`m64n132k16`).
     let counts = |r: &&Rule| matches!(r.check, Check::Registers { .. });
     let ordered = rules_of(form)
@@ -1771,16 +1820,21 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                     });
                 }
             }
+            // Operand counts that modifiers or `A`'s kind fix (`.noComplete`; wgmma's transposes).
+            Check::Transposes { a, with_descriptor } => {
+                let registers = matches!(i.operands.get(a), Some(Operand::Vector(_)));
+                let n = with_descriptor - usize::from(registers);
+                let from = if registers {
+                    "registers"
+                } else {
+                    "a descriptor"
+                };
+                let with = format!("A from {from} (the transpose immediates are not optional)");
+                count(n, &with, r.section)?;
+            }
             Check::OperandsWith { modifier, n } => {
-                if has(modifier) && i.operands.len() != n {
-                    return Err(Violation {
-                        kind: ErrorKind::OperandCount,
-                        message: format!(
-                            "`{op}` takes {n} operands with .{modifier}, not {} (PTX ISA {})",
-                            i.operands.len(),
-                            r.section
-                        ),
-                    });
+                if has(modifier) {
+                    count(n, &format!(".{modifier}"), r.section)?;
                 }
             }
             Check::TypeFor { modifiers, ty } => {
@@ -2107,6 +2161,14 @@ mod tests {
                     assert!(
                         p.operands().iter().any(|o| o.optional && o.name == slot),
                         "{:?}: no optional operand {slot}",
+                        r.form
+                    );
+                }
+                Check::Transposes { a, with_descriptor } => {
+                    let (lo, hi) = p.operand_range();
+                    assert!(
+                        a < lo && hi == with_descriptor,
+                        "{:?}: {hi} operands",
                         r.form
                     );
                 }

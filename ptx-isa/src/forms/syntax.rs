@@ -57,17 +57,18 @@ impl OperandSlot {
 
     /// True when the slot takes a pair `d|p` (written `d|p` or `d{|p}`).
     pub fn takes_pair(&self) -> bool {
-        self.kinds().iter().any(|k| k.contains('|'))
+        // `split`, not `kinds()`: the validator asks these of every operand (issue 33).
+        self.name.split('/').any(|k| k.contains('|'))
     }
 
     /// True when the slot takes an address (one of its kinds is written in brackets).
     pub fn takes_address(&self) -> bool {
-        self.kinds().iter().any(|k| k.starts_with('['))
+        self.name.split('/').any(|k| k.starts_with('['))
     }
 
     /// True when the slot takes a value (one of its kinds is written without brackets).
     pub fn takes_value(&self) -> bool {
-        self.kinds().iter().any(|k| !k.starts_with('['))
+        self.name.split('/').any(|k| !k.starts_with('['))
     }
 
     /// True when the slot takes an address and nothing else.

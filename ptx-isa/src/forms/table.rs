@@ -100,6 +100,19 @@ forms! {
     SubF64: "sub.f64", "sub{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.4 Floating Point Instructions: sub";
     MulF32: "mul.f32", "mul{.rn|.rz|.rm|.rp}{.ftz}{.sat}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.5 Floating Point Instructions: mul";
     MulF64: "mul.f64", "mul{.rn|.rz|.rm|.rp}.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.5 Floating Point Instructions: mul";
+    // PTX ISA 9.7.3.3-9.7.3.6: packed `.f32x2` arithmetic on `.b64` registers, PTX 8.6, sm_100
+    // and later (ptxas 13.0: "Feature 'add.f32x2' requires .target sm_100 or higher"; no `.sat`:
+    // "Illegal modifier '.sat' for instruction 'add'"; `fma` names its rounding).
+    AddF32x2: "add.f32x2", "add{.rn|.rz|.rm|.rp}{.ftz}.f32x2 d, a, b", ptx (8, 6), SM100, "9.7.3.3 Floating Point Instructions: add (.f32x2)";
+    SubF32x2: "sub.f32x2", "sub{.rn|.rz|.rm|.rp}{.ftz}.f32x2 d, a, b", ptx (8, 6), SM100, "9.7.3.4 Floating Point Instructions: sub (.f32x2)";
+    MulF32x2: "mul.f32x2", "mul{.rn|.rz|.rm|.rp}{.ftz}.f32x2 d, a, b", ptx (8, 6), SM100, "9.7.3.5 Floating Point Instructions: mul (.f32x2)";
+    FmaF32x2: "fma.f32x2", "fma.{rn|rz|rm|rp}{.ftz}.f32x2 d, a, b, c", ptx (8, 6), SM100, "9.7.3.6 Floating Point Instructions: fma (.f32x2)";
+    // PTX ISA 9.7.3.3, 9.7.3.4, 9.7.3.6: mixed precision, an `.f16`/`.bf16` source with `.f32`
+    // ones into an `.f32`, PTX 8.6, sm_100 and later (ptxas 13.0: "Feature 'sub.f32.f16' requires
+    // .target sm_100 or higher"; no `.ftz`: "Illegal modifier '.ftz' for instruction 'add'").
+    AddF32Mixed: "add.f32.mixed", "add{.rn|.rz|.rm|.rp}{.sat}.f32.{f16|bf16} d, a, c", ptx (8, 6), SM100, "9.7.3.3 Floating Point Instructions: add (mixed precision)";
+    SubF32Mixed: "sub.f32.mixed", "sub{.rn|.rz|.rm|.rp}{.sat}.f32.{f16|bf16} d, a, c", ptx (8, 6), SM100, "9.7.3.4 Floating Point Instructions: sub (mixed precision)";
+    FmaF32Mixed: "fma.f32.mixed", "fma.{rn|rz|rm|rp}{.sat}.f32.{f16|bf16} d, a, b, c", ptx (8, 6), SM100, "9.7.3.6 Floating Point Instructions: fma (mixed precision)";
     // PTX ISA 9.7.3.7: `mad` on floats names its rounding (ptxas: "Rounding modifier required for
     // instruction 'mad'"); .f64 takes no .sat.
     MadF32: "mad.f32", "mad.{rn|rz|rm|rp}{.ftz}{.sat}.f32 d, a, b, c", ptx (1, 4), ALL, "9.7.3.7 Floating Point Instructions: mad";
@@ -116,6 +129,10 @@ forms! {
     MinF64: "min.f64", "min.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.11 Floating Point Instructions: min";
     MaxF32: "max.f32", "max{.ftz}{.NaN}{.xorsign.abs}.f32 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
     MaxF64: "max.f64", "max.f64 d, a, b", ptx (1, 0), ALL, "9.7.3.12 Floating Point Instructions: max";
+    // PTX ISA 9.7.3.11/9.7.3.12: three inputs, PTX 8.8, sm_100 and later (ptxas 13.0: "Feature
+    // 'max.f32 with 3 input operands' requires PTX ISA .version 8.8"); `.abs` without `.xorsign`.
+    Min3F32: "min.f32.3", "min{.ftz}{.NaN}{.abs}.f32 d, a, b, c", ptx (8, 8), SM100, "9.7.3.11 Floating Point Instructions: min (three inputs)";
+    Max3F32: "max.f32.3", "max{.ftz}{.NaN}{.abs}.f32 d, a, b, c", ptx (8, 8), SM100, "9.7.3.12 Floating Point Instructions: max (three inputs)";
     RcpF32: "rcp.f32", "rcp.{approx|rn|rz|rm|rp}{.ftz}.f32 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
     RcpF64: "rcp.f64", "rcp.{rn|rz|rm|rp}{.ftz}.f64 d, a", ptx (1, 4), ALL, "9.7.3.13 Floating Point Instructions: rcp";
     RcpApproxF64: "rcp.approx.f64", "rcp.approx.ftz.f64 d, a", ptx (2, 1), ALL, "9.7.3.14 Floating Point Instructions: rcp.approx.ftz.f64";
@@ -334,8 +351,12 @@ forms! {
     // ---- proxy fences, clusters, grid dependencies, register reallocation ---------------------------
     FenceProxyAsync: "fence.proxy.async", "fence.proxy.async{.global|.shared::cta|.shared::cluster}", ptx (8, 0), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.async)";
     FenceProxyTensormap: "fence.proxy.tensormap", "fence.proxy.tensormap::generic.{release|acquire}.{cta|cluster|gpu|sys} {, [addr]}{, size}", ptx (8, 3), SM90, "9.7.13.4 Parallel Synchronization and Communication Instructions: membar/fence (fence.proxy.tensormap)";
-    BarrierClusterArrive: "barrier.cluster.arrive", "barrier.cluster.arrive{.release|.relaxed}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
-    BarrierClusterWait: "barrier.cluster.wait", "barrier.cluster.wait{.acquire}{.aligned}", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
+    // PTX ISA 9.7.13.3: barrier.cluster is PTX 7.8 (sm_90); its `.release`, `.relaxed` and
+    // `.acquire` qualifiers PTX 8.0 (the feature row `barrier.cluster.sem`; ptxas 13.0:
+    // "Modifier '.relaxed' on 'barrier.cluster.arrive' requires PTX ISA .version 8.0").
+    BarrierClusterArrive: "barrier.cluster.arrive", "barrier.cluster.arrive{.release|.relaxed}{.aligned}", ptx (7, 8), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
+    BarrierClusterWait: "barrier.cluster.wait", "barrier.cluster.wait{.acquire}{.aligned}", ptx (7, 8), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster";
+    BarrierClusterSem: "barrier.cluster.sem", "barrier.cluster.arrive.release", ptx (8, 0), SM90, "9.7.13.3 Parallel Synchronization and Communication Instructions: barrier.cluster (.release, .relaxed, .acquire; ptxas: \"Modifier '.relaxed' on 'barrier.cluster.arrive' requires PTX ISA .version 8.0\")", feature;
     Mapa: "mapa", "mapa{.shared::cluster}.{u32|u64} d, a, rank", ptx (7, 8), SM90, "9.7.9.24 Data Movement and Conversion Instructions: mapa";
     Getctarank: "getctarank", "getctarank{.shared::cluster}.{u32|u64} d, a", ptx (7, 8), SM90, "9.7.9.23 Data Movement and Conversion Instructions: getctarank";
     GriddepcontrolWait: "griddepcontrol.wait", "griddepcontrol.wait", ptx (7, 8), SM90, "9.7.13.13 Parallel Synchronization and Communication Instructions: griddepcontrol";
@@ -368,6 +389,9 @@ forms! {
     Stmatrix: "stmatrix", "stmatrix.sync.aligned.m8n8.{x1|x2|x4}{.trans}{.shared|.shared::cta}.b16 [p], r", ptx (7, 8), SM90, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     StmatrixB8: "stmatrix.b8", "stmatrix.sync.aligned.m16n8.{x1|x2|x4}.trans{.shared|.shared::cta}.b8 [p], r", ptx (8, 6), SM100A_120A, "9.7.14.5.16 Warp Level Matrix Multiply-Accumulate Instructions: stmatrix";
     MmaF16: "mma.m16n8k16.f16", "mma.sync.aligned.m16n8k16.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
+    // PTX ISA 9.7.14.5.14: m16n8k8 with .f16 (PTX 6.5, sm_75; ptxas 13.0: "Feature '.m16n8k8'
+    // requires PTX ISA .version 6.5") and .bf16 (PTX 7.0, sm_80) inputs.
+    MmaM16n8k8: "mma.m16n8k8.f16", "mma.sync.aligned.m16n8k8.row.col.{f32|f16}.{f16|bf16}.{f16|bf16}.{f32|f16} d, a, b, c", ptx (6, 5), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma (.m16n8k8)";
     MmaTf32: "mma.m16n8k8.tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaF8: "mma.m16n8k32.f8", "mma.sync.aligned.m16n8k32.row.col.f32.{e4m3|e5m2}.{e4m3|e5m2}.f32 d, a, b, c", ptx (8, 4), SM89, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";
     MmaI8: "mma.m16n8k32.i8", "mma.sync.aligned.m16n8k32.row.col{.satfinite}.s32.{s8|u8}.{s8|u8}.s32 d, a, b, c", ptx (7, 0), ALL, "9.7.14.5.14 Warp Level Matrix Multiply-Accumulate Instructions: mma";

@@ -17,7 +17,8 @@ pub enum Tok {
     Number,
     /// A string literal, quotes included.
     Str,
-    /// One punctuation byte: `{ } [ ] ( ) , ; : @ ! | + - < > =`.
+    /// One punctuation byte: `{ } [ ] ( ) , ; : @ ! | + - < > =`, and the operators of constant
+    /// expressions (PTX ISA 4.6.1): `* / & ^ ~`.
     Punct(u8),
     /// A `//` comment (its text after the slashes).
     Comment,
@@ -182,7 +183,7 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
                 Tok::Ident
             }
             b'{' | b'}' | b'[' | b']' | b'(' | b')' | b',' | b';' | b':' | b'@' | b'!' | b'|'
-            | b'+' | b'-' | b'<' | b'>' | b'=' => {
+            | b'+' | b'-' | b'<' | b'>' | b'=' | b'*' | b'/' | b'&' | b'^' | b'~' => {
                 i += 1;
                 Tok::Punct(c)
             }

@@ -100,6 +100,11 @@ fn integer(i: &str) -> IResult<&str, Number> {
 
 /// Reads one number token.
 pub fn number(text: &str) -> Option<Number> {
+    // The common case first: a plain decimal integer (`0` or no leading zero, which is octal).
+    let b = text.as_bytes();
+    if !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1) {
+        return text.parse().ok().map(Number::Int);
+    }
     all_consuming(alt((hex_float, decimal_float, integer)))
         .parse(text)
         .ok()

@@ -9,10 +9,10 @@ use super::lexer::{Lines, Tok, Token, lex};
 use super::literal::{self, Number};
 use super::resolve::{Resolution, resolve};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
-use crate::instr::{Guard, Instruction, Label, NamedGuard, Operand};
+use crate::instr::{Guard, Imm, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
     BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module,
-    Param, ParamKind, RegDecl, RegName, Statement, Variable,
+    Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};
@@ -581,6 +581,7 @@ impl<'a> Parser<'a> {
         let mut align = None;
         let mut vector = None;
         let mut elem = None;
+        let mut opaque = None;
         while let Some(w) = self.peek_dot_word() {
             let twice = |x: bool| -> PResult<()> {
                 if x {
@@ -622,6 +623,12 @@ impl<'a> Parser<'a> {
             } else if let Ok(ty) = w.parse::<ScalarType>() {
                 twice(elem.is_some())?;
                 elem = Some(ty);
+                self.pos += 1;
+            } else if let Some(o) = Opaque::from_directive(w) {
+                // PTX ISA 5.3: a texture, sampler or surface handle, 64 bits.
+                twice(elem.is_some())?;
+                elem = Some(ScalarType::B64);
+                opaque = Some(o);
                 self.pos += 1;
             } else {
                 return self.error(
@@ -682,6 +689,7 @@ impl<'a> Parser<'a> {
             dims,
             linkage,
             init,
+            opaque,
         })
     }
 
@@ -866,6 +874,20 @@ impl<'a> Parser<'a> {
 
     /// `.param [attributes] name[[N]]`.
     fn param(&mut self, kernel: bool) -> PResult<Param> {
+        // PTX ISA 11.1.5: a device function's parameters may be registers, `.reg .b32 a`.
+        if !kernel && self.is_word(".reg") {
+            self.pos += 1;
+            let ty = match self.peek_dot_word().map(str::parse::<ScalarType>) {
+                Some(Ok(t)) => t,
+                _ => return self.unexpected("a register type"),
+            };
+            self.pos += 1;
+            let name = self.ident()?.to_string();
+            return Ok(Param {
+                name,
+                kind: ParamKind::Reg(ty),
+            });
+        }
         if !self.is_word(".param") {
             return self.unexpected("`.param`");
         }
@@ -891,6 +913,13 @@ impl<'a> Parser<'a> {
                 space = s;
             } else if let Ok(t) = w.parse::<ScalarType>() {
                 ty = Some(t);
+            } else if let Some(o) = Opaque::from_directive(w) {
+                // PTX ISA 5.3: `.param .texref t`, a handle passed to a kernel.
+                let name = self.ident()?.to_string();
+                return Ok(Param {
+                    name,
+                    kind: ParamKind::Opaque(o),
+                });
             } else {
                 self.pos -= 1;
                 return self.error(
@@ -1019,9 +1048,14 @@ impl<'a> Parser<'a> {
                         let v = self.variable(None)?;
                         self.push(f, spans, at, Statement::Var(v));
                     }
-                    _ => {
-                        let s = self.until_semicolon()?;
-                        self.push(f, spans, at, Statement::Other(s));
+                    // PTX ISA 11: a body holds variables, `.loc`, `.pragma` and labelled
+                    // `.callprototype`/`.branchtargets` lists; any other directive there is
+                    // refused (ptxas 13.0: "Parsing error near '.abi_preserve'").
+                    w => {
+                        return self.error(
+                            ParseErrorKind::UnsupportedDirective,
+                            format!("`{w}` is no directive a function body takes"),
+                        );
                     }
                 },
                 Tok::Ident if matches!(self.peek_at(1), Some(x) if x.tok == Tok::Punct(b':')) => {
@@ -1217,13 +1251,20 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    fn operand(&mut self, depth: usize) -> PResult<Operand> {
+    /// Refuses nesting past `limits::MAX_OPERAND_DEPTH` (operands in braces, expressions in
+    /// parentheses): what `what` names is nested too deeply.
+    fn nesting(&self, depth: usize, what: &str) -> PResult<()> {
         if depth > limits::MAX_OPERAND_DEPTH {
             return self.error(
                 ParseErrorKind::LimitExceeded,
-                "operands nested too deeply (limits::MAX_OPERAND_DEPTH)",
+                format!("{what} nested too deeply (limits::MAX_OPERAND_DEPTH)"),
             );
         }
+        Ok(())
+    }
+
+    fn operand(&mut self, depth: usize) -> PResult<Operand> {
+        self.nesting(depth, "operands")?;
         let Some(t) = self.peek() else {
             return self.unexpected("an operand");
         };
@@ -1236,7 +1277,16 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Operand::Vector(v))
             }
+            // `((128 >> 4) << 16)`: a constant expression (PTX ISA 4.6.1), else a call's list.
             Tok::Punct(b'(') => {
+                let start = self.pos;
+                // `(1)` stays a one-element list (a call's arguments).
+                if let Ok(v) = self.const_expr(depth) {
+                    if self.at_operand_end() && self.pos - start > 3 {
+                        return Ok(Operand::Imm(expr_imm(v)));
+                    }
+                }
+                self.pos = start;
                 self.pos += 1;
                 Ok(Operand::List(self.list(b')', depth)?))
             }
@@ -1267,6 +1317,11 @@ impl<'a> Parser<'a> {
                         select: None,
                     },
                 })
+            }
+            // `288*2`, `-(4 << 2)`: a constant expression (PTX ISA 4.6.1) where an integer is.
+            Tok::Punct(b'-' | b'~') | Tok::Number if self.starts_expression() => {
+                let v = self.const_expr(depth)?;
+                Ok(Operand::Imm(expr_imm(v)))
             }
             Tok::Punct(b'-') | Tok::Number => {
                 let negative = self.eat_punct(b'-');
@@ -1324,6 +1379,27 @@ impl<'a> Parser<'a> {
     }
 
     fn plain_named_operand(&mut self) -> PResult<Operand> {
+        let o = self.name_operand()?;
+        // PTX ISA 6.4.2 "Arrays as Operands": `a[2]`, the address of an element.
+        if let Operand::Symbol(array) = &o {
+            let adjacent = matches!(
+                (self.toks.get(self.pos.wrapping_sub(1)), self.peek()),
+                (Some(a), Some(b)) if a.end == b.start && b.tok == Tok::Punct(b'[')
+            );
+            if adjacent && !array.starts_with('%') {
+                self.pos += 1;
+                let index = self.const_expr(0)?;
+                self.expect_punct(b']')?;
+                return Ok(Operand::Element {
+                    array: array.clone(),
+                    index,
+                });
+            }
+        }
+        Ok(o)
+    }
+
+    fn name_operand(&mut self) -> PResult<Operand> {
         let Some(t) = self.peek().filter(|t| t.tok == Tok::Ident) else {
             return self.unexpected("a name");
         };
@@ -1400,19 +1476,194 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 negative = self.eat_punct(b'-');
             }
-            let n = self.number()?;
-            let v = match (n, &base) {
-                (Number::Int(v), AddrBase::Reg(_) | AddrBase::Symbol(_)) => v,
-                _ => return self.unexpected("an integer offset"),
-            };
-            offset = match (i64::try_from(v), negative) {
-                (Ok(v), false) => v,
-                (Ok(v), true) => -v,
-                (Err(_), true) if v == 1 << 63 => i64::MIN,
-                _ => return self.error(ParseErrorKind::BadNumber, "offset does not fit 64 bits"),
-            };
+            if matches!(base, AddrBase::Absolute(_)) {
+                return self.unexpected("`]` (an absolute address takes no offset)");
+            }
+            // `[%r+288*2]`: the offset is a constant expression (PTX ISA 4.6.1, 6.4.1).
+            let v = self.const_expr(depth)?;
+            offset = if negative { v.wrapping_neg() } else { v };
         }
         self.expect_punct(b']')?;
         Ok(Operand::Addr(Address { base, offset }))
+    }
+
+    // ---- constant expressions (PTX ISA 4.6.1 "Constant Expressions") --------------------------
+
+    /// Whether the operand here is an integer constant expression rather than a plain literal: an
+    /// integer followed by a binary operator, or a `-`/`~` before a `(` or before such an integer.
+    fn starts_expression(&self) -> bool {
+        let mut k = 0;
+        while let Some(Token {
+            tok: Tok::Punct(b'-' | b'~'),
+            ..
+        }) = self.peek_at(k)
+        {
+            k += 1;
+        }
+        match self.peek_at(k) {
+            Some(t) if t.tok == Tok::Punct(b'(') => k > 0,
+            Some(t) if t.tok == Tok::Number => {
+                matches!(literal::number(self.text(t)), Some(Number::Int(_)))
+                    && self.binary_operator_at(k + 1).is_some()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the token after an operand ends it (`,`, `;`, `}`, `)`, `]`).
+    fn at_operand_end(&self) -> bool {
+        matches!(
+            self.peek(),
+            Some(Token {
+                tok: Tok::Punct(b',' | b';' | b'}' | b')' | b']'),
+                ..
+            })
+        )
+    }
+
+    /// The binary operator starting `k` tokens ahead, with its precedence (C's, as PTX ISA 4.6.1
+    /// Table 5 lists them) and how many tokens it spans.
+    fn binary_operator_at(&self, k: usize) -> Option<(BinOp, u8, usize)> {
+        let p = |j: usize| match self.peek_at(k + j) {
+            Some(Token {
+                tok: Tok::Punct(c),
+                start,
+                ..
+            }) => Some((c, start)),
+            _ => None,
+        };
+        let (c, at) = p(0)?;
+        let next = p(1).filter(|(_, s)| *s == at + 1).map(|(c, _)| c);
+        Some(match (c, next) {
+            (b'*', _) => (BinOp::Mul, 10, 1),
+            (b'/', _) => (BinOp::Div, 10, 1),
+            (b'+', _) => (BinOp::Add, 9, 1),
+            (b'-', _) => (BinOp::Sub, 9, 1),
+            (b'<', Some(b'<')) => (BinOp::Shl, 8, 2),
+            (b'>', Some(b'>')) => (BinOp::Shr, 8, 2),
+            (b'<', Some(b'=')) => (BinOp::Le, 7, 2),
+            (b'>', Some(b'=')) => (BinOp::Ge, 7, 2),
+            (b'<', _) => (BinOp::Lt, 7, 1),
+            (b'>', _) => (BinOp::Gt, 7, 1),
+            (b'=', Some(b'=')) => (BinOp::Eq, 6, 2),
+            (b'!', Some(b'=')) => (BinOp::Ne, 6, 2),
+            (b'&', Some(b'&')) => (BinOp::And, 2, 2),
+            (b'&', _) => (BinOp::BitAnd, 5, 1),
+            (b'^', _) => (BinOp::BitXor, 4, 1),
+            (b'|', Some(b'|')) => (BinOp::Or, 1, 2),
+            (b'|', _) => (BinOp::BitOr, 3, 1),
+            _ => return None,
+        })
+    }
+
+    /// An integer constant expression, evaluated in 64 bits as PTX ISA 4.6.1 says (`.s64`
+    /// arithmetic, wrapping); a division by zero or a shift past 63 is an error.
+    fn const_expr(&mut self, depth: usize) -> PResult<i64> {
+        self.binary(0, depth)
+    }
+
+    fn binary(&mut self, min: u8, depth: usize) -> PResult<i64> {
+        let mut lhs = self.unary(depth)?;
+        while let Some((op, prec, width)) = self.binary_operator_at(0) {
+            // Left to right within a precedence: the right operand binds only tighter operators.
+            if prec <= min {
+                break;
+            }
+            self.pos += width;
+            let rhs = self.binary(prec, depth)?;
+            lhs = match op.apply(lhs, rhs) {
+                Some(v) => v,
+                None => {
+                    return self.error(
+                        ParseErrorKind::BadNumber,
+                        "a division by zero or a shift past 63 bits in a constant expression",
+                    );
+                }
+            };
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self, depth: usize) -> PResult<i64> {
+        self.nesting(depth, "an expression")?;
+        if self.eat_punct(b'-') {
+            return Ok(self.unary(depth + 1)?.wrapping_neg());
+        }
+        if self.eat_punct(b'+') {
+            return self.unary(depth + 1);
+        }
+        if self.eat_punct(b'~') {
+            return Ok(!self.unary(depth + 1)?);
+        }
+        if self.eat_punct(b'!') {
+            return Ok(i64::from(self.unary(depth + 1)? == 0));
+        }
+        if self.eat_punct(b'(') {
+            let v = self.binary(0, depth + 1)?;
+            self.expect_punct(b')')?;
+            return Ok(v);
+        }
+        match self.number()? {
+            // An integer past i64::MAX is its two's-complement bits (`.u64` constants).
+            Number::Int(v) => Ok(v as i64),
+            _ => self.unexpected("an integer in a constant expression"),
+        }
+    }
+}
+
+/// A binary operator of a constant expression (PTX ISA 4.6.1).
+#[derive(Debug, Clone, Copy)]
+enum BinOp {
+    Mul,
+    Div,
+    Add,
+    Sub,
+    Shl,
+    Shr,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    BitAnd,
+    BitXor,
+    BitOr,
+    And,
+    Or,
+}
+
+impl BinOp {
+    /// `a op b` in 64-bit signed arithmetic; `None` for a division by zero or a shift past 63.
+    fn apply(self, a: i64, b: i64) -> Option<i64> {
+        let shift = u32::try_from(b).ok().filter(|s| *s < 64);
+        Some(match self {
+            BinOp::Mul => a.wrapping_mul(b),
+            BinOp::Div => a.checked_div(b)?,
+            BinOp::Add => a.wrapping_add(b),
+            BinOp::Sub => a.wrapping_sub(b),
+            BinOp::Shl => a.wrapping_shl(shift?),
+            BinOp::Shr => a.wrapping_shr(shift?),
+            BinOp::Lt => i64::from(a < b),
+            BinOp::Gt => i64::from(a > b),
+            BinOp::Le => i64::from(a <= b),
+            BinOp::Ge => i64::from(a >= b),
+            BinOp::Eq => i64::from(a == b),
+            BinOp::Ne => i64::from(a != b),
+            BinOp::BitAnd => a & b,
+            BinOp::BitXor => a ^ b,
+            BinOp::BitOr => a | b,
+            BinOp::And => i64::from(a != 0 && b != 0),
+            BinOp::Or => i64::from(a != 0 || b != 0),
+        })
+    }
+}
+
+/// The immediate a constant expression's value is written as: negative values signed.
+fn expr_imm(v: i64) -> Imm {
+    if v < 0 {
+        Imm::Int(v)
+    } else {
+        Imm::UInt(v as u64)
     }
 }

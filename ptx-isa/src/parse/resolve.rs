@@ -99,10 +99,24 @@ fn remember<T: Clone + 'static>(
     i: &Instruction,
     compute: impl FnOnce(&Instruction) -> T,
 ) -> T {
-    use std::fmt::Write;
     seen.with_borrow_mut(|(key, seen)| {
+        // Written by hand, not by `write!`: this runs twice for every instruction (issue 33).
         key.clear();
-        let _ = write!(key, "{} {}", i.opcode_text(), i.operands.len());
+        key.push_str(&i.mnemonic);
+        for m in &i.modifiers {
+            key.push('.');
+            key.push_str(m);
+        }
+        key.push(' ');
+        let at = key.len();
+        let mut n = i.operands.len();
+        loop {
+            key.insert(at, char::from(b'0' + (n % 10) as u8));
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
         if let Some(r) = seen.get(key.as_str()) {
             return r.clone();
         }

@@ -280,6 +280,8 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                         format!("`{}` is defined twice in this module", v.name),
                     );
                 }
+                incomplete(&mut cx, v, pos);
+                samplers(&mut cx, v.opaque, &v.name, pos);
                 if !v.align.is_power_of_two() {
                     cx.error(
                         ErrorKind::Invalid,
@@ -296,6 +298,9 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
                     continue;
                 };
                 let pos = map.and_then(|s| s.functions.get(*i)).map(|s| s.header);
+                if decl.noreturn {
+                    noreturn(&mut cx, f, pos);
+                }
                 match cx.globals.insert(&f.name, SymbolKind::Function) {
                     Some(SymbolKind::Function) if decl.defined => {
                         let defined_before = layout.iter().any(|it| {
@@ -328,6 +333,71 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
     cx.out
 }
 
+/// `.noreturn` (PTX ISA 11.4.3): PTX 6.4, on a device function that returns no value (ptxas
+/// 13.0: "Feature '.noreturn' requires PTX ISA .version 6.4", "Invalid directive '.noreturn' for
+/// function"; on a kernel a syntax error).
+fn noreturn(cx: &mut Ctx<'_>, f: &crate::module::Function, pos: Option<Pos>) {
+    let why = if f.kind == FunctionKind::Entry {
+        Some("a kernel")
+    } else if f.ret.is_some() {
+        Some("a function that returns a value")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        cx.error(
+            ErrorKind::BadDirective,
+            pos,
+            format!("`.noreturn` on `{}`: not on {why}", f.name),
+        );
+    }
+    if cx.version < crate::target::v(6, 4) {
+        cx.error(
+            ErrorKind::PtxVersionTooLow,
+            pos,
+            format!(
+                "`.noreturn` needs PTX ISA 6.4; the module says .version {}",
+                cx.version
+            ),
+        );
+    }
+}
+
+/// `.samplerref` is for the independent texturing mode only (PTX ISA 5.3.2, 11.1.2 `.target`
+/// `texmode_independent`; ptxas 13.0: "Instruction or declaration violates .target
+/// texmode_unified setting").
+fn samplers(cx: &mut Ctx<'_>, opaque: Option<crate::module::Opaque>, name: &str, pos: Option<Pos>) {
+    let independent = cx
+        .module
+        .target_options()
+        .iter()
+        .any(|o| o == "texmode_independent");
+    if opaque == Some(crate::module::Opaque::Samplerref) && !independent {
+        cx.error(
+            ErrorKind::Invalid,
+            pos,
+            format!("`.samplerref {name}` needs `.target ..., texmode_independent`"),
+        );
+    }
+}
+
+/// A variable of incomplete type, an array `[]` of no size, is declared `.extern` or sized by an
+/// initializer (PTX ISA 5.4.4 "Array Declarations"; ptxas 13.0: "Non-external variable 'x' has
+/// incomplete type").
+fn incomplete(cx: &mut Ctx<'_>, v: &crate::module::Variable, pos: Option<Pos>) {
+    let open = v.dims.iter().any(Option::is_none);
+    if open && v.linkage != Some(crate::module::Linkage::Extern) && v.init.is_none() {
+        cx.error(
+            ErrorKind::Invalid,
+            pos,
+            format!(
+                "`{}` is an array of no size: only an `.extern` one or one with an initializer may be",
+                v.name
+            ),
+        );
+    }
+}
+
 fn function(
     cx: &mut Ctx<'_>,
     f: &crate::module::Function,
@@ -347,6 +417,9 @@ fn function(
                 header,
                 format!("parameter `{}` declared twice", p.name),
             );
+        }
+        if let ParamKind::Opaque(o) = p.kind {
+            samplers(cx, Some(o), &p.name, header);
         }
         if let ParamKind::Ptr { .. } = p.kind {
             if f.kind != FunctionKind::Entry {
@@ -445,6 +518,16 @@ fn function(
     let mut across = function::Across::default();
     // Registers.
     let mut scopes = scope::Scopes::new();
+    // Register parameters are registers of the function's outermost scope.
+    for p in f.params.iter().chain(f.ret.iter()) {
+        if let ParamKind::Reg(ty) = p.kind {
+            let reg = crate::module::RegName {
+                name: p.name.clone(),
+                count: None,
+            };
+            let _ = scopes.declare(&reg, RegInfo { ty, vector: None });
+        }
+    }
     for class in RegClass::ALL {
         let n = f.reg_count(class);
         if n > 0 {
@@ -467,6 +550,15 @@ fn function(
             Statement::Open => scopes.open(),
             Statement::Close => scopes.close(),
             Statement::RegDecl(d) => {
+                // PTX ISA 5.2.5: `.f32x2` types instructions only (ptxas 13.0: "Type .f32x2 may
+                // only be used as an instruction type").
+                if d.ty == crate::types::ScalarType::F32x2 {
+                    cx.error(
+                        ErrorKind::UnknownType,
+                        pos,
+                        "`.f32x2` is an instruction type only: its registers are `.b64`".into(),
+                    );
+                }
                 if d.ty == crate::types::ScalarType::B128 && cx.version < crate::target::v(8, 3) {
                     cx.error(
                         ErrorKind::PtxVersionTooLow,
@@ -504,16 +596,18 @@ fn function(
             Statement::LocalParam { name, .. } => {
                 locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
             }
-            Statement::Var(v)
+            Statement::Var(v) => {
+                incomplete(cx, v, pos);
                 if locals
                     .insert(v.name.clone(), SymbolKind::Data(v.space))
-                    .is_some() =>
-            {
-                cx.error(
-                    ErrorKind::BadName,
-                    pos,
-                    format!("`{}` is declared twice in this function", v.name),
-                );
+                    .is_some()
+                {
+                    cx.error(
+                        ErrorKind::BadName,
+                        pos,
+                        format!("`{}` is declared twice in this function", v.name),
+                    );
+                }
             }
             // PTX ISA 11.3.1: the labels of a `.branchtargets` list are labels of the function
             // that its block sees (ptxas: "Unknown symbol").

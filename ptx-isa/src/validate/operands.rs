@@ -152,6 +152,15 @@ impl Env<'_> {
                 }
             }
             Operand::Video { value, .. } => self.declared(cx, value, op, pos),
+            Operand::Element { array, .. } => {
+                if !self.symbol_known(cx, array) {
+                    cx.error(
+                        ErrorKind::UndefinedRegister,
+                        pos,
+                        format!("array `{array}` in `{op}` is not declared"),
+                    );
+                }
+            }
             Operand::Imm(_) | Operand::Sreg(_) | Operand::Sink => {}
         }
     }
@@ -213,6 +222,14 @@ impl Env<'_> {
                 format!("guard `{name}` of `{op}` is {}, not .pred", i.ty),
             ),
             _ => {}
+        }
+    }
+
+    /// The width of a vector register operand (`%v` of `.reg .v4 .f32 %v;`).
+    fn vector_register(&self, o: &Operand) -> Option<crate::types::VectorWidth> {
+        match o {
+            Operand::Symbol(s) => self.scopes.lookup(s)?.vector,
+            _ => None,
         }
     }
 
@@ -391,11 +408,21 @@ impl Env<'_> {
     /// vector size mismatch").
     pub fn vectors(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
         let p = form.pattern();
-        let vector_row = p
-            .elements()
-            .iter()
-            .flat_map(|e| e.alternatives().iter().flatten())
-            .any(|m| matches!(m.as_str(), "v2" | "v4" | "v8"));
+        // Per row, once (issue 33): whether the row writes `.v2`/`.v4`/`.v8`.
+        static VECTOR_ROWS: std::sync::LazyLock<Vec<bool>> = std::sync::LazyLock::new(|| {
+            Form::all()
+                .iter()
+                .map(|spec| {
+                    spec.form
+                        .pattern()
+                        .elements()
+                        .iter()
+                        .flat_map(|e| e.alternatives().iter().flatten())
+                        .any(|m| matches!(m.as_str(), "v2" | "v4" | "v8"))
+                })
+                .collect()
+        });
+        let vector_row = VECTOR_ROWS.get(form as usize).copied().unwrap_or(false);
         let Some(data_at) = p.operands().iter().position(|o| !o.is_address()) else {
             return;
         };
@@ -429,6 +456,8 @@ impl Env<'_> {
                     ),
                 );
             }
+            // A vector register of the same width (`.reg .v4 .f32 %v;`, PTX ISA 5.4.2).
+            (Some(n), Some(o)) if self.vector_register(o).is_some_and(|w| w.len() == n) => {}
             (Some(n), Some(o)) if !matches!(o, Operand::Vector(_)) => cx.error(
                 ErrorKind::VectorWidth,
                 pos,
@@ -653,7 +682,10 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
         let name = &slot.name;
         // The kinds the row's slot takes (`[a]`, `a`, or both: `a/[a]`).
         let is_addr = matches!(o, Operand::Addr(_) | Operand::Tensor { .. });
-        if !is_addr && !slot.takes_value() {
+        // An array element `a[1]` is an address, or a value in `mov` (PTX ISA 6.4.2:
+        // `ld.global.u32 s, a[0];`, `mov.u32 s, a[1];`).
+        let element = matches!(o, Operand::Element { .. });
+        if !is_addr && !element && !slot.takes_value() {
             cx.error(
                 ErrorKind::OperandKind,
                 pos,

@@ -92,7 +92,24 @@ impl Scopes {
 
     /// The register called `name`, innermost first.
     pub fn lookup(&self, name: &str) -> Option<RegInfo> {
-        self.stack.iter().rev().find_map(|s| s.lookup(name))
+        if let Some(i) = self.stack.iter().rev().find_map(|s| s.lookup(name)) {
+            return Some(i);
+        }
+        // A component of a vector register, `%v.x` ... `%v.w` or `%v.r` ... `%v.a` (PTX ISA 5.4.2
+        // "Vectors"): one value of the element type.
+        let (base, c) = name.rsplit_once('.')?;
+        let lane = match c {
+            "x" | "r" => 0,
+            "y" | "g" => 1,
+            "z" | "b" => 2,
+            "w" | "a" => 3,
+            _ => return None,
+        };
+        let info = self.stack.iter().rev().find_map(|s| s.lookup(base))?;
+        (lane < info.vector?.len()).then_some(RegInfo {
+            ty: info.ty,
+            vector: None,
+        })
     }
 
     /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash
