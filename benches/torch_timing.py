@@ -5,6 +5,14 @@ run as scripts, so Python puts this folder first on sys.path and `import torch_t
 import torch
 
 
+def repeats(argv, default):
+    """``--repeats N`` from ``argv`` (``default`` unless given, at least 1): how many times a peer
+    times each of its backends, in turn."""
+    if "--repeats" in argv:
+        return max(1, int(argv[argv.index("--repeats") + 1]))
+    return default
+
+
 def median_ms(fn, iters=20, warmup=3, before=None):
     """Median CUDA-event milliseconds of `fn` over `iters` runs, after `warmup` untimed ones;
     `before`, when given, runs ahead of each timed run, outside the events (a cold-L2 clear)."""
