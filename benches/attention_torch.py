@@ -25,6 +25,7 @@ import torch.nn.functional as F
 # The one timing method of the torch peers (cold L2, CUDA events, median), as the Rust bench's
 # median_ms_cold times.
 from rows_torch import median_ms
+from torch_timing import repeats
 
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 TOKENS = 16384
@@ -45,20 +46,13 @@ def shapes(kit, d128):
     return [s for s in out if s[0] == 128 or not d128]
 
 
-def repeats(argv):
-    """--repeats N (1 unless given): how many times each backend is timed, in turn."""
-    if "--repeats" in argv:
-        return max(1, int(argv[argv.index("--repeats") + 1]))
-    return 1
-
-
 def main():
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
     names = " | ".join(f"{n} TFLOP/s" for n, _ in BACKENDS)
     print(f"| head dim | causal | batch x seqlen | heads | {names} | best |")
     print("| --- | --- | --- | --- |" + " --- |" * (len(BACKENDS) + 1))
     argv = sys.argv[1:]
-    times = repeats(argv)
+    times = repeats(argv, 1)
     for d, causal, seqlen in shapes("--kit" in argv, "--d128" in argv):
         heads = HIDDEN // d
         batch = TOKENS // seqlen

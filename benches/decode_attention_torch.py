@@ -25,18 +25,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
 
 from rows_torch import copy_gbs, median_ms
+from torch_timing import repeats
 
 HEADS, KV_HEADS, D = 32, 8, 128
 PROBLEMS = [(64, 4096, 1), (32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1),
             (32, 16384, 4)]
 BACKENDS = [("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)]
-
-
-def repeats(argv):
-    """--repeats N (3 unless given)."""
-    if "--repeats" in argv:
-        return max(1, int(argv[argv.index("--repeats") + 1]))
-    return 3
 
 
 def main():
@@ -45,7 +39,7 @@ def main():
     names = " | ".join(f"{n} GB/s" for n, _ in BACKENDS)
     print(f"| batch x context | q_len | {names} | best GB/s | best tokens/s |")
     print("| --- | --- |" + " --- |" * (len(BACKENDS) + 2))
-    times = repeats(sys.argv[1:])
+    times = repeats(sys.argv[1:], 3)
     for batch, ctx, q_len in PROBLEMS:
         q = torch.randn(batch, q_len, HEADS, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
         k, v = (torch.randn(batch, ctx, KV_HEADS, D, device="cuda", dtype=torch.bfloat16)

@@ -16,6 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
 use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
 use ptxkit::runtime::JitOptions;
+use ptxkit::selftest::{gpu_with_or_skip, or_skip};
 
 fn build_ptx(c: &mut Criterion) {
     let cfg = GemmConfig::large();
@@ -29,23 +30,13 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 fn gpu(c: &mut Criterion) {
-    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+    let Some((device, stream, blas)) = gpu_with_or_skip("GPU benchmarks skipped", CudaBlas::new)
+    else {
         return;
     };
-    let stream = device.default_stream();
-    let blas = match CudaBlas::new(stream.clone()) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: cuBLAS: {e:?}");
-            return;
-        }
-    };
-    let ptx = match build(&GemmConfig::large()).and_then(|m| m.to_ptx()) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: {e}");
-            return;
-        }
+    let ptx = build(&GemmConfig::large()).and_then(|m| m.to_ptx());
+    let Some(ptx) = or_skip(ptx, "GPU benchmarks skipped") else {
+        return;
     };
     c.bench_function("jit/gemm_128x256x64", |b| {
         b.iter(|| {

@@ -18,6 +18,7 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
+use ptxkit::library::gemm::tune::split_k_candidates;
 use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
@@ -39,27 +40,6 @@ fn shapes() -> Vec<(usize, usize, usize)> {
         s.extend(DEEPSEEK_V3_NK.iter().map(|&(n, k)| (m, n, k)));
     }
     s
-}
-
-/// Split-K configurations around `cfg` ([`GemmConfig::split_k`]: 2, 4 and 8 parts, 128 and 256
-/// wide, from registers), timed where the problem's tiles leave SMs idle.
-fn split_configs(cfg: GemmConfig) -> Vec<GemmConfig> {
-    let mut v = Vec::new();
-    for bn in [128, 256] {
-        for split_k in [2, 4, 8] {
-            let c = GemmConfig {
-                bn,
-                split_k,
-                tma_store: false,
-                ..cfg
-            }
-            .deepest();
-            if c.validate().is_ok() {
-                v.push(c);
-            }
-        }
-    }
-    v
 }
 
 /// Random e4m3 values spread over a few binades (scaled from [-1, 1) by `scale`).
@@ -191,11 +171,8 @@ fn main() {
     for (m, n, k) in shapes() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let cfg = GemmConfig::fp8(m, n, sms, e4m3, out);
-        let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(cfg.bn as usize);
-        let splits = match tiles < sms as usize {
-            true => split_configs(cfg),
-            false => Vec::new(),
-        };
+        // Split-K where the problem's tiles leave SMs idle, as `ptxkit tune` times it.
+        let splits = split_k_candidates(cfg, (m, n), sms);
         let mut best_split: Option<(f64, GemmConfig)> = None;
         let row = (|| -> Result<[f64; 4], Box<dyn std::error::Error>> {
             let round = E4m3::from_f32 as fn(f32) -> E4m3;

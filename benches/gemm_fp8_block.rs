@@ -30,6 +30,7 @@ use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
 use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::CudaSlice;
 use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
+use ptxkit::selftest::gpu_with_or_skip;
 
 /// The square shapes, then DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -41,16 +42,8 @@ fn shapes() -> Vec<(usize, usize, usize)> {
 }
 
 fn main() {
-    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+    let Some((device, stream, lt)) = gpu_with_or_skip("GPU benchmarks skipped", LtFp8::new) else {
         return;
-    };
-    let stream = device.default_stream();
-    let lt = match LtFp8::new(stream.clone()) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("GPU benchmarks skipped: cuBLASLt {e}");
-            return;
-        }
     };
     let sms = device.attributes().sm_count;
     let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);

@@ -57,7 +57,8 @@ grep '^check' "$out/bench.txt"
 grep '^config 8x2048\|^cublas-loop 8x2048\|^masked\|^fp8 ' "$out/bench.txt"
 grep '^|\|^device' "$out/bench.txt" || tail -5 "$out/bench.txt"
 if [ -z "$SHORT" ]; then
-  step torch 35 python3 "$torch_py"
+  # A kit's copy of the script finds torch_timing.py here.
+  PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" step torch 35 python3 "$torch_py"
   grep '^|\|^torch' "$out/torch.txt" || tail -5 "$out/torch.txt"
   best=$(grep '^| 8x2048 |' "$out/bench.txt" | cut -d'|' -f3 | tr -d ' ')
   if [ -n "$best" ]; then

@@ -11,6 +11,8 @@ import sys
 
 import torch
 
+from torch_timing import median_ms
+
 N = K = 4096
 # The same list as benches/gemm_grouped.rs's RAGGED64.
 RAGGED64 = [827, 779, 409, 366, 0, 471, 508, 272, 177, 514, 784, 183, 1002, 0, 408, 863, 443, 765, 794, 435, 311, 945, 0, 366, 693, 169, 179, 960, 647, 824, 87, 0, 551, 15, 870, 417, 742, 165, 946, 405, 0, 947, 105, 732, 264, 442, 329, 904, 363, 0, 360, 75, 224, 47, 350, 970, 858, 166, 0, 871, 176, 292, 634, 11]
@@ -22,21 +24,6 @@ def cases():
     out += [(f"64x{m}", [m] * 64) for m in (128, 512)]
     out.append(("64xragged", RAGGED64))
     return out
-
-
-def median_ms(fn, iters):
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():
@@ -60,7 +47,7 @@ def main():
                 ref = torch.cat([a[s:e] @ b[g].t() for g, (s, e) in
                                  enumerate(zip([0] + offs.tolist()[:-1], offs.tolist()))])
                 err = ((out.float() - ref.float()).norm() / ref.float().norm()).item()
-                ms = median_ms(lambda: grouped(a, b.transpose(-2, -1), offs=offs), iters)
+                ms = median_ms(lambda: grouped(a, b.transpose(-2, -1), offs=offs), iters, warmup=2)
                 gmm = f"{flops / ms / 1e9:.0f} (rel diff {err:.1e})"
             except Exception as e:  # noqa: BLE001 - print whatever torch says and go on
                 gmm = f"error: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
@@ -73,7 +60,7 @@ def main():
                 if e > s:
                     torch.mm(a[s:e], b[g].t(), out=out_loop[s:e])
 
-        ms = median_ms(loop, iters)
+        ms = median_ms(loop, iters, warmup=2)
         print(f"| {name} | {gmm} | {flops / ms / 1e9:.0f} |")
         del a, b, out_loop
         torch.cuda.empty_cache()

@@ -17,6 +17,8 @@ import os
 import torch
 import torch.nn.functional as F
 
+import torch_timing
+
 SHAPES = [(4096, 4096), (4096, 8192), (16384, 8192), (2048, 65536), (32768, 1024)]
 
 
@@ -34,20 +36,12 @@ def median_ms(fn, iters=20, warmup=3):
     global FLUSH
     if FLUSH is None:
         FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def cold():
         FLUSH.zero_()
         torch.cuda._sleep(SPIN_CYCLES)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+
+    return torch_timing.median_ms(fn, iters, warmup, before=cold)
 
 
 def copy_gbs():

@@ -70,6 +70,26 @@ fn bf16_tensor(
     Ok((DeviceTensor::from_host(stream, &host, shape)?, exact))
 }
 
+/// Launches `kernel` on `p`'s A and B, `c` and the epilogue's `extra` operands.
+fn launch<'a>(
+    device: &Device,
+    kernel: GemmKernel,
+    p: &'a Problem,
+    c: &'a mut DeviceTensor<bf16>,
+    extra: Vec<Arg<'a>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let loaded = kernel.built.load(device, &JitOptions::default())?;
+    let mut args = vec![Arg::tensor(&p.a), Arg::tensor(&p.b), Arg::tensor_mut(c)];
+    args.extend(extra);
+    loaded.launch(&device.default_stream(), &mut args)?;
+    Ok(())
+}
+
+/// bf16 values widened to f64.
+fn widen(v: &[bf16]) -> Vec<f64> {
+    v.iter().map(|x| f64::from(x.to_f32())).collect()
+}
+
 /// Checks both fused GEMMs at `shape`, with the consumers sharing each tile and taking turns,
 /// against cuBLAS's f32 product with the epilogue on the host; returns whether all passed.
 fn check_shape(
@@ -86,7 +106,6 @@ fn check_shape(
     let bf: Vec<f32> = p.b.to_host(&stream)?.iter().map(|x| x.to_f32()).collect();
     let acc = f32_reference(&stream, blas, shape, &af, &bf)?;
     let poisoned = || vec![bf16::from_bits(0xFFFF); m * n];
-    let jit = JitOptions::default();
 
     // C = GELU(acc + bias) + residual.
     let (bias, bias_h) = bf16_tensor(&stream, vec![n], seed + 1)?;
@@ -98,20 +117,9 @@ fn check_shape(
     // (ping-pong: the pick for a long epilogue).
     for (schedule, cfg) in [("cooperative", cfg), ("ping-pong", cfg.with_pingpong())] {
         let mut c = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-        let fused = gemm_bias_gelu_residual(cfg)?.built.load(device, &jit)?;
-        let mut args = [
-            Arg::tensor(&p.a),
-            Arg::tensor(&p.b),
-            Arg::tensor_mut(&mut c),
-            Arg::tensor(&bias),
-            Arg::tensor(&res),
-        ];
-        fused.launch(&stream, &mut args)?;
-        let got: Vec<f64> = c
-            .to_host(&stream)?
-            .iter()
-            .map(|x| f64::from(x.to_f32()))
-            .collect();
+        let extra = vec![Arg::tensor(&bias), Arg::tensor(&res)];
+        launch(device, gemm_bias_gelu_residual(cfg)?, &p, &mut c, extra)?;
+        let got = widen(&c.to_host(&stream)?);
         let want: Vec<f64> = (0..m * n)
             .map(|i| Activation::GeluTanh.reference(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
             .collect();
@@ -125,15 +133,8 @@ fn check_shape(
         };
         let mut pre = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * n], vec![m, n])?;
         let mut c2 = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-        let second = gemm_rows_store_gelu(cfg2)?.built.load(device, &jit)?;
-        let mut args = [
-            Arg::tensor(&p.a),
-            Arg::tensor(&p.b),
-            Arg::tensor_mut(&mut c2),
-            Arg::tensor(&s),
-            Arg::tensor_mut(&mut pre),
-        ];
-        second.launch(&stream, &mut args)?;
+        let extra = vec![Arg::tensor(&s), Arg::tensor_mut(&mut pre)];
+        launch(device, gemm_rows_store_gelu(cfg2)?, &p, &mut c2, extra)?;
         let pre_want: Vec<f64> = (0..m * n)
             .map(|i| f64::from(s_h[i / n]) * f64::from(acc[i]))
             .collect();
@@ -145,11 +146,7 @@ fn check_shape(
         let c2_want: Vec<f64> = (0..m * n)
             .map(|i| Activation::GeluErf.reference(pre_want[i]))
             .collect();
-        let c2_got: Vec<f64> = c2
-            .to_host(&stream)?
-            .iter()
-            .map(|x| f64::from(x.to_f32()))
-            .collect();
+        let c2_got = widen(&c2.to_host(&stream)?);
         let (e2, e3) = (rel_error(&pre_got, &pre_want), rel_error(&c2_got, &c2_want));
         let unwritten2 = c2_got.iter().chain(&pre_got).filter(|x| x.is_nan()).count();
         // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation.

@@ -3,46 +3,50 @@
 //! tensor and the op named; a composed epilogue's kernel assembles.
 
 use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
+use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts, Var};
 use ptxkit::library::gemm::{GemmConfig, GemmKernel, Grouping, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
-/// The bf16 GEMM of `cfg` with the epilogue `epi` makes from its `m` and `n`.
+/// The bf16 GEMM of `cfg` with the epilogue `epi` makes from the kernel and the GEMM's `m`
+/// and `n`.
 fn gemm_with(
     cfg: GemmConfig,
-    epi: impl FnOnce(&mut KernelBuilder, [ptxkit::kernel::Var; 2]) -> Epilogue,
+    epi: impl FnOnce(&mut KernelBuilder, [Var; 2]) -> Result<Epilogue, KernelError>,
 ) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_parts_test", Target::Sm90a);
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
-    let e = epi(&mut k, [gemm.m(), gemm.n()]);
+    let e = epi(&mut k, [gemm.m(), gemm.n()])?;
     gemm.with_epilogue(e).build(k)
+}
+
+/// Why the GEMM of `cfg` with the epilogue `epi` makes is refused.
+fn refusal(
+    cfg: GemmConfig,
+    epi: impl FnOnce(&mut KernelBuilder, [Var; 2]) -> Result<Epilogue, KernelError>,
+) -> String {
+    match gemm_with(cfg, epi) {
+        Ok(_) => panic!("the epilogue was taken"),
+        Err(e) => e.to_string(),
+    }
 }
 
 #[test]
 fn a_vector_of_the_wrong_extent_is_refused_with_its_shape() {
-    let e = gemm_with(GemmConfig::large(), |k, [m, _n]| {
-        let wrong = k
-            .tensor::<ty::Bf16>("bias", [m], TensorOpts::default())
-            .unwrap();
-        Epilogue::new().cols(&wrong, Combine::Add)
-    })
-    .unwrap_err()
-    .to_string();
+    let e = refusal(GemmConfig::large(), |k, [m, _n]| {
+        let wrong = k.tensor::<ty::Bf16>("bias", [m], TensorOpts::default())?;
+        Ok(Epilogue::new().cols(&wrong, Combine::Add))
+    });
     assert!(e.contains("`bias` has shape [m]"), "{e}");
     assert!(e.contains("columns is [n]"), "{e}");
 }
 
 #[test]
 fn a_residual_of_the_wrong_shape_is_refused() {
-    let e = gemm_with(GemmConfig::large(), |k, [m, n]| {
-        let wrong = k
-            .tensor::<ty::Bf16>("res", [n, m], TensorOpts::default())
-            .unwrap();
-        Epilogue::new().residual(&wrong)
-    })
-    .unwrap_err()
-    .to_string();
+    let e = refusal(GemmConfig::large(), |k, [m, n]| {
+        let wrong = k.tensor::<ty::Bf16>("res", [n, m], TensorOpts::default())?;
+        Ok(Epilogue::new().residual(&wrong))
+    });
     assert!(e.contains("`res` has shape [n, m]"), "{e}");
 }
 
@@ -52,18 +56,14 @@ fn a_grouped_gemm_refuses_ops_that_need_its_rows() {
         grouping: Grouping::Contiguous,
         ..GemmConfig::large()
     };
-    let e = gemm_with(cfg, |k, [m, _n]| {
-        let v = k
-            .tensor::<ty::F32>("row_scale", [m], TensorOpts::default())
-            .unwrap();
-        Epilogue::new().rows(&v, Combine::Mul)
-    })
-    .unwrap_err()
-    .to_string();
+    let e = refusal(cfg, |k, [m, _n]| {
+        let v = k.tensor::<ty::F32>("row_scale", [m], TensorOpts::default())?;
+        Ok(Epilogue::new().rows(&v, Combine::Mul))
+    });
     assert!(e.contains("grouped GEMM"), "{e}");
     // Ops that need no row are taken.
     gemm_with(cfg, |_k, _| {
-        Epilogue::new().activation(Activation::Silu).scale(0.5f32)
+        Ok(Epilogue::new().activation(Activation::Silu).scale(0.5f32))
     })
     .unwrap();
 }
@@ -76,7 +76,10 @@ fn every_activation_builds_and_assembles() {
         Activation::GeluErf,
         Activation::Silu,
     ] {
-        let g = gemm_with(GemmConfig::large(), |_k, _| Epilogue::new().activation(a)).unwrap();
+        let g = gemm_with(GemmConfig::large(), |_k, _| {
+            Ok(Epilogue::new().activation(a))
+        })
+        .unwrap();
         ptxkit::selftest::check_ptx(g.built.ptx(), Target::Sm90a, &[])
             .unwrap_or_else(|e| panic!("{a:?}: {e}"));
     }
@@ -92,7 +95,7 @@ fn pingpong_consumers_take_turns_at_the_ring() {
     use ptxkit::library::gemm::{GemmConfigError, Scaling};
     let cfg = GemmConfig::large().with_pingpong();
     assert_eq!((cfg.bm(), cfg.stage_readers(), cfg.stages), (64, 1, 4));
-    let g = gemm_with(cfg, |_k, _| Epilogue::new()).unwrap();
+    let g = gemm_with(cfg, |_k, _| Ok(Epilogue::new())).unwrap();
     let ptx = g.built.ptx();
     let at = |needle: &str| {
         ptx.find(needle)
@@ -127,15 +130,13 @@ fn pingpong_consumers_take_turns_at_the_ring() {
 #[test]
 fn the_residual_prefetch_can_be_left_out() {
     let residual = |prefetch: bool| {
-        move |k: &mut KernelBuilder, [m, n]: [ptxkit::kernel::Var; 2]| {
-            let r = k
-                .tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))
-                .unwrap();
+        move |k: &mut KernelBuilder, [m, n]: [Var; 2]| {
+            let r = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
             let e = Epilogue::new().residual(&r);
-            match prefetch {
+            Ok(match prefetch {
                 true => e,
                 false => Epilogue::new().without_prefetch().then(e),
-            }
+            })
         }
     };
     for cfg in [GemmConfig::large(), GemmConfig::large().with_pingpong()] {

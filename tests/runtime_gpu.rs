@@ -15,7 +15,10 @@ use ptxkit::runtime::{
     TensorMapDType, TensorMapDesc, TensorMapRule,
 };
 
-// The hand-written kernels, each in `tests/ptx/` with a comment on what it computes.
+// The hand-written kernels, each in `tests/ptx/` with a comment on what it computes, and the
+// signatures they are launched with.
+#[path = "ptx/signatures.rs"]
+mod signatures;
 const VADD: &str = include_str!("ptx/vadd.ptx");
 const SCALE: &str = include_str!("ptx/scale.ptx");
 const BIGSMEM: &str = include_str!("ptx/bigsmem.ptx");
@@ -90,35 +93,10 @@ fn case_attributes(c: &mut Ctx) -> CaseResult {
     ))
 }
 
-fn vadd_sig() -> KernelSignature {
-    KernelSignature::new(
-        "vadd",
-        vec![
-            Param::tensor("a", ScalarType::F32, vec!["n".into()]),
-            Param::tensor("b", ScalarType::F32, vec!["n".into()]),
-            Param::tensor_aligned("c", ScalarType::F32, vec!["n".into()], 16),
-            Param::extent_u32("n"),
-        ],
-    )
-}
-
-/// `SCALE`'s parameters: `x` and `y` of `[m, 64]` f32, the factor `s`, the extent `m`.
-fn scale_sig() -> KernelSignature {
-    KernelSignature::new(
-        "scale",
-        vec![
-            Param::tensor("x", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::tensor("y", ScalarType::F32, vec!["m".into(), 64.into()]),
-            Param::scalar("s", ScalarType::F32),
-            Param::extent_u32("m"),
-        ],
-    )
-}
-
 fn case_vadd(c: &mut Ctx) -> CaseResult {
     let k = c
         .dev
-        .kernel(VADD, &JitOptions::default(), vadd_sig())
+        .kernel(VADD, &JitOptions::default(), signatures::vadd())
         .map_err(e2s)?;
     let mut report = Vec::new();
     for n in [1usize, 1000, 1 << 20] {
@@ -145,7 +123,7 @@ fn case_vadd(c: &mut Ctx) -> CaseResult {
 }
 
 fn case_scale(c: &mut Ctx) -> CaseResult {
-    let sig = scale_sig();
+    let sig = signatures::scale();
     let opts = JitOptions {
         opt_level: Some(3),
         max_registers: Some(32),
@@ -186,9 +164,9 @@ fn case_pdl(c: &mut Ctx) -> CaseResult {
     let vadd_pdl = VADD.replace("//WAIT", "griddepcontrol.wait;");
     let k2 = c
         .dev
-        .kernel(&vadd_pdl, &JitOptions::default(), vadd_sig())
+        .kernel(&vadd_pdl, &JitOptions::default(), signatures::vadd())
         .map_err(e2s)?;
-    let sig = scale_sig();
+    let sig = signatures::scale();
     let k1 = c
         .dev
         .kernel(SCALE, &JitOptions::default(), sig)
@@ -288,7 +266,7 @@ fn case_jit_error(c: &mut Ctx) -> CaseResult {
 }
 
 fn case_missing_kernel(c: &mut Ctx) -> CaseResult {
-    let mut sig = vadd_sig();
+    let mut sig = signatures::vadd();
     sig.name = "nope".into();
     match c.dev.kernel(VADD, &JitOptions::default(), sig) {
         Err(RuntimeError::KernelNotFound { name }) => Ok(format!("KernelNotFound({name})")),
@@ -301,7 +279,7 @@ fn case_missing_kernel(c: &mut Ctx) -> CaseResult {
 fn case_arg_check(c: &mut Ctx) -> CaseResult {
     let k = c
         .dev
-        .kernel(VADD, &JitOptions::default(), vadd_sig())
+        .kernel(VADD, &JitOptions::default(), signatures::vadd())
         .map_err(e2s)?;
     let n = 1000;
     let a = DeviceTensor::from_host(&c.stream, &c.rng.vec_f32(n), vec![n]).map_err(e2s)?;
@@ -589,7 +567,7 @@ fn case_builtin_vector_add(c: &mut Ctx) -> CaseResult {
 fn case_cross_stream(c: &mut Ctx) -> CaseResult {
     let k = c
         .dev
-        .kernel(VADD, &JitOptions::default(), vadd_sig())
+        .kernel(VADD, &JitOptions::default(), signatures::vadd())
         .map_err(e2s)?;
     let other = c.dev.new_stream().map_err(e2s)?;
     let n = 1 << 24;

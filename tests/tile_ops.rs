@@ -553,7 +553,7 @@ fn ldmatrix_refuses_a_tile_the_fragment_does_not_cover() {
     ));
     let err = run(e, TileOp::Copy { dst, src }, ExecScope::Warp, None).unwrap_err();
     assert!(
-        err.contains("the shared tile is [16, 16]; the fragment covers [32, 8]"),
+        err.contains("the memory tile is [16, 16]; the register tile covers [32, 8]"),
         "{err}"
     );
     assert!(

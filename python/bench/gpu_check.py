@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +26,10 @@ import torch.nn.functional as F
 import ptxkit
 import ptxkit.hf
 from ptxkit import _ptxkit as raw
+
+# The CUDA-event timing the torch peers in benches/ share (median of 20 after 3 warm-ups).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
+from torch_timing import median_ms  # noqa: E402
 
 DEV = "cuda"
 RESULTS = {"checks": [], "measures": {}}
@@ -191,21 +196,6 @@ ACTIVATIONS = {
 }
 
 
-def gpu_ms(fn, reps=20):
-    """Median milliseconds of `fn` on the GPU (CUDA events), after warm-up."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
 def fused_gemms():
     """The fused GEMM `act(a @ b.T + bias) + residual` against torch in f32 from the same bf16
     inputs: every activation, with and without bias and residual, at an edge shape and 4096^3."""
@@ -233,12 +223,12 @@ def fused_gemms():
 
     # Time at 4096^3: the fused kernel, the plain GEMM, and torch's unfused eager form.
     ms = {
-        "ptxkit.gemm bias+gelu_tanh+residual": gpu_ms(
+        "ptxkit.gemm bias+gelu_tanh+residual": median_ms(
             lambda: ptxkit.gemm(a, b, bias=bias, activation="gelu_tanh", residual=res)),
-        "ptxkit.gemm plain": gpu_ms(lambda: ptxkit.gemm(a, b)),
-        "torch gelu(linear(a, b, bias)) + res": gpu_ms(
+        "ptxkit.gemm plain": median_ms(lambda: ptxkit.gemm(a, b)),
+        "torch gelu(linear(a, b, bias)) + res": median_ms(
             lambda: F.gelu(F.linear(a, b, bias), approximate="tanh") + res),
-        "torch linear(a, b)": gpu_ms(lambda: F.linear(a, b)),
+        "torch linear(a, b)": median_ms(lambda: F.linear(a, b)),
     }
     RESULTS["measures"]["fused_gemm_4096_ms"] = ms
     print(f"fused GEMM 4096^3 ms: {json.dumps(ms)}", flush=True)

@@ -42,6 +42,26 @@ def _direct(*tensors: Tensor) -> bool:
     return True
 
 
+# What a call passes besides tensors; everything else it passes is held to `_direct`.
+_NOT_TENSORS = (type(None), bool, int, float, str, torch.dtype)
+
+
+def _op(name: str, impl, fake, mutates_args=(), schema=None):
+    """``impl`` as the torch custom op ``ptxkit::{name}`` (its schema ``schema``, or read from
+    ``impl``'s annotations), with ``fake`` as its fake (meta) kernel for ``torch.compile``."""
+    op = torch.library.custom_op(f"ptxkit::{name}", impl, mutates_args=mutates_args, schema=schema)
+    op.register_fake(fake)
+    return op
+
+
+def _call(impl, op, *args):
+    """``impl(*args)``, the kernel launched straight away, when the call may skip the dispatcher
+    (``_direct`` of its tensors), else the custom op ``op``."""
+    if _direct(*(a for a in args if not isinstance(a, _NOT_TENSORS))):
+        return impl(*args)
+    return op(*args)
+
+
 def _rows_shape(x: Tensor) -> list:
     return list(x.shape[:-1])
 
@@ -55,21 +75,12 @@ def _rms_norm(x: Tensor, w: Tensor, eps: float) -> Tensor:
     return y
 
 
-@torch.library.custom_op("ptxkit::rms_norm", mutates_args=())
-def _rms_norm_op(x: Tensor, w: Tensor, eps: float) -> Tensor:
-    return _rms_norm(x, w, eps)
-
-
-@_rms_norm_op.register_fake
-def _(x: Tensor, w: Tensor, eps: float) -> Tensor:
-    return torch.empty_like(x)
+_rms_norm_op = _op("rms_norm", _rms_norm, lambda x, w, eps: torch.empty_like(x))
 
 
 def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     """``x / sqrt(mean(x**2) + eps) * w`` over the last dimension (f32 math)."""
-    if _direct(x, w):
-        return _rms_norm(x, w, eps)
-    return _rms_norm_op(x, w, eps)
+    return _call(_rms_norm, _rms_norm_op, x, w, eps)
 
 
 # Residual RMSNorm ------------------------------------------------------------------------
@@ -81,27 +92,23 @@ def _residual_rms_norm(x: Tensor, residual: Tensor, w: Tensor, eps: float) -> Te
     return y
 
 
-@torch.library.custom_op("ptxkit::residual_rms_norm", mutates_args=("residual",))
-def _residual_rms_norm_op(x: Tensor, residual: Tensor, w: Tensor, eps: float) -> Tensor:
-    return _residual_rms_norm(x, residual, w, eps)
-
-
-@_residual_rms_norm_op.register_fake
-def _(x: Tensor, residual: Tensor, w: Tensor, eps: float) -> Tensor:
-    return torch.empty_like(x)
+_residual_rms_norm_op = _op(
+    "residual_rms_norm",
+    _residual_rms_norm,
+    lambda x, residual, w, eps: torch.empty_like(x),
+    mutates_args=("residual",),
+)
 
 
 def residual_rms_norm(x: Tensor, residual: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     """``residual += x`` in place, then returns ``rms_norm(residual, w, eps)``."""
-    if _direct(x, residual, w):
-        return _residual_rms_norm(x, residual, w, eps)
-    return _residual_rms_norm_op(x, residual, w, eps)
+    return _call(_residual_rms_norm, _residual_rms_norm_op, x, residual, w, eps)
 
 
 # LayerNorm -------------------------------------------------------------------------------
 
 
-def _layer_norm(x: Tensor, w: Tensor, b: Tensor, eps: float):
+def _layer_norm(x: Tensor, w: Tensor, b: Tensor, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     y = torch.empty_like(x)
     mean = torch.empty(_rows_shape(x), dtype=torch.float32, device=x.device)
     rstd = torch.empty_like(mean)
@@ -109,22 +116,17 @@ def _layer_norm(x: Tensor, w: Tensor, b: Tensor, eps: float):
     return y, mean, rstd
 
 
-@torch.library.custom_op("ptxkit::layer_norm", mutates_args=())
-def _layer_norm_op(x: Tensor, w: Tensor, b: Tensor, eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    return _layer_norm(x, w, b, eps)
-
-
-@_layer_norm_op.register_fake
-def _(x: Tensor, w: Tensor, b: Tensor, eps: float):
+def _layer_norm_fake(x, w, b, eps):
     mean = x.new_empty(_rows_shape(x), dtype=torch.float32)
     return torch.empty_like(x), mean, torch.empty_like(mean)
 
 
+_layer_norm_op = _op("layer_norm", _layer_norm, _layer_norm_fake)
+
+
 def layer_norm(x: Tensor, w: Tensor, b: Tensor, eps: float = 1e-5) -> Tensor:
     """``(x - mean) / sqrt(var + eps) * w + b`` over the last dimension."""
-    if _direct(x, w, b):
-        return _layer_norm(x, w, b, eps)[0]
-    return _layer_norm_op(x, w, b, eps)[0]
+    return _call(_layer_norm, _layer_norm_op, x, w, b, eps)[0]
 
 
 # Softmax ---------------------------------------------------------------------------------
@@ -136,21 +138,12 @@ def _softmax(x: Tensor) -> Tensor:
     return y
 
 
-@torch.library.custom_op("ptxkit::softmax", mutates_args=())
-def _softmax_op(x: Tensor) -> Tensor:
-    return _softmax(x)
-
-
-@_softmax_op.register_fake
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x)
+_softmax_op = _op("softmax", _softmax, lambda x: torch.empty_like(x))
 
 
 def softmax(x: Tensor) -> Tensor:
     """Softmax over the last dimension."""
-    if _direct(x):
-        return _softmax(x)
-    return _softmax_op(x)
+    return _call(_softmax, _softmax_op, x)
 
 
 # SwiGLU ----------------------------------------------------------------------------------
@@ -162,27 +155,18 @@ def _swiglu(g: Tensor, u: Tensor) -> Tensor:
     return y
 
 
-@torch.library.custom_op("ptxkit::swiglu", mutates_args=())
-def _swiglu_op(g: Tensor, u: Tensor) -> Tensor:
-    return _swiglu(g, u)
-
-
-@_swiglu_op.register_fake
-def _(g: Tensor, u: Tensor) -> Tensor:
-    return torch.empty_like(g)
+_swiglu_op = _op("swiglu", _swiglu, lambda g, u: torch.empty_like(g))
 
 
 def swiglu(g: Tensor, u: Tensor) -> Tensor:
     """``silu(g) * u`` element by element (the Llama MLP's activation)."""
-    if _direct(g, u):
-        return _swiglu(g, u)
-    return _swiglu_op(g, u)
+    return _call(_swiglu, _swiglu_op, g, u)
 
 
 # Attention -------------------------------------------------------------------------------
 
 
-def _attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool):
+def _attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, Tensor]:
     o = torch.empty_like(q)
     b, s, h, _ = q.shape
     lse = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
@@ -190,15 +174,12 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool):
     return o, lse
 
 
-@torch.library.custom_op("ptxkit::attention", mutates_args=())
-def _attention_op(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool) -> tuple[Tensor, Tensor]:
-    return _attention(q, k, v, scale, causal)
-
-
-@_attention_op.register_fake
-def _(q: Tensor, k: Tensor, v: Tensor, scale: float, causal: bool):
+def _attention_fake(q, k, v, scale, causal):
     b, s, h, _ = q.shape
     return torch.empty_like(q), q.new_empty((b, h, s), dtype=torch.float32)
+
+
+_attention_op = _op("attention", _attention, _attention_fake)
 
 
 def attention(
@@ -210,40 +191,25 @@ def attention(
     The causal mask is aligned to the bottom right. ``scale`` defaults to ``1/sqrt(d)``."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    if _direct(q, k, v):
-        return _attention(q, k, v, scale, causal)[0]
-    return _attention_op(q, k, v, scale, causal)[0]
+    return _call(_attention, _attention_op, q, k, v, scale, causal)[0]
 
 
 # GEMMs -----------------------------------------------------------------------------------
 
 
-def _gemm(
-    a: Tensor,
-    b: Tensor,
-    bias: Optional[Tensor] = None,
-    activation: Optional[str] = None,
-    residual: Optional[Tensor] = None,
-) -> Tensor:
+def _gemm(a, b, bias=None, activation=None, residual=None) -> Tensor:
     c = a.new_empty((a.shape[0], b.shape[0]))
     _k.gemm(a, b, c, bias, activation, residual)
     return c
 
 
-@torch.library.custom_op("ptxkit::gemm", mutates_args=())
-def _gemm_op(
-    a: Tensor,
-    b: Tensor,
-    bias: Optional[Tensor] = None,
-    activation: Optional[str] = None,
-    residual: Optional[Tensor] = None,
-) -> Tensor:
-    return _gemm(a, b, bias, activation, residual)
-
-
-@_gemm_op.register_fake
-def _(a, b, bias=None, activation=None, residual=None):
-    return a.new_empty((a.shape[0], b.shape[0]))
+# The schema written out: the epilogue's operands are optional.
+_gemm_op = _op(
+    "gemm",
+    _gemm,
+    lambda a, b, bias=None, activation=None, residual=None: a.new_empty((a.shape[0], b.shape[0])),
+    schema="(Tensor a, Tensor b, Tensor? bias=None, str? activation=None, Tensor? residual=None) -> Tensor",
+)
 
 
 def gemm(
@@ -258,9 +224,7 @@ def gemm(
     and any sizes. With one (any of ``bias`` ``[n]``, ``activation`` one of ``"relu"``,
     ``"gelu_tanh"``, ``"gelu"`` (erf) and ``"silu"``, ``residual`` ``[m, n]``), fused into the
     GEMM's epilogue in one kernel: every tensor bf16, ``k`` and ``n`` multiples of 8."""
-    if _direct(*(t for t in (a, b, bias, residual) if t is not None)):
-        return _gemm(a, b, bias, activation, residual)
-    return _gemm_op(a, b, bias, activation, residual)
+    return _call(_gemm, _gemm_op, a, b, bias, activation, residual)
 
 
 def _fp8_format(a: Tensor, b: Tensor) -> str:
@@ -275,23 +239,25 @@ def _fp8_format(a: Tensor, b: Tensor) -> str:
     return fmt
 
 
-def _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block: bool) -> Tensor:
-    fmt = _fp8_format(a, b)
-    c = torch.empty((a.shape[0], b.shape[0]), dtype=out_dtype, device=a.device)
-    # 8-bit operands go as their bytes with the format named: DLPack before 1.1 has no codes
-    # for them.
-    _k.gemm_fp8(a.view(torch.uint8), b.view(torch.uint8), c, scale_a, scale_b, fmt, block)
-    return c
+def _fp8(name: str, block: bool):
+    """The FP8 GEMM (block-scaled when ``block``) and its custom op ``ptxkit::{name}``."""
+
+    def gemm_fp8(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype) -> Tensor:
+        fmt = _fp8_format(a, b)
+        c = torch.empty((a.shape[0], b.shape[0]), dtype=out_dtype, device=a.device)
+        # 8-bit operands go as their bytes with the format named: DLPack before 1.1 has no codes
+        # for them.
+        _k.gemm_fp8(a.view(torch.uint8), b.view(torch.uint8), c, scale_a, scale_b, fmt, block)
+        return c
+
+    def fake(a, b, scale_a, scale_b, out_dtype):
+        return a.new_empty((a.shape[0], b.shape[0]), dtype=out_dtype)
+
+    return gemm_fp8, _op(name, gemm_fp8, fake)
 
 
-@torch.library.custom_op("ptxkit::gemm_fp8", mutates_args=())
-def _gemm_fp8_op(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype) -> Tensor:
-    return _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block=False)
-
-
-@_gemm_fp8_op.register_fake
-def _(a, b, scale_a, scale_b, out_dtype):
-    return a.new_empty((a.shape[0], b.shape[0]), dtype=out_dtype)
+_gemm_fp8, _gemm_fp8_op = _fp8("gemm_fp8", block=False)
+_gemm_fp8_block, _gemm_fp8_block_op = _fp8("gemm_fp8_block", block=True)
 
 
 def gemm_fp8(
@@ -300,19 +266,7 @@ def gemm_fp8(
     """``scale_a * scale_b * (a @ b.T)``: ``a`` ``[m, k]``, ``b`` ``[n, k]`` float8 (e4m3fn or
     e5m2, ``k`` a multiple of 16), ``scale_a``, ``scale_b`` one-element f32 tensors (as
     ``torch._scaled_mm`` takes them)."""
-    if _direct(a, b, scale_a, scale_b):
-        return _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block=False)
-    return _gemm_fp8_op(a, b, scale_a, scale_b, out_dtype)
-
-
-@torch.library.custom_op("ptxkit::gemm_fp8_block", mutates_args=())
-def _gemm_fp8_block_op(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype) -> Tensor:
-    return _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block=True)
-
-
-@_gemm_fp8_block_op.register_fake
-def _(a, b, scale_a, scale_b, out_dtype):
-    return a.new_empty((a.shape[0], b.shape[0]), dtype=out_dtype)
+    return _call(_gemm_fp8, _gemm_fp8_op, a, b, scale_a, scale_b, out_dtype)
 
 
 def gemm_fp8_block(
@@ -321,9 +275,7 @@ def gemm_fp8_block(
     """The block-scaled FP8 GEMM (DeepSeek-V3's scales): ``a`` ``[m, k]``, ``b`` ``[n, k]``
     float8, ``scale_a`` ``[ceil(k/128), m]`` (one scale per 128 columns of each row of ``a``),
     ``scale_b`` ``[ceil(n/128), ceil(k/128)]`` (one per 128 x 128 block of ``b``), f32."""
-    if _direct(a, b, scale_a, scale_b):
-        return _gemm_fp8(a, b, scale_a, scale_b, out_dtype, block=True)
-    return _gemm_fp8_block_op(a, b, scale_a, scale_b, out_dtype)
+    return _call(_gemm_fp8_block, _gemm_fp8_block_op, a, b, scale_a, scale_b, out_dtype)
 
 
 def _grouped_gemm(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
@@ -332,14 +284,9 @@ def _grouped_gemm(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
     return c
 
 
-@torch.library.custom_op("ptxkit::grouped_gemm", mutates_args=())
-def _grouped_gemm_op(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
-    return _grouped_gemm(a, b, offs)
-
-
-@_grouped_gemm_op.register_fake
-def _(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
-    return a.new_empty((a.shape[0], b.shape[1]))
+_grouped_gemm_op = _op(
+    "grouped_gemm", _grouped_gemm, lambda a, b, offs: a.new_empty((a.shape[0], b.shape[1]))
+)
 
 
 def grouped_gemm(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
@@ -347,6 +294,4 @@ def grouped_gemm(a: Tensor, b: Tensor, offs: Tensor) -> Tensor:
     group after another, ``offs`` int32 ``[groups]`` their cumulative ends (as
     ``torch._grouped_mm``'s), ``b`` ``[groups, n, k]``; row ``i`` of group ``g`` of the result is
     ``a[i] @ b[g].T``."""
-    if _direct(a, b, offs):
-        return _grouped_gemm(a, b, offs)
-    return _grouped_gemm_op(a, b, offs)
+    return _call(_grouped_gemm, _grouped_gemm_op, a, b, offs)

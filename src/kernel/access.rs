@@ -32,6 +32,9 @@ enum RowGuard {
     Check(Expr),
 }
 
+/// An access's L1 eviction priority and L2 cache-policy register (PTX ISA 9.7.9.8).
+type Hints = (Option<ptx_isa::builder::Evict>, Option<Reg<ty::B64>>);
+
 #[track_caller]
 fn shape_of(shape: &[u32]) -> Vec<Expr> {
     shape.iter().map(|&d| Expr::from(d)).collect()
@@ -48,6 +51,59 @@ impl KernelBuilder {
             )
             .filter(|_| !shape.is_empty())
             .ok_or_else(|| self.buffer_err(name, format!("bad shape {shape:?}")))
+    }
+
+    /// The bytes of a shared buffer of `T` elements and `shape`, and its alignment: `align`,
+    /// at least the element's size.
+    #[track_caller]
+    fn shared_bytes<T: Elem>(&self, name: &str, shape: &[u32], align: u32) -> Result<(u32, u32)> {
+        let n = self.check_shape(name, shape)?;
+        let bytes = n
+            .checked_mul(T::DTYPE.bytes())
+            .ok_or_else(|| self.buffer_err(name, "too large"))?;
+        Ok((bytes, align.max(T::DTYPE.bytes())))
+    }
+
+    /// A row-major buffer `name` of `shape` in `storage`, its base aligned to `align`.
+    #[track_caller]
+    fn row_major<T: Elem>(
+        &self,
+        name: &str,
+        storage: Storage<T>,
+        shape: &[u32],
+        align: u32,
+    ) -> Result<Buffer<T>> {
+        let shape = shape_of(shape);
+        let strides = Layout::RowMajor
+            .strides_for(&shape)
+            .map_err(|r| self.buffer_err(name, r.to_string()))?;
+        Ok(Buffer {
+            kernel: self.name.clone(),
+            name: name.to_string(),
+            storage,
+            shape,
+            strides,
+            elem_offset: Expr::Const(0),
+            align,
+            swizzle: None,
+            fragment: None,
+        })
+    }
+
+    /// `idx` has one index per dimension of `buf`.
+    #[track_caller]
+    fn check_rank<T: Elem>(&self, buf: &Buffer<T>, idx: &[Expr]) -> Result<()> {
+        if idx.len() == buf.shape.len() {
+            return Ok(());
+        }
+        Err(self.buffer_err(
+            &buf.name,
+            format!(
+                "{} indices for a rank-{} buffer",
+                idx.len(),
+                buf.shape.len()
+            ),
+        ))
     }
 
     #[track_caller]
@@ -68,11 +124,7 @@ impl KernelBuilder {
         shape: &[u32],
         align: u32,
     ) -> Result<Buffer<T>> {
-        let n = self.check_shape(name, shape)?;
-        let bytes = n
-            .checked_mul(T::DTYPE.bytes())
-            .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.bytes());
+        let (bytes, align) = self.shared_bytes::<T>(name, shape, align)?;
         self.pool
             .alloc_static(name, bytes, align)
             .map_err(|e| self.smem_err(e))?;
@@ -91,11 +143,7 @@ impl KernelBuilder {
         shape: &[u32],
         align: u32,
     ) -> Result<Buffer<T>> {
-        let n = self.check_shape(name, shape)?;
-        let bytes = n
-            .checked_mul(T::DTYPE.bytes())
-            .ok_or_else(|| self.buffer_err(name, "too large"))?;
-        let align = align.max(T::DTYPE.bytes());
+        let (bytes, align) = self.shared_bytes::<T>(name, shape, align)?;
         let base = self.pool_bytes(name, bytes, align)?;
         self.shared_view(name, base, shape, align)
     }
@@ -174,21 +222,7 @@ impl KernelBuilder {
     ) -> Result<Buffer<T>> {
         self.check_shape(name, shape)?;
         let align = align.max(T::DTYPE.bytes());
-        let shape = shape_of(shape);
-        let strides = Layout::RowMajor
-            .strides_for(&shape)
-            .map_err(|r| self.buffer_err(name, r.to_string()))?;
-        Ok(Buffer {
-            kernel: self.name.clone(),
-            name: name.to_string(),
-            storage: Storage::Shared(base),
-            shape,
-            strides,
-            elem_offset: Expr::Const(0),
-            align,
-            swizzle: None,
-            fragment: None,
-        })
+        self.row_major(name, Storage::Shared(base), shape, align)
     }
 
     /// A register buffer (`T.alloc_local`): one register per element, private to the thread;
@@ -200,21 +234,7 @@ impl KernelBuilder {
             return Err(self.buffer_err(name, format!("{n} registers is too many")));
         }
         let regs = self.f.regs::<T>(n as usize);
-        let shape = shape_of(shape);
-        let strides = Layout::RowMajor
-            .strides_for(&shape)
-            .map_err(|r| self.buffer_err(name, r.to_string()))?;
-        Ok(Buffer {
-            kernel: self.name.clone(),
-            name: name.to_string(),
-            storage: Storage::Local(regs),
-            shape,
-            strides,
-            elem_offset: Expr::Const(0),
-            align: T::DTYPE.bytes(),
-            swizzle: None,
-            fragment: None,
-        })
+        self.row_major(name, Storage::Local(regs), shape, T::DTYPE.bytes())
     }
 
     /// This thread's registers of a register tile laid out by `fragment` (a wgmma accumulator, an
@@ -285,16 +305,7 @@ impl KernelBuilder {
     #[track_caller]
     pub fn linear_index<T: Elem>(&self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Expr> {
         let idx: Vec<Expr> = idx.exprs();
-        if idx.len() != buf.shape.len() {
-            return Err(self.buffer_err(
-                &buf.name,
-                format!(
-                    "{} indices for a rank-{} buffer",
-                    idx.len(),
-                    buf.shape.len()
-                ),
-            ));
-        }
+        self.check_rank(buf, &idx)?;
         let mut sum: Option<Expr> = None;
         for (i, s) in idx.into_iter().zip(&buf.strides) {
             let term = i * s.clone();
@@ -546,12 +557,11 @@ impl KernelBuilder {
         guard: Option<ptx_isa::Pred>,
         caching: Caching,
     ) -> Result<()> {
-        let (ptr, o) = self.addr_parts(buf, idx)?;
         // The policy comes before the guard: `when` applies to the next instruction.
-        let opts = self.access_opts(buf, &ptr, caching)?;
+        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, idx, caching)?;
         let ld = LdOpts {
-            evict: opts.0,
-            cache_hint: opts.1,
+            evict,
+            cache_hint,
             ..LdOpts::default()
         };
         if T::DTYPE.bytes() == 2 && d.len() == 8 {
@@ -647,29 +657,29 @@ impl KernelBuilder {
                 Some(p)
             }
         };
-        let (ptr, o) = self.addr_parts(buf, g.at.clone())?;
-        let opts = self.access_opts(buf, &ptr, caching)?;
+        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, g.at.clone(), caching)?;
         let ld = LdOpts {
-            evict: opts.0,
-            cache_hint: opts.1,
+            evict,
+            cache_hint,
             ..LdOpts::default()
         };
         self.ld_words(&ld, ptr, o, &words, guard)?;
         Ok(words)
     }
 
-    /// The L1 priority and L2 policy register of an access to `buf` at `ptr` with `caching`:
-    /// none for no hint; refused for shared memory (PTX ISA 9.7.9.8: the qualifiers apply to
-    /// global addresses).
+    /// The address of `buf[idx]` (a pointer and a constant byte offset) and the L1 priority and
+    /// L2 policy register of an access there with `caching`: none for no hint; refused for shared
+    /// memory (PTX ISA 9.7.9.8: the qualifiers apply to global addresses).
     #[track_caller]
-    fn access_opts<T: Elem>(
+    fn access_at<T: Elem>(
         &mut self,
         buf: &Buffer<T>,
-        ptr: &Ptr,
+        idx: Vec<Expr>,
         caching: Caching,
-    ) -> Result<(Option<ptx_isa::builder::Evict>, Option<Reg<ty::B64>>)> {
+    ) -> Result<(Ptr, i64, Hints)> {
+        let (ptr, o) = self.addr_parts(buf, idx)?;
         if caching.is_none() {
-            return Ok((None, None));
+            return Ok((ptr, o, (None, None)));
         }
         if let Ptr::Shared(_) = ptr {
             return Err(self.buffer_err(
@@ -681,7 +691,7 @@ impl KernelBuilder {
             Some(p) => Some(self.l2_policy(p)?),
             None => None,
         };
-        Ok((caching.l1, policy))
+        Ok((ptr, o, (caching.l1, policy)))
     }
 
     /// One store of `v.len()` consecutive elements, with `caching`'s hints (global memory only).
@@ -694,11 +704,10 @@ impl KernelBuilder {
         guard: Option<ptx_isa::Pred>,
         caching: Caching,
     ) -> Result<()> {
-        let (ptr, o) = self.addr_parts(buf, idx)?;
-        let opts = self.access_opts(buf, &ptr, caching)?;
+        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, idx, caching)?;
         let st = StOpts {
-            evict: opts.0,
-            cache_hint: opts.1,
+            evict,
+            cache_hint,
             ..StOpts::default()
         };
         if T::DTYPE.bytes() == 2 && v.len() == 8 {
@@ -743,16 +752,7 @@ impl KernelBuilder {
         let Some((last, extent)) = idx.last().zip(buf.shape.last()) else {
             return Err(self.buffer_err(&buf.name, "a rank-0 access"));
         };
-        if idx.len() != buf.shape.len() {
-            return Err(self.buffer_err(
-                &buf.name,
-                format!(
-                    "{} indices for a rank-{} buffer",
-                    idx.len(),
-                    buf.shape.len()
-                ),
-            ));
-        }
+        self.check_rank(buf, idx)?;
         let facts = self.vars.as_slice();
         let size = T::DTYPE.bytes() as usize;
         let mut out = Vec::new();

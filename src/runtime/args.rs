@@ -543,21 +543,15 @@ pub(crate) fn tma_error(param: &str, e: RuntimeError) -> RuntimeError {
     }
 }
 
+/// The hand-written test kernels' signatures, shared with `tests/runtime_gpu.rs`.
+#[cfg(test)]
+#[path = "../../tests/ptx/signatures.rs"]
+mod test_signatures;
+
 #[cfg(test)]
 mod tests {
+    use super::test_signatures::vadd;
     use super::*;
-
-    fn vadd() -> KernelSignature {
-        KernelSignature::new(
-            "vadd",
-            vec![
-                Param::tensor("a", ScalarType::F32, vec!["n".into()]),
-                Param::tensor("b", ScalarType::F32, vec!["n".into()]),
-                Param::tensor_aligned("c", ScalarType::F32, vec!["n".into()], 16),
-                Param::extent_u32("n"),
-            ],
-        )
-    }
 
     fn t(dtype: ScalarType, shape: &[usize], addr: u64) -> ArgDesc {
         ArgDesc::tensor(dtype, shape, addr, 0)

@@ -47,13 +47,37 @@ impl Rng {
     pub fn vec_f32(&mut self, n: usize) -> Vec<f32> {
         (0..n).map(|_| self.f32()).collect()
     }
+
+    /// `n` values uniform in [-1, 1), rounded to bf16.
+    pub fn vec_bf16(&mut self, n: usize) -> Vec<half::bf16> {
+        (0..n).map(|_| half::bf16::from_f32(self.f32())).collect()
+    }
 }
 
 /// Device 0 for an example or a benchmark run by hand, or `None` after printing `{why}: {error}`
 /// on stderr when there is none (no driver, no device), so the program can end quietly.
 pub fn device_or_skip(why: &str) -> Option<Device> {
-    match Device::new(0) {
-        Ok(d) => Some(d),
+    or_skip(Device::new(0), why)
+}
+
+/// Device 0, its default stream and what `make` opens on that stream (a cuBLAS or cuBLASLt
+/// handle), or `None` after printing `{why}: {error}` on stderr when either is missing: the
+/// start of a benchmark that times a kernel against a vendor library.
+pub fn gpu_with_or_skip<T, E: std::fmt::Display>(
+    why: &str,
+    make: impl FnOnce(Arc<CudaStream>) -> Result<T, E>,
+) -> Option<(Device, Arc<CudaStream>, T)> {
+    let device = device_or_skip(why)?;
+    let stream = device.default_stream();
+    let handle = or_skip(make(stream.clone()), why)?;
+    Some((device, stream, handle))
+}
+
+/// What `r` holds, or `None` after printing `{why}: {error}` on stderr: for what a benchmark run
+/// by hand cannot do without (a device, a cuBLAS handle, its kernel), so it can end quietly.
+pub fn or_skip<T, E: std::fmt::Display>(r: Result<T, E>, why: &str) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
         Err(e) => {
             eprintln!("{why}: {e}");
             None

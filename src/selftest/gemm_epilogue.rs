@@ -140,18 +140,8 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let mut worst: f64 = 0.0;
     let mut cases = 0;
     for &(m, n, kk) in &shapes {
-        let a_h: Vec<bf16> = ctx
-            .rng
-            .vec_f32(m * kk)
-            .into_iter()
-            .map(bf16::from_f32)
-            .collect();
-        let b_h: Vec<bf16> = ctx
-            .rng
-            .vec_f32(n * kk)
-            .into_iter()
-            .map(bf16::from_f32)
-            .collect();
+        let a_h = ctx.rng.vec_bf16(m * kk);
+        let b_h = ctx.rng.vec_bf16(n * kk);
         let host = Host {
             n,
             colv: ctx.rng.vec_f32(n).into_iter().map(f64::from).collect(),

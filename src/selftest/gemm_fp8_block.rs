@@ -261,7 +261,7 @@ fn refuses_unaligned_scale_rows(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<()
     let gemm = Gemm::new(&ctx.dev, *cfg)?;
     let e4: Codec<HostE4m3> = (HostE4m3::from_f32, HostE4m3::to_f32);
     let (m, n, k) = (130, 256, 256);
-    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?;
+    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?.device;
     let mut c = ctx.poisoned(&[m, n])?;
     match gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &p.scale_a, &p.scale_b) {
         Err(GemmError::ScaleRowPitch { m: 130 }) => Ok(()),
@@ -278,7 +278,7 @@ fn refuses_unaligned_scale_rows(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<()
 fn refuses_bad_epilogue(ctx: &mut GpuCtx, plain: &GemmConfig) -> Result<(), GpuCheckError> {
     let e4: Codec<HostE4m3> = (HostE4m3::from_f32, HostE4m3::to_f32);
     let (m, n, k) = (128, 256, 256);
-    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), plain.output)?;
+    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), plain.output)?.device;
     let mut c = ctx.poisoned(&[m, n])?;
     let bias = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; n], vec![n])?;
     let short = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; n - 1], vec![n - 1])?;
@@ -287,7 +287,7 @@ fn refuses_bad_epilogue(ctx: &mut GpuCtx, plain: &GemmConfig) -> Result<(), GpuC
         out_scale: OutScale::Pointer,
         ..*plain
     };
-    let scales = [&p.scale_a, &p.scale_b];
+    let scales = p.scales();
     let tries = [
         (
             plain,
@@ -335,7 +335,7 @@ fn refuses_bad_scales(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<(), GpuCheck
     let gemm = Gemm::new(&ctx.dev, *cfg)?;
     let e4: Codec<HostE4m3> = (HostE4m3::from_f32, HostE4m3::to_f32);
     let (m, n, k) = (128, 256, 256);
-    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?;
+    let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?.device;
     let mut c = ctx.poisoned(&[m, n])?;
     let a_transposed = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; m * 2], vec![m, 2])?;
     let b_short = DeviceTensor::from_host(&ctx.stream, &[1.0f32; 2], vec![1, 2])?;

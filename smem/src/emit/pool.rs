@@ -77,7 +77,7 @@ impl DynamicSmem {
     pub fn region_addr(&self, k: &mut FunctionBuilder, region: &Region) -> Result<Reg<ty::U32>> {
         self.check(k, region)?;
         let base = self.base_addr(k)?;
-        self.offset_from(k, base, region.offset, &region.name)
+        self.region_addr_from(k, base, region)
     }
 
     /// The shared address of `region` from a register already holding the array's address

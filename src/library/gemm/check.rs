@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceTensor, E4m3, E5m2, Element};
 use ptx_isa::ScalarType;
 
 use super::cublaslt::{Accum, Fp8Elem, LtError, LtFp8};
-use super::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale, OutScaleArg};
+use super::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale, OutScaleArg, Scaling};
 
 /// Deterministic xorshift random numbers in [-1, 1), for inputs.
 pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
@@ -630,8 +630,9 @@ impl CheckEpilogue {
 pub type Rounds<I, J> = (fn(f32) -> I, fn(f32) -> J);
 
 /// One FP8 problem on the device: A `[m, k]` of 8-bit `I` and B `[n, k]` of 8-bit `J` (random
-/// values in ±[`FP8_RANGE`], rounded with saturation), and their per-tensor scales
-/// ([`FP8_SCALES`]) as device tensors of one f32 each, as our GEMM and cuBLASLt both read them.
+/// values in ±[`FP8_RANGE`], rounded with saturation), and their scales as f32 device tensors:
+/// per-tensor ([`Fp8Problem::new`]: [`FP8_SCALES`], one f32 each, as our GEMM and cuBLASLt both
+/// read them) or per block (a [`super::check_block::BlockProblem`]'s).
 pub struct Fp8Problem<I: Element, J: Element = I> {
     /// `(m, n, k)`.
     pub shape: (usize, usize, usize),
@@ -639,10 +640,19 @@ pub struct Fp8Problem<I: Element, J: Element = I> {
     pub a: DeviceTensor<I>,
     /// B `[n, k]`.
     pub b: DeviceTensor<J>,
-    /// `scale_a` `[1]`.
+    /// A's scales: `[1]` per tensor, `[ceil(k/128), m]` (M-major) per block.
     pub scale_a: DeviceTensor<f32>,
-    /// `scale_b` `[1]`.
+    /// B's scales: `[1]` per tensor, `[ceil(n/128), ceil(k/128)]` per block.
     pub scale_b: DeviceTensor<f32>,
+}
+
+/// `len` random 8-bit values from `seed`: `x · FP8_RANGE` for `x` uniform in [-1, 1), rounded by
+/// `round` (`E4m3::from_f32` or `E5m2::from_f32`, with saturation).
+pub fn fp8_values<T>(len: usize, seed: u64, round: fn(f32) -> T) -> Vec<T> {
+    random_values(len, seed)
+        .into_iter()
+        .map(|x| round(x * FP8_RANGE))
+        .collect()
 }
 
 impl<I: Element, J: Element> Fp8Problem<I, J> {
@@ -654,23 +664,33 @@ impl<I: Element, J: Element> Fp8Problem<I, J> {
         seed: u64,
         (round_a, round_b): Rounds<I, J>,
     ) -> Result<Fp8Problem<I, J>, CheckError> {
-        fn values<T>(len: usize, seed: u64, round: fn(f32) -> T) -> Vec<T> {
-            random_values(len, seed)
-                .into_iter()
-                .map(|x| round(x * FP8_RANGE))
-                .collect()
-        }
         let (a, b) = (
-            values(m * k, seed, round_a),
-            values(n * k, seed ^ 0x5555, round_b),
+            fp8_values(m * k, seed, round_a),
+            fp8_values(n * k, seed ^ 0x5555, round_b),
         );
         let [sa, sb] = FP8_SCALES;
+        Fp8Problem::from_host(
+            stream,
+            (m, n, k),
+            (&a, &b),
+            [(&[sa], vec![1]), (&[sb], vec![1])],
+        )
+    }
+
+    /// A and B (`[m, k]`, `[n, k]`) and the scales (each its values and shape) copied to the
+    /// device.
+    pub fn from_host(
+        stream: &Arc<CudaStream>,
+        (m, n, k): (usize, usize, usize),
+        (a, b): (&[I], &[J]),
+        [(sa, sa_shape), (sb, sb_shape)]: [(&[f32], Vec<usize>); 2],
+    ) -> Result<Fp8Problem<I, J>, CheckError> {
         Ok(Fp8Problem {
             shape: (m, n, k),
-            a: DeviceTensor::from_host(stream, &a, vec![m, k])?,
-            b: DeviceTensor::from_host(stream, &b, vec![n, k])?,
-            scale_a: DeviceTensor::from_host(stream, &[sa], vec![1])?,
-            scale_b: DeviceTensor::from_host(stream, &[sb], vec![1])?,
+            a: DeviceTensor::from_host(stream, a, vec![m, k])?,
+            b: DeviceTensor::from_host(stream, b, vec![n, k])?,
+            scale_a: DeviceTensor::from_host(stream, sa, sa_shape)?,
+            scale_b: DeviceTensor::from_host(stream, sb, sb_shape)?,
         })
     }
 
@@ -711,24 +731,13 @@ pub fn check_fp8(
     shape: (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckResult, CheckError> {
-    use ptx_isa::ScalarType::{Bf16, F16, F32};
     fn typed<I: Element + Fp8Elem, J: Element + Fp8Elem>(
         (stream, lt, gemm): (&Arc<CudaStream>, &LtFp8, &Gemm),
         p: Fp8Problem<I, J>,
     ) -> Result<CheckResult, CheckError> {
         let (m, n, _) = p.shape;
         let epi = CheckEpilogue::new(stream, gemm.config(), n, 0xb1a5 ^ m as u64)?;
-        let ours: Vec<f32> = match gemm.config().output {
-            Bf16 => run_fp8(stream, gemm, &p, &epi, bf16::NAN, bf16::to_f32)?,
-            F16 => run_fp8(stream, gemm, &p, &epi, half::f16::NAN, half::f16::to_f32)?,
-            F32 => run_fp8(stream, gemm, &p, &epi, f32::NAN, |x| x)?,
-            other => {
-                return Err(CheckError::Gemm(GemmError::Operands(format!(
-                    "{} output: not an FP8 GEMM configuration",
-                    other.name()
-                ))));
-            }
-        };
+        let ours = run_fp8_poisoned(stream, gemm, &p, &epi)?;
         let lt_d = |accum: Accum| -> Result<Vec<f32>, CheckError> {
             let mut d: CudaSlice<f32> = stream.clone_htod(&vec![f32::NAN; m * n])?;
             p.cublaslt(lt, &mut d, accum)?;
@@ -769,7 +778,27 @@ pub fn check_fp8(
     }
 }
 
-/// Our scaled GEMM on `p` into a C of `O` filled with `poison` first, read back as f32.
+/// Our FP8 `gemm` on `p` (per-tensor or block scales, as its configuration says) with the
+/// epilogue operands `epi`, into a C of its output type poisoned with NaN first, read back as
+/// f32.
+pub fn run_fp8_poisoned<I: Element, J: Element>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    p: &Fp8Problem<I, J>,
+    epi: &CheckEpilogue,
+) -> Result<Vec<f32>, CheckError> {
+    match gemm.config().output {
+        ScalarType::Bf16 => run_fp8(stream, gemm, p, epi, bf16::NAN, bf16::to_f32),
+        ScalarType::F16 => run_fp8(stream, gemm, p, epi, half::f16::NAN, half::f16::to_f32),
+        ScalarType::F32 => run_fp8(stream, gemm, p, epi, f32::NAN, |x| x),
+        other => Err(CheckError::Gemm(GemmError::Operands(format!(
+            "{} output: not an FP8 GEMM configuration",
+            other.name()
+        )))),
+    }
+}
+
+/// [`run_fp8_poisoned`] with C of `O`, filled with `poison`.
 fn run_fp8<I: Element, J: Element, O: Element + Copy>(
     stream: &Arc<CudaStream>,
     gemm: &Gemm,
@@ -780,6 +809,10 @@ fn run_fp8<I: Element, J: Element, O: Element + Copy>(
 ) -> Result<Vec<f32>, CheckError> {
     let (m, n, _) = p.shape;
     let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
-    gemm.run_scaled_with(stream, &p.a, &p.b, &mut c, p.scales(), &epi.args())?;
+    let (a, b, args) = (&p.a, &p.b, &epi.args());
+    match gemm.config().scaling {
+        Scaling::Block => gemm.run_block_scaled_with(stream, a, b, &mut c, p.scales(), args)?,
+        _ => gemm.run_scaled_with(stream, a, b, &mut c, p.scales(), args)?,
+    }
     Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }

@@ -6,13 +6,15 @@
 
 use std::sync::Arc;
 
-use half::bf16;
 use ptx_isa::ScalarType;
 
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{DeviceTensor, E4m3, E5m2, Element};
 
-use super::check::{CheckEpilogue, CheckError, CheckResult, FP8_RANGE, random_values, rel_error};
+use super::check::{
+    CheckEpilogue, CheckError, CheckResult, FP8_RANGE, Fp8Problem, fp8_values, random_values,
+    rel_error, run_fp8_poisoned,
+};
 use super::{Gemm, GemmError, SCALE_BLOCK};
 
 /// How host f32 values become 8-bit elements and back (`E4m3::from_f32`, `E4m3::to_f32`).
@@ -24,16 +26,8 @@ pub const SCALE_BINADES: f32 = 10.0;
 /// One block-scaled problem: A `[m, k]` of `I` and B `[n, k]` of `J` on the device and, decoded,
 /// on the host; `scale_a` `[ceil(k/128), m]` and `scale_b` `[ceil(n/128), ceil(k/128)]`.
 pub struct BlockProblem<I: Element, J: Element = I> {
-    /// `(m, n, k)`.
-    pub shape: (usize, usize, usize),
-    /// A `[m, k]`.
-    pub a: DeviceTensor<I>,
-    /// B `[n, k]`.
-    pub b: DeviceTensor<J>,
-    /// A's scales, `[ceil(k/128), m]` (M-major).
-    pub scale_a: DeviceTensor<f32>,
-    /// B's scales, `[ceil(n/128), ceil(k/128)]`.
-    pub scale_b: DeviceTensor<f32>,
+    /// A, B and the scales on the device.
+    pub device: Fp8Problem<I, J>,
     host: HostProblem,
 }
 
@@ -107,10 +101,7 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
         output: ScalarType,
     ) -> Result<BlockProblem<I, J>, CheckError> {
         fn values<T: Copy>(len: usize, seed: u64, (round, decode): Codec<T>) -> (Vec<T>, Vec<f32>) {
-            let v: Vec<T> = random_values(len, seed)
-                .into_iter()
-                .map(|x| round(x * FP8_RANGE))
-                .collect();
+            let v = fp8_values(len, seed, round);
             let f = v.iter().map(|&x| decode(x)).collect();
             (v, f)
         }
@@ -124,12 +115,9 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
             .map(|s| s * ceiling)
             .collect();
         let sb = random_scales(nb * kb, seed ^ 0xB22);
+        let scales = [(&sa[..], vec![kb, m]), (&sb[..], vec![nb, kb])];
         Ok(BlockProblem {
-            shape: (m, n, k),
-            a: DeviceTensor::from_host(stream, &a, vec![m, k])?,
-            b: DeviceTensor::from_host(stream, &b, vec![n, k])?,
-            scale_a: DeviceTensor::from_host(stream, &sa, vec![kb, m])?,
-            scale_b: DeviceTensor::from_host(stream, &sb, vec![nb, kb])?,
+            device: Fp8Problem::from_host(stream, (m, n, k), (&a, &b), scales)?,
             host: HostProblem {
                 a: a_host,
                 b: b_host,
@@ -146,13 +134,14 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
         gemm: &Gemm,
         c: &mut DeviceTensor<O>,
     ) -> Result<(), GemmError> {
-        gemm.run_block_scaled(stream, &self.a, &self.b, c, &self.scale_a, &self.scale_b)
+        let p = &self.device;
+        gemm.run_block_scaled(stream, &p.a, &p.b, c, &p.scale_a, &p.scale_b)
     }
 
     /// The f64 reference of `rows` of C (all n columns each, row after row):
     /// `Σ_kb sa[kb, i]·sb[j/128, kb]·Σ_{k in kb} A[i, k]·B[j, k]`, on the host's cores.
     pub fn reference_rows(&self, rows: &[usize]) -> Vec<f64> {
-        let shape = self.shape;
+        let shape = self.device.shape;
         let h = &self.host;
         let row = |i: usize| -> Vec<f64> { reference_row(h.operands(), shape, i) };
         let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
@@ -236,20 +225,9 @@ fn typed<I: Element + Copy, J: Element + Copy>(
     seed: u64,
     codecs: (Codec<I>, Codec<J>),
 ) -> Result<CheckResult, CheckError> {
-    use ScalarType::{Bf16, F16, F32};
     let p = BlockProblem::new(stream, shape, seed, codecs, gemm.config().output)?;
     let epi = CheckEpilogue::new(stream, gemm.config(), shape.1, seed ^ 0xb1a5)?;
-    let ours: Vec<f32> = match gemm.config().output {
-        Bf16 => run_poisoned(stream, gemm, &p, &epi, bf16::NAN, bf16::to_f32)?,
-        F16 => run_poisoned(stream, gemm, &p, &epi, half::f16::NAN, half::f16::to_f32)?,
-        F32 => run_poisoned(stream, gemm, &p, &epi, f32::NAN, |x| x)?,
-        other => {
-            return Err(CheckError::Gemm(GemmError::Operands(format!(
-                "{} output: not an FP8 GEMM configuration",
-                other.name()
-            ))));
-        }
-    };
+    let ours = run_fp8_poisoned(stream, gemm, &p.device, &epi)?;
     let (_, n, _) = shape;
     let rows = checked_rows(shape);
     let reference: Vec<f32> = p
@@ -274,22 +252,6 @@ fn typed<I: Element + Copy, J: Element + Copy>(
         unwritten: ours.iter().filter(|x| x.is_nan()).count(),
         cublas_rel_error: 0.0,
     })
-}
-
-/// Our GEMM on `p` into a C of `O` filled with `poison` first, read back as f32.
-fn run_poisoned<I: Element + Copy, J: Element + Copy, O: Element + Copy>(
-    stream: &Arc<CudaStream>,
-    gemm: &Gemm,
-    p: &BlockProblem<I, J>,
-    epi: &CheckEpilogue,
-    poison: O,
-    to_f32: fn(O) -> f32,
-) -> Result<Vec<f32>, CheckError> {
-    let (m, n, _) = p.shape;
-    let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
-    let scales = [&p.scale_a, &p.scale_b];
-    gemm.run_block_scaled_with(stream, &p.a, &p.b, &mut c, scales, &epi.args())?;
-    Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }
 
 #[cfg(test)]

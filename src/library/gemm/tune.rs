@@ -115,21 +115,34 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
             }
         }
     }
-    // Split-K where the tiles alone leave SMs idle: 2 to 8 parts, from registers.
-    let tiles = problem.m.div_ceil(GemmConfig::BM as usize) * problem.n.div_ceil(rule.bn as usize);
-    if tiles < sms as usize {
-        for bn in [128, 256] {
-            for split_k in [2, 4, 8] {
-                let c = GemmConfig {
-                    bn,
-                    split_k,
-                    tma_store: false,
-                    ..rule
-                }
-                .deepest();
-                if !out.contains(&c) && c.validate().is_ok() {
-                    out.push(c);
-                }
+    for c in split_k_candidates(rule, (problem.m, problem.n), sms) {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The split-K variants of `cfg` worth timing for a C of `m x n` on `sms` multiprocessors: none
+/// where `cfg`'s tiles alone fill the SMs, else 2, 4 and 8 parts ([`GemmConfig::split_k`]), 128
+/// and 256 wide, from registers, at the deepest ring that fits; each valid.
+pub fn split_k_candidates(cfg: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
+    let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(cfg.bn as usize);
+    if tiles >= sms as usize {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for bn in [128, 256] {
+        for split_k in [2, 4, 8] {
+            let c = GemmConfig {
+                bn,
+                split_k,
+                tma_store: false,
+                ..cfg
+            }
+            .deepest();
+            if c.validate().is_ok() {
+                out.push(c);
             }
         }
     }

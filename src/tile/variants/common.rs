@@ -239,22 +239,25 @@ pub fn register_side<'a>(d: &'a TileRef, s: &'a TileRef) -> (&'a TileRef, &'a Ti
     }
 }
 
-/// The register tile and the memory tile of a fragment copy agree: the same shape (and `mem_ok`,
-/// the variant's own condition on the memory tile) and the same 16- or 32-bit element type.
-pub fn fragment_tiles(
-    regs: &TileRef,
-    mem: &TileRef,
-    mem_ok: bool,
-) -> std::result::Result<(), Rejection> {
-    if mem.shape != regs.shape || !mem_ok {
-        return Err(Rejection::operand(
-            Aspect::Shape,
-            format!(
-                "memory tile {:?} vs register tile {:?}",
-                mem.shape, regs.shape
-            ),
-        ));
+/// The memory tile `mem` of a copy to or from the register tile `regs` has its shape; `how`
+/// (appended to the rejection, may be empty) says how the registers cover the tile.
+pub fn same_shape(regs: &TileRef, mem: &TileRef, how: &str) -> std::result::Result<(), Rejection> {
+    if mem.shape == regs.shape {
+        return Ok(());
     }
+    Err(Rejection::operand(
+        Aspect::Shape,
+        format!(
+            "the memory tile is {:?}; the register tile covers {:?}{how}",
+            mem.shape, regs.shape
+        ),
+    ))
+}
+
+/// The register tile and the memory tile of a fragment copy agree: the same shape
+/// ([`same_shape`]) and the same 16- or 32-bit element type.
+pub fn fragment_tiles(regs: &TileRef, mem: &TileRef) -> std::result::Result<(), Rejection> {
+    same_shape(regs, mem, "")?;
     if regs.dtype != mem.dtype || !matches!(regs.dtype.bits(), 16 | 32) {
         return Err(Rejection::operand(
             Aspect::ElementType,

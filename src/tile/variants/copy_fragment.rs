@@ -54,7 +54,13 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             ctx.scope.threads()
         )));
     }
-    fragment_tiles(regs, mem, mem.layout.is_some())?;
+    if mem.layout.is_none() {
+        return Err(Rejection::operand(
+            Aspect::Layout,
+            "the memory tile has no layout",
+        ));
+    }
+    fragment_tiles(regs, mem)?;
     if r.iter()
         .any(|x| x.class.decl_type().bits() != regs.dtype.bits())
     {

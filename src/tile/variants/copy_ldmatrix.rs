@@ -7,7 +7,7 @@ use layouts::fragment::ldmatrix;
 use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
-use super::common::{Regs, element_bits, pair, scope, storage, thread_index};
+use super::common::{Regs, element_bits, pair, same_shape, scope, storage, thread_index};
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, TileRef};
 use crate::tile::registry::{Plan, Planned, Planner, Variant};
@@ -102,15 +102,7 @@ fn plan(ctx: &OpCtx<'_>, store: bool) -> std::result::Result<MatrixCopy, Rejecti
     let (regs, mem) = if store { (s, d) } else { (d, s) };
     element_bits((regs, mem), 16, "ldmatrix/stmatrix move 16-bit elements")?;
     let num = matrices(regs, store)?;
-    if mem.shape != regs.shape {
-        return Err(Rejection::operand(
-            Aspect::Shape,
-            format!(
-                "the shared tile is {:?}; the fragment covers {:?} (matrices stacked by rows)",
-                mem.shape, regs.shape
-            ),
-        ));
-    }
+    same_shape(regs, mem, " (matrices stacked by rows)")?;
     let Base::Registers(r) = &regs.base else {
         return Err(Rejection::operand(Aspect::Registers, "no registers"));
     };

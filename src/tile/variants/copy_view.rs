@@ -104,7 +104,7 @@ fn plan(
             "the memory tile has no run-time pitch (copy.fragment takes static layouts)",
         )
     })?;
-    fragment_tiles(regs_t, mem, true)?;
+    fragment_tiles(regs_t, mem)?;
     let elem = mem.dtype.bytes();
     if mem.align % elem != 0 {
         return Err(Rejection::operand(
