@@ -597,6 +597,41 @@ fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
     );
 }
 
+/// The load direction of the same plan: the swizzled slabs a TMA load (or a `stmatrix`) fills
+/// read back into a wgmma accumulator's 16-bit pairs with `ldmatrix.x4` (the staging block a
+/// GEMM epilogue reads a residual from).
+#[test]
+fn ldmatrix_of_swizzled_slabs_into_a_wgmma_accumulator() {
+    let mut e = env(Target::Sm90a);
+    let pairs = regs::<ty::Bf16x2>(&mut e.k, 32);
+    check(
+        "copy_ldmatrix_fragment",
+        "copy.ldmatrix_fragment",
+        e,
+        move |e| {
+            let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
+            let dst = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
+            use layouts::IntTuple as T;
+            let mut src = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
+                .with_swizzle(SwizzleMode::B128);
+            src.layout = Some(
+                layouts::Layout::new(
+                    T::tuple([T::tuple([T::Int(64), T::Int(2)]), T::Int(64)]),
+                    T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
+                )
+                .unwrap(),
+            );
+            (
+                TileOp::Copy {
+                    dst,
+                    src: leak(src),
+                },
+                ExecScope::Warpgroup,
+            )
+        },
+    );
+}
+
 #[test]
 fn forcing_a_variant() {
     let e = env(Target::Sm90a);
@@ -638,6 +673,7 @@ fn the_rejection_table() {
   variant                | priority | predicate | reason
   copy.ldmatrix          |       30 | storage   | shared->shared is not shared->local
   copy.stmatrix          |       30 | storage   | shared->shared is not local->shared
+  copy.ldmatrix_fragment |       25 | storage   | shared->shared is not shared->local
   copy.stmatrix_fragment |       25 | storage   | shared->shared is not local->shared
   copy.vector            |       20 | elements  | element types differ: .f32 and .bf16
   copy.fragment_view     |        6 | storage   | shared->shared is not global->local or local->global

@@ -5,6 +5,11 @@
 //! `stmatrix.x4` (or `.x2`, `.x1`) per group of registers (PTX ISA 9.7.14.5.16). What a GEMM
 //! epilogue stages through shared memory before its TMA store.
 //!
+//! `copy.ldmatrix_fragment` is the same plan the other way: such a shared tile → the registers,
+//! one `ldmatrix` per group (PTX ISA 9.7.14.5.15: lane `l` of each matrix gets row `l / 4`,
+//! columns `2(l % 4)` and `+1`, the distribution `stmatrix` takes), so a tile staged in shared
+//! memory (a residual a TMA load brought) is read back in the accumulator's own layout.
+//!
 //! The plan is made on the host from the thread-value layout: the layout splits into a thread part
 //! and a value part (`tv(t, v) = T(t) + V(v)`), a warp's lanes follow the stmatrix pattern, and the
 //! four matrices of a group sit at value offsets affine in the matrix index; the lowering then
@@ -45,12 +50,15 @@ struct StmatrixPlan<'a> {
     /// `Some((h, d))` when they are group `h`'s plus `d` bytes for every thread (an immediate
     /// offset). Found by evaluating every thread's address on the host.
     reuse: Vec<Option<(usize, i64)>>,
+    /// `stmatrix` (registers → shared), else `ldmatrix` (shared → registers).
+    store: bool,
 }
 
 fn plan<'a>(
     regs: &'a TileRef,
     mem: &'a TileRef,
     scope: ExecScope,
+    store: bool,
 ) -> std::result::Result<StmatrixPlan<'a>, Rejection> {
     let threads = scope.threads() as i64;
     let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
@@ -223,6 +231,7 @@ fn plan<'a>(
         b,
         c,
         reuse,
+        store,
     })
 }
 
@@ -303,7 +312,12 @@ pub(crate) fn separable(tv: &TvLayout) -> std::result::Result<(), Rejection> {
 
 fn fragment<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let (d, s) = pair(ctx)?;
-    Ok(Box::new(plan(s, d, ctx.scope)?))
+    Ok(Box::new(plan(s, d, ctx.scope, true)?))
+}
+
+fn fragment_load<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let (d, s) = pair(ctx)?;
+    Ok(Box::new(plan(d, s, ctx.scope, false)?))
 }
 
 /// The registration.
@@ -317,6 +331,20 @@ pub const VARIANT: Variant = Variant {
     planner: Planner {
         name: "fragment",
         plan: fragment,
+    },
+};
+
+/// The registration of the load direction.
+pub const LOAD_VARIANT: Variant = Variant {
+    op: OpKind::Copy,
+    name: "copy.ldmatrix_fragment",
+    targets: TargetSet::sm_at_least(90),
+    priority: 25,
+    views: false,
+    predicates: &[storage!(Shared -> Local)],
+    planner: Planner {
+        name: "fragment",
+        plan: fragment_load,
     },
 };
 
@@ -382,7 +410,7 @@ impl Plan for StmatrixPlan<'_> {
             let at = Addr::reg32(addr[h]).offset(imm);
             self.regs
                 .range(g * num..(g + 1) * num)
-                .matrix(k, count, at, true)?;
+                .matrix(k, count, at, self.store)?;
         }
         Ok(())
     }

@@ -34,6 +34,7 @@ pub(crate) const ALL: &[Variant] = &[
     copy_ldmatrix::LDMATRIX,
     copy_ldmatrix::STMATRIX,
     copy_stmatrix_frag::VARIANT,
+    copy_stmatrix_frag::LOAD_VARIANT,
     copy_view::VARIANT,
     cp_async::VARIANT,
     tma::LOAD,
