@@ -564,6 +564,22 @@ fn ldmatrix_refuses_a_tile_the_fragment_does_not_cover() {
     );
 }
 
+/// A GEMM epilogue's staging block at `base`: two 64-column slabs of 64 rows, 128B-swizzled,
+/// offset(r, c) = c % 64 + 64 r + 4096 (c / 64).
+fn staging_slabs(base: ptxkit::isa::Reg<ty::U32>) -> TileRef {
+    use layouts::IntTuple as T;
+    let mut slabs = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, base, 1024)
+        .with_swizzle(SwizzleMode::B128);
+    slabs.layout = Some(
+        layouts::Layout::new(
+            T::tuple([T::tuple([T::Int(64), T::Int(2)]), T::Int(64)]),
+            T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
+        )
+        .unwrap(),
+    );
+    slabs
+}
+
 #[test]
 fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
     let mut e = env(Target::Sm90a);
@@ -575,24 +591,8 @@ fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
         move |e| {
             let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
             let src = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
-            // Two 64-column slabs of 64 rows: offset(r, c) = c % 64 + 64 r + 4096 (c / 64).
-            use layouts::IntTuple as T;
-            let mut dst = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128);
-            dst.layout = Some(
-                layouts::Layout::new(
-                    T::tuple([T::tuple([T::Int(64), T::Int(2)]), T::Int(64)]),
-                    T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
-                )
-                .unwrap(),
-            );
-            (
-                TileOp::Copy {
-                    dst: leak(dst),
-                    src,
-                },
-                ExecScope::Warpgroup,
-            )
+            let dst = leak(staging_slabs(e.s));
+            (TileOp::Copy { dst, src }, ExecScope::Warpgroup)
         },
     );
 }
@@ -611,23 +611,8 @@ fn ldmatrix_of_swizzled_slabs_into_a_wgmma_accumulator() {
         move |e| {
             let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
             let dst = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
-            use layouts::IntTuple as T;
-            let mut src = TileRef::shared_row_major(ScalarType::Bf16, 64, 128, e.s, 1024)
-                .with_swizzle(SwizzleMode::B128);
-            src.layout = Some(
-                layouts::Layout::new(
-                    T::tuple([T::tuple([T::Int(64), T::Int(2)]), T::Int(64)]),
-                    T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
-                )
-                .unwrap(),
-            );
-            (
-                TileOp::Copy {
-                    dst,
-                    src: leak(src),
-                },
-                ExecScope::Warpgroup,
-            )
+            let src = leak(staging_slabs(e.s));
+            (TileOp::Copy { dst, src }, ExecScope::Warpgroup)
         },
     );
 }
