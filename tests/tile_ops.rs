@@ -580,41 +580,25 @@ fn staging_slabs(base: ptxkit::isa::Reg<ty::U32>) -> TileRef {
     slabs
 }
 
+/// A wgmma accumulator's 16-bit pairs into the swizzled slabs of a GEMM epilogue's staging
+/// block (`stmatrix.x4`), and the same plan the other way (`ldmatrix.x4`: a tile a TMA load
+/// staged, read back in the accumulator's layout): the same addresses either way.
 #[test]
-fn stmatrix_of_a_wgmma_accumulator_into_swizzled_slabs() {
-    let mut e = env(Target::Sm90a);
-    let pairs = regs::<ty::Bf16x2>(&mut e.k, 32);
-    check(
-        "copy_stmatrix_fragment",
-        "copy.stmatrix_fragment",
-        e,
-        move |e| {
+fn wgmma_accumulator_to_and_from_swizzled_slabs() {
+    for (name, variant, store) in [
+        ("copy_stmatrix_fragment", "copy.stmatrix_fragment", true),
+        ("copy_ldmatrix_fragment", "copy.ldmatrix_fragment", false),
+    ] {
+        let mut e = env(Target::Sm90a);
+        let pairs = regs::<ty::Bf16x2>(&mut e.k, 32);
+        check(name, variant, e, move |e| {
             let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
-            let src = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
-            let dst = leak(staging_slabs(e.s));
+            let regs = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
+            let slabs = leak(staging_slabs(e.s));
+            let (dst, src) = if store { (slabs, regs) } else { (regs, slabs) };
             (TileOp::Copy { dst, src }, ExecScope::Warpgroup)
-        },
-    );
-}
-
-/// The load direction of the same plan: the swizzled slabs a TMA load (or a `stmatrix`) fills
-/// read back into a wgmma accumulator's 16-bit pairs with `ldmatrix.x4` (the staging block a
-/// GEMM epilogue reads a residual from).
-#[test]
-fn ldmatrix_of_swizzled_slabs_into_a_wgmma_accumulator() {
-    let mut e = env(Target::Sm90a);
-    let pairs = regs::<ty::Bf16x2>(&mut e.k, 32);
-    check(
-        "copy_ldmatrix_fragment",
-        "copy.ldmatrix_fragment",
-        e,
-        move |e| {
-            let frag = wgmma::accumulator(128, ScalarType::Bf16).unwrap();
-            let dst = leak(TileRef::registers(ScalarType::Bf16, frag, pairs));
-            let src = leak(staging_slabs(e.s));
-            (TileOp::Copy { dst, src }, ExecScope::Warpgroup)
-        },
-    );
+        });
+    }
 }
 
 #[test]
