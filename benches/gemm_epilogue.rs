@@ -1,9 +1,10 @@
 //! Fused GEMM epilogues against the library's plain GEMM in one process (H100/H200; skipped with
 //! a message elsewhere): each epilogue ([`ptxkit::parts::Epilogue`] on `HopperGemm`) alone and
 //! composed, with the consumers sharing each tile (the plain GEMM's configuration) and taking
-//! turns at tiles (ping-pong), each with and without the L2 prefetch of the epilogue's tensors,
-//! at 4096³ and 8192³, the plain GEMM timed beside each, three rounds; a row per timing with
-//! the fused / plain ratio.
+//! turns at tiles (ping-pong), each with the residual read from global memory (prefetched into
+//! L2 at the tile's start) and staged (`HopperGemm::staged_input`: loaded by TMA into the C
+//! staging block under the main loop), at 4096³ and 8192³, the plain GEMM timed beside each,
+//! three rounds; a row per timing with the fused / plain ratio.
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
@@ -36,22 +37,21 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 
 /// The GEMM of `cfg` with a bias `[n]` and a residual `[m, n]` declared (both always, so every
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
-/// its tensors prefetched into L2 or not.
+/// the residual staged or read from global memory.
 fn fused(
     name: &str,
     cfg: GemmConfig,
-    prefetch: bool,
+    staged: bool,
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
     let turns = if cfg.pingpong { "_pingpong" } else { "" };
-    let direct = if prefetch { "" } else { "_noprefetch" };
-    let kernel = format!("gemm_epi_{}{turns}{direct}", name.replace('+', "_"));
+    let read = if staged { "_staged" } else { "" };
+    let kernel = format!("gemm_epi_{}{turns}{read}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
-    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
     let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
-    let res = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
     let mut epi = Epilogue::new();
     if bias_on {
         epi = epi.cols(&bias, Combine::Add);
@@ -59,11 +59,13 @@ fn fused(
     if let Some(a) = act {
         epi = epi.activation(a);
     }
-    if residual_on {
-        epi = epi.residual(&res);
-    }
-    if !prefetch {
-        epi = epi.without_prefetch();
+    if staged && residual_on {
+        epi = epi.residual(&gemm.staged_input(&mut k, "residual")?);
+    } else {
+        let res = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
+        if residual_on {
+            epi = epi.residual(&res);
+        }
     }
     gemm.with_epilogue(epi).build(k)
 }
@@ -99,18 +101,19 @@ fn main() -> Result<(), CheckError> {
         let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
         let plain = Gemm::new(&device, cfg)?;
         let flops = 2.0 * (m * n * k) as f64;
-        // The consumer schedules, with and without the epilogue's L2 prefetch.
+        // The consumer schedules, the residual read from global memory or staged (the staged
+        // schedules time only the epilogues with a residual).
         let pingpong = cfg.with_pingpong();
         let schedules = [
-            ("cooperative", cfg, true),
-            ("cooperative, no prefetch", cfg, false),
-            ("ping-pong", pingpong, true),
-            ("ping-pong, no prefetch", pingpong, false),
+            ("cooperative", cfg, false),
+            ("cooperative, staged", cfg, true),
+            ("ping-pong", pingpong, false),
+            ("ping-pong, staged", pingpong, true),
         ];
         let mut kernels = Vec::new();
-        for (schedule, cfg, prefetch) in schedules {
-            for &(name, b, a, r) in VARIANTS {
-                let built = fused(name, cfg, prefetch, (b, a, r)).map_err(|e| {
+        for (schedule, cfg, staged) in schedules {
+            for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged) {
+                let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;

@@ -28,17 +28,23 @@ use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// `C = GELU(A·Bᵀ + bias) + residual`: A `[m, k]`, B `[n, k]`, C and the residual `[m, n]`,
-/// the bias `[n]`, all bf16.
+/// the bias `[n]`, all bf16. With the TMA-store epilogue the residual is a staged input: each
+/// consumer loads its block by TMA while its main loop runs, and the epilogue reads it from
+/// shared memory; with the register epilogue it is read from global memory.
 fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_bias_gelu_residual", Target::Sm90a);
-    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
     let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
-    let residual = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
     let epilogue = Epilogue::new()
         .cols(&bias, Combine::Add)
-        .activation(Activation::GeluTanh)
-        .residual(&residual);
+        .activation(Activation::GeluTanh);
+    let epilogue = if cfg.tma_store {
+        epilogue.residual(&gemm.staged_input(&mut k, "residual")?)
+    } else {
+        let opts = TensorOpts::default().align(16);
+        epilogue.residual(&k.tensor::<ty::Bf16>("residual", [m, n], opts)?)
+    };
     gemm.with_epilogue(epilogue).build(k)
 }
 

@@ -3,10 +3,12 @@
 //! tensor and the op named; a composed epilogue's kernel assembles.
 
 use ptxkit::isa::{Target, ty};
-use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts, Var};
+use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts, TmaTensor, Var};
 use ptxkit::library::gemm::{GemmConfig, GemmKernel, Grouping, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::smem::pipeline::sync::WaitMode;
+
+mod support;
 
 /// The bf16 GEMM of `cfg` with the epilogue `epi` makes from the kernel and the GEMM's `m`
 /// and `n`.
@@ -145,4 +147,101 @@ fn the_residual_prefetch_can_be_left_out() {
         assert!(with.built.ptx().contains("cp.async.bulk.prefetch.L2"));
         assert!(!without.built.ptx().contains("cp.async.bulk.prefetch"));
     }
+}
+
+/// The bf16 GEMM of `cfg` with a staged input `res` ([`HopperGemm::staged_input`]) and the
+/// epilogue `epi` makes from the kernel, the GEMM's `n` and `res`.
+fn staged_gemm(
+    cfg: GemmConfig,
+    epi: impl FnOnce(&mut KernelBuilder, Var, &TmaTensor<ty::Bf16>) -> Result<Epilogue, KernelError>,
+) -> Result<GemmKernel, KernelError> {
+    let mut k = KernelBuilder::new("gemm_staged_test", Target::Sm90a);
+    let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let res = gemm.staged_input(&mut k, "res")?;
+    let e = epi(&mut k, gemm.n(), &res)?;
+    gemm.with_epilogue(e).build(k)
+}
+
+/// A staged residual: each consumer's leader loads its block by TMA into its C staging block
+/// after issuing the first k-tile's wgmmas (once the block's last store has read it), on the
+/// staging ring's barriers; the epilogue waits for it and reads it with `ldmatrix`; it is not
+/// prefetched into L2 (the TMA reads it); the kernel assembles, with the consumers sharing
+/// tiles, taking turns, and in a CTA pair.
+#[test]
+fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
+    let pair = GemmConfig {
+        cluster_m: 2,
+        ..GemmConfig::large()
+    };
+    for cfg in [
+        GemmConfig::large(),
+        GemmConfig::large().with_pingpong(),
+        pair,
+    ] {
+        let g = staged_gemm(cfg, |k, n, res| {
+            let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+            Ok(Epilogue::new()
+                .cols(&bias, Combine::Add)
+                .activation(Activation::GeluTanh)
+                .residual(res))
+        })
+        .unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+        let ptx = g.built.ptx();
+        let at = |needle: &str| {
+            ptx.find(needle)
+                .unwrap_or_else(|| panic!("no `{needle}` in the kernel"))
+        };
+        // The consumers' part of the kernel: after the producer's loads.
+        let consumer = at("setmaxnreg.inc");
+        let first_wgmma = consumer + ptx[consumer..].find("wgmma.mma_async").unwrap();
+        let load = first_wgmma
+            + ptx[first_wgmma..]
+                .find("cp.async.bulk.tensor.2d.shared::cluster.global")
+                .unwrap_or_else(|| panic!("{cfg:?}: no staged load after the first wgmma"));
+        let read = at("ldmatrix.sync.aligned");
+        let store = at("cp.async.bulk.tensor.2d.global.shared::cta");
+        assert!(load < read && read < store, "{cfg:?}");
+        assert!(ptx[first_wgmma..load].contains("cp.async.bulk.wait_group.read 0"));
+        assert!(!ptx.contains("cp.async.bulk.prefetch.L2"), "{cfg:?}");
+        if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+            let name = format!("{} staged", cfg.name());
+            support::assemble_clean_without(&ptxas, &name, ptx, Target::Sm90a, &["C7514"]);
+        }
+    }
+}
+
+/// A staged input is refused where the GEMM has no staging blocks to load it into, a second one,
+/// one no op reads, and one an op would address in global memory.
+#[test]
+fn a_staged_input_is_refused_where_it_cannot_be_staged() {
+    let registers = GemmConfig {
+        tma_store: false,
+        ..GemmConfig::large()
+    };
+    let e = staged_gemm(registers, |_k, _n, res| Ok(Epilogue::new().residual(res))).unwrap_err();
+    assert!(e.to_string().contains("the register epilogue"), "{e}");
+    let mut k = KernelBuilder::new("twice", Target::Sm90a);
+    let mut gemm =
+        HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, GemmConfig::large(), WaitMode::Spin)
+            .unwrap();
+    gemm.staged_input(&mut k, "r1").unwrap();
+    let e = gemm.staged_input(&mut k, "r2").unwrap_err().to_string();
+    assert!(
+        e.contains("a second staged input `r2`") && e.contains("`r1`"),
+        "{e}"
+    );
+    let e = staged_gemm(GemmConfig::large(), |_k, _n, _res| Ok(Epilogue::new())).unwrap_err();
+    assert!(
+        e.to_string().contains("`res` that no epilogue op reads"),
+        "{e}"
+    );
+    let e = staged_gemm(GemmConfig::large(), |_k, _n, res| {
+        Ok(Epilogue::new().residual(res).store(res))
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the staged tensor `res` as an extra output"),
+        "{e}"
+    );
 }

@@ -8,7 +8,7 @@
 //! | [`Epilogue::cols`], [`Epilogue::rows`] | `v + x[col]` or `v · x[col]` (a bias, a scale; `x[row]` per row) |
 //! | [`Epilogue::activation`] | ReLU, GELU (tanh or erf), SiLU of `v` |
 //! | [`Epilogue::linear`] | `alpha · v + beta · C[row, col]` (C read at the edges with bounds) |
-//! | [`Epilogue::residual`] | `v + R[row, col]` |
+//! | [`Epilogue::residual`] | `v + R[row, col]` (`R` in global memory, or staged: loaded by TMA into shared memory while the main loop runs) |
 //! | [`Epilogue::map`] | anything: a closure given `v` and its `(row, col)` |
 //! | [`Epilogue::store`] | `v` unchanged; its value here also stored to a second tensor |
 //!
@@ -40,10 +40,13 @@ use layouts::fragment::TvLayout;
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Reg, RegRef, ScalarType, Src, ty};
 
-use crate::kernel::{Buffer, Expr, KernelBuilder, Result, Var};
-use crate::tile::{Elementwise, ExecScope, TileRef};
+use crate::kernel::{Buffer, Expr, KernelBuilder, KernelError, Result, TmaTensor, Var};
+use crate::tile::{Elementwise, ExecScope, Storage, TileRef};
 
-/// A tensor an epilogue reads or writes: bf16, f16 or f32.
+/// A tensor an epilogue reads or writes: bf16, f16 or f32 in global memory, or a bf16 or f16
+/// TMA tensor whose blocks the kernel loads into shared memory for the epilogue (a staged
+/// `[m, n]` input: the GEMM's `HopperGemm::staged_input`), read there by the ops that read a
+/// tensor (`linear`, `residual`).
 #[derive(Debug, Clone)]
 pub enum EpilogueTensor {
     /// bf16 elements.
@@ -52,6 +55,10 @@ pub enum EpilogueTensor {
     F16(Buffer<ty::F16>),
     /// f32 elements.
     F32(Buffer<ty::F32>),
+    /// A staged bf16 tensor.
+    StagedBf16(TmaTensor<ty::Bf16>),
+    /// A staged f16 tensor.
+    StagedF16(TmaTensor<ty::F16>),
 }
 
 macro_rules! tensor_from {
@@ -65,13 +72,27 @@ macro_rules! tensor_from {
 }
 tensor_from!(Bf16 => Bf16, F16 => F16, F32 => F32);
 
-/// Calls `$f` with the tensor's buffer, whatever its element type.
+impl From<&TmaTensor<ty::Bf16>> for EpilogueTensor {
+    fn from(t: &TmaTensor<ty::Bf16>) -> EpilogueTensor {
+        EpilogueTensor::StagedBf16(t.clone())
+    }
+}
+
+impl From<&TmaTensor<ty::F16>> for EpilogueTensor {
+    fn from(t: &TmaTensor<ty::F16>) -> EpilogueTensor {
+        EpilogueTensor::StagedF16(t.clone())
+    }
+}
+
+/// Calls `$f` with the tensor's buffer, whatever its element type; `$staged` for a staged
+/// tensor (it has no global buffer the epilogue addresses).
 macro_rules! with_tensor {
-    ($t:expr, $b:ident => $e:expr) => {
+    ($t:expr, $b:ident => $e:expr, staged => $staged:expr) => {
         match $t {
             EpilogueTensor::Bf16($b) => $e,
             EpilogueTensor::F16($b) => $e,
             EpilogueTensor::F32($b) => $e,
+            EpilogueTensor::StagedBf16(_) | EpilogueTensor::StagedF16(_) => $staged,
         }
     };
 }
@@ -94,21 +115,50 @@ impl EpilogueTensor {
 
     /// Its name in the kernel.
     pub fn name(&self) -> &str {
-        with_tensor!(self, b => b.name())
+        match self {
+            EpilogueTensor::Bf16(b) => b.name(),
+            EpilogueTensor::F16(b) => b.name(),
+            EpilogueTensor::F32(b) => b.name(),
+            EpilogueTensor::StagedBf16(t) => t.name(),
+            EpilogueTensor::StagedF16(t) => t.name(),
+        }
     }
 
     /// Its element type.
     pub fn dtype(&self) -> ScalarType {
         match self {
-            EpilogueTensor::Bf16(_) => ScalarType::Bf16,
-            EpilogueTensor::F16(_) => ScalarType::F16,
+            EpilogueTensor::Bf16(_) | EpilogueTensor::StagedBf16(_) => ScalarType::Bf16,
+            EpilogueTensor::F16(_) | EpilogueTensor::StagedF16(_) => ScalarType::F16,
             EpilogueTensor::F32(_) => ScalarType::F32,
         }
     }
 
     /// Its shape.
     pub fn shape(&self) -> &[Expr] {
-        with_tensor!(self, b => b.shape())
+        match self {
+            EpilogueTensor::Bf16(b) => b.shape(),
+            EpilogueTensor::F16(b) => b.shape(),
+            EpilogueTensor::F32(b) => b.shape(),
+            EpilogueTensor::StagedBf16(t) => t.shape(),
+            EpilogueTensor::StagedF16(t) => t.shape(),
+        }
+    }
+
+    /// Whether the kernel loads its blocks into shared memory for the epilogue (a TMA tensor).
+    pub fn is_staged(&self) -> bool {
+        matches!(
+            self,
+            EpilogueTensor::StagedBf16(_) | EpilogueTensor::StagedF16(_)
+        )
+    }
+
+    /// The error for a staged tensor where the epilogue needs a global one.
+    fn not_staged(&self, k: &KernelBuilder, what: &str) -> KernelError {
+        k.error(format!(
+            "the staged tensor `{}` as {what}: a staged tensor is a `[m, n]` input read from \
+             the kernel's staging block (by `linear` or `residual`)",
+            self.name()
+        ))
     }
 
     /// Element `at` as f32 (16-bit values converted, PTX ISA 9.7.9.21 `cvt`).
@@ -127,13 +177,18 @@ impl EpilogueTensor {
                 k.cvt(f, h)?;
                 Ok(f)
             }
+            EpilogueTensor::StagedBf16(_) | EpilogueTensor::StagedF16(_) => {
+                Err(self.not_staged(k, "a vector of rows or columns"))
+            }
         }
     }
 
     /// The `[rows, cols]` block `(bi, bj)` of this rank-2 tensor as a tile with run-time pitch
     /// and bounds ([`KernelBuilder::tile_at`]).
     fn block(&self, k: &mut KernelBuilder, at: [Expr; 2], shape: [u32; 2]) -> Result<TileRef> {
-        with_tensor!(self, b => k.tile_at(b, at, shape))
+        with_tensor!(self, b => k.tile_at(b, at, shape), staged => {
+            Err(self.not_staged(k, "a tensor without its staged block"))
+        })
     }
 }
 
@@ -377,7 +432,9 @@ impl Epilogue {
         })
     }
 
-    /// `v + r[row, col]` (`r` `[m, n]`, row-major).
+    /// `v + r[row, col]` (`r` `[m, n]`, row-major): a global tensor read at the epilogue, or a
+    /// staged TMA tensor (the GEMM's `HopperGemm::staged_input`) whose block the kernel loads
+    /// into shared memory while the main loop runs, read there by `ldmatrix`.
     pub fn residual(self, r: impl Into<EpilogueTensor>) -> Epilogue {
         self.op(EpilogueOp::Residual(r.into()))
     }
@@ -428,11 +485,17 @@ impl Epilogue {
         }
         let run = cols / per_row;
         for op in &self.ops {
+            // A staged tensor's blocks come by TMA into shared memory instead.
             let tensor = match op {
-                EpilogueOp::Linear { tensor, .. } | EpilogueOp::Residual(tensor) => tensor,
+                EpilogueOp::Linear { tensor, .. } | EpilogueOp::Residual(tensor)
+                    if !tensor.is_staged() =>
+                {
+                    tensor
+                }
                 _ => continue,
             };
-            let (elem, align) = (tensor.dtype().bytes(), with_tensor!(tensor, b => b.align()));
+            let align = with_tensor!(tensor, b => b.align(), staged => continue);
+            let elem = tensor.dtype().bytes();
             let bytes = run * elem;
             if bytes % 16 != 0 || (row_multiple * elem) % 16 != 0 || align < 16 {
                 continue;
@@ -442,7 +505,7 @@ impl Epilogue {
             let inside_r = k.cmp(CmpOp::Lt, row.clone(), at.rows.clone())?;
             let inside_c = k.cmp(CmpOp::Le, col.clone() + run, at.cols.clone())?;
             k.and(inside_r, inside_r, inside_c)?;
-            let ptr = with_tensor!(tensor, b => k.ptr_to(b, [row.clone(), col.clone()]))?;
+            let ptr = with_tensor!(tensor, b => k.ptr_to(b, [row.clone(), col.clone()]), staged => continue)?;
             let crate::kernel::Ptr::Global(ptr) = ptr else {
                 return Err(k.error(format!("`{}` is not a global tensor", tensor.name())));
             };
@@ -461,6 +524,11 @@ impl Epilogue {
             .iter()
             .position(EpilogueOp::touches_tile)
             .unwrap_or(self.ops.len())
+    }
+
+    /// The `[m, n]` tensors the ops read or write, in order.
+    pub fn tile_tensors(&self) -> impl Iterator<Item = &EpilogueTensor> {
+        self.ops.iter().filter_map(EpilogueOp::tile_tensor)
     }
 
     /// Whether any op touches a `[m, n]` tensor.
@@ -614,6 +682,9 @@ fn apply_ops(
                 fold_tile(k, &frag, view, acc, None)?;
             }
             (EpilogueOp::Store(tensor), _) => {
+                if tensor.is_staged() {
+                    return Err(tensor.not_staged(k, "an extra output"));
+                }
                 let view = next_view(k, &mut views, tensor)?.clone();
                 write_from_f32(k, &frag, &view, &acc_r, wg)?;
             }
@@ -934,9 +1005,10 @@ pub(crate) fn write_from_f32(
 
 /// Runs `body` on `views` without their bounds where the fragment's block lies wholly inside
 /// the output, else on the bounded views: a whole tile's accesses carry no predicates. `body`
-/// learns which (`true`: whole). The test reads the first view's bounds (`rows x cols` left
-/// from the block's origin reach `shape`) or, with no view, `at`'s extents
-/// (`row0 + rows of the block <= rows`, the same for columns: no unsigned wrap past the edge).
+/// learns which (`true`: whole). The test reads the first global view's bounds (`rows x cols`
+/// left from the block's origin reach `shape`) or, with no global view (none, or only staged
+/// blocks in shared memory), `at`'s extents (`row0 + rows of the block <= rows`, the same for
+/// columns: no unsigned wrap past the edge).
 pub fn whole_or_edge(
     k: &mut KernelBuilder,
     views: &[TileRef],
@@ -946,7 +1018,10 @@ pub fn whole_or_edge(
 ) -> Result<()> {
     let full = k.pred();
     let p2 = k.pred();
-    match (views.first().map(|v| v.bounds.clone()), at) {
+    // A staged block in shared memory holds the whole block (zeros past the edges): a view in
+    // global memory decides.
+    let global = views.iter().find(|v| v.storage != Storage::Shared);
+    match (global.map(|v| v.bounds.clone()), at) {
         (Some(None), _) => return body(k, views, true),
         (Some(Some([rows, cols])), _) => {
             k.setp(CmpOp::Ge, full, rows.value, h)?;

@@ -94,6 +94,17 @@ impl RingCursor {
         }
     }
 
+    /// Moves one whole lap on: the same stage, the phase flipped ([`Phase::Parity`]) or the lap
+    /// counted ([`Phase::Laps`]). For a side that always uses one stage of the ring, the one in
+    /// its `stage` register (a GEMM consumer warpgroup and its own C staging block): each use is
+    /// the next phase of that stage's barriers.
+    pub fn lap(&self, k: &mut FunctionBuilder) -> ptx_isa::Result<()> {
+        match self.kind {
+            Phase::Laps => k.add(self.phase, self.phase, 1u32),
+            Phase::Parity => k.xor(self.phase, self.phase, 1u32),
+        }
+    }
+
     /// Moves `steps` stages on at once (the stages another side consumes, as consumers that
     /// take turns at a ring's tiles pass each other's): the stage becomes `(stage + steps) %
     /// stages`, and the phase flips once per wrap ([`Phase::Parity`]: by the parity of the

@@ -54,6 +54,30 @@ type R32 = Reg<ty::U32>;
 /// ([`GemmConfig::pingpong`], [`Turns::barrier`]): after the TMA-store epilogue's, `1 + cw`.
 const TURN_BARRIER: u32 = 1 + GemmConfig::ROLES.consumers;
 
+/// C's box for the TMA-store epilogue (and a staged input's): 64 x 64 elements, 128B-swizzled
+/// as the staging slabs are (PTX ISA 9.7.9.27 tensor copies).
+fn c_box() -> TmaBox {
+    TmaBox::new([64, 64]).swizzle(SwizzleMode::B128)
+}
+
+/// A warpgroup's C staging block at `addr` as a `64 x bn` tile of `dtype`: 64-column slabs of
+/// 64 rows x 128 bytes, 128B-swizzled as C's tensor map expects (offset(r, c) = c % 64 + 64 r +
+/// 4096 (c / 64) elements), the layout `stmatrix` writes the output in and `ldmatrix` reads a
+/// staged input from (`copy.stmatrix_fragment`, `copy.ldmatrix_fragment`).
+fn staging_slabs(k: &KernelBuilder, dtype: ScalarType, bn: u32, addr: R32) -> Result<TileRef> {
+    use layouts::IntTuple as T;
+    let slabs = i64::from(bn / 64);
+    let slab_layout = layouts::Layout::new(
+        T::tuple([T::tuple([T::Int(64), T::Int(slabs)]), T::Int(64)]),
+        T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
+    )
+    .map_err(|e| k.error(e.to_string()))?;
+    let mut tile =
+        TileRef::shared_row_major(dtype, 64, bn, addr, 1024).with_swizzle(SwizzleMode::B128);
+    tile.layout = Some(slab_layout);
+    Ok(tile)
+}
+
 /// A built GEMM kernel and the wait sites of its barrier protocol.
 #[derive(Debug)]
 pub struct GemmKernel {
@@ -204,6 +228,24 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     fragment: layouts::fragment::TvLayout,
     /// The producer's gate ([`HopperGemm::with_row_gate`]): it waits for a tile's rows of A.
     gate: Option<RowGate>,
+    /// The C staging blocks as a ring of two stages, one per consumer warpgroup (TMA-store
+    /// epilogue): their barriers serve a staged input.
+    staging: Option<Ring>,
+    /// The `[m, n]` input loaded into the staging blocks for the epilogue
+    /// ([`HopperGemm::staged_input`]).
+    staged: Option<Staged<O>>,
+}
+
+/// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
+/// while its main loop runs ([`HopperGemm::staged_input`]).
+#[derive(Debug, Clone)]
+struct Staged<O: Elem> {
+    tensor: TmaTensor<O>,
+    /// The consumer warpgroup's side of the staging ring: its own block (stage = its index),
+    /// one phase a tile.
+    cursor: Option<RingCursor>,
+    /// The current tile's block of the tensor: its first row and column.
+    origin: Option<[Expr; 2]>,
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
@@ -672,11 +714,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         } else if cfg.tma_store {
             // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at
             // the edges.
-            Output::Tma(k.tma_tensor::<O>(
-                "c",
-                [m.into(), Expr::from(n)],
-                TmaBox::new([64, 64]).swizzle(SwizzleMode::B128),
-            )?)
+            Output::Tma(k.tma_tensor::<O>("c", [m.into(), Expr::from(n)], c_box())?)
         } else if cfg.split_k > 1 {
             // Pairs of f32 stored from registers: rows of an even N are 8-byte aligned.
             let align = if cfg.n_even { 8 } else { 4 };
@@ -817,6 +855,18 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let readers = cfg.stage_readers();
         let ring =
             Ring::declare(k, &mut sync, "", layout.ring.clone(), base, readers)?.in_pair(rank);
+        // The staging blocks' barriers: each block's own warpgroup loads and reads it.
+        let staging = match &layout.c_staging {
+            Some(pipe) => Some(Ring::declare(
+                k,
+                &mut sync,
+                "c_staging",
+                pipe.clone(),
+                base,
+                1,
+            )?),
+            None => None,
+        };
         Ok(HopperGemm {
             cfg,
             a,
@@ -840,6 +890,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             fragment,
             epilogue: Epilogue::new(),
             gate: None,
+            staging,
+            staged: None,
         })
     }
 
@@ -896,6 +948,64 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         self
     }
 
+    /// Declares `name`, a `[m, n]` tensor of C's element type (row-major, 16-byte aligned rows:
+    /// a multiple of 8 columns, as C's) that the epilogue reads, typically a residual
+    /// (`Epilogue::residual(&it)`), as a TMA tensor in C's 64 x 64 boxes, 128B-swizzled. Each
+    /// consumer warpgroup loads its block of it into its own C staging block by TMA while its
+    /// main loop runs (after the first k-tile's wgmmas are issued; the block's previous store
+    /// has read it by then), and the epilogue reads it there (`ldmatrix`, in the accumulator
+    /// fragment's layout) instead of from global memory; the output is then written into the
+    /// same block and stored by TMA. Past the edges of C the block holds zeros (the TMA fills
+    /// them) and is never stored. Launch with the device tensor, like C. One staged input a
+    /// GEMM; it needs the TMA-store epilogue of a dense GEMM (no grouping, split-K or block
+    /// scales).
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::KernelBuilder;
+    /// use ptxkit::library::gemm::{GemmConfig, HopperGemm};
+    /// use ptxkit::parts::Epilogue;
+    /// use ptxkit::smem::pipeline::sync::WaitMode;
+    ///
+    /// let cfg = GemmConfig::large();
+    /// let mut k = KernelBuilder::new("gemm_residual", Target::Sm90a);
+    /// let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    /// let residual = gemm.staged_input(&mut k, "residual")?;
+    /// let built = gemm.with_epilogue(Epilogue::new().residual(&residual)).build(k)?;
+    /// assert_eq!(built.built.signature().params.len(), 7); // m, n, k, a, b, c, residual
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn staged_input(&mut self, k: &mut KernelBuilder, name: &str) -> Result<TmaTensor<O>> {
+        if let Some(s) = &self.staged {
+            return Err(k.error(format!(
+                "a second staged input `{name}`: the GEMM stages one (`{}`)",
+                s.tensor.name()
+            )));
+        }
+        let refused = match (&self.c, self.staging.is_some()) {
+            (Output::Tma(_), true) if self.block_scales.is_none() => None,
+            (Output::Tma(_), true) => Some("block-scaled FP8"),
+            (Output::Grouped { .. }, _) => Some("a grouped GEMM"),
+            (Output::Partials(_), _) => Some("split-K"),
+            _ => Some("the register epilogue (GemmConfig::tma_store is off)"),
+        };
+        if let Some(why) = refused {
+            return Err(k.error(format!(
+                "the staged input `{name}` with {why}: it is loaded into the TMA-store \
+                 epilogue's staging blocks of a dense GEMM"
+            )));
+        }
+        let shape = [Expr::from(self.m()), Expr::from(self.n())];
+        let tensor = k.tma_tensor::<O>(name, shape, c_box())?;
+        self.staged = Some(Staged {
+            tensor: tensor.clone(),
+            cursor: None,
+            origin: None,
+        });
+        Ok(tensor)
+    }
+
     /// The GEMM with a gated producer: before it loads a tile's boxes of A it waits on `gate`
     /// for the chunk holding the tile's rows ([`RowGate::wait`]); with `shift`, the dense tile
     /// walk is rotated to start `shift` row tiles down ([`GridSchedule::rotated`]), so the rows
@@ -948,8 +1058,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     pub fn init_barriers(&mut self, k: &mut KernelBuilder) -> Result<()> {
         let is0 = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
         let (ring, sync) = (&self.ring, &mut self.sync);
+        // The staging blocks' barriers only where an input is staged.
+        let staging = self.staging.as_ref().filter(|_| self.staged.is_some());
         k.if_(is0, |k| {
             ring.init(k, sync)?;
+            if let Some(staging) = staging {
+                staging.init(k, sync)?;
+            }
             k.fence_mbarrier_init()?;
             Ok(())
         })
@@ -1275,6 +1390,20 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let ring = RingCursor::new(k.isa(), self.cfg.stages, Phase::Parity)?;
         let schedule = self.schedule.clone();
         let epilogue = self.tile_epilogue(k)?;
+        // A staged input: read by the epilogue, loaded into this warpgroup's own staging block
+        // (the staging ring's stage `cw`), one phase of its barriers a tile.
+        if let Some(staged) = self.staged.as_mut() {
+            let name = staged.tensor.name().to_string();
+            if !epilogue.tile_tensors().any(|t| t.name() == name) {
+                return Err(k.error(format!(
+                    "the staged input `{name}` that no epilogue op reads"
+                )));
+            }
+            let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+            let cw_r = k.eval(cw)?;
+            k.mov(cursor.stage(), cw_r)?;
+            staged.cursor = Some(cursor);
+        }
         // Ping-pong: this consumer's turns at the tiles, its cursor past the stages of the
         // tiles it leaves to the other.
         let turns = self.cfg.pingpong.then_some(Turns {
@@ -1321,6 +1450,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let at = self.fragment_at(None, tile, cw, lt);
                 let row_multiple = if self.cfg.tma_store { 8 } else { 1 };
                 epilogue.prefetch(k, &at, WarpSpecialized::WARPGROUP, row_multiple)?;
+            }
+            // The staged input's block of this tile, which the main loop loads.
+            let origin = [
+                self.consumer_block(&tile, cw) * 64,
+                Expr::from(tile.nb) * self.cfg.bn,
+            ];
+            if let Some(staged) = self.staged.as_mut() {
+                staged.origin = Some(origin);
             }
             match (&turns, turn) {
                 (Some(turns), Some(turn)) => {
@@ -1436,9 +1573,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 }
             } else {
                 // Into `acc`, scale-d = 0 on the first k-tile.
-                let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0)?);
+                let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0.clone())?);
                 let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
                 k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
+                if self.staged.is_some() {
+                    // The staged input's block, loaded under the first k-tile's wgmmas.
+                    let first = k.cmp(CmpOp::Eq, kt, k0.clone())?;
+                    k.if_(first, |k| self.load_staged(k, leader)).end()?;
+                }
                 k.wgmma_wait_group(0)?;
                 self.release_stage(k, stage, leader, false)?;
             }
@@ -1479,6 +1621,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Ok::<(), KernelError>(ring.advance(k.isa())?)
         };
         issue(self, k, Accumulate::No, behind)?;
+        // The staged input's block, loaded under the first k-tile's wgmmas.
+        self.load_staged(k, leader)?;
         k.for_range(1u32, self.ktiles, |k, _| {
             issue(self, k, Accumulate::Yes, current)?;
             k.wgmma_wait_group(1)?;
@@ -1662,13 +1806,21 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let bn = self.cfg.bn;
         match self.c.clone() {
             Output::Tma(c) => {
-                let views = epi.back_views(k, &at, &[])?;
+                let staged = self.staged_block(k)?;
+                let known: Vec<(&str, &TileRef)> =
+                    staged.iter().map(|(n, v)| (n.as_str(), v)).collect();
+                let views = epi.back_views(k, &at, &known)?;
                 if epi.touches_tiles() {
                     whole_or_edge(k, &views, [64, bn], Some(&at), |k, v, whole| {
                         epi.apply_back(k, &at, acc, v, whole)
                     })?;
                 }
-                self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc)
+                self.epilogue_tma(k, &c, vec![block * 64], tile.nb, cw, lt, acc)?;
+                // The next tile's staged block is the barriers' next phase.
+                match self.staged.as_ref().and_then(|s| s.cursor) {
+                    Some(cursor) => Ok(cursor.lap(k.isa())?),
+                    None => Ok(()),
+                }
             }
             Output::Global(c, _) => {
                 let edge = k.tile_at(&c, [block.into(), tile.nb.into()], [64, bn])?;
@@ -1814,14 +1966,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         k.when(leader).cp_async_bulk_wait_group(0, true)?;
         k.bar_sync(bar_id, Some(128u32.into()))?;
-        let Some(staging) = self.layout.c_staging.as_ref() else {
+        let Some(staging) = self.staging.as_ref() else {
             return Err(k.error("the TMA-store epilogue without its staging blocks"));
         };
-        // This warpgroup's block: the second consumer's follows the first's.
-        let (bytes, offset) = (staging.bytes / 2, staging.offset);
-        let stage_c = k.reg::<ty::U32>();
-        k.mad_lo(stage_c, cw_r, bytes, self.base)?;
-        k.add(stage_c, stage_c, offset)?;
+        // This warpgroup's block: the staging ring's stage `cw`.
+        let stage_c = staging.first_tile(k, cw_r)?;
         let out = cfg.output;
         let pairs: Vec<RegRef> = k
             .regs::<ty::Bf16x2>(cfg.bn as usize / 4)
@@ -1830,16 +1979,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             .collect();
         let halves = TileRef::registers(out, self.fragment.clone(), pairs);
         k.cast(&halves, acc, ExecScope::Warpgroup)?;
-        use layouts::IntTuple as T;
-        let slabs = (cfg.bn / 64) as i64;
-        let slab_layout = layouts::Layout::new(
-            T::tuple([T::tuple([T::Int(64), T::Int(slabs)]), T::Int(64)]),
-            T::tuple([T::tuple([T::Int(1), T::Int(4096)]), T::Int(64)]),
-        )
-        .map_err(|e| k.error(e.to_string()))?;
-        let mut staging = TileRef::shared_row_major(out, 64, cfg.bn, stage_c, 1024)
-            .with_swizzle(SwizzleMode::B128);
-        staging.layout = Some(slab_layout);
+        let staging = staging_slabs(k, out, cfg.bn, stage_c)?;
         k.copy(&staging, &halves, ExecScope::Warpgroup)?;
         // Generic-proxy writes must be visible to the async proxy before the TMA reads them.
         k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
@@ -1867,6 +2007,69 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Ok(())
         })
         .end()
+    }
+
+    /// A consumer warpgroup's `leader` loads the current tile's block of the staged input
+    /// ([`HopperGemm::staged_input`]) into the warpgroup's staging block: once the block's
+    /// previous TMA store has read it (`cp.async.bulk.wait_group.read 0`, PTX ISA 9.7.9.25.4:
+    /// the leader issued that store, so its own wait frees the block and no `empty` barrier is
+    /// needed), it announces the block's bytes on the block's `full` barrier and issues one TMA
+    /// load per 64-column slab (PTX ISA 9.7.9.27), each completing on it. Nothing without a
+    /// staged input.
+    fn load_staged(&mut self, k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
+        let (Some(staging), Some(staged)) = (self.staging.clone(), self.staged.clone()) else {
+            return Ok(());
+        };
+        let (Some(cursor), Some([row0, col0])) = (staged.cursor, staged.origin) else {
+            return Err(k.error("a staged input's load outside a consumer's tile"));
+        };
+        let (bn, elem) = (self.cfg.bn, O::DTYPE.bytes());
+        let sync = &mut self.sync;
+        k.if_(leader, |k| {
+            k.cp_async_bulk_wait_group(0, true)?;
+            let full = staging.full_at(k, cursor.stage())?;
+            staging.commit(k, sync, full, 64 * bn * elem)?;
+            let block = staging.first_tile(k, cursor.stage())?;
+            let map = k.tma_generic(&staged.tensor)?;
+            for slab in 0..bn / 64 {
+                let at = if slab == 0 {
+                    block
+                } else {
+                    let at = k.reg::<ty::U32>();
+                    k.add(at, block, slab * 64 * 64 * elem)?;
+                    at
+                };
+                let dst = TileRef::shared_row_major(O::DTYPE, 64, 64, at, 1024)
+                    .with_swizzle(SwizzleMode::B128);
+                let src = k.tma_box_at(&map, &[row0.clone(), col0.clone() + slab * 64])?;
+                k.copy_async(
+                    &dst,
+                    &src,
+                    Some((&mut *sync, full)),
+                    None,
+                    ExecScope::Thread,
+                )?;
+            }
+            Ok(())
+        })
+        .end()
+    }
+
+    /// The staged input's block of the current tile in the warpgroup's staging block, once its
+    /// `full` barrier says the TMA loads have delivered it: the input's name and the block in the
+    /// staging slabs' layout ([`staging_slabs`]), for the epilogue's reads. `None` without a
+    /// staged input.
+    fn staged_block(&mut self, k: &mut KernelBuilder) -> Result<Option<(String, TileRef)>> {
+        let (Some(staging), Some(staged)) = (self.staging.as_ref(), self.staged.as_ref()) else {
+            return Ok(None);
+        };
+        let Some(cursor) = staged.cursor else {
+            return Err(k.error("a staged input read outside a consumer"));
+        };
+        staging.wait(k, &mut self.sync, &cursor)?;
+        let block = staging.first_tile(k, cursor.stage())?;
+        let view = staging_slabs(k, O::DTYPE, self.cfg.bn, block)?;
+        Ok(Some((staged.tensor.name().to_string(), view)))
     }
 
     /// The register epilogue: the warpgroup's 64 x bn accumulators (the m64nNk f32 fragment,

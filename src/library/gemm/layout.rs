@@ -25,8 +25,13 @@ pub(super) struct SmemLayout {
     /// `arrive.expect_tx`; empty: one arrival per consumer warpgroup that reads the stage
     /// ([`GemmConfig::stage_readers`]) of every CTA whose producer writes it).
     pub ring: Pipeline,
-    /// The TMA-store epilogue's staging blocks (one 64 x bn block per consumer warpgroup).
-    pub c_staging: Option<Region>,
+    /// The TMA-store epilogue's staging blocks as a ring of two stages, one 64 x bn block per
+    /// consumer warpgroup (its stage is its index), with their barriers placed after the main
+    /// ring's: `full` (one arrival and the block's bytes) says a tensor loaded into the block
+    /// for the epilogue has arrived ([`super::build::HopperGemm::staged_input`]); `empty` is
+    /// placed with it but never used (a block is freed by its own leader's
+    /// `cp.async.bulk.wait_group.read` after the store that read it).
+    pub c_staging: Option<Pipeline>,
     /// With [`GemmConfig::smem_scales`]: one scale slot per stage
     /// ([`GemmConfig::SCALE_SLOT_BYTES`] apart, 128-byte aligned for the TMA load of A's
     /// scales), filled with the stage and counted by its full barrier.
@@ -69,13 +74,21 @@ impl GemmConfig {
             .and_then(|ring| {
                 let c_staging = match self.c_staging_bytes() {
                     0 => None,
-                    bytes => Some(pool.alloc_bytes("c_staging", bytes, b.align())?),
+                    bytes => {
+                        let block = TileSpec {
+                            name: "C".into(),
+                            bytes: bytes / 2,
+                            align: b.align(),
+                        };
+                        Some(pool.stage_ring("c_staging", 2, &[block])?)
+                    }
                 };
                 let scales = match self.scale_slot_bytes() {
                     0 => None,
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
                 };
                 let ring = ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_m)?;
+                let c_staging = c_staging.map(|c| c.barriers(&mut pool, 1, 1)).transpose()?;
                 Ok((ring, c_staging, scales))
             });
         let (ring, c_staging, scales) = placed.map_err(|e| match e {
@@ -110,12 +123,18 @@ mod tests {
         assert_eq!(l.ring.stride(), Some(large.stage_bytes()));
         assert_eq!(l.ring.tx_bytes(), large.stage_bytes());
         assert_eq!(l.ring.tile(0, 1).unwrap().offset, 128 * 64 * 2);
-        assert_eq!(l.c_staging.as_ref().unwrap().offset, stages);
+        let staging = l.c_staging.as_ref().unwrap();
+        assert_eq!(staging.tile(0, 0).unwrap().offset, stages);
+        assert_eq!(staging.stride(), Some(large.c_staging_bytes() / 2));
         let bars = stages + large.c_staging_bytes();
         assert_eq!(l.ring.full().offset(0), Ok(bars));
         assert_eq!(l.ring.empty().offset(0), Ok(bars + 8 * large.stages));
+        // The staging blocks' barriers last, after the ring's.
+        let c_bars = bars + 16 * large.stages;
+        assert_eq!(staging.full().offset(1), Ok(c_bars + 8));
+        assert_eq!(staging.empty().offset(0), Ok(c_bars + 16));
         assert_eq!(l.swizzle(), SwizzleMode::B128);
-        assert_eq!(l.launch_bytes, 214_064);
+        assert_eq!(l.launch_bytes, 214_096);
     }
 
     /// With the scales in the stages, one 640-byte slot per stage follows the C staging,
@@ -135,7 +154,7 @@ mod tests {
         assert_eq!((block.stages, ss.stages), (6, 5));
         let l = ss.smem_layout().unwrap();
         let slots = l.scales.as_ref().unwrap();
-        let staging = l.c_staging.as_ref().unwrap();
+        let staging = l.c_staging.as_ref().unwrap().tile(1, 0).unwrap();
         assert_eq!(slots.offset, staging.offset + staging.bytes);
         assert_eq!(slots.offset % 128, 0);
         assert_eq!(slots.bytes, ss.stages * GemmConfig::SCALE_SLOT_BYTES);
