@@ -125,6 +125,21 @@ staged)
     echo "$k: $(grep -E 'duration|hmma|hit_rate|dram__|registers|inst_executed' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
   done
   ;;
+staged-quick)
+  step "gemm_epilogue --check"
+  timeout 60 "$N/gemm_epilogue" --check >"$out/epilogue-check.txt" 2>&1 || { cut -c1-160 "$out/epilogue-check.txt"; exit 1; }
+  cut -c1-160 "$out/epilogue-check.txt"
+  step "memcheck + racecheck gemm_epilogue --check"
+  san memcheck timeout 100 "$N/gemm_epilogue" --check | tee "$out/memcheck.txt"
+  san racecheck timeout 150 "$N/gemm_epilogue" --check | tee "$out/racecheck.txt"
+  step "ncu at 4096^3"
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum
+  for k in gemm_epi_none gemm_epi_residual_staged gemm_epi_bias_gelu_tanh_residual_staged gemm_epi_none_pingpong gemm_epi_bias_gelu_tanh_residual_pingpong_staged; do
+    GEMM_EPILOGUE_SIZES=4096 timeout 60 ncu --metrics "$metrics" -k "regex:^$k\$" -c 1 \
+      "$N/bench-gemm_epilogue" --bench >"$out/ncu-$k.txt" 2>&1
+    echo "$k: $(grep -E 'duration|hmma|hit_rate|inst_executed' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+  done
+  ;;
 pingpong)
   step "gemm_hopper --check"
   timeout 150 "$N/gemm_hopper" --check >"$out/gemm-check.txt" 2>&1

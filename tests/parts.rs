@@ -163,7 +163,7 @@ fn staged_gemm(
 }
 
 /// A staged residual: each consumer's leader loads its block by TMA into its C staging block
-/// after issuing the first k-tile's wgmmas (once the block's last store has read it), on the
+/// after issuing a k-tile's wgmmas (once the block's last store has read it), on the
 /// staging ring's barriers; the epilogue waits for it and reads it with `ldmatrix`; it is not
 /// prefetched into L2 (the TMA reads it); the kernel assembles, with the consumers sharing
 /// tiles, taking turns, and in a CTA pair.

@@ -952,8 +952,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// a multiple of 8 columns, as C's) that the epilogue reads, typically a residual
     /// (`Epilogue::residual(&it)`), as a TMA tensor in C's 64 x 64 boxes, 128B-swizzled. Each
     /// consumer warpgroup loads its block of it into its own C staging block by TMA while its
-    /// main loop runs (after the first k-tile's wgmmas are issued; the block's previous store
-    /// has read it by then), and the epilogue reads it there (`ldmatrix`, in the accumulator
+    /// main loop runs (under the middle k-tile's wgmmas when the consumers share tiles, the
+    /// first's when they take turns: the block's previous store has read it by then), and the
+    /// epilogue reads it there (`ldmatrix`, in the accumulator
     /// fragment's layout) instead of from global memory; the output is then written into the
     /// same block and stored by TMA. Past the edges of C the block holds zeros (the TMA fills
     /// them) and is never stored. Launch with the device tensor, like C. One staged input a
@@ -1526,6 +1527,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if promotion.is_some() && self.k_part.is_some() {
             return Err(k.error("block scales with split-K"));
         }
+        let staged_at = match self.staged {
+            Some(_) => Some(k.let_("staged_kt", k0.clone() + (k1.clone() - k0.clone()) / 2u32)?),
+            None => None,
+        };
         k.for_range(k0.clone(), k1, |k, kt| {
             let early = match promotion {
                 Some(p) => p.before_wait(k, kt)?,
@@ -1576,10 +1581,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0.clone())?);
                 let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
                 k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
-                if self.staged.is_some() {
-                    // The staged input's block, loaded under the first k-tile's wgmmas.
-                    let first = k.cmp(CmpOp::Eq, kt, k0.clone())?;
-                    k.if_(first, |k| self.load_staged(k, leader)).end()?;
+                if let Some(mid) = staged_at {
+                    // The staged input's block, loaded under the middle k-tile's wgmmas: the
+                    // previous tile's store, issued just before this main loop, has long read
+                    // the block by then, and half the main loop hides the load.
+                    let here = k.cmp(CmpOp::Eq, kt, mid)?;
+                    k.if_(here, |k| self.load_staged(k, leader)).end()?;
                 }
                 k.wgmma_wait_group(0)?;
                 self.release_stage(k, stage, leader, false)?;
@@ -1621,7 +1628,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Ok::<(), KernelError>(ring.advance(k.isa())?)
         };
         issue(self, k, Accumulate::No, behind)?;
-        // The staged input's block, loaded under the first k-tile's wgmmas.
+        // The staged input's block, loaded under the first k-tile's wgmmas (this consumer's
+        // last store went out before the other consumer's whole main loop).
         self.load_staged(k, leader)?;
         k.for_range(1u32, self.ktiles, |k, _| {
             issue(self, k, Accumulate::Yes, current)?;
