@@ -8,7 +8,8 @@
 //!   protocol records in one place.
 //! - [`schedule`]: the tile scheduler every role reads ([`TileScheduler`]): a persistent grid
 //!   ([`PersistentGrid`]) over tiles in a chosen order ([`banded`] rasterization, L2 sections),
-//!   whole or in [`Turns`] (consumers alternating at the tiles: ping-pong).
+//!   whole or in [`Turns`] (consumers alternating at the tiles: ping-pong), and [`IssueOrder`]
+//!   (two warpgroups alternating on the tensor cores step by step over the same tiles).
 //! - [`epilogue`]: epilogues users compose over an accumulator fragment ([`Epilogue`]).
 //! - [`gate`]: a producer that waits for its rows' flags before it loads them ([`RowGate`]:
 //!   rows a copy engine or a peer GPU brings in chunks).
@@ -30,5 +31,6 @@ pub use gate::RowGate;
 pub use ring::Ring;
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
-    Band, GridSchedule, GridTile, PersistentGrid, TileBody, TileScheduler, Turn, Turns, banded,
+    Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,
+    banded,
 };

@@ -30,7 +30,7 @@
 //! ```
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Pred, ty};
+use ptx_isa::{Pred, Reg, ty};
 use smem::pipeline::cursor::RingCursor;
 
 use super::WarpSpecialized;
@@ -234,6 +234,66 @@ impl Turn {
         let id = k.eval(self.pass)?;
         k.when(self.more).bar_arrive(id, self.threads)?;
         Ok(())
+    }
+}
+
+/// Two consumer warpgroups that alternate on the tensor cores step by step over the same work
+/// (FA3's ping-pong of the attention's two query warpgroups over the same key tiles): warpgroup
+/// `c` waits at named barrier `barrier + c` (its 128 threads and the other warpgroup's 128
+/// arriving, `bar.sync`, PTX ISA 9.7.13.1) before issuing its step's wgmmas and arrives at the
+/// other's after issuing them (`bar.arrive`), so one's softmax runs under the other's GEMMs.
+/// The second warpgroup arrives once at the start (the first goes first); the first waits once
+/// at the end for the second's last arrival, so every barrier phase completes (both take the
+/// same number of turns). Unlike [`Turns`], each takes every step; the kernel keeps the two
+/// barriers free of other uses.
+#[derive(Debug, Clone, Copy)]
+pub struct IssueOrder {
+    /// Is this the first warpgroup?
+    first: Pred,
+    /// This warpgroup's barrier and the other's.
+    own: Reg<ty::U32>,
+    other: Reg<ty::U32>,
+    barrier: u32,
+}
+
+/// Threads at an [`IssueOrder`] barrier: two warpgroups.
+const ISSUE_THREADS: u32 = 2 * WarpSpecialized::WARPGROUP;
+
+impl IssueOrder {
+    /// Warpgroup `index` (0 or 1) of the two, at named barriers `barrier` and `barrier + 1`:
+    /// the second lets the first take the first turn.
+    #[track_caller]
+    pub fn start(k: &mut KernelBuilder, index: Var, barrier: u32) -> Result<IssueOrder> {
+        let own = k.eval(index + barrier)?;
+        let other = k.eval(Expr::from(barrier + 1) - index)?;
+        let first = k.cmp(CmpOp::Eq, index, 0u32)?;
+        let second = k.cmp(CmpOp::Ne, index, 0u32)?;
+        k.comment("ping-pong: the second consumer warpgroup lets the first take the first turn");
+        k.if_(second, |k| k.arrive_named(barrier, ISSUE_THREADS))
+            .end()?;
+        Ok(IssueOrder {
+            first,
+            own,
+            other,
+            barrier,
+        })
+    }
+
+    /// `issue` in this warpgroup's turn, then the turn passed to the other.
+    pub fn take(
+        &self,
+        k: &mut KernelBuilder,
+        issue: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+    ) -> Result<()> {
+        k.sync_named(self.own, ISSUE_THREADS)?;
+        issue(k)?;
+        k.arrive_named(self.other, ISSUE_THREADS)
+    }
+
+    /// After the last step: the first warpgroup takes the second's last arrival.
+    pub fn finish(&self, k: &mut KernelBuilder) -> Result<()> {
+        k.if_(self.first, |k| k.sync_named(self.barrier, ISSUE_THREADS))
+            .end()
     }
 }
 

@@ -2,7 +2,7 @@
 //! named barriers, `gemm_async` (wgmma from shared memory and with A from registers), fragment
 //! reductions and masks, and the register epilogue.
 
-use crate::parts::{Band, ConsumerId, PersistentGrid, Ring, banded};
+use crate::parts::{Band, ConsumerId, IssueOrder, PersistentGrid, Ring, banded};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
@@ -637,7 +637,9 @@ fn consumer<T: Elem>(
     };
     let turns = match cfg.schedule {
         Schedule::Serial => None,
-        Schedule::PingPong | Schedule::PingPongOverlap => Some(Turns::start(k, cw)?),
+        Schedule::PingPong | Schedule::PingPongOverlap => {
+            Some(IssueOrder::start(k, cw, AttentionConfig::PINGPONG_BARRIER)?)
+        }
     };
     tiles.each(k, p, |k, blk| {
         // This warpgroup's first query row.
@@ -874,7 +876,7 @@ fn pipelined<T: Elem>(
     p: &Parts<'_, T>,
     c: &Consumer,
     sync: &mut BarrierSync,
-    turns: &Turns,
+    turns: &IssueOrder,
     cursors: &Cursors,
 ) -> Result<()> {
     let overlap = p.cfg.schedule == Schedule::PingPongOverlap;
@@ -927,55 +929,6 @@ fn pipelined<T: Elem>(
         v_ring.release_next(k, sync, vc, c.leader, true)
     })
     .end()
-}
-
-/// The ping-pong's turns: consumer warpgroup `c` waits at named barrier
-/// `PINGPONG_BARRIER + c` (its 128 threads and the other warpgroup's 128 arriving) before
-/// issuing its GEMMs, and arrives at the other's after issuing them, so the two warpgroups'
-/// GEMMs alternate on the tensor cores and one's softmax runs under the other's GEMMs. The
-/// second warpgroup arrives once at the start (the first goes first); the first waits once
-/// at the end for the second's last arrival, so every barrier phase completes (both take the
-/// same number of turns: they visit the same key tiles).
-struct Turns {
-    /// Is this the first consumer warpgroup?
-    first: ptx_isa::Pred,
-    /// This warpgroup's barrier and the other's.
-    own: Reg<ty::U32>,
-    other: Reg<ty::U32>,
-}
-
-/// Threads at a ping-pong barrier: two warpgroups.
-const TURN_THREADS: u32 = 256;
-
-impl Turns {
-    fn start(k: &mut KernelBuilder, cw: Var) -> Result<Turns> {
-        let base = AttentionConfig::PINGPONG_BARRIER;
-        let own = k.eval(cw + base)?;
-        let other = k.eval(Expr::from(base + 1) - cw)?;
-        let first = k.cmp(CmpOp::Eq, cw, 0u32)?;
-        let second = k.cmp(CmpOp::Ne, cw, 0u32)?;
-        k.comment("ping-pong: the second consumer warpgroup lets the first take the first turn");
-        k.if_(second, |k| k.arrive_named(base, TURN_THREADS))
-            .end()?;
-        Ok(Turns { first, own, other })
-    }
-
-    /// `issue` in this warpgroup's turn, then the turn passed to the other.
-    fn take(
-        &self,
-        k: &mut KernelBuilder,
-        issue: impl FnOnce(&mut KernelBuilder) -> Result<()>,
-    ) -> Result<()> {
-        k.sync_named(self.own, TURN_THREADS)?;
-        issue(k)?;
-        k.arrive_named(self.other, TURN_THREADS)
-    }
-
-    fn finish(&self, k: &mut KernelBuilder) -> Result<()> {
-        let base = AttentionConfig::PINGPONG_BARRIER;
-        k.if_(self.first, |k| k.sync_named(base, TURN_THREADS))
-            .end()
-    }
 }
 
 /// A consumer warpgroup's accumulators and online-softmax state for key tiles of `bn` and head
