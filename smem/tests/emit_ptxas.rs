@@ -155,7 +155,9 @@ fn a_pipeline_pool_assembles() {
                 acc = next;
             }
             smem.init_mbarriers(k, base, pipe.full())?;
-            smem.init_mbarriers(k, base, pipe.empty())?;
+            if let Some(empty) = pipe.empty() {
+                smem.init_mbarriers(k, base, empty)?;
+            }
             let full = smem.region_addr(k, pipe.full().region())?;
             let wide = k.reg::<ty::U64>();
             k.cvt(wide, full)?;

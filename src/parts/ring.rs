@@ -50,9 +50,10 @@ pub struct Ring {
     base: Reg<ty::U32>,
     /// The stages' regions and barriers (offsets from `base`).
     pipe: Pipeline,
-    /// The barrier arrays in the protocol.
+    /// The barrier arrays in the protocol (no `empty` for a ring whose buffers are freed another
+    /// way: [`smem::pipeline::StageRing::full_barriers`]).
     full: ArrayId,
-    empty: ArrayId,
+    empty: Option<ArrayId>,
     /// The arrivals on `empty` that one release site stands for per phase (one per consumer
     /// warpgroup: its leader arrives).
     releases: u32,
@@ -84,9 +85,13 @@ impl Ring {
         let full = sync
             .declare_pool_array(&named("full"), pipe.full())
             .map_err(protocol)?;
-        let empty = sync
-            .declare_pool_array(&named("empty"), pipe.empty())
-            .map_err(protocol)?;
+        let empty = match pipe.empty() {
+            Some(e) => Some(
+                sync.declare_pool_array(&named("empty"), e)
+                    .map_err(protocol)?,
+            ),
+            None => None,
+        };
         Ok(Ring {
             base,
             pipe,
@@ -125,20 +130,19 @@ impl Ring {
         BarrierAt::Each(self.full)
     }
 
-    /// `empty` (which the consumers' releases complete) of every stage.
-    pub fn empty_id(&self) -> BarrierAt {
-        BarrierAt::Each(self.empty)
+    /// `empty` (which the consumers' releases complete) of every stage; `None` for a ring without
+    /// `empty` barriers.
+    pub fn empty_id(&self) -> Option<BarrierAt> {
+        self.empty.map(BarrierAt::Each)
     }
 
     /// `mbarrier.init` of every stage's `full` then `empty` with their declared counts (PTX ISA
     /// 9.7.13.15.9), by the thread that runs it (the caller guards it to one thread, fences
     /// and syncs the CTA).
     pub fn init(&self, k: &mut KernelBuilder, sync: &mut BarrierSync) -> Result<()> {
+        let empty = self.empty.zip(self.pipe.empty());
         for s in 0..self.stages() {
-            for (id, array) in [
-                (self.full, self.pipe.full()),
-                (self.empty, self.pipe.empty()),
-            ] {
+            for (id, array) in std::iter::once((self.full, self.pipe.full())).chain(empty) {
                 let at = k.reg::<ty::U32>();
                 k.add(at, self.base, array.region().offset + s * MBARRIER_BYTES)?;
                 let bar = NamedBarrier {
@@ -159,9 +163,15 @@ impl Ring {
         stage: Reg<ty::U32>,
         empty: bool,
     ) -> Result<NamedBarrier> {
-        let (array, id) = match empty {
-            true => (self.pipe.empty(), self.empty),
-            false => (self.pipe.full(), self.full),
+        let (array, id) = match (empty, self.empty.zip(self.pipe.empty())) {
+            (false, _) => (self.pipe.full(), self.full),
+            (true, Some((id, array))) => (array, id),
+            (true, None) => {
+                return Err(k.error(format!(
+                    "the ring `{}` has no `empty` barriers: its buffers are freed another way",
+                    self.pipe.name()
+                )));
+            }
         };
         let r = k.reg::<ty::U32>();
         k.mad_lo(r, stage, MBARRIER_BYTES, self.base)?;

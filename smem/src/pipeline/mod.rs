@@ -60,7 +60,8 @@ pub struct Pipeline {
     name: String,
     stages: Vec<Vec<Region>>,
     full: MbarrierArray,
-    empty: MbarrierArray,
+    /// `None` for a ring whose buffers are freed another way ([`StageRing::full_barriers`]).
+    empty: Option<MbarrierArray>,
     tx_bytes: u32,
 }
 
@@ -102,9 +103,10 @@ impl Pipeline {
         &self.full
     }
 
-    /// The "empty" barriers, one per stage (arrived on by consumers, waited on by the producer).
-    pub fn empty(&self) -> &MbarrierArray {
-        &self.empty
+    /// The "empty" barriers, one per stage (arrived on by consumers, waited on by the producer);
+    /// `None` for a ring placed with [`StageRing::full_barriers`].
+    pub fn empty(&self) -> Option<&MbarrierArray> {
+        self.empty.as_ref()
     }
 
     /// The bytes one stage receives: what the producer passes to `expect_tx`.
@@ -112,16 +114,19 @@ impl Pipeline {
         self.tx_bytes
     }
 
-    /// Declares the `full` and `empty` arrays to `sync` under their pool names
-    /// (`main.full[s]`), with their init counts, so waits and arrivals on them are named and
-    /// checked.
+    /// Declares the `full` and `empty` arrays (where it has them) to `sync` under their pool
+    /// names (`main.full[s]`), with their init counts, so waits and arrivals on them are named
+    /// and checked.
     pub fn declare_barriers(
         &self,
         sync: &mut sync::BarrierSync,
-    ) -> Result<(protocol::ArrayId, protocol::ArrayId), protocol::ProtocolError> {
+    ) -> Result<(protocol::ArrayId, Option<protocol::ArrayId>), protocol::ProtocolError> {
         let counts = |a: &MbarrierArray| a.inits().map(|(_, c)| c).collect::<Vec<_>>();
         let full = sync.declare(self.full.name(), &counts(&self.full))?;
-        let empty = sync.declare(self.empty.name(), &counts(&self.empty))?;
+        let empty = match &self.empty {
+            Some(e) => Some(sync.declare(e.name(), &counts(e))?),
+            None => None,
+        };
         Ok((full, empty))
     }
 }
@@ -160,7 +165,28 @@ impl StageRing {
             name: self.name,
             stages: self.stages,
             full,
-            empty,
+            empty: Some(empty),
+            tx_bytes: self.tx_bytes,
+        })
+    }
+
+    /// Places only the ring's `{name}.full` barrier array (init count `full_arrivals`), one
+    /// barrier per stage, in `pool` where it stands now: for a ring whose buffers are freed
+    /// another way (a GEMM consumer's C staging block, freed by its own
+    /// `cp.async.bulk.wait_group.read` after the store that read it). On error the pool is left
+    /// as it was.
+    pub fn full_barriers(
+        self,
+        pool: &mut SmemPool,
+        full_arrivals: u32,
+    ) -> Result<Pipeline, PoolError> {
+        let n = self.stages.len();
+        let full = pool.mbarriers(&format!("{}.full", self.name), &vec![full_arrivals; n])?;
+        Ok(Pipeline {
+            name: self.name,
+            stages: self.stages,
+            full,
+            empty: None,
             tx_bytes: self.tx_bytes,
         })
     }
@@ -249,9 +275,10 @@ mod tests {
             p.full().barrier_name(2).unwrap().to_string(),
             "main.full[2]"
         );
-        assert!(p.empty().barrier_name(3).is_err());
+        assert!(p.empty().unwrap().barrier_name(3).is_err());
         let mut sync = BarrierSync::new("k", WaitMode::Spin);
         let (full, empty) = p.declare_barriers(&mut sync).unwrap();
+        let empty = empty.unwrap();
         let mut q = sync.protocol().clone();
         q.arrive_expect_tx(BarrierAt::Each(full), p.tx_bytes());
         q.copy(BarrierAt::Each(full), p.tx_bytes() / 2);

@@ -27,10 +27,10 @@ pub(super) struct SmemLayout {
     pub ring: Pipeline,
     /// The TMA-store epilogue's staging blocks as a ring of two stages, one 64 x bn block per
     /// consumer warpgroup (its stage is its index), with their barriers placed after the main
-    /// ring's: `full` (one arrival and the block's bytes) says a tensor loaded into the block
-    /// for the epilogue has arrived ([`super::build::HopperGemm::staged_input`]); `empty` is
-    /// placed with it but never used (a block is freed by its own leader's
-    /// `cp.async.bulk.wait_group.read` after the store that read it).
+    /// ring's: `full` alone (one arrival and the block's bytes) says a tensor loaded into the
+    /// block for the epilogue has arrived ([`super::build::HopperGemm::staged_input`]); no
+    /// `empty`: a block is freed by its own leader's `cp.async.bulk.wait_group.read` after the
+    /// store that read it.
     pub c_staging: Option<Pipeline>,
     /// With [`GemmConfig::smem_scales`]: one scale slot per stage
     /// ([`GemmConfig::SCALE_SLOT_BYTES`] apart, 128-byte aligned for the TMA load of A's
@@ -88,7 +88,9 @@ impl GemmConfig {
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
                 };
                 let ring = ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_m)?;
-                let c_staging = c_staging.map(|c| c.barriers(&mut pool, 1, 1)).transpose()?;
+                let c_staging = c_staging
+                    .map(|c| c.full_barriers(&mut pool, 1))
+                    .transpose()?;
                 Ok((ring, c_staging, scales))
             });
         let (ring, c_staging, scales) = placed.map_err(|e| match e {
@@ -128,13 +130,16 @@ mod tests {
         assert_eq!(staging.stride(), Some(large.c_staging_bytes() / 2));
         let bars = stages + large.c_staging_bytes();
         assert_eq!(l.ring.full().offset(0), Ok(bars));
-        assert_eq!(l.ring.empty().offset(0), Ok(bars + 8 * large.stages));
+        assert_eq!(
+            l.ring.empty().unwrap().offset(0),
+            Ok(bars + 8 * large.stages)
+        );
         // The staging blocks' barriers last, after the ring's.
         let c_bars = bars + 16 * large.stages;
         assert_eq!(staging.full().offset(1), Ok(c_bars + 8));
-        assert_eq!(staging.empty().offset(0), Ok(c_bars + 16));
+        assert!(staging.empty().is_none());
         assert_eq!(l.swizzle(), SwizzleMode::B128);
-        assert_eq!(l.launch_bytes, 214_096);
+        assert_eq!(l.launch_bytes, 214_080);
     }
 
     /// With the scales in the stages, one 640-byte slot per stage follows the C staging,
