@@ -28,7 +28,7 @@ pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
 };
 pub use gate::RowGate;
-pub use ring::Ring;
+pub use ring::{InitScope, Ring, init_barriers};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
     Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,

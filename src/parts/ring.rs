@@ -345,3 +345,43 @@ impl Ring {
         Ok(())
     }
 }
+
+/// Where the barriers [`init_barriers`] initialises must be seen before any role uses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitScope {
+    /// The CTA's threads (`bar.sync 0`).
+    Cta,
+    /// Every CTA of the cluster (`barrier.cluster`): a peer arrives on these barriers or
+    /// multicasts into this shared memory.
+    Cluster,
+}
+
+/// Thread `tid == 0` initialises every barrier of `rings` (each ring's `full`, then `empty`)
+/// and the single barriers `ones`, with their declared counts (`mbarrier.init`, PTX ISA
+/// 9.7.13.15.9), and fences the inits (`fence.mbarrier_init.release.cluster`, 9.7.13.4); then
+/// every thread of `scope` waits until they are done, so every role may use them after.
+#[track_caller]
+pub fn init_barriers(
+    k: &mut KernelBuilder,
+    sync: &mut BarrierSync,
+    tid: Var,
+    (rings, ones): (&[&Ring], &[NamedBarrier]),
+    scope: InitScope,
+) -> Result<()> {
+    let is0 = k.cmp(ptx_isa::builder::CmpOp::Eq, tid, 0u32)?;
+    k.if_(is0, |k| {
+        for ring in rings {
+            ring.init(k, sync)?;
+        }
+        for &bar in ones {
+            sync.init(k.isa(), bar)?;
+        }
+        k.fence_mbarrier_init()?;
+        Ok(())
+    })
+    .end()?;
+    match scope {
+        InitScope::Cta => k.sync_threads(),
+        InitScope::Cluster => Ok(k.cluster_sync()?),
+    }
+}

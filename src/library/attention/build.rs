@@ -2,7 +2,9 @@
 //! named barriers, `gemm_async` (wgmma from shared memory and with A from registers), fragment
 //! reductions and masks, and the register epilogue.
 
-use crate::parts::{Band, ConsumerId, IssueOrder, PersistentGrid, Ring, banded};
+use crate::parts::{
+    Band, ConsumerId, InitScope, IssueOrder, PersistentGrid, Ring, banded, init_barriers,
+};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
@@ -293,22 +295,10 @@ fn build_typed<T: Elem>(
         Err(grid) => Tiles::Persistent { grid, m_blocks },
     };
 
-    // Thread 0 initialises the barriers; everyone sees them initialised after the CTA barrier.
-    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
-    k.comment("thread 0: the rings' full/empty barriers and Q's barrier");
-    k.if_(leader, |k| {
-        for ring in [&k_ring, &v_ring] {
-            ring.init(k, &mut sync)?;
-        }
-        sync.init(k.isa(), q_full)?;
-        if let Some(q_empty) = q_empty {
-            sync.init(k.isa(), q_empty)?;
-        }
-        k.fence_mbarrier_init()?;
-        Ok(())
-    })
-    .end()?;
-    k.sync_threads()?;
+    // Thread 0 initialises the rings' barriers and Q's; everyone sees them after the CTA barrier.
+    let ones: Vec<NamedBarrier> = std::iter::once(q_full).chain(q_empty).collect();
+    let rings = [&k_ring, &v_ring];
+    init_barriers(&mut k, &mut sync, tid, (&rings, &ones), InitScope::Cta)?;
 
     let parts = Parts {
         cfg,

@@ -3,7 +3,7 @@
 //! filled page by page by TMA, `gemm_async` (wgmma) for `S = Q·Kᵀ` and `P·V`, the attention's
 //! online softmax on the accumulator fragment.
 
-use crate::parts::{ConsumerId, Ring};
+use crate::parts::{ConsumerId, InitScope, Ring, init_barriers};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, Target, ty};
@@ -138,16 +138,14 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
 
     let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
 
-    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
-    k.comment("thread 0: the ring's full/empty barriers and Q's barrier");
-    k.if_(leader, |k| {
-        ring.init(k, &mut sync)?;
-        sync.init(k.isa(), q_full)?;
-        k.fence_mbarrier_init()?;
-        Ok(())
-    })
-    .end()?;
-    k.sync_threads()?;
+    // Thread 0 initialises the ring's barriers and Q's; everyone sees them after the CTA barrier.
+    init_barriers(
+        &mut k,
+        &mut sync,
+        tid,
+        (&[&ring], &[q_full]),
+        InitScope::Cta,
+    )?;
 
     let parts = Parts {
         cfg,

@@ -43,7 +43,7 @@ use crate::kernel::{
 use crate::parts::epilogue::{whole_or_edge, write_from_f32};
 use crate::parts::{
     Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
-    Ring, RowGate, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
+    InitScope, Ring, RowGate, TileBody, TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -1057,25 +1057,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// barriers and multicasts into this shared memory) waits until they are.
     #[track_caller]
     pub fn init_barriers(&mut self, k: &mut KernelBuilder) -> Result<()> {
-        let is0 = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
-        let (ring, sync) = (&self.ring, &mut self.sync);
         // The staging blocks' barriers only where an input is staged.
         let staging = self.staging.as_ref().filter(|_| self.staged.is_some());
-        k.if_(is0, |k| {
-            ring.init(k, sync)?;
-            if let Some(staging) = staging {
-                staging.init(k, sync)?;
-            }
-            k.fence_mbarrier_init()?;
-            Ok(())
-        })
-        .end()?;
-        if self.rank.is_some() {
-            k.cluster_sync()?;
-            Ok(())
-        } else {
-            k.sync_threads()
-        }
+        let rings: Vec<&Ring> = std::iter::once(&self.ring).chain(staging).collect();
+        let scope = match self.rank {
+            Some(_) => InitScope::Cluster,
+            None => InitScope::Cta,
+        };
+        init_barriers(k, &mut self.sync, self.tid, (&rings, &[]), scope)
     }
 
     /// The addresses of the stage's A and B tiles (the stage in a register).
