@@ -14,8 +14,10 @@
 #                                    epilogues against the plain GEMM (bench gemm_epilogue)
 #   benches/parts_gpu.sh staged KIT  the staged residual (HopperGemm::staged_input, new/ only):
 #                                    both fused epilogue kernels at the edge shapes (stopping
-#                                    there if they fail or hang) and at 4096^3 and 8192^3, memcheck and racecheck, the fused-epilogue timing, ncu
-#                                    of the plain, global-residual and staged-residual kernels
+#                                    there if they fail or hang), memcheck and racecheck, then
+#                                    (unless QUICK is set) at 4096^3 and 8192^3 and the timing;
+#                                    ncu of the plain, global-residual and staged-residual kernels
+#                                    (L2 throughput too)
 #   benches/parts_gpu.sh pingpong KIT  the ping-pong consumers (GemmConfig::pingpong, new/ only):
 #                                    the GEMM's checks (its variants include ping-pong), both fused
 #                                    epilogue kernels with either schedule, memcheck and racecheck,
@@ -108,36 +110,23 @@ staged)
     cut -c1-160 "$out/epilogue-check.txt"; echo "the edge checks failed or hung: stopping"; exit 1
   fi
   cut -c1-160 "$out/epilogue-check.txt"
-  step gemm_epilogue
-  timeout 150 "$N/gemm_epilogue" >"$out/epilogue.txt" 2>&1
-  cut -c1-160 "$out/epilogue.txt"
-  step "memcheck + racecheck gemm_epilogue --check"
-  san memcheck timeout 150 "$N/gemm_epilogue" --check
-  san racecheck timeout 200 "$N/gemm_epilogue" --check
-  step "fused epilogues"
-  timeout 200 "$N/bench-gemm_epilogue" --bench >"$out/epilogue-bench.txt" 2>&1
-  grep -E '^\| [0-9]' "$out/epilogue-bench.txt"
-  step "ncu at 4096^3"
-  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,smsp__inst_executed.sum
-  for k in gemm_epi_none gemm_epi_bias_gelu_tanh_residual gemm_epi_bias_gelu_tanh_residual_staged gemm_epi_bias_gelu_tanh_residual_pingpong_staged; do
-    GEMM_EPILOGUE_SIZES=4096 timeout 100 ncu --metrics "$metrics" -k "regex:^$k\$" -c 1 \
-      "$N/bench-gemm_epilogue" --bench >"$out/ncu-$k.txt" 2>&1
-    echo "$k: $(grep -E 'duration|hmma|hit_rate|dram__|registers|inst_executed' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
-  done
-  ;;
-staged-quick)
-  step "gemm_epilogue --check"
-  timeout 60 "$N/gemm_epilogue" --check >"$out/epilogue-check.txt" 2>&1 || { cut -c1-160 "$out/epilogue-check.txt"; exit 1; }
-  cut -c1-160 "$out/epilogue-check.txt"
   step "memcheck + racecheck gemm_epilogue --check"
   san memcheck timeout 100 "$N/gemm_epilogue" --check | tee "$out/memcheck.txt"
   san racecheck timeout 150 "$N/gemm_epilogue" --check | tee "$out/racecheck.txt"
+  if [ -z "${QUICK:-}" ]; then
+    step gemm_epilogue
+    timeout 150 "$N/gemm_epilogue" >"$out/epilogue.txt" 2>&1
+    cut -c1-160 "$out/epilogue.txt"
+    step "fused epilogues"
+    timeout 200 "$N/bench-gemm_epilogue" --bench >"$out/epilogue-bench.txt" 2>&1
+    grep -E '^\| [0-9]' "$out/epilogue-bench.txt"
+  fi
   step "ncu at 4096^3"
-  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum
-  for k in gemm_epi_none gemm_epi_residual_staged gemm_epi_bias_gelu_tanh_residual_staged gemm_epi_none_pingpong gemm_epi_bias_gelu_tanh_residual_pingpong_staged; do
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum
+  for k in gemm_epi_none gemm_epi_residual_staged gemm_epi_bias_gelu_tanh_residual gemm_epi_bias_gelu_tanh_residual_staged gemm_epi_none_pingpong gemm_epi_bias_gelu_tanh_residual_pingpong_staged; do
     GEMM_EPILOGUE_SIZES=4096 timeout 60 ncu --metrics "$metrics" -k "regex:^$k\$" -c 1 \
       "$N/bench-gemm_epilogue" --bench >"$out/ncu-$k.txt" 2>&1
-    echo "$k: $(grep -E 'duration|hmma|hit_rate|inst_executed' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
+    echo "$k: $(grep -E 'duration|hmma|hit_rate|lts__throughput|dram__|inst_executed' "$out/ncu-$k.txt" | awk '{print $1"="$NF}' | tr '\n' ' ')"
   done
   ;;
 pingpong)
