@@ -482,10 +482,11 @@ fn fused(
 
 impl FusedOps {
     /// The Hopper GEMM of `cfg` with these ops as its epilogue: A, B, C, then the tensors
-    /// `bias` `[n]` and `residual` `[m, n]` (those it has), all bf16.
+    /// `bias` `[n]` and `residual` `[m, n]` (those it has), all bf16; the residual staged
+    /// (`HopperGemm::staged_input`) with the TMA-store epilogue.
     pub fn build(self, cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
         let mut k = KernelBuilder::new("gemm_epilogue", Target::Sm90a);
-        let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+        let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
         let (m, n) = (gemm.m(), gemm.n());
         let mut epilogue = Epilogue::new();
         if self.bias {
@@ -495,7 +496,10 @@ impl FusedOps {
         if let Some(a) = self.activation {
             epilogue = epilogue.activation(a);
         }
-        if self.residual {
+        if self.residual && cfg.tma_store {
+            // Loaded by TMA into each consumer's C staging block under its main loop.
+            epilogue = epilogue.residual(&gemm.staged_input(&mut k, "residual")?);
+        } else if self.residual {
             let align = TensorOpts::default().align(cfg.c_align());
             let residual = k.tensor::<ty::Bf16>("residual", [m, n], align)?;
             epilogue = epilogue.residual(&residual);
