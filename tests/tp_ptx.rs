@@ -11,13 +11,22 @@ use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2) on a
-/// 132-SM H200, each with its chunks.
+/// 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096 tokens
+/// (256 rows, a whole 2048-row shard), the stress's (256) and the sanitizer's small run's (128).
 fn gated() -> Vec<(GemmConfig, u32)> {
-    let plan = AllGatherPlan::new(2, 4096, 1024).unwrap();
+    let tiles = |rows: usize| AllGatherPlan::new(2, 2048, rows).unwrap().chunk_tiles();
     support::unique(
-        [(16384, 14336), (8192, 5120), (16384, 4096), (4096, 28672)]
-            .into_iter()
-            .map(|(m, n)| (GemmConfig::for_problem(m, n, 132), plan.chunk_tiles())),
+        [
+            (16384, 14336, 1024),
+            (8192, 5120, 1024),
+            (16384, 4096, 1024),
+            (4096, 28672, 1024),
+            (4096, 5120, 256),
+            (4096, 14336, 2048),
+            (1024, 512, 128),
+        ]
+        .into_iter()
+        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows))),
     )
 }
 
