@@ -174,10 +174,25 @@ fn our_gemms(
     (a, b, c): Operands<'_>,
     (m, n, k): (usize, usize, usize),
 ) -> Res<()> {
+    let a = a
+        .iter()
+        .map(|a| Ok(TensorRef::slice(a, [m, k])?))
+        .collect::<Res<Vec<_>>>()?;
+    our_gemms_on(ctx, gemms, (&a, b, c), (n, k))
+}
+
+/// [`our_gemms`] on A given as each rank's `[m, k]` tensor.
+fn our_gemms_on(
+    ctx: &Ctx,
+    gemms: &[Gemm],
+    (a, b, c): (&[TensorRef<'_>], &[CudaSlice<bf16>], &mut [CudaSlice<bf16>]),
+    (n, k): (usize, usize),
+) -> Res<()> {
     for (r, c) in c.iter_mut().enumerate() {
+        let m = a[r].desc().shape[0];
         gemms[r].run_borrowed(
             stream(ctx, r)?,
-            &TensorRef::slice(&a[r], [m, k])?,
+            &a[r],
             &TensorRef::slice(&b[r], [n, k])?,
             TensorMut::slice(c, [m, n])?,
             None,
@@ -249,6 +264,8 @@ struct Row {
     gemm_alone: f64,
     /// All-gather + GEMM: its gated GEMM alone on the gathered A (no pulls, no waits).
     gated_alone: Option<f64>,
+    /// All-gather + GEMM: the GEMM alone reading ours' A (the symmetric buffer).
+    alone_on_ours: Option<f64>,
     /// All-gather + GEMM: ours in other chunk sizes (rows, ms), timed beside the others.
     chunks: Vec<(usize, f64)>,
     differing: usize,
@@ -287,13 +304,19 @@ impl Row {
                 t / self.gemm_alone
             )
         });
+        let on_ours = self.alone_on_ours.map(|t| {
+            format!(
+                " | GEMM alone on ours' A {t:7.3} ({:.3} of alone)",
+                t / self.gemm_alone
+            )
+        });
         let chunks = self.chunks.iter().map(|(rows, t)| {
             format!(
                 " | chunks of {rows} rows {t:7.3} (ours/alone {:.3})",
                 t / self.gemm_alone
             )
         });
-        gated.into_iter().chain(chunks).collect()
+        gated.into_iter().chain(on_ours).chain(chunks).collect()
     }
 }
 
@@ -366,13 +389,18 @@ fn all_gather_layer(
         differing += self::differing(ctx, &c_ours, &c_seq)?;
     }
 
-    let t = time_paths(ctx, 5 + variants.len(), |path| match path {
+    // The GEMM alone on the all-gather + GEMM's own A too (its memory, not NCCL's output).
+    let a_whole = (0..world)
+        .map(|r| Ok(a.tensor_ref(r, r, 0, [m, k])?))
+        .collect::<Res<Vec<_>>>()?;
+    let t = time_paths(ctx, 6 + variants.len(), |path| match path {
         0 => Ok(ag.run(g, &a, k, &b, &mut c_ours)?),
         1 => seq_ours(&mut gathered, &mut c_seq),
         2 => seq_cublas(&mut gathered, &mut c_blas),
         3 => our_gemms(ctx, &gemms, (&gathered, &b, &mut c_seq), (m, n, k)),
         4 => Ok(ag.run_gathered(g, &a, k, &b, &mut c_ours)?),
-        v => Ok(variants[v - 5].run(g, &a, k, &b, &mut c_ours)?),
+        5 => our_gemms_on(ctx, &gemms, (&a_whole, &b, &mut c_seq), (n, k)),
+        v => Ok(variants[v - 6].run(g, &a, k, &b, &mut c_ours)?),
     })?;
     Ok(Row {
         what: format!(
@@ -384,9 +412,10 @@ fn all_gather_layer(
         seq_cublas: t[2],
         gemm_alone: t[3],
         gated_alone: Some(t[4]),
+        alone_on_ours: Some(t[5]),
         chunks: variants
             .iter()
-            .zip(&t[5..])
+            .zip(&t[6..])
             .map(|(v, t)| (v.plan().chunk_rows(), *t))
             .collect(),
         differing,
@@ -451,6 +480,7 @@ fn reduce_scatter_layer(
         seq_cublas: t[2],
         gemm_alone: t[3],
         gated_alone: None,
+        alone_on_ours: None,
         chunks: Vec::new(),
         differing,
         vs_cublas,
