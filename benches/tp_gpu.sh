@@ -75,7 +75,7 @@ wait "$stress_pid"
 echo "A done at $(( $(date +%s) - start )) s" >> "$steps"
 
 # B: the benchmark alone, the clocks sampled every 200 ms.
-nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu \
   --format=csv -lms 200 > "$OUT/clocks.csv" 2>&1 &
 smi_pid=$!
 until=$(( budget - 10 ))
