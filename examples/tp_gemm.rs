@@ -6,7 +6,9 @@
 //! against the sequential result on the device.
 //!
 //! `cargo run --release --example tp_gemm -- [--quick | --tokens T,T..] [--stress N]
-//! [--rs-register-epilogue]`, or `-- --small [--stress N]`: only the stress, on small shapes, its
+//! [--rs-register-epilogue] [--rs-fused] [--rs-only]` (`--rs-fused`: the reduce-scatter with
+//! the owners' sum fused into their GEMMs too, in the layers beside the unfused one and alone in
+//! the stress; `--rs-only`: no all-gather layers), or `-- --small [--stress N]`: only the stress, on small shapes, its
 //! references gathered and summed through the host (no NCCL, no cuBLAS, no timing: the run
 //! compute-sanitizer checks). Needs libcuda, and but for `--small` libnccl and libcublas; run it
 //! with `NCCL_NVLS_ENABLE=0` (no NVLink multicast). Prints one line per shape and a summary;
@@ -262,12 +264,9 @@ struct Row {
     seq_ours: f64,
     seq_cublas: f64,
     gemm_alone: f64,
-    /// All-gather + GEMM: its gated GEMM alone on the gathered A (no pulls, no waits).
-    gated_alone: Option<f64>,
-    /// All-gather + GEMM: the GEMM alone reading ours' A (the symmetric buffer).
-    alone_on_ours: Option<f64>,
-    /// All-gather + GEMM: ours in other chunk sizes (rows, ms), timed beside the others.
-    chunks: Vec<(usize, f64)>,
+    /// Other paths timed beside these (name, ms): the all-gather's gated GEMM alone, the GEMM
+    /// alone on ours' A, ours in other chunk sizes; the reduce-scatter with the sum fused.
+    extra: Vec<(String, f64)>,
     differing: usize,
     vs_cublas: f64,
     rms: f64,
@@ -287,7 +286,7 @@ impl Row {
             self.seq_cublas / self.ours,
             self.gemm_alone,
             self.ours / self.gemm_alone,
-            self.gated(),
+            self.extra(),
             self.differing,
             self.vs_cublas,
             self.rms,
@@ -295,28 +294,12 @@ impl Row {
         );
     }
 
-    /// The gated GEMM alone and ours over it, and ours in other chunk sizes, where measured.
-    fn gated(&self) -> String {
-        let gated = self.gated_alone.map(|t| {
-            format!(
-                " | gated GEMM alone {t:7.3} (ours/gated {:.3}, gated/alone {:.3})",
-                self.ours / t,
-                t / self.gemm_alone
-            )
-        });
-        let on_ours = self.alone_on_ours.map(|t| {
-            format!(
-                " | GEMM alone on ours' A {t:7.3} ({:.3} of alone)",
-                t / self.gemm_alone
-            )
-        });
-        let chunks = self.chunks.iter().map(|(rows, t)| {
-            format!(
-                " | chunks of {rows} rows {t:7.3} (ours/alone {:.3})",
-                t / self.gemm_alone
-            )
-        });
-        gated.into_iter().chain(on_ours).chain(chunks).collect()
+    /// The other paths, each over the GEMM alone.
+    fn extra(&self) -> String {
+        self.extra
+            .iter()
+            .map(|(what, t)| format!(" | {what} {t:7.3} ({:.3} of alone)", t / self.gemm_alone))
+            .collect()
     }
 }
 
@@ -411,13 +394,18 @@ fn all_gather_layer(
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        gated_alone: Some(t[4]),
-        alone_on_ours: Some(t[5]),
-        chunks: variants
-            .iter()
-            .zip(&t[6..])
-            .map(|(v, t)| (v.plan().chunk_rows(), *t))
-            .collect(),
+        extra: [
+            ("gated GEMM alone".to_string(), t[4]),
+            ("GEMM alone on ours' A".into(), t[5]),
+        ]
+        .into_iter()
+        .chain(variants.iter().zip(&t[6..]).map(|(v, t)| {
+            (
+                format!("ours in chunks of {} rows", v.plan().chunk_rows()),
+                *t,
+            )
+        }))
+        .collect(),
         differing,
         vs_cublas,
         rms,
@@ -426,11 +414,13 @@ fn all_gather_layer(
 
 /// The GEMM + reduce-scatter layer: rank `r` holds `A_r` `[m, k / world]` and `B_r`
 /// `[n, k / world]`; rank `s` gets rows `s·m/world ..` of `Σ_r A_r·B_rᵀ`.
+/// With `rs.fused`, the reduce-scatter with the slot sum fused too
+/// ([`GemmReduceScatter::fused`]), checked and timed beside the others.
 fn reduce_scatter_layer(
     ctx: &Ctx,
     name: &str,
     (m, n, k): (usize, usize, usize),
-    register_epilogue: bool,
+    rs_opts: RsOptions,
 ) -> Res<Row> {
     let g = &ctx.group;
     let world = g.world();
@@ -438,10 +428,14 @@ fn reduce_scatter_layer(
     let plan = ReduceScatterPlan::new(world, rows)?;
     let cfg = GemmConfig::for_problem(rows, n, ctx.sms);
     let cfg = GemmConfig {
-        tma_store: cfg.tma_store && !register_epilogue,
+        tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
     let rs = GemmReduceScatter::new(g, cfg, plan)?;
+    let rs_fused = match rs_opts.fused {
+        true => Some(GemmReduceScatter::fused(g, cfg, plan)?),
+        false => None,
+    };
     // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = load_gemms(ctx, cfg)?;
     let a = bf16_buffers(ctx, m * kr, Some(31))?;
@@ -464,14 +458,24 @@ fn reduce_scatter_layer(
     seq_ours(&mut partial, &mut out_seq)?;
     seq_cublas(&mut partial, &mut out_blas)?;
     g.synchronize()?;
-    let differing = differing(ctx, &out_ours, &out_seq)?;
+    let mut differing = differing(ctx, &out_ours, &out_seq)?;
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
+    if let Some(rs_fused) = &rs_fused {
+        for (r, out) in out_ours.iter_mut().enumerate() {
+            stream(ctx, r)?.memset_zeros(out)?;
+        }
+        rs_fused.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
+        g.synchronize()?;
+        differing += self::differing(ctx, &out_ours, &out_seq)?;
+    }
 
-    let t = time_paths(ctx, 4, |path| match path {
-        0 => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
-        1 => seq_ours(&mut partial, &mut out_seq),
-        2 => seq_cublas(&mut partial, &mut out_blas),
-        _ => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+    let paths = 4 + usize::from(rs_fused.is_some());
+    let t = time_paths(ctx, paths, |path| match (path, &rs_fused) {
+        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        (1, _) => seq_ours(&mut partial, &mut out_seq),
+        (2, _) => seq_cublas(&mut partial, &mut out_blas),
+        (3, _) | (_, None) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        (_, Some(f)) => Ok(f.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
     })?;
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
@@ -479,9 +483,10 @@ fn reduce_scatter_layer(
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        gated_alone: None,
-        alone_on_ours: None,
-        chunks: Vec::new(),
+        extra: t[4..]
+            .iter()
+            .map(|t| ("ours with the sum fused".to_string(), *t))
+            .collect(),
         differing,
         vs_cublas,
         rms,
@@ -585,7 +590,7 @@ impl StressShapes {
 fn stress(
     ctx: &Ctx,
     (iters, shapes, how): (usize, &StressShapes, Collectives),
-    register_epilogue: bool,
+    rs_opts: RsOptions,
 ) -> Res<(u64, u64)> {
     let g = &ctx.group;
     let world = g.world();
@@ -622,10 +627,14 @@ fn stress(
     let (rows, kr) = (m / world, k / world);
     let cfg = GemmConfig::for_problem(rows, n, ctx.sms);
     let cfg = GemmConfig {
-        tma_store: cfg.tma_store && !register_epilogue,
+        tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let rs = GemmReduceScatter::new(g, cfg, ReduceScatterPlan::new(world, rows)?)?;
+    let plan = ReduceScatterPlan::new(world, rows)?;
+    let rs = match rs_opts.fused {
+        true => GemmReduceScatter::fused(g, cfg, plan)?,
+        false => GemmReduceScatter::new(g, cfg, plan)?,
+    };
     let a = bf16_buffers(ctx, m * kr, Some(13))?;
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
     let mut slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;
@@ -659,14 +668,10 @@ fn stress(
 }
 
 /// Runs the stress and prints its line; whether it found no mismatch.
-fn report_stress(
-    ctx: &Ctx,
-    run: (usize, &StressShapes, Collectives),
-    register_epilogue: bool,
-) -> bool {
+fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: RsOptions) -> bool {
     let (iters, shapes, how) = run;
     let t0 = Instant::now();
-    let (ag_bad, rs_bad) = match stress(ctx, run, register_epilogue) {
+    let (ag_bad, rs_bad) = match stress(ctx, run, rs_opts) {
         Ok(bad) => bad,
         Err(e) => {
             println!("stress FAILED: {e}");
@@ -675,8 +680,8 @@ fn report_stress(
     };
     println!(
         "stress ({how:?} references): {iters} all-gather + GEMMs {:?} in chunks of {} rows, \
-         {ag_bad} mismatching elements; {iters} GEMM + reduce-scatters {:?}, {rs_bad} \
-         mismatching elements ({:.1} s)",
+         {ag_bad} mismatching elements; {iters} GEMM + reduce-scatters {:?} ({rs_opts:?}), \
+         {rs_bad} mismatching elements ({:.1} s)",
         shapes.gather,
         shapes.chunk_rows,
         shapes.scatter,
@@ -685,12 +690,21 @@ fn report_stress(
     ag_bad == 0 && rs_bad == 0
 }
 
+/// How the GEMM + reduce-scatter runs: its GEMMs' register epilogue instead of the TMA store;
+/// the owners' sum fused into their GEMMs (beside the unfused path in the layers).
+#[derive(Debug, Clone, Copy)]
+struct RsOptions {
+    register_epilogue: bool,
+    fused: bool,
+}
+
 /// The command line.
 struct Options {
     tokens: Vec<usize>,
     small: bool,
     stress: usize,
-    register_epilogue: bool,
+    rs: RsOptions,
+    rs_only: bool,
 }
 
 impl Options {
@@ -724,7 +738,11 @@ impl Options {
             tokens,
             small,
             stress,
-            register_epilogue: has("--rs-register-epilogue"),
+            rs: RsOptions {
+                register_epilogue: has("--rs-register-epilogue"),
+                fused: has("--rs-fused"),
+            },
+            rs_only: has("--rs-only"),
         })
     }
 }
@@ -775,7 +793,7 @@ fn main() -> Res<()> {
             true => (StressShapes::small(world), Collectives::Host),
             false => (StressShapes::full(), Collectives::Nccl),
         };
-        failed |= !report_stress(&ctx, (opts.stress, &shapes, how), opts.register_epilogue);
+        failed |= !report_stress(&ctx, (opts.stress, &shapes, how), opts.rs);
     }
     if opts.small {
         return match failed {
@@ -793,7 +811,10 @@ fn main() -> Res<()> {
             ("qkv", (t, (8192 + 2 * 1024) / world, 8192)),
             ("ffn-up", (t, 28672 / world, 8192)),
         ];
-        if t == 16384 {
+        if opts.rs_only {
+            gather.clear();
+        }
+        if t == 16384 && !opts.rs_only {
             // The issue's measured case: a 16384 x 4096 x 8192 GEMM behind a 128 MiB all-gather.
             gather.push(("issue", (t, 4096, 8192)));
         }
@@ -814,7 +835,7 @@ fn main() -> Res<()> {
             ("attn-out", (t, 8192, 8192)),
             ("ffn-down", (t, 8192, 28672)),
         ] {
-            match reduce_scatter_layer(&ctx, name, shape, opts.register_epilogue) {
+            match reduce_scatter_layer(&ctx, name, shape, opts.rs) {
                 Ok(row) => {
                     row.print(since);
                     failed |= row.differing != 0;
@@ -837,7 +858,7 @@ fn main() -> Res<()> {
             r.seq_ours / r.ours,
             r.seq_cublas / r.ours,
             r.ours / r.gemm_alone,
-            r.gated(),
+            r.extra(),
             r.differing == 0
         );
     }

@@ -93,3 +93,43 @@ fn a_device_group_without_a_gpu_is_an_error() {
         Err(RuntimeError::Group { .. })
     ));
 }
+
+/// The owner's GEMM with the slot sum fused: its peers' slots are parameters in rank order
+/// (its own left out), its accumulator is rounded to bf16 before they are added, and with two
+/// ranks it assembles clean for the benchmark's reduce-scatter shapes, the stress's and the
+/// small run's.
+#[test]
+fn the_fused_owner_gemm_adds_its_peers_slots() {
+    let configs = support::unique(
+        [(2048, 8192), (4096, 8192), (8192, 8192), (256, 512)]
+            .into_iter()
+            .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
+    );
+    for cfg in configs {
+        for (world, rank, slots) in [
+            (2, 0, vec!["slot1"]),
+            (2, 1, vec!["slot0"]),
+            (4, 2, vec!["slot0", "slot1", "slot3"]),
+        ] {
+            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank).unwrap();
+            let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+            let mut want = vec!["m", "n", "k", "a", "b", "c"];
+            want.extend(&slots);
+            assert_eq!(names, want, "{}", cfg.name());
+            let ptx = gemm.built.ptx();
+            assert!(ptx.contains("cvt.rn.bf16.f32"), "{}", cfg.name());
+            assert!(!ptx.contains("multimem"), "no NVLink multicast");
+            // Two ranks (one residual) assemble clean; with four, three residuals spill at
+            // the widest tiles, so those are only assembled.
+            match ptxkit::isa::ptxas::for_tests().unwrap() {
+                Some(ptxas) if world == 2 => {
+                    let name = format!("{}_rs{rank}of{world}", cfg.name());
+                    support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a);
+                }
+                _ => support::assemble(ptx, Target::Sm90a),
+            }
+        }
+    }
+    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2).unwrap_err();
+    assert!(e.to_string().contains("rank 2 of 2"), "{e}");
+}
