@@ -5,9 +5,18 @@
 //! whose every iteration poisons the gathered rows (or the slots) first and counts mismatches
 //! against the sequential result on the device.
 //!
-//! `cargo run --release --example tp_gemm -- [--quick] [--stress N] [--rs-register-epilogue]`.
-//! Needs libcuda, libnccl and libcublas; run it with `NCCL_NVLS_ENABLE=0` (no NVLink
-//! multicast). Prints one line per shape and a summary; exits non-zero on a mismatch.
+//! `cargo run --release --example tp_gemm -- [--quick | --tokens T,T..] [--stress N]
+//! [--rs-register-epilogue] [--rs-fused] [--rs-only]` (`--rs-fused`: the reduce-scatter with
+//! the owners' sum fused into their GEMMs too, in the layers beside the unfused one and alone in
+//! the stress; `--rs-only`: no all-gather layers), or `-- --small [--stress N]`: only the stress, on small shapes, its
+//! references gathered and summed through the host (no NCCL, no cuBLAS, no timing: the run
+//! compute-sanitizer checks). Needs libcuda, and but for `--small` libnccl and libcublas; run it
+//! with `NCCL_NVLS_ENABLE=0` (no NVLink multicast). Prints one line per shape and a summary;
+//! exits non-zero on a mismatch.
+//!
+//! The paths a layer compares are timed round-robin (each round times every path once, the
+//! first path of a round rotating), so a drift of the GPUs' clocks over the run (power or heat)
+//! falls on every path alike.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,9 +42,9 @@ type Operands<'a> = (
     &'a mut [CudaSlice<bf16>],
 );
 
-/// Timed iterations per measurement, and measurements (the median is reported).
+/// Timed iterations per measurement, and rounds of measurements (the median is reported).
 const ITERS: usize = 10;
-const REPEATS: usize = 3;
+const ROUNDS: usize = 5;
 
 struct Ctx {
     group: DeviceGroup,
@@ -55,24 +64,34 @@ fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
         .collect()
 }
 
-/// Milliseconds per call of `f` (which enqueues on the group's streams): the median of
-/// [`REPEATS`] runs of [`ITERS`] calls, after two warm-up calls, wall clock between group
-/// synchronizations.
-fn time(ctx: &Ctx, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
-    f()?;
-    f()?;
-    ctx.group.synchronize()?;
-    let mut runs = Vec::new();
-    for _ in 0..REPEATS {
-        let t0 = Instant::now();
-        for _ in 0..ITERS {
-            f()?;
-        }
-        ctx.group.synchronize()?;
-        runs.push(t0.elapsed().as_secs_f64() * 1e3 / ITERS as f64);
+/// Milliseconds per call of each of `paths` paths, `f(p)` enqueueing one call of path `p` on
+/// the group's streams: two warm-up calls of each, then [`ROUNDS`] rounds that each time
+/// [`ITERS`] calls of every path (wall clock between group synchronizations), round `i`
+/// starting at path `i mod paths`; the median of each path's rounds.
+fn time_paths(ctx: &Ctx, paths: usize, mut f: impl FnMut(usize) -> Res<()>) -> Res<Vec<f64>> {
+    for p in 0..paths {
+        f(p)?;
+        f(p)?;
     }
-    runs.sort_by(f64::total_cmp);
-    Ok(runs[REPEATS / 2])
+    ctx.group.synchronize()?;
+    let mut runs = vec![Vec::new(); paths];
+    for round in 0..ROUNDS {
+        for p in (0..paths).map(|i| (i + round) % paths) {
+            let t0 = Instant::now();
+            for _ in 0..ITERS {
+                f(p)?;
+            }
+            ctx.group.synchronize()?;
+            runs[p].push(t0.elapsed().as_secs_f64() * 1e3 / ITERS as f64);
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .map(|mut r| {
+            r.sort_by(f64::total_cmp);
+            r[ROUNDS / 2]
+        })
+        .collect())
 }
 
 /// Bits of every element of `x` and `y` (rank by rank) equal: the count of differing elements.
@@ -157,10 +176,25 @@ fn our_gemms(
     (a, b, c): Operands<'_>,
     (m, n, k): (usize, usize, usize),
 ) -> Res<()> {
+    let a = a
+        .iter()
+        .map(|a| Ok(TensorRef::slice(a, [m, k])?))
+        .collect::<Res<Vec<_>>>()?;
+    our_gemms_on(ctx, gemms, (&a, b, c), (n, k))
+}
+
+/// [`our_gemms`] on A given as each rank's `[m, k]` tensor.
+fn our_gemms_on(
+    ctx: &Ctx,
+    gemms: &[Gemm],
+    (a, b, c): (&[TensorRef<'_>], &[CudaSlice<bf16>], &mut [CudaSlice<bf16>]),
+    (n, k): (usize, usize),
+) -> Res<()> {
     for (r, c) in c.iter_mut().enumerate() {
+        let m = a[r].desc().shape[0];
         gemms[r].run_borrowed(
             stream(ctx, r)?,
-            &TensorRef::slice(&a[r], [m, k])?,
+            &a[r],
             &TensorRef::slice(&b[r], [n, k])?,
             TensorMut::slice(c, [m, n])?,
             None,
@@ -230,16 +264,20 @@ struct Row {
     seq_ours: f64,
     seq_cublas: f64,
     gemm_alone: f64,
+    /// Other paths timed beside these (name, ms): the all-gather's gated GEMM alone, the GEMM
+    /// alone on ours' A, ours in other chunk sizes; the reduce-scatter with the sum fused.
+    extra: Vec<(String, f64)>,
     differing: usize,
     vs_cublas: f64,
     rms: f64,
 }
 
 impl Row {
-    fn print(&self) {
+    fn print(&self, since: Instant) {
         println!(
             "{:<44} ours {:7.3} ms | NCCL+our GEMM {:7.3} ({:.3}x) | NCCL+cuBLAS {:7.3} ({:.3}x) | \
-             GEMM alone {:7.3} (ours/alone {:.3}) | differing {} | rel err vs cuBLAS {:.2e} | rms {:.3}",
+             GEMM alone {:7.3} (ours/alone {:.3}){} | differing {} | rel err vs cuBLAS {:.2e} | \
+             rms {:.3} | at {:.1} s",
             self.what,
             self.ours,
             self.seq_ours,
@@ -248,15 +286,32 @@ impl Row {
             self.seq_cublas / self.ours,
             self.gemm_alone,
             self.ours / self.gemm_alone,
+            self.extra(),
             self.differing,
             self.vs_cublas,
             self.rms,
+            since.elapsed().as_secs_f64(),
         );
+    }
+
+    /// The other paths, each over the GEMM alone.
+    fn extra(&self) -> String {
+        self.extra
+            .iter()
+            .map(|(what, t)| format!(" | {what} {t:7.3} ({:.3} of alone)", t / self.gemm_alone))
+            .collect()
     }
 }
 
 /// The all-gather + GEMM layer `C_r = A·B_rᵀ`, A `[m, k]` gathered from `world` shards.
-fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> Res<Row> {
+/// With `sweep`, the same layer in chunks of 256 rows and of a whole shard too, each checked
+/// and timed beside the others.
+fn all_gather_layer(
+    ctx: &Ctx,
+    name: &str,
+    (m, n, k): (usize, usize, usize),
+    sweep: bool,
+) -> Res<Row> {
     let g = &ctx.group;
     let world = g.world();
     let rows = m / world;
@@ -267,6 +322,22 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
     let plan = AllGatherPlan::new(world, rows, chunk_rows)?;
     let cfg = GemmConfig::for_problem(m, n, ctx.sms);
     let mut ag = AllGatherGemm::new(g, cfg, plan)?;
+    let mut others = match sweep {
+        true => vec![256, rows],
+        false => Vec::new(),
+    };
+    others.retain(|&c| c != chunk_rows);
+    others.dedup();
+    let mut variants = others
+        .into_iter()
+        .map(|c| {
+            Ok(AllGatherGemm::new(
+                g,
+                cfg,
+                AllGatherPlan::new(world, rows, c)?,
+            )?)
+        })
+        .collect::<Res<Vec<_>>>()?;
     let gemms = load_gemms(ctx, cfg)?;
 
     // The shards, once as NCCL's inputs and once in place in the symmetric A.
@@ -292,21 +363,49 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
     seq_ours(&mut gathered, &mut c_seq)?;
     seq_cublas(&mut gathered, &mut c_blas)?;
     g.synchronize()?;
-    let differing = differing(ctx, &c_ours, &c_seq)?;
+    let mut differing = differing(ctx, &c_ours, &c_seq)?;
     let (vs_cublas, rms) = worst_error(ctx, &c_ours, &c_blas)?;
+    for v in &mut variants {
+        poison(ctx, &mut a, (rows, k), &mut c_ours)?;
+        v.run(g, &a, k, &b, &mut c_ours)?;
+        g.synchronize()?;
+        differing += self::differing(ctx, &c_ours, &c_seq)?;
+    }
 
-    let ours = time(ctx, || Ok(ag.run(g, &a, k, &b, &mut c_ours)?))?;
-    let seq = time(ctx, || seq_ours(&mut gathered, &mut c_seq))?;
-    let seq_cublas = time(ctx, || seq_cublas(&mut gathered, &mut c_blas))?;
-    let gemm_alone = time(ctx, || {
-        our_gemms(ctx, &gemms, (&gathered, &b, &mut c_seq), (m, n, k))
+    // The GEMM alone on the all-gather + GEMM's own A too (its memory, not NCCL's output).
+    let a_whole = (0..world)
+        .map(|r| Ok(a.tensor_ref(r, r, 0, [m, k])?))
+        .collect::<Res<Vec<_>>>()?;
+    let t = time_paths(ctx, 6 + variants.len(), |path| match path {
+        0 => Ok(ag.run(g, &a, k, &b, &mut c_ours)?),
+        1 => seq_ours(&mut gathered, &mut c_seq),
+        2 => seq_cublas(&mut gathered, &mut c_blas),
+        3 => our_gemms(ctx, &gemms, (&gathered, &b, &mut c_seq), (m, n, k)),
+        4 => Ok(ag.run_gathered(g, &a, k, &b, &mut c_ours)?),
+        5 => our_gemms_on(ctx, &gemms, (&a_whole, &b, &mut c_seq), (n, k)),
+        v => Ok(variants[v - 6].run(g, &a, k, &b, &mut c_ours)?),
     })?;
     Ok(Row {
-        what: format!("AG+GEMM {name} {m}x{n}x{k} ({})", cfg.name()),
-        ours,
-        seq_ours: seq,
-        seq_cublas,
-        gemm_alone,
+        what: format!(
+            "AG+GEMM {name} {m}x{n}x{k} ({}, chunks of {chunk_rows} rows)",
+            cfg.name()
+        ),
+        ours: t[0],
+        seq_ours: t[1],
+        seq_cublas: t[2],
+        gemm_alone: t[3],
+        extra: [
+            ("gated GEMM alone".to_string(), t[4]),
+            ("GEMM alone on ours' A".into(), t[5]),
+        ]
+        .into_iter()
+        .chain(variants.iter().zip(&t[6..]).map(|(v, t)| {
+            (
+                format!("ours in chunks of {} rows", v.plan().chunk_rows()),
+                *t,
+            )
+        }))
+        .collect(),
         differing,
         vs_cublas,
         rms,
@@ -315,11 +414,13 @@ fn all_gather_layer(ctx: &Ctx, name: &str, (m, n, k): (usize, usize, usize)) -> 
 
 /// The GEMM + reduce-scatter layer: rank `r` holds `A_r` `[m, k / world]` and `B_r`
 /// `[n, k / world]`; rank `s` gets rows `s·m/world ..` of `Σ_r A_r·B_rᵀ`.
+/// With `rs.fused`, the reduce-scatter with the slot sum fused too
+/// ([`GemmReduceScatter::fused`]), checked and timed beside the others.
 fn reduce_scatter_layer(
     ctx: &Ctx,
     name: &str,
     (m, n, k): (usize, usize, usize),
-    register_epilogue: bool,
+    rs_opts: RsOptions,
 ) -> Res<Row> {
     let g = &ctx.group;
     let world = g.world();
@@ -327,10 +428,14 @@ fn reduce_scatter_layer(
     let plan = ReduceScatterPlan::new(world, rows)?;
     let cfg = GemmConfig::for_problem(rows, n, ctx.sms);
     let cfg = GemmConfig {
-        tma_store: cfg.tma_store && !register_epilogue,
+        tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
     let rs = GemmReduceScatter::new(g, cfg, plan)?;
+    let rs_fused = match rs_opts.fused {
+        true => Some(GemmReduceScatter::fused(g, cfg, plan)?),
+        false => None,
+    };
     // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = load_gemms(ctx, cfg)?;
     let a = bf16_buffers(ctx, m * kr, Some(31))?;
@@ -353,23 +458,35 @@ fn reduce_scatter_layer(
     seq_ours(&mut partial, &mut out_seq)?;
     seq_cublas(&mut partial, &mut out_blas)?;
     g.synchronize()?;
-    let differing = differing(ctx, &out_ours, &out_seq)?;
+    let mut differing = differing(ctx, &out_ours, &out_seq)?;
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
+    if let Some(rs_fused) = &rs_fused {
+        for (r, out) in out_ours.iter_mut().enumerate() {
+            stream(ctx, r)?.memset_zeros(out)?;
+        }
+        rs_fused.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
+        g.synchronize()?;
+        differing += self::differing(ctx, &out_ours, &out_seq)?;
+    }
 
-    let ours = time(ctx, || {
-        Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
-    })?;
-    let seq = time(ctx, || seq_ours(&mut partial, &mut out_seq))?;
-    let seq_cublas = time(ctx, || seq_cublas(&mut partial, &mut out_blas))?;
-    let gemm_alone = time(ctx, || {
-        our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr))
+    let paths = 4 + usize::from(rs_fused.is_some());
+    let t = time_paths(ctx, paths, |path| match (path, &rs_fused) {
+        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        (1, _) => seq_ours(&mut partial, &mut out_seq),
+        (2, _) => seq_cublas(&mut partial, &mut out_blas),
+        (3, _) | (_, None) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        (_, Some(f)) => Ok(f.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
     })?;
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
-        ours,
-        seq_ours: seq,
-        seq_cublas,
-        gemm_alone,
+        ours: t[0],
+        seq_ours: t[1],
+        seq_cublas: t[2],
+        gemm_alone: t[3],
+        extra: t[4..]
+            .iter()
+            .map(|t| ("ours with the sum fused".to_string(), *t))
+            .collect(),
         differing,
         vs_cublas,
         rms,
@@ -385,16 +502,101 @@ fn total(ctx: &Ctx, counts: &[CudaSlice<u32>]) -> Res<u64> {
     Ok(sum)
 }
 
+/// Where the stress's sequential references gather and sum: NCCL, or copies through the host
+/// (no NCCL: the small run under compute-sanitizer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Collectives {
+    Nccl,
+    Host,
+}
+
+/// `gathered[r]` = every rank's shard, in rank order, on every rank `r`.
+fn all_gather(
+    ctx: &Ctx,
+    how: Collectives,
+    shards: &[CudaSlice<bf16>],
+    gathered: &mut [CudaSlice<bf16>],
+) -> Res<()> {
+    if how == Collectives::Nccl {
+        return Ok(ctx.group.all_gather(shards, gathered)?);
+    }
+    for (p, shard) in shards.iter().enumerate() {
+        let host = stream(ctx, p)?.clone_dtoh(shard)?;
+        for (r, dst) in gathered.iter_mut().enumerate() {
+            let mut part = dst.slice_mut(p * host.len()..(p + 1) * host.len());
+            stream(ctx, r)?.memcpy_htod(&host, &mut part)?;
+        }
+    }
+    Ok(())
+}
+
+/// `out[s]` = the sum over the ranks `r` of rows `s · rows ..` of `partial[r]`: NCCL's, or
+/// through the host in f32 in rank order, rounded once (the slot sum's rule; NCCL's for two
+/// ranks).
+fn reduce_scatter(
+    ctx: &Ctx,
+    how: Collectives,
+    partial: &[CudaSlice<bf16>],
+    out: &mut [CudaSlice<bf16>],
+) -> Res<()> {
+    if how == Collectives::Nccl {
+        return Ok(ctx.group.reduce_scatter(partial, out)?);
+    }
+    let parts = (0..partial.len())
+        .map(|r| Ok(stream(ctx, r)?.clone_dtoh(&partial[r])?))
+        .collect::<Res<Vec<_>>>()?;
+    for (s, out) in out.iter_mut().enumerate() {
+        let len = out.len();
+        let sum: Vec<bf16> = (s * len..(s + 1) * len)
+            .map(|i| bf16::from_f32(parts.iter().map(|p| p[i].to_f32()).sum::<f32>()))
+            .collect();
+        stream(ctx, s)?.memcpy_htod(&sum, out)?;
+    }
+    Ok(())
+}
+
+/// The stress's shapes: the all-gather + GEMM's `(m, n, k)` and chunk rows, the GEMM +
+/// reduce-scatter's `(m, n, k)` (k split over the ranks).
+struct StressShapes {
+    gather: (usize, usize, usize),
+    chunk_rows: usize,
+    scatter: (usize, usize, usize),
+}
+
+impl StressShapes {
+    /// The benchmark's stress: qkv-sized at 4096 tokens, attn-out at 4096 tokens.
+    fn full() -> StressShapes {
+        StressShapes {
+            gather: (4096, 5120, 8192),
+            chunk_rows: 256,
+            scatter: (4096, 8192, 8192),
+        }
+    }
+
+    /// The sanitizer's: 512 rows a rank in four chunks, 256 output rows a rank.
+    fn small(world: usize) -> StressShapes {
+        StressShapes {
+            gather: (world * 512, 512, 512),
+            chunk_rows: 128,
+            scatter: (world * 256, 512, world * 256),
+        }
+    }
+}
+
 /// `iters` all-gather + GEMMs, each after zeroing the peers' rows of A, each output compared on
 /// the device with the sequential result; then as many GEMM + reduce-scatters, each after
 /// zeroing the slots. Returns the mismatches counted (0 when no chunk was read before its flag
 /// and no slot before its partial).
-fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
+fn stress(
+    ctx: &Ctx,
+    (iters, shapes, how): (usize, &StressShapes, Collectives),
+    rs_opts: RsOptions,
+) -> Res<(u64, u64)> {
     let g = &ctx.group;
     let world = g.world();
-    let (m, n, k) = (4096, 5120, 8192);
+    let (m, n, k) = shapes.gather;
     let rows = m / world;
-    let plan = AllGatherPlan::new(world, rows, 256)?;
+    let plan = AllGatherPlan::new(world, rows, shapes.chunk_rows)?;
     let cfg = GemmConfig::for_problem(m, n, ctx.sms);
     let mut ag = AllGatherGemm::new(g, cfg, plan)?;
     let shards = bf16_buffers(ctx, rows * k, Some(5))?;
@@ -402,7 +604,7 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     let b = bf16_buffers(ctx, n * k, Some(7))?;
     let mut want = bf16_buffers(ctx, m * n, None)?;
     let mut gathered = bf16_buffers(ctx, m * k, None)?;
-    g.all_gather(&shards, &mut gathered)?;
+    all_gather(ctx, how, &shards, &mut gathered)?;
     our_gemms(
         ctx,
         &load_gemms(ctx, cfg)?,
@@ -421,20 +623,22 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     g.synchronize()?;
     let ag_bad = total(ctx, &counts)?;
 
-    // GEMM + reduce-scatter: m rows, n = 8192, k = 2 · 4096 split over the ranks.
-    let (m, n, k) = (4096, 8192, 8192);
+    let (m, n, k) = shapes.scatter;
     let (rows, kr) = (m / world, k / world);
     let cfg = GemmConfig::for_problem(rows, n, ctx.sms);
     let cfg = GemmConfig {
-        tma_store: cfg.tma_store && !register_epilogue,
+        tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let rs = GemmReduceScatter::new(g, cfg, ReduceScatterPlan::new(world, rows)?)?;
+    let plan = ReduceScatterPlan::new(world, rows)?;
+    let rs = match rs_opts.fused {
+        true => GemmReduceScatter::fused(g, cfg, plan)?,
+        false => GemmReduceScatter::new(g, cfg, plan)?,
+    };
     let a = bf16_buffers(ctx, m * kr, Some(13))?;
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
     let mut slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;
-    // The reference: the sequential path (the same GEMM on all rows, then NCCL's
-    // reduce-scatter).
+    // The reference: the sequential path (the same GEMM on all rows, then the reduce-scatter).
     let mut want = bf16_buffers(ctx, rows * n, None)?;
     let mut partial = bf16_buffers(ctx, m * n, None)?;
     our_gemms(
@@ -443,7 +647,8 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
         (&a, &b, &mut partial),
         (m, n, kr),
     )?;
-    g.reduce_scatter(&partial, &mut want)?;
+    g.synchronize()?;
+    reduce_scatter(ctx, how, &partial, &mut want)?;
     let mut out = bf16_buffers(ctx, rows * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
@@ -462,16 +667,88 @@ fn stress(ctx: &Ctx, iters: usize, register_epilogue: bool) -> Res<(u64, u64)> {
     Ok((ag_bad, rs_bad))
 }
 
+/// Runs the stress and prints its line; whether it found no mismatch.
+fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: RsOptions) -> bool {
+    let (iters, shapes, how) = run;
+    let t0 = Instant::now();
+    let (ag_bad, rs_bad) = match stress(ctx, run, rs_opts) {
+        Ok(bad) => bad,
+        Err(e) => {
+            println!("stress FAILED: {e}");
+            (u64::MAX, u64::MAX)
+        }
+    };
+    println!(
+        "stress ({how:?} references): {iters} all-gather + GEMMs {:?} in chunks of {} rows, \
+         {ag_bad} mismatching elements; {iters} GEMM + reduce-scatters {:?} ({rs_opts:?}), \
+         {rs_bad} mismatching elements ({:.1} s)",
+        shapes.gather,
+        shapes.chunk_rows,
+        shapes.scatter,
+        t0.elapsed().as_secs_f64()
+    );
+    ag_bad == 0 && rs_bad == 0
+}
+
+/// How the GEMM + reduce-scatter runs: its GEMMs' register epilogue instead of the TMA store;
+/// the owners' sum fused into their GEMMs (beside the unfused path in the layers).
+#[derive(Debug, Clone, Copy)]
+struct RsOptions {
+    register_epilogue: bool,
+    fused: bool,
+}
+
+/// The command line.
+struct Options {
+    tokens: Vec<usize>,
+    small: bool,
+    stress: usize,
+    rs: RsOptions,
+    rs_only: bool,
+}
+
+impl Options {
+    fn parse() -> Res<Options> {
+        let args: Vec<String> = std::env::args().collect();
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .map(|i| args.get(i + 1).ok_or(format!("{flag} needs a value")))
+                .transpose()
+        };
+        let small = has("--small");
+        let stress = match value("--stress")? {
+            Some(v) => v
+                .parse::<usize>()
+                .map_err(|_| format!("--stress {v}: not a count"))?,
+            None if small => 3,
+            None => 1000,
+        };
+        let tokens = match value("--tokens")? {
+            Some(v) => v
+                .split(',')
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().map_err(|_| format!("--tokens {v}: not counts")))
+                .collect::<Result<Vec<usize>, String>>()?,
+            None if has("--quick") => vec![4096],
+            None => vec![4096, 8192, 16384],
+        };
+        Ok(Options {
+            tokens,
+            small,
+            stress,
+            rs: RsOptions {
+                register_epilogue: has("--rs-register-epilogue"),
+                fused: has("--rs-fused"),
+            },
+            rs_only: has("--rs-only"),
+        })
+    }
+}
+
 fn main() -> Res<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let register_epilogue = args.iter().any(|a| a == "--rs-register-epilogue");
-    let stress_iters = args
-        .iter()
-        .position(|a| a == "--stress")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000usize);
+    let opts = Options::parse()?;
     let mut group = match DeviceGroup::all() {
         Ok(g) if g.world() >= 2 => g,
         Ok(g) => {
@@ -486,7 +763,9 @@ fn main() -> Res<()> {
     if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
         return Err("set NCCL_NVLS_ENABLE=0: NVLink multicast must stay off".into());
     }
-    group.init_nccl()?;
+    if !opts.small {
+        group.init_nccl()?;
+    }
     let world = group.world();
     let sms = group.device(0)?.attributes().sm_count;
     for r in 0..world {
@@ -496,7 +775,9 @@ fn main() -> Res<()> {
     let mut blas = Vec::new();
     let mut compares = Vec::new();
     for r in 0..world {
-        blas.push(CudaBlas::new(group.stream(r)?.clone())?);
+        if !opts.small {
+            blas.push(CudaBlas::new(group.stream(r)?.clone())?);
+        }
         compares.push(compare.load(group.device(r)?, &JitOptions::default())?);
     }
     let ctx = Ctx {
@@ -505,26 +786,42 @@ fn main() -> Res<()> {
         compare: compares,
         sms,
     };
+    let since = Instant::now();
+    let mut failed = false;
+    if opts.small || opts.stress > 0 {
+        let (shapes, how) = match opts.small {
+            true => (StressShapes::small(world), Collectives::Host),
+            false => (StressShapes::full(), Collectives::Nccl),
+        };
+        failed |= !report_stress(&ctx, (opts.stress, &shapes, how), opts.rs);
+    }
+    if opts.small {
+        return match failed {
+            true => Err("results differ from the sequential path".into()),
+            false => Ok(()),
+        };
+    }
 
     // Llama-70B-like layers at tensor parallelism `world`: hidden 8192, FFN 28672, 64 query
     // heads and 8 KV heads of 128. The column-parallel layers gather the tokens' activations
     // (all-gather + GEMM), the row-parallel ones reduce-scatter their outputs.
-    let tokens: &[usize] = if quick { &[4096] } else { &[4096, 8192, 16384] };
     let mut rows = Vec::new();
-    let mut failed = false;
-    for (i, &t) in tokens.iter().enumerate() {
+    for &t in &opts.tokens {
         let mut gather = vec![
             ("qkv", (t, (8192 + 2 * 1024) / world, 8192)),
             ("ffn-up", (t, 28672 / world, 8192)),
         ];
-        if t == 16384 {
+        if opts.rs_only {
+            gather.clear();
+        }
+        if t == 16384 && !opts.rs_only {
             // The issue's measured case: a 16384 x 4096 x 8192 GEMM behind a 128 MiB all-gather.
             gather.push(("issue", (t, 4096, 8192)));
         }
         for (name, shape) in gather {
-            match all_gather_layer(&ctx, name, shape) {
+            match all_gather_layer(&ctx, name, shape, t == opts.tokens[0]) {
                 Ok(row) => {
-                    row.print();
+                    row.print(since);
                     failed |= row.differing != 0;
                     rows.push(row);
                 }
@@ -538,9 +835,9 @@ fn main() -> Res<()> {
             ("attn-out", (t, 8192, 8192)),
             ("ffn-down", (t, 8192, 28672)),
         ] {
-            match reduce_scatter_layer(&ctx, name, shape, register_epilogue) {
+            match reduce_scatter_layer(&ctx, name, shape, opts.rs) {
                 Ok(row) => {
-                    row.print();
+                    row.print(since);
                     failed |= row.differing != 0;
                     rows.push(row);
                 }
@@ -550,33 +847,18 @@ fn main() -> Res<()> {
                 }
             }
         }
-        if i == 0 {
-            let t0 = Instant::now();
-            let (ag_bad, rs_bad) = match stress(&ctx, stress_iters, register_epilogue) {
-                Ok(bad) => bad,
-                Err(e) => {
-                    println!("stress FAILED: {e}");
-                    (u64::MAX, u64::MAX)
-                }
-            };
-            println!(
-                "stress: {stress_iters} all-gather + GEMMs, {ag_bad} mismatching elements; \
-                 {stress_iters} GEMM + reduce-scatters, {rs_bad} mismatching elements ({:.1} s)",
-                t0.elapsed().as_secs_f64()
-            );
-            failed |= ag_bad != 0 || rs_bad != 0;
-        }
     }
     println!(
         "\nsummary (ratios > 1: ours faster; ours/alone < 1.10 is within 10% of the GEMM alone)"
     );
     for r in &rows {
         println!(
-            "{:<60} vs NCCL+our GEMM {:.3}x  vs NCCL+cuBLAS {:.3}x  ours/alone {:.3}  equal {}",
+            "{:<60} vs NCCL+our GEMM {:.3}x  vs NCCL+cuBLAS {:.3}x  ours/alone {:.3}{}  equal {}",
             r.what,
             r.seq_ours / r.ours,
             r.seq_cublas / r.ours,
             r.ours / r.gemm_alone,
+            r.extra(),
             r.differing == 0
         );
     }

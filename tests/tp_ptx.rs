@@ -11,13 +11,22 @@ use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2) on a
-/// 132-SM H200, each with its chunks.
+/// 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096 tokens
+/// (256 rows, a whole 2048-row shard), the stress's (256) and the sanitizer's small run's (128).
 fn gated() -> Vec<(GemmConfig, u32)> {
-    let plan = AllGatherPlan::new(2, 4096, 1024).unwrap();
+    let tiles = |rows: usize| AllGatherPlan::new(2, 2048, rows).unwrap().chunk_tiles();
     support::unique(
-        [(16384, 14336), (8192, 5120), (16384, 4096), (4096, 28672)]
-            .into_iter()
-            .map(|(m, n)| (GemmConfig::for_problem(m, n, 132), plan.chunk_tiles())),
+        [
+            (16384, 14336, 1024),
+            (8192, 5120, 1024),
+            (16384, 4096, 1024),
+            (4096, 28672, 1024),
+            (4096, 5120, 256),
+            (4096, 14336, 2048),
+            (1024, 512, 128),
+        ]
+        .into_iter()
+        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows))),
     )
 }
 
@@ -83,4 +92,44 @@ fn a_device_group_without_a_gpu_is_an_error() {
         DeviceGroup::new(&[0, 0]),
         Err(RuntimeError::Group { .. })
     ));
+}
+
+/// The owner's GEMM with the slot sum fused: its peers' slots are parameters in rank order
+/// (its own left out), its accumulator is rounded to bf16 before they are added, and with two
+/// ranks it assembles clean for the benchmark's reduce-scatter shapes, the stress's and the
+/// small run's.
+#[test]
+fn the_fused_owner_gemm_adds_its_peers_slots() {
+    let configs = support::unique(
+        [(2048, 8192), (4096, 8192), (8192, 8192), (256, 512)]
+            .into_iter()
+            .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
+    );
+    for cfg in configs {
+        for (world, rank, slots) in [
+            (2, 0, vec!["slot1"]),
+            (2, 1, vec!["slot0"]),
+            (4, 2, vec!["slot0", "slot1", "slot3"]),
+        ] {
+            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank).unwrap();
+            let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+            let mut want = vec!["m", "n", "k", "a", "b", "c"];
+            want.extend(&slots);
+            assert_eq!(names, want, "{}", cfg.name());
+            let ptx = gemm.built.ptx();
+            assert!(ptx.contains("cvt.rn.bf16.f32"), "{}", cfg.name());
+            assert!(!ptx.contains("multimem"), "no NVLink multicast");
+            // Two ranks (one residual) assemble clean; with four, three residuals spill at
+            // the widest tiles, so those are only assembled.
+            match ptxkit::isa::ptxas::for_tests().unwrap() {
+                Some(ptxas) if world == 2 => {
+                    let name = format!("{}_rs{rank}of{world}", cfg.name());
+                    support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a);
+                }
+                _ => support::assemble(ptx, Target::Sm90a),
+            }
+        }
+    }
+    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2).unwrap_err();
+    assert!(e.to_string().contains("rank 2 of 2"), "{e}");
 }

@@ -88,7 +88,7 @@ impl AllGatherGemm {
         b: &[CudaSlice<bf16>],
         c: &mut [CudaSlice<bf16>],
     ) -> Result<(), TpError> {
-        let (world, total) = (self.plan.world(), self.plan.total_rows());
+        let world = self.plan.world();
         let n = self.check(group, a, k, b, c)?;
         self.epoch = self
             .epoch
@@ -119,21 +119,57 @@ impl AllGatherGemm {
                 group.signal(copies, self.flags.addr(r, chunk)?, epoch)?;
             }
         }
+        self.launch_gemms(group, a, (k, n), b, c)?;
+        for r in 0..world {
+            for p in (0..world).filter(|&p| p != r) {
+                group.order(group.copy_stream(r)?, group.stream(p)?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The gated GEMMs alone, on an A that every rank already holds whole (gathered by the last
+    /// [`AllGatherGemm::run`], whose flags still stand at its epoch, so no tile waits): the same
+    /// kernels, tile walk and operands as `run` without the pulls. What `run` spends over this
+    /// is what the all-gather costs the GEMM. Refused before a first `run`.
+    pub fn run_gathered(
+        &self,
+        group: &DeviceGroup,
+        a: &Symmetric<bf16>,
+        k: usize,
+        b: &[CudaSlice<bf16>],
+        c: &mut [CudaSlice<bf16>],
+    ) -> Result<(), TpError> {
+        if self.epoch == 0 {
+            return Err(TpError::Plan(
+                "the gated GEMM alone runs on an A gathered by an earlier run".into(),
+            ));
+        }
+        let n = self.check(group, a, k, b, c)?;
+        self.launch_gemms(group, a, (k, n), b, c)
+    }
+
+    /// Launches every rank's gated GEMM on its compute stream, its tiles waiting for their
+    /// chunks' flags to reach the last `run`'s epoch, its walk starting at its own rows.
+    fn launch_gemms(
+        &self,
+        group: &DeviceGroup,
+        a: &Symmetric<bf16>,
+        (k, n): (usize, usize),
+        b: &[CudaSlice<bf16>],
+        c: &mut [CudaSlice<bf16>],
+    ) -> Result<(), TpError> {
+        let total = self.plan.total_rows();
         for (r, c) in c.iter_mut().enumerate() {
             let mut args: Vec<Arg<'_>> = vec![
                 a.tensor_ref(r, r, 0, [total, k])?.into(),
                 TensorRef::slice(&b[r], [n, k])?.into(),
                 TensorMut::slice(c, [total, n])?.into(),
                 self.flags.tensor_ref(r)?.into(),
-                Arg::scalar(epoch),
+                Arg::scalar(self.epoch),
                 Arg::scalar(self.plan.shift_tiles(r)),
             ];
             self.kernels[r].launch(group.stream(r)?, &mut args)?;
-        }
-        for r in 0..world {
-            for p in (0..world).filter(|&p| p != r) {
-                group.order(group.copy_stream(r)?, group.stream(p)?)?;
-            }
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! The tensor-parallel kernels: the all-gather + GEMM's gated GEMM (the library's Hopper GEMM
 //! whose producer waits on each chunk's flag and whose tile walk starts at the rank's own rows),
-//! and the reduce-scatter's slot sum (each owner adds its ranks' partials in rank order).
+//! the reduce-scatter's slot sum (each owner adds its ranks' partials in rank order), and the
+//! owner's GEMM that does that sum in its epilogue instead ([`reduce_scatter_gemm`]).
 
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Target, ty};
@@ -8,7 +9,7 @@ use smem::pipeline::sync::WaitMode;
 
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
 use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
-use crate::parts::RowGate;
+use crate::parts::{Epilogue, RowGate};
 use crate::signature::ExtentFacts;
 
 /// Threads per block of the slot sum.
@@ -27,6 +28,39 @@ pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel>
     let shift = k.scalar::<ty::U32>("shift")?;
     let shift = k.bind("shift", shift);
     gemm.with_row_gate(&k, gate, Some(shift))?.build(k)
+}
+
+/// The owner's GEMM of a GEMM + reduce-scatter with the slot sum in its epilogue: rank `rank`
+/// of `world` computes its partial of its own shard (`cfg`'s bf16 GEMM, parameters `m`, `n`,
+/// `k`, `a`, `b`, `c`), rounds it to bf16 (the partial the unfused path stores in its slot),
+/// then adds its peers' partials `slot{r}` `[m, n]` (parameters, rank order, its own left out)
+/// in f32 and stores the sum, rounded once, to `c`. With two ranks that is the slot sum's
+/// result to the bit (`p0 + p1` either way round); with more, the order is its own partial
+/// first, then its peers' in rank order: fixed, but not the slot sum's rounding.
+/// Named `{cfg.name()}_rs{rank}of{world}`.
+pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<GemmKernel> {
+    let name = format!("{}_rs{rank}of{world}", cfg.name());
+    let mut k = KernelBuilder::new(&name, Target::Sm90a);
+    if rank >= world {
+        return Err(k.error(format!("rank {rank} of {world}")));
+    }
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, *cfg, WaitMode::Spin)?;
+    let (m, n) = (gemm.m(), gemm.n());
+    // Rounded as the GEMM's own bf16 store rounds (round to nearest even, PTX ISA 9.7.9.21
+    // `cvt.rn.bf16.f32`), and widened back exactly.
+    let mut epilogue = Epilogue::new().map(|k, v, _| {
+        let half = k.reg::<ty::Bf16>();
+        k.cvt(half, v)?;
+        let wide = k.reg::<ty::F32>();
+        k.cvt(wide, half)?;
+        Ok(wide)
+    });
+    let aligned = TensorOpts::default().align(16);
+    for r in (0..world).filter(|&r| r != rank) {
+        let slot = k.tensor::<ty::Bf16>(&format!("slot{r}"), [m, n], aligned.clone())?;
+        epilogue = epilogue.residual(&slot);
+    }
+    gemm.with_epilogue(epilogue).build(k)
 }
 
 /// `out[i] = Σ_s slots[s, i]` over `world` slots of bf16, added in f32 in slot (rank) order and

@@ -10,7 +10,8 @@
 //! - [`GemmReduceScatter`]: `out_s = Σ_r A_r[shard s] · B_rᵀ` owned by rank `s`. Each rank
 //!   computes its partial of every shard, its peers' first, storing each straight into the
 //!   owner's slot for it (peer stores from the GEMM's epilogue); the owner sums its slots in
-//!   rank order (deterministic) once the peers' GEMMs for its shard are done.
+//!   rank order (deterministic) once the peers' GEMMs for its shard are done, or, with
+//!   [`GemmReduceScatter::fused`], adds them in the epilogue of its own shard's GEMM.
 //!
 //! [`plan`] holds the single-process logic (chunks, flags, orders), tested without a GPU; the
 //! kernels ([`kernels`]) are assembled by ptxas in CI. NCCL ([`crate::runtime::DeviceGroup::all_gather`],

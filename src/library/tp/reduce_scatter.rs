@@ -1,6 +1,8 @@
 //! The GEMM + reduce-scatter on a [`DeviceGroup`]: per-shard GEMMs whose epilogues store into the
 //! owners' slots (peer stores), and the owners' slot sums in rank order
-//! ([`super::kernels::slot_sum`]).
+//! ([`super::kernels::slot_sum`]); or, with the sum fused ([`GemmReduceScatter::fused`]), each
+//! owner's GEMM of its own shard adding its peers' slots in its epilogue
+//! ([`super::kernels::reduce_scatter_gemm`]), no separate sum.
 
 use cudarc::driver::{CudaSlice, sys};
 use half::bf16;
@@ -13,7 +15,16 @@ use crate::runtime::{Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, Tens
 pub struct GemmReduceScatter {
     plan: ReduceScatterPlan,
     gemms: Vec<Gemm>,
-    sums: Vec<LoadedKernel>,
+    /// Each owner's last step: the slot sum, or its own shard's GEMM with the sum fused.
+    owners: Owners,
+}
+
+/// What an owner runs once its peers' partials of its shard have landed.
+enum Owners {
+    /// The slot sum of every rank.
+    Sum(Vec<LoadedKernel>),
+    /// Each rank's own-shard GEMM with the slot sum in its epilogue.
+    Fused(Vec<LoadedKernel>),
 }
 
 impl std::fmt::Debug for GemmReduceScatter {
@@ -31,6 +42,28 @@ impl GemmReduceScatter {
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
     ) -> Result<GemmReduceScatter, TpError> {
+        GemmReduceScatter::load(group, cfg, plan, false)
+    }
+
+    /// As [`GemmReduceScatter::new`], each owner summing its slots in its own shard's GEMM's
+    /// epilogue ([`kernels::reduce_scatter_gemm`]: the slot sum's result with two ranks; a
+    /// fixed order, own partial first, with more) once its peers' partials have landed: one
+    /// kernel less per rank and launch, one pass less over the slots. `cfg` as the all-gather
+    /// GEMM's: bf16 in and out, one CTA a tile, no scales, alpha/beta or grouping.
+    pub fn fused(
+        group: &DeviceGroup,
+        cfg: GemmConfig,
+        plan: ReduceScatterPlan,
+    ) -> Result<GemmReduceScatter, TpError> {
+        GemmReduceScatter::load(group, cfg, plan, true)
+    }
+
+    fn load(
+        group: &DeviceGroup,
+        cfg: GemmConfig,
+        plan: ReduceScatterPlan,
+        fused: bool,
+    ) -> Result<GemmReduceScatter, TpError> {
         super::check_world(plan.world(), group)?;
         let bf16 = ptx_isa::ScalarType::Bf16;
         if cfg.input != bf16 || cfg.output != bf16 || cfg.alpha_beta {
@@ -41,15 +74,32 @@ impl GemmReduceScatter {
         }
         let world = u32::try_from(plan.world())
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
-        let sum = kernels::slot_sum(world)?;
         let mut gemms = Vec::new();
-        let mut sums = Vec::new();
-        for r in 0..group.world() {
-            let device = group.device(r)?;
+        let mut last = Vec::new();
+        let sum = match fused {
+            true => None,
+            false => Some(kernels::slot_sum(world)?),
+        };
+        for r in 0..world {
+            let device = group.device(r as usize)?;
             gemms.push(Gemm::new(device, cfg)?);
-            sums.push(sum.load(device, &JitOptions::default())?);
+            let kernel = match &sum {
+                Some(sum) => sum.load(device, &JitOptions::default())?,
+                None => kernels::reduce_scatter_gemm(&cfg, world, r)?
+                    .built
+                    .load(device, &JitOptions::default())?,
+            };
+            last.push(kernel);
         }
-        Ok(GemmReduceScatter { plan, gemms, sums })
+        let owners = match fused {
+            true => Owners::Fused(last),
+            false => Owners::Sum(last),
+        };
+        Ok(GemmReduceScatter {
+            plan,
+            gemms,
+            owners,
+        })
     }
 
     /// The plan.
@@ -63,7 +113,9 @@ impl GemmReduceScatter {
     /// `[rows, n]`. Rank `r` first waits for every peer's compute stream so far (the peer's last
     /// sum has read its slots), then computes its partial of each shard in
     /// [`ReduceScatterPlan::shard_order`] into the owner's slot `r`; owner `s` waits for its
-    /// peers' partials of its shard and sums its slots in rank order.
+    /// peers' partials of its shard and sums its slots in rank order. Fused, owner `s` computes
+    /// its own shard last, once its peers' partials are in, and adds them in that GEMM's
+    /// epilogue (its own slot stays untouched).
     pub fn run(
         &self,
         group: &DeviceGroup,
@@ -88,9 +140,13 @@ impl GemmReduceScatter {
         let mut done: Vec<Vec<Option<cudarc::driver::CudaEvent>>> = (0..world)
             .map(|_| (0..world).map(|_| None).collect())
             .collect();
+        let fused = matches!(self.owners, Owners::Fused(_));
         for r in 0..world {
             let stream = group.stream(r)?;
             for s in self.plan.shard_order(r) {
+                if fused && s == r {
+                    continue;
+                }
                 let range = self.plan.shard_range(s);
                 let view = a[r].slice(range.start * kr..range.end * kr);
                 let a_ref = TensorRef::view(&view, [rows, kr])?;
@@ -110,11 +166,29 @@ impl GemmReduceScatter {
             for event in done[s].iter().flatten() {
                 stream.wait(event)?;
             }
-            let mut args: Vec<Arg<'_>> = vec![
-                slots.tensor_ref(s, s, 0, [world, rows * n])?.into(),
-                TensorMut::slice(out, [rows * n])?.into(),
-            ];
-            self.sums[s].launch(stream, &mut args)?;
+            match &self.owners {
+                Owners::Sum(sums) => {
+                    let mut args: Vec<Arg<'_>> = vec![
+                        slots.tensor_ref(s, s, 0, [world, rows * n])?.into(),
+                        TensorMut::slice(out, [rows * n])?.into(),
+                    ];
+                    sums[s].launch(stream, &mut args)?;
+                }
+                Owners::Fused(gemms) => {
+                    let range = self.plan.shard_range(s);
+                    let view = a[s].slice(range.start * kr..range.end * kr);
+                    let mut args: Vec<Arg<'_>> = vec![
+                        TensorRef::view(&view, [rows, kr])?.into(),
+                        TensorRef::slice(&b[s], [n, kr])?.into(),
+                        TensorMut::slice(out, [rows, n])?.into(),
+                    ];
+                    for r in (0..world).filter(|&r| r != s) {
+                        let at = self.plan.slot_offset(r, n);
+                        args.push(slots.tensor_ref(s, s, at, [rows, n])?.into());
+                    }
+                    gemms[s].launch(stream, &mut args)?;
+                }
+            }
         }
         Ok(())
     }
