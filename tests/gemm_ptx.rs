@@ -268,12 +268,12 @@ fn split_k_kernels_assemble() {
 #[test]
 fn shared_memory_sizes_are_what_benchmarks_md_reports() {
     let large = GemmConfig::large();
-    assert_eq!(large.smem_bytes(), Ok(214_064));
+    assert_eq!(large.smem_bytes(), Ok(214_080));
     assert_eq!(
         GemmConfig::for_problem(128, 8192, 132).smem_bytes(),
-        Ok(164_960)
+        Ok(164_976)
     );
-    assert_eq!(GemmConfig { bn: 192, ..large }.smem_bytes(), Ok(173_104));
+    assert_eq!(GemmConfig { bn: 192, ..large }.smem_bytes(), Ok(173_120));
     assert_eq!(
         GemmConfig {
             tma_store: false,
