@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::kernel::KernelError;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
-    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef, Watch,
+    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef,
 };
 use ptx_isa::ScalarType;
 
@@ -308,22 +308,13 @@ impl Decode {
         stream: &Arc<CudaStream>,
         args: &mut [Arg<'_>],
     ) -> Result<(), RuntimeError> {
-        match self.limit {
-            None => kernel.launch(stream, args)?,
-            Some(limit) => {
-                let watch = Watch {
-                    timeout: Some(limit),
-                    hang: None,
-                };
-                kernel.launch_watched(stream, args, &watch)?
-            }
-        };
+        kernel.launch_within(stream, args, self.limit)?;
         Ok(())
     }
 }
 
 /// `have`, or a fresh allocation in its place when it holds fewer than `n` values.
-fn grown<'w>(
+pub(crate) fn grown<'w>(
     have: &'w mut Option<CudaSlice<f32>>,
     n: usize,
     stream: &Arc<CudaStream>,
