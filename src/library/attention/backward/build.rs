@@ -38,10 +38,20 @@ impl Extents {
         vec![self.batch.into(), rows.into(), heads.into(), Expr::from(d)]
     }
 
-    /// `[batch, heads, seqlen_q]`: LSE, D and `LSE · log2 e`.
-    fn stats(&self) -> Vec<Expr> {
-        vec![self.batch.into(), self.heads.into(), self.seqlen_q.into()]
+    /// `[batch, heads, len]`: LSE (`len` the query length), D and `LSE · log2 e` (`len` the
+    /// padded one, [`stat_len`]).
+    fn stats(&self, len: Var) -> Vec<Expr> {
+        vec![self.batch.into(), self.heads.into(), len.into()]
     }
+}
+
+/// The row length of the f32 workspace `D` and `LSE · log2 e`: the query length rounded up to
+/// a query block (64), so a TMA box of a query block never leaves the row and every row's
+/// stride is a multiple of 16 bytes (the tensor map's rule, CUDA driver API
+/// `cuTensorMapEncodeTiled`). The padding rows hold `D = 0` and `+inf` (probabilities 0).
+fn stat_len(k: &mut KernelBuilder) -> Result<Var> {
+    let bm = u64::from(BackwardConfig::BLOCK_M);
+    k.symbol_with("stat_len", ExtentFacts::NONE.at_least(bm).multiple_of(bm))
 }
 
 /// A 16-bit zero (the fill of loads that are never masked).
@@ -61,10 +71,10 @@ fn extents(k: &mut KernelBuilder) -> Result<Extents> {
 
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
-/// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, seqlen_q]`,
-/// and the row of the f32 `dq_accum` `[batch, seqlen_q, heads, d]` zeroed. Its parameters:
-/// `o`, `d_o` (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`,
-/// `lse_log2`, `dq_accum`.
+/// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
+/// (the padding rows `0` and `+inf`, [`stat_len`]), and the row of the f32 `dq_accum`
+/// `[batch, seqlen_q, heads, d]` zeroed. Its parameters: `o`, `d_o` (`[batch, seqlen_q, heads,
+/// d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`, `dq_accum`.
 pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let name = format!("{}_preprocess", cfg.name());
     let k = KernelBuilder::new(&name, target);
@@ -83,21 +93,26 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let opts = TensorOpts::default().align(16);
     let o = k.tensor::<T>("o", q_shape.clone(), opts.clone())?;
     let d_o = k.tensor::<T>("d_o", q_shape.clone(), opts.clone())?;
-    let stats = x.stats();
-    let lse = k.tensor::<ty::F32>("lse", stats.clone(), TensorOpts::default())?;
-    let dd = k.tensor::<ty::F32>("dd", stats.clone(), TensorOpts::default())?;
-    let lse2 = k.tensor::<ty::F32>("lse_log2", stats, TensorOpts::default())?;
+    let padded = stat_len(&mut k)?;
+    let lse = k.tensor::<ty::F32>("lse", x.stats(x.seqlen_q), TensorOpts::default())?;
+    let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
+    let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
     let dq = k.tensor::<ty::F32>("dq_accum", q_shape, opts)?;
     let rows = BackwardConfig::ROWS_PER_CTA;
-    let [blk, h, b] = k.cta_id([
-        Expr::ceil_div(x.seqlen_q, rows),
-        x.heads.into(),
-        x.batch.into(),
-    ])?;
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(padded, rows), x.heads.into(), x.batch.into()])?;
     let [lane, w] = k.thread_id([32, rows])?;
     let row = k.let_("row", blk * rows + w)?;
     // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's).
     let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
+    let pad = k.cmp(CmpOp::Ge, row, x.seqlen_q)?;
+    let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+    let pad_first = k.pred();
+    k.and(pad_first, pad, first)?;
+    k.if_(pad_first, |k| {
+        k.store(&lse2, [b, h, row], f32::INFINITY)?;
+        k.store(&dd, [b, h, row], 0.0f32)
+    })
+    .end()?;
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
         let xo = k.load_n(&o, at.clone(), per as usize, zero::<T>())?;
@@ -116,7 +131,6 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
             k.mov(z, 0.0f32)?;
         }
         k.store_n(&dq, at, &zeros)?;
-        let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
         k.if_(first, |k| {
             let l = k.load(&lse, [b, h, row])?;
             let l2 = k.mul_of(l, LOG2_E)?;
@@ -231,7 +245,7 @@ struct Parts<'a, T: Elem> {
 /// Builds the main backward kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its
 /// parameters: `q`, `k`, `v`, `d_o` (TMA tensors `[batch, seq, heads, d]`, boxes of
 /// `[1, rows, 1, 64]` with the 128-byte swizzle), `lse_log2` and `dd` (TMA tensors
-/// `[batch, heads, seqlen_q]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum`
+/// `[batch, heads, stat_len]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum`
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
 /// d]`, written) and `scale`. The grid: `ceil(seqlen_k / 128)` x `kv_heads` x `batch` CTAs.
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
@@ -342,8 +356,9 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let v = k.tma_tensor::<T>("v", kv_shape.clone(), qkv(bn))?;
     let d_o = k.tma_tensor::<T>("d_o", q_shape.clone(), qkv(bm))?;
     let stat_box = TmaBox::new([1, 1, bm]);
-    let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(), stat_box.clone())?;
-    let dd = k.tma_tensor::<ty::F32>("dd", x.stats(), stat_box)?;
+    let padded = stat_len(k)?;
+    let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), stat_box.clone())?;
+    let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), stat_box)?;
     let opts = TensorOpts::default().align(16);
     let dq = k.tensor::<ty::F32>("dq_accum", q_shape, opts.clone())?;
     let dk = k.tensor::<T>("dk", kv_shape.clone(), opts.clone())?;
@@ -587,12 +602,16 @@ fn consumer<T: Elem>(
     k.mad_lo(v_wg, cw_r, rows_off, p.v_s)?;
     let k_tile = TileRef::shared_slabs(dt, [64, d], bn, k_wg, 1024, SwizzleMode::B128);
     let v_tile = TileRef::shared_slabs(dt, [64, d], bn, v_wg, 1024, SwizzleMode::B128);
-    // dQ's B: this warpgroup's 64 columns of K (slab `index`), all 128 keys, read MN-major.
-    let k_cols = k.reg::<ty::U32>();
-    k.mad_lo(k_cols, cw_r, bn * slab * 2, p.k_s)?;
-    let k_for_dq = TileRef::shared_slabs(dt, [bn, slab], bn, k_cols, 1024, SwizzleMode::B128)
-        .transposed()
-        .ok_or_else(|| k.error("K's slab has no layout"))?;
+    // dQ's B, read MN-major: at d128 this warpgroup's 64 columns of K (slab `index`) over
+    // all 128 keys; at d64 all columns over its own 64 keys (its partial sum of dQ).
+    let k_for_dq = if split_keys(cfg) {
+        k_tile.transposed()
+    } else {
+        let k_cols = k.reg::<ty::U32>();
+        k.mad_lo(k_cols, cw_r, bn * slab * 2, p.k_s)?;
+        TileRef::shared_slabs(dt, [bn, slab], bn, k_cols, 1024, SwizzleMode::B128).transposed()
+    }
+    .ok_or_else(|| k.error("K's slab has no layout"))?;
     // The first key of this warpgroup (in the sequence).
     let key0 = k.let_("key0", w.n_block * bn + cw * 64)?;
     sync.wait(k.isa(), p.kv_full.at, None, p.kv_full.addr, 0u32)?;
@@ -667,7 +686,17 @@ fn consumer<T: Elem>(
         k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
             ptx_isa::space::SharedScope::Cta,
         )))?;
-        k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+        // The warpgroups meet where each reads the other's half; at d64 each reads its own.
+        let ds_all = if split_keys(cfg) {
+            let bar = k.eval(cw + BackwardConfig::DS_BARRIER)?;
+            k.sync_named(bar, 128)?;
+            TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
+        } else {
+            k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+            TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
+        }
+        .transposed()
+        .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
         let do_t = do_tile
             .transposed()
             .ok_or_else(|| k.error("dO's tile has no layout"))?;
@@ -676,16 +705,20 @@ fn consumer<T: Elem>(
             .ok_or_else(|| k.error("Q's tile has no layout"))?;
         k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
         k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
-        // dS (64 queries x 128 keys) is dSᵀ's buffer read MN-major.
-        let ds_all = TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
-            .transposed()
-            .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
+        // dS (64 queries x its keys) is dSᵀ's buffer read MN-major.
         k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
         k.wgmma_wait_group(0)?;
         p.ring.release_next(k, sync, &cur, leader, false)?;
         add_dq(k, p, &r.dq, (head, m), cw, lt)
     })?;
     epilogue(k, p, &r, key0)
+}
+
+/// Whether each consumer warpgroup's `dQ` is its own keys' partial sum over all of dQ's
+/// columns (head dim 64: one K slab) rather than all keys' over its 64 columns (head dim 128:
+/// slab `index` of K).
+fn split_keys(cfg: &BackwardConfig) -> bool {
+    cfg.head_dim == BackwardConfig::SLAB
 }
 
 /// The masks of `Sᵀ` (rows the warpgroup's keys from `key0`, columns query block `m`'s
@@ -727,7 +760,8 @@ fn mask<T: Elem>(
     .end()
 }
 
-/// This warpgroup's `dQ` (query block `m` of `head`, columns `64 · index ..`) added into
+/// This warpgroup's `dQ` (query block `m` of `head`; columns `64 · index ..`, or at d64 its
+/// keys' part of all columns, [`split_keys`]) added into
 /// `dq_accum` with `red.global.add.f32` (PTX ISA 9.7.13.6), rows past `seqlen_q` skipped.
 fn add_dq<T: Elem>(
     k: &mut KernelBuilder,
@@ -759,7 +793,10 @@ fn add_dq<T: Elem>(
                 Expr::from(p.work.batch),
                 row.into(),
                 head.into(),
-                cw * 64u32 + c0.clone(),
+                match split_keys(p.cfg) {
+                    true => c0.clone(),
+                    false => cw * 64u32 + c0.clone(),
+                },
             ];
             let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
             let Ptr::Global(at) = ptr else {

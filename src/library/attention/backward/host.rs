@@ -172,8 +172,10 @@ impl AttentionBackward {
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signatures' to check.
         let (batch, seqlen_q) = (qs[0], qs[1]);
-        let stats = vec![batch, heads, seqlen_q];
-        let n_stats = batch * heads * seqlen_q;
+        // D and LSE · log2 e: rows padded to a query block (the kernels' `stat_len`).
+        let block = BackwardConfig::BLOCK_M as usize;
+        let stats = vec![batch, heads, seqlen_q.div_ceil(block) * block];
+        let n_stats: usize = stats.iter().product();
         let n_q: usize = qs.iter().product();
         // The workspace, grown when too small; a poisoned lock only means a launch failed.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());

@@ -15,8 +15,9 @@
 //!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
-//!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns, added
-//!   into the f32 accumulator with `red.global.add.f32`; at the end `dK·scale` and `dV`
+//!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
+//!   d64 its own keys' part of all of them), added into the f32 accumulator with
+//!   `red.global.add.f32`; at the end `dK·scale` and `dV`
 //!   stored. Causal: query blocks wholly above the diagonal are skipped, the diagonal masked;
 //! - convert: `dQ = scale · dQaccum` in the input type.
 
@@ -57,7 +58,8 @@ impl BackwardConfig {
     /// budgets.
     pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// The named barrier (PTX ISA 9.7.13.1; 0 is the CTA's) at which both consumer
-    /// warpgroups meet once their halves of `dSᵀ` are in shared memory.
+    /// warpgroups meet once their halves of `dSᵀ` are in shared memory; at head dim 64, where
+    /// each reads only its own half, consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
     pub const DS_BARRIER: u32 = 1;
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
