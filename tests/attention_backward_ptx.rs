@@ -42,8 +42,9 @@ fn backward_kernels_assemble_without_spills() {
 }
 
 /// Per query block, the main kernel's consumer issues its five GEMMs (`Sᵀ`, `dPᵀ`, `dV`, `dK`,
-/// `dQ`, the last with A MN-major from shared memory), adds dQ with `red.global.add.f32`, and
-/// the producer loads Q, dO (two slabs each at d128), LSE and D per stage and K, V once.
+/// `dQ`, the last with A MN-major from shared memory), reduces dQ into the accumulator with one
+/// bulk reduction (or, `_red`, 32 `red.global.add.f32` a thread), and the producer loads Q, dO
+/// (two slabs each at d128), LSE and D per stage and K, V once.
 #[test]
 fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
     let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 128, true);
@@ -56,11 +57,13 @@ fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
     // K-steps: Sᵀ and dPᵀ over d (8 each), dV and dK over 64 queries (4 each), dQ over 128
     // keys (8).
     assert_eq!(ptx.matches("wgmma.mma_async").count(), 8 + 8 + 4 + 4 + 8);
-    assert_eq!(
-        ptx.matches("red.global.add.f32").count(),
-        32,
-        "dQ's 32 values a thread"
-    );
+    assert_eq!(ptx.matches("red.global.add.f32").count(), 0);
+    let bulk = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32";
+    assert_eq!(ptx.matches(bulk).count(), 1);
+    let red = build_main(Target::Sm90a, &cfg.with_red_dq()).unwrap();
+    let red = red.ptx();
+    assert_eq!(red.matches("red.global.add.f32").count(), 32, "dQ's 32 values a thread");
+    assert!(!red.contains("cp.reduce.async.bulk"));
     // K and V: 2 slabs each; a stage: Q and dO 2 slabs each, LSE, D.
     assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 4 + 4);
     assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);

@@ -45,6 +45,36 @@ impl Extents {
     }
 }
 
+/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]`: each query block's
+/// 64 rows, each 64 columns of them a dense 16 KB tile (what one consumer warpgroup reduces
+/// into it at once with `cp.reduce.async.bulk`), `q_blocks` the query length's blocks.
+fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32>> {
+    let blocks = k.symbol_with("q_blocks", ExtentFacts::NONE.at_least(1))?;
+    let slab = BackwardConfig::SLAB;
+    let shape = vec![
+        Expr::from(x.batch),
+        x.heads.into(),
+        blocks.into(),
+        Expr::from(d / slab),
+        Expr::from(BackwardConfig::BLOCK_M),
+        Expr::from(slab),
+    ];
+    k.tensor::<ty::F32>("dq_accum", shape, TensorOpts::default().align(16))
+}
+
+/// The element of [`dq_accum`] of query `row`, column `col`.
+fn dq_at(b: Var, h: Var, row: Expr, col: Expr) -> Vec<Expr> {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    vec![
+        b.into(),
+        h.into(),
+        row.clone() / bm,
+        col.clone() / slab,
+        row % bm,
+        col % slab,
+    ]
+}
+
 /// The row length of the f32 workspace `D` and `LSE · log2 e`: the query length rounded up to
 /// a query block (64), so a TMA box of a query block never leaves the row and every row's
 /// stride is a multiple of 16 bytes (the tensor map's rule, CUDA driver API
@@ -97,7 +127,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let lse = k.tensor::<ty::F32>("lse", x.stats(x.seqlen_q), TensorOpts::default())?;
     let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
     let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
-    let dq = k.tensor::<ty::F32>("dq_accum", q_shape, opts)?;
+    let dq = dq_accum(&mut k, &x, d)?;
     let rows = BackwardConfig::ROWS_PER_CTA;
     let [blk, h, b] = k.cta_id([Expr::ceil_div(padded, rows), x.heads.into(), x.batch.into()])?;
     let [lane, w] = k.thread_id([32, rows])?;
@@ -106,6 +136,13 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
     let pad = k.cmp(CmpOp::Ge, row, x.seqlen_q)?;
     let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+    // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
+    // query blocks into it).
+    let zeros = k.regs::<ty::F32>(per as usize);
+    for &z in &zeros {
+        k.mov(z, 0.0f32)?;
+    }
+    k.store_n(&dq, dq_at(b, h, row.into(), lane * per), &zeros)?;
     let pad_first = k.pred();
     k.and(pad_first, pad, first)?;
     k.if_(pad_first, |k| {
@@ -116,7 +153,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
         let xo = k.load_n(&o, at.clone(), per as usize, zero::<T>())?;
-        let xd = k.load_n(&d_o, at.clone(), per as usize, zero::<T>())?;
+        let xd = k.load_n(&d_o, at, per as usize, zero::<T>())?;
         let acc = k.reg::<ty::F32>();
         k.mov(acc, 0.0f32)?;
         for (&a, &g) in xo.iter().zip(&xd) {
@@ -126,11 +163,6 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
             k.fma(acc, fa, fg, acc)?;
         }
         let sum = k.reduce(ReduceOp::Sum, &[acc], ReduceScope::Warp)?;
-        let zeros = k.regs::<ty::F32>(per as usize);
-        for &z in &zeros {
-            k.mov(z, 0.0f32)?;
-        }
-        k.store_n(&dq, at, &zeros)?;
         k.if_(first, |k| {
             let l = k.load(&lse, [b, h, row])?;
             let l2 = k.mul_of(l, LOG2_E)?;
@@ -165,7 +197,7 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
     let opts = TensorOpts::default().align(16);
-    let dq_accum = k.tensor::<ty::F32>("dq_accum", q_shape.clone(), opts.clone())?;
+    let dq_accum = dq_accum(&mut k, &x, d)?;
     let dq = k.tensor::<T>("dq", q_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
     let rows = BackwardConfig::ROWS_PER_CTA;
@@ -179,7 +211,7 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
-        let acc = k.load_n(&dq_accum, at.clone(), per as usize, 0.0f32)?;
+        let acc = k.load_n(&dq_accum, dq_at(b, h, row.into(), lane * per), per as usize, 0.0f32)?;
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
             let s = k.mul_of(a, scale)?;
@@ -239,6 +271,8 @@ struct Parts<'a, T: Elem> {
     k_s: Reg<ty::U32>,
     v_s: Reg<ty::U32>,
     ds_s: Reg<ty::U32>,
+    /// With [`BackwardConfig::dq_bulk`]: the consumers' `dQ` stages (16 KB each).
+    dq_stage: Option<Reg<ty::U32>>,
     kv_full: NamedBarrier,
 }
 
@@ -274,6 +308,10 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
     let k_s = k.pool_bytes("k", cfg.kv_bytes(), 1024)?;
     let v_s = k.pool_bytes("v", cfg.kv_bytes(), 1024)?;
     let ds_s = k.pool_bytes("ds", 2 * cfg.ds_bytes(), 1024)?;
+    let dq_stage = match cfg.dq_bulk {
+        true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 128)?),
+        false => None,
+    };
     let spec = |name: &str, bytes: u32, align: u32| TileSpec {
         name: name.to_string(),
         bytes,
@@ -316,6 +354,7 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
         k_s,
         v_s,
         ds_s,
+        dq_stage,
         kv_full,
     };
     let sync = std::cell::RefCell::new(sync);
@@ -360,7 +399,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), stat_box.clone())?;
     let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), stat_box)?;
     let opts = TensorOpts::default().align(16);
-    let dq = k.tensor::<ty::F32>("dq_accum", q_shape, opts.clone())?;
+    let dq = dq_accum(k, &x, d)?;
     let dk = k.tensor::<T>("dk", kv_shape.clone(), opts.clone())?;
     let dv = k.tensor::<T>("dv", kv_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
@@ -616,6 +655,15 @@ fn consumer<T: Elem>(
     let key0 = k.let_("key0", w.n_block * bn + cw * 64)?;
     sync.wait(k.isa(), p.kv_full.at, None, p.kv_full.addr, 0u32)?;
     let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+    // With the bulk reduction of dQ, this warpgroup's 16 KB stage.
+    let dq_stage = match p.dq_stage {
+        Some(all) => {
+            let at = k.reg::<ty::U32>();
+            k.mad_lo(at, cw_r, BackwardConfig::BLOCK_M * slab * 4, all)?;
+            Some(at)
+        }
+        None => None,
+    };
     let (_, c0) = k.fragment_origin(&r.s, lt)?;
     let Some(tv) = r.s.fragment().cloned() else {
         return Err(k.error("Sᵀ is a register fragment"));
@@ -686,6 +734,11 @@ fn consumer<T: Elem>(
         k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
             ptx_isa::space::SharedScope::Cta,
         )))?;
+        // The last trip's dQ reduction has read this warpgroup's stage before the barrier
+        // below lets its threads stage this trip's.
+        if dq_stage.is_some() {
+            wait_dq_read(k, leader)?;
+        }
         // The warpgroups meet where each reads the other's half; at d64 each reads its own.
         let ds_all = if split_keys(cfg) {
             let bar = k.eval(cw + BackwardConfig::DS_BARRIER)?;
@@ -709,8 +762,16 @@ fn consumer<T: Elem>(
         k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
         k.wgmma_wait_group(0)?;
         p.ring.release_next(k, sync, &cur, leader, false)?;
-        add_dq(k, p, &r.dq, (head, m), cw, lt)
+        match dq_stage {
+            Some(stage) => reduce_dq(k, p, &r.dq, (head, m), (cw, leader), stage),
+            None => add_dq(k, p, &r.dq, (head, m), cw, lt),
+        }
     })?;
+    if dq_stage.is_some() {
+        // The reductions complete (not only read their stage) before the CTA ends.
+        k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, false)?))
+            .end()?;
+    }
     epilogue(k, p, &r, key0)
 }
 
@@ -760,14 +821,25 @@ fn mask<T: Elem>(
     .end()
 }
 
-/// This warpgroup's `dQ` (query block `m` of `head`; columns `64 · index ..`, or at d64 its
-/// keys' part of all columns, [`split_keys`]) added into
-/// `dq_accum` with `red.global.add.f32` (PTX ISA 9.7.13.6), rows past `seqlen_q` skipped.
+/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head`, columns
+/// `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from `(row, col)`
+/// of it.
+fn dq_tile(p: &Parts<'_, impl Elem>, (head, m): (Var, Var), cw: Var, [r, c]: [Expr; 2]) -> Vec<Expr> {
+    let cols = match split_keys(p.cfg) {
+        true => Expr::from(0u32),
+        false => Expr::from(cw),
+    };
+    vec![p.work.batch.into(), head.into(), m.into(), cols, r, c]
+}
+
+/// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`]) with
+/// `red.global.add.f32` (PTX ISA 9.7.13.6), a value at a time (the padding rows past
+/// `seqlen_q` too: they add zeros).
 fn add_dq<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
     dq: &Buffer<ty::F32>,
-    (head, m): (Var, Var),
+    trip: (Var, Var),
     cw: Var,
     lt: Var,
 ) -> Result<()> {
@@ -776,7 +848,6 @@ fn add_dq<T: Elem>(
     };
     let (r0, c0) = k.fragment_origin(dq, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
-    let bm = BackwardConfig::BLOCK_M;
     let mut rows: Vec<(i64, Vec<(i64, Reg<ty::F32>)>)> = Vec::new();
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
@@ -786,31 +857,61 @@ fn add_dq<T: Elem>(
         }
     }
     for (dr, values) in rows {
-        let row = k.let_("dq_row", m * bm + r0.clone() + dr as u32)?;
-        let live = k.cmp(CmpOp::Lt, row, p.args.x.seqlen_q)?;
-        k.if_(live, |k| {
-            let idx = [
-                Expr::from(p.work.batch),
-                row.into(),
-                head.into(),
-                match split_keys(p.cfg) {
-                    true => c0.clone(),
-                    false => cw * 64u32 + c0.clone(),
-                },
-            ];
-            let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
-            let Ptr::Global(at) = ptr else {
-                return Err(k.error("dq_accum is global memory"));
-            };
-            for (dc, reg) in values {
-                let addr = Addr::<Global>::reg(at).offset(off + dc * 4);
-                k.isa().red::<Global, ty::F32>(AtomOp::Add, addr, reg)?;
-            }
-            Ok(())
-        })
-        .end()?;
+        let idx = dq_tile(p, trip, cw, [r0.clone() + dr as u32, c0.clone()]);
+        let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
+        let Ptr::Global(at) = ptr else {
+            return Err(k.error("dq_accum is global memory"));
+        };
+        for (dc, reg) in values {
+            let addr = Addr::<Global>::reg(at).offset(off + dc * 4);
+            k.isa().red::<Global, ty::F32>(AtomOp::Add, addr, reg)?;
+        }
     }
     Ok(())
+}
+
+/// This warpgroup's `dQ` staged in its 16 KB of `stage` (the tile's layout), published to the
+/// async proxy (PTX ISA 9.7.12.4) and, once its 128 threads meet, reduced into its tile of
+/// `dq_accum` ([`dq_tile`]) by its first thread with one `cp.reduce.async.bulk .add.f32` (PTX
+/// ISA 9.7.9.25.4.2), committed as a bulk group: the next stage into `stage` waits until the
+/// reduction has read it ([`wait_dq_read`]).
+fn reduce_dq<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    dq: &Buffer<ty::F32>,
+    trip: (Var, Var),
+    (cw, leader): (Var, ptx_isa::Pred),
+    stage: Reg<ty::U32>,
+) -> Result<()> {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 128);
+    k.copy(&tile, dq, ExecScope::Warpgroup)?;
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
+    k.sync_named(bar, 128)?;
+    let idx = dq_tile(p, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+    let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
+        return Err(k.error("dq_accum is global memory"));
+    };
+    k.if_(leader, |k| {
+        k.isa().cp_reduce_bulk(
+            ptx_isa::builder::TmaReduceOp::Add,
+            ptx_isa::ScalarType::F32,
+            Addr::<Global>::reg(at),
+            Addr::<ptx_isa::spaces::Shared>::reg32(stage),
+            bm * slab * 4,
+        )?;
+        Ok(k.cp_async_bulk_commit_group()?)
+    })
+    .end()
+}
+
+/// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA
+/// 9.7.9.25.4.4 `cp.async.bulk.wait_group.read`); the warpgroup's next barrier tells the others.
+fn wait_dq_read(k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
+    k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, true)?)).end()
 }
 
 /// `dK · scale` and `dV` converted and stored: the warpgroup's 64 key rows from `key0`, rows

@@ -176,7 +176,11 @@ impl AttentionBackward {
         let block = BackwardConfig::BLOCK_M as usize;
         let stats = vec![batch, heads, seqlen_q.div_ceil(block) * block];
         let n_stats: usize = stats.iter().product();
-        let n_q: usize = qs.iter().product();
+        // dQ's accumulator: each query block's rows in tiles of 64 columns (the kernels'
+        // `dq_accum`).
+        let (slab, d) = (BackwardConfig::SLAB as usize, qs[3]);
+        let acc_shape = vec![batch, heads, seqlen_q.div_ceil(block), d / slab, block, slab];
+        let n_q: usize = acc_shape.iter().product();
         // The workspace, grown when too small; a poisoned lock only means a launch failed.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         let Workspace { dd, lse2, dq: acc } = &mut *ws;
@@ -192,7 +196,7 @@ impl AttentionBackward {
         );
         let mut dd_t = TensorMut::view(&mut dd_view, stats.clone())?;
         let mut lse2_t = TensorMut::view(&mut lse2_view, stats)?;
-        let mut acc_t = TensorMut::view(&mut acc_view, qs)?;
+        let mut acc_t = TensorMut::view(&mut acc_view, acc_shape)?;
         let mut pre = vec![
             o.into(),
             d_o.clone().into(),

@@ -45,6 +45,11 @@ pub struct BackwardConfig {
     pub causal: bool,
     /// Stages of the ring of query blocks (Q, dO, LSE, D).
     pub stages: u32,
+    /// Each consumer warpgroup's `dQ` of a query block staged in shared memory and reduced
+    /// into the f32 accumulator with one `cp.reduce.async.bulk` (FlashAttention-3's way, as a
+    /// bulk copy rather than through a tensor map); else added a value at a time by
+    /// `red.global.add.f32` (FlashAttention-2's).
+    pub dq_bulk: bool,
 }
 
 impl BackwardConfig {
@@ -61,6 +66,9 @@ impl BackwardConfig {
     /// warpgroups meet once their halves of `dSᵀ` are in shared memory; at head dim 64, where
     /// each reads only its own half, consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
     pub const DS_BARRIER: u32 = 1;
+    /// Consumer `c`'s 128 threads meet at `DQ_BARRIER + c` once its `dQ` is staged
+    /// ([`BackwardConfig::dq_bulk`]).
+    pub const DQ_BARRIER: u32 = 3;
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
 
@@ -71,30 +79,46 @@ impl BackwardConfig {
             head_dim,
             causal,
             stages: 2,
+            dq_bulk: true,
+        }
+    }
+
+    /// The same configuration with `dQ` added by `red.global.add.f32`
+    /// ([`BackwardConfig::dq_bulk`] off).
+    pub fn with_red_dq(self) -> BackwardConfig {
+        BackwardConfig {
+            dq_bulk: false,
+            ..self
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
-    /// and not.
+    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32`.
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
             for head_dim in [64, 128] {
                 for causal in [false, true] {
-                    out.push(BackwardConfig::new(dtype, head_dim, causal));
+                    let cfg = BackwardConfig::new(dtype, head_dim, causal);
+                    out.push(cfg);
+                    if dtype == ScalarType::Bf16 {
+                        out.push(cfg.with_red_dq());
+                    }
                 }
             }
         }
         out
     }
 
-    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`).
+    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_red` with `dQ` added
+    /// by `red.global.add.f32`.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}",
+            "attention_bwd_{}_d{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
-            if self.causal { "_causal" } else { "" }
+            if self.causal { "_causal" } else { "" },
+            if self.dq_bulk { "" } else { "_red" }
         )
     }
 
@@ -123,11 +147,22 @@ impl BackwardConfig {
         Self::BLOCK_N * Self::BLOCK_M * 2
     }
 
+    /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): 64 rows of
+    /// 64 f32.
+    pub fn dq_stage_bytes(&self) -> u32 {
+        Self::BLOCK_M * Self::SLAB * 4
+    }
+
     /// Dynamic shared memory: K, V, the ring's stages (Q, dO 1024-byte aligned, LSE, D), two
-    /// `dSᵀ` buffers and the barriers (padding included).
+    /// `dSᵀ` buffers, the two `dQ` stages and the barriers (padding included).
     pub fn smem_bytes(&self) -> u32 {
         let stage = 2 * self.q_bytes() + 1024;
-        2 * self.kv_bytes() + self.stages * stage + 2 * self.ds_bytes() + 2 * 1024
+        let dq = if self.dq_bulk {
+            2 * self.dq_stage_bytes()
+        } else {
+            0
+        };
+        2 * self.kv_bytes() + self.stages * stage + 2 * self.ds_bytes() + dq + 2 * 1024
     }
 
     /// Checks the configuration.
