@@ -2,7 +2,8 @@
 //! halved with the causal mask: the backward's five GEMMs against the forward's two) of the
 //! library's backward (preprocess, main and convert kernels together) at 16k tokens per batch
 //! (batch = 16384 / seqlen) with 2048 = heads x d: head dim 128 at 4k, 8k and 16k, head dim 64
-//! at 8k, causal and not. `benches/attention_torch.py --backward` times torch's SDPA backward
+//! at 8k, causal and not, with dQ reduced in bulk (the default), by `red.global.add.f32` and in
+//! the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times torch's SDPA backward
 //! with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
 //!
@@ -158,9 +159,26 @@ fn gpu(_c: &mut Criterion) {
         return;
     };
     println!("\ndevice: {}", dev.attributes().name);
-    println!("| head dim | causal | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`) and
+    // `PTXKIT_ATTENTION_VARIANT` (comma-separated variant names) narrow the rows, as the
+    // forward's bench reads them (an ncu run's one launch).
+    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
+    let (shape, only) = (
+        env("PTXKIT_ATTENTION_SHAPE"),
+        env("PTXKIT_ATTENTION_VARIANT"),
+    );
     for (d, causal, seqlen) in shapes() {
+        let key = format!("{d}:{causal}:{seqlen}");
+        if shape
+            .as_deref()
+            .is_some_and(|want| !want.split(',').any(|w| key.starts_with(w)))
+        {
+            continue;
+        }
         let heads = HIDDEN / d;
         let s = AttentionShape {
             batch: TOKENS / seqlen,
@@ -170,22 +188,42 @@ fn gpu(_c: &mut Criterion) {
             kv_heads: heads,
             head_dim: d,
         };
-        let cfg = BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
-        let r = Operands::new(&dev, s, causal).and_then(|mut x| time(&dev, cfg, s, &mut x));
-        match r {
-            Ok(ms) => println!(
-                "| {d} | {causal} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
-                s.batch,
-                2.5 * s.flops(causal) / ms / 1e9
-            ),
+        let mut x = match Operands::new(&dev, s, causal) {
+            Ok(x) => x,
             Err(e) => {
-                println!(
-                    "| {d} | {causal} | {}x{seqlen} | {heads} | failed: {e} | |",
-                    s.batch
-                );
-                if e.contains("did not finish") {
-                    println!("stopped: the GPU is still running the hung kernel");
-                    return;
+                println!("| {d} | {causal} | (inputs) | | | failed: {e} | |");
+                continue;
+            }
+        };
+        // dQ reduced in bulk (the default), by `red.global.add.f32`, and in the deterministic
+        // mode.
+        let cfg = BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
+        for (name, cfg) in [
+            ("bulk", cfg),
+            ("red", cfg.with_red_dq()),
+            ("det", cfg.with_deterministic()),
+        ] {
+            if only
+                .as_deref()
+                .is_some_and(|v| !v.split(',').any(|v| v == name))
+            {
+                continue;
+            }
+            match time(&dev, cfg, s, &mut x) {
+                Ok(ms) => println!(
+                    "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
+                    s.batch,
+                    2.5 * s.flops(causal) / ms / 1e9
+                ),
+                Err(e) => {
+                    println!(
+                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
+                        s.batch
+                    );
+                    if e.contains("did not finish") {
+                        println!("stopped: the GPU is still running the hung kernel");
+                        return;
+                    }
                 }
             }
         }

@@ -62,7 +62,11 @@ fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
     assert_eq!(ptx.matches(bulk).count(), 1);
     let red = build_main(Target::Sm90a, &cfg.with_red_dq()).unwrap();
     let red = red.ptx();
-    assert_eq!(red.matches("red.global.add.f32").count(), 32, "dQ's 32 values a thread");
+    assert_eq!(
+        red.matches("red.global.add.f32").count(),
+        32,
+        "dQ's 32 values a thread"
+    );
     assert!(!red.contains("cp.reduce.async.bulk"));
     // K and V: 2 slabs each; a stage: Q and dO 2 slabs each, LSE, D.
     assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 4 + 4);

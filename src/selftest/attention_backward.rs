@@ -5,7 +5,8 @@
 //! multi-query attention (1 KV head) with more queries than keys (rows that see no key).
 //! Fresh random Q, K, V and dO; O and LSE from the library's forward on them; dQ, dK and dV
 //! poisoned with NaN, then compared with the f64 host reference
-//! ([`attention::reference_backward`]) from the rounded inputs. A gradient's error is its
+//! ([`attention::reference_backward`]) from the rounded inputs; in the deterministic mode a
+//! second run must give the same bits (else the error is infinite). A gradient's error is its
 //! largest `|got - want|` over its largest `|want|` (the gradients' scale varies with the
 //! lengths), over a tolerance of 3e-2 for bf16 and 1e-2 for f16, so 1 is the bar.
 
@@ -64,6 +65,35 @@ fn case<H: Host>(
     let (want_q, want_k, want_v) =
         attention::reference_backward(&fq, &fk, &fv, &fdo, s, cfg.causal, scale);
     let mut worst = 0.0f64;
+    if cfg.deterministic {
+        // A second run into fresh poisoned gradients: the same bits.
+        let mut again = [
+            ctx.upload(&nan(nq), &q_shape)?,
+            ctx.upload(&nan(nk), &kv_shape)?,
+            ctx.upload(&nan(nk), &kv_shape)?,
+        ];
+        let [aq, ak, av] = &mut again;
+        bwd.run(
+            &ctx.stream,
+            [&q, &k, &v, &o, &d_o],
+            &lse,
+            [aq, ak, av],
+            scale,
+        )?;
+        for (first, second) in [(&dq, &again[0]), (&dk, &again[1]), (&dv, &again[2])] {
+            let bits = |x: Vec<H>| {
+                x.into_iter()
+                    .map(|v| v.to_f32().to_bits())
+                    .collect::<Vec<u32>>()
+            };
+            if bits(ctx.download(first)?) != bits(ctx.download(second)?) {
+                if std::env::var_os("PTXKIT_ATTENTION_PROGRESS").is_some() {
+                    eprintln!("  {}: two runs differ", cfg.name());
+                }
+                worst = f64::INFINITY;
+            }
+        }
+    }
     for (name, got, want) in [
         ("dq", &dq, want_q),
         ("dk", &dk, want_k),
@@ -165,9 +195,10 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128, causal or not, GQA 4/2 at 2x197x333, 257x257, \
-             MQA 3/1 causal at 300x130; the largest |error| over the largest |gradient| of dQ, \
-             dK, dV over its tolerance (bf16 3e-2, f16 1e-2)"
+            "{cases} cases: bf16/f16, d 64/128, causal or not, dQ in bulk, by red or \
+             deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
+             causal at 300x130; the largest |error| over the largest |gradient| of dQ, dK, dV \
+             over its tolerance (bf16 3e-2, f16 1e-2)"
         ),
     })
 }

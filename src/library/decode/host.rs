@@ -314,14 +314,14 @@ impl Decode {
 }
 
 /// `have`, or a fresh allocation in its place when it holds fewer than `n` values.
-pub(crate) fn grown<'w>(
-    have: &'w mut Option<CudaSlice<f32>>,
+pub(crate) fn grown<'w, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    have: &'w mut Option<CudaSlice<T>>,
     n: usize,
     stream: &Arc<CudaStream>,
-) -> Result<&'w mut CudaSlice<f32>, RuntimeError> {
+) -> Result<&'w mut CudaSlice<T>, RuntimeError> {
     let slice = match have.take() {
         Some(s) if s.len() >= n => s,
-        _ => stream.alloc_zeros::<f32>(n)?,
+        _ => stream.alloc_zeros::<T>(n)?,
     };
     Ok(have.insert(slice))
 }

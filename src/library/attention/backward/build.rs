@@ -4,7 +4,7 @@
 
 use crate::parts::{ConsumerId, Ring};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
-use ptx_isa::builder::{AtomOp, CmpOp};
+use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
@@ -62,6 +62,25 @@ fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32
     k.tensor::<ty::F32>("dq_accum", shape, TensorOpts::default().align(16))
 }
 
+/// The turn counters of the deterministic mode, `[batch, heads, q_blocks, d / 64]` u32: one
+/// per tile of [`dq_accum`], the reductions into it so far (declared after `dq_accum`, whose
+/// `q_blocks` it shares).
+fn dq_turns(
+    k: &mut KernelBuilder,
+    x: &Extents,
+    dq: &Buffer<ty::F32>,
+    d: u32,
+) -> Result<Buffer<ty::U32>> {
+    let blocks = dq.shape()[2].clone();
+    let shape = vec![
+        Expr::from(x.batch),
+        x.heads.into(),
+        blocks,
+        Expr::from(d / BackwardConfig::SLAB),
+    ];
+    k.tensor::<ty::U32>("dq_turns", shape, TensorOpts::default())
+}
+
 /// The element of [`dq_accum`] of query `row`, column `col`.
 fn dq_at(b: Var, h: Var, row: Expr, col: Expr) -> Vec<Expr> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
@@ -103,8 +122,9 @@ fn extents(k: &mut KernelBuilder) -> Result<Extents> {
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
 /// (the padding rows `0` and `+inf`, [`stat_len`]), and the row of the f32 `dq_accum`
-/// `[batch, seqlen_q, heads, d]` zeroed. Its parameters: `o`, `d_o` (`[batch, seqlen_q, heads,
-/// d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`, `dq_accum`.
+/// ([`dq_accum`]) and the turn counters ([`dq_turns`]) zeroed. Its parameters: `o`, `d_o`
+/// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
+/// `dq_accum`, `dq_turns`.
 pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let name = format!("{}_preprocess", cfg.name());
     let k = KernelBuilder::new(&name, target);
@@ -128,6 +148,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
     let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
     let dq = dq_accum(&mut k, &x, d)?;
+    let turns = dq_turns(&mut k, &x, &dq, d)?;
     let rows = BackwardConfig::ROWS_PER_CTA;
     let [blk, h, b] = k.cta_id([Expr::ceil_div(padded, rows), x.heads.into(), x.batch.into()])?;
     let [lane, w] = k.thread_id([32, rows])?;
@@ -143,6 +164,21 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         k.mov(z, 0.0f32)?;
     }
     k.store_n(&dq, dq_at(b, h, row.into(), lane * per), &zeros)?;
+    // A block's first row: its turn counters zeroed, a lane each.
+    let block_first = k.cmp(CmpOp::Eq, row % BackwardConfig::BLOCK_M, 0u32)?;
+    let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
+    let zero_turn = k.pred();
+    k.and(zero_turn, block_first, tiles)?;
+    k.if_(zero_turn, |k| {
+        let at = [
+            b.into(),
+            h.into(),
+            row / BackwardConfig::BLOCK_M,
+            lane.into(),
+        ];
+        k.store(&turns, at, 0u32)
+    })
+    .end()?;
     let pad_first = k.pred();
     k.and(pad_first, pad, first)?;
     k.if_(pad_first, |k| {
@@ -211,7 +247,12 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
-        let acc = k.load_n(&dq_accum, dq_at(b, h, row.into(), lane * per), per as usize, 0.0f32)?;
+        let acc = k.load_n(
+            &dq_accum,
+            dq_at(b, h, row.into(), lane * per),
+            per as usize,
+            0.0f32,
+        )?;
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
             let s = k.mul_of(a, scale)?;
@@ -232,6 +273,7 @@ struct Args<T: Elem> {
     lse2: TmaTensor<ty::F32>,
     dd: TmaTensor<ty::F32>,
     dq: Buffer<ty::F32>,
+    turns: Buffer<ty::U32>,
     dk: Buffer<T>,
     dv: Buffer<T>,
     scale: Reg<ty::F32>,
@@ -279,7 +321,8 @@ struct Parts<'a, T: Elem> {
 /// Builds the main backward kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its
 /// parameters: `q`, `k`, `v`, `d_o` (TMA tensors `[batch, seq, heads, d]`, boxes of
 /// `[1, rows, 1, 64]` with the 128-byte swizzle), `lse_log2` and `dd` (TMA tensors
-/// `[batch, heads, stat_len]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum`
+/// `[batch, heads, stat_len]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum` and
+/// `dq_turns` (the deterministic mode's turn counters, zeroed by [`build_preprocess`])
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
 /// d]`, written) and `scale`. The grid: `ceil(seqlen_k / 128)` x `kv_heads` x `batch` CTAs.
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
@@ -308,7 +351,7 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
     let k_s = k.pool_bytes("k", cfg.kv_bytes(), 1024)?;
     let v_s = k.pool_bytes("v", cfg.kv_bytes(), 1024)?;
     let ds_s = k.pool_bytes("ds", 2 * cfg.ds_bytes(), 1024)?;
-    let dq_stage = match cfg.dq_bulk {
+    let dq_stage = match cfg.bulk_dq() {
         true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 128)?),
         false => None,
     };
@@ -400,6 +443,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), stat_box)?;
     let opts = TensorOpts::default().align(16);
     let dq = dq_accum(k, &x, d)?;
+    let turns = dq_turns(k, &x, &dq, d)?;
     let dk = k.tensor::<T>("dk", kv_shape.clone(), opts.clone())?;
     let dv = k.tensor::<T>("dv", kv_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
@@ -411,6 +455,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
         lse2,
         dd,
         dq,
+        turns,
         dk,
         dv,
         scale,
@@ -756,16 +801,19 @@ fn consumer<T: Elem>(
         let q_t = q_tile
             .transposed()
             .ok_or_else(|| k.error("Q's tile has no layout"))?;
+        // dQ first (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major): wgmma groups
+        // complete in order, so `wait_group 2` waits for it alone (PTX ISA 9.7.15.7.2) and dQ
+        // goes out while dV and dK run.
+        k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
         k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
         k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
-        // dS (64 queries x its keys) is dSᵀ's buffer read MN-major.
-        k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
-        k.wgmma_wait_group(0)?;
-        p.ring.release_next(k, sync, &cur, leader, false)?;
+        k.wgmma_wait_group(2)?;
         match dq_stage {
-            Some(stage) => reduce_dq(k, p, &r.dq, (head, m), (cw, leader), stage),
-            None => add_dq(k, p, &r.dq, (head, m), cw, lt),
+            Some(stage) => reduce_dq(k, p, &r.dq, (head, m), (cw, leader), stage)?,
+            None => add_dq(k, p, &r.dq, (head, m), cw, lt)?,
         }
+        k.wgmma_wait_group(0)?;
+        p.ring.release_next(k, sync, &cur, leader, false)
     })?;
     if dq_stage.is_some() {
         // The reductions complete (not only read their stage) before the CTA ends.
@@ -824,7 +872,12 @@ fn mask<T: Elem>(
 /// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head`, columns
 /// `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from `(row, col)`
 /// of it.
-fn dq_tile(p: &Parts<'_, impl Elem>, (head, m): (Var, Var), cw: Var, [r, c]: [Expr; 2]) -> Vec<Expr> {
+fn dq_tile(
+    p: &Parts<'_, impl Elem>,
+    (head, m): (Var, Var),
+    cw: Var,
+    [r, c]: [Expr; 2],
+) -> Vec<Expr> {
     let cols = match split_keys(p.cfg) {
         true => Expr::from(0u32),
         false => Expr::from(cw),
@@ -892,10 +945,26 @@ fn reduce_dq<T: Elem>(
     let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
     k.sync_named(bar, 128)?;
     let idx = dq_tile(p, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+    let turn_at = idx[..4].to_vec();
     let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
         return Err(k.error("dq_accum is global memory"));
     };
+    let deterministic = p.cfg.deterministic;
     k.if_(leader, |k| {
+        if deterministic {
+            // This reduction's turn: after every earlier key block's (and at d64 after the
+            // first warpgroup's of its own block), their writes then seen by the async proxy
+            // (PTX ISA 9.7.12.4).
+            let per = if split_keys(p.cfg) { 2 } else { 1 };
+            let own = if split_keys(p.cfg) {
+                Expr::from(cw)
+            } else {
+                Expr::from(0u32)
+            };
+            let turn = k.eval(p.work.n_block * per + own)?;
+            k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
+            k.fence_proxy_async_global()?;
+        }
         k.isa().cp_reduce_bulk(
             ptx_isa::builder::TmaReduceOp::Add,
             ptx_isa::ScalarType::F32,
@@ -903,7 +972,15 @@ fn reduce_dq<T: Elem>(
             Addr::<ptx_isa::spaces::Shared>::reg32(stage),
             bm * slab * 4,
         )?;
-        Ok(k.cp_async_bulk_commit_group()?)
+        k.cp_async_bulk_commit_group()?;
+        if deterministic {
+            // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
+            // next turn by the proxy fence and the release.
+            k.cp_async_bulk_wait_group(0, false)?;
+            k.fence_proxy_async_global()?;
+            k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
+        }
+        Ok(())
     })
     .end()
 }
@@ -911,7 +988,8 @@ fn reduce_dq<T: Elem>(
 /// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA
 /// 9.7.9.25.4.4 `cp.async.bulk.wait_group.read`); the warpgroup's next barrier tells the others.
 fn wait_dq_read(k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
-    k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, true)?)).end()
+    k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, true)?))
+        .end()
 }
 
 /// `dK · scale` and `dV` converted and stored: the warpgroup's 64 key rows from `key0`, rows

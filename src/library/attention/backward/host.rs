@@ -49,6 +49,7 @@ struct Workspace {
     dd: Option<CudaSlice<f32>>,
     lse2: Option<CudaSlice<f32>>,
     dq: Option<CudaSlice<f32>>,
+    turns: Option<CudaSlice<u32>>,
 }
 
 /// The loaded backward kernels of one configuration.
@@ -179,24 +180,41 @@ impl AttentionBackward {
         // dQ's accumulator: each query block's rows in tiles of 64 columns (the kernels'
         // `dq_accum`).
         let (slab, d) = (BackwardConfig::SLAB as usize, qs[3]);
-        let acc_shape = vec![batch, heads, seqlen_q.div_ceil(block), d / slab, block, slab];
+        let acc_shape = vec![
+            batch,
+            heads,
+            seqlen_q.div_ceil(block),
+            d / slab,
+            block,
+            slab,
+        ];
         let n_q: usize = acc_shape.iter().product();
         // The workspace, grown when too small; a poisoned lock only means a launch failed.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
-        let Workspace { dd, lse2, dq: acc } = &mut *ws;
-        let (dd, lse2, acc) = (
+        let Workspace {
+            dd,
+            lse2,
+            dq: acc,
+            turns,
+        } = &mut *ws;
+        let turn_shape = acc_shape[..4].to_vec();
+        let n_turns: usize = turn_shape.iter().product();
+        let (dd, lse2, acc, turns) = (
             grown(dd, n_stats, stream)?,
             grown(lse2, n_stats, stream)?,
             grown(acc, n_q, stream)?,
+            grown(turns, n_turns, stream)?,
         );
-        let (mut dd_view, mut lse2_view, mut acc_view) = (
+        let (mut dd_view, mut lse2_view, mut acc_view, mut turn_view) = (
             dd.slice_mut(0..n_stats),
             lse2.slice_mut(0..n_stats),
             acc.slice_mut(0..n_q),
+            turns.slice_mut(0..n_turns),
         );
         let mut dd_t = TensorMut::view(&mut dd_view, stats.clone())?;
         let mut lse2_t = TensorMut::view(&mut lse2_view, stats)?;
         let mut acc_t = TensorMut::view(&mut acc_view, acc_shape)?;
+        let mut turn_t = TensorMut::view(&mut turn_view, turn_shape)?;
         let mut pre = vec![
             o.into(),
             d_o.clone().into(),
@@ -204,6 +222,7 @@ impl AttentionBackward {
             dd_t.reborrow().into(),
             lse2_t.reborrow().into(),
             acc_t.reborrow().into(),
+            turn_t.reborrow().into(),
         ];
         self.launch(&self.preprocess, stream, &mut pre)?;
         let mut main = vec![
@@ -214,6 +233,7 @@ impl AttentionBackward {
             lse2_t.into(),
             dd_t.into(),
             acc_t.reborrow().into(),
+            turn_t.into(),
             dk.reborrow().into(),
             dv.reborrow().into(),
             Arg::scalar(scale),

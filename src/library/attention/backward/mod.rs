@@ -50,6 +50,11 @@ pub struct BackwardConfig {
     /// bulk copy rather than through a tensor map); else added a value at a time by
     /// `red.global.add.f32` (FlashAttention-2's).
     pub dq_bulk: bool,
+    /// dQ summed in the same order every run: each tile's bulk reductions take turns by key
+    /// block (a counter per tile, each reduction waiting for its turn and completing before
+    /// the next), so the gradients are bit-identical run to run (dK and dV always are: a CTA
+    /// sums its KV head's group in a fixed order). Implies the bulk reduction.
+    pub deterministic: bool,
 }
 
 impl BackwardConfig {
@@ -80,7 +85,23 @@ impl BackwardConfig {
             causal,
             stages: 2,
             dq_bulk: true,
+            deterministic: false,
         }
+    }
+
+    /// The same configuration in the deterministic mode ([`BackwardConfig::deterministic`]).
+    pub fn with_deterministic(self) -> BackwardConfig {
+        BackwardConfig {
+            deterministic: true,
+            dq_bulk: true,
+            ..self
+        }
+    }
+
+    /// Whether dQ is reduced in bulk (by [`BackwardConfig::dq_bulk`] or the deterministic
+    /// mode).
+    pub fn bulk_dq(&self) -> bool {
+        self.dq_bulk || self.deterministic
     }
 
     /// The same configuration with `dQ` added by `red.global.add.f32`
@@ -103,6 +124,7 @@ impl BackwardConfig {
                     out.push(cfg);
                     if dtype == ScalarType::Bf16 {
                         out.push(cfg.with_red_dq());
+                        out.push(cfg.with_deterministic());
                     }
                 }
             }
@@ -111,14 +133,18 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_red` with `dQ` added
-    /// by `red.global.add.f32`.
+    /// by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
             "attention_bwd_{}_d{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
-            if self.dq_bulk { "" } else { "_red" }
+            match (self.deterministic, self.bulk_dq()) {
+                (true, _) => "_det",
+                (false, true) => "",
+                (false, false) => "_red",
+            }
         )
     }
 
@@ -157,7 +183,7 @@ impl BackwardConfig {
     /// `dSᵀ` buffers, the two `dQ` stages and the barriers (padding included).
     pub fn smem_bytes(&self) -> u32 {
         let stage = 2 * self.q_bytes() + 1024;
-        let dq = if self.dq_bulk {
+        let dq = if self.bulk_dq() {
             2 * self.dq_stage_bytes()
         } else {
             0
