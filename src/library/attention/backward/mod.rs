@@ -16,9 +16,11 @@
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them), added into the f32 accumulator with
-//!   `red.global.add.f32`; at the end `dK·scale` and `dV`
-//!   stored. Causal: query blocks wholly above the diagonal are skipped, the diagonal masked;
+//!   d64 its own keys' part of all of them), staged in shared memory and reduced into the f32
+//!   accumulator with one `cp.reduce.async.bulk` while `dV` and `dK` run
+//!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
+//!   deterministic mode); at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
+//!   above the diagonal are skipped, the diagonal masked;
 //! - convert: `dQ = scale · dQaccum` in the input type.
 
 mod build;
