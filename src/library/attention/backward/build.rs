@@ -2,7 +2,7 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, Ring};
+use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -378,16 +378,7 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
 
     let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
 
-    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
-    k.comment("thread 0: the ring's full/empty barriers and K and V's barrier");
-    k.if_(leader, |k| {
-        ring.init(k, &mut sync)?;
-        sync.init(k.isa(), kv_full)?;
-        k.fence_mbarrier_init()?;
-        Ok(())
-    })
-    .end()?;
-    k.sync_threads()?;
+    init_barriers(&mut k, &mut sync, tid, (&[&ring], &[kv_full]), InitScope::Cta)?;
 
     let parts = Parts {
         cfg,
@@ -507,44 +498,6 @@ fn work<T: Elem>(
     })
 }
 
-/// A `rows x d` tile of `t` at `coords` (`[batch, row0, head]`) into the slabs at `dst` (one
-/// TMA box per 64 columns, slab `s` at `dst + s · rows · 128`), completing on `bar`.
-#[allow(clippy::too_many_arguments)]
-fn load_rows<T: Elem>(
-    k: &mut KernelBuilder,
-    sync: &mut BarrierSync,
-    bar: NamedBarrier,
-    t: &TmaTensor<T>,
-    dst: Reg<ty::U32>,
-    rows: u32,
-    d: u32,
-    coords: &[Expr],
-) -> Result<()> {
-    let slab = BackwardConfig::SLAB;
-    for s in 0..d / slab {
-        let at = if s == 0 {
-            dst
-        } else {
-            let a = k.reg::<ty::U32>();
-            k.add(a, dst, s * rows * slab * 2)?;
-            a
-        };
-        let tile = TileRef::shared_row_major(T::DTYPE, rows, slab, at, 1024)
-            .with_swizzle(SwizzleMode::B128);
-        let mut origin = coords.to_vec();
-        origin.push(Expr::from(s * slab));
-        let src = k.tma_box_at(t, &origin)?;
-        k.copy_async(
-            &tile,
-            &src,
-            Some((&mut *sync, bar)),
-            None,
-            ExecScope::Thread,
-        )?;
-    }
-    Ok(())
-}
-
 /// The producer warpgroup: one thread loads the CTA's K and V once, then each trip's Q, dO,
 /// LSE and D into the next free stage of the ring.
 fn producer<T: Elem>(
@@ -564,8 +517,8 @@ fn producer<T: Elem>(
         let kv = p.kv_full;
         sync.arrive_expect_tx(k.isa(), kv.at, kv.addr, 2 * cfg.kv_bytes())?;
         let at = [Expr::from(w.batch), w.n_block * bn, Expr::from(w.kv_head)];
-        load_rows(k, sync, kv, &args.k, p.k_s, bn, d, &at)?;
-        load_rows(k, sync, kv, &args.v, p.v_s, bn, d, &at)?;
+        load_slabs(k, sync, kv, &args.k, p.k_s, bn, d, &at)?;
+        load_slabs(k, sync, kv, &args.v, p.v_s, bn, d, &at)?;
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         k.for_range(0, w.trips, |k, t| {
             let (head, m) = w.trip(k, t)?;
@@ -576,8 +529,8 @@ fn producer<T: Elem>(
                 return Err(k.error("the ring's stage holds four tiles"));
             };
             let at = [Expr::from(w.batch), m * bm, Expr::from(head)];
-            load_rows(k, sync, full, &args.q, q_s, bm, d, &at)?;
-            load_rows(k, sync, full, &args.d_o, do_s, bm, d, &at)?;
+            load_slabs(k, sync, full, &args.q, q_s, bm, d, &at)?;
+            load_slabs(k, sync, full, &args.d_o, do_s, bm, d, &at)?;
             let stat = [Expr::from(w.batch), Expr::from(head), m * bm];
             for (t, dst) in [(&args.lse2, lse_s), (&args.dd, dd_s)] {
                 let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, 1, bm, dst, 128);
