@@ -33,8 +33,8 @@ pub use epilogue::{
 pub use gate::RowGate;
 pub use ring::{InitScope, Ring, init_barriers};
 pub use roles::{ConsumerId, WarpSpecialized};
-pub use slabs::load_slabs;
 pub use schedule::{
     Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,
     banded,
 };
+pub use slabs::load_slabs;

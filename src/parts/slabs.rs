@@ -39,7 +39,13 @@ pub fn load_slabs<T: Elem>(
         let mut origin = coords.to_vec();
         origin.push(Expr::from(s * SLAB));
         let src = k.tma_box_at(t, &origin)?;
-        k.copy_async(&tile, &src, Some((&mut *sync, bar)), None, ExecScope::Thread)?;
+        k.copy_async(
+            &tile,
+            &src,
+            Some((&mut *sync, bar)),
+            None,
+            ExecScope::Thread,
+        )?;
     }
     Ok(())
 }

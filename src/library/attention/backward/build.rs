@@ -378,7 +378,13 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
 
     let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
 
-    init_barriers(&mut k, &mut sync, tid, (&[&ring], &[kv_full]), InitScope::Cta)?;
+    init_barriers(
+        &mut k,
+        &mut sync,
+        tid,
+        (&[&ring], &[kv_full]),
+        InitScope::Cta,
+    )?;
 
     let parts = Parts {
         cfg,
@@ -391,16 +397,13 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
         dq_stage,
         kv_full,
     };
-    let sync = std::cell::RefCell::new(sync);
-    roles.run(
+    roles.run_synced(
         &mut k,
         tid,
-        |k| producer(k, &parts, &mut sync.borrow_mut(), tid),
-        |k, me| consumer(k, &parts, &mut sync.borrow_mut(), me),
+        sync,
+        |k, sync| producer(k, &parts, sync, tid),
+        |k, sync, me| consumer(k, &parts, sync, me),
     )?;
-    sync.into_inner()
-        .finish()
-        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 
@@ -838,6 +841,10 @@ fn dq_tile(
     vec![p.work.batch.into(), head.into(), m.into(), cols, r, c]
 }
 
+/// A row of a fragment a thread holds: its offset from the thread's first row, and each of its
+/// values' column offset and register.
+type FragmentRow = (i64, Vec<(i64, Reg<ty::F32>)>);
+
 /// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`]) with
 /// `red.global.add.f32` (PTX ISA 9.7.13.6), a value at a time (the padding rows past
 /// `seqlen_q` too: they add zeros).
@@ -854,7 +861,7 @@ fn add_dq<T: Elem>(
     };
     let (r0, c0) = k.fragment_origin(dq, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
-    let mut rows: Vec<(i64, Vec<(i64, Reg<ty::F32>)>)> = Vec::new();
+    let mut rows: Vec<FragmentRow> = Vec::new();
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
         match rows.iter_mut().find(|x| x.0 == r - base_r) {
