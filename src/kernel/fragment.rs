@@ -283,6 +283,33 @@ mod tests {
         assert_eq!(ptx.matches("setp.le.s32").count(), 18, "{ptx}");
     }
 
+    /// The transposed score tile's masks: `r - c >= limit` (`[-1, 1]`) takes one `setp` per
+    /// distinct `r - c` of the thread's values (18, as `c - r` for the causal mask), `r >=
+    /// limit` (`[0, 1]`) one per distinct row (2); a column coefficient outside -1..=1 is
+    /// refused.
+    #[test]
+    fn linear_masks_take_one_predicate_per_distinct_offset() {
+        for (coef, setps) in [([-1, 1], 18), ([0, 1], 2)] {
+            let mut k = KernelBuilder::new("mask", Target::Sm90a);
+            let [t] = k.thread_id([128]).unwrap();
+            let acc = layouts::fragment::wgmma::accumulator(64, ScalarType::Bf16).unwrap();
+            let s = k.alloc_fragment::<ty::F32>("s", acc).unwrap();
+            let limit = k.reg::<ty::S32>();
+            k.mov(limit, 3i32).unwrap();
+            k.mask_fragment_linear(&s, t, coef, limit, f32::NEG_INFINITY)
+                .unwrap();
+            let ptx = k.finish().unwrap().ptx().to_string();
+            assert_eq!(ptx.matches("mov.f32").count(), 32, "{coef:?}");
+            assert_eq!(ptx.matches("setp.le.s32").count(), setps, "{coef:?}");
+        }
+        let mut k = KernelBuilder::new("mask", Target::Sm90a);
+        let [t] = k.thread_id([128]).unwrap();
+        let acc = layouts::fragment::wgmma::accumulator(64, ScalarType::Bf16).unwrap();
+        let s = k.alloc_fragment::<ty::F32>("s", acc).unwrap();
+        let limit = k.reg::<ty::S32>();
+        assert!(k.mask_fragment_linear(&s, t, [2, 0], limit, 0.0).is_err());
+    }
+
     #[test]
     fn a_fragment_whose_thread_modes_mix_rows_and_columns_is_refused() {
         let mut k = KernelBuilder::new("mask", Target::Sm90a);
