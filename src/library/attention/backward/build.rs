@@ -613,8 +613,10 @@ fn regs(k: &mut KernelBuilder, dt: ptx_isa::ScalarType, d: u32) -> Result<Regs> 
 
 /// A consumer warpgroup: keys `64 · index ..` of the CTA's block. For each trip: `Sᵀ = K·Qᵀ`,
 /// `dPᵀ = V·dOᵀ`, the masks, `Pᵀ` and `dSᵀ`, `dSᵀ` into its half of the trip's shared buffer,
-/// `dV += Pᵀ·dO`, `dK += dSᵀ·Q`, `dQ = dS·K` over both halves (its 64 of dQ's columns), the
-/// stage released and `dQ` added into `dq_accum`. Then `dK · scale` and `dV` stored.
+/// then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at d64 over its own half),
+/// `dV += Pᵀ·dO` and `dK += dSᵀ·Q` issued together, `dQ` added into `dq_accum` ([`reduce_dq`]
+/// or [`add_dq`]) once its GEMM is done and the stage released once all are. Then
+/// `dK · scale` and `dV` stored.
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,

@@ -116,7 +116,8 @@ impl BackwardConfig {
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
-    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32`.
+    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
+    /// deterministic mode.
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
