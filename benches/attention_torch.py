@@ -10,6 +10,11 @@ Rust bench's median_ms_cold does the same). Run it in the same GPU call as the R
     python3 benches/attention_torch.py --kit    # the shapes `cargo bench --bench attention` times
     python3 benches/attention_torch.py --kit --d128 --repeats 3   # head dim 128 only, each
                                                 # backend timed 3 times in turn (median)
+    python3 benches/attention_torch.py --backward  # the backward (flash, cuDNN) on the shapes
+                                                # `cargo bench --bench attention_backward` times
+
+The backward is `torch.autograd.grad` of the forward's output (computed once under the same
+backend) with a random dO, its TFLOP/s 2.5 times the forward's FLOPs over its time.
 
 torch's tensors are (batch, heads, seq, dim); the inputs are made (batch, seq, heads, dim) as
 ptxkit takes them and transposed (a view, as a model would pass them). A backend that refuses a
@@ -46,42 +51,72 @@ def shapes(kit, d128):
     return [s for s in out if s[0] == 128 or not d128]
 
 
+def backward_ms(q, k, v, causal, backend):
+    """The median time of the backward of SDPA under `backend` (its forward run once)."""
+    q, k, v = (x.detach().requires_grad_() for x in (q, k, v))
+    with sdpa_kernel(backend):
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        d_o = torch.randn_like(out)
+        return median_ms(lambda: torch.autograd.grad(out, (q, k, v), d_o, retain_graph=True))
+
+
+def forward_ms(q, k, v, causal, backend):
+    """The median time of SDPA's forward under `backend`."""
+    with sdpa_kernel(backend):
+        return median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+
+
+def header(backends, what):
+    print(f"| head dim | causal | batch x seqlen | heads | "
+          f"{' | '.join(f'{n} {what}' for n, _ in backends)} | best |")
+    print("| --- | --- | --- | --- |" + " --- |" * (len(backends) + 1))
+
+
+def row(d, causal, seqlen, backends, times, timed, flops_factor):
+    """One table row: random (batch, seq, heads, d) bf16 inputs transposed to torch's layout,
+    each backend's median time by `timed` (the backends in turn `times` times, so a clock drift
+    reaches them alike; a backend that refuses the shape has none), as TFLOP/s of
+    `flops_factor` times the forward's FLOPs."""
+    heads = HIDDEN // d
+    batch = TOKENS // seqlen
+    q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
+               .transpose(1, 2) for _ in range(3))
+    flops = flops_factor * 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
+    ms = {name: [] for name, _ in backends}
+    for _ in range(times):
+        for name, backend in backends:
+            try:
+                ms[name].append(timed(q, k, v, causal, backend))
+            except RuntimeError:
+                pass
+    cells, best = [], (0.0, "")
+    for name, _ in backends:
+        if not ms[name]:
+            cells.append("n/a")
+            continue
+        tf = flops / sorted(ms[name])[len(ms[name]) // 2] / 1e9
+        cells.append(f"{tf:.1f}")
+        if tf > best[0]:
+            best = (tf, name)
+    print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
+          f"| {best[0]:.1f} {best[1]} |")
+
+
 def main():
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
-    names = " | ".join(f"{n} TFLOP/s" for n, _ in BACKENDS)
-    print(f"| head dim | causal | batch x seqlen | heads | {names} | best |")
-    print("| --- | --- | --- | --- |" + " --- |" * (len(BACKENDS) + 1))
     argv = sys.argv[1:]
     times = repeats(argv, 1)
+    if "--backward" in argv:
+        # The backward: head dim 128 at 4k-16k and 64 at 8k, causal and not, flash and cuDNN.
+        backends = [b for b in BACKENDS if b[0] != "efficient"]
+        header(backends, "bwd TFLOP/s")
+        for causal in [False, True]:
+            for d, seqlen in [(128, 4096), (128, 8192), (128, 16384), (64, 8192)]:
+                row(d, causal, seqlen, backends, times, backward_ms, 2.5)
+        return
+    header(BACKENDS, "TFLOP/s")
     for d, causal, seqlen in shapes("--kit" in argv, "--d128" in argv):
-        heads = HIDDEN // d
-        batch = TOKENS // seqlen
-        q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=torch.bfloat16)
-                   .transpose(1, 2) for _ in range(3))
-        flops = 4 * batch * heads * seqlen * seqlen * d / (2 if causal else 1)
-        # Each backend's medians, the backends in turn `times` times (a clock drift reaches
-        # them alike); a backend that refuses the shape has none.
-        ms = {name: [] for name, _ in BACKENDS}
-        for _ in range(times):
-            for name, backend in BACKENDS:
-                try:
-                    with sdpa_kernel(backend):
-                        ms[name].append(median_ms(
-                            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)))
-                except RuntimeError:
-                    pass
-        cells, best = [], (0.0, "")
-        for name, _ in BACKENDS:
-            if not ms[name]:
-                cells.append("n/a")
-                continue
-            tf = flops / sorted(ms[name])[len(ms[name]) // 2] / 1e9
-            cells.append(f"{tf:.1f}")
-            if tf > best[0]:
-                best = (tf, name)
-        print(f"| {d} | {str(causal).lower()} | {batch}x{seqlen} | {heads} | {' | '.join(cells)} "
-              f"| {best[0]:.1f} {best[1]} |")
-        del q, k, v
+        row(d, causal, seqlen, BACKENDS, times, forward_ms, 1)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,14 @@ fn attention_varlen_module(target: Target) -> ptx_isa::Result<Module> {
     module(crate::library::attention::build(target, &cfg))
 }
 
+/// The attention backward's main kernel, bf16, head dim 128, causal.
+fn attention_backward_module(target: Target) -> ptx_isa::Result<Module> {
+    let cfg = crate::library::attention::BackwardConfig::new(ptx_isa::ScalarType::Bf16, 128, true);
+    module(crate::library::attention::backward::build_main(
+        target, &cfg,
+    ))
+}
+
 /// The decode attention kernel, bf16, head dim 128, 4 query heads a KV head, 16-token pages.
 fn decode_module(target: Target) -> ptx_isa::Result<Module> {
     let cfg = crate::library::decode::DecodeConfig::new(128, 4, 16);
@@ -278,6 +286,18 @@ static REGISTRY: &[Entry] = &[
             "attention forward over packed variable-length sequences (cu_seqlens), bf16, head dim 128, causal (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, ragged lengths from 1, GQA, O and LSE",
             true,
             attention_varlen_module,
+        )
+    },
+    Entry {
+        selftest: Some(Selftest::Isolated(
+            crate::selftest::attention_backward::run,
+            &[],
+        )),
+        ..lib(
+            "attention_backward",
+            "attention backward (dQ, dK, dV), bf16, head dim 128, causal: the main kernel (sm_90a); its check: bf16/f16, d 64/128, causal or not, GQA/MQA, odd lengths, against the f64 reference",
+            true,
+            attention_backward_module,
         )
     },
     Entry {

@@ -908,6 +908,34 @@ fn slabs(e: &Env, rows: u32, cols: u32) -> TileRef {
     )
 }
 
+/// `dQ = dS·K` as the attention backward issues it at head dim 128: A the transpose of a
+/// `[128, 64]` slabbed buffer (`dSᵀ`, keys by queries: MN-major, `imm-trans-a` = 1), B the
+/// transpose of a `[128, 64]` slab of K (MN-major, `imm-trans-b` = 1), K = 128 keys in eight
+/// k16 steps.
+#[test]
+fn wgmma_with_mn_major_a_from_shared_memory() {
+    let text = wgmma_case(
+        "wgmma_ss_mn_major_a",
+        env(Target::Sm90a),
+        64,
+        |e| slabs(e, 128, 64).transposed().unwrap(),
+        |e| slabs(e, 128, 64).transposed().unwrap(),
+        Accumulate::Yes,
+        false,
+    );
+    let mmas: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("wgmma.mma_async"))
+        .collect();
+    assert_eq!(mmas.len(), 8);
+    // scale-d, imm-scale-a, imm-scale-b, imm-trans-a = 1, imm-trans-b = 1.
+    assert!(
+        mmas.iter()
+            .all(|l| l.trim_end().ends_with("1, 1, 1, 1, 1;")),
+        "{mmas:?}"
+    );
+}
+
 /// `O += P·V` as an attention kernel issues it: A from registers over four k16 steps (the
 /// m64n64 accumulator's order, `register_a_k`), B the transpose of a `[64, 128]` d-contiguous
 /// shared tile stored as two 128-byte slabs (MN-major: `imm-trans-b` = 1, LBO the slab stride);

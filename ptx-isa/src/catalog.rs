@@ -182,7 +182,13 @@ fn example(
         }
         CpReduceBulk => {
             let b = smem(m, k)?;
-            raw!("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32"; g.clone(), sh(b), Imm::UInt(256))
+            k.cp_reduce_bulk(
+                TmaReduceOp::Add,
+                crate::types::ScalarType::U32,
+                g.clone(),
+                sh(b),
+                256u32,
+            )
         }
         CpReduceBulkCluster => {
             let b = smem(m, k)?;

@@ -138,6 +138,32 @@ impl KernelBuilder {
         limit: Reg<ty::S32>,
         fill: f32,
     ) -> Result<()> {
+        let slope = i32::try_from(slope)
+            .map_err(|_| self.buffer_err(frag.name(), format!("a slope of {slope}")))?;
+        self.mask_fragment_linear(frag, thread, [1, -slope], limit, fill)
+    }
+
+    /// Sets to `fill` every value of the f32 fragment `frag` whose element `(r, c)` has
+    /// `a * c + b * r >= limit` (signed; `[a, b]` is `coef`, `a` one of -1, 0 and 1), for
+    /// thread `thread` of the fragment's scope: [`KernelBuilder::mask_fragment`]'s masks, and
+    /// those of a transposed score tile (rows the keys, columns the queries, as an attention
+    /// backward's `Sᵀ = K·Qᵀ`: the causal mask `r - c >= limit`, `[-1, 1]`, and the keys past
+    /// the sequence `r >= limit`, `[0, 1]`). The thread's part (`limit - a * c0 - b * r0`) is
+    /// computed once, then one `setp.le.s32` per distinct value offset and one predicated
+    /// `mov` per value, as there.
+    #[track_caller]
+    pub fn mask_fragment_linear(
+        &mut self,
+        frag: &Buffer<ty::F32>,
+        thread: impl Into<Expr>,
+        coef: [i32; 2],
+        limit: Reg<ty::S32>,
+        fill: f32,
+    ) -> Result<()> {
+        let [a, b] = coef;
+        if !(-1..=1).contains(&a) {
+            return Err(self.buffer_err(frag.name(), format!("a column coefficient of {a}")));
+        }
         let (tv, regs, (r0, c0)) = self.fragment_parts(frag, thread)?;
         let (r0, c0) = (self.eval(r0)?, self.eval(c0)?);
         // Both are below the tile's extents, far below 2^31: reading them as .s32 is exact.
@@ -147,9 +173,13 @@ impl KernelBuilder {
         };
         let (r0, c0) = (as_s32(self, r0)?, as_s32(self, c0)?);
         let bound = self.f.reg::<ty::S32>();
-        self.f.sub(bound, limit, c0)?;
-        if slope != 0 {
-            self.f.mad_lo(bound, r0, slope as i32, bound)?;
+        match a {
+            1 => self.f.sub(bound, limit, c0)?,
+            -1 => self.f.add(bound, limit, c0)?,
+            _ => self.f.mov(bound, limit)?,
+        }
+        if b != 0 {
+            self.f.mad_lo(bound, r0, -b, bound)?;
         }
         let (base_r, base_c) = tv
             .coord(0, 0)
@@ -159,12 +189,12 @@ impl KernelBuilder {
             let (r, c) = tv
                 .coord(0, v as i64)
                 .map_err(|e| self.buffer_err(frag.name(), e.to_string()))?;
-            let d = (c - base_c) - i64::from(slope) * (r - base_r);
+            let d = i64::from(a) * (c - base_c) + i64::from(b) * (r - base_r);
             let p = match preds.iter().find(|(x, _)| *x == d) {
                 Some(&(_, p)) => p,
                 None => {
                     let p = self.f.pred();
-                    // c - slope * r >= limit  <=>  limit - c0 + slope * r0 <= d.
+                    // a * c + b * r >= limit  <=>  limit - a * c0 - b * r0 <= d.
                     self.f.setp::<ty::S32>(CmpOp::Le, p, bound, d as i32)?;
                     preds.push((d, p));
                     p
@@ -251,6 +281,33 @@ mod tests {
         // 0 and 8) take 18 distinct values.
         assert_eq!(ptx.matches("mov.f32").count(), 32, "{ptx}");
         assert_eq!(ptx.matches("setp.le.s32").count(), 18, "{ptx}");
+    }
+
+    /// The transposed score tile's masks: `r - c >= limit` (`[-1, 1]`) takes one `setp` per
+    /// distinct `r - c` of the thread's values (18, as `c - r` for the causal mask), `r >=
+    /// limit` (`[0, 1]`) one per distinct row (2); a column coefficient outside -1..=1 is
+    /// refused.
+    #[test]
+    fn linear_masks_take_one_predicate_per_distinct_offset() {
+        for (coef, setps) in [([-1, 1], 18), ([0, 1], 2)] {
+            let mut k = KernelBuilder::new("mask", Target::Sm90a);
+            let [t] = k.thread_id([128]).unwrap();
+            let acc = layouts::fragment::wgmma::accumulator(64, ScalarType::Bf16).unwrap();
+            let s = k.alloc_fragment::<ty::F32>("s", acc).unwrap();
+            let limit = k.reg::<ty::S32>();
+            k.mov(limit, 3i32).unwrap();
+            k.mask_fragment_linear(&s, t, coef, limit, f32::NEG_INFINITY)
+                .unwrap();
+            let ptx = k.finish().unwrap().ptx().to_string();
+            assert_eq!(ptx.matches("mov.f32").count(), 32, "{coef:?}");
+            assert_eq!(ptx.matches("setp.le.s32").count(), setps, "{coef:?}");
+        }
+        let mut k = KernelBuilder::new("mask", Target::Sm90a);
+        let [t] = k.thread_id([128]).unwrap();
+        let acc = layouts::fragment::wgmma::accumulator(64, ScalarType::Bf16).unwrap();
+        let s = k.alloc_fragment::<ty::F32>("s", acc).unwrap();
+        let limit = k.reg::<ty::S32>();
+        assert!(k.mask_fragment_linear(&s, t, [2, 0], limit, 0.0).is_err());
     }
 
     #[test]

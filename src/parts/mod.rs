@@ -13,6 +13,8 @@
 //! - [`epilogue`]: epilogues users compose over an accumulator fragment ([`Epilogue`]).
 //! - [`gate`]: a producer that waits for its rows' flags before it loads them ([`RowGate`]:
 //!   rows a copy engine or a peer GPU brings in chunks).
+//! - [`slabs`]: a `rows x d` tile loaded by TMA as wgmma's 128-byte-swizzled slabs
+//!   ([`load_slabs`]).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
@@ -23,6 +25,7 @@ pub mod gate;
 pub mod ring;
 pub mod roles;
 pub mod schedule;
+pub mod slabs;
 
 pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
@@ -34,3 +37,4 @@ pub use schedule::{
     Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,
     banded,
 };
+pub use slabs::load_slabs;

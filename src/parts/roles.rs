@@ -18,6 +18,8 @@
 //! ```
 
 use ptx_isa::builder::CmpOp;
+use smem::pipeline::hang::HangSites;
+use smem::pipeline::sync::BarrierSync;
 
 use crate::kernel::{KernelBuilder, Result, Var};
 
@@ -113,5 +115,30 @@ impl WarpSpecialized {
             let thread = k.let_("wg_thread", tid % Self::WARPGROUP)?;
             consumer(k, ConsumerId { index, thread })
         })
+    }
+
+    /// [`WarpSpecialized::run`] with the kernel's barrier protocol: both roles record their
+    /// waits and arrives in `sync` (each closure gets it), then the protocol is checked
+    /// ([`BarrierSync::finish`]: a byte or arrival mismatch is the kernel's error) and its wait
+    /// sites returned for a debug build's hang records.
+    #[track_caller]
+    pub fn run_synced(
+        &self,
+        k: &mut KernelBuilder,
+        tid: Var,
+        sync: BarrierSync,
+        producer: impl FnOnce(&mut KernelBuilder, &mut BarrierSync) -> Result<()>,
+        consumer: impl FnOnce(&mut KernelBuilder, &mut BarrierSync, ConsumerId) -> Result<()>,
+    ) -> Result<HangSites> {
+        let sync = std::cell::RefCell::new(sync);
+        self.run(
+            k,
+            tid,
+            |k| producer(k, &mut sync.borrow_mut()),
+            |k, me| consumer(k, &mut sync.borrow_mut(), me),
+        )?;
+        sync.into_inner()
+            .finish()
+            .map_err(|e| k.error(format!("barrier protocol: {e}")))
     }
 }

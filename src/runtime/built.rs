@@ -251,6 +251,27 @@ impl LoadedKernel {
         self.kernel.launch_watched(stream, &cfg, args, watch)
     }
 
+    /// [`LoadedKernel::launch`], or with a `limit` [`LoadedKernel::launch_watched`] with that
+    /// timeout and no hang records: how a library launcher with an optional limit (the GPU
+    /// check's) launches each of its kernels.
+    pub fn launch_within(
+        &self,
+        stream: &CudaStream,
+        args: &mut [Arg<'_>],
+        limit: Option<std::time::Duration>,
+    ) -> RtResult<Symbols> {
+        match limit {
+            None => self.launch(stream, args),
+            Some(limit) => {
+                let watch = super::Watch {
+                    timeout: Some(limit),
+                    hang: None,
+                };
+                self.launch_watched(stream, args, &watch)
+            }
+        }
+    }
+
     /// Launches with an explicit configuration (checked by the runtime like any other).
     pub fn launch_with(
         &self,

@@ -24,7 +24,7 @@ use ptx_isa::ScalarType;
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// [`LIMIT`], or `PTXKIT_ATTENTION_LIMIT_S` when set to a number of seconds.
-fn limit() -> std::time::Duration {
+pub(super) fn limit() -> std::time::Duration {
     std::env::var("PTXKIT_ATTENTION_LIMIT_S")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
@@ -33,7 +33,7 @@ fn limit() -> std::time::Duration {
 
 /// One case's result into a configuration's largest error and count (shown as it comes, see
 /// [`progress`]); a failure names its case.
-fn tally(
+pub(super) fn tally(
     kernel: &str,
     case: String,
     r: Result<f64, GpuCheckError>,
@@ -57,7 +57,7 @@ fn progress(kernel: &str, case: &str, err: &Result<f64, GpuCheckError>) {
 }
 
 /// The largest `|got - want|`; NaN counts as infinite, and equal infinities (an LSE of -inf) as 0.
-fn abs_err(got: &[f32], want: &[f32]) -> f64 {
+pub(super) fn abs_err(got: &[f32], want: &[f32]) -> f64 {
     if got.len() != want.len() {
         return f64::INFINITY;
     }
@@ -268,7 +268,7 @@ fn checked(varlen: bool) -> Vec<AttentionConfig> {
 
 /// Whether `name` holds one of the comma-separated `parts` (any, when all are exclusions) and
 /// none of those written `!part`.
-fn name_matches(name: &str, parts: &str) -> bool {
+pub(super) fn name_matches(name: &str, parts: &str) -> bool {
     let (not, wanted): (Vec<&str>, Vec<&str>) = parts.split(',').partition(|p| p.starts_with('!'));
     let excluded = not
         .iter()

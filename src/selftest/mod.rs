@@ -7,6 +7,7 @@
 //! library never imports this folder; [`crate::registry`] names every check's kernel.
 
 pub mod attention;
+pub mod attention_backward;
 pub mod bad_launches;
 pub mod ctx;
 pub mod decode;

@@ -9,6 +9,7 @@ use crate::forms::Form;
 use crate::instr::{Imm, Instruction, Operand, Src};
 use crate::reg::{Reg, ty};
 use crate::space::{Addr, AddrBase, SharedScope, StateSpace, spaces};
+use crate::types::ScalarType;
 
 /// Where a tensor map is: the kernel's `.param .align 64 .b8 [128]` parameter, or a register holding
 /// its generic address.
@@ -96,6 +97,22 @@ pub enum TmaReduceOp {
     Xor,
 }
 
+impl TmaReduceOp {
+    /// Its modifier (`add`, `min`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TmaReduceOp::Add => "add",
+            TmaReduceOp::Min => "min",
+            TmaReduceOp::Max => "max",
+            TmaReduceOp::Inc => "inc",
+            TmaReduceOp::Dec => "dec",
+            TmaReduceOp::And => "and",
+            TmaReduceOp::Or => "or",
+            TmaReduceOp::Xor => "xor",
+        }
+    }
+}
+
 const DIMS: [&str; 5] = ["1d", "2d", "3d", "4d", "5d"];
 
 impl FunctionBuilder {
@@ -167,6 +184,29 @@ impl FunctionBuilder {
             i = i.operand(h);
         }
         self.emit(Form::CpAsyncBulkS2G, i)
+    }
+
+    /// `cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], size` (PTX ISA
+    /// 9.7.9.25.4.2): `size` bytes of shared memory reduced element-wise into global memory
+    /// (a multiple of 16 bytes, both addresses 16-byte aligned), completing with the bulk
+    /// async-group like [`FunctionBuilder::cp_async_bulk_store`]. Which operation takes which
+    /// type is the form's rule (`add` takes `.u32`, `.s32`, `.u64`, `.f32`, `.f64`).
+    pub fn cp_reduce_bulk<S: spaces::Window32>(
+        &mut self,
+        op: TmaReduceOp,
+        t: ScalarType,
+        dst: Addr<spaces::Global>,
+        src: Addr<S>,
+        size: impl Into<Src<ty::U32>>,
+    ) -> Result<()> {
+        let mn = "cp.reduce.async.bulk";
+        let size = size.into();
+        self.cta_window(mn, S::SPACE)?;
+        let i = Instruction::from_opcode("cp.reduce.async.bulk.global.shared::cta.bulk_group")
+            .modifier(op.name())
+            .ty(t)
+            .operands((dst, src, size));
+        self.emit(Form::CpReduceBulk, i)
     }
 
     /// `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
@@ -391,16 +431,7 @@ impl FunctionBuilder {
             .modifier("global")
             .modifier("shared::cta");
         if let Some(op) = op {
-            i = i.modifier(match op {
-                TmaReduceOp::Add => "add",
-                TmaReduceOp::Min => "min",
-                TmaReduceOp::Max => "max",
-                TmaReduceOp::Inc => "inc",
-                TmaReduceOp::Dec => "dec",
-                TmaReduceOp::And => "and",
-                TmaReduceOp::Or => "or",
-                TmaReduceOp::Xor => "xor",
-            });
+            i = i.modifier(op.name());
         }
         i = i
             .modifier("tile")

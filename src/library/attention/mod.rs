@@ -17,9 +17,11 @@
 //! `P` from registers (the accumulator converted to 16-bit pairs) and V read MN-major; the causal
 //! mask is applied on diagonal tiles only and tiles wholly above the diagonal are never loaded.
 
+pub mod backward;
 mod build;
 mod host;
 
+pub use backward::{AttentionBackward, BackwardArgs, BackwardConfig, reference_backward};
 /// The online softmax and its row statistics, which the decode kernel shares.
 pub(crate) use build::{RowGroups, SoftmaxState, online_softmax, s32, softmax_state};
 pub use build::{build, build_with_waits};

@@ -156,16 +156,13 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         q_full,
         tiles16,
     };
-    let sync = std::cell::RefCell::new(sync);
-    roles.run(
+    roles.run_synced(
         &mut k,
         tid,
-        |k| producer(k, &parts, &mut sync.borrow_mut(), tid),
-        |k, me| consumer(k, &parts, &mut sync.borrow_mut(), me),
+        sync,
+        |k, sync| producer(k, &parts, sync, tid),
+        |k, sync, me| consumer(k, &parts, sync, me),
     )?;
-    sync.into_inner()
-        .finish()
-        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
     k.finish()
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use crate::kernel::KernelError;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
-    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef, Watch,
+    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef,
 };
 use ptx_isa::ScalarType;
 
@@ -308,29 +308,20 @@ impl Decode {
         stream: &Arc<CudaStream>,
         args: &mut [Arg<'_>],
     ) -> Result<(), RuntimeError> {
-        match self.limit {
-            None => kernel.launch(stream, args)?,
-            Some(limit) => {
-                let watch = Watch {
-                    timeout: Some(limit),
-                    hang: None,
-                };
-                kernel.launch_watched(stream, args, &watch)?
-            }
-        };
+        kernel.launch_within(stream, args, self.limit)?;
         Ok(())
     }
 }
 
 /// `have`, or a fresh allocation in its place when it holds fewer than `n` values.
-fn grown<'w>(
-    have: &'w mut Option<CudaSlice<f32>>,
+pub(crate) fn grown<'w, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    have: &'w mut Option<CudaSlice<T>>,
     n: usize,
     stream: &Arc<CudaStream>,
-) -> Result<&'w mut CudaSlice<f32>, RuntimeError> {
+) -> Result<&'w mut CudaSlice<T>, RuntimeError> {
     let slice = match have.take() {
         Some(s) if s.len() >= n => s,
-        _ => stream.alloc_zeros::<f32>(n)?,
+        _ => stream.alloc_zeros::<T>(n)?,
     };
     Ok(have.insert(slice))
 }

@@ -30,6 +30,7 @@ mod build;
 mod host;
 
 pub use build::{build, build_combine};
+pub(crate) use host::grown;
 pub use host::{Decode, DecodeArgs, DecodeError, DecodeShapeError, KvScales};
 
 use crate::parts::WarpSpecialized;

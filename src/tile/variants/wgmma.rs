@@ -2,8 +2,9 @@
 //! for a warpgroup, A (64 x K) from shared memory or registers (any number of k-steps, four
 //! registers each), B (N x K) from shared memory; shared operands are stored in slabs of one
 //! swizzle span (128, 64 or 32 bytes) along their contiguous dimension, which is K (K-major) or,
-//! for a 16-bit B, N (MN-major, `imm-trans-b`: the `V` of an attention's `P·V`, stored
-//! d-contiguous); inputs f16, bf16, tf32 or e4m3/e5m2.
+//! for 16-bit types, M or N (MN-major, `imm-trans-a`/`imm-trans-b`: the `V` of an attention's
+//! `P·V`, stored d-contiguous; the `dS` of its backward's `dQ = dS·K`, stored as `dSᵀ`); inputs
+//! f16, bf16, tf32 or e4m3/e5m2.
 //! The descriptors are computed from the shared tiles (PTX ISA 9.7.15.5.1.2: SBO = 8 rows of the
 //! atom; LBO unused for swizzled K-major, the slab stride for MN-major). Emits
 //! `wgmma.fence`, the K/16 `wgmma.mma_async`, and `wgmma.commit_group` (with a run-time K
@@ -68,7 +69,7 @@ fn k_step(t: ScalarType) -> u32 {
 struct SharedOperand {
     base: Reg<ty::U32>,
     swizzle: SwizzleMode,
-    /// MN-major (`imm-trans-b` = 1) rather than K-major.
+    /// MN-major (`imm-trans-a`/`imm-trans-b` = 1) rather than K-major.
     mn_major: bool,
     lbo: u32,
     sbo: u32,
@@ -226,8 +227,8 @@ struct WgmmaPlan<'a> {
     k_extent: Option<Reg<ty::U32>>,
 }
 
-/// Whether B is MN-major: its layout has the N index contiguous (element `(1, 0)` next to
-/// element `(0, 0)`).
+/// Whether a shared operand (A or B) is MN-major: its layout has the M (N) index contiguous
+/// (element `(1, 0)` next to element `(0, 0)`).
 fn is_mn_major(b: &TileRef) -> bool {
     let (Some(l), &[_, k]) = (&b.layout, &b.shape[..]) else {
         return false;
@@ -288,15 +289,18 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     // B is N x K; MN-major (N contiguous: `imm-trans-b`) only for 16-bit types (PTX ISA
     // 9.7.15.5.2: the transpose operands apply to .f16/.bf16 only).
     let mn_b = is_mn_major(b);
-    if mn_b && !matches!(dt, ScalarType::F16 | ScalarType::Bf16) {
-        return Err(Rejection::operand(
-            Aspect::Layout,
-            format!("an MN-major B of {dt}: wgmma transposes f16/bf16 only"),
-        ));
+    let mn_a = a.storage == Storage::Shared && is_mn_major(a);
+    for (mn, which) in [(mn_a, "A"), (mn_b, "B")] {
+        if mn && !matches!(dt, ScalarType::F16 | ScalarType::Bf16) {
+            return Err(Rejection::operand(
+                Aspect::Layout,
+                format!("an MN-major {which} of {dt}: wgmma transposes f16/bf16 only"),
+            ));
+        }
     }
     let b_op = shared_operand(b, n, k, mn_b)?;
     let a_from = match a.storage {
-        Storage::Shared => AFrom::Shared(shared_operand(a, 64, k, false)?),
+        Storage::Shared => AFrom::Shared(shared_operand(a, 64, k, mn_a)?),
         Storage::Local => {
             let tv = a
                 .fragment
@@ -394,6 +398,7 @@ impl WgmmaPlan<'_> {
     fn group(&self, k: &mut FunctionBuilder, steps: u32) -> Result<()> {
         k.wgmma_fence()?;
         let imm = WgmmaImm {
+            transpose_a: matches!(&self.a, AFrom::Shared(a) if a.mn_major),
             transpose_b: self.b.mn_major,
             ..WgmmaImm::default()
         };

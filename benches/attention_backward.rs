@@ -1,0 +1,234 @@
+//! Attention backward: TFLOP/s (2.5 times the forward's `4 · batch · heads · seqlen² · d`,
+//! halved with the causal mask: the backward's five GEMMs against the forward's two) of the
+//! library's backward (preprocess, main and convert kernels together) at 16k tokens per batch
+//! (batch = 16384 / seqlen) with 2048 = heads x d: head dim 128 at 4k, 8k and 16k, head dim 64
+//! at 8k, causal and not, with dQ reduced in bulk (the default), by `red.global.add.f32` and in
+//! the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times torch's SDPA backward
+//! with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
+//! tables side by side (BENCHMARKS.md).
+//!
+//! CPU (runs anywhere): the time to build the main kernel's PTX.
+//!
+//! ```text
+//! cargo bench --bench attention_backward
+//! ```
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ptxkit::isa::{ScalarType, Target};
+use ptxkit::library::attention::backward::build_main;
+use ptxkit::library::attention::{
+    Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
+};
+use ptxkit::runtime::{Device, DeviceTensor, RuntimeError, median_ms_cold};
+use ptxkit::selftest::Rng;
+
+/// Tokens per batch: batch = TOKENS / seqlen.
+const TOKENS: usize = 16384;
+/// heads x head dim.
+const HIDDEN: usize = 2048;
+/// How long one launch may take before its row fails (a hung kernel).
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn build_ptx(c: &mut Criterion) {
+    let cfg = BackwardConfig::new(ScalarType::Bf16, 128, true);
+    c.bench_function("build_ptx/attention_bwd_bf16_d128_causal", |b| {
+        b.iter(|| build_main(Target::Sm90a, &cfg).map(|k| k.ptx().len()))
+    });
+}
+
+type Bf16 = half::bf16;
+
+/// One shape's device tensors: random Q, K, V and dO, the forward's O and LSE, the gradients.
+struct Operands {
+    q: DeviceTensor<Bf16>,
+    k: DeviceTensor<Bf16>,
+    v: DeviceTensor<Bf16>,
+    d_o: DeviceTensor<Bf16>,
+    o: DeviceTensor<Bf16>,
+    lse: DeviceTensor<f32>,
+    dq: DeviceTensor<Bf16>,
+    dk: DeviceTensor<Bf16>,
+    dv: DeviceTensor<Bf16>,
+}
+
+impl Operands {
+    /// Random inputs for `s` and the forward run on them (`causal`).
+    fn new(dev: &Device, s: AttentionShape, causal: bool) -> Result<Operands, String> {
+        let stream = dev.default_stream();
+        let err = |e: &dyn std::fmt::Display| e.to_string();
+        let mut rng = Rng::fresh();
+        let q_shape = vec![s.batch, s.seqlen_q, s.heads, s.head_dim];
+        let kv_shape = vec![s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+        let mut random = |shape: &Vec<usize>| {
+            let n = shape.iter().product();
+            let h: Vec<Bf16> = rng.vec_f32(n).into_iter().map(Bf16::from_f32).collect();
+            DeviceTensor::from_host(&stream, &h, shape.clone()).map_err(|e| err(&e))
+        };
+        let (q, k, v, d_o) = (
+            random(&q_shape)?,
+            random(&kv_shape)?,
+            random(&kv_shape)?,
+            random(&q_shape)?,
+        );
+        let zeros = |shape: &Vec<usize>| {
+            let n = shape.iter().product();
+            DeviceTensor::from_host(&stream, &vec![Bf16::ZERO; n], shape.clone())
+                .map_err(|e| err(&e))
+        };
+        let (mut o, dq, dk, dv) = (
+            zeros(&q_shape)?,
+            zeros(&q_shape)?,
+            zeros(&kv_shape)?,
+            zeros(&kv_shape)?,
+        );
+        let stats = vec![s.batch, s.heads, s.seqlen_q];
+        let mut lse = DeviceTensor::from_host(&stream, &vec![0f32; stats.iter().product()], stats)
+            .map_err(|e| err(&e))?;
+        let fwd = AttentionConfig::for_problem(ScalarType::Bf16, &s, causal);
+        let scale = 1.0 / (s.head_dim as f32).sqrt();
+        Attention::new(dev, fwd)
+            .map(|a| a.with_limit(LIMIT))
+            .and_then(|a| a.run(&stream, &q, &k, &v, &mut o, &mut lse, scale))
+            .map_err(|e| format!("the forward: {e}"))?;
+        Ok(Operands {
+            q,
+            k,
+            v,
+            d_o,
+            o,
+            lse,
+            dq,
+            dk,
+            dv,
+        })
+    }
+
+    /// The backward on these operands.
+    fn run(&mut self, dev: &Device, bwd: &AttentionBackward, scale: f32) -> Result<(), String> {
+        let stream = dev.default_stream();
+        bwd.run(
+            &stream,
+            [&self.q, &self.k, &self.v, &self.o, &self.d_o],
+            &self.lse,
+            [&mut self.dq, &mut self.dk, &mut self.dv],
+            scale,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The backward's median time in ms on one shape, each run from a cold L2 (as
+/// `attention_torch.py` times torch).
+fn time(
+    dev: &Device,
+    cfg: BackwardConfig,
+    s: AttentionShape,
+    x: &mut Operands,
+) -> Result<f64, String> {
+    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    // One run waited for at most LIMIT first, so a kernel that hangs fails its row.
+    let watched = AttentionBackward::new(dev, cfg)
+        .map(|b| b.with_limit(LIMIT))
+        .map_err(|e| e.to_string())?;
+    x.run(dev, &watched, scale)
+        .map_err(|e| format!("the first run: {e}"))?;
+    let bwd = AttentionBackward::new(dev, cfg).map_err(|e| e.to_string())?;
+    let stream = dev.default_stream();
+    median_ms_cold::<RuntimeError>(&stream, 3, 20, || {
+        x.run(dev, &bwd, scale)
+            .map_err(|reason| RuntimeError::InvalidLaunch { reason })
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The shapes timed: `(head dim, causal, seqlen)`, head dim 128 at 4k, 8k and 16k and head dim
+/// 64 at 8k, causal and not.
+fn shapes() -> Vec<(usize, bool, usize)> {
+    let mut out = Vec::new();
+    for causal in [false, true] {
+        for seqlen in [4096, 8192, 16384] {
+            out.push((128, causal, seqlen));
+        }
+        out.push((64, causal, 8192));
+    }
+    out
+}
+
+fn gpu(_c: &mut Criterion) {
+    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+        return;
+    };
+    println!("\ndevice: {}", dev.attributes().name);
+    println!(
+        "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`) and
+    // `PTXKIT_ATTENTION_VARIANT` (comma-separated variant names) narrow the rows, as the
+    // forward's bench reads them (an ncu run's one launch).
+    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
+    let (shape, only) = (
+        env("PTXKIT_ATTENTION_SHAPE"),
+        env("PTXKIT_ATTENTION_VARIANT"),
+    );
+    for (d, causal, seqlen) in shapes() {
+        let key = format!("{d}:{causal}:{seqlen}");
+        if shape
+            .as_deref()
+            .is_some_and(|want| !want.split(',').any(|w| key.starts_with(w)))
+        {
+            continue;
+        }
+        let heads = HIDDEN / d;
+        let s = AttentionShape {
+            batch: TOKENS / seqlen,
+            seqlen_q: seqlen,
+            seqlen_k: seqlen,
+            heads,
+            kv_heads: heads,
+            head_dim: d,
+        };
+        let mut x = match Operands::new(&dev, s, causal) {
+            Ok(x) => x,
+            Err(e) => {
+                println!("| {d} | {causal} | (inputs) | | | failed: {e} | |");
+                continue;
+            }
+        };
+        // dQ reduced in bulk (the default), by `red.global.add.f32`, and in the deterministic
+        // mode.
+        let cfg = BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
+        for (name, cfg) in [
+            ("bulk", cfg),
+            ("red", cfg.with_red_dq()),
+            ("det", cfg.with_deterministic()),
+        ] {
+            if only
+                .as_deref()
+                .is_some_and(|v| !v.split(',').any(|v| v == name))
+            {
+                continue;
+            }
+            match time(&dev, cfg, s, &mut x) {
+                Ok(ms) => println!(
+                    "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
+                    s.batch,
+                    2.5 * s.flops(causal) / ms / 1e9
+                ),
+                Err(e) => {
+                    println!(
+                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
+                        s.batch
+                    );
+                    if e.contains("did not finish") {
+                        println!("stopped: the GPU is still running the hung kernel");
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+criterion_group!(benches, build_ptx, gpu);
+criterion_main!(benches);

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The attention backward's GPU steps (issue 30), in one device call:
+#   benches/attention_backward_gpu.sh KIT [memcheck] [ncu]
+# KIT holds the release `ptxkit`, the bench executable `bench-attention_backward`,
+# attention_torch.py, rows_torch.py and torch_timing.py. Steps: `ptxkit selftest --only
+# attention_backward` (every gradient's error shown), the Rust bench, torch's SDPA backward
+# (flash, cuDNN) on the same shapes, with `memcheck` compute-sanitizer memcheck of the check's
+# bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk dQ, d128,
+# 2x8192, not causal) profiled. Logs go to $OUT, a summary to stdout.
+set -u
+kit=$1
+out=${OUT:-/tmp/attention-backward-out}
+mkdir -p "$out"
+chmod +x "$kit"/ptxkit "$kit"/bench-attention_backward
+step() { echo "== $1 ($(date +%T))"; }
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
+step "selftest attention_backward"
+PTXKIT_ATTENTION_PROGRESS=1 timeout 150 "$kit/ptxkit" selftest --only attention_backward >"$out/selftest.txt" 2>&1
+grep -vE "^(case|  )" "$out/selftest.txt" | tail -5
+grep -E "^case|differ" "$out/selftest.txt" | tail -45
+# The bench runs whatever the check says (a failed case is in the log above).
+step "bench attention_backward"
+timeout 200 "$kit/bench-attention_backward" --bench gpu-only >"$out/bench.txt" 2>&1
+grep -E "^\||device|stopped" "$out/bench.txt"
+step "torch SDPA backward"
+(cd "$kit" && timeout 200 python3 attention_torch.py --backward) >"$out/torch.txt" 2>&1
+cat "$out/torch.txt"
+if [ "${2:-}" = memcheck ]; then
+  step "memcheck bf16 d128 causal"
+  PTXKIT_ATTENTION_MATCH=bf16_d128_causal,!_red PTXKIT_ATTENTION_LIMIT_S=60 timeout 100 \
+    compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only attention_backward >"$out/memcheck.txt" 2>&1
+  grep -E "ERROR SUMMARY|PASS|FAIL" "$out/memcheck.txt" | tail -4
+fi
+if [ "${3:-}" = ncu ]; then
+  step "ncu: the main kernel, bulk dQ, d128, 2x8192"
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__registers_per_thread
+  PTXKIT_ATTENTION_SHAPE=128:false:8192 PTXKIT_ATTENTION_VARIANT=bulk timeout 90 \
+    ncu --section WarpStateStats --metrics "$metrics" -k "regex:attention_bwd_bf16_d128$" -c 1 \
+    "$kit/bench-attention_backward" --bench gpu-only >"$out/ncu.txt" 2>&1
+  grep -E "attention_bwd|duration|hmma|throughput|hit_rate|inst_executed|wavefronts|registers|Stall|stall|Warp Cycles|Issued" "$out/ncu.txt" | head -40
+fi
+step done

@@ -1,0 +1,988 @@
+//! The attention backward's kernels, written with the authoring model and the kernel parts:
+//! the preprocess and convert kernels (a warp per query row), and the main kernel on
+//! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
+
+use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs};
+use layouts::fragment::wgmma::{accumulator, register_a_k};
+use ptx_isa::builder::{AtomOp, CmpOp, Scope};
+use ptx_isa::spaces::Global;
+use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
+use smem::SwizzleMode;
+use smem::mbarrier::MBARRIER_BYTES;
+use smem::pipeline::TileSpec;
+use smem::pipeline::cursor::{Phase, RingCursor};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+
+use super::BackwardConfig;
+use crate::kernel::math::LOG2_E;
+use crate::kernel::{
+    Buffer, BuiltKernel, Elem, Expr, KernelBuilder, Ptr, ReduceOp, ReduceScope, Result, TensorOpts,
+    TmaTensor, Var,
+};
+use crate::library::attention::s32;
+use crate::runtime::ExtentFacts;
+use crate::signature::TmaBox;
+use crate::tile::{Accumulate, ExecScope, TileRef};
+
+/// The batched `[batch, seqlen_q, heads, d]` extents every backward kernel declares.
+struct Extents {
+    batch: Var,
+    seqlen_q: Var,
+    heads: Var,
+}
+
+impl Extents {
+    /// `[batch, rows, heads, d]`: Q, O, dO and dQ (`rows` the query length), K, V and their
+    /// gradients (the key length, the KV heads).
+    fn rows(&self, rows: Var, heads: Var, d: u32) -> Vec<Expr> {
+        vec![self.batch.into(), rows.into(), heads.into(), Expr::from(d)]
+    }
+
+    /// `[batch, heads, len]`: LSE (`len` the query length), D and `LSE · log2 e` (`len` the
+    /// padded one, [`stat_len`]).
+    fn stats(&self, len: Var) -> Vec<Expr> {
+        vec![self.batch.into(), self.heads.into(), len.into()]
+    }
+}
+
+/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]`: each query block's
+/// 64 rows, each 64 columns of them a dense 16 KB tile (what one consumer warpgroup reduces
+/// into it at once with `cp.reduce.async.bulk`), `q_blocks` the query length's blocks.
+fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32>> {
+    let blocks = k.symbol_with("q_blocks", ExtentFacts::NONE.at_least(1))?;
+    let slab = BackwardConfig::SLAB;
+    let shape = vec![
+        Expr::from(x.batch),
+        x.heads.into(),
+        blocks.into(),
+        Expr::from(d / slab),
+        Expr::from(BackwardConfig::BLOCK_M),
+        Expr::from(slab),
+    ];
+    k.tensor::<ty::F32>("dq_accum", shape, TensorOpts::default().align(16))
+}
+
+/// The turn counters of the deterministic mode, `[batch, heads, q_blocks, d / 64]` u32: one
+/// per tile of [`dq_accum`], the reductions into it so far (declared after `dq_accum`, whose
+/// `q_blocks` it shares).
+fn dq_turns(
+    k: &mut KernelBuilder,
+    x: &Extents,
+    dq: &Buffer<ty::F32>,
+    d: u32,
+) -> Result<Buffer<ty::U32>> {
+    let blocks = dq.shape()[2].clone();
+    let shape = vec![
+        Expr::from(x.batch),
+        x.heads.into(),
+        blocks,
+        Expr::from(d / BackwardConfig::SLAB),
+    ];
+    k.tensor::<ty::U32>("dq_turns", shape, TensorOpts::default())
+}
+
+/// The element of [`dq_accum`] of query `row`, column `col`.
+fn dq_at(b: Var, h: Var, row: Expr, col: Expr) -> Vec<Expr> {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    vec![
+        b.into(),
+        h.into(),
+        row.clone() / bm,
+        col.clone() / slab,
+        row % bm,
+        col % slab,
+    ]
+}
+
+/// The row length of the f32 workspace `D` and `LSE · log2 e`: the query length rounded up to
+/// a query block (64), so a TMA box of a query block never leaves the row and every row's
+/// stride is a multiple of 16 bytes (the tensor map's rule, CUDA driver API
+/// `cuTensorMapEncodeTiled`). The padding rows hold `D = 0` and `+inf` (probabilities 0).
+fn stat_len(k: &mut KernelBuilder) -> Result<Var> {
+    let bm = u64::from(BackwardConfig::BLOCK_M);
+    k.symbol_with("stat_len", ExtentFacts::NONE.at_least(bm).multiple_of(bm))
+}
+
+/// A 16-bit zero (the fill of loads that are never masked).
+fn zero<T: Elem>() -> ptx_isa::Src<T> {
+    ptx_isa::Src::Imm(Imm::UInt(0))
+}
+
+/// Declares the extents (each at least 1).
+fn extents(k: &mut KernelBuilder) -> Result<Extents> {
+    let one = ExtentFacts::NONE.at_least(1);
+    Ok(Extents {
+        batch: k.symbol_with("batch", one)?,
+        seqlen_q: k.symbol_with("seqlen_q", one)?,
+        heads: k.symbol_with("heads", one)?,
+    })
+}
+
+/// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
+/// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
+/// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
+/// (the padding rows `0` and `+inf`, [`stat_len`]), and the row of the f32 `dq_accum`
+/// ([`dq_accum`]) and the turn counters ([`dq_turns`]) zeroed. Its parameters: `o`, `d_o`
+/// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
+/// `dq_accum`, `dq_turns`.
+pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    let name = format!("{}_preprocess", cfg.name());
+    let k = KernelBuilder::new(&name, target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    match cfg.dtype {
+        ptx_isa::ScalarType::F16 => preprocess::<ty::F16>(k, cfg),
+        _ => preprocess::<ty::Bf16>(k, cfg),
+    }
+}
+
+fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    let x = extents(&mut k)?;
+    let d = cfg.head_dim;
+    let per = d / 32;
+    let q_shape = x.rows(x.seqlen_q, x.heads, d);
+    let opts = TensorOpts::default().align(16);
+    let o = k.tensor::<T>("o", q_shape.clone(), opts.clone())?;
+    let d_o = k.tensor::<T>("d_o", q_shape.clone(), opts.clone())?;
+    let padded = stat_len(&mut k)?;
+    let lse = k.tensor::<ty::F32>("lse", x.stats(x.seqlen_q), TensorOpts::default())?;
+    let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
+    let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
+    let dq = dq_accum(&mut k, &x, d)?;
+    let turns = dq_turns(&mut k, &x, &dq, d)?;
+    let rows = BackwardConfig::ROWS_PER_CTA;
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(padded, rows), x.heads.into(), x.batch.into()])?;
+    let [lane, w] = k.thread_id([32, rows])?;
+    let row = k.let_("row", blk * rows + w)?;
+    // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's).
+    let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
+    let pad = k.cmp(CmpOp::Ge, row, x.seqlen_q)?;
+    let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+    // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
+    // query blocks into it).
+    let zeros = k.regs::<ty::F32>(per as usize);
+    for &z in &zeros {
+        k.mov(z, 0.0f32)?;
+    }
+    k.store_n(&dq, dq_at(b, h, row.into(), lane * per), &zeros)?;
+    // A block's first row: its turn counters zeroed, a lane each.
+    let block_first = k.cmp(CmpOp::Eq, row % BackwardConfig::BLOCK_M, 0u32)?;
+    let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
+    let zero_turn = k.pred();
+    k.and(zero_turn, block_first, tiles)?;
+    k.if_(zero_turn, |k| {
+        let at = [
+            b.into(),
+            h.into(),
+            row / BackwardConfig::BLOCK_M,
+            lane.into(),
+        ];
+        k.store(&turns, at, 0u32)
+    })
+    .end()?;
+    let pad_first = k.pred();
+    k.and(pad_first, pad, first)?;
+    k.if_(pad_first, |k| {
+        k.store(&lse2, [b, h, row], f32::INFINITY)?;
+        k.store(&dd, [b, h, row], 0.0f32)
+    })
+    .end()?;
+    k.if_(live, |k| {
+        let at = [b.into(), row.into(), h.into(), lane * per];
+        let xo = k.load_n(&o, at.clone(), per as usize, zero::<T>())?;
+        let xd = k.load_n(&d_o, at, per as usize, zero::<T>())?;
+        let acc = k.reg::<ty::F32>();
+        k.mov(acc, 0.0f32)?;
+        for (&a, &g) in xo.iter().zip(&xd) {
+            let (fa, fg) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+            k.cvt(fa, a)?;
+            k.cvt(fg, g)?;
+            k.fma(acc, fa, fg, acc)?;
+        }
+        let sum = k.reduce(ReduceOp::Sum, &[acc], ReduceScope::Warp)?;
+        k.if_(first, |k| {
+            let l = k.load(&lse, [b, h, row])?;
+            let l2 = k.mul_of(l, LOG2_E)?;
+            let empty = k.pred();
+            k.setp::<ty::F32>(CmpOp::Eq, empty, l, f32::NEG_INFINITY)?;
+            k.selp(l2, f32::INFINITY, l2, empty)?;
+            k.store(&lse2, [b, h, row], l2)?;
+            k.store(&dd, [b, h, row], sum)
+        })
+        .end()
+    })
+    .end()?;
+    k.finish()
+}
+
+/// The convert kernel for `cfg`: `dq = scale · dq_accum` in the input type, a warp per query
+/// row and head. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
+/// `scale`.
+pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    let name = format!("{}_convert", cfg.name());
+    let k = KernelBuilder::new(&name, target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    match cfg.dtype {
+        ptx_isa::ScalarType::F16 => convert::<ty::F16>(k, cfg),
+        _ => convert::<ty::Bf16>(k, cfg),
+    }
+}
+
+fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    let x = extents(&mut k)?;
+    let d = cfg.head_dim;
+    let per = d / 32;
+    let q_shape = x.rows(x.seqlen_q, x.heads, d);
+    let opts = TensorOpts::default().align(16);
+    let dq_accum = dq_accum(&mut k, &x, d)?;
+    let dq = k.tensor::<T>("dq", q_shape, opts)?;
+    let scale = k.scalar::<ty::F32>("scale")?;
+    let rows = BackwardConfig::ROWS_PER_CTA;
+    let [blk, h, b] = k.cta_id([
+        Expr::ceil_div(x.seqlen_q, rows),
+        x.heads.into(),
+        x.batch.into(),
+    ])?;
+    let [lane, w] = k.thread_id([32, rows])?;
+    let row = k.let_("row", blk * rows + w)?;
+    let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
+    k.if_(live, |k| {
+        let at = [b.into(), row.into(), h.into(), lane * per];
+        let acc = k.load_n(
+            &dq_accum,
+            dq_at(b, h, row.into(), lane * per),
+            per as usize,
+            0.0f32,
+        )?;
+        let out = k.regs::<T>(per as usize);
+        for (&a, &o) in acc.iter().zip(&out) {
+            let s = k.mul_of(a, scale)?;
+            k.cvt(o, s)?;
+        }
+        k.store_n(&dq, at, &out)
+    })
+    .end()?;
+    k.finish()
+}
+
+/// The main kernel's parameters.
+struct Args<T: Elem> {
+    q: TmaTensor<T>,
+    k: TmaTensor<T>,
+    v: TmaTensor<T>,
+    d_o: TmaTensor<T>,
+    lse2: TmaTensor<ty::F32>,
+    dd: TmaTensor<ty::F32>,
+    dq: Buffer<ty::F32>,
+    turns: Buffer<ty::U32>,
+    dk: Buffer<T>,
+    dv: Buffer<T>,
+    scale: Reg<ty::F32>,
+    x: Extents,
+    seqlen_k: Var,
+    kv_heads: Var,
+}
+
+/// What every role knows of its CTA's work: the key block, KV head and batch, the query
+/// heads a KV head serves, and the query blocks `m_first..m_first + m_count` it visits for
+/// each of them (`trips` in all).
+struct Work {
+    n_block: Var,
+    kv_head: Var,
+    batch: Var,
+    group: Var,
+    m_first: Var,
+    m_count: Var,
+    trips: Var,
+}
+
+impl Work {
+    /// Trip `t`'s query head and query block.
+    fn trip(&self, k: &mut KernelBuilder, t: Var) -> Result<(Var, Var)> {
+        let head = k.let_("q_head", self.kv_head * self.group + t / self.m_count)?;
+        let m = k.let_("m_block", t % self.m_count + self.m_first)?;
+        Ok((head, m))
+    }
+}
+
+/// What the producer and the consumers share.
+struct Parts<'a, T: Elem> {
+    cfg: &'a BackwardConfig,
+    args: &'a Args<T>,
+    work: &'a Work,
+    ring: &'a Ring,
+    k_s: Reg<ty::U32>,
+    v_s: Reg<ty::U32>,
+    ds_s: Reg<ty::U32>,
+    /// With [`BackwardConfig::dq_bulk`]: the consumers' `dQ` stages (16 KB each).
+    dq_stage: Option<Reg<ty::U32>>,
+    kv_full: NamedBarrier,
+}
+
+/// Builds the main backward kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its
+/// parameters: `q`, `k`, `v`, `d_o` (TMA tensors `[batch, seq, heads, d]`, boxes of
+/// `[1, rows, 1, 64]` with the 128-byte swizzle), `lse_log2` and `dd` (TMA tensors
+/// `[batch, heads, stat_len]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum` and
+/// `dq_turns` (the deterministic mode's turn counters, zeroed by [`build_preprocess`])
+/// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
+/// d]`, written) and `scale`. The grid: `ceil(seqlen_k / 128)` x `kv_heads` x `batch` CTAs.
+pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    match cfg.dtype {
+        ptx_isa::ScalarType::F16 => main_typed::<ty::F16>(target, cfg),
+        _ => main_typed::<ty::Bf16>(target, cfg),
+    }
+}
+
+fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+    let name = cfg.name();
+    let mut k = KernelBuilder::new(&name, target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    let args = declare::<T>(&mut k, cfg)?;
+    let bn = BackwardConfig::BLOCK_N;
+    let [n_block, kv_head, batch] = k.cta_id([
+        Expr::ceil_div(args.seqlen_k, bn),
+        args.kv_heads.into(),
+        args.batch(),
+    ])?;
+    let roles = BackwardConfig::ROLES;
+    let tid = roles.declare(&mut k)?;
+
+    // Shared memory: K and V (d / 64 slabs of 128 rows x 128 bytes each), the ring of query
+    // blocks, two dSᵀ buffers, K and V's barrier.
+    let k_s = k.pool_bytes("k", cfg.kv_bytes(), 1024)?;
+    let v_s = k.pool_bytes("v", cfg.kv_bytes(), 1024)?;
+    let ds_s = k.pool_bytes("ds", 2 * cfg.ds_bytes(), 1024)?;
+    let dq_stage = match cfg.bulk_dq() {
+        true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 128)?),
+        false => None,
+    };
+    let spec = |name: &str, bytes: u32, align: u32| TileSpec {
+        name: name.to_string(),
+        bytes,
+        align,
+    };
+    let tiles = [
+        spec("q", cfg.q_bytes(), 1024),
+        spec("d_o", cfg.q_bytes(), 1024),
+        spec("lse", cfg.row_stat_bytes(), 128),
+        spec("dd", cfg.row_stat_bytes(), 128),
+    ];
+    // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders.
+    let (pipe, base) = k.pool_pipeline("qdo", cfg.stages, &tiles, 1, 2)?;
+    let kv_bar = k.pool_bytes("kv_full", MBARRIER_BYTES, 8)?;
+    let mut sync = BarrierSync::new(&name, WaitMode::Spin);
+    sync.declare_globals(k.module_mut())?;
+    let ring = Ring::declare(&k, &mut sync, "qdo", pipe, base, 2)?;
+    let kv_full = sync
+        .declare_one("kv_full", 1, kv_bar)
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+
+    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
+
+    init_barriers(
+        &mut k,
+        &mut sync,
+        tid,
+        (&[&ring], &[kv_full]),
+        InitScope::Cta,
+    )?;
+
+    let parts = Parts {
+        cfg,
+        args: &args,
+        work: &work,
+        ring: &ring,
+        k_s,
+        v_s,
+        ds_s,
+        dq_stage,
+        kv_full,
+    };
+    roles.run_synced(
+        &mut k,
+        tid,
+        sync,
+        |k, sync| producer(k, &parts, sync, tid),
+        |k, sync, me| consumer(k, &parts, sync, me),
+    )?;
+    k.finish()
+}
+
+impl<T: Elem> Args<T> {
+    fn batch(&self) -> Expr {
+        self.x.batch.into()
+    }
+}
+
+/// The main kernel's parameters (see [`build_main`]).
+fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<T>> {
+    let x = extents(k)?;
+    let one = ExtentFacts::NONE.at_least(1);
+    let seqlen_k = k.symbol_with("seqlen_k", one)?;
+    let kv_heads = k.symbol_with("kv_heads", one)?;
+    let d = cfg.head_dim;
+    let slab = BackwardConfig::SLAB;
+    let qkv = |rows: u32| TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128);
+    let (q_shape, kv_shape) = (
+        x.rows(x.seqlen_q, x.heads, d),
+        x.rows(seqlen_k, kv_heads, d),
+    );
+    let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
+    let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(bm))?;
+    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(bn))?;
+    let v = k.tma_tensor::<T>("v", kv_shape.clone(), qkv(bn))?;
+    let d_o = k.tma_tensor::<T>("d_o", q_shape.clone(), qkv(bm))?;
+    let stat_box = TmaBox::new([1, 1, bm]);
+    let padded = stat_len(k)?;
+    let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), stat_box.clone())?;
+    let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), stat_box)?;
+    let opts = TensorOpts::default().align(16);
+    let dq = dq_accum(k, &x, d)?;
+    let turns = dq_turns(k, &x, &dq, d)?;
+    let dk = k.tensor::<T>("dk", kv_shape.clone(), opts.clone())?;
+    let dv = k.tensor::<T>("dv", kv_shape, opts)?;
+    let scale = k.scalar::<ty::F32>("scale")?;
+    Ok(Args {
+        q,
+        k: kt,
+        v,
+        d_o,
+        lse2,
+        dd,
+        dq,
+        turns,
+        dk,
+        dv,
+        scale,
+        x,
+        seqlen_k,
+        kv_heads,
+    })
+}
+
+/// The CTA's work: its query heads (`heads / kv_heads` from `kv_head · group`) and query
+/// blocks: all of them, or with the causal mask those from the first whose last row sees the
+/// block's first key (`row + seqlen_k − seqlen_q ≥ n · 128`).
+fn work<T: Elem>(
+    k: &mut KernelBuilder,
+    cfg: &BackwardConfig,
+    args: &Args<T>,
+    [n_block, kv_head, batch]: [Var; 3],
+) -> Result<Work> {
+    let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
+    let (sq, sk) = (args.x.seqlen_q, args.seqlen_k);
+    let group = k.let_("group", args.x.heads / args.kv_heads)?;
+    let m_end = k.let_("m_end", Expr::ceil_div(sq, bm))?;
+    let m_first = if cfg.causal {
+        // max(0, n · 128 + sq − sk) / 64, signed.
+        let hi = s32(k, n_block * bn + sq)?;
+        let lo = s32(k, sk.into())?;
+        let first = k.reg::<ty::S32>();
+        k.sub(first, hi, lo)?;
+        k.max(first, first, 0i32)?;
+        k.shr(first, first, 6u32)?;
+        let first = first
+            .retype::<ty::U32>()
+            .map_err(|e| k.error(e.to_string()))?;
+        k.bind("m_first", first)
+    } else {
+        k.let_("m_first", Expr::from(0u32))?
+    };
+    // The first block is below the end whenever the key block exists (n · 128 < sk).
+    let m_count = k.let_("m_count", Expr::from(m_end) - m_first)?;
+    let trips = k.let_("trips", Expr::from(m_count) * group)?;
+    Ok(Work {
+        n_block,
+        kv_head,
+        batch,
+        group,
+        m_first,
+        m_count,
+        trips,
+    })
+}
+
+/// The producer warpgroup: one thread loads the CTA's K and V once, then each trip's Q, dO,
+/// LSE and D into the next free stage of the ring.
+fn producer<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    sync: &mut BarrierSync,
+    tid: Var,
+) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bm, bn, d) = (
+        BackwardConfig::BLOCK_M,
+        BackwardConfig::BLOCK_N,
+        cfg.head_dim,
+    );
+    let leader = k.cmp(CmpOp::Eq, tid, 0)?;
+    k.if_(leader, |k| {
+        let kv = p.kv_full;
+        sync.arrive_expect_tx(k.isa(), kv.at, kv.addr, 2 * cfg.kv_bytes())?;
+        let at = [Expr::from(w.batch), w.n_block * bn, Expr::from(w.kv_head)];
+        load_slabs(k, sync, kv, &args.k, p.k_s, bn, d, &at)?;
+        load_slabs(k, sync, kv, &args.v, p.v_s, bn, d, &at)?;
+        let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+        k.for_range(0, w.trips, |k, t| {
+            let (head, m) = w.trip(k, t)?;
+            let full = p.ring.acquire(k, sync, &cur)?;
+            p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
+            let tiles = p.ring.tile_addrs(k, cur.stage())?;
+            let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
+                return Err(k.error("the ring's stage holds four tiles"));
+            };
+            let at = [Expr::from(w.batch), m * bm, Expr::from(head)];
+            load_slabs(k, sync, full, &args.q, q_s, bm, d, &at)?;
+            load_slabs(k, sync, full, &args.d_o, do_s, bm, d, &at)?;
+            let stat = [Expr::from(w.batch), Expr::from(head), m * bm];
+            for (t, dst) in [(&args.lse2, lse_s), (&args.dd, dd_s)] {
+                let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, 1, bm, dst, 128);
+                let src = k.tma_box_at(t, &stat)?;
+                k.copy_async(
+                    &tile,
+                    &src,
+                    Some((&mut *sync, full)),
+                    None,
+                    ExecScope::Thread,
+                )?;
+            }
+            cur.advance(k.isa())?;
+            Ok(())
+        })
+    })
+    .end()
+}
+
+/// A consumer warpgroup's registers: the `dV` and `dK` accumulators (64 keys x d), the
+/// transposed scores and their gradient (64 keys x 64 queries), `dQ`'s (64 queries x 64
+/// columns), and `Pᵀ`, `dSᵀ` in 16-bit pairs (as casts' targets and as A operands).
+struct Regs {
+    dv: Buffer<ty::F32>,
+    dk: Buffer<ty::F32>,
+    s: Buffer<ty::F32>,
+    dp: Buffer<ty::F32>,
+    dq: Buffer<ty::F32>,
+    p_cast: TileRef,
+    p_a: TileRef,
+    ds_cast: TileRef,
+    ds_a: TileRef,
+}
+
+/// [`Regs`], declared, the gradients zeroed.
+fn regs(k: &mut KernelBuilder, dt: ptx_isa::ScalarType, d: u32) -> Result<Regs> {
+    let bm = BackwardConfig::BLOCK_M;
+    let frag = |k: &KernelBuilder, n: u32| {
+        accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
+    };
+    let s_frag = frag(k, bm)?;
+    let dv = k.alloc_fragment::<ty::F32>("dv", frag(k, d)?)?;
+    let dk = k.alloc_fragment::<ty::F32>("dk", frag(k, d)?)?;
+    let s = k.alloc_fragment::<ty::F32>("st", s_frag.clone())?;
+    let dp = k.alloc_fragment::<ty::F32>("dpt", s_frag.clone())?;
+    let dq = k.alloc_fragment::<ty::F32>("dq", s_frag.clone())?;
+    let a_frag = register_a_k(dt, i64::from(bm)).map_err(|e| k.error(e.to_string()))?;
+    let pairs = |k: &mut KernelBuilder| -> (TileRef, TileRef) {
+        // 16-bit pairs: one register class for bf16 and f16; the accumulator's order is the
+        // register-A fragment's (PTX ISA 9.7.15.5.1.1.1).
+        let r: Vec<RegRef> = k
+            .regs::<ty::Bf16x2>((bm / 4) as usize)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect();
+        (
+            TileRef::registers(dt, s_frag.clone(), r.clone()),
+            TileRef::registers(dt, a_frag.clone(), r),
+        )
+    };
+    let (p_cast, p_a) = pairs(k);
+    let (ds_cast, ds_a) = pairs(k);
+    k.fill(&dv, Imm::f32(0.0), ExecScope::Warpgroup)?;
+    k.fill(&dk, Imm::f32(0.0), ExecScope::Warpgroup)?;
+    Ok(Regs {
+        dv,
+        dk,
+        s,
+        dp,
+        dq,
+        p_cast,
+        p_a,
+        ds_cast,
+        ds_a,
+    })
+}
+
+/// A consumer warpgroup: keys `64 · index ..` of the CTA's block. For each trip: `Sᵀ = K·Qᵀ`,
+/// `dPᵀ = V·dOᵀ`, the masks, `Pᵀ` and `dSᵀ`, `dSᵀ` into its half of the trip's shared buffer,
+/// then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at d64 over its own half),
+/// `dV += Pᵀ·dO` and `dK += dSᵀ·Q` issued together, `dQ` added into `dq_accum` ([`reduce_dq`]
+/// or [`add_dq`]) once its GEMM is done and the stage released once all are. Then
+/// `dK · scale` and `dV` stored.
+fn consumer<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    sync: &mut BarrierSync,
+    me: ConsumerId,
+) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bm, bn, d, slab) = (
+        BackwardConfig::BLOCK_M,
+        BackwardConfig::BLOCK_N,
+        cfg.head_dim,
+        BackwardConfig::SLAB,
+    );
+    let dt = T::DTYPE;
+    let (lt, cw) = (me.thread, me.index);
+    let leader = k.cmp(CmpOp::Eq, lt, 0)?;
+    let scale_log2 = k.reg::<ty::F32>();
+    k.mul(scale_log2, args.scale, LOG2_E)?;
+    let r = regs(k, dt, d)?;
+    // This warpgroup's 64 rows of K's and V's 128-row slabs.
+    let cw_r = k.eval(cw)?;
+    let rows_off = 64 * slab * 2;
+    let (k_wg, v_wg) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+    k.mad_lo(k_wg, cw_r, rows_off, p.k_s)?;
+    k.mad_lo(v_wg, cw_r, rows_off, p.v_s)?;
+    let k_tile = TileRef::shared_slabs(dt, [64, d], bn, k_wg, 1024, SwizzleMode::B128);
+    let v_tile = TileRef::shared_slabs(dt, [64, d], bn, v_wg, 1024, SwizzleMode::B128);
+    // dQ's B, read MN-major: at d128 this warpgroup's 64 columns of K (slab `index`) over
+    // all 128 keys; at d64 all columns over its own 64 keys (its partial sum of dQ).
+    let k_for_dq = if split_keys(cfg) {
+        k_tile.transposed()
+    } else {
+        let k_cols = k.reg::<ty::U32>();
+        k.mad_lo(k_cols, cw_r, bn * slab * 2, p.k_s)?;
+        TileRef::shared_slabs(dt, [bn, slab], bn, k_cols, 1024, SwizzleMode::B128).transposed()
+    }
+    .ok_or_else(|| k.error("K's slab has no layout"))?;
+    // The first key of this warpgroup (in the sequence).
+    let key0 = k.let_("key0", w.n_block * bn + cw * 64)?;
+    sync.wait(k.isa(), p.kv_full.at, None, p.kv_full.addr, 0u32)?;
+    let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+    // With the bulk reduction of dQ, this warpgroup's 16 KB stage.
+    let dq_stage = match p.dq_stage {
+        Some(all) => {
+            let at = k.reg::<ty::U32>();
+            k.mad_lo(at, cw_r, BackwardConfig::BLOCK_M * slab * 4, all)?;
+            Some(at)
+        }
+        None => None,
+    };
+    let (_, c0) = k.fragment_origin(&r.s, lt)?;
+    let Some(tv) = r.s.fragment().cloned() else {
+        return Err(k.error("Sᵀ is a register fragment"));
+    };
+    let (_, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    // Each value's column offset from the thread's first, and the distinct ones.
+    let col_of: Vec<u32> = (0..tv.values())
+        .map(|v| tv.coord(0, v).map(|(_, c)| (c - base_c) as u32))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| k.error(e.to_string()))?;
+    let mut cols: Vec<u32> = col_of.clone();
+    cols.sort_unstable();
+    cols.dedup();
+    k.for_range(0, w.trips, |k, t| {
+        let (head, m) = w.trip(k, t)?;
+        p.ring.wait(k, sync, &cur)?;
+        let tiles = p.ring.tile_addrs(k, cur.stage())?;
+        let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
+            return Err(k.error("the ring's stage holds four tiles"));
+        };
+        let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, q_s, 1024, SwizzleMode::B128);
+        let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, do_s, 1024, SwizzleMode::B128);
+        let ws = ExecScope::Warpgroup;
+        k.gemm_async(&r.s, &k_tile, &q_tile, Accumulate::No, ws)?;
+        k.gemm_async(&r.dp, &v_tile, &do_tile, Accumulate::No, ws)?;
+        k.wgmma_wait_group(0)?;
+        mask(k, p, &r.s, key0, m, lt)?;
+        // LSE · log2 e and D of each column (query) the thread holds.
+        let lse_v = k.shared_view::<ty::F32>("lse_s", lse_s, &[bm], 128)?;
+        let dd_v = k.shared_view::<ty::F32>("dd_s", dd_s, &[bm], 128)?;
+        let mut stats = Vec::with_capacity(cols.len());
+        for &c in &cols {
+            let at = [c0.clone() + c];
+            let l = k.load(&lse_v, at.clone())?;
+            k.neg(l, l)?;
+            let dd = k.load(&dd_v, at)?;
+            stats.push((c, l, dd));
+        }
+        let (Some(s), Some(dp)) = (
+            r.s.regs().map(<[_]>::to_vec),
+            r.dp.regs().map(<[_]>::to_vec),
+        ) else {
+            return Err(k.error("Sᵀ and dPᵀ are register fragments"));
+        };
+        for (v, (&sv, &dpv)) in s.iter().zip(&dp).enumerate() {
+            let Some(&(_, neg_lse, dd)) = stats.iter().find(|x| x.0 == col_of[v]) else {
+                return Err(k.error("a column without its statistics"));
+            };
+            // P = 2^(S · scale · log2 e − LSE · log2 e); dS = P ∘ (dP − D).
+            k.fma(sv, sv, scale_log2, neg_lse)?;
+            k.ex2(sv, sv)?;
+            k.sub(dpv, dpv, dd)?;
+            k.mul(dpv, dpv, sv)?;
+        }
+        k.cast(&r.p_cast, &r.s, ws)?;
+        k.cast(&r.ds_cast, &r.dp, ws)?;
+        // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
+        // 128 bytes, swizzled), published to the async proxy (PTX ISA 9.7.12.4) for both
+        // warpgroups' dQ.
+        let buf = k.eval((t % 2u32) * cfg.ds_bytes())?;
+        let ds_buf = k.reg::<ty::U32>();
+        k.add(ds_buf, p.ds_s, buf)?;
+        let ds_wg = k.reg::<ty::U32>();
+        k.mad_lo(ds_wg, cw_r, rows_off, ds_buf)?;
+        let staging =
+            TileRef::shared_row_major(dt, 64, bm, ds_wg, 1024).with_swizzle(SwizzleMode::B128);
+        k.copy(&staging, &r.ds_cast, ws)?;
+        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+            ptx_isa::space::SharedScope::Cta,
+        )))?;
+        // The last trip's dQ reduction has read this warpgroup's stage before the barrier
+        // below lets its threads stage this trip's.
+        if dq_stage.is_some() {
+            wait_dq_read(k, leader)?;
+        }
+        // The warpgroups meet where each reads the other's half; at d64 each reads its own.
+        let ds_all = if split_keys(cfg) {
+            let bar = k.eval(cw + BackwardConfig::DS_BARRIER)?;
+            k.sync_named(bar, 128)?;
+            TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
+        } else {
+            k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+            TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
+        }
+        .transposed()
+        .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
+        let do_t = do_tile
+            .transposed()
+            .ok_or_else(|| k.error("dO's tile has no layout"))?;
+        let q_t = q_tile
+            .transposed()
+            .ok_or_else(|| k.error("Q's tile has no layout"))?;
+        // dQ first (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major): wgmma groups
+        // complete in order, so `wait_group 2` waits for it alone (PTX ISA 9.7.15.7.2) and dQ
+        // goes out while dV and dK run.
+        k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
+        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
+        k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
+        k.wgmma_wait_group(2)?;
+        match dq_stage {
+            Some(stage) => reduce_dq(k, p, &r.dq, (head, m), (cw, leader), stage)?,
+            None => add_dq(k, p, &r.dq, (head, m), cw, lt)?,
+        }
+        k.wgmma_wait_group(0)?;
+        p.ring.release_next(k, sync, &cur, leader, false)
+    })?;
+    if dq_stage.is_some() {
+        // The reductions complete (not only read their stage) before the CTA ends.
+        k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, false)?))
+            .end()?;
+    }
+    epilogue(k, p, &r, key0)
+}
+
+/// Whether each consumer warpgroup's `dQ` is its own keys' partial sum over all of dQ's
+/// columns (head dim 64: one K slab) rather than all keys' over its 64 columns (head dim 128:
+/// slab `index` of K).
+fn split_keys(cfg: &BackwardConfig) -> bool {
+    cfg.head_dim == BackwardConfig::SLAB
+}
+
+/// The masks of `Sᵀ` (rows the warpgroup's keys from `key0`, columns query block `m`'s
+/// queries): keys past `seqlen_k` and, with the causal mask, keys after a query's diagonal
+/// (key `key0 + r` is visible to query `64 m + c` iff `key0 + r ≤ 64 m + c + sk − sq`), each
+/// only where the tile reaches it.
+fn mask<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    s: &Buffer<ty::F32>,
+    key0: Var,
+    m: Var,
+    lt: Var,
+) -> Result<()> {
+    let (sq, sk) = (p.args.x.seqlen_q, p.args.seqlen_k);
+    let bm = BackwardConfig::BLOCK_M;
+    let edge = k.cmp(CmpOp::Gt, key0 + 64u32, sk)?;
+    k.if_(edge, |k| {
+        // Rows r >= sk − key0 do not exist.
+        let (skr, k0) = (s32(k, sk.into())?, s32(k, key0.into())?);
+        let limit = k.reg::<ty::S32>();
+        k.sub(limit, skr, k0)?;
+        k.mask_fragment_linear(s, lt, [0, 1], limit, f32::NEG_INFINITY)
+    })
+    .end()?;
+    if !p.cfg.causal {
+        return Ok(());
+    }
+    // The tile's last key passes the diagonal of its first query: key0 + 63 > 64 m + sk − sq.
+    let diag = k.cmp(CmpOp::Gt, key0 + 64u32 + sq, m * bm + sk + 1u32)?;
+    k.if_(diag, |k| {
+        // Masked where r − c ≥ 64 m + sk − sq − key0 + 1.
+        let hi = s32(k, m * bm + sk + 1u32)?;
+        let lo = s32(k, key0 + sq)?;
+        let limit = k.reg::<ty::S32>();
+        k.sub(limit, hi, lo)?;
+        k.mask_fragment_linear(s, lt, [-1, 1], limit, f32::NEG_INFINITY)
+    })
+    .end()
+}
+
+/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head`, columns
+/// `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from `(row, col)`
+/// of it.
+fn dq_tile(
+    p: &Parts<'_, impl Elem>,
+    (head, m): (Var, Var),
+    cw: Var,
+    [r, c]: [Expr; 2],
+) -> Vec<Expr> {
+    let cols = match split_keys(p.cfg) {
+        true => Expr::from(0u32),
+        false => Expr::from(cw),
+    };
+    vec![p.work.batch.into(), head.into(), m.into(), cols, r, c]
+}
+
+/// A row of a fragment a thread holds: its offset from the thread's first row, and each of its
+/// values' column offset and register.
+type FragmentRow = (i64, Vec<(i64, Reg<ty::F32>)>);
+
+/// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`]) with
+/// `red.global.add.f32` (PTX ISA 9.7.13.6), a value at a time (the padding rows past
+/// `seqlen_q` too: they add zeros).
+fn add_dq<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    dq: &Buffer<ty::F32>,
+    trip: (Var, Var),
+    cw: Var,
+    lt: Var,
+) -> Result<()> {
+    let (Some(regs), Some(tv)) = (dq.regs().map(<[_]>::to_vec), dq.fragment().cloned()) else {
+        return Err(k.error("dQ is a register fragment"));
+    };
+    let (r0, c0) = k.fragment_origin(dq, lt)?;
+    let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    let mut rows: Vec<FragmentRow> = Vec::new();
+    for (v, &reg) in regs.iter().enumerate() {
+        let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
+        match rows.iter_mut().find(|x| x.0 == r - base_r) {
+            Some(x) => x.1.push((c - base_c, reg)),
+            None => rows.push((r - base_r, vec![(c - base_c, reg)])),
+        }
+    }
+    for (dr, values) in rows {
+        let idx = dq_tile(p, trip, cw, [r0.clone() + dr as u32, c0.clone()]);
+        let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
+        let Ptr::Global(at) = ptr else {
+            return Err(k.error("dq_accum is global memory"));
+        };
+        for (dc, reg) in values {
+            let addr = Addr::<Global>::reg(at).offset(off + dc * 4);
+            k.isa().red::<Global, ty::F32>(AtomOp::Add, addr, reg)?;
+        }
+    }
+    Ok(())
+}
+
+/// This warpgroup's `dQ` staged in its 16 KB of `stage` (the tile's layout), published to the
+/// async proxy (PTX ISA 9.7.12.4) and, once its 128 threads meet, reduced into its tile of
+/// `dq_accum` ([`dq_tile`]) by its first thread with one `cp.reduce.async.bulk .add.f32` (PTX
+/// ISA 9.7.9.25.4.2), committed as a bulk group: the next stage into `stage` waits until the
+/// reduction has read it ([`wait_dq_read`]).
+fn reduce_dq<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    dq: &Buffer<ty::F32>,
+    trip: (Var, Var),
+    (cw, leader): (Var, ptx_isa::Pred),
+    stage: Reg<ty::U32>,
+) -> Result<()> {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 128);
+    k.copy(&tile, dq, ExecScope::Warpgroup)?;
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
+    k.sync_named(bar, 128)?;
+    let idx = dq_tile(p, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+    let turn_at = idx[..4].to_vec();
+    let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
+        return Err(k.error("dq_accum is global memory"));
+    };
+    let deterministic = p.cfg.deterministic;
+    k.if_(leader, |k| {
+        if deterministic {
+            // This reduction's turn: after every earlier key block's (and at d64 after the
+            // first warpgroup's of its own block), their writes then seen by the async proxy
+            // (PTX ISA 9.7.12.4).
+            let per = if split_keys(p.cfg) { 2 } else { 1 };
+            let own = if split_keys(p.cfg) {
+                Expr::from(cw)
+            } else {
+                Expr::from(0u32)
+            };
+            let turn = k.eval(p.work.n_block * per + own)?;
+            k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
+            k.fence_proxy_async_global()?;
+        }
+        k.isa().cp_reduce_bulk(
+            ptx_isa::builder::TmaReduceOp::Add,
+            ptx_isa::ScalarType::F32,
+            Addr::<Global>::reg(at),
+            Addr::<ptx_isa::spaces::Shared>::reg32(stage),
+            bm * slab * 4,
+        )?;
+        k.cp_async_bulk_commit_group()?;
+        if deterministic {
+            // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
+            // next turn by the proxy fence and the release.
+            k.cp_async_bulk_wait_group(0, false)?;
+            k.fence_proxy_async_global()?;
+            k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
+        }
+        Ok(())
+    })
+    .end()
+}
+
+/// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA
+/// 9.7.9.25.4.4 `cp.async.bulk.wait_group.read`); the warpgroup's next barrier tells the others.
+fn wait_dq_read(k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
+    k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, true)?))
+        .end()
+}
+
+/// `dK · scale` and `dV` converted and stored: the warpgroup's 64 key rows from `key0`, rows
+/// past `seqlen_k` not written.
+fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Var) -> Result<()> {
+    let (args, w, d) = (p.args, p.work, p.cfg.head_dim);
+    let Some(dk) = r.dk.regs().map(<[_]>::to_vec) else {
+        return Err(k.error("dK is a register fragment"));
+    };
+    for &x in &dk {
+        k.mul(x, x, args.scale)?;
+    }
+    for (acc, out) in [(&r.dk, &args.dk), (&r.dv, &args.dv)] {
+        let Some(frag) = acc.fragment().cloned() else {
+            return Err(k.error("dK and dV are register fragments"));
+        };
+        let pairs: Vec<RegRef> = k
+            .regs::<ty::Bf16x2>((frag.values() / 2) as usize)
+            .into_iter()
+            .map(|x| x.as_ref())
+            .collect();
+        let packed = TileRef::registers(T::DTYPE, frag, pairs);
+        k.cast(&packed, acc, ExecScope::Warpgroup)?;
+        let origin = [
+            Expr::from(w.batch),
+            key0.into(),
+            w.kv_head.into(),
+            Expr::from(0u32),
+        ];
+        let view = k.rows_until(out, &origin, 1, [64, d], None)?;
+        k.copy(&view, &packed, ExecScope::Warpgroup)?;
+    }
+    Ok(())
+}

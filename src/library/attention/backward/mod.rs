@@ -1,0 +1,246 @@
+//! Attention backward for Hopper in the FlashAttention-2/3 shape: the gradients `dQ`, `dK`,
+//! `dV` of the forward ([`super::build`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
+//! f16 in and out with f32 accumulation, head dims 64 and 128, causal or not, grouped-query
+//! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths.
+//! Tensors are the forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`.
+//!
+//! Three kernels ([`build_preprocess`], [`build_main`], [`build_convert`]):
+//!
+//! - preprocess: `D_i = Σ dO_i ∘ O_i` and `LSE_i · log2 e` (`+inf` for a row that saw no key,
+//!   so its probabilities are 0) per query row and head, f32, and the f32 `dQ` accumulator
+//!   zeroed;
+//! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and batch; a producer
+//!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
+//!   through a [`crate::parts::Ring`] by TMA, over the query heads of the KV head's group in
+//!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
+//!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
+//!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
+//!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
+//!   d64 its own keys' part of all of them), staged in shared memory and reduced into the f32
+//!   accumulator with one `cp.reduce.async.bulk` while `dV` and `dK` run
+//!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
+//!   deterministic mode); at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
+//!   above the diagonal are skipped, the diagonal masked;
+//! - convert: `dQ = scale · dQaccum` in the input type.
+
+mod build;
+mod host;
+mod reference;
+
+pub use build::{build_convert, build_main, build_preprocess};
+pub use host::{AttentionBackward, BackwardArgs};
+pub use reference::reference_backward;
+
+use crate::parts::WarpSpecialized;
+use ptx_isa::ScalarType;
+
+use super::AttentionConfigError;
+
+/// What one attention backward is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BackwardConfig {
+    /// The element type of Q, K, V, O, dO and the gradients (bf16 or f16).
+    pub dtype: ScalarType,
+    /// The head dimension `d` (64 or 128).
+    pub head_dim: u32,
+    /// Whether the causal mask applies (aligned to the bottom right, as the forward's).
+    pub causal: bool,
+    /// Stages of the ring of query blocks (Q, dO, LSE, D).
+    pub stages: u32,
+    /// Each consumer warpgroup's `dQ` of a query block staged in shared memory and reduced
+    /// into the f32 accumulator with one `cp.reduce.async.bulk` (FlashAttention-3's way, as a
+    /// bulk copy rather than through a tensor map); else added a value at a time by
+    /// `red.global.add.f32` (FlashAttention-2's).
+    pub dq_bulk: bool,
+    /// dQ summed in the same order every run: each tile's bulk reductions take turns by key
+    /// block (a counter per tile, each reduction waiting for its turn and completing before
+    /// the next), so the gradients are bit-identical run to run (dK and dV always are: a CTA
+    /// sums its KV head's group in a fixed order). Implies the bulk reduction.
+    pub deterministic: bool,
+}
+
+impl BackwardConfig {
+    /// Keys per CTA: two consumer warpgroups of 64 (the M of `Sᵀ = K·Qᵀ`).
+    pub const BLOCK_N: u32 = 128;
+    /// Query rows per step of the main loop (the N of `Sᵀ`).
+    pub const BLOCK_M: u32 = 64;
+    /// Columns of one TMA box and shared slab: 64 16-bit elements, the 128-byte swizzle's span.
+    pub const SLAB: u32 = 64;
+    /// The roles: a producer warpgroup and two consumer warpgroups with their register
+    /// budgets.
+    pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
+    /// The named barrier (PTX ISA 9.7.13.1; 0 is the CTA's) at which both consumer
+    /// warpgroups meet once their halves of `dSᵀ` are in shared memory; at head dim 64, where
+    /// each reads only its own half, consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
+    pub const DS_BARRIER: u32 = 1;
+    /// Consumer `c`'s 128 threads meet at `DQ_BARRIER + c` once its `dQ` is staged
+    /// ([`BackwardConfig::dq_bulk`]).
+    pub const DQ_BARRIER: u32 = 3;
+    /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
+    pub const ROWS_PER_CTA: u32 = 4;
+
+    /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages.
+    pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
+        BackwardConfig {
+            dtype,
+            head_dim,
+            causal,
+            stages: 2,
+            dq_bulk: true,
+            deterministic: false,
+        }
+    }
+
+    /// The same configuration in the deterministic mode ([`BackwardConfig::deterministic`]).
+    pub fn with_deterministic(self) -> BackwardConfig {
+        BackwardConfig {
+            deterministic: true,
+            dq_bulk: true,
+            ..self
+        }
+    }
+
+    /// Whether dQ is reduced in bulk (by [`BackwardConfig::dq_bulk`] or the deterministic
+    /// mode).
+    pub fn bulk_dq(&self) -> bool {
+        self.dq_bulk || self.deterministic
+    }
+
+    /// The same configuration with `dQ` added by `red.global.add.f32`
+    /// ([`BackwardConfig::dq_bulk`] off).
+    pub fn with_red_dq(self) -> BackwardConfig {
+        BackwardConfig {
+            dq_bulk: false,
+            ..self
+        }
+    }
+
+    /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
+    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
+    /// deterministic mode.
+    pub fn all() -> Vec<BackwardConfig> {
+        let mut out = Vec::new();
+        for dtype in [ScalarType::Bf16, ScalarType::F16] {
+            for head_dim in [64, 128] {
+                for causal in [false, true] {
+                    let cfg = BackwardConfig::new(dtype, head_dim, causal);
+                    out.push(cfg);
+                    if dtype == ScalarType::Bf16 {
+                        out.push(cfg.with_red_dq());
+                        out.push(cfg.with_deterministic());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_red` with `dQ` added
+    /// by `red.global.add.f32`, `_det` in the deterministic mode.
+    pub fn name(&self) -> String {
+        format!(
+            "attention_bwd_{}_d{}{}{}",
+            self.dtype.name().trim_start_matches('.'),
+            self.head_dim,
+            if self.causal { "_causal" } else { "" },
+            match (self.deterministic, self.bulk_dq()) {
+                (true, _) => "_det",
+                (false, true) => "",
+                (false, false) => "_red",
+            }
+        )
+    }
+
+    /// Bytes of one 16-bit row of a tile (`d` elements).
+    fn row_bytes(&self) -> u32 {
+        self.head_dim * 2
+    }
+
+    /// Bytes of the K tile (and of the V tile): `BLOCK_N x d`.
+    pub fn kv_bytes(&self) -> u32 {
+        Self::BLOCK_N * self.row_bytes()
+    }
+
+    /// Bytes of one query block's Q (and dO): `BLOCK_M x d`.
+    pub fn q_bytes(&self) -> u32 {
+        Self::BLOCK_M * self.row_bytes()
+    }
+
+    /// Bytes of one query block's LSE (and D): `BLOCK_M` f32.
+    pub fn row_stat_bytes(&self) -> u32 {
+        Self::BLOCK_M * 4
+    }
+
+    /// Bytes of one `dSᵀ` buffer (`BLOCK_N x BLOCK_M` 16-bit); the kernel keeps two.
+    pub fn ds_bytes(&self) -> u32 {
+        Self::BLOCK_N * Self::BLOCK_M * 2
+    }
+
+    /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): 64 rows of
+    /// 64 f32.
+    pub fn dq_stage_bytes(&self) -> u32 {
+        Self::BLOCK_M * Self::SLAB * 4
+    }
+
+    /// Dynamic shared memory: K, V, the ring's stages (Q, dO 1024-byte aligned, LSE, D), two
+    /// `dSᵀ` buffers, the two `dQ` stages and the barriers (padding included).
+    pub fn smem_bytes(&self) -> u32 {
+        let stage = 2 * self.q_bytes() + 1024;
+        let dq = if self.bulk_dq() {
+            2 * self.dq_stage_bytes()
+        } else {
+            0
+        };
+        2 * self.kv_bytes() + self.stages * stage + 2 * self.ds_bytes() + dq + 2 * 1024
+    }
+
+    /// Checks the configuration.
+    pub fn validate(&self) -> Result<(), AttentionConfigError> {
+        if !matches!(self.dtype, ScalarType::Bf16 | ScalarType::F16) {
+            return Err(AttentionConfigError::DType(self.dtype));
+        }
+        if !matches!(self.head_dim, 64 | 128) {
+            return Err(AttentionConfigError::HeadDim(self.head_dim));
+        }
+        let bytes = self.smem_bytes();
+        if self.stages == 0 || bytes > super::SMEM_LIMIT {
+            return Err(AttentionConfigError::Stages {
+                stages: self.stages,
+                bytes,
+                limit: super::SMEM_LIMIT,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_validate_and_refuse_with_typed_errors() {
+        for c in BackwardConfig::all() {
+            c.validate().unwrap();
+        }
+        let c = BackwardConfig::new(ScalarType::Bf16, 256, false);
+        assert_eq!(c.validate(), Err(AttentionConfigError::HeadDim(256)));
+        let c = BackwardConfig::new(ScalarType::F32, 128, false);
+        assert_eq!(
+            c.validate(),
+            Err(AttentionConfigError::DType(ScalarType::F32))
+        );
+        let c = BackwardConfig {
+            stages: 0,
+            ..BackwardConfig::new(ScalarType::Bf16, 128, true)
+        };
+        assert!(matches!(
+            c.validate(),
+            Err(AttentionConfigError::Stages { stages: 0, .. })
+        ));
+        assert_eq!(
+            BackwardConfig::new(ScalarType::Bf16, 128, true).name(),
+            "attention_bwd_bf16_d128_causal"
+        );
+    }
+}

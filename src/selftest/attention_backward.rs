@@ -1,0 +1,204 @@
+//! The attention backward's GPU check behind `ptxkit selftest` (`attention_backward`): bf16
+//! and f16, head dims 64 and 128, causal and not, on batch 2 with 4 query heads over 2 KV heads
+//! (grouped queries: dK and dV summed over each group) at query length 197 and key length 333
+//! (neither a multiple of a block), equal odd lengths (257), and under the causal mask
+//! multi-query attention (1 KV head) with more queries than keys (rows that see no key).
+//! Fresh random Q, K, V and dO; O and LSE from the library's forward on them; dQ, dK and dV
+//! poisoned with NaN, then compared with the f64 host reference
+//! ([`attention::reference_backward`]) from the rounded inputs; in the deterministic mode a
+//! second run must give the same bits (else the error is infinite). A gradient's error is its
+//! largest `|got - want|` over its largest `|want|` (the gradients' scale varies with the
+//! lengths), over a tolerance of 3e-2 for bf16 and 1e-2 for f16, so 1 is the bar.
+
+use super::attention::{abs_err, limit, name_matches, tally};
+use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use super::rows::{Host, random};
+use crate::library::attention::{
+    self, Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
+};
+use ptx_isa::ScalarType;
+
+/// A gradient's tolerance, relative to its largest value.
+fn tolerance(dtype: ScalarType) -> f64 {
+    if dtype == ScalarType::F16 { 1e-2 } else { 3e-2 }
+}
+
+/// `|got - want|`'s largest over `want`'s largest magnitude.
+fn rel_err(got: &[f32], want: &[f32]) -> f64 {
+    let scale = want.iter().fold(0.0f64, |m, &w| m.max(f64::from(w).abs()));
+    abs_err(got, want) / scale.max(f64::MIN_POSITIVE)
+}
+
+/// One case: the forward's O and LSE, then the backward, against the host reference.
+fn case<H: Host>(
+    ctx: &mut GpuCtx,
+    (fwd, bwd): (&Attention, &AttentionBackward),
+    s: AttentionShape,
+) -> Result<f64, GpuCheckError> {
+    let cfg = *bwd.config();
+    let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
+    let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let (nq, nk) = (q_shape.iter().product(), kv_shape.iter().product());
+    let (hq, fq) = random::<H>(ctx, nq, 1.0);
+    let (hk, fk) = random::<H>(ctx, nk, 1.0);
+    let (hv, fv) = random::<H>(ctx, nk, 1.0);
+    let (hdo, fdo) = random::<H>(ctx, nq, 1.0);
+    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    let q = ctx.upload(&hq, &q_shape)?;
+    let k = ctx.upload(&hk, &kv_shape)?;
+    let v = ctx.upload(&hv, &kv_shape)?;
+    let d_o = ctx.upload(&hdo, &q_shape)?;
+    let nan = |n: usize| vec![H::from_f32(f32::NAN); n];
+    let mut o = ctx.upload(&nan(nq), &q_shape)?;
+    let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
+    fwd.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+    let mut dq = ctx.upload(&nan(nq), &q_shape)?;
+    let mut dk = ctx.upload(&nan(nk), &kv_shape)?;
+    let mut dv = ctx.upload(&nan(nk), &kv_shape)?;
+    bwd.run(
+        &ctx.stream,
+        [&q, &k, &v, &o, &d_o],
+        &lse,
+        [&mut dq, &mut dk, &mut dv],
+        scale,
+    )?;
+    let (want_q, want_k, want_v) =
+        attention::reference_backward(&fq, &fk, &fv, &fdo, s, cfg.causal, scale);
+    let mut worst = 0.0f64;
+    if cfg.deterministic {
+        // A second run into fresh poisoned gradients: the same bits.
+        let mut again = [
+            ctx.upload(&nan(nq), &q_shape)?,
+            ctx.upload(&nan(nk), &kv_shape)?,
+            ctx.upload(&nan(nk), &kv_shape)?,
+        ];
+        let [aq, ak, av] = &mut again;
+        bwd.run(
+            &ctx.stream,
+            [&q, &k, &v, &o, &d_o],
+            &lse,
+            [aq, ak, av],
+            scale,
+        )?;
+        for (first, second) in [(&dq, &again[0]), (&dk, &again[1]), (&dv, &again[2])] {
+            let bits = |x: Vec<H>| {
+                x.into_iter()
+                    .map(|v| v.to_f32().to_bits())
+                    .collect::<Vec<u32>>()
+            };
+            if bits(ctx.download(first)?) != bits(ctx.download(second)?) {
+                if std::env::var_os("PTXKIT_ATTENTION_PROGRESS").is_some() {
+                    eprintln!("  {}: two runs differ", cfg.name());
+                }
+                worst = f64::INFINITY;
+            }
+        }
+    }
+    for (name, got, want) in [
+        ("dq", &dq, want_q),
+        ("dk", &dk, want_k),
+        ("dv", &dv, want_v),
+    ] {
+        let got: Vec<f32> = ctx.download(got)?.into_iter().map(H::to_f32).collect();
+        let err = rel_err(&got, &want) / tolerance(cfg.dtype);
+        // With `PTXKIT_ATTENTION_PROGRESS` set, each gradient's error on stderr.
+        if std::env::var_os("PTXKIT_ATTENTION_PROGRESS").is_some() {
+            eprintln!("  {} {name}: {err:.3e}", cfg.name());
+        }
+        worst = worst.max(err);
+    }
+    Ok(worst)
+}
+
+/// The configurations checked: every one of [`BackwardConfig::all`], or those whose names
+/// `PTXKIT_ATTENTION_MATCH` takes (as the forward's check reads it), for a run under
+/// compute-sanitizer.
+fn checked() -> Vec<BackwardConfig> {
+    let parts = std::env::var("PTXKIT_ATTENTION_MATCH")
+        .ok()
+        .filter(|s| !s.is_empty());
+    BackwardConfig::all()
+        .into_iter()
+        .filter(|c| parts.as_deref().is_none_or(|p| name_matches(&c.name(), p)))
+        .collect()
+}
+
+/// The shapes of a configuration's cases.
+fn shapes(cfg: &BackwardConfig) -> Vec<AttentionShape> {
+    let d = cfg.head_dim as usize;
+    let mut out = vec![
+        AttentionShape {
+            batch: 2,
+            seqlen_q: 197,
+            seqlen_k: 333,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: d,
+        },
+        AttentionShape {
+            batch: 1,
+            seqlen_q: 257,
+            seqlen_k: 257,
+            heads: 2,
+            kv_heads: 2,
+            head_dim: d,
+        },
+    ];
+    if cfg.causal {
+        // Multi-query, more queries than keys: the first rows see no key.
+        out.push(AttentionShape {
+            batch: 1,
+            seqlen_q: 300,
+            seqlen_k: 130,
+            heads: 3,
+            kv_heads: 1,
+            head_dim: d,
+        });
+    }
+    out
+}
+
+/// Every case; the first failure to run names its kernel and case.
+pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
+    let (mut worst, mut cases) = (0.0f64, 0usize);
+    for cfg in checked() {
+        let named = |e: crate::library::attention::AttentionError| GpuCheckError::Case {
+            case: cfg.name(),
+            source: Box::new(e.into()),
+        };
+        let fwd_cfg = AttentionConfig::new(cfg.dtype, cfg.head_dim, cfg.causal);
+        let fwd = Attention::new(&ctx.dev, fwd_cfg)
+            .map(|a| a.with_limit(limit()))
+            .map_err(named)?;
+        let bwd = AttentionBackward::new(&ctx.dev, cfg)
+            .map(|a| a.with_limit(limit()))
+            .map_err(named)?;
+        for s in shapes(&cfg) {
+            let name = format!(
+                "b{} sq{} sk{} h{}/{}",
+                s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
+            );
+            let r = match cfg.dtype {
+                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, &bwd), s),
+                _ => case::<half::bf16>(ctx, (&fwd, &bwd), s),
+            };
+            tally(&cfg.name(), name, r, (&mut worst, &mut cases)).map_err(|failed| {
+                let (case, e) = *failed;
+                GpuCheckError::Case {
+                    case: format!("{} {case}", cfg.name()),
+                    source: Box::new(e),
+                }
+            })?;
+        }
+    }
+    Ok(Report {
+        max_err: worst,
+        tolerance: 1.0,
+        detail: format!(
+            "{cases} cases: bf16/f16, d 64/128, causal or not, dQ in bulk, by red or \
+             deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
+             causal at 300x130; the largest |error| over the largest |gradient| of dQ, dK, dV \
+             over its tolerance (bf16 3e-2, f16 1e-2)"
+        ),
+    })
+}

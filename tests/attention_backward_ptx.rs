@@ -1,0 +1,75 @@
+//! The attention backward's kernels assemble with ptxas for sm_90a (the CI has no GPU; this is
+//! its check): the preprocess, main and convert kernels of every configuration, with no
+//! register spills, no serialized wgmma (C7515, C7520) and no ignored `setmaxnreg` (C7508),
+//! within the shared memory the configuration states; and what the main kernel's PTX must hold.
+
+mod support;
+
+use ptxkit::isa::{Target, ptxas};
+use ptxkit::library::attention::backward::{
+    BackwardConfig, build_convert, build_main, build_preprocess,
+};
+
+#[test]
+fn backward_kernels_assemble_without_spills() {
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for cfg in BackwardConfig::all() {
+        let main =
+            build_main(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
+        support::assemble_clean(&ptxas, &cfg.name(), main.ptx(), Target::Sm90a);
+        assert!(
+            main.launch_spec().dynamic_smem_bytes <= cfg.smem_bytes(),
+            "{}: the pool needs {} bytes, the configuration says {}",
+            cfg.name(),
+            main.launch_spec().dynamic_smem_bytes,
+            cfg.smem_bytes()
+        );
+        for (what, built) in [
+            ("preprocess", build_preprocess(Target::Sm90a, &cfg)),
+            ("convert", build_convert(Target::Sm90a, &cfg)),
+        ] {
+            let built = built.unwrap_or_else(|e| panic!("{} {what}: {e}", cfg.name()));
+            support::assemble_clean(
+                &ptxas,
+                &format!("{} {what}", cfg.name()),
+                built.ptx(),
+                Target::Sm90a,
+            );
+        }
+    }
+}
+
+/// Per query block, the main kernel's consumer issues its five GEMMs (`Sᵀ`, `dPᵀ`, `dV`, `dK`,
+/// `dQ`, the last with A MN-major from shared memory), reduces dQ into the accumulator with one
+/// bulk reduction (or, `_red`, 32 `red.global.add.f32` a thread), and the producer loads Q, dO
+/// (two slabs each at d128), LSE and D per stage and K, V once.
+#[test]
+fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
+    let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 128, true);
+    let ptx = build_main(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+    assert_eq!(
+        ptx.matches("wgmma.commit_group").count(),
+        5,
+        "five GEMM groups"
+    );
+    // K-steps: Sᵀ and dPᵀ over d (8 each), dV and dK over 64 queries (4 each), dQ over 128
+    // keys (8).
+    assert_eq!(ptx.matches("wgmma.mma_async").count(), 8 + 8 + 4 + 4 + 8);
+    assert_eq!(ptx.matches("red.global.add.f32").count(), 0);
+    let bulk = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32";
+    assert_eq!(ptx.matches(bulk).count(), 1);
+    let red = build_main(Target::Sm90a, &cfg.with_red_dq()).unwrap();
+    let red = red.ptx();
+    assert_eq!(
+        red.matches("red.global.add.f32").count(),
+        32,
+        "dQ's 32 values a thread"
+    );
+    assert!(!red.contains("cp.reduce.async.bulk"));
+    // K and V: 2 slabs each; a stage: Q and dO 2 slabs each, LSE, D.
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 4 + 4);
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
+    assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
+}
