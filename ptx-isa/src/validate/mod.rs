@@ -26,7 +26,7 @@ use crate::instr::{Instruction, Operand};
 use crate::module::{FunctionKind, Item, Module, ParamKind, Statement};
 use crate::parse::{Pos, SourceMap};
 use crate::reg::RegClass;
-use crate::space::{AddrBase, StateSpace};
+use crate::space::StateSpace;
 use crate::target::{PtxVersion, Target};
 
 pub use scope::{Redeclared, RegInfo};
@@ -678,10 +678,10 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     let op = i.opcode_text();
     // The guard.
     if let Some(g) = &i.guard {
-        env.expect_pred(cx, &g.pred.to_string(), op, pos);
+        env.expect_pred(cx, env.scopes.lookup_reg(g.pred), g.pred, op, pos);
     }
     if let Some(g) = &i.named_guard {
-        env.expect_pred(cx, &g.name, op, pos);
+        env.expect_pred(cx, env.scopes.lookup(&g.name), &g.name, op, pos);
     }
     // Types exist in this version.
     for t in i.types() {
@@ -775,12 +775,4 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     env.spaces(cx, i, pos);
     env.bulk_source(cx, form, i, pos);
     env.targets(cx, i, pos);
-}
-
-pub(crate) fn addr_base_name(b: &AddrBase) -> Option<String> {
-    match b {
-        AddrBase::Reg(r) => Some(r.to_string()),
-        AddrBase::Symbol(s) => Some(s.clone()),
-        AddrBase::Absolute(_) => None,
-    }
 }
