@@ -87,7 +87,15 @@ fn repeated(line: &str, n: usize) -> String {
 }
 
 fn unresolved(c: &mut Criterion) {
-    let mut g = c.benchmark_group("check");
+    unresolved_group(c, "check");
+}
+
+fn unresolved_cpu(c: &mut Criterion<ThreadCpu>) {
+    unresolved_group(c, "check-cpu");
+}
+
+fn unresolved_group<M: Measurement>(c: &mut Criterion<M>, group: &str) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
     for (name, line) in [
         ("resolved", "\tadd.f32 %f1, %f2, %f3;\n"),
@@ -172,7 +180,7 @@ fn real_cpu(c: &mut Criterion<ThreadCpu>) {
 
 /// The CPU time of the benchmarking thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), not wall
 /// time: on a development machine shared with other builds, wall time measures the load as much
-/// as the code. Group `real-cpu` reports it.
+/// as the code. Groups `real-cpu` and `check-cpu` report it.
 struct ThreadCpu;
 
 fn thread_cpu_time() -> Duration {
@@ -223,6 +231,6 @@ criterion_group!(benches, bench, unresolved, real);
 criterion_group! {
     name = cpu;
     config = Criterion::default().with_measurement(ThreadCpu);
-    targets = real_cpu
+    targets = real_cpu, unresolved_cpu
 }
 criterion_main!(benches, cpu);

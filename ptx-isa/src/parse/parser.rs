@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
 use super::lexer::{Lines, Tok, Token, lex};
 use super::literal::{self, Number};
-use super::resolve::{Resolution, resolve};
+use super::resolve::{Resolution, resolve_with};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Imm, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
@@ -1242,19 +1242,22 @@ impl<'a> Parser<'a> {
         if !self.eat_punct(b';') {
             i.operands = self.comma_list(b';', "operands", |p| p.operand(0))?;
         }
-        match resolve(&i) {
-            Resolution::Form(f) => i.form = Some(f),
-            // Instructions of a family the table covers are the validator's to judge (errors).
+        // Instructions of a family the table covers are the validator's to judge (errors);
+        // those of none are kept as written.
+        let (form, unknown) = resolve_with(&i, |r| match r {
+            Resolution::Form(f) => (Some(*f), false),
+            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
             Resolution::WrongModifier { .. }
             | Resolution::WrongType { .. }
-            | Resolution::OperandCount { .. } => {}
-            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
-                let op = i.opcode();
-                self.warn(
-                    at,
-                    format!("`{op}` is not a form in ptxkit's table: kept as written"),
-                );
-            }
+            | Resolution::OperandCount { .. } => (None, false),
+        });
+        i.form = form;
+        if unknown {
+            let op = i.opcode();
+            self.warn(
+                at,
+                format!("`{op}` is not a form in ptxkit's table: kept as written"),
+            );
         }
         Ok(i)
     }

@@ -80,9 +80,16 @@ fn head(mnemonic: &str) -> &str {
 
 /// Resolves `mnemonic.modifiers` with `n` operands.
 pub fn resolve(i: &Instruction) -> Resolution {
-    match remembered(i) {
-        Resolution::Form(form) => Resolution::Form(refine(form, i)),
-        other => other,
+    resolve_with(i, Resolution::clone)
+}
+
+/// `f` of [`resolve`]'s answer, borrowed: the parser and the validator read what they need of it
+/// without copying a refusal's strings for every instruction (issue 33).
+pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R) -> R {
+    let r = remembered(i);
+    match &*r {
+        Resolution::Form(form) => f(&Resolution::Form(refine(*form, i))),
+        other => f(other),
     }
 }
 
@@ -169,11 +176,23 @@ fn remember<T: Clone + 'static>(
 /// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
 /// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
 /// nearest-row search for an opcode no row takes is costly (issue 33).
-fn remembered(i: &Instruction) -> Resolution {
+fn remembered(i: &Instruction) -> std::rc::Rc<Resolution> {
     thread_local! {
-        static SEEN: Seen<Resolution> = Seen::default();
+        static SEEN: Seen<std::rc::Rc<Resolution>> = Seen::default();
     }
-    remember(&SEEN, i, resolve_opcode)
+    remember(&SEEN, i, |i| std::rc::Rc::new(resolve_opcode(i)))
+}
+
+/// `refuse(i)`, remembered per thread by `i`'s opcode and operand count: the validator's error
+/// for an instruction no row takes reads nothing else (issue 33).
+pub(crate) fn remembered_refusal(
+    i: &Instruction,
+    refuse: impl FnOnce(&Instruction) -> (crate::error::ErrorKind, String),
+) -> (crate::error::ErrorKind, String) {
+    thread_local! {
+        static SEEN: Seen<(crate::error::ErrorKind, String)> = Seen::default();
+    }
+    remember(&SEEN, i, refuse)
 }
 
 /// What the table says about the opcode of `i` and its operand count (a `mov` of a special

@@ -188,8 +188,7 @@ impl Env<'_> {
                     pos,
                     format!(
                         "`{}` is {}: an address register holds an integer",
-                        BaseName(b),
-                        info.ty
+                        b, info.ty
                     ),
                 );
             }
@@ -555,7 +554,7 @@ impl Env<'_> {
                     let Some(info) = self.scopes.lookup_base(base) else {
                         continue;
                     };
-                    let name = BaseName(base);
+                    let name = base;
                     let window = matches!(
                         space,
                         Some(
@@ -594,7 +593,7 @@ impl Env<'_> {
             let Some(Operand::Addr(a)) = i.operands.get(operand) else {
                 continue;
             };
-            let name = BaseName(&a.base);
+            let name = &a.base;
             if self
                 .scopes
                 .lookup_base(&a.base)
@@ -725,19 +724,6 @@ pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<P
                 pos,
                 format!("operand {k} of `{op}` is one register `{name}`: it writes no predicate"),
             );
-        }
-    }
-}
-
-/// An address's base register or symbol as written, for messages (formatted only when shown).
-struct BaseName<'a>(&'a AddrBase);
-
-impl std::fmt::Display for BaseName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            AddrBase::Reg(r) => r.fmt(f),
-            AddrBase::Symbol(s) => f.write_str(s),
-            AddrBase::Absolute(a) => write!(f, "{a}"),
         }
     }
 }
