@@ -113,7 +113,7 @@ fn unresolved_group<M: Measurement>(c: &mut Criterion<M>, group: &str) {
 
 /// Real modules of a megabyte or more (issue 33's bar: `check` and `fmt` each read 100 MB/s):
 /// every `.ptx` file in `$PTX_BENCH_DIR`, by default `target/corpus/cutlass`, which
-/// `tools/corpus/cutlass.sh` writes (nvcc on CUTLASS's Hopper GEMMs). Absent files skip the group.
+/// `ONLY=cutlass tools/corpus/gen.sh` writes (nvcc on CUTLASS's Hopper GEMMs). Absent files skip the group.
 fn real_modules() -> Vec<(String, String)> {
     let dir = std::env::var_os("PTX_BENCH_DIR").map_or_else(
         || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/corpus/cutlass"),
@@ -129,7 +129,7 @@ fn real_modules() -> Vec<(String, String)> {
     files.sort();
     if files.is_empty() {
         eprintln!(
-            "groups `real` and `real-cpu` skipped: no .ptx in {} (tools/corpus/cutlass.sh writes them)",
+            "groups `real` and `real-cpu` skipped: no .ptx in {} (`ONLY=cutlass tools/corpus/gen.sh` writes them)",
             dir.display()
         );
     }

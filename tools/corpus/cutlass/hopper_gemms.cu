@@ -1,7 +1,7 @@
 // Large real-world modules for issue 33's speed bench: CUTLASS 3.x Hopper GEMM kernels (the
 // CollectiveBuilder's warp-specialized TMA + wgmma mainloops), several element types and tiles in
 // one translation unit, so nvcc writes a module of a megabyte or more. Compiled by
-// tools/corpus/cutlass.sh against the headers of the `nvidia-cutlass` wheel; nothing here runs.
+// tools/corpus/gen.sh against the headers of the `nvidia-cutlass` wheel; nothing here runs.
 #include "cutlass/cutlass.h"
 #include "cute/tensor.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
