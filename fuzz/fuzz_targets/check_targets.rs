@@ -8,8 +8,12 @@ use ptx_isa::Target;
 use ptx_isa::validate::{Options, check};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, rest)) = data.split_first() else { return };
-    let Ok(text) = std::str::from_utf8(rest) else { return };
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
     let target = Target::ALL.get(usize::from(pick)).copied();
     let _ = check(text, &Options { target });
 });
