@@ -2,6 +2,9 @@
 //! generated module: the catalog's example kernel of every form on sm_90a and sm_100a, plus the
 //! nvcc/Triton corpus, repeated under fresh names to about 8 MB.
 
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ptx_isa::validate::{Options, validate};
 use ptx_isa::{Form, Target, catalog};
@@ -84,7 +87,15 @@ fn repeated(line: &str, n: usize) -> String {
 }
 
 fn unresolved(c: &mut Criterion) {
-    let mut g = c.benchmark_group("check");
+    unresolved_group(c, "check");
+}
+
+fn unresolved_cpu(c: &mut Criterion<ThreadCpu>) {
+    unresolved_group(c, "check-cpu");
+}
+
+fn unresolved_group<M: Measurement>(c: &mut Criterion<M>, group: &str) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
     for (name, line) in [
         ("resolved", "\tadd.f32 %f1, %f2, %f3;\n"),
@@ -100,5 +111,126 @@ fn unresolved(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, unresolved);
-criterion_main!(benches);
+/// Real modules of a megabyte or more (issue 33's bar: `check` and `fmt` each read 100 MB/s):
+/// every `.ptx` file in `$PTX_BENCH_DIR`, by default `target/corpus/cutlass`, which
+/// `ONLY=cutlass tools/corpus/gen.sh` writes (nvcc on CUTLASS's Hopper GEMMs). Absent files skip the group.
+fn real_modules() -> Vec<(String, String)> {
+    let dir = std::env::var_os("PTX_BENCH_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/corpus/cutlass"),
+        std::path::PathBuf::from,
+    );
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        eprintln!(
+            "groups `real` and `real-cpu` skipped: no .ptx in {} (`ONLY=cutlass tools/corpus/gen.sh` writes them)",
+            dir.display()
+        );
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).expect("a readable module");
+            let name = f
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            (name, text)
+        })
+        .collect()
+}
+
+/// `check` and `fmt` (parse, then print) of each real module, timed by `M`.
+fn real_group<M: Measurement>(c: &mut Criterion<M>, group: &str) {
+    let modules = real_modules();
+    if modules.is_empty() {
+        return;
+    }
+    let mut g = c.benchmark_group(group);
+    g.sample_size(20);
+    for (name, text) in &modules {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("check/{name}"), |b| {
+            b.iter(|| ptx_isa::validate::check(std::hint::black_box(text), &Options::default()))
+        });
+        g.bench_function(format!("fmt/{name}"), |b| {
+            b.iter(|| {
+                ptx_isa::parse::parse(std::hint::black_box(text))
+                    .unwrap()
+                    .module
+                    .print()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn real(c: &mut Criterion) {
+    real_group(c, "real");
+}
+
+fn real_cpu(c: &mut Criterion<ThreadCpu>) {
+    real_group(c, "real-cpu");
+}
+
+/// The CPU time of the benchmarking thread (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`), not wall
+/// time: on a development machine shared with other builds, wall time measures the load as much
+/// as the code. Groups `real-cpu` and `check-cpu` report it.
+struct ThreadCpu;
+
+fn thread_cpu_time() -> Duration {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    unsafe extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    // Linux's CLOCK_THREAD_CPUTIME_ID.
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(t.sec as u64, t.nsec as u32)
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = Duration;
+    type Value = Duration;
+
+    fn start(&self) -> Duration {
+        thread_cpu_time()
+    }
+    fn end(&self, start: Duration) -> Duration {
+        thread_cpu_time().saturating_sub(start)
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, d: &Duration) -> f64 {
+        d.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        // Nanoseconds, as wall time's are.
+        static WALL: WallTime = WallTime;
+        WALL.formatter()
+    }
+}
+
+criterion_group!(benches, bench, unresolved, real);
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = real_cpu, unresolved_cpu
+}
+criterion_main!(benches, cpu);

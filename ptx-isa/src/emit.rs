@@ -163,7 +163,8 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
             Statement::Instr(i) => {
                 indent(s, depth);
                 if let Some(g) = &i.guard {
-                    let _ = write!(s, "{g} ");
+                    let _ = g.write(s);
+                    s.push(' ');
                 } else if let Some(g) = &i.named_guard {
                     let _ = write!(s, "{g} ");
                 }
@@ -253,12 +254,18 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
     s.push_str("}\n");
 }
 
-/// Writes an operand as its `Display` does, registers and braced register lists without the
-/// formatting machinery: a wgmma's 128 accumulators made most of the GEMM's printing time.
+/// Writes an operand as its `Display` does, registers, symbols and braced register lists without
+/// the formatting machinery: a wgmma's 128 accumulators made most of the GEMM's printing time.
 fn write_operand(s: &mut String, o: &crate::instr::Operand) {
     use crate::instr::Operand;
     match o {
-        Operand::Reg(r) => s.push_str(r.name_in(&mut [0; 16])),
+        Operand::Reg(r) => {
+            let _ = r.write_name(s);
+        }
+        Operand::Symbol(name) => s.push_str(name),
+        Operand::Addr(a) => {
+            let _ = a.write(s);
+        }
         Operand::Vector(v) => {
             s.push('{');
             for (k, x) in v.iter().enumerate() {

@@ -212,13 +212,17 @@ pub struct Guard {
     pub negated: bool,
 }
 
+impl Guard {
+    /// Writes `@p` / `@!p` without the formatting machinery (the printer writes every guard).
+    pub(crate) fn write<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
+        w.write_str(if self.negated { "@!" } else { "@" })?;
+        self.pred.write_name(w)
+    }
+}
+
 impl fmt::Display for Guard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.negated {
-            write!(f, "@!{}", self.pred)
-        } else {
-            write!(f, "@{}", self.pred)
-        }
+        self.write(f)
     }
 }
 

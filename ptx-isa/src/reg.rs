@@ -109,12 +109,11 @@ pub struct RegRef {
 }
 
 impl RegRef {
-    /// The register's name, `%f12`, written into `buf` without allocating: what the printer and
-    /// the validator's scope lookups use for every register operand (issue 33).
-    pub fn name_in(self, buf: &mut [u8; 16]) -> &str {
-        let prefix = self.class.prefix().as_bytes();
-        buf[0] = b'%';
-        buf[1..=prefix.len()].copy_from_slice(prefix);
+    /// Writes the register's name, `%f12`: a byte at a time, with no formatting machinery and no
+    /// copy, as the printer writes every register operand (issue 33).
+    pub fn write_name<W: fmt::Write + ?Sized>(self, w: &mut W) -> fmt::Result {
+        w.write_char('%')?;
+        w.write_str(self.class.prefix())?;
         let mut digits = [0u8; 10];
         let mut n = self.index;
         let mut k = digits.len();
@@ -126,8 +125,30 @@ impl RegRef {
                 break;
             }
         }
-        let end = 1 + prefix.len() + digits.len() - k;
-        buf[1 + prefix.len()..end].copy_from_slice(&digits[k..]);
+        digits[k..]
+            .iter()
+            .try_for_each(|&d| w.write_char(char::from(d)))
+    }
+
+    /// The register's name, `%f12`, written into `buf` without allocating: what the validator's
+    /// scope lookups use for a register operand (issue 33).
+    pub fn name_in(self, buf: &mut [u8; 16]) -> &str {
+        /// A fixed buffer as a `fmt::Write` (a name is at most 1 + 2 + 10 bytes).
+        struct Fixed<'a>(&'a mut [u8; 16], usize);
+        impl fmt::Write for Fixed<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                let end = self.1 + s.len();
+                self.0
+                    .get_mut(self.1..end)
+                    .ok_or(fmt::Error)?
+                    .copy_from_slice(s.as_bytes());
+                self.1 = end;
+                Ok(())
+            }
+        }
+        let mut w = Fixed(buf, 0);
+        let _ = self.write_name(&mut w);
+        let end = w.1;
         // Only ASCII was written.
         std::str::from_utf8(&buf[..end]).unwrap_or("%")
     }
@@ -135,7 +156,7 @@ impl RegRef {
 
 impl fmt::Display for RegRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name_in(&mut [0; 16]))
+        self.write_name(f)
     }
 }
 

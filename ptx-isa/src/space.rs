@@ -142,26 +142,42 @@ pub struct Address {
     pub offset: i64,
 }
 
+impl AddrBase {
+    /// Writes the base as PTX does (the printer's path: registers without the formatting
+    /// machinery).
+    pub(crate) fn write<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
+        match self {
+            AddrBase::Reg(r) => r.write_name(w),
+            AddrBase::Symbol(s) => w.write_str(s),
+            AddrBase::Absolute(a) => write!(w, "{a}"),
+        }
+    }
+}
+
 impl fmt::Display for AddrBase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AddrBase::Reg(r) => write!(f, "{r}"),
-            AddrBase::Symbol(s) => f.write_str(s),
-            AddrBase::Absolute(a) => write!(f, "{a}"),
+        self.write(f)
+    }
+}
+
+impl Address {
+    /// Writes `[base+offset]` (PTX ISA 6.4.1), as [`AddrBase::write`] writes the base.
+    pub(crate) fn write<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
+        w.write_char('[')?;
+        self.base.write(w)?;
+        if self.offset != 0 {
+            if matches!(self.base, AddrBase::Absolute(_)) {
+                return Err(fmt::Error);
+            }
+            write!(w, "+{}", self.offset)?;
         }
+        w.write_char(']')
     }
 }
 
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}", self.base)?;
-        if self.offset != 0 {
-            if matches!(self.base, AddrBase::Absolute(_)) {
-                return Err(fmt::Error);
-            }
-            write!(f, "+{}", self.offset)?;
-        }
-        f.write_str("]")
+        self.write(f)
     }
 }
 

@@ -8,11 +8,13 @@
 #   triton             Triton 3.9 kernels (triton/gen.py), no GPU: triton.compile on a GPUTarget
 #   numba              numba-cuda kernels through NVVM 13.0.88 (numba/gen.py)
 #   tinygrad           tinygrad 0.14's PTX renderer (tinygrad/gen.py)
+#   cutlass            nvcc 13.0.88 on CUTLASS 3.x Hopper GEMMs (cutlass/hopper_gemms.cu, the
+#                      `nvidia-cutlass` wheel's headers): megabyte-sized modules, the speed bench's input
 #   clang              clang-14's CUDA front end and LLVM 14 NVPTX (clang/kernels.cu; Debian clang-14)
 #   llvm               llvmlite's newer LLVM NVPTX on clang-14's bitcode of the same file (clang/llvm.py)
 #   ptxkit             ptxkit's own built-in kernels (`ptxkit dump`; $PTXKIT names the binary)
 # A generator whose tool is missing is skipped, and said. Existing outputs are kept.
-# Usage: tools/corpus/gen.sh [OUT]. Then: PTXAS=... cargo test -p ptx-isa --test corpus -- --ignored
+# Usage: tools/corpus/gen.sh [OUT] (ONLY=cutlass: the cutlass modules only). Then: PTXAS=... cargo test -p ptx-isa --test corpus -- --ignored
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 corpus="${1:-$root/target/corpus}"
@@ -28,6 +30,29 @@ if [ ! -x "$nvcc" ]; then
   chmod +x "$tools"/nvidia/cu13/bin/* "$tools"/nvidia/cu13/nvvm/bin/*
   rm -rf "$tools/wheels"
 fi
+# CUTLASS-sized modules (and the speed bench's input, `cargo bench -p ptx-isa --bench parse`, groups
+# `real` and `real-cpu`): nvcc on cutlass/hopper_gemms.cu, written here, against the headers of the
+# `nvidia-cutlass` 4.2.0.0 wheel; a megabyte and more each. `ONLY=cutlass` stops after them.
+inc="$tools/cutlass/cutlass_library/source/include"
+if [ ! -d "$inc" ]; then
+  mkdir -p "$tools/cutlass"
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --dest "$tools/cutlass" nvidia-cutlass==4.2.0.0 >&2
+  python3 -m zipfile -e "$tools"/cutlass/nvidia_cutlass-*.whl "$tools/cutlass"
+fi
+mkdir -p "$corpus/cutlass"
+src="$root/tools/corpus/cutlass/hopper_gemms.cu"
+for fs in "O3:-O3" "lineinfo:-O3 -lineinfo"; do
+  f="$corpus/cutlass/hopper_gemms.sm_90a.${fs%%:*}.ptx"
+  if [ ! "$f" -nt "$src" ]; then
+    # shellcheck disable=SC2086
+    "$nvcc" -ptx -arch=sm_90a -std=c++17 --expt-relaxed-constexpr ${fs#*:} -I "$inc" "$src" -o "$f"
+  fi
+done
+if [ "${ONLY:-}" = cutlass ]; then
+  exit 0
+fi
+
 mkdir -p "$out" "$out-lowest"
 archs="sm_75 sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_100a sm_103 sm_110 sm_120 sm_120a sm_121"
 flagsets=("O3:-O3" "fast:-O3 --use_fast_math" "lineinfo:-lineinfo" "O0:-O0 -Xptxas -O0" "G:-G" "rdc:-rdc=true")

@@ -1741,9 +1741,20 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
     }
 }
 
+/// Whether `i` writes `m` as a modifier or a part of its mnemonic (a builder's mnemonic may be
+/// dotted, `cp.async`; a parsed one never is, and is compared whole).
+fn writes(i: &Instruction, m: &str) -> bool {
+    i.modifiers.iter().any(|x| x == m)
+        || if i.mnemonic.contains('.') {
+            i.mnemonic.split('.').any(|x| x == m)
+        } else {
+            i.mnemonic == m
+        }
+}
+
 /// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
 pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
-    let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
+    let has = |m: &str| writes(i, m);
     let op = i.opcode_text();
     // `i` takes `n` operands `with` something.
     let count = |n: usize, with: &str, section: &str| {
@@ -2066,7 +2077,7 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     if with.is_empty() || !optional.iter().all(|o| with.iter().any(|(s, _, _)| s == o)) {
         return Ok(());
     }
-    let has = |m: &str| i.modifiers.iter().any(|x| x == m) || i.mnemonic.split('.').any(|x| x == m);
+    let has = |m: &str| writes(i, m);
     let (required, _) = p.operand_range();
     // Per optional slot, in the pattern's order: the rule whose modifier is written, if any.
     let brought: Vec<&(&str, &str, &str)> = optional

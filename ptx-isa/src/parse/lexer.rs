@@ -24,7 +24,7 @@ pub enum Tok {
     Comment,
 }
 
-/// A token: its kind and its byte range.
+/// A token: its kind, its byte range and its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
     /// The kind.
@@ -33,6 +33,9 @@ pub struct Token {
     pub start: u32,
     /// One past the last byte.
     pub end: u32,
+    /// The 1-based line of the first byte: the parser places every statement, so the lexer counts
+    /// lines as it goes rather than the parser searching the line table (issue 33).
+    pub line: u32,
 }
 
 /// Line starts, for turning offsets into line and column.
@@ -44,14 +47,39 @@ pub struct Lines {
 impl Lines {
     /// The line table of `src`.
     pub fn new(src: &str) -> Lines {
-        let mut starts = vec![0];
-        starts.extend(
-            src.bytes()
+        let mut lines = Lines { starts: vec![0] };
+        lines.scan(src.as_bytes(), 0);
+        lines
+    }
+
+    /// Notes the line starts among `bytes`, which begin at offset `at`.
+    fn scan(&mut self, bytes: &[u8], at: usize) {
+        self.starts.extend(
+            bytes
+                .iter()
                 .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| at + i + 1),
         );
-        Lines { starts }
+    }
+
+    /// How many lines have begun so far.
+    fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The place of byte `offset` on 1-based line `line` (a token's, [`Token::line`]): no search.
+    pub fn pos_on(&self, offset: usize, line: u32) -> Pos {
+        let start = self
+            .starts
+            .get((line as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        Pos {
+            offset,
+            line,
+            column: u32::try_from(offset.saturating_sub(start) + 1).unwrap_or(u32::MAX),
+        }
     }
 
     /// The place of byte `offset`.
@@ -79,10 +107,11 @@ fn ident_continue(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')
 }
 
-/// Splits `src` into tokens.
-pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
+/// Splits `src` into tokens, and gives the line table (counted in the same pass).
+pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
     let b = src.as_bytes();
-    let err = |kind, offset: usize, message: String| ParseError {
+    let mut lines = Lines { starts: vec![0] };
+    let err = |lines: &Lines, kind, offset: usize, message: String| ParseError {
         kind,
         message,
         pos: lines.pos(offset),
@@ -92,8 +121,15 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
     while i < b.len() {
         let c = b[i];
         let start = i;
+        // The token's line, before a string's escaped line ends are counted.
+        let line = lines.count();
         let tok = match c {
-            b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => {
+            b'\n' => {
+                i += 1;
+                lines.starts.push(i);
+                continue;
+            }
+            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
                 i += 1;
                 continue;
             }
@@ -105,9 +141,13 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 match src.get(i + 2..).and_then(|r| r.find("*/")) {
-                    Some(end) => i += 2 + end + 2,
+                    Some(end) => {
+                        i += 2 + end + 2;
+                        lines.scan(&b[start..i], start);
+                    }
                     None => {
                         return Err(err(
+                            &lines,
                             ParseErrorKind::Unterminated,
                             start,
                             "`/*` comment never ends".into(),
@@ -122,6 +162,7 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
                     match b.get(i) {
                         None | Some(b'\n') => {
                             return Err(err(
+                                &lines,
                                 ParseErrorKind::Unterminated,
                                 start,
                                 "string never ends".into(),
@@ -135,8 +176,11 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
                         Some(_) => i += 1,
                     }
                 }
+                // `\` takes the byte after it, a line end too.
+                lines.scan(&b[start..i.min(b.len())], start);
                 if i > b.len() {
                     return Err(err(
+                        &lines,
                         ParseErrorKind::Unterminated,
                         start,
                         "string never ends".into(),
@@ -151,6 +195,7 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
                 }
                 if i == start + 1 {
                     return Err(err(
+                        &lines,
                         ParseErrorKind::UnexpectedChar,
                         start,
                         "`.` with no word after it".into(),
@@ -193,6 +238,7 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
                     .and_then(|r| r.chars().next())
                     .unwrap_or('?');
                 return Err(err(
+                    &lines,
                     ParseErrorKind::UnexpectedChar,
                     start,
                     format!("unexpected character {shown:?}"),
@@ -201,6 +247,7 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
         };
         let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(i)) else {
             return Err(err(
+                &lines,
                 ParseErrorKind::LimitExceeded,
                 start,
                 "input too large".into(),
@@ -210,7 +257,8 @@ pub fn lex(src: &str, lines: &Lines) -> Result<Vec<Token>, ParseError> {
             tok,
             start: s,
             end: e,
+            line: u32::try_from(line).unwrap_or(u32::MAX),
         });
     }
-    Ok(out)
+    Ok((out, lines))
 }

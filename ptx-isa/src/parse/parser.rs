@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
 use super::lexer::{Lines, Tok, Token, lex};
 use super::literal::{self, Number};
-use super::resolve::{Resolution, resolve};
+use super::resolve::{Resolution, resolve_with};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::instr::{Guard, Imm, Instruction, Label, NamedGuard, Operand};
 use crate::module::{
@@ -28,12 +28,23 @@ struct Parser<'a> {
     pos: usize,
     lines: Lines,
     warnings: Vec<Warning>,
-    sregs: Vec<(String, SpecialReg)>,
+}
+
+/// The special register named `name` (`%tid.x`), found by name once a table is built.
+fn sreg_named(name: &str) -> Option<SpecialReg> {
+    static BY_NAME: std::sync::LazyLock<hashbrown::HashMap<String, SpecialReg>> =
+        std::sync::LazyLock::new(|| {
+            SpecialReg::all()
+                .into_iter()
+                .map(|s| (s.to_string(), s))
+                .collect()
+        });
+    BY_NAME.get(name).copied()
 }
 
 pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
-    let lines = Lines::new(src);
     if src.len() > limits::MAX_INPUT_BYTES {
+        let lines = Lines::new(src);
         return Err(ParseError {
             kind: ParseErrorKind::LimitExceeded,
             message: format!(
@@ -44,18 +55,13 @@ pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
             pos: lines.pos(0),
         });
     }
-    let toks = lex(src, &lines)?;
-    let sregs = SpecialReg::all()
-        .into_iter()
-        .map(|s| (s.to_string(), s))
-        .collect();
+    let (toks, lines) = lex(src)?;
     let mut p = Parser {
         src,
         toks,
         pos: 0,
         lines,
         warnings: Vec::new(),
-        sregs,
     };
     p.module()
 }
@@ -124,8 +130,9 @@ fn linkage_of(word: &str) -> Option<Linkage> {
     })
 }
 
-/// A written modifier as the model holds it: borrowed from the form table when a row spells it
-/// (nearly always), so that reading an instruction allocates nothing per modifier (issue 33).
+/// A written mnemonic or modifier as the model holds it: borrowed from the form table when a row
+/// spells it (nearly always), so that reading an instruction allocates nothing for its opcode
+/// (issue 33).
 fn modifier(written: &str) -> Cow<'static, str> {
     static KNOWN: std::sync::LazyLock<hashbrown::HashSet<&'static str>> =
         std::sync::LazyLock::new(|| {
@@ -186,7 +193,7 @@ impl<'a> Parser<'a> {
 
     fn here(&self) -> Pos {
         match self.peek() {
-            Some(t) => self.lines.pos(t.start as usize),
+            Some(t) => self.lines.pos_on(t.start as usize, t.line),
             None => self.lines.pos(self.src.len()),
         }
     }
@@ -320,7 +327,7 @@ impl<'a> Parser<'a> {
     }
 
     fn line_of(&self, t: Token) -> usize {
-        self.lines.line(t.start as usize)
+        t.line as usize
     }
 
     /// The tokens left on the line of the previous token, as written with single spaces; stops at
@@ -362,6 +369,16 @@ impl<'a> Parser<'a> {
                 .src
                 .get(first.start as usize..last.end as usize)
                 .unwrap_or("");
+            // The common case (`.loc 1 42 7`): single spaces already.
+            let plain =
+                !raw.contains("  ") && !raw.bytes().any(|b| b.is_ascii_control() || !b.is_ascii());
+            if plain {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(raw);
+                continue;
+            }
             let mut space = !out.is_empty();
             for c in raw.chars() {
                 if c.is_whitespace() {
@@ -856,8 +873,32 @@ impl<'a> Parser<'a> {
             return Ok((f, decl, spans));
         }
         self.expect_punct(b'{')?;
+        // Bounded, so that text of nothing but `;` cannot reserve more than it could fill.
+        let statements = self.statements_ahead().min(1 << 16);
+        f.body.reserve(statements);
+        spans.body.reserve(statements);
         self.body(&mut f, &mut spans)?;
         Ok((f, decl, spans))
+    }
+
+    /// At most how many statements the body from here to its closing `}` holds: every statement
+    /// ends in `;`, `:`, a brace or a comment, or is a `.loc`. Reserving them up front keeps a
+    /// large function's statements from being moved as its body grows (issue 33).
+    fn statements_ahead(&self) -> usize {
+        let mut depth = 0usize;
+        let mut n = 0usize;
+        for t in self.toks.get(self.pos..).unwrap_or_default() {
+            match t.tok {
+                Tok::Punct(b'{') => depth += 1,
+                Tok::Punct(b'}') if depth == 0 => break,
+                Tok::Punct(b'}') => depth -= 1,
+                Tok::Punct(b';' | b':') | Tok::Comment => {}
+                Tok::DotWord if self.text(*t) == ".loc" => {}
+                _ => continue,
+            }
+            n += 1;
+        }
+        n
     }
 
     fn dims3(&mut self) -> PResult<[u32; 3]> {
@@ -1180,7 +1221,7 @@ impl<'a> Parser<'a> {
             return self.unexpected("an instruction");
         };
         self.pos += 1;
-        let mut i = Instruction::new(Cow::Owned(self.text(t).to_string()));
+        let mut i = Instruction::new(modifier(self.text(t)));
         i.guard = guard;
         i.named_guard = named_guard;
         let mut end = t.end;
@@ -1201,19 +1242,22 @@ impl<'a> Parser<'a> {
         if !self.eat_punct(b';') {
             i.operands = self.comma_list(b';', "operands", |p| p.operand(0))?;
         }
-        match resolve(&i) {
-            Resolution::Form(f) => i.form = Some(f),
-            // Instructions of a family the table covers are the validator's to judge (errors).
+        // Instructions of a family the table covers are the validator's to judge (errors);
+        // those of none are kept as written.
+        let (form, unknown) = resolve_with(&i, |r| match r {
+            Resolution::Form(f) => (Some(*f), false),
+            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
             Resolution::WrongModifier { .. }
             | Resolution::WrongType { .. }
-            | Resolution::OperandCount { .. } => {}
-            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
-                let op = i.opcode();
-                self.warn(
-                    at,
-                    format!("`{op}` is not a form in ptxkit's table: kept as written"),
-                );
-            }
+            | Resolution::OperandCount { .. } => (None, false),
+        });
+        i.form = form;
+        if unknown {
+            let op = i.opcode();
+            self.warn(
+                at,
+                format!("`{op}` is not a form in ptxkit's table: kept as written"),
+            );
         }
         Ok(i)
     }
@@ -1423,23 +1467,23 @@ impl<'a> Parser<'a> {
                 return Ok(Operand::Label(l));
             }
         }
-        // `%tid.x`: a component written straight after the name.
-        let mut full = name.to_string();
+        // `%tid.x`: a component written straight after the name (adjacent tokens, so the name
+        // is one slice of the text).
         let mut end = t.end;
         while let Some(m) = self.peek() {
-            if m.tok != Tok::DotWord || m.start != end || full.len() > 256 {
+            if m.tok != Tok::DotWord || m.start != end || end - t.start > 256 {
                 break;
             }
             self.pos += 1;
             end = m.end;
-            full.push_str(self.text(m));
         }
+        let full = self.src.get(t.start as usize..end as usize).unwrap_or(name);
         if full.starts_with('%') {
-            if let Some((_, s)) = self.sregs.iter().find(|(n, _)| *n == full) {
-                return Ok(Operand::Sreg(*s));
+            if let Some(s) = sreg_named(full) {
+                return Ok(Operand::Sreg(s));
             }
         }
-        Ok(Operand::Symbol(Cow::Owned(full)))
+        Ok(Operand::Symbol(Cow::Owned(full.to_string())))
     }
 
     /// After `[`: `base`, `base+imm`, `imm`, or a tensor map with coordinates `tmap, {c...}`.

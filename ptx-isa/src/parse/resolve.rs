@@ -3,6 +3,7 @@
 //! candidate's [`Pattern`] is asked whether it matches the opcode and the operand count.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
 use crate::forms::Form;
@@ -79,9 +80,16 @@ fn head(mnemonic: &str) -> &str {
 
 /// Resolves `mnemonic.modifiers` with `n` operands.
 pub fn resolve(i: &Instruction) -> Resolution {
-    match remembered(i) {
-        Resolution::Form(form) => Resolution::Form(refine(form, i)),
-        other => other,
+    resolve_with(i, Resolution::clone)
+}
+
+/// `f` of [`resolve`]'s answer, borrowed: the parser and the validator read what they need of it
+/// without copying a refusal's strings for every instruction (issue 33).
+pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R) -> R {
+    let r = remembered(i);
+    match &*r {
+        Resolution::Form(form) => f(&Resolution::Form(refine(*form, i))),
+        other => f(other),
     }
 }
 
@@ -90,8 +98,54 @@ pub fn resolve(i: &Instruction) -> Resolution {
 /// input cannot grow the memory without bound.
 const REMEMBERED: usize = 1 << 14;
 
-/// What one thread remembers about opcodes: a key buffer and answers by `opcode operand-count`.
-type Seen<T> = std::cell::RefCell<(String, hashbrown::HashMap<String, T>)>;
+/// An opcode and its operand count, as [`remember`] keeps it: the mnemonic and the modifiers
+/// (borrowed from the form table when a row spells them, [`crate::parse`]'s interning).
+#[derive(Debug, PartialEq, Eq)]
+struct Opcode {
+    parts: Vec<std::borrow::Cow<'static, str>>,
+    operands: usize,
+}
+
+/// An instruction's [`Opcode`] without copying it: looked up with no key built (issue 33).
+struct OpcodeOf<'a>(&'a Instruction);
+
+impl OpcodeOf<'_> {
+    fn parts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.0.mnemonic.as_ref()).chain(self.0.modifiers.iter().map(|m| m.as_ref()))
+    }
+}
+
+/// One hash for both shapes: each part's bytes and a separator, then the operand count.
+fn hash_opcode<'p>(parts: impl Iterator<Item = &'p str>, operands: usize, h: &mut impl Hasher) {
+    for p in parts {
+        h.write(p.as_bytes());
+        h.write_u8(0xff);
+    }
+    h.write_usize(operands);
+}
+
+impl Hash for Opcode {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_opcode(self.parts.iter().map(|p| p.as_ref()), self.operands, h);
+    }
+}
+
+impl Hash for OpcodeOf<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        hash_opcode(self.parts(), self.0.operands.len(), h);
+    }
+}
+
+impl hashbrown::Equivalent<Opcode> for OpcodeOf<'_> {
+    fn equivalent(&self, key: &Opcode) -> bool {
+        key.operands == self.0.operands.len()
+            && key.parts.len() == 1 + self.0.modifiers.len()
+            && self.parts().zip(&key.parts).all(|(a, b)| a == b.as_ref())
+    }
+}
+
+/// What one thread remembers about opcodes: answers by opcode and operand count.
+type Seen<T> = std::cell::RefCell<hashbrown::HashMap<Opcode, T>>;
 
 /// `compute(i)`, remembered in `seen` by `i`'s opcode and operand count (what `compute` reads).
 fn remember<T: Clone + 'static>(
@@ -99,32 +153,22 @@ fn remember<T: Clone + 'static>(
     i: &Instruction,
     compute: impl FnOnce(&Instruction) -> T,
 ) -> T {
-    seen.with_borrow_mut(|(key, seen)| {
-        // Written by hand, not by `write!`: this runs twice for every instruction (issue 33).
-        key.clear();
-        key.push_str(&i.mnemonic);
-        for m in &i.modifiers {
-            key.push('.');
-            key.push_str(m);
-        }
-        key.push(' ');
-        let at = key.len();
-        let mut n = i.operands.len();
-        loop {
-            key.insert(at, char::from(b'0' + (n % 10) as u8));
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        if let Some(r) = seen.get(key.as_str()) {
+    seen.with_borrow_mut(|seen| {
+        if let Some(r) = seen.get(&OpcodeOf(i)) {
             return r.clone();
         }
         let r = compute(i);
         if seen.len() >= REMEMBERED {
             seen.clear();
         }
-        seen.insert(key.clone(), r.clone());
+        let key = Opcode {
+            parts: std::iter::once(&i.mnemonic)
+                .chain(&i.modifiers)
+                .cloned()
+                .collect(),
+            operands: i.operands.len(),
+        };
+        seen.insert(key, r.clone());
         r
     })
 }
@@ -132,11 +176,23 @@ fn remember<T: Clone + 'static>(
 /// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
 /// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
 /// nearest-row search for an opcode no row takes is costly (issue 33).
-fn remembered(i: &Instruction) -> Resolution {
+fn remembered(i: &Instruction) -> std::rc::Rc<Resolution> {
     thread_local! {
-        static SEEN: Seen<Resolution> = Seen::default();
+        static SEEN: Seen<std::rc::Rc<Resolution>> = Seen::default();
     }
-    remember(&SEEN, i, resolve_opcode)
+    remember(&SEEN, i, |i| std::rc::Rc::new(resolve_opcode(i)))
+}
+
+/// `refuse(i)`, remembered per thread by `i`'s opcode and operand count: the validator's error
+/// for an instruction no row takes reads nothing else (issue 33).
+pub(crate) fn remembered_refusal(
+    i: &Instruction,
+    refuse: impl FnOnce(&Instruction) -> (crate::error::ErrorKind, String),
+) -> (crate::error::ErrorKind, String) {
+    thread_local! {
+        static SEEN: Seen<(crate::error::ErrorKind, String)> = Seen::default();
+    }
+    remember(&SEEN, i, refuse)
 }
 
 /// What the table says about the opcode of `i` and its operand count (a `mov` of a special

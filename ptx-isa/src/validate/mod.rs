@@ -26,7 +26,7 @@ use crate::instr::{Instruction, Operand};
 use crate::module::{FunctionKind, Item, Module, ParamKind, Statement};
 use crate::parse::{Pos, SourceMap};
 use crate::reg::RegClass;
-use crate::space::{AddrBase, StateSpace};
+use crate::space::StateSpace;
 use crate::target::{PtxVersion, Target};
 
 pub use scope::{Redeclared, RegInfo};
@@ -84,7 +84,9 @@ pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
         }],
         Ok(p) => {
             let mut d = validate(&p.module, Some(&p.source_map), opts);
-            let unknown_target_warned = d.iter().any(|x| x.message.contains("not one ptxkit"));
+            // `validate` warns of a target it does not model exactly when none is named here
+            // and the module's is not known (no scan of every message: issue 33).
+            let unknown_target_warned = opts.target.is_none() && !p.module.target_is_known();
             for w in p.warnings {
                 if unknown_target_warned && w.message.contains("not one ptxkit") {
                     continue;
@@ -656,11 +658,24 @@ fn function(
 }
 
 fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
-    use crate::parse::resolve::{Resolution, lenient, resolve};
+    use crate::parse::resolve::{Resolution, lenient, resolve, resolve_with};
+    /// What the row lookup said, without a refusal's strings.
+    enum Resolved {
+        Form(Form),
+        Refused { modifier: bool },
+        Unknown,
+    }
+    let resolved = resolve_with(i, |r| match r {
+        Resolution::Form(f) => Resolved::Form(*f),
+        Resolution::WrongModifier { .. } => Resolved::Refused { modifier: true },
+        Resolution::OperandCount { .. } | Resolution::WrongType { .. } => {
+            Resolved::Refused { modifier: false }
+        }
+        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => Resolved::Unknown,
+    });
     // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
     // warning, and the instruction is checked as its row writes it.
-    let resolution = resolve(i);
-    if let Resolution::WrongModifier { .. } = resolution {
+    if let Resolved::Refused { modifier: true } = resolved {
         if let Some((form, fixed)) = lenient(i) {
             cx.warning(
                 pos,
@@ -678,10 +693,10 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     let op = i.opcode_text();
     // The guard.
     if let Some(g) = &i.guard {
-        env.expect_pred(cx, &g.pred.to_string(), op, pos);
+        env.expect_pred(cx, env.scopes.lookup_reg(g.pred), g.pred, op, pos);
     }
     if let Some(g) = &i.named_guard {
-        env.expect_pred(cx, &g.name, op, pos);
+        env.expect_pred(cx, env.scopes.lookup(&g.name), &g.name, op, pos);
     }
     // Types exist in this version.
     for t in i.types() {
@@ -701,57 +716,18 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     for o in &i.operands {
         env.declared(cx, o, op, pos);
     }
-    let form = match resolution {
-        Resolution::Form(f) => f,
-        Resolution::OperandCount { form, range } => {
-            let want = if range.0 == range.1 {
-                format!("{}", range.0)
-            } else {
-                format!("{} to {}", range.0, range.1)
-            };
-            cx.error(
-                ErrorKind::OperandCount,
-                pos,
-                format!(
-                    "`{op}` takes {want} operands ({}), not {}",
-                    form.spec().syntax,
-                    i.operands.len()
-                ),
-            );
+    let form = match resolved {
+        Resolved::Form(f) => f,
+        Resolved::Refused { .. } => {
+            // The refusal depends on the opcode and the operand count alone: formatted once per
+            // opcode, so that an instruction no row takes costs no more than one a row takes
+            // (issue 33).
+            let (kind, message) =
+                crate::parse::resolve::remembered_refusal(i, |i| refusal(&resolve(i), i));
+            cx.error(kind, pos, message);
             return;
         }
-        Resolution::WrongType { form, token } => {
-            cx.error(
-                ErrorKind::OperandType,
-                pos,
-                format!(
-                    "`.{token}` is not a type `{op}` takes ({})",
-                    form.spec().syntax
-                ),
-            );
-            return;
-        }
-        Resolution::WrongModifier {
-            family,
-            form,
-            difference,
-        } => {
-            let spec = form.spec();
-            let why = difference.map_or(String::new(), |d| format!(": {d}"));
-            cx.error(
-                ErrorKind::InvalidModifier,
-                pos,
-                format!(
-                    "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
-                    family.unwrap_or(i.mnemonic.split('.').next().unwrap_or("")),
-                    spec.name,
-                    spec.syntax,
-                    spec.section
-                ),
-            );
-            return;
-        }
-        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => {
+        Resolved::Unknown => {
             // The parser warned already; what can be checked without a row still is.
             for q in crate::forms::features::qualifiers(i) {
                 cx.gate(q, op, pos);
@@ -777,10 +753,57 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     env.targets(cx, i, pos);
 }
 
-pub(crate) fn addr_base_name(b: &AddrBase) -> Option<String> {
-    match b {
-        AddrBase::Reg(r) => Some(r.to_string()),
-        AddrBase::Symbol(s) => Some(s.clone()),
-        AddrBase::Absolute(_) => None,
+/// The error for an instruction the table covers but no row takes, as `resolution` says why.
+fn refusal(resolution: &crate::parse::resolve::Resolution, i: &Instruction) -> (ErrorKind, String) {
+    use crate::parse::resolve::Resolution;
+    let op = i.opcode_text();
+    match resolution {
+        Resolution::OperandCount { form, range } => {
+            let want = if range.0 == range.1 {
+                format!("{}", range.0)
+            } else {
+                format!("{} to {}", range.0, range.1)
+            };
+            (
+                ErrorKind::OperandCount,
+                format!(
+                    "`{op}` takes {want} operands ({}), not {}",
+                    form.spec().syntax,
+                    i.operands.len()
+                ),
+            )
+        }
+        Resolution::WrongType { form, token } => (
+            ErrorKind::OperandType,
+            format!(
+                "`.{token}` is not a type `{op}` takes ({})",
+                form.spec().syntax
+            ),
+        ),
+        Resolution::WrongModifier {
+            family,
+            form,
+            difference,
+        } => {
+            let spec = form.spec();
+            let why = difference
+                .as_ref()
+                .map_or(String::new(), |d| format!(": {d}"));
+            (
+                ErrorKind::InvalidModifier,
+                format!(
+                    "`{op}` is no form of `{}`; the nearest is `{}` ({}, PTX ISA {}){why}",
+                    family.unwrap_or(i.mnemonic.split('.').next().unwrap_or("")),
+                    spec.name,
+                    spec.syntax,
+                    spec.section
+                ),
+            )
+        }
+        // Not refusals: the caller handles them.
+        Resolution::Form(_) | Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (
+            ErrorKind::Invalid,
+            format!("`{op}` is not refused by the table"),
+        ),
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::scope::{RegInfo, Scopes};
-use super::{Ctx, SymbolKind, addr_base_name};
+use super::{Ctx, SymbolKind};
 use crate::error::ErrorKind;
 use crate::forms::Form;
 use crate::forms::operand_types::{self, Fit};
@@ -96,13 +96,13 @@ impl Env<'_> {
         let branch = op.mnemonic().starts_with("bra") || op.mnemonic().starts_with("brx");
         match o {
             Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
-                self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos);
+                self.reg_declared(cx, self.scopes.lookup_reg(*r), r, pos);
             }
             Operand::Pair(a, b) => {
-                self.reg_declared(cx, a.name_in(&mut [0; 16]), op, pos);
-                self.reg_declared(cx, b.name_in(&mut [0; 16]), op, pos);
+                self.reg_declared(cx, self.scopes.lookup_reg(*a), a, pos);
+                self.reg_declared(cx, self.scopes.lookup_reg(*b), b, pos);
             }
-            Operand::NotSymbol(s) => self.reg_declared(cx, s, op, pos),
+            Operand::NotSymbol(s) => self.reg_declared(cx, self.scopes.lookup(s), s, pos),
             Operand::NamedPair(a, b) => {
                 self.declared(cx, a, op, pos);
                 self.declared(cx, b, op, pos);
@@ -167,7 +167,7 @@ impl Env<'_> {
 
     fn base_declared(&self, cx: &mut Ctx<'_>, b: &AddrBase, op: OpcodeText<'_>, pos: Option<Pos>) {
         match b {
-            AddrBase::Reg(r) => self.reg_declared(cx, r.name_in(&mut [0; 16]), op, pos),
+            AddrBase::Reg(r) => self.reg_declared(cx, self.scopes.lookup_reg(*r), r, pos),
             AddrBase::Symbol(s) => {
                 if !self.symbol_known(cx, s) {
                     cx.error(
@@ -181,36 +181,47 @@ impl Env<'_> {
         }
         // Address registers hold integers (ptxas: "Use integer or bit only"); a 32-bit one is a
         // window address, which the generic and global spaces do not have under .address_size 64.
-        if let Some(name) = addr_base_name(b) {
-            if let Some(info) = self.scopes.lookup(&name) {
-                if matches!(info.ty.kind(), TypeKind::Pred | TypeKind::Float) {
-                    cx.error(
-                        ErrorKind::OperandType,
-                        pos,
-                        format!(
-                            "`{name}` is {}: an address register holds an integer",
-                            info.ty
-                        ),
-                    );
-                }
+        if let Some(info) = self.scopes.lookup_base(b) {
+            if matches!(info.ty.kind(), TypeKind::Pred | TypeKind::Float) {
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!(
+                        "`{}` is {}: an address register holds an integer",
+                        b, info.ty
+                    ),
+                );
             }
         }
     }
 
-    fn reg_declared(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
-        if self.scopes.lookup(name).is_none() {
+    /// Reports register `name` when its lookup `found` nothing.
+    fn reg_declared(
+        &self,
+        cx: &mut Ctx<'_>,
+        found: Option<RegInfo>,
+        name: impl std::fmt::Display,
+        pos: Option<Pos>,
+    ) {
+        if found.is_none() {
             cx.error(
                 ErrorKind::UndefinedRegister,
                 pos,
                 format!("register `{name}` is not declared"),
             );
-            let _ = op;
         }
     }
 
-    /// A guard register is a declared predicate.
-    pub fn expect_pred(&self, cx: &mut Ctx<'_>, name: &str, op: OpcodeText<'_>, pos: Option<Pos>) {
-        match self.scopes.lookup(name) {
+    /// A guard register (`found` by its lookup, named `name`) is a declared predicate.
+    pub fn expect_pred(
+        &self,
+        cx: &mut Ctx<'_>,
+        found: Option<RegInfo>,
+        name: impl std::fmt::Display,
+        op: OpcodeText<'_>,
+        pos: Option<Pos>,
+    ) {
+        match found {
             None => cx.error(
                 ErrorKind::UndefinedRegister,
                 pos,
@@ -236,7 +247,7 @@ impl Env<'_> {
     /// The declaration of a scalar register operand (named as its `Display` writes it).
     fn reg_of(&self, o: &Operand) -> Option<RegInfo> {
         let info = match o {
-            Operand::Reg(r) => self.scopes.lookup(r.name_in(&mut [0; 16]))?,
+            Operand::Reg(r) => self.scopes.lookup_reg(*r)?,
             Operand::Symbol(s) => self.scopes.lookup(s)?,
             _ => return None,
         };
@@ -540,12 +551,10 @@ impl Env<'_> {
                     }
                 }
                 base => {
-                    let Some(name) = addr_base_name(base) else {
+                    let Some(info) = self.scopes.lookup_base(base) else {
                         continue;
                     };
-                    let Some(info) = self.scopes.lookup(&name) else {
-                        continue;
-                    };
+                    let name = base;
                     let window = matches!(
                         space,
                         Some(
@@ -584,10 +593,12 @@ impl Env<'_> {
             let Some(Operand::Addr(a)) = i.operands.get(operand) else {
                 continue;
             };
-            let Some(name) = addr_base_name(&a.base) else {
-                continue;
-            };
-            if self.scopes.lookup(&name).is_some_and(|r| r.ty.bits() == 32) {
+            let name = &a.base;
+            if self
+                .scopes
+                .lookup_base(&a.base)
+                .is_some_and(|r| r.ty.bits() == 32)
+            {
                 let op = i.opcode_text();
                 let t = cx.target.map_or(String::new(), |t| t.to_string());
                 cx.error(

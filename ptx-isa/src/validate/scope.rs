@@ -6,6 +6,8 @@
 use hashbrown::HashMap;
 
 use crate::module::RegName;
+use crate::reg::{RegClass, RegRef};
+use crate::space::AddrBase;
 
 use crate::types::{ScalarType, VectorWidth};
 
@@ -22,6 +24,9 @@ pub struct RegInfo {
 struct Scope {
     names: HashMap<String, RegInfo>,
     ranges: HashMap<String, (u32, RegInfo)>,
+    /// The ranges named as the builder names registers (`%rd<N>`, `%p<N>`), by [`RegClass`]: a
+    /// [`RegRef`] operand is found without writing its name (issue 33).
+    by_class: [Option<(u32, RegInfo)>; RegClass::ALL.len()],
 }
 
 /// `%r12` as prefix `%r` and index 12 (no leading zeros).
@@ -35,6 +40,19 @@ fn split_indexed(name: &str) -> Option<(&str, u32)> {
 }
 
 impl Scope {
+    /// [`Scope::lookup`] of `r`'s name.
+    fn lookup_reg(&self, r: RegRef) -> Option<RegInfo> {
+        if !self.names.is_empty() {
+            if let Some(i) = self.names.get(r.name_in(&mut [0; 16])) {
+                return Some(*i);
+            }
+        }
+        match self.by_class[r.class as usize] {
+            Some((n, info)) if r.index < n => Some(info),
+            _ => None,
+        }
+    }
+
     fn lookup(&self, name: &str) -> Option<RegInfo> {
         if let Some(i) = self.names.get(name) {
             return Some(*i);
@@ -112,6 +130,20 @@ impl Scopes {
         })
     }
 
+    /// The register `r`, innermost first: [`Scopes::lookup`] of its name, without writing it.
+    pub fn lookup_reg(&self, r: RegRef) -> Option<RegInfo> {
+        self.stack.iter().rev().find_map(|s| s.lookup_reg(r))
+    }
+
+    /// The register an address is based on, when it is one.
+    pub fn lookup_base(&self, b: &AddrBase) -> Option<RegInfo> {
+        match b {
+            AddrBase::Reg(r) => self.lookup_reg(*r),
+            AddrBase::Symbol(s) => self.lookup(s),
+            AddrBase::Absolute(_) => None,
+        }
+    }
+
     /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash
     /// when the same scope already declares it.
     pub fn declare(&mut self, reg: &RegName, info: RegInfo) -> Result<(), Redeclared> {
@@ -135,6 +167,9 @@ impl Scopes {
                     return Err(Redeclared(reg.clone()));
                 }
                 s.ranges.insert(name.to_string(), (n, info));
+                if let Some(class) = name.strip_prefix('%').and_then(RegClass::from_prefix) {
+                    s.by_class[class as usize] = Some((n, info));
+                }
             }
         }
         Ok(())
