@@ -73,7 +73,8 @@ fn barriers(t: &mut Tally, target: Target) {
 fn addressing(t: &mut Tally, target: Target) {
     for imm in [false, true] {
         // The rank operand of both windows: the immediate 1, or the register `r`.
-        let rank_of = |r: Reg<ty::U32>| -> Src<ty::U32> { if imm { 1u32.into() } else { r.into() } };
+        let rank_of =
+            |r: Reg<ty::U32>| -> Src<ty::U32> { if imm { 1u32.into() } else { r.into() } };
         let rank = if imm { "1" } else { "%r3" };
         let write = |k: &mut FunctionBuilder| {
             let (d, a, r) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
