@@ -9,13 +9,6 @@ use super::*;
 use ptx_isa::space::SharedScope;
 use ptx_isa::{Reg, Src, StateSpace};
 
-const SCOPES: [(Scope, &str); 4] = [
-    (Scope::Cta, "cta"),
-    (Scope::Cluster, "cluster"),
-    (Scope::Gpu, "gpu"),
-    (Scope::Sys, "sys"),
-];
-
 fn fences(t: &mut Tally, target: Target) {
     let spaces = [
         (None, ""),
