@@ -113,9 +113,19 @@ fn main() {
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
     // Ours against cuBLASLt FP8 promoted (f32 D) on fresh data, outputs poisoned: an edge shape
     // on the narrow tile and on the 128 x 256 tile, e5m2 x e4m3, an f32 C and a square.
+    let fp8 = |m, n| GemmConfig::fp8(m, n, sms, e4m3, out);
+    // `parts`-way split-K with the register epilogue, as deep as it fits.
+    let split = |parts, m, n| {
+        GemmConfig {
+            split_k: parts,
+            tma_store: false,
+            ..fp8(m, n)
+        }
+        .deepest()
+    };
     let checks = [
-        (GemmConfig::fp8(300, 520, sms, e4m3, out), (300, 520, 256)),
-        (GemmConfig::fp8(4096, 4096, sms, e4m3, out), (300, 520, 272)),
+        (fp8(300, 520), (300, 520, 256)),
+        (fp8(4096, 4096), (300, 520, 272)),
         (
             GemmConfig {
                 input_b: Some(e4m3),
@@ -127,29 +137,10 @@ fn main() {
             GemmConfig::fp8(1024, 4096, sms, e4m3, ScalarType::F32),
             (1024, 4096, 512),
         ),
-        (
-            GemmConfig::fp8(4096, 4096, sms, e4m3, out),
-            (4096, 4096, 4096),
-        ),
+        (fp8(4096, 4096), (4096, 4096, 4096)),
         // Split-K at a decode shape and at an edge shape (its last part without a k-tile).
-        (
-            GemmConfig {
-                split_k: 8,
-                tma_store: false,
-                ..GemmConfig::fp8(64, 7168, sms, e4m3, out)
-            }
-            .deepest(),
-            (64, 7168, 16384),
-        ),
-        (
-            GemmConfig {
-                split_k: 4,
-                tma_store: false,
-                ..GemmConfig::fp8(300, 520, sms, e4m3, out)
-            }
-            .deepest(),
-            (300, 520, 272),
-        ),
+        (split(8, 64, 7168), (64, 7168, 16384)),
+        (split(4, 300, 520), (300, 520, 272)),
     ];
     check::print_checks(
         "ours",
@@ -170,7 +161,7 @@ fn main() {
     );
     for (m, n, k) in shapes() {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
-        let cfg = GemmConfig::fp8(m, n, sms, e4m3, out);
+        let cfg = fp8(m, n);
         // Split-K where the problem's tiles leave SMs idle, as `ptxkit tune` times it.
         let splits = split_k_candidates(cfg, (m, n), sms);
         let mut best_split: Option<(f64, GemmConfig)> = None;

@@ -17,6 +17,18 @@ use support::errors;
 
 const TARGET: Target = Target::Sm90a;
 
+/// The targets the choice-by-choice tests run on: one before Hopper, Hopper, Blackwell and
+/// consumer Blackwell.
+const TARGETS: [Target; 4] = [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a];
+
+/// The scopes and their spellings (PTX ISA 8.5 "Scope").
+const SCOPES: [(Scope, &str); 4] = [
+    (Scope::Cta, "cta"),
+    (Scope::Cluster, "cluster"),
+    (Scope::Gpu, "gpu"),
+    (Scope::Sys, "sys"),
+];
+
 /// The module text `f` builds, or the builder's error message.
 fn build(f: &dyn Fn(&mut FunctionBuilder) -> ptx_isa::Result<()>) -> Result<String, String> {
     build_on(TARGET, f)
@@ -713,12 +725,6 @@ fn atom_and_red_write_exactly_what_their_rows_allow() {
 #[test]
 fn mbarrier_tx_writes_exactly_what_its_rows_allow() {
     let mut t = Tally::default();
-    let scopes = [
-        (Scope::Cta, "cta"),
-        (Scope::Cluster, "cluster"),
-        (Scope::Gpu, "gpu"),
-        (Scope::Sys, "sys"),
-    ];
     for complete in [false, true] {
         let mn = if complete { "complete_tx" } else { "expect_tx" };
         type Tx = fn(
@@ -732,7 +738,7 @@ fn mbarrier_tx_writes_exactly_what_its_rows_allow() {
         } else {
             |k, s, a, n| k.mbarrier_expect_tx(s, a, n)
         };
-        for (scope, s) in scopes {
+        for (scope, s) in SCOPES {
             let base = |k: &mut FunctionBuilder| {
                 let (a, n) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
                 f(k, None, Addr::reg32(a), n)

@@ -1,19 +1,19 @@
 //! The opened devices and the built-and-loaded kernels, by configuration: a repeated call finds
 //! its kernel here and neither builds its PTX nor JIT-loads it again.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ptx_isa::ScalarType;
-use ptxkit::library::attention::{Attention, AttentionConfig};
-use ptxkit::library::gemm::grouped::GroupedGemm;
-use ptxkit::library::gemm::{Gemm, GemmConfig};
+use ptxkit::library::attention::AttentionConfig;
+use ptxkit::library::gemm::GemmConfig;
 use ptxkit::library::rows::RowConfig;
 use ptxkit::parts::Activation;
-use ptxkit::runtime::{Device, LoadedKernel};
+use ptxkit::runtime::Device;
 use pyo3::PyResult;
 
-use crate::errors;
+use crate::errors::{self, PtxkitError};
 
 /// What one cached kernel was built for, with the device it is loaded on.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,20 +62,14 @@ pub struct FusedOps {
     pub residual: bool,
 }
 
-/// A built kernel loaded on its device.
-pub enum Loaded {
-    /// A row, SwiGLU or fused GEMM kernel.
-    Kernel(LoadedKernel),
-    /// Attention.
-    Attention(Attention),
-    /// A dense GEMM.
-    Gemm(Gemm),
-    /// A grouped GEMM.
-    Grouped(GroupedGemm),
-}
+/// A built kernel loaded on its device: a [`ptxkit::runtime::LoadedKernel`] (row, SwiGLU and
+/// fused GEMM kernels), an [`ptxkit::library::attention::Attention`], a
+/// [`ptxkit::library::gemm::Gemm`] or a [`ptxkit::library::gemm::grouped::GroupedGemm`], as its
+/// key's kind says.
+type Loaded = Arc<dyn Any + Send + Sync>;
 
 static DEVICES: Mutex<Vec<Device>> = Mutex::new(Vec::new());
-static KERNELS: Mutex<Vec<(Key, Arc<Loaded>)>> = Mutex::new(Vec::new());
+static KERNELS: Mutex<Vec<(Key, Loaded)>> = Mutex::new(Vec::new());
 static BUILDS: AtomicU64 = AtomicU64::new(0);
 static HITS: AtomicU64 = AtomicU64::new(0);
 
@@ -91,12 +85,19 @@ pub fn device(ordinal: usize) -> PyResult<Device> {
     Ok(d)
 }
 
-/// The kernel cached for `key`, or the one `build` builds and loads (then cached).
-pub fn kernel(key: Key, build: impl FnOnce() -> PyResult<Loaded>) -> PyResult<Arc<Loaded>> {
+/// The kernel cached for `key`, or the one `build` builds and loads (then cached). A cached
+/// entry of another type than `T` (a key kind built two ways: a bug of the ops) is an error
+/// naming the key.
+pub fn kernel<T: Any + Send + Sync>(
+    key: Key,
+    build: impl FnOnce() -> PyResult<T>,
+) -> PyResult<Arc<T>> {
     let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((_, k)) = kernels.iter().find(|(k, _)| *k == key) {
         HITS.fetch_add(1, Ordering::Relaxed);
-        return Ok(k.clone());
+        return k.clone().downcast::<T>().map_err(|_| {
+            PtxkitError::new_err(format!("the cache entry of {key:?} is another kernel"))
+        });
     }
     let loaded = Arc::new(build()?);
     BUILDS.fetch_add(1, Ordering::Relaxed);

@@ -6,18 +6,18 @@
 use std::sync::Arc;
 
 use ptx_isa::{ScalarType, Target, ty};
-use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
+use ptxkit::kernel::{BuiltKernel, KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::attention::{Attention, AttentionArgs, AttentionConfig, AttentionShape};
 use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping};
 use ptxkit::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::cuda::CudaStream;
-use ptxkit::runtime::{Arg, Device, JitOptions, TensorDesc, TensorMut, TensorRef};
+use ptxkit::runtime::{Arg, Device, JitOptions, LoadedKernel, TensorDesc, TensorMut, TensorRef};
 use ptxkit::smem::pipeline::sync::WaitMode;
 use pyo3::prelude::*;
 
-use crate::cache::{self, FusedOps, Key, Loaded};
+use crate::cache::{self, FusedOps, Key};
 use crate::errors::{self, ArgumentError, PtxkitError};
 use crate::operand::{Operand, import};
 
@@ -46,19 +46,43 @@ impl Launch {
         };
         Ok(Launch { device, stream })
     }
+
+    /// `built` JIT-loaded on the call's device.
+    fn load(&self, built: &BuiltKernel) -> PyResult<LoadedKernel> {
+        built
+            .load(&self.device, &JitOptions::default())
+            .map_err(errors::runtime)
+    }
+
+    /// Launches `kernel` on the call's stream.
+    fn run(&self, kernel: &LoadedKernel, args: &mut [Arg<'_>]) -> PyResult<()> {
+        kernel.launch(&self.stream, args).map_err(errors::runtime)?;
+        Ok(())
+    }
 }
 
-/// A tensor the kernel reads.
-fn read(desc: TensorDesc) -> Arg<'static> {
+/// A tensor the kernel reads, borrowed from its framework.
+fn borrowed(desc: TensorDesc) -> TensorRef<'static> {
     // SAFETY: `desc` was read from a live DLPack tensor on `desc.device`, which the Python
     // caller holds for the call; the launch goes on the stream its framework orders it on.
-    unsafe { TensorRef::foreign(desc) }.into()
+    unsafe { TensorRef::foreign(desc) }
 }
 
-/// A tensor the kernel writes.
+/// A tensor the kernel writes, borrowed from its framework.
+fn borrowed_mut(desc: TensorDesc) -> TensorMut<'static> {
+    // SAFETY: as `borrowed`; the caller passes an output tensor it does not use elsewhere
+    // meanwhile.
+    unsafe { TensorMut::foreign(desc) }
+}
+
+/// A tensor the kernel reads, as a launch argument.
+fn read(desc: TensorDesc) -> Arg<'static> {
+    borrowed(desc).into()
+}
+
+/// A tensor the kernel writes, as a launch argument.
 fn write(desc: TensorDesc) -> Arg<'static> {
-    // SAFETY: as `read`; the caller passes an output tensor it does not use elsewhere meanwhile.
-    unsafe { TensorMut::foreign(desc) }.into()
+    borrowed_mut(desc).into()
 }
 
 fn refuse(msg: String) -> PyErr {
@@ -140,18 +164,12 @@ fn rows(op: RowOp, tensors: &[(&'static str, &Bound<'_, PyAny>)]) -> PyResult<()
         cfg,
         device: launch.device.ordinal(),
     };
-    let loaded = cache::kernel(key, || {
+    let kernel = cache::kernel(key, || {
         let built =
             with_elem!(dtype, "x", T => RowKernel::build::<T>(launch.device.target(), op, cfg))
                 .map_err(errors::kernel)?;
-        let k = built.built.load(&launch.device, &JitOptions::default());
-        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+        launch.load(&built.built)
     })?;
-    let Loaded::Kernel(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the row kernel's cache entry is another kernel",
-        ));
-    };
     let mut args = RowArgs::default();
     for (name, o) in operands {
         match name {
@@ -165,10 +183,7 @@ fn rows(op: RowOp, tensors: &[(&'static str, &Bound<'_, PyAny>)]) -> PyResult<()
         }
     }
     let mut args = op.args(args).map_err(|e| refuse(e.to_string()))?;
-    kernel
-        .launch(&launch.stream, &mut args)
-        .map_err(errors::runtime)?;
-    Ok(())
+    launch.run(&kernel, &mut args)
 }
 
 /// `y = x / sqrt(mean(x²) + eps) * w` over `x`'s last dimension.
@@ -237,26 +252,17 @@ pub fn swiglu(g: &Bound<'_, PyAny>, u: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) 
         vector,
         device: launch.device.ordinal(),
     };
-    let loaded = cache::kernel(key, || {
+    let kernel = cache::kernel(key, || {
         let built = with_elem!(dtype, "g", T => build_swiglu::<T>(launch.device.target(), vector))
             .map_err(errors::kernel)?;
-        let k = built.load(&launch.device, &JitOptions::default());
-        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+        launch.load(&built)
     })?;
-    let Loaded::Kernel(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the SwiGLU cache entry is another kernel",
-        ));
-    };
     let mut args = [
         read(reshaped(g.desc, false)),
         read(reshaped(u.desc, false)),
         write(reshaped(y.desc, false)),
     ];
-    kernel
-        .launch(&launch.stream, &mut args)
-        .map_err(errors::runtime)?;
-    Ok(())
+    launch.run(&kernel, &mut args)
 }
 
 /// `o = softmax(q·kᵀ·scale [+ causal mask])·v` and each row's log-sum-exp: `q`, `o` `[batch,
@@ -288,26 +294,17 @@ pub fn attention(
     };
     let cfg = AttentionConfig::for_problem(q.desc.dtype, &shape, causal);
     let key = Key::Attention(cfg, launch.device.ordinal());
-    let loaded = cache::kernel(key, || {
-        let a = Attention::new(&launch.device, cfg).map_err(errors::attention)?;
-        Ok(Loaded::Attention(a))
+    let kernel = cache::kernel(key, || {
+        Attention::new(&launch.device, cfg).map_err(errors::attention)
     })?;
-    let Loaded::Attention(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the attention cache entry is another kernel",
-        ));
-    };
-    // SAFETY: as `read` and `write`.
-    let args = unsafe {
-        AttentionArgs {
-            q: TensorRef::foreign(q.desc),
-            k: TensorRef::foreign(k.desc),
-            v: TensorRef::foreign(v.desc),
-            o: TensorMut::foreign(o.desc),
-            lse: TensorMut::foreign(lse.desc),
-            scale,
-            seqs: None,
-        }
+    let args = AttentionArgs {
+        q: borrowed(q.desc),
+        k: borrowed(k.desc),
+        v: borrowed(v.desc),
+        o: borrowed_mut(o.desc),
+        lse: borrowed_mut(lse.desc),
+        scale,
+        seqs: None,
     };
     kernel
         .run_borrowed(&launch.stream, args)
@@ -315,11 +312,9 @@ pub fn attention(
 }
 
 /// The dense GEMM kernel of `cfg` on the call's device, cached.
-fn dense(launch: &Launch, cfg: GemmConfig) -> PyResult<Arc<Loaded>> {
+fn dense(launch: &Launch, cfg: GemmConfig) -> PyResult<Arc<Gemm>> {
     cache::kernel(Key::Gemm(cfg, launch.device.ordinal()), || {
-        Ok(Loaded::Gemm(
-            Gemm::new(&launch.device, cfg).map_err(errors::gemm)?,
-        ))
+        Gemm::new(&launch.device, cfg).map_err(errors::gemm)
     })
 }
 
@@ -357,21 +352,8 @@ pub fn gemm(
     let launch = Launch::of(&mut [&mut a, &mut b, &mut c])?;
     let (m, n) = mn(&a, &b)?;
     let cfg = GemmConfig::for_problem_typed(m, n, sms(&launch), a.desc.dtype, c.desc.dtype);
-    let loaded = dense(&launch, cfg)?;
-    let Loaded::Gemm(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the GEMM cache entry is another kernel",
-        ));
-    };
-    // SAFETY: as `read` and `write`.
-    let (ra, rb, wc) = unsafe {
-        (
-            TensorRef::foreign(a.desc),
-            TensorRef::foreign(b.desc),
-            TensorMut::foreign(c.desc),
-        )
-    };
-    kernel
+    let (ra, rb, wc) = (borrowed(a.desc), borrowed(b.desc), borrowed_mut(c.desc));
+    dense(&launch, cfg)?
         .run_borrowed(&launch.stream, &ra, &rb, wc, None)
         .map_err(errors::gemm)
 }
@@ -460,24 +442,15 @@ fn fused(
     };
     let cfg = GemmConfig::for_problem(m, n, sms(&launch));
     let key = Key::GemmEpilogue(cfg, ops, launch.device.ordinal());
-    let loaded = cache::kernel(key, || {
+    let kernel = cache::kernel(key, || {
         let built = ops.build(cfg).map_err(errors::kernel)?;
-        let k = built.built.load(&launch.device, &JitOptions::default());
-        Ok(Loaded::Kernel(k.map_err(errors::runtime)?))
+        launch.load(&built.built)
     })?;
-    let Loaded::Kernel(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the fused GEMM's cache entry is another kernel",
-        ));
-    };
     // The kernel's tensors in the order it declares them: A, B, C, then the epilogue's.
     let mut args = vec![read(a.desc), read(b.desc), write(c.desc)];
     args.extend(bias.map(|t| read(t.desc)));
     args.extend(residual.map(|t| read(t.desc)));
-    kernel
-        .launch(&launch.stream, &mut args)
-        .map_err(errors::runtime)?;
-    Ok(())
+    launch.run(&kernel, &mut args)
 }
 
 impl FusedOps {
@@ -564,21 +537,9 @@ pub fn gemm_fp8(
     } else {
         GemmConfig::fp8
     };
-    let loaded = dense(&launch, pick(m, n, sms(&launch), format, c.desc.dtype))?;
-    let Loaded::Gemm(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the GEMM cache entry is another kernel",
-        ));
-    };
-    // SAFETY: as `read` and `write`.
-    let (ra, rb, wc, scales) = unsafe {
-        (
-            TensorRef::foreign(a.desc),
-            TensorRef::foreign(b.desc),
-            TensorMut::foreign(c.desc),
-            [TensorRef::foreign(sa.desc), TensorRef::foreign(sb.desc)],
-        )
-    };
+    let kernel = dense(&launch, pick(m, n, sms(&launch), format, c.desc.dtype))?;
+    let (ra, rb, wc) = (borrowed(a.desc), borrowed(b.desc), borrowed_mut(c.desc));
+    let scales = [borrowed(sa.desc), borrowed(sb.desc)];
     let scales = match block {
         true => Fp8Scales::Block(scales),
         false => Fp8Scales::PerTensor(scales),
@@ -613,26 +574,12 @@ pub fn grouped_gemm(
         sms(&launch),
         a.desc.dtype,
     );
-    let loaded = cache::kernel(Key::Grouped(cfg, launch.device.ordinal()), || {
-        let g = GroupedGemm::new(&launch.device, cfg).map_err(errors::grouped)?;
-        Ok(Loaded::Grouped(g))
+    let kernel = cache::kernel(Key::Grouped(cfg, launch.device.ordinal()), || {
+        GroupedGemm::new(&launch.device, cfg).map_err(errors::grouped)
     })?;
-    let Loaded::Grouped(kernel) = &*loaded else {
-        return Err(PtxkitError::new_err(
-            "the grouped GEMM cache entry is another kernel",
-        ));
-    };
-    // SAFETY: as `read` and `write`.
-    let (ra, rb, ro, wc) = unsafe {
-        (
-            TensorRef::foreign(a.desc),
-            TensorRef::foreign(b.desc),
-            TensorRef::foreign(offs.desc),
-            TensorMut::foreign(c.desc),
-        )
-    };
+    let (ra, rb, ro) = (borrowed(a.desc), borrowed(b.desc), borrowed(offs.desc));
     kernel
-        .run(&launch.stream, &ra, &rb, &ro, wc)
+        .run(&launch.stream, &ra, &rb, &ro, borrowed_mut(c.desc))
         .map_err(errors::grouped)
 }
 

@@ -134,18 +134,6 @@ impl TmemPool {
         k.tcgen05_dealloc(CtaGroup::One, base, self.allocation())?;
         k.place(skip)
     }
-
-    /// The tensor-memory address of `region` (lane 0) from the allocation's base address.
-    pub fn region_addr(
-        &self,
-        k: &mut FunctionBuilder,
-        base: Reg<ty::U32>,
-        region: &TmemRegion,
-    ) -> Result<Reg<ty::U32>> {
-        let a = k.reg::<ty::U32>();
-        k.add(a, base, region.column)?;
-        Ok(a)
-    }
 }
 
 /// Where a kernel's tensor memory is in its life: regions are declared, then allocated once
@@ -291,6 +279,7 @@ impl KernelBuilder {
         f.tcgen05_fence_after_thread_sync()?;
         let base = f.reg::<ty::U32>();
         f.ld(base, Addr::<spaces::Shared>::reg32(slot))?;
+        // A region's address: the allocation's base plus its first column (lane 0).
         for (region, &addr) in state.pool.regions().iter().zip(&state.addrs) {
             f.add(addr, base, region.column)?;
         }

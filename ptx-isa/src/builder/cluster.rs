@@ -89,25 +89,14 @@ impl FunctionBuilder {
         self.barrier_cluster_wait(true, true)
     }
 
-    /// `mapa.shared::cluster.u32 d, a, rank`: the shared::cluster address of the variable at
-    /// shared::cta address `a` in the CTA of rank `rank`.
-    pub fn mapa_shared(
-        &mut self,
-        d: Reg<ty::U32>,
-        a: Reg<ty::U32>,
-        rank: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.mapa(true, d, a, rank.into())
-    }
-
-    /// `mapa.u64 d, a, rank`: the same for generic addresses.
-    pub fn mapa_generic(
-        &mut self,
-        d: Reg<ty::U64>,
-        a: Reg<ty::U64>,
-        rank: impl Into<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.mapa(false, d, a, rank.into())
+    forward_methods! {
+        /// `mapa.shared::cluster.u32 d, a, rank`: the shared::cluster address of the variable at
+        /// shared::cta address `a` in the CTA of rank `rank`.
+        fn mapa_shared(d: Reg<ty::U32>, a: Reg<ty::U32>, rank: impl Into<Src<ty::U32>>)
+            => mapa(true, d, a, rank.into());
+        /// `mapa.u64 d, a, rank`: the same for generic addresses.
+        fn mapa_generic(d: Reg<ty::U64>, a: Reg<ty::U64>, rank: impl Into<Src<ty::U32>>)
+            => mapa(false, d, a, rank.into());
     }
 
     /// `mapa{.shared::cluster}.T d, a, rank` (PTX ISA 9.7.9.24): `.u32` shared::cta addresses

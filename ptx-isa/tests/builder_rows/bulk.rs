@@ -9,8 +9,6 @@
 use super::*;
 use ptx_isa::Src;
 
-const TARGETS: [Target; 4] = [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a];
-
 /// One choice of load options: multicast (its mask), `.cta_group`, cache hint; the modifiers they
 /// spell and the operands they add.
 type LoadOpts = (Option<u16>, Option<CtaGroup>, bool, String, String);

@@ -6,15 +6,8 @@
 //! (9.7.12.8), `trap` (9.7.19.1) and `nanosleep` (9.7.19.4), each on every target.
 
 use super::*;
-use ptx_isa::StateSpace;
 use ptx_isa::space::SharedScope;
-
-const SCOPES: [(Scope, &str); 4] = [
-    (Scope::Cta, "cta"),
-    (Scope::Cluster, "cluster"),
-    (Scope::Gpu, "gpu"),
-    (Scope::Sys, "sys"),
-];
+use ptx_isa::{Reg, Src, StateSpace};
 
 fn fences(t: &mut Tally, target: Target) {
     let spaces = [
@@ -72,24 +65,19 @@ fn barriers(t: &mut Tally, target: Target) {
 
 fn addressing(t: &mut Tally, target: Target) {
     for imm in [false, true] {
+        // The rank operand of both windows: the immediate 1, or the register `r`.
+        let rank_of =
+            |r: Reg<ty::U32>| -> Src<ty::U32> { if imm { 1u32.into() } else { r.into() } };
         let rank = if imm { "1" } else { "%r3" };
         let write = |k: &mut FunctionBuilder| {
             let (d, a, r) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
-            if imm {
-                k.mapa_shared(d, a, 1u32)
-            } else {
-                k.mapa_shared(d, a, r)
-            }
+            k.mapa_shared(d, a, rank_of(r))
         };
         let line = format!("mapa.shared::cluster.u32 %r1, %r2, {rank};");
         t.judge_spelled(target, &write, &line);
         let write = |k: &mut FunctionBuilder| {
             let (d, a, r) = (k.reg::<ty::U64>(), k.reg::<ty::U64>(), k.reg::<ty::U32>());
-            if imm {
-                k.mapa_generic(d, a, 1u32)
-            } else {
-                k.mapa_generic(d, a, r)
-            }
+            k.mapa_generic(d, a, rank_of(r))
         };
         t.judge_spelled(target, &write, &format!("mapa.u64 %rd1, %rd2, {rank};"));
     }

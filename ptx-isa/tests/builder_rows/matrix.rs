@@ -71,7 +71,7 @@ fn moves<T: ty::RegType>(t: &mut Tally, target: Target) {
 #[test]
 fn ldmatrix_and_stmatrix_write_exactly_what_their_rows_allow() {
     let mut t = Tally::default();
-    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+    for target in TARGETS {
         moves::<ty::B32>(&mut t, target);
         moves::<ty::U32>(&mut t, target);
         moves::<ty::F32>(&mut t, target);
@@ -101,7 +101,7 @@ fn movmatrix_writes_exactly_what_its_row_allows() {
         );
     }
     let mut t = Tally::default();
-    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+    for target in TARGETS {
         one::<ty::B32>(&mut t, target);
         one::<ty::U32>(&mut t, target);
         one::<ty::S32>(&mut t, target);
@@ -129,7 +129,7 @@ fn mma_sync_writes_exactly_what_its_rows_allow() {
             }
         }
     }
-    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+    for target in TARGETS {
         for &kind in &kinds {
             let (shape, dt, at, bt, sat) = match kind {
                 MmaKind::F16F32 { ab } => ("m16n8k16", F32, ab, ab, false),

@@ -157,7 +157,7 @@ fn redux_f32_writes_exactly_what_its_row_allows() {
         (ReduxOp::Add, "add"),
         (ReduxOp::Xor, "xor"),
     ];
-    for target in [Target::Sm80, Target::Sm90a, Target::Sm100a, Target::Sm120a] {
+    for target in TARGETS {
         for (op, os) in ops {
             for (abs, nan) in [(false, false), (true, false), (false, true), (true, true)] {
                 let write = |k: &mut FunctionBuilder| {
