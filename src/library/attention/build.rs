@@ -4,6 +4,7 @@
 
 use crate::parts::{
     Band, ConsumerId, InitScope, IssueOrder, PersistentGrid, Ring, banded, init_barriers,
+    load_slabs,
 };
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
@@ -485,45 +486,6 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
     })
 }
 
-/// A `rows x d` tile of `t` at `coords` (every coordinate but the column's: `[batch, row0, head]`,
-/// or `[row0, head]` packed) into the slabs at `dst` (one TMA box per 64 columns, slab `s` at
-/// `dst + s * rows * 128`), completing on `bar`.
-#[allow(clippy::too_many_arguments)]
-fn load_tile<T: Elem>(
-    k: &mut KernelBuilder,
-    sync: &mut BarrierSync,
-    bar: NamedBarrier,
-    t: &TmaTensor<T>,
-    dst: Reg<ty::U32>,
-    rows: u32,
-    d: u32,
-    coords: &[Expr],
-) -> Result<()> {
-    let slab = AttentionConfig::SLAB;
-    for s in 0..d / slab {
-        let at = if s == 0 {
-            dst
-        } else {
-            let a = k.reg::<ty::U32>();
-            k.add(a, dst, s * rows * slab * 2)?;
-            a
-        };
-        let tile = TileRef::shared_row_major(T::DTYPE, rows, slab, at, 1024)
-            .with_swizzle(SwizzleMode::B128);
-        let mut origin = coords.to_vec();
-        origin.push(Expr::from(s * slab));
-        let src = k.tma_box_at(t, &origin)?;
-        k.copy_async(
-            &tile,
-            &src,
-            Some((&mut *sync, bar)),
-            None,
-            ExecScope::Thread,
-        )?;
-    }
-    Ok(())
-}
-
 /// The producer warpgroup: gives its registers up, and one thread loads, for each of its CTA's
 /// query tiles, each key tile's K and V into the next free stage of the rings, and Q between the
 /// first K and the first V.
@@ -555,7 +517,7 @@ fn producer<T: Elem>(
             let full = ring.acquire(k, sync, &cur)?;
             ring.commit(k, sync, full, ring.tx_bytes())?;
             let dst = ring.first_tile(k, stage)?;
-            load_tile(k, sync, full, t, dst, bn, d, at)
+            load_slabs(k, sync, full, t, dst, bn, d, at)
         };
         tiles.each(k, p, |k, blk| {
             // The tile's first K goes out before Q, whose buffer a persistent CTA's consumers
@@ -582,7 +544,7 @@ fn producer<T: Elem>(
                     }
                     sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
                     let q_at = blk.q_at(blk.m_block * bm);
-                    load_tile(k, sync, q_full, &args.q, q_s, bm, d, &q_at)
+                    load_slabs(k, sync, q_full, &args.q, q_s, bm, d, &q_at)
                 })
                 .end()?;
                 k.if_(has_kv, |k| {
