@@ -14,17 +14,18 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
-use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, check};
+use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, build_with, check};
+use ptxkit::smem::pipeline::sync::WaitMode;
 use ptxkit::runtime::JitOptions;
 use ptxkit::selftest::{gpu_with_or_skip, or_skip};
 
+/// Building the GEMM's kernel, every check the builder makes included, to its PTX text (the
+/// text `KernelBuilder::finish` prints once; `build(..).to_ptx()` would print it a second time).
 fn build_ptx(c: &mut Criterion) {
     let cfg = GemmConfig::large();
     c.bench_function("build_ptx/gemm_128x256x64", |b| {
         b.iter(|| {
-            build(std::hint::black_box(&cfg))
-                .and_then(|m| m.to_ptx())
-                .map(|p| p.len())
+            build_with(std::hint::black_box(&cfg), WaitMode::Spin).map(|g| g.built.ptx().len())
         })
     });
 }
