@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use cudarc::cublas::CudaBlas;
 use ptxkit::library::gemm::{BENCH_SHAPES, Gemm, GemmConfig, build, build_with, check};
-use ptxkit::smem::pipeline::sync::WaitMode;
 use ptxkit::runtime::JitOptions;
 use ptxkit::selftest::{gpu_with_or_skip, or_skip};
+use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// Building the GEMM's kernel, every check the builder makes included, to its PTX text (the
 /// text `KernelBuilder::finish` prints once; `build(..).to_ptx()` would print it a second time).
