@@ -21,7 +21,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
 use ptxkit::runtime::{Device, DeviceTensor, median_ms_cold};
-use ptxkit::selftest::Rng;
+use ptxkit::selftest::{BenchFilter, Rng};
 
 /// Tokens per batch: batch = TOKENS / seqlen.
 const TOKENS: usize = 16384;
@@ -153,23 +153,16 @@ fn gpu(_c: &mut Criterion) {
     // those shapes only. `PTXKIT_ATTENTION_REPEATS` (3 unless set) times each variant that many
     // times, all the variants of a shape in turn each time, so a drift of the clocks reaches them
     // alike; a row per timing (the tables take the median).
-    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
-    let (only, shape) = (
-        env("PTXKIT_ATTENTION_VARIANT"),
-        env("PTXKIT_ATTENTION_SHAPE"),
-    );
-    let repeats = env("PTXKIT_ATTENTION_REPEATS")
+    let filter = BenchFilter::from_env("PTXKIT_ATTENTION_SHAPE", "PTXKIT_ATTENTION_VARIANT");
+    let repeats = std::env::var("PTXKIT_ATTENTION_REPEATS")
+        .ok()
         .and_then(|r| r.trim().parse::<usize>().ok())
         .unwrap_or(3);
     let inputs = Inputs::draw();
     // Each configuration's kernel loaded once.
     let mut loaded: Vec<(AttentionConfig, Result<Attention, String>)> = Vec::new();
     for (d, causal, seqlen) in shapes() {
-        let key = format!("{d}:{causal}:{seqlen}");
-        if shape
-            .as_deref()
-            .is_some_and(|want| !want.split(',').any(|w| key.starts_with(w)))
-        {
+        if !filter.shape(&format!("{d}:{causal}:{seqlen}")) {
             continue;
         }
         let heads = HIDDEN / d;
@@ -206,10 +199,7 @@ fn gpu(_c: &mut Criterion) {
         );
         let timed: Vec<_> = std::iter::once(picked)
             .chain(AttentionConfig::variants(d as u32, causal))
-            .filter(|(name, _)| {
-                only.as_deref()
-                    .is_none_or(|v| v.split(',').any(|v| v == *name))
-            })
+            .filter(|(name, _)| filter.variant(name))
             .collect();
         for (name, cfg) in (0..repeats).flat_map(|_| timed.iter().copied()) {
             if !loaded.iter().any(|(c, _)| *c == cfg) {

@@ -20,7 +20,7 @@ use ptxkit::library::attention::{
     Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
 };
 use ptxkit::runtime::{Device, DeviceTensor, RuntimeError, median_ms_cold};
-use ptxkit::selftest::Rng;
+use ptxkit::selftest::{BenchFilter, Rng};
 
 /// Tokens per batch: batch = TOKENS / seqlen.
 const TOKENS: usize = 16384;
@@ -166,17 +166,9 @@ fn gpu(_c: &mut Criterion) {
     // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`) and
     // `PTXKIT_ATTENTION_VARIANT` (comma-separated variant names) narrow the rows, as the
     // forward's bench reads them (an ncu run's one launch).
-    let env = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
-    let (shape, only) = (
-        env("PTXKIT_ATTENTION_SHAPE"),
-        env("PTXKIT_ATTENTION_VARIANT"),
-    );
+    let filter = BenchFilter::from_env("PTXKIT_ATTENTION_SHAPE", "PTXKIT_ATTENTION_VARIANT");
     for (d, causal, seqlen) in shapes() {
-        let key = format!("{d}:{causal}:{seqlen}");
-        if shape
-            .as_deref()
-            .is_some_and(|want| !want.split(',').any(|w| key.starts_with(w)))
-        {
+        if !filter.shape(&format!("{d}:{causal}:{seqlen}")) {
             continue;
         }
         let heads = HIDDEN / d;
@@ -203,10 +195,7 @@ fn gpu(_c: &mut Criterion) {
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),
         ] {
-            if only
-                .as_deref()
-                .is_some_and(|v| !v.split(',').any(|v| v == name))
-            {
+            if !filter.variant(name) {
                 continue;
             }
             match time(&dev, cfg, s, &mut x) {

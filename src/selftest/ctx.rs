@@ -54,6 +54,41 @@ impl Rng {
     }
 }
 
+/// The rows a benchmark run by hand times, narrowed by two environment variables (unset or
+/// empty: every row): `shapes` holds comma-separated beginnings of a row's shape key
+/// (`128:false:8192`, or `128:` for all of head dim 128), `variants` comma-separated variant
+/// names. An ncu run's one launch, or one variant to a process.
+#[derive(Debug, Clone, Default)]
+pub struct BenchFilter {
+    shapes: Option<String>,
+    variants: Option<String>,
+}
+
+impl BenchFilter {
+    /// The filter the variables `shapes` and `variants` name.
+    pub fn from_env(shapes: &str, variants: &str) -> BenchFilter {
+        let var = |name: &str| std::env::var(name).ok().filter(|s| !s.is_empty());
+        BenchFilter {
+            shapes: var(shapes),
+            variants: var(variants),
+        }
+    }
+
+    /// Whether the shape with `key` is timed: some listed beginning starts it.
+    pub fn shape(&self, key: &str) -> bool {
+        self.shapes
+            .as_deref()
+            .is_none_or(|want| want.split(',').any(|w| key.starts_with(w)))
+    }
+
+    /// Whether the variant `name` is timed: it is listed.
+    pub fn variant(&self, name: &str) -> bool {
+        self.variants
+            .as_deref()
+            .is_none_or(|want| want.split(',').any(|v| v == name))
+    }
+}
+
 /// Device 0 for an example or a benchmark run by hand, or `None` after printing `{why}: {error}`
 /// on stderr when there is none (no driver, no device), so the program can end quietly.
 pub fn device_or_skip(why: &str) -> Option<Device> {
@@ -239,5 +274,24 @@ pub fn result_line(name: &str, r: &RunResult) -> String {
             rep.detail
         ),
         Err(e) => format!("FAIL {name:<17} {}", e.to_string().replace('\n', " | ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchFilter;
+
+    /// Shapes match by a listed beginning, variants by a listed name; nothing listed times all.
+    #[test]
+    fn a_bench_filter_keeps_the_listed_rows() {
+        let all = BenchFilter::default();
+        assert!(all.shape("64:true:8192") && all.variant("det"));
+        let some = BenchFilter {
+            shapes: Some("128:,64:true".into()),
+            variants: Some("bulk,red".into()),
+        };
+        assert!(some.shape("128:false:4096") && some.shape("64:true:8192"));
+        assert!(!some.shape("64:false:8192"));
+        assert!(some.variant("red") && !some.variant("det") && !some.variant("bul"));
     }
 }

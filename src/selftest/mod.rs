@@ -23,8 +23,8 @@ pub mod rows;
 pub mod tile_checks;
 
 pub use ctx::{
-    GpuCheckError, GpuCtx, Report, Rng, RunResult, device_or_skip, gpu_with_or_skip, max_abs_err,
-    or_skip, result_line,
+    BenchFilter, GpuCheckError, GpuCtx, Report, Rng, RunResult, device_or_skip, gpu_with_or_skip,
+    max_abs_err, or_skip, result_line,
 };
 pub use example::{
     ExampleGpu, PtxCheckError, WrongResult, check_ptx, device_at_least_or_skip, exact_verdict,
