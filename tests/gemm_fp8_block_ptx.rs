@@ -383,7 +383,9 @@ fn stage_scales_come_with_the_stage() {
 /// The epilogue's bias and output scale: `bias` `[n]` and `out_scale` are parameters after the
 /// scales (a value, or a tensor read once per thread), the bias is added by one `fma` per
 /// accumulator value with the output scale as the factor (after the promotion, in f32, before
-/// the cast), a bf16 bias converted once per distinct column; only FP8 GEMMs take them.
+/// the cast), a bf16 bias converted once per distinct column (in each of two branches: where
+/// the thread's columns all lie inside, loads at constant offsets from one address; at the edge,
+/// clamped indices); only FP8 GEMMs take them.
 #[test]
 fn epilogue_takes_a_bias_and_an_output_scale() {
     use ScalarType::{Bf16, E4m3, F32};
@@ -402,10 +404,16 @@ fn epilogue_takes_a_bias_and_an_output_scale() {
     for param in ["bias", "out_scale"] {
         assert!(text.contains(&format!(" {param},")) || text.contains(&format!(" {param}\n")));
     }
-    // 64 more fmas (one per value of the 128-wide fragment) and 32 columns' bf16 converted.
+    // 64 more fmas (one per value of the 128-wide fragment) and 32 columns' bf16 converted,
+    // in either branch; the inside branch's 31 loads after its first at constant offsets.
     let fmas = |t: &str| t.matches("fma.rn.f32").count();
     assert_eq!(fmas(&text), fmas(&plain) + 64);
-    assert_eq!(text.matches("cvt.f32.bf16").count(), 32);
+    assert_eq!(text.matches("cvt.f32.bf16").count(), 2 * 32);
+    let offset_loads = text
+        .lines()
+        .filter(|l| l.contains("ld.global.b16") && l.contains("+"))
+        .count();
+    assert_eq!(offset_loads, 31);
     // By pointer: the scale is loaded (once per consumer thread) from a tensor.
     let pointer = GemmConfig {
         out_scale: OutScale::Pointer,

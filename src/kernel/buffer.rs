@@ -19,6 +19,17 @@ use ptx_isa::ScalarType;
 pub trait Elem: ty::RegType {
     /// The element type: the marker's PTX type.
     const DTYPE: ScalarType = Self::TYPE;
+
+    /// Zero as an immediate of this type (`0f00000000` for f32: PTX takes no integer literal
+    /// for a float operand, PTX ISA 4.5.1; an integer's or a 16-bit float's bits `0`): the fill
+    /// of a bounded load past the extent.
+    fn zero() -> ptx_isa::Src<Self> {
+        match Self::TYPE {
+            ScalarType::F32 => ptx_isa::Src::Imm(ptx_isa::Imm::f32(0.0)),
+            ScalarType::F64 => ptx_isa::Src::Imm(ptx_isa::Imm::f64(0.0)),
+            _ => ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0)),
+        }
+    }
 }
 
 macro_rules! elem {

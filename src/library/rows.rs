@@ -10,7 +10,7 @@
 
 use ptx_isa::{Reg, ScalarType, Target, ty};
 
-use crate::kernel::math::LOG2_E;
+use crate::kernel::math::{LOG2_E, Widen};
 use crate::kernel::{
     Buffer, BuiltKernel, Caching, Elem, Expr, KernelBuilder, ReduceOp, ReduceScope, Result,
     TensorOpts, Var,
@@ -744,16 +744,6 @@ fn narrow<T: Elem>(k: &mut KernelBuilder, v: &[Reg<ty::F32>]) -> Result<Vec<Reg<
         .collect()
 }
 
-/// `0` as an immediate of `T`'s kind (`0f00000000` for f32: PTX takes no integer literal for a
-/// float operand, PTX ISA 4.5.1).
-fn zero<T: Elem>() -> ptx_isa::Src<T> {
-    match T::TYPE {
-        ScalarType::F32 => ptx_isa::Src::Imm(ptx_isa::Imm::f32(0.0)),
-        ScalarType::F64 => ptx_isa::Src::Imm(ptx_isa::Imm::f64(0.0)),
-        _ => ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0)),
-    }
-}
-
 /// The row kernel's parts every op shares: the row index, the thread index and the columns of
 /// each of the thread's accesses.
 struct Rows {
@@ -818,10 +808,10 @@ impl Rows {
             return Ok(if self.cfg.packed {
                 Held::Words(words)
             } else {
-                Held::Wide(widen_words(k, &words, Widen::Permute)?)
+                Held::Wide(k.widen_bf16_words(&words, Widen::Permute)?)
             });
         }
-        let raw = self.load_raw(k, buf, zero::<T>(), role)?;
+        let raw = self.load_raw(k, buf, T::zero(), role)?;
         Held::of(k, raw, self.cfg.packed)
     }
 
@@ -887,7 +877,7 @@ impl Rows {
             ptx_isa::Src::Imm(ptx_isa::Imm::f32(fill))
         } else {
             // The fill goes in after widening (an f32 immediate is not a 16-bit one).
-            zero::<T>()
+            T::zero()
         };
         let mut out = Vec::new();
         for v in self
@@ -1033,13 +1023,13 @@ impl Rows {
         let caching = self.cfg.hints.caching(Role::Shared);
         if self.in_words::<T>() {
             let words = self.words_of(k, w, j, caching)?;
-            return widen_words(k, &words, Widen::Shift);
+            return k.widen_bf16_words(&words, Widen::Shift);
         }
         let v = k.load_n_with(
             w,
             [self.starts[j].clone()],
             self.cfg.vec as usize,
-            zero::<T>(),
+            T::zero(),
             caching,
         )?;
         widen(k, &v)
@@ -1088,45 +1078,6 @@ enum Held<T: Elem> {
     Words(Vec<Reg<ty::B32>>),
 }
 
-/// How a bf16 word's halves become f32 (`a << 16` for the low half, `a & 0xFFFF0000` for the
-/// high one: a bf16 is the high half of the f32 of the same value). Two forms of the same
-/// values, so that ptxas does not take a second widening for the first and keep the first's
-/// f32 registers alive in its stead (ptxas 13.0, RMSNorm of 8192 bf16 columns at 256 threads
-/// x 32 packed: 63 registers with one form, 40 with the two).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Widen {
-    /// `shl` and `and` (PTX ISA 9.7.7.7, 9.7.7.1).
-    Shift,
-    /// `prmt` with a zero word (PTX ISA 9.7.9.7: bytes 4-7 of the pair are the zero).
-    Permute,
-}
-
-/// `words`' bf16 halves in f32, low half first, in the form `how`.
-fn widen_words(
-    k: &mut KernelBuilder,
-    words: &[Reg<ty::B32>],
-    how: Widen,
-) -> Result<Vec<Reg<ty::F32>>> {
-    let mut out = Vec::with_capacity(words.len() * 2);
-    for &w in words {
-        for high in [false, true] {
-            let b = k.reg::<ty::B32>();
-            match (how, high) {
-                (Widen::Shift, false) => k.shl(b, w, 16u32)?,
-                (Widen::Shift, true) => k.and(b, w, 0xFFFF_0000u32)?,
-                // Result bytes (low first) 0, 0, then the half's two bytes: 4, 4, 0, 1 or
-                // 4, 4, 2, 3.
-                (Widen::Permute, false) => k.prmt(b, w, 0u32, 0x1044u32)?,
-                (Widen::Permute, true) => k.prmt(b, w, 0u32, 0x3244u32)?,
-            }
-            let f = k.reg::<ty::F32>();
-            k.mov_bits(f, b)?;
-            out.push(f);
-        }
-    }
-    Ok(out)
-}
-
 impl<T: Elem> Held<T> {
     /// `raw` held packed or widened now.
     fn of(k: &mut KernelBuilder, raw: Vec<Reg<T>>, packed: bool) -> Result<Held<T>> {
@@ -1141,7 +1092,7 @@ impl<T: Elem> Held<T> {
     /// [`Widen::Permute`] form, for the statistics before the output's [`Held::f32s_of`]).
     fn f32s(&self, k: &mut KernelBuilder) -> Result<Vec<Reg<ty::F32>>> {
         match self {
-            Held::Words(w) => widen_words(k, w, Widen::Permute),
+            Held::Words(w) => k.widen_bf16_words(w, Widen::Permute),
             _ => self.f32s_of(k, 0..self.len()),
         }
     }
@@ -1155,7 +1106,9 @@ impl<T: Elem> Held<T> {
         match self {
             Held::Wide(v) => Ok(v[at].to_vec()),
             Held::Packed(v) => widen(k, &v[at]),
-            Held::Words(w) => widen_words(k, &w[at.start / 2..at.end.div_ceil(2)], Widen::Shift),
+            Held::Words(w) => {
+                k.widen_bf16_words(&w[at.start / 2..at.end.div_ceil(2)], Widen::Shift)
+            }
         }
     }
 
@@ -1798,8 +1751,8 @@ pub fn build_swiglu_with<T: Elem>(
     // could not be moved above it.
     let mut loaded = Vec::new();
     for i in &at {
-        let gv = k.load_n_with(&g, [i.clone()], vec as usize, zero::<T>(), caching)?;
-        let uv = k.load_n_with(&u, [i.clone()], vec as usize, zero::<T>(), caching)?;
+        let gv = k.load_n_with(&g, [i.clone()], vec as usize, T::zero(), caching)?;
+        let uv = k.load_n_with(&u, [i.clone()], vec as usize, T::zero(), caching)?;
         loaded.push((gv, uv));
     }
     for (i, (gv, uv)) in at.into_iter().zip(loaded) {
@@ -1830,13 +1783,13 @@ pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<Buil
         &x,
         [row.into(), Expr::from(0), c.clone()],
         vec as usize,
-        zero::<T>(),
+        T::zero(),
     )?;
     let u = k.load_n(
         &x,
         [row.into(), Expr::from(1), c.clone()],
         vec as usize,
-        zero::<T>(),
+        T::zero(),
     )?;
     let out = silu_mul(&mut k, &g, &u)?;
     k.store_n(&y, [row.into(), c], &out)?;

@@ -40,6 +40,7 @@ use layouts::fragment::TvLayout;
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Reg, RegRef, ScalarType, Src, ty};
 
+use crate::kernel::math::Widen;
 use crate::kernel::{Buffer, Expr, KernelBuilder, KernelError, Result, TmaTensor, Var};
 use crate::tile::{Elementwise, ExecScope, Storage, TileRef};
 
@@ -162,21 +163,21 @@ impl EpilogueTensor {
     }
 
     /// Element `at` as f32 (16-bit values converted, PTX ISA 9.7.9.21 `cvt`).
-    fn load_f32(&self, k: &mut KernelBuilder, at: Var) -> Result<Reg<ty::F32>> {
+    fn load_f32(&self, k: &mut KernelBuilder, at: Expr) -> Result<Reg<ty::F32>> {
+        fn widened<T: crate::kernel::Elem>(
+            k: &mut KernelBuilder,
+            b: &Buffer<T>,
+            at: Expr,
+        ) -> Result<Reg<ty::F32>> {
+            let h = k.load(b, [at])?;
+            let f = k.reg::<ty::F32>();
+            k.cvt(f, h)?;
+            Ok(f)
+        }
         match self {
             EpilogueTensor::F32(b) => k.load(b, [at]),
-            EpilogueTensor::Bf16(b) => {
-                let h = k.load(b, [at])?;
-                let f = k.reg::<ty::F32>();
-                k.cvt(f, h)?;
-                Ok(f)
-            }
-            EpilogueTensor::F16(b) => {
-                let h = k.load(b, [at])?;
-                let f = k.reg::<ty::F32>();
-                k.cvt(f, h)?;
-                Ok(f)
-            }
+            EpilogueTensor::Bf16(b) => widened(k, b, at),
+            EpilogueTensor::F16(b) => widened(k, b, at),
             EpilogueTensor::StagedBf16(_) | EpilogueTensor::StagedF16(_) => {
                 Err(self.not_staged(k, "a vector of rows or columns"))
             }
@@ -840,27 +841,44 @@ fn vector_tile(
         Axis::Col => "a vector of the output's columns",
     };
     expect_shape(k, x, std::slice::from_ref(&extent), what)?;
-    let first = k.let_(name, first)?;
-    let last = k.let_("vec_last", extent - 1u32)?;
-    let mut distinct: Vec<(u32, Reg<ty::F32>)> = Vec::new();
-    let mut regs = Vec::with_capacity(frag.values() as usize);
+    let mut offsets = Vec::with_capacity(frag.values() as usize);
     for v in 0..frag.values() as usize {
         let (dr, dc) = value_offset(k, frag, v)?;
-        let o = if axis == Axis::Row { dr } else { dc };
-        let r = match distinct.iter().find(|(d, _)| *d == o) {
-            Some(&(_, r)) => r,
-            None => {
-                let i = k.eval(first + o)?;
-                let last = k.eval(last)?;
-                k.min(i, i, last)?;
-                let i = k.bind("vec_at", i);
-                let r = x.load_f32(k, i)?;
-                distinct.push((o, r));
-                r
-            }
-        };
-        regs.push(r.as_ref());
+        offsets.push(if axis == Axis::Row { dr } else { dc });
     }
+    let mut distinct = offsets.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    // Each distinct offset loaded once. Where the thread's last one lies inside the vector (all
+    // but the edge tiles), from one address with constant offsets; else each index clamped to
+    // the last element (a value past the extent lands only in values the epilogue never
+    // stores).
+    let values: Vec<Reg<ty::F32>> = k.regs::<ty::F32>(distinct.len());
+    let last_o = distinct.last().copied().unwrap_or(0);
+    let inside = k.cmp(CmpOp::Lt, first.clone() + last_o, extent.clone())?;
+    k.if_(inside, |k| {
+        for (&o, &r) in distinct.iter().zip(&values) {
+            let v = x.load_f32(k, first.clone() + o)?;
+            k.mov(r, v)?;
+        }
+        Ok(())
+    })
+    .else_(|k| {
+        let last = k.let_("vec_last", extent.clone() - 1u32)?;
+        for (&o, &r) in distinct.iter().zip(&values) {
+            let i = k.eval(first.clone() + o)?;
+            let last = k.eval(last)?;
+            k.min(i, i, last)?;
+            let i = k.bind(name, i);
+            let v = x.load_f32(k, i.into())?;
+            k.mov(r, v)?;
+        }
+        Ok(())
+    })?;
+    let regs = offsets
+        .iter()
+        .map(|o| values[distinct.binary_search(o).unwrap_or_default()].as_ref())
+        .collect();
     Ok(TileRef::registers(ScalarType::F32, frag.clone(), regs))
 }
 
@@ -945,12 +963,11 @@ fn fold_tile(
                 f
             }
             _ => {
-                let h = [k.reg::<ty::Bf16>(), k.reg::<ty::Bf16>()];
-                k.mov_unpack(&h, *pair)?;
-                let f = [k.reg::<ty::F32>(), k.reg::<ty::F32>()];
-                k.cvt(f[0], h[0])?;
-                k.cvt(f[1], h[1])?;
-                f
+                // A bf16 half is the high half of its f32: one shift or mask each.
+                let word = k.reg::<ty::B32>();
+                k.mov_bits(word, *pair)?;
+                let f = k.widen_bf16_words(&[word], Widen::Shift)?;
+                [f[0], f[1]]
             }
         };
         for (&v, x) in two.iter().zip(halves) {

@@ -103,11 +103,6 @@ fn stat_len(k: &mut KernelBuilder) -> Result<Var> {
     k.symbol_with("stat_len", ExtentFacts::NONE.at_least(bm).multiple_of(bm))
 }
 
-/// A 16-bit zero (the fill of loads that are never masked).
-fn zero<T: Elem>() -> ptx_isa::Src<T> {
-    ptx_isa::Src::Imm(Imm::UInt(0))
-}
-
 /// Declares the extents (each at least 1).
 fn extents(k: &mut KernelBuilder) -> Result<Extents> {
     let one = ExtentFacts::NONE.at_least(1);
@@ -188,8 +183,8 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     .end()?;
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
-        let xo = k.load_n(&o, at.clone(), per as usize, zero::<T>())?;
-        let xd = k.load_n(&d_o, at, per as usize, zero::<T>())?;
+        let xo = k.load_n(&o, at.clone(), per as usize, T::zero())?;
+        let xd = k.load_n(&d_o, at, per as usize, T::zero())?;
         let acc = k.reg::<ty::F32>();
         k.mov(acc, 0.0f32)?;
         for (&a, &g) in xo.iter().zip(&xd) {
