@@ -91,12 +91,40 @@ fn bad_configurations_are_refused_when_built() {
             stages: 0,
             ..AttentionConfig::new(ScalarType::Bf16, 128, false)
         },
+        // 192-row query tiles: head dim 64 with the serial schedule only.
+        AttentionConfig::new(ScalarType::Bf16, 128, false).with_block_m(192),
+        AttentionConfig::new(ScalarType::Bf16, 64, false)
+            .with_block_m(192)
+            .with_schedule(Schedule::PingPong),
+        AttentionConfig::new(ScalarType::Bf16, 64, false).with_block_m(256),
     ] {
         assert!(
             build(Target::Sm90a, &bad).is_err(),
             "{bad:?} should be refused"
         );
     }
+}
+
+/// The 192-row query tile at head dim 64: three consumer warpgroups (512 threads, budgets of
+/// 24 and 160 registers), each stage of K and V released by three arrivals, Q loaded in 192-row
+/// boxes.
+#[test]
+fn three_consumers_take_the_192_row_query_tile() {
+    let cfg = AttentionConfig::new(ScalarType::Bf16, 64, false).with_block_m(192);
+    assert_eq!(cfg.name(), "attention_fwd_bf16_d64_m192");
+    assert_eq!(cfg.consumers(), 3);
+    assert_eq!(cfg.q_bytes(), 192 * 128);
+    let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+    assert!(ptx.contains(".maxntid 512, 1, 1"), "512 threads");
+    assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 160;"));
+    assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 24;"));
+    // Each of the two rings' two stages: an empty barrier of three arrivals.
+    let inits = |n: &str| {
+        ptx.lines()
+            .filter(|l| l.contains("mbarrier.init.shared.b64") && l.ends_with(n))
+            .count()
+    };
+    assert_eq!(inits(", 3;"), 4);
 }
 
 /// O by TMA: the warpgroup's rows staged by `stmatrix`, made visible to the async proxy, one

@@ -53,6 +53,11 @@ impl WarpSpecialized {
     /// fits the 64K registers of an SM); 384 threads.
     pub const PRODUCER_AND_TWO_CONSUMERS: WarpSpecialized = WarpSpecialized::new(2, 24, 240);
 
+    /// Three consumer warpgroups beside the producer (512 threads: 128 registers each at
+    /// launch), raised to 160 (24 x 128 + 160 x 384 = 64,512 of the 64K): the attention's
+    /// 192-row query tiles at head dim 64, where S (64 x 128 f32), O (64 x 64) and P fit.
+    pub const PRODUCER_AND_THREE_CONSUMERS: WarpSpecialized = WarpSpecialized::new(3, 24, 160);
+
     /// `consumers` consumer warpgroups beside the producer, with these budgets.
     pub const fn new(consumers: u32, producer_regs: u32, consumer_regs: u32) -> WarpSpecialized {
         WarpSpecialized {

@@ -136,11 +136,7 @@ impl Tiles {
                 };
                 let blk = block(k, p.cfg, p.args, [m_block, head, batch])?;
                 if p.cfg.varlen {
-                    let live = k.cmp(
-                        CmpOp::Lt,
-                        blk.m_block * AttentionConfig::BLOCK_M,
-                        blk.seqlen_q,
-                    )?;
+                    let live = k.cmp(CmpOp::Lt, blk.m_block * p.cfg.block_m, blk.seqlen_q)?;
                     k.if_(live, |k| body(k, &blk)).end()
                 } else {
                     body(k, &blk)
@@ -235,7 +231,7 @@ fn build_typed<T: Elem>(
     if T::DTYPE != cfg.dtype {
         return Err(k.error(format!("built for {} with {} tensors", cfg.dtype, T::DTYPE)));
     }
-    let bm = AttentionConfig::BLOCK_M;
+    let bm = cfg.block_m;
     let args = declare::<T>(&mut k, cfg)?;
     let longest = match &args.seqs {
         Seqs::Batched { seqlen_q, .. } => *seqlen_q,
@@ -250,10 +246,11 @@ fn build_typed<T: Elem>(
         Ok(k.cta_id([m_blocks.clone(), args.heads.into(), args.batch.clone()])?)
     };
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
-    let roles = AttentionConfig::ROLES;
+    let roles = cfg.roles();
+    let consumers = roles.consumers;
     let tid = roles.declare(&mut k)?;
 
-    // Shared memory: Q (d / 64 slabs of 128 rows x 128 bytes), the K/V ring, Q's barrier.
+    // Shared memory: Q (d / 64 slabs of block_m rows x 128 bytes), the K/V ring, Q's barrier.
     let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
     let spec = |name: &str| TileSpec {
         name: name.to_string(),
@@ -262,8 +259,8 @@ fn build_typed<T: Elem>(
     };
     // Two rings, K's and V's. full: the producer's one arrive.expect_tx; empty: one arrival per
     // consumer warpgroup.
-    let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, 2)?;
-    let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, 2)?;
+    let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, consumers)?;
+    let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, consumers)?;
     let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
     // Persistent: the consumers release Q before the producer loads the next tile's.
     let q_empty_bar = if cfg.persistent {
@@ -277,15 +274,15 @@ fn build_typed<T: Elem>(
     let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
         k.error(format!("barrier protocol: {e}"))
     };
-    // Each stage is released by both consumer warpgroups' leaders.
-    let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, 2)?;
-    let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, 2)?;
+    // Each stage is released by every consumer warpgroup's leader.
+    let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, consumers)?;
+    let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, consumers)?;
     let q_full = sync
         .declare_one("q_full", 1, q_bar)
         .map_err(|e| protocol(&k, e))?;
     let q_empty = match q_empty_bar {
         Some(at) => Some(
-            sync.declare_one("q_empty", 2, at)
+            sync.declare_one("q_empty", consumers, at)
                 .map_err(|e| protocol(&k, e))?,
         ),
         None => None,
@@ -350,7 +347,7 @@ fn block<T: Elem>(
     args: &Args<T>,
     [m_block, head, batch]: [Var; 3],
 ) -> Result<Block> {
-    let (bm, bn) = (AttentionConfig::BLOCK_M, cfg.block_n);
+    let (bm, bn) = (cfg.block_m, cfg.block_n);
     // The KV head of a query head, this sequence's lengths, and the key tiles this query tile
     // sees.
     let kv_head = k.let_("kv_head", head / (args.heads / args.kv_heads))?;
@@ -374,7 +371,7 @@ fn block<T: Elem>(
     };
     let n_all = Expr::ceil_div(seqlen_k, bn);
     let n_blocks = if cfg.causal {
-        // Keys up to (last row) + seqlen_k - seqlen_q: min(n_all, ceil((m0 + 128 + sk - sq) / bn)),
+        // Keys up to (last row) + seqlen_k - seqlen_q: min(n_all, ceil((m0 + bm + sk - sq) / bn)),
         // 0 when that is negative.
         let reach = k.let_("reach", m_block * bm + bm + seqlen_k)?;
         let below = k.cmp(CmpOp::Gt, reach, seqlen_q)?;
@@ -440,7 +437,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
         None => TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128),
     };
     let (q_shape, kv_shape) = (shape(seqlen_q, heads), shape(seqlen_k, kv_heads));
-    let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(AttentionConfig::BLOCK_M))?;
+    let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(cfg.block_m))?;
     let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(cfg.block_n))?;
     let v = k.tma_tensor::<T>("v", kv_shape, qkv(cfg.block_n))?;
     let o = if cfg.tma_store {
@@ -497,7 +494,7 @@ fn producer<T: Elem>(
     tid: Var,
 ) -> Result<()> {
     let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
-    let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
+    let (bm, bn, d) = (cfg.block_m, cfg.block_n, cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         // Both rings advance together: one cursor, kept from tile to tile; Q's buffer is a
@@ -513,7 +510,7 @@ fn producer<T: Elem>(
                     ring: &Ring,
                     t: &TmaTensor<T>,
                     at: &[Expr]| {
-            // Wait until both consumers released the stage, announce its bytes.
+            // Wait until every consumer released the stage, announce its bytes.
             let full = ring.acquire(k, sync, &cur)?;
             ring.commit(k, sync, full, ring.tx_bytes())?;
             let dst = ring.first_tile(k, stage)?;
@@ -570,7 +567,7 @@ fn consumer<T: Elem>(
     me: ConsumerId,
 ) -> Result<()> {
     let (cfg, args, q_s, q_full) = (p.cfg, p.args, p.q_s, p.q_full);
-    let (bm, bn, d) = (AttentionConfig::BLOCK_M, cfg.block_n, cfg.head_dim);
+    let (bm, bn, d) = (cfg.block_m, cfg.block_n, cfg.head_dim);
     let dt = T::DTYPE;
     let (lt, cw) = (me.thread, me.index);
     // scale · log2(e), folded into each exponent's fma.
@@ -606,7 +603,7 @@ fn consumer<T: Elem>(
             l,
         } = softmax_state(k, dt, bn, d)?;
 
-        // Q of this warpgroup: 64 rows of the 128-row slabs.
+        // Q of this warpgroup: 64 rows of the block_m-row slabs.
         let q_phase = match &cursors.q {
             Some(q) => Src::from(q.phase()),
             None => Src::from(0u32),
@@ -636,7 +633,12 @@ fn consumer<T: Elem>(
         }
         let mut release = |k: &mut KernelBuilder| -> Result<()> {
             if let (Some(q_empty), Some(q)) = (p.q_empty, &cursors.q) {
-                sync.arrive(k.isa().when(leader), q_empty.at, q_empty.addr, 2)?;
+                sync.arrive(
+                    k.isa().when(leader),
+                    q_empty.at,
+                    q_empty.addr,
+                    cfg.consumers(),
+                )?;
                 q.advance(k.isa())?;
             }
             Ok(())
@@ -748,9 +750,9 @@ impl Consumer<'_> {
         if !p.cfg.causal {
             return Ok(keys);
         }
-        // The CTA's last row m0 + 127 sees key n*bn + c iff c < m0 + 128 + sk - sq - n*bn,
+        // The CTA's last row m0 + bm - 1 sees key n*bn + c iff c < m0 + bm + sk - sq - n*bn,
         // which may be negative (sq > sk): taken as signed, at least 0.
-        let bm = AttentionConfig::BLOCK_M;
+        let bm = p.cfg.block_m;
         let hi = s32(k, blk.m_block * bm + bm + blk.seqlen_k)?;
         let lo = s32(k, Expr::from(blk.seqlen_q) + n * bn)?;
         let seen = k.reg::<ty::S32>();
@@ -869,7 +871,7 @@ fn pipelined<T: Elem>(
         // the query tile: with seqlen_q = seqlen_k the CTA's last row sees all of its diagonal
         // tile, and the paths only cost (H200, causal 4×4096: 567-573 TFLOP/s against 571-577
         // without; 4×4096 without the mask, 176-row tiles: 666-669 against 661-668).
-        let cut = !p.cfg.causal || p.cfg.block_n > AttentionConfig::BLOCK_M;
+        let cut = !p.cfg.causal || p.cfg.block_n > p.cfg.block_m;
         let keys = if cut {
             Some(c.keys_seen(k, p, Expr::from(c.blk.n_blocks) - 1u32)?)
         } else {
@@ -1045,7 +1047,7 @@ fn mask<T: Elem>(
 
 /// O's 64 rows of this warpgroup by TMA: the 16-bit pairs `stmatrix`ed into the warpgroup's
 /// rows of Q's slabs (free once its `S = Q·Kᵀ` are done; 128-byte swizzled as O's tensor map
-/// expects: element (r, c) at `c % 64 + 64 r + 8192 (c / 64)`, a slab being 128 rows of 64),
+/// expects: element (r, c) at `c % 64 + 64 r + 64 bm (c / 64)`, a slab being `bm` rows of 64),
 /// `fence.proxy.async` so the async proxy sees the writes (PTX ISA 9.7.12.4 membar/fence), the
 /// warpgroup's named barrier, then one TMA store per 64 columns by its first thread, which waits
 /// until they have read shared memory (PTX ISA 9.7.9.25.4 `cp.async.bulk.wait_group.read`)
@@ -1056,7 +1058,7 @@ fn store_tma<T: Elem>(
     o: &TmaTensor<T>,
     packed: &TileRef,
     origin: &[Expr],
-    d: u32,
+    [bm, d]: [u32; 2],
     cw: Var,
     lt: Var,
     q_wg: Reg<ty::U32>,
@@ -1064,8 +1066,8 @@ fn store_tma<T: Elem>(
     use layouts::IntTuple as I;
     let slab = AttentionConfig::SLAB;
     let slabs = i64::from(d / slab);
-    // A slab of Q is BLOCK_M rows of 64 elements.
-    let slab_elems = i64::from(AttentionConfig::BLOCK_M * slab);
+    // A slab of Q is block_m rows of 64 elements.
+    let slab_elems = i64::from(bm * slab);
     let layout = layouts::Layout::new(
         I::tuple([I::tuple([I::Int(64), I::Int(slabs)]), I::Int(64)]),
         I::tuple([I::tuple([I::Int(1), I::Int(slab_elems)]), I::Int(64)]),
@@ -1082,7 +1084,7 @@ fn store_tma<T: Elem>(
     k.sync_named(bar, 128)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
     k.if_(leader, |k| {
-        let slab_bytes = AttentionConfig::BLOCK_M * slab * 2;
+        let slab_bytes = bm * slab * 2;
         for s in 0..d / slab {
             let at = if s == 0 {
                 q_wg
@@ -1172,7 +1174,7 @@ fn epilogue<T: Elem>(
     cw: Var,
     q_wg: Reg<ty::U32>,
 ) -> Result<()> {
-    let (d, args, blk) = (p.cfg.head_dim, p.args, c.blk);
+    let (bm, d, args, blk) = (p.cfg.block_m, p.cfg.head_dim, p.args, c.blk);
     let (o_acc, rows, m, l) = (&c.o_acc, &c.rows, &c.m[..], &c.l[..]);
     let dt = T::DTYPE;
     let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
@@ -1219,7 +1221,7 @@ fn epilogue<T: Elem>(
                 let view = k.rows_until(o, &origin, row_dim, [64, d], end)?;
                 k.copy(&view, &packed, ExecScope::Warpgroup)?;
             }
-            Out::Tma(o) => store_tma(k, o, &packed, &origin, d, cw, lt, q_wg)?,
+            Out::Tma(o) => store_tma(k, o, &packed, &origin, [bm, d], cw, lt, q_wg)?,
         }
         // LSE: each quad's first lane holds its rows' statistics.
         let (r, c) = k.fragment_origin(o_acc, lt)?;

@@ -48,6 +48,20 @@ pub enum AttentionConfigError {
     /// O stored by TMA over packed sequences.
     #[error("O stored by TMA clips at the tensor's edge, not at a packed sequence's end")]
     TmaStoreVarlen,
+    /// A query tile other than 128 rows, or 192 at head dim 64 with the serial schedule.
+    #[error(
+        "query tile of {block_m} rows at head dim {head_dim} with the {schedule:?} schedule: 128 \
+         rows (two consumer warpgroups), or 192 (three) at head dim 64 with the serial one (three \
+         warpgroups' registers hold its S, O and P; the ping-pong's turns are two)"
+    )]
+    BlockM {
+        /// The query tile's rows.
+        block_m: u32,
+        /// The head dimension.
+        head_dim: u32,
+        /// The schedule.
+        schedule: Schedule,
+    },
     /// A ring of no stages, or more than shared memory holds.
     #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]
     Stages {
@@ -121,6 +135,10 @@ pub struct AttentionConfig {
     pub head_dim: u32,
     /// Whether the causal mask applies.
     pub causal: bool,
+    /// Query rows per CTA, 64 per consumer warpgroup: [`AttentionConfig::BLOCK_M`] (two
+    /// consumers), or 192 (three: head dim 64 with the serial schedule, FlashAttention-3's
+    /// query tile there, [`AttentionConfig::with_block_m`]).
+    pub block_m: u32,
     /// Key rows per tile (the N of `S = Q·Kᵀ` and the K of `P·V`).
     pub block_n: u32,
     /// Stages of the K ring and of the V ring.
@@ -152,10 +170,8 @@ pub struct AttentionConfig {
 const SMEM_LIMIT: u32 = 227 * 1024;
 
 impl AttentionConfig {
-    /// Query rows per CTA: two consumer warpgroups of 64 rows.
+    /// Query rows per CTA by default: two consumer warpgroups of 64 rows.
     pub const BLOCK_M: u32 = 128;
-    /// The roles: a producer warpgroup and two consumer warpgroups with their register budgets.
-    pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// Columns of one TMA box and one shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The schedule [`AttentionConfig::new`] picks for `head_dim`, from the H100 run of all
@@ -187,6 +203,7 @@ impl AttentionConfig {
             dtype,
             head_dim,
             causal,
+            block_m: Self::BLOCK_M,
             block_n: if head_dim > 128 { 64 } else { 128 },
             stages: 2,
             schedule: Self::default_schedule(head_dim),
@@ -269,7 +286,9 @@ impl AttentionConfig {
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
     /// and not, each with every [`Schedule`] (the default one first), then with the default
     /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
-    /// packed variable-length sequences, and those on a persistent grid; then those of
+    /// packed variable-length sequences, and those on a persistent grid; at head dim 64 the
+    /// 192-row query tile (three consumers) on one CTA per tile, by TMA, in L2 sections and
+    /// packed; then those of
     /// [`AttentionConfig::picks`] not among them, batched and packed.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
@@ -291,6 +310,17 @@ impl AttentionConfig {
                         base.with_varlen(),
                         base.with_varlen().with_persistent(),
                     ]);
+                    if head_dim == 64 {
+                        // Three consumer warpgroups: one CTA per tile or persistent, O from
+                        // registers or by TMA, packed.
+                        let m192 = base.with_block_m(192);
+                        out.extend([
+                            m192,
+                            m192.with_tma_store(),
+                            m192.with_order(TileOrder::L2Sections).with_tma_store(),
+                            m192.with_varlen(),
+                        ]);
+                    }
                     for pick in Self::picks(dtype, head_dim, causal) {
                         for cfg in [pick, pick.with_varlen()] {
                             if !out.contains(&cfg) {
@@ -307,7 +337,9 @@ impl AttentionConfig {
     /// The configurations the benchmark times side by side for `head_dim` and `causal` (bf16),
     /// each with a short label: the default one on a grid of one CTA per query tile (`grid`),
     /// with O stored by TMA (`tma`), on a persistent grid (`pers`, and in
-    /// [`TileOrder::L2Sections`]: `l2`), both; at head dim 128 also 3 stages (`s3`), key tiles of
+    /// [`TileOrder::L2Sections`]: `l2`), both; at head dim 64 also 192-row query tiles (`m192`:
+    /// three consumer warpgroups) on each grid, with 2 or 3 stages; at head dim 128 also 3
+    /// stages (`s3`), key tiles of
     /// 160, 176 and 192 rows (`n176`, FlashAttention-3's non-causal tile; 160 divides 4k keys
     /// into whole tiles but one, 176 and 192 leave a third of one empty) on either grid (192 on
     /// the persistent one without the mask only), and the
@@ -325,6 +357,21 @@ impl AttentionConfig {
             ("pers+tma", pers),
             ("l2+tma", l2),
         ];
+        if head_dim == 64 {
+            // FlashAttention-3's 192-row query tile: three consumer warpgroups.
+            let m192 = base.with_block_m(192);
+            out.extend([
+                ("m192", m192),
+                ("m192 tma", m192.with_tma_store()),
+                ("m192 pers+tma", m192.with_persistent().with_tma_store()),
+                (
+                    "m192 l2+tma",
+                    m192.with_order(TileOrder::L2Sections).with_tma_store(),
+                ),
+                ("m192 s3", m192.with_tile(128, 3)),
+                ("m192 tma s3", m192.with_tma_store().with_tile(128, 3)),
+            ]);
+        }
         if head_dim == 128 {
             let overlap = tma.with_schedule(Schedule::PingPongOverlap);
             out.extend([
@@ -404,9 +451,30 @@ impl AttentionConfig {
         AttentionConfig { schedule, ..self }
     }
 
+    /// The same configuration with query tiles of `block_m` rows ([`AttentionConfig::block_m`]).
+    pub fn with_block_m(self, block_m: u32) -> AttentionConfig {
+        AttentionConfig { block_m, ..self }
+    }
+
+    /// Its consumer warpgroups: one per 64 query rows.
+    pub fn consumers(&self) -> u32 {
+        self.block_m / 64
+    }
+
+    /// The roles: a producer warpgroup and [`AttentionConfig::consumers`] consumer warpgroups
+    /// with their register budgets.
+    pub fn roles(&self) -> WarpSpecialized {
+        if self.consumers() == 3 {
+            WarpSpecialized::PRODUCER_AND_THREE_CONSUMERS
+        } else {
+            WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS
+        }
+    }
+
     /// The kernel's name: `attention_fwd_bf16_d128` (`_causal`), then the schedule's name
     /// (`_pingpong`) for any but [`AttentionConfig::default_schedule`]'s for its head dim, then
-    /// `_n176s3` for a key tile or a stage count other than [`AttentionConfig::new`]'s, then
+    /// `_m192` for a query tile other than [`AttentionConfig::BLOCK_M`] rows, `_n176s3` for a key
+    /// tile or a stage count other than [`AttentionConfig::new`]'s, then
     /// `_varlen` for packed sequences, `_persistent` for a persistent grid (`_persistent_l2` in
     /// [`TileOrder::L2Sections`]) and `_tmastore` for O
     /// stored by TMA.
@@ -422,8 +490,13 @@ impl AttentionConfig {
         } else {
             format!("_n{}s{}", self.block_n, self.stages)
         };
+        let rows = if self.block_m == Self::BLOCK_M {
+            String::new()
+        } else {
+            format!("_m{}", self.block_m)
+        };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{tile}{}{}{}",
+            "attention_fwd_{}_d{}{}{schedule}{rows}{tile}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
@@ -442,9 +515,9 @@ impl AttentionConfig {
         self.head_dim * 2
     }
 
-    /// Bytes of the Q tile (`BLOCK_M x d`).
+    /// Bytes of the Q tile (`block_m x d`).
     pub fn q_bytes(&self) -> u32 {
-        Self::BLOCK_M * self.row_bytes()
+        self.block_m * self.row_bytes()
     }
 
     /// Bytes of one K (or V) tile (`block_n x d`).
@@ -474,6 +547,14 @@ impl AttentionConfig {
         }
         if self.tma_store && self.varlen {
             return Err(AttentionConfigError::TmaStoreVarlen);
+        }
+        let three = self.head_dim == 64 && self.schedule == Schedule::Serial;
+        if !(self.block_m == Self::BLOCK_M || (self.block_m == 192 && three)) {
+            return Err(AttentionConfigError::BlockM {
+                block_m: self.block_m,
+                head_dim: self.head_dim,
+                schedule: self.schedule,
+            });
         }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > SMEM_LIMIT {
