@@ -238,8 +238,11 @@ impl AttentionConfig {
     ///   ping-pong's 574), with 176-row tiles below [`Self::TILE_192_MIN_SEQLEN_K`] (630 at 8k
     ///   against 609 with 128-row ones and 624 with the ping-pong's 176-row ones), and from there
     ///   192-row tiles with the ping-pong (670 at 16k against the overlap's 664 with 176 rows);
-    /// - head dim 64: one CTA per tile, O from registers without the mask (453 against 428 by
-    ///   TMA), FlashAttention-3's L2 sections with TMA store with it (397 against 379);
+    /// - head dim 64: 192-row query tiles, three consumer warpgroups, serial (session 11, two
+    ///   H200 calls, 2x8192, medians of 3: without the mask one CTA per tile, O from registers,
+    ///   501-502 against 396-414 for the 128-row tile and 487-490 for cuDNN; with it
+    ///   FlashAttention-3's L2 sections with TMA store, 449-451 against 381-385 and 457-459;
+    ///   the overlap within each warpgroup without turns measured slower, 444-448 and 404-405);
     /// - head dim 256: L2 sections with TMA store without the mask (680 against 669), one CTA
     ///   per tile with TMA store with it (573 against 453).
     ///
@@ -252,8 +255,9 @@ impl AttentionConfig {
             (128, _) if shape.seqlen_k >= Self::TILE_192_MIN_SEQLEN_K => tma.with_tile(192, 2),
             (128, true) if shape.seqlen_k <= Self::CAUSAL_OVERLAP_MAX_SEQLEN_K => overlap,
             (128, _) => overlap.with_tile(176, 2),
-            (64, false) => AttentionConfig::new(dtype, head_dim, causal),
-            (64, true) | (256, false) => tma.with_order(TileOrder::L2Sections),
+            (64, false) => AttentionConfig::new(dtype, head_dim, causal).with_block_m(192),
+            (64, true) => tma.with_block_m(192).with_order(TileOrder::L2Sections),
+            (256, false) => tma.with_order(TileOrder::L2Sections),
             _ => tma,
         }
     }
