@@ -61,13 +61,17 @@ fn the_gated_gemm_waits_on_its_chunk_before_its_loads() {
 #[test]
 fn the_slot_sum_assembles_for_any_world() {
     for world in [1, 2, 4, 8] {
-        let sum = kernels::slot_sum(world).unwrap();
-        let ptx = sum.ptx();
-        // One 16-byte load per slot and thread, added in f32 in slot order.
-        assert_eq!(ptx.matches("ld.global.v4").count(), world as usize, "{ptx}");
-        assert!(ptx.contains("cvt.rn.bf16.f32"));
-        support::assemble(ptx, Target::Sm90a);
+        for owner in [0, world - 1] {
+            let sum = kernels::slot_sum(world, owner).unwrap();
+            let ptx = sum.ptx();
+            // One 16-byte load per slot and thread, added in f32, the owner's slot first.
+            assert_eq!(ptx.matches("ld.global.v4").count(), world as usize, "{ptx}");
+            assert!(ptx.contains("cvt.rn.bf16.f32"));
+            support::assemble(ptx, Target::Sm90a);
+        }
     }
+    let e = kernels::slot_sum(2, 2).unwrap_err();
+    assert!(e.to_string().contains("owner 2 of 2"), "{e}");
 }
 
 #[test]
@@ -95,15 +99,22 @@ fn a_device_group_without_a_gpu_is_an_error() {
 }
 
 /// The owner's GEMM with the slot sum fused: its peers' slots are parameters in rank order
-/// (its own left out), its accumulator is rounded to bf16 before they are added, and with two
-/// ranks it assembles clean for the benchmark's reduce-scatter shapes, the stress's and the
-/// small run's.
+/// (its own left out), the first staged by TMA (a TMA load in the consumers, beside the
+/// producer's), its accumulator is rounded to bf16 before they are added, and with two ranks it
+/// assembles clean for the benchmark's reduce-scatter shapes (two and four ranks), the
+/// stress's and the small run's.
 #[test]
 fn the_fused_owner_gemm_adds_its_peers_slots() {
     let configs = support::unique(
-        [(2048, 8192), (4096, 8192), (8192, 8192), (256, 512)]
-            .into_iter()
-            .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
+        [
+            (1024, 8192),
+            (2048, 8192),
+            (4096, 8192),
+            (8192, 8192),
+            (256, 512),
+        ]
+        .into_iter()
+        .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
     );
     for cfg in configs {
         for (world, rank, slots) in [
