@@ -807,7 +807,7 @@ impl Options {
 }
 
 fn main() -> Res<()> {
-    let opts = Options::parse()?;
+    let mut opts = Options::parse()?;
     let mut group = match DeviceGroup::all() {
         Ok(g) if g.world() >= 2 => g,
         Ok(g) => {
@@ -826,6 +826,10 @@ fn main() -> Res<()> {
         group.init_nccl()?;
     }
     let world = group.world();
+    if opts.rs.pull && world > 2 {
+        println!("--rs-pull left out: the pulled reduce-scatter takes two ranks, not {world}");
+        opts.rs.pull = false;
+    }
     let sms = group.device(0)?.attributes().sm_count;
     for r in 0..world {
         println!("rank {r}: {}", group.device(r)?.attributes().name);

@@ -10,11 +10,18 @@ use ptxkit::library::gemm::GemmConfig;
 use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 
-/// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2) on a
-/// 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096 tokens
-/// (256 rows, a whole 2048-row shard), the stress's (256) and the sanitizer's small run's (128).
+/// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
+/// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
+/// tokens (256 and 512 rows, a whole shard), the stress's (256) and the sanitizer's small run's
+/// (128); with four ranks at 4096 tokens, the bands of 8 row tiles `AllGatherGemm` cuts a
+/// 1024-row shard's walk to (`AllGatherPlan::band`).
 fn gated() -> Vec<(GemmConfig, u32)> {
     let tiles = |rows: usize| AllGatherPlan::new(2, 2048, rows).unwrap().chunk_tiles();
+    let four = AllGatherPlan::new(4, 1024, 1024).unwrap();
+    let banded = |m: usize, n: usize| GemmConfig {
+        group_m: four.band(16),
+        ..GemmConfig::for_problem(m, n, 132)
+    };
     support::unique(
         [
             (16384, 14336, 1024),
@@ -22,11 +29,16 @@ fn gated() -> Vec<(GemmConfig, u32)> {
             (16384, 4096, 1024),
             (4096, 28672, 1024),
             (4096, 5120, 256),
+            (4096, 5120, 512),
             (4096, 14336, 2048),
             (1024, 512, 128),
         ]
         .into_iter()
-        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows))),
+        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows)))
+        .chain([
+            (banded(4096, 2560), four.chunk_tiles()),
+            (banded(4096, 7168), four.chunk_tiles()),
+        ]),
     )
 }
 

@@ -215,6 +215,21 @@ impl ReduceScatterPlan {
         rank * self.rows * n
     }
 
+    /// Refuses a placement this plan cannot take: the writer's ([`Placement::Writer`]) with more
+    /// than two ranks. The owner's fused GEMM stages one peer's partial by TMA; with more ranks
+    /// it reads the others with plain loads across the links in its epilogue, and on four H200s
+    /// (NV18, 2026-11-28, `notes/session11-tp-bench.log`) that ran 9-31 times the GEMM alone.
+    pub fn check_placement(&self, placement: Placement) -> Result<(), TpError> {
+        match (placement, self.world) {
+            (Placement::Writer, world) if world > 2 => Err(plan_err(format!(
+                "partials left with their writers take at most two ranks, not {world}: the \
+                 owner's GEMM stages one peer's partial, and reads the others across the links \
+                 with plain loads (9-31x the GEMM alone at four ranks)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The GEMM launches rank `rank` makes before its owner's step, each a run of shards (their
     /// rows of its A, their partials into one block of slots), in [`ReduceScatterPlan::
     /// shard_order`], its own shard left out when `fused` (its owner's GEMM computes it). With
@@ -445,11 +460,28 @@ mod tests {
                 }
             }
         }
-        // Four ranks, pulled: at most two launches before the owner's GEMM.
+        // Four ranks, pulled (a plan refused to run, its launches still well formed): at most
+        // two launches before the owner's GEMM.
         let p = ReduceScatterPlan::new(4, 1024).unwrap();
         assert_eq!(p.launches(Placement::Writer, 0, true), [1..4]);
         assert_eq!(p.launches(Placement::Writer, 1, true), [2..4, 0..1]);
         assert_eq!(p.launches(Placement::Writer, 3, true), [0..3]);
+    }
+
+    #[test]
+    fn partials_stay_with_their_writers_at_two_ranks_at_most() {
+        for world in 1..=8 {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            assert!(p.check_placement(Placement::Owner).is_ok());
+            let writer = p.check_placement(Placement::Writer);
+            assert_eq!(writer.is_ok(), world <= 2, "world {world}");
+        }
+        let e = ReduceScatterPlan::new(4, 128)
+            .unwrap()
+            .check_placement(Placement::Writer)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most two ranks, not 4"), "{e}");
     }
 
     #[test]

@@ -68,6 +68,7 @@ impl GemmReduceScatter {
     /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
     /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
     /// peer's by TMA into the staging block under its main loop. The same sum, the same bits.
+    /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
     pub fn pulled(
         group: &DeviceGroup,
         cfg: GemmConfig,
@@ -84,6 +85,7 @@ impl GemmReduceScatter {
         placement: Placement,
     ) -> Result<GemmReduceScatter, TpError> {
         super::check_world(plan.world(), group)?;
+        plan.check_placement(placement)?;
         let bf16 = ptx_isa::ScalarType::Bf16;
         if cfg.input != bf16 || cfg.output != bf16 || cfg.alpha_beta {
             return Err(TpError::Plan(format!(
