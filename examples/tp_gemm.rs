@@ -6,13 +6,21 @@
 //! against the sequential result on the device.
 //!
 //! `cargo run --release --example tp_gemm -- [--quick | --tokens T,T..] [--stress N]
-//! [--rs-register-epilogue] [--rs-fused] [--rs-only]` (`--rs-fused`: the reduce-scatter with
-//! the owners' sum fused into their GEMMs too, in the layers beside the unfused one and alone in
-//! the stress; `--rs-only`: no all-gather layers), or `-- --small [--stress N]`: only the stress, on small shapes, its
-//! references gathered and summed through the host (no NCCL, no cuBLAS, no timing: the run
-//! compute-sanitizer checks). Needs libcuda, and but for `--small` libnccl and libcublas; run it
-//! with `NCCL_NVLS_ENABLE=0` (no NVLink multicast). Prints one line per shape and a summary;
-//! exits non-zero on a mismatch.
+//! [--rs-register-epilogue] [--rs-fused] [--rs-pull] [--rs-only]` (`--rs-fused`: the
+//! reduce-scatter with the owners' sum fused into their GEMMs too, `--rs-pull`: fused with the
+//! partials read from their writers' memory, each in the layers beside the unfused one and
+//! alone in the stress (pulled where both are given); `--rs-only`: no all-gather layers), or
+//! `-- --small [--stress N]`: only the stress, on small shapes, its all-gather's reference
+//! gathered through the host (no NCCL, no cuBLAS, no timing: the run compute-sanitizer checks).
+//! Every GPU the process sees is a rank (`CUDA_VISIBLE_DEVICES` picks them). Needs libcuda, and
+//! but for `--small` libnccl and libcublas; run it with `NCCL_NVLS_ENABLE=0` (no NVLink
+//! multicast). Prints one line per shape and a summary; exits non-zero on a mismatch.
+//!
+//! The reduce-scatter's reference is the sequential path's partials (the same GEMM on all rows)
+//! summed on the host in each owner's order (`plan::sum_order`), which the overlapped paths
+//! must match to the bit; NCCL's reduce-scatter equals it with two ranks, and with more
+//! differs in the last bits (its ring rounds each hop to bf16), so its differing elements and
+//! error are printed beside.
 //!
 //! The paths a layer compares are timed round-robin (each round times every path once, the
 //! first path of a round rotating), so a drift of the GPUs' clocks over the run (power or heat)
@@ -27,7 +35,7 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, GemmReduceScatter, ReduceScatterPlan, kernels,
+    AllGatherGemm, AllGatherPlan, GemmReduceScatter, ReduceScatterPlan, kernels, plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -268,6 +276,9 @@ struct Row {
     /// alone on ours' A, ours in other chunk sizes; the reduce-scatter with the sum fused.
     extra: Vec<(String, f64)>,
     differing: usize,
+    /// The reduce-scatter's: elements differing from NCCL's sum (its rounding differs with more
+    /// than two ranks) and the largest relative error against it.
+    vs_nccl: Option<(usize, f64)>,
     vs_cublas: f64,
     rms: f64,
 }
@@ -276,7 +287,7 @@ impl Row {
     fn print(&self, since: Instant) {
         println!(
             "{:<44} ours {:7.3} ms | NCCL+our GEMM {:7.3} ({:.3}x) | NCCL+cuBLAS {:7.3} ({:.3}x) | \
-             GEMM alone {:7.3} (ours/alone {:.3}){} | differing {} | rel err vs cuBLAS {:.2e} | \
+             GEMM alone {:7.3} (ours/alone {:.3}){} | differing {}{} | rel err vs cuBLAS {:.2e} | \
              rms {:.3} | at {:.1} s",
             self.what,
             self.ours,
@@ -288,10 +299,19 @@ impl Row {
             self.ours / self.gemm_alone,
             self.extra(),
             self.differing,
+            self.nccl(),
             self.vs_cublas,
             self.rms,
             since.elapsed().as_secs_f64(),
         );
+    }
+
+    /// The comparison with NCCL's reduce-scatter, where there is one.
+    fn nccl(&self) -> String {
+        match self.vs_nccl {
+            Some((n, err)) => format!(" (from NCCL's sum {n}, rel err {err:.2e})"),
+            None => String::new(),
+        }
     }
 
     /// The other paths, each over the GEMM alone.
@@ -323,7 +343,7 @@ fn all_gather_layer(
     let cfg = GemmConfig::for_problem(m, n, ctx.sms);
     let mut ag = AllGatherGemm::new(g, cfg, plan)?;
     let mut others = match sweep {
-        true => vec![256, rows],
+        true => vec![256, 512, rows],
         false => Vec::new(),
     };
     others.retain(|&c| c != chunk_rows);
@@ -407,6 +427,7 @@ fn all_gather_layer(
         }))
         .collect(),
         differing,
+        vs_nccl: None,
         vs_cublas,
         rms,
     })
@@ -414,8 +435,10 @@ fn all_gather_layer(
 
 /// The GEMM + reduce-scatter layer: rank `r` holds `A_r` `[m, k / world]` and `B_r`
 /// `[n, k / world]`; rank `s` gets rows `s·m/world ..` of `Σ_r A_r·B_rᵀ`.
-/// With `rs.fused`, the reduce-scatter with the slot sum fused too
-/// ([`GemmReduceScatter::fused`]), checked and timed beside the others.
+/// With `rs.fused` and `rs.pull`, the reduce-scatter with the slot sum fused too
+/// ([`GemmReduceScatter::fused`], [`GemmReduceScatter::pulled`]), each checked and timed beside
+/// the others. Every path is compared to the bit with the sequential path's partials summed on
+/// the host in each owner's order ([`reference_sum`]).
 fn reduce_scatter_layer(
     ctx: &Ctx,
     name: &str,
@@ -432,10 +455,19 @@ fn reduce_scatter_layer(
         ..cfg
     };
     let rs = GemmReduceScatter::new(g, cfg, plan)?;
-    let rs_fused = match rs_opts.fused {
-        true => Some(GemmReduceScatter::fused(g, cfg, plan)?),
-        false => None,
-    };
+    let mut variants: Vec<(&str, GemmReduceScatter)> = Vec::new();
+    if rs_opts.fused {
+        variants.push((
+            "ours with the sum fused",
+            GemmReduceScatter::fused(g, cfg, plan)?,
+        ));
+    }
+    if rs_opts.pull {
+        variants.push((
+            "ours fused, pulled",
+            GemmReduceScatter::pulled(g, cfg, plan)?,
+        ));
+    }
     // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = load_gemms(ctx, cfg)?;
     let a = bf16_buffers(ctx, m * kr, Some(31))?;
@@ -456,26 +488,38 @@ fn reduce_scatter_layer(
         Ok(g.reduce_scatter(partial, out)?)
     };
     seq_ours(&mut partial, &mut out_seq)?;
+    g.synchronize()?;
+    let mut want = bf16_buffers(ctx, rows * n, None)?;
+    reference_sum(ctx, &partial, &mut want)?;
     seq_cublas(&mut partial, &mut out_blas)?;
     g.synchronize()?;
-    let mut differing = differing(ctx, &out_ours, &out_seq)?;
+    let mut differing = differing(ctx, &out_ours, &want)?;
+    let vs_nccl = (
+        self::differing(ctx, &out_ours, &out_seq)?,
+        worst_error(ctx, &out_ours, &out_seq)?.0,
+    );
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
-    if let Some(rs_fused) = &rs_fused {
+    for (what, v) in &variants {
         for (r, out) in out_ours.iter_mut().enumerate() {
             stream(ctx, r)?.memset_zeros(out)?;
         }
-        rs_fused.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
+        v.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
         g.synchronize()?;
-        differing += self::differing(ctx, &out_ours, &out_seq)?;
+        let d = self::differing(ctx, &out_ours, &want)?;
+        if d > 0 {
+            println!("GEMM+RS {name}: {what} differs from the reference in {d} elements");
+        }
+        differing += d;
     }
 
-    let paths = 4 + usize::from(rs_fused.is_some());
-    let t = time_paths(ctx, paths, |path| match (path, &rs_fused) {
-        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
-        (1, _) => seq_ours(&mut partial, &mut out_seq),
-        (2, _) => seq_cublas(&mut partial, &mut out_blas),
-        (3, _) | (_, None) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
-        (_, Some(f)) => Ok(f.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+    let t = time_paths(ctx, 4 + variants.len(), |path| match path {
+        0 => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        1 => seq_ours(&mut partial, &mut out_seq),
+        2 => seq_cublas(&mut partial, &mut out_blas),
+        3 => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        v => Ok(variants[v - 4]
+            .1
+            .run(g, (&a, kr), &b, &slots, &mut out_ours)?),
     })?;
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
@@ -483,11 +527,13 @@ fn reduce_scatter_layer(
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        extra: t[4..]
+        extra: variants
             .iter()
-            .map(|t| ("ours with the sum fused".to_string(), *t))
+            .zip(&t[4..])
+            .map(|((what, _), t)| (what.to_string(), *t))
             .collect(),
         differing,
+        vs_nccl: Some(vs_nccl),
         vs_cublas,
         rms,
     })
@@ -502,8 +548,9 @@ fn total(ctx: &Ctx, counts: &[CudaSlice<u32>]) -> Res<u64> {
     Ok(sum)
 }
 
-/// Where the stress's sequential references gather and sum: NCCL, or copies through the host
-/// (no NCCL: the small run under compute-sanitizer).
+/// Where the stress's all-gather reference gathers: NCCL, or copies through the host (no NCCL:
+/// the small run under compute-sanitizer). Its reduce-scatter's reference is always the host's
+/// ([`reference_sum`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Collectives {
     Nccl,
@@ -530,25 +577,25 @@ fn all_gather(
     Ok(())
 }
 
-/// `out[s]` = the sum over the ranks `r` of rows `s · rows ..` of `partial[r]`: NCCL's, or
-/// through the host in f32 in rank order, rounded once (the slot sum's rule; NCCL's for two
-/// ranks).
-fn reduce_scatter(
-    ctx: &Ctx,
-    how: Collectives,
-    partial: &[CudaSlice<bf16>],
-    out: &mut [CudaSlice<bf16>],
-) -> Res<()> {
-    if how == Collectives::Nccl {
-        return Ok(ctx.group.reduce_scatter(partial, out)?);
-    }
-    let parts = (0..partial.len())
+/// `out[s]` = the sum over the ranks `r` of rows `s · rows ..` of `partial[r]`, through the
+/// host in f32 in owner `s`'s [`plan::sum_order`] (its own partial first), rounded once: the
+/// slot sum's rule and the fused GEMM's, and NCCL's for two ranks.
+fn reference_sum(ctx: &Ctx, partial: &[CudaSlice<bf16>], out: &mut [CudaSlice<bf16>]) -> Res<()> {
+    let world = partial.len();
+    let parts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.clone_dtoh(&partial[r])?))
         .collect::<Res<Vec<_>>>()?;
     for (s, out) in out.iter_mut().enumerate() {
         let len = out.len();
+        let order = plan::sum_order(world, s);
         let sum: Vec<bf16> = (s * len..(s + 1) * len)
-            .map(|i| bf16::from_f32(parts.iter().map(|p| p[i].to_f32()).sum::<f32>()))
+            .map(|i| {
+                let first = parts[order[0]][i].to_f32();
+                let sum = order[1..]
+                    .iter()
+                    .fold(first, |a, &r| a + parts[r][i].to_f32());
+                bf16::from_f32(sum)
+            })
             .collect();
         stream(ctx, s)?.memcpy_htod(&sum, out)?;
     }
@@ -631,9 +678,10 @@ fn stress(
         ..cfg
     };
     let plan = ReduceScatterPlan::new(world, rows)?;
-    let rs = match rs_opts.fused {
-        true => GemmReduceScatter::fused(g, cfg, plan)?,
-        false => GemmReduceScatter::new(g, cfg, plan)?,
+    let rs = match (rs_opts.pull, rs_opts.fused) {
+        (true, _) => GemmReduceScatter::pulled(g, cfg, plan)?,
+        (false, true) => GemmReduceScatter::fused(g, cfg, plan)?,
+        (false, false) => GemmReduceScatter::new(g, cfg, plan)?,
     };
     let a = bf16_buffers(ctx, m * kr, Some(13))?;
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
@@ -648,12 +696,19 @@ fn stress(
         (m, n, kr),
     )?;
     g.synchronize()?;
-    reduce_scatter(ctx, how, &partial, &mut want)?;
+    reference_sum(ctx, &partial, &mut want)?;
     let mut out = bf16_buffers(ctx, rows * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
         .collect::<Res<Vec<_>>>()?;
     for _ in 0..iters {
+        // Pulled, a rank's slots are read by its peers' GEMMs: zeroed once every rank's work
+        // so far (its reads) is done.
+        for r in 0..world {
+            for p in (0..world).filter(|&p| p != r) {
+                g.order(stream(ctx, p)?, stream(ctx, r)?)?;
+            }
+        }
         for (r, out) in out.iter_mut().enumerate() {
             let s = stream(ctx, r)?;
             s.memset_zeros(out)?;
@@ -691,11 +746,14 @@ fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: R
 }
 
 /// How the GEMM + reduce-scatter runs: its GEMMs' register epilogue instead of the TMA store;
-/// the owners' sum fused into their GEMMs (beside the unfused path in the layers).
+/// the owners' sum fused into their GEMMs, and fused with the partials pulled from their
+/// writers (each beside the unfused path in the layers; in the stress the one run, pulled
+/// before fused).
 #[derive(Debug, Clone, Copy)]
 struct RsOptions {
     register_epilogue: bool,
     fused: bool,
+    pull: bool,
 }
 
 /// The command line.
@@ -741,6 +799,7 @@ impl Options {
             rs: RsOptions {
                 register_epilogue: has("--rs-register-epilogue"),
                 fused: has("--rs-fused"),
+                pull: has("--rs-pull"),
             },
             rs_only: has("--rs-only"),
         })
@@ -748,7 +807,7 @@ impl Options {
 }
 
 fn main() -> Res<()> {
-    let opts = Options::parse()?;
+    let mut opts = Options::parse()?;
     let mut group = match DeviceGroup::all() {
         Ok(g) if g.world() >= 2 => g,
         Ok(g) => {
@@ -767,6 +826,10 @@ fn main() -> Res<()> {
         group.init_nccl()?;
     }
     let world = group.world();
+    if opts.rs.pull && world > 2 {
+        println!("--rs-pull left out: the pulled reduce-scatter takes two ranks, not {world}");
+        opts.rs.pull = false;
+    }
     let sms = group.device(0)?.attributes().sm_count;
     for r in 0..world {
         println!("rank {r}: {}", group.device(r)?.attributes().name);
@@ -849,17 +912,19 @@ fn main() -> Res<()> {
         }
     }
     println!(
-        "\nsummary (ratios > 1: ours faster; ours/alone < 1.10 is within 10% of the GEMM alone)"
+        "\nsummary, {world} ranks (ratios > 1: ours faster; ours/alone < 1.10 is within 10% of \
+         the GEMM alone)"
     );
     for r in &rows {
         println!(
-            "{:<60} vs NCCL+our GEMM {:.3}x  vs NCCL+cuBLAS {:.3}x  ours/alone {:.3}{}  equal {}",
+            "{:<60} vs NCCL+our GEMM {:.3}x  vs NCCL+cuBLAS {:.3}x  ours/alone {:.3}{}  equal {}{}",
             r.what,
             r.seq_ours / r.ours,
             r.seq_cublas / r.ours,
             r.ours / r.gemm_alone,
             r.extra(),
-            r.differing == 0
+            r.differing == 0,
+            r.nccl()
         );
     }
     if failed {

@@ -10,11 +10,18 @@ use ptxkit::library::gemm::GemmConfig;
 use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 
-/// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2) on a
-/// 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096 tokens
-/// (256 rows, a whole 2048-row shard), the stress's (256) and the sanitizer's small run's (128).
+/// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
+/// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
+/// tokens (256 and 512 rows, a whole shard), the stress's (256) and the sanitizer's small run's
+/// (128); with four ranks at 4096 tokens, the bands of 8 row tiles `AllGatherGemm` cuts a
+/// 1024-row shard's walk to (`AllGatherPlan::band`).
 fn gated() -> Vec<(GemmConfig, u32)> {
     let tiles = |rows: usize| AllGatherPlan::new(2, 2048, rows).unwrap().chunk_tiles();
+    let four = AllGatherPlan::new(4, 1024, 1024).unwrap();
+    let banded = |m: usize, n: usize| GemmConfig {
+        group_m: four.band(16),
+        ..GemmConfig::for_problem(m, n, 132)
+    };
     support::unique(
         [
             (16384, 14336, 1024),
@@ -22,11 +29,16 @@ fn gated() -> Vec<(GemmConfig, u32)> {
             (16384, 4096, 1024),
             (4096, 28672, 1024),
             (4096, 5120, 256),
+            (4096, 5120, 512),
             (4096, 14336, 2048),
             (1024, 512, 128),
         ]
         .into_iter()
-        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows))),
+        .map(|(m, n, rows)| (GemmConfig::for_problem(m, n, 132), tiles(rows)))
+        .chain([
+            (banded(4096, 2560), four.chunk_tiles()),
+            (banded(4096, 7168), four.chunk_tiles()),
+        ]),
     )
 }
 
@@ -61,13 +73,17 @@ fn the_gated_gemm_waits_on_its_chunk_before_its_loads() {
 #[test]
 fn the_slot_sum_assembles_for_any_world() {
     for world in [1, 2, 4, 8] {
-        let sum = kernels::slot_sum(world).unwrap();
-        let ptx = sum.ptx();
-        // One 16-byte load per slot and thread, added in f32 in slot order.
-        assert_eq!(ptx.matches("ld.global.v4").count(), world as usize, "{ptx}");
-        assert!(ptx.contains("cvt.rn.bf16.f32"));
-        support::assemble(ptx, Target::Sm90a);
+        for owner in [0, world - 1] {
+            let sum = kernels::slot_sum(world, owner).unwrap();
+            let ptx = sum.ptx();
+            // One 16-byte load per slot and thread, added in f32, the owner's slot first.
+            assert_eq!(ptx.matches("ld.global.v4").count(), world as usize, "{ptx}");
+            assert!(ptx.contains("cvt.rn.bf16.f32"));
+            support::assemble(ptx, Target::Sm90a);
+        }
     }
+    let e = kernels::slot_sum(2, 2).unwrap_err();
+    assert!(e.to_string().contains("owner 2 of 2"), "{e}");
 }
 
 #[test]
@@ -95,15 +111,22 @@ fn a_device_group_without_a_gpu_is_an_error() {
 }
 
 /// The owner's GEMM with the slot sum fused: its peers' slots are parameters in rank order
-/// (its own left out), its accumulator is rounded to bf16 before they are added, and with two
-/// ranks it assembles clean for the benchmark's reduce-scatter shapes, the stress's and the
-/// small run's.
+/// (its own left out), the first staged by TMA (a TMA load in the consumers, beside the
+/// producer's), its accumulator is rounded to bf16 before they are added, and with two ranks it
+/// assembles clean for the benchmark's reduce-scatter shapes (two and four ranks), the
+/// stress's and the small run's.
 #[test]
 fn the_fused_owner_gemm_adds_its_peers_slots() {
     let configs = support::unique(
-        [(2048, 8192), (4096, 8192), (8192, 8192), (256, 512)]
-            .into_iter()
-            .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
+        [
+            (1024, 8192),
+            (2048, 8192),
+            (4096, 8192),
+            (8192, 8192),
+            (256, 512),
+        ]
+        .into_iter()
+        .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
     );
     for cfg in configs {
         for (world, rank, slots) in [

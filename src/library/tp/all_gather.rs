@@ -31,8 +31,8 @@ impl std::fmt::Debug for AllGatherGemm {
 
 impl AllGatherGemm {
     /// Builds the gated GEMM of `cfg` (bf16 in and out, one problem, no scales, single CTAs:
-    /// [`GemmConfig::for_problem`]'s kind) for `plan`, loads it on every rank and allocates the
-    /// flags.
+    /// [`GemmConfig::for_problem`]'s kind) for `plan`, its bands cut to
+    /// [`AllGatherPlan::band`], loads it on every rank and allocates the flags.
     pub fn new(
         group: &DeviceGroup,
         cfg: GemmConfig,
@@ -54,6 +54,12 @@ impl AllGatherGemm {
                 cfg.name()
             )));
         }
+        // Bands no taller than a shard and dividing it, so the walk starts on the rank's own
+        // rows alone (AllGatherPlan::band).
+        let cfg = GemmConfig {
+            group_m: plan.band(cfg.group_m),
+            ..cfg
+        };
         let built = kernels::all_gather_gemm(&cfg, plan.chunk_tiles())?;
         let kernels = (0..group.world())
             .map(|r| Ok(built.built.load(group.device(r)?, &JitOptions::default())?))

@@ -1,6 +1,6 @@
 //! The tensor-parallel kernels: the all-gather + GEMM's gated GEMM (the library's Hopper GEMM
 //! whose producer waits on each chunk's flag and whose tile walk starts at the rank's own rows),
-//! the reduce-scatter's slot sum (each owner adds its ranks' partials in rank order), and the
+//! the reduce-scatter's slot sum (each owner adds its ranks' partials, its own first), and the
 //! owner's GEMM that does that sum in its epilogue instead ([`reduce_scatter_gemm`]).
 
 use ptx_isa::builder::CmpOp;
@@ -33,10 +33,14 @@ pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel>
 /// The owner's GEMM of a GEMM + reduce-scatter with the slot sum in its epilogue: rank `rank`
 /// of `world` computes its partial of its own shard (`cfg`'s bf16 GEMM, parameters `m`, `n`,
 /// `k`, `a`, `b`, `c`), rounds it to bf16 (the partial the unfused path stores in its slot),
-/// then adds its peers' partials `slot{r}` `[m, n]` (parameters, rank order, its own left out)
-/// in f32 and stores the sum, rounded once, to `c`. With two ranks that is the slot sum's
-/// result to the bit (`p0 + p1` either way round); with more, the order is its own partial
-/// first, then its peers' in rank order: fixed, but not the slot sum's rounding.
+/// then adds its peers' partials `slot{r}` `[m, n]` (parameters in rank order, its own left out)
+/// in f32 in [`super::plan::sum_order`] (its own first, then its peers' in rank order) and stores
+/// the sum, rounded once, to `c`: the slot sum's result to the bit ([`slot_sum`]). With the
+/// TMA-store epilogue its first peer's partial is a staged input
+/// ([`HopperGemm::staged_input`]): a TMA tensor whose block each consumer loads into its C
+/// staging block under its main loop (from the owner's own memory, or a peer's across the
+/// links where the partials stay with their writers: [`super::plan::Placement::Writer`]); the
+/// others (more than two ranks) are read from global memory in the epilogue.
 /// Named `{cfg.name()}_rs{rank}of{world}`.
 pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<GemmKernel> {
     let name = format!("{}_rs{rank}of{world}", cfg.name());
@@ -44,7 +48,7 @@ pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<Ge
     if rank >= world {
         return Err(k.error(format!("rank {rank} of {world}")));
     }
-    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, *cfg, WaitMode::Spin)?;
+    let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, *cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
     // Rounded as the GEMM's own bf16 store rounds (round to nearest even, PTX ISA 9.7.9.21
     // `cvt.rn.bf16.f32`), and widened back exactly.
@@ -56,18 +60,28 @@ pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<Ge
         Ok(wide)
     });
     let aligned = TensorOpts::default().align(16);
-    for r in (0..world).filter(|&r| r != rank) {
-        let slot = k.tensor::<ty::Bf16>(&format!("slot{r}"), [m, n], aligned.clone())?;
-        epilogue = epilogue.residual(&slot);
+    // The parameters in rank order; the sum in the owner's order (the same peers' order).
+    let peers = super::plan::sum_order(world as usize, rank as usize);
+    for (i, r) in peers.into_iter().skip(1).enumerate() {
+        let name = format!("slot{r}");
+        epilogue = match i == 0 && cfg.tma_store {
+            true => epilogue.residual(&gemm.staged_input(&mut k, &name)?),
+            false => epilogue.residual(&k.tensor::<ty::Bf16>(&name, [m, n], aligned.clone())?),
+        };
     }
     gemm.with_epilogue(epilogue).build(k)
 }
 
-/// `out[i] = Σ_s slots[s, i]` over `world` slots of bf16, added in f32 in slot (rank) order and
-/// rounded once: the deterministic sum of a reduce-scatter's partials. `len` (a multiple of
+/// `out[i] = Σ_s slots[s, i]` over `world` slots of bf16, added in f32 in owner `owner`'s
+/// [`super::plan::sum_order`] (its own slot first, then the others in rank order) and rounded
+/// once: the deterministic sum of a reduce-scatter's partials. `len` (a multiple of
 /// [`SUM_VEC`]) is read from the tensors; a thread adds [`SUM_VEC`] consecutive elements.
-pub fn slot_sum(world: u32) -> Result<BuiltKernel> {
-    let mut k = KernelBuilder::new(&format!("tp_slot_sum_w{world}"), Target::Sm90a);
+/// Named `tp_slot_sum_w{world}_o{owner}`.
+pub fn slot_sum(world: u32, owner: u32) -> Result<BuiltKernel> {
+    let mut k = KernelBuilder::new(&format!("tp_slot_sum_w{world}_o{owner}"), Target::Sm90a);
+    if owner >= world {
+        return Err(k.error(format!("owner {owner} of {world}")));
+    }
     let facts = ExtentFacts::NONE
         .at_least(1)
         .multiple_of(u64::from(SUM_VEC));
@@ -81,11 +95,19 @@ pub fn slot_sum(world: u32) -> Result<BuiltKernel> {
     let inside = k.cmp(CmpOp::Lt, i, len)?;
     k.if_(inside, |k| {
         let acc: Vec<_> = (0..SUM_VEC).map(|_| k.reg::<ty::F32>()).collect();
-        for s in 0..world {
+        for (nth, s) in super::plan::sum_order(world as usize, owner as usize)
+            .into_iter()
+            .enumerate()
+        {
             let zero = ptx_isa::Src::Imm(ptx_isa::Imm::UInt(0));
-            let v = k.load_n(&slots, [Expr::from(s), i.into()], SUM_VEC as usize, zero)?;
+            let v = k.load_n(
+                &slots,
+                [Expr::from(s as u32), i.into()],
+                SUM_VEC as usize,
+                zero,
+            )?;
             for (a, x) in acc.iter().zip(v) {
-                if s == 0 {
+                if nth == 0 {
                     k.cvt(*a, x)?;
                 } else {
                     let f = k.reg::<ty::F32>();

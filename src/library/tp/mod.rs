@@ -9,9 +9,11 @@
 //!   of those rows ([`crate::parts::RowGate`]).
 //! - [`GemmReduceScatter`]: `out_s = Σ_r A_r[shard s] · B_rᵀ` owned by rank `s`. Each rank
 //!   computes its partial of every shard, its peers' first, storing each straight into the
-//!   owner's slot for it (peer stores from the GEMM's epilogue); the owner sums its slots in
-//!   rank order (deterministic) once the peers' GEMMs for its shard are done, or, with
-//!   [`GemmReduceScatter::fused`], adds them in the epilogue of its own shard's GEMM.
+//!   owner's slot for it (peer stores from the GEMM's epilogue); the owner sums its slots in a
+//!   fixed order, its own first ([`plan::sum_order`]: deterministic), once the peers' GEMMs
+//!   for its shard are done, or, with [`GemmReduceScatter::fused`], adds them in the epilogue
+//!   of its own shard's GEMM; or, with [`GemmReduceScatter::pulled`], each rank keeps its
+//!   partials in its own memory and the owner's GEMM reads them from there by TMA.
 //!
 //! [`plan`] holds the single-process logic (chunks, flags, orders), tested without a GPU; the
 //! kernels ([`kernels`]) are assembled by ptxas in CI. NCCL ([`crate::runtime::DeviceGroup::all_gather`],
@@ -24,7 +26,7 @@ mod all_gather;
 mod reduce_scatter;
 
 pub use all_gather::AllGatherGemm;
-pub use plan::{AllGatherPlan, ReduceScatterPlan};
+pub use plan::{AllGatherPlan, Placement, ReduceScatterPlan};
 pub use reduce_scatter::GemmReduceScatter;
 
 use crate::kernel::KernelError;

@@ -1,7 +1,9 @@
 //! The single-process logic of the tensor-parallel GEMMs, with no GPU: how a rank's rows split
 //! into chunks, which flag publishes which chunk, the order a rank pulls its peers' chunks in,
-//! how far its tile walk is rotated (its own rows first), and the order a rank computes the
-//! output shards of a GEMM + reduce-scatter (its peers' first, its own last).
+//! how far its tile walk is rotated (its own rows first) and how tall its bands are (none
+//! straddles two ranks' rows), the order a rank computes the output shards of a GEMM +
+//! reduce-scatter (its peers' first, its own last), where each partial lies, and the order an
+//! owner adds them in ([`sum_order`]).
 
 use std::ops::Range;
 
@@ -120,6 +122,50 @@ impl AllGatherPlan {
     pub fn shift_tiles(&self, rank: usize) -> u32 {
         (rank * self.rows / TILE_ROWS) as u32
     }
+
+    /// M-tiles of one shard.
+    pub fn shard_tiles(&self) -> usize {
+        self.rows / TILE_ROWS
+    }
+
+    /// The band height (M-tiles, [`GemmConfig::group_m`]) of the gated GEMM's walk: the largest
+    /// divisor of a shard's M-tiles up to `group_m`. The walk goes band by band, its rows
+    /// alternating within a band, so a band taller than a shard (16 tiles over the 8 of a
+    /// 1024-row shard: four ranks at 4096 tokens) would mix the rank's own rows with its next
+    /// peer's from the first tile on, and a band that does not divide the shard would straddle
+    /// two ranks' rows; bands that divide it start the walk on the rank's own rows alone and
+    /// meet the others shard by shard in [`AllGatherPlan::pull_order`].
+    pub fn band(&self, group_m: u32) -> u32 {
+        let shard = self.shard_tiles() as u32;
+        (1..=group_m.clamp(1, shard))
+            .rev()
+            .find(|b| shard % b == 0)
+            .unwrap_or(1)
+    }
+}
+
+/// The order owner `owner` of `world` ranks adds its shard's partials in: its own first, then
+/// its peers' in rank order, in f32, rounded to bf16 once. Fixed for each owner, so the result
+/// is deterministic, and the order both the slot sum ([`super::kernels::slot_sum`]) and the
+/// owner's GEMM with the sum fused ([`super::kernels::reduce_scatter_gemm`]: its own partial is
+/// its accumulator, the others are added to it) can take, so the two agree to the bit. With two
+/// ranks it is NCCL's sum too (`p0 + p1` either way round); with more NCCL's ring rounds each
+/// hop's partial sum to bf16, which differs in the last bits.
+pub fn sum_order(world: usize, owner: usize) -> Vec<usize> {
+    std::iter::once(owner)
+        .chain((0..world).filter(|&r| r != owner))
+        .collect()
+}
+
+/// Where the partials of a GEMM + reduce-scatter lie ([`ReduceScatterPlan::partial_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// In the owner's memory, slot `rank`: each rank stores its partials of its peers' shards
+    /// across the links (peer stores from its GEMM's epilogue), the owner reads them locally.
+    Owner,
+    /// In the writer's own memory, slot `shard`: each rank stores locally, and the owner reads
+    /// its peers' partials across the links (a TMA load of peer memory in its GEMM's epilogue).
+    Writer,
 }
 
 /// A GEMM + reduce-scatter across `world` ranks: every rank computes a partial C `[world · rows,
@@ -167,6 +213,58 @@ impl ReduceScatterPlan {
     /// `[world, rows, n]` (slot `rank`).
     pub fn slot_offset(&self, rank: usize, n: usize) -> usize {
         rank * self.rows * n
+    }
+
+    /// Refuses a placement this plan cannot take: the writer's ([`Placement::Writer`]) with more
+    /// than two ranks. The owner's fused GEMM stages one peer's partial by TMA; with more ranks
+    /// it reads the others with plain loads across the links in its epilogue, and on four H200s
+    /// (NV18, 2026-11-28, `notes/session11-tp-bench.log`) that ran 9-31 times the GEMM alone.
+    pub fn check_placement(&self, placement: Placement) -> Result<(), TpError> {
+        match (placement, self.world) {
+            (Placement::Writer, world) if world > 2 => Err(plan_err(format!(
+                "partials left with their writers take at most two ranks, not {world}: the \
+                 owner's GEMM stages one peer's partial, and reads the others across the links \
+                 with plain loads (9-31x the GEMM alone at four ranks)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The GEMM launches rank `rank` makes before its owner's step, each a run of shards (their
+    /// rows of its A, their partials into one block of slots), in
+    /// [`ReduceScatterPlan::shard_order`], its own shard left out when `fused` (its owner's GEMM
+    /// computes it). With
+    /// the owner's placement each shard goes to another rank's memory and takes a launch of its
+    /// own; with the writer's, shards that follow each other in both orders lie next to each
+    /// other in the rank's own slots as in its A, and take one launch together (for rank 0 of
+    /// four, shards 1-3 in one GEMM of three shards' rows: fewer waves' tails).
+    pub fn launches(&self, placement: Placement, rank: usize, fused: bool) -> Vec<Range<usize>> {
+        let mut runs: Vec<Range<usize>> = Vec::new();
+        for s in self.shard_order(rank) {
+            if fused && s == rank {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(run) if placement == Placement::Writer && run.end == s => run.end = s + 1,
+                _ => runs.push(s..s + 1),
+            }
+        }
+        runs
+    }
+
+    /// Where rank `rank`'s partial `[rows, n]` of shard `shard` lies with `placement`: the rank
+    /// whose slots `[world, rows, n]` hold it and its element offset there.
+    pub fn partial_at(
+        &self,
+        placement: Placement,
+        rank: usize,
+        shard: usize,
+        n: usize,
+    ) -> (usize, usize) {
+        match placement {
+            Placement::Owner => (shard, self.slot_offset(rank, n)),
+            Placement::Writer => (rank, self.slot_offset(shard, n)),
+        }
     }
 }
 
@@ -222,6 +320,170 @@ mod tests {
             let rest: Vec<usize> = walk[4..].iter().map(|&r| chunk_of(r)).collect();
             assert_eq!(rest, p.pull_order(rank));
         }
+    }
+
+    /// The gated GEMM's walk as the kernel takes it (`parts::banded`: band by band, rows
+    /// alternating within a band, the last band as tall as the rows left; then rotated,
+    /// `GridSchedule::rotated`) with the bands of [`AllGatherPlan::band`]: for 2, 3, 4 and 8
+    /// ranks, every rank's walk meets its own rows alone first, then the chunks in its pull
+    /// order, never one before a chunk it pulls earlier.
+    #[test]
+    fn banded_walks_meet_own_rows_then_the_pull_order() {
+        let walk = |p: &AllGatherPlan, rank: usize, band: usize, cols: usize| -> Vec<usize> {
+            let rows = p.total_rows() / TILE_ROWS;
+            let shift = p.shift_tiles(rank) as usize;
+            (0..rows * cols)
+                .map(|t| {
+                    let (which, in_band) = (t / (band * cols), t % (band * cols));
+                    let height = band.min(rows - which * band);
+                    let row = in_band % height + which * band;
+                    (row + shift) % rows
+                })
+                .collect()
+        };
+        for world in [2, 3, 4, 8] {
+            for (rows, chunk) in [
+                (1024, 1024),
+                (1024, 256),
+                (2048, 1024),
+                (512, 128),
+                (384, 128),
+            ] {
+                let p = AllGatherPlan::new(world, rows, chunk).unwrap();
+                for group_m in [1, 8, 16] {
+                    let band = p.band(group_m) as usize;
+                    assert!(band <= group_m as usize && p.shard_tiles() % band == 0);
+                    for rank in 0..world {
+                        let cols = 3;
+                        let own = p.shard_tiles() * cols;
+                        let chunk_of = |row: usize| row * TILE_ROWS / p.chunk_rows();
+                        let met: Vec<usize> = walk(&p, rank, band, cols)
+                            .into_iter()
+                            .map(chunk_of)
+                            .collect();
+                        let what = format!("world {world} rows {rows} chunk {chunk} band {band}");
+                        assert!(met[..own].iter().all(|c| p.owner(*c) == rank), "{what}");
+                        let place = |c: usize| p.pull_order(rank).iter().position(|&x| x == c);
+                        let order: Vec<usize> =
+                            met[own..].iter().map(|&c| place(c).unwrap()).collect();
+                        // Chunk by chunk where a band fits in a chunk; with taller bands the
+                        // chunks of a band interleave, but no band reaches past its shard.
+                        let shard_of = |i: usize| i / p.chunks_per_rank();
+                        assert!(
+                            order.windows(2).all(|w| shard_of(w[0]) <= shard_of(w[1])),
+                            "{what}: {order:?}"
+                        );
+                        if p.chunk_tiles() as usize % band == 0 {
+                            assert!(order.windows(2).all(|w| w[0] <= w[1]), "{what}");
+                        }
+                    }
+                }
+            }
+        }
+        // Four ranks at 4096 tokens: 8-tile shards take 8-tile bands, not the GEMM's 16.
+        assert_eq!(AllGatherPlan::new(4, 1024, 1024).unwrap().band(16), 8);
+        assert_eq!(AllGatherPlan::new(2, 2048, 1024).unwrap().band(16), 16);
+        assert_eq!(AllGatherPlan::new(3, 384, 128).unwrap().band(16), 3);
+    }
+
+    /// Each owner adds every rank's partial once, its own first, its peers' in rank order.
+    #[test]
+    fn sum_orders_start_at_the_owner() {
+        for world in [1, 2, 3, 4, 8] {
+            for owner in 0..world {
+                let order = sum_order(world, owner);
+                assert_eq!(order[0], owner);
+                assert!(order[1..].windows(2).all(|w| w[0] < w[1]));
+                let mut sorted = order.clone();
+                sorted.sort();
+                assert_eq!(sorted, (0..world).collect::<Vec<_>>());
+            }
+        }
+        assert_eq!(sum_order(4, 2), [2, 0, 1, 3]);
+    }
+
+    /// Every rank's partial of every shard has a slot of its own, inside the holder's
+    /// `[world, rows, n]`; with the owner's placement the owner holds it, with the writer's the
+    /// writer does (its stores stay local).
+    #[test]
+    fn partials_never_share_a_slot() {
+        let n = 64;
+        for world in [1, 2, 3, 4, 8] {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            for placement in [Placement::Owner, Placement::Writer] {
+                let mut seen = std::collections::HashSet::new();
+                for rank in 0..world {
+                    for shard in 0..world {
+                        let (holder, at) = p.partial_at(placement, rank, shard, n);
+                        let want = match placement {
+                            Placement::Owner => shard,
+                            Placement::Writer => rank,
+                        };
+                        assert_eq!(holder, want);
+                        assert!(at + 128 * n <= world * 128 * n && at % (128 * n) == 0);
+                        assert!(seen.insert((holder, at)), "{placement:?} world {world}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every shard a rank computes is in exactly one launch, in its shard order; the writer's
+    /// launches are whole runs of neighbouring shards, so each writes one block of its slots.
+    #[test]
+    fn launches_cover_the_shards_once() {
+        for world in [1, 2, 3, 4, 8] {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            for rank in 0..world {
+                for placement in [Placement::Owner, Placement::Writer] {
+                    for fused in [false, true] {
+                        let runs = p.launches(placement, rank, fused);
+                        let flat: Vec<usize> = runs.iter().flat_map(|r| r.clone()).collect();
+                        let mut want = p.shard_order(rank);
+                        if fused {
+                            want.retain(|&s| s != rank);
+                        }
+                        assert_eq!(flat, want, "{placement:?} world {world} rank {rank}");
+                        for run in &runs {
+                            let (_, first) = p.partial_at(placement, rank, run.start, 64);
+                            for (i, s) in run.clone().enumerate() {
+                                let (holder, at) = p.partial_at(placement, rank, s, 64);
+                                assert_eq!(at, first + i * 128 * 64);
+                                if run.len() > 1 {
+                                    assert_eq!(holder, rank);
+                                }
+                            }
+                        }
+                        if placement == Placement::Owner {
+                            assert!(runs.iter().all(|r| r.len() == 1));
+                        }
+                    }
+                }
+            }
+        }
+        // Four ranks, pulled (a plan refused to run, its launches still well formed): at most
+        // two launches before the owner's GEMM.
+        let p = ReduceScatterPlan::new(4, 1024).unwrap();
+        let one = |r: Range<usize>| vec![r];
+        assert_eq!(p.launches(Placement::Writer, 0, true), one(1..4));
+        assert_eq!(p.launches(Placement::Writer, 1, true), [2..4, 0..1]);
+        assert_eq!(p.launches(Placement::Writer, 3, true), one(0..3));
+    }
+
+    #[test]
+    fn partials_stay_with_their_writers_at_two_ranks_at_most() {
+        for world in 1..=8 {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            assert!(p.check_placement(Placement::Owner).is_ok());
+            let writer = p.check_placement(Placement::Writer);
+            assert_eq!(writer.is_ok(), world <= 2, "world {world}");
+        }
+        let e = ReduceScatterPlan::new(4, 128)
+            .unwrap()
+            .check_placement(Placement::Writer)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most two ranks, not 4"), "{e}");
     }
 
     #[test]

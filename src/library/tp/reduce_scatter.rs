@@ -1,12 +1,16 @@
 //! The GEMM + reduce-scatter on a [`DeviceGroup`]: per-shard GEMMs whose epilogues store into the
-//! owners' slots (peer stores), and the owners' slot sums in rank order
+//! owners' slots (peer stores), and the owners' slot sums in [`super::plan::sum_order`]
 //! ([`super::kernels::slot_sum`]); or, with the sum fused ([`GemmReduceScatter::fused`]), each
 //! owner's GEMM of its own shard adding its peers' slots in its epilogue
-//! ([`super::kernels::reduce_scatter_gemm`]), no separate sum.
+//! ([`super::kernels::reduce_scatter_gemm`]), no separate sum; or, pulled
+//! ([`GemmReduceScatter::pulled`]), the same fused GEMM reading its peers' partials where they
+//! were written, in the peers' memory, so every partial's store stays local and the links carry
+//! TMA loads the owner's main loop hides.
 
 use cudarc::driver::{CudaSlice, sys};
 use half::bf16;
 
+use super::plan::Placement;
 use super::{ReduceScatterPlan, TpError, kernels};
 use crate::library::gemm::{Gemm, GemmConfig};
 use crate::runtime::{Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef};
@@ -17,11 +21,13 @@ pub struct GemmReduceScatter {
     gemms: Vec<Gemm>,
     /// Each owner's last step: the slot sum, or its own shard's GEMM with the sum fused.
     owners: Owners,
+    /// Where the partials of the peers' shards lie.
+    placement: Placement,
 }
 
 /// What an owner runs once its peers' partials of its shard have landed.
 enum Owners {
-    /// The slot sum of every rank.
+    /// Each rank's slot sum (its own order, [`super::plan::sum_order`]).
     Sum(Vec<LoadedKernel>),
     /// Each rank's own-shard GEMM with the slot sum in its epilogue.
     Fused(Vec<LoadedKernel>),
@@ -42,12 +48,12 @@ impl GemmReduceScatter {
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
     ) -> Result<GemmReduceScatter, TpError> {
-        GemmReduceScatter::load(group, cfg, plan, false)
+        GemmReduceScatter::load(group, cfg, plan, false, Placement::Owner)
     }
 
     /// As [`GemmReduceScatter::new`], each owner summing its slots in its own shard's GEMM's
-    /// epilogue ([`kernels::reduce_scatter_gemm`]: the slot sum's result with two ranks; a
-    /// fixed order, own partial first, with more) once its peers' partials have landed: one
+    /// epilogue ([`kernels::reduce_scatter_gemm`]: the slot sum's result to the bit, its first
+    /// peer's slot staged by TMA under the main loop) once its peers' partials have landed: one
     /// kernel less per rank and launch, one pass less over the slots. `cfg` as the all-gather
     /// GEMM's: bf16 in and out, one CTA a tile, no scales, alpha/beta or grouping.
     pub fn fused(
@@ -55,7 +61,20 @@ impl GemmReduceScatter {
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
     ) -> Result<GemmReduceScatter, TpError> {
-        GemmReduceScatter::load(group, cfg, plan, true)
+        GemmReduceScatter::load(group, cfg, plan, true, Placement::Owner)
+    }
+
+    /// As [`GemmReduceScatter::fused`], with the partials left where they are computed
+    /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
+    /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
+    /// peer's by TMA into the staging block under its main loop. The same sum, the same bits.
+    /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
+    pub fn pulled(
+        group: &DeviceGroup,
+        cfg: GemmConfig,
+        plan: ReduceScatterPlan,
+    ) -> Result<GemmReduceScatter, TpError> {
+        GemmReduceScatter::load(group, cfg, plan, true, Placement::Writer)
     }
 
     fn load(
@@ -63,8 +82,10 @@ impl GemmReduceScatter {
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
         fused: bool,
+        placement: Placement,
     ) -> Result<GemmReduceScatter, TpError> {
         super::check_world(plan.world(), group)?;
+        plan.check_placement(placement)?;
         let bf16 = ptx_isa::ScalarType::Bf16;
         if cfg.input != bf16 || cfg.output != bf16 || cfg.alpha_beta {
             return Err(TpError::Plan(format!(
@@ -76,20 +97,14 @@ impl GemmReduceScatter {
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
         let mut gemms = Vec::new();
         let mut last = Vec::new();
-        let sum = match fused {
-            true => None,
-            false => Some(kernels::slot_sum(world)?),
-        };
         for r in 0..world {
             let device = group.device(r as usize)?;
             gemms.push(Gemm::new(device, cfg)?);
-            let kernel = match &sum {
-                Some(sum) => sum.load(device, &JitOptions::default())?,
-                None => kernels::reduce_scatter_gemm(&cfg, world, r)?
-                    .built
-                    .load(device, &JitOptions::default())?,
+            let kernel = match fused {
+                false => kernels::slot_sum(world, r)?,
+                true => kernels::reduce_scatter_gemm(&cfg, world, r)?.built,
             };
-            last.push(kernel);
+            last.push(kernel.load(device, &JitOptions::default())?);
         }
         let owners = match fused {
             true => Owners::Fused(last),
@@ -99,6 +114,7 @@ impl GemmReduceScatter {
             plan,
             gemms,
             owners,
+            placement,
         })
     }
 
@@ -112,8 +128,10 @@ impl GemmReduceScatter {
     /// owners' slots (`world · rows · n` elements on every rank) and `out[s]` rank `s`'s sum
     /// `[rows, n]`. Rank `r` first waits for every peer's compute stream so far (the peer's last
     /// sum has read its slots), then computes its partial of each shard in
-    /// [`ReduceScatterPlan::shard_order`] into the owner's slot `r`; owner `s` waits for its
-    /// peers' partials of its shard and sums its slots in rank order. Fused, owner `s` computes
+    /// [`ReduceScatterPlan::shard_order`] into its slot ([`ReduceScatterPlan::partial_at`]: the
+    /// owner's slot `r`, or pulled its own slot `s`, neighbouring shards in one launch:
+    /// [`ReduceScatterPlan::launches`]); owner `s` waits for its peers' partials of
+    /// its shard and sums its slots in [`super::plan::sum_order`]. Fused, owner `s` computes
     /// its own shard last, once its peers' partials are in, and adds them in that GEMM's
     /// epilogue (its own slot stays untouched).
     pub fn run(
@@ -136,35 +154,35 @@ impl GemmReduceScatter {
                 stream.wait(event)?;
             }
         }
-        // done[s][r]: rank r's partial of shard s is in rank s's slot r.
-        let mut done: Vec<Vec<Option<cudarc::driver::CudaEvent>>> = (0..world)
-            .map(|_| (0..world).map(|_| None).collect())
-            .collect();
+        // events[i] for done[s]: the peers' partials of shard s are in their slots.
+        let mut events = Vec::new();
+        let mut done: Vec<Vec<usize>> = vec![Vec::new(); world];
         let fused = matches!(self.owners, Owners::Fused(_));
         for r in 0..world {
             let stream = group.stream(r)?;
-            for s in self.plan.shard_order(r) {
-                if fused && s == r {
-                    continue;
-                }
-                let range = self.plan.shard_range(s);
-                let view = a[r].slice(range.start * kr..range.end * kr);
-                let a_ref = TensorRef::view(&view, [rows, kr])?;
+            for run in self.plan.launches(self.placement, r, fused) {
+                let shards = run.len();
+                let view = a[r].slice(run.start * rows * kr..run.end * rows * kr);
+                let a_ref = TensorRef::view(&view, [shards * rows, kr])?;
                 let b_ref = TensorRef::slice(&b[r], [n, kr])?;
+                let (holder, at) = self.plan.partial_at(self.placement, r, run.start, n);
                 // SAFETY: `slots` outlives the launch (borrowed for this call, and the owner's
-                // sum, which reads the slot, waits for this launch); rank s writes nothing into
-                // its slot r, and its previous sum's reads are done (the wait above).
-                let c = unsafe { slots.tensor_mut(s, r, self.plan.slot_offset(r, n), [rows, n])? };
+                // sum, which reads the slot, waits for this launch); nothing else writes these
+                // slots (`partial_at` gives every rank and shard its own, and a run's lie next
+                // to each other: `launches`), and the owners' previous reads of them are done
+                // (the wait above).
+                let c = unsafe { slots.tensor_mut(holder, r, at, [shards * rows, n])? };
                 self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
-                if s != r {
-                    done[s][r] = Some(stream.record_event(no_timing)?);
+                events.push(stream.record_event(no_timing)?);
+                for s in run.filter(|&s| s != r) {
+                    done[s].push(events.len() - 1);
                 }
             }
         }
         for (s, out) in out.iter_mut().enumerate() {
             let stream = group.stream(s)?;
-            for event in done[s].iter().flatten() {
-                stream.wait(event)?;
+            for &i in &done[s] {
+                stream.wait(&events[i])?;
             }
             match &self.owners {
                 Owners::Sum(sums) => {
@@ -183,8 +201,8 @@ impl GemmReduceScatter {
                         TensorMut::slice(out, [rows, n])?.into(),
                     ];
                     for r in (0..world).filter(|&r| r != s) {
-                        let at = self.plan.slot_offset(r, n);
-                        args.push(slots.tensor_ref(s, s, at, [rows, n])?.into());
+                        let (holder, at) = self.plan.partial_at(self.placement, r, s, n);
+                        args.push(slots.tensor_ref(holder, s, at, [rows, n])?.into());
                     }
                     gemms[s].launch(stream, &mut args)?;
                 }
