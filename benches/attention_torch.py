@@ -10,7 +10,7 @@ Rust bench's median_ms_cold does the same). Run it in the same GPU call as the R
     python3 benches/attention_torch.py --kit    # the shapes `cargo bench --bench attention` times
     python3 benches/attention_torch.py --kit --d128 --repeats 3   # head dim 128 only, each
                                                 # backend timed 3 times in turn (median)
-    python3 benches/attention_torch.py --kit --d64  # head dim 64 only
+    python3 benches/attention_torch.py --kit --d64  # head dim 64 only (--d256 likewise)
     python3 benches/attention_torch.py --backward  # the backward (flash, cuDNN) on the shapes
                                                 # `cargo bench --bench attention_backward` times
 
@@ -43,7 +43,7 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_AT
 def shapes(kit, only):
     """(head dim, causal, seqlen) in the order timed: every length at every head dim, or with
     --kit those of benches/attention.rs (head dim 128 at 4k-16k, 64 and 256 at 8k); `only`
-    (--d128, --d64) keeps that head dim only."""
+    (--d64, --d128, --d256) keeps that head dim only."""
     if kit:
         out = [(d, causal, s) for causal in [False, True]
                for d, s in [(128, 4096), (128, 8192), (128, 16384), (64, 8192), (256, 8192)]]
@@ -116,7 +116,7 @@ def main():
                 row(d, causal, seqlen, backends, times, backward_ms, 2.5)
         return
     header(BACKENDS, "TFLOP/s")
-    only = 128 if "--d128" in argv else 64 if "--d64" in argv else None
+    only = next((d for d in (64, 128, 256) if f"--d{d}" in argv), None)
     for d, causal, seqlen in shapes("--kit" in argv, only):
         row(d, causal, seqlen, BACKENDS, times, forward_ms, 1)
 

@@ -243,8 +243,10 @@ impl AttentionConfig {
     ///   501-502 against 396-414 for the 128-row tile and 487-490 for cuDNN; with it
     ///   FlashAttention-3's L2 sections with TMA store, 449-451 against 381-385 and 457-459;
     ///   the overlap within each warpgroup without turns measured slower, 444-448 and 404-405);
-    /// - head dim 256: L2 sections with TMA store without the mask (680 against 669), one CTA
-    ///   per tile with TMA store with it (573 against 453).
+    /// - head dim 256: the overlap schedule with FlashAttention-3's 80-row key tiles and TMA
+    ///   store (session 11, H200, 2x8192, medians of 3): in L2 sections without the mask (698
+    ///   against 607 for the 64-row tile and 729 for cuDNN), one CTA per tile with it (630
+    ///   against 587 and 623).
     ///
     /// Packed sequences take `for_problem(..).with_varlen()` (which stores O from registers).
     pub fn for_problem(dtype: ScalarType, shape: &AttentionShape, causal: bool) -> AttentionConfig {
@@ -257,7 +259,10 @@ impl AttentionConfig {
             (128, _) => overlap.with_tile(176, 2),
             (64, false) => AttentionConfig::new(dtype, head_dim, causal).with_block_m(192),
             (64, true) => tma.with_block_m(192).with_order(TileOrder::L2Sections),
-            (256, false) => tma.with_order(TileOrder::L2Sections),
+            (256, false) => overlap
+                .with_order(TileOrder::L2Sections)
+                .with_tile(80, 2),
+            (256, true) => overlap.with_tile(80, 2),
             _ => tma,
         }
     }
@@ -374,6 +379,20 @@ impl AttentionConfig {
                 ),
                 ("m192 s3", m192.with_tile(128, 3)),
                 ("m192 tma s3", m192.with_tma_store().with_tile(128, 3)),
+            ]);
+        }
+        if head_dim == 256 {
+            // FlashAttention-3's 80-row key tile there (2 stages fill 226 of the 227 KB).
+            let overlap = tma.with_schedule(Schedule::PingPongOverlap);
+            out.extend([
+                ("tma n80", tma.with_tile(80, 2)),
+                ("l2+tma n80", l2.with_tile(80, 2)),
+                ("overlap tma", overlap),
+                ("overlap tma n80", overlap.with_tile(80, 2)),
+                (
+                    "overlap l2+tma n80",
+                    overlap.with_order(TileOrder::L2Sections).with_tile(80, 2),
+                ),
             ]);
         }
         if head_dim == 128 {
