@@ -1,7 +1,7 @@
 //! Attention forward: TFLOP/s (`4 · batch · heads · seqlen_q · seqlen_k · d`, halved with the
 //! causal mask) of the library's kernel at 16k tokens per batch (batch = 16384 / seqlen) with
 //! 2048 = heads x d (the FlashAttention-3 paper's setting): head dim 128 at 4k, 8k and 16k, head
-//! dims 64 and 256 at 8k, causal and not ([`shapes`]), each in every variant of
+//! dims 64 and 256 at 8k, causal and not (`selftest::attention_bench`), each in every variant of
 //! `AttentionConfig::variants` (one CTA per query tile or a persistent grid in either tile
 //! order, O from registers or by TMA, at head dim 128 also 3 stages, 176-row key tiles and the
 //! overlap schedule; a `variant` column tells them apart), beside `default`, the configuration
@@ -20,13 +20,10 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::{Attention, AttentionConfig, AttentionShape, build};
-use ptxkit::runtime::{Device, DeviceTensor, median_ms_cold};
-use ptxkit::selftest::{BenchFilter, Rng};
+use ptxkit::runtime::{Device, DeviceTensor};
+use ptxkit::selftest::Rng;
+use ptxkit::selftest::attention_bench::{self, HIDDEN, TOKENS};
 
-/// Tokens per batch: batch = TOKENS / seqlen.
-const TOKENS: usize = 16384;
-/// heads x head dim.
-const HIDDEN: usize = 2048;
 /// How long one timed launch may take before its row fails (a hung kernel).
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -112,48 +109,22 @@ fn time(dev: &Device, att: &Attention, s: AttentionShape, x: &mut Operands) -> R
         .map(|a| a.with_limit(LIMIT))
         .and_then(|a| a.run(&stream, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, scale))
         .map_err(|e| format!("the first launch: {e}"))?;
-    median_ms_cold::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
+    attention_bench::median_ms(&stream, || {
         att.run(&stream, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, scale)
-            .map_err(|e| ptxkit::runtime::RuntimeError::InvalidLaunch {
-                reason: e.to_string(),
-            })
+            .map_err(|e| e.to_string())
     })
-    .map_err(|e| e.to_string())
-}
-
-/// The shapes timed: `(head dim, causal, seqlen)`, head dim 128 at 4k, 8k and 16k and head
-/// dims 64 and 256 at 8k, causal and not.
-fn shapes() -> Vec<(usize, bool, usize)> {
-    let mut out = Vec::new();
-    for causal in [false, true] {
-        for seqlen in [4096, 8192, 16384] {
-            out.push((128, causal, seqlen));
-        }
-        for d in [64, 256] {
-            out.push((d, causal, 8192));
-        }
-    }
-    out
 }
 
 fn gpu(_c: &mut Criterion) {
-    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+    // `PTXKIT_ATTENTION_VARIANT` (labels of `AttentionConfig::variants`: grid, tma, pers, ...,
+    // and `default`) times those variants only, so each can run in a process of its own;
+    // `PTXKIT_ATTENTION_SHAPE` those shapes only (`attention_bench::start`).
+    let Some((dev, filter)) = attention_bench::start() else {
         return;
     };
-    println!("\ndevice: {}", dev.attributes().name);
-    println!(
-        "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
-    // `PTXKIT_ATTENTION_VARIANT` (comma-separated labels of `AttentionConfig::variants`: grid,
-    // tma, pers, ..., and `default`) times those variants only, so each can run in a process of
-    // its own.
-    // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`, as
-    // `128:false:8192` for one shape, an ncu run's one launch, or `128:` for head dim 128) times
-    // those shapes only. `PTXKIT_ATTENTION_REPEATS` (3 unless set) times each variant that many
-    // times, all the variants of a shape in turn each time, so a drift of the clocks reaches them
-    // alike; a row per timing (the tables take the median).
-    let filter = BenchFilter::from_env("PTXKIT_ATTENTION_SHAPE", "PTXKIT_ATTENTION_VARIANT");
+    // `PTXKIT_ATTENTION_REPEATS` (3 unless set) times each variant that many times, all the
+    // variants of a shape in turn each time, so a drift of the clocks reaches them alike; a row
+    // per timing (the tables take the median).
     let repeats = std::env::var("PTXKIT_ATTENTION_REPEATS")
         .ok()
         .and_then(|r| r.trim().parse::<usize>().ok())
@@ -161,29 +132,13 @@ fn gpu(_c: &mut Criterion) {
     let inputs = Inputs::draw();
     // Each configuration's kernel loaded once.
     let mut loaded: Vec<(AttentionConfig, Result<Attention, String>)> = Vec::new();
-    for (d, causal, seqlen) in shapes() {
+    for (d, causal, seqlen) in attention_bench::shapes(&[64, 256]) {
         if !filter.shape(&format!("{d}:{causal}:{seqlen}")) {
             continue;
         }
-        let heads = HIDDEN / d;
-        let s = AttentionShape {
-            batch: TOKENS / seqlen,
-            seqlen_q: seqlen,
-            seqlen_k: seqlen,
-            heads,
-            kv_heads: heads,
-            head_dim: d,
-        };
-        let row = |name: &str, r: Result<f64, String>| match r {
-            Ok(ms) => println!(
-                "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
-                s.batch,
-                s.flops(causal) / ms / 1e9
-            ),
-            Err(e) => println!(
-                "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
-                s.batch
-            ),
+        let s = attention_bench::shape(d, seqlen);
+        let row = |name: &str, r: Result<f64, String>| {
+            attention_bench::print_row(&s, causal, name, s.flops(causal), &r)
         };
         let mut x = match Operands::upload(&dev, s, &inputs) {
             Ok(x) => x,

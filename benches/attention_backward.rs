@@ -19,13 +19,9 @@ use ptxkit::library::attention::backward::build_main;
 use ptxkit::library::attention::{
     Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
 };
-use ptxkit::runtime::{Device, DeviceTensor, RuntimeError, median_ms_cold};
-use ptxkit::selftest::{BenchFilter, Rng};
+use ptxkit::runtime::{Device, DeviceTensor};
+use ptxkit::selftest::{Rng, attention_bench};
 
-/// Tokens per batch: batch = TOKENS / seqlen.
-const TOKENS: usize = 16384;
-/// heads x head dim.
-const HIDDEN: usize = 2048;
 /// How long one launch may take before its row fails (a hung kernel).
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -134,56 +130,25 @@ fn time(
         .map_err(|e| format!("the first run: {e}"))?;
     let bwd = AttentionBackward::new(dev, cfg).map_err(|e| e.to_string())?;
     let stream = dev.default_stream();
-    median_ms_cold::<RuntimeError>(&stream, 3, 20, || {
-        x.run(dev, &bwd, scale)
-            .map_err(|reason| RuntimeError::InvalidLaunch { reason })
-    })
-    .map_err(|e| e.to_string())
-}
-
-/// The shapes timed: `(head dim, causal, seqlen)`, head dim 128 at 4k, 8k and 16k and head dim
-/// 64 at 8k, causal and not.
-fn shapes() -> Vec<(usize, bool, usize)> {
-    let mut out = Vec::new();
-    for causal in [false, true] {
-        for seqlen in [4096, 8192, 16384] {
-            out.push((128, causal, seqlen));
-        }
-        out.push((64, causal, 8192));
-    }
-    out
+    attention_bench::median_ms(&stream, || x.run(dev, &bwd, scale))
 }
 
 fn gpu(_c: &mut Criterion) {
-    let Some(dev) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+    // `PTXKIT_ATTENTION_SHAPE` and `PTXKIT_ATTENTION_VARIANT` (bulk, red, det) narrow the rows
+    // (`attention_bench::start`).
+    let Some((dev, filter)) = attention_bench::start() else {
         return;
     };
-    println!("\ndevice: {}", dev.attributes().name);
-    println!(
-        "| head dim | causal | variant | batch x seqlen | heads | ptxkit ms | ptxkit TFLOP/s |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
-    // `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings of `d:causal:seqlen`) and
-    // `PTXKIT_ATTENTION_VARIANT` (comma-separated variant names) narrow the rows, as the
-    // forward's bench reads them (an ncu run's one launch).
-    let filter = BenchFilter::from_env("PTXKIT_ATTENTION_SHAPE", "PTXKIT_ATTENTION_VARIANT");
-    for (d, causal, seqlen) in shapes() {
+    // The shapes: head dim 128 at 4k, 8k and 16k tokens, head dim 64 at 8k, causal and not.
+    for (d, causal, seqlen) in attention_bench::shapes(&[64]) {
         if !filter.shape(&format!("{d}:{causal}:{seqlen}")) {
             continue;
         }
-        let heads = HIDDEN / d;
-        let s = AttentionShape {
-            batch: TOKENS / seqlen,
-            seqlen_q: seqlen,
-            seqlen_k: seqlen,
-            heads,
-            kv_heads: heads,
-            head_dim: d,
-        };
+        let s = attention_bench::shape(d, seqlen);
         let mut x = match Operands::new(&dev, s, causal) {
             Ok(x) => x,
             Err(e) => {
-                println!("| {d} | {causal} | (inputs) | | | failed: {e} | |");
+                attention_bench::print_row(&s, causal, "(inputs)", 0.0, &Err(e));
                 continue;
             }
         };
@@ -198,22 +163,11 @@ fn gpu(_c: &mut Criterion) {
             if !filter.variant(name) {
                 continue;
             }
-            match time(&dev, cfg, s, &mut x) {
-                Ok(ms) => println!(
-                    "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | {ms:.3} | {:.1} |",
-                    s.batch,
-                    2.5 * s.flops(causal) / ms / 1e9
-                ),
-                Err(e) => {
-                    println!(
-                        "| {d} | {causal} | {name} | {}x{seqlen} | {heads} | failed: {e} | |",
-                        s.batch
-                    );
-                    if e.contains("did not finish") {
-                        println!("stopped: the GPU is still running the hung kernel");
-                        return;
-                    }
-                }
+            let r = time(&dev, cfg, s, &mut x);
+            attention_bench::print_row(&s, causal, name, 2.5 * s.flops(causal), &r);
+            if r.is_err_and(|e| e.contains("did not finish")) {
+                println!("stopped: the GPU is still running the hung kernel");
+                return;
             }
         }
     }

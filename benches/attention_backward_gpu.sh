@@ -8,12 +8,8 @@
 # bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk dQ, d128,
 # 2x8192, not causal) profiled. Logs go to $OUT, a summary to stdout.
 set -u
-kit=$1
-out=${OUT:-/tmp/attention-backward-out}
-mkdir -p "$out"
-chmod +x "$kit"/ptxkit "$kit"/bench-attention_backward
-step() { echo "== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
+. "$(dirname "$0")/gpu_steps.sh"
+kit_start "$1" /tmp/attention-backward-out bench-attention_backward
 step "selftest attention_backward"
 PTXKIT_ATTENTION_PROGRESS=1 timeout 150 "$kit/ptxkit" selftest --only attention_backward >"$out/selftest.txt" 2>&1
 grep -vE "^(case|  )" "$out/selftest.txt" | tail -5

@@ -7,12 +7,8 @@
 # peers (cuDNN, flash) on the same contiguous problems. Logs go to $OUT, a summary to stdout.
 # About 2.5 minutes of device time.
 set -u
-kit=$1
-out=${OUT:-/tmp/decode-out}
-mkdir -p "$out"
-chmod +x "$kit"/ptxkit "$kit"/bench-decode_attention
-step() { echo "== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
+. "$(dirname "$0")/gpu_steps.sh"
+kit_start "$1" /tmp/decode-out bench-decode_attention
 step "selftest decode"
 PTXKIT_DECODE_PROGRESS=1 timeout 120 "$kit/ptxkit" selftest --only decode >"$out/selftest.txt" 2>&1
 grep -vE "^case" "$out/selftest.txt" | tail -5

@@ -18,14 +18,7 @@ fn backward_kernels_assemble_without_spills() {
     for cfg in BackwardConfig::all() {
         let main =
             build_main(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        support::assemble_clean(&ptxas, &cfg.name(), main.ptx(), Target::Sm90a);
-        assert!(
-            main.launch_spec().dynamic_smem_bytes <= cfg.smem_bytes(),
-            "{}: the pool needs {} bytes, the configuration says {}",
-            cfg.name(),
-            main.launch_spec().dynamic_smem_bytes,
-            cfg.smem_bytes()
-        );
+        support::assemble_clean_within(&ptxas, &cfg.name(), &main, cfg.smem_bytes());
         for (what, built) in [
             ("preprocess", build_preprocess(Target::Sm90a, &cfg)),
             ("convert", build_convert(Target::Sm90a, &cfg)),

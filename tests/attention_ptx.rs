@@ -21,14 +21,7 @@ fn attention_kernels_assemble_without_spills() {
         .map(|(_, c)| c);
     for cfg in AttentionConfig::all().into_iter().chain(timed) {
         let built = build(Target::Sm90a, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.name()));
-        support::assemble_clean(&ptxas, &cfg.name(), built.ptx(), Target::Sm90a);
-        assert!(
-            built.launch_spec().dynamic_smem_bytes <= cfg.smem_bytes(),
-            "{}: the pool needs {} bytes, the configuration says {}",
-            cfg.name(),
-            built.launch_spec().dynamic_smem_bytes,
-            cfg.smem_bytes()
-        );
+        support::assemble_clean_within(&ptxas, &cfg.name(), &built, cfg.smem_bytes());
     }
 }
 

@@ -5,6 +5,8 @@
 
 mod support;
 
+use support::lines_with;
+
 use ptxkit::isa::builder::CmpOp;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{
@@ -32,14 +34,6 @@ fn row_copy(cols_facts: ExtentFacts, align: u32) -> BuiltKernel {
     built
 }
 
-/// Lines of `ptx` holding `what`.
-fn lines<'a>(ptx: &'a str, what: &str) -> Vec<&'a str> {
-    ptx.lines()
-        .map(str::trim)
-        .filter(|l| l.contains(what))
-        .collect()
-}
-
 fn tensor(shape: &[usize], addr: u64) -> ArgDesc {
     ArgDesc::tensor(ptxkit::isa::ScalarType::F32, shape, addr, 0)
 }
@@ -48,11 +42,11 @@ fn tensor(shape: &[usize], addr: u64) -> ArgDesc {
 fn facts_pick_vectors_and_one_guard_per_vector() {
     let k = row_copy(ExtentFacts::NONE.multiple_of(4), 16);
     let ptx = k.ptx();
-    assert_eq!(lines(ptx, "ld.global.v4.f32").len(), 1, "{ptx}");
-    assert_eq!(lines(ptx, "st.global.v4.f32").len(), 1, "{ptx}");
+    assert_eq!(lines_with(ptx, "ld.global.v4.f32").len(), 1, "{ptx}");
+    assert_eq!(lines_with(ptx, "st.global.v4.f32").len(), 1, "{ptx}");
     // One bounds check, shared by the load and the store, and on the accesses themselves.
-    assert_eq!(lines(ptx, "setp.lt.u32").len(), 1, "{ptx}");
-    for l in lines(ptx, ".global.v4") {
+    assert_eq!(lines_with(ptx, "setp.lt.u32").len(), 1, "{ptx}");
+    for l in lines_with(ptx, ".global.v4") {
         assert!(l.starts_with("@%p"), "unguarded access: {l}");
     }
 }
@@ -62,13 +56,13 @@ fn without_facts_accesses_are_scalar_and_each_guarded() {
     let k = row_copy(ExtentFacts::NONE, 16);
     let ptx = k.ptx();
     assert!(
-        lines(ptx, ".v4").is_empty() && lines(ptx, ".v2").is_empty(),
+        lines_with(ptx, ".v4").is_empty() && lines_with(ptx, ".v2").is_empty(),
         "{ptx}"
     );
-    let loads = lines(ptx, "ld.global.f32");
+    let loads = lines_with(ptx, "ld.global.f32");
     assert_eq!(loads.len(), 4, "{ptx}");
-    assert_eq!(lines(ptx, "st.global.f32").len(), 4, "{ptx}");
-    for l in loads.iter().chain(&lines(ptx, "st.global.f32")) {
+    assert_eq!(lines_with(ptx, "st.global.f32").len(), 4, "{ptx}");
+    for l in loads.iter().chain(&lines_with(ptx, "st.global.f32")) {
         assert!(l.starts_with("@%p"), "unguarded access: {l}");
     }
     // The four columns share one address register: offsets +4, +8, +12 ride on the instruction.
@@ -78,7 +72,12 @@ fn without_facts_accesses_are_scalar_and_each_guarded() {
 #[test]
 fn a_multiple_of_two_gives_guarded_pairs() {
     let k = row_copy(ExtentFacts::NONE.multiple_of(2), 16);
-    assert_eq!(lines(k.ptx(), "ld.global.v2.f32").len(), 2, "{}", k.ptx());
+    assert_eq!(
+        lines_with(k.ptx(), "ld.global.v2.f32").len(),
+        2,
+        "{}",
+        k.ptx()
+    );
 }
 
 #[test]
@@ -91,9 +90,9 @@ fn constant_extents_drop_the_guards_they_decide() {
     k.store(&x, [t * 4], s).unwrap();
     let built = k.finish().unwrap();
     let ptx = built.ptx();
-    assert!(lines(ptx, "setp").is_empty(), "{ptx}");
-    assert_eq!(lines(ptx, "ld.global").len(), 1, "{ptx}");
-    assert_eq!(lines(ptx, "0f40E00000").len(), 4, "{ptx}"); // 7.0 four times
+    assert!(lines_with(ptx, "setp").is_empty(), "{ptx}");
+    assert_eq!(lines_with(ptx, "ld.global").len(), 1, "{ptx}");
+    assert_eq!(lines_with(ptx, "0f40E00000").len(), 4, "{ptx}"); // 7.0 four times
     support::assemble(ptx, Target::Sm90a);
 }
 
@@ -221,20 +220,20 @@ fn reduce_at_every_scope_and_type_assembles() {
 #[test]
 fn reduce_lowers_as_documented() {
     let f = reduce_kernel::<ty::F32>(ReduceOp::Max, ReduceScope::Warp, false);
-    assert_eq!(lines(&f, "shfl.sync.bfly.b32").len(), 5, "{f}");
-    assert_eq!(lines(&f, "max.f32").len(), 2 + 5, "{f}"); // 3 registers, then 5 butterflies
+    assert_eq!(lines_with(&f, "shfl.sync.bfly.b32").len(), 5, "{f}");
+    assert_eq!(lines_with(&f, "max.f32").len(), 2 + 5, "{f}"); // 3 registers, then 5 butterflies
     let u = reduce_kernel::<ty::U32>(ReduceOp::Sum, ReduceScope::Warp, false);
-    assert_eq!(lines(&u, "redux.sync.add.u32").len(), 1, "{u}");
-    assert!(lines(&u, "shfl").is_empty(), "{u}");
+    assert_eq!(lines_with(&u, "redux.sync.add.u32").len(), 1, "{u}");
+    assert!(lines_with(&u, "shfl").is_empty(), "{u}");
     let cta = reduce_kernel::<ty::F32>(ReduceOp::Sum, ReduceScope::Cta, false);
-    assert_eq!(lines(&cta, "bar.sync 0").len(), 1, "{cta}");
-    assert_eq!(lines(&cta, "ld.shared.v4.f32").len(), 2, "{cta}"); // 8 warps' words
+    assert_eq!(lines_with(&cta, "bar.sync 0").len(), 1, "{cta}");
+    assert_eq!(lines_with(&cta, "ld.shared.v4.f32").len(), 2, "{cta}"); // 8 warps' words
     // In a loop a second barrier keeps the next trip's writes behind this trip's reads.
     let looped = reduce_kernel::<ty::F32>(ReduceOp::Sum, ReduceScope::Cta, true);
-    assert_eq!(lines(&looped, "bar.sync 0").len(), 2, "{looped}");
+    assert_eq!(lines_with(&looped, "bar.sync 0").len(), 2, "{looped}");
     let wg = reduce_kernel::<ty::F32>(ReduceOp::Sum, ReduceScope::Warpgroup, false);
-    assert_eq!(lines(&wg, "bar.sync %r").len(), 1, "{wg}"); // named barrier 1 + warpgroup
-    assert_eq!(lines(&wg, "ld.shared.v4.f32").len(), 1, "{wg}"); // its 4 warps' words
+    assert_eq!(lines_with(&wg, "bar.sync %r").len(), 1, "{wg}"); // named barrier 1 + warpgroup
+    assert_eq!(lines_with(&wg, "ld.shared.v4.f32").len(), 1, "{wg}"); // its 4 warps' words
 }
 
 #[test]
@@ -312,7 +311,7 @@ fn arithmetic_is_reused_while_its_region_is_open() {
     k.store(&x, [r.into(), t * 2], a).unwrap();
     let built = k.finish().unwrap();
     let ptx = built.ptx();
-    assert_eq!(lines(ptx, "mul.wide.u32").len(), 3, "{ptx}");
+    assert_eq!(lines_with(ptx, "mul.wide.u32").len(), 3, "{ptx}");
     assert!(ptx.contains("[%rd3+4]"), "{ptx}");
     support::assemble(ptx, Target::Sm90a);
 }
@@ -344,7 +343,7 @@ fn reduce_over_a_fragment_axis() {
     k.store(&x, [t.into(), Expr::from(1)], m.values[1]).unwrap();
     let built = k.finish().unwrap();
     let ptx = built.ptx();
-    assert_eq!(lines(ptx, "shfl.sync.bfly.b32").len(), 4, "{ptx}");
+    assert_eq!(lines_with(ptx, "shfl.sync.bfly.b32").len(), 4, "{ptx}");
     assert!(
         ptx.contains(", 1, 31, 0xFFFFFFFF") && ptx.contains(", 2, 31, 0xFFFFFFFF"),
         "{ptx}"
@@ -394,11 +393,11 @@ fn reduce_across_a_cluster() {
         built.ptx().to_string()
     };
     let ptx = build(false);
-    assert_eq!(lines(&ptx, "mapa.shared::cluster").len(), 1, "{ptx}");
-    assert_eq!(lines(&ptx, "st.shared::cluster.f32").len(), 1, "{ptx}");
+    assert_eq!(lines_with(&ptx, "mapa.shared::cluster").len(), 1, "{ptx}");
+    assert_eq!(lines_with(&ptx, "st.shared::cluster.f32").len(), 1, "{ptx}");
     // One barrier shows every CTA has started (before the first remote write), one ends the
     // exchange.
-    assert_eq!(lines(&ptx, "barrier.cluster.wait").len(), 2, "{ptx}");
+    assert_eq!(lines_with(&ptx, "barrier.cluster.wait").len(), 2, "{ptx}");
     let first_arrive = ptx
         .find("barrier.cluster.arrive.relaxed")
         .expect("a start barrier");
@@ -409,7 +408,11 @@ fn reduce_across_a_cluster() {
     // In a loop the start barrier is in the body, and one more keeps the next iteration's
     // writes from overtaking this one's reads.
     let looped = build(true);
-    assert_eq!(lines(&looped, "barrier.cluster.wait").len(), 3, "{looped}");
+    assert_eq!(
+        lines_with(&looped, "barrier.cluster.wait").len(),
+        3,
+        "{looped}"
+    );
     // Without a stated cluster there is nothing to reduce across.
     let mut k = KernelBuilder::new("k", Target::Sm90a);
     let [_t] = k.thread_id([64]).unwrap();
@@ -477,15 +480,15 @@ fn cache_hints_ride_on_row_accesses() {
         }
         let built = k.finish().unwrap();
         let ptx = built.ptx();
-        assert_eq!(lines(ptx, "createpolicy.fractional").len(), 2, "{ptx}");
+        assert_eq!(lines_with(ptx, "createpolicy.fractional").len(), 2, "{ptx}");
         assert_eq!(
-            lines(ptx, "createpolicy.fractional.L2::evict_last.b64").len(),
+            lines_with(ptx, "createpolicy.fractional.L2::evict_last.b64").len(),
             1,
             "{ptx}"
         );
         if bf16 {
-            let ld = lines(ptx, "ld.global.L1::evict_last.L2::cache_hint.v4.b32");
-            let st = lines(ptx, "st.global.L1::evict_first.L2::cache_hint.v4.b32");
+            let ld = lines_with(ptx, "ld.global.L1::evict_last.L2::cache_hint.v4.b32");
+            let st = lines_with(ptx, "st.global.L1::evict_first.L2::cache_hint.v4.b32");
             assert_eq!((ld.len(), st.len()), (1, 1), "{ptx}");
             // Under the row's bounds check, the policy as the last operand.
             assert!(
@@ -494,12 +497,12 @@ fn cache_hints_ride_on_row_accesses() {
             );
         } else {
             assert_eq!(
-                lines(ptx, "ld.global.L2::cache_hint.v4.f32").len(),
+                lines_with(ptx, "ld.global.L2::cache_hint.v4.f32").len(),
                 1,
                 "{ptx}"
             );
             assert_eq!(
-                lines(ptx, "st.global.L1::no_allocate.v4.f32").len(),
+                lines_with(ptx, "st.global.L1::no_allocate.v4.f32").len(),
                 1,
                 "{ptx}"
             );

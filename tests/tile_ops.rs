@@ -923,10 +923,7 @@ fn wgmma_with_mn_major_a_from_shared_memory() {
         Accumulate::Yes,
         false,
     );
-    let mmas: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("wgmma.mma_async"))
-        .collect();
+    let mmas = support::lines_with(&text, "wgmma.mma_async");
     assert_eq!(mmas.len(), 8);
     // scale-d, imm-scale-a, imm-scale-b, imm-trans-a = 1, imm-trans-b = 1.
     assert!(
@@ -944,10 +941,7 @@ fn wgmma_with_mn_major_a_from_shared_memory() {
 #[test]
 fn wgmma_with_mn_major_b_and_a_over_several_k_steps() {
     let text = p_v_case("wgmma_rs_mn_major", false);
-    let mmas: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("wgmma.mma_async"))
-        .collect();
+    let mmas = support::lines_with(&text, "wgmma.mma_async");
     assert_eq!(mmas.len(), 4);
     // scale-d, imm-scale-a, imm-scale-b, imm-trans-b = 1.
     assert!(

@@ -346,6 +346,21 @@ impl Ring {
     }
 }
 
+/// A single barrier in the dynamic pool: an `mbarrier` object (8 bytes, 8-byte aligned, PTX ISA
+/// 9.7.13.15.1) declared in `sync` as `name` expecting `arrivals` per phase, which
+/// [`init_barriers`] initialises among its `ones`.
+#[track_caller]
+pub fn pool_barrier(
+    k: &mut KernelBuilder,
+    sync: &mut BarrierSync,
+    name: &str,
+    arrivals: u32,
+) -> Result<NamedBarrier> {
+    let addr = k.pool_bytes(name, MBARRIER_BYTES, 8)?;
+    sync.declare_one(name, arrivals, addr)
+        .map_err(|e| k.error(format!("barrier protocol: {e}")))
+}
+
 /// Where the barriers [`init_barriers`] initialises must be seen before any role uses them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InitScope {

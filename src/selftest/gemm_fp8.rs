@@ -6,6 +6,8 @@
 //! scale (by value or device pointer) in the epilogue; and an 8-bit K that is not a multiple
 //! of 16 refused with [`GemmError::UnalignedK`] before anything runs.
 
+use std::sync::Arc;
+
 use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F32};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
@@ -13,6 +15,7 @@ use crate::library::gemm::check::{CheckError, CheckResult, Fp8Problem, check_fp8
 use crate::library::gemm::cublaslt::LtFp8;
 use crate::library::gemm::{Gemm, GemmConfig, GemmError, OutScale};
 use crate::runtime::E4m3 as HostE4m3;
+use crate::runtime::cuda::CudaStream;
 
 /// Runs every case; the report's error is the worst relative Frobenius error.
 pub fn run(ctx: &mut GpuCtx) -> RunResult {
@@ -64,27 +67,13 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             (333, 500, 160),
         ),
     ];
-    let mut worst = 0.0f64;
-    let mut lines = Vec::new();
-    for (cfg, shape) in cases {
-        let gemm = Gemm::new(&ctx.dev, cfg)?;
-        let r = check_fp8(&ctx.stream, &lt, &gemm, shape, ctx.rng.next_u64())?;
-        let (m, n, k) = shape;
-        let line = format!(
-            "{} {m}x{n}x{k}: rel {:.2e} (cuBLASLt fast {:.2e})",
-            cfg.name(),
-            r.rel_error,
-            r.cublas_rel_error
-        );
-        if !r.passed() {
-            return Err(GpuCheckError::Unexpected {
-                check: "gemm_fp8".into(),
-                detail: format!("{line}, {} unwritten", r.unwritten),
-            });
-        }
-        worst = worst.max(r.rel_error);
-        lines.push(line);
-    }
+    let (worst, lines) = run_cases(
+        ctx,
+        "gemm_fp8",
+        cases,
+        |stream, gemm, shape, seed| check_fp8(stream, &lt, gemm, shape, seed),
+        |r| format!(" (cuBLASLt fast {:.2e})", r.cublas_rel_error),
+    )?;
     // K = 100: 100-byte rows, which a tensor map cannot describe; refused by the launcher.
     let gemm = Gemm::new(&ctx.dev, fp8(128, 128, E4m3, F32))?;
     let round = HostE4m3::from_f32 as fn(f32) -> HostE4m3;
@@ -104,4 +93,43 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         tolerance: CheckResult::TOLERANCE,
         detail: format!("{}; k = 100 refused", lines.join("; ")),
     })
+}
+
+/// The FP8 checks' cases: each configuration built and run by `check` at its `(m, n, k)` on a
+/// fresh seed; the worst relative error and a line a case (`name mxnxk: rel e` and what `note`
+/// adds), or the first case that fails as [`GpuCheckError::Unexpected`] of `check_name`.
+pub(crate) fn run_cases(
+    ctx: &mut GpuCtx,
+    check_name: &str,
+    cases: impl IntoIterator<Item = (GemmConfig, (usize, usize, usize))>,
+    mut check: impl FnMut(
+        &Arc<CudaStream>,
+        &Gemm,
+        (usize, usize, usize),
+        u64,
+    ) -> Result<CheckResult, CheckError>,
+    note: impl Fn(&CheckResult) -> String,
+) -> Result<(f64, Vec<String>), GpuCheckError> {
+    let mut worst = 0.0f64;
+    let mut lines = Vec::new();
+    for (cfg, shape) in cases {
+        let gemm = Gemm::new(&ctx.dev, cfg)?;
+        let r = check(&ctx.stream, &gemm, shape, ctx.rng.next_u64())?;
+        let (m, n, k) = shape;
+        let line = format!(
+            "{} {m}x{n}x{k}: rel {:.2e}{}",
+            cfg.name(),
+            r.rel_error,
+            note(&r)
+        );
+        if !r.passed() {
+            return Err(GpuCheckError::Unexpected {
+                check: check_name.into(),
+                detail: format!("{line}, {} unwritten", r.unwritten),
+            });
+        }
+        worst = worst.max(r.rel_error);
+        lines.push(line);
+    }
+    Ok((worst, lines))
 }

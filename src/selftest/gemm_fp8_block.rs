@@ -10,6 +10,7 @@
 use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F16, F32};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
+use super::gemm_fp8::run_cases;
 use crate::library::gemm::check::CheckResult;
 use crate::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use crate::library::gemm::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale};
@@ -218,22 +219,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             (200, 328, 272),
         ),
     ];
-    let mut worst = 0.0f64;
-    let mut lines = Vec::new();
-    for (cfg, shape) in cases.into_iter().filter(|(c, s)| narrowed(c, *s)) {
-        let gemm = Gemm::new(&ctx.dev, cfg)?;
-        let r = check_block(&ctx.stream, &gemm, shape, ctx.rng.next_u64())?;
-        let (m, n, k) = shape;
-        let line = format!("{} {m}x{n}x{k}: rel {:.2e}", cfg.name(), r.rel_error);
-        if !r.passed() {
-            return Err(GpuCheckError::Unexpected {
-                check: "gemm_fp8_block".into(),
-                detail: format!("{line}, {} unwritten", r.unwritten),
-            });
-        }
-        worst = worst.max(r.rel_error);
-        lines.push(line);
-    }
+    let chosen = cases.into_iter().filter(|(c, s)| narrowed(c, *s));
+    let (worst, lines) = run_cases(ctx, "gemm_fp8_block", chosen, check_block, |_| {
+        String::new()
+    })?;
     refuses_bad_scales(ctx, &block(128, 256, E4m3, F32))?;
     refuses_unaligned_scale_rows(ctx, &staged(large))?;
     refuses_bad_epilogue(ctx, &large)?;

@@ -98,6 +98,30 @@ pub fn assemble_clean_without(
     eprintln!("{name}: {regs}");
 }
 
+/// Kernel `name` assembles clean for sm_90a ([`assemble_clean`]) and its pool of dynamic shared
+/// memory fits the `smem_bytes` its configuration states.
+pub fn assemble_clean_within(
+    ptxas: &ptxkit::isa::ptxas::Ptxas,
+    name: &str,
+    built: &ptxkit::kernel::BuiltKernel,
+    smem_bytes: u32,
+) {
+    assemble_clean(ptxas, name, built.ptx(), Target::Sm90a);
+    let pool = built.launch_spec().dynamic_smem_bytes;
+    assert!(
+        pool <= smem_bytes,
+        "{name}: the pool needs {pool} bytes, the configuration says {smem_bytes}"
+    );
+}
+
+/// The lines of `text` holding `what`, trimmed.
+pub fn lines_with<'a>(text: &'a str, what: &str) -> Vec<&'a str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.contains(what))
+        .collect()
+}
+
 /// `items` without repeats, each at its first place: the GEMM tests list configurations by what
 /// they cover, and two covers may name the same one.
 pub fn unique<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {

@@ -4,13 +4,12 @@
 
 use crate::parts::{
     Band, ConsumerId, InitScope, IssueOrder, PersistentGrid, Ring, banded, init_barriers,
-    load_slabs,
+    load_slabs, pool_barrier,
 };
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
-use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
@@ -261,31 +260,18 @@ fn build_typed<T: Elem>(
     // consumer warpgroup.
     let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, consumers)?;
     let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, consumers)?;
-    let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
-    // Persistent: the consumers release Q before the producer loads the next tile's.
-    let q_empty_bar = if cfg.persistent {
-        Some(k.pool_bytes("q_empty", MBARRIER_BYTES, 8)?)
-    } else {
-        None
-    };
     let mut sync = BarrierSync::new(&name, mode);
     // A debug build's hang records go to the module's record block.
     sync.declare_globals(k.module_mut())?;
-    let protocol = |k: &KernelBuilder, e: smem::pipeline::protocol::ProtocolError| {
-        k.error(format!("barrier protocol: {e}"))
-    };
     // Each stage is released by every consumer warpgroup's leader.
     let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, consumers)?;
     let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, consumers)?;
-    let q_full = sync
-        .declare_one("q_full", 1, q_bar)
-        .map_err(|e| protocol(&k, e))?;
-    let q_empty = match q_empty_bar {
-        Some(at) => Some(
-            sync.declare_one("q_empty", consumers, at)
-                .map_err(|e| protocol(&k, e))?,
-        ),
-        None => None,
+    let q_full = pool_barrier(&mut k, &mut sync, "q_full", 1)?;
+    // Persistent: the consumers release Q before the producer loads the next tile's.
+    let q_empty = if cfg.persistent {
+        Some(pool_barrier(&mut k, &mut sync, "q_empty", consumers)?)
+    } else {
+        None
     };
 
     let tiles = match grid {

@@ -3,12 +3,11 @@
 //! filled page by page by TMA, `gemm_async` (wgmma) for `S = Q·Kᵀ` and `P·V`, the attention's
 //! online softmax on the accumulator fragment.
 
-use crate::parts::{ConsumerId, InitScope, Ring, init_barriers};
+use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, pool_barrier};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, Target, ty};
 use smem::SwizzleMode;
-use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
@@ -128,13 +127,10 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     // One ring of K and V tiles: full takes the producer's arrive.expect_tx, empty the
     // consumer warpgroup's release.
     let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &[spec("k"), spec("v")], 1, 1)?;
-    let q_bar = k.pool_bytes("q_full", MBARRIER_BYTES, 8)?;
     let mut sync = BarrierSync::new(&name, WaitMode::Spin);
     sync.declare_globals(k.module_mut())?;
     let ring = Ring::declare(&k, &mut sync, "kv", pipe, base, 1)?;
-    let q_full = sync
-        .declare_one("q_full", 1, q_bar)
-        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    let q_full = pool_barrier(&mut k, &mut sync, "q_full", 1)?;
 
     let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
 

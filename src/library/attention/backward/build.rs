@@ -2,13 +2,12 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs};
+use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs, pool_barrier};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
-use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
@@ -363,13 +362,10 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
     ];
     // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders.
     let (pipe, base) = k.pool_pipeline("qdo", cfg.stages, &tiles, 1, 2)?;
-    let kv_bar = k.pool_bytes("kv_full", MBARRIER_BYTES, 8)?;
     let mut sync = BarrierSync::new(&name, WaitMode::Spin);
     sync.declare_globals(k.module_mut())?;
     let ring = Ring::declare(&k, &mut sync, "qdo", pipe, base, 2)?;
-    let kv_full = sync
-        .declare_one("kv_full", 1, kv_bar)
-        .map_err(|e| k.error(format!("barrier protocol: {e}")))?;
+    let kv_full = pool_barrier(&mut k, &mut sync, "kv_full", 1)?;
 
     let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
 
