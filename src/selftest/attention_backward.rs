@@ -4,7 +4,9 @@
 //! (neither a multiple of a block), equal odd lengths (257), and under the causal mask
 //! multi-query attention (1 KV head) with more queries than keys (rows that see no key).
 //! Fresh random Q, K, V and dO; O and LSE from the library's forward on them; dQ, dK and dV
-//! poisoned with NaN, then compared with the f64 host reference
+//! poisoned with NaN, computed by the forward's [`Attention::backward`] (the default and the
+//! deterministic configurations) or a loaded [`AttentionBackward`] (`_red`), then compared with
+//! the f64 host reference
 //! ([`attention::reference_backward`]) from the rounded inputs; in the deterministic mode a
 //! second run must give the same bits (else the error is infinite). A gradient's error is its
 //! largest `|got - want|` over its largest `|want|` (the gradients' scale varies with the
@@ -29,13 +31,14 @@ fn rel_err(got: &[f32], want: &[f32]) -> f64 {
     abs_err(got, want) / scale.max(f64::MIN_POSITIVE)
 }
 
-/// One case: the forward's O and LSE, then the backward, against the host reference.
+/// One case: the forward's O and LSE, then the backward (`bwd`, else the forward's own),
+/// against the host reference.
 fn case<H: Host>(
     ctx: &mut GpuCtx,
-    (fwd, bwd): (&Attention, &AttentionBackward),
+    (fwd, bwd): (&Attention, Option<&AttentionBackward>),
     s: AttentionShape,
 ) -> Result<f64, GpuCheckError> {
-    let cfg = *bwd.config();
+    let cfg = *bwd.map_or(fwd.backward_config(), |b| b.config());
     let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
     let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
     let (nq, nk) = (q_shape.iter().product(), kv_shape.iter().product());
@@ -55,13 +58,11 @@ fn case<H: Host>(
     let mut dq = ctx.upload(&nan(nq), &q_shape)?;
     let mut dk = ctx.upload(&nan(nk), &kv_shape)?;
     let mut dv = ctx.upload(&nan(nk), &kv_shape)?;
-    bwd.run(
-        &ctx.stream,
-        [&q, &k, &v, &o, &d_o],
-        &lse,
-        [&mut dq, &mut dk, &mut dv],
-        scale,
-    )?;
+    let backward = |stream: &_, grads: [&mut _; 3]| match bwd {
+        Some(b) => b.run(stream, [&q, &k, &v, &o, &d_o], &lse, grads, scale),
+        None => fwd.backward(stream, [&q, &k, &v, &o, &d_o], &lse, grads, scale),
+    };
+    backward(&ctx.stream, [&mut dq, &mut dk, &mut dv])?;
     let (want_q, want_k, want_v) =
         attention::reference_backward(&fq, &fk, &fv, &fdo, s, cfg.causal, scale);
     let mut worst = 0.0f64;
@@ -73,13 +74,7 @@ fn case<H: Host>(
             ctx.upload(&nan(nk), &kv_shape)?,
         ];
         let [aq, ak, av] = &mut again;
-        bwd.run(
-            &ctx.stream,
-            [&q, &k, &v, &o, &d_o],
-            &lse,
-            [aq, ak, av],
-            scale,
-        )?;
+        backward(&ctx.stream, [aq, ak, av])?;
         for (first, second) in [(&dq, &again[0]), (&dk, &again[1]), (&dv, &again[2])] {
             let bits = |x: Vec<H>| {
                 x.into_iter()
@@ -167,20 +162,29 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             source: Box::new(e.into()),
         };
         let fwd_cfg = AttentionConfig::new(cfg.dtype, cfg.head_dim, cfg.causal);
-        let fwd = Attention::new(&ctx.dev, fwd_cfg)
+        let mut fwd = Attention::new(&ctx.dev, fwd_cfg)
             .map(|a| a.with_limit(limit()))
             .map_err(named)?;
-        let bwd = AttentionBackward::new(&ctx.dev, cfg)
-            .map(|a| a.with_limit(limit()))
-            .map_err(named)?;
+        if cfg.deterministic {
+            fwd = fwd.with_deterministic_backward();
+        }
+        // The forward's own backward where it is the configuration, else one loaded for it.
+        let bwd = match *fwd.backward_config() == cfg {
+            true => None,
+            false => Some(
+                AttentionBackward::new(&ctx.dev, cfg)
+                    .map(|a| a.with_limit(limit()))
+                    .map_err(named)?,
+            ),
+        };
         for s in shapes(&cfg) {
             let name = format!(
                 "b{} sq{} sk{} h{}/{}",
                 s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
             );
             let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, &bwd), s),
-                _ => case::<half::bf16>(ctx, (&fwd, &bwd), s),
+                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, bwd.as_ref()), s),
+                _ => case::<half::bf16>(ctx, (&fwd, bwd.as_ref()), s),
             };
             tally(&cfg.name(), name, r, (&mut worst, &mut cases)).map_err(|failed| {
                 let (case, e) = *failed;

@@ -1,8 +1,10 @@
 //! Running the attention kernel: [`Attention`] loads one configuration's kernel and launches it
 //! on owned device tensors or on memory the caller borrows, after the checks the signature
-//! cannot make (KV heads dividing the query heads, the shapes agreeing with the configuration).
+//! cannot make (KV heads dividing the query heads, the shapes agreeing with the configuration);
+//! its [`Attention::backward`] runs the gradients of the same configuration
+//! ([`AttentionBackward`], loaded at its first call).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
@@ -12,6 +14,7 @@ use crate::runtime::{
 };
 use smem::pipeline::sync::WaitMode;
 
+use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
 use super::{AttentionConfig, AttentionConfigError};
 
 /// Operands whose shapes do not make an attention problem for the configuration.
@@ -147,6 +150,12 @@ pub struct Attention {
     limit: Option<std::time::Duration>,
     /// The hang-record buffer of a debug build ([`crate::runtime::DEBUG_HANG_ENV`] set).
     hang: Option<HangBuffer>,
+    /// The device the kernels load on (the backward's at its first call).
+    device: Device,
+    /// The backward's configuration ([`Attention::backward_config`]).
+    backward_cfg: BackwardConfig,
+    /// The backward's kernels, loaded at the first [`Attention::backward`].
+    backward: OnceLock<AttentionBackward>,
 }
 
 impl Attention {
@@ -181,6 +190,9 @@ impl Attention {
             kernel,
             limit: None,
             hang,
+            device: device.clone(),
+            backward_cfg: BackwardConfig::new(cfg.dtype, cfg.head_dim, cfg.causal),
+            backward: OnceLock::new(),
         })
     }
 
@@ -190,6 +202,8 @@ impl Attention {
     /// enqueues.
     pub fn with_limit(mut self, limit: std::time::Duration) -> Attention {
         self.limit = Some(limit);
+        // The backward, if loaded, takes the limit at its next load.
+        self.backward = OnceLock::new();
         self
     }
 
@@ -302,5 +316,68 @@ impl Attention {
             }
         };
         Ok(())
+    }
+    /// The configuration [`Attention::backward`] runs: this forward's element type, head dim
+    /// and mask ([`BackwardConfig::new`]), or the deterministic mode's
+    /// ([`Attention::with_deterministic_backward`]).
+    pub fn backward_config(&self) -> &BackwardConfig {
+        &self.backward_cfg
+    }
+
+    /// The same, [`Attention::backward`] then in the deterministic mode (dQ summed in the same
+    /// order every run: [`BackwardConfig::deterministic`]).
+    pub fn with_deterministic_backward(mut self) -> Attention {
+        self.backward_cfg = self.backward_cfg.with_deterministic();
+        self.backward = OnceLock::new();
+        self
+    }
+
+    /// The gradients of this attention, `dQ`, `dK` and `dV`, from the forward's inputs, its
+    /// output and the log-sum-exp it saved ([`Attention::run`]'s `lse`) and the output's
+    /// gradient `d_o`, on owned device tensors (see [`BackwardArgs`]); `scale` is the
+    /// forward's. What [`Attention::backward_borrowed`] does.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward<T: Element>(
+        &self,
+        stream: &Arc<CudaStream>,
+        [q, k, v, o, d_o]: [&DeviceTensor<T>; 5],
+        lse: &DeviceTensor<f32>,
+        [dq, dk, dv]: [&mut DeviceTensor<T>; 3],
+        scale: f32,
+    ) -> Result<(), AttentionError> {
+        self.backward_borrowed(
+            stream,
+            BackwardArgs::new([q, k, v, o, d_o], lse, [dq, dk, dv], scale),
+        )
+    }
+
+    /// [`Attention::backward`] on memory the caller owns: the backward's kernels
+    /// ([`AttentionBackward`] of [`Attention::backward_config`]) loaded at the first call, then
+    /// [`AttentionBackward::run_borrowed`], whose checks come first (nothing is enqueued when
+    /// one fails). Packed sequences ([`AttentionConfig::varlen`]) and head dim 256 have no
+    /// backward yet: [`AttentionConfigError::BackwardVarlen`] and
+    /// [`AttentionConfigError::BackwardHeadDim`].
+    pub fn backward_borrowed(
+        &self,
+        stream: &Arc<CudaStream>,
+        args: BackwardArgs<'_>,
+    ) -> Result<(), AttentionError> {
+        self.backward_kernels()?.run_borrowed(stream, args)
+    }
+
+    /// The backward's kernels, loaded on the first call (with this launcher's limit).
+    fn backward_kernels(&self) -> Result<&AttentionBackward, AttentionError> {
+        if let Some(b) = self.backward.get() {
+            return Ok(b);
+        }
+        if self.cfg.varlen {
+            return Err(AttentionConfigError::BackwardVarlen.into());
+        }
+        let mut loaded = AttentionBackward::new(&self.device, self.backward_cfg)?;
+        if let Some(limit) = self.limit {
+            loaded = loaded.with_limit(limit);
+        }
+        // Another thread may have loaded them meanwhile: either copy serves.
+        Ok(self.backward.get_or_init(|| loaded))
     }
 }

@@ -304,6 +304,16 @@ pub enum MemAddr {
     Shared(Addr<spaces::Shared>),
 }
 
+impl MemAddr {
+    /// The address `bytes` further on (an immediate offset, PTX ISA 6.4.1 `[reg+imm]`).
+    pub fn offset(self, bytes: i64) -> MemAddr {
+        match self {
+            MemAddr::Global(a) => MemAddr::Global(a.offset(bytes)),
+            MemAddr::Shared(a) => MemAddr::Shared(a.offset(bytes)),
+        }
+    }
+}
+
 /// Where a memory tile starts: a 64-bit global or a 32-bit shared address.
 #[derive(Debug, Clone, Copy)]
 pub enum MemBase {

@@ -1,12 +1,16 @@
 //! `copy.fragment`: registers ↔ memory, one value at a time, through the register tile's
 //! thread-value layout: value `v` of thread `t` is element `(row, col)` of the tile where
 //! `row + rows * col = tv(t, v)` (the thread part evaluated at run time, the value part folded).
+//! On a swizzled memory tile a value whose every thread's address is a constant past another
+//! value's (found on the host, swizzle included) takes that value's address with an immediate
+//! offset, so it costs one address computation per distinct swizzle pattern rather than one
+//! per value (without a swizzle the addresses are affine in the thread's, which ptxas folds).
 
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemTile, Regs, div_const, eval_layout, fragment_tiles, pair, register_side, rem_const, storage,
-    thread_index, thread_mode,
+    MemAddr, MemTile, Regs, div_const, eval_layout, fragment_tiles, pair, register_side, rem_const,
+    storage, thread_index, thread_mode,
 };
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope};
@@ -24,6 +28,9 @@ struct FragmentCopy<'a> {
     cols: u32,
     /// Each register with its value's row and column offsets.
     values: Vec<(Regs, u32, u32)>,
+    /// For each value, `Some((h, bytes))` where its address is value `h`'s plus `bytes` for
+    /// every thread; `None` where it computes its own.
+    reuse: Vec<Option<(usize, i64)>>,
 }
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
@@ -83,14 +90,35 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             vpart / rows,
         ));
     }
+    let mem = MemTile::of(mem)?;
+    let cols = regs.shape[1];
+    // Each thread's byte offset for each value, as the emission computes it (the host twin).
+    let swizzle = mem.swizzle.swizzle();
+    let indices: Vec<i64> = (0..values.len() as i64).collect();
+    let reuse = match mem.swizzle {
+        smem::SwizzleMode::None => vec![None; values.len()],
+        _ => super::copy_stmatrix_frag::reuse(&indices, tv.threads(), |t, v| {
+            let (_, vr, vc) = &values[v as usize];
+            let tpart = thread_mode.call(t);
+            let (r, c) = (
+                tpart % i64::from(rows) + i64::from(*vr),
+                tpart / i64::from(rows),
+            );
+            let e = mem.layout.call(r * i64::from(cols) + c + i64::from(*vc));
+            u64::try_from(e * i64::from(mem.elem_bytes))
+                .map(|b| swizzle.apply(b) as i64)
+                .map_err(|_| frag(format!("value {v} of thread {t} has a negative offset")))
+        })?,
+    };
     Ok(Box::new(FragmentCopy {
-        mem: MemTile::of(mem)?,
+        mem,
         load,
         scope: ctx.scope,
         thread_mode,
         rows,
-        cols: regs.shape[1],
+        cols,
         values,
+        reuse,
     }))
 }
 
@@ -115,7 +143,12 @@ impl Plan for FragmentCopy<'_> {
         let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
         rem_const(k, row0, tpart, self.rows)?;
         div_const(k, col0, tpart, self.rows)?;
-        for (reg, vr, vc) in &self.values {
+        // The addresses of the values that compute their own.
+        let mut addrs: Vec<Option<MemAddr>> = vec![None; self.values.len()];
+        for (v, (_, vr, vc)) in self.values.iter().enumerate() {
+            if self.reuse[v].is_some() {
+                continue;
+            }
             // Element index in the memory tile's row-major numbering:
             // (row0 + vr) * cols + col0 + vc (the planner checked that rows do not carry
             // between the two parts).
@@ -124,8 +157,16 @@ impl Plan for FragmentCopy<'_> {
             k.add(c, col0, *vc)?;
             k.mad_lo(idx, r, self.cols, c)?;
             let off = self.mem.element_offset(k, idx)?;
-            let a = self.mem.base.address(k, off)?;
-            reg.access(k, a, self.load)?;
+            addrs[v] = Some(self.mem.base.address(k, off)?);
+        }
+        for (v, (reg, _, _)) in self.values.iter().enumerate() {
+            let (h, bytes) = self.reuse[v].unwrap_or((v, 0));
+            // Every `reuse` entry names a value that computes its address.
+            let Some(at) = addrs[h].clone() else {
+                let e = ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, "no address to reuse");
+                return Err(e.at_instruction("copy.fragment").in_function(k.name()));
+            };
+            reg.access(k, at.offset(bytes), self.load)?;
         }
         Ok(())
     }

@@ -238,7 +238,7 @@ fn plan<'a>(
 /// Groups whose every thread's address differs from another group's by one constant share that
 /// group's address register with an immediate offset: the lowest such group computes it, so the
 /// offsets are non-negative. `addr(t, v0)` is thread `t`'s byte offset for the group at `v0`.
-fn reuse<E>(
+pub(super) fn reuse<E>(
     group_offsets: &[i64],
     threads: i64,
     addr: impl Fn(i64, i64) -> std::result::Result<i64, E>,

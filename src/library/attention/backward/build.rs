@@ -46,7 +46,8 @@ impl Extents {
 
 /// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]`: each query block's
 /// 64 rows, each 64 columns of them a dense 16 KB tile (what one consumer warpgroup reduces
-/// into it at once with `cp.reduce.async.bulk`), `q_blocks` the query length's blocks.
+/// into it at once with `cp.reduce.async.bulk`) whose columns lie as the staging swizzles them
+/// ([`dq_at`]), `q_blocks` the query length's blocks.
 fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32>> {
     let blocks = k.symbol_with("q_blocks", ExtentFacts::NONE.at_least(1))?;
     let slab = BackwardConfig::SLAB;
@@ -80,17 +81,35 @@ fn dq_turns(
     k.tensor::<ty::U32>("dq_turns", shape, TensorOpts::default())
 }
 
-/// The element of [`dq_accum`] of query `row`, column `col`.
-fn dq_at(b: Var, h: Var, row: Expr, col: Expr) -> Vec<Expr> {
+/// The element of [`dq_accum`] of query `row`, column `col`: in its tile (query block, 64
+/// columns) the same row and the column [`dq_swizzled`] moves it to, as the staging
+/// ([`reduce_dq`]) lays it out. A run of up to 4 columns from a multiple of its length stays
+/// together (the swizzle moves 16-byte chunks).
+fn dq_at(k: &mut KernelBuilder, b: Var, h: Var, row: Expr, col: Expr) -> Result<Vec<Expr>> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    vec![
+    let within = dq_swizzled(k, row.clone() % bm, col.clone() % slab)?;
+    Ok(vec![
         b.into(),
         h.into(),
         row.clone() / bm,
-        col.clone() / slab,
+        col / slab,
         row % bm,
-        col % slab,
-    ]
+        within,
+    ])
+}
+
+/// The column of a `dq_accum` tile (64 rows of 64 f32) where element `(row, col)` of the
+/// warpgroup's `dQ` lies: the 128-byte swizzle (`SwizzleMode::B128`, the TMA and wgmma one,
+/// PTX ISA 9.7.15.5.1.2) of its byte offset `row · 256 + col · 4`, which moves 16-byte chunks
+/// within their 128-byte half row. The staging writes the tile so in shared memory (each warp's
+/// stores then spread over the banks instead of 8 rows landing on the same 4) and the bulk
+/// reduction copies it as it lies; the convert kernel and the `red` path read and add it so.
+fn dq_swizzled(k: &mut KernelBuilder, row: Expr, col: Expr) -> Result<Expr> {
+    let slab = BackwardConfig::SLAB;
+    let off = k.eval(row * (slab * 4) + col * 4u32)?;
+    let moved = smem::emit::emit_swizzle(k.isa(), SwizzleMode::B128, off)?;
+    let at = k.bind("dq_swizzled", moved);
+    Ok((Expr::from(at) / 4u32) % slab)
 }
 
 /// The row length of the f32 workspace `D` and `LSE · log2 e`: the query length rounded up to
@@ -157,7 +176,8 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     for &z in &zeros {
         k.mov(z, 0.0f32)?;
     }
-    k.store_n(&dq, dq_at(b, h, row.into(), lane * per), &zeros)?;
+    let at = dq_at(&mut k, b, h, row.into(), lane * per)?;
+    k.store_n(&dq, at, &zeros)?;
     // A block's first row: its turn counters zeroed, a lane each.
     let block_first = k.cmp(CmpOp::Eq, row % BackwardConfig::BLOCK_M, 0u32)?;
     let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
@@ -241,12 +261,8 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
     k.if_(live, |k| {
         let at = [b.into(), row.into(), h.into(), lane * per];
-        let acc = k.load_n(
-            &dq_accum,
-            dq_at(b, h, row.into(), lane * per),
-            per as usize,
-            0.0f32,
-        )?;
+        let from = dq_at(k, b, h, row.into(), lane * per)?;
+        let acc = k.load_n(&dq_accum, from, per as usize, 0.0f32)?;
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
             let s = k.mul_of(a, scale)?;
@@ -346,7 +362,7 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
     let v_s = k.pool_bytes("v", cfg.kv_bytes(), 1024)?;
     let ds_s = k.pool_bytes("ds", 2 * cfg.ds_bytes(), 1024)?;
     let dq_stage = match cfg.bulk_dq() {
-        true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 128)?),
+        true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 1024)?),
         false => None,
     };
     let spec = |name: &str, bytes: u32, align: u32| TileSpec {
@@ -602,12 +618,16 @@ fn regs(k: &mut KernelBuilder, dt: ptx_isa::ScalarType, d: u32) -> Result<Regs> 
     })
 }
 
-/// A consumer warpgroup: keys `64 · index ..` of the CTA's block. For each trip: `Sᵀ = K·Qᵀ`,
-/// `dPᵀ = V·dOᵀ`, the masks, `Pᵀ` and `dSᵀ`, `dSᵀ` into its half of the trip's shared buffer,
-/// then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at d64 over its own half),
-/// `dV += Pᵀ·dO` and `dK += dSᵀ·Q` issued together, `dQ` added into `dq_accum` ([`reduce_dq`]
-/// or [`add_dq`]) once its GEMM is done and the stage released once all are. Then
-/// `dK · scale` and `dV` stored.
+/// A consumer warpgroup: keys `64 · index ..` of the CTA's block. Each trip keeps the tensor
+/// cores fed across its elementwise steps (FlashAttention-3's order): `Sᵀ = K·Qᵀ` and `dPᵀ =
+/// V·dOᵀ` issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done and `dV += Pᵀ·dO` queued
+/// behind `dPᵀ`; `dSᵀ` once `dPᵀ` is, into its half of the trip's shared buffer, and the
+/// barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
+/// d64 over its own half) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or
+/// [`add_dq`]) while `dK` runs on to the next trip's start. Each wgmma's accumulator is read
+/// in the trip that issued it (ptxas serializes a wgmma whose accumulator is read across the
+/// loop's back edge, C7514). A stage is released a trip late, once the `dK` that reads its Q
+/// is done. Then `dK · scale` and `dV` stored.
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -671,8 +691,20 @@ fn consumer<T: Elem>(
     let mut cols: Vec<u32> = col_of.clone();
     cols.sort_unstable();
     cols.dedup();
+    // A stage is released a trip late: its Q is read by the trip's dK, which runs on past the
+    // trip's end (released at the next trip's start, or after the loop for the last).
+    let rel = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+    let ws = ExecScope::Warpgroup;
     k.for_range(0, w.trips, |k, t| {
         let (head, m) = w.trip(k, t)?;
+        // The last trip's dK done (it ran under that trip's dQ reduction), so that trip's
+        // stage (its Q) is released and dSᵀ's registers are free before Sᵀ's and dPᵀ's are
+        // taken: with dK still in flight beside them ptxas serializes the wgmmas for want of
+        // registers (C7512).
+        k.wgmma_wait_group(0)?;
+        let later = k.cmp(CmpOp::Gt, t, 0u32)?;
+        k.if_(later, |k| p.ring.release_next(k, sync, &rel, leader, false))
+            .end()?;
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
@@ -680,39 +712,44 @@ fn consumer<T: Elem>(
         };
         let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, q_s, 1024, SwizzleMode::B128);
         let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, do_s, 1024, SwizzleMode::B128);
-        let ws = ExecScope::Warpgroup;
         k.gemm_async(&r.s, &k_tile, &q_tile, Accumulate::No, ws)?;
         k.gemm_async(&r.dp, &v_tile, &do_tile, Accumulate::No, ws)?;
-        k.wgmma_wait_group(0)?;
-        mask(k, p, &r.s, key0, m, lt)?;
-        // LSE · log2 e and D of each column (query) the thread holds.
-        let lse_v = k.shared_view::<ty::F32>("lse_s", lse_s, &[bm], 128)?;
-        let dd_v = k.shared_view::<ty::F32>("dd_s", dd_s, &[bm], 128)?;
-        let mut stats = Vec::with_capacity(cols.len());
-        for &c in &cols {
-            let at = [c0.clone() + c];
-            let l = k.load(&lse_v, at.clone())?;
-            k.neg(l, l)?;
-            let dd = k.load(&dd_v, at)?;
-            stats.push((c, l, dd));
-        }
         let (Some(s), Some(dp)) = (
             r.s.regs().map(<[_]>::to_vec),
             r.dp.regs().map(<[_]>::to_vec),
         ) else {
             return Err(k.error("Sᵀ and dPᵀ are register fragments"));
         };
-        for (v, (&sv, &dpv)) in s.iter().zip(&dp).enumerate() {
-            let Some(&(_, neg_lse, dd)) = stats.iter().find(|x| x.0 == col_of[v]) else {
-                return Err(k.error("a column without its statistics"));
-            };
-            // P = 2^(S · scale · log2 e − LSE · log2 e); dS = P ∘ (dP − D).
-            k.fma(sv, sv, scale_log2, neg_lse)?;
-            k.ex2(sv, sv)?;
-            k.sub(dpv, dpv, dd)?;
-            k.mul(dpv, dpv, sv)?;
+        // Sᵀ done (wgmma groups complete in order, PTX ISA 9.7.15.7.2 wgmma.wait_group); dPᵀ
+        // runs on. P = 2^(S · scale · log2 e − LSE · log2 e), LSE · log2 e of each column
+        // (query) the thread holds read as it goes.
+        k.wgmma_wait_group(1)?;
+        mask(k, p, &r.s, key0, m, lt)?;
+        let lse_v = k.shared_view::<ty::F32>("lse_s", lse_s, &[bm], 128)?;
+        for &c in &cols {
+            let neg_lse = k.load(&lse_v, [c0.clone() + c])?;
+            k.neg(neg_lse, neg_lse)?;
+            for v in (0..s.len()).filter(|&v| col_of[v] == c) {
+                k.fma(s[v], s[v], scale_log2, neg_lse)?;
+                k.ex2(s[v], s[v])?;
+            }
         }
+        // dV += Pᵀ·dO queued behind dPᵀ: it runs while dS is computed, stored and shared.
         k.cast(&r.p_cast, &r.s, ws)?;
+        let do_t = do_tile
+            .transposed()
+            .ok_or_else(|| k.error("dO's tile has no layout"))?;
+        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
+        // dPᵀ done: dS = P ∘ (dP − D), D read likewise.
+        k.wgmma_wait_group(1)?;
+        let dd_v = k.shared_view::<ty::F32>("dd_s", dd_s, &[bm], 128)?;
+        for &c in &cols {
+            let dd = k.load(&dd_v, [c0.clone() + c])?;
+            for v in (0..dp.len()).filter(|&v| col_of[v] == c) {
+                k.sub(dp[v], dp[v], dd)?;
+                k.mul(dp[v], dp[v], s[v])?;
+            }
+        }
         k.cast(&r.ds_cast, &r.dp, ws)?;
         // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
         // 128 bytes, swizzled), published to the async proxy (PTX ISA 9.7.12.4) for both
@@ -744,32 +781,44 @@ fn consumer<T: Elem>(
         }
         .transposed()
         .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
-        let do_t = do_tile
-            .transposed()
-            .ok_or_else(|| k.error("dO's tile has no layout"))?;
+        // dQ (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major), then dK += dSᵀ·Q:
+        // `wait_group 1` leaves dK running while dQ goes into the accumulator and the next
+        // trip's stage is waited for.
         let q_t = q_tile
             .transposed()
             .ok_or_else(|| k.error("Q's tile has no layout"))?;
-        // dQ first (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major): wgmma groups
-        // complete in order, so `wait_group 2` waits for it alone (PTX ISA 9.7.15.7.2) and dQ
-        // goes out while dV and dK run.
         k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
-        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
         k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
-        k.wgmma_wait_group(2)?;
-        match dq_stage {
-            Some(stage) => reduce_dq(k, p, &r.dq, (head, m), (cw, leader), stage)?,
-            None => add_dq(k, p, &r.dq, (head, m), cw, lt)?,
-        }
-        k.wgmma_wait_group(0)?;
-        p.ring.release_next(k, sync, &cur, leader, false)
+        k.wgmma_wait_group(1)?;
+        dq_out(k, p, &r.dq, (head, m), (cw, leader, lt), dq_stage)?;
+        cur.advance(k.isa())?;
+        Ok(())
     })?;
+    // The last trip's dK done and its stage released.
+    k.wgmma_wait_group(0)?;
+    p.ring.release_next(k, sync, &rel, leader, true)?;
     if dq_stage.is_some() {
         // The reductions complete (not only read their stage) before the CTA ends.
         k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, false)?))
             .end()?;
     }
     epilogue(k, p, &r, key0)
+}
+
+/// This warpgroup's `dQ` of `trip` into `dq_accum`: staged and reduced in bulk
+/// ([`reduce_dq`]) or added a value at a time ([`add_dq`]).
+fn dq_out<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    dq: &Buffer<ty::F32>,
+    trip: (Var, Var),
+    (cw, leader, lt): (Var, ptx_isa::Pred, Var),
+    stage: Option<Reg<ty::U32>>,
+) -> Result<()> {
+    match stage {
+        Some(stage) => reduce_dq(k, p, dq, trip, (cw, leader), stage),
+        None => add_dq(k, p, dq, trip, cw, lt),
+    }
 }
 
 /// Whether each consumer warpgroup's `dQ` is its own keys' partial sum over all of dQ's
@@ -834,13 +883,9 @@ fn dq_tile(
     vec![p.work.batch.into(), head.into(), m.into(), cols, r, c]
 }
 
-/// A row of a fragment a thread holds: its offset from the thread's first row, and each of its
-/// values' column offset and register.
-type FragmentRow = (i64, Vec<(i64, Reg<ty::F32>)>);
-
-/// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`]) with
-/// `red.global.add.f32` (PTX ISA 9.7.13.6), a value at a time (the padding rows past
-/// `seqlen_q` too: they add zeros).
+/// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`], each value where
+/// [`dq_swizzled`] puts it) with `red.global.add.f32` (PTX ISA 9.7.13.6), a value at a time
+/// (the padding rows past `seqlen_q` too: they add zeros).
 fn add_dq<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -854,29 +899,23 @@ fn add_dq<T: Elem>(
     };
     let (r0, c0) = k.fragment_origin(dq, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
-    let mut rows: Vec<FragmentRow> = Vec::new();
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
-        match rows.iter_mut().find(|x| x.0 == r - base_r) {
-            Some(x) => x.1.push((c - base_c, reg)),
-            None => rows.push((r - base_r, vec![(c - base_c, reg)])),
-        }
-    }
-    for (dr, values) in rows {
-        let idx = dq_tile(p, trip, cw, [r0.clone() + dr as u32, c0.clone()]);
+        let row = r0.clone() + (r - base_r) as u32;
+        let col = dq_swizzled(k, row.clone(), c0.clone() + (c - base_c) as u32)?;
+        let idx = dq_tile(p, trip, cw, [row, col]);
         let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
         let Ptr::Global(at) = ptr else {
             return Err(k.error("dq_accum is global memory"));
         };
-        for (dc, reg) in values {
-            let addr = Addr::<Global>::reg(at).offset(off + dc * 4);
-            k.isa().red::<Global, ty::F32>(AtomOp::Add, addr, reg)?;
-        }
+        k.isa()
+            .red::<Global, ty::F32>(AtomOp::Add, Addr::<Global>::reg(at).offset(off), reg)?;
     }
     Ok(())
 }
 
-/// This warpgroup's `dQ` staged in its 16 KB of `stage` (the tile's layout), published to the
+/// This warpgroup's `dQ` staged in its 16 KB of `stage` (the tile's layout with the 128-byte
+/// swizzle, [`dq_swizzled`]), published to the
 /// async proxy (PTX ISA 9.7.12.4) and, once its 128 threads meet, reduced into its tile of
 /// `dq_accum` ([`dq_tile`]) by its first thread with one `cp.reduce.async.bulk .add.f32` (PTX
 /// ISA 9.7.9.25.4.2), committed as a bulk group: the next stage into `stage` waits until the
@@ -890,7 +929,8 @@ fn reduce_dq<T: Elem>(
     stage: Reg<ty::U32>,
 ) -> Result<()> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 128);
+    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 1024)
+        .with_swizzle(SwizzleMode::B128);
     k.copy(&tile, dq, ExecScope::Warpgroup)?;
     k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
         ptx_isa::space::SharedScope::Cta,

@@ -43,6 +43,30 @@ pub struct BackwardArgs<'a> {
     pub scale: f32,
 }
 
+impl<'a> BackwardArgs<'a> {
+    /// The operands as views of device tensors: `q`, `k`, `v`, `o` and `d_o`, `lse`, the
+    /// gradients `dq`, `dk`, `dv` and the scale.
+    pub fn new<T: Element>(
+        [q, k, v, o, d_o]: [&'a DeviceTensor<T>; 5],
+        lse: &'a DeviceTensor<f32>,
+        [dq, dk, dv]: [&'a mut DeviceTensor<T>; 3],
+        scale: f32,
+    ) -> BackwardArgs<'a> {
+        BackwardArgs {
+            q: q.into(),
+            k: k.into(),
+            v: v.into(),
+            o: o.into(),
+            lse: lse.into(),
+            d_o: d_o.into(),
+            dq: dq.into(),
+            dk: dk.into(),
+            dv: dv.into(),
+            scale,
+        }
+    }
+}
+
 /// The f32 workspace, grown to the largest call's.
 #[derive(Default)]
 struct Workspace {
@@ -105,18 +129,7 @@ impl AttentionBackward {
         [dq, dk, dv]: [&mut DeviceTensor<T>; 3],
         scale: f32,
     ) -> Result<(), AttentionError> {
-        let args = BackwardArgs {
-            q: q.into(),
-            k: k.into(),
-            v: v.into(),
-            o: o.into(),
-            lse: lse.into(),
-            d_o: d_o.into(),
-            dq: dq.into(),
-            dk: dk.into(),
-            dv: dv.into(),
-            scale,
-        };
+        let args = BackwardArgs::new([q, k, v, o, d_o], lse, [dq, dk, dv], scale);
         self.run_borrowed(stream, args)
     }
 

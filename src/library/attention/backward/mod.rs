@@ -16,10 +16,12 @@
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them), staged in shared memory and reduced into the f32
-//!   accumulator with one `cp.reduce.async.bulk` while `dV` and `dK` run
+//!   d64 its own keys' part of all of them), staged in shared memory (128-byte swizzle) and
+//!   reduced into the f32 accumulator with one `cp.reduce.async.bulk`
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
-//!   deterministic mode); at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
+//!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
+//!   under `Pᵀ`, `dV` under `dSᵀ`'s store and barrier, and `dK` under dQ's reduction and the wait
+//!   for the next query block; at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
 //!   above the diagonal are skipped, the diagonal masked;
 //! - convert: `dQ = scale · dQaccum` in the input type.
 
@@ -200,7 +202,7 @@ impl BackwardConfig {
             return Err(AttentionConfigError::DType(self.dtype));
         }
         if !matches!(self.head_dim, 64 | 128) {
-            return Err(AttentionConfigError::HeadDim(self.head_dim));
+            return Err(AttentionConfigError::BackwardHeadDim(self.head_dim));
         }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > super::SMEM_LIMIT {
@@ -224,7 +226,10 @@ mod tests {
             c.validate().unwrap();
         }
         let c = BackwardConfig::new(ScalarType::Bf16, 256, false);
-        assert_eq!(c.validate(), Err(AttentionConfigError::HeadDim(256)));
+        assert_eq!(
+            c.validate(),
+            Err(AttentionConfigError::BackwardHeadDim(256))
+        );
         let c = BackwardConfig::new(ScalarType::F32, 128, false);
         assert_eq!(
             c.validate(),
