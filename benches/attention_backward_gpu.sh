@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The attention backward's GPU steps (issue 30), in one device call:
-#   benches/attention_backward_gpu.sh KIT [memcheck] [ncu]
+#   benches/attention_backward_gpu.sh KIT [memcheck] [ncu] [HEAD_DIM]
 # KIT holds the release `ptxkit`, the bench executable `bench-attention_backward`,
 # attention_torch.py, rows_torch.py and torch_timing.py. Steps: `ptxkit selftest --only
 # attention_backward` (every gradient's error shown), the Rust bench, torch's SDPA backward
 # (flash, cuDNN) on the same shapes, with `memcheck` compute-sanitizer memcheck of the check's
-# bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk dQ, d128,
-# 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts and store bank conflicts,
+# bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk dQ,
+# d128 or HEAD_DIM, 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts and store bank conflicts,
 # and the warps' stall reasons per issued instruction. PTXKIT_ATTENTION_VARIANT (bulk,red,det) limits
 # the bench's variants. Logs go to $OUT, a summary to stdout.
 set -u
@@ -30,13 +30,14 @@ if [ "${2:-}" = memcheck ]; then
   grep -E "ERROR SUMMARY|PASS|FAIL" "$out/memcheck.txt" | tail -4
 fi
 if [ "${3:-}" = ncu ]; then
-  step "ncu: the main kernel, bulk dQ, d128, 2x8192"
+  d=${4:-128}
+  step "ncu: the main kernel, bulk dQ, d$d, 2x8192"
   metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,launch__registers_per_thread
   for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle membar sleeping dispatch_stall no_instruction branch_resolving selected not_selected; do
     metrics=$metrics,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
   done
-  PTXKIT_ATTENTION_SHAPE=128:false:8192 PTXKIT_ATTENTION_VARIANT=bulk timeout 90 \
-    ncu --section WarpStateStats --metrics "$metrics" -k "regex:attention_bwd_bf16_d128$" -c 1 \
+  PTXKIT_ATTENTION_SHAPE=$d:false:8192 PTXKIT_ATTENTION_VARIANT=bulk timeout 90 \
+    ncu --section WarpStateStats --metrics "$metrics" -k "regex:attention_bwd_bf16_d$d$" -c 1 \
     "$kit/bench-attention_backward" --bench gpu-only >"$out/ncu.txt" 2>&1
   grep -E "attention_bwd|duration|hmma|throughput|hit_rate|inst_executed|wavefronts|conflicts|registers|Stall|stall|Warp Cycles|Issued" "$out/ncu.txt" | head -50
 fi
