@@ -317,6 +317,7 @@ impl Attention {
         };
         Ok(())
     }
+
     /// The configuration [`Attention::backward`] runs: this forward's element type, head dim
     /// and mask ([`BackwardConfig::new`]), or the deterministic mode's
     /// ([`Attention::with_deterministic_backward`]).
@@ -335,7 +336,7 @@ impl Attention {
     /// The gradients of this attention, `dQ`, `dK` and `dV`, from the forward's inputs, its
     /// output and the log-sum-exp it saved ([`Attention::run`]'s `lse`) and the output's
     /// gradient `d_o`, on owned device tensors (see [`BackwardArgs`]); `scale` is the
-    /// forward's. What [`Attention::backward_borrowed`] does.
+    /// forward's. [`Attention::backward_borrowed`] on views of them.
     #[allow(clippy::too_many_arguments)]
     pub fn backward<T: Element>(
         &self,

@@ -143,28 +143,27 @@ impl Plan for FragmentCopy<'_> {
         let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
         rem_const(k, row0, tpart, self.rows)?;
         div_const(k, col0, tpart, self.rows)?;
-        // The addresses of the values that compute their own.
+        // Each value's address: its own, computed just before its access (or earlier, where a
+        // value before it reuses it), or one computed with an immediate offset.
         let mut addrs: Vec<Option<MemAddr>> = vec![None; self.values.len()];
-        for (v, (_, vr, vc)) in self.values.iter().enumerate() {
-            if self.reuse[v].is_some() {
-                continue;
-            }
-            // Element index in the memory tile's row-major numbering:
-            // (row0 + vr) * cols + col0 + vc (the planner checked that rows do not carry
-            // between the two parts).
-            let (r, c, idx) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
-            k.add(r, row0, *vr)?;
-            k.add(c, col0, *vc)?;
-            k.mad_lo(idx, r, self.cols, c)?;
-            let off = self.mem.element_offset(k, idx)?;
-            addrs[v] = Some(self.mem.base.address(k, off)?);
-        }
         for (v, (reg, _, _)) in self.values.iter().enumerate() {
             let (h, bytes) = self.reuse[v].unwrap_or((v, 0));
-            // Every `reuse` entry names a value that computes its address.
-            let Some(at) = addrs[h].clone() else {
-                let e = ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, "no address to reuse");
-                return Err(e.at_instruction("copy.fragment").in_function(k.name()));
+            let at = match addrs[h].clone() {
+                Some(at) => at,
+                None => {
+                    let (_, vr, vc) = &self.values[h];
+                    // Element index in the memory tile's row-major numbering:
+                    // (row0 + vr) * cols + col0 + vc (the planner checked that rows do not
+                    // carry between the two parts).
+                    let (r, c, idx) = (k.reg::<ty::U32>(), k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                    k.add(r, row0, *vr)?;
+                    k.add(c, col0, *vc)?;
+                    k.mad_lo(idx, r, self.cols, c)?;
+                    let off = self.mem.element_offset(k, idx)?;
+                    let at = self.mem.base.address(k, off)?;
+                    addrs[h] = Some(at.clone());
+                    at
+                }
             };
             reg.access(k, at.offset(bytes), self.load)?;
         }
