@@ -267,9 +267,7 @@ impl AttentionConfig {
             (128, _) => overlap.with_tile(176, 2),
             (64, false) => AttentionConfig::new(dtype, head_dim, causal).with_block_m(192),
             (64, true) => tma.with_block_m(192).with_order(TileOrder::L2Sections),
-            (256, false) => overlap
-                .with_order(TileOrder::L2Sections)
-                .with_tile(80, 2),
+            (256, false) => overlap.with_order(TileOrder::L2Sections).with_tile(80, 2),
             (256, true) => overlap.with_tile(80, 2),
             _ => tma,
         }
