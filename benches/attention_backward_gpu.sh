@@ -5,10 +5,11 @@
 # attention_torch.py, rows_torch.py and torch_timing.py. Steps: `ptxkit selftest --only
 # attention_backward` (every gradient's error shown), the Rust bench, torch's SDPA backward
 # (flash, cuDNN) on the same shapes, with `memcheck` compute-sanitizer memcheck of the check's
-# bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk dQ,
-# d128 or HEAD_DIM, 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts and store bank conflicts,
-# and the warps' stall reasons per issued instruction. PTXKIT_ATTENTION_VARIANT (bulk,red,det) limits
-# the bench's variants. Logs go to $OUT, a summary to stdout.
+# bf16 d128 causal cases (bulk and deterministic), with `ncu` one launch of the main kernel (bulk
+# dQ, d128 or HEAD_DIM, 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts
+# and bank conflicts, and the warps' stall reasons per issued instruction.
+# PTXKIT_ATTENTION_VARIANT (bulk,red,det) limits the bench's variants. Logs go to $OUT, a summary
+# to stdout.
 set -u
 . "$(dirname "$0")/gpu_steps.sh"
 kit_start "$1" /tmp/attention-backward-out bench-attention_backward

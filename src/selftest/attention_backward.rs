@@ -16,7 +16,8 @@ use super::attention::{abs_err, limit, name_matches, tally};
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::rows::{Host, random};
 use crate::library::attention::{
-    self, Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
+    self, Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardArgs,
+    BackwardConfig,
 };
 use ptx_isa::ScalarType;
 
@@ -58,9 +59,12 @@ fn case<H: Host>(
     let mut dq = ctx.upload(&nan(nq), &q_shape)?;
     let mut dk = ctx.upload(&nan(nk), &kv_shape)?;
     let mut dv = ctx.upload(&nan(nk), &kv_shape)?;
-    let backward = |stream: &_, grads: [&mut _; 3]| match bwd {
-        Some(b) => b.run(stream, [&q, &k, &v, &o, &d_o], &lse, grads, scale),
-        None => fwd.backward(stream, [&q, &k, &v, &o, &d_o], &lse, grads, scale),
+    let backward = |stream: &_, grads: [&mut _; 3]| {
+        let args = BackwardArgs::new([&q, &k, &v, &o, &d_o], &lse, grads, scale);
+        match bwd {
+            Some(b) => b.run_borrowed(stream, args),
+            None => fwd.backward(stream, args),
+        }
     };
     backward(&ctx.stream, [&mut dq, &mut dk, &mut dv])?;
     let (want_q, want_k, want_v) =

@@ -333,32 +333,16 @@ impl Attention {
         self
     }
 
-    /// The gradients of this attention, `dQ`, `dK` and `dV`, from the forward's inputs, its
-    /// output and the log-sum-exp it saved ([`Attention::run`]'s `lse`) and the output's
-    /// gradient `d_o`, on owned device tensors (see [`BackwardArgs`]); `scale` is the
-    /// forward's. [`Attention::backward_borrowed`] on views of them.
-    #[allow(clippy::too_many_arguments)]
-    pub fn backward<T: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        [q, k, v, o, d_o]: [&DeviceTensor<T>; 5],
-        lse: &DeviceTensor<f32>,
-        [dq, dk, dv]: [&mut DeviceTensor<T>; 3],
-        scale: f32,
-    ) -> Result<(), AttentionError> {
-        self.backward_borrowed(
-            stream,
-            BackwardArgs::new([q, k, v, o, d_o], lse, [dq, dk, dv], scale),
-        )
-    }
-
-    /// [`Attention::backward`] on memory the caller owns: the backward's kernels
-    /// ([`AttentionBackward`] of [`Attention::backward_config`]) loaded at the first call, then
-    /// [`AttentionBackward::run_borrowed`], whose checks come first (nothing is enqueued when
-    /// one fails). Packed sequences ([`AttentionConfig::varlen`]) and head dim 256 have no
-    /// backward yet: [`AttentionConfigError::BackwardVarlen`] and
+    /// The gradients of this attention, `dQ`, `dK` and `dV` ([`BackwardArgs`]: the forward's
+    /// inputs, its output and the log-sum-exp it saved, [`Attention::run`]'s `lse`, the
+    /// output's gradient `d_o`, the gradients written and the forward's scale), on owned device
+    /// tensors ([`BackwardArgs::new`]) or on memory the caller owns. The backward's kernels
+    /// ([`AttentionBackward`] of [`Attention::backward_config`]) are loaded at the first call,
+    /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (nothing is
+    /// enqueued when one fails). Packed sequences ([`AttentionConfig::varlen`]) and head dim
+    /// 256 have no backward yet: [`AttentionConfigError::BackwardVarlen`] and
     /// [`AttentionConfigError::BackwardHeadDim`].
-    pub fn backward_borrowed(
+    pub fn backward(
         &self,
         stream: &Arc<CudaStream>,
         args: BackwardArgs<'_>,
