@@ -336,6 +336,41 @@ impl Instruction {
             .iter()
             .filter_map(|m| ScalarType::from_name(m))
     }
+
+    /// [`Instruction::types`] read once into a list on the stack: the validator asks for them
+    /// by position for every instruction (issue 33).
+    pub(crate) fn type_list(&self) -> TypeList {
+        let mut list = TypeList {
+            types: [ScalarType::Pred; TypeList::CAPACITY],
+            len: 0,
+        };
+        for t in self.types().take(TypeList::CAPACITY) {
+            list.types[list.len] = t;
+            list.len += 1;
+        }
+        list
+    }
+}
+
+/// An instruction's type suffixes in order ([`Instruction::type_list`]): the first
+/// [`TypeList::CAPACITY`], more than any row names (PTX ISA 9.7: at most four, `mma`'s
+/// `.dtype.atype.btype.ctype`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TypeList {
+    types: [ScalarType; TypeList::CAPACITY],
+    len: usize,
+}
+
+impl TypeList {
+    /// How many types the list keeps.
+    pub(crate) const CAPACITY: usize = 8;
+}
+
+impl std::ops::Deref for TypeList {
+    type Target = [ScalarType];
+    fn deref(&self) -> &[ScalarType] {
+        &self.types[..self.len]
+    }
 }
 
 /// An operand list written at once by [`Instruction::operands`]: a tuple of two to six values

@@ -128,6 +128,20 @@ impl SpecialReg {
         v
     }
 
+    /// The narrowest width `mov` still reads the register at, for the registers the PTX ISA
+    /// widened: `%tid`, `%ntid`, `%ctaid` and `%nctaid` were `.v4.u16` before PTX ISA 2.0 (10.1,
+    /// 10.2, 10.6, 10.7: "Legacy PTX code that accesses %tid using 16-bit mov and cvt
+    /// instructions are supported"), `%gridid` 32 bits before PTX ISA 3.0 (10.10). ptxas 13.0
+    /// takes `mov.u16` of each of them, at every version, and refuses `mov.u16` of `%laneid` or
+    /// `%clusterid.x` and `mov.u32` of `%clock64`.
+    pub const fn legacy_bits(self) -> Option<u32> {
+        use SpecialReg::*;
+        match self {
+            Tid(_) | Ntid(_) | CtaId(_) | NCtaId(_) | GridId => Some(16),
+            _ => None,
+        }
+    }
+
     /// The type of the value (what `mov` reads it as).
     pub const fn ty(self) -> ScalarType {
         use SpecialReg::*;

@@ -116,6 +116,24 @@ const BY_MODIFIER: &[(&[Form], &str, Form)] = &[
     ),
 ];
 
+/// [`BY_MODIFIER`]'s entries for `form`, in order: (the modifier, the feature row). Indexed by
+/// row once, not searched for every instruction (issue 33).
+fn by_modifier(form: Form) -> &'static [(&'static str, Form)] {
+    static BY_FORM: std::sync::LazyLock<Vec<Vec<(&'static str, Form)>>> =
+        std::sync::LazyLock::new(|| {
+            let mut by_form = vec![Vec::new(); Form::all().len()];
+            for (rows, modifier, feature) in BY_MODIFIER {
+                for row in *rows {
+                    if let Some(v) = by_form.get_mut(*row as usize) {
+                        v.push((*modifier, *feature));
+                    }
+                }
+            }
+            by_form
+        });
+    BY_FORM.get(form as usize).map_or(&[], Vec::as_slice)
+}
+
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
 pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
@@ -164,8 +182,8 @@ pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
     {
         v.push(Form::AtomOrdered);
     }
-    for (rows, modifier, feature) in BY_MODIFIER {
-        if rows.contains(&form) && has(modifier) {
+    for (modifier, feature) in by_modifier(form) {
+        if has(modifier) {
             v.push(*feature);
         }
     }

@@ -2028,7 +2028,7 @@ fn describe_type(t: TypeIs) -> String {
 
 /// What is wrong with a cvt's rounding for its pair of types, if anything.
 fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
-    let types: Vec<crate::types::ScalarType> = i.types().collect();
+    let types = i.type_list();
     let (&d, &a) = (types.first()?, types.get(1)?);
     let has = |ms: &[&str]| i.modifiers.iter().any(|m| ms.contains(&m.as_ref()));
     let int_round = has(&["rni", "rzi", "rmi", "rpi"]);
@@ -2062,36 +2062,35 @@ fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
 /// (`setp`'s `c` comes with `.and`, `.or` or `.xor`).
 fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     let p = form.pattern();
-    let with: Vec<(&str, &str, &str)> = rules_of(form)
-        .filter_map(|r| match r.check {
+    // Iterators, not lists: every instruction of such a row is asked (issue 33).
+    let with = || {
+        rules_of(form).filter_map(|r| match r.check {
             Check::OperandWith { slot, modifier } => Some((slot, modifier, r.section)),
             _ => None,
         })
-        .collect();
-    let optional: Vec<&str> = p
-        .operands()
-        .iter()
-        .filter(|o| o.optional)
-        .map(|o| o.name.as_str())
-        .collect();
-    if with.is_empty() || !optional.iter().all(|o| with.iter().any(|(s, _, _)| s == o)) {
+    };
+    let optional = || {
+        p.operands()
+            .iter()
+            .filter(|o| o.optional)
+            .map(|o| o.name.as_str())
+    };
+    let Some((_, _, section)) = with().next() else {
+        return Ok(());
+    };
+    if !optional().all(|o| with().any(|(s, _, _)| s == o)) {
         return Ok(());
     }
     let has = |m: &str| writes(i, m);
     let (required, _) = p.operand_range();
     // Per optional slot, in the pattern's order: the rule whose modifier is written, if any.
-    let brought: Vec<&(&str, &str, &str)> = optional
-        .iter()
-        .filter_map(|o| with.iter().find(|(s, m, _)| s == o && has(m)))
-        .collect();
-    let want = required + brought.len();
+    let brought = || optional().filter_map(|o| with().find(|(s, m, _)| *s == o && has(m)));
+    let want = required + brought().count();
     if i.operands.len() != want {
-        let why: Vec<String> = optional
-            .iter()
+        let why: Vec<String> = optional()
             .map(|o| {
-                let ms: Vec<String> = with
-                    .iter()
-                    .filter(|(s, _, _)| s == o)
+                let ms: Vec<String> = with()
+                    .filter(|(s, _, _)| *s == o)
                     .map(|(_, m, _)| format!(".{m}"))
                     .collect();
                 format!("`{o}` with {}", ms.join(" or "))
@@ -2104,14 +2103,14 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
                 i.opcode(),
                 i.operands.len(),
                 why.join(", "),
-                with[0].2
+                section
             ),
         });
     }
     // What a modifier brings (a cache policy, a CTA mask) is one value, after the required
     // operands in the pattern's order: `{0, 1}` there is another row's operand (an im2col form's
     // offsets).
-    for (k, (slot, m, section)) in (required..).zip(brought) {
+    for (k, (slot, m, section)) in (required..).zip(brought()) {
         if !slot.starts_with('[')
             && matches!(
                 i.operands.get(k),

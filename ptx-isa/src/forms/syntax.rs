@@ -47,9 +47,39 @@ pub struct OperandSlot {
     pub name: String,
     /// True inside an optional `{, x}` group.
     pub optional: bool,
+    /// What the kinds of `name` take, read once when the pattern is parsed: the validator asks
+    /// of every operand (issue 33).
+    takes: Takes,
+}
+
+/// The kinds an [`OperandSlot`] takes, from its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Takes {
+    pair: bool,
+    address: bool,
+    value: bool,
+}
+
+impl Takes {
+    fn of(name: &str) -> Takes {
+        Takes {
+            pair: name.split('/').any(|k| k.contains('|')),
+            address: name.split('/').any(|k| k.starts_with('[')),
+            value: name.split('/').any(|k| !k.starts_with('[')),
+        }
+    }
 }
 
 impl OperandSlot {
+    /// The slot called `name`, in an optional group or not.
+    fn new(name: String, optional: bool) -> OperandSlot {
+        OperandSlot {
+            takes: Takes::of(&name),
+            name,
+            optional,
+        }
+    }
+
     /// The kinds the slot takes, as written: `a/[a]` gives `a` and `[a]`.
     pub fn kinds(&self) -> Vec<&str> {
         self.name.split('/').collect()
@@ -57,18 +87,17 @@ impl OperandSlot {
 
     /// True when the slot takes a pair `d|p` (written `d|p` or `d{|p}`).
     pub fn takes_pair(&self) -> bool {
-        // `split`, not `kinds()`: the validator asks these of every operand (issue 33).
-        self.name.split('/').any(|k| k.contains('|'))
+        self.takes.pair
     }
 
     /// True when the slot takes an address (one of its kinds is written in brackets).
     pub fn takes_address(&self) -> bool {
-        self.name.split('/').any(|k| k.starts_with('['))
+        self.takes.address
     }
 
     /// True when the slot takes a value (one of its kinds is written without brackets).
     pub fn takes_value(&self) -> bool {
-        self.name.split('/').any(|k| !k.starts_with('['))
+        self.takes.value
     }
 
     /// True when the slot takes an address and nothing else.
@@ -692,7 +721,7 @@ fn operand_slots(ops: &str) -> Result<Vec<OperandSlot>, PatternError> {
     let mut push = |cur: &mut String, optional: bool| {
         let name = std::mem::take(cur).trim().to_string();
         if !name.is_empty() {
-            out.push(OperandSlot { name, optional });
+            out.push(OperandSlot::new(name, optional));
         }
     };
     let mut k = 0;

@@ -103,8 +103,21 @@ fn ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'%')
 }
 
+/// Bytes that continue an identifier (`[A-Za-z0-9_$]`), by value: a table read, not a chain of
+/// comparisons, for the bytes of most of a module (issue 33).
+const IDENT_CONTINUE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        b += 1;
+    }
+    t
+};
+
 fn ident_continue(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$')
+    IDENT_CONTINUE[b as usize]
 }
 
 /// Splits `src` into tokens, and gives the line table (counted in the same pass).
@@ -134,9 +147,10 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 continue;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |n| i + n);
                 Tok::Comment
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {

@@ -69,7 +69,7 @@ pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
 /// A canonical register name `%<prefix><index>` (`%rd3`) as the builder writes it.
 fn canonical_reg(name: &str) -> Option<RegRef> {
     let rest = name.strip_prefix('%')?;
-    let split = rest.find(|c: char| c.is_ascii_digit())?;
+    let split = rest.bytes().position(|b| b.is_ascii_digit())?;
     let (prefix, digits) = rest.split_at(split);
     let class = RegClass::from_prefix(prefix)?;
     if digits.len() > 1 && digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -1378,6 +1378,19 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Ident => {
+                // The common case first (issue 33): a numbered register standing alone (`%r12,`),
+                // with no selector, element or pair after it, is what `named_operand` would read.
+                let alone = matches!(
+                    self.peek_at(1),
+                    Some(Token {
+                        tok: Tok::Punct(b',' | b';' | b'}' | b')' | b']'),
+                        ..
+                    })
+                );
+                if let Some(r) = alone.then(|| canonical_reg(self.text(t))).flatten() {
+                    self.pos += 1;
+                    return Ok(Operand::Reg(r));
+                }
                 let first = self.named_operand()?;
                 if !self.eat_punct(b'|') {
                     return Ok(first);

@@ -140,8 +140,15 @@ impl hashbrown::Equivalent<Opcode> for OpcodeOf<'_> {
     fn equivalent(&self, key: &Opcode) -> bool {
         key.operands == self.0.operands.len()
             && key.parts.len() == 1 + self.0.modifiers.len()
-            && self.parts().zip(&key.parts).all(|(a, b)| a == b.as_ref())
+            && self.parts().zip(&key.parts).all(|(a, b)| same_text(a, b))
     }
+}
+
+/// `a == b`, without comparing bytes when both are the same text of the form table: the parser
+/// borrows every mnemonic and modifier a row spells from it, so a remembered opcode and a later
+/// instruction with the same opcode share their parts' addresses (issue 33).
+fn same_text(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 /// What one thread remembers about opcodes: answers by opcode and operand count.

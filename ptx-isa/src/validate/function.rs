@@ -25,7 +25,12 @@ impl Across {
         i: &Instruction,
         pos: Option<Pos>,
     ) {
-        if i.mnemonic.split('.').next() == Some("tcgen05") {
+        // The mnemonic's first part is `tcgen05` (a builder's mnemonic may be dotted).
+        let tcgen05 = i
+            .mnemonic
+            .strip_prefix("tcgen05")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+        if tcgen05 {
             if let Some(g) = i.modifiers.iter().find(|m| m.starts_with("cta_group::")) {
                 self.cta_groups.push((g.to_string(), i.opcode(), pos));
             }
@@ -63,11 +68,14 @@ impl Across {
 /// `st.param` through a register in a kernel on sm_90 and later (sm_80 takes it); a `.param`
 /// declared in the kernel's body (a call's argument) may be stored to.
 fn param_write(cx: &mut Ctx<'_>, f: &Function, i: &Instruction, pos: Option<Pos>) {
+    if f.kind != FunctionKind::Entry || i.mnemonic != "st" {
+        return;
+    }
     let param = i
         .modifiers
         .iter()
         .any(|m| m.as_ref() == "param" || m.starts_with("param::"));
-    if f.kind != FunctionKind::Entry || i.mnemonic != "st" || !param {
+    if !param {
         return;
     }
     let Some(Operand::Addr(a)) = i.operands.first() else {

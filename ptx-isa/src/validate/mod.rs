@@ -127,6 +127,15 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The SM number of the module's `.target` (`sm_13` gives 13), modelled or not.
+    pub(crate) fn sm(&self) -> Option<u32> {
+        if let Some(t) = self.target {
+            return Some(t.sm());
+        }
+        let digits = self.module.target_name().strip_prefix("sm_")?;
+        digits.trim_end_matches(['a', 'f']).parse().ok()
+    }
+
     pub(crate) fn error(&mut self, kind: ErrorKind, pos: Option<Pos>, message: String) {
         self.out.push(Diagnostic {
             severity: Severity::Error,
@@ -433,6 +442,40 @@ fn function(
             }
         }
     }
+    // ptxas 13.0: "Feature 'kernel parameter list' requires PTX ISA .version 1.4 or later".
+    if f.kind == FunctionKind::Entry && !f.params.is_empty() && cx.version < crate::target::v(1, 4)
+    {
+        cx.error(
+            ErrorKind::PtxVersionTooLow,
+            header,
+            format!(
+                "kernel `{}` has parameters: a kernel parameter list needs PTX ISA 1.4; the module says .version {}",
+                f.name, cx.version
+            ),
+        );
+    }
+    // PTX ISA 5.1.6.2: a device function's parameters in the `.param` space are sm_20's (the
+    // ABI); sm_1x functions pass `.reg` parameters (ptxas 13.0: "Function parameter ... has
+    // illegal state space").
+    if f.kind != FunctionKind::Entry && cx.sm().is_some_and(|sm| sm < 20) {
+        let param = f
+            .params
+            .iter()
+            .chain(f.ret.iter())
+            .find(|p| !matches!(p.kind, ParamKind::Reg(_)));
+        if let Some(p) = param {
+            cx.error(
+                ErrorKind::UnsupportedTarget,
+                header,
+                format!(
+                    "parameter `{}` of `{}` is in the .param space, which device functions have from sm_20 on; the target is {}",
+                    p.name,
+                    f.name,
+                    cx.module.target_name()
+                ),
+            );
+        }
+    }
     for d in &f.directives {
         if f.kind != FunctionKind::Entry {
             cx.error(
@@ -690,6 +733,12 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             return;
         }
     }
+    if let Resolved::Refused { modifier: true } = resolved {
+        if let Some(rounded) = legacy_mad(cx, i) {
+            instruction(cx, env, &rounded, pos);
+            return;
+        }
+    }
     let op = i.opcode_text();
     // The guard.
     if let Some(g) = &i.guard {
@@ -699,7 +748,13 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         env.expect_pred(cx, env.scopes.lookup(&g.name), &g.name, op, pos);
     }
     // Types exist in this version.
-    for t in i.types() {
+    let types = i.type_list();
+    // Past a full list, the rest as written (no row names that many: the row lookup refuses it).
+    let rest = (types.len() == crate::instr::TypeList::CAPACITY)
+        .then(|| i.types().skip(types.len()))
+        .into_iter()
+        .flatten();
+    for t in types.iter().copied().chain(rest) {
         if t.min_ptx() > cx.version {
             cx.error(
                 ErrorKind::PtxVersionTooLow,
@@ -747,10 +802,29 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     }
     operands::kinds(cx, form, i, pos);
     env.vectors(cx, form, i, pos);
-    env.types(cx, form, i, pos);
+    env.types(cx, form, i, &types, pos);
     env.spaces(cx, i, pos);
     env.bulk_source(cx, form, i, pos);
     env.targets(cx, i, pos);
+}
+
+/// `mad.f32` with no rounding, the legacy form (PTX ISA 9.7.3.7: a rounding modifier is
+/// required for sm_20 and later targets), as `mad.rn.f32` where ptxas 13.0 still takes it: on
+/// sm_1x targets, and on the others below PTX ISA 3.2 (measured: `.version 3.1` with `.target
+/// sm_30` passes, 3.2 gives "Rounding modifier required for instruction 'mad'").
+fn legacy_mad(cx: &Ctx<'_>, i: &Instruction) -> Option<Instruction> {
+    let legacy = cx.sm().is_some_and(|sm| sm < 20) || cx.version < crate::target::v(3, 2);
+    let plain = i.mnemonic == "mad" && i.modifiers.last().is_some_and(|m| m == "f32");
+    let rounded = i
+        .modifiers
+        .iter()
+        .any(|m| matches!(m.as_ref(), "rn" | "rz" | "rm" | "rp"));
+    if !legacy || !plain || rounded {
+        return None;
+    }
+    let mut fixed = i.clone();
+    fixed.modifiers.insert(0, "rn".into());
+    Some(fixed)
 }
 
 /// The error for an instruction the table covers but no row takes, as `resolution` says why.

@@ -14,6 +14,7 @@ use crate::forms::rules::{Check, rules_of};
 use crate::instr::{Imm, Instruction, OpcodeText, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
+use crate::sreg::SpecialReg;
 use crate::target::{PtxVersion, v};
 use crate::types::{ScalarType, TypeKind};
 
@@ -58,6 +59,25 @@ fn kind_compatible(inst: ScalarType, reg: ScalarType) -> bool {
     }
 }
 
+/// Whether special register `s` may be read as `want` in a slot that fits registers by `fit`:
+/// as an integer of its own width; by `cvt` (its source slot fits a wider register, PTX ISA
+/// 9.7.9.21) as a narrower integer, as ptxas 13.0 takes `cvt.u32.u16 %r, %laneid` and refuses
+/// `cvt.u32.u64 %r, %tid.x`; by `mov` at the width the register had before the PTX ISA widened it
+/// ([`SpecialReg::legacy_bits`]: `mov.u16 %rh, %tid.x`).
+fn sreg_reads_as(s: SpecialReg, want: ScalarType, fit: Fit, mnemonic: &str) -> bool {
+    let ty = s.ty();
+    if want.agrees_with(ty) {
+        return true;
+    }
+    let narrower = kind_compatible(want, ty) && want.bits() < ty.bits();
+    match fit {
+        Fit::Wider => narrower && mnemonic == "cvt",
+        _ => {
+            narrower && mnemonic == "mov" && s.legacy_bits().is_some_and(|bits| want.bits() >= bits)
+        }
+    }
+}
+
 impl Env<'_> {
     fn symbol_known(&self, cx: &Ctx<'_>, name: &str) -> bool {
         self.scopes.lookup(name).is_some()
@@ -93,7 +113,6 @@ impl Env<'_> {
 
     /// Reports names that nothing declares.
     pub fn declared(&self, cx: &mut Ctx<'_>, o: &Operand, op: OpcodeText<'_>, pos: Option<Pos>) {
-        let branch = op.mnemonic().starts_with("bra") || op.mnemonic().starts_with("brx");
         match o {
             Operand::Reg(r) | Operand::NotPred(r) | Operand::SinkPair(r) => {
                 self.reg_declared(cx, self.scopes.lookup_reg(*r), r, pos);
@@ -112,6 +131,8 @@ impl Env<'_> {
                     self.other_sreg_gated(cx, s, pos);
                 }
                 if !self.symbol_known(cx, s) {
+                    let branch =
+                        op.mnemonic().starts_with("bra") || op.mnemonic().starts_with("brx");
                     let (kind, what) = if branch {
                         (
                             ErrorKind::UndefinedLabel,
@@ -319,9 +340,9 @@ impl Env<'_> {
                 return;
             }
             // PTX ISA 10: a special register is read as an integer of its own width (ptxas:
-            // "Special register argument not allowed").
+            // "Special register argument not allowed"), or of a legacy width.
             Operand::Sreg(s) => {
-                if !want.agrees_with(s.ty()) {
+                if !sreg_reads_as(*s, want, fit, op.mnemonic()) {
                     cx.error(
                         ErrorKind::OperandType,
                         pos,
@@ -363,14 +384,34 @@ impl Env<'_> {
 
     /// Register types against the types the row gives its operands
     /// ([`crate::forms::operand_types`]).
-    pub fn types(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+    /// `types` are the instruction's ([`Instruction::type_list`]).
+    pub fn types(
+        &self,
+        cx: &mut Ctx<'_>,
+        form: Form,
+        i: &Instruction,
+        types: &[ScalarType],
+        pos: Option<Pos>,
+    ) {
         let op = i.opcode_text();
-        let types: Vec<ScalarType> = i.types().collect();
+        // ptxas 13.0 converts no special register to a floating-point type (`cvt.rn.f32.u32 %f,
+        // %tid.x`: "Special register argument not allowed for instruction 'cvt'").
+        if form == Form::Cvt && types.first().is_some_and(|t| t.is_float()) {
+            if let Some(Operand::Sreg(s)) = i.operands.get(1) {
+                cx.error(
+                    ErrorKind::OperandType,
+                    pos,
+                    format!(
+                        "`{op}`: `{s}` converts to no floating-point type (PTX ISA 9.7.9.21, 10)"
+                    ),
+                );
+            }
+        }
         for slot in operand_types::of(form) {
-            if !operand_types::applies(slot.when, &i.modifiers, &types) {
+            if !operand_types::applies(slot.when, &i.modifiers, types) {
                 continue;
             }
-            let Some(want) = operand_types::wanted(slot.want, &types) else {
+            let Some(want) = operand_types::wanted(slot.want, types) else {
                 continue;
             };
             let positions = if slot.operand == operand_types::ALL {

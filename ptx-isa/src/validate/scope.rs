@@ -27,6 +27,10 @@ struct Scope {
     /// The ranges named as the builder names registers (`%rd<N>`, `%p<N>`), by [`RegClass`]: a
     /// [`RegRef`] operand is found without writing its name (issue 33).
     by_class: [Option<(u32, RegInfo)>; RegClass::ALL.len()],
+    /// The classes (bit `class as usize`) with a name in `names` written as the builder names a
+    /// register of the class (`%r5`): only those can shadow a [`RegRef`] (issue 33: nvcc's
+    /// inline-asm blocks declare `%rx`, `%px`, which shadow none).
+    named_classes: u32,
 }
 
 /// `%r12` as prefix `%r` and index 12 (no leading zeros).
@@ -42,7 +46,7 @@ fn split_indexed(name: &str) -> Option<(&str, u32)> {
 impl Scope {
     /// [`Scope::lookup`] of `r`'s name.
     fn lookup_reg(&self, r: RegRef) -> Option<RegInfo> {
-        if !self.names.is_empty() {
+        if self.named_classes & (1 << r.class as usize) != 0 {
             if let Some(i) = self.names.get(r.name_in(&mut [0; 16])) {
                 return Some(*i);
             }
@@ -155,6 +159,12 @@ impl Scopes {
             None => {
                 if s.lookup(name).is_some() {
                     return Err(Redeclared(reg.clone()));
+                }
+                let class = split_indexed(name)
+                    .and_then(|(prefix, _)| prefix.strip_prefix('%'))
+                    .and_then(RegClass::from_prefix);
+                if let Some(class) = class {
+                    s.named_classes |= 1 << class as usize;
                 }
                 s.names.insert(name.to_string(), info);
             }

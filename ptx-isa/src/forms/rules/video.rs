@@ -75,11 +75,14 @@ impl VideoShape {
 /// What is wrong with the selectors and negations of `i`, an instruction of a row of `shape`
 /// (`None` for a row that is no video instruction), if anything.
 pub(super) fn check(shape: Option<VideoShape>, i: &Instruction) -> Option<String> {
-    let merge = i.operands.len() == 4
-        && !i
-            .modifiers
-            .iter()
-            .any(|m| matches!(m.as_ref(), "add" | "min" | "max"));
+    // Asked only of a selector (nearly no instruction has one: issue 33).
+    let merge = || {
+        i.operands.len() == 4
+            && !i
+                .modifiers
+                .iter()
+                .any(|m| matches!(m.as_ref(), "add" | "min" | "max"))
+    };
     let mut negated = [false; 4];
     for (k, o) in i.operands.iter().enumerate() {
         let Operand::Video {
@@ -96,7 +99,7 @@ pub(super) fn check(shape: Option<VideoShape>, i: &Instruction) -> Option<String
             ));
         };
         if let Some(sel) = select {
-            if !shape.takes(k, sel, merge) {
+            if !shape.takes(k, sel, merge()) {
                 return Some(format!(
                     "operand {k} (`{o}`): `.{sel}` is not a selector it takes: {}",
                     shape.describe(k)
