@@ -98,6 +98,25 @@ fn wgmma_accumulators_match_the_ptx_figure() {
     assert!(wgmma::accumulator(12, ScalarType::F16).is_err());
 }
 
+/// `TvLayout::transposed`'s contract over every wgmma accumulator (a swapped-operand GEMM's
+/// store): each (thread, value) holds the mirrored element, the tile is `n x 64`, and
+/// transposing twice gives the original function back.
+#[test]
+fn transposed_accumulators_mirror_every_element() {
+    for dtype in wgmma::INPUTS {
+        for n in (8..=256).step_by(8).filter(|&n| wgmma::valid_n(dtype, n)) {
+            let d = wgmma::accumulator(n, dtype).unwrap();
+            let t = d.transposed().unwrap();
+            assert_eq!((t.rows(), t.cols()), (n, 64));
+            check(&t, |th, v| {
+                let (r, c) = d.coord(th, v).unwrap();
+                (c, r)
+            });
+            t.transposed().unwrap().compare(&d).unwrap();
+        }
+    }
+}
+
 /// PTX ISA 9.7.15.5.1, "WGMMA .m64nNk* register fragment layout for matrix A": per warp the
 /// `mma.m16n8k8` (tf32), `mma.m16n8k16` (16-bit) and `mma.m16n8k32` (8-bit) A fragments.
 #[test]

@@ -218,6 +218,28 @@ impl TvLayout {
         seen.iter().all(|&s| s)
     }
 
+    /// The same fragment over the transposed `cols × rows` tile: `(thread, value)` holds
+    /// `(col, row)` where `self` holds `(row, col)` (a swapped-operand GEMM's accumulator, whose
+    /// rows are C's columns). The layout is `T ∘ self` with `T = (rows, cols):(cols, 1)`, which
+    /// sends `row + rows·col` to `col + cols·row`.
+    ///
+    /// `@post` for every thread `t` and value `v`: `transposed.coord(t, v) == (c, r)` where
+    /// `self.coord(t, v) == (r, c)`.
+    pub fn transposed(&self) -> Result<TvLayout, FragmentError> {
+        let swap = Layout::new(
+            IntTuple::tuple([IntTuple::Int(self.rows), IntTuple::Int(self.cols)]),
+            IntTuple::tuple([IntTuple::Int(self.cols), IntTuple::Int(1)]),
+        )
+        .and_then(|t| crate::composition(&t, &self.layout))
+        .map_err(|e| FragmentError::Malformed(e.to_string()))?;
+        TvLayout::new(
+            format!("{} transposed", self.name),
+            self.cols,
+            self.rows,
+            swap,
+        )
+    }
+
     /// Compares two layouts as functions: same tile, same thread and value counts, and every
     /// (thread, value) on the same element. The error names the first difference.
     pub fn compare(&self, other: &TvLayout) -> Result<(), TvMismatch> {
