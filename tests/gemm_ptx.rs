@@ -233,6 +233,28 @@ fn bad_configurations_are_refused() {
             split_k: 4,
             ..large.with_pingpong()
         },
+        // Swap-AB: the register epilogue of a dense problem only; 16 and 32 wide only swapped.
+        GemmConfig {
+            swap_ab: true,
+            ..large
+        },
+        GemmConfig {
+            cluster_m: 2,
+            ..large.swapped(64, 1)
+        },
+        GemmConfig {
+            alpha_beta: true,
+            ..large.swapped(64, 1)
+        },
+        GemmConfig {
+            bn: 16,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            input_b: Some(ScalarType::E5m2),
+            ..fp8.swapped(32, 1)
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }
@@ -263,6 +285,44 @@ fn split_k_kernels_assemble() {
         "the partials are stored as f32 pairs"
     );
     support::assemble(&ptx, Target::Sm90a);
+}
+
+/// Swap-AB ([`ptxkit::library::gemm::swap_ab`]): bf16 and FP8, each tile width, unsplit and
+/// split, each output type, assemble without spills; C is `[n, m]` of the kernel's extents
+/// (the problem's `[m, n]`), stored one element at a time (the transposed pair's halves lie
+/// in different rows), and the tuner offers the swapped kernels at decode shapes.
+#[test]
+fn swap_ab_kernels_assemble() {
+    use ptxkit::library::gemm::swap_ab::WIDTHS;
+    use ScalarType::{Bf16, E4m3, F32};
+    let bf = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(64, 7168, 132, E4m3, Bf16);
+    let mut configs = Vec::new();
+    for &bn in &WIDTHS {
+        configs.push(bf.swapped(bn, 1));
+        configs.push(fp8.swapped(bn, 1));
+    }
+    configs.extend([
+        bf.swapped(64, 4),
+        fp8.swapped(32, 8),
+        GemmConfig { output: F32, ..bf }.swapped(16, 1),
+        GemmConfig { output: F32, ..fp8 }.swapped(128, 2),
+        GemmConfig { n_even: false, ..bf }.swapped(32, 1),
+    ]);
+    for cfg in &configs {
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(cfg.name().ends_with("_swapab"), "{}", cfg.name());
+        if cfg.split_k == 1 && cfg.output == Bf16 {
+            assert!(ptx.contains("st.global.b16"), "{}: element stores", cfg.name());
+        }
+        assert!(!ptx.contains("st.global.v2.b16"), "{}", cfg.name());
+    }
+    support::gemm_configs_assemble_clean(configs);
+    let m16 = ptxkit::library::gemm::tune::candidates(
+        &ptxkit::library::gemm::tune::TuneProblem::new(16, 4096, 4096, Bf16, Bf16),
+        132,
+    );
+    assert!(m16.iter().any(|c| c.swap_ab && c.bn == 16));
 }
 
 #[test]

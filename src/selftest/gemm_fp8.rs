@@ -66,6 +66,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             },
             (333, 500, 160),
         ),
+        // Swap-AB (the tokens on the wgmma N side, C stored transposed): 16 wide at a decode
+        // M with edges, and 64 wide in 4 parts into an f32 C.
+        (fp8(16, 520, E4m3, Bf16).swapped(16, 1), (13, 520, 272)),
+        (fp8(64, 384, E4m3, F32).swapped(64, 4), (70, 384, 640)),
     ];
     let (worst, lines) = run_cases(
         ctx,

@@ -78,6 +78,21 @@ fn staging_slabs(k: &KernelBuilder, dtype: ScalarType, bn: u32, addr: R32) -> Re
     Ok(tile)
 }
 
+/// An error unless `epi` only scales (a linear op, which split-K's partials and swap-AB's
+/// transposed store take): `what` names the store in the message.
+fn scale_only(k: &KernelBuilder, epi: &Epilogue, what: &str) -> Result<()> {
+    match epi
+        .ops()
+        .iter()
+        .find(|op| !matches!(op, EpilogueOp::Scale(_)))
+    {
+        Some(op) => Err(k.error(format!(
+            "the epilogue op {op:?} on {what}: it takes a scale only"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// A built GEMM kernel and the wait sites of its barrier protocol.
 #[derive(Debug)]
 pub struct GemmKernel {
@@ -677,7 +692,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let one = ExtentFacts::NONE.at_least(1);
         let n_multiple = if cfg.tma_store {
             8
-        } else if cfg.n_even {
+        } else if cfg.n_even && !cfg.swap_ab {
             2
         } else {
             1
@@ -717,13 +732,20 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Output::Tma(k.tma_tensor::<O>("c", [m.into(), Expr::from(n)], c_box())?)
         } else if cfg.split_k > 1 {
             // Pairs of f32 stored from registers: rows of an even N are 8-byte aligned.
-            let align = if cfg.n_even { 8 } else { 4 };
-            let parts = [Expr::from(cfg.split_k), m.into(), n.into()];
+            // Swap-AB's partials are stored transposed ([`super::swap_ab`]): `[split_k, n, m]`.
+            let align = if cfg.n_even && !cfg.swap_ab { 8 } else { 4 };
+            let parts = match cfg.swap_ab {
+                true => [Expr::from(cfg.split_k), n.into(), m.into()],
+                false => [Expr::from(cfg.split_k), m.into(), n.into()],
+            };
             Output::Partials(k.tensor::<ty::F32>(
                 "partials",
                 parts,
                 TensorOpts::default().align(align),
             )?)
+        } else if cfg.swap_ab {
+            // The problem's C `[m, n]` is the kernel's `[n, m]` ([`super::swap_ab`]).
+            Output::Global(k.tensor::<O>("c", [n, m], TensorOpts::default())?, None)
         } else {
             let c = k.tensor::<O>("c", [m, n], TensorOpts::default().align(cfg.c_align()))?;
             let ab = if cfg.alpha_beta {
@@ -1819,6 +1841,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     None => Ok(()),
                 }
             }
+            Output::Global(c, _) if self.cfg.swap_ab => {
+                scale_only(k, &epi, "swap-AB's transposed store")?;
+                let origin = [Expr::from(tile.nb) * bn, Expr::from(block) * 64];
+                super::swap_ab::store_transposed(k, &self.fragment, &c, &origin, acc)
+            }
             Output::Global(c, _) => {
                 let edge = k.tile_at(&c, [block.into(), tile.nb.into()], [64, bn])?;
                 let views = epi.back_views(k, &at, &[(c.name(), &edge)])?;
@@ -1828,18 +1855,18 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Output::Partials(p) => {
                 // A part's tile is added to the others' by the sum that follows: only the
                 // per-tensor scale (linear) may apply to it.
-                if let Some(op) = epi
-                    .ops()
-                    .iter()
-                    .find(|op| !matches!(op, EpilogueOp::Scale(_)))
-                {
-                    return Err(k.error(format!(
-                        "the epilogue op {op:?} on split-K partials: they take a scale only"
-                    )));
-                }
+                scale_only(k, &epi, "split-K partials")?;
                 let Some(split) = tile.ksplit else {
                     return Err(k.error("split-K partials for a tile without a part"));
                 };
+                if self.cfg.swap_ab {
+                    let origin = [
+                        split.into(),
+                        Expr::from(tile.nb) * bn,
+                        Expr::from(block) * 64,
+                    ];
+                    return super::swap_ab::store_transposed(k, &self.fragment, &p, &origin, acc);
+                }
                 let origin = [
                     split.into(),
                     Expr::from(block) * 64,

@@ -315,7 +315,8 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// assembles each and keeps its golden PTX): an f32 C, alpha/beta (with an f32 C and an odd N
 /// too), f16 in with f16 and f32 out, a CTA pair with either epilogue, and ping-pong consumers
 /// ([`GemmConfig::pingpong`]) with each epilogue and in a pair, and split-K
-/// ([`GemmConfig::split_k`]) with an even and an odd N.
+/// ([`GemmConfig::split_k`]) with an even and an odd N, and swap-AB ([`GemmConfig::swap_ab`]):
+/// 16 wide, 32 wide into an f32 C, and 64 wide in 4 parts with an odd N.
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -387,6 +388,17 @@ pub fn variants() -> Vec<GemmConfig> {
             ..large
         }
         .deepest(),
+        large.swapped(16, 1),
+        GemmConfig {
+            output: ScalarType::F32,
+            ..large
+        }
+        .swapped(32, 1),
+        GemmConfig {
+            n_even: false,
+            ..large
+        }
+        .swapped(64, 4),
     ]
 }
 

@@ -483,7 +483,10 @@ impl Gemm {
         // here from the extents `check_operands` read, so the arguments are checked once, by
         // the launch itself (against the signature: A, B and C, their tensor maps built from
         // them, and m, n, k read from their shapes).
-        let symbols = [("m", m), ("n", n), ("k", k)]
+        // Swap-AB ([`GemmConfig::swap_ab`]): the kernel's m is the problem's n, its A the
+        // problem's B (and C, `[m, n]`, its `[n, m]`).
+        let (km, kn) = if self.cfg.swap_ab { (n, m) } else { (m, n) };
+        let symbols = [("m", km), ("n", kn), ("k", k)]
             .into_iter()
             .chain(
                 blocks
@@ -510,7 +513,8 @@ impl Gemm {
             Some(w) => TensorMut::slice(w, parts)?.into(),
             None => c.reborrow().into(),
         };
-        let mut args: Vec<Arg<'_>> = vec![a.clone().into(), b.clone().into(), out];
+        let (first, second) = if self.cfg.swap_ab { (b, a) } else { (a, b) };
+        let mut args: Vec<Arg<'_>> = vec![first.clone().into(), second.clone().into(), out];
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));

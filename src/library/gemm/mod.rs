@@ -30,6 +30,7 @@ mod host;
 mod layout;
 mod pad;
 pub mod split;
+pub mod swap_ab;
 pub mod tune;
 
 pub use build::{GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with};
@@ -126,8 +127,8 @@ pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarT
 /// Why a [`GemmConfig`] is not a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GemmConfigError {
-    /// A tile width other than 64, 128, 192 or 256.
-    #[error("tile width {0} is not 64, 128, 192 or 256")]
+    /// A tile width other than 64, 128, 192 or 256 (16 and 32 with [`GemmConfig::swap_ab`]).
+    #[error("tile width {0} is not 64, 128, 192 or 256 (or 16 or 32 with swap-AB)")]
     TileWidth(u32),
     /// Element types the kernel does not take.
     #[error(
@@ -199,6 +200,13 @@ pub enum GemmConfigError {
         "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands"
     )]
     SplitK(u32),
+    /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
+    /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
+    /// pairs or ping-pong consumers; or a tile width of 16 or 32 without it.
+    #[error(
+        "swap-AB takes a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong; tile widths 16 and 32 need it"
+    )]
+    SwapAb,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -207,7 +215,7 @@ pub enum GemmConfigError {
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
-    /// Tile width N (the wgmma N): 64, 128, 192 or 256 (whole 64-column slabs for the TMA-store
+    /// Tile width N (the wgmma N): 64, 128, 192 or 256, or 16 and 32 with [`GemmConfig::swap_ab`] (whole 64-column slabs for the TMA-store
     /// epilogue).
     pub bn: u32,
     /// Pipeline depth (shared-memory stages), 2..=8.
@@ -274,6 +282,15 @@ pub struct GemmConfig {
     /// with the register epilogue and no bias, output scale or alpha/beta
     /// ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
+    /// Swap-AB for a small M ([`swap_ab`]): the kernel computes `Cᵀ = B·Aᵀ`, so B's N rows
+    /// (a decode step's weight matrix) fill the 128-row wgmma M side and A's few M rows (the
+    /// tokens) are the `bn`-wide wgmma N side (16 to 256: a narrow `bn` wastes no rows at
+    /// M = 1 to 64). The launch passes B as the kernel's first operand and A as its second,
+    /// and the epilogue stores each accumulator tile transposed into the row-major C
+    /// `[m, n]` (split-K's partials too). The register epilogue of a dense 16-bit or
+    /// per-tensor FP8 problem without alpha/beta, bias, output scale, CTA pairs or ping-pong
+    /// ([`GemmConfigError::SwapAb`]).
+    pub swap_ab: bool,
 }
 
 impl GemmConfig {
@@ -317,6 +334,7 @@ impl GemmConfig {
             out_scale: OutScale::None,
             pingpong: false,
             split_k: 1,
+            swap_ab: false,
         }
     }
 
@@ -626,7 +644,8 @@ impl GemmConfig {
 
     /// Checks the configuration.
     pub fn validate(&self) -> Result<(), GemmConfigError> {
-        if self.bn % 64 != 0 || !(64..=256).contains(&self.bn) {
+        let narrow = matches!(self.bn, 16 | 32);
+        if !narrow && (self.bn % 64 != 0 || !(64..=256).contains(&self.bn)) {
             return Err(GemmConfigError::TileWidth(self.bn));
         }
         let b = self.b_type();
@@ -700,6 +719,9 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
+        if (narrow || self.swap_ab) && !swap_ab::takes(self) {
+            return Err(GemmConfigError::SwapAb);
+        }
         let bias_ok = matches!(self.bias, None | Some(ScalarType::Bf16 | ScalarType::F32));
         if epilogue && (!fp8 || self.grouping != Grouping::None || !bias_ok) {
             return Err(GemmConfigError::Epilogue);
@@ -710,7 +732,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -753,6 +775,7 @@ impl GemmConfig {
                 1 => String::new(),
                 s => format!("_splitk{s}"),
             },
+            if self.swap_ab { "_swapab" } else { "" },
         )
     }
 }

@@ -91,8 +91,9 @@ impl TuneProblem {
 /// The configurations worth timing for `problem` on `sms` multiprocessors: the rule's pick first,
 /// then every tile width (64 to 256) with the consumers sharing each tile or taking turns
 /// ([`GemmConfig::pingpong`]), alone or in CTA pairs, at the deepest ring that fits, and two band
-/// heights, and where the tiles are fewer than the SMs split-K in 2, 4 and 8 parts
-/// ([`GemmConfig::split_k`]); each once, each valid.
+/// heights, where the tiles are fewer than the SMs split-K in 2, 4 and 8 parts
+/// ([`GemmConfig::split_k`]), and for an M of at most 128 the swapped kernels
+/// ([`super::swap_ab::candidates`]); each once, each valid.
 pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
     let rule = problem.rule(sms);
     let mut out = vec![rule];
@@ -115,7 +116,11 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
             }
         }
     }
-    for c in split_k_candidates(rule, (problem.m, problem.n), sms) {
+    let small_m = super::swap_ab::candidates(rule, (problem.m, problem.n), sms);
+    for c in split_k_candidates(rule, (problem.m, problem.n), sms)
+        .into_iter()
+        .chain(small_m)
+    {
         if !out.contains(&c) {
             out.push(c);
         }
@@ -209,7 +214,7 @@ struct Entry {
 /// The tuning cache: the fastest configuration measured for each (GPU, driver, version,
 /// problem). Its file holds one entry a line, tab-separated: GPU name, SMs, driver, version, m,
 /// n, k, input, output, then the knobs a candidate varies (bn, stages, group_m, cluster_m,
-/// pingpong, tma_store) and the TFLOP/s measured.
+/// pingpong, tma_store, split_k, swap_ab) and the TFLOP/s measured.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuneCache {
     entries: Vec<Entry>,
@@ -287,7 +292,7 @@ impl TuneCache {
         for e in &self.entries {
             let (k, p, c) = (&e.key, &e.problem, &e.config);
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
                 k.gpu.replace(['\t', '\n'], " "),
                 k.sms,
                 k.driver,
@@ -303,6 +308,8 @@ impl TuneCache {
                 c.cluster_m,
                 u8::from(c.pingpong),
                 u8::from(c.tma_store),
+                c.split_k,
+                u8::from(c.swap_ab),
                 e.tflops
             ));
         }
@@ -321,8 +328,8 @@ impl TuneCache {
                 message,
             };
             let f: Vec<&str> = line.split('\t').collect();
-            if f.len() != 16 {
-                return Err(bad(format!("{} fields, expected 16", f.len())));
+            if f.len() != 18 {
+                return Err(bad(format!("{} fields, expected 18", f.len())));
             }
             let num = |j: usize| -> Result<u64, TuneError> {
                 f[j].parse::<u64>()
@@ -352,14 +359,16 @@ impl TuneCache {
                 cluster_m: small(12)?,
                 pingpong: num(13)? != 0,
                 tma_store: num(14)? != 0,
+                split_k: small(15)?,
+                swap_ab: num(16)? != 0,
                 ..problem.rule(key.sms)
             };
             config
                 .validate()
                 .map_err(|e| bad(format!("the configuration is not a kernel: {e}")))?;
-            let tflops = f[15]
+            let tflops = f[17]
                 .parse::<f64>()
-                .map_err(|_| bad(format!("field 16 `{}` is not a number", f[15])))?;
+                .map_err(|_| bad(format!("field 18 `{}` is not a number", f[17])))?;
             cache.insert(&key, &problem, config, tflops);
         }
         Ok(cache)
@@ -574,7 +583,24 @@ mod tests {
         let decode = candidates(&TuneProblem::new(64, 7168, 16384, E4m3, Bf16), 132);
         assert!(decode.iter().any(|x| x.split_k == 8));
         let square = candidates(&TuneProblem::new(4096, 4096, 4096, Bf16, Bf16), 132);
-        assert!(square.iter().all(|x| x.split_k == 1));
+        assert!(square.iter().all(|x| x.split_k == 1 && !x.swap_ab));
+        // M = 16: the swapped kernels 16 and 32 wide, unsplit and split.
+        let tokens = candidates(&TuneProblem::new(16, 4096, 4096, Bf16, Bf16), 132);
+        for bn in [16, 32] {
+            assert!(tokens.iter().any(|x| x.swap_ab && x.bn == bn && x.split_k == 1));
+            assert!(tokens.iter().any(|x| x.swap_ab && x.bn == bn && x.split_k == 4));
+        }
+    }
+
+    /// A swapped, split choice survives the cache's text (its knobs are among the fields).
+    #[test]
+    fn swapped_choices_round_trip() {
+        let p = TuneProblem::new(16, 4096, 4096, E4m3, Bf16);
+        let cfg = p.rule(132).swapped(32, 4);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, cfg, 20.0);
+        let back = TuneCache::parse(&cache.to_text()).unwrap();
+        assert_eq!(back.lookup(&key(), &p), Some(cfg));
     }
 
     /// Entries are per key and problem; a second insert replaces the first; the text round-trips,
@@ -617,7 +643,7 @@ mod tests {
             (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
             (
                 format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)),
-                "17 fields",
+                "19 fields",
             ),
         ];
         for (text, what) in cases {

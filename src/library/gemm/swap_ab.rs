@@ -1,0 +1,143 @@
+//! Swap-AB for decode shapes ([`GemmConfig::swap_ab`]): `C = A·Bᵀ` computed as `Cᵀ = B·Aᵀ`.
+//!
+//! A decode step's GEMM has a small M (1 to 128 tokens) and a large N (the weight's rows). The
+//! wgmma's M side is 64 rows per consumer warpgroup (PTX ISA 9.7.15.5: `m64nNk16`), its N side
+//! 8 to 256 columns, so the 128-row tile wastes most of its rows on the tokens. Swapping the
+//! operands gives the weight's N rows the 128-row side and the tokens a `bn`-wide tile of 16
+//! to 256 columns: the kernel is the same kernel (its `m` is the problem's N, its `n` the
+//! problem's M, its A the problem's B), and only C's store changes: each consumer's
+//! `64 x bn` accumulator block is C's `bn x 64` block transposed, stored through the
+//! transposed fragment ([`layouts::fragment::TvLayout::transposed`]) by the same
+//! `copy.fragment_view` every register epilogue uses, one element per access (a thread's
+//! values lie in different rows of C).
+
+use ptx_isa::{Reg, RegRef, ScalarType, ty};
+
+use super::{GemmConfig, Grouping, OutScale, Scaling};
+use crate::kernel::{Buffer, Expr, KernelBuilder, Result};
+use crate::parts::epilogue::whole_or_edge;
+use crate::tile::{ExecScope, TileRef};
+
+/// The tile widths (the tokens' side) a swapped configuration takes: wgmma N of 16 to 256
+/// (PTX ISA 9.7.15.5.1: N a multiple of 8 for 16-bit inputs, of 8 for 8-bit ones; 16 and 32
+/// keep a 128-byte B box row count that is a whole number of 8-row swizzle atoms).
+pub const WIDTHS: [u32; 5] = [16, 32, 64, 128, 256];
+
+/// Whether `cfg` may be swapped (or take a tile width of 16 or 32, which only the swapped
+/// kernel has): a dense problem with one input type, 16-bit or per-tensor FP8, the register
+/// epilogue, no alpha/beta, bias or output scale, one CTA a cluster and the consumers sharing
+/// each tile ([`super::GemmConfigError::SwapAb`]).
+pub fn takes(cfg: &GemmConfig) -> bool {
+    cfg.swap_ab
+        && cfg.grouping == Grouping::None
+        && matches!(cfg.scaling, Scaling::None | Scaling::PerTensor)
+        && cfg.b_type() == cfg.input
+        && !cfg.tma_store
+        && !cfg.alpha_beta
+        && cfg.bias.is_none()
+        && cfg.out_scale == OutScale::None
+        && cfg.cluster_m == 1
+        && !cfg.pingpong
+}
+
+impl GemmConfig {
+    /// `self` swapped ([`GemmConfig::swap_ab`]) with tile width `bn` (the tokens' side) and
+    /// `split_k` parts, the register epilogue, and as many stages as shared memory holds (up
+    /// to 8: a swapped stage is small, and a decode GEMM streams its weight).
+    pub fn swapped(self, bn: u32, split_k: u32) -> GemmConfig {
+        let cfg = GemmConfig {
+            bn,
+            split_k,
+            swap_ab: true,
+            tma_store: false,
+            cluster_m: 1,
+            pingpong: false,
+            ..self
+        };
+        let budget = Self::ARCH.max_smem_optin() - 2048;
+        GemmConfig {
+            stages: (budget / cfg.stage_bytes()).clamp(2, 8),
+            ..cfg
+        }
+    }
+}
+
+/// The swapped configurations worth timing for a problem of `m` rows (tokens) and `n` columns
+/// (the weight's rows) from `base` (the rule's pick for it) on `sms` multiprocessors, where
+/// `m` is at most 128: each tile width of [`WIDTHS`] from the narrowest that holds `m` up to
+/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts; each
+/// valid. None for a larger `m`.
+pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
+    if m > 128 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let first = WIDTHS
+        .iter()
+        .position(|&w| w as usize >= m)
+        .unwrap_or(WIDTHS.len() - 1);
+    for &bn in WIDTHS.iter().skip(first).take(2) {
+        let tiles = n.div_ceil(GemmConfig::BM as usize) * m.div_ceil(bn as usize);
+        for split_k in [1, 2, 4, 8] {
+            if split_k > 1 && tiles >= sms as usize {
+                break;
+            }
+            let c = base.swapped(bn, split_k);
+            if !out.contains(&c) && c.validate().is_ok() {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Stores consumer warpgroup `acc`'s `64 x bn` block (fragment `frag`, the wgmma accumulator)
+/// transposed into `out`, a row-major tensor whose last two dimensions are the kernel's
+/// `[n, m]` (C `[m, n]` of the problem, or split-K's partials `[parts, m, n]`): the block's
+/// element `(r, c)` goes to `out[.., origin_n + c, origin_m + r]`. `origin` is the block's
+/// origin in `out` (the part's index first for the partials). Edge blocks store only inside;
+/// a 16-bit `out` takes the values cast to pairs (`cast.registers`, `cvt.rn`, PTX ISA
+/// 9.7.9.21) and unpacked into halves (`mov.b32 {lo, hi}`, 9.7.9.9), since the transposed
+/// pair's two values lie in different rows.
+pub(super) fn store_transposed<O: crate::kernel::Elem>(
+    k: &mut KernelBuilder,
+    frag: &layouts::fragment::TvLayout,
+    out: &Buffer<O>,
+    origin: &[Expr],
+    acc: &Buffer<ty::F32>,
+) -> Result<()> {
+    let wg = ExecScope::Warpgroup;
+    let (rows, bn) = (frag.rows() as u32, frag.cols() as u32);
+    let flipped = frag.transposed().map_err(|e| k.error(e.to_string()))?;
+    let row_dim = origin.len() - 2;
+    let view = k.rows_at(out, origin, row_dim, [bn, rows])?;
+    let values = k.tile_ref(acc)?;
+    let regs: Vec<RegRef> = match &values.base {
+        crate::tile::Base::Registers(r) => r.clone(),
+        _ => return Err(k.error("the accumulator is not a register tile")),
+    };
+    // The tile written: f32 values as they are, 16-bit ones cast and unpacked into halves.
+    let stored = match O::DTYPE {
+        ScalarType::F32 => TileRef::registers(ScalarType::F32, flipped, regs),
+        dtype => {
+            let pairs: Vec<Reg<ty::Bf16x2>> = k.regs::<ty::Bf16x2>(regs.len() / 2);
+            let packed = TileRef::registers(
+                dtype,
+                frag.clone(),
+                pairs.iter().map(|r| r.as_ref()).collect(),
+            );
+            k.cast(&packed, &values, wg)?;
+            let mut halves = Vec::with_capacity(regs.len());
+            for pair in pairs {
+                let h = [k.reg::<ty::Bf16>(), k.reg::<ty::Bf16>()];
+                k.mov_unpack(&h, pair)?;
+                halves.extend(h.iter().map(|r| r.as_ref()));
+            }
+            TileRef::registers(dtype, flipped, halves)
+        }
+    };
+    whole_or_edge(k, &[view], [bn, rows], None, |k, v, _| {
+        k.copy(&v[0], &stored, wg)?;
+        Ok(())
+    })
+}
