@@ -255,6 +255,17 @@ fn bad_configurations_are_refused() {
             input_b: Some(ScalarType::E5m2),
             ..fp8.swapped(32, 1)
         },
+        // The in-kernel fixup: only with split-K, tiles up to 128 wide.
+        GemmConfig {
+            split_fixup: true,
+            ..large.swapped(64, 1)
+        },
+        GemmConfig {
+            split_fixup: true,
+            split_k: 4,
+            tma_store: false,
+            ..large
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }
@@ -318,6 +329,40 @@ fn swap_ab_kernels_assemble() {
         assert!(!ptx.contains("st.global.v2.b16"), "{}", cfg.name());
     }
     support::gemm_configs_assemble_clean(configs);
+    // The in-kernel fixup: unswapped and swapped, bf16 and FP8: a ticket per thread, no
+    // second kernel.
+    let fixups = [
+        GemmConfig {
+            split_k: 4,
+            split_fixup: true,
+            tma_store: false,
+            bn: 128,
+            ..bf
+        }
+        .deepest(),
+        GemmConfig {
+            split_fixup: true,
+            ..bf.swapped(32, 4)
+        },
+        GemmConfig {
+            split_fixup: true,
+            ..fp8.swapped(64, 8)
+        },
+        GemmConfig {
+            split_fixup: true,
+            ..GemmConfig { output: F32, ..fp8 }.swapped(16, 2)
+        },
+    ];
+    for cfg in &fixups {
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(cfg.name().ends_with("_fixup"), "{}", cfg.name());
+        assert!(
+            ptx.contains("atom.acq_rel.gpu.global.add.u32"),
+            "{}: the ticket",
+            cfg.name()
+        );
+    }
+    support::gemm_configs_assemble_clean(fixups);
     let m16 = ptxkit::library::gemm::tune::candidates(
         &ptxkit::library::gemm::tune::TuneProblem::new(16, 4096, 4096, Bf16, Bf16),
         132,

@@ -70,6 +70,26 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         // M with edges, and 64 wide in 4 parts into an f32 C.
         (fp8(16, 520, E4m3, Bf16).swapped(16, 1), (13, 520, 272)),
         (fp8(64, 384, E4m3, F32).swapped(64, 4), (70, 384, 640)),
+        // Split-K's in-kernel fixup, swapped 32 wide in 8 parts (the last ones without a
+        // k-tile at K = 640) and unswapped 128 wide in 2.
+        (
+            GemmConfig {
+                split_fixup: true,
+                ..fp8(64, 1000, E4m3, Bf16).swapped(32, 8)
+            },
+            (40, 1000, 640),
+        ),
+        (
+            GemmConfig {
+                split_k: 2,
+                split_fixup: true,
+                tma_store: false,
+                bn: 128,
+                ..fp8(300, 520, E4m3, Bf16)
+            }
+            .deepest(),
+            (300, 520, 272),
+        ),
     ];
     let (worst, lines) = run_cases(
         ctx,

@@ -229,6 +229,8 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     ktiles: Var,
     /// Split-K: the k-tiles of one part ([`GemmConfig::split_k`]).
     k_part: Option<Var>,
+    /// Split-K's in-kernel fixup ([`GemmConfig::split_fixup`]): C and the counters.
+    fixup: Option<super::fixup::Fixup<O>>,
     /// This CTA's rank in its pair (cluster_m = 2).
     rank: Option<Var>,
     /// The shared-memory base (aligned at run time to 1024 bytes).
@@ -732,9 +734,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Output::Tma(k.tma_tensor::<O>("c", [m.into(), Expr::from(n)], c_box())?)
         } else if cfg.split_k > 1 {
             // Pairs of f32 stored from registers: rows of an even N are 8-byte aligned.
-            // Swap-AB's partials are stored transposed ([`super::swap_ab`]): `[split_k, n, m]`.
-            let align = if cfg.n_even && !cfg.swap_ab { 8 } else { 4 };
-            let parts = match cfg.swap_ab {
+            // Swap-AB's partials are stored transposed ([`super::swap_ab`]): `[split_k, n, m]`,
+            // unless the kernel sums them itself ([`super::fixup`]: C alone is transposed).
+            let transposed = cfg.swap_ab && !cfg.split_fixup;
+            let align = if cfg.n_even && !transposed { 8 } else { 4 };
+            let parts = match transposed {
                 true => [Expr::from(cfg.split_k), n.into(), m.into()],
                 false => [Expr::from(cfg.split_k), m.into(), n.into()],
             };
@@ -754,6 +758,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 None
             };
             Output::Global(c, ab)
+        };
+        let fixup = match cfg.split_fixup {
+            true => Some(super::fixup::Fixup::<O>::declare(k, &cfg, [m, n])?),
+            false => None,
         };
         let (mut scales, mut block_scales) = (None, None);
         match cfg.scaling {
@@ -904,6 +912,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             schedule,
             ktiles,
             k_part,
+            fixup,
             rank,
             base,
             layout,
@@ -1859,6 +1868,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let Some(split) = tile.ksplit else {
                     return Err(k.error("split-K partials for a tile without a part"));
                 };
+                if let Some(fixup) = self.fixup.clone() {
+                    return self.part_and_fixup(k, &fixup, &p, [split, block, tile.nb], lt, acc);
+                }
                 if self.cfg.swap_ab {
                     let origin = [
                         split.into(),
@@ -2118,6 +2130,33 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// epilogue's ops from its first tensor op on, [`Epilogue::apply_back`], with the views of
     /// its tensors): without bounds (no predicates) when the block lies wholly within them,
     /// else bounded ([`whole_or_edge`]).
+    /// Split-K with the in-kernel fixup: stores this part's partial of the 64-row block
+    /// `block` of tile column `nb` (in the kernel's orientation), then [`super::fixup`]: the
+    /// last part at each position sums them and stores C (transposed when swapped).
+    fn part_and_fixup(
+        &mut self,
+        k: &mut KernelBuilder,
+        fixup: &super::fixup::Fixup<O>,
+        partials: &Buffer<ty::F32>,
+        [split, block, nb]: [Var; 3],
+        lt: Var,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let bn = self.cfg.bn;
+        let origin = [split.into(), Expr::from(block) * 64, Expr::from(nb) * bn];
+        let edge = k.rows_at(partials, &origin, 1, [64, bn])?;
+        self.store_block(k, edge, acc, None)?;
+        let (frag, cfg) = (self.fragment.clone(), self.cfg);
+        fixup.sum_if_last(k, &frag, partials, cfg.split_k, [block, nb], lt, acc, |k| {
+            if cfg.swap_ab {
+                let origin = [Expr::from(nb) * bn, Expr::from(block) * 64];
+                return super::swap_ab::store_transposed(k, &frag, &fixup.c, &origin, acc);
+            }
+            let edge = k.tile_at(&fixup.c, [block.into(), nb.into()], [64, bn])?;
+            self.store_block(k, edge, acc, None)
+        })
+    }
+
     fn store_block(
         &mut self,
         k: &mut KernelBuilder,

@@ -316,7 +316,9 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// too), f16 in with f16 and f32 out, a CTA pair with either epilogue, and ping-pong consumers
 /// ([`GemmConfig::pingpong`]) with each epilogue and in a pair, and split-K
 /// ([`GemmConfig::split_k`]) with an even and an odd N, and swap-AB ([`GemmConfig::swap_ab`]):
-/// 16 wide, 32 wide into an f32 C, and 64 wide in 4 parts with an odd N.
+/// 16 wide, 32 wide into an f32 C, and 64 wide in 4 parts with an odd N; and split-K's
+/// in-kernel fixup ([`GemmConfig::split_fixup`]), 128 wide in 4 parts and swapped 32 wide in 3
+/// parts with an odd N.
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -399,6 +401,20 @@ pub fn variants() -> Vec<GemmConfig> {
             ..large
         }
         .swapped(64, 4),
+        // The in-kernel fixup ([`GemmConfig::split_fixup`]), unswapped and swapped.
+        GemmConfig {
+            split_k: 4,
+            split_fixup: true,
+            tma_store: false,
+            bn: 128,
+            ..large
+        }
+        .deepest(),
+        GemmConfig {
+            split_fixup: true,
+            n_even: false,
+            ..large.swapped(32, 3)
+        },
     ]
 }
 

@@ -152,11 +152,14 @@ pub struct Gemm {
     split: Option<SplitSum>,
 }
 
-/// Split-K's second kernel ([`super::split`]) and the f32 workspace `[split_k, m, n]` the
-/// GEMM's parts write, kept from one run to the next (made again when the extents change).
+/// Split-K's second kernel ([`super::split`]; none with the in-kernel fixup,
+/// [`GemmConfig::split_fixup`]), the f32 workspace `[split_k, m, n]` the GEMM's parts write
+/// and the fixup's counters, kept from one run to the next (made again, zeroed, when the
+/// extents change; each launch leaves its counters zero).
 struct SplitSum {
-    kernel: LoadedKernel,
+    kernel: Option<LoadedKernel>,
     workspace: std::sync::Mutex<Option<cudarc::driver::CudaSlice<f32>>>,
+    counters: std::sync::Mutex<Option<cudarc::driver::CudaSlice<u32>>>,
 }
 
 impl Gemm {
@@ -194,9 +197,15 @@ impl Gemm {
         let split = match cfg.split_k {
             1 => None,
             _ => Some(SplitSum {
-                kernel: super::split::reduce_kernel(cfg.output, ptx_isa::Target::Sm90a)?
-                    .load(device, &JitOptions::default())?,
+                kernel: match cfg.split_fixup {
+                    true => None,
+                    false => Some(
+                        super::split::reduce_kernel(cfg.output, ptx_isa::Target::Sm90a)?
+                            .load(device, &JitOptions::default())?,
+                    ),
+                },
                 workspace: std::sync::Mutex::new(None),
+                counters: std::sync::Mutex::new(None),
             }),
         };
         let pad_ptx = super::pad::pad_module(ptx_isa::Target::Sm90a)?.to_ptx()?;
@@ -486,6 +495,7 @@ impl Gemm {
         // Swap-AB ([`GemmConfig::swap_ab`]): the kernel's m is the problem's n, its A the
         // problem's B (and C, `[m, n]`, its `[n, m]`).
         let (km, kn) = if self.cfg.swap_ab { (n, m) } else { (m, n) };
+        let fixup_tiles = super::fixup::fixup_tiles(&self.cfg, (km, kn));
         let symbols = [("m", km), ("n", kn), ("k", k)]
             .into_iter()
             .chain(
@@ -508,13 +518,30 @@ impl Gemm {
             None => None,
             Some(split) => Some(split.workspace(stream, self.cfg.split_k as usize * m * n)?),
         };
-        let parts = [self.cfg.split_k as usize, m, n];
-        let out: Arg<'_> = match workspace.as_mut().and_then(|w| w.as_mut()) {
-            Some(w) => TensorMut::slice(w, parts)?.into(),
-            None => c.reborrow().into(),
+        // The partials' shape as the kernel declares it: the problem's `[m, n]` per part, or
+        // the kernel's own orientation where the fixup sums them (swapped: `[n, m]`).
+        let parts = match self.cfg.split_fixup {
+            true => [self.cfg.split_k as usize, km, kn],
+            false => [self.cfg.split_k as usize, m, n],
+        };
+        let mut counters = match (&self.split, self.cfg.split_fixup) {
+            (Some(split), true) => Some(split.counters(stream, fixup_tiles)?),
+            _ => None,
         };
         let (first, second) = if self.cfg.swap_ab { (b, a) } else { (a, b) };
-        let mut args: Vec<Arg<'_>> = vec![first.clone().into(), second.clone().into(), out];
+        let mut args: Vec<Arg<'_>> = vec![first.clone().into(), second.clone().into()];
+        match workspace.as_mut().and_then(|w| w.as_mut()) {
+            Some(w) => {
+                args.push(TensorMut::slice(w, parts)?.into());
+                // The fixup's C and counters follow the partials.
+                if let Some(Some(counters)) = counters.as_deref_mut() {
+                    let threads = crate::parts::WarpSpecialized::WARPGROUP as usize;
+                    args.push(c.reborrow().into());
+                    args.push(TensorMut::slice(counters, [fixup_tiles, threads])?.into());
+                }
+            }
+            None => args.push(c.reborrow().into()),
+        }
         if let Some((alpha, beta)) = alpha_beta {
             args.push(Arg::scalar(alpha));
             args.push(Arg::scalar(beta));
@@ -548,15 +575,36 @@ impl Gemm {
             }
         }
         drop(args);
-        if let (Some(split), Some(Some(w))) = (&self.split, workspace.as_deref()) {
+        if let (Some(kernel), Some(Some(w))) = (
+            self.split.as_ref().and_then(|s| s.kernel.as_ref()),
+            workspace.as_deref(),
+        ) {
             let mut sum = [TensorRef::slice(w, parts)?.into(), c.reborrow().into()];
-            split.kernel.launch(stream, &mut sum)?;
+            kernel.launch(stream, &mut sum)?;
         }
         Ok(())
     }
 }
 
 impl SplitSum {
+    /// The fixup's counters, `rows x 128` u32 zeroed when made (each launch leaves them zero),
+    /// locked for the run.
+    #[allow(clippy::type_complexity)]
+    fn counters(
+        &self,
+        stream: &Arc<CudaStream>,
+        rows: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Option<cudarc::driver::CudaSlice<u32>>>, GemmError> {
+        let len = rows * crate::parts::WarpSpecialized::WARPGROUP as usize;
+        let mut guard = self.counters.lock().map_err(|_| {
+            GemmError::Operands("split-K's counters were poisoned by a panicking run".into())
+        })?;
+        if guard.as_ref().is_none_or(|w| w.len() != len) {
+            *guard = Some(stream.alloc_zeros::<u32>(len).map_err(RuntimeError::from)?);
+        }
+        Ok(guard)
+    }
+
     /// The workspace, holding `len` f32 (made, or made again at another length), locked for
     /// the run.
     #[allow(clippy::type_complexity)]

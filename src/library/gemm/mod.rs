@@ -25,6 +25,7 @@ mod build;
 pub mod check;
 pub mod check_block;
 pub mod cublaslt;
+pub mod fixup;
 pub mod grouped;
 mod host;
 mod layout;
@@ -195,9 +196,10 @@ pub enum GemmConfigError {
     PingPong,
     /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
     /// grouped problem, block scales, the TMA-store epilogue, ping-pong consumers, alpha/beta,
-    /// a bias or an output scale.
+    /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K or with a
+    /// tile wider than 128.
     #[error(
-        "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands"
+        "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
     )]
     SplitK(u32),
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
@@ -291,6 +293,11 @@ pub struct GemmConfig {
     /// per-tensor FP8 problem without alpha/beta, bias, output scale, CTA pairs or ping-pong
     /// ([`GemmConfigError::SwapAb`]).
     pub swap_ab: bool,
+    /// With split-K: the parts sum themselves ([`fixup`]: the last part to arrive at each of
+    /// a tile's positions adds the partials in part order and stores C), so there is no second
+    /// launch; deterministic, no float atomics. Tile widths up to 128 (the sum's part tile sits
+    /// beside the accumulators) ([`GemmConfigError::SplitK`]).
+    pub split_fixup: bool,
 }
 
 impl GemmConfig {
@@ -335,6 +342,7 @@ impl GemmConfig {
             pingpong: false,
             split_k: 1,
             swap_ab: false,
+            split_fixup: false,
         }
     }
 
@@ -719,6 +727,9 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
+        if self.split_fixup && (self.split_k == 1 || self.bn > 128) {
+            return Err(GemmConfigError::SplitK(self.split_k));
+        }
         if (narrow || self.swap_ab) && !swap_ab::takes(self) {
             return Err(GemmConfigError::SwapAb);
         }
@@ -732,7 +743,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -776,6 +787,7 @@ impl GemmConfig {
                 s => format!("_splitk{s}"),
             },
             if self.swap_ab { "_swapab" } else { "" },
+            if self.split_fixup { "_fixup" } else { "" },
         )
     }
 }

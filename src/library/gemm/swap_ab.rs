@@ -65,8 +65,9 @@ impl GemmConfig {
 /// The swapped configurations worth timing for a problem of `m` rows (tokens) and `n` columns
 /// (the weight's rows) from `base` (the rule's pick for it) on `sms` multiprocessors, where
 /// `m` is at most 128: each tile width of [`WIDTHS`] from the narrowest that holds `m` up to
-/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts; each
-/// valid. None for a larger `m`.
+/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts
+/// (summed by a second launch, and in the kernel: [`GemmConfig::split_fixup`]); each valid.
+/// None for a larger `m`.
 pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
     if m > 128 {
         return Vec::new();
@@ -83,8 +84,14 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
                 break;
             }
             let c = base.swapped(bn, split_k);
-            if !out.contains(&c) && c.validate().is_ok() {
-                out.push(c);
+            let fixup = GemmConfig {
+                split_fixup: true,
+                ..c
+            };
+            for c in [c, fixup] {
+                if !out.contains(&c) && c.validate().is_ok() {
+                    out.push(c);
+                }
             }
         }
     }

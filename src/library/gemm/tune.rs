@@ -130,7 +130,8 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
 
 /// The split-K variants of `cfg` worth timing for a C of `m x n` on `sms` multiprocessors: none
 /// where `cfg`'s tiles alone fill the SMs, else 2, 4 and 8 parts ([`GemmConfig::split_k`]), 128
-/// and 256 wide, from registers, at the deepest ring that fits; each valid.
+/// and 256 wide, from registers, at the deepest ring that fits, summed by a second launch and
+/// (128 wide) in the kernel ([`GemmConfig::split_fixup`]); each valid.
 pub fn split_k_candidates(cfg: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
     let tiles = m.div_ceil(GemmConfig::BM as usize) * n.div_ceil(cfg.bn as usize);
     if tiles >= sms as usize {
@@ -139,15 +140,18 @@ pub fn split_k_candidates(cfg: GemmConfig, (m, n): (usize, usize), sms: u32) -> 
     let mut out = Vec::new();
     for bn in [128, 256] {
         for split_k in [2, 4, 8] {
-            let c = GemmConfig {
-                bn,
-                split_k,
-                tma_store: false,
-                ..cfg
-            }
-            .deepest();
-            if c.validate().is_ok() {
-                out.push(c);
+            for split_fixup in [false, true] {
+                let c = GemmConfig {
+                    bn,
+                    split_k,
+                    split_fixup,
+                    tma_store: false,
+                    ..cfg
+                }
+                .deepest();
+                if c.validate().is_ok() {
+                    out.push(c);
+                }
             }
         }
     }
@@ -214,7 +218,7 @@ struct Entry {
 /// The tuning cache: the fastest configuration measured for each (GPU, driver, version,
 /// problem). Its file holds one entry a line, tab-separated: GPU name, SMs, driver, version, m,
 /// n, k, input, output, then the knobs a candidate varies (bn, stages, group_m, cluster_m,
-/// pingpong, tma_store, split_k, swap_ab) and the TFLOP/s measured.
+/// pingpong, tma_store, split_k, swap_ab, split_fixup) and the TFLOP/s measured.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuneCache {
     entries: Vec<Entry>,
@@ -292,7 +296,7 @@ impl TuneCache {
         for e in &self.entries {
             let (k, p, c) = (&e.key, &e.problem, &e.config);
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
                 k.gpu.replace(['\t', '\n'], " "),
                 k.sms,
                 k.driver,
@@ -310,6 +314,7 @@ impl TuneCache {
                 u8::from(c.tma_store),
                 c.split_k,
                 u8::from(c.swap_ab),
+                u8::from(c.split_fixup),
                 e.tflops
             ));
         }
@@ -328,8 +333,8 @@ impl TuneCache {
                 message,
             };
             let f: Vec<&str> = line.split('\t').collect();
-            if f.len() != 18 {
-                return Err(bad(format!("{} fields, expected 18", f.len())));
+            if f.len() != 19 {
+                return Err(bad(format!("{} fields, expected 19", f.len())));
             }
             let num = |j: usize| -> Result<u64, TuneError> {
                 f[j].parse::<u64>()
@@ -361,14 +366,15 @@ impl TuneCache {
                 tma_store: num(14)? != 0,
                 split_k: small(15)?,
                 swap_ab: num(16)? != 0,
+                split_fixup: num(17)? != 0,
                 ..problem.rule(key.sms)
             };
             config
                 .validate()
                 .map_err(|e| bad(format!("the configuration is not a kernel: {e}")))?;
-            let tflops = f[17]
+            let tflops = f[18]
                 .parse::<f64>()
-                .map_err(|_| bad(format!("field 18 `{}` is not a number", f[17])))?;
+                .map_err(|_| bad(format!("field 19 `{}` is not a number", f[18])))?;
             cache.insert(&key, &problem, config, tflops);
         }
         Ok(cache)
@@ -596,7 +602,10 @@ mod tests {
     #[test]
     fn swapped_choices_round_trip() {
         let p = TuneProblem::new(16, 4096, 4096, E4m3, Bf16);
-        let cfg = p.rule(132).swapped(32, 4);
+        let cfg = GemmConfig {
+            split_fixup: true,
+            ..p.rule(132).swapped(32, 4)
+        };
         let mut cache = TuneCache::default();
         cache.insert(&key(), &p, cfg, 20.0);
         let back = TuneCache::parse(&cache.to_text()).unwrap();
@@ -643,7 +652,7 @@ mod tests {
             (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
             (
                 format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)),
-                "19 fields",
+                "20 fields",
             ),
         ];
         for (text, what) in cases {
