@@ -304,8 +304,8 @@ fn split_k_kernels_assemble() {
 /// in different rows), and the tuner offers the swapped kernels at decode shapes.
 #[test]
 fn swap_ab_kernels_assemble() {
-    use ptxkit::library::gemm::swap_ab::WIDTHS;
     use ScalarType::{Bf16, E4m3, F32};
+    use ptxkit::library::gemm::swap_ab::WIDTHS;
     let bf = GemmConfig::large();
     let fp8 = GemmConfig::fp8(64, 7168, 132, E4m3, Bf16);
     let mut configs = Vec::new();
@@ -318,13 +318,21 @@ fn swap_ab_kernels_assemble() {
         fp8.swapped(32, 8),
         GemmConfig { output: F32, ..bf }.swapped(16, 1),
         GemmConfig { output: F32, ..fp8 }.swapped(128, 2),
-        GemmConfig { n_even: false, ..bf }.swapped(32, 1),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .swapped(32, 1),
     ]);
     for cfg in &configs {
         let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
         assert!(cfg.name().ends_with("_swapab"), "{}", cfg.name());
         if cfg.split_k == 1 && cfg.output == Bf16 {
-            assert!(ptx.contains("st.global.b16"), "{}: element stores", cfg.name());
+            assert!(
+                ptx.contains("st.global.b16"),
+                "{}: element stores",
+                cfg.name()
+            );
         }
         assert!(!ptx.contains("st.global.v2.b16"), "{}", cfg.name());
     }

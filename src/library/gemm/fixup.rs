@@ -21,8 +21,9 @@ use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, Var};
 use crate::tile::{Elementwise, ExecScope, TileRef};
 
 /// The fixup's operands: C (the problem's, `[m, n]`: the kernel's `[n, m]` when swapped) and
-/// the counters, `[fixup_tiles, 128]` u32 (`fixup_tiles` = the kernel's 64-row blocks times
-/// its tile columns, [`fixup_tiles`]), zero before the first launch and left zero by each.
+/// the counters, `[fixup_tiles, 128]` u32 (`fixup_tiles` = the 64-row blocks of the kernel's
+/// tiles times its tile columns, [`fixup_tiles`]), zero before the first launch and left zero
+/// by each.
 #[derive(Debug, Clone)]
 pub struct Fixup<O: Elem> {
     /// C.
@@ -34,9 +35,11 @@ pub struct Fixup<O: Elem> {
 }
 
 /// The counters' rows a launch of `cfg` at the kernel's extents `m x n` (the problem's `n x
-/// m` when swapped) needs: 64-row blocks times tile columns.
+/// m` when swapped) needs: the 64-row blocks of every tile (a tile's second block too where
+/// it lies wholly past `m`: its consumer still takes tickets) times the tile columns.
 pub fn fixup_tiles(cfg: &GemmConfig, (m, n): (usize, usize)) -> usize {
-    m.div_ceil(64) * n.div_ceil(cfg.bn as usize)
+    let bm = cfg.bm() as usize;
+    m.div_ceil(bm) * (bm / 64) * n.div_ceil(cfg.bn as usize)
 }
 
 impl<O: Elem> Fixup<O> {
@@ -111,5 +114,30 @@ impl<O: Elem> Fixup<O> {
             store(k)
         })
         .end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's largest counter row (`block · tiles_n + nb`, with `block = 2·mb + cw` for
+    /// the last tile's second consumer) is inside [`fixup_tiles`], also where that block lies
+    /// past `m` (m = 64: one tile, two blocks; the 2112 rows of a swapped DeepSeek-V3 shape).
+    #[test]
+    fn the_counters_cover_every_block_the_kernel_indexes() {
+        let cfg = GemmConfig {
+            split_k: 2,
+            split_fixup: true,
+            ..GemmConfig::large().swapped(64, 2)
+        };
+        for m in [1, 64, 65, 128, 129, 300, 2112] {
+            for n in [1, 16, 64, 65, 200] {
+                let tiles_n = n.div_ceil(cfg.bn as usize);
+                let last_block = 2 * (m.div_ceil(128) - 1) + 1;
+                let last_row = last_block * tiles_n + tiles_n - 1;
+                assert!(last_row < fixup_tiles(&cfg, (m, n)), "{m} x {n}");
+            }
+        }
     }
 }

@@ -69,6 +69,18 @@ pub const DEEPSEEK_V3_NK: &[(usize, usize)] = &[
     (7168, 2048),
 ];
 
+/// Llama-3 8B's projection shapes `(n, k)`: qkv (4096 + 2 x 1024 rows), o, gate and up
+/// together, down; the decode table (`benches/gemm_decode.rs`) times them at [`DECODE_MS`].
+pub const LLAMA3_8B_NK: &[(usize, usize)] =
+    &[(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)];
+
+/// Llama-3 70B's projection shapes `(n, k)`, as [`LLAMA3_8B_NK`].
+pub const LLAMA3_70B_NK: &[(usize, usize)] =
+    &[(10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)];
+
+/// The decode table's token counts M (one sequence, and batches of 16, 64 and 128).
+pub const DECODE_MS: [usize; 4] = [1, 16, 64, 128];
+
 /// The input element types (A and B): wgmma's 16-bit floats, and its 8-bit floats (PTX ISA
 /// 9.7.15.5: `.e4m3`/`.e5m2`, K = 32 per instruction, both operands K-major), which take
 /// per-tensor scales ([`Scaling::PerTensor`]).

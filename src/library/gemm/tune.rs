@@ -593,8 +593,16 @@ mod tests {
         // M = 16: the swapped kernels 16 and 32 wide, unsplit and split.
         let tokens = candidates(&TuneProblem::new(16, 4096, 4096, Bf16, Bf16), 132);
         for bn in [16, 32] {
-            assert!(tokens.iter().any(|x| x.swap_ab && x.bn == bn && x.split_k == 1));
-            assert!(tokens.iter().any(|x| x.swap_ab && x.bn == bn && x.split_k == 4));
+            assert!(
+                tokens
+                    .iter()
+                    .any(|x| x.swap_ab && x.bn == bn && x.split_k == 1)
+            );
+            assert!(
+                tokens
+                    .iter()
+                    .any(|x| x.swap_ab && x.bn == bn && x.split_k == 4)
+            );
         }
     }
 

@@ -1,0 +1,432 @@
+//! The decode table: GEMMs of M ∈ [`DECODE_MS`] tokens on Llama-3 8B's and 70B's projection
+//! shapes and DeepSeek-V3's, in bf16 against cuBLAS and in per-tensor FP8 (e4m3 in, bf16 out)
+//! against cuBLASLt with fast accumulation, each in the same process (H100/H200; skipped with a
+//! message where there is no GPU).
+//!
+//! First the checks of the decode paths (swap-AB, split-K's in-kernel fixup) on fresh random
+//! data with C poisoned ([`check::check_config`] against an f32 cuBLAS reference,
+//! [`check::check_fp8`] against cuBLASLt promoted), and the fixup's result against the
+//! two-launch split-K's, bit for bit. With `DECODE_CHECK_ONLY` set it stops there (what the
+//! sanitizer runs).
+//!
+//! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
+//! pick first, the swapped kernels and the split-K ones among them), each run once on a
+//! poisoned C and compared with the baseline's C (a candidate off by more than 1e-2 relative
+//! is counted and not timed), then timed; run 1 is the fastest candidate's time against the
+//! baseline's, run 2 times that candidate and the baseline again (so the pick's luck does not
+//! carry into the ratio). Times are CUDA-event medians with a cold L2 before each run
+//! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
+//! 4M-element block repeated (uploading 470M random values would cost more than the table).
+//!
+//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row; `DECODE_PROFILE` runs each
+//! candidate and the baseline once, untimed (what `ncu` profiles).
+//!
+//! ```text
+//! cargo bench --bench gemm_decode
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cudarc::cublas::{CudaBlas, Gemm as _};
+use half::bf16;
+use ptxkit::isa::ScalarType;
+use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random_values};
+use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
+use ptxkit::library::gemm::tune::{TuneProblem, candidates};
+use ptxkit::library::gemm::{
+    DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK, LLAMA3_70B_NK,
+};
+use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
+use ptxkit::runtime::{Device, DeviceTensor, E4m3, Element, median_ms_cold};
+
+/// Timed runs of each candidate when picking, and of the pick and the baseline.
+const PICK_ITERS: usize = 10;
+const ITERS: usize = 30;
+
+/// Elements of the random block the weights repeat.
+const BLOCK: usize = 1 << 22;
+
+/// The table's models and their `(n, k)`.
+const MODELS: [(&str, &[(usize, usize)]); 3] = [
+    ("Llama-3 8B", LLAMA3_8B_NK),
+    ("Llama-3 70B", LLAMA3_70B_NK),
+    ("DeepSeek-V3", DEEPSEEK_V3_NK),
+];
+
+/// A bf16 C of the rule's choice, poisoned (NaN) before a check run.
+fn poison(stream: &Arc<CudaStream>, c: &mut DeviceTensor<bf16>) -> Result<(), CheckError> {
+    let nan = vec![bf16::from_bits(0xFFFF); c.slice().len()];
+    stream.memcpy_htod(&nan, c.slice_mut())?;
+    Ok(())
+}
+
+/// `len` elements repeating `block` (device to device copies).
+fn repeated<T: Element + cudarc::driver::ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    block: &CudaSlice<T>,
+    len: usize,
+) -> Result<CudaSlice<T>, CheckError> {
+    let mut out = stream.alloc_zeros::<T>(len)?;
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(block.len());
+        stream.memcpy_dtod(&block.slice(0..n), &mut out.slice_mut(at..at + n))?;
+        at += n;
+    }
+    Ok(out)
+}
+
+/// What one row measured.
+struct Row {
+    /// The baseline's time (ms), run 1 and run 2.
+    base: [f64; 2],
+    /// The pick's time (ms), run 1 (its picking run) and run 2.
+    ours: [f64; 2],
+    /// The rule's time (ms) in run 1.
+    rule: f64,
+    pick: GemmConfig,
+    /// The pick's relative error against the baseline's C.
+    rel: f64,
+    /// Candidates that failed their comparison.
+    failed: Vec<String>,
+}
+
+/// Runs the row of `problem`: `baseline` writes the reference C into the C it is given,
+/// `ours` runs a kernel into C.
+fn row(
+    (kernels, device, stream): (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
+    problem: &TuneProblem,
+    mut baseline: impl FnMut(&mut CudaSlice<bf16>) -> Result<(), CheckError>,
+    ours: impl Fn(&Gemm, &mut DeviceTensor<bf16>) -> Result<(), GemmError>,
+) -> Result<Row, CheckError> {
+    let (m, n) = (problem.m, problem.n);
+    let sms = device.attributes().sm_count;
+    let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+    let mut base_c: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
+    baseline(&mut base_c)?;
+    let reference: Vec<f32> = stream
+        .clone_dtoh(&base_c)?
+        .into_iter()
+        .map(bf16::to_f32)
+        .collect();
+    let profile = std::env::var_os("DECODE_PROFILE").is_some();
+    let time = |f: &mut dyn FnMut() -> Result<(), CheckError>, iters| match profile {
+        true => f().map(|()| f64::NAN),
+        false => median_ms_cold::<CheckError>(stream, 2, iters, f),
+    };
+    let base1 = time(&mut || baseline(&mut base_c), ITERS)?;
+    let mut best: Option<(f64, GemmConfig, f64)> = None;
+    let (mut rule, mut failed) = (f64::NAN, Vec::new());
+    for (i, cfg) in candidates(problem, sms).into_iter().enumerate() {
+        let gemm = loaded(kernels, device, cfg)?;
+        poison(stream, &mut c)?;
+        ours(gemm, &mut c)?;
+        let got: Vec<f32> = c.to_host(stream)?.into_iter().map(bf16::to_f32).collect();
+        let rel = check::rel_error(&got, &reference);
+        if !(rel < 1e-2) {
+            failed.push(format!("{} ({rel:.1e})", cfg.name()));
+            continue;
+        }
+        let ms = time(&mut || Ok(ours(gemm, &mut c)?), PICK_ITERS)?;
+        if i == 0 {
+            rule = ms;
+        }
+        if best.is_none_or(|(b, _, _)| ms < b || b.is_nan()) {
+            best = Some((ms, cfg, rel));
+        }
+    }
+    let Some((ours1, pick, rel)) = best else {
+        return Err(CheckError::Gemm(GemmError::Operands(format!(
+            "no candidate passed: {}",
+            failed.join(", ")
+        ))));
+    };
+    let gemm = loaded(kernels, device, pick)?;
+    let ours2 = time(&mut || Ok(ours(gemm, &mut c)?), ITERS)?;
+    let base2 = time(&mut || baseline(&mut base_c), ITERS)?;
+    Ok(Row {
+        base: [base1, base2],
+        ours: [ours1, ours2],
+        rule,
+        pick,
+        rel,
+        failed,
+    })
+}
+
+/// A weight matrix `[n, k]` of the row's type.
+enum Weight {
+    Bf16(DeviceTensor<bf16>),
+    E4m3(DeviceTensor<E4m3>),
+}
+
+/// The row of `m` tokens times `w`: cuBLAS bf16 or cuBLASLt FP8 fast against ours.
+fn weight_row(
+    ctx: (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
+    (blas, lt): (&CudaBlas, &LtFp8),
+    w: &Weight,
+    scales: &[DeviceTensor<f32>; 2],
+    m: usize,
+) -> Result<Row, CheckError> {
+    let stream = ctx.2.clone();
+    let stream = &stream;
+    match w {
+        Weight::Bf16(w) => {
+            let (n, k) = (w.desc().shape[0], w.desc().shape[1]);
+            let hx: Vec<bf16> = random_values(m * k, (m * 31 + n) as u64)
+                .into_iter()
+                .map(bf16::from_f32)
+                .collect();
+            let x = DeviceTensor::from_host(stream, &hx, vec![m, k])?;
+            let problem = TuneProblem::new(m, n, k, ScalarType::Bf16, ScalarType::Bf16);
+            let baseline = |d: &mut CudaSlice<bf16>| -> Result<(), CheckError> {
+                // SAFETY: A, B and C hold m*k, n*k and m*n elements, as the configuration says.
+                unsafe {
+                    blas.gemm(
+                        blas_config(m, n, k, bf16::ONE, bf16::ZERO),
+                        w.slice(),
+                        x.slice(),
+                        d,
+                    )
+                }?;
+                Ok(())
+            };
+            row(ctx, &problem, baseline, |g, c| {
+                g.run(stream, &x, w, c, None)
+            })
+        }
+        Weight::E4m3(w) => {
+            let (n, k) = (w.desc().shape[0], w.desc().shape[1]);
+            let hx: Vec<E4m3> = random_values(m * k, (m * 31 + n) as u64)
+                .into_iter()
+                .map(|x| E4m3::from_f32(x * check::FP8_RANGE))
+                .collect();
+            let x = DeviceTensor::from_host(stream, &hx, vec![m, k])?;
+            let problem = TuneProblem::new(m, n, k, ScalarType::E4m3, ScalarType::Bf16);
+            let [sa, sb] = scales;
+            let baseline = |d: &mut CudaSlice<bf16>| -> Result<(), CheckError> {
+                let (x, w, sa, sb) = (x.slice(), w.slice(), sa.slice(), sb.slice());
+                lt.matmul((m, n, k), x, w, sa, sb, d, Accum::Fast)?;
+                Ok(())
+            };
+            row(ctx, &problem, baseline, |g, c| {
+                g.run_scaled(stream, &x, w, c, [sa, sb])
+            })
+        }
+    }
+}
+
+/// Prints one row of the table (or its error).
+fn print_row(
+    model: &str,
+    dtype: &str,
+    (m, n, k): (usize, usize, usize),
+    r: Result<Row, CheckError>,
+) {
+    match r {
+        Ok(r) => println!(
+            "| {model} | {m}x{n}x{k} | {dtype} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {:.1e} | {} |",
+            r.base[0] * 1e3,
+            r.ours[0] * 1e3,
+            r.base[0] / r.ours[0],
+            r.base[1] * 1e3,
+            r.ours[1] * 1e3,
+            r.base[1] / r.ours[1],
+            r.base[0] / r.rule,
+            r.pick.name(),
+            r.rel,
+            match r.failed.len() {
+                0 => "0".to_string(),
+                _ => format!("FAIL {}", r.failed.join(", ")),
+            }
+        ),
+        Err(e) => println!("| {model} | {m}x{n}x{k} | {dtype} | error: {e} | | | | | | | | | |"),
+    }
+}
+
+/// The decode paths' checks: each prints PASS or FAIL.
+fn checks(
+    (kernels, device, stream): (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
+    blas: &CudaBlas,
+    lt: &LtFp8,
+) {
+    let sms = device.attributes().sm_count;
+    let bf = GemmConfig::large();
+    let fixup = |c: GemmConfig| GemmConfig {
+        split_fixup: true,
+        ..c
+    };
+    let unswapped = |bn, split_k| {
+        GemmConfig {
+            bn,
+            split_k,
+            tma_store: false,
+            ..bf
+        }
+        .deepest()
+    };
+    let bf16_checks = [
+        (bf.swapped(16, 1), (1, 1000, 520)),
+        (bf.swapped(16, 1), (13, 4104, 1000)),
+        (bf.swapped(64, 1), (64, 6144, 4096)),
+        (fixup(bf.swapped(64, 4)), (64, 4096, 4096)),
+        (fixup(bf.swapped(32, 8)), (16, 1000, 2000)),
+        (fixup(unswapped(128, 4)), (128, 4096, 4096)),
+        (fixup(unswapped(64, 3)), (70, 1000, 1000)),
+    ];
+    for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
+        let (m, n, k) = shape;
+        match check::check_config(device, stream, blas, cfg, shape, 500 + i as u64) {
+            Ok(r) => println!(
+                "check {} {m}x{n}x{k}: rel {:.2e}, {} unwritten {}",
+                cfg.name(),
+                r.rel_error,
+                r.unwritten,
+                if r.passed() { "PASS" } else { "FAIL" }
+            ),
+            Err(e) => println!("check {} {m}x{n}x{k}: FAIL {e}", cfg.name()),
+        }
+    }
+    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
+    let fp8 = |m, n| GemmConfig::fp8(m, n, sms, e4m3, out);
+    let fp8_checks = [
+        (fp8(16, 2112).swapped(16, 1), (16, 2112, 7168)),
+        (fp8(64, 7168).swapped(64, 1), (64, 7168, 2048)),
+        (fixup(fp8(64, 7168).swapped(64, 8)), (64, 7168, 16384)),
+        (fixup(fp8(128, 2112).swapped(128, 4)), (128, 2112, 7168)),
+        (
+            fixup(GemmConfig {
+                bn: 128,
+                split_k: 4,
+                tma_store: false,
+                ..fp8(64, 4096)
+            })
+            .deepest(),
+            (64, 4096, 7168),
+        ),
+    ];
+    check::print_checks(
+        "ours",
+        |g, shape, seed| check::check_fp8(stream, lt, g, shape, seed),
+        |cfg, (m, n, k), r| {
+            format!(
+                "check {} {m}x{n}x{k}: rel {:.2e} vs cuBLASLt promoted (cuBLASLt fast {:.2e})",
+                cfg.name(),
+                r.rel_error,
+                r.cublas_rel_error
+            )
+        },
+        (kernels, device),
+        fp8_checks,
+    );
+    // The fixup sums the parts in the order the second launch does: the same bits.
+    let same = (|| -> Result<bool, CheckError> {
+        let shape = (64, 4096, 4096);
+        let mut p = check::Problem::new(stream, shape, 91)?;
+        let mut outs = Vec::new();
+        for cfg in [bf.swapped(64, 4), fixup(bf.swapped(64, 4))] {
+            let gemm = loaded(kernels, device, cfg)?;
+            poison(stream, &mut p.c)?;
+            gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
+            outs.push(p.c.to_host(stream)?);
+        }
+        Ok(outs[0]
+            .iter()
+            .zip(&outs[1])
+            .all(|(x, y)| x.to_bits() == y.to_bits()))
+    })();
+    match same {
+        Ok(true) => println!("check fixup == second launch, bit for bit, 64x4096x4096: PASS"),
+        Ok(false) => println!("check fixup == second launch, bit for bit, 64x4096x4096: FAIL"),
+        Err(e) => println!("check fixup == second launch: FAIL {e}"),
+    }
+}
+
+fn main() {
+    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
+        return;
+    };
+    let stream = device.default_stream();
+    let (lt, blas) = match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {
+        (Ok(l), Ok(b)) => (l, b),
+        (l, b) => {
+            eprintln!(
+                "GPU benchmarks skipped: cuBLASLt {:?} / cuBLAS {:?}",
+                l.err(),
+                b.err()
+            );
+            return;
+        }
+    };
+    let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
+    if std::env::var_os("DECODE_PROFILE").is_none() {
+        checks((&mut kernels, &device, &stream), &blas, &lt);
+    }
+    if std::env::var_os("DECODE_CHECK_ONLY").is_some() {
+        return;
+    }
+    println!(
+        "\n| model | MxNxK | dtype | baseline µs | ours µs | ratio run 1 | baseline µs run 2 | ours µs run 2 | ratio run 2 | rule's ratio | our config | rel err vs baseline | candidates failed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    let started = std::time::Instant::now();
+    let block: Vec<f32> = random_values(BLOCK, 17);
+    for dtype in [ScalarType::Bf16, ScalarType::E4m3] {
+        let r = (|| -> Result<(), CheckError> {
+            let scales = [
+                DeviceTensor::from_host(&stream, &check::FP8_SCALES[..1], vec![1])?,
+                DeviceTensor::from_host(&stream, &check::FP8_SCALES[1..], vec![1])?,
+            ];
+            for (model, shapes) in MODELS {
+                for &(n, k) in shapes {
+                    let wanted = |m: usize| {
+                        let keep = |var: &str, v: &str| std::env::var(var).map_or(true, |x| x == v);
+                        keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
+                            && keep("DECODE_DTYPE", dtype.name())
+                    };
+                    if !DECODE_MS.into_iter().any(wanted) {
+                        continue;
+                    }
+                    let w = match dtype {
+                        ScalarType::Bf16 => {
+                            let b: Vec<bf16> = block.iter().map(|&x| bf16::from_f32(x)).collect();
+                            let b = stream.clone_htod(&b)?;
+                            Weight::Bf16(DeviceTensor::new(
+                                repeated(&stream, &b, n * k)?,
+                                vec![n, k],
+                            )?)
+                        }
+                        _ => {
+                            let b: Vec<E4m3> = block
+                                .iter()
+                                .map(|&x| E4m3::from_f32(x * check::FP8_RANGE))
+                                .collect();
+                            let b = stream.clone_htod(&b)?;
+                            Weight::E4m3(DeviceTensor::new(
+                                repeated(&stream, &b, n * k)?,
+                                vec![n, k],
+                            )?)
+                        }
+                    };
+                    for m in DECODE_MS {
+                        if !wanted(m) {
+                            continue;
+                        }
+                        let ctx = (&mut kernels, &device, &stream);
+                        let r = weight_row(ctx, (&blas, &lt), &w, &scales, m);
+                        print_row(model, dtype.name(), (m, n, k), r);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            println!("{}: error {e}", dtype.name());
+        }
+    }
+    println!(
+        "device: {}, {:.0} s",
+        device.attributes().name,
+        started.elapsed().as_secs_f64()
+    );
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The decode GEMMs' GPU call (issue 29): checks, memcheck and the decode table, each step under
+# its own time limit so one slow step cannot eat the call. Binaries built here, stripped and
+# xz-compressed into $kit (the tree that travels is capped at 64 MiB):
+#
+#   cargo build --release --bin ptxkit --example gemm_hopper --bench gemm_decode
+#   benches/gemm_decode_gpu.sh pack .gpu-dec11      # here
+#   benches/gemm_decode_gpu.sh run .gpu-dec11 [checks|table|ncu]   # there; logs under $OUT
+set -uo pipefail
+mode="${1:-}"
+kit="${2:-.gpu-dec11}"
+case "$mode" in
+pack)
+  mkdir -p "$kit"
+  cp target/release/ptxkit target/release/examples/gemm_hopper "$kit/"
+  cp "$(ls -t target/release/deps/gemm_decode-* | grep -v '\.d$' | head -1)" "$kit/gemm_decode"
+  cp benches/gemm_decode_gpu.sh "$kit/"
+  strip "$kit/ptxkit" "$kit/gemm_hopper" "$kit/gemm_decode"
+  rm -f "$kit"/*.xz
+  xz -T2 -6 "$kit/ptxkit" "$kit/gemm_hopper" "$kit/gemm_decode"
+  du -sh "$kit"
+  ;;
+run)
+  part="${3:-all}"
+  out="${OUT:-gpu-out}"
+  mkdir -p "$out"
+  for f in "$kit"/*.xz; do xz -dkf "$f"; done
+  chmod +x "$kit/ptxkit" "$kit/gemm_hopper" "$kit/gemm_decode"
+  log="$out/session11-decode-gemm-$part"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$log-device.txt"
+  if [ "$part" = all ] || [ "$part" = checks ]; then
+    timeout 90 "$kit/ptxkit" selftest --only gemm_fp8 >"$log-selftest.txt" 2>&1
+    echo "selftest gemm_fp8: rc $?"; tail -3 "$log-selftest.txt"
+    timeout 90 "$kit/gemm_hopper" --check --small >"$log-check.txt" 2>&1
+    echo "gemm_hopper --check --small: rc $?"; grep -cE ' ok$' "$log-check.txt"; grep -E 'FAIL|rror' "$log-check.txt"
+    DECODE_CHECK_ONLY=1 timeout 60 "$kit/gemm_decode" >"$log-decode-checks.txt" 2>&1
+    echo "decode checks: rc $?"; cat "$log-decode-checks.txt"
+    DECODE_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool memcheck "$kit/gemm_decode" >"$log-memcheck.txt" 2>&1
+    echo "memcheck: rc $?"; tail -4 "$log-memcheck.txt"
+  fi
+  if [ "$part" = all ] || [ "$part" = table ]; then
+    timeout "${TABLE_S:-240}" "$kit/gemm_decode" >"$log-table.txt" 2>&1
+    echo "table: rc $?"; grep -E '^\||device|FAIL' "$log-table.txt"
+  fi
+  if [ "$part" = all ] || [ "$part" = ncu ]; then
+    # What limits the rows below 1.0: DRAM and SM throughput of every candidate and the baseline.
+    for row in "bf16 64x4096x7168" "e4m3 128x4096x7168"; do
+      set -- $row
+      DECODE_PROFILE=1 DECODE_DTYPE=$1 DECODE_SHAPE=$2 timeout 90 ncu --metrics \
+        gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum \
+        "$kit/gemm_decode" >"$log-ncu-$1-$2.txt" 2>&1
+      echo "ncu $1 $2: rc $?"
+    done
+  fi
+  ;;
+*)
+  echo "usage: $0 pack|run KIT [checks|table|all]" >&2
+  exit 2
+  ;;
+esac
