@@ -7,10 +7,9 @@
 //! thread that draws the last ticket (`split_k - 1`) holds the same fragment positions as the
 //! threads of the other parts that drew before it, whose partials their release made visible
 //! to its acquire (PTX ISA 8.9.1 "Release and acquire patterns"); it resets its counter to 0
-//! for the next launch, loads the `split_k` partials of its positions (a group at a time, the
-//! group's loads in flight together), sums them in part order (`0 + p0 + p1 + ...`, the
-//! order of the separate sum, [`super::split`]: the result is the same bits whoever arrives
-//! last, and the same as the two-launch form's) and stores C. No thread waits
+//! for the next launch, sums the `split_k` partials of its positions in part order (`0 + p0 +
+//! p1 + ...`, the order of the separate sum, [`super::split`]: the result is the same bits
+//! whoever arrives last, and the same as the two-launch form's) and stores C. No thread waits
 //! for another (no spin: a part that has not run yet cannot hold up one that has), and no
 //! float is added atomically.
 
@@ -98,43 +97,20 @@ impl<O: Elem> Fixup<O> {
             k.store(&self.counters, [row, lt], 0u32)?;
             let sum = k.tile_ref(acc)?;
             k.fill(&sum, Imm::f32(0.0), wg)?;
-            // The parts' tiles are loaded a group at a time (as many as 64 registers hold:
-            // their loads in flight together), then added in part order; a 128-wide tile one
-            // part at a time, in a loop (unrolled, ptxas would hoist the loads and spill).
+            let regs = k.regs::<ty::F32>(frag.values() as usize);
+            let part = TileRef::registers(
+                ptx_isa::ScalarType::F32,
+                frag.clone(),
+                regs.iter().map(|r| r.as_ref()).collect(),
+            );
             let bn = frag.cols() as u32;
-            let group = (128 / bn).clamp(1, parts);
-            let tiles: Vec<TileRef> = (0..group)
-                .map(|_| {
-                    let regs = k.regs::<ty::F32>(frag.values() as usize);
-                    TileRef::registers(
-                        ptx_isa::ScalarType::F32,
-                        frag.clone(),
-                        regs.iter().map(|r| r.as_ref()).collect(),
-                    )
-                })
-                .collect();
-            let load_part = |k: &mut KernelBuilder, tile: &TileRef, s: Expr| -> Result<()> {
-                let origin = [s, Expr::from(block) * 64, Expr::from(nb) * bn];
+            k.for_range(0u32, parts, |k, s| {
+                let origin = [s.into(), Expr::from(block) * 64, Expr::from(nb) * bn];
                 let view = k.rows_at(partials, &origin, 1, [64, bn])?;
-                k.copy(tile, &view, wg)?;
+                k.copy(&part, &view, wg)?;
+                k.elementwise(&sum, &sum, Some(&part), Elementwise::Add, wg)?;
                 Ok(())
-            };
-            if group == 1 {
-                k.for_range(0u32, parts, |k, s| {
-                    load_part(k, &tiles[0], s.into())?;
-                    k.elementwise(&sum, &sum, Some(&tiles[0]), Elementwise::Add, wg)?;
-                    Ok(())
-                })?;
-            }
-            for first in (0..parts).step_by(group as usize).filter(|_| group > 1) {
-                let these: Vec<u32> = (first..parts.min(first + group)).collect();
-                for (tile, &s) in tiles.iter().zip(&these) {
-                    load_part(k, tile, Expr::from(s))?;
-                }
-                for tile in tiles.iter().take(these.len()) {
-                    k.elementwise(&sum, &sum, Some(tile), Elementwise::Add, wg)?;
-                }
-            }
+            })?;
             store(k)
         })
         .end()
