@@ -348,16 +348,8 @@ fn main() {
         return;
     };
     let stream = device.default_stream();
-    let (lt, blas) = match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {
-        (Ok(l), Ok(b)) => (l, b),
-        (l, b) => {
-            eprintln!(
-                "GPU benchmarks skipped: cuBLASLt {:?} / cuBLAS {:?}",
-                l.err(),
-                b.err()
-            );
-            return;
-        }
+    let Some((lt, blas)) = check::baselines_or_skip(&stream) else {
+        return;
     };
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
     if std::env::var_os("DECODE_PROFILE").is_none() {

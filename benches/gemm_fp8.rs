@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cudarc::cublas::CudaBlas;
 use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded, random_values};
@@ -86,16 +85,8 @@ fn main() {
         return;
     };
     let stream = device.default_stream();
-    let (lt, blas) = match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {
-        (Ok(l), Ok(b)) => (l, b),
-        (l, b) => {
-            eprintln!(
-                "GPU benchmarks skipped: cuBLASLt {:?} / cuBLAS {:?}",
-                l.err(),
-                b.err()
-            );
-            return;
-        }
+    let Some((lt, blas)) = check::baselines_or_skip(&stream) else {
+        return;
     };
     match check_baseline(&lt, &stream, (192, 320, 512)) {
         Ok(e) => println!(

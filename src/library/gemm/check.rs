@@ -109,6 +109,22 @@ pub fn print_checks(
     }
 }
 
+/// cuBLASLt FP8 and cuBLAS on `stream`, the baselines of the FP8 and decode benchmarks;
+/// `None`, with why printed, where either cannot start.
+pub fn baselines_or_skip(stream: &Arc<CudaStream>) -> Option<(LtFp8, CudaBlas)> {
+    match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {
+        (Ok(l), Ok(b)) => Some((l, b)),
+        (l, b) => {
+            eprintln!(
+                "GPU benchmarks skipped: cuBLASLt {:?} / cuBLAS {:?}",
+                l.err(),
+                b.err()
+            );
+            None
+        }
+    }
+}
+
 /// cuBLAS computing `C = A·Bᵀ` for row-major A `[m, k]`, B `[n, k]`, C `[m, n]`: in column-major
 /// terms `Cᵀ = B·Aᵀ`, so B is the transposed first operand.
 pub fn blas_config<T>(m: usize, n: usize, k: usize, one: T, zero: T) -> BlasConfig<T> {

@@ -586,40 +586,35 @@ impl Gemm {
     }
 }
 
+/// A device buffer kept between runs: locked for the run, made (zeroed) or made again when
+/// its length is not `len`. `what` names it in the error of a lock a panicking run poisoned.
+type Kept<'a, T> = std::sync::MutexGuard<'a, Option<cudarc::driver::CudaSlice<T>>>;
+
+fn kept<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    slot: &'a std::sync::Mutex<Option<cudarc::driver::CudaSlice<T>>>,
+    stream: &Arc<CudaStream>,
+    len: usize,
+    what: &str,
+) -> Result<Kept<'a, T>, GemmError> {
+    let mut guard = slot.lock().map_err(|_| {
+        GemmError::Operands(format!("split-K's {what}: poisoned by a panicking run"))
+    })?;
+    if guard.as_ref().is_none_or(|w| w.len() != len) {
+        *guard = Some(stream.alloc_zeros::<T>(len).map_err(RuntimeError::from)?);
+    }
+    Ok(guard)
+}
+
 impl SplitSum {
-    /// The fixup's counters, `rows x 128` u32 zeroed when made (each launch leaves them zero),
-    /// locked for the run.
-    #[allow(clippy::type_complexity)]
-    fn counters(
-        &self,
-        stream: &Arc<CudaStream>,
-        rows: usize,
-    ) -> Result<std::sync::MutexGuard<'_, Option<cudarc::driver::CudaSlice<u32>>>, GemmError> {
+    /// The fixup's counters, `rows x 128` u32, zeroed when made (each launch leaves them zero).
+    fn counters(&self, stream: &Arc<CudaStream>, rows: usize) -> Result<Kept<'_, u32>, GemmError> {
         let len = rows * crate::parts::WarpSpecialized::WARPGROUP as usize;
-        let mut guard = self.counters.lock().map_err(|_| {
-            GemmError::Operands("split-K's counters were poisoned by a panicking run".into())
-        })?;
-        if guard.as_ref().is_none_or(|w| w.len() != len) {
-            *guard = Some(stream.alloc_zeros::<u32>(len).map_err(RuntimeError::from)?);
-        }
-        Ok(guard)
+        kept(&self.counters, stream, len, "counters")
     }
 
-    /// The workspace, holding `len` f32 (made, or made again at another length), locked for
-    /// the run.
-    #[allow(clippy::type_complexity)]
-    fn workspace(
-        &self,
-        stream: &Arc<CudaStream>,
-        len: usize,
-    ) -> Result<std::sync::MutexGuard<'_, Option<cudarc::driver::CudaSlice<f32>>>, GemmError> {
-        let mut guard = self.workspace.lock().map_err(|_| {
-            GemmError::Operands("split-K's workspace was poisoned by a panicking run".into())
-        })?;
-        if guard.as_ref().is_none_or(|w| w.len() != len) {
-            *guard = Some(stream.alloc_zeros::<f32>(len).map_err(RuntimeError::from)?);
-        }
-        Ok(guard)
+    /// The workspace, holding `len` f32.
+    fn workspace(&self, stream: &Arc<CudaStream>, len: usize) -> Result<Kept<'_, f32>, GemmError> {
+        kept(&self.workspace, stream, len, "workspace")
     }
 }
 
