@@ -248,9 +248,10 @@ impl AttentionConfig {
     ///   192-row tiles with the ping-pong (670 at 16k against the overlap's 664 with 176 rows);
     /// - head dim 64: 192-row query tiles, three consumer warpgroups, serial (session 11, two
     ///   H200 calls, 2x8192, medians of 3: without the mask one CTA per tile, O from registers,
-    ///   501-502 against 396-414 for the 128-row tile and 487-490 for cuDNN; with it
-    ///   FlashAttention-3's L2 sections with TMA store, 449-451 against 381-385 and 457-459;
-    ///   the overlap within each warpgroup without turns measured slower, 444-448 and 404-405);
+    ///   501-520 against 396-414 for the 128-row tile and 487-494 for cuDNN; with it
+    ///   FlashAttention-3's L2 sections, O from registers, 467 against 451-456 by TMA, 381-385
+    ///   for the 128-row tile and 458 for cuDNN (a third call); the overlap within each
+    ///   warpgroup without turns measured slower, 444-448 and 404-405);
     /// - head dim 256: the overlap schedule with FlashAttention-3's 80-row key tiles and TMA
     ///   store (session 11, H200, 2x8192, medians of 3): in L2 sections without the mask (698
     ///   against 607 for the 64-row tile and 729 for cuDNN), one CTA per tile with it (630
@@ -266,7 +267,9 @@ impl AttentionConfig {
             (128, true) if shape.seqlen_k <= Self::CAUSAL_OVERLAP_MAX_SEQLEN_K => overlap,
             (128, _) => overlap.with_tile(176, 2),
             (64, false) => AttentionConfig::new(dtype, head_dim, causal).with_block_m(192),
-            (64, true) => tma.with_block_m(192).with_order(TileOrder::L2Sections),
+            (64, true) => AttentionConfig::new(dtype, head_dim, causal)
+                .with_block_m(192)
+                .with_order(TileOrder::L2Sections),
             (256, false) => overlap.with_order(TileOrder::L2Sections).with_tile(80, 2),
             (256, true) => overlap.with_tile(80, 2),
             _ => tma,
@@ -302,8 +305,8 @@ impl AttentionConfig {
     /// and not, each with every [`Schedule`] (the default one first), then with the default
     /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
     /// packed variable-length sequences, and those on a persistent grid; at head dim 64 the
-    /// 192-row query tile (three consumers) on one CTA per tile, by TMA, in L2 sections and
-    /// packed; then those of
+    /// 192-row query tile (three consumers) on one CTA per tile or persistent (in either order),
+    /// by TMA, and packed; then those of
     /// [`AttentionConfig::picks`] not among them, batched and packed.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
@@ -332,6 +335,8 @@ impl AttentionConfig {
                         out.extend([
                             m192,
                             m192.with_tma_store(),
+                            m192.with_persistent(),
+                            m192.with_order(TileOrder::L2Sections),
                             m192.with_order(TileOrder::L2Sections).with_tma_store(),
                             m192.with_varlen(),
                         ]);
@@ -378,6 +383,8 @@ impl AttentionConfig {
             out.extend([
                 ("m192", m192),
                 ("m192 tma", m192.with_tma_store()),
+                ("m192 pers", m192.with_persistent()),
+                ("m192 l2", m192.with_order(TileOrder::L2Sections)),
                 ("m192 pers+tma", m192.with_persistent().with_tma_store()),
                 (
                     "m192 l2+tma",
