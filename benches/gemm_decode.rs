@@ -344,11 +344,7 @@ fn checks(
 }
 
 fn main() {
-    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
-        return;
-    };
-    let stream = device.default_stream();
-    let Some((lt, blas)) = check::baselines_or_skip(&stream) else {
+    let Some((device, stream, lt, blas)) = check::baselines_or_skip() else {
         return;
     };
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();

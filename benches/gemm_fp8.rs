@@ -81,11 +81,7 @@ fn check_baseline(
 }
 
 fn main() {
-    let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
-        return;
-    };
-    let stream = device.default_stream();
-    let Some((lt, blas)) = check::baselines_or_skip(&stream) else {
+    let Some((device, stream, lt, blas)) = check::baselines_or_skip() else {
         return;
     };
     match check_baseline(&lt, &stream, (192, 320, 512)) {

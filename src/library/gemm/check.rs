@@ -109,11 +109,19 @@ pub fn print_checks(
     }
 }
 
-/// cuBLASLt FP8 and cuBLAS on `stream`, the baselines of the FP8 and decode benchmarks;
-/// `None`, with why printed, where either cannot start.
-pub fn baselines_or_skip(stream: &Arc<CudaStream>) -> Option<(LtFp8, CudaBlas)> {
+/// Device 0, its default stream and the baselines of the FP8 and decode benchmarks on it:
+/// cuBLASLt FP8 and cuBLAS; `None`, with why printed, where any cannot start.
+pub fn baselines_or_skip() -> Option<(Device, Arc<CudaStream>, LtFp8, CudaBlas)> {
+    let device = match Device::new(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("GPU benchmarks skipped: {e}");
+            return None;
+        }
+    };
+    let stream = device.default_stream();
     match (LtFp8::new(stream.clone()), CudaBlas::new(stream.clone())) {
-        (Ok(l), Ok(b)) => Some((l, b)),
+        (Ok(l), Ok(b)) => Some((device, stream, l, b)),
         (l, b) => {
             eprintln!(
                 "GPU benchmarks skipped: cuBLASLt {:?} / cuBLAS {:?}",
