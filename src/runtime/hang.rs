@@ -39,6 +39,8 @@
 
 use std::time::Duration;
 
+use smem::pipeline::sync::WaitMode;
+
 use cudarc::driver::sys;
 use smem::pipeline::hang::{
     BUFFER_BYTES, DEFAULT_BOUND_NS, HANG_SYMBOL, HangSite, HangSites, OBSERVED_PARITY0_DONE,
@@ -350,6 +352,25 @@ impl HangBuffer {
         mapped?;
         buffer.clear();
         Ok(buffer)
+    }
+
+    /// The wait mode of a build for the hang bound `bound`: [`WaitMode::Bounded`] (the debug
+    /// build) with one, [`WaitMode::Spin`] without.
+    pub(crate) fn wait_mode(bound: Option<Duration>) -> WaitMode {
+        match bound {
+            Some(_) => WaitMode::Bounded,
+            None => WaitMode::Spin,
+        }
+    }
+
+    /// The record buffer of a kernel built in [`HangBuffer::wait_mode`]`(bound)`: a
+    /// [`HangBuffer::new`] giving up after `bound` for the debug build, none for a release one.
+    pub(crate) fn for_bound(
+        module: &Module,
+        sites: HangSites,
+        bound: Option<Duration>,
+    ) -> Result<Option<HangBuffer>> {
+        bound.map(|b| HangBuffer::new(module, sites, b)).transpose()
     }
 
     /// The wait sites.
