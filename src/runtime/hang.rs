@@ -39,8 +39,6 @@
 
 use std::time::Duration;
 
-use smem::pipeline::sync::WaitMode;
-
 use cudarc::driver::sys;
 use smem::pipeline::hang::{
     BUFFER_BYTES, DEFAULT_BOUND_NS, HANG_SYMBOL, HangSite, HangSites, OBSERVED_PARITY0_DONE,
@@ -48,6 +46,7 @@ use smem::pipeline::hang::{
     SLOT_BOUND_NS, SLOT_BUFFER, SLOT_CLAIM, SLOTS_BYTES, Word,
 };
 use smem::pipeline::protocol::BarrierName;
+use smem::pipeline::sync::WaitMode;
 
 use super::diagnosis::HangDiagnosis;
 use super::error::{Result, RuntimeError};

@@ -363,14 +363,14 @@ impl DeviceGroup {
     }
 }
 
-/// Runs `calls` between `ncclGroupStart` and `ncclGroupEnd`: one thread drives every device, so
-/// its collectives must be grouped (NCCL user guide, "Using multiple NCCL communicators
-/// concurrently" / "Group Calls").
 /// An event (no timing) recorded on `stream` now: the work enqueued there so far.
 fn mark(stream: &CudaStream) -> Result<CudaEvent> {
     Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?)
 }
 
+/// Runs `calls` between `ncclGroupStart` and `ncclGroupEnd`: one thread drives every device, so
+/// its collectives must be grouped (NCCL user guide, "Using multiple NCCL communicators
+/// concurrently" / "Group Calls").
 fn nccl_group(calls: impl FnOnce() -> Result<()>) -> Result<()> {
     cudarc::nccl::group_start().map_err(nccl_err("ncclGroupStart"))?;
     let done = calls();

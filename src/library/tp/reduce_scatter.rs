@@ -144,6 +144,7 @@ impl GemmReduceScatter {
     ) -> Result<(), TpError> {
         let (world, rows) = (self.plan.world(), self.plan.rows());
         let n = self.check(group, (a, kr), b, slots, out)?;
+        let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
         let ready = group.compute_events()?;
         for r in 0..world {
             let stream = group.stream(r)?;
@@ -170,8 +171,7 @@ impl GemmReduceScatter {
                 // (the wait above).
                 let c = unsafe { slots.tensor_mut(holder, r, at, [shards * rows, n])? };
                 self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
-                events
-                    .push(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?);
+                events.push(stream.record_event(no_timing)?);
                 for s in run.filter(|&s| s != r) {
                     done[s].push(events.len() - 1);
                 }
