@@ -71,15 +71,9 @@ impl IntTuple {
 
     /// The leaves in order (depth-first, left to right).
     pub fn leaves(&self) -> Vec<i64> {
-        let mut out = Vec::new();
-        self.push_leaves(&mut out);
-        out
-    }
-
-    fn push_leaves(&self, out: &mut Vec<i64>) {
         match self {
-            IntTuple::Int(v) => out.push(*v),
-            IntTuple::Tuple(m) => m.iter().for_each(|t| t.push_leaves(out)),
+            IntTuple::Int(v) => vec![*v],
+            IntTuple::Tuple(m) => m.iter().flat_map(IntTuple::leaves).collect(),
         }
     }
 

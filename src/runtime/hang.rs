@@ -46,6 +46,7 @@ use smem::pipeline::hang::{
     SLOT_BOUND_NS, SLOT_BUFFER, SLOT_CLAIM, SLOTS_BYTES, Word,
 };
 use smem::pipeline::protocol::BarrierName;
+use smem::pipeline::sync::WaitMode;
 
 use super::diagnosis::HangDiagnosis;
 use super::error::{Result, RuntimeError};
@@ -350,6 +351,25 @@ impl HangBuffer {
         mapped?;
         buffer.clear();
         Ok(buffer)
+    }
+
+    /// The wait mode of a build for the hang bound `bound`: [`WaitMode::Bounded`] (the debug
+    /// build) with one, [`WaitMode::Spin`] without.
+    pub(crate) fn wait_mode(bound: Option<Duration>) -> WaitMode {
+        match bound {
+            Some(_) => WaitMode::Bounded,
+            None => WaitMode::Spin,
+        }
+    }
+
+    /// The record buffer of a kernel built in [`HangBuffer::wait_mode`]`(bound)`: a
+    /// [`HangBuffer::new`] giving up after `bound` for the debug build, none for a release one.
+    pub(crate) fn for_bound(
+        module: &Module,
+        sites: HangSites,
+        bound: Option<Duration>,
+    ) -> Result<Option<HangBuffer>> {
+        bound.map(|b| HangBuffer::new(module, sites, b)).transpose()
     }
 
     /// The wait sites.

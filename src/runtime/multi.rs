@@ -37,8 +37,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, result, sys};
-use cudarc::nccl::{Comm, NcclType};
+use cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, result, sys,
+};
+use cudarc::nccl::{Comm, NcclType, ReduceOp};
 
 use super::device::{Device, device_count};
 use super::error::{Result, RuntimeError};
@@ -50,6 +52,19 @@ use crate::runtime::{Element, TensorDesc};
 pub fn nccl_available() -> bool {
     // SAFETY: only tries to open the library by its candidate names; no symbol is called.
     unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// What one NCCL call returns.
+type NcclResult =
+    std::result::Result<cudarc::nccl::result::NcclStatus, cudarc::nccl::result::NcclError>;
+
+/// The two collectives [`DeviceGroup`] runs.
+#[derive(Debug, Clone, Copy)]
+enum Collective {
+    /// `ncclAllGather`: each rank's `recv` is every rank's `send`.
+    AllGather,
+    /// `ncclReduceScatter`: each rank's `recv` is its part of the ranks' `send`s summed.
+    ReduceScatter,
 }
 
 fn nccl_err(op: &'static str) -> impl Fn(cudarc::nccl::result::NcclError) -> RuntimeError {
@@ -194,9 +209,14 @@ impl DeviceGroup {
     /// `after` waits for the work enqueued so far on `before` (streams of any ranks: an event
     /// recorded on one and waited on by the other, `cuStreamWaitEvent`).
     pub fn order(&self, before: &CudaStream, after: &CudaStream) -> Result<()> {
-        let event = before.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
-        after.wait(&event)?;
+        after.wait(&mark(before)?)?;
         Ok(())
+    }
+
+    /// An event on each rank's compute stream, in rank order, recorded now: each marks the work
+    /// enqueued there so far, for other streams to wait on (`cuStreamWaitEvent`).
+    pub fn compute_events(&self) -> Result<Vec<CudaEvent>> {
+        self.streams.iter().map(|s| mark(s)).collect()
     }
 
     fn comms(&self) -> Result<&[Comm]> {
@@ -205,8 +225,33 @@ impl DeviceGroup {
             .ok_or_else(|| group_err("NCCL is not initialised (DeviceGroup::init_nccl)"))
     }
 
-    /// A collective's buffers: one `whole` and one `part` per rank, each `whole` `world` parts.
-    fn check_collective(&self, what: &str, whole: &[usize], part: &[usize]) -> Result<()> {
+    /// Runs `kind` on every rank's communicator, `send[r]` to `recv[r]`, in one NCCL group,
+    /// once the buffers are checked: one of each per rank, each whole (`recv` for an all-gather,
+    /// `send` for a reduce-scatter) `world` parts.
+    fn collective<T, S, R>(
+        &self,
+        kind: Collective,
+        send: &[S],
+        recv: &mut [R],
+        call: impl Fn(&Comm, &S, &mut R) -> NcclResult,
+    ) -> Result<()>
+    where
+        T: NcclType,
+        S: DevicePtr<T>,
+        R: DevicePtrMut<T>,
+    {
+        let comms = self.comms()?;
+        let send_lens: Vec<usize> = send.iter().map(|s| s.len()).collect();
+        let recv_lens: Vec<usize> = recv.iter().map(|r| r.len()).collect();
+        let (what, op, whole, part) = match kind {
+            Collective::AllGather => ("all-gather", "ncclAllGather", &recv_lens, &send_lens),
+            Collective::ReduceScatter => (
+                "reduce-scatter",
+                "ncclReduceScatter",
+                &send_lens,
+                &recv_lens,
+            ),
+        };
         let world = self.world();
         if whole.len() != world || part.len() != world {
             return Err(group_err(format!(
@@ -215,12 +260,17 @@ impl DeviceGroup {
                 part.len()
             )));
         }
-        match whole.iter().zip(part).find(|(w, p)| **w != **p * world) {
-            Some((w, p)) => Err(group_err(format!(
+        if let Some((w, p)) = whole.iter().zip(part).find(|(w, p)| **w != **p * world) {
+            return Err(group_err(format!(
                 "{what}: {w} elements are not {world} parts of {p}"
-            ))),
-            None => Ok(()),
+            )));
         }
+        nccl_group(|| {
+            for ((c, s), r) in comms.iter().zip(send).zip(recv.iter_mut()) {
+                call(c, s, r).map_err(nccl_err(op))?;
+            }
+            Ok(())
+        })
     }
 
     /// NCCL all-gather on every rank's compute stream: `recv[r]` gets every rank's `send` in rank
@@ -231,16 +281,7 @@ impl DeviceGroup {
         S: DevicePtr<T>,
         R: DevicePtrMut<T>,
     {
-        let comms = self.comms()?;
-        let send_lens: Vec<usize> = send.iter().map(|s| s.len()).collect();
-        let recv_lens: Vec<usize> = recv.iter().map(|r| r.len()).collect();
-        self.check_collective("all-gather", &recv_lens, &send_lens)?;
-        nccl_group(|| {
-            for ((c, s), r) in comms.iter().zip(send).zip(recv.iter_mut()) {
-                c.all_gather(s, r).map_err(nccl_err("ncclAllGather"))?;
-            }
-            Ok(())
-        })
+        self.collective(Collective::AllGather, send, recv, Comm::all_gather)
     }
 
     /// NCCL reduce-scatter (sum) on every rank's compute stream: `recv[r]` gets the sum over the
@@ -252,16 +293,8 @@ impl DeviceGroup {
         S: DevicePtr<T>,
         R: DevicePtrMut<T>,
     {
-        let comms = self.comms()?;
-        let send_lens: Vec<usize> = send.iter().map(|s| s.len()).collect();
-        let recv_lens: Vec<usize> = recv.iter().map(|r| r.len()).collect();
-        self.check_collective("reduce-scatter", &send_lens, &recv_lens)?;
-        nccl_group(|| {
-            for ((c, s), r) in comms.iter().zip(send).zip(recv.iter_mut()) {
-                c.reduce_scatter(s, r, &cudarc::nccl::ReduceOp::Sum)
-                    .map_err(nccl_err("ncclReduceScatter"))?;
-            }
-            Ok(())
+        self.collective(Collective::ReduceScatter, send, recv, |c, s, r| {
+            c.reduce_scatter(s, r, &ReduceOp::Sum)
         })
     }
 
@@ -328,6 +361,11 @@ impl DeviceGroup {
             .map_err(driver("cuMemcpyPeerAsync"))?;
         Ok(())
     }
+}
+
+/// An event (no timing) recorded on `stream` now: the work enqueued there so far.
+fn mark(stream: &CudaStream) -> Result<CudaEvent> {
+    Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?)
 }
 
 /// Runs `calls` between `ncclGroupStart` and `ncclGroupEnd`: one thread drives every device, so

@@ -12,7 +12,6 @@ use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, RuntimeError,
     TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
-use smem::pipeline::sync::WaitMode;
 
 use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
 use super::{AttentionConfig, AttentionConfigError};
@@ -174,17 +173,10 @@ impl Attention {
         bound: Option<std::time::Duration>,
     ) -> Result<Attention, AttentionError> {
         cfg.validate()?;
-        let mode = if bound.is_some() {
-            WaitMode::Bounded
-        } else {
-            WaitMode::Spin
-        };
+        let mode = HangBuffer::wait_mode(bound);
         let (built, sites) = super::build_with_waits(device.target(), &cfg, mode)?;
         let kernel = built.load(device, &JitOptions::default())?;
-        let hang = match bound {
-            Some(b) => Some(HangBuffer::new(kernel.kernel().module(), sites, b)?),
-            None => None,
-        };
+        let hang = HangBuffer::for_bound(kernel.kernel().module(), sites, bound)?;
         Ok(Attention {
             cfg,
             kernel,

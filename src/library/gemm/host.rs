@@ -10,7 +10,6 @@ use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, LaunchConfig, LoadedKernel,
     RuntimeError, TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
-use smem::pipeline::sync::WaitMode;
 
 use super::GemmConfig;
 
@@ -177,23 +176,14 @@ impl Gemm {
         cfg: GemmConfig,
         bound: Option<std::time::Duration>,
     ) -> Result<Gemm, GemmError> {
-        let mode = if bound.is_some() {
-            WaitMode::Bounded
-        } else {
-            WaitMode::Spin
-        };
-        let gemm = super::build_with(&cfg, mode)?;
+        let gemm = super::build_with(&cfg, HangBuffer::wait_mode(bound))?;
         let kernel = gemm.built.load(device, &JitOptions::default())?;
-        let hang = match bound {
-            Some(b) => {
-                let module = kernel.kernel().module();
-                let h = HangBuffer::new(module, gemm.sites, b)?;
-                // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
-                h.arm(module)?;
-                Some(h)
-            }
-            None => None,
-        };
+        let module = kernel.kernel().module();
+        let hang = HangBuffer::for_bound(module, gemm.sites, bound)?;
+        if let Some(h) = &hang {
+            // Armed once here for [`Gemm::enqueue`]; `run` re-arms before each launch.
+            h.arm(module)?;
+        }
         let split = match cfg.split_k {
             1 => None,
             _ => Some(SplitSum {

@@ -1,7 +1,7 @@
 //! The all-gather + GEMM on a [`DeviceGroup`]: copy-engine pulls in chunks with flags, and the
 //! gated GEMM ([`super::kernels::all_gather_gemm`]) that starts at once on its own rows.
 
-use cudarc::driver::{CudaSlice, sys};
+use cudarc::driver::CudaSlice;
 use half::bf16;
 
 use super::{AllGatherPlan, TpError, kernels};
@@ -101,13 +101,10 @@ impl AllGatherGemm {
             .checked_add(1)
             .ok_or_else(|| TpError::Plan("2^32 launches: the flags' epochs ran out".into()))?;
         let epoch = self.epoch;
-        let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
 
         // Every shard (and the previous launch's reads of each A) is ready when the compute
         // streams' work so far is done.
-        let ready = (0..world)
-            .map(|r| Ok(group.stream(r)?.record_event(no_timing)?))
-            .collect::<Result<Vec<_>, TpError>>()?;
+        let ready = group.compute_events()?;
         for r in 0..world {
             let copies = group.copy_stream(r)?;
             for event in &ready {

@@ -145,9 +145,7 @@ impl GemmReduceScatter {
         let (world, rows) = (self.plan.world(), self.plan.rows());
         let n = self.check(group, (a, kr), b, slots, out)?;
         let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-        let ready = (0..world)
-            .map(|r| Ok(group.stream(r)?.record_event(no_timing)?))
-            .collect::<Result<Vec<_>, TpError>>()?;
+        let ready = group.compute_events()?;
         for r in 0..world {
             let stream = group.stream(r)?;
             for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
