@@ -337,8 +337,9 @@ fn swap_ab_kernels_assemble() {
         assert!(!ptx.contains("st.global.v2.b16"), "{}", cfg.name());
     }
     support::gemm_configs_assemble_clean(configs);
-    // The in-kernel fixup: unswapped and swapped, bf16 and FP8: a ticket per thread, no
-    // second kernel.
+    // The in-kernel fixup: unswapped and swapped, bf16 and FP8: one ticket per warpgroup (its
+    // verdict shared by a barrier's reduction), the parts stored and loaded as 16-byte
+    // vectors, no second kernel.
     let fixups = [
         GemmConfig {
             split_k: 4,
@@ -364,9 +365,24 @@ fn swap_ab_kernels_assemble() {
     for cfg in &fixups {
         let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
         assert!(cfg.name().ends_with("_fixup"), "{}", cfg.name());
-        assert!(
-            ptx.contains("atom.acq_rel.gpu.global.add.u32"),
+        assert_eq!(
+            ptx.matches("atom.acq_rel.gpu.global.add.u32").count(),
+            1,
             "{}: the ticket",
+            cfg.name()
+        );
+        assert!(ptx.contains("bar.red.or.pred"), "{}: the verdict", cfg.name());
+        let vectors = cfg.bn as usize / 8;
+        assert_eq!(
+            ptx.matches("st.global.v4.f32").count(),
+            vectors,
+            "{}: the part's stores",
+            cfg.name()
+        );
+        assert_eq!(
+            ptx.matches("ld.global.v4.f32").count(),
+            vectors * cfg.split_k as usize,
+            "{}: the parts' loads",
             cfg.name()
         );
     }
