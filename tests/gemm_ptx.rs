@@ -359,6 +359,18 @@ fn swap_ab_kernels_assemble() {
         },
         GemmConfig {
             split_fixup: true,
+            ..bf.swapped(64, 4)
+        },
+        GemmConfig {
+            split_fixup: true,
+            ..fp8.swapped(64, 4)
+        },
+        GemmConfig {
+            split_fixup: true,
+            ..bf.swapped(128, 7)
+        },
+        GemmConfig {
+            split_fixup: true,
             ..GemmConfig { output: F32, ..fp8 }.swapped(16, 2)
         },
     ];
@@ -371,7 +383,11 @@ fn swap_ab_kernels_assemble() {
             "{}: the ticket",
             cfg.name()
         );
-        assert!(ptx.contains("bar.red.or.pred"), "{}: the verdict", cfg.name());
+        assert!(
+            ptx.contains("bar.red.or.pred"),
+            "{}: the verdict",
+            cfg.name()
+        );
         let vectors = cfg.bn as usize / 8;
         assert_eq!(
             ptx.matches("st.global.v4.f32").count(),

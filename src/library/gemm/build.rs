@@ -1874,7 +1874,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     return Err(k.error("split-K partials for a tile without a part"));
                 };
                 if let Some(fixup) = self.fixup.clone() {
-                    return self.part_and_fixup(k, &fixup, &p, [split, block, tile.nb], (cw, lt), acc);
+                    let at = [split, block, tile.nb];
+                    return self.part_and_fixup(k, &fixup, &p, at, (cw, lt), acc);
                 }
                 if self.cfg.swap_ab {
                     let origin = [
