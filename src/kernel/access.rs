@@ -930,28 +930,6 @@ impl KernelBuilder {
     /// caller knows they are in range.
     #[track_caller]
     pub fn load_vec<T: Elem>(&mut self, buf: &Buffer<T>, idx: impl Exprs) -> Result<Vec<Reg<T>>> {
-        self.load_vec_guarded(None, buf, idx)
-    }
-
-    /// [`KernelBuilder::load_vec`] made only where `p` holds (`@p ld`, PTX ISA 9.7.9.8): where
-    /// it does not, the registers are not written, and the caller fills them.
-    #[track_caller]
-    pub fn load_vec_if<T: Elem>(
-        &mut self,
-        p: ptx_isa::Pred,
-        buf: &Buffer<T>,
-        idx: impl Exprs,
-    ) -> Result<Vec<Reg<T>>> {
-        self.load_vec_guarded(Some(p), buf, idx)
-    }
-
-    #[track_caller]
-    fn load_vec_guarded<T: Elem>(
-        &mut self,
-        guard: Option<ptx_isa::Pred>,
-        buf: &Buffer<T>,
-        idx: impl Exprs,
-    ) -> Result<Vec<Reg<T>>> {
         let idx: Vec<Expr> = idx.exprs();
         let e = self.linear_index(buf, idx.clone())?;
         let size = T::DTYPE.bytes() as usize;
@@ -960,7 +938,7 @@ impl KernelBuilder {
             .find(|&w| w * size <= 16 && self.check_vector(buf, &e, w).is_ok())
             .unwrap_or(1);
         let d = self.f.regs::<T>(w);
-        self.ld_group(buf, idx, &d, guard, Caching::NONE)?;
+        self.ld_group(buf, idx, &d, None, Caching::NONE)?;
         Ok(d)
     }
 }

@@ -14,10 +14,9 @@
 //! warpgroup (`bar.red.or.pred`, 9.7.13.1: the ticket was the last, `split_k - 1`), and orders
 //! the first thread's acquire before the others' loads.
 //!
-//! The warpgroup of the last part resets the counter to 0 for the next launch, loads the
-//! parts' values of its own thread (with few, only the other parts': its own are still in its
-//! registers; all loads straight-line, each 16 bytes, so they are in flight together),
-//! sums them in part order (`0 + p0 + p1 + ...`: the order of the separate
+//! The warpgroup of the last part resets the counter to 0 for the next launch, loads each
+//! part's values of its own thread (all loads straight-line, each 16 bytes, so they are in
+//! flight together), sums them in part order (`0 + p0 + p1 + ...`: the order of the separate
 //! sum, [`super::split`], so the result is the same bits whichever part arrives last, and the
 //! same as the two-launch form's) and stores C. No thread waits for another part (no spin: a
 //! part that has not run yet cannot hold up one that has), and no float is added atomically.
@@ -32,11 +31,6 @@ use crate::parts::WarpSpecialized;
 /// f32 values per vector access of the workspace: 16 bytes (`ld.global.v4.f32`, PTX ISA
 /// 9.7.9.8).
 const VECTOR: u32 = 4;
-
-/// The most values a thread holds through the sum when it keeps its own part in registers in
-/// place of loading it: its accumulators times the parts (a 64-wide block's 32 in 4 parts, a
-/// 32-wide one's 16 in 8).
-const OWN_KEPT_VALUES: usize = 128;
 
 /// The fixup's operands: C (the problem's, `[m, n]`: the kernel's `[n, m]` when swapped) and
 /// the counters, `[fixup_tiles]` u32, one per 64-row block of a tile ([`fixup_tiles`]), zero
@@ -179,39 +173,17 @@ impl<O: Elem> Fixup<O> {
             // Every part has arrived at this block: the counter is free for the next launch.
             k.if_(leader, |k| k.store(&self.counters, [row], 0u32))
                 .end()?;
-            // With few values this part's own stay in its registers and only the others' are
-            // loaded (the last part's SM reads `parts - 1` blocks, not `parts`); with more,
-            // the accumulators kept live beside the loads would spill (384 threads: at most
-            // 168 registers each), and all parts are loaded.
-            let own_kept = values.len() * parts as usize <= OWN_KEPT_VALUES;
-            let others = (0..parts)
-                .map(|s| match own_kept {
-                    true => k.cmp(CmpOp::Ne, split, s).map(Some),
-                    false => Ok(None),
-                })
-                .collect::<Result<Vec<_>>>()?;
             for (v, four) in values.chunks(VECTOR as usize).enumerate() {
-                let mut loaded = Vec::with_capacity(parts as usize);
-                for (s, &other) in others.iter().enumerate() {
-                    let idx = at(Expr::from(s as u32), v);
-                    let x = match other {
-                        Some(other) => k.load_vec_if(other, partials, idx)?,
-                        None => k.load_vec(partials, idx)?,
-                    };
-                    if x.len() != four.len() {
-                        return Err(k.error("the workspace's vector is narrower than 4"));
-                    }
-                    if let Some(other) = other {
-                        for (&x, &own) in x.iter().zip(four) {
-                            k.unless(other).mov(x, own)?;
-                        }
-                    }
-                    loaded.push(x);
-                }
+                let loaded = (0..parts)
+                    .map(|s| k.load_vec(partials, at(s.into(), v)))
+                    .collect::<Result<Vec<_>>>()?;
                 for (i, &sum) in four.iter().enumerate() {
                     k.mov(sum, 0.0f32)?;
                     for part in &loaded {
-                        k.add(sum, sum, part[i])?;
+                        let Some(&x) = part.get(i) else {
+                            return Err(k.error("the workspace's vector is narrower than 4"));
+                        };
+                        k.add(sum, sum, x)?;
                     }
                 }
             }
