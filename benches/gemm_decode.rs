@@ -272,6 +272,8 @@ fn checks(
         (bf.swapped(64, 1), (64, 6144, 4096)),
         (fixup(bf.swapped(64, 4)), (64, 4096, 4096)),
         (fixup(bf.swapped(32, 8)), (16, 1000, 2000)),
+        (fixup(bf.swapped(128, 4)), (128, 4096, 4096)),
+        (fixup(bf.swapped(16, 7)), (1, 2112, 7168)),
         (fixup(unswapped(128, 4)), (128, 4096, 4096)),
         (fixup(unswapped(64, 3)), (70, 1000, 1000)),
     ];
@@ -295,6 +297,7 @@ fn checks(
         (fp8(64, 7168).swapped(64, 1), (64, 7168, 2048)),
         (fixup(fp8(64, 7168).swapped(64, 8)), (64, 7168, 16384)),
         (fixup(fp8(128, 2112).swapped(128, 4)), (128, 2112, 7168)),
+        (fixup(fp8(128, 2112).swapped(128, 7)), (100, 2112, 7168)),
         (
             fixup(GemmConfig {
                 bn: 128,

@@ -4,11 +4,13 @@
 # xz-compressed into $kit (the tree that travels is capped at 64 MiB):
 #
 #   cargo build --release --bin ptxkit --example gemm_hopper --bench gemm_decode
-#   benches/gemm_decode_gpu.sh pack .gpu-dec11      # here
-#   benches/gemm_decode_gpu.sh run .gpu-dec11 [checks|table|ncu]   # there; logs under $OUT
+#   benches/gemm_decode_gpu.sh pack .gpu-NAME      # here
+#   SESSION=session12 benches/gemm_decode_gpu.sh run .gpu-NAME [checks|table|ncu]   # there
+#
+# Logs go under $OUT as $SESSION-decode-gemm-PART-*.txt.
 set -uo pipefail
 mode="${1:-}"
-kit="${2:-.gpu-dec11}"
+kit="${2:-.gpu-decode}"
 case "$mode" in
 pack)
   mkdir -p "$kit"
@@ -26,7 +28,7 @@ run)
   mkdir -p "$out"
   for f in "$kit"/*.xz; do xz -dkf "$f"; done
   chmod +x "$kit/ptxkit" "$kit/gemm_hopper" "$kit/gemm_decode"
-  log="$out/session11-decode-gemm-$part"
+  log="$out/${SESSION:-session}-decode-gemm-$part"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$log-device.txt"
   if [ "$part" = all ] || [ "$part" = checks ]; then
     timeout 90 "$kit/ptxkit" selftest --only gemm_fp8 >"$log-selftest.txt" 2>&1
@@ -43,10 +45,12 @@ run)
     echo "table: rc $?"; grep -E '^\||device|FAIL' "$log-table.txt"
   fi
   if [ "$part" = all ] || [ "$part" = ncu ]; then
-    # What limits the rows below 1.0: DRAM and SM throughput of every candidate and the baseline.
-    for row in "bf16 64x4096x7168" "e4m3 128x4096x7168"; do
-      set -- $row
-      DECODE_PROFILE=1 DECODE_DTYPE=$1 DECODE_SHAPE=$2 timeout 90 ncu --metrics \
+    # What limits the rows below 1.0: DRAM and SM throughput of the candidates and the baseline
+    # (those whose kernel names match $NCU_KERNELS, all by default) at each row of $NCU_ROWS.
+    for row in ${NCU_ROWS:-bf16:64x4096x7168 e4m3:128x4096x7168}; do
+      set -- ${row/:/ }
+      DECODE_PROFILE=1 DECODE_DTYPE=$1 DECODE_SHAPE=$2 timeout 90 ncu \
+        --kernel-name "regex:${NCU_KERNELS:-.}" --metrics \
         gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum \
         "$kit/gemm_decode" >"$log-ncu-$1-$2.txt" 2>&1
       echo "ncu $1 $2: rc $?"

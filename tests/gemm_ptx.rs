@@ -337,36 +337,53 @@ fn swap_ab_kernels_assemble() {
         assert!(!ptx.contains("st.global.v2.b16"), "{}", cfg.name());
     }
     support::gemm_configs_assemble_clean(configs);
-    // The in-kernel fixup: unswapped and swapped, bf16 and FP8: a ticket per thread, no
-    // second kernel.
+    // The in-kernel fixup: unswapped and swapped, bf16 and FP8: one ticket per warpgroup (its
+    // verdict shared by a barrier's reduction), the parts stored and loaded as 16-byte
+    // vectors, no second kernel.
+    let fixup = |c: GemmConfig| GemmConfig {
+        split_fixup: true,
+        ..c
+    };
     let fixups = [
-        GemmConfig {
+        fixup(GemmConfig {
             split_k: 4,
-            split_fixup: true,
             tma_store: false,
             bn: 128,
             ..bf
-        }
+        })
         .deepest(),
-        GemmConfig {
-            split_fixup: true,
-            ..bf.swapped(32, 4)
-        },
-        GemmConfig {
-            split_fixup: true,
-            ..fp8.swapped(64, 8)
-        },
-        GemmConfig {
-            split_fixup: true,
-            ..GemmConfig { output: F32, ..fp8 }.swapped(16, 2)
-        },
+        fixup(bf.swapped(32, 4)),
+        fixup(fp8.swapped(64, 8)),
+        fixup(bf.swapped(64, 4)),
+        fixup(fp8.swapped(64, 4)),
+        fixup(bf.swapped(128, 7)),
+        fixup(GemmConfig { output: F32, ..fp8 }.swapped(16, 2)),
     ];
     for cfg in &fixups {
         let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
         assert!(cfg.name().ends_with("_fixup"), "{}", cfg.name());
-        assert!(
-            ptx.contains("atom.acq_rel.gpu.global.add.u32"),
+        assert_eq!(
+            ptx.matches("atom.acq_rel.gpu.global.add.u32").count(),
+            1,
             "{}: the ticket",
+            cfg.name()
+        );
+        assert!(
+            ptx.contains("bar.red.or.pred"),
+            "{}: the verdict",
+            cfg.name()
+        );
+        let vectors = cfg.bn as usize / 8;
+        assert_eq!(
+            ptx.matches("st.global.v4.f32").count(),
+            vectors,
+            "{}: the part's stores",
+            cfg.name()
+        );
+        assert_eq!(
+            ptx.matches("ld.global.v4.f32").count(),
+            vectors * cfg.split_k as usize,
+            "{}: the parts' loads",
             cfg.name()
         );
     }

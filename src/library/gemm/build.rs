@@ -732,11 +732,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at
             // the edges.
             Output::Tma(k.tma_tensor::<O>("c", [m.into(), Expr::from(n)], c_box())?)
+        } else if cfg.split_fixup {
+            // The kernel sums the parts itself: its workspace in fragment order
+            // ([`super::fixup`]; C alone is transposed when swapped).
+            Output::Partials(super::fixup::declare_partials(k, &cfg)?)
         } else if cfg.split_k > 1 {
             // Pairs of f32 stored from registers: rows of an even N are 8-byte aligned.
-            // Swap-AB's partials are stored transposed ([`super::swap_ab`]): `[split_k, n, m]`,
-            // unless the kernel sums them itself ([`super::fixup`]: C alone is transposed).
-            let transposed = cfg.swap_ab && !cfg.split_fixup;
+            // Swap-AB's partials are stored transposed ([`super::swap_ab`]): `[split_k, n, m]`.
+            let transposed = cfg.swap_ab;
             let align = if cfg.n_even && !transposed { 8 } else { 4 };
             let parts = match transposed {
                 true => [Expr::from(cfg.split_k), n.into(), m.into()],
@@ -759,9 +762,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             Output::Global(c, ab)
         };
-        let fixup = match cfg.split_fixup {
-            true => Some(super::fixup::Fixup::<O>::declare(k, &cfg, [m, n])?),
-            false => None,
+        let fixup = match (&c, cfg.split_fixup) {
+            (Output::Partials(p), true) => {
+                Some(super::fixup::Fixup::<O>::declare(k, &cfg, [m, n], p)?)
+            }
+            _ => None,
         };
         let (mut scales, mut block_scales) = (None, None);
         match cfg.scaling {
@@ -1869,7 +1874,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     return Err(k.error("split-K partials for a tile without a part"));
                 };
                 if let Some(fixup) = self.fixup.clone() {
-                    return self.part_and_fixup(k, &fixup, &p, [split, block, tile.nb], lt, acc);
+                    let at = [split, block, tile.nb];
+                    return self.part_and_fixup(k, &fixup, &p, at, (cw, lt), acc);
                 }
                 if self.cfg.swap_ab {
                     let origin = [
@@ -2130,24 +2136,23 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// epilogue's ops from its first tensor op on, [`Epilogue::apply_back`], with the views of
     /// its tensors): without bounds (no predicates) when the block lies wholly within them,
     /// else bounded ([`whole_or_edge`]).
-    /// Split-K with the in-kernel fixup: stores this part's partial of the 64-row block
-    /// `block` of tile column `nb` (in the kernel's orientation), then [`super::fixup`]: the
-    /// last part at each position sums them and stores C (transposed when swapped).
+    /// Split-K with the in-kernel fixup ([`super::fixup`]): consumer `cw` stores its part of
+    /// the 64-row block `block` of tile column `nb` (in the kernel's orientation) to the
+    /// workspace; the last part to arrive at the block sums them and stores C (transposed
+    /// when swapped).
     fn part_and_fixup(
         &mut self,
         k: &mut KernelBuilder,
         fixup: &super::fixup::Fixup<O>,
         partials: &Buffer<ty::F32>,
         [split, block, nb]: [Var; 3],
-        lt: Var,
+        (cw, lt): (Var, Var),
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         let bn = self.cfg.bn;
-        let origin = [split.into(), Expr::from(block) * 64, Expr::from(nb) * bn];
-        let edge = k.rows_at(partials, &origin, 1, [64, bn])?;
-        self.store_block(k, edge, acc, None)?;
         let (frag, cfg) = (self.fragment.clone(), self.cfg);
-        fixup.sum_if_last(k, &frag, partials, cfg.split_k, [block, nb], lt, acc, |k| {
+        let at = [split, block, nb];
+        fixup.part_and_sum(k, partials, cfg.split_k, at, (cw, lt), acc, |k| {
             if cfg.swap_ab {
                 let origin = [Expr::from(nb) * bn, Expr::from(block) * 64];
                 return super::swap_ab::store_transposed(k, &frag, &fixup.c, &origin, acc);

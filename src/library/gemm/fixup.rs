@@ -1,63 +1,106 @@
 //! Split-K's in-kernel ordered fixup ([`GemmConfig::split_fixup`]): the parts of a tile sum
 //! themselves, so split-K needs no second launch.
 //!
-//! Each part stores its f32 partial block as before (`partials [split_k, m, n]`), then each
-//! consumer thread takes a ticket on its own counter, one per (64-row block, tile column,
-//! thread of the warpgroup): `atom.acq_rel.gpu.global.add.u32` (PTX ISA 9.7.13.5). The
-//! thread that draws the last ticket (`split_k - 1`) holds the same fragment positions as the
-//! threads of the other parts that drew before it, whose partials their release made visible
-//! to its acquire (PTX ISA 8.9.1 "Release and acquire patterns"); it resets its counter to 0
-//! for the next launch, sums the `split_k` partials of its positions in part order (`0 + p0 +
-//! p1 + ...`, the order of the separate sum, [`super::split`]: the result is the same bits
-//! whoever arrives last, and the same as the two-launch form's) and stores C. No thread waits
-//! for another (no spin: a part that has not run yet cannot hold up one that has), and no
-//! float is added atomically.
+//! Each consumer warpgroup stores its part's f32 accumulators to the workspace in fragment
+//! order ([`declare_partials`]: `[split_k, fixup_tiles, bn / 8, 128, 4]`, a thread's four
+//! consecutive values one 16-byte vector, the warp's 32 vectors 512 contiguous bytes), whatever
+//! the tile's place in C: no bounds, no transposition. Then the warpgroup meets at its named
+//! barrier (`bar.sync 1 + cw, 128`, PTX ISA 9.7.13.1: the threads' stores are performed
+//! relative to every thread of the barrier) and its first thread takes one ticket for the
+//! warpgroup's 64-row block of the tile, `atom.acq_rel.gpu.global.add.u32` on the block's
+//! counter (PTX ISA 9.7.13.5): its release publishes the warpgroup's stores (ordered before it
+//! by the barrier), its acquire makes visible those of the parts that took tickets before it
+//! (8.9.1 "Release and acquire patterns"). A second barrier hands the verdict to the whole
+//! warpgroup (`bar.red.or.pred`, 9.7.13.1: the ticket was the last, `split_k - 1`), and orders
+//! the first thread's acquire before the others' loads.
+//!
+//! The warpgroup of the last part resets the counter to 0 for the next launch, loads each
+//! part's values of its own thread (all loads straight-line, each 16 bytes, so they are in
+//! flight together), sums them in part order (`0 + p0 + p1 + ...`: the order of the separate
+//! sum, [`super::split`], so the result is the same bits whichever part arrives last, and the
+//! same as the two-launch form's) and stores C. No thread waits for another part (no spin: a
+//! part that has not run yet cannot hold up one that has), and no float is added atomically.
 
 use ptx_isa::builder::{AtomOp, AtomSem, CmpOp, Scope};
-use ptx_isa::{Imm, ty};
+use ptx_isa::ty;
 
 use super::GemmConfig;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, Var};
-use crate::tile::{Elementwise, ExecScope, TileRef};
+use crate::parts::WarpSpecialized;
+
+/// f32 values per vector access of the workspace: 16 bytes (`ld.global.v4.f32`, PTX ISA
+/// 9.7.9.8).
+const VECTOR: u32 = 4;
 
 /// The fixup's operands: C (the problem's, `[m, n]`: the kernel's `[n, m]` when swapped) and
-/// the counters, `[fixup_tiles, 128]` u32 (`fixup_tiles` = the 64-row blocks of the kernel's
-/// tiles times its tile columns, [`fixup_tiles`]), zero before the first launch and left zero
-/// by each.
+/// the counters, `[fixup_tiles]` u32, one per 64-row block of a tile ([`fixup_tiles`]), zero
+/// before the first launch and left zero by each.
 #[derive(Debug, Clone)]
 pub struct Fixup<O: Elem> {
     /// C.
     pub c: Buffer<O>,
-    /// One counter per block, tile column and consumer thread.
+    /// One counter per 64-row block of each tile.
     pub counters: Buffer<ty::U32>,
     /// The kernel's tile columns, `ceil(n / bn)`.
     tiles_n: Expr,
 }
 
-/// The counters' rows a launch of `cfg` at the kernel's extents `m x n` (the problem's `n x
-/// m` when swapped) needs: the 64-row blocks of every tile (a tile's second block too where
-/// it lies wholly past `m`: its consumer still takes tickets) times the tile columns.
+/// The 64-row blocks a launch of `cfg` at the kernel's extents `m x n` (the problem's `n x m`
+/// when swapped) sums: the blocks of every tile (a tile's second block too where it lies
+/// wholly past `m`: its consumer still stores its part and takes a ticket) times the tile
+/// columns. The workspace's second extent and the counters' one.
 pub fn fixup_tiles(cfg: &GemmConfig, (m, n): (usize, usize)) -> usize {
     let bm = cfg.bm() as usize;
     m.div_ceil(bm) * (bm / 64) * n.div_ceil(cfg.bn as usize)
 }
 
+/// The workspace's shape for `cfg` at the kernel's extents: `[split_k, fixup_tiles, bn / 8,
+/// 128, 4]` f32 (a 64 x `bn` block is `bn / 2` values for each of a warpgroup's 128 threads,
+/// PTX ISA 9.7.15.5.1.1 "wgmma accumulator fragments": `bn / 8` vectors of 4).
+pub fn workspace_shape(cfg: &GemmConfig, (m, n): (usize, usize)) -> [usize; 5] {
+    [
+        cfg.split_k as usize,
+        fixup_tiles(cfg, (m, n)),
+        (cfg.bn / (2 * VECTOR)) as usize,
+        WarpSpecialized::WARPGROUP as usize,
+        VECTOR as usize,
+    ]
+}
+
+/// Declares the workspace the parts store their accumulators to, [`workspace_shape`]'s
+/// `[split_k, fixup_tiles, bn / 8, 128, 4]` f32, 16-byte aligned (its extent `fixup_tiles` a
+/// symbol the launcher reads from it).
+pub fn declare_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffer<ty::F32>> {
+    let tiles = k.symbol("fixup_tiles")?;
+    k.tensor::<ty::F32>(
+        "partials",
+        [
+            Expr::from(cfg.split_k),
+            Expr::from(tiles),
+            Expr::from(cfg.bn / (2 * VECTOR)),
+            Expr::from(WarpSpecialized::WARPGROUP),
+            Expr::from(VECTOR),
+        ],
+        TensorOpts::default().align(16),
+    )
+}
+
 impl<O: Elem> Fixup<O> {
-    /// Declares C and the counters (after the partials) for `cfg` at the kernel's extents
-    /// `m`, `n`.
-    pub fn declare(k: &mut KernelBuilder, cfg: &GemmConfig, [m, n]: [Var; 2]) -> Result<Self> {
+    /// Declares C and the counters (after `partials`, [`declare_partials`], whose blocks they
+    /// count) for `cfg` at the kernel's extents `m`, `n`.
+    pub fn declare(
+        k: &mut KernelBuilder,
+        cfg: &GemmConfig,
+        [m, n]: [Var; 2],
+        partials: &Buffer<ty::F32>,
+    ) -> Result<Self> {
         let shape = match cfg.swap_ab {
             true => [n, m],
             false => [m, n],
         };
         let c = k.tensor::<O>("c", shape, TensorOpts::default())?;
-        let tiles = k.symbol("fixup_tiles")?;
-        let threads = crate::parts::WarpSpecialized::WARPGROUP;
-        let counters = k.tensor::<ty::U32>(
-            "counters",
-            [Expr::from(tiles), Expr::from(threads)],
-            TensorOpts::default(),
-        )?;
+        let tiles = partials.shape[1].clone();
+        let counters = k.tensor::<ty::U32>("counters", [tiles], TensorOpts::default())?;
         Ok(Fixup {
             c,
             counters,
@@ -65,52 +108,85 @@ impl<O: Elem> Fixup<O> {
         })
     }
 
-    /// After this thread stored its part's partial of the 64-row block `block` of tile column
-    /// `nb` (thread `lt` of its warpgroup, fragment `frag`): its ticket, and if it is the last
-    /// of `parts`, the ordered sum of its positions' partials (of `partials`, the kernel's
-    /// `[parts, m, n]`) into `acc`, then `store(k)` writes `acc` to C.
+    /// Consumer warpgroup `cw`'s part `split` of the 64-row block `block` of tile column `nb`
+    /// (`lt` its thread): stores `acc` to `partials` ([`declare_partials`]), takes the
+    /// warpgroup's ticket, and if it is the last of `parts`, sums the parts' values into `acc`
+    /// in part order, then `store(k)` writes `acc` to C.
     #[allow(clippy::too_many_arguments)]
-    pub fn sum_if_last(
+    pub fn part_and_sum(
         &self,
         k: &mut KernelBuilder,
-        frag: &layouts::fragment::TvLayout,
         partials: &Buffer<ty::F32>,
         parts: u32,
-        [block, nb]: [Var; 2],
-        lt: Var,
+        [split, block, nb]: [Var; 3],
+        (cw, lt): (Var, Var),
         acc: &Buffer<ty::F32>,
         store: impl FnOnce(&mut KernelBuilder) -> Result<()>,
     ) -> Result<()> {
-        let wg = ExecScope::Warpgroup;
+        let Some(values) = acc.regs().map(<[_]>::to_vec) else {
+            return Err(k.error("the fixup's accumulator is not a register tile"));
+        };
+        if values.len() % VECTOR as usize != 0 {
+            return Err(k.error("the fixup's accumulator is not whole vectors of 4"));
+        }
         let row = k.let_("fixup_row", Expr::from(block) * self.tiles_n.clone() + nb)?;
-        let ticket = k.atom_flag(
-            &self.counters,
-            [row, lt],
-            AtomOp::Add,
-            1u32,
-            (AtomSem::AcqRel, Scope::Gpu),
-        )?;
+        let at = |s: Expr, v: usize| {
+            [
+                s,
+                row.into(),
+                Expr::from(v as u32),
+                lt.into(),
+                Expr::from(0u32),
+            ]
+        };
+        for (v, four) in values.chunks(VECTOR as usize).enumerate() {
+            k.store_n(partials, at(split.into(), v), four)?;
+        }
+        // The warpgroup's own named barrier (the TMA-store epilogue's, which split-K does not
+        // take): its stores before the ticket.
+        let threads = WarpSpecialized::WARPGROUP;
+        let cw = k.eval(cw)?;
+        let bar = k.reg::<ty::U32>();
+        k.add(bar, cw, 1u32)?;
+        k.bar_sync(bar, Some(threads.into()))?;
+        let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
+        let ticket = k.reg::<ty::U32>();
+        k.mov(ticket, 0u32)?;
+        k.if_(leader, |k| {
+            let t = k.atom_flag(
+                &self.counters,
+                [row],
+                AtomOp::Add,
+                1u32,
+                (AtomSem::AcqRel, Scope::Gpu),
+            )?;
+            k.mov(ticket, t)?;
+            Ok(())
+        })
+        .end()?;
         let ticket = k.bind("fixup_ticket", ticket);
-        let last = k.cmp(CmpOp::Eq, ticket, parts - 1)?;
+        // Only the leader's ticket can be `parts - 1` (the others hold 0, and parts >= 2).
+        let mine = k.cmp(CmpOp::Eq, ticket, parts - 1)?;
+        let last = k.pred();
+        k.bar_red_pred(true, last, bar, Some(threads.into()), mine)?;
         k.if_(last, |k| {
-            // Every part has arrived at these positions: the counter is free for the next launch.
-            k.store(&self.counters, [row, lt], 0u32)?;
-            let sum = k.tile_ref(acc)?;
-            k.fill(&sum, Imm::f32(0.0), wg)?;
-            let regs = k.regs::<ty::F32>(frag.values() as usize);
-            let part = TileRef::registers(
-                ptx_isa::ScalarType::F32,
-                frag.clone(),
-                regs.iter().map(|r| r.as_ref()).collect(),
-            );
-            let bn = frag.cols() as u32;
-            k.for_range(0u32, parts, |k, s| {
-                let origin = [s.into(), Expr::from(block) * 64, Expr::from(nb) * bn];
-                let view = k.rows_at(partials, &origin, 1, [64, bn])?;
-                k.copy(&part, &view, wg)?;
-                k.elementwise(&sum, &sum, Some(&part), Elementwise::Add, wg)?;
-                Ok(())
-            })?;
+            // Every part has arrived at this block: the counter is free for the next launch.
+            k.if_(leader, |k| k.store(&self.counters, [row], 0u32))
+                .end()?;
+            for (v, four) in values.chunks(VECTOR as usize).enumerate() {
+                let loaded = (0..parts)
+                    .map(|s| k.load_vec(partials, at(s.into(), v)))
+                    .collect::<Result<Vec<_>>>()?;
+                for (i, &sum) in four.iter().enumerate() {
+                    k.mov(sum, 0.0f32)?;
+                    for part in &loaded {
+                        let Some(&x) = part.get(i) else {
+                            return Err(k.error("the workspace's vector is narrower than 4"));
+                        };
+                        k.add(sum, sum, x)?;
+                    }
+                }
+            }
             store(k)
         })
         .end()
@@ -138,6 +214,23 @@ mod tests {
                 let last_row = last_block * tiles_n + tiles_n - 1;
                 assert!(last_row < fixup_tiles(&cfg, (m, n)), "{m} x {n}");
             }
+        }
+    }
+
+    /// The workspace holds each block's `64 x bn` values once per part: a thread's `bn / 2`
+    /// accumulators in vectors of 4, for each of 128 threads.
+    #[test]
+    fn the_workspace_holds_every_part_of_every_block() {
+        for bn in [16u32, 32, 64, 128] {
+            let cfg = GemmConfig {
+                split_k: 3,
+                split_fixup: true,
+                ..GemmConfig::large().swapped(bn, 3)
+            };
+            let shape = workspace_shape(&cfg, (300, 70));
+            let blocks = fixup_tiles(&cfg, (300, 70));
+            assert_eq!(shape[..2], [3, blocks]);
+            assert_eq!(shape[2..].iter().product::<usize>(), 64 * bn as usize);
         }
     }
 }

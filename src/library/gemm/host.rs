@@ -152,8 +152,8 @@ pub struct Gemm {
 }
 
 /// Split-K's second kernel ([`super::split`]; none with the in-kernel fixup,
-/// [`GemmConfig::split_fixup`]), the f32 workspace `[split_k, m, n]` the GEMM's parts write
-/// and the fixup's counters, kept from one run to the next (made again, zeroed, when the
+/// [`GemmConfig::split_fixup`]), the f32 workspace the GEMM's parts write (`[split_k, m, n]`,
+/// or the fixup's [`super::fixup::workspace_shape`]) and the fixup's counters, kept from one run to the next (made again, zeroed, when the
 /// extents change; each launch leaves its counters zero).
 struct SplitSum {
     kernel: Option<LoadedKernel>,
@@ -504,15 +504,15 @@ impl Gemm {
             })?;
         let launch = self.kernel.built().launch_config_on(&symbols, residency)?;
         // Split-K: the parts go to the workspace, summed into C after the GEMM.
+        // The partials' shape as the kernel declares it: the problem's `[m, n]` per part, or
+        // the fixup's blocks in fragment order ([`super::fixup::workspace_shape`]).
+        let parts: Vec<usize> = match self.cfg.split_fixup {
+            true => super::fixup::workspace_shape(&self.cfg, (km, kn)).into(),
+            false => vec![self.cfg.split_k as usize, m, n],
+        };
         let mut workspace = match &self.split {
             None => None,
-            Some(split) => Some(split.workspace(stream, self.cfg.split_k as usize * m * n)?),
-        };
-        // The partials' shape as the kernel declares it: the problem's `[m, n]` per part, or
-        // the kernel's own orientation where the fixup sums them (swapped: `[n, m]`).
-        let parts = match self.cfg.split_fixup {
-            true => [self.cfg.split_k as usize, km, kn],
-            false => [self.cfg.split_k as usize, m, n],
+            Some(split) => Some(split.workspace(stream, parts.iter().product())?),
         };
         let mut counters = match (&self.split, self.cfg.split_fixup) {
             (Some(split), true) => Some(split.counters(stream, fixup_tiles)?),
@@ -522,12 +522,11 @@ impl Gemm {
         let mut args: Vec<Arg<'_>> = vec![first.clone().into(), second.clone().into()];
         match workspace.as_mut().and_then(|w| w.as_mut()) {
             Some(w) => {
-                args.push(TensorMut::slice(w, parts)?.into());
+                args.push(TensorMut::slice(w, parts.clone())?.into());
                 // The fixup's C and counters follow the partials.
                 if let Some(Some(counters)) = counters.as_deref_mut() {
-                    let threads = crate::parts::WarpSpecialized::WARPGROUP as usize;
                     args.push(c.reborrow().into());
-                    args.push(TensorMut::slice(counters, [fixup_tiles, threads])?.into());
+                    args.push(TensorMut::slice(counters, [fixup_tiles])?.into());
                 }
             }
             None => args.push(c.reborrow().into()),
@@ -596,10 +595,10 @@ fn kept<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
 }
 
 impl SplitSum {
-    /// The fixup's counters, `rows x 128` u32, zeroed when made (each launch leaves them zero).
+    /// The fixup's counters, one u32 per 64-row block, zeroed when made (each launch leaves
+    /// them zero).
     fn counters(&self, stream: &Arc<CudaStream>, rows: usize) -> Result<Kept<'_, u32>, GemmError> {
-        let len = rows * crate::parts::WarpSpecialized::WARPGROUP as usize;
-        kept(&self.counters, stream, len, "counters")
+        kept(&self.counters, stream, rows, "counters")
     }
 
     /// The workspace, holding `len` f32.

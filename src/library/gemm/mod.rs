@@ -305,9 +305,10 @@ pub struct GemmConfig {
     /// per-tensor FP8 problem without alpha/beta, bias, output scale, CTA pairs or ping-pong
     /// ([`GemmConfigError::SwapAb`]).
     pub swap_ab: bool,
-    /// With split-K: the parts sum themselves ([`fixup`]: the last part to arrive at each of
-    /// a tile's positions adds the partials in part order and stores C), so there is no second
-    /// launch; deterministic, no float atomics. Tile widths up to 128 (the sum's part tile sits
+    /// With split-K: the parts sum themselves ([`fixup`]: each consumer warpgroup stores its
+    /// part in fragment order and takes one ticket; the last part to arrive at each 64-row
+    /// block adds the partials in part order and stores C), so there is no second launch;
+    /// deterministic, no float atomics. Tile widths up to 128 (the parts' loaded vectors sit
     /// beside the accumulators) ([`GemmConfigError::SplitK`]).
     pub split_fixup: bool,
 }

@@ -65,7 +65,8 @@ impl GemmConfig {
 /// The swapped configurations worth timing for a problem of `m` rows (tokens) and `n` columns
 /// (the weight's rows) from `base` (the rule's pick for it) on `sms` multiprocessors, where
 /// `m` is at most 128: each tile width of [`WIDTHS`] from the narrowest that holds `m` up to
-/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts
+/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and
+/// in as many as fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112; at most 16)
 /// (summed by a second launch, and in the kernel: [`GemmConfig::split_fixup`]); each valid.
 /// None for a larger `m`.
 pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
@@ -79,9 +80,13 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
         .unwrap_or(WIDTHS.len() - 1);
     for &bn in WIDTHS.iter().skip(first).take(2) {
         let tiles = n.div_ceil(GemmConfig::BM as usize) * m.div_ceil(bn as usize);
-        for split_k in [1, 2, 4, 8] {
+        let fill = (sms as usize / tiles.max(1)).min(16) as u32;
+        for split_k in [1, 2, 4, 8, fill] {
             if split_k > 1 && tiles >= sms as usize {
                 break;
+            }
+            if split_k == 0 {
+                continue;
             }
             let c = base.swapped(bn, split_k);
             let fixup = GemmConfig {

@@ -588,6 +588,14 @@ mod tests {
         // A decode shape's 28 tiles on 132 SMs: split-K candidates too; 4096³ has none.
         let decode = candidates(&TuneProblem::new(64, 7168, 16384, E4m3, Bf16), 132);
         assert!(decode.iter().any(|x| x.split_k == 8));
+        // N = 2112 swapped: 17 tiles, split in 7 to fill the 132 SMs once (8 would leave a
+        // second wave of 4), with the in-kernel fixup too.
+        let narrow = candidates(&TuneProblem::new(128, 2112, 7168, E4m3, Bf16), 132);
+        assert!(
+            narrow
+                .iter()
+                .any(|x| x.swap_ab && x.bn == 128 && x.split_k == 7 && x.split_fixup)
+        );
         let square = candidates(&TuneProblem::new(4096, 4096, 4096, Bf16, Bf16), 132);
         assert!(square.iter().all(|x| x.split_k == 1 && !x.swap_ab));
         // M = 16: the swapped kernels 16 and 32 wide, unsplit and split.
