@@ -183,7 +183,10 @@ impl Attention {
             limit: None,
             hang,
             device: device.clone(),
-            backward_cfg: BackwardConfig::new(cfg.dtype, cfg.head_dim, cfg.causal),
+            backward_cfg: BackwardConfig {
+                varlen: cfg.varlen,
+                ..BackwardConfig::new(cfg.dtype, cfg.head_dim, cfg.causal)
+            },
             backward: OnceLock::new(),
         })
     }
@@ -310,8 +313,8 @@ impl Attention {
         Ok(())
     }
 
-    /// The configuration [`Attention::backward`] runs: this forward's element type, head dim
-    /// and mask ([`BackwardConfig::new`]), or the deterministic mode's
+    /// The configuration [`Attention::backward`] runs: this forward's element type, head dim,
+    /// mask and packing ([`BackwardConfig::new`]), or the deterministic mode's
     /// ([`Attention::with_deterministic_backward`]).
     pub fn backward_config(&self) -> &BackwardConfig {
         &self.backward_cfg
@@ -331,8 +334,8 @@ impl Attention {
     /// tensors ([`BackwardArgs::new`]) or on memory the caller owns. The backward's kernels
     /// ([`AttentionBackward`] of [`Attention::backward_config`]) are loaded at the first call,
     /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (nothing is
-    /// enqueued when one fails). Packed sequences ([`AttentionConfig::varlen`]) and head dim
-    /// 256 have no backward yet: [`AttentionConfigError::BackwardVarlen`] and
+    /// enqueued when one fails); packed sequences ([`AttentionConfig::varlen`]) take
+    /// [`BackwardArgs::packed`]. Head dim 256 has no backward yet:
     /// [`AttentionConfigError::BackwardHeadDim`].
     pub fn backward(
         &self,
@@ -346,9 +349,6 @@ impl Attention {
     fn backward_kernels(&self) -> Result<&AttentionBackward, AttentionError> {
         if let Some(b) = self.backward.get() {
             return Ok(b);
-        }
-        if self.cfg.varlen {
-            return Err(AttentionConfigError::BackwardVarlen.into());
         }
         let mut loaded = AttentionBackward::new(&self.device, self.backward_cfg)?;
         if let Some(limit) = self.limit {

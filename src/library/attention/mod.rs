@@ -67,9 +67,6 @@ pub enum AttentionConfigError {
     /// 240 a consumer has at d256.
     #[error("the attention backward takes head dims 64 and 128, not {0}")]
     BackwardHeadDim(u32),
-    /// The backward of packed variable-length sequences, which it does not take yet.
-    #[error("the attention backward takes batched sequences, not packed ones")]
-    BackwardVarlen,
     /// A ring of no stages, or more than shared memory holds.
     #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]
     Stages {

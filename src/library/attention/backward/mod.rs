@@ -1,15 +1,17 @@
 //! Attention backward for Hopper in the FlashAttention-2/3 shape: the gradients `dQ`, `dK`,
 //! `dV` of the forward ([`super::build`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
 //! f16 in and out with f32 accumulation, head dims 64 and 128, causal or not, grouped-query
-//! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths.
-//! Tensors are the forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`.
+//! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths,
+//! batched or packed variable-length sequences ([`BackwardConfig::varlen`]). Tensors are the
+//! forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`; packed, `[total,
+//! heads, dim]` and LSE `[heads, total_q]` with the offsets `cu_seqlens_q`, `cu_seqlens_k`.
 //!
 //! Three kernels ([`build_preprocess`], [`build_main`], [`build_convert`]):
 //!
 //! - preprocess: `D_i = Σ dO_i ∘ O_i` and `LSE_i · log2 e` (`+inf` for a row that saw no key,
 //!   so its probabilities are 0) per query row and head, f32, and the f32 `dQ` accumulator
 //!   zeroed;
-//! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and batch; a producer
+//! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and sequence; a producer
 //!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
 //!   through a [`crate::parts::Ring`] by TMA, over the query heads of the KV head's group in
 //!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
@@ -30,7 +32,7 @@ mod host;
 mod reference;
 
 pub use build::{build_convert, build_main, build_preprocess};
-pub use host::{AttentionBackward, BackwardArgs};
+pub use host::{AttentionBackward, BackwardArgs, BackwardSeqs};
 pub use reference::reference_backward;
 
 use crate::parts::WarpSpecialized;
@@ -59,6 +61,11 @@ pub struct BackwardConfig {
     /// the next), so the gradients are bit-identical run to run (dK and dV always are: a CTA
     /// sums its KV head's group in a fixed order). Implies the bulk reduction.
     pub deterministic: bool,
+    /// Packed variable-length sequences, as the forward's [`super::AttentionConfig::varlen`]:
+    /// sequence `b`'s queries rows `cu_seqlens_q[b]..cu_seqlens_q[b + 1]` of Q, O, dO and dQ,
+    /// its keys rows `cu_seqlens_k[b]..` of K, V, dK and dV; the grids cover the longest
+    /// sequences ([`BackwardSeqs`]).
+    pub varlen: bool,
 }
 
 impl BackwardConfig {
@@ -90,6 +97,16 @@ impl BackwardConfig {
             stages: 2,
             dq_bulk: true,
             deterministic: false,
+            varlen: false,
+        }
+    }
+
+    /// The same configuration over packed variable-length sequences
+    /// ([`BackwardConfig::varlen`]).
+    pub fn with_varlen(self) -> BackwardConfig {
+        BackwardConfig {
+            varlen: true,
+            ..self
         }
     }
 
@@ -119,6 +136,7 @@ impl BackwardConfig {
 
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
     /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
+    /// deterministic mode; over packed sequences the bulk reduction and (bf16) the
     /// deterministic mode.
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
@@ -131,20 +149,26 @@ impl BackwardConfig {
                         out.push(cfg.with_red_dq());
                         out.push(cfg.with_deterministic());
                     }
+                    out.push(cfg.with_varlen());
+                    if dtype == ScalarType::Bf16 {
+                        out.push(cfg.with_varlen().with_deterministic());
+                    }
                 }
             }
         }
         out
     }
 
-    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_red` with `dQ` added
-    /// by `red.global.add.f32`, `_det` in the deterministic mode.
+    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
+    /// sequences, `_red` with `dQ` added by `red.global.add.f32`, `_det` in the deterministic
+    /// mode.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
+            if self.varlen { "_varlen" } else { "" },
             match (self.deterministic, self.bulk_dq()) {
                 (true, _) => "_det",
                 (false, true) => "",
