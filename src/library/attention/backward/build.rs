@@ -1275,9 +1275,9 @@ fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Va
         // through the loop); else with the tensor's `seqlen_k`.
         let (origin, row_dim, end) = match args.offs.as_ref().and_then(|o| o.cu_k.as_ref()) {
             Some(cu_k) => {
-                let (k0, end) = sequence(k, cu_k, w.seq.batch, ["k_first", "seqlen_k"])?;
+                let (k0, sk) = sequence(k, cu_k, w.seq.batch, ["k_first", "seqlen_k"])?;
                 let origin = vec![key0 + k0, w.kv_head.into()];
-                (origin, 0, Some(Expr::from(k0) + end))
+                (origin, 0, Some(Expr::from(k0) + sk))
             }
             None => (w.kv_at(key0.into()), 1, None),
         };

@@ -33,7 +33,7 @@ mod reference;
 
 pub use build::{build_convert, build_main, build_preprocess};
 pub use host::{AttentionBackward, BackwardArgs, BackwardSeqs};
-pub use reference::reference_backward;
+pub use reference::{reference_backward, reference_backward_varlen};
 
 use crate::parts::WarpSpecialized;
 use ptx_isa::ScalarType;
