@@ -1030,8 +1030,15 @@ fn consumer<T: Elem>(
         }
         // The warpgroups meet where each reads the other's half; at d64 each reads its own.
         let ds_all = if split_keys(cfg) {
-            let bar = k.eval(cw + BackwardConfig::DS_BARRIER)?;
-            k.sync_named(bar, 128)?;
+            // Each warpgroup at its own barrier, or with the partials summed at the shared one:
+            // the first warpgroup has then read the second's last partial before the second
+            // stages this trip's ([`reduce_dq`]).
+            let bar = match cfg.sums_dq() {
+                true => k.eval(Expr::from(BackwardConfig::DS_BARRIER))?,
+                false => k.eval(cw + BackwardConfig::DS_BARRIER)?,
+            };
+            let threads = if cfg.sums_dq() { 256 } else { 128 };
+            k.sync_named(bar, threads)?;
             TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
         } else {
             k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
@@ -1191,9 +1198,56 @@ fn reduce_dq<T: Elem>(
     stage: Reg<ty::U32>,
 ) -> Result<()> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 1024)
-        .with_swizzle(SwizzleMode::B128);
-    k.copy(&tile, dq, ExecScope::Warpgroup)?;
+    let tile_at = |at: Reg<ty::U32>| {
+        TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, at, 1024)
+            .with_swizzle(SwizzleMode::B128)
+    };
+    let tile = tile_at(stage);
+    if !p.cfg.sums_dq() {
+        return reduce_staged(k, p, dq, trip, (cw, leader), &tile);
+    }
+    // Summed: the second warpgroup hands its partial over in its stage (its 128 threads arrive,
+    // the first's wait: PTX ISA 9.7.13.1, ordering the stores before the loads); the first adds
+    // it to its own and reduces the sum.
+    let second = k.cmp(CmpOp::Eq, cw, 1u32)?;
+    k.if_(second, |k| {
+        k.copy(&tile, dq, ExecScope::Warpgroup)?;
+        k.arrive_named(BackwardConfig::SUM_BARRIER, 256)
+    })
+    .else_(|k| {
+        k.sync_named(BackwardConfig::SUM_BARRIER, 256)?;
+        let theirs = k.reg::<ty::U32>();
+        k.add(theirs, stage, BackwardConfig::BLOCK_M * slab * 4)?;
+        let Some(frag) = dq.fragment().cloned() else {
+            return Err(k.error("dQ is a register fragment"));
+        };
+        let other = k.alloc_fragment::<ty::F32>("dq_theirs", frag)?;
+        k.copy(&other, &tile_at(theirs), ExecScope::Warpgroup)?;
+        let (Some(mine), Some(add)) = (dq.regs().map(<[_]>::to_vec), other.regs()) else {
+            return Err(k.error("dQ is a register fragment"));
+        };
+        for (&x, &y) in mine.iter().zip(add) {
+            k.add(x, x, y)?;
+        }
+        reduce_staged(k, p, dq, trip, (cw, leader), &tile)
+    })
+}
+
+/// This warpgroup's `dQ` staged in `tile` and reduced into `dq_accum` ([`reduce_dq`]).
+fn reduce_staged<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    dq: &Buffer<ty::F32>,
+    trip: (Var, Var),
+    (cw, leader): (Var, ptx_isa::Pred),
+    tile: &TileRef,
+) -> Result<()> {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let stage = match tile.base {
+        crate::tile::Base::Shared(at) => at,
+        _ => return Err(k.error("dQ's stage is shared memory")),
+    };
+    k.copy(tile, dq, ExecScope::Warpgroup)?;
     k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
         ptx_isa::space::SharedScope::Cta,
     )))?;
@@ -1213,8 +1267,9 @@ fn reduce_dq<T: Elem>(
             // This reduction's turn: after every earlier key block's (and at d64 after the
             // first warpgroup's of its own block), their writes then seen by the async proxy
             // (PTX ISA 9.7.12.4).
-            let per = if split_keys(p.cfg) { 2 } else { 1 };
-            let own = if split_keys(p.cfg) {
+            let both = split_keys(p.cfg) && !p.cfg.sums_dq();
+            let per = if both { 2 } else { 1 };
+            let own = if both {
                 Expr::from(cw)
             } else {
                 Expr::from(0u32)

@@ -66,6 +66,13 @@ pub struct BackwardConfig {
     /// its keys rows `cu_seqlens_k[b]..` of K, V, dK and dV; the grids cover the longest
     /// sequences ([`BackwardSeqs`]).
     pub varlen: bool,
+    /// At head dim 64, where each consumer warpgroup's `dQ` is its own 64 keys' partial sum
+    /// over all of dQ's columns: the second warpgroup's partial handed to the first through
+    /// shared memory and added there, so one bulk reduction of 16 KB a query block goes to L2
+    /// instead of two (FlashAttention-3's dQ traffic per key and query there). With the bulk
+    /// reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing to
+    /// sum.
+    pub dq_summed: bool,
 }
 
 impl BackwardConfig {
@@ -85,6 +92,9 @@ impl BackwardConfig {
     /// Consumer `c`'s 128 threads meet at `DQ_BARRIER + c` once its `dQ` is staged
     /// ([`BackwardConfig::dq_bulk`]).
     pub const DQ_BARRIER: u32 = 3;
+    /// With [`BackwardConfig::dq_summed`], the second consumer warpgroup arrives here once its
+    /// partial `dQ` is staged, and the first waits for it (256 threads).
+    pub const SUM_BARRIER: u32 = 5;
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
 
@@ -98,7 +108,23 @@ impl BackwardConfig {
             dq_bulk: true,
             deterministic: false,
             varlen: false,
+            dq_summed: false,
         }
+    }
+
+    /// The same configuration with the warpgroups' partial `dQ`s summed before the reduction
+    /// ([`BackwardConfig::dq_summed`]).
+    pub fn with_summed_dq(self) -> BackwardConfig {
+        BackwardConfig {
+            dq_summed: true,
+            ..self
+        }
+    }
+
+    /// Whether the partial `dQ`s are summed: [`BackwardConfig::dq_summed`] at head dim 64
+    /// with the bulk reduction.
+    pub fn sums_dq(&self) -> bool {
+        self.dq_summed && self.head_dim == Self::SLAB && self.bulk_dq()
     }
 
     /// The same configuration over packed variable-length sequences
@@ -137,7 +163,8 @@ impl BackwardConfig {
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
     /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
     /// deterministic mode; over packed sequences the bulk reduction and (bf16) the
-    /// deterministic mode.
+    /// deterministic mode; at head dim 64 the partial `dQ`s summed (bf16 also deterministic
+    /// and packed).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -153,6 +180,13 @@ impl BackwardConfig {
                     if dtype == ScalarType::Bf16 {
                         out.push(cfg.with_varlen().with_deterministic());
                     }
+                    if head_dim == 64 {
+                        out.push(cfg.with_summed_dq());
+                        if dtype == ScalarType::Bf16 {
+                            out.push(cfg.with_summed_dq().with_deterministic());
+                            out.push(cfg.with_summed_dq().with_varlen());
+                        }
+                    }
                 }
             }
         }
@@ -160,15 +194,16 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
-    /// sequences, `_red` with `dQ` added by `red.global.add.f32`, `_det` in the deterministic
-    /// mode.
+    /// sequences, `_sum` with the partial `dQ`s summed ([`BackwardConfig::sums_dq`]), `_red`
+    /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
+            if self.sums_dq() { "_sum" } else { "" },
             match (self.deterministic, self.bulk_dq()) {
                 (true, _) => "_det",
                 (false, true) => "",
