@@ -494,16 +494,15 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
 
 /// The main kernel's parameters.
 struct Args<T: Elem> {
-    q: TmaTensor<T>,
-    k: TmaTensor<T>,
-    v: TmaTensor<T>,
-    d_o: TmaTensor<T>,
-    lse2: TmaTensor<ty::F32>,
-    dd: TmaTensor<ty::F32>,
+    /// What the producer loads by TMA: K and V once, each trip's Q and dO, and its `LSE ·
+    /// log2 e` and D.
+    kv: [TmaTensor<T>; 2],
+    q_do: [TmaTensor<T>; 2],
+    stats: [TmaTensor<ty::F32>; 2],
     dq: Buffer<ty::F32>,
     turns: Buffer<ty::U32>,
-    dk: Buffer<T>,
-    dv: Buffer<T>,
+    /// dK and dV, written.
+    grads: [Buffer<T>; 2],
     scale: Reg<ty::F32>,
     x: Extents,
     /// K's rows: `seqlen_k`, or `total_k` packed.
@@ -696,16 +695,12 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let scale = k.scalar::<ty::F32>("scale")?;
     let offs = offsets(k, &x, true)?;
     Ok(Args {
-        q,
-        k: kt,
-        v,
-        d_o,
-        lse2,
-        dd,
+        kv: [kt, v],
+        q_do: [q, d_o],
+        stats: [lse2, dd],
         dq,
         turns,
-        dk,
-        dv,
+        grads: [dk, dv],
         scale,
         x,
         keys,
@@ -785,8 +780,9 @@ fn producer<T: Elem>(
         let kv = p.kv_full;
         sync.arrive_expect_tx(k.isa(), kv.at, kv.addr, 2 * cfg.kv_bytes())?;
         let at = w.kv_at(w.n_block * bn);
-        load_slabs(k, sync, kv, &args.k, p.k_s, bn, d, &at)?;
-        load_slabs(k, sync, kv, &args.v, p.v_s, bn, d, &at)?;
+        for (t, dst) in args.kv.iter().zip([p.k_s, p.v_s]) {
+            load_slabs(k, sync, kv, t, dst, bn, d, &at)?;
+        }
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         k.for_range(0, w.trips, |k, t| {
             let (head, m) = w.trip(k, t)?;
@@ -797,10 +793,11 @@ fn producer<T: Elem>(
                 return Err(k.error("the ring's stage holds four tiles"));
             };
             let at = w.seq.q_at(m * bm, head);
-            load_slabs(k, sync, full, &args.q, q_s, bm, d, &at)?;
-            load_slabs(k, sync, full, &args.d_o, do_s, bm, d, &at)?;
+            for (t, dst) in args.q_do.iter().zip([q_s, do_s]) {
+                load_slabs(k, sync, full, t, dst, bm, d, &at)?;
+            }
             let stat = w.seq.stat_at(head, m * bm);
-            for (t, dst) in [(&args.lse2, lse_s), (&args.dd, dd_s)] {
+            for (t, dst) in args.stats.iter().zip([lse_s, dd_s]) {
                 let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, 1, bm, dst, 128);
                 let src = k.tma_box_at(t, &stat)?;
                 k.copy_async(
@@ -1315,7 +1312,7 @@ fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Va
     for &x in &dk {
         k.mul(x, x, args.scale)?;
     }
-    for (acc, out) in [(&r.dk, &args.dk), (&r.dv, &args.dv)] {
+    for (acc, out) in [&r.dk, &r.dv].into_iter().zip(&args.grads) {
         let Some(frag) = acc.fragment().cloned() else {
             return Err(k.error("dK and dV are register fragments"));
         };

@@ -279,32 +279,44 @@ impl BackwardConfig {
 mod tests {
     use super::*;
 
+    /// Every configuration the library builds validates, with a distinct name; what it
+    /// refuses comes back as a typed error.
     #[test]
     fn configurations_validate_and_refuse_with_typed_errors() {
-        for c in BackwardConfig::all() {
-            c.validate().unwrap();
+        let all = BackwardConfig::all();
+        assert!(all.iter().all(|c| c.validate().is_ok()));
+        let names: std::collections::HashSet<String> = all.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), all.len());
+        let bf16 = |d: u32| BackwardConfig::new(ScalarType::Bf16, d, true);
+        let refused = [
+            (bf16(256), AttentionConfigError::BackwardHeadDim(256)),
+            (
+                BackwardConfig::new(ScalarType::F32, 128, false),
+                AttentionConfigError::DType(ScalarType::F32),
+            ),
+        ];
+        for (c, e) in refused {
+            assert_eq!(c.validate(), Err(e));
         }
-        let c = BackwardConfig::new(ScalarType::Bf16, 256, false);
-        assert_eq!(
-            c.validate(),
-            Err(AttentionConfigError::BackwardHeadDim(256))
-        );
-        let c = BackwardConfig::new(ScalarType::F32, 128, false);
-        assert_eq!(
-            c.validate(),
-            Err(AttentionConfigError::DType(ScalarType::F32))
-        );
-        let c = BackwardConfig {
+        let empty = BackwardConfig {
             stages: 0,
-            ..BackwardConfig::new(ScalarType::Bf16, 128, true)
+            ..bf16(128)
         };
         assert!(matches!(
-            c.validate(),
+            empty.validate(),
             Err(AttentionConfigError::Stages { stages: 0, .. })
         ));
-        assert_eq!(
-            BackwardConfig::new(ScalarType::Bf16, 128, true).name(),
-            "attention_bwd_bf16_d128_causal"
-        );
+        let named = [
+            (bf16(128), "attention_bwd_bf16_d128_causal"),
+            (
+                bf16(64).with_varlen().with_summed_dq().with_deterministic(),
+                "attention_bwd_bf16_d64_causal_varlen_sum_det",
+            ),
+            // Nothing to sum at d128.
+            (bf16(128).with_summed_dq(), "attention_bwd_bf16_d128_causal"),
+        ];
+        for (c, name) in named {
+            assert_eq!(c.name(), name);
+        }
     }
 }
