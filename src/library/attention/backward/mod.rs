@@ -18,8 +18,9 @@
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them), staged in shared memory (128-byte swizzle) and
-//!   reduced into the f32 accumulator with one `cp.reduce.async.bulk`
+//!   d64 its own keys' part of all of them, the second's added to the first's through shared
+//!   memory: [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
+//!   stores) and reduced into the f32 accumulator with one `cp.reduce.async.bulk`
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
 //!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
 //!   under `Pᵀ`, `dV` under `dSᵀ`'s store and barrier, and `dK` under dQ's reduction and the wait
@@ -69,9 +70,10 @@ pub struct BackwardConfig {
     /// At head dim 64, where each consumer warpgroup's `dQ` is its own 64 keys' partial sum
     /// over all of dQ's columns: the second warpgroup's partial handed to the first through
     /// shared memory and added there, so one bulk reduction of 16 KB a query block goes to L2
-    /// instead of two (FlashAttention-3's dQ traffic per key and query there). With the bulk
-    /// reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing to
-    /// sum.
+    /// instead of two (FlashAttention-3's dQ traffic per key and query there; 5-6% faster on
+    /// an H200, BENCHMARKS.md), the default; else each partial reduced on its own. With the
+    /// bulk reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing
+    /// to sum.
     pub dq_summed: bool,
 }
 
@@ -87,7 +89,8 @@ impl BackwardConfig {
     pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// The named barrier (PTX ISA 9.7.13.1; 0 is the CTA's) at which both consumer
     /// warpgroups meet once their halves of `dSᵀ` are in shared memory; at head dim 64, where
-    /// each reads only its own half, consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
+    /// each reads only its own half, with the partial `dQ`s reduced on their own
+    /// ([`BackwardConfig::dq_summed`] off) consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
     pub const DS_BARRIER: u32 = 1;
     /// Consumer `c`'s 128 threads meet at `DQ_BARRIER + c` once its `dQ` is staged
     /// ([`BackwardConfig::dq_bulk`]).
@@ -98,7 +101,8 @@ impl BackwardConfig {
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
 
-    /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages.
+    /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
+    /// bulk (at head dim 64 the warpgroups' partials summed first).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
@@ -108,15 +112,15 @@ impl BackwardConfig {
             dq_bulk: true,
             deterministic: false,
             varlen: false,
-            dq_summed: false,
+            dq_summed: true,
         }
     }
 
-    /// The same configuration with the warpgroups' partial `dQ`s summed before the reduction
-    /// ([`BackwardConfig::dq_summed`]).
-    pub fn with_summed_dq(self) -> BackwardConfig {
+    /// The same configuration with each warpgroup's partial `dQ` reduced on its own
+    /// ([`BackwardConfig::dq_summed`] off).
+    pub fn with_partial_dq(self) -> BackwardConfig {
         BackwardConfig {
-            dq_summed: true,
+            dq_summed: false,
             ..self
         }
     }
@@ -124,7 +128,12 @@ impl BackwardConfig {
     /// Whether the partial `dQ`s are summed: [`BackwardConfig::dq_summed`] at head dim 64
     /// with the bulk reduction.
     pub fn sums_dq(&self) -> bool {
-        self.dq_summed && self.head_dim == Self::SLAB && self.bulk_dq()
+        self.dq_summed && self.reduces_partials()
+    }
+
+    /// Whether each warpgroup's `dQ` is a partial sum reduced in bulk (head dim 64).
+    fn reduces_partials(&self) -> bool {
+        self.head_dim == Self::SLAB && self.bulk_dq()
     }
 
     /// The same configuration over packed variable-length sequences
@@ -163,8 +172,8 @@ impl BackwardConfig {
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
     /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
     /// deterministic mode; over packed sequences the bulk reduction and (bf16) the
-    /// deterministic mode; at head dim 64 the partial `dQ`s summed (bf16 also deterministic
-    /// and packed).
+    /// deterministic mode; at head dim 64 also with the partial `dQ`s reduced on their own
+    /// (bf16 also deterministic and packed).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -181,10 +190,10 @@ impl BackwardConfig {
                         out.push(cfg.with_varlen().with_deterministic());
                     }
                     if head_dim == 64 {
-                        out.push(cfg.with_summed_dq());
+                        out.push(cfg.with_partial_dq());
                         if dtype == ScalarType::Bf16 {
-                            out.push(cfg.with_summed_dq().with_deterministic());
-                            out.push(cfg.with_summed_dq().with_varlen());
+                            out.push(cfg.with_partial_dq().with_deterministic());
+                            out.push(cfg.with_partial_dq().with_varlen());
                         }
                     }
                 }
@@ -194,7 +203,8 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
-    /// sequences, `_sum` with the partial `dQ`s summed ([`BackwardConfig::sums_dq`]), `_red`
+    /// sequences, `_partials` with the partial `dQ`s reduced on their own
+    /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
     /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
@@ -203,7 +213,11 @@ impl BackwardConfig {
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
-            if self.sums_dq() { "_sum" } else { "" },
+            if self.reduces_partials() && !self.dq_summed {
+                "_partials"
+            } else {
+                ""
+            },
             match (self.deterministic, self.bulk_dq()) {
                 (true, _) => "_det",
                 (false, true) => "",
@@ -309,11 +323,21 @@ mod tests {
         let named = [
             (bf16(128), "attention_bwd_bf16_d128_causal"),
             (
-                bf16(64).with_varlen().with_summed_dq().with_deterministic(),
-                "attention_bwd_bf16_d64_causal_varlen_sum_det",
+                bf16(64)
+                    .with_varlen()
+                    .with_partial_dq()
+                    .with_deterministic(),
+                "attention_bwd_bf16_d64_causal_varlen_partials_det",
             ),
-            // Nothing to sum at d128.
-            (bf16(128).with_summed_dq(), "attention_bwd_bf16_d128_causal"),
+            // Nothing to sum at d128, nor with `red`.
+            (
+                bf16(128).with_partial_dq(),
+                "attention_bwd_bf16_d128_causal",
+            ),
+            (
+                bf16(64).with_partial_dq().with_red_dq(),
+                "attention_bwd_bf16_d64_causal_red",
+            ),
         ];
         for (c, name) in named {
             assert_eq!(c.name(), name);
