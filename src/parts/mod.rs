@@ -31,7 +31,7 @@ pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
 };
 pub use gate::RowGate;
-pub use ring::{InitScope, Ring, init_barriers, pool_barrier};
+pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
     Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,

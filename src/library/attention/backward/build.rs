@@ -2,7 +2,7 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs, pool_barrier};
+use crate::parts::{ConsumerId, Ring, load_slabs, ring_and_once};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -10,7 +10,7 @@ use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::BackwardConfig;
 use crate::kernel::math::LOG2_E;
@@ -596,6 +596,7 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         args.kv_heads.into(),
         args.x.batch.clone(),
     ])?;
+    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
     let roles = BackwardConfig::ROLES;
     let tid = roles.declare(&mut k)?;
 
@@ -619,22 +620,11 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         spec("lse", cfg.row_stat_bytes(), 128),
         spec("dd", cfg.row_stat_bytes(), 128),
     ];
-    // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders.
+    // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders; K and
+    // V's barrier.
     let (pipe, base) = k.pool_pipeline("qdo", cfg.stages, &tiles, 1, 2)?;
-    let mut sync = BarrierSync::new(&name, WaitMode::Spin);
-    sync.declare_globals(k.module_mut())?;
-    let ring = Ring::declare(&k, &mut sync, "qdo", pipe, base, 2)?;
-    let kv_full = pool_barrier(&mut k, &mut sync, "kv_full", 1)?;
-
-    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
-
-    init_barriers(
-        &mut k,
-        &mut sync,
-        tid,
-        (&[&ring], &[kv_full]),
-        InitScope::Cta,
-    )?;
+    let (sync, ring, kv_full) =
+        ring_and_once(&mut k, &name, tid, ("qdo", pipe, base, 2), "kv_full")?;
 
     let parts = Parts {
         cfg,
