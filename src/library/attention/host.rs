@@ -10,7 +10,7 @@ use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, RuntimeError,
-    TensorMut, TensorRef, Watch, debug_hang_from_env,
+    TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 
 use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
@@ -141,6 +141,42 @@ impl<'a> AttentionArgs<'a> {
     }
 }
 
+/// The checks of an attention launch (the forward's or the backward's) that the signatures
+/// cannot make: packed offsets given (`packing.1`) exactly when the kernel takes packed
+/// sequences (`packing.0`), each named tensor of the rank that takes (3 packed, else 4) and of
+/// element type `dtype`, and KV heads (the second tensor's, K's) dividing the query heads (the
+/// first's, Q's). The rank.
+pub(super) fn check_operands(
+    (varlen, packed): (bool, bool),
+    dtype: ptx_isa::ScalarType,
+    named: &[(&'static str, &TensorDesc)],
+) -> Result<usize, ShapeError> {
+    if packed != varlen {
+        return Err(ShapeError::Packing { varlen });
+    }
+    let rank = if varlen { 3 } else { 4 };
+    for &(tensor, d) in named {
+        if d.shape.len() != rank {
+            let shape = d.shape.clone();
+            return Err(ShapeError::Rank {
+                tensor,
+                shape,
+                rank,
+            });
+        }
+        if d.dtype != dtype {
+            let (got, want) = (d.dtype, dtype);
+            return Err(ShapeError::DType { tensor, got, want });
+        }
+    }
+    let heads = |i: usize| named.get(i).map_or(0, |(_, d)| d.shape[rank - 2]);
+    let (heads, kv_heads) = (heads(0), heads(1));
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(ShapeError::Heads { heads, kv_heads });
+    }
+    Ok(rank)
+}
+
 /// A loaded attention kernel for one configuration.
 pub struct Attention {
     cfg: AttentionConfig,
@@ -248,40 +284,13 @@ impl Attention {
             scale,
             seqs,
         } = args;
-        if seqs.is_some() != self.cfg.varlen {
-            return Err(ShapeError::Packing {
-                varlen: self.cfg.varlen,
-            }
-            .into());
-        }
-        let rank = if self.cfg.varlen { 3 } else { 4 };
-        for (name, d) in [
+        let named = [
             ("q", q.desc()),
             ("k", k.desc()),
             ("v", v.desc()),
             ("o", o.desc()),
-        ] {
-            if d.shape.len() != rank {
-                return Err(ShapeError::Rank {
-                    tensor: name,
-                    shape: d.shape.clone(),
-                    rank,
-                }
-                .into());
-            }
-            if d.dtype != self.cfg.dtype {
-                return Err(ShapeError::DType {
-                    tensor: name,
-                    got: d.dtype,
-                    want: self.cfg.dtype,
-                }
-                .into());
-            }
-        }
-        let (heads, kv_heads) = (q.desc().shape[rank - 2], k.desc().shape[rank - 2]);
-        if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(ShapeError::Heads { heads, kv_heads }.into());
-        }
+        ];
+        check_operands((self.cfg.varlen, seqs.is_some()), self.cfg.dtype, &named)?;
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signature's to check.
         let mut args = vec![

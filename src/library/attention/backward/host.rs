@@ -12,7 +12,8 @@ use crate::runtime::{
     TensorRef,
 };
 
-use super::super::{AttentionError, ShapeError, VarlenArgs};
+use super::super::host::check_operands;
+use super::super::{AttentionError, VarlenArgs};
 use super::BackwardConfig;
 
 /// One call's operands on memory the caller owns ([`AttentionBackward::run_borrowed`]): the
@@ -154,40 +155,17 @@ impl AttentionBackward {
             scale,
             seqs,
         } = args;
-        let varlen = self.cfg.varlen;
-        if seqs.is_some() != varlen {
-            return Err(ShapeError::Packing { varlen }.into());
-        }
-        let rank = if varlen { 3 } else { 4 };
-        let want = self.cfg.dtype;
         let descs = inputs
             .iter()
             .map(|t| t.desc())
             .chain(grads.iter().map(|t| t.desc()));
-        for (tensor, d) in ["q", "k", "v", "o", "d_o", "dq", "dk", "dv"]
-            .into_iter()
-            .zip(descs)
-        {
-            if d.shape.len() != rank {
-                let shape = d.shape.clone();
-                return Err(ShapeError::Rank {
-                    tensor,
-                    shape,
-                    rank,
-                }
-                .into());
-            }
-            if d.dtype != want {
-                let got = d.dtype;
-                return Err(ShapeError::DType { tensor, got, want }.into());
-            }
-        }
+        let names = ["q", "k", "v", "o", "d_o", "dq", "dk", "dv"];
+        let named: Vec<_> = names.into_iter().zip(descs).collect();
+        let packing = (self.cfg.varlen, seqs.is_some());
+        let rank = check_operands(packing, self.cfg.dtype, &named)?;
         let [q, k, v, o, d_o] = inputs;
         let qs = q.desc().shape.clone();
-        let (heads, kv_heads) = (qs[rank - 2], k.desc().shape[rank - 2]);
-        if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(ShapeError::Heads { heads, kv_heads }.into());
-        }
+        let heads = qs[rank - 2];
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signatures' to check.
         // D and LSE · log2 e: rows padded to query blocks (the kernels' `stat_len`): each
