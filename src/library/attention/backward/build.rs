@@ -1190,8 +1190,60 @@ fn reduce_dq<T: Elem>(
             .with_swizzle(SwizzleMode::B128)
     };
     let tile = tile_at(stage);
+    // This warpgroup's dQ staged in `tile` and reduced.
+    let reduce = |k: &mut KernelBuilder| -> Result<()> {
+        k.copy(&tile, dq, ExecScope::Warpgroup)?;
+        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+            ptx_isa::space::SharedScope::Cta,
+        )))?;
+        let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
+        k.sync_named(bar, 128)?;
+        let deterministic = p.cfg.deterministic;
+        k.if_(leader, |k| {
+            // Packed, the sequence's offsets read again here rather than held in the consumers'
+            // registers through the loop.
+            let seq = p.work.seq.reloaded(k, p.args.offs.as_ref())?;
+            let idx = dq_tile(p.cfg, &seq, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+            let turn_at = idx[..idx.len() - 2].to_vec();
+            let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
+                return Err(k.error("dq_accum is global memory"));
+            };
+            if deterministic {
+                // This reduction's turn: after every earlier key block's (and at d64 after the
+                // first warpgroup's of its own block), their writes then seen by the async proxy
+                // (PTX ISA 9.7.12.4).
+                let both = split_keys(p.cfg) && !p.cfg.sums_dq();
+                let per = if both { 2 } else { 1 };
+                let own = if both {
+                    Expr::from(cw)
+                } else {
+                    Expr::from(0u32)
+                };
+                let turn = k.eval(p.work.n_block * per + own)?;
+                k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
+                k.fence_proxy_async_global()?;
+            }
+            k.isa().cp_reduce_bulk(
+                ptx_isa::builder::TmaReduceOp::Add,
+                ptx_isa::ScalarType::F32,
+                Addr::<Global>::reg(at),
+                Addr::<ptx_isa::spaces::Shared>::reg32(stage),
+                bm * slab * 4,
+            )?;
+            k.cp_async_bulk_commit_group()?;
+            if deterministic {
+                // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
+                // next turn by the proxy fence and the release.
+                k.cp_async_bulk_wait_group(0, false)?;
+                k.fence_proxy_async_global()?;
+                k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
+            }
+            Ok(())
+        })
+        .end()
+    };
     if !p.cfg.sums_dq() {
-        return reduce_staged(k, p, dq, trip, (cw, leader), &tile);
+        return reduce(k);
     }
     // Summed: the second warpgroup hands its partial over in its stage (its 128 threads arrive,
     // the first's wait: PTX ISA 9.7.13.1, ordering the stores before the loads); the first adds
@@ -1216,73 +1268,8 @@ fn reduce_dq<T: Elem>(
         for (&x, &y) in mine.iter().zip(add) {
             k.add(x, x, y)?;
         }
-        reduce_staged(k, p, dq, trip, (cw, leader), &tile)
+        reduce(k)
     })
-}
-
-/// This warpgroup's `dQ` staged in `tile` and reduced into `dq_accum` ([`reduce_dq`]).
-fn reduce_staged<T: Elem>(
-    k: &mut KernelBuilder,
-    p: &Parts<'_, T>,
-    dq: &Buffer<ty::F32>,
-    trip: (Var, Var),
-    (cw, leader): (Var, ptx_isa::Pred),
-    tile: &TileRef,
-) -> Result<()> {
-    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    let stage = match tile.base {
-        crate::tile::Base::Shared(at) => at,
-        _ => return Err(k.error("dQ's stage is shared memory")),
-    };
-    k.copy(tile, dq, ExecScope::Warpgroup)?;
-    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-        ptx_isa::space::SharedScope::Cta,
-    )))?;
-    let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
-    k.sync_named(bar, 128)?;
-    let deterministic = p.cfg.deterministic;
-    k.if_(leader, |k| {
-        // Packed, the sequence's offsets read again here rather than held in the consumers'
-        // registers through the loop.
-        let seq = p.work.seq.reloaded(k, p.args.offs.as_ref())?;
-        let idx = dq_tile(p.cfg, &seq, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
-        let turn_at = idx[..idx.len() - 2].to_vec();
-        let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
-            return Err(k.error("dq_accum is global memory"));
-        };
-        if deterministic {
-            // This reduction's turn: after every earlier key block's (and at d64 after the
-            // first warpgroup's of its own block), their writes then seen by the async proxy
-            // (PTX ISA 9.7.12.4).
-            let both = split_keys(p.cfg) && !p.cfg.sums_dq();
-            let per = if both { 2 } else { 1 };
-            let own = if both {
-                Expr::from(cw)
-            } else {
-                Expr::from(0u32)
-            };
-            let turn = k.eval(p.work.n_block * per + own)?;
-            k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
-            k.fence_proxy_async_global()?;
-        }
-        k.isa().cp_reduce_bulk(
-            ptx_isa::builder::TmaReduceOp::Add,
-            ptx_isa::ScalarType::F32,
-            Addr::<Global>::reg(at),
-            Addr::<ptx_isa::spaces::Shared>::reg32(stage),
-            bm * slab * 4,
-        )?;
-        k.cp_async_bulk_commit_group()?;
-        if deterministic {
-            // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
-            // next turn by the proxy fence and the release.
-            k.cp_async_bulk_wait_group(0, false)?;
-            k.fence_proxy_async_global()?;
-            k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
-        }
-        Ok(())
-    })
-    .end()
 }
 
 /// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA

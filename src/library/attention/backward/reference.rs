@@ -206,13 +206,20 @@ mod tests {
         };
         let (nq, nk) = (2 * sq * h * d, 2 * sk * hk * d);
         let (q, k, v, d_o) = (x(nq, 0.0), x(nk, 1.0), x(nk, 2.0), x(nq, 3.0));
+        // The ragged pack's second sequence, and the batch of two of the equal pack.
+        let one = AttentionShape {
+            batch: 1,
+            seqlen_q: 2,
+            seqlen_k: 5,
+            heads: h,
+            kv_heads: hk,
+            head_dim: d,
+        };
         let batched = AttentionShape {
             batch: 2,
             seqlen_q: sq,
             seqlen_k: sk,
-            heads: h,
-            kv_heads: hk,
-            head_dim: d,
+            ..one
         };
         let packed = VarlenShape::from_lengths(&[(sq, sk); 2], h, hk, d);
         for causal in [false, true] {
@@ -222,12 +229,6 @@ mod tests {
         }
         let ragged = VarlenShape::from_lengths(&[(1, 2), (2, 5)], h, hk, d);
         let (dq, dk, dv) = reference_backward_varlen([&q, &k, &v, &d_o], &ragged, true, 0.5);
-        let one = AttentionShape {
-            batch: 1,
-            seqlen_q: 2,
-            seqlen_k: 5,
-            ..batched
-        };
         let (qr, kr) = (h * d..3 * h * d, 2 * hk * d..7 * hk * d);
         let (wq, wk, wv) = reference_backward(
             &q[qr.clone()],
