@@ -37,4 +37,4 @@ pub use schedule::{
     Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,
     banded,
 };
-pub use slabs::load_slabs;
+pub use slabs::{load_slabs, stage_for_bulk};

@@ -2,7 +2,7 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, Ring, load_slabs, ring_and_once};
+use crate::parts::{ConsumerId, Ring, load_slabs, ring_and_once, stage_for_bulk};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -1192,12 +1192,7 @@ fn reduce_dq<T: Elem>(
     let tile = tile_at(stage);
     // This warpgroup's dQ staged in `tile` and reduced.
     let reduce = |k: &mut KernelBuilder| -> Result<()> {
-        k.copy(&tile, dq, ExecScope::Warpgroup)?;
-        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-            ptx_isa::space::SharedScope::Cta,
-        )))?;
-        let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
-        k.sync_named(bar, 128)?;
+        stage_for_bulk(k, &tile, dq, cw + BackwardConfig::DQ_BARRIER)?;
         let deterministic = p.cfg.deterministic;
         k.if_(leader, |k| {
             // Packed, the sequence's offsets read again here rather than held in the consumers'
