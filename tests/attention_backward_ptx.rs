@@ -66,3 +66,24 @@ fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
     assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
     assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
 }
+
+/// dQ is staged with 64-bit stores (16 `st.shared.v2.f32` a thread, no scalar f32 store); at
+/// head dim 64 the second warpgroup hands its partial dQ to the first (`bar.arrive` and
+/// `bar.sync` at barrier 5 over both warpgroups, 16 `ld.shared.v2.f32`) and one bulk reduction
+/// a query block remains, or with the partials reduced on their own, no hand-over.
+#[test]
+fn dq_is_staged_in_pairs_and_summed_at_d64() {
+    let d128 = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 128, false);
+    let ptx = build_main(Target::Sm90a, &d128).unwrap().ptx().to_string();
+    assert_eq!(ptx.matches("st.shared.v2.f32").count(), 16);
+    assert_eq!(ptx.matches("st.shared.f32").count(), 0);
+    let d64 = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 64, true);
+    let summed = build_main(Target::Sm90a, &d64).unwrap().ptx().to_string();
+    assert!(summed.contains("bar.arrive 5, 256;") && summed.contains("bar.sync 5, 256;"));
+    assert_eq!(summed.matches("ld.shared.v2.f32").count(), 16);
+    let bulk = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32";
+    assert_eq!(summed.matches(bulk).count(), 1);
+    let partials = build_main(Target::Sm90a, &d64.with_partial_dq()).unwrap();
+    assert!(!partials.ptx().contains("bar.arrive 5"));
+    assert_eq!(partials.ptx().matches("ld.shared.v2.f32").count(), 0);
+}

@@ -38,7 +38,7 @@ use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::Pipeline;
 use smem::pipeline::cursor::RingCursor;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
 
 use crate::kernel::{KernelBuilder, Result, Var};
 
@@ -399,4 +399,26 @@ pub fn init_barriers(
         InitScope::Cta => k.sync_threads(),
         InitScope::Cluster => Ok(k.cluster_sync()?),
     }
+}
+
+/// The barriers of a kernel with one ring of stages and one barrier for what it loads once
+/// (the attention backward's K and V; decode's Q has the same pair): a spin-waiting
+/// [`BarrierSync`] for the kernel `kernel` (its globals declared), the [`Ring`] `name` over
+/// `pipe` at `base` (each stage released by `releases` arrivals, [`Ring::declare`]) and the
+/// single barrier `once` of one arrival ([`pool_barrier`]), initialised by thread `tid == 0`
+/// for the CTA ([`init_barriers`]).
+#[track_caller]
+pub fn ring_and_once(
+    k: &mut KernelBuilder,
+    kernel: &str,
+    tid: Var,
+    (name, pipe, base, releases): (&str, Pipeline, Reg<ty::U32>, u32),
+    once: &str,
+) -> Result<(BarrierSync, Ring, NamedBarrier)> {
+    let mut sync = BarrierSync::new(kernel, WaitMode::Spin);
+    sync.declare_globals(k.module_mut())?;
+    let ring = Ring::declare(k, &mut sync, name, pipe, base, releases)?;
+    let once = pool_barrier(k, &mut sync, once, 1)?;
+    init_barriers(k, &mut sync, tid, (&[&ring], &[once]), InitScope::Cta)?;
+    Ok((sync, ring, once))
 }

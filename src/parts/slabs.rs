@@ -1,13 +1,34 @@
 //! Loading a `rows x d` tile of 16-bit elements by TMA as the slabs wgmma reads: one box of 64
 //! columns (the 128-byte swizzle's span) per slab, slab `s` at `dst + s · rows · 128`, each box
-//! completing on the stage's barrier. The attention kernels' Q, K, V and dO tiles.
+//! completing on the stage's barrier. The attention kernels' Q, K, V and dO tiles; and the way
+//! back, a warpgroup's registers staged in shared memory for one thread's bulk store or
+//! reduction ([`stage_for_bulk`]: the attention's O, the backward's dQ).
 
 use ptx_isa::{Reg, ty};
 use smem::SwizzleMode;
 use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use crate::kernel::{Elem, Expr, KernelBuilder, Result, TmaTensor};
-use crate::tile::{ExecScope, TileRef};
+use crate::tile::{ExecScope, TileOperand, TileRef};
+
+/// A warpgroup's registers `src` copied into the shared tile `dst`, the writes made visible to
+/// the async proxy (`fence.proxy.async.shared::cta`, PTX ISA 9.7.12.4) and the warpgroup's 128
+/// threads met at named barrier `bar` (9.7.13.1): one of them may then hand the tile to a TMA
+/// store or a bulk reduction. The barrier's id, evaluated.
+pub fn stage_for_bulk(
+    k: &mut KernelBuilder,
+    dst: &TileRef,
+    src: &impl TileOperand,
+    bar: Expr,
+) -> Result<Reg<ty::U32>> {
+    k.copy(dst, src, ExecScope::Warpgroup)?;
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    let bar = k.eval(bar)?;
+    k.sync_named(bar, 128)?;
+    Ok(bar)
+}
 
 /// Columns of one slab: 64 16-bit elements, 128 bytes.
 pub const SLAB: u32 = 64;

@@ -16,6 +16,7 @@ use super::rows::{Host, random};
 use crate::library::attention::{
     self, Attention, AttentionArgs, AttentionConfig, AttentionShape, VarlenArgs, VarlenShape,
 };
+use crate::runtime::DeviceTensor;
 use ptx_isa::ScalarType;
 
 /// How long one launch may take (the cases take milliseconds): short, so a kernel that hangs
@@ -74,14 +75,14 @@ pub(super) fn abs_err(got: &[f32], want: &[f32]) -> f64 {
 }
 
 /// One problem a case runs: batched sequences of one length, or packed ones.
-enum Problem {
+pub(super) enum Problem {
     Batched(AttentionShape),
     Packed(VarlenShape),
 }
 
 impl Problem {
     /// Its name in a case's line.
-    fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match self {
             Problem::Batched(s) => format!(
                 "b{} sq{} sk{} h{}/{}",
@@ -95,7 +96,7 @@ impl Problem {
     }
 
     /// The shapes of Q (and O), of K (and V) and of LSE.
-    fn shapes(&self) -> [Vec<usize>; 3] {
+    pub(super) fn shapes(&self) -> [Vec<usize>; 3] {
         match self {
             Problem::Batched(s) => [
                 vec![s.batch, s.seqlen_q, s.heads, s.head_dim],
@@ -113,10 +114,39 @@ impl Problem {
         }
     }
 
-    fn head_dim(&self) -> usize {
+    pub(super) fn head_dim(&self) -> usize {
         match self {
             Problem::Batched(s) => s.head_dim,
             Problem::Packed(s) => s.head_dim,
+        }
+    }
+}
+
+/// A packed problem's offsets on the device.
+pub(super) struct Offsets {
+    cu_q: DeviceTensor<i32>,
+    cu_k: DeviceTensor<i32>,
+    /// The longest query and key sequences.
+    pub(super) longest: [u32; 2],
+}
+
+impl Offsets {
+    /// `s`'s offsets uploaded.
+    pub(super) fn upload(ctx: &GpuCtx, s: &VarlenShape) -> Result<Offsets, GpuCheckError> {
+        let long = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Ok(Offsets {
+            cu_q: ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?,
+            cu_k: ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?,
+            longest: [long(s.max_seqlen_q()), long(s.max_seqlen_k())],
+        })
+    }
+
+    /// The kernels' [`VarlenArgs`].
+    pub(super) fn args(&self) -> VarlenArgs<'_> {
+        VarlenArgs {
+            cu_seqlens_q: (&self.cu_q).into(),
+            cu_seqlens_k: (&self.cu_k).into(),
+            max_seqlen_q: self.longest[0],
         }
     }
 }
@@ -148,14 +178,9 @@ fn case<H: Host>(
             attention::reference(&fq, &fk, &fv, *s, cfg.causal, scale)
         }
         Problem::Packed(s) => {
-            let cu_q = ctx.upload(&s.cu_seqlens_q, &[s.cu_seqlens_q.len()])?;
-            let cu_k = ctx.upload(&s.cu_seqlens_k, &[s.cu_seqlens_k.len()])?;
-            let seqs = VarlenArgs {
-                cu_seqlens_q: (&cu_q).into(),
-                cu_seqlens_k: (&cu_k).into(),
-                max_seqlen_q: u32::try_from(s.max_seqlen_q()).unwrap_or(u32::MAX),
-            };
-            let args = AttentionArgs::new([&q, &k, &v], &mut o, &mut lse, scale).packed(seqs);
+            let offsets = Offsets::upload(ctx, s)?;
+            let args =
+                AttentionArgs::new([&q, &k, &v], &mut o, &mut lse, scale).packed(offsets.args());
             att.run_borrowed(&ctx.stream, args)?;
             attention::reference_varlen(&fq, &fk, &fv, s, cfg.causal, scale)
         }
@@ -189,7 +214,7 @@ fn o_tol(dtype: ScalarType) -> f64 {
 /// one of one key, lengths under, at and past a tile and not multiples of it, more queries
 /// than keys (the causal mask's first rows see nothing) and more keys than queries; grouped
 /// queries (4 heads over 2 KV heads) and multi-query (3 over 1).
-fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
+pub(super) fn varlen_shapes(head_dim: usize, persistent: bool) -> Vec<VarlenShape> {
     let mut shapes = vec![
         VarlenShape::from_lengths(
             &[(1, 77), (129, 1), (64, 300), (200, 128), (1, 1), (257, 190)],

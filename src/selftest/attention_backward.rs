@@ -2,22 +2,23 @@
 //! and f16, head dims 64 and 128, causal and not, on batch 2 with 4 query heads over 2 KV heads
 //! (grouped queries: dK and dV summed over each group) at query length 197 and key length 333
 //! (neither a multiple of a block), equal odd lengths (257), and under the causal mask
-//! multi-query attention (1 KV head) with more queries than keys (rows that see no key).
-//! Fresh random Q, K, V and dO; O and LSE from the library's forward on them; dQ, dK and dV
+//! multi-query attention (1 KV head) with more queries than keys (rows that see no key); the
+//! packed configurations ([`BackwardConfig::varlen`]) on the forward's packed check's ragged
+//! lengths (`attention::varlen_shapes`). Fresh random Q, K, V and dO; O and LSE from the library's forward on them; dQ, dK and dV
 //! poisoned with NaN, computed by the forward's [`Attention::backward`] (the default and the
 //! deterministic configurations) or a loaded [`AttentionBackward`] (`_red`), then compared with
-//! the f64 host reference
-//! ([`attention::reference_backward`]) from the rounded inputs; in the deterministic mode a
+//! the f64 host reference ([`attention::reference_backward`],
+//! [`attention::reference_backward_varlen`]) from the rounded inputs; in the deterministic mode a
 //! second run must give the same bits (else the error is infinite). A gradient's error is its
 //! largest `|got - want|` over its largest `|want|` (the gradients' scale varies with the
 //! lengths), over a tolerance of 3e-2 for bf16 and 1e-2 for f16, so 1 is the bar.
 
-use super::attention::{abs_err, limit, name_matches, tally};
+use super::attention::{Offsets, Problem, abs_err, limit, name_matches, tally, varlen_shapes};
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::rows::{Host, random};
 use crate::library::attention::{
-    self, Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardArgs,
-    BackwardConfig,
+    self, Attention, AttentionArgs, AttentionBackward, AttentionConfig, AttentionShape,
+    BackwardArgs, BackwardConfig, BackwardSeqs,
 };
 use ptx_isa::ScalarType;
 
@@ -33,42 +34,61 @@ fn rel_err(got: &[f32], want: &[f32]) -> f64 {
 }
 
 /// One case: the forward's O and LSE, then the backward (`bwd`, else the forward's own),
-/// against the host reference.
+/// against the host reference; packed problems through [`BackwardArgs::packed`].
 fn case<H: Host>(
     ctx: &mut GpuCtx,
     (fwd, bwd): (&Attention, Option<&AttentionBackward>),
-    s: AttentionShape,
+    problem: &Problem,
 ) -> Result<f64, GpuCheckError> {
     let cfg = *bwd.map_or(fwd.backward_config(), |b| b.config());
-    let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
-    let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let [q_shape, kv_shape, lse_shape] = problem.shapes();
     let (nq, nk) = (q_shape.iter().product(), kv_shape.iter().product());
     let (hq, fq) = random::<H>(ctx, nq, 1.0);
     let (hk, fk) = random::<H>(ctx, nk, 1.0);
     let (hv, fv) = random::<H>(ctx, nk, 1.0);
     let (hdo, fdo) = random::<H>(ctx, nq, 1.0);
-    let scale = 1.0 / (s.head_dim as f32).sqrt();
+    let scale = 1.0 / (problem.head_dim() as f32).sqrt();
     let q = ctx.upload(&hq, &q_shape)?;
     let k = ctx.upload(&hk, &kv_shape)?;
     let v = ctx.upload(&hv, &kv_shape)?;
     let d_o = ctx.upload(&hdo, &q_shape)?;
     let nan = |n: usize| vec![H::from_f32(f32::NAN); n];
     let mut o = ctx.upload(&nan(nq), &q_shape)?;
-    let mut lse = ctx.poisoned(&[s.batch, s.heads, s.seqlen_q])?;
-    fwd.run(&ctx.stream, &q, &k, &v, &mut o, &mut lse, scale)?;
+    let mut lse = ctx.poisoned(&lse_shape)?;
+    let offsets = match problem {
+        Problem::Packed(s) => Some(Offsets::upload(ctx, s)?),
+        Problem::Batched(_) => None,
+    };
+    let mut args = AttentionArgs::new([&q, &k, &v], &mut o, &mut lse, scale);
+    if let Some(offs) = &offsets {
+        args = args.packed(offs.args());
+    }
+    fwd.run_borrowed(&ctx.stream, args)?;
     let mut dq = ctx.upload(&nan(nq), &q_shape)?;
     let mut dk = ctx.upload(&nan(nk), &kv_shape)?;
     let mut dv = ctx.upload(&nan(nk), &kv_shape)?;
     let backward = |stream: &_, grads: [&mut _; 3]| {
-        let args = BackwardArgs::new([&q, &k, &v, &o, &d_o], &lse, grads, scale);
+        let mut args = BackwardArgs::new([&q, &k, &v, &o, &d_o], &lse, grads, scale);
+        if let Some(offs) = &offsets {
+            args = args.packed(BackwardSeqs {
+                offsets: offs.args(),
+                max_seqlen_k: offs.longest[1],
+            });
+        }
         match bwd {
             Some(b) => b.run_borrowed(stream, args),
             None => fwd.backward(stream, args),
         }
     };
     backward(&ctx.stream, [&mut dq, &mut dk, &mut dv])?;
-    let (want_q, want_k, want_v) =
-        attention::reference_backward(&fq, &fk, &fv, &fdo, s, cfg.causal, scale);
+    let (want_q, want_k, want_v) = match problem {
+        Problem::Batched(s) => {
+            attention::reference_backward(&fq, &fk, &fv, &fdo, *s, cfg.causal, scale)
+        }
+        Problem::Packed(s) => {
+            attention::reference_backward_varlen([&fq, &fk, &fv, &fdo], s, cfg.causal, scale)
+        }
+    };
     let mut worst = 0.0f64;
     if cfg.deterministic {
         // A second run into fresh poisoned gradients: the same bits.
@@ -122,9 +142,17 @@ fn checked() -> Vec<BackwardConfig> {
         .collect()
 }
 
-/// The shapes of a configuration's cases.
-fn shapes(cfg: &BackwardConfig) -> Vec<AttentionShape> {
+/// The problems of a configuration's cases: batched, or packed the forward's varlen check's
+/// ragged lengths ([`varlen_shapes`]: sequences of one query and of one key, lengths under,
+/// at and past a block, GQA 4/2 and MQA 3/1).
+fn problems(cfg: &BackwardConfig) -> Vec<Problem> {
     let d = cfg.head_dim as usize;
+    if cfg.varlen {
+        return varlen_shapes(d, false)
+            .into_iter()
+            .map(Problem::Packed)
+            .collect();
+    }
     let mut out = vec![
         AttentionShape {
             batch: 2,
@@ -154,7 +182,7 @@ fn shapes(cfg: &BackwardConfig) -> Vec<AttentionShape> {
             head_dim: d,
         });
     }
-    out
+    out.into_iter().map(Problem::Batched).collect()
 }
 
 /// Every case; the first failure to run names its kernel and case.
@@ -165,7 +193,10 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             case: cfg.name(),
             source: Box::new(e.into()),
         };
-        let fwd_cfg = AttentionConfig::new(cfg.dtype, cfg.head_dim, cfg.causal);
+        let mut fwd_cfg = AttentionConfig::new(cfg.dtype, cfg.head_dim, cfg.causal);
+        if cfg.varlen {
+            fwd_cfg = fwd_cfg.with_varlen();
+        }
         let mut fwd = Attention::new(&ctx.dev, fwd_cfg)
             .map(|a| a.with_limit(limit()))
             .map_err(named)?;
@@ -181,14 +212,11 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                     .map_err(named)?,
             ),
         };
-        for s in shapes(&cfg) {
-            let name = format!(
-                "b{} sq{} sk{} h{}/{}",
-                s.batch, s.seqlen_q, s.seqlen_k, s.heads, s.kv_heads
-            );
+        for problem in problems(&cfg) {
+            let name = problem.name();
             let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, bwd.as_ref()), s),
-                _ => case::<half::bf16>(ctx, (&fwd, bwd.as_ref()), s),
+                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, bwd.as_ref()), &problem),
+                _ => case::<half::bf16>(ctx, (&fwd, bwd.as_ref()), &problem),
             };
             tally(&cfg.name(), name, r, (&mut worst, &mut cases)).map_err(|failed| {
                 let (case, e) = *failed;
@@ -203,9 +231,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128, causal or not, dQ in bulk, by red or \
-             deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
-             causal at 300x130; the largest |error| over the largest |gradient| of dQ, dK, dV \
+            "{cases} cases: bf16/f16, d 64/128, causal or not, dQ in bulk (at d64 summed first \
+             or not), by red or deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
+             causal at 300x130, packed ragged lengths 1..300 (GQA 4/2, MQA 3/1); the largest |error| over the largest |gradient| of dQ, dK, dV \
              over its tolerance (bf16 3e-2, f16 1e-2)"
         ),
     })

@@ -45,6 +45,20 @@ pub fn shape(head_dim: usize, seqlen: usize) -> AttentionShape {
     }
 }
 
+/// The backward's shapes, `(head dim, causal, seqlen)`: head dims 128 and 64 at 4k, 8k and
+/// 16k tokens, causal and not (`attention_torch.py --backward` times the same).
+pub fn backward_shapes() -> Vec<(usize, bool, usize)> {
+    let mut out = Vec::new();
+    for causal in [false, true] {
+        for d in [128, 64] {
+            for seqlen in [4096, 8192, 16384] {
+                out.push((d, causal, seqlen));
+            }
+        }
+    }
+    out
+}
+
 /// The start of a benchmark's GPU part: device 0, its name and the table's header printed
 /// (Markdown), and the rows the variables `PTXKIT_ATTENTION_SHAPE` (comma-separated beginnings
 /// of `d:causal:seqlen`: `128:false:8192` for an ncu run's one launch, `128:` for head dim
@@ -96,14 +110,15 @@ pub fn print_row(
 
 #[cfg(test)]
 mod tests {
-    use super::{HIDDEN, TOKENS, shape, shapes};
+    use super::{HIDDEN, TOKENS, backward_shapes, shape, shapes};
 
     #[test]
     fn every_shape_holds_the_same_tokens_and_hidden_size() {
         let all = shapes(&[64, 256]);
         assert_eq!(all.len(), 10);
         assert_eq!(shapes(&[64]).len(), 8);
-        for (d, _, seqlen) in all {
+        assert_eq!(backward_shapes().len(), 12);
+        for (d, _, seqlen) in all.into_iter().chain(backward_shapes()) {
             let s = shape(d, seqlen);
             assert_eq!(s.batch * s.seqlen_q, TOKENS);
             assert_eq!(s.heads * s.head_dim, HIDDEN);

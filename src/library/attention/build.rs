@@ -4,7 +4,7 @@
 
 use crate::parts::{
     Band, ConsumerId, InitScope, IssueOrder, PersistentGrid, Ring, banded, init_barriers,
-    load_slabs, pool_barrier,
+    load_slabs, pool_barrier, stage_for_bulk,
 };
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
@@ -1062,12 +1062,7 @@ fn store_tma<T: Elem>(
     let mut staging =
         TileRef::shared_row_major(T::DTYPE, 64, d, q_wg, 1024).with_swizzle(SwizzleMode::B128);
     staging.layout = Some(layout);
-    k.copy(&staging, packed, ExecScope::Warpgroup)?;
-    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-        ptx_isa::space::SharedScope::Cta,
-    )))?;
-    let bar = k.eval(cw + AttentionConfig::STORE_BARRIER)?;
-    k.sync_named(bar, 128)?;
+    let bar = stage_for_bulk(k, &staging, packed, cw + AttentionConfig::STORE_BARRIER)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
     k.if_(leader, |k| {
         let slab_bytes = bm * slab * 2;

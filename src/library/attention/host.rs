@@ -10,7 +10,7 @@ use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, RuntimeError,
-    TensorMut, TensorRef, Watch, debug_hang_from_env,
+    TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 
 use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
@@ -141,6 +141,42 @@ impl<'a> AttentionArgs<'a> {
     }
 }
 
+/// The checks of an attention launch (the forward's or the backward's) that the signatures
+/// cannot make: packed offsets given (`packing.1`) exactly when the kernel takes packed
+/// sequences (`packing.0`), each named tensor of the rank that takes (3 packed, else 4) and of
+/// element type `dtype`, and KV heads (the second tensor's, K's) dividing the query heads (the
+/// first's, Q's). The rank.
+pub(super) fn check_operands(
+    (varlen, packed): (bool, bool),
+    dtype: ptx_isa::ScalarType,
+    named: &[(&'static str, &TensorDesc)],
+) -> Result<usize, ShapeError> {
+    if packed != varlen {
+        return Err(ShapeError::Packing { varlen });
+    }
+    let rank = if varlen { 3 } else { 4 };
+    for &(tensor, d) in named {
+        if d.shape.len() != rank {
+            let shape = d.shape.clone();
+            return Err(ShapeError::Rank {
+                tensor,
+                shape,
+                rank,
+            });
+        }
+        if d.dtype != dtype {
+            let (got, want) = (d.dtype, dtype);
+            return Err(ShapeError::DType { tensor, got, want });
+        }
+    }
+    let heads = |i: usize| named.get(i).map_or(0, |(_, d)| d.shape[rank - 2]);
+    let (heads, kv_heads) = (heads(0), heads(1));
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(ShapeError::Heads { heads, kv_heads });
+    }
+    Ok(rank)
+}
+
 /// A loaded attention kernel for one configuration.
 pub struct Attention {
     cfg: AttentionConfig,
@@ -183,7 +219,10 @@ impl Attention {
             limit: None,
             hang,
             device: device.clone(),
-            backward_cfg: BackwardConfig::new(cfg.dtype, cfg.head_dim, cfg.causal),
+            backward_cfg: BackwardConfig {
+                varlen: cfg.varlen,
+                ..BackwardConfig::new(cfg.dtype, cfg.head_dim, cfg.causal)
+            },
             backward: OnceLock::new(),
         })
     }
@@ -245,40 +284,13 @@ impl Attention {
             scale,
             seqs,
         } = args;
-        if seqs.is_some() != self.cfg.varlen {
-            return Err(ShapeError::Packing {
-                varlen: self.cfg.varlen,
-            }
-            .into());
-        }
-        let rank = if self.cfg.varlen { 3 } else { 4 };
-        for (name, d) in [
+        let named = [
             ("q", q.desc()),
             ("k", k.desc()),
             ("v", v.desc()),
             ("o", o.desc()),
-        ] {
-            if d.shape.len() != rank {
-                return Err(ShapeError::Rank {
-                    tensor: name,
-                    shape: d.shape.clone(),
-                    rank,
-                }
-                .into());
-            }
-            if d.dtype != self.cfg.dtype {
-                return Err(ShapeError::DType {
-                    tensor: name,
-                    got: d.dtype,
-                    want: self.cfg.dtype,
-                }
-                .into());
-            }
-        }
-        let (heads, kv_heads) = (q.desc().shape[rank - 2], k.desc().shape[rank - 2]);
-        if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(ShapeError::Heads { heads, kv_heads }.into());
-        }
+        ];
+        check_operands((self.cfg.varlen, seqs.is_some()), self.cfg.dtype, &named)?;
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signature's to check.
         let mut args = vec![
@@ -310,8 +322,8 @@ impl Attention {
         Ok(())
     }
 
-    /// The configuration [`Attention::backward`] runs: this forward's element type, head dim
-    /// and mask ([`BackwardConfig::new`]), or the deterministic mode's
+    /// The configuration [`Attention::backward`] runs: this forward's element type, head dim,
+    /// mask and packing ([`BackwardConfig::new`]), or the deterministic mode's
     /// ([`Attention::with_deterministic_backward`]).
     pub fn backward_config(&self) -> &BackwardConfig {
         &self.backward_cfg
@@ -331,8 +343,8 @@ impl Attention {
     /// tensors ([`BackwardArgs::new`]) or on memory the caller owns. The backward's kernels
     /// ([`AttentionBackward`] of [`Attention::backward_config`]) are loaded at the first call,
     /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (nothing is
-    /// enqueued when one fails). Packed sequences ([`AttentionConfig::varlen`]) and head dim
-    /// 256 have no backward yet: [`AttentionConfigError::BackwardVarlen`] and
+    /// enqueued when one fails); packed sequences ([`AttentionConfig::varlen`]) take
+    /// [`BackwardArgs::packed`]. Head dim 256 has no backward yet:
     /// [`AttentionConfigError::BackwardHeadDim`].
     pub fn backward(
         &self,
@@ -346,9 +358,6 @@ impl Attention {
     fn backward_kernels(&self) -> Result<&AttentionBackward, AttentionError> {
         if let Some(b) = self.backward.get() {
             return Ok(b);
-        }
-        if self.cfg.varlen {
-            return Err(AttentionConfigError::BackwardVarlen.into());
         }
         let mut loaded = AttentionBackward::new(&self.device, self.backward_cfg)?;
         if let Some(limit) = self.limit {

@@ -21,7 +21,10 @@ pub mod backward;
 mod build;
 mod host;
 
-pub use backward::{AttentionBackward, BackwardArgs, BackwardConfig, reference_backward};
+pub use backward::{
+    AttentionBackward, BackwardArgs, BackwardConfig, BackwardSeqs, reference_backward,
+    reference_backward_varlen,
+};
 /// The online softmax and its row statistics, which the decode kernel shares.
 pub(crate) use build::{RowGroups, SoftmaxState, online_softmax, s32, softmax_state};
 pub use build::{build, build_with_waits};
@@ -67,9 +70,6 @@ pub enum AttentionConfigError {
     /// 240 a consumer has at d256.
     #[error("the attention backward takes head dims 64 and 128, not {0}")]
     BackwardHeadDim(u32),
-    /// The backward of packed variable-length sequences, which it does not take yet.
-    #[error("the attention backward takes batched sequences, not packed ones")]
-    BackwardVarlen,
     /// A ring of no stages, or more than shared memory holds.
     #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]
     Stages {
@@ -748,7 +748,7 @@ impl VarlenShape {
     }
 
     /// Each sequence's (query, key) lengths and first rows.
-    fn sequences(&self) -> impl Iterator<Item = ((usize, usize), (usize, usize))> + '_ {
+    pub(crate) fn sequences(&self) -> impl Iterator<Item = ((usize, usize), (usize, usize))> + '_ {
         let at = |c: &[i32], b: usize| c.get(b).map_or(0, |&x| x.max(0) as usize);
         (0..self.cu_seqlens_q.len().saturating_sub(1)).map(move |b| {
             let (q0, k0) = (at(&self.cu_seqlens_q, b), at(&self.cu_seqlens_k, b));
@@ -766,6 +766,11 @@ impl VarlenShape {
     /// The longest query sequence (the kernel's `max_seqlen_q`).
     pub fn max_seqlen_q(&self) -> usize {
         self.sequences().map(|((_, n), _)| n).max().unwrap_or(0)
+    }
+
+    /// The longest key sequence (the backward's `max_seqlen_k`).
+    pub fn max_seqlen_k(&self) -> usize {
+        self.sequences().map(|(_, (_, n))| n).max().unwrap_or(0)
     }
 
     /// Floating-point operations of the forward pass, summed over the sequences as

@@ -4,7 +4,11 @@
 //! On a swizzled memory tile a value whose every thread's address is a constant past another
 //! value's (found on the host, swizzle included) takes that value's address with an immediate
 //! offset, so it costs one address computation per distinct swizzle pattern rather than one
-//! per value (without a swizzle the addresses are affine in the thread's, which ptxas folds).
+//! per value (without a swizzle the addresses are affine in the thread's, which ptxas folds);
+//! there two values whose every thread's addresses are one element apart, the first aligned to
+//! both, move as one two-register vector (`st.shared.v2`, PTX ISA 9.7.9.11: a warp's f32
+//! accumulator pairs then take half the instructions and, under the 128-byte swizzle, no bank
+//! conflict).
 
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
@@ -31,6 +35,9 @@ struct FragmentCopy<'a> {
     /// For each value, `Some((h, bytes))` where its address is value `h`'s plus `bytes` for
     /// every thread; `None` where it computes its own.
     reuse: Vec<Option<(usize, i64)>>,
+    /// The accesses: the value whose address each takes and its registers (one value's, or a
+    /// vector of it and the next).
+    accesses: Vec<(usize, Regs)>,
 }
 
 fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
@@ -90,25 +97,35 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
             vpart / rows,
         ));
     }
+    let base_align = mem.align;
     let mem = MemTile::of(mem)?;
     let cols = regs.shape[1];
     // Each thread's byte offset for each value, as the emission computes it (the host twin).
     let swizzle = mem.swizzle.swizzle();
     let indices: Vec<i64> = (0..values.len() as i64).collect();
-    let reuse = match mem.swizzle {
-        smem::SwizzleMode::None => vec![None; values.len()],
-        _ => super::copy_stmatrix_frag::reuse(&indices, tv.threads(), |t, v| {
-            let (_, vr, vc) = &values[v as usize];
-            let tpart = thread_mode.call(t);
-            let (r, c) = (
-                tpart % i64::from(rows) + i64::from(*vr),
-                tpart / i64::from(rows),
-            );
-            let e = mem.layout.call(r * i64::from(cols) + c + i64::from(*vc));
-            u64::try_from(e * i64::from(mem.elem_bytes))
-                .map(|b| swizzle.apply(b) as i64)
-                .map_err(|_| frag(format!("value {v} of thread {t} has a negative offset")))
-        })?,
+    let addr = |t: i64, v: i64| {
+        let (_, vr, vc) = &values[v as usize];
+        let tpart = thread_mode.call(t);
+        let (r, c) = (
+            tpart % i64::from(rows) + i64::from(*vr),
+            tpart / i64::from(rows),
+        );
+        let e = mem.layout.call(r * i64::from(cols) + c + i64::from(*vc));
+        u64::try_from(e * i64::from(mem.elem_bytes))
+            .map(|b| swizzle.apply(b) as i64)
+            .map_err(|_| frag(format!("value {v} of thread {t} has a negative offset")))
+    };
+    let (reuse, accesses) = match mem.swizzle {
+        smem::SwizzleMode::None => (
+            vec![None; values.len()],
+            (0..values.len())
+                .map(|v| (v, values[v].0.clone()))
+                .collect(),
+        ),
+        _ => (
+            super::copy_stmatrix_frag::reuse(&indices, tv.threads(), addr)?,
+            vectors(&values, r, tv.threads(), base_align, mem.elem_bytes, addr)?,
+        ),
     };
     Ok(Box::new(FragmentCopy {
         mem,
@@ -119,7 +136,46 @@ fn plan<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
         cols,
         values,
         reuse,
+        accesses,
     }))
+}
+
+/// The accesses of a swizzled tile: value `v` with `v + 1` as one vector where every thread's
+/// address of `v + 1` (`addr(t, v)`, bytes from the base) is `v`'s plus an element and `v`'s is
+/// aligned to both (the base's alignment covering it), else `v` alone.
+fn vectors<E>(
+    values: &[(Regs, u32, u32)],
+    regs: &[ptx_isa::RegRef],
+    threads: i64,
+    base_align: u32,
+    elem_bytes: u32,
+    addr: impl Fn(i64, i64) -> std::result::Result<i64, E>,
+) -> std::result::Result<Vec<(usize, Regs)>, E> {
+    let (eb, pair) = (i64::from(elem_bytes), 2 * i64::from(elem_bytes));
+    let mut out = Vec::with_capacity(values.len());
+    let mut v = 0;
+    while v < values.len() {
+        let mut joined = v + 1 < values.len() && i64::from(base_align) % pair == 0;
+        for t in 0..threads {
+            if !joined {
+                break;
+            }
+            let (a, b) = (addr(t, v as i64)?, addr(t, v as i64 + 1)?);
+            joined = b == a + eb && a % pair == 0;
+        }
+        let two = joined.then(|| Regs::of(&regs[v..v + 2]).ok()).flatten();
+        match two {
+            Some(two) => {
+                out.push((v, two));
+                v += 2;
+            }
+            None => {
+                out.push((v, values[v].0.clone()));
+                v += 1;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The registration.
@@ -146,7 +202,8 @@ impl Plan for FragmentCopy<'_> {
         // Each value's address: its own, computed just before its access (or earlier, where a
         // value before it reuses it), or one computed with an immediate offset.
         let mut addrs: Vec<Option<MemAddr>> = vec![None; self.values.len()];
-        for (v, (reg, _, _)) in self.values.iter().enumerate() {
+        for (v, reg) in &self.accesses {
+            let v = *v;
             let (h, bytes) = self.reuse[v].unwrap_or((v, 0));
             let at = match addrs[h].clone() {
                 Some(at) => at,

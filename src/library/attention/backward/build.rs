@@ -2,7 +2,7 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, load_slabs, pool_barrier};
+use crate::parts::{ConsumerId, Ring, load_slabs, ring_and_once, stage_for_bulk};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -10,7 +10,7 @@ use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::BackwardConfig;
 use crate::kernel::math::LOG2_E;
@@ -23,79 +23,263 @@ use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
 
-/// The batched `[batch, seqlen_q, heads, d]` extents every backward kernel declares.
+/// The extents every backward kernel declares: batched `[batch, seqlen_q, heads, d]` tensors,
+/// or packed `[total_q, heads, d]` ones ([`BackwardConfig::varlen`]).
 struct Extents {
-    batch: Var,
+    /// Sequences: a symbol, or one less than the offsets packed.
+    batch: Expr,
+    /// Q's rows: `seqlen_q`, or `total_q` packed.
     seqlen_q: Var,
     heads: Var,
+    /// Packed: the offsets' count (`cu_seqlens_q`'s extent, `batch + 1`).
+    offsets: Option<Var>,
 }
 
 impl Extents {
-    /// `[batch, rows, heads, d]`: Q, O, dO and dQ (`rows` the query length), K, V and their
-    /// gradients (the key length, the KV heads).
-    fn rows(&self, rows: Var, heads: Var, d: u32) -> Vec<Expr> {
-        vec![self.batch.into(), rows.into(), heads.into(), Expr::from(d)]
+    /// The dimensions before a tensor's own: `[batch]`, or none packed.
+    fn lead(&self) -> Vec<Expr> {
+        match self.offsets {
+            Some(_) => Vec::new(),
+            None => vec![self.batch.clone()],
+        }
     }
 
-    /// `[batch, heads, len]`: LSE (`len` the query length), D and `LSE · log2 e` (`len` the
-    /// padded one, [`stat_len`]).
+    /// `[batch, rows, heads, d]` (packed `[rows, heads, d]`): Q, O, dO and dQ (`rows` the
+    /// query length), K, V and their gradients (the key length, the KV heads).
+    fn rows(&self, rows: Var, heads: Var, d: u32) -> Vec<Expr> {
+        let mut shape = self.lead();
+        shape.extend([rows.into(), heads.into(), Expr::from(d)]);
+        shape
+    }
+
+    /// `[batch, heads, len]` (packed `[heads, len]`): LSE (`len` the query length), D and
+    /// `LSE · log2 e` (`len` the padded one, [`stat_len`]).
     fn stats(&self, len: Var) -> Vec<Expr> {
-        vec![self.batch.into(), self.heads.into(), len.into()]
+        let mut shape = self.lead();
+        shape.extend([self.heads.into(), len.into()]);
+        shape
+    }
+
+    /// The TMA box of `rows` rows of one 64-column slab of a [`Extents::rows`] tensor, with
+    /// the 128-byte swizzle.
+    fn slab_box(&self, rows: u32) -> TmaBox {
+        let slab = BackwardConfig::SLAB;
+        match self.offsets {
+            Some(_) => TmaBox::new([rows, 1, slab]),
+            None => TmaBox::new([1, rows, 1, slab]),
+        }
+        .swizzle(SwizzleMode::B128)
+    }
+
+    /// The TMA box of a query block's row statistics (64 f32) of a [`Extents::stats`] tensor.
+    fn stat_box(&self) -> TmaBox {
+        let bm = BackwardConfig::BLOCK_M;
+        match self.offsets {
+            Some(_) => TmaBox::new([1, bm]),
+            None => TmaBox::new([1, 1, bm]),
+        }
     }
 }
 
-/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]`: each query block's
-/// 64 rows, each 64 columns of them a dense 16 KB tile (what one consumer warpgroup reduces
-/// into it at once with `cp.reduce.async.bulk`) whose columns lie as the staging swizzles them
-/// ([`dq_at`]), `q_blocks` the query length's blocks.
+/// Packed sequences' offsets ([`BackwardConfig::varlen`]): each kernel's last parameters,
+/// `cu_seqlens_q` (and the main kernel's `cu_seqlens_k`), `[batch + 1]` i32, then the longest
+/// sequence its grid covers (`max_seqlen_q`, the main kernel's `max_seqlen_k`).
+struct Offsets {
+    cu_q: Buffer<ty::S32>,
+    cu_k: Option<Buffer<ty::S32>>,
+    longest: Var,
+}
+
+/// [`Offsets`] declared, packed; `keys` for the main kernel's.
+fn offsets(k: &mut KernelBuilder, x: &Extents, keys: bool) -> Result<Option<Offsets>> {
+    let Some(n) = x.offsets else {
+        return Ok(None);
+    };
+    let opts = TensorOpts::default();
+    let cu_q = k.tensor::<ty::S32>("cu_seqlens_q", [n], opts.clone())?;
+    let (cu_k, longest) = match keys {
+        true => (
+            Some(k.tensor::<ty::S32>("cu_seqlens_k", [n], opts)?),
+            "max_seqlen_k",
+        ),
+        false => (None, "max_seqlen_q"),
+    };
+    let longest = k.symbol_arg(longest, ExtentFacts::NONE.at_least(1))?;
+    Ok(Some(Offsets {
+        cu_q,
+        cu_k,
+        longest,
+    }))
+}
+
+/// Where one sequence's rows lie.
+#[derive(Clone, Copy)]
+struct Seq {
+    batch: Var,
+    /// Its query length.
+    seqlen_q: Var,
+    /// Packed: its first query row and the first query block of its statistics and `dQ`
+    /// tiles (`q0 / 64 + batch`, [`stat_len`]).
+    starts: Option<(Var, Var)>,
+}
+
+impl Seq {
+    /// Sequence `batch`'s rows: the tensors' own, or packed read from the offsets.
+    fn new(k: &mut KernelBuilder, x: &Extents, offs: Option<&Offsets>, batch: Var) -> Result<Seq> {
+        let Some(o) = offs else {
+            return Ok(Seq {
+                batch,
+                seqlen_q: x.seqlen_q,
+                starts: None,
+            });
+        };
+        let (q0, seqlen_q) = sequence(k, &o.cu_q, batch, ["q_first", "seqlen_q"])?;
+        let block0 = first_block(k, q0.into(), batch)?;
+        Ok(Seq {
+            batch,
+            seqlen_q,
+            starts: Some((q0, block0)),
+        })
+    }
+
+    /// Packed, the same with its first block of statistics and `dQ` tiles read again from the
+    /// offsets: where holding it in a register through a loop costs more than the load.
+    fn reloaded(self, k: &mut KernelBuilder, offs: Option<&Offsets>) -> Result<Seq> {
+        let (Some((q0, _)), Some(o)) = (self.starts, offs) else {
+            return Ok(self);
+        };
+        let first = k.load(&o.cu_q, [Expr::from(self.batch)])?;
+        let first = first
+            .retype::<ty::U32>()
+            .map_err(|e| k.error(e.to_string()))?;
+        let first = k.bind("q_first", first);
+        let block0 = first_block(k, first.into(), self.batch)?;
+        Ok(Seq {
+            starts: Some((q0, block0)),
+            ..self
+        })
+    }
+
+    /// Query row `row` of the sequence in Q, O, dO and dQ (without the column): `[batch, row,
+    /// head]`, or packed `[q0 + row, head]`.
+    fn q_at(&self, row: Expr, head: Var) -> Vec<Expr> {
+        match self.starts {
+            None => vec![self.batch.into(), row, head.into()],
+            Some((q0, _)) => vec![row + q0, head.into()],
+        }
+    }
+
+    /// The dimensions of `head`'s statistics and `dQ` tiles before their own: `[batch,
+    /// head]`, or packed `[head]`.
+    fn stat_lead(&self, head: Var) -> Vec<Expr> {
+        match self.starts {
+            None => vec![self.batch.into(), head.into()],
+            Some(_) => vec![head.into()],
+        }
+    }
+
+    /// Query row `row`'s LSE in the forward's `[batch, heads, seqlen_q]` (packed `[heads,
+    /// total_q]`).
+    fn lse_at(&self, head: Var, row: Expr) -> Vec<Expr> {
+        let mut at = self.stat_lead(head);
+        at.push(match self.starts {
+            None => row,
+            Some((q0, _)) => row + q0,
+        });
+        at
+    }
+
+    /// Query row `row`'s place in the padded statistics (`D`, `LSE · log2 e`) and in the
+    /// rows of the `dQ` tiles: the row, or packed the sequence's first padded row on.
+    fn stat_row(&self, row: Expr) -> Expr {
+        match self.starts {
+            None => row,
+            Some((_, block0)) => row + block0 * BackwardConfig::BLOCK_M,
+        }
+    }
+
+    /// Query row `row`'s padded statistic of `head`.
+    fn stat_at(&self, head: Var, row: Expr) -> Vec<Expr> {
+        let mut at = self.stat_lead(head);
+        at.push(self.stat_row(row));
+        at
+    }
+
+    /// Query block `m`'s `dQ` tiles of `head` (the dimensions before the 64-column tile's).
+    fn acc_at(&self, head: Var, m: Expr) -> Vec<Expr> {
+        let mut at = self.stat_lead(head);
+        at.push(match self.starts {
+            None => m,
+            Some((_, block0)) => m + block0,
+        });
+        at
+    }
+}
+
+/// The first block of sequence `batch`'s statistics and `dQ` tiles from its first query row
+/// `q0`: `q0 / 64 + batch` ([`stat_len`]).
+fn first_block(k: &mut KernelBuilder, q0: Expr, batch: Var) -> Result<Var> {
+    k.let_("q_block0", q0 / BackwardConfig::BLOCK_M + batch)
+}
+
+/// Sequence `batch`'s first row and length in the offsets `cu` (`cu[batch]`, `cu[batch + 1]
+/// − cu[batch]`; offsets are never negative), bound to `names`.
+fn sequence(
+    k: &mut KernelBuilder,
+    cu: &Buffer<ty::S32>,
+    batch: Var,
+    [first, len]: [&str; 2],
+) -> Result<(Var, Var)> {
+    let at = |k: &mut KernelBuilder, i: Expr| -> Result<Reg<ty::U32>> {
+        let r = k.load(cu, [i])?;
+        r.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))
+    };
+    let r0 = at(k, batch.into())?;
+    let r1 = at(k, batch + 1)?;
+    let start = k.bind(first, r0);
+    let end = k.bind(&format!("{first}_end"), r1);
+    Ok((start, k.let_(len, Expr::from(end) - start)?))
+}
+
+/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]` (packed `[heads,
+/// q_blocks, ..]`): each query block's 64 rows, each 64 columns of them a dense 16 KB tile
+/// (what one consumer warpgroup reduces into it at once with `cp.reduce.async.bulk`) whose
+/// columns lie as the staging swizzles them ([`dq_at`]), `q_blocks` the padded statistics'
+/// blocks ([`stat_len`]).
 fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32>> {
     let blocks = k.symbol_with("q_blocks", ExtentFacts::NONE.at_least(1))?;
     let slab = BackwardConfig::SLAB;
-    let shape = vec![
-        Expr::from(x.batch),
+    let mut shape = x.lead();
+    shape.extend([
         x.heads.into(),
         blocks.into(),
         Expr::from(d / slab),
         Expr::from(BackwardConfig::BLOCK_M),
         Expr::from(slab),
-    ];
+    ]);
     k.tensor::<ty::F32>("dq_accum", shape, TensorOpts::default().align(16))
 }
 
-/// The turn counters of the deterministic mode, `[batch, heads, q_blocks, d / 64]` u32: one
-/// per tile of [`dq_accum`], the reductions into it so far (declared after `dq_accum`, whose
-/// `q_blocks` it shares).
-fn dq_turns(
-    k: &mut KernelBuilder,
-    x: &Extents,
-    dq: &Buffer<ty::F32>,
-    d: u32,
-) -> Result<Buffer<ty::U32>> {
-    let blocks = dq.shape()[2].clone();
-    let shape = vec![
-        Expr::from(x.batch),
-        x.heads.into(),
-        blocks,
-        Expr::from(d / BackwardConfig::SLAB),
-    ];
-    k.tensor::<ty::U32>("dq_turns", shape, TensorOpts::default())
+/// The turn counters of the deterministic mode, `[batch, heads, q_blocks, d / 64]` u32
+/// (packed `[heads, ..]`): one per tile of [`dq_accum`], the reductions into it so far
+/// (declared after `dq_accum`, whose leading dimensions it shares).
+fn dq_turns(k: &mut KernelBuilder, dq: &Buffer<ty::F32>) -> Result<Buffer<ty::U32>> {
+    let shape = dq.shape();
+    let lead = shape[..shape.len() - 2].to_vec();
+    k.tensor::<ty::U32>("dq_turns", lead, TensorOpts::default())
 }
 
-/// The element of [`dq_accum`] of query `row`, column `col`: in its tile (query block, 64
-/// columns) the same row and the column [`dq_swizzled`] moves it to, as the staging
-/// ([`reduce_dq`]) lays it out. A run of up to 4 columns from a multiple of its length stays
-/// together (the swizzle moves 16-byte chunks).
-fn dq_at(k: &mut KernelBuilder, b: Var, h: Var, row: Expr, col: Expr) -> Result<Vec<Expr>> {
+/// The element of [`dq_accum`] of `head`'s query `row` of `seq`, column `col`: in its tile
+/// (query block, 64 columns) the same row and the column [`dq_swizzled`] moves it to, as the
+/// staging ([`reduce_dq`]) lays it out. A run of up to 4 columns from a multiple of its length
+/// stays together (the swizzle moves 16-byte chunks).
+fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> Result<Vec<Expr>> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let row = seq.stat_row(row);
     let within = dq_swizzled(k, row.clone() % bm, col.clone() % slab)?;
-    Ok(vec![
-        b.into(),
-        h.into(),
-        row.clone() / bm,
-        col / slab,
-        row % bm,
-        within,
-    ])
+    let mut at = seq.stat_lead(head);
+    at.extend([row.clone() / bm, col / slab, row % bm, within]);
+    Ok(at)
 }
 
 /// The column of a `dq_accum` tile (64 rows of 64 f32) where element `(row, col)` of the
@@ -112,45 +296,74 @@ fn dq_swizzled(k: &mut KernelBuilder, row: Expr, col: Expr) -> Result<Expr> {
     Ok((Expr::from(at) / 4u32) % slab)
 }
 
-/// The row length of the f32 workspace `D` and `LSE · log2 e`: the query length rounded up to
-/// a query block (64), so a TMA box of a query block never leaves the row and every row's
-/// stride is a multiple of 16 bytes (the tensor map's rule, CUDA driver API
-/// `cuTensorMapEncodeTiled`). The padding rows hold `D = 0` and `+inf` (probabilities 0).
+/// The row length of the f32 workspace `D` and `LSE · log2 e`, a multiple of a query block
+/// (64), so a TMA box of a query block never leaves a sequence's rows and every row's stride is
+/// a multiple of 16 bytes (the tensor map's rule, CUDA driver API `cuTensorMapEncodeTiled`):
+/// batched the query length rounded up to a block; packed `(total_q / 64 + batch) · 64`,
+/// sequence `b`'s rows from block `cu_seqlens_q[b] / 64 + b` on (FlashAttention-3's padding:
+/// each sequence's blocks end before the next one's begin). The padding rows hold `D = 0` and
+/// `+inf` (probabilities 0). The `dQ` tiles ([`dq_accum`]) have the same rows.
 fn stat_len(k: &mut KernelBuilder) -> Result<Var> {
     let bm = u64::from(BackwardConfig::BLOCK_M);
     k.symbol_with("stat_len", ExtentFacts::NONE.at_least(bm).multiple_of(bm))
 }
 
-/// Declares the extents (each at least 1).
-fn extents(k: &mut KernelBuilder) -> Result<Extents> {
+/// Declares the extents (each at least 1; packed, at least two offsets).
+fn extents(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Extents> {
     let one = ExtentFacts::NONE.at_least(1);
+    if cfg.varlen {
+        let offsets = k.symbol_with("offsets", ExtentFacts::NONE.at_least(2))?;
+        return Ok(Extents {
+            batch: offsets - 1,
+            seqlen_q: k.symbol_with("total_q", one)?,
+            heads: k.symbol_with("heads", one)?,
+            offsets: Some(offsets),
+        });
+    }
     Ok(Extents {
-        batch: k.symbol_with("batch", one)?,
+        batch: k.symbol_with("batch", one)?.into(),
         seqlen_q: k.symbol_with("seqlen_q", one)?,
         heads: k.symbol_with("heads", one)?,
+        offsets: None,
     })
+}
+
+/// A kernel of the backward at one element type.
+type Body = fn(KernelBuilder, &BackwardConfig) -> Result<BuiltKernel>;
+
+/// The kernel `cfg.name()` + `suffix`, once `cfg` is checked: `body` at `cfg`'s element type
+/// (`[f16, bf16]`).
+fn typed(
+    target: Target,
+    cfg: &BackwardConfig,
+    suffix: &str,
+    [f16, bf16]: [Body; 2],
+) -> Result<BuiltKernel> {
+    let k = KernelBuilder::new(&format!("{}{suffix}", cfg.name()), target);
+    cfg.validate().map_err(|e| k.error(e.to_string()))?;
+    match cfg.dtype {
+        ptx_isa::ScalarType::F16 => f16(k, cfg),
+        _ => bf16(k, cfg),
+    }
 }
 
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
-/// (the padding rows `0` and `+inf`, [`stat_len`]), and the row of the f32 `dq_accum`
+/// (the padding rows `0` and `+inf`, [`stat_len`]), and the rows of the f32 `dq_accum`
 /// ([`dq_accum`]) and the turn counters ([`dq_turns`]) zeroed. Its parameters: `o`, `d_o`
 /// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
-/// `dq_accum`, `dq_turns`.
+/// `dq_accum`, `dq_turns`; packed ([`BackwardConfig::varlen`]) the tensors without the batch
+/// and then `cu_seqlens_q` and `max_seqlen_q` ([`Offsets`]). The grid: the padded rows (packed
+/// the longest sequence's) in fours x heads x sequences.
 pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
-    let name = format!("{}_preprocess", cfg.name());
-    let k = KernelBuilder::new(&name, target);
-    cfg.validate().map_err(|e| k.error(e.to_string()))?;
-    match cfg.dtype {
-        ptx_isa::ScalarType::F16 => preprocess::<ty::F16>(k, cfg),
-        _ => preprocess::<ty::Bf16>(k, cfg),
-    }
+    let body: [Body; 2] = [preprocess::<ty::F16>, preprocess::<ty::Bf16>];
+    typed(target, cfg, "_preprocess", body)
 }
 
 fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
-    let x = extents(&mut k)?;
-    let d = cfg.head_dim;
+    let x = extents(&mut k, cfg)?;
+    let (d, bm) = (cfg.head_dim, BackwardConfig::BLOCK_M);
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
     let opts = TensorOpts::default().align(16);
@@ -161,47 +374,57 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
     let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
     let dq = dq_accum(&mut k, &x, d)?;
-    let turns = dq_turns(&mut k, &x, &dq, d)?;
+    let turns = dq_turns(&mut k, &dq)?;
+    let offs = offsets(&mut k, &x, false)?;
     let rows = BackwardConfig::ROWS_PER_CTA;
-    let [blk, h, b] = k.cta_id([Expr::ceil_div(padded, rows), x.heads.into(), x.batch.into()])?;
+    // The rows covered: the padded statistics, or packed the longest sequence's blocks.
+    let cover = match &offs {
+        None => Expr::from(padded),
+        Some(o) => Expr::ceil_div(o.longest, bm) * bm,
+    };
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
+    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
     let [lane, w] = k.thread_id([32, rows])?;
     let row = k.let_("row", blk * rows + w)?;
-    // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's).
-    let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
-    let pad = k.cmp(CmpOp::Ge, row, x.seqlen_q)?;
+    // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's);
+    // inside the sequence's blocks or not.
+    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
+    let region = k.let_("blocks_end", Expr::ceil_div(seq.seqlen_q, bm) * bm)?;
+    let inside = k.cmp(CmpOp::Lt, row, region)?;
+    let pad = k.cmp(CmpOp::Ge, row, seq.seqlen_q)?;
     let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
-    // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
-    // query blocks into it).
-    let zeros = k.regs::<ty::F32>(per as usize);
-    for &z in &zeros {
-        k.mov(z, 0.0f32)?;
-    }
-    let at = dq_at(&mut k, b, h, row.into(), lane * per)?;
-    k.store_n(&dq, at, &zeros)?;
-    // A block's first row: its turn counters zeroed, a lane each.
-    let block_first = k.cmp(CmpOp::Eq, row % BackwardConfig::BLOCK_M, 0u32)?;
-    let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
-    let zero_turn = k.pred();
-    k.and(zero_turn, block_first, tiles)?;
-    k.if_(zero_turn, |k| {
-        let at = [
-            b.into(),
-            h.into(),
-            row / BackwardConfig::BLOCK_M,
-            lane.into(),
-        ];
-        k.store(&turns, at, 0u32)
-    })
-    .end()?;
-    let pad_first = k.pred();
-    k.and(pad_first, pad, first)?;
-    k.if_(pad_first, |k| {
-        k.store(&lse2, [b, h, row], f32::INFINITY)?;
-        k.store(&dd, [b, h, row], 0.0f32)
+    k.if_(inside, |k| {
+        // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
+        // query blocks into it).
+        let zeros = k.regs::<ty::F32>(per as usize);
+        for &z in &zeros {
+            k.mov(z, 0.0f32)?;
+        }
+        let at = dq_at(k, &seq, h, row.into(), lane * per)?;
+        k.store_n(&dq, at, &zeros)?;
+        // A block's first row: its turn counters zeroed, a lane each.
+        let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
+        let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
+        let zero_turn = k.pred();
+        k.and(zero_turn, block_first, tiles)?;
+        k.if_(zero_turn, |k| {
+            let mut at = seq.acc_at(h, row / bm);
+            at.push(lane.into());
+            k.store(&turns, at, 0u32)
+        })
+        .end()?;
+        let pad_first = k.pred();
+        k.and(pad_first, pad, first)?;
+        k.if_(pad_first, |k| {
+            k.store(&lse2, seq.stat_at(h, row.into()), f32::INFINITY)?;
+            k.store(&dd, seq.stat_at(h, row.into()), 0.0f32)
+        })
+        .end()
     })
     .end()?;
     k.if_(live, |k| {
-        let at = [b.into(), row.into(), h.into(), lane * per];
+        let mut at = seq.q_at(row.into(), h);
+        at.push(lane * per);
         let xo = k.load_n(&o, at.clone(), per as usize, T::zero())?;
         let xd = k.load_n(&d_o, at, per as usize, T::zero())?;
         let acc = k.reg::<ty::F32>();
@@ -214,13 +437,13 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         }
         let sum = k.reduce(ReduceOp::Sum, &[acc], ReduceScope::Warp)?;
         k.if_(first, |k| {
-            let l = k.load(&lse, [b, h, row])?;
+            let l = k.load(&lse, seq.lse_at(h, row.into()))?;
             let l2 = k.mul_of(l, LOG2_E)?;
             let empty = k.pred();
             k.setp::<ty::F32>(CmpOp::Eq, empty, l, f32::NEG_INFINITY)?;
             k.selp(l2, f32::INFINITY, l2, empty)?;
-            k.store(&lse2, [b, h, row], l2)?;
-            k.store(&dd, [b, h, row], sum)
+            k.store(&lse2, seq.stat_at(h, row.into()), l2)?;
+            k.store(&dd, seq.stat_at(h, row.into()), sum)
         })
         .end()
     })
@@ -230,19 +453,14 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
 
 /// The convert kernel for `cfg`: `dq = scale · dq_accum` in the input type, a warp per query
 /// row and head. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
-/// `scale`.
+/// `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` ([`Offsets`]).
 pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
-    let name = format!("{}_convert", cfg.name());
-    let k = KernelBuilder::new(&name, target);
-    cfg.validate().map_err(|e| k.error(e.to_string()))?;
-    match cfg.dtype {
-        ptx_isa::ScalarType::F16 => convert::<ty::F16>(k, cfg),
-        _ => convert::<ty::Bf16>(k, cfg),
-    }
+    let body: [Body; 2] = [convert::<ty::F16>, convert::<ty::Bf16>];
+    typed(target, cfg, "_convert", body)
 }
 
 fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
-    let x = extents(&mut k)?;
+    let x = extents(&mut k, cfg)?;
     let d = cfg.head_dim;
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
@@ -250,18 +468,18 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let dq_accum = dq_accum(&mut k, &x, d)?;
     let dq = k.tensor::<T>("dq", q_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
+    let offs = offsets(&mut k, &x, false)?;
     let rows = BackwardConfig::ROWS_PER_CTA;
-    let [blk, h, b] = k.cta_id([
-        Expr::ceil_div(x.seqlen_q, rows),
-        x.heads.into(),
-        x.batch.into(),
-    ])?;
+    let cover = offs.as_ref().map_or(x.seqlen_q, |o| o.longest);
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
+    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
     let [lane, w] = k.thread_id([32, rows])?;
     let row = k.let_("row", blk * rows + w)?;
-    let live = k.cmp(CmpOp::Lt, row, x.seqlen_q)?;
+    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
     k.if_(live, |k| {
-        let at = [b.into(), row.into(), h.into(), lane * per];
-        let from = dq_at(k, b, h, row.into(), lane * per)?;
+        let mut at = seq.q_at(row.into(), h);
+        at.push(lane * per);
+        let from = dq_at(k, &seq, h, row.into(), lane * per)?;
         let acc = k.load_n(&dq_accum, from, per as usize, 0.0f32)?;
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
@@ -276,29 +494,32 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
 
 /// The main kernel's parameters.
 struct Args<T: Elem> {
-    q: TmaTensor<T>,
-    k: TmaTensor<T>,
-    v: TmaTensor<T>,
-    d_o: TmaTensor<T>,
-    lse2: TmaTensor<ty::F32>,
-    dd: TmaTensor<ty::F32>,
+    /// What the producer loads by TMA: K and V once, each trip's Q and dO, and its `LSE ·
+    /// log2 e` and D.
+    kv: [TmaTensor<T>; 2],
+    q_do: [TmaTensor<T>; 2],
+    stats: [TmaTensor<ty::F32>; 2],
     dq: Buffer<ty::F32>,
     turns: Buffer<ty::U32>,
-    dk: Buffer<T>,
-    dv: Buffer<T>,
+    /// dK and dV, written.
+    grads: [Buffer<T>; 2],
     scale: Reg<ty::F32>,
     x: Extents,
-    seqlen_k: Var,
+    /// K's rows: `seqlen_k`, or `total_k` packed.
+    keys: Var,
     kv_heads: Var,
+    offs: Option<Offsets>,
 }
 
-/// What every role knows of its CTA's work: the key block, KV head and batch, the query
-/// heads a KV head serves, and the query blocks `m_first..m_first + m_count` it visits for
-/// each of them (`trips` in all).
+/// What every role knows of its CTA's work: the key block, KV head and sequence (its query
+/// rows, key length and, packed, first key row), the query heads a KV head serves, and the
+/// query blocks `m_first..m_first + m_count` it visits for each of them (`trips` in all).
 struct Work {
     n_block: Var,
     kv_head: Var,
-    batch: Var,
+    seq: Seq,
+    seqlen_k: Var,
+    k0: Option<Var>,
     group: Var,
     m_first: Var,
     m_count: Var,
@@ -311,6 +532,29 @@ impl Work {
         let head = k.let_("q_head", self.kv_head * self.group + t / self.m_count)?;
         let m = k.let_("m_block", t % self.m_count + self.m_first)?;
         Ok((head, m))
+    }
+
+    /// The sequence's query and key lengths; packed, read again from the offsets (where
+    /// holding them in registers through a loop costs more than the loads).
+    fn lengths(&self, k: &mut KernelBuilder, offs: Option<&Offsets>) -> Result<(Var, Var)> {
+        let Some(o) = offs else {
+            return Ok((self.seq.seqlen_q, self.seqlen_k));
+        };
+        let (_, sq) = sequence(k, &o.cu_q, self.seq.batch, ["q_first", "seqlen_q"])?;
+        let sk = match &o.cu_k {
+            Some(cu_k) => sequence(k, cu_k, self.seq.batch, ["k_first", "seqlen_k"])?.1,
+            None => self.seqlen_k,
+        };
+        Ok((sq, sk))
+    }
+
+    /// Key row `row` of the sequence in K, V, dK and dV (without the column): `[batch, row,
+    /// kv_head]`, or packed `[k0 + row, kv_head]`.
+    fn kv_at(&self, row: Expr) -> Vec<Expr> {
+        match self.k0 {
+            None => vec![self.seq.batch.into(), row, self.kv_head.into()],
+            Some(k0) => vec![row + k0, self.kv_head.into()],
+        }
     }
 }
 
@@ -334,25 +578,25 @@ struct Parts<'a, T: Elem> {
 /// `[batch, heads, stat_len]` f32, boxes of 64, from [`build_preprocess`]), `dq_accum` and
 /// `dq_turns` (the deterministic mode's turn counters, zeroed by [`build_preprocess`])
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
-/// d]`, written) and `scale`. The grid: `ceil(seqlen_k / 128)` x `kv_heads` x `batch` CTAs.
+/// d]`, written) and `scale`; packed ([`BackwardConfig::varlen`]) the tensors without the
+/// batch, then `cu_seqlens_q`, `cu_seqlens_k` and `max_seqlen_k` ([`Offsets`]). The grid:
+/// `ceil(seqlen_k / 128)` (packed the longest key sequence's) x `kv_heads` x `batch` CTAs.
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
-    match cfg.dtype {
-        ptx_isa::ScalarType::F16 => main_typed::<ty::F16>(target, cfg),
-        _ => main_typed::<ty::Bf16>(target, cfg),
-    }
+    let body: [Body; 2] = [main_typed::<ty::F16>, main_typed::<ty::Bf16>];
+    typed(target, cfg, "", body)
 }
 
-fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
+fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let name = cfg.name();
-    let mut k = KernelBuilder::new(&name, target);
-    cfg.validate().map_err(|e| k.error(e.to_string()))?;
     let args = declare::<T>(&mut k, cfg)?;
     let bn = BackwardConfig::BLOCK_N;
+    let longest = args.offs.as_ref().map_or(args.keys, |o| o.longest);
     let [n_block, kv_head, batch] = k.cta_id([
-        Expr::ceil_div(args.seqlen_k, bn),
+        Expr::ceil_div(longest, bn),
         args.kv_heads.into(),
-        args.batch(),
+        args.x.batch.clone(),
     ])?;
+    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
     let roles = BackwardConfig::ROLES;
     let tid = roles.declare(&mut k)?;
 
@@ -376,22 +620,11 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
         spec("lse", cfg.row_stat_bytes(), 128),
         spec("dd", cfg.row_stat_bytes(), 128),
     ];
-    // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders.
+    // full: the producer's arrive.expect_tx; empty: both consumer warpgroups' leaders; K and
+    // V's barrier.
     let (pipe, base) = k.pool_pipeline("qdo", cfg.stages, &tiles, 1, 2)?;
-    let mut sync = BarrierSync::new(&name, WaitMode::Spin);
-    sync.declare_globals(k.module_mut())?;
-    let ring = Ring::declare(&k, &mut sync, "qdo", pipe, base, 2)?;
-    let kv_full = pool_barrier(&mut k, &mut sync, "kv_full", 1)?;
-
-    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
-
-    init_barriers(
-        &mut k,
-        &mut sync,
-        tid,
-        (&[&ring], &[kv_full]),
-        InitScope::Cta,
-    )?;
+    let (sync, ring, kv_full) =
+        ring_and_once(&mut k, &name, tid, ("qdo", pipe, base, 2), "kv_full")?;
 
     let parts = Parts {
         cfg,
@@ -404,71 +637,71 @@ fn main_typed<T: Elem>(target: Target, cfg: &BackwardConfig) -> Result<BuiltKern
         dq_stage,
         kv_full,
     };
-    roles.run_synced(
-        &mut k,
-        tid,
-        sync,
-        |k, sync| producer(k, &parts, sync, tid),
-        |k, sync, me| consumer(k, &parts, sync, me),
-    )?;
-    k.finish()
-}
-
-impl<T: Elem> Args<T> {
-    fn batch(&self) -> Expr {
-        self.x.batch.into()
+    let run = |k: &mut KernelBuilder| {
+        roles
+            .run_synced(
+                k,
+                tid,
+                sync,
+                |k, sync| producer(k, &parts, sync, tid),
+                |k, sync, me| consumer(k, &parts, sync, me),
+            )
+            .map(|_| ())
+    };
+    match work.k0 {
+        Some(_) => {
+            // The grid covers the longest key sequence: a key block past this one's end has no
+            // work.
+            let live = k.cmp(CmpOp::Lt, work.n_block * bn, work.seqlen_k)?;
+            k.comment("packed sequences: only key blocks inside this sequence");
+            k.if_(live, run).end()?;
+        }
+        None => run(&mut k)?,
     }
+    k.finish()
 }
 
 /// The main kernel's parameters (see [`build_main`]).
 fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<T>> {
-    let x = extents(k)?;
+    let x = extents(k, cfg)?;
     let one = ExtentFacts::NONE.at_least(1);
-    let seqlen_k = k.symbol_with("seqlen_k", one)?;
+    let keys = k.symbol_with(if cfg.varlen { "total_k" } else { "seqlen_k" }, one)?;
     let kv_heads = k.symbol_with("kv_heads", one)?;
     let d = cfg.head_dim;
-    let slab = BackwardConfig::SLAB;
-    let qkv = |rows: u32| TmaBox::new([1, rows, 1, slab]).swizzle(SwizzleMode::B128);
-    let (q_shape, kv_shape) = (
-        x.rows(x.seqlen_q, x.heads, d),
-        x.rows(seqlen_k, kv_heads, d),
-    );
+    let (q_shape, kv_shape) = (x.rows(x.seqlen_q, x.heads, d), x.rows(keys, kv_heads, d));
     let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
-    let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(bm))?;
-    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(bn))?;
-    let v = k.tma_tensor::<T>("v", kv_shape.clone(), qkv(bn))?;
-    let d_o = k.tma_tensor::<T>("d_o", q_shape.clone(), qkv(bm))?;
-    let stat_box = TmaBox::new([1, 1, bm]);
+    let q = k.tma_tensor::<T>("q", q_shape.clone(), x.slab_box(bm))?;
+    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), x.slab_box(bn))?;
+    let v = k.tma_tensor::<T>("v", kv_shape.clone(), x.slab_box(bn))?;
+    let d_o = k.tma_tensor::<T>("d_o", q_shape.clone(), x.slab_box(bm))?;
     let padded = stat_len(k)?;
-    let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), stat_box.clone())?;
-    let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), stat_box)?;
+    let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), x.stat_box())?;
+    let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), x.stat_box())?;
     let opts = TensorOpts::default().align(16);
     let dq = dq_accum(k, &x, d)?;
-    let turns = dq_turns(k, &x, &dq, d)?;
+    let turns = dq_turns(k, &dq)?;
     let dk = k.tensor::<T>("dk", kv_shape.clone(), opts.clone())?;
     let dv = k.tensor::<T>("dv", kv_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
+    let offs = offsets(k, &x, true)?;
     Ok(Args {
-        q,
-        k: kt,
-        v,
-        d_o,
-        lse2,
-        dd,
+        kv: [kt, v],
+        q_do: [q, d_o],
+        stats: [lse2, dd],
         dq,
         turns,
-        dk,
-        dv,
+        grads: [dk, dv],
         scale,
         x,
-        seqlen_k,
+        keys,
         kv_heads,
+        offs,
     })
 }
 
-/// The CTA's work: its query heads (`heads / kv_heads` from `kv_head · group`) and query
-/// blocks: all of them, or with the causal mask those from the first whose last row sees the
-/// block's first key (`row + seqlen_k − seqlen_q ≥ n · 128`).
+/// The CTA's work: its sequence, query heads (`heads / kv_heads` from `kv_head · group`) and
+/// query blocks: all of them, or with the causal mask those from the first whose last row sees
+/// the block's first key (`row + seqlen_k − seqlen_q ≥ n · 128`).
 fn work<T: Elem>(
     k: &mut KernelBuilder,
     cfg: &BackwardConfig,
@@ -476,7 +709,15 @@ fn work<T: Elem>(
     [n_block, kv_head, batch]: [Var; 3],
 ) -> Result<Work> {
     let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
-    let (sq, sk) = (args.x.seqlen_q, args.seqlen_k);
+    let seq = Seq::new(k, &args.x, args.offs.as_ref(), batch)?;
+    let (k0, sk) = match args.offs.as_ref().and_then(|o| o.cu_k.as_ref()) {
+        Some(cu_k) => {
+            let (k0, sk) = sequence(k, cu_k, batch, ["k_first", "seqlen_k"])?;
+            (Some(k0), sk)
+        }
+        None => (None, args.keys),
+    };
+    let sq = seq.seqlen_q;
     let group = k.let_("group", args.x.heads / args.kv_heads)?;
     let m_end = k.let_("m_end", Expr::ceil_div(sq, bm))?;
     let m_first = if cfg.causal {
@@ -500,7 +741,9 @@ fn work<T: Elem>(
     Ok(Work {
         n_block,
         kv_head,
-        batch,
+        seq,
+        seqlen_k: sk,
+        k0,
         group,
         m_first,
         m_count,
@@ -526,9 +769,10 @@ fn producer<T: Elem>(
     k.if_(leader, |k| {
         let kv = p.kv_full;
         sync.arrive_expect_tx(k.isa(), kv.at, kv.addr, 2 * cfg.kv_bytes())?;
-        let at = [Expr::from(w.batch), w.n_block * bn, Expr::from(w.kv_head)];
-        load_slabs(k, sync, kv, &args.k, p.k_s, bn, d, &at)?;
-        load_slabs(k, sync, kv, &args.v, p.v_s, bn, d, &at)?;
+        let at = w.kv_at(w.n_block * bn);
+        for (t, dst) in args.kv.iter().zip([p.k_s, p.v_s]) {
+            load_slabs(k, sync, kv, t, dst, bn, d, &at)?;
+        }
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         k.for_range(0, w.trips, |k, t| {
             let (head, m) = w.trip(k, t)?;
@@ -538,11 +782,12 @@ fn producer<T: Elem>(
             let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
                 return Err(k.error("the ring's stage holds four tiles"));
             };
-            let at = [Expr::from(w.batch), m * bm, Expr::from(head)];
-            load_slabs(k, sync, full, &args.q, q_s, bm, d, &at)?;
-            load_slabs(k, sync, full, &args.d_o, do_s, bm, d, &at)?;
-            let stat = [Expr::from(w.batch), Expr::from(head), m * bm];
-            for (t, dst) in [(&args.lse2, lse_s), (&args.dd, dd_s)] {
+            let at = w.seq.q_at(m * bm, head);
+            for (t, dst) in args.q_do.iter().zip([q_s, do_s]) {
+                load_slabs(k, sync, full, t, dst, bm, d, &at)?;
+            }
+            let stat = w.seq.stat_at(head, m * bm);
+            for (t, dst) in args.stats.iter().zip([lse_s, dd_s]) {
                 let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, 1, bm, dst, 128);
                 let src = k.tma_box_at(t, &stat)?;
                 k.copy_async(
@@ -772,8 +1017,15 @@ fn consumer<T: Elem>(
         }
         // The warpgroups meet where each reads the other's half; at d64 each reads its own.
         let ds_all = if split_keys(cfg) {
-            let bar = k.eval(cw + BackwardConfig::DS_BARRIER)?;
-            k.sync_named(bar, 128)?;
+            // Each warpgroup at its own barrier, or with the partials summed at the shared one:
+            // the first warpgroup has then read the second's last partial before the second
+            // stages this trip's ([`reduce_dq`]).
+            let bar = match cfg.sums_dq() {
+                true => k.eval(Expr::from(BackwardConfig::DS_BARRIER))?,
+                false => k.eval(cw + BackwardConfig::DS_BARRIER)?,
+            };
+            let threads = if cfg.sums_dq() { 256 } else { 128 };
+            k.sync_named(bar, threads)?;
             TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
         } else {
             k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
@@ -840,7 +1092,8 @@ fn mask<T: Elem>(
     m: Var,
     lt: Var,
 ) -> Result<()> {
-    let (sq, sk) = (p.args.x.seqlen_q, p.args.seqlen_k);
+    // Packed, the lengths read again here rather than held through the loop.
+    let (sq, sk) = p.work.lengths(k, p.args.offs.as_ref())?;
     let bm = BackwardConfig::BLOCK_M;
     let edge = k.cmp(CmpOp::Gt, key0 + 64u32, sk)?;
     k.if_(edge, |k| {
@@ -867,20 +1120,23 @@ fn mask<T: Elem>(
     .end()
 }
 
-/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head`, columns
-/// `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from `(row, col)`
-/// of it.
+/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head` of
+/// `seq`, columns `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from
+/// `(row, col)` of it.
 fn dq_tile(
-    p: &Parts<'_, impl Elem>,
+    cfg: &BackwardConfig,
+    seq: &Seq,
     (head, m): (Var, Var),
     cw: Var,
     [r, c]: [Expr; 2],
 ) -> Vec<Expr> {
-    let cols = match split_keys(p.cfg) {
+    let cols = match split_keys(cfg) {
         true => Expr::from(0u32),
         false => Expr::from(cw),
     };
-    vec![p.work.batch.into(), head.into(), m.into(), cols, r, c]
+    let mut at = seq.acc_at(head, m.into());
+    at.extend([cols, r, c]);
+    at
 }
 
 /// This warpgroup's `dQ` added into its tile of `dq_accum` ([`dq_tile`], each value where
@@ -903,7 +1159,7 @@ fn add_dq<T: Elem>(
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
         let row = r0.clone() + (r - base_r) as u32;
         let col = dq_swizzled(k, row.clone(), c0.clone() + (c - base_c) as u32)?;
-        let idx = dq_tile(p, trip, cw, [row, col]);
+        let idx = dq_tile(p.cfg, &p.work.seq, trip, cw, [row, col]);
         let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
         let Ptr::Global(at) = ptr else {
             return Err(k.error("dq_accum is global memory"));
@@ -929,53 +1185,86 @@ fn reduce_dq<T: Elem>(
     stage: Reg<ty::U32>,
 ) -> Result<()> {
     let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    let tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, stage, 1024)
-        .with_swizzle(SwizzleMode::B128);
-    k.copy(&tile, dq, ExecScope::Warpgroup)?;
-    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-        ptx_isa::space::SharedScope::Cta,
-    )))?;
-    let bar = k.eval(cw + BackwardConfig::DQ_BARRIER)?;
-    k.sync_named(bar, 128)?;
-    let idx = dq_tile(p, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
-    let turn_at = idx[..4].to_vec();
-    let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
-        return Err(k.error("dq_accum is global memory"));
+    let tile_at = |at: Reg<ty::U32>| {
+        TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, at, 1024)
+            .with_swizzle(SwizzleMode::B128)
     };
-    let deterministic = p.cfg.deterministic;
-    k.if_(leader, |k| {
-        if deterministic {
-            // This reduction's turn: after every earlier key block's (and at d64 after the
-            // first warpgroup's of its own block), their writes then seen by the async proxy
-            // (PTX ISA 9.7.12.4).
-            let per = if split_keys(p.cfg) { 2 } else { 1 };
-            let own = if split_keys(p.cfg) {
-                Expr::from(cw)
-            } else {
-                Expr::from(0u32)
+    let tile = tile_at(stage);
+    // This warpgroup's dQ staged in `tile` and reduced.
+    let reduce = |k: &mut KernelBuilder| -> Result<()> {
+        stage_for_bulk(k, &tile, dq, cw + BackwardConfig::DQ_BARRIER)?;
+        let deterministic = p.cfg.deterministic;
+        k.if_(leader, |k| {
+            // Packed, the sequence's offsets read again here rather than held in the consumers'
+            // registers through the loop.
+            let seq = p.work.seq.reloaded(k, p.args.offs.as_ref())?;
+            let idx = dq_tile(p.cfg, &seq, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+            let turn_at = idx[..idx.len() - 2].to_vec();
+            let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
+                return Err(k.error("dq_accum is global memory"));
             };
-            let turn = k.eval(p.work.n_block * per + own)?;
-            k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
-            k.fence_proxy_async_global()?;
-        }
-        k.isa().cp_reduce_bulk(
-            ptx_isa::builder::TmaReduceOp::Add,
-            ptx_isa::ScalarType::F32,
-            Addr::<Global>::reg(at),
-            Addr::<ptx_isa::spaces::Shared>::reg32(stage),
-            bm * slab * 4,
-        )?;
-        k.cp_async_bulk_commit_group()?;
-        if deterministic {
-            // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
-            // next turn by the proxy fence and the release.
-            k.cp_async_bulk_wait_group(0, false)?;
-            k.fence_proxy_async_global()?;
-            k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
-        }
-        Ok(())
+            if deterministic {
+                // This reduction's turn: after every earlier key block's (and at d64 after the
+                // first warpgroup's of its own block), their writes then seen by the async proxy
+                // (PTX ISA 9.7.12.4).
+                let both = split_keys(p.cfg) && !p.cfg.sums_dq();
+                let per = if both { 2 } else { 1 };
+                let own = if both {
+                    Expr::from(cw)
+                } else {
+                    Expr::from(0u32)
+                };
+                let turn = k.eval(p.work.n_block * per + own)?;
+                k.wait_flag(&p.args.turns, turn_at.clone(), turn, Scope::Gpu)?;
+                k.fence_proxy_async_global()?;
+            }
+            k.isa().cp_reduce_bulk(
+                ptx_isa::builder::TmaReduceOp::Add,
+                ptx_isa::ScalarType::F32,
+                Addr::<Global>::reg(at),
+                Addr::<ptx_isa::spaces::Shared>::reg32(stage),
+                bm * slab * 4,
+            )?;
+            k.cp_async_bulk_commit_group()?;
+            if deterministic {
+                // Complete (PTX ISA 9.7.9.25.4.4 `cp.async.bulk.wait_group`), ordered before the
+                // next turn by the proxy fence and the release.
+                k.cp_async_bulk_wait_group(0, false)?;
+                k.fence_proxy_async_global()?;
+                k.red_release_add(&p.args.turns, turn_at, 1u32, Scope::Gpu)?;
+            }
+            Ok(())
+        })
+        .end()
+    };
+    if !p.cfg.sums_dq() {
+        return reduce(k);
+    }
+    // Summed: the second warpgroup hands its partial over in its stage (its 128 threads arrive,
+    // the first's wait: PTX ISA 9.7.13.1, ordering the stores before the loads); the first adds
+    // it to its own and reduces the sum.
+    let second = k.cmp(CmpOp::Eq, cw, 1u32)?;
+    k.if_(second, |k| {
+        k.copy(&tile, dq, ExecScope::Warpgroup)?;
+        k.arrive_named(BackwardConfig::SUM_BARRIER, 256)
     })
-    .end()
+    .else_(|k| {
+        k.sync_named(BackwardConfig::SUM_BARRIER, 256)?;
+        let theirs = k.reg::<ty::U32>();
+        k.add(theirs, stage, BackwardConfig::BLOCK_M * slab * 4)?;
+        let Some(frag) = dq.fragment().cloned() else {
+            return Err(k.error("dQ is a register fragment"));
+        };
+        let other = k.alloc_fragment::<ty::F32>("dq_theirs", frag)?;
+        k.copy(&other, &tile_at(theirs), ExecScope::Warpgroup)?;
+        let (Some(mine), Some(add)) = (dq.regs().map(<[_]>::to_vec), other.regs()) else {
+            return Err(k.error("dQ is a register fragment"));
+        };
+        for (&x, &y) in mine.iter().zip(add) {
+            k.add(x, x, y)?;
+        }
+        reduce(k)
+    })
 }
 
 /// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA
@@ -995,7 +1284,7 @@ fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Va
     for &x in &dk {
         k.mul(x, x, args.scale)?;
     }
-    for (acc, out) in [(&r.dk, &args.dk), (&r.dv, &args.dv)] {
+    for (acc, out) in [&r.dk, &r.dv].into_iter().zip(&args.grads) {
         let Some(frag) = acc.fragment().cloned() else {
             return Err(k.error("dK and dV are register fragments"));
         };
@@ -1006,13 +1295,19 @@ fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Va
             .collect();
         let packed = TileRef::registers(T::DTYPE, frag, pairs);
         k.cast(&packed, acc, ExecScope::Warpgroup)?;
-        let origin = [
-            Expr::from(w.batch),
-            key0.into(),
-            w.kv_head.into(),
-            Expr::from(0u32),
-        ];
-        let view = k.rows_until(out, &origin, 1, [64, d], None)?;
+        // Packed, the rows end with the sequence (its offsets read again rather than held
+        // through the loop); else with the tensor's `seqlen_k`.
+        let (origin, row_dim, end) = match args.offs.as_ref().and_then(|o| o.cu_k.as_ref()) {
+            Some(cu_k) => {
+                let (k0, sk) = sequence(k, cu_k, w.seq.batch, ["k_first", "seqlen_k"])?;
+                let origin = vec![key0 + k0, w.kv_head.into()];
+                (origin, 0, Some(Expr::from(k0) + sk))
+            }
+            None => (w.kv_at(key0.into()), 1, None),
+        };
+        let mut origin = origin;
+        origin.push(Expr::from(0u32));
+        let view = k.rows_until(out, &origin, row_dim, [64, d], end)?;
         k.copy(&view, &packed, ExecScope::Warpgroup)?;
     }
     Ok(())

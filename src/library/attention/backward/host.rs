@@ -12,57 +12,64 @@ use crate::runtime::{
     TensorRef,
 };
 
-use super::super::{AttentionError, ShapeError};
+use super::super::host::check_operands;
+use super::super::{AttentionError, VarlenArgs};
 use super::BackwardConfig;
 
 /// One call's operands on memory the caller owns ([`AttentionBackward::run_borrowed`]): the
 /// forward's inputs `q` `[batch, seqlen_q, heads, d]`, `k` and `v` `[batch, seqlen_k,
-/// kv_heads, d]`, its output `o` (like `q`) and log-sum-exp `lse` `[batch, heads, seqlen_q]`
-/// f32, the output's gradient `d_o` (like `q`), the gradients written (`dq` like `q`, `dk` and
-/// `dv` like `k`), and the softmax scale the forward used.
+/// kv_heads, d]`, its output `o` (like `q`), the output's gradient `d_o` (like `q`), its
+/// log-sum-exp `lse` `[batch, heads, seqlen_q]` f32, the gradients written (`dq` like `q`, `dk`
+/// and `dv` like `k`, each KV head's summed over its query heads), and the softmax scale the
+/// forward used; packed sequences ([`BackwardConfig::varlen`]) take rank-3 tensors (`[total,
+/// heads, d]`, `lse` `[heads, total_q]`, as the forward's) and their offsets in `seqs`.
 pub struct BackwardArgs<'a> {
-    /// The queries.
-    pub q: TensorRef<'a>,
-    /// The keys.
-    pub k: TensorRef<'a>,
-    /// The values.
-    pub v: TensorRef<'a>,
-    /// The forward's output.
-    pub o: TensorRef<'a>,
+    /// `[q, k, v, o, d_o]`.
+    pub inputs: [TensorRef<'a>; 5],
     /// The forward's row log-sum-exp (natural log).
     pub lse: TensorRef<'a>,
-    /// The gradient of the loss with respect to `o`.
-    pub d_o: TensorRef<'a>,
-    /// Q's gradient, written.
-    pub dq: TensorMut<'a>,
-    /// K's gradient, written (summed over each KV head's query heads).
-    pub dk: TensorMut<'a>,
-    /// V's gradient, written (summed likewise).
-    pub dv: TensorMut<'a>,
+    /// `[dq, dk, dv]`, written.
+    pub grads: [TensorMut<'a>; 3],
     /// The softmax scale.
     pub scale: f32,
+    /// Packed sequences' offsets, or `None` for batched tensors.
+    pub seqs: Option<BackwardSeqs<'a>>,
+}
+
+/// Packed sequences' offsets for the backward: the forward's ([`VarlenArgs`]: `cu_seqlens_q`,
+/// `cu_seqlens_k`, the longest query sequence, which sizes the preprocess and convert grids)
+/// and the longest key sequence, which sizes the main kernel's.
+pub struct BackwardSeqs<'a> {
+    /// The offsets and the longest query sequence.
+    pub offsets: VarlenArgs<'a>,
+    /// The longest key sequence (at least each `cu_seqlens_k[b + 1] - cu_seqlens_k[b]`; a
+    /// smaller value leaves the keys past it without gradients).
+    pub max_seqlen_k: u32,
 }
 
 impl<'a> BackwardArgs<'a> {
-    /// The operands as views of device tensors: `q`, `k`, `v`, `o` and `d_o`, `lse`, the
-    /// gradients `dq`, `dk`, `dv` and the scale.
+    /// The operands of batched sequences as views of device tensors: `q`, `k`, `v`, `o` and
+    /// `d_o`, `lse`, the gradients `dq`, `dk`, `dv` and the scale.
     pub fn new<T: Element>(
-        [q, k, v, o, d_o]: [&'a DeviceTensor<T>; 5],
+        inputs: [&'a DeviceTensor<T>; 5],
         lse: &'a DeviceTensor<f32>,
-        [dq, dk, dv]: [&'a mut DeviceTensor<T>; 3],
+        grads: [&'a mut DeviceTensor<T>; 3],
         scale: f32,
     ) -> BackwardArgs<'a> {
         BackwardArgs {
-            q: q.into(),
-            k: k.into(),
-            v: v.into(),
-            o: o.into(),
+            inputs: inputs.map(TensorRef::from),
             lse: lse.into(),
-            d_o: d_o.into(),
-            dq: dq.into(),
-            dk: dk.into(),
-            dv: dv.into(),
+            grads: grads.map(TensorMut::from),
             scale,
+            seqs: None,
+        }
+    }
+
+    /// The same operands as packed sequences at the offsets `seqs` (rank-3 tensors).
+    pub fn packed(self, seqs: BackwardSeqs<'a>) -> BackwardArgs<'a> {
+        BackwardArgs {
+            seqs: Some(seqs),
+            ..self
         }
     }
 }
@@ -124,84 +131,62 @@ impl AttentionBackward {
     pub fn run<T: Element>(
         &self,
         stream: &Arc<CudaStream>,
-        [q, k, v, o, d_o]: [&DeviceTensor<T>; 5],
+        inputs: [&DeviceTensor<T>; 5],
         lse: &DeviceTensor<f32>,
-        [dq, dk, dv]: [&mut DeviceTensor<T>; 3],
+        grads: [&mut DeviceTensor<T>; 3],
         scale: f32,
     ) -> Result<(), AttentionError> {
-        let args = BackwardArgs::new([q, k, v, o, d_o], lse, [dq, dk, dv], scale);
-        self.run_borrowed(stream, args)
+        self.run_borrowed(stream, BackwardArgs::new(inputs, lse, grads, scale))
     }
 
     /// The gradients on memory the caller owns: the checks the signatures cannot make first
     /// (nothing is enqueued when one fails), then the preprocess, main and convert kernels on
-    /// `stream`.
+    /// `stream`; batched tensors (rank 4) without [`BackwardArgs::seqs`], packed ones (rank 3)
+    /// with them.
     pub fn run_borrowed(
         &self,
         stream: &Arc<CudaStream>,
         args: BackwardArgs<'_>,
     ) -> Result<(), AttentionError> {
         let BackwardArgs {
-            q,
-            k,
-            v,
-            o,
+            inputs,
             lse,
-            d_o,
-            mut dq,
-            mut dk,
-            mut dv,
+            grads,
             scale,
+            seqs,
         } = args;
-        let want = self.cfg.dtype;
-        for (tensor, d) in [
-            ("q", q.desc()),
-            ("k", k.desc()),
-            ("v", v.desc()),
-            ("o", o.desc()),
-            ("d_o", d_o.desc()),
-            ("dq", dq.desc()),
-            ("dk", dk.desc()),
-            ("dv", dv.desc()),
-        ] {
-            if d.shape.len() != 4 {
-                let shape = d.shape.clone();
-                return Err(ShapeError::Rank {
-                    tensor,
-                    shape,
-                    rank: 4,
-                }
-                .into());
-            }
-            if d.dtype != want {
-                let got = d.dtype;
-                return Err(ShapeError::DType { tensor, got, want }.into());
-            }
-        }
+        let descs = inputs
+            .iter()
+            .map(|t| t.desc())
+            .chain(grads.iter().map(|t| t.desc()));
+        let names = ["q", "k", "v", "o", "d_o", "dq", "dk", "dv"];
+        let named: Vec<_> = names.into_iter().zip(descs).collect();
+        let packing = (self.cfg.varlen, seqs.is_some());
+        let rank = check_operands(packing, self.cfg.dtype, &named)?;
+        let [q, k, v, o, d_o] = inputs;
         let qs = q.desc().shape.clone();
-        let (heads, kv_heads) = (qs[2], k.desc().shape[2]);
-        if kv_heads == 0 || heads % kv_heads != 0 {
-            return Err(ShapeError::Heads { heads, kv_heads }.into());
-        }
+        let heads = qs[rank - 2];
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signatures' to check.
-        let (batch, seqlen_q) = (qs[0], qs[1]);
-        // D and LSE · log2 e: rows padded to a query block (the kernels' `stat_len`).
+        // D and LSE · log2 e: rows padded to query blocks (the kernels' `stat_len`): each
+        // sequence's own, or packed `(total_q / 64 + batch) · 64`.
         let block = BackwardConfig::BLOCK_M as usize;
-        let stats = vec![batch, heads, seqlen_q.div_ceil(block) * block];
+        let (lead, padded) = match &seqs {
+            None => (vec![qs[0], heads], qs[1].div_ceil(block) * block),
+            Some(s) => {
+                let batch = s.offsets.cu_seqlens_q.desc().shape[0].saturating_sub(1);
+                (vec![heads], (qs[0] / block + batch) * block)
+            }
+        };
+        let stats = [lead.as_slice(), &[padded]].concat();
         let n_stats: usize = stats.iter().product();
         // dQ's accumulator: each query block's rows in tiles of 64 columns (the kernels'
-        // `dq_accum`).
-        let (slab, d) = (BackwardConfig::SLAB as usize, qs[3]);
-        let acc_shape = vec![
-            batch,
-            heads,
-            seqlen_q.div_ceil(block),
-            d / slab,
-            block,
-            slab,
-        ];
+        // `dq_accum`), and the deterministic mode's counter a tile.
+        let (slab, d) = (BackwardConfig::SLAB as usize, qs[rank - 1]);
+        let turn_shape = [lead.as_slice(), &[padded / block, d / slab]].concat();
+        let acc_shape = [turn_shape.as_slice(), &[block, slab]].concat();
         let n_q: usize = acc_shape.iter().product();
+        let n_turns: usize = turn_shape.iter().product();
         // The workspace, grown when too small; a poisoned lock only means a launch failed.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         let Workspace {
@@ -210,8 +195,6 @@ impl AttentionBackward {
             dq: acc,
             turns,
         } = &mut *ws;
-        let turn_shape = acc_shape[..4].to_vec();
-        let n_turns: usize = turn_shape.iter().product();
         let (dd, lse2, acc, turns) = (
             grown(dd, n_stats, stream)?,
             grown(lse2, n_stats, stream)?,
@@ -228,6 +211,7 @@ impl AttentionBackward {
         let mut lse2_t = TensorMut::view(&mut lse2_view, stats)?;
         let mut acc_t = TensorMut::view(&mut acc_view, acc_shape)?;
         let mut turn_t = TensorMut::view(&mut turn_view, turn_shape)?;
+        let [mut dq, mut dk, mut dv] = grads;
         let mut pre = vec![
             o.into(),
             d_o.clone().into(),
@@ -237,6 +221,7 @@ impl AttentionBackward {
             acc_t.reborrow().into(),
             turn_t.reborrow().into(),
         ];
+        pre.extend(seq_args(&seqs, false));
         self.launch(&self.preprocess, stream, &mut pre)?;
         let mut main = vec![
             q.into(),
@@ -251,8 +236,10 @@ impl AttentionBackward {
             dv.reborrow().into(),
             Arg::scalar(scale),
         ];
+        main.extend(seq_args(&seqs, true));
         self.launch(&self.main, stream, &mut main)?;
         let mut conv = vec![acc_t.into(), dq.reborrow().into(), Arg::scalar(scale)];
+        conv.extend(seq_args(&seqs, false));
         self.launch(&self.convert, stream, &mut conv)?;
         Ok(())
     }
@@ -266,5 +253,22 @@ impl AttentionBackward {
     ) -> Result<(), RuntimeError> {
         kernel.launch_within(stream, args, self.limit)?;
         Ok(())
+    }
+}
+
+/// Packed sequences' last arguments of a kernel: the offsets and the longest sequence its grid
+/// covers (`keys`: the main kernel's, `cu_seqlens_k` and `max_seqlen_k` too); none batched.
+fn seq_args<'x>(seqs: &'x Option<BackwardSeqs<'_>>, keys: bool) -> Vec<Arg<'x>> {
+    let Some(s) = seqs else {
+        return Vec::new();
+    };
+    let o = &s.offsets;
+    match keys {
+        true => vec![
+            o.cu_seqlens_q.clone().into(),
+            o.cu_seqlens_k.clone().into(),
+            Arg::scalar(s.max_seqlen_k),
+        ],
+        false => vec![o.cu_seqlens_q.clone().into(), Arg::scalar(o.max_seqlen_q)],
     }
 }

@@ -1,23 +1,26 @@
 //! Attention backward for Hopper in the FlashAttention-2/3 shape: the gradients `dQ`, `dK`,
 //! `dV` of the forward ([`super::build`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
 //! f16 in and out with f32 accumulation, head dims 64 and 128, causal or not, grouped-query
-//! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths.
-//! Tensors are the forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`.
+//! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths,
+//! batched or packed variable-length sequences ([`BackwardConfig::varlen`]). Tensors are the
+//! forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`; packed, `[total,
+//! heads, dim]` and LSE `[heads, total_q]` with the offsets `cu_seqlens_q`, `cu_seqlens_k`.
 //!
 //! Three kernels ([`build_preprocess`], [`build_main`], [`build_convert`]):
 //!
 //! - preprocess: `D_i = Σ dO_i ∘ O_i` and `LSE_i · log2 e` (`+inf` for a row that saw no key,
 //!   so its probabilities are 0) per query row and head, f32, and the f32 `dQ` accumulator
 //!   zeroed;
-//! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and batch; a producer
+//! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and sequence; a producer
 //!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
 //!   through a [`crate::parts::Ring`] by TMA, over the query heads of the KV head's group in
 //!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them), staged in shared memory (128-byte swizzle) and
-//!   reduced into the f32 accumulator with one `cp.reduce.async.bulk`
+//!   d64 its own keys' part of all of them, the second's added to the first's through shared
+//!   memory: [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
+//!   stores) and reduced into the f32 accumulator with one `cp.reduce.async.bulk`
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
 //!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
 //!   under `Pᵀ`, `dV` under `dSᵀ`'s store and barrier, and `dK` under dQ's reduction and the wait
@@ -30,8 +33,8 @@ mod host;
 mod reference;
 
 pub use build::{build_convert, build_main, build_preprocess};
-pub use host::{AttentionBackward, BackwardArgs};
-pub use reference::reference_backward;
+pub use host::{AttentionBackward, BackwardArgs, BackwardSeqs};
+pub use reference::{reference_backward, reference_backward_varlen};
 
 use crate::parts::WarpSpecialized;
 use ptx_isa::ScalarType;
@@ -59,6 +62,19 @@ pub struct BackwardConfig {
     /// the next), so the gradients are bit-identical run to run (dK and dV always are: a CTA
     /// sums its KV head's group in a fixed order). Implies the bulk reduction.
     pub deterministic: bool,
+    /// Packed variable-length sequences, as the forward's [`super::AttentionConfig::varlen`]:
+    /// sequence `b`'s queries rows `cu_seqlens_q[b]..cu_seqlens_q[b + 1]` of Q, O, dO and dQ,
+    /// its keys rows `cu_seqlens_k[b]..` of K, V, dK and dV; the grids cover the longest
+    /// sequences ([`BackwardSeqs`]).
+    pub varlen: bool,
+    /// At head dim 64, where each consumer warpgroup's `dQ` is its own 64 keys' partial sum
+    /// over all of dQ's columns: the second warpgroup's partial handed to the first through
+    /// shared memory and added there, so one bulk reduction of 16 KB a query block goes to L2
+    /// instead of two (FlashAttention-3's dQ traffic per key and query there; 5-6% faster on
+    /// an H200, BENCHMARKS.md), the default; else each partial reduced on its own. With the
+    /// bulk reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing
+    /// to sum.
+    pub dq_summed: bool,
 }
 
 impl BackwardConfig {
@@ -73,15 +89,20 @@ impl BackwardConfig {
     pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
     /// The named barrier (PTX ISA 9.7.13.1; 0 is the CTA's) at which both consumer
     /// warpgroups meet once their halves of `dSᵀ` are in shared memory; at head dim 64, where
-    /// each reads only its own half, consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
+    /// each reads only its own half, with the partial `dQ`s reduced on their own
+    /// ([`BackwardConfig::dq_summed`] off) consumer `c`'s 128 threads meet at `DS_BARRIER + c`.
     pub const DS_BARRIER: u32 = 1;
     /// Consumer `c`'s 128 threads meet at `DQ_BARRIER + c` once its `dQ` is staged
     /// ([`BackwardConfig::dq_bulk`]).
     pub const DQ_BARRIER: u32 = 3;
+    /// With [`BackwardConfig::dq_summed`], the second consumer warpgroup arrives here once its
+    /// partial `dQ` is staged, and the first waits for it (256 threads).
+    pub const SUM_BARRIER: u32 = 5;
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
 
-    /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages.
+    /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
+    /// bulk (at head dim 64 the warpgroups' partials summed first).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
@@ -90,6 +111,37 @@ impl BackwardConfig {
             stages: 2,
             dq_bulk: true,
             deterministic: false,
+            varlen: false,
+            dq_summed: true,
+        }
+    }
+
+    /// The same configuration with each warpgroup's partial `dQ` reduced on its own
+    /// ([`BackwardConfig::dq_summed`] off).
+    pub fn with_partial_dq(self) -> BackwardConfig {
+        BackwardConfig {
+            dq_summed: false,
+            ..self
+        }
+    }
+
+    /// Whether the partial `dQ`s are summed: [`BackwardConfig::dq_summed`] at head dim 64
+    /// with the bulk reduction.
+    pub fn sums_dq(&self) -> bool {
+        self.dq_summed && self.reduces_partials()
+    }
+
+    /// Whether each warpgroup's `dQ` is a partial sum reduced in bulk (head dim 64).
+    fn reduces_partials(&self) -> bool {
+        self.head_dim == Self::SLAB && self.bulk_dq()
+    }
+
+    /// The same configuration over packed variable-length sequences
+    /// ([`BackwardConfig::varlen`]).
+    pub fn with_varlen(self) -> BackwardConfig {
+        BackwardConfig {
+            varlen: true,
+            ..self
         }
     }
 
@@ -119,7 +171,9 @@ impl BackwardConfig {
 
     /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
     /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
-    /// deterministic mode.
+    /// deterministic mode; over packed sequences the bulk reduction and (bf16) the
+    /// deterministic mode; at head dim 64 also with the partial `dQ`s reduced on their own
+    /// (bf16 also deterministic and packed).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
@@ -131,20 +185,39 @@ impl BackwardConfig {
                         out.push(cfg.with_red_dq());
                         out.push(cfg.with_deterministic());
                     }
+                    out.push(cfg.with_varlen());
+                    if dtype == ScalarType::Bf16 {
+                        out.push(cfg.with_varlen().with_deterministic());
+                    }
+                    if head_dim == 64 {
+                        out.push(cfg.with_partial_dq());
+                        if dtype == ScalarType::Bf16 {
+                            out.push(cfg.with_partial_dq().with_deterministic());
+                            out.push(cfg.with_partial_dq().with_varlen());
+                        }
+                    }
                 }
             }
         }
         out
     }
 
-    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_red` with `dQ` added
-    /// by `red.global.add.f32`, `_det` in the deterministic mode.
+    /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
+    /// sequences, `_partials` with the partial `dQ`s reduced on their own
+    /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
+    /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
+            if self.varlen { "_varlen" } else { "" },
+            if self.reduces_partials() && !self.dq_summed {
+                "_partials"
+            } else {
+                ""
+            },
             match (self.deterministic, self.bulk_dq()) {
                 (true, _) => "_det",
                 (false, true) => "",
@@ -220,32 +293,54 @@ impl BackwardConfig {
 mod tests {
     use super::*;
 
+    /// Every configuration the library builds validates, with a distinct name; what it
+    /// refuses comes back as a typed error.
     #[test]
     fn configurations_validate_and_refuse_with_typed_errors() {
-        for c in BackwardConfig::all() {
-            c.validate().unwrap();
+        let all = BackwardConfig::all();
+        assert!(all.iter().all(|c| c.validate().is_ok()));
+        let names: std::collections::HashSet<String> = all.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), all.len());
+        let bf16 = |d: u32| BackwardConfig::new(ScalarType::Bf16, d, true);
+        let refused = [
+            (bf16(256), AttentionConfigError::BackwardHeadDim(256)),
+            (
+                BackwardConfig::new(ScalarType::F32, 128, false),
+                AttentionConfigError::DType(ScalarType::F32),
+            ),
+        ];
+        for (c, e) in refused {
+            assert_eq!(c.validate(), Err(e));
         }
-        let c = BackwardConfig::new(ScalarType::Bf16, 256, false);
-        assert_eq!(
-            c.validate(),
-            Err(AttentionConfigError::BackwardHeadDim(256))
-        );
-        let c = BackwardConfig::new(ScalarType::F32, 128, false);
-        assert_eq!(
-            c.validate(),
-            Err(AttentionConfigError::DType(ScalarType::F32))
-        );
-        let c = BackwardConfig {
+        let empty = BackwardConfig {
             stages: 0,
-            ..BackwardConfig::new(ScalarType::Bf16, 128, true)
+            ..bf16(128)
         };
         assert!(matches!(
-            c.validate(),
+            empty.validate(),
             Err(AttentionConfigError::Stages { stages: 0, .. })
         ));
-        assert_eq!(
-            BackwardConfig::new(ScalarType::Bf16, 128, true).name(),
-            "attention_bwd_bf16_d128_causal"
-        );
+        let named = [
+            (bf16(128), "attention_bwd_bf16_d128_causal"),
+            (
+                bf16(64)
+                    .with_varlen()
+                    .with_partial_dq()
+                    .with_deterministic(),
+                "attention_bwd_bf16_d64_causal_varlen_partials_det",
+            ),
+            // Nothing to sum at d128, nor with `red`.
+            (
+                bf16(128).with_partial_dq(),
+                "attention_bwd_bf16_d128_causal",
+            ),
+            (
+                bf16(64).with_partial_dq().with_red_dq(),
+                "attention_bwd_bf16_d64_causal_red",
+            ),
+        ];
+        for (c, name) in named {
+            assert_eq!(c.name(), name);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! and V for the forward [`super::super::reference`] computes (the causal mask aligned to the
 //! bottom right, grouped-query heads), and its check against finite differences.
 
-use super::super::AttentionShape;
+use super::super::{AttentionShape, VarlenShape};
 
 /// The gradients `(dQ, dK, dV)` of attention for `q` `[b, sq, h, d]`, `k`, `v` `[b, sk, hk, d]`
 /// and the output's gradient `d_o` `[b, sq, h, d]` (row major; `dQ` like `q`, `dK` and `dV` like
@@ -31,6 +31,51 @@ pub fn reference_backward(
     );
     let narrow = |x: Vec<f64>| x.into_iter().map(|v| v as f32).collect::<Vec<f32>>();
     (narrow(dq), narrow(dk), narrow(dv))
+}
+
+/// The gradients of packed sequences ([`VarlenShape`]): [`reference_backward`] on each
+/// sequence (its own lengths and causal alignment), `dQ` `[total_q, heads, d]` like `q`, `dK`
+/// and `dV` `[total_k, kv_heads, d]` like `k`; a sequence whose rows are past the tensors'
+/// ends is left out (its gradients 0).
+pub fn reference_backward_varlen(
+    [q, k, v, d_o]: [&[f32]; 4],
+    s: &VarlenShape,
+    causal: bool,
+    scale: f32,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let (qw, kw) = (s.heads * s.head_dim, s.kv_heads * s.head_dim);
+    let (total_q, total_k) = s.totals();
+    let (mut dq, mut dk, mut dv) = (
+        vec![0f32; total_q * qw],
+        vec![0f32; total_k * kw],
+        vec![0f32; total_k * kw],
+    );
+    for ((q0, sq), (k0, sk)) in s.sequences() {
+        let (qr, kr) = (q0 * qw..(q0 + sq) * qw, k0 * kw..(k0 + sk) * kw);
+        let (Some(qs), Some(ks), Some(vs), Some(dos)) = (
+            q.get(qr.clone()),
+            k.get(kr.clone()),
+            v.get(kr.clone()),
+            d_o.get(qr.clone()),
+        ) else {
+            continue;
+        };
+        let one = AttentionShape {
+            batch: 1,
+            seqlen_q: sq,
+            seqlen_k: sk,
+            heads: s.heads,
+            kv_heads: s.kv_heads,
+            head_dim: s.head_dim,
+        };
+        let (a, b, c) = reference_backward(qs, ks, vs, dos, one, causal, scale);
+        for (dst, src, r) in [(&mut dq, a, &qr), (&mut dk, b, &kr), (&mut dv, c, &kr)] {
+            if let Some(d) = dst.get_mut(r.clone()) {
+                d.copy_from_slice(&src);
+            }
+        }
+    }
+    (dq, dk, dv)
 }
 
 /// The keys query `i` sees: all `sk`, or with the causal mask those `j <= i + sk - sq`.
@@ -149,6 +194,55 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Packed sequences of equal lengths are the batched problem; a ragged pack's second
+    /// sequence is its own problem.
+    #[test]
+    fn the_packed_gradients_are_each_sequences() {
+        let (sq, sk, h, hk, d) = (3, 5, 2, 1, 4);
+        let x = |n: usize, salt: f32| -> Vec<f32> {
+            (0..n).map(|i| ((i as f32 + salt) * 0.37).sin()).collect()
+        };
+        let (nq, nk) = (2 * sq * h * d, 2 * sk * hk * d);
+        let (q, k, v, d_o) = (x(nq, 0.0), x(nk, 1.0), x(nk, 2.0), x(nq, 3.0));
+        // The ragged pack's second sequence, and the batch of two of the equal pack.
+        let one = AttentionShape {
+            batch: 1,
+            seqlen_q: 2,
+            seqlen_k: 5,
+            heads: h,
+            kv_heads: hk,
+            head_dim: d,
+        };
+        let batched = AttentionShape {
+            batch: 2,
+            seqlen_q: sq,
+            seqlen_k: sk,
+            ..one
+        };
+        let packed = VarlenShape::from_lengths(&[(sq, sk); 2], h, hk, d);
+        for causal in [false, true] {
+            let want = reference_backward(&q, &k, &v, &d_o, batched, causal, 0.5);
+            let got = reference_backward_varlen([&q, &k, &v, &d_o], &packed, causal, 0.5);
+            assert_eq!(want, got);
+        }
+        let ragged = VarlenShape::from_lengths(&[(1, 2), (2, 5)], h, hk, d);
+        let (dq, dk, dv) = reference_backward_varlen([&q, &k, &v, &d_o], &ragged, true, 0.5);
+        let (qr, kr) = (h * d..3 * h * d, 2 * hk * d..7 * hk * d);
+        let (wq, wk, wv) = reference_backward(
+            &q[qr.clone()],
+            &k[kr.clone()],
+            &v[kr.clone()],
+            &d_o[qr.clone()],
+            one,
+            true,
+            0.5,
+        );
+        assert_eq!(
+            (&dq[qr], &dk[kr.clone()], &dv[kr]),
+            (&wq[..], &wk[..], &wv[..])
+        );
     }
 
     /// On a tiny problem with grouped heads, more queries than keys under the causal mask (a
