@@ -1,11 +1,13 @@
 //! Decode attention: GB/s of K and V read and tokens per second of the library's kernel on the
 //! issue's problems (bf16, 32 query heads over 8 KV heads, head dim 128, one new token: batch x
-//! context 64 x 4k, 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k; and 32 x 16k with 4 new tokens), each
-//! on a contiguous cache (one page a sequence, the memory torch's SDPA reads), on paged caches
-//! of 16- and 64-token pages in a shuffled block table, and on FP8 e4m3 caches (contiguous and
-//! 16-token pages, per-head scales); one sequence of 128k also with 33 and 66 splits beside the
-//! launcher's choice. Each timed [`REPEATS`] times in turn, a row each (the tables take the
-//! median); each time the median of 20 launches from a cold L2.
+//! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
+//! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
+//! shuffled block table, and on FP8 e4m3 caches (contiguous and 16-token pages, per-head
+//! scales); the split problems also with other split counts beside the launcher's choice
+//! ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times in turn, a row each (the tables take the
+//! median); each time the median of 20 launches from a cold L2. The caches are filled on the
+//! device from one random block (the values do not change the time). `PTXKIT_DECODE_BENCH`, when
+//! set, keeps only the rows whose `{batch}x{context} {cache}` contains it (a profiler's run).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -38,14 +40,15 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 /// The problems: `(batch, context, new tokens)`.
-const PROBLEMS: [(usize, usize, usize); 6] = [
-    (64, 4096, 1),
+const PROBLEMS: [(usize, usize, usize); 4] = [
     (32, 4096, 1),
     (32, 16384, 1),
     (8, 65536, 1),
     (1, 131072, 1),
-    (32, 16384, 4),
 ];
+
+/// Split counts timed beside the launcher's choice on the contiguous bf16 cache, by batch.
+const FORCED_SPLITS: [(usize, &[usize]); 2] = [(8, &[8, 33]), (1, &[29, 66])];
 
 /// A cache tensor: bf16 or FP8 e4m3.
 enum Kv {
@@ -89,25 +92,15 @@ fn cache(
     }
     let shape = vec![pages, page, KV_HEADS, D];
     let n: usize = shape.iter().product();
-    // One random draw repeated: the values do not change the time.
-    let draw = rng.vec_f32(1 << 20);
+    // One random block copied over the cache on the device: the values do not change the time.
+    let draw = rng.vec_f32(BLOCK);
     let kv = |shape: Vec<usize>| -> Result<Kv, RuntimeError> {
         Ok(if fp8 {
-            let d: Vec<E4m3> = draw
-                .iter()
-                .map(|&x| E4m3::from_f32(x))
-                .cycle()
-                .take(n)
-                .collect();
-            Kv::E4m3(DeviceTensor::from_host(&stream, &d, shape)?)
+            let d: Vec<E4m3> = draw.iter().map(|&x| E4m3::from_f32(x)).collect();
+            Kv::E4m3(filled(&stream, &d, n, shape)?)
         } else {
-            let d: Vec<half::bf16> = draw
-                .iter()
-                .map(|&x| half::bf16::from_f32(x))
-                .cycle()
-                .take(n)
-                .collect();
-            Kv::Bf16(DeviceTensor::from_host(&stream, &d, shape)?)
+            let d: Vec<half::bf16> = draw.iter().map(|&x| half::bf16::from_f32(x)).collect();
+            Kv::Bf16(filled(&stream, &d, n, shape)?)
         })
     };
     let (k, v) = (kv(shape.clone())?, kv(shape)?);
@@ -128,6 +121,26 @@ fn cache(
     })
 }
 
+/// Elements of the random block a cache is filled with.
+const BLOCK: usize = 1 << 20;
+
+/// A device tensor of `n` elements and `shape`: `block` uploaded once and copied over it on the
+/// device.
+fn filled<T: ptxkit::runtime::Element + cudarc::driver::ValidAsZeroBits>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    block: &[T],
+    n: usize,
+    shape: Vec<usize>,
+) -> Result<DeviceTensor<T>, RuntimeError> {
+    let src = stream.clone_htod(block)?;
+    let mut dst = stream.alloc_zeros::<T>(n)?;
+    for at in (0..n).step_by(block.len().max(1)) {
+        let len = block.len().min(n - at);
+        stream.memcpy_dtod(&src.slice(0..len), &mut dst.slice_mut(at..at + len))?;
+    }
+    DeviceTensor::new(dst, shape)
+}
+
 /// The median ms of the decode on `cache` with `splits` (the launcher's choice for `None`).
 #[allow(clippy::too_many_arguments)]
 fn time(
@@ -138,7 +151,7 @@ fn time(
     lens: &DeviceTensor<i32>,
     o: &mut DeviceTensor<half::bf16>,
     ctx: usize,
-    splits: Option<usize>,
+    (splits, check): (Option<usize>, bool),
 ) -> Result<f64, String> {
     let stream = dev.default_stream();
     let scale = 1.0 / (D as f32).sqrt();
@@ -163,11 +176,13 @@ fn time(
                 reason: e.to_string(),
             })
     };
-    // One launch waited for first, so a hang fails its row instead of blocking the rest.
-    let first = Decode::new(dev, *dec.config()).map(|d| d.with_limit(LIMIT));
-    first
-        .map_err(|e| e.to_string())
-        .and_then(|d| run(&d).map_err(|e| format!("the first launch: {e}")))?;
+    if check {
+        // One launch waited for first, so a hang fails its row instead of blocking the rest.
+        let first = Decode::new(dev, *dec.config()).map(|d| d.with_limit(LIMIT));
+        first
+            .map_err(|e| e.to_string())
+            .and_then(|d| run(&d).map_err(|e| format!("the first launch: {e}")))?;
+    }
     median_ms_cold::<RuntimeError>(&stream, 3, 20, || run(dec)).map_err(|e| e.to_string())
 }
 
@@ -180,10 +195,11 @@ fn layouts(batch: usize) -> Vec<(String, Option<usize>, bool, Option<usize>)> {
         ("contiguous e4m3".to_string(), None, true, None),
         ("paged 16 e4m3".to_string(), Some(16), true, None),
     ];
-    if batch == 1 {
-        // Other splits of one long sequence beside the launcher's choice.
-        for s in [33, 66] {
-            out.push((format!("contiguous, {s} splits"), None, false, Some(s)));
+    for (b, splits) in FORCED_SPLITS {
+        if b == batch {
+            for &s in splits {
+                out.push((format!("contiguous, {s} splits"), None, false, Some(s)));
+            }
         }
     }
     out
@@ -235,7 +251,12 @@ fn gpu(_c: &mut Criterion) {
         // The caches loaded side by side, timed in turn REPEATS times (a drift of the clocks
         // reaches them alike).
         let mut loaded = Vec::new();
+        let only = std::env::var("PTXKIT_DECODE_BENCH").ok();
         for (name, page, fp8, splits) in layouts(batch) {
+            let key = format!("{batch}x{ctx} {name}");
+            if only.as_ref().is_some_and(|o| !key.contains(o.as_str())) {
+                continue;
+            }
             let page = page.unwrap_or(ctx);
             let mut cfg = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, page as u32);
             if fp8 {
@@ -255,7 +276,7 @@ fn gpu(_c: &mut Criterion) {
                 (Err(e), _) | (_, Some(Err(e))) => row(&name, fp8, 0, Err(e)),
             }
         }
-        for _ in 0..REPEATS {
+        for repeat in 0..REPEATS {
             for (name, fp8, splits, dec, c) in &loaded {
                 let Some(c) = c
                     .as_ref()
@@ -264,7 +285,7 @@ fn gpu(_c: &mut Criterion) {
                     continue;
                 };
                 let n = splits.unwrap_or_else(|| dec.splits(batch, KV_HEADS, q_len, ctx));
-                let r = time(&dev, dec, &q, c, &lens, &mut o, ctx, *splits);
+                let r = time(&dev, dec, &q, c, &lens, &mut o, ctx, (*splits, repeat == 0));
                 let hung = r.as_ref().is_err_and(|e| e.contains("did not finish"));
                 row(name, *fp8, n, r);
                 if hung {

@@ -64,8 +64,11 @@ fn a_key_tile_is_one_box_a_page_and_slab() {
 fn splits_fill_the_sms() {
     let cfg = DecodeConfig::new(128, 4, 16);
     assert_eq!(cfg.splits(64, 8, 1, 4096, 132), 1);
-    let one = cfg.splits(1, 8, 1, 131072, 132);
-    assert!(one > 16, "{one}");
+    // One 128k sequence over 8 KV heads: 33 splits, two CTAs on each of 132 SMs.
+    assert_eq!(cfg.splits(1, 8, 1, 131072, 132), 33);
+    // Eight sequences of 64k: one wave of 4 splits (256 of 264 slots).
+    assert_eq!(cfg.splits(8, 8, 1, 65536, 132), 4);
+    assert_eq!(cfg.splits(32, 8, 1, 16384, 132), 1);
     assert_eq!(cfg.splits(1, 8, 1, 256, 132), 1);
 }
 

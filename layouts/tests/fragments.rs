@@ -62,6 +62,19 @@ fn mma_m16n8k16_matches_the_ptx_figures() {
         let row = if i < 2 { group(t) } else { group(t) + 8 };
         (row, tig(t) * 2 + (i & 1))
     });
+    // Several accumulators side by side: block j is value 4j + i, shifted 8j columns; at 16
+    // columns the A fragment of the k16 step over them.
+    check(&mma::m16n8k16_c_wide(32).unwrap(), |t, i| {
+        let row = if i % 4 < 2 { group(t) } else { group(t) + 8 };
+        (row, 8 * (i / 4) + tig(t) * 2 + (i & 1))
+    });
+    assert!(
+        mma::m16n8k16_c_wide(16)
+            .unwrap()
+            .compare(&mma::m16n8k16(Operand::A).unwrap())
+            .is_ok()
+    );
+    assert!(mma::m16n8k16_c_wide(12).is_err());
     // CuTe's SM80_16x8x16 CLayout spells the same accumulator.
     assert_eq!(
         mma::m16n8k16(Operand::C).unwrap().layout().to_string(),

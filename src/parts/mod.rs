@@ -15,12 +15,15 @@
 //!   rows a copy engine or a peer GPU brings in chunks).
 //! - [`slabs`]: a `rows x d` tile loaded by TMA as wgmma's 128-byte-swizzled slabs
 //!   ([`load_slabs`]).
+//! - [`fragments`]: a warp's `mma.sync` fed from 8-bit floats in shared memory, converted to
+//!   f16 in registers (an FP8 KV cache's K and V: `library::decode`).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
 //! (`examples/gemm_epilogue.rs`).
 
 pub mod epilogue;
+pub mod fragments;
 pub mod gate;
 pub mod ring;
 pub mod roles;

@@ -34,3 +34,24 @@ pub fn m16n8k16(operand: Operand) -> Result<TvLayout, FragmentError> {
         }
     }
 }
+
+/// The C/D fragment of `n / 8` `mma.m16n8k16` side by side along N (16×n, `4 · n / 8` values):
+/// block `j`'s `c_i` is value `4 j + i`, at row `groupID + 8 * (i >> 1)`, column
+/// `8 j + 2 * threadID_in_group + (i & 1)` (PTX ISA 9.7.14.5.8): the accumulator of a warp's
+/// `16 × n` product done as `n / 8` MMAs. At `n = 16` it is also the A fragment of a k16 step
+/// over those 16 columns (the two blocks' `c0 c1 c2 c3` are `a0..a3` and `a4..a7`), as an
+/// attention's `P` feeds `P·V`.
+pub fn m16n8k16_c_wide(n: i64) -> Result<TvLayout, FragmentError> {
+    if n < 8 || n % 8 != 0 {
+        return Err(FragmentError::Malformed(format!(
+            "{n} columns: a multiple of 8"
+        )));
+    }
+    TvLayout::from_modes(
+        format!("mma.m16n8k16 C x{}", n / 8),
+        16,
+        n,
+        &[(4, 32), (8, 1)],
+        &[(2, 16), (2, 8), (n / 8, 128)],
+    )
+}

@@ -6,7 +6,7 @@
 use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, pool_barrier};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
-use ptx_isa::{Addr, Reg, Target, ty};
+use ptx_isa::{Addr, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
@@ -17,7 +17,10 @@ use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::library::attention::{SoftmaxState, online_softmax, s32, softmax_state};
+use crate::library::attention::{
+    RowGroups, SoftmaxState, online_softmax, row_groups, s32, softmax_state,
+};
+use layouts::fragment::mma::m16n8k16_c_wide;
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -85,8 +88,6 @@ struct Parts<'a> {
     ring: &'a Ring,
     q_s: Reg<ty::U32>,
     q_full: NamedBarrier,
-    /// With an FP8 cache: the f16 K and V tiles the consumer converts each stage into.
-    tiles16: Option<[Reg<ty::U32>; 2]>,
 }
 
 /// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
@@ -118,18 +119,14 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         bytes: cfg.kv_bytes(),
         align: 1024,
     };
-    let tiles16 = if cfg.fp8 {
-        let kt = k.pool_bytes("k16", cfg.tile16_bytes(), 1024)?;
-        Some([kt, k.pool_bytes("v16", cfg.tile16_bytes(), 1024)?])
-    } else {
-        None
-    };
     // One ring of K and V tiles: full takes the producer's arrive.expect_tx, empty the
-    // consumer warpgroup's release.
-    let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &[spec("k"), spec("v")], 1, 1)?;
+    // consumer's releases (its warpgroup's, or each of its warps' over an FP8 cache).
+    let releases = cfg.releases();
+    let tiles = [spec("k"), spec("v")];
+    let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &tiles, 1, releases)?;
     let mut sync = BarrierSync::new(&name, WaitMode::Spin);
     sync.declare_globals(k.module_mut())?;
-    let ring = Ring::declare(&k, &mut sync, "kv", pipe, base, 1)?;
+    let ring = Ring::declare(&k, &mut sync, "kv", pipe, base, releases)?;
     let q_full = pool_barrier(&mut k, &mut sync, "q_full", 1)?;
 
     let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
@@ -150,14 +147,16 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         ring: &ring,
         q_s,
         q_full,
-        tiles16,
     };
     roles.run_synced(
         &mut k,
         tid,
         sync,
         |k, sync| producer(k, &parts, sync, tid),
-        |k, sync, me| consumer(k, &parts, sync, me),
+        |k, sync, me| match cfg.fp8 {
+            true => consumer_fp8(k, &parts, sync, me),
+            false => consumer(k, &parts, sync, me),
+        },
     )?;
     k.finish()
 }
@@ -181,11 +180,11 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
     let q = k.tma_tensor::<Bf16>("q", q_shape.clone(), q_box)?;
     let cache = [e(num_pages), e(page_size), e(kv_heads), Expr::from(d)];
     let mut declare_cache = |name: &str| -> Result<Cache> {
-        let page_box = TmaBox::new([1, cfg.page_rows, 1, cfg.cache_slab()]);
+        let page_box =
+            TmaBox::new([1, cfg.page_rows, 1, cfg.cache_slab()]).swizzle(cfg.cache_swizzle());
         Ok(if cfg.fp8 {
             Cache::E4m3(k.tma_tensor::<ty::E4m3>(name, cache.clone(), page_box)?)
         } else {
-            let page_box = page_box.swizzle(SwizzleMode::B128);
             Cache::Bf16(k.tma_tensor::<Bf16>(name, cache.clone(), page_box)?)
         })
     };
@@ -283,12 +282,13 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, slab, rows) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB, cfg.page_rows);
     let slabs = cfg.head_dim / slab;
-    // The cache's boxes: 64 bf16 columns, 128-byte swizzled, or a whole e4m3 row unswizzled.
+    // The cache's boxes: one swizzle span of columns (64 bf16, or 128 e4m3; 64 at d 64).
     let (cache_slab, cache_slabs) = (cfg.cache_slab(), cfg.head_dim / cfg.cache_slab());
-    let (cache_dt, cache_swizzle) = if cfg.fp8 {
-        (ptx_isa::ScalarType::E4m3, SwizzleMode::None)
+    let cache_swizzle = cfg.cache_swizzle();
+    let cache_dt = if cfg.fp8 {
+        ptx_isa::ScalarType::E4m3
     } else {
-        (ptx_isa::ScalarType::Bf16, SwizzleMode::B128)
+        ptx_isa::ScalarType::Bf16
     };
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
@@ -297,7 +297,7 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
         sync.arrive_expect_tx(k.isa(), p.q_full.at, p.q_full.addr, q_bytes)?;
         for s in 0..slabs {
             let dst = k.reg::<ty::U32>();
-            k.add(dst, p.q_s, s * DecodeConfig::ROWS * slab * 2)?;
+            k.add(dst, p.q_s, s * cfg.rows() * slab * 2)?;
             let tile =
                 TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, q_rows, slab, dst, 1024)
                     .with_swizzle(SwizzleMode::B128);
@@ -364,39 +364,23 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
     .end()
 }
 
-/// The consumer warpgroup: the group's query rows (row `r` is token `r / group`, head
-/// `r % group` of the KV head's group), `S = Q·Kᵀ` for each key tile, the mask on tiles that
-/// reach past the first token's last key, the online softmax, V's rows past the keys cleared
-/// on the last tile (a cache page holds anything past a sequence's end, and `0 · NaN` is NaN),
-/// `O += P·V`; then O normalised into `o`, or with several splits the unnormalised parts into
-/// the workspace. With an FP8 cache, Q is converted to f16 in place once and each stage's K
-/// and V into the f16 tiles (the stage released at once), the rows past the keys written as
-/// zeros; the scales multiply the softmax scale (K's) and O (V's).
+/// The consumer warpgroup over a bf16 cache: the group's query rows (row `r` is token
+/// `r / group`, head `r % group` of the KV head's group), `S = Q·Kᵀ` for each key tile, the
+/// mask on tiles that reach past the first token's last key, the online softmax, V's rows past
+/// the keys cleared on the last tile (a cache page holds anything past a sequence's end, and
+/// `0 · NaN` is NaN), `O += P·V`; then O normalised into `o`, or with several splits the
+/// unnormalised parts into the workspace.
 fn consumer(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
     sync: &mut BarrierSync,
     me: ConsumerId,
 ) -> Result<()> {
-    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (cfg, w) = (p.cfg, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
-    let dt = if cfg.fp8 {
-        ptx_isa::ScalarType::F16
-    } else {
-        ptx_isa::ScalarType::Bf16
-    };
+    let dt = ptx_isa::ScalarType::Bf16;
     let lt = me.thread;
-    // The scores' scale (K's scale folded in) and O's factor (V's scale).
-    let (s_scale, o_scale) = match &args.kv_scales {
-        Some((ks, vs, scales)) => {
-            let at = [Expr::from(w.kv_head) % *scales];
-            let (kx, vx) = (k.load(ks, at.clone())?, k.load(vs, at)?);
-            (k.mul_of(args.scale, kx)?, Some(vx))
-        }
-        None => (args.scale, None),
-    };
-    let scale_log2 = k.reg::<ty::F32>();
-    k.mul(scale_log2, s_scale, LOG2_E)?;
+    let scales = score_scales(k, p)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
     let SoftmaxState {
         s_acc,
@@ -408,9 +392,6 @@ fn consumer(
         l,
     } = softmax_state(k, dt, bn, d)?;
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
-    if cfg.fp8 {
-        q_to_f16(k, p, lt)?;
-    }
     let q_tile = TileRef::shared_slabs(
         dt,
         [DecodeConfig::ROWS, d],
@@ -420,25 +401,11 @@ fn consumer(
         SwizzleMode::B128,
     );
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
-    let tq = cfg.tokens_per_cta();
     k.for_range(w.first, w.end, |k, n| {
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let (Some(&k8), Some(&v8)) = (tiles.first(), tiles.get(1)) else {
+        let (Some(&ka), Some(&va)) = (tiles.first(), tiles.get(1)) else {
             return Err(k.error("the ring's stage holds K and V"));
-        };
-        let (ka, va) = match p.tiles16 {
-            Some([k16, v16]) => {
-                // The keys this tile holds (64 or more: all).
-                let keys = k.let_("keys_left", w.len - n * bn)?;
-                tile_to_f16(k, cfg, k8, k16, None, lt)?;
-                tile_to_f16(k, cfg, v8, v16, Some(keys), lt)?;
-                // Every thread has read the stage once all have met: then it is released.
-                publish(k)?;
-                p.ring.release_next(k, sync, &cur, leader, false)?;
-                (k16, v16)
-            }
-            None => (k8, v8),
         };
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(
@@ -451,27 +418,17 @@ fn consumer(
         k.wgmma_wait_group(0)?;
         // Token t (of the sequence's last q_len) sees keys below len - q_len + 1 + t: the tile
         // needs the mask when its last key reaches the chunk's first token's bound.
-        let needs = k.cmp(
-            CmpOp::Gt,
-            n * bn + bn + args.q_len,
-            w.len + 1u32 + w.chunk * tq,
-        )?;
+        let needs = needs_mask(k, p, n)?;
         k.if_(needs, |k| {
             k.mask_fragment_rows(
                 &s_acc,
                 lt,
-                |k, row| {
-                    let hi = s32(k, w.len + 1u32 + w.chunk * tq + row / cfg.group)?;
-                    let lo = s32(k, n * bn + args.q_len)?;
-                    let limit = k.reg::<ty::S32>();
-                    k.sub(limit, hi, lo)?;
-                    Ok(limit)
-                },
+                |k, row| causal_limit(k, p, n, row, 0),
                 f32::NEG_INFINITY,
             )
         })
         .end()?;
-        let alpha = online_softmax(k, &s_acc, &rows, &m, &l, scale_log2)?;
+        let alpha = online_softmax(k, &s_acc, &rows, &m, &l, scales.log2)?;
         let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
             return Err(k.error("O is a register fragment"));
         };
@@ -479,30 +436,455 @@ fn consumer(
             k.mul(r, r, alpha[rows.o[v]])?;
         }
         k.cast(&p_cast, &s_acc, ExecScope::Warpgroup)?;
-        if !cfg.fp8 {
-            clear_past_keys(k, p, n, va, lt)?;
-        }
+        clear_past_keys(k, p, n, va, lt)?;
         let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
         k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, ExecScope::Warpgroup)?;
         k.wgmma_wait_group(0)?;
-        if !cfg.fp8 {
-            p.ring.release_next(k, sync, &cur, leader, false)?;
-        }
+        p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
-    let scales = Scales {
-        s: s_scale,
-        o: o_scale,
-    };
     epilogue(k, p, &o_acc, &rows, (&m, &l), scales, lt)
 }
 
-/// The scores' scale and O's factor (an FP8 cache's V scale).
+/// Whether key tile `n` needs the causal mask: its last key reaches the bound of the chunk's
+/// first token (token `t` of the sequence's last `q_len` sees keys below `len - q_len + 1 + t`).
+fn needs_mask(k: &mut KernelBuilder, p: &Parts<'_>, n: Var) -> Result<ptx_isa::Pred> {
+    let (bn, tq, w) = (DecodeConfig::BLOCK_N, p.cfg.tokens_per_cta(), p.work);
+    k.cmp(
+        CmpOp::Gt,
+        n * bn + bn + p.args.q_len,
+        w.len + 1u32 + w.chunk * tq,
+    )
+}
+
+/// The first masked column of query row `row` in a score fragment whose column 0 is key
+/// `n · 64 + first` of the sequence: `len + 1 + token - q_len - n · 64 - first` (signed), token
+/// `chunk · tokens + row / group`.
+fn causal_limit(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    n: Var,
+    row: Expr,
+    first: impl Into<Expr>,
+) -> Result<Reg<ty::S32>> {
+    let (bn, tq, w) = (DecodeConfig::BLOCK_N, p.cfg.tokens_per_cta(), p.work);
+    let hi = s32(k, w.len + 1u32 + w.chunk * tq + row / p.cfg.group)?;
+    let lo = s32(k, n * bn + p.args.q_len + first.into())?;
+    let limit = k.reg::<ty::S32>();
+    k.sub(limit, hi, lo)?;
+    Ok(limit)
+}
+
+/// The consumer warpgroup over an FP8 cache: [`DecodeConfig::FP8_ROWS`] query rows (as the bf16
+/// consumer's), each of its four warps on its own 16 keys of every tile with its own softmax
+/// state (no barrier between the warps in the loop): `S = Q·Kᵀ` and `O += P·V` by
+/// `mma.m16n8k16` on register fragments (Q converted to f16 once, K and V read by `ldmatrix`
+/// and converted in registers, [`crate::parts::fragments`]), each warp's first lane releasing
+/// the stage after its last read. Then the warps' states merged through shared memory
+/// ([`merge_warps`]). K's columns (head dim) are taken in the order `ldmatrix` gives them
+/// (16-byte step `c`: byte `4 tig + j` as k `2 tig + j`, `4 tig + 2 + j` as k `2 tig + 8 + j`),
+/// Q's read in the same; V's transposed bytes split into even and odd columns, so O's n8 block
+/// `2 c + e` holds columns `16 c + 2 n + e`.
+fn consumer_fp8(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    me: ConsumerId,
+) -> Result<()> {
+    use crate::parts::fragments::{
+        e4m3_to_f16, e4m3_transposed_to_f16, ldmatrix_x4, mma_f16,
+    };
+    let (cfg, w) = (p.cfg, p.work);
+    let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
+    let lt = me.thread;
+    let scales = score_scales(k, p)?;
+    let warp = k.let_("warp", lt / 32u32)?;
+    let lane = k.let_("lane", lt % 32u32)?;
+    let leader = k.cmp(CmpOp::Eq, lane, 0u32)?;
+    let frag = |k: &KernelBuilder, n: u32| {
+        m16n8k16_c_wide(i64::from(n)).map_err(|e| k.error(e.to_string()))
+    };
+    let (s_frag, o_frag) = (frag(k, 16)?, frag(k, d)?);
+    let s_acc = k.alloc_fragment::<ty::F32>("s", s_frag)?;
+    let o_acc = k.alloc_fragment::<ty::F32>("o", o_frag)?;
+    let (Some(s), Some(o)) = (
+        s_acc.regs().map(<[_]>::to_vec),
+        o_acc.regs().map(<[_]>::to_vec),
+    ) else {
+        return Err(k.error("S and O are register fragments"));
+    };
+    for &r in &o {
+        k.mov(r, 0.0f32)?;
+    }
+    let rows = row_groups(k, &s_acc, &o_acc)?;
+    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    for (&mi, &li) in m.iter().zip(&l) {
+        k.mov(mi, f32::NEG_INFINITY)?;
+        k.mov(li, 0.0f32)?;
+    }
+    sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
+    q_to_f16(k, p, lt)?;
+    // Q's A fragment of k-step c: rows g and g + 8 (g = lane / 4), 8 bytes at column
+    // 16 c + 4 tig of Q's 128-byte-swizzled slabs of 64 columns (row r's 16-byte chunk x at
+    // (x ^ r % 8) · 16; rows g and g + 8 share the swizzle, 8 rows apart).
+    let rows_q = cfg.rows();
+    let g = k.let_("g", lane / 4u32)?;
+    let tig = k.let_("tig", lane % 4u32)?;
+    let q_row = k.eval(Expr::from(g) * 128u32 + (tig % 2u32) * 8u32)?;
+    let q_row_a = k.reg::<ty::U32>();
+    k.add(q_row_a, q_row, p.q_s)?;
+    let half = k.eval(tig / 2u32)?;
+    let g_r = k.eval(g)?;
+    let q_frag = |k: &mut KernelBuilder, c: u32| -> Result<[RegRef; 4]> {
+        let chunk = k.reg::<ty::U32>();
+        k.add(chunk, half, 2 * (c % 4))?;
+        k.xor(chunk, chunk, g_r)?;
+        let at = k.reg::<ty::U32>();
+        k.mad_lo(at, chunk, 16u32, q_row_a)?;
+        k.add(at, at, (c / 4) * rows_q * 128)?;
+        let words = [k.reg::<ty::B32>(), k.reg::<ty::B32>()];
+        k.isa().ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(at))?;
+        let below = [k.reg::<ty::B32>(), k.reg::<ty::B32>()];
+        let at8 = k.reg::<ty::U32>();
+        k.add(at8, at, 8 * 128u32)?;
+        k.isa()
+            .ld_v(&below, Addr::<ptx_isa::spaces::Shared>::reg32(at8))?;
+        // a0 a1 (row g), a2 a3 (row g + 8), a4 a5, a6 a7.
+        Ok([words[0], below[0], words[1], below[1]].map(|r| r.as_ref()))
+    };
+    let steps = d / 16;
+    // Held for the whole loop up to head dim 128 (32 registers); read each tile at 256.
+    let held: Option<Vec<[RegRef; 4]>> = match d <= 128 {
+        true => Some((0..steps).map(|c| q_frag(k, c)).collect::<Result<_>>()?),
+        false => None,
+    };
+    let offsets = ldmatrix_offsets(k, cfg, warp, lane)?;
+    let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+    k.for_range(w.first, w.end, |k, n| {
+        p.ring.wait(k, sync, &cur)?;
+        let tiles = p.ring.tile_addrs(k, cur.stage())?;
+        let (Some(&k8), Some(&v8)) = (tiles.first(), tiles.get(1)) else {
+            return Err(k.error("the ring's stage holds K and V"));
+        };
+        let at = |k: &mut KernelBuilder, tile: Reg<ty::U32>, off: Reg<ty::U32>| {
+            let a = k.reg::<ty::U32>();
+            k.add(a, tile, off)?;
+            Ok::<_, crate::kernel::KernelError>(a)
+        };
+        // S = Q·Kᵀ over the warp's 16 keys: two n8 blocks, a k16 step per 16 bytes of d.
+        for &r in &s {
+            k.mov(r, 0.0f32)?;
+        }
+        let mut v_words = Vec::with_capacity(offsets.len());
+        for (q, &off) in offsets.iter().enumerate() {
+            let a = at(k, k8, off)?;
+            // Matrix j: keys 8 (j % 2) on of the warp's, bytes 16 (2 q + j / 2) on.
+            let words = ldmatrix_x4(k, a, false)?;
+            for h in 0..2 {
+                let c = 2 * q as u32 + h;
+                let qa = match &held {
+                    Some(held) => held[c as usize],
+                    None => q_frag(k, c)?,
+                };
+                for nb in 0..2 {
+                    let [b0, b1] = e4m3_to_f16(k, words[2 * h as usize + nb])?;
+                    mma_f16(k, &s[4 * nb..4 * nb + 4], qa, [b0.as_ref(), b1.as_ref()])?;
+                }
+            }
+            // V's reads issued early up to head dim 128: they overlap the softmax (at 256 its
+            // registers are O's).
+            if held.is_some() {
+                let a = at(k, v8, off)?;
+                v_words.push(ldmatrix_x4(k, a, true)?);
+            }
+        }
+        let first = k.let_("warp_key", Expr::from(warp) * 16u32)?;
+        let needs = needs_mask(k, p, n)?;
+        k.if_(needs, |k| {
+            k.mask_fragment_rows(
+                &s_acc,
+                lane,
+                |k, row| causal_limit(k, p, n, row, first),
+                f32::NEG_INFINITY,
+            )
+        })
+        .end()?;
+        let alpha = online_softmax(k, &s_acc, &rows, &m, &l, scales.log2)?;
+        for (v, &r) in o.iter().enumerate() {
+            k.mul(r, r, alpha[rows.o[v]])?;
+        }
+        // P as A of the k16 step over the warp's keys: the pairs of S's values in order.
+        let mut pa = Vec::with_capacity(4);
+        for pair in s.chunks(2) {
+            let x = k.reg::<ty::F16x2>();
+            k.isa().cvt_pack_f16x2(x, pair[1], pair[0], false)?;
+            pa.push(x);
+        }
+        let pa: [RegRef; 4] = [pa[0], pa[1], pa[2], pa[3]].map(|r| r.as_ref());
+        // V's rows past the keys read as zero (a page holds anything there; 0 · NaN is NaN):
+        // a thread's transposed words hold keys 2 tig, 2 tig + 1 (and 8 more), one in each
+        // 16-bit half; a mask a block of 8 keys.
+        let key = k.eval(n * bn + Expr::from(warp) * 16u32 + Expr::from(tig) * 2u32)?;
+        let mut masks = Vec::with_capacity(2);
+        for block in [0u32, 8] {
+            let mask = k.reg::<ty::B32>();
+            k.mov(mask, 0u32)?;
+            for (j, bits) in [(0u32, 0x0000_ffffu32), (1, 0xffff_0000)] {
+                let kj = k.reg::<ty::U32>();
+                k.add(kj, key, block + j)?;
+                let kj = k.bind("v_key", kj);
+                let live = k.cmp(CmpOp::Lt, kj, w.len)?;
+                k.isa().when(live).or(mask, mask, bits)?;
+            }
+            masks.push(mask);
+        }
+        // O += P·V: per 16 bytes of d, two n8 blocks (its even and odd columns).
+        for (q, &off) in offsets.iter().enumerate() {
+            let words = match v_words.get(q) {
+                Some(&words) => words,
+                None => {
+                    let a = at(k, v8, off)?;
+                    ldmatrix_x4(k, a, true)?
+                }
+            };
+            for (j, &word) in words.iter().enumerate() {
+                k.and(word, word, masks[j % 2])?;
+            }
+            for h in 0..2 {
+                let [e0, o0] = e4m3_transposed_to_f16(k, words[2 * h])?;
+                let [e1, o1] = e4m3_transposed_to_f16(k, words[2 * h + 1])?;
+                let c = 2 * q + h;
+                for (e, [b0, b1]) in [[e0, e1], [o0, o1]].into_iter().enumerate() {
+                    let nb = 2 * c + e;
+                    mma_f16(k, &o[4 * nb..4 * nb + 4], pa, [b0.as_ref(), b1.as_ref()])?;
+                }
+            }
+        }
+        p.ring.release_next(k, sync, &cur, leader, false)?;
+        Ok(())
+    })?;
+    merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (warp, lane, lt))
+}
+
+/// Each lane's byte offsets into an FP8 K or V tile for its `ldmatrix.x4` of every 32 bytes of
+/// d (`q`): matrix `j = lane / 8`, row `lane % 8` is key `16 warp + 8 (j % 2) + lane % 8` of
+/// the tile, 16-byte chunk `2 q + j / 2` of its row; the tile's slabs of one swizzle span
+/// `span` (128 or 64 bytes) of 64 rows, chunk `x` of row `r` at `(x ^ f(r)) · 16` (128 bytes:
+/// `f = r % 8`, address bits 4-6 by bits 7-9; 64 bytes: `f = r / 2 % 4`, bits 4-5 by 7-8;
+/// PTX ISA 5.5.2.1 "Tensor swizzling modes").
+fn ldmatrix_offsets(
+    k: &mut KernelBuilder,
+    cfg: &DecodeConfig,
+    warp: Var,
+    lane: Var,
+) -> Result<Vec<Reg<ty::U32>>> {
+    let span = cfg.cache_slab() * cfg.cache_bytes();
+    let per_row = span / 16;
+    let j = k.let_("ldsm_matrix", lane / 8u32)?;
+    let i = k.let_("ldsm_row", lane % 8u32)?;
+    let row = k.eval(Expr::from(warp) * 16u32 + (j % 2u32) * 8u32 + i)?;
+    let row_bytes = k.reg::<ty::U32>();
+    k.mul_lo(row_bytes, row, span)?;
+    // f(r) for these rows (16 warp + 8 (j % 2) is a multiple of 8): i, or i / 2.
+    let f = match span {
+        128 => k.eval(Expr::from(i))?,
+        _ => k.eval(i / 2u32)?,
+    };
+    let jb = k.eval(j / 2u32)?;
+    let x = k.reg::<ty::U32>();
+    k.xor(x, jb, f)?;
+    let mut out = Vec::new();
+    for q in 0..cfg.head_dim / 32 {
+        // Chunk 2q + j/2: its slab, and (2q % per_row + j/2) ^ f = (2q % per_row) ^ x.
+        let (slab, even) = ((2 * q) / per_row, (2 * q) % per_row);
+        let off = k.reg::<ty::U32>();
+        k.xor(off, x, even)?;
+        k.shl(off, off, 4u32)?;
+        k.add(off, off, row_bytes)?;
+        if slab > 0 {
+            k.add(off, off, slab * DecodeConfig::BLOCK_N * span)?;
+        }
+        out.push(off);
+    }
+    Ok(out)
+}
+
+/// The end of the FP8 consumer: the four warps' states merged through shared memory (the
+/// ring's tiles, free once every warp has read its last stage: the consumer's named barrier
+/// first). Each warp writes its O (columns in their place) and its rows' max and sum; then
+/// thread `t` takes row `t / 8` and columns `t % 8 + 8 i`: `M = max m_w`, weights
+/// `e^((m_w - M)·scale) / Σ_w l_w e^((m_w - M)·scale)`, and stores `o` (or `o_part` and
+/// `lse_part` with splits) as [`epilogue`] does.
+fn merge_warps(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    (o_acc, rows): (&Buffer<ty::F32>, &RowGroups),
+    (m, l): (&[Reg<ty::F32>], &[Reg<ty::F32>]),
+    scales: &Scales,
+    (warp, lane, lt): (Var, Var, Var),
+) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let d = cfg.head_dim;
+    let rows_q = cfg.rows();
+    let warps = 4u32;
+    let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    // The ring's tiles from stage 0 on are one region of stages x (K, V).
+    let Some(stride) = p.ring.pipeline().stride() else {
+        return Err(k.error("the ring's stages are not evenly spaced"));
+    };
+    let floats = warps * rows_q * d + 2 * warps * rows_q;
+    if stride != 2 * cfg.kv_bytes() || floats * 4 > stride * cfg.stages() {
+        return Err(k.error("the ring's tiles do not hold the warps' states"));
+    }
+    let stage0 = k.reg::<ty::U32>();
+    k.mov(stage0, 0u32)?;
+    let Some(&region) = p.ring.tile_addrs(k, stage0)?.first() else {
+        return Err(k.error("the ring's stages hold no tile"));
+    };
+    let view = k.shared_view::<ty::F32>("merge", region, &[floats], 1024)?;
+    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
+    let (g, tig) = (lane / 4u32, lane % 4u32);
+    let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    for (v, &r) in o.iter().enumerate() {
+        let (row, col) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
+        let (dr, dc) = ((row - base_r) as u32, (col - base_c) as u32);
+        // Column 8 nb + 2 tig + i of O's fragment is head column 16 (nb / 2) + 4 tig + 2 i
+        // + nb % 2.
+        let (nb, i) = (dc / 8, dc % 2);
+        let head_col = Expr::from(16 * (nb / 2) + 2 * i + nb % 2) + tig.clone() * 4u32;
+        let at = (Expr::from(warp) * rows_q + g.clone() + dr) * d + head_col;
+        k.store(&view, [at], r)?;
+    }
+    let stats = warps * rows_q * d;
+    let quad_first = k.cmp(CmpOp::Eq, tig.clone(), 0u32)?;
+    k.if_(quad_first, |k| {
+        for i in 0..rows.count {
+            let Some(v) = rows.o.iter().position(|&x| x == i) else {
+                continue;
+            };
+            let (row, _) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
+            let at = Expr::from(warp) * rows_q + g.clone() + (row - base_r) as u32;
+            k.store(&view, [at.clone() + stats], m[i])?;
+            k.store(&view, [at + stats + warps * rows_q], l[i])?;
+        }
+        Ok(())
+    })
+    .end()?;
+    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
+    // Thread t: row t / 8, columns t % 8 + 8 i.
+    let row = k.let_("merge_row", lt / 8u32)?;
+    let part = k.let_("merge_part", lt % 8u32)?;
+    let mw: Vec<Reg<ty::F32>> = (0..warps)
+        .map(|x| k.load(&view, [Expr::from(row) + stats + x * rows_q]))
+        .collect::<Result<_>>()?;
+    let lw: Vec<Reg<ty::F32>> = (0..warps)
+        .map(|x| k.load(&view, [Expr::from(row) + stats + (warps + x) * rows_q]))
+        .collect::<Result<_>>()?;
+    let big = k.reg::<ty::F32>();
+    k.mov(big, mw[0])?;
+    for &x in &mw[1..] {
+        k.max(big, big, x)?;
+    }
+    // Every warp saw no key: weights of e^-inf = 0, never NaN (-inf - -inf).
+    let dead = k.pred();
+    k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
+    let m_use = k.reg::<ty::F32>();
+    k.selp(m_use, 0.0f32, big, dead)?;
+    let bias = k.reg::<ty::F32>();
+    k.mul(bias, m_use, scales.log2)?;
+    k.neg(bias, bias)?;
+    let sum = k.reg::<ty::F32>();
+    k.mov(sum, 0.0f32)?;
+    let mut weights = Vec::with_capacity(warps as usize);
+    for (&mx, &lx) in mw.iter().zip(&lw) {
+        let f = k.exp2_fma(mx, scales.log2, bias)?;
+        k.fma(sum, lx, f, sum)?;
+        weights.push(f);
+    }
+    let empty = k.pred();
+    k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
+    let inv = k.rcp_of(sum)?;
+    k.selp(inv, 0.0f32, inv, empty)?;
+    if let Some(v_scale) = scales.o {
+        k.mul(inv, inv, v_scale)?;
+    }
+    for f in &weights {
+        k.mul(*f, *f, inv)?;
+    }
+    let tq = cfg.tokens_per_cta();
+    let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
+    let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
+    let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
+    let in_q = k.cmp(CmpOp::Lt, token, args.q_len)?;
+    let live = k.pred();
+    k.and(live, in_chunk, in_q)?;
+    let single = k.cmp(CmpOp::Eq, args.splits, 1u32)?;
+    let at = |col: Expr| [w.batch.into(), token.into(), head.into(), col];
+    k.if_(live, |k| {
+        let mut values = Vec::with_capacity((d / 8) as usize);
+        for i in 0..d / 8 {
+            let col = Expr::from(part) + i * 8;
+            let x = k.reg::<ty::F32>();
+            k.mov(x, 0.0f32)?;
+            for (wi, &f) in weights.iter().enumerate() {
+                let o = k.load(&view, [(Expr::from(row) + wi as u32 * rows_q) * d + col.clone()])?;
+                k.fma(x, o, f, x)?;
+            }
+            values.push((col, x));
+        }
+        k.if_(single, |k| {
+            for (col, x) in &values {
+                let h = k.reg::<Bf16>();
+                k.cvt(h, *x)?;
+                k.store(&args.o, at(col.clone()), h)?;
+            }
+            Ok(())
+        })
+        .else_(|k| {
+            for (col, x) in &values {
+                let mut idx = vec![Expr::from(w.split)];
+                idx.extend(at(col.clone()));
+                k.store(&args.o_part, idx, *x)?;
+            }
+            let ln = k.log(sum)?;
+            let lse = k.fma_of(big, scales.s, ln)?;
+            k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
+            let first = k.cmp(CmpOp::Eq, part, 0u32)?;
+            let idx = [w.split, w.batch, token, head];
+            k.if_(first, |k| k.store(&args.lse_part, idx, lse)).end()
+        })
+    })
+    .end()
+}
+
+/// The scores' scale (K's scale folded in), its log2 form the softmax takes, and O's factor
+/// (V's scale) with an FP8 cache.
+fn score_scales(k: &mut KernelBuilder, p: &Parts<'_>) -> Result<Scales> {
+    let (args, w) = (p.args, p.work);
+    let (s, o) = match &args.kv_scales {
+        Some((ks, vs, scales)) => {
+            let at = [Expr::from(w.kv_head) % *scales];
+            let (kx, vx) = (k.load(ks, at.clone())?, k.load(vs, at)?);
+            (k.mul_of(args.scale, kx)?, Some(vx))
+        }
+        None => (args.scale, None),
+    };
+    let log2 = k.reg::<ty::F32>();
+    k.mul(log2, s, LOG2_E)?;
+    Ok(Scales { s, o, log2 })
+}
+
+/// The scores' scale, O's factor (an FP8 cache's V scale) and the scores' scale times
+/// `log2 e`.
 struct Scales {
     s: Reg<ty::F32>,
     o: Option<Reg<ty::F32>>,
+    log2: Reg<ty::F32>,
 }
 
 /// The fence and barrier after the consumer's generic writes to a tile wgmma reads (the async
@@ -518,7 +900,7 @@ fn publish(k: &mut KernelBuilder) -> Result<()> {
 /// Q's bf16 rows converted to f16 in place (each 32-bit pair where it is, so the swizzle
 /// stays; bf16 values within f16's range are exact in it), then published to wgmma.
 fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
-    let words = DecodeConfig::ROWS * p.cfg.head_dim / 2;
+    let words = p.cfg.rows() * p.cfg.head_dim / 2;
     let view = k.shared_view::<ty::U32>("q_words", p.q_s, &[words], 1024)?;
     for i in 0..words / 128 {
         let at = [lt + i * 128];
@@ -538,77 +920,6 @@ fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
         k.store(&view, at, packed)?;
     }
     publish(k)
-}
-
-/// One e4m3 tile of `64 x d` (dense rows of `d` bytes at `from`) converted to f16 into the
-/// 128-byte-swizzled slabs wgmma reads at `to` (slab `s` of 64 columns at `s · 64 · 128`;
-/// row `r`'s 16-byte chunk `c` at `r · 128 + (c ^ r % 8) · 16`, the swizzle TMA would have
-/// written): each thread takes 16 bytes (`cvt.rn.f16x2.e4m3x2`, PTX ISA 9.7.9.21, exact) and
-/// writes two chunks. Rows at or past `keys` (when given) are written as zeros.
-fn tile_to_f16(
-    k: &mut KernelBuilder,
-    cfg: &DecodeConfig,
-    from: Reg<ty::U32>,
-    to: Reg<ty::U32>,
-    keys: Option<Var>,
-    lt: Var,
-) -> Result<()> {
-    let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
-    let per_row = d / 16;
-    let zeros = k.regs::<ty::B32>(4);
-    for &z in &zeros {
-        k.mov(z, 0u32)?;
-    }
-    for i in 0..bn * per_row / 128 {
-        let chunk = k.let_("f8_chunk", lt + i * 128)?;
-        let row = k.let_("f8_row", chunk / per_row)?;
-        let col = k.let_("f8_col", (chunk % per_row) * 16u32)?;
-        let off = k.eval(chunk * 16u32)?;
-        let src = k.reg::<ty::U32>();
-        k.add(src, off, from)?;
-        let words = k.regs::<ty::B32>(4);
-        k.isa()
-            .ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(src))?;
-        let mut halves = Vec::with_capacity(8);
-        for &wd in &words {
-            let b = k.regs::<ty::B16>(2);
-            k.isa().mov_unpack(&b, wd)?;
-            for h in b {
-                let x = k.reg::<ty::F16x2>();
-                k.isa()
-                    .cvt_unpack_f8x2(ptx_isa::builder::F8Kind::E4m3, x, h, false)?;
-                halves.push(x);
-            }
-        }
-        // Rows past the keys: zeros instead.
-        let live = match keys {
-            Some(keys) => Some((k.cmp(CmpOp::Lt, row, keys)?, k.cmp(CmpOp::Ge, row, keys)?)),
-            None => None,
-        };
-        // Slab, then the row and the first of its two chunks, swizzled.
-        // Evaluated expressions' registers are remembered (the V tile's conversion reuses the
-        // K tile's): the sums go to registers of their own.
-        let off = k.eval((col / 64u32) * (bn * 128) + row * 128u32)?;
-        let base = k.reg::<ty::U32>();
-        k.add(base, off, to)?;
-        let swz = k.eval(row % 8u32)?;
-        for (j, part) in halves.chunks(4).enumerate() {
-            let chunk16 = k.eval((col % 64u32) / 8u32 + j as u32)?;
-            let c = k.reg::<ty::U32>();
-            k.xor(c, chunk16, swz)?;
-            let at = k.reg::<ty::U32>();
-            k.mad_lo(at, c, 16u32, base)?;
-            let addr = || Addr::<ptx_isa::spaces::Shared>::reg32(at);
-            match live {
-                None => k.isa().st_v(addr(), part)?,
-                Some((live, past)) => {
-                    k.isa().when(live).st_v(addr(), part)?;
-                    k.isa().when(past).st_v(addr(), &zeros)?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// On the tile holding the sequence's end, V's rows past the last key set to zero (whole

@@ -60,9 +60,11 @@ pub struct DecodeConfig {
     /// of it. 64 (a key tile a box) for pages of 64 tokens or more.
     pub page_rows: u32,
     /// An FP8 e4m3 cache with a per-tensor or per-head scale (`k_scale`, `v_scale`: `[1]` or
-    /// `[kv_heads]` f32) instead of bf16: the consumer converts each tile to f16 in shared memory
-    /// (e4m3 values are exact in f16) and computes in f16 (Q converted once), the scales folded
-    /// into the softmax scale and O.
+    /// `[kv_heads]` f32) instead of bf16: the consumer's four warps each take 16 keys of every
+    /// tile and read them from shared memory into `mma.sync` fragments, converted to f16 in
+    /// registers (e4m3 values are exact in f16; [`crate::parts::fragments`]), over
+    /// [`DecodeConfig::FP8_ROWS`] query rows (Q converted to f16 once); the warps' partial
+    /// softmax states are merged at the end; the scales are folded into the softmax scale and O.
     pub fp8: bool,
 }
 
@@ -72,8 +74,11 @@ pub const MAX_Q_LEN: u32 = 16;
 impl DecodeConfig {
     /// Keys per tile: the N of `S = Q·Kᵀ` and the K of `P·V`.
     pub const BLOCK_N: u32 = 64;
-    /// Query rows of the consumer warpgroup: one wgmma M.
+    /// Query rows of the consumer warpgroup over a bf16 cache: one wgmma M.
     pub const ROWS: u32 = 64;
+    /// Query rows over an FP8 cache: one `mma.m16n8k16` M, which every warp of the consumer
+    /// holds whole (its own 16 keys of each tile).
+    pub const FP8_ROWS: u32 = 16;
     /// Columns of a TMA box and a shared slab: 64 bf16, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The named barrier the consumer warpgroup meets at after clearing a V tile's rows past
@@ -115,16 +120,27 @@ impl DecodeConfig {
         if self.head_dim > 128 { 1 } else { 2 }
     }
 
-    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256),
-    /// and with an FP8 cache beside the f16 tiles it is converted into.
+    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256).
+    /// An FP8 stage is half a bf16 one: twice the stages, the same bytes in flight.
     pub fn stages(&self) -> u32 {
         match (self.head_dim, self.fp8) {
             (64, false) => 6,
-            (64, true) => 8,
-            (128, false) => 3,
-            (_, true) => 4,
+            (64, true) => 12,
+            (_, true) => 6,
             _ => 3,
         }
+    }
+
+    /// Query rows a CTA holds: [`DecodeConfig::ROWS`], or [`DecodeConfig::FP8_ROWS`] over an
+    /// FP8 cache.
+    pub fn rows(&self) -> u32 {
+        if self.fp8 { Self::FP8_ROWS } else { Self::ROWS }
+    }
+
+    /// The consumer's releases of a stage: its warpgroup's leader (bf16), or each of its four
+    /// warps' first lane (FP8: the warps run apart).
+    pub fn releases(&self) -> u32 {
+        if self.fp8 { 4 } else { 1 }
     }
 
     /// Bytes of a cache element: 2 (bf16) or 1 (e4m3).
@@ -133,15 +149,29 @@ impl DecodeConfig {
     }
 
     /// Columns of one TMA box of the cache and of its tile's slabs in shared memory: 64 bf16
-    /// (the 128-byte swizzle's span, which wgmma reads), or the whole row of e4m3 (no swizzle:
-    /// only the conversion reads it).
+    /// (the 128-byte swizzle's span, which wgmma reads), or 128 e4m3 (64 at head dim 64), one
+    /// swizzle span ([`DecodeConfig::cache_swizzle`]) that `ldmatrix` reads without bank
+    /// conflicts.
     pub fn cache_slab(&self) -> u32 {
-        if self.fp8 { self.head_dim } else { Self::SLAB }
+        if self.fp8 {
+            self.head_dim.min(128)
+        } else {
+            Self::SLAB
+        }
     }
 
-    /// Query tokens a CTA holds: as many whole groups as fit 64 rows, at most [`MAX_Q_LEN`].
+    /// The swizzle of the cache's slabs: 128 bytes, or 64 for e4m3 rows of 64.
+    pub fn cache_swizzle(&self) -> smem::SwizzleMode {
+        match self.cache_slab() * self.cache_bytes() {
+            64 => smem::SwizzleMode::B64,
+            _ => smem::SwizzleMode::B128,
+        }
+    }
+
+    /// Query tokens a CTA holds: as many whole groups as fit its rows
+    /// ([`DecodeConfig::rows`]), at most [`MAX_Q_LEN`].
     pub fn tokens_per_cta(&self) -> u32 {
-        (Self::ROWS / self.group.max(1)).min(MAX_Q_LEN)
+        (self.rows() / self.group.max(1)).clamp(1, MAX_Q_LEN)
     }
 
     /// Bytes of one K (or V) tile of the ring.
@@ -149,15 +179,9 @@ impl DecodeConfig {
         Self::BLOCK_N * self.head_dim * self.cache_bytes()
     }
 
-    /// Bytes of one K (or V) tile in 16-bit elements: the ring's with a bf16 cache, the
-    /// conversion's with an FP8 one.
-    pub fn tile16_bytes(&self) -> u32 {
-        Self::BLOCK_N * self.head_dim * 2
-    }
-
-    /// Bytes of Q's buffer (64 rows).
+    /// Bytes of Q's buffer ([`DecodeConfig::rows`] rows of 16-bit values).
     pub fn q_bytes(&self) -> u32 {
-        Self::ROWS * self.head_dim * 2
+        self.rows() * self.head_dim * 2
     }
 
     /// The kernel's name.
@@ -207,9 +231,12 @@ impl DecodeConfig {
     }
 
     /// The key splits for a batch of `batch` sequences over `kv_heads` KV heads, `q_len` new
-    /// tokens and keys up to `max_len`, on `sms` SMs: the fewest splits whose CTAs fill the
-    /// SMs' slots (`sms · ctas_per_sm`) in waves at least 85 % as well as the best count up to
-    /// 64 does (FlashAttention's rule), a split holding at least 4 key tiles.
+    /// tokens and keys up to `max_len`, on `sms` SMs, a split holding at least 4 key tiles (at
+    /// most 64 splits): when one wave of CTAs can fill at least 90 % of the SMs' slots
+    /// (`sms · ctas_per_sm`), the count that fills the most of them in one wave (a sequence of
+    /// 128k over 8 KV heads: 33 splits, every slot of 132 SMs); else the fewest splits whose
+    /// CTAs fill the slots in waves at least 85 % as well as the best count does
+    /// (FlashAttention's rule).
     pub fn splits(
         &self,
         batch: usize,
@@ -230,6 +257,12 @@ impl DecodeConfig {
             let waves = (items * s) as f64 / slots as f64;
             waves / waves.ceil()
         };
+        // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs.
+        if let Some(s) = (1..=most).filter(|&s| items * s <= slots).max() {
+            if efficiency(s) >= 0.9 {
+                return s;
+            }
+        }
         let best = (1..=most).map(efficiency).fold(0.0, f64::max);
         (1..=most)
             .find(|&s| efficiency(s) >= 0.85 * best)
