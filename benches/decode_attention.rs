@@ -40,12 +40,8 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 /// The problems: `(batch, context, new tokens)`.
-const PROBLEMS: [(usize, usize, usize); 4] = [
-    (32, 4096, 1),
-    (32, 16384, 1),
-    (8, 65536, 1),
-    (1, 131072, 1),
-];
+const PROBLEMS: [(usize, usize, usize); 4] =
+    [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
 /// Split counts timed beside the launcher's choice on the contiguous bf16 cache, by batch.
 const FORCED_SPLITS: [(usize, &[usize]); 2] = [(8, &[8, 33]), (1, &[29, 66])];

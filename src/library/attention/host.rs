@@ -6,11 +6,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::kernel::KernelError;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, RuntimeError,
-    TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
+    Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, LoadedKernel, TensorDesc,
+    TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 
 use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
@@ -59,22 +58,14 @@ pub enum ShapeError {
     },
 }
 
-/// What can go wrong building or running attention.
-#[derive(Debug, thiserror::Error)]
-pub enum AttentionError {
-    /// The configuration is refused.
-    #[error(transparent)]
-    Config(#[from] AttentionConfigError),
-    /// The kernel could not be built.
-    #[error("building the attention kernel: {0}")]
-    Build(#[from] KernelError),
-    /// Loading or launching failed (the signature's own checks of shapes, types, alignment).
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// The operands do not make an attention problem.
-    #[error("attention operands: {0}")]
-    Shape(#[from] ShapeError),
-}
+run_error!(
+    /// What can go wrong building or running attention.
+    AttentionError,
+    AttentionConfigError,
+    "building the attention kernel: {0}",
+    ShapeError,
+    "attention operands: {0}"
+);
 
 /// The offsets of packed variable-length sequences ([`AttentionConfig::varlen`]), as
 /// FlashAttention's varlen API takes them: `cu_seqlens_q` and `cu_seqlens_k` `[batch + 1]`
@@ -196,8 +187,8 @@ pub struct Attention {
 impl Attention {
     /// Builds the kernel for `cfg` and loads it on `device`.
     /// With [`crate::runtime::DEBUG_HANG_ENV`] set, the debug build: every mbarrier wait
-    /// bounded, each launch waited for, and a hang comes back as [`RuntimeError::Hang`] naming
-    /// the barrier, phase and cause.
+    /// bounded, each launch waited for, and a hang comes back as
+    /// [`crate::runtime::RuntimeError::Hang`] naming the barrier, phase and cause.
     pub fn new(device: &Device, cfg: AttentionConfig) -> Result<Attention, AttentionError> {
         Attention::with_hang_bound(device, cfg, debug_hang_from_env()?)
     }
@@ -228,9 +219,9 @@ impl Attention {
     }
 
     /// The same, each launch then waited for at most `limit`: a kernel that has not finished by
-    /// then is [`RuntimeError::Timeout`] (the GPU check runs this way, so a kernel that never
-    /// finishes fails the check instead of stopping the process). Without it a launch only
-    /// enqueues.
+    /// then is [`crate::runtime::RuntimeError::Timeout`] (the GPU check runs this way, so a
+    /// kernel that never finishes fails the check instead of stopping the process). Without it
+    /// a launch only enqueues.
     pub fn with_limit(mut self, limit: std::time::Duration) -> Attention {
         self.limit = Some(limit);
         // The backward, if loaded, takes the limit at its next load.

@@ -17,13 +17,11 @@ use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::library::attention::{
-    RowGroups, SoftmaxState, online_softmax, row_groups, s32, softmax_state,
-};
-use layouts::fragment::mma::m16n8k16_c_wide;
+use crate::library::attention::{RowGroups, online_softmax, row_groups, s32, softmax_state};
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
+use layouts::fragment::mma::m16n8k16_c_wide;
 
 type Bf16 = ty::Bf16;
 
@@ -111,6 +109,9 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     ])?;
     let roles = cfg.roles();
     let tid = roles.declare_ctas(&mut k, cfg.ctas_per_sm())?;
+    // The split combine, launched as a programmatic dependent of this kernel, may be scheduled
+    // at once: it waits for this grid to complete before it reads (PTX ISA 9.7.13.13).
+    k.isa().griddepcontrol_launch_dependents()?;
 
     // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes), the K/V ring, Q's barrier.
     let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
@@ -382,15 +383,8 @@ fn consumer(
     let lt = me.thread;
     let scales = score_scales(k, p)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
-    let SoftmaxState {
-        s_acc,
-        o_acc,
-        p_cast,
-        p_a,
-        rows,
-        m,
-        l,
-    } = softmax_state(k, dt, bn, d)?;
+    let st = softmax_state(k, dt, bn, d)?;
+    let (s_acc, o_acc, rows) = (&st.s_acc, &st.o_acc, &st.rows);
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
     let q_tile = TileRef::shared_slabs(
         dt,
@@ -409,7 +403,7 @@ fn consumer(
         };
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(
-            &s_acc,
+            s_acc,
             &q_tile,
             &k_tile,
             Accumulate::No,
@@ -421,31 +415,37 @@ fn consumer(
         let needs = needs_mask(k, p, n)?;
         k.if_(needs, |k| {
             k.mask_fragment_rows(
-                &s_acc,
+                s_acc,
                 lt,
                 |k, row| causal_limit(k, p, n, row, 0),
                 f32::NEG_INFINITY,
             )
         })
         .end()?;
-        let alpha = online_softmax(k, &s_acc, &rows, &m, &l, scales.log2)?;
+        let alpha = online_softmax(k, s_acc, rows, &st.m, &st.l, scales.log2)?;
         let Some(o) = o_acc.regs().map(<[_]>::to_vec) else {
             return Err(k.error("O is a register fragment"));
         };
         for (v, &r) in o.iter().enumerate() {
             k.mul(r, r, alpha[rows.o[v]])?;
         }
-        k.cast(&p_cast, &s_acc, ExecScope::Warpgroup)?;
+        k.cast(&st.p_cast, s_acc, ExecScope::Warpgroup)?;
         clear_past_keys(k, p, n, va, lt)?;
         let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
-        k.gemm_async(&o_acc, &p_a, &v_tile, Accumulate::Yes, ExecScope::Warpgroup)?;
+        k.gemm_async(
+            o_acc,
+            &st.p_a,
+            &v_tile,
+            Accumulate::Yes,
+            ExecScope::Warpgroup,
+        )?;
         k.wgmma_wait_group(0)?;
         p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
-    epilogue(k, p, &o_acc, &rows, (&m, &l), scales, lt)
+    epilogue(k, p, o_acc, rows, (&st.m, &st.l), scales, lt)
 }
 
 /// Whether key tile `n` needs the causal mask: its last key reaches the bound of the chunk's
@@ -493,9 +493,7 @@ fn consumer_fp8(
     sync: &mut BarrierSync,
     me: ConsumerId,
 ) -> Result<()> {
-    use crate::parts::fragments::{
-        e4m3_to_f16, e4m3_transposed_to_f16, ldmatrix_x4, mma_f16,
-    };
+    use crate::parts::fragments::{e4m3_to_f16, e4m3_transposed_to_f16, ldmatrix_x4, mma_f16};
     let (cfg, w) = (p.cfg, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
     let lt = me.thread;
@@ -546,7 +544,8 @@ fn consumer_fp8(
         k.mad_lo(at, chunk, 16u32, q_row_a)?;
         k.add(at, at, (c / 4) * rows_q * 128)?;
         let words = [k.reg::<ty::B32>(), k.reg::<ty::B32>()];
-        k.isa().ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(at))?;
+        k.isa()
+            .ld_v(&words, Addr::<ptx_isa::spaces::Shared>::reg32(at))?;
         let below = [k.reg::<ty::B32>(), k.reg::<ty::B32>()];
         let at8 = k.reg::<ty::U32>();
         k.add(at8, at, 8 * 128u32)?;
@@ -832,7 +831,10 @@ fn merge_warps(
             let x = k.reg::<ty::F32>();
             k.mov(x, 0.0f32)?;
             for (wi, &f) in weights.iter().enumerate() {
-                let o = k.load(&view, [(Expr::from(row) + wi as u32 * rows_q) * d + col.clone()])?;
+                let o = k.load(
+                    &view,
+                    [(Expr::from(row) + wi as u32 * rows_q) * d + col.clone()],
+                )?;
                 k.fma(x, o, f, x)?;
             }
             values.push((col, x));
@@ -1044,7 +1046,8 @@ const COMBINE_UNROLL: u32 = 8;
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
 /// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
 /// splits in order, [`COMBINE_UNROLL`] a step with the running max rescaling what came before
-/// (the same sums in the same order every run). Its parameters: `o_part`
+/// (the same sums in the same order every run), after `griddepcontrol.wait` (it is launched as
+/// a programmatic dependent of the decode kernel). Its parameters: `o_part`
 /// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
 /// `[batch, q_len, heads, d]` (bf16).
 pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
@@ -1065,6 +1068,9 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
+    // Launched as a programmatic dependent of the decode kernel: its parts are complete and
+    // visible only past this wait (PTX ISA 9.7.13.13).
+    k.isa().griddepcontrol_wait()?;
     // The running max, sum and weighted O; COMBINE_UNROLL splits a step, their loads issued
     // together (predicated past the last split) so their latencies overlap.
     let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());

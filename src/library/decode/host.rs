@@ -4,7 +4,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::kernel::KernelError;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
     Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef,
@@ -62,22 +61,14 @@ pub enum DecodeShapeError {
     },
 }
 
-/// What can go wrong building or running decode attention.
-#[derive(Debug, thiserror::Error)]
-pub enum DecodeError {
-    /// The configuration is refused.
-    #[error(transparent)]
-    Config(#[from] DecodeConfigError),
-    /// A kernel could not be built.
-    #[error("building the decode kernel: {0}")]
-    Build(#[from] KernelError),
-    /// Loading or launching failed (the signatures' own checks of shapes, types, alignment).
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// The operands do not make a decode problem.
-    #[error("decode operands: {0}")]
-    Shape(#[from] DecodeShapeError),
-}
+run_error!(
+    /// What can go wrong building or running decode attention.
+    DecodeError,
+    DecodeConfigError,
+    "building the decode kernel: {0}",
+    DecodeShapeError,
+    "decode operands: {0}"
+);
 
 /// One call's operands (see [`crate::library::decode`] for the layouts): `q`, the caches,
 /// `block_table` and `seq_lens` read, `o` written.
@@ -295,8 +286,11 @@ impl Decode {
         }
         self.launch(&self.kernel, stream, &mut main)?;
         if splits > 1 {
+            // Launched while the decode kernel ends (it lets its dependents start at once; the
+            // combine waits for it to finish before it reads the workspace).
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
-            self.launch(&self.combine, stream, &mut merge)?;
+            self.combine
+                .launch_dependent_within(stream, &mut merge, self.limit)?;
         }
         Ok(())
     }

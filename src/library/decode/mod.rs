@@ -21,7 +21,11 @@
 //! page into a [`crate::parts::Ring`] by TMA (a 4-D tensor map over the cache, the page from the
 //! block table as a coordinate), and one consumer warpgroup holding the group's query rows
 //! (`q_len · group` rows, padded to wgmma's 64) that computes `S = Q·Kᵀ` and `O += P·V` by wgmma
-//! with the online softmax in f32 between. Few sequences split their keys over several CTAs
+//! with the online softmax in f32 between. Over an FP8 e4m3 cache ([`DecodeConfig::fp8`]) the
+//! consumer holds 16 query rows and each of its four warps takes 16 keys of every tile, read
+//! from shared memory into `mma.sync` fragments and converted to f16 in registers
+//! ([`crate::parts::fragments`]), its own softmax state merged with the others' at the end.
+//! Few sequences split their keys over several CTAs
 //! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
 //! to an f32 workspace that a second kernel ([`build_combine`]) merges in a fixed order
 //! (deterministic).
