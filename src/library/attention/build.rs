@@ -916,15 +916,8 @@ pub(crate) fn softmax_state(
         p_pairs,
     );
     k.fill(&o_acc, Imm::f32(0.0), ExecScope::Warpgroup)?;
-    // Row statistics of the two rows a thread holds (r and r + 8): running max (in raw
-    // score units) and running sum.
-    let rows = row_groups(k, &s_acc, &o_acc)?;
-    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    for (&mi, &li) in m.iter().zip(&l) {
-        k.mov(mi, f32::NEG_INFINITY)?;
-        k.mov(li, 0.0f32)?;
-    }
+    // Row statistics of the two rows a thread holds (r and r + 8).
+    let (rows, m, l) = row_statistics(k, &s_acc, &o_acc)?;
     Ok(SoftmaxState {
         s_acc,
         o_acc,
@@ -934,6 +927,24 @@ pub(crate) fn softmax_state(
         m,
         l,
     })
+}
+
+/// The rows a thread holds of the score fragment `s` and the output fragment `o`
+/// ([`row_groups`]), and for each its online softmax's running max (-inf, in raw score units)
+/// and running sum (0), initialised.
+pub(crate) fn row_statistics(
+    k: &mut KernelBuilder,
+    s: &Buffer<ty::F32>,
+    o: &Buffer<ty::F32>,
+) -> Result<(RowGroups, Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>)> {
+    let rows = row_groups(k, s, o)?;
+    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
+    for (&mi, &li) in m.iter().zip(&l) {
+        k.mov(mi, f32::NEG_INFINITY)?;
+        k.mov(li, 0.0f32)?;
+    }
+    Ok((rows, m, l))
 }
 
 /// Which of the thread's row statistics each value of S and of O belongs to.

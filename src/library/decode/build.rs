@@ -17,7 +17,7 @@ use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::library::attention::{RowGroups, online_softmax, row_groups, s32, softmax_state};
+use crate::library::attention::{RowGroups, online_softmax, row_statistics, s32, softmax_state};
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -516,13 +516,7 @@ fn consumer_fp8(
     for &r in &o {
         k.mov(r, 0.0f32)?;
     }
-    let rows = row_groups(k, &s_acc, &o_acc)?;
-    let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    let l: Vec<Reg<ty::F32>> = k.regs(rows.count);
-    for (&mi, &li) in m.iter().zip(&l) {
-        k.mov(mi, f32::NEG_INFINITY)?;
-        k.mov(li, 0.0f32)?;
-    }
+    let (rows, m, l) = row_statistics(k, &s_acc, &o_acc)?;
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
     q_to_f16(k, p, lt)?;
     // Q's A fragment of k-step c: rows g and g + 8 (g = lane / 4), 8 bytes at column
