@@ -929,6 +929,9 @@ pub(crate) fn softmax_state(
     })
 }
 
+/// [`row_statistics`]: the rows, their running maxima and their running sums.
+pub(crate) type RowStatistics = (RowGroups, Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>);
+
 /// The rows a thread holds of the score fragment `s` and the output fragment `o`
 /// ([`row_groups`]), and for each its online softmax's running max (-inf, in raw score units)
 /// and running sum (0), initialised.
@@ -936,7 +939,7 @@ pub(crate) fn row_statistics(
     k: &mut KernelBuilder,
     s: &Buffer<ty::F32>,
     o: &Buffer<ty::F32>,
-) -> Result<(RowGroups, Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>)> {
+) -> Result<RowStatistics> {
     let rows = row_groups(k, s, o)?;
     let m: Vec<Reg<ty::F32>> = k.regs(rows.count);
     let l: Vec<Reg<ty::F32>> = k.regs(rows.count);

@@ -109,9 +109,6 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     ])?;
     let roles = cfg.roles();
     let tid = roles.declare_ctas(&mut k, cfg.ctas_per_sm())?;
-    // The split combine, launched as a programmatic dependent of this kernel, may be scheduled
-    // at once: it waits for this grid to complete before it reads (PTX ISA 9.7.13.13).
-    k.isa().griddepcontrol_launch_dependents()?;
 
     // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes), the K/V ring, Q's barrier.
     let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
@@ -1040,8 +1037,7 @@ const COMBINE_UNROLL: u32 = 8;
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
 /// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
 /// splits in order, [`COMBINE_UNROLL`] a step with the running max rescaling what came before
-/// (the same sums in the same order every run), after `griddepcontrol.wait` (it is launched as
-/// a programmatic dependent of the decode kernel). Its parameters: `o_part`
+/// (the same sums in the same order every run). Its parameters: `o_part`
 /// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
 /// `[batch, q_len, heads, d]` (bf16).
 pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
@@ -1062,9 +1058,6 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
-    // Launched as a programmatic dependent of the decode kernel: its parts are complete and
-    // visible only past this wait (PTX ISA 9.7.13.13).
-    k.isa().griddepcontrol_wait()?;
     // The running max, sum and weighted O; COMBINE_UNROLL splits a step, their loads issued
     // together (predicated past the last split) so their latencies overlap.
     let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());

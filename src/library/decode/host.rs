@@ -286,11 +286,8 @@ impl Decode {
         }
         self.launch(&self.kernel, stream, &mut main)?;
         if splits > 1 {
-            // Launched while the decode kernel ends (it lets its dependents start at once; the
-            // combine waits for it to finish before it reads the workspace).
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
-            self.combine
-                .launch_dependent_within(stream, &mut merge, self.limit)?;
+            self.launch(&self.combine, stream, &mut merge)?;
         }
         Ok(())
     }
