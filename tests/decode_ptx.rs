@@ -58,6 +58,27 @@ fn a_key_tile_is_one_box_a_page_and_slab() {
     }
 }
 
+/// Over an FP8 cache the consumer reads K and V from the ring into registers (`ldmatrix`, V's
+/// transposed), converts them there and multiplies with `mma.sync`: no wgmma, no f16 copy of a
+/// tile in shared memory (its only shared stores are Q's conversion and the warps' merge).
+#[test]
+fn the_fp8_consumer_converts_in_registers() {
+    let cfg = DecodeConfig::new(128, 4, 16).with_fp8();
+    let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+    assert!(!ptx.contains("wgmma"), "{}", cfg.name());
+    assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+    // K: 4 ldmatrix of 4 words, each word two conversions; V the same.
+    assert_eq!(ptx.matches("cvt.rn.f16x2.e4m3x2").count(), 2 * 4 * 4 * 2);
+    // S: 8 k-steps x 2 key blocks; O: 16 column blocks.
+    let mmas = ptx
+        .matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+        .count();
+    assert_eq!(mmas, 8 * 2 + 16);
+    // Q's conversion in place: 8 words a thread (16 rows x 128 columns / 2 / 128).
+    assert_eq!(ptx.matches("st.shared.b32").count() + ptx.matches("st.shared.u32").count(), 8);
+}
+
 /// The split rule: one split when the batch fills the SMs, several for one long sequence, none
 /// that leaves a split under 4 key tiles.
 #[test]

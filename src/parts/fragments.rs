@@ -107,8 +107,9 @@ mod tests {
         assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
         assert!(ptx.contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
         assert_eq!(ptx.matches("cvt.rn.f16x2.e4m3x2").count(), 4);
+        // One byte permute: selector 0x3120 (printed in decimal), its second source 0.
         assert_eq!(ptx.matches("prmt.b32").count(), 1);
-        assert!(ptx.contains(", 12576;") || ptx.contains("0x3120") || ptx.contains("12576"));
+        assert!(ptx.contains(", 0, 12576;"), "{ptx}");
         assert!(ptx.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
     }
 }
