@@ -39,8 +39,8 @@ fn decode_kernels_assemble_without_spills() {
 }
 
 /// The producer reads each key tile's pages from the block table (one lookup a box: four of
-/// 16 rows at 16-row boxes, one of 64) and loads every box by TMA onto the stage's barrier; the
-/// consumer releases each stage once.
+/// 16 rows at 16-row boxes, one of 64; a tile ahead, the first before the loop) and loads every
+/// box by TMA onto the stage's barrier; the consumer releases each stage once.
 #[test]
 fn a_key_tile_is_one_box_a_page_and_slab() {
     for (rows, boxes) in [(16u32, 4usize), (64, 1)] {
@@ -51,8 +51,8 @@ fn a_key_tile_is_one_box_a_page_and_slab() {
         assert_eq!(loads, 2 + 2 * 2 * boxes, "{}", cfg.name());
         assert_eq!(
             ptx.matches("ld.global.s32").count() - 1,
-            boxes,
-            "seq_lens, then a page a box"
+            2 * boxes,
+            "seq_lens, then a page a box: the first tile's before the loop, the next in it"
         );
         assert!(ptx.contains(".minnctapersm 2"), "two CTAs an SM");
     }
@@ -76,7 +76,10 @@ fn the_fp8_consumer_converts_in_registers() {
         .count();
     assert_eq!(mmas, 8 * 2 + 16);
     // Q's conversion in place: 8 words a thread (16 rows x 128 columns / 2 / 128).
-    assert_eq!(ptx.matches("st.shared.b32").count() + ptx.matches("st.shared.u32").count(), 8);
+    assert_eq!(
+        ptx.matches("st.shared.b32").count() + ptx.matches("st.shared.u32").count(),
+        8
+    );
 }
 
 /// The split rule: one split when the batch fills the SMs, several for one long sequence, none

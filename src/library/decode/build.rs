@@ -274,8 +274,8 @@ fn work(
 /// The producer warpgroup: one thread loads Q's rows (the chunk's tokens, each with its
 /// group's heads: one box of `[1, tokens, group, 64]` per slab; tokens past `q_len` read as
 /// zero), then each key tile of the split into the next free stage: K's and V's boxes of
-/// `page_rows` rows from the pages the block table names (looked up before the stage is
-/// waited for, so the lookups overlap the wait).
+/// `page_rows` rows from the pages the block table names (looked up a tile ahead,
+/// [`lookup_pages`]: during tile `n`, before its stage is waited for, tile `n + 1`'s).
 fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: Var) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, slab, rows) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB, cfg.page_rows);
@@ -315,24 +315,22 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
             )?;
         }
         let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+        // Tile n's pages were read during tile n - 1 (the first tile's before the loop): the
+        // block table's latency never stands between a free stage and its loads.
+        let next: Vec<Reg<ty::U32>> = k.regs((bn / rows) as usize);
+        lookup_pages(k, p, w.first, &next)?;
         k.for_range(w.first, w.end, |k, n| {
-            // Each box's page and row in it; a box past the sequence's pages reads its last.
+            // Each box's page and row in it.
             let mut boxes = Vec::new();
-            for i in 0..bn / rows {
-                let pos = k.let_("pos", n * bn + i * rows)?;
-                let want = k.eval(pos / args.page_size)?;
-                let last = k.eval(w.last_slot)?;
-                let slot = k.reg::<ty::U32>();
-                k.min(slot, want, last)?;
-                let slot = k.bind("slot", slot);
-                let page = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-                let page = page
-                    .retype::<ty::U32>()
-                    .map_err(|e| k.error(e.to_string()))?;
-                let page = k.bind("page", page);
-                let row = k.let_("page_row", pos % args.page_size)?;
-                boxes.push((page, row));
+            for (i, &page) in next.iter().enumerate() {
+                let here = k.reg::<ty::U32>();
+                k.mov(here, page)?;
+                let here = k.bind("page", here);
+                let row = k.let_("page_row", (n * bn + i as u32 * rows) % args.page_size)?;
+                boxes.push((here, row));
             }
+            let after = k.let_("next_tile", n + 1u32)?;
+            lookup_pages(k, p, after, &next)?;
             let full = p.ring.acquire(k, sync, &cur)?;
             p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
             let tiles = p.ring.tile_addrs(k, cur.stage())?;
@@ -360,6 +358,33 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
         })
     })
     .end()
+}
+
+/// The pages of key tile `n`'s boxes (`page_rows` rows each) from the block table into `pages`;
+/// a box past the sequence's pages (or a tile past its last) reads its last page instead of an
+/// entry past them.
+fn lookup_pages(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    n: impl Into<Expr>,
+    pages: &[Reg<ty::U32>],
+) -> Result<()> {
+    let (args, w) = (p.args, p.work);
+    let n: Expr = n.into();
+    let (bn, rows) = (DecodeConfig::BLOCK_N, p.cfg.page_rows);
+    for (i, &page) in pages.iter().enumerate() {
+        let want = k.eval((n.clone() * bn + i as u32 * rows) / args.page_size)?;
+        let last = k.eval(w.last_slot)?;
+        let slot = k.reg::<ty::U32>();
+        k.min(slot, want, last)?;
+        let slot = k.bind("slot", slot);
+        let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
+        let entry = entry
+            .retype::<ty::U32>()
+            .map_err(|e| k.error(e.to_string()))?;
+        k.mov(page, entry)?;
+    }
+    Ok(())
 }
 
 /// The consumer warpgroup over a bf16 cache: the group's query rows (row `r` is token
@@ -1032,7 +1057,7 @@ fn epilogue(
 }
 
 /// Splits the combine reads a step.
-const COMBINE_UNROLL: u32 = 8;
+const COMBINE_UNROLL: u32 = 16;
 
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
 /// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
