@@ -491,7 +491,8 @@ impl FunctionBuilder {
 
     /// A comment line in the body.
     pub fn comment(&mut self, text: &str) {
-        self.body.push(Statement::Comment(text.replace('\n', " ")));
+        self.body
+            .push(Statement::Comment(text.replace('\n', " ").into()));
     }
 
     /// Attaches a comment to the last instruction written.
