@@ -1053,7 +1053,7 @@ impl<'a> Parser<'a> {
                     if last_instr_line == Some(self.line_of(t)) {
                         if let Some(Statement::Instr(i)) = f.body.last_mut() {
                             if i.comment.is_none() {
-                                i.comment = Some(c.to_string());
+                                i.comment = Some(c.into());
                                 last_instr_line = None;
                                 continue;
                             }
@@ -1254,10 +1254,10 @@ impl<'a> Parser<'a> {
             match canonical_reg(name) {
                 Some(r) => guard = Some(Guard { pred: r, negated }),
                 None => {
-                    named_guard = Some(NamedGuard {
+                    named_guard = Some(Box::new(NamedGuard {
                         name: name.to_string(),
                         negated,
-                    })
+                    }))
                 }
             }
         }

@@ -89,6 +89,15 @@ pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R)
     remembered(i).resolution_with(i, f)
 }
 
+/// True when the remembered answer for `i`'s opcode and operand count is row `form`: that row's
+/// pattern then matches both (the table's first row whose pattern does, [`resolve_opcode`]).
+/// False says nothing: another row may come first. The builder's check of the row it writes
+/// asks this first, a lookup where matching the pattern again was a tenth of building a GEMM
+/// (issue 33).
+pub(crate) fn resolves_to(form: Form, i: &Instruction) -> bool {
+    matches!(remembered(i).resolution, Resolution::Form(f) if f == form)
+}
+
 /// What a thread remembers of an opcode and its operand count ([`remembered`]): the table's
 /// answer and, for an opcode no row takes, the lenient reading and the refusal, each worked out
 /// at its first need. One lookup gives all three, so that an instruction no row takes costs the
