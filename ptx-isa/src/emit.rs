@@ -188,7 +188,9 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
             }
             Statement::Comment(c) => {
                 indent(s, depth);
-                let _ = writeln!(s, "// {c}");
+                s.push_str("// ");
+                s.push_str(c);
+                s.push('\n');
             }
             Statement::Open => {
                 indent(s, depth);

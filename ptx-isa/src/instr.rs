@@ -259,10 +259,12 @@ pub struct Instruction {
     pub operands: Vec<Operand>,
     /// The form-table row, when known.
     pub form: Option<Form>,
-    /// A comment written after the instruction.
-    pub comment: Option<String>,
-    /// A guard on a predicate declared by name (parsed text only; `guard` is `None` then).
-    pub named_guard: Option<NamedGuard>,
+    /// A comment written after the instruction (boxed text: a smaller instruction, issue 33).
+    pub comment: Option<Box<str>>,
+    /// A guard on a predicate declared by name (parsed text only; `guard` is `None` then). Boxed:
+    /// few instructions have one, and every instruction is moved as it is built or read, so it
+    /// is kept small (issue 33).
+    pub named_guard: Option<Box<NamedGuard>>,
 }
 
 impl Instruction {

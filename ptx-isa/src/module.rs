@@ -116,8 +116,9 @@ pub enum Statement {
     Instr(Instruction),
     /// A label placed here.
     Label(crate::instr::Label),
-    /// A comment line.
-    Comment(String),
+    /// A comment line: its text after `// `. Borrowed when it is one nvcc writes around every
+    /// inline-asm block (the parser allocates nothing for those, issue 33).
+    Comment(std::borrow::Cow<'static, str>),
     /// `{`: a nested scope (used around `call` sequences).
     Open,
     /// `}`

@@ -491,13 +491,14 @@ impl FunctionBuilder {
 
     /// A comment line in the body.
     pub fn comment(&mut self, text: &str) {
-        self.body.push(Statement::Comment(text.replace('\n', " ")));
+        self.body
+            .push(Statement::Comment(text.replace('\n', " ").into()));
     }
 
     /// Attaches a comment to the last instruction written.
     pub fn annotate(&mut self, text: &str) {
         if let Some(Statement::Instr(i)) = self.body.last_mut() {
-            i.comment = Some(text.replace('\n', " "));
+            i.comment = Some(text.replace('\n', " ").into());
         }
     }
 
@@ -576,7 +577,10 @@ impl FunctionBuilder {
     /// opcode and the operand count, and the row's rules ([`crate::forms::rules`]) hold.
     fn check_row(&mut self, form: Form, i: &Instruction) -> Result<()> {
         let p = form.pattern();
-        if !p.matches_opcode(&i.mnemonic, &i.modifiers) {
+        // The remembered answer for this opcode, when it is this row, says the pattern matches
+        // the opcode and the operand count: one lookup, the pattern matched once per opcode.
+        let matched = crate::parse::resolve::resolves_to(form, i);
+        if !matched && !p.matches_opcode(&i.mnemonic, &i.modifiers) {
             let opcode = i.opcode();
             let why = p
                 .difference(&i.mnemonic, &i.modifiers)
@@ -592,7 +596,7 @@ impl FunctionBuilder {
                 ),
             ));
         }
-        if !p.matches_operand_count(i.operands.len()) {
+        if !matched && !p.matches_operand_count(i.operands.len()) {
             let opcode = i.opcode();
             let (lo, hi) = p.operand_range();
             return Err(self.err(

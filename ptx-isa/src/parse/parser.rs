@@ -148,7 +148,46 @@ fn modifier(written: &str) -> Cow<'static, str> {
         });
     match KNOWN.get(written) {
         Some(k) => Cow::Borrowed(*k),
-        None => Cow::Owned(written.to_string()),
+        None => unknown_modifier(written),
+    }
+}
+
+/// A modifier no row spells (`f32x4` of `add.rn.f32x4`): kept once for the process, so that a
+/// module repeating an opcode the table lacks allocates nothing for it after the first (an
+/// instruction no row takes costs no more than one a row takes, issue 33). Bounded: at most
+/// [`UNKNOWN_MODIFIERS`] texts of at most [`UNKNOWN_MODIFIER_LEN`] bytes are kept (64 KiB in
+/// all), so fuzzed input cannot grow it; past that each is allocated as written.
+fn unknown_modifier(written: &str) -> Cow<'static, str> {
+    static KEPT: std::sync::LazyLock<std::sync::Mutex<hashbrown::HashSet<&'static str>>> =
+        std::sync::LazyLock::new(Default::default);
+    let Ok(mut kept) = KEPT.lock() else {
+        return Cow::Owned(written.to_string());
+    };
+    if let Some(k) = kept.get(written) {
+        return Cow::Borrowed(*k);
+    }
+    if kept.len() >= UNKNOWN_MODIFIERS || written.len() > UNKNOWN_MODIFIER_LEN {
+        return Cow::Owned(written.to_string());
+    }
+    let k: &'static str = Box::leak(written.into());
+    kept.insert(k);
+    Cow::Borrowed(k)
+}
+
+/// How many modifier texts no row spells [`unknown_modifier`] keeps.
+const UNKNOWN_MODIFIERS: usize = 1024;
+
+/// The longest modifier text no row spells that [`unknown_modifier`] keeps.
+const UNKNOWN_MODIFIER_LEN: usize = 64;
+
+/// A comment line's text as the model holds it: borrowed when it is one nvcc writes around every
+/// inline-asm block (15,000 of the 1.3 MB CUTLASS module's 52,000 lines), so that reading those
+/// allocates nothing (issue 33).
+fn comment(text: &str) -> Cow<'static, str> {
+    const NVCC: [&str; 2] = ["begin inline asm", "end inline asm"];
+    match NVCC.iter().find(|c| **c == text) {
+        Some(c) => Cow::Borrowed(*c),
+        None => Cow::Owned(text.to_string()),
     }
 }
 
@@ -1010,17 +1049,17 @@ impl<'a> Parser<'a> {
                 Tok::Comment => {
                     self.pos += 1;
                     let c = text.strip_prefix("//").unwrap_or(text);
-                    let c = c.strip_prefix(' ').unwrap_or(c).trim_end().to_string();
+                    let c = c.strip_prefix(' ').unwrap_or(c).trim_end();
                     if last_instr_line == Some(self.line_of(t)) {
                         if let Some(Statement::Instr(i)) = f.body.last_mut() {
                             if i.comment.is_none() {
-                                i.comment = Some(c);
+                                i.comment = Some(c.into());
                                 last_instr_line = None;
                                 continue;
                             }
                         }
                     }
-                    self.push(f, spans, at, Statement::Comment(c));
+                    self.push(f, spans, at, Statement::Comment(comment(c)));
                 }
                 Tok::Punct(b'{') => {
                     self.pos += 1;
@@ -1131,12 +1170,16 @@ impl<'a> Parser<'a> {
                     self.push(f, spans, at, s);
                 }
                 Tok::Ident | Tok::Punct(b'@') => {
-                    let i = self.instruction(at)?;
+                    // Read into its place in the body: an instruction is a few hundred bytes,
+                    // and moving each one there was a fifth of reading a module (issue 33).
+                    self.push(f, spans, at, Statement::Instr(Instruction::new("")));
+                    if let Some(Statement::Instr(i)) = f.body.last_mut() {
+                        self.instruction(at, i)?;
+                    }
                     last_instr_line = self
                         .toks
                         .get(self.pos.wrapping_sub(1))
                         .map(|x| self.line_of(*x));
-                    self.push(f, spans, at, Statement::Instr(i));
                 }
                 _ => return self.unexpected("a statement"),
             }
@@ -1201,7 +1244,8 @@ impl<'a> Parser<'a> {
 
     // ---- instructions -------------------------------------------------------------------------------
 
-    fn instruction(&mut self, at: Pos) -> PResult<Instruction> {
+    /// Reads an instruction into `i`, a blank one.
+    fn instruction(&mut self, at: Pos, i: &mut Instruction) -> PResult<()> {
         let mut guard = None;
         let mut named_guard = None;
         if self.eat_punct(b'@') {
@@ -1210,10 +1254,10 @@ impl<'a> Parser<'a> {
             match canonical_reg(name) {
                 Some(r) => guard = Some(Guard { pred: r, negated }),
                 None => {
-                    named_guard = Some(NamedGuard {
+                    named_guard = Some(Box::new(NamedGuard {
                         name: name.to_string(),
                         negated,
-                    })
+                    }))
                 }
             }
         }
@@ -1221,7 +1265,7 @@ impl<'a> Parser<'a> {
             return self.unexpected("an instruction");
         };
         self.pos += 1;
-        let mut i = Instruction::new(modifier(self.text(t)));
+        i.mnemonic = modifier(self.text(t));
         i.guard = guard;
         i.named_guard = named_guard;
         let mut end = t.end;
@@ -1240,11 +1284,11 @@ impl<'a> Parser<'a> {
             }
         }
         if !self.eat_punct(b';') {
-            i.operands = self.comma_list(b';', "operands", |p| p.operand(0))?;
+            self.comma_list_into(b';', "operands", &mut i.operands, |p| p.operand(0))?;
         }
         // Instructions of a family the table covers are the validator's to judge (errors);
         // those of none are kept as written.
-        let (form, unknown) = resolve_with(&i, |r| match r {
+        let (form, unknown) = resolve_with(i, |r| match r {
             Resolution::Form(f) => (Some(*f), false),
             Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
             Resolution::WrongModifier { .. }
@@ -1259,7 +1303,7 @@ impl<'a> Parser<'a> {
                 format!("`{op}` is not a form in ptxkit's table: kept as written"),
             );
         }
-        Ok(i)
+        Ok(())
     }
 
     fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
@@ -1276,12 +1320,27 @@ impl<'a> Parser<'a> {
         &mut self,
         close: u8,
         what: &str,
-        mut item: impl FnMut(&mut Self) -> PResult<T>,
+        item: impl FnMut(&mut Self) -> PResult<T>,
     ) -> PResult<Vec<T>> {
         let mut v = Vec::new();
+        self.comma_list_into(close, what, &mut v, item)?;
+        Ok(v)
+    }
+
+    /// [`Parser::comma_list`] into `out`: an instruction's operands are read into the statement
+    /// that holds them, not moved there (issue 33).
+    fn comma_list_into<T, C: Extend<T>>(
+        &mut self,
+        close: u8,
+        what: &str,
+        out: &mut C,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<()> {
+        let mut n = 0usize;
         loop {
-            v.push(item(self)?);
-            if v.len() > limits::MAX_OPERANDS {
+            out.extend(Some(item(self)?));
+            n += 1;
+            if n > limits::MAX_OPERANDS {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
                     format!("too many {what} (limits::MAX_OPERANDS)"),
@@ -1292,7 +1351,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect_punct(close)?;
-        Ok(v)
+        Ok(())
     }
 
     /// Refuses nesting past `limits::MAX_OPERAND_DEPTH` (operands in braces, expressions in

@@ -86,10 +86,69 @@ pub fn resolve(i: &Instruction) -> Resolution {
 /// `f` of [`resolve`]'s answer, borrowed: the parser and the validator read what they need of it
 /// without copying a refusal's strings for every instruction (issue 33).
 pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R) -> R {
-    let r = remembered(i);
-    match &*r {
-        Resolution::Form(form) => f(&Resolution::Form(refine(*form, i))),
-        other => f(other),
+    remembered(i).resolution_with(i, f)
+}
+
+/// True when the remembered answer for `i`'s opcode and operand count is row `form`: that row's
+/// pattern then matches both (the table's first row whose pattern does, [`resolve_opcode`]).
+/// False says nothing: another row may come first. The builder's check of the row it writes
+/// asks this first, a lookup where matching the pattern again was a tenth of building a GEMM
+/// (issue 33).
+pub(crate) fn resolves_to(form: Form, i: &Instruction) -> bool {
+    matches!(remembered(i).resolution, Resolution::Form(f) if f == form)
+}
+
+/// What a thread remembers of an opcode and its operand count ([`remembered`]): the table's
+/// answer and, for an opcode no row takes, the lenient reading and the refusal, each worked out
+/// at its first need. One lookup gives all three, so that an instruction no row takes costs the
+/// validator no more lookups than one a row takes (issue 33).
+pub(crate) struct Remembered {
+    resolution: Resolution,
+    lenient: std::cell::OnceCell<Option<(Form, &'static Pattern, Vec<String>)>>,
+    refusal: std::cell::OnceCell<(crate::error::ErrorKind, String)>,
+}
+
+impl Remembered {
+    /// `f` of the table's answer for `i` (an instruction of this opcode), borrowed.
+    pub(crate) fn resolution_with<R>(
+        &self,
+        i: &Instruction,
+        f: impl FnOnce(&Resolution) -> R,
+    ) -> R {
+        match &self.resolution {
+            Resolution::Form(form) => f(&Resolution::Form(refine(*form, i))),
+            other => f(other),
+        }
+    }
+
+    /// [`lenient`] of `i`, an instruction of this opcode: the search over every order of the
+    /// modifiers is made once per opcode.
+    pub(crate) fn lenient(&self, i: &Instruction) -> Option<(Form, Instruction)> {
+        let (form, p, mods) = self
+            .lenient
+            .get_or_init(|| {
+                let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
+                let n = i.operands.len();
+                candidates.iter().find_map(|(form, p)| {
+                    let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
+                    p.matches_operand_count(n).then_some((*form, *p, mods))
+                })
+            })
+            .as_ref()?;
+        let mut fixed = i.clone();
+        fixed.mnemonic = p.mnemonic().to_string().into();
+        fixed.modifiers = mods.iter().map(|m| m.clone().into()).collect();
+        fixed.form = Some(refine(*form, &fixed));
+        Some((refine(*form, &fixed), fixed))
+    }
+
+    /// The validator's error for an instruction of this opcode no row takes: `refuse` of the
+    /// table's answer, formatted once per opcode.
+    pub(crate) fn refusal(
+        &self,
+        refuse: impl FnOnce(&Resolution) -> (crate::error::ErrorKind, String),
+    ) -> &(crate::error::ErrorKind, String) {
+        self.refusal.get_or_init(|| refuse(&self.resolution))
     }
 }
 
@@ -183,23 +242,17 @@ fn remember<T: Clone + 'static>(
 /// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
 /// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
 /// nearest-row search for an opcode no row takes is costly (issue 33).
-fn remembered(i: &Instruction) -> std::rc::Rc<Resolution> {
+pub(crate) fn remembered(i: &Instruction) -> std::rc::Rc<Remembered> {
     thread_local! {
-        static SEEN: Seen<std::rc::Rc<Resolution>> = Seen::default();
+        static SEEN: Seen<std::rc::Rc<Remembered>> = Seen::default();
     }
-    remember(&SEEN, i, |i| std::rc::Rc::new(resolve_opcode(i)))
-}
-
-/// `refuse(i)`, remembered per thread by `i`'s opcode and operand count: the validator's error
-/// for an instruction no row takes reads nothing else (issue 33).
-pub(crate) fn remembered_refusal(
-    i: &Instruction,
-    refuse: impl FnOnce(&Instruction) -> (crate::error::ErrorKind, String),
-) -> (crate::error::ErrorKind, String) {
-    thread_local! {
-        static SEEN: Seen<(crate::error::ErrorKind, String)> = Seen::default();
-    }
-    remember(&SEEN, i, refuse)
+    remember(&SEEN, i, |i| {
+        std::rc::Rc::new(Remembered {
+            resolution: resolve_opcode(i),
+            lenient: std::cell::OnceCell::new(),
+            refusal: std::cell::OnceCell::new(),
+        })
+    })
 }
 
 /// What the table says about the opcode of `i` and its operand count (a `mov` of a special
@@ -274,23 +327,7 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
 /// grammar does not. Gives the row and the opcode as the row writes it; `None` when no row takes
 /// the modifiers in any order.
 pub fn lenient(i: &Instruction) -> Option<(Form, Instruction)> {
-    thread_local! {
-        static SEEN: Seen<Option<(Form, &'static Pattern, Vec<String>)>> = Seen::default();
-    }
-    // The search over every order of the modifiers is remembered per opcode (issue 33).
-    let (form, p, mods) = remember(&SEEN, i, |i| {
-        let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
-        let n = i.operands.len();
-        candidates.iter().find_map(|(form, p)| {
-            let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
-            p.matches_operand_count(n).then_some((*form, *p, mods))
-        })
-    })?;
-    let mut fixed = i.clone();
-    fixed.mnemonic = p.mnemonic().to_string().into();
-    fixed.modifiers = mods.into_iter().map(Into::into).collect();
-    fixed.form = Some(refine(form, &fixed));
-    Some((refine(form, &fixed), fixed))
+    remembered(i).lenient(i)
 }
 
 /// `u33`, `f8`, `b7`: shaped like a type name.

@@ -98,7 +98,12 @@ pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
                     pos: Some(w.pos),
                 });
             }
-            d.sort_by_key(|x| x.pos.map(|p| p.offset));
+            // Most often in order already: a module of many refused lines sorts nothing, and
+            // the stable sort's buffer is not allocated (issue 33).
+            let at = |x: &Diagnostic| x.pos.map(|p| p.offset);
+            if !d.is_sorted_by_key(at) {
+                d.sort_by_key(at);
+            }
             d
         }
     }
@@ -701,14 +706,15 @@ fn function(
 }
 
 fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
-    use crate::parse::resolve::{Resolution, lenient, resolve, resolve_with};
+    use crate::parse::resolve::{Resolution, remembered};
     /// What the row lookup said, without a refusal's strings.
     enum Resolved {
         Form(Form),
         Refused { modifier: bool },
         Unknown,
     }
-    let resolved = resolve_with(i, |r| match r {
+    let memo = remembered(i);
+    let resolved = memo.resolution_with(i, |r| match r {
         Resolution::Form(f) => Resolved::Form(*f),
         Resolution::WrongModifier { .. } => Resolved::Refused { modifier: true },
         Resolution::OperandCount { .. } | Resolution::WrongType { .. } => {
@@ -719,7 +725,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
     // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
     // warning, and the instruction is checked as its row writes it.
     if let Resolved::Refused { modifier: true } = resolved {
-        if let Some((form, fixed)) = lenient(i) {
+        if let Some((form, fixed)) = memo.lenient(i) {
             cx.warning(
                 pos,
                 format!(
@@ -777,9 +783,8 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             // The refusal depends on the opcode and the operand count alone: formatted once per
             // opcode, so that an instruction no row takes costs no more than one a row takes
             // (issue 33).
-            let (kind, message) =
-                crate::parse::resolve::remembered_refusal(i, |i| refusal(&resolve(i), i));
-            cx.error(kind, pos, message);
+            let (kind, message) = memo.refusal(|r| refusal(r, i));
+            cx.error(*kind, pos, message.clone());
             return;
         }
         Resolved::Unknown => {

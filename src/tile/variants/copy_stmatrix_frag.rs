@@ -116,6 +116,62 @@ fn plan<'a>(
         .layout
         .as_ref()
         .ok_or_else(|| Rejection::operand(Aspect::Layout, "the shared tile has no layout"))?;
+    let regs_n = r.len() as u32;
+    let g = geometry((tv.clone(), layout.clone(), mem.swizzle, regs_n, threads))?;
+    Ok(StmatrixPlan {
+        regs: typed,
+        base,
+        layout,
+        swizzle: mem.swizzle,
+        thread_mode: g.thread_mode,
+        rows: tv.rows() as u32,
+        cols: tv.cols() as u32,
+        scope,
+        num: g.num,
+        group_offsets: g.group_offsets,
+        b: g.b,
+        c: g.c,
+        reuse: g.reuse,
+        store,
+    })
+}
+
+/// What a plan reads of the layouts alone: matrices per instruction, the groups' value offsets,
+/// the per-lane affine parts, which groups reuse another's addresses, and the thread mode.
+#[derive(Debug, Clone)]
+struct Geometry {
+    num: u32,
+    group_offsets: Vec<i64>,
+    b: i64,
+    c: i64,
+    reuse: Vec<Option<(usize, i64)>>,
+    thread_mode: layouts::Layout,
+}
+
+/// The layouts, swizzle, register count and thread count a [`Geometry`] is read from.
+type GeometryKey = (TvLayout, layouts::Layout, smem::SwizzleMode, u32, i64);
+
+/// The geometries (or refusals) one thread has worked out, by [`GeometryKey`].
+type GeometryTable =
+    std::cell::RefCell<Vec<(GeometryKey, std::result::Result<Geometry, Rejection>)>>;
+
+/// [`geometry_of`] of `key`, remembered per layout ([`crate::kernel::memo`]): a GEMM's epilogue
+/// stores the same accumulator fragment into the same staging tile for every tile it writes, and
+/// reading every thread's address on the host was a tenth of building the GEMM (issue 33).
+fn geometry(key: GeometryKey) -> std::result::Result<Geometry, Rejection> {
+    thread_local! {
+        static SEEN: GeometryTable = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    crate::kernel::memo::memoized(&SEEN, &key, || geometry_of(&key))
+}
+
+/// Checks that the fragment `tv` of `regs_n` packed-pair registers over `threads` threads stores
+/// into the shared tile `layout` (with `swizzle`) as `stmatrix`/`ldmatrix` move matrices, and
+/// reads its [`Geometry`]; `key` is `(tv, layout, swizzle, regs_n, threads)`.
+fn geometry_of(key: &GeometryKey) -> std::result::Result<Geometry, Rejection> {
+    let (tv, layout, swizzle, regs_n, threads) = key;
+    let (swizzle, regs_n, threads) = (*swizzle, *regs_n, *threads);
+    let frag = |m: String| Rejection::operand(Aspect::Fragment, m);
     let (rows, cols) = (tv.rows(), tv.cols());
     let off = |t: i64, v: i64| tv.offset(t, v).map_err(|e| frag(e.to_string()));
     // A (thread, value) layout is linear in its two modes: tv(t, v) = T(t) + V(v) (CuTe layouts
@@ -132,7 +188,6 @@ fn plan<'a>(
             }
         }
     }
-    let regs_n = r.len() as u32;
     let num = [4u32, 2, 1]
         .into_iter()
         .find(|n| regs_n % n == 0)
@@ -202,7 +257,7 @@ fn plan<'a>(
         tcell.push(off(t - l, 0)? + l % 8 + (q & 1) * b + (q >> 1) * c);
     }
     let flat = layout.flat_modes();
-    let swizzle = mem.swizzle.swizzle();
+    let swizzle = swizzle.swizzle();
     let reuse = reuse(&group_offsets, threads, |t, v0| {
         let cell = tcell[t as usize] + v0;
         let mut idx = (cell % rows) * cols + cell / rows;
@@ -217,21 +272,13 @@ fn plan<'a>(
         Ok(swizzle.apply(bytes) as i64)
     })?;
     let thread_mode = thread_mode(tv)?;
-    Ok(StmatrixPlan {
-        regs: typed,
-        base,
-        layout,
-        swizzle: mem.swizzle,
-        thread_mode,
-        rows: rows as u32,
-        cols: cols as u32,
-        scope,
+    Ok(Geometry {
         num,
         group_offsets,
         b,
         c,
         reuse,
-        store,
+        thread_mode,
     })
 }
 
