@@ -402,7 +402,7 @@ pub fn init_barriers(
 }
 
 /// The barriers of a kernel with one ring of stages and one barrier for what it loads once
-/// (the attention backward's K and V; decode's Q has the same pair): a spin-waiting
+/// (the attention backward's K and V; decode's Q): a spin-waiting
 /// [`BarrierSync`] for the kernel `kernel` (its globals declared), the [`Ring`] `name` over
 /// `pipe` at `base` (each stage released by `releases` arrivals, [`Ring::declare`]) and the
 /// single barrier `once` of one arrival ([`pool_barrier`]), initialised by thread `tid == 0`

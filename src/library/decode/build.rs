@@ -3,14 +3,14 @@
 //! filled page by page by TMA, `gemm_async` (wgmma) for `S = Q·Kᵀ` and `P·V`, the attention's
 //! online softmax on the accumulator fragment.
 
-use crate::parts::{ConsumerId, InitScope, Ring, init_barriers, pool_barrier};
+use crate::parts::{ConsumerId, Ring, ring_and_once};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{BarrierSync, NamedBarrier};
 
 use super::{DecodeConfig, MAX_Q_LEN};
 use crate::kernel::math::LOG2_E;
@@ -122,21 +122,13 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let releases = cfg.releases();
     let tiles = [spec("k"), spec("v")];
     let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &tiles, 1, releases)?;
-    let mut sync = BarrierSync::new(&name, WaitMode::Spin);
-    sync.declare_globals(k.module_mut())?;
-    let ring = Ring::declare(&k, &mut sync, "kv", pipe, base, releases)?;
-    let q_full = pool_barrier(&mut k, &mut sync, "q_full", 1)?;
 
     let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
 
-    // Thread 0 initialises the ring's barriers and Q's; everyone sees them after the CTA barrier.
-    init_barriers(
-        &mut k,
-        &mut sync,
-        tid,
-        (&[&ring], &[q_full]),
-        InitScope::Cta,
-    )?;
+    // The ring's barriers and Q's, initialised by thread 0; everyone sees them after the CTA
+    // barrier.
+    let ring = ("kv", pipe, base, releases);
+    let (sync, ring, q_full) = ring_and_once(&mut k, &name, tid, ring, "q_full")?;
 
     let parts = Parts {
         cfg,
