@@ -3,7 +3,8 @@
 //! composed, with the consumers sharing each tile (the plain GEMM's configuration) and taking
 //! turns at tiles (ping-pong), each with the residual read from global memory (prefetched into
 //! L2 at the tile's start) and staged (`HopperGemm::staged_input`: loaded by TMA into the C
-//! staging block under the main loop), at 4096³ and 8192³, the plain GEMM timed beside each,
+//! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
+//! residual from global memory), at 4096³ and 8192³, the plain GEMM timed beside each,
 //! three rounds; a row per timing with the fused / plain ratio.
 //!
 //! ```text
@@ -45,7 +46,11 @@ fn fused(
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
-    let turns = if cfg.pingpong { "_pingpong" } else { "" };
+    let turns = match (cfg.pingpong, cfg.epilogue_warps) {
+        (true, _) => "_pingpong",
+        (_, true) => "_epiwarps",
+        _ => "",
+    };
     let read = if staged { "_staged" } else { "" };
     let kernel = format!("gemm_epi_{}{turns}{read}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
@@ -109,6 +114,7 @@ fn main() -> Result<(), CheckError> {
             ("cooperative, staged", cfg, true),
             ("ping-pong", pingpong, false),
             ("ping-pong, staged", pingpong, true),
+            ("epilogue warps", cfg.with_epilogue_warps(), false),
         ];
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules {

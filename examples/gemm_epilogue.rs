@@ -30,7 +30,9 @@ use ptxkit::smem::pipeline::sync::WaitMode;
 /// `C = GELU(A·Bᵀ + bias) + residual`: A `[m, k]`, B `[n, k]`, C and the residual `[m, n]`,
 /// the bias `[n]`, all bf16. With the TMA-store epilogue the residual is a staged input: each
 /// consumer loads its block by TMA while its main loop runs, and the epilogue reads it from
-/// shared memory; with the register epilogue it is read from global memory.
+/// shared memory; with the register epilogue, or on epilogue warps
+/// ([`GemmConfig::epilogue_warps`], whose staging blocks hold the rounded tile), it is read from
+/// global memory.
 fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_bias_gelu_residual", Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
@@ -39,7 +41,7 @@ fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let epilogue = Epilogue::new()
         .cols(&bias, Combine::Add)
         .activation(Activation::GeluTanh);
-    let epilogue = if cfg.tma_store {
+    let epilogue = if cfg.tma_store && !cfg.epilogue_warps {
         epilogue.residual(&gemm.staged_input(&mut k, "residual")?)
     } else {
         let opts = TensorOpts::default().align(16);
@@ -119,31 +121,43 @@ fn check_shape(
     let s_h: Vec<f32> = random_values(m, seed + 3);
     let s = DeviceTensor::from_host(&stream, &s_h, vec![m])?;
     let mut all = true;
-    // The consumers sharing each tile (the plain GEMM's pick), and taking turns at tiles
-    // (ping-pong: the pick for a long epilogue).
-    for (schedule, cfg) in [("cooperative", cfg), ("ping-pong", cfg.with_pingpong())] {
+    // The consumers sharing each tile (the plain GEMM's pick), taking turns at tiles
+    // (ping-pong), and handing each tile to epilogue warps (the pick for a long epilogue).
+    let schedules = [
+        ("cooperative", cfg),
+        ("ping-pong", cfg.with_pingpong()),
+        ("epi-warps", cfg.with_epilogue_warps()),
+    ];
+    for (schedule, cfg) in schedules {
+        // Epilogue warps apply the ops to the accumulator rounded to C's bf16.
+        let acc: Vec<f64> = match cfg.epilogue_warps {
+            true => acc.iter().map(|&x| f64::from(bf16::from_f32(x))).collect(),
+            false => acc.iter().map(|&x| f64::from(x)).collect(),
+        };
         let mut c = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
         let extra = vec![Arg::tensor(&bias), Arg::tensor(&res)];
         launch(device, gemm_bias_gelu_residual(cfg)?, &p, &mut c, extra)?;
         let got = widen(&c.to_host(&stream)?);
         let want: Vec<f64> = (0..m * n)
-            .map(|i| Activation::GeluTanh.reference(f64::from(acc[i]) + bias_h[i % n]) + res_h[i])
+            .map(|i| Activation::GeluTanh.reference(acc[i] + bias_h[i % n]) + res_h[i])
             .collect();
         let e1 = rel_error(&got, &want);
         let unwritten = got.iter().filter(|x| x.is_nan()).count();
 
-        // pre = s[row]·acc, C = GELU_erf(pre), with the register epilogue.
-        let cfg2 = GemmConfig {
-            tma_store: false,
-            ..cfg
+        // pre = s[row]·acc, C = GELU_erf(pre), with the register epilogue (on epilogue warps,
+        // with theirs).
+        let cfg2 = match cfg.epilogue_warps {
+            true => cfg,
+            false => GemmConfig {
+                tma_store: false,
+                ..cfg
+            },
         };
         let mut pre = DeviceTensor::from_host(&stream, &vec![f32::NAN; m * n], vec![m, n])?;
         let mut c2 = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
         let extra = vec![Arg::tensor(&s), Arg::tensor_mut(&mut pre)];
         launch(device, gemm_rows_store_gelu(cfg2)?, &p, &mut c2, extra)?;
-        let pre_want: Vec<f64> = (0..m * n)
-            .map(|i| f64::from(s_h[i / n]) * f64::from(acc[i]))
-            .collect();
+        let pre_want: Vec<f64> = (0..m * n).map(|i| f64::from(s_h[i / n]) * acc[i]).collect();
         let pre_got: Vec<f64> = pre
             .to_host(&stream)?
             .iter()
@@ -155,8 +169,11 @@ fn check_shape(
         let c2_got = widen(&c2.to_host(&stream)?);
         let (e2, e3) = (rel_error(&pre_got, &pre_want), rel_error(&c2_got, &c2_want));
         let unwritten2 = c2_got.iter().chain(&pre_got).filter(|x| x.is_nan()).count();
-        // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation.
-        let ok = e1 < 1e-2 && e3 < 1e-2 && e2 < 1e-4 && unwritten == 0 && unwritten2 == 0;
+        // bf16 outputs round to 2^-9 relative; the f32 `pre` is as exact as the accumulation
+        // (on epilogue warps, as its bf16 rounding: where the kernel's f32 sum and cuBLAS's lie
+        // on two sides of a rounding boundary, one element differs by a last bit, 2^-8).
+        let pre_tol = if cfg.epilogue_warps { 1e-3 } else { 1e-4 };
+        let ok = e1 < 1e-2 && e3 < 1e-2 && e2 < pre_tol && unwritten == 0 && unwritten2 == 0;
         println!(
             "check {m:>5}x{n:>5}x{:>5} {schedule:>11}: bias+gelu+residual rel {e1:.2e}; \
              rows+store+gelu_erf pre {e2:.2e} c {e3:.2e}; unwritten {} -> {}",
@@ -240,6 +257,7 @@ mod tests {
             register,
             large.with_pingpong(),
             register.with_pingpong(),
+            large.with_epilogue_warps(),
         ] {
             for kernel in [
                 super::gemm_bias_gelu_residual(cfg).unwrap(),

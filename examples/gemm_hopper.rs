@@ -30,14 +30,14 @@ fn gemm_kernel(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     // the persistent grid, shared memory (the stage ring, C staging, barriers) and the protocol.
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     // Both roles below use the GEMM's state, one after the other.
-    let tid = gemm.tid();
+    let (tid, roles) = (gemm.tid(), gemm.roles());
     let gemm = RefCell::new(gemm);
     gemm.borrow_mut().init_barriers(&mut k)?;
     // Warpgroup 0: 24 registers, one thread loading A and B boxes round the stage ring.
     let producer = |k: &mut KernelBuilder| gemm.borrow_mut().producer(k);
     // Warpgroups 1 and 2: 240 registers, per tile the wgmma main loop, then the epilogue.
     let consumers = |k: &mut KernelBuilder, me| gemm.borrow_mut().consumer(k, me);
-    HopperGemm::<ty::Bf16, ty::Bf16>::roles().run(&mut k, tid, producer, consumers)?;
+    roles.run(&mut k, tid, producer, consumers)?;
     gemm.into_inner().finish(k)
 }
 

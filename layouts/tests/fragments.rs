@@ -111,6 +111,31 @@ fn wgmma_accumulators_match_the_ptx_figure() {
     assert!(wgmma::accumulator(12, ScalarType::F16).is_err());
 }
 
+/// `wgmma::accumulator_band`: thread `t` holds row `t / 4` and the accumulator's columns of its
+/// values with the row bit clear, each 8 columns one `ldmatrix` 8 x 8 matrix; odd widths refused.
+#[test]
+fn accumulator_bands_are_the_accumulators_first_rows() {
+    for n in (8..=256).step_by(8) {
+        let b = wgmma::accumulator_band(n).unwrap();
+        assert_eq!(
+            (b.rows(), b.cols(), b.threads(), b.values()),
+            (8, n, 32, n / 4)
+        );
+        let d = wgmma::accumulator(n, ScalarType::Bf16).unwrap();
+        check(&b, |t, i| {
+            // The accumulator's value with the same column and the row bit clear.
+            let v = (i & 1) + 4 * (i >> 1);
+            d.coord(t, v).unwrap()
+        });
+        check(&b, |t, i| (group(t), tig(t) * 2 + (i & 1) + 8 * (i >> 1)));
+    }
+    assert_eq!(
+        wgmma::accumulator_band(64).unwrap().layout().to_string(),
+        "((4,8),(2,8)):((16,1),(8,64))"
+    );
+    assert!(wgmma::accumulator_band(12).is_err());
+}
+
 /// `TvLayout::transposed`'s contract over every wgmma accumulator (a swapped-operand GEMM's
 /// store): each (thread, value) holds the mirrored element, the tile is `n x 64`, and
 /// transposing twice gives the original function back.

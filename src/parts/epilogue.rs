@@ -365,7 +365,116 @@ pub struct FragmentAt {
     pub shape: [u32; 2],
 }
 
+/// A 16-bit block of the output staged in shared memory the way a GEMM's TMA-store epilogue
+/// stages it: 64-column slabs of `shape[0]` rows one after the other, each row 128 bytes
+/// under the 128-byte swizzle (a slab is what one 64 x 64 TMA box store reads), the first slab
+/// at `addr` (1024-byte aligned). [`Epilogue::apply_staged`] works on it in place.
+#[derive(Debug, Clone)]
+pub struct StagedBlock {
+    /// The first slab's shared address.
+    pub addr: Reg<ty::U32>,
+    /// The element type (bf16 or f16).
+    pub dtype: ScalarType,
+    /// Rows (a multiple of 8) and columns (a multiple of 64).
+    pub shape: [u32; 2],
+    /// The output row and column of the block's element `(0, 0)`.
+    pub row0: Expr,
+    /// See `row0`.
+    pub col0: Expr,
+    /// The output's rows and columns.
+    pub extents: [Expr; 2],
+}
+
+/// The rows of a band an epilogue warp holds at once ([`Epilogue::apply_staged`]).
+const BAND_ROWS: u32 = 8;
+
 impl Epilogue {
+    /// One warp applies the ops to `block` in shared memory, in place: eight rows of a 64-column
+    /// slab at a time (a band of 1,024 bytes, which the swizzle maps onto itself), read with
+    /// `ldmatrix` into the 8-row band of the accumulator's layout
+    /// ([`layouts::fragment::wgmma::accumulator_band`]), widened to f32, run through the ops
+    /// (their `[m, n]` tensors read at the band's block, bounded at the output's edges) and
+    /// written back with `stmatrix`; `lane` is the thread's lane. After each slab,
+    /// `slab_done(k, slab, address)` (a TMA store of it, say: the caller fences and syncs the
+    /// warp first). This is the epilogue of a GEMM whose accumulator-holding warpgroups have
+    /// rounded their tile into the block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]):
+    /// the ops see the values rounded to the block's type.
+    #[track_caller]
+    pub fn apply_staged(
+        &self,
+        k: &mut KernelBuilder,
+        lane: Var,
+        block: &StagedBlock,
+        mut slab_done: impl FnMut(&mut KernelBuilder, u32, Reg<ty::U32>) -> Result<()>,
+    ) -> Result<()> {
+        let [rows, cols] = block.shape;
+        if block.dtype.bits() != 16 || rows % BAND_ROWS != 0 || cols % 64 != 0 {
+            return Err(k.error(format!(
+                "a staged block of {} {rows} x {cols}: 16-bit, rows a multiple of 8, 64-column slabs",
+                block.dtype
+            )));
+        }
+        let warp = ExecScope::Warp;
+        let frag =
+            layouts::fragment::wgmma::accumulator_band(64).map_err(|e| k.error(e.to_string()))?;
+        let values = k.alloc_fragment::<ty::F32>("epi_band", frag.clone())?;
+        let packed = pair_tile(k, &frag, block.dtype);
+        // One slab: `rows` rows of 128 bytes (PTX ISA 9.7.9.27.1: a 64-element box row of a
+        // 16-bit tensor under the 128-byte swizzle); a band: eight of them, 1,024 bytes, the
+        // swizzle's repeat, so a band at a multiple of 1,024 bytes is swizzled as from 0.
+        let band_bytes = BAND_ROWS * 128;
+        let front = &self.ops[..self.split()];
+        for slab in 0..cols / 64 {
+            let slab_addr = k.reg::<ty::U32>();
+            k.add(slab_addr, block.addr, slab * rows * 128)?;
+            let at = |band: Expr| {
+                let row0 = block.row0.clone() + band * BAND_ROWS;
+                let col0 = block.col0.clone() + slab * 64;
+                FragmentAt {
+                    thread: lane,
+                    block: [row0.clone() / BAND_ROWS, col0.clone() / 64u32],
+                    row0,
+                    col0,
+                    rows: block.extents[0].clone(),
+                    cols: block.extents[1].clone(),
+                    shape: [BAND_ROWS, 64],
+                }
+            };
+            // The column vectors of the front ops are the same in every band of the slab:
+            // loaded once.
+            let mut cols_loaded = Vec::new();
+            for (i, op) in front.iter().enumerate() {
+                if let EpilogueOp::Cols(x, _) = op {
+                    cols_loaded.push((i, vector_tile(k, &values, &at(0u32.into()), x, Axis::Col)?));
+                }
+            }
+            // A loop over the bands (written out, ptxas hoists the next bands' loads until the
+            // warp's registers spill).
+            k.for_range(0u32, rows / BAND_ROWS, |k, band| {
+                let band_r = k.eval(band)?;
+                let addr = k.reg::<ty::U32>();
+                k.mad_lo(addr, band_r, band_bytes, slab_addr)?;
+                let window = TileRef::shared_row_major(block.dtype, BAND_ROWS, 64, addr, 1024)
+                    .with_swizzle(smem::SwizzleMode::B128);
+                k.copy(&packed, &window, warp)?;
+                k.cast(&values, &packed, warp)?;
+                let at = at(band.into());
+                apply_ops(k, (front, &cols_loaded), &at, &values, &[], true)?;
+                if self.touches_tiles() {
+                    let views = self.back_views(k, &at, &[])?;
+                    whole_or_edge(k, &views, at.shape, Some(&at), |k, v, whole| {
+                        self.apply_back(k, &at, &values, v, whole)
+                    })?;
+                }
+                k.cast(&packed, &values, warp)?;
+                k.copy(&window, &packed, warp)?;
+                Ok(())
+            })?;
+            slab_done(k, slab, slab_addr)?;
+        }
+        Ok(())
+    }
+
     /// No ops: the accumulators are stored as they are.
     pub fn new() -> Epilogue {
         Epilogue::default()
@@ -546,7 +655,7 @@ impl Epilogue {
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         let front = &self.ops[..self.split()];
-        apply_ops(k, front, at, acc, &[], true)
+        apply_ops(k, (front, &[]), at, acc, &[], true)
     }
 
     /// The views of the back ops' tensors at this fragment's block, bounded at the edges; a
@@ -587,31 +696,39 @@ impl Epilogue {
         whole: bool,
     ) -> Result<()> {
         let back = &self.ops[self.split()..];
-        apply_ops(k, back, at, acc, views, whole)
+        apply_ops(k, (back, &[]), at, acc, views, whole)
     }
 }
 
-/// Applies `ops` to `acc` in place; the ops that touch tensors take `views` in order.
+/// Applies `ops` to `acc` in place; the ops that touch tensors take `views` in order, and the
+/// vector ops listed in `loaded` (by index in `ops`) their vectors already in registers.
 fn apply_ops(
     k: &mut KernelBuilder,
-    ops: &[EpilogueOp],
+    (ops, loaded): (&[EpilogueOp], &[(usize, TileRef)]),
     at: &FragmentAt,
     acc: &Buffer<ty::F32>,
     views: &[TileRef],
     whole: bool,
 ) -> Result<()> {
-    let wg = ExecScope::Warpgroup;
     let Some(frag) = acc.fragment().cloned() else {
         return Err(k.error("an epilogue runs on a register fragment (alloc_fragment)"));
     };
+    let wg = scope_of(k, &frag)?;
     let mut views = views.iter();
+    let vector = |k: &mut KernelBuilder, i: usize, x: &EpilogueTensor, axis: Axis| match loaded
+        .iter()
+        .find(|(op, _)| *op == i)
+    {
+        Some((_, tile)) => Ok(tile.clone()),
+        None => vector_tile(k, acc, at, x, axis),
+    };
     let mut i = 0;
     while i < ops.len() {
         let acc_r = k.tile_ref(acc)?;
         match (&ops[i], ops.get(i + 1)) {
             // A scale then a column vector added: one fma per value.
             (EpilogueOp::Scale(alpha), Some(EpilogueOp::Cols(x, Combine::Add))) => {
-                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                let b = vector(k, i + 1, x, Axis::Col)?;
                 let fma = Elementwise::Fma { scale: *alpha };
                 k.elementwise(&acc_r, &acc_r, Some(&b), fma, wg)?;
                 i += 1;
@@ -621,18 +738,18 @@ fn apply_ops(
                 k.elementwise(&acc_r, &acc_r, None, scale, wg)?;
             }
             (EpilogueOp::Cols(x, Combine::Add), _) => {
-                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                let b = vector(k, i, x, Axis::Col)?;
                 let fma = Elementwise::Fma {
                     scale: Src::from(1.0f32),
                 };
                 k.elementwise(&acc_r, &acc_r, Some(&b), fma, wg)?;
             }
             (EpilogueOp::Cols(x, Combine::Mul), _) => {
-                let b = vector_tile(k, acc, at, x, Axis::Col)?;
+                let b = vector(k, i, x, Axis::Col)?;
                 k.elementwise(&acc_r, &acc_r, Some(&b), Elementwise::Mul, wg)?;
             }
             (EpilogueOp::Rows(x, op), _) => {
-                let b = vector_tile(k, acc, at, x, Axis::Row)?;
+                let b = vector(k, i, x, Axis::Row)?;
                 let f = match op {
                     Combine::Add => Elementwise::Add,
                     Combine::Mul => Elementwise::Mul,
@@ -790,6 +907,17 @@ fn next_view<'a>(
     })
 }
 
+/// The scope a fragment's threads make: a warp's 32 or a warpgroup's 128.
+fn scope_of(k: &KernelBuilder, frag: &TvLayout) -> Result<ExecScope> {
+    match frag.threads() {
+        32 => Ok(ExecScope::Warp),
+        128 => Ok(ExecScope::Warpgroup),
+        t => Err(k.error(format!(
+            "an epilogue over a fragment of {t} threads: a warp's or a warpgroup's"
+        ))),
+    }
+}
+
 /// The registers of a register fragment.
 fn regs_of<'a>(k: &KernelBuilder, acc: &'a Buffer<ty::F32>) -> Result<&'a [Reg<ty::F32>]> {
     acc.regs()
@@ -933,7 +1061,7 @@ fn fold_tile(
     acc: &Buffer<ty::F32>,
     ab: Option<(Src<ty::F32>, Src<ty::F32>)>,
 ) -> Result<()> {
-    let wg = ExecScope::Warpgroup;
+    let wg = scope_of(k, frag)?;
     let acc_r = k.tile_ref(acc)?;
     if view.dtype == ScalarType::F32 {
         let old = read_f32(k, frag, view, wg)?;

@@ -31,7 +31,7 @@ pub mod schedule;
 pub mod slabs;
 
 pub use epilogue::{
-    Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
+    Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, StagedBlock,
 };
 pub use gate::RowGate;
 pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};

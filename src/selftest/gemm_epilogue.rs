@@ -1,7 +1,8 @@
 //! GPU check of composed GEMM epilogues ([`crate::parts::Epilogue`] on
-//! [`HopperGemm::with_epilogue`]): every op kind, with the TMA-store and the register epilogue,
-//! at shapes with edges in M, N and K, against an f64 host reference of the same inputs, the
-//! outputs poisoned first.
+//! [`HopperGemm::with_epilogue`]): every op kind, with the TMA-store and the register epilogue
+//! and on epilogue warps ([`GemmConfig::epilogue_warps`]: the reference then rounds the
+//! accumulator to bf16 first, as the kernel does), at shapes with edges in M, N and K, against
+//! an f64 host reference of the same inputs, the outputs poisoned first.
 //!
 //! Each kernel declares the same extra tensors (a column vector `colv` `[n]` f32, a row vector
 //! `rowv` `[m]` bf16, a residual `res` `[m, n]` bf16, an extra output `aux` `[m, n]` f32 and an
@@ -135,6 +136,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
             output: ptx_isa::ScalarType::F32,
             ..large
         },
+        large.with_epilogue_warps(),
     ];
     let shapes = [(300usize, 520usize, 136usize), (257, 384, 200)];
     let mut worst: f64 = 0.0;
@@ -187,7 +189,12 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                 let mut want = vec![0.0f64; m * n];
                 for r in 0..m {
                     for c in 0..n {
-                        let (y, x) = case.reference(acc[r * n + c], r, c, &host);
+                        // Epilogue warps see the accumulator rounded to C's bf16.
+                        let v = match cfg.epilogue_warps {
+                            true => f64::from(bf16::from_f64(acc[r * n + c])),
+                            false => acc[r * n + c],
+                        };
+                        let (y, x) = case.reference(v, r, c, &host);
                         want[r * n + c] = y;
                         if let Some(x) = x {
                             want_aux[r * n + c] = x;
@@ -247,7 +254,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: scale, column and row vectors, ReLU, SiLU, GELU tanh/erf, a closure of (row, col), a residual, alpha/beta, an extra output, amax; TMA-store bf16 and register f32 C; 300x520x136, 257x384x200; error / tolerance"
+            "{cases} cases: scale, column and row vectors, ReLU, SiLU, GELU tanh/erf, a closure of (row, col), a residual, alpha/beta, an extra output, amax; TMA-store bf16, register f32 C and epilogue warps; 300x520x136, 257x384x200; error / tolerance"
         ),
     })
 }
@@ -297,7 +304,7 @@ fn run_case<O: crate::kernel::Elem, H: crate::runtime::Element + Into<f64>>(
 mod tests {
     use super::*;
 
-    /// Every case on both epilogue paths assembles with ptxas, without spills.
+    /// Every case on the three epilogue paths assembles with ptxas, without spills.
     #[test]
     fn every_case_assembles_without_spills() {
         let Some(ptxas) = ptx_isa::ptxas::for_tests().unwrap() else {
@@ -317,6 +324,11 @@ mod tests {
                     .ptx()
                     .to_string(),
                 build::<ty::F32>(register, case)
+                    .unwrap()
+                    .built
+                    .ptx()
+                    .to_string(),
+                build::<ty::Bf16>(large.with_epilogue_warps(), case)
                     .unwrap()
                     .built
                     .ptx()

@@ -72,6 +72,29 @@ pub fn accumulator(n: i64, dtype: ScalarType) -> Result<TvLayout, FragmentError>
     )
 }
 
+/// One warp's 8-row band of a 16-bit `rows x n` block in the accumulator's column order:
+/// `8 x n` over 32 threads, `n / 4` values, thread `t` (`groupID = t >> 2`,
+/// `threadID_in_group = t % 4`) holding row `groupID`, columns `8 * (i >> 1) + 2 *
+/// threadID_in_group + (i & 1)`: value `i`'s column is the accumulator's for its values with
+/// row bit `i >> 1 & 1` clear ([`accumulator`]), and every eight columns are an 8 x 8 matrix of
+/// `ldmatrix`/`stmatrix` (PTX ISA 9.7.9.26, 9.7.9.27: thread `t` holds row `t / 4`, columns
+/// `2 (t % 4)` and `+1`). A warp that works through a block in shared memory eight rows at a
+/// time (a GEMM's epilogue warp) holds this: `((4,8),(2,n/8)):((16,1),(8,64))`.
+pub fn accumulator_band(n: i64) -> Result<TvLayout, FragmentError> {
+    if n < 8 || n % 8 != 0 {
+        return Err(FragmentError::Malformed(format!(
+            "{n} columns: a multiple of 8"
+        )));
+    }
+    TvLayout::from_modes(
+        format!("8-row band of {n} columns"),
+        8,
+        n,
+        &[(4, 16), (8, 1)],
+        &[(2, 8), (n / 8, 64)],
+    )
+}
+
 /// The register-sourced `A` fragment of `m64nNk*`: 64×K over 128 threads, K/2 values per thread,
 /// `32 / bits` elements per 32-bit register.
 ///

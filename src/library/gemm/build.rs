@@ -43,7 +43,8 @@ use crate::kernel::{
 use crate::parts::epilogue::{whole_or_edge, write_from_f32};
 use crate::parts::{
     Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
-    InitScope, Ring, RowGate, TileBody, TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
+    InitScope, Ring, RowGate, StagedBlock, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
+    init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -251,6 +252,10 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// The `[m, n]` input loaded into the staging blocks for the epilogue
     /// ([`HopperGemm::staged_input`]).
     staged: Option<Staged<O>>,
+    /// With [`GemmConfig::epilogue_warps`]: a consumer warpgroup's side of the staging ring
+    /// (its own block, stage = its index, one phase a tile), handing its rounded tile to its
+    /// epilogue warp.
+    handoff: Option<RingCursor>,
 }
 
 /// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
@@ -834,7 +839,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         };
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
-        let tid = Self::roles().declare(k)?;
+        let tid = cfg.roles().declare(k)?;
         let rank = if cfg.cluster_m == 2 {
             let [rank] = k.cta_id_in_cluster([2], None)?;
             // The peer arrives on this CTA's barriers from the same kernel: the cluster's shape
@@ -928,6 +933,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             gate: None,
             staging,
             staged: None,
+            handoff: None,
         })
     }
 
@@ -937,10 +943,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     #[track_caller]
     pub fn build(self, mut k: KernelBuilder) -> Result<GemmKernel> {
         // Both branches use the GEMM, one after the other.
-        let tid = self.tid;
+        let (tid, roles) = (self.tid, self.roles());
         let gemm = RefCell::new(self);
         gemm.borrow_mut().init_barriers(&mut k)?;
-        Self::roles().run(
+        roles.run(
             &mut k,
             tid,
             |k| gemm.borrow_mut().producer(k),
@@ -949,10 +955,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         gemm.into_inner().finish(k)
     }
 
-    /// The GEMM's roles ([`GemmConfig::ROLES`]): a producer warpgroup and two consumer
-    /// warpgroups (64 rows of each tile each).
-    pub fn roles() -> WarpSpecialized {
-        GemmConfig::ROLES
+    /// The GEMM's roles ([`GemmConfig::roles`]): a producer warpgroup and two consumer
+    /// warpgroups (64 rows of each tile each), with the budgets of its configuration.
+    pub fn roles(&self) -> WarpSpecialized {
+        self.cfg.roles()
     }
 
     /// The thread's index in the CTA (what [`HopperGemm::roles`] run with).
@@ -1021,6 +1027,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             )));
         }
         let refused = match (&self.c, self.staging.is_some()) {
+            _ if self.cfg.epilogue_warps => Some(
+                "epilogue warps (GemmConfig::epilogue_warps: the staging block holds the \
+                 consumer's tile; pass the tensor in global memory)",
+            ),
             (Output::Tma(_), true) if self.block_scales.is_none() => None,
             (Output::Tma(_), true) => Some("block-scaled FP8"),
             (Output::Grouped { .. }, _) => Some("a grouped GEMM"),
@@ -1093,8 +1103,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// barriers and multicasts into this shared memory) waits until they are.
     #[track_caller]
     pub fn init_barriers(&mut self, k: &mut KernelBuilder) -> Result<()> {
-        // The staging blocks' barriers only where an input is staged.
-        let staging = self.staging.as_ref().filter(|_| self.staged.is_some());
+        // The staging blocks' barriers only where an input is staged or the blocks are handed
+        // to epilogue warps.
+        let staging = self
+            .staging
+            .as_ref()
+            .filter(|_| self.staged.is_some() || self.cfg.epilogue_warps);
         let rings: Vec<&Ring> = std::iter::once(&self.ring).chain(staging).collect();
         let scope = match self.rank {
             Some(_) => InitScope::Cluster,
@@ -1123,10 +1137,84 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// thread walks the tiles' k-tiles round the stage ring: wait until the consumers released
     /// the stage (empty), announce its bytes on full, and load A's and B's boxes into it (with
     /// `cluster_m = 2`, this CTA's half of B into both CTAs of the pair).
+    /// With [`GemmConfig::epilogue_warps`], warps 1 and 2 of the warpgroup are the consumers'
+    /// epilogue warps ([`HopperGemm::epilogue_warp`]).
     #[track_caller]
     pub fn producer(&mut self, k: &mut KernelBuilder) -> Result<()> {
         let leader = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
-        k.if_(leader, |k| self.produce(k)).end()
+        k.if_(leader, |k| self.produce(k)).end()?;
+        if !self.cfg.epilogue_warps {
+            return Ok(());
+        }
+        let consumers = self.roles().consumers;
+        let warp = k.let_("epi_warp", Expr::from(self.tid) / 32u32)?;
+        let first = k.cmp(CmpOp::Ge, warp, 1u32)?;
+        let last = k.cmp(CmpOp::Le, warp, consumers)?;
+        k.and(first, first, last)?;
+        k.if_(first, |k| {
+            let cw = k.let_("epi_consumer", Expr::from(warp) - 1u32)?;
+            let lane = k.let_("epi_lane", Expr::from(self.tid) % 32u32)?;
+            self.epilogue_warp(k, cw, lane)
+        })
+        .end()
+    }
+
+    /// Consumer warpgroup `cw`'s epilogue warp ([`GemmConfig::epilogue_warps`]), `lane` its
+    /// lane: for each of the CTA's tiles (the schedule the consumers walk), it waits until the
+    /// consumer has written its rounded 64 x bn block into its C staging block (the staging
+    /// ring's `full` of stage `cw`), applies the epilogue's ops to it in place
+    /// ([`Epilogue::apply_staged`]), stores each 64-column slab by TMA as soon as it is done
+    /// (generic-proxy writes fenced for the async proxy first, PTX ISA 9.7.13.4.1), and once
+    /// the stores have read the block (`cp.async.bulk.wait_group.read 0`, 9.7.9.25.4) hands it
+    /// back (`empty`). Its last stores are complete before it leaves.
+    fn epilogue_warp(&mut self, k: &mut KernelBuilder, cw: Var, lane: Var) -> Result<()> {
+        let (Some(staging), Output::Tma(c)) = (self.staging.clone(), self.c.clone()) else {
+            return Err(k.error("epilogue warps without the TMA-store epilogue's staging"));
+        };
+        let epi = self.tile_epilogue(k)?;
+        let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+        let cw_r = k.eval(cw)?;
+        k.mov(cursor.stage(), cw_r)?;
+        let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+        let c_map = k.tma_generic(&c)?;
+        let (bn, out) = (self.cfg.bn, self.cfg.output);
+        let extents: [Expr; 2] = [self.m().into(), self.n().into()];
+        let schedule = self.schedule.clone();
+        schedule.for_each_tile(k, |k, tile| {
+            staging.wait(k, &mut self.sync, &cursor)?;
+            let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
+            let block = StagedBlock {
+                addr: staging.first_tile(k, cursor.stage())?,
+                dtype: out,
+                shape: [64, bn],
+                row0: Expr::from(block_row) * 64u32,
+                col0: Expr::from(tile.nb) * bn,
+                extents: extents.clone(),
+            };
+            epi.apply_staged(k, lane, &block, |k, slab, addr| {
+                k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
+                k.isa().bar_warp_sync(0xffff_ffffu32)?;
+                k.if_(first, |k| {
+                    let src = TileRef::shared_row_major(out, 64, 64, addr, 1024)
+                        .with_swizzle(SwizzleMode::B128);
+                    let col = tile.nb * (bn / 64) + slab;
+                    let dst = k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64])?;
+                    k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+                    Ok(())
+                })
+                .end()
+            })?;
+            k.if_(first, |k| {
+                k.cp_async_bulk_commit_group()?;
+                Ok(k.cp_async_bulk_wait_group(0, true)?)
+            })
+            .end()?;
+            staging.release(k, &mut self.sync, cursor.stage(), first, false)?;
+            Ok(cursor.lap(k.isa())?)
+        })?;
+        // The last stores complete before the CTA's shared memory goes away.
+        k.when(first).cp_async_bulk_wait_group(0, false)?;
+        Ok(())
     }
 
     /// The elected producer thread's loop.
@@ -1430,6 +1518,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             k.mov(cursor.stage(), cw_r)?;
             staged.cursor = Some(cursor);
         }
+        // Epilogue warps: this warpgroup's block of the staging ring, one phase a tile.
+        if self.cfg.epilogue_warps {
+            let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+            let cw_r = k.eval(cw)?;
+            k.mov(cursor.stage(), cw_r)?;
+            self.handoff = Some(cursor);
+        }
         // Ping-pong: this consumer's turns at the tiles, its cursor past the stages of the
         // tiles it leaves to the other.
         let turns = self.cfg.pingpong.then_some(Turns {
@@ -1512,7 +1607,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Some(turns) => schedule.for_each_turn(k, turns, |k, t, turn| body(k, t, Some(turn)))?,
             None => schedule.for_each_tile(k, |k, t| body(k, t, None))?,
         }
-        if self.cfg.tma_store {
+        if self.cfg.tma_store && !self.cfg.epilogue_warps {
             // The last tile's stores must be done before the CTA's shared memory goes away.
             k.when(leader).cp_async_bulk_wait_group(0, false)?;
         }
@@ -1808,6 +1903,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         lt: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
+        if self.cfg.epilogue_warps {
+            return self.hand_over(k, &tile, cw, lt, acc);
+        }
         let epi = self.tile_epilogue(k)?;
         if let Some(group) = tile.group {
             // A grouped GEMM takes no per-tensor scales (block scales are promoted in the main
@@ -2049,6 +2147,49 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Ok(())
         })
         .end()
+    }
+
+    /// With [`GemmConfig::epilogue_warps`]: consumer warpgroup `cw` hands its tile to its
+    /// epilogue warp. Once the warp has handed its staging block back (the staging ring's
+    /// `empty` of stage `cw`: its stores of the previous tile have read it; a fresh block is
+    /// free), the accumulators are rounded to C's type and written into the block in the TMA
+    /// store's slabs (`copy.stmatrix_fragment`), the warpgroup syncs on its named barrier, and its
+    /// first thread arrives on `full` (no bytes: the writes are the warpgroup's own, ordered
+    /// before the arrival by the barrier, PTX ISA 9.7.13.1 and 9.7.13.15.12).
+    fn hand_over(
+        &mut self,
+        k: &mut KernelBuilder,
+        tile: &Tile,
+        cw: Var,
+        lt: Var,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let (Some(staging), Some(cursor)) = (self.staging.clone(), self.handoff) else {
+            return Err(k.error("a hand-over outside a consumer with epilogue warps"));
+        };
+        if tile.group.is_some() {
+            return Err(k.error("epilogue warps for a grouped tile"));
+        }
+        let full = staging.acquire(k, &mut self.sync, &cursor)?;
+        let block = staging.first_tile(k, cursor.stage())?;
+        let out = self.cfg.output;
+        let pairs: Vec<RegRef> = k
+            .regs::<ty::Bf16x2>(self.cfg.bn as usize / 4)
+            .into_iter()
+            .map(|r| r.as_ref())
+            .collect();
+        let halves = TileRef::registers(out, self.fragment.clone(), pairs);
+        k.cast(&halves, acc, ExecScope::Warpgroup)?;
+        let slabs = staging_slabs(k, out, self.cfg.bn, block)?;
+        k.copy(&slabs, &halves, ExecScope::Warpgroup)?;
+        let bar_id = k.reg::<ty::U32>();
+        let cw_r = k.eval(cw)?;
+        k.add(bar_id, cw_r, 1u32)?;
+        k.bar_sync(bar_id, Some(128u32.into()))?;
+        let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
+        k.if_(leader, |k| staging.commit(k, &mut self.sync, full, 0))
+            .end()?;
+        Ok(cursor.lap(k.isa())?)
     }
 
     /// A consumer warpgroup's `leader` loads the current tile's block of the staged input

@@ -88,8 +88,13 @@ impl GemmConfig {
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
                 };
                 let ring = ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_m)?;
+                // With epilogue warps each block is handed over both ways: `full` when its
+                // consumer has written it, `empty` when its epilogue warp's stores have read it.
                 let c_staging = c_staging
-                    .map(|c| c.full_barriers(&mut pool, 1))
+                    .map(|c| match self.epilogue_warps {
+                        true => c.barriers(&mut pool, 1, 1),
+                        false => c.full_barriers(&mut pool, 1),
+                    })
                     .transpose()?;
                 Ok((ring, c_staging, scales))
             });

@@ -221,6 +221,12 @@ pub enum GemmConfigError {
         "swap-AB takes a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong; tile widths 16 and 32 need it"
     )]
     SwapAb,
+    /// [`GemmConfig::epilogue_warps`] without what they take: the TMA-store epilogue of a
+    /// dense problem, with the consumers sharing each tile (no ping-pong, split-K or swap-AB).
+    #[error(
+        "epilogue warps take the TMA-store epilogue (a 16-bit C) of a dense problem, no ping-pong, split-K or swap-AB"
+    )]
+    EpilogueWarps,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
@@ -311,6 +317,17 @@ pub struct GemmConfig {
     /// deterministic, no float atomics. Tile widths up to 128 (the parts' loaded vectors sit
     /// beside the accumulators) ([`GemmConfigError::SplitK`]).
     pub split_fixup: bool,
+    /// The epilogue runs on warps that hold no accumulators ([`crate::parts::Epilogue::apply_staged`]):
+    /// each consumer warpgroup rounds its accumulators to C's type into its C staging block
+    /// and goes on to the next tile's main loop, while a warp of the producer warpgroup (which
+    /// otherwise idles beside the one thread issuing loads) applies the epilogue's ops to the
+    /// block in shared memory and stores it by TMA, under the next tile's wgmmas. The ops then
+    /// see the accumulators rounded to C's type (as an unfused `op(A·Bᵀ)` in PyTorch does) rather
+    /// than in f32. The roles' budgets become [`GemmConfig::EPILOGUE_WARPS_ROLES`]. Only with
+    /// the TMA-store epilogue of a dense cooperative GEMM ([`GemmConfigError::EpilogueWarps`]);
+    /// a staged input is not taken (the epilogue warps read `[m, n]` tensors from global
+    /// memory).
+    pub epilogue_warps: bool,
 }
 
 impl GemmConfig {
@@ -325,6 +342,11 @@ impl GemmConfig {
     pub const BK_BYTES: u32 = 128;
     /// The roles: one producer and two consumer warpgroups with their register budgets.
     pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
+    /// The roles with [`GemmConfig::epilogue_warps`]: the producer warpgroup keeps 64 registers
+    /// (its epilogue warps hold an 8 x 64 band of f32 values beside a bias and a residual
+    /// without spilling; 56 spill), the two consumers 216 (64 x 128 + 216 x 256 = 63,488 of the
+    /// 64K; `setmaxnreg` counts are multiples of 8, PTX ISA 9.7.19.5).
+    pub const EPILOGUE_WARPS_ROLES: WarpSpecialized = WarpSpecialized::new(2, 72, 208);
     /// Bytes of one stage's scale slot with [`GemmConfig::smem_scales`]: A's 128 row scales
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
@@ -356,6 +378,7 @@ impl GemmConfig {
             split_k: 1,
             swap_ab: false,
             split_fixup: false,
+            epilogue_warps: false,
         }
     }
 
@@ -525,6 +548,24 @@ impl GemmConfig {
             }
         }
         v
+    }
+
+    /// The roles this configuration's kernel runs: [`GemmConfig::ROLES`], or
+    /// [`GemmConfig::EPILOGUE_WARPS_ROLES`] with [`GemmConfig::epilogue_warps`].
+    pub fn roles(&self) -> WarpSpecialized {
+        match self.epilogue_warps {
+            true => Self::EPILOGUE_WARPS_ROLES,
+            false => Self::ROLES,
+        }
+    }
+
+    /// `self` with the epilogue on warps that hold no accumulators
+    /// ([`GemmConfig::epilogue_warps`]).
+    pub fn with_epilogue_warps(self) -> GemmConfig {
+        GemmConfig {
+            epilogue_warps: true,
+            ..self
+        }
     }
 
     /// `self` with ping-pong consumers ([`GemmConfig::pingpong`]: 64-row tiles, a consumer
@@ -740,6 +781,15 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
+        if self.epilogue_warps
+            && (!self.tma_store
+                || self.grouping != Grouping::None
+                || self.pingpong
+                || self.split_k != 1
+                || self.swap_ab)
+        {
+            return Err(GemmConfigError::EpilogueWarps);
+        }
         if self.split_fixup && (self.split_k == 1 || self.bn > 128) {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
@@ -756,7 +806,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -801,6 +851,7 @@ impl GemmConfig {
             },
             if self.swap_ab { "_swapab" } else { "" },
             if self.split_fixup { "_fixup" } else { "" },
+            if self.epilogue_warps { "_ew" } else { "" },
         )
     }
 }
