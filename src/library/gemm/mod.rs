@@ -140,8 +140,11 @@ pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarT
 /// Why a [`GemmConfig`] is not a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GemmConfigError {
-    /// A tile width other than 64, 128, 192 or 256 (16 and 32 with [`GemmConfig::swap_ab`]).
-    #[error("tile width {0} is not 64, 128, 192 or 256 (or 16 or 32 with swap-AB)")]
+    /// A tile width other than 64, 128, 192 or 256, or with the decode kernel's register
+    /// epilogue ([`swap_ab::takes`]) a multiple of 8 from 16 to 256.
+    #[error(
+        "tile width {0} is not 64, 128, 192 or 256 (or, with the decode kernel's register epilogue, a multiple of 8 from 16 to 256)"
+    )]
     TileWidth(u32),
     /// Element types the kernel does not take.
     #[error(
@@ -216,9 +219,9 @@ pub enum GemmConfigError {
     SplitK(u32),
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
     /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
-    /// pairs or ping-pong consumers; or a tile width of 16 or 32 without it.
+    /// pairs or ping-pong consumers; a tile width of 16 or 32 likewise (swapped or not).
     #[error(
-        "swap-AB takes a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong; tile widths 16 and 32 need it"
+        "swap-AB and the 16- and 32-wide tiles take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong"
     )]
     SwapAb,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
@@ -229,8 +232,10 @@ pub enum GemmConfigError {
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
-    /// Tile width N (the wgmma N): 64, 128, 192 or 256, or 16 and 32 with [`GemmConfig::swap_ab`] (whole 64-column slabs for the TMA-store
-    /// epilogue).
+    /// Tile width N (the wgmma N): 64, 128, 192 or 256 (whole 64-column slabs for the TMA-store
+    /// epilogue), or with the decode kernel's register epilogue ([`swap_ab::takes`]) any
+    /// multiple of 8 from 16 to 256 ([`GemmConfig::decode_tile`]: 16 and 32 swapped, and
+    /// unswapped the width that makes about one tile per SM, 48 for N = 6144).
     pub bn: u32,
     /// Pipeline depth (shared-memory stages), 2..=8.
     pub stages: u32,
@@ -665,8 +670,11 @@ impl GemmConfig {
 
     /// Checks the configuration.
     pub fn validate(&self) -> Result<(), GemmConfigError> {
-        let narrow = matches!(self.bn, 16 | 32);
-        if !narrow && (self.bn % 64 != 0 || !(64..=256).contains(&self.bn)) {
+        // A width that is no whole number of 64-column slabs: the decode kernel's only (any
+        // wgmma N, a multiple of 8, PTX ISA 9.7.15.5; 16 or more, whole 8-row 128B-swizzle atoms
+        // of B, 9.7.15.5.1.2).
+        let narrow = self.bn % 64 != 0;
+        if self.bn % 8 != 0 || !(16..=256).contains(&self.bn) {
             return Err(GemmConfigError::TileWidth(self.bn));
         }
         let b = self.b_type();
