@@ -259,9 +259,8 @@ fn bad_configurations_are_refused() {
         },
         GemmConfig { bn: 16, ..large },
         GemmConfig {
-            bn: 32,
-            tma_store: false,
-            ..large.with_pingpong()
+            pingpong: true,
+            ..large.swapped(32, 1)
         },
         GemmConfig {
             input_b: Some(ScalarType::E5m2),
@@ -446,7 +445,23 @@ fn narrow_unswapped_kernels_assemble() {
         fp8.decode_tile(56, 1, false),
         GemmConfig { output: F32, ..fp8 }.decode_tile(40, 1, false),
         fixup(bf.decode_tile(24, 3, false)),
+        // The deepest rings: 11 stages of a 128 x 32 tile, 16 of a 64 x 32 ping-pong one.
+        bf.decode_tile(32, 1, false)
+            .stages_up_to(GemmConfig::MAX_STAGES),
+        GemmConfig {
+            pingpong: true,
+            ..fp8.decode_tile(32, 1, false)
+        }
+        .stages_up_to(GemmConfig::MAX_STAGES),
+        GemmConfig {
+            pingpong: true,
+            n_even: false,
+            ..bf.decode_tile(48, 1, false)
+        }
+        .stages_up_to(GemmConfig::MAX_STAGES),
     ];
+    assert_eq!(configs[configs.len() - 3].stages, 11);
+    assert_eq!(configs[configs.len() - 2].stages, 16);
     for cfg in &configs {
         cfg.validate().unwrap();
         assert!(!cfg.name().contains("_swapab"), "{}", cfg.name());
@@ -487,6 +502,13 @@ fn narrow_unswapped_kernels_assemble() {
     );
     let m16 = candidates(&TuneProblem::new(16, 4096, 4096, Bf16, Bf16), 132);
     assert!(m16.iter().all(|c| c.swap_ab || c.bn >= 64));
+    // Ping-pong decode widths where one 64-row tile holds the tokens, not at M = 128.
+    let pp = |m| {
+        candidates(&TuneProblem::new(m, 4096, 7168, Bf16, Bf16), 132)
+            .into_iter()
+            .any(|c| c.pingpong && c.bn == 32 && c.stages == 16)
+    };
+    assert!(pp(64) && !pp(128));
 }
 
 #[test]

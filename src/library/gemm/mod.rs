@@ -161,8 +161,8 @@ pub enum GemmConfigError {
     /// The TMA-store epilogue with an f32 C, alpha/beta or an odd N.
     #[error("the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N")]
     TmaStore,
-    /// A pipeline depth outside 2..=8.
-    #[error("{0} stages: 2..=8")]
+    /// A pipeline depth outside 2..=[`GemmConfig::MAX_STAGES`].
+    #[error("{0} stages: 2..=16")]
     Stages(u32),
     /// A cluster of other than 1 or 2 CTAs along M.
     #[error("cluster_m {0}: 1 or 2")]
@@ -219,9 +219,10 @@ pub enum GemmConfigError {
     SplitK(u32),
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
     /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
-    /// pairs or ping-pong consumers; a tile width of 16 or 32 likewise (swapped or not).
+    /// pairs or ping-pong consumers; a decode width (no multiple of 64) likewise, ping-pong
+    /// consumers allowed unswapped.
     #[error(
-        "swap-AB and the 16- and 32-wide tiles take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong"
+        "swap-AB and the decode widths take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands and cluster_m 1 (swapped, no ping-pong)"
     )]
     SwapAb,
     /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
@@ -237,7 +238,7 @@ pub struct GemmConfig {
     /// multiple of 8 from 16 to 256 ([`GemmConfig::decode_tile`]: 16 and 32 swapped, and
     /// unswapped the width that makes about one tile per SM, 48 for N = 6144).
     pub bn: u32,
-    /// Pipeline depth (shared-memory stages), 2..=8.
+    /// Pipeline depth (shared-memory stages), 2..=[`GemmConfig::MAX_STAGES`].
     pub stages: u32,
     /// M-tiles per band of the grouped tile order.
     pub group_m: u32,
@@ -334,6 +335,9 @@ impl GemmConfig {
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
     pub const SCALE_SLOT_BYTES: u32 = 640;
+    /// The deepest ring: a decode kernel's narrow stages (a 64 x 32 tile's 12 KB) keep 16 in
+    /// flight.
+    pub const MAX_STAGES: u32 = 16;
     /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
     /// stages.
     pub const ARCH: Arch = Arch::Sm90;
@@ -718,7 +722,7 @@ impl GemmConfig {
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
         }
-        if !(2..=8).contains(&self.stages) {
+        if !(2..=Self::MAX_STAGES).contains(&self.stages) {
             return Err(GemmConfigError::Stages(self.stages));
         }
         if !matches!(self.cluster_m, 1 | 2) {

@@ -31,9 +31,9 @@ pub const WIDTHS: [u32; 5] = [16, 32, 64, 128, 256];
 /// Whether `cfg` may be swapped or take a tile width that is no multiple of 64 (the decode
 /// widths: swapped, 16 and 32 for the tokens' side; unswapped, the weight's rows, so that a
 /// decode problem has about as many tiles as SMs without splitting K): a dense problem with
-/// one input type, 16-bit or per-tensor FP8,
-/// the register epilogue, no alpha/beta, bias or output scale, one CTA a cluster and the
-/// consumers sharing each tile ([`super::GemmConfigError::SwapAb`]).
+/// one input type, 16-bit or per-tensor FP8, the register epilogue, no alpha/beta, bias or
+/// output scale, one CTA a cluster, and swapped the consumers sharing each tile
+/// ([`super::GemmConfigError::SwapAb`]).
 pub fn takes(cfg: &GemmConfig) -> bool {
     cfg.grouping == Grouping::None
         && matches!(cfg.scaling, Scaling::None | Scaling::PerTensor)
@@ -43,7 +43,7 @@ pub fn takes(cfg: &GemmConfig) -> bool {
         && cfg.bias.is_none()
         && cfg.out_scale == OutScale::None
         && cfg.cluster_m == 1
-        && !cfg.pingpong
+        && !(cfg.pingpong && cfg.swap_ab)
 }
 
 impl GemmConfig {
@@ -55,10 +55,10 @@ impl GemmConfig {
 
     /// A decode kernel from `self`: tile width `bn`, `split_k` parts, swapped or not
     /// ([`GemmConfig::swap_ab`]), the register epilogue, one CTA a cluster, the consumers
-    /// sharing each tile, and as many stages as shared memory holds (up to 8: a decode stage is
-    /// small, and a decode GEMM streams its weight).
+    /// sharing each tile, and as many stages as shared memory holds up to 8 (a decode stage is
+    /// small, and a decode GEMM streams its weight; [`GemmConfig::stages_up_to`] for more).
     pub fn decode_tile(self, bn: u32, split_k: u32, swap_ab: bool) -> GemmConfig {
-        let cfg = GemmConfig {
+        GemmConfig {
             bn,
             split_k,
             swap_ab,
@@ -66,11 +66,18 @@ impl GemmConfig {
             cluster_m: 1,
             pingpong: false,
             ..self
-        };
+        }
+        .stages_up_to(8)
+    }
+
+    /// `self` with as many stages as shared memory holds beside the register epilogue (no C
+    /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
+    /// stages keep more of its weight's bytes in flight.
+    pub fn stages_up_to(self, most: u32) -> GemmConfig {
         let budget = Self::ARCH.max_smem_optin() - 2048;
         GemmConfig {
-            stages: (budget / cfg.stage_bytes()).clamp(2, 8),
-            ..cfg
+            stages: (budget / self.stage_bytes()).clamp(2, most.clamp(2, Self::MAX_STAGES)),
+            ..self
         }
     }
 }
@@ -86,7 +93,9 @@ impl GemmConfig {
 ///   without splitting K where `n` is 2112 to 4096, cuBLAS's choice at these shapes, and the
 ///   fill width at any `n`; 64 wide reads each weight row once where the swapped 64-wide tile
 ///   at M = 128 reads it twice); split only in as many parts as fill the SMs once, since each
-///   tile re-reads the tokens.
+///   tile re-reads the tokens; unsplit also with the deepest ring
+///   ([`GemmConfig::stages_up_to`]) and, for an `m` of at most 64, with ping-pong consumers
+///   (64-row stages).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
@@ -126,10 +135,24 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
                 split_fixup: true,
                 ..c
             };
-            for c in [c, fixup] {
-                if !out.contains(&c) && c.validate().is_ok() {
-                    out.push(c);
+            // Unswapped and unsplit also the deepest ring and, where one 64-row tile holds the
+            // tokens, ping-pong consumers (a 64-row stage: twice the weight's bytes in flight).
+            let deeper = match (swap, split_k) {
+                (false, 1) => vec![
+                    c.stages_up_to(GemmConfig::MAX_STAGES),
+                    GemmConfig {
+                        pingpong: true,
+                        ..c
+                    }
+                    .stages_up_to(GemmConfig::MAX_STAGES),
+                ],
+                _ => Vec::new(),
+            };
+            for c in [c, fixup].into_iter().chain(deeper) {
+                if (c.pingpong && m > 64) || out.contains(&c) || c.validate().is_err() {
+                    continue;
                 }
+                out.push(c);
             }
         }
     }
