@@ -545,7 +545,7 @@ fn narrow_unswapped_kernels_assemble() {
     assert!(
         paired
             .iter()
-            .any(|c| c.pingpong && c.cluster_m == 2 && c.bn == 112 && c.stages == 16)
+            .any(|c| c.pingpong && c.cluster_m == 2 && c.bn == 112 && c.stages == 10)
     );
 }
 
