@@ -8,7 +8,7 @@
 //! [`check::check_fp8`] against cuBLASLt promoted), and the fixup's result against the
 //! two-launch split-K's, bit for bit. With `DECODE_CHECK_ONLY` set it stops there (what the
 //! sanitizer runs); `DECODE_CHECK_ONLY=decode-widths` keeps only the checks of the unswapped
-//! decode widths and deep rings and of the swapped tiles narrower than M.
+//! decode widths and of the swapped tiles narrower than M.
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them), each run once on a
@@ -19,8 +19,9 @@
 //! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
-//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each
-//! candidate and the baseline once, untimed (what `ncu` profiles).
+//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row, `DECODE_M` the rows of one
+//! M; `DECODE_PROFILE` runs each candidate and the baseline once, untimed (what `ncu`
+//! profiles).
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -253,28 +254,16 @@ fn checks(
     lt: &LtFp8,
 ) {
     let sms = device.attributes().sm_count;
-    // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths and rings deeper than
-    // 8 (the CTA pairs among them) and the swapped tiles narrower than M (what the sanitizer
-    // runs on those paths).
+    // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths and the swapped
+    // tiles narrower than M (what the sanitizer runs on those paths).
     let only_widths = std::env::var("DECODE_CHECK_ONLY").is_ok_and(|v| v == "decode-widths");
     let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
-        !only_widths
-            || (!c.swap_ab && (c.bn % 64 != 0 || c.stages > 8))
-            || (c.swap_ab && (c.bn as usize) < m)
+        !only_widths || (!c.swap_ab && c.bn % 64 != 0) || (c.swap_ab && (c.bn as usize) < m)
     };
     let bf = GemmConfig::large();
     let fixup = |c: GemmConfig| GemmConfig {
         split_fixup: true,
         ..c
-    };
-    // Ping-pong consumers in CTA pairs sharing the weight, the deepest ring.
-    let pair = |c: GemmConfig, bn| {
-        GemmConfig {
-            pingpong: true,
-            cluster_m: 2,
-            ..c.decode_tile(bn, 1, false)
-        }
-        .stages_up_to(GemmConfig::MAX_STAGES)
     };
     let unswapped = |bn, split_k| {
         GemmConfig {
@@ -317,8 +306,6 @@ fn checks(
             .stages_up_to(GemmConfig::MAX_STAGES),
             (64, 4096, 7168),
         ),
-        (pair(bf, 64), (128, 4096, 4096)),
-        (pair(bf, 32), (100, 2112, 7168)),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
         if !wanted(&(cfg, shape)) {
@@ -360,8 +347,6 @@ fn checks(
             .stages_up_to(GemmConfig::MAX_STAGES),
             (50, 2112, 7168),
         ),
-        (pair(fp8(128, 7168), 112), (128, 7168, 2048)),
-        (pair(fp8(128, 6144), 96), (120, 6144, 4096)),
         (
             fixup(GemmConfig {
                 bn: 128,
@@ -372,8 +357,6 @@ fn checks(
             .deepest(),
             (64, 4096, 7168),
         ),
-        (pair(bf, 64), (128, 4096, 4096)),
-        (pair(bf, 32), (100, 2112, 7168)),
     ];
     check::print_checks(
         "ours",
