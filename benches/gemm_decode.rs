@@ -298,14 +298,7 @@ fn checks(
                 .stages_up_to(GemmConfig::MAX_STAGES),
             (128, 4096, 4096),
         ),
-        (
-            GemmConfig {
-                pingpong: true,
-                ..bf.decode_tile(32, 1, false)
-            }
-            .stages_up_to(GemmConfig::MAX_STAGES),
-            (64, 4096, 7168),
-        ),
+        (bf.decode_pingpong(32), (64, 4096, 7168)),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
         if !wanted(&(cfg, shape)) {
@@ -339,14 +332,7 @@ fn checks(
         (fixup(fp8(128, 4096).swapped(64, 2)), (128, 4096, 7168)),
         (fp8(128, 7168).decode_tile(56, 1, false), (128, 7168, 2048)),
         (fp8(64, 6144).decode_tile(48, 1, false), (100, 6100, 4096)),
-        (
-            GemmConfig {
-                pingpong: true,
-                ..fp8(64, 2112).decode_tile(16, 1, false)
-            }
-            .stages_up_to(GemmConfig::MAX_STAGES),
-            (50, 2112, 7168),
-        ),
+        (fp8(64, 2112).decode_pingpong(16), (50, 2112, 7168)),
         (
             fixup(GemmConfig {
                 bn: 128,

@@ -448,17 +448,12 @@ fn narrow_unswapped_kernels_assemble() {
         // The deepest rings: 11 stages of a 128 x 32 tile, 16 of a 64 x 32 ping-pong one.
         bf.decode_tile(32, 1, false)
             .stages_up_to(GemmConfig::MAX_STAGES),
+        fp8.decode_pingpong(32),
         GemmConfig {
-            pingpong: true,
-            ..fp8.decode_tile(32, 1, false)
-        }
-        .stages_up_to(GemmConfig::MAX_STAGES),
-        GemmConfig {
-            pingpong: true,
             n_even: false,
-            ..bf.decode_tile(48, 1, false)
+            ..bf
         }
-        .stages_up_to(GemmConfig::MAX_STAGES),
+        .decode_pingpong(48),
     ];
     assert_eq!(configs[configs.len() - 3].stages, 11);
     assert_eq!(configs[configs.len() - 2].stages, 16);

@@ -444,11 +444,10 @@ pub fn variants() -> Vec<GemmConfig> {
         large.decode_tile(32, 1, false),
         large.decode_tile(48, 1, false),
         GemmConfig {
-            pingpong: true,
             n_even: false,
-            ..large.decode_tile(48, 1, false)
+            ..large
         }
-        .stages_up_to(GemmConfig::MAX_STAGES),
+        .decode_pingpong(48),
         GemmConfig {
             split_fixup: true,
             n_even: false,

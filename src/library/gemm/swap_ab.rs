@@ -70,6 +70,18 @@ impl GemmConfig {
         .stages_up_to(8)
     }
 
+    /// The unswapped ping-pong decode tile from `self`: [`GemmConfig::decode_tile`] `bn` wide,
+    /// unsplit, each consumer warpgroup its own 64-row tile ([`GemmConfig::pingpong`]) and the
+    /// deepest ring ([`GemmConfig::MAX_STAGES`]): a 64 x 32 tile keeps 16 stages, 64 KB of the
+    /// weight, in flight.
+    pub fn decode_pingpong(self, bn: u32) -> GemmConfig {
+        GemmConfig {
+            pingpong: true,
+            ..self.decode_tile(bn, 1, false)
+        }
+        .stages_up_to(Self::MAX_STAGES)
+    }
+
     /// `self` with as many stages as shared memory holds beside the register epilogue (no C
     /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
     /// stages keep more of its weight's bytes in flight.
@@ -140,11 +152,7 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
             let deeper = match (swap, split_k) {
                 (false, 1) => vec![
                     c.stages_up_to(GemmConfig::MAX_STAGES),
-                    GemmConfig {
-                        pingpong: true,
-                        ..c
-                    }
-                    .stages_up_to(GemmConfig::MAX_STAGES),
+                    base.decode_pingpong(bn),
                 ],
                 _ => Vec::new(),
             };
