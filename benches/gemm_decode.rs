@@ -7,7 +7,8 @@
 //! data with C poisoned ([`check::check_config`] against an f32 cuBLAS reference,
 //! [`check::check_fp8`] against cuBLASLt promoted), and the fixup's result against the
 //! two-launch split-K's, bit for bit. With `DECODE_CHECK_ONLY` set it stops there (what the
-//! sanitizer runs).
+//! sanitizer runs); `DECODE_CHECK_ONLY=decode-widths` keeps only the checks of the unswapped
+//! decode widths and of the swapped tiles narrower than M.
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them), each run once on a
@@ -18,8 +19,9 @@
 //! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
-//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row; `DECODE_PROFILE` runs each
-//! candidate and the baseline once, untimed (what `ncu` profiles).
+//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row, `DECODE_M` the rows of one
+//! M; `DECODE_PROFILE` runs each candidate and the baseline once, untimed (what `ncu`
+//! profiles).
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -252,6 +254,12 @@ fn checks(
     lt: &LtFp8,
 ) {
     let sms = device.attributes().sm_count;
+    // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths and the swapped
+    // tiles narrower than M (what the sanitizer runs on those paths).
+    let only_widths = std::env::var("DECODE_CHECK_ONLY").is_ok_and(|v| v == "decode-widths");
+    let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
+        !only_widths || (!c.swap_ab && c.bn % 64 != 0) || (c.swap_ab && (c.bn as usize) < m)
+    };
     let bf = GemmConfig::large();
     let fixup = |c: GemmConfig| GemmConfig {
         split_fixup: true,
@@ -276,8 +284,26 @@ fn checks(
         (fixup(bf.swapped(16, 7)), (1, 2112, 7168)),
         (fixup(unswapped(128, 4)), (128, 4096, 4096)),
         (fixup(unswapped(64, 3)), (70, 1000, 1000)),
+        // The unswapped narrow tiles (the weight's rows 16 or 32 to a tile) and the swapped
+        // 64-wide tile at M = 128 (two token tiles of each weight tile).
+        (bf.decode_tile(32, 1, false), (64, 4096, 7168)),
+        (bf.decode_tile(16, 1, false), (70, 1000, 520)),
+        (fixup(bf.decode_tile(32, 2, false)), (128, 2112, 7168)),
+        (fixup(bf.swapped(64, 2)), (128, 4096, 4096)),
+        (bf.swapped(64, 1), (100, 1000, 1000)),
+        (bf.decode_tile(48, 1, false), (64, 6144, 4096)),
+        (bf.decode_tile(56, 1, false), (128, 7000, 2048)),
+        (
+            bf.decode_tile(32, 1, false)
+                .stages_up_to(GemmConfig::MAX_STAGES),
+            (128, 4096, 4096),
+        ),
+        (bf.decode_pingpong(32), (64, 4096, 7168)),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
+        if !wanted(&(cfg, shape)) {
+            continue;
+        }
         let (m, n, k) = shape;
         match check::check_config(device, stream, blas, cfg, shape, 500 + i as u64) {
             Ok(r) => println!(
@@ -298,6 +324,15 @@ fn checks(
         (fixup(fp8(64, 7168).swapped(64, 8)), (64, 7168, 16384)),
         (fixup(fp8(128, 2112).swapped(128, 4)), (128, 2112, 7168)),
         (fixup(fp8(128, 2112).swapped(128, 7)), (100, 2112, 7168)),
+        (fp8(64, 4096).decode_tile(32, 1, false), (64, 4096, 7168)),
+        (
+            fixup(fp8(128, 2112).decode_tile(16, 2, false)),
+            (100, 2112, 7168),
+        ),
+        (fixup(fp8(128, 4096).swapped(64, 2)), (128, 4096, 7168)),
+        (fp8(128, 7168).decode_tile(56, 1, false), (128, 7168, 2048)),
+        (fp8(64, 6144).decode_tile(48, 1, false), (100, 6100, 4096)),
+        (fp8(64, 2112).decode_pingpong(16), (50, 2112, 7168)),
         (
             fixup(GemmConfig {
                 bn: 128,
@@ -321,8 +356,11 @@ fn checks(
             )
         },
         (kernels, device),
-        fp8_checks,
+        fp8_checks.into_iter().filter(wanted),
     );
+    if only_widths {
+        return;
+    }
     // The fixup sums the parts in the order the second launch does: the same bits.
     let same = (|| -> Result<bool, CheckError> {
         let shape = (64, 4096, 4096);
@@ -374,6 +412,7 @@ fn main() {
                         let keep = |var: &str, v: &str| std::env::var(var).map_or(true, |x| x == v);
                         keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
                             && keep("DECODE_DTYPE", dtype.name())
+                            && keep("DECODE_M", &m.to_string())
                     };
                     if !DECODE_MS.into_iter().any(wanted) {
                         continue;

@@ -169,6 +169,17 @@ fn bad_configurations_are_refused() {
     let fp8 = GemmConfig::fp8(4096, 4096, 132, ScalarType::E4m3, ScalarType::Bf16);
     for bad in [
         GemmConfig { bn: 96, ..large },
+        // A decode width (no multiple of 64) must be a multiple of 8 from 16 up.
+        GemmConfig {
+            bn: 100,
+            tma_store: false,
+            ..large
+        },
+        GemmConfig {
+            bn: 8,
+            tma_store: false,
+            ..large
+        },
         GemmConfig { stages: 1, ..large },
         GemmConfig { stages: 6, ..large },
         GemmConfig {
@@ -233,7 +244,7 @@ fn bad_configurations_are_refused() {
             split_k: 4,
             ..large.with_pingpong()
         },
-        // Swap-AB: the register epilogue of a dense problem only; 16 and 32 wide only swapped.
+        // Swap-AB and the 16- and 32-wide tiles: the register epilogue of a dense problem only.
         GemmConfig {
             swap_ab: true,
             ..large
@@ -246,10 +257,10 @@ fn bad_configurations_are_refused() {
             alpha_beta: true,
             ..large.swapped(64, 1)
         },
+        GemmConfig { bn: 16, ..large },
         GemmConfig {
-            bn: 16,
-            tma_store: false,
-            ..large
+            pingpong: true,
+            ..large.swapped(32, 1)
         },
         GemmConfig {
             input_b: Some(ScalarType::E5m2),
@@ -393,6 +404,106 @@ fn swap_ab_kernels_assemble() {
         132,
     );
     assert!(m16.iter().any(|c| c.swap_ab && c.bn == 16));
+}
+
+/// The unswapped decode widths (the tokens on the 128-row side, the weight's rows 16, 32 or
+/// the width that makes one tile per SM to a tile): bf16 and FP8, unsplit and with the
+/// in-kernel fixup, each output type, assemble without spills; C is stored as pairs (a
+/// thread's two values lie in one row of C, unlike the swapped kernel's), and the tuner offers
+/// them at M = 64 and 128 (with the swapped 64-wide tile at M = 128), not at M = 16.
+#[test]
+fn narrow_unswapped_kernels_assemble() {
+    use ScalarType::{Bf16, E4m3, F32};
+    use ptxkit::library::gemm::swap_ab::fill_width;
+    use ptxkit::library::gemm::tune::{TuneProblem, candidates};
+    // One tile per SM of 132: 128 tiles at N = 4096, 6144 and 7168, 132 at 2112; at most 256.
+    let widths: Vec<u32> = [4096, 6144, 7168, 2112, 57344]
+        .iter()
+        .map(|&n| fill_width(n, 132))
+        .collect();
+    assert_eq!(widths, [32, 48, 56, 16, 256]);
+    let bf = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(64, 4096, 132, E4m3, Bf16);
+    let fixup = |c: GemmConfig| GemmConfig {
+        split_fixup: true,
+        ..c
+    };
+    let configs = vec![
+        bf.decode_tile(32, 1, false),
+        bf.decode_tile(16, 1, false),
+        fp8.decode_tile(32, 1, false),
+        fp8.decode_tile(16, 1, false),
+        GemmConfig { output: F32, ..bf }.decode_tile(32, 1, false),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .decode_tile(16, 1, false),
+        fixup(bf.decode_tile(32, 2, false)),
+        fixup(fp8.decode_tile(16, 2, false)),
+        bf.decode_tile(48, 1, false),
+        fp8.decode_tile(56, 1, false),
+        GemmConfig { output: F32, ..fp8 }.decode_tile(40, 1, false),
+        fixup(bf.decode_tile(24, 3, false)),
+        // The deepest rings: 11 stages of a 128 x 32 tile, 16 of a 64 x 32 ping-pong one.
+        bf.decode_tile(32, 1, false)
+            .stages_up_to(GemmConfig::MAX_STAGES),
+        fp8.decode_pingpong(32),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .decode_pingpong(48),
+    ];
+    assert_eq!(configs[configs.len() - 3].stages, 11);
+    assert_eq!(configs[configs.len() - 2].stages, 16);
+    for cfg in &configs {
+        cfg.validate().unwrap();
+        assert!(!cfg.name().contains("_swapab"), "{}", cfg.name());
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        if cfg.split_k == 1 && cfg.output == Bf16 && cfg.n_even {
+            assert!(
+                ptx.contains("st.global.v2.b16") || ptx.contains("st.global.b32"),
+                "{}: pair stores",
+                cfg.name()
+            );
+        }
+    }
+    support::gemm_configs_assemble_clean(configs);
+    for (m, dtype) in [(64, Bf16), (128, E4m3)] {
+        let picks = candidates(&TuneProblem::new(m, 4096, 7168, dtype, Bf16), 132);
+        assert!(
+            picks
+                .iter()
+                .any(|c| !c.swap_ab && c.bn == 32 && c.split_k == 1)
+        );
+    }
+    let m128 = candidates(&TuneProblem::new(128, 4096, 4096, Bf16, Bf16), 132);
+    assert!(
+        m128.iter()
+            .any(|c| c.swap_ab && c.bn == 64 && c.split_k == 2)
+    );
+    let wide = candidates(&TuneProblem::new(64, 6144, 4096, E4m3, Bf16), 132);
+    assert!(
+        wide.iter()
+            .any(|c| !c.swap_ab && c.bn == 48 && c.split_k == 1)
+    );
+    // N = 2112 in 32-row tiles: 66 tiles, split in 2 to fill the 132 SMs once.
+    let narrow = candidates(&TuneProblem::new(64, 2112, 7168, Bf16, Bf16), 132);
+    assert!(
+        narrow
+            .iter()
+            .any(|c| !c.swap_ab && c.bn == 32 && c.split_k == 2 && c.split_fixup)
+    );
+    let m16 = candidates(&TuneProblem::new(16, 4096, 4096, Bf16, Bf16), 132);
+    assert!(m16.iter().all(|c| c.swap_ab || c.bn >= 64));
+    // Ping-pong decode widths where one 64-row tile holds the tokens, not at M = 128.
+    let pp = |m| {
+        candidates(&TuneProblem::new(m, 4096, 7168, Bf16, Bf16), 132)
+            .into_iter()
+            .any(|c| c.pingpong && c.bn == 32 && c.stages == 16)
+    };
+    assert!(pp(64) && !pp(128));
 }
 
 #[test]

@@ -70,6 +70,11 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         // M with edges, and 64 wide in 4 parts into an f32 C.
         (fp8(16, 520, E4m3, Bf16).swapped(16, 1), (13, 520, 272)),
         (fp8(64, 384, E4m3, F32).swapped(64, 4), (70, 384, 640)),
+        // The unswapped 32-wide tile (the weight's rows 32 to a tile) with edges.
+        (
+            fp8(64, 520, E4m3, Bf16).decode_tile(32, 1, false),
+            (70, 520, 272),
+        ),
         // Split-K's in-kernel fixup, swapped 32 wide in 8 parts (the last ones without a
         // k-tile at K = 640) and unswapped 128 wide in 2.
         (

@@ -140,8 +140,11 @@ pub const OUTPUTS: [ScalarType; 3] = [ScalarType::Bf16, ScalarType::F16, ScalarT
 /// Why a [`GemmConfig`] is not a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum GemmConfigError {
-    /// A tile width other than 64, 128, 192 or 256 (16 and 32 with [`GemmConfig::swap_ab`]).
-    #[error("tile width {0} is not 64, 128, 192 or 256 (or 16 or 32 with swap-AB)")]
+    /// A tile width other than 64, 128, 192 or 256, or with the decode kernel's register
+    /// epilogue ([`swap_ab::takes`]) a multiple of 8 from 16 to 256.
+    #[error(
+        "tile width {0} is not 64, 128, 192 or 256 (or, with the decode kernel's register epilogue, a multiple of 8 from 16 to 256)"
+    )]
     TileWidth(u32),
     /// Element types the kernel does not take.
     #[error(
@@ -158,8 +161,8 @@ pub enum GemmConfigError {
     /// The TMA-store epilogue with an f32 C, alpha/beta or an odd N.
     #[error("the TMA-store epilogue needs a 16-bit C, no alpha/beta, and an even N")]
     TmaStore,
-    /// A pipeline depth outside 2..=8.
-    #[error("{0} stages: 2..=8")]
+    /// A pipeline depth outside 2..=[`GemmConfig::MAX_STAGES`].
+    #[error("{0} stages: 2..=16")]
     Stages(u32),
     /// A cluster of other than 1 or 2 CTAs along M.
     #[error("cluster_m {0}: 1 or 2")]
@@ -216,9 +219,10 @@ pub enum GemmConfigError {
     SplitK(u32),
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
     /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
-    /// pairs or ping-pong consumers; or a tile width of 16 or 32 without it.
+    /// pairs or ping-pong consumers; a decode width (no multiple of 64) likewise, ping-pong
+    /// consumers allowed unswapped.
     #[error(
-        "swap-AB takes a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands, cluster_m 1 and no ping-pong; tile widths 16 and 32 need it"
+        "swap-AB and the decode widths take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands and cluster_m 1 (swapped, no ping-pong)"
     )]
     SwapAb,
     /// [`GemmConfig::epilogue_warps`] without what they take: the TMA-store epilogue of a
@@ -235,10 +239,12 @@ pub enum GemmConfigError {
 /// The compile-time parameters of one GEMM kernel: changing one builds a new kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
-    /// Tile width N (the wgmma N): 64, 128, 192 or 256, or 16 and 32 with [`GemmConfig::swap_ab`] (whole 64-column slabs for the TMA-store
-    /// epilogue).
+    /// Tile width N (the wgmma N): 64, 128, 192 or 256 (whole 64-column slabs for the TMA-store
+    /// epilogue), or with the decode kernel's register epilogue ([`swap_ab::takes`]) any
+    /// multiple of 8 from 16 to 256 ([`GemmConfig::decode_tile`]: 16 and 32 swapped, and
+    /// unswapped the width that makes about one tile per SM, 48 for N = 6144).
     pub bn: u32,
-    /// Pipeline depth (shared-memory stages), 2..=8.
+    /// Pipeline depth (shared-memory stages), 2..=[`GemmConfig::MAX_STAGES`].
     pub stages: u32,
     /// M-tiles per band of the grouped tile order.
     pub group_m: u32,
@@ -351,6 +357,9 @@ impl GemmConfig {
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
     pub const SCALE_SLOT_BYTES: u32 = 640;
+    /// The deepest ring: a decode kernel's narrow stages (a 64 x 32 tile's 12 KB) keep 16 in
+    /// flight.
+    pub const MAX_STAGES: u32 = 16;
     /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
     /// stages.
     pub const ARCH: Arch = Arch::Sm90;
@@ -706,8 +715,11 @@ impl GemmConfig {
 
     /// Checks the configuration.
     pub fn validate(&self) -> Result<(), GemmConfigError> {
-        let narrow = matches!(self.bn, 16 | 32);
-        if !narrow && (self.bn % 64 != 0 || !(64..=256).contains(&self.bn)) {
+        // A width that is no whole number of 64-column slabs: the decode kernel's only (any
+        // wgmma N, a multiple of 8, PTX ISA 9.7.15.5; 16 or more, whole 8-row 128B-swizzle atoms
+        // of B, 9.7.15.5.1.2).
+        let narrow = self.bn % 64 != 0;
+        if self.bn % 8 != 0 || !(16..=256).contains(&self.bn) {
             return Err(GemmConfigError::TileWidth(self.bn));
         }
         let b = self.b_type();
@@ -751,7 +763,7 @@ impl GemmConfig {
         if self.tma_store && (self.output == ScalarType::F32 || self.alpha_beta || !self.n_even) {
             return Err(GemmConfigError::TmaStore);
         }
-        if !(2..=8).contains(&self.stages) {
+        if !(2..=Self::MAX_STAGES).contains(&self.stages) {
             return Err(GemmConfigError::Stages(self.stages));
         }
         if !matches!(self.cluster_m, 1 | 2) {

@@ -10,6 +10,11 @@
 //! transposed fragment ([`layouts::fragment::TvLayout::transposed`]) by the same
 //! `copy.fragment_view` every register epilogue uses, one element per access (a thread's
 //! values lie in different rows of C).
+//!
+//! The same register-epilogue kernel also takes decode widths unswapped (any multiple of 8
+//! from 16 to 256, [`fill_width`]): the tokens on the 128-row side and the weight's rows `bn`
+//! to a tile, so that any N makes about one tile per SM without splitting K (each tile
+//! re-reads the tokens from L2): 32 for N = 4096, 48 for 6144, 56 for 7168.
 
 use ptx_isa::{Reg, RegRef, ScalarType, ty};
 
@@ -23,13 +28,14 @@ use crate::tile::{ExecScope, TileRef};
 /// keep a 128-byte B box row count that is a whole number of 8-row swizzle atoms).
 pub const WIDTHS: [u32; 5] = [16, 32, 64, 128, 256];
 
-/// Whether `cfg` may be swapped (or take a tile width of 16 or 32, which only the swapped
-/// kernel has): a dense problem with one input type, 16-bit or per-tensor FP8, the register
-/// epilogue, no alpha/beta, bias or output scale, one CTA a cluster and the consumers sharing
-/// each tile ([`super::GemmConfigError::SwapAb`]).
+/// Whether `cfg` may be swapped or take a tile width that is no multiple of 64 (the decode
+/// widths: swapped, 16 and 32 for the tokens' side; unswapped, the weight's rows, so that a
+/// decode problem has about as many tiles as SMs without splitting K): a dense problem with
+/// one input type, 16-bit or per-tensor FP8, the register epilogue, no alpha/beta, bias or
+/// output scale, one CTA a cluster, and swapped the consumers sharing each tile
+/// ([`super::GemmConfigError::SwapAb`]).
 pub fn takes(cfg: &GemmConfig) -> bool {
-    cfg.swap_ab
-        && cfg.grouping == Grouping::None
+    cfg.grouping == Grouping::None
         && matches!(cfg.scaling, Scaling::None | Scaling::PerTensor)
         && cfg.b_type() == cfg.input
         && !cfg.tma_store
@@ -37,70 +43,136 @@ pub fn takes(cfg: &GemmConfig) -> bool {
         && cfg.bias.is_none()
         && cfg.out_scale == OutScale::None
         && cfg.cluster_m == 1
-        && !cfg.pingpong
+        && !(cfg.pingpong && cfg.swap_ab)
 }
 
 impl GemmConfig {
     /// `self` swapped ([`GemmConfig::swap_ab`]) with tile width `bn` (the tokens' side) and
-    /// `split_k` parts, the register epilogue, and as many stages as shared memory holds (up
-    /// to 8: a swapped stage is small, and a decode GEMM streams its weight).
+    /// `split_k` parts: [`GemmConfig::decode_tile`] swapped.
     pub fn swapped(self, bn: u32, split_k: u32) -> GemmConfig {
-        let cfg = GemmConfig {
+        self.decode_tile(bn, split_k, true)
+    }
+
+    /// A decode kernel from `self`: tile width `bn`, `split_k` parts, swapped or not
+    /// ([`GemmConfig::swap_ab`]), the register epilogue, one CTA a cluster, the consumers
+    /// sharing each tile, and as many stages as shared memory holds up to 8 (a decode stage is
+    /// small, and a decode GEMM streams its weight; [`GemmConfig::stages_up_to`] for more).
+    pub fn decode_tile(self, bn: u32, split_k: u32, swap_ab: bool) -> GemmConfig {
+        GemmConfig {
             bn,
             split_k,
-            swap_ab: true,
+            swap_ab,
             tma_store: false,
             cluster_m: 1,
             pingpong: false,
             ..self
-        };
+        }
+        .stages_up_to(8)
+    }
+
+    /// The unswapped ping-pong decode tile from `self`: [`GemmConfig::decode_tile`] `bn` wide,
+    /// unsplit, each consumer warpgroup its own 64-row tile ([`GemmConfig::pingpong`]) and the
+    /// deepest ring ([`GemmConfig::MAX_STAGES`]): a 64 x 32 tile keeps 16 stages, 64 KB of the
+    /// weight, in flight.
+    pub fn decode_pingpong(self, bn: u32) -> GemmConfig {
+        GemmConfig {
+            pingpong: true,
+            ..self.decode_tile(bn, 1, false)
+        }
+        .stages_up_to(Self::MAX_STAGES)
+    }
+
+    /// `self` with as many stages as shared memory holds beside the register epilogue (no C
+    /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
+    /// stages keep more of its weight's bytes in flight.
+    pub fn stages_up_to(self, most: u32) -> GemmConfig {
         let budget = Self::ARCH.max_smem_optin() - 2048;
         GemmConfig {
-            stages: (budget / cfg.stage_bytes()).clamp(2, 8),
-            ..cfg
+            stages: (budget / self.stage_bytes()).clamp(2, most.clamp(2, Self::MAX_STAGES)),
+            ..self
         }
     }
 }
 
-/// The swapped configurations worth timing for a problem of `m` rows (tokens) and `n` columns
+/// The decode configurations worth timing for a problem of `m` rows (tokens) and `n` columns
 /// (the weight's rows) from `base` (the rule's pick for it) on `sms` multiprocessors, where
-/// `m` is at most 128: each tile width of [`WIDTHS`] from the narrowest that holds `m` up to
-/// the one past it, each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and
-/// in as many as fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112; at most 16)
+/// `m` is at most 128; none for a larger `m`.
+/// - Swapped ([`GemmConfig::swap_ab`]): each tile width of [`WIDTHS`] from the narrowest that
+///   holds `m` up to the one past it, and for an `m` over 64 the one below it too (two token
+///   tiles of a weight tile, each with the main loop of a narrower tile).
+/// - For an `m` over 32, unswapped 16, 32 and 64 wide and [`fill_width`] wide: the tokens on
+///   the 128-row side, the weight's rows in `n / bn` tiles (16 and 32 wide fill the SMs
+///   without splitting K where `n` is 2112 to 4096, cuBLAS's choice at these shapes, and the
+///   fill width at any `n`; 64 wide reads each weight row once where the swapped 64-wide tile
+///   at M = 128 reads it twice); split only in as many parts as fill the SMs once, since each
+///   tile re-reads the tokens; unsplit also with the deepest ring
+///   ([`GemmConfig::stages_up_to`]) and, for an `m` of at most 64, with ping-pong consumers
+///   (64-row stages).
+///
+/// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
+/// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
 /// (summed by a second launch, and in the kernel: [`GemmConfig::split_fixup`]); each valid.
-/// None for a larger `m`.
 pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
     if m > 128 {
         return Vec::new();
     }
-    let mut out = Vec::new();
     let first = WIDTHS
         .iter()
         .position(|&w| w as usize >= m)
         .unwrap_or(WIDTHS.len() - 1);
-    for &bn in WIDTHS.iter().skip(first).take(2) {
-        let tiles = n.div_ceil(GemmConfig::BM as usize) * m.div_ceil(bn as usize);
+    let below = usize::from(m > 64);
+    let swapped = WIDTHS[first - below..(first + 2).min(WIDTHS.len())]
+        .iter()
+        .map(|&bn| (bn, true));
+    let unswapped = [16, 32, 64, fill_width(n, sms)]
+        .into_iter()
+        .filter(|_| m > 32)
+        .map(|bn| (bn, false));
+    let mut out = Vec::new();
+    for (bn, swap) in swapped.chain(unswapped) {
+        let (rows, cols) = if swap { (n, m) } else { (m, n) };
+        let tiles = rows.div_ceil(GemmConfig::BM as usize) * cols.div_ceil(bn as usize);
         let fill = (sms as usize / tiles.max(1)).min(16) as u32;
         for split_k in [1, 2, 4, 8, fill] {
             if split_k > 1 && tiles >= sms as usize {
                 break;
             }
-            if split_k == 0 {
+            // Unswapped, a narrow tile re-reads the tokens for each weight tile: only what fills
+            // the SMs once.
+            if split_k == 0 || (!swap && split_k != 1 && split_k != fill) {
                 continue;
             }
-            let c = base.swapped(bn, split_k);
+            let c = base.decode_tile(bn, split_k, swap);
             let fixup = GemmConfig {
                 split_fixup: true,
                 ..c
             };
-            for c in [c, fixup] {
-                if !out.contains(&c) && c.validate().is_ok() {
-                    out.push(c);
+            // Unswapped and unsplit also the deepest ring and, where one 64-row tile holds the
+            // tokens, ping-pong consumers (a 64-row stage: twice the weight's bytes in flight).
+            let deeper = match (swap, split_k) {
+                (false, 1) => vec![
+                    c.stages_up_to(GemmConfig::MAX_STAGES),
+                    base.decode_pingpong(bn),
+                ],
+                _ => Vec::new(),
+            };
+            for c in [c, fixup].into_iter().chain(deeper) {
+                if (c.pingpong && m > 64) || out.contains(&c) || c.validate().is_err() {
+                    continue;
                 }
+                out.push(c);
             }
         }
     }
     out
+}
+
+/// The unswapped decode width for `n` weight rows on `sms` multiprocessors: the narrowest
+/// multiple of 8 (a wgmma N, PTX ISA 9.7.15.5) that makes at most one tile per SM, from 16 to
+/// 256 (48 for N = 6144 on 132 SMs: 128 tiles, where 64 makes 96 and 32 makes 192).
+pub fn fill_width(n: usize, sms: u32) -> u32 {
+    let per_sm = n.div_ceil(sms.max(1) as usize).next_multiple_of(8);
+    per_sm.clamp(16, 256) as u32
 }
 
 /// Stores consumer warpgroup `acc`'s `64 x bn` block (fragment `frag`, the wgmma accumulator)
