@@ -108,12 +108,12 @@ def main():
     argv = sys.argv[1:]
     times = repeats(argv, 1)
     if "--backward" in argv:
-        # The backward: head dims 128 and 64 at 4k-16k, causal and not, flash and cuDNN
+        # The backward: head dims 128, 64 and 256 at 4k-16k, causal and not, flash and cuDNN
         # (`attention_bench::backward_shapes`).
         backends = [b for b in BACKENDS if b[0] != "efficient"]
         header(backends, "bwd TFLOP/s")
         for causal in [False, True]:
-            for d in (128, 64):
+            for d in (128, 64, 256):
                 for seqlen in (4096, 8192, 16384):
                     row(d, causal, seqlen, backends, times, backward_ms, 2.5)
         return

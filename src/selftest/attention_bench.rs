@@ -50,7 +50,7 @@ pub fn shape(head_dim: usize, seqlen: usize) -> AttentionShape {
 pub fn backward_shapes() -> Vec<(usize, bool, usize)> {
     let mut out = Vec::new();
     for causal in [false, true] {
-        for d in [128, 64] {
+        for d in [128, 64, 256] {
             for seqlen in [4096, 8192, 16384] {
                 out.push((d, causal, seqlen));
             }

@@ -282,6 +282,11 @@ fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> R
     Ok(at)
 }
 
+/// The longest run of a row's columns of a `dq_accum` tile that stays together where
+/// [`dq_swizzled`] moves it: 4 f32, one 16-byte chunk (a lane's 8 columns at head dim 256 are
+/// two runs).
+const DQ_RUN: u32 = 4;
+
 /// The column of a `dq_accum` tile (64 rows of 64 f32) where element `(row, col)` of the
 /// warpgroup's `dQ` lies: the 128-byte swizzle (`SwizzleMode::B128`, the TMA and wgmma one,
 /// PTX ISA 9.7.15.5.1.2) of its byte offset `row · 256 + col · 4`, which moves 16-byte chunks
@@ -396,12 +401,14 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     k.if_(inside, |k| {
         // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
         // query blocks into it).
-        let zeros = k.regs::<ty::F32>(per as usize);
+        let zeros = k.regs::<ty::F32>(per.min(DQ_RUN) as usize);
         for &z in &zeros {
             k.mov(z, 0.0f32)?;
         }
-        let at = dq_at(k, &seq, h, row.into(), lane * per)?;
-        k.store_n(&dq, at, &zeros)?;
+        for run in (0..per).step_by(DQ_RUN as usize) {
+            let at = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            k.store_n(&dq, at, &zeros)?;
+        }
         // A block's first row: its turn counters zeroed, a lane each.
         let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
         let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
@@ -479,8 +486,12 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     k.if_(live, |k| {
         let mut at = seq.q_at(row.into(), h);
         at.push(lane * per);
-        let from = dq_at(k, &seq, h, row.into(), lane * per)?;
-        let acc = k.load_n(&dq_accum, from, per as usize, 0.0f32)?;
+        let mut acc = Vec::new();
+        for run in (0..per).step_by(DQ_RUN as usize) {
+            let from = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            let n = per.min(DQ_RUN) as usize;
+            acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
+        }
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
             let s = k.mul_of(a, scale)?;
