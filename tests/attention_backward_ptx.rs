@@ -93,12 +93,13 @@ fn dq_is_staged_in_pairs_and_summed_at_d64() {
 /// k-steps each; `dV`, `dK` over 64 queries and `dQ` over the 64 keys, 4 each), shares `Pᵀ`
 /// and `dSᵀ` through shared memory (64-byte swizzled slabs: each warpgroup's 64 keys x 32
 /// queries stored, 32-bit a thread, 8 each), meets its peer twice at barrier 1, and adds its
-/// 128 of dQ's columns by `red.global.add.f32` (64 a thread) or, with one stage, by one bulk
-/// reduction of both its tiles (32 KB); ptxas assembles both with no spills and no
-/// serialized wgmma, the shared memory within 227 KB.
+/// 128 of dQ's columns with one stage by one bulk reduction of both its tiles (32 KB, the
+/// default), or with two by `red.global.add.f32` (64 a thread); ptxas assembles both with no
+/// spills and no serialized wgmma, the shared memory within 227 KB.
 #[test]
 fn the_d256_kernel_splits_the_head_dim() {
-    let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 256, true);
+    let bulk_cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 256, true);
+    let cfg = bulk_cfg.with_red_dq();
     let red = build_main(Target::Sm90a, &cfg).unwrap();
     let ptx = red.ptx();
     assert_eq!(ptx.matches("wgmma.commit_group").count(), 5);
@@ -108,7 +109,6 @@ fn the_d256_kernel_splits_the_head_dim() {
     // K and V: 4 slabs each; a stage: Q and dO 4 slabs each, LSE, D.
     assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 8 + 8);
     assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
-    let bulk_cfg = cfg.with_bulk_dq();
     let bulk = build_main(Target::Sm90a, &bulk_cfg).unwrap();
     let reduce = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%";
     let reductions = support::lines_with(bulk.ptx(), reduce);

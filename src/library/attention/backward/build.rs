@@ -1078,8 +1078,10 @@ fn consumer<T: Elem>(
         dq_stage,
     };
     // A stage is released a trip late: its Q is read by the trip's dK, which runs on past the
-    // trip's end (released at the next trip's start, or after the loop for the last).
+    // trip's end (released at the next trip's start, or after the loop for the last); or by
+    // the trip itself ([`BackwardConfig::releases_in_trip`]).
     let rel = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
+    let in_trip = cfg.releases_in_trip();
     k.for_range(0, w.trips, |k, t| {
         let (head, m) = w.trip(k, t)?;
         // The last trip's dK done (it ran under that trip's dQ reduction), so that trip's
@@ -1087,9 +1089,11 @@ fn consumer<T: Elem>(
         // taken: with dK still in flight beside them ptxas serializes the wgmmas for want of
         // registers (C7512).
         k.wgmma_wait_group(0)?;
-        let later = k.cmp(CmpOp::Gt, t, 0u32)?;
-        k.if_(later, |k| p.ring.release_next(k, sync, &rel, c.leader, false))
-            .end()?;
+        if !in_trip {
+            let later = k.cmp(CmpOp::Gt, t, 0u32)?;
+            k.if_(later, |k| p.ring.release_next(k, sync, &rel, c.leader, false))
+                .end()?;
+        }
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
@@ -1104,8 +1108,10 @@ fn consumer<T: Elem>(
             lse_s,
             dd_s,
         };
+        let stage = cur.stage();
+        let mut release = |k: &mut KernelBuilder| p.ring.release(k, sync, stage, c.leader, false);
         match split {
-            true => split_trip(k, p, &c, &r, &trip)?,
+            true => split_trip(k, p, (&c, &r, &trip), in_trip.then_some(&mut release))?,
             false => keyed_trip(k, p, &c, &r, &trip)?,
         }
         cur.advance(k.isa())?;
@@ -1113,7 +1119,9 @@ fn consumer<T: Elem>(
     })?;
     // The last trip's dK done and its stage released.
     k.wgmma_wait_group(0)?;
-    p.ring.release_next(k, sync, &rel, leader, true)?;
+    if !in_trip {
+        p.ring.release_next(k, sync, &rel, leader, true)?;
+    }
     if dq_stage.is_some() {
         // The reductions complete (not only read their stage) before the CTA ends.
         k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, false)?))
@@ -1218,14 +1226,15 @@ fn keyed_trip<T: Elem>(
 /// two slabs); `dV += Pᵀ·dO` over its 128 columns from shared memory, under `dSᵀ`'s step the
 /// same way into its buffer; then `dQ = dS·K` (its 128 of dQ's columns, the buffer read
 /// MN-major) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` while `dK` runs on to the next trip's
-/// start. The buffers turn over three ([`BackwardConfig::ds_buffers`]): a warpgroup writes one
-/// again only after both have met past the wait for the wgmmas that read it.
+/// start; or, with `release` ([`BackwardConfig::releases_in_trip`]), `dK` first, then `dQ`,
+/// the stage released once `dV` and `dK` are done and `dQ` waited for. The buffers turn over
+/// three ([`BackwardConfig::ds_buffers`]): a warpgroup writes one again only after both have met
+/// past the wait for the wgmmas that read it.
 fn split_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
-    c: &Consumer,
-    r: &Regs,
-    trip: &Trip,
+    (c, r, trip): (&Consumer, &Regs, &Trip),
+    release: Option<&mut dyn FnMut(&mut KernelBuilder) -> Result<()>>,
 ) -> Result<()> {
     let cfg = p.cfg;
     let (bm, bn, d, slab) = (
@@ -1300,10 +1309,22 @@ fn split_trip<T: Elem>(
         .transposed()
         .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
     let q_cols = columns(k, trip.q_s)?;
-    k.gemm_async(&r.dq, &ds, &c.k_for_dq, Accumulate::No, ws)?;
-    k.gemm_async(&r.dk, &ds_all, &q_cols, Accumulate::Yes, ws)?;
-    // dV and dQ done, dK runs on.
-    k.wgmma_wait_group(1)?;
+    match release {
+        Some(release) => {
+            k.gemm_async(&r.dk, &ds_all, &q_cols, Accumulate::Yes, ws)?;
+            k.gemm_async(&r.dq, &ds, &c.k_for_dq, Accumulate::No, ws)?;
+            // dV and dK done: the stage's Q and dO read, the next trip's load under dQ.
+            k.wgmma_wait_group(1)?;
+            release(k)?;
+            k.wgmma_wait_group(0)?;
+        }
+        None => {
+            k.gemm_async(&r.dq, &ds, &c.k_for_dq, Accumulate::No, ws)?;
+            k.gemm_async(&r.dk, &ds_all, &q_cols, Accumulate::Yes, ws)?;
+            // dV and dQ done, dK runs on.
+            k.wgmma_wait_group(1)?;
+        }
+    }
     let at = (c.cw, c.leader, c.lt);
     dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
 }

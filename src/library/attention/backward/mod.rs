@@ -110,18 +110,20 @@ impl BackwardConfig {
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
     /// bulk (at head dim 64 the warpgroups' partials summed first); at head dim 256, where two
-    /// stages leave no room for the bulk reduction's staging, added by `red.global.add.f32`.
+    /// stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as fast on
+    /// an H200 as two with `red.global.add.f32`, BENCHMARKS.md).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
             head_dim,
             causal,
             stages: 2,
-            dq_bulk: head_dim != Self::SPLIT_HEAD_DIM,
+            dq_bulk: true,
             deterministic: false,
             varlen: false,
             dq_summed: true,
         }
+        .with_bulk_dq()
     }
 
     /// The head dim at which the consumer warpgroups split the head's columns rather than the
@@ -178,17 +180,26 @@ impl BackwardConfig {
     pub fn with_bulk_dq(self) -> BackwardConfig {
         BackwardConfig {
             dq_bulk: true,
-            stages: self.bulk_stages(),
+            stages: self.stages_with(true),
             ..self
         }
     }
 
-    /// The stages with the bulk reduction's staging: 1 at head dim 256, else as they are.
-    fn bulk_stages(&self) -> u32 {
-        match self.splits_head_dim() {
-            true => 1,
-            false => self.stages,
+    /// The stages with the bulk reduction's staging (`bulk`) or without: at head dim 256 1 or
+    /// 2, else as they are.
+    fn stages_with(&self, bulk: bool) -> u32 {
+        match (self.splits_head_dim(), bulk) {
+            (true, true) => 1,
+            (true, false) => 2,
+            (false, _) => self.stages,
         }
+    }
+
+    /// Whether a trip releases its stage itself, once its `dV` and `dK` are done (`dK` issued
+    /// before `dQ`, the next trip's load then under `dQ` and its reduction), rather than the
+    /// next trip: where the warpgroups split the head dim on a ring of one stage.
+    pub fn releases_in_trip(&self) -> bool {
+        self.splits_head_dim() && self.stages == 1
     }
 
     /// The same configuration with each warpgroup's partial `dQ` reduced on its own
@@ -236,17 +247,18 @@ impl BackwardConfig {
     }
 
     /// The same configuration with `dQ` added by `red.global.add.f32`
-    /// ([`BackwardConfig::dq_bulk`] off).
+    /// ([`BackwardConfig::dq_bulk`] off; at head dim 256 with two stages).
     pub fn with_red_dq(self) -> BackwardConfig {
         BackwardConfig {
             dq_bulk: false,
+            stages: self.stages_with(false),
             ..self
         }
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
-    /// and not, each the default and (bf16) with `dQ` reduced the other way (by
-    /// `red.global.add.f32`; at head dim 256 in bulk) and in the deterministic mode; over packed
+    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` (at head dim
+    /// 256 with two stages) and in the deterministic mode; over packed
     /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
     /// partial `dQ`s reduced on their own (bf16 also deterministic and packed).
     pub fn all() -> Vec<BackwardConfig> {
@@ -257,10 +269,7 @@ impl BackwardConfig {
                     let cfg = BackwardConfig::new(dtype, head_dim, causal);
                     out.push(cfg);
                     if dtype == ScalarType::Bf16 {
-                        out.push(match cfg.bulk_dq() {
-                            true => cfg.with_red_dq(),
-                            false => cfg.with_bulk_dq(),
-                        });
+                        out.push(cfg.with_red_dq());
                         out.push(cfg.with_deterministic());
                     }
                     out.push(cfg.with_varlen());
@@ -403,16 +412,19 @@ mod tests {
             empty.validate(),
             Err(AttentionConfigError::Stages { stages: 0, .. })
         ));
-        // Head dim 256's bulk reduction needs its ring of one stage.
+        // Head dim 256's bulk reduction needs its ring of one stage; `red` takes two.
         let crowded = BackwardConfig {
-            dq_bulk: true,
+            stages: 2,
             ..bf16(256)
         };
         assert!(matches!(
             crowded.validate(),
             Err(AttentionConfigError::Stages { stages: 2, .. })
         ));
+        assert_eq!(bf16(256).stages, 1);
         assert_eq!(bf16(256).with_deterministic().stages, 1);
+        assert_eq!(bf16(256).with_red_dq().stages, 2);
+        assert_eq!(bf16(256).with_red_dq().with_bulk_dq(), bf16(256));
         let named = [
             (bf16(128), "attention_bwd_bf16_d128_causal"),
             (
@@ -431,8 +443,8 @@ mod tests {
                 bf16(64).with_partial_dq().with_red_dq(),
                 "attention_bwd_bf16_d64_causal_red",
             ),
-            (bf16(256), "attention_bwd_bf16_d256_causal_red"),
-            (bf16(256).with_bulk_dq(), "attention_bwd_bf16_d256_causal"),
+            (bf16(256), "attention_bwd_bf16_d256_causal"),
+            (bf16(256).with_red_dq(), "attention_bwd_bf16_d256_causal_red"),
         ];
         for (c, name) in named {
             assert_eq!(c.name(), name);
