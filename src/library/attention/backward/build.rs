@@ -1091,8 +1091,10 @@ fn consumer<T: Elem>(
         k.wgmma_wait_group(0)?;
         if !in_trip {
             let later = k.cmp(CmpOp::Gt, t, 0u32)?;
-            k.if_(later, |k| p.ring.release_next(k, sync, &rel, c.leader, false))
-                .end()?;
+            k.if_(later, |k| {
+                p.ring.release_next(k, sync, &rel, c.leader, false)
+            })
+            .end()?;
         }
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
@@ -1219,6 +1221,9 @@ fn keyed_trip<T: Elem>(
     dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
 }
 
+/// A trip's release of its ring stage ([`split_trip`]).
+type Release<'a> = &'a mut dyn FnMut(&mut KernelBuilder) -> Result<()>;
+
 /// One trip of a warpgroup that shares the CTA's 64 keys and owns half the head's columns
 /// (head dim 256): `Sᵀ` and `dPᵀ` over its 32 queries (`Qᵀ`'s and `dOᵀ`'s rows `32 · index
 /// ..`) issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done, into its 64-byte-swizzled
@@ -1234,7 +1239,7 @@ fn split_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
     (c, r, trip): (&Consumer, &Regs, &Trip),
-    release: Option<&mut dyn FnMut(&mut KernelBuilder) -> Result<()>>,
+    release: Option<Release<'_>>,
 ) -> Result<()> {
     let cfg = p.cfg;
     let (bm, bn, d, slab) = (
@@ -1250,7 +1255,14 @@ fn split_trip<T: Elem>(
     let rows = |k: &mut KernelBuilder, at: Reg<ty::U32>| -> Result<TileRef> {
         let half = k.reg::<ty::U32>();
         k.mad_lo(half, c.cw_r, queries * slab * 2, at)?;
-        Ok(TileRef::shared_slabs(dt, [queries, d], bm, half, 1024, SwizzleMode::B128))
+        Ok(TileRef::shared_slabs(
+            dt,
+            [queries, d],
+            bm,
+            half,
+            1024,
+            SwizzleMode::B128,
+        ))
     };
     let columns = |k: &mut KernelBuilder, at: Reg<ty::U32>| -> Result<TileRef> {
         let part = k.reg::<ty::U32>();
@@ -1272,16 +1284,21 @@ fn split_trip<T: Elem>(
         k.add(buf, p.ds_s, off)?;
         let mine = k.reg::<ty::U32>();
         k.mad_lo(mine, c.cw_r, bn * queries * 2, buf)?;
-        let slab = TileRef::shared_row_major(dt, bn, queries, mine, 1024)
-            .with_swizzle(SwizzleMode::B64);
+        let slab =
+            TileRef::shared_row_major(dt, bn, queries, mine, 1024).with_swizzle(SwizzleMode::B64);
         Ok((buf, slab))
     };
-    let whole = |buf: Reg<ty::U32>| {
-        TileRef::shared_slabs(dt, [bn, bm], bn, buf, 1024, SwizzleMode::B64)
-    };
+    let whole =
+        |buf: Reg<ty::U32>| TileRef::shared_slabs(dt, [bn, bm], bn, buf, 1024, SwizzleMode::B64);
     // Sᵀ done; dPᵀ runs on.
     k.wgmma_wait_group(1)?;
-    mask(k, p, &r.s, (c.key0, trip.m, Expr::from(c.cw) * queries), c.lt)?;
+    mask(
+        k,
+        p,
+        &r.s,
+        (c.key0, trip.m, Expr::from(c.cw) * queries),
+        c.lt,
+    )?;
     c.cols.probabilities(k, &s, trip.lse_s, c.scale_log2)?;
     k.cast(&r.p_cast, &r.s, ws)?;
     let (p_buf, p_mine) = buffer(k, 0)?;
@@ -1329,8 +1346,11 @@ fn split_trip<T: Elem>(
     dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
 }
 
+/// A fragment's f32 registers.
+type Values = Vec<Reg<ty::F32>>;
+
 /// `Sᵀ`'s and `dPᵀ`'s registers.
-fn score_regs(k: &KernelBuilder, r: &Regs) -> Result<(Vec<Reg<ty::F32>>, Vec<Reg<ty::F32>>)> {
+fn score_regs(k: &KernelBuilder, r: &Regs) -> Result<(Values, Values)> {
     match (r.s.regs(), r.dp.regs()) {
         (Some(s), Some(dp)) => Ok((s.to_vec(), dp.to_vec())),
         _ => Err(k.error("Sᵀ and dPᵀ are register fragments")),
@@ -1572,7 +1592,10 @@ fn dq_staging(at: Reg<ty::U32>, tiles: u32) -> TileRef {
         // Column c of row r at c % 64 + 64 r + 4096 (c / 64), as `TileRef::shared_slabs` lays
         // out spans, here of one tile's 64-f32 rows.
         tile.layout = layouts::Layout::new(
-            I::tuple([I::tuple([I::Int(slab), I::Int(i64::from(tiles))]), I::Int(bm)]),
+            I::tuple([
+                I::tuple([I::Int(slab), I::Int(i64::from(tiles))]),
+                I::Int(bm),
+            ]),
             I::tuple([I::tuple([I::Int(1), I::Int(slab * bm)]), I::Int(slab)]),
         )
         .ok();

@@ -444,7 +444,10 @@ mod tests {
                 "attention_bwd_bf16_d64_causal_red",
             ),
             (bf16(256), "attention_bwd_bf16_d256_causal"),
-            (bf16(256).with_red_dq(), "attention_bwd_bf16_d256_causal_red"),
+            (
+                bf16(256).with_red_dq(),
+                "attention_bwd_bf16_d256_causal_red",
+            ),
         ];
         for (c, name) in named {
             assert_eq!(c.name(), name);
