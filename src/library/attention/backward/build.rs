@@ -1146,12 +1146,7 @@ fn keyed_trip<T: Elem>(
     trip: &Trip,
 ) -> Result<()> {
     let cfg = p.cfg;
-    let (bm, bn, d, slab) = (
-        BackwardConfig::BLOCK_M,
-        cfg.block_n(),
-        cfg.head_dim,
-        BackwardConfig::SLAB,
-    );
+    let [bm, bn, d, slab] = dims(cfg);
     let (dt, ws) = (T::DTYPE, ExecScope::Warpgroup);
     let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.q_s, 1024, SwizzleMode::B128);
     let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.do_s, 1024, SwizzleMode::B128);
@@ -1242,12 +1237,7 @@ fn split_trip<T: Elem>(
     release: Option<Release<'_>>,
 ) -> Result<()> {
     let cfg = p.cfg;
-    let (bm, bn, d, slab) = (
-        BackwardConfig::BLOCK_M,
-        cfg.block_n(),
-        cfg.head_dim,
-        BackwardConfig::SLAB,
-    );
+    let [bm, bn, d, slab] = dims(cfg);
     let (dt, ws) = (T::DTYPE, ExecScope::Warpgroup);
     let (queries, cols) = (wg_queries(cfg), cfg.wg_cols());
     // This warpgroup's queries of Q and dO (rows of 128 bytes in each slab), and its columns
@@ -1348,6 +1338,17 @@ fn split_trip<T: Elem>(
 
 /// A fragment's f32 registers.
 type Values = Vec<Reg<ty::F32>>;
+
+/// A trip's extents: the query block's rows, the CTA's keys, the head dim and a slab's
+/// columns.
+fn dims(cfg: &BackwardConfig) -> [u32; 4] {
+    [
+        BackwardConfig::BLOCK_M,
+        cfg.block_n(),
+        cfg.head_dim,
+        BackwardConfig::SLAB,
+    ]
+}
 
 /// `Sᵀ`'s and `dPᵀ`'s registers.
 fn score_regs(k: &KernelBuilder, r: &Regs) -> Result<(Values, Values)> {
