@@ -1,10 +1,11 @@
 //! Attention backward: TFLOP/s (2.5 times the forward's `4 · batch · heads · seqlen² · d`,
 //! halved with the causal mask: the backward's five GEMMs against the forward's two) of the
 //! library's backward (preprocess, main and convert kernels together) at 16k tokens per batch
-//! (batch = 16384 / seqlen) with 2048 = heads x d: head dims 128 and 64 at 4k, 8k and 16k,
-//! causal and not, with dQ reduced in bulk (the default, at d64 the warpgroups' partials summed
-//! first; `partials`: at d64 each on its own, [`BackwardConfig::dq_summed`]), by
-//! `red.global.add.f32` and in the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
+//! (batch = 16384 / seqlen) with 2048 = heads x d: head dims 128, 64 and 256 at 4k, 8k and
+//! 16k, causal and not, with dQ reduced in bulk (the default; at d256 with one stage, at d64
+//! the warpgroups' partials summed first; `partials`: at d64 each on its own,
+//! [`BackwardConfig::dq_summed`]), by `red.global.add.f32` (at d256 with two stages) and in
+//! the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
 //!
@@ -153,11 +154,12 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             }
         };
-        // dQ reduced in bulk (the default; at d64 the warpgroups' partials summed first), at
-        // d64 each partial on its own, by `red.global.add.f32`, and in the deterministic mode.
+        // dQ reduced in bulk (the default; at d256 with one stage, at d64 the warpgroups'
+        // partials summed first), at d64 each partial on its own, by `red.global.add.f32` (at
+        // d256 with two stages), and in the deterministic mode.
         let cfg = BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
         for (name, cfg) in [
-            ("bulk", cfg),
+            ("bulk", cfg.with_bulk_dq()),
             ("partials", cfg.with_partial_dq()),
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),

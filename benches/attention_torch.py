@@ -12,6 +12,7 @@ Rust bench's median_ms_cold does the same). Run it in the same GPU call as the R
                                                 # backend timed 3 times in turn (median)
     python3 benches/attention_torch.py --kit --d64  # head dim 64 only (--d256 likewise)
     python3 benches/attention_torch.py --backward  # the backward (flash, cuDNN) on the shapes
+                                                # (--d256 etc.: that head dim only)
                                                 # `cargo bench --bench attention_backward` times
 
 The backward is `torch.autograd.grad` of the forward's output (computed once under the same
@@ -108,12 +109,13 @@ def main():
     argv = sys.argv[1:]
     times = repeats(argv, 1)
     if "--backward" in argv:
-        # The backward: head dims 128 and 64 at 4k-16k, causal and not, flash and cuDNN
+        # The backward: head dims 128, 64 and 256 at 4k-16k, causal and not, flash and cuDNN
         # (`attention_bench::backward_shapes`).
         backends = [b for b in BACKENDS if b[0] != "efficient"]
         header(backends, "bwd TFLOP/s")
+        only = next((d for d in (64, 128, 256) if f"--d{d}" in argv), None)
         for causal in [False, True]:
-            for d in (128, 64):
+            for d in [d for d in (128, 64, 256) if only in (None, d)]:
                 for seqlen in (4096, 8192, 16384):
                     row(d, causal, seqlen, backends, times, backward_ms, 2.5)
         return

@@ -295,7 +295,7 @@ static REGISTRY: &[Entry] = &[
         )),
         ..lib(
             "attention_backward",
-            "attention backward (dQ, dK, dV), bf16, head dim 128, causal: the main kernel (sm_90a); its check: bf16/f16, d 64/128, causal or not, GQA/MQA, odd lengths, against the f64 reference",
+            "attention backward (dQ, dK, dV), bf16, head dim 128, causal: the main kernel (sm_90a); its check: bf16/f16, d 64/128/256, causal or not, GQA/MQA, odd lengths, against the f64 reference",
             true,
             attention_backward_module,
         )

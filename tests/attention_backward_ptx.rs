@@ -87,3 +87,38 @@ fn dq_is_staged_in_pairs_and_summed_at_d64() {
     assert!(!partials.ptx().contains("bar.arrive 5"));
     assert_eq!(partials.ptx().matches("ld.shared.v2.f32").count(), 0);
 }
+
+/// At head dim 256 the warpgroups split the head's columns: per query block the consumer
+/// issues the same five GEMM groups (`Sᵀ` and `dPᵀ` over 256 columns for its 32 queries, 16
+/// k-steps each; `dV`, `dK` over 64 queries and `dQ` over the 64 keys, 4 each), shares `Pᵀ`
+/// and `dSᵀ` through shared memory (64-byte swizzled slabs: each warpgroup's 64 keys x 32
+/// queries stored, 32-bit a thread, 8 each), meets its peer twice at barrier 1, and adds its
+/// 128 of dQ's columns with one stage by one bulk reduction of both its tiles (32 KB, the
+/// default), or with two by `red.global.add.f32` (64 a thread); ptxas assembles both with no
+/// spills and no serialized wgmma, the shared memory within 227 KB.
+#[test]
+fn the_d256_kernel_splits_the_head_dim() {
+    let bulk_cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 256, true);
+    let cfg = bulk_cfg.with_red_dq();
+    let red = build_main(Target::Sm90a, &cfg).unwrap();
+    let ptx = red.ptx();
+    assert_eq!(ptx.matches("wgmma.commit_group").count(), 5);
+    assert_eq!(ptx.matches("wgmma.mma_async").count(), 16 + 16 + 4 + 4 + 4);
+    assert_eq!(ptx.matches("red.global.add.f32").count(), 64);
+    assert_eq!(ptx.matches("bar.sync 1, 256;").count(), 2);
+    // K and V: 4 slabs each; a stage: Q and dO 4 slabs each, LSE, D.
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 8 + 8);
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
+    let bulk = build_main(Target::Sm90a, &bulk_cfg).unwrap();
+    let reduce = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%";
+    let reductions = support::lines_with(bulk.ptx(), reduce);
+    assert_eq!(reductions.len(), 1);
+    assert!(reductions[0].ends_with(", 32768;"), "{}", reductions[0]);
+    assert_eq!(bulk.ptx().matches("st.shared.v2.f32").count(), 32);
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for (c, built) in [(cfg, &red), (bulk_cfg, &bulk)] {
+        support::assemble_clean_within(&ptxas, &c.name(), built, c.smem_bytes());
+    }
+}

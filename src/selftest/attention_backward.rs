@@ -1,5 +1,5 @@
 //! The attention backward's GPU check behind `ptxkit selftest` (`attention_backward`): bf16
-//! and f16, head dims 64 and 128, causal and not, on batch 2 with 4 query heads over 2 KV heads
+//! and f16, head dims 64, 128 and 256, causal and not, on batch 2 with 4 query heads over 2 KV heads
 //! (grouped queries: dK and dV summed over each group) at query length 197 and key length 333
 //! (neither a multiple of a block), equal odd lengths (257), and under the causal mask
 //! multi-query attention (1 KV head) with more queries than keys (rows that see no key); the
@@ -231,7 +231,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128, causal or not, dQ in bulk (at d64 summed first \
+            "{cases} cases: bf16/f16, d 64/128/256, causal or not, dQ in bulk (at d64 summed first \
              or not), by red or deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
              causal at 300x130, packed ragged lengths 1..300 (GQA 4/2, MQA 3/1); the largest |error| over the largest |gradient| of dQ, dK, dV \
              over its tolerance (bf16 3e-2, f16 1e-2)"

@@ -45,12 +45,12 @@ pub fn shape(head_dim: usize, seqlen: usize) -> AttentionShape {
     }
 }
 
-/// The backward's shapes, `(head dim, causal, seqlen)`: head dims 128 and 64 at 4k, 8k and
+/// The backward's shapes, `(head dim, causal, seqlen)`: head dims 128, 64 and 256 at 4k, 8k and
 /// 16k tokens, causal and not (`attention_torch.py --backward` times the same).
 pub fn backward_shapes() -> Vec<(usize, bool, usize)> {
     let mut out = Vec::new();
     for causal in [false, true] {
-        for d in [128, 64] {
+        for d in [128, 64, 256] {
             for seqlen in [4096, 8192, 16384] {
                 out.push((d, causal, seqlen));
             }
@@ -117,7 +117,7 @@ mod tests {
         let all = shapes(&[64, 256]);
         assert_eq!(all.len(), 10);
         assert_eq!(shapes(&[64]).len(), 8);
-        assert_eq!(backward_shapes().len(), 12);
+        assert_eq!(backward_shapes().len(), 18);
         for (d, _, seqlen) in all.into_iter().chain(backward_shapes()) {
             let s = shape(d, seqlen);
             assert_eq!(s.batch * s.seqlen_q, TOKENS);

@@ -335,8 +335,7 @@ impl Attention {
     /// ([`AttentionBackward`] of [`Attention::backward_config`]) are loaded at the first call,
     /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (nothing is
     /// enqueued when one fails); packed sequences ([`AttentionConfig::varlen`]) take
-    /// [`BackwardArgs::packed`]. Head dim 256 has no backward yet:
-    /// [`AttentionConfigError::BackwardHeadDim`].
+    /// [`BackwardArgs::packed`].
     pub fn backward(
         &self,
         stream: &Arc<CudaStream>,

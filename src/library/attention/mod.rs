@@ -65,10 +65,8 @@ pub enum AttentionConfigError {
         /// The schedule.
         schedule: Schedule,
     },
-    /// A head dimension the backward has no kernel for: its dK and dV accumulators (64 keys
-    /// x d f32 each per consumer warpgroup) take `d` of a thread's registers together, past the
-    /// 240 a consumer has at d256.
-    #[error("the attention backward takes head dims 64 and 128, not {0}")]
+    /// A head dimension the backward has no kernel for (it has 64, 128 and 256).
+    #[error("the attention backward takes head dims 64, 128 and 256, not {0}")]
     BackwardHeadDim(u32),
     /// A ring of no stages, or more than shared memory holds.
     #[error("{stages} stages need {bytes} bytes of shared memory; the limit is {limit}")]

@@ -282,6 +282,11 @@ fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> R
     Ok(at)
 }
 
+/// The longest run of a row's columns of a `dq_accum` tile that stays together where
+/// [`dq_swizzled`] moves it: 4 f32, one 16-byte chunk (a lane's 8 columns at head dim 256 are
+/// two runs).
+const DQ_RUN: u32 = 4;
+
 /// The column of a `dq_accum` tile (64 rows of 64 f32) where element `(row, col)` of the
 /// warpgroup's `dQ` lies: the 128-byte swizzle (`SwizzleMode::B128`, the TMA and wgmma one,
 /// PTX ISA 9.7.15.5.1.2) of its byte offset `row · 256 + col · 4`, which moves 16-byte chunks
@@ -396,12 +401,14 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     k.if_(inside, |k| {
         // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
         // query blocks into it).
-        let zeros = k.regs::<ty::F32>(per as usize);
+        let zeros = k.regs::<ty::F32>(per.min(DQ_RUN) as usize);
         for &z in &zeros {
             k.mov(z, 0.0f32)?;
         }
-        let at = dq_at(k, &seq, h, row.into(), lane * per)?;
-        k.store_n(&dq, at, &zeros)?;
+        for run in (0..per).step_by(DQ_RUN as usize) {
+            let at = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            k.store_n(&dq, at, &zeros)?;
+        }
         // A block's first row: its turn counters zeroed, a lane each.
         let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
         let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
@@ -479,8 +486,12 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     k.if_(live, |k| {
         let mut at = seq.q_at(row.into(), h);
         at.push(lane * per);
-        let from = dq_at(k, &seq, h, row.into(), lane * per)?;
-        let acc = k.load_n(&dq_accum, from, per as usize, 0.0f32)?;
+        let mut acc = Vec::new();
+        for run in (0..per).step_by(DQ_RUN as usize) {
+            let from = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            let n = per.min(DQ_RUN) as usize;
+            acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
+        }
         let out = k.regs::<T>(per as usize);
         for (&a, &o) in acc.iter().zip(&out) {
             let s = k.mul_of(a, scale)?;
@@ -580,7 +591,7 @@ struct Parts<'a, T: Elem> {
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
 /// d]`, written) and `scale`; packed ([`BackwardConfig::varlen`]) the tensors without the
 /// batch, then `cu_seqlens_q`, `cu_seqlens_k` and `max_seqlen_k` ([`Offsets`]). The grid:
-/// `ceil(seqlen_k / 128)` (packed the longest key sequence's) x `kv_heads` x `batch` CTAs.
+/// `ceil(seqlen_k / block_n)` ([`BackwardConfig::block_n`]) (packed the longest key sequence's) x `kv_heads` x `batch` CTAs.
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [main_typed::<ty::F16>, main_typed::<ty::Bf16>];
     typed(target, cfg, "", body)
@@ -589,7 +600,7 @@ pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
 fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let name = cfg.name();
     let args = declare::<T>(&mut k, cfg)?;
-    let bn = BackwardConfig::BLOCK_N;
+    let bn = cfg.block_n();
     let longest = args.offs.as_ref().map_or(args.keys, |o| o.longest);
     let [n_block, kv_head, batch] = k.cta_id([
         Expr::ceil_div(longest, bn),
@@ -604,7 +615,7 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     // blocks, two dSᵀ buffers, K and V's barrier.
     let k_s = k.pool_bytes("k", cfg.kv_bytes(), 1024)?;
     let v_s = k.pool_bytes("v", cfg.kv_bytes(), 1024)?;
-    let ds_s = k.pool_bytes("ds", 2 * cfg.ds_bytes(), 1024)?;
+    let ds_s = k.pool_bytes("ds", cfg.ds_buffers() * cfg.ds_bytes(), 1024)?;
     let dq_stage = match cfg.bulk_dq() {
         true => Some(k.pool_bytes("dq_stage", 2 * cfg.dq_stage_bytes(), 1024)?),
         false => None,
@@ -669,7 +680,7 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let kv_heads = k.symbol_with("kv_heads", one)?;
     let d = cfg.head_dim;
     let (q_shape, kv_shape) = (x.rows(x.seqlen_q, x.heads, d), x.rows(keys, kv_heads, d));
-    let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
+    let (bm, bn) = (BackwardConfig::BLOCK_M, cfg.block_n());
     let q = k.tma_tensor::<T>("q", q_shape.clone(), x.slab_box(bm))?;
     let kt = k.tma_tensor::<T>("k", kv_shape.clone(), x.slab_box(bn))?;
     let v = k.tma_tensor::<T>("v", kv_shape.clone(), x.slab_box(bn))?;
@@ -701,14 +712,14 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
 
 /// The CTA's work: its sequence, query heads (`heads / kv_heads` from `kv_head · group`) and
 /// query blocks: all of them, or with the causal mask those from the first whose last row sees
-/// the block's first key (`row + seqlen_k − seqlen_q ≥ n · 128`).
+/// the block's first key (`row + seqlen_k − seqlen_q ≥ n · block_n`).
 fn work<T: Elem>(
     k: &mut KernelBuilder,
     cfg: &BackwardConfig,
     args: &Args<T>,
     [n_block, kv_head, batch]: [Var; 3],
 ) -> Result<Work> {
-    let (bm, bn) = (BackwardConfig::BLOCK_M, BackwardConfig::BLOCK_N);
+    let (bm, bn) = (BackwardConfig::BLOCK_M, cfg.block_n());
     let seq = Seq::new(k, &args.x, args.offs.as_ref(), batch)?;
     let (k0, sk) = match args.offs.as_ref().and_then(|o| o.cu_k.as_ref()) {
         Some(cu_k) => {
@@ -721,7 +732,7 @@ fn work<T: Elem>(
     let group = k.let_("group", args.x.heads / args.kv_heads)?;
     let m_end = k.let_("m_end", Expr::ceil_div(sq, bm))?;
     let m_first = if cfg.causal {
-        // max(0, n · 128 + sq − sk) / 64, signed.
+        // max(0, n · block_n + sq − sk) / 64, signed.
         let hi = s32(k, n_block * bn + sq)?;
         let lo = s32(k, sk.into())?;
         let first = k.reg::<ty::S32>();
@@ -735,7 +746,7 @@ fn work<T: Elem>(
     } else {
         k.let_("m_first", Expr::from(0u32))?
     };
-    // The first block is below the end whenever the key block exists (n · 128 < sk).
+    // The first block is below the end whenever the key block exists (n · block_n < sk).
     let m_count = k.let_("m_count", Expr::from(m_end) - m_first)?;
     let trips = k.let_("trips", Expr::from(m_count) * group)?;
     Ok(Work {
@@ -760,11 +771,7 @@ fn producer<T: Elem>(
     tid: Var,
 ) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
-    let (bm, bn, d) = (
-        BackwardConfig::BLOCK_M,
-        BackwardConfig::BLOCK_N,
-        cfg.head_dim,
-    );
+    let (bm, bn, d) = (BackwardConfig::BLOCK_M, cfg.block_n(), cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         let kv = p.kv_full;
@@ -805,9 +812,11 @@ fn producer<T: Elem>(
     .end()
 }
 
-/// A consumer warpgroup's registers: the `dV` and `dK` accumulators (64 keys x d), the
-/// transposed scores and their gradient (64 keys x 64 queries), `dQ`'s (64 queries x 64
-/// columns), and `Pᵀ`, `dSᵀ` in 16-bit pairs (as casts' targets and as A operands).
+/// A consumer warpgroup's registers: the `dV` and `dK` accumulators (64 keys x its
+/// [`BackwardConfig::wg_cols`] columns), the transposed scores and their gradient (64 keys x
+/// its queries: 64, or 32 where the warpgroups split the head dim), `dQ`'s (64 queries x 64
+/// columns, or 128 split), and `Pᵀ`, `dSᵀ` in 16-bit pairs (as casts' targets and, unsplit, as
+/// A operands).
 struct Regs {
     dv: Buffer<ty::F32>,
     dk: Buffer<ty::F32>,
@@ -820,24 +829,25 @@ struct Regs {
     ds_a: TileRef,
 }
 
-/// [`Regs`], declared, the gradients zeroed.
-fn regs(k: &mut KernelBuilder, dt: ptx_isa::ScalarType, d: u32) -> Result<Regs> {
-    let bm = BackwardConfig::BLOCK_M;
+/// [`Regs`] for `cfg`, declared, the gradients zeroed.
+fn regs(k: &mut KernelBuilder, cfg: &BackwardConfig, dt: ptx_isa::ScalarType) -> Result<Regs> {
+    let queries = wg_queries(cfg);
     let frag = |k: &KernelBuilder, n: u32| {
         accumulator(i64::from(n), dt).map_err(|e| k.error(e.to_string()))
     };
-    let s_frag = frag(k, bm)?;
-    let dv = k.alloc_fragment::<ty::F32>("dv", frag(k, d)?)?;
-    let dk = k.alloc_fragment::<ty::F32>("dk", frag(k, d)?)?;
+    let s_frag = frag(k, queries)?;
+    let dv = k.alloc_fragment::<ty::F32>("dv", frag(k, cfg.wg_cols())?)?;
+    let dk = k.alloc_fragment::<ty::F32>("dk", frag(k, cfg.wg_cols())?)?;
     let s = k.alloc_fragment::<ty::F32>("st", s_frag.clone())?;
     let dp = k.alloc_fragment::<ty::F32>("dpt", s_frag.clone())?;
-    let dq = k.alloc_fragment::<ty::F32>("dq", s_frag.clone())?;
-    let a_frag = register_a_k(dt, i64::from(bm)).map_err(|e| k.error(e.to_string()))?;
+    let dq_frag = frag(k, cfg.dq_tiles() * BackwardConfig::SLAB)?;
+    let dq = k.alloc_fragment::<ty::F32>("dq", dq_frag)?;
+    let a_frag = register_a_k(dt, i64::from(queries)).map_err(|e| k.error(e.to_string()))?;
     let pairs = |k: &mut KernelBuilder| -> (TileRef, TileRef) {
         // 16-bit pairs: one register class for bf16 and f16; the accumulator's order is the
         // register-A fragment's (PTX ISA 9.7.15.5.1.1.1).
         let r: Vec<RegRef> = k
-            .regs::<ty::Bf16x2>((bm / 4) as usize)
+            .regs::<ty::Bf16x2>((queries / 4) as usize)
             .into_iter()
             .map(|r| r.as_ref())
             .collect();
@@ -863,16 +873,134 @@ fn regs(k: &mut KernelBuilder, dt: ptx_isa::ScalarType, d: u32) -> Result<Regs> 
     })
 }
 
-/// A consumer warpgroup: keys `64 · index ..` of the CTA's block. Each trip keeps the tensor
-/// cores fed across its elementwise steps (FlashAttention-3's order): `Sᵀ = K·Qᵀ` and `dPᵀ =
-/// V·dOᵀ` issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done and `dV += Pᵀ·dO` queued
-/// behind `dPᵀ`; `dSᵀ` once `dPᵀ` is, into its half of the trip's shared buffer, and the
-/// barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
-/// d64 over its own half) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or
-/// [`add_dq`]) while `dK` runs on to the next trip's start. Each wgmma's accumulator is read
-/// in the trip that issued it (ptxas serializes a wgmma whose accumulator is read across the
-/// loop's back edge, C7514). A stage is released a trip late, once the `dK` that reads its Q
-/// is done. Then `dK · scale` and `dV` stored.
+/// The queries of a query block each consumer warpgroup's `Sᵀ` and `dPᵀ` cover: all 64, or
+/// where the warpgroups split the head dim its 32.
+fn wg_queries(cfg: &BackwardConfig) -> u32 {
+    match cfg.splits_head_dim() {
+        true => BackwardConfig::BLOCK_M / 2,
+        false => BackwardConfig::BLOCK_M,
+    }
+}
+
+/// Which of a query block's queries a thread's `Sᵀ` values are: the thread's first column
+/// `c0` and each value's column offset from it, with the distinct offsets.
+struct Columns {
+    c0: Expr,
+    of: Vec<u32>,
+    distinct: Vec<u32>,
+}
+
+impl Columns {
+    /// The columns of `s`'s fragment for thread `lt`, `first` the fragment's first query in the
+    /// block.
+    fn new(k: &mut KernelBuilder, s: &Buffer<ty::F32>, lt: Var, first: Expr) -> Result<Columns> {
+        let (_, c0) = k.fragment_origin(s, lt)?;
+        let Some(tv) = s.fragment().cloned() else {
+            return Err(k.error("Sᵀ is a register fragment"));
+        };
+        let (_, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+        let of: Vec<u32> = (0..tv.values())
+            .map(|v| tv.coord(0, v).map(|(_, c)| (c - base_c) as u32))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| k.error(e.to_string()))?;
+        let mut distinct = of.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        Ok(Columns {
+            c0: c0 + first,
+            of,
+            distinct,
+        })
+    }
+
+    /// `f` on each distinct column's value of the stage's row statistic at `stat` (64 f32) and
+    /// the indices of the values in that column.
+    fn each(
+        &self,
+        k: &mut KernelBuilder,
+        (name, stat): (&str, Reg<ty::U32>),
+        mut f: impl FnMut(&mut KernelBuilder, Reg<ty::F32>, &[usize]) -> Result<()>,
+    ) -> Result<()> {
+        let view = k.shared_view::<ty::F32>(name, stat, &[BackwardConfig::BLOCK_M], 128)?;
+        for &c in &self.distinct {
+            let x = k.load(&view, [self.c0.clone() + c])?;
+            let at: Vec<usize> = (0..self.of.len()).filter(|&v| self.of[v] == c).collect();
+            f(k, x, &at)?;
+        }
+        Ok(())
+    }
+
+    /// `Pᵀ = 2^(Sᵀ · scale · log2 e − LSE · log2 e)` in place, each column's `LSE · log2 e`
+    /// read from the stage's `lse_s` as it goes.
+    fn probabilities(
+        &self,
+        k: &mut KernelBuilder,
+        s: &[Reg<ty::F32>],
+        lse_s: Reg<ty::U32>,
+        scale_log2: Reg<ty::F32>,
+    ) -> Result<()> {
+        self.each(k, ("lse_s", lse_s), |k, neg_lse, at| {
+            k.neg(neg_lse, neg_lse)?;
+            for &v in at {
+                k.fma(s[v], s[v], scale_log2, neg_lse)?;
+                k.ex2(s[v], s[v])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// `dSᵀ = Pᵀ ∘ (dPᵀ − D)` in `dp`, each column's D read from the stage's `dd_s`.
+    fn score_grads(
+        &self,
+        k: &mut KernelBuilder,
+        dp: &[Reg<ty::F32>],
+        p: &[Reg<ty::F32>],
+        dd_s: Reg<ty::U32>,
+    ) -> Result<()> {
+        self.each(k, ("dd_s", dd_s), |k, dd, at| {
+            for &v in at {
+                k.sub(dp[v], dp[v], dd)?;
+                k.mul(dp[v], dp[v], p[v])?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The shared tiles one trip of a consumer warpgroup reads: the ring stage's Q, dO, LSE and D,
+/// and the `dSᵀ` buffers' base.
+struct Trip {
+    t: Var,
+    head: Var,
+    m: Var,
+    q_s: Reg<ty::U32>,
+    do_s: Reg<ty::U32>,
+    lse_s: Reg<ty::U32>,
+    dd_s: Reg<ty::U32>,
+}
+
+/// What a consumer warpgroup holds through its loop.
+struct Consumer {
+    cw: Var,
+    cw_r: Reg<ty::U32>,
+    lt: Var,
+    leader: ptx_isa::Pred,
+    key0: Var,
+    scale_log2: Reg<ty::F32>,
+    k_tile: TileRef,
+    v_tile: TileRef,
+    k_for_dq: TileRef,
+    cols: Columns,
+    dq_stage: Option<Reg<ty::U32>>,
+}
+
+/// A consumer warpgroup: keys `64 · index ..` of the CTA's block (where the warpgroups split
+/// the head dim, the block's 64 keys and columns `128 · index ..`). Each trip keeps the tensor
+/// cores fed across its elementwise steps (FlashAttention-3's order, [`keyed_trip`],
+/// [`split_trip`]). Each wgmma's accumulator is read in the trip that issued it (ptxas
+/// serializes a wgmma whose accumulator is read across the loop's back edge, C7514). A stage
+/// is released a trip late, once the `dK` that reads its Q is done. Then `dK · scale` and `dV`
+/// stored.
 fn consumer<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -880,66 +1008,80 @@ fn consumer<T: Elem>(
     me: ConsumerId,
 ) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
-    let (bm, bn, d, slab) = (
-        BackwardConfig::BLOCK_M,
-        BackwardConfig::BLOCK_N,
-        cfg.head_dim,
-        BackwardConfig::SLAB,
-    );
+    let (bn, d, slab) = (cfg.block_n(), cfg.head_dim, BackwardConfig::SLAB);
     let dt = T::DTYPE;
     let (lt, cw) = (me.thread, me.index);
+    let split = cfg.splits_head_dim();
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
     let scale_log2 = k.reg::<ty::F32>();
     k.mul(scale_log2, args.scale, LOG2_E)?;
-    let r = regs(k, dt, d)?;
-    // This warpgroup's 64 rows of K's and V's 128-row slabs.
+    let r = regs(k, cfg, dt)?;
+    // This warpgroup's 64 rows of K's and V's slabs (split, the CTA's 64, both warpgroups').
     let cw_r = k.eval(cw)?;
-    let rows_off = 64 * slab * 2;
-    let (k_wg, v_wg) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-    k.mad_lo(k_wg, cw_r, rows_off, p.k_s)?;
-    k.mad_lo(v_wg, cw_r, rows_off, p.v_s)?;
+    let (k_wg, v_wg) = match split {
+        true => (p.k_s, p.v_s),
+        false => {
+            let rows_off = 64 * slab * 2;
+            let (k_wg, v_wg) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+            k.mad_lo(k_wg, cw_r, rows_off, p.k_s)?;
+            k.mad_lo(v_wg, cw_r, rows_off, p.v_s)?;
+            (k_wg, v_wg)
+        }
+    };
     let k_tile = TileRef::shared_slabs(dt, [64, d], bn, k_wg, 1024, SwizzleMode::B128);
     let v_tile = TileRef::shared_slabs(dt, [64, d], bn, v_wg, 1024, SwizzleMode::B128);
     // dQ's B, read MN-major: at d128 this warpgroup's 64 columns of K (slab `index`) over
-    // all 128 keys; at d64 all columns over its own 64 keys (its partial sum of dQ).
+    // all 128 keys; at d256 its 128 (slabs `2 · index` and the next) over the 64; at d64 all
+    // columns over its own 64 keys (its partial sum of dQ).
     let k_for_dq = if split_keys(cfg) {
         k_tile.transposed()
     } else {
+        let cols = cfg.dq_tiles() * slab;
         let k_cols = k.reg::<ty::U32>();
-        k.mad_lo(k_cols, cw_r, bn * slab * 2, p.k_s)?;
-        TileRef::shared_slabs(dt, [bn, slab], bn, k_cols, 1024, SwizzleMode::B128).transposed()
+        k.mad_lo(k_cols, cw_r, bn * cols * 2, p.k_s)?;
+        TileRef::shared_slabs(dt, [bn, cols], bn, k_cols, 1024, SwizzleMode::B128).transposed()
     }
     .ok_or_else(|| k.error("K's slab has no layout"))?;
     // The first key of this warpgroup (in the sequence).
-    let key0 = k.let_("key0", w.n_block * bn + cw * 64)?;
+    let key0 = match split {
+        true => k.let_("key0", w.n_block * bn)?,
+        false => k.let_("key0", w.n_block * bn + cw * 64)?,
+    };
     sync.wait(k.isa(), p.kv_full.at, None, p.kv_full.addr, 0u32)?;
     let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
-    // With the bulk reduction of dQ, this warpgroup's 16 KB stage.
+    // With the bulk reduction of dQ, this warpgroup's stage.
     let dq_stage = match p.dq_stage {
         Some(all) => {
             let at = k.reg::<ty::U32>();
-            k.mad_lo(at, cw_r, BackwardConfig::BLOCK_M * slab * 4, all)?;
+            k.mad_lo(at, cw_r, cfg.dq_stage_bytes(), all)?;
             Some(at)
         }
         None => None,
     };
-    let (_, c0) = k.fragment_origin(&r.s, lt)?;
-    let Some(tv) = r.s.fragment().cloned() else {
-        return Err(k.error("Sᵀ is a register fragment"));
+    // Split, this warpgroup's queries are the block's `32 · index ..`.
+    let first_query = match split {
+        true => Expr::from(cw) * wg_queries(cfg),
+        false => Expr::from(0u32),
     };
-    let (_, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
-    // Each value's column offset from the thread's first, and the distinct ones.
-    let col_of: Vec<u32> = (0..tv.values())
-        .map(|v| tv.coord(0, v).map(|(_, c)| (c - base_c) as u32))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| k.error(e.to_string()))?;
-    let mut cols: Vec<u32> = col_of.clone();
-    cols.sort_unstable();
-    cols.dedup();
+    let cols = Columns::new(k, &r.s, lt, first_query)?;
+    let c = Consumer {
+        cw,
+        cw_r,
+        lt,
+        leader,
+        key0,
+        scale_log2,
+        k_tile,
+        v_tile,
+        k_for_dq,
+        cols,
+        dq_stage,
+    };
     // A stage is released a trip late: its Q is read by the trip's dK, which runs on past the
-    // trip's end (released at the next trip's start, or after the loop for the last).
+    // trip's end (released at the next trip's start, or after the loop for the last); or by
+    // the trip itself ([`BackwardConfig::releases_in_trip`]).
     let rel = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
-    let ws = ExecScope::Warpgroup;
+    let in_trip = cfg.releases_in_trip();
     k.for_range(0, w.trips, |k, t| {
         let (head, m) = w.trip(k, t)?;
         // The last trip's dK done (it ran under that trip's dQ reduction), so that trip's
@@ -947,114 +1089,282 @@ fn consumer<T: Elem>(
         // taken: with dK still in flight beside them ptxas serializes the wgmmas for want of
         // registers (C7512).
         k.wgmma_wait_group(0)?;
-        let later = k.cmp(CmpOp::Gt, t, 0u32)?;
-        k.if_(later, |k| p.ring.release_next(k, sync, &rel, leader, false))
+        if !in_trip {
+            let later = k.cmp(CmpOp::Gt, t, 0u32)?;
+            k.if_(later, |k| {
+                p.ring.release_next(k, sync, &rel, c.leader, false)
+            })
             .end()?;
+        }
         p.ring.wait(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
             return Err(k.error("the ring's stage holds four tiles"));
         };
-        let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, q_s, 1024, SwizzleMode::B128);
-        let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, do_s, 1024, SwizzleMode::B128);
-        k.gemm_async(&r.s, &k_tile, &q_tile, Accumulate::No, ws)?;
-        k.gemm_async(&r.dp, &v_tile, &do_tile, Accumulate::No, ws)?;
-        let (Some(s), Some(dp)) = (
-            r.s.regs().map(<[_]>::to_vec),
-            r.dp.regs().map(<[_]>::to_vec),
-        ) else {
-            return Err(k.error("Sᵀ and dPᵀ are register fragments"));
+        let trip = Trip {
+            t,
+            head,
+            m,
+            q_s,
+            do_s,
+            lse_s,
+            dd_s,
         };
-        // Sᵀ done (wgmma groups complete in order, PTX ISA 9.7.15.7.2 wgmma.wait_group); dPᵀ
-        // runs on. P = 2^(S · scale · log2 e − LSE · log2 e), LSE · log2 e of each column
-        // (query) the thread holds read as it goes.
-        k.wgmma_wait_group(1)?;
-        mask(k, p, &r.s, key0, m, lt)?;
-        let lse_v = k.shared_view::<ty::F32>("lse_s", lse_s, &[bm], 128)?;
-        for &c in &cols {
-            let neg_lse = k.load(&lse_v, [c0.clone() + c])?;
-            k.neg(neg_lse, neg_lse)?;
-            for v in (0..s.len()).filter(|&v| col_of[v] == c) {
-                k.fma(s[v], s[v], scale_log2, neg_lse)?;
-                k.ex2(s[v], s[v])?;
-            }
+        let stage = cur.stage();
+        let mut release = |k: &mut KernelBuilder| p.ring.release(k, sync, stage, c.leader, false);
+        match split {
+            true => split_trip(k, p, (&c, &r, &trip), in_trip.then_some(&mut release))?,
+            false => keyed_trip(k, p, &c, &r, &trip)?,
         }
-        // dV += Pᵀ·dO queued behind dPᵀ: it runs while dS is computed, stored and shared.
-        k.cast(&r.p_cast, &r.s, ws)?;
-        let do_t = do_tile
-            .transposed()
-            .ok_or_else(|| k.error("dO's tile has no layout"))?;
-        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
-        // dPᵀ done: dS = P ∘ (dP − D), D read likewise.
-        k.wgmma_wait_group(1)?;
-        let dd_v = k.shared_view::<ty::F32>("dd_s", dd_s, &[bm], 128)?;
-        for &c in &cols {
-            let dd = k.load(&dd_v, [c0.clone() + c])?;
-            for v in (0..dp.len()).filter(|&v| col_of[v] == c) {
-                k.sub(dp[v], dp[v], dd)?;
-                k.mul(dp[v], dp[v], s[v])?;
-            }
-        }
-        k.cast(&r.ds_cast, &r.dp, ws)?;
-        // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
-        // 128 bytes, swizzled), published to the async proxy (PTX ISA 9.7.12.4) for both
-        // warpgroups' dQ.
-        let buf = k.eval((t % 2u32) * cfg.ds_bytes())?;
-        let ds_buf = k.reg::<ty::U32>();
-        k.add(ds_buf, p.ds_s, buf)?;
-        let ds_wg = k.reg::<ty::U32>();
-        k.mad_lo(ds_wg, cw_r, rows_off, ds_buf)?;
-        let staging =
-            TileRef::shared_row_major(dt, 64, bm, ds_wg, 1024).with_swizzle(SwizzleMode::B128);
-        k.copy(&staging, &r.ds_cast, ws)?;
-        k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
-            ptx_isa::space::SharedScope::Cta,
-        )))?;
-        // The last trip's dQ reduction has read this warpgroup's stage before the barrier
-        // below lets its threads stage this trip's.
-        if dq_stage.is_some() {
-            wait_dq_read(k, leader)?;
-        }
-        // The warpgroups meet where each reads the other's half; at d64 each reads its own.
-        let ds_all = if split_keys(cfg) {
-            // Each warpgroup at its own barrier, or with the partials summed at the shared one:
-            // the first warpgroup has then read the second's last partial before the second
-            // stages this trip's ([`reduce_dq`]).
-            let bar = match cfg.sums_dq() {
-                true => k.eval(Expr::from(BackwardConfig::DS_BARRIER))?,
-                false => k.eval(cw + BackwardConfig::DS_BARRIER)?,
-            };
-            let threads = if cfg.sums_dq() { 256 } else { 128 };
-            k.sync_named(bar, threads)?;
-            TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
-        } else {
-            k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
-            TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
-        }
-        .transposed()
-        .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
-        // dQ (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major), then dK += dSᵀ·Q:
-        // `wait_group 1` leaves dK running while dQ goes into the accumulator and the next
-        // trip's stage is waited for.
-        let q_t = q_tile
-            .transposed()
-            .ok_or_else(|| k.error("Q's tile has no layout"))?;
-        k.gemm_async(&r.dq, &ds_all, &k_for_dq, Accumulate::No, ws)?;
-        k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
-        k.wgmma_wait_group(1)?;
-        dq_out(k, p, &r.dq, (head, m), (cw, leader, lt), dq_stage)?;
         cur.advance(k.isa())?;
         Ok(())
     })?;
     // The last trip's dK done and its stage released.
     k.wgmma_wait_group(0)?;
-    p.ring.release_next(k, sync, &rel, leader, true)?;
+    if !in_trip {
+        p.ring.release_next(k, sync, &rel, leader, true)?;
+    }
     if dq_stage.is_some() {
         // The reductions complete (not only read their stage) before the CTA ends.
         k.if_(leader, |k| Ok(k.cp_async_bulk_wait_group(0, false)?))
             .end()?;
     }
-    epilogue(k, p, &r, key0)
+    epilogue(k, p, &r, key0, cw)
+}
+
+/// One trip of a warpgroup that owns its 64 keys (head dims 64 and 128): `Sᵀ = K·Qᵀ` and
+/// `dPᵀ = V·dOᵀ` issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done and `dV += Pᵀ·dO`
+/// queued behind `dPᵀ`; `dSᵀ` once `dPᵀ` is, into its half of the trip's shared buffer, and
+/// the barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
+/// d64 over its own half) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or
+/// [`add_dq`]) while `dK` runs on to the next trip's start.
+fn keyed_trip<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    c: &Consumer,
+    r: &Regs,
+    trip: &Trip,
+) -> Result<()> {
+    let cfg = p.cfg;
+    let [bm, bn, d, slab] = dims(cfg);
+    let (dt, ws) = (T::DTYPE, ExecScope::Warpgroup);
+    let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.q_s, 1024, SwizzleMode::B128);
+    let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.do_s, 1024, SwizzleMode::B128);
+    k.gemm_async(&r.s, &c.k_tile, &q_tile, Accumulate::No, ws)?;
+    k.gemm_async(&r.dp, &c.v_tile, &do_tile, Accumulate::No, ws)?;
+    let (s, dp) = score_regs(k, r)?;
+    // Sᵀ done (wgmma groups complete in order, PTX ISA 9.7.15.7.2 wgmma.wait_group); dPᵀ
+    // runs on.
+    k.wgmma_wait_group(1)?;
+    mask(k, p, &r.s, (c.key0, trip.m, Expr::from(0u32)), c.lt)?;
+    c.cols.probabilities(k, &s, trip.lse_s, c.scale_log2)?;
+    // dV += Pᵀ·dO queued behind dPᵀ: it runs while dS is computed, stored and shared.
+    k.cast(&r.p_cast, &r.s, ws)?;
+    let do_t = do_tile
+        .transposed()
+        .ok_or_else(|| k.error("dO's tile has no layout"))?;
+    k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
+    // dPᵀ done: dS = P ∘ (dP − D).
+    k.wgmma_wait_group(1)?;
+    c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
+    k.cast(&r.ds_cast, &r.dp, ws)?;
+    // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
+    // 128 bytes, swizzled), published to the async proxy (PTX ISA 9.7.12.4) for both
+    // warpgroups' dQ.
+    let buf = k.eval((trip.t % 2u32) * cfg.ds_bytes())?;
+    let ds_buf = k.reg::<ty::U32>();
+    k.add(ds_buf, p.ds_s, buf)?;
+    let ds_wg = k.reg::<ty::U32>();
+    k.mad_lo(ds_wg, c.cw_r, 64 * slab * 2, ds_buf)?;
+    let staging =
+        TileRef::shared_row_major(dt, 64, bm, ds_wg, 1024).with_swizzle(SwizzleMode::B128);
+    k.copy(&staging, &r.ds_cast, ws)?;
+    fence_shared(k)?;
+    // The last trip's dQ reduction has read this warpgroup's stage before the barrier
+    // below lets its threads stage this trip's.
+    if c.dq_stage.is_some() {
+        wait_dq_read(k, c.leader)?;
+    }
+    // The warpgroups meet where each reads the other's half; at d64 each reads its own.
+    let ds_all = if split_keys(cfg) {
+        // Each warpgroup at its own barrier, or with the partials summed at the shared one:
+        // the first warpgroup has then read the second's last partial before the second
+        // stages this trip's ([`reduce_dq`]).
+        let bar = match cfg.sums_dq() {
+            true => k.eval(Expr::from(BackwardConfig::DS_BARRIER))?,
+            false => k.eval(c.cw + BackwardConfig::DS_BARRIER)?,
+        };
+        let threads = if cfg.sums_dq() { 256 } else { 128 };
+        k.sync_named(bar, threads)?;
+        TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
+    } else {
+        k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+        TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
+    }
+    .transposed()
+    .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
+    // dQ (dS, 64 queries x its keys, is dSᵀ's buffer read MN-major), then dK += dSᵀ·Q:
+    // `wait_group 1` leaves dK running while dQ goes into the accumulator and the next
+    // trip's stage is waited for.
+    let q_t = q_tile
+        .transposed()
+        .ok_or_else(|| k.error("Q's tile has no layout"))?;
+    k.gemm_async(&r.dq, &ds_all, &c.k_for_dq, Accumulate::No, ws)?;
+    k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
+    k.wgmma_wait_group(1)?;
+    let at = (c.cw, c.leader, c.lt);
+    dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
+}
+
+/// A trip's release of its ring stage ([`split_trip`]).
+type Release<'a> = &'a mut dyn FnMut(&mut KernelBuilder) -> Result<()>;
+
+/// One trip of a warpgroup that shares the CTA's 64 keys and owns half the head's columns
+/// (head dim 256): `Sᵀ` and `dPᵀ` over its 32 queries (`Qᵀ`'s and `dOᵀ`'s rows `32 · index
+/// ..`) issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done, into its 64-byte-swizzled
+/// slab of the trip's `Pᵀ` buffer, and the warpgroups met (the 64 keys x 64 queries then whole,
+/// two slabs); `dV += Pᵀ·dO` over its 128 columns from shared memory, under `dSᵀ`'s step the
+/// same way into its buffer; then `dQ = dS·K` (its 128 of dQ's columns, the buffer read
+/// MN-major) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` while `dK` runs on to the next trip's
+/// start; or, with `release` ([`BackwardConfig::releases_in_trip`]), `dK` first, then `dQ`,
+/// the stage released once `dV` and `dK` are done and `dQ` waited for. The buffers turn over
+/// three ([`BackwardConfig::ds_buffers`]): a warpgroup writes one again only after both have met
+/// past the wait for the wgmmas that read it.
+fn split_trip<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    (c, r, trip): (&Consumer, &Regs, &Trip),
+    release: Option<Release<'_>>,
+) -> Result<()> {
+    let cfg = p.cfg;
+    let [bm, bn, d, slab] = dims(cfg);
+    let (dt, ws) = (T::DTYPE, ExecScope::Warpgroup);
+    let (queries, cols) = (wg_queries(cfg), cfg.wg_cols());
+    // This warpgroup's queries of Q and dO (rows of 128 bytes in each slab), and its columns
+    // (`cols / 64` slabs of all 64 rows).
+    let rows = |k: &mut KernelBuilder, at: Reg<ty::U32>| -> Result<TileRef> {
+        let half = k.reg::<ty::U32>();
+        k.mad_lo(half, c.cw_r, queries * slab * 2, at)?;
+        Ok(TileRef::shared_slabs(
+            dt,
+            [queries, d],
+            bm,
+            half,
+            1024,
+            SwizzleMode::B128,
+        ))
+    };
+    let columns = |k: &mut KernelBuilder, at: Reg<ty::U32>| -> Result<TileRef> {
+        let part = k.reg::<ty::U32>();
+        k.mad_lo(part, c.cw_r, bm * cols * 2, at)?;
+        TileRef::shared_slabs(dt, [bm, cols], bm, part, 1024, SwizzleMode::B128)
+            .transposed()
+            .ok_or_else(|| k.error("a stage's tile has no layout"))
+    };
+    let q_rows = rows(k, trip.q_s)?;
+    let do_rows = rows(k, trip.do_s)?;
+    k.gemm_async(&r.s, &c.k_tile, &q_rows, Accumulate::No, ws)?;
+    k.gemm_async(&r.dp, &c.v_tile, &do_rows, Accumulate::No, ws)?;
+    let (s, dp) = score_regs(k, r)?;
+    // This trip's Pᵀ and dSᵀ buffers (`2t mod 3`, `2t + 1 mod 3`), each 64 keys x 64 queries in
+    // two slabs of 32 queries (64 bytes, swizzled), and this warpgroup's slab of each.
+    let buffer = |k: &mut KernelBuilder, which: u32| -> Result<(Reg<ty::U32>, TileRef)> {
+        let off = k.eval(((trip.t * 2u32 + which) % cfg.ds_buffers()) * cfg.ds_bytes())?;
+        let buf = k.reg::<ty::U32>();
+        k.add(buf, p.ds_s, off)?;
+        let mine = k.reg::<ty::U32>();
+        k.mad_lo(mine, c.cw_r, bn * queries * 2, buf)?;
+        let slab =
+            TileRef::shared_row_major(dt, bn, queries, mine, 1024).with_swizzle(SwizzleMode::B64);
+        Ok((buf, slab))
+    };
+    let whole =
+        |buf: Reg<ty::U32>| TileRef::shared_slabs(dt, [bn, bm], bn, buf, 1024, SwizzleMode::B64);
+    // Sᵀ done; dPᵀ runs on.
+    k.wgmma_wait_group(1)?;
+    mask(
+        k,
+        p,
+        &r.s,
+        (c.key0, trip.m, Expr::from(c.cw) * queries),
+        c.lt,
+    )?;
+    c.cols.probabilities(k, &s, trip.lse_s, c.scale_log2)?;
+    k.cast(&r.p_cast, &r.s, ws)?;
+    let (p_buf, p_mine) = buffer(k, 0)?;
+    k.copy(&p_mine, &r.p_cast, ws)?;
+    fence_shared(k)?;
+    k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+    // dV += Pᵀ·dO (its columns) queued behind dPᵀ.
+    let do_cols = columns(k, trip.do_s)?;
+    k.gemm_async(&r.dv, &whole(p_buf), &do_cols, Accumulate::Yes, ws)?;
+    // dPᵀ done: dS = P ∘ (dP − D), into this warpgroup's slab of the trip's dSᵀ buffer.
+    k.wgmma_wait_group(1)?;
+    c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
+    k.cast(&r.ds_cast, &r.dp, ws)?;
+    let (ds_buf, ds_mine) = buffer(k, 1)?;
+    k.copy(&ds_mine, &r.ds_cast, ws)?;
+    fence_shared(k)?;
+    // The last trip's dQ reduction has read this warpgroup's stage before the barrier below
+    // lets its threads stage this trip's.
+    if c.dq_stage.is_some() {
+        wait_dq_read(k, c.leader)?;
+    }
+    k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+    let ds_all = whole(ds_buf);
+    let ds = ds_all
+        .transposed()
+        .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
+    let q_cols = columns(k, trip.q_s)?;
+    match release {
+        Some(release) => {
+            k.gemm_async(&r.dk, &ds_all, &q_cols, Accumulate::Yes, ws)?;
+            k.gemm_async(&r.dq, &ds, &c.k_for_dq, Accumulate::No, ws)?;
+            // dV and dK done: the stage's Q and dO read, the next trip's load under dQ.
+            k.wgmma_wait_group(1)?;
+            release(k)?;
+            k.wgmma_wait_group(0)?;
+        }
+        None => {
+            k.gemm_async(&r.dq, &ds, &c.k_for_dq, Accumulate::No, ws)?;
+            k.gemm_async(&r.dk, &ds_all, &q_cols, Accumulate::Yes, ws)?;
+            // dV and dQ done, dK runs on.
+            k.wgmma_wait_group(1)?;
+        }
+    }
+    let at = (c.cw, c.leader, c.lt);
+    dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
+}
+
+/// A fragment's f32 registers.
+type Values = Vec<Reg<ty::F32>>;
+
+/// A trip's extents: the query block's rows, the CTA's keys, the head dim and a slab's
+/// columns.
+fn dims(cfg: &BackwardConfig) -> [u32; 4] {
+    [
+        BackwardConfig::BLOCK_M,
+        cfg.block_n(),
+        cfg.head_dim,
+        BackwardConfig::SLAB,
+    ]
+}
+
+/// `Sᵀ`'s and `dPᵀ`'s registers.
+fn score_regs(k: &KernelBuilder, r: &Regs) -> Result<(Values, Values)> {
+    match (r.s.regs(), r.dp.regs()) {
+        (Some(s), Some(dp)) => Ok((s.to_vec(), dp.to_vec())),
+        _ => Err(k.error("Sᵀ and dPᵀ are register fragments")),
+    }
+}
+
+/// The shared-memory writes before made visible to the async proxy (wgmma, the bulk copies:
+/// PTX ISA 9.7.12.4 `fence.proxy.async.shared::cta`).
+fn fence_shared(k: &mut KernelBuilder) -> Result<()> {
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    Ok(())
 }
 
 /// This warpgroup's `dQ` of `trip` into `dq_accum`: staged and reduced in bulk
@@ -1081,15 +1391,14 @@ fn split_keys(cfg: &BackwardConfig) -> bool {
 }
 
 /// The masks of `Sᵀ` (rows the warpgroup's keys from `key0`, columns query block `m`'s
-/// queries): keys past `seqlen_k` and, with the causal mask, keys after a query's diagonal
-/// (key `key0 + r` is visible to query `64 m + c` iff `key0 + r ≤ 64 m + c + sk − sq`), each
-/// only where the tile reaches it.
+/// queries from its `q0`-th): keys past `seqlen_k` and, with the causal mask, keys after a
+/// query's diagonal (key `key0 + r` is visible to query `64 m + q0 + c` iff `key0 + r ≤ 64 m +
+/// q0 + c + sk − sq`), each only where the tile reaches it.
 fn mask<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
     s: &Buffer<ty::F32>,
-    key0: Var,
-    m: Var,
+    (key0, m, q0): (Var, Var, Expr),
     lt: Var,
 ) -> Result<()> {
     // Packed, the lengths read again here rather than held through the loop.
@@ -1107,11 +1416,13 @@ fn mask<T: Elem>(
     if !p.cfg.causal {
         return Ok(());
     }
-    // The tile's last key passes the diagonal of its first query: key0 + 63 > 64 m + sk − sq.
-    let diag = k.cmp(CmpOp::Gt, key0 + 64u32 + sq, m * bm + sk + 1u32)?;
+    // The tile's last key passes the diagonal of its first query: key0 + 63 > 64 m + q0 + sk −
+    // sq.
+    let first = k.let_("q_tile0", m * bm + q0)?;
+    let diag = k.cmp(CmpOp::Gt, key0 + 64u32 + sq, first + sk + 1u32)?;
     k.if_(diag, |k| {
-        // Masked where r − c ≥ 64 m + sk − sq − key0 + 1.
-        let hi = s32(k, m * bm + sk + 1u32)?;
+        // Masked where r − c ≥ 64 m + q0 + sk − sq − key0 + 1.
+        let hi = s32(k, first + sk + 1u32)?;
         let lo = s32(k, key0 + sq)?;
         let limit = k.reg::<ty::S32>();
         k.sub(limit, hi, lo)?;
@@ -1120,19 +1431,20 @@ fn mask<T: Elem>(
     .end()
 }
 
-/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to: query block `m` of `head` of
-/// `seq`, columns `64 · index ..` (or at d64 all of them, its keys' part: [`split_keys`]), from
+/// The tile of [`dq_accum`] this warpgroup's `dQ` goes to, its `tile`-th of
+/// [`BackwardConfig::dq_tiles`]: query block `m` of `head` of `seq`, columns `64 · index ..`
+/// (at d256 `128 · index ..`, or at d64 all of them, its keys' part: [`split_keys`]), from
 /// `(row, col)` of it.
 fn dq_tile(
     cfg: &BackwardConfig,
     seq: &Seq,
     (head, m): (Var, Var),
-    cw: Var,
+    (cw, tile): (Var, u32),
     [r, c]: [Expr; 2],
 ) -> Vec<Expr> {
     let cols = match split_keys(cfg) {
-        true => Expr::from(0u32),
-        false => Expr::from(cw),
+        true => Expr::from(tile),
+        false => Expr::from(cw) * cfg.dq_tiles() + tile,
     };
     let mut at = seq.acc_at(head, m.into());
     at.extend([cols, r, c]);
@@ -1155,11 +1467,14 @@ fn add_dq<T: Elem>(
     };
     let (r0, c0) = k.fragment_origin(dq, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    let slab = BackwardConfig::SLAB;
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
         let row = r0.clone() + (r - base_r) as u32;
-        let col = dq_swizzled(k, row.clone(), c0.clone() + (c - base_c) as u32)?;
-        let idx = dq_tile(p.cfg, &p.work.seq, trip, cw, [row, col]);
+        // The thread's first column is within the first 8: a value's tile is its offset's.
+        let c = (c - base_c) as u32;
+        let col = dq_swizzled(k, row.clone(), c0.clone() + c % slab)?;
+        let idx = dq_tile(p.cfg, &p.work.seq, trip, (cw, c / slab), [row, col]);
         let (ptr, off) = k.addr_parts(&p.args.dq, idx)?;
         let Ptr::Global(at) = ptr else {
             return Err(k.error("dq_accum is global memory"));
@@ -1184,11 +1499,8 @@ fn reduce_dq<T: Elem>(
     (cw, leader): (Var, ptx_isa::Pred),
     stage: Reg<ty::U32>,
 ) -> Result<()> {
-    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
-    let tile_at = |at: Reg<ty::U32>| {
-        TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab, at, 1024)
-            .with_swizzle(SwizzleMode::B128)
-    };
+    let (slab, tiles) = (BackwardConfig::SLAB, p.cfg.dq_tiles());
+    let tile_at = |at: Reg<ty::U32>| dq_staging(at, tiles);
     let tile = tile_at(stage);
     // This warpgroup's dQ staged in `tile` and reduced.
     let reduce = |k: &mut KernelBuilder| -> Result<()> {
@@ -1198,7 +1510,8 @@ fn reduce_dq<T: Elem>(
             // Packed, the sequence's offsets read again here rather than held in the consumers'
             // registers through the loop.
             let seq = p.work.seq.reloaded(k, p.args.offs.as_ref())?;
-            let idx = dq_tile(p.cfg, &seq, trip, cw, [Expr::from(0u32), Expr::from(0u32)]);
+            let origin = [Expr::from(0u32), Expr::from(0u32)];
+            let idx = dq_tile(p.cfg, &seq, trip, (cw, 0), origin);
             let turn_at = idx[..idx.len() - 2].to_vec();
             let Ptr::Global(at) = k.ptr_to(&p.args.dq, idx)? else {
                 return Err(k.error("dq_accum is global memory"));
@@ -1223,7 +1536,7 @@ fn reduce_dq<T: Elem>(
                 ptx_isa::ScalarType::F32,
                 Addr::<Global>::reg(at),
                 Addr::<ptx_isa::spaces::Shared>::reg32(stage),
-                bm * slab * 4,
+                p.cfg.dq_stage_bytes(),
             )?;
             k.cp_async_bulk_commit_group()?;
             if deterministic {
@@ -1267,6 +1580,30 @@ fn reduce_dq<T: Elem>(
     })
 }
 
+/// A warpgroup's `dQ` stage at `at`: `tiles` tiles of [`dq_accum`] one after the other (64
+/// rows of 64 f32 each, the 128-byte swizzle over each tile's bytes, [`dq_swizzled`]), as the
+/// `64 x 64 · tiles` matrix of its columns.
+fn dq_staging(at: Reg<ty::U32>, tiles: u32) -> TileRef {
+    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let mut tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab * tiles, at, 1024)
+        .with_swizzle(SwizzleMode::B128);
+    if tiles > 1 {
+        use layouts::IntTuple as I;
+        let (slab, bm) = (i64::from(slab), i64::from(bm));
+        // Column c of row r at c % 64 + 64 r + 4096 (c / 64), as `TileRef::shared_slabs` lays
+        // out spans, here of one tile's 64-f32 rows.
+        tile.layout = layouts::Layout::new(
+            I::tuple([
+                I::tuple([I::Int(slab), I::Int(i64::from(tiles))]),
+                I::Int(bm),
+            ]),
+            I::tuple([I::tuple([I::Int(1), I::Int(slab * bm)]), I::Int(slab)]),
+        )
+        .ok();
+    }
+    tile
+}
+
 /// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA
 /// 9.7.9.25.4.4 `cp.async.bulk.wait_group.read`); the warpgroup's next barrier tells the others.
 fn wait_dq_read(k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
@@ -1274,10 +1611,20 @@ fn wait_dq_read(k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
         .end()
 }
 
-/// `dK · scale` and `dV` converted and stored: the warpgroup's 64 key rows from `key0`, rows
-/// past `seqlen_k` not written.
-fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Var) -> Result<()> {
-    let (args, w, d) = (p.args, p.work, p.cfg.head_dim);
+/// `dK · scale` and `dV` converted and stored: the warpgroup's 64 key rows from `key0` (and
+/// where the warpgroups split the head dim its columns), rows past `seqlen_k` not written.
+fn epilogue<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    r: &Regs,
+    key0: Var,
+    cw: Var,
+) -> Result<()> {
+    let (args, w, cols) = (p.args, p.work, p.cfg.wg_cols());
+    let col0 = match p.cfg.splits_head_dim() {
+        true => Expr::from(cw) * cols,
+        false => Expr::from(0u32),
+    };
     let Some(dk) = r.dk.regs().map(<[_]>::to_vec) else {
         return Err(k.error("dK is a register fragment"));
     };
@@ -1306,8 +1653,8 @@ fn epilogue<T: Elem>(k: &mut KernelBuilder, p: &Parts<'_, T>, r: &Regs, key0: Va
             None => (w.kv_at(key0.into()), 1, None),
         };
         let mut origin = origin;
-        origin.push(Expr::from(0u32));
-        let view = k.rows_until(out, &origin, row_dim, [64, d], end)?;
+        origin.push(col0.clone());
+        let view = k.rows_until(out, &origin, row_dim, [64, cols], end)?;
         k.copy(&view, &packed, ExecScope::Warpgroup)?;
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! Attention backward for Hopper in the FlashAttention-2/3 shape: the gradients `dQ`, `dK`,
 //! `dV` of the forward ([`super::build`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
-//! f16 in and out with f32 accumulation, head dims 64 and 128, causal or not, grouped-query
+//! f16 in and out with f32 accumulation, head dims 64, 128 and 256, causal or not, grouped-query
 //! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths,
 //! batched or packed variable-length sequences ([`BackwardConfig::varlen`]). Tensors are the
 //! forward's: `[batch, seq, heads, dim]`, LSE `[batch, heads, seqlen_q]`; packed, `[total,
@@ -26,6 +26,12 @@
 //!   under `Pᵀ`, `dV` under `dSᵀ`'s store and barrier, and `dK` under dQ's reduction and the wait
 //!   for the next query block; at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
 //!   above the diagonal are skipped, the diagonal masked;
+//!   At head dim 256 ([`BackwardConfig::splits_head_dim`], FlashAttention-3's shape there: its
+//!   registers cannot hold a 64-key warpgroup's `dK` and `dV` over 256 columns) both consumer
+//!   warpgroups take the CTA's 64 keys: each computes `Sᵀ` and `dPᵀ` over its 32 of the query
+//!   block's 64 queries and `dV`, `dK` and `dQ` over its 128 of the head's columns, `Pᵀ` and
+//!   `dSᵀ` going through shared memory (three buffers in turn, [`BackwardConfig::ds_buffers`])
+//!   as the A of `dV += Pᵀ·dO`, `dK += dSᵀ·Q` and `dQ = dS·K`;
 //! - convert: `dQ = scale · dQaccum` in the input type.
 
 mod build;
@@ -46,7 +52,7 @@ use super::AttentionConfigError;
 pub struct BackwardConfig {
     /// The element type of Q, K, V, O, dO and the gradients (bf16 or f16).
     pub dtype: ScalarType,
-    /// The head dimension `d` (64 or 128).
+    /// The head dimension `d` (64, 128 or 256).
     pub head_dim: u32,
     /// Whether the causal mask applies (aligned to the bottom right, as the forward's).
     pub causal: bool,
@@ -78,7 +84,8 @@ pub struct BackwardConfig {
 }
 
 impl BackwardConfig {
-    /// Keys per CTA: two consumer warpgroups of 64 (the M of `Sᵀ = K·Qᵀ`).
+    /// Keys per CTA at head dims 64 and 128: two consumer warpgroups of 64 (the M of `Sᵀ =
+    /// K·Qᵀ`); at 256 both take the same 64 ([`BackwardConfig::block_n`]).
     pub const BLOCK_N: u32 = 128;
     /// Query rows per step of the main loop (the N of `Sᵀ`).
     pub const BLOCK_M: u32 = 64;
@@ -102,7 +109,9 @@ impl BackwardConfig {
     pub const ROWS_PER_CTA: u32 = 4;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
-    /// bulk (at head dim 64 the warpgroups' partials summed first).
+    /// bulk (at head dim 64 the warpgroups' partials summed first); at head dim 256, where two
+    /// stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as fast on
+    /// an H200 as two with `red.global.add.f32`, BENCHMARKS.md).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
@@ -114,6 +123,83 @@ impl BackwardConfig {
             varlen: false,
             dq_summed: true,
         }
+        .with_bulk_dq()
+    }
+
+    /// The head dim at which the consumer warpgroups split the head's columns rather than the
+    /// keys ([`BackwardConfig::splits_head_dim`]).
+    pub const SPLIT_HEAD_DIM: u32 = 256;
+
+    /// Whether both consumer warpgroups take the CTA's keys, each half of the head's columns
+    /// of `dK`, `dV` and `dQ` and half of each query block's queries of `Sᵀ` and `dPᵀ` (head dim
+    /// 256), rather than each its own 64 keys.
+    pub fn splits_head_dim(&self) -> bool {
+        self.head_dim == Self::SPLIT_HEAD_DIM
+    }
+
+    /// Keys per CTA: [`BackwardConfig::BLOCK_N`], or 64 where the warpgroups split the head
+    /// dim.
+    pub fn block_n(&self) -> u32 {
+        match self.splits_head_dim() {
+            true => 64,
+            false => Self::BLOCK_N,
+        }
+    }
+
+    /// Columns of `dK`, `dV` and `dQ` each consumer warpgroup holds: all (head dims 64 and 128:
+    /// at 128 its `dQ` is 64 of them), or half where the warpgroups split the head dim.
+    pub fn wg_cols(&self) -> u32 {
+        match self.splits_head_dim() {
+            true => self.head_dim / 2,
+            false => self.head_dim,
+        }
+    }
+
+    /// The 64-column tiles of `dq_accum` a consumer warpgroup's `dQ` covers at once: 2 where
+    /// the warpgroups split the head dim, else 1.
+    pub fn dq_tiles(&self) -> u32 {
+        match self.splits_head_dim() {
+            true => self.wg_cols() / Self::SLAB,
+            false => 1,
+        }
+    }
+
+    /// The shared `dSᵀ` buffers (`BLOCK_N x BLOCK_M` 16-bit each): two, a trip's and the last
+    /// one's; where the warpgroups split the head dim three, `Pᵀ` and `dSᵀ` in turn (trip `t`'s
+    /// `Pᵀ` in buffer `2t mod 3`, its `dSᵀ` in `2t + 1 mod 3`: a buffer is written again two
+    /// steps on, once both warpgroups have met at a barrier after the wgmmas that read it).
+    pub fn ds_buffers(&self) -> u32 {
+        match self.splits_head_dim() {
+            true => 3,
+            false => 2,
+        }
+    }
+
+    /// The same configuration with `dQ` reduced in bulk ([`BackwardConfig::dq_bulk`]); at head
+    /// dim 256 with one stage, where the staging then fits.
+    pub fn with_bulk_dq(self) -> BackwardConfig {
+        BackwardConfig {
+            dq_bulk: true,
+            stages: self.stages_with(true),
+            ..self
+        }
+    }
+
+    /// The stages with the bulk reduction's staging (`bulk`) or without: at head dim 256 1 or
+    /// 2, else as they are.
+    fn stages_with(&self, bulk: bool) -> u32 {
+        match (self.splits_head_dim(), bulk) {
+            (true, true) => 1,
+            (true, false) => 2,
+            (false, _) => self.stages,
+        }
+    }
+
+    /// Whether a trip releases its stage itself, once its `dV` and `dK` are done (`dK` issued
+    /// before `dQ`, the next trip's load then under `dQ` and its reduction), rather than the
+    /// next trip: where the warpgroups split the head dim on a ring of one stage.
+    pub fn releases_in_trip(&self) -> bool {
+        self.splits_head_dim() && self.stages == 1
     }
 
     /// The same configuration with each warpgroup's partial `dQ` reduced on its own
@@ -145,12 +231,12 @@ impl BackwardConfig {
         }
     }
 
-    /// The same configuration in the deterministic mode ([`BackwardConfig::deterministic`]).
+    /// The same configuration in the deterministic mode ([`BackwardConfig::deterministic`]; at
+    /// head dim 256 with one stage, [`BackwardConfig::with_bulk_dq`]).
     pub fn with_deterministic(self) -> BackwardConfig {
         BackwardConfig {
             deterministic: true,
-            dq_bulk: true,
-            ..self
+            ..self.with_bulk_dq()
         }
     }
 
@@ -161,23 +247,24 @@ impl BackwardConfig {
     }
 
     /// The same configuration with `dQ` added by `red.global.add.f32`
-    /// ([`BackwardConfig::dq_bulk`] off).
+    /// ([`BackwardConfig::dq_bulk`] off; at head dim 256 with two stages).
     pub fn with_red_dq(self) -> BackwardConfig {
         BackwardConfig {
             dq_bulk: false,
+            stages: self.stages_with(false),
             ..self
         }
     }
 
-    /// Every configuration the library builds: bf16 and f16, head dims 64 and 128, causal
-    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` and in the
-    /// deterministic mode; over packed sequences the bulk reduction and (bf16) the
-    /// deterministic mode; at head dim 64 also with the partial `dQ`s reduced on their own
-    /// (bf16 also deterministic and packed).
+    /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
+    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` (at head dim
+    /// 256 with two stages) and in the deterministic mode; over packed
+    /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
+    /// partial `dQ`s reduced on their own (bf16 also deterministic and packed).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
-            for head_dim in [64, 128] {
+            for head_dim in [64, 128, 256] {
                 for causal in [false, true] {
                     let cfg = BackwardConfig::new(dtype, head_dim, causal);
                     out.push(cfg);
@@ -231,9 +318,9 @@ impl BackwardConfig {
         self.head_dim * 2
     }
 
-    /// Bytes of the K tile (and of the V tile): `BLOCK_N x d`.
+    /// Bytes of the K tile (and of the V tile): [`BackwardConfig::block_n`] `x d`.
     pub fn kv_bytes(&self) -> u32 {
-        Self::BLOCK_N * self.row_bytes()
+        self.block_n() * self.row_bytes()
     }
 
     /// Bytes of one query block's Q (and dO): `BLOCK_M x d`.
@@ -246,18 +333,19 @@ impl BackwardConfig {
         Self::BLOCK_M * 4
     }
 
-    /// Bytes of one `dSᵀ` buffer (`BLOCK_N x BLOCK_M` 16-bit); the kernel keeps two.
+    /// Bytes of one `dSᵀ` buffer ([`BackwardConfig::block_n`] `x BLOCK_M` 16-bit); the kernel
+    /// keeps [`BackwardConfig::ds_buffers`].
     pub fn ds_bytes(&self) -> u32 {
-        Self::BLOCK_N * Self::BLOCK_M * 2
+        self.block_n() * Self::BLOCK_M * 2
     }
 
-    /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): 64 rows of
-    /// 64 f32.
+    /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): its
+    /// [`BackwardConfig::dq_tiles`] tiles of 64 rows of 64 f32.
     pub fn dq_stage_bytes(&self) -> u32 {
-        Self::BLOCK_M * Self::SLAB * 4
+        Self::BLOCK_M * Self::SLAB * 4 * self.dq_tiles()
     }
 
-    /// Dynamic shared memory: K, V, the ring's stages (Q, dO 1024-byte aligned, LSE, D), two
+    /// Dynamic shared memory: K, V, the ring's stages (Q, dO 1024-byte aligned, LSE, D), the
     /// `dSᵀ` buffers, the two `dQ` stages and the barriers (padding included).
     pub fn smem_bytes(&self) -> u32 {
         let stage = 2 * self.q_bytes() + 1024;
@@ -266,7 +354,11 @@ impl BackwardConfig {
         } else {
             0
         };
-        2 * self.kv_bytes() + self.stages * stage + 2 * self.ds_bytes() + dq + 2 * 1024
+        2 * self.kv_bytes()
+            + self.stages * stage
+            + self.ds_buffers() * self.ds_bytes()
+            + dq
+            + 2 * 1024
     }
 
     /// Checks the configuration.
@@ -274,7 +366,7 @@ impl BackwardConfig {
         if !matches!(self.dtype, ScalarType::Bf16 | ScalarType::F16) {
             return Err(AttentionConfigError::DType(self.dtype));
         }
-        if !matches!(self.head_dim, 64 | 128) {
+        if !matches!(self.head_dim, 64 | 128 | 256) {
             return Err(AttentionConfigError::BackwardHeadDim(self.head_dim));
         }
         let bytes = self.smem_bytes();
@@ -303,7 +395,7 @@ mod tests {
         assert_eq!(names.len(), all.len());
         let bf16 = |d: u32| BackwardConfig::new(ScalarType::Bf16, d, true);
         let refused = [
-            (bf16(256), AttentionConfigError::BackwardHeadDim(256)),
+            (bf16(96), AttentionConfigError::BackwardHeadDim(96)),
             (
                 BackwardConfig::new(ScalarType::F32, 128, false),
                 AttentionConfigError::DType(ScalarType::F32),
@@ -320,6 +412,19 @@ mod tests {
             empty.validate(),
             Err(AttentionConfigError::Stages { stages: 0, .. })
         ));
+        // Head dim 256's bulk reduction needs its ring of one stage; `red` takes two.
+        let crowded = BackwardConfig {
+            stages: 2,
+            ..bf16(256)
+        };
+        assert!(matches!(
+            crowded.validate(),
+            Err(AttentionConfigError::Stages { stages: 2, .. })
+        ));
+        assert_eq!(bf16(256).stages, 1);
+        assert_eq!(bf16(256).with_deterministic().stages, 1);
+        assert_eq!(bf16(256).with_red_dq().stages, 2);
+        assert_eq!(bf16(256).with_red_dq().with_bulk_dq(), bf16(256));
         let named = [
             (bf16(128), "attention_bwd_bf16_d128_causal"),
             (
@@ -337,6 +442,11 @@ mod tests {
             (
                 bf16(64).with_partial_dq().with_red_dq(),
                 "attention_bwd_bf16_d64_causal_red",
+            ),
+            (bf16(256), "attention_bwd_bf16_d256_causal"),
+            (
+                bf16(256).with_red_dq(),
+                "attention_bwd_bf16_d256_causal_red",
             ),
         ];
         for (c, name) in named {
