@@ -3,14 +3,15 @@
 //! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
 //! shuffled block table, and on FP8 e4m3 caches (contiguous, 16- and 64-token pages, and
-//! 16-token pages in order; per-head scales); the split problems also with the splits combined by the combine kernel instead of
-//! in the decode kernel, and with other split counts beside the launcher's choice
-//! ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times in turn, a row each (the tables take the
-//! median); each time the median of 20 launches from a cold L2 (a 256 MiB clear before each)
-//! and the mean of [`B2B`] launches back to back alternating between two copies of the cache
-//! (no clear: a model's stream of decode steps). The caches are filled on the
-//! device from one random block (the values do not change the time). `PTXKIT_DECODE_BENCH`, when
-//! set, keeps only the rows whose `{batch}x{context} {cache}` contains it (a profiler's run).
+//! 16-token pages in order; per-head scales); the split problems also with the splits combined
+//! in the decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other
+//! split counts beside the launcher's choice ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times
+//! in turn, a row each (the tables take the median); each time the median of 20 launches from a
+//! cold L2 (a 256 MiB clear before each) and the mean of [`B2B`] launches back to back
+//! alternating between two copies of the cache (no clear: a model's stream of decode steps).
+//! The caches are filled on the device from one random block (the values do not change the
+//! time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose `{batch}x{context} {cache}`
+//! contains it (a profiler's run).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -206,22 +207,23 @@ struct Layout {
     fp8: bool,
     /// Splits forced instead of the launcher's choice.
     splits: Option<usize>,
-    /// The splits combined by the combine kernel instead of in the decode kernel.
-    combine_kernel: bool,
+    /// The splits combined in the decode kernel instead of by the combine kernel.
+    fold: bool,
     /// Each sequence's pages one after another in the cache (not shuffled).
     in_order: bool,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
 /// and 64 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
-/// batch splits, the contiguous caches with the combine kernel and other splits.
+/// batch splits, the contiguous caches with the splits combined in the decode kernel and with
+/// other splits.
 fn layouts(batch: usize) -> Vec<Layout> {
-    let layout = |name: &str, page, fp8, splits, combine_kernel| Layout {
+    let layout = |name: &str, page, fp8, splits, fold| Layout {
         name: name.to_string(),
         page,
         fp8,
         splits,
-        combine_kernel,
+        fold,
         in_order: false,
     };
     let mut out = vec![
@@ -238,20 +240,8 @@ fn layouts(batch: usize) -> Vec<Layout> {
     ];
     for (b, splits) in FORCED_SPLITS {
         if b == batch {
-            out.push(layout(
-                "contiguous, combine kernel",
-                None,
-                false,
-                None,
-                true,
-            ));
-            out.push(layout(
-                "contiguous e4m3, combine kernel",
-                None,
-                true,
-                None,
-                true,
-            ));
+            out.push(layout("contiguous, folded", None, false, None, true));
+            out.push(layout("contiguous e4m3, folded", None, true, None, true));
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s), false));
@@ -325,12 +315,12 @@ fn gpu(_c: &mut Criterion) {
             if l.fp8 {
                 cfg = cfg.with_fp8();
             }
-            if l.combine_kernel {
-                cfg = cfg.with_combine_kernel();
+            if l.fold {
+                cfg = cfg.with_fold();
             }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split or the combine kernel reuses the contiguous cache loaded before.
-            let reuse = l.splits.is_some() || l.combine_kernel;
+            // A forced split or the folded kernel reuses the contiguous cache loaded before.
+            let reuse = l.splits.is_some() || l.fold;
             let c = match reuse {
                 true => None,
                 false => Some(

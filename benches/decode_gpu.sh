@@ -4,7 +4,7 @@
 # KIT holds the release `ptxkit`, the bench executable `bench-decode_attention`,
 # decode_attention_torch.py, rows_torch.py and torch_timing.py. Steps: `ptxkit selftest --only
 # decode` (every case's error shown) beside compute-sanitizer memcheck of its cases that run the
-# splits' combine both ways (`PTXKIT_DECODE_CASES=combine`), the Rust bench (its criterion CPU
+# splits' combine both ways (`PTXKIT_DECODE_CASES=fold`), the Rust bench (its criterion CPU
 # benchmark filtered out), the torch peers (cuDNN, flash) on the same contiguous problems,
 # Nsight Compute's kernel durations (clocks as they run, L2 flushed clean) of the 1 x 128k
 # calls, and its sections on one launch of the FP8 kernel over 16-token pages (32 x 16k). Logs go
@@ -15,8 +15,8 @@ set -u
 kit_start "$1" /tmp/decode-out bench-decode_attention
 begin=$(date +%s)
 left() { [ $(($(date +%s) - begin)) -lt "${DEADLINE:-150}" ] || { echo "(past the deadline: $1 skipped)"; return 1; }; }
-step "selftest decode, memcheck of the combine cases"
-PTXKIT_DECODE_CASES=combine PTXKIT_DECODE_LIMIT_S=60 timeout 80 compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only decode >"$out/memcheck.txt" 2>&1 &
+step "selftest decode, memcheck of the folded cases"
+PTXKIT_DECODE_CASES=fold PTXKIT_DECODE_LIMIT_S=60 timeout 80 compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only decode >"$out/memcheck.txt" 2>&1 &
 PTXKIT_DECODE_PROGRESS=1 timeout 60 "$kit/ptxkit" selftest --only decode >"$out/selftest.txt" 2>&1
 grep -vE "^case" "$out/selftest.txt" | tail -5
 grep -E "^case" "$out/selftest.txt" | sort -g -k2 -t: | tail -3

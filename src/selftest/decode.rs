@@ -3,8 +3,9 @@
 //! chunks at 16 tokens of a group of 8); ragged lengths from a single token to over a
 //! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens in a
 //! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
-//! launcher's choice, the splits combined in the decode kernel (in three cases also by the
-//! combine kernel, which must give the same bits). Fresh random inputs; the cache slots past each sequence's end, the pages no
+//! launcher's choice, the splits combined by the combine kernel (in three cases also in the
+//! decode kernel, `DecodeConfig::fold`, which must give the same bits). Fresh random inputs;
+//! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
 //! The error reported is the largest `|got - want| / 2e-2` (bf16 O, absolute), so 1 is the bar.
@@ -38,8 +39,8 @@ struct Case {
     /// An FP8 e4m3 cache, with a scale per head (`Some(true)`) or one (`Some(false)`).
     fp8: Option<bool>,
     splits: Vec<Option<usize>>,
-    /// Also run with the combine kernel (which must give the same bits).
-    combine_kernel: bool,
+    /// Also run with the splits combined in the decode kernel (which must give the same bits).
+    fold: bool,
 }
 
 fn case(
@@ -63,13 +64,13 @@ fn case(
         contiguous: false,
         fp8: None,
         splits: splits.to_vec(),
-        combine_kernel: false,
+        fold: false,
     }
 }
 
-/// `c` also run with the combine kernel.
+/// `c` also run with the splits combined in the decode kernel.
 fn both(mut c: Case) -> Case {
-    c.combine_kernel = true;
+    c.fold = true;
     c
 }
 
@@ -158,8 +159,9 @@ enum Caches {
 }
 
 /// One problem with each of its splits: the largest error over the tolerance. With `two` (the
-/// same configuration with the combine kernel, [`DecodeConfig::with_combine_kernel`]) each
-/// split is run by it too, and its O must be the same bits as `dec`'s.
+/// same configuration with the splits combined in the decode kernel,
+/// [`DecodeConfig::with_fold`]) each split is run by it too, and its O must be the same bits as
+/// `dec`'s.
 fn run_case(
     ctx: &mut GpuCtx,
     dec: &Decode,
@@ -275,7 +277,7 @@ fn run_case(
                 .map_err(|e| case_error(d, c, splits, e.into()))?;
             outs.push(ctx.download(&o)?);
         }
-        if let [folded, combined] = &outs[..] {
+        if let [combined, folded] = &outs[..] {
             let differ = folded
                 .iter()
                 .zip(combined)
@@ -285,7 +287,8 @@ fn run_case(
                 return Err(GpuCheckError::Unexpected {
                     check: format!("{} {} splits {splits:?}", dec.config().name(), name(c)),
                     detail: format!(
-                        "{differ} values of O differ from the combine kernel's (same bits expected)"
+                        "{differ} values of O folded differ from the combine kernel's (same bits \
+                         expected)"
                     ),
                 });
             }
@@ -298,7 +301,7 @@ fn run_case(
                 dec.config().name(),
                 name(c),
                 if two.is_some() {
-                    " (the combine kernel's: the same bits)"
+                    " (folded: the same bits)"
                 } else {
                     ""
                 }
@@ -336,16 +339,13 @@ fn case_error(dec: &Decode, c: &Case, splits: Option<usize>, e: GpuCheckError) -
     }
 }
 
-/// Every case (with `PTXKIT_DECODE_CASES=combine`, only those also run with the combine kernel:
-/// a run under compute-sanitizer of the splits' combine); the first failure to run names its
-/// case.
+/// Every case (with `PTXKIT_DECODE_CASES=fold`, only those also run with the splits combined in
+/// the decode kernel: a run under compute-sanitizer of the splits' combine); the first failure
+/// to run names its case.
 pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     let (mut worst, mut runs) = (0.0f64, 0);
-    let only_combine = std::env::var("PTXKIT_DECODE_CASES").is_ok_and(|v| v == "combine");
-    for c in cases()
-        .into_iter()
-        .filter(|c| c.combine_kernel || !only_combine)
-    {
+    let only_fold = std::env::var("PTXKIT_DECODE_CASES").is_ok_and(|v| v == "fold");
+    for c in cases().into_iter().filter(|c| c.fold || !only_fold) {
         let s = &c.shape;
         let mut cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
         if c.fp8.is_some() {
@@ -360,8 +360,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 })
         };
         let dec = load(cfg)?;
-        let two = match c.combine_kernel {
-            true => Some(load(cfg.with_combine_kernel())?),
+        let two = match c.fold {
+            true => Some(load(cfg.with_fold())?),
             false => None,
         };
         worst = worst.max(run_case(ctx, &dec, two.as_ref(), &c)?);
@@ -373,8 +373,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         detail: format!(
             "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
-             1..2000, 1 to 5 splits combined in the kernel (and, in 3 cases, by the combine \
-             kernel: the same bits); error / tolerance of O"
+             1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
+             decode kernel: the same bits); error / tolerance of O"
         ),
     })
 }

@@ -1095,27 +1095,29 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
             let elems = k.let_("fold_elems", tokens * (group * d))?;
             let step = FOLD_UNROLL * threads;
             k.for_range_step(0u32, elems, step, |k, e0| {
-                let mut at = Vec::with_capacity(FOLD_UNROLL as usize);
+                // Elements past the chunk's read the last one's parts (not stored).
+                let last = k.eval(elems - 1u32)?;
+                let (mut at, mut lives) = (Vec::new(), Vec::new());
                 for j in 0..FOLD_UNROLL {
                     let e = k.let_("fold_elem", e0 + lt + j * threads)?;
-                    let live = k.cmp(CmpOp::Lt, e, elems)?;
-                    let row = k.let_("fold_row", e / d)?;
-                    let idx = [
+                    lives.push(k.cmp(CmpOp::Lt, e, elems)?);
+                    let e = k.eval(e)?;
+                    let read = k.reg::<ty::U32>();
+                    k.min(read, e, last)?;
+                    let read = k.bind("fold_read", read);
+                    let row = k.let_("fold_row", read / d)?;
+                    at.push([
                         Expr::from(w.batch),
                         w.chunk * tq + row / group,
                         w.kv_head * group + row % group,
-                        e % d,
-                    ];
-                    at.push((idx, Some(live)));
+                        read % d,
+                    ]);
                 }
                 let values = combine_values(k, (&args.o_part, &args.lse_part), args.splits, &at)?;
-                for ((idx, live), x) in at.into_iter().zip(values) {
+                for ((idx, live), x) in at.into_iter().zip(lives).zip(values) {
                     let out = k.reg::<Bf16>();
                     k.cvt(out, x)?;
-                    match live {
-                        Some(live) => k.if_(live, |k| k.store(&args.o, idx, out)).end()?,
-                        None => k.store(&args.o, idx, out)?,
-                    }
+                    k.if_(live, |k| k.store(&args.o, idx, out)).end()?;
                 }
                 Ok(())
             })
@@ -1124,18 +1126,30 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
     .end()
 }
 
-/// `o`'s values at `at` (`[batch, token, head, column]`, each with the predicate under which
-/// it is live; a dead one's loads are not issued): `Σ_s e^(lse_s - max) · o_part_s /
-/// Σ_s e^(lse_s - max)` over the splits in order, [`COMBINE_UNROLL`] a step with the running
-/// max rescaling what came before (the same sums in the same order every run), the loads of a
-/// step (every element's) issued together so their latencies overlap. `0` for a row no split
-/// saw a key of.
+/// `o`'s values at `at` (`[batch, token, head, column]`, each a valid element):
+/// `Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the splits in order,
+/// [`COMBINE_UNROLL`] a step with the running max rescaling what came before (the same sums in
+/// the same order every run), the loads of a step (every element's) issued together so their
+/// latencies overlap: each element's two addresses computed once a step and moved on by a
+/// split's stride (one 64-bit add a load), each split's predicate shared by the elements. `0`
+/// for a row no split saw a key of.
 fn combine_values(
     k: &mut KernelBuilder,
     (o_part, lse_part): (&Buffer<ty::F32>, &Buffer<ty::F32>),
     splits: Var,
-    at: &[([Expr; 4], Option<ptx_isa::Pred>)],
+    at: &[[Expr; 4]],
 ) -> Result<Vec<Reg<ty::F32>>> {
+    // The bytes from one split's part to the next: each buffer's outer stride.
+    let mut step = |buf: &Buffer<ty::F32>| -> Result<Reg<ty::U64>> {
+        let Some(stride) = buf.strides.first().cloned() else {
+            return Err(k.error("the workspace has a split dimension"));
+        };
+        let narrow = k.eval(stride * 4u32)?;
+        let wide = k.reg::<ty::U64>();
+        k.cvt(wide, narrow)?;
+        Ok(wide)
+    };
+    let (lse_step, o_step) = (step(lse_part)?, step(o_part)?);
     // The running max, sum and weighted O of each element.
     let mut state = Vec::with_capacity(at.len());
     for _ in at {
@@ -1146,31 +1160,34 @@ fn combine_values(
         state.push((m, sum, acc));
     }
     k.for_range_step(0u32, splits, COMBINE_UNROLL, |k, s0| {
+        let live = (0..COMBINE_UNROLL)
+            .map(|j| k.cmp(CmpOp::Lt, s0 + j, splits))
+            .collect::<Result<Vec<_>>>()?;
         let mut parts = Vec::with_capacity(at.len());
-        for (idx, live_elem) in at {
-            let mut mine = Vec::new();
-            for j in 0..COMBINE_UNROLL {
+        for [b, t, h, c] in at {
+            let row = [Expr::from(s0), b.clone(), t.clone(), h.clone()];
+            let mut col = row.to_vec();
+            col.push(c.clone());
+            let (Ptr::Global(lse_at), Ptr::Global(o_at)) =
+                (k.ptr_to(lse_part, row)?, k.ptr_to(o_part, col)?)
+            else {
+                return Err(k.error("the workspace is global memory"));
+            };
+            // Registers of their own: the pointers move on a split at a time.
+            let (lse_ptr, o_ptr) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+            k.mov(lse_ptr, lse_at)?;
+            k.mov(o_ptr, o_at)?;
+            let mut mine = Vec::with_capacity(COMBINE_UNROLL as usize);
+            for (j, &live) in live.iter().enumerate() {
+                if j > 0 {
+                    k.add(lse_ptr, lse_ptr, lse_step)?;
+                    k.add(o_ptr, o_ptr, o_step)?;
+                }
                 let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
                 k.mov(lse, f32::NEG_INFINITY)?;
                 k.mov(o, 0.0f32)?;
-                let mut live = k.cmp(CmpOp::Lt, s0 + j, splits)?;
-                if let Some(elem) = live_elem {
-                    let both = k.pred();
-                    k.and(both, live, *elem)?;
-                    live = both;
-                }
-                let [b, t, h, c] = idx.clone();
-                let mut part_at = vec![s0 + j];
-                part_at.extend([b.clone(), t.clone(), h.clone()]);
-                let lse_at = k.ptr_to(lse_part, part_at.clone())?;
-                part_at.push(c);
-                let o_at = k.ptr_to(o_part, part_at)?;
-                for (dst, at) in [(lse, lse_at), (o, o_at)] {
-                    let Ptr::Global(at) = at else {
-                        return Err(k.error("the workspace is global memory"));
-                    };
-                    k.isa().when(live).ld(dst, Addr::<Global>::reg(at))?;
-                }
+                k.isa().when(live).ld(lse, Addr::<Global>::reg(lse_ptr))?;
+                k.isa().when(live).ld(o, Addr::<Global>::reg(o_ptr))?;
                 mine.push((lse, o));
             }
             parts.push(mine);
@@ -1233,7 +1250,7 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
-    let at = [([b, t, h, c].map(Expr::from), None)];
+    let at = [[b, t, h, c].map(Expr::from)];
     let values = combine_values(&mut k, (&o_part, &lse_part), splits, &at)?;
     for x in values {
         let out = k.reg::<Bf16>();

@@ -27,8 +27,9 @@
 //! ([`crate::parts::fragments`]), its own softmax state merged with the others' at the end.
 //! Few sequences split their keys over several CTAs
 //! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
-//! to an f32 workspace, merged in a fixed order (deterministic) by the last split to finish
-//! (a ticket, [`crate::parts::ticket`]) or by a second kernel ([`build_combine`]).
+//! to an f32 workspace, merged in a fixed order (deterministic) by a second kernel
+//! ([`build_combine`]) or, with [`DecodeConfig::fold`], by the last split to finish (a ticket,
+//! [`crate::parts::ticket`]).
 
 mod build;
 mod host;
@@ -72,8 +73,10 @@ pub struct DecodeConfig {
     pub fp8: bool,
     /// With several splits, the last split of each (sequence, KV head, query chunk) to finish
     /// combines them in the kernel, by a ticket ([`crate::parts::ticket`], the kernel's
-    /// `counters` parameter), so a call is one launch; `false`: the combine is a second kernel
-    /// ([`build_combine`]). Either gives the same bits.
+    /// `counters` parameter), so a call is one launch; `false` (the default): the combine is a
+    /// second kernel ([`build_combine`]). Either gives the same bits. Measured on the H200
+    /// (BENCHMARKS.md, session 13): about 1 µs faster at 4 splits, about 6 µs slower at 33 (one
+    /// CTA's 128 threads combine what the combine kernel spreads over a CTA a head).
     pub fold: bool,
 }
 
@@ -106,7 +109,7 @@ impl DecodeConfig {
             group,
             page_rows,
             fp8: false,
-            fold: true,
+            fold: false,
         }
     }
 
@@ -115,12 +118,9 @@ impl DecodeConfig {
         DecodeConfig { fp8: true, ..self }
     }
 
-    /// The same with the splits combined by a second kernel ([`DecodeConfig::fold`] false).
-    pub fn with_combine_kernel(self) -> DecodeConfig {
-        DecodeConfig {
-            fold: false,
-            ..self
-        }
+    /// The same with the splits combined in the decode kernel ([`DecodeConfig::fold`]).
+    pub fn with_fold(self) -> DecodeConfig {
+        DecodeConfig { fold: true, ..self }
     }
 
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
@@ -210,7 +210,7 @@ impl DecodeConfig {
             self.head_dim,
             self.group,
             self.page_rows,
-            if self.fold { "" } else { "_combine" }
+            if self.fold { "_fold" } else { "" }
         )
     }
 
@@ -229,8 +229,8 @@ impl DecodeConfig {
     }
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
-    /// and 16, bf16 and FP8 caches, the splits combined in the kernel (and, at head dim 128
-    /// and 16-row boxes, by the combine kernel).
+    /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
+    /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -242,11 +242,11 @@ impl DecodeConfig {
                             group,
                             page_rows,
                             fp8,
-                            fold: true,
+                            fold: false,
                         };
                         out.push(cfg);
                         if page_rows == 16 && head_dim == 128 {
-                            out.push(cfg.with_combine_kernel());
+                            out.push(cfg.with_fold());
                         }
                     }
                 }
