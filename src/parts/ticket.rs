@@ -52,7 +52,7 @@ pub fn last_arrival(
     combine: impl FnOnce(&mut KernelBuilder) -> Result<()>,
 ) -> Result<()> {
     let count = Some(Src::from(threads));
-    k.bar_sync(bar, count.clone())?;
+    k.bar_sync(bar, count)?;
     let ticket = k.reg::<ty::U32>();
     k.mov(ticket, 0u32)?;
     k.if_(leader, |k| {
