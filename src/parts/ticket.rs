@@ -21,9 +21,8 @@
 //! let mut k = KernelBuilder::new("parts_summed", Target::Sm90a);
 //! let counters = k.tensor::<ty::U32>("counters", [4u32], TensorOpts::default())?;
 //! let [t] = k.thread_id([128])?;
-//! let leader = k.cmp(ptxkit::isa::builder::CmpOp::Eq, t, 0u32)?;
 //! // ... each CTA stores its part here ...
-//! last_arrival(&mut k, &counters, vec![0u32.into()], 4u32, (1u32, 128), leader, |_k| {
+//! last_arrival(&mut k, &counters, vec![0u32.into()], 4u32, (1u32, 128), t, |_k| {
 //!     // ... the last CTA sums the parts here ...
 //!     Ok(())
 //! })?;
@@ -34,25 +33,27 @@
 //! ```
 
 use ptx_isa::builder::{AtomOp, AtomSem, CmpOp, Scope};
-use ptx_isa::{Pred, Src, ty};
+use ptx_isa::{Src, ty};
 
-use crate::kernel::{Buffer, Expr, KernelBuilder, Result};
+use crate::kernel::{Buffer, Expr, KernelBuilder, Result, Var};
 
-/// `threads` threads of one part (`leader` true in one of them) arrive for the result whose
-/// counter is `counters[at]` (zero before the first of its `parts` arrives), meeting at named
-/// barrier `bar` (a constant or a register, 1 to 15); in the last part to arrive every thread
-/// runs `combine` (after the leader has reset the counter to 0). `parts` is at least 2.
+/// `threads` threads of one part (`lt` each one's index in the part, 0 its leader) arrive for
+/// the result whose counter is `counters[at]` (zero before the first of its `parts` arrives),
+/// meeting at named barrier `bar` (a constant or a register, 1 to 15); in the last part to
+/// arrive every thread runs `combine` (after the leader has reset the counter to 0). `parts` is
+/// at least 2.
 pub fn last_arrival(
     k: &mut KernelBuilder,
     counters: &Buffer<ty::U32>,
     at: Vec<Expr>,
     parts: impl Into<Expr>,
     (bar, threads): (impl Into<Src<ty::U32>> + Copy, u32),
-    leader: Pred,
+    lt: Var,
     combine: impl FnOnce(&mut KernelBuilder) -> Result<()>,
 ) -> Result<()> {
     let count = Some(Src::from(threads));
     k.bar_sync(bar, count)?;
+    let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
     let ticket = k.reg::<ty::U32>();
     k.mov(ticket, 0u32)?;
     k.if_(leader, |k| {

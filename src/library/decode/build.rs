@@ -1083,10 +1083,9 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
     let threads = crate::parts::WarpSpecialized::WARPGROUP;
     let many = k.cmp(CmpOp::Gt, args.splits, 1u32)?;
     k.if_(many, |k| {
-        let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         let at = vec![w.batch.into(), w.kv_head.into(), w.chunk.into()];
         let bar = (DecodeConfig::CLEAR_BARRIER, threads);
-        last_arrival(k, counters, at, args.splits, bar, leader, |k| {
+        last_arrival(k, counters, at, args.splits, bar, lt, |k| {
             // The chunk's live elements: min(tq, q_len - chunk · tq) tokens of `group` rows.
             let left = k.eval(args.q_len - w.chunk * tq)?;
             let tokens = k.reg::<ty::U32>();

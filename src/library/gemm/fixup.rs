@@ -21,7 +21,6 @@
 //! same as the two-launch form's) and stores C. No thread waits for another part (no spin: a
 //! part that has not run yet cannot hold up one that has), and no float is added atomically.
 
-use ptx_isa::builder::CmpOp;
 use ptx_isa::ty;
 
 use super::GemmConfig;
@@ -149,33 +148,24 @@ impl<O: Elem> Fixup<O> {
         let cw = k.eval(cw)?;
         let bar = k.reg::<ty::U32>();
         k.add(bar, cw, 1u32)?;
-        let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
         let at_row = vec![Expr::from(row)];
-        last_arrival(
-            k,
-            &self.counters,
-            at_row,
-            parts,
-            (bar, threads),
-            leader,
-            |k| {
-                for (v, four) in values.chunks(VECTOR as usize).enumerate() {
-                    let loaded = (0..parts)
-                        .map(|s| k.load_vec(partials, at(s.into(), v)))
-                        .collect::<Result<Vec<_>>>()?;
-                    for (i, &sum) in four.iter().enumerate() {
-                        k.mov(sum, 0.0f32)?;
-                        for part in &loaded {
-                            let Some(&x) = part.get(i) else {
-                                return Err(k.error("the workspace's vector is narrower than 4"));
-                            };
-                            k.add(sum, sum, x)?;
-                        }
+        last_arrival(k, &self.counters, at_row, parts, (bar, threads), lt, |k| {
+            for (v, four) in values.chunks(VECTOR as usize).enumerate() {
+                let loaded = (0..parts)
+                    .map(|s| k.load_vec(partials, at(s.into(), v)))
+                    .collect::<Result<Vec<_>>>()?;
+                for (i, &sum) in four.iter().enumerate() {
+                    k.mov(sum, 0.0f32)?;
+                    for part in &loaded {
+                        let Some(&x) = part.get(i) else {
+                            return Err(k.error("the workspace's vector is narrower than 4"));
+                        };
+                        k.add(sum, sum, x)?;
                     }
                 }
-                store(k)
-            },
-        )
+            }
+            store(k)
+        })
     }
 }
 
