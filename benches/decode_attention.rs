@@ -2,12 +2,16 @@
 //! issue's problems (bf16, 32 query heads over 8 KV heads, head dim 128, one new token: batch x
 //! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
-//! shuffled block table, and on FP8 e4m3 caches (contiguous and 16-token pages, per-head
-//! scales); the split problems also with other split counts beside the launcher's choice
-//! ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times in turn, a row each (the tables take the
-//! median); each time the median of 20 launches from a cold L2. The caches are filled on the
-//! device from one random block (the values do not change the time). `PTXKIT_DECODE_BENCH`, when
-//! set, keeps only the rows whose `{batch}x{context} {cache}` contains it (a profiler's run).
+//! shuffled block table, and on FP8 e4m3 caches (contiguous, 16- and 64-token pages, and
+//! 16-token pages in order; per-head scales); the split problems also with the splits combined
+//! in the decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other
+//! split counts beside the launcher's choice ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times
+//! in turn, a row each (the tables take the median); each time the median of 20 launches from a
+//! cold L2 (a 256 MiB clear before each) and the mean of [`B2B`] launches back to back
+//! alternating between two copies of the cache (no clear: a model's stream of decode steps).
+//! The caches are filled on the device from one random block (the values do not change the
+//! time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose `{batch}x{context} {cache}`
+//! contains it (a profiler's run).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -20,7 +24,9 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::Target;
 use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, build};
-use ptxkit::runtime::{Device, DeviceTensor, E4m3, RuntimeError, TensorRef, median_ms_cold};
+use ptxkit::runtime::{
+    Device, DeviceTensor, E4m3, RuntimeError, TensorRef, mean_ms_back_to_back, median_ms_cold,
+};
 use ptxkit::selftest::Rng;
 
 /// Query heads, KV heads, head dim.
@@ -44,7 +50,7 @@ const PROBLEMS: [(usize, usize, usize); 4] =
     [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
 /// Split counts timed beside the launcher's choice on the contiguous bf16 cache, by batch.
-const FORCED_SPLITS: [(usize, &[usize]); 2] = [(8, &[8, 33]), (1, &[29, 66])];
+const FORCED_SPLITS: [(usize, &[usize]); 2] = [(8, &[]), (1, &[66])];
 
 /// A cache tensor: bf16 or FP8 e4m3.
 enum Kv {
@@ -70,18 +76,19 @@ struct Cache {
 }
 
 /// The cache of `batch` sequences of `ctx` tokens in pages of `page` tokens (`page == ctx`: one
-/// page a sequence, contiguous in order), random bf16 or e4m3.
+/// page a sequence, contiguous in order), random bf16 or e4m3; the pages in a shuffled order,
+/// or with `in_order` each sequence's pages one after another.
 fn cache(
     dev: &Device,
     rng: &mut Rng,
     (batch, ctx, page): (usize, usize, usize),
-    fp8: bool,
+    (fp8, in_order): (bool, bool),
 ) -> Result<Cache, RuntimeError> {
     let stream = dev.default_stream();
     let per = ctx.div_ceil(page);
     let pages = batch * per;
     let mut order: Vec<i32> = (0..pages as i32).collect();
-    if page < ctx {
+    if page < ctx && !in_order {
         for i in (1..pages).rev() {
             order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
         }
@@ -137,21 +144,23 @@ fn filled<T: ptxkit::runtime::Element + cudarc::driver::ValidAsZeroBits>(
     DeviceTensor::new(dst, shape)
 }
 
-/// The median ms of the decode on `cache` with `splits` (the launcher's choice for `None`).
+/// The decode on `cache` with `splits` (the launcher's choice for `None`), in ms: the median
+/// from a cold L2 ([`median_ms_cold`]) and the mean of [`B2B`] calls back to back
+/// ([`mean_ms_back_to_back`]) alternating between `cache` and its `twin`.
 #[allow(clippy::too_many_arguments)]
 fn time(
     dev: &Device,
     dec: &Decode,
     q: &DeviceTensor<half::bf16>,
-    c: &Cache,
+    (c, twin): (&Cache, &Cache),
     lens: &DeviceTensor<i32>,
     o: &mut DeviceTensor<half::bf16>,
     ctx: usize,
     (splits, check): (Option<usize>, bool),
-) -> Result<f64, String> {
+) -> Result<(f64, f64), String> {
     let stream = dev.default_stream();
     let scale = 1.0 / (D as f32).sqrt();
-    let mut run = |dec: &Decode| {
+    let mut run = |dec: &Decode, c: &Cache| {
         let args = DecodeArgs {
             q: q.into(),
             k_cache: c.k.view(),
@@ -177,24 +186,65 @@ fn time(
         let first = Decode::new(dev, *dec.config()).map(|d| d.with_limit(LIMIT));
         first
             .map_err(|e| e.to_string())
-            .and_then(|d| run(&d).map_err(|e| format!("the first launch: {e}")))?;
+            .and_then(|d| run(&d, c).map_err(|e| format!("the first launch: {e}")))?;
     }
-    median_ms_cold::<RuntimeError>(&stream, 3, 20, || run(dec)).map_err(|e| e.to_string())
+    let cold = median_ms_cold::<RuntimeError>(&stream, 3, 20, || run(dec, c));
+    let cold = cold.map_err(|e| e.to_string())?;
+    let b2b = mean_ms_back_to_back::<RuntimeError>(&stream, 3, B2B, |i| {
+        run(dec, if i % 2 == 0 { c } else { twin })
+    });
+    Ok((cold, b2b.map_err(|e| e.to_string())?))
 }
 
-/// The caches timed on each problem: name, page size (`None`: contiguous), FP8, forced splits.
-fn layouts(batch: usize) -> Vec<(String, Option<usize>, bool, Option<usize>)> {
+/// Calls timed back to back.
+const B2B: usize = 20;
+
+/// One cache layout timed on each problem.
+struct Layout {
+    name: String,
+    /// Tokens a page (`None`: contiguous).
+    page: Option<usize>,
+    fp8: bool,
+    /// Splits forced instead of the launcher's choice.
+    splits: Option<usize>,
+    /// The splits combined in the decode kernel instead of by the combine kernel.
+    fold: bool,
+    /// Each sequence's pages one after another in the cache (not shuffled).
+    in_order: bool,
+}
+
+/// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
+/// and 64 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
+/// batch splits, the contiguous caches with the splits combined in the decode kernel and with
+/// other splits.
+fn layouts(batch: usize) -> Vec<Layout> {
+    let layout = |name: &str, page, fp8, splits, fold| Layout {
+        name: name.to_string(),
+        page,
+        fp8,
+        splits,
+        fold,
+        in_order: false,
+    };
     let mut out = vec![
-        ("contiguous".to_string(), None, false, None),
-        ("paged 16".to_string(), Some(16), false, None),
-        ("paged 64".to_string(), Some(64), false, None),
-        ("contiguous e4m3".to_string(), None, true, None),
-        ("paged 16 e4m3".to_string(), Some(16), true, None),
+        layout("contiguous", None, false, None, false),
+        layout("paged 16", Some(16), false, None, false),
+        layout("paged 64", Some(64), false, None, false),
+        layout("contiguous e4m3", None, true, None, false),
+        layout("paged 16 e4m3", Some(16), true, None, false),
+        layout("paged 64 e4m3", Some(64), true, None, false),
+        Layout {
+            in_order: true,
+            ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
+        },
     ];
     for (b, splits) in FORCED_SPLITS {
         if b == batch {
+            out.push(layout("contiguous, folded", None, false, None, true));
+            out.push(layout("contiguous e4m3, folded", None, true, None, true));
             for &s in splits {
-                out.push((format!("contiguous, {s} splits"), None, false, Some(s)));
+                let name = format!("contiguous, {s} splits");
+                out.push(layout(&name, None, false, Some(s), false));
             }
         }
     }
@@ -207,20 +257,27 @@ fn gpu(_c: &mut Criterion) {
     };
     let stream = dev.default_stream();
     println!("\ndevice: {}", dev.attributes().name);
-    println!("| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s |");
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s | \
+         back-to-back ms | back-to-back GB/s | back-to-back tokens/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
     for (batch, ctx, q_len) in PROBLEMS {
-        let row = |cache: &str, fp8: bool, splits: usize, r: Result<f64, String>| match r {
-            Ok(ms) => {
+        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64), String>| match r {
+            Ok((ms, b2b)) => {
                 let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                let tokens = (batch * q_len) as f64;
                 println!(
-                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} |",
+                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
+                     {b2b:.4} | {:.0} | {:.0} |",
                     bytes / ms / 1e6,
-                    (batch * q_len) as f64 / ms * 1e3
+                    tokens / ms * 1e3,
+                    bytes / b2b / 1e6,
+                    tokens / b2b * 1e3,
                 )
             }
-            Err(e) => println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | |"),
+            Err(e) => println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | |"),
         };
         let q_shape = vec![batch, q_len, HEADS, D];
         let n_q: usize = q_shape.iter().product();
@@ -244,46 +301,62 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             }
         };
-        // The caches loaded side by side, timed in turn REPEATS times (a drift of the clocks
-        // reaches them alike).
+        // The caches loaded side by side (each with a twin for the back-to-back timing), timed
+        // in turn REPEATS times (a drift of the clocks reaches them alike).
         let mut loaded = Vec::new();
         let only = std::env::var("PTXKIT_DECODE_BENCH").ok();
-        for (name, page, fp8, splits) in layouts(batch) {
-            let key = format!("{batch}x{ctx} {name}");
+        for l in layouts(batch) {
+            let key = format!("{batch}x{ctx} {}", l.name);
             if only.as_ref().is_some_and(|o| !key.contains(o.as_str())) {
                 continue;
             }
-            let page = page.unwrap_or(ctx);
+            let page = l.page.unwrap_or(ctx);
             let mut cfg = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, page as u32);
-            if fp8 {
+            if l.fp8 {
                 cfg = cfg.with_fp8();
             }
+            if l.fold {
+                cfg = cfg.with_fold();
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split reuses the contiguous cache loaded first.
-            let c = match splits {
-                Some(_) => None,
-                None => {
-                    Some(cache(&dev, &mut rng, (batch, ctx, page), fp8).map_err(|e| e.to_string()))
-                }
+            // A forced split or the folded kernel reuses the contiguous cache loaded before.
+            let reuse = l.splits.is_some() || l.fold;
+            let c = match reuse {
+                true => None,
+                false => Some(
+                    (0..2)
+                        .map(|_| cache(&dev, &mut rng, (batch, ctx, page), (l.fp8, l.in_order)))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|e| e.to_string()),
+                ),
             };
             match (dec, c) {
-                (Ok(d), Some(Ok(c))) => loaded.push((name, fp8, splits, d, Some(c))),
-                (Ok(d), None) => loaded.push((name, fp8, splits, d, None)),
-                (Err(e), _) | (_, Some(Err(e))) => row(&name, fp8, 0, Err(e)),
+                (Ok(d), Some(Ok(c))) => loaded.push((l, d, Some(c))),
+                (Ok(d), None) => loaded.push((l, d, None)),
+                (Err(e), _) | (_, Some(Err(e))) => row(&l.name, l.fp8, 0, Err(e)),
             }
         }
         for repeat in 0..REPEATS {
-            for (name, fp8, splits, dec, c) in &loaded {
-                let Some(c) = c
+            for (l, dec, c) in &loaded {
+                let Some([c, twin]) = c
                     .as_ref()
-                    .or_else(|| loaded.first().and_then(|l| l.4.as_ref()))
+                    .or_else(|| {
+                        loaded
+                            .iter()
+                            .find(|m| m.0.page.is_none() && m.0.fp8 == l.fp8 && m.2.is_some())
+                            .and_then(|m| m.2.as_ref())
+                    })
+                    .map(|c| [&c[0], &c[1]])
                 else {
                     continue;
                 };
-                let n = splits.unwrap_or_else(|| dec.splits(batch, KV_HEADS, q_len, ctx));
-                let r = time(&dev, dec, &q, c, &lens, &mut o, ctx, (*splits, repeat == 0));
+                let n = l
+                    .splits
+                    .unwrap_or_else(|| dec.splits(batch, KV_HEADS, q_len, ctx));
+                let at = (l.splits, repeat == 0);
+                let r = time(&dev, dec, &q, (c, twin), &lens, &mut o, ctx, at);
                 let hung = r.as_ref().is_err_and(|e| e.contains("did not finish"));
-                row(name, *fp8, n, r);
+                row(&l.name, l.fp8, n, r);
                 if hung {
                     println!("stopped: `{}` hung", dec.config().name());
                     return;

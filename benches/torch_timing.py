@@ -30,3 +30,23 @@ def median_ms(fn, iters=20, warmup=3, before=None):
         times.append(start.elapsed_time(end))
     times.sort()
     return times[len(times) // 2]
+
+
+def back_to_back_ms(fns, iters=20, warmup=3, before=None):
+    """Milliseconds one call takes in a stream of calls, as a model's decode loop issues them:
+    `warmup` untimed calls, then `iters` calls back to back between two CUDA events (no clear,
+    no wait between them), the total over `iters`; call i is ``fns[i % len(fns)]`` (two inputs,
+    each larger than the L2, keep every call's reads cold). ptxkit's mean_ms_back_to_back does
+    the same. `before`, when given, runs ahead of the first timed call, outside the events (a
+    spin that keeps the GPU busy while Python enqueues the calls)."""
+    for i in range(warmup):
+        fns[i % len(fns)]()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if before is not None:
+        before()
+    start.record()
+    for i in range(iters):
+        fns[i % len(fns)]()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / iters

@@ -17,6 +17,8 @@
 //!   ([`load_slabs`]).
 //! - [`fragments`]: a warp's `mma.sync` fed from 8-bit floats in shared memory, converted to
 //!   f16 in registers (an FP8 KV cache's K and V: `library::decode`).
+//! - [`ticket`]: the last of several parts of one result to arrive combines them
+//!   ([`ticket::last_arrival`]: split-K's fixup, split-KV decode's combine).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
@@ -29,6 +31,7 @@ pub mod ring;
 pub mod roles;
 pub mod schedule;
 pub mod slabs;
+pub mod ticket;
 
 pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, StagedBlock,

@@ -63,3 +63,27 @@ fn timed<E: From<DriverError>>(
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
 }
+
+/// The milliseconds one run of `f` takes in a stream of runs, as a model's decode loop issues
+/// them: `warmup` untimed runs, then `iters` runs back to back between two events (no clear and
+/// no wait between them), the total over `iters`. `f` takes the run's index, so runs can
+/// alternate between inputs (two caches, each larger than the L2, keep every run's reads cold
+/// without [`median_ms_cold`]'s clear, whose dirty lines the timed run would write back).
+pub fn mean_ms_back_to_back<E: From<DriverError>>(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    mut f: impl FnMut(usize) -> Result<(), E>,
+) -> Result<f64, E> {
+    for i in 0..warmup {
+        f(i)?;
+    }
+    let iters = iters.max(1);
+    let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    for i in 0..iters {
+        f(i)?;
+    }
+    let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    end.synchronize()?;
+    Ok(f64::from(start.elapsed_ms(&end)?) / iters as f64)
+}

@@ -3,7 +3,9 @@
 //! chunks at 16 tokens of a group of 8); ragged lengths from a single token to over a
 //! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens in a
 //! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
-//! launcher's choice. Fresh random inputs; the cache slots past each sequence's end, the pages no
+//! launcher's choice, the splits combined by the combine kernel (in three cases also in the
+//! decode kernel, `DecodeConfig::fold`, which must give the same bits). Fresh random inputs;
+//! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
 //! The error reported is the largest `|got - want| / 2e-2` (bf16 O, absolute), so 1 is the bar.
@@ -37,6 +39,8 @@ struct Case {
     /// An FP8 e4m3 cache, with a scale per head (`Some(true)`) or one (`Some(false)`).
     fp8: Option<bool>,
     splits: Vec<Option<usize>>,
+    /// Also run with the splits combined in the decode kernel (which must give the same bits).
+    fold: bool,
 }
 
 fn case(
@@ -60,7 +64,14 @@ fn case(
         contiguous: false,
         fp8: None,
         splits: splits.to_vec(),
+        fold: false,
     }
+}
+
+/// `c` also run with the splits combined in the decode kernel.
+fn both(mut c: Case) -> Case {
+    c.fold = true;
+    c
 }
 
 /// `c` over an FP8 cache, its scales per head or one.
@@ -75,18 +86,18 @@ fn cases() -> Vec<Case> {
     let mut contiguous = case(&[1000, 1024, 517], 1, (2, 4), 128, 1024, &[None, Some(1)]);
     contiguous.contiguous = true;
     vec![
-        case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
+        both(case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)])),
         case(&ragged, 4, (2, 4), 128, 64, &[Some(1), Some(5)]),
-        case(&[16, 100, 777], 16, (1, 8), 128, 32, &[None, Some(2)]),
+        both(case(&[16, 100, 777], 16, (1, 8), 128, 32, &[None, Some(2)])),
         case(&[3, 500, 2000], 3, (2, 16), 128, 256, &[None, Some(4)]),
         case(&[7, 90, 257], 7, (1, 5), 128, 16, &[Some(1), Some(3)]),
         case(&[5, 129, 400], 2, (4, 1), 64, 16, &[Some(1), Some(2)]),
         case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
         contiguous,
-        fp8(
+        both(fp8(
             case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
             true,
-        ),
+        )),
         fp8(
             case(&[16, 100, 777], 16, (1, 8), 128, 64, &[Some(1), Some(2)]),
             false,
@@ -147,8 +158,16 @@ enum Caches {
     ),
 }
 
-/// One problem with each of its splits: the largest error over the tolerance.
-fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckError> {
+/// One problem with each of its splits: the largest error over the tolerance. With `two` (the
+/// same configuration with the splits combined in the decode kernel,
+/// [`DecodeConfig::with_fold`]) each split is run by it too, and its O must be the same bits as
+/// `dec`'s.
+fn run_case(
+    ctx: &mut GpuCtx,
+    dec: &Decode,
+    two: Option<&Decode>,
+    c: &Case,
+) -> Result<f64, GpuCheckError> {
     let s = &c.shape;
     let (d, batch, hk) = (s.head_dim, s.seq_lens.len(), s.kv_heads);
     let (table, num_pages) = pages(ctx, c);
@@ -227,44 +246,65 @@ fn run_case(ctx: &mut GpuCtx, dec: &Decode, c: &Case) -> Result<f64, GpuCheckErr
     let longest = s.seq_lens.iter().copied().max().unwrap_or(0);
     let mut worst = 0.0f64;
     for &splits in &c.splits {
-        let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
-        let mut o = ctx.upload(&poison, &q_shape)?;
-        let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
-            Caches::Bf16((kc, vc), ..) => (kc.into(), vc.into(), None),
-            Caches::E4m3((kc, vc), (ks, vs), ..) => (
-                kc.into(),
-                vc.into(),
-                Some(KvScales {
-                    k_scale: ks.into(),
-                    v_scale: vs.into(),
-                }),
-            ),
-        };
-        let args = DecodeArgs {
-            q: (&q).into(),
-            k_cache,
-            v_cache,
-            block_table: (&bt).into(),
-            seq_lens: (&sl).into(),
-            o: (&mut o).into(),
-            scale,
-            max_seq_len: longest,
-            splits,
-            kv_scales,
-        };
-        dec.run_borrowed(&ctx.stream, args)
-            .map_err(|e| case_error(dec, c, splits, e.into()))?;
-        let got: Vec<f32> = ctx
-            .download(&o)?
-            .into_iter()
-            .map(half::bf16::to_f32)
-            .collect();
+        let mut outs = Vec::new();
+        for d in std::iter::once(dec).chain(two) {
+            let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
+            let mut o = ctx.upload(&poison, &q_shape)?;
+            let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
+                Caches::Bf16((kc, vc), ..) => (kc.into(), vc.into(), None),
+                Caches::E4m3((kc, vc), (ks, vs), ..) => (
+                    kc.into(),
+                    vc.into(),
+                    Some(KvScales {
+                        k_scale: ks.into(),
+                        v_scale: vs.into(),
+                    }),
+                ),
+            };
+            let args = DecodeArgs {
+                q: (&q).into(),
+                k_cache,
+                v_cache,
+                block_table: (&bt).into(),
+                seq_lens: (&sl).into(),
+                o: (&mut o).into(),
+                scale,
+                max_seq_len: longest,
+                splits,
+                kv_scales,
+            };
+            d.run_borrowed(&ctx.stream, args)
+                .map_err(|e| case_error(d, c, splits, e.into()))?;
+            outs.push(ctx.download(&o)?);
+        }
+        if let [combined, folded] = &outs[..] {
+            let differ = folded
+                .iter()
+                .zip(combined)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            if differ > 0 {
+                return Err(GpuCheckError::Unexpected {
+                    check: format!("{} {} splits {splits:?}", dec.config().name(), name(c)),
+                    detail: format!(
+                        "{differ} values of O folded differ from the combine kernel's (same bits \
+                         expected)"
+                    ),
+                });
+            }
+        }
+        let got: Vec<f32> = outs[0].iter().map(|x| x.to_f32()).collect();
         let err = max_abs_err(&got, &want) / TOL;
         if std::env::var_os("PTXKIT_DECODE_PROGRESS").is_some() {
             eprintln!(
-                "case {} {} splits {splits:?}: err {err:.3e}",
+                "case {} {} splits {splits:?}: err {err:.3e}{}",
                 dec.config().name(),
-                name(c)
+                name(c),
+                if two.is_some() {
+                    " (folded: the same bits)"
+                } else {
+                    ""
+                }
             );
         }
         worst = worst.max(err);
@@ -299,22 +339,32 @@ fn case_error(dec: &Decode, c: &Case, splits: Option<usize>, e: GpuCheckError) -
     }
 }
 
-/// Every case; the first failure to run names its case.
+/// Every case (with `PTXKIT_DECODE_CASES=fold`, only those also run with the splits combined in
+/// the decode kernel: a run under compute-sanitizer of the splits' combine); the first failure
+/// to run names its case.
 pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     let (mut worst, mut runs) = (0.0f64, 0);
-    for c in cases() {
+    let only_fold = std::env::var("PTXKIT_DECODE_CASES").is_ok_and(|v| v == "fold");
+    for c in cases().into_iter().filter(|c| c.fold || !only_fold) {
         let s = &c.shape;
         let mut cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
         if c.fp8.is_some() {
             cfg = cfg.with_fp8();
         }
-        let dec = Decode::new(&ctx.dev, cfg)
-            .map(|d| d.with_limit(limit()))
-            .map_err(|e| GpuCheckError::Case {
-                case: cfg.name(),
-                source: Box::new(e.into()),
-            })?;
-        worst = worst.max(run_case(ctx, &dec, &c)?);
+        let load = |cfg: DecodeConfig| {
+            Decode::new(&ctx.dev, cfg)
+                .map(|d| d.with_limit(limit()))
+                .map_err(|e| GpuCheckError::Case {
+                    case: cfg.name(),
+                    source: Box::new(e.into()),
+                })
+        };
+        let dec = load(cfg)?;
+        let two = match c.fold {
+            true => Some(load(cfg.with_fold())?),
+            false => None,
+        };
+        worst = worst.max(run_case(ctx, &dec, two.as_ref(), &c)?);
         runs += c.splits.len();
     }
     Ok(Report {
@@ -323,7 +373,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         detail: format!(
             "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
-             1..2000, 1 to 5 splits; error / tolerance of O"
+             1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
+             decode kernel: the same bits); error / tolerance of O"
         ),
     })
 }

@@ -3,6 +3,7 @@
 //! filled page by page by TMA, `gemm_async` (wgmma) for `S = Q·Kᵀ` and `P·V`, the attention's
 //! online softmax on the accumulator fragment.
 
+use crate::parts::ticket::last_arrival;
 use crate::parts::{ConsumerId, Ring, ring_and_once};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
@@ -35,6 +36,9 @@ struct Args {
     o: Buffer<Bf16>,
     o_part: Buffer<ty::F32>,
     lse_part: Buffer<ty::F32>,
+    /// With [`DecodeConfig::fold`]: a counter per (sequence, KV head, query chunk),
+    /// `[batch, kv_heads, q_len]` u32, zero before a launch and left zero by it.
+    counters: Option<Buffer<ty::U32>>,
     scale: Reg<ty::F32>,
     /// With an FP8 cache: `k_scale` and `v_scale` (`[scales]`, 1 or `kv_heads`) and `scales`.
     kv_scales: Option<(Buffer<ty::F32>, Buffer<ty::F32>, Var)>,
@@ -94,7 +98,10 @@ struct Parts<'a> {
 /// `block_table` `[batch, max_pages]` i32, `seq_lens` `[batch]` i32, `o` like `q`, the
 /// workspace `o_part` `[splits, batch, q_len, heads, d]` and `lse_part`
 /// `[splits, batch, q_len, heads]` (f32; written only when `splits > 1`, `o` only when it is 1)
-/// and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x `batch` CTAs.
+/// `counters` `[batch, kv_heads, q_len]` u32 with [`DecodeConfig::fold`] (zero before the
+/// launch; the last split of each sequence, KV head and query chunk combines the splits into
+/// `o`, [`fold_splits`]) and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x
+/// `batch` CTAs.
 pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let name = cfg.name();
     let mut k = KernelBuilder::new(&name, target);
@@ -187,7 +194,11 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
     let mut part_shape = vec![e(splits)];
     part_shape.extend(q_shape);
     let o_part = k.tensor::<ty::F32>("o_part", part_shape, opts.clone())?;
-    let lse_part = k.tensor::<ty::F32>("lse_part", [splits, batch, q_len, heads], opts)?;
+    let lse_part = k.tensor::<ty::F32>("lse_part", [splits, batch, q_len, heads], opts.clone())?;
+    let counters = match cfg.fold {
+        true => Some(k.tensor::<ty::U32>("counters", [batch, kv_heads, q_len], opts)?),
+        false => None,
+    };
     let scale = k.scalar::<ty::F32>("scale")?;
     let kv_scales = if cfg.fp8 {
         let scales = k.symbol_with("scales", one)?;
@@ -206,6 +217,7 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
         o,
         o_part,
         lse_part,
+        counters,
         scale,
         kv_scales,
         batch,
@@ -459,7 +471,8 @@ fn consumer(
         p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
-    epilogue(k, p, o_acc, rows, (&st.m, &st.l), scales, lt)
+    epilogue(k, p, o_acc, rows, (&st.m, &st.l), scales, lt)?;
+    fold_splits(k, p, lt)
 }
 
 /// Whether key tile `n` needs the causal mask: its last key reaches the bound of the chunk's
@@ -673,7 +686,8 @@ fn consumer_fp8(
         p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
-    merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (warp, lane, lt))
+    merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (warp, lane, lt))?;
+    fold_splits(k, p, lt)
 }
 
 /// Each lane's byte offsets into an FP8 K or V tile for its `ldmatrix.x4` of every 32 bytes of
@@ -1051,10 +1065,170 @@ fn epilogue(
 /// Splits the combine reads a step.
 const COMBINE_UNROLL: u32 = 16;
 
+/// Elements of `o` the folded combine ([`fold_splits`]) takes a step, their loads in flight
+/// together: a thread's share of 4 rows at head dim 128 (one sequence, 4 query heads a KV head).
+const FOLD_UNROLL: u32 = 4;
+
+/// With [`DecodeConfig::fold`] and several splits, the consumer warpgroup's ticket for its
+/// (sequence, KV head, query chunk) after its part is stored ([`crate::parts::ticket`]); the
+/// last split's warpgroup combines the splits' parts of the chunk's rows into `o`, as
+/// [`build_combine`] does (the same sums in the same order: the same bits): thread `lt` takes
+/// elements `lt + 128 i` of the chunk's `rows x d`, [`FOLD_UNROLL`] a step.
+fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let Some(counters) = &args.counters else {
+        return Ok(());
+    };
+    let (d, group, tq) = (cfg.head_dim, cfg.group, cfg.tokens_per_cta());
+    let threads = crate::parts::WarpSpecialized::WARPGROUP;
+    let many = k.cmp(CmpOp::Gt, args.splits, 1u32)?;
+    k.if_(many, |k| {
+        let at = vec![w.batch.into(), w.kv_head.into(), w.chunk.into()];
+        let bar = (DecodeConfig::CLEAR_BARRIER, threads);
+        last_arrival(k, counters, at, args.splits, bar, lt, |k| {
+            // The chunk's live elements: min(tq, q_len - chunk · tq) tokens of `group` rows.
+            let left = k.eval(args.q_len - w.chunk * tq)?;
+            let tokens = k.reg::<ty::U32>();
+            k.min(tokens, left, tq)?;
+            let tokens = k.bind("fold_tokens", tokens);
+            let elems = k.let_("fold_elems", tokens * (group * d))?;
+            let step = FOLD_UNROLL * threads;
+            k.for_range_step(0u32, elems, step, |k, e0| {
+                // Elements past the chunk's read the last one's parts (not stored).
+                let last = k.eval(elems - 1u32)?;
+                let (mut at, mut lives) = (Vec::new(), Vec::new());
+                for j in 0..FOLD_UNROLL {
+                    let e = k.let_("fold_elem", e0 + lt + j * threads)?;
+                    lives.push(k.cmp(CmpOp::Lt, e, elems)?);
+                    let e = k.eval(e)?;
+                    let read = k.reg::<ty::U32>();
+                    k.min(read, e, last)?;
+                    let read = k.bind("fold_read", read);
+                    let row = k.let_("fold_row", read / d)?;
+                    at.push([
+                        Expr::from(w.batch),
+                        w.chunk * tq + row / group,
+                        w.kv_head * group + row % group,
+                        read % d,
+                    ]);
+                }
+                let values = combine_values(k, (&args.o_part, &args.lse_part), args.splits, &at)?;
+                for ((idx, live), x) in at.into_iter().zip(lives).zip(values) {
+                    let out = k.reg::<Bf16>();
+                    k.cvt(out, x)?;
+                    k.if_(live, |k| k.store(&args.o, idx, out)).end()?;
+                }
+                Ok(())
+            })
+        })
+    })
+    .end()
+}
+
+/// `o`'s values at `at` (`[batch, token, head, column]`, each a valid element):
+/// `Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the splits in order,
+/// [`COMBINE_UNROLL`] a step with the running max rescaling what came before (the same sums in
+/// the same order every run), the loads of a step (every element's) issued together so their
+/// latencies overlap: each element's two addresses computed once a step and moved on by a
+/// split's stride (one 64-bit add a load), each split's predicate shared by the elements. `0`
+/// for a row no split saw a key of.
+fn combine_values(
+    k: &mut KernelBuilder,
+    (o_part, lse_part): (&Buffer<ty::F32>, &Buffer<ty::F32>),
+    splits: Var,
+    at: &[[Expr; 4]],
+) -> Result<Vec<Reg<ty::F32>>> {
+    // The bytes from one split's part to the next: each buffer's outer stride.
+    let mut step = |buf: &Buffer<ty::F32>| -> Result<Reg<ty::U64>> {
+        let Some(stride) = buf.strides.first().cloned() else {
+            return Err(k.error("the workspace has a split dimension"));
+        };
+        let narrow = k.eval(stride * 4u32)?;
+        let wide = k.reg::<ty::U64>();
+        k.cvt(wide, narrow)?;
+        Ok(wide)
+    };
+    let (lse_step, o_step) = (step(lse_part)?, step(o_part)?);
+    // The running max, sum and weighted O of each element.
+    let mut state = Vec::with_capacity(at.len());
+    for _ in at {
+        let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());
+        k.mov(m, f32::NEG_INFINITY)?;
+        k.mov(sum, 0.0f32)?;
+        k.mov(acc, 0.0f32)?;
+        state.push((m, sum, acc));
+    }
+    k.for_range_step(0u32, splits, COMBINE_UNROLL, |k, s0| {
+        let live = (0..COMBINE_UNROLL)
+            .map(|j| k.cmp(CmpOp::Lt, s0 + j, splits))
+            .collect::<Result<Vec<_>>>()?;
+        let mut parts = Vec::with_capacity(at.len());
+        for [b, t, h, c] in at {
+            let row = [Expr::from(s0), b.clone(), t.clone(), h.clone()];
+            let mut col = row.to_vec();
+            col.push(c.clone());
+            let (Ptr::Global(lse_at), Ptr::Global(o_at)) =
+                (k.ptr_to(lse_part, row)?, k.ptr_to(o_part, col)?)
+            else {
+                return Err(k.error("the workspace is global memory"));
+            };
+            // Registers of their own: the pointers move on a split at a time.
+            let (lse_ptr, o_ptr) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+            k.mov(lse_ptr, lse_at)?;
+            k.mov(o_ptr, o_at)?;
+            let mut mine = Vec::with_capacity(COMBINE_UNROLL as usize);
+            for (j, &live) in live.iter().enumerate() {
+                if j > 0 {
+                    k.add(lse_ptr, lse_ptr, lse_step)?;
+                    k.add(o_ptr, o_ptr, o_step)?;
+                }
+                let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+                k.mov(lse, f32::NEG_INFINITY)?;
+                k.mov(o, 0.0f32)?;
+                k.isa().when(live).ld(lse, Addr::<Global>::reg(lse_ptr))?;
+                k.isa().when(live).ld(o, Addr::<Global>::reg(o_ptr))?;
+                mine.push((lse, o));
+            }
+            parts.push(mine);
+        }
+        for (&(m, sum, acc), mine) in state.iter().zip(&parts) {
+            let m_new = k.reg::<ty::F32>();
+            k.mov(m_new, m)?;
+            for &(lse, _) in mine {
+                k.max(m_new, m_new, lse)?;
+            }
+            // Every split so far empty: weights of e^-inf = 0, never NaN (-inf - -inf).
+            let dead = k.pred();
+            k.setp::<ty::F32>(CmpOp::Eq, dead, m_new, f32::NEG_INFINITY)?;
+            let m_use = k.reg::<ty::F32>();
+            k.selp(m_use, 0.0f32, m_new, dead)?;
+            let shift = k.sub_of(m, m_use)?;
+            let alpha = k.exp(shift)?;
+            k.mul(sum, sum, alpha)?;
+            k.mul(acc, acc, alpha)?;
+            for &(lse, o) in mine {
+                let e = k.sub_of(lse, m_use)?;
+                let wgt = k.exp(e)?;
+                k.add(sum, sum, wgt)?;
+                k.fma(acc, wgt, o, acc)?;
+            }
+            k.mov(m, m_new)?;
+        }
+        Ok(())
+    })?;
+    let mut out = Vec::with_capacity(at.len());
+    for (_, sum, acc) in state {
+        let empty = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
+        let inv = k.rcp_of(sum)?;
+        k.selp(inv, 0.0f32, inv, empty)?;
+        out.push(k.mul_of(acc, inv)?);
+    }
+    Ok(out)
+}
+
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
-/// thread per column; `o = Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the
-/// splits in order, [`COMBINE_UNROLL`] a step with the running max rescaling what came before
-/// (the same sums in the same order every run). Its parameters: `o_part`
+/// thread per column, [`combine_values`] of its element. Its parameters: `o_part`
 /// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
 /// `[batch, q_len, heads, d]` (bf16).
 pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
@@ -1075,66 +1249,12 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
-    // The running max, sum and weighted O; COMBINE_UNROLL splits a step, their loads issued
-    // together (predicated past the last split) so their latencies overlap.
-    let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());
-    k.mov(m, f32::NEG_INFINITY)?;
-    k.mov(sum, 0.0f32)?;
-    k.mov(acc, 0.0f32)?;
-    k.for_range_step(0u32, splits, COMBINE_UNROLL, |k, s0| {
-        let mut parts = Vec::new();
-        for j in 0..COMBINE_UNROLL {
-            let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
-            k.mov(lse, f32::NEG_INFINITY)?;
-            k.mov(o, 0.0f32)?;
-            let live = k.cmp(CmpOp::Lt, s0 + j, splits)?;
-            for (dst, at) in [
-                (
-                    lse,
-                    k.ptr_to(&lse_part, [s0 + j, b.into(), t.into(), h.into()])?,
-                ),
-                (
-                    o,
-                    k.ptr_to(&o_part, [s0 + j, b.into(), t.into(), h.into(), c.into()])?,
-                ),
-            ] {
-                let Ptr::Global(at) = at else {
-                    return Err(k.error("the workspace is global memory"));
-                };
-                k.isa().when(live).ld(dst, Addr::<Global>::reg(at))?;
-            }
-            parts.push((lse, o));
-        }
-        let m_new = k.reg::<ty::F32>();
-        k.mov(m_new, m)?;
-        for &(lse, _) in &parts {
-            k.max(m_new, m_new, lse)?;
-        }
-        // Every split so far empty: weights of e^-inf = 0, never NaN (-inf - -inf).
-        let dead = k.pred();
-        k.setp::<ty::F32>(CmpOp::Eq, dead, m_new, f32::NEG_INFINITY)?;
-        let m_use = k.reg::<ty::F32>();
-        k.selp(m_use, 0.0f32, m_new, dead)?;
-        let shift = k.sub_of(m, m_use)?;
-        let alpha = k.exp(shift)?;
-        k.mul(sum, sum, alpha)?;
-        k.mul(acc, acc, alpha)?;
-        for &(lse, o) in &parts {
-            let e = k.sub_of(lse, m_use)?;
-            let wgt = k.exp(e)?;
-            k.add(sum, sum, wgt)?;
-            k.fma(acc, wgt, o, acc)?;
-        }
-        k.mov(m, m_new)?;
-        Ok(())
-    })?;
-    let empty = k.pred();
-    k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
-    let inv = k.rcp_of(sum)?;
-    k.selp(inv, 0.0f32, inv, empty)?;
-    let x = k.mul_of(acc, inv)?;
-    let out = k.reg::<Bf16>();
-    k.cvt(out, x)?;
-    k.store(&o, [b, t, h, c], out)?;
+    let at = [[b, t, h, c].map(Expr::from)];
+    let values = combine_values(&mut k, (&o_part, &lse_part), splits, &at)?;
+    for x in values {
+        let out = k.reg::<Bf16>();
+        k.cvt(out, x)?;
+        k.store(&o, [b, t, h, c], out)?;
+    }
     k.finish()
 }

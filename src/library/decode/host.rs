@@ -105,31 +105,38 @@ pub struct KvScales<'a> {
     pub v_scale: TensorRef<'a>,
 }
 
-/// The split workspace: `o_part` and `lse_part`, grown to the largest call's.
+/// The split workspace: `o_part`, `lse_part` and the folded combine's counters (zero, and
+/// left zero by every launch), grown to the largest call's.
 #[derive(Default)]
 struct Workspace {
     o_part: Option<CudaSlice<f32>>,
     lse_part: Option<CudaSlice<f32>>,
+    counters: Option<CudaSlice<u32>>,
 }
 
-/// A loaded decode kernel for one configuration, with its combine.
+/// A loaded decode kernel for one configuration (with the combine kernel where it takes one).
 pub struct Decode {
     cfg: DecodeConfig,
     kernel: LoadedKernel,
-    combine: LoadedKernel,
+    /// The combine kernel, without [`DecodeConfig::fold`].
+    combine: Option<LoadedKernel>,
     sms: usize,
     workspace: Mutex<Workspace>,
     limit: Option<std::time::Duration>,
 }
 
 impl Decode {
-    /// Builds both kernels for `cfg` and loads them on `device`.
+    /// Builds the kernels for `cfg` and loads them on `device`.
     pub fn new(device: &Device, cfg: DecodeConfig) -> Result<Decode, DecodeError> {
         cfg.validate()?;
         let target = device.target();
         let kernel = super::build(target, &cfg)?.load(device, &JitOptions::default())?;
-        let combine =
-            super::build_combine(target, cfg.head_dim)?.load(device, &JitOptions::default())?;
+        let combine = match cfg.fold {
+            true => None,
+            false => Some(
+                super::build_combine(target, cfg.head_dim)?.load(device, &JitOptions::default())?,
+            ),
+        };
         Ok(Decode {
             cfg,
             kernel,
@@ -192,8 +199,8 @@ impl Decode {
 
     /// Decode attention on memory the caller owns (cudarc slices or views with their shapes,
     /// or foreign tensors): the checks the signature cannot make first (nothing is enqueued when
-    /// one fails), then the decode kernel and, with more than one split, the combine, on
-    /// `stream`.
+    /// one fails), then the decode kernel (which combines its splits, [`DecodeConfig::fold`])
+    /// or, with more than one split, the decode kernel and the combine, on `stream`.
     pub fn run_borrowed(
         &self,
         stream: &Arc<CudaStream>,
@@ -263,13 +270,21 @@ impl Decode {
         let (n_lse, n_o) = (lse_shape.iter().product(), o_shape.iter().product());
         // The workspace, grown when too small; a poisoned lock only means a launch failed.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
-        let Workspace { o_part, lse_part } = &mut *ws;
+        let Workspace {
+            o_part,
+            lse_part,
+            counters,
+        } = &mut *ws;
         let o_part = grown(o_part, n_o, stream)?;
         let lse_part = grown(lse_part, n_lse, stream)?;
         let mut o_view = o_part.slice_mut(0..n_o);
         let mut lse_view = lse_part.slice_mut(0..n_lse);
         let mut o_t = TensorMut::view(&mut o_view, o_shape.clone())?;
         let mut lse_t = TensorMut::view(&mut lse_view, lse_shape.clone())?;
+        let n_counters = batch * kv_heads * q_len;
+        let counters = grown(counters, n_counters, stream)?;
+        let mut counters_view = counters.slice_mut(0..n_counters);
+        let counters_t = TensorMut::view(&mut counters_view, vec![batch, kv_heads, q_len])?;
         let mut main = vec![
             q.into(),
             k_cache.into(),
@@ -279,15 +294,18 @@ impl Decode {
             o.reborrow().into(),
             o_t.reborrow().into(),
             lse_t.reborrow().into(),
-            Arg::scalar(scale),
         ];
+        if self.cfg.fold {
+            main.push(counters_t.into());
+        }
+        main.push(Arg::scalar(scale));
         if let Some(s) = kv_scales {
             main.extend([s.k_scale.into(), s.v_scale.into()]);
         }
         self.launch(&self.kernel, stream, &mut main)?;
-        if splits > 1 {
+        if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
-            self.launch(&self.combine, stream, &mut merge)?;
+            self.launch(combine, stream, &mut merge)?;
         }
         Ok(())
     }

@@ -27,8 +27,9 @@
 //! ([`crate::parts::fragments`]), its own softmax state merged with the others' at the end.
 //! Few sequences split their keys over several CTAs
 //! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
-//! to an f32 workspace that a second kernel ([`build_combine`]) merges in a fixed order
-//! (deterministic).
+//! to an f32 workspace, merged in a fixed order (deterministic) by a second kernel
+//! ([`build_combine`]) or, with [`DecodeConfig::fold`], by the last split to finish (a ticket,
+//! [`crate::parts::ticket`]).
 
 mod build;
 mod host;
@@ -70,6 +71,13 @@ pub struct DecodeConfig {
     /// [`DecodeConfig::FP8_ROWS`] query rows (Q converted to f16 once); the warps' partial
     /// softmax states are merged at the end; the scales are folded into the softmax scale and O.
     pub fp8: bool,
+    /// With several splits, the last split of each (sequence, KV head, query chunk) to finish
+    /// combines them in the kernel, by a ticket ([`crate::parts::ticket`], the kernel's
+    /// `counters` parameter), so a call is one launch; `false` (the default): the combine is a
+    /// second kernel ([`build_combine`]). Either gives the same bits. Measured on the H200
+    /// (BENCHMARKS.md, session 13): about 1 µs faster at 4 splits, about 6 µs slower at 33 (one
+    /// CTA's 128 threads combine what the combine kernel spreads over a CTA a head).
+    pub fold: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -101,12 +109,18 @@ impl DecodeConfig {
             group,
             page_rows,
             fp8: false,
+            fold: false,
         }
     }
 
     /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]).
     pub fn with_fp8(self) -> DecodeConfig {
         DecodeConfig { fp8: true, ..self }
+    }
+
+    /// The same with the splits combined in the decode kernel ([`DecodeConfig::fold`]).
+    pub fn with_fold(self) -> DecodeConfig {
+        DecodeConfig { fold: true, ..self }
     }
 
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
@@ -191,11 +205,12 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}",
+            "decode_{}_d{}_g{}_r{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
-            self.page_rows
+            self.page_rows,
+            if self.fold { "_fold" } else { "" }
         )
     }
 
@@ -214,19 +229,25 @@ impl DecodeConfig {
     }
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
-    /// and 16, bf16 and FP8 caches.
+    /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
+    /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
             for head_dim in [64, 128, 256] {
                 for group in [1, 4, 5, 8, 16] {
                     for page_rows in [16, 32, 64] {
-                        out.push(DecodeConfig {
+                        let cfg = DecodeConfig {
                             head_dim,
                             group,
                             page_rows,
                             fp8,
-                        });
+                            fold: false,
+                        };
+                        out.push(cfg);
+                        if page_rows == 16 && head_dim == 128 {
+                            out.push(cfg.with_fold());
+                        }
                     }
                 }
             }

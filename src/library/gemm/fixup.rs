@@ -4,15 +4,15 @@
 //! Each consumer warpgroup stores its part's f32 accumulators to the workspace in fragment
 //! order ([`declare_partials`]: `[split_k, fixup_tiles, bn / 8, 128, 4]`, a thread's four
 //! consecutive values one 16-byte vector, the warp's 32 vectors 512 contiguous bytes), whatever
-//! the tile's place in C: no bounds, no transposition. Then the warpgroup meets at its named
+//! the tile's place in C: no bounds, no transposition. Then it takes one ticket for its 64-row
+//! block of the tile ([`crate::parts::ticket::last_arrival`]): the warpgroup meets at its named
 //! barrier (`bar.sync 1 + cw, 128`, PTX ISA 9.7.13.1: the threads' stores are performed
-//! relative to every thread of the barrier) and its first thread takes one ticket for the
-//! warpgroup's 64-row block of the tile, `atom.acq_rel.gpu.global.add.u32` on the block's
-//! counter (PTX ISA 9.7.13.5): its release publishes the warpgroup's stores (ordered before it
-//! by the barrier), its acquire makes visible those of the parts that took tickets before it
-//! (8.9.1 "Release and acquire patterns"). A second barrier hands the verdict to the whole
-//! warpgroup (`bar.red.or.pred`, 9.7.13.1: the ticket was the last, `split_k - 1`), and orders
-//! the first thread's acquire before the others' loads.
+//! relative to every thread of the barrier), its first thread adds to the block's counter with
+//! `atom.acq_rel.gpu.global.add.u32` (PTX ISA 9.7.13.5): its release publishes the warpgroup's
+//! stores (ordered before it by the barrier), its acquire makes visible those of the parts that
+//! took tickets before it (8.9.1 "Release and acquire patterns"). A second barrier hands the
+//! verdict to the whole warpgroup (`bar.red.or.pred`, 9.7.13.1: the ticket was the last,
+//! `split_k - 1`), and orders the first thread's acquire before the others' loads.
 //!
 //! The warpgroup of the last part resets the counter to 0 for the next launch, loads each
 //! part's values of its own thread (all loads straight-line, each 16 bytes, so they are in
@@ -21,12 +21,12 @@
 //! same as the two-launch form's) and stores C. No thread waits for another part (no spin: a
 //! part that has not run yet cannot hold up one that has), and no float is added atomically.
 
-use ptx_isa::builder::{AtomOp, AtomSem, CmpOp, Scope};
 use ptx_isa::ty;
 
 use super::GemmConfig;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, Var};
 use crate::parts::WarpSpecialized;
+use crate::parts::ticket::last_arrival;
 
 /// f32 values per vector access of the workspace: 16 bytes (`ld.global.v4.f32`, PTX ISA
 /// 9.7.9.8).
@@ -148,31 +148,8 @@ impl<O: Elem> Fixup<O> {
         let cw = k.eval(cw)?;
         let bar = k.reg::<ty::U32>();
         k.add(bar, cw, 1u32)?;
-        k.bar_sync(bar, Some(threads.into()))?;
-        let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
-        let ticket = k.reg::<ty::U32>();
-        k.mov(ticket, 0u32)?;
-        k.if_(leader, |k| {
-            let t = k.atom_flag(
-                &self.counters,
-                [row],
-                AtomOp::Add,
-                1u32,
-                (AtomSem::AcqRel, Scope::Gpu),
-            )?;
-            k.mov(ticket, t)?;
-            Ok(())
-        })
-        .end()?;
-        let ticket = k.bind("fixup_ticket", ticket);
-        // Only the leader's ticket can be `parts - 1` (the others hold 0, and parts >= 2).
-        let mine = k.cmp(CmpOp::Eq, ticket, parts - 1)?;
-        let last = k.pred();
-        k.bar_red_pred(true, last, bar, Some(threads.into()), mine)?;
-        k.if_(last, |k| {
-            // Every part has arrived at this block: the counter is free for the next launch.
-            k.if_(leader, |k| k.store(&self.counters, [row], 0u32))
-                .end()?;
+        let at_row = vec![Expr::from(row)];
+        last_arrival(k, &self.counters, at_row, parts, (bar, threads), lt, |k| {
             for (v, four) in values.chunks(VECTOR as usize).enumerate() {
                 let loaded = (0..parts)
                     .map(|s| k.load_vec(partials, at(s.into(), v)))
@@ -189,7 +166,6 @@ impl<O: Elem> Fixup<O> {
             }
             store(k)
         })
-        .end()
     }
 }
 
