@@ -4,7 +4,8 @@
 //! turns at tiles (ping-pong), each with the residual read from global memory (prefetched into
 //! L2 at the tile's start) and staged (`HopperGemm::staged_input`: loaded by TMA into the C
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
-//! residual from global memory), at 4096³ and 8192³, the plain GEMM timed beside each,
+//! residual from global memory or staged slab by slab), at 4096³ and 8192³, the plain GEMM
+//! timed beside each,
 //! three rounds; a row per timing with the fused / plain ratio.
 //!
 //! ```text
@@ -115,6 +116,7 @@ fn main() -> Result<(), CheckError> {
             ("ping-pong", pingpong, false),
             ("ping-pong, staged", pingpong, true),
             ("epilogue warps", cfg.with_epilogue_warps(), false),
+            ("epilogue warps, staged", cfg.with_epilogue_warps(), true),
         ];
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules {

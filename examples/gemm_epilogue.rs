@@ -30,9 +30,8 @@ use ptxkit::smem::pipeline::sync::WaitMode;
 /// `C = GELU(A·Bᵀ + bias) + residual`: A `[m, k]`, B `[n, k]`, C and the residual `[m, n]`,
 /// the bias `[n]`, all bf16. With the TMA-store epilogue the residual is a staged input: each
 /// consumer loads its block by TMA while its main loop runs, and the epilogue reads it from
-/// shared memory; with the register epilogue, or on epilogue warps
-/// ([`GemmConfig::epilogue_warps`], whose staging blocks hold the rounded tile), it is read from
-/// global memory.
+/// shared memory (on epilogue warps, [`GemmConfig::epilogue_warps`], each warp loads it slab by
+/// slab into a buffer of its own); with the register epilogue it is read from global memory.
 fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_bias_gelu_residual", Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
@@ -41,7 +40,7 @@ fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let epilogue = Epilogue::new()
         .cols(&bias, Combine::Add)
         .activation(Activation::GeluTanh);
-    let epilogue = if cfg.tma_store && !cfg.epilogue_warps {
+    let epilogue = if cfg.tma_store {
         epilogue.residual(&gemm.staged_input(&mut k, "residual")?)
     } else {
         let opts = TensorOpts::default().align(16);

@@ -389,28 +389,32 @@ pub struct StagedBlock {
 const BAND_ROWS: u32 = 8;
 
 impl Epilogue {
-    /// One warp applies the ops to `block` in shared memory, in place: eight rows of a 64-column
-    /// slab at a time (a band of 1,024 bytes, which the swizzle maps onto itself), read with
-    /// `ldmatrix` into the 8-row band of the accumulator's layout
+    /// One warp applies the ops to 64-column slab `slab` of `block` in shared memory, in place,
+    /// and returns the slab's address (for a TMA store of it, after the caller's proxy fence
+    /// and warp sync): eight rows at a time (a band of 1,024 bytes, which the swizzle maps onto
+    /// itself), read with `ldmatrix` into the 8-row band of the accumulator's layout
     /// ([`layouts::fragment::wgmma::accumulator_band`]), widened to f32, run through the ops
-    /// (their `[m, n]` tensors read at the band's block, bounded at the output's edges) and
-    /// written back with `stmatrix`; `lane` is the thread's lane. After each slab,
-    /// `slab_done(k, slab, address)` (a TMA store of it, say: the caller fences and syncs the
-    /// warp first). This is the epilogue of a GEMM whose accumulator-holding warpgroups have
-    /// rounded their tile into the block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]):
-    /// the ops see the values rounded to the block's type.
+    /// and written back with `stmatrix`; `lane` is the thread's lane. The ops' `[m, n]`
+    /// tensors are read at the band's block, bounded at the output's edges, from global memory,
+    /// or, for a staged tensor named in `inputs`, from its copy of this slab in shared memory
+    /// (at the address given, laid out as the slab: the caller loaded it by TMA). This is the
+    /// epilogue of a GEMM whose accumulator-holding warpgroups have rounded their tile into the
+    /// block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]): the ops see
+    /// the values rounded to the block's type.
     #[track_caller]
     pub fn apply_staged(
         &self,
         k: &mut KernelBuilder,
         lane: Var,
         block: &StagedBlock,
-        mut slab_done: impl FnMut(&mut KernelBuilder, u32, Reg<ty::U32>) -> Result<()>,
-    ) -> Result<()> {
+        slab: Var,
+        inputs: &[(&str, Reg<ty::U32>)],
+    ) -> Result<Reg<ty::U32>> {
         let [rows, cols] = block.shape;
         if block.dtype.bits() != 16 || rows % BAND_ROWS != 0 || cols % 64 != 0 {
             return Err(k.error(format!(
-                "a staged block of {} {rows} x {cols}: 16-bit, rows a multiple of 8, 64-column slabs",
+                "a staged block of {} {rows} x {cols}: 16-bit, rows a multiple of 8, 64-column \
+                 slabs",
                 block.dtype
             )));
         }
@@ -424,12 +428,13 @@ impl Epilogue {
         // swizzle's repeat, so a band at a multiple of 1,024 bytes is swizzled as from 0.
         let band_bytes = BAND_ROWS * 128;
         let front = &self.ops[..self.split()];
-        for slab in 0..cols / 64 {
+        {
             let slab_addr = k.reg::<ty::U32>();
-            k.add(slab_addr, block.addr, slab * rows * 128)?;
+            let slab_r = k.eval(slab)?;
+            k.mad_lo(slab_addr, slab_r, rows * 128, block.addr)?;
             let at = |band: Expr| {
                 let row0 = block.row0.clone() + band * BAND_ROWS;
-                let col0 = block.col0.clone() + slab * 64;
+                let col0 = block.col0.clone() + Expr::from(slab) * 64u32;
                 FragmentAt {
                     thread: lane,
                     block: [row0.clone() / BAND_ROWS, col0.clone() / 64u32],
@@ -461,7 +466,18 @@ impl Epilogue {
                 let at = at(band.into());
                 apply_ops(k, (front, &cols_loaded), &at, &values, &[], true)?;
                 if self.touches_tiles() {
-                    let views = self.back_views(k, &at, &[])?;
+                    // A staged input's band: the same rows of its copy of the slab.
+                    let mut known = Vec::with_capacity(inputs.len());
+                    for &(name, base) in inputs {
+                        let addr = k.reg::<ty::U32>();
+                        k.mad_lo(addr, band_r, band_bytes, base)?;
+                        let view =
+                            TileRef::shared_row_major(block.dtype, BAND_ROWS, 64, addr, 1024)
+                                .with_swizzle(smem::SwizzleMode::B128);
+                        known.push((name, view));
+                    }
+                    let known: Vec<(&str, &TileRef)> = known.iter().map(|(n, v)| (*n, v)).collect();
+                    let views = self.back_views(k, &at, &known)?;
                     whole_or_edge(k, &views, at.shape, Some(&at), |k, v, whole| {
                         self.apply_back(k, &at, &values, v, whole)
                     })?;
@@ -470,9 +486,8 @@ impl Epilogue {
                 k.copy(&window, &packed, warp)?;
                 Ok(())
             })?;
-            slab_done(k, slab, slab_addr)?;
+            Ok(slab_addr)
         }
-        Ok(())
     }
 
     /// No ops: the accumulators are stored as they are.

@@ -256,6 +256,9 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// (its own block, stage = its index, one phase a tile), handing its rounded tile to its
     /// epilogue warp.
     handoff: Option<RingCursor>,
+    /// With [`GemmConfig::epilogue_warps`]: the warps' slabs of a staged input, a ring of two
+    /// stages with `full` barriers ([`SmemLayout::epilogue_input`]).
+    epilogue_input: Option<Ring>,
 }
 
 /// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
@@ -907,6 +910,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             )?),
             None => None,
         };
+        let epilogue_input = match &layout.epilogue_input {
+            Some(pipe) => Some(Ring::declare(
+                k,
+                &mut sync,
+                "epilogue_input",
+                pipe.clone(),
+                base,
+                1,
+            )?),
+            None => None,
+        };
         Ok(HopperGemm {
             cfg,
             a,
@@ -934,6 +948,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             staging,
             staged: None,
             handoff: None,
+            epilogue_input,
         })
     }
 
@@ -999,7 +1014,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// epilogue reads it there (`ldmatrix`, in the accumulator
     /// fragment's layout) instead of from global memory; the output is then written into the
     /// same block and stored by TMA. Past the edges of C the block holds zeros (the TMA fills
-    /// them) and is never stored. Launch with the device tensor, like C. One staged input a
+    /// them) and is never stored. With [`GemmConfig::epilogue_warps`] the epilogue warps load
+    /// it instead, a 64 x 64 slab at a time into a buffer of their own, just before they work
+    /// on that slab of the block. Launch with the device tensor, like C. One staged input a
     /// GEMM; it needs the TMA-store epilogue of a dense GEMM (no grouping, split-K or block
     /// scales).
     ///
@@ -1027,10 +1044,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             )));
         }
         let refused = match (&self.c, self.staging.is_some()) {
-            _ if self.cfg.epilogue_warps => Some(
-                "epilogue warps (GemmConfig::epilogue_warps: the staging block holds the \
-                 consumer's tile; pass the tensor in global memory)",
-            ),
             (Output::Tma(_), true) if self.block_scales.is_none() => None,
             (Output::Tma(_), true) => Some("block-scaled FP8"),
             (Output::Grouped { .. }, _) => Some("a grouped GEMM"),
@@ -1109,7 +1122,15 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             .staging
             .as_ref()
             .filter(|_| self.staged.is_some() || self.cfg.epilogue_warps);
-        let rings: Vec<&Ring> = std::iter::once(&self.ring).chain(staging).collect();
+        // The epilogue warps' input slabs only where an input is staged.
+        let input = self
+            .epilogue_input
+            .as_ref()
+            .filter(|_| self.staged.is_some());
+        let rings: Vec<&Ring> = std::iter::once(&self.ring)
+            .chain(staging)
+            .chain(input)
+            .collect();
         let scope = match self.rank {
             Some(_) => InitScope::Cluster,
             None => InitScope::Cta,
@@ -1175,6 +1196,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
         let cw_r = k.eval(cw)?;
         k.mov(cursor.stage(), cw_r)?;
+        // A staged input: this warp's slab of it (the input ring's stage `cw`), a phase a slab.
+        let input = match (&self.staged, &self.epilogue_input) {
+            (Some(staged), Some(ring)) => {
+                let at = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+                k.mov(at.stage(), cw_r)?;
+                let map = k.tma_generic(&staged.tensor)?;
+                Some((staged.tensor.name().to_string(), ring.clone(), at, map))
+            }
+            _ => None,
+        };
         let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
         let c_map = k.tma_generic(&c)?;
         let (bn, out) = (self.cfg.bn, self.cfg.output);
@@ -1191,14 +1222,43 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 col0: Expr::from(tile.nb) * bn,
                 extents: extents.clone(),
             };
-            epi.apply_staged(k, lane, &block, |k, slab, addr| {
+            k.for_range(0u32, bn / 64, |k, slab| {
+                let col = Expr::from(tile.nb) * (bn / 64) + slab;
+                // The staged input's slab, by TMA into this warp's slab buffer (its reads of
+                // the previous slab are done: the proxy fence and warp sync below came first).
+                let mut inputs = Vec::new();
+                if let Some((name, ring, at, map)) = &input {
+                    let sync = &mut self.sync;
+                    let buf = ring.first_tile(k, at.stage())?;
+                    k.if_(first, |k| {
+                        let full = ring.full_at(k, at.stage())?;
+                        ring.commit(k, sync, full, 64 * 64 * out.bytes())?;
+                        let dst = TileRef::shared_row_major(out, 64, 64, buf, 1024)
+                            .with_swizzle(SwizzleMode::B128);
+                        let origin = [Expr::from(block_row) * 64u32, col.clone() * 64u32];
+                        let src = k.tma_box_at(map, &origin)?;
+                        k.copy_async(
+                            &dst,
+                            &src,
+                            Some((&mut *sync, full)),
+                            None,
+                            ExecScope::Thread,
+                        )?;
+                        Ok(())
+                    })
+                    .end()?;
+                    ring.wait(k, &mut self.sync, at)?;
+                    at.lap(k.isa())?;
+                    inputs.push((name.as_str(), buf));
+                }
+                let addr = epi.apply_staged(k, lane, &block, slab, &inputs)?;
                 k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
                 k.isa().bar_warp_sync(0xffff_ffffu32)?;
                 k.if_(first, |k| {
                     let src = TileRef::shared_row_major(out, 64, 64, addr, 1024)
                         .with_swizzle(SwizzleMode::B128);
-                    let col = tile.nb * (bn / 64) + slab;
-                    let dst = k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64])?;
+                    let dst =
+                        k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64u32])?;
                     k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
                     Ok(())
                 })
@@ -1506,7 +1566,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let epilogue = self.tile_epilogue(k)?;
         // A staged input: read by the epilogue, loaded into this warpgroup's own staging block
         // (the staging ring's stage `cw`), one phase of its barriers a tile.
-        if let Some(staged) = self.staged.as_mut() {
+        if let Some(staged) = self.staged.as_mut().filter(|_| !self.cfg.epilogue_warps) {
             let name = staged.tensor.name().to_string();
             if !epilogue.tile_tensors().any(|t| t.name() == name) {
                 return Err(k.error(format!(
@@ -2203,6 +2263,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (Some(staging), Some(staged)) = (self.staging.clone(), self.staged.clone()) else {
             return Ok(());
         };
+        if self.cfg.epilogue_warps {
+            // The epilogue warps load it, slab by slab.
+            return Ok(());
+        }
         let (Some(cursor), Some([row0, col0])) = (staged.cursor, staged.origin) else {
             return Err(k.error("a staged input's load outside a consumer's tile"));
         };

@@ -32,6 +32,11 @@ pub(super) struct SmemLayout {
     /// `empty`: a block is freed by its own leader's `cp.async.bulk.wait_group.read` after the
     /// store that read it.
     pub c_staging: Option<Pipeline>,
+    /// With [`GemmConfig::epilogue_warps`]: a 64 x 64 slab of a staged input per epilogue warp
+    /// (a two-stage ring, a warp's stage its consumer's index), `full` barriers only: the warp
+    /// loads each slab of the input by TMA before it works on that slab of its block
+    /// ([`GemmConfig::epilogue_input_bytes`]).
+    pub epilogue_input: Option<Pipeline>,
     /// With [`GemmConfig::smem_scales`]: one scale slot per stage
     /// ([`GemmConfig::SCALE_SLOT_BYTES`] apart, 128-byte aligned for the TMA load of A's
     /// scales), filled with the stage and counted by its full barrier.
@@ -83,6 +88,17 @@ impl GemmConfig {
                         Some(pool.stage_ring("c_staging", 2, &[block])?)
                     }
                 };
+                let input = match self.epilogue_input_bytes() {
+                    0 => None,
+                    bytes => {
+                        let slab = TileSpec {
+                            name: "R".into(),
+                            bytes: bytes / 2,
+                            align: b.align(),
+                        };
+                        Some(pool.stage_ring("epilogue_input", 2, &[slab])?)
+                    }
+                };
                 let scales = match self.scale_slot_bytes() {
                     0 => None,
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
@@ -96,9 +112,10 @@ impl GemmConfig {
                         false => c.full_barriers(&mut pool, 1),
                     })
                     .transpose()?;
-                Ok((ring, c_staging, scales))
+                let input = input.map(|r| r.full_barriers(&mut pool, 1)).transpose()?;
+                Ok((ring, c_staging, input, scales))
             });
-        let (ring, c_staging, scales) = placed.map_err(|e| match e {
+        let (ring, c_staging, epilogue_input, scales) = placed.map_err(|e| match e {
             PoolError::OutOfMemory { total, .. } => GemmConfigError::SharedMemory(
                 u32::try_from(total + u64::from(BASE_SLACK)).unwrap_or(u32::MAX),
             ),
@@ -109,6 +126,7 @@ impl GemmConfig {
             b,
             ring,
             c_staging,
+            epilogue_input,
             scales,
             launch_bytes: pool.dynamic_bytes() + BASE_SLACK,
             base_align: pool.base_align(),

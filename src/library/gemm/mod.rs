@@ -330,9 +330,10 @@ pub struct GemmConfig {
     /// block in shared memory and stores it by TMA, under the next tile's wgmmas. The ops then
     /// see the accumulators rounded to C's type (as an unfused `op(A·Bᵀ)` in PyTorch does) rather
     /// than in f32. The roles' budgets become [`GemmConfig::EPILOGUE_WARPS_ROLES`]. Only with
-    /// the TMA-store epilogue of a dense cooperative GEMM ([`GemmConfigError::EpilogueWarps`]);
-    /// a staged input is not taken (the epilogue warps read `[m, n]` tensors from global
-    /// memory).
+    /// the TMA-store epilogue of a dense cooperative GEMM ([`GemmConfigError::EpilogueWarps`]).
+    /// A staged input ([`build::HopperGemm::staged_input`]) is loaded by each epilogue warp, a
+    /// 64 x 64 slab at a time, by TMA into a buffer of its own
+    /// ([`GemmConfig::epilogue_input_bytes`]) just before it works on that slab.
     pub epilogue_warps: bool,
 }
 
@@ -588,9 +589,21 @@ impl GemmConfig {
         .deepest()
     }
 
+    /// Bytes of the epilogue warps' staged-input slabs ([`GemmConfig::epilogue_warps`]): a
+    /// 64 x 64 16-bit slab per consumer's warp; 0 without epilogue warps.
+    pub fn epilogue_input_bytes(&self) -> u32 {
+        match self.epilogue_warps {
+            true => 2 * 64 * 64 * 2,
+            false => 0,
+        }
+    }
+
     /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
     pub fn deepest(self) -> GemmConfig {
-        let budget = Self::ARCH.max_smem_optin() - self.c_staging_bytes() - 2048;
+        let budget = Self::ARCH.max_smem_optin()
+            - self.c_staging_bytes()
+            - self.epilogue_input_bytes()
+            - 2048;
         GemmConfig {
             stages: (budget / (self.stage_bytes() + self.scale_slot_bytes())).clamp(2, 6),
             ..self
