@@ -44,6 +44,21 @@ impl From<TargetList> for Operand {
     }
 }
 
+/// `a == b` for the short words of an opcode (mnemonics, modifiers: `s32`, `shared`), without a
+/// call to `memcmp` for each: words of up to 8 bytes are compared byte by byte in place, and the same
+/// text of the form table (what the parser borrows, [`crate::parse`]) by its address. Every
+/// instruction's modifiers are compared to rows' and rules' words many times over (issue 33).
+pub(crate) fn same_word(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len()
+        && (std::ptr::eq(a.as_ptr(), b.as_ptr())
+            || if a.len() <= 8 {
+                a.iter().zip(b).all(|(x, y)| x == y)
+            } else {
+                a == b
+            })
+}
+
 /// An immediate operand (PTX ISA 4.5 "Constants": integer, `0f` single and `0d` double hex floats).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Imm {

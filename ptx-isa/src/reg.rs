@@ -77,7 +77,10 @@ impl RegClass {
 
     /// The class whose prefix is `prefix`.
     pub fn from_prefix(prefix: &str) -> Option<RegClass> {
-        RegClass::ALL.iter().copied().find(|c| c.prefix() == prefix)
+        RegClass::ALL
+            .iter()
+            .copied()
+            .find(|c| crate::instr::same_word(c.prefix(), prefix))
     }
 
     /// The class a value of type `t` lives in, if registers of that type exist.

@@ -1744,11 +1744,12 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
 /// Whether `i` writes `m` as a modifier or a part of its mnemonic (a builder's mnemonic may be
 /// dotted, `cp.async`; a parsed one never is, and is compared whole).
 fn writes(i: &Instruction, m: &str) -> bool {
-    i.modifiers.iter().any(|x| x == m)
-        || if i.mnemonic.contains('.') {
-            i.mnemonic.split('.').any(|x| x == m)
+    use crate::instr::same_word;
+    i.modifiers.iter().any(|x| same_word(x, m))
+        || if i.mnemonic.bytes().any(|b| b == b'.') {
+            i.mnemonic.split('.').any(|x| same_word(x, m))
         } else {
-            i.mnemonic == m
+            same_word(&i.mnemonic, m)
         }
 }
 

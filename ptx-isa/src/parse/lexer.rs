@@ -99,9 +99,51 @@ impl Lines {
     }
 }
 
-fn ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || matches!(b, b'_' | b'$' | b'%')
+/// What a byte starts, by value: one table read chooses the token for every byte of a module
+/// (issue 33), where a chain of comparisons and guards did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// `\n`.
+    Newline,
+    /// Other white space.
+    Space,
+    /// `/`: a comment, or the division operator.
+    Slash,
+    /// `"`.
+    Quote,
+    /// `.`.
+    Dot,
+    /// `0-9`.
+    Digit,
+    /// `[A-Za-z_$%]`.
+    IdentStart,
+    /// A punctuation byte of [`Tok::Punct`] (other than `/`).
+    Punct,
+    /// Anything else: an error.
+    Other,
 }
+
+const CLASS: [Class; 256] = {
+    let mut t = [Class::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = match c {
+            b'\n' => Class::Newline,
+            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => Class::Space,
+            b'/' => Class::Slash,
+            b'"' => Class::Quote,
+            b'.' => Class::Dot,
+            b'0'..=b'9' => Class::Digit,
+            b'A'..=b'Z' | b'a'..=b'z' | b'_' | b'$' | b'%' => Class::IdentStart,
+            b'{' | b'}' | b'[' | b']' | b'(' | b')' | b',' | b';' | b':' | b'@' | b'!' | b'|'
+            | b'+' | b'-' | b'<' | b'>' | b'=' | b'*' | b'&' | b'^' | b'~' => Class::Punct,
+            _ => Class::Other,
+        };
+        b += 1;
+    }
+    t
+};
 
 /// Bytes that continue an identifier (`[A-Za-z0-9_$]`), by value: a table read, not a chain of
 /// comparisons, for the bytes of most of a module (issue 33).
@@ -120,8 +162,27 @@ fn ident_continue(b: u8) -> bool {
     IDENT_CONTINUE[b as usize]
 }
 
+/// The end of the run of bytes from `i` on that `more` takes.
+fn run(b: &[u8], mut i: usize, more: impl Fn(u8) -> bool) -> usize {
+    while let Some(&c) = b.get(i) {
+        if !more(c) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Splits `src` into tokens, and gives the line table (counted in the same pass).
 pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
+    let mut out = Vec::new();
+    let lines = lex_into(src, &mut out)?;
+    Ok((out, lines))
+}
+
+/// [`lex`] into `out` (emptied first, its capacity kept): the parser lends it a buffer it keeps
+/// between modules ([`with_tokens`]).
+pub(crate) fn lex_into(src: &str, out: &mut Vec<Token>) -> Result<Lines, ParseError> {
     let b = src.as_bytes();
     let mut lines = Lines { starts: vec![0] };
     let err = |lines: &Lines, kind, offset: usize, message: String| ParseError {
@@ -129,31 +190,41 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
         message,
         pos: lines.pos(offset),
     };
-    let mut out = Vec::with_capacity(src.len() / 4);
+    // Every offset fits the tokens' 32 bits (`parse` reads at most `limits::MAX_INPUT_BYTES`).
+    if u32::try_from(b.len()).is_err() {
+        let lines = Lines::new(src);
+        return Err(err(
+            &lines,
+            ParseErrorKind::LimitExceeded,
+            u32::MAX as usize,
+            "input too large".into(),
+        ));
+    }
+    out.clear();
+    out.reserve(src.len() / 4);
     let mut i = 0usize;
-    while i < b.len() {
-        let c = b[i];
+    while let Some(&c) = b.get(i) {
         let start = i;
         // The token's line, before a string's escaped line ends are counted.
         let line = lines.count();
-        let tok = match c {
-            b'\n' => {
+        let tok = match CLASS[c as usize] {
+            Class::Newline => {
                 i += 1;
                 lines.starts.push(i);
                 continue;
             }
-            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
-                i += 1;
+            Class::Space => {
+                i = run(b, i + 1, |c| CLASS[c as usize] == Class::Space);
                 continue;
             }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
+            Class::Slash if b.get(i + 1) == Some(&b'/') => {
                 i = b[i..]
                     .iter()
                     .position(|&c| c == b'\n')
                     .map_or(b.len(), |n| i + n);
                 Tok::Comment
             }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
+            Class::Slash if b.get(i + 1) == Some(&b'*') => {
                 match src.get(i + 2..).and_then(|r| r.find("*/")) {
                     Some(end) => {
                         i += 2 + end + 2;
@@ -170,7 +241,11 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 }
                 continue;
             }
-            b'"' => {
+            Class::Slash | Class::Punct => {
+                i += 1;
+                Tok::Punct(c)
+            }
+            Class::Quote => {
                 i += 1;
                 loop {
                     match b.get(i) {
@@ -202,11 +277,8 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 }
                 Tok::Str
             }
-            b'.' => {
-                i += 1;
-                while i < b.len() && (ident_continue(b[i]) || b[i] == b':') {
-                    i += 1;
-                }
+            Class::Dot => {
+                i = run(b, i + 1, |c| ident_continue(c) || c == b':');
                 if i == start + 1 {
                     return Err(err(
                         &lines,
@@ -217,7 +289,7 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 }
                 Tok::DotWord
             }
-            c if c.is_ascii_digit() => {
+            Class::Digit => {
                 i += 1;
                 let hexlike =
                     matches!(b.get(i), Some(b'x' | b'X' | b'f' | b'F' | b'd' | b'D')) && c == b'0';
@@ -234,19 +306,11 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 }
                 Tok::Number
             }
-            c if ident_start(c) => {
-                i += 1;
-                while i < b.len() && ident_continue(b[i]) {
-                    i += 1;
-                }
+            Class::IdentStart => {
+                i = run(b, i + 1, ident_continue);
                 Tok::Ident
             }
-            b'{' | b'}' | b'[' | b']' | b'(' | b')' | b',' | b';' | b':' | b'@' | b'!' | b'|'
-            | b'+' | b'-' | b'<' | b'>' | b'=' | b'*' | b'/' | b'&' | b'^' | b'~' => {
-                i += 1;
-                Tok::Punct(c)
-            }
-            _ => {
+            Class::Other => {
                 let shown = src
                     .get(start..)
                     .and_then(|r| r.chars().next())
@@ -259,20 +323,33 @@ pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
                 ));
             }
         };
-        let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(i)) else {
-            return Err(err(
-                &lines,
-                ParseErrorKind::LimitExceeded,
-                start,
-                "input too large".into(),
-            ));
-        };
+        // Fits: the text's length was checked above.
         out.push(Token {
             tok,
-            start: s,
-            end: e,
-            line: u32::try_from(line).unwrap_or(u32::MAX),
+            start: start as u32,
+            end: i as u32,
+            line: line as u32,
         });
     }
-    Ok((out, lines))
+    Ok(lines)
+}
+
+/// The most tokens [`with_tokens`] keeps a thread's buffer for (16 bytes each: 32 MiB).
+const KEPT_TOKENS: usize = 1 << 21;
+
+/// `f` with this thread's token buffer: a module of a megabyte is some 300,000 tokens, and a
+/// buffer allocated for each module and freed after it is a fresh mapping of pages each time
+/// (issue 33: a third of the page faults of `check` on a 1.3 MB CUTLASS module). A buffer of
+/// more than [`KEPT_TOKENS`] is freed after use.
+pub(crate) fn with_tokens<R>(f: impl FnOnce(&mut Vec<Token>) -> R) -> R {
+    thread_local! {
+        static TOKENS: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut toks = TOKENS.take();
+    let r = f(&mut toks);
+    if toks.capacity() <= KEPT_TOKENS {
+        toks.clear();
+        TOKENS.set(toks);
+    }
+    r
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
-use super::lexer::{Lines, Tok, Token, lex};
+use super::lexer::{Lines, Tok, Token, lex_into, with_tokens};
 use super::literal::{self, Number};
 use super::resolve::{Resolution, resolve_with};
 use super::{FunctionSpans, Parsed, SourceMap, limits};
@@ -42,7 +42,10 @@ fn sreg_named(name: &str) -> Option<SpecialReg> {
     BY_NAME.get(name).copied()
 }
 
-pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
+/// Parses `src`. `kept_tokens`: lex into this thread's kept token buffer ([`with_tokens`]), for
+/// a caller that reads many modules and keeps none (`check`); otherwise into a buffer of its own,
+/// freed after the parse.
+pub(super) fn parse_module(src: &str, kept_tokens: bool) -> PResult<Parsed> {
     if src.len() > limits::MAX_INPUT_BYTES {
         let lines = Lines::new(src);
         return Err(ParseError {
@@ -55,15 +58,24 @@ pub(super) fn parse_module(src: &str) -> PResult<Parsed> {
             pos: lines.pos(0),
         });
     }
-    let (toks, lines) = lex(src)?;
-    let mut p = Parser {
-        src,
-        toks,
-        pos: 0,
-        lines,
-        warnings: Vec::new(),
+    let read = |toks: &mut Vec<Token>| {
+        let lines = lex_into(src, toks)?;
+        let mut p = Parser {
+            src,
+            toks: std::mem::take(toks),
+            pos: 0,
+            lines,
+            warnings: Vec::new(),
+        };
+        let parsed = p.module();
+        *toks = p.toks;
+        parsed
     };
-    p.module()
+    if kept_tokens {
+        with_tokens(read)
+    } else {
+        read(&mut Vec::new())
+    }
 }
 
 /// A canonical register name `%<prefix><index>` (`%rd3`) as the builder writes it.
@@ -72,10 +84,18 @@ fn canonical_reg(name: &str) -> Option<RegRef> {
     let split = rest.bytes().position(|b| b.is_ascii_digit())?;
     let (prefix, digits) = rest.split_at(split);
     let class = RegClass::from_prefix(prefix)?;
-    if digits.len() > 1 && digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if digits.len() > 1 && digits.starts_with('0') {
         return None;
     }
-    let index = digits.parse::<u32>().ok()?;
+    // The digits' value in the pass that checks them (what `parse::<u32>` gives, without its
+    // second pass: every register operand is read here, issue 33).
+    let mut index = 0u32;
+    for d in digits.bytes() {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        index = index.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+    }
     Some(RegRef { class, index })
 }
 
@@ -134,22 +154,58 @@ fn linkage_of(word: &str) -> Option<Linkage> {
 /// spells it (nearly always), so that reading an instruction allocates nothing for its opcode
 /// (issue 33).
 fn modifier(written: &str) -> Cow<'static, str> {
-    static KNOWN: std::sync::LazyLock<hashbrown::HashSet<&'static str>> =
-        std::sync::LazyLock::new(|| {
-            let mut known = hashbrown::HashSet::new();
-            for spec in crate::forms::Form::all() {
-                let p = spec.form.pattern();
-                known.extend(p.mnemonic().split('.'));
-                for e in p.elements() {
-                    known.extend(e.alternatives().iter().flatten().map(String::as_str));
-                }
+    /// The words rows spell: those of at most 8 bytes (nearly all) by their bytes as one
+    /// integer, found without comparing text; the longer ones by their text.
+    struct Known {
+        short: hashbrown::HashMap<u64, &'static str>,
+        long: hashbrown::HashSet<&'static str>,
+    }
+    static KNOWN: std::sync::LazyLock<Known> = std::sync::LazyLock::new(|| {
+        let mut known = Known {
+            short: hashbrown::HashMap::new(),
+            long: hashbrown::HashSet::new(),
+        };
+        let mut add = |w: &'static str| match packed_word(w.as_bytes()) {
+            Some(x) => {
+                known.short.insert(x, w);
             }
-            known
-        });
-    match KNOWN.get(written) {
-        Some(k) => Cow::Borrowed(*k),
+            None => {
+                known.long.insert(w);
+            }
+        };
+        for spec in crate::forms::Form::all() {
+            let p = spec.form.pattern();
+            p.mnemonic().split('.').for_each(&mut add);
+            for e in p.elements() {
+                e.alternatives()
+                    .iter()
+                    .flatten()
+                    .for_each(|w| add(w.as_str()));
+            }
+        }
+        known
+    });
+    let found = match packed_word(written.as_bytes()) {
+        Some(x) => KNOWN.short.get(&x).copied(),
+        None => KNOWN.long.get(written).copied(),
+    };
+    match found {
+        Some(k) => Cow::Borrowed(k),
         None => unknown_modifier(written),
     }
+}
+
+/// The bytes of a word of at most 8 bytes as one integer (zero-padded: PTX words hold no NUL,
+/// PTX ISA 4.4 "Identifiers"), `None` for a longer one.
+fn packed_word(w: &[u8]) -> Option<u64> {
+    if w.len() > 8 {
+        return None;
+    }
+    let mut x = 0u64;
+    for (k, &c) in w.iter().enumerate() {
+        x |= u64::from(c) << (8 * k);
+    }
+    Some(x)
 }
 
 /// A modifier no row spells (`f32x4` of `add.rn.f32x4`): kept once for the process, so that a

@@ -174,13 +174,25 @@ impl OpcodeOf<'_> {
     }
 }
 
-/// One hash for both shapes: each part's bytes and a separator, then the operand count.
+/// One hash for both shapes: each part's length and its first, middle and last bytes, and the
+/// operand count, folded into one word and hashed once (issue 33: two lookups an instruction,
+/// where hashing each part's text apart was most of a lookup's cost). Equal opcodes fold
+/// equally; the few that fold alike (`rn`/`rp`... differ in a byte that is read) are told apart
+/// by comparing their parts.
 fn hash_opcode<'p>(parts: impl Iterator<Item = &'p str>, operands: usize, h: &mut impl Hasher) {
+    let mut x = operands as u64;
     for p in parts {
-        h.write(p.as_bytes());
-        h.write_u8(0xff);
+        let b = p.as_bytes();
+        let (first, middle, last) = match b {
+            [] => (0, 0, 0),
+            [first, .., last] => (*first, b[b.len() / 2], *last),
+            [only] => (*only, *only, *only),
+        };
+        let part =
+            u64::from_le_bytes([first, middle, last, 0, 0, 0, 0, 0]) | (b.len() as u64) << 32;
+        x = (x.rotate_left(23) ^ part).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
-    h.write_usize(operands);
+    h.write_u64(x);
 }
 
 impl Hash for Opcode {
@@ -199,15 +211,11 @@ impl hashbrown::Equivalent<Opcode> for OpcodeOf<'_> {
     fn equivalent(&self, key: &Opcode) -> bool {
         key.operands == self.0.operands.len()
             && key.parts.len() == 1 + self.0.modifiers.len()
-            && self.parts().zip(&key.parts).all(|(a, b)| same_text(a, b))
+            && self
+                .parts()
+                .zip(&key.parts)
+                .all(|(a, b)| crate::instr::same_word(a, b))
     }
-}
-
-/// `a == b`, without comparing bytes when both are the same text of the form table: the parser
-/// borrows every mnemonic and modifier a row spells from it, so a remembered opcode and a later
-/// instruction with the same opcode share their parts' addresses (issue 33).
-fn same_text(a: &str, b: &str) -> bool {
-    std::ptr::eq(a, b) || a == b
 }
 
 /// What one thread remembers about opcodes: answers by opcode and operand count.

@@ -74,8 +74,10 @@ pub struct Options {
 }
 
 /// Parses and validates PTX text: a parse error is one error diagnostic; parser warnings are kept.
+/// The calling thread keeps the lexer's token buffer for its next call (16 bytes a token, at
+/// most 32 MiB; issue 33).
 pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
-    match crate::parse::parse(text) {
+    match crate::parse::parse_for_check(text) {
         Err(e) => vec![Diagnostic {
             severity: Severity::Error,
             kind: ErrorKind::Invalid,
