@@ -6,28 +6,14 @@ them over their own plain GEMM (the ratio `benches/gemm_epilogue.rs` reports for
 Rows: cuBLAS's plain bf16 GEMM (`x @ w.T`); cuBLASLt's fused bias + GELU(tanh) epilogue
 (`torch._addmm_activation(..., use_gelu=True)`, CUBLASLT_EPILOGUE_GELU_BIAS), then the residual
 added by a second kernel; eager PyTorch (three kernels); and torch.compile's default mode (the
-GEMM by cuBLAS, the epilogue one fused Triton kernel). Median of 50 launches, CUDA events."""
+GEMM by cuBLAS, the epilogue one fused Triton kernel). Median of 50 launches, CUDA events
+(`torch_timing.median_ms`)."""
 
 import sys
 
 import torch
 import torch.nn.functional as F
-
-
-def median_ms(f, reps=50, warm=5):
-    for _ in range(warm):
-        f()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        f()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+from torch_timing import median_ms
 
 
 def main():
@@ -59,7 +45,7 @@ def main():
             if "+residual" in name.replace(", + residual", "+residual") and name != "cuBLASLt bias+GELU epilogue":
                 err = ((f().float() - ref).norm() / ref.norm()).item()
                 assert err < 2e-2, (name, err)
-            ms = median_ms(f)
+            ms = median_ms(f, iters=50, warmup=5)
             plain = plain or ms
             print(f"| {n} | {name} | {ms:.4f} | {2 * n**3 / ms / 1e9:.0f} | {plain / ms:.3f} |")
 

@@ -61,6 +61,27 @@ fn c_box() -> TmaBox {
     TmaBox::new([64, 64]).swizzle(SwizzleMode::B128)
 }
 
+/// One 64 x 64 slab of a C staging block (or of an epilogue warp's input buffer) at `addr`: the
+/// shared side of one TMA box of C's tensor map ([`c_box`], PTX ISA 9.7.9.27).
+fn c_slab(dtype: ScalarType, addr: R32) -> TileRef {
+    TileRef::shared_row_major(dtype, 64, 64, addr, 1024).with_swizzle(SwizzleMode::B128)
+}
+
+/// One TMA load of the 64 x 64 box of `map` at element `origin` into the slab at `addr`,
+/// completing on `full` (whose bytes the caller announced).
+fn load_c_slab<T: Elem>(
+    k: &mut KernelBuilder,
+    (map, origin): (&TmaTensor<T>, [Expr; 2]),
+    sync: &mut BarrierSync,
+    full: smem::pipeline::sync::NamedBarrier,
+    addr: R32,
+) -> Result<()> {
+    let src = k.tma_box_at(map, &origin)?;
+    let dst = c_slab(T::DTYPE, addr);
+    k.copy_async(&dst, &src, Some((sync, full)), None, ExecScope::Thread)?;
+    Ok(())
+}
+
 /// A warpgroup's C staging block at `addr` as a `64 x bn` tile of `dtype`: 64-column slabs of
 /// 64 rows x 128 bytes, 128B-swizzled as C's tensor map expects (offset(r, c) = c % 64 + 64 r +
 /// 4096 (c / 64) elements), the layout `stmatrix` writes the output in and `ldmatrix` reads a
@@ -1233,18 +1254,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     k.if_(first, |k| {
                         let full = ring.full_at(k, at.stage())?;
                         ring.commit(k, sync, full, 64 * 64 * out.bytes())?;
-                        let dst = TileRef::shared_row_major(out, 64, 64, buf, 1024)
-                            .with_swizzle(SwizzleMode::B128);
                         let origin = [Expr::from(block_row) * 64u32, col.clone() * 64u32];
-                        let src = k.tma_box_at(map, &origin)?;
-                        k.copy_async(
-                            &dst,
-                            &src,
-                            Some((&mut *sync, full)),
-                            None,
-                            ExecScope::Thread,
-                        )?;
-                        Ok(())
+                        load_c_slab(k, (map, origin), sync, full, buf)
                     })
                     .end()?;
                     ring.wait(k, &mut self.sync, at)?;
@@ -1255,8 +1266,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
                 k.isa().bar_warp_sync(0xffff_ffffu32)?;
                 k.if_(first, |k| {
-                    let src = TileRef::shared_row_major(out, 64, 64, addr, 1024)
-                        .with_swizzle(SwizzleMode::B128);
+                    let src = c_slab(out, addr);
                     let dst =
                         k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64u32])?;
                     k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
@@ -2195,8 +2205,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     k.add(a, stage_c, slab * slab_bytes)?;
                     a
                 };
-                let src = TileRef::shared_row_major(out, 64, 64, slab_addr, 1024)
-                    .with_swizzle(SwizzleMode::B128);
+                let src = c_slab(out, slab_addr);
                 let col = nb * (cfg.bn / 64) + slab;
                 let mut origin = rows.clone();
                 origin.push(col * 64);
@@ -2286,16 +2295,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     k.add(at, block, slab * 64 * 64 * elem)?;
                     at
                 };
-                let dst = TileRef::shared_row_major(O::DTYPE, 64, 64, at, 1024)
-                    .with_swizzle(SwizzleMode::B128);
-                let src = k.tma_box_at(&map, &[row0.clone(), col0.clone() + slab * 64])?;
-                k.copy_async(
-                    &dst,
-                    &src,
-                    Some((&mut *sync, full)),
-                    None,
-                    ExecScope::Thread,
-                )?;
+                let origin = [row0.clone(), col0.clone() + slab * 64];
+                load_c_slab(k, (&map, origin), sync, full, at)?;
             }
             Ok(())
         })
