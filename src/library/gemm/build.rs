@@ -2242,15 +2242,32 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let full = staging.acquire(k, &mut self.sync, &cursor)?;
         let block = staging.first_tile(k, cursor.stage())?;
         let out = self.cfg.output;
-        let pairs: Vec<RegRef> = k
-            .regs::<ty::Bf16x2>(self.cfg.bn as usize / 4)
-            .into_iter()
-            .map(|r| r.as_ref())
-            .collect();
-        let halves = TileRef::registers(out, self.fragment.clone(), pairs);
-        k.cast(&halves, acc, ExecScope::Warpgroup)?;
-        let slabs = staging_slabs(k, out, self.cfg.bn, block)?;
-        k.copy(&slabs, &halves, ExecScope::Warpgroup)?;
+        // A 64-column slab at a time (the accumulator's values `32 s .. 32 s + 32` are slab
+        // `s`'s columns, PTX ISA 9.7.15.5.1.1.1), so only one slab's pairs are live beside the
+        // accumulators: the consumers hand over within their budget.
+        let slab_frag = layouts::fragment::wgmma::accumulator(64, self.cfg.input)
+            .map_err(|e| k.error(e.to_string()))?;
+        let values = acc
+            .regs()
+            .ok_or_else(|| k.error("the accumulators are not register fragments"))?
+            .to_vec();
+        for (s, chunk) in values.chunks(32).enumerate() {
+            let part = TileRef::registers(
+                ScalarType::F32,
+                slab_frag.clone(),
+                chunk.iter().map(|r| r.as_ref()).collect(),
+            );
+            let pairs: Vec<RegRef> = k
+                .regs::<ty::Bf16x2>(16)
+                .into_iter()
+                .map(|r| r.as_ref())
+                .collect();
+            let halves = TileRef::registers(out, slab_frag.clone(), pairs);
+            k.cast(&halves, &part, ExecScope::Warpgroup)?;
+            let addr = k.reg::<ty::U32>();
+            k.add(addr, block, s as u32 * 64 * 64 * out.bytes())?;
+            k.copy(&c_slab(out, addr), &halves, ExecScope::Warpgroup)?;
+        }
         let bar_id = k.reg::<ty::U32>();
         let cw_r = k.eval(cw)?;
         k.add(bar_id, cw_r, 1u32)?;

@@ -349,11 +349,13 @@ impl GemmConfig {
     pub const BK_BYTES: u32 = 128;
     /// The roles: one producer and two consumer warpgroups with their register budgets.
     pub const ROLES: WarpSpecialized = WarpSpecialized::PRODUCER_AND_TWO_CONSUMERS;
-    /// The roles with [`GemmConfig::epilogue_warps`]: the producer warpgroup keeps 64 registers
-    /// (its epilogue warps hold an 8 x 64 band of f32 values beside a bias and a residual
-    /// without spilling; 56 spill), the two consumers 216 (64 x 128 + 216 x 256 = 63,488 of the
-    /// 64K; `setmaxnreg` counts are multiples of 8, PTX ISA 9.7.19.5).
-    pub const EPILOGUE_WARPS_ROLES: WarpSpecialized = WarpSpecialized::new(2, 72, 208);
+    /// The roles with [`GemmConfig::epilogue_warps`]: the producer warpgroup keeps 80 registers
+    /// (its epilogue warps hold an 8 x 64 band of f32 values beside the ops' vectors, residual
+    /// and addresses without spilling; 72 spill with a closure, an extra output and an amax), the
+    /// two consumers 200 (80 x 128 + 200 x 256 = 61,440 of the 64K: they hand a tile over a
+    /// 64-column slab at a time, so a slab's pairs at most sit beside the accumulators;
+    /// `setmaxnreg` counts are multiples of 8, PTX ISA 9.7.19.5).
+    pub const EPILOGUE_WARPS_ROLES: WarpSpecialized = WarpSpecialized::new(2, 80, 200);
     /// Bytes of one stage's scale slot with [`GemmConfig::smem_scales`]: A's 128 row scales
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
