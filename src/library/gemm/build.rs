@@ -919,29 +919,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let readers = cfg.stage_readers();
         let ring =
             Ring::declare(k, &mut sync, "", layout.ring.clone(), base, readers)?.in_pair(rank);
-        // The staging blocks' barriers: each block's own warpgroup loads and reads it.
-        let staging = match &layout.c_staging {
-            Some(pipe) => Some(Ring::declare(
-                k,
-                &mut sync,
-                "c_staging",
-                pipe.clone(),
-                base,
-                1,
-            )?),
-            None => None,
+        // The two-block rings (one arrival a phase): the staging blocks (each block's own
+        // warpgroup, or its epilogue warp, loads and reads it) and the epilogue warps' input slabs.
+        let mut pair_ring = |name: &str, pipe: &Option<smem::pipeline::Pipeline>| match pipe {
+            Some(pipe) => Ring::declare(k, &mut sync, name, pipe.clone(), base, 1).map(Some),
+            None => Ok(None),
         };
-        let epilogue_input = match &layout.epilogue_input {
-            Some(pipe) => Some(Ring::declare(
-                k,
-                &mut sync,
-                "epilogue_input",
-                pipe.clone(),
-                base,
-                1,
-            )?),
-            None => None,
-        };
+        let staging = pair_ring("c_staging", &layout.c_staging)?;
+        let epilogue_input = pair_ring("epilogue_input", &layout.epilogue_input)?;
         Ok(HopperGemm {
             cfg,
             a,

@@ -77,28 +77,20 @@ impl GemmConfig {
                 &[TileSpec::of("A", &a), TileSpec::of("B", &b)],
             )
             .and_then(|ring| {
-                let c_staging = match self.c_staging_bytes() {
-                    0 => None,
+                // A ring of two blocks of `bytes / 2` (a consumer's, or its epilogue warp's).
+                let mut pair = |name: &str, tile: &str, bytes: u32| match bytes {
+                    0 => Ok(None),
                     bytes => {
                         let block = TileSpec {
-                            name: "C".into(),
+                            name: tile.into(),
                             bytes: bytes / 2,
                             align: b.align(),
                         };
-                        Some(pool.stage_ring("c_staging", 2, &[block])?)
+                        pool.stage_ring(name, 2, &[block]).map(Some)
                     }
                 };
-                let input = match self.epilogue_input_bytes() {
-                    0 => None,
-                    bytes => {
-                        let slab = TileSpec {
-                            name: "R".into(),
-                            bytes: bytes / 2,
-                            align: b.align(),
-                        };
-                        Some(pool.stage_ring("epilogue_input", 2, &[slab])?)
-                    }
-                };
+                let c_staging = pair("c_staging", "C", self.c_staging_bytes())?;
+                let input = pair("epilogue_input", "R", self.epilogue_input_bytes())?;
                 let scales = match self.scale_slot_bytes() {
                     0 => None,
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
