@@ -453,8 +453,8 @@ impl Epilogue {
                     cols_loaded.push((i, vector_tile(k, &values, &at(0u32.into()), x, Axis::Col)?));
                 }
             }
-            // A loop over the bands (written out, ptxas hoists the next bands' loads until the
-            // warp's registers spill).
+            // A loop over the bands (written out, ptxas hoisted the later bands' loads until
+            // the warp's registers spilled).
             k.for_range(0u32, rows / BAND_ROWS, |k, band| {
                 let band_r = k.eval(band)?;
                 let addr = k.reg::<ty::U32>();
@@ -1054,7 +1054,7 @@ fn f32_tile(k: &mut KernelBuilder, frag: &TvLayout) -> TileRef {
 }
 
 /// Fresh 16-bit pairs of `dtype` in the fragment.
-fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarType) -> TileRef {
+pub(crate) fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarType) -> TileRef {
     let regs: Vec<RegRef> = k
         .regs::<ty::Bf16x2>(frag.values() as usize / 2)
         .into_iter()

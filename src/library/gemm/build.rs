@@ -40,7 +40,7 @@ use super::layout::SmemLayout;
 use crate::kernel::{
     Buffer, BuiltKernel, Elem, Expr, KernelBuilder, KernelError, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::parts::epilogue::{whole_or_edge, write_from_f32};
+use crate::parts::epilogue::{pair_tile, whole_or_edge, write_from_f32};
 use crate::parts::{
     Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
     InitScope, Ring, RowGate, StagedBlock, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
@@ -2242,12 +2242,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 slab_frag.clone(),
                 chunk.iter().map(|r| r.as_ref()).collect(),
             );
-            let pairs: Vec<RegRef> = k
-                .regs::<ty::Bf16x2>(16)
-                .into_iter()
-                .map(|r| r.as_ref())
-                .collect();
-            let halves = TileRef::registers(out, slab_frag.clone(), pairs);
+            let halves = pair_tile(k, &slab_frag, out);
             k.cast(&halves, &part, ExecScope::Warpgroup)?;
             let addr = k.reg::<ty::U32>();
             k.add(addr, block, s as u32 * 64 * 64 * out.bytes())?;
