@@ -220,6 +220,28 @@ impl KernelBuilder {
         }
     }
 
+    /// `if p { then(k, state) } else { otherwise(k, state) }`: [`KernelBuilder::if_`] with an
+    /// `else` whose two branches both change `state` (a kernel part that writes either
+    /// branch through its own methods).
+    #[track_caller]
+    pub fn if_else_with<S: ?Sized>(
+        &mut self,
+        p: Pred,
+        state: &mut S,
+        then: impl FnOnce(&mut KernelBuilder, &mut S) -> Result<()>,
+        otherwise: impl FnOnce(&mut KernelBuilder, &mut S) -> Result<()>,
+    ) -> Result<()> {
+        // The branches are written one after the other: each borrows the state in turn.
+        let state = std::cell::RefCell::new(state);
+        self.write_if(
+            p,
+            |k| then(k, &mut state.borrow_mut()),
+            Some(Box::new(|k: &mut KernelBuilder| {
+                otherwise(k, &mut state.borrow_mut())
+            })),
+        )
+    }
+
     /// Runs a body one level deeper. When it fails, `exit` (the label branched to past it) is
     /// placed before the error is returned, so the builder is left with no label unplaced and
     /// stays usable.

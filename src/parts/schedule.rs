@@ -43,6 +43,10 @@ pub trait TileScheduler {
 
     /// `body(k, tile)` for each of this CTA's tiles (the body is written once: a loop).
     fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<Self::Tile>) -> Result<()>;
+
+    /// Whether `tile` (handed to a [`TileScheduler::for_each_tile`] body) is this CTA's last:
+    /// work that other tiles would overlap (a hand-over to other warps) can run in place there.
+    fn is_last(&self, k: &mut KernelBuilder, tile: &Self::Tile) -> Result<Pred>;
 }
 
 /// What a [`TileScheduler`] runs per tile: `body(k, tile)`, written once.
@@ -114,6 +118,29 @@ impl PersistentGrid {
         let (id, step) = self.origin(k)?;
         let state = setup(k)?;
         k.for_stride(id, self.end.clone(), step, |k, t| body(k, &state, t))
+    }
+
+    /// Whether `item` (one [`PersistentGrid::for_each`] hands its body) is this CTA's (or
+    /// cluster's) last: the next one, a grid's stride on, lies past the work.
+    pub fn is_last(&self, k: &mut KernelBuilder, item: Var) -> Result<Pred> {
+        let step = match self.clusters {
+            true => k.cluster_grid_size()?,
+            false => k.grid_size()?,
+        };
+        let next = k.let_("next_item", Expr::from(item) + step)?;
+        k.cmp(CmpOp::Ge, next, self.end.clone())
+    }
+
+    /// The same grid without each CTA's (or cluster's) last item: its loop ends a stride
+    /// earlier (`item + stride < work`, the negation of [`PersistentGrid::is_last`], with no
+    /// test in the loop). The launcher sizes the grid to at most the work, so the bound does
+    /// not wrap.
+    pub fn but_last(&self, k: &mut KernelBuilder) -> Result<PersistentGrid> {
+        let step = match self.clusters {
+            true => k.cluster_grid_size()?,
+            false => k.grid_size()?,
+        };
+        Ok(self.clone().until(self.end.clone() - step))
     }
 
     /// This CTA's (or cluster's) first item and the grid's stride.
@@ -351,6 +378,8 @@ pub struct GridTile {
     pub col: Var,
     /// With split-K, the part of the reduction, `0..splits`.
     pub split: Option<Var>,
+    /// The persistent grid's item the tile came from ([`GridSchedule::is_last`] reads it).
+    pub item: Var,
 }
 
 /// A persistent grid over `tiles_m x tiles_n` tiles in bands of `band` rows
@@ -443,10 +472,26 @@ impl GridSchedule {
         self
     }
 
+    /// The persistent grid the schedule strides over (its items are tiles, or with split-K
+    /// tile parts).
+    pub fn grid(&self) -> &PersistentGrid {
+        &self.grid
+    }
+
+    /// The same schedule without each CTA's last tile ([`PersistentGrid::but_last`]): what a
+    /// role walks that leaves the last tile to another.
+    pub fn but_last(&self, k: &mut KernelBuilder) -> Result<GridSchedule> {
+        Ok(GridSchedule {
+            grid: self.grid.but_last(k)?,
+            ..self.clone()
+        })
+    }
+
     /// The tile of linear tile `t` (with split-K, of item `t`: tile `t / splits`, part
     /// `t % splits`).
     #[track_caller]
     pub fn tile(&self, k: &mut KernelBuilder, t: Var) -> Result<GridTile> {
+        let item = t;
         let (t, split) = match self.splits {
             1 => (t, None),
             s => (
@@ -464,7 +509,12 @@ impl GridSchedule {
             (Some(s), None) => k.let_("mb_rot", (row + s) % self.rows)?,
             (Some(s), Some(_)) => k.let_("mb_rot", (row + s) % (self.rows * 2u32))?,
         };
-        Ok(GridTile { row, col, split })
+        Ok(GridTile {
+            row,
+            col,
+            split,
+            item,
+        })
     }
 }
 
@@ -494,5 +544,9 @@ impl TileScheduler for GridSchedule {
             let tile = self.tile(k, t)?;
             body(k, tile)
         })
+    }
+
+    fn is_last(&self, k: &mut KernelBuilder, tile: &GridTile) -> Result<Pred> {
+        self.grid.is_last(k, tile.item)
     }
 }

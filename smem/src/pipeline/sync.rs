@@ -299,6 +299,29 @@ impl BarrierSync {
         Ok(())
     }
 
+    /// [`BarrierSync::arrive_expect_tx`] at a peeled site: the same arrival as another site's
+    /// in the phases of a loop's first or last iteration (see [`Protocol::arrive_peeled`]), its
+    /// bytes announced for the copies it is followed by.
+    pub fn arrive_expect_tx_peeled(
+        &mut self,
+        k: &mut FunctionBuilder,
+        bar: NamedBarrier,
+        bytes: u32,
+    ) -> ptx_isa::Result<()> {
+        k.mbarrier_arrive_with(
+            &ArriveOpts {
+                expect_tx: Some(bytes.into()),
+                ..ArriveOpts::default()
+            },
+            Sinkable::Sink,
+            Addr::<spaces::Shared>::reg32(bar.addr),
+        )?;
+        self.protocol.expect_tx(bar.at, bytes);
+        self.protocol.arrive_peeled(bar.at, 1);
+        self.then(bar.at, true);
+        Ok(())
+    }
+
     /// `mbarrier.expect_tx` of `bytes` on the barrier at `addr`: announces bytes without
     /// arriving (PTX ISA 9.7.13.15.11).
     pub fn expect_tx(

@@ -277,6 +277,9 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// (its own block, stage = its index, one phase a tile), handing its rounded tile to its
     /// epilogue warp.
     handoff: Option<RingCursor>,
+    /// With [`GemmConfig::epilogue_warps`], in a consumer: whether the current tile is the
+    /// CTA's last ([`TileScheduler::is_last`]), whose epilogue the consumer applies itself.
+    last_tile: Option<ptx_isa::Pred>,
     /// With [`GemmConfig::epilogue_warps`]: the warps' slabs of a staged input, a ring of two
     /// stages with `full` barriers ([`SmemLayout::epilogue_input`]).
     epilogue_input: Option<Ring>,
@@ -617,6 +620,8 @@ pub struct Tile {
     pub nb: Var,
     /// A grouped GEMM's group of the tile (`mb` is then the M-tile within the group).
     pub group: Option<GroupTile>,
+    /// The persistent grid's item the tile came from ([`TileScheduler::is_last`] reads it).
+    pub item: Var,
 }
 
 impl Tile {
@@ -652,9 +657,25 @@ impl TileScheduler for Tiles {
             Tiles::Grouped(s) => s.for_each_tile(k, body),
         }
     }
+
+    fn is_last(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<ptx_isa::Pred> {
+        match self {
+            Tiles::Dense(s, _) => s.grid().is_last(k, tile.item),
+            Tiles::Grouped(s) => s.is_last(k, tile),
+        }
+    }
 }
 
 impl Tiles {
+    /// The dense schedule without each CTA's last tile ([`GridSchedule::but_last`]): the
+    /// epilogue warps' ([`HopperGemm::own_last_tile`]).
+    pub fn but_last(&self, k: &mut KernelBuilder) -> Result<Tiles> {
+        match self {
+            Tiles::Dense(s, rows) => Ok(Tiles::Dense(s.but_last(k)?, *rows)),
+            Tiles::Grouped(_) => Err(k.error("a grouped schedule without its last tiles")),
+        }
+    }
+
     /// [`TileScheduler::for_each_tile`] for one consumer of [`Turns`] (ping-pong): its share of
     /// the CTA's tiles. The dense schedule only ([`GemmConfigError::PingPong`]).
     ///
@@ -684,6 +705,7 @@ impl Tile {
             ksplit: t.split,
             nb: t.col,
             group: None,
+            item: t.item,
         }
     }
 }
@@ -954,6 +976,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             staging,
             staged: None,
             handoff: None,
+            last_tile: None,
             epilogue_input,
         })
     }
@@ -1216,7 +1239,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let c_map = k.tma_generic(&c)?;
         let (bn, out) = (self.cfg.bn, self.cfg.output);
         let extents: [Expr; 2] = [self.m().into(), self.n().into()];
-        let schedule = self.schedule.clone();
+        // The CTA's last tile is its consumer's own (HopperGemm::own_last_tile).
+        let schedule = self.schedule.but_last(k)?;
         schedule.for_each_tile(k, |k, tile| {
             staging.wait(k, &mut self.sync, &cursor)?;
             let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
@@ -1573,12 +1597,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             k.mov(cursor.stage(), cw_r)?;
             staged.cursor = Some(cursor);
         }
-        // Epilogue warps: this warpgroup's block of the staging ring, one phase a tile.
+        // Epilogue warps: this warpgroup's block of the staging ring, one phase a tile. A
+        // staged input comes through the same block on the CTA's last tile (its epilogue the
+        // consumer's own, [`HopperGemm::own_last_tile`]).
         if self.cfg.epilogue_warps {
             let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
             let cw_r = k.eval(cw)?;
             k.mov(cursor.stage(), cw_r)?;
             self.handoff = Some(cursor);
+            if let Some(staged) = self.staged.as_mut() {
+                staged.cursor = Some(cursor);
+            }
         }
         // Ping-pong: this consumer's turns at the tiles, its cursor past the stages of the
         // tiles it leaves to the other.
@@ -1635,6 +1664,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             if let Some(staged) = self.staged.as_mut() {
                 staged.origin = Some(origin);
             }
+            if self.cfg.epilogue_warps {
+                self.last_tile = Some(schedule.is_last(k, &tile)?);
+            }
             match (&turns, turn) {
                 (Some(turns), Some(turn)) => {
                     self.mainloop_turn(k, &ring, leader, &acc, &turn)?;
@@ -1662,8 +1694,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Some(turns) => schedule.for_each_turn(k, turns, |k, t, turn| body(k, t, Some(turn)))?,
             None => schedule.for_each_tile(k, |k, t| body(k, t, None))?,
         }
-        if self.cfg.tma_store && !self.cfg.epilogue_warps {
-            // The last tile's stores must be done before the CTA's shared memory goes away.
+        if self.cfg.tma_store {
+            // The last tile's stores must be done before the CTA's shared memory goes away
+            // (with epilogue warps, the CTA's last tile is the consumer's own).
             k.when(leader).cp_async_bulk_wait_group(0, false)?;
         }
         Ok(())
@@ -1959,8 +1992,57 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
         if self.cfg.epilogue_warps {
-            return self.hand_over(k, &tile, cw, lt, acc);
+            let Some(last) = self.last_tile else {
+                return Err(k.error("an epilogue-warps consumer's tile without its last-tile test"));
+            };
+            return k.if_else_with(
+                last,
+                self,
+                |k, this| this.own_last_tile(k, tile, cw, lt, acc),
+                |k, this| this.hand_over(k, &tile, cw, lt, acc),
+            );
         }
+        self.own_epilogue(k, tile, cw, lt, acc)
+    }
+
+    /// With [`GemmConfig::epilogue_warps`], the CTA's last tile: no later main loop would hide
+    /// its epilogue warp's pass over it, so the consumer warpgroup applies the epilogue itself
+    /// (four warps on its block instead of one), as without epilogue warps, once its epilogue
+    /// warp has handed the staging block back (the staging ring's `empty`: its stores of the
+    /// previous tile have read the block). With a staged input, [`HopperGemm::load_staged`]
+    /// waited for the block and loaded the input into it under the main loop.
+    fn own_last_tile(
+        &mut self,
+        k: &mut KernelBuilder,
+        tile: Tile,
+        cw: Var,
+        lt: Var,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let (Some(staging), Some(cursor)) = (self.staging.clone(), self.handoff) else {
+            return Err(k.error("a last tile outside a consumer with epilogue warps"));
+        };
+        if self.staged.is_none() {
+            // The leader's wait orders the warpgroup's writes, which follow its named barrier
+            // (HopperGemm::epilogue_tma).
+            let leader = k.cmp(CmpOp::Eq, lt, 0u32)?;
+            let sync = &mut self.sync;
+            k.if_(leader, |k| staging.acquire(k, sync, &cursor).map(|_| ()))
+                .end()?;
+        }
+        self.own_epilogue(k, tile, cw, lt, acc)
+    }
+
+    /// The consumer warpgroup's own epilogue of `tile`: the ops applied to its accumulators,
+    /// which then go to C (by TMA stores through its staging block, or from registers).
+    fn own_epilogue(
+        &mut self,
+        k: &mut KernelBuilder,
+        tile: Tile,
+        cw: Var,
+        lt: Var,
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
         let epi = self.tile_epilogue(k)?;
         if let Some(group) = tile.group {
             // A grouped GEMM takes no per-tensor scales (block scales are promoted in the main
@@ -2269,19 +2351,37 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (Some(staging), Some(staged)) = (self.staging.clone(), self.staged.clone()) else {
             return Ok(());
         };
-        if self.cfg.epilogue_warps {
-            // The epilogue warps load it, slab by slab.
-            return Ok(());
-        }
         let (Some(cursor), Some([row0, col0])) = (staged.cursor, staged.origin) else {
             return Err(k.error("a staged input's load outside a consumer's tile"));
         };
         let (bn, elem) = (self.cfg.bn, O::DTYPE.bytes());
+        // With epilogue warps, they load it slab by slab, except on the CTA's last tile, whose
+        // epilogue is the consumer's own (HopperGemm::own_last_tile).
+        let when = match (self.cfg.epilogue_warps, self.last_tile) {
+            (false, _) => leader,
+            (true, Some(last)) => {
+                let both = k.isa().pred();
+                k.and(both, leader, last)?;
+                both
+            }
+            (true, None) => return Err(k.error("a staged input's load without the last-tile test")),
+        };
+        let handed = self.cfg.epilogue_warps;
         let sync = &mut self.sync;
-        k.if_(leader, |k| {
-            k.cp_async_bulk_wait_group(0, true)?;
-            let full = staging.full_at(k, cursor.stage())?;
-            staging.commit(k, sync, full, 64 * bn * elem)?;
+        k.if_(when, |k| {
+            let full = if handed {
+                // Once the epilogue warp's stores have read the block: the same commit as the
+                // hand-over's in the block's other phases, here with the input's bytes.
+                let full = staging.acquire(k, sync, &cursor)?;
+                staging.commit_peeled(k, sync, full, 64 * bn * elem)?;
+                full
+            } else {
+                // The leader issued the block's previous store: its own wait frees the block.
+                k.cp_async_bulk_wait_group(0, true)?;
+                let full = staging.full_at(k, cursor.stage())?;
+                staging.commit(k, sync, full, 64 * bn * elem)?;
+                full
+            };
             let block = staging.first_tile(k, cursor.stage())?;
             let map = k.tma_generic(&staged.tensor)?;
             for slab in 0..bn / 64 {

@@ -11,7 +11,7 @@
 //! the row array per group it passes; tiles past the last group's are skipped.
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Reg, ty};
+use ptx_isa::{Pred, Reg, ty};
 
 use super::Grouping;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, TmaTensor, Var};
@@ -347,10 +347,15 @@ impl TileScheduler for GroupedSchedule {
                         ksplit: None,
                         nb,
                         group: Some(group),
+                        item: t,
                     },
                 )
             })
             .end()
         })
+    }
+
+    fn is_last(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<Pred> {
+        PersistentGrid::ctas(self.work.clone()).is_last(k, tile.item)
     }
 }
