@@ -8,7 +8,8 @@
 //! [`check::check_fp8`] against cuBLASLt promoted), and the fixup's result against the
 //! two-launch split-K's, bit for bit. With `DECODE_CHECK_ONLY` set it stops there (what the
 //! sanitizer runs); `DECODE_CHECK_ONLY=decode-widths` keeps only the checks of the unswapped
-//! decode widths and of the swapped tiles narrower than M.
+//! decode widths, of the swapped tiles narrower than M and of the CTA pairs,
+//! `DECODE_CHECK_ONLY=pairs` those of the CTA pairs.
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them), each run once on a
@@ -21,7 +22,7 @@
 //!
 //! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row, `DECODE_M` the rows of one
 //! M; `DECODE_PROFILE` runs each candidate and the baseline once, untimed (what `ncu`
-//! profiles).
+//! profiles); `DECODE_NO_CHECKS` skips the checks before the table.
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -254,11 +255,19 @@ fn checks(
     lt: &LtFp8,
 ) {
     let sms = device.attributes().sm_count;
-    // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths and the swapped
-    // tiles narrower than M (what the sanitizer runs on those paths).
-    let only_widths = std::env::var("DECODE_CHECK_ONLY").is_ok_and(|v| v == "decode-widths");
-    let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
-        !only_widths || (!c.swap_ab && c.bn % 64 != 0) || (c.swap_ab && (c.bn as usize) < m)
+    // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths, the swapped tiles
+    // narrower than M and the CTA pairs; `=pairs`, the CTA pairs alone (what the sanitizer
+    // runs on those paths).
+    let only = std::env::var("DECODE_CHECK_ONLY").unwrap_or_default();
+    let (only_pairs, only_widths) = (only == "pairs", only == "decode-widths" || only == "pairs");
+    let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| match only_pairs {
+        true => c.cluster_m == 2,
+        false => {
+            !only_widths
+                || (!c.swap_ab && c.bn % 64 != 0)
+                || (c.swap_ab && (c.bn as usize) < m)
+                || c.cluster_m == 2
+        }
     };
     let bf = GemmConfig::large();
     let fixup = |c: GemmConfig| GemmConfig {
@@ -299,6 +308,10 @@ fn checks(
             (128, 4096, 4096),
         ),
         (bf.decode_pingpong(32), (64, 4096, 7168)),
+        // Ping-pong decode tiles in CTA pairs sharing the weight, edges in M and N.
+        (bf.decode_pair(64), (128, 4096, 4096)),
+        (bf.decode_pair(32), (100, 2112, 7168)),
+        (bf.decode_pair(112), (128, 7000, 2048)),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
         if !wanted(&(cfg, shape)) {
@@ -333,6 +346,8 @@ fn checks(
         (fp8(128, 7168).decode_tile(56, 1, false), (128, 7168, 2048)),
         (fp8(64, 6144).decode_tile(48, 1, false), (100, 6100, 4096)),
         (fp8(64, 2112).decode_pingpong(16), (50, 2112, 7168)),
+        (fp8(128, 7168).decode_pair(112), (128, 7168, 2048)),
+        (fp8(128, 6144).decode_pair(96), (120, 6100, 4096)),
         (
             fixup(GemmConfig {
                 bn: 128,
@@ -389,7 +404,10 @@ fn main() {
         return;
     };
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
-    if std::env::var_os("DECODE_PROFILE").is_none() {
+    // `DECODE_NO_CHECKS`: the table alone (each timed candidate is still compared with the
+    // baseline's C first).
+    let no_checks = std::env::var_os("DECODE_NO_CHECKS").is_some();
+    if std::env::var_os("DECODE_PROFILE").is_none() && !no_checks {
         checks((&mut kernels, &device, &stream), &blas, &lt);
     }
     if std::env::var_os("DECODE_CHECK_ONLY").is_some() {

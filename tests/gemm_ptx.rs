@@ -414,7 +414,7 @@ fn swap_ab_kernels_assemble() {
 #[test]
 fn narrow_unswapped_kernels_assemble() {
     use ScalarType::{Bf16, E4m3, F32};
-    use ptxkit::library::gemm::swap_ab::fill_width;
+    use ptxkit::library::gemm::swap_ab::{fill_width, pair_width};
     use ptxkit::library::gemm::tune::{TuneProblem, candidates};
     // One tile per SM of 132: 128 tiles at N = 4096, 6144 and 7168, 132 at 2112; at most 256.
     let widths: Vec<u32> = [4096, 6144, 7168, 2112, 57344]
@@ -422,6 +422,11 @@ fn narrow_unswapped_kernels_assemble() {
         .map(|&n| fill_width(n, 132))
         .collect();
     assert_eq!(widths, [32, 48, 56, 16, 256]);
+    let pairs: Vec<u32> = [4096, 6144, 7168, 2112, 8192]
+        .iter()
+        .map(|&n| pair_width(n, 132))
+        .collect();
+    assert_eq!(pairs, [64, 96, 112, 32, 128]);
     let bf = GemmConfig::large();
     let fp8 = GemmConfig::fp8(64, 4096, 132, E4m3, Bf16);
     let fixup = |c: GemmConfig| GemmConfig {
@@ -457,6 +462,38 @@ fn narrow_unswapped_kernels_assemble() {
     ];
     assert_eq!(configs[configs.len() - 3].stages, 11);
     assert_eq!(configs[configs.len() - 2].stages, 16);
+    // CTA pairs of ping-pong consumers sharing the weight (M = 65 to 128): 64, 96 and 112 wide.
+    let pairs: Vec<GemmConfig> = [(bf, 64), (fp8, 112), (bf, 96), (fp8, 32)]
+        .into_iter()
+        .map(|(c, bn)| c.decode_pair(bn))
+        .collect();
+    assert!(
+        bf.decode_pair(56).validate().is_err(),
+        "28-row halves are no whole swizzle atoms"
+    );
+    assert!(
+        GemmConfig {
+            cluster_m: 2,
+            ..bf.decode_tile(32, 2, false)
+        }
+        .validate()
+        .is_err(),
+        "decode-width pairs are unsplit"
+    );
+    for cfg in &pairs {
+        cfg.validate().unwrap();
+        assert!(cfg.name().contains("_c2_pingpong"), "{}", cfg.name());
+        // A stage released in the peer too: a plain arrival through `mapa`, never a
+        // `.release.cluster` one (ptxas puts a whole-GPU memory barrier before that).
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(
+            ptx.contains("mbarrier.arrive.shared::cluster.b64")
+                && !ptx.contains("mbarrier.arrive.release.cluster"),
+            "{}: the peer's release",
+            cfg.name()
+        );
+    }
+    support::gemm_configs_assemble_clean(pairs);
     for cfg in &configs {
         cfg.validate().unwrap();
         assert!(!cfg.name().contains("_swapab"), "{}", cfg.name());
@@ -504,6 +541,12 @@ fn narrow_unswapped_kernels_assemble() {
             .any(|c| c.pingpong && c.bn == 32 && c.stages == 16)
     };
     assert!(pp(64) && !pp(128));
+    let paired = candidates(&TuneProblem::new(128, 7168, 2048, E4m3, Bf16), 132);
+    assert!(
+        paired
+            .iter()
+            .any(|c| c.pingpong && c.cluster_m == 2 && c.bn == 112 && c.stages == 10)
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::builder::{ArriveOpts, Scope};
+use ptx_isa::builder::ArriveOpts;
 use ptx_isa::{Addr, Pred, Reg, Sinkable, spaces, ty};
 use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::Pipeline;
@@ -317,8 +317,13 @@ impl Ring {
     }
 
     /// A consumer warpgroup releases the stage in `stage`: its `leader` arrives on `empty`
-    /// (and, in a pair, on the peer's: its producer wrote half the stage, PTX ISA 9.7.13.15.13
-    /// `.release.cluster`). `peeled`: a second site of the same release (a loop's first or last
+    /// (and, in a pair, on the peer's through `shared::cluster`: its producer wrote half the
+    /// stage, PTX ISA 9.7.13.15.13). Both arrivals take the default semantics (`.release.cta`):
+    /// what the stage's release orders are the stage's reads, which the wgmmas (the async proxy)
+    /// made and `wgmma.wait_group` completed before it, so no write of this CTA has to be made
+    /// visible to the peer. A `.release.cluster` arrival would cost a whole-GPU memory barrier
+    /// (ptxas 13.0 writes `MEMBAR.ALL.CTA; MEMBAR.ALL.GPU` before it) on every k-tile.
+    /// `peeled`: a second site of the same release (a loop's first or last
     /// iteration written out of it), counted once by the protocol check
     /// ([`BarrierSync::arrive_peeled`]).
     pub fn release(
@@ -344,10 +349,7 @@ impl Ring {
             k.xor(peer, rank, 1u32)?;
             k.mapa_shared(remote, empty.addr, peer)?;
             k.when(leader).mbarrier_arrive_with(
-                &ArriveOpts {
-                    release: Some(Scope::Cluster),
-                    ..ArriveOpts::default()
-                },
+                &ArriveOpts::default(),
                 Sinkable::Sink,
                 Addr::<spaces::SharedCluster>::reg32(remote),
             )?;

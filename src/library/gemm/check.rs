@@ -343,8 +343,8 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// 16 wide, 32 wide into an f32 C, and 64 wide in 4 parts with an odd N; and split-K's
 /// in-kernel fixup ([`GemmConfig::split_fixup`]), 128 wide in 4 parts and swapped 32 wide in 3
 /// parts with an odd N; and the unswapped decode widths 32 and 48 (48 also with ping-pong
-/// consumers, 16 stages and an odd N), and 16 in 2 parts with the fixup and an odd N
-/// ([`GemmConfig::decode_tile`]).
+/// consumers, 16 stages and an odd N, alone and in CTA pairs), and 16 in 2 parts with the
+/// fixup and an odd N ([`GemmConfig::decode_tile`]).
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -448,6 +448,11 @@ pub fn variants() -> Vec<GemmConfig> {
             ..large
         }
         .decode_pingpong(48),
+        GemmConfig {
+            n_even: false,
+            ..large
+        }
+        .decode_pair(48),
         GemmConfig {
             split_fixup: true,
             n_even: false,

@@ -220,9 +220,9 @@ pub enum GemmConfigError {
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
     /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
     /// pairs or ping-pong consumers; a decode width (no multiple of 64) likewise, ping-pong
-    /// consumers allowed unswapped.
+    /// consumers and (unsplit, a multiple of 16 wide) CTA pairs allowed unswapped.
     #[error(
-        "swap-AB and the decode widths take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands and cluster_m 1 (swapped, no ping-pong)"
+        "swap-AB and the decode widths take a dense 16-bit or per-tensor FP8 problem with the register epilogue, no fused epilogue operands and cluster_m 1 (unswapped and unsplit also 2 at a width that is a multiple of 16; swapped, no ping-pong)"
     )]
     SwapAb,
     /// [`GemmConfig::epilogue_warps`] without what they take: the TMA-store epilogue of a

@@ -32,7 +32,9 @@ pub const WIDTHS: [u32; 5] = [16, 32, 64, 128, 256];
 /// widths: swapped, 16 and 32 for the tokens' side; unswapped, the weight's rows, so that a
 /// decode problem has about as many tiles as SMs without splitting K): a dense problem with
 /// one input type, 16-bit or per-tensor FP8, the register epilogue, no alpha/beta, bias or
-/// output scale, one CTA a cluster, and swapped the consumers sharing each tile
+/// output scale; swapped one CTA a cluster and the consumers sharing each tile, unswapped and
+/// unsplit CTA pairs only where each CTA's half of B is whole 8-row 128B-swizzle atoms
+/// (`bn / 2` a multiple of 8, PTX ISA 9.7.15.5.1.2; [`GemmConfig::decode_pair`])
 /// ([`super::GemmConfigError::SwapAb`]).
 pub fn takes(cfg: &GemmConfig) -> bool {
     cfg.grouping == Grouping::None
@@ -42,7 +44,7 @@ pub fn takes(cfg: &GemmConfig) -> bool {
         && !cfg.alpha_beta
         && cfg.bias.is_none()
         && cfg.out_scale == OutScale::None
-        && cfg.cluster_m == 1
+        && (cfg.cluster_m == 1 || (!cfg.swap_ab && cfg.split_k == 1 && (cfg.bn / 2) % 8 == 0))
         && !(cfg.pingpong && cfg.swap_ab)
 }
 
@@ -82,6 +84,19 @@ impl GemmConfig {
         .stages_up_to(Self::MAX_STAGES)
     }
 
+    /// The ping-pong decode tile in CTA pairs along M ([`GemmConfig::cluster_m`] = 2) from
+    /// `self`: [`GemmConfig::decode_pingpong`] `bn` wide (a multiple of 16, [`pair_width`]),
+    /// for 65 to 128 tokens: the two 64-row token tiles of a weight tile on the two CTAs of a
+    /// pair, each loading half of the weight's tile and multicasting it to both, so every
+    /// weight row is read once without splitting K (cuBLAS's choice at M = 128,
+    /// `nvjet_sm90_tst_64x64_64x13_2x1`); 14 stages of a 64 x 64 tile.
+    pub fn decode_pair(self, bn: u32) -> GemmConfig {
+        GemmConfig {
+            cluster_m: 2,
+            ..self.decode_pingpong(bn)
+        }
+    }
+
     /// `self` with as many stages as shared memory holds beside the register epilogue (no C
     /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
     /// stages keep more of its weight's bytes in flight.
@@ -108,6 +123,9 @@ impl GemmConfig {
 ///   tile re-reads the tokens; unsplit also with the deepest ring
 ///   ([`GemmConfig::stages_up_to`]) and, for an `m` of at most 64, with ping-pong consumers
 ///   (64-row stages).
+/// - For an `m` over 64, ping-pong consumers in CTA pairs 64 and [`pair_width`] wide
+///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
+///   cluster, the weight multicast to both.
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
@@ -129,6 +147,16 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
         .filter(|_| m > 32)
         .map(|bn| (bn, false));
     let mut out = Vec::new();
+    // Two 64-row tiles of tokens: ping-pong consumers in CTA pairs sharing each weight tile
+    // (multicast), one tile a CTA, the deepest ring (cuBLAS's choice at M = 128).
+    if m > 64 {
+        for bn in [64, pair_width(n, sms)] {
+            let c = base.decode_pair(bn);
+            if !out.contains(&c) && c.validate().is_ok() {
+                out.push(c);
+            }
+        }
+    }
     for (bn, swap) in swapped.chain(unswapped) {
         let (rows, cols) = if swap { (n, m) } else { (m, n) };
         let tiles = rows.div_ceil(GemmConfig::BM as usize) * cols.div_ceil(bn as usize);
@@ -171,8 +199,21 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
 /// multiple of 8 (a wgmma N, PTX ISA 9.7.15.5) that makes at most one tile per SM, from 16 to
 /// 256 (48 for N = 6144 on 132 SMs: 128 tiles, where 64 makes 96 and 32 makes 192).
 pub fn fill_width(n: usize, sms: u32) -> u32 {
-    let per_sm = n.div_ceil(sms.max(1) as usize).next_multiple_of(8);
-    per_sm.clamp(16, 256) as u32
+    width_for(n, sms as usize, 8)
+}
+
+/// The unswapped decode width for `n` weight rows where two 64-row tiles hold the tokens (M of
+/// 65 to 128) and CTA pairs share each weight tile (`cluster_m = 2`, B multicast): the narrowest
+/// multiple of 16 (each CTA's half whole 8-row swizzle atoms) that makes at most `sms / 2`
+/// weight tiles, from 16 to 256 (64 for N = 4096 on 132 SMs, 96 for 6144, 112 for 7168).
+pub fn pair_width(n: usize, sms: u32) -> u32 {
+    width_for(n, sms as usize / 2, 16)
+}
+
+/// The narrowest multiple of `multiple` from 16 to 256 that cuts `n` into at most `tiles`.
+fn width_for(n: usize, tiles: usize, multiple: usize) -> u32 {
+    let w = n.div_ceil(tiles.max(1)).next_multiple_of(multiple);
+    w.clamp(16, 256) as u32
 }
 
 /// Stores consumer warpgroup `acc`'s `64 x bn` block (fragment `frag`, the wgmma accumulator)
