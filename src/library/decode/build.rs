@@ -1050,7 +1050,7 @@ fn epilogue(
     scales: Scales,
     lt: Var,
 ) -> Result<()> {
-    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (args, w) = (p.args, p.work);
     let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
         return Err(k.error("O is a register fragment"));
     };
