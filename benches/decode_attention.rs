@@ -11,7 +11,12 @@
 //! alternating between two copies of the cache (no clear: a model's stream of decode steps).
 //! The caches are filled on the device from one random block (the values do not change the
 //! time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose `{batch}x{context} {cache}`
-//! contains it (a profiler's run).
+//! contains it or one of its `|`-separated parts and none of its parts that begin with `!`
+//! (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when set, launches
+//! each kept row's kernels once, untimed (a profiler's run: one launch a row). Rows named with
+//! `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch the combine as
+//! an ordinary kernel instead of a programmatic dependent (`DecodeConfig::dependent_combine`;
+//! the split problems).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -181,6 +186,12 @@ fn time(
                 reason: e.to_string(),
             })
     };
+    if std::env::var_os("PTXKIT_DECODE_ONCE").is_some() {
+        // A profiler's run: one launch, not timed.
+        run(dec, c).map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())?;
+        return Ok((0.0, 0.0));
+    }
     if check {
         // One launch waited for first, so a hang fails its row instead of blocking the rest.
         let first = Decode::new(dev, *dec.config()).map(|d| d.with_limit(LIMIT));
@@ -211,6 +222,11 @@ struct Layout {
     fold: bool,
     /// Each sequence's pages one after another in the cache (not shuffled).
     in_order: bool,
+    /// The cache's loads evict-first in L2 (`DecodeConfig::evict_first`).
+    evict_first: bool,
+    /// The combine launched as an ordinary kernel, not as a programmatic dependent
+    /// (`DecodeConfig::dependent_combine` off).
+    plain_combine: bool,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
@@ -225,6 +241,8 @@ fn layouts(batch: usize) -> Vec<Layout> {
         splits,
         fold,
         in_order: false,
+        evict_first: false,
+        plain_combine: false,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -238,10 +256,27 @@ fn layouts(batch: usize) -> Vec<Layout> {
             ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
         },
     ];
+    // The cache's loads evict-first in L2.
+    for (name, page, fp8) in [
+        ("contiguous", None, false),
+        ("contiguous e4m3", None, true),
+        ("paged 16 e4m3", Some(16), true),
+    ] {
+        out.push(Layout {
+            evict_first: true,
+            ..layout(&format!("{name}, evict-first"), page, fp8, None, false)
+        });
+    }
     for (b, splits) in FORCED_SPLITS {
         if b == batch {
             out.push(layout("contiguous, folded", None, false, None, true));
             out.push(layout("contiguous e4m3, folded", None, true, None, true));
+            for (name, fp8) in [("contiguous", false), ("contiguous e4m3", true)] {
+                out.push(Layout {
+                    plain_combine: true,
+                    ..layout(&format!("{name}, plain combine"), None, fp8, None, false)
+                });
+            }
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s), false));
@@ -307,7 +342,12 @@ fn gpu(_c: &mut Criterion) {
         let only = std::env::var("PTXKIT_DECODE_BENCH").ok();
         for l in layouts(batch) {
             let key = format!("{batch}x{ctx} {}", l.name);
-            if only.as_ref().is_some_and(|o| !key.contains(o.as_str())) {
+            let kept = |o: &String| {
+                let (drop, keep): (Vec<&str>, Vec<&str>) =
+                    o.split('|').partition(|p| p.starts_with('!'));
+                keep.iter().any(|p| key.contains(p)) && !drop.iter().any(|p| key.contains(&p[1..]))
+            };
+            if only.as_ref().is_some_and(|o| !kept(o)) {
                 continue;
             }
             let page = l.page.unwrap_or(ctx);
@@ -318,9 +358,16 @@ fn gpu(_c: &mut Criterion) {
             if l.fold {
                 cfg = cfg.with_fold();
             }
+            if l.evict_first {
+                cfg = cfg.with_evict_first(true);
+            }
+            if l.plain_combine {
+                cfg = cfg.with_dependent_combine(false);
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split or the folded kernel reuses the contiguous cache loaded before.
-            let reuse = l.splits.is_some() || l.fold;
+            // A forced split, the folded kernel, evict-first loads or the plain combine reuse
+            // the cache of their layout loaded before.
+            let reuse = l.splits.is_some() || l.fold || l.evict_first || l.plain_combine;
             let c = match reuse {
                 true => None,
                 false => Some(
@@ -336,14 +383,21 @@ fn gpu(_c: &mut Criterion) {
                 (Err(e), _) | (_, Some(Err(e))) => row(&l.name, l.fp8, 0, Err(e)),
             }
         }
-        for repeat in 0..REPEATS {
+        let repeats = match std::env::var_os("PTXKIT_DECODE_ONCE") {
+            Some(_) => 1,
+            None => REPEATS,
+        };
+        for repeat in 0..repeats {
             for (l, dec, c) in &loaded {
                 let Some([c, twin]) = c
                     .as_ref()
                     .or_else(|| {
                         loaded
                             .iter()
-                            .find(|m| m.0.page.is_none() && m.0.fp8 == l.fp8 && m.2.is_some())
+                            .find(|m| {
+                                (m.0.page, m.0.fp8, m.0.in_order) == (l.page, l.fp8, l.in_order)
+                                    && m.2.is_some()
+                            })
                             .and_then(|m| m.2.as_ref())
                     })
                     .map(|c| [&c[0], &c[1]])

@@ -4,12 +4,16 @@
 # KIT holds the release `ptxkit`, the bench executable `bench-decode_attention`,
 # decode_attention_torch.py, rows_torch.py and torch_timing.py. Steps: `ptxkit selftest --only
 # decode` (every case's error shown) beside compute-sanitizer memcheck of its cases that run the
-# splits' combine both ways (`PTXKIT_DECODE_CASES=fold`), the Rust bench (its criterion CPU
-# benchmark filtered out), the torch peers (cuDNN, flash) on the same contiguous problems,
-# Nsight Compute's kernel durations (clocks as they run, L2 flushed clean) of the 1 x 128k
-# calls, and its sections on one launch of the FP8 kernel over 16-token pages (32 x 16k). Logs go
-# to $OUT, a summary to stdout. A step starts only while less than `DEADLINE` seconds (150
-# unless set) have passed. About 2.5 minutes of device time.
+# splits' combine three ways (`PTXKIT_DECODE_CASES=fold`: bf16 and FP8, 16- and 32-row boxes,
+# the FP8 warps' merge, the combine kernel, folded and as a programmatic dependent, evict-first
+# loads), the Rust bench (its criterion CPU benchmark filtered out; `BENCH_ROWS`, when set, is
+# its `PTXKIT_DECODE_BENCH` filter), the torch peers (cuDNN, flash) on the same contiguous
+# problems, then Nsight Compute on one launch of each kept row (`PTXKIT_DECODE_ONCE`): its
+# memory and scheduler sections and shared-memory bank conflicts on the FP8 kernels at 32 x 16k
+# (contiguous and 16-token pages, with and without evict-first loads), and the kernels'
+# durations (clocks as they run, L2 flushed clean) at 1 x 128k on the contiguous caches. Logs
+# go to $OUT, a summary to stdout. A step starts only while less than `DEADLINE` seconds (150
+# unless set) have passed.
 set -u
 . "$(dirname "$0")/gpu_steps.sh"
 kit_start "$1" /tmp/decode-out bench-decode_attention
@@ -25,20 +29,20 @@ grep -E "ERROR SUMMARY|PASS|FAIL" "$out/memcheck.txt" | tail -4
 # The benches run whatever the check says (a failed case is in the log above; its times are
 # then only times).
 left bench && step "bench decode_attention" &&
-  timeout 100 "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/bench.txt" 2>&1
+  PTXKIT_DECODE_BENCH="${BENCH_ROWS:-}" timeout 120 "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/bench.txt" 2>&1
 grep -E "^\||device|stopped" "$out/bench.txt"
 left torch && step "torch peers" &&
   (cd "$kit" && timeout 60 python3 decode_attention_torch.py) >"$out/torch.txt" 2>&1
 cat "$out/torch.txt"
-left "ncu durations" && step "ncu durations 1x131072" &&
-  PTXKIT_DECODE_BENCH="1x131072 contiguous" timeout 45 ncu --clock-control none -k regex:decode -c 200 \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --print-summary per-kernel \
+left "ncu e4m3" && step "ncu e4m3 32x16k, one launch a row" &&
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="32x16384 contiguous e4m3|32x16384 paged 16 e4m3" timeout 60 ncu -k regex:decode_e4m3 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+    --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum \
+    "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-e4m3.txt" 2>&1
+grep -E "decode_e4m3|Duration|DRAM Throughput|L2 Cache Throughput|Issued Warp|dram__bytes_read|bank_conflicts|wavefronts" "$out/ncu-e4m3.txt" | grep -v "^|" | head -80
+left "ncu durations" && step "ncu durations 1x131072, one launch a row" &&
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="1x131072 contiguous" timeout 45 ncu --clock-control none -k regex:decode \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-durations.txt" 2>&1
-grep -E "decode_|gpu__time|dram__bytes" "$out/ncu-durations.txt" | grep -v "^|" | head -40
-left "ncu paged" && step "ncu e4m3 32x16k paged 16" &&
-  PTXKIT_DECODE_BENCH="32x16384 paged 16 e4m3" timeout 40 ncu -k regex:decode_e4m3 -c 1 \
-    --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
-    --section WarpStateStats --section SchedulerStats --section Occupancy \
-    "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-paged.txt" 2>&1
-grep -E "Throughput|Duration|Warp Cycles|Stall|Eligible|Issued|Occupancy|Registers|Bandwidth|Hit Rate" "$out/ncu-paged.txt" | head -40
+grep -E "decode_|gpu__time" "$out/ncu-durations.txt" | grep -v "^|" | head -60
 step done

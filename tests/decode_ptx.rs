@@ -40,21 +40,55 @@ fn decode_kernels_assemble_without_spills() {
 
 /// The producer reads each key tile's pages from the block table (one lookup a box: four of
 /// 16 rows at 16-row boxes, one of 64; a tile ahead, the first before the loop) and loads every
-/// box by TMA onto the stage's barrier; the consumer releases each stage once.
+/// box by TMA onto the stage's barrier (with `evict_first`, the cache's boxes carrying an
+/// evict-first L2 policy, Q's not); the consumer releases each stage once.
 #[test]
 fn a_key_tile_is_one_box_a_page_and_slab() {
     for (rows, boxes) in [(16u32, 4usize), (64, 1)] {
-        let cfg = DecodeConfig::new(128, 4, rows);
-        let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
-        // Q's 2 slabs, then K's and V's: 2 slabs x boxes each.
-        let loads = ptx.matches("cp.async.bulk.tensor.4d").count();
-        assert_eq!(loads, 2 + 2 * 2 * boxes, "{}", cfg.name());
-        assert_eq!(
-            ptx.matches("ld.global.s32").count() - 1,
-            2 * boxes,
-            "seq_lens, then a page a box: the first tile's before the loop, the next in it"
-        );
-        assert!(ptx.contains(".minnctapersm 2"), "two CTAs an SM");
+        for evict_first in [false, true] {
+            let cfg = DecodeConfig::new(128, 4, rows).with_evict_first(evict_first);
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            // Q's 2 slabs, then K's and V's: 2 slabs x boxes each.
+            let loads = ptx.matches("cp.async.bulk.tensor.4d").count();
+            assert_eq!(loads, 2 + 2 * 2 * boxes, "{}", cfg.name());
+            let hinted = ptx
+                .lines()
+                .filter(|l| l.contains("cp.async.bulk.tensor.4d") && l.contains("L2::cache_hint"))
+                .count();
+            assert_eq!(hinted, if evict_first { 2 * 2 * boxes } else { 0 });
+            assert_eq!(
+                ptx.contains("createpolicy.fractional.L2::evict_first.b64"),
+                evict_first
+            );
+            assert_eq!(
+                ptx.matches("ld.global.s32").count() - 1,
+                2 * boxes,
+                "seq_lens, then a page a box: the first tile's before the loop, the next in it"
+            );
+            assert!(ptx.contains(".minnctapersm 2"), "two CTAs an SM");
+        }
+    }
+}
+
+/// The combine waits for the decode kernel's grid before it reads the splits (at once unless
+/// launched as its programmatic dependent); with `dependent_combine` (the default) the decode
+/// kernel lets it start after each consumer's last key tile, bf16 or FP8, and not when it folds
+/// the splits.
+#[test]
+fn the_dependent_combine_is_ordered_by_griddepcontrol() {
+    let combine = build_combine(Target::Sm90a, 128).unwrap().ptx().to_string();
+    assert_eq!(combine.matches("griddepcontrol.wait").count(), 1);
+    for fp8 in [false, true] {
+        let mut cfg = DecodeConfig::new(128, 4, 16);
+        if fp8 {
+            cfg = cfg.with_fp8();
+        }
+        let ptx = |cfg: DecodeConfig| build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+        let launches = |p: String| p.matches("griddepcontrol.launch_dependents").count();
+        assert!(cfg.dependent_combine);
+        assert_eq!(launches(ptx(cfg)), 1, "{}", cfg.name());
+        assert_eq!(launches(ptx(cfg.with_dependent_combine(false))), 0);
+        assert_eq!(launches(ptx(cfg.with_fold())), 0);
     }
 }
 
@@ -80,6 +114,10 @@ fn the_fp8_consumer_converts_in_registers() {
         ptx.matches("st.shared.b32").count() + ptx.matches("st.shared.u32").count(),
         8
     );
+    // The warps' merge: O's 64 values a thread stored in pairs, read back in pairs (two rows
+    // x 4 column pairs x 4 warps).
+    assert_eq!(ptx.matches("st.shared.v2.f32").count(), 32);
+    assert_eq!(ptx.matches("ld.shared.v2.f32").count(), 2 * 4 * 4);
 }
 
 /// The split rule: one split when the batch fills the SMs, several for one long sequence, none

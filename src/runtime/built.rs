@@ -272,6 +272,30 @@ impl LoadedKernel {
         }
     }
 
+    /// [`LoadedKernel::launch_within`] as a programmatic dependent launch where no `limit` is
+    /// given: the kernel may start before the one before it on `stream` ends
+    /// ([`LaunchConfig::with_pdl`]) and must order itself with `griddepcontrol.wait` (PTX ISA
+    /// 9.7.13.13) before it reads what that one wrote. With a limit (a check that waits for
+    /// each launch anyway) it is launched as usual; its `griddepcontrol.wait` then returns at
+    /// once.
+    pub fn launch_dependent_within(
+        &self,
+        stream: &CudaStream,
+        args: &mut [Arg<'_>],
+        limit: Option<std::time::Duration>,
+    ) -> RtResult<Symbols> {
+        if limit.is_some() {
+            return self.launch_within(stream, args, limit);
+        }
+        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
+        let packed = check_and_pack(&self.built.signature, &descs, self.device)?;
+        let cfg = self
+            .built
+            .launch_config_with(&packed.1, self.residency)?
+            .with_pdl();
+        self.kernel.launch_packed(stream, &cfg, packed, args)
+    }
+
     /// Launches with an explicit configuration (checked by the runtime like any other).
     pub fn launch_with(
         &self,

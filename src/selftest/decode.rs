@@ -4,7 +4,9 @@
 //! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens in a
 //! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
 //! launcher's choice, the splits combined by the combine kernel (in three cases also in the
-//! decode kernel, `DecodeConfig::fold`, which must give the same bits). Fresh random inputs;
+//! decode kernel, `DecodeConfig::fold`, and with evict-first loads by the combine launched as a
+//! programmatic dependent, `DecodeConfig::dependent_combine`, each of which must give the same
+//! bits). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -158,14 +160,15 @@ enum Caches {
     ),
 }
 
-/// One problem with each of its splits: the largest error over the tolerance. With `two` (the
-/// same configuration with the splits combined in the decode kernel,
-/// [`DecodeConfig::with_fold`]) each split is run by it too, and its O must be the same bits as
-/// `dec`'s.
+/// One problem with each of its splits: the largest error over the tolerance. Each split is
+/// also run by `others` (the same configuration with the splits combined in the decode kernel,
+/// [`DecodeConfig::with_fold`], and with evict-first loads launched with no limit, so the
+/// combine is a programmatic dependent, [`DecodeConfig::dependent_combine`]), whose O must be
+/// the same bits as `dec`'s.
 fn run_case(
     ctx: &mut GpuCtx,
     dec: &Decode,
-    two: Option<&Decode>,
+    others: &[Decode],
     c: &Case,
 ) -> Result<f64, GpuCheckError> {
     let s = &c.shape;
@@ -247,7 +250,7 @@ fn run_case(
     let mut worst = 0.0f64;
     for &splits in &c.splits {
         let mut outs = Vec::new();
-        for d in std::iter::once(dec).chain(two) {
+        for d in std::iter::once(dec).chain(others) {
             let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
             let mut o = ctx.upload(&poison, &q_shape)?;
             let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
@@ -277,18 +280,18 @@ fn run_case(
                 .map_err(|e| case_error(d, c, splits, e.into()))?;
             outs.push(ctx.download(&o)?);
         }
-        if let [combined, folded] = &outs[..] {
-            let differ = folded
+        for (other, out) in others.iter().zip(&outs[1..]) {
+            let differ = out
                 .iter()
-                .zip(combined)
+                .zip(&outs[0])
                 .filter(|(a, b)| a.to_bits() != b.to_bits())
                 .count();
             if differ > 0 {
                 return Err(GpuCheckError::Unexpected {
-                    check: format!("{} {} splits {splits:?}", dec.config().name(), name(c)),
+                    check: format!("{} {} splits {splits:?}", other.config().name(), name(c)),
                     detail: format!(
-                        "{differ} values of O folded differ from the combine kernel's (same bits \
-                         expected)"
+                        "{differ} values of O differ from {}'s (same bits expected)",
+                        dec.config().name()
                     ),
                 });
             }
@@ -300,10 +303,10 @@ fn run_case(
                 "case {} {} splits {splits:?}: err {err:.3e}{}",
                 dec.config().name(),
                 name(c),
-                if two.is_some() {
-                    " (folded: the same bits)"
-                } else {
+                if others.is_empty() {
                     ""
+                } else {
+                    " (folded, and evict-first with the dependent combine: the same bits)"
                 }
             );
         }
@@ -360,11 +363,21 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 })
         };
         let dec = load(cfg)?;
-        let two = match c.fold {
-            true => Some(load(cfg.with_fold())?),
-            false => None,
+        let others = match c.fold {
+            // The dependent combine without a limit: a launch not waited for is a programmatic
+            // dependent one.
+            true => vec![
+                load(cfg.with_fold())?,
+                Decode::new(&ctx.dev, cfg.with_evict_first(true)).map_err(|e| {
+                    GpuCheckError::Case {
+                        case: cfg.name(),
+                        source: Box::new(e.into()),
+                    }
+                })?,
+            ],
+            false => Vec::new(),
         };
-        worst = worst.max(run_case(ctx, &dec, two.as_ref(), &c)?);
+        worst = worst.max(run_case(ctx, &dec, &others, &c)?);
         runs += c.splits.len();
     }
     Ok(Report {
@@ -374,7 +387,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
-             decode kernel: the same bits); error / tolerance of O"
+             decode kernel, and with evict-first loads by a programmatic dependent combine: the \
+             same bits); error / tolerance of O"
         ),
     })
 }

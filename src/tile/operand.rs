@@ -170,6 +170,9 @@ pub enum Base {
         map: TensorMapRef,
         /// The tile's origin in the tensor, innermost dimension first.
         coords: Vec<Src<ty::S32>>,
+        /// An L2 cache policy (from `createpolicy`) a load of the tile carries
+        /// (`.L2::cache_hint`, PTX ISA 9.7.9.27 `cp.async.bulk.tensor`); none when `None`.
+        l2_hint: Option<Reg<ty::B64>>,
     },
 }
 
@@ -392,7 +395,11 @@ impl TileRef {
         map: TensorMapRef,
         coords: Vec<Src<ty::S32>>,
     ) -> TileRef {
-        let base = Base::TensorMap { map, coords };
+        let base = Base::TensorMap {
+            map,
+            coords,
+            l2_hint: None,
+        };
         TileRef::unlaid(Storage::Global, dtype, vec![rows, cols], base, 16)
     }
 
@@ -438,6 +445,16 @@ impl TileRef {
     /// The same tile with a byte swizzle.
     pub fn with_swizzle(mut self, swizzle: SwizzleMode) -> TileRef {
         self.swizzle = swizzle;
+        self
+    }
+
+    /// The same tile, its TMA loads carrying the L2 cache policy `policy` (`.L2::cache_hint`,
+    /// from [`crate::kernel::KernelBuilder::l2_policy`]: `evict_first` for data read once);
+    /// a tile not described by a tensor map is returned unchanged.
+    pub fn with_l2_hint(mut self, policy: Reg<ty::B64>) -> TileRef {
+        if let Base::TensorMap { l2_hint, .. } = &mut self.base {
+            *l2_hint = Some(policy);
+        }
         self
     }
 

@@ -319,6 +319,11 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
             )?;
         }
         let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+        // The cache's loads evict-first in L2 ([`DecodeConfig::evict_first`]).
+        let hint = match cfg.evict_first {
+            true => Some(k.l2_policy(ptx_isa::builder::L2Evict::First)?),
+            false => None,
+        };
         // Tile n's pages were read during tile n - 1 (the first tile's before the loop): the
         // block table's latency never stands between a free stage and its loads.
         let next: Vec<Reg<ty::U32>> = k.regs((bn / rows) as usize);
@@ -352,7 +357,10 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
                             Expr::from(w.kv_head),
                             Expr::from(s * cache_slab),
                         ];
-                        let src = cache.box_at(k, &origin)?;
+                        let mut src = cache.box_at(k, &origin)?;
+                        if let Some(policy) = hint {
+                            src = src.with_l2_hint(policy);
+                        }
                         k.copy_async(&to, &src, Some((&mut *sync, full)), None, ExecScope::Thread)?;
                     }
                 }
@@ -471,8 +479,34 @@ fn consumer(
         p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
+    let_combine_start(k, p)?;
     epilogue(k, p, o_acc, rows, (&st.m, &st.l), scales, lt)?;
     fold_splits(k, p, lt)
+}
+
+/// Query row `row` of the CTA's rows: its token and head in `o`, and whether it is one of
+/// the chunk's rows of a token below `q_len` (the rows stored).
+fn row_target(k: &mut KernelBuilder, p: &Parts<'_>, row: Var) -> Result<(Var, Var, ptx_isa::Pred)> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let tq = cfg.tokens_per_cta();
+    let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
+    let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
+    let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
+    let in_q = k.cmp(CmpOp::Lt, token, args.q_len)?;
+    let live = k.pred();
+    k.and(live, in_chunk, in_q)?;
+    Ok((token, head, live))
+}
+
+/// With [`DecodeConfig::dependent_combine`], after the consumer's last key tile: the combine
+/// kernel, launched as a programmatic dependent, may be scheduled once every CTA has come this
+/// far or ended (`griddepcontrol.launch_dependents`, PTX ISA 9.7.13.13); it waits for this
+/// grid to complete before it reads the splits.
+fn let_combine_start(k: &mut KernelBuilder, p: &Parts<'_>) -> Result<()> {
+    if p.cfg.dependent_combine && !p.cfg.fold {
+        k.isa().griddepcontrol_launch_dependents()?;
+    }
+    Ok(())
 }
 
 /// Whether key tile `n` needs the causal mask: its last key reaches the bound of the chunk's
@@ -686,6 +720,7 @@ fn consumer_fp8(
         p.ring.release_next(k, sync, &cur, leader, false)?;
         Ok(())
     })?;
+    let_combine_start(k, p)?;
     merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (warp, lane, lt))?;
     fold_splits(k, p, lt)
 }
@@ -735,10 +770,14 @@ fn ldmatrix_offsets(
 
 /// The end of the FP8 consumer: the four warps' states merged through shared memory (the
 /// ring's tiles, free once every warp has read its last stage: the consumer's named barrier
-/// first). Each warp writes its O (columns in their place) and its rows' max and sum; then
-/// thread `t` takes row `t / 8` and columns `t % 8 + 8 i`: `M = max m_w`, weights
+/// first). Each warp writes its O in its fragment's column order (column `8 nb + 2 tig + i`,
+/// pairs by `st.shared.v2`) and its rows' max and sum; rows [`MERGE_PAD`] words longer than
+/// `d`, so a half-warp's pairs (rows `g` of 4 `g`s, 4 `tig`s) and reads (one row, 32
+/// consecutive words) each fall in 32 different banks. Then thread `t` takes rows `t / 16` and
+/// `t / 16 + 8` and the column pairs `2 (t % 16) + 32 c`: `M = max m_w`, weights
 /// `e^((m_w - M)·scale) / Σ_w l_w e^((m_w - M)·scale)`, and stores `o` (or `o_part` and
-/// `lse_part` with splits) as [`epilogue`] does.
+/// `lse_part` with splits) as [`epilogue`] does, at the head columns the fragment's columns
+/// are (`16 (nb / 2) + 4 tig + 2 i + nb % 2`).
 fn merge_warps(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
@@ -749,6 +788,7 @@ fn merge_warps(
 ) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let d = cfg.head_dim;
+    let span = d + MERGE_PAD;
     let rows_q = cfg.rows();
     let warps = 4u32;
     let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
@@ -758,7 +798,7 @@ fn merge_warps(
     let Some(stride) = p.ring.pipeline().stride() else {
         return Err(k.error("the ring's stages are not evenly spaced"));
     };
-    let floats = warps * rows_q * d + 2 * warps * rows_q;
+    let floats = warps * rows_q * span + 2 * warps * rows_q;
     if stride != 2 * cfg.kv_bytes() || floats * 4 > stride * cfg.stages() {
         return Err(k.error("the ring's tiles do not hold the warps' states"));
     }
@@ -771,17 +811,23 @@ fn merge_warps(
     k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
     let (g, tig) = (lane / 4u32, lane % 4u32);
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
+    // Each value's row and column offsets from the lane's first; pairs of adjacent columns.
+    let mut at = std::collections::BTreeMap::new();
     for (v, &r) in o.iter().enumerate() {
         let (row, col) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
-        let (dr, dc) = ((row - base_r) as u32, (col - base_c) as u32);
-        // Column 8 nb + 2 tig + i of O's fragment is head column 16 (nb / 2) + 4 tig + 2 i
-        // + nb % 2.
-        let (nb, i) = (dc / 8, dc % 2);
-        let head_col = Expr::from(16 * (nb / 2) + 2 * i + nb % 2) + tig.clone() * 4u32;
-        let at = (Expr::from(warp) * rows_q + g.clone() + dr) * d + head_col;
-        k.store(&view, [at], r)?;
+        at.insert(((row - base_r) as u32, (col - base_c) as u32), r);
     }
-    let stats = warps * rows_q * d;
+    for (&(dr, dc), &r) in &at {
+        if dc % 2 == 1 {
+            continue;
+        }
+        let Some(&next) = at.get(&(dr, dc + 1)) else {
+            return Err(k.error("O's fragment holds column pairs"));
+        };
+        let word = (Expr::from(warp) * rows_q + g.clone() + dr) * span + tig.clone() * 2u32 + dc;
+        k.vstore(&view, [word], &[r, next])?;
+    }
+    let stats = warps * rows_q * span;
     let quad_first = k.cmp(CmpOp::Eq, tig.clone(), 0u32)?;
     k.if_(quad_first, |k| {
         for i in 0..rows.count {
@@ -797,94 +843,105 @@ fn merge_warps(
     })
     .end()?;
     k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
-    // Thread t: row t / 8, columns t % 8 + 8 i.
-    let row = k.let_("merge_row", lt / 8u32)?;
-    let part = k.let_("merge_part", lt % 8u32)?;
-    let mw: Vec<Reg<ty::F32>> = (0..warps)
-        .map(|x| k.load(&view, [Expr::from(row) + stats + x * rows_q]))
-        .collect::<Result<_>>()?;
-    let lw: Vec<Reg<ty::F32>> = (0..warps)
-        .map(|x| k.load(&view, [Expr::from(row) + stats + (warps + x) * rows_q]))
-        .collect::<Result<_>>()?;
-    let big = k.reg::<ty::F32>();
-    k.mov(big, mw[0])?;
-    for &x in &mw[1..] {
-        k.max(big, big, x)?;
-    }
-    // Every warp saw no key: weights of e^-inf = 0, never NaN (-inf - -inf).
-    let dead = k.pred();
-    k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
-    let m_use = k.reg::<ty::F32>();
-    k.selp(m_use, 0.0f32, big, dead)?;
-    let bias = k.reg::<ty::F32>();
-    k.mul(bias, m_use, scales.log2)?;
-    k.neg(bias, bias)?;
-    let sum = k.reg::<ty::F32>();
-    k.mov(sum, 0.0f32)?;
-    let mut weights = Vec::with_capacity(warps as usize);
-    for (&mx, &lx) in mw.iter().zip(&lw) {
-        let f = k.exp2_fma(mx, scales.log2, bias)?;
-        k.fma(sum, lx, f, sum)?;
-        weights.push(f);
-    }
-    let empty = k.pred();
-    k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
-    let inv = k.rcp_of(sum)?;
-    k.selp(inv, 0.0f32, inv, empty)?;
-    if let Some(v_scale) = scales.o {
-        k.mul(inv, inv, v_scale)?;
-    }
-    for f in &weights {
-        k.mul(*f, *f, inv)?;
-    }
-    let tq = cfg.tokens_per_cta();
-    let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
-    let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
-    let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
-    let in_q = k.cmp(CmpOp::Lt, token, args.q_len)?;
-    let live = k.pred();
-    k.and(live, in_chunk, in_q)?;
+    // Thread t: rows t / 16 and t / 16 + 8, column pairs 2 (t % 16) + 32 c.
+    let h = k.let_("merge_lane", lt % 16u32)?;
+    // The head column of fragment column 2 h + 32 c + j: 32 c + 2 j + this.
+    let head_col = k.let_(
+        "merge_col",
+        (h / 8u32) * 16u32 + (h % 4u32) * 4u32 + (h / 4u32) % 2u32,
+    )?;
     let single = k.cmp(CmpOp::Eq, args.splits, 1u32)?;
-    let at = |col: Expr| [w.batch.into(), token.into(), head.into(), col];
-    k.if_(live, |k| {
-        let mut values = Vec::with_capacity((d / 8) as usize);
-        for i in 0..d / 8 {
-            let col = Expr::from(part) + i * 8;
-            let x = k.reg::<ty::F32>();
-            k.mov(x, 0.0f32)?;
-            for (wi, &f) in weights.iter().enumerate() {
-                let o = k.load(
-                    &view,
-                    [(Expr::from(row) + wi as u32 * rows_q) * d + col.clone()],
-                )?;
-                k.fma(x, o, f, x)?;
-            }
-            values.push((col, x));
+    for half in 0..rows_q / 8 {
+        let row = k.let_("merge_row", lt / 16u32 + half * 8)?;
+        let mw: Vec<Reg<ty::F32>> = (0..warps)
+            .map(|x| k.load(&view, [Expr::from(row) + stats + x * rows_q]))
+            .collect::<Result<_>>()?;
+        let lw: Vec<Reg<ty::F32>> = (0..warps)
+            .map(|x| k.load(&view, [Expr::from(row) + stats + (warps + x) * rows_q]))
+            .collect::<Result<_>>()?;
+        let big = k.reg::<ty::F32>();
+        k.mov(big, mw[0])?;
+        for &x in &mw[1..] {
+            k.max(big, big, x)?;
         }
-        k.if_(single, |k| {
-            for (col, x) in &values {
-                let h = k.reg::<Bf16>();
-                k.cvt(h, *x)?;
-                k.store(&args.o, at(col.clone()), h)?;
+        // Every warp saw no key: weights of e^-inf = 0, never NaN (-inf - -inf).
+        let dead = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
+        let m_use = k.reg::<ty::F32>();
+        k.selp(m_use, 0.0f32, big, dead)?;
+        let bias = k.reg::<ty::F32>();
+        k.mul(bias, m_use, scales.log2)?;
+        k.neg(bias, bias)?;
+        let sum = k.reg::<ty::F32>();
+        k.mov(sum, 0.0f32)?;
+        let mut weights = Vec::with_capacity(warps as usize);
+        for (&mx, &lx) in mw.iter().zip(&lw) {
+            let f = k.exp2_fma(mx, scales.log2, bias)?;
+            k.fma(sum, lx, f, sum)?;
+            weights.push(f);
+        }
+        let empty = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
+        let inv = k.rcp_of(sum)?;
+        k.selp(inv, 0.0f32, inv, empty)?;
+        if let Some(v_scale) = scales.o {
+            k.mul(inv, inv, v_scale)?;
+        }
+        for f in &weights {
+            k.mul(*f, *f, inv)?;
+        }
+        let (token, head, live) = row_target(k, p, row)?;
+        let at = |col: Expr| [w.batch.into(), token.into(), head.into(), col];
+        k.if_(live, |k| {
+            let mut values = Vec::with_capacity((d / 16) as usize);
+            for c in 0..d / 32 {
+                let x = k.regs::<ty::F32>(2);
+                for &r in &x {
+                    k.mov(r, 0.0f32)?;
+                }
+                for (wi, &f) in weights.iter().enumerate() {
+                    let word = (Expr::from(row) + wi as u32 * rows_q) * span
+                        + Expr::from(h) * 2u32
+                        + c * 32;
+                    let pair = k.vload(&view, [word], 2)?;
+                    for (&x, &o) in x.iter().zip(&pair) {
+                        k.fma(x, o, f, x)?;
+                    }
+                }
+                for (j, &x) in x.iter().enumerate() {
+                    values.push((Expr::from(head_col) + (c * 32 + 2 * j as u32), x));
+                }
             }
-            Ok(())
+            k.if_(single, |k| {
+                for (col, x) in &values {
+                    let out = k.reg::<Bf16>();
+                    k.cvt(out, *x)?;
+                    k.store(&args.o, at(col.clone()), out)?;
+                }
+                Ok(())
+            })
+            .else_(|k| {
+                for (col, x) in &values {
+                    let mut idx = vec![Expr::from(w.split)];
+                    idx.extend(at(col.clone()));
+                    k.store(&args.o_part, idx, *x)?;
+                }
+                let ln = k.log(sum)?;
+                let lse = k.fma_of(big, scales.s, ln)?;
+                k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
+                let first = k.cmp(CmpOp::Eq, h, 0u32)?;
+                let idx = [w.split, w.batch, token, head];
+                k.if_(first, |k| k.store(&args.lse_part, idx, lse)).end()
+            })
         })
-        .else_(|k| {
-            for (col, x) in &values {
-                let mut idx = vec![Expr::from(w.split)];
-                idx.extend(at(col.clone()));
-                k.store(&args.o_part, idx, *x)?;
-            }
-            let ln = k.log(sum)?;
-            let lse = k.fma_of(big, scales.s, ln)?;
-            k.selp(lse, f32::NEG_INFINITY, lse, empty)?;
-            let first = k.cmp(CmpOp::Eq, part, 0u32)?;
-            let idx = [w.split, w.batch, token, head];
-            k.if_(first, |k| k.store(&args.lse_part, idx, lse)).end()
-        })
-    })
-    .end()
+        .end()?;
+    }
+    Ok(())
 }
+
+/// Words a row of the FP8 warps' merge ([`merge_warps`]) holds past `d`: 8, so a row starts 8
+/// banks on from the one before (`d` is a multiple of 32 words).
+const MERGE_PAD: u32 = 8;
 
 /// The scores' scale (K's scale folded in), its log2 form the softmax takes, and O's factor
 /// (V's scale) with an FP8 cache.
@@ -993,13 +1050,12 @@ fn epilogue(
     scales: Scales,
     lt: Var,
 ) -> Result<()> {
-    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (args, w) = (p.args, p.work);
     let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
         return Err(k.error("O is a register fragment"));
     };
     let (r0, c0) = k.fragment_origin(o_acc, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
-    let tq = cfg.tokens_per_cta();
     let single = k.cmp(CmpOp::Eq, args.splits, 1u32)?;
     let quad_first = k.cmp(CmpOp::Eq, c0.clone(), 0u32)?;
     for i in 0..rows.count {
@@ -1019,12 +1075,7 @@ fn epilogue(
         if let Some(v_scale) = scales.o {
             k.mul(inv, inv, v_scale)?;
         }
-        let token = k.let_("o_token", w.chunk * tq + row / cfg.group)?;
-        let head = k.let_("o_head", w.kv_head * cfg.group + row % cfg.group)?;
-        let in_chunk = k.cmp(CmpOp::Lt, row, tq * cfg.group)?;
-        let in_q = k.cmp(CmpOp::Lt, token, args.q_len)?;
-        let live = k.pred();
-        k.and(live, in_chunk, in_q)?;
+        let (token, head, live) = row_target(k, p, row)?;
         let at = |col: Expr| [w.batch.into(), token.into(), head.into(), col];
         let col = |k: &KernelBuilder, v: usize| -> Result<Expr> {
             let (_, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
@@ -1062,8 +1113,13 @@ fn epilogue(
     Ok(())
 }
 
-/// Splits the combine reads a step.
-const COMBINE_UNROLL: u32 = 16;
+/// Splits the combine kernel reads a step: every split the rule chooses
+/// ([`DecodeConfig::splits`], at most 64) in one, their loads in flight together.
+const COMBINE_UNROLL: u32 = 64;
+
+/// Splits the folded combine ([`fold_splits`]) reads a step, for each of its
+/// [`FOLD_UNROLL`] elements.
+const FOLD_SPLITS_UNROLL: u32 = 16;
 
 /// Elements of `o` the folded combine ([`fold_splits`]) takes a step, their loads in flight
 /// together: a thread's share of 4 rows at head dim 128 (one sequence, 4 query heads a KV head).
@@ -1112,7 +1168,8 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
                         read % d,
                     ]);
                 }
-                let values = combine_values(k, (&args.o_part, &args.lse_part), args.splits, &at)?;
+                let parts = (&args.o_part, &args.lse_part);
+                let values = combine_values(k, parts, (args.splits, FOLD_SPLITS_UNROLL), &at)?;
                 for ((idx, live), x) in at.into_iter().zip(lives).zip(values) {
                     let out = k.reg::<Bf16>();
                     k.cvt(out, x)?;
@@ -1125,17 +1182,21 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
     .end()
 }
 
+/// Each element's `(lse, o)` of the splits a combine step reads.
+type StepValues = Vec<Vec<(Reg<ty::F32>, Reg<ty::F32>)>>;
+
 /// `o`'s values at `at` (`[batch, token, head, column]`, each a valid element):
-/// `Σ_s e^(lse_s - max) · o_part_s / Σ_s e^(lse_s - max)` over the splits in order,
-/// [`COMBINE_UNROLL`] a step with the running max rescaling what came before (the same sums in
-/// the same order every run), the loads of a step (every element's) issued together so their
+/// `Σ_s e^(lse_s - M) · o_part_s / Σ_s e^(lse_s - M)` over the splits in order, `M` the largest
+/// `lse_s` (a first pass over the LSEs alone), so the bits do not depend on `unroll`, the
+/// splits read a step: the folded combine and the combine kernel read different numbers a step
+/// and give the same bits. A step's loads (every element's) are issued together so their
 /// latencies overlap: each element's two addresses computed once a step and moved on by a
 /// split's stride (one 64-bit add a load), each split's predicate shared by the elements. `0`
 /// for a row no split saw a key of.
 fn combine_values(
     k: &mut KernelBuilder,
     (o_part, lse_part): (&Buffer<ty::F32>, &Buffer<ty::F32>),
-    splits: Var,
+    (splits, unroll): (Var, u32),
     at: &[[Expr; 4]],
 ) -> Result<Vec<Reg<ty::F32>>> {
     // The bytes from one split's part to the next: each buffer's outer stride.
@@ -1149,75 +1210,98 @@ fn combine_values(
         Ok(wide)
     };
     let (lse_step, o_step) = (step(lse_part)?, step(o_part)?);
-    // The running max, sum and weighted O of each element.
-    let mut state = Vec::with_capacity(at.len());
-    for _ in at {
-        let (m, sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>(), k.reg::<ty::F32>());
-        k.mov(m, f32::NEG_INFINITY)?;
-        k.mov(sum, 0.0f32)?;
-        k.mov(acc, 0.0f32)?;
-        state.push((m, sum, acc));
-    }
-    k.for_range_step(0u32, splits, COMBINE_UNROLL, |k, s0| {
-        let live = (0..COMBINE_UNROLL)
+    // Each element's values of the `unroll` splits from `s0` on (`-inf` and 0 past the
+    // splits): its LSEs, and with `with_o` its parts of O.
+    let read = |k: &mut KernelBuilder, s0: Var, with_o: bool| -> Result<StepValues> {
+        let live = (0..unroll)
             .map(|j| k.cmp(CmpOp::Lt, s0 + j, splits))
             .collect::<Result<Vec<_>>>()?;
         let mut parts = Vec::with_capacity(at.len());
         for [b, t, h, c] in at {
             let row = [Expr::from(s0), b.clone(), t.clone(), h.clone()];
-            let mut col = row.to_vec();
-            col.push(c.clone());
-            let (Ptr::Global(lse_at), Ptr::Global(o_at)) =
-                (k.ptr_to(lse_part, row)?, k.ptr_to(o_part, col)?)
-            else {
+            let Ptr::Global(lse_at) = k.ptr_to(lse_part, row.to_vec())? else {
                 return Err(k.error("the workspace is global memory"));
             };
             // Registers of their own: the pointers move on a split at a time.
-            let (lse_ptr, o_ptr) = (k.reg::<ty::U64>(), k.reg::<ty::U64>());
+            let lse_ptr = k.reg::<ty::U64>();
             k.mov(lse_ptr, lse_at)?;
-            k.mov(o_ptr, o_at)?;
-            let mut mine = Vec::with_capacity(COMBINE_UNROLL as usize);
+            let o_ptr = match with_o {
+                true => {
+                    let mut col = row.to_vec();
+                    col.push(c.clone());
+                    let Ptr::Global(o_at) = k.ptr_to(o_part, col)? else {
+                        return Err(k.error("the workspace is global memory"));
+                    };
+                    let o_ptr = k.reg::<ty::U64>();
+                    k.mov(o_ptr, o_at)?;
+                    Some(o_ptr)
+                }
+                false => None,
+            };
+            let mut mine = Vec::with_capacity(unroll as usize);
             for (j, &live) in live.iter().enumerate() {
                 if j > 0 {
                     k.add(lse_ptr, lse_ptr, lse_step)?;
-                    k.add(o_ptr, o_ptr, o_step)?;
                 }
                 let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
                 k.mov(lse, f32::NEG_INFINITY)?;
-                k.mov(o, 0.0f32)?;
                 k.isa().when(live).ld(lse, Addr::<Global>::reg(lse_ptr))?;
-                k.isa().when(live).ld(o, Addr::<Global>::reg(o_ptr))?;
+                if let Some(o_ptr) = o_ptr {
+                    if j > 0 {
+                        k.add(o_ptr, o_ptr, o_step)?;
+                    }
+                    k.mov(o, 0.0f32)?;
+                    k.isa().when(live).ld(o, Addr::<Global>::reg(o_ptr))?;
+                }
                 mine.push((lse, o));
             }
             parts.push(mine);
         }
-        for (&(m, sum, acc), mine) in state.iter().zip(&parts) {
-            let m_new = k.reg::<ty::F32>();
-            k.mov(m_new, m)?;
-            for &(lse, _) in mine {
-                k.max(m_new, m_new, lse)?;
+        Ok(parts)
+    };
+    // The first pass: each element's largest LSE.
+    let mut big = Vec::with_capacity(at.len());
+    for _ in at {
+        let m = k.reg::<ty::F32>();
+        k.mov(m, f32::NEG_INFINITY)?;
+        big.push(m);
+    }
+    k.for_range_step(0u32, splits, unroll, |k, s0| {
+        for (&m, mine) in big.iter().zip(read(k, s0, false)?) {
+            for (lse, _) in mine {
+                k.max(m, m, lse)?;
             }
-            // Every split so far empty: weights of e^-inf = 0, never NaN (-inf - -inf).
-            let dead = k.pred();
-            k.setp::<ty::F32>(CmpOp::Eq, dead, m_new, f32::NEG_INFINITY)?;
-            let m_use = k.reg::<ty::F32>();
-            k.selp(m_use, 0.0f32, m_new, dead)?;
-            let shift = k.sub_of(m, m_use)?;
-            let alpha = k.exp(shift)?;
-            k.mul(sum, sum, alpha)?;
-            k.mul(acc, acc, alpha)?;
+        }
+        Ok(())
+    })?;
+    // Every split empty: weights of e^-inf = 0, never NaN (-inf - -inf).
+    for &m in &big {
+        let dead = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, dead, m, f32::NEG_INFINITY)?;
+        k.selp(m, 0.0f32, m, dead)?;
+    }
+    // The second: the weighted sums in split order.
+    let mut state = Vec::with_capacity(at.len());
+    for _ in at {
+        let (sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+        k.mov(sum, 0.0f32)?;
+        k.mov(acc, 0.0f32)?;
+        state.push((sum, acc));
+    }
+    k.for_range_step(0u32, splits, unroll, |k, s0| {
+        let parts = read(k, s0, true)?;
+        for ((&(sum, acc), mine), &m) in state.iter().zip(&parts).zip(&big) {
             for &(lse, o) in mine {
-                let e = k.sub_of(lse, m_use)?;
+                let e = k.sub_of(lse, m)?;
                 let wgt = k.exp(e)?;
                 k.add(sum, sum, wgt)?;
                 k.fma(acc, wgt, o, acc)?;
             }
-            k.mov(m, m_new)?;
         }
         Ok(())
     })?;
     let mut out = Vec::with_capacity(at.len());
-    for (_, sum, acc) in state {
+    for (sum, acc) in state {
         let empty = k.pred();
         k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
         let inv = k.rcp_of(sum)?;
@@ -1249,8 +1333,13 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     let o = k.tensor::<Bf16>("o", o_shape, opts)?;
     let [h, t, b] = k.cta_id([heads, q_len, batch])?;
     let [c] = k.thread_id([d])?;
+    // Launched as a programmatic dependent of the decode kernel
+    // ([`DecodeConfig::dependent_combine`]), it may start before that kernel ends: the splits
+    // are read once it has completed and its writes are visible (PTX ISA 9.7.13.13; at once
+    // for an ordinary launch).
+    k.isa().griddepcontrol_wait()?;
     let at = [[b, t, h, c].map(Expr::from)];
-    let values = combine_values(&mut k, (&o_part, &lse_part), splits, &at)?;
+    let values = combine_values(&mut k, (&o_part, &lse_part), (splits, COMBINE_UNROLL), &at)?;
     for x in values {
         let out = k.reg::<Bf16>();
         k.cvt(out, x)?;

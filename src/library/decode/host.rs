@@ -305,7 +305,12 @@ impl Decode {
         self.launch(&self.kernel, stream, &mut main)?;
         if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
-            self.launch(combine, stream, &mut merge)?;
+            if self.cfg.dependent_combine {
+                // Launched while the decode kernel ends (DecodeConfig::dependent_combine).
+                combine.launch_dependent_within(stream, &mut merge, self.limit)?;
+            } else {
+                self.launch(combine, stream, &mut merge)?;
+            }
         }
         Ok(())
     }

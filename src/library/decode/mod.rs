@@ -28,8 +28,9 @@
 //! Few sequences split their keys over several CTAs
 //! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
 //! to an f32 workspace, merged in a fixed order (deterministic) by a second kernel
-//! ([`build_combine`]) or, with [`DecodeConfig::fold`], by the last split to finish (a ticket,
-//! [`crate::parts::ticket`]).
+//! ([`build_combine`], launched as a programmatic dependent of the decode kernel,
+//! [`DecodeConfig::dependent_combine`]) or, with [`DecodeConfig::fold`], by the last split to
+//! finish (a ticket, [`crate::parts::ticket`]).
 
 mod build;
 mod host;
@@ -75,9 +76,26 @@ pub struct DecodeConfig {
     /// combines them in the kernel, by a ticket ([`crate::parts::ticket`], the kernel's
     /// `counters` parameter), so a call is one launch; `false` (the default): the combine is a
     /// second kernel ([`build_combine`]). Either gives the same bits. Measured on the H200
-    /// (BENCHMARKS.md, session 13): about 1 µs faster at 4 splits, about 6 µs slower at 33 (one
-    /// CTA's 128 threads combine what the combine kernel spreads over a CTA a head).
+    /// (BENCHMARKS.md, session 14, against the combine kernel launched as an ordinary kernel):
+    /// 1.3-2.3 µs faster at 4 splits, 1.6-2.3 µs slower at 33 (one CTA's 128 threads combine
+    /// what the combine kernel spreads over a CTA a head).
     pub fold: bool,
+    /// The cache's loads mark the L2 lines they fill evict-first (`.L2::cache_hint` with an
+    /// `evict_first` policy, PTX ISA 9.7.9.18 "createpolicy"; the cache is read once a step).
+    /// Off by default: measured on the H200 (BENCHMARKS.md, session 14) it gains 1-2 µs a call
+    /// when the L2 holds only the last call's evict-first lines (calls back to back) and loses
+    /// about 4 % of the bandwidth over the whole kernel when the L2 is full of other lines
+    /// (after a 256 MiB clear).
+    pub evict_first: bool,
+    /// With several splits and the combine kernel, the combine is launched as a programmatic
+    /// dependent of the decode kernel (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`):
+    /// each decode CTA lets it start after its last key tile (`griddepcontrol.launch_dependents`,
+    /// PTX ISA 9.7.13.13), so its CTAs are launched while the decode kernel's last CTAs end, and
+    /// it waits for the decode kernel to complete (`griddepcontrol.wait`) before it reads the
+    /// splits. A launch waited for (a launcher with a limit) is an ordinary one. On by default:
+    /// measured on the H200 (BENCHMARKS.md, session 14) it takes 1.6-1.7 µs off a bf16 call at
+    /// 1 x 128k (33 splits), 0.4-0.6 µs off an FP8 one, and is even at 4 splits.
+    pub dependent_combine: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -97,7 +115,9 @@ impl DecodeConfig {
     /// the keys (PTX ISA 9.7.13.1; 0 is the CTA's).
     pub const CLEAR_BARRIER: u32 = 1;
 
-    /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page).
+    /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
+    /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
+    /// programmatic dependent.
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
             0 => 64,
@@ -110,6 +130,8 @@ impl DecodeConfig {
             page_rows,
             fp8: false,
             fold: false,
+            evict_first: false,
+            dependent_combine: true,
         }
     }
 
@@ -121,6 +143,23 @@ impl DecodeConfig {
     /// The same with the splits combined in the decode kernel ([`DecodeConfig::fold`]).
     pub fn with_fold(self) -> DecodeConfig {
         DecodeConfig { fold: true, ..self }
+    }
+
+    /// The same with the combine launched as a programmatic dependent or as an ordinary kernel
+    /// ([`DecodeConfig::dependent_combine`]).
+    pub fn with_dependent_combine(self, dependent_combine: bool) -> DecodeConfig {
+        DecodeConfig {
+            dependent_combine,
+            ..self
+        }
+    }
+
+    /// The same with the cache's loads evict-first in L2 or not ([`DecodeConfig::evict_first`]).
+    pub fn with_evict_first(self, evict_first: bool) -> DecodeConfig {
+        DecodeConfig {
+            evict_first,
+            ..self
+        }
     }
 
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
@@ -205,12 +244,14 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
             self.page_rows,
-            if self.fold { "_fold" } else { "" }
+            if self.fold { "_fold" } else { "" },
+            if self.evict_first { "_ef" } else { "" },
+            if self.dependent_combine { "" } else { "_plain" }
         )
     }
 
@@ -230,7 +271,8 @@ impl DecodeConfig {
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
     /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
-    /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]).
+    /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]; and with
+    /// evict-first loads and the combine an ordinary kernel).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -238,15 +280,13 @@ impl DecodeConfig {
                 for group in [1, 4, 5, 8, 16] {
                     for page_rows in [16, 32, 64] {
                         let cfg = DecodeConfig {
-                            head_dim,
-                            group,
-                            page_rows,
                             fp8,
-                            fold: false,
+                            ..DecodeConfig::new(head_dim, group, page_rows)
                         };
                         out.push(cfg);
                         if page_rows == 16 && head_dim == 128 {
                             out.push(cfg.with_fold());
+                            out.push(cfg.with_evict_first(true).with_dependent_combine(false));
                         }
                     }
                 }

@@ -20,6 +20,8 @@ struct Sides<'a> {
     map: &'a TensorMapRef,
     /// The tile's origin in the tensor.
     coords: &'a [Src<ty::S32>],
+    /// The L2 cache policy a load carries.
+    l2_hint: Option<Reg<ty::B64>>,
     /// The shared tile's address.
     shared: Reg<ty::U32>,
 }
@@ -35,7 +37,12 @@ fn tensor_and_shared<'a>(
     } else {
         (s, d, "source", "destination")
     };
-    let Base::TensorMap { map, coords } = &tensor.base else {
+    let Base::TensorMap {
+        map,
+        coords,
+        l2_hint,
+    } = &tensor.base
+    else {
         return Err(Rejection::operand(
             Aspect::Base,
             format!("the {side} is not described by a tensor map"),
@@ -45,6 +52,7 @@ fn tensor_and_shared<'a>(
         Base::Shared(a) if shared.align % 128 == 0 => Ok(Sides {
             map,
             coords,
+            l2_hint: *l2_hint,
             shared: a,
         }),
         _ => Err(Rejection::operand(
@@ -71,6 +79,7 @@ struct TmaLoad<'a> {
     dst: Reg<ty::U32>,
     mbar: Reg<ty::U32>,
     multicast: Option<Src<ty::U16>>,
+    l2_hint: Option<Reg<ty::B64>>,
 }
 
 fn plan_load<'a>(
@@ -101,6 +110,7 @@ fn plan_load<'a>(
     let Sides {
         map,
         coords,
+        l2_hint,
         shared: dst,
     } = tensor_and_shared(ctx, false)?;
     Ok(Box::new(TmaLoad {
@@ -109,6 +119,7 @@ fn plan_load<'a>(
         dst,
         mbar: bar.addr,
         multicast: *m,
+        l2_hint,
     }))
 }
 
@@ -116,6 +127,7 @@ impl Plan for TmaLoad<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
         let opts = TmaLoadOpts {
             multicast: self.multicast,
+            cache_hint: self.l2_hint,
             ..TmaLoadOpts::default()
         };
         k.tma_load(
@@ -140,6 +152,7 @@ fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Reject
         map,
         coords,
         shared: src,
+        ..
     } = tensor_and_shared(ctx, true)?;
     Ok(Box::new(TmaStore { map, coords, src }))
 }
