@@ -1162,8 +1162,10 @@ fn consumer<T: Elem>(
 /// `dPᵀ = V·dOᵀ` issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done and `dV += Pᵀ·dO`
 /// queued behind `dPᵀ`; `dSᵀ` once `dPᵀ` is, into its half of the trip's shared buffer, and
 /// the barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
-/// d64 over its own half) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or
-/// [`add_dq`]) while `dK` runs on to the next trip's start.
+/// d64 over its own half, or with 128-query blocks its 64 queries over both halves) and `dK +=
+/// dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or [`add_dq`]) while `dK` runs on to the next
+/// trip's start. With 128-query blocks `dV` is queued only once `dSᵀ` is stored (FlashAttention-3's
+/// order there: the registers do not hold `Pᵀ`'s pairs in flight beside `Sᵀ`, `dPᵀ` and `dSᵀ`'s).
 fn keyed_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,

@@ -13,13 +13,15 @@
 //!   zeroed;
 //! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and sequence; a producer
 //!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
-//!   through a [`crate::parts::Ring`] by TMA, over the query heads of the KV head's group in
-//!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
+//!   through a [`crate::parts::Ring`] by TMA (query blocks of 64 rows, or at head dim 64 of 128:
+//!   [`BackwardConfig::block_m`]), over the query heads of the KV head's group in turn; two
+//!   consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them, the second's added to the first's through shared
-//!   memory: [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
+//!   d64 with 128-query blocks all of them for its 64 queries; with 64 its own keys' part of
+//!   all of them, the second's added to the first's through shared memory:
+//!   [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
 //!   stores) and reduced into the f32 accumulator with one `cp.reduce.async.bulk`
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
 //!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
@@ -118,9 +120,10 @@ impl BackwardConfig {
     pub const ROWS_PER_CTA: u32 = 4;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
-    /// bulk (at head dim 64 the warpgroups' partials summed first); at head dim 256, where two
-    /// stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as fast on
-    /// an H200 as two with `red.global.add.f32`, BENCHMARKS.md).
+    /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
+    /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 256,
+    /// where two stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as
+    /// fast as two with `red.global.add.f32`).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
@@ -131,7 +134,10 @@ impl BackwardConfig {
             deterministic: false,
             varlen: false,
             dq_summed: true,
-            block_m: Self::BLOCK_M,
+            block_m: match head_dim {
+                Self::SLAB => Self::WIDE_BLOCK_M,
+                _ => Self::BLOCK_M,
+            },
         }
         .with_bulk_dq()
     }
@@ -503,9 +509,10 @@ mod tests {
                 "attention_bwd_bf16_d128_causal",
             ),
             (
-                bf16(64).with_partial_dq().with_red_dq(),
+                bf16(64).with_block_m(64).with_partial_dq().with_red_dq(),
                 "attention_bwd_bf16_d64_causal_red",
             ),
+            (bf16(64), "attention_bwd_bf16_d64_causal_m128"),
             (bf16(256), "attention_bwd_bf16_d256_causal"),
             (
                 bf16(64).with_block_m(128).with_varlen(),
