@@ -4,8 +4,9 @@
 //! (batch = 16384 / seqlen) with 2048 = heads x d: head dims 128, 64 and 256 at 4k, 8k and
 //! 16k, causal and not, with dQ reduced in bulk (the default; at d256 with one stage, at d64
 //! the warpgroups' partials summed first; `partials`: at d64 each on its own,
-//! [`BackwardConfig::dq_summed`]), by `red.global.add.f32` (at d256 with two stages) and in
-//! the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
+//! [`BackwardConfig::dq_summed`]; `m64` and `m128`: at d64 the query blocks of 64 or 128 rows,
+//! [`BackwardConfig::block_m`], whichever is not the default), by `red.global.add.f32` (at
+//! d256 with two stages) and in the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
 //!
@@ -158,13 +159,23 @@ fn gpu(_c: &mut Criterion) {
         // partials summed first), at d64 each partial on its own, by `red.global.add.f32` (at
         // d256 with two stages), and in the deterministic mode.
         let cfg = BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
+        let block = |rows: u32| cfg.with_block_m(rows);
         for (name, cfg) in [
             ("bulk", cfg.with_bulk_dq()),
-            ("partials", cfg.with_partial_dq()),
+            ("m64", block(BackwardConfig::BLOCK_M)),
+            ("m128", block(BackwardConfig::WIDE_BLOCK_M)),
+            ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),
         ] {
-            if !filter.variant(name) || (name == "partials" && cfg.head_dim != 64) {
+            // `m64` and `m128` at d64 where they are not the default; `partials` at d64.
+            let default = cfg == BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
+            let skip = match name {
+                "m64" | "m128" => d != 64 || default,
+                "partials" => d != 64,
+                _ => false,
+            };
+            if !filter.variant(name) || skip {
                 continue;
             }
             let r = time(&dev, cfg, s, &mut x);

@@ -77,7 +77,8 @@ fn dq_is_staged_in_pairs_and_summed_at_d64() {
     let ptx = build_main(Target::Sm90a, &d128).unwrap().ptx().to_string();
     assert_eq!(ptx.matches("st.shared.v2.f32").count(), 16);
     assert_eq!(ptx.matches("st.shared.f32").count(), 0);
-    let d64 = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 64, true);
+    let d64 = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 64, true)
+        .with_block_m(BackwardConfig::BLOCK_M);
     let summed = build_main(Target::Sm90a, &d64).unwrap().ptx().to_string();
     assert!(summed.contains("bar.arrive 5, 256;") && summed.contains("bar.sync 5, 256;"));
     assert_eq!(summed.matches("ld.shared.v2.f32").count(), 16);
@@ -121,4 +122,43 @@ fn the_d256_kernel_splits_the_head_dim() {
     for (c, built) in [(cfg, &red), (bulk_cfg, &bulk)] {
         support::assemble_clean_within(&ptxas, &c.name(), built, c.smem_bytes());
     }
+}
+
+/// At head dim 64 with 128-query blocks (`BackwardConfig::block_m`, FlashAttention-3's query
+/// block there, the default) the consumer issues the same five GEMM groups per query block (`Sᵀ` and `dPᵀ`
+/// over d = 64, 4 k-steps each; `dV` and `dK` over the 128 queries, 8 each; `dQ` of its 64
+/// queries over the 128 keys, 8), each warpgroup reduces its own dQ tile (one bulk reduction of
+/// 16 KB, no hand-over at barrier 5), and the producer loads 128-row boxes of Q and dO and 128
+/// LSE and D values per stage; ptxas assembles it with no spills and no serialized wgmma.
+#[test]
+fn the_d64_kernel_takes_128_query_blocks() {
+    let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 64, true);
+    assert_eq!(
+        cfg.block_m,
+        BackwardConfig::WIDE_BLOCK_M,
+        "the default at d64"
+    );
+    assert_eq!(cfg.name(), "attention_bwd_bf16_d64_causal_m128");
+    let built = build_main(Target::Sm90a, &cfg).unwrap();
+    let ptx = built.ptx();
+    assert_eq!(ptx.matches("wgmma.commit_group").count(), 5);
+    assert_eq!(ptx.matches("wgmma.mma_async").count(), 4 + 4 + 8 + 8 + 8);
+    assert_eq!(
+        ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16")
+            .count(),
+        8
+    );
+    let reduce = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%";
+    let reductions = support::lines_with(ptx, reduce);
+    assert_eq!(reductions.len(), 1);
+    assert!(reductions[0].ends_with(", 16384;"), "{}", reductions[0]);
+    assert!(!ptx.contains("bar.arrive 5"));
+    assert_eq!(ptx.matches("bar.sync 1, 256;").count(), 1);
+    // K and V one slab each, a stage's Q and dO one each, LSE and D.
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 2 + 2);
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    support::assemble_clean_within(&ptxas, &cfg.name(), &built, cfg.smem_bytes());
 }

@@ -65,6 +65,18 @@ pub enum AttentionConfigError {
         /// The schedule.
         schedule: Schedule,
     },
+    /// A backward query block other than 64 rows, or 128 at head dim 64.
+    #[error(
+        "backward query blocks of {block_m} rows at head dim {head_dim}: 64, or 128 at head dim \
+         64 (the registers hold a 64-key warpgroup's scores of 128 queries beside its dK and dV \
+         only there)"
+    )]
+    BackwardBlockM {
+        /// The query block's rows.
+        block_m: u32,
+        /// The head dimension.
+        head_dim: u32,
+    },
     /// A head dimension the backward has no kernel for (it has 64, 128 and 256).
     #[error("the attention backward takes head dims 64, 128 and 256, not {0}")]
     BackwardHeadDim(u32),

@@ -33,6 +33,8 @@ struct Extents {
     heads: Var,
     /// Packed: the offsets' count (`cu_seqlens_q`'s extent, `batch + 1`).
     offsets: Option<Var>,
+    /// The query block ([`BackwardConfig::block_m`]): what the statistics' rows are padded to.
+    pad: u32,
 }
 
 impl Extents {
@@ -71,9 +73,10 @@ impl Extents {
         .swizzle(SwizzleMode::B128)
     }
 
-    /// The TMA box of a query block's row statistics (64 f32) of a [`Extents::stats`] tensor.
+    /// The TMA box of a query block's row statistics ([`Extents::pad`] f32) of a
+    /// [`Extents::stats`] tensor.
     fn stat_box(&self) -> TmaBox {
-        let bm = BackwardConfig::BLOCK_M;
+        let bm = self.pad;
         match self.offsets {
             Some(_) => TmaBox::new([1, bm]),
             None => TmaBox::new([1, 1, bm]),
@@ -118,9 +121,11 @@ struct Seq {
     batch: Var,
     /// Its query length.
     seqlen_q: Var,
-    /// Packed: its first query row and the first query block of its statistics and `dQ`
-    /// tiles (`q0 / 64 + batch`, [`stat_len`]).
+    /// Packed: its first query row and the first 64-row block of its statistics and `dQ`
+    /// tiles ([`first_block`]).
     starts: Option<(Var, Var)>,
+    /// What the statistics' rows are padded to ([`Extents::pad`]).
+    pad: u32,
 }
 
 impl Seq {
@@ -131,14 +136,16 @@ impl Seq {
                 batch,
                 seqlen_q: x.seqlen_q,
                 starts: None,
+                pad: x.pad,
             });
         };
         let (q0, seqlen_q) = sequence(k, &o.cu_q, batch, ["q_first", "seqlen_q"])?;
-        let block0 = first_block(k, q0.into(), batch)?;
+        let block0 = first_block(k, q0.into(), batch, x.pad)?;
         Ok(Seq {
             batch,
             seqlen_q,
             starts: Some((q0, block0)),
+            pad: x.pad,
         })
     }
 
@@ -153,7 +160,7 @@ impl Seq {
             .retype::<ty::U32>()
             .map_err(|e| k.error(e.to_string()))?;
         let first = k.bind("q_first", first);
-        let block0 = first_block(k, first.into(), self.batch)?;
+        let block0 = first_block(k, first.into(), self.batch, self.pad)?;
         Ok(Seq {
             starts: Some((q0, block0)),
             ..self
@@ -216,10 +223,14 @@ impl Seq {
     }
 }
 
-/// The first block of sequence `batch`'s statistics and `dQ` tiles from its first query row
-/// `q0`: `q0 / 64 + batch` ([`stat_len`]).
-fn first_block(k: &mut KernelBuilder, q0: Expr, batch: Var) -> Result<Var> {
-    k.let_("q_block0", q0 / BackwardConfig::BLOCK_M + batch)
+/// The first 64-row block of sequence `batch`'s statistics and `dQ` tiles from its first query
+/// row `q0`: `(q0 / pad + batch) · pad / 64` for the padding `pad` ([`stat_len`]).
+fn first_block(k: &mut KernelBuilder, q0: Expr, batch: Var, pad: u32) -> Result<Var> {
+    let blocks = q0 / pad + batch;
+    match pad / BackwardConfig::BLOCK_M {
+        1 => k.let_("q_block0", blocks),
+        n => k.let_("q_block0", blocks * n),
+    }
 }
 
 /// Sequence `batch`'s first row and length in the offsets `cu` (`cu[batch]`, `cu[batch + 1]
@@ -302,14 +313,15 @@ fn dq_swizzled(k: &mut KernelBuilder, row: Expr, col: Expr) -> Result<Expr> {
 }
 
 /// The row length of the f32 workspace `D` and `LSE · log2 e`, a multiple of a query block
-/// (64), so a TMA box of a query block never leaves a sequence's rows and every row's stride is
-/// a multiple of 16 bytes (the tensor map's rule, CUDA driver API `cuTensorMapEncodeTiled`):
-/// batched the query length rounded up to a block; packed `(total_q / 64 + batch) · 64`,
-/// sequence `b`'s rows from block `cu_seqlens_q[b] / 64 + b` on (FlashAttention-3's padding:
-/// each sequence's blocks end before the next one's begin). The padding rows hold `D = 0` and
-/// `+inf` (probabilities 0). The `dQ` tiles ([`dq_accum`]) have the same rows.
-fn stat_len(k: &mut KernelBuilder) -> Result<Var> {
-    let bm = u64::from(BackwardConfig::BLOCK_M);
+/// (`pad`: [`BackwardConfig::block_m`], 64 or 128), so a TMA box of a query block never leaves
+/// a sequence's rows and every row's stride is a multiple of 16 bytes (the tensor map's rule,
+/// CUDA driver API `cuTensorMapEncodeTiled`): batched the query length rounded up to a block;
+/// packed `(total_q / pad + batch) · pad`, sequence `b`'s rows from block `cu_seqlens_q[b] /
+/// pad + b` on (FlashAttention-3's padding: each sequence's blocks end before the next one's
+/// begin). The padding rows hold `D = 0` and `+inf` (probabilities 0). The `dQ` tiles
+/// ([`dq_accum`]) have the same rows.
+fn stat_len(k: &mut KernelBuilder, pad: u32) -> Result<Var> {
+    let bm = u64::from(pad);
     k.symbol_with("stat_len", ExtentFacts::NONE.at_least(bm).multiple_of(bm))
 }
 
@@ -323,6 +335,7 @@ fn extents(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Extents> {
             seqlen_q: k.symbol_with("total_q", one)?,
             heads: k.symbol_with("heads", one)?,
             offsets: Some(offsets),
+            pad: cfg.block_m,
         });
     }
     Ok(Extents {
@@ -330,6 +343,7 @@ fn extents(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Extents> {
         seqlen_q: k.symbol_with("seqlen_q", one)?,
         heads: k.symbol_with("heads", one)?,
         offsets: None,
+        pad: cfg.block_m,
     })
 }
 
@@ -368,13 +382,14 @@ pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKer
 
 fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let x = extents(&mut k, cfg)?;
-    let (d, bm) = (cfg.head_dim, BackwardConfig::BLOCK_M);
+    // The accumulator's 64-row tiles, the statistics' padding.
+    let (d, bm, pad) = (cfg.head_dim, BackwardConfig::BLOCK_M, cfg.block_m);
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
     let opts = TensorOpts::default().align(16);
     let o = k.tensor::<T>("o", q_shape.clone(), opts.clone())?;
     let d_o = k.tensor::<T>("d_o", q_shape.clone(), opts.clone())?;
-    let padded = stat_len(&mut k)?;
+    let padded = stat_len(&mut k, pad)?;
     let lse = k.tensor::<ty::F32>("lse", x.stats(x.seqlen_q), TensorOpts::default())?;
     let dd = k.tensor::<ty::F32>("dd", x.stats(padded), TensorOpts::default())?;
     let lse2 = k.tensor::<ty::F32>("lse_log2", x.stats(padded), TensorOpts::default())?;
@@ -385,7 +400,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     // The rows covered: the padded statistics, or packed the longest sequence's blocks.
     let cover = match &offs {
         None => Expr::from(padded),
-        Some(o) => Expr::ceil_div(o.longest, bm) * bm,
+        Some(o) => Expr::ceil_div(o.longest, pad) * pad,
     };
     let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
     let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
@@ -394,7 +409,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's);
     // inside the sequence's blocks or not.
     let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
-    let region = k.let_("blocks_end", Expr::ceil_div(seq.seqlen_q, bm) * bm)?;
+    let region = k.let_("blocks_end", Expr::ceil_div(seq.seqlen_q, pad) * pad)?;
     let inside = k.cmp(CmpOp::Lt, row, region)?;
     let pad = k.cmp(CmpOp::Ge, row, seq.seqlen_q)?;
     let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
@@ -680,12 +695,12 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Args<
     let kv_heads = k.symbol_with("kv_heads", one)?;
     let d = cfg.head_dim;
     let (q_shape, kv_shape) = (x.rows(x.seqlen_q, x.heads, d), x.rows(keys, kv_heads, d));
-    let (bm, bn) = (BackwardConfig::BLOCK_M, cfg.block_n());
+    let (bm, bn) = (cfg.block_m, cfg.block_n());
     let q = k.tma_tensor::<T>("q", q_shape.clone(), x.slab_box(bm))?;
     let kt = k.tma_tensor::<T>("k", kv_shape.clone(), x.slab_box(bn))?;
     let v = k.tma_tensor::<T>("v", kv_shape.clone(), x.slab_box(bn))?;
     let d_o = k.tma_tensor::<T>("d_o", q_shape.clone(), x.slab_box(bm))?;
-    let padded = stat_len(k)?;
+    let padded = stat_len(k, cfg.block_m)?;
     let lse2 = k.tma_tensor::<ty::F32>("lse_log2", x.stats(padded), x.stat_box())?;
     let dd = k.tma_tensor::<ty::F32>("dd", x.stats(padded), x.stat_box())?;
     let opts = TensorOpts::default().align(16);
@@ -719,7 +734,7 @@ fn work<T: Elem>(
     args: &Args<T>,
     [n_block, kv_head, batch]: [Var; 3],
 ) -> Result<Work> {
-    let (bm, bn) = (BackwardConfig::BLOCK_M, cfg.block_n());
+    let (bm, bn) = (cfg.block_m, cfg.block_n());
     let seq = Seq::new(k, &args.x, args.offs.as_ref(), batch)?;
     let (k0, sk) = match args.offs.as_ref().and_then(|o| o.cu_k.as_ref()) {
         Some(cu_k) => {
@@ -732,13 +747,13 @@ fn work<T: Elem>(
     let group = k.let_("group", args.x.heads / args.kv_heads)?;
     let m_end = k.let_("m_end", Expr::ceil_div(sq, bm))?;
     let m_first = if cfg.causal {
-        // max(0, n · block_n + sq − sk) / 64, signed.
+        // max(0, n · block_n + sq − sk) / block_m, signed.
         let hi = s32(k, n_block * bn + sq)?;
         let lo = s32(k, sk.into())?;
         let first = k.reg::<ty::S32>();
         k.sub(first, hi, lo)?;
         k.max(first, first, 0i32)?;
-        k.shr(first, first, 6u32)?;
+        k.shr(first, first, bm.trailing_zeros())?;
         let first = first
             .retype::<ty::U32>()
             .map_err(|e| k.error(e.to_string()))?;
@@ -771,7 +786,7 @@ fn producer<T: Elem>(
     tid: Var,
 ) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
-    let (bm, bn, d) = (BackwardConfig::BLOCK_M, cfg.block_n(), cfg.head_dim);
+    let (bm, bn, d) = (cfg.block_m, cfg.block_n(), cfg.head_dim);
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         let kv = p.kv_full;
@@ -873,12 +888,12 @@ fn regs(k: &mut KernelBuilder, cfg: &BackwardConfig, dt: ptx_isa::ScalarType) ->
     })
 }
 
-/// The queries of a query block each consumer warpgroup's `Sᵀ` and `dPᵀ` cover: all 64, or
-/// where the warpgroups split the head dim its 32.
+/// The queries of a query block each consumer warpgroup's `Sᵀ` and `dPᵀ` cover: all
+/// ([`BackwardConfig::block_m`]), or where the warpgroups split the head dim its 32 of 64.
 fn wg_queries(cfg: &BackwardConfig) -> u32 {
     match cfg.splits_head_dim() {
-        true => BackwardConfig::BLOCK_M / 2,
-        false => BackwardConfig::BLOCK_M,
+        true => cfg.block_m / 2,
+        false => cfg.block_m,
     }
 }
 
@@ -888,12 +903,19 @@ struct Columns {
     c0: Expr,
     of: Vec<u32>,
     distinct: Vec<u32>,
+    /// The query block's rows ([`BackwardConfig::block_m`]): its statistics' length.
+    block_m: u32,
 }
 
 impl Columns {
     /// The columns of `s`'s fragment for thread `lt`, `first` the fragment's first query in the
-    /// block.
-    fn new(k: &mut KernelBuilder, s: &Buffer<ty::F32>, lt: Var, first: Expr) -> Result<Columns> {
+    /// block of `block_m` rows.
+    fn new(
+        k: &mut KernelBuilder,
+        s: &Buffer<ty::F32>,
+        lt: Var,
+        (first, block_m): (Expr, u32),
+    ) -> Result<Columns> {
         let (_, c0) = k.fragment_origin(s, lt)?;
         let Some(tv) = s.fragment().cloned() else {
             return Err(k.error("Sᵀ is a register fragment"));
@@ -910,18 +932,19 @@ impl Columns {
             c0: c0 + first,
             of,
             distinct,
+            block_m,
         })
     }
 
-    /// `f` on each distinct column's value of the stage's row statistic at `stat` (64 f32) and
-    /// the indices of the values in that column.
+    /// `f` on each distinct column's value of the stage's row statistic at `stat`
+    /// ([`Columns::block_m`] f32) and the indices of the values in that column.
     fn each(
         &self,
         k: &mut KernelBuilder,
         (name, stat): (&str, Reg<ty::U32>),
         mut f: impl FnMut(&mut KernelBuilder, Reg<ty::F32>, &[usize]) -> Result<()>,
     ) -> Result<()> {
-        let view = k.shared_view::<ty::F32>(name, stat, &[BackwardConfig::BLOCK_M], 128)?;
+        let view = k.shared_view::<ty::F32>(name, stat, &[self.block_m], 128)?;
         for &c in &self.distinct {
             let x = k.load(&view, [self.c0.clone() + c])?;
             let at: Vec<usize> = (0..self.of.len()).filter(|&v| self.of[v] == c).collect();
@@ -1032,9 +1055,12 @@ fn consumer<T: Elem>(
     let v_tile = TileRef::shared_slabs(dt, [64, d], bn, v_wg, 1024, SwizzleMode::B128);
     // dQ's B, read MN-major: at d128 this warpgroup's 64 columns of K (slab `index`) over
     // all 128 keys; at d256 its 128 (slabs `2 · index` and the next) over the 64; at d64 all
-    // columns over its own 64 keys (its partial sum of dQ).
-    let k_for_dq = if split_keys(cfg) {
+    // columns over its own 64 keys (its partial sum of dQ), or with 128-query blocks over all
+    // 128 (its 64 queries' dQ).
+    let k_for_dq = if cfg.splits_keys() {
         k_tile.transposed()
+    } else if cfg.wide() {
+        TileRef::shared_slabs(dt, [bn, d], bn, p.k_s, 1024, SwizzleMode::B128).transposed()
     } else {
         let cols = cfg.dq_tiles() * slab;
         let k_cols = k.reg::<ty::U32>();
@@ -1063,7 +1089,7 @@ fn consumer<T: Elem>(
         true => Expr::from(cw) * wg_queries(cfg),
         false => Expr::from(0u32),
     };
-    let cols = Columns::new(k, &r.s, lt, first_query)?;
+    let cols = Columns::new(k, &r.s, lt, (first_query, cfg.block_m))?;
     let c = Consumer {
         cw,
         cw_r,
@@ -1136,8 +1162,10 @@ fn consumer<T: Elem>(
 /// `dPᵀ = V·dOᵀ` issued beside the last trip's `dK`; `Pᵀ` once `Sᵀ` is done and `dV += Pᵀ·dO`
 /// queued behind `dPᵀ`; `dSᵀ` once `dPᵀ` is, into its half of the trip's shared buffer, and
 /// the barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
-/// d64 over its own half) and `dK += dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or
-/// [`add_dq`]) while `dK` runs on to the next trip's start.
+/// d64 over its own half, or with 128-query blocks its 64 queries over both halves) and `dK +=
+/// dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or [`add_dq`]) while `dK` runs on to the next
+/// trip's start. With 128-query blocks `dV` is queued only once `dSᵀ` is stored (FlashAttention-3's
+/// order there: the registers do not hold `Pᵀ`'s pairs in flight beside `Sᵀ`, `dPᵀ` and `dSᵀ`'s).
 fn keyed_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -1158,35 +1186,48 @@ fn keyed_trip<T: Elem>(
     k.wgmma_wait_group(1)?;
     mask(k, p, &r.s, (c.key0, trip.m, Expr::from(0u32)), c.lt)?;
     c.cols.probabilities(k, &s, trip.lse_s, c.scale_log2)?;
-    // dV += Pᵀ·dO queued behind dPᵀ: it runs while dS is computed, stored and shared.
-    k.cast(&r.p_cast, &r.s, ws)?;
     let do_t = do_tile
         .transposed()
         .ok_or_else(|| k.error("dO's tile has no layout"))?;
-    k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
-    // dPᵀ done: dS = P ∘ (dP − D).
-    k.wgmma_wait_group(1)?;
-    c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
+    if cfg.wide() {
+        // 128 queries: FlashAttention-3's order there. dPᵀ done, dS = P ∘ (dP − D), and only
+        // once dSᵀ is stored dV += Pᵀ·dO queued (it runs under the barrier and beside dQ and
+        // dK): the registers hold Sᵀ, dPᵀ, dK and dV (192 a thread) but not Pᵀ's 32 pairs in
+        // flight beside them and dSᵀ's (ptxas serializes the wgmmas, C7512, with dV queued
+        // behind dPᵀ or before dSᵀ's cast).
+        k.wgmma_wait_group(0)?;
+        c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
+        k.cast(&r.p_cast, &r.s, ws)?;
+    } else {
+        // dV += Pᵀ·dO queued behind dPᵀ: it runs while dS is computed, stored and shared.
+        k.cast(&r.p_cast, &r.s, ws)?;
+        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
+        // dPᵀ done: dS = P ∘ (dP − D).
+        k.wgmma_wait_group(1)?;
+        c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
+    }
     k.cast(&r.ds_cast, &r.dp, ws)?;
     // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
-    // 128 bytes, swizzled), published to the async proxy (PTX ISA 9.7.12.4) for both
-    // warpgroups' dQ.
+    // 128 bytes, swizzled, in each of its slabs: one, or two of 128 rows with 128-query blocks),
+    // published to the async proxy (PTX ISA 9.7.12.4) for both warpgroups' dQ.
     let buf = k.eval((trip.t % 2u32) * cfg.ds_bytes())?;
     let ds_buf = k.reg::<ty::U32>();
     k.add(ds_buf, p.ds_s, buf)?;
     let ds_wg = k.reg::<ty::U32>();
     k.mad_lo(ds_wg, c.cw_r, 64 * slab * 2, ds_buf)?;
-    let staging =
-        TileRef::shared_row_major(dt, 64, bm, ds_wg, 1024).with_swizzle(SwizzleMode::B128);
+    let staging = TileRef::shared_slabs(dt, [64, bm], bn, ds_wg, 1024, SwizzleMode::B128);
     k.copy(&staging, &r.ds_cast, ws)?;
     fence_shared(k)?;
+    if cfg.wide() {
+        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
+    }
     // The last trip's dQ reduction has read this warpgroup's stage before the barrier
     // below lets its threads stage this trip's.
     if c.dq_stage.is_some() {
         wait_dq_read(k, c.leader)?;
     }
     // The warpgroups meet where each reads the other's half; at d64 each reads its own.
-    let ds_all = if split_keys(cfg) {
+    let ds_all = if cfg.splits_keys() {
         // Each warpgroup at its own barrier, or with the partials summed at the shared one:
         // the first warpgroup has then read the second's last partial before the second
         // stages this trip's ([`reduce_dq`]).
@@ -1197,6 +1238,12 @@ fn keyed_trip<T: Elem>(
         let threads = if cfg.sums_dq() { 256 } else { 128 };
         k.sync_named(bar, threads)?;
         TileRef::shared_slabs(dt, [64, bm], 64, ds_wg, 1024, SwizzleMode::B128)
+    } else if cfg.wide() {
+        // Its 64 queries' slab over all 128 keys.
+        k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
+        let ds_slab = k.reg::<ty::U32>();
+        k.mad_lo(ds_slab, c.cw_r, bn * slab * 2, ds_buf)?;
+        TileRef::shared_slabs(dt, [bn, slab], bn, ds_slab, 1024, SwizzleMode::B128)
     } else {
         k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
         TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
@@ -1343,7 +1390,7 @@ type Values = Vec<Reg<ty::F32>>;
 /// columns.
 fn dims(cfg: &BackwardConfig) -> [u32; 4] {
     [
-        BackwardConfig::BLOCK_M,
+        cfg.block_m,
         cfg.block_n(),
         cfg.head_dim,
         BackwardConfig::SLAB,
@@ -1383,16 +1430,9 @@ fn dq_out<T: Elem>(
     }
 }
 
-/// Whether each consumer warpgroup's `dQ` is its own keys' partial sum over all of dQ's
-/// columns (head dim 64: one K slab) rather than all keys' over its 64 columns (head dim 128:
-/// slab `index` of K).
-fn split_keys(cfg: &BackwardConfig) -> bool {
-    cfg.head_dim == BackwardConfig::SLAB
-}
-
 /// The masks of `Sᵀ` (rows the warpgroup's keys from `key0`, columns query block `m`'s
 /// queries from its `q0`-th): keys past `seqlen_k` and, with the causal mask, keys after a
-/// query's diagonal (key `key0 + r` is visible to query `64 m + q0 + c` iff `key0 + r ≤ 64 m +
+/// query's diagonal (key `key0 + r` is visible to query `bm · m + q0 + c` iff `key0 + r ≤ bm · m +
 /// q0 + c + sk − sq`), each only where the tile reaches it.
 fn mask<T: Elem>(
     k: &mut KernelBuilder,
@@ -1403,7 +1443,7 @@ fn mask<T: Elem>(
 ) -> Result<()> {
     // Packed, the lengths read again here rather than held through the loop.
     let (sq, sk) = p.work.lengths(k, p.args.offs.as_ref())?;
-    let bm = BackwardConfig::BLOCK_M;
+    let bm = p.cfg.block_m;
     let edge = k.cmp(CmpOp::Gt, key0 + 64u32, sk)?;
     k.if_(edge, |k| {
         // Rows r >= sk − key0 do not exist.
@@ -1416,12 +1456,12 @@ fn mask<T: Elem>(
     if !p.cfg.causal {
         return Ok(());
     }
-    // The tile's last key passes the diagonal of its first query: key0 + 63 > 64 m + q0 + sk −
+    // The tile's last key passes the diagonal of its first query: key0 + 63 > bm · m + q0 + sk −
     // sq.
     let first = k.let_("q_tile0", m * bm + q0)?;
     let diag = k.cmp(CmpOp::Gt, key0 + 64u32 + sq, first + sk + 1u32)?;
     k.if_(diag, |k| {
-        // Masked where r − c ≥ 64 m + q0 + sk − sq − key0 + 1.
+        // Masked where r − c ≥ bm · m + q0 + sk − sq − key0 + 1.
         let hi = s32(k, first + sk + 1u32)?;
         let lo = s32(k, key0 + sq)?;
         let limit = k.reg::<ty::S32>();
@@ -1433,8 +1473,9 @@ fn mask<T: Elem>(
 
 /// The tile of [`dq_accum`] this warpgroup's `dQ` goes to, its `tile`-th of
 /// [`BackwardConfig::dq_tiles`]: query block `m` of `head` of `seq`, columns `64 · index ..`
-/// (at d256 `128 · index ..`, or at d64 all of them, its keys' part: [`split_keys`]), from
-/// `(row, col)` of it.
+/// (at d256 `128 · index ..`, or at d64 all of them, its keys' part:
+/// [`BackwardConfig::splits_keys`]; with 128-query blocks its 64 queries', the 64-row block
+/// `2m + index`, all columns), from `(row, col)` of it.
 fn dq_tile(
     cfg: &BackwardConfig,
     seq: &Seq,
@@ -1442,11 +1483,12 @@ fn dq_tile(
     (cw, tile): (Var, u32),
     [r, c]: [Expr; 2],
 ) -> Vec<Expr> {
-    let cols = match split_keys(cfg) {
-        true => Expr::from(tile),
-        false => Expr::from(cw) * cfg.dq_tiles() + tile,
+    let (block, cols) = match (cfg.wide(), cfg.splits_keys()) {
+        (true, _) => (m * 2u32 + cw, Expr::from(tile)),
+        (false, true) => (Expr::from(m), Expr::from(tile)),
+        (false, false) => (Expr::from(m), Expr::from(cw) * cfg.dq_tiles() + tile),
     };
-    let mut at = seq.acc_at(head, m.into());
+    let mut at = seq.acc_at(head, block);
     at.extend([cols, r, c]);
     at
 }
@@ -1520,7 +1562,7 @@ fn reduce_dq<T: Elem>(
                 // This reduction's turn: after every earlier key block's (and at d64 after the
                 // first warpgroup's of its own block), their writes then seen by the async proxy
                 // (PTX ISA 9.7.12.4).
-                let both = split_keys(p.cfg) && !p.cfg.sums_dq();
+                let both = p.cfg.splits_keys() && !p.cfg.sums_dq();
                 let per = if both { 2 } else { 1 };
                 let own = if both {
                     Expr::from(cw)

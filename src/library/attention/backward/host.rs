@@ -169,20 +169,21 @@ impl AttentionBackward {
         // The rest (equal extents across tensors, the head dim, alignment, tensor maps) is the
         // signatures' to check.
         // D and LSE · log2 e: rows padded to query blocks (the kernels' `stat_len`): each
-        // sequence's own, or packed `(total_q / 64 + batch) · 64`.
-        let block = BackwardConfig::BLOCK_M as usize;
+        // sequence's own, or packed `(total_q / block_m + batch) · block_m`.
+        let pad = self.cfg.block_m as usize;
         let (lead, padded) = match &seqs {
-            None => (vec![qs[0], heads], qs[1].div_ceil(block) * block),
+            None => (vec![qs[0], heads], qs[1].div_ceil(pad) * pad),
             Some(s) => {
                 let batch = s.offsets.cu_seqlens_q.desc().shape[0].saturating_sub(1);
-                (vec![heads], (qs[0] / block + batch) * block)
+                (vec![heads], (qs[0] / pad + batch) * pad)
             }
         };
         let stats = [lead.as_slice(), &[padded]].concat();
         let n_stats: usize = stats.iter().product();
-        // dQ's accumulator: each query block's rows in tiles of 64 columns (the kernels'
+        // dQ's accumulator: each 64-row block's rows in tiles of 64 columns (the kernels'
         // `dq_accum`), and the deterministic mode's counter a tile.
         let (slab, d) = (BackwardConfig::SLAB as usize, qs[rank - 1]);
+        let block = BackwardConfig::BLOCK_M as usize;
         let turn_shape = [lead.as_slice(), &[padded / block, d / slab]].concat();
         let acc_shape = [turn_shape.as_slice(), &[block, slab]].concat();
         let n_q: usize = acc_shape.iter().product();

@@ -13,13 +13,15 @@
 //!   zeroed;
 //! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and sequence; a producer
 //!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
-//!   through a [`crate::parts::Ring`] by TMA, over the query heads of the KV head's group in
-//!   turn; two consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
+//!   through a [`crate::parts::Ring`] by TMA (query blocks of 64 rows, or at head dim 64 of 128:
+//!   [`BackwardConfig::block_m`]), over the query heads of the KV head's group in turn; two
+//!   consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
 //!   and compute `dQ_i = dS·K` from it (A MN-major), each warpgroup half of dQ's columns (at
-//!   d64 its own keys' part of all of them, the second's added to the first's through shared
-//!   memory: [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
+//!   d64 with 128-query blocks all of them for its 64 queries; with 64 its own keys' part of
+//!   all of them, the second's added to the first's through shared memory:
+//!   [`BackwardConfig::dq_summed`]), staged in shared memory (128-byte swizzle, 64-bit
 //!   stores) and reduced into the f32 accumulator with one `cp.reduce.async.bulk`
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
 //!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
@@ -81,14 +83,23 @@ pub struct BackwardConfig {
     /// bulk reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing
     /// to sum.
     pub dq_summed: bool,
+    /// Query rows per trip of the main loop: [`BackwardConfig::BLOCK_M`], or at head dim 64
+    /// [`BackwardConfig::WIDE_BLOCK_M`] (FlashAttention-3's query block there): each consumer
+    /// warpgroup's `Sᵀ` and `dPᵀ` are then its 64 keys x 128 queries, and its `dQ` its 64 of
+    /// the block's queries over all 128 keys (both warpgroups' `dSᵀ` read from shared memory, as
+    /// at head dim 128), so no partial `dQ` is left to sum.
+    pub block_m: u32,
 }
 
 impl BackwardConfig {
     /// Keys per CTA at head dims 64 and 128: two consumer warpgroups of 64 (the M of `Sᵀ =
     /// K·Qᵀ`); at 256 both take the same 64 ([`BackwardConfig::block_n`]).
     pub const BLOCK_N: u32 = 128;
-    /// Query rows per step of the main loop (the N of `Sᵀ`).
+    /// Query rows of one tile of `dQ`'s f32 accumulator, and per step of the main loop (the N
+    /// of `Sᵀ`) unless [`BackwardConfig::block_m`] says more.
     pub const BLOCK_M: u32 = 64;
+    /// The wider query block at head dim 64 ([`BackwardConfig::block_m`]).
+    pub const WIDE_BLOCK_M: u32 = 128;
     /// Columns of one TMA box and shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The roles: a producer warpgroup and two consumer warpgroups with their register
@@ -109,9 +120,10 @@ impl BackwardConfig {
     pub const ROWS_PER_CTA: u32 = 4;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
-    /// bulk (at head dim 64 the warpgroups' partials summed first); at head dim 256, where two
-    /// stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as fast on
-    /// an H200 as two with `red.global.add.f32`, BENCHMARKS.md).
+    /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
+    /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 256,
+    /// where two stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as
+    /// fast as two with `red.global.add.f32`).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
@@ -122,6 +134,10 @@ impl BackwardConfig {
             deterministic: false,
             varlen: false,
             dq_summed: true,
+            block_m: match head_dim {
+                Self::SLAB => Self::WIDE_BLOCK_M,
+                _ => Self::BLOCK_M,
+            },
         }
         .with_bulk_dq()
     }
@@ -217,9 +233,27 @@ impl BackwardConfig {
         self.dq_summed && self.reduces_partials()
     }
 
-    /// Whether each warpgroup's `dQ` is a partial sum reduced in bulk (head dim 64).
+    /// Whether each warpgroup's `dQ` is a partial sum reduced in bulk (head dim 64 with
+    /// 64-query blocks).
     fn reduces_partials(&self) -> bool {
-        self.head_dim == Self::SLAB && self.bulk_dq()
+        self.splits_keys() && self.bulk_dq()
+    }
+
+    /// Whether each consumer warpgroup's `dQ` is its own 64 keys' partial sum over all of dQ's
+    /// columns (head dim 64 with 64-query blocks: one K slab) rather than all the CTA's keys'
+    /// over its columns (head dim 128: its 64; with [`BackwardConfig::wide`] its 64 queries).
+    pub fn splits_keys(&self) -> bool {
+        self.head_dim == Self::SLAB && !self.wide()
+    }
+
+    /// Whether the query blocks are [`BackwardConfig::WIDE_BLOCK_M`] rows.
+    pub fn wide(&self) -> bool {
+        self.block_m == Self::WIDE_BLOCK_M
+    }
+
+    /// The same configuration with query blocks of `block_m` rows ([`BackwardConfig::block_m`]).
+    pub fn with_block_m(self, block_m: u32) -> BackwardConfig {
+        BackwardConfig { block_m, ..self }
     }
 
     /// The same configuration over packed variable-length sequences
@@ -232,10 +266,13 @@ impl BackwardConfig {
     }
 
     /// The same configuration in the deterministic mode ([`BackwardConfig::deterministic`]; at
-    /// head dim 256 with one stage, [`BackwardConfig::with_bulk_dq`]).
+    /// head dim 256 with one stage, [`BackwardConfig::with_bulk_dq`]; with 64-query blocks,
+    /// where the turns' waits fit beside the registers: with 128 ptxas spills at the causal
+    /// mask).
     pub fn with_deterministic(self) -> BackwardConfig {
         BackwardConfig {
             deterministic: true,
+            block_m: Self::BLOCK_M,
             ..self.with_bulk_dq()
         }
     }
@@ -260,13 +297,16 @@ impl BackwardConfig {
     /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` (at head dim
     /// 256 with two stages) and in the deterministic mode; over packed
     /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
-    /// partial `dQ`s reduced on their own (bf16 also deterministic and packed).
+    /// partial `dQ`s reduced on their own (bf16 also deterministic and packed), and with
+    /// 128-query blocks ([`BackwardConfig::block_m`]; batched and packed, bf16 also `red`).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
             for head_dim in [64, 128, 256] {
                 for causal in [false, true] {
-                    let cfg = BackwardConfig::new(dtype, head_dim, causal);
+                    // 64-query blocks, whatever the default; at d64 128 below.
+                    let cfg =
+                        BackwardConfig::new(dtype, head_dim, causal).with_block_m(Self::BLOCK_M);
                     out.push(cfg);
                     if dtype == ScalarType::Bf16 {
                         out.push(cfg.with_red_dq());
@@ -277,6 +317,12 @@ impl BackwardConfig {
                         out.push(cfg.with_varlen().with_deterministic());
                     }
                     if head_dim == 64 {
+                        let wide = cfg.with_block_m(Self::WIDE_BLOCK_M);
+                        out.push(wide);
+                        out.push(wide.with_varlen());
+                        if dtype == ScalarType::Bf16 {
+                            out.push(wide.with_red_dq());
+                        }
                         out.push(cfg.with_partial_dq());
                         if dtype == ScalarType::Bf16 {
                             out.push(cfg.with_partial_dq().with_deterministic());
@@ -290,16 +336,18 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
-    /// sequences, `_partials` with the partial `dQ`s reduced on their own
+    /// sequences, `_m128` with 128-query blocks, `_partials` with the partial `dQ`s reduced on
+    /// their own
     /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
     /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
+            if self.wide() { "_m128" } else { "" },
             if self.reduces_partials() && !self.dq_summed {
                 "_partials"
             } else {
@@ -323,20 +371,20 @@ impl BackwardConfig {
         self.block_n() * self.row_bytes()
     }
 
-    /// Bytes of one query block's Q (and dO): `BLOCK_M x d`.
+    /// Bytes of one query block's Q (and dO): [`BackwardConfig::block_m`] `x d`.
     pub fn q_bytes(&self) -> u32 {
-        Self::BLOCK_M * self.row_bytes()
+        self.block_m * self.row_bytes()
     }
 
-    /// Bytes of one query block's LSE (and D): `BLOCK_M` f32.
+    /// Bytes of one query block's LSE (and D): [`BackwardConfig::block_m`] f32.
     pub fn row_stat_bytes(&self) -> u32 {
-        Self::BLOCK_M * 4
+        self.block_m * 4
     }
 
-    /// Bytes of one `dSᵀ` buffer ([`BackwardConfig::block_n`] `x BLOCK_M` 16-bit); the kernel
-    /// keeps [`BackwardConfig::ds_buffers`].
+    /// Bytes of one `dSᵀ` buffer ([`BackwardConfig::block_n`] `x` [`BackwardConfig::block_m`]
+    /// 16-bit); the kernel keeps [`BackwardConfig::ds_buffers`].
     pub fn ds_bytes(&self) -> u32 {
-        self.block_n() * Self::BLOCK_M * 2
+        self.block_n() * self.block_m * 2
     }
 
     /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): its
@@ -369,6 +417,13 @@ impl BackwardConfig {
         if !matches!(self.head_dim, 64 | 128 | 256) {
             return Err(AttentionConfigError::BackwardHeadDim(self.head_dim));
         }
+        let wide_fits = self.wide() && self.head_dim == Self::SLAB;
+        if self.block_m != Self::BLOCK_M && !wide_fits {
+            return Err(AttentionConfigError::BackwardBlockM {
+                block_m: self.block_m,
+                head_dim: self.head_dim,
+            });
+        }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > super::SMEM_LIMIT {
             return Err(AttentionConfigError::Stages {
@@ -396,6 +451,20 @@ mod tests {
         let bf16 = |d: u32| BackwardConfig::new(ScalarType::Bf16, d, true);
         let refused = [
             (bf16(96), AttentionConfigError::BackwardHeadDim(96)),
+            (
+                bf16(128).with_block_m(128),
+                AttentionConfigError::BackwardBlockM {
+                    block_m: 128,
+                    head_dim: 128,
+                },
+            ),
+            (
+                bf16(64).with_block_m(96),
+                AttentionConfigError::BackwardBlockM {
+                    block_m: 96,
+                    head_dim: 64,
+                },
+            ),
             (
                 BackwardConfig::new(ScalarType::F32, 128, false),
                 AttentionConfigError::DType(ScalarType::F32),
@@ -440,10 +509,25 @@ mod tests {
                 "attention_bwd_bf16_d128_causal",
             ),
             (
-                bf16(64).with_partial_dq().with_red_dq(),
+                bf16(64).with_block_m(64).with_partial_dq().with_red_dq(),
                 "attention_bwd_bf16_d64_causal_red",
             ),
+            (bf16(64), "attention_bwd_bf16_d64_causal_m128"),
             (bf16(256), "attention_bwd_bf16_d256_causal"),
+            (
+                bf16(64).with_block_m(128).with_varlen(),
+                "attention_bwd_bf16_d64_causal_varlen_m128",
+            ),
+            // The deterministic mode takes 64-query blocks.
+            (
+                bf16(64).with_block_m(128).with_deterministic(),
+                "attention_bwd_bf16_d64_causal_det",
+            ),
+            // Nothing to sum with 128-query blocks.
+            (
+                bf16(64).with_block_m(128).with_partial_dq(),
+                "attention_bwd_bf16_d64_causal_m128",
+            ),
             (
                 bf16(256).with_red_dq(),
                 "attention_bwd_bf16_d256_causal_red",
