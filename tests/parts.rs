@@ -245,3 +245,32 @@ fn a_staged_input_is_refused_where_it_cannot_be_staged() {
         "{e}"
     );
 }
+
+/// Consumers raised past what the producer gives back would wait in `setmaxnreg.inc` forever
+/// (the CTA's registers are fixed at launch): refused, the budgets named; the library's own
+/// role sets fit.
+#[test]
+fn register_budgets_the_producer_cannot_fund_are_refused() {
+    use ptxkit::parts::WarpSpecialized;
+    let declare = |roles: WarpSpecialized, ctas: u32| {
+        let mut k = KernelBuilder::new("roles", Target::Sm90a);
+        roles.declare_ctas(&mut k, ctas).map(|_| ())
+    };
+    // 384 threads hold 168 each at launch; 80 gives back 88, two consumers at 216 ask for 96.
+    let e = declare(WarpSpecialized::new(2, 80, 216), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("register budgets 80 / 216"), "{e}");
+    assert!(
+        e.contains("ask for 96") && e.contains("gives back 88"),
+        "{e}"
+    );
+    for (roles, ctas) in [
+        (GemmConfig::ROLES, 1),
+        (GemmConfig::EPILOGUE_WARPS_ROLES, 1),
+        (WarpSpecialized::PRODUCER_AND_THREE_CONSUMERS, 1),
+        (WarpSpecialized::new(1, 24, 232), 2),
+    ] {
+        declare(roles, ctas).unwrap_or_else(|e| panic!("{roles:?}: {e}"));
+    }
+}

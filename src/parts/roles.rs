@@ -92,6 +92,22 @@ impl WarpSpecialized {
                 self.consumers
             )));
         }
+        // `setmaxnreg.inc` waits until the CTA's pool holds the registers it asks for (PTX ISA
+        // 9.7.19.5), and the pool holds only what `setmaxnreg.dec` gave back: the CTA's
+        // allocation is fixed at launch, at the cap ptxas takes from `.maxntid` and
+        // `.minnctapersm` (65536 / (ctas · threads) a thread, in steps of 8). Consumers that
+        // ask for more than the producer gives back wait forever.
+        let launch = 65536 / (ctas.max(1) * self.threads()) / 8 * 8;
+        let wanted = self.consumers * self.consumer_regs.saturating_sub(launch);
+        let freed = launch.saturating_sub(self.producer_regs);
+        if wanted > freed {
+            return Err(k.error(format!(
+                "register budgets {} / {}: {} consumer warpgroups raised from the {launch} a \
+                 thread holds at launch ask for {wanted} registers a thread, the producer gives \
+                 back {freed}; setmaxnreg.inc would wait forever",
+                self.producer_regs, self.consumer_regs, self.consumers
+            )));
+        }
         let [tid] = k.thread_id([self.threads()])?;
         k.min_blocks_per_sm(ctas)?;
         Ok(tid)

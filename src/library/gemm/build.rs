@@ -1240,7 +1240,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (bn, out) = (self.cfg.bn, self.cfg.output);
         let extents: [Expr; 2] = [self.m().into(), self.n().into()];
         // The CTA's last tile is its consumer's own (HopperGemm::own_last_tile).
-        let schedule = self.schedule.but_last(k)?;
+        let schedule = match self.owns_last_tile(k)? {
+            true => self.schedule.but_last(k)?,
+            false => self.schedule.clone(),
+        };
         schedule.for_each_tile(k, |k, tile| {
             staging.wait(k, &mut self.sync, &cursor)?;
             let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
@@ -1664,7 +1667,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             if let Some(staged) = self.staged.as_mut() {
                 staged.origin = Some(origin);
             }
-            if self.cfg.epilogue_warps {
+            if self.owns_last_tile(k)? {
                 self.last_tile = Some(schedule.is_last(k, &tile)?);
             }
             match (&turns, turn) {
@@ -1993,7 +1996,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     ) -> Result<()> {
         if self.cfg.epilogue_warps {
             let Some(last) = self.last_tile else {
-                return Err(k.error("an epilogue-warps consumer's tile without its last-tile test"));
+                return self.hand_over(k, &tile, cw, lt, acc);
             };
             return k.if_else_with(
                 last,
@@ -2031,6 +2034,20 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 .end()?;
         }
         self.own_epilogue(k, tile, cw, lt, acc)
+    }
+
+    /// With [`GemmConfig::epilogue_warps`]: whether the consumers apply the epilogue to the
+    /// CTA's last tile themselves ([`HopperGemm::own_last_tile`]): when its ops only read
+    /// (vectors, activations, a residual or C, closures). Ops that write a second tensor or
+    /// fold an amax would keep more beside the accumulators than the consumers' registers
+    /// hold: such an epilogue hands every tile over.
+    fn owns_last_tile(&self, k: &KernelBuilder) -> Result<bool> {
+        if !self.cfg.epilogue_warps {
+            return Ok(false);
+        }
+        let epi = self.tile_epilogue(k)?;
+        let writes = |op: &EpilogueOp| matches!(op, EpilogueOp::Store(_) | EpilogueOp::Amax(_));
+        Ok(!epi.ops().iter().any(writes))
     }
 
     /// The consumer warpgroup's own epilogue of `tile`: the ops applied to its accumulators,
@@ -2364,7 +2381,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 k.and(both, leader, last)?;
                 both
             }
-            (true, None) => return Err(k.error("a staged input's load without the last-tile test")),
+            // Every tile handed over: the epilogue warps load it.
+            (true, None) => return Ok(()),
         };
         let handed = self.cfg.epilogue_warps;
         let sync = &mut self.sync;

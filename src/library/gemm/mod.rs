@@ -352,10 +352,11 @@ impl GemmConfig {
     /// The roles with [`GemmConfig::epilogue_warps`]: the producer warpgroup keeps 80 registers
     /// (its epilogue warps hold an 8 x 64 band of f32 values beside the ops' vectors, residual
     /// and addresses without spilling; 72 spill with a closure, an extra output and an amax), the
-    /// two consumers 216, all the SM has left (80 x 128 + 216 x 256 = 65,536): they apply the
-    /// epilogue to the CTA's last tile themselves, the accumulators live (200 spill there);
-    /// `setmaxnreg` counts are multiples of 8, PTX ISA 9.7.19.5.
-    pub const EPILOGUE_WARPS_ROLES: WarpSpecialized = WarpSpecialized::new(2, 80, 216);
+    /// two consumers 208, all the producer gives back (each thread holds 168 at launch; 2 x 40
+    /// of the 88 it frees: `setmaxnreg.inc` takes only what `.dec` returned, PTX ISA 9.7.19.5,
+    /// and counts in steps of 8): they apply the epilogue to the CTA's last tile themselves,
+    /// the accumulators live (200 spill there).
+    pub const EPILOGUE_WARPS_ROLES: WarpSpecialized = WarpSpecialized::new(2, 80, 208);
     /// Bytes of one stage's scale slot with [`GemmConfig::smem_scales`]: A's 128 row scales
     /// (512 bytes, one TMA box), then B's one or two, rounded up to the 128 bytes a TMA
     /// destination is aligned to.
