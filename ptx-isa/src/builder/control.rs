@@ -45,10 +45,10 @@ impl FunctionBuilder {
         self.gate(Form::DirBranchTargets, ".branchtargets")?;
         let list = TargetList(self.target_lists);
         self.target_lists += 1;
-        self.push_statement(Statement::BranchTargets(BranchTargets {
+        self.push_statement(Statement::BranchTargets(Box::new(BranchTargets {
             name: list.to_string(),
             labels: labels.iter().map(|l| Operand::Label(*l)).collect(),
-        }));
+        })));
         Ok(list)
     }
 
