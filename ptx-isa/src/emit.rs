@@ -203,19 +203,9 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
                 indent(s, depth);
                 s.push_str("}\n");
             }
-            Statement::LocalParam { name, kind } => {
+            Statement::LocalParam(p) => {
                 indent(s, depth);
-                let _ = writeln!(
-                    s,
-                    "{};",
-                    param_decl(
-                        &Param {
-                            name: name.clone(),
-                            kind: kind.clone()
-                        },
-                        false
-                    )
-                );
+                let _ = writeln!(s, "{};", param_decl(p, false));
             }
             Statement::RegDecl(d) => {
                 indent(s, depth);

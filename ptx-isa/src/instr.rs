@@ -122,8 +122,9 @@ pub enum Operand {
     SinkPair(RegRef),
     /// A tensor-map reference with coordinates, `[tmap, {c0, c1}]` (PTX ISA 9.7.9.27).
     Tensor {
-        /// The tensor map: a `.param` symbol or a register holding its generic address.
-        map: crate::space::AddrBase,
+        /// The tensor map: a `.param` symbol or a register holding its generic address. Boxed:
+        /// few operands are tensors, and an operand is 40 bytes, not 48 (issue 33).
+        map: Box<crate::space::AddrBase>,
         /// The coordinates, innermost first.
         coords: Vec<Operand>,
     },

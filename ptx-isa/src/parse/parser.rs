@@ -7,8 +7,9 @@ use std::borrow::Cow;
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
 use super::lexer::{Lines, Tok, Token, lex_into, with_tokens};
 use super::literal::{self, Number};
-use super::resolve::{Resolution, resolve_with};
+use super::resolve;
 use super::{FunctionSpans, Parsed, SourceMap, limits};
+use crate::forms::Form;
 use crate::instr::{Guard, Imm, Label, NamedGuard, Operand};
 use crate::module::{
     BodyInstr, BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena,
@@ -30,6 +31,10 @@ struct Parser<'a> {
     warnings: Vec<Warning>,
     /// Emptied function bodies to read the next bodies into ([`KeptBodies`]; `check` only).
     bodies: Vec<BodyBuffers>,
+    /// The table's answer for each opcode as written and operand count this module has
+    /// ([`resolve::opcode_answer`]): looked up by its text, one hash of a few bytes, where the
+    /// thread's table hashes and compares the opcode word by word (issue 33).
+    opcodes: hashbrown::HashMap<(&'a str, usize), (Option<Form>, bool)>,
 }
 
 /// The buffers of one function body, emptied: its statements, their places, its opcode words
@@ -135,6 +140,7 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
             lines,
             warnings: Vec::new(),
             bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
+            opcodes: hashbrown::HashMap::new(),
         };
         let parsed = p.module();
         *toks = p.toks;
@@ -1232,11 +1238,7 @@ impl<'a> Parser<'a> {
                     ".param" => {
                         let p = self.param(false)?;
                         self.expect_punct(b';')?;
-                        let s = Statement::LocalParam {
-                            name: p.name,
-                            kind: p.kind,
-                        };
-                        self.push(f, spans, at, s);
+                        self.push(f, spans, at, Statement::LocalParam(Box::new(p)));
                     }
                     ".loc" => {
                         self.pos += 1;
@@ -1419,6 +1421,8 @@ impl<'a> Parser<'a> {
                 );
             }
         }
+        // The mnemonic and its modifiers are written together: `ld.shared.u32`.
+        let opcode = self.src.get(t.start as usize..end as usize).unwrap_or("");
         if !self.eat_punct(b';') {
             self.comma_list_into(b';', "operands", &mut arena.operands, |p| p.operand(0))?;
         }
@@ -1426,13 +1430,11 @@ impl<'a> Parser<'a> {
         let view = arena.get(&i);
         // Instructions of a family the table covers are the validator's to judge (errors);
         // those of none are kept as written.
-        let (form, unknown) = resolve_with(&view, |r| match r {
-            Resolution::Form(f) => (Some(*f), false),
-            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
-            Resolution::WrongModifier { .. }
-            | Resolution::WrongType { .. }
-            | Resolution::OperandCount { .. } => (None, false),
-        });
+        let (form, unknown) = *self
+            .opcodes
+            .entry((opcode, view.operands.len()))
+            .or_insert_with(|| resolve::opcode_answer(&view));
+        let form = form.map(|f| resolve::refine(f, &view));
         if unknown {
             let op = view.opcode();
             self.warn(
@@ -1721,7 +1723,10 @@ impl<'a> Parser<'a> {
                 return self.unexpected("tensor coordinates");
             };
             self.expect_punct(b']')?;
-            return Ok(Operand::Tensor { map: base, coords });
+            return Ok(Operand::Tensor {
+                map: Box::new(base),
+                coords,
+            });
         }
         let mut offset = 0i64;
         if self.is_punct(b'+') || self.is_punct(b'-') {

@@ -89,6 +89,20 @@ pub(crate) fn resolve_with<R>(i: &InstrRef<'_>, f: impl FnOnce(&Resolution) -> R
     remembered(i).resolution_with(i, f)
 }
 
+/// What the parser keeps of the table's answer for `i`'s opcode and operand count: the row when
+/// one takes them, before [`refine`] (which reads the operands), and whether the opcode is of no
+/// form the table has (kept as written, with a warning). The same answer as [`resolve_with`]'s
+/// for every instruction of this opcode and operand count.
+pub(crate) fn opcode_answer(i: &InstrRef<'_>) -> (Option<Form>, bool) {
+    match remembered(i).resolution {
+        Resolution::Form(f) => (Some(f), false),
+        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
+        Resolution::WrongModifier { .. }
+        | Resolution::WrongType { .. }
+        | Resolution::OperandCount { .. } => (None, false),
+    }
+}
+
 /// True when the remembered answer for `i`'s opcode and operand count is row `form`: that row's
 /// pattern then matches both (the table's first row whose pattern does, [`resolve_opcode`]).
 /// False says nothing: another row may come first. The builder's check of the row it writes
@@ -348,7 +362,7 @@ fn looks_like_type(m: &str) -> bool {
 }
 
 /// `mov` of a special register gates by the register (cluster registers need sm_90).
-fn refine(form: Form, i: &InstrRef<'_>) -> Form {
+pub(crate) fn refine(form: Form, i: &InstrRef<'_>) -> Form {
     if !matches!(
         form,
         Form::Mov | Form::MovSreg | Form::MovSregCluster | Form::MovSregTotalSmem

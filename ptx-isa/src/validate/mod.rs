@@ -647,8 +647,8 @@ fn function(
                     ),
                 );
             }
-            Statement::LocalParam { name, .. } => {
-                locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
+            Statement::LocalParam(p) => {
+                locals.insert(p.name.clone(), SymbolKind::Data(StateSpace::Param));
             }
             Statement::Var(v) => {
                 incomplete(cx, v, pos);
