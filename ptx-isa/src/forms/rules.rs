@@ -1741,21 +1741,25 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
     }
 }
 
-/// Whether `i` writes `m` as a modifier or a part of its mnemonic (a builder's mnemonic may be
-/// dotted, `cp.async`; a parsed one never is, and is compared whole).
-fn writes(i: &InstrRef<'_>, m: &str) -> bool {
+/// Whether `i` writes a modifier or a part of its mnemonic, asked of one instruction many
+/// times (a builder's mnemonic may be dotted, `cp.async`; a parsed one never is, and is compared
+/// whole): whether the mnemonic is dotted is read once (issue 33).
+fn writer<'a>(i: &'a InstrRef<'_>) -> impl Fn(&str) -> bool + 'a {
     use crate::instr::same_word;
-    i.modifiers.iter().any(|x| same_word(x, m))
-        || if i.mnemonic.bytes().any(|b| b == b'.') {
-            i.mnemonic.split('.').any(|x| same_word(x, m))
-        } else {
-            same_word(&i.mnemonic, m)
-        }
+    let dotted = i.mnemonic.bytes().any(|b| b == b'.');
+    move |m: &str| {
+        i.modifiers.iter().any(|x| same_word(x, m))
+            || if dotted {
+                i.mnemonic.split('.').any(|x| same_word(x, m))
+            } else {
+                same_word(i.mnemonic, m)
+            }
+    }
 }
 
 /// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
 pub fn check(form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
-    let has = |m: &str| writes(i, m);
+    let has = writer(i);
     let op = i.opcode_text();
     // `i` takes `n` operands `with` something.
     let count = |n: usize, with: &str, section: &str| {
@@ -2082,7 +2086,7 @@ fn operands_brought(form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
     if !optional().all(|o| with().any(|(s, _, _)| s == o)) {
         return Ok(());
     }
-    let has = |m: &str| writes(i, m);
+    let has = writer(i);
     let (required, _) = p.operand_range();
     // Per optional slot, in the pattern's order: the rule whose modifier is written, if any.
     let brought = || optional().filter_map(|o| with().find(|(s, m, _)| *s == o && has(m)));

@@ -166,14 +166,19 @@ fn canonical_reg(name: &str) -> Option<RegRef> {
     if digits.len() > 1 && digits.starts_with('0') {
         return None;
     }
-    // The digits' value in the pass that checks them (what `parse::<u32>` gives, without its
-    // second pass: every register operand is read here, issue 33).
+    // Past nine digits the value may not fit: `parse::<u32>` says.
+    if digits.len() > 9 {
+        return digits.parse().ok().map(|index| RegRef { class, index });
+    }
+    // The digits' value in the pass that checks them, with no overflow to check (what
+    // `parse::<u32>` gives, without its second pass: every register operand is read here,
+    // issue 33).
     let mut index = 0u32;
     for d in digits.bytes() {
         if !d.is_ascii_digit() {
             return None;
         }
-        index = index.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+        index = index * 10 + u32::from(d - b'0');
     }
     Some(RegRef { class, index })
 }
