@@ -1017,7 +1017,7 @@ mod tests {
     /// instructions before it.
     #[test]
     fn an_instruction_reads_back_from_its_function() {
-        let mut m = Module::new(Target::Sm90a);
+        let m = Module::new(Target::Sm90a);
         let mut f = m.entry("k").finish().unwrap();
         let a = Instruction::from_opcode("add.s32").operands((
             crate::Operand::Imm(crate::Imm::Int(1)),

@@ -12,7 +12,7 @@ fn check_patterns(m: &Module) {
             let form = i.form.expect("builder instructions name their form");
             let p = Pattern::parse(form.spec().syntax).unwrap();
             assert!(
-                p.matches_opcode(&i.mnemonic, &i.modifiers),
+                p.matches_opcode(i.mnemonic, i.modifiers),
                 "`{}` does not match its form `{}` ({})",
                 i.opcode(),
                 form.spec().name,

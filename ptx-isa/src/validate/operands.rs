@@ -408,7 +408,7 @@ impl Env<'_> {
             }
         }
         for slot in operand_types::of(form) {
-            if !operand_types::applies(slot.when, &i.modifiers, types) {
+            if !operand_types::applies(slot.when, i.modifiers, types) {
                 continue;
             }
             let Some(want) = operand_types::wanted(slot.want, types) else {
@@ -536,7 +536,7 @@ impl Env<'_> {
     /// 32 bits where only 64-bit addresses exist.
     pub fn spaces(&self, cx: &mut Ctx<'_>, i: &InstrRef<'_>, pos: Option<Pos>) {
         if !matches!(
-            i.mnemonic.as_ref(),
+            i.mnemonic,
             "ld" | "st" | "ldu" | "atom" | "red" | "prefetch" | "mbarrier"
         ) {
             return;
@@ -555,7 +555,7 @@ impl Env<'_> {
         // not the qualifier is written.
         let is_async = i.modifiers.first().is_some_and(|m| m == "async");
         let space = written.or_else(|| {
-            (is_async && matches!(i.mnemonic.as_ref(), "st" | "red"))
+            (is_async && matches!(i.mnemonic, "st" | "red"))
                 .then_some(StateSpace::Shared(SharedScope::Cluster))
         });
         for o in i.operands {
@@ -664,7 +664,7 @@ impl Env<'_> {
     /// `bra` goes to a label; `brx.idx` indexes a `.branchtargets` list; `call` calls a function.
     pub fn targets(&self, cx: &mut Ctx<'_>, i: &InstrRef<'_>, pos: Option<Pos>) {
         let op = i.opcode_text();
-        match i.mnemonic.as_ref() {
+        match i.mnemonic {
             // PTX ISA 9.7.12.4: `tlist` is a `.branchtargets` list "defined in the local function
             // scope before it is used" (ptxas: "Label expected for forward reference").
             "brx" | "brx.idx" => match i.operands.get(1) {

@@ -137,7 +137,7 @@ impl Interp {
         }
         self.executed += 1;
         let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_ref()).collect();
-        match (i.mnemonic.as_ref(), mods.as_slice()) {
+        match (i.mnemonic, mods.as_slice()) {
             (op @ ("div" | "rem"), [ty @ ("u32" | "u64")]) => {
                 let bits = width_of(ty)?;
                 let [d, a, b] = Self::operands(i)?;
