@@ -234,6 +234,14 @@ fn index32(n: usize) -> u32 {
 }
 
 impl InstrArena {
+    /// Empty lists with room for `words` words and `operands` operands.
+    pub(crate) fn with_capacity(words: usize, operands: usize) -> InstrArena {
+        InstrArena {
+            words: Vec::with_capacity(words),
+            operands: Vec::with_capacity(operands),
+        }
+    }
+
     /// Moves `i`'s words and operands into the lists: the body's statement for it.
     pub(crate) fn push(&mut self, i: Instruction) -> BodyInstr {
         let Instruction {

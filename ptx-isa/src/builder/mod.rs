@@ -180,7 +180,9 @@ impl FunctionBuilder {
             directives: Vec::new(),
             reg_counts: [0; 9],
             body: Vec::new(),
-            arena: InstrArena::default(),
+            // Room for a kernel's few hundred instructions: the lists grow by copying, and a
+            // GEMM's build paid 13 % for growing them from empty (issue 33).
+            arena: InstrArena::with_capacity(1024, 1024),
             labels_placed: Vec::new(),
             labels_used: Vec::new(),
             guard: None,
