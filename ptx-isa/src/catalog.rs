@@ -1959,7 +1959,7 @@ fn coords<T: ty::RegType>(
     handle: crate::reg::Reg<ty::U64>,
 ) -> crate::instr::Operand {
     crate::instr::Operand::Tensor {
-        map: crate::space::AddrBase::Reg(handle.as_ref()),
+        map: Box::new(crate::space::AddrBase::Reg(handle.as_ref())),
         coords: regs.into_iter().map(Into::into).collect(),
     }
 }

@@ -161,15 +161,16 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
     for st in &f.body {
         match st {
             Statement::Instr(i) => {
+                let i = f.instruction(i);
                 indent(s, depth);
                 if let Some(g) = &i.guard {
                     let _ = g.write(s);
                     s.push(' ');
-                } else if let Some(g) = &i.named_guard {
+                } else if let Some(g) = i.named_guard {
                     let _ = write!(s, "{g} ");
                 }
-                s.push_str(&i.mnemonic);
-                for m in &i.modifiers {
+                s.push_str(i.mnemonic);
+                for m in i.modifiers {
                     s.push('.');
                     s.push_str(m);
                 }
@@ -178,7 +179,7 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
                     write_operand(s, o);
                 }
                 s.push(';');
-                if let Some(c) = &i.comment {
+                if let Some(c) = i.comment {
                     let _ = write!(s, " // {c}");
                 }
                 s.push('\n');
@@ -202,19 +203,9 @@ fn write_function(s: &mut String, f: &Function, decl: &FunctionDecl) {
                 indent(s, depth);
                 s.push_str("}\n");
             }
-            Statement::LocalParam { name, kind } => {
+            Statement::LocalParam(p) => {
                 indent(s, depth);
-                let _ = writeln!(
-                    s,
-                    "{};",
-                    param_decl(
-                        &Param {
-                            name: name.clone(),
-                            kind: kind.clone()
-                        },
-                        false
-                    )
-                );
+                let _ = writeln!(s, "{};", param_decl(p, false));
             }
             Statement::RegDecl(d) => {
                 indent(s, depth);

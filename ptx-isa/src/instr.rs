@@ -122,8 +122,9 @@ pub enum Operand {
     SinkPair(RegRef),
     /// A tensor-map reference with coordinates, `[tmap, {c0, c1}]` (PTX ISA 9.7.9.27).
     Tensor {
-        /// The tensor map: a `.param` symbol or a register holding its generic address.
-        map: crate::space::AddrBase,
+        /// The tensor map: a `.param` symbol or a register holding its generic address. Boxed:
+        /// few operands are tensors, and an operand is 40 bytes, not 48 (issue 33).
+        map: Box<crate::space::AddrBase>,
         /// The coordinates, innermost first.
         coords: Vec<Operand>,
     },
@@ -197,21 +198,24 @@ impl fmt::Display for Operand {
     }
 }
 
-/// An instruction's opcode, `add.rn.f32`, written when formatted ([`Instruction::opcode_text`]).
+/// An instruction's opcode, `add.rn.f32`, written when formatted ([`InstrRef::opcode_text`]).
 #[derive(Debug, Clone, Copy)]
-pub struct OpcodeText<'a>(&'a Instruction);
+pub struct OpcodeText<'a> {
+    mnemonic: &'a str,
+    modifiers: &'a [Cow<'static, str>],
+}
 
 impl<'a> OpcodeText<'a> {
     /// The mnemonic (`bra` of `bra.uni`).
     pub fn mnemonic(self) -> &'a str {
-        &self.0.mnemonic
+        self.mnemonic
     }
 }
 
 impl fmt::Display for OpcodeText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.mnemonic)?;
-        for m in &self.0.modifiers {
+        f.write_str(self.mnemonic)?;
+        for m in self.modifiers {
             write!(f, ".{m}")?;
         }
         Ok(())
@@ -260,8 +264,10 @@ impl fmt::Display for NamedGuard {
 
 /// One instruction: guard, opcode (mnemonic and dot-modifiers in order), operands.
 ///
-/// The typed builder methods make these; the parser (later) will too. `form` links the instruction to
-/// its row of the form table, which says which targets and PTX versions have it.
+/// The typed builder methods make these, and a function body keeps each one's parts in the
+/// function's lists ([`crate::module::BodyInstr`]); [`Instruction::view`] and
+/// [`crate::Function::instruction`] read either as an [`InstrRef`]. `form` links the instruction
+/// to its row of the form table, which says which targets and PTX versions have it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instruction {
     /// `@p` / `@!p`.
@@ -336,15 +342,31 @@ impl Instruction {
         self
     }
 
+    /// The instruction read through an [`InstrRef`], the shape the validator, the rules and the
+    /// printer read, whether it is held alone (here) or in a function body
+    /// ([`crate::Function::instruction`]).
+    pub fn view(&self) -> InstrRef<'_> {
+        InstrRef {
+            guard: self.guard,
+            mnemonic: &self.mnemonic,
+            modifiers: &self.modifiers,
+            operands: &self.operands,
+            form: self.form,
+            comment: self.comment.as_deref(),
+            named_guard: self.named_guard.as_deref(),
+            resolved: false,
+        }
+    }
+
     /// The opcode as written: `add.rn.f32`.
     pub fn opcode(&self) -> String {
-        self.opcode_text().to_string()
+        self.view().opcode()
     }
 
     /// The opcode as written, formatted only when shown: what messages hold, so that an
     /// instruction that breaks no rule costs no string (issue 33).
     pub fn opcode_text(&self) -> OpcodeText<'_> {
-        OpcodeText(self)
+        self.view().opcode_text()
     }
 
     /// The type suffixes among the modifiers, in order (`cvt.rn.f32.s32` gives f32, s32).
@@ -353,8 +375,71 @@ impl Instruction {
             .iter()
             .filter_map(|m| ScalarType::from_name(m))
     }
+}
 
-    /// [`Instruction::types`] read once into a list on the stack: the validator asks for them
+/// An instruction borrowed: its parts as [`Instruction`] holds them, from an [`Instruction`]
+/// ([`Instruction::view`]) or from a function body, whose instructions keep their opcode words
+/// and operands in two lists per function ([`crate::Function::instruction`], issue 33: a parsed
+/// module a third the size it was). What the validator, the form rules and the printer read.
+#[derive(Debug, Clone, Copy)]
+pub struct InstrRef<'a> {
+    /// `@p` / `@!p`.
+    pub guard: Option<Guard>,
+    /// The mnemonic: `add`, `cp.async.bulk.tensor` is `cp` with modifiers `async`, `bulk`...
+    pub mnemonic: &'a str,
+    /// The dot-modifiers after the mnemonic, without dots, in order (type suffixes included).
+    pub modifiers: &'a [Cow<'static, str>],
+    /// The operands.
+    pub operands: &'a [Operand],
+    /// The form-table row, when known.
+    pub form: Option<Form>,
+    /// A comment written after the instruction.
+    pub comment: Option<&'a str>,
+    /// A guard on a predicate declared by name (parsed text only; `guard` is `None` then).
+    pub named_guard: Option<&'a NamedGuard>,
+    /// `form` is the form table's answer for this opcode and operand count, as the parser
+    /// looked it up ([`crate::parse::resolve::resolve`]); the validator does not look it up
+    /// again (issue 33). False for an instruction the builder wrote, whose row may be another
+    /// that also matches.
+    pub(crate) resolved: bool,
+}
+
+impl<'a> InstrRef<'a> {
+    /// The instruction as an owned [`Instruction`] (its operands and words copied).
+    pub fn to_instruction(&self) -> Instruction {
+        Instruction {
+            guard: self.guard,
+            mnemonic: Cow::Owned(self.mnemonic.to_string()),
+            modifiers: self.modifiers.to_vec(),
+            operands: self.operands.to_vec(),
+            form: self.form,
+            comment: self.comment.map(Box::from),
+            named_guard: self.named_guard.map(|g| Box::new(g.clone())),
+        }
+    }
+
+    /// The opcode as written: `add.rn.f32`.
+    pub fn opcode(&self) -> String {
+        self.opcode_text().to_string()
+    }
+
+    /// The opcode as written, formatted only when shown: what messages hold, so that an
+    /// instruction that breaks no rule costs no string (issue 33).
+    pub fn opcode_text(&self) -> OpcodeText<'a> {
+        OpcodeText {
+            mnemonic: self.mnemonic,
+            modifiers: self.modifiers,
+        }
+    }
+
+    /// The type suffixes among the modifiers, in order (`cvt.rn.f32.s32` gives f32, s32).
+    pub fn types(&self) -> impl Iterator<Item = ScalarType> + use<'a> {
+        self.modifiers
+            .iter()
+            .filter_map(|m| ScalarType::from_name(m))
+    }
+
+    /// [`InstrRef::types`] read once into a list on the stack: the validator asks for them
     /// by position for every instruction (issue 33).
     pub(crate) fn type_list(&self) -> TypeList {
         let mut list = TypeList {
@@ -369,7 +454,7 @@ impl Instruction {
     }
 }
 
-/// An instruction's type suffixes in order ([`Instruction::type_list`]): the first
+/// An instruction's type suffixes in order ([`InstrRef::type_list`]): the first
 /// [`TypeList::CAPACITY`], more than any row names (PTX ISA 9.7: at most four, `mma`'s
 /// `.dtype.atype.btype.ctype`).
 #[derive(Debug, Clone, Copy)]

@@ -59,7 +59,7 @@ pub mod validate;
 pub use builder::FunctionBuilder;
 pub use error::{Error, ErrorKind, Result};
 pub use forms::{Form, FormSpec};
-pub use instr::{Imm, Instruction, Label, Operand, Src, TargetList};
+pub use instr::{Imm, InstrRef, Instruction, Label, Operand, Src, TargetList};
 pub use module::{Directive, Function, Module};
 pub use reg::{Pred, Reg, RegClass, RegRef, RetypeError, Sinkable, ty};
 pub use space::{Addr, StateSpace, spaces};

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::forms::Form;
-use crate::instr::Instruction;
+use crate::instr::{Guard, InstrRef, Instruction, NamedGuard, Operand};
 use crate::reg::RegClass;
 use crate::space::StateSpace;
 use crate::target::{PtxVersion, Target};
@@ -109,11 +109,14 @@ impl Directive {
     }
 }
 
-/// A statement of a function body.
+/// A statement of a function body. 40 bytes: an instruction's operands and opcode words are
+/// held by its function ([`BodyInstr`]), and the rare large statements are boxed (issue 33: the
+/// parsed 1.3 MB CUTLASS module took 15 MB, 112 bytes a statement and up to three heap blocks
+/// an instruction).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Statement {
-    /// An instruction.
-    Instr(Instruction),
+    /// An instruction ([`Function::instruction`] reads it).
+    Instr(BodyInstr),
     /// A label placed here.
     Label(crate::instr::Label),
     /// A comment line: its text after `// `. Borrowed when it is one nvcc writes around every
@@ -123,13 +126,9 @@ pub enum Statement {
     Open,
     /// `}`
     Close,
-    /// A `.param` declaration inside a nested scope: `.param .b32 param0;`.
-    LocalParam {
-        /// The name.
-        name: String,
-        /// Its type (scalar) or byte array.
-        kind: ParamKind,
-    },
+    /// A `.param` declaration inside a nested scope: `.param .b32 param0;` (boxed: a
+    /// statement is 40 bytes, issue 33).
+    LocalParam(Box<Param>),
     // ---- parsed text (issue 9): what nvcc, Triton and LLVM write that the builder does not ------
     /// A `.reg` declaration the builder's per-class blocks do not cover: named registers, another
     /// type, a vector, or one inside a nested `{ }` scope (PTX ISA 5.1.1, 5.4.6).
@@ -142,13 +141,207 @@ pub enum Statement {
     /// `.pragma "a", "b";`: the strings (PTX ISA 11.8 "Pragma Directives").
     Pragma(Vec<String>),
     /// A function-scope variable: `.local .align 8 .b8 __local_depot0[32];` (PTX ISA 5.1).
-    Var(Variable),
+    Var(Box<Variable>),
     /// Any other directive statement, kept as written without its `;` (e.g. `prototype_0 :
     /// .callprototype ()_ (.param .b64 _);`).
     Other(String),
     /// A list of branch targets: `name: .branchtargets L0, L1;` (PTX ISA 11.3.1), what `brx.idx`
     /// indexes.
-    BranchTargets(BranchTargets),
+    BranchTargets(Box<BranchTargets>),
+}
+
+/// An instruction of a function body ([`Statement::Instr`]): its guard and row inline, its
+/// mnemonic, modifiers and operands in its function's lists, a comment or a named guard boxed.
+/// [`Function::instruction`] reads it as an [`InstrRef`]; [`Function::push_instruction`] adds
+/// one. An index into one function's lists: it means nothing in another function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyInstr {
+    guard: Option<Guard>,
+    form: Option<Form>,
+    /// `form` is the parser's lookup of the table ([`InstrRef`]'s `resolved`).
+    resolved: bool,
+    /// The mnemonic and then the modifiers: `words_len` words from `words` in
+    /// [`InstrArena::words`].
+    words: u32,
+    words_len: u32,
+    /// `operands_len` operands from `operands` in [`InstrArena::operands`].
+    operands: u32,
+    operands_len: u32,
+    /// The comment and the named guard, which few instructions have.
+    extra: Option<Box<InstrExtra>>,
+}
+
+/// What few instructions have ([`BodyInstr`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InstrExtra {
+    comment: Option<Box<str>>,
+    named_guard: Option<NamedGuard>,
+}
+
+impl BodyInstr {
+    /// The form-table row, when known (as [`InstrRef::form`]).
+    pub fn form(&self) -> Option<Form> {
+        self.form
+    }
+
+    /// Sets the row the parser's lookup of the table found for the instruction.
+    pub(crate) fn set_resolved_form(&mut self, form: Option<Form>) {
+        self.form = form;
+        self.resolved = form.is_some();
+    }
+
+    /// The comment written after the instruction, if any.
+    pub fn comment(&self) -> Option<&str> {
+        self.extra.as_ref()?.comment.as_deref()
+    }
+
+    /// Sets the comment written after the instruction.
+    pub(crate) fn set_comment(&mut self, c: Box<str>) {
+        self.extra
+            .get_or_insert_with(|| {
+                Box::new(InstrExtra {
+                    comment: None,
+                    named_guard: None,
+                })
+            })
+            .comment = Some(c);
+    }
+}
+
+/// The opcode words and operands of a function body's instructions, each instruction's in one
+/// run ([`BodyInstr`]): two lists per function in place of two heap blocks per instruction
+/// (issue 33). The builder and the parser fill one; a [`Function`] keeps it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct InstrArena {
+    /// Each instruction's mnemonic and then its modifiers.
+    pub(crate) words: Vec<std::borrow::Cow<'static, str>>,
+    /// Each instruction's operands.
+    pub(crate) operands: Vec<Operand>,
+}
+
+/// Where an [`InstrArena`]'s lists ended: what [`InstrArena::truncate`] goes back to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArenaMark {
+    words: usize,
+    operands: usize,
+}
+
+/// An index into an [`InstrArena`] list, in 32 bits: a parsed body holds fewer words than its
+/// text's bytes (the lexer's offsets are 32 bits); past that, a run reads as empty, never as
+/// another instruction's.
+fn index32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl InstrArena {
+    /// Empty lists with room for `words` words and `operands` operands.
+    pub(crate) fn with_capacity(words: usize, operands: usize) -> InstrArena {
+        InstrArena {
+            words: Vec::with_capacity(words),
+            operands: Vec::with_capacity(operands),
+        }
+    }
+
+    /// Moves `i`'s words and operands into the lists: the body's statement for it.
+    pub(crate) fn push(&mut self, i: Instruction) -> BodyInstr {
+        let Instruction {
+            guard,
+            mnemonic,
+            modifiers,
+            operands,
+            form,
+            comment,
+            named_guard,
+        } = i;
+        let words = self.words.len();
+        let ops = self.operands.len();
+        self.words.push(mnemonic);
+        self.words.extend(modifiers);
+        self.operands.extend(operands);
+        let extra = (comment.is_some() || named_guard.is_some()).then(|| {
+            Box::new(InstrExtra {
+                comment,
+                named_guard: named_guard.map(|g| *g),
+            })
+        });
+        self.finish(guard, form, extra, words, ops)
+    }
+
+    /// The statement for the words and operands pushed since `words` and `operands` (the
+    /// parser reads an instruction's straight into the lists, issue 33).
+    pub(crate) fn read(
+        &self,
+        guard: Option<Guard>,
+        named_guard: Option<NamedGuard>,
+        words: usize,
+        operands: usize,
+    ) -> BodyInstr {
+        let extra = named_guard.map(|g| {
+            Box::new(InstrExtra {
+                comment: None,
+                named_guard: Some(g),
+            })
+        });
+        self.finish(guard, None, extra, words, operands)
+    }
+
+    fn finish(
+        &self,
+        guard: Option<Guard>,
+        form: Option<Form>,
+        extra: Option<Box<InstrExtra>>,
+        words: usize,
+        operands: usize,
+    ) -> BodyInstr {
+        BodyInstr {
+            guard,
+            form,
+            resolved: false,
+            words: index32(words),
+            words_len: index32(self.words.len() - words),
+            operands: index32(operands),
+            operands_len: index32(self.operands.len() - operands),
+            extra,
+        }
+    }
+
+    /// The instruction `b` of these lists.
+    pub(crate) fn get<'a>(&'a self, b: &'a BodyInstr) -> InstrRef<'a> {
+        let w = b.words as usize;
+        let words = self
+            .words
+            .get(w..w + b.words_len as usize)
+            .unwrap_or_default();
+        let o = b.operands as usize;
+        let extra = b.extra.as_deref();
+        InstrRef {
+            guard: b.guard,
+            mnemonic: words.first().map_or("", |m| m),
+            modifiers: words.get(1..).unwrap_or_default(),
+            operands: self
+                .operands
+                .get(o..o + b.operands_len as usize)
+                .unwrap_or_default(),
+            form: b.form,
+            comment: extra.and_then(|e| e.comment.as_deref()),
+            named_guard: extra.and_then(|e| e.named_guard.as_ref()),
+            resolved: b.resolved,
+        }
+    }
+
+    /// Where the lists end now.
+    pub(crate) fn mark(&self) -> ArenaMark {
+        ArenaMark {
+            words: self.words.len(),
+            operands: self.operands.len(),
+        }
+    }
+
+    /// Drops what was pushed after `m` (the builder's rollback to a checkpoint).
+    pub(crate) fn truncate(&mut self, m: ArenaMark) {
+        self.words.truncate(m.words);
+        self.operands.truncate(m.operands);
+    }
 }
 
 /// A `.branchtargets` list (PTX ISA 11.3.1): its name and its labels, which must be labels of the
@@ -316,9 +509,30 @@ pub struct Function {
     pub target: Target,
     /// The lowest PTX version the body needs, and what needs it.
     pub required_ptx: (PtxVersion, String),
+    /// The words and operands of the body's instructions ([`Function::instruction`]).
+    pub(crate) arena: InstrArena,
 }
 
 impl Function {
+    /// The instruction `i`, a statement of this function's body.
+    pub fn instruction<'a>(&'a self, i: &'a BodyInstr) -> InstrRef<'a> {
+        self.arena.get(i)
+    }
+
+    /// The body's instructions in order, each with its index in [`Function::body`].
+    pub fn instructions(&self) -> impl Iterator<Item = (usize, InstrRef<'_>)> {
+        self.body.iter().enumerate().filter_map(|(k, s)| match s {
+            Statement::Instr(i) => Some((k, self.arena.get(i))),
+            _ => None,
+        })
+    }
+
+    /// Appends `i` to the body (as written: no row is checked; [`crate::validate`] checks).
+    pub fn push_instruction(&mut self, i: Instruction) {
+        let b = self.arena.push(i);
+        self.body.push(Statement::Instr(b));
+    }
+
     /// The number of registers of `class` in use.
     pub fn reg_count(&self, class: RegClass) -> u32 {
         self.reg_counts[class as usize]
@@ -617,6 +831,7 @@ impl Module {
             body: Vec::new(),
             target: self.target,
             required_ptx: (PtxVersion::MIN, String::new()),
+            arena: InstrArena::default(),
         };
         if self.layout.is_empty() {
             self.layout = self.layout().into_owned();
@@ -793,3 +1008,39 @@ pub fn check_identifier(name: &str) -> Result<()> {
 const RESERVED: &[&str] = &[
     "reg", "param", "global", "shared", "local", "const", "entry", "func",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parsed module's size is its statements' (issue 33): an instruction's operands and
+    /// words live in its function's lists, and a statement stays small.
+    #[test]
+    fn a_statement_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Statement>(), 40);
+        assert_eq!(std::mem::size_of::<BodyInstr>(), 40);
+    }
+
+    /// What [`Function::push_instruction`] keeps reads back as it was written, next to the
+    /// instructions before it.
+    #[test]
+    fn an_instruction_reads_back_from_its_function() {
+        let m = Module::new(Target::Sm90a);
+        let mut f = m.entry("k").finish().unwrap();
+        let a = Instruction::from_opcode("add.s32").operands((
+            crate::Operand::Imm(crate::Imm::Int(1)),
+            crate::Operand::Imm(crate::Imm::Int(2)),
+            crate::Operand::Imm(crate::Imm::Int(3)),
+        ));
+        let mut b = Instruction::from_opcode("bar.sync").operand(crate::Imm::Int(0));
+        b.comment = Some("wait".into());
+        f.push_instruction(a.clone());
+        f.body.push(Statement::Open);
+        f.push_instruction(b.clone());
+        let read: Vec<_> = f
+            .instructions()
+            .map(|(k, i)| (k, i.to_instruction()))
+            .collect();
+        assert_eq!(read, vec![(0, a), (2, b)]);
+    }
+}

@@ -25,7 +25,6 @@ use std::path::Path;
 use ptx_isa::error::ErrorKind;
 use ptx_isa::forms::families::family_of;
 use ptx_isa::forms::syntax::Pattern;
-use ptx_isa::module::Statement;
 use ptx_isa::validate::{Options, Severity, check};
 use ptx_isa::{Form, Target, catalog, ptxas};
 use support::{Disagreement, Tally};
@@ -61,10 +60,7 @@ fn base(form: Form, t: Target) -> Option<(String, usize)> {
     let parsed = ptx_isa::parse::parse(&text).ok()?;
     let f = parsed.module.functions().first()?;
     let spans = parsed.source_map.functions.first()?;
-    let k = f
-        .body
-        .iter()
-        .position(|s| matches!(s, Statement::Instr(i) if i.form == Some(form)))?;
+    let (k, _) = f.instructions().find(|(_, i)| i.form == Some(form))?;
     let line = spans.body.get(k)?.line as usize - 1;
     Some((text, line))
 }

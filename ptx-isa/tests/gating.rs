@@ -4,31 +4,28 @@
 //! Every instruction written also matches its row's syntax pattern.
 
 use ptx_isa::forms::syntax::Pattern;
-use ptx_isa::module::Statement;
 use ptx_isa::{Form, Module, Target, catalog, ptxas};
 
 fn check_patterns(m: &Module) {
     for f in m.functions() {
-        for st in &f.body {
-            if let Statement::Instr(i) = st {
-                let form = i.form.expect("builder instructions name their form");
-                let p = Pattern::parse(form.spec().syntax).unwrap();
-                assert!(
-                    p.matches_opcode(&i.mnemonic, &i.modifiers),
-                    "`{}` does not match its form `{}` ({})",
-                    i.opcode(),
-                    form.spec().name,
-                    form.spec().syntax
-                );
-                assert!(
-                    p.matches_operand_count(i.operands.len()),
-                    "`{}` has {} operands; `{}` wants {:?}",
-                    i.opcode(),
-                    i.operands.len(),
-                    form.spec().syntax,
-                    p.operand_range()
-                );
-            }
+        for (_, i) in f.instructions() {
+            let form = i.form.expect("builder instructions name their form");
+            let p = Pattern::parse(form.spec().syntax).unwrap();
+            assert!(
+                p.matches_opcode(i.mnemonic, i.modifiers),
+                "`{}` does not match its form `{}` ({})",
+                i.opcode(),
+                form.spec().name,
+                form.spec().syntax
+            );
+            assert!(
+                p.matches_operand_count(i.operands.len()),
+                "`{}` has {} operands; `{}` wants {:?}",
+                i.opcode(),
+                i.operands.len(),
+                form.spec().syntax,
+                p.operand_range()
+            );
         }
     }
 }

@@ -6,7 +6,6 @@
 
 use ptx_isa::forms::operand_types::{self, ALL, Fit, Slot};
 use ptx_isa::instr::Operand;
-use ptx_isa::module::Statement;
 use ptx_isa::types::ScalarType;
 use ptx_isa::validate::{Options, Severity, check};
 use ptx_isa::{ErrorKind, Form, Target, catalog, ptxas};
@@ -22,10 +21,10 @@ fn catalog_instr(form: Form) -> Option<(Target, String, ptx_isa::instr::Instruct
     let parsed = ptx_isa::parse::parse(&text).ok()?;
     let f = parsed.module.functions().first()?;
     let spans = parsed.source_map.functions.first()?;
-    let (k, i) = f.body.iter().enumerate().find_map(|(k, s)| match s {
-        Statement::Instr(i) if i.form == Some(form) => Some((k, i.clone())),
-        _ => None,
-    })?;
+    let (k, i) = f
+        .instructions()
+        .find(|(_, i)| i.form == Some(form))
+        .map(|(k, i)| (k, i.to_instruction()))?;
     let line = spans.body.get(k)?.line as usize - 1;
     Some((t, text, i, line))
 }

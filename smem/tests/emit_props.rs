@@ -220,12 +220,8 @@ fn one_instruction_per_step_with_the_host_mnemonic() {
         .unwrap();
         let f = module.function("k").unwrap();
         let opcodes: Vec<String> = f
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                ptx_isa::module::Statement::Instr(i) => Some(i.opcode()),
-                _ => None,
-            })
+            .instructions()
+            .map(|(_, i)| i.opcode())
             .filter(|o| {
                 !o.starts_with("ld.")
                     && !o.starts_with("cvta")

@@ -274,7 +274,7 @@ impl FunctionBuilder {
         }
         let generic = self.tensor_map_address(map)?;
         let op = Operand::Tensor {
-            map: AddrBase::Reg(generic.as_ref()),
+            map: Box::new(AddrBase::Reg(generic.as_ref())),
             coords: coords.iter().map(|c| (*c).into()).collect(),
         };
         Ok((op, DIMS[coords.len() - 1]))

@@ -6,7 +6,7 @@ use super::FunctionBuilder;
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
 use crate::instr::{Instruction, Label, Operand, Src, TargetList};
-use crate::module::{BranchTargets, Function, FunctionKind, ParamKind, Statement};
+use crate::module::{BranchTargets, Function, FunctionKind, Param, ParamKind, Statement};
 use crate::reg::{RegRef, ty};
 use crate::space::{AddrBase, Address};
 use crate::types::ScalarType;
@@ -45,10 +45,10 @@ impl FunctionBuilder {
         self.gate(Form::DirBranchTargets, ".branchtargets")?;
         let list = TargetList(self.target_lists);
         self.target_lists += 1;
-        self.push_statement(Statement::BranchTargets(BranchTargets {
+        self.push_statement(Statement::BranchTargets(Box::new(BranchTargets {
             name: list.to_string(),
             labels: labels.iter().map(|l| Operand::Label(*l)).collect(),
-        }));
+        })));
         Ok(list)
     }
 
@@ -178,10 +178,10 @@ impl FunctionBuilder {
         for (r, _) in args.iter() {
             let name = self.next_local_param();
             let t = ptype(&f.params[names.len()].kind).unwrap_or(ScalarType::B64);
-            self.push_statement(Statement::LocalParam {
+            self.push_statement(Statement::LocalParam(Box::new(Param {
                 name: name.clone(),
                 kind: ParamKind::Scalar(t),
-            });
+            })));
             let st = Instruction::from_opcode("st.param")
                 .ty(t)
                 .operands((sym_addr(&name), *r));
@@ -191,10 +191,10 @@ impl FunctionBuilder {
         let ret_name = match (ret_ty, f.ret.as_ref()) {
             (Some(t), _) => {
                 let name = self.next_local_param();
-                self.push_statement(Statement::LocalParam {
+                self.push_statement(Statement::LocalParam(Box::new(Param {
                     name: name.clone(),
                     kind: ParamKind::Scalar(t),
-                });
+                })));
                 Some((name, t))
             }
             _ => None,

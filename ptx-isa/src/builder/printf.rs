@@ -283,7 +283,7 @@ impl FunctionBuilder {
             self.mov(buffer, 0u64)?;
         } else {
             let name = format!("{}_{}", format.symbol, self.next_local_param());
-            self.push_statement(Statement::Var(Variable {
+            self.push_statement(Statement::Var(Box::new(Variable {
                 name: name.clone(),
                 space: StateSpace::Local,
                 align: 8,
@@ -294,7 +294,7 @@ impl FunctionBuilder {
                 linkage: None,
                 init: None,
                 opaque: None,
-            }));
+            })));
             for (a, at) in args.iter().zip(layout) {
                 let to = Addr::<spaces::Local>::symbol(name.clone()).offset(i64::from(at));
                 match *a {

@@ -4,12 +4,12 @@
 //! reads: one decision. Gating then reads each row's targets and minimum PTX version.
 
 use crate::forms::Form;
-use crate::instr::Instruction;
+use crate::instr::InstrRef;
 
 /// The cache qualifiers (PTX ISA 9.7.9.8: `.level::eviction_priority`, `.level::cache_hint`,
 /// `.level::prefetch_size`, all PTX 7.4) of any instruction, table row or not: an instruction the
 /// table does not know (`createpolicy.fractional.L2::evict_last`) is still gated by them.
-pub fn qualifiers(i: &Instruction) -> Vec<Form> {
+pub fn qualifiers(i: &InstrRef<'_>) -> Vec<Form> {
     let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
     let mut v = Vec::new();
     if any(&|m| m.starts_with("L1::evict") || m.starts_with("L2::evict") || m == "L1::no_allocate")
@@ -135,7 +135,7 @@ fn by_modifier(form: Form) -> &'static [(&'static str, Form)] {
 }
 
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
-pub fn implied(form: Form, i: &Instruction) -> Vec<Form> {
+pub fn implied(form: Form, i: &InstrRef<'_>) -> Vec<Form> {
     let has = |m: &str| i.modifiers.iter().any(|x| x == m);
     let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
     let mut v = Vec::new();

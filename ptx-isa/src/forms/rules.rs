@@ -10,7 +10,7 @@ use super::syntax::token_matches;
 mod coverage;
 mod video;
 use crate::error::ErrorKind;
-use crate::instr::{Imm, Instruction, Operand};
+use crate::instr::{Imm, InstrRef, Operand};
 pub use video::VideoShape;
 
 /// A set of legal numbers.
@@ -1741,21 +1741,25 @@ fn immediate(o: Option<&Operand>) -> Option<i128> {
     }
 }
 
-/// Whether `i` writes `m` as a modifier or a part of its mnemonic (a builder's mnemonic may be
-/// dotted, `cp.async`; a parsed one never is, and is compared whole).
-fn writes(i: &Instruction, m: &str) -> bool {
+/// Whether `i` writes a modifier or a part of its mnemonic, asked of one instruction many
+/// times (a builder's mnemonic may be dotted, `cp.async`; a parsed one never is, and is compared
+/// whole): whether the mnemonic is dotted is read once (issue 33).
+fn writer<'a>(i: &'a InstrRef<'_>) -> impl Fn(&str) -> bool + 'a {
     use crate::instr::same_word;
-    i.modifiers.iter().any(|x| same_word(x, m))
-        || if i.mnemonic.bytes().any(|b| b == b'.') {
-            i.mnemonic.split('.').any(|x| same_word(x, m))
-        } else {
-            same_word(&i.mnemonic, m)
-        }
+    let dotted = i.mnemonic.bytes().any(|b| b == b'.');
+    move |m: &str| {
+        i.modifiers.iter().any(|x| same_word(x, m))
+            || if dotted {
+                i.mnemonic.split('.').any(|x| same_word(x, m))
+            } else {
+                same_word(i.mnemonic, m)
+            }
+    }
 }
 
 /// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
-pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
-    let has = |m: &str| writes(i, m);
+pub fn check(form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
+    let has = writer(i);
     let op = i.opcode_text();
     // `i` takes `n` operands `with` something.
     let count = |n: usize, with: &str, section: &str| {
@@ -1966,7 +1970,7 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
                 if !when.iter().all(|w| has(w)) {
                     continue;
                 }
-                for m in &i.modifiers {
+                for m in i.modifiers {
                     if let Some(v) = number_in(token, m) {
                         if !values.contains(v) {
                             return Err(Violation {
@@ -2007,7 +2011,7 @@ pub fn check(form: Form, i: &Instruction) -> Result<(), Violation> {
 }
 
 /// True when the instruction's type at `t.position` is one of `t.types`.
-fn type_is(i: &Instruction, t: TypeIs) -> bool {
+fn type_is(i: &InstrRef<'_>, t: TypeIs) -> bool {
     let written: Vec<&str> = i
         .modifiers
         .iter()
@@ -2028,7 +2032,7 @@ fn describe_type(t: TypeIs) -> String {
 }
 
 /// What is wrong with a cvt's rounding for its pair of types, if anything.
-fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
+fn cvt_rounding(i: &InstrRef<'_>) -> Option<&'static str> {
     let types = i.type_list();
     let (&d, &a) = (types.first()?, types.get(1)?);
     let has = |ms: &[&str]| i.modifiers.iter().any(|m| ms.contains(&m.as_ref()));
@@ -2061,7 +2065,7 @@ fn cvt_rounding(i: &Instruction) -> Option<&'static str> {
 /// of the row comes with a modifier, the operand count is the required ones plus those whose
 /// modifier is written. Several rules may name one slot: any of their modifiers brings it
 /// (`setp`'s `c` comes with `.and`, `.or` or `.xor`).
-fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
+fn operands_brought(form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
     let p = form.pattern();
     // Iterators, not lists: every instruction of such a row is asked (issue 33).
     let with = || {
@@ -2082,7 +2086,7 @@ fn operands_brought(form: Form, i: &Instruction) -> Result<(), Violation> {
     if !optional().all(|o| with().any(|(s, _, _)| s == o)) {
         return Ok(());
     }
-    let has = |m: &str| writes(i, m);
+    let has = writer(i);
     let (required, _) = p.operand_range();
     // Per optional slot, in the pattern's order: the rule whose modifier is written, if any.
     let brought = || optional().filter_map(|o| with().find(|(s, m, _)| *s == o && has(m)));

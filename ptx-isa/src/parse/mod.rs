@@ -82,11 +82,18 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
 }
 
 /// [`parse`] for a caller that reads the module and drops it ([`crate::validate::check`]): its
-/// tokens go into a buffer the thread keeps for the next module. Measured on a 1.3 MB CUTLASS
+/// tokens go into a buffer the thread keeps for the next module, and its function bodies into
+/// the bodies the thread kept from the last ([`give_back`]). Measured on a 1.3 MB CUTLASS
 /// module (issue 33): a thousand fewer page faults per `check` in a loop (a 5 MB token buffer
 /// mapped and unmapped each time); [`parse`] keeps none, because its callers keep the module,
 /// and there glibc, whose trim threshold follows the largest block it unmapped, gave back and
 /// faulted in the module's memory more often.
 pub(crate) fn parse_for_check(text: &str) -> Result<Parsed, ParseError> {
     parser::parse_module(text, true)
+}
+
+/// Drops a module [`parse_for_check`] read, keeping its function bodies' buffers, emptied, for
+/// the thread's next one (at most 32 MiB).
+pub(crate) fn give_back(parsed: Parsed) {
+    parser::KeptBodies::keep(parsed);
 }

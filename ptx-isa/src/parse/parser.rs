@@ -7,12 +7,13 @@ use std::borrow::Cow;
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
 use super::lexer::{Lines, Tok, Token, lex_into, with_tokens};
 use super::literal::{self, Number};
-use super::resolve::{Resolution, resolve_with};
+use super::resolve;
 use super::{FunctionSpans, Parsed, SourceMap, limits};
-use crate::instr::{Guard, Imm, Instruction, Label, NamedGuard, Operand};
+use crate::forms::Form;
+use crate::instr::{Guard, Imm, Label, NamedGuard, Operand};
 use crate::module::{
-    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, Item, Linkage, Module,
-    Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
+    BodyInstr, BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena,
+    Item, Linkage, Module, Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};
@@ -28,6 +29,78 @@ struct Parser<'a> {
     pos: usize,
     lines: Lines,
     warnings: Vec<Warning>,
+    /// Emptied function bodies to read the next bodies into ([`KeptBodies`]; `check` only).
+    bodies: Vec<BodyBuffers>,
+    /// The table's answer for each opcode as written and operand count this module has
+    /// ([`resolve::opcode_answer`]): looked up by its text, one hash of a few bytes, where the
+    /// thread's table hashes and compares the opcode word by word (issue 33).
+    opcodes: hashbrown::HashMap<(&'a str, usize), (Option<Form>, bool)>,
+}
+
+/// The buffers of one function body, emptied: its statements, their places, its opcode words
+/// and operands.
+#[derive(Default)]
+struct BodyBuffers {
+    body: Vec<Statement>,
+    spans: Vec<Pos>,
+    words: Vec<Cow<'static, str>>,
+    operands: Vec<Operand>,
+}
+
+impl BodyBuffers {
+    /// The bytes the buffers hold.
+    fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.body.capacity() * size_of::<Statement>()
+            + self.spans.capacity() * size_of::<Pos>()
+            + self.words.capacity() * size_of::<Cow<'static, str>>()
+            + self.operands.capacity() * size_of::<Operand>()
+    }
+}
+
+/// The most bytes of emptied bodies [`KeptBodies`] keeps a thread (as the kept token buffer,
+/// 32 MiB).
+const KEPT_BODY_BYTES: usize = 32 << 20;
+
+/// The function bodies a thread keeps from the modules `check` read, emptied, to read the next
+/// module's bodies into: a module's bodies allocated for each module and freed after it are
+/// fresh pages each time, and grow by copying (issue 33: on the 1.3 MB CUTLASS module, the page
+/// faults and the copies of its growing bodies were a sixth of `check`).
+pub(crate) struct KeptBodies;
+
+thread_local! {
+    static KEPT_BODIES: std::cell::Cell<Vec<BodyBuffers>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl KeptBodies {
+    /// Keeps the bodies of `parsed`'s functions for the thread's next [`parse_module`] with
+    /// `kept` set, at most [`KEPT_BODY_BYTES`] of them; the rest is freed.
+    pub(crate) fn keep(parsed: Parsed) {
+        let mut kept = KEPT_BODIES.take();
+        let mut bytes: usize = kept.iter().map(BodyBuffers::bytes).sum();
+        let spans = parsed.source_map.functions;
+        let functions = parsed.module.functions;
+        // Taken back from the end: the next module's first function gets this one's first
+        // function's buffers.
+        for (f, s) in functions.into_iter().zip(spans).rev() {
+            let mut b = BodyBuffers {
+                body: f.body,
+                spans: s.body,
+                words: f.arena.words,
+                operands: f.arena.operands,
+            };
+            if bytes + b.bytes() > KEPT_BODY_BYTES {
+                continue;
+            }
+            bytes += b.bytes();
+            b.body.clear();
+            b.spans.clear();
+            b.words.clear();
+            b.operands.clear();
+            kept.push(b);
+        }
+        KEPT_BODIES.set(kept);
+    }
 }
 
 /// The special register named `name` (`%tid.x`), found by name once a table is built.
@@ -42,10 +115,10 @@ fn sreg_named(name: &str) -> Option<SpecialReg> {
     BY_NAME.get(name).copied()
 }
 
-/// Parses `src`. `kept_tokens`: lex into this thread's kept token buffer ([`with_tokens`]), for
-/// a caller that reads many modules and keeps none (`check`); otherwise into a buffer of its own,
-/// freed after the parse.
-pub(super) fn parse_module(src: &str, kept_tokens: bool) -> PResult<Parsed> {
+/// Parses `src`. `kept`: lex into this thread's kept token buffer ([`with_tokens`]) and read the
+/// function bodies into the bodies it kept ([`KeptBodies`]), for a caller that reads many modules
+/// and keeps none (`check`, which gives the bodies back); otherwise into buffers of its own.
+pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
     if src.len() > limits::MAX_INPUT_BYTES {
         let lines = Lines::new(src);
         return Err(ParseError {
@@ -66,12 +139,18 @@ pub(super) fn parse_module(src: &str, kept_tokens: bool) -> PResult<Parsed> {
             pos: 0,
             lines,
             warnings: Vec::new(),
+            bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
+            opcodes: hashbrown::HashMap::new(),
         };
         let parsed = p.module();
         *toks = p.toks;
+        if kept {
+            // Those this module had no function for.
+            KEPT_BODIES.set(p.bodies);
+        }
         parsed
     };
-    if kept_tokens {
+    if kept {
         with_tokens(read)
     } else {
         read(&mut Vec::new())
@@ -87,14 +166,19 @@ fn canonical_reg(name: &str) -> Option<RegRef> {
     if digits.len() > 1 && digits.starts_with('0') {
         return None;
     }
-    // The digits' value in the pass that checks them (what `parse::<u32>` gives, without its
-    // second pass: every register operand is read here, issue 33).
+    // Past nine digits the value may not fit: `parse::<u32>` says.
+    if digits.len() > 9 {
+        return digits.parse().ok().map(|index| RegRef { class, index });
+    }
+    // The digits' value in the pass that checks them, with no overflow to check (what
+    // `parse::<u32>` gives, without its second pass: every register operand is read here,
+    // issue 33).
     let mut index = 0u32;
     for d in digits.bytes() {
         if !d.is_ascii_digit() {
             return None;
         }
-        index = index.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+        index = index * 10 + u32::from(d - b'0');
     }
     Some(RegRef { class, index })
 }
@@ -962,12 +1046,19 @@ impl<'a> Parser<'a> {
             body: Vec::new(),
             target,
             required_ptx: (target.min_ptx(), String::new()),
+            arena: InstrArena::default(),
         };
         if bodiless || self.eat_punct(b';') {
             decl.defined = false;
             return Ok((f, decl, spans));
         }
         self.expect_punct(b'{')?;
+        if let Some(b) = self.bodies.pop() {
+            f.body = b.body;
+            spans.body = b.spans;
+            f.arena.words = b.words;
+            f.arena.operands = b.operands;
+        }
         // Bounded, so that text of nothing but `;` cannot reserve more than it could fill.
         let statements = self.statements_ahead().min(1 << 16);
         f.body.reserve(statements);
@@ -978,7 +1069,9 @@ impl<'a> Parser<'a> {
 
     /// At most how many statements the body from here to its closing `}` holds: every statement
     /// ends in `;`, `:`, a brace or a comment, or is a `.loc`. Reserving them up front keeps a
-    /// large function's statements from being moved as its body grows (issue 33).
+    /// large function's statements from being moved as its body grows (issue 33). The function's
+    /// words and operands are not reserved so: measured on the 1.3 MB CUTLASS module, blocks that
+    /// large are mapped and unmapped for each module, four times the page faults of a `check`.
     fn statements_ahead(&self) -> usize {
         let mut depth = 0usize;
         let mut n = 0usize;
@@ -1108,8 +1201,8 @@ impl<'a> Parser<'a> {
                     let c = c.strip_prefix(' ').unwrap_or(c).trim_end();
                     if last_instr_line == Some(self.line_of(t)) {
                         if let Some(Statement::Instr(i)) = f.body.last_mut() {
-                            if i.comment.is_none() {
-                                i.comment = Some(c.into());
+                            if i.comment().is_none() {
+                                i.set_comment(c.into());
                                 last_instr_line = None;
                                 continue;
                             }
@@ -1150,11 +1243,7 @@ impl<'a> Parser<'a> {
                     ".param" => {
                         let p = self.param(false)?;
                         self.expect_punct(b';')?;
-                        let s = Statement::LocalParam {
-                            name: p.name,
-                            kind: p.kind,
-                        };
-                        self.push(f, spans, at, s);
+                        self.push(f, spans, at, Statement::LocalParam(Box::new(p)));
                     }
                     ".loc" => {
                         self.pos += 1;
@@ -1182,7 +1271,7 @@ impl<'a> Parser<'a> {
                     }
                     w if space_of(w).is_some() => {
                         let v = self.variable(None)?;
-                        self.push(f, spans, at, Statement::Var(v));
+                        self.push(f, spans, at, Statement::Var(Box::new(v)));
                     }
                     // PTX ISA 11: a body holds variables, `.loc`, `.pragma` and labelled
                     // `.callprototype`/`.branchtargets` lists; any other directive there is
@@ -1215,7 +1304,7 @@ impl<'a> Parser<'a> {
                             name: text.to_string(),
                             labels,
                         };
-                        self.push(f, spans, at, Statement::BranchTargets(b));
+                        self.push(f, spans, at, Statement::BranchTargets(Box::new(b)));
                         continue;
                     }
                     self.pos += 2;
@@ -1226,12 +1315,9 @@ impl<'a> Parser<'a> {
                     self.push(f, spans, at, s);
                 }
                 Tok::Ident | Tok::Punct(b'@') => {
-                    // Read into its place in the body: an instruction is a few hundred bytes,
-                    // and moving each one there was a fifth of reading a module (issue 33).
-                    self.push(f, spans, at, Statement::Instr(Instruction::new("")));
-                    if let Some(Statement::Instr(i)) = f.body.last_mut() {
-                        self.instruction(at, i)?;
-                    }
+                    // Its words and operands are read into the function's lists (issue 33).
+                    let i = self.instruction(at, &mut f.arena)?;
+                    self.push(f, spans, at, Statement::Instr(i));
                     last_instr_line = self
                         .toks
                         .get(self.pos.wrapping_sub(1))
@@ -1300,8 +1386,8 @@ impl<'a> Parser<'a> {
 
     // ---- instructions -------------------------------------------------------------------------------
 
-    /// Reads an instruction into `i`, a blank one.
-    fn instruction(&mut self, at: Pos, i: &mut Instruction) -> PResult<()> {
+    /// Reads an instruction: its words and operands into `arena`, the function's lists.
+    fn instruction(&mut self, at: Pos, arena: &mut InstrArena) -> PResult<BodyInstr> {
         let mut guard = None;
         let mut named_guard = None;
         if self.eat_punct(b'@') {
@@ -1310,10 +1396,10 @@ impl<'a> Parser<'a> {
             match canonical_reg(name) {
                 Some(r) => guard = Some(Guard { pred: r, negated }),
                 None => {
-                    named_guard = Some(Box::new(NamedGuard {
+                    named_guard = Some(NamedGuard {
                         name: name.to_string(),
                         negated,
-                    }))
+                    })
                 }
             }
         }
@@ -1321,9 +1407,9 @@ impl<'a> Parser<'a> {
             return self.unexpected("an instruction");
         };
         self.pos += 1;
-        i.mnemonic = modifier(self.text(t));
-        i.guard = guard;
-        i.named_guard = named_guard;
+        let words = arena.words.len();
+        let operands = arena.operands.len();
+        arena.words.push(modifier(self.text(t)));
         let mut end = t.end;
         while let Some(m) = self.peek() {
             if m.tok != Tok::DotWord || m.start != end {
@@ -1331,35 +1417,38 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            i.modifiers.push(modifier(&self.text(m)[1..]));
-            if i.modifiers.len() > limits::MAX_MODIFIERS {
+            arena.words.push(modifier(&self.text(m)[1..]));
+            // The mnemonic and the modifiers.
+            if arena.words.len() - words > limits::MAX_MODIFIERS + 1 {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
                     "too many modifiers (limits::MAX_MODIFIERS)",
                 );
             }
         }
+        // The mnemonic and its modifiers are written together: `ld.shared.u32`.
+        let opcode = self.src.get(t.start as usize..end as usize).unwrap_or("");
         if !self.eat_punct(b';') {
-            self.comma_list_into(b';', "operands", &mut i.operands, |p| p.operand(0))?;
+            self.comma_list_into(b';', "operands", &mut arena.operands, |p| p.operand(0))?;
         }
+        let mut i = arena.read(guard, named_guard, words, operands);
+        let view = arena.get(&i);
         // Instructions of a family the table covers are the validator's to judge (errors);
         // those of none are kept as written.
-        let (form, unknown) = resolve_with(i, |r| match r {
-            Resolution::Form(f) => (Some(*f), false),
-            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
-            Resolution::WrongModifier { .. }
-            | Resolution::WrongType { .. }
-            | Resolution::OperandCount { .. } => (None, false),
-        });
-        i.form = form;
+        let (form, unknown) = *self
+            .opcodes
+            .entry((opcode, view.operands.len()))
+            .or_insert_with(|| resolve::opcode_answer(&view));
+        let form = form.map(|f| resolve::refine(f, &view));
         if unknown {
-            let op = i.opcode();
+            let op = view.opcode();
             self.warn(
                 at,
                 format!("`{op}` is not a form in ptxkit's table: kept as written"),
             );
         }
-        Ok(())
+        i.set_resolved_form(form);
+        Ok(i)
     }
 
     fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
@@ -1639,7 +1728,10 @@ impl<'a> Parser<'a> {
                 return self.unexpected("tensor coordinates");
             };
             self.expect_punct(b']')?;
-            return Ok(Operand::Tensor { map: base, coords });
+            return Ok(Operand::Tensor {
+                map: Box::new(base),
+                coords,
+            });
         }
         let mut offset = 0i64;
         if self.is_punct(b'+') || self.is_punct(b'-') {

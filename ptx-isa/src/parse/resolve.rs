@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use crate::forms::Form;
 use crate::forms::families::{covered, family_of, rows_of};
 use crate::forms::syntax::{Difference, Pattern};
-use crate::instr::{Instruction, Operand};
+use crate::instr::{InstrRef, Instruction, Operand};
 use crate::sreg::SpecialReg;
 use crate::types::ScalarType;
 
@@ -79,14 +79,28 @@ fn head(mnemonic: &str) -> &str {
 }
 
 /// Resolves `mnemonic.modifiers` with `n` operands.
-pub fn resolve(i: &Instruction) -> Resolution {
+pub fn resolve(i: &InstrRef<'_>) -> Resolution {
     resolve_with(i, Resolution::clone)
 }
 
 /// `f` of [`resolve`]'s answer, borrowed: the parser and the validator read what they need of it
 /// without copying a refusal's strings for every instruction (issue 33).
-pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R) -> R {
+pub(crate) fn resolve_with<R>(i: &InstrRef<'_>, f: impl FnOnce(&Resolution) -> R) -> R {
     remembered(i).resolution_with(i, f)
+}
+
+/// What the parser keeps of the table's answer for `i`'s opcode and operand count: the row when
+/// one takes them, before [`refine`] (which reads the operands), and whether the opcode is of no
+/// form the table has (kept as written, with a warning). The same answer as [`resolve_with`]'s
+/// for every instruction of this opcode and operand count.
+pub(crate) fn opcode_answer(i: &InstrRef<'_>) -> (Option<Form>, bool) {
+    match remembered(i).resolution {
+        Resolution::Form(f) => (Some(f), false),
+        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => (None, true),
+        Resolution::WrongModifier { .. }
+        | Resolution::WrongType { .. }
+        | Resolution::OperandCount { .. } => (None, false),
+    }
 }
 
 /// True when the remembered answer for `i`'s opcode and operand count is row `form`: that row's
@@ -94,7 +108,7 @@ pub(crate) fn resolve_with<R>(i: &Instruction, f: impl FnOnce(&Resolution) -> R)
 /// False says nothing: another row may come first. The builder's check of the row it writes
 /// asks this first, a lookup where matching the pattern again was a tenth of building a GEMM
 /// (issue 33).
-pub(crate) fn resolves_to(form: Form, i: &Instruction) -> bool {
+pub(crate) fn resolves_to(form: Form, i: &InstrRef<'_>) -> bool {
     matches!(remembered(i).resolution, Resolution::Form(f) if f == form)
 }
 
@@ -112,7 +126,7 @@ impl Remembered {
     /// `f` of the table's answer for `i` (an instruction of this opcode), borrowed.
     pub(crate) fn resolution_with<R>(
         &self,
-        i: &Instruction,
+        i: &InstrRef<'_>,
         f: impl FnOnce(&Resolution) -> R,
     ) -> R {
         match &self.resolution {
@@ -123,23 +137,24 @@ impl Remembered {
 
     /// [`lenient`] of `i`, an instruction of this opcode: the search over every order of the
     /// modifiers is made once per opcode.
-    pub(crate) fn lenient(&self, i: &Instruction) -> Option<(Form, Instruction)> {
+    pub(crate) fn lenient(&self, i: &InstrRef<'_>) -> Option<(Form, Instruction)> {
         let (form, p, mods) = self
             .lenient
             .get_or_init(|| {
-                let candidates = index().by_mnemonic.get(head(&i.mnemonic))?;
+                let candidates = index().by_mnemonic.get(head(i.mnemonic))?;
                 let n = i.operands.len();
                 candidates.iter().find_map(|(form, p)| {
-                    let mods = p.reordered(&i.mnemonic, &i.modifiers)?;
+                    let mods = p.reordered(i.mnemonic, i.modifiers)?;
                     p.matches_operand_count(n).then_some((*form, *p, mods))
                 })
             })
             .as_ref()?;
-        let mut fixed = i.clone();
+        let mut fixed = i.to_instruction();
         fixed.mnemonic = p.mnemonic().to_string().into();
         fixed.modifiers = mods.iter().map(|m| m.clone().into()).collect();
-        fixed.form = Some(refine(*form, &fixed));
-        Some((refine(*form, &fixed), fixed))
+        let form = refine(*form, &fixed.view());
+        fixed.form = Some(form);
+        Some((form, fixed))
     }
 
     /// The validator's error for an instruction of this opcode no row takes: `refuse` of the
@@ -166,11 +181,11 @@ struct Opcode {
 }
 
 /// An instruction's [`Opcode`] without copying it: looked up with no key built (issue 33).
-struct OpcodeOf<'a>(&'a Instruction);
+struct OpcodeOf<'a>(&'a InstrRef<'a>);
 
 impl OpcodeOf<'_> {
     fn parts(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.0.mnemonic.as_ref()).chain(self.0.modifiers.iter().map(|m| m.as_ref()))
+        std::iter::once(self.0.mnemonic).chain(self.0.modifiers.iter().map(|m| m.as_ref()))
     }
 }
 
@@ -224,8 +239,8 @@ type Seen<T> = std::cell::RefCell<hashbrown::HashMap<Opcode, T>>;
 /// `compute(i)`, remembered in `seen` by `i`'s opcode and operand count (what `compute` reads).
 fn remember<T: Clone + 'static>(
     seen: &'static std::thread::LocalKey<Seen<T>>,
-    i: &Instruction,
-    compute: impl FnOnce(&Instruction) -> T,
+    i: &InstrRef<'_>,
+    compute: impl FnOnce(&InstrRef<'_>) -> T,
 ) -> T {
     seen.with_borrow_mut(|seen| {
         if let Some(r) = seen.get(&OpcodeOf(i)) {
@@ -236,9 +251,8 @@ fn remember<T: Clone + 'static>(
             seen.clear();
         }
         let key = Opcode {
-            parts: std::iter::once(&i.mnemonic)
-                .chain(&i.modifiers)
-                .cloned()
+            parts: std::iter::once(std::borrow::Cow::Owned(i.mnemonic.to_string()))
+                .chain(i.modifiers.iter().cloned())
                 .collect(),
             operands: i.operands.len(),
         };
@@ -250,7 +264,7 @@ fn remember<T: Clone + 'static>(
 /// [`resolve_opcode`] of `i`, remembered per thread by opcode and operand count: the parser and
 /// the validator each resolve every instruction, a module repeats a few hundred opcodes, and the
 /// nearest-row search for an opcode no row takes is costly (issue 33).
-pub(crate) fn remembered(i: &Instruction) -> std::rc::Rc<Remembered> {
+pub(crate) fn remembered(i: &InstrRef<'_>) -> std::rc::Rc<Remembered> {
     thread_local! {
         static SEEN: Seen<std::rc::Rc<Remembered>> = Seen::default();
     }
@@ -265,14 +279,14 @@ pub(crate) fn remembered(i: &Instruction) -> std::rc::Rc<Remembered> {
 
 /// What the table says about the opcode of `i` and its operand count (a `mov` of a special
 /// register is not told apart yet: [`refine`] does that).
-fn resolve_opcode(i: &Instruction) -> Resolution {
-    let Some(candidates) = index().by_mnemonic.get(head(&i.mnemonic)) else {
+fn resolve_opcode(i: &InstrRef<'_>) -> Resolution {
+    let Some(candidates) = index().by_mnemonic.get(head(i.mnemonic)) else {
         return Resolution::UnknownMnemonic;
     };
     let n = i.operands.len();
     let mut count_miss = None;
     for (form, p) in candidates {
-        if p.matches_opcode(&i.mnemonic, &i.modifiers) {
+        if p.matches_opcode(i.mnemonic, i.modifiers) {
             if p.matches_operand_count(n) {
                 return Resolution::Form(*form);
             }
@@ -292,7 +306,7 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
             // Only a type the row names can make its pattern match.
             for t in form.types() {
                 mods[k] = t.name();
-                if p.matches_opcode(&i.mnemonic, &mods) {
+                if p.matches_opcode(i.mnemonic, &mods) {
                     return Resolution::WrongType {
                         form: *form,
                         token: m.to_string(),
@@ -304,7 +318,7 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
     // A family the table covers: the nearest row and how the opcode differs from it. An opcode
     // of no family of the manual at all, under a mnemonic the table has (`tcgen05.frob`), is no
     // instruction: the nearest row under the mnemonic.
-    let family = family_of(&i.mnemonic, &i.modifiers);
+    let family = family_of(i.mnemonic, i.modifiers);
     let rows = match family {
         Some(family) if covered(family) => Some(rows_of(family)),
         Some(_) => None,
@@ -314,7 +328,7 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
         let nearest = rows
             .into_iter()
             .filter_map(|f| {
-                let (cost, d) = f.pattern().difference(&i.mnemonic, &i.modifiers)?;
+                let (cost, d) = f.pattern().difference(i.mnemonic, i.modifiers)?;
                 Some((cost, f, d))
             })
             .min_by_key(|(cost, f, _)| (*cost, *f));
@@ -334,7 +348,7 @@ fn resolve_opcode(i: &Instruction) -> Resolution {
 /// (`cos.approx.approx.f32`, `ld.global.volatile.u32`, `wgmma.fence.sync`) although the PTX ISA
 /// grammar does not. Gives the row and the opcode as the row writes it; `None` when no row takes
 /// the modifiers in any order.
-pub fn lenient(i: &Instruction) -> Option<(Form, Instruction)> {
+pub fn lenient(i: &InstrRef<'_>) -> Option<(Form, Instruction)> {
     remembered(i).lenient(i)
 }
 
@@ -348,7 +362,7 @@ fn looks_like_type(m: &str) -> bool {
 }
 
 /// `mov` of a special register gates by the register (cluster registers need sm_90).
-fn refine(form: Form, i: &Instruction) -> Form {
+pub(crate) fn refine(form: Form, i: &InstrRef<'_>) -> Form {
     if !matches!(
         form,
         Form::Mov | Form::MovSreg | Form::MovSregCluster | Form::MovSregTotalSmem

@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use crate::error::ErrorKind;
-use crate::instr::{Instruction, Operand};
+use crate::instr::{InstrRef, Operand};
 use crate::module::{Function, FunctionKind};
 use crate::parse::Pos;
 use crate::space::AddrBase;
@@ -22,7 +22,7 @@ impl Across {
         &mut self,
         cx: &mut Ctx<'_>,
         f: &Function,
-        i: &Instruction,
+        i: &InstrRef<'_>,
         pos: Option<Pos>,
     ) {
         // The mnemonic's first part is `tcgen05` (a builder's mnemonic may be dotted).
@@ -67,7 +67,7 @@ impl Across {
 /// parameter by name ("Illegal to write to function input parameter") and crashes on
 /// `st.param` through a register in a kernel on sm_90 and later (sm_80 takes it); a `.param`
 /// declared in the kernel's body (a call's argument) may be stored to.
-fn param_write(cx: &mut Ctx<'_>, f: &Function, i: &Instruction, pos: Option<Pos>) {
+fn param_write(cx: &mut Ctx<'_>, f: &Function, i: &InstrRef<'_>, pos: Option<Pos>) {
     if f.kind != FunctionKind::Entry || i.mnemonic != "st" {
         return;
     }

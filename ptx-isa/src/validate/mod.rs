@@ -22,7 +22,7 @@ use std::fmt;
 
 use crate::error::ErrorKind;
 use crate::forms::Form;
-use crate::instr::{Instruction, Operand};
+use crate::instr::{InstrRef, Instruction, Operand};
 use crate::module::{FunctionKind, Item, Module, ParamKind, Statement};
 use crate::parse::{Pos, SourceMap};
 use crate::reg::RegClass;
@@ -84,12 +84,14 @@ pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
             message: e.message,
             pos: Some(e.pos),
         }],
-        Ok(p) => {
+        Ok(mut p) => {
             let mut d = validate(&p.module, Some(&p.source_map), opts);
             // `validate` warns of a target it does not model exactly when none is named here
             // and the module's is not known (no scan of every message: issue 33).
             let unknown_target_warned = opts.target.is_none() && !p.module.target_is_known();
-            for w in p.warnings {
+            let warnings = std::mem::take(&mut p.warnings);
+            crate::parse::give_back(p);
+            for w in warnings {
                 if unknown_target_warned && w.message.contains("not one ptxkit") {
                     continue;
                 }
@@ -645,8 +647,8 @@ fn function(
                     ),
                 );
             }
-            Statement::LocalParam { name, .. } => {
-                locals.insert(name.clone(), SymbolKind::Data(StateSpace::Param));
+            Statement::LocalParam(p) => {
+                locals.insert(p.name.clone(), SymbolKind::Data(StateSpace::Param));
             }
             Statement::Var(v) => {
                 incomplete(cx, v, pos);
@@ -684,6 +686,7 @@ fn function(
                 }
             }
             Statement::Instr(i) => {
+                let i = &f.instruction(i);
                 across.instruction(cx, f, i, pos);
                 let env =
                     operands::Env {
@@ -707,7 +710,7 @@ fn function(
     across.finish(cx, f);
 }
 
-fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: Option<Pos>) {
+fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos: Option<Pos>) {
     use crate::parse::resolve::{Resolution, remembered};
     /// What the row lookup said, without a refusal's strings.
     enum Resolved {
@@ -715,19 +718,25 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         Refused { modifier: bool },
         Unknown,
     }
-    let memo = remembered(i);
-    let resolved = memo.resolution_with(i, |r| match r {
-        Resolution::Form(f) => Resolved::Form(*f),
-        Resolution::WrongModifier { .. } => Resolved::Refused { modifier: true },
-        Resolution::OperandCount { .. } | Resolution::WrongType { .. } => {
-            Resolved::Refused { modifier: false }
-        }
-        Resolution::UnknownMnemonic | Resolution::UnknownModifiers => Resolved::Unknown,
-    });
+    let memo = std::cell::OnceCell::new();
+    let memo = || memo.get_or_init(|| remembered(i));
+    let resolved = match i.form {
+        // The parser's own lookup of the same table for this instruction: not made twice
+        // (issue 33).
+        Some(f) if i.resolved => Resolved::Form(f),
+        _ => memo().resolution_with(i, |r| match r {
+            Resolution::Form(f) => Resolved::Form(*f),
+            Resolution::WrongModifier { .. } => Resolved::Refused { modifier: true },
+            Resolution::OperandCount { .. } | Resolution::WrongType { .. } => {
+                Resolved::Refused { modifier: false }
+            }
+            Resolution::UnknownMnemonic | Resolution::UnknownModifiers => Resolved::Unknown,
+        }),
+    };
     // What ptxas takes beyond the grammar (modifiers out of order or twice, no `.aligned`) is a
     // warning, and the instruction is checked as its row writes it.
     if let Resolved::Refused { modifier: true } = resolved {
-        if let Some((form, fixed)) = memo.lenient(i) {
+        if let Some((form, fixed)) = memo().lenient(i) {
             cx.warning(
                 pos,
                 format!(
@@ -737,13 +746,13 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
                     form.spec().syntax
                 ),
             );
-            instruction(cx, env, &fixed, pos);
+            instruction(cx, env, &fixed.view(), pos);
             return;
         }
     }
     if let Resolved::Refused { modifier: true } = resolved {
         if let Some(rounded) = legacy_mad(cx, i) {
-            instruction(cx, env, &rounded, pos);
+            instruction(cx, env, &rounded.view(), pos);
             return;
         }
     }
@@ -776,7 +785,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
         }
     }
     // Every name an operand uses is declared.
-    for o in &i.operands {
+    for o in i.operands {
         env.declared(cx, o, op, pos);
     }
     let form = match resolved {
@@ -785,7 +794,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
             // The refusal depends on the opcode and the operand count alone: formatted once per
             // opcode, so that an instruction no row takes costs no more than one a row takes
             // (issue 33).
-            let (kind, message) = memo.refusal(|r| refusal(r, i));
+            let (kind, message) = memo().refusal(|r| refusal(r, i));
             cx.error(*kind, pos, message.clone());
             return;
         }
@@ -819,7 +828,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &Instruction, pos: 
 /// required for sm_20 and later targets), as `mad.rn.f32` where ptxas 13.0 still takes it: on
 /// sm_1x targets, and on the others below PTX ISA 3.2 (measured: `.version 3.1` with `.target
 /// sm_30` passes, 3.2 gives "Rounding modifier required for instruction 'mad'").
-fn legacy_mad(cx: &Ctx<'_>, i: &Instruction) -> Option<Instruction> {
+fn legacy_mad(cx: &Ctx<'_>, i: &InstrRef<'_>) -> Option<Instruction> {
     let legacy = cx.sm().is_some_and(|sm| sm < 20) || cx.version < crate::target::v(3, 2);
     let plain = i.mnemonic == "mad" && i.modifiers.last().is_some_and(|m| m == "f32");
     let rounded = i
@@ -829,13 +838,16 @@ fn legacy_mad(cx: &Ctx<'_>, i: &Instruction) -> Option<Instruction> {
     if !legacy || !plain || rounded {
         return None;
     }
-    let mut fixed = i.clone();
+    let mut fixed = i.to_instruction();
     fixed.modifiers.insert(0, "rn".into());
     Some(fixed)
 }
 
 /// The error for an instruction the table covers but no row takes, as `resolution` says why.
-fn refusal(resolution: &crate::parse::resolve::Resolution, i: &Instruction) -> (ErrorKind, String) {
+fn refusal(
+    resolution: &crate::parse::resolve::Resolution,
+    i: &InstrRef<'_>,
+) -> (ErrorKind, String) {
     use crate::parse::resolve::Resolution;
     let op = i.opcode_text();
     match resolution {

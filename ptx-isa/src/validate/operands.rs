@@ -11,7 +11,7 @@ use crate::error::ErrorKind;
 use crate::forms::Form;
 use crate::forms::operand_types::{self, Fit};
 use crate::forms::rules::{Check, rules_of};
-use crate::instr::{Imm, Instruction, OpcodeText, Operand};
+use crate::instr::{Imm, InstrRef, OpcodeText, Operand};
 use crate::parse::Pos;
 use crate::space::{AddrBase, SharedScope, StateSpace};
 use crate::sreg::SpecialReg;
@@ -389,7 +389,7 @@ impl Env<'_> {
         &self,
         cx: &mut Ctx<'_>,
         form: Form,
-        i: &Instruction,
+        i: &InstrRef<'_>,
         types: &[ScalarType],
         pos: Option<Pos>,
     ) {
@@ -408,7 +408,7 @@ impl Env<'_> {
             }
         }
         for slot in operand_types::of(form) {
-            if !operand_types::applies(slot.when, &i.modifiers, types) {
+            if !operand_types::applies(slot.when, i.modifiers, types) {
                 continue;
             }
             let Some(want) = operand_types::wanted(slot.want, types) else {
@@ -436,7 +436,14 @@ impl Env<'_> {
     }
 
     /// `mov.b64 d, {a, b}` / `mov.b64 {a, b}, d`: the elements share one size and fill the type.
-    fn packed(&self, cx: &mut Ctx<'_>, i: &Instruction, k: usize, t: ScalarType, pos: Option<Pos>) {
+    fn packed(
+        &self,
+        cx: &mut Ctx<'_>,
+        i: &InstrRef<'_>,
+        k: usize,
+        t: ScalarType,
+        pos: Option<Pos>,
+    ) {
         let op = i.opcode_text();
         let Some(Operand::Vector(v)) = i.operands.get(k) else {
             return;
@@ -458,7 +465,7 @@ impl Env<'_> {
     /// `.vN` against the data vector of the rows that write one (`ld`, `st`, `multimem`, `tex`,
     /// `suld`...): the first operand that is not an address (PTX ISA 5.4.2; ptxas: "Argument
     /// vector size mismatch").
-    pub fn vectors(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+    pub fn vectors(&self, cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) {
         let p = form.pattern();
         // Per row, once (issue 33): whether the row writes `.v2`/`.v4`/`.v8`.
         static VECTOR_ROWS: std::sync::LazyLock<Vec<bool>> = std::sync::LazyLock::new(|| {
@@ -527,9 +534,9 @@ impl Env<'_> {
     /// The instruction's state space against the space of a variable or parameter it addresses
     /// (ptxas: "State space mismatch between instruction and address"), and address registers of
     /// 32 bits where only 64-bit addresses exist.
-    pub fn spaces(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
+    pub fn spaces(&self, cx: &mut Ctx<'_>, i: &InstrRef<'_>, pos: Option<Pos>) {
         if !matches!(
-            i.mnemonic.as_ref(),
+            i.mnemonic,
             "ld" | "st" | "ldu" | "atom" | "red" | "prefetch" | "mbarrier"
         ) {
             return;
@@ -548,10 +555,10 @@ impl Env<'_> {
         // not the qualifier is written.
         let is_async = i.modifiers.first().is_some_and(|m| m == "async");
         let space = written.or_else(|| {
-            (is_async && matches!(i.mnemonic.as_ref(), "st" | "red"))
+            (is_async && matches!(i.mnemonic, "st" | "red"))
                 .then_some(StateSpace::Shared(SharedScope::Cluster))
         });
-        for o in &i.operands {
+        for o in i.operands {
             let Operand::Addr(a) = o else { continue };
             match &a.base {
                 AddrBase::Symbol(s) if self.scopes.lookup(s).is_none() => {
@@ -622,7 +629,7 @@ impl Env<'_> {
 
     /// The address operands the row holds to 64-bit registers on some targets
     /// ([`Check::Address64On`]: `cp.async.bulk`'s global source on sm_120).
-    pub fn bulk_source(&self, cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+    pub fn bulk_source(&self, cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) {
         let has = |m: &str| i.modifiers.iter().any(|x| x == m);
         for r in rules_of(form) {
             let Check::Address64On { operand, when, sm } = r.check else {
@@ -655,9 +662,9 @@ impl Env<'_> {
     }
 
     /// `bra` goes to a label; `brx.idx` indexes a `.branchtargets` list; `call` calls a function.
-    pub fn targets(&self, cx: &mut Ctx<'_>, i: &Instruction, pos: Option<Pos>) {
+    pub fn targets(&self, cx: &mut Ctx<'_>, i: &InstrRef<'_>, pos: Option<Pos>) {
         let op = i.opcode_text();
-        match i.mnemonic.as_ref() {
+        match i.mnemonic {
             // PTX ISA 9.7.12.4: `tlist` is a `.branchtargets` list "defined in the local function
             // scope before it is used" (ptxas: "Label expected for forward reference").
             "brx" | "brx.idx" => match i.operands.get(1) {
@@ -720,7 +727,7 @@ impl Env<'_> {
 }
 
 /// Operand kinds against the form's pattern: an operand written `[a]` takes an address.
-pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &Instruction, pos: Option<Pos>) {
+pub(crate) fn kinds(cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) {
     let pattern = form.pattern();
     let slots = pattern.operands();
     let fixed = pattern.fixed_operands();

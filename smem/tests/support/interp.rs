@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use ptx_isa::module::Statement;
 use ptx_isa::space::AddrBase;
-use ptx_isa::{Function, Imm, Instruction, Operand, RegClass, RegRef};
+use ptx_isa::{Function, Imm, InstrRef, Operand, RegClass, RegRef};
 
 /// The machine state: registers, kernel parameters, symbol addresses and stored memory.
 #[derive(Debug, Default)]
@@ -81,6 +81,7 @@ impl Interp {
         for s in &f.body {
             match s {
                 Statement::Instr(i) => {
+                    let i = &f.instruction(i);
                     if i.mnemonic == "ret" {
                         return Ok(());
                     }
@@ -123,21 +124,20 @@ impl Interp {
         }
     }
 
-    fn operands<const N: usize>(i: &Instruction) -> Result<&[Operand; N], String> {
+    fn operands<'a, const N: usize>(i: &InstrRef<'a>) -> Result<&'a [Operand; N], String> {
         i.operands
-            .as_slice()
             .try_into()
             .map_err(|_| format!("{} operands, expected {N}", i.operands.len()))
     }
 
     /// Executes one instruction.
-    pub fn step(&mut self, i: &Instruction) -> Result<(), String> {
+    pub fn step(&mut self, i: &InstrRef<'_>) -> Result<(), String> {
         if i.guard.is_some() {
             return Err("guards are not handled".into());
         }
         self.executed += 1;
         let mods: Vec<&str> = i.modifiers.iter().map(|m| m.as_ref()).collect();
-        match (i.mnemonic.as_ref(), mods.as_slice()) {
+        match (i.mnemonic, mods.as_slice()) {
             (op @ ("div" | "rem"), [ty @ ("u32" | "u64")]) => {
                 let bits = width_of(ty)?;
                 let [d, a, b] = Self::operands(i)?;

@@ -17,7 +17,7 @@
 //! No operand of any other instruction takes a selector or a negation ("Video selector is not
 //! allowed on source operand for instruction 'add'").
 
-use crate::instr::{Instruction, Operand};
+use crate::instr::{InstrRef, Operand};
 
 /// How a video row's operands take selectors and negation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl VideoShape {
 
 /// What is wrong with the selectors and negations of `i`, an instruction of a row of `shape`
 /// (`None` for a row that is no video instruction), if anything.
-pub(super) fn check(shape: Option<VideoShape>, i: &Instruction) -> Option<String> {
+pub(super) fn check(shape: Option<VideoShape>, i: &InstrRef<'_>) -> Option<String> {
     // Asked only of a selector (nearly no instruction has one: issue 33).
     let merge = || {
         i.operands.len() == 4
