@@ -5,7 +5,8 @@
 //! 16k, causal and not, with dQ reduced in bulk (the default; at d256 with one stage, at d64
 //! the warpgroups' partials summed first; `partials`: at d64 each on its own,
 //! [`BackwardConfig::dq_summed`]; `m64` and `m128`: at d64 the query blocks of 64 or 128 rows,
-//! [`BackwardConfig::block_m`], whichever is not the default), by `red.global.add.f32` (at
+//! [`BackwardConfig::block_m`], whichever is not the default; `dvlate`: at d128 `dV` queued
+//! once `dSᵀ` is stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
 //! d256 with two stages) and in the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
@@ -164,6 +165,7 @@ fn gpu(_c: &mut Criterion) {
             ("bulk", cfg.with_bulk_dq()),
             ("m64", block(BackwardConfig::BLOCK_M)),
             ("m128", block(BackwardConfig::WIDE_BLOCK_M)),
+            ("dvlate", cfg.with_dv_after_ds()),
             ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),
@@ -173,6 +175,7 @@ fn gpu(_c: &mut Criterion) {
             let skip = match name {
                 "m64" | "m128" => d != 64 || default,
                 "partials" => d != 64,
+                "dvlate" => d != 128 || default,
                 _ => false,
             };
             if !filter.variant(name) || skip {

@@ -1189,8 +1189,8 @@ fn keyed_trip<T: Elem>(
     let do_t = do_tile
         .transposed()
         .ok_or_else(|| k.error("dO's tile has no layout"))?;
-    if cfg.wide() {
-        // 128 queries: FlashAttention-3's order there. dPᵀ done, dS = P ∘ (dP − D), and only
+    if cfg.queues_dv_after_ds() {
+        // FlashAttention-3's order (128 queries, or [`BackwardConfig::dv_after_ds`]). dPᵀ done, dS = P ∘ (dP − D), and only
         // once dSᵀ is stored dV += Pᵀ·dO queued (it runs under the barrier and beside dQ and
         // dK): the registers hold Sᵀ, dPᵀ, dK and dV (192 a thread) but not Pᵀ's 32 pairs in
         // flight beside them and dSᵀ's (ptxas serializes the wgmmas, C7512, with dV queued
@@ -1218,7 +1218,7 @@ fn keyed_trip<T: Elem>(
     let staging = TileRef::shared_slabs(dt, [64, bm], bn, ds_wg, 1024, SwizzleMode::B128);
     k.copy(&staging, &r.ds_cast, ws)?;
     fence_shared(k)?;
-    if cfg.wide() {
+    if cfg.queues_dv_after_ds() {
         k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
     }
     // The last trip's dQ reduction has read this warpgroup's stage before the barrier

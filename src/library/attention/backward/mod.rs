@@ -83,6 +83,11 @@ pub struct BackwardConfig {
     /// bulk reduction; at head dim 128, where each warpgroup owns 64 of dQ's columns, nothing
     /// to sum.
     pub dq_summed: bool,
+    /// At head dim 128 with 64-query blocks: `dV += Pᵀ·dO` queued once `dSᵀ` is stored
+    /// (FlashAttention-3's order, as with [`BackwardConfig::WIDE_BLOCK_M`] queries, where it is
+    /// always so) rather than behind `dPᵀ` (session 11's order: `dV` then runs under `dSᵀ`'s
+    /// computation).
+    pub dv_after_ds: bool,
     /// Query rows per trip of the main loop: [`BackwardConfig::BLOCK_M`], or at head dim 64
     /// [`BackwardConfig::WIDE_BLOCK_M`] (FlashAttention-3's query block there): each consumer
     /// warpgroup's `Sᵀ` and `dPᵀ` are then its 64 keys x 128 queries, and its `dQ` its 64 of
@@ -134,6 +139,7 @@ impl BackwardConfig {
             deterministic: false,
             varlen: false,
             dq_summed: true,
+            dv_after_ds: false,
             block_m: match head_dim {
                 Self::SLAB => Self::WIDE_BLOCK_M,
                 _ => Self::BLOCK_M,
@@ -256,6 +262,21 @@ impl BackwardConfig {
         BackwardConfig { block_m, ..self }
     }
 
+    /// The same configuration with `dV` queued once `dSᵀ` is stored
+    /// ([`BackwardConfig::dv_after_ds`]).
+    pub fn with_dv_after_ds(self) -> BackwardConfig {
+        BackwardConfig {
+            dv_after_ds: true,
+            ..self
+        }
+    }
+
+    /// Whether `dV` is queued once `dSᵀ` is stored: with [`BackwardConfig::WIDE_BLOCK_M`]
+    /// queries, or by [`BackwardConfig::dv_after_ds`] at head dim 128.
+    pub fn queues_dv_after_ds(&self) -> bool {
+        self.wide() || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
+    }
+
     /// The same configuration over packed variable-length sequences
     /// ([`BackwardConfig::varlen`]).
     pub fn with_varlen(self) -> BackwardConfig {
@@ -316,6 +337,12 @@ impl BackwardConfig {
                     if dtype == ScalarType::Bf16 {
                         out.push(cfg.with_varlen().with_deterministic());
                     }
+                    if head_dim == 2 * Self::SLAB {
+                        out.push(cfg.with_dv_after_ds());
+                        if dtype == ScalarType::Bf16 {
+                            out.push(cfg.with_dv_after_ds().with_varlen());
+                        }
+                    }
                     if head_dim == 64 {
                         let wide = cfg.with_block_m(Self::WIDE_BLOCK_M);
                         out.push(wide);
@@ -336,18 +363,24 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
-    /// sequences, `_m128` with 128-query blocks, `_partials` with the partial `dQ`s reduced on
+    /// sequences, `_m128` with 128-query blocks, `_dvlate` with `dV` queued once `dSᵀ` is stored
+    /// ([`BackwardConfig::dv_after_ds`]), `_partials` with the partial `dQ`s reduced on
     /// their own
     /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
     /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
             if self.wide() { "_m128" } else { "" },
+            if self.queues_dv_after_ds() && !self.wide() {
+                "_dvlate"
+            } else {
+                ""
+            },
             if self.reduces_partials() && !self.dq_summed {
                 "_partials"
             } else {
@@ -514,6 +547,19 @@ mod tests {
             ),
             (bf16(64), "attention_bwd_bf16_d64_causal_m128"),
             (bf16(256), "attention_bwd_bf16_d256_causal"),
+            (
+                bf16(128).with_dv_after_ds(),
+                "attention_bwd_bf16_d128_causal_dvlate",
+            ),
+            // Always so with 128-query blocks; nothing to change at d256.
+            (
+                bf16(64).with_dv_after_ds(),
+                "attention_bwd_bf16_d64_causal_m128",
+            ),
+            (
+                bf16(256).with_dv_after_ds(),
+                "attention_bwd_bf16_d256_causal",
+            ),
             (
                 bf16(64).with_block_m(128).with_varlen(),
                 "attention_bwd_bf16_d64_causal_varlen_m128",
