@@ -497,8 +497,10 @@ fn narrow_unswapped_kernels_assemble() {
         // one releasing arrival left is the end's, before a CTA may leave.
         assert_eq!(
             (
-                ptx.matches("barrier.cluster.arrive.relaxed.aligned;").count(),
-                ptx.matches("barrier.cluster.arrive.release.aligned;").count()
+                ptx.matches("barrier.cluster.arrive.relaxed.aligned;")
+                    .count(),
+                ptx.matches("barrier.cluster.arrive.release.aligned;")
+                    .count()
             ),
             (1, 1),
             "{}: the cluster barriers",
