@@ -20,9 +20,11 @@
 //! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
-//! `DECODE_SHAPE=MxNxK` and `DECODE_DTYPE=bf16|e4m3` keep one row, `DECODE_M` the rows of one
-//! M; `DECODE_PROFILE` runs each candidate and the baseline once, untimed (what `ncu`
-//! profiles); `DECODE_NO_CHECKS` skips the checks before the table.
+//! `DECODE_SHAPE=MxNxK` (a comma-separated list) and `DECODE_DTYPE=bf16|e4m3` keep those
+//! rows, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each candidate and the baseline
+//! once, untimed (what `ncu` profiles); `DECODE_NO_CHECKS` skips the checks before the table.
+//! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
+//! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -38,7 +40,8 @@ use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
 use ptxkit::library::gemm::tune::{TuneProblem, candidates};
 use ptxkit::library::gemm::{
-    DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK, LLAMA3_70B_NK,
+    BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK,
+    LLAMA3_70B_NK,
 };
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{Device, DeviceTensor, E4m3, Element, median_ms_cold};
@@ -132,6 +135,15 @@ fn row(
             continue;
         }
         let ms = time(&mut || Ok(ours(gemm, &mut c)?), PICK_ITERS)?;
+        if std::env::var_os("DECODE_ALL").is_some() {
+            println!(
+                "  {m}x{n}x{} {}: {:.1} µs, {:.3} of the baseline",
+                problem.k,
+                cfg.name(),
+                ms * 1e3,
+                base1 / ms
+            );
+        }
         if i == 0 {
             rule = ms;
         }
@@ -418,52 +430,69 @@ fn main() {
     );
     let started = std::time::Instant::now();
     let block: Vec<f32> = random_values(BLOCK, 17);
+    // Each row group: a label, the weight's (n, k), and the token counts M it is timed at.
+    let rows: Vec<(&str, (usize, usize), Vec<usize>)> =
+        match std::env::var_os("DECODE_LARGE").is_some() {
+            true => BENCH_SHAPES
+                .iter()
+                .map(|&(m, n, k)| ("bench", (n, k), vec![m]))
+                .collect(),
+            false => MODELS
+                .iter()
+                .flat_map(|&(model, shapes)| {
+                    shapes
+                        .iter()
+                        .map(move |&nk| (model, nk, DECODE_MS.to_vec()))
+                })
+                .collect(),
+        };
     for dtype in [ScalarType::Bf16, ScalarType::E4m3] {
         let r = (|| -> Result<(), CheckError> {
             let scales = [
                 DeviceTensor::from_host(&stream, &check::FP8_SCALES[..1], vec![1])?,
                 DeviceTensor::from_host(&stream, &check::FP8_SCALES[1..], vec![1])?,
             ];
-            for (model, shapes) in MODELS {
-                for &(n, k) in shapes {
-                    let wanted = |m: usize| {
-                        let keep = |var: &str, v: &str| std::env::var(var).map_or(true, |x| x == v);
-                        keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
-                            && keep("DECODE_DTYPE", dtype.name())
-                            && keep("DECODE_M", &m.to_string())
+            for (model, (n, k), ms) in &rows {
+                let (n, k) = (*n, *k);
+                let wanted = |m: usize| {
+                    let keep = |var: &str, v: &str| {
+                        std::env::var(var).map_or(true, |x| x.split(',').any(|x| x == v))
                     };
-                    if !DECODE_MS.into_iter().any(wanted) {
+                    keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
+                        && keep("DECODE_DTYPE", dtype.name())
+                        && keep("DECODE_M", &m.to_string())
+                };
+                if !ms.iter().copied().any(wanted) {
+                    continue;
+                }
+                let w = match dtype {
+                    ScalarType::Bf16 => {
+                        let b: Vec<bf16> = block.iter().map(|&x| bf16::from_f32(x)).collect();
+                        let b = stream.clone_htod(&b)?;
+                        Weight::Bf16(DeviceTensor::new(
+                            repeated(&stream, &b, n * k)?,
+                            vec![n, k],
+                        )?)
+                    }
+                    _ => {
+                        let b: Vec<E4m3> = block
+                            .iter()
+                            .map(|&x| E4m3::from_f32(x * check::FP8_RANGE))
+                            .collect();
+                        let b = stream.clone_htod(&b)?;
+                        Weight::E4m3(DeviceTensor::new(
+                            repeated(&stream, &b, n * k)?,
+                            vec![n, k],
+                        )?)
+                    }
+                };
+                for &m in ms {
+                    if !wanted(m) {
                         continue;
                     }
-                    let w = match dtype {
-                        ScalarType::Bf16 => {
-                            let b: Vec<bf16> = block.iter().map(|&x| bf16::from_f32(x)).collect();
-                            let b = stream.clone_htod(&b)?;
-                            Weight::Bf16(DeviceTensor::new(
-                                repeated(&stream, &b, n * k)?,
-                                vec![n, k],
-                            )?)
-                        }
-                        _ => {
-                            let b: Vec<E4m3> = block
-                                .iter()
-                                .map(|&x| E4m3::from_f32(x * check::FP8_RANGE))
-                                .collect();
-                            let b = stream.clone_htod(&b)?;
-                            Weight::E4m3(DeviceTensor::new(
-                                repeated(&stream, &b, n * k)?,
-                                vec![n, k],
-                            )?)
-                        }
-                    };
-                    for m in DECODE_MS {
-                        if !wanted(m) {
-                            continue;
-                        }
-                        let ctx = (&mut kernels, &device, &stream);
-                        let r = weight_row(ctx, (&blas, &lt), &w, &scales, m);
-                        print_row(model, dtype.name(), (m, n, k), r);
-                    }
+                    let ctx = (&mut kernels, &device, &stream);
+                    let r = weight_row(ctx, (&blas, &lt), &w, &scales, m);
+                    print_row(model, dtype.name(), (m, n, k), r);
                 }
             }
             Ok(())

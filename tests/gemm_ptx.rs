@@ -492,6 +492,20 @@ fn narrow_unswapped_kernels_assemble() {
             "{}: the peer's release",
             cfg.name()
         );
+        // The barriers' inits reach the peer through `fence.mbarrier_init` and a relaxed
+        // cluster arrival (a releasing one is a whole-GPU memory barrier at every start); the
+        // one releasing arrival left is the end's, before a CTA may leave.
+        assert_eq!(
+            (
+                ptx.matches("barrier.cluster.arrive.relaxed.aligned;")
+                    .count(),
+                ptx.matches("barrier.cluster.arrive.release.aligned;")
+                    .count()
+            ),
+            (1, 1),
+            "{}: the cluster barriers",
+            cfg.name()
+        );
     }
     support::gemm_configs_assemble_clean(pairs);
     for cfg in &configs {

@@ -413,7 +413,16 @@ pub fn init_barriers(
     .end()?;
     match scope {
         InitScope::Cta => k.sync_threads(),
-        InitScope::Cluster => Ok(k.cluster_sync()?),
+        // The fence above already releases the inits to the cluster; the arrival that follows
+        // it may be relaxed (PTX ISA 9.7.13.4: `fence.mbarrier_init` is the light-weight fence
+        // paired with `barrier.cluster.arrive.relaxed`), and the wait acquires (9.7.13.3). A
+        // releasing arrival (`barrier.cluster.arrive.release`) costs ptxas 13.0 a
+        // `MEMBAR.ALL.GPU` at every kernel start; nothing before this point but the inits is
+        // for the peer.
+        InitScope::Cluster => {
+            k.barrier_cluster_arrive(ptx_isa::builder::ClusterArrive::Relaxed, true)?;
+            Ok(k.barrier_cluster_wait(true, true)?)
+        }
     }
 }
 
