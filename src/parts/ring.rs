@@ -254,20 +254,6 @@ impl Ring {
         Ok(())
     }
 
-    /// [`Ring::commit`] at a peeled site: the same commit as the loop's (one arrival a phase)
-    /// for its first or last trip, written apart from it, here announcing `bytes` where the
-    /// loop's announces others ([`BarrierSync::arrive_expect_tx_peeled`]).
-    pub fn commit_peeled(
-        &self,
-        k: &mut KernelBuilder,
-        sync: &mut BarrierSync,
-        full: NamedBarrier,
-        bytes: u32,
-    ) -> Result<()> {
-        sync.arrive_expect_tx_peeled(k.isa(), full, bytes)?;
-        Ok(())
-    }
-
     /// A consumer: waits until the cursor's stage is full (at the cursor's parity).
     pub fn wait(
         &self,

@@ -286,17 +286,7 @@ impl BarrierSync {
         addr: Reg<ty::U32>,
         bytes: u32,
     ) -> ptx_isa::Result<()> {
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some(bytes.into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<spaces::Shared>::reg32(addr),
-        )?;
-        self.protocol.arrive_expect_tx(at, bytes);
-        self.then(at, true);
-        Ok(())
+        self.arrive_expect_tx_site(k, NamedBarrier { at, addr }, bytes, false)
     }
 
     /// [`BarrierSync::arrive_expect_tx`] at a peeled site: the same arrival as another site's
@@ -308,6 +298,17 @@ impl BarrierSync {
         bar: NamedBarrier,
         bytes: u32,
     ) -> ptx_isa::Result<()> {
+        self.arrive_expect_tx_site(k, bar, bytes, true)
+    }
+
+    /// The `mbarrier.arrive.expect_tx` of both, recorded as a loop's or a peeled site's.
+    fn arrive_expect_tx_site(
+        &mut self,
+        k: &mut FunctionBuilder,
+        bar: NamedBarrier,
+        bytes: u32,
+        peeled: bool,
+    ) -> ptx_isa::Result<()> {
         k.mbarrier_arrive_with(
             &ArriveOpts {
                 expect_tx: Some(bytes.into()),
@@ -317,7 +318,10 @@ impl BarrierSync {
             Addr::<spaces::Shared>::reg32(bar.addr),
         )?;
         self.protocol.expect_tx(bar.at, bytes);
-        self.protocol.arrive_peeled(bar.at, 1);
+        match peeled {
+            true => self.protocol.arrive_peeled(bar.at, 1),
+            false => self.protocol.arrive(bar.at, 1),
+        }
         self.then(bar.at, true);
         Ok(())
     }

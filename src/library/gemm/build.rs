@@ -2022,9 +2022,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         lt: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
-        let (Some(staging), Some(cursor)) = (self.staging.clone(), self.handoff) else {
-            return Err(k.error("a last tile outside a consumer with epilogue warps"));
-        };
+        let (staging, cursor) = self.handoff_side(k)?;
         if self.staged.is_none() {
             // The leader's wait orders the warpgroup's writes, which follow its named barrier
             // (HopperGemm::epilogue_tma).
@@ -2302,6 +2300,15 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         .end()
     }
 
+    /// With [`GemmConfig::epilogue_warps`], in a consumer: the staging ring and the consumer's
+    /// cursor on it ([`HopperGemm::hand_over`], [`HopperGemm::own_last_tile`]).
+    fn handoff_side(&self, k: &KernelBuilder) -> Result<(Ring, RingCursor)> {
+        match (self.staging.clone(), self.handoff) {
+            (Some(staging), Some(cursor)) => Ok((staging, cursor)),
+            _ => Err(k.error("a hand-over outside a consumer with epilogue warps")),
+        }
+    }
+
     /// With [`GemmConfig::epilogue_warps`]: consumer warpgroup `cw` hands its tile to its
     /// epilogue warp. Once the warp has handed its staging block back (the staging ring's
     /// `empty` of stage `cw`: its stores of the previous tile have read it; a fresh block is
@@ -2317,9 +2324,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         lt: Var,
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
-        let (Some(staging), Some(cursor)) = (self.staging.clone(), self.handoff) else {
-            return Err(k.error("a hand-over outside a consumer with epilogue warps"));
-        };
+        let (staging, cursor) = self.handoff_side(k)?;
         if tile.group.is_some() {
             return Err(k.error("epilogue warps for a grouped tile"));
         }
@@ -2391,7 +2396,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 // Once the epilogue warp's stores have read the block: the same commit as the
                 // hand-over's in the block's other phases, here with the input's bytes.
                 let full = staging.acquire(k, sync, &cursor)?;
-                staging.commit_peeled(k, sync, full, 64 * bn * elem)?;
+                sync.arrive_expect_tx_peeled(k.isa(), full, 64 * bn * elem)?;
                 full
             } else {
                 // The leader issued the block's previous store: its own wait frees the block.
