@@ -77,6 +77,13 @@ pub enum AttentionConfigError {
         /// The head dimension.
         head_dim: u32,
     },
+    /// The deterministic backward with a query block other than 64 rows: its key-block turns'
+    /// waits beside 128 queries' scores spill at the causal mask.
+    #[error(
+        "the deterministic backward takes query blocks of 64 rows, not {0}: with 128 its turns' \
+         waits spill beside the scores (BackwardConfig::with_deterministic sets 64)"
+    )]
+    BackwardDeterministicBlockM(u32),
     /// A head dimension the backward has no kernel for (it has 64, 128 and 256).
     #[error("the attention backward takes head dims 64, 128 and 256, not {0}")]
     BackwardHeadDim(u32),

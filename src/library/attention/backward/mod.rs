@@ -457,6 +457,11 @@ impl BackwardConfig {
                 head_dim: self.head_dim,
             });
         }
+        if self.deterministic && self.block_m != Self::BLOCK_M {
+            return Err(AttentionConfigError::BackwardDeterministicBlockM(
+                self.block_m,
+            ));
+        }
         let bytes = self.smem_bytes();
         if self.stages == 0 || bytes > super::SMEM_LIMIT {
             return Err(AttentionConfigError::Stages {
@@ -501,6 +506,10 @@ mod tests {
             (
                 BackwardConfig::new(ScalarType::F32, 128, false),
                 AttentionConfigError::DType(ScalarType::F32),
+            ),
+            (
+                bf16(64).with_deterministic().with_block_m(128),
+                AttentionConfigError::BackwardDeterministicBlockM(128),
             ),
         ];
         for (c, e) in refused {
