@@ -216,6 +216,11 @@ pub struct GroupedSchedule {
 }
 
 impl GroupedSchedule {
+    /// The persistent grid over all groups' tiles that every role walks.
+    fn grid(&self) -> PersistentGrid {
+        PersistentGrid::ctas(self.work.clone())
+    }
+
     /// The schedule of `grouping`'s tiles of 128 rows by `bn` columns, in bands of `group_m`
     /// M-tiles within each group.
     #[track_caller]
@@ -298,7 +303,7 @@ impl TileScheduler for GroupedSchedule {
             Ok([g, first, row0, end, count])
         };
         let groups = self.groups;
-        let grid = PersistentGrid::ctas(self.work.clone());
+        let grid = self.grid();
         grid.for_each_with(k, cursor, |k, &[g, first, row0, end, count], t| {
             // Move to the group that holds tile t (the cursor only moves forward: t grows).
             k.while_(
@@ -356,6 +361,6 @@ impl TileScheduler for GroupedSchedule {
     }
 
     fn is_last(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<Pred> {
-        PersistentGrid::ctas(self.work.clone()).is_last(k, tile.item)
+        self.grid().is_last(k, tile.item)
     }
 }
