@@ -206,9 +206,9 @@ fn shared_operand(
 
 /// Where A comes from.
 #[derive(Clone)]
-enum AFrom<'a> {
-    /// A shared tile.
-    Shared(SharedOperand),
+enum AFrom<'a, S = SharedOperand> {
+    /// A shared tile (in a group: with its base descriptor).
+    Shared(S),
     /// The register-A fragment: four registers per k-step.
     Registers(&'a [RegRef]),
 }
@@ -402,15 +402,22 @@ impl WgmmaPlan<'_> {
             transpose_b: self.b.mn_major,
             ..WgmmaImm::default()
         };
+        // Each shared operand's descriptor is written once, at its base; the k-steps' follow by
+        // one add (`desc_at`).
+        let b0 = base_desc(k, &self.b)?;
+        let a0 = match &self.a {
+            AFrom::Shared(a) => AFrom::Shared((a, base_desc(k, a)?)),
+            AFrom::Registers(r) => AFrom::Registers(*r),
+        };
         for step in 0..steps {
             let scale = match (step, self.accumulate) {
                 (0, Accumulate::No) => ScaleD::Const(false),
                 (0, Accumulate::Pred(p)) => ScaleD::Pred(p),
                 _ => ScaleD::Const(true),
             };
-            let bd = desc_at(k, &self.b, step)?;
-            let a_op = match &self.a {
-                AFrom::Shared(a) => WgmmaA::Desc(desc_at(k, a, step)?),
+            let bd = desc_at(k, &self.b, b0, step)?;
+            let a_op = match a0 {
+                AFrom::Shared((a, a0)) => WgmmaA::Desc(desc_at(k, a, a0, step)?),
                 AFrom::Registers(r) => {
                     let s = 4 * step as usize;
                     WgmmaA::Regs(&r[s..s + 4])
@@ -422,16 +429,9 @@ impl WgmmaPlan<'_> {
     }
 }
 
-/// The descriptor of k-step `step` of a shared operand.
-fn desc_at(k: &mut FunctionBuilder, op: &SharedOperand, step: u32) -> Result<Reg<ty::B64>> {
-    let offset = op.steps.get(step as usize).copied().unwrap_or(0);
-    let a = if offset == 0 {
-        op.base
-    } else {
-        let a = k.reg::<ty::U32>();
-        k.add(a, op.base, offset)?;
-        a
-    };
+/// The descriptor of a shared operand at its base (its first k-step's), as the 64-bit register
+/// and its two 32-bit words (low first).
+fn base_desc(k: &mut FunctionBuilder, op: &SharedOperand) -> Result<BaseDesc> {
     let desc = WgmmaDesc {
         start_addr: 0,
         lbo: op.lbo,
@@ -439,6 +439,46 @@ fn desc_at(k: &mut FunctionBuilder, op: &SharedOperand, step: u32) -> Result<Reg
         base_offset: 0,
         swizzle: op.swizzle,
     };
-    let d = smem::emit::emit_desc(k, &desc, a)?;
-    Ok(d.retype()?)
+    let whole = smem::emit::emit_desc(k, &desc, op.base)?;
+    let words = [k.reg::<ty::B32>(), k.reg::<ty::B32>()];
+    k.mov_unpack(&words, whole)?;
+    Ok(BaseDesc { whole, words })
+}
+
+/// A shared operand's base descriptor ([`base_desc`]).
+#[derive(Clone, Copy)]
+struct BaseDesc {
+    whole: Reg<ty::U64>,
+    words: [Reg<ty::B32>; 2],
+}
+
+/// The descriptor of k-step `step` of a shared operand, from its base descriptor: the start
+/// address field (bits 0-13) holds `(addr & 0x3FFFF) >> 4` (PTX ISA 9.7.15.5.1.2.2), and a CTA's
+/// shared addresses lie below 2^18, so the descriptor of `base + offset` (`offset` a multiple
+/// of 16, the field's unit) is the base's with `offset >> 4` added to its low word, with no
+/// carry out of the field: `add.u32` and `mov.b64 {lo, hi}` in place of the address program's
+/// four steps, and the high word shared by every step.
+fn desc_at(
+    k: &mut FunctionBuilder,
+    op: &SharedOperand,
+    base: BaseDesc,
+    step: u32,
+) -> Result<Reg<ty::B64>> {
+    let offset = op.steps.get(step as usize).copied().unwrap_or(0);
+    if offset == 0 {
+        return Ok(base.whole.retype()?);
+    }
+    if offset % 16 != 0 {
+        return Err(ptx_isa::Error::new(
+            ptx_isa::ErrorKind::Invalid,
+            format!("a wgmma k-step {offset} bytes from its operand's base is not 16-byte aligned"),
+        )
+        .at_instruction("wgmma.mma_async"));
+    }
+    let [lo, hi] = base.words;
+    let lo_k = k.reg::<ty::U32>();
+    k.add(lo_k, lo.retype::<ty::U32>()?, offset >> 4)?;
+    let d = k.reg::<ty::B64>();
+    k.mov_pack(d, &[lo_k.retype::<ty::B32>()?, hi])?;
+    Ok(d)
 }
