@@ -16,7 +16,8 @@
 //! each kept row's kernels once, untimed (a profiler's run: one launch a row). Rows named with
 //! `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch the combine as
 //! an ordinary kernel instead of a programmatic dependent (`DecodeConfig::dependent_combine`;
-//! the split problems).
+//! the split problems), with `cp.async` load the FP8 cache's pages by the producer's threads
+//! (`DecodeConfig::cp_async`).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -227,6 +228,9 @@ struct Layout {
     /// The combine launched as an ordinary kernel, not as a programmatic dependent
     /// (`DecodeConfig::dependent_combine` off).
     plain_combine: bool,
+    /// The FP8 cache's pages loaded by the producer's threads with `cp.async`
+    /// (`DecodeConfig::cp_async`).
+    cp_async: bool,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
@@ -243,6 +247,7 @@ fn layouts(batch: usize) -> Vec<Layout> {
         in_order: false,
         evict_first: false,
         plain_combine: false,
+        cp_async: false,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -265,6 +270,19 @@ fn layouts(batch: usize) -> Vec<Layout> {
         out.push(Layout {
             evict_first: true,
             ..layout(&format!("{name}, evict-first"), page, fp8, None, false)
+        });
+    }
+    // The FP8 caches' pages loaded by cp.async instead of TMA boxes.
+    for (name, page, in_order) in [
+        ("contiguous e4m3", None, false),
+        ("paged 16 e4m3", Some(16), false),
+        ("paged 64 e4m3", Some(64), false),
+        ("paged 16 e4m3 in order", Some(16), true),
+    ] {
+        out.push(Layout {
+            cp_async: true,
+            in_order,
+            ..layout(&format!("{name}, cp.async"), page, true, None, false)
         });
     }
     for (b, splits) in FORCED_SPLITS {
@@ -364,10 +382,14 @@ fn gpu(_c: &mut Criterion) {
             if l.plain_combine {
                 cfg = cfg.with_dependent_combine(false);
             }
+            if l.cp_async {
+                cfg = cfg.with_cp_async(true);
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split, the folded kernel, evict-first loads or the plain combine reuse
-            // the cache of their layout loaded before.
-            let reuse = l.splits.is_some() || l.fold || l.evict_first || l.plain_combine;
+            // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
+            // loads reuse the cache of their layout loaded before.
+            let reuse =
+                l.splits.is_some() || l.fold || l.evict_first || l.plain_combine || l.cp_async;
             let c = match reuse {
                 true => None,
                 false => Some(

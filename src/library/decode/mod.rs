@@ -53,6 +53,12 @@ pub enum DecodeConfigError {
     /// Rows per page box that are not 16, 32 or 64.
     #[error("{0} rows per TMA box: 16, 32 or 64 (a divisor of the 64-key tile)")]
     PageRows(u32),
+    /// `cp.async` page loads over a bf16 cache: wgmma reads the ring through the async proxy,
+    /// which generic-proxy `cp.async` writes do not reach without a proxy fence.
+    #[error(
+        "cp.async page loads take an FP8 cache (the bf16 consumer's wgmma reads the async proxy)"
+    )]
+    CpAsyncBf16,
 }
 
 /// What one decode kernel is built for.
@@ -96,6 +102,14 @@ pub struct DecodeConfig {
     /// measured on the H200 (BENCHMARKS.md, session 14) it takes 1.6-1.7 µs off a bf16 call at
     /// 1 x 128k (33 splits), 0.4-0.6 µs off an FP8 one, and is even at 4 splits.
     pub dependent_combine: bool,
+    /// Over an FP8 cache: the producer warpgroup's 128 threads load each key tile's K and V rows
+    /// with `cp.async.cg` (16 bytes a copy, PTX ISA 9.7.9.25.3.1), each thread's copies of a
+    /// stage arriving on its `full` barrier when they complete
+    /// (`cp.async.mbarrier.arrive.noinc`, 9.7.13.15.15; [`crate::parts::Ring::arrive_on_copies`])
+    /// and each thread reading its rows' pages from the block table itself, instead of one
+    /// thread's TMA boxes of [`DecodeConfig::page_rows`] rows (the TMA unit takes its boxes one
+    /// after another, each a page's address translation; a small page is a small box).
+    pub cp_async: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -132,6 +146,7 @@ impl DecodeConfig {
             fold: false,
             evict_first: false,
             dependent_combine: true,
+            cp_async: false,
         }
     }
 
@@ -162,12 +177,32 @@ impl DecodeConfig {
         }
     }
 
+    /// The same with the FP8 cache's pages loaded by `cp.async` or by TMA boxes
+    /// ([`DecodeConfig::cp_async`]).
+    pub fn with_cp_async(self, cp_async: bool) -> DecodeConfig {
+        DecodeConfig { cp_async, ..self }
+    }
+
+    /// Arrivals that complete a stage's `full` barrier: the producer's one
+    /// `arrive.expect_tx` (TMA), or each producer thread's `cp.async.mbarrier.arrive.noinc`
+    /// ([`DecodeConfig::cp_async`]).
+    pub fn fills(&self) -> u32 {
+        if self.cp_async {
+            crate::parts::WarpSpecialized::WARPGROUP
+        } else {
+            1
+        }
+    }
+
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
     /// Two CTAs share an SM at head dims 64 and 128 (128 registers a thread at launch: 24 to the
-    /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers).
+    /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers; the producer
+    /// keeps 40 when its threads copy a tile's 16 rows of 256 bytes by `cp.async`,
+    /// [`DecodeConfig::cp_async`], from the 256 a thread holds at launch).
     pub fn roles(&self) -> WarpSpecialized {
-        match self.ctas_per_sm() {
-            1 => WarpSpecialized::new(1, 24, 240),
+        match (self.ctas_per_sm(), self.cp_async) {
+            (1, true) => WarpSpecialized::new(1, 40, 240),
+            (1, false) => WarpSpecialized::new(1, 24, 240),
             _ => WarpSpecialized::new(1, 24, 232),
         }
     }
@@ -244,14 +279,15 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
             self.page_rows,
             if self.fold { "_fold" } else { "" },
             if self.evict_first { "_ef" } else { "" },
-            if self.dependent_combine { "" } else { "_plain" }
+            if self.dependent_combine { "" } else { "_plain" },
+            if self.cp_async { "_ca" } else { "" }
         )
     }
 
@@ -266,13 +302,17 @@ impl DecodeConfig {
         if !matches!(self.page_rows, 16 | 32 | 64) {
             return Err(DecodeConfigError::PageRows(self.page_rows));
         }
+        if self.cp_async && !self.fp8 {
+            return Err(DecodeConfigError::CpAsyncBf16);
+        }
         Ok(())
     }
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
     /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
     /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]; and with
-    /// evict-first loads and the combine an ordinary kernel).
+    /// evict-first loads and the combine an ordinary kernel); FP8 caches at group 4 also with
+    /// `cp.async` page loads ([`DecodeConfig::cp_async`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -287,6 +327,9 @@ impl DecodeConfig {
                         if page_rows == 16 && head_dim == 128 {
                             out.push(cfg.with_fold());
                             out.push(cfg.with_evict_first(true).with_dependent_combine(false));
+                        }
+                        if fp8 && group == 4 {
+                            out.push(cfg.with_cp_async(true));
                         }
                     }
                 }
