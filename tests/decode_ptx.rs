@@ -115,6 +115,31 @@ fn cp_async_pages_are_the_producer_threads_copies() {
     let bf16 = DecodeConfig::new(128, 4, 16).with_cp_async(true);
     assert!(bf16.validate().is_err());
     assert!(build(Target::Sm90a, &bf16).is_err());
+    // Evict-first is a TMA box's L2 policy.
+    let evict = DecodeConfig::new(128, 4, 16)
+        .with_fp8()
+        .with_evict_first(true);
+    assert!(evict.validate().is_err());
+    assert!(evict.with_cp_async(false).validate().is_ok());
+}
+
+/// The default page loads over an FP8 cache: `cp.async` for boxes under 64 rows (pages of 16,
+/// 32 or 48 tokens), TMA boxes for pages of a multiple of 64 tokens and a contiguous cache; a
+/// bf16 cache always by TMA.
+#[test]
+fn small_fp8_pages_are_copied_by_cp_async() {
+    for (page, cp_async) in [
+        (16, true),
+        (32, true),
+        (48, true),
+        (64, false),
+        (256, false),
+    ] {
+        let cfg = DecodeConfig::new(128, 4, page);
+        assert!(!cfg.cp_async, "bf16, page {page}");
+        assert_eq!(cfg.with_fp8().cp_async, cp_async, "e4m3, page {page}");
+    }
+    assert!(!DecodeConfig::new(128, 4, 131072).with_fp8().cp_async);
 }
 
 /// The combine waits for the decode kernel's grid before it reads the splits (at once unless

@@ -492,15 +492,7 @@ fn copy_tiles(
     k.for_range(w.first, w.end, |k, n| {
         // The warp's 16 keys: one page, looked up before the stage is waited for.
         let key = k.let_("copy_key", n * bn + Expr::from(warp) * 16u32)?;
-        let want = k.eval(key / args.page_size)?;
-        let last = k.eval(w.last_slot)?;
-        let slot = k.reg::<ty::U32>();
-        k.min(slot, want, last)?;
-        let slot = k.bind("copy_slot", slot);
-        let page = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-        let page = page
-            .retype::<ty::U32>()
-            .map_err(|e| k.error(e.to_string()))?;
+        let page = page_of(k, p, key)?;
         // The first row's token: page · page_size + key % page_size + first.
         let token = k.reg::<ty::U32>();
         let row = k.eval(key % args.page_size + first)?;
@@ -550,22 +542,28 @@ fn lookup_pages(
     n: impl Into<Expr>,
     pages: &[Reg<ty::U32>],
 ) -> Result<()> {
-    let (args, w) = (p.args, p.work);
     let n: Expr = n.into();
     let (bn, rows) = (DecodeConfig::BLOCK_N, p.cfg.page_rows);
     for (i, &page) in pages.iter().enumerate() {
-        let want = k.eval((n.clone() * bn + i as u32 * rows) / args.page_size)?;
-        let last = k.eval(w.last_slot)?;
-        let slot = k.reg::<ty::U32>();
-        k.min(slot, want, last)?;
-        let slot = k.bind("slot", slot);
-        let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-        let entry = entry
-            .retype::<ty::U32>()
-            .map_err(|e| k.error(e.to_string()))?;
+        let entry = page_of(k, p, n.clone() * bn + i as u32 * rows)?;
         k.mov(page, entry)?;
     }
     Ok(())
+}
+
+/// The page holding the sequence's key `key` from the block table (slot `key / page_size`); a
+/// key past the sequence's pages reads its last page instead of an entry past them.
+fn page_of(k: &mut KernelBuilder, p: &Parts<'_>, key: impl Into<Expr>) -> Result<Reg<ty::U32>> {
+    let (args, w) = (p.args, p.work);
+    let want = k.eval(key.into() / args.page_size)?;
+    let last = k.eval(w.last_slot)?;
+    let slot = k.reg::<ty::U32>();
+    k.min(slot, want, last)?;
+    let slot = k.bind("slot", slot);
+    let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
+    entry
+        .retype::<ty::U32>()
+        .map_err(|e| k.error(e.to_string()))
 }
 
 /// The consumer warpgroup over a bf16 cache: the group's query rows (row `r` is token
