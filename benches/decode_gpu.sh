@@ -10,7 +10,8 @@
 # criterion CPU benchmark filtered out; `BENCH_ROWS`, when set, is its `PTXKIT_DECODE_BENCH`
 # filter), the torch peers (cuDNN, flash) on the same contiguous problems, then Nsight Compute
 # on one launch of each kept row (`PTXKIT_DECODE_ONCE`): its memory sections (with the L1, L2
-# and DRAM tables: requests, sectors a request), scheduler sections, stall reasons and
+# and DRAM tables: requests, sectors a request; `--print-details all`, without which session 15's
+# call printed no table), scheduler sections, stall reasons and
 # shared-memory bank conflicts on the FP8 kernels at 32 x 16k (contiguous, 16-token pages
 # shuffled and in order; TMA boxes and cp.async), and the kernels' durations (clocks as they
 # run, L2 flushed clean) at 1 x 128k on the contiguous caches. Logs go to $OUT, a summary to
@@ -36,7 +37,7 @@ left torch && step "torch peers" &&
   (cd "$kit" && timeout 60 python3 decode_attention_torch.py) >"$out/torch.txt" 2>&1
 cat "$out/torch.txt"
 left "ncu e4m3" && step "ncu e4m3 32x16k, one launch a row" &&
-  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 \
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 --print-details all \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section SchedulerStats \
     --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
     "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-e4m3.txt" 2>&1
