@@ -422,10 +422,9 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
 /// by the warp's threads alike before the stage is waited for; a copy instruction covers
 /// `32 / (d / 16)` whole rows (lane `l`: row `l / (d / 16) + j · 32 / (d / 16)`, 16-byte chunk
 /// `l % (d / 16)`), `d / 32` of K's and as many of V's a thread a tile. Each chunk lands where
-/// the TMA box would put it: slab `chunk / span`, chunk `chunk % span` of the row XOR the
-/// swizzle's `f(row)` (128 bytes: `row % 8`; 64: `row / 2 % 4`; PTX ISA 5.5.2.1), and since a
-/// copy's first row is below its row step (a power of two whose `f` bits lie above the first
-/// row's), `f(first + step · j) = f(first) ^ f(step · j)`: one XOR with a constant a copy.
+/// the TMA box would put it (the box's swizzle, PTX ISA 5.5.2.1): slab `chunk / span`, row and
+/// byte of the slab swizzled ([`smem::emit::emit_offset_2d`]) for the first copy, and each
+/// later copy's swizzle one XOR with a constant ([`copy_xors`]).
 fn copy_tiles(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
@@ -444,26 +443,18 @@ fn copy_tiles(
     // A slab's row: one swizzle span (128 bytes, or 64 at d 64), its chunks.
     let span = cfg.cache_slab() * cfg.cache_bytes();
     let span_chunks = span / 16;
-    let f = |row: u32| match cfg.cache_swizzle() {
-        SwizzleMode::B64 => (row / 2) % 4,
-        _ => row % 8,
-    };
+    let mode = cfg.cache_swizzle();
+    let xors = copy_xors(k, mode, span, step, copies)?;
     let warp = k.let_("copy_warp", tid / 32u32)?;
     let lane = k.let_("copy_lane", tid % 32u32)?;
     let first = k.let_("copy_row", lane / per_row)?;
     let chunk = k.let_("copy_chunk", lane % per_row)?;
-    // Where the thread's first copy lands in a tile: its slab, row 16 w + first, and the
-    // chunk's byte offset XOR f(first) (16 w is a multiple of 8, so f(16 w + r) = f(r)).
-    let swizzled = k.reg::<ty::U32>();
-    let within = k.eval(chunk % span_chunks)?;
-    let ff = match cfg.cache_swizzle() {
-        SwizzleMode::B64 => k.eval((first / 2u32) % 4u32)?,
-        _ => k.eval(first % 8u32)?,
-    };
-    k.xor(swizzled, within, ff)?;
-    k.shl(swizzled, swizzled, 4u32)?;
-    let row_at =
-        k.eval((chunk / span_chunks) * (bn * span) + (Expr::from(warp) * 16u32 + first) * span)?;
+    // Where the thread's first copy lands in a tile: its slab's offset, and in the slab row
+    // 16 w + first, the chunk's bytes, swizzled.
+    let row = k.eval(Expr::from(warp) * 16u32 + first)?;
+    let col = k.eval((chunk % span_chunks) * 16u32)?;
+    let swizzled = smem::emit::emit_offset_2d(k, mode, 1, span, row, col)?;
+    let row_at = k.eval((chunk / span_chunks) * (bn * span))?;
     // The thread's chunk of its head's row in each cache (token 0 of page 0): the pages and
     // rows are added a tile at a time, in 64 bits.
     let head = [
@@ -515,7 +506,7 @@ fn copy_tiles(
                     k.add(src, src, step_bytes)?;
                 }
                 let dst = k.reg::<ty::U32>();
-                k.xor(dst, swizzled, f(step * j) * 16)?;
+                k.xor(dst, swizzled, xors[j as usize])?;
                 k.add(dst, dst, at)?;
                 k.isa().cp_async(
                     CpAsyncCache::Cg,
@@ -531,6 +522,40 @@ fn copy_tiles(
         cur.advance(k.isa())?;
         Ok(())
     })
+}
+
+/// The swizzle of copy `j` of a [`copy_tiles`] thread as one constant: `x_j` such that the
+/// physical offset of row `r + step · j`, byte `c` of a slab is that of row `r`, byte `c` XOR
+/// `x_j`, plus `step · j` rows, for every row `r = 16 w + i` (`i < step`) a thread starts at and
+/// every 16-byte chunk `c` of the span (`SwizzleMode::offset_2d`, the one place of the swizzle's
+/// arithmetic, checked over that whole domain; an error where the swizzle does not split so).
+fn copy_xors(
+    k: &KernelBuilder,
+    mode: SwizzleMode,
+    span: u32,
+    step: u32,
+    copies: u32,
+) -> Result<Vec<u32>> {
+    let at = |r: u32, c: u32| {
+        mode.offset_2d(u64::from(r), u64::from(c), 1, u64::from(span))
+            .map_err(|e| k.error(e.to_string()))
+    };
+    let mut out = Vec::with_capacity(copies as usize);
+    for j in 0..copies {
+        let rows = u64::from(step * j);
+        let x = at(step * j, 0)? - rows * u64::from(span);
+        for r in (0..4).flat_map(|w| (0..step).map(move |i| 16 * w + i)) {
+            for c in (0..span).step_by(16) {
+                if at(r + step * j, c)? != (at(r, c)? ^ x) + rows * u64::from(span) {
+                    return Err(k.error(format!(
+                        "{mode} swizzle: row {r} + {rows}, byte {c} is not row {r}'s XOR {x}"
+                    )));
+                }
+            }
+        }
+        out.push(u32::try_from(x).map_err(|e| k.error(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// The pages of key tile `n`'s boxes (`page_rows` rows each) from the block table into `pages`;
