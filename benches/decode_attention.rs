@@ -16,7 +16,8 @@
 //! each kept row's kernels once, untimed (a profiler's run: one launch a row). Rows named with
 //! `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch the combine as
 //! an ordinary kernel instead of a programmatic dependent (`DecodeConfig::dependent_combine`;
-//! the split problems).
+//! the split problems), with `cp.async` or `TMA boxes` load the FP8 cache's pages the way its
+//! configuration does not by default (`DecodeConfig::cp_async`: `cp.async` for 16-token pages).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -227,13 +228,17 @@ struct Layout {
     /// The combine launched as an ordinary kernel, not as a programmatic dependent
     /// (`DecodeConfig::dependent_combine` off).
     plain_combine: bool,
+    /// The FP8 cache's pages loaded by the producer's threads with `cp.async` (`Some(true)`) or
+    /// by TMA boxes (`Some(false)`) instead of the configuration's default
+    /// (`DecodeConfig::cp_async`).
+    cp_async: Option<bool>,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
 /// and 64 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
 /// batch splits, the contiguous caches with the splits combined in the decode kernel and with
-/// other splits.
-fn layouts(batch: usize) -> Vec<Layout> {
+/// other splits; the FP8 caches also with the page loads they do not take by default.
+fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     let layout = |name: &str, page, fp8, splits, fold| Layout {
         name: name.to_string(),
         page,
@@ -243,6 +248,7 @@ fn layouts(batch: usize) -> Vec<Layout> {
         in_order: false,
         evict_first: false,
         plain_combine: false,
+        cp_async: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -265,6 +271,26 @@ fn layouts(batch: usize) -> Vec<Layout> {
         out.push(Layout {
             evict_first: true,
             ..layout(&format!("{name}, evict-first"), page, fp8, None, false)
+        });
+    }
+    // The FP8 caches' pages loaded the other way: by cp.async where TMA boxes are the default
+    // (contiguous, 64-token pages), by TMA boxes where cp.async is (16-token pages).
+    for (name, page, in_order) in [
+        ("contiguous e4m3", None, false),
+        ("paged 16 e4m3", Some(16), false),
+        ("paged 64 e4m3", Some(64), false),
+        ("paged 16 e4m3 in order", Some(16), true),
+    ] {
+        let tokens = page.unwrap_or(ctx) as u32;
+        let group = (HEADS / KV_HEADS) as u32;
+        let cp_async = !DecodeConfig::new(D as u32, group, tokens)
+            .with_fp8()
+            .cp_async;
+        let how = if cp_async { "cp.async" } else { "TMA boxes" };
+        out.push(Layout {
+            cp_async: Some(cp_async),
+            in_order,
+            ..layout(&format!("{name}, {how}"), page, true, None, false)
         });
     }
     for (b, splits) in FORCED_SPLITS {
@@ -340,7 +366,7 @@ fn gpu(_c: &mut Criterion) {
         // in turn REPEATS times (a drift of the clocks reaches them alike).
         let mut loaded = Vec::new();
         let only = std::env::var("PTXKIT_DECODE_BENCH").ok();
-        for l in layouts(batch) {
+        for l in layouts(batch, ctx) {
             let key = format!("{batch}x{ctx} {}", l.name);
             let kept = |o: &String| {
                 let (drop, keep): (Vec<&str>, Vec<&str>) =
@@ -359,15 +385,23 @@ fn gpu(_c: &mut Criterion) {
                 cfg = cfg.with_fold();
             }
             if l.evict_first {
-                cfg = cfg.with_evict_first(true);
+                // Evict-first is a TMA box's policy.
+                cfg = cfg.with_cp_async(false).with_evict_first(true);
             }
             if l.plain_combine {
                 cfg = cfg.with_dependent_combine(false);
             }
+            if let Some(cp_async) = l.cp_async {
+                cfg = cfg.with_cp_async(cp_async);
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split, the folded kernel, evict-first loads or the plain combine reuse
-            // the cache of their layout loaded before.
-            let reuse = l.splits.is_some() || l.fold || l.evict_first || l.plain_combine;
+            // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
+            // loads reuse the cache of their layout loaded before.
+            let reuse = l.splits.is_some()
+                || l.fold
+                || l.evict_first
+                || l.plain_combine
+                || l.cp_async.is_some();
             let c = match reuse {
                 true => None,
                 false => Some(

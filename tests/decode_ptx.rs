@@ -70,6 +70,78 @@ fn a_key_tile_is_one_box_a_page_and_slab() {
     }
 }
 
+/// With `cp_async` (an FP8 cache) the producer warpgroup's threads copy the tiles' rows: per
+/// tile and thread `d / 32` 16-byte `cp.async.cg` copies of K and as many of V, one block-table
+/// read (the warp's 16 keys are one page) and one `cp.async.mbarrier.arrive.noinc` on the
+/// stage's `full`, which expects the warpgroup's 128 arrivals; only Q is loaded by TMA. A bf16
+/// cache (read by wgmma through the async proxy) refuses it.
+#[test]
+fn cp_async_pages_are_the_producer_threads_copies() {
+    for d in [64u32, 128, 256] {
+        for rows in [16u32, 64] {
+            let cfg = DecodeConfig::new(d, 4, rows).with_fp8().with_cp_async(true);
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            let name = cfg.name();
+            assert!(name.ends_with("_ca"), "{name}");
+            assert_eq!(
+                ptx.matches("cp.async.cg.shared.global").count() as u32,
+                2 * d / 32,
+                "{name}"
+            );
+            assert_eq!(
+                ptx.matches("cp.async.mbarrier.arrive.noinc.shared.b64")
+                    .count(),
+                1,
+                "{name}"
+            );
+            // Q's slabs of 64 columns, nothing of the caches.
+            let q_boxes = (d / 64) as usize;
+            assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), q_boxes);
+            assert_eq!(
+                ptx.matches("ld.global.s32").count(),
+                2,
+                "{name}: seq_lens, then one page a tile"
+            );
+            // The ring's full barriers expect 128 arrivals, its empty ones the 4 warps'.
+            let inits = |count: &str| {
+                ptx.lines()
+                    .filter(|l| l.contains("mbarrier.init") && l.trim_end().ends_with(count))
+                    .count()
+            };
+            assert_eq!(inits(", 128;"), cfg.stages() as usize, "{name}");
+            assert_eq!(inits(", 4;"), cfg.stages() as usize, "{name}");
+        }
+    }
+    let bf16 = DecodeConfig::new(128, 4, 16).with_cp_async(true);
+    assert!(bf16.validate().is_err());
+    assert!(build(Target::Sm90a, &bf16).is_err());
+    // Evict-first is a TMA box's L2 policy.
+    let evict = DecodeConfig::new(128, 4, 16)
+        .with_fp8()
+        .with_evict_first(true);
+    assert!(evict.validate().is_err());
+    assert!(evict.with_cp_async(false).validate().is_ok());
+}
+
+/// The default page loads over an FP8 cache: `cp.async` for boxes under 64 rows (pages of 16,
+/// 32 or 48 tokens), TMA boxes for pages of a multiple of 64 tokens and a contiguous cache; a
+/// bf16 cache always by TMA.
+#[test]
+fn small_fp8_pages_are_copied_by_cp_async() {
+    for (page, cp_async) in [
+        (16, true),
+        (32, true),
+        (48, true),
+        (64, false),
+        (256, false),
+    ] {
+        let cfg = DecodeConfig::new(128, 4, page);
+        assert!(!cfg.cp_async, "bf16, page {page}");
+        assert_eq!(cfg.with_fp8().cp_async, cp_async, "e4m3, page {page}");
+    }
+    assert!(!DecodeConfig::new(128, 4, 131072).with_fp8().cp_async);
+}
+
 /// The combine waits for the decode kernel's grid before it reads the splits (at once unless
 /// launched as its programmatic dependent); with `dependent_combine` (the default) the decode
 /// kernel lets it start after each consumer's last key tile, bf16 or FP8, and not when it folds

@@ -254,6 +254,26 @@ impl Ring {
         Ok(())
     }
 
+    /// The producer threads that fill a stage with `cp.async` (instead of TMA, whose bytes
+    /// [`Ring::commit`] announces): each executing thread's
+    /// `cp.async.mbarrier.arrive.noinc.shared.b64` on `full`, an arrive-on that the barrier
+    /// sees when every `cp.async` the thread issued before it has completed (PTX ISA
+    /// 9.7.13.15.15; `.noinc`: the arrival counts towards the phase, so `full` is initialised
+    /// with one arrival per such thread). `threads`: the arrivals this site stands for per
+    /// phase.
+    pub fn arrive_on_copies(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        full: NamedBarrier,
+        threads: u32,
+    ) -> Result<()> {
+        k.isa()
+            .cp_async_mbarrier_arrive(true, Addr::<spaces::Shared>::reg32(full.addr))?;
+        sync.remote_arrive(full.at, threads);
+        Ok(())
+    }
+
     /// A consumer: waits until the cursor's stage is full (at the cursor's parity).
     pub fn wait(
         &self,

@@ -5,8 +5,9 @@
 //! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
 //! launcher's choice, the splits combined by the combine kernel (in three cases also in the
 //! decode kernel, `DecodeConfig::fold`, and with evict-first loads by the combine launched as a
-//! programmatic dependent, `DecodeConfig::dependent_combine`, each of which must give the same
-//! bits). Fresh random inputs;
+//! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
+//! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`;
+//! each of which must give the same bits). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -163,8 +164,9 @@ enum Caches {
 /// One problem with each of its splits: the largest error over the tolerance. Each split is
 /// also run by `others` (the same configuration with the splits combined in the decode kernel,
 /// [`DecodeConfig::with_fold`], and with evict-first loads launched with no limit, so the
-/// combine is a programmatic dependent, [`DecodeConfig::dependent_combine`]), whose O must be
-/// the same bits as `dec`'s.
+/// combine is a programmatic dependent, [`DecodeConfig::dependent_combine`]; over an FP8 cache
+/// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`]), whose O must
+/// be the same bits as `dec`'s.
 fn run_case(
     ctx: &mut GpuCtx,
     dec: &Decode,
@@ -303,10 +305,16 @@ fn run_case(
                 "case {} {} splits {splits:?}: err {err:.3e}{}",
                 dec.config().name(),
                 name(c),
-                if others.is_empty() {
-                    ""
-                } else {
-                    " (folded, and evict-first with the dependent combine: the same bits)"
+                match (c.fold, c.fp8.is_some()) {
+                    (false, false) => "",
+                    (true, false) => {
+                        " (folded, and evict-first with the dependent combine: the same bits)"
+                    }
+                    (false, true) => " (the other page loads, TMA or cp.async: the same bits)",
+                    (true, true) => {
+                        " (folded, evict-first with the dependent combine, and the other page \
+                         loads, TMA or cp.async: the same bits)"
+                    }
                 }
             );
         }
@@ -343,12 +351,20 @@ fn case_error(dec: &Decode, c: &Case, splits: Option<usize>, e: GpuCheckError) -
 }
 
 /// Every case (with `PTXKIT_DECODE_CASES=fold`, only those also run with the splits combined in
-/// the decode kernel: a run under compute-sanitizer of the splits' combine); the first failure
-/// to run names its case.
+/// the decode kernel: a run under compute-sanitizer of the splits' combine; with `fp8`, only the
+/// FP8 caches: a run under compute-sanitizer of the `cp.async` page loads); the first failure
+/// to run names its case. Every FP8 case also runs with the page loads its configuration does not
+/// take by default (`cp.async` or TMA boxes, [`DecodeConfig::cp_async`]), which must give the
+/// same bits.
 pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
     let (mut worst, mut runs) = (0.0f64, 0);
-    let only_fold = std::env::var("PTXKIT_DECODE_CASES").is_ok_and(|v| v == "fold");
-    for c in cases().into_iter().filter(|c| c.fold || !only_fold) {
+    let only = std::env::var("PTXKIT_DECODE_CASES").ok();
+    let kept = |c: &Case| match only.as_deref() {
+        Some("fold") => c.fold,
+        Some("fp8") => c.fp8.is_some(),
+        _ => true,
+    };
+    for c in cases().into_iter().filter(kept) {
         let s = &c.shape;
         let mut cfg = DecodeConfig::new(s.head_dim as u32, c.group as u32, s.page_size as u32);
         if c.fp8.is_some() {
@@ -363,20 +379,24 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 })
         };
         let dec = load(cfg)?;
-        let others = match c.fold {
+        let mut others = match c.fold {
             // The dependent combine without a limit: a launch not waited for is a programmatic
             // dependent one.
             true => vec![
                 load(cfg.with_fold())?,
-                Decode::new(&ctx.dev, cfg.with_evict_first(true)).map_err(|e| {
-                    GpuCheckError::Case {
+                Decode::new(&ctx.dev, cfg.with_cp_async(false).with_evict_first(true)).map_err(
+                    |e| GpuCheckError::Case {
                         case: cfg.name(),
                         source: Box::new(e.into()),
-                    }
-                })?,
+                    },
+                )?,
             ],
             false => Vec::new(),
         };
+        if c.fp8.is_some() {
+            // The other page loads: TMA boxes where cp.async is the default, and the reverse.
+            others.push(load(cfg.with_cp_async(!cfg.cp_async))?);
+        }
         worst = worst.max(run_case(ctx, &dec, &others, &c)?);
         runs += c.splits.len();
     }
@@ -387,8 +407,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
-             decode kernel, and with evict-first loads by a programmatic dependent combine: the \
-             same bits); error / tolerance of O"
+             decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
+             both with TMA boxes and cp.async page loads: the same bits); error / tolerance of O"
         ),
     })
 }

@@ -49,10 +49,12 @@ struct Args {
     splits: Var,
 }
 
-/// A cache as a TMA tensor: bf16, or FP8 e4m3.
+/// A cache as a TMA tensor (bf16, or FP8 e4m3), or as FP8 rows its producer threads copy with
+/// `cp.async` ([`DecodeConfig::cp_async`]).
 enum Cache {
     Bf16(TmaTensor<Bf16>),
     E4m3(TmaTensor<ty::E4m3>),
+    E4m3Rows(Buffer<ty::E4m3>),
 }
 
 impl Cache {
@@ -61,6 +63,15 @@ impl Cache {
         match self {
             Cache::Bf16(t) => k.tma_box_at(t, origin),
             Cache::E4m3(t) => k.tma_box_at(t, origin),
+            Cache::E4m3Rows(_) => Err(k.error("a cache copied by cp.async has no TMA box")),
+        }
+    }
+
+    /// The rows of a cache copied by `cp.async`.
+    fn rows(&self, k: &KernelBuilder) -> Result<&Buffer<ty::E4m3>> {
+        match self {
+            Cache::E4m3Rows(b) => Ok(b),
+            _ => Err(k.error("a TMA cache is loaded by boxes, not copied by cp.async")),
         }
     }
 }
@@ -124,11 +135,12 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         bytes: cfg.kv_bytes(),
         align: 1024,
     };
-    // One ring of K and V tiles: full takes the producer's arrive.expect_tx, empty the
-    // consumer's releases (its warpgroup's, or each of its warps' over an FP8 cache).
+    // One ring of K and V tiles: full takes the producer's arrive.expect_tx (or each producer
+    // thread's arrival on its cp.async copies), empty the consumer's releases (its
+    // warpgroup's, or each of its warps' over an FP8 cache).
     let releases = cfg.releases();
     let tiles = [spec("k"), spec("v")];
-    let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &tiles, 1, releases)?;
+    let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &tiles, cfg.fills(), releases)?;
 
     let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
 
@@ -179,7 +191,10 @@ fn declare(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<Args> {
     let mut declare_cache = |name: &str| -> Result<Cache> {
         let page_box =
             TmaBox::new([1, cfg.page_rows, 1, cfg.cache_slab()]).swizzle(cfg.cache_swizzle());
-        Ok(if cfg.fp8 {
+        let rows = TensorOpts::default().align(16);
+        Ok(if cfg.cp_async {
+            Cache::E4m3Rows(k.tensor::<ty::E4m3>(name, cache.clone(), rows)?)
+        } else if cfg.fp8 {
             Cache::E4m3(k.tma_tensor::<ty::E4m3>(name, cache.clone(), page_box)?)
         } else {
             Cache::Bf16(k.tma_tensor::<Bf16>(name, cache.clone(), page_box)?)
@@ -279,21 +294,31 @@ fn work(
 /// group's heads: one box of `[1, tokens, group, 64]` per slab; tokens past `q_len` read as
 /// zero), then each key tile of the split into the next free stage: K's and V's boxes of
 /// `page_rows` rows from the pages the block table names (looked up a tile ahead,
-/// [`lookup_pages`]: during tile `n`, before its stage is waited for, tile `n + 1`'s).
+/// [`lookup_pages`]: during tile `n`, before its stage is waited for, tile `n + 1`'s); or,
+/// with [`DecodeConfig::cp_async`], the warpgroup's 128 threads copy the tiles' rows
+/// ([`copy_tiles`]).
 fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: Var) -> Result<()> {
-    let (cfg, args, w) = (p.cfg, p.args, p.work);
-    let (bn, slab, rows) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB, cfg.page_rows);
-    let slabs = cfg.head_dim / slab;
-    // The cache's boxes: one swizzle span of columns (64 bf16, or 128 e4m3; 64 at d 64).
-    let (cache_slab, cache_slabs) = (cfg.cache_slab(), cfg.head_dim / cfg.cache_slab());
-    let cache_swizzle = cfg.cache_swizzle();
-    let cache_dt = if cfg.fp8 {
-        ptx_isa::ScalarType::E4m3
-    } else {
-        ptx_isa::ScalarType::Bf16
-    };
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
+        load_q(k, p, sync)?;
+        match p.cfg.cp_async {
+            true => Ok(()),
+            false => load_boxes(k, p, sync),
+        }
+    })
+    .end()?;
+    if p.cfg.cp_async {
+        copy_tiles(k, p, sync, tid)?;
+    }
+    Ok(())
+}
+
+/// Q's rows into `q_s` by TMA, on `q_full` (see [`producer`]): one thread.
+fn load_q(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let slab = DecodeConfig::SLAB;
+    let slabs = cfg.head_dim / slab;
+    {
         let q_rows = cfg.tokens_per_cta() * cfg.group;
         let q_bytes = q_rows * slab * 2 * slabs;
         sync.arrive_expect_tx(k.isa(), p.q_full.at, p.q_full.addr, q_bytes)?;
@@ -318,6 +343,23 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
                 ExecScope::Thread,
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The split's key tiles by TMA boxes of `page_rows` rows (see [`producer`]): one thread.
+fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Result<()> {
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bn, rows) = (DecodeConfig::BLOCK_N, cfg.page_rows);
+    // The cache's boxes: one swizzle span of columns (64 bf16, or 128 e4m3; 64 at d 64).
+    let (cache_slab, cache_slabs) = (cfg.cache_slab(), cfg.head_dim / cfg.cache_slab());
+    let cache_swizzle = cfg.cache_swizzle();
+    let cache_dt = if cfg.fp8 {
+        ptx_isa::ScalarType::E4m3
+    } else {
+        ptx_isa::ScalarType::Bf16
+    };
+    {
         let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
         // The cache's loads evict-first in L2 ([`DecodeConfig::evict_first`]).
         let hint = match cfg.evict_first {
@@ -368,8 +410,152 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
             cur.advance(k.isa())?;
             Ok(())
         })
+    }
+}
+
+/// With [`DecodeConfig::cp_async`] (an FP8 cache): the producer warpgroup's 128 threads copy
+/// each key tile of the split into the next free stage by `cp.async.cg`, 16 bytes a copy (PTX
+/// ISA 9.7.9.25.3.1), K's and V's rows from the same addresses of their caches, then each
+/// thread's `cp.async.mbarrier.arrive.noinc` on the stage's `full`
+/// ([`Ring::arrive_on_copies`]). Warp `w` takes the tile's rows `16 w .. 16 w + 16`: one page
+/// (a page holds a multiple of 16 tokens and a tile starts at one), read from the block table
+/// by the warp's threads alike before the stage is waited for; a copy instruction covers
+/// `32 / (d / 16)` whole rows (lane `l`: row `l / (d / 16) + j · 32 / (d / 16)`, 16-byte chunk
+/// `l % (d / 16)`), `d / 32` of K's and as many of V's a thread a tile. Each chunk lands where
+/// the TMA box would put it (the box's swizzle, PTX ISA 5.5.2.1): slab `chunk / span`, row and
+/// byte of the slab swizzled ([`smem::emit::emit_offset_2d`]) for the first copy, and each
+/// later copy's swizzle one XOR with a constant ([`copy_xors`]).
+fn copy_tiles(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    tid: Var,
+) -> Result<()> {
+    use ptx_isa::builder::CpAsyncCache;
+    use ptx_isa::spaces::Shared;
+    let (cfg, args, w) = (p.cfg, p.args, p.work);
+    let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
+    let (k_rows, v_rows) = (args.k_cache.rows(k)?, args.v_cache.rows(k)?);
+    // 16-byte chunks a row, rows a copy instruction, copies a thread a tile of K (or V).
+    let per_row = d / 16;
+    let step = 32 / per_row;
+    let copies = d / 32;
+    // A slab's row: one swizzle span (128 bytes, or 64 at d 64), its chunks.
+    let span = cfg.cache_slab() * cfg.cache_bytes();
+    let span_chunks = span / 16;
+    let mode = cfg.cache_swizzle();
+    let xors = copy_xors(k, mode, span, step, copies)?;
+    let warp = k.let_("copy_warp", tid / 32u32)?;
+    let lane = k.let_("copy_lane", tid % 32u32)?;
+    let first = k.let_("copy_row", lane / per_row)?;
+    let chunk = k.let_("copy_chunk", lane % per_row)?;
+    // Where the thread's first copy lands in a tile: its slab's offset, and in the slab row
+    // 16 w + first, the chunk's bytes, swizzled.
+    let row = k.eval(Expr::from(warp) * 16u32 + first)?;
+    let col = k.eval((chunk % span_chunks) * 16u32)?;
+    let swizzled = smem::emit::emit_offset_2d(k, mode, 1, span, row, col)?;
+    let row_at = k.eval((chunk / span_chunks) * (bn * span))?;
+    // The thread's chunk of its head's row in each cache (token 0 of page 0): the pages and
+    // rows are added a tile at a time, in 64 bits.
+    let head = [
+        Expr::from(0u32),
+        0u32.into(),
+        w.kv_head.into(),
+        chunk * 16u32,
+    ];
+    let base = |k: &mut KernelBuilder, rows: &Buffer<ty::E4m3>| -> Result<Reg<ty::U64>> {
+        let Ptr::Global(at) = k.ptr_to(rows, head.to_vec())? else {
+            return Err(k.error("the cache is global memory"));
+        };
+        let own = k.reg::<ty::U64>();
+        k.mov(own, at)?;
+        Ok(own)
+    };
+    let (k_base, v_base) = (base(k, k_rows)?, base(k, v_rows)?);
+    // Bytes from one token's row to the next (`kv_heads · d`), and a copy's row step of them.
+    let Some(token_stride) = k_rows.strides.get(1).cloned() else {
+        return Err(k.error("the cache has a token dimension"));
+    };
+    let token_bytes = k.eval(token_stride)?;
+    let step_bytes = k.reg::<ty::U64>();
+    k.mul_wide::<ty::U32>(step_bytes, token_bytes, step)?;
+    let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+    k.for_range(w.first, w.end, |k, n| {
+        // The warp's 16 keys: one page, looked up before the stage is waited for.
+        let key = k.let_("copy_key", n * bn + Expr::from(warp) * 16u32)?;
+        let page = page_of(k, p, key)?;
+        // The first row's token: page · page_size + key % page_size + first.
+        let token = k.reg::<ty::U32>();
+        let row = k.eval(key % args.page_size + first)?;
+        let page_size = k.eval(args.page_size)?;
+        k.mad_lo(token, page, page_size, row)?;
+        let offset = k.reg::<ty::U64>();
+        k.mul_wide::<ty::U32>(offset, token, token_bytes)?;
+        let full = p.ring.acquire(k, sync, &cur)?;
+        let tiles = p.ring.tile_addrs(k, cur.stage())?;
+        let (Some(&k_tile), Some(&v_tile)) = (tiles.first(), tiles.get(1)) else {
+            return Err(k.error("the ring's stage holds K and V"));
+        };
+        for (tile, cache) in [(k_tile, k_base), (v_tile, v_base)] {
+            let src = k.reg::<ty::U64>();
+            k.add(src, cache, offset)?;
+            let at = k.reg::<ty::U32>();
+            k.add(at, tile, row_at)?;
+            for j in 0..copies {
+                if j > 0 {
+                    k.add(src, src, step_bytes)?;
+                }
+                let dst = k.reg::<ty::U32>();
+                k.xor(dst, swizzled, xors[j as usize])?;
+                k.add(dst, dst, at)?;
+                k.isa().cp_async(
+                    CpAsyncCache::Cg,
+                    Addr::<Shared>::reg32(dst).offset(i64::from(step * j * span)),
+                    Addr::<Global>::reg(src),
+                    16,
+                    None,
+                )?;
+            }
+        }
+        p.ring
+            .arrive_on_copies(k, sync, full, crate::parts::WarpSpecialized::WARPGROUP)?;
+        cur.advance(k.isa())?;
+        Ok(())
     })
-    .end()
+}
+
+/// The swizzle of copy `j` of a [`copy_tiles`] thread as one constant: `x_j` such that the
+/// physical offset of row `r + step · j`, byte `c` of a slab is that of row `r`, byte `c` XOR
+/// `x_j`, plus `step · j` rows, for every row `r = 16 w + i` (`i < step`) a thread starts at and
+/// every 16-byte chunk `c` of the span (`SwizzleMode::offset_2d`, the one place of the swizzle's
+/// arithmetic, checked over that whole domain; an error where the swizzle does not split so).
+fn copy_xors(
+    k: &KernelBuilder,
+    mode: SwizzleMode,
+    span: u32,
+    step: u32,
+    copies: u32,
+) -> Result<Vec<u32>> {
+    let at = |r: u32, c: u32| {
+        mode.offset_2d(u64::from(r), u64::from(c), 1, u64::from(span))
+            .map_err(|e| k.error(e.to_string()))
+    };
+    let mut out = Vec::with_capacity(copies as usize);
+    for j in 0..copies {
+        let rows = u64::from(step * j);
+        let x = at(step * j, 0)? - rows * u64::from(span);
+        for r in (0..4).flat_map(|w| (0..step).map(move |i| 16 * w + i)) {
+            for c in (0..span).step_by(16) {
+                if at(r + step * j, c)? != (at(r, c)? ^ x) + rows * u64::from(span) {
+                    return Err(k.error(format!(
+                        "{mode} swizzle: row {r} + {rows}, byte {c} is not row {r}'s XOR {x}"
+                    )));
+                }
+            }
+        }
+        out.push(u32::try_from(x).map_err(|e| k.error(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// The pages of key tile `n`'s boxes (`page_rows` rows each) from the block table into `pages`;
@@ -381,22 +567,28 @@ fn lookup_pages(
     n: impl Into<Expr>,
     pages: &[Reg<ty::U32>],
 ) -> Result<()> {
-    let (args, w) = (p.args, p.work);
     let n: Expr = n.into();
     let (bn, rows) = (DecodeConfig::BLOCK_N, p.cfg.page_rows);
     for (i, &page) in pages.iter().enumerate() {
-        let want = k.eval((n.clone() * bn + i as u32 * rows) / args.page_size)?;
-        let last = k.eval(w.last_slot)?;
-        let slot = k.reg::<ty::U32>();
-        k.min(slot, want, last)?;
-        let slot = k.bind("slot", slot);
-        let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-        let entry = entry
-            .retype::<ty::U32>()
-            .map_err(|e| k.error(e.to_string()))?;
+        let entry = page_of(k, p, n.clone() * bn + i as u32 * rows)?;
         k.mov(page, entry)?;
     }
     Ok(())
+}
+
+/// The page holding the sequence's key `key` from the block table (slot `key / page_size`); a
+/// key past the sequence's pages reads its last page instead of an entry past them.
+fn page_of(k: &mut KernelBuilder, p: &Parts<'_>, key: impl Into<Expr>) -> Result<Reg<ty::U32>> {
+    let (args, w) = (p.args, p.work);
+    let want = k.eval(key.into() / args.page_size)?;
+    let last = k.eval(w.last_slot)?;
+    let slot = k.reg::<ty::U32>();
+    k.min(slot, want, last)?;
+    let slot = k.bind("slot", slot);
+    let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
+    entry
+        .retype::<ty::U32>()
+        .map_err(|e| k.error(e.to_string()))
 }
 
 /// The consumer warpgroup over a bf16 cache: the group's query rows (row `r` is token

@@ -53,6 +53,15 @@ pub enum DecodeConfigError {
     /// Rows per page box that are not 16, 32 or 64.
     #[error("{0} rows per TMA box: 16, 32 or 64 (a divisor of the 64-key tile)")]
     PageRows(u32),
+    /// `cp.async` page loads over a bf16 cache: wgmma reads the ring through the async proxy,
+    /// which generic-proxy `cp.async` writes do not reach without a proxy fence.
+    #[error(
+        "cp.async page loads take an FP8 cache (the bf16 consumer's wgmma reads the async proxy)"
+    )]
+    CpAsyncBf16,
+    /// Evict-first loads with `cp.async` page loads: the L2 policy is carried by the TMA boxes.
+    #[error("evict-first loads are TMA boxes': not with cp.async page loads")]
+    EvictFirstCpAsync,
 }
 
 /// What one decode kernel is built for.
@@ -82,7 +91,8 @@ pub struct DecodeConfig {
     pub fold: bool,
     /// The cache's loads mark the L2 lines they fill evict-first (`.L2::cache_hint` with an
     /// `evict_first` policy, PTX ISA 9.7.9.18 "createpolicy"; the cache is read once a step).
-    /// Off by default: measured on the H200 (BENCHMARKS.md, session 14) it gains 1-2 µs a call
+    /// Off by default (and with [`DecodeConfig::cp_async`] page loads, which carry no policy):
+    /// measured on the H200 (BENCHMARKS.md, session 14) it gains 1-2 µs a call
     /// when the L2 holds only the last call's evict-first lines (calls back to back) and loses
     /// about 4 % of the bandwidth over the whole kernel when the L2 is full of other lines
     /// (after a 256 MiB clear).
@@ -96,6 +106,19 @@ pub struct DecodeConfig {
     /// measured on the H200 (BENCHMARKS.md, session 14) it takes 1.6-1.7 µs off a bf16 call at
     /// 1 x 128k (33 splits), 0.4-0.6 µs off an FP8 one, and is even at 4 splits.
     pub dependent_combine: bool,
+    /// Over an FP8 cache: the producer warpgroup's 128 threads load each key tile's K and V rows
+    /// with `cp.async.cg` (16 bytes a copy, PTX ISA 9.7.9.25.3.1), each thread's copies of a
+    /// stage arriving on its `full` barrier when they complete
+    /// (`cp.async.mbarrier.arrive.noinc`, 9.7.13.15.15; [`crate::parts::Ring::arrive_on_copies`])
+    /// and each thread reading its rows' pages from the block table itself, instead of one
+    /// thread's TMA boxes of [`DecodeConfig::page_rows`] rows. The default over an FP8 cache
+    /// whose boxes are under 64 rows (pages of 16, 32 or 48 tokens, [`DecodeConfig::with_fp8`]):
+    /// measured on the H200 (BENCHMARKS.md, session 15) at 16-token pages it is never slower
+    /// than the boxes and 1-6 % faster at 4k, 64k and 128k contexts; at 64-token pages 0.5-2.6 %
+    /// faster (opt-in: their boxes are 64 rows, like a contiguous cache's, where the boxes are
+    /// 2-3 % faster up to 64k and even at 128k). Not with [`DecodeConfig::evict_first`] (a TMA
+    /// box's policy).
+    pub cp_async: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -132,12 +155,18 @@ impl DecodeConfig {
             fold: false,
             evict_first: false,
             dependent_combine: true,
+            cp_async: false,
         }
     }
 
-    /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]).
+    /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]), its pages loaded by `cp.async`
+    /// when its boxes would be under 64 rows ([`DecodeConfig::cp_async`]), else by TMA boxes.
     pub fn with_fp8(self) -> DecodeConfig {
-        DecodeConfig { fp8: true, ..self }
+        DecodeConfig {
+            fp8: true,
+            cp_async: self.page_rows < 64,
+            ..self
+        }
     }
 
     /// The same with the splits combined in the decode kernel ([`DecodeConfig::fold`]).
@@ -162,12 +191,32 @@ impl DecodeConfig {
         }
     }
 
+    /// The same with the FP8 cache's pages loaded by `cp.async` or by TMA boxes
+    /// ([`DecodeConfig::cp_async`]).
+    pub fn with_cp_async(self, cp_async: bool) -> DecodeConfig {
+        DecodeConfig { cp_async, ..self }
+    }
+
+    /// Arrivals that complete a stage's `full` barrier: the producer's one
+    /// `arrive.expect_tx` (TMA), or each producer thread's `cp.async.mbarrier.arrive.noinc`
+    /// ([`DecodeConfig::cp_async`]).
+    pub fn fills(&self) -> u32 {
+        if self.cp_async {
+            crate::parts::WarpSpecialized::WARPGROUP
+        } else {
+            1
+        }
+    }
+
     /// The roles: a producer warpgroup (one thread issues the loads) and one consumer warpgroup.
     /// Two CTAs share an SM at head dims 64 and 128 (128 registers a thread at launch: 24 to the
-    /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers).
+    /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers; the producer
+    /// keeps 40 when its threads copy a tile's 16 rows of 256 bytes by `cp.async`,
+    /// [`DecodeConfig::cp_async`], from the 256 a thread holds at launch).
     pub fn roles(&self) -> WarpSpecialized {
-        match self.ctas_per_sm() {
-            1 => WarpSpecialized::new(1, 24, 240),
+        match (self.ctas_per_sm(), self.cp_async) {
+            (1, true) => WarpSpecialized::new(1, 40, 240),
+            (1, false) => WarpSpecialized::new(1, 24, 240),
             _ => WarpSpecialized::new(1, 24, 232),
         }
     }
@@ -244,14 +293,15 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
             self.page_rows,
             if self.fold { "_fold" } else { "" },
             if self.evict_first { "_ef" } else { "" },
-            if self.dependent_combine { "" } else { "_plain" }
+            if self.dependent_combine { "" } else { "_plain" },
+            if self.cp_async { "_ca" } else { "" }
         )
     }
 
@@ -266,27 +316,38 @@ impl DecodeConfig {
         if !matches!(self.page_rows, 16 | 32 | 64) {
             return Err(DecodeConfigError::PageRows(self.page_rows));
         }
+        if self.cp_async && !self.fp8 {
+            return Err(DecodeConfigError::CpAsyncBf16);
+        }
+        if self.cp_async && self.evict_first {
+            return Err(DecodeConfigError::EvictFirstCpAsync);
+        }
         Ok(())
     }
 
     /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
     /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
     /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]; and with
-    /// evict-first loads and the combine an ordinary kernel).
+    /// evict-first loads (TMA boxes) and the combine an ordinary kernel); FP8 caches at group 4
+    /// also with the page loads they do not take by default ([`DecodeConfig::cp_async`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
             for head_dim in [64, 128, 256] {
                 for group in [1, 4, 5, 8, 16] {
                     for page_rows in [16, 32, 64] {
-                        let cfg = DecodeConfig {
-                            fp8,
-                            ..DecodeConfig::new(head_dim, group, page_rows)
-                        };
+                        let mut cfg = DecodeConfig::new(head_dim, group, page_rows);
+                        if fp8 {
+                            cfg = cfg.with_fp8();
+                        }
                         out.push(cfg);
                         if page_rows == 16 && head_dim == 128 {
                             out.push(cfg.with_fold());
-                            out.push(cfg.with_evict_first(true).with_dependent_combine(false));
+                            let evict_first = cfg.with_cp_async(false).with_evict_first(true);
+                            out.push(evict_first.with_dependent_combine(false));
+                        }
+                        if fp8 && group == 4 {
+                            out.push(cfg.with_cp_async(!cfg.cp_async));
                         }
                     }
                 }
