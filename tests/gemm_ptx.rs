@@ -277,9 +277,121 @@ fn bad_configurations_are_refused() {
             tma_store: false,
             ..large
         },
+        // A cluster along N: 1, 2 or 4 CTAs sharing the 128-row A tile, alone (no pair along
+        // M), unsplit, unswapped, no ping-pong.
+        GemmConfig {
+            cluster_n: 3,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 8,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 2,
+            cluster_m: 2,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.with_pingpong()
+        },
+        GemmConfig {
+            cluster_n: 2,
+            split_k: 2,
+            ..large.decode_tile(32, 1, false)
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.swapped(32, 1)
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.with_epilogue_warps()
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }
+}
+
+/// Clusters along N sharing A's tile ([`GemmConfig::cluster_n`], the decode kernels of
+/// [`GemmConfig::decode_cluster`]): each CTA loads its `128 / cluster_n` rows of A and multicasts
+/// them to every CTA of the cluster (ctaMask 3 or 15), and releases each stage in every CTA
+/// (`cluster_n - 1` remote arrivals through `mapa`, none releasing at cluster scope); the
+/// cluster's shape is in the kernel; bf16 and FP8 assemble without spills; the tuner offers
+/// them 2 and 4 CTAs wide at M = 65 to 128 (and only there).
+#[test]
+fn clusters_along_n_share_a_and_assemble() {
+    use ScalarType::{Bf16, E4m3};
+    use ptxkit::library::gemm::swap_ab::cluster_width;
+    use ptxkit::library::gemm::tune::{TuneProblem, candidates};
+    let widths: Vec<u32> = [(2112, 4), (2112, 2), (4096, 4), (7168, 4)]
+        .iter()
+        .map(|&(n, ctas)| cluster_width(n, 132, ctas))
+        .collect();
+    assert_eq!(widths, [24, 24, 32, 56]);
+    let bf = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(128, 2112, 132, E4m3, Bf16);
+    let configs = vec![
+        bf.decode_cluster(16, 4),
+        bf.decode_cluster(24, 2),
+        fp8.decode_cluster(16, 4),
+        fp8.decode_cluster(56, 4),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .decode_cluster(24, 4),
+        GemmConfig { cluster_n: 2, ..bf },
+    ];
+    // 18 KB stages of a 128 x 16 bf16 tile: 12 of them.
+    assert_eq!(configs[0].stages, 12);
+    for cfg in &configs {
+        cfg.validate().unwrap();
+        let ctas = cfg.cluster_n;
+        assert!(cfg.name().contains(&format!("_n{ctas}")), "{}", cfg.name());
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(
+            ptx.contains(&format!(".reqnctapercluster {ctas}, 1, 1")),
+            "{}: the cluster's shape",
+            cfg.name()
+        );
+        let mask = (1u32 << ctas) - 1;
+        assert_eq!(
+            ptx.matches(".multicast::cluster").count(),
+            1,
+            "{}: one multicast load (A's part)",
+            cfg.name()
+        );
+        assert!(
+            ptx.contains(&format!(", {mask};")),
+            "{}: ctaMask {mask}",
+            cfg.name()
+        );
+        // Each release site: one local arrival and one remote per peer.
+        let remote = ptx.matches("mbarrier.arrive.shared::cluster.b64").count();
+        assert!(
+            remote > 0 && remote % (ctas as usize - 1) == 0,
+            "{}: {remote} remote arrivals",
+            cfg.name()
+        );
+        assert!(
+            !ptx.contains("mbarrier.arrive.release.cluster"),
+            "{}",
+            cfg.name()
+        );
+    }
+    support::gemm_configs_assemble_clean(configs);
+    let along_n = |m, dtype| {
+        candidates(&TuneProblem::new(m, 2112, 7168, dtype, Bf16), 132)
+            .into_iter()
+            .filter(|c| c.cluster_n > 1)
+            .map(|c| (c.bn, c.cluster_n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(along_n(128, Bf16), [(16, 2), (24, 2), (16, 4), (24, 4)]);
+    assert_eq!(along_n(100, E4m3).len(), 4);
+    assert!(along_n(64, Bf16).is_empty());
 }
 
 /// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type; the

@@ -213,8 +213,9 @@ impl Gemm {
         })
     }
 
-    /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's most
-    /// clusters, read when the kernel was loaded); 0 otherwise.
+    /// For a kernel in clusters (`cluster_m = 2`, or `cluster_n` 2 or 4): how many clusters the
+    /// GPU holds at once (the persistent grid's most clusters, read when the kernel was loaded);
+    /// 0 otherwise.
     pub fn max_active_clusters(&self) -> u32 {
         self.kernel
             .residency()

@@ -66,10 +66,25 @@ impl GemmConfig {
             swap_ab,
             tma_store: false,
             cluster_m: 1,
+            cluster_n: 1,
             pingpong: false,
             ..self
         }
         .stages_up_to(8)
+    }
+
+    /// The decode tile in a cluster of `ctas` CTAs along N ([`GemmConfig::cluster_n`]) from
+    /// `self`: [`GemmConfig::decode_tile`] `bn` wide, unswapped and unsplit, the consumers
+    /// sharing each 128-row tile, the deepest ring: for 65 to 128 tokens, `ctas` neighbouring
+    /// weight tiles share the tokens' tile (each CTA loads `128 / ctas` of its rows and
+    /// multicasts them to all), so the tokens are read from L2 once per cluster instead of once
+    /// per weight tile.
+    pub fn decode_cluster(self, bn: u32, ctas: u32) -> GemmConfig {
+        GemmConfig {
+            cluster_n: ctas,
+            ..self.decode_tile(bn, 1, false)
+        }
+        .stages_up_to(Self::MAX_STAGES)
     }
 
     /// The unswapped ping-pong decode tile from `self`: [`GemmConfig::decode_tile`] `bn` wide,
@@ -125,7 +140,9 @@ impl GemmConfig {
 ///   (64-row stages).
 /// - For an `m` over 64, ping-pong consumers in CTA pairs 64 and [`pair_width`] wide
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
-///   cluster, the weight multicast to both.
+///   cluster, the weight multicast to both; and clusters of 2 and 4 CTAs along N
+///   ([`GemmConfig::decode_cluster`]) [`fill_width`] and [`cluster_width`] wide: neighbouring
+///   weight tiles sharing the tokens' 128-row tile, the tokens multicast to all.
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
@@ -150,8 +167,13 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
     // Two 64-row tiles of tokens: ping-pong consumers in CTA pairs sharing each weight tile
     // (multicast), one tile a CTA, the deepest ring (cuBLAS's choice at M = 128).
     if m > 64 {
-        for bn in [64, pair_width(n, sms)] {
-            let c = base.decode_pair(bn);
+        let pairs = [64, pair_width(n, sms)].map(|bn| base.decode_pair(bn));
+        // The tokens' tile shared along N by 2 or 4 CTAs.
+        let along_n = [2, 4].into_iter().flat_map(|ctas| {
+            [fill_width(n, sms), cluster_width(n, sms, ctas)]
+                .map(|bn| base.decode_cluster(bn, ctas))
+        });
+        for c in pairs.into_iter().chain(along_n) {
             if !out.contains(&c) && c.validate().is_ok() {
                 out.push(c);
             }
@@ -208,6 +230,16 @@ pub fn fill_width(n: usize, sms: u32) -> u32 {
 /// weight tiles, from 16 to 256 (64 for N = 4096 on 132 SMs, 96 for 6144, 112 for 7168).
 pub fn pair_width(n: usize, sms: u32) -> u32 {
     width_for(n, sms as usize / 2, 16)
+}
+
+/// The unswapped decode width for `n` weight rows in clusters of `ctas` CTAs along N
+/// ([`GemmConfig::decode_cluster`]): the narrowest multiple of 8 that makes at most `sms - ctas`
+/// weight tiles, from 16 to 256. Where an SM's GPC holds no whole cluster the GPU runs fewer
+/// clusters at once than `sms / ctas`; one cluster's worth fewer tiles than SMs still fills
+/// it in one wave (24 wide for N = 2112 with 4 CTAs on 132 SMs: 88 tiles, where
+/// [`fill_width`]'s 16 makes 132, 33 clusters).
+pub fn cluster_width(n: usize, sms: u32, ctas: u32) -> u32 {
+    width_for(n, sms.saturating_sub(ctas) as usize, 8)
 }
 
 /// The narrowest multiple of `multiple` from 16 to 256 that cuts `n` into at most `tiles`.
