@@ -140,9 +140,11 @@ impl GemmConfig {
 ///   (64-row stages).
 /// - For an `m` over 64, ping-pong consumers in CTA pairs 64 and [`pair_width`] wide
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
-///   cluster, the weight multicast to both; and clusters of 2 and 4 CTAs along N
-///   ([`GemmConfig::decode_cluster`]) [`fill_width`] and [`cluster_width`] wide: neighbouring
-///   weight tiles sharing the tokens' 128-row tile, the tokens multicast to all.
+///   cluster, the weight multicast to both; and pairs along N ([`GemmConfig::decode_cluster`]
+///   with 2 CTAs) [`fill_width`] wide: two neighbouring weight tiles sharing the tokens'
+///   128-row tile, the tokens multicast to both. Not 4 CTAs along N: the H200 holds 30 such
+///   clusters at once (120 of its 132 SMs), and they were the slowest of the candidates at
+///   every M = 128 row of the decode table (BENCHMARKS.md, session 15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
@@ -168,12 +170,9 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
     // (multicast), one tile a CTA, the deepest ring (cuBLAS's choice at M = 128).
     if m > 64 {
         let pairs = [64, pair_width(n, sms)].map(|bn| base.decode_pair(bn));
-        // The tokens' tile shared along N by 2 or 4 CTAs.
-        let along_n = [2, 4].into_iter().flat_map(|ctas| {
-            [fill_width(n, sms), cluster_width(n, sms, ctas)]
-                .map(|bn| base.decode_cluster(bn, ctas))
-        });
-        for c in pairs.into_iter().chain(along_n) {
+        // The tokens' tile shared along N by a pair.
+        let along_n = base.decode_cluster(fill_width(n, sms), 2);
+        for c in pairs.into_iter().chain([along_n]) {
             if !out.contains(&c) && c.validate().is_ok() {
                 out.push(c);
             }
@@ -230,16 +229,6 @@ pub fn fill_width(n: usize, sms: u32) -> u32 {
 /// weight tiles, from 16 to 256 (64 for N = 4096 on 132 SMs, 96 for 6144, 112 for 7168).
 pub fn pair_width(n: usize, sms: u32) -> u32 {
     width_for(n, sms as usize / 2, 16)
-}
-
-/// The unswapped decode width for `n` weight rows in clusters of `ctas` CTAs along N
-/// ([`GemmConfig::decode_cluster`]): the narrowest multiple of 8 that makes at most `sms - ctas`
-/// weight tiles, from 16 to 256. Where an SM's GPC holds no whole cluster the GPU runs fewer
-/// clusters at once than `sms / ctas`; one cluster's worth fewer tiles than SMs still fills
-/// it in one wave (24 wide for N = 2112 with 4 CTAs on 132 SMs: 88 tiles, where
-/// [`fill_width`]'s 16 makes 132, 33 clusters).
-pub fn cluster_width(n: usize, sms: u32, ctas: u32) -> u32 {
-    width_for(n, sms.saturating_sub(ctas) as usize, 8)
 }
 
 /// The narrowest multiple of `multiple` from 16 to 256 that cuts `n` into at most `tiles`.
