@@ -388,18 +388,37 @@ fn clusters_along_n_share_a_and_assemble() {
     assert!(along_n(64, Bf16).is_empty());
 }
 
-/// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type; the
-/// GEMM's parts run the k-tiles `[s·k_part, min((s + 1)·k_part, ktiles))` and store f32
-/// partials; the parts of an FP8 problem too.
+/// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type and
+/// part count; a thread issues every part's load before its first add, and the sum waits for
+/// the GEMM it depends on (`griddepcontrol.wait`); the GEMM's parts run the k-tiles
+/// `[s·k_part, min((s + 1)·k_part, ktiles))`, store f32 partials and let the sum start after
+/// their last loads (`griddepcontrol.launch_dependents`; not with the in-kernel fixup, which
+/// has no second launch); the parts of an FP8 problem too.
 #[test]
 fn split_k_kernels_assemble() {
     use ptxkit::library::gemm::split::reduce_kernel;
     for out in [ScalarType::Bf16, ScalarType::F16, ScalarType::F32] {
-        let k = reduce_kernel(out, Target::Sm90a).unwrap();
-        assert!(k.ptx().contains("ld.global.f32"), "{}", k.ptx());
-        support::assemble(k.ptx(), Target::Sm90a);
+        for parts in [2, 4, 16] {
+            let k = reduce_kernel(out, parts, Target::Sm90a).unwrap();
+            let ptx = k.ptx();
+            assert_eq!(
+                ptx.matches("ld.global.f32").count(),
+                parts as usize,
+                "{ptx}"
+            );
+            let (last_load, first_add) = (
+                ptx.rfind("ld.global.f32").unwrap(),
+                ptx.find("add.f32").unwrap(),
+            );
+            assert!(last_load < first_add, "the loads before the adds: {ptx}");
+            assert!(ptx.contains("griddepcontrol.wait;"), "{ptx}");
+            support::assemble(ptx, Target::Sm90a);
+        }
     }
-    assert!(reduce_kernel(ScalarType::E4m3, Target::Sm90a).is_err());
+    assert!(reduce_kernel(ScalarType::E4m3, 4, Target::Sm90a).is_err());
+    for parts in [0, 1, 17] {
+        assert!(reduce_kernel(ScalarType::Bf16, parts, Target::Sm90a).is_err());
+    }
     let fp8 = GemmConfig {
         split_k: 8,
         tma_store: false,
@@ -412,7 +431,17 @@ fn split_k_kernels_assemble() {
         ptx.contains("st.global.v2.f32"),
         "the partials are stored as f32 pairs"
     );
+    assert_eq!(ptx.matches("griddepcontrol.launch_dependents;").count(), 1);
     support::assemble(&ptx, Target::Sm90a);
+    let fixup = GemmConfig {
+        split_fixup: true,
+        ..fp8
+    };
+    let ptx = build(&fixup).and_then(|m| m.to_ptx()).unwrap();
+    assert!(
+        !ptx.contains("griddepcontrol"),
+        "the fixup has no second launch"
+    );
 }
 
 /// Swap-AB ([`ptxkit::library::gemm::swap_ab`]): bf16 and FP8, each tile width, unsplit and

@@ -1364,6 +1364,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 self.load_stage(k, &ring, (&a, &b), &tile, boxes, kt, scales.as_ref())
             })
         })?;
+        // Split-K summed by a second launch ([`super::split`]): once this CTA's last loads are
+        // issued the sum may be scheduled (a programmatic dependent: `launch_dependents`, PTX
+        // ISA 9.7.13.13; the first thread of a CTA to issue it counts); it waits for this grid
+        // to complete before it reads the parts.
+        if self.cfg.split_k > 1 && !self.cfg.split_fixup {
+            k.isa().griddepcontrol_launch_dependents()?;
+        }
         self.sync.end_trips();
         Ok(())
     }

@@ -190,8 +190,12 @@ impl Gemm {
                 kernel: match cfg.split_fixup {
                     true => None,
                     false => Some(
-                        super::split::reduce_kernel(cfg.output, ptx_isa::Target::Sm90a)?
-                            .load(device, &JitOptions::default())?,
+                        super::split::reduce_kernel(
+                            cfg.output,
+                            cfg.split_k,
+                            ptx_isa::Target::Sm90a,
+                        )?
+                        .load(device, &JitOptions::default())?,
                     ),
                 },
                 workspace: std::sync::Mutex::new(None),
@@ -569,8 +573,10 @@ impl Gemm {
             self.split.as_ref().and_then(|s| s.kernel.as_ref()),
             workspace.as_deref(),
         ) {
+            // A programmatic dependent of the GEMM ([`super::split`]): scheduled once every CTA
+            // of the GEMM has issued its last loads, it reads the parts after the GEMM ends.
             let mut sum = [TensorRef::slice(w, parts)?.into(), c.reborrow().into()];
-            kernel.launch(stream, &mut sum)?;
+            kernel.launch_dependent_within(stream, &mut sum, None)?;
         }
         Ok(())
     }
