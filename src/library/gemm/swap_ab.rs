@@ -143,8 +143,8 @@ impl GemmConfig {
 ///   cluster, the weight multicast to both; and pairs along N ([`GemmConfig::decode_cluster`]
 ///   with 2 CTAs) [`fill_width`] wide: two neighbouring weight tiles sharing the tokens'
 ///   128-row tile, the tokens multicast to both. Not 4 CTAs along N: the H200 holds 30 such
-///   clusters at once (120 of its 132 SMs), and they were the slowest of the candidates at
-///   every M = 128 row of the decode table (BENCHMARKS.md, session 15).
+///   clusters at once (120 of its 132 SMs), and they were slower than 2 along N at every
+///   M = 128 row of the decode table (BENCHMARKS.md, session 15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
