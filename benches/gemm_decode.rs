@@ -8,8 +8,9 @@
 //! [`check::check_fp8`] against cuBLASLt promoted), and the fixup's result against the
 //! two-launch split-K's, bit for bit. With `DECODE_CHECK_ONLY` set it stops there (what the
 //! sanitizer runs); `DECODE_CHECK_ONLY=decode-widths` keeps only the checks of the unswapped
-//! decode widths, of the swapped tiles narrower than M and of the CTA pairs,
-//! `DECODE_CHECK_ONLY=pairs` those of the CTA pairs.
+//! decode widths, of the swapped tiles narrower than M and of the CTA pairs and clusters,
+//! `DECODE_CHECK_ONLY=pairs` those of the CTA pairs, `DECODE_CHECK_ONLY=clusters` those of
+//! the clusters along N (each with how many clusters the GPU holds at once).
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them), each run once on a
@@ -268,17 +269,21 @@ fn checks(
 ) {
     let sms = device.attributes().sm_count;
     // `DECODE_CHECK_ONLY=decode-widths`: only the unswapped decode widths, the swapped tiles
-    // narrower than M and the CTA pairs; `=pairs`, the CTA pairs alone (what the sanitizer
-    // runs on those paths).
+    // narrower than M, the CTA pairs and the clusters along N; `=pairs`, the CTA pairs alone,
+    // `=clusters` the clusters along N alone (what the sanitizer runs on those paths).
     let only = std::env::var("DECODE_CHECK_ONLY").unwrap_or_default();
-    let (only_pairs, only_widths) = (only == "pairs", only == "decode-widths" || only == "pairs");
-    let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| match only_pairs {
-        true => c.cluster_m == 2,
-        false => {
+    let (only_pairs, only_clusters) = (only == "pairs", only == "clusters");
+    let only_widths = only == "decode-widths" || only_pairs || only_clusters;
+    let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
+        if only_pairs {
+            c.cluster_m == 2
+        } else if only_clusters {
+            c.cluster_n > 1
+        } else {
             !only_widths
                 || (!c.swap_ab && c.bn % 64 != 0)
                 || (c.swap_ab && (c.bn as usize) < m)
-                || c.cluster_m == 2
+                || c.cluster_size() > 1
         }
     };
     let bf = GemmConfig::large();
@@ -324,6 +329,21 @@ fn checks(
         (bf.decode_pair(64), (128, 4096, 4096)),
         (bf.decode_pair(32), (100, 2112, 7168)),
         (bf.decode_pair(112), (128, 7000, 2048)),
+        // Clusters along N sharing the tokens' tile: 33 clusters of 4 at N = 2112, edges in M
+        // and N (N = 2000 in 16-wide tiles: the last cluster's last three CTAs lie past N),
+        // an odd N.
+        (bf.decode_cluster(16, 4), (128, 2112, 7168)),
+        (bf.decode_cluster(24, 2), (100, 2000, 1000)),
+        (bf.decode_cluster(16, 4), (128, 2000, 520)),
+        (bf.decode_cluster(32, 4), (128, 4096, 4096)),
+        (
+            GemmConfig {
+                n_even: false,
+                ..bf
+            }
+            .decode_cluster(24, 4),
+            (77, 1001, 520),
+        ),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
         if !wanted(&(cfg, shape)) {
@@ -360,6 +380,9 @@ fn checks(
         (fp8(64, 2112).decode_pingpong(16), (50, 2112, 7168)),
         (fp8(128, 7168).decode_pair(112), (128, 7168, 2048)),
         (fp8(128, 6144).decode_pair(96), (120, 6100, 4096)),
+        (fp8(128, 2112).decode_cluster(16, 4), (128, 2112, 7168)),
+        (fp8(128, 2112).decode_cluster(24, 2), (100, 2112, 7168)),
+        (fp8(128, 7168).decode_cluster(56, 4), (128, 7000, 2048)),
         (
             fixup(GemmConfig {
                 bn: 128,
@@ -385,6 +408,18 @@ fn checks(
         (kernels, device),
         fp8_checks.into_iter().filter(wanted),
     );
+    // How many clusters along N the GPU holds at once (a GPC holds whole clusters only).
+    for cfg in [bf.decode_cluster(16, 2), bf.decode_cluster(16, 4)] {
+        match loaded(kernels, device, cfg) {
+            Ok(g) => println!(
+                "occupancy {}: {} clusters of {} at once",
+                cfg.name(),
+                g.max_active_clusters(),
+                cfg.cluster_size()
+            ),
+            Err(e) => println!("occupancy {}: FAIL {e}", cfg.name()),
+        }
+    }
     if only_widths {
         return;
     }

@@ -277,23 +277,148 @@ fn bad_configurations_are_refused() {
             tma_store: false,
             ..large
         },
+        // A cluster along N: 1, 2 or 4 CTAs sharing the 128-row A tile, alone (no pair along
+        // M), unsplit, unswapped, no ping-pong.
+        GemmConfig {
+            cluster_n: 3,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 8,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 2,
+            cluster_m: 2,
+            ..large
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.with_pingpong()
+        },
+        GemmConfig {
+            cluster_n: 2,
+            split_k: 2,
+            ..large.decode_tile(32, 1, false)
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.swapped(32, 1)
+        },
+        GemmConfig {
+            cluster_n: 2,
+            ..large.with_epilogue_warps()
+        },
     ] {
         assert!(build(&bad).is_err(), "{bad:?} should be refused");
     }
 }
 
-/// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type; the
-/// GEMM's parts run the k-tiles `[s·k_part, min((s + 1)·k_part, ktiles))` and store f32
-/// partials; the parts of an FP8 problem too.
+/// Clusters along N sharing A's tile ([`GemmConfig::cluster_n`], the decode kernels of
+/// [`GemmConfig::decode_cluster`]): each CTA loads its `128 / cluster_n` rows of A and multicasts
+/// them to every CTA of the cluster (ctaMask 3 or 15), and releases each stage in every CTA
+/// (`cluster_n - 1` remote arrivals through `mapa`, none releasing at cluster scope); the
+/// cluster's shape is in the kernel; bf16 and FP8 assemble without spills; the tuner offers
+/// pairs along N at the fill width at M = 65 to 128 (and only there), not clusters of 4.
+#[test]
+fn clusters_along_n_share_a_and_assemble() {
+    use ScalarType::{Bf16, E4m3};
+    use ptxkit::library::gemm::tune::{TuneProblem, candidates};
+    let bf = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(128, 2112, 132, E4m3, Bf16);
+    let configs = vec![
+        bf.decode_cluster(16, 4),
+        bf.decode_cluster(24, 2),
+        fp8.decode_cluster(16, 4),
+        fp8.decode_cluster(56, 4),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .decode_cluster(24, 4),
+        GemmConfig { cluster_n: 2, ..bf },
+    ];
+    // 18 KB stages of a 128 x 16 bf16 tile: 12 of them.
+    assert_eq!(configs[0].stages, 12);
+    for cfg in &configs {
+        cfg.validate().unwrap();
+        let ctas = cfg.cluster_n;
+        assert!(cfg.name().contains(&format!("_n{ctas}")), "{}", cfg.name());
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(
+            ptx.contains(&format!(".reqnctapercluster {ctas}, 1, 1")),
+            "{}: the cluster's shape",
+            cfg.name()
+        );
+        let mask = (1u32 << ctas) - 1;
+        assert_eq!(
+            ptx.matches(".multicast::cluster").count(),
+            1,
+            "{}: one multicast load (A's part)",
+            cfg.name()
+        );
+        assert!(
+            ptx.contains(&format!(", {mask};")),
+            "{}: ctaMask {mask}",
+            cfg.name()
+        );
+        // Each release site: one local arrival and one remote per peer.
+        let remote = ptx.matches("mbarrier.arrive.shared::cluster.b64").count();
+        assert!(
+            remote > 0 && remote % (ctas as usize - 1) == 0,
+            "{}: {remote} remote arrivals",
+            cfg.name()
+        );
+        assert!(
+            !ptx.contains("mbarrier.arrive.release.cluster"),
+            "{}",
+            cfg.name()
+        );
+    }
+    support::gemm_configs_assemble_clean(configs);
+    let along_n = |m, dtype| {
+        candidates(&TuneProblem::new(m, 2112, 7168, dtype, Bf16), 132)
+            .into_iter()
+            .filter(|c| c.cluster_n > 1)
+            .map(|c| (c.bn, c.cluster_n))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(along_n(128, Bf16), [(16, 2)]);
+    assert_eq!(along_n(100, E4m3), [(16, 2)]);
+    assert!(along_n(64, Bf16).is_empty());
+}
+
+/// Split-K's sum ([`ptxkit::library::gemm::split`]) assembles for every output type and
+/// part count; a thread issues every part's load before its first add, and the sum waits for
+/// the GEMM it depends on (`griddepcontrol.wait`); the GEMM's parts run the k-tiles
+/// `[s·k_part, min((s + 1)·k_part, ktiles))`, store f32 partials and let the sum start after
+/// their last loads (`griddepcontrol.launch_dependents`; not with the in-kernel fixup, which
+/// has no second launch); the parts of an FP8 problem too.
 #[test]
 fn split_k_kernels_assemble() {
     use ptxkit::library::gemm::split::reduce_kernel;
     for out in [ScalarType::Bf16, ScalarType::F16, ScalarType::F32] {
-        let k = reduce_kernel(out, Target::Sm90a).unwrap();
-        assert!(k.ptx().contains("ld.global.f32"), "{}", k.ptx());
-        support::assemble(k.ptx(), Target::Sm90a);
+        for parts in [2, 4, 16] {
+            let k = reduce_kernel(out, parts, Target::Sm90a).unwrap();
+            let ptx = k.ptx();
+            assert_eq!(
+                ptx.matches("ld.global.f32").count(),
+                parts as usize,
+                "{ptx}"
+            );
+            let (last_load, first_add) = (
+                ptx.rfind("ld.global.f32").unwrap(),
+                ptx.find("add.f32").unwrap(),
+            );
+            assert!(last_load < first_add, "the loads before the adds: {ptx}");
+            assert!(ptx.contains("griddepcontrol.wait;"), "{ptx}");
+            support::assemble(ptx, Target::Sm90a);
+        }
     }
-    assert!(reduce_kernel(ScalarType::E4m3, Target::Sm90a).is_err());
+    assert!(reduce_kernel(ScalarType::E4m3, 4, Target::Sm90a).is_err());
+    for parts in [0, 1, 17] {
+        assert!(reduce_kernel(ScalarType::Bf16, parts, Target::Sm90a).is_err());
+    }
     let fp8 = GemmConfig {
         split_k: 8,
         tma_store: false,
@@ -306,7 +431,17 @@ fn split_k_kernels_assemble() {
         ptx.contains("st.global.v2.f32"),
         "the partials are stored as f32 pairs"
     );
+    assert_eq!(ptx.matches("griddepcontrol.launch_dependents;").count(), 1);
     support::assemble(&ptx, Target::Sm90a);
+    let fixup = GemmConfig {
+        split_fixup: true,
+        ..fp8
+    };
+    let ptx = build(&fixup).and_then(|m| m.to_ptx()).unwrap();
+    assert!(
+        !ptx.contains("griddepcontrol"),
+        "the fixup has no second launch"
+    );
 }
 
 /// Swap-AB ([`ptxkit::library::gemm::swap_ab`]): bf16 and FP8, each tile width, unsplit and

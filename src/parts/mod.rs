@@ -40,7 +40,7 @@ pub use gate::RowGate;
 pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
-    Band, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody, TileScheduler, Turn, Turns,
-    banded,
+    Along, Band, ClusterTiles, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody,
+    TileScheduler, Turn, Turns, banded,
 };
 pub use slabs::{load_slabs, stage_for_bulk};

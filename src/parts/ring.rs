@@ -57,9 +57,9 @@ pub struct Ring {
     /// The arrivals on `empty` that one release site stands for per phase (one per consumer
     /// warpgroup: its leader arrives).
     releases: u32,
-    /// In a CTA pair whose producers both write each stage (a multicast): this CTA's rank,
-    /// so a release arrives on the peer's `empty` too.
-    pair: Option<Var>,
+    /// In a cluster whose producers all write each stage (a multicast): this CTA's rank and
+    /// the cluster's CTAs, so a release arrives on every peer's `empty` too.
+    cluster: Option<(Var, u32)>,
 }
 
 impl Ring {
@@ -98,15 +98,17 @@ impl Ring {
             full,
             empty,
             releases,
-            pair: None,
+            cluster: None,
         })
     }
 
-    /// The ring of a CTA pair (a cluster of two along M) whose producers each write half of
-    /// every stage into both CTAs: a release arrives on this CTA's `empty` and on the peer's
-    /// (through `mapa`, PTX ISA 9.7.9.22), and the protocol counts the peer's releases here.
-    pub fn in_pair(mut self, rank: Option<Var>) -> Ring {
-        self.pair = rank;
+    /// The ring of a cluster of `size` CTAs (a power of two; a CTA pair along M, or CTAs
+    /// along N) whose producers each write a part of every stage into every CTA: a release
+    /// arrives on this CTA's `empty` and on each peer's (through `mapa`, PTX ISA 9.7.9.22), and
+    /// the protocol counts the peers' releases here. `rank`: this CTA's rank in the cluster
+    /// (`None`: a CTA alone, the ring unchanged).
+    pub fn in_cluster(mut self, rank: Option<Var>, size: u32) -> Ring {
+        self.cluster = rank.map(|r| (r, size));
         self
     }
 
@@ -323,8 +325,9 @@ impl Ring {
     }
 
     /// A consumer warpgroup releases the stage in `stage`: its `leader` arrives on `empty`
-    /// (and, in a pair, on the peer's through `shared::cluster`: its producer wrote half the
-    /// stage, PTX ISA 9.7.13.15.13). Both arrivals take the default semantics (`.release.cta`):
+    /// (and, in a cluster, on each peer's through `shared::cluster`: its producer wrote part of
+    /// the stage, PTX ISA 9.7.13.15.13; the peers are `rank ^ d` for `d` in `1..size`, every
+    /// other rank of a power-of-two cluster). The arrivals take the default semantics (`.release.cta`):
     /// what the stage's release orders are the stage's reads, which the wgmmas (the async proxy)
     /// made and `wgmma.wait_group` completed before it, so no write of this CTA has to be made
     /// visible to the peer. A `.release.cluster` arrival would cost a whole-GPU memory barrier
@@ -341,27 +344,29 @@ impl Ring {
         peeled: bool,
     ) -> Result<()> {
         let empty = self.empty_at(k, stage)?;
-        let pairs = if self.pair.is_some() { 2 } else { 1 };
+        let ctas = self.cluster.map_or(1, |(_, size)| size);
         if peeled {
-            // The phase's arrivals at this site: this CTA's leaders, and in a pair the peer's
-            // from the same site of its loop.
-            sync.arrive_peeled(k.isa().when(leader), empty, self.releases * pairs)?;
+            // The phase's arrivals at this site: this CTA's leaders, and in a cluster the
+            // peers' from the same site of their loops.
+            sync.arrive_peeled(k.isa().when(leader), empty, self.releases * ctas)?;
         } else {
             sync.arrive(k.isa().when(leader), empty.at, empty.addr, self.releases)?;
         }
-        if let Some(rank) = self.pair {
+        if let Some((rank, size)) = self.cluster {
             let rank = k.eval(rank)?;
-            let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-            k.xor(peer, rank, 1u32)?;
-            k.mapa_shared(remote, empty.addr, peer)?;
-            k.when(leader).mbarrier_arrive_with(
-                &ArriveOpts::default(),
-                Sinkable::Sink,
-                Addr::<spaces::SharedCluster>::reg32(remote),
-            )?;
-            if !peeled {
-                // The peer's consumers release this CTA's stage the same way.
-                sync.remote_arrive(empty.at, self.releases);
+            for d in 1..size {
+                let (peer, remote) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                k.xor(peer, rank, d)?;
+                k.mapa_shared(remote, empty.addr, peer)?;
+                k.when(leader).mbarrier_arrive_with(
+                    &ArriveOpts::default(),
+                    Sinkable::Sink,
+                    Addr::<spaces::SharedCluster>::reg32(remote),
+                )?;
+                if !peeled {
+                    // Each peer's consumers release this CTA's stage the same way.
+                    sync.remote_arrive(empty.at, self.releases);
+                }
             }
         }
         Ok(())

@@ -7,8 +7,9 @@
 //! - [`banded`]: grouped rasterization, linear tile `t` to `(row, column)` in bands of a few
 //!   rows, column-major within a band (consecutive CTAs share a column's operand; a band's rows
 //!   stay in L2). Attention's L2 sections are the same order over (head, query tile).
-//! - [`GridSchedule`]: a persistent grid over an M x N tile grid in bands, optionally in CTA
-//!   pairs along M: the dense GEMM's schedule. Grouped problems (the MoE GEMM) walk their groups'
+//! - [`GridSchedule`]: a persistent grid over an M x N tile grid in bands, optionally in
+//!   clusters of neighbouring tiles ([`ClusterTiles`]: CTA pairs along M, or 2 or 4 CTAs along
+//!   N): the dense GEMM's schedule. Grouped problems (the MoE GEMM) walk their groups'
 //!   tiles through the same [`PersistentGrid`] with a cursor over the groups.
 //! - [`TileScheduler`]: what a kernel's roles call.
 //! - [`Turns`]: consumers taking turns at the tiles (ping-pong), each its share of the sequence.
@@ -372,9 +373,10 @@ pub fn banded(
 /// part of its reduction ([`GridSchedule::with_splits`]).
 #[derive(Debug, Clone, Copy)]
 pub struct GridTile {
-    /// The row of tiles (with CTA pairs, this CTA's: `2 · pair row + rank`).
+    /// The row of tiles (with a cluster along M, this CTA's: `size · cluster row + rank`).
     pub row: Var,
-    /// The column of tiles.
+    /// The column of tiles (with a cluster along N, this CTA's: `size · cluster column +
+    /// rank`).
     pub col: Var,
     /// With split-K, the part of the reduction, `0..splits`.
     pub split: Option<Var>,
@@ -382,18 +384,42 @@ pub struct GridTile {
     pub item: Var,
 }
 
+/// Which way the CTAs of a cluster lie on a [`GridSchedule`]'s tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Along {
+    /// Neighbouring row tiles of one column (they share the column's B tile).
+    M,
+    /// Neighbouring column tiles of one row (they share the row's A tile).
+    N,
+}
+
+/// The CTAs of a cluster on a [`GridSchedule`]: `size` neighbouring tiles along one axis, CTA
+/// `rank` (its rank in the cluster, `0..size`) the `rank`-th of them.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterTiles {
+    /// This CTA's rank in its cluster.
+    pub rank: Var,
+    /// The cluster's CTAs.
+    pub size: u32,
+    /// The axis they lie along.
+    pub along: Along,
+}
+
 /// A persistent grid over `tiles_m x tiles_n` tiles in bands of `band` rows
-/// ([`banded`]); with a `rank`, over CTA pairs (clusters of two along M) that each take two row
-/// tiles of one column, CTA `rank` the tile `2 · row + rank`.
+/// ([`banded`]); with a cluster ([`ClusterTiles`]), over clusters that each take `size`
+/// neighbouring tiles: along M the row tiles `size · row + rank` of one column, along N the
+/// column tiles `size · column + rank` of one row (past the grid's last column where `size`
+/// does not divide it: the CTA still loads and releases its share of the cluster's stages, and
+/// stores nothing).
 #[derive(Debug, Clone)]
 pub struct GridSchedule {
     grid: PersistentGrid,
-    /// Rows the schedule walks: row tiles, or pair rows.
+    /// Rows the schedule walks: row tiles, or cluster rows along M.
     rows: Var,
-    /// Tiles (or pairs) a band holds.
+    /// Tiles (or clusters) a band holds.
     per_band: Var,
     band: u32,
-    rank: Option<Var>,
+    cluster: Option<ClusterTiles>,
     /// Parts each tile's reduction is split into (1: none).
     splits: u32,
     /// Row tiles the walk is rotated by ([`GridSchedule::rotated`]).
@@ -402,25 +428,26 @@ pub struct GridSchedule {
 
 impl GridSchedule {
     /// The schedule of `tiles_m x tiles_n` tiles (expressions of the symbols) in bands of
-    /// `band` row tiles; with `rank`, of CTA pairs.
+    /// `band` row tiles; with `cluster`, of clusters of neighbouring tiles.
     #[track_caller]
     pub fn new(
         k: &mut KernelBuilder,
         tiles_m: Expr,
         tiles_n: Expr,
         band: u32,
-        rank: Option<Var>,
+        cluster: Option<ClusterTiles>,
     ) -> Result<GridSchedule> {
-        let rows_e = match rank {
-            Some(_) => Expr::ceil_div(tiles_m, 2),
-            None => tiles_m,
+        let (rows_e, cols_e) = match cluster {
+            Some(c) if c.along == Along::M => (Expr::ceil_div(tiles_m, c.size), tiles_n),
+            Some(c) => (tiles_m, Expr::ceil_div(tiles_n, c.size)),
+            None => (tiles_m, tiles_n),
         };
-        let work = rows_e.clone() * tiles_n.clone();
+        let work = rows_e.clone() * cols_e.clone();
         let rows = k.let_("sched_m", rows_e)?;
-        let tiles_n = k.let_("tiles_n", tiles_n)?;
+        let tiles_n = k.let_("tiles_n", cols_e)?;
         let tiles = k.let_("tiles", Expr::from(rows) * tiles_n)?;
         let per_band = k.let_("per_band", Expr::from(tiles_n) * band)?;
-        let grid = match rank {
+        let grid = match cluster {
             Some(_) => PersistentGrid::clusters(work),
             None => PersistentGrid::ctas(work),
         }
@@ -430,7 +457,7 @@ impl GridSchedule {
             rows,
             per_band,
             band,
-            rank,
+            cluster,
             splits: 1,
             shift: None,
         })
@@ -464,8 +491,8 @@ impl GridSchedule {
 
     /// The same walk over rows rotated by `shift` row tiles: the tile the walk would put on row
     /// `r` lands on row `(r + shift) mod R`, `R` the schedule's row tiles (`2 ·` pair rows with
-    /// CTA pairs: `shift` and the row tiles even there, or the rotation moves a pair's missing
-    /// row into the grid). Still a bijection of the grid; a tensor-parallel GEMM starts each
+    /// CTA pairs along M: `shift` and the row tiles even there, or the rotation moves a pair's
+    /// missing row into the grid). Still a bijection of the grid; a tensor-parallel GEMM starts each
     /// rank on the rows it holds ([`crate::library::tp`]).
     pub fn rotated(mut self, shift: Var) -> GridSchedule {
         self.shift = Some(shift);
@@ -500,14 +527,16 @@ impl GridSchedule {
             ),
         };
         let (row, col) = banded(k, t, self.rows, self.per_band, Band::Rows(self.band))?;
-        let row = match self.rank {
-            Some(rank) => k.let_("mb_cta", row * 2 + rank)?,
-            None => row,
+        let along_m = self.cluster.filter(|c| c.along == Along::M);
+        let (row, col) = match self.cluster {
+            Some(c) if c.along == Along::M => (k.let_("mb_cta", row * c.size + c.rank)?, col),
+            Some(c) => (row, k.let_("nb_cta", col * c.size + c.rank)?),
+            None => (row, col),
         };
-        let row = match (self.shift, self.rank) {
+        let row = match (self.shift, along_m) {
             (None, _) => row,
             (Some(s), None) => k.let_("mb_rot", (row + s) % self.rows)?,
-            (Some(s), Some(_)) => k.let_("mb_rot", (row + s) % (self.rows * 2u32))?,
+            (Some(s), Some(c)) => k.let_("mb_rot", (row + s) % (self.rows * c.size))?,
         };
         Ok(GridTile {
             row,

@@ -42,9 +42,9 @@ use crate::kernel::{
 };
 use crate::parts::epilogue::{pair_tile, whole_or_edge, write_from_f32};
 use crate::parts::{
-    Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, GridSchedule, GridTile,
-    InitScope, Ring, RowGate, StagedBlock, TileBody, TileScheduler, Turn, Turns, WarpSpecialized,
-    init_barriers,
+    Along, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
+    GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, TileBody, TileScheduler, Turn,
+    Turns, WarpSpecialized, init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -119,10 +119,12 @@ fn scale_only(k: &KernelBuilder, epi: &Epilogue, what: &str) -> Result<()> {
 #[derive(Debug)]
 pub struct GemmKernel {
     /// The kernel: its PTX, its signature (the symbolic extents `m`, `n`, `k`; `a` `[m, k]` and
-    /// `b` `[n, k]` as TMA tensors with 128B-swizzled boxes of 128 x BK and `bn / cluster_m` x BK;
+    /// `b` `[n, k]` as TMA tensors with 128B-swizzled boxes of `128 / cluster_n` x BK and
+    /// `bn / cluster_m` x BK;
     /// `c` `[m, n]`, a TMA tensor in 64 x 64 boxes for the TMA-store epilogue, else a global
     /// tensor aligned as [`GemmConfig::c_align`] says; with `alpha_beta`, `alpha` and `beta`) and
-    /// its launch (a persistent grid of CTAs, or of CTA pairs with `cluster_m = 2`, of 384
+    /// its launch (a persistent grid of CTAs, or of clusters with `cluster_m = 2` or
+    /// `cluster_n` 2 or 4, of 384
     /// threads, and the dynamic shared memory of [`GemmConfig::smem_bytes`]).
     pub built: BuiltKernel,
     /// The wait sites (located in the PTX in a [`WaitMode::Bounded`] build).
@@ -223,7 +225,8 @@ pub enum Output<O: Elem> {
 #[derive(Debug)]
 pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     cfg: GemmConfig,
-    /// A `[m, k]`, loaded in 128 x BK boxes.
+    /// A `[m, k]`, loaded in `128 / cluster_n` x BK boxes (the CTAs of a cluster along N each
+    /// load their part of the shared tile).
     a: TmaTensor<I>,
     /// B `[n, k]`, loaded in `bn / cluster_m` x BK boxes (a CTA pair each loads half the tile).
     b: TmaTensor<J>,
@@ -253,7 +256,7 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     k_part: Option<Var>,
     /// Split-K's in-kernel fixup ([`GemmConfig::split_fixup`]): C and the counters.
     fixup: Option<super::fixup::Fixup<O>>,
-    /// This CTA's rank in its pair (cluster_m = 2).
+    /// This CTA's rank in its cluster (a pair along M, or `cluster_n` CTAs along N).
     rank: Option<Var>,
     /// The shared-memory base (aligned at run time to 1024 bytes).
     base: R32,
@@ -769,7 +772,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (a, b) = match &grouped {
             Some(ops) => (ops.a.clone(), ops.b.clone()),
             None => (
-                k.tma_tensor::<I>("a", [m.into(), Expr::from(kk)], operand(cfg.bm()))?,
+                k.tma_tensor::<I>(
+                    "a",
+                    [m.into(), Expr::from(kk)],
+                    operand(cfg.bm() / cfg.cluster_n),
+                )?,
                 k.tma_tensor::<J>(
                     "b",
                     [n.into(), Expr::from(kk)],
@@ -886,15 +893,25 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
 
         // setmaxnreg needs a register cap at entry: __launch_bounds__(384, 1).
         let tid = cfg.roles().declare(k)?;
-        let rank = if cfg.cluster_m == 2 {
-            let [rank] = k.cta_id_in_cluster([2], None)?;
-            // The peer arrives on this CTA's barriers from the same kernel: the cluster's shape
+        let ctas = cfg.cluster_size();
+        let rank = if ctas > 1 {
+            let [rank] = k.cta_id_in_cluster([ctas], None)?;
+            // The peers arrive on this CTA's barriers from the same kernel: the cluster's shape
             // is part of the kernel (PTX ISA 11.4.5 `.reqnctapercluster`).
-            k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
+            k.directive(Directive::ReqNctaPerCluster([ctas, 1, 1]))?;
             Some(rank)
         } else {
             None
         };
+        let cluster = rank.map(|rank| ClusterTiles {
+            rank,
+            size: ctas,
+            along: if cfg.cluster_n > 1 {
+                Along::N
+            } else {
+                Along::M
+            },
+        });
         let schedule = match grouped {
             Some(ops) => Tiles::Grouped(Box::new(GroupedSchedule::new(
                 k,
@@ -912,7 +929,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     Expr::ceil_div(m, cfg.bm()),
                     Expr::ceil_div(n, cfg.bn),
                     cfg.group_m,
-                    rank,
+                    cluster,
                 )?
                 .with_splits(k, cfg.split_k)?,
                 cfg.bm(),
@@ -936,11 +953,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let fragment = layouts::fragment::wgmma::accumulator(cfg.bn as i64, cfg.input)
             .map_err(|e| invalid(k, &e))?;
         // The ring's barriers with the init counts the pool placed them with; each stage is
-        // released by the leaders of the consumer warpgroups that read it (and the peer's in a
-        // pair).
+        // released by the leaders of the consumer warpgroups that read it (and the peers' in a
+        // cluster).
         let readers = cfg.stage_readers();
-        let ring =
-            Ring::declare(k, &mut sync, "", layout.ring.clone(), base, readers)?.in_pair(rank);
+        let ring = Ring::declare(k, &mut sync, "", layout.ring.clone(), base, readers)?
+            .in_cluster(rank, ctas);
         // The two-block rings (one arrival a phase): the staging blocks (each block's own
         // warpgroup, or its epilogue warp, loads and reads it) and the epilogue warps' input slabs.
         let mut pair_ring = |name: &str, pipe: &Option<smem::pipeline::Pipeline>| match pipe {
@@ -1318,14 +1335,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         self.sync.count_laps(ring.phase());
         let schedule = self.schedule.clone();
         schedule.for_each_tile(k, |k, tile| {
-            // A CTA pair's B tile is two boxes: this CTA loads box 2·nb + rank.
-            let b_box = match self.rank {
-                Some(rank) => k.let_("b_box", tile.nb * 2 + rank)?,
-                None => tile.nb,
+            // A CTA pair's B tile is two boxes: this CTA loads box 2·nb + rank. A cluster's A
+            // tile along N is `cluster_n` boxes: this CTA loads box cluster_n·mb + rank.
+            let (a_box, b_box) = match (self.rank, self.cfg.cluster_n) {
+                (Some(rank), 1) => (tile.mb, k.let_("b_box", tile.nb * 2 + rank)?),
+                (Some(rank), c) => (k.let_("a_box", tile.mb * c + rank)?, tile.nb),
+                (None, _) => (tile.mb, tile.nb),
             };
             // The boxes' rows, computed once per tile: the k loop's loads reuse them.
             if tile.group.is_none() {
-                k.eval(tile.mb * self.cfg.bm())?;
+                k.eval(a_box * (self.cfg.bm() / self.cfg.cluster_n))?;
             }
             if let Some(gate) = &self.gate {
                 gate.wait(k, tile.mb)?;
@@ -1341,9 +1360,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             let (k0, k1) = self.k_range(k, &tile)?;
             k.for_range(k0, k1, |k, kt| {
-                self.load_stage(k, &ring, (&a, &b), &tile, b_box, kt, scales.as_ref())
+                let boxes = (a_box, b_box);
+                self.load_stage(k, &ring, (&a, &b), &tile, boxes, kt, scales.as_ref())
             })
         })?;
+        // Split-K summed by a second launch ([`super::split`]): once this CTA's last loads are
+        // issued the sum may be scheduled (a programmatic dependent: `launch_dependents`, PTX
+        // ISA 9.7.13.13; the first thread of a CTA to issue it counts); it waits for this grid
+        // to complete before it reads the parts.
+        if self.cfg.split_k > 1 && !self.cfg.split_fixup {
+            k.isa().griddepcontrol_launch_dependents()?;
+        }
         self.sync.end_trips();
         Ok(())
     }
@@ -1412,9 +1439,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     }
 
     /// One k-tile of the producer: wait until the consumers have released the ring's current
-    /// stage, announce its bytes on its full barrier, load A's box `(mb, kt)` and B's box
-    /// `(b_box, kt)` into it (a grouped tile's boxes at its group's element origins), and step
-    /// the ring. With `scales` ([`GemmConfig::smem_scales`]) the stage's scale slot is filled
+    /// stage, announce its bytes on its full barrier, load A's box `(a_box, kt)` and B's box
+    /// `(b_box, kt)` into it (a grouped tile's boxes at its group's element origins; in a
+    /// cluster this CTA's part of the shared tile into every CTA, [`HopperGemm::load_part`]),
+    /// and step the ring. With `scales` ([`GemmConfig::smem_scales`]) the stage's scale slot is filled
     /// too: B's scales of the k-tile, loaded before the empty wait (their latency runs under
     /// it) and stored before the arrival (whose release orders them before the consumers'
     /// acquiring wait, PTX ISA 9.7.13.15.16), and A's tile rows' by a TMA load counted by the
@@ -1426,7 +1454,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         ring: &RingCursor,
         (a, b): (&TmaTensor<I>, &TmaTensor<J>),
         tile: &Tile,
-        b_box: Var,
+        (a_box, b_box): (Var, Var),
         kt: Var,
         scales: Option<&ProducerScales<'_>>,
     ) -> Result<()> {
@@ -1465,13 +1493,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (sa, sb) = self.stage_tiles(k, stage)?;
         // The k-tile, bound once for both loads' coordinates.
         let kt = k.let_("kt", kt)?;
-        let a_dst = self.operand_tile(cfg.input, cfg.bm(), sa, self.layout.a.align());
         let a_src = match &tile.group {
-            None => k.tma_tile_at(a, [tile.mb.into(), kt.into()])?,
+            None => k.tma_tile_at(a, [a_box.into(), kt.into()])?,
             Some(g) => k.tma_box_at(a, &g.a_origin(kt * cfg.bk()))?,
         };
-        let on_full = Some((&mut self.sync, full_bar));
-        k.copy_async(&a_dst, &a_src, on_full, None, ExecScope::Thread)?;
+        let a_align = self.layout.a.align();
+        if cfg.cluster_n > 1 {
+            let rows = cfg.bm() / cfg.cluster_n;
+            self.load_part(k, (cfg.input, rows, sa, a_align), &a_src, full_bar)?;
+        } else {
+            let a_dst = self.operand_tile(cfg.input, cfg.bm(), sa, a_align);
+            let on_full = Some((&mut self.sync, full_bar));
+            k.copy_async(&a_dst, &a_src, on_full, None, ExecScope::Thread)?;
+        }
         if let (Some(sc), Some(at)) = (scales, slot) {
             // The k-tile's scales of the tile's 128 rows: box (kt, mb) of `scale_a` [kb, m]
             // (rows past M read as zeros: never stored).
@@ -1485,37 +1519,46 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Some(g) => k.tma_box_at(b, &g.b_origin(b_box * cfg.bn, kt * cfg.bk()))?,
         };
         let b_align = self.layout.b.align();
-        match self.rank {
-            None => {
-                let b_dst = self.operand_tile(cfg.b_type(), cfg.bn, sb, b_align);
-                let on_full = Some((&mut self.sync, full_bar));
-                k.copy_async(&b_dst, &b_src, on_full, None, ExecScope::Thread)?;
-            }
-            Some(rank) => {
-                // This CTA's half of the shared B tile, written to the same offset of both CTAs'
-                // shared memory and counted by both CTAs' full barriers (PTX ISA 9.7.9.27:
-                // .multicast::cluster, ctaMask).
-                let half = cfg.bn / 2;
-                let rank = k.eval(rank)?;
-                let db = k.reg::<ty::U32>();
-                k.mad_lo(db, rank, half * cfg.bk() * cfg.input.bytes(), sb)?;
-                let half_dst = self.operand_tile(cfg.b_type(), half, db, b_align);
-                let on_full = Some((&mut self.sync, full_bar));
-                k.copy_async(
-                    &half_dst,
-                    &b_src,
-                    on_full,
-                    Some(0b11u16.into()),
-                    ExecScope::Thread,
-                )?;
-                // This CTA's full barrier also counts the peer's half, which the peer's producer
-                // multicasts here from the same line of the program.
-                let bytes = u32::try_from(half_dst.bytes())
-                    .map_err(|_| k.error("a B half tile over 4 GB"))?;
-                self.sync.copy(full_bar.at, bytes);
-            }
+        if cfg.cluster_m > 1 {
+            // This CTA's half of the pair's B tile.
+            let half = cfg.bn / cfg.cluster_m;
+            self.load_part(k, (cfg.b_type(), half, sb, b_align), &b_src, full_bar)?;
+        } else {
+            let b_dst = self.operand_tile(cfg.b_type(), cfg.bn, sb, b_align);
+            let on_full = Some((&mut self.sync, full_bar));
+            k.copy_async(&b_dst, &b_src, on_full, None, ExecScope::Thread)?;
         }
         ring.advance(k.isa())?;
+        Ok(())
+    }
+
+    /// This CTA's part of a stage's operand tile that the cluster shares (B's in a pair along
+    /// M, A's along N): `rows` rows of `dtype` from `src`, written at the part's offset (`rank ·
+    /// rows` rows into the tile at `tile`) in every CTA's shared memory and counted by every
+    /// CTA's full barrier (PTX ISA 9.7.9.27: `.multicast::cluster`, ctaMask of the cluster's
+    /// CTAs). This CTA's `full` also counts the peers' parts, which their producers multicast
+    /// here from the same line of the program.
+    fn load_part(
+        &mut self,
+        k: &mut KernelBuilder,
+        (dtype, rows, tile, align): (ScalarType, u32, R32, u32),
+        src: &TileRef,
+        full_bar: smem::pipeline::sync::NamedBarrier,
+    ) -> Result<()> {
+        let Some(rank) = self.rank else {
+            return Err(k.error("a shared stage tile without a cluster"));
+        };
+        let ctas = self.cfg.cluster_size();
+        let rank = k.eval(rank)?;
+        let at = k.reg::<ty::U32>();
+        k.mad_lo(at, rank, rows * self.cfg.bk() * dtype.bytes(), tile)?;
+        let dst = self.operand_tile(dtype, rows, at, align);
+        let on_full = Some((&mut self.sync, full_bar));
+        let everyone = (1u16 << ctas) - 1;
+        k.copy_async(&dst, src, on_full, Some(everyone.into()), ExecScope::Thread)?;
+        let bytes =
+            u32::try_from(dst.bytes()).map_err(|_| k.error("a shared tile part over 4 GB"))?;
+        self.sync.copy(full_bar.at, bytes * (ctas - 1));
         Ok(())
     }
 

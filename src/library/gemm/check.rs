@@ -344,7 +344,9 @@ pub fn config_for(device: &Device, m: usize, n: usize) -> GemmConfig {
 /// in-kernel fixup ([`GemmConfig::split_fixup`]), 128 wide in 4 parts and swapped 32 wide in 3
 /// parts with an odd N; and the unswapped decode widths 32 and 48 (48 also with ping-pong
 /// consumers, 16 stages and an odd N, alone and in CTA pairs), and 16 in 2 parts with the
-/// fixup and an odd N ([`GemmConfig::decode_tile`]).
+/// fixup and an odd N ([`GemmConfig::decode_tile`]); and clusters along N sharing A's tile
+/// ([`GemmConfig::cluster_n`]): 2 CTAs with the TMA-store epilogue, 4 CTAs 24 wide with an odd
+/// N ([`GemmConfig::decode_cluster`]).
 pub fn variants() -> Vec<GemmConfig> {
     let large = GemmConfig::large();
     vec![
@@ -458,6 +460,15 @@ pub fn variants() -> Vec<GemmConfig> {
             n_even: false,
             ..large.decode_tile(16, 2, false)
         },
+        GemmConfig {
+            cluster_n: 2,
+            ..large
+        },
+        GemmConfig {
+            n_even: false,
+            ..large
+        }
+        .decode_cluster(24, 4),
     ]
 }
 

@@ -190,8 +190,12 @@ impl Gemm {
                 kernel: match cfg.split_fixup {
                     true => None,
                     false => Some(
-                        super::split::reduce_kernel(cfg.output, ptx_isa::Target::Sm90a)?
-                            .load(device, &JitOptions::default())?,
+                        super::split::reduce_kernel(
+                            cfg.output,
+                            cfg.split_k,
+                            ptx_isa::Target::Sm90a,
+                        )?
+                        .load(device, &JitOptions::default())?,
                     ),
                 },
                 workspace: std::sync::Mutex::new(None),
@@ -213,8 +217,9 @@ impl Gemm {
         })
     }
 
-    /// For cluster_m = 2: how many CTA pairs the GPU holds at once (the persistent grid's most
-    /// clusters, read when the kernel was loaded); 0 otherwise.
+    /// For a kernel in clusters (`cluster_m = 2`, or `cluster_n` 2 or 4): how many clusters the
+    /// GPU holds at once (the persistent grid's most clusters, read when the kernel was loaded);
+    /// 0 otherwise.
     pub fn max_active_clusters(&self) -> u32 {
         self.kernel
             .residency()
@@ -568,8 +573,10 @@ impl Gemm {
             self.split.as_ref().and_then(|s| s.kernel.as_ref()),
             workspace.as_deref(),
         ) {
+            // A programmatic dependent of the GEMM ([`super::split`]): scheduled once every CTA
+            // of the GEMM has issued its last loads, it reads the parts after the GEMM ends.
             let mut sum = [TensorRef::slice(w, parts)?.into(), c.reborrow().into()];
-            kernel.launch(stream, &mut sum)?;
+            kernel.launch_dependent_within(stream, &mut sum, None)?;
         }
         Ok(())
     }

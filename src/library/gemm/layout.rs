@@ -95,7 +95,8 @@ impl GemmConfig {
                     0 => None,
                     slot => Some(pool.alloc_bytes("scales", self.stages * slot, 128)?),
                 };
-                let ring = ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_m)?;
+                let ring =
+                    ring.barriers(&mut pool, 1, self.stage_readers() * self.cluster_size())?;
                 // With epilogue warps each block is handed over both ways: `full` when its
                 // consumer has written it, `empty` when its epilogue warp's stores have read it.
                 let c_staging = c_staging

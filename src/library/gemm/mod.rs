@@ -167,6 +167,14 @@ pub enum GemmConfigError {
     /// A cluster of other than 1 or 2 CTAs along M.
     #[error("cluster_m {0}: 1 or 2")]
     Cluster(u32),
+    /// A cluster along N ([`GemmConfig::cluster_n`]) of other than 1, 2 or 4 CTAs, or with
+    /// what its shared A tile does not take: CTA pairs along M, ping-pong consumers (whose
+    /// 64-row tiles the CTAs of a cluster would have to walk in step), split-K, swap-AB, a
+    /// grouped problem, block scales or epilogue warps.
+    #[error(
+        "cluster_n {0}: 1, 2 or 4, for a dense problem's shared 128-row tile without CTA pairs along M, ping-pong, split-K, swap-AB, block scales or epilogue warps"
+    )]
+    ClusterN(u32),
     /// `group_m` of 0.
     #[error("group_m must be positive")]
     GroupM,
@@ -270,6 +278,12 @@ pub struct GemmConfig {
     /// CTAs per cluster along M: 1, or 2 for a CTA pair that shares its B tile: each CTA loads
     /// half of it and multicasts it to both (`.multicast::cluster`), halving B's L2 traffic.
     pub cluster_m: u32,
+    /// CTAs per cluster along N: 1, or 2 or 4 neighbouring tiles of one row of tiles that share
+    /// their A tile: each CTA loads `128 / cluster_n` of its rows and multicasts them to every
+    /// CTA of the cluster (`.multicast::cluster`), so A's tile is read from L2 once per cluster.
+    /// A decode step's A is the tokens (M of 65 to 128), which every narrow weight tile re-reads
+    /// otherwise ([`GemmConfigError::ClusterN`]).
+    pub cluster_n: u32,
     /// How the accumulators are scaled: [`Scaling::PerTensor`] or [`Scaling::Block`] exactly
     /// for 8-bit inputs.
     pub scaling: Scaling,
@@ -304,7 +318,8 @@ pub struct GemmConfig {
     /// the persistent grid ([`crate::parts::GridSchedule::with_splits`]), so a problem with fewer
     /// tiles than SMs (a decode shape's M of 1 to 128) fills the GPU. Each part writes its f32
     /// partial tile to a workspace `[split_k, m, n]`; a second kernel sums the parts in order
-    /// (deterministic, no atomics) into C ([`split`]). Dense 16-bit or per-tensor FP8 problems
+    /// (deterministic, no atomics) into C ([`split`]), launched as a programmatic dependent of
+    /// the GEMM. Dense 16-bit or per-tensor FP8 problems
     /// with the register epilogue and no bias, output scale or alpha/beta
     /// ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
@@ -381,6 +396,7 @@ impl GemmConfig {
             alpha_beta: false,
             tma_store: true,
             cluster_m: 1,
+            cluster_n: 1,
             scaling: Scaling::None,
             grouping: Grouping::None,
             pipelined_promotion: false,
@@ -684,6 +700,12 @@ impl GemmConfig {
         if self.pingpong { 64 } else { Self::BM }
     }
 
+    /// The CTAs of a cluster: [`GemmConfig::cluster_m`] (a pair along M) or
+    /// [`GemmConfig::cluster_n`] (along N), one of them 1.
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster_m * self.cluster_n
+    }
+
     /// How many consumer warpgroups release each stage: both (each read its 64 rows of A), or
     /// with [`GemmConfig::pingpong`] the one whose tile it holds.
     pub fn stage_readers(&self) -> u32 {
@@ -785,6 +807,18 @@ impl GemmConfig {
         if !matches!(self.cluster_m, 1 | 2) {
             return Err(GemmConfigError::Cluster(self.cluster_m));
         }
+        if !matches!(self.cluster_n, 1 | 2 | 4)
+            || (self.cluster_n > 1
+                && (self.cluster_m != 1
+                    || self.pingpong
+                    || self.split_k != 1
+                    || self.swap_ab
+                    || self.grouping != Grouping::None
+                    || self.scaling == Scaling::Block
+                    || self.epilogue_warps))
+        {
+            return Err(GemmConfigError::ClusterN(self.cluster_n));
+        }
         if self.group_m == 0 {
             return Err(GemmConfigError::GroupM);
         }
@@ -834,7 +868,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -856,6 +890,10 @@ impl GemmConfig {
             if self.alpha_beta { "_ab" } else { "" },
             if self.tma_store { "_tmastore" } else { "" },
             if self.cluster_m == 2 { "_c2" } else { "" },
+            match self.cluster_n {
+                1 => String::new(),
+                c => format!("_n{c}"),
+            },
             if self.scaling == Scaling::Block {
                 "_blk128"
             } else {

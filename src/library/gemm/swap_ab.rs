@@ -66,10 +66,25 @@ impl GemmConfig {
             swap_ab,
             tma_store: false,
             cluster_m: 1,
+            cluster_n: 1,
             pingpong: false,
             ..self
         }
         .stages_up_to(8)
+    }
+
+    /// The decode tile in a cluster of `ctas` CTAs along N ([`GemmConfig::cluster_n`]) from
+    /// `self`: [`GemmConfig::decode_tile`] `bn` wide, unswapped and unsplit, the consumers
+    /// sharing each 128-row tile, the deepest ring: for 65 to 128 tokens, `ctas` neighbouring
+    /// weight tiles share the tokens' tile (each CTA loads `128 / ctas` of its rows and
+    /// multicasts them to all), so the tokens are read from L2 once per cluster instead of once
+    /// per weight tile.
+    pub fn decode_cluster(self, bn: u32, ctas: u32) -> GemmConfig {
+        GemmConfig {
+            cluster_n: ctas,
+            ..self.decode_tile(bn, 1, false)
+        }
+        .stages_up_to(Self::MAX_STAGES)
     }
 
     /// The unswapped ping-pong decode tile from `self`: [`GemmConfig::decode_tile`] `bn` wide,
@@ -125,7 +140,11 @@ impl GemmConfig {
 ///   (64-row stages).
 /// - For an `m` over 64, ping-pong consumers in CTA pairs 64 and [`pair_width`] wide
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
-///   cluster, the weight multicast to both.
+///   cluster, the weight multicast to both; and pairs along N ([`GemmConfig::decode_cluster`]
+///   with 2 CTAs) [`fill_width`] wide: two neighbouring weight tiles sharing the tokens'
+///   128-row tile, the tokens multicast to both. Not 4 CTAs along N: the H200 holds 30 such
+///   clusters at once (120 of its 132 SMs), and they were slower than 2 along N at every
+///   M = 128 row of the decode table (BENCHMARKS.md, session 15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
@@ -150,8 +169,10 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
     // Two 64-row tiles of tokens: ping-pong consumers in CTA pairs sharing each weight tile
     // (multicast), one tile a CTA, the deepest ring (cuBLAS's choice at M = 128).
     if m > 64 {
-        for bn in [64, pair_width(n, sms)] {
-            let c = base.decode_pair(bn);
+        let pairs = [64, pair_width(n, sms)].map(|bn| base.decode_pair(bn));
+        // The tokens' tile shared along N by a pair.
+        let along_n = base.decode_cluster(fill_width(n, sms), 2);
+        for c in pairs.into_iter().chain([along_n]) {
             if !out.contains(&c) && c.validate().is_ok() {
                 out.push(c);
             }

@@ -218,7 +218,8 @@ struct Entry {
 /// The tuning cache: the fastest configuration measured for each (GPU, driver, version,
 /// problem). Its file holds one entry a line, tab-separated: GPU name, SMs, driver, version, m,
 /// n, k, input, output, then the knobs a candidate varies (bn, stages, group_m, cluster_m,
-/// pingpong, tma_store, split_k, swap_ab, split_fixup) and the TFLOP/s measured.
+/// pingpong, tma_store, split_k, swap_ab, split_fixup, cluster_n) and the TFLOP/s measured. A
+/// line of 19 fields (written before `cluster_n` was a knob) reads as `cluster_n` 1.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuneCache {
     entries: Vec<Entry>,
@@ -296,7 +297,7 @@ impl TuneCache {
         for e in &self.entries {
             let (k, p, c) = (&e.key, &e.problem, &e.config);
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
                 k.gpu.replace(['\t', '\n'], " "),
                 k.sms,
                 k.driver,
@@ -315,6 +316,7 @@ impl TuneCache {
                 c.split_k,
                 u8::from(c.swap_ab),
                 u8::from(c.split_fixup),
+                c.cluster_n,
                 e.tflops
             ));
         }
@@ -333,9 +335,11 @@ impl TuneCache {
                 message,
             };
             let f: Vec<&str> = line.split('\t').collect();
-            if f.len() != 19 {
-                return Err(bad(format!("{} fields, expected 19", f.len())));
+            if !matches!(f.len(), 19 | 20) {
+                return Err(bad(format!("{} fields, expected 20", f.len())));
             }
+            // The TFLOP/s last; `cluster_n` before it where the line has it.
+            let last = f.len() - 1;
             let num = |j: usize| -> Result<u64, TuneError> {
                 f[j].parse::<u64>()
                     .map_err(|_| bad(format!("field {} `{}` is not a number", j + 1, f[j])))
@@ -367,14 +371,15 @@ impl TuneCache {
                 split_k: small(15)?,
                 swap_ab: num(16)? != 0,
                 split_fixup: num(17)? != 0,
+                cluster_n: if last == 19 { small(18)? } else { 1 },
                 ..problem.rule(key.sms)
             };
             config
                 .validate()
                 .map_err(|e| bad(format!("the configuration is not a kernel: {e}")))?;
-            let tflops = f[18]
+            let tflops = f[last]
                 .parse::<f64>()
-                .map_err(|_| bad(format!("field 19 `{}` is not a number", f[18])))?;
+                .map_err(|_| bad(format!("field {} `{}` is not a number", last + 1, f[last])))?;
             cache.insert(&key, &problem, config, tflops);
         }
         Ok(cache)
@@ -628,6 +633,32 @@ mod tests {
         assert_eq!(back.lookup(&key(), &p), Some(cfg));
     }
 
+    /// A choice in a cluster along N survives the cache's text; a line written before
+    /// `cluster_n` was a field (19 fields) reads as one CTA along N.
+    #[test]
+    fn cluster_choices_round_trip_and_old_lines_read() {
+        let p = TuneProblem::new(128, 2112, 7168, Bf16, Bf16);
+        let cfg = p.rule(132).decode_cluster(16, 4);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, cfg, 30.0);
+        let text = cache.to_text();
+        assert_eq!(
+            TuneCache::parse(&text).unwrap().lookup(&key(), &p),
+            Some(cfg)
+        );
+        let mut fields: Vec<&str> = text.trim_end().split('\t').collect();
+        assert_eq!(fields.len(), 20);
+        fields.remove(18);
+        let old = TuneCache::parse(&fields.join("\t")).unwrap();
+        assert_eq!(
+            old.lookup(&key(), &p),
+            Some(GemmConfig {
+                cluster_n: 1,
+                ..cfg
+            })
+        );
+    }
+
     /// Entries are per key and problem; a second insert replaces the first; the text round-trips,
     /// and another GPU, driver or version does not see them.
     #[test]
@@ -668,7 +699,7 @@ mod tests {
             (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
             (
                 format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)),
-                "20 fields",
+                "21 fields",
             ),
         ];
         for (text, what) in cases {
