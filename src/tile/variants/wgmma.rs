@@ -407,7 +407,7 @@ impl WgmmaPlan<'_> {
         let b0 = base_desc(k, &self.b)?;
         let a0 = match &self.a {
             AFrom::Shared(a) => AFrom::Shared((a, base_desc(k, a)?)),
-            AFrom::Registers(r) => AFrom::Registers(*r),
+            AFrom::Registers(r) => AFrom::Registers(r),
         };
         for step in 0..steps {
             let scale = match (step, self.accumulate) {
