@@ -250,3 +250,62 @@ fn the_library_picks_a_checked_configuration_for_every_problem() {
         );
     }
 }
+
+/// CTA pairs (`AttentionConfig::pair`): a cluster of two (`.reqnctapercluster 2, 1, 1`), each
+/// producer loading half of every K and V tile (boxes of `block_n / 2` rows) multicast into both
+/// CTAs, the whole tile's bytes announced on `full`, each stage's `empty` waiting for both
+/// CTAs' consumer warpgroups (4 arrivals), a release also arriving on the peer's barrier
+/// (`mapa`), the barriers' inits seen cluster-wide and a cluster barrier before the CTAs leave;
+/// refused with the causal mask and over packed sequences.
+#[test]
+fn cta_pairs_share_each_kv_tile() {
+    let cfg = AttentionConfig::new(ScalarType::Bf16, 256, false)
+        .with_schedule(Schedule::PingPongOverlap)
+        .with_tile(80, 2)
+        .with_tma_store()
+        .with_pair();
+    assert_eq!(
+        cfg.name(),
+        "attention_fwd_bf16_d256_overlap_n80s2_tmastore_pair"
+    );
+    let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+    assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{ptx}");
+    // Four 64-column slabs of K's half and four of V's, each multicast to both CTAs.
+    assert_eq!(ptx.matches(".multicast::cluster").count(), 8);
+    // The whole 80 x 256 tile's bytes, half from each producer.
+    assert!(
+        ptx.lines()
+            .any(|l| l.contains("mbarrier.arrive.expect_tx") && l.ends_with(", 40960;")),
+        "{ptx}"
+    );
+    let inits = |n: &str| {
+        ptx.lines()
+            .filter(|l| l.contains("mbarrier.init.shared.b64") && l.ends_with(n))
+            .count()
+    };
+    assert_eq!(
+        inits(", 4;"),
+        4,
+        "two rings' two stages: both CTAs' two consumers"
+    );
+    assert!(ptx.contains("mapa.shared::cluster.u32"));
+    assert!(ptx.contains("fence.mbarrier_init.release.cluster;"));
+    assert!(ptx.contains("barrier.cluster.wait"));
+    let persistent = build(Target::Sm90a, &cfg.with_order(TileOrder::L2Sections))
+        .unwrap()
+        .ptx()
+        .to_string();
+    assert!(persistent.contains("%nclusterid.x"), "a stride over pairs");
+    for bad in [
+        AttentionConfig::new(ScalarType::Bf16, 256, true).with_pair(),
+        AttentionConfig::new(ScalarType::Bf16, 128, false)
+            .with_pair()
+            .with_varlen(),
+    ] {
+        assert_eq!(
+            bad.validate(),
+            Err(ptxkit::library::attention::AttentionConfigError::PairedTiles)
+        );
+        assert!(build(Target::Sm90a, &bad).is_err());
+    }
+}

@@ -14,7 +14,7 @@
 //! - [`gate`]: a producer that waits for its rows' flags before it loads them ([`RowGate`]:
 //!   rows a copy engine or a peer GPU brings in chunks).
 //! - [`slabs`]: a `rows x d` tile loaded by TMA as wgmma's 128-byte-swizzled slabs
-//!   ([`load_slabs`]).
+//!   ([`load_slabs`]; a CTA pair's halves multicast into both CTAs: [`load_slabs_in_pair`]).
 //! - [`fragments`]: a warp's `mma.sync` fed from 8-bit floats in shared memory, converted to
 //!   f16 in registers (an FP8 KV cache's K and V: `library::decode`).
 //! - [`ticket`]: the last of several parts of one result to arrive combines them
@@ -43,4 +43,4 @@ pub use schedule::{
     Along, Band, ClusterTiles, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody,
     TileScheduler, Turn, Turns, banded,
 };
-pub use slabs::{load_slabs, stage_for_bulk};
+pub use slabs::{load_slabs, load_slabs_in_pair, stage_for_bulk};

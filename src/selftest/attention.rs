@@ -377,6 +377,18 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 head_dim: cfg.head_dim as usize,
             });
         }
+        if cfg.pair {
+            // One query tile: the pair's second CTA lies past the queries (it loads its half
+            // of each K and V tile and stores nothing).
+            shapes.push(AttentionShape {
+                batch: 1,
+                seqlen_q: 100,
+                seqlen_k: 333,
+                heads: 2,
+                kv_heads: 1,
+                head_dim: cfg.head_dim as usize,
+            });
+        }
         problems(ctx, att, shapes.into_iter().map(Problem::Batched).collect())
     })?;
     Ok(Report {
@@ -384,9 +396,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         tolerance: 1.0,
         detail: format!(
             "{cases} cases: bf16 (f16: default configurations), d 64/128/256, causal or not, \
-             serial/pingpong/overlap, persistent, TMA store of O, GQA 4/2 at 197x333, MQA 3/1 \
-             causal at 300x130, persistent/TMA-store GQA 16/4 at 2x600x250; error / tolerance \
-             of O and LSE"
+             serial/pingpong/overlap, persistent, TMA store of O, CTA pairs, GQA 4/2 at \
+             197x333, MQA 3/1 causal at 300x130, persistent/TMA-store GQA 16/4 at 2x600x250, \
+             pairs 2/1 at 100x333; error / tolerance of O and LSE"
         ),
     })
 }

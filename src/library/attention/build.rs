@@ -4,11 +4,11 @@
 
 use crate::parts::{
     Band, ConsumerId, InitScope, IssueOrder, PersistentGrid, Ring, banded, init_barriers,
-    load_slabs, pool_barrier, stage_for_bulk,
+    load_slabs, load_slabs_in_pair, pool_barrier, stage_for_bulk,
 };
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Imm, Reg, RegRef, Src, Target, ty};
+use ptx_isa::{Directive, Imm, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
@@ -106,10 +106,11 @@ enum Tiles {
     /// One, from the CTA's ids.
     One(Block),
     /// A persistent grid's: tiles `cta, cta + ctas, ...`, numbered in the configuration's
-    /// [`TileOrder`] ([`tile_coords`]).
+    /// [`TileOrder`] ([`tile_coords`]); in CTA pairs, pairs of neighbouring tiles
+    /// `cluster, cluster + clusters, ...`, the CTA taking the one of its rank.
     Persistent {
         grid: PersistentGrid,
-        /// Query tiles of the longest sequence.
+        /// Query tiles (pairs of them in CTA pairs) of the longest sequence.
         m_blocks: Expr,
     },
 }
@@ -127,6 +128,11 @@ impl Tiles {
             Tiles::One(blk) => body(k, blk),
             Tiles::Persistent { grid, m_blocks } => grid.for_each(k, |k, t| {
                 let [m, head, batch] = tile_coords(k, p, t, m_blocks)?;
+                // In a pair, this CTA's tile of the pair (never with the causal mask).
+                let m = match p.rank {
+                    Some(rank) => k.let_("m_in_pair", m * 2u32 + rank)?,
+                    None => m,
+                };
                 // The longest tiles first with the causal mask.
                 let m_block = if p.cfg.causal {
                     k.let_("m_block", m_blocks.clone() - 1u32 - m)?
@@ -195,6 +201,8 @@ struct Parts<'a, T: Elem> {
     q_full: NamedBarrier,
     /// Persistent: the consumers' release of Q (one arrival per consumer warpgroup).
     q_empty: Option<NamedBarrier>,
+    /// In CTA pairs ([`AttentionConfig::pair`]): this CTA's rank in its pair.
+    rank: Option<Var>,
 }
 
 /// Builds the attention kernel for `cfg` (target sm_90a: wgmma, TMA and setmaxnreg). Its
@@ -236,13 +244,30 @@ fn build_typed<T: Elem>(
         Seqs::Batched { seqlen_q, .. } => *seqlen_q,
         Seqs::Varlen { max_seqlen_q, .. } => *max_seqlen_q,
     };
-    let m_blocks = Expr::ceil_div(longest, bm);
-    // One CTA per query tile, or a persistent grid of one CTA per SM looping over the tiles.
+    // The query tiles, or in CTA pairs the pairs of them (the last pair's second tile past the
+    // queries where the tiles are odd).
+    let m_blocks = Expr::ceil_div(longest, bm * cfg.cluster());
+    // One CTA per query tile, or a persistent grid of one CTA (or pair) per SM (or two) looping
+    // over the tiles.
     let grid = if cfg.persistent {
         let work = m_blocks.clone() * args.heads * args.batch.clone();
-        Err(PersistentGrid::ctas(work))
+        Err(match cfg.pair {
+            true => PersistentGrid::clusters(work),
+            false => PersistentGrid::ctas(work),
+        })
     } else {
-        Ok(k.cta_id([m_blocks.clone(), args.heads.into(), args.batch.clone()])?)
+        let ctas = m_blocks.clone() * cfg.cluster();
+        Ok(k.cta_id([ctas, args.heads.into(), args.batch.clone()])?)
+    };
+    let rank = if cfg.pair {
+        let [rank] = k.cta_id_in_cluster([2], None)?;
+        // The peer arrives on this CTA's barriers and multicasts into its shared memory from
+        // the same kernel: the cluster's shape is part of it (PTX ISA 11.4.5
+        // `.reqnctapercluster`).
+        k.directive(Directive::ReqNctaPerCluster([2, 1, 1]))?;
+        Some(rank)
+    } else {
+        None
     };
     // setmaxnreg needs a register cap at entry: .maxntid 384 and one CTA per SM.
     let roles = cfg.roles();
@@ -257,15 +282,18 @@ fn build_typed<T: Elem>(
         align: 1024,
     };
     // Two rings, K's and V's. full: the producer's one arrive.expect_tx; empty: one arrival per
-    // consumer warpgroup.
-    let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, consumers)?;
-    let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, consumers)?;
+    // consumer warpgroup (of both CTAs in a pair: both producers write every stage).
+    let readers = consumers * cfg.cluster();
+    let (k_pipe, k_base) = k.pool_pipeline("k", cfg.stages, &[spec("k")], 1, readers)?;
+    let (v_pipe, v_base) = k.pool_pipeline("v", cfg.stages, &[spec("v")], 1, readers)?;
     let mut sync = BarrierSync::new(&name, mode);
     // A debug build's hang records go to the module's record block.
     sync.declare_globals(k.module_mut())?;
-    // Each stage is released by every consumer warpgroup's leader.
-    let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, consumers)?;
-    let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, consumers)?;
+    // Each stage is released by every consumer warpgroup's leader (and the peer's in a pair).
+    let k_ring = Ring::declare(&k, &mut sync, "k", k_pipe, k_base, consumers)?
+        .in_cluster(rank, cfg.cluster());
+    let v_ring = Ring::declare(&k, &mut sync, "v", v_pipe, v_base, consumers)?
+        .in_cluster(rank, cfg.cluster());
     let q_full = pool_barrier(&mut k, &mut sync, "q_full", 1)?;
     // Persistent: the consumers release Q before the producer loads the next tile's.
     let q_empty = if cfg.persistent {
@@ -279,10 +307,15 @@ fn build_typed<T: Elem>(
         Err(grid) => Tiles::Persistent { grid, m_blocks },
     };
 
-    // Thread 0 initialises the rings' barriers and Q's; everyone sees them after the CTA barrier.
+    // Thread 0 initialises the rings' barriers and Q's; everyone sees them after the CTA barrier
+    // (the cluster's in a pair: the peer arrives on them and multicasts into the stages).
     let ones: Vec<NamedBarrier> = std::iter::once(q_full).chain(q_empty).collect();
     let rings = [&k_ring, &v_ring];
-    init_barriers(&mut k, &mut sync, tid, (&rings, &ones), InitScope::Cta)?;
+    let scope = match rank {
+        Some(_) => InitScope::Cluster,
+        None => InitScope::Cta,
+    };
+    init_barriers(&mut k, &mut sync, tid, (&rings, &ones), scope)?;
 
     let parts = Parts {
         cfg,
@@ -292,6 +325,7 @@ fn build_typed<T: Elem>(
         q_s,
         q_full,
         q_empty,
+        rank,
     };
     // Warpgroup 0 the producer, warpgroups 1 and 2 the consumers (64 query rows each).
     let sync = std::cell::RefCell::new(sync);
@@ -312,6 +346,11 @@ fn build_typed<T: Elem>(
             k.if_(live, run).end()?;
         }
         _ => run(&mut k)?,
+    }
+    if rank.is_some() {
+        // No CTA of a pair leaves while its peer may still arrive on its barriers or multicast
+        // into its shared memory.
+        k.cluster_sync()?;
     }
     let sync = sync.into_inner();
     let mut sites = sync
@@ -424,8 +463,10 @@ fn declare<T: Elem>(k: &mut KernelBuilder, cfg: &AttentionConfig) -> Result<Args
     };
     let (q_shape, kv_shape) = (shape(seqlen_q, heads), shape(seqlen_k, kv_heads));
     let q = k.tma_tensor::<T>("q", q_shape.clone(), qkv(cfg.block_m))?;
-    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(cfg.block_n))?;
-    let v = k.tma_tensor::<T>("v", kv_shape, qkv(cfg.block_n))?;
+    // In a CTA pair each producer loads half of every K and V tile.
+    let kv_rows = cfg.block_n / cfg.cluster();
+    let kt = k.tma_tensor::<T>("k", kv_shape.clone(), qkv(kv_rows))?;
+    let v = k.tma_tensor::<T>("v", kv_shape, qkv(kv_rows))?;
     let o = if cfg.tma_store {
         Out::Tma(k.tma_tensor::<T>("o", q_shape, qkv(64))?)
     } else {
@@ -495,12 +536,21 @@ fn producer<T: Elem>(
                     sync: &mut BarrierSync,
                     ring: &Ring,
                     t: &TmaTensor<T>,
-                    at: &[Expr]| {
-            // Wait until every consumer released the stage, announce its bytes.
+                    blk: &Block,
+                    row: Expr| {
+            // Wait until every consumer released the stage (both CTAs' in a pair), announce
+            // its bytes (the whole tile's: in a pair the peer's producer multicasts the other
+            // half).
             let full = ring.acquire(k, sync, &cur)?;
             ring.commit(k, sync, full, ring.tx_bytes())?;
             let dst = ring.first_tile(k, stage)?;
-            load_slabs(k, sync, full, t, dst, bn, d, at)
+            match p.rank {
+                None => load_slabs(k, sync, full, t, dst, bn, d, &blk.kv_at(row)),
+                Some(rank) => {
+                    let at = blk.kv_at(row + rank * (bn / 2));
+                    load_slabs_in_pair(k, sync, full, t, dst, bn, d, &at, rank)
+                }
+            }
         };
         tiles.each(k, p, |k, blk| {
             // The tile's first K goes out before Q, whose buffer a persistent CTA's consumers
@@ -512,9 +562,8 @@ fn producer<T: Elem>(
             k.max(trips, n_reg, 1u32)?;
             let trips = k.bind("trips", trips);
             k.for_range(0, trips, |k, n| {
-                let at = blk.kv_at(n * bn);
                 let has_kv = k.cmp(CmpOp::Lt, n, blk.n_blocks)?;
-                k.if_(has_kv, |k| fill(k, sync, p.k_ring, &args.k, &at))
+                k.if_(has_kv, |k| fill(k, sync, p.k_ring, &args.k, blk, n * bn))
                     .end()?;
                 let first = k.cmp(CmpOp::Eq, n, 0u32)?;
                 k.if_(first, |k| {
@@ -531,7 +580,7 @@ fn producer<T: Elem>(
                 })
                 .end()?;
                 k.if_(has_kv, |k| {
-                    fill(k, sync, p.v_ring, &args.v, &at)?;
+                    fill(k, sync, p.v_ring, &args.v, blk, n * bn)?;
                     cur.advance(k.isa())?;
                     Ok(())
                 })

@@ -65,6 +65,13 @@ pub enum AttentionConfigError {
         /// The schedule.
         schedule: Schedule,
     },
+    /// CTA pairs with the causal mask or over packed sequences: the pair's two query tiles must
+    /// visit the same key tiles, which both producers load half of.
+    #[error(
+        "CTA pairs share every key tile: not with the causal mask or packed sequences (the \
+         pair's two query tiles would visit different key tiles)"
+    )]
+    PairedTiles,
     /// A backward query block other than 64 rows, or 128 at head dim 64.
     #[error(
         "backward query blocks of {block_m} rows at head dim {head_dim}: 64, or 128 at head dim \
@@ -189,6 +196,13 @@ pub struct AttentionConfig {
     /// of from registers; batched sequences only (a TMA store clips at the tensor's edge, not
     /// at a packed sequence's end).
     pub tma_store: bool,
+    /// CTA pairs (clusters of two along the query tiles, FlashAttention-3's cluster at head
+    /// dims 128 and up without the mask): the two CTAs take neighbouring query tiles of one
+    /// head, and each producer loads half of every K and V tile and multicasts it into both
+    /// CTAs' shared memory, halving the K/V traffic from L2. Without the causal mask and
+    /// over batched sequences only ([`AttentionConfigError::PairedTiles`]); a pair's second
+    /// tile past the queries (an odd number of tiles) computes and stores nothing.
+    pub pair: bool,
 }
 
 /// Shared memory a CTA may use on sm_90 (227 KB).
@@ -236,6 +250,7 @@ impl AttentionConfig {
             persistent: false,
             order: TileOrder::HeadMajor,
             tma_store: false,
+            pair: false,
         }
     }
 
@@ -323,7 +338,9 @@ impl AttentionConfig {
     /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
     /// packed variable-length sequences, and those on a persistent grid; at head dim 64 the
     /// 192-row query tile (three consumers) on one CTA per tile or persistent (in either order),
-    /// by TMA, and packed; then those of
+    /// by TMA, and packed; at head dims 128 and 256 without the mask CTA pairs
+    /// ([`AttentionConfig::pair`]) on one CTA per tile (O from registers or by TMA) and
+    /// persistent in L2 sections (by TMA); then those of
     /// [`AttentionConfig::picks`] not among them, batched and packed.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
@@ -358,6 +375,16 @@ impl AttentionConfig {
                             m192.with_varlen(),
                         ]);
                     }
+                    if head_dim >= 128 && !causal {
+                        // CTA pairs sharing each K and V tile: one CTA per tile, O from
+                        // registers or by TMA, and persistent in L2 sections.
+                        let pair = base.with_pair();
+                        out.extend([
+                            pair,
+                            pair.with_tma_store(),
+                            pair.with_order(TileOrder::L2Sections).with_tma_store(),
+                        ]);
+                    }
                     for pick in Self::picks(dtype, head_dim, causal) {
                         for cfg in [pick, pick.with_varlen()] {
                             if !out.contains(&cfg) {
@@ -380,7 +407,8 @@ impl AttentionConfig {
     /// 160, 176 and 192 rows (`n176`, FlashAttention-3's non-causal tile; 160 divides 4k keys
     /// into whole tiles but one, 176 and 192 leave a third of one empty) on either grid (192 on
     /// the persistent one without the mask only), and the
-    /// overlap schedule (`overlap`), also with 160-, 176- and 192-row tiles. The benchmark times
+    /// overlap schedule (`overlap`), also with 160-, 176- and 192-row tiles; at head dims 128
+    /// and 256 without the mask also CTA pairs (`pair`, [`AttentionConfig::pair`]). The benchmark times
     /// [`AttentionConfig::for_problem`]'s pick beside them (`default`).
     pub fn variants(head_dim: u32, causal: bool) -> Vec<(&'static str, AttentionConfig)> {
         let base = AttentionConfig::new(ScalarType::Bf16, head_dim, causal);
@@ -424,6 +452,18 @@ impl AttentionConfig {
                     overlap.with_order(TileOrder::L2Sections).with_tile(80, 2),
                 ),
             ]);
+            if !causal {
+                // CTA pairs sharing each K and V tile (FlashAttention-3's cluster of two).
+                let n80 = overlap.with_tile(80, 2).with_pair();
+                out.extend([
+                    ("overlap tma n80 pair", n80),
+                    (
+                        "overlap l2+tma n80 pair",
+                        n80.with_order(TileOrder::L2Sections),
+                    ),
+                    ("tma n80 pair", tma.with_tile(80, 2).with_pair()),
+                ]);
+            }
         }
         if head_dim == 128 {
             let overlap = tma.with_schedule(Schedule::PingPongOverlap);
@@ -449,6 +489,16 @@ impl AttentionConfig {
             // it sees, ptxas spills 12 bytes in it.
             if !causal {
                 out.push(("pers+tma n192", pers.with_tile(192, 2)));
+                // CTA pairs sharing each K and V tile (FlashAttention-3's cluster of two).
+                let n176 = overlap.with_tile(176, 2).with_pair();
+                out.extend([
+                    ("overlap tma n176 pair", n176),
+                    (
+                        "overlap l2+tma n176 pair",
+                        n176.with_order(TileOrder::L2Sections),
+                    ),
+                    ("tma n192 pair", tma.with_tile(192, 2).with_pair()),
+                ]);
             }
         }
         out
@@ -499,6 +549,16 @@ impl AttentionConfig {
         }
     }
 
+    /// The same configuration in CTA pairs ([`AttentionConfig::pair`]).
+    pub fn with_pair(self) -> AttentionConfig {
+        AttentionConfig { pair: true, ..self }
+    }
+
+    /// CTAs a cluster: 2 in pairs ([`AttentionConfig::pair`]), else 1.
+    pub fn cluster(&self) -> u32 {
+        if self.pair { 2 } else { 1 }
+    }
+
     /// The same configuration with another schedule.
     pub fn with_schedule(self, schedule: Schedule) -> AttentionConfig {
         AttentionConfig { schedule, ..self }
@@ -529,8 +589,8 @@ impl AttentionConfig {
     /// `_m192` for a query tile other than [`AttentionConfig::BLOCK_M`] rows, `_n176s3` for a key
     /// tile or a stage count other than [`AttentionConfig::new`]'s, then
     /// `_varlen` for packed sequences, `_persistent` for a persistent grid (`_persistent_l2` in
-    /// [`TileOrder::L2Sections`]) and `_tmastore` for O
-    /// stored by TMA.
+    /// [`TileOrder::L2Sections`]), `_tmastore` for O
+    /// stored by TMA and `_pair` for CTA pairs.
     pub fn name(&self) -> String {
         let schedule = if self.schedule == Self::default_schedule(self.head_dim) {
             String::new()
@@ -549,7 +609,7 @@ impl AttentionConfig {
             format!("_m{}", self.block_m)
         };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{rows}{tile}{}{}{}",
+            "attention_fwd_{}_d{}{}{schedule}{rows}{tile}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
@@ -559,7 +619,8 @@ impl AttentionConfig {
                 (true, TileOrder::HeadMajor) => "_persistent",
                 (true, TileOrder::L2Sections) => "_persistent_l2",
             },
-            if self.tma_store { "_tmastore" } else { "" }
+            if self.tma_store { "_tmastore" } else { "" },
+            if self.pair { "_pair" } else { "" }
         )
     }
 
@@ -600,6 +661,9 @@ impl AttentionConfig {
         }
         if self.tma_store && self.varlen {
             return Err(AttentionConfigError::TmaStoreVarlen);
+        }
+        if self.pair && (self.causal || self.varlen) {
+            return Err(AttentionConfigError::PairedTiles);
         }
         let three = self.head_dim == 64 && self.schedule == Schedule::Serial;
         if !(self.block_m == Self::BLOCK_M || (self.block_m == 192 && three)) {
