@@ -50,12 +50,12 @@ pub fn load_slabs<T: Elem>(
     load_boxes(k, sync, bar, t, (dst, rows, rows), d, coords, None)
 }
 
-/// A CTA pair's share of a `rows x d` tile that both CTAs read (a cluster of two whose
-/// producers each load half of it): this CTA, of rank `rank` (0 or 1), loads rows
+/// A CTA pair's share of a `rows x d` tile at `dst` that both CTAs read (a cluster of two
+/// whose producers each load half of it): this CTA, of rank `rank` (0 or 1), loads rows
 /// `rank · rows / 2 ..` of every slab, `coords` being those rows' first (as [`load_slabs`]
-/// takes them), and multicasts them into both CTAs' slabs at `dst` (the same offsets in each,
-/// PTX ISA 9.7.9.27 `cp.async.bulk.tensor` `.multicast::cluster`, ctaMask `0b11`), each box completing on
-/// `bar` in both CTAs. `bar` is recorded with the peer's half too, which the peer's producer
+/// takes them), and multicasts them into both CTAs' slabs (the same offsets in each, PTX ISA
+/// 9.7.9.27 `cp.async.bulk.tensor` `.multicast::cluster`, ctaMask `0b11`), each box
+/// completing on `bar` in both CTAs. `bar` is recorded with the peer's half too, which the peer's producer
 /// multicasts here from the same line of the program: the caller announces the whole tile's
 /// bytes (`rows · d · 2`). `t`'s boxes are `rows / 2` rows, a multiple of 8 (the 128-byte
 /// swizzle's 1024-byte period, so each half starts on one).
@@ -65,8 +65,7 @@ pub fn load_slabs_in_pair<T: Elem>(
     sync: &mut BarrierSync,
     bar: NamedBarrier,
     t: &TmaTensor<T>,
-    dst: Reg<ty::U32>,
-    rows: u32,
+    (dst, rows): (Reg<ty::U32>, u32),
     d: u32,
     coords: &[Expr],
     rank: Var,

@@ -548,7 +548,7 @@ fn producer<T: Elem>(
                 None => load_slabs(k, sync, full, t, dst, bn, d, &blk.kv_at(row)),
                 Some(rank) => {
                     let at = blk.kv_at(row + rank * (bn / 2));
-                    load_slabs_in_pair(k, sync, full, t, dst, bn, d, &at, rank)
+                    load_slabs_in_pair(k, sync, full, t, (dst, bn), d, &at, rank)
                 }
             }
         };

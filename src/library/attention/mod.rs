@@ -287,7 +287,10 @@ impl AttentionConfig {
     /// - head dim 256: the overlap schedule with FlashAttention-3's 80-row key tiles and TMA
     ///   store (session 11, H200, 2x8192, medians of 3): in L2 sections without the mask (698
     ///   against 607 for the 64-row tile and 729 for cuDNN), one CTA per tile with it (630
-    ///   against 587 and 623).
+    ///   against 587 and 623). CTA pairs ([`AttentionConfig::pair`], FlashAttention-3's
+    ///   cluster there) measured no faster at d256 or d128 (session 15, H200, medians of 3:
+    ///   d256 2x8192 702 against 696 for this pick, within the rounds' drift; d128 4x4096
+    ///   598-660 against 636-681), so they are not picked.
     ///
     /// Packed sequences take `for_problem(..).with_varlen()` (which stores O from registers).
     pub fn for_problem(dtype: ScalarType, shape: &AttentionShape, causal: bool) -> AttentionConfig {
@@ -338,9 +341,10 @@ impl AttentionConfig {
     /// schedule: on a persistent grid (in each [`TileOrder`]), with O stored by TMA, both, over
     /// packed variable-length sequences, and those on a persistent grid; at head dim 64 the
     /// 192-row query tile (three consumers) on one CTA per tile or persistent (in either order),
-    /// by TMA, and packed; at head dims 128 and 256 without the mask CTA pairs
+    /// by TMA, and packed; at head dims 128 and 256 without the mask, in bf16, CTA pairs
     /// ([`AttentionConfig::pair`]) on one CTA per tile (O from registers or by TMA) and
-    /// persistent in L2 sections (by TMA); then those of
+    /// persistent in L2 sections (by TMA), and the pairs [`AttentionConfig::variants`] times;
+    /// then those of
     /// [`AttentionConfig::picks`] not among them, batched and packed.
     pub fn all() -> Vec<AttentionConfig> {
         let mut out = Vec::new();
@@ -375,15 +379,23 @@ impl AttentionConfig {
                             m192.with_varlen(),
                         ]);
                     }
-                    if head_dim >= 128 && !causal {
-                        // CTA pairs sharing each K and V tile: one CTA per tile, O from
-                        // registers or by TMA, and persistent in L2 sections.
+                    if head_dim >= 128 && !causal && dtype == ScalarType::Bf16 {
+                        // CTA pairs sharing each K and V tile (bf16: f16 changes only the
+                        // conversions): one CTA per tile, O from registers or by TMA, and
+                        // persistent in L2 sections.
                         let pair = base.with_pair();
                         out.extend([
                             pair,
                             pair.with_tma_store(),
                             pair.with_order(TileOrder::L2Sections).with_tma_store(),
                         ]);
+                        // The benchmark's pairs, so any of them may become a pick.
+                        let timed = Self::variants(head_dim, causal).into_iter();
+                        for (_, cfg) in timed.filter(|(_, c)| c.pair) {
+                            if !out.contains(&cfg) {
+                                out.push(cfg);
+                            }
+                        }
                     }
                     for pick in Self::picks(dtype, head_dim, causal) {
                         for cfg in [pick, pick.with_varlen()] {
@@ -452,18 +464,6 @@ impl AttentionConfig {
                     overlap.with_order(TileOrder::L2Sections).with_tile(80, 2),
                 ),
             ]);
-            if !causal {
-                // CTA pairs sharing each K and V tile (FlashAttention-3's cluster of two).
-                let n80 = overlap.with_tile(80, 2).with_pair();
-                out.extend([
-                    ("overlap tma n80 pair", n80),
-                    (
-                        "overlap l2+tma n80 pair",
-                        n80.with_order(TileOrder::L2Sections),
-                    ),
-                    ("tma n80 pair", tma.with_tile(80, 2).with_pair()),
-                ]);
-            }
         }
         if head_dim == 128 {
             let overlap = tma.with_schedule(Schedule::PingPongOverlap);
@@ -489,17 +489,42 @@ impl AttentionConfig {
             // it sees, ptxas spills 12 bytes in it.
             if !causal {
                 out.push(("pers+tma n192", pers.with_tile(192, 2)));
-                // CTA pairs sharing each K and V tile (FlashAttention-3's cluster of two).
-                let n176 = overlap.with_tile(176, 2).with_pair();
-                out.extend([
-                    ("overlap tma n176 pair", n176),
-                    (
-                        "overlap l2+tma n176 pair",
-                        n176.with_order(TileOrder::L2Sections),
-                    ),
-                    ("tma n192 pair", tma.with_tile(192, 2).with_pair()),
-                ]);
             }
+        }
+        if head_dim >= 128 && !causal {
+            // CTA pairs sharing each K and V tile (FlashAttention-3's cluster of two): the
+            // overlap schedule with its key tile on one CTA per tile and in L2 sections, the
+            // ping-pong with the widest tile.
+            let (labels, n_overlap, n_pingpong) = match head_dim {
+                256 => (
+                    [
+                        "overlap tma n80 pair",
+                        "overlap l2+tma n80 pair",
+                        "tma n80 pair",
+                    ],
+                    80,
+                    80,
+                ),
+                _ => (
+                    [
+                        "overlap tma n176 pair",
+                        "overlap l2+tma n176 pair",
+                        "tma n192 pair",
+                    ],
+                    176,
+                    192,
+                ),
+            };
+            let overlap = tma
+                .with_schedule(Schedule::PingPongOverlap)
+                .with_tile(n_overlap, 2)
+                .with_pair();
+            let pairs = [
+                overlap,
+                overlap.with_order(TileOrder::L2Sections),
+                tma.with_tile(n_pingpong, 2).with_pair(),
+            ];
+            out.extend(labels.into_iter().zip(pairs));
         }
         out
     }
