@@ -7,11 +7,12 @@
 #      narrows the kernels (parts of names, `selftest::attention`), say `_pair`;
 #   2. with PTXKIT_MEMCHECK_ONLY (a kernel's name), compute-sanitizer memcheck of its cases;
 #   3. the Rust bench (`benches/attention.rs`), PTXKIT_ATTENTION_SHAPE and
-#      PTXKIT_ATTENTION_VARIANT narrowing it as there;
+#      PTXKIT_ATTENTION_VARIANT narrowing it as there, the SM clock and power sampled beside it;
 #   4. torch's SDPA (flash, cuDNN, efficient) on the kit's shapes, 3 timings each in turn
 #      (PTXKIT_TORCH_ONLY: --d64, --d128 or --d256 keeps one head dim);
 #   5. with PTXKIT_NCU_VARIANT (a variant's label), ncu of one launch of that variant at
-#      PTXKIT_NCU_SHAPE (default 256:false:8192): the tensor pipe, L2 and DRAM throughput,
+#      PTXKIT_NCU_SHAPE (default 256:false:8192): the tensor pipe's active cycles
+#      (`hmma`, which counts wgmma too), L2 and DRAM throughput,
 #      the bytes L2 sends the SMs, and the warps' stall reasons per issued instruction.
 # Logs go to $OUT (at most 8 files come back), a summary to stdout.
 set -u
@@ -30,7 +31,13 @@ if [ -n "${PTXKIT_MEMCHECK_ONLY:-}" ]; then
   grep -E "ERROR SUMMARY|PASS|FAIL" "$out/memcheck.txt" | tail -4
 fi
 step "bench attention"
+# The SM clock, power and temperature every 200 ms through the bench (clocks.txt): whether the
+# rounds' drift is the clock.
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 \
+  >"$out/clocks.txt" 2>&1 &
+sampler=$!
 timeout "${PTXKIT_BENCH_S:-150}" "$kit/bench-attention" --bench gpu-only >"$out/bench.txt" 2>&1
+kill "$sampler"
 grep -E "^\||device|stopped" "$out/bench.txt"
 step "torch SDPA"
 (cd "$kit" && timeout 90 python3 attention_torch.py --kit ${PTXKIT_TORCH_ONLY:-} --repeats 3) \
@@ -39,7 +46,7 @@ cat "$out/torch.txt"
 if [ -n "${PTXKIT_NCU_VARIANT:-}" ]; then
   shape=${PTXKIT_NCU_SHAPE:-256:false:8192}
   step "ncu: $PTXKIT_NCU_VARIANT at $shape"
-  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum,launch__registers_per_thread,launch__grid_size,launch__cluster_dim_x
+  metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex.sum,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,smsp__inst_executed.sum,launch__registers_per_thread,launch__grid_size,launch__cluster_dim_x
   for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle membar sleeping dispatch_stall no_instruction branch_resolving selected not_selected; do
     metrics=$metrics,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
   done
