@@ -5,7 +5,9 @@
 //! 16k, causal and not, with dQ reduced in bulk (the default; at d256 with one stage, at d64
 //! the warpgroups' partials summed first; `partials`: at d64 each on its own,
 //! [`BackwardConfig::dq_summed`]; `m64` and `m128`: at d64 the query blocks of 64 or 128 rows,
-//! [`BackwardConfig::block_m`], whichever is not the default; `dvlate`: at d128 `dV` queued
+//! [`BackwardConfig::block_m`], whichever is not the default; `m80`: at d128 80-query blocks
+//! with dQ transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], and `m64` there where 80 is the
+//! default; `dvlate`: at d128 `dV` queued
 //! once `dSᵀ` is stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
 //! d256 with two stages) and in the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
@@ -166,14 +168,18 @@ fn gpu(_c: &mut Criterion) {
             ("m64", block(BackwardConfig::BLOCK_M)),
             ("m128", block(BackwardConfig::WIDE_BLOCK_M)),
             ("dvlate", cfg.with_dv_after_ds()),
+            ("m80", block(BackwardConfig::TRANSPOSED_BLOCK_M)),
             ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),
         ] {
-            // `m64` and `m128` at d64 where they are not the default; `partials` at d64.
+            // `m64` and `m128` at d64 where they are not the default, `m64` and the `m80`s at
+            // d128 likewise; `partials` at d64.
             let default = cfg == BackwardConfig::new(ScalarType::Bf16, d as u32, causal);
             let skip = match name {
-                "m64" | "m128" => d != 64 || default,
+                "m64" => d == 256 || default,
+                "m128" => d != 64 || default,
+                "m80" => d != 128 || default,
                 "partials" => d != 64,
                 "dvlate" => d != 128 || default,
                 _ => false,

@@ -9,7 +9,7 @@
 # and deterministic), with `ncu` one launch of the main kernel (VARIANT, default bulk; d128 or
 # HEAD_DIM, 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts and bank
 # conflicts, and the warps' stall reasons per issued instruction.
-# PTXKIT_ATTENTION_VARIANT (bulk,m64,m128,dvlate,partials,red,det) limits the bench's variants (the ncu step's
+# PTXKIT_ATTENTION_VARIANT (bulk,m64,m128,m80,dvlate,partials,red,det) limits the bench's variants (the ncu step's
 # kernel is the variant's). Logs go to $OUT, a summary to stdout.
 set -u
 . "$(dirname "$0")/gpu_steps.sh"
@@ -36,7 +36,7 @@ fi
 if [ "${3:-}" = ncu ]; then
   d=${4:-128}
   variant=${5:-bulk}
-  case $variant in partials | red | det | m128 | dvlate) suffix=_$variant ;; *) suffix= ;; esac
+  case $variant in partials | red | det | m128 | m80 | dvlate) suffix=_$variant ;; *) suffix= ;; esac
   step "ncu: the main kernel, $variant dQ, d$d, 2x8192"
   metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,launch__registers_per_thread
   for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle lg_throttle membar sleeping dispatch_stall no_instruction branch_resolving selected not_selected; do

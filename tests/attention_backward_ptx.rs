@@ -162,3 +162,51 @@ fn the_d64_kernel_takes_128_query_blocks() {
     };
     support::assemble_clean_within(&ptxas, &cfg.name(), &built, cfg.smem_bytes());
 }
+
+/// At head dim 128 with 80-query blocks (`BackwardConfig::TRANSPOSED_BLOCK_M`,
+/// FlashAttention-3's tile there without the causal mask) the consumer issues the same five GEMM
+/// groups per query block: `Sᵀ` and `dPᵀ` (64 keys x 80 queries) over d = 128, 8 k-steps each;
+/// `dV` and `dK` (64 keys x 128 columns) over the 80 queries, 5 each; and `dQᵀ = Kᵀ·dSᵀ` (its 64
+/// columns x 80 queries) over the 128 keys, 8; it stages dQᵀ transposed (40 f32 stores a
+/// thread) into its 80-row tile and reduces it with one bulk reduction of 20 KB, and the
+/// producer loads 80-row boxes of Q and dO; ptxas assembles it with no spills and no serialized
+/// wgmma, the shared memory within 227 KB, causal or not, batched or packed.
+#[test]
+fn the_d128_kernel_takes_80_query_blocks_with_dq_transposed() {
+    let base = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 128, false);
+    let cfg = base.with_block_m(BackwardConfig::TRANSPOSED_BLOCK_M);
+    assert!(cfg.transposes_dq() && cfg.queues_dv_after_ds());
+    assert_eq!(cfg.name(), "attention_bwd_bf16_d128_m80");
+    let built = build_main(Target::Sm90a, &cfg).unwrap();
+    let ptx = built.ptx();
+    assert_eq!(ptx.matches("wgmma.commit_group").count(), 5);
+    let shape = |s: &str| {
+        ptx.matches(&format!("wgmma.mma_async.sync.aligned.{s}.f32.bf16.bf16"))
+            .count()
+    };
+    assert_eq!(shape("m64n80k16"), 8 + 8 + 8);
+    assert_eq!(shape("m64n128k16"), 5 + 5);
+    let reduce = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%";
+    let reductions = support::lines_with(ptx, reduce);
+    assert_eq!(reductions.len(), 1);
+    assert!(reductions[0].ends_with(", 20480;"), "{}", reductions[0]);
+    assert_eq!(ptx.matches("st.shared.f32").count(), 40);
+    assert_eq!(ptx.matches("bar.sync 1, 256;").count(), 1);
+    // K and V two slabs each, a stage's Q and dO two each, LSE and D.
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), 4 + 4);
+    assert_eq!(ptx.matches("cp.async.bulk.tensor.3d").count(), 2);
+    let Some(ptxas) = ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for c in [
+        cfg,
+        cfg.with_varlen(),
+        BackwardConfig {
+            causal: true,
+            ..cfg
+        },
+    ] {
+        let built = build_main(Target::Sm90a, &c).unwrap();
+        support::assemble_clean_within(&ptxas, &c.name(), &built, c.smem_bytes());
+    }
+}

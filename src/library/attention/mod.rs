@@ -72,11 +72,11 @@ pub enum AttentionConfigError {
          pair's two query tiles would visit different key tiles)"
     )]
     PairedTiles,
-    /// A backward query block other than 64 rows, or 128 at head dim 64.
+    /// A backward query block other than 64 rows, 128 at head dim 64 or 80 at head dim 128.
     #[error(
-        "backward query blocks of {block_m} rows at head dim {head_dim}: 64, or 128 at head dim \
-         64 (the registers hold a 64-key warpgroup's scores of 128 queries beside its dK and dV \
-         only there)"
+        "backward query blocks of {block_m} rows at head dim {head_dim}: 64, 128 at head dim 64 \
+         (the registers hold a 64-key warpgroup's scores of 128 queries beside its dK and dV \
+         only there) or 80 at head dim 128 (dQ computed transposed)"
     )]
     BackwardBlockM {
         /// The query block's rows.

@@ -35,6 +35,8 @@ struct Extents {
     offsets: Option<Var>,
     /// The query block ([`BackwardConfig::block_m`]): what the statistics' rows are padded to.
     pad: u32,
+    /// The rows of a `dQ` tile of the accumulator ([`BackwardConfig::dq_rows`]).
+    tile: u32,
 }
 
 impl Extents {
@@ -126,6 +128,8 @@ struct Seq {
     starts: Option<(Var, Var)>,
     /// What the statistics' rows are padded to ([`Extents::pad`]).
     pad: u32,
+    /// The rows of a `dQ` tile ([`Extents::tile`]).
+    tile: u32,
 }
 
 impl Seq {
@@ -137,15 +141,17 @@ impl Seq {
                 seqlen_q: x.seqlen_q,
                 starts: None,
                 pad: x.pad,
+                tile: x.tile,
             });
         };
         let (q0, seqlen_q) = sequence(k, &o.cu_q, batch, ["q_first", "seqlen_q"])?;
-        let block0 = first_block(k, q0.into(), batch, x.pad)?;
+        let block0 = first_block(k, q0.into(), batch, (x.pad, x.tile))?;
         Ok(Seq {
             batch,
             seqlen_q,
             starts: Some((q0, block0)),
             pad: x.pad,
+            tile: x.tile,
         })
     }
 
@@ -160,7 +166,7 @@ impl Seq {
             .retype::<ty::U32>()
             .map_err(|e| k.error(e.to_string()))?;
         let first = k.bind("q_first", first);
-        let block0 = first_block(k, first.into(), self.batch, self.pad)?;
+        let block0 = first_block(k, first.into(), self.batch, (self.pad, self.tile))?;
         Ok(Seq {
             starts: Some((q0, block0)),
             ..self
@@ -201,7 +207,7 @@ impl Seq {
     fn stat_row(&self, row: Expr) -> Expr {
         match self.starts {
             None => row,
-            Some((_, block0)) => row + block0 * BackwardConfig::BLOCK_M,
+            Some((_, block0)) => row + block0 * self.tile,
         }
     }
 
@@ -223,11 +229,17 @@ impl Seq {
     }
 }
 
-/// The first 64-row block of sequence `batch`'s statistics and `dQ` tiles from its first query
-/// row `q0`: `(q0 / pad + batch) · pad / 64` for the padding `pad` ([`stat_len`]).
-fn first_block(k: &mut KernelBuilder, q0: Expr, batch: Var, pad: u32) -> Result<Var> {
+/// The first `tile`-row block of sequence `batch`'s statistics and `dQ` tiles from its first
+/// query row `q0`: `(q0 / pad + batch) · pad / tile` for the padding `pad` ([`stat_len`]) and
+/// the `dQ` tile's rows `tile` ([`BackwardConfig::dq_rows`]).
+fn first_block(
+    k: &mut KernelBuilder,
+    q0: Expr,
+    batch: Var,
+    (pad, tile): (u32, u32),
+) -> Result<Var> {
     let blocks = q0 / pad + batch;
-    match pad / BackwardConfig::BLOCK_M {
+    match pad / tile {
         1 => k.let_("q_block0", blocks),
         n => k.let_("q_block0", blocks * n),
     }
@@ -252,8 +264,9 @@ fn sequence(
     Ok((start, k.let_(len, Expr::from(end) - start)?))
 }
 
-/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, 64, 64]` (packed `[heads,
-/// q_blocks, ..]`): each query block's 64 rows, each 64 columns of them a dense 16 KB tile
+/// The f32 `dQ` accumulator `[batch, heads, q_blocks, d / 64, rows, 64]` (packed `[heads,
+/// q_blocks, ..]`, `rows` [`Extents::tile`]): each block's rows, each 64 columns of them a
+/// dense tile (16 KB of 64 rows)
 /// (what one consumer warpgroup reduces into it at once with `cp.reduce.async.bulk`) whose
 /// columns lie as the staging swizzles them ([`dq_at`]), `q_blocks` the padded statistics'
 /// blocks ([`stat_len`]).
@@ -265,7 +278,7 @@ fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32
         x.heads.into(),
         blocks.into(),
         Expr::from(d / slab),
-        Expr::from(BackwardConfig::BLOCK_M),
+        Expr::from(x.tile),
         Expr::from(slab),
     ]);
     k.tensor::<ty::F32>("dq_accum", shape, TensorOpts::default().align(16))
@@ -285,7 +298,7 @@ fn dq_turns(k: &mut KernelBuilder, dq: &Buffer<ty::F32>) -> Result<Buffer<ty::U3
 /// staging ([`reduce_dq`]) lays it out. A run of up to 4 columns from a multiple of its length
 /// stays together (the swizzle moves 16-byte chunks).
 fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> Result<Vec<Expr>> {
-    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+    let (bm, slab) = (seq.tile, BackwardConfig::SLAB);
     let row = seq.stat_row(row);
     let within = dq_swizzled(k, row.clone() % bm, col.clone() % slab)?;
     let mut at = seq.stat_lead(head);
@@ -336,6 +349,7 @@ fn extents(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Extents> {
             heads: k.symbol_with("heads", one)?,
             offsets: Some(offsets),
             pad: cfg.block_m,
+            tile: cfg.dq_rows(),
         });
     }
     Ok(Extents {
@@ -344,6 +358,7 @@ fn extents(k: &mut KernelBuilder, cfg: &BackwardConfig) -> Result<Extents> {
         heads: k.symbol_with("heads", one)?,
         offsets: None,
         pad: cfg.block_m,
+        tile: cfg.dq_rows(),
     })
 }
 
@@ -383,7 +398,7 @@ pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKer
 fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let x = extents(&mut k, cfg)?;
     // The accumulator's 64-row tiles, the statistics' padding.
-    let (d, bm, pad) = (cfg.head_dim, BackwardConfig::BLOCK_M, cfg.block_m);
+    let (d, bm, pad) = (cfg.head_dim, cfg.dq_rows(), cfg.block_m);
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
     let opts = TensorOpts::default().align(16);
@@ -753,7 +768,10 @@ fn work<T: Elem>(
         let first = k.reg::<ty::S32>();
         k.sub(first, hi, lo)?;
         k.max(first, first, 0i32)?;
-        k.shr(first, first, bm.trailing_zeros())?;
+        match bm.is_power_of_two() {
+            true => k.shr(first, first, bm.trailing_zeros())?,
+            false => k.div(first, first, bm as i32)?,
+        }
         let first = first
             .retype::<ty::U32>()
             .map_err(|e| k.error(e.to_string()))?;
@@ -855,7 +873,12 @@ fn regs(k: &mut KernelBuilder, cfg: &BackwardConfig, dt: ptx_isa::ScalarType) ->
     let dk = k.alloc_fragment::<ty::F32>("dk", frag(k, cfg.wg_cols())?)?;
     let s = k.alloc_fragment::<ty::F32>("st", s_frag.clone())?;
     let dp = k.alloc_fragment::<ty::F32>("dpt", s_frag.clone())?;
-    let dq_frag = frag(k, cfg.dq_tiles() * BackwardConfig::SLAB)?;
+    // dQ's columns (64 queries each), or transposed the query block's queries (its 64 columns
+    // each).
+    let dq_frag = match cfg.transposes_dq() {
+        true => frag(k, cfg.block_m)?,
+        false => frag(k, cfg.dq_tiles() * BackwardConfig::SLAB)?,
+    };
     let dq = k.alloc_fragment::<ty::F32>("dq", dq_frag)?;
     let a_frag = register_a_k(dt, i64::from(queries)).map_err(|e| k.error(e.to_string()))?;
     let pairs = |k: &mut KernelBuilder| -> (TileRef, TileRef) {
@@ -1164,8 +1187,10 @@ fn consumer<T: Elem>(
 /// the barrier, while `dV` runs; then `dQ = dS·K` (over both halves, its 64 of dQ's columns; at
 /// d64 over its own half, or with 128-query blocks its 64 queries over both halves) and `dK +=
 /// dSᵀ·Q`, `dQ` into `dq_accum` ([`reduce_dq`] or [`add_dq`]) while `dK` runs on to the next
-/// trip's start. With 128-query blocks `dV` is queued only once `dSᵀ` is stored (FlashAttention-3's
-/// order there: the registers do not hold `Pᵀ`'s pairs in flight beside `Sᵀ`, `dPᵀ` and `dSᵀ`'s).
+/// trip's start. With 128- or 80-query blocks `dV` is queued only once `dSᵀ` is stored
+/// (FlashAttention-3's order there: the registers do not hold `Pᵀ`'s pairs in flight beside `Sᵀ`,
+/// `dPᵀ` and `dSᵀ`'s). With 80 ([`BackwardConfig::transposes_dq`]) `dQᵀ = Kᵀ·dSᵀ`, its 64 of
+/// dQ's columns x the 80 queries, the `dSᵀ` buffer read as the MN-major B.
 fn keyed_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
@@ -1207,15 +1232,17 @@ fn keyed_trip<T: Elem>(
         c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
     }
     k.cast(&r.ds_cast, &r.dp, ws)?;
-    // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, 64 queries of
-    // 128 bytes, swizzled, in each of its slabs: one, or two of 128 rows with 128-query blocks),
-    // published to the async proxy (PTX ISA 9.7.12.4) for both warpgroups' dQ.
+    // dSᵀ into this warpgroup's 64 rows of the trip's buffer (rows the keys, a swizzle span of
+    // queries in each of its slabs: one of 64, two of 128 rows with 128-query blocks, or five of
+    // 16 where dQ is transposed, [`BackwardConfig::ds_swizzle`]), published to the async proxy
+    // (PTX ISA 9.7.12.4) for both warpgroups' dQ.
+    let swizzle = cfg.ds_swizzle();
     let buf = k.eval((trip.t % 2u32) * cfg.ds_bytes())?;
     let ds_buf = k.reg::<ty::U32>();
     k.add(ds_buf, p.ds_s, buf)?;
     let ds_wg = k.reg::<ty::U32>();
-    k.mad_lo(ds_wg, c.cw_r, 64 * slab * 2, ds_buf)?;
-    let staging = TileRef::shared_slabs(dt, [64, bm], bn, ds_wg, 1024, SwizzleMode::B128);
+    k.mad_lo(ds_wg, c.cw_r, 64 * swizzle.span_bytes(), ds_buf)?;
+    let staging = TileRef::shared_slabs(dt, [64, bm], bn, ds_wg, 1024, swizzle);
     k.copy(&staging, &r.ds_cast, ws)?;
     fence_shared(k)?;
     if cfg.queues_dv_after_ds() {
@@ -1246,7 +1273,7 @@ fn keyed_trip<T: Elem>(
         TileRef::shared_slabs(dt, [bn, slab], bn, ds_slab, 1024, SwizzleMode::B128)
     } else {
         k.sync_named(BackwardConfig::DS_BARRIER, 256)?;
-        TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, SwizzleMode::B128)
+        TileRef::shared_slabs(dt, [bn, bm], bn, ds_buf, 1024, swizzle)
     }
     .transposed()
     .ok_or_else(|| k.error("dSᵀ's buffer has no layout"))?;
@@ -1256,7 +1283,12 @@ fn keyed_trip<T: Elem>(
     let q_t = q_tile
         .transposed()
         .ok_or_else(|| k.error("Q's tile has no layout"))?;
-    k.gemm_async(&r.dq, &ds_all, &c.k_for_dq, Accumulate::No, ws)?;
+    // Transposed, dQᵀ = Kᵀ·dSᵀ: its 64 columns of K (read MN-major) times the block's dS.
+    let (a, b) = match cfg.transposes_dq() {
+        true => (&c.k_for_dq, &ds_all),
+        false => (&ds_all, &c.k_for_dq),
+    };
+    k.gemm_async(&r.dq, a, b, Accumulate::No, ws)?;
     k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
     k.wgmma_wait_group(1)?;
     let at = (c.cw, c.leader, c.lt);
@@ -1510,8 +1542,15 @@ fn add_dq<T: Elem>(
     let (r0, c0) = k.fragment_origin(dq, lt)?;
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
     let slab = BackwardConfig::SLAB;
+    // A transposed fragment's rows are dQ's columns, its columns the queries.
+    let transposed = p.cfg.transposes_dq();
+    let ((r0, c0), (base_r, base_c)) = match transposed {
+        true => ((c0, r0), (base_c, base_r)),
+        false => ((r0, c0), (base_r, base_c)),
+    };
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
+        let (r, c) = if transposed { (c, r) } else { (r, c) };
         let row = r0.clone() + (r - base_r) as u32;
         // The thread's first column is within the first 8: a value's tile is its offset's.
         let c = (c - base_c) as u32;
@@ -1541,9 +1580,15 @@ fn reduce_dq<T: Elem>(
     (cw, leader): (Var, ptx_isa::Pred),
     stage: Reg<ty::U32>,
 ) -> Result<()> {
-    let (slab, tiles) = (BackwardConfig::SLAB, p.cfg.dq_tiles());
-    let tile_at = |at: Reg<ty::U32>| dq_staging(at, tiles);
-    let tile = tile_at(stage);
+    let slab = BackwardConfig::SLAB;
+    let tile_at = |at: Reg<ty::U32>| dq_staging(p.cfg, at);
+    let tile = match p.cfg.transposes_dq() {
+        // The fragment is dQᵀ: the tile's columns x its rows.
+        true => tile_at(stage)
+            .transposed()
+            .ok_or_else(|| k.error("dQ's stage has no layout"))?,
+        false => tile_at(stage),
+    };
     // This warpgroup's dQ staged in `tile` and reduced.
     let reduce = |k: &mut KernelBuilder| -> Result<()> {
         stage_for_bulk(k, &tile, dq, cw + BackwardConfig::DQ_BARRIER)?;
@@ -1622,11 +1667,11 @@ fn reduce_dq<T: Elem>(
     })
 }
 
-/// A warpgroup's `dQ` stage at `at`: `tiles` tiles of [`dq_accum`] one after the other (64
-/// rows of 64 f32 each, the 128-byte swizzle over each tile's bytes, [`dq_swizzled`]), as the
-/// `64 x 64 · tiles` matrix of its columns.
-fn dq_staging(at: Reg<ty::U32>, tiles: u32) -> TileRef {
-    let (bm, slab) = (BackwardConfig::BLOCK_M, BackwardConfig::SLAB);
+/// A warpgroup's `dQ` stage at `at`: its [`BackwardConfig::dq_tiles`] tiles of [`dq_accum`] one
+/// after the other ([`BackwardConfig::dq_rows`] rows of 64 f32 each, the 128-byte swizzle over
+/// each tile's bytes, [`dq_swizzled`]), as the `rows x 64 · tiles` matrix of its columns.
+fn dq_staging(cfg: &BackwardConfig, at: Reg<ty::U32>) -> TileRef {
+    let (bm, slab, tiles) = (cfg.dq_rows(), BackwardConfig::SLAB, cfg.dq_tiles());
     let mut tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab * tiles, at, 1024)
         .with_swizzle(SwizzleMode::B128);
     if tiles > 1 {

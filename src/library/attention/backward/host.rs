@@ -180,10 +180,10 @@ impl AttentionBackward {
         };
         let stats = [lead.as_slice(), &[padded]].concat();
         let n_stats: usize = stats.iter().product();
-        // dQ's accumulator: each 64-row block's rows in tiles of 64 columns (the kernels'
+        // dQ's accumulator: each block's rows (`dq_rows`) in tiles of 64 columns (the kernels'
         // `dq_accum`), and the deterministic mode's counter a tile.
         let (slab, d) = (BackwardConfig::SLAB as usize, qs[rank - 1]);
-        let block = BackwardConfig::BLOCK_M as usize;
+        let block = self.cfg.dq_rows() as usize;
         let turn_shape = [lead.as_slice(), &[padded / block, d / slab]].concat();
         let acc_shape = [turn_shape.as_slice(), &[block, slab]].concat();
         let n_q: usize = acc_shape.iter().product();

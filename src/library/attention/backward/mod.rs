@@ -13,8 +13,10 @@
 //!   zeroed;
 //! - main: a CTA per block of [`BackwardConfig::BLOCK_N`] keys, KV head and sequence; a producer
 //!   warpgroup loads K and V once and streams each query block's Q, dO (64 rows), LSE and D
-//!   through a [`crate::parts::Ring`] by TMA (query blocks of 64 rows, or at head dim 64 of 128:
-//!   [`BackwardConfig::block_m`]), over the query heads of the KV head's group in turn; two
+//!   through a [`crate::parts::Ring`] by TMA (query blocks of 64 rows, or at head dim 64 of 128,
+//!   or at head dim 128 of 80 with `dQ` computed transposed, `dQᵀ = Kᵀ·dSᵀ`:
+//!   [`BackwardConfig::block_m`], [`BackwardConfig::transposes_dq`]), over the query heads of
+//!   the KV head's group in turn; two
 //!   consumer warpgroups of 64 keys each compute `Sᵀ = K·Qᵀ` and `dPᵀ = V·dOᵀ`
 //!   (wgmma from shared memory), `Pᵀ = 2^(Sᵀ·scale·log2 e − LSE·log2 e)`, `dSᵀ = Pᵀ ∘ (dPᵀ −
 //!   D)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers), store `dSᵀ` to shared memory
@@ -84,7 +86,8 @@ pub struct BackwardConfig {
     /// to sum.
     pub dq_summed: bool,
     /// At head dim 128 with 64-query blocks: `dV += Pᵀ·dO` queued once `dSᵀ` is stored
-    /// (FlashAttention-3's order, as with [`BackwardConfig::WIDE_BLOCK_M`] queries, where it is
+    /// (FlashAttention-3's order, as with [`BackwardConfig::WIDE_BLOCK_M`] or
+    /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries, where it is
     /// always so) rather than behind `dPᵀ` (session 11's order: `dV` then runs under `dSᵀ`'s
     /// computation).
     pub dv_after_ds: bool,
@@ -92,7 +95,9 @@ pub struct BackwardConfig {
     /// [`BackwardConfig::WIDE_BLOCK_M`] (FlashAttention-3's query block there): each consumer
     /// warpgroup's `Sᵀ` and `dPᵀ` are then its 64 keys x 128 queries, and its `dQ` its 64 of
     /// the block's queries over all 128 keys (both warpgroups' `dSᵀ` read from shared memory, as
-    /// at head dim 128), so no partial `dQ` is left to sum.
+    /// at head dim 128), so no partial `dQ` is left to sum; or at head dim 128
+    /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] (FlashAttention-3's query block there without the
+    /// causal mask), `dQ` then computed transposed ([`BackwardConfig::transposes_dq`]).
     pub block_m: u32,
 }
 
@@ -105,6 +110,10 @@ impl BackwardConfig {
     pub const BLOCK_M: u32 = 64;
     /// The wider query block at head dim 64 ([`BackwardConfig::block_m`]).
     pub const WIDE_BLOCK_M: u32 = 128;
+    /// The query block at head dim 128 with `dQ` computed transposed
+    /// ([`BackwardConfig::block_m`], [`BackwardConfig::transposes_dq`]): FlashAttention-3's
+    /// `kBlockM` there without the causal mask (its `80 x 128` tiles, `dQ_swapAB`).
+    pub const TRANSPOSED_BLOCK_M: u32 = 80;
     /// Columns of one TMA box and shared slab: 64 16-bit elements, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The roles: a producer warpgroup and two consumer warpgroups with their register
@@ -126,7 +135,9 @@ impl BackwardConfig {
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
     /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
-    /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 256,
+    /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 128 64
+    /// (80 with `dQ` transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], measured no faster:
+    /// -6 to +2 % without the causal mask, -7 to 0 % with it, BENCHMARKS.md); at head dim 256,
     /// where two stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as
     /// fast as two with `red.global.add.f32`).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
@@ -257,6 +268,35 @@ impl BackwardConfig {
         self.block_m == Self::WIDE_BLOCK_M
     }
 
+    /// Whether each consumer warpgroup computes `dQᵀ = Kᵀ·dS` ᵀ, its 64 of dQ's columns x the
+    /// query block's [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries (FlashAttention-3's
+    /// `dQ_swapAB` at head dim 128: wgmma's M is 64 rows, which 80 queries are not, and its N
+    /// may be 80): A is its slab of K read MN-major, B the block's `dSᵀ` read MN-major from a
+    /// buffer with the 32-byte swizzle (16-query slabs: 80 is no multiple of the 128-byte
+    /// swizzle's 64), and the `dQ` tiles of the accumulator are 80 rows
+    /// ([`BackwardConfig::dq_rows`]), staged from the transposed fragment.
+    pub fn transposes_dq(&self) -> bool {
+        self.block_m == Self::TRANSPOSED_BLOCK_M
+    }
+
+    /// Query rows of one tile of `dQ`'s f32 accumulator (what a consumer warpgroup reduces into
+    /// it at once): [`BackwardConfig::BLOCK_M`], or the query block where `dQ` is transposed.
+    pub fn dq_rows(&self) -> u32 {
+        match self.transposes_dq() {
+            true => self.block_m,
+            false => Self::BLOCK_M,
+        }
+    }
+
+    /// The swizzle of the `dSᵀ` buffers: the 128-byte one, or the 32-byte one where `dQ` is
+    /// transposed ([`BackwardConfig::transposes_dq`]).
+    pub fn ds_swizzle(&self) -> smem::SwizzleMode {
+        match self.transposes_dq() {
+            true => smem::SwizzleMode::B32,
+            false => smem::SwizzleMode::B128,
+        }
+    }
+
     /// The same configuration with query blocks of `block_m` rows ([`BackwardConfig::block_m`]).
     pub fn with_block_m(self, block_m: u32) -> BackwardConfig {
         BackwardConfig { block_m, ..self }
@@ -271,10 +311,11 @@ impl BackwardConfig {
         }
     }
 
-    /// Whether `dV` is queued once `dSᵀ` is stored: with [`BackwardConfig::WIDE_BLOCK_M`]
-    /// queries, or by [`BackwardConfig::dv_after_ds`] at head dim 128.
+    /// Whether `dV` is queued once `dSᵀ` is stored: with [`BackwardConfig::WIDE_BLOCK_M`] or
+    /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries (behind `dPᵀ` ptxas spills there and
+    /// serializes the wgmmas, C7512), or by [`BackwardConfig::dv_after_ds`] at head dim 128.
     pub fn queues_dv_after_ds(&self) -> bool {
-        self.wide() || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
+        self.wide() || self.transposes_dq() || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
     }
 
     /// The same configuration over packed variable-length sequences
@@ -319,13 +360,15 @@ impl BackwardConfig {
     /// 256 with two stages) and in the deterministic mode; over packed
     /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
     /// partial `dQ`s reduced on their own (bf16 also deterministic and packed), and with
-    /// 128-query blocks ([`BackwardConfig::block_m`]; batched and packed, bf16 also `red`).
+    /// 128-query blocks ([`BackwardConfig::block_m`]; batched and packed, bf16 also `red`); at
+    /// head dim 128 also with `dV` after `dSᵀ` (bf16 also packed) and with 64- and 80-query
+    /// blocks ([`BackwardConfig::TRANSPOSED_BLOCK_M`]; batched and packed, bf16 also `red`).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
         for dtype in [ScalarType::Bf16, ScalarType::F16] {
             for head_dim in [64, 128, 256] {
                 for causal in [false, true] {
-                    // 64-query blocks, whatever the default; at d64 128 below.
+                    // 64-query blocks, whatever the default; at d64 128 and at d128 80 below.
                     let cfg =
                         BackwardConfig::new(dtype, head_dim, causal).with_block_m(Self::BLOCK_M);
                     out.push(cfg);
@@ -341,6 +384,12 @@ impl BackwardConfig {
                         out.push(cfg.with_dv_after_ds());
                         if dtype == ScalarType::Bf16 {
                             out.push(cfg.with_dv_after_ds().with_varlen());
+                        }
+                        let tall = cfg.with_block_m(Self::TRANSPOSED_BLOCK_M);
+                        out.push(tall);
+                        out.push(tall.with_varlen());
+                        if dtype == ScalarType::Bf16 {
+                            out.push(tall.with_red_dq());
                         }
                     }
                     if head_dim == 64 {
@@ -363,7 +412,8 @@ impl BackwardConfig {
     }
 
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
-    /// sequences, `_m128` with 128-query blocks, `_dvlate` with `dV` queued once `dSᵀ` is stored
+    /// sequences, `_m128` or `_m80` with 128- or 80-query blocks, `_dvlate` with `dV` queued once
+    /// `dSᵀ` is stored
     /// ([`BackwardConfig::dv_after_ds`]), `_partials` with the partial `dQ`s reduced on
     /// their own
     /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
@@ -375,8 +425,11 @@ impl BackwardConfig {
             self.head_dim,
             if self.causal { "_causal" } else { "" },
             if self.varlen { "_varlen" } else { "" },
-            if self.wide() { "_m128" } else { "" },
-            if self.queues_dv_after_ds() && !self.wide() {
+            match self.block_m {
+                Self::BLOCK_M => String::new(),
+                m => format!("_m{m}"),
+            },
+            if self.queues_dv_after_ds() && self.block_m == Self::BLOCK_M {
                 "_dvlate"
             } else {
                 ""
@@ -421,25 +474,28 @@ impl BackwardConfig {
     }
 
     /// Bytes of one consumer warpgroup's `dQ` stage ([`BackwardConfig::dq_bulk`]): its
-    /// [`BackwardConfig::dq_tiles`] tiles of 64 rows of 64 f32.
+    /// [`BackwardConfig::dq_tiles`] tiles of [`BackwardConfig::dq_rows`] rows of 64 f32.
     pub fn dq_stage_bytes(&self) -> u32 {
-        Self::BLOCK_M * Self::SLAB * 4 * self.dq_tiles()
+        self.dq_rows() * Self::SLAB * 4 * self.dq_tiles()
     }
 
-    /// Dynamic shared memory: K, V, the ring's stages (Q, dO 1024-byte aligned, LSE, D), the
-    /// `dSᵀ` buffers, the two `dQ` stages and the barriers (padding included).
+    /// Dynamic shared memory: K, V, the `dSᵀ` buffers, the two `dQ` stages, the ring's stages
+    /// (Q and dO 1024-byte aligned, then LSE and D 128-byte aligned; each stage but the last
+    /// padded to the next 1024-byte boundary) and the barriers (the ring's two a stage and K
+    /// and V's, 8 bytes each).
     pub fn smem_bytes(&self) -> u32 {
-        let stage = 2 * self.q_bytes() + 1024;
+        let stage = 2 * self.q_bytes() + 2 * self.row_stat_bytes().next_multiple_of(128);
         let dq = if self.bulk_dq() {
             2 * self.dq_stage_bytes()
         } else {
             0
         };
         2 * self.kv_bytes()
-            + self.stages * stage
             + self.ds_buffers() * self.ds_bytes()
             + dq
-            + 2 * 1024
+            + self.stages.saturating_sub(1) * stage.next_multiple_of(1024)
+            + stage
+            + 8 * (2 * self.stages + 1)
     }
 
     /// Checks the configuration.
@@ -451,7 +507,8 @@ impl BackwardConfig {
             return Err(AttentionConfigError::BackwardHeadDim(self.head_dim));
         }
         let wide_fits = self.wide() && self.head_dim == Self::SLAB;
-        if self.block_m != Self::BLOCK_M && !wide_fits {
+        let transposed_fits = self.transposes_dq() && self.head_dim == 2 * Self::SLAB;
+        if self.block_m != Self::BLOCK_M && !wide_fits && !transposed_fits {
             return Err(AttentionConfigError::BackwardBlockM {
                 block_m: self.block_m,
                 head_dim: self.head_dim,
@@ -487,22 +544,15 @@ mod tests {
         let names: std::collections::HashSet<String> = all.iter().map(|c| c.name()).collect();
         assert_eq!(names.len(), all.len());
         let bf16 = |d: u32| BackwardConfig::new(ScalarType::Bf16, d, true);
-        let refused = [
+        // Query blocks of 128 only at d64, of 80 (dQ transposed) only at d128.
+        let blocks = [(128, 128), (64, 96), (64, 80), (256, 80)].map(|(head_dim, block_m)| {
+            (
+                bf16(head_dim).with_block_m(block_m),
+                AttentionConfigError::BackwardBlockM { block_m, head_dim },
+            )
+        });
+        let refused = blocks.into_iter().chain([
             (bf16(96), AttentionConfigError::BackwardHeadDim(96)),
-            (
-                bf16(128).with_block_m(128),
-                AttentionConfigError::BackwardBlockM {
-                    block_m: 128,
-                    head_dim: 128,
-                },
-            ),
-            (
-                bf16(64).with_block_m(96),
-                AttentionConfigError::BackwardBlockM {
-                    block_m: 96,
-                    head_dim: 64,
-                },
-            ),
             (
                 BackwardConfig::new(ScalarType::F32, 128, false),
                 AttentionConfigError::DType(ScalarType::F32),
@@ -511,7 +561,7 @@ mod tests {
                 bf16(64).with_deterministic().with_block_m(128),
                 AttentionConfigError::BackwardDeterministicBlockM(128),
             ),
-        ];
+        ]);
         for (c, e) in refused {
             assert_eq!(c.validate(), Err(e));
         }
@@ -586,6 +636,20 @@ mod tests {
             (
                 bf16(256).with_red_dq(),
                 "attention_bwd_bf16_d256_causal_red",
+            ),
+            // Always so with 80-query blocks.
+            (
+                bf16(128)
+                    .with_block_m(BackwardConfig::TRANSPOSED_BLOCK_M)
+                    .with_dv_after_ds(),
+                "attention_bwd_bf16_d128_causal_m80",
+            ),
+            // The deterministic mode takes 64-query blocks.
+            (
+                bf16(128)
+                    .with_block_m(BackwardConfig::TRANSPOSED_BLOCK_M)
+                    .with_deterministic(),
+                "attention_bwd_bf16_d128_causal_det",
             ),
         ];
         for (c, name) in named {
