@@ -232,7 +232,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         tolerance: 1.0,
         detail: format!(
             "{cases} cases: bf16/f16, d 64/128/256, causal or not, dQ in bulk (at d64 in 128-query \
-             blocks, or in 64 with the partials summed first or not), by red or deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
+             blocks, or in 64 with the partials summed first or not; at d128 in 64- or 80-query blocks, \
+             80 with dQ transposed), by red or deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
              causal at 300x130, packed ragged lengths 1..300 (GQA 4/2, MQA 3/1); the largest |error| over the largest |gradient| of dQ, dK, dV \
              over its tolerance (bf16 3e-2, f16 1e-2)"
         ),

@@ -123,8 +123,8 @@ struct Seq {
     batch: Var,
     /// Its query length.
     seqlen_q: Var,
-    /// Packed: its first query row and the first 64-row block of its statistics and `dQ`
-    /// tiles ([`first_block`]).
+    /// Packed: its first query row and the first block of [`Seq::tile`] rows of its statistics
+    /// and `dQ` tiles ([`first_block`]).
     starts: Option<(Var, Var)>,
     /// What the statistics' rows are padded to ([`Extents::pad`]).
     pad: u32,
@@ -397,7 +397,7 @@ pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKer
 
 fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let x = extents(&mut k, cfg)?;
-    // The accumulator's 64-row tiles, the statistics' padding.
+    // The rows of the accumulator's tiles, the statistics' padding.
     let (d, bm, pad) = (cfg.head_dim, cfg.dq_rows(), cfg.block_m);
     let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);

@@ -268,12 +268,14 @@ impl BackwardConfig {
         self.block_m == Self::WIDE_BLOCK_M
     }
 
-    /// Whether each consumer warpgroup computes `dQᵀ = Kᵀ·dS` ᵀ, its 64 of dQ's columns x the
+    /// Whether each consumer warpgroup computes `dQᵀ = Kᵀ·dSᵀ`, its 64 of dQ's columns x the
     /// query block's [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries (FlashAttention-3's
-    /// `dQ_swapAB` at head dim 128: wgmma's M is 64 rows, which 80 queries are not, and its N
-    /// may be 80): A is its slab of K read MN-major, B the block's `dSᵀ` read MN-major from a
-    /// buffer with the 32-byte swizzle (16-query slabs: 80 is no multiple of the 128-byte
-    /// swizzle's 64), and the `dQ` tiles of the accumulator are 80 rows
+    /// `dQ_swapAB` at head dim 128: wgmma's M is 64 rows a warpgroup, which 80 queries are not,
+    /// and its N any multiple of 8 up to 256, PTX ISA 9.7.15.5.2): A is its slab of K read
+    /// MN-major, B the block's `dSᵀ` read MN-major from a buffer with the 32-byte swizzle
+    /// (16-query slabs: an MN-major operand's MN extent is whole swizzle atoms, PTX ISA
+    /// 9.7.15.5.1.2, and 80 is no multiple of the 128-byte swizzle's 64), and the `dQ` tiles of
+    /// the accumulator are 80 rows
     /// ([`BackwardConfig::dq_rows`]), staged from the transposed fragment.
     pub fn transposes_dq(&self) -> bool {
         self.block_m == Self::TRANSPOSED_BLOCK_M
