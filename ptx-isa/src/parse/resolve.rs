@@ -119,7 +119,7 @@ pub(crate) fn resolves_to(form: Form, i: &InstrRef<'_>) -> bool {
 pub(crate) struct Remembered {
     resolution: Resolution,
     lenient: std::cell::OnceCell<Option<(Form, &'static Pattern, Vec<String>)>>,
-    refusal: std::cell::OnceCell<(crate::error::ErrorKind, String)>,
+    refusal: std::cell::OnceCell<(crate::error::ErrorKind, std::sync::Arc<str>)>,
 }
 
 impl Remembered {
@@ -158,12 +158,15 @@ impl Remembered {
     }
 
     /// The validator's error for an instruction of this opcode no row takes: `refuse` of the
-    /// table's answer, formatted once per opcode.
+    /// table's answer, formatted once per opcode and shared by every line that repeats it.
     pub(crate) fn refusal(
         &self,
         refuse: impl FnOnce(&Resolution) -> (crate::error::ErrorKind, String),
-    ) -> &(crate::error::ErrorKind, String) {
-        self.refusal.get_or_init(|| refuse(&self.resolution))
+    ) -> &(crate::error::ErrorKind, std::sync::Arc<str>) {
+        self.refusal.get_or_init(|| {
+            let (kind, message) = refuse(&self.resolution);
+            (kind, message.into())
+        })
     }
 }
 

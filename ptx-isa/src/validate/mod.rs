@@ -19,6 +19,7 @@ mod scope;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::error::ErrorKind;
 use crate::forms::Form;
@@ -47,8 +48,9 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// The kind (the builder's error kinds).
     pub kind: ErrorKind,
-    /// A one-line message.
-    pub message: String,
+    /// A one-line message, shared: the one error of every line of an opcode no row takes is
+    /// formatted once and counted, not copied (issue 33).
+    pub message: Arc<str>,
     /// Where, when known.
     pub pos: Option<Pos>,
 }
@@ -81,7 +83,7 @@ pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
         Err(e) => vec![Diagnostic {
             severity: Severity::Error,
             kind: ErrorKind::Invalid,
-            message: e.message,
+            message: e.message.into(),
             pos: Some(e.pos),
         }],
         Ok(mut p) => {
@@ -98,7 +100,7 @@ pub fn check(text: &str, opts: &Options) -> Vec<Diagnostic> {
                 d.push(Diagnostic {
                     severity: Severity::Warning,
                     kind: ErrorKind::Invalid,
-                    message: w.message,
+                    message: w.message.into(),
                     pos: Some(w.pos),
                 });
             }
@@ -145,20 +147,20 @@ impl Ctx<'_> {
         digits.trim_end_matches(['a', 'f']).parse().ok()
     }
 
-    pub(crate) fn error(&mut self, kind: ErrorKind, pos: Option<Pos>, message: String) {
+    pub(crate) fn error(&mut self, kind: ErrorKind, pos: Option<Pos>, message: impl Into<Arc<str>>) {
         self.out.push(Diagnostic {
             severity: Severity::Error,
             kind,
-            message,
+            message: message.into(),
             pos,
         });
     }
 
-    pub(crate) fn warning(&mut self, pos: Option<Pos>, message: String) {
+    pub(crate) fn warning(&mut self, pos: Option<Pos>, message: impl Into<Arc<str>>) {
         self.out.push(Diagnostic {
             severity: Severity::Warning,
             kind: ErrorKind::Invalid,
-            message,
+            message: message.into(),
             pos,
         });
     }
@@ -610,7 +612,7 @@ fn function(
                     cx.error(
                         ErrorKind::UnknownType,
                         pos,
-                        "`.f32x2` is an instruction type only: its registers are `.b64`".into(),
+                        "`.f32x2` is an instruction type only: its registers are `.b64`",
                     );
                 }
                 if d.ty == crate::types::ScalarType::B128 && cx.version < crate::target::v(8, 3) {
@@ -792,10 +794,10 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos:
         Resolved::Form(f) => f,
         Resolved::Refused { .. } => {
             // The refusal depends on the opcode and the operand count alone: formatted once per
-            // opcode, so that an instruction no row takes costs no more than one a row takes
-            // (issue 33).
+            // opcode and shared by every line of it, so that an instruction no row takes costs no
+            // more than one a row takes (issue 33).
             let (kind, message) = memo().refusal(|r| refusal(r, i));
-            cx.error(*kind, pos, message.clone());
+            cx.error(*kind, pos, Arc::clone(message));
             return;
         }
         Resolved::Unknown => {
