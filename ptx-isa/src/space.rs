@@ -140,6 +140,10 @@ pub struct Address {
     pub base: AddrBase,
     /// A byte offset added to the base.
     pub offset: i64,
+    /// `[base+0]`: an offset of 0 the text wrote. ptxas 13.0 compiles `[%rd+0]` and `[%rd]` to
+    /// different machine code (tinygrad's `cumsum` module on sm_120, measured: other registers
+    /// and another order), so the printer keeps it; the builder never writes it (issue 33).
+    pub plus_zero: bool,
 }
 
 impl AddrBase {
@@ -161,11 +165,20 @@ impl fmt::Display for AddrBase {
 }
 
 impl Address {
+    /// `[base]`, no offset.
+    pub fn at(base: AddrBase) -> Address {
+        Address {
+            base,
+            offset: 0,
+            plus_zero: false,
+        }
+    }
+
     /// Writes `[base+offset]` (PTX ISA 6.4.1), as [`AddrBase::write`] writes the base.
     pub(crate) fn write<W: fmt::Write + ?Sized>(&self, w: &mut W) -> fmt::Result {
         w.write_char('[')?;
         self.base.write(w)?;
-        if self.offset != 0 {
+        if self.offset != 0 || self.plus_zero {
             if matches!(self.base, AddrBase::Absolute(_)) {
                 return Err(fmt::Error);
             }
@@ -192,18 +205,12 @@ pub struct Addr<S: Space> {
 impl<S: Space> Addr<S> {
     /// `[reg]` with a 64-bit register.
     pub fn reg<T: ty::Addr64>(r: Reg<T>) -> Addr<S> {
-        Addr::from_address(Address {
-            base: AddrBase::Reg(r.as_ref()),
-            offset: 0,
-        })
+        Addr::from_address(Address::at(AddrBase::Reg(r.as_ref())))
     }
 
     /// `[name]`: a variable or parameter of this space.
     pub fn symbol(name: impl Into<String>) -> Addr<S> {
-        Addr::from_address(Address {
-            base: AddrBase::Symbol(name.into()),
-            offset: 0,
-        })
+        Addr::from_address(Address::at(AddrBase::Symbol(name.into())))
     }
 
     /// Adds a byte offset: `[base+offset]`.
@@ -233,10 +240,7 @@ impl<S: Space> Addr<S> {
 impl<S: spaces::Window32> Addr<S> {
     /// `[reg]` with a 32-bit register: a shared-window address.
     pub fn reg32<T: ty::Addr32>(r: Reg<T>) -> Addr<S> {
-        Addr::from_address(Address {
-            base: AddrBase::Reg(r.as_ref()),
-            offset: 0,
-        })
+        Addr::from_address(Address::at(AddrBase::Reg(r.as_ref())))
     }
 }
 

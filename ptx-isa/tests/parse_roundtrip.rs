@@ -97,3 +97,33 @@ fn video_operands_and_branch_targets_round_trip() {
     byte_identical("video and branch targets", &printed).unwrap();
     assert!(support::errors(&printed).is_empty(), "{printed}");
 }
+
+/// `[a+0]` reads back as written (issue 33's corpus): ptxas 13.0 compiles `[%rd+0]` and `[%rd]`
+/// to different machine code (tinygrad's `cumsum` module on sm_120: other registers, another
+/// order), so `fmt` keeps a written zero offset; an address written without one stays without.
+#[test]
+fn a_written_zero_offset_is_kept() {
+    let text = ".version 8.7\n.target sm_120\n.address_size 64\n\n\
+                .visible .entry k(.param .u64 data0)\n{\n\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<2>;\n\
+                \tld.param.u64 %rd1, [data0+0];\n\
+                \tld.global.f32 %f1, [%rd1+0];\n\
+                \tst.global.f32 [%rd1], %f1;\n\
+                \tst.global.f32 [%rd1+-0], %f1;\n\
+                \tst.global.f32 [%rd1+4], %f1;\n\tret;\n}\n";
+    let printed = parse(text).unwrap().module.print();
+    for line in [
+        "ld.param.u64 %rd1, [data0+0];",
+        "ld.global.f32 %f1, [%rd1+0];",
+        "st.global.f32 [%rd1], %f1;",
+        "st.global.f32 [%rd1+0], %f1;",
+        "st.global.f32 [%rd1+4], %f1;",
+    ] {
+        assert!(
+            printed.lines().any(|l| l.trim() == line),
+            "{line}\n{printed}"
+        );
+    }
+    byte_identical("zero offsets", &printed).unwrap();
+    assert!(support::errors(&printed).is_empty(), "{printed}");
+    support::assemble(&printed, ptx_isa::Target::Sm120);
+}

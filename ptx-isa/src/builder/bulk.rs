@@ -472,10 +472,7 @@ impl FunctionBuilder {
         }
         let i = i
             .modifier("tensormap")
-            .operand(Operand::Addr(crate::space::Address {
-                base: map.base(),
-                offset: 0,
-            }));
+            .operand(Operand::Addr(crate::space::Address::at(map.base())));
         self.emit(Form::PrefetchTensormap, i)
     }
 }

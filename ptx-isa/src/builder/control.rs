@@ -226,8 +226,5 @@ impl FunctionBuilder {
 }
 
 fn sym_addr(name: &str) -> Operand {
-    Operand::Addr(Address {
-        base: AddrBase::Symbol(name.to_string()),
-        offset: 0,
-    })
+    Operand::Addr(Address::at(AddrBase::Symbol(name.to_string())))
 }

@@ -141,10 +141,7 @@ pub enum TcA {
 }
 
 fn taddr(r: Reg<ty::U32>) -> Operand {
-    Operand::Addr(Address {
-        base: AddrBase::Reg(r.as_ref()),
-        offset: 0,
-    })
+    Operand::Addr(Address::at(AddrBase::Reg(r.as_ref())))
 }
 
 impl FunctionBuilder {

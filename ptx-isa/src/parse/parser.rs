@@ -1734,7 +1734,8 @@ impl<'a> Parser<'a> {
             });
         }
         let mut offset = 0i64;
-        if self.is_punct(b'+') || self.is_punct(b'-') {
+        let written = self.is_punct(b'+') || self.is_punct(b'-');
+        if written {
             let mut negative = self.eat_punct(b'-');
             if !negative {
                 self.pos += 1;
@@ -1748,7 +1749,11 @@ impl<'a> Parser<'a> {
             offset = if negative { v.wrapping_neg() } else { v };
         }
         self.expect_punct(b']')?;
-        Ok(Operand::Addr(Address { base, offset }))
+        Ok(Operand::Addr(Address {
+            base,
+            offset,
+            plus_zero: written && offset == 0,
+        }))
     }
 
     // ---- constant expressions (PTX ISA 4.6.1 "Constant Expressions") --------------------------
