@@ -1669,7 +1669,9 @@ fn example(
             // No `.scale_vec`: the `.block32` default (PTX 8.8), which the builder does not write.
             // Tensor-memory addresses `[t]` (PTX ISA 9.7.16.10.9).
             let tmem = |r: crate::reg::Reg<ty::U32>| {
-                crate::instr::Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Reg(r.as_ref())))
+                crate::instr::Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Reg(
+                    r.as_ref(),
+                )))
             };
             let mut i = Instruction::new("tcgen05");
             for m in ["mma", "cta_group::1", "kind::mxf8f6f4", "block_scale"] {
@@ -1907,7 +1909,9 @@ fn example(
             let (t, meta, a, b, p) = (r!(U32), r!(U32), r!(B64), r!(B64), k.pred());
             k.setp(CmpOp::Ne, p, out, 0u64)?;
             let tmem = |r: crate::reg::Reg<ty::U32>| {
-                crate::instr::Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Reg(r.as_ref())))
+                crate::instr::Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Reg(
+                    r.as_ref(),
+                )))
             };
             let op = if form == Tcgen05MmaSp {
                 "tcgen05.mma.sp.cta_group::1.kind::f16"

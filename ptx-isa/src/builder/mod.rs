@@ -353,7 +353,9 @@ impl FunctionBuilder {
         let i = Instruction::from_opcode("ld.param")
             .ty(T::TYPE)
             .operand(d)
-            .operand(Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Symbol(p.name.clone()))));
+            .operand(Operand::Addr(crate::space::Address::at(
+                crate::space::AddrBase::Symbol(p.name.clone()),
+            )));
         self.emit(Form::Ld, i)?;
         Ok(d)
     }
@@ -362,7 +364,9 @@ impl FunctionBuilder {
     pub fn store_return<T: ty::RegType>(&mut self, p: &ParamRef<T>, a: Reg<T>) -> Result<()> {
         let i = Instruction::from_opcode("st.param")
             .ty(T::TYPE)
-            .operand(Operand::Addr(crate::space::Address::at(crate::space::AddrBase::Symbol(p.name.clone()))))
+            .operand(Operand::Addr(crate::space::Address::at(
+                crate::space::AddrBase::Symbol(p.name.clone()),
+            )))
             .operand(a);
         self.emit(Form::St, i)
     }

@@ -147,7 +147,12 @@ impl Ctx<'_> {
         digits.trim_end_matches(['a', 'f']).parse().ok()
     }
 
-    pub(crate) fn error(&mut self, kind: ErrorKind, pos: Option<Pos>, message: impl Into<Arc<str>>) {
+    pub(crate) fn error(
+        &mut self,
+        kind: ErrorKind,
+        pos: Option<Pos>,
+        message: impl Into<Arc<str>>,
+    ) {
         self.out.push(Diagnostic {
             severity: Severity::Error,
             kind,
