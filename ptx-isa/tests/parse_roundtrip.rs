@@ -81,21 +81,31 @@ fn video_operands_and_branch_targets_round_trip() {
                 \tvadd4.u32.u32.u32 %r3.b31, %r1.b7654, %r2.b0000, %r3;\n\
                 \tts: .branchtargets $L__0, $L__BB0_1;\n\
                 \tbrx.idx %r1, ts;\n$L__0:\n$L__BB0_1:\n\tret;\n}\n";
+    reads_back(
+        "video and branch targets",
+        text,
+        &[
+            "vadd.u32.u32.u32.sat %r3.h1, %r1.b0, %r2.h1, %r3;",
+            "vmad.s32.s32.s32 %r3, -%r1.b3, -%r2, -%r3;",
+            "vadd4.u32.u32.u32 %r3.b31, %r1.b7654, %r2.b0000, %r3;",
+            "ts: .branchtargets $L__0, $L__BB0_1;",
+            "brx.idx %r1, ts;",
+        ],
+    );
+}
+
+/// `text`'s reprint: it has each of `lines`, prints again byte-identically and passes `check`.
+fn reads_back(name: &str, text: &str, lines: &[&str]) -> String {
     let printed = parse(text).unwrap().module.print();
-    for line in [
-        "vadd.u32.u32.u32.sat %r3.h1, %r1.b0, %r2.h1, %r3;",
-        "vmad.s32.s32.s32 %r3, -%r1.b3, -%r2, -%r3;",
-        "vadd4.u32.u32.u32 %r3.b31, %r1.b7654, %r2.b0000, %r3;",
-        "ts: .branchtargets $L__0, $L__BB0_1;",
-        "brx.idx %r1, ts;",
-    ] {
+    for line in lines {
         assert!(
-            printed.lines().any(|l| l.trim() == line),
+            printed.lines().any(|l| l.trim() == *line),
             "{line}\n{printed}"
         );
     }
-    byte_identical("video and branch targets", &printed).unwrap();
+    byte_identical(name, &printed).unwrap();
     assert!(support::errors(&printed).is_empty(), "{printed}");
+    printed
 }
 
 /// `[a+0]` reads back as written (issue 33's corpus): ptxas 13.0 compiles `[%rd+0]` and `[%rd]`
@@ -110,20 +120,16 @@ fn a_written_zero_offset_is_kept() {
                 \tst.global.f32 [%rd1], %f1;\n\
                 \tst.global.f32 [%rd1+-0], %f1;\n\
                 \tst.global.f32 [%rd1+4], %f1;\n\tret;\n}\n";
-    let printed = parse(text).unwrap().module.print();
-    for line in [
-        "ld.param.u64 %rd1, [data0+0];",
-        "ld.global.f32 %f1, [%rd1+0];",
-        "st.global.f32 [%rd1], %f1;",
-        "st.global.f32 [%rd1+0], %f1;",
-        "st.global.f32 [%rd1+4], %f1;",
-    ] {
-        assert!(
-            printed.lines().any(|l| l.trim() == line),
-            "{line}\n{printed}"
-        );
-    }
-    byte_identical("zero offsets", &printed).unwrap();
-    assert!(support::errors(&printed).is_empty(), "{printed}");
+    let printed = reads_back(
+        "zero offsets",
+        text,
+        &[
+            "ld.param.u64 %rd1, [data0+0];",
+            "ld.global.f32 %f1, [%rd1+0];",
+            "st.global.f32 [%rd1], %f1;",
+            "st.global.f32 [%rd1+0], %f1;",
+            "st.global.f32 [%rd1+4], %f1;",
+        ],
+    );
     support::assemble(&printed, ptx_isa::Target::Sm120);
 }
