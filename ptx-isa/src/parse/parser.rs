@@ -35,6 +35,10 @@ struct Parser<'a> {
     /// ([`resolve::opcode_answer`]): looked up by its text, one hash of a few bytes, where the
     /// thread's table hashes and compares the opcode word by word (issue 33).
     opcodes: hashbrown::HashMap<(&'a str, usize), (Option<Form>, bool)>,
+    /// The words no row spells this module has, as [`unknown_modifier`] kept them: a module
+    /// repeating one (`f32x4` of `add.rn.f32x4`) takes the process's lock for it once, not per
+    /// instruction (issue 33: an instruction no row takes costs no more than one a row takes).
+    unknown_words: hashbrown::HashMap<&'a str, Cow<'static, str>>,
 }
 
 /// The buffers of one function body, emptied: its statements, their places, its opcode words
@@ -141,6 +145,7 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
             warnings: Vec::new(),
             bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
             opcodes: hashbrown::HashMap::new(),
+            unknown_words: hashbrown::HashMap::new(),
         };
         let parsed = p.module();
         *toks = p.toks;
@@ -234,10 +239,10 @@ fn linkage_of(word: &str) -> Option<Linkage> {
     })
 }
 
-/// A written mnemonic or modifier as the model holds it: borrowed from the form table when a row
+/// A written mnemonic or modifier as the model holds it, borrowed from the form table when a row
 /// spells it (nearly always), so that reading an instruction allocates nothing for its opcode
-/// (issue 33).
-fn modifier(written: &str) -> Cow<'static, str> {
+/// (issue 33); `None` for a word no row spells ([`unknown_modifier`] keeps those).
+fn known_word(written: &str) -> Option<Cow<'static, str>> {
     /// The words rows spell: those of at most 8 bytes (nearly all) by their bytes as one
     /// integer, found without comparing text; the longer ones by their text.
     struct Known {
@@ -273,10 +278,7 @@ fn modifier(written: &str) -> Cow<'static, str> {
         Some(x) => KNOWN.short.get(&x).copied(),
         None => KNOWN.long.get(written).copied(),
     };
-    match found {
-        Some(k) => Cow::Borrowed(k),
-        None => unknown_modifier(written),
-    }
+    found.map(Cow::Borrowed)
 }
 
 /// The bytes of a word of at most 8 bytes as one integer (zero-padded: PTX words hold no NUL,
@@ -364,6 +366,17 @@ impl<'a> Parser<'a> {
 
     fn peek_at(&self, k: usize) -> Option<Token> {
         self.toks.get(self.pos + k).copied()
+    }
+
+    /// `written`, a mnemonic or modifier of this module's text, as the model holds it:
+    /// [`known_word`], else [`unknown_modifier`] once per module.
+    fn word(&mut self, written: &'a str) -> Cow<'static, str> {
+        known_word(written).unwrap_or_else(|| {
+            self.unknown_words
+                .entry(written)
+                .or_insert_with(|| unknown_modifier(written))
+                .clone()
+        })
     }
 
     fn text(&self, t: Token) -> &'a str {
@@ -1409,7 +1422,8 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let words = arena.words.len();
         let operands = arena.operands.len();
-        arena.words.push(modifier(self.text(t)));
+        let w = self.word(self.text(t));
+        arena.words.push(w);
         let mut end = t.end;
         while let Some(m) = self.peek() {
             if m.tok != Tok::DotWord || m.start != end {
@@ -1417,7 +1431,8 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            arena.words.push(modifier(&self.text(m)[1..]));
+            let w = self.word(&self.text(m)[1..]);
+            arena.words.push(w);
             // The mnemonic and the modifiers.
             if arena.words.len() - words > limits::MAX_MODIFIERS + 1 {
                 return self.error(
