@@ -268,8 +268,9 @@ fn sequence(
 /// q_blocks, ..]`, `rows` [`Extents::tile`]): each block's rows, each 64 columns of them a
 /// dense tile (16 KB of 64 rows)
 /// (what one consumer warpgroup reduces into it at once with `cp.reduce.async.bulk`) whose
-/// columns lie as the staging swizzles them ([`dq_at`]), `q_blocks` the padded statistics'
-/// blocks ([`stat_len`]).
+/// rows and columns lie as the staging lays them out ([`dq_at`]: the rows in
+/// [`dq_row_order`], the columns swizzled), `q_blocks` the padded statistics' blocks
+/// ([`stat_len`]).
 fn dq_accum(k: &mut KernelBuilder, x: &Extents, d: u32) -> Result<Buffer<ty::F32>> {
     let blocks = k.symbol_with("q_blocks", ExtentFacts::NONE.at_least(1))?;
     let slab = BackwardConfig::SLAB;
@@ -294,16 +295,55 @@ fn dq_turns(k: &mut KernelBuilder, dq: &Buffer<ty::F32>) -> Result<Buffer<ty::U3
 }
 
 /// The element of [`dq_accum`] of `head`'s query `row` of `seq`, column `col`: in its tile
-/// (query block, 64 columns) the same row and the column [`dq_swizzled`] moves it to, as the
-/// staging ([`reduce_dq`]) lays it out. A run of up to 4 columns from a multiple of its length
-/// stays together (the swizzle moves 16-byte chunks).
-fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> Result<Vec<Expr>> {
+/// (query block, 64 columns) the row [`dq_row_order`] gives it and the column [`dq_swizzled`]
+/// moves it to, as the staging ([`reduce_dq`]) lays it out. A run of up to 4 columns from a
+/// multiple of its length stays together (the swizzle moves 16-byte chunks).
+fn dq_at(
+    k: &mut KernelBuilder,
+    cfg: &BackwardConfig,
+    seq: &Seq,
+    head: Var,
+    row: Expr,
+    col: Expr,
+) -> Result<Vec<Expr>> {
     let (bm, slab) = (seq.tile, BackwardConfig::SLAB);
     let row = seq.stat_row(row);
-    let within = dq_swizzled(k, row.clone() % bm, col.clone() % slab)?;
+    let slot = dq_slot(k, cfg, row.clone() % bm)?;
+    let within = dq_swizzled(k, slot.clone(), col.clone() % slab)?;
     let mut at = seq.stat_lead(head);
-    at.extend([row.clone() / bm, col / slab, row % bm, within]);
+    at.extend([row / bm, col / slab, slot, within]);
     Ok(at)
+}
+
+/// Where a `dQ` tile's query rows lie among its rows ([`dq_accum`], the staging
+/// [`dq_staging`]), as the layout `query → row`: in order, or where `dQ` is transposed
+/// ([`BackwardConfig::transposes_dq`]) each 8 queries' even ones first, query `a + 2b + 8c` in
+/// row `4a + b + 8c`. One store of the transposed fragment holds a warp's queries
+/// `q0 + 2 (lane % 4)` (the wgmma accumulator's columns, PTX ISA 9.7.15.5.1.1.2) and 8 columns:
+/// in order their 256-byte rows take two of the 128-byte swizzle's chunk permutations (each
+/// store 2-way bank conflicted), in this order four (none).
+fn dq_row_order(k: &KernelBuilder, cfg: &BackwardConfig) -> Result<layouts::Layout> {
+    use layouts::IntTuple as I;
+    let bm = i64::from(cfg.dq_rows());
+    let layout = match cfg.transposes_dq() {
+        true => layouts::Layout::new(
+            I::tuple([I::Int(2), I::Int(4), I::Int(bm / 8)]),
+            I::tuple([I::Int(4), I::Int(1), I::Int(8)]),
+        ),
+        false => layouts::Layout::int(bm, 1),
+    };
+    layout.map_err(|e| k.error(e.to_string()))
+}
+
+/// The row of a `dQ` tile where its query `row` lies ([`dq_row_order`]).
+fn dq_slot(k: &mut KernelBuilder, cfg: &BackwardConfig, row: Expr) -> Result<Expr> {
+    if !cfg.transposes_dq() {
+        return Ok(row);
+    }
+    let order = dq_row_order(k, cfg)?;
+    let row = k.eval(row)?;
+    let slot = crate::tile::variants::common::eval_layout(k.isa(), &order, row)?;
+    Ok(Expr::from(k.bind("dq_slot", slot)))
 }
 
 /// The longest run of a row's columns of a `dq_accum` tile that stays together where
@@ -311,8 +351,8 @@ fn dq_at(k: &mut KernelBuilder, seq: &Seq, head: Var, row: Expr, col: Expr) -> R
 /// two runs).
 const DQ_RUN: u32 = 4;
 
-/// The column of a `dq_accum` tile (64 rows of 64 f32) where element `(row, col)` of the
-/// warpgroup's `dQ` lies: the 128-byte swizzle (`SwizzleMode::B128`, the TMA and wgmma one,
+/// The column of a `dq_accum` tile (its rows of 64 f32) where element `(row, col)` of it (the
+/// row [`dq_row_order`] gives a query) lies: the 128-byte swizzle (`SwizzleMode::B128`, the TMA and wgmma one,
 /// PTX ISA 9.7.15.5.1.2) of its byte offset `row · 256 + col · 4`, which moves 16-byte chunks
 /// within their 128-byte half row. The staging writes the tile so in shared memory (each warp's
 /// stores then spread over the banks instead of 8 rows landing on the same 4) and the bulk
@@ -436,7 +476,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
             k.mov(z, 0.0f32)?;
         }
         for run in (0..per).step_by(DQ_RUN as usize) {
-            let at = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            let at = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
             k.store_n(&dq, at, &zeros)?;
         }
         // A block's first row: its turn counters zeroed, a lane each.
@@ -518,7 +558,7 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
         at.push(lane * per);
         let mut acc = Vec::new();
         for run in (0..per).step_by(DQ_RUN as usize) {
-            let from = dq_at(k, &seq, h, row.into(), lane * per + run)?;
+            let from = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
             let n = per.min(DQ_RUN) as usize;
             acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
         }
@@ -1551,7 +1591,7 @@ fn add_dq<T: Elem>(
     for (v, &reg) in regs.iter().enumerate() {
         let (r, c) = tv.coord(0, v as i64).map_err(|e| k.error(e.to_string()))?;
         let (r, c) = if transposed { (c, r) } else { (r, c) };
-        let row = r0.clone() + (r - base_r) as u32;
+        let row = dq_slot(k, p.cfg, r0.clone() + (r - base_r) as u32)?;
         // The thread's first column is within the first 8: a value's tile is its offset's.
         let c = (c - base_c) as u32;
         let col = dq_swizzled(k, row.clone(), c0.clone() + c % slab)?;
@@ -1581,13 +1621,13 @@ fn reduce_dq<T: Elem>(
     stage: Reg<ty::U32>,
 ) -> Result<()> {
     let slab = BackwardConfig::SLAB;
-    let tile_at = |at: Reg<ty::U32>| dq_staging(p.cfg, at);
+    let tile_at = |k: &KernelBuilder, at: Reg<ty::U32>| dq_staging(k, p.cfg, at);
     let tile = match p.cfg.transposes_dq() {
         // The fragment is dQᵀ: the tile's columns x its rows.
-        true => tile_at(stage)
+        true => tile_at(k, stage)?
             .transposed()
             .ok_or_else(|| k.error("dQ's stage has no layout"))?,
-        false => tile_at(stage),
+        false => tile_at(k, stage)?,
     };
     // This warpgroup's dQ staged in `tile` and reduced.
     let reduce = |k: &mut KernelBuilder| -> Result<()> {
@@ -1656,7 +1696,8 @@ fn reduce_dq<T: Elem>(
             return Err(k.error("dQ is a register fragment"));
         };
         let other = k.alloc_fragment::<ty::F32>("dq_theirs", frag)?;
-        k.copy(&other, &tile_at(theirs), ExecScope::Warpgroup)?;
+        let theirs = tile_at(k, theirs)?;
+        k.copy(&other, &theirs, ExecScope::Warpgroup)?;
         let (Some(mine), Some(add)) = (dq.regs().map(<[_]>::to_vec), other.regs()) else {
             return Err(k.error("dQ is a register fragment"));
         };
@@ -1670,25 +1711,31 @@ fn reduce_dq<T: Elem>(
 /// A warpgroup's `dQ` stage at `at`: its [`BackwardConfig::dq_tiles`] tiles of [`dq_accum`] one
 /// after the other ([`BackwardConfig::dq_rows`] rows of 64 f32 each, the 128-byte swizzle over
 /// each tile's bytes, [`dq_swizzled`]), as the `rows x 64 · tiles` matrix of its columns.
-fn dq_staging(cfg: &BackwardConfig, at: Reg<ty::U32>) -> TileRef {
+fn dq_staging(k: &KernelBuilder, cfg: &BackwardConfig, at: Reg<ty::U32>) -> Result<TileRef> {
     let (bm, slab, tiles) = (cfg.dq_rows(), BackwardConfig::SLAB, cfg.dq_tiles());
     let mut tile = TileRef::shared_row_major(ptx_isa::ScalarType::F32, bm, slab * tiles, at, 1024)
         .with_swizzle(SwizzleMode::B128);
-    if tiles > 1 {
+    if tiles > 1 || cfg.transposes_dq() {
         use layouts::IntTuple as I;
         let (slab, bm) = (i64::from(slab), i64::from(bm));
-        // Column c of row r at c % 64 + 64 r + 4096 (c / 64), as `TileRef::shared_slabs` lays
-        // out spans, here of one tile's 64-f32 rows.
-        tile.layout = layouts::Layout::new(
+        // Column c of query r at c % 64 + 64 row(r) + 64 rows (c / 64) (the row
+        // `dq_row_order` gives it), as `TileRef::shared_slabs` lays out spans, here of one
+        // tile's 64-f32 rows.
+        let (rows, strides): (Vec<_>, Vec<_>) = dq_row_order(k, cfg)?
+            .flat_modes()
+            .into_iter()
+            .map(|(n, s)| (I::Int(n), I::Int(s * slab)))
+            .unzip();
+        let layout = layouts::Layout::new(
             I::tuple([
                 I::tuple([I::Int(slab), I::Int(i64::from(tiles))]),
-                I::Int(bm),
+                I::tuple(rows),
             ]),
-            I::tuple([I::tuple([I::Int(1), I::Int(slab * bm)]), I::Int(slab)]),
-        )
-        .ok();
+            I::tuple([I::tuple([I::Int(1), I::Int(slab * bm)]), I::tuple(strides)]),
+        );
+        tile.layout = Some(layout.map_err(|e| k.error(e.to_string()))?);
     }
-    tile
+    Ok(tile)
 }
 
 /// The first thread waits until its last `dQ` reduction has read its stage (PTX ISA

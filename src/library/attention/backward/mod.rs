@@ -136,10 +136,10 @@ impl BackwardConfig {
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
     /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
     /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 128 64
-    /// (80 with `dQ` transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], measured no faster:
-    /// -6 to +2 % without the causal mask, -7 to 0 % with it, BENCHMARKS.md); at head dim 256,
-    /// where two stages leave no room for the bulk reduction's staging, 1 stage (1.6 times as
-    /// fast as two with `red.global.add.f32`).
+    /// (80 with `dQ` transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], measured no faster,
+    /// its `dQ` staging free of bank conflicts too: -4 to +0.5 % without the causal mask, -5 to
+    /// +2 % with it, BENCHMARKS.md); at head dim 256, where two stages leave no room for the
+    /// bulk reduction's staging, 1 stage (1.6 times as fast as two with `red.global.add.f32`).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
             dtype,
