@@ -1793,3 +1793,35 @@ fn epilogue<T: Elem>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each store of the transposed `dQ` fragment (`dQᵀ`'s wgmma accumulator, 64 of dQ's columns
+    /// x 80 queries: one register of a warp's 32 lanes) into its stage, the rows in
+    /// [`dq_row_order`] and the 128-byte swizzle over them, puts each lane in a bank of its own
+    /// (a shared-memory bank is a 4-byte word of 32, CUDA C++ Programming Guide 5.3.2).
+    #[test]
+    fn the_transposed_dq_staging_is_free_of_bank_conflicts() {
+        let cfg = BackwardConfig::new(ptx_isa::ScalarType::Bf16, 128, false)
+            .with_block_m(BackwardConfig::TRANSPOSED_BLOCK_M);
+        let k = KernelBuilder::new("staging", Target::Sm90a);
+        let order = dq_row_order(&k, &cfg).unwrap();
+        let frag = accumulator(i64::from(cfg.dq_rows()), cfg.dtype).unwrap();
+        let pitch = u64::from(BackwardConfig::SLAB) * 4;
+        for warp in 0..4 {
+            for v in 0..frag.values() {
+                let mut banks = std::collections::HashSet::new();
+                for lane in 0..32 {
+                    let (col, query) = frag.coord(warp * 32 + lane, v).unwrap();
+                    let row = order.call(query) as u64;
+                    let at = SwizzleMode::B128
+                        .offset_2d(row, col as u64 % 64, 4, pitch)
+                        .unwrap();
+                    assert!(banks.insert(at / 4 % 32), "warp {warp} value {v}");
+                }
+            }
+        }
+    }
+}
