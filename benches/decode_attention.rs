@@ -2,8 +2,8 @@
 //! issue's problems (bf16, 32 query heads over 8 KV heads, head dim 128, one new token: batch x
 //! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
-//! shuffled block table, and on FP8 e4m3 caches (contiguous, 16- and 64-token pages, and
-//! 16-token pages in order; per-head scales); the split problems also with the splits combined
+//! shuffled block table, and on FP8 e4m3 caches (contiguous, 16-, 64-, 128- and 256-token
+//! pages, and 16-token pages in order; per-head scales); the split problems also with the splits combined
 //! in the decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other
 //! split counts beside the launcher's choice ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times
 //! in turn, a row each (the tables take the median); each time the median of 20 launches from a
@@ -17,7 +17,8 @@
 //! `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch the combine as
 //! an ordinary kernel instead of a programmatic dependent (`DecodeConfig::dependent_combine`;
 //! the split problems), with `cp.async` or `TMA boxes` load the FP8 cache's pages the way its
-//! configuration does not by default (`DecodeConfig::cp_async`: `cp.async` for 16-token pages).
+//! configuration does not by default (`DecodeConfig::cp_async`: `cp.async` for pages of at
+//! most `DecodeConfig::CP_ASYNC_PAGE` tokens).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -234,8 +235,8 @@ struct Layout {
     cp_async: Option<bool>,
 }
 
-/// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16
-/// and 64 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
+/// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16,
+/// 64, 128 and 256 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
 /// batch splits, the contiguous caches with the splits combined in the decode kernel and with
 /// other splits; the FP8 caches also with the page loads they do not take by default.
 fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
@@ -257,6 +258,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         layout("contiguous e4m3", None, true, None, false),
         layout("paged 16 e4m3", Some(16), true, None, false),
         layout("paged 64 e4m3", Some(64), true, None, false),
+        layout("paged 128 e4m3", Some(128), true, None, false),
+        layout("paged 256 e4m3", Some(256), true, None, false),
         Layout {
             in_order: true,
             ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
@@ -274,11 +277,13 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         });
     }
     // The FP8 caches' pages loaded the other way: by cp.async where TMA boxes are the default
-    // (contiguous, 64-token pages), by TMA boxes where cp.async is (16-token pages).
+    // (contiguous, pages over 64 tokens), by TMA boxes where cp.async is (pages up to 64).
     for (name, page, in_order) in [
         ("contiguous e4m3", None, false),
         ("paged 16 e4m3", Some(16), false),
         ("paged 64 e4m3", Some(64), false),
+        ("paged 128 e4m3", Some(128), false),
+        ("paged 256 e4m3", Some(256), false),
         ("paged 16 e4m3 in order", Some(16), true),
     ] {
         let tokens = page.unwrap_or(ctx) as u32;

@@ -6,7 +6,9 @@
 mod support;
 
 use ptxkit::isa::{Target, ptxas};
-use ptxkit::library::decode::{DecodeConfig, DecodeShape, build, build_combine, reference};
+use ptxkit::library::decode::{
+    DecodeConfig, DecodeConfigError, DecodeShape, build, build_combine, reference,
+};
 
 /// Shared memory an SM gives its CTAs on sm_90 (228 KB, 1 KB of it reserved a CTA).
 const SM_SMEM: u32 = 228 * 1024;
@@ -123,23 +125,54 @@ fn cp_async_pages_are_the_producer_threads_copies() {
     assert!(evict.with_cp_async(false).validate().is_ok());
 }
 
-/// The default page loads over an FP8 cache: `cp.async` for boxes under 64 rows (pages of 16,
-/// 32 or 48 tokens), TMA boxes for pages of a multiple of 64 tokens and a contiguous cache; a
-/// bf16 cache always by TMA.
+/// The default page loads over an FP8 cache: `cp.async` for pages of at most
+/// `DecodeConfig::CP_ASYNC_PAGE` (64) tokens, whatever their boxes' rows (16 at 16 and 48
+/// tokens, 32, 64), TMA boxes for larger pages and a contiguous cache (one page of the longest
+/// sequence); a bf16 cache always by TMA. The configuration keeps its page size.
 #[test]
-fn small_fp8_pages_are_copied_by_cp_async() {
-    for (page, cp_async) in [
-        (16, true),
-        (32, true),
-        (48, true),
-        (64, false),
-        (256, false),
+fn fp8_pages_up_to_64_tokens_are_copied_by_cp_async() {
+    assert_eq!(DecodeConfig::CP_ASYNC_PAGE, 64);
+    for (page, rows, cp_async) in [
+        (16, 16, true),
+        (32, 32, true),
+        (48, 16, true),
+        (64, 64, true),
+        (128, 64, false),
+        (192, 64, false),
+        (256, 64, false),
+        (131072, 64, false),
     ] {
         let cfg = DecodeConfig::new(128, 4, page);
+        assert_eq!((cfg.page_size, cfg.page_rows), (page, rows), "page {page}");
         assert!(!cfg.cp_async, "bf16, page {page}");
-        assert_eq!(cfg.with_fp8().cp_async, cp_async, "e4m3, page {page}");
+        let fp8 = cfg.with_fp8();
+        assert_eq!(fp8.cp_async, cp_async, "e4m3, page {page}");
+        assert_eq!(fp8.name().ends_with("_ca"), cp_async, "{}", fp8.name());
+        assert_eq!(fp8.validate(), Ok(()), "{}", fp8.name());
     }
-    assert!(!DecodeConfig::new(128, 4, 131072).with_fp8().cp_async);
+}
+
+/// A page size that is not a positive multiple of its boxes' rows is a typed error, from the
+/// check and from the build.
+#[test]
+fn a_page_size_off_its_boxes_is_refused() {
+    let empty = DecodeConfig::new(128, 4, 0);
+    let want = DecodeConfigError::PageSize {
+        page_size: 0,
+        page_rows: 64,
+    };
+    assert_eq!(empty.validate(), Err(want));
+    assert!(build(Target::Sm90a, &empty).is_err());
+    let off = DecodeConfig {
+        page_size: 40,
+        ..DecodeConfig::new(128, 4, 64)
+    };
+    let want = DecodeConfigError::PageSize {
+        page_size: 40,
+        page_rows: 64,
+    };
+    assert_eq!(off.validate(), Err(want));
+    assert!(build(Target::Sm90a, &off).is_err());
 }
 
 /// The combine waits for the decode kernel's grid before it reads the splits (at once unless

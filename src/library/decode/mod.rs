@@ -53,6 +53,14 @@ pub enum DecodeConfigError {
     /// Rows per page box that are not 16, 32 or 64.
     #[error("{0} rows per TMA box: 16, 32 or 64 (a divisor of the 64-key tile)")]
     PageRows(u32),
+    /// A page size that is not a positive multiple of the rows a box reads from a page.
+    #[error("pages of {page_size} tokens: a positive multiple of the {page_rows} rows a box reads")]
+    PageSize {
+        /// Tokens a page ([`DecodeConfig::page_size`]).
+        page_size: u32,
+        /// Rows a box reads ([`DecodeConfig::page_rows`]).
+        page_rows: u32,
+    },
     /// `cp.async` page loads over a bf16 cache: wgmma reads the ring through the async proxy,
     /// which generic-proxy `cp.async` writes do not reach without a proxy fence.
     #[error(
@@ -71,8 +79,13 @@ pub struct DecodeConfig {
     pub head_dim: u32,
     /// Query heads per KV head (1 to 16).
     pub group: u32,
+    /// Tokens a page of the cache the configuration is chosen for (a contiguous cache: its
+    /// longest sequence, one page a sequence): it sets [`DecodeConfig::page_rows`] and, over an
+    /// FP8 cache, the page loads ([`DecodeConfig::with_fp8`]). The kernel reads the cache's page
+    /// size at launch and takes any multiple of `page_rows`.
+    pub page_size: u32,
     /// Key rows one TMA box reads from a page (16, 32 or 64): the page size must be a multiple
-    /// of it. 64 (a key tile a box) for pages of 64 tokens or more.
+    /// of it. 64 (a key tile a box) for pages of a multiple of 64 tokens.
     pub page_rows: u32,
     /// An FP8 e4m3 cache with a per-tensor or per-head scale (`k_scale`, `v_scale`: `[1]` or
     /// `[kv_heads]` f32) instead of bf16: the consumer's four warps each take 16 keys of every
@@ -112,12 +125,11 @@ pub struct DecodeConfig {
     /// (`cp.async.mbarrier.arrive.noinc`, 9.7.13.15.15; [`crate::parts::Ring::arrive_on_copies`])
     /// and each thread reading its rows' pages from the block table itself, instead of one
     /// thread's TMA boxes of [`DecodeConfig::page_rows`] rows. The default over an FP8 cache
-    /// whose boxes are under 64 rows (pages of 16, 32 or 48 tokens, [`DecodeConfig::with_fp8`]):
+    /// of pages of at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::with_fp8`]):
     /// measured on the H200 (BENCHMARKS.md, session 15) at 16-token pages it is never slower
-    /// than the boxes and 1-6 % faster at 4k, 64k and 128k contexts; at 64-token pages 0.5-2.6 %
-    /// faster (opt-in: their boxes are 64 rows, like a contiguous cache's, where the boxes are
-    /// 2-3 % faster up to 64k and even at 128k). Not with [`DecodeConfig::evict_first`] (a TMA
-    /// box's policy).
+    /// than the boxes and 1-6 % faster at 4k, 64k and 128k contexts, at 64-token pages 0.5-2.6 %
+    /// faster; over a contiguous cache the boxes are 2-3 % faster up to 64k and even at 128k.
+    /// Not with [`DecodeConfig::evict_first`] (a TMA box's policy).
     pub cp_async: bool,
 }
 
@@ -137,10 +149,14 @@ impl DecodeConfig {
     /// The named barrier the consumer warpgroup meets at after clearing a V tile's rows past
     /// the keys (PTX ISA 9.7.13.1; 0 is the CTA's).
     pub const CLEAR_BARRIER: u32 = 1;
+    /// The largest page (tokens) whose FP8 cache [`DecodeConfig::with_fp8`] loads by `cp.async`
+    /// ([`DecodeConfig::cp_async`]); larger pages and contiguous caches by TMA boxes.
+    pub const CP_ASYNC_PAGE: u32 = 64;
 
     /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
-    /// programmatic dependent.
+    /// programmatic dependent. A contiguous cache's `page_size` is its longest sequence (one
+    /// page a sequence).
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
             0 => 64,
@@ -150,6 +166,7 @@ impl DecodeConfig {
         DecodeConfig {
             head_dim,
             group,
+            page_size,
             page_rows,
             fp8: false,
             fold: false,
@@ -160,11 +177,12 @@ impl DecodeConfig {
     }
 
     /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]), its pages loaded by `cp.async`
-    /// when its boxes would be under 64 rows ([`DecodeConfig::cp_async`]), else by TMA boxes.
+    /// when they hold at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::cp_async`]),
+    /// else (larger pages, a contiguous cache) by TMA boxes.
     pub fn with_fp8(self) -> DecodeConfig {
         DecodeConfig {
             fp8: true,
-            cp_async: self.page_rows < 64,
+            cp_async: self.page_size <= Self::CP_ASYNC_PAGE,
             ..self
         }
     }
@@ -316,6 +334,13 @@ impl DecodeConfig {
         if !matches!(self.page_rows, 16 | 32 | 64) {
             return Err(DecodeConfigError::PageRows(self.page_rows));
         }
+        if self.page_size == 0 || self.page_size % self.page_rows != 0 {
+            let (page_size, page_rows) = (self.page_size, self.page_rows);
+            return Err(DecodeConfigError::PageSize {
+                page_size,
+                page_rows,
+            });
+        }
         if self.cp_async && !self.fp8 {
             return Err(DecodeConfigError::CpAsyncBf16);
         }
@@ -325,29 +350,36 @@ impl DecodeConfig {
         Ok(())
     }
 
-    /// The configurations the tests assemble: every head dim and box height, groups 1, 4, 5, 8
-    /// and 16, bf16 and FP8 caches, the splits combined by the combine kernel (and, at head
-    /// dim 128 and 16-row boxes, in the decode kernel: [`DecodeConfig::fold`]; and with
-    /// evict-first loads (TMA boxes) and the combine an ordinary kernel); FP8 caches at group 4
-    /// also with the page loads they do not take by default ([`DecodeConfig::cp_async`]).
+    /// The configurations the tests assemble: every head dim and box height (pages of 16, 32
+    /// and 64 tokens), groups 1, 4, 5, 8 and 16, bf16 and FP8 caches (FP8 also contiguous, of
+    /// 4096 tokens: 64-row TMA boxes, where 64-token pages take `cp.async`), the splits combined
+    /// by the combine kernel (and, at head dim 128 and 16-token pages, in the decode kernel:
+    /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
+    /// ordinary kernel); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
+    /// they do not take by default ([`DecodeConfig::cp_async`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
+            let pages: &[u32] = if fp8 {
+                &[16, 32, 64, 4096]
+            } else {
+                &[16, 32, 64]
+            };
             for head_dim in [64, 128, 256] {
                 for group in [1, 4, 5, 8, 16] {
-                    for page_rows in [16, 32, 64] {
-                        let mut cfg = DecodeConfig::new(head_dim, group, page_rows);
+                    for &page_size in pages {
+                        let mut cfg = DecodeConfig::new(head_dim, group, page_size);
                         if fp8 {
                             cfg = cfg.with_fp8();
                         }
                         out.push(cfg);
-                        if page_rows == 16 && head_dim == 128 {
+                        if page_size == 16 && head_dim == 128 {
                             out.push(cfg.with_fold());
                             let evict_first = cfg.with_cp_async(false).with_evict_first(true);
                             out.push(evict_first.with_dependent_combine(false));
                         }
-                        if fp8 && group == 4 {
-                            out.push(cfg.with_cp_async(!cfg.cp_async));
+                        if fp8 && group == 4 && cfg.page_rows < 64 {
+                            out.push(cfg.with_cp_async(false));
                         }
                     }
                 }
