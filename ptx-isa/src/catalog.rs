@@ -1,7 +1,7 @@
 //! One small, complete kernel per form of the table: the review surface for the ISA and what the
 //! ptxas sweep assembles. `ptxkit catalog --target T --out DIR` writes them.
 //!
-//! The match in [`example`] is exhaustive, so a new row cannot be added without its example.
+//! The match in `example` is exhaustive, so a new row cannot be added without its example.
 
 use crate::builder::*;
 use crate::error::Result;

@@ -6,7 +6,8 @@
 //! The column count is a symbolic extent. A kernel is built for rows of at most
 //! [`RowConfig::max_cols`] columns and, in its vector form, for a column count that is a multiple
 //! of the vector width: then every access is one 16-byte (f32) vector under one bounds check. The
-//! scalar form takes any column count. [`RowKernel::pick`] chooses between them from the shape.
+//! scalar form takes any column count. The caller picks the form from the shape: the vector one
+//! when the column count is a multiple of [`RowConfig::vec_for`].
 
 use ptx_isa::{Reg, ScalarType, Target, ty};
 

@@ -270,7 +270,7 @@ pub enum TensorMapRule {
     GlobalStride,
     /// "boxDim ... must be non-zero and less than or equal to 256."
     BoxDim,
-    /// "When interleave is CU_TENSOR_MAP_INTERLEAVE_NONE, { boxDim[0] *
+    /// "When interleave is CU_TENSOR_MAP_INTERLEAVE_NONE, { boxDim\[0\] *
     /// elementSizeInBytes(tensorDataType) } must be a multiple of 16 bytes."
     BoxInnerBytesMultiple,
     /// "When interleave is CU_TENSOR_MAP_INTERLEAVE_NONE and swizzle is not

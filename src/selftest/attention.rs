@@ -5,7 +5,7 @@
 //! and key length 333 (neither a multiple of a tile), plus multi-query attention (1 KV head)
 //! with more queries than keys under the causal mask (rows that see no key: O = 0, LSE =
 //! -inf); the persistent grids also on more query tiles than SMs. `attention_varlen` runs the
-//! kernels over packed variable-length sequences ([`run_varlen`], through
+//! kernels over packed variable-length sequences (`run_varlen`, through
 //! [`Attention::run_borrowed`]). Fresh random inputs, O and LSE poisoned with NaN, both
 //! compared with the library's f64 host reference ([`attention::reference`]) computed from the
 //! rounded inputs. The error reported is the largest over the cases of `|got - want| /

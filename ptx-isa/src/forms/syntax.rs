@@ -266,7 +266,7 @@ impl Pattern {
     }
 
     /// True when `mnemonic.modifiers...` is an opcode of this pattern. Allocates nothing for an
-    /// opcode of up to [`INLINE_TOKENS`] parts: the builder asks this of every instruction it
+    /// opcode of up to `INLINE_TOKENS` parts: the builder asks this of every instruction it
     /// writes, and the validator of every instruction it reads (issue 33).
     pub fn matches_opcode<S: AsRef<str>>(&self, mnemonic: &str, modifiers: &[S]) -> bool {
         let mut buf = [""; INLINE_TOKENS];
@@ -392,9 +392,9 @@ const IN_ORDER: &[&str] = &["bar", "barrier"];
 
 impl Pattern {
     /// The modifiers of `mnemonic.modifiers` in this pattern's order, when the written ones are
-    /// this pattern's written in another order, with a flag of [`REPEATABLE`] written twice,
-    /// without an `.aligned` that [`ALIGNED_OPTIONAL`] mnemonics may leave out, with modifiers
-    /// ptxas ignores ([`IGNORED`]) or another spelling of one ([`SPELLINGS`]): what ptxas 13.0
+    /// this pattern's written in another order, with a flag of `REPEATABLE` written twice,
+    /// without an `.aligned` that `ALIGNED_OPTIONAL` mnemonics may leave out, with modifiers
+    /// ptxas ignores (`IGNORED`) or another spelling of one (`SPELLINGS`): what ptxas 13.0
     /// takes beyond the manual's grammar (it reads the modifiers as a set; `ld.global.f32.volatile`
     /// assembles). Type names keep their written order (`cvt.f16.f32` is not `cvt.f32.f16`).
     /// `None` when the modifiers are not this pattern's in any order, or when they already match

@@ -898,7 +898,7 @@ impl VarlenShape {
     }
 }
 
-/// The host reference for packed sequences: [`reference`] on each sequence (its own lengths
+/// The host reference for packed sequences: [`reference()`] on each sequence (its own lengths
 /// and causal alignment), `O` `[total_q, heads, d]` and `LSE` `[heads, total_q]`.
 pub fn reference_varlen(
     q: &[f32],

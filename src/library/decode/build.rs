@@ -111,7 +111,7 @@ struct Parts<'a> {
 /// `[splits, batch, q_len, heads]` (f32; written only when `splits > 1`, `o` only when it is 1)
 /// `counters` `[batch, kv_heads, q_len]` u32 with [`DecodeConfig::fold`] (zero before the
 /// launch; the last split of each sequence, KV head and query chunk combines the splits into
-/// `o`, [`fold_splits`]) and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x
+/// `o`, `fold_splits`) and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x
 /// `batch` CTAs.
 pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let name = cfg.name();
@@ -1504,7 +1504,7 @@ fn combine_values(
 }
 
 /// The combine of the splits for head dim `head_dim`: a CTA per (head, token, sequence), a
-/// thread per column, [`combine_values`] of its element. Its parameters: `o_part`
+/// thread per column, `combine_values` of its element. Its parameters: `o_part`
 /// `[splits, batch, q_len, heads, d]`, `lse_part` `[splits, batch, q_len, heads]` (f32) and `o`
 /// `[batch, q_len, heads, d]` (bf16).
 pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {

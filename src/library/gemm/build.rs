@@ -671,7 +671,7 @@ impl TileScheduler for Tiles {
 
 impl Tiles {
     /// The dense schedule without each CTA's last tile ([`GridSchedule::but_last`]): the
-    /// epilogue warps' ([`HopperGemm::own_last_tile`]).
+    /// epilogue warps' (`HopperGemm::own_last_tile`).
     pub fn but_last(&self, k: &mut KernelBuilder) -> Result<Tiles> {
         match self {
             Tiles::Dense(s, rows) => Ok(Tiles::Dense(s.but_last(k)?, *rows)),
@@ -716,7 +716,7 @@ impl Tile {
 impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// Declares the GEMM's parameters (once: the signature is what the launcher checks), its
     /// block (384 threads, one CTA per SM), cluster and persistent grid, lays out its shared
-    /// memory (the stage ring, C staging and barriers of [`GemmConfig::smem_layout`]) and its
+    /// memory (the stage ring, C staging and barriers of `GemmConfig::smem_layout`) and its
     /// barrier arrays. `I`, `J` and `O` must be `cfg`'s A, B ([`GemmConfig::b_type`]) and C types.
     #[track_caller]
     pub fn declare(
@@ -1156,8 +1156,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         Ok(GemmKernel { built, sites })
     }
 
-    /// Thread 0 initialises the ring's barriers (full[s] expects the producer's one arrival
-    /// plus the stage's bytes, empty[s] one arrival per consumer warpgroup of each CTA whose
+    /// Thread 0 initialises the ring's barriers (full\[s\] expects the producer's one arrival
+    /// plus the stage's bytes, empty\[s\] one arrival per consumer warpgroup of each CTA whose
     /// producer fills the stage), and the CTA (or the CTA pair: the peer arrives on these
     /// barriers and multicasts into this shared memory) waits until they are.
     #[track_caller]
@@ -1205,7 +1205,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// the stage (empty), announce its bytes on full, and load A's and B's boxes into it (with
     /// `cluster_m = 2`, this CTA's half of B into both CTAs of the pair).
     /// With [`GemmConfig::epilogue_warps`], warps 1 and 2 of the warpgroup are the consumers'
-    /// epilogue warps ([`HopperGemm::epilogue_warp`]).
+    /// epilogue warps (`HopperGemm::epilogue_warp`).
     #[track_caller]
     pub fn producer(&mut self, k: &mut KernelBuilder) -> Result<()> {
         let leader = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
@@ -2485,7 +2485,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
 
     /// The register epilogue: the warpgroup's 64 x bn accumulators (the m64nNk f32 fragment,
     /// PTX ISA 9.7.15.5.1.1.1) straight to C's block `(block, nb)` through tile ops
-    /// ([`HopperGemm::store_block`]).
+    /// (`HopperGemm::store_block`).
     #[track_caller]
     pub fn epilogue_registers(
         &mut self,

@@ -13,7 +13,7 @@ use crate::runtime::{KernelSignature, Param};
 pub const BLOCK: u32 = 256;
 
 /// `dst[r, c] = c < k ? src[r, c] : 0` for 16-bit elements, one thread per element of `dst`
-/// (`rows * kp` threads, [`BLOCK`] per block).
+/// (`rows * kp` threads, `BLOCK` per block).
 pub fn pad_module(target: Target) -> ptx_isa::Result<Module> {
     let mut m = Module::new(target);
     let mut k = m.entry("pad_k_16b");

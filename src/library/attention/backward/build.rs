@@ -424,11 +424,11 @@ fn typed(
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
-/// (the padding rows `0` and `+inf`, [`stat_len`]), and the rows of the f32 `dq_accum`
-/// ([`dq_accum`]) and the turn counters ([`dq_turns`]) zeroed. Its parameters: `o`, `d_o`
+/// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum`
+/// and the turn counters (`dq_turns`) zeroed. Its parameters: `o`, `d_o`
 /// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
 /// `dq_accum`, `dq_turns`; packed ([`BackwardConfig::varlen`]) the tensors without the batch
-/// and then `cu_seqlens_q` and `max_seqlen_q` ([`Offsets`]). The grid: the padded rows (packed
+/// and then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`). The grid: the padded rows (packed
 /// the longest sequence's) in fours x heads x sequences.
 pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [preprocess::<ty::F16>, preprocess::<ty::Bf16>];
@@ -530,7 +530,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
 
 /// The convert kernel for `cfg`: `dq = scale · dq_accum` in the input type, a warp per query
 /// row and head. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
-/// `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` ([`Offsets`]).
+/// `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`).
 pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [convert::<ty::F16>, convert::<ty::Bf16>];
     typed(target, cfg, "_convert", body)
@@ -660,7 +660,7 @@ struct Parts<'a, T: Elem> {
 /// `dq_turns` (the deterministic mode's turn counters, zeroed by [`build_preprocess`])
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
 /// d]`, written) and `scale`; packed ([`BackwardConfig::varlen`]) the tensors without the
-/// batch, then `cu_seqlens_q`, `cu_seqlens_k` and `max_seqlen_k` ([`Offsets`]). The grid:
+/// batch, then `cu_seqlens_q`, `cu_seqlens_k` and `max_seqlen_k` (`Offsets`). The grid:
 /// `ceil(seqlen_k / block_n)` ([`BackwardConfig::block_n`]) (packed the longest key sequence's) x `kv_heads` x `batch` CTAs.
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [main_typed::<ty::F16>, main_typed::<ty::Bf16>];

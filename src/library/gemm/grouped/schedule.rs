@@ -1,7 +1,7 @@
 //! The grouped GEMM's operands and its persistent tile schedule over all groups.
 //!
 //! Tiles are numbered group after group; group g has `ceil(M_g / 128) x ceil(N / bn)` tiles,
-//! ordered within the group in the dense GEMM's `group_m` bands ([`super::super::build::band_tile`]),
+//! ordered within the group in the dense GEMM's `group_m` bands (`super::super::build::band_tile`),
 //! so neighbouring CTAs share the group's B tiles and a band's A tiles in L2. The number of tiles
 //! is known only on the device (it depends on `offs`/`counts`), so the persistent grid is sized
 //! to a bound the host can evaluate from the shapes: `(ceil(M_total / 128) + G) x tiles_n` for
