@@ -454,10 +454,10 @@ struct BaseDesc {
 
 /// The descriptor of k-step `step` of a shared operand, from its base descriptor: the start
 /// address field (bits 0-13) holds `(addr & 0x3FFFF) >> 4` (PTX ISA 9.7.15.5.1.2.2), and a CTA's
-/// shared addresses lie below 2^18, so the descriptor of `base + offset` (`offset` a multiple
-/// of 16, the field's unit) is the base's with `offset >> 4` added to its low word, with no
-/// carry out of the field: `add.u32` and `mov.b64 {lo, hi}` in place of the address program's
-/// four steps, and the high word shared by every step.
+/// shared addresses lie below 2^18, so the descriptor of `base + offset` is the base's with
+/// `offset` encoded in that field ([`smem::desc::encode_field`]: a multiple of 16 that fits)
+/// added to its low word, with no carry out of the field: `add.u32` and `mov.b64 {lo, hi}` in
+/// place of the address program's four steps, and the high word shared by every step.
 fn desc_at(
     k: &mut FunctionBuilder,
     op: &SharedOperand,
@@ -468,16 +468,17 @@ fn desc_at(
     if offset == 0 {
         return Ok(base.whole.retype()?);
     }
-    if offset % 16 != 0 {
-        return Err(ptx_isa::Error::new(
-            ptx_isa::ErrorKind::Invalid,
-            format!("a wgmma k-step {offset} bytes from its operand's base is not 16-byte aligned"),
-        )
-        .at_instruction("wgmma.mma_async"));
-    }
+    let field = smem::desc::encode_field(smem::desc::DescField::StartAddress, offset.into())
+        .map_err(|e| {
+            ptx_isa::Error::new(ptx_isa::ErrorKind::Invalid, format!("k-step {step}: {e}"))
+                .at_instruction("wgmma.mma_async")
+                .on_target(k.target())
+                .in_function(k.name())
+        })?;
     let [lo, hi] = base.words;
     let lo_k = k.reg::<ty::U32>();
-    k.add(lo_k, lo.retype::<ty::U32>()?, offset >> 4)?;
+    // The field is bits 0-13, so the encoded offset is below 2^14.
+    k.add(lo_k, lo.retype::<ty::U32>()?, field as u32)?;
     let d = k.reg::<ty::B64>();
     k.mov_pack(d, &[lo_k.retype::<ty::B32>()?, hi])?;
     Ok(d)
