@@ -3,22 +3,24 @@
 //! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
 //! shuffled block table, and on FP8 e4m3 caches (contiguous, 16-, 64-, 128- and 256-token
-//! pages, and 16-token pages in order; per-head scales); the split problems also with the splits combined
-//! in the decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other
-//! split counts beside the launcher's choice ([`FORCED_SPLITS`]). Each timed [`REPEATS`] times
-//! in turn, a row each (the tables take the median); each time the median of 20 launches from a
-//! cold L2 (a 256 MiB clear before each) and the mean of [`B2B`] launches back to back
-//! alternating between two copies of the cache (no clear: a model's stream of decode steps).
-//! The caches are filled on the device from one random block (the values do not change the
-//! time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose `{batch}x{context} {cache}`
-//! contains it or one of its `|`-separated parts and none of its parts that begin with `!`
-//! (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when set, launches
-//! each kept row's kernels once, untimed (a profiler's run: one launch a row). Rows named with
-//! `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch the combine as
-//! an ordinary kernel instead of a programmatic dependent (`DecodeConfig::dependent_combine`;
-//! the split problems), with `cp.async` or `TMA boxes` load the FP8 cache's pages the way its
-//! configuration does not by default (`DecodeConfig::cp_async`: `cp.async` for pages of at
-//! most `DecodeConfig::CP_ASYNC_PAGE` tokens).
+//! pages, and 16-token pages in order, shuffled only within 2 MiB and shuffled in runs of 64 KiB
+//! ([`Order`]); per-head scales); the split problems also with the splits combined in the
+//! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
+//! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]). Each timed
+//! [`REPEATS`] times in turn, a row each (the tables take the median); each time the median of
+//! 20 launches from a cold L2 (a 256 MiB clear before each) and the mean of [`B2B`] launches
+//! back to back alternating between two copies of the cache (no clear: a model's stream of
+//! decode steps). The caches are filled on the device from one random block (the values do not
+//! change the time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose
+//! `{batch}x{context} {cache}` contains it or one of its `|`-separated parts and none of its
+//! parts that begin with `!` (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when
+//! set, launches each kept row's kernels once, untimed (a profiler's run: one launch a row).
+//! Rows named with `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch
+//! the combine as an ordinary kernel instead of a programmatic dependent
+//! (`DecodeConfig::dependent_combine`; the split problems), with `cp.async` or `TMA boxes` load
+//! the FP8 cache's pages the way its configuration does not by default
+//! (`DecodeConfig::cp_async`: `cp.async` for pages of at most `DecodeConfig::CP_ASYNC_PAGE`
+//! tokens).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -56,8 +58,27 @@ fn build_ptx(c: &mut Criterion) {
 const PROBLEMS: [(usize, usize, usize); 4] =
     [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
-/// Split counts timed beside the launcher's choice on the contiguous bf16 cache, by batch.
-const FORCED_SPLITS: [(usize, &[usize]); 2] = [(8, &[]), (1, &[66])];
+/// Split counts timed beside the launcher's choice on the contiguous bf16 and e4m3 caches, by
+/// batch: `(batch, bf16's, e4m3's)`: two CTAs an SM beside the default's one
+/// (`DecodeConfig::splits`; session 16 timed 2, 3, 5, 6 and 8 splits at 8 x 64k, and 16, 24,
+/// 32, 40, 48 and 64 at 1 x 128k).
+const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
+    [(8, &[4], &[4]), (1, &[32, 33], &[32, 33])];
+
+/// Where a paged cache's pages lie.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// A random permutation of all the pages.
+    Shuffled,
+    /// Each sequence's pages one after another.
+    InOrder,
+    /// Each run of this many bytes of pages in order shuffled within itself (the runs in
+    /// order): how far apart pages are, kept within one 2 MiB GPU page.
+    Within(usize),
+    /// The pages in runs of this many bytes, the runs shuffled (each in order): a larger page's
+    /// placement under the page size's loads.
+    Runs(usize),
+}
 
 /// A cache tensor: bf16 or FP8 e4m3.
 enum Kv {
@@ -83,21 +104,41 @@ struct Cache {
 }
 
 /// The cache of `batch` sequences of `ctx` tokens in pages of `page` tokens (`page == ctx`: one
-/// page a sequence, contiguous in order), random bf16 or e4m3; the pages in a shuffled order,
-/// or with `in_order` each sequence's pages one after another.
+/// page a sequence, contiguous in order), random bf16 or e4m3; the pages placed as `how` says
+/// ([`Order`]).
 fn cache(
     dev: &Device,
     rng: &mut Rng,
     (batch, ctx, page): (usize, usize, usize),
-    (fp8, in_order): (bool, bool),
+    (fp8, how): (bool, Order),
 ) -> Result<Cache, RuntimeError> {
     let stream = dev.default_stream();
     let per = ctx.div_ceil(page);
     let pages = batch * per;
     let mut order: Vec<i32> = (0..pages as i32).collect();
-    if page < ctx && !in_order {
-        for i in (1..pages).rev() {
-            order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    // Fisher-Yates over `units`.
+    let mut shuffle = |units: &mut [i32]| {
+        for i in (1..units.len()).rev() {
+            units.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+    };
+    let page_bytes = page * KV_HEADS * D * if fp8 { 1 } else { 2 };
+    let pages_in = |bytes: usize| (bytes / page_bytes).max(1);
+    if page < ctx {
+        match how {
+            Order::Shuffled => shuffle(&mut order),
+            Order::InOrder => {}
+            Order::Within(bytes) => order.chunks_mut(pages_in(bytes)).for_each(shuffle),
+            Order::Runs(bytes) => {
+                let run = pages_in(bytes);
+                let mut runs: Vec<i32> = (0..pages.div_ceil(run) as i32).collect();
+                shuffle(&mut runs);
+                order = runs
+                    .iter()
+                    .flat_map(|&r| r as usize * run..((r as usize + 1) * run).min(pages))
+                    .map(|p| p as i32)
+                    .collect();
+            }
         }
     }
     let shape = vec![pages, page, KV_HEADS, D];
@@ -222,8 +263,8 @@ struct Layout {
     splits: Option<usize>,
     /// The splits combined in the decode kernel instead of by the combine kernel.
     fold: bool,
-    /// Each sequence's pages one after another in the cache (not shuffled).
-    in_order: bool,
+    /// Where the pages lie.
+    order: Order,
     /// The cache's loads evict-first in L2 (`DecodeConfig::evict_first`).
     evict_first: bool,
     /// The combine launched as an ordinary kernel, not as a programmatic dependent
@@ -246,7 +287,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         fp8,
         splits,
         fold,
-        in_order: false,
+        order: Order::Shuffled,
         evict_first: false,
         plain_combine: false,
         cp_async: None,
@@ -261,8 +302,22 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         layout("paged 128 e4m3", Some(128), true, None, false),
         layout("paged 256 e4m3", Some(256), true, None, false),
         Layout {
-            in_order: true,
+            order: Order::InOrder,
             ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
+        },
+        Layout {
+            order: Order::Within(2 << 20),
+            ..layout(
+                "paged 16 e4m3 shuffled in 2 MiB",
+                Some(16),
+                true,
+                None,
+                false,
+            )
+        },
+        Layout {
+            order: Order::Runs(64 << 10),
+            ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None, false)
         },
     ];
     // The cache's loads evict-first in L2.
@@ -278,13 +333,13 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     }
     // The FP8 caches' pages loaded the other way: by cp.async where TMA boxes are the default
     // (contiguous, pages over 64 tokens), by TMA boxes where cp.async is (pages up to 64).
-    for (name, page, in_order) in [
-        ("contiguous e4m3", None, false),
-        ("paged 16 e4m3", Some(16), false),
-        ("paged 64 e4m3", Some(64), false),
-        ("paged 128 e4m3", Some(128), false),
-        ("paged 256 e4m3", Some(256), false),
-        ("paged 16 e4m3 in order", Some(16), true),
+    for (name, page, order) in [
+        ("contiguous e4m3", None, Order::Shuffled),
+        ("paged 16 e4m3", Some(16), Order::Shuffled),
+        ("paged 64 e4m3", Some(64), Order::Shuffled),
+        ("paged 128 e4m3", Some(128), Order::Shuffled),
+        ("paged 256 e4m3", Some(256), Order::Shuffled),
+        ("paged 16 e4m3 in order", Some(16), Order::InOrder),
     ] {
         let tokens = page.unwrap_or(ctx) as u32;
         let group = (HEADS / KV_HEADS) as u32;
@@ -294,11 +349,11 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         let how = if cp_async { "cp.async" } else { "TMA boxes" };
         out.push(Layout {
             cp_async: Some(cp_async),
-            in_order,
+            order,
             ..layout(&format!("{name}, {how}"), page, true, None, false)
         });
     }
-    for (b, splits) in FORCED_SPLITS {
+    for (b, splits, fp8_splits) in FORCED_SPLITS {
         if b == batch {
             out.push(layout("contiguous, folded", None, false, None, true));
             out.push(layout("contiguous e4m3, folded", None, true, None, true));
@@ -311,6 +366,10 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s), false));
+            }
+            for &s in fp8_splits {
+                let name = format!("contiguous e4m3, {s} splits");
+                out.push(layout(&name, None, true, Some(s), false));
             }
         }
     }
@@ -411,7 +470,7 @@ fn gpu(_c: &mut Criterion) {
                 true => None,
                 false => Some(
                     (0..2)
-                        .map(|_| cache(&dev, &mut rng, (batch, ctx, page), (l.fp8, l.in_order)))
+                        .map(|_| cache(&dev, &mut rng, (batch, ctx, page), (l.fp8, l.order)))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|e| e.to_string()),
                 ),
@@ -434,7 +493,7 @@ fn gpu(_c: &mut Criterion) {
                         loaded
                             .iter()
                             .find(|m| {
-                                (m.0.page, m.0.fp8, m.0.in_order) == (l.page, l.fp8, l.in_order)
+                                (m.0.page, m.0.fp8, m.0.order) == (l.page, l.fp8, l.order)
                                     && m.2.is_some()
                             })
                             .and_then(|m| m.2.as_ref())

@@ -12,10 +12,13 @@
 # on one launch of each kept row (`PTXKIT_DECODE_ONCE`): its memory sections (with the L1, L2
 # and DRAM tables: requests, sectors a request; `--print-details all`, without which session 15's
 # call printed no table), scheduler sections, stall reasons and
-# shared-memory bank conflicts on the FP8 kernels at 32 x 16k (contiguous, 16-token pages
-# shuffled and in order; TMA boxes and cp.async), and the kernels' durations (clocks as they
-# run, L2 flushed clean) at 1 x 128k on the contiguous caches. Logs go to $OUT, a summary to
-# stdout. A step starts only while less than `DEADLINE` seconds (150 unless set) have passed.
+# shared-memory bank conflicts on the FP8 kernels at 32 x 16k (`NCU_ROWS`, unless set the
+# contiguous cache and the 16-token pages at their default loads: shuffled, in order, shuffled
+# within 2 MiB and in 64 KiB runs), and the kernels' durations
+# with their SMs' active cycles (average and most: the ramp and tail) and DRAM throughput
+# (clocks as they run, L2 flushed clean) at 1 x 128k on the contiguous caches, every split
+# count the bench times. Logs go to $OUT, a summary to stdout. A step starts only while less
+# than `DEADLINE` seconds (150 unless set) have passed.
 set -u
 . "$(dirname "$0")/gpu_steps.sh"
 kit_start "$1" /tmp/decode-out bench-decode_attention
@@ -37,14 +40,14 @@ left torch && step "torch peers" &&
   (cd "$kit" && timeout 60 python3 decode_attention_torch.py) >"$out/torch.txt" 2>&1
 cat "$out/torch.txt"
 left "ncu e4m3" && step "ncu e4m3 32x16k, one launch a row" &&
-  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 --print-details all \
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="${NCU_ROWS:-32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first|!TMA boxes|!cp.async}" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 --print-details all \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section SchedulerStats \
     --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
     "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-e4m3.txt" 2>&1
-grep -E "decode_e4m3|Duration|DRAM Throughput|L2 Cache Throughput|Issued Warp|dram__bytes_read|lts__t_sectors|bank_conflicts|stalled" "$out/ncu-e4m3.txt" | grep -v "^|" | head -90
+grep -E "decode_e4m3|Duration|DRAM Throughput|L2 Cache Throughput|Issued Warp|dram__bytes_read|lts__t_sectors|bank_conflicts|stalled" "$out/ncu-e4m3.txt" | grep -v "^|" | head -120
 left "ncu durations" && step "ncu durations 1x131072, one launch a row" &&
-  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="1x131072 contiguous" timeout "${DURATIONS_S:-45}" ncu --clock-control none -k regex:decode \
-    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="1x131072 contiguous|!evict-first|!folded|!plain combine" timeout "${DURATIONS_S:-45}" ncu --clock-control none -k regex:decode \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg,sm__cycles_active.min,sm__cycles_active.max,sm__cycles_elapsed.max \
     "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-durations.txt" 2>&1
-grep -E "decode_|gpu__time" "$out/ncu-durations.txt" | grep -v "^|" | head -60
+grep -E "decode_|gpu__time|sm__cycles|dram__throughput" "$out/ncu-durations.txt" | grep -v "^|" | head -150
 step done

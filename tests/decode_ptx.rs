@@ -225,16 +225,20 @@ fn the_fp8_consumer_converts_in_registers() {
     assert_eq!(ptx.matches("ld.shared.v2.f32").count(), 2 * 4 * 4);
 }
 
-/// The split rule: one split when the batch fills the SMs, several for one long sequence, none
-/// that leaves a split under 4 key tiles.
+/// The split rule: one split when the batch fills the SMs, several for one long sequence (one
+/// CTA an SM where that fills them, else two), none that leaves a split under 4 key tiles.
 #[test]
 fn splits_fill_the_sms() {
     let cfg = DecodeConfig::new(128, 4, 16);
     assert_eq!(cfg.splits(64, 8, 1, 4096, 132), 1);
-    // One 128k sequence over 8 KV heads: 33 splits, two CTAs on each of 132 SMs.
-    assert_eq!(cfg.splits(1, 8, 1, 131072, 132), 33);
-    // Eight sequences of 64k: one wave of 4 splits (256 of 264 slots).
-    assert_eq!(cfg.splits(8, 8, 1, 65536, 132), 4);
+    // One 128k sequence over 8 KV heads: 16 splits, one CTA on 128 of 132 SMs (FP8 alike).
+    assert_eq!(cfg.splits(1, 8, 1, 131072, 132), 16);
+    assert_eq!(cfg.with_fp8().splits(1, 8, 1, 131072, 132), 16);
+    // Eight sequences of 64k: 2 splits (128 CTAs).
+    assert_eq!(cfg.splits(8, 8, 1, 65536, 132), 2);
+    // Eleven of 64k: one CTA an SM fills 88 of 132 at most, one wave of two an SM all 264
+    // slots (3 splits).
+    assert_eq!(cfg.splits(11, 8, 1, 65536, 132), 3);
     assert_eq!(cfg.splits(32, 8, 1, 16384, 132), 1);
     assert_eq!(cfg.splits(1, 8, 1, 256, 132), 1);
 }

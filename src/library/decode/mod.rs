@@ -390,11 +390,15 @@ impl DecodeConfig {
 
     /// The key splits for a batch of `batch` sequences over `kv_heads` KV heads, `q_len` new
     /// tokens and keys up to `max_len`, on `sms` SMs, a split holding at least 4 key tiles (at
-    /// most 64 splits): when one wave of CTAs can fill at least 90 % of the SMs' slots
-    /// (`sms · ctas_per_sm`), the count that fills the most of them in one wave (a sequence of
-    /// 128k over 8 KV heads: 33 splits, every slot of 132 SMs); else the fewest splits whose
-    /// CTAs fill the slots in waves at least 85 % as well as the best count does
-    /// (FlashAttention's rule).
+    /// most 64 splits): when one CTA an SM can fill at least 90 % of the SMs, the count that
+    /// fills the most of them (a sequence of 128k over 8 KV heads: 16 splits, 128 of 132 SMs;
+    /// eight of 64k: 2); else when one wave of CTAs can fill at least 90 % of the SMs' slots
+    /// (`sms · ctas_per_sm`), the count that fills the most of them in one wave; else the
+    /// fewest splits whose CTAs fill the slots in waves at least 85 % as well as the best count
+    /// does (FlashAttention's rule). One CTA an SM first, by the numbers (H200, BENCHMARKS.md,
+    /// session 16): it streams the cache faster than two (1 x 128k e4m3: 16 splits 66.9 µs back
+    /// to back against 33's 69.9, ncu 88 % of DRAM peak against 85 %; 8 x 64k: 2 splits
+    /// against 4, bf16 467.0 against 475.1 µs, e4m3 239.3 against 249.4).
     pub fn splits(
         &self,
         batch: usize,
@@ -411,16 +415,19 @@ impl DecodeConfig {
         if items >= slots * 2 || most == 1 {
             return 1;
         }
+        // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs,
+        // one an SM, else as many as an SM holds.
+        for room in [sms.max(1), slots] {
+            if let Some(s) = (1..=most).filter(|&s| items * s <= room).max() {
+                if (items * s) as f64 >= 0.9 * room as f64 {
+                    return s;
+                }
+            }
+        }
         let efficiency = |s: usize| {
             let waves = (items * s) as f64 / slots as f64;
             waves / waves.ceil()
         };
-        // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs.
-        if let Some(s) = (1..=most).filter(|&s| items * s <= slots).max() {
-            if efficiency(s) >= 0.9 {
-                return s;
-            }
-        }
         let best = (1..=most).map(efficiency).fold(0.0, f64::max);
         (1..=most)
             .find(|&s| efficiency(s) >= 0.85 * best)
