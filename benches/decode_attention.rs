@@ -4,7 +4,7 @@
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
 //! shuffled block table, and on FP8 e4m3 caches (contiguous, 16-, 64-, 128- and 256-token
 //! pages, and 16-token pages in order, shuffled only within 2 MiB and shuffled in runs of 64 KiB
-//! ([`Order`]); per-head scales); the split problems also with the splits combined in the
+//! ([`Placement`]); per-head scales); the split problems also with the splits combined in the
 //! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
 //! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]). Each timed
 //! [`REPEATS`] times in turn, a row each (the tables take the median); each time the median of
@@ -67,7 +67,7 @@ const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
 
 /// Where a paged cache's pages lie.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Order {
+enum Placement {
     /// A random permutation of all the pages.
     Shuffled,
     /// Each sequence's pages one after another.
@@ -105,12 +105,12 @@ struct Cache {
 
 /// The cache of `batch` sequences of `ctx` tokens in pages of `page` tokens (`page == ctx`: one
 /// page a sequence, contiguous in order), random bf16 or e4m3; the pages placed as `how` says
-/// ([`Order`]).
+/// ([`Placement`]).
 fn cache(
     dev: &Device,
     rng: &mut Rng,
     (batch, ctx, page): (usize, usize, usize),
-    (fp8, how): (bool, Order),
+    (fp8, how): (bool, Placement),
 ) -> Result<Cache, RuntimeError> {
     let stream = dev.default_stream();
     let per = ctx.div_ceil(page);
@@ -126,10 +126,10 @@ fn cache(
     let pages_in = |bytes: usize| (bytes / page_bytes).max(1);
     if page < ctx {
         match how {
-            Order::Shuffled => shuffle(&mut order),
-            Order::InOrder => {}
-            Order::Within(bytes) => order.chunks_mut(pages_in(bytes)).for_each(shuffle),
-            Order::Runs(bytes) => {
+            Placement::Shuffled => shuffle(&mut order),
+            Placement::InOrder => {}
+            Placement::Within(bytes) => order.chunks_mut(pages_in(bytes)).for_each(shuffle),
+            Placement::Runs(bytes) => {
                 let run = pages_in(bytes);
                 let mut runs: Vec<i32> = (0..pages.div_ceil(run) as i32).collect();
                 shuffle(&mut runs);
@@ -264,7 +264,7 @@ struct Layout {
     /// The splits combined in the decode kernel instead of by the combine kernel.
     fold: bool,
     /// Where the pages lie.
-    order: Order,
+    order: Placement,
     /// The cache's loads evict-first in L2 (`DecodeConfig::evict_first`).
     evict_first: bool,
     /// The combine launched as an ordinary kernel, not as a programmatic dependent
@@ -287,7 +287,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         fp8,
         splits,
         fold,
-        order: Order::Shuffled,
+        order: Placement::Shuffled,
         evict_first: false,
         plain_combine: false,
         cp_async: None,
@@ -302,11 +302,11 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         layout("paged 128 e4m3", Some(128), true, None, false),
         layout("paged 256 e4m3", Some(256), true, None, false),
         Layout {
-            order: Order::InOrder,
+            order: Placement::InOrder,
             ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
         },
         Layout {
-            order: Order::Within(2 << 20),
+            order: Placement::Within(2 << 20),
             ..layout(
                 "paged 16 e4m3 shuffled in 2 MiB",
                 Some(16),
@@ -316,7 +316,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             )
         },
         Layout {
-            order: Order::Runs(64 << 10),
+            order: Placement::Runs(64 << 10),
             ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None, false)
         },
     ];
@@ -334,12 +334,12 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     // The FP8 caches' pages loaded the other way: by cp.async where TMA boxes are the default
     // (contiguous, pages over 64 tokens), by TMA boxes where cp.async is (pages up to 64).
     for (name, page, order) in [
-        ("contiguous e4m3", None, Order::Shuffled),
-        ("paged 16 e4m3", Some(16), Order::Shuffled),
-        ("paged 64 e4m3", Some(64), Order::Shuffled),
-        ("paged 128 e4m3", Some(128), Order::Shuffled),
-        ("paged 256 e4m3", Some(256), Order::Shuffled),
-        ("paged 16 e4m3 in order", Some(16), Order::InOrder),
+        ("contiguous e4m3", None, Placement::Shuffled),
+        ("paged 16 e4m3", Some(16), Placement::Shuffled),
+        ("paged 64 e4m3", Some(64), Placement::Shuffled),
+        ("paged 128 e4m3", Some(128), Placement::Shuffled),
+        ("paged 256 e4m3", Some(256), Placement::Shuffled),
+        ("paged 16 e4m3 in order", Some(16), Placement::InOrder),
     ] {
         let tokens = page.unwrap_or(ctx) as u32;
         let group = (HEADS / KV_HEADS) as u32;
