@@ -329,6 +329,19 @@ fn checks(
         (bf.decode_pair(64), (128, 4096, 4096)),
         (bf.decode_pair(32), (100, 2112, 7168)),
         (bf.decode_pair(112), (128, 7000, 2048)),
+        // The same pairs with the reduction split (cuBLAS's layout at 128x2112x7168), summed
+        // by a second launch or in the kernel; at K = 520 (9 k-tiles) the fourth part has none.
+        (bf.decode_pair_split(96, 3, false), (128, 2112, 7168)),
+        (bf.decode_pair_split(96, 3, true), (100, 2112, 7168)),
+        (bf.decode_pair_split(64, 2, true), (128, 2112, 7168)),
+        (
+            GemmConfig {
+                n_even: false,
+                ..bf
+            }
+            .decode_pair_split(48, 4, true),
+            (77, 1001, 520),
+        ),
         // Clusters along N sharing the tokens' tile: 33 clusters of 4 at N = 2112, edges in M
         // and N (N = 2000 in 16-wide tiles: the last cluster's last three CTAs lie past N),
         // an odd N.
@@ -380,6 +393,14 @@ fn checks(
         (fp8(64, 2112).decode_pingpong(16), (50, 2112, 7168)),
         (fp8(128, 7168).decode_pair(112), (128, 7168, 2048)),
         (fp8(128, 6144).decode_pair(96), (120, 6100, 4096)),
+        (
+            fp8(128, 2112).decode_pair_split(96, 3, false),
+            (128, 2112, 7168),
+        ),
+        (
+            fp8(128, 2112).decode_pair_split(64, 2, true),
+            (120, 2112, 7168),
+        ),
         (fp8(128, 2112).decode_cluster(16, 4), (128, 2112, 7168)),
         (fp8(128, 2112).decode_cluster(24, 2), (100, 2112, 7168)),
         (fp8(128, 7168).decode_cluster(56, 4), (128, 7000, 2048)),
@@ -420,29 +441,40 @@ fn checks(
             Err(e) => println!("occupancy {}: FAIL {e}", cfg.name()),
         }
     }
-    if only_widths {
-        return;
-    }
-    // The fixup sums the parts in the order the second launch does: the same bits.
-    let same = (|| -> Result<bool, CheckError> {
-        let shape = (64, 4096, 4096);
-        let mut p = check::Problem::new(stream, shape, 91)?;
-        let mut outs = Vec::new();
-        for cfg in [bf.swapped(64, 4), fixup(bf.swapped(64, 4))] {
-            let gemm = loaded(kernels, device, cfg)?;
-            poison(stream, &mut p.c)?;
-            gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
-            outs.push(p.c.to_host(stream)?);
+    // The fixup sums the parts in the order the second launch does: the same bits (the split
+    // CTA pairs' too, with the pairs' checks).
+    let same_bits = [
+        (bf.swapped(64, 4), (64, 4096, 4096)),
+        (bf.decode_pair_split(96, 3, false), (128, 2112, 7168)),
+    ];
+    for (cfg, shape) in same_bits {
+        if only_widths && !(only_pairs && cfg.cluster_m == 2) {
+            continue;
         }
-        Ok(outs[0]
-            .iter()
-            .zip(&outs[1])
-            .all(|(x, y)| x.to_bits() == y.to_bits()))
-    })();
-    match same {
-        Ok(true) => println!("check fixup == second launch, bit for bit, 64x4096x4096: PASS"),
-        Ok(false) => println!("check fixup == second launch, bit for bit, 64x4096x4096: FAIL"),
-        Err(e) => println!("check fixup == second launch: FAIL {e}"),
+        let (m, n, k) = shape;
+        let name = format!(
+            "check fixup == second launch, bit for bit, {} {m}x{n}x{k}",
+            cfg.name()
+        );
+        let same = (|| -> Result<bool, CheckError> {
+            let mut p = check::Problem::new(stream, shape, 91)?;
+            let mut outs = Vec::new();
+            for cfg in [cfg, fixup(cfg)] {
+                let gemm = loaded(kernels, device, cfg)?;
+                poison(stream, &mut p.c)?;
+                gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
+                outs.push(p.c.to_host(stream)?);
+            }
+            Ok(outs[0]
+                .iter()
+                .zip(&outs[1])
+                .all(|(x, y)| x.to_bits() == y.to_bits()))
+        })();
+        match same {
+            Ok(true) => println!("{name}: PASS"),
+            Ok(false) => println!("{name}: FAIL"),
+            Err(e) => println!("{name}: FAIL {e}"),
+        }
     }
 }
 

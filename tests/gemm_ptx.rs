@@ -643,6 +643,45 @@ fn narrow_unswapped_kernels_assemble() {
         );
     }
     support::gemm_configs_assemble_clean(pairs);
+    // The pairs with their reduction split (cuBLAS's layout at 128x2112x7168: 96 wide, 3
+    // parts), summed by a second launch or in the kernel: a ping-pong consumer's k-tiles are its
+    // part's, its cursor passing the other consumer's parts one by one, a part with none
+    // guarded (the wgmma waits stay unconditional within it: no C7514).
+    let split_pairs = support::unique([
+        bf.decode_pair_split(96, 3, false),
+        bf.decode_pair_split(96, 3, true),
+        fp8.decode_pair_split(64, 2, true),
+        GemmConfig {
+            n_even: false,
+            ..bf
+        }
+        .decode_pair_split(128, 4, false),
+    ]);
+    for cfg in &split_pairs {
+        cfg.validate().unwrap();
+        assert!(cfg.name().contains("_c2_pingpong_splitk"), "{}", cfg.name());
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert_eq!(
+            ptx.matches("griddepcontrol.launch_dependents;").count(),
+            usize::from(!cfg.split_fixup),
+            "{}: the sum a programmatic dependent",
+            cfg.name()
+        );
+    }
+    support::gemm_configs_assemble_clean_without(split_pairs, &["C7514"]);
+    let at_2112 = candidates(&TuneProblem::new(128, 2112, 7168, Bf16, Bf16), 132);
+    for fixup in [false, true] {
+        assert!(
+            at_2112.contains(&bf.decode_pair_split(96, 3, fixup)),
+            "cuBLAS's split pair offered"
+        );
+    }
+    assert!(
+        candidates(&TuneProblem::new(64, 2112, 7168, Bf16, Bf16), 132)
+            .iter()
+            .all(|c| !(c.pingpong && c.cluster_m == 2 && c.split_k > 1)),
+        "no split pairs where one 64-row tile holds the tokens"
+    );
     for cfg in &configs {
         cfg.validate().unwrap();
         assert!(!cfg.name().contains("_swapab"), "{}", cfg.name());

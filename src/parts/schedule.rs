@@ -181,6 +181,8 @@ impl PersistentGrid {
             let more = k.cmp(CmpOp::Lt, following, end)?;
             let turn = Turn {
                 item,
+                first: id,
+                stride: step,
                 wait,
                 more,
                 take,
@@ -230,6 +232,32 @@ impl Turns {
         let n = k.eval(Expr::from(steps) * (self.count - 1))?;
         Ok(cur.skip(k.isa(), n)?)
     }
+
+    /// Where the items take different numbers of ring steps (split-K's parts: the last may be
+    /// shorter, or empty), in place of [`Turns::skip_before`] and [`Turns::skip_after`]: before
+    /// `turn`'s item the cursor passes the stages of the items the other consumers take since
+    /// this consumer's previous item (at its first item, the CTA's items before it): for each
+    /// `j` in `1..count`, item `item - j·stride` where it is one of the CTA's (`item ≥ first +
+    /// j·stride`), `steps(k, that item)` stages.
+    pub fn skip_others(
+        &self,
+        k: &mut KernelBuilder,
+        cur: &RingCursor,
+        turn: &Turn,
+        mut steps: impl FnMut(&mut KernelBuilder, Var) -> Result<Var>,
+    ) -> Result<()> {
+        for j in 1..self.count {
+            let back = k.let_("turn_back", Expr::from(turn.stride) * j)?;
+            let from = k.let_("turn_from", Expr::from(turn.first) + back)?;
+            let ours = k.cmp(CmpOp::Ge, turn.item, from)?;
+            let other = k.let_("turn_other", Expr::from(turn.item) - back)?;
+            let n = steps(k, other)?;
+            let n = k.eval(n)?;
+            let n = k.select(ours, n, 0u32)?;
+            cur.skip(k.isa(), n)?;
+        }
+        Ok(())
+    }
 }
 
 /// One consumer's turn at an item of [`PersistentGrid::for_each_turn`]: between [`Turn::take`]
@@ -238,6 +266,10 @@ impl Turns {
 pub struct Turn {
     /// The item.
     pub item: Var,
+    /// The CTA's (or cluster's) first item.
+    first: Var,
+    /// The grid's stride between the CTA's items.
+    stride: Var,
     /// Whether a turn is passed to this item (all but the CTA's first).
     wait: Pred,
     /// Whether the CTA has a next item, which this turn is passed on to.

@@ -1391,6 +1391,25 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         }
     }
 
+    /// The ring steps (k-tiles) of persistent-grid item `item` with split-K: its part's,
+    /// `min((s + 1)·k_part, ktiles) - min(s·k_part, ktiles)` for part `s = item mod split_k`
+    /// ([`HopperGemm::k_range`], [`crate::parts::GridSchedule::with_splits`]); without, every
+    /// k-tile.
+    fn part_steps(&self, k: &mut KernelBuilder, item: Var) -> Result<Var> {
+        let Some(part) = self.k_part else {
+            return Ok(self.ktiles);
+        };
+        let s = k.let_("other_split", Expr::from(item) % self.cfg.split_k)?;
+        let all = k.eval(self.ktiles)?;
+        let (lo, hi) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+        let from = k.eval(Expr::from(s) * part)?;
+        k.min(lo, from, all)?;
+        let to = k.eval(Expr::from(s) * part + part)?;
+        k.min(hi, to, all)?;
+        k.sub(hi, hi, lo)?;
+        Ok(k.bind("other_steps", hi))
+    }
+
     /// The shared address of stage 0's scale slot ([`GemmConfig::smem_scales`]).
     fn scale_slots(&self, k: &mut KernelBuilder) -> Result<R32> {
         let Some(region) = self.layout.scales.as_ref() else {
@@ -1662,7 +1681,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             count: GemmConfig::ROLES.consumers,
             barrier: TURN_BARRIER,
         });
-        if let Some(turns) = &turns {
+        // With split-K a part's k-tiles depend on the part (the last may have fewer, or none):
+        // the cursor passes the other consumer's items one by one ([`Turns::skip_others`]).
+        let uneven = self.k_part.is_some();
+        if let Some(turns) = turns.as_ref().filter(|_| !uneven) {
             turns.skip_before(k, &ring, self.ktiles)?;
         }
         let mut body = |k: &mut KernelBuilder, tile: Tile, turn: Option<Turn>| {
@@ -1715,9 +1737,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             }
             match (&turns, turn) {
                 (Some(turns), Some(turn)) => {
-                    self.mainloop_turn(k, &ring, leader, &acc, &turn)?;
+                    if uneven {
+                        turns.skip_others(k, &ring, &turn, |k, item| self.part_steps(k, item))?;
+                    }
+                    let range = self.k_range(k, &tile)?;
+                    self.mainloop_turn(k, &ring, leader, &acc, &turn, range)?;
                     self.epilogue(k, tile, cw, lt, &acc)?;
-                    turns.skip_after(k, &ring, self.ktiles)
+                    match uneven {
+                        true => Ok(()),
+                        false => turns.skip_after(k, &ring, self.ktiles),
+                    }
                 }
                 _ => {
                     let range = self.k_range(k, &tile)?;
@@ -1858,7 +1887,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// consumer runs its epilogue. Once the last stage has been waited for, the turn passes to
     /// the other consumer ([`Turn::pass`]), whose wgmmas then queue behind this one's last; the
     /// last stage is released once every wgmma is done. Every wait is unconditional on its path
-    /// (a wgmma wait under a branch makes ptxas serialise the wgmmas, C7514).
+    /// (a wgmma wait under a branch makes ptxas serialise the wgmmas, C7514). The k-tiles are
+    /// `[k0, k1)` ([`HopperGemm::k_range`]); a split-K part with none ([`GemmConfig::split_k`])
+    /// takes its turn, adds nothing (its accumulators 0) and passes it on.
     fn mainloop_turn(
         &mut self,
         k: &mut KernelBuilder,
@@ -1866,8 +1897,35 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         leader: ptx_isa::Pred,
         acc: &Buffer<ty::F32>,
         turn: &Turn,
+        (k0, k1): (Expr, Expr),
     ) -> Result<()> {
         turn.take(k)?;
+        if self.k_part.is_none() {
+            return self.mainloop_turn_tiles(k, ring, leader, acc, turn, (k0, k1));
+        }
+        let empty = k.cmp(CmpOp::Ge, k0.clone(), k1.clone())?;
+        k.if_else_with(
+            empty,
+            self,
+            |k, _| {
+                k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
+                turn.pass(k)
+            },
+            |k, this| this.mainloop_turn_tiles(k, ring, leader, acc, turn, (k0, k1)),
+        )
+    }
+
+    /// [`HopperGemm::mainloop_turn`] over k-tiles `[k0, k1)`, at least one, after the turn's
+    /// [`Turn::take`].
+    fn mainloop_turn_tiles(
+        &mut self,
+        k: &mut KernelBuilder,
+        ring: &RingCursor,
+        leader: ptx_isa::Pred,
+        acc: &Buffer<ty::F32>,
+        turn: &Turn,
+        (k0, k1): (Expr, Expr),
+    ) -> Result<()> {
         // The stage of the k-tile before (released one k-tile behind) and of this one.
         let (behind, current) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
         let issue = |this: &mut Self, k: &mut KernelBuilder, accumulate: Accumulate, at: R32| {
@@ -1885,7 +1943,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // The staged input's block, loaded under the first k-tile's wgmmas (this consumer's
         // last store went out before the other consumer's whole main loop).
         self.load_staged(k, leader)?;
-        k.for_range(1u32, self.ktiles, |k, _| {
+        k.for_range(k0 + 1u32, k1, |k, _| {
             issue(self, k, Accumulate::Yes, current)?;
             k.wgmma_wait_group(1)?;
             self.release_stage(k, behind, leader, false)?;

@@ -455,6 +455,15 @@ pub fn variants() -> Vec<GemmConfig> {
             ..large
         }
         .decode_pair(48),
+        // The pairs with the reduction split, both sums: at K = 136 (3 k-tiles) and 520 (9)
+        // the fourth part has none; at M = 300 the last pair's second CTA lies past M.
+        GemmConfig {
+            n_even: false,
+            ..large
+        }
+        .decode_pair_split(48, 4, false),
+        large.decode_pair_split(64, 4, true),
+        large.decode_pair_split(96, 3, true),
         GemmConfig {
             split_fixup: true,
             n_even: false,

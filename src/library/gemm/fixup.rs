@@ -47,11 +47,13 @@ pub struct Fixup<O: Elem> {
 
 /// The 64-row blocks a launch of `cfg` at the kernel's extents `m x n` (the problem's `n x m`
 /// when swapped) sums: the blocks of every tile (a tile's second block too where it lies
-/// wholly past `m`: its consumer still stores its part and takes a ticket) times the tile
-/// columns. The workspace's second extent and the counters' one.
+/// wholly past `m`, and in a CTA pair along M the second CTA's tile past `m`: its consumers
+/// still store their parts and take tickets) times the tile columns. The workspace's second
+/// extent and the counters' one.
 pub fn fixup_tiles(cfg: &GemmConfig, (m, n): (usize, usize)) -> usize {
     let bm = cfg.bm() as usize;
-    m.div_ceil(bm) * (bm / 64) * n.div_ceil(cfg.bn as usize)
+    let rows = m.div_ceil(bm).next_multiple_of(cfg.cluster_m as usize);
+    rows * (bm / 64) * n.div_ceil(cfg.bn as usize)
 }
 
 /// The workspace's shape for `cfg` at the kernel's extents: `[split_k, fixup_tiles, bn / 8,

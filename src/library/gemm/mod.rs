@@ -218,7 +218,7 @@ pub enum GemmConfigError {
     #[error("ping-pong consumers take a dense problem without block scales")]
     PingPong,
     /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
-    /// grouped problem, block scales, the TMA-store epilogue, ping-pong consumers, alpha/beta,
+    /// grouped problem, block scales, the TMA-store epilogue, alpha/beta,
     /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K or with a
     /// tile wider than 128.
     #[error(
@@ -837,7 +837,6 @@ impl GemmConfig {
                 || self.grouping != Grouping::None
                 || self.scaling == Scaling::Block
                 || self.tma_store
-                || self.pingpong
                 || self.alpha_beta
                 || epilogue)
         {

@@ -32,9 +32,10 @@ pub const WIDTHS: [u32; 5] = [16, 32, 64, 128, 256];
 /// widths: swapped, 16 and 32 for the tokens' side; unswapped, the weight's rows, so that a
 /// decode problem has about as many tiles as SMs without splitting K): a dense problem with
 /// one input type, 16-bit or per-tensor FP8, the register epilogue, no alpha/beta, bias or
-/// output scale; swapped one CTA a cluster and the consumers sharing each tile, unswapped and
-/// unsplit CTA pairs only where each CTA's half of B is whole 8-row 128B-swizzle atoms
-/// (`bn / 2` a multiple of 8, PTX ISA 9.7.15.5.1.2; [`GemmConfig::decode_pair`])
+/// output scale; swapped one CTA a cluster and the consumers sharing each tile, unswapped CTA
+/// pairs (unsplit, or split with ping-pong consumers: [`GemmConfig::decode_pair_split`]) only
+/// where each CTA's half of B is whole 8-row 128B-swizzle atoms (`bn / 2` a multiple of 8,
+/// PTX ISA 9.7.15.5.1.2; [`GemmConfig::decode_pair`])
 /// ([`super::GemmConfigError::SwapAb`]).
 pub fn takes(cfg: &GemmConfig) -> bool {
     cfg.grouping == Grouping::None
@@ -44,7 +45,8 @@ pub fn takes(cfg: &GemmConfig) -> bool {
         && !cfg.alpha_beta
         && cfg.bias.is_none()
         && cfg.out_scale == OutScale::None
-        && (cfg.cluster_m == 1 || (!cfg.swap_ab && cfg.split_k == 1 && (cfg.bn / 2) % 8 == 0))
+        && (cfg.cluster_m == 1
+            || (!cfg.swap_ab && (cfg.split_k == 1 || cfg.pingpong) && (cfg.bn / 2) % 8 == 0))
         && !(cfg.pingpong && cfg.swap_ab)
 }
 
@@ -112,6 +114,21 @@ impl GemmConfig {
         }
     }
 
+    /// [`GemmConfig::decode_pair`] `bn` wide with each weight tile's reduction split in
+    /// `split_k` parts, summed by a second launch or in the kernel (`fixup`,
+    /// [`GemmConfig::split_fixup`]): cuBLAS's layout at M = 128 where the weight has too few
+    /// tiles to fill the SMs in pairs (`nvjet_sm90_tst_96x64_64x10_1x2_h_bz_splitK` at
+    /// 128x2112x7168: 96 weight rows to a tile, 22 tiles x 2 token tiles x 3 parts = 132 CTAs);
+    /// each weight row is still read once, the tokens `split_k` times less often than by a
+    /// 32-wide unsplit pair.
+    pub fn decode_pair_split(self, bn: u32, split_k: u32, fixup: bool) -> GemmConfig {
+        GemmConfig {
+            split_k,
+            split_fixup: fixup,
+            ..self.decode_pair(bn)
+        }
+    }
+
     /// `self` with as many stages as shared memory holds beside the register epilogue (no C
     /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
     /// stages keep more of its weight's bytes in flight.
@@ -140,7 +157,9 @@ impl GemmConfig {
 ///   (64-row stages).
 /// - For an `m` over 64, ping-pong consumers in CTA pairs 64 and [`pair_width`] wide
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
-///   cluster, the weight multicast to both; and pairs along N ([`GemmConfig::decode_cluster`]
+///   cluster, the weight multicast to both; the same pairs [`PAIR_SPLIT_WIDTHS`] wide with the
+///   reduction split in as many parts as fill the SMs once, where that is 2 or more
+///   ([`GemmConfig::decode_pair_split`], both sums); and pairs along N ([`GemmConfig::decode_cluster`]
 ///   with 2 CTAs) [`fill_width`] wide: two neighbouring weight tiles sharing the tokens'
 ///   128-row tile, the tokens multicast to both. Not 4 CTAs along N: the H200 holds 30 such
 ///   clusters at once (120 of its 132 SMs), and they were slower than 2 along N at every
@@ -172,7 +191,17 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
         let pairs = [64, pair_width(n, sms)].map(|bn| base.decode_pair(bn));
         // The tokens' tile shared along N by a pair.
         let along_n = base.decode_cluster(fill_width(n, sms), 2);
-        for c in pairs.into_iter().chain([along_n]) {
+        // Where the pairs of a width leave SMs idle, their reduction split in as many parts as
+        // fill the SMs once, summed by a second launch and in the kernel (cuBLAS's layout at
+        // 128x2112x7168: 96 wide, 3 parts).
+        let split = PAIR_SPLIT_WIDTHS.into_iter().flat_map(|bn| {
+            let parts = (sms as usize / (2 * n.div_ceil(bn as usize)).max(1)).min(16) as u32;
+            [false, true]
+                .into_iter()
+                .filter(move |_| parts >= 2)
+                .map(move |fixup| base.decode_pair_split(bn, parts, fixup))
+        });
+        for c in pairs.into_iter().chain([along_n]).chain(split) {
             if !out.contains(&c) && c.validate().is_ok() {
                 out.push(c);
             }
@@ -215,6 +244,11 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
     }
     out
 }
+
+/// The widths of the split CTA pairs [`candidates`] offers ([`GemmConfig::decode_pair_split`]):
+/// 96 is cuBLAS's weight tile at 128x2112x7168 (22 tiles, 3 parts); 64 and 128 split in 2 at
+/// N = 2112 and 4096.
+pub const PAIR_SPLIT_WIDTHS: [u32; 3] = [64, 96, 128];
 
 /// The unswapped decode width for `n` weight rows on `sms` multiprocessors: the narrowest
 /// multiple of 8 (a wgmma N, PTX ISA 9.7.15.5) that makes at most one tile per SM, from 16 to
