@@ -23,7 +23,9 @@
 //!
 //! `DECODE_SHAPE=MxNxK` (a comma-separated list) and `DECODE_DTYPE=bf16|e4m3` keep those
 //! rows, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each candidate and the baseline
-//! once, untimed (what `ncu` profiles); `DECODE_NO_CHECKS` skips the checks before the table.
+//! once, untimed (what `ncu` profiles), and `DECODE_PICK=MxNxK=name,...` keeps only the named
+//! candidate at each shape it names; `DECODE_NO_CHECKS` skips the checks before the table.
+//! Every candidate of the wanted rows is loaded before the first row, on all host threads.
 //! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
 //! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
 //!
@@ -117,15 +119,17 @@ fn row(
         .into_iter()
         .map(bf16::to_f32)
         .collect();
+    // Profiled, each kernel runs once: the baseline's reference run and each candidate's check
+    // run (what ncu measures), nothing timed.
     let profile = std::env::var_os("DECODE_PROFILE").is_some();
     let time = |f: &mut dyn FnMut() -> Result<(), CheckError>, iters| match profile {
-        true => f().map(|()| f64::NAN),
+        true => Ok(f64::NAN),
         false => median_ms_cold::<CheckError>(stream, 2, iters, f),
     };
     let base1 = time(&mut || baseline(&mut base_c), ITERS)?;
     let mut best: Option<(f64, GemmConfig, f64)> = None;
     let (mut rule, mut failed) = (f64::NAN, Vec::new());
-    for (i, cfg) in candidates(problem, sms).into_iter().enumerate() {
+    for (i, cfg) in row_candidates(problem, sms).into_iter().enumerate() {
         let gemm = loaded(kernels, device, cfg)?;
         poison(stream, &mut c)?;
         ours(gemm, &mut c)?;
@@ -169,6 +173,67 @@ fn row(
         rel,
         failed,
     })
+}
+
+/// The candidates of `problem` the row times: [`candidates`], or with `DECODE_PICK`
+/// (`MxNxK=name,...`) at a shape it names only that candidate (what ncu profiles).
+fn row_candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
+    let shape = format!("{}x{}x{}=", problem.m, problem.n, problem.k);
+    let pick = std::env::var("DECODE_PICK").ok().and_then(|p| {
+        p.split(',')
+            .find_map(|e| e.strip_prefix(&shape).map(str::to_string))
+    });
+    candidates(problem, sms)
+        .into_iter()
+        .filter(|c| pick.as_ref().is_none_or(|p| *p == c.name()))
+        .collect()
+}
+
+/// Whether the table keeps the row of `dtype` at `m x n x k`: `DECODE_SHAPE`, `DECODE_DTYPE`
+/// and `DECODE_M` (comma-separated lists) each keep theirs.
+fn wanted_row(dtype: ScalarType, (m, n, k): (usize, usize, usize)) -> bool {
+    let keep =
+        |var: &str, v: &str| std::env::var(var).map_or(true, |x| x.split(',').any(|x| x == v));
+    keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
+        && keep("DECODE_DTYPE", dtype.name())
+        && keep("DECODE_M", &m.to_string())
+}
+
+/// Loads each of `configs` not in `kernels` yet, on as many threads as the host has (each
+/// kernel's PTX built and JIT-compiled by the driver once, before the table times anything);
+/// one that fails to load is left for the row to report.
+fn preload(kernels: &mut HashMap<GemmConfig, Gemm>, device: &Device, configs: Vec<GemmConfig>) {
+    let mut todo: Vec<GemmConfig> = Vec::new();
+    for c in configs {
+        if !kernels.contains_key(&c) && !todo.contains(&c) {
+            todo.push(c);
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(Vec::new());
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(todo.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&cfg) = todo.get(i) else { break };
+                    if let Ok(g) = Gemm::new(device, cfg) {
+                        done.lock().map(|mut d| d.push((cfg, g))).ok();
+                    }
+                }
+            });
+        }
+    });
+    let loaded = done.into_inner().unwrap_or_default();
+    println!(
+        "preloaded {} of {} kernels on {threads} threads in {:.1} s",
+        loaded.len(),
+        todo.len(),
+        started.elapsed().as_secs_f64()
+    );
+    kernels.extend(loaded);
 }
 
 /// A weight matrix `[n, k]` of the row's type.
@@ -513,7 +578,21 @@ fn main() {
                 })
                 .collect(),
         };
-    for dtype in [ScalarType::Bf16, ScalarType::E4m3] {
+    let dtypes = [ScalarType::Bf16, ScalarType::E4m3];
+    let sms = device.attributes().sm_count;
+    let every: Vec<GemmConfig> = dtypes
+        .iter()
+        .flat_map(|&dtype| {
+            rows.iter().flat_map(move |(_, (n, k), ms)| {
+                ms.iter()
+                    .filter(move |&&m| wanted_row(dtype, (m, *n, *k)))
+                    .map(move |&m| TuneProblem::new(m, *n, *k, dtype, ScalarType::Bf16))
+            })
+        })
+        .flat_map(|p| row_candidates(&p, sms))
+        .collect();
+    preload(&mut kernels, &device, every);
+    for dtype in dtypes {
         let r = (|| -> Result<(), CheckError> {
             let scales = [
                 DeviceTensor::from_host(&stream, &check::FP8_SCALES[..1], vec![1])?,
@@ -521,14 +600,7 @@ fn main() {
             ];
             for (model, (n, k), ms) in &rows {
                 let (n, k) = (*n, *k);
-                let wanted = |m: usize| {
-                    let keep = |var: &str, v: &str| {
-                        std::env::var(var).map_or(true, |x| x.split(',').any(|x| x == v))
-                    };
-                    keep("DECODE_SHAPE", &format!("{m}x{n}x{k}"))
-                        && keep("DECODE_DTYPE", dtype.name())
-                        && keep("DECODE_M", &m.to_string())
-                };
+                let wanted = |m: usize| wanted_row(dtype, (m, n, k));
                 if !ms.iter().copied().any(wanted) {
                     continue;
                 }

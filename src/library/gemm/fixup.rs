@@ -195,6 +195,22 @@ mod tests {
         }
     }
 
+    /// A CTA pair of ping-pong tiles ([`GemmConfig::decode_pair_split`]): the pair's second
+    /// CTA takes row tile `2·pair + 1`, past `m` where the row tiles are odd, and its block's
+    /// counter row (`mb · tiles_n + nb`) is still inside [`fixup_tiles`].
+    #[test]
+    fn the_counters_cover_a_pairs_second_tile_past_m() {
+        let cfg = GemmConfig::large().decode_pair_split(48, 4, true);
+        for m in [1usize, 64, 65, 128, 300] {
+            for n in [16usize, 1001, 2112] {
+                let tiles_n = n.div_ceil(cfg.bn as usize);
+                let last_block = 2 * m.div_ceil(128) - 1;
+                let last_row = last_block * tiles_n + tiles_n - 1;
+                assert!(last_row < fixup_tiles(&cfg, (m, n)), "{m} x {n}");
+            }
+        }
+    }
+
     /// The workspace holds each block's `64 x bn` values once per part: a thread's `bn / 2`
     /// accumulators in vectors of 4, for each of 128 threads.
     #[test]

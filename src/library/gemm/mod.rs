@@ -319,7 +319,8 @@ pub struct GemmConfig {
     /// tiles than SMs (a decode shape's M of 1 to 128) fills the GPU. Each part writes its f32
     /// partial tile to a workspace `[split_k, m, n]`; a second kernel sums the parts in order
     /// (deterministic, no atomics) into C ([`split`]), launched as a programmatic dependent of
-    /// the GEMM. Dense 16-bit or per-tensor FP8 problems
+    /// the GEMM. With ping-pong consumers each takes its items' parts in turn
+    /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). Dense 16-bit or per-tensor FP8 problems
     /// with the register epilogue and no bias, output scale or alpha/beta
     /// ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
