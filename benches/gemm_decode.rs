@@ -24,7 +24,8 @@
 //! `DECODE_SHAPE=MxNxK` (a comma-separated list) and `DECODE_DTYPE=bf16|e4m3` keep those
 //! rows, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each candidate and the baseline
 //! once, untimed (what `ncu` profiles), and `DECODE_PICK=MxNxK=name,...` keeps only the named
-//! candidate at each shape it names; `DECODE_NO_CHECKS` skips the checks before the table.
+//! candidate at each shape it names, `DECODE_SKIP=part,...` none whose name holds a part;
+//! `DECODE_NO_CHECKS` skips the checks before the table.
 //! Every candidate of the wanted rows is loaded before the first row, on all host threads.
 //! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
 //! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
@@ -183,9 +184,13 @@ fn row_candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
         p.split(',')
             .find_map(|e| e.strip_prefix(&shape).map(str::to_string))
     });
+    // `DECODE_SKIP=part,...`: no candidate whose name holds one of them (a family whose checks
+    // failed, kept out of the table).
+    let skip = std::env::var("DECODE_SKIP").unwrap_or_default();
+    let skipped = |name: &str| skip.split(',').any(|s| !s.is_empty() && name.contains(s));
     candidates(problem, sms)
         .into_iter()
-        .filter(|c| pick.as_ref().is_none_or(|p| *p == c.name()))
+        .filter(|c| pick.as_ref().is_none_or(|p| *p == c.name()) && !skipped(&c.name()))
         .collect()
 }
 
