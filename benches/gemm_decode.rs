@@ -205,8 +205,9 @@ fn wanted_row(dtype: ScalarType, (m, n, k): (usize, usize, usize)) -> bool {
 }
 
 /// Loads each of `configs` not in `kernels` yet, on as many threads as the host has (each
-/// kernel's PTX built and JIT-compiled by the driver once, before the table times anything);
-/// one that fails to load is left for the row to report.
+/// kernel's PTX built and its module loaded once, before the table times anything; with the
+/// driver's lazy loading the JIT may still run at a kernel's first launch); one that fails to
+/// load is left for the row to report.
 fn preload(kernels: &mut HashMap<GemmConfig, Gemm>, device: &Device, configs: Vec<GemmConfig>) {
     let mut todo: Vec<GemmConfig> = Vec::new();
     for c in configs {
