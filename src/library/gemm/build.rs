@@ -1740,8 +1740,24 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     if uneven {
                         turns.skip_others(k, &ring, &turn, |k, item| self.part_steps(k, item))?;
                     }
-                    let range = self.k_range(k, &tile)?;
-                    self.mainloop_turn(k, &ring, leader, &acc, &turn, range)?;
+                    let (k0, k1) = self.k_range(k, &tile)?;
+                    turn.take(k)?;
+                    if uneven {
+                        // A split-K part with no k-tile takes its turn, adds nothing (its
+                        // accumulators 0) and passes it on.
+                        let empty = k.cmp(CmpOp::Ge, k0.clone(), k1.clone())?;
+                        k.if_else_with(
+                            empty,
+                            self,
+                            |k, _| {
+                                k.fill(&acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
+                                turn.pass(k)
+                            },
+                            |k, this| this.mainloop_turn(k, &ring, leader, &acc, &turn, (k0, k1)),
+                        )?;
+                    } else {
+                        self.mainloop_turn(k, &ring, leader, &acc, &turn, (k0, k1))?;
+                    }
                     self.epilogue(k, tile, cw, lt, &acc)?;
                     match uneven {
                         true => Ok(()),
@@ -1888,36 +1904,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// the other consumer ([`Turn::pass`]), whose wgmmas then queue behind this one's last; the
     /// last stage is released once every wgmma is done. Every wait is unconditional on its path
     /// (a wgmma wait under a branch makes ptxas serialise the wgmmas, C7514). The k-tiles are
-    /// `[k0, k1)` ([`HopperGemm::k_range`]); a split-K part with none ([`GemmConfig::split_k`])
-    /// takes its turn, adds nothing (its accumulators 0) and passes it on.
+    /// `[k0, k1)` ([`HopperGemm::k_range`]), at least one; the caller has taken the turn
+    /// ([`Turn::take`]).
     fn mainloop_turn(
-        &mut self,
-        k: &mut KernelBuilder,
-        ring: &RingCursor,
-        leader: ptx_isa::Pred,
-        acc: &Buffer<ty::F32>,
-        turn: &Turn,
-        (k0, k1): (Expr, Expr),
-    ) -> Result<()> {
-        turn.take(k)?;
-        if self.k_part.is_none() {
-            return self.mainloop_turn_tiles(k, ring, leader, acc, turn, (k0, k1));
-        }
-        let empty = k.cmp(CmpOp::Ge, k0.clone(), k1.clone())?;
-        k.if_else_with(
-            empty,
-            self,
-            |k, _| {
-                k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
-                turn.pass(k)
-            },
-            |k, this| this.mainloop_turn_tiles(k, ring, leader, acc, turn, (k0, k1)),
-        )
-    }
-
-    /// [`HopperGemm::mainloop_turn`] over k-tiles `[k0, k1)`, at least one, after the turn's
-    /// [`Turn::take`].
-    fn mainloop_turn_tiles(
         &mut self,
         k: &mut KernelBuilder,
         ring: &RingCursor,
