@@ -249,11 +249,11 @@ impl Turns {
         for j in 1..self.count {
             let back = k.let_("turn_back", Expr::from(turn.stride) * j)?;
             let from = k.let_("turn_from", Expr::from(turn.first) + back)?;
-            let ours = k.cmp(CmpOp::Ge, turn.item, from)?;
+            let held = k.cmp(CmpOp::Ge, turn.item, from)?;
             let other = k.let_("turn_other", Expr::from(turn.item) - back)?;
             let n = steps(k, other)?;
             let n = k.eval(n)?;
-            let n = k.select(ours, n, 0u32)?;
+            let n = k.select(held, n, 0u32)?;
             cur.skip(k.isa(), n)?;
         }
         Ok(())

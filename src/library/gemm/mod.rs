@@ -320,9 +320,9 @@ pub struct GemmConfig {
     /// partial tile to a workspace `[split_k, m, n]`; a second kernel sums the parts in order
     /// (deterministic, no atomics) into C ([`split`]), launched as a programmatic dependent of
     /// the GEMM. With ping-pong consumers each takes its items' parts in turn
-    /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). Dense 16-bit or per-tensor FP8 problems
-    /// with the register epilogue and no bias, output scale or alpha/beta
-    /// ([`GemmConfigError::SplitK`]); 1 to 16 parts.
+    /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). Dense 16-bit
+    /// or per-tensor FP8 problems with the register epilogue and no bias, output scale or
+    /// alpha/beta ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
     /// Swap-AB for a small M ([`swap_ab`]): the kernel computes `Cᵀ = B·Aᵀ`, so B's N rows
     /// (a decode step's weight matrix) fill the 128-row wgmma M side and A's few M rows (the

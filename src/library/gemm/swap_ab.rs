@@ -159,11 +159,12 @@ impl GemmConfig {
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
 ///   cluster, the weight multicast to both; the same pairs [`PAIR_SPLIT_WIDTHS`] wide with the
 ///   reduction split in as many parts as fill the SMs once, where that is 2 or more
-///   ([`GemmConfig::decode_pair_split`], both sums); and pairs along N ([`GemmConfig::decode_cluster`]
-///   with 2 CTAs) [`fill_width`] wide: two neighbouring weight tiles sharing the tokens'
-///   128-row tile, the tokens multicast to both. Not 4 CTAs along N: the H200 holds 30 such
-///   clusters at once (120 of its 132 SMs), and they were slower than 2 along N at every
-///   M = 128 row of the decode table (BENCHMARKS.md, session 15).
+///   ([`GemmConfig::decode_pair_split`], both sums); and pairs along N
+///   ([`GemmConfig::decode_cluster`] with 2 CTAs) [`fill_width`] wide: two neighbouring
+///   weight tiles sharing the tokens' 128-row tile, the tokens multicast to both. Not 4 CTAs
+///   along N: the H200 holds 30 such clusters at once (120 of its 132 SMs), and they were
+///   slower than 2 along N at every M = 128 row of the decode table (BENCHMARKS.md, session
+///   15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
 /// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
