@@ -2,7 +2,8 @@
 # Session 16, dec16 (issue 29): the one GPU call. Binaries from branch dec16 (release: the
 # gemm_decode bench and the gemm_hopper example), carried in .gpu-dec16 as .xz. Each step under
 # its own `timeout`, bounded by what is left of the call's 210 s; the logs are packed into
-# $OUT/dec16-logs.tgz after every step (at most 8 files come back).
+# $OUT/dec16-logs.tgz after every step (at most 8 files come back). ncu_rows.py is
+# notes/session16-dec-ncu-rows.py; the step limits (cap) left the large shapes too little.
 set -uo pipefail
 K=.gpu-dec16
 START=$(date +%s); END=$((START + 208))
