@@ -9,7 +9,10 @@
 //! with dQ transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], and `m64` there where 80 is the
 //! default; `dvlate`: at d128 `dV` queued
 //! once `dSᵀ` is stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
-//! d256 with two stages) and in the deterministic mode (a `variant` column). `benches/attention_torch.py --backward` times
+//! d256 with two stages), in the deterministic mode, with the causal mask's CTAs in the grid's
+//! order rather than longest first (`inorder`, [`BackwardConfig::in_order`]) and with three
+//! ordinary launches rather than the main and convert kernels as programmatic dependents
+//! (`serial`, [`BackwardConfig::dependent`]) (a `variant` column). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
 //!
@@ -172,6 +175,8 @@ fn gpu(_c: &mut Criterion) {
             ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
             ("det", cfg.with_deterministic()),
+            ("inorder", cfg.with_in_order()),
+            ("serial", cfg.with_serial_launches()),
         ] {
             // `m64` and `m128` at d64 where they are not the default, `m64` and the `m80`s at
             // d128 likewise; `partials` at d64.
@@ -182,6 +187,7 @@ fn gpu(_c: &mut Criterion) {
                 "m80" => d != 128 || default,
                 "partials" => d != 64,
                 "dvlate" => d != 128 || default,
+                "inorder" => !causal,
                 _ => false,
             };
             if !filter.variant(name) || skip {

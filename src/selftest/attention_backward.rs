@@ -9,7 +9,8 @@
 //! deterministic configurations) or a loaded [`AttentionBackward`] (`_red`), then compared with
 //! the f64 host reference ([`attention::reference_backward`],
 //! [`attention::reference_backward_varlen`]) from the rounded inputs; in the deterministic mode a
-//! second run must give the same bits (else the error is infinite). A gradient's error is its
+//! second run, without a limit (so the main and convert kernels are programmatic dependents,
+//! [`BackwardConfig::dependent`]), must give the same bits (else the error is infinite). A gradient's error is its
 //! largest `|got - want|` over its largest `|want|` (the gradients' scale varies with the
 //! lengths), over a tolerance of 3e-2 for bf16 and 1e-2 for f16, so 1 is the bar.
 
@@ -37,7 +38,7 @@ fn rel_err(got: &[f32], want: &[f32]) -> f64 {
 /// against the host reference; packed problems through [`BackwardArgs::packed`].
 fn case<H: Host>(
     ctx: &mut GpuCtx,
-    (fwd, bwd): (&Attention, Option<&AttentionBackward>),
+    (fwd, bwd, unwatched): (&Attention, Option<&AttentionBackward>, Option<&AttentionBackward>),
     problem: &Problem,
 ) -> Result<f64, GpuCheckError> {
     let cfg = *bwd.map_or(fwd.backward_config(), |b| b.config());
@@ -67,7 +68,8 @@ fn case<H: Host>(
     let mut dq = ctx.upload(&nan(nq), &q_shape)?;
     let mut dk = ctx.upload(&nan(nk), &kv_shape)?;
     let mut dv = ctx.upload(&nan(nk), &kv_shape)?;
-    let backward = |stream: &_, grads: [&mut _; 3]| {
+    // `second`: the deterministic mode's second run, by `unwatched` where given.
+    let backward = |stream: &_, grads: [&mut _; 3], second: bool| {
         let mut args = BackwardArgs::new([&q, &k, &v, &o, &d_o], &lse, grads, scale);
         if let Some(offs) = &offsets {
             args = args.packed(BackwardSeqs {
@@ -75,12 +77,12 @@ fn case<H: Host>(
                 max_seqlen_k: offs.longest[1],
             });
         }
-        match bwd {
-            Some(b) => b.run_borrowed(stream, args),
-            None => fwd.backward(stream, args),
+        match (bwd, unwatched.filter(|_| second)) {
+            (_, Some(b)) | (Some(b), None) => b.run_borrowed(stream, args),
+            (None, None) => fwd.backward(stream, args),
         }
     };
-    backward(&ctx.stream, [&mut dq, &mut dk, &mut dv])?;
+    backward(&ctx.stream, [&mut dq, &mut dk, &mut dv], false)?;
     let (want_q, want_k, want_v) = match problem {
         Problem::Batched(s) => {
             attention::reference_backward(&fq, &fk, &fv, &fdo, *s, cfg.causal, scale)
@@ -91,14 +93,15 @@ fn case<H: Host>(
     };
     let mut worst = 0.0f64;
     if cfg.deterministic {
-        // A second run into fresh poisoned gradients: the same bits.
+        // A second run into fresh poisoned gradients (without a limit: the main and convert
+        // kernels programmatic dependents): the same bits.
         let mut again = [
             ctx.upload(&nan(nq), &q_shape)?,
             ctx.upload(&nan(nk), &kv_shape)?,
             ctx.upload(&nan(nk), &kv_shape)?,
         ];
         let [aq, ak, av] = &mut again;
-        backward(&ctx.stream, [aq, ak, av])?;
+        backward(&ctx.stream, [aq, ak, av], true)?;
         for (first, second) in [(&dq, &again[0]), (&dk, &again[1]), (&dv, &again[2])] {
             let bits = |x: Vec<H>| {
                 x.into_iter()
@@ -212,11 +215,18 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                     .map_err(named)?,
             ),
         };
+        // The deterministic mode's second run without a limit: a launch not waited for is a
+        // programmatic dependent one ([`BackwardConfig::dependent`]), its bits the same.
+        let unwatched = match cfg.deterministic {
+            true => Some(AttentionBackward::new(&ctx.dev, cfg).map_err(named)?),
+            false => None,
+        };
         for problem in problems(&cfg) {
             let name = problem.name();
+            let launchers = (&fwd, bwd.as_ref(), unwatched.as_ref());
             let r = match cfg.dtype {
-                ScalarType::F16 => case::<half::f16>(ctx, (&fwd, bwd.as_ref()), &problem),
-                _ => case::<half::bf16>(ctx, (&fwd, bwd.as_ref()), &problem),
+                ScalarType::F16 => case::<half::f16>(ctx, launchers, &problem),
+                _ => case::<half::bf16>(ctx, launchers, &problem),
             };
             tally(&cfg.name(), name, r, (&mut worst, &mut cases)).map_err(|failed| {
                 let (case, e) = *failed;
@@ -233,7 +243,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         detail: format!(
             "{cases} cases: bf16/f16, d 64/128/256, causal or not, dQ in bulk (at d64 in 128-query \
              blocks, or in 64 with the partials summed first or not; at d128 in 64- or 80-query blocks, \
-             80 with dQ transposed), by red or deterministic (two runs bit-identical), GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
+             80 with dQ transposed), by red or deterministic (two runs bit-identical, the second with the kernels programmatic \
+             dependents), causal CTAs longest first, GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \
              causal at 300x130, packed ragged lengths 1..300 (GQA 4/2, MQA 3/1); the largest |error| over the largest |gradient| of dQ, dK, dV \
              over its tolerance (bf16 3e-2, f16 1e-2)"
         ),

@@ -2,7 +2,7 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{ConsumerId, Ring, load_slabs, ring_and_once, stage_for_bulk};
+use crate::parts::{Band, ConsumerId, Ring, banded, load_slabs, ring_and_once, stage_for_bulk};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -460,6 +460,10 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
     let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
     let [lane, w] = k.thread_id([32, rows])?;
+    // The main kernel, a programmatic dependent ([`BackwardConfig::dependent`]), may be
+    // scheduled once every CTA has started (PTX ISA 9.7.13.13): it loads K and V, then waits for
+    // this grid to complete before it reads what this one writes.
+    k.isa().griddepcontrol_launch_dependents()?;
     let row = k.let_("row", blk * rows + w)?;
     // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's);
     // inside the sequence's blocks or not.
@@ -551,6 +555,10 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
     let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
     let [lane, w] = k.thread_id([32, rows])?;
+    // A programmatic dependent of the main kernel ([`BackwardConfig::dependent`]): the
+    // accumulator is read once it has completed and its writes are visible (PTX ISA 9.7.13.13;
+    // at once for an ordinary launch).
+    k.isa().griddepcontrol_wait()?;
     let row = k.let_("row", blk * rows + w)?;
     let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
     k.if_(live, |k| {
@@ -672,12 +680,13 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let args = declare::<T>(&mut k, cfg)?;
     let bn = cfg.block_n();
     let longest = args.offs.as_ref().map_or(args.keys, |o| o.longest);
-    let [n_block, kv_head, batch] = k.cta_id([
-        Expr::ceil_div(longest, bn),
-        args.kv_heads.into(),
-        args.x.batch.clone(),
-    ])?;
-    let work = work(&mut k, cfg, &args, [n_block, kv_head, batch])?;
+    let blocks = Expr::ceil_div(longest, bn);
+    let ids = k.cta_id([blocks.clone(), args.kv_heads.into(), args.x.batch.clone()])?;
+    let ids = match cfg.longest_first() {
+        true => longest_first(&mut k, &args, ids, blocks)?,
+        false => ids,
+    };
+    let work = work(&mut k, cfg, &args, ids)?;
     let roles = BackwardConfig::ROLES;
     let tid = roles.declare(&mut k)?;
 
@@ -740,6 +749,33 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         None => run(&mut k)?,
     }
     k.finish()
+}
+
+/// The CTA's `[key block, KV head, sequence]` longest first
+/// ([`BackwardConfig::longest_first`]): its linear index in the grid (`%ctaid.x` fastest, the
+/// order CTAs are launched in) taken through [`banded`] over the (KV head, sequence) pairs and
+/// the `blocks` key blocks, bands of [`BackwardConfig::BAND_PAIRS`] pairs, key blocks in order
+/// within a band. A bijection of the grid onto itself, so each CTA still has one key block of
+/// one pair; a key block's CTA still starts after the previous key block's of its pair (the
+/// deterministic mode's turns wait on it).
+fn longest_first<T: Elem>(
+    k: &mut KernelBuilder,
+    args: &Args<T>,
+    [x, y, z]: [Var; 3],
+    blocks: Expr,
+) -> Result<[Var; 3]> {
+    let kv_heads = args.kv_heads;
+    let linear = Expr::from(x) + blocks.clone() * (Expr::from(y) + Expr::from(kv_heads) * z);
+    let t = k.let_("cta_linear", linear)?;
+    let pairs = k.let_("pairs", Expr::from(kv_heads) * args.x.batch.clone())?;
+    let band = BackwardConfig::BAND_PAIRS;
+    let per_band = k.let_("band_ctas", blocks * band)?;
+    let (pair, n_block) = banded(k, t, pairs, per_band, Band::Rows(band))?;
+    Ok([
+        n_block,
+        k.let_("kv_head", pair % kv_heads)?,
+        k.let_("batch", pair / kv_heads)?,
+    ])
 }
 
 /// The main kernel's parameters (see [`build_main`]).
@@ -853,6 +889,9 @@ fn producer<T: Elem>(
         for (t, dst) in args.kv.iter().zip([p.k_s, p.v_s]) {
             load_slabs(k, sync, kv, t, dst, bn, d, &at)?;
         }
+        // K and V are the caller's; the statistics are the preprocess's, read once it has
+        // completed (a programmatic dependent, [`BackwardConfig::dependent`], PTX ISA 9.7.13.13).
+        k.isa().griddepcontrol_wait()?;
         let cur = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
         k.for_range(0, w.trips, |k, t| {
             let (head, m) = w.trip(k, t)?;
@@ -880,7 +919,13 @@ fn producer<T: Elem>(
             }
             cur.advance(k.isa())?;
             Ok(())
-        })
+        })?;
+        // This CTA's last loads are issued: the convert kernel, a programmatic dependent, may
+        // be scheduled once every CTA has come this far or ended (the first thread of a CTA to
+        // issue `launch_dependents` counts, PTX ISA 9.7.13.13); it waits for this grid to
+        // complete before it reads the accumulator.
+        k.isa().griddepcontrol_launch_dependents()?;
+        Ok(())
     })
     .end()
 }
@@ -1098,6 +1143,11 @@ fn consumer<T: Elem>(
     let dt = T::DTYPE;
     let (lt, cw) = (me.thread, me.index);
     let split = cfg.splits_head_dim();
+    // Launched as a programmatic dependent of the preprocess
+    // ([`BackwardConfig::dependent`]): its D, `LSE · log2 e`, zeroed `dQ` accumulator and turn
+    // counters are read or added into once it has completed and its writes are visible (PTX ISA
+    // 9.7.13.13; at once for an ordinary launch).
+    k.isa().griddepcontrol_wait()?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
     let scale_log2 = k.reg::<ty::F32>();
     k.mul(scale_log2, args.scale, LOG2_E)?;

@@ -238,10 +238,10 @@ impl AttentionBackward {
             Arg::scalar(scale),
         ];
         main.extend(seq_args(&seqs, true));
-        self.launch(&self.main, stream, &mut main)?;
+        self.launch_after(&self.main, stream, &mut main)?;
         let mut conv = vec![acc_t.into(), dq.reborrow().into(), Arg::scalar(scale)];
         conv.extend(seq_args(&seqs, false));
-        self.launch(&self.convert, stream, &mut conv)?;
+        self.launch_after(&self.convert, stream, &mut conv)?;
         Ok(())
     }
 
@@ -253,6 +253,22 @@ impl AttentionBackward {
         args: &mut [Arg<'_>],
     ) -> Result<(), RuntimeError> {
         kernel.launch_within(stream, args, self.limit)?;
+        Ok(())
+    }
+
+    /// `kernel` on `args` after the kernel before it on `stream`: a programmatic dependent of
+    /// it with [`BackwardConfig::dependent`] (an ordinary launch where the launcher has a
+    /// limit), else as [`AttentionBackward::launch`].
+    fn launch_after(
+        &self,
+        kernel: &LoadedKernel,
+        stream: &Arc<CudaStream>,
+        args: &mut [Arg<'_>],
+    ) -> Result<(), RuntimeError> {
+        match self.cfg.dependent {
+            true => kernel.launch_dependent_within(stream, args, self.limit)?,
+            false => kernel.launch_within(stream, args, self.limit)?,
+        };
         Ok(())
     }
 }

@@ -99,6 +99,17 @@ pub struct BackwardConfig {
     /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] (FlashAttention-3's query block there without the
     /// causal mask), `dQ` then computed transposed ([`BackwardConfig::transposes_dq`]).
     pub block_m: u32,
+    /// With the causal mask: the CTAs in the grid's own order (key blocks fastest, then KV
+    /// heads, then sequences) rather than longest first ([`BackwardConfig::longest_first`]).
+    pub in_order: bool,
+    /// The main kernel launched as a programmatic dependent of the preprocess, and the convert
+    /// kernel of the main one (`griddepcontrol`, PTX ISA 9.7.13.13): each is scheduled while the
+    /// one before it ends (the main kernel loads K and V meanwhile) and waits for it to complete
+    /// before it reads what it wrote, so the launches' gaps are hidden; else three ordinary
+    /// launches. The kernels are the same either way (an ordinary launch's
+    /// `griddepcontrol.wait` returns at once); a launch waited for
+    /// ([`AttentionBackward::with_limit`]) is an ordinary one.
+    pub dependent: bool,
 }
 
 impl BackwardConfig {
@@ -132,6 +143,9 @@ impl BackwardConfig {
     pub const SUM_BARRIER: u32 = 5;
     /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
     pub const ROWS_PER_CTA: u32 = 4;
+    /// (KV head, sequence) pairs a band of the longest-first order holds
+    /// ([`BackwardConfig::longest_first`]).
+    pub const BAND_PAIRS: u32 = 4;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
     /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
@@ -155,6 +169,8 @@ impl BackwardConfig {
                 Self::SLAB => Self::WIDE_BLOCK_M,
                 _ => Self::BLOCK_M,
             },
+            in_order: false,
+            dependent: true,
         }
         .with_bulk_dq()
     }
@@ -320,6 +336,36 @@ impl BackwardConfig {
         self.wide() || self.transposes_dq() || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
     }
 
+    /// Whether the CTAs start longest first: with the causal mask (unless
+    /// [`BackwardConfig::in_order`]) the grid's CTAs are numbered in bands of
+    /// [`BackwardConfig::BAND_PAIRS`] (KV head, sequence) pairs, key blocks in order within a
+    /// band, every pair's first key block before any pair's second ([`crate::parts::banded`]).
+    /// A key block's CTA visits the query blocks from the diagonal on, so the first key blocks
+    /// have the most trips; in the grid's own order the last wave starts one pair's longest CTA
+    /// late and the machine idles behind it, in bands only the shortest are left at the end. A
+    /// band's pairs stay few, so the CTAs resident together share as few pairs' Q, dO and `dQ`
+    /// tiles in L2 as in the grid's order.
+    pub fn longest_first(&self) -> bool {
+        self.causal && !self.in_order
+    }
+
+    /// The same configuration with the CTAs in the grid's own order
+    /// ([`BackwardConfig::in_order`]).
+    pub fn with_in_order(self) -> BackwardConfig {
+        BackwardConfig {
+            in_order: true,
+            ..self
+        }
+    }
+
+    /// The same configuration with three ordinary launches ([`BackwardConfig::dependent`] off).
+    pub fn with_serial_launches(self) -> BackwardConfig {
+        BackwardConfig {
+            dependent: false,
+            ..self
+        }
+    }
+
     /// The same configuration over packed variable-length sequences
     /// ([`BackwardConfig::varlen`]).
     pub fn with_varlen(self) -> BackwardConfig {
@@ -419,10 +465,11 @@ impl BackwardConfig {
     /// ([`BackwardConfig::dv_after_ds`]), `_partials` with the partial `dQ`s reduced on
     /// their own
     /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
-    /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode.
+    /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode, `_inorder`
+    /// with the causal mask's CTAs in the grid's order ([`BackwardConfig::in_order`]).
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}{}{}{}{}",
+            "attention_bwd_{}_d{}{}{}{}{}{}{}{}",
             self.dtype.name().trim_start_matches('.'),
             self.head_dim,
             if self.causal { "_causal" } else { "" },
@@ -445,6 +492,11 @@ impl BackwardConfig {
                 (true, _) => "_det",
                 (false, true) => "",
                 (false, false) => "_red",
+            },
+            if self.causal && self.in_order {
+                "_inorder"
+            } else {
+                ""
             }
         )
     }
@@ -638,6 +690,15 @@ mod tests {
             (
                 bf16(256).with_red_dq(),
                 "attention_bwd_bf16_d256_causal_red",
+            ),
+            // The grid's order: only the causal mask has another.
+            (
+                bf16(256).with_in_order(),
+                "attention_bwd_bf16_d256_causal_inorder",
+            ),
+            (
+                BackwardConfig::new(ScalarType::Bf16, 128, false).with_in_order(),
+                "attention_bwd_bf16_d128",
             ),
             // Always so with 80-query blocks.
             (
