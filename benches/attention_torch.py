@@ -12,7 +12,8 @@ Rust bench's median_ms_cold does the same). Run it in the same GPU call as the R
                                                 # backend timed 3 times in turn (median)
     python3 benches/attention_torch.py --kit --d64  # head dim 64 only (--d256 likewise)
     python3 benches/attention_torch.py --backward  # the backward (flash, cuDNN) on the shapes
-                                                # (--d256 etc.: that head dim only)
+                                                # (--d256 etc.: that head dim only;
+                                                # --d128 --d256: those two)
                                                 # `cargo bench --bench attention_backward` times
 
 The backward is `torch.autograd.grad` of the forward's output (computed once under the same
@@ -113,9 +114,10 @@ def main():
         # (`attention_bench::backward_shapes`).
         backends = [b for b in BACKENDS if b[0] != "efficient"]
         header(backends, "bwd TFLOP/s")
-        only = next((d for d in (64, 128, 256) if f"--d{d}" in argv), None)
+        # `--d128 --d256` and the like: those head dims only.
+        only = [d for d in (64, 128, 256) if f"--d{d}" in argv]
         for causal in [False, True]:
-            for d in [d for d in (128, 64, 256) if only in (None, d)]:
+            for d in [d for d in (128, 64, 256) if not only or d in only]:
                 for seqlen in (4096, 8192, 16384):
                     row(d, causal, seqlen, backends, times, backward_ms, 2.5)
         return

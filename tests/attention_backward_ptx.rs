@@ -210,3 +210,36 @@ fn the_d128_kernel_takes_80_query_blocks_with_dq_transposed() {
         support::assemble_clean_within(&ptxas, &c.name(), &built, c.smem_bytes());
     }
 }
+
+/// The main kernel is a programmatic dependent of the preprocess and the convert kernel of the
+/// main one: the preprocess lets it be scheduled (`launch_dependents`), the main kernel's
+/// producer and consumers wait for the preprocess (`griddepcontrol.wait`, one each) and the
+/// producer lets the convert kernel be scheduled after its last loads, the convert kernel waits.
+/// With the causal mask the CTAs are numbered longest first (the kernel differs from the grid's
+/// order); without it there is one order.
+#[test]
+fn the_kernels_are_dependents_and_causal_ctas_start_longest_first() {
+    let bf16 = ptxkit::isa::ScalarType::Bf16;
+    for causal in [false, true] {
+        let cfg = BackwardConfig::new(bf16, 128, causal);
+        let main = build_main(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+        assert_eq!(main.matches("griddepcontrol.wait").count(), 2);
+        assert_eq!(main.matches("griddepcontrol.launch_dependents").count(), 1);
+        let pre = build_preprocess(Target::Sm90a, &cfg).unwrap();
+        assert_eq!(
+            pre.ptx()
+                .matches("griddepcontrol.launch_dependents")
+                .count(),
+            1
+        );
+        assert!(!pre.ptx().contains("griddepcontrol.wait"));
+        let conv = build_convert(Target::Sm90a, &cfg).unwrap();
+        assert_eq!(conv.ptx().matches("griddepcontrol.wait").count(), 1);
+        assert!(cfg.dependent && !cfg.with_serial_launches().dependent);
+        let grid_order = build_main(Target::Sm90a, &cfg.with_in_order()).unwrap();
+        assert_eq!(cfg.longest_first(), causal);
+        // The same kernel but for its name without the causal mask; with it, its CTA numbering.
+        let unnamed = grid_order.ptx().replace("_inorder", "");
+        assert_eq!(unnamed == main, !causal);
+    }
+}

@@ -38,7 +38,11 @@ fn rel_err(got: &[f32], want: &[f32]) -> f64 {
 /// against the host reference; packed problems through [`BackwardArgs::packed`].
 fn case<H: Host>(
     ctx: &mut GpuCtx,
-    (fwd, bwd, unwatched): (&Attention, Option<&AttentionBackward>, Option<&AttentionBackward>),
+    (fwd, bwd, unwatched): (
+        &Attention,
+        Option<&AttentionBackward>,
+        Option<&AttentionBackward>,
+    ),
     problem: &Problem,
 ) -> Result<f64, GpuCheckError> {
     let cfg = *bwd.map_or(fwd.backward_config(), |b| b.config());

@@ -669,7 +669,8 @@ struct Parts<'a, T: Elem> {
 /// (`[batch, seqlen_q, heads, d]` f32, added into), `dk` and `dv` (`[batch, seqlen_k, kv_heads,
 /// d]`, written) and `scale`; packed ([`BackwardConfig::varlen`]) the tensors without the
 /// batch, then `cu_seqlens_q`, `cu_seqlens_k` and `max_seqlen_k` (`Offsets`). The grid:
-/// `ceil(seqlen_k / block_n)` ([`BackwardConfig::block_n`]) (packed the longest key sequence's) x `kv_heads` x `batch` CTAs.
+/// `ceil(seqlen_k / block_n)` ([`BackwardConfig::block_n`]) (packed the longest key sequence's) x `kv_heads` x `batch` CTAs,
+/// with the causal mask numbered longest first ([`BackwardConfig::longest_first`]).
 pub fn build_main(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [main_typed::<ty::F16>, main_typed::<ty::Bf16>];
     typed(target, cfg, "", body)

@@ -37,6 +37,10 @@
 //!   `dSᵀ` going through shared memory (three buffers in turn, [`BackwardConfig::ds_buffers`])
 //!   as the A of `dV += Pᵀ·dO`, `dK += dSᵀ·Q` and `dQ = dS·K`;
 //! - convert: `dQ = scale · dQaccum` in the input type.
+//!
+//! With the causal mask the main kernel's CTAs start longest first
+//! ([`BackwardConfig::longest_first`]); the main and convert kernels are launched as
+//! programmatic dependents of the kernel before them ([`BackwardConfig::dependent`]).
 
 mod build;
 mod host;
@@ -100,7 +104,8 @@ pub struct BackwardConfig {
     /// causal mask), `dQ` then computed transposed ([`BackwardConfig::transposes_dq`]).
     pub block_m: u32,
     /// With the causal mask: the CTAs in the grid's own order (key blocks fastest, then KV
-    /// heads, then sequences) rather than longest first ([`BackwardConfig::longest_first`]).
+    /// heads, then sequences) rather than longest first ([`BackwardConfig::longest_first`],
+    /// the default: 2-6 % faster on an H200 at d128 and d256, BENCHMARKS.md session 16).
     pub in_order: bool,
     /// The main kernel launched as a programmatic dependent of the preprocess, and the convert
     /// kernel of the main one (`griddepcontrol`, PTX ISA 9.7.13.13): each is scheduled while the
@@ -108,7 +113,8 @@ pub struct BackwardConfig {
     /// before it reads what it wrote, so the launches' gaps are hidden; else three ordinary
     /// launches. The kernels are the same either way (an ordinary launch's
     /// `griddepcontrol.wait` returns at once); a launch waited for
-    /// ([`AttentionBackward::with_limit`]) is an ordinary one.
+    /// ([`AttentionBackward::with_limit`]) is an ordinary one. The default: 4-5 % faster on an
+    /// H200 at d128 4k without the causal mask, under 1 % with it (BENCHMARKS.md session 16).
     pub dependent: bool,
 }
 
