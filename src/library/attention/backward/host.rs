@@ -141,7 +141,7 @@ impl AttentionBackward {
 
     /// The gradients on memory the caller owns: the checks the signatures cannot make first
     /// (nothing is enqueued when one fails), then the preprocess, main and convert kernels on
-    /// `stream`; batched tensors (rank 4) without [`BackwardArgs::seqs`], packed ones (rank 3)
+    /// `stream` (the last two programmatic dependents, [`BackwardConfig::dependent`]); batched tensors (rank 4) without [`BackwardArgs::seqs`], packed ones (rank 3)
     /// with them.
     pub fn run_borrowed(
         &self,
@@ -223,7 +223,7 @@ impl AttentionBackward {
             turn_t.reborrow().into(),
         ];
         pre.extend(seq_args(&seqs, false));
-        self.launch(&self.preprocess, stream, &mut pre)?;
+        self.launch(&self.preprocess, stream, &mut pre, false)?;
         let mut main = vec![
             q.into(),
             k.into(),
@@ -238,34 +238,24 @@ impl AttentionBackward {
             Arg::scalar(scale),
         ];
         main.extend(seq_args(&seqs, true));
-        self.launch_after(&self.main, stream, &mut main)?;
+        self.launch(&self.main, stream, &mut main, true)?;
         let mut conv = vec![acc_t.into(), dq.reborrow().into(), Arg::scalar(scale)];
         conv.extend(seq_args(&seqs, false));
-        self.launch_after(&self.convert, stream, &mut conv)?;
+        self.launch(&self.convert, stream, &mut conv, true)?;
         Ok(())
     }
 
-    /// `kernel` on `args`, waited for when the launcher has a limit.
+    /// `kernel` on `args`, waited for when the launcher has a limit; `after` the kernel before
+    /// it on `stream` (the main and convert kernels), with [`BackwardConfig::dependent`] a
+    /// programmatic dependent of that one (an ordinary launch where the launcher has a limit).
     fn launch(
         &self,
         kernel: &LoadedKernel,
         stream: &Arc<CudaStream>,
         args: &mut [Arg<'_>],
+        after: bool,
     ) -> Result<(), RuntimeError> {
-        kernel.launch_within(stream, args, self.limit)?;
-        Ok(())
-    }
-
-    /// `kernel` on `args` after the kernel before it on `stream`: a programmatic dependent of
-    /// it with [`BackwardConfig::dependent`] (an ordinary launch where the launcher has a
-    /// limit), else as [`AttentionBackward::launch`].
-    fn launch_after(
-        &self,
-        kernel: &LoadedKernel,
-        stream: &Arc<CudaStream>,
-        args: &mut [Arg<'_>],
-    ) -> Result<(), RuntimeError> {
-        match self.cfg.dependent {
+        match after && self.cfg.dependent {
             true => kernel.launch_dependent_within(stream, args, self.limit)?,
             false => kernel.launch_within(stream, args, self.limit)?,
         };

@@ -105,7 +105,8 @@ pub struct BackwardConfig {
     pub block_m: u32,
     /// With the causal mask: the CTAs in the grid's own order (key blocks fastest, then KV
     /// heads, then sequences) rather than longest first ([`BackwardConfig::longest_first`],
-    /// the default: 2-6 % faster on an H200 at d128 and d256, BENCHMARKS.md session 16).
+    /// the default: on an H200 4-6 % faster at 4k tokens, 0-13 % at 8k and 16k, d128 and d256,
+    /// BENCHMARKS.md session 16).
     pub in_order: bool,
     /// The main kernel launched as a programmatic dependent of the preprocess, and the convert
     /// kernel of the main one (`griddepcontrol`, PTX ISA 9.7.13.13): each is scheduled while the
