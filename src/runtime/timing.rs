@@ -17,7 +17,7 @@ pub fn median_ms<E: From<DriverError>>(
     iters: usize,
     f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
-    timed(stream, None, warmup, iters, f)
+    timed(stream, || Ok(()), warmup, iters, f)
 }
 
 /// The bytes [`median_ms_cold`] writes before each run: more than any Hopper or Blackwell L2
@@ -35,13 +35,28 @@ pub fn median_ms_cold<E: From<DriverError>>(
     iters: usize,
     f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
-    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
-    timed(stream, Some(&mut flush), warmup, iters, f)
+    let mut flush: CudaSlice<u8> = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+    let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
+    timed(stream, clear, warmup, iters, f)
+}
+
+/// [`median_ms`] with `before` enqueued, untimed, ahead of each run: the GPU is busy with it
+/// while the host enqueues the run (as in [`median_ms_cold`]), and the run finds what `before`
+/// left (work of the same size on other memory: an L2 of clean lines instead of
+/// [`median_ms_cold`]'s cleared buffer, whose dirty lines the run would write back).
+pub fn median_ms_after<E: From<DriverError>>(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    before: impl FnMut() -> Result<(), E>,
+    f: impl FnMut() -> Result<(), E>,
+) -> Result<f64, E> {
+    timed(stream, before, warmup, iters, f)
 }
 
 fn timed<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
-    mut flush: Option<&mut CudaSlice<u8>>,
+    mut before: impl FnMut() -> Result<(), E>,
     warmup: usize,
     iters: usize,
     mut f: impl FnMut() -> Result<(), E>,
@@ -51,9 +66,7 @@ fn timed<E: From<DriverError>>(
     }
     let mut times = Vec::with_capacity(iters.max(1));
     for _ in 0..iters.max(1) {
-        if let Some(buf) = flush.as_deref_mut() {
-            stream.memset_zeros(buf)?;
-        }
+        before()?;
         let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         f()?;
         let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
