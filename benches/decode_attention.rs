@@ -7,8 +7,8 @@
 //! ([`Placement`]); per-head scales); the split problems also with the splits combined in the
 //! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
 //! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]), and with the split's
-//! CTAs on the kernel built for two CTAs an SM instead of the launcher's kernel for one
-//! (`two-CTA kernel`: `DecodeConfig::solo` off; contiguous, 16-token pages, FP8 64-token pages).
+//! CTAs on a kernel built for one CTA an SM instead of the one built for two (`one-CTA kernel`:
+//! `DecodeConfig::solo`; contiguous, 16-token pages, FP8 64-token pages).
 //! Each timed [`REPEATS`] times in turn, a row each (the tables take the median); each time the
 //! median of 20 launches from a cold L2 (a 256 MiB clear before each), the mean of [`B2B`]
 //! launches back to back alternating between two copies of the cache (no clear: a model's
@@ -63,8 +63,8 @@ fn build_ptx(c: &mut Criterion) {
 const PROBLEMS: [(usize, usize, usize); 4] =
     [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
-/// Split counts timed beside the launcher's choice on the contiguous bf16 and e4m3 caches, by
-/// batch: `(batch, bf16's, e4m3's)`: two CTAs an SM beside the default's one
+/// Split counts timed beside the launcher's choice on the contiguous bf16 and e4m3 caches (and
+/// the e4m3 counts on 16- and 64-token pages), by batch: `(batch, bf16's, e4m3's)`: two CTAs an SM beside the default's one
 /// (`DecodeConfig::splits`; session 16 timed 2, 3, 5, 6 and 8 splits at 8 x 64k, and 16, 24,
 /// 32, 40, 48 and 64 at 1 x 128k).
 const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
@@ -298,8 +298,8 @@ struct Layout {
     /// by TMA boxes (`Some(false)`) instead of the configuration's default
     /// (`DecodeConfig::cp_async`).
     cp_async: Option<bool>,
-    /// `Some(false)`: the split problems' CTAs on the kernel built for two CTAs an SM instead
-    /// of the launcher's kernel for one (`DecodeConfig::solo`).
+    /// `Some(true)`: the split problems' CTAs on a kernel built for one CTA an SM (twice the
+    /// ring's stages) instead of the one built for two (`DecodeConfig::solo`).
     solo: Option<bool>,
 }
 
@@ -391,7 +391,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     ..layout(&format!("{name}, plain combine"), None, fp8, None, false)
                 });
             }
-            // The split's CTAs (one an SM) on the kernel built for two CTAs an SM.
+            // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
             for (name, page, fp8) in [
                 ("contiguous", None, false),
                 ("contiguous e4m3", None, true),
@@ -400,8 +400,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                 ("paged 64 e4m3", Some(64), true),
             ] {
                 out.push(Layout {
-                    solo: Some(false),
-                    ..layout(&format!("{name}, two-CTA kernel"), page, fp8, None, false)
+                    solo: Some(true),
+                    ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None, false)
                 });
             }
             for &s in splits {
@@ -411,6 +411,12 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             for &s in fp8_splits {
                 let name = format!("contiguous e4m3, {s} splits");
                 out.push(layout(&name, None, true, Some(s), false));
+                // The FP8 pages at two CTAs an SM too (session 16b: the pages lost to the
+                // contiguous cache at one CTA an SM).
+                for page in [16, 64] {
+                    let name = format!("paged {page} e4m3, {s} splits");
+                    out.push(layout(&name, Some(page), true, Some(s), false));
+                }
             }
         }
     }
@@ -430,21 +436,24 @@ fn gpu(_c: &mut Criterion) {
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
     for (batch, ctx, q_len) in PROBLEMS {
-        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64, f64), String>| match r
-        {
-            Ok((ms, b2b, after)) => {
-                let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
-                let tokens = (batch * q_len) as f64;
-                println!(
-                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
+        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64, f64), String>| {
+            match r {
+                Ok((ms, b2b, after)) => {
+                    let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                    let tokens = (batch * q_len) as f64;
+                    println!(
+                        "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
                      {b2b:.4} | {:.0} | {:.0} | {after:.4} |",
-                    bytes / ms / 1e6,
-                    tokens / ms * 1e3,
-                    bytes / b2b / 1e6,
-                    tokens / b2b * 1e3,
-                )
+                        bytes / ms / 1e6,
+                        tokens / ms * 1e3,
+                        bytes / b2b / 1e6,
+                        tokens / b2b * 1e3,
+                    )
+                }
+                Err(e) => {
+                    println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | |")
+                }
             }
-            Err(e) => println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | |"),
         };
         let q_shape = vec![batch, q_len, HEADS, D];
         let n_q: usize = q_shape.iter().product();

@@ -18,7 +18,7 @@
 # shuffled), and the kernels' durations
 # with their SMs' active cycles (average and most: the ramp and tail), DRAM throughput and
 # bytes read and written (clocks as they run) at 1 x 128k on the contiguous caches
-# (`DURATION_ROWS`, unless set the launcher's kernels and the kernels built for two CTAs an
+# (`DURATION_ROWS`, unless set the launcher's kernels and the kernels built for one CTA an
 # SM), twice: the L2 flushed clean by ncu, and after the cold timing's clear (ncu's cache
 # control off, `PTXKIT_DECODE_ONCE=cold`: the clear's dirty lines in L2).
 # Logs go to $OUT, a summary to stdout. A step starts only while less than `DEADLINE` seconds

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{CudaStream, DriverError};
 
 /// The median milliseconds of `iters` runs of `f` on `stream`, after `warmup` untimed runs. Each
 /// run is bracketed by two events and waited for, so the time is the GPU's, not the host's.
@@ -35,15 +35,15 @@ pub fn median_ms_cold<E: From<DriverError>>(
     iters: usize,
     f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
-    let mut flush: CudaSlice<u8> = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
     let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
     timed(stream, clear, warmup, iters, f)
 }
 
 /// [`median_ms`] with `before` enqueued, untimed, ahead of each run: the GPU is busy with it
 /// while the host enqueues the run (as in [`median_ms_cold`]), and the run finds what `before`
-/// left (work of the same size on other memory: an L2 of clean lines instead of
-/// [`median_ms_cold`]'s cleared buffer, whose dirty lines the run would write back).
+/// left (work of the same size on other memory: an L2 of another input's clean lines instead
+/// of [`median_ms_cold`]'s cleared buffer).
 pub fn median_ms_after<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
     warmup: usize,

@@ -133,14 +133,17 @@ pub struct DecodeConfig {
     pub cp_async: bool,
     /// The kernel is built for one CTA an SM: at head dims 64 and 128 a ring of twice the
     /// stages ([`DecodeConfig::stages`], the shared memory two CTAs would share, the bytes in
-    /// flight of two), the registers of one CTA ([`DecodeConfig::roles`]). A launch whose CTAs
-    /// fit one an SM takes such a kernel ([`DecodeConfig::solo`]); at head dim 256 every kernel
-    /// is one.
+    /// flight of two), the registers of one CTA ([`DecodeConfig::roles`]). At head dim 256
+    /// every kernel is one.
     pub one_cta: bool,
     /// Where a launch's CTAs fit one an SM (the split problems, [`DecodeConfig::splits`]), the
     /// launcher runs a second kernel, this configuration built for one CTA an SM
-    /// ([`DecodeConfig::one_cta`]; at head dims 64 and 128, where two CTAs share an SM). Its
-    /// results are the same bits.
+    /// ([`DecodeConfig::one_cta`]; at head dims 64 and 128, where two CTAs share an SM); the
+    /// same bits. Off by default: measured on the H200 (BENCHMARKS.md, session 16b) the deeper
+    /// ring is slower at the same splits, bf16 and FP8, contiguous and paged (1 x 128k bf16
+    /// 139.3 / 129.2 µs cold / back to back against the two-CTA kernel's 135.6 / 125.3; e4m3
+    /// 82.4 / 70.8 against 81.0 / 69.1; 8 x 64k bf16 496.5 / 489.2 against 486.5 / 476.7;
+    /// under ncu 86 % of DRAM peak against 91 % (bf16), 81 % against 85 % (e4m3)).
     pub solo: bool,
 }
 
@@ -185,7 +188,7 @@ impl DecodeConfig {
             dependent_combine: true,
             cp_async: false,
             one_cta: false,
-            solo: true,
+            solo: false,
         }
     }
 
@@ -363,7 +366,11 @@ impl DecodeConfig {
             if self.evict_first { "_ef" } else { "" },
             if self.dependent_combine { "" } else { "_plain" },
             if self.cp_async { "_ca" } else { "" },
-            if self.one_cta && self.head_dim <= 128 { "_1cta" } else { "" }
+            if self.one_cta && self.head_dim <= 128 {
+                "_1cta"
+            } else {
+                ""
+            }
         )
     }
 
@@ -401,7 +408,7 @@ impl DecodeConfig {
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
     /// ordinary kernel); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
     /// they do not take by default ([`DecodeConfig::cp_async`]); at group 4 and head dims 64
-    /// and 128 also built for one CTA an SM ([`DecodeConfig::solo_config`]).
+    /// and 128 also built for one CTA an SM ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -426,8 +433,8 @@ impl DecodeConfig {
                         if fp8 && group == 4 && cfg.page_rows < 64 {
                             out.push(cfg.with_cp_async(false));
                         }
-                        if let Some(one) = cfg.solo_config().filter(|_| group == 4) {
-                            out.push(one);
+                        if group == 4 {
+                            out.extend(cfg.with_solo(true).solo_config());
                         }
                     }
                 }
