@@ -6,15 +6,19 @@
 //! pages, and 16-token pages in order, shuffled only within 2 MiB and shuffled in runs of 64 KiB
 //! ([`Placement`]); per-head scales); the split problems also with the splits combined in the
 //! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
-//! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]). Each timed
-//! [`REPEATS`] times in turn, a row each (the tables take the median); each time the median of
-//! 20 launches from a cold L2 (a 256 MiB clear before each) and the mean of [`B2B`] launches
-//! back to back alternating between two copies of the cache (no clear: a model's stream of
-//! decode steps). The caches are filled on the device from one random block (the values do not
+//! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]), and with the split's
+//! CTAs on a kernel built for one CTA an SM instead of the one built for two (`one-CTA kernel`:
+//! `DecodeConfig::solo`; contiguous, 16-token pages, FP8 64-token pages).
+//! Each timed [`REPEATS`] times in turn, a row each (the tables take the median); each time the
+//! median of 20 launches from a cold L2 (a 256 MiB clear before each), the mean of [`B2B`]
+//! launches back to back alternating between two copies of the cache (no clear: a model's
+//! stream of decode steps), and the median of 20 launches each after one on the other copy
+//! (`after-another`: an L2 of clean lines, the call on its own). The caches are filled on the device from one random block (the values do not
 //! change the time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose
 //! `{batch}x{context} {cache}` contains it or one of its `|`-separated parts and none of its
 //! parts that begin with `!` (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when
-//! set, launches each kept row's kernels once, untimed (a profiler's run: one launch a row).
+//! set, launches each kept row's kernels once, untimed (a profiler's run: one launch a row;
+//! `cold`: after the cold timing's clear).
 //! Rows named with `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch
 //! the combine as an ordinary kernel instead of a programmatic dependent
 //! (`DecodeConfig::dependent_combine`; the split problems), with `cp.async` or `TMA boxes` load
@@ -34,7 +38,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::Target;
 use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, build};
 use ptxkit::runtime::{
-    Device, DeviceTensor, E4m3, RuntimeError, TensorRef, mean_ms_back_to_back, median_ms_cold,
+    Device, DeviceTensor, E4m3, L2_FLUSH_BYTES, RuntimeError, TensorRef, mean_ms_back_to_back,
+    median_ms_after, median_ms_cold,
 };
 use ptxkit::selftest::Rng;
 
@@ -58,8 +63,8 @@ fn build_ptx(c: &mut Criterion) {
 const PROBLEMS: [(usize, usize, usize); 4] =
     [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
-/// Split counts timed beside the launcher's choice on the contiguous bf16 and e4m3 caches, by
-/// batch: `(batch, bf16's, e4m3's)`: two CTAs an SM beside the default's one
+/// Split counts timed beside the launcher's choice on the contiguous bf16 and e4m3 caches (and
+/// the e4m3 counts on 16- and 64-token pages), by batch: `(batch, bf16's, e4m3's)`: two CTAs an SM beside the default's one
 /// (`DecodeConfig::splits`; session 16 timed 2, 3, 5, 6 and 8 splits at 8 x 64k, and 16, 24,
 /// 32, 40, 48 and 64 at 1 x 128k).
 const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
@@ -193,8 +198,11 @@ fn filled<T: ptxkit::runtime::Element + cudarc::driver::ValidAsZeroBits>(
 }
 
 /// The decode on `cache` with `splits` (the launcher's choice for `None`), in ms: the median
-/// from a cold L2 ([`median_ms_cold`]) and the mean of [`B2B`] calls back to back
-/// ([`mean_ms_back_to_back`]) alternating between `cache` and its `twin`.
+/// from a cold L2 ([`median_ms_cold`]), the mean of [`B2B`] calls back to back
+/// ([`mean_ms_back_to_back`]) alternating between `cache` and its `twin`, and the median of
+/// calls each enqueued after a call on the `twin` ([`median_ms_after`]: a cold L2 of clean
+/// lines, the clear's dirty ones not written back, the call not overlapping the one before).
+/// `PTXKIT_DECODE_ONCE=cold`: the one launch after a clear of [`L2_FLUSH_BYTES`].
 #[allow(clippy::too_many_arguments)]
 fn time(
     dev: &Device,
@@ -205,7 +213,7 @@ fn time(
     o: &mut DeviceTensor<half::bf16>,
     ctx: usize,
     (splits, check): (Option<usize>, bool),
-) -> Result<(f64, f64), String> {
+) -> Result<(f64, f64, f64), String> {
     let stream = dev.default_stream();
     let scale = 1.0 / (D as f32).sqrt();
     let mut run = |dec: &Decode, c: &Cache| {
@@ -229,11 +237,17 @@ fn time(
                 reason: e.to_string(),
             })
     };
-    if std::env::var_os("PTXKIT_DECODE_ONCE").is_some() {
-        // A profiler's run: one launch, not timed.
+    if let Some(once) = std::env::var_os("PTXKIT_DECODE_ONCE") {
+        // A profiler's run: one launch, not timed (after the cold timing's clear with `cold`).
+        if once == "cold" {
+            let mut flush = stream
+                .alloc_zeros::<u8>(L2_FLUSH_BYTES)
+                .map_err(|e| e.to_string())?;
+            stream.memset_zeros(&mut flush).map_err(|e| e.to_string())?;
+        }
         run(dec, c).map_err(|e| e.to_string())?;
         stream.synchronize().map_err(|e| e.to_string())?;
-        return Ok((0.0, 0.0));
+        return Ok((0.0, 0.0, 0.0));
     }
     if check {
         // One launch waited for first, so a hang fails its row instead of blocking the rest.
@@ -247,7 +261,17 @@ fn time(
     let b2b = mean_ms_back_to_back::<RuntimeError>(&stream, 3, B2B, |i| {
         run(dec, if i % 2 == 0 { c } else { twin })
     });
-    Ok((cold, b2b.map_err(|e| e.to_string())?))
+    let b2b = b2b.map_err(|e| e.to_string())?;
+    // `run` borrows `o` mutably: the call before (on the twin) and the timed call share it.
+    let run = std::cell::RefCell::new(run);
+    let after = median_ms_after::<RuntimeError>(
+        &stream,
+        1,
+        20,
+        || (run.borrow_mut())(dec, twin),
+        || (run.borrow_mut())(dec, c),
+    );
+    Ok((cold, b2b, after.map_err(|e| e.to_string())?))
 }
 
 /// Calls timed back to back.
@@ -274,6 +298,9 @@ struct Layout {
     /// by TMA boxes (`Some(false)`) instead of the configuration's default
     /// (`DecodeConfig::cp_async`).
     cp_async: Option<bool>,
+    /// `Some(true)`: the split problems' CTAs on a kernel built for one CTA an SM (twice the
+    /// ring's stages) instead of the one built for two (`DecodeConfig::solo`).
+    solo: Option<bool>,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16,
@@ -291,6 +318,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         evict_first: false,
         plain_combine: false,
         cp_async: None,
+        solo: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -363,6 +391,19 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     ..layout(&format!("{name}, plain combine"), None, fp8, None, false)
                 });
             }
+            // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
+            for (name, page, fp8) in [
+                ("contiguous", None, false),
+                ("contiguous e4m3", None, true),
+                ("paged 16", Some(16), false),
+                ("paged 16 e4m3", Some(16), true),
+                ("paged 64 e4m3", Some(64), true),
+            ] {
+                out.push(Layout {
+                    solo: Some(true),
+                    ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None, false)
+                });
+            }
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s), false));
@@ -370,6 +411,12 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             for &s in fp8_splits {
                 let name = format!("contiguous e4m3, {s} splits");
                 out.push(layout(&name, None, true, Some(s), false));
+                // The FP8 pages at two CTAs an SM too (session 16b: the pages lost to the
+                // contiguous cache at one CTA an SM).
+                for page in [16, 64] {
+                    let name = format!("paged {page} e4m3, {s} splits");
+                    out.push(layout(&name, Some(page), true, Some(s), false));
+                }
             }
         }
     }
@@ -384,25 +431,29 @@ fn gpu(_c: &mut Criterion) {
     println!("\ndevice: {}", dev.attributes().name);
     println!(
         "| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s | \
-         back-to-back ms | back-to-back GB/s | back-to-back tokens/s |"
+         back-to-back ms | back-to-back GB/s | back-to-back tokens/s | after-another ms |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
     for (batch, ctx, q_len) in PROBLEMS {
-        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64), String>| match r {
-            Ok((ms, b2b)) => {
-                let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
-                let tokens = (batch * q_len) as f64;
-                println!(
-                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
-                     {b2b:.4} | {:.0} | {:.0} |",
-                    bytes / ms / 1e6,
-                    tokens / ms * 1e3,
-                    bytes / b2b / 1e6,
-                    tokens / b2b * 1e3,
-                )
+        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64, f64), String>| {
+            match r {
+                Ok((ms, b2b, after)) => {
+                    let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                    let tokens = (batch * q_len) as f64;
+                    println!(
+                        "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
+                     {b2b:.4} | {:.0} | {:.0} | {after:.4} |",
+                        bytes / ms / 1e6,
+                        tokens / ms * 1e3,
+                        bytes / b2b / 1e6,
+                        tokens / b2b * 1e3,
+                    )
+                }
+                Err(e) => {
+                    println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | |")
+                }
             }
-            Err(e) => println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | |"),
         };
         let q_shape = vec![batch, q_len, HEADS, D];
         let n_q: usize = q_shape.iter().product();
@@ -458,6 +509,9 @@ fn gpu(_c: &mut Criterion) {
             if let Some(cp_async) = l.cp_async {
                 cfg = cfg.with_cp_async(cp_async);
             }
+            if let Some(solo) = l.solo {
+                cfg = cfg.with_solo(solo);
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
             // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
             // loads reuse the cache of their layout loaded before.
@@ -465,7 +519,8 @@ fn gpu(_c: &mut Criterion) {
                 || l.fold
                 || l.evict_first
                 || l.plain_combine
-                || l.cp_async.is_some();
+                || l.cp_async.is_some()
+                || l.solo.is_some();
             let c = match reuse {
                 true => None,
                 false => Some(

@@ -243,6 +243,39 @@ fn splits_fill_the_sms() {
     assert_eq!(cfg.splits(1, 8, 1, 256, 132), 1);
 }
 
+/// The launcher's kernel for one CTA an SM (`DecodeConfig::solo`, off by default): at head dims
+/// 64 and 128 the configuration built for one (`.minnctapersm 1`, twice the ring's stages, the
+/// same name with `_1cta`); none at 256 (every kernel is one) or without `solo`.
+#[test]
+fn the_solo_kernel_is_built_for_one_cta_an_sm() {
+    for fp8 in [false, true] {
+        for d in [64u32, 128] {
+            let mut cfg = DecodeConfig::new(d, 4, 16);
+            if fp8 {
+                cfg = cfg.with_fp8();
+            }
+            assert!(!cfg.solo);
+            assert_eq!(cfg.solo_config(), None);
+            let one = cfg.with_solo(true).solo_config().unwrap();
+            assert_eq!((one.ctas_per_sm(), cfg.ctas_per_sm()), (1, 2));
+            assert_eq!(one.stages(), 2 * cfg.stages(), "{}", one.name());
+            assert_eq!(one.name(), format!("{}_1cta", cfg.name()));
+            assert!(one.solo);
+            let ptx = build(Target::Sm90a, &one).unwrap().ptx().to_string();
+            assert!(ptx.contains(".minnctapersm 1"), "{}", one.name());
+            let inits = ptx.matches("mbarrier.init").count() as u32;
+            // Each stage's full and empty barriers, and Q's.
+            assert_eq!(inits, 2 * one.stages() + 1, "{}", one.name());
+        }
+        let mut wide = DecodeConfig::new(256, 4, 16).with_solo(true);
+        if fp8 {
+            wide = wide.with_fp8();
+        }
+        assert_eq!(wide.solo_config(), None);
+        assert_eq!(wide.with_one_cta(true).name(), wide.name());
+    }
+}
+
 /// The reference reads each sequence through its block table: two sequences whose pages are
 /// interleaved give what the same keys give contiguous.
 #[test]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaSlice, CudaStream, DriverError};
+use cudarc::driver::{CudaStream, DriverError};
 
 /// The median milliseconds of `iters` runs of `f` on `stream`, after `warmup` untimed runs. Each
 /// run is bracketed by two events and waited for, so the time is the GPU's, not the host's.
@@ -17,7 +17,7 @@ pub fn median_ms<E: From<DriverError>>(
     iters: usize,
     f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
-    timed(stream, None, warmup, iters, f)
+    timed(stream, || Ok(()), warmup, iters, f)
 }
 
 /// The bytes [`median_ms_cold`] writes before each run: more than any Hopper or Blackwell L2
@@ -36,12 +36,27 @@ pub fn median_ms_cold<E: From<DriverError>>(
     f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
     let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
-    timed(stream, Some(&mut flush), warmup, iters, f)
+    let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
+    timed(stream, clear, warmup, iters, f)
+}
+
+/// [`median_ms`] with `before` enqueued, untimed, ahead of each run: the GPU is busy with it
+/// while the host enqueues the run (as in [`median_ms_cold`]), and the run finds what `before`
+/// left (work of the same size on other memory: an L2 of another input's clean lines instead
+/// of [`median_ms_cold`]'s cleared buffer).
+pub fn median_ms_after<E: From<DriverError>>(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    before: impl FnMut() -> Result<(), E>,
+    f: impl FnMut() -> Result<(), E>,
+) -> Result<f64, E> {
+    timed(stream, before, warmup, iters, f)
 }
 
 fn timed<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
-    mut flush: Option<&mut CudaSlice<u8>>,
+    mut before: impl FnMut() -> Result<(), E>,
     warmup: usize,
     iters: usize,
     mut f: impl FnMut() -> Result<(), E>,
@@ -51,9 +66,7 @@ fn timed<E: From<DriverError>>(
     }
     let mut times = Vec::with_capacity(iters.max(1));
     for _ in 0..iters.max(1) {
-        if let Some(buf) = flush.as_deref_mut() {
-            stream.memset_zeros(buf)?;
-        }
+        before()?;
         let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         f()?;
         let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;

@@ -7,7 +7,8 @@
 //! decode kernel, `DecodeConfig::fold`, and with evict-first loads by the combine launched as a
 //! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
 //! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`;
-//! each of which must give the same bits). Fresh random inputs;
+//! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
+//! the cases' CTAs fit; each of which must give the same bits). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -165,8 +166,9 @@ enum Caches {
 /// also run by `others` (the same configuration with the splits combined in the decode kernel,
 /// [`DecodeConfig::with_fold`], and with evict-first loads launched with no limit, so the
 /// combine is a programmatic dependent, [`DecodeConfig::dependent_combine`]; over an FP8 cache
-/// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`]), whose O must
-/// be the same bits as `dec`'s.
+/// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`]; with the
+/// launcher's kernel for one CTA an SM, [`DecodeConfig::solo`]), whose O must be the same bits
+/// as `dec`'s.
 fn run_case(
     ctx: &mut GpuCtx,
     dec: &Decode,
@@ -306,14 +308,18 @@ fn run_case(
                 dec.config().name(),
                 name(c),
                 match (c.fold, c.fp8.is_some()) {
-                    (false, false) => "",
+                    (false, false) => " (the one-CTA kernel: the same bits)",
                     (true, false) => {
-                        " (folded, and evict-first with the dependent combine: the same bits)"
+                        " (folded, evict-first with the dependent combine, and the one-CTA \
+                         kernel: the same bits)"
                     }
-                    (false, true) => " (the other page loads, TMA or cp.async: the same bits)",
+                    (false, true) => {
+                        " (the other page loads, TMA or cp.async, and the one-CTA kernel: the \
+                         same bits)"
+                    }
                     (true, true) => {
-                        " (folded, evict-first with the dependent combine, and the other page \
-                         loads, TMA or cp.async: the same bits)"
+                        " (folded, evict-first with the dependent combine, the other page \
+                         loads, TMA or cp.async, and the one-CTA kernel: the same bits)"
                     }
                 }
             );
@@ -397,6 +403,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             // The other page loads: TMA boxes where cp.async is the default, and the reverse.
             others.push(load(cfg.with_cp_async(!cfg.cp_async))?);
         }
+        // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
+        // do): at head dims 64 and 128 the kernel `dec` does not run.
+        others.push(load(cfg.with_solo(!cfg.solo))?);
         worst = worst.max(run_case(ctx, &dec, &others, &c)?);
         runs += c.splits.len();
     }
@@ -408,7 +417,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
-             both with TMA boxes and cp.async page loads: the same bits); error / tolerance of O"
+             both with TMA boxes and cp.async page loads; every case on the kernels built for \
+             one CTA an SM and for two: the same bits); error / tolerance of O"
         ),
     })
 }

@@ -118,6 +118,9 @@ struct Workspace {
 pub struct Decode {
     cfg: DecodeConfig,
     kernel: LoadedKernel,
+    /// The kernel built for one CTA an SM, for launches whose CTAs fit one an SM
+    /// ([`DecodeConfig::solo`]).
+    solo: Option<LoadedKernel>,
     /// The combine kernel, without [`DecodeConfig::fold`].
     combine: Option<LoadedKernel>,
     sms: usize,
@@ -131,6 +134,10 @@ impl Decode {
         cfg.validate()?;
         let target = device.target();
         let kernel = super::build(target, &cfg)?.load(device, &JitOptions::default())?;
+        let solo = match cfg.solo_config() {
+            Some(one) => Some(super::build(target, &one)?.load(device, &JitOptions::default())?),
+            None => None,
+        };
         let combine = match cfg.fold {
             true => None,
             false => Some(
@@ -140,6 +147,7 @@ impl Decode {
         Ok(Decode {
             cfg,
             kernel,
+            solo,
             combine,
             sms: device.attributes().sm_count as usize,
             workspace: Mutex::new(Workspace::default()),
@@ -302,7 +310,13 @@ impl Decode {
         if let Some(s) = kv_scales {
             main.extend([s.k_scale.into(), s.v_scale.into()]);
         }
-        self.launch(&self.kernel, stream, &mut main)?;
+        // CTAs that fit one an SM take the kernel built for one (DecodeConfig::solo).
+        let chunks = q_len.div_ceil(self.cfg.tokens_per_cta() as usize);
+        let kernel = match &self.solo {
+            Some(one) if splits * chunks * kv_heads * batch <= self.sms => one,
+            _ => &self.kernel,
+        };
+        self.launch(kernel, stream, &mut main)?;
         if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
             if self.cfg.dependent_combine {

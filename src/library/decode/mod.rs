@@ -131,6 +131,20 @@ pub struct DecodeConfig {
     /// faster; over a contiguous cache the boxes are 2-3 % faster up to 64k and even at 128k.
     /// Not with [`DecodeConfig::evict_first`] (a TMA box's policy).
     pub cp_async: bool,
+    /// The kernel is built for one CTA an SM: at head dims 64 and 128 a ring of twice the
+    /// stages ([`DecodeConfig::stages`], the shared memory two CTAs would share, the bytes in
+    /// flight of two), the registers of one CTA ([`DecodeConfig::roles`]). At head dim 256
+    /// every kernel is one.
+    pub one_cta: bool,
+    /// Where a launch's CTAs fit one an SM (the split problems, [`DecodeConfig::splits`]), the
+    /// launcher runs a second kernel, this configuration built for one CTA an SM
+    /// ([`DecodeConfig::one_cta`]; at head dims 64 and 128, where two CTAs share an SM); the
+    /// same bits. Off by default: measured on the H200 (BENCHMARKS.md, session 16b) the deeper
+    /// ring is slower at the same splits, bf16 and FP8, contiguous and paged (1 x 128k bf16
+    /// 139.3 / 129.2 µs cold / back to back against the two-CTA kernel's 135.6 / 125.3; e4m3
+    /// 82.4 / 70.8 against 81.0 / 69.1; 8 x 64k bf16 496.5 / 489.2 against 486.5 / 476.7;
+    /// under ncu 86 % of DRAM peak against 91 % (bf16), 81 % against 85 % (e4m3)).
+    pub solo: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -173,6 +187,8 @@ impl DecodeConfig {
             evict_first: false,
             dependent_combine: true,
             cp_async: false,
+            one_cta: false,
+            solo: false,
         }
     }
 
@@ -215,6 +231,26 @@ impl DecodeConfig {
         DecodeConfig { cp_async, ..self }
     }
 
+    /// The same built for one CTA an SM or not ([`DecodeConfig::one_cta`]).
+    pub fn with_one_cta(self, one_cta: bool) -> DecodeConfig {
+        DecodeConfig { one_cta, ..self }
+    }
+
+    /// The same with the launcher's kernel for one CTA an SM or without
+    /// ([`DecodeConfig::solo`]).
+    pub fn with_solo(self, solo: bool) -> DecodeConfig {
+        DecodeConfig { solo, ..self }
+    }
+
+    /// The kernel for launches whose CTAs fit one an SM ([`DecodeConfig::solo`]): this
+    /// configuration built for one CTA an SM, where it is not one already.
+    pub fn solo_config(&self) -> Option<DecodeConfig> {
+        match self.solo && self.ctas_per_sm() > 1 {
+            true => Some(self.with_one_cta(true)),
+            false => None,
+        }
+    }
+
     /// Arrivals that complete a stage's `full` barrier: the producer's one
     /// `arrive.expect_tx` (TMA), or each producer thread's `cp.async.mbarrier.arrive.noinc`
     /// ([`DecodeConfig::cp_async`]).
@@ -239,19 +275,29 @@ impl DecodeConfig {
         }
     }
 
-    /// CTAs an SM holds: 2, or 1 at head dim 256.
+    /// CTAs an SM holds: 2, or 1 at head dim 256 and built for one
+    /// ([`DecodeConfig::one_cta`]).
     pub fn ctas_per_sm(&self) -> u32 {
-        if self.head_dim > 128 { 1 } else { 2 }
+        if self.head_dim > 128 || self.one_cta {
+            1
+        } else {
+            2
+        }
     }
 
-    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256).
-    /// An FP8 stage is half a bf16 one: twice the stages, the same bytes in flight.
+    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256,
+    /// and for one CTA an SM: twice the stages). An FP8 stage is half a bf16 one: twice the
+    /// stages, the same bytes in flight.
     pub fn stages(&self) -> u32 {
-        match (self.head_dim, self.fp8) {
+        let half = match (self.head_dim, self.fp8) {
             (64, false) => 6,
             (64, true) => 12,
             (_, true) => 6,
             _ => 3,
+        };
+        match self.one_cta && self.head_dim <= 128 {
+            true => 2 * half,
+            false => half,
         }
     }
 
@@ -311,7 +357,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -319,7 +365,12 @@ impl DecodeConfig {
             if self.fold { "_fold" } else { "" },
             if self.evict_first { "_ef" } else { "" },
             if self.dependent_combine { "" } else { "_plain" },
-            if self.cp_async { "_ca" } else { "" }
+            if self.cp_async { "_ca" } else { "" },
+            if self.one_cta && self.head_dim <= 128 {
+                "_1cta"
+            } else {
+                ""
+            }
         )
     }
 
@@ -356,7 +407,8 @@ impl DecodeConfig {
     /// by the combine kernel (and, at head dim 128 and 16-token pages, in the decode kernel:
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
     /// ordinary kernel); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
-    /// they do not take by default ([`DecodeConfig::cp_async`]).
+    /// they do not take by default ([`DecodeConfig::cp_async`]); at group 4 and head dims 64
+    /// and 128 also built for one CTA an SM ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -380,6 +432,9 @@ impl DecodeConfig {
                         }
                         if fp8 && group == 4 && cfg.page_rows < 64 {
                             out.push(cfg.with_cp_async(false));
+                        }
+                        if group == 4 {
+                            out.extend(cfg.with_solo(true).solo_config());
                         }
                     }
                 }
