@@ -622,10 +622,18 @@ mod tests {
         };
         let slower = base.decode_tile(32, 1, true);
         // Level within the margin: the unsplit kernel.
-        let row = [(slower, 0.0240), (fixup, 0.0216), (whole, 0.0219), (split, f64::NAN)];
+        let row = [
+            (slower, 0.0240),
+            (fixup, 0.0216),
+            (whole, 0.0219),
+            (split, f64::NAN),
+        ];
         assert_eq!(pick(row), Some((whole, 0.0219)));
         // Faster by more than the margin: the split.
-        assert_eq!(pick([(whole, 0.0219), (fixup, 0.0200)]), Some((fixup, 0.0200)));
+        assert_eq!(
+            pick([(whole, 0.0219), (fixup, 0.0200)]),
+            Some((fixup, 0.0200))
+        );
         // Only splits timed, or nothing.
         assert_eq!(pick([(split, 0.03), (fixup, 0.02)]), Some((fixup, 0.02)));
         assert_eq!(pick([(whole, f64::NAN)]), None);
