@@ -195,6 +195,9 @@ fn row(
     })
 }
 
+/// One call [`gap`] times: the pick's or the baseline's.
+type Run<'a> = &'a mut dyn FnMut() -> Result<(), CheckError>;
+
 /// Runs of each call in [`gap`]'s timings.
 const GAP_ITERS: usize = 60;
 
@@ -207,10 +210,7 @@ const GAP_ITERS: usize = 60;
 fn gap(
     stream: &Arc<CudaStream>,
     problem: &TuneProblem,
-    (ours, base): (
-        &mut dyn FnMut() -> Result<(), CheckError>,
-        &mut dyn FnMut() -> Result<(), CheckError>,
-    ),
+    (ours, base): (Run<'_>, Run<'_>),
 ) -> Result<(), CheckError> {
     let [o, b] = median_ms_cold_interleaved::<CheckError, 2>(stream, 2, GAP_ITERS, [ours, base])?;
     let o2 = mean_ms_back_to_back::<CheckError>(stream, 3, GAP_ITERS, |_| ours())?;
