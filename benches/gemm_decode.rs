@@ -15,9 +15,9 @@
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them), each run once on a
 //! poisoned C and compared with the baseline's C (a candidate off by more than 1e-2 relative
-//! is counted and not timed), then timed; run 1 is the fastest candidate's time against the
-//! baseline's, run 2 times that candidate and the baseline again (so the pick's luck does not
-//! carry into the ratio). Times are CUDA-event medians with a cold L2 before each run
+//! is counted and not timed), then timed; run 1 is the pick's time ([`pick`]: the fastest, a
+//! split one only by a margin) against the baseline's, run 2 times that candidate and the
+//! baseline again (so the pick's luck does not carry into the ratio). Times are CUDA-event medians with a cold L2 before each run
 //! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
@@ -25,7 +25,8 @@
 //! rows, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each candidate and the baseline
 //! once, untimed (what `ncu` profiles), and `DECODE_PICK=MxNxK=name,...` keeps only the named
 //! candidate at each shape it names, `DECODE_SKIP=part,...` none whose name holds a part;
-//! `DECODE_NO_CHECKS` skips the checks before the table.
+//! `DECODE_NO_CHECKS` skips the checks before the table; `DECODE_GAP` times each row's pick
+//! and baseline again, cold with their runs interleaved and back to back without a clear.
 //! Every candidate of the wanted rows is loaded before the first row, on all host threads.
 //! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
 //! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
@@ -42,13 +43,16 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::tune::{TuneProblem, candidates};
+use ptxkit::library::gemm::tune::{TuneProblem, candidates, pick};
 use ptxkit::library::gemm::{
     BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK,
     LLAMA3_70B_NK,
 };
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
-use ptxkit::runtime::{Device, DeviceTensor, E4m3, Element, median_ms_cold};
+use ptxkit::runtime::{
+    Device, DeviceTensor, E4m3, Element, mean_ms_back_to_back, median_ms_cold,
+    median_ms_cold_interleaved,
+};
 
 /// Timed runs of each candidate when picking, and of the pick and the baseline.
 const PICK_ITERS: usize = 10;
@@ -128,7 +132,7 @@ fn row(
         false => median_ms_cold::<CheckError>(stream, 2, iters, f),
     };
     let base1 = time(&mut || baseline(&mut base_c), ITERS)?;
-    let mut best: Option<(f64, GemmConfig, f64)> = None;
+    let mut timed: Vec<(GemmConfig, f64, f64)> = Vec::new();
     let (mut rule, mut failed) = (f64::NAN, Vec::new());
     for (i, cfg) in row_candidates(problem, sms).into_iter().enumerate() {
         let gemm = loaded(kernels, device, cfg)?;
@@ -153,11 +157,17 @@ fn row(
         if i == 0 {
             rule = ms;
         }
-        if best.is_none_or(|(b, _, _)| ms < b || b.is_nan()) {
-            best = Some((ms, cfg, rel));
-        }
+        timed.push((cfg, ms, rel));
     }
-    let Some((ours1, pick, rel)) = best else {
+    // The tuner's pick ([`pick`]: a split only where it is faster by the margin); profiled,
+    // nothing is timed and the first candidate that passed stands.
+    let picked = match profile {
+        true => timed.first().map(|&(c, ms, _)| (c, ms)),
+        false => pick(timed.iter().map(|&(c, ms, _)| (c, ms))),
+    };
+    let Some((pick, ours1, rel)) =
+        picked.and_then(|(p, ms)| timed.iter().find(|t| t.0 == p).map(|t| (p, ms, t.2)))
+    else {
         return Err(CheckError::Gemm(GemmError::Operands(format!(
             "no candidate passed: {}",
             failed.join(", ")
@@ -166,6 +176,15 @@ fn row(
     let gemm = loaded(kernels, device, pick)?;
     let ours2 = time(&mut || Ok(ours(gemm, &mut c)?), ITERS)?;
     let base2 = time(&mut || baseline(&mut base_c), ITERS)?;
+    if std::env::var_os("DECODE_GAP").is_some() && !profile {
+        gap(
+            stream,
+            problem,
+            (&mut || Ok(ours(gemm, &mut c)?), &mut || {
+                baseline(&mut base_c)
+            }),
+        )?;
+    }
     Ok(Row {
         base: [base1, base2],
         ours: [ours1, ours2],
@@ -174,6 +193,43 @@ fn row(
         rel,
         failed,
     })
+}
+
+/// One call [`gap`] times: the pick's or the baseline's.
+type Run<'a> = &'a mut dyn FnMut() -> Result<(), CheckError>;
+
+/// Runs of each call in [`gap`]'s timings.
+const GAP_ITERS: usize = 60;
+
+/// Where a row's time outside the kernels goes (`DECODE_GAP`): the pick (`ours`) and the
+/// baseline timed cold with their runs interleaved ([`median_ms_cold_interleaved`], 60 each:
+/// the table's way without the order and drift between two medians), and back to back without
+/// a clear ([`mean_ms_back_to_back`]: no dirty lines of the clear to write back and no idle
+/// GPU before the launch, the weight partly left in L2 by the run before), each with the
+/// baseline's time over ours.
+fn gap(
+    stream: &Arc<CudaStream>,
+    problem: &TuneProblem,
+    (ours, base): (Run<'_>, Run<'_>),
+) -> Result<(), CheckError> {
+    let [o, b] = median_ms_cold_interleaved::<CheckError, 2>(stream, 2, GAP_ITERS, [ours, base])?;
+    let o2 = mean_ms_back_to_back::<CheckError>(stream, 3, GAP_ITERS, |_| ours())?;
+    let b2 = mean_ms_back_to_back::<CheckError>(stream, 3, GAP_ITERS, |_| base())?;
+    println!(
+        "  gap {}x{}x{} {}: cold interleaved ours {:.2} base {:.2} µs ({:.3}); back to back ours \
+         {:.2} base {:.2} µs ({:.3})",
+        problem.m,
+        problem.n,
+        problem.k,
+        problem.input.name(),
+        o * 1e3,
+        b * 1e3,
+        b / o,
+        o2 * 1e3,
+        b2 * 1e3,
+        b2 / o2
+    );
+    Ok(())
 }
 
 /// The candidates of `problem` the row times: [`candidates`], or with `DECODE_PICK`

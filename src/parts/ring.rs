@@ -236,11 +236,45 @@ impl Ring {
         sync: &mut BarrierSync,
         cur: &RingCursor,
     ) -> Result<NamedBarrier> {
+        self.wait_free(k, sync, cur)?;
+        self.full_at(k, cur.stage())
+    }
+
+    /// The producer's wait on `empty` of the cursor's stage at its producer parity.
+    fn wait_free(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<()> {
         let stage = cur.stage();
         let empty = self.empty_at(k, stage)?;
         let want = cur.producer_parity(k.isa())?;
         sync.wait(k.isa(), empty.at, Some(stage), empty.addr, want)?;
-        self.full_at(k, stage)
+        Ok(())
+    }
+
+    /// The producer's tail in a cluster: after its last [`Ring::commit`] it acquires each stage
+    /// once more without filling it (the cursor moves `stages` on), so it returns once every
+    /// stage it filled has been released by every consumer of the cluster, the peers' arrivals
+    /// on this CTA's `empty` included (a stage it never filled is free at once: a fresh
+    /// barrier's parity, PTX ISA 9.7.13.15.16). A peer's last `shared::cluster` arrival on this
+    /// CTA has then been performed (its phase completed), and every copy a peer multicast into
+    /// this CTA was waited for by this CTA's consumers before they released it; so no peer can
+    /// touch this CTA's shared memory once it leaves, and the kernel needs no cluster barrier at
+    /// its end (whose releasing arrival, `barrier.cluster.arrive.release`, PTX ISA 9.7.13.3,
+    /// costs ptxas 13.0 a `MEMBAR.ALL.GPU` in every thread). CUTLASS's SM90 producers end the
+    /// same way (their `load_tail`).
+    pub fn drain(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<()> {
+        k.for_range(0u32, self.stages(), |k, _| {
+            self.wait_free(k, sync, cur)?;
+            Ok(cur.advance(k.isa())?)
+        })
     }
 
     /// The producer's one `mbarrier.arrive.expect_tx` of `bytes` on `full` (PTX ISA

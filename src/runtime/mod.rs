@@ -78,6 +78,7 @@ pub use tensor_map::{
 };
 pub use timing::{
     L2_FLUSH_BYTES, mean_ms_back_to_back, median_ms, median_ms_after, median_ms_cold,
+    median_ms_cold_interleaved,
 };
 pub use watchdog::{PollOutcome, Watch, poll_until};
 

@@ -54,27 +54,60 @@ pub fn median_ms_after<E: From<DriverError>>(
     timed(stream, before, warmup, iters, f)
 }
 
+/// [`median_ms_cold`] of each of `fs`, their runs interleaved (the first's, the second's, ...,
+/// then the first's again), so a drift of the GPU's clocks or of what else runs touches each
+/// alike: a fairer ratio between two calls than two medians timed one after the other.
+pub fn median_ms_cold_interleaved<E: From<DriverError>, const N: usize>(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    fs: [&mut dyn FnMut() -> Result<(), E>; N],
+) -> Result<[f64; N], E> {
+    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+    let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
+    timed_each(stream, clear, warmup, iters, fs)
+}
+
 fn timed<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
-    mut before: impl FnMut() -> Result<(), E>,
+    before: impl FnMut() -> Result<(), E>,
     warmup: usize,
     iters: usize,
     mut f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
+    let [ms] = timed_each(stream, before, warmup, iters, [&mut f])?;
+    Ok(ms)
+}
+
+/// The median of `iters` runs of each of `fs` (after `warmup` untimed runs of each), their
+/// runs interleaved, `before` enqueued untimed ahead of each run.
+fn timed_each<E: From<DriverError>, const N: usize>(
+    stream: &Arc<CudaStream>,
+    mut before: impl FnMut() -> Result<(), E>,
+    warmup: usize,
+    iters: usize,
+    mut fs: [&mut dyn FnMut() -> Result<(), E>; N],
+) -> Result<[f64; N], E> {
     for _ in 0..warmup {
-        f()?;
+        for f in fs.iter_mut() {
+            f()?;
+        }
     }
-    let mut times = Vec::with_capacity(iters.max(1));
+    let mut times: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(iters.max(1)));
     for _ in 0..iters.max(1) {
-        before()?;
-        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        f()?;
-        let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        end.synchronize()?;
-        times.push(f64::from(start.elapsed_ms(&end)?));
+        for (f, t) in fs.iter_mut().zip(times.iter_mut()) {
+            before()?;
+            let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            f()?;
+            let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            end.synchronize()?;
+            t.push(f64::from(start.elapsed_ms(&end)?));
+        }
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(times.map(|mut t| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    }))
 }
 
 /// The milliseconds one run of `f` takes in a stream of runs, as a model's decode loop issues

@@ -1134,14 +1134,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         Ok(self)
     }
 
-    /// Ends the kernel (a CTA pair first waits for its peer: no CTA may leave while the other can
-    /// still arrive on its barriers or multicast into its shared memory), checks the barrier
-    /// protocol and, in a [`WaitMode::Bounded`] build, finds the wait sites in the PTX.
+    /// Ends the kernel, checks the barrier protocol and, in a [`WaitMode::Bounded`] build, finds
+    /// the wait sites in the PTX. A cluster's CTAs leave without waiting for each other: no CTA
+    /// may leave while a peer can still arrive on its barriers or multicast into its shared
+    /// memory, and its producer's tail ([`Ring::drain`], in [`HopperGemm::producer`]) and its
+    /// consumers' waits on every stage see to that.
     #[track_caller]
-    pub fn finish(self, mut k: KernelBuilder) -> Result<GemmKernel> {
-        if self.rank.is_some() {
-            k.cluster_sync()?;
-        }
+    pub fn finish(self, k: KernelBuilder) -> Result<GemmKernel> {
         let name = k.kernel_name().to_string();
         let mode = self.sync.mode();
         let built = k.finish()?;
@@ -1370,6 +1369,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // to complete before it reads the parts.
         if self.cfg.split_k > 1 && !self.cfg.split_fixup {
             k.isa().griddepcontrol_launch_dependents()?;
+        }
+        // In a cluster the producer leaves only once every stage it filled is released by
+        // every CTA's consumers ([`Ring::drain`]): no peer arrives on this CTA's barriers or
+        // multicasts into it after that, so the kernel ends without a cluster barrier.
+        if self.rank.is_some() {
+            self.ring.drain(k, &mut self.sync, &ring)?;
         }
         self.sync.end_trips();
         Ok(())
