@@ -32,8 +32,33 @@ enum RowGuard {
     Check(Expr),
 }
 
-/// An access's L1 eviction priority and L2 cache-policy register (PTX ISA 9.7.9.8).
-type Hints = (Option<ptx_isa::builder::Evict>, Option<Reg<ty::B64>>);
+/// An access's L1 eviction priority and L2 cache-policy register (PTX ISA 9.7.9.8): what a
+/// load's and a store's options both carry.
+#[derive(Clone, Copy, Default)]
+struct Hints {
+    evict: Option<ptx_isa::builder::Evict>,
+    cache_hint: Option<Reg<ty::B64>>,
+}
+
+impl Hints {
+    /// A load with these hints.
+    fn ld(self) -> LdOpts {
+        LdOpts {
+            evict: self.evict,
+            cache_hint: self.cache_hint,
+            ..LdOpts::default()
+        }
+    }
+
+    /// A store with these hints.
+    fn st(self) -> StOpts {
+        StOpts {
+            evict: self.evict,
+            cache_hint: self.cache_hint,
+            ..StOpts::default()
+        }
+    }
+}
 
 #[track_caller]
 fn shape_of(shape: &[u32]) -> Vec<Expr> {
@@ -558,12 +583,8 @@ impl KernelBuilder {
         caching: Caching,
     ) -> Result<()> {
         // The policy comes before the guard: `when` applies to the next instruction.
-        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, idx, caching)?;
-        let ld = LdOpts {
-            evict,
-            cache_hint,
-            ..LdOpts::default()
-        };
+        let (ptr, o, hints) = self.access_at(buf, idx, caching)?;
+        let ld = hints.ld();
         if T::DTYPE.bytes() == 2 && d.len() == 8 {
             // 16-bit elements, pairs packed in `.b32` registers: 8 of them are one 16-byte
             // `ld.v4.b32` (PTX ISA 9.7.9.8: vectors of .b16 stop at .v4), then `mov.b32 {lo, hi}`
@@ -571,17 +592,13 @@ impl KernelBuilder {
             let words = self.f.regs::<ty::B32>(d.len() / 2);
             self.ld_words(&ld, ptr, o, &words, guard)?;
             for (w, pair) in words.iter().zip(d.chunks(2)) {
-                if let Some(p) = guard {
-                    self.f.when(p);
-                }
+                self.guard_next(guard);
                 self.f.mov_unpack(pair, *w)?;
             }
             return Ok(());
         }
         // The guard goes on the access itself, after its address arithmetic.
-        if let Some(p) = guard {
-            self.f.when(p);
-        }
+        self.guard_next(guard);
         match (ptr, d) {
             (Ptr::Global(r), _) => self.f.ld_with(&ld, d, Addr::<Global>::reg(r).offset(o))?,
             (Ptr::Shared(r), [x]) => self.f.ld(*x, Addr::<Shared>::reg32(r).offset(o))?,
@@ -600,9 +617,7 @@ impl KernelBuilder {
         words: &[Reg<ty::B32>],
         guard: Option<ptx_isa::Pred>,
     ) -> Result<()> {
-        if let Some(p) = guard {
-            self.f.when(p);
-        }
+        self.guard_next(guard);
         match ptr {
             Ptr::Global(r) => self
                 .f
@@ -610,6 +625,34 @@ impl KernelBuilder {
             Ptr::Shared(r) => self.f.ld_v(words, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(())
+    }
+
+    /// `st.v4.b32` of four words to `ptr + o` (global with `st`'s hints, or shared), under
+    /// `guard` when given (PTX ISA 9.7.9.11): the store of `ld_words`.
+    fn st_words(
+        &mut self,
+        st: &StOpts,
+        ptr: Ptr,
+        o: i64,
+        words: &[Reg<ty::B32>],
+        guard: Option<ptx_isa::Pred>,
+    ) -> Result<()> {
+        self.guard_next(guard);
+        match ptr {
+            Ptr::Global(r) => {
+                let src: Vec<Src<ty::B32>> = words.iter().map(|&w| w.into()).collect();
+                self.f.st_with(st, Addr::<Global>::reg(r).offset(o), &src)?
+            }
+            Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), words)?,
+        }
+        Ok(())
+    }
+
+    /// Puts `guard`, when given, on the next instruction (`@p`, PTX ISA 9.3).
+    fn guard_next(&mut self, guard: Option<ptx_isa::Pred>) {
+        if let Some(p) = guard {
+            self.f.when(p);
+        }
     }
 
     /// Eight consecutive 16-bit elements of `buf` from `idx` along its last dimension, as the
@@ -657,13 +700,8 @@ impl KernelBuilder {
                 Some(p)
             }
         };
-        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, g.at.clone(), caching)?;
-        let ld = LdOpts {
-            evict,
-            cache_hint,
-            ..LdOpts::default()
-        };
-        self.ld_words(&ld, ptr, o, &words, guard)?;
+        let (ptr, o, hints) = self.access_at(buf, g.at.clone(), caching)?;
+        self.ld_words(&hints.ld(), ptr, o, &words, guard)?;
         Ok(words)
     }
 
@@ -679,7 +717,7 @@ impl KernelBuilder {
     ) -> Result<(Ptr, i64, Hints)> {
         let (ptr, o) = self.addr_parts(buf, idx)?;
         if caching.is_none() {
-            return Ok((ptr, o, (None, None)));
+            return Ok((ptr, o, Hints::default()));
         }
         if let Ptr::Shared(_) = ptr {
             return Err(self.buffer_err(
@@ -691,7 +729,11 @@ impl KernelBuilder {
             Some(p) => Some(self.l2_policy(p)?),
             None => None,
         };
-        Ok((ptr, o, (caching.l1, policy)))
+        let hints = Hints {
+            evict: caching.l1,
+            cache_hint: policy,
+        };
+        Ok((ptr, o, hints))
     }
 
     /// One store of `v.len()` consecutive elements, with `caching`'s hints (global memory only).
@@ -704,34 +746,17 @@ impl KernelBuilder {
         guard: Option<ptx_isa::Pred>,
         caching: Caching,
     ) -> Result<()> {
-        let (ptr, o, (evict, cache_hint)) = self.access_at(buf, idx, caching)?;
-        let st = StOpts {
-            evict,
-            cache_hint,
-            ..StOpts::default()
-        };
+        let (ptr, o, hints) = self.access_at(buf, idx, caching)?;
+        let st = hints.st();
         if T::DTYPE.bytes() == 2 && v.len() == 8 {
             // Pairs packed into `.b32` words, then one vector store (see `ld_group`).
             let words = self.f.regs::<ty::B32>(v.len() / 2);
             for (w, pair) in words.iter().zip(v.chunks(2)) {
                 self.f.mov_pack(*w, pair)?;
             }
-            if let Some(p) = guard {
-                self.f.when(p);
-            }
-            match ptr {
-                Ptr::Global(r) => {
-                    let src: Vec<Src<ty::B32>> = words.iter().map(|&w| w.into()).collect();
-                    self.f
-                        .st_with(&st, Addr::<Global>::reg(r).offset(o), &src)?
-                }
-                Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), &words)?,
-            }
-            return Ok(());
+            return self.st_words(&st, ptr, o, &words, guard);
         }
-        if let Some(p) = guard {
-            self.f.when(p);
-        }
+        self.guard_next(guard);
         match (ptr, v) {
             (Ptr::Global(r), _) => {
                 let src: Vec<Src<T>> = v.iter().map(|&x| x.into()).collect();

@@ -208,6 +208,15 @@ pub struct AttentionConfig {
 /// Shared memory a CTA may use on sm_90 (227 KB).
 const SMEM_LIMIT: u32 = 227 * 1024;
 
+/// How every attention kernel's name starts, the forward's ([`AttentionConfig::name`]) and the
+/// backward's ([`BackwardConfig::name`]): `attention_fwd_bf16_d128`, `_causal` with the mask;
+/// each configuration's own suffixes follow.
+fn name_stem(pass: &str, dtype: ScalarType, head_dim: u32, causal: bool) -> String {
+    let dtype = dtype.name().trim_start_matches('.');
+    let causal = if causal { "_causal" } else { "" };
+    format!("attention_{pass}_{dtype}_d{head_dim}{causal}")
+}
+
 impl AttentionConfig {
     /// Query rows per CTA by default: two consumer warpgroups of 64 rows.
     pub const BLOCK_M: u32 = 128;
@@ -634,10 +643,8 @@ impl AttentionConfig {
             format!("_m{}", self.block_m)
         };
         format!(
-            "attention_fwd_{}_d{}{}{schedule}{rows}{tile}{}{}{}{}",
-            self.dtype.name().trim_start_matches('.'),
-            self.head_dim,
-            if self.causal { "_causal" } else { "" },
+            "{}{schedule}{rows}{tile}{}{}{}{}",
+            name_stem("fwd", self.dtype, self.head_dim, self.causal),
             if self.varlen { "_varlen" } else { "" },
             match (self.persistent, self.order) {
                 (false, _) => "",

@@ -476,10 +476,8 @@ impl BackwardConfig {
     /// with the causal mask's CTAs in the grid's order ([`BackwardConfig::in_order`]).
     pub fn name(&self) -> String {
         format!(
-            "attention_bwd_{}_d{}{}{}{}{}{}{}{}",
-            self.dtype.name().trim_start_matches('.'),
-            self.head_dim,
-            if self.causal { "_causal" } else { "" },
+            "{}{}{}{}{}{}{}",
+            super::name_stem("bwd", self.dtype, self.head_dim, self.causal),
             if self.varlen { "_varlen" } else { "" },
             match self.block_m {
                 Self::BLOCK_M => String::new(),
@@ -626,23 +624,18 @@ mod tests {
         for (c, e) in refused {
             assert_eq!(c.validate(), Err(e));
         }
-        let empty = BackwardConfig {
-            stages: 0,
-            ..bf16(128)
-        };
-        assert!(matches!(
-            empty.validate(),
-            Err(AttentionConfigError::Stages { stages: 0, .. })
-        ));
-        // Head dim 256's bulk reduction needs its ring of one stage; `red` takes two.
-        let crowded = BackwardConfig {
-            stages: 2,
-            ..bf16(256)
-        };
-        assert!(matches!(
-            crowded.validate(),
-            Err(AttentionConfigError::Stages { stages: 2, .. })
-        ));
+        // No ring at all; and head dim 256's bulk reduction needs its ring of one stage (`red`
+        // takes two).
+        for (stages, head_dim) in [(0, 128), (2, 256)] {
+            let c = BackwardConfig {
+                stages,
+                ..bf16(head_dim)
+            };
+            assert!(matches!(
+                c.validate(),
+                Err(AttentionConfigError::Stages { stages: s, .. }) if s == stages
+            ));
+        }
         assert_eq!(bf16(256).stages, 1);
         assert_eq!(bf16(256).with_deterministic().stages, 1);
         assert_eq!(bf16(256).with_red_dq().stages, 2);
