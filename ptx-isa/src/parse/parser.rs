@@ -5,14 +5,14 @@
 use std::borrow::Cow;
 
 use super::error::{ParseError, ParseErrorKind, Pos, Warning};
-use super::lexer::{Lines, Tok, Token, lex_into, with_tokens};
+use super::lexer::{Blocks, Lines, Tok, Token, lex_into, with_tokens};
 use super::literal::{self, Number};
 use super::resolve;
 use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::forms::Form;
 use crate::instr::{Guard, Imm, Label, NamedGuard, Operand};
 use crate::module::{
-    BodyInstr, BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena,
+    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena,
     Item, Linkage, Module, Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
@@ -28,6 +28,8 @@ struct Parser<'a> {
     toks: Vec<Token>,
     pos: usize,
     lines: Lines,
+    /// The text's braces and statement ends, for reserving each body's statements.
+    blocks: Blocks,
     warnings: Vec<Warning>,
     /// Emptied function bodies to read the next bodies into ([`KeptBodies`]; `check` only).
     bodies: Vec<BodyBuffers>,
@@ -93,7 +95,12 @@ impl KeptBodies {
                 words: f.arena.words,
                 operands: f.arena.operands,
             };
-            if bytes + b.bytes() > KEPT_BODY_BYTES {
+            // A declaration's body holds nothing to keep; kept, it would be the next module's
+            // first body, and each body after it would get the buffers of the one before it
+            // (issue 33: on the CUTLASS module, whose first function is `.extern .func
+            // __assertfail`, its first kernel's body grew from nothing in every `check`, and
+            // the last one's buffers piled up until the bound freed them).
+            if b.bytes() == 0 || bytes + b.bytes() > KEPT_BODY_BYTES {
                 continue;
             }
             bytes += b.bytes();
@@ -136,12 +143,13 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
         });
     }
     let read = |toks: &mut Vec<Token>| {
-        let lines = lex_into(src, toks)?;
+        let (lines, blocks) = lex_into(src, toks)?;
         let mut p = Parser {
             src,
             toks: std::mem::take(toks),
             pos: 0,
             lines,
+            blocks,
             warnings: Vec::new(),
             bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
             opcodes: hashbrown::HashMap::new(),
@@ -186,6 +194,16 @@ fn canonical_reg(name: &str) -> Option<RegRef> {
         index = index * 10 + u32::from(d - b'0');
     }
     Some(RegRef { class, index })
+}
+
+/// Appends what `make` builds to `v`, built where `v` keeps it once there is room (issue 33).
+/// `v.push(make())` builds the value first, on the stack (where it is dropped should growing `v`
+/// fail), a few bytes at a time, and copies it from there in wider reads that wait for those
+/// writes: on the 1.3 MB CUTLASS module such copies of operands, words and statements were half
+/// of the time `Parser::body` spent outside its calls.
+#[inline(always)]
+fn push_built<T>(v: &mut Vec<T>, make: impl FnOnce() -> T) {
+    v.extend(std::iter::once_with(make));
 }
 
 /// A builder label `$L__<n>`.
@@ -242,7 +260,7 @@ fn linkage_of(word: &str) -> Option<Linkage> {
 /// A written mnemonic or modifier as the model holds it, borrowed from the form table when a row
 /// spells it (nearly always), so that reading an instruction allocates nothing for its opcode
 /// (issue 33); `None` for a word no row spells ([`unknown_modifier`] keeps those).
-fn known_word(written: &str) -> Option<Cow<'static, str>> {
+fn known_word(written: &str) -> Option<&'static str> {
     /// The words rows spell: those of at most 8 bytes (nearly all) by their bytes as one
     /// integer, found without comparing text; the longer ones by their text.
     struct Known {
@@ -278,7 +296,7 @@ fn known_word(written: &str) -> Option<Cow<'static, str>> {
         Some(x) => KNOWN.short.get(&x).copied(),
         None => KNOWN.long.get(written).copied(),
     };
-    found.map(Cow::Borrowed)
+    found
 }
 
 /// The bytes of a word of at most 8 bytes as one integer (zero-padded: PTX words hold no NUL,
@@ -368,15 +386,25 @@ impl<'a> Parser<'a> {
         self.toks.get(self.pos + k).copied()
     }
 
-    /// `written`, a mnemonic or modifier of this module's text, as the model holds it:
-    /// [`known_word`], else [`unknown_modifier`] once per module.
-    fn word(&mut self, written: &'a str) -> Cow<'static, str> {
-        known_word(written).unwrap_or_else(|| {
-            self.unknown_words
-                .entry(written)
-                .or_insert_with(|| unknown_modifier(written))
-                .clone()
-        })
+    /// Pushes `written`, a mnemonic or modifier of this module's text, onto `words` as the
+    /// model holds it: [`known_word`], else [`unknown_modifier`] once per module. The word is
+    /// written into the list where it lies, not returned through the stack and copied (issue 33:
+    /// the copy of each word read back was a tenth of the parser's own time on the CUTLASS module).
+    #[inline]
+    fn push_word(&mut self, words: &mut Vec<Cow<'static, str>>, written: &'a str) {
+        match known_word(written) {
+            Some(w) => push_built(words, || Cow::Borrowed(w)),
+            None => words.push(self.unknown_word(written)),
+        }
+    }
+
+    /// A word no row spells, as [`unknown_modifier`] kept it, asked once per module.
+    #[cold]
+    fn unknown_word(&mut self, written: &'a str) -> Cow<'static, str> {
+        self.unknown_words
+            .entry(written)
+            .or_insert_with(|| unknown_modifier(written))
+            .clone()
     }
 
     fn text(&self, t: Token) -> &'a str {
@@ -1072,34 +1100,16 @@ impl<'a> Parser<'a> {
             f.arena.words = b.words;
             f.arena.operands = b.operands;
         }
-        // Bounded, so that text of nothing but `;` cannot reserve more than it could fill.
-        let statements = self.statements_ahead().min(1 << 16);
+        // At most how many statements the body holds (the lexer counted them, issue 33): reserved
+        // up front so that a large function's statements are not moved as its body grows. Its
+        // words and operands are not reserved so: measured on the 1.3 MB CUTLASS module, blocks
+        // that large are mapped and unmapped for each module, four times the page faults of a
+        // `check`. Bounded, so that text of nothing but `;` cannot reserve more than it could fill.
+        let statements = self.blocks.statements_in(self.pos - 1).min(1 << 16);
         f.body.reserve(statements);
         spans.body.reserve(statements);
         self.body(&mut f, &mut spans)?;
         Ok((f, decl, spans))
-    }
-
-    /// At most how many statements the body from here to its closing `}` holds: every statement
-    /// ends in `;`, `:`, a brace or a comment, or is a `.loc`. Reserving them up front keeps a
-    /// large function's statements from being moved as its body grows (issue 33). The function's
-    /// words and operands are not reserved so: measured on the 1.3 MB CUTLASS module, blocks that
-    /// large are mapped and unmapped for each module, four times the page faults of a `check`.
-    fn statements_ahead(&self) -> usize {
-        let mut depth = 0usize;
-        let mut n = 0usize;
-        for t in self.toks.get(self.pos..).unwrap_or_default() {
-            match t.tok {
-                Tok::Punct(b'{') => depth += 1,
-                Tok::Punct(b'}') if depth == 0 => break,
-                Tok::Punct(b'}') => depth -= 1,
-                Tok::Punct(b';' | b':') | Tok::Comment => {}
-                Tok::DotWord if self.text(*t) == ".loc" => {}
-                _ => continue,
-            }
-            n += 1;
-        }
-        n
     }
 
     fn dims3(&mut self) -> PResult<[u32; 3]> {
@@ -1221,7 +1231,7 @@ impl<'a> Parser<'a> {
                             }
                         }
                     }
-                    self.push(f, spans, at, Statement::Comment(comment(c)));
+                    self.push(f, spans, at, || Statement::Comment(comment(c)));
                 }
                 Tok::Punct(b'{') => {
                     self.pos += 1;
@@ -1232,7 +1242,7 @@ impl<'a> Parser<'a> {
                             "blocks nested too deeply (limits::MAX_BLOCK_DEPTH)",
                         );
                     }
-                    self.push(f, spans, at, Statement::Open);
+                    self.push(f, spans, at, || Statement::Open);
                 }
                 Tok::Punct(b'}') => {
                     self.pos += 1;
@@ -1240,7 +1250,7 @@ impl<'a> Parser<'a> {
                         return Ok(());
                     }
                     depth -= 1;
-                    self.push(f, spans, at, Statement::Close);
+                    self.push(f, spans, at, || Statement::Close);
                 }
                 Tok::DotWord => match text {
                     ".reg" => {
@@ -1250,18 +1260,18 @@ impl<'a> Parser<'a> {
                             f.reg_counts[class as usize] = d.names[0].count.unwrap_or(0);
                             spans.reg_blocks[class as usize] = Some(at);
                         } else {
-                            self.push(f, spans, at, Statement::RegDecl(d));
+                            self.push(f, spans, at, || Statement::RegDecl(d));
                         }
                     }
                     ".param" => {
                         let p = self.param(false)?;
                         self.expect_punct(b';')?;
-                        self.push(f, spans, at, Statement::LocalParam(Box::new(p)));
+                        self.push(f, spans, at, || Statement::LocalParam(Box::new(p)));
                     }
                     ".loc" => {
                         self.pos += 1;
                         let rest = self.rest_of_line(self.line_of(t));
-                        self.push(f, spans, at, Statement::Loc(rest));
+                        self.push(f, spans, at, || Statement::Loc(rest));
                     }
                     ".pragma" => {
                         self.pos += 1;
@@ -1280,11 +1290,11 @@ impl<'a> Parser<'a> {
                             }
                         }
                         self.expect_punct(b';')?;
-                        self.push(f, spans, at, Statement::Pragma(v));
+                        self.push(f, spans, at, || Statement::Pragma(v));
                     }
                     w if space_of(w).is_some() => {
                         let v = self.variable(None)?;
-                        self.push(f, spans, at, Statement::Var(Box::new(v)));
+                        self.push(f, spans, at, || Statement::Var(Box::new(v)));
                     }
                     // PTX ISA 11: a body holds variables, `.loc`, `.pragma` and labelled
                     // `.callprototype`/`.branchtargets` lists; any other directive there is
@@ -1299,7 +1309,7 @@ impl<'a> Parser<'a> {
                 Tok::Ident if matches!(self.peek_at(1), Some(x) if x.tok == Tok::Punct(b':')) => {
                     if matches!(self.peek_at(2), Some(x) if self.text(x) == ".callprototype") {
                         let s = self.until_semicolon()?;
-                        self.push(f, spans, at, Statement::Other(s));
+                        self.push(f, spans, at, || Statement::Other(s));
                         continue;
                     }
                     // `name: .branchtargets L0, L1;` (PTX ISA 11.3.1).
@@ -1317,7 +1327,7 @@ impl<'a> Parser<'a> {
                             name: text.to_string(),
                             labels,
                         };
-                        self.push(f, spans, at, Statement::BranchTargets(Box::new(b)));
+                        self.push(f, spans, at, || Statement::BranchTargets(Box::new(b)));
                         continue;
                     }
                     self.pos += 2;
@@ -1325,12 +1335,11 @@ impl<'a> Parser<'a> {
                         Some(l) => Statement::Label(l),
                         None => Statement::NamedLabel(text.to_string()),
                     };
-                    self.push(f, spans, at, s);
+                    self.push(f, spans, at, || s);
                 }
                 Tok::Ident | Tok::Punct(b'@') => {
                     // Its words and operands are read into the function's lists (issue 33).
-                    let i = self.instruction(at, &mut f.arena)?;
-                    self.push(f, spans, at, Statement::Instr(i));
+                    self.instruction(at, f, spans)?;
                     last_instr_line = self
                         .toks
                         .get(self.pos.wrapping_sub(1))
@@ -1341,8 +1350,20 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn push(&mut self, f: &mut Function, spans: &mut FunctionSpans, at: Pos, s: Statement) {
-        f.body.push(s);
+    /// Appends the statement `make` gives, written at `at`. Not inlined, and `make` builds the
+    /// statement here: inlined in [`Parser::body`], every kind of statement was built in one
+    /// place on the stack, a few bytes at a time, and copied from there in wider reads that
+    /// wait for those writes (issue 33: the copies were a sixth of `body`'s time on the 1.3 MB
+    /// CUTLASS module).
+    #[inline(never)]
+    fn push(
+        &mut self,
+        f: &mut Function,
+        spans: &mut FunctionSpans,
+        at: Pos,
+        make: impl FnOnce() -> Statement,
+    ) {
+        push_built(&mut f.body, make);
         spans.body.push(at);
     }
 
@@ -1399,8 +1420,12 @@ impl<'a> Parser<'a> {
 
     // ---- instructions -------------------------------------------------------------------------------
 
-    /// Reads an instruction: its words and operands into `arena`, the function's lists.
-    fn instruction(&mut self, at: Pos, arena: &mut InstrArena) -> PResult<BodyInstr> {
+    /// Reads an instruction written at `at` and appends it to `f`'s body: its words and operands
+    /// into the function's lists. Not inlined, and the statement is appended here, for the
+    /// reason [`Parser::push`] gives.
+    #[inline(never)]
+    fn instruction(&mut self, at: Pos, f: &mut Function, spans: &mut FunctionSpans) -> PResult<()> {
+        let arena = &mut f.arena;
         let mut guard = None;
         let mut named_guard = None;
         if self.eat_punct(b'@') {
@@ -1422,8 +1447,7 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let words = arena.words.len();
         let operands = arena.operands.len();
-        let w = self.word(self.text(t));
-        arena.words.push(w);
+        self.push_word(&mut arena.words, self.text(t));
         let mut end = t.end;
         while let Some(m) = self.peek() {
             if m.tok != Tok::DotWord || m.start != end {
@@ -1431,8 +1455,7 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            let w = self.word(&self.text(m)[1..]);
-            arena.words.push(w);
+            self.push_word(&mut arena.words, &self.text(m)[1..]);
             // The mnemonic and the modifiers.
             if arena.words.len() - words > limits::MAX_MODIFIERS + 1 {
                 return self.error(
@@ -1444,7 +1467,18 @@ impl<'a> Parser<'a> {
         // The mnemonic and its modifiers are written together: `ld.shared.u32`.
         let opcode = self.src.get(t.start as usize..end as usize).unwrap_or("");
         if !self.eat_punct(b';') {
-            self.comma_list_into(b';', "operands", &mut arena.operands, |p| p.operand(0))?;
+            // A register standing alone, most operands, is built where the list keeps it; the
+            // rest through `operand`, whose result comes back through the stack (issue 33).
+            self.comma_list_into(b';', "operands", &mut arena.operands, |p, out| {
+                match p.register_alone() {
+                    Some(r) => {
+                        p.pos += 1;
+                        push_built(out, || Operand::Reg(r));
+                    }
+                    None => out.push(p.operand(0)?),
+                }
+                Ok(())
+            })?;
         }
         let mut i = arena.read(guard, named_guard, words, operands);
         let view = arena.get(&i);
@@ -1463,7 +1497,9 @@ impl<'a> Parser<'a> {
             );
         }
         i.set_resolved_form(form);
-        Ok(i)
+        push_built(&mut f.body, || Statement::Instr(i));
+        spans.body.push(at);
+        Ok(())
     }
 
     fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
@@ -1480,25 +1516,29 @@ impl<'a> Parser<'a> {
         &mut self,
         close: u8,
         what: &str,
-        item: impl FnMut(&mut Self) -> PResult<T>,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
     ) -> PResult<Vec<T>> {
         let mut v = Vec::new();
-        self.comma_list_into(close, what, &mut v, item)?;
+        self.comma_list_into(close, what, &mut v, |p, out| {
+            out.push(item(p)?);
+            Ok(())
+        })?;
         Ok(v)
     }
 
-    /// [`Parser::comma_list`] into `out`: an instruction's operands are read into the statement
-    /// that holds them, not moved there (issue 33).
-    fn comma_list_into<T, C: Extend<T>>(
+    /// [`Parser::comma_list`] into `out`, each item pushed by `item` itself: an instruction's
+    /// operands are read into the function's list, and a register standing alone is built
+    /// where the list keeps it rather than returned through the stack and copied (issue 33).
+    fn comma_list_into<T>(
         &mut self,
         close: u8,
         what: &str,
-        out: &mut C,
-        mut item: impl FnMut(&mut Self) -> PResult<T>,
+        out: &mut Vec<T>,
+        mut item: impl FnMut(&mut Self, &mut Vec<T>) -> PResult<()>,
     ) -> PResult<()> {
         let mut n = 0usize;
         loop {
-            out.extend(Some(item(self)?));
+            item(self, out)?;
             n += 1;
             if n > limits::MAX_OPERANDS {
                 return self.error(
@@ -1597,16 +1637,7 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Ident => {
-                // The common case first (issue 33): a numbered register standing alone (`%r12,`),
-                // with no selector, element or pair after it, is what `named_operand` would read.
-                let alone = matches!(
-                    self.peek_at(1),
-                    Some(Token {
-                        tok: Tok::Punct(b',' | b';' | b'}' | b')' | b']'),
-                        ..
-                    })
-                );
-                if let Some(r) = alone.then(|| canonical_reg(self.text(t))).flatten() {
+                if let Some(r) = self.register_alone() {
                     self.pos += 1;
                     return Ok(Operand::Reg(r));
                 }
@@ -1623,6 +1654,22 @@ impl<'a> Parser<'a> {
             }
             _ => self.unexpected("an operand"),
         }
+    }
+
+    /// The common operand (issue 33): a numbered register standing alone (`%r12,`), with no
+    /// selector, element or pair after it, is what [`Parser::named_operand`] would read. Not
+    /// taken.
+    #[inline]
+    fn register_alone(&self) -> Option<RegRef> {
+        let t = self.peek().filter(|t| t.tok == Tok::Ident)?;
+        let alone = matches!(
+            self.peek_at(1),
+            Some(Token {
+                tok: Tok::Punct(b',' | b';' | b'}' | b')' | b']'),
+                ..
+            })
+        );
+        alone.then(|| canonical_reg(self.text(t))).flatten()
     }
 
     /// A register, special register, label or symbol, or a register with a video selector
