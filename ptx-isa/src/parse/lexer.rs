@@ -130,7 +130,10 @@ impl Blocks {
     /// matches. 0 when token `open` is no `{`.
     pub(crate) fn statements_in(&self, open: usize) -> usize {
         let k = self.braces.partition_point(|b| (b.token as usize) < open);
-        let Some(first) = self.braces.get(k).filter(|b| b.token as usize == open && b.open)
+        let Some(first) = self
+            .braces
+            .get(k)
+            .filter(|b| b.token as usize == open && b.open)
         else {
             return 0;
         };
@@ -457,7 +460,11 @@ mod tests {
         for (k, t) in toks.iter().enumerate() {
             if t.tok == Tok::Punct(b'{') {
                 opens += 1;
-                assert_eq!(blocks.statements_in(k), counted(src, &toks, k), "block at token {k}");
+                assert_eq!(
+                    blocks.statements_in(k),
+                    counted(src, &toks, k),
+                    "block at token {k}"
+                );
             } else {
                 // Not a `{`: nothing to reserve.
                 assert_eq!(blocks.statements_in(k), 0, "token {k}");

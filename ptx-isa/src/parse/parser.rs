@@ -12,8 +12,8 @@ use super::{FunctionSpans, Parsed, SourceMap, limits};
 use crate::forms::Form;
 use crate::instr::{Guard, Imm, Label, NamedGuard, Operand};
 use crate::module::{
-    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena,
-    Item, Linkage, Module, Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
+    BranchTargets, Directive, Function, FunctionDecl, FunctionKind, Init, InstrArena, Item,
+    Linkage, Module, Opaque, Param, ParamKind, RegDecl, RegName, Statement, Variable,
 };
 use crate::reg::{RegClass, RegRef};
 use crate::space::{AddrBase, Address, SharedScope, StateSpace};

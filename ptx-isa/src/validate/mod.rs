@@ -17,6 +17,7 @@ mod function;
 mod operands;
 mod scope;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -506,7 +507,8 @@ fn function(
     }
     // Blocks and their labels (PTX labels are scoped to the block that places them).
     let mut parents: Vec<Option<usize>> = vec![None];
-    let mut labels: Vec<HashSet<String>> = vec![HashSet::new()];
+    // Names borrowed from the body: no copy per label (issue 33).
+    let mut labels: Vec<HashSet<Cow<'_, str>>> = vec![HashSet::new()];
     let mut block_of = Vec::with_capacity(f.body.len());
     // The `.branchtargets` lists (PTX ISA 11.3.1): name, statement, block. A list's name is a
     // label name too (ptxas: "Duplicate definition of label").
@@ -521,7 +523,7 @@ fn function(
                     cur = parents.len() - 1;
                 }
                 Statement::Close => cur = parents.get(cur).copied().flatten().unwrap_or(0),
-                Statement::Label(l) if !labels[cur].insert(l.to_string()) => {
+                Statement::Label(l) if !labels[cur].insert(l.to_string().into()) => {
                     cx.error(
                         ErrorKind::UndefinedLabel,
                         at(k),
@@ -531,10 +533,10 @@ fn function(
                 // `prototype_0 : .callprototype ...` names a prototype that `call` refers to.
                 Statement::Other(text) if text.contains(".callprototype") => {
                     if let Some((name, _)) = text.split_once(':') {
-                        labels[cur].insert(name.trim().to_string());
+                        labels[cur].insert(name.trim().into());
                     }
                 }
-                Statement::NamedLabel(l) if !labels[cur].insert(l.clone()) => {
+                Statement::NamedLabel(l) if !labels[cur].insert(l.as_str().into()) => {
                     cx.error(
                         ErrorKind::UndefinedLabel,
                         at(k),
@@ -542,7 +544,7 @@ fn function(
                     );
                 }
                 Statement::BranchTargets(b) => {
-                    if !labels[cur].insert(b.name.clone()) {
+                    if !labels[cur].insert(b.name.as_str().into()) {
                         cx.error(
                             ErrorKind::UndefinedLabel,
                             at(k),
@@ -582,22 +584,15 @@ fn function(
     // Register parameters are registers of the function's outermost scope.
     for p in f.params.iter().chain(f.ret.iter()) {
         if let ParamKind::Reg(ty) = p.kind {
-            let reg = crate::module::RegName {
-                name: p.name.clone(),
-                count: None,
-            };
-            let _ = scopes.declare(&reg, RegInfo { ty, vector: None });
+            let _ = scopes.declare(p.name.as_str().into(), None, RegInfo { ty, vector: None });
         }
     }
     for class in RegClass::ALL {
         let n = f.reg_count(class);
         if n > 0 {
-            let reg = crate::module::RegName {
-                name: format!("%{}", class.prefix()),
-                count: Some(n),
-            };
             let _ = scopes.declare(
-                &reg,
+                format!("%{}", class.prefix()).into(),
+                Some(n),
                 RegInfo {
                     ty: class.decl_type(),
                     vector: None,
@@ -635,7 +630,7 @@ fn function(
                         ty: d.ty,
                         vector: d.vector,
                     };
-                    if let Err(e) = scopes.declare(n, info) {
+                    if let Err(e) = scopes.declare(n.name.as_str().into(), n.count, info) {
                         cx.error(ErrorKind::UndefinedRegister, pos, e.to_string());
                     }
                 }

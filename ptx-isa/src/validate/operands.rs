@@ -40,7 +40,7 @@ const OTHER_SREGS: &[(&str, PtxVersion, u32)] = &[
 /// What the operand checks can see: the register scopes, the function's parameters and local
 /// variables, and which labels are visible from the instruction's block.
 pub(crate) struct Env<'a> {
-    pub scopes: &'a Scopes,
+    pub scopes: &'a Scopes<'a>,
     pub locals: &'a HashMap<String, SymbolKind>,
     pub label_visible: &'a dyn Fn(&str) -> bool,
     /// For the name of a `.branchtargets` list: whether it is declared before the instruction in

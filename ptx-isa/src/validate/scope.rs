@@ -2,6 +2,8 @@
 //! scope whose declarations shadow outer ones). Parameterized declarations `%r<N>` are kept as
 //! ranges and never expanded, so a huge `N` costs nothing.
 
+use std::borrow::Cow;
+
 // foldhash (hashbrown's default): every register operand is looked up here.
 use hashbrown::HashMap;
 
@@ -20,10 +22,13 @@ pub struct RegInfo {
     pub vector: Option<VectorWidth>,
 }
 
+/// The declarations of one scope. Their names are borrowed from the module: nvcc's inline-asm
+/// blocks each declare a register or two, and a name copied per declaration was a tenth of the
+/// allocations of a `check` of the 1.3 MB CUTLASS module (issue 33).
 #[derive(Debug, Default)]
-struct Scope {
-    names: HashMap<String, RegInfo>,
-    ranges: HashMap<String, (u32, RegInfo)>,
+struct Scope<'a> {
+    names: HashMap<Cow<'a, str>, RegInfo>,
+    ranges: HashMap<Cow<'a, str>, (u32, RegInfo)>,
     /// The ranges named as the builder names registers (`%rd<N>`, `%p<N>`), by [`RegClass`]: a
     /// [`RegRef`] operand is found without writing its name (issue 33).
     by_class: [Option<(u32, RegInfo)>; RegClass::ALL.len()],
@@ -43,7 +48,15 @@ fn split_indexed(name: &str) -> Option<(&str, u32)> {
     idx.parse().ok().map(|i| (prefix, i))
 }
 
-impl Scope {
+impl Scope<'_> {
+    /// Forgets every declaration, keeping the room (a closed scope, kept for the next block).
+    fn clear(&mut self) {
+        self.names.clear();
+        self.ranges.clear();
+        self.by_class = Default::default();
+        self.named_classes = 0;
+    }
+
     /// [`Scope::lookup`] of `r`'s name.
     fn lookup_reg(&self, r: RegRef) -> Option<RegInfo> {
         if self.named_classes & (1 << r.class as usize) != 0 {
@@ -86,29 +99,38 @@ impl std::fmt::Display for Redeclared {
 
 impl std::error::Error for Redeclared {}
 
-/// The stack of register scopes of one function.
+/// The stack of register scopes of one function, whose declarations' names live for `'a`.
 #[derive(Debug, Default)]
-pub struct Scopes {
-    stack: Vec<Scope>,
+pub struct Scopes<'a> {
+    stack: Vec<Scope<'a>>,
+    /// Closed scopes, emptied, for the next blocks: a block's tables are allocated once per
+    /// function, not once per block (issue 33: the CUTLASS module's kernels open a block for each
+    /// of their 4,700 inline-asm statements).
+    spare: Vec<Scope<'a>>,
 }
 
-impl Scopes {
+impl<'a> Scopes<'a> {
     /// One (function) scope.
-    pub fn new() -> Scopes {
+    pub fn new() -> Scopes<'a> {
         Scopes {
             stack: vec![Scope::default()],
+            spare: Vec::new(),
         }
     }
 
     /// Opens a `{ }` scope.
     pub fn open(&mut self) {
-        self.stack.push(Scope::default());
+        let s = self.spare.pop().unwrap_or_default();
+        self.stack.push(s);
     }
 
     /// Closes the innermost scope (never the function's).
     pub fn close(&mut self) {
         if self.stack.len() > 1 {
-            self.stack.pop();
+            if let Some(mut s) = self.stack.pop() {
+                s.clear();
+                self.spare.push(s);
+            }
         }
     }
 
@@ -148,38 +170,48 @@ impl Scopes {
         }
     }
 
-    /// Declares `reg` (`name` or `name<count>`) in the innermost scope; `Err` names the clash
+    /// Declares `name` (`count`: `name<count>`) in the innermost scope; `Err` names the clash
     /// when the same scope already declares it.
-    pub fn declare(&mut self, reg: &RegName, info: RegInfo) -> Result<(), Redeclared> {
+    pub fn declare(
+        &mut self,
+        name: Cow<'a, str>,
+        count: Option<u32>,
+        info: RegInfo,
+    ) -> Result<(), Redeclared> {
         let Some(s) = self.stack.last_mut() else {
             return Ok(());
         };
-        let name = reg.name.as_str();
-        match reg.count {
+        let clash = |name: Cow<'a, str>| {
+            Err(Redeclared(RegName {
+                name: name.into_owned(),
+                count,
+            }))
+        };
+        match count {
             None => {
-                if s.lookup(name).is_some() {
-                    return Err(Redeclared(reg.clone()));
+                if s.lookup(&name).is_some() {
+                    return clash(name);
                 }
-                let class = split_indexed(name)
+                let class = split_indexed(&name)
                     .and_then(|(prefix, _)| prefix.strip_prefix('%'))
                     .and_then(RegClass::from_prefix);
                 if let Some(class) = class {
                     s.named_classes |= 1 << class as usize;
                 }
-                s.names.insert(name.to_string(), info);
+                s.names.insert(name, info);
             }
             Some(n) => {
-                if s.ranges.contains_key(name)
+                if s.ranges.contains_key(name.as_ref())
                     || s.names
                         .keys()
                         .any(|k| split_indexed(k).is_some_and(|(p, i)| p == name && i < n))
                 {
-                    return Err(Redeclared(reg.clone()));
+                    return clash(name);
                 }
-                s.ranges.insert(name.to_string(), (n, info));
                 if let Some(class) = name.strip_prefix('%').and_then(RegClass::from_prefix) {
                     s.by_class[class as usize] = Some((n, info));
                 }
+                s.ranges.insert(name, (n, info));
             }
         }
         Ok(())
