@@ -292,11 +292,10 @@ fn known_word(written: &str) -> Option<&'static str> {
         }
         known
     });
-    let found = match packed_word(written.as_bytes()) {
+    match packed_word(written.as_bytes()) {
         Some(x) => KNOWN.short.get(&x).copied(),
         None => KNOWN.long.get(written).copied(),
-    };
-    found
+    }
 }
 
 /// The bytes of a word of at most 8 bytes as one integer (zero-padded: PTX words hold no NUL,
