@@ -421,6 +421,37 @@ fn typed(
     }
 }
 
+/// The grid of the preprocess and convert kernels over `cover` query rows: CTAs of
+/// [`BackwardConfig::ROW_WARPS`] warps on [`BackwardConfig::ROWS_PER_WARP`] rows each x heads x
+/// sequences. Returns the CTA's sequence, its row block and head, and the thread's lane and warp.
+fn row_grid(
+    k: &mut KernelBuilder,
+    x: &Extents,
+    offs: Option<&Offsets>,
+    cover: Expr,
+) -> Result<(Seq, [Var; 2], [Var; 2])> {
+    let warps = BackwardConfig::ROW_WARPS;
+    let rows = warps * BackwardConfig::ROWS_PER_WARP;
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
+    let seq = Seq::new(k, x, offs, b)?;
+    let [lane, w] = k.thread_id([32, warps])?;
+    Ok((seq, [blk, h], [lane, w]))
+}
+
+/// Query row `i` of those warp `w` of row block `blk` takes ([`row_grid`]), and whether it lies
+/// inside the sequence: step `i`'s warps on consecutive rows `blk · rows + i · warps + w`.
+fn warp_row(
+    k: &mut KernelBuilder,
+    [blk, w]: [Var; 2],
+    seq: &Seq,
+    i: u32,
+) -> Result<(Var, ptx_isa::Pred)> {
+    let (warps, steps) = (BackwardConfig::ROW_WARPS, BackwardConfig::ROWS_PER_WARP);
+    let row = k.let_("row", blk * (warps * steps) + i * warps + w)?;
+    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
+    Ok((row, live))
+}
+
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
@@ -452,30 +483,23 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let dq = dq_accum(&mut k, &x, d)?;
     let turns = dq_turns(&mut k, &dq)?;
     let offs = offsets(&mut k, &x, false)?;
-    let (warps, steps) = (BackwardConfig::ROW_WARPS, BackwardConfig::ROWS_PER_WARP);
-    let rows = warps * steps;
     // The rows covered: the padded statistics, or packed the longest sequence's blocks.
     let cover = match &offs {
         None => Expr::from(padded),
         Some(o) => Expr::ceil_div(o.longest, pad) * pad,
     };
-    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
-    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
-    let [lane, w] = k.thread_id([32, warps])?;
+    let (seq, [blk, h], [lane, w]) = row_grid(&mut k, &x, offs.as_ref(), cover)?;
     // The main kernel, a programmatic dependent ([`BackwardConfig::dependent`]), may be
     // scheduled once every CTA has started (PTX ISA 9.7.13.13): it loads K and V, then waits for
     // this grid to complete before it reads what this one writes.
     k.isa().griddepcontrol_launch_dependents()?;
     let region = k.let_("blocks_end", Expr::ceil_div(seq.seqlen_q, pad) * pad)?;
     let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
-    // The warp's rows: step `i`'s warps on consecutive rows `blk · rows + i · warps + w`, each
-    // inside or past seqlen_q for all its lanes (the reduction is the warp's). Every row's O
-    // and dO are loaded before the first sum uses them.
-    let mut live = Vec::new();
-    let mut loaded = Vec::new();
-    for i in 0..steps {
-        let row = k.let_("row", blk * rows + i * warps + w)?;
-        let is_live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
+    // The warp's rows, inside or past seqlen_q for all its lanes (the reduction is the warp's),
+    // every row's O and dO loaded before the first sum uses them.
+    let (mut live, mut loaded) = (Vec::new(), Vec::new());
+    for i in 0..BackwardConfig::ROWS_PER_WARP {
+        let (row, is_live) = warp_row(&mut k, [blk, w], &seq, i)?;
         k.if_(is_live, |k| {
             let mut at = seq.q_at(row.into(), h);
             at.push(lane * per);
@@ -567,23 +591,17 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let dq = k.tensor::<T>("dq", q_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
     let offs = offsets(&mut k, &x, false)?;
-    let (warps, steps) = (BackwardConfig::ROW_WARPS, BackwardConfig::ROWS_PER_WARP);
-    let rows = warps * steps;
     let cover = offs.as_ref().map_or(x.seqlen_q, |o| o.longest);
-    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
-    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
-    let [lane, w] = k.thread_id([32, warps])?;
+    let (seq, [blk, h], [lane, w]) = row_grid(&mut k, &x, offs.as_ref(), cover.into())?;
     // A programmatic dependent of the main kernel ([`BackwardConfig::dependent`]): the
     // accumulator is read once it has completed and its writes are visible (PTX ISA 9.7.13.13;
     // at once for an ordinary launch).
     k.isa().griddepcontrol_wait()?;
     // The warp's rows as the preprocess takes them, every row's accumulator loaded before the
     // first is converted.
-    let mut live = Vec::new();
-    let mut loaded = Vec::new();
-    for i in 0..steps {
-        let row = k.let_("row", blk * rows + i * warps + w)?;
-        let is_live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
+    let (mut live, mut loaded) = (Vec::new(), Vec::new());
+    for i in 0..BackwardConfig::ROWS_PER_WARP {
+        let (row, is_live) = warp_row(&mut k, [blk, w], &seq, i)?;
         k.if_(is_live, |k| {
             let mut acc = Vec::new();
             for run in (0..per).step_by(DQ_RUN as usize) {
