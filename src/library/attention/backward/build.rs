@@ -421,15 +421,47 @@ fn typed(
     }
 }
 
+/// The grid of the preprocess and convert kernels over `cover` query rows: CTAs of
+/// [`BackwardConfig::ROW_WARPS`] warps on [`BackwardConfig::ROWS_PER_WARP`] rows each x heads x
+/// sequences. Returns the CTA's sequence, its row block and head, and the thread's lane and warp.
+fn row_grid(
+    k: &mut KernelBuilder,
+    x: &Extents,
+    offs: Option<&Offsets>,
+    cover: Expr,
+) -> Result<(Seq, [Var; 2], [Var; 2])> {
+    let warps = BackwardConfig::ROW_WARPS;
+    let rows = warps * BackwardConfig::ROWS_PER_WARP;
+    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
+    let seq = Seq::new(k, x, offs, b)?;
+    let [lane, w] = k.thread_id([32, warps])?;
+    Ok((seq, [blk, h], [lane, w]))
+}
+
+/// Query row `i` of those warp `w` of row block `blk` takes ([`row_grid`]), and whether it lies
+/// inside the sequence: step `i`'s warps on consecutive rows `blk · rows + i · warps + w`.
+fn warp_row(
+    k: &mut KernelBuilder,
+    [blk, w]: [Var; 2],
+    seq: &Seq,
+    i: u32,
+) -> Result<(Var, ptx_isa::Pred)> {
+    let (warps, steps) = (BackwardConfig::ROW_WARPS, BackwardConfig::ROWS_PER_WARP);
+    let row = k.let_("row", blk * (warps * steps) + i * warps + w)?;
+    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
+    Ok((row, live))
+}
+
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
 /// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum`
-/// and the turn counters (`dq_turns`) zeroed. Its parameters: `o`, `d_o`
+/// and the turn counters (`dq_turns`) zeroed; a warp takes [`BackwardConfig::ROWS_PER_WARP`]
+/// rows. Its parameters: `o`, `d_o`
 /// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
 /// `dq_accum`, `dq_turns`; packed ([`BackwardConfig::varlen`]) the tensors without the batch
 /// and then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`). The grid: the padded rows (packed
-/// the longest sequence's) in fours x heads x sequences.
+/// the longest sequence's) in CTAs of [`BackwardConfig::ROW_WARPS`] warps x heads x sequences.
 pub fn build_preprocess(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [preprocess::<ty::F16>, preprocess::<ty::Bf16>];
     typed(target, cfg, "_preprocess", body)
@@ -451,84 +483,93 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let dq = dq_accum(&mut k, &x, d)?;
     let turns = dq_turns(&mut k, &dq)?;
     let offs = offsets(&mut k, &x, false)?;
-    let rows = BackwardConfig::ROWS_PER_CTA;
     // The rows covered: the padded statistics, or packed the longest sequence's blocks.
     let cover = match &offs {
         None => Expr::from(padded),
         Some(o) => Expr::ceil_div(o.longest, pad) * pad,
     };
-    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
-    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
-    let [lane, w] = k.thread_id([32, rows])?;
+    let (seq, [blk, h], [lane, w]) = row_grid(&mut k, &x, offs.as_ref(), cover)?;
     // The main kernel, a programmatic dependent ([`BackwardConfig::dependent`]), may be
     // scheduled once every CTA has started (PTX ISA 9.7.13.13): it loads K and V, then waits for
     // this grid to complete before it reads what this one writes.
     k.isa().griddepcontrol_launch_dependents()?;
-    let row = k.let_("row", blk * rows + w)?;
-    // A warp's row: inside or past seqlen_q for all its lanes (the reduction is the warp's);
-    // inside the sequence's blocks or not.
-    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
     let region = k.let_("blocks_end", Expr::ceil_div(seq.seqlen_q, pad) * pad)?;
-    let inside = k.cmp(CmpOp::Lt, row, region)?;
-    let pad = k.cmp(CmpOp::Ge, row, seq.seqlen_q)?;
     let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
-    k.if_(inside, |k| {
-        // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
-        // query blocks into it).
-        let zeros = k.regs::<ty::F32>(per.min(DQ_RUN) as usize);
-        for &z in &zeros {
-            k.mov(z, 0.0f32)?;
-        }
-        for run in (0..per).step_by(DQ_RUN as usize) {
-            let at = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
-            k.store_n(&dq, at, &zeros)?;
-        }
-        // A block's first row: its turn counters zeroed, a lane each.
-        let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
-        let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
-        let zero_turn = k.pred();
-        k.and(zero_turn, block_first, tiles)?;
-        k.if_(zero_turn, |k| {
-            let mut at = seq.acc_at(h, row / bm);
-            at.push(lane.into());
-            k.store(&turns, at, 0u32)
+    // The warp's rows, inside or past seqlen_q for all its lanes (the reduction is the warp's),
+    // every row's O and dO loaded before the first sum uses them.
+    let (mut live, mut loaded) = (Vec::new(), Vec::new());
+    for i in 0..BackwardConfig::ROWS_PER_WARP {
+        let (row, is_live) = warp_row(&mut k, [blk, w], &seq, i)?;
+        k.if_(is_live, |k| {
+            let mut at = seq.q_at(row.into(), h);
+            at.push(lane * per);
+            let xo = k.load_n(&o, at.clone(), per as usize, T::zero())?;
+            let xd = k.load_n(&d_o, at, per as usize, T::zero())?;
+            loaded.push((xo, xd));
+            Ok(())
         })
         .end()?;
-        let pad_first = k.pred();
-        k.and(pad_first, pad, first)?;
-        k.if_(pad_first, |k| {
-            k.store(&lse2, seq.stat_at(h, row.into()), f32::INFINITY)?;
-            k.store(&dd, seq.stat_at(h, row.into()), 0.0f32)
+        live.push((row, is_live));
+    }
+    for &(row, _) in &live {
+        let inside = k.cmp(CmpOp::Lt, row, region)?;
+        let past = k.cmp(CmpOp::Ge, row, seq.seqlen_q)?;
+        k.if_(inside, |k| {
+            // Every row of the accumulator zeroed, the padding's too (the main kernel adds whole
+            // query blocks into it).
+            let zeros = k.regs::<ty::F32>(per.min(DQ_RUN) as usize);
+            for &z in &zeros {
+                k.mov(z, 0.0f32)?;
+            }
+            for run in (0..per).step_by(DQ_RUN as usize) {
+                let at = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
+                k.store_n(&dq, at, &zeros)?;
+            }
+            // A block's first row: its turn counters zeroed, a lane each.
+            let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
+            let tiles = k.cmp(CmpOp::Lt, lane, cfg.head_dim / BackwardConfig::SLAB)?;
+            let zero_turn = k.pred();
+            k.and(zero_turn, block_first, tiles)?;
+            k.if_(zero_turn, |k| {
+                let mut at = seq.acc_at(h, row / bm);
+                at.push(lane.into());
+                k.store(&turns, at, 0u32)
+            })
+            .end()?;
+            let pad_first = k.pred();
+            k.and(pad_first, past, first)?;
+            k.if_(pad_first, |k| {
+                k.store(&lse2, seq.stat_at(h, row.into()), f32::INFINITY)?;
+                k.store(&dd, seq.stat_at(h, row.into()), 0.0f32)
+            })
+            .end()
         })
-        .end()
-    })
-    .end()?;
-    k.if_(live, |k| {
-        let mut at = seq.q_at(row.into(), h);
-        at.push(lane * per);
-        let xo = k.load_n(&o, at.clone(), per as usize, T::zero())?;
-        let xd = k.load_n(&d_o, at, per as usize, T::zero())?;
-        let acc = k.reg::<ty::F32>();
-        k.mov(acc, 0.0f32)?;
-        for (&a, &g) in xo.iter().zip(&xd) {
-            let (fa, fg) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
-            k.cvt(fa, a)?;
-            k.cvt(fg, g)?;
-            k.fma(acc, fa, fg, acc)?;
-        }
-        let sum = k.reduce(ReduceOp::Sum, &[acc], ReduceScope::Warp)?;
-        k.if_(first, |k| {
-            let l = k.load(&lse, seq.lse_at(h, row.into()))?;
-            let l2 = k.mul_of(l, LOG2_E)?;
-            let empty = k.pred();
-            k.setp::<ty::F32>(CmpOp::Eq, empty, l, f32::NEG_INFINITY)?;
-            k.selp(l2, f32::INFINITY, l2, empty)?;
-            k.store(&lse2, seq.stat_at(h, row.into()), l2)?;
-            k.store(&dd, seq.stat_at(h, row.into()), sum)
+        .end()?;
+    }
+    for (&(row, is_live), (xo, xd)) in live.iter().zip(&loaded) {
+        k.if_(is_live, |k| {
+            let acc = k.reg::<ty::F32>();
+            k.mov(acc, 0.0f32)?;
+            for (&a, &g) in xo.iter().zip(xd) {
+                let (fa, fg) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+                k.cvt(fa, a)?;
+                k.cvt(fg, g)?;
+                k.fma(acc, fa, fg, acc)?;
+            }
+            let sum = k.reduce(ReduceOp::Sum, &[acc], ReduceScope::Warp)?;
+            k.if_(first, |k| {
+                let l = k.load(&lse, seq.lse_at(h, row.into()))?;
+                let l2 = k.mul_of(l, LOG2_E)?;
+                let empty = k.pred();
+                k.setp::<ty::F32>(CmpOp::Eq, empty, l, f32::NEG_INFINITY)?;
+                k.selp(l2, f32::INFINITY, l2, empty)?;
+                k.store(&lse2, seq.stat_at(h, row.into()), l2)?;
+                k.store(&dd, seq.stat_at(h, row.into()), sum)
+            })
+            .end()
         })
-        .end()
-    })
-    .end()?;
+        .end()?;
+    }
     k.finish()
 }
 
@@ -550,34 +591,43 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     let dq = k.tensor::<T>("dq", q_shape, opts)?;
     let scale = k.scalar::<ty::F32>("scale")?;
     let offs = offsets(&mut k, &x, false)?;
-    let rows = BackwardConfig::ROWS_PER_CTA;
     let cover = offs.as_ref().map_or(x.seqlen_q, |o| o.longest);
-    let [blk, h, b] = k.cta_id([Expr::ceil_div(cover, rows), x.heads.into(), x.batch.clone()])?;
-    let seq = Seq::new(&mut k, &x, offs.as_ref(), b)?;
-    let [lane, w] = k.thread_id([32, rows])?;
+    let (seq, [blk, h], [lane, w]) = row_grid(&mut k, &x, offs.as_ref(), cover.into())?;
     // A programmatic dependent of the main kernel ([`BackwardConfig::dependent`]): the
     // accumulator is read once it has completed and its writes are visible (PTX ISA 9.7.13.13;
     // at once for an ordinary launch).
     k.isa().griddepcontrol_wait()?;
-    let row = k.let_("row", blk * rows + w)?;
-    let live = k.cmp(CmpOp::Lt, row, seq.seqlen_q)?;
-    k.if_(live, |k| {
-        let mut at = seq.q_at(row.into(), h);
-        at.push(lane * per);
-        let mut acc = Vec::new();
-        for run in (0..per).step_by(DQ_RUN as usize) {
-            let from = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
-            let n = per.min(DQ_RUN) as usize;
-            acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
-        }
-        let out = k.regs::<T>(per as usize);
-        for (&a, &o) in acc.iter().zip(&out) {
-            let s = k.mul_of(a, scale)?;
-            k.cvt(o, s)?;
-        }
-        k.store_n(&dq, at, &out)
-    })
-    .end()?;
+    // The warp's rows as the preprocess takes them, every row's accumulator loaded before the
+    // first is converted.
+    let (mut live, mut loaded) = (Vec::new(), Vec::new());
+    for i in 0..BackwardConfig::ROWS_PER_WARP {
+        let (row, is_live) = warp_row(&mut k, [blk, w], &seq, i)?;
+        k.if_(is_live, |k| {
+            let mut acc = Vec::new();
+            for run in (0..per).step_by(DQ_RUN as usize) {
+                let from = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
+                let n = per.min(DQ_RUN) as usize;
+                acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
+            }
+            loaded.push(acc);
+            Ok(())
+        })
+        .end()?;
+        live.push((row, is_live));
+    }
+    for (&(row, is_live), acc) in live.iter().zip(&loaded) {
+        k.if_(is_live, |k| {
+            let mut at = seq.q_at(row.into(), h);
+            at.push(lane * per);
+            let out = k.regs::<T>(per as usize);
+            for (&a, &o) in acc.iter().zip(&out) {
+                let s = k.mul_of(a, scale)?;
+                k.cvt(o, s)?;
+            }
+            k.store_n(&dq, at, &out)
+        })
+        .end()?;
+    }
     k.finish()
 }
 

@@ -148,8 +148,13 @@ impl BackwardConfig {
     /// With [`BackwardConfig::dq_summed`], the second consumer warpgroup arrives here once its
     /// partial `dQ` is staged, and the first waits for it (256 threads).
     pub const SUM_BARRIER: u32 = 5;
-    /// Query rows one CTA of the preprocess and convert kernels covers: a warp per row.
-    pub const ROWS_PER_CTA: u32 = 4;
+    /// Warps of a CTA of the preprocess and convert kernels, each on
+    /// [`BackwardConfig::ROWS_PER_WARP`] query rows.
+    pub const ROW_WARPS: u32 = 4;
+    /// Query rows one warp of the preprocess and convert kernels covers, one after the other
+    /// with all their loads issued before the first is used: the bytes in flight a thread holds
+    /// (the kernels are bound by DRAM) and a quarter of the CTAs of a warp per row.
+    pub const ROWS_PER_WARP: u32 = 4;
     /// (KV head, sequence) pairs a band of the longest-first order holds
     /// ([`BackwardConfig::longest_first`]).
     pub const BAND_PAIRS: u32 = 4;
