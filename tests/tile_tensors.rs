@@ -256,8 +256,25 @@ fn a_tma_tensors_box_is_a_tile() {
         k.copy_async(&dst, &s, None, None, one).unwrap(),
         "copy_async.tma_store"
     );
+    // A store of a tile carrying an L2 policy carries it too (`.L2::cache_hint`, PTX ISA
+    // 9.7.9.27), as loads do.
+    let policy = k.l2_policy(ptxkit::isa::builder::L2Evict::First).unwrap();
+    let hinted = dst.clone().with_l2_hint(policy);
+    k.copy_async(&hinted, &s, None, None, one).unwrap();
     sync.finish().unwrap();
     let built = k.finish().unwrap();
+    let stores: Vec<&str> = built
+        .ptx()
+        .lines()
+        .filter(|l| l.contains("cp.async.bulk.tensor.2d.global.shared"))
+        .collect();
+    assert_eq!(stores.len(), 2, "{stores:?}");
+    assert!(!stores[0].contains("cache_hint"), "{}", stores[0]);
+    assert!(
+        stores[1].contains(".L2::cache_hint") && stores[1].contains(", %rd"),
+        "{}",
+        stores[1]
+    );
     support::assemble(built.ptx(), Target::Sm90a);
 
     // Only rank 2 has a tile.

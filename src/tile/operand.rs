@@ -448,8 +448,9 @@ impl TileRef {
         self
     }
 
-    /// The same tile, its TMA loads carrying the L2 cache policy `policy` (`.L2::cache_hint`,
-    /// from [`crate::kernel::KernelBuilder::l2_policy`]: `evict_first` for data read once);
+    /// The same tile, its TMA loads and stores carrying the L2 cache policy `policy`
+    /// (`.L2::cache_hint`, PTX ISA 9.7.9.27, from [`crate::kernel::KernelBuilder::l2_policy`]:
+    /// `evict_first` for data read or written once);
     /// a tile not described by a tensor map is returned unchanged.
     pub fn with_l2_hint(mut self, policy: Reg<ty::B64>) -> TileRef {
         if let Base::TensorMap { l2_hint, .. } = &mut self.base {

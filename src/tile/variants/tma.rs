@@ -20,7 +20,7 @@ struct Sides<'a> {
     map: &'a TensorMapRef,
     /// The tile's origin in the tensor.
     coords: &'a [Src<ty::S32>],
-    /// The L2 cache policy a load carries.
+    /// The L2 cache policy the access carries (`.L2::cache_hint`).
     l2_hint: Option<Reg<ty::B64>>,
     /// The shared tile's address.
     shared: Reg<ty::U32>,
@@ -145,16 +145,22 @@ struct TmaStore<'a> {
     map: &'a TensorMapRef,
     coords: &'a [Src<ty::S32>],
     src: Reg<ty::U32>,
+    l2_hint: Option<Reg<ty::B64>>,
 }
 
 fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
     let Sides {
         map,
         coords,
+        l2_hint,
         shared: src,
-        ..
     } = tensor_and_shared(ctx, true)?;
-    Ok(Box::new(TmaStore { map, coords, src }))
+    Ok(Box::new(TmaStore {
+        map,
+        coords,
+        src,
+        l2_hint,
+    }))
 }
 
 impl Plan for TmaStore<'_> {
@@ -163,7 +169,7 @@ impl Plan for TmaStore<'_> {
             self.map,
             self.coords,
             Addr::<spaces::Shared>::reg32(self.src),
-            None,
+            self.l2_hint,
         )
     }
 }
