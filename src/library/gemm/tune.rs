@@ -92,9 +92,12 @@ impl TuneProblem {
 /// then every tile width (64 to 256) with the consumers sharing each tile or taking turns
 /// ([`GemmConfig::pingpong`]), alone or in CTA pairs, at the deepest ring that fits, and two band
 /// heights, where the tiles are fewer than the SMs split-K in 2, 4 and 8 parts
-/// ([`GemmConfig::split_k`]), and for an M of at most 128 the swapped kernels
-/// ([`super::swap_ab::candidates`]); each once, each valid.
+/// ([`GemmConfig::split_k`]), and for an M of at most [`DECODE_M`] the decode kernels
+/// ([`super::swap_ab::candidates`]); each once, each valid. A decode problem's splits are
+/// summed in the kernel only (one launch, [`GemmConfig::launches`]): a decode step issues its
+/// GEMMs back to back, where a second launch costs more than it does timed alone.
 pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
+    let decode = problem.m <= DECODE_M;
     let rule = problem.rule(sms);
     let mut out = vec![rule];
     for bn in [64, 128, 192, 256] {
@@ -121,12 +124,16 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
         .into_iter()
         .chain(small_m)
     {
-        if !out.contains(&c) {
+        if !out.contains(&c) && !(decode && c.launches() > 1) {
             out.push(c);
         }
     }
     out
 }
+
+/// The most tokens (M) a problem has for [`candidates`] to treat it as a decode step: the
+/// decode kernels ([`super::swap_ab::candidates`]), its splits in one launch.
+pub const DECODE_M: usize = 128;
 
 /// The split-K variants of `cfg` worth timing for a C of `m x n` on `sms` multiprocessors: none
 /// where `cfg`'s tiles alone fill the SMs, else 2, 4 and 8 parts ([`GemmConfig::split_k`]), 128
@@ -187,6 +194,28 @@ pub fn pick(timed: impl IntoIterator<Item = (GemmConfig, f64)>) -> Option<(GemmC
         (s, None) => s,
         (_, w) => w,
     }
+}
+
+/// How many of the timed candidates [`finalists`] keeps.
+pub const FINALISTS: usize = 3;
+
+/// The candidates worth timing again before [`pick`] chooses among them: the [`FINALISTS`]
+/// fastest of `timed` (each configuration with its milliseconds; NaN for one not timed), and
+/// the fastest unsplit one where it is not among them (the split margin is measured against
+/// it); fastest first. A first pass of a few runs each over some fifty candidates keeps the
+/// luckiest median as well as the fastest kernel (session 16b's decode table: a row's two
+/// medians of the same two calls differed by up to 9 %); timing the few fastest again, longer
+/// and interleaved, picks among kernels rather than among draws.
+pub fn finalists(timed: impl IntoIterator<Item = (GemmConfig, f64)>) -> Vec<GemmConfig> {
+    let mut all: Vec<(GemmConfig, f64)> = timed.into_iter().filter(|t| !t.1.is_nan()).collect();
+    all.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut out: Vec<GemmConfig> = all.iter().take(FINALISTS).map(|t| t.0).collect();
+    if let Some(&(whole, _)) = all.iter().find(|t| t.0.split_k == 1) {
+        if !out.contains(&whole) {
+            out.push(whole);
+        }
+    }
+    out
 }
 
 /// Why tuning failed.
@@ -637,6 +666,47 @@ mod tests {
         // Only splits timed, or nothing.
         assert_eq!(pick([(split, 0.03), (fixup, 0.02)]), Some((fixup, 0.02)));
         assert_eq!(pick([(whole, f64::NAN)]), None);
+    }
+
+    /// A decode problem's candidates run in one launch each (their splits summed in the
+    /// kernel), at every M of the decode table and both input types; a larger M still gets
+    /// the second launch's sum among its splits.
+    #[test]
+    fn decode_candidates_take_one_launch() {
+        for input in [Bf16, E4m3] {
+            for m in [1, 16, 64, 100, 128] {
+                for (n, k) in [(4096, 4096), (2112, 7168), (7168, 2048)] {
+                    let c = candidates(&TuneProblem::new(m, n, k, input, Bf16), 132);
+                    assert!(c.iter().all(|x| x.launches() == 1), "{m}x{n}x{k}");
+                    assert!(c.iter().any(|x| x.split_k > 1 && x.split_fixup), "{m}x{n}");
+                }
+            }
+        }
+        let tall = candidates(&TuneProblem::new(256, 2112, 7168, Bf16, Bf16), 132);
+        assert!(tall.iter().any(|x| x.launches() == 2));
+    }
+
+    /// The finalists: the three fastest, fastest first, and the fastest unsplit one where a
+    /// split crowds it out; NaN (not timed) left out.
+    #[test]
+    fn finalists_are_the_fastest_and_the_fastest_unsplit() {
+        let base = GemmConfig::for_problem_typed(1, 4096, 132, E4m3, Bf16);
+        let split = |parts| GemmConfig {
+            split_fixup: true,
+            ..base.swapped(16, parts)
+        };
+        let (whole, wide) = (base.swapped(16, 1), base.swapped(32, 1));
+        let timed = [
+            (whole, 0.0130),
+            (split(2), 0.0110),
+            (split(4), 0.0105),
+            (split(8), 0.0120),
+            (wide, f64::NAN),
+        ];
+        assert_eq!(finalists(timed), vec![split(4), split(2), split(8), whole]);
+        let timed = [(wide, 0.0140), (whole, 0.0100), (split(2), 0.0120)];
+        assert_eq!(finalists(timed), vec![whole, split(2), wide]);
+        assert!(finalists([(whole, f64::NAN)]).is_empty());
     }
 
     /// The candidates are valid, distinct, led by the rule's pick, and include the ping-pong
