@@ -120,11 +120,13 @@ pub fn candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
         }
     }
     let small_m = super::swap_ab::candidates(rule, (problem.m, problem.n), sms);
+    // A decode problem's split takes one launch.
+    let offered = |c: &GemmConfig| !decode || c.launches() == 1;
     for c in split_k_candidates(rule, (problem.m, problem.n), sms)
         .into_iter()
         .chain(small_m)
     {
-        if !out.contains(&c) && !(decode && c.launches() > 1) {
+        if !out.contains(&c) && offered(&c) {
             out.push(c);
         }
     }
