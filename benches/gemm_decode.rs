@@ -10,14 +10,19 @@
 //! sanitizer runs); `DECODE_CHECK_ONLY=decode-widths` keeps only the checks of the unswapped
 //! decode widths, of the swapped tiles narrower than M and of the CTA pairs and clusters,
 //! `DECODE_CHECK_ONLY=pairs` those of the CTA pairs, `DECODE_CHECK_ONLY=clusters` those of
-//! the clusters along N (each with how many clusters the GPU holds at once).
+//! the clusters along N (each with how many clusters the GPU holds at once),
+//! `DECODE_CHECK_ONLY=fixup` those of the splits summed in the kernel (one launch) and the
+//! fixup's bits against the second launch's.
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
-//! pick first, the swapped kernels and the split-K ones among them), each run once on a
-//! poisoned C and compared with the baseline's C (a candidate off by more than 1e-2 relative
-//! is counted and not timed), then timed; run 1 is the pick's time ([`pick`]: the fastest, a
-//! split one only by a margin) against the baseline's, run 2 times that candidate and the
-//! baseline again (so the pick's luck does not carry into the ratio). Times are CUDA-event medians with a cold L2 before each run
+//! pick first, the swapped kernels and the split-K ones among them, each in one launch), each
+//! run once on a poisoned C and compared with the baseline's C (a candidate off by more than
+//! 1e-2 relative is counted and not timed), then timed; the fastest few ([`finalists`]) are
+//! timed again, each interleaved with the baseline, and the pick is chosen among them
+//! ([`pick`]: the fastest, a split one only by a margin). Runs 1 and 2 each time the pick and
+//! the baseline with their runs interleaved ([`median_ms_cold_interleaved`]), so neither the
+//! pick's luck in the picking pass nor the drift between two medians taken one after the
+//! other carries into the ratio. Times are CUDA-event medians with a cold L2 before each run
 //! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
@@ -43,7 +48,7 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::tune::{TuneProblem, candidates, pick};
+use ptxkit::library::gemm::tune::{TuneProblem, candidates, finalists, pick};
 use ptxkit::library::gemm::{
     BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK,
     LLAMA3_70B_NK,
@@ -54,8 +59,10 @@ use ptxkit::runtime::{
     median_ms_cold_interleaved,
 };
 
-/// Timed runs of each candidate when picking, and of the pick and the baseline.
-const PICK_ITERS: usize = 10;
+/// Timed runs of each candidate in the first pass, of each finalist ([`finalists`]) and the
+/// baseline when picking, and of the pick and the baseline in each of runs 1 and 2.
+const PICK_ITERS: usize = 8;
+const FINAL_ITERS: usize = 20;
 const ITERS: usize = 30;
 
 /// Elements of the random block the weights repeat.
@@ -97,8 +104,10 @@ struct Row {
     base: [f64; 2],
     /// The pick's time (ms), run 1 (its picking run) and run 2.
     ours: [f64; 2],
-    /// The rule's time (ms) in run 1.
+    /// The rule's time (ms) in the first pass.
     rule: f64,
+    /// The baseline's time (ms) in the first pass.
+    base0: f64,
     pick: GemmConfig,
     /// The pick's relative error against the baseline's C.
     rel: f64,
@@ -131,7 +140,7 @@ fn row(
         true => Ok(f64::NAN),
         false => median_ms_cold::<CheckError>(stream, 2, iters, f),
     };
-    let base1 = time(&mut || baseline(&mut base_c), ITERS)?;
+    let base0 = time(&mut || baseline(&mut base_c), ITERS)?;
     let mut timed: Vec<(GemmConfig, f64, f64)> = Vec::new();
     let (mut rule, mut failed) = (f64::NAN, Vec::new());
     for (i, cfg) in row_candidates(problem, sms).into_iter().enumerate() {
@@ -151,7 +160,7 @@ fn row(
                 problem.k,
                 cfg.name(),
                 ms * 1e3,
-                base1 / ms
+                base0 / ms
             );
         }
         if i == 0 {
@@ -159,23 +168,64 @@ fn row(
         }
         timed.push((cfg, ms, rel));
     }
-    // The tuner's pick ([`pick`]: a split only where it is faster by the margin); profiled,
-    // nothing is timed and the first candidate that passed stands.
+    // The finalists ([`finalists`]: the fastest few of the first pass) timed again, each
+    // interleaved with the baseline, longer; then the tuner's pick among them ([`pick`]: a split
+    // only where it is faster by the margin). Profiled, nothing is timed and the first
+    // candidate that passed stands.
     let picked = match profile {
         true => timed.first().map(|&(c, ms, _)| (c, ms)),
-        false => pick(timed.iter().map(|&(c, ms, _)| (c, ms))),
+        false => {
+            let mut again = Vec::new();
+            let mut line = format!("  finalists {m}x{n}x{}:", problem.k);
+            for cfg in finalists(timed.iter().map(|&(c, ms, _)| (c, ms))) {
+                let gemm = loaded(kernels, device, cfg)?;
+                let [ms, base] = median_ms_cold_interleaved::<CheckError, 2>(
+                    stream,
+                    1,
+                    FINAL_ITERS,
+                    [&mut || Ok(ours(gemm, &mut c)?), &mut || {
+                        baseline(&mut base_c)
+                    }],
+                )?;
+                line.push_str(&format!(
+                    " {} {:.2} µs ({:.3});",
+                    cfg.name(),
+                    ms * 1e3,
+                    base / ms
+                ));
+                again.push((cfg, ms));
+            }
+            println!("{line}");
+            pick(again)
+        }
     };
-    let Some((pick, ours1, rel)) =
-        picked.and_then(|(p, ms)| timed.iter().find(|t| t.0 == p).map(|t| (p, ms, t.2)))
+    let Some((pick, rel)) =
+        picked.and_then(|(p, _)| timed.iter().find(|t| t.0 == p).map(|t| (p, t.2)))
     else {
         return Err(CheckError::Gemm(GemmError::Operands(format!(
             "no candidate passed: {}",
             failed.join(", ")
         ))));
     };
+    // Runs 1 and 2: each the pick and the baseline timed cold with their runs interleaved
+    // (no order or drift between two medians taken one after the other, and not the picking
+    // pass's own median, which favours the pick).
     let gemm = loaded(kernels, device, pick)?;
-    let ours2 = time(&mut || Ok(ours(gemm, &mut c)?), ITERS)?;
-    let base2 = time(&mut || baseline(&mut base_c), ITERS)?;
+    let mut run = || -> Result<[f64; 2], CheckError> {
+        match profile {
+            true => Ok([f64::NAN; 2]),
+            false => median_ms_cold_interleaved::<CheckError, 2>(
+                stream,
+                2,
+                ITERS,
+                [&mut || Ok(ours(gemm, &mut c)?), &mut || {
+                    baseline(&mut base_c)
+                }],
+            ),
+        }
+    };
+    let [ours1, base1] = run()?;
+    let [ours2, base2] = run()?;
     if std::env::var_os("DECODE_GAP").is_some() && !profile {
         gap(
             stream,
@@ -189,6 +239,7 @@ fn row(
         base: [base1, base2],
         ours: [ours1, ours2],
         rule,
+        base0,
         pick,
         rel,
         failed,
@@ -376,7 +427,7 @@ fn print_row(
             r.base[1] * 1e3,
             r.ours[1] * 1e3,
             r.base[1] / r.ours[1],
-            r.base[0] / r.rule,
+            r.base0 / r.rule,
             r.pick.name(),
             r.rel,
             match r.failed.len() {
@@ -400,9 +451,12 @@ fn checks(
     // `=clusters` the clusters along N alone (what the sanitizer runs on those paths).
     let only = std::env::var("DECODE_CHECK_ONLY").unwrap_or_default();
     let (only_pairs, only_clusters) = (only == "pairs", only == "clusters");
-    let only_widths = only == "decode-widths" || only_pairs || only_clusters;
+    let only_fixup = only == "fixup";
+    let only_widths = only == "decode-widths" || only_pairs || only_clusters || only_fixup;
     let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
-        if only_pairs {
+        if only_fixup {
+            c.split_fixup
+        } else if only_pairs {
             c.cluster_m == 2
         } else if only_clusters {
             c.cluster_n > 1
@@ -469,6 +523,13 @@ fn checks(
             .decode_pair_split(48, 4, true),
             (77, 1001, 520),
         ),
+        // The decode table's splits in one launch (session 17): the swapped 64-wide tile in 4
+        // parts at 64x2112x7168 (the table's pick there was its second-launch form), the
+        // 16-wide one in 2 and 4 parts at M = 1 and 13, the split pair 96 wide in 3.
+        (fixup(bf.swapped(64, 4)), (64, 2112, 7168)),
+        (fixup(bf.swapped(16, 2)), (1, 4096, 4096)),
+        (fixup(bf.swapped(16, 4)), (13, 6144, 4096)),
+        (bf.decode_pair_split(96, 3, true), (128, 2112, 7168)),
         // Clusters along N sharing the tokens' tile: 33 clusters of 4 at N = 2112, edges in M
         // and N (N = 2000 in 16-wide tiles: the last cluster's last three CTAs lie past N),
         // an odd N.
@@ -541,6 +602,17 @@ fn checks(
             .deepest(),
             (64, 4096, 7168),
         ),
+        // The e4m3 splits in one launch where the decode table picked the second launch
+        // (session 16b: 1x4096x4096 in 2 parts, 16x4096x4096 in 4), an M that is no multiple
+        // of 16 in 8 parts, and the split pair 96 wide in 3 summed in the kernel.
+        (fixup(fp8(1, 4096).swapped(16, 2)), (1, 4096, 4096)),
+        (fixup(fp8(16, 4096).swapped(16, 4)), (16, 4096, 4096)),
+        (fixup(fp8(16, 4096).swapped(16, 8)), (13, 4096, 2048)),
+        (fixup(fp8(64, 4096).swapped(64, 4)), (64, 4096, 4096)),
+        (
+            fp8(128, 2112).decode_pair_split(96, 3, true),
+            (128, 2112, 7168),
+        ),
     ];
     check::print_checks(
         "ours",
@@ -575,7 +647,7 @@ fn checks(
         (bf.decode_pair_split(96, 3, false), (128, 2112, 7168)),
     ];
     for (cfg, shape) in same_bits {
-        if only_widths && !(only_pairs && cfg.cluster_m == 2) {
+        if only_widths && !(only_pairs && cfg.cluster_m == 2) && !only_fixup {
             continue;
         }
         let (m, n, k) = shape;

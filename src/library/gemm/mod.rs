@@ -707,6 +707,16 @@ impl GemmConfig {
         self.cluster_m * self.cluster_n
     }
 
+    /// The kernel launches one run takes: 2 for split-K summed by a second launch
+    /// ([`GemmConfig::split_k`] over 1 without [`GemmConfig::split_fixup`]), else 1.
+    pub fn launches(&self) -> u32 {
+        if self.split_k > 1 && !self.split_fixup {
+            2
+        } else {
+            1
+        }
+    }
+
     /// How many consumer warpgroups release each stage: both (each read its 64 rows of A), or
     /// with [`GemmConfig::pingpong`] the one whose tile it holds.
     pub fn stage_readers(&self) -> u32 {

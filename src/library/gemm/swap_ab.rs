@@ -159,7 +159,7 @@ impl GemmConfig {
 ///   ([`GemmConfig::decode_pair`]): the two 64-row token tiles of a weight tile in one
 ///   cluster, the weight multicast to both; the same pairs [`PAIR_SPLIT_WIDTHS`] wide with the
 ///   reduction split in as many parts as fill the SMs once, where that is 2 or more
-///   ([`GemmConfig::decode_pair_split`], both sums); and pairs along N
+///   ([`GemmConfig::decode_pair_split`], summed in the kernel); and pairs along N
 ///   ([`GemmConfig::decode_cluster`] with 2 CTAs) [`fill_width`] wide: two neighbouring
 ///   weight tiles sharing the tokens' 128-row tile, the tokens multicast to both. Not 4 CTAs
 ///   along N: the H200 holds 30 such clusters at once (120 of its 132 SMs), and they were
@@ -167,8 +167,13 @@ impl GemmConfig {
 ///   15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
-/// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16)
-/// (summed by a second launch, and in the kernel: [`GemmConfig::split_fixup`]); each valid.
+/// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16); each
+/// valid. Every split is summed in the kernel ([`GemmConfig::split_fixup`]): a decode step
+/// takes one launch per GEMM. The second launch's sum was as fast timed alone after an L2
+/// clear, but a stream of decode GEMMs pays both launches: session 16b timed the e4m3 splits
+/// at 1x4096x4096 and 16x4096x4096 back to back at 17.2-17.8 µs a call against 12.1-12.4 µs
+/// cold (BENCHMARKS.md), where the in-kernel fixup's kernel was level with cuBLASLt's under
+/// ncu (8.42 against 8.32 µs at 1x4096x4096).
 pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<GemmConfig> {
     if m > 128 {
         return Vec::new();
@@ -193,14 +198,11 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
         // The tokens' tile shared along N by a pair.
         let along_n = base.decode_cluster(fill_width(n, sms), 2);
         // Where the pairs of a width leave SMs idle, their reduction split in as many parts as
-        // fill the SMs once, summed by a second launch and in the kernel (cuBLAS's layout at
-        // 128x2112x7168: 96 wide, 3 parts).
-        let split = PAIR_SPLIT_WIDTHS.into_iter().flat_map(|bn| {
+        // fill the SMs once, summed in the kernel (cuBLAS's layout at 128x2112x7168: 96 wide,
+        // 3 parts).
+        let split = PAIR_SPLIT_WIDTHS.into_iter().filter_map(|bn| {
             let parts = (sms as usize / (2 * n.div_ceil(bn as usize)).max(1)).min(16) as u32;
-            [false, true]
-                .into_iter()
-                .filter(move |_| parts >= 2)
-                .map(move |fixup| base.decode_pair_split(bn, parts, fixup))
+            (parts >= 2).then(|| base.decode_pair_split(bn, parts, true))
         });
         for c in pairs.into_iter().chain([along_n]).chain(split) {
             if !out.contains(&c) && c.validate().is_ok() {
@@ -221,10 +223,10 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
             if split_k == 0 || (!swap && split_k != 1 && split_k != fill) {
                 continue;
             }
-            let c = base.decode_tile(bn, split_k, swap);
-            let fixup = GemmConfig {
-                split_fixup: true,
-                ..c
+            // A split summed in the kernel: one launch.
+            let c = GemmConfig {
+                split_fixup: split_k > 1,
+                ..base.decode_tile(bn, split_k, swap)
             };
             // Unswapped and unsplit also the deepest ring and, where one 64-row tile holds the
             // tokens, ping-pong consumers (a 64-row stage: twice the weight's bytes in flight).
@@ -235,7 +237,7 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
                 ],
                 _ => Vec::new(),
             };
-            for c in [c, fixup].into_iter().chain(deeper) {
+            for c in [c].into_iter().chain(deeper) {
                 if (c.pingpong && m > 64) || out.contains(&c) || c.validate().is_err() {
                     continue;
                 }
