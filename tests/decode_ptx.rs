@@ -101,9 +101,11 @@ fn cp_async_pages_are_the_producer_threads_copies() {
             assert_eq!(ptx.matches("cp.async.bulk.tensor.4d").count(), q_boxes);
             assert_eq!(
                 ptx.matches("ld.global.s32").count(),
-                2,
-                "{name}: seq_lens, then one page a tile"
+                3,
+                "{name}: seq_lens, then one page a tile: the first tile's before the loop, the \
+                 next in it"
             );
+
             // The ring's full barriers expect 128 arrivals, its empty ones the 4 warps'.
             let inits = |count: &str| {
                 ptx.lines()
@@ -123,6 +125,55 @@ fn cp_async_pages_are_the_producer_threads_copies() {
         .with_evict_first(true);
     assert!(evict.validate().is_err());
     assert!(evict.with_cp_async(false).validate().is_ok());
+}
+
+/// The bodies of the PTX's loops closed by an unconditional branch back to a label (the
+/// authoring model's `for_range`: `$L__n:` ... `bra $L__n;`), each from its label on.
+fn loop_bodies(ptx: &str) -> Vec<String> {
+    let lines: Vec<&str> = ptx.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (end, line) in lines.iter().enumerate() {
+        let Some(label) = line.strip_prefix("bra ").and_then(|l| l.strip_suffix(';')) else {
+            continue;
+        };
+        let head = format!("{label}:");
+        if let Some(start) = lines[..end].iter().position(|l| *l == head) {
+            out.push(lines[start..end].join("\n"));
+        }
+    }
+    out
+}
+
+/// The producer's loop over the key tiles (the loop that loads the cache, by TMA boxes or by
+/// `cp.async`) divides by nothing: each box's (or warp's) page slot and row move by adds a tile
+/// (`parts::PageCursor`), the divisions by the run-time page size are made before the loop. The
+/// pages of 16, 48 (boxes and warps crossing pages at a row that moves a tile) and 64 tokens and
+/// a contiguous cache, bf16 and FP8 by both loads.
+#[test]
+fn the_producer_divides_by_the_page_size_only_before_its_loop() {
+    for page in [16u32, 48, 64, 4096] {
+        let bf16 = DecodeConfig::new(128, 4, page);
+        let fp8 = bf16.with_fp8();
+        for cfg in [bf16, fp8.with_cp_async(true), fp8.with_cp_async(false)] {
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            let name = cfg.name();
+            let loads = |b: &String| {
+                b.contains("cp.async.cg.shared.global") || b.contains("cp.async.bulk.tensor.4d")
+            };
+            let bodies: Vec<String> = loop_bodies(&ptx).into_iter().filter(loads).collect();
+            assert_eq!(bodies.len(), 1, "{name}: one loop loads the cache");
+            for op in ["div.", "rem."] {
+                assert!(
+                    !bodies[0].contains(op),
+                    "{name}: `{op}` in the producer's loop"
+                );
+            }
+            assert!(
+                ptx.contains("div.u32"),
+                "{name}: the divisions before the loop"
+            );
+        }
+    }
 }
 
 /// The default page loads over an FP8 cache: `cp.async` for pages of at most

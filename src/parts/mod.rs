@@ -19,6 +19,9 @@
 //!   f16 in registers (an FP8 KV cache's K and V: `library::decode`).
 //! - [`ticket`]: the last of several parts of one result to arrive combines them
 //!   ([`ticket::last_arrival`]: split-K's fixup, split-KV decode's combine).
+//! - [`pages`]: a key's block-table slot and row in its page, moved a fixed step at a time
+//!   through pages of a run-time size by adds, not divisions ([`PageCursor`]: a paged KV
+//!   cache's tiles in `library::decode`).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
@@ -27,6 +30,7 @@
 pub mod epilogue;
 pub mod fragments;
 pub mod gate;
+pub mod pages;
 pub mod ring;
 pub mod roles;
 pub mod schedule;
@@ -37,6 +41,7 @@ pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, StagedBlock,
 };
 pub use gate::RowGate;
+pub use pages::PageCursor;
 pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{

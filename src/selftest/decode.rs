@@ -1,8 +1,9 @@
 //! The decode attention's GPU check behind `ptxkit selftest` (`decode`): head dims 64, 128 and
 //! 256; groups of 1, 4, 5, 8 and 16 query heads a KV head; 1 to 16 new tokens (two query
 //! chunks at 16 tokens of a group of 8); ragged lengths from a single token to over a
-//! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens in a
-//! shuffled block table and a contiguous cache (one page a sequence); one split, several and the
+//! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens, and
+//! of 48, 96 and 192 (no divisor of the 64-key tile nor a multiple of it), in a shuffled block
+//! table and a contiguous cache (one page a sequence); one split, several and the
 //! launcher's choice, the splits combined by the combine kernel (in three cases also in the
 //! decode kernel, `DecodeConfig::fold`, and with evict-first loads by the combine launched as a
 //! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
@@ -114,6 +115,39 @@ fn cases() -> Vec<Case> {
         ),
         fp8(
             case(&[3, 500, 2000], 3, (2, 16), 128, 256, &[None, Some(4)]),
+            false,
+        ),
+        // Pages that are no divisor of the 64-key tile nor a multiple of it (a tile's keys and
+        // boxes cross pages at a different row each tile): the page cursors' wraps.
+        case(
+            &[1, 47, 48, 49, 500, 97],
+            2,
+            (2, 4),
+            128,
+            48,
+            &[None, Some(3)],
+        ),
+        case(&[191, 193, 900], 1, (2, 4), 128, 192, &[Some(1), Some(3)]),
+        fp8(
+            case(
+                &[95, 96, 97, 1000, 2],
+                1,
+                (2, 4),
+                128,
+                48,
+                &[Some(1), Some(4)],
+            ),
+            true,
+        ),
+        fp8(
+            case(
+                &[100, 191, 192, 193, 700],
+                3,
+                (1, 8),
+                64,
+                96,
+                &[None, Some(2)],
+            ),
             false,
         ),
     ]
@@ -413,7 +447,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{runs} runs: paged (pages 16-256, shuffled) and contiguous, bf16 and e4m3 (scale per \
+            "{runs} runs: paged (pages 16-256 and 48, 96, 192, shuffled) and contiguous, bf16 and e4m3 (scale per \
              head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \

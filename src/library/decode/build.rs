@@ -4,7 +4,7 @@
 //! online softmax on the accumulator fragment.
 
 use crate::parts::ticket::last_arrival;
-use crate::parts::{ConsumerId, Ring, ring_and_once};
+use crate::parts::{ConsumerId, PageCursor, Ring, ring_and_once};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, RegRef, Target, ty};
@@ -293,8 +293,9 @@ fn work(
 /// The producer warpgroup: one thread loads Q's rows (the chunk's tokens, each with its
 /// group's heads: one box of `[1, tokens, group, 64]` per slab; tokens past `q_len` read as
 /// zero), then each key tile of the split into the next free stage: K's and V's boxes of
-/// `page_rows` rows from the pages the block table names (looked up a tile ahead,
-/// [`lookup_pages`]: during tile `n`, before its stage is waited for, tile `n + 1`'s); or,
+/// `page_rows` rows from the pages the block table names (each box's slot and row kept by a
+/// [`PageCursor`], no division a tile; read a tile ahead, [`read_pages`]: during tile `n`,
+/// before its stage is waited for, tile `n + 1`'s); or,
 /// with [`DecodeConfig::cp_async`], the warpgroup's 128 threads copy the tiles' rows
 /// ([`copy_tiles`]).
 fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: Var) -> Result<()> {
@@ -366,22 +367,28 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
             true => Some(k.l2_policy(ptx_isa::builder::L2Evict::First)?),
             false => None,
         };
-        // Tile n's pages were read during tile n - 1 (the first tile's before the loop): the
-        // block table's latency never stands between a free stage and its loads.
-        let next: Vec<Reg<ty::U32>> = k.regs((bn / rows) as usize);
-        lookup_pages(k, p, w.first, &next)?;
-        k.for_range(w.first, w.end, |k, n| {
+        // Each box's key: box i of tile n at key 64 n + i · rows, its slot and row kept by
+        // adds a tile ([`PageCursor`]). Tile n's pages were read during tile n - 1 (the first
+        // tile's before the loop): the block table's latency never stands between a free stage
+        // and its loads.
+        let walks = (0..bn / rows)
+            .map(|i| PageCursor::new(k, w.first * bn + i * rows, args.page_size, bn))
+            .collect::<Result<Vec<_>>>()?;
+        let next: Vec<Reg<ty::S32>> = k.regs(walks.len());
+        read_pages(k, p, &walks, &next)?;
+        k.for_range(w.first, w.end, |k, _| {
             // Each box's page and row in it.
             let mut boxes = Vec::new();
-            for (i, &page) in next.iter().enumerate() {
+            for (walk, &page) in walks.iter().zip(&next) {
                 let here = k.reg::<ty::U32>();
+                let page = as_u32(k, page)?;
                 k.mov(here, page)?;
                 let here = k.bind("page", here);
-                let row = k.let_("page_row", (n * bn + i as u32 * rows) % args.page_size)?;
+                let row = k.let_("box_row", walk.row())?;
                 boxes.push((here, row));
+                walk.advance(k)?;
             }
-            let after = k.let_("next_tile", n + 1u32)?;
-            lookup_pages(k, p, after, &next)?;
+            read_pages(k, p, &walks, &next)?;
             let full = p.ring.acquire(k, sync, &cur)?;
             p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
             let tiles = p.ring.tile_addrs(k, cur.stage())?;
@@ -418,13 +425,15 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
 /// ISA 9.7.9.25.3.1), K's and V's rows from the same addresses of their caches, then each
 /// thread's `cp.async.mbarrier.arrive.noinc` on the stage's `full`
 /// ([`Ring::arrive_on_copies`]). Warp `w` takes the tile's rows `16 w .. 16 w + 16`: one page
-/// (a page holds a multiple of 16 tokens and a tile starts at one), read from the block table
-/// by the warp's threads alike before the stage is waited for; a copy instruction covers
+/// (a page holds a multiple of 16 tokens and a tile starts at one), its slot and row kept by a
+/// [`PageCursor`] (no division a tile), read from the block table by the warp's threads alike
+/// a tile ahead ([`read_pages`]); a copy instruction covers
 /// `32 / (d / 16)` whole rows (lane `l`: row `l / (d / 16) + j · 32 / (d / 16)`, 16-byte chunk
 /// `l % (d / 16)`), `d / 32` of K's and as many of V's a thread a tile. Each chunk lands where
 /// the TMA box would put it (the box's swizzle, PTX ISA 5.5.2.1): slab `chunk / span`, row and
 /// byte of the slab swizzled ([`smem::emit::emit_offset_2d`]) for the first copy, and each
-/// later copy's swizzle one XOR with a constant ([`copy_xors`]).
+/// later copy's swizzle one XOR with a constant ([`copy_xors`]), each copy's offset in a stage
+/// computed once, before the loop (a copy a tile: one add to the stage's tile address).
 fn copy_tiles(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
@@ -479,18 +488,41 @@ fn copy_tiles(
     let token_bytes = k.eval(token_stride)?;
     let step_bytes = k.reg::<ty::U64>();
     k.mul_wide::<ty::U32>(step_bytes, token_bytes, step)?;
+    // Each copy's destination in a stage, past its tile's address: its swizzled chunk in row
+    // 16 w + first of its slab (the row step's offset is the copy's immediate).
+    let dsts = xors
+        .iter()
+        .map(|&x| {
+            let dst = k.reg::<ty::U32>();
+            k.xor(dst, swizzled, x)?;
+            k.add(dst, dst, row_at)?;
+            Ok(dst)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // The warp's 16 keys of tile n: key 64 n + 16 w, one page, its slot and row kept by adds a
+    // tile ([`PageCursor`]); tile n's page read from the block table during tile n - 1 (the
+    // first tile's before the loop), so its latency never stands between a free stage and the
+    // copies.
+    let walk = PageCursor::new(
+        k,
+        w.first * bn + Expr::from(warp) * 16u32,
+        args.page_size,
+        bn,
+    )?;
+    let next = k.reg::<ty::S32>();
+    read_pages(k, p, std::slice::from_ref(&walk), &[next])?;
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
-    k.for_range(w.first, w.end, |k, n| {
-        // The warp's 16 keys: one page, looked up before the stage is waited for.
-        let key = k.let_("copy_key", n * bn + Expr::from(warp) * 16u32)?;
-        let page = page_of(k, p, key)?;
-        // The first row's token: page · page_size + key % page_size + first.
+    k.for_range(w.first, w.end, |k, _| {
+        // The first row's token: page · page_size + the row in the page + first.
         let token = k.reg::<ty::U32>();
-        let row = k.eval(key % args.page_size + first)?;
+        let row = k.eval(walk.row() + first)?;
         let page_size = k.eval(args.page_size)?;
+        let page = as_u32(k, next)?;
         k.mad_lo(token, page, page_size, row)?;
         let offset = k.reg::<ty::U64>();
         k.mul_wide::<ty::U32>(offset, token, token_bytes)?;
+        walk.advance(k)?;
+        read_pages(k, p, std::slice::from_ref(&walk), &[next])?;
         let full = p.ring.acquire(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let (Some(&k_tile), Some(&v_tile)) = (tiles.first(), tiles.get(1)) else {
@@ -499,15 +531,13 @@ fn copy_tiles(
         for (tile, cache) in [(k_tile, k_base), (v_tile, v_base)] {
             let src = k.reg::<ty::U64>();
             k.add(src, cache, offset)?;
-            let at = k.reg::<ty::U32>();
-            k.add(at, tile, row_at)?;
-            for j in 0..copies {
+            for (j, &at) in dsts.iter().enumerate() {
+                let j = j as u32;
                 if j > 0 {
                     k.add(src, src, step_bytes)?;
                 }
                 let dst = k.reg::<ty::U32>();
-                k.xor(dst, swizzled, xors[j as usize])?;
-                k.add(dst, dst, at)?;
+                k.add(dst, tile, at)?;
                 k.isa().cp_async(
                     CpAsyncCache::Cg,
                     Addr::<Shared>::reg32(dst).offset(i64::from(step * j * span)),
@@ -558,37 +588,35 @@ fn copy_xors(
     Ok(out)
 }
 
-/// The pages of key tile `n`'s boxes (`page_rows` rows each) from the block table into `pages`;
-/// a box past the sequence's pages (or a tile past its last) reads its last page instead of an
-/// entry past them.
-fn lookup_pages(
+/// Reads the block table at each cursor's slot into its `pages` register (`ld.global` straight
+/// into the register, which is read a tile later: the load's latency overlaps what comes
+/// between); a slot past the sequence's pages reads its last page instead of an entry past them.
+fn read_pages(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
-    n: impl Into<Expr>,
-    pages: &[Reg<ty::U32>],
+    walks: &[PageCursor],
+    pages: &[Reg<ty::S32>],
 ) -> Result<()> {
-    let n: Expr = n.into();
-    let (bn, rows) = (DecodeConfig::BLOCK_N, p.cfg.page_rows);
-    for (i, &page) in pages.iter().enumerate() {
-        let entry = page_of(k, p, n.clone() * bn + i as u32 * rows)?;
-        k.mov(page, entry)?;
+    let (args, w) = (p.args, p.work);
+    let last = k.eval(w.last_slot)?;
+    for (walk, &page) in walks.iter().zip(pages) {
+        let want = k.eval(walk.slot())?;
+        let slot = k.reg::<ty::U32>();
+        k.min(slot, want, last)?;
+        let slot = k.bind("slot", slot);
+        let Ptr::Global(at) = k.ptr_to(&args.block_table, [Expr::from(w.batch), slot.into()])?
+        else {
+            return Err(k.error("the block table is global memory"));
+        };
+        k.isa().ld(page, Addr::<Global>::reg(at))?;
     }
     Ok(())
 }
 
-/// The page holding the sequence's key `key` from the block table (slot `key / page_size`); a
-/// key past the sequence's pages reads its last page instead of an entry past them.
-fn page_of(k: &mut KernelBuilder, p: &Parts<'_>, key: impl Into<Expr>) -> Result<Reg<ty::U32>> {
-    let (args, w) = (p.args, p.work);
-    let want = k.eval(key.into() / args.page_size)?;
-    let last = k.eval(w.last_slot)?;
-    let slot = k.reg::<ty::U32>();
-    k.min(slot, want, last)?;
-    let slot = k.bind("slot", slot);
-    let entry = k.load(&args.block_table, [Expr::from(w.batch), slot.into()])?;
-    entry
-        .retype::<ty::U32>()
-        .map_err(|e| k.error(e.to_string()))
+/// A block-table entry (a page index, never negative for a slot in use) as the unsigned value
+/// the address arithmetic takes.
+fn as_u32(k: &KernelBuilder, page: Reg<ty::S32>) -> Result<Reg<ty::U32>> {
+    page.retype::<ty::U32>().map_err(|e| k.error(e.to_string()))
 }
 
 /// The consumer warpgroup over a bf16 cache: the group's query rows (row `r` is token
