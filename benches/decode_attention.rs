@@ -24,7 +24,10 @@
 //! (`DecodeConfig::dependent_combine`; the split problems), with `cp.async` or `TMA boxes` load
 //! the FP8 cache's pages the way its configuration does not by default
 //! (`DecodeConfig::cp_async`: `cp.async` for pages of at most `DecodeConfig::CP_ASYNC_PAGE`
-//! tokens).
+//! tokens), with `ordinary launch` launch the decode kernel as an ordinary kernel, not as a
+//! programmatic dependent of the call before it (`DecodeConfig::dependent_launch` off), with
+//! `cp.async at one CTA an SM` copy an FP8 cache's 16-token pages by `cp.async` in launches
+//! whose CTAs fit one an SM too (`DecodeConfig::solo_boxes` off).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -301,6 +304,12 @@ struct Layout {
     /// `Some(true)`: the split problems' CTAs on a kernel built for one CTA an SM (twice the
     /// ring's stages) instead of the one built for two (`DecodeConfig::solo`).
     solo: Option<bool>,
+    /// The decode kernel launched as an ordinary kernel, not as a programmatic dependent of the
+    /// kernel before it (`DecodeConfig::dependent_launch` off).
+    ordinary: bool,
+    /// An FP8 cache's 16-token pages copied by `cp.async` in launches whose CTAs fit one an SM
+    /// too (`DecodeConfig::solo_boxes` off).
+    copies_alone: bool,
 }
 
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16,
@@ -319,6 +328,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         plain_combine: false,
         cp_async: None,
         solo: None,
+        ordinary: false,
+        copies_alone: false,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -381,6 +392,29 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ..layout(&format!("{name}, {how}"), page, true, None, false)
         });
     }
+    // The decode kernel launched as an ordinary kernel, not a dependent of the call before it.
+    for (name, page, fp8) in [
+        ("contiguous", None, false),
+        ("contiguous e4m3", None, true),
+        ("paged 16 e4m3", Some(16), true),
+    ] {
+        out.push(Layout {
+            ordinary: true,
+            ..layout(&format!("{name}, ordinary launch"), page, fp8, None, false)
+        });
+    }
+    // The FP8 16-token pages copied by cp.async where the launcher takes TMA boxes (the split
+    // problems: CTAs that fit one an SM).
+    out.push(Layout {
+        copies_alone: true,
+        ..layout(
+            "paged 16 e4m3, cp.async at one CTA an SM",
+            Some(16),
+            true,
+            None,
+            false,
+        )
+    });
     for (b, splits, fp8_splits) in FORCED_SPLITS {
         if b == batch {
             out.push(layout("contiguous, folded", None, false, None, true));
@@ -512,6 +546,12 @@ fn gpu(_c: &mut Criterion) {
             if let Some(solo) = l.solo {
                 cfg = cfg.with_solo(solo);
             }
+            if l.ordinary {
+                cfg = cfg.with_dependent_launch(false);
+            }
+            if l.copies_alone {
+                cfg = cfg.with_solo_boxes(false);
+            }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
             // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
             // loads reuse the cache of their layout loaded before.
@@ -520,7 +560,9 @@ fn gpu(_c: &mut Criterion) {
                 || l.evict_first
                 || l.plain_combine
                 || l.cp_async.is_some()
-                || l.solo.is_some();
+                || l.solo.is_some()
+                || l.ordinary
+                || l.copies_alone;
             let c = match reuse {
                 true => None,
                 false => Some(

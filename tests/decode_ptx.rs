@@ -226,6 +226,40 @@ fn a_page_size_off_its_boxes_is_refused() {
     assert!(build(Target::Sm90a, &off).is_err());
 }
 
+/// Launched as a programmatic dependent (`dependent_launch`, the default), the decode kernel
+/// waits for the kernel before it (`griddepcontrol.wait`) before its first global access (the
+/// sequence lengths' load); launched as an ordinary kernel it never waits.
+#[test]
+fn a_dependent_launch_waits_before_its_first_global_access() {
+    for fp8 in [false, true] {
+        let mut dependent = DecodeConfig::new(128, 4, 16);
+        if fp8 {
+            dependent = dependent.with_fp8();
+        }
+        assert!(dependent.dependent_launch, "on by default");
+        let ptx = |cfg: DecodeConfig| build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+        let ordinary = dependent.with_dependent_launch(false);
+        assert_eq!(ptx(ordinary).matches("griddepcontrol.wait").count(), 0);
+        assert_eq!(
+            dependent.name().replacen("_dl", "", 1),
+            ordinary.name(),
+            "{}",
+            dependent.name()
+        );
+        let text = ptx(dependent);
+        assert_eq!(text.matches("griddepcontrol.wait").count(), 1);
+        let (Some(wait), Some(load)) = (text.find("griddepcontrol.wait"), text.find("ld.global"))
+        else {
+            panic!("{}: a wait and a load", dependent.name());
+        };
+        assert!(
+            wait < load,
+            "{}: the wait before the first load",
+            dependent.name()
+        );
+    }
+}
+
 /// The combine waits for the decode kernel's grid before it reads the splits (at once unless
 /// launched as its programmatic dependent); with `dependent_combine` (the default) the decode
 /// kernel lets it start after each consumer's last key tile, bf16 or FP8, and not when it folds
@@ -303,7 +337,8 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
         for d in [64u32, 128] {
             let mut cfg = DecodeConfig::new(d, 4, 16);
             if fp8 {
-                cfg = cfg.with_fp8();
+                // Without the TMA boxes for launches whose CTAs fit one an SM.
+                cfg = cfg.with_fp8().with_solo_boxes(false);
             }
             assert!(!cfg.solo);
             assert_eq!(cfg.solo_config(), None);
@@ -325,6 +360,43 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
         assert_eq!(wide.solo_config(), None);
         assert_eq!(wide.with_one_cta(true).name(), wide.name());
     }
+}
+
+/// Launches whose CTAs fit one an SM take TMA boxes over an FP8 cache of 16-row pages that
+/// `cp.async` copies otherwise (`DecodeConfig::solo_boxes`, on by default; head dims 64 and 128):
+/// the launcher's second kernel is the same configuration with TMA boxes (and, with `solo`,
+/// built for one CTA an SM); none for 32- and 64-row pages, bf16, TMA-box configurations, head
+/// dim 256, or with `solo_boxes` off.
+#[test]
+fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
+    for d in [64u32, 128] {
+        for page in [16u32, 48] {
+            let cfg = DecodeConfig::new(d, 4, page).with_fp8();
+            assert!(cfg.solo_boxes && cfg.cp_async, "{}", cfg.name());
+            let boxes = cfg.solo_config().unwrap();
+            assert_eq!(boxes, cfg.with_cp_async(false), "{}", cfg.name());
+            assert_eq!(boxes.ctas_per_sm(), 2);
+            assert!(
+                !build(Target::Sm90a, &boxes)
+                    .unwrap()
+                    .ptx()
+                    .contains("cp.async.cg")
+            );
+            let one = cfg.with_solo(true).solo_config().unwrap();
+            assert_eq!(
+                one,
+                cfg.with_cp_async(false).with_one_cta(true).with_solo(true)
+            );
+            assert_eq!(cfg.with_solo_boxes(false).solo_config(), None);
+        }
+        for page in [32u32, 64, 128] {
+            assert_eq!(DecodeConfig::new(d, 4, page).with_fp8().solo_config(), None);
+        }
+        assert_eq!(DecodeConfig::new(d, 4, 16).solo_config(), None, "bf16");
+        let tma = DecodeConfig::new(d, 4, 16).with_fp8().with_cp_async(false);
+        assert_eq!(tma.solo_config(), None);
+    }
+    assert_eq!(DecodeConfig::new(256, 4, 16).with_fp8().solo_config(), None);
 }
 
 /// The reference reads each sequence through its block table: two sequences whose pages are

@@ -9,7 +9,10 @@
 //! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
 //! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
-//! the cases' CTAs fit; each of which must give the same bits). Fresh random inputs;
+//! the cases' CTAs fit, and for FP8 caches of 16-row pages also without its TMA boxes,
+//! `DecodeConfig::solo_boxes`, their `cp.async` copies then; every paged case also launched
+//! as a programmatic dependent of the launch before it, `DecodeConfig::dependent_launch`,
+//! unwaited; each of which must give the same bits). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -433,6 +436,20 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             ],
             false => Vec::new(),
         };
+        // With no limit, so launched as a programmatic dependent of the launch before it
+        // (DecodeConfig::dependent_launch; a launch waited for is an ordinary one): the paged
+        // cases, bf16 and FP8.
+        if !c.contiguous {
+            others.push(Decode::new(&ctx.dev, cfg).map_err(|e| GpuCheckError::Case {
+                case: cfg.name(),
+                source: Box::new(e.into()),
+            })?);
+        }
+        // The cp.async copies where the launcher takes TMA boxes for these launches (their
+        // CTAs fit one an SM: DecodeConfig::solo_boxes).
+        if cfg.solo_config() != cfg.with_solo_boxes(false).solo_config() {
+            others.push(load(cfg.with_solo_boxes(false))?);
+        }
         if c.fp8.is_some() {
             // The other page loads: TMA boxes where cp.async is the default, and the reverse.
             others.push(load(cfg.with_cp_async(!cfg.cp_async))?);
@@ -452,7 +469,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads; every case on the kernels built for \
-             one CTA an SM and for two: the same bits); error / tolerance of O"
+             one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
+             dependent: the same bits); error / tolerance of O"
         ),
     })
 }

@@ -118,6 +118,12 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let mut k = KernelBuilder::new(&name, target);
     cfg.validate().map_err(|e| k.error(e.to_string()))?;
     let args = declare(&mut k, cfg)?;
+    // Launched as a programmatic dependent ([`DecodeConfig::dependent_launch`]), the kernel
+    // reads and writes global memory only once the kernel before it has completed and its
+    // writes are visible (PTX ISA 9.7.13.13; at once for an ordinary launch).
+    if cfg.dependent_launch {
+        k.isa().griddepcontrol_wait()?;
+    }
     let tq = cfg.tokens_per_cta();
     let chunks = Expr::ceil_div(args.q_len, tq);
     let [x, kv_head, batch] = k.cta_id([

@@ -118,8 +118,9 @@ struct Workspace {
 pub struct Decode {
     cfg: DecodeConfig,
     kernel: LoadedKernel,
-    /// The kernel built for one CTA an SM, for launches whose CTAs fit one an SM
-    /// ([`DecodeConfig::solo`]).
+    /// The kernel for launches whose CTAs fit one an SM ([`DecodeConfig::solo_config`]: built
+    /// for one CTA an SM, [`DecodeConfig::solo`]; an FP8 cache's 16-row pages by TMA boxes,
+    /// [`DecodeConfig::solo_boxes`]).
     solo: Option<LoadedKernel>,
     /// The combine kernel, without [`DecodeConfig::fold`].
     combine: Option<LoadedKernel>,
@@ -310,13 +311,18 @@ impl Decode {
         if let Some(s) = kv_scales {
             main.extend([s.k_scale.into(), s.v_scale.into()]);
         }
-        // CTAs that fit one an SM take the kernel built for one (DecodeConfig::solo).
+        // CTAs that fit one an SM take the kernel for them (DecodeConfig::solo_config).
         let chunks = q_len.div_ceil(self.cfg.tokens_per_cta() as usize);
         let kernel = match &self.solo {
             Some(one) if splits * chunks * kv_heads * batch <= self.sms => one,
             _ => &self.kernel,
         };
-        self.launch(kernel, stream, &mut main)?;
+        if self.cfg.dependent_launch {
+            // Launched while the kernel before it ends (DecodeConfig::dependent_launch).
+            kernel.launch_dependent_within(stream, &mut main, self.limit)?;
+        } else {
+            self.launch(kernel, stream, &mut main)?;
+        }
         if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
             if self.cfg.dependent_combine {

@@ -119,6 +119,17 @@ pub struct DecodeConfig {
     /// measured on the H200 (BENCHMARKS.md, session 14) it takes 1.6-1.7 µs off a bf16 call at
     /// 1 x 128k (33 splits), 0.4-0.6 µs off an FP8 one, and is even at 4 splits.
     pub dependent_combine: bool,
+    /// The decode kernel is launched as a programmatic dependent of the kernel before it on the
+    /// stream (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`; FlashInfer's
+    /// `enable_pdl`): its CTAs may be scheduled while that kernel's last CTAs end (after they
+    /// let dependents start, `griddepcontrol.launch_dependents`, or exit), and each waits for it
+    /// to complete (`griddepcontrol.wait`, PTX ISA 9.7.13.13) before it reads or writes global
+    /// memory, so a decode step's launch overlaps the step before it. A launch waited for (a
+    /// launcher with a limit) is an ordinary one. On by default: measured on the H200
+    /// (BENCHMARKS.md, session 17) it takes 1.2-2.6 µs off a call back to back (32 x 4k bf16
+    /// 122.3 → 121.0 µs, e4m3 65.4 → 64.3; 1 x 128k bf16 123.5 → 122.0, e4m3 67.8 → 66.5)
+    /// and changes nothing from a cold L2.
+    pub dependent_launch: bool,
     /// Over an FP8 cache: the producer warpgroup's 128 threads load each key tile's K and V rows
     /// with `cp.async.cg` (16 bytes a copy, PTX ISA 9.7.9.25.3.1), each thread's copies of a
     /// stage arriving on its `full` barrier when they complete
@@ -145,6 +156,16 @@ pub struct DecodeConfig {
     /// 82.4 / 70.8 against 81.0 / 69.1; 8 x 64k bf16 496.5 / 489.2 against 486.5 / 476.7;
     /// under ncu 86 % of DRAM peak against 91 % (bf16), 81 % against 85 % (e4m3)).
     pub solo: bool,
+    /// Where a launch's CTAs fit one an SM (the split problems), an FP8 cache of 16-row boxes
+    /// copied by `cp.async` ([`DecodeConfig::cp_async`]: pages of 16, 48, 80... tokens) is
+    /// loaded by TMA boxes instead, by a second kernel the launcher runs
+    /// ([`DecodeConfig::solo_config`]; head dims 64 and 128); the same bits. On by default:
+    /// measured on the H200 (BENCHMARKS.md, session 17; 16-token pages, head dim 128) with each
+    /// box's page and row kept by adds ([`crate::parts::PageCursor`]) the boxes beat the
+    /// copies at one CTA an SM (8 x 64k: 0.947 / 0.936 of the contiguous cache cold / back to
+    /// back against 0.935 / 0.921; 1 x 128k: 0.975 / 0.955 against 0.961 / 0.916) and not at
+    /// two (32 x 4k: 0.950 / 0.953 against 0.970 / 0.958).
+    pub solo_boxes: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -186,9 +207,11 @@ impl DecodeConfig {
             fold: false,
             evict_first: false,
             dependent_combine: true,
+            dependent_launch: true,
             cp_async: false,
             one_cta: false,
             solo: false,
+            solo_boxes: true,
         }
     }
 
@@ -213,6 +236,15 @@ impl DecodeConfig {
     pub fn with_dependent_combine(self, dependent_combine: bool) -> DecodeConfig {
         DecodeConfig {
             dependent_combine,
+            ..self
+        }
+    }
+
+    /// The same launched as a programmatic dependent of the kernel before it or not
+    /// ([`DecodeConfig::dependent_launch`]).
+    pub fn with_dependent_launch(self, dependent_launch: bool) -> DecodeConfig {
+        DecodeConfig {
+            dependent_launch,
             ..self
         }
     }
@@ -242,11 +274,25 @@ impl DecodeConfig {
         DecodeConfig { solo, ..self }
     }
 
-    /// The kernel for launches whose CTAs fit one an SM ([`DecodeConfig::solo`]): this
-    /// configuration built for one CTA an SM, where it is not one already.
+    /// The same with the launcher's TMA-box kernel for launches whose CTAs fit one an SM or
+    /// without ([`DecodeConfig::solo_boxes`]).
+    pub fn with_solo_boxes(self, solo_boxes: bool) -> DecodeConfig {
+        DecodeConfig { solo_boxes, ..self }
+    }
+
+    /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
+    /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), and loading an FP8 cache
+    /// of 16-row boxes by TMA boxes where this copies it by `cp.async`
+    /// ([`DecodeConfig::solo_boxes`], head dims 64 and 128).
     pub fn solo_config(&self) -> Option<DecodeConfig> {
-        match self.solo && self.ctas_per_sm() > 1 {
-            true => Some(self.with_one_cta(true)),
+        let one_cta = self.solo && self.ctas_per_sm() > 1;
+        let boxes =
+            self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
+        match one_cta || boxes {
+            true => Some(
+                self.with_one_cta(self.one_cta || one_cta)
+                    .with_cp_async(self.cp_async && !boxes),
+            ),
             false => None,
         }
     }
@@ -357,7 +403,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -365,6 +411,7 @@ impl DecodeConfig {
             if self.fold { "_fold" } else { "" },
             if self.evict_first { "_ef" } else { "" },
             if self.dependent_combine { "" } else { "_plain" },
+            if self.dependent_launch { "_dl" } else { "" },
             if self.cp_async { "_ca" } else { "" },
             if self.one_cta && self.head_dim <= 128 {
                 "_1cta"
@@ -406,7 +453,8 @@ impl DecodeConfig {
     /// 4096 tokens: 64-row TMA boxes, where 64-token pages take `cp.async`), the splits combined
     /// by the combine kernel (and, at head dim 128 and 16-token pages, in the decode kernel:
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
-    /// ordinary kernel); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
+    /// ordinary kernel; and launched as an ordinary kernel, not a programmatic dependent,
+    /// [`DecodeConfig::dependent_launch`]); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
     /// they do not take by default ([`DecodeConfig::cp_async`]); at group 4 and head dims 64
     /// and 128 also built for one CTA an SM ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
@@ -427,6 +475,7 @@ impl DecodeConfig {
                         out.push(cfg);
                         if page_size == 16 && head_dim == 128 {
                             out.push(cfg.with_fold());
+                            out.push(cfg.with_dependent_launch(false));
                             let evict_first = cfg.with_cp_async(false).with_evict_first(true);
                             out.push(evict_first.with_dependent_combine(false));
                         }
