@@ -464,8 +464,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{runs} runs: paged (pages 16-256 and 48, 96, 192, shuffled) and contiguous, bf16 and e4m3 (scale per \
-             head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
+            "{runs} runs: paged (pages 16-256 and 48, 96, 192, shuffled) and contiguous, bf16 \
+             and e4m3 (scale per head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
              1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads; every case on the kernels built for \

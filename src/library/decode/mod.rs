@@ -19,7 +19,8 @@
 //! The kernel ([`build`]): a CTA per (split of the keys, query chunk, KV head, sequence), on the
 //! kernel parts: a producer warpgroup whose one thread streams the sequence's key tiles page by
 //! page into a [`crate::parts::Ring`] by TMA (a 4-D tensor map over the cache, the page from the
-//! block table as a coordinate), and one consumer warpgroup holding the group's query rows
+//! block table as a coordinate, each box's slot and row in its page kept by a
+//! [`crate::parts::PageCursor`]), and one consumer warpgroup holding the group's query rows
 //! (`q_len · group` rows, padded to wgmma's 64) that computes `S = Q·Kᵀ` and `O += P·V` by wgmma
 //! with the online softmax in f32 between. Over an FP8 e4m3 cache ([`DecodeConfig::fp8`]) the
 //! consumer holds 16 query rows and each of its four warps takes 16 keys of every tile, read
@@ -126,9 +127,9 @@ pub struct DecodeConfig {
     /// to complete (`griddepcontrol.wait`, PTX ISA 9.7.13.13) before it reads or writes global
     /// memory, so a decode step's launch overlaps the step before it. A launch waited for (a
     /// launcher with a limit) is an ordinary one. On by default: measured on the H200
-    /// (BENCHMARKS.md, session 17) it takes 1.2-2.6 µs off a call back to back (32 x 4k bf16
-    /// 122.3 → 121.0 µs, e4m3 65.4 → 64.3; 1 x 128k bf16 123.5 → 122.0, e4m3 67.8 → 66.5)
-    /// and changes nothing from a cold L2.
+    /// (BENCHMARKS.md, session 17) it takes 1.1-2.6 µs off a contiguous call back to back
+    /// (32 x 4k bf16 122.3 → 121.0 µs, e4m3 65.4 → 64.3; 1 x 128k bf16 123.5 → 122.0, e4m3
+    /// 67.8 → 66.5) and changes nothing from a cold L2.
     pub dependent_launch: bool,
     /// Over an FP8 cache: the producer warpgroup's 128 threads load each key tile's K and V rows
     /// with `cp.async.cg` (16 bytes a copy, PTX ISA 9.7.9.25.3.1), each thread's copies of a
@@ -454,9 +455,10 @@ impl DecodeConfig {
     /// by the combine kernel (and, at head dim 128 and 16-token pages, in the decode kernel:
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
     /// ordinary kernel; and launched as an ordinary kernel, not a programmatic dependent,
-    /// [`DecodeConfig::dependent_launch`]); FP8 caches of 16- and 32-token pages at group 4 also with the TMA boxes
-    /// they do not take by default ([`DecodeConfig::cp_async`]); at group 4 and head dims 64
-    /// and 128 also built for one CTA an SM ([`DecodeConfig::one_cta`]).
+    /// [`DecodeConfig::dependent_launch`]); FP8 caches of 16- and 32-token pages at group 4
+    /// also with the TMA boxes they do not take by default ([`DecodeConfig::cp_async`]); at
+    /// group 4 and head dims 64 and 128 also built for one CTA an SM
+    /// ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
