@@ -7,19 +7,21 @@
 //!
 //! ```
 //! use ptxkit::isa::{Target, ty};
-//! use ptxkit::kernel::{KernelBuilder, TensorOpts};
+//! use ptxkit::kernel::{Expr, KernelBuilder, TensorOpts};
 //! use ptxkit::parts::PageCursor;
 //!
 //! let mut k = KernelBuilder::new("walk", Target::Sm90a);
-//! let page_size = k.symbol("page_size")?;
-//! let out = k.tensor::<ty::U32>("out", [64u32, 2], TensorOpts::default())?;
+//! let (pages, page_size) = (k.symbol("pages")?, k.symbol("page_size")?);
+//! // A sequence's keys in pages of `page_size` (the block table the identity here).
+//! let keys = k.tensor::<ty::U32>("keys", [pages, page_size], TensorOpts::default())?;
+//! let out = k.tensor::<ty::U32>("out", [64u32, 8], TensorOpts::default())?;
 //! let [t] = k.thread_id([64])?;
 //! // Thread t's key 16 t, then 64 keys a step.
-//! let pages = PageCursor::new(&mut k, t * 16u32, page_size, 64)?;
-//! k.for_range(0u32, 8u32, |k, _| {
-//!     k.store(&out, [t.into(), 0u32.into()], pages.slot())?;
-//!     k.store(&out, [t.into(), 1u32.into()], pages.row())?;
-//!     pages.advance(k)
+//! let walk = PageCursor::new(&mut k, t * 16u32, page_size, 64)?;
+//! k.for_range(0u32, 8u32, |k, i| {
+//!     let key = k.load(&keys, [Expr::from(walk.slot()), walk.row().into()])?;
+//!     k.store(&out, [Expr::from(t), i.into()], key)?;
+//!     walk.advance(k)
 //! })?;
 //! let ptx = k.finish()?.ptx().to_string();
 //! // The key's slot and row, and the step's pages and rows: divided once, before the loop.
