@@ -44,7 +44,7 @@ left torch && step "torch peers" &&
   (cd "$kit" && timeout 60 python3 decode_attention_torch.py) >"$out/torch.txt" 2>&1
 cat "$out/torch.txt"
 left "ncu e4m3" && step "ncu e4m3 32x16k, one launch a row" &&
-  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="${NCU_ROWS:-32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first|!TMA boxes|!cp.async|!in order|!2 MiB|!64 KiB}" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 --print-details all \
+  PTXKIT_DECODE_ONCE=1 PTXKIT_DECODE_BENCH="${NCU_ROWS:-32x16384 contiguous e4m3|32x16384 paged 16 e4m3|!evict-first|!TMA boxes|!cp.async|!in order|!2 MiB|!64 KiB|!ordinary launch}" timeout "${NCU_S:-60}" ncu -k regex:decode_e4m3 --print-details all \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section SchedulerStats \
     --metrics dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed.sum,sm__inst_executed_pipe_lsu.sum \
     "$kit/bench-decode_attention" --bench gpu_rows_only >"$out/ncu-e4m3.txt" 2>&1
