@@ -359,16 +359,22 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None, false)
         },
     ];
-    // The cache's loads evict-first in L2.
-    for (name, page, fp8) in [
-        ("contiguous", None, false),
-        ("contiguous e4m3", None, true),
-        ("paged 16 e4m3", Some(16), true),
-    ] {
-        out.push(Layout {
-            evict_first: true,
-            ..layout(&format!("{name}, evict-first"), page, fp8, None, false)
-        });
+    // The contiguous caches and the FP8 16-token pages with the cache's loads evict-first in
+    // L2, and launched as ordinary kernels, not as dependents of the call before them.
+    let flags: [(&str, fn(&mut Layout)); 2] = [
+        ("evict-first", |l| l.evict_first = true),
+        ("ordinary launch", |l| l.ordinary = true),
+    ];
+    for (how, set) in flags {
+        for (name, page, fp8) in [
+            ("contiguous", None, false),
+            ("contiguous e4m3", None, true),
+            ("paged 16 e4m3", Some(16), true),
+        ] {
+            let mut l = layout(&format!("{name}, {how}"), page, fp8, None, false);
+            set(&mut l);
+            out.push(l);
+        }
     }
     // The FP8 caches' pages loaded the other way: by cp.async where TMA boxes are the default
     // (contiguous, pages over 64 tokens), by TMA boxes where cp.async is (pages up to 64).
@@ -390,17 +396,6 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             cp_async: Some(cp_async),
             order,
             ..layout(&format!("{name}, {how}"), page, true, None, false)
-        });
-    }
-    // The decode kernel launched as an ordinary kernel, not a dependent of the call before it.
-    for (name, page, fp8) in [
-        ("contiguous", None, false),
-        ("contiguous e4m3", None, true),
-        ("paged 16 e4m3", Some(16), true),
-    ] {
-        out.push(Layout {
-            ordinary: true,
-            ..layout(&format!("{name}, ordinary launch"), page, fp8, None, false)
         });
     }
     // The FP8 16-token pages copied by cp.async where the launcher takes TMA boxes (the split
