@@ -312,6 +312,9 @@ struct Layout {
     copies_alone: bool,
 }
 
+/// A row's name suffix and what it sets on its layout.
+type Flag = (&'static str, fn(&mut Layout));
+
 /// The caches timed on each problem: contiguous, paged 16 and 64, e4m3 contiguous and paged 16,
 /// 64, 128 and 256 (and paged 16 with each sequence's pages in order: what the shuffle costs); where the
 /// batch splits, the contiguous caches with the splits combined in the decode kernel and with
@@ -361,7 +364,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     ];
     // The contiguous caches and the FP8 16-token pages with the cache's loads evict-first in
     // L2, and launched as ordinary kernels, not as dependents of the call before them.
-    let flags: [(&str, fn(&mut Layout)); 2] = [
+    let flags: [Flag; 2] = [
         ("evict-first", |l| l.evict_first = true),
         ("ordinary launch", |l| l.ordinary = true),
     ];
