@@ -191,6 +191,32 @@ fn our_gemms(
     our_gemms_on(ctx, gemms, (&a, b, c), (n, k))
 }
 
+/// [`our_gemms`] in a launch for each rank's shard of the rows (`m / world`, as the GEMM +
+/// reduce-scatter splits them), one after the other on each rank's stream.
+fn gemm_by_shards(
+    ctx: &Ctx,
+    gemms: &[Gemm],
+    (a, b, c): Operands<'_>,
+    (m, n, k): (usize, usize, usize),
+) -> Res<()> {
+    let world = ctx.group.world();
+    let rows = m / world;
+    for (r, c) in c.iter_mut().enumerate() {
+        for s in 0..world {
+            let a_s = a[r].slice(s * rows * k..(s + 1) * rows * k);
+            let mut c_s = c.slice_mut(s * rows * n..(s + 1) * rows * n);
+            gemms[r].run_borrowed(
+                stream(ctx, r)?,
+                &TensorRef::view(&a_s, [rows, k])?,
+                &TensorRef::slice(&b[r], [n, k])?,
+                TensorMut::view(&mut c_s, [rows, n])?,
+                None,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// [`our_gemms`] on A given as each rank's `[m, k]` tensor.
 fn our_gemms_on(
     ctx: &Ctx,
@@ -454,7 +480,7 @@ fn reduce_scatter_layer(
         tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let rs = GemmReduceScatter::new(g, cfg, plan)?;
+    let mut rs = GemmReduceScatter::new(g, cfg, plan)?;
     let mut variants: Vec<(&str, GemmReduceScatter)> = Vec::new();
     if rs_opts.fused {
         variants.push((
@@ -499,7 +525,7 @@ fn reduce_scatter_layer(
         worst_error(ctx, &out_ours, &out_seq)?.0,
     );
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
-    for (what, v) in &variants {
+    for (what, v) in &mut variants {
         for (r, out) in out_ours.iter_mut().enumerate() {
             stream(ctx, r)?.memset_zeros(out)?;
         }
@@ -512,25 +538,44 @@ fn reduce_scatter_layer(
         differing += d;
     }
 
-    let t = time_paths(ctx, 4 + variants.len(), |path| match path {
+    // Where the time over the GEMM alone goes: the same GEMM in a launch a shard (the split
+    // the fused paths make, no rank waiting for another), and the last variant (pulled, where
+    // run) after each rank waits for its peers' work so far, as the paths that do not
+    // alternate their partials do.
+    let diagnostics = ["GEMM alone, a launch a shard", "last, peers awaited first"];
+    let paths = 4 + variants.len() + diagnostics.len();
+    let t = time_paths(ctx, paths, |path| match path {
         0 => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
         1 => seq_ours(&mut partial, &mut out_seq),
         2 => seq_cublas(&mut partial, &mut out_blas),
         3 => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        p if p == paths - 2 => gemm_by_shards(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        p if p == paths - 1 => {
+            for r in 0..world {
+                for peer in (0..world).filter(|&peer| peer != r) {
+                    g.order(stream(ctx, peer)?, stream(ctx, r)?)?;
+                }
+            }
+            let last = match variants.last_mut() {
+                Some((_, v)) => v,
+                None => &mut rs,
+            };
+            Ok(last.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
+        }
         v => Ok(variants[v - 4]
             .1
             .run(g, (&a, kr), &b, &slots, &mut out_ours)?),
     })?;
+    let named = variants.iter().map(|(what, _)| *what).chain(diagnostics);
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
         ours: t[0],
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        extra: variants
-            .iter()
+        extra: named
             .zip(&t[4..])
-            .map(|((what, _), t)| (what.to_string(), *t))
+            .map(|(what, t)| (what.to_string(), *t))
             .collect(),
         differing,
         vs_nccl: Some(vs_nccl),
@@ -632,7 +677,8 @@ impl StressShapes {
 
 /// `iters` all-gather + GEMMs, each after zeroing the peers' rows of A, each output compared on
 /// the device with the sequential result; then as many GEMM + reduce-scatters, each after
-/// zeroing the slots. Returns the mismatches counted (0 when no chunk was read before its flag
+/// zeroing the slots, and as many again back to back (nothing between them, B alternating
+/// between two). Returns the mismatches counted (0 when no chunk was read before its flag
 /// and no slot before its partial).
 fn stress(
     ctx: &Ctx,
@@ -678,7 +724,7 @@ fn stress(
         ..cfg
     };
     let plan = ReduceScatterPlan::new(world, rows)?;
-    let rs = match (rs_opts.pull, rs_opts.fused) {
+    let mut rs = match (rs_opts.pull, rs_opts.fused) {
         (true, _) => GemmReduceScatter::pulled(g, cfg, plan)?,
         (false, true) => GemmReduceScatter::fused(g, cfg, plan)?,
         (false, false) => GemmReduceScatter::new(g, cfg, plan)?,
@@ -687,16 +733,19 @@ fn stress(
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
     let mut slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;
     // The reference: the sequential path (the same GEMM on all rows, then the reduce-scatter).
-    let mut want = bf16_buffers(ctx, rows * n, None)?;
+    // And its sum with a second B, for the calls back to back.
+    let b2 = bf16_buffers(ctx, n * kr, Some(19))?;
+    let sequential = load_gemms(ctx, cfg)?;
     let mut partial = bf16_buffers(ctx, m * n, None)?;
-    our_gemms(
-        ctx,
-        &load_gemms(ctx, cfg)?,
-        (&a, &b, &mut partial),
-        (m, n, kr),
-    )?;
-    g.synchronize()?;
-    reference_sum(ctx, &partial, &mut want)?;
+    let mut wants = Vec::new();
+    for b in [&b, &b2] {
+        let mut want = bf16_buffers(ctx, rows * n, None)?;
+        our_gemms(ctx, &sequential, (&a, b, &mut partial), (m, n, kr))?;
+        g.synchronize()?;
+        reference_sum(ctx, &partial, &mut want)?;
+        wants.push(want);
+    }
+    let want = &wants[0];
     let mut out = bf16_buffers(ctx, rows * n, None)?;
     let mut counts = (0..world)
         .map(|r| Ok(stream(ctx, r)?.alloc_zeros::<u32>(1)?))
@@ -715,7 +764,15 @@ fn stress(
             s.memset_zeros(slots.slice_mut(r)?)?;
         }
         rs.run(g, (&a, kr), &b, &slots, &mut out)?;
-        count_mismatches(ctx, &out, &want, &mut counts)?;
+        count_mismatches(ctx, &out, want, &mut counts)?;
+    }
+    // Back to back, nothing ordered or zeroed between the calls, B alternating between two:
+    // a partial overwritten while its owner's GEMM of the call before still read it (the
+    // pulled path does not wait for its peers' earlier work) would mix the two sums.
+    for i in 0..iters {
+        let b = [&b, &b2][i % 2];
+        rs.run(g, (&a, kr), b, &slots, &mut out)?;
+        count_mismatches(ctx, &out, &wants[i % 2], &mut counts)?;
     }
     g.synchronize()?;
     let rs_bad = total(ctx, &counts)?;
@@ -735,8 +792,8 @@ fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: R
     };
     println!(
         "stress ({how:?} references): {iters} all-gather + GEMMs {:?} in chunks of {} rows, \
-         {ag_bad} mismatching elements; {iters} GEMM + reduce-scatters {:?} ({rs_opts:?}), \
-         {rs_bad} mismatching elements ({:.1} s)",
+         {ag_bad} mismatching elements; {iters} GEMM + reduce-scatters {:?} ({rs_opts:?}) and \
+         {iters} back to back, {rs_bad} mismatching elements ({:.1} s)",
         shapes.gather,
         shapes.chunk_rows,
         shapes.scatter,

@@ -252,17 +252,34 @@ impl ReduceScatterPlan {
         runs
     }
 
-    /// Where rank `rank`'s partial `[rows, n]` of shard `shard` lies with `placement`: the rank
-    /// whose slots `[world, rows, n]` hold it and its element offset there.
+    /// Whether the partials of `placement` alternate between two slots from one call to the
+    /// next ([`ReduceScatterPlan::partial_at`]'s `turn`): the writer's placement at two ranks,
+    /// where each rank's one peer partial leaves its own slot free (the owner's GEMM computes
+    /// its own shard). Then a call's partial never overwrites the one the peer's GEMM of the
+    /// call before may still be reading, and a call need not wait for the peers' work before it
+    /// (the call between orders the two: its owner's GEMM waits for the peer's partial, which
+    /// the peer computes after its owner's GEMM of the call before).
+    pub fn alternates(&self, placement: Placement) -> bool {
+        placement == Placement::Writer && self.world == 2
+    }
+
+    /// Where rank `rank`'s partial `[rows, n]` of shard `shard` lies with `placement` on a call
+    /// of turn `turn` (calls alternate 0, 1, 0, ...): the rank whose slots `[world, rows, n]`
+    /// hold it and its element offset there. The writer's placement holds it in the writer's
+    /// slot `shard`, or at two ranks on turn 1 in its slot `rank`
+    /// ([`ReduceScatterPlan::alternates`]); the owner's, in the owner's slot `rank`.
     pub fn partial_at(
         &self,
         placement: Placement,
-        rank: usize,
-        shard: usize,
+        (rank, shard): (usize, usize),
         n: usize,
+        turn: usize,
     ) -> (usize, usize) {
         match placement {
             Placement::Owner => (shard, self.slot_offset(rank, n)),
+            Placement::Writer if self.alternates(placement) && turn % 2 == 1 => {
+                (rank, self.slot_offset(rank, n))
+            }
             Placement::Writer => (rank, self.slot_offset(shard, n)),
         }
     }
@@ -414,7 +431,7 @@ mod tests {
                 let mut seen = std::collections::HashSet::new();
                 for rank in 0..world {
                     for shard in 0..world {
-                        let (holder, at) = p.partial_at(placement, rank, shard, n);
+                        let (holder, at) = p.partial_at(placement, (rank, shard), n, 0);
                         let want = match placement {
                             Placement::Owner => shard,
                             Placement::Writer => rank,
@@ -445,9 +462,9 @@ mod tests {
                         }
                         assert_eq!(flat, want, "{placement:?} world {world} rank {rank}");
                         for run in &runs {
-                            let (_, first) = p.partial_at(placement, rank, run.start, 64);
+                            let (_, first) = p.partial_at(placement, (rank, run.start), 64, 0);
                             for (i, s) in run.clone().enumerate() {
-                                let (holder, at) = p.partial_at(placement, rank, s, 64);
+                                let (holder, at) = p.partial_at(placement, (rank, s), 64, 0);
                                 assert_eq!(at, first + i * 128 * 64);
                                 if run.len() > 1 {
                                     assert_eq!(holder, rank);
@@ -468,6 +485,42 @@ mod tests {
         assert_eq!(p.launches(Placement::Writer, 0, true), one(1..4));
         assert_eq!(p.launches(Placement::Writer, 1, true), [2..4, 0..1]);
         assert_eq!(p.launches(Placement::Writer, 3, true), one(0..3));
+    }
+
+    /// Where the partials alternate (the writer's placement at two ranks), a rank's partials
+    /// of one turn never share a slot with its peers' or its own of the other turn; elsewhere
+    /// the turn changes nothing.
+    #[test]
+    fn alternating_partials_never_meet_the_call_before() {
+        let n = 64;
+        for world in [1, 2, 3, 4, 8] {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            for placement in [Placement::Owner, Placement::Writer] {
+                let alternates = p.alternates(placement);
+                assert_eq!(alternates, placement == Placement::Writer && world == 2);
+                let peers = |turn: usize| -> Vec<(usize, usize)> {
+                    (0..world)
+                        .flat_map(|r| (0..world).filter(move |&s| s != r).map(move |s| (r, s)))
+                        .map(|rs| p.partial_at(placement, rs, n, turn))
+                        .collect()
+                };
+                let (even, odd) = (peers(0), peers(1));
+                assert_eq!(peers(2), even);
+                let shared = even.iter().filter(|x| odd.contains(x)).count();
+                match alternates {
+                    true => assert_eq!(shared, 0, "world {world}"),
+                    false => assert_eq!(even, odd, "{placement:?} world {world}"),
+                }
+                for turn in [0, 1] {
+                    let mut seen = std::collections::HashSet::new();
+                    assert!(peers(turn).into_iter().all(|x| seen.insert(x)));
+                }
+            }
+        }
+        let p = ReduceScatterPlan::new(2, 1024).unwrap();
+        assert_eq!(p.partial_at(Placement::Writer, (0, 1), 8, 0), (0, 1024 * 8));
+        assert_eq!(p.partial_at(Placement::Writer, (0, 1), 8, 1), (0, 0));
+        assert_eq!(p.partial_at(Placement::Writer, (1, 0), 8, 1), (1, 1024 * 8));
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub struct GemmReduceScatter {
     owners: Owners,
     /// Where the partials of the peers' shards lie.
     placement: Placement,
+    /// Calls so far: their parity is the turn of [`ReduceScatterPlan::partial_at`].
+    calls: u64,
 }
 
 /// What an owner runs once its peers' partials of its shard have landed.
@@ -115,6 +117,7 @@ impl GemmReduceScatter {
             gemms,
             owners,
             placement,
+            calls: 0,
         })
     }
 
@@ -127,15 +130,17 @@ impl GemmReduceScatter {
     /// A `[world · rows, kr]`, `b[r]` its B `[n, kr]` (its part of the reduction), `slots` the
     /// owners' slots (`world · rows · n` elements on every rank) and `out[s]` rank `s`'s sum
     /// `[rows, n]`. Rank `r` first waits for every peer's compute stream so far (the peer's last
-    /// sum has read its slots), then computes its partial of each shard in
-    /// [`ReduceScatterPlan::shard_order`] into its slot ([`ReduceScatterPlan::partial_at`]: the
-    /// owner's slot `r`, or pulled its own slot `s`, neighbouring shards in one launch:
+    /// sum has read its slots; not where the partials alternate between two slots from call to
+    /// call, pulled at two ranks: [`ReduceScatterPlan::alternates`]), then computes its partial
+    /// of each shard in [`ReduceScatterPlan::shard_order`] into its slot
+    /// ([`ReduceScatterPlan::partial_at`]: the owner's slot `r`, or pulled its own slot `s` or
+    /// `r` on alternate calls, neighbouring shards in one launch:
     /// [`ReduceScatterPlan::launches`]); owner `s` waits for its peers' partials of
     /// its shard and sums its slots in [`super::plan::sum_order`]. Fused, owner `s` computes
     /// its own shard last, once its peers' partials are in, and adds them in that GEMM's
     /// epilogue (its own slot stays untouched).
     pub fn run(
-        &self,
+        &mut self,
         group: &DeviceGroup,
         (a, kr): (&[CudaSlice<bf16>], usize),
         b: &[CudaSlice<bf16>],
@@ -145,11 +150,18 @@ impl GemmReduceScatter {
         let (world, rows) = (self.plan.world(), self.plan.rows());
         let n = self.check(group, (a, kr), b, slots, out)?;
         let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-        let ready = group.compute_events()?;
-        for r in 0..world {
-            let stream = group.stream(r)?;
-            for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
-                stream.wait(event)?;
+        let turn = (self.calls % 2) as usize;
+        self.calls = self.calls.wrapping_add(1);
+        // Alternating, this call's partials lie where the peers' GEMMs of the call before do
+        // not read; those of the call before that were read before the peers computed the
+        // partials this rank's last owner's GEMM waited for.
+        if !self.plan.alternates(self.placement) {
+            let ready = group.compute_events()?;
+            for r in 0..world {
+                let stream = group.stream(r)?;
+                for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
+                    stream.wait(event)?;
+                }
             }
         }
         // events[i] for done[s]: the peers' partials of shard s are in their slots.
@@ -163,12 +175,16 @@ impl GemmReduceScatter {
                 let view = a[r].slice(run.start * rows * kr..run.end * rows * kr);
                 let a_ref = TensorRef::view(&view, [shards * rows, kr])?;
                 let b_ref = TensorRef::slice(&b[r], [n, kr])?;
-                let (holder, at) = self.plan.partial_at(self.placement, r, run.start, n);
+                let (holder, at) = self
+                    .plan
+                    .partial_at(self.placement, (r, run.start), n, turn);
                 // SAFETY: `slots` outlives the launch (borrowed for this call, and the owner's
                 // sum, which reads the slot, waits for this launch); nothing else writes these
                 // slots (`partial_at` gives every rank and shard its own, and a run's lie next
                 // to each other: `launches`), and the owners' previous reads of them are done
-                // (the wait above).
+                // (the wait above, or alternating: the last read of these slots was the call
+                // before last's, which the peer finished before the partial this stream's last
+                // owner's GEMM waited for).
                 let c = unsafe { slots.tensor_mut(holder, r, at, [shards * rows, n])? };
                 self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
                 events.push(stream.record_event(no_timing)?);
@@ -199,7 +215,7 @@ impl GemmReduceScatter {
                         TensorMut::slice(out, [rows, n])?.into(),
                     ];
                     for r in (0..world).filter(|&r| r != s) {
-                        let (holder, at) = self.plan.partial_at(self.placement, r, s, n);
+                        let (holder, at) = self.plan.partial_at(self.placement, (r, s), n, turn);
                         args.push(slots.tensor_ref(holder, s, at, [rows, n])?.into());
                     }
                     gemms[s].launch(stream, &mut args)?;
