@@ -20,7 +20,10 @@
 //! summed on the host in each owner's order (`plan::sum_order`), which the overlapped paths
 //! must match to the bit; NCCL's reduce-scatter equals it with two ranks, and with more
 //! differs in the last bits (its ring rounds each hop to bf16), so its differing elements and
-//! error are printed beside.
+//! error are printed beside. Each reduce-scatter layer also times where its time over the GEMM
+//! alone goes: the GEMM in a launch a shard, and the last path run after each rank waits for
+//! its peers' work so far. The stress runs the reduce-scatter back to back too (nothing
+//! between calls, B alternating between two).
 //!
 //! The paths a layer compares are timed round-robin (each round times every path once, the
 //! first path of a round rotating), so a drift of the GPUs' clocks over the run (power or heat)

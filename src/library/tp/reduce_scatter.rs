@@ -138,7 +138,9 @@ impl GemmReduceScatter {
     /// [`ReduceScatterPlan::launches`]); owner `s` waits for its peers' partials of
     /// its shard and sums its slots in [`super::plan::sum_order`]. Fused, owner `s` computes
     /// its own shard last, once its peers' partials are in, and adds them in that GEMM's
-    /// epilogue (its own slot stays untouched).
+    /// epilogue (its own slot stays untouched). Where the partials alternate, the slots are
+    /// this `GemmReduceScatter`'s from call to call: other work on them (another's `run`
+    /// included) must be ordered against its calls by the caller ([`DeviceGroup::order`]).
     pub fn run(
         &mut self,
         group: &DeviceGroup,
