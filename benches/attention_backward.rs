@@ -7,8 +7,9 @@
 //! [`BackwardConfig::dq_summed`]; `m64` and `m128`: at d64 the query blocks of 64 or 128 rows,
 //! [`BackwardConfig::block_m`], whichever is not the default; `m80`: at d128 80-query blocks
 //! with dQ transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], and `m64` there where 80 is the
-//! default; `dvlate`: at d128 `dV` queued
-//! once `dSᵀ` is stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
+//! default; `intrip`: at d128 each trip's `Sᵀ` issued at its start rather than by the trip
+//! before, [`BackwardConfig::scores_ahead`] off, and `dvlate` that with `dV` queued once `dSᵀ` is
+//! stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
 //! d256 with two stages), in the deterministic mode, with the causal mask's CTAs in the grid's
 //! order rather than longest first (`inorder`, [`BackwardConfig::in_order`]) and with three
 //! ordinary launches rather than the main and convert kernels as programmatic dependents
@@ -170,7 +171,8 @@ fn gpu(_c: &mut Criterion) {
             ("bulk", cfg.with_bulk_dq()),
             ("m64", block(BackwardConfig::BLOCK_M)),
             ("m128", block(BackwardConfig::WIDE_BLOCK_M)),
-            ("dvlate", cfg.with_dv_after_ds()),
+            ("dvlate", cfg.with_scores_in_trip().with_dv_after_ds()),
+            ("intrip", cfg.with_scores_in_trip()),
             ("m80", block(BackwardConfig::TRANSPOSED_BLOCK_M)),
             ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
@@ -186,7 +188,8 @@ fn gpu(_c: &mut Criterion) {
                 "m128" => d != 64 || default,
                 "m80" => d != 128 || default,
                 "partials" => d != 64,
-                "dvlate" => d != 128 || default,
+                "dvlate" => d != 128,
+                "intrip" => d != 128,
                 "inorder" => !causal,
                 _ => false,
             };

@@ -35,21 +35,34 @@ fn backward_kernels_assemble_without_spills() {
 }
 
 /// Per query block, the main kernel's consumer issues its five GEMMs (`Sᵀ`, `dPᵀ`, `dV`, `dK`,
-/// `dQ`, the last with A MN-major from shared memory), reduces dQ into the accumulator with one
-/// bulk reduction (or, `_red`, 32 `red.global.add.f32` a thread), and the producer loads Q, dO
-/// (two slabs each at d128), LSE and D per stage and K, V once.
+/// `dQ`, the last with A MN-major from shared memory; at d128 by default the next block's `Sᵀ`
+/// at the end of a trip, the first block's before the loop), reduces dQ into the accumulator
+/// with one bulk reduction (or, `_red`, 32 `red.global.add.f32` a thread), and the producer
+/// loads Q, dO (two slabs each at d128), LSE and D per stage and K, V once.
 #[test]
 fn the_main_kernel_issues_five_gemms_and_reduces_dq() {
     let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, 128, true);
     let ptx = build_main(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+    // The scores ahead: Sᵀ issued before the loop and at each trip's end.
+    assert!(cfg.queues_scores_ahead() && cfg.queues_dv_after_ds());
     assert_eq!(
         ptx.matches("wgmma.commit_group").count(),
-        5,
-        "five GEMM groups"
+        1 + 5,
+        "the first Sᵀ and five GEMM groups a trip"
     );
     // K-steps: Sᵀ and dPᵀ over d (8 each), dV and dK over 64 queries (4 each), dQ over 128
     // keys (8).
-    assert_eq!(ptx.matches("wgmma.mma_async").count(), 8 + 8 + 4 + 4 + 8);
+    assert_eq!(
+        ptx.matches("wgmma.mma_async").count(),
+        8 + 8 + 8 + 4 + 4 + 8
+    );
+    let in_trip = build_main(Target::Sm90a, &cfg.with_scores_in_trip()).unwrap();
+    let in_trip = in_trip.ptx();
+    assert_eq!(in_trip.matches("wgmma.commit_group").count(), 5);
+    assert_eq!(
+        in_trip.matches("wgmma.mma_async").count(),
+        8 + 8 + 4 + 4 + 8
+    );
     assert_eq!(ptx.matches("red.global.add.f32").count(), 0);
     let bulk = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32";
     assert_eq!(ptx.matches(bulk).count(), 1);

@@ -48,4 +48,4 @@ pub use schedule::{
     Along, Band, ClusterTiles, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody,
     TileScheduler, Turn, Turns, banded,
 };
-pub use slabs::{load_slabs, load_slabs_in_pair, stage_for_bulk};
+pub use slabs::{load_slabs, load_slabs_in_pair, stage_for_bulk, stage_for_bulk_then};

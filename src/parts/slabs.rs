@@ -21,7 +21,21 @@ pub fn stage_for_bulk(
     src: &impl TileOperand,
     bar: Expr,
 ) -> Result<Reg<ty::U32>> {
+    stage_for_bulk_then(k, dst, src, bar, |_| Ok(()))
+}
+
+/// [`stage_for_bulk`] with `staged` emitted once `src` is copied, before the fence and the
+/// barrier: work that needs `src`'s registers free (the attention backward's next `Sᵀ`, a wgmma
+/// into registers the copied values held) and may run while the warpgroup meets.
+pub fn stage_for_bulk_then(
+    k: &mut KernelBuilder,
+    dst: &TileRef,
+    src: &impl TileOperand,
+    bar: Expr,
+    staged: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+) -> Result<Reg<ty::U32>> {
     k.copy(dst, src, ExecScope::Warpgroup)?;
+    staged(k)?;
     k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
         ptx_isa::space::SharedScope::Cta,
     )))?;

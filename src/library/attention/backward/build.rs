@@ -2,7 +2,9 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::{Band, ConsumerId, Ring, banded, load_slabs, ring_and_once, stage_for_bulk};
+use crate::parts::{
+    Band, ConsumerId, Ring, banded, load_slabs, ring_and_once, stage_for_bulk_then,
+};
 use layouts::fragment::wgmma::{accumulator, register_a_k};
 use ptx_isa::builder::{AtomOp, CmpOp, Scope};
 use ptx_isa::spaces::Global;
@@ -1272,13 +1274,25 @@ fn consumer<T: Elem>(
     // the trip itself ([`BackwardConfig::releases_in_trip`]).
     let rel = RingCursor::new(k.isa(), cfg.stages, Phase::Parity)?;
     let in_trip = cfg.releases_in_trip();
+    let ahead = cfg.queues_scores_ahead();
+    if ahead {
+        // The first trip's Sᵀ, waited for here: the later trips' are issued by the trip before
+        // ([`BackwardConfig::scores_ahead`]).
+        p.ring.wait(k, sync, &cur)?;
+        let q_s = p.ring.first_tile(k, cur.stage())?;
+        scores(k, p, (&c, &r), q_s)?;
+        k.wgmma_wait_group(0)?;
+    }
     k.for_range(0, w.trips, |k, t| {
         let (head, m) = w.trip(k, t)?;
         // The last trip's dK done (it ran under that trip's dQ reduction), so that trip's
         // stage (its Q) is released and dSᵀ's registers are free before Sᵀ's and dPᵀ's are
         // taken: with dK still in flight beside them ptxas serializes the wgmmas for want of
-        // registers (C7512).
-        k.wgmma_wait_group(0)?;
+        // registers (C7512). With the scores ahead the trip before waited for it (and for this
+        // trip's Sᵀ, whose stage it waited for).
+        if !ahead {
+            k.wgmma_wait_group(0)?;
+        }
         if !in_trip {
             let later = k.cmp(CmpOp::Gt, t, 0u32)?;
             k.if_(later, |k| {
@@ -1286,7 +1300,9 @@ fn consumer<T: Elem>(
             })
             .end()?;
         }
-        p.ring.wait(k, sync, &cur)?;
+        if !ahead {
+            p.ring.wait(k, sync, &cur)?;
+        }
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
             return Err(k.error("the ring's stage holds four tiles"));
@@ -1304,9 +1320,12 @@ fn consumer<T: Elem>(
         let mut release = |k: &mut KernelBuilder| p.ring.release(k, sync, stage, c.leader, false);
         match split {
             true => split_trip(k, p, (&c, &r, &trip), in_trip.then_some(&mut release))?,
-            false => keyed_trip(k, p, &c, &r, &trip)?,
+            false => keyed_trip(k, p, (&c, &r, &trip), ahead.then_some((sync, &cur)))?,
         }
-        cur.advance(k.isa())?;
+        // With the scores ahead the trip moved the cursor on to the next trip's stage.
+        if !ahead {
+            cur.advance(k.isa())?;
+        }
         Ok(())
     })?;
     // The last trip's dK done and its stage released.
@@ -1331,25 +1350,33 @@ fn consumer<T: Elem>(
 /// trip's start. With 128- or 80-query blocks `dV` is queued only once `dSᵀ` is stored
 /// (FlashAttention-3's order there: the registers do not hold `Pᵀ`'s pairs in flight beside `Sᵀ`,
 /// `dPᵀ` and `dSᵀ`'s). With 80 ([`BackwardConfig::transposes_dq`]) `dQᵀ = Kᵀ·dSᵀ`, its 64 of
-/// dQ's columns x the 80 queries, the `dSᵀ` buffer read as the MN-major B.
+/// dQ's columns x the 80 queries, the `dSᵀ` buffer read as the MN-major B. With `ahead` (the
+/// consumer's ring protocol and cursor, [`BackwardConfig::queues_scores_ahead`]) the trip finds
+/// its `Sᵀ` done and issues only `dPᵀ`; at its end, once `dQ`'s registers are staged, it moves
+/// the cursor to the next trip's stage, waits for it and queues that trip's `Sᵀ` behind `dK`, so
+/// both run under `dQ`'s reduction, and waits for them before the loop's back edge.
 fn keyed_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
-    c: &Consumer,
-    r: &Regs,
-    trip: &Trip,
+    (c, r, trip): (&Consumer, &Regs, &Trip),
+    ahead: Option<(&mut BarrierSync, &RingCursor)>,
 ) -> Result<()> {
     let cfg = p.cfg;
     let [bm, bn, d, slab] = dims(cfg);
     let (dt, ws) = (T::DTYPE, ExecScope::Warpgroup);
     let q_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.q_s, 1024, SwizzleMode::B128);
     let do_tile = TileRef::shared_slabs(dt, [bm, d], bm, trip.do_s, 1024, SwizzleMode::B128);
-    k.gemm_async(&r.s, &c.k_tile, &q_tile, Accumulate::No, ws)?;
+    // With the scores ahead, Sᵀ was issued and waited for by the trip before.
+    if ahead.is_none() {
+        k.gemm_async(&r.s, &c.k_tile, &q_tile, Accumulate::No, ws)?;
+    }
     k.gemm_async(&r.dp, &c.v_tile, &do_tile, Accumulate::No, ws)?;
     let (s, dp) = score_regs(k, r)?;
     // Sᵀ done (wgmma groups complete in order, PTX ISA 9.7.15.7.2 wgmma.wait_group); dPᵀ
     // runs on.
-    k.wgmma_wait_group(1)?;
+    if ahead.is_none() {
+        k.wgmma_wait_group(1)?;
+    }
     mask(k, p, &r.s, (c.key0, trip.m, Expr::from(0u32)), c.lt)?;
     c.cols.probabilities(k, &s, trip.lse_s, c.scale_log2)?;
     let do_t = do_tile
@@ -1431,13 +1458,62 @@ fn keyed_trip<T: Elem>(
     };
     k.gemm_async(&r.dq, a, b, Accumulate::No, ws)?;
     k.gemm_async(&r.dk, &r.ds_a, &q_t, Accumulate::Yes, ws)?;
-    k.wgmma_wait_group(1)?;
     let at = (c.cw, c.leader, c.lt);
-    dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
+    let Some((sync, cur)) = ahead else {
+        k.wgmma_wait_group(1)?;
+        return dq_out(k, p, &r.dq, (trip.head, trip.m), at, (c.dq_stage, None));
+    };
+    // dQ done, dK runs on; once dQ's registers are read into its stage (or added), the next
+    // trip's Sᵀ is queued behind dK ([`BackwardConfig::scores_ahead`]) and runs while the
+    // warpgroup meets and reduces dQ: its stage waited for (the last trip has none: it reads its
+    // own Q again, its Sᵀ then unused). Sᵀ's registers are free: this trip's Pᵀ was read by dSᵀ's
+    // step and cast for dV.
+    k.wgmma_wait_group(1)?;
+    let mut next_scores = |k: &mut KernelBuilder| -> Result<()> {
+        cur.advance(k.isa())?;
+        let more = k.cmp(CmpOp::Lt, trip.t + 1u32, p.work.trips)?;
+        k.if_(more, |k| p.ring.wait(k, sync, cur)).end()?;
+        let q_next = p.ring.first_tile(k, cur.stage())?;
+        k.isa().selp(q_next, q_next, trip.q_s, more)?;
+        scores(k, p, (c, r), q_next)
+    };
+    let staged: Step<'_> = &mut next_scores;
+    dq_out(
+        k,
+        p,
+        &r.dq,
+        (trip.head, trip.m),
+        at,
+        (c.dq_stage, Some(staged)),
+    )?;
+    // dK and the next Sᵀ done before the loop's back edge.
+    k.wgmma_wait_group(0)?;
+    Ok(())
 }
 
-/// A trip's release of its ring stage ([`split_trip`]).
-type Release<'a> = &'a mut dyn FnMut(&mut KernelBuilder) -> Result<()>;
+/// The scores issued ahead of their trip ([`BackwardConfig::queues_scores_ahead`]): `Sᵀ =
+/// K·Qᵀ` of the stage's Q at `q_s`.
+fn scores<T: Elem>(
+    k: &mut KernelBuilder,
+    p: &Parts<'_, T>,
+    (c, r): (&Consumer, &Regs),
+    q_s: Reg<ty::U32>,
+) -> Result<()> {
+    let [bm, _, d, _] = dims(p.cfg);
+    let q_tile = TileRef::shared_slabs(T::DTYPE, [bm, d], bm, q_s, 1024, SwizzleMode::B128);
+    k.gemm_async(
+        &r.s,
+        &c.k_tile,
+        &q_tile,
+        Accumulate::No,
+        ExecScope::Warpgroup,
+    )?;
+    Ok(())
+}
+
+/// Code a caller has a callee emit at a point of the callee's: a trip's release of its ring
+/// stage ([`split_trip`]), the next trip's `Sᵀ` once `dQ`'s registers are read ([`dq_out`]).
+type Step<'a> = &'a mut dyn FnMut(&mut KernelBuilder) -> Result<()>;
 
 /// One trip of a warpgroup that shares the CTA's 64 keys and owns half the head's columns
 /// (head dim 256): `Sᵀ` and `dPᵀ` over its 32 queries (`Qᵀ`'s and `dOᵀ`'s rows `32 · index
@@ -1454,7 +1530,7 @@ fn split_trip<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
     (c, r, trip): (&Consumer, &Regs, &Trip),
-    release: Option<Release<'_>>,
+    release: Option<Step<'_>>,
 ) -> Result<()> {
     let cfg = p.cfg;
     let [bm, bn, d, slab] = dims(cfg);
@@ -1553,7 +1629,7 @@ fn split_trip<T: Elem>(
         }
     }
     let at = (c.cw, c.leader, c.lt);
-    dq_out(k, p, &r.dq, (trip.head, trip.m), at, c.dq_stage)
+    dq_out(k, p, &r.dq, (trip.head, trip.m), at, (c.dq_stage, None))
 }
 
 /// A fragment's f32 registers.
@@ -1588,18 +1664,22 @@ fn fence_shared(k: &mut KernelBuilder) -> Result<()> {
 }
 
 /// This warpgroup's `dQ` of `trip` into `dq_accum`: staged and reduced in bulk
-/// ([`reduce_dq`]) or added a value at a time ([`add_dq`]).
+/// ([`reduce_dq`]) or added a value at a time ([`add_dq`]); `staged` emitted once its registers
+/// are read (staged, or added).
 fn dq_out<T: Elem>(
     k: &mut KernelBuilder,
     p: &Parts<'_, T>,
     dq: &Buffer<ty::F32>,
     trip: (Var, Var),
     (cw, leader, lt): (Var, ptx_isa::Pred, Var),
-    stage: Option<Reg<ty::U32>>,
+    (stage, staged): (Option<Reg<ty::U32>>, Option<Step<'_>>),
 ) -> Result<()> {
     match stage {
-        Some(stage) => reduce_dq(k, p, dq, trip, (cw, leader), stage),
-        None => add_dq(k, p, dq, trip, cw, lt),
+        Some(stage) => reduce_dq(k, p, dq, trip, (cw, leader), (stage, staged)),
+        None => {
+            add_dq(k, p, dq, trip, cw, lt)?;
+            staged.map_or(Ok(()), |f| f(k))
+        }
     }
 }
 
@@ -1719,7 +1799,7 @@ fn reduce_dq<T: Elem>(
     dq: &Buffer<ty::F32>,
     trip: (Var, Var),
     (cw, leader): (Var, ptx_isa::Pred),
-    stage: Reg<ty::U32>,
+    (stage, staged): (Reg<ty::U32>, Option<Step<'_>>),
 ) -> Result<()> {
     let slab = BackwardConfig::SLAB;
     let tile_at = |k: &KernelBuilder, at: Reg<ty::U32>| dq_staging(k, p.cfg, at);
@@ -1730,9 +1810,10 @@ fn reduce_dq<T: Elem>(
             .ok_or_else(|| k.error("dQ's stage has no layout"))?,
         false => tile_at(k, stage)?,
     };
-    // This warpgroup's dQ staged in `tile` and reduced.
-    let reduce = |k: &mut KernelBuilder| -> Result<()> {
-        stage_for_bulk(k, &tile, dq, cw + BackwardConfig::DQ_BARRIER)?;
+    // This warpgroup's dQ staged in `tile` (then `staged`) and reduced.
+    let reduce = |k: &mut KernelBuilder, staged: Option<Step<'_>>| -> Result<()> {
+        let bar = cw + BackwardConfig::DQ_BARRIER;
+        stage_for_bulk_then(k, &tile, dq, bar, |k| staged.map_or(Ok(()), |f| f(k)))?;
         let deterministic = p.cfg.deterministic;
         k.if_(leader, |k| {
             // Packed, the sequence's offsets read again here rather than held in the consumers'
@@ -1779,7 +1860,10 @@ fn reduce_dq<T: Elem>(
         .end()
     };
     if !p.cfg.sums_dq() {
-        return reduce(k);
+        return reduce(k, staged);
+    }
+    if staged.is_some() {
+        return Err(k.error("nothing is emitted between the summed dQ's staging and reduction"));
     }
     // Summed: the second warpgroup hands its partial over in its stage (its 128 threads arrive,
     // the first's wait: PTX ISA 9.7.13.1, ordering the stores before the loads); the first adds
@@ -1805,7 +1889,7 @@ fn reduce_dq<T: Elem>(
         for (&x, &y) in mine.iter().zip(add) {
             k.add(x, x, y)?;
         }
-        reduce(k)
+        reduce(k, None)
     })
 }
 

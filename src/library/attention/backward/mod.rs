@@ -28,8 +28,9 @@
 //!   ([`BackwardConfig::dq_bulk`]; or by `red.global.add.f32`, or in turns by key block in the
 //!   deterministic mode); the GEMMs are queued in FlashAttention-3's order, so `dPᵀ` runs
 //!   under `Pᵀ`, `dV` under `dSᵀ`'s store and barrier, and `dK` under dQ's reduction and the wait
-//!   for the next query block; at the end `dK·scale` and `dV` stored. Causal: query blocks wholly
-//!   above the diagonal are skipped, the diagonal masked;
+//!   for the next query block (at head dim 128 by default the next query block's `Sᵀ` beside
+//!   it, [`BackwardConfig::scores_ahead`]); at the end `dK·scale` and `dV` stored. Causal: query
+//!   blocks wholly above the diagonal are skipped, the diagonal masked;
 //!   At head dim 256 ([`BackwardConfig::splits_head_dim`], FlashAttention-3's shape there: its
 //!   registers cannot hold a 64-key warpgroup's `dK` and `dV` over 256 columns) both consumer
 //!   warpgroups take the CTA's 64 keys: each computes `Sᵀ` and `dPᵀ` over its 32 of the query
@@ -92,8 +93,8 @@ pub struct BackwardConfig {
     /// At head dim 128 with 64-query blocks: `dV += Pᵀ·dO` queued once `dSᵀ` is stored
     /// (FlashAttention-3's order, as with [`BackwardConfig::WIDE_BLOCK_M`] or
     /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries, where it is
-    /// always so) rather than behind `dPᵀ` (session 11's order: `dV` then runs under `dSᵀ`'s
-    /// computation).
+    /// always so, and with [`BackwardConfig::scores_ahead`], the default) rather than behind `dPᵀ`
+    /// (session 11's order: `dV` then runs under `dSᵀ`'s computation).
     pub dv_after_ds: bool,
     /// Query rows per trip of the main loop: [`BackwardConfig::BLOCK_M`], or at head dim 64
     /// [`BackwardConfig::WIDE_BLOCK_M`] (FlashAttention-3's query block there): each consumer
@@ -117,6 +118,14 @@ pub struct BackwardConfig {
     /// ([`AttentionBackward::with_limit`]) is an ordinary one. The default: 4-5 % faster on an
     /// H200 at d128 4k without the causal mask, under 1 % with it (BENCHMARKS.md session 16).
     pub dependent: bool,
+    /// At head dim 128 with 64-query blocks: the next trip's `Sᵀ = K·Qᵀ` issued at the end of
+    /// this trip, behind `dK`, once `dQ`'s registers are staged, so it runs under `dQ`'s
+    /// reduction instead of at the next trip's start, where the warpgroup would wait for it with
+    /// nothing else to do (a two-stage pipeline across the query blocks; it and `dK` are waited
+    /// for before the loop's back edge: ptxas serializes a wgmma whose accumulator is read across
+    /// it, C7514). The last trip issues it over its own Q (discarded). The default at head dim
+    /// 128: on an H200 1-6 % faster than `Sᵀ` at the trip's start (BENCHMARKS.md session 17).
+    pub scores_ahead: bool,
 }
 
 impl BackwardConfig {
@@ -160,11 +169,13 @@ impl BackwardConfig {
     pub const BAND_PAIRS: u32 = 4;
 
     /// The default configuration for `dtype`, `head_dim` and `causal`: 2 stages, dQ reduced in
-    /// bulk; at head dim 64 128-query blocks ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast
-    /// on an H200 as 64 with the warpgroups' partials summed, BENCHMARKS.md); at head dim 128 64
-    /// (80 with `dQ` transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], measured no faster,
-    /// its `dQ` staging free of bank conflicts too: -4 to +0.5 % without the causal mask, -5 to
-    /// +2 % with it, BENCHMARKS.md); at head dim 256, where two stages leave no room for the
+    /// bulk, at head dim 128 each trip's successor's `Sᵀ` issued ahead
+    /// ([`BackwardConfig::scores_ahead`]); at head dim 64 128-query blocks
+    /// ([`BackwardConfig::block_m`]: 1.2-1.3 times as fast on an H200 as 64 with the
+    /// warpgroups' partials summed, BENCHMARKS.md); at head dim 128 64 (80 with `dQ`
+    /// transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], measured no faster, its `dQ` staging
+    /// free of bank conflicts too: -4 to +0.5 % without the causal mask, -5 to +2 % with it,
+    /// BENCHMARKS.md); at head dim 256, where two stages leave no room for the
     /// bulk reduction's staging, 1 stage (1.6 times as fast as two with `red.global.add.f32`).
     pub fn new(dtype: ScalarType, head_dim: u32, causal: bool) -> BackwardConfig {
         BackwardConfig {
@@ -183,6 +194,7 @@ impl BackwardConfig {
             },
             in_order: false,
             dependent: true,
+            scores_ahead: head_dim == 2 * Self::SLAB,
         }
         .with_bulk_dq()
     }
@@ -341,11 +353,32 @@ impl BackwardConfig {
         }
     }
 
+    /// The same configuration with each trip's `Sᵀ` issued at its start
+    /// ([`BackwardConfig::scores_ahead`] off: the order before session 17).
+    pub fn with_scores_in_trip(self) -> BackwardConfig {
+        BackwardConfig {
+            scores_ahead: false,
+            ..self
+        }
+    }
+
+    /// Whether the next trip's `Sᵀ` is issued at the end of each trip: by
+    /// [`BackwardConfig::scores_ahead`] at head dim 128 with 64-query blocks (with 80 the
+    /// registers would not hold it beside `dQᵀ`'s 40 and `dV`, `dK`; at head dims 64 and 256 not
+    /// built). `dV` is then queued once `dSᵀ` is stored ([`BackwardConfig::queues_dv_after_ds`]):
+    /// behind `dPᵀ` ptxas 13.0 serializes the wgmmas for want of registers (C7512).
+    pub fn queues_scores_ahead(&self) -> bool {
+        self.scores_ahead && self.head_dim == 2 * Self::SLAB && self.block_m == Self::BLOCK_M
+    }
+
     /// Whether `dV` is queued once `dSᵀ` is stored: with [`BackwardConfig::WIDE_BLOCK_M`] or
     /// [`BackwardConfig::TRANSPOSED_BLOCK_M`] queries (behind `dPᵀ` ptxas spills there and
     /// serializes the wgmmas, C7512), or by [`BackwardConfig::dv_after_ds`] at head dim 128.
     pub fn queues_dv_after_ds(&self) -> bool {
-        self.wide() || self.transposes_dq() || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
+        self.wide()
+            || self.transposes_dq()
+            || self.queues_scores_ahead()
+            || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
     }
 
     /// Whether the CTAs start longest first: with the causal mask (unless
@@ -421,7 +454,8 @@ impl BackwardConfig {
     /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
     /// partial `dQ`s reduced on their own (bf16 also deterministic and packed), and with
     /// 128-query blocks ([`BackwardConfig::block_m`]; batched and packed, bf16 also `red`); at
-    /// head dim 128 also with `dV` after `dSᵀ` (bf16 also packed) and with 64- and 80-query
+    /// head dim 128 also with each trip's `Sᵀ` at its start ([`BackwardConfig::scores_ahead`]
+    /// off), `dV` behind `dPᵀ` or after `dSᵀ` (bf16 also packed), and with 64- and 80-query
     /// blocks ([`BackwardConfig::TRANSPOSED_BLOCK_M`]; batched and packed, bf16 also `red`).
     pub fn all() -> Vec<BackwardConfig> {
         let mut out = Vec::new();
@@ -441,9 +475,13 @@ impl BackwardConfig {
                         out.push(cfg.with_varlen().with_deterministic());
                     }
                     if head_dim == 2 * Self::SLAB {
-                        out.push(cfg.with_dv_after_ds());
+                        // The orders before the scores ahead.
+                        let in_trip = cfg.with_scores_in_trip();
+                        out.push(in_trip);
+                        out.push(in_trip.with_dv_after_ds());
                         if dtype == ScalarType::Bf16 {
-                            out.push(cfg.with_dv_after_ds().with_varlen());
+                            out.push(in_trip.with_varlen());
+                            out.push(in_trip.with_dv_after_ds().with_varlen());
                         }
                         let tall = cfg.with_block_m(Self::TRANSPOSED_BLOCK_M);
                         out.push(tall);
@@ -474,7 +512,8 @@ impl BackwardConfig {
     /// The main kernel's name: `attention_bwd_bf16_d128` (`_causal`), `_varlen` over packed
     /// sequences, `_m128` or `_m80` with 128- or 80-query blocks, `_dvlate` with `dV` queued once
     /// `dSᵀ` is stored
-    /// ([`BackwardConfig::dv_after_ds`]), `_partials` with the partial `dQ`s reduced on
+    /// ([`BackwardConfig::dv_after_ds`]) and `_intrip` with it behind `dPᵀ`, both at head dim 128
+    /// with each trip's `Sᵀ` at its start ([`BackwardConfig::scores_ahead`] off), `_partials` with the partial `dQ`s reduced on
     /// their own
     /// ([`BackwardConfig::dq_summed`] off at head dim 64), `_red`
     /// with `dQ` added by `red.global.add.f32`, `_det` in the deterministic mode, `_inorder`
@@ -488,10 +527,11 @@ impl BackwardConfig {
                 Self::BLOCK_M => String::new(),
                 m => format!("_m{m}"),
             },
-            if self.queues_dv_after_ds() && self.block_m == Self::BLOCK_M {
-                "_dvlate"
-            } else {
-                ""
+            match (self.queues_dv_after_ds(), self.queues_scores_ahead()) {
+                _ if self.block_m != Self::BLOCK_M || self.head_dim != 2 * Self::SLAB => "",
+                (_, true) => "",
+                (true, false) => "_dvlate",
+                (false, false) => "_intrip",
             },
             if self.reduces_partials() && !self.dq_summed {
                 "_partials"
@@ -666,8 +706,17 @@ mod tests {
             (bf16(64), "attention_bwd_bf16_d64_causal_m128"),
             (bf16(256), "attention_bwd_bf16_d256_causal"),
             (
-                bf16(128).with_dv_after_ds(),
+                bf16(128).with_scores_in_trip().with_dv_after_ds(),
                 "attention_bwd_bf16_d128_causal_dvlate",
+            ),
+            (
+                bf16(128).with_scores_in_trip(),
+                "attention_bwd_bf16_d128_causal_intrip",
+            ),
+            // `dV` after `dSᵀ` always so with the scores ahead (the default).
+            (
+                bf16(128).with_dv_after_ds(),
+                "attention_bwd_bf16_d128_causal",
             ),
             // Always so with 128-query blocks; nothing to change at d256.
             (
@@ -695,6 +744,17 @@ mod tests {
             (
                 bf16(256).with_red_dq(),
                 "attention_bwd_bf16_d256_causal_red",
+            ),
+            // The scores ahead only at d128 with 64-query blocks.
+            (
+                bf16(64).with_block_m(64).with_scores_in_trip(),
+                "attention_bwd_bf16_d64_causal",
+            ),
+            (
+                bf16(128)
+                    .with_block_m(BackwardConfig::TRANSPOSED_BLOCK_M)
+                    .with_scores_in_trip(),
+                "attention_bwd_bf16_d128_causal_m80",
             ),
             // The grid's order: only the causal mask has another.
             (
