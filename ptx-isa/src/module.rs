@@ -370,8 +370,9 @@ pub struct RegDecl {
 /// `%r<count>` (PTX ISA 5.4.6 "Parameterized Variable Names").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegName {
-    /// The name, or the prefix of a parameterized name.
-    pub name: String,
+    /// The name, or the prefix of a parameterized name. Borrowed when the parser keeps the text
+    /// for the process (a short name it met before, `p`: issue 33).
+    pub name: std::borrow::Cow<'static, str>,
     /// `Some(n)` for `name<n>`.
     pub count: Option<u32>,
 }

@@ -37,10 +37,13 @@ struct Parser<'a> {
     /// ([`resolve::opcode_answer`]): looked up by its text, one hash of a few bytes, where the
     /// thread's table hashes and compares the opcode word by word (issue 33).
     opcodes: hashbrown::HashMap<(&'a str, usize), (Option<Form>, bool)>,
-    /// The words no row spells this module has, as [`unknown_modifier`] kept them: a module
-    /// repeating one (`f32x4` of `add.rn.f32x4`) takes the process's lock for it once, not per
-    /// instruction (issue 33: an instruction no row takes costs no more than one a row takes).
-    unknown_words: hashbrown::HashMap<&'a str, Cow<'static, str>>,
+    /// The words no row spells and the register and symbol names this module has, as
+    /// [`kept_text`] kept them: a module repeating one (`f32x4` of `add.rn.f32x4`, the `p` of
+    /// each of nvcc's inline-asm blocks) takes the process's lock for it once, not per use
+    /// (issue 33: an instruction no row takes costs no more than one a row takes).
+    kept: hashbrown::HashMap<&'a str, Cow<'static, str>>,
+    /// The elements of the vector or call list being read ([`Parser::list`]).
+    scratch: Vec<Operand>,
 }
 
 /// The buffers of one function body, emptied: its statements, their places, its opcode words
@@ -153,7 +156,8 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
             warnings: Vec::new(),
             bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
             opcodes: hashbrown::HashMap::new(),
-            unknown_words: hashbrown::HashMap::new(),
+            kept: hashbrown::HashMap::new(),
+            scratch: Vec::new(),
         };
         let parsed = p.module();
         *toks = p.toks;
@@ -259,7 +263,7 @@ fn linkage_of(word: &str) -> Option<Linkage> {
 
 /// A written mnemonic or modifier as the model holds it, borrowed from the form table when a row
 /// spells it (nearly always), so that reading an instruction allocates nothing for its opcode
-/// (issue 33); `None` for a word no row spells ([`unknown_modifier`] keeps those).
+/// (issue 33); `None` for a word no row spells ([`kept_text`] keeps those).
 fn known_word(written: &str) -> Option<&'static str> {
     /// The words rows spell: those of at most 8 bytes (nearly all) by their bytes as one
     /// integer, found without comparing text; the longer ones by their text.
@@ -311,12 +315,14 @@ fn packed_word(w: &[u8]) -> Option<u64> {
     Some(x)
 }
 
-/// A modifier no row spells (`f32x4` of `add.rn.f32x4`): kept once for the process, so that a
-/// module repeating an opcode the table lacks allocates nothing for it after the first (an
-/// instruction no row takes costs no more than one a row takes, issue 33). Bounded: at most
-/// [`UNKNOWN_MODIFIERS`] texts of at most [`UNKNOWN_MODIFIER_LEN`] bytes are kept (64 KiB in
-/// all), so fuzzed input cannot grow it; past that each is allocated as written.
-fn unknown_modifier(written: &str) -> Cow<'static, str> {
+/// A modifier no row spells (`f32x4` of `add.rn.f32x4`), or a register or symbol name (`p`,
+/// `%rx`): kept once for the process, so that a module repeating an opcode the table lacks
+/// allocates nothing for it after the first (an instruction no row takes costs no more than one
+/// a row takes, issue 33), nor for the names of nvcc's inline-asm blocks, 2,184 `.reg .pred p;`
+/// and its two uses in the 1.3 MB CUTLASS module. Bounded: at most [`KEPT_TEXTS`] texts of at
+/// most [`KEPT_TEXT_LEN`] bytes are kept (64 KiB in all), so fuzzed input cannot grow it; past
+/// that each is allocated as written.
+fn kept_text(written: &str) -> Cow<'static, str> {
     static KEPT: std::sync::LazyLock<std::sync::Mutex<hashbrown::HashSet<&'static str>>> =
         std::sync::LazyLock::new(Default::default);
     let Ok(mut kept) = KEPT.lock() else {
@@ -325,7 +331,7 @@ fn unknown_modifier(written: &str) -> Cow<'static, str> {
     if let Some(k) = kept.get(written) {
         return Cow::Borrowed(*k);
     }
-    if kept.len() >= UNKNOWN_MODIFIERS || written.len() > UNKNOWN_MODIFIER_LEN {
+    if kept.len() >= KEPT_TEXTS || written.len() > KEPT_TEXT_LEN {
         return Cow::Owned(written.to_string());
     }
     let k: &'static str = Box::leak(written.into());
@@ -333,11 +339,14 @@ fn unknown_modifier(written: &str) -> Cow<'static, str> {
     Cow::Borrowed(k)
 }
 
-/// How many modifier texts no row spells [`unknown_modifier`] keeps.
-const UNKNOWN_MODIFIERS: usize = 1024;
+/// How many texts [`kept_text`] keeps.
+const KEPT_TEXTS: usize = 1024;
 
-/// The longest modifier text no row spells that [`unknown_modifier`] keeps.
-const UNKNOWN_MODIFIER_LEN: usize = 64;
+/// The longest text [`kept_text`] keeps.
+const KEPT_TEXT_LEN: usize = 64;
+
+/// The longest register or symbol name [`Parser::name`] keeps.
+const KEPT_NAME_LEN: usize = 8;
 
 /// A comment line's text as the model holds it: borrowed when it is one nvcc writes around every
 /// inline-asm block (15,000 of the 1.3 MB CUTLASS module's 52,000 lines), so that reading those
@@ -386,24 +395,36 @@ impl<'a> Parser<'a> {
     }
 
     /// Pushes `written`, a mnemonic or modifier of this module's text, onto `words` as the
-    /// model holds it: [`known_word`], else [`unknown_modifier`] once per module. The word is
+    /// model holds it: [`known_word`], else [`kept_text`] once per module. The word is
     /// written into the list where it lies, not returned through the stack and copied (issue 33:
     /// the copy of each word read back was a tenth of the parser's own time on the CUTLASS module).
     #[inline]
     fn push_word(&mut self, words: &mut Vec<Cow<'static, str>>, written: &'a str) {
         match known_word(written) {
             Some(w) => push_built(words, || Cow::Borrowed(w)),
-            None => words.push(self.unknown_word(written)),
+            None => words.push(self.kept(written)),
         }
     }
 
-    /// A word no row spells, as [`unknown_modifier`] kept it, asked once per module.
-    #[cold]
-    fn unknown_word(&mut self, written: &'a str) -> Cow<'static, str> {
-        self.unknown_words
+    /// A word no row spells, or a register or symbol name, as [`kept_text`] kept it, asked
+    /// once per module.
+    fn kept(&mut self, written: &'a str) -> Cow<'static, str> {
+        self.kept
             .entry(written)
-            .or_insert_with(|| unknown_modifier(written))
+            .or_insert_with(|| kept_text(written))
             .clone()
+    }
+
+    /// A register or symbol name as the model holds it: kept ([`Parser::kept`]) when at most
+    /// [`KEPT_NAME_LEN`] bytes long, as the names nvcc's inline-asm blocks declare and use
+    /// (`p`, `%rx`) are; longer ones (labels, mangled names), mostly met once, are allocated and
+    /// leave the process's bounded set to the short ones.
+    fn name(&mut self, written: &'a str) -> Cow<'static, str> {
+        if written.len() <= KEPT_NAME_LEN {
+            self.kept(written)
+        } else {
+            Cow::Owned(written.to_string())
+        }
     }
 
     fn text(&self, t: Token) -> &'a str {
@@ -1398,7 +1419,7 @@ impl<'a> Parser<'a> {
             return self.unexpected("a register type");
         };
         let names = self.comma_list(b';', "names in one `.reg`", |p| {
-            let name = p.ident()?.to_string();
+            let name = p.ident()?;
             let count = if p.eat_punct(b'<') {
                 let n = p.u32_value()?;
                 if n > limits::MAX_PARAMETERIZED_REGS {
@@ -1412,7 +1433,10 @@ impl<'a> Parser<'a> {
             } else {
                 None
             };
-            Ok(RegName { name, count })
+            Ok(RegName {
+                name: p.name(name),
+                count,
+            })
         })?;
         Ok(RegDecl { ty, vector, names })
     }
@@ -1469,14 +1493,7 @@ impl<'a> Parser<'a> {
             // A register standing alone, most operands, is built where the list keeps it; the
             // rest through `operand`, whose result comes back through the stack (issue 33).
             self.comma_list_into(b';', "operands", &mut arena.operands, |p, out| {
-                match p.register_alone() {
-                    Some(r) => {
-                        p.pos += 1;
-                        push_built(out, || Operand::Reg(r));
-                    }
-                    None => out.push(p.operand(0)?),
-                }
-                Ok(())
+                p.operand_into(0, out)
             })?;
         }
         let mut i = arena.read(guard, named_guard, words, operands);
@@ -1501,11 +1518,23 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The elements of a vector or call list, after its opening brace, to `close`. Read into
+    /// the parser's scratch list and moved out in one allocation of the list's size: a wgmma's
+    /// 128-register vector grew by doubling, six reallocations and copies of up to 5 KB each
+    /// (issue 33: the 2,184 wgmma statements of the 1.3 MB CUTLASS module, most of its bytes).
     fn list(&mut self, close: u8, depth: usize) -> PResult<Vec<Operand>> {
         if self.eat_punct(close) {
             return Ok(Vec::new());
         }
-        self.comma_list(close, "elements", |p| p.operand(depth + 1))
+        // A list inside this one finds the scratch list taken and reads into one of its own.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let read = self.comma_list_into(close, "elements", &mut scratch, |p, out| {
+            p.operand_into(depth + 1, out)
+        });
+        let v = read.map(|()| scratch.drain(..).collect());
+        self.scratch = scratch;
+        v
     }
 
     /// Reads `item{, item}` and then `close`: the lists of PTX ISA 4.3 (an instruction's operands,
@@ -1565,6 +1594,22 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Reads an operand onto `out`. A register standing alone, most operands, is built where
+    /// the list keeps it; the rest through [`Parser::operand`], whose result comes back through
+    /// the stack (issue 33).
+    #[inline]
+    fn operand_into(&mut self, depth: usize, out: &mut Vec<Operand>) -> PResult<()> {
+        match self.register_alone() {
+            Some(r) => {
+                self.nesting(depth, "operands")?;
+                self.pos += 1;
+                push_built(out, || Operand::Reg(r));
+            }
+            None => out.push(self.operand(depth)?),
+        }
+        Ok(())
+    }
+
     fn operand(&mut self, depth: usize) -> PResult<Operand> {
         self.nesting(depth, "operands")?;
         let Some(t) = self.peek() else {
@@ -1601,7 +1646,7 @@ impl<'a> Parser<'a> {
                 let name = self.ident()?;
                 Ok(match canonical_reg(name) {
                     Some(r) => Operand::NotPred(r),
-                    None => Operand::NotSymbol(Cow::Owned(name.to_string())),
+                    None => Operand::NotSymbol(self.name(name)),
                 })
             }
             // `-%r1`, `-%r1.b2`: a negated video source (PTX ISA 9.7.18.1.3).
@@ -1761,7 +1806,7 @@ impl<'a> Parser<'a> {
                 return Ok(Operand::Sreg(s));
             }
         }
-        Ok(Operand::Symbol(Cow::Owned(full.to_string())))
+        Ok(Operand::Symbol(self.name(full)))
     }
 
     /// After `[`: `base`, `base+imm`, `imm`, or a tensor map with coordinates `tmap, {c...}`.

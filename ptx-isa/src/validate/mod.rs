@@ -630,7 +630,7 @@ fn function(
                         ty: d.ty,
                         vector: d.vector,
                     };
-                    if let Err(e) = scopes.declare(n.name.as_str().into(), n.count, info) {
+                    if let Err(e) = scopes.declare(n.name.as_ref().into(), n.count, info) {
                         cx.error(ErrorKind::UndefinedRegister, pos, e.to_string());
                     }
                 }

@@ -183,7 +183,7 @@ impl<'a> Scopes<'a> {
         };
         let clash = |name: Cow<'a, str>| {
             Err(Redeclared(RegName {
-                name: name.into_owned(),
+                name: Cow::Owned(name.into_owned()),
                 count,
             }))
         };
