@@ -249,8 +249,9 @@ impl fmt::Display for Guard {
 /// declare `.reg .pred p;`). [`Guard`] holds numbered registers; this holds the rest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NamedGuard {
-    /// The predicate's name as written.
-    pub name: String,
+    /// The predicate's name as written. Borrowed when the parser keeps the text for the process
+    /// (a short name it met before, the `p` of nvcc's inline-asm blocks: issue 33).
+    pub name: Cow<'static, str>,
     /// True for `@!p`.
     pub negated: bool,
 }

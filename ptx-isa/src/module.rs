@@ -229,7 +229,7 @@ pub(crate) struct ArenaMark {
 /// An index into an [`InstrArena`] list, in 32 bits: a parsed body holds fewer words than its
 /// text's bytes (the lexer's offsets are 32 bits); past that, a run reads as empty, never as
 /// another instruction's.
-fn index32(n: usize) -> u32 {
+pub(crate) fn index32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 

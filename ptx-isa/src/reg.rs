@@ -75,12 +75,35 @@ impl RegClass {
         }
     }
 
-    /// The class whose prefix is `prefix`.
+    /// The class whose prefix is `prefix`. Every register operand of a parsed module is asked
+    /// (issue 33): the prefixes, of one or two bytes, are compared as numbers, the classes' own
+    /// computed once at compile time from [`RegClass::prefix`].
     pub fn from_prefix(prefix: &str) -> Option<RegClass> {
-        RegClass::ALL
-            .iter()
-            .copied()
-            .find(|c| crate::instr::same_word(c.prefix(), prefix))
+        /// A prefix of at most two bytes as one number (its length in the high bits), or 0.
+        const fn key(p: &[u8]) -> u32 {
+            match p {
+                [a] => 1 << 16 | *a as u32,
+                [a, b] => 2 << 16 | (*a as u32) << 8 | *b as u32,
+                _ => 0,
+            }
+        }
+        const KEYS: [u32; RegClass::ALL.len()] = {
+            let mut k = [0; RegClass::ALL.len()];
+            let mut c = 0;
+            while c < k.len() {
+                k[c] = key(RegClass::ALL[c].prefix().as_bytes());
+                // A longer prefix would need a wider key: this fails to compile.
+                assert!(k[c] != 0, "a register prefix of one or two bytes");
+                c += 1;
+            }
+            k
+        };
+        let want = key(prefix.as_bytes());
+        if want == 0 {
+            return None;
+        }
+        let c = KEYS.iter().position(|&k| k == want)?;
+        RegClass::ALL.get(c).copied()
     }
 
     /// The class a value of type `t` lives in, if registers of that type exist.
@@ -397,5 +420,20 @@ pub enum Sinkable<T: RegType> {
 impl<T: RegType> From<Reg<T>> for Sinkable<T> {
     fn from(r: Reg<T>) -> Self {
         Sinkable::Reg(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_prefix_finds_every_class_by_its_prefix_and_nothing_else() {
+        for c in RegClass::ALL {
+            assert_eq!(RegClass::from_prefix(c.prefix()), Some(c), "{c:?}");
+        }
+        for p in ["", "x", "r1", "rdd", "%r", "R", "pp", "fdx"] {
+            assert_eq!(RegClass::from_prefix(p), None, "{p:?}");
+        }
     }
 }

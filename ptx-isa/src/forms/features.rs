@@ -136,7 +136,7 @@ fn by_modifier(form: Form) -> &'static [(&'static str, Form)] {
 
 /// The feature rows `i` (of row `form`) needs besides `form` itself.
 pub fn implied(form: Form, i: &InstrRef<'_>) -> Vec<Form> {
-    let has = |m: &str| i.modifiers.iter().any(|x| x == m);
+    let has = |m: &str| i.modifiers.iter().any(|x| crate::instr::same_word(x, m));
     let any = |f: &dyn Fn(&str) -> bool| i.modifiers.iter().any(|x| f(x));
     let mut v = Vec::new();
     let memory = matches!(

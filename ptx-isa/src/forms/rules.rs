@@ -1757,6 +1757,113 @@ fn writer<'a>(i: &'a InstrRef<'_>) -> impl Fn(&str) -> bool + 'a {
     }
 }
 
+/// [`check`]'s answers for the instructions of one module, by what the rules read of them (the
+/// validator keeps one per module): the rules of a row read the opcode's words, and of the
+/// operands their count, their kinds and what immediates, vectors, tensors and video operands
+/// hold. An instruction whose operands are of the other kinds (registers, addresses, names,
+/// sinks: nearly all of a module) is answered as the last one of its row, words and operand
+/// kinds was (issue 33: the rules were a tenth of `check` on the 1.3 MB CUTLASS module, whose
+/// 31,000 instructions have a few hundred such shapes).
+#[derive(Debug, Default)]
+pub(crate) struct CheckMemo {
+    answers: hashbrown::HashMap<MemoKey, Result<(), Violation>>,
+}
+
+/// What [`check`] reads of an instruction of at most [`MEMO_MODIFIERS`] modifiers and
+/// [`MEMO_OPERANDS`] operands of the kinds [`memo_tag`] names, in numbers: the row, the
+/// counts and the mnemonic's length; the mnemonic's bytes (at most 8); each modifier by its
+/// address and length (a borrowed, `'static` text is never freed, so an address names one text
+/// for good); the operands' kinds, four bits each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct MemoKey([u64; 3 + MEMO_MODIFIERS]);
+
+/// The most modifiers of an instruction [`CheckMemo`] answers.
+const MEMO_MODIFIERS: usize = 6;
+
+/// The most operands of an instruction [`CheckMemo`] answers.
+const MEMO_OPERANDS: usize = 16;
+
+/// The most answers a [`CheckMemo`] keeps (a module of more shapes is checked without the memo
+/// past them).
+const MEMO_ANSWERS: usize = 1 << 12;
+
+/// An operand's kind (1-10), for an operand that no rule reads more of than its kind; `None`
+/// for the others (immediates, vectors, tensors, lists, video operands, elements and named
+/// pairs, which may hold them).
+fn memo_tag(o: &Operand) -> Option<u64> {
+    Some(match o {
+        Operand::Reg(_) => 1,
+        Operand::NotPred(_) => 2,
+        Operand::Sreg(_) => 3,
+        Operand::Addr(_) => 4,
+        Operand::Label(_) => 5,
+        Operand::Symbol(_) => 6,
+        Operand::Sink => 7,
+        Operand::Pair(..) => 8,
+        Operand::SinkPair(_) => 9,
+        Operand::NotSymbol(_) => 10,
+        Operand::Imm(_)
+        | Operand::Vector(_)
+        | Operand::Tensor { .. }
+        | Operand::List(_)
+        | Operand::NamedPair(..)
+        | Operand::Element { .. }
+        | Operand::Video { .. } => return None,
+    })
+}
+
+impl CheckMemo {
+    /// [`check`] of `i`, an instruction of row `form`, answered from the memo when an
+    /// instruction of the same shape was checked before.
+    pub(crate) fn check(&mut self, form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
+        let Some(key) = key_of(form, i) else {
+            return check(form, i);
+        };
+        if let Some(answer) = self.answers.get(&key) {
+            return answer.clone();
+        }
+        let answer = check(form, i);
+        if self.answers.len() < MEMO_ANSWERS {
+            self.answers.insert(key, answer.clone());
+        }
+        answer
+    }
+}
+
+/// `i`'s [`MemoKey`]; `None` when `i` has more modifiers or operands than a key holds, a
+/// mnemonic longer than 8 bytes, a modifier that is not borrowed, or an operand that the rules
+/// read more of than its kind.
+fn key_of(form: Form, i: &InstrRef<'_>) -> Option<MemoKey> {
+    let mnemonic = i.mnemonic.as_bytes();
+    if i.modifiers.len() > MEMO_MODIFIERS || i.operands.len() > MEMO_OPERANDS || mnemonic.len() > 8
+    {
+        return None;
+    }
+    let mut k = [0u64; 3 + MEMO_MODIFIERS];
+    k[0] = form as u64
+        | (i.modifiers.len() as u64) << 16
+        | (i.operands.len() as u64) << 24
+        | (mnemonic.len() as u64) << 32;
+    for (n, &b) in mnemonic.iter().enumerate() {
+        k[1] |= u64::from(b) << (8 * n);
+    }
+    for (o, t) in i.operands.iter().zip((0..).step_by(4)) {
+        k[2] |= memo_tag(o)? << t;
+    }
+    for (m, slot) in i.modifiers.iter().zip(&mut k[3..]) {
+        // User-space addresses fit 48 bits; the length goes above them.
+        let std::borrow::Cow::Borrowed(m) = m else {
+            return None;
+        };
+        let (at, len) = (m.as_ptr() as usize as u64, m.len() as u64);
+        if at >> 48 != 0 || len >> 16 != 0 {
+            return None;
+        }
+        *slot = at | len << 48;
+    }
+    Some(MemoKey(k))
+}
+
 /// Checks `i` (an instruction of row `form`) against the row's rules; the first broken rule.
 pub fn check(form: Form, i: &InstrRef<'_>) -> Result<(), Violation> {
     let has = writer(i);

@@ -226,18 +226,6 @@ fn run(b: &[u8], mut i: usize, more: impl Fn(u8) -> bool) -> usize {
     i
 }
 
-/// The end of the spaces and tabs from `i` on: skipped where a token or a line ends, in a loop
-/// whose branch the processor predicts, not by another turn through [`lex_into`]'s table of
-/// what a byte starts (issue 33: most tokens are followed by a space, a tab or a few; the turn
-/// is a jump the processor often mispredicts).
-#[inline(always)]
-fn blanks(b: &[u8], mut i: usize) -> usize {
-    while let Some(b' ' | b'\t') = b.get(i) {
-        i += 1;
-    }
-    i
-}
-
 /// Splits `src` into tokens, and gives the line table (counted in the same pass).
 pub fn lex(src: &str) -> Result<(Vec<Token>, Lines), ParseError> {
     let mut out = Vec::new();
@@ -278,7 +266,6 @@ pub(crate) fn lex_into(src: &str, out: &mut Vec<Token>) -> Result<(Lines, Blocks
             Class::Newline => {
                 i += 1;
                 lines.starts.push(i);
-                i = blanks(b, i);
                 continue;
             }
             Class::Space => {
@@ -415,7 +402,6 @@ pub(crate) fn lex_into(src: &str, out: &mut Vec<Token>) -> Result<(Lines, Blocks
             end: i as u32,
             line: line as u32,
         });
-        i = blanks(b, i);
     }
     blocks.ends = ends;
     Ok((lines, blocks))

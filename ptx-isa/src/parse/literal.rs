@@ -102,6 +102,19 @@ fn integer(i: &str) -> IResult<&str, Number> {
 pub fn number(text: &str) -> Option<Number> {
     // The common case first: a plain decimal integer (`0` or no leading zero, which is octal).
     let b = text.as_bytes();
+    // Up to 19 digits fit `u64` whatever they are: their value in the pass that checks them
+    // (the 1.3 MB CUTLASS module's initializers are 52,000 such numbers, issue 33).
+    if !b.is_empty() && b.len() <= 19 && (b[0] != b'0' || b.len() == 1) {
+        let mut v = 0u64;
+        let mut digits = true;
+        for &d in b {
+            digits &= d.is_ascii_digit();
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d.wrapping_sub(b'0')));
+        }
+        if digits {
+            return Some(Number::Int(v));
+        }
+    }
     if !b.is_empty() && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1) {
         return text.parse().ok().map(Number::Int);
     }

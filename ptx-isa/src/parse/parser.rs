@@ -42,6 +42,11 @@ struct Parser<'a> {
     /// each of nvcc's inline-asm blocks) takes the process's lock for it once, not per use
     /// (issue 33: an instruction no row takes costs no more than one a row takes).
     kept: hashbrown::HashMap<&'a str, Cow<'static, str>>,
+    /// Each opcode as written this module has (`ld.shared.u32`): where its words lie in
+    /// `words_seen` ([`Parser::opcode_words`]).
+    opcode_words: hashbrown::HashMap<&'a str, (u32, u32)>,
+    /// The words of the opcodes in `opcode_words`, one run each.
+    words_seen: Vec<Cow<'static, str>>,
     /// The elements of the vector or call list being read ([`Parser::list`]).
     scratch: Vec<Operand>,
 }
@@ -157,6 +162,8 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
             bodies: if kept { KEPT_BODIES.take() } else { Vec::new() },
             opcodes: hashbrown::HashMap::new(),
             kept: hashbrown::HashMap::new(),
+            opcode_words: hashbrown::HashMap::new(),
+            words_seen: Vec::new(),
             scratch: Vec::new(),
         };
         let parsed = p.module();
@@ -177,7 +184,8 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
 /// A canonical register name `%<prefix><index>` (`%rd3`) as the builder writes it.
 fn canonical_reg(name: &str) -> Option<RegRef> {
     let rest = name.strip_prefix('%')?;
-    let split = rest.bytes().position(|b| b.is_ascii_digit())?;
+    // Prefixes are one or two letters ([`RegClass::prefix`]).
+    let split = rest.bytes().take(3).position(|b| b.is_ascii_digit())?;
     let (prefix, digits) = rest.split_at(split);
     let class = RegClass::from_prefix(prefix)?;
     if digits.len() > 1 && digits.starts_with('0') {
@@ -404,6 +412,37 @@ impl<'a> Parser<'a> {
             Some(w) => push_built(words, || Cow::Borrowed(w)),
             None => words.push(self.kept(written)),
         }
+    }
+
+    /// Pushes the words of `opcode`, a mnemonic `t` and the modifiers from token `first` to
+    /// the current one, onto `words` ([`Parser::push_word`] each): looked up once per opcode of
+    /// the module, and copied from there for each later instruction of it, one hash of the
+    /// opcode's text in place of one per word (issue 33).
+    fn opcode_words(
+        &mut self,
+        opcode: &'a str,
+        t: Token,
+        first: usize,
+        words: &mut Vec<Cow<'static, str>>,
+    ) {
+        if let Some(&(at, n)) = self.opcode_words.get(opcode) {
+            if let Some(seen) = self.words_seen.get(at as usize..at as usize + n as usize) {
+                words.extend_from_slice(seen);
+                return;
+            }
+        }
+        let before = words.len();
+        self.push_word(words, self.text(t));
+        for k in first..self.pos {
+            if let Some(m) = self.toks.get(k).copied() {
+                self.push_word(words, self.text(m).get(1..).unwrap_or(""));
+            }
+        }
+        let read = words.get(before..).unwrap_or_default();
+        let at = crate::module::index32(self.words_seen.len());
+        self.words_seen.extend_from_slice(read);
+        let n = crate::module::index32(read.len());
+        self.opcode_words.insert(opcode, (at, n));
     }
 
     /// A word no row spells, or a register or symbol name, as [`kept_text`] kept it, asked
@@ -1458,7 +1497,7 @@ impl<'a> Parser<'a> {
                 Some(r) => guard = Some(Guard { pred: r, negated }),
                 None => {
                     named_guard = Some(NamedGuard {
-                        name: name.to_string(),
+                        name: self.name(name),
                         negated,
                     })
                 }
@@ -1470,7 +1509,8 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let words = arena.words.len();
         let operands = arena.operands.len();
-        self.push_word(&mut arena.words, self.text(t));
+        // The mnemonic and its modifiers are written together: `ld.shared.u32`.
+        let first = self.pos;
         let mut end = t.end;
         while let Some(m) = self.peek() {
             if m.tok != Tok::DotWord || m.start != end {
@@ -1478,17 +1518,16 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             end = m.end;
-            self.push_word(&mut arena.words, &self.text(m)[1..]);
             // The mnemonic and the modifiers.
-            if arena.words.len() - words > limits::MAX_MODIFIERS + 1 {
+            if self.pos - first + 1 > limits::MAX_MODIFIERS + 1 {
                 return self.error(
                     ParseErrorKind::LimitExceeded,
                     "too many modifiers (limits::MAX_MODIFIERS)",
                 );
             }
         }
-        // The mnemonic and its modifiers are written together: `ld.shared.u32`.
         let opcode = self.src.get(t.start as usize..end as usize).unwrap_or("");
+        self.opcode_words(opcode, t, first, &mut arena.words);
         if !self.eat_punct(b';') {
             // A register standing alone, most operands, is built where the list keeps it; the
             // rest through `operand`, whose result comes back through the stack (issue 33).
@@ -1584,14 +1623,22 @@ impl<'a> Parser<'a> {
 
     /// Refuses nesting past `limits::MAX_OPERAND_DEPTH` (operands in braces, expressions in
     /// parentheses): what `what` names is nested too deeply.
+    #[inline]
     fn nesting(&self, depth: usize, what: &str) -> PResult<()> {
         if depth > limits::MAX_OPERAND_DEPTH {
-            return self.error(
-                ParseErrorKind::LimitExceeded,
-                format!("{what} nested too deeply (limits::MAX_OPERAND_DEPTH)"),
-            );
+            return self.too_deep(what);
         }
         Ok(())
+    }
+
+    /// [`Parser::nesting`]'s error, apart: the check is inlined for every operand (issue 33).
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self, what: &str) -> PResult<()> {
+        self.error(
+            ParseErrorKind::LimitExceeded,
+            format!("{what} nested too deeply (limits::MAX_OPERAND_DEPTH)"),
+        )
     }
 
     /// Reads an operand onto `out`. A register standing alone, most operands, is built where

@@ -136,6 +136,8 @@ pub(crate) struct Ctx<'a> {
     pub version: PtxVersion,
     pub globals: HashMap<&'a str, SymbolKind>,
     pub out: Vec<Diagnostic>,
+    /// The rules' answers for the module's instructions, by shape.
+    pub rules: crate::forms::rules::CheckMemo,
 }
 
 impl Ctx<'_> {
@@ -227,6 +229,7 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
         version,
         globals: HashMap::new(),
         out: Vec::new(),
+        rules: crate::forms::rules::CheckMemo::default(),
     };
     let vpos = map.map(|s| s.version);
     let tpos = map.map(|s| s.target);
@@ -815,7 +818,7 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos:
     for extra in crate::forms::features::implied(form, i) {
         cx.gate(extra, op, pos);
     }
-    if let Err(v) = crate::forms::rules::check(form, i) {
+    if let Err(v) = cx.rules.check(form, i) {
         cx.error(v.kind, pos, v.message);
     }
     operands::kinds(cx, form, i, pos);
