@@ -34,9 +34,10 @@ struct Parser<'a> {
     /// Emptied function bodies to read the next bodies into ([`KeptBodies`]; `check` only).
     bodies: Vec<BodyBuffers>,
     /// The table's answer for each opcode as written and operand count this module has
-    /// ([`resolve::opcode_answer`]): looked up by its text, one hash of a few bytes, where the
-    /// thread's table hashes and compares the opcode word by word (issue 33).
-    opcodes: hashbrown::HashMap<(&'a str, usize), (Option<Form>, bool)>,
+    /// ([`resolve::opcode_answer`]): looked up by the opcode's number ([`Parser::opcode_words`])
+    /// and the count, where the thread's table hashes and compares the opcode word by word
+    /// (issue 33).
+    opcodes: hashbrown::HashMap<(u32, usize), (Option<Form>, bool)>,
     /// The words no row spells and the register and symbol names this module has, as
     /// [`kept_text`] kept them: a module repeating one (`f32x4` of `add.rn.f32x4`, the `p` of
     /// each of nvcc's inline-asm blocks) takes the process's lock for it once, not per use
@@ -183,23 +184,29 @@ pub(super) fn parse_module(src: &str, kept: bool) -> PResult<Parsed> {
 
 /// A canonical register name `%<prefix><index>` (`%rd3`) as the builder writes it.
 fn canonical_reg(name: &str) -> Option<RegRef> {
-    let rest = name.strip_prefix('%')?;
-    // Prefixes are one or two letters ([`RegClass::prefix`]).
-    let split = rest.bytes().take(3).position(|b| b.is_ascii_digit())?;
-    let (prefix, digits) = rest.split_at(split);
+    // `%`, a prefix of one or two letters ([`RegClass::prefix`]), the digits: where the digits
+    // begin is read off the second and third bytes (every register operand is read here,
+    // issue 33).
+    let b = name.as_bytes();
+    let split = match b {
+        [b'%', _, d, ..] if d.is_ascii_digit() => 2,
+        [b'%', _, _, d, ..] if d.is_ascii_digit() => 3,
+        _ => return None,
+    };
+    let (prefix, digits) = (name.get(1..split)?, b.get(split..)?);
     let class = RegClass::from_prefix(prefix)?;
-    if digits.len() > 1 && digits.starts_with('0') {
+    if digits.len() > 1 && digits[0] == b'0' {
         return None;
     }
     // Past nine digits the value may not fit: `parse::<u32>` says.
     if digits.len() > 9 {
+        let digits = name.get(split..)?;
         return digits.parse().ok().map(|index| RegRef { class, index });
     }
     // The digits' value in the pass that checks them, with no overflow to check (what
-    // `parse::<u32>` gives, without its second pass: every register operand is read here,
-    // issue 33).
+    // `parse::<u32>` gives, without its second pass).
     let mut index = 0u32;
-    for d in digits.bytes() {
+    for &d in digits {
         if !d.is_ascii_digit() {
             return None;
         }
@@ -417,18 +424,20 @@ impl<'a> Parser<'a> {
     /// Pushes the words of `opcode`, a mnemonic `t` and the modifiers from token `first` to
     /// the current one, onto `words` ([`Parser::push_word`] each): looked up once per opcode of
     /// the module, and copied from there for each later instruction of it, one hash of the
-    /// opcode's text in place of one per word (issue 33).
+    /// opcode's text in place of one per word (issue 33). Gives the opcode's number in this
+    /// module, where its words begin in `words_seen` (distinct: each opcode has a word, and
+    /// `words_seen`, of fewer words than the text's bytes, fits 32 bits).
     fn opcode_words(
         &mut self,
         opcode: &'a str,
         t: Token,
         first: usize,
         words: &mut Vec<Cow<'static, str>>,
-    ) {
+    ) -> u32 {
         if let Some(&(at, n)) = self.opcode_words.get(opcode) {
             if let Some(seen) = self.words_seen.get(at as usize..at as usize + n as usize) {
                 words.extend_from_slice(seen);
-                return;
+                return at;
             }
         }
         let before = words.len();
@@ -443,6 +452,7 @@ impl<'a> Parser<'a> {
         self.words_seen.extend_from_slice(read);
         let n = crate::module::index32(read.len());
         self.opcode_words.insert(opcode, (at, n));
+        at
     }
 
     /// A word no row spells, or a register or symbol name, as [`kept_text`] kept it, asked
@@ -1527,7 +1537,7 @@ impl<'a> Parser<'a> {
             }
         }
         let opcode = self.src.get(t.start as usize..end as usize).unwrap_or("");
-        self.opcode_words(opcode, t, first, &mut arena.words);
+        let number = self.opcode_words(opcode, t, first, &mut arena.words);
         if !self.eat_punct(b';') {
             // A register standing alone, most operands, is built where the list keeps it; the
             // rest through `operand`, whose result comes back through the stack (issue 33).
@@ -1541,7 +1551,7 @@ impl<'a> Parser<'a> {
         // those of none are kept as written.
         let (form, unknown) = *self
             .opcodes
-            .entry((opcode, view.operands.len()))
+            .entry((number, view.operands.len()))
             .or_insert_with(|| resolve::opcode_answer(&view));
         let form = form.map(|f| resolve::refine(f, &view));
         if unknown {

@@ -16,6 +16,7 @@
 mod function;
 mod operands;
 mod scope;
+mod shape;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -136,8 +137,8 @@ pub(crate) struct Ctx<'a> {
     pub version: PtxVersion,
     pub globals: HashMap<&'a str, SymbolKind>,
     pub out: Vec<Diagnostic>,
-    /// The rules' answers for the module's instructions, by shape.
-    pub rules: crate::forms::rules::CheckMemo,
+    /// What the row checks said of the module's instructions, by shape.
+    pub shapes: shape::Shapes,
 }
 
 impl Ctx<'_> {
@@ -229,7 +230,7 @@ pub fn validate(m: &Module, map: Option<&SourceMap>, opts: &Options) -> Vec<Diag
         version,
         globals: HashMap::new(),
         out: Vec::new(),
-        rules: crate::forms::rules::CheckMemo::default(),
+        shapes: shape::Shapes::default(),
     };
     let vpos = map.map(|s| s.version);
     let tpos = map.map(|s| s.target);
@@ -814,19 +815,45 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos:
             return;
         }
     };
-    cx.gate(form, op, pos);
-    for extra in crate::forms::features::implied(form, i) {
-        cx.gate(extra, op, pos);
-    }
-    if let Err(v) = cx.rules.check(form, i) {
-        cx.error(v.kind, pos, v.message);
-    }
+    row_checks(cx, form, i, pos);
     operands::kinds(cx, form, i, pos);
     env.vectors(cx, form, i, pos);
     env.types(cx, form, i, &types, pos);
     env.spaces(cx, i, pos);
     env.bulk_source(cx, form, i, pos);
     env.targets(cx, i, pos);
+}
+
+/// The checks of `i`'s row (PTX ISA version and target gates of the row and of the features its
+/// modifiers imply, and the row's rules), said once per instruction shape ([`shape`]).
+fn row_checks(cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) {
+    let s = shape::Shape::of(form, i);
+    if let Some(said) = s.as_ref().and_then(|s| cx.shapes.get(s)) {
+        cx.out
+            .extend(said.iter().map(|(severity, kind, message)| Diagnostic {
+                severity: *severity,
+                kind: *kind,
+                message: Arc::clone(message),
+                pos,
+            }));
+        return;
+    }
+    let before = cx.out.len();
+    let op = i.opcode_text();
+    cx.gate(form, op, pos);
+    for extra in crate::forms::features::implied(form, i) {
+        cx.gate(extra, op, pos);
+    }
+    if let Err(v) = crate::forms::rules::check(form, i) {
+        cx.error(v.kind, pos, v.message);
+    }
+    if let Some(s) = s {
+        let said = cx.out.get(before..).unwrap_or_default();
+        let said = said
+            .iter()
+            .map(|d| (d.severity, d.kind, Arc::clone(&d.message)));
+        cx.shapes.keep(s, said);
+    }
 }
 
 /// `mad.f32` with no rounding, the legacy form (PTX ISA 9.7.3.7: a rounding modifier is
