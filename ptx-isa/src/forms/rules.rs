@@ -1713,6 +1713,22 @@ pub fn rules_of(form: Form) -> impl Iterator<Item = &'static Rule> {
         .copied()
 }
 
+/// Whether a rule of `form` reads an immediate operand's value ([`Check::Immediate`]): the
+/// other rules read of an immediate only that it is one (the validator's memo of the row checks
+/// per instruction shape, issue 33).
+pub(crate) fn reads_immediates(form: Form) -> bool {
+    static BY_FORM: std::sync::LazyLock<Vec<bool>> = std::sync::LazyLock::new(|| {
+        let mut by_form = vec![false; Form::all().len()];
+        for spec in Form::all() {
+            if let Some(b) = by_form.get_mut(spec.form as usize) {
+                *b = rules_of(spec.form).any(|r| matches!(r.check, Check::Immediate { .. }));
+            }
+        }
+        by_form
+    });
+    BY_FORM.get(form as usize).copied().unwrap_or(true)
+}
+
 /// The numbers the first `*` modifier of `form` takes when the modifiers `written` are written
 /// (`Tcgen05Ld` with `["16x128b"]`: the powers of two up to 64).
 pub fn number_values(form: Form, written: &[&str]) -> Option<Values> {

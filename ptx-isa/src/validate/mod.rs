@@ -816,7 +816,6 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos:
         }
     };
     row_checks(cx, form, i, pos);
-    operands::kinds(cx, form, i, pos);
     env.vectors(cx, form, i, pos);
     env.types(cx, form, i, &types, pos);
     env.spaces(cx, i, pos);
@@ -825,7 +824,8 @@ fn instruction(cx: &mut Ctx<'_>, env: &operands::Env<'_>, i: &InstrRef<'_>, pos:
 }
 
 /// The checks of `i`'s row (PTX ISA version and target gates of the row and of the features its
-/// modifiers imply, and the row's rules), said once per instruction shape ([`shape`]).
+/// modifiers imply, the row's rules, and the operands' kinds against its slots), said once per
+/// instruction shape ([`shape`]).
 fn row_checks(cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) {
     let s = shape::Shape::of(form, i);
     if let Some(said) = s.as_ref().and_then(|s| cx.shapes.get(s)) {
@@ -847,6 +847,7 @@ fn row_checks(cx: &mut Ctx<'_>, form: Form, i: &InstrRef<'_>, pos: Option<Pos>) 
     if let Err(v) = crate::forms::rules::check(form, i) {
         cx.error(v.kind, pos, v.message);
     }
+    operands::kinds(cx, form, i, pos);
     if let Some(s) = s {
         let said = cx.out.get(before..).unwrap_or_default();
         let said = said

@@ -1,8 +1,9 @@
 //! The row checks of an instruction, remembered per instruction shape (issue 33): the target and
 //! version gates of its row and of the features its modifiers imply ([`crate::forms::features`]),
-//! and the row's rules ([`crate::forms::rules`]). They read the row, the opcode's words, and of
-//! the operands their count, their kinds, and what immediates, vectors, tensors and video
-//! operands hold. An instruction whose operands are of the other kinds (registers, addresses,
+//! the row's rules ([`crate::forms::rules`]) and the operands' kinds against the row's slots
+//! (an address, a value, a pair). They read the row, the opcode's words, and of the operands
+//! their count, their kinds, and what vectors, tensors and video operands hold (and immediates,
+//! for a row whose rules read their values). An instruction whose operands are of the other kinds (registers, addresses,
 //! names, sinks: nearly all of a module) gets the diagnostics the last instruction of its shape
 //! got: on the 1.3 MB CUTLASS module, 31,000 instructions of a few hundred shapes, where the
 //! checks were a seventh of `check`.
@@ -44,11 +45,12 @@ const OPERANDS: usize = 16;
 /// The most shapes a [`Shapes`] keeps (past them, instructions are checked without it).
 const KEPT: usize = 1 << 12;
 
-/// An operand's kind (1-10), for an operand that no row check reads more of than its kind;
-/// `None` for the others (immediates, vectors, tensors, lists, video operands, elements and
-/// named pairs, which may hold them).
-fn tag(o: &Operand) -> Option<u64> {
+/// An operand's kind (1-11), for an operand that no row check of `form` reads more of than its
+/// kind; `None` for the others (vectors, tensors, lists, video operands, elements and named
+/// pairs, which may hold them, and immediates where a rule of the row reads their value).
+fn tag(form: Form, o: &Operand) -> Option<u64> {
     Some(match o {
+        Operand::Imm(_) if !crate::forms::rules::reads_immediates(form) => 11,
         Operand::Reg(_) => 1,
         Operand::NotPred(_) => 2,
         Operand::Sreg(_) => 3,
@@ -87,7 +89,7 @@ impl Shape {
             k[1] |= u64::from(b) << (8 * n);
         }
         for (n, o) in i.operands.iter().enumerate() {
-            k[2] |= tag(o)? << (4 * n);
+            k[2] |= tag(form, o)? << (4 * n);
         }
         for (m, slot) in i.modifiers.iter().zip(&mut k[3..]) {
             let Cow::Borrowed(m) = m else {
