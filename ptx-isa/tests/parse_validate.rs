@@ -145,6 +145,50 @@ fn each_rule_reports_at_its_place() {
     }
 }
 
+/// The row checks are said once per instruction shape and repeated for the later lines of that
+/// shape (issue 33): a line repeated says at each of its places what it says alone, and an
+/// immediate a rule reads is read on every line.
+#[test]
+fn repeated_lines_say_at_each_place_what_one_says() {
+    let lines = [
+        "\tadd.s32 %r1, %r2;",
+        "\tadd.u8 %r1, %r2, %r3;",
+        "\twgmma.fence.sync.aligned;",
+        "\tld.global.f32 %f1, %rd1;",
+        "\tld.global.v2.f32 {%f1}, [%rd1];",
+        "\tmov.u32 %r1, %cluster_ctarank;",
+        "\tadd.f32 %f1, %f1, 1;",
+        "\tmul.wide.s32 %r1, %r1, %r2;",
+        "\tmbarrier.arrive.shared.b64 %rd1, [%rd2], 1;",
+        "\tadd.s32 %r1, %r2, 7;",
+        "\tsetp.ne.b32 %p1, %r1, 0;",
+    ];
+    let said = |text: &str| -> Vec<String> {
+        check(text, &Options::default())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    for line in lines {
+        let one = said(&kernel(line));
+        let three = said(&kernel(&[line; 3].join("\n")));
+        // The line is line 13 alone; 13, 14 and 15 repeated.
+        let want: Vec<String> = (0..3)
+            .flat_map(|k| {
+                one.iter()
+                    .map(move |d| d.replacen("13:", &format!("{}:", 13 + k), 1))
+            })
+            .collect();
+        assert_eq!(three, want, "{line:?}");
+    }
+    let e = errors(&kernel(
+        "\tbar.sync 1;\n\tbar.sync 16;\n\tbar.sync 2;\n\tbar.sync 17;",
+    ));
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(e[0].starts_with("14:2: error: barrier number 16"), "{e:?}");
+    assert!(e[1].starts_with("16:2: error: barrier number 17"), "{e:?}");
+}
+
 #[test]
 fn targets_and_versions_gate() {
     let text = kernel("\tmov.u32 %r1, %cluster_ctarank;");

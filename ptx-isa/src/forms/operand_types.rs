@@ -570,7 +570,11 @@ pub fn of(form: Form) -> &'static [Slot] {
 
 /// True when the slot applies to an instruction with these modifiers and types.
 pub fn applies<S: AsRef<str>>(when: When, modifiers: &[S], types: &[ScalarType]) -> bool {
-    let has = |m: &str| modifiers.iter().any(|x| x.as_ref() == m);
+    let has = |m: &str| {
+        modifiers
+            .iter()
+            .any(|x| crate::instr::same_word(x.as_ref(), m))
+    };
     match when {
         When::Always => true,
         When::With(m) => has(m),
