@@ -109,7 +109,9 @@ pub fn number(text: &str) -> Option<Number> {
         let mut digits = true;
         for &d in b {
             digits &= d.is_ascii_digit();
-            v = v.wrapping_mul(10).wrapping_add(u64::from(d.wrapping_sub(b'0')));
+            v = v
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(d.wrapping_sub(b'0')));
         }
         if digits {
             return Some(Number::Int(v));

@@ -1581,7 +1581,12 @@ impl<'a> Parser<'a> {
         let read = self.comma_list_into(close, "elements", &mut scratch, |p, out| {
             p.operand_into(depth + 1, out)
         });
-        let v = read.map(|()| scratch.drain(..).collect());
+        // Moved into a list of their number (the scratch list keeps its room for the next).
+        let v = read.map(|()| {
+            let mut v = Vec::with_capacity(scratch.len());
+            v.append(&mut scratch);
+            v
+        });
         self.scratch = scratch;
         v
     }
