@@ -8,7 +8,7 @@ use super::cuda::CudaStream;
 use super::device::Device;
 use super::error::{Result as RtResult, RuntimeError};
 use super::jit::JitOptions;
-use super::launch::{Kernel, LaunchConfig};
+use super::launch::{Kernel, LaunchConfig, StreamOrder};
 use super::tensor::Arg;
 use crate::kernel::expr::eval;
 use crate::kernel::{BuiltKernel, PersistentUnit, Var};
@@ -229,11 +229,7 @@ impl LoadedKernel {
     /// extents, a persistent grid sized to the device's residency, block, cluster and dynamic shared memory from the kernel) and launches on
     /// `stream`. Returns the symbolic-extent values passed. Nothing runs when a check fails.
     pub fn launch(&self, stream: &CudaStream, args: &mut [Arg<'_>]) -> RtResult<Symbols> {
-        // One check: the packed parameters and the extents that size the grid come from it.
-        let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
-        let packed = check_and_pack(&self.built.signature, &descs, self.device)?;
-        let cfg = self.built.launch_config_with(&packed.1, self.residency)?;
-        self.kernel.launch_packed(stream, &cfg, packed, args)
+        self.launch_within(stream, args, None, StreamOrder::After)
     }
 
     /// [`LoadedKernel::launch`], then waits for `stream` as `watch` says
@@ -251,48 +247,33 @@ impl LoadedKernel {
         self.kernel.launch_watched(stream, &cfg, args, watch)
     }
 
-    /// [`LoadedKernel::launch`], or with a `limit` [`LoadedKernel::launch_watched`] with that
-    /// timeout and no hang records: how a library launcher with an optional limit (the GPU
-    /// check's) launches each of its kernels.
+    /// [`LoadedKernel::launch`] ordered on `stream` as `order` says, or with a `limit`
+    /// [`LoadedKernel::launch_watched`] with that timeout and no hang records: how a library
+    /// launcher with an optional limit (the GPU check's) launches each of its kernels. With a
+    /// limit (a check that waits for each launch anyway) a [`StreamOrder::Dependent`] kernel is
+    /// launched as usual; its `griddepcontrol.wait` then returns at once.
     pub fn launch_within(
         &self,
         stream: &CudaStream,
         args: &mut [Arg<'_>],
         limit: Option<std::time::Duration>,
+        order: StreamOrder,
     ) -> RtResult<Symbols> {
-        match limit {
-            None => self.launch(stream, args),
-            Some(limit) => {
-                let watch = super::Watch {
-                    timeout: Some(limit),
-                    hang: None,
-                };
-                self.launch_watched(stream, args, &watch)
-            }
+        if let Some(limit) = limit {
+            let watch = super::Watch {
+                timeout: Some(limit),
+                hang: None,
+            };
+            return self.launch_watched(stream, args, &watch);
         }
-    }
-
-    /// [`LoadedKernel::launch_within`] as a programmatic dependent launch where no `limit` is
-    /// given: the kernel may start before the one before it on `stream` ends
-    /// ([`LaunchConfig::with_pdl`]) and must order itself with `griddepcontrol.wait` (PTX ISA
-    /// 9.7.13.13) before it reads what that one wrote. With a limit (a check that waits for
-    /// each launch anyway) it is launched as usual; its `griddepcontrol.wait` then returns at
-    /// once.
-    pub fn launch_dependent_within(
-        &self,
-        stream: &CudaStream,
-        args: &mut [Arg<'_>],
-        limit: Option<std::time::Duration>,
-    ) -> RtResult<Symbols> {
-        if limit.is_some() {
-            return self.launch_within(stream, args, limit);
-        }
+        // One check: the packed parameters and the extents that size the grid come from it.
         let descs: Vec<ArgDesc> = args.iter().map(Arg::desc).collect();
         let packed = check_and_pack(&self.built.signature, &descs, self.device)?;
-        let cfg = self
-            .built
-            .launch_config_with(&packed.1, self.residency)?
-            .with_pdl();
+        let cfg = self.built.launch_config_with(&packed.1, self.residency)?;
+        let cfg = match order {
+            StreamOrder::After => cfg,
+            StreamOrder::Dependent => cfg.with_pdl(),
+        };
         self.kernel.launch_packed(stream, &cfg, packed, args)
     }
 

@@ -83,6 +83,19 @@ impl LaunchConfig {
     }
 }
 
+/// When a launch may start, relative to the work before it on its stream
+/// ([`crate::runtime::LoadedKernel::launch_within`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamOrder {
+    /// Once the work before it has ended: an ordinary launch.
+    #[default]
+    After,
+    /// As a programmatic dependent launch ([`LaunchConfig::with_pdl`]): the kernel may start
+    /// before the one before it on the stream ends, and must order itself with
+    /// `griddepcontrol.wait` (PTX ISA 9.7.13.13) before it reads what that one wrote.
+    Dependent,
+}
+
 /// The device's and the function's limits a launch is checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchLimits {

@@ -68,7 +68,7 @@ pub use hang::{
     decode_record, decode_records, parse_debug_hang,
 };
 pub use jit::{JitDiagnostic, JitOptions, Severity, jit_error, parse_jit_log};
-pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, check_launch};
+pub use launch::{Kernel, LaunchConfig, LaunchLimits, LaunchPlan, StreamOrder, check_launch};
 pub use module::{Module, ModuleCache};
 pub use multi::{DeviceGroup, Flags, Symmetric, nccl_available};
 pub use tensor::{Arg, DeviceTensor, TensorArg, TensorMut, TensorRef};

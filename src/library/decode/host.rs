@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
-    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, TensorMut, TensorRef,
+    Arg, Device, DeviceTensor, JitOptions, LoadedKernel, RuntimeError, StreamOrder, TensorMut,
+    TensorRef,
 };
 use ptx_isa::ScalarType;
 
@@ -319,7 +320,7 @@ impl Decode {
         };
         if self.cfg.dependent_launch {
             // Launched while the kernel before it ends (DecodeConfig::dependent_launch).
-            kernel.launch_dependent_within(stream, &mut main, self.limit)?;
+            kernel.launch_within(stream, &mut main, self.limit, StreamOrder::Dependent)?;
         } else {
             self.launch(kernel, stream, &mut main)?;
         }
@@ -327,7 +328,7 @@ impl Decode {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
             if self.cfg.dependent_combine {
                 // Launched while the decode kernel ends (DecodeConfig::dependent_combine).
-                combine.launch_dependent_within(stream, &mut merge, self.limit)?;
+                combine.launch_within(stream, &mut merge, self.limit, StreamOrder::Dependent)?;
             } else {
                 self.launch(combine, stream, &mut merge)?;
             }
@@ -342,7 +343,7 @@ impl Decode {
         stream: &Arc<CudaStream>,
         args: &mut [Arg<'_>],
     ) -> Result<(), RuntimeError> {
-        kernel.launch_within(stream, args, self.limit)?;
+        kernel.launch_within(stream, args, self.limit, StreamOrder::After)?;
         Ok(())
     }
 }

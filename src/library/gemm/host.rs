@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::runtime::cuda::CudaStream;
 use crate::runtime::{
     Arg, Device, DeviceTensor, Element, HangBuffer, JitOptions, Kernel, LaunchConfig, LoadedKernel,
-    RuntimeError, TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
+    RuntimeError, StreamOrder, TensorDesc, TensorMut, TensorRef, Watch, debug_hang_from_env,
 };
 
 use super::GemmConfig;
@@ -576,7 +576,7 @@ impl Gemm {
             // A programmatic dependent of the GEMM ([`super::split`]): scheduled once every CTA
             // of the GEMM has issued its last loads, it reads the parts after the GEMM ends.
             let mut sum = [TensorRef::slice(w, parts)?.into(), c.reborrow().into()];
-            kernel.launch_dependent_within(stream, &mut sum, None)?;
+            kernel.launch_within(stream, &mut sum, None, StreamOrder::Dependent)?;
         }
         Ok(())
     }

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use crate::library::decode::grown;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, TensorMut,
-    TensorRef,
+    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, StreamOrder,
+    TensorMut, TensorRef,
 };
 
 use super::super::host::check_operands;
@@ -255,10 +255,11 @@ impl AttentionBackward {
         args: &mut [Arg<'_>],
         after: bool,
     ) -> Result<(), RuntimeError> {
-        match after && self.cfg.dependent {
-            true => kernel.launch_dependent_within(stream, args, self.limit)?,
-            false => kernel.launch_within(stream, args, self.limit)?,
+        let order = match after && self.cfg.dependent {
+            true => StreamOrder::Dependent,
+            false => StreamOrder::After,
         };
+        kernel.launch_within(stream, args, self.limit, order)?;
         Ok(())
     }
 }
