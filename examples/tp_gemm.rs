@@ -38,7 +38,8 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, GemmReduceScatter, ReduceScatterPlan, kernels, plan,
+    AllGatherGemm, AllGatherPlan, GemmReduceScatter, ReduceScatterPlan, ReduceScatterSum, kernels,
+    plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -465,7 +466,7 @@ fn all_gather_layer(
 /// The GEMM + reduce-scatter layer: rank `r` holds `A_r` `[m, k / world]` and `B_r`
 /// `[n, k / world]`; rank `s` gets rows `s·m/world ..` of `Σ_r A_r·B_rᵀ`.
 /// With `rs.fused` and `rs.pull`, the reduce-scatter with the slot sum fused too
-/// ([`GemmReduceScatter::fused`], [`GemmReduceScatter::pulled`]), each checked and timed beside
+/// ([`ReduceScatterSum::Fused`], [`ReduceScatterSum::Pulled`]), each checked and timed beside
 /// the others. Every path is compared to the bit with the sequential path's partials summed on
 /// the host in each owner's order ([`reference_sum`]).
 fn reduce_scatter_layer(
@@ -483,19 +484,19 @@ fn reduce_scatter_layer(
         tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let mut rs = GemmReduceScatter::new(g, cfg, plan)?;
+    let mut rs = GemmReduceScatter::new(g, cfg, plan, ReduceScatterSum::Separate)?;
     let mut variants: Vec<(&str, GemmReduceScatter)> = Vec::new();
-    if rs_opts.fused {
-        variants.push((
+    for (on, name, sum) in [
+        (
+            rs_opts.fused,
             "ours with the sum fused",
-            GemmReduceScatter::fused(g, cfg, plan)?,
-        ));
-    }
-    if rs_opts.pull {
-        variants.push((
-            "ours fused, pulled",
-            GemmReduceScatter::pulled(g, cfg, plan)?,
-        ));
+            ReduceScatterSum::Fused,
+        ),
+        (rs_opts.pull, "ours fused, pulled", ReduceScatterSum::Pulled),
+    ] {
+        if on {
+            variants.push((name, GemmReduceScatter::new(g, cfg, plan, sum)?));
+        }
     }
     // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = load_gemms(ctx, cfg)?;
@@ -727,11 +728,12 @@ fn stress(
         ..cfg
     };
     let plan = ReduceScatterPlan::new(world, rows)?;
-    let mut rs = match (rs_opts.pull, rs_opts.fused) {
-        (true, _) => GemmReduceScatter::pulled(g, cfg, plan)?,
-        (false, true) => GemmReduceScatter::fused(g, cfg, plan)?,
-        (false, false) => GemmReduceScatter::new(g, cfg, plan)?,
+    let sum = match (rs_opts.pull, rs_opts.fused) {
+        (true, _) => ReduceScatterSum::Pulled,
+        (false, true) => ReduceScatterSum::Fused,
+        (false, false) => ReduceScatterSum::Separate,
     };
+    let mut rs = GemmReduceScatter::new(g, cfg, plan, sum)?;
     let a = bf16_buffers(ctx, m * kr, Some(13))?;
     let b = bf16_buffers(ctx, n * kr, Some(17))?;
     let mut slots: Symmetric<bf16> = g.alloc_symmetric(world * rows * n)?;

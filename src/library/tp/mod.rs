@@ -11,8 +11,8 @@
 //!   computes its partial of every shard, its peers' first, storing each straight into the
 //!   owner's slot for it (peer stores from the GEMM's epilogue); the owner sums its slots in a
 //!   fixed order, its own first ([`plan::sum_order`]: deterministic), once the peers' GEMMs
-//!   for its shard are done, or, with [`GemmReduceScatter::fused`], adds them in the epilogue
-//!   of its own shard's GEMM; or, with [`GemmReduceScatter::pulled`], each rank keeps its
+//!   for its shard are done, or, with [`ReduceScatterSum::Fused`], adds them in the epilogue
+//!   of its own shard's GEMM; or, with [`ReduceScatterSum::Pulled`], each rank keeps its
 //!   partials in its own memory and the owner's GEMM reads them from there by TMA.
 //!
 //! [`plan`] holds the single-process logic (chunks, flags, orders), tested without a GPU; the
@@ -27,7 +27,7 @@ mod reduce_scatter;
 
 pub use all_gather::AllGatherGemm;
 pub use plan::{AllGatherPlan, Placement, ReduceScatterPlan};
-pub use reduce_scatter::GemmReduceScatter;
+pub use reduce_scatter::{GemmReduceScatter, ReduceScatterSum};
 
 use crate::kernel::KernelError;
 use crate::library::gemm::GemmError;

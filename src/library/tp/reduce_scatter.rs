@@ -1,9 +1,9 @@
 //! The GEMM + reduce-scatter on a [`DeviceGroup`]: per-shard GEMMs whose epilogues store into the
 //! owners' slots (peer stores), and the owners' slot sums in [`super::plan::sum_order`]
-//! ([`super::kernels::slot_sum`]); or, with the sum fused ([`GemmReduceScatter::fused`]), each
+//! ([`super::kernels::slot_sum`]); or, with the sum fused ([`ReduceScatterSum::Fused`]), each
 //! owner's GEMM of its own shard adding its peers' slots in its epilogue
 //! ([`super::kernels::reduce_scatter_gemm`]), no separate sum; or, pulled
-//! ([`GemmReduceScatter::pulled`]), the same fused GEMM reading its peers' partials where they
+//! ([`ReduceScatterSum::Pulled`]), the same fused GEMM reading its peers' partials where they
 //! were written, in the peers' memory, so every partial's store stays local and the links carry
 //! TMA loads the owner's main loop hides.
 
@@ -27,6 +27,28 @@ pub struct GemmReduceScatter {
     calls: u64,
 }
 
+/// How a [`GemmReduceScatter`]'s owners sum the partials of their shards, and where the
+/// partials lie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReduceScatterSum {
+    /// Each owner's slot sum ([`kernels::slot_sum`]), a kernel of its own, once its peers'
+    /// partials have landed in its slots.
+    #[default]
+    Separate,
+    /// Each owner summing its slots in its own shard's GEMM's epilogue
+    /// ([`kernels::reduce_scatter_gemm`]: the slot sum's result to the bit, its first peer's slot
+    /// staged by TMA under the main loop) once its peers' partials have landed: one kernel less
+    /// per rank and launch, one pass less over the slots. `cfg` as the all-gather GEMM's: bf16
+    /// in and out, one CTA a tile, no scales, alpha/beta or grouping.
+    Fused,
+    /// As [`ReduceScatterSum::Fused`], with the partials left where they are computed
+    /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
+    /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
+    /// peer's by TMA into the staging block under its main loop. The same sum, the same bits.
+    /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
+    Pulled,
+}
+
 /// What an owner runs once its peers' partials of its shard have landed.
 enum Owners {
     /// Each rank's slot sum (its own order, [`super::plan::sum_order`]).
@@ -44,48 +66,19 @@ impl std::fmt::Debug for GemmReduceScatter {
 }
 
 impl GemmReduceScatter {
-    /// Loads `cfg`'s GEMM (bf16 in and out) and the slot sum on every rank.
+    /// Loads `cfg`'s GEMM (bf16 in and out) on every rank, and what each owner sums its slots
+    /// with: `sum` (see [`ReduceScatterSum`]).
     pub fn new(
         group: &DeviceGroup,
         cfg: GemmConfig,
         plan: ReduceScatterPlan,
+        sum: ReduceScatterSum,
     ) -> Result<GemmReduceScatter, TpError> {
-        GemmReduceScatter::load(group, cfg, plan, false, Placement::Owner)
-    }
-
-    /// As [`GemmReduceScatter::new`], each owner summing its slots in its own shard's GEMM's
-    /// epilogue ([`kernels::reduce_scatter_gemm`]: the slot sum's result to the bit, its first
-    /// peer's slot staged by TMA under the main loop) once its peers' partials have landed: one
-    /// kernel less per rank and launch, one pass less over the slots. `cfg` as the all-gather
-    /// GEMM's: bf16 in and out, one CTA a tile, no scales, alpha/beta or grouping.
-    pub fn fused(
-        group: &DeviceGroup,
-        cfg: GemmConfig,
-        plan: ReduceScatterPlan,
-    ) -> Result<GemmReduceScatter, TpError> {
-        GemmReduceScatter::load(group, cfg, plan, true, Placement::Owner)
-    }
-
-    /// As [`GemmReduceScatter::fused`], with the partials left where they are computed
-    /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
-    /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
-    /// peer's by TMA into the staging block under its main loop. The same sum, the same bits.
-    /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
-    pub fn pulled(
-        group: &DeviceGroup,
-        cfg: GemmConfig,
-        plan: ReduceScatterPlan,
-    ) -> Result<GemmReduceScatter, TpError> {
-        GemmReduceScatter::load(group, cfg, plan, true, Placement::Writer)
-    }
-
-    fn load(
-        group: &DeviceGroup,
-        cfg: GemmConfig,
-        plan: ReduceScatterPlan,
-        fused: bool,
-        placement: Placement,
-    ) -> Result<GemmReduceScatter, TpError> {
+        let (fused, placement) = match sum {
+            ReduceScatterSum::Separate => (false, Placement::Owner),
+            ReduceScatterSum::Fused => (true, Placement::Owner),
+            ReduceScatterSum::Pulled => (true, Placement::Writer),
+        };
         super::check_world(plan.world(), group)?;
         plan.check_placement(placement)?;
         let bf16 = ptx_isa::ScalarType::Bf16;
