@@ -41,8 +41,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::Target;
 use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, build};
 use ptxkit::runtime::{
-    Device, DeviceTensor, E4m3, L2_FLUSH_BYTES, RuntimeError, TensorRef, mean_ms_back_to_back,
-    median_ms_after, median_ms_cold,
+    Before, Device, DeviceTensor, E4m3, L2_FLUSH_BYTES, RuntimeError, TensorRef,
+    mean_ms_back_to_back, median_ms,
 };
 use ptxkit::selftest::Rng;
 
@@ -201,9 +201,9 @@ fn filled<T: ptxkit::runtime::Element + cudarc::driver::ValidAsZeroBits>(
 }
 
 /// The decode on `cache` with `splits` (the launcher's choice for `None`), in ms: the median
-/// from a cold L2 ([`median_ms_cold`]), the mean of [`B2B`] calls back to back
+/// from a cold L2 ([`Before::ColdL2`]), the mean of [`B2B`] calls back to back
 /// ([`mean_ms_back_to_back`]) alternating between `cache` and its `twin`, and the median of
-/// calls each enqueued after a call on the `twin` ([`median_ms_after`]: a cold L2 of clean
+/// calls each enqueued after a call on the `twin` ([`Before::Run`]: a cold L2 of clean
 /// lines, the clear's dirty ones not written back, the call not overlapping the one before).
 /// `PTXKIT_DECODE_ONCE=cold`: the one launch after a clear of [`L2_FLUSH_BYTES`].
 #[allow(clippy::too_many_arguments)]
@@ -259,7 +259,7 @@ fn time(
             .map_err(|e| e.to_string())
             .and_then(|d| run(&d, c).map_err(|e| format!("the first launch: {e}")))?;
     }
-    let cold = median_ms_cold::<RuntimeError>(&stream, 3, 20, || run(dec, c));
+    let cold = median_ms::<RuntimeError>(&stream, 3, 20, Before::ColdL2, || run(dec, c));
     let cold = cold.map_err(|e| e.to_string())?;
     let b2b = mean_ms_back_to_back::<RuntimeError>(&stream, 3, B2B, |i| {
         run(dec, if i % 2 == 0 { c } else { twin })
@@ -267,11 +267,11 @@ fn time(
     let b2b = b2b.map_err(|e| e.to_string())?;
     // `run` borrows `o` mutably: the call before (on the twin) and the timed call share it.
     let run = std::cell::RefCell::new(run);
-    let after = median_ms_after::<RuntimeError>(
+    let after = median_ms::<RuntimeError>(
         &stream,
         1,
         20,
-        || (run.borrow_mut())(dec, twin),
+        Before::Run(&mut || (run.borrow_mut())(dec, twin)),
         || (run.borrow_mut())(dec, c),
     );
     Ok((cold, b2b, after.map_err(|e| e.to_string())?))

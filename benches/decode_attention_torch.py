@@ -5,8 +5,8 @@ with one new token).
 
 Prints GB/s of K and V read (batch * context * kv_heads * d * 2 bytes * 2) and tokens per second,
 each from the median CUDA-event time of 20 calls after 3 warm-up calls, each from a cold L2
-(rows_torch.median_ms; the Rust bench's median_ms_cold does the same), and back to back: the
-mean of 20 calls between two events, alternating between two copies of the cache
+(rows_torch.median_ms; the Rust bench's median_ms with Before::ColdL2 does the same), and back
+to back: the mean of 20 calls between two events, alternating between two copies of the cache
 (torch_timing.back_to_back_ms; the Rust bench's mean_ms_back_to_back does the same). Each
 backend timed --repeats times in turn (3 unless given; the median of those). Run it in the same
 GPU call as the Rust bench:

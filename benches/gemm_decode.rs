@@ -20,10 +20,10 @@
 //! 1e-2 relative is counted and not timed), then timed; the fastest few ([`finalists`]) are
 //! timed again, each interleaved with the baseline, and the pick is chosen among them
 //! ([`pick`]: the fastest, a split one only by a margin). Runs 1 and 2 each time the pick and
-//! the baseline with their runs interleaved ([`median_ms_cold_interleaved`]), so neither the
+//! the baseline with their runs interleaved ([`median_ms_interleaved`]), so neither the
 //! pick's luck in the picking pass nor the drift between two medians taken one after the
 //! other carries into the ratio. Times are CUDA-event medians with a cold L2 before each run
-//! ([`median_ms_cold`]: a decode step streams its weights from HBM). The weights are a random
+//! ([`Before::ColdL2`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
 //! `DECODE_SHAPE=MxNxK` (a comma-separated list) and `DECODE_DTYPE=bf16|e4m3` keep those
@@ -55,8 +55,8 @@ use ptxkit::library::gemm::{
 };
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{
-    Device, DeviceTensor, E4m3, Element, mean_ms_back_to_back, median_ms_cold,
-    median_ms_cold_interleaved,
+    Before, Device, DeviceTensor, E4m3, Element, mean_ms_back_to_back, median_ms,
+    median_ms_interleaved,
 };
 
 /// Timed runs of each candidate in the first pass, of each finalist ([`finalists`]) and the
@@ -138,7 +138,7 @@ fn row(
     let profile = std::env::var_os("DECODE_PROFILE").is_some();
     let time = |f: &mut dyn FnMut() -> Result<(), CheckError>, iters| match profile {
         true => Ok(f64::NAN),
-        false => median_ms_cold::<CheckError>(stream, 2, iters, f),
+        false => median_ms::<CheckError>(stream, 2, iters, Before::ColdL2, f),
     };
     let base0 = time(&mut || baseline(&mut base_c), ITERS)?;
     let mut timed: Vec<(GemmConfig, f64, f64)> = Vec::new();
@@ -179,10 +179,11 @@ fn row(
             let mut line = format!("  finalists {m}x{n}x{}:", problem.k);
             for cfg in finalists(timed.iter().map(|&(c, ms, _)| (c, ms))) {
                 let gemm = loaded(kernels, device, cfg)?;
-                let [ms, base] = median_ms_cold_interleaved::<CheckError, 2>(
+                let [ms, base] = median_ms_interleaved::<CheckError, 2>(
                     stream,
                     1,
                     FINAL_ITERS,
+                    Before::ColdL2,
                     [&mut || Ok(ours(gemm, &mut c)?), &mut || {
                         baseline(&mut base_c)
                     }],
@@ -214,10 +215,11 @@ fn row(
     let mut run = || -> Result<[f64; 2], CheckError> {
         match profile {
             true => Ok([f64::NAN; 2]),
-            false => median_ms_cold_interleaved::<CheckError, 2>(
+            false => median_ms_interleaved::<CheckError, 2>(
                 stream,
                 2,
                 ITERS,
+                Before::ColdL2,
                 [&mut || Ok(ours(gemm, &mut c)?), &mut || {
                     baseline(&mut base_c)
                 }],
@@ -253,7 +255,7 @@ type Run<'a> = &'a mut dyn FnMut() -> Result<(), CheckError>;
 const GAP_ITERS: usize = 60;
 
 /// Where a row's time outside the kernels goes (`DECODE_GAP`): the pick (`ours`) and the
-/// baseline timed cold with their runs interleaved ([`median_ms_cold_interleaved`], 60 each:
+/// baseline timed cold with their runs interleaved ([`median_ms_interleaved`] after [`Before::ColdL2`], 60 each:
 /// the table's way without the order and drift between two medians), and back to back without
 /// a clear ([`mean_ms_back_to_back`]: no dirty lines of the clear to write back and no idle
 /// GPU before the launch, the weight partly left in L2 by the run before), each with the
@@ -263,7 +265,8 @@ fn gap(
     problem: &TuneProblem,
     (ours, base): (Run<'_>, Run<'_>),
 ) -> Result<(), CheckError> {
-    let [o, b] = median_ms_cold_interleaved::<CheckError, 2>(stream, 2, GAP_ITERS, [ours, base])?;
+    let [o, b] =
+        median_ms_interleaved::<CheckError, 2>(stream, 2, GAP_ITERS, Before::ColdL2, [ours, base])?;
     let o2 = mean_ms_back_to_back::<CheckError>(stream, 3, GAP_ITERS, |_| ours())?;
     let b2 = mean_ms_back_to_back::<CheckError>(stream, 3, GAP_ITERS, |_| base())?;
     println!(

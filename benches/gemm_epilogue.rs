@@ -19,7 +19,7 @@ use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
 use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
-use ptxkit::runtime::{Arg, DeviceTensor, JitOptions, median_ms};
+use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The epilogues timed: a name, and which of bias, activation and residual it applies.
@@ -130,7 +130,7 @@ fn main() -> Result<(), CheckError> {
         }
         for round in 1..=3 {
             for (schedule, name, kernel) in &kernels {
-                let ours = median_ms::<CheckError>(&stream, 3, 20, || {
+                let ours = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                     let mut args = [
                         Arg::tensor(&p.a),
                         Arg::tensor(&p.b),
@@ -141,7 +141,7 @@ fn main() -> Result<(), CheckError> {
                     kernel.launch(&stream, &mut args)?;
                     Ok(())
                 })?;
-                let base = median_ms::<CheckError>(&stream, 3, 20, || {
+                let base = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                     Ok(plain.run(&stream, &p.a, &p.b, &mut p.c, None)?)
                 })?;
                 let (f, b) = (flops / ours / 1e9, flops / base / 1e9);

@@ -20,7 +20,7 @@ use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
 use ptxkit::library::gemm::tune::split_k_candidates;
 use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
-use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
+use ptxkit::runtime::{Before, DeviceTensor, E4m3, median_ms};
 
 /// The square shapes and DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers); with
 /// `FP8_DECODE_ONLY` set, DeepSeek-V3's at M = 64 and 128 only.
@@ -159,13 +159,13 @@ fn main() {
             let mut t = [0.0; 4];
             let gemm = loaded(&mut kernels, &device, cfg)?;
             let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-            let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                 Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
             })?;
             t[0] = flops / ms / 1e9;
             for &s in &splits {
                 let gemm = loaded(&mut kernels, &device, s)?;
-                let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+                let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                     Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
                 })?;
                 let f = flops / ms / 1e9;
@@ -174,12 +174,15 @@ fn main() {
                 }
             }
             for (i, accum) in [Accum::Fast, Accum::Promoted].into_iter().enumerate() {
-                let ms =
-                    median_ms::<CheckError>(&stream, 3, 20, || p.cublaslt(&lt, &mut dd, accum))?;
+                let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                    p.cublaslt(&lt, &mut dd, accum)
+                })?;
                 t[1 + i] = flops / ms / 1e9;
             }
             let mut p = check::Problem::new(&stream, (m, n, k), 11)?;
-            let ms = median_ms::<CheckError>(&stream, 3, 20, || check::cublas_bf16(&blas, &mut p))?;
+            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                check::cublas_bf16(&blas, &mut p)
+            })?;
             t[3] = flops / ms / 1e9;
             Ok(t)
         })();

@@ -29,7 +29,7 @@ use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
 use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::CudaSlice;
-use ptxkit::runtime::{DeviceTensor, E4m3, median_ms};
+use ptxkit::runtime::{Before, DeviceTensor, E4m3, median_ms};
 use ptxkit::selftest::gpu_with_or_skip;
 
 /// The square shapes, then DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
@@ -122,8 +122,9 @@ fn main() {
             let mut block = Vec::new();
             for cfg in &configs {
                 let gemm = loaded(&mut kernels, &device, *cfg)?;
-                let ms =
-                    median_ms::<CheckError>(&stream, 3, 20, || Ok(p.run(&stream, gemm, &mut c)?))?;
+                let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                    Ok(p.run(&stream, gemm, &mut c)?)
+                })?;
                 println!("sweep {name} {}: {:.0} TFLOP/s", cfg.name(), tflops(ms));
                 block.push((tflops(ms), cfg.name()));
             }
@@ -138,20 +139,21 @@ fn main() {
             let round = E4m3::from_f32 as fn(f32) -> E4m3;
             let p = Fp8Problem::new(&stream, (m, n, k), 7, (round, round))?;
             let gemm = loaded(&mut kernels, &device, GemmConfig::fp8(m, n, sms, e4m3, out))?;
-            let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                 Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
             })?;
             let per_tensor = tflops(ms);
             let mut dd: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-            let ms =
-                median_ms::<CheckError>(&stream, 3, 20, || p.cublaslt(&lt, &mut dd, Accum::Fast))?;
+            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                p.cublaslt(&lt, &mut dd, Accum::Fast)
+            })?;
             let cublaslt = tflops(ms);
             drop(p);
             // Our bf16 GEMM in the configuration its benchmarks give the shape.
             let q = check::Problem::new(&stream, (m, n, k), 11)?;
             let gemm = loaded(&mut kernels, &device, GemmConfig::for_problem(m, n, sms))?;
             let mut cb = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-            let ms = median_ms::<CheckError>(&stream, 3, 20, || {
+            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
                 Ok(gemm.run(&stream, &q.a, &q.b, &mut cb, None)?)
             })?;
             let bf16_ours = tflops(ms);

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use cudarc::cublas::{CudaBlas, Gemm as _};
 use half::bf16;
-use ptxkit::library::gemm::check::{blas_config, median_ms, random_values};
+use ptxkit::library::gemm::check::{Before, blas_config, median_ms, random_values};
 use ptxkit::library::gemm::grouped::{
     GroupedGemm, Grouping, bench_configs, fp8_bench_configs, offs,
 };
@@ -156,11 +156,17 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let mut best: Option<(f64, String)> = None;
         for gemm in &kernels {
             let mut c_view = c.slice_mut(..rows * N);
-            let ms = median_ms::<Box<dyn std::error::Error>>(&stream, 2, iters, || {
-                let c_t = TensorMut::view(&mut c_view, [rows, N])?;
-                gemm.run(&stream, &a_t, &b_t, &o_t, c_t)?;
-                Ok(())
-            })?;
+            let ms = median_ms::<Box<dyn std::error::Error>>(
+                &stream,
+                2,
+                iters,
+                Before::Nothing,
+                || {
+                    let c_t = TensorMut::view(&mut c_view, [rows, N])?;
+                    gemm.run(&stream, &a_t, &b_t, &o_t, c_t)?;
+                    Ok(())
+                },
+            )?;
             let tflops = flops / ms / 1e9;
             println!(
                 "config {} {}: {tflops:.0} TFLOP/s",
@@ -172,27 +178,28 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         // The cuBLAS loop: one bf16 GEMM per non-empty group, on the same memory.
-        let ms = median_ms::<Box<dyn std::error::Error>>(&stream, 2, iters, || {
-            let mut start = 0usize;
-            for (g, &m) in case.sizes.iter().enumerate() {
-                if m > 0 {
-                    let a_g = a.slice(start * K..(start + m) * K);
-                    let b_g = b.slice(g * N * K..(g + 1) * N * K);
-                    let mut c_g = c_ref.slice_mut(start * N..(start + m) * N);
-                    // SAFETY: the views hold m*K, N*K and m*N elements, as the configuration says.
-                    unsafe {
-                        blas.gemm(
-                            blas_config(m, N, K, bf16::ONE, bf16::ZERO),
-                            &b_g,
-                            &a_g,
-                            &mut c_g,
-                        )
-                    }?;
+        let ms =
+            median_ms::<Box<dyn std::error::Error>>(&stream, 2, iters, Before::Nothing, || {
+                let mut start = 0usize;
+                for (g, &m) in case.sizes.iter().enumerate() {
+                    if m > 0 {
+                        let a_g = a.slice(start * K..(start + m) * K);
+                        let b_g = b.slice(g * N * K..(g + 1) * N * K);
+                        let mut c_g = c_ref.slice_mut(start * N..(start + m) * N);
+                        // SAFETY: the views hold m*K, N*K and m*N elements, as the configuration says.
+                        unsafe {
+                            blas.gemm(
+                                blas_config(m, N, K, bf16::ONE, bf16::ZERO),
+                                &b_g,
+                                &a_g,
+                                &mut c_g,
+                            )
+                        }?;
+                    }
+                    start += m;
                 }
-                start += m;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
         let theirs = flops / ms / 1e9;
         println!("cublas-loop {}: {theirs:.0} TFLOP/s", case.name);
         if let Some((ours, name)) = best {
@@ -256,11 +263,12 @@ fn masked(
         let n_t = TensorRef::slice(&d_counts, [groups])?;
         for gemm in &kernels {
             let mut c_view = c.slice_mut(..groups * cap * N);
-            let ms = median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, || {
-                let c_t = TensorMut::view(&mut c_view, [groups, cap, N])?;
-                gemm.run(stream, &a_t, &b_t, &n_t, c_t)?;
-                Ok(())
-            })?;
+            let ms =
+                median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, Before::Nothing, || {
+                    let c_t = TensorMut::view(&mut c_view, [groups, cap, N])?;
+                    gemm.run(stream, &a_t, &b_t, &n_t, c_t)?;
+                    Ok(())
+                })?;
             let cfg = gemm.config().name();
             println!("masked {name} {cfg}: {:.0} TFLOP/s", flops / ms / 1e9);
         }
@@ -355,11 +363,12 @@ fn fp8_block(
         let mut best: Option<(f64, String)> = None;
         for gemm in &kernels {
             let mut c_view = c.slice_mut(..rows * N);
-            let ms = median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, || {
-                let c_t = TensorMut::view(&mut c_view, [rows, N])?;
-                gemm.run_block_scaled(stream, &a_t, &b_t, &o_t, &sa_t, &sb_t, c_t)?;
-                Ok(())
-            })?;
+            let ms =
+                median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, Before::Nothing, || {
+                    let c_t = TensorMut::view(&mut c_view, [rows, N])?;
+                    gemm.run_block_scaled(stream, &a_t, &b_t, &o_t, &sa_t, &sb_t, c_t)?;
+                    Ok(())
+                })?;
             let tflops = flops / ms / 1e9;
             let name = gemm.config().name();
             println!("fp8 {} {name}: {tflops:.0} TFLOP/s", case.name);

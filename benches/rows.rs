@@ -16,7 +16,7 @@ use ptxkit::library::rows::{
     RowConfig, RowKernel, RowOp, RowTensors, SwigluConfig, build_swiglu_with,
 };
 use ptxkit::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, median_ms_cold,
+    Arg, Before, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, median_ms,
 };
 
 /// rows x cols, as the issue lists them.
@@ -38,13 +38,13 @@ fn build_ptx(c: &mut Criterion) {
     });
 }
 
-/// Median GB/s of `launch` moving `bytes`, each run from a cold L2 ([`median_ms_cold`]).
+/// Median GB/s of `launch` moving `bytes`, each run from a cold L2 ([`Before::ColdL2`]).
 fn gbs(
     stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
     bytes: f64,
     launch: impl FnMut() -> Result<(), RuntimeError>,
 ) -> Option<f64> {
-    median_ms_cold::<RuntimeError>(stream, 3, 20, launch)
+    median_ms::<RuntimeError>(stream, 3, 20, Before::ColdL2, launch)
         .ok()
         .map(|ms| bytes / ms / 1e6)
 }

@@ -29,10 +29,10 @@ SPIN_CYCLES = 1_000_000
 
 def median_ms(fn, iters=20, warmup=3):
     """Median CUDA-event time of fn, each run from a cold L2 (a 256 MiB buffer cleared first, as
-    triton.testing.do_bench does, and as ptxkit's median_ms_cold does). The clear, and a spin of
-    about 0.5 ms after it, keep the GPU busy while Python enqueues fn: torch.compile's host-side
-    dispatch (guards, wrapper) can take longer than the clear alone, and would otherwise count
-    as GPU time (run 5 saw compile's figure for one shape move from 2178 to 1147 GB/s)."""
+    triton.testing.do_bench does, and as ptxkit's median_ms with Before::ColdL2 does). The clear,
+    and a spin of about 0.5 ms after it, keep the GPU busy while Python enqueues fn:
+    torch.compile's host-side dispatch (guards, wrapper) can take longer than the clear alone,
+    and would otherwise count as GPU time (run 5 saw compile's figure for one shape move from 2178 to 1147 GB/s)."""
     global FLUSH
     if FLUSH is None:
         FLUSH = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")

@@ -10,7 +10,7 @@
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::math::LOG2_E;
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, ReduceOp, ReduceScope, Result, TensorOpts};
-use ptxkit::runtime::{Arg, DeviceTensor, ExtentFacts, JitOptions, median_ms};
+use ptxkit::runtime::{Arg, Before, DeviceTensor, ExtentFacts, JitOptions, median_ms};
 
 /// Threads per row, and 4-wide vectors per thread: rows up to 256 * 4 * 8 = 8192 columns.
 const THREADS: u32 = 256;
@@ -100,10 +100,11 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             .zip(&want)
             .map(|(g, w)| f64::from((g - w).abs()) / f64::from(w.abs()).max(1e-30))
             .fold(0.0, f64::max);
-        let ms = median_ms::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, || {
-            kernel.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
-            Ok(())
-        })?;
+        let ms =
+            median_ms::<ptxkit::runtime::RuntimeError>(&stream, 3, 20, Before::Nothing, || {
+                kernel.launch(&stream, &mut [Arg::tensor(&x), Arg::tensor_mut(&mut y)])?;
+                Ok(())
+            })?;
         let gbs = 2.0 * (rows * cols * 4) as f64 / ms / 1e6;
         let verdict = if err < 5e-5 { "PASS" } else { "FAIL" };
         println!(

@@ -7,87 +7,65 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaStream, DriverError};
 
-/// The median milliseconds of `iters` runs of `f` on `stream`, after `warmup` untimed runs. Each
-/// run is bracketed by two events and waited for, so the time is the GPU's, not the host's.
+/// What the stream runs, untimed, ahead of each timed run of [`median_ms`] and
+/// [`median_ms_interleaved`].
+pub enum Before<'a, E> {
+    /// Nothing: each run finds the L2 as the run before it left it, and the host enqueues it on
+    /// an idle GPU.
+    Nothing,
+    /// A clear of a [`L2_FLUSH_BYTES`] buffer, for memory-bound work, timed the way
+    /// `triton.testing.do_bench` times it: each run starts with a cold L2 (no input left over
+    /// from the run before) and the GPU is still busy while the host enqueues the launch (the
+    /// host's launch cost stays out of the time, as it does in a model's stream of kernels).
+    ColdL2,
+    /// This work: the GPU is busy with it while the host enqueues the run (as with
+    /// [`Before::ColdL2`]), and the run finds what it left (work of the same size on other
+    /// memory: an L2 of another input's clean lines instead of a cleared buffer).
+    Run(&'a mut dyn FnMut() -> Result<(), E>),
+}
+
+/// The median milliseconds of `iters` runs of `f` on `stream`, after `warmup` untimed runs, with
+/// `before` enqueued untimed ahead of each timed run. Each run is bracketed by two events and
+/// waited for, so the time is the GPU's, not the host's.
 ///
 /// `f` enqueues the work (a launch); its error type only needs to take the driver's.
 pub fn median_ms<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
     warmup: usize,
     iters: usize,
-    f: impl FnMut() -> Result<(), E>,
-) -> Result<f64, E> {
-    timed(stream, || Ok(()), warmup, iters, f)
-}
-
-/// The bytes [`median_ms_cold`] writes before each run: more than any Hopper or Blackwell L2
-/// (50 MB on an H100, 60 MB on a B200).
-pub const L2_FLUSH_BYTES: usize = 256 << 20;
-
-/// [`median_ms`] for memory-bound work, timed the way `triton.testing.do_bench` times it: before
-/// each run the stream clears a [`L2_FLUSH_BYTES`] buffer, so the run starts with a cold L2 (no
-/// input left over from the run before) and the GPU is still busy while the host enqueues the
-/// launch (the host's launch cost stays out of the time, as it does in a model's stream of
-/// kernels).
-pub fn median_ms_cold<E: From<DriverError>>(
-    stream: &Arc<CudaStream>,
-    warmup: usize,
-    iters: usize,
-    f: impl FnMut() -> Result<(), E>,
-) -> Result<f64, E> {
-    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
-    let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
-    timed(stream, clear, warmup, iters, f)
-}
-
-/// [`median_ms`] with `before` enqueued, untimed, ahead of each run: the GPU is busy with it
-/// while the host enqueues the run (as in [`median_ms_cold`]), and the run finds what `before`
-/// left (work of the same size on other memory: an L2 of another input's clean lines instead
-/// of [`median_ms_cold`]'s cleared buffer).
-pub fn median_ms_after<E: From<DriverError>>(
-    stream: &Arc<CudaStream>,
-    warmup: usize,
-    iters: usize,
-    before: impl FnMut() -> Result<(), E>,
-    f: impl FnMut() -> Result<(), E>,
-) -> Result<f64, E> {
-    timed(stream, before, warmup, iters, f)
-}
-
-/// [`median_ms_cold`] of each of `fs`, their runs interleaved (the first's, the second's, ...,
-/// then the first's again), so a drift of the GPU's clocks or of what else runs touches each
-/// alike: a fairer ratio between two calls than two medians timed one after the other.
-pub fn median_ms_cold_interleaved<E: From<DriverError>, const N: usize>(
-    stream: &Arc<CudaStream>,
-    warmup: usize,
-    iters: usize,
-    fs: [&mut dyn FnMut() -> Result<(), E>; N],
-) -> Result<[f64; N], E> {
-    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
-    let clear = || -> Result<(), E> { Ok(stream.memset_zeros(&mut flush)?) };
-    timed_each(stream, clear, warmup, iters, fs)
-}
-
-fn timed<E: From<DriverError>>(
-    stream: &Arc<CudaStream>,
-    before: impl FnMut() -> Result<(), E>,
-    warmup: usize,
-    iters: usize,
+    before: Before<'_, E>,
     mut f: impl FnMut() -> Result<(), E>,
 ) -> Result<f64, E> {
-    let [ms] = timed_each(stream, before, warmup, iters, [&mut f])?;
+    let [ms] = median_ms_interleaved(stream, warmup, iters, before, [&mut f])?;
     Ok(ms)
 }
 
-/// The median of `iters` runs of each of `fs` (after `warmup` untimed runs of each), their
-/// runs interleaved, `before` enqueued untimed ahead of each run.
-fn timed_each<E: From<DriverError>, const N: usize>(
+/// The bytes [`Before::ColdL2`] clears before each run: more than any Hopper or Blackwell L2
+/// (50 MB on an H100, 60 MB on a B200).
+pub const L2_FLUSH_BYTES: usize = 256 << 20;
+
+/// [`median_ms`] of each of `fs`, their runs interleaved (the first's, the second's, ..., then
+/// the first's again, `before` ahead of each), so a drift of the GPU's clocks or of what else
+/// runs touches each alike: a fairer ratio between two calls than two medians timed one after
+/// the other.
+pub fn median_ms_interleaved<E: From<DriverError>, const N: usize>(
     stream: &Arc<CudaStream>,
-    mut before: impl FnMut() -> Result<(), E>,
     warmup: usize,
     iters: usize,
+    mut before: Before<'_, E>,
     mut fs: [&mut dyn FnMut() -> Result<(), E>; N],
 ) -> Result<[f64; N], E> {
+    let mut flush = match before {
+        Before::ColdL2 => Some(stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?),
+        Before::Nothing | Before::Run(_) => None,
+    };
+    let mut before = || -> Result<(), E> {
+        match (&mut before, &mut flush) {
+            (Before::Run(work), _) => work(),
+            (_, Some(flush)) => Ok(stream.memset_zeros(flush)?),
+            _ => Ok(()),
+        }
+    };
     for _ in 0..warmup {
         for f in fs.iter_mut() {
             f()?;
@@ -114,7 +92,7 @@ fn timed_each<E: From<DriverError>, const N: usize>(
 /// them: `warmup` untimed runs, then `iters` runs back to back between two events (no clear and
 /// no wait between them), the total over `iters`. `f` takes the run's index, so runs can
 /// alternate between inputs (two caches, each larger than the L2, keep every run's reads cold
-/// without [`median_ms_cold`]'s clear, whose dirty lines the timed run would write back).
+/// without [`Before::ColdL2`]'s clear, whose dirty lines the timed run would write back).
 pub fn mean_ms_back_to_back<E: From<DriverError>>(
     stream: &Arc<CudaStream>,
     warmup: usize,

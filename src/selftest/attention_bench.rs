@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{BenchFilter, device_or_skip};
 use crate::library::attention::AttentionShape;
 use crate::runtime::cuda::CudaStream;
-use crate::runtime::{Device, RuntimeError, median_ms_cold};
+use crate::runtime::{Before, Device, RuntimeError};
 
 /// Tokens a batch: `batch = TOKENS / seqlen`.
 pub const TOKENS: usize = 16384;
@@ -75,13 +75,13 @@ pub fn start() -> Option<(Device, BenchFilter)> {
     Some((dev, filter))
 }
 
-/// The median time in ms of `run` on `stream`, each run from a cold L2 ([`median_ms_cold`]: 3
+/// The median time in ms of `run` on `stream`, each run from a cold L2 ([`Before::ColdL2`]: 3
 /// runs, then 20 timed), as `attention_torch.py` times torch; a failure in words.
 pub fn median_ms(
     stream: &Arc<CudaStream>,
     mut run: impl FnMut() -> Result<(), String>,
 ) -> Result<f64, String> {
-    median_ms_cold::<RuntimeError>(stream, 3, 20, || {
+    crate::runtime::median_ms::<RuntimeError>(stream, 3, 20, Before::ColdL2, || {
         run().map_err(|reason| RuntimeError::InvalidLaunch { reason })
     })
     .map_err(|e| e.to_string())

@@ -573,7 +573,7 @@ pub const GEMM_DEBUG_MIN_RATIO: f64 = 0.9;
 /// data (median of 20 launches each, CUDA events).
 pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
     use crate::library::gemm::Gemm;
-    use crate::library::gemm::check::{Problem, check, config_for, median_ms};
+    use crate::library::gemm::check::{Before, Problem, check, config_for, median_ms};
     let (m, n, _) = GEMM_SHAPE;
     let cfg = config_for(&ctx.dev, m, n);
     let blas = cudarc::cublas::CudaBlas::new(ctx.stream.clone())?;
@@ -592,9 +592,13 @@ pub fn gemm_debug(ctx: &mut GpuCtx) -> RunResult {
     let mut p = Problem::new(&ctx.stream, GEMM_SHAPE, 7)?;
     let stream = ctx.stream.clone();
     let mut time = |g: &Gemm| {
-        median_ms::<crate::library::gemm::check::CheckError>(&stream, 3, 20, || {
-            Ok(g.enqueue(&stream, &p.a, &p.b, &mut p.c, None)?)
-        })
+        median_ms::<crate::library::gemm::check::CheckError>(
+            &stream,
+            3,
+            20,
+            Before::Nothing,
+            || Ok(g.enqueue(&stream, &p.a, &p.b, &mut p.c, None)?),
+        )
     };
     let t_debug = time(&debug)?;
     let t_release = time(&release)?;

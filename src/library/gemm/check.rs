@@ -308,7 +308,7 @@ pub fn cublas_bf16(blas: &CudaBlas, p: &mut Problem) -> Result<(), CheckError> {
     done
 }
 
-pub use crate::runtime::median_ms;
+pub use crate::runtime::{Before, median_ms};
 
 /// Our TFLOP/s and cuBLAS's on one problem of `shape`, timed in the same process.
 pub fn compare(
@@ -321,11 +321,13 @@ pub fn compare(
     let (m, n, k) = shape;
     let mut p = Problem::new(stream, shape, 7)?;
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    let ours = median_ms::<CheckError>(stream, 3, iters, || {
+    let ours = median_ms::<CheckError>(stream, 3, iters, Before::Nothing, || {
         Ok(gemm.run(stream, &p.a, &p.b, &mut p.c, None)?)
     })?;
     let mut dcb: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
-    let theirs = median_ms::<CheckError>(stream, 3, iters, || p.cublas_into(blas, &mut dcb))?;
+    let theirs = median_ms::<CheckError>(stream, 3, iters, Before::Nothing, || {
+        p.cublas_into(blas, &mut dcb)
+    })?;
     Ok((flops / ours / 1e9, flops / theirs / 1e9))
 }
 

@@ -25,7 +25,7 @@ use half::bf16;
 
 use super::check::{CheckError, random_values, rel_error};
 use super::{Gemm, GemmConfig};
-use crate::runtime::{Device, DeviceTensor, E4m3, median_ms_cold};
+use crate::runtime::{Before, Device, DeviceTensor, E4m3, median_ms};
 
 /// What a cached choice is valid for: the GPU (name and SM count), the driver's CUDA version and
 /// ptxkit's version (a new release builds different kernels).
@@ -478,7 +478,8 @@ pub struct TuneReport {
 /// device's key. On fresh random operands of the problem's size each candidate runs once on a
 /// poisoned C, which must match the rule's C (the first candidate, itself checked against cuBLAS
 /// by the GEMM's tests) to a relative error of 1e-2, then is timed (the median of `iters` runs
-/// after 3 warm-ups, each from a cold L2: [`median_ms_cold`], as the decode table times them;
+/// after 3 warm-ups, each from a cold L2 ([`median_ms`] after [`Before::ColdL2`]), as the decode
+/// table times them;
 /// a warm L2 would hold the whole weight of most decode problems, 16.8 MB at e4m3 4096x4096,
 /// and time another kernel than a model's step runs). The [`finalists`] are timed again, `2 ·
 /// iters` runs each, and [`pick`] chooses among those times. bf16 in with bf16 out, or e4m3 in
@@ -521,7 +522,9 @@ pub fn tune(
         let tflops = match correct {
             false => None,
             true => {
-                let ms = median_ms_cold::<TuneError>(&stream, 3, iters.max(1), || ops.run(&gemm))?;
+                let ms = median_ms::<TuneError>(&stream, 3, iters.max(1), Before::ColdL2, || {
+                    ops.run(&gemm)
+                })?;
                 correct_ones.push((cfg, gemm));
                 Some(flops / ms / 1e9)
             }
@@ -539,7 +542,9 @@ pub fn tune(
     let mut again = Vec::new();
     for cfg in finalists(first) {
         if let Some((_, gemm)) = correct_ones.iter().find(|(c, _)| *c == cfg) {
-            let ms = median_ms_cold::<TuneError>(&stream, 1, 2 * iters.max(1), || ops.run(gemm))?;
+            let ms = median_ms::<TuneError>(&stream, 1, 2 * iters.max(1), Before::ColdL2, || {
+                ops.run(gemm)
+            })?;
             again.push((cfg, ms));
         }
     }
