@@ -50,8 +50,8 @@ use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
 use ptxkit::library::gemm::tune::{TuneProblem, candidates, finalists, pick};
 use ptxkit::library::gemm::{
-    BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Gemm, GemmConfig, GemmError, LLAMA3_8B_NK,
-    LLAMA3_70B_NK,
+    BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmError,
+    LLAMA3_8B_NK, LLAMA3_70B_NK,
 };
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{
@@ -408,7 +408,8 @@ fn weight_row(
                 Ok(())
             };
             row(ctx, &problem, baseline, |g, c| {
-                g.run_scaled(stream, &x, w, c, [sa, sb])
+                let scales = Fp8Scales::per_tensor([sa, sb]);
+                g.run_fp8(stream, &x, w, c, scales, &Fp8Epilogue::NONE)
             })
         }
     }

@@ -18,7 +18,7 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtError, LtFp8};
 use ptxkit::library::gemm::tune::split_k_candidates;
-use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
+use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{Before, DeviceTensor, E4m3, median_ms};
 
@@ -159,15 +159,16 @@ fn main() {
             let mut t = [0.0; 4];
             let gemm = loaded(&mut kernels, &device, cfg)?;
             let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-            let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
-                Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
-            })?;
+            let mut time = |gemm: &Gemm| {
+                median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                    let scales = Fp8Scales::per_tensor(p.scales());
+                    Ok(gemm.run_fp8(&stream, &p.a, &p.b, &mut c, scales, &Fp8Epilogue::NONE)?)
+                })
+            };
+            let ms = time(gemm)?;
             t[0] = flops / ms / 1e9;
             for &s in &splits {
-                let gemm = loaded(&mut kernels, &device, s)?;
-                let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
-                    Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
-                })?;
+                let ms = time(loaded(&mut kernels, &device, s)?)?;
                 let f = flops / ms / 1e9;
                 if best_split.is_none_or(|(b, _)| f > b) {
                     best_split = Some((f, s));

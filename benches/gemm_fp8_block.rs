@@ -27,7 +27,7 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Gemm, GemmConfig};
+use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
 use ptxkit::runtime::cuda::CudaSlice;
 use ptxkit::runtime::{Before, DeviceTensor, E4m3, median_ms};
 use ptxkit::selftest::gpu_with_or_skip;
@@ -140,7 +140,8 @@ fn main() {
             let p = Fp8Problem::new(&stream, (m, n, k), 7, (round, round))?;
             let gemm = loaded(&mut kernels, &device, GemmConfig::fp8(m, n, sms, e4m3, out))?;
             let ms = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
-                Ok(gemm.run_scaled(&stream, &p.a, &p.b, &mut c, p.scales())?)
+                let scales = Fp8Scales::per_tensor(p.scales());
+                Ok(gemm.run_fp8(&stream, &p.a, &p.b, &mut c, scales, &Fp8Epilogue::NONE)?)
             })?;
             let per_tensor = tflops(ms);
             let mut dd: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;

@@ -13,7 +13,7 @@ use ptx_isa::ScalarType::{Bf16, E4m3, E5m2, F32};
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::library::gemm::check::{CheckError, CheckResult, Fp8Problem, check_fp8};
 use crate::library::gemm::cublaslt::LtFp8;
-use crate::library::gemm::{Gemm, GemmConfig, GemmError, OutScale};
+use crate::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmError, OutScale};
 use crate::runtime::E4m3 as HostE4m3;
 use crate::runtime::cuda::CudaStream;
 
@@ -108,7 +108,8 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let round = HostE4m3::from_f32 as fn(f32) -> HostE4m3;
     let p = Fp8Problem::new(&ctx.stream, (128, 128, 100), 1, (round, round))?;
     let mut c = ctx.poisoned(&[128, 128])?;
-    match gemm.run_scaled(&ctx.stream, &p.a, &p.b, &mut c, p.scales()) {
+    let scales = Fp8Scales::per_tensor(p.scales());
+    match gemm.run_fp8(&ctx.stream, &p.a, &p.b, &mut c, scales, &Fp8Epilogue::NONE) {
         Err(GemmError::UnalignedK { k: 100, .. }) => {}
         other => {
             return Err(GpuCheckError::Unexpected {

@@ -13,7 +13,7 @@ use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use super::gemm_fp8::run_cases;
 use crate::library::gemm::check::CheckResult;
 use crate::library::gemm::check_block::{BlockProblem, Codec, check_block};
-use crate::library::gemm::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale};
+use crate::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmError, OutScale};
 use crate::runtime::{DeviceTensor, E4m3 as HostE4m3};
 
 /// Runs every case; the report's error is the worst relative Frobenius error.
@@ -252,7 +252,8 @@ fn refuses_unaligned_scale_rows(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<()
     let (m, n, k) = (130, 256, 256);
     let p = BlockProblem::new(&ctx.stream, (m, n, k), 1, (e4, e4), cfg.output)?.device;
     let mut c = ctx.poisoned(&[m, n])?;
-    match gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &p.scale_a, &p.scale_b) {
+    let scales = Fp8Scales::block([&p.scale_a, &p.scale_b]);
+    match gemm.run_fp8(&ctx.stream, &p.a, &p.b, &mut c, scales, &Fp8Epilogue::NONE) {
         Err(GemmError::ScaleRowPitch { m: 130 }) => Ok(()),
         other => Err(GpuCheckError::Unexpected {
             check: "gemm_fp8_block scales in the stages at m = 130".into(),
@@ -305,7 +306,14 @@ fn refuses_bad_epilogue(ctx: &mut GpuCtx, plain: &GemmConfig) -> Result<(), GpuC
     ];
     for (cfg, want, epi) in tries {
         let gemm = Gemm::new(&ctx.dev, *cfg)?;
-        match gemm.run_block_scaled_with(&ctx.stream, &p.a, &p.b, &mut c, scales, &epi) {
+        match gemm.run_fp8(
+            &ctx.stream,
+            &p.a,
+            &p.b,
+            &mut c,
+            Fp8Scales::block(scales),
+            &epi,
+        ) {
             Err(GemmError::Epilogue { operand, .. }) if operand == want => {}
             other => {
                 return Err(GpuCheckError::Unexpected {
@@ -328,15 +336,13 @@ fn refuses_bad_scales(ctx: &mut GpuCtx, cfg: &GemmConfig) -> Result<(), GpuCheck
     let mut c = ctx.poisoned(&[m, n])?;
     let a_transposed = DeviceTensor::from_host(&ctx.stream, &vec![1.0f32; m * 2], vec![m, 2])?;
     let b_short = DeviceTensor::from_host(&ctx.stream, &[1.0f32; 2], vec![1, 2])?;
+    let mut run = |scales| {
+        let scales = Fp8Scales::block(scales);
+        gemm.run_fp8(&ctx.stream, &p.a, &p.b, &mut c, scales, &Fp8Epilogue::NONE)
+    };
     let tries = [
-        (
-            "scale_a",
-            gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &a_transposed, &p.scale_b),
-        ),
-        (
-            "scale_b",
-            gemm.run_block_scaled(&ctx.stream, &p.a, &p.b, &mut c, &p.scale_a, &b_short),
-        ),
+        ("scale_a", run([&a_transposed, &p.scale_b])),
+        ("scale_b", run([&p.scale_a, &b_short])),
     ];
     for (want, got) in tries {
         match got {

@@ -14,7 +14,7 @@ use crate::runtime::{Device, DeviceTensor, E4m3, E5m2, Element};
 use ptx_isa::ScalarType;
 
 use super::cublaslt::{Accum, Fp8Elem, LtError, LtFp8};
-use super::{Fp8Epilogue, Gemm, GemmConfig, GemmError, OutScale, OutScaleArg, Scaling};
+use super::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmError, OutScale, OutScaleArg, Scaling};
 
 /// Deterministic xorshift random numbers in [-1, 1), for inputs.
 pub fn random_values(n: usize, seed: u64) -> Vec<f32> {
@@ -697,7 +697,7 @@ impl CheckEpilogue {
         Ok(CheckEpilogue { bias, out_scale })
     }
 
-    /// The operands as [`Gemm::run_scaled_with`] and [`Gemm::run_block_scaled_with`] take them.
+    /// The epilogue operands as [`Gemm::run_fp8`] takes them.
     pub fn args(&self) -> Fp8Epilogue<'_> {
         Fp8Epilogue {
             bias: self.bias.as_ref().map(|(_, b)| match b {
@@ -787,7 +787,7 @@ impl<I: Element, J: Element> Fp8Problem<I, J> {
         })
     }
 
-    /// `[scale_a, scale_b]`, as [`Gemm::run_scaled`] takes them.
+    /// `[scale_a, scale_b]`, as [`Fp8Scales::per_tensor`] and [`Fp8Scales::block`] take them.
     pub fn scales(&self) -> [&DeviceTensor<f32>; 2] {
         [&self.scale_a, &self.scale_b]
     }
@@ -903,9 +903,10 @@ fn run_fp8<I: Element, J: Element, O: Element + Copy>(
     let (m, n, _) = p.shape;
     let mut c = DeviceTensor::from_host(stream, &vec![poison; m * n], vec![m, n])?;
     let (a, b, args) = (&p.a, &p.b, &epi.args());
-    match gemm.config().scaling {
-        Scaling::Block => gemm.run_block_scaled_with(stream, a, b, &mut c, p.scales(), args)?,
-        _ => gemm.run_scaled_with(stream, a, b, &mut c, p.scales(), args)?,
-    }
+    let scales = match gemm.config().scaling {
+        Scaling::Block => Fp8Scales::block(p.scales()),
+        _ => Fp8Scales::per_tensor(p.scales()),
+    };
+    gemm.run_fp8(stream, a, b, &mut c, scales, args)?;
     Ok(c.to_host(stream)?.into_iter().map(to_f32).collect())
 }

@@ -15,7 +15,7 @@ use super::check::{
     CheckEpilogue, CheckError, CheckResult, FP8_RANGE, Fp8Problem, fp8_values, random_values,
     rel_error, run_fp8_poisoned,
 };
-use super::{Gemm, GemmError, SCALE_BLOCK};
+use super::{Fp8Epilogue, Fp8Scales, Gemm, GemmError, SCALE_BLOCK};
 
 /// How host f32 values become 8-bit elements and back (`E4m3::from_f32`, `E4m3::to_f32`).
 pub type Codec<T> = (fn(f32) -> T, fn(T) -> f32);
@@ -135,7 +135,8 @@ impl<I: Element + Copy, J: Element + Copy> BlockProblem<I, J> {
         c: &mut DeviceTensor<O>,
     ) -> Result<(), GemmError> {
         let p = &self.device;
-        gemm.run_block_scaled(stream, &p.a, &p.b, c, &p.scale_a, &p.scale_b)
+        let scales = Fp8Scales::block([&p.scale_a, &p.scale_b]);
+        gemm.run_fp8(stream, &p.a, &p.b, c, scales, &Fp8Epilogue::NONE)
     }
 
     /// The f64 reference of `rows` of C (all n columns each, row after row):

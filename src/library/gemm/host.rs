@@ -78,14 +78,22 @@ pub enum GemmError {
     },
 }
 
-/// The optional epilogue operands of an FP8 GEMM ([`Gemm::run_scaled_with`],
-/// [`Gemm::run_block_scaled_with`]): `C = s·(scaled A·Bᵀ) + bias`, in f32 before C's cast.
+/// The optional epilogue operands of an FP8 GEMM ([`Gemm::run_fp8`],
+/// [`Gemm::run_fp8_borrowed`]): `C = s·(scaled A·Bᵀ) + bias`, in f32 before C's cast.
 #[derive(Clone, Default)]
 pub struct Fp8Epilogue<'a> {
     /// The per-column bias, `[n]` of the kernel's bias type ([`GemmConfig::bias`]).
     pub bias: Option<TensorRef<'a>>,
     /// The output scale `s` ([`GemmConfig::out_scale`]).
     pub out_scale: Option<OutScaleArg<'a>>,
+}
+
+impl Fp8Epilogue<'_> {
+    /// No epilogue operands: what a kernel without a bias or an output scale takes.
+    pub const NONE: Fp8Epilogue<'static> = Fp8Epilogue {
+        bias: None,
+        out_scale: None,
+    };
 }
 
 /// An output scale as a launch passes it: by value ([`super::OutScale::Value`]) or as a device
@@ -289,78 +297,28 @@ impl Gemm {
         self.run_borrowed(stream, &a.into(), &b.into(), c.into(), alpha_beta)
     }
 
-    /// `C = sa·sb·A·Bᵀ` for a per-tensor-scaled FP8 kernel ([`super::Scaling::PerTensor`]):
-    /// A `[m, k]` and B `[n, k]` of its 8-bit input types (`input`, `input_b`) with `k` a
-    /// multiple of 16, C `[m, n]`,
-    /// and `scales` = `[sa, sb]`, device tensors of one f32 each (read by the kernel, so they
-    /// may be computed on the device, as cuBLASLt's and `torch._scaled_mm`'s scales are).
-    /// A release build does not wait for the kernel (the benchmarks time this call); a debug
-    /// build does, as [`Gemm::run`].
-    pub fn run_scaled<I: Element, J: Element, O: Element>(
+    /// An FP8 kernel's `C = s·(scaled A·Bᵀ) + bias`: A `[m, k]` and B `[n, k]` of its 8-bit
+    /// input types (`input`, `input_b`) with `k` a multiple of 16, C `[m, n]`, `scales` as the
+    /// kernel was built ([`Fp8Scales`]: per tensor or per block, device tensors read by the
+    /// kernel, so they may be computed on the device, as cuBLASLt's and `torch._scaled_mm`'s
+    /// scales are) and the kernel's epilogue operands (see [`Fp8Epilogue`];
+    /// [`Fp8Epilogue::NONE`] for a kernel without any). Scales of the wrong shapes are
+    /// [`GemmError::BlockScales`] and epilogue operands that do not match the kernel
+    /// [`GemmError::Epilogue`], before anything is enqueued. A release build does not wait for
+    /// the kernel (the benchmarks time this call); a debug build does, as [`Gemm::run`].
+    pub fn run_fp8<I: Element, J: Element, O: Element>(
         &self,
         stream: &Arc<CudaStream>,
         a: &DeviceTensor<I>,
         b: &DeviceTensor<J>,
         c: &mut DeviceTensor<O>,
-        [sa, sb]: [&DeviceTensor<f32>; 2],
-    ) -> Result<(), GemmError> {
-        self.run_scaled_with(stream, a, b, c, [sa, sb], &Fp8Epilogue::default())
-    }
-
-    /// [`Gemm::run_scaled`] with the kernel's epilogue operands: `C = s·sa·sb·A·Bᵀ + bias`
-    /// (see [`Fp8Epilogue`]); operands that do not match the kernel are
-    /// [`GemmError::Epilogue`], before anything is enqueued.
-    pub fn run_scaled_with<I: Element, J: Element, O: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<J>,
-        c: &mut DeviceTensor<O>,
-        [sa, sb]: [&DeviceTensor<f32>; 2],
+        scales: Fp8Scales<'_>,
         epilogue: &Fp8Epilogue<'_>,
     ) -> Result<(), GemmError> {
-        let scales = Fp8Scales::PerTensor([sa.into(), sb.into()]);
         self.run_fp8_borrowed(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
     }
 
-    /// `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in kb} A[i, k]·B[j, k]` for a block-scaled
-    /// FP8 kernel ([`super::Scaling::Block`]): A `[m, k]` and B `[n, k]` of its 8-bit input
-    /// types with `k` a multiple of 16 (any multiple: the last k-block may be partial), C
-    /// `[m, n]`, `scale_a` `[ceil(k/128), m]` (M-major, as DeepGEMM takes A's scales) and
-    /// `scale_b` `[ceil(n/128), ceil(k/128)]`, f32 device tensors. Wrong scale shapes are
-    /// [`GemmError::BlockScales`], before anything is enqueued. A release build does not wait
-    /// for the kernel; a debug build does, as [`Gemm::run`].
-    pub fn run_block_scaled<I: Element, J: Element, O: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<J>,
-        c: &mut DeviceTensor<O>,
-        scale_a: &DeviceTensor<f32>,
-        scale_b: &DeviceTensor<f32>,
-    ) -> Result<(), GemmError> {
-        let epilogue = Fp8Epilogue::default();
-        self.run_block_scaled_with(stream, a, b, c, [scale_a, scale_b], &epilogue)
-    }
-
-    /// [`Gemm::run_block_scaled`] with the kernel's epilogue operands: `C = s·(block-scaled
-    /// A·Bᵀ) + bias` (see [`Fp8Epilogue`]); operands that do not match the kernel are
-    /// [`GemmError::Epilogue`], before anything is enqueued.
-    pub fn run_block_scaled_with<I: Element, J: Element, O: Element>(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &DeviceTensor<I>,
-        b: &DeviceTensor<J>,
-        c: &mut DeviceTensor<O>,
-        [scale_a, scale_b]: [&DeviceTensor<f32>; 2],
-        epilogue: &Fp8Epilogue<'_>,
-    ) -> Result<(), GemmError> {
-        let scales = Fp8Scales::Block([scale_a.into(), scale_b.into()]);
-        self.run_fp8_borrowed(stream, (&a.into(), &b.into(), c.into()), scales, epilogue)
-    }
-
-    /// [`Gemm::run_scaled_with`] or [`Gemm::run_block_scaled_with`] (as `scales` says) on
-    /// memory the caller owns, borrowed as [`Gemm::run_borrowed`] borrows it; waits for a debug
+    /// [`Gemm::run_fp8`] on memory the caller owns, borrowed as [`Gemm::run_borrowed`] borrows it; waits for a debug
     /// build's kernel as [`Gemm::run`].
     pub fn run_fp8_borrowed(
         &self,
@@ -448,8 +406,8 @@ impl Gemm {
         self.run_with(stream, (a, b, c), alpha_beta, Scales::None, &epilogue, wait)
     }
 
-    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`], [`Gemm::run_scaled`] and
-    /// [`Gemm::run_block_scaled`]; `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait`
+    /// The launch behind [`Gemm::run_borrowed`], [`Gemm::enqueue`] and
+    /// [`Gemm::run_fp8_borrowed`]; `scales` are an FP8 kernel's `[scale_a, scale_b]`; `wait`
     /// waits for a debug build's kernel (so a hang comes back as its records).
     #[allow(clippy::too_many_arguments)]
     fn run_with(
@@ -616,11 +574,24 @@ impl SplitSum {
 
 /// An FP8 launch's scales on the device, `[scale_a, scale_b]`.
 pub enum Fp8Scales<'a> {
-    /// Per tensor ([`super::Scaling::PerTensor`]): each `[1]` f32.
+    /// Per tensor ([`super::Scaling::PerTensor`]): each `[1]` f32, `C = sa·sb·A·Bᵀ`.
     PerTensor([TensorRef<'a>; 2]),
-    /// Per block ([`super::Scaling::Block`]): f32 `[ceil(k/128), m]` and
-    /// `[ceil(n/128), ceil(k/128)]`.
+    /// Per block ([`super::Scaling::Block`]), `C[i, j] = Σ_kb sa[kb, i]·sb[j / 128, kb]·Σ_{k in
+    /// kb} A[i, k]·B[j, k]`: f32 `[ceil(k/128), m]` (M-major, as DeepGEMM takes A's scales) and
+    /// `[ceil(n/128), ceil(k/128)]`; `k` any multiple of 16 (the last k-block may be partial).
     Block([TensorRef<'a>; 2]),
+}
+
+impl<'a> Fp8Scales<'a> {
+    /// [`Fp8Scales::PerTensor`] of two owned device tensors.
+    pub fn per_tensor([sa, sb]: [&'a DeviceTensor<f32>; 2]) -> Fp8Scales<'a> {
+        Fp8Scales::PerTensor([sa.into(), sb.into()])
+    }
+
+    /// [`Fp8Scales::Block`] of two owned device tensors.
+    pub fn block([sa, sb]: [&'a DeviceTensor<f32>; 2]) -> Fp8Scales<'a> {
+        Fp8Scales::Block([sa.into(), sb.into()])
+    }
 }
 
 /// The scales a launch passes: `[scale_a, scale_b]`, per tensor or per block.

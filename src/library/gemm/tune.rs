@@ -24,7 +24,7 @@ use ptx_isa::ScalarType;
 use half::bf16;
 
 use super::check::{CheckError, random_values, rel_error};
-use super::{Gemm, GemmConfig};
+use super::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
 use crate::runtime::{Before, Device, DeviceTensor, E4m3, median_ms};
 
 /// What a cached choice is valid for: the GPU (name and SM count), the driver's CUDA version and
@@ -620,7 +620,10 @@ impl Operands {
         let (stream, c) = (&self.stream, &mut self.c);
         let r = match &self.inputs {
             Inputs::Bf16([a, b]) => gemm.run(stream, a, b, c, None),
-            Inputs::E4m3([a, b], [sa, sb]) => gemm.run_scaled(stream, a, b, c, [sa, sb]),
+            Inputs::E4m3([a, b], [sa, sb]) => {
+                let scales = Fp8Scales::per_tensor([sa, sb]);
+                gemm.run_fp8(stream, a, b, c, scales, &Fp8Epilogue::NONE)
+            }
         };
         Ok(r.map_err(CheckError::from)?)
     }
