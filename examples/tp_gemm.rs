@@ -38,8 +38,8 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, GemmReduceScatter, ReduceScatterPlan, ReduceScatterSum, kernels,
-    plan,
+    AllGatherGemm, AllGatherPlan, Gather, GemmReduceScatter, ReduceScatterPlan, ReduceScatterSum,
+    kernels, plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -401,7 +401,7 @@ fn all_gather_layer(
 
     // Equality first, on poisoned outputs and with the peers' rows of A zeroed.
     poison(ctx, &mut a, (rows, k), &mut c_ours)?;
-    ag.run(g, &a, k, &b, &mut c_ours)?;
+    ag.run(g, &a, k, &b, &mut c_ours, Gather::Pull)?;
     let seq_ours = |gathered: &mut [CudaSlice<bf16>], c: &mut [CudaSlice<bf16>]| -> Res<()> {
         g.all_gather(&shards, gathered)?;
         our_gemms(ctx, &gemms, (gathered, &b, c), (m, n, k))
@@ -417,7 +417,7 @@ fn all_gather_layer(
     let (vs_cublas, rms) = worst_error(ctx, &c_ours, &c_blas)?;
     for v in &mut variants {
         poison(ctx, &mut a, (rows, k), &mut c_ours)?;
-        v.run(g, &a, k, &b, &mut c_ours)?;
+        v.run(g, &a, k, &b, &mut c_ours, Gather::Pull)?;
         g.synchronize()?;
         differing += self::differing(ctx, &c_ours, &c_seq)?;
     }
@@ -427,13 +427,13 @@ fn all_gather_layer(
         .map(|r| Ok(a.tensor_ref(r, r, 0, [m, k])?))
         .collect::<Res<Vec<_>>>()?;
     let t = time_paths(ctx, 6 + variants.len(), |path| match path {
-        0 => Ok(ag.run(g, &a, k, &b, &mut c_ours)?),
+        0 => Ok(ag.run(g, &a, k, &b, &mut c_ours, Gather::Pull)?),
         1 => seq_ours(&mut gathered, &mut c_seq),
         2 => seq_cublas(&mut gathered, &mut c_blas),
         3 => our_gemms(ctx, &gemms, (&gathered, &b, &mut c_seq), (m, n, k)),
-        4 => Ok(ag.run_gathered(g, &a, k, &b, &mut c_ours)?),
+        4 => Ok(ag.run(g, &a, k, &b, &mut c_ours, Gather::Done)?),
         5 => our_gemms_on(ctx, &gemms, (&a_whole, &b, &mut c_seq), (n, k)),
-        v => Ok(variants[v - 6].run(g, &a, k, &b, &mut c_ours)?),
+        v => Ok(variants[v - 6].run(g, &a, k, &b, &mut c_ours, Gather::Pull)?),
     })?;
     Ok(Row {
         what: format!(
@@ -714,7 +714,7 @@ fn stress(
         .collect::<Res<Vec<_>>>()?;
     for _ in 0..iters {
         poison(ctx, &mut a, (rows, k), &mut c)?;
-        ag.run(g, &a, k, &b, &mut c)?;
+        ag.run(g, &a, k, &b, &mut c, Gather::Pull)?;
         count_mismatches(ctx, &c, &want, &mut counts)?;
     }
     g.synchronize()?;

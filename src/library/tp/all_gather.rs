@@ -10,6 +10,18 @@ use crate::runtime::{
     Arg, DeviceGroup, Flags, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
 };
 
+/// What [`AllGatherGemm::run`] does about A's shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gather {
+    /// Gathers them: each rank pulls its peers' shards in chunks under its running GEMM.
+    Pull,
+    /// Nothing: A is already whole on every rank (gathered by the last [`Gather::Pull`] run,
+    /// whose flags still stand at its epoch, so no tile waits), and the gated GEMMs run alone:
+    /// the same kernels, tile walk and operands without the pulls. What a `Pull` run spends over
+    /// this is what the all-gather costs the GEMM. Refused before a first `Pull` run.
+    Done,
+}
+
 /// `C_r = A · B_rᵀ` on every rank `r` of a group, A `[world · rows, k]` gathered from the ranks'
 /// shards while the GEMMs run (see [`super`]).
 pub struct AllGatherGemm {
@@ -81,11 +93,12 @@ impl AllGatherGemm {
     /// Enqueues one all-gather + GEMM on the group's streams: `a` is A `[world · rows, k]` on
     /// every rank, of which rank `r` has filled its shard (rows `r · rows ..`, written on its
     /// compute stream before this call); `b[r]` is rank `r`'s B `[n, k]`, `c[r]` its C
-    /// `[world · rows, n]`. Rank `r`'s copy stream waits for every rank's compute stream so
-    /// far, raises the flags of its own chunks and pulls the others in
+    /// `[world · rows, n]`. With [`Gather::Pull`], rank `r`'s copy stream waits for every
+    /// rank's compute stream so far, raises the flags of its own chunks and pulls the others in
     /// [`AllGatherPlan::pull_order`], each copy followed by its flag; its compute stream runs
     /// the gated GEMM, walking its own rows first. A rank's compute stream's later work waits
-    /// for its peers' pulls of its shard (so the caller may then overwrite it).
+    /// for its peers' pulls of its shard (so the caller may then overwrite it). With
+    /// [`Gather::Done`], the gated GEMMs alone (see there).
     pub fn run(
         &mut self,
         group: &DeviceGroup,
@@ -93,9 +106,18 @@ impl AllGatherGemm {
         k: usize,
         b: &[CudaSlice<bf16>],
         c: &mut [CudaSlice<bf16>],
+        gather: Gather,
     ) -> Result<(), TpError> {
+        if gather == Gather::Done && self.epoch == 0 {
+            return Err(TpError::Plan(
+                "the gated GEMM alone runs on an A gathered by an earlier run".into(),
+            ));
+        }
         let world = self.plan.world();
         let n = self.check(group, a, k, b, c)?;
+        if gather == Gather::Done {
+            return self.launch_gemms(group, a, (k, n), b, c);
+        }
         self.epoch = self
             .epoch
             .checked_add(1)
@@ -129,27 +151,6 @@ impl AllGatherGemm {
             }
         }
         Ok(())
-    }
-
-    /// The gated GEMMs alone, on an A that every rank already holds whole (gathered by the last
-    /// [`AllGatherGemm::run`], whose flags still stand at its epoch, so no tile waits): the same
-    /// kernels, tile walk and operands as `run` without the pulls. What `run` spends over this
-    /// is what the all-gather costs the GEMM. Refused before a first `run`.
-    pub fn run_gathered(
-        &self,
-        group: &DeviceGroup,
-        a: &Symmetric<bf16>,
-        k: usize,
-        b: &[CudaSlice<bf16>],
-        c: &mut [CudaSlice<bf16>],
-    ) -> Result<(), TpError> {
-        if self.epoch == 0 {
-            return Err(TpError::Plan(
-                "the gated GEMM alone runs on an A gathered by an earlier run".into(),
-            ));
-        }
-        let n = self.check(group, a, k, b, c)?;
-        self.launch_gemms(group, a, (k, n), b, c)
     }
 
     /// Launches every rank's gated GEMM on its compute stream, its tiles waiting for their

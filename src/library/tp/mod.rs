@@ -25,7 +25,7 @@ pub mod plan;
 mod all_gather;
 mod reduce_scatter;
 
-pub use all_gather::AllGatherGemm;
+pub use all_gather::{AllGatherGemm, Gather};
 pub use plan::{AllGatherPlan, Placement, ReduceScatterPlan};
 pub use reduce_scatter::{GemmReduceScatter, ReduceScatterSum};
 
