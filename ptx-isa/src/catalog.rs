@@ -1307,7 +1307,7 @@ fn example(
             let c = k.reg::<ty::S32>();
             k.tma_load(
                 &TmaLoadOpts::default(),
-                Addr::reg32(b),
+                Addr::<spaces::SharedCluster>::reg32(b),
                 &t,
                 &[c.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),
@@ -1316,13 +1316,15 @@ fn example(
         TmaLoadIm2col => {
             let (b, t) = (smem(m, k)?, tmap(k)?);
             let c = k.reg::<ty::S32>();
-            k.tma_load_im2col(
-                &TmaLoadOpts::default(),
-                Addr::reg32(b),
+            k.tma_load(
+                &TmaLoadOpts {
+                    im2col: Some(&[0u16.into(), 1u16.into()]),
+                    ..TmaLoadOpts::default()
+                },
+                Addr::<spaces::SharedCluster>::reg32(b),
                 &t,
                 &[c.into(), c.into(), c.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),
-                &[0u16.into(), 1u16.into()],
             )
         }
         TmaStore => {
@@ -1355,7 +1357,7 @@ fn example(
                     cta_group: Some(CtaGroup::Two),
                     ..TmaLoadOpts::default()
                 },
-                Addr::reg32(b),
+                Addr::<spaces::SharedCluster>::reg32(b),
                 &t,
                 &[0i32.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),
@@ -1372,9 +1374,9 @@ fn example(
         }
         TmaSharedCta => {
             let (b, t) = (smem(m, k)?, tmap(k)?);
-            k.tma_load_cta(
+            k.tma_load(
                 &TmaLoadOpts::default(),
-                Addr::reg32(b),
+                Addr::<spaces::SharedCta>::reg32(b),
                 &t,
                 &[0i32.into(), 0i32.into()],
                 Addr::reg32(b).offset(2048),

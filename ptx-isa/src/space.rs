@@ -118,6 +118,13 @@ pub mod spaces {
     impl Window32 for Shared {}
     impl Window32 for SharedCta {}
     impl Window32 for SharedCluster {}
+
+    /// The destinations of a tensor load and the spaces of its mbarrier (PTX ISA 9.7.9.27.1.2:
+    /// `.shared::cluster`, and `.shared::cta` from PTX 8.6), written as the instruction's
+    /// destination modifier.
+    pub trait TensorDst: Window32 {}
+    impl TensorDst for SharedCta {}
+    impl TensorDst for SharedCluster {}
 }
 
 use spaces::Space;

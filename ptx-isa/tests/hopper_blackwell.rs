@@ -196,7 +196,7 @@ fn tma_text_and_checks() {
                 multicast: Some(3u16.into()),
                 ..TmaLoadOpts::default()
             },
-            Addr::reg32(b),
+            Addr::<spaces::SharedCluster>::reg32(b),
             &map,
             &[x.into(), y.into()],
             Addr::reg32(b).offset(4096),
@@ -229,48 +229,41 @@ fn tma_text_and_checks() {
             "cp.async.bulk.wait_group.read 0;",
         ]
     );
-    refused_tma(Target::Sm90a, ErrorKind::OperandCount, "", |k, b, map| {
-        let c: Vec<ptx_isa::Src<ty::S32>> = (0..6).map(|i| i.into()).collect();
-        k.tma_load(
-            &TmaLoadOpts::default(),
-            Addr::reg32(b),
-            &map,
-            &c,
-            Addr::reg32(b),
-        )
-    });
-    refused_tma(
-        Target::Sm90a,
-        ErrorKind::OperandCount,
-        "3-D im2col takes one offset",
-        |k, b, map| {
-            k.tma_load_im2col(
-                &TmaLoadOpts::default(),
-                Addr::reg32(b),
-                &map,
-                &[0.into(), 0.into(), 0.into()],
-                Addr::reg32(b),
-                &[0u16.into(), 0u16.into()],
-            )
-        },
-    );
-    refused_tma(
-        Target::Sm90a,
-        ErrorKind::UnsupportedTarget,
-        ".cta_group is sm_100a",
-        |k, b, map| {
-            k.tma_load(
-                &TmaLoadOpts {
-                    cta_group: Some(CtaGroup::Two),
-                    ..TmaLoadOpts::default()
-                },
-                Addr::reg32(b),
-                &map,
-                &[0.into()],
-                Addr::reg32(b),
-            )
-        },
-    );
+    // Six coordinates; an im2col load with one offset too many; `.cta_group` on sm_90a.
+    let six: Vec<ptx_isa::Src<ty::S32>> = (0..6).map(|i| i.into()).collect();
+    let offsets = [0u16.into(), 0u16.into()];
+    let refusals = [
+        (
+            ErrorKind::OperandCount,
+            "",
+            TmaLoadOpts::default(),
+            &six[..],
+        ),
+        (
+            ErrorKind::OperandCount,
+            "3-D im2col takes one offset",
+            TmaLoadOpts {
+                im2col: Some(&offsets),
+                ..TmaLoadOpts::default()
+            },
+            &six[..3],
+        ),
+        (
+            ErrorKind::UnsupportedTarget,
+            ".cta_group is sm_100a",
+            TmaLoadOpts {
+                cta_group: Some(CtaGroup::Two),
+                ..TmaLoadOpts::default()
+            },
+            &six[..1],
+        ),
+    ];
+    for (kind, why, o, c) in refusals {
+        refused_tma(Target::Sm90a, kind, why, |k, b, map| {
+            let at = Addr::<spaces::SharedCluster>::reg32(b);
+            k.tma_load(&o, at.clone(), &map, c, at)
+        });
+    }
     refused(
         Target::Sm90a,
         ErrorKind::ImmediateRange,

@@ -74,13 +74,17 @@ impl CtaGroup {
 
 /// Options of a TMA or bulk load.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TmaLoadOpts {
+pub struct TmaLoadOpts<'a> {
     /// `.multicast::cluster` with a 16-bit mask of destination CTAs.
     pub multicast: Option<Src<ty::U16>>,
     /// `.cta_group::N` (sm_100a).
     pub cta_group: Option<CtaGroup>,
     /// `.L2::cache_hint` with a 64-bit cache policy.
     pub cache_hint: Option<Reg<ty::B64>>,
+    /// A tensor load's `.im2col` mode with its `dims - 2` 16-bit im2col offsets (3 to 5
+    /// coordinates; PTX ISA 9.7.9.27.1.2 `.load_mode`); `None` is the `.tile` mode. Tensor
+    /// copies only.
+    pub im2col: Option<&'a [Src<ty::U16>]>,
 }
 
 /// The reduction of `cp.reduce.async.bulk.tensor`.
@@ -132,7 +136,7 @@ impl FunctionBuilder {
     /// `multicast`, to the same offset in every CTA of the mask.
     pub fn cp_async_bulk_load(
         &mut self,
-        o: &TmaLoadOpts,
+        o: &TmaLoadOpts<'_>,
         dst: Addr<spaces::SharedCluster>,
         src: Addr<spaces::Global>,
         size: impl Into<Src<ty::U32>>,
@@ -145,6 +149,13 @@ impl FunctionBuilder {
                 ErrorKind::InvalidModifier,
                 mn,
                 ".cta_group applies to tensor copies",
+            ));
+        }
+        if o.im2col.is_some() {
+            return Err(self.err(
+                ErrorKind::InvalidModifier,
+                mn,
+                ".im2col applies to tensor copies",
             ));
         }
         let mut i = Instruction::from_opcode(
@@ -174,16 +185,7 @@ impl FunctionBuilder {
         size: impl Into<Src<ty::U32>>,
         cache_hint: Option<Reg<ty::B64>>,
     ) -> Result<()> {
-        let mn = "cp.async.bulk";
-        let size = size.into();
-        self.cta_window(mn, S::SPACE)?;
-        let mut i = Instruction::from_opcode("cp.async.bulk.global.shared::cta.bulk_group")
-            .modifier_if(cache_hint.is_some(), "L2::cache_hint")
-            .operands((dst, src, size));
-        if let Some(h) = cache_hint {
-            i = i.operand(h);
-        }
-        self.emit(Form::CpAsyncBulkS2G, i)
+        self.bulk_to_global(None, dst, src, size.into(), cache_hint)
     }
 
     /// `cp.reduce.async.bulk.global.shared::cta.bulk_group.op.type [dst], [src], size` (PTX ISA
@@ -199,14 +201,41 @@ impl FunctionBuilder {
         src: Addr<S>,
         size: impl Into<Src<ty::U32>>,
     ) -> Result<()> {
-        let mn = "cp.reduce.async.bulk";
-        let size = size.into();
+        self.bulk_to_global(Some((op, t)), dst, src, size.into(), None)
+    }
+
+    /// [`FunctionBuilder::cp_async_bulk_store`], or with `reduce`
+    /// [`FunctionBuilder::cp_reduce_bulk`]: the source is the executing CTA's window.
+    fn bulk_to_global<S: spaces::Window32>(
+        &mut self,
+        reduce: Option<(TmaReduceOp, ScalarType)>,
+        dst: Addr<spaces::Global>,
+        src: Addr<S>,
+        size: Src<ty::U32>,
+        cache_hint: Option<Reg<ty::B64>>,
+    ) -> Result<()> {
+        let (mn, form, i) = match reduce {
+            None => (
+                "cp.async.bulk",
+                Form::CpAsyncBulkS2G,
+                Instruction::from_opcode("cp.async.bulk.global.shared::cta.bulk_group"),
+            ),
+            Some((op, t)) => (
+                "cp.reduce.async.bulk",
+                Form::CpReduceBulk,
+                Instruction::from_opcode("cp.reduce.async.bulk.global.shared::cta.bulk_group")
+                    .modifier(op.name())
+                    .ty(t),
+            ),
+        };
         self.cta_window(mn, S::SPACE)?;
-        let i = Instruction::from_opcode("cp.reduce.async.bulk.global.shared::cta.bulk_group")
-            .modifier(op.name())
-            .ty(t)
+        let mut i = i
+            .modifier_if(cache_hint.is_some(), "L2::cache_hint")
             .operands((dst, src, size));
-        self.emit(Form::CpReduceBulk, i)
+        if let Some(h) = cache_hint {
+            i = i.operand(h);
+        }
+        self.emit(form, i)
     }
 
     /// `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
@@ -280,76 +309,29 @@ impl FunctionBuilder {
         Ok((op, DIMS[coords.len() - 1]))
     }
 
-    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes [dst],
-    /// [map, {coords}], [mbar]`: loads the box at `coords` (1 to 5, innermost first) into shared
-    /// memory, completing on `mbar`.
-    pub fn tma_load(
+    /// `cp.async.bulk.tensor.Nd.dst.global.mode.mbarrier::complete_tx::bytes [dst], [map,
+    /// {coords}], [mbar]` (PTX ISA 9.7.9.27.1.2): loads the box at `coords` (1 to 5, innermost
+    /// first; `.im2col` with [`TmaLoadOpts::im2col`]) into shared memory, completing on `mbar`.
+    /// `dst` and `mbar` are in the cluster's window (`.shared::cluster`) or the executing CTA's
+    /// own (`.shared::cta`, PTX 8.6; no multicast there: that writes other CTAs).
+    pub fn tma_load<S: spaces::TensorDst>(
         &mut self,
-        o: &TmaLoadOpts,
-        dst: Addr<spaces::SharedCluster>,
+        o: &TmaLoadOpts<'_>,
+        dst: Addr<S>,
         map: &TensorMapRef,
         coords: &[Src<ty::S32>],
-        mbar: Addr<spaces::SharedCluster>,
-    ) -> Result<()> {
-        let (dst, mbar) = (dst.into(), mbar.into());
-        self.tma_load_impl(o, (dst, "shared::cluster"), map, coords, mbar, None)
-    }
-
-    /// `cp.async.bulk.tensor.Nd.shared::cta.global.tile.mbarrier::complete_tx::bytes`: a tensor
-    /// load into the executing CTA's own shared memory (PTX ISA 9.7.9.27.1.2; the `.shared::cta`
-    /// destination is PTX 8.6). No multicast: that writes other CTAs.
-    pub fn tma_load_cta(
-        &mut self,
-        o: &TmaLoadOpts,
-        dst: Addr<spaces::SharedCta>,
-        map: &TensorMapRef,
-        coords: &[Src<ty::S32>],
-        mbar: Addr<spaces::SharedCta>,
-    ) -> Result<()> {
-        let (dst, mbar) = (dst.into(), mbar.into());
-        self.tma_load_impl(o, (dst, "shared::cta"), map, coords, mbar, None)
-    }
-
-    /// The `.im2col` load: 3 to 5 coordinates and `dims - 2` 16-bit im2col offsets.
-    pub fn tma_load_im2col(
-        &mut self,
-        o: &TmaLoadOpts,
-        dst: Addr<spaces::SharedCluster>,
-        map: &TensorMapRef,
-        coords: &[Src<ty::S32>],
-        mbar: Addr<spaces::SharedCluster>,
-        offsets: &[Src<ty::U16>],
-    ) -> Result<()> {
-        let (dst, mbar) = (dst.into(), mbar.into());
-        self.tma_load_impl(
-            o,
-            (dst, "shared::cluster"),
-            map,
-            coords,
-            mbar,
-            Some(offsets),
-        )
-    }
-
-    /// `dst` is the destination and its state space (`shared::cluster` or `shared::cta`).
-    fn tma_load_impl(
-        &mut self,
-        o: &TmaLoadOpts,
-        (dst, dst_space): (Operand, &'static str),
-        map: &TensorMapRef,
-        coords: &[Src<ty::S32>],
-        mbar: Operand,
-        offsets: Option<&[Src<ty::U16>]>,
+        mbar: Addr<S>,
     ) -> Result<()> {
         let mn = "cp.async.bulk.tensor";
         // How many dimensions an .im2col copy takes and how many offsets go with them are the
         // row's (PTX ISA 9.7.9.27.1.2), checked by `emit`.
         let (tensor, dim) = self.tensor_operand(mn, map, coords, 1..=5)?;
+        let dst_space = S::SPACE.qualifier().trim_start_matches('.');
         let mut i = Instruction::from_opcode("cp.async.bulk.tensor")
             .modifier(dim)
             .modifier(dst_space)
             .modifier("global")
-            .modifier(if offsets.is_some() { "im2col" } else { "tile" })
+            .modifier(if o.im2col.is_some() { "im2col" } else { "tile" })
             .modifier("mbarrier::complete_tx::bytes");
         if o.multicast.is_some() {
             i = i.modifier("multicast::cluster");
@@ -360,7 +342,7 @@ impl FunctionBuilder {
         i = i
             .modifier_if(o.cache_hint.is_some(), "L2::cache_hint")
             .operands((dst, tensor, mbar));
-        if let Some(off) = offsets {
+        if let Some(off) = o.im2col {
             i = i.operand(Operand::Vector(off.iter().map(|x| (*x).into()).collect()));
         }
         if let Some(m) = o.multicast {
@@ -370,7 +352,7 @@ impl FunctionBuilder {
             i = i.operand(h);
         }
         self.emit(
-            if offsets.is_some() {
+            if o.im2col.is_some() {
                 Form::TmaLoadIm2col
             } else {
                 Form::TmaLoad

@@ -43,12 +43,18 @@ fn load_opts() -> Vec<LoadOpts> {
 }
 
 /// The `TmaLoadOpts` of a choice, on registers of `k`.
-fn opts(k: &mut FunctionBuilder, mc: Option<u16>, g: Option<CtaGroup>, hint: bool) -> TmaLoadOpts {
+fn opts(
+    k: &mut FunctionBuilder,
+    mc: Option<u16>,
+    g: Option<CtaGroup>,
+    hint: bool,
+) -> TmaLoadOpts<'static> {
     let (m, h) = (k.reg::<ty::U16>(), k.reg::<ty::B64>());
     TmaLoadOpts {
         multicast: mc.map(|_| Src::from(m)),
         cta_group: g,
         cache_hint: hint.then_some(h),
+        im2col: None,
     }
 }
 
@@ -158,7 +164,7 @@ fn tensor_loads(t: &mut Tally, target: Target) {
                             Addr::<spaces::SharedCta>::reg32(d),
                             Addr::<spaces::SharedCta>::reg32(b),
                         );
-                        k.tma_load_cta(&o, d, &map, &c, b)
+                        k.tma_load(&o, d, &map, &c, b)
                     } else {
                         let (d, b) = (
                             Addr::<spaces::SharedCluster>::reg32(d),
@@ -187,12 +193,15 @@ fn tensor_loads(t: &mut Tally, target: Target) {
                     let off: Vec<Src<ty::U16>> = (0..offsets)
                         .map(|_| Src::from(k.reg::<ty::U16>()))
                         .collect();
-                    let o = opts(k, mc, g, hint);
+                    let o = TmaLoadOpts {
+                        im2col: Some(&off),
+                        ..opts(k, mc, g, hint)
+                    };
                     let (d, b) = (
                         Addr::<spaces::SharedCluster>::reg32(d),
                         Addr::<spaces::SharedCluster>::reg32(b),
                     );
-                    k.tma_load_im2col(&o, d, &map, &c, b, &off)
+                    k.tma_load(&o, d, &map, &c, b)
                 };
                 let off: Vec<String> = (0..offsets).map(|_| "%rs2".to_string()).collect();
                 let line = format!(
