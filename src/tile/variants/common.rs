@@ -540,8 +540,8 @@ pub fn eval_layout(
     for (extent, stride) in layout.flat_modes() {
         if extent > 1 && stride != 0 {
             let c = k.reg::<ty::U32>();
-            div_const(k, c, index, step as u32)?;
-            rem_const(k, c, c, extent as u32)?;
+            div_const(k, DivPart::Quotient, c, index, step as u32)?;
+            div_const(k, DivPart::Remainder, c, c, extent as u32)?;
             k.mad_lo(out, c, stride as u32, out)?;
         }
         step *= extent.max(1);
@@ -549,33 +549,31 @@ pub fn eval_layout(
     Ok(out)
 }
 
-/// `dst = src / d` for a constant `d`: a move for 1, a shift for a power of two, else `div.u32`.
-/// ptxas does not turn every unsigned division by a constant into shifts (it emitted `MUFU.RCP`
-/// sequences for some in the GEMM epilogue), so the lowering does it.
-pub fn div_const(
-    k: &mut FunctionBuilder,
-    dst: Reg<ty::U32>,
-    src: Reg<ty::U32>,
-    d: u32,
-) -> Result<()> {
-    match d {
-        1 => k.mov(dst, src),
-        _ if d.is_power_of_two() => k.shr(dst, src, d.trailing_zeros()),
-        _ => k.div(dst, src, d),
-    }
+/// What [`div_const`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DivPart {
+    /// `src / d`: a move for 1, a shift for a power of two, else `div.u32`.
+    Quotient,
+    /// `src % d`: a mask for a power of two, else `rem.u32`.
+    Remainder,
 }
 
-/// `dst = src % d` for a constant `d`: a mask for a power of two, else `rem.u32`.
-pub fn rem_const(
+/// `dst = src / d` or `src % d` (`part`) for a constant `d`, unsigned. ptxas does not turn every
+/// unsigned division by a constant into shifts (it emitted `MUFU.RCP` sequences for some in the
+/// GEMM epilogue), so the lowering does it.
+pub fn div_const(
     k: &mut FunctionBuilder,
+    part: DivPart,
     dst: Reg<ty::U32>,
     src: Reg<ty::U32>,
     d: u32,
 ) -> Result<()> {
-    if d.is_power_of_two() {
-        k.and(dst, src, d - 1)
-    } else {
-        k.rem(dst, src, d)
+    match part {
+        DivPart::Quotient if d == 1 => k.mov(dst, src),
+        DivPart::Quotient if d.is_power_of_two() => k.shr(dst, src, d.trailing_zeros()),
+        DivPart::Quotient => k.div(dst, src, d),
+        DivPart::Remainder if d.is_power_of_two() => k.and(dst, src, d - 1),
+        DivPart::Remainder => k.rem(dst, src, d),
     }
 }
 

@@ -13,7 +13,7 @@
 use ptx_isa::{FunctionBuilder, Result, TargetSet, ty};
 
 use super::common::{
-    MemAddr, MemTile, Regs, div_const, eval_layout, fragment_tiles, pair, register_side, rem_const,
+    DivPart, MemAddr, MemTile, Regs, div_const, eval_layout, fragment_tiles, pair, register_side,
     storage, thread_index, thread_mode,
 };
 use crate::tile::op::{OpCtx, OpKind};
@@ -197,8 +197,8 @@ impl Plan for FragmentCopy<'_> {
         let t = thread_index(k, self.scope)?;
         let tpart = eval_layout(k, &self.thread_mode, t)?;
         let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-        rem_const(k, row0, tpart, self.rows)?;
-        div_const(k, col0, tpart, self.rows)?;
+        div_const(k, DivPart::Remainder, row0, tpart, self.rows)?;
+        div_const(k, DivPart::Quotient, col0, tpart, self.rows)?;
         // Each value's address: its own, computed just before its access (or earlier, where a
         // value before it reuses it), or one computed with an immediate offset.
         let mut addrs: Vec<Option<MemAddr>> = vec![None; self.values.len()];

@@ -20,7 +20,7 @@ use ptx_isa::builder::MatrixCount;
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, TargetSet, ty};
 
 use super::common::{
-    Regs, div_const, eval_layout, pair, rem_const, storage, thread_index, thread_mode,
+    DivPart, Regs, div_const, eval_layout, pair, storage, thread_index, thread_mode,
 };
 use crate::tile::op::{OpCtx, OpKind};
 use crate::tile::operand::{Base, ExecScope, TileRef};
@@ -413,7 +413,7 @@ impl Plan for StmatrixPlan<'_> {
         k.and(lane, t, 31u32)?;
         k.and(r8, lane, 7u32)?;
         k.shr(q, lane, 3u32)?;
-        rem_const(k, q, q, p.num)?;
+        div_const(k, DivPart::Remainder, q, q, p.num)?;
         let cell = eval_layout(k, &self.thread_mode, w32)?;
         k.add(cell, cell, r8)?;
         k.and(tmp, q, 1u32)?;
@@ -440,8 +440,8 @@ impl Plan for StmatrixPlan<'_> {
                 k.reg::<ty::U32>(),
             );
             k.add(cg, cell, *v0 as u32)?;
-            rem_const(k, row, cg, rows)?;
-            div_const(k, col, cg, rows)?;
+            div_const(k, DivPart::Remainder, row, cg, rows)?;
+            div_const(k, DivPart::Quotient, col, cg, rows)?;
             k.mad_lo(idx, row, cols, col)?;
             let e = eval_layout(k, self.layout, idx)?;
             let bytes = k.reg::<ty::U32>();

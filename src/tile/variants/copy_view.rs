@@ -20,7 +20,7 @@ use ptx_isa::builder::CmpOp;
 use ptx_isa::{Addr, FunctionBuilder, Imm, Pred, Reg, RegClass, Result, Src, TargetSet, ty};
 
 use super::common::{
-    MemAddr, Regs, div_const, eval_layout, fragment_tiles, register_side, rem_const, storage,
+    DivPart, MemAddr, Regs, div_const, eval_layout, fragment_tiles, register_side, storage,
     thread_mode,
 };
 use super::common::{pair, thread_index};
@@ -252,8 +252,8 @@ impl Plan for ViewCopy {
         let t = thread_index(k, self.scope)?;
         let tpart = eval_layout(k, &self.thread_mode, t)?;
         let (row0, col0) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
-        rem_const(k, row0, tpart, self.rows)?;
-        div_const(k, col0, tpart, self.rows)?;
+        div_const(k, DivPart::Remainder, row0, tpart, self.rows)?;
+        div_const(k, DivPart::Quotient, col0, tpart, self.rows)?;
         // One address per value row: base + ((row0 + vr) * pitch + col0) * size.
         let mut row_addr = Vec::new();
         let mut row_ok = Vec::new();
