@@ -96,44 +96,41 @@ impl TmemPool {
         self.used.max(32).next_power_of_two()
     }
 
-    /// Emits, for the warp whose threads have `alloc_warp` true: `tcgen05.alloc` of
-    /// [`Self::allocation`] columns writing the base address to the shared word at `slot`, then
-    /// `tcgen05.relinquish_alloc_permit` (no further allocations by this CTA). Everyone then needs
-    /// a barrier and a `tcgen05.fence::after_thread_sync` before reading the slot.
-    pub fn emit_alloc(
-        &self,
-        k: &mut FunctionBuilder,
-        alloc_warp: Pred,
-        slot: Addr<spaces::Shared>,
-    ) -> Result<()> {
+    /// Emits `step` for the warp whose threads have `alloc_warp` true (the allocation is the
+    /// warp's collective, made and freed by the same warp: PTX ISA 9.7.16.7.1).
+    pub fn emit(&self, k: &mut FunctionBuilder, alloc_warp: Pred, step: TmemStep) -> Result<()> {
         let skip = k.label();
         k.unless(alloc_warp).bra(skip)?;
-        k.comment(&format!(
-            "tensor memory: {} columns for {}",
-            self.allocation(),
-            self.regions
-                .iter()
-                .map(|r| format!("{} @{}+{}", r.name, r.column, r.columns))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        k.tcgen05_alloc(CtaGroup::One, slot, self.allocation())?;
-        k.tcgen05_relinquish_alloc_permit(CtaGroup::One)?;
+        match step {
+            TmemStep::Alloc(slot) => {
+                k.comment(&format!(
+                    "tensor memory: {} columns for {}",
+                    self.allocation(),
+                    self.regions
+                        .iter()
+                        .map(|r| format!("{} @{}+{}", r.name, r.column, r.columns))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                k.tcgen05_alloc(CtaGroup::One, slot, self.allocation())?;
+                k.tcgen05_relinquish_alloc_permit(CtaGroup::One)?;
+            }
+            TmemStep::Dealloc(base) => k.tcgen05_dealloc(CtaGroup::One, base, self.allocation())?,
+        }
         k.place(skip)
     }
+}
 
-    /// Emits the `tcgen05.dealloc` of the allocation at `base` by the same warp.
-    pub fn emit_dealloc(
-        &self,
-        k: &mut FunctionBuilder,
-        alloc_warp: Pred,
-        base: Reg<ty::U32>,
-    ) -> Result<()> {
-        let skip = k.label();
-        k.unless(alloc_warp).bra(skip)?;
-        k.tcgen05_dealloc(CtaGroup::One, base, self.allocation())?;
-        k.place(skip)
-    }
+/// What the allocating warp emits ([`TmemPool::emit`]).
+#[derive(Debug, Clone)]
+pub enum TmemStep {
+    /// `tcgen05.alloc` of [`TmemPool::allocation`] columns writing the base address to the
+    /// shared word at the address, then `tcgen05.relinquish_alloc_permit` (no further
+    /// allocations by this CTA). Everyone then needs a barrier and a
+    /// `tcgen05.fence::after_thread_sync` before reading the slot.
+    Alloc(Addr<spaces::Shared>),
+    /// The `tcgen05.dealloc` of the allocation at the base address.
+    Dealloc(Reg<ty::U32>),
 }
 
 /// Where a kernel's tensor memory is in its life: regions are declared, then allocated once
@@ -271,9 +268,8 @@ impl KernelBuilder {
         f.shr(w, tid, 5u32)?;
         let mine = f.pred();
         f.setp(CmpOp::Eq, mine, w, warp)?;
-        state
-            .pool
-            .emit_alloc(f, mine, Addr::<spaces::Shared>::reg32(slot))?;
+        let at = Addr::<spaces::Shared>::reg32(slot);
+        state.pool.emit(f, mine, TmemStep::Alloc(at))?;
         f.tcgen05_fence_before_thread_sync()?;
         f.bar_sync(0u32, None)?;
         f.tcgen05_fence_after_thread_sync()?;
@@ -300,7 +296,7 @@ impl KernelBuilder {
         f.tcgen05_fence_before_thread_sync()?;
         f.bar_sync(0u32, None)?;
         f.tcgen05_fence_after_thread_sync()?;
-        pool.emit_dealloc(f, warp, base)?;
+        pool.emit(f, warp, TmemStep::Dealloc(base))?;
         self.tmem.phase = TmemPhase::Freed;
         Ok(())
     }
