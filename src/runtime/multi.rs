@@ -44,7 +44,7 @@ use cudarc::nccl::{Comm, NcclType, ReduceOp};
 
 use super::device::{Device, device_count};
 use super::error::{Result, RuntimeError};
-use super::tensor::{TensorMut, TensorRef};
+use super::tensor::TensorRef;
 use crate::runtime::{Element, TensorDesc};
 
 /// Whether the NCCL library can be loaded on this machine (every NCCL call through cudarc panics
@@ -77,6 +77,27 @@ fn nccl_err(op: &'static str) -> impl Fn(cudarc::nccl::result::NcclError) -> Run
 /// A driver call's error, named.
 fn driver(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> RuntimeError {
     move |source| RuntimeError::DriverCall { call, source }
+}
+
+/// `cuStreamWriteValue32` or `cuStreamWaitValue32`: a stream memory operation on a 32-bit word.
+type StreamValueOp = unsafe fn(sys::CUstream, sys::CUdeviceptr, u32, u32) -> sys::CUresult;
+
+/// Enqueues `op` with its flags on `stream` for the word at `addr` and `value` (CUDA Driver API
+/// stream memory operations); a failure names the driver call `call`.
+fn stream_value(
+    stream: &CudaStream,
+    addr: u64,
+    value: u32,
+    (op, flags): (StreamValueOp, u32),
+    call: &'static str,
+) -> Result<()> {
+    stream.context().bind_to_thread()?;
+    // SAFETY: `addr` is a 4-byte word of device memory the stream's device can read and write
+    // (the caller's flag array, allocated by its group); the operation is ordered on `stream`.
+    unsafe { op(stream.cu_stream(), addr, value, flags) }
+        .result()
+        .map_err(driver(call))?;
+    Ok(())
 }
 
 fn group_err(reason: impl Into<String>) -> RuntimeError {
@@ -316,26 +337,17 @@ impl DeviceGroup {
     /// that work's writes visible first (CUDA Driver API `cuStreamWriteValue32`,
     /// `CU_STREAM_WRITE_VALUE_DEFAULT`).
     pub fn signal(&self, stream: &CudaStream, addr: u64, value: u32) -> Result<()> {
-        stream.context().bind_to_thread()?;
         let flags = sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32;
-        // SAFETY: `addr` is a 4-byte word of device memory the stream's device can write (the
-        // caller's flag array, allocated by this group); the write is ordered on `stream`.
-        unsafe { sys::cuStreamWriteValue32_v2(stream.cu_stream(), addr, value, flags) }
-            .result()
-            .map_err(driver("cuStreamWriteValue32"))?;
-        Ok(())
+        let op = (sys::cuStreamWriteValue32_v2 as StreamValueOp, flags);
+        stream_value(stream, addr, value, op, "cuStreamWriteValue32")
     }
 
     /// Makes `stream` wait until the 32-bit word at `addr` is at least `value`
     /// (`cuStreamWaitValue32`, `CU_STREAM_WAIT_VALUE_GEQ`).
     pub fn wait_value(&self, stream: &CudaStream, addr: u64, value: u32) -> Result<()> {
-        stream.context().bind_to_thread()?;
         let flags = sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32;
-        // SAFETY: `addr` is a 4-byte word of device memory the stream's device can read.
-        unsafe { sys::cuStreamWaitValue32_v2(stream.cu_stream(), addr, value, flags) }
-            .result()
-            .map_err(driver("cuStreamWaitValue32"))?;
-        Ok(())
+        let op = (sys::cuStreamWaitValue32_v2 as StreamValueOp, flags);
+        stream_value(stream, addr, value, op, "cuStreamWaitValue32")
     }
 
     /// Copies `bytes` from `src` on rank `src_rank` to `dst` on rank `dst_rank` on `stream` by
@@ -490,7 +502,18 @@ impl<T: DeviceRepr> Symmetric<T> {
 }
 
 impl<T: DeviceRepr + Element> Symmetric<T> {
-    fn desc(&self, owner: usize, on: usize, at: usize, shape: Vec<usize>) -> Result<TensorDesc> {
+    /// Elements `at..` of rank `owner`'s part described as a `shape` tensor read or written by
+    /// a kernel on rank `on` (its own part, or a peer's through peer access): what
+    /// [`super::TensorMut::foreign`] takes for a kernel that writes them (the caller then keeps the
+    /// buffer alive and orders the accesses, as its safety contract says).
+    pub fn tensor_desc(
+        &self,
+        owner: usize,
+        on: usize,
+        at: usize,
+        shape: Vec<usize>,
+    ) -> Result<TensorDesc> {
+        self.check_on(on)?;
         let n: usize = shape.iter().product();
         let (addr, _) = self.range(owner, at, n)?;
         Ok(TensorDesc {
@@ -511,31 +534,10 @@ impl<T: DeviceRepr + Element> Symmetric<T> {
         at: usize,
         shape: impl Into<Vec<usize>>,
     ) -> Result<TensorRef<'_>> {
-        self.check_on(on)?;
-        let desc = self.desc(owner, on, at, shape.into())?;
+        let desc = self.tensor_desc(owner, on, at, shape.into())?;
         // SAFETY: the range lies in `owner`'s live allocation (checked by `range`), readable
         // from `on` by peer access; the borrow keeps the allocation alive for the launch.
         Ok(unsafe { TensorRef::foreign(desc) })
-    }
-
-    /// As [`Symmetric::tensor_ref`], for a kernel that writes the elements.
-    ///
-    /// # Safety
-    ///
-    /// The buffer must outlive the kernels launched on the tensor, and nothing may read or
-    /// write the elements while they run but what their stream orders after them.
-    pub unsafe fn tensor_mut(
-        &self,
-        owner: usize,
-        on: usize,
-        at: usize,
-        shape: impl Into<Vec<usize>>,
-    ) -> Result<TensorMut<'static>> {
-        self.check_on(on)?;
-        let desc = self.desc(owner, on, at, shape.into())?;
-        // SAFETY: the range lies in `owner`'s allocation (checked by `range`), writable from `on`
-        // by peer access; lifetime and ordering are the caller's contract.
-        Ok(unsafe { TensorMut::foreign(desc) })
     }
 
     fn check_on(&self, on: usize) -> Result<()> {

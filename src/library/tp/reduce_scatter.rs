@@ -180,7 +180,8 @@ impl GemmReduceScatter {
                 // (the wait above, or alternating: the last read of these slots was the call
                 // before last's, which the peer finished before the partial this stream's last
                 // owner's GEMM waited for).
-                let c = unsafe { slots.tensor_mut(holder, r, at, [shards * rows, n])? };
+                let desc = slots.tensor_desc(holder, r, at, vec![shards * rows, n])?;
+                let c = unsafe { TensorMut::foreign(desc) };
                 self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
                 events.push(stream.record_event(no_timing)?);
                 for s in run.filter(|&s| s != r) {
