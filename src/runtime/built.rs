@@ -209,7 +209,8 @@ pub struct LoadedKernel {
 }
 
 impl LoadedKernel {
-    /// The runtime kernel (for launches with a hand-made configuration).
+    /// The runtime kernel (for launches with a hand-made configuration: [`Kernel::launch`],
+    /// checked by the runtime like any other).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
     }
@@ -275,15 +276,5 @@ impl LoadedKernel {
             StreamOrder::Dependent => cfg.with_pdl(),
         };
         self.kernel.launch_packed(stream, &cfg, packed, args)
-    }
-
-    /// Launches with an explicit configuration (checked by the runtime like any other).
-    pub fn launch_with(
-        &self,
-        stream: &CudaStream,
-        cfg: &LaunchConfig,
-        args: &mut [Arg<'_>],
-    ) -> RtResult<Symbols> {
-        self.kernel.launch(stream, cfg, args)
     }
 }

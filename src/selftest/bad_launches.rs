@@ -72,7 +72,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     let optin = ctx.dev.attributes().max_shared_memory_per_block_optin;
     lines.push(refused(
         "too much smem (opt-in + 1 KiB)",
-        vadd.launch_with(
+        vadd.kernel().launch(
             &ctx.stream,
             &cfg.with_dynamic_smem(optin + 1024),
             &mut [(&a).into(), (&a).into(), (&mut c).into()],
@@ -83,7 +83,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
     big.grid = [32, 1, 1];
     lines.push(refused(
         "cluster of 32",
-        vadd.launch_with(
+        vadd.kernel().launch(
             &ctx.stream,
             &big.with_cluster([32, 1, 1]),
             &mut [(&a).into(), (&a).into(), (&mut c).into()],
