@@ -163,7 +163,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 Before::Nothing,
                 || {
                     let c_t = TensorMut::view(&mut c_view, [rows, N])?;
-                    gemm.run(&stream, &a_t, &b_t, &o_t, c_t)?;
+                    gemm.run(&stream, &a_t, &b_t, &o_t, None, c_t)?;
                     Ok(())
                 },
             )?;
@@ -266,7 +266,7 @@ fn masked(
             let ms =
                 median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, Before::Nothing, || {
                     let c_t = TensorMut::view(&mut c_view, [groups, cap, N])?;
-                    gemm.run(stream, &a_t, &b_t, &n_t, c_t)?;
+                    gemm.run(stream, &a_t, &b_t, &n_t, None, c_t)?;
                     Ok(())
                 })?;
             let cfg = gemm.config().name();
@@ -366,7 +366,7 @@ fn fp8_block(
             let ms =
                 median_ms::<Box<dyn std::error::Error>>(stream, 2, 10, Before::Nothing, || {
                     let c_t = TensorMut::view(&mut c_view, [rows, N])?;
-                    gemm.run_block_scaled(stream, &a_t, &b_t, &o_t, &sa_t, &sb_t, c_t)?;
+                    gemm.run(stream, &a_t, &b_t, &o_t, Some([&sa_t, &sb_t]), c_t)?;
                     Ok(())
                 })?;
             let tflops = flops / ms / 1e9;

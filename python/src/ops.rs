@@ -579,7 +579,7 @@ pub fn grouped_gemm(
     })?;
     let (ra, rb, ro) = (borrowed(a.desc), borrowed(b.desc), borrowed(offs.desc));
     kernel
-        .run(&launch.stream, &ra, &rb, &ro, borrowed_mut(c.desc))
+        .run(&launch.stream, &ra, &rb, &ro, None, borrowed_mut(c.desc))
         .map_err(errors::grouped)
 }
 

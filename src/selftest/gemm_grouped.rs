@@ -65,6 +65,7 @@ fn run_case(
         &TensorRef::from(&a),
         &TensorRef::from(&b),
         &TensorRef::from(&r),
+        None,
         TensorMut::from(&mut c),
     )?;
     let got: Vec<bf16> = c.to_host(&stream)?;
@@ -174,13 +175,12 @@ fn run_block_case<I: Element + Copy>(
     let Operands { a, b, r, mut c } = upload(&stream, (&ah, &bh), rows, masked, (m, n, k))?;
     let sa_d = DeviceTensor::from_host(&stream, &sa, sa_shape)?;
     let sb_d = DeviceTensor::from_host(&stream, &sb, vec![groups, nb, kb])?;
-    gemm.run_block_scaled(
+    gemm.run(
         &stream,
         &TensorRef::from(&a),
         &TensorRef::from(&b),
         &TensorRef::from(&r),
-        &TensorRef::from(&sa_d),
-        &TensorRef::from(&sb_d),
+        Some([&TensorRef::from(&sa_d), &TensorRef::from(&sb_d)]),
         TensorMut::from(&mut c),
     )?;
     let got: Vec<bf16> = c.to_host(&stream)?;
@@ -419,16 +419,11 @@ fn block_refusals(ctx: &mut GpuCtx, cfg: GemmConfig) -> Result<(), GpuCheckError
         );
         let c = TensorMut::from(&mut c);
         let got = match want {
-            "no scales" => gemm.run(&stream, &a, &b, &r, c),
-            _ => gemm.run_block_scaled(
-                &stream,
-                &a,
-                &b,
-                &r,
-                &TensorRef::from(&sa),
-                &TensorRef::from(&sb),
-                c,
-            ),
+            "no scales" => gemm.run(&stream, &a, &b, &r, None, c),
+            _ => {
+                let scales = [&TensorRef::from(&sa), &TensorRef::from(&sb)];
+                gemm.run(&stream, &a, &b, &r, Some(scales), c)
+            }
         };
         let refused = match &got {
             Err(GroupedGemmError::Gemm(GemmError::ScalingMismatch { .. })) => want == "no scales",
@@ -474,6 +469,7 @@ fn refusals(ctx: &mut GpuCtx, cfg: GemmConfig) -> Result<(), GpuCheckError> {
             &TensorRef::from(&a),
             &TensorRef::from(&b),
             &TensorRef::from(&r),
+            None,
             TensorMut::from(&mut c),
         );
         if !matches!(got, Err(GroupedGemmError::Operand { .. })) {

@@ -92,44 +92,16 @@ impl GroupedGemm {
     /// rows past each count are left as they were. All row-major; A, B and C are read and written
     /// through tensor maps of their own addresses, so they must be 16-byte aligned and K a multiple
     /// of 8. No rows at all (M_total or M_cap of 0) is nothing to do. The row array is read on the
-    /// device, so its values are not checked here: the kernel clamps them into range. A
-    /// block-scaled kernel runs through [`GroupedGemm::run_block_scaled`] instead
-    /// ([`GemmError::ScalingMismatch`]).
+    /// device, so its values are not checked here: the kernel clamps them into range.
+    ///
+    /// `scales` are `[scale_a, scale_b]` exactly when the kernel is the grouped block-scaled FP8
+    /// GEMM ([`Scaling::Block`], DeepSeek-V3's scales; else [`GemmError::ScalingMismatch`]):
+    /// `C_g[i, j] = Σ_kb sa[kb, i]·sb_g[j / 128, kb]·Σ_{k in kb} A_g[i, k]·B_g[j, k]` (A and B
+    /// 8-bit, K a multiple of 16), with `scale_a` (f32) `[ceil(K/128), M_total]` indexed by A's
+    /// global row for the contiguous form, `[G, ceil(K/128), M_cap]` for the masked one, and
+    /// `scale_b` (f32) `[G, ceil(N/128), ceil(K/128)]`, one grid per group's B. Wrong scale
+    /// shapes are [`GroupedGemmError::Operand`] naming the scale, before anything is enqueued.
     pub fn run(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &TensorRef<'_>,
-        b: &TensorRef<'_>,
-        rows: &TensorRef<'_>,
-        c: TensorMut<'_>,
-    ) -> Result<(), GroupedGemmError> {
-        self.launch(stream, a, b, rows, None, c)
-    }
-
-    /// The grouped block-scaled FP8 GEMM ([`Scaling::Block`], DeepSeek-V3's scales) for a kernel
-    /// built with them: `C_g[i, j] = Σ_kb sa[kb, i]·sb_g[j / 128, kb]·Σ_{k in kb} A_g[i, k]·
-    /// B_g[j, k]`, the operands as [`GroupedGemm::run`] says (A and B 8-bit, K a multiple of 16),
-    /// with `scale_a` (f32) `[ceil(K/128), M_total]` indexed by A's global row for the contiguous
-    /// form, `[G, ceil(K/128), M_cap]` for the masked one, and `scale_b` (f32) `[G, ceil(N/128),
-    /// ceil(K/128)]`, one grid per group's B. Wrong scale shapes are
-    /// [`GroupedGemmError::Operand`] naming the scale, before anything is enqueued.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_block_scaled(
-        &self,
-        stream: &Arc<CudaStream>,
-        a: &TensorRef<'_>,
-        b: &TensorRef<'_>,
-        rows: &TensorRef<'_>,
-        scale_a: &TensorRef<'_>,
-        scale_b: &TensorRef<'_>,
-        c: TensorMut<'_>,
-    ) -> Result<(), GroupedGemmError> {
-        self.launch(stream, a, b, rows, Some([scale_a, scale_b]), c)
-    }
-
-    /// Checks the operands (and the block scales, exactly when the kernel takes them) and
-    /// launches.
-    fn launch(
         &self,
         stream: &Arc<CudaStream>,
         a: &TensorRef<'_>,

@@ -20,7 +20,7 @@
 //! group's end from registers with a row bound ([`schedule::GroupTile::c_block`]).
 //!
 //! Inputs are bf16/f16, or FP8 with DeepSeek-V3's block scales ([`super::Scaling::Block`],
-//! [`GemmConfig::grouped_fp8_block`], [`GroupedGemm::run_block_scaled`]): `scale_a` per 1 x 128
+//! [`GemmConfig::grouped_fp8_block`], [`GroupedGemm::run`] with scales): `scale_a` per 1 x 128
 //! block of A's rows, indexed by A's own row (`[ceil(K/128), M_total]` contiguous, `[G,
 //! ceil(K/128), M_cap]` masked), `scale_b` per 128 x 128 block of each group's B (`[G,
 //! ceil(N/128), ceil(K/128)]`); the main loop's two-level promotion is the dense GEMM's, reading
