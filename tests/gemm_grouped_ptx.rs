@@ -13,77 +13,59 @@ use ptxkit::library::gemm::{GemmConfig, Scaling, build, build_with};
 use ptxkit::signature::Param;
 use ptxkit::smem::pipeline::sync::WaitMode;
 
-/// Every grouped configuration: the benchmark's for both forms, then a register epilogue with an
-/// odd N, f16 in and out, an f32 C, and the narrow tile of small problems.
+/// Every grouped configuration: for the bf16 kernels and then for the block-scaled FP8 ones (e4m3
+/// in, bf16 out), the benchmark's for both forms, then a register epilogue with an odd N, the
+/// other input (f16 in and out; e5m2 in with the promotion not pipelined), an f32 C, and what
+/// few rows get (the narrow tile).
 fn configs() -> Vec<GemmConfig> {
-    let mut all = bench_configs(Grouping::Contiguous);
-    all.extend(bench_configs(Grouping::Masked));
-    for grouping in [Grouping::Contiguous, Grouping::Masked] {
-        let large = GemmConfig {
-            grouping,
-            ..GemmConfig::large()
-        };
-        all.extend([
-            GemmConfig {
-                tma_store: false,
-                n_even: false,
-                ..large
-            }
-            .deepest(),
-            GemmConfig {
-                input: ScalarType::F16,
-                output: ScalarType::F16,
-                ..large
-            },
-            GemmConfig {
-                tma_store: false,
-                output: ScalarType::F32,
-                ..large
-            }
-            .deepest(),
-            GemmConfig::grouped(grouping, 4, 100, 200, 132, ScalarType::Bf16),
-        ]);
-    }
-    all.extend(fp8_configs());
-    all
-}
-
-/// Every grouped block-scaled FP8 configuration: the benchmark's for both forms, the register
-/// epilogue with an odd N, e5m2 in, an f32 C, and what few rows get (the 64-wide tile).
-fn fp8_configs() -> Vec<GemmConfig> {
     let mut all = Vec::new();
-    for grouping in [Grouping::Contiguous, Grouping::Masked] {
-        let bench = fp8_bench_configs(grouping);
-        let pp = bench[0];
-        all.extend(bench);
-        all.extend([
-            GemmConfig {
-                tma_store: false,
-                n_even: false,
-                ..pp
-            }
-            .deepest(),
-            GemmConfig {
-                input: ScalarType::E5m2,
-                pipelined_promotion: false,
-                ..pp
-            },
-            GemmConfig {
-                tma_store: false,
-                output: ScalarType::F32,
-                ..pp
-            }
-            .deepest(),
-            GemmConfig::grouped_fp8_block(
-                grouping,
-                4,
-                100,
-                200,
-                132,
-                ScalarType::E4m3,
-                ScalarType::Bf16,
-            ),
-        ]);
+    for (input, output) in [
+        (ScalarType::Bf16, ScalarType::Bf16),
+        (ScalarType::E4m3, ScalarType::Bf16),
+    ] {
+        let fp8 = input == ScalarType::E4m3;
+        for grouping in [Grouping::Contiguous, Grouping::Masked] {
+            let bench = match fp8 {
+                true => fp8_bench_configs(grouping),
+                false => bench_configs(grouping),
+            };
+            let base = match fp8 {
+                true => bench[0],
+                false => GemmConfig {
+                    grouping,
+                    ..GemmConfig::large()
+                },
+            };
+            let other_input = match fp8 {
+                true => GemmConfig {
+                    input: ScalarType::E5m2,
+                    pipelined_promotion: false,
+                    ..base
+                },
+                false => GemmConfig {
+                    input: ScalarType::F16,
+                    output: ScalarType::F16,
+                    ..base
+                },
+            };
+            all.extend(bench);
+            all.extend([
+                GemmConfig {
+                    tma_store: false,
+                    n_even: false,
+                    ..base
+                }
+                .deepest(),
+                other_input,
+                GemmConfig {
+                    tma_store: false,
+                    output: ScalarType::F32,
+                    ..base
+                }
+                .deepest(),
+                GemmConfig::grouped(grouping, 4, 100, 200, 132, input, output),
+            ]);
+        }
     }
     all
 }
@@ -186,7 +168,8 @@ fn grouped_names_and_refusals() {
     // The bf16 default for the benchmark's shapes is the configuration it measured fastest
     // (H200: 128 x 256, 3 stages, TMA stores, 788-792 TFLOP/s at 8 x 2048 and 8 x 4096).
     for m_g in [2048, 4096] {
-        let picked = GemmConfig::grouped(Grouping::Contiguous, 8, m_g, 4096, 132, ScalarType::Bf16);
+        let bf16 = ScalarType::Bf16;
+        let picked = GemmConfig::grouped(Grouping::Contiguous, 8, m_g, 4096, 132, bf16, bf16);
         assert_eq!(picked, cfg);
     }
     assert!(

@@ -573,6 +573,7 @@ pub fn grouped_gemm(
         n,
         sms(&launch),
         a.desc.dtype,
+        a.desc.dtype,
     );
     let kernel = cache::kernel(Key::Grouped(cfg, launch.device.ordinal()), || {
         GroupedGemm::new(&launch.device, cfg).map_err(errors::grouped)

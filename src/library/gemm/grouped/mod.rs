@@ -20,7 +20,7 @@
 //! group's end from registers with a row bound ([`schedule::GroupTile::c_block`]).
 //!
 //! Inputs are bf16/f16, or FP8 with DeepSeek-V3's block scales ([`super::Scaling::Block`],
-//! [`GemmConfig::grouped_fp8_block`], [`GroupedGemm::run`] with scales): `scale_a` per 1 x 128
+//! [`GemmConfig::grouped`] of an 8-bit input, [`GroupedGemm::run`] with scales): `scale_a` per 1 x 128
 //! block of A's rows, indexed by A's own row (`[ceil(K/128), M_total]` contiguous, `[G,
 //! ceil(K/128), M_cap]` masked), `scale_b` per 128 x 128 block of each group's B (`[G,
 //! ceil(N/128), ceil(K/128)]`); the main loop's two-level promotion is the dense GEMM's, reading
@@ -90,31 +90,14 @@ pub fn c_box(grouping: Grouping) -> TmaBox {
 
 impl GemmConfig {
     /// The grouped GEMM's configuration for groups of about `m_per_group` rows, N = `n`, on a GPU
-    /// with `sms` multiprocessors, 16-bit `input` and C: the tile width of
-    /// [`GemmConfig::for_problem_typed`] for all groups' rows together (`groups x m_per_group`),
-    /// the TMA-store epilogue where N allows it.
+    /// with `sms` multiprocessors, A and B of `input`, C of `output`:
+    /// - 16-bit input: the tile width of [`GemmConfig::for_problem_typed`] for all groups' rows
+    ///   together (`groups x m_per_group`), the TMA-store epilogue where N allows it;
+    /// - 8-bit input (e4m3, e5m2): the block-scaled FP8 GEMM ([`super::Scaling::Block`], the
+    ///   grouped GEMM's one FP8 form): [`GemmConfig::fp8_block_pipelined`] for all groups' rows
+    ///   together (128 x 128 x 128 tiles, 64 wide for few rows, as many stages as fit) with the
+    ///   pipelined promotion (the fastest at 8192³ on the H200, 985 against 899 TFLOP/s).
     pub fn grouped(
-        grouping: Grouping,
-        groups: usize,
-        m_per_group: usize,
-        n: usize,
-        sms: u32,
-        input: ScalarType,
-    ) -> GemmConfig {
-        GemmConfig {
-            grouping,
-            ..GemmConfig::for_problem_typed(groups * m_per_group.max(1), n, sms, input, input)
-        }
-    }
-}
-
-impl GemmConfig {
-    /// The grouped block-scaled FP8 configuration ([`super::Scaling::Block`]) for groups of about
-    /// `m_per_group` rows, N = `n`, on a GPU with `sms` multiprocessors, 8-bit `input` A and B
-    /// and `output` C: [`GemmConfig::fp8_block_pipelined`] for all groups' rows together (128 x 128 x 128
-    /// tiles, 64 wide for few rows, as many stages as fit) with the pipelined promotion (the
-    /// fastest at 8192³ on the H200, 985 against 899 TFLOP/s).
-    pub fn grouped_fp8_block(
         grouping: Grouping,
         groups: usize,
         m_per_group: usize,
@@ -124,23 +107,29 @@ impl GemmConfig {
         output: ScalarType,
     ) -> GemmConfig {
         let rows = groups * m_per_group.max(1);
-        GemmConfig {
-            grouping,
-            pipelined_promotion: true,
-            smem_scales: false,
-            ..GemmConfig::fp8_block_pipelined(rows, n, sms, input, output)
+        match input {
+            ScalarType::E4m3 | ScalarType::E5m2 => GemmConfig {
+                grouping,
+                pipelined_promotion: true,
+                smem_scales: false,
+                ..GemmConfig::fp8_block_pipelined(rows, n, sms, input, output)
+            }
+            .deepest(),
+            _ => GemmConfig {
+                grouping,
+                ..GemmConfig::for_problem_typed(rows, n, sms, input, output)
+            },
         }
-        .deepest()
     }
 }
 
 /// The block-scaled FP8 configurations (e4m3 in, bf16 out) the grouped benchmark times for
-/// `grouping`: the default ([`GemmConfig::grouped_fp8_block`] for many rows: 128 x 128 x 128,
+/// `grouping`: the default ([`GemmConfig::grouped`] of e4m3 for many rows: 128 x 128 x 128,
 /// pipelined promotion, 6 stages, bands of 16), the promotion not pipelined, 4 stages, bands of
 /// 8, and the 64-wide tile. `tests/gemm_grouped_ptx.rs` assembles every one.
 pub fn fp8_bench_configs(grouping: Grouping) -> Vec<GemmConfig> {
     let e4 = ScalarType::E4m3;
-    let default = GemmConfig::grouped_fp8_block(grouping, 8, 4096, 4096, 132, e4, ScalarType::Bf16);
+    let default = GemmConfig::grouped(grouping, 8, 4096, 4096, 132, e4, ScalarType::Bf16);
     vec![
         default,
         GemmConfig {
