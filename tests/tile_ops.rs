@@ -17,7 +17,7 @@ use ptxkit::tile::{
 };
 use smem::SwizzleMode;
 use smem::pipeline::protocol::ProtocolError;
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 /// A kernel with a global pointer `g`, a 16 KB shared buffer `s` (1024-aligned), a tensor map
 /// `tmap` and an mbarrier slot at `s + 16384`.
@@ -772,7 +772,8 @@ fn a_tma_load_records_its_bytes_against_its_named_barrier() {
         sync.declare_globals(&mut e.m).unwrap();
         let bar = sync.declare_one("tma_bar", 1, e.bar.addr).unwrap();
         sync.init(&mut e.k, bar).unwrap();
-        sync.arrive_expect_tx(&mut e.k, bar.at, bar.addr, announced)
+        let arrival = Arrival::ExpectTx(announced);
+        sync.arrive(&mut e.k, bar, arrival, ArriveSite::Loop)
             .unwrap();
         let src = bf16_box(&e, 0);
         let dst = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);

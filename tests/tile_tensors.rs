@@ -10,7 +10,7 @@ use ptxkit::kernel::{Expr, KernelBuilder, KernelError, TensorOpts};
 use ptxkit::layouts::fragment::wgmma;
 use ptxkit::runtime::ExtentFacts;
 use ptxkit::smem::SwizzleMode;
-use ptxkit::smem::pipeline::sync::{BarrierSync, WaitMode};
+use ptxkit::smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, WaitMode};
 use ptxkit::tile::{Base, ExecScope, Storage};
 
 #[test]
@@ -227,7 +227,7 @@ fn a_tma_tensors_box_is_a_tile() {
     let bar = sync.declare_one("bar", 1, addr).unwrap();
     sync.init(k.isa(), bar).unwrap();
     let bytes = u32::try_from(a.box_bytes()).unwrap();
-    sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)
+    sync.arrive(k.isa(), bar, Arrival::ExpectTx(bytes), ArriveSite::Loop)
         .unwrap();
 
     let at_origin = k.tma_tile_at(&a, [0u32.into(), 0u32.into()]).unwrap();

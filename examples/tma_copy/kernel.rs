@@ -8,7 +8,7 @@ use ptxkit::isa::{StateSpace, Target, ty};
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, Result};
 use ptxkit::runtime::{ExtentFacts, TmaBox};
 use ptxkit::smem::SwizzleMode;
-use ptxkit::smem::pipeline::sync::{BarrierSync, WaitMode};
+use ptxkit::smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, WaitMode};
 use ptxkit::tile::ExecScope;
 
 /// The box: 32 rows of 32 f32 = 128 bytes, the 128-byte swizzle's span.
@@ -53,7 +53,7 @@ pub fn build(target: Target) -> Result<BuiltKernel> {
         sync.init(k.isa(), full)?;
         k.fence_mbarrier_init()?;
         let bytes = src.box_bytes() as u32;
-        sync.arrive_expect_tx(k.isa(), full.at, full.addr, bytes)?;
+        sync.arrive(k.isa(), full, Arrival::ExpectTx(bytes), ArriveSite::Loop)?;
         k.copy_async(&tile, &src_box, Some((&mut sync, full)), None, one)?; // copy_async.tma_load
         Ok(())
     })

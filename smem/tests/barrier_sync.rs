@@ -7,7 +7,7 @@ use ptx_isa::builder::CmpOp;
 use ptx_isa::{Module, SpecialReg, Target, ty};
 use smem::pipeline::hang::{HANG_SYMBOL, HangSites};
 use smem::pipeline::protocol::{BarrierAt, ProtocolError};
-use smem::pipeline::sync::{BarrierSync, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 use support::assemble;
 
 /// What to get wrong.
@@ -51,7 +51,11 @@ fn ring(mode: WaitMode, bug: Bug) -> (Module, Result<HangSites, ProtocolError>) 
     sync.wait(&mut k, BarrierAt::Each(empty), Some(stage), empty_at, want)
         .unwrap();
     let tx = if bug == Bug::ExpectTx { 5120 } else { 4096 };
-    sync.arrive_expect_tx(&mut k, BarrierAt::Each(full), full_at, tx)
+    let full_bar = NamedBarrier {
+        at: BarrierAt::Each(full),
+        addr: full_at,
+    };
+    sync.arrive(&mut k, full_bar, Arrival::ExpectTx(tx), ArriveSite::Loop)
         .unwrap();
     sync.copy(BarrierAt::Each(full), 4096);
     k.bra(end).unwrap();
@@ -62,7 +66,12 @@ fn ring(mode: WaitMode, bug: Bug) -> (Module, Result<HangSites, ProtocolError>) 
     let lane = k.sreg_u32(SpecialReg::LaneId).unwrap();
     k.setp(CmpOp::Eq, lane0, lane, 0u32).unwrap();
     let arrivals = if bug == Bug::MissingArrive { 1 } else { 2 };
-    sync.arrive(k.when(lane0), BarrierAt::Each(empty), empty_at, arrivals)
+    let empty_bar = NamedBarrier {
+        at: BarrierAt::Each(empty),
+        addr: empty_at,
+    };
+    let arrival = Arrival::Count(arrivals);
+    sync.arrive(k.when(lane0), empty_bar, arrival, ArriveSite::Loop)
         .unwrap();
     k.place(end).unwrap();
     k.ret().unwrap();

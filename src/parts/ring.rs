@@ -38,7 +38,7 @@ use smem::mbarrier::MBARRIER_BYTES;
 use smem::pipeline::Pipeline;
 use smem::pipeline::cursor::RingCursor;
 use smem::pipeline::protocol::{ArrayId, BarrierAt};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 use crate::kernel::{KernelBuilder, Result, Var};
 
@@ -286,7 +286,7 @@ impl Ring {
         full: NamedBarrier,
         bytes: u32,
     ) -> Result<()> {
-        sync.arrive_expect_tx(k.isa(), full.at, full.addr, bytes)?;
+        sync.arrive(k.isa(), full, Arrival::ExpectTx(bytes), ArriveSite::Loop)?;
         Ok(())
     }
 
@@ -368,7 +368,7 @@ impl Ring {
     /// (ptxas 13.0 writes `MEMBAR.ALL.CTA; MEMBAR.ALL.GPU` before it) on every k-tile.
     /// `peeled`: a second site of the same release (a loop's first or last
     /// iteration written out of it), counted once by the protocol check
-    /// ([`BarrierSync::arrive_peeled`]).
+    /// ([`BarrierSync::arrive`] at an [`ArriveSite::Peeled`]).
     pub fn release(
         &self,
         k: &mut KernelBuilder,
@@ -379,13 +379,13 @@ impl Ring {
     ) -> Result<()> {
         let empty = self.empty_at(k, stage)?;
         let ctas = self.cluster.map_or(1, |(_, size)| size);
-        if peeled {
-            // The phase's arrivals at this site: this CTA's leaders, and in a cluster the
-            // peers' from the same site of their loops.
-            sync.arrive_peeled(k.isa().when(leader), empty, self.releases * ctas)?;
-        } else {
-            sync.arrive(k.isa().when(leader), empty.at, empty.addr, self.releases)?;
-        }
+        // Peeled, the phase's arrivals at this site: this CTA's leaders, and in a cluster the
+        // peers' from the same site of their loops.
+        let (arrivals, site) = match peeled {
+            true => (self.releases * ctas, ArriveSite::Peeled),
+            false => (self.releases, ArriveSite::Loop),
+        };
+        sync.arrive(k.isa().when(leader), empty, Arrival::Count(arrivals), site)?;
         if let Some((rank, size)) = self.cluster {
             let rank = k.eval(rank)?;
             for d in 1..size {

@@ -37,7 +37,7 @@ use ptx_isa::spaces::SharedCluster;
 use ptx_isa::{Addr, Target, ty};
 use smem::pipeline::hang::HangSites;
 use smem::pipeline::protocol::{BarrierAt, ProtocolError};
-use smem::pipeline::sync::{BarrierSync, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, KernelError, Ptr, TensorOpts};
@@ -209,7 +209,12 @@ fn ring_body(
             if bug == PlantedBug::MissingArrive {
                 sync.expect_tx(k.isa(), BarrierAt::Each(full), full_at, bytes)?;
             } else {
-                sync.arrive_expect_tx(k.isa(), BarrierAt::Each(full), full_at, bytes)?;
+                let full_bar = NamedBarrier {
+                    at: BarrierAt::Each(full),
+                    addr: full_at,
+                };
+                let arrival = Arrival::ExpectTx(bytes);
+                sync.arrive(k.isa(), full_bar, arrival, ArriveSite::Loop)?;
             }
             let x = k.eval(Expr::from(kb) * BOX)?;
             let x = x.retype::<ty::S32>().map_err(|e| k.error(e.to_string()))?;
@@ -249,7 +254,12 @@ fn ring_body(
                 k.add(acc, acc, v)?;
             }
             // One arrival from lane 0 of each consumer warp.
-            sync.arrive(k.isa().when(lane0), BarrierAt::Each(empty), empty_at, 2)?;
+            let empty = NamedBarrier {
+                at: BarrierAt::Each(empty),
+                addr: empty_at,
+            };
+            let arrival = Arrival::Count(2);
+            sync.arrive(k.isa().when(lane0), empty, arrival, ArriveSite::Loop)?;
             Ok(())
         })?;
         k.store(&out, [Expr::from(cta) * 64 + c], acc)

@@ -8,7 +8,7 @@ use ptx_isa::builder::CmpOp;
 use ptx_isa::{RegRef, ScalarType, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::hang::HangSites;
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use crate::kernel::{
@@ -235,7 +235,7 @@ pub fn build_tma_with(
     // the init keeps the init and the arrive apart: ptxas runs a lone lane's init on the uniform
     // datapath, and racecheck then pairs it with the lane's arrive as a warp-level hazard.
     k.if_(leader, |k| {
-        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
+        sync.arrive(k.isa(), bar, Arrival::ExpectTx(bytes), ArriveSite::Loop)?;
         Ok(())
     })
     .end()?;
@@ -343,7 +343,7 @@ fn tma_loads<T: Elem>(
     let bytes = u32::try_from(bytes).map_err(|_| k.error(format!("{bytes} bytes in flight")))?;
     k.if_(leader, |k| {
         sync.init(k.isa(), bar)?;
-        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, bytes)?;
+        sync.arrive(k.isa(), bar, Arrival::ExpectTx(bytes), ArriveSite::Loop)?;
         for (tile, boxed) in loads {
             k.copy_async(
                 *tile,
@@ -718,7 +718,7 @@ pub fn build_bulk_cluster_with(target: Target, mode: WaitMode) -> Result<(BuiltK
     k.if_(leader, |k| {
         // Arm this CTA's barrier for the peer's bytes (the peer's complete-tx may come first:
         // PTX ISA 9.7.13.15, tx-count), then send this CTA's row.
-        sync.arrive_expect_tx(k.isa(), bar.at, bar.addr, M * 4)?;
+        sync.arrive(k.isa(), bar, Arrival::ExpectTx(M * 4), ArriveSite::Loop)?;
         // The copy completes on the peer's barrier of the same name: each CTA's `bar` receives
         // the peer's row, which this line of the program sends.
         k.tile_op_on(

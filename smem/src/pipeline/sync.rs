@@ -16,7 +16,7 @@
 //! ```
 //! use ptx_isa::{Module, Target};
 //! use smem::pipeline::protocol::BarrierAt;
-//! use smem::pipeline::sync::{BarrierSync, WaitMode};
+//! use smem::pipeline::sync::{Arrival, BarrierSync, NamedBarrier, ArriveSite, WaitMode};
 //! let mut m = Module::new(Target::Sm90a);
 //! let mut sync = BarrierSync::new("k", WaitMode::Bounded);
 //! sync.declare_globals(&mut m)?;
@@ -24,7 +24,8 @@
 //! let mut k = m.entry("k");
 //! let bar = k.reg::<ptx_isa::ty::U32>();
 //! k.mov(bar, 0u32)?; // the barrier's shared address
-//! sync.arrive_expect_tx(&mut k, BarrierAt::One(full, 0), bar, 4096)?;
+//! let named = NamedBarrier { at: BarrierAt::One(full, 0), addr: bar };
+//! sync.arrive(&mut k, named, Arrival::ExpectTx(4096), ArriveSite::Loop)?;
 //! sync.copy(BarrierAt::One(full, 0), 2048); // the copy moves half of what was announced
 //! sync.wait(&mut k, BarrierAt::One(full, 0), None, bar, 0u32)?;
 //! let e = sync.finish().unwrap_err();
@@ -83,6 +84,27 @@ pub struct NamedBarrier {
     /// Its shared address (`.shared::cta`, or a peer's through `mapa` for a copy that completes
     /// on the peer's barrier of the same name).
     pub addr: Reg<ty::U32>,
+}
+
+/// What one `mbarrier.arrive` of [`BarrierSync::arrive`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// `mbarrier.arrive` (state discarded) standing for this many arrivals per phase: the
+    /// threads that execute it (a guard set on `k` first applies).
+    Count(u32),
+    /// One thread's `mbarrier.arrive.expect_tx` of this many bytes: one arrival, the bytes
+    /// announced for the copies it is followed by.
+    ExpectTx(u32),
+}
+
+/// Where an arrival of [`BarrierSync::arrive`] is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArriveSite {
+    /// In the loop (or straight-line code) whose phases it arrives in.
+    Loop,
+    /// Peeled out of a loop: the same arrival as a loop's site in the phases of its first or
+    /// last iteration ([`Protocol::arrive_peeled`]).
+    Peeled,
 }
 
 /// Emits barrier operations and records them into a [`Protocol`].
@@ -234,95 +256,38 @@ impl BarrierSync {
         Ok(())
     }
 
-    /// `mbarrier.arrive` on the barrier at `addr` (state discarded), standing for `arrivals`
-    /// arrivals per phase: the threads that execute it (a guard set on `k` first applies).
+    /// `mbarrier.arrive` on `bar` as `arrival` says, recorded as an arrival of a loop's site
+    /// or, [`ArriveSite::Peeled`], of a peeled one: the same arrival as a loop's site in the phases of
+    /// the loop's first or last iteration, written out of the loop (see
+    /// [`Protocol::arrive_peeled`]; the check requires equal counts).
     pub fn arrive(
         &mut self,
         k: &mut FunctionBuilder,
-        at: BarrierAt,
-        addr: Reg<ty::U32>,
-        arrivals: u32,
-    ) -> ptx_isa::Result<()> {
-        self.arrive_site(k, at, addr, arrivals, false)
-    }
-
-    /// `mbarrier.arrive` on `bar` at a peeled site: the same arrival as a loop's
-    /// [`BarrierSync::arrive`] in the phases of the loop's first or last iteration, written out
-    /// of the loop (see [`Protocol::arrive_peeled`]; the check requires equal counts).
-    pub fn arrive_peeled(
-        &mut self,
-        k: &mut FunctionBuilder,
         bar: NamedBarrier,
-        arrivals: u32,
+        arrival: Arrival,
+        site: ArriveSite,
     ) -> ptx_isa::Result<()> {
-        self.arrive_site(k, bar.at, bar.addr, arrivals, true)
-    }
-
-    /// The `mbarrier.arrive` of [`BarrierSync::arrive`] (`peeled` false) and
-    /// [`BarrierSync::arrive_peeled`] (true), recorded as either.
-    fn arrive_site(
-        &mut self,
-        k: &mut FunctionBuilder,
-        at: BarrierAt,
-        addr: Reg<ty::U32>,
-        arrivals: u32,
-        peeled: bool,
-    ) -> ptx_isa::Result<()> {
-        k.mbarrier_arrive(Sinkable::Sink, Addr::<spaces::Shared>::reg32(addr))?;
-        if peeled {
-            self.protocol.arrive_peeled(at, arrivals);
-        } else {
-            self.protocol.arrive(at, arrivals);
+        let at = Addr::<spaces::Shared>::reg32(bar.addr);
+        let (arrivals, tx) = match arrival {
+            Arrival::Count(arrivals) => {
+                k.mbarrier_arrive(Sinkable::Sink, at)?;
+                (arrivals, false)
+            }
+            Arrival::ExpectTx(bytes) => {
+                let opts = ArriveOpts {
+                    expect_tx: Some(bytes.into()),
+                    ..ArriveOpts::default()
+                };
+                k.mbarrier_arrive_with(&opts, Sinkable::Sink, at)?;
+                self.protocol.expect_tx(bar.at, bytes);
+                (1, true)
+            }
+        };
+        match site {
+            ArriveSite::Loop => self.protocol.arrive(bar.at, arrivals),
+            ArriveSite::Peeled => self.protocol.arrive_peeled(bar.at, arrivals),
         }
-        self.then(at, false);
-        Ok(())
-    }
-
-    /// One thread's `mbarrier.arrive.expect_tx` of `bytes` on the barrier at `addr`.
-    pub fn arrive_expect_tx(
-        &mut self,
-        k: &mut FunctionBuilder,
-        at: BarrierAt,
-        addr: Reg<ty::U32>,
-        bytes: u32,
-    ) -> ptx_isa::Result<()> {
-        self.arrive_expect_tx_site(k, NamedBarrier { at, addr }, bytes, false)
-    }
-
-    /// [`BarrierSync::arrive_expect_tx`] at a peeled site: the same arrival as another site's
-    /// in the phases of a loop's first or last iteration (see [`Protocol::arrive_peeled`]), its
-    /// bytes announced for the copies it is followed by.
-    pub fn arrive_expect_tx_peeled(
-        &mut self,
-        k: &mut FunctionBuilder,
-        bar: NamedBarrier,
-        bytes: u32,
-    ) -> ptx_isa::Result<()> {
-        self.arrive_expect_tx_site(k, bar, bytes, true)
-    }
-
-    /// The `mbarrier.arrive.expect_tx` of both, recorded as a loop's or a peeled site's.
-    fn arrive_expect_tx_site(
-        &mut self,
-        k: &mut FunctionBuilder,
-        bar: NamedBarrier,
-        bytes: u32,
-        peeled: bool,
-    ) -> ptx_isa::Result<()> {
-        k.mbarrier_arrive_with(
-            &ArriveOpts {
-                expect_tx: Some(bytes.into()),
-                ..ArriveOpts::default()
-            },
-            Sinkable::Sink,
-            Addr::<spaces::Shared>::reg32(bar.addr),
-        )?;
-        self.protocol.expect_tx(bar.at, bytes);
-        match peeled {
-            true => self.protocol.arrive_peeled(bar.at, 1),
-            false => self.protocol.arrive(bar.at, 1),
-        }
-        self.then(bar.at, true);
+        self.then(bar.at, tx);
         Ok(())
     }
 
@@ -656,11 +621,19 @@ mod tests {
             sync.count_trips(&mut k)?;
         }
         sync.wait(&mut k, BarrierAt::Each(empty), Some(stage), bar, parity)?;
-        sync.arrive_expect_tx(&mut k, BarrierAt::Each(full), bar, 4096)?;
+        let full_bar = NamedBarrier {
+            at: BarrierAt::Each(full),
+            addr: bar,
+        };
+        sync.arrive(&mut k, full_bar, Arrival::ExpectTx(4096), ArriveSite::Loop)?;
         sync.copy(BarrierAt::Each(full), 4096);
         sync.end_trips();
         sync.wait(&mut k, BarrierAt::Each(full), Some(stage), bar, parity)?;
-        sync.arrive(&mut k, BarrierAt::Each(empty), bar, 2)?;
+        let empty_bar = NamedBarrier {
+            at: BarrierAt::Each(empty),
+            addr: bar,
+        };
+        sync.arrive(&mut k, empty_bar, Arrival::Count(2), ArriveSite::Loop)?;
         m.add(k.finish()?)?;
         let ptx = m.to_ptx()?;
         Ok((sync, ptx))

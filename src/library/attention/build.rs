@@ -13,7 +13,7 @@ use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
-use smem::pipeline::sync::{BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 use super::{AttentionConfig, Schedule, TileOrder};
 use crate::kernel::math::LOG2_E;
@@ -574,7 +574,8 @@ fn producer<T: Elem>(
                         sync.wait(k.isa(), q_empty.at, None, q_empty.addr, want)?;
                         q_cur.advance(k.isa())?;
                     }
-                    sync.arrive_expect_tx(k.isa(), q_full.at, q_full.addr, cfg.q_bytes())?;
+                    let arrival = Arrival::ExpectTx(cfg.q_bytes());
+                    sync.arrive(k.isa(), q_full, arrival, ArriveSite::Loop)?;
                     let q_at = blk.q_at(blk.m_block * bm);
                     load_slabs(k, sync, q_full, &args.q, q_s, bm, d, &q_at)
                 })
@@ -668,12 +669,8 @@ fn consumer<T: Elem>(
         }
         let mut release = |k: &mut KernelBuilder| -> Result<()> {
             if let (Some(q_empty), Some(q)) = (p.q_empty, &cursors.q) {
-                sync.arrive(
-                    k.isa().when(leader),
-                    q_empty.at,
-                    q_empty.addr,
-                    cfg.consumers(),
-                )?;
+                let arrival = Arrival::Count(cfg.consumers());
+                sync.arrive(k.isa().when(leader), q_empty, arrival, ArriveSite::Loop)?;
                 q.advance(k.isa())?;
             }
             Ok(())

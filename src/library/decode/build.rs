@@ -11,7 +11,7 @@ use ptx_isa::{Addr, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier};
 
 use super::{DecodeConfig, MAX_Q_LEN};
 use crate::kernel::math::LOG2_E;
@@ -328,7 +328,8 @@ fn load_q(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Resul
     {
         let q_rows = cfg.tokens_per_cta() * cfg.group;
         let q_bytes = q_rows * slab * 2 * slabs;
-        sync.arrive_expect_tx(k.isa(), p.q_full.at, p.q_full.addr, q_bytes)?;
+        let arrival = Arrival::ExpectTx(q_bytes);
+        sync.arrive(k.isa(), p.q_full, arrival, ArriveSite::Loop)?;
         for s in 0..slabs {
             let dst = k.reg::<ty::U32>();
             k.add(dst, p.q_s, s * cfg.rows() * slab * 2)?;

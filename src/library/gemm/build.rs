@@ -31,7 +31,7 @@ use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty
 use smem::SwizzleMode;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
-use smem::pipeline::sync::{BarrierSync, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, WaitMode};
 
 use super::GemmConfig;
 use super::grouped::schedule::{declare_block_scales, declare_operands};
@@ -2491,7 +2491,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 // Once the epilogue warp's stores have read the block: the same commit as the
                 // hand-over's in the block's other phases, here with the input's bytes.
                 let full = staging.acquire(k, sync, &cursor)?;
-                sync.arrive_expect_tx_peeled(k.isa(), full, 64 * bn * elem)?;
+                let arrival = Arrival::ExpectTx(64 * bn * elem);
+                sync.arrive(k.isa(), full, arrival, ArriveSite::Peeled)?;
                 full
             } else {
                 // The leader issued the block's previous store: its own wait frees the block.

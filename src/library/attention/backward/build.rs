@@ -12,7 +12,7 @@ use ptx_isa::{Addr, Imm, Reg, RegRef, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{BarrierSync, NamedBarrier};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier};
 
 use super::BackwardConfig;
 use crate::kernel::math::LOG2_E;
@@ -937,7 +937,8 @@ fn producer<T: Elem>(
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
         let kv = p.kv_full;
-        sync.arrive_expect_tx(k.isa(), kv.at, kv.addr, 2 * cfg.kv_bytes())?;
+        let arrival = Arrival::ExpectTx(2 * cfg.kv_bytes());
+        sync.arrive(k.isa(), kv, arrival, ArriveSite::Loop)?;
         let at = w.kv_at(w.n_block * bn);
         for (t, dst) in args.kv.iter().zip([p.k_s, p.v_s]) {
             load_slabs(k, sync, kv, t, dst, bn, d, &at)?;
