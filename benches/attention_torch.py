@@ -4,7 +4,8 @@ tokens, heads x head dim = 2048, causal and not.
 
 Prints TFLOP/s (4 * batch * heads * seqlen^2 * d, halved with the causal mask), each the median
 CUDA-event time of 20 calls after 3 warm-up calls, each from a cold L2 (rows_torch.median_ms; the
-Rust bench's median_ms with Before::ColdL2 does the same). Run it in the same GPU call as the Rust bench:
+Rust bench's median_ms with Before::ColdL2 does the same). Run it in the same GPU call as the Rust
+bench:
 
     python3 benches/attention_torch.py          # seqlen 512 to 16k, head dims 64/128/256
     python3 benches/attention_torch.py --kit    # the shapes `cargo bench --bench attention` times

@@ -72,14 +72,11 @@ const TENSOR_MAP: Predicate = Predicate {
     check: |c| tensor_and_shared(c, false).map(|_| ()),
 };
 
-/// A TMA load (with a multicast mask or not) completing on `mbar`.
+/// A TMA load (with a multicast mask or not) into `sides.shared`, completing on `mbar`.
 struct TmaLoad<'a> {
-    map: &'a TensorMapRef,
-    coords: &'a [Src<ty::S32>],
-    dst: Reg<ty::U32>,
+    sides: Sides<'a>,
     mbar: Reg<ty::U32>,
     multicast: Option<Src<ty::U16>>,
-    l2_hint: Option<Reg<ty::B64>>,
 }
 
 fn plan_load<'a>(
@@ -107,69 +104,46 @@ fn plan_load<'a>(
             },
         ));
     }
-    let Sides {
-        map,
-        coords,
-        l2_hint,
-        shared: dst,
-    } = tensor_and_shared(ctx, false)?;
     Ok(Box::new(TmaLoad {
-        map,
-        coords,
-        dst,
+        sides: tensor_and_shared(ctx, false)?,
         mbar: bar.addr,
         multicast: *m,
-        l2_hint,
     }))
 }
 
 impl Plan for TmaLoad<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let s = &self.sides;
         let opts = TmaLoadOpts {
             multicast: self.multicast,
-            cache_hint: self.l2_hint,
+            cache_hint: s.l2_hint,
             ..TmaLoadOpts::default()
         };
         k.tma_load(
             &opts,
-            Addr::<spaces::SharedCluster>::reg32(self.dst),
-            self.map,
-            self.coords,
+            Addr::<spaces::SharedCluster>::reg32(s.shared),
+            s.map,
+            s.coords,
             Addr::reg32(self.mbar),
         )
     }
 }
 
-/// A TMA store from shared memory.
-struct TmaStore<'a> {
-    map: &'a TensorMapRef,
-    coords: &'a [Src<ty::S32>],
-    src: Reg<ty::U32>,
-    l2_hint: Option<Reg<ty::B64>>,
-}
+/// A TMA store from shared memory (`Sides::shared`).
+struct TmaStore<'a>(Sides<'a>);
 
 fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
-    let Sides {
-        map,
-        coords,
-        l2_hint,
-        shared: src,
-    } = tensor_and_shared(ctx, true)?;
-    Ok(Box::new(TmaStore {
-        map,
-        coords,
-        src,
-        l2_hint,
-    }))
+    Ok(Box::new(TmaStore(tensor_and_shared(ctx, true)?)))
 }
 
 impl Plan for TmaStore<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let s = &self.0;
         k.tma_store(
-            self.map,
-            self.coords,
-            Addr::<spaces::Shared>::reg32(self.src),
-            self.l2_hint,
+            s.map,
+            s.coords,
+            Addr::<spaces::Shared>::reg32(s.shared),
+            s.l2_hint,
         )
     }
 }
