@@ -21,8 +21,9 @@
 //! must match to the bit; NCCL's reduce-scatter equals it with two ranks, and with more
 //! differs in the last bits (its ring rounds each hop to bf16), so its differing elements and
 //! error are printed beside. Each reduce-scatter layer also times where its time over the GEMM
-//! alone goes: the GEMM in a launch a shard, and the last path run after each rank waits for
-//! its peers' work so far. The stress runs the reduce-scatter back to back too (nothing
+//! alone goes: the GEMM in a launch a shard, the last path run after each rank waits for its
+//! peers' work so far, with its owners' streams waiting for their peers' partials (instead of
+//! their GEMMs waiting on the peers' flags), and its owners' step alone on its last partials. The stress runs the reduce-scatter back to back too (nothing
 //! between calls, B alternating between two).
 //!
 //! The paths a layer compares are timed round-robin (each round times every path once, the
@@ -541,32 +542,74 @@ fn reduce_scatter_layer(
         }
         differing += d;
     }
+    // The last path's diagnostics below give the same sum: with its owners' streams waiting for
+    // the partials (no use of the flags), and its owners' step alone on its last partials.
+    {
+        let last = match variants.last_mut() {
+            Some((_, v)) => v,
+            None => &mut rs,
+        };
+        for (what, owners_only) in [("owners' streams waiting", false), ("owners alone", true)] {
+            for (r, out) in out_ours.iter_mut().enumerate() {
+                stream(ctx, r)?.memset_zeros(out)?;
+            }
+            last.set_stream_wait(!owners_only);
+            match owners_only {
+                true => last.run_owners(g, (&a, kr), &b, &slots, &mut out_ours)?,
+                false => last.run(g, (&a, kr), &b, &slots, &mut out_ours)?,
+            }
+            last.set_stream_wait(false);
+            g.synchronize()?;
+            let d = self::differing(ctx, &out_ours, &want)?;
+            if d > 0 {
+                println!("GEMM+RS {name}: the last path, {what}, differs in {d} elements");
+            }
+            differing += d;
+        }
+    }
 
     // Where the time over the GEMM alone goes: the same GEMM in a launch a shard (the split
-    // the fused paths make, no rank waiting for another), and the last variant (pulled, where
-    // run) after each rank waits for its peers' work so far, as the paths that do not
-    // alternate their partials do.
-    let diagnostics = ["GEMM alone, a launch a shard", "last, peers awaited first"];
+    // the fused paths make, no rank waiting for another); the last variant (pulled, where run)
+    // after each rank waits for its peers' work so far, as the paths that do not alternate
+    // their partials do; the last with its owners' streams waiting for their peers' partials
+    // (an event across GPUs, as before the flags; the same as the last where not gated); and
+    // the last's owners' step alone on the partials its last call left (no waits): its distance
+    // from half a launch a shard is what reading the peers' partials costs.
+    let diagnostics = [
+        "GEMM alone, a launch a shard",
+        "last, peers awaited first",
+        "last, owners' streams waiting",
+        "last's owners alone",
+    ];
     let paths = 4 + variants.len() + diagnostics.len();
-    let t = time_paths(ctx, paths, |path| match path {
-        0 => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
-        1 => seq_ours(&mut partial, &mut out_seq),
-        2 => seq_cublas(&mut partial, &mut out_blas),
-        3 => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
-        p if p == paths - 2 => gemm_by_shards(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
-        p if p == paths - 1 => {
-            for r in 0..world {
-                for peer in (0..world).filter(|&peer| peer != r) {
-                    g.order(stream(ctx, peer)?, stream(ctx, r)?)?;
+    let diagnostic = |path: usize| path.checked_sub(paths - diagnostics.len());
+    let t = time_paths(ctx, paths, |path| match (path, diagnostic(path)) {
+        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        (1, _) => seq_ours(&mut partial, &mut out_seq),
+        (2, _) => seq_cublas(&mut partial, &mut out_blas),
+        (3, _) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        (_, Some(0)) => gemm_by_shards(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+        (_, Some(d)) => {
+            if d == 1 {
+                for r in 0..world {
+                    for peer in (0..world).filter(|&peer| peer != r) {
+                        g.order(stream(ctx, peer)?, stream(ctx, r)?)?;
+                    }
                 }
             }
             let last = match variants.last_mut() {
                 Some((_, v)) => v,
                 None => &mut rs,
             };
-            Ok(last.run(g, (&a, kr), &b, &slots, &mut out_ours)?)
+            if d == 3 {
+                return Ok(last.run_owners(g, (&a, kr), &b, &slots, &mut out_ours)?);
+            }
+            last.set_stream_wait(d == 2);
+            let done = last.run(g, (&a, kr), &b, &slots, &mut out_ours);
+            last.set_stream_wait(false);
+            Ok(done?)
         }
-        v => Ok(variants[v - 4]
+        (v, None) => Ok(variants[v - 4]
             .1
             .run(g, (&a, kr), &b, &slots, &mut out_ours)?),
     })?;

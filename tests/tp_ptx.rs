@@ -134,7 +134,7 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             (2, 1, vec!["slot0"]),
             (4, 2, vec!["slot0", "slot1", "slot3"]),
         ] {
-            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank).unwrap();
+            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, false).unwrap();
             let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
             let mut want = vec!["m", "n", "k", "a", "b", "c"];
             want.extend(&slots);
@@ -153,6 +153,65 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             }
         }
     }
-    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2).unwrap_err();
+    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2, false).unwrap_err();
     assert!(e.to_string().contains("rank 2 of 2"), "{e}");
+}
+
+/// Gated at two ranks, the owner's GEMM takes its peer's flag and the epoch after its slot, and
+/// only the staged partial's load waits on it: the consumer thread that issues that TMA load
+/// polls the flag with `ld.acquire.sys` and fences the async proxy first (PTX ISA 8.5, 8.6,
+/// 9.7.13.4), the producer's loads of A and B never wait. With epilogue warps their slab loads
+/// wait too. It assembles clean; four ranks and the register epilogue are refused.
+#[test]
+fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
+    let mut configs: Vec<GemmConfig> = support::unique(
+        [(2048, 8192), (4096, 8192), (8192, 8192), (256, 512)]
+            .into_iter()
+            .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
+    );
+    configs.push(GemmConfig {
+        epilogue_warps: true,
+        ..GemmConfig::for_problem(2048, 8192, 132)
+    });
+    for cfg in configs {
+        for rank in 0..2u32 {
+            let gemm = kernels::reduce_scatter_gemm(&cfg, 2, rank, true).unwrap();
+            let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+            let slot = format!("slot{}", 1 - rank);
+            let want = [
+                "m", "n", "k", "a", "b", "c", &slot, "chunks", "flags", "epoch",
+            ];
+            assert_eq!(names, want, "{}", cfg.name());
+            let ptx = gemm.built.ptx();
+            let name = format!("{}_rs{rank}of2_gated", cfg.name());
+            assert!(ptx.contains(&format!(".entry {name}")), "{name}");
+            // One poll site a staged load: the consumers' (and the epilogue warps').
+            let polls = ptx.matches("ld.acquire.sys.global.u32").count();
+            let want_polls = if cfg.epilogue_warps { 2 } else { 1 };
+            assert_eq!(polls, want_polls, "{name}");
+            let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
+            let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
+            let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
+            assert!(
+                fence < load,
+                "{name}: the proxy fence comes before the staged TMA load"
+            );
+            assert!(!ptx.contains("multimem"), "no NVLink multicast");
+            match ptxkit::isa::ptxas::for_tests().unwrap() {
+                Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
+                None => support::assemble(ptx, Target::Sm90a),
+            }
+        }
+    }
+    let plain = GemmConfig {
+        tma_store: false,
+        ..GemmConfig::for_problem(2048, 8192, 132)
+    };
+    for (cfg, world) in [(GemmConfig::large(), 4), (plain, 2)] {
+        let e = kernels::reduce_scatter_gemm(&cfg, world, 0, true).unwrap_err();
+        assert!(
+            e.to_string().contains("the gate is on the staged input"),
+            "{e}"
+        );
+    }
 }

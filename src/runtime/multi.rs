@@ -625,15 +625,28 @@ impl Flags {
     /// Rank `rank`'s words as a `[len]` u32 tensor read by a kernel on that rank. The launch
     /// orders nothing for it: flags are ordered by their values.
     pub fn tensor_ref(&self, rank: usize) -> Result<TensorRef<'_>> {
+        self.tensor_ref_on(rank, rank)
+    }
+
+    /// Rank `rank`'s words as a `[len]` u32 tensor read by a kernel on rank `on` (its own, or a
+    /// peer's through peer access: a flag its peer's stream raises where the peer works).
+    pub fn tensor_ref_on(&self, rank: usize, on: usize) -> Result<TensorRef<'_>> {
         let addr = self.addr(rank, 0)?;
+        let Some((ctx, _)) = self.words.get(on) else {
+            return Err(group_err(format!(
+                "flags read on rank {on} of {}",
+                self.words.len()
+            )));
+        };
         let desc = TensorDesc {
             dtype: ptx_isa::ScalarType::U32,
             shape: vec![self.len],
             addr,
-            device: self.words[rank].0.ordinal(),
+            device: ctx.ordinal(),
         };
-        // SAFETY: `len` words of live device memory of that device; the borrow keeps them
-        // alive for the launch.
+        // SAFETY: `len` words of live device memory of rank `rank`, readable from `on` by peer
+        // access (the group enables it between every pair); the borrow keeps them alive for
+        // the launch.
         Ok(unsafe { TensorRef::foreign(desc) })
     }
 }

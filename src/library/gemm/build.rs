@@ -298,6 +298,11 @@ struct Staged<O: Elem> {
     cursor: Option<RingCursor>,
     /// The current tile's block of the tensor: its first row and column.
     origin: Option<[Expr; 2]>,
+    /// The current tile's M-tile, which [`Staged::gate`] waits for.
+    row_tile: Option<Var>,
+    /// A gate on the input's rows ([`HopperGemm::with_staged_gate`]): another GPU writes them,
+    /// and a tile's block is loaded only once the flag of its chunk of rows is up.
+    gate: Option<RowGate>,
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
@@ -1108,8 +1113,35 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             tensor: tensor.clone(),
             cursor: None,
             origin: None,
+            row_tile: None,
+            gate: None,
         });
         Ok(tensor)
+    }
+
+    /// The GEMM with its staged input ([`HopperGemm::staged_input`]) gated: before the loads of
+    /// a tile's block of it (a consumer's under its main loop, or an epilogue warp's slab by
+    /// slab) the loading thread waits on `gate` for the chunk holding the tile's rows
+    /// ([`RowGate::wait`]: `ld.acquire.sys` until the chunk's flag reaches the launch's epoch,
+    /// then `fence.proxy.async.global`). Chunks count the kernel's M-tiles ([`GemmConfig::bm`]
+    /// rows). Only that load waits: the main loop starts at once and the tile's epilogue takes
+    /// the input when it is there. The owner's GEMM of a tensor-parallel reduce-scatter, whose
+    /// staged input is a partial its peer computes ([`crate::library::tp`]).
+    #[track_caller]
+    pub fn with_staged_gate(
+        mut self,
+        k: &KernelBuilder,
+        gate: RowGate,
+    ) -> Result<HopperGemm<I, O, J>> {
+        match self.staged.as_mut() {
+            Some(staged) => staged.gate = Some(gate),
+            None => {
+                return Err(k.error(
+                    "a gate on the staged input of a GEMM without one (HopperGemm::staged_input)",
+                ));
+            }
+        }
+        Ok(self)
     }
 
     /// The GEMM with a gated producer: before it loads a tile's boxes of A it waits on `gate`
@@ -1247,7 +1279,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let at = RingCursor::new(k.isa(), 2, Phase::Parity)?;
                 k.mov(at.stage(), cw_r)?;
                 let map = k.tma_generic(&staged.tensor)?;
-                Some((staged.tensor.name().to_string(), ring.clone(), at, map))
+                let gate = staged.gate.clone();
+                Some((
+                    staged.tensor.name().to_string(),
+                    ring.clone(),
+                    at,
+                    map,
+                    gate,
+                ))
             }
             _ => None,
         };
@@ -1276,10 +1315,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 // The staged input's slab, by TMA into this warp's slab buffer (its reads of
                 // the previous slab are done: the proxy fence and warp sync below came first).
                 let mut inputs = Vec::new();
-                if let Some((name, ring, at, map)) = &input {
+                if let Some((name, ring, at, map, gate)) = &input {
                     let sync = &mut self.sync;
                     let buf = ring.first_tile(k, at.stage())?;
                     k.if_(first, |k| {
+                        // A gated input: its rows are in place (and visible to the TMA) first.
+                        if let Some(gate) = gate {
+                            gate.wait(k, tile.mb)?;
+                        }
                         let full = ring.full_at(k, at.stage())?;
                         ring.commit(k, sync, full, 64 * 64 * out.bytes())?;
                         let origin = [Expr::from(block_row) * 64u32, col.clone() * 64u32];
@@ -1736,6 +1779,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             ];
             if let Some(staged) = self.staged.as_mut() {
                 staged.origin = Some(origin);
+                staged.row_tile = Some(tile.mb);
             }
             if self.owns_last_tile(k)? {
                 self.last_tile = Some(schedule.is_last(k, &tile)?);
@@ -2468,7 +2512,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (Some(staging), Some(staged)) = (self.staging.clone(), self.staged.clone()) else {
             return Ok(());
         };
-        let (Some(cursor), Some([row0, col0])) = (staged.cursor, staged.origin) else {
+        let (Some(cursor), Some([row0, col0]), Some(row_tile)) =
+            (staged.cursor, staged.origin, staged.row_tile)
+        else {
             return Err(k.error("a staged input's load outside a consumer's tile"));
         };
         let (bn, elem) = (self.cfg.bn, O::DTYPE.bytes());
@@ -2487,6 +2533,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let handed = self.cfg.epilogue_warps;
         let sync = &mut self.sync;
         k.if_(when, |k| {
+            // A gated input: its rows are in place (and visible to the TMA) first.
+            if let Some(gate) = &staged.gate {
+                gate.wait(k, row_tile)?;
+            }
             let full = if handed {
                 // Once the epilogue warp's stores have read the block: the same commit as the
                 // hand-over's in the block's other phases, here with the input's bytes.

@@ -41,12 +41,29 @@ pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel>
 /// staging block under its main loop (from the owner's own memory, or a peer's across the
 /// links where the partials stay with their writers: [`super::plan::Placement::Writer`]); the
 /// others (more than two ranks) are read from global memory in the epilogue.
-/// Named `{cfg.name()}_rs{rank}of{world}`.
-pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<GemmKernel> {
-    let name = format!("{}_rs{rank}of{world}", cfg.name());
+/// With `gated` (two ranks and the TMA-store epilogue: the one peer's partial is the staged
+/// input, [`super::ReduceScatterPlan::gated`]) that input's loads wait on a [`RowGate`] of one
+/// flag (parameters `flags` `[chunks]` and `epoch`, after the slots): the peer raises it once
+/// its partial is written, so the owner's GEMM need not wait for the peer before it starts.
+/// Named `{cfg.name()}_rs{rank}of{world}`, `_gated` after it.
+pub fn reduce_scatter_gemm(
+    cfg: &GemmConfig,
+    world: u32,
+    rank: u32,
+    gated: bool,
+) -> Result<GemmKernel> {
+    let gate_name = if gated { "_gated" } else { "" };
+    let name = format!("{}_rs{rank}of{world}{gate_name}", cfg.name());
     let mut k = KernelBuilder::new(&name, Target::Sm90a);
     if rank >= world {
         return Err(k.error(format!("rank {rank} of {world}")));
+    }
+    if gated && (world != 2 || !cfg.tma_store) {
+        return Err(k.error(format!(
+            "a gated owner's GEMM at {world} ranks, TMA store {}: the gate is on the staged \
+             input, the one peer's partial of two ranks with the TMA-store epilogue",
+            cfg.tma_store
+        )));
     }
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, *cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -69,6 +86,13 @@ pub fn reduce_scatter_gemm(cfg: &GemmConfig, world: u32, rank: u32) -> Result<Ge
             false => epilogue.residual(&k.tensor::<ty::Bf16>(&name, [m, n], aligned.clone())?),
         };
     }
+    let gemm = match gated {
+        true => {
+            let gate = RowGate::declare_whole(&mut k)?;
+            gemm.with_staged_gate(&k, gate)?
+        }
+        false => gemm,
+    };
     gemm.with_epilogue(epilogue).build(k)
 }
 

@@ -263,6 +263,18 @@ impl ReduceScatterPlan {
         placement == Placement::Writer && self.world == 2
     }
 
+    /// Whether the owner's GEMM takes its peers' partials through a flag instead of its stream
+    /// waiting for theirs: at two ranks, where the one peer's partial is its `staged` input
+    /// (the fused sum with the TMA-store epilogue). Each rank's stream raises its flag once its
+    /// partial of its peer's shard is written, and the owner's consumers wait on it only before
+    /// they load that partial, under their first tile's main loop
+    /// ([`crate::library::gemm::HopperGemm::with_staged_gate`]). With more ranks the epilogue
+    /// reads the other peers' partials with plain loads (prefetched under the main loop), and
+    /// the owner's stream waits for every peer as before.
+    pub fn gated(&self, staged: bool) -> bool {
+        self.world == 2 && staged
+    }
+
     /// Where rank `rank`'s partial `[rows, n]` of shard `shard` lies with `placement` on a call
     /// of turn `turn` (calls alternate 0, 1, 0, ...): the rank whose slots `[world, rows, n]`
     /// hold it and its element offset there. The writer's placement holds it in the writer's
@@ -537,6 +549,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("at most two ranks, not 4"), "{e}");
+    }
+
+    #[test]
+    fn owners_wait_on_a_flag_at_two_ranks_with_a_staged_partial() {
+        for world in 1..=8 {
+            let p = ReduceScatterPlan::new(world, 128).unwrap();
+            // Two ranks: one peer, whose partial is the owner's one staged input.
+            assert_eq!(p.gated(true), world == 2, "world {world}");
+            assert!(
+                !p.gated(false),
+                "world {world}: no staged input, nothing to gate"
+            );
+        }
     }
 
     #[test]

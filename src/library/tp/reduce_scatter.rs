@@ -13,7 +13,9 @@ use half::bf16;
 use super::plan::Placement;
 use super::{ReduceScatterPlan, TpError, kernels};
 use crate::library::gemm::{Gemm, GemmConfig};
-use crate::runtime::{Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef};
+use crate::runtime::{
+    Arg, DeviceGroup, Flags, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
+};
 
 /// `out_s = Σ_r A_r[rows of shard s] · B_rᵀ` on every owner rank `s` (see [`super`]).
 pub struct GemmReduceScatter {
@@ -23,8 +25,15 @@ pub struct GemmReduceScatter {
     owners: Owners,
     /// Where the partials of the peers' shards lie.
     placement: Placement,
-    /// Calls so far: their parity is the turn of [`ReduceScatterPlan::partial_at`].
+    /// Calls so far: their parity is the turn of [`ReduceScatterPlan::partial_at`], and with
+    /// `flags` the last call's count is the epoch its flags reach.
     calls: u64,
+    /// Where the owners' GEMMs are gated ([`ReduceScatterPlan::gated`]): rank `r`'s one flag
+    /// reaches a call's epoch once its partial of its peer's shard is written.
+    flags: Option<Flags>,
+    /// Gated, whether the owners' streams wait for their peers' partials too
+    /// ([`GemmReduceScatter::set_stream_wait`]).
+    stream_wait: bool,
 }
 
 /// How a [`GemmReduceScatter`]'s owners sum the partials of their shards, and where the
@@ -90,6 +99,7 @@ impl GemmReduceScatter {
         }
         let world = u32::try_from(plan.world())
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
+        let gated = fused && plan.gated(cfg.tma_store);
         let mut gemms = Vec::new();
         let mut last = Vec::new();
         for r in 0..world {
@@ -97,7 +107,7 @@ impl GemmReduceScatter {
             gemms.push(Gemm::new(device, cfg)?);
             let kernel = match fused {
                 false => kernels::slot_sum(world, r)?,
-                true => kernels::reduce_scatter_gemm(&cfg, world, r)?.built,
+                true => kernels::reduce_scatter_gemm(&cfg, world, r, gated)?.built,
             };
             last.push(kernel.load(device, &JitOptions::default())?);
         }
@@ -105,13 +115,33 @@ impl GemmReduceScatter {
             true => Owners::Fused(last),
             false => Owners::Sum(last),
         };
+        let flags = match gated {
+            true => Some(group.alloc_flags(1)?),
+            false => None,
+        };
         Ok(GemmReduceScatter {
             plan,
             gemms,
             owners,
             placement,
             calls: 0,
+            flags,
+            stream_wait: false,
         })
+    }
+
+    /// Whether the owners' GEMMs are gated on their peers' flags
+    /// ([`ReduceScatterPlan::gated`]).
+    pub fn gated(&self) -> bool {
+        self.flags.is_some()
+    }
+
+    /// Gated, makes each owner's stream wait for its peers' partials' GEMMs as well (an event
+    /// across GPUs, `cuStreamWaitEvent`) before its gated GEMM starts, the flags then already
+    /// up: the way the owners waited before the flags, kept to measure what the flags save in
+    /// the same process. Nothing where the owners are not gated (they always wait so).
+    pub fn set_stream_wait(&mut self, on: bool) {
+        self.stream_wait = on;
     }
 
     /// The plan.
@@ -131,9 +161,13 @@ impl GemmReduceScatter {
     /// [`ReduceScatterPlan::launches`]); owner `s` waits for its peers' partials of
     /// its shard and sums its slots in [`super::plan::sum_order`]. Fused, owner `s` computes
     /// its own shard last, once its peers' partials are in, and adds them in that GEMM's
-    /// epilogue (its own slot stays untouched). Where the partials alternate, the slots are
-    /// this `GemmReduceScatter`'s from call to call: other work on them (another's `run`
-    /// included) must be ordered against its calls by the caller ([`DeviceGroup::order`]).
+    /// epilogue (its own slot stays untouched). Gated ([`ReduceScatterPlan::gated`]: fused at
+    /// two ranks with the TMA-store epilogue), the owner's stream does not wait for its peer:
+    /// the peer's stream raises a flag once its partial is written, and the owner's GEMM,
+    /// started at once, waits on that flag only before it loads the partial. Where the partials
+    /// alternate, the slots are this `GemmReduceScatter`'s from call to call: other work on
+    /// them (another's `run` included) must be ordered against its calls by the caller
+    /// ([`DeviceGroup::order`]).
     pub fn run(
         &mut self,
         group: &DeviceGroup,
@@ -146,10 +180,20 @@ impl GemmReduceScatter {
         let n = self.check(group, (a, kr), b, slots, out)?;
         let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
         let turn = (self.calls % 2) as usize;
-        self.calls = self.calls.wrapping_add(1);
+        let calls = self.calls.wrapping_add(1);
+        // A gated call's flags reach its count.
+        let epoch = match self.flags {
+            Some(_) => Some(
+                u32::try_from(calls)
+                    .map_err(|_| TpError::Plan("2^32 calls: the flags' epochs ran out".into()))?,
+            ),
+            None => None,
+        };
+        self.calls = calls;
         // Alternating, this call's partials lie where the peers' GEMMs of the call before do
         // not read; those of the call before that were read before the peers computed the
-        // partials this rank's last owner's GEMM waited for.
+        // partials this rank's last owner's GEMM waited for (by the stream, or gated by the
+        // flag every one of its CTAs read before it ended).
         if !self.plan.alternates(self.placement) {
             let ready = group.compute_events()?;
             for r in 0..world {
@@ -174,26 +218,93 @@ impl GemmReduceScatter {
                     .plan
                     .partial_at(self.placement, (r, run.start), n, turn);
                 // SAFETY: `slots` outlives the launch (borrowed for this call, and the owner's
-                // sum, which reads the slot, waits for this launch); nothing else writes these
-                // slots (`partial_at` gives every rank and shard its own, and a run's lie next
-                // to each other: `launches`), and the owners' previous reads of them are done
-                // (the wait above, or alternating: the last read of these slots was the call
-                // before last's, which the peer finished before the partial this stream's last
-                // owner's GEMM waited for).
+                // sum, which reads the slot, waits for this launch or its flag); nothing else
+                // writes these slots (`partial_at` gives every rank and shard its own, and a
+                // run's lie next to each other: `launches`), and the owners' previous reads of
+                // them are done (the wait above, or alternating: the last read of these slots
+                // was the call before last's, which the peer finished before the partial this
+                // stream's last owner's GEMM waited for).
                 let desc = slots.tensor_desc(holder, r, at, vec![shards * rows, n])?;
                 let c = unsafe { TensorMut::foreign(desc) };
                 self.gemms[r].run_borrowed(stream, &a_ref, &b_ref, c, None)?;
-                events.push(stream.record_event(no_timing)?);
-                for s in run.filter(|&s| s != r) {
-                    done[s].push(events.len() - 1);
+                if epoch.is_none() || self.stream_wait {
+                    events.push(stream.record_event(no_timing)?);
+                    for s in run.filter(|&s| s != r) {
+                        done[s].push(events.len() - 1);
+                    }
                 }
             }
+            // Gated: the flag after the partials (the stream's write comes after its earlier
+            // work and a memory barrier that makes that work's writes visible first).
+            if let (Some(flags), Some(epoch)) = (&self.flags, epoch) {
+                group.signal(stream, flags.addr(r, 0)?, epoch)?;
+            }
         }
-        for (s, out) in out.iter_mut().enumerate() {
+        for (s, wait) in done.iter().enumerate() {
             let stream = group.stream(s)?;
-            for &i in &done[s] {
+            for &i in wait {
                 stream.wait(&events[i])?;
             }
+        }
+        self.launch_owners(group, (a, kr, n), b, slots, out, (turn, epoch))
+    }
+
+    /// The owners' step alone on the partials the last [`GemmReduceScatter::run`] left: each
+    /// owner's slot sum, or its GEMM of its own shard with the sum fused, reading the same
+    /// slots again, with no wait for the peers where the owners' GEMMs are gated (the flags
+    /// stand at the last call's epoch, so no load waits); otherwise each owner's stream first
+    /// waits for its peers' work so far, which holds the last call's partials. Against the GEMM
+    /// of a shard alone, what reading the peers' partials costs the owner; a call's time over
+    /// this and its peers' partials' GEMMs is what the owner waits for them. Refused before a
+    /// first `run`.
+    pub fn run_owners(
+        &self,
+        group: &DeviceGroup,
+        (a, kr): (&[CudaSlice<bf16>], usize),
+        b: &[CudaSlice<bf16>],
+        slots: &Symmetric<bf16>,
+        out: &mut [CudaSlice<bf16>],
+    ) -> Result<(), TpError> {
+        let Some(last) = self.calls.checked_sub(1) else {
+            return Err(TpError::Plan(
+                "the owners' step alone reads the partials of an earlier run".into(),
+            ));
+        };
+        let n = self.check(group, (a, kr), b, slots, out)?;
+        let epoch = match self.flags {
+            Some(_) => Some(
+                u32::try_from(self.calls)
+                    .map_err(|_| TpError::Plan("2^32 calls: the flags' epochs ran out".into()))?,
+            ),
+            None => {
+                let ready = group.compute_events()?;
+                for s in 0..self.plan.world() {
+                    let stream = group.stream(s)?;
+                    for (_, event) in ready.iter().enumerate().filter(|(r, _)| *r != s) {
+                        stream.wait(event)?;
+                    }
+                }
+                None
+            }
+        };
+        let turn = (last % 2) as usize;
+        self.launch_owners(group, (a, kr, n), b, slots, out, (turn, epoch))
+    }
+
+    /// Each owner's step on its compute stream: its slot sum, or its fused GEMM reading its
+    /// peers' partials of turn `turn`, gated on their flags at `epoch` where gated.
+    fn launch_owners(
+        &self,
+        group: &DeviceGroup,
+        (a, kr, n): (&[CudaSlice<bf16>], usize, usize),
+        b: &[CudaSlice<bf16>],
+        slots: &Symmetric<bf16>,
+        out: &mut [CudaSlice<bf16>],
+        (turn, epoch): (usize, Option<u32>),
+    ) -> Result<(), TpError> {
+        let (world, rows) = (self.plan.world(), self.plan.rows());
+        for (s, out) in out.iter_mut().enumerate() {
+            let stream = group.stream(s)?;
             match &self.owners {
                 Owners::Sum(sums) => {
                     let mut args: Vec<Arg<'_>> = vec![
@@ -213,6 +324,13 @@ impl GemmReduceScatter {
                     for r in (0..world).filter(|&r| r != s) {
                         let (holder, at) = self.plan.partial_at(self.placement, (r, s), n, turn);
                         args.push(slots.tensor_ref(holder, s, at, [rows, n])?.into());
+                    }
+                    // Gated (two ranks): the one peer's flag, read where the peer raises it.
+                    if let (Some(flags), Some(epoch)) = (&self.flags, epoch) {
+                        for r in (0..world).filter(|&r| r != s) {
+                            args.push(flags.tensor_ref_on(r, s)?.into());
+                        }
+                        args.push(Arg::scalar(epoch));
                     }
                     gemms[s].launch(stream, &mut args)?;
                 }
