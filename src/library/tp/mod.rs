@@ -13,7 +13,10 @@
 //!   fixed order, its own first ([`plan::sum_order`]: deterministic), once the peers' GEMMs
 //!   for its shard are done, or, with [`ReduceScatterSum::Fused`], adds them in the epilogue
 //!   of its own shard's GEMM; or, with [`ReduceScatterSum::Pulled`], each rank keeps its
-//!   partials in its own memory and the owner's GEMM reads them from there by TMA.
+//!   partials in its own memory and the owner's GEMM reads them from there by TMA. Fused at
+//!   two ranks ([`ReduceScatterPlan::gated`]) no stream waits for another GPU: each rank's
+//!   stream raises a flag once its partial is written, and the owner's GEMM, started at once,
+//!   waits on it ([`crate::parts::RowGate`]) only before it loads that partial.
 //!
 //! [`plan`] holds the single-process logic (chunks, flags, orders), tested without a GPU; the
 //! kernels ([`kernels`]) are assembled by ptxas in CI. NCCL ([`crate::runtime::DeviceGroup::all_gather`],

@@ -5,7 +5,9 @@
 //! ([`super::kernels::reduce_scatter_gemm`]), no separate sum; or, pulled
 //! ([`ReduceScatterSum::Pulled`]), the same fused GEMM reading its peers' partials where they
 //! were written, in the peers' memory, so every partial's store stays local and the links carry
-//! TMA loads the owner's main loop hides.
+//! TMA loads the owner's main loop hides. Fused at two ranks, the owner's GEMM does not wait for
+//! its peer's stream: it waits on the peer's flag before it loads the partial
+//! ([`super::ReduceScatterPlan::gated`]).
 
 use cudarc::driver::{CudaSlice, sys};
 use half::bf16;
