@@ -39,8 +39,8 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, Gather, GemmReduceScatter, ReduceScatterPlan, ReduceScatterSum,
-    kernels, plan,
+    AllGatherGemm, AllGatherPlan, Gather, GemmReduceScatter, Partials, ReduceScatterPlan,
+    ReduceScatterSum, kernels, plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -509,7 +509,7 @@ fn reduce_scatter_layer(
     let mut out_blas = bf16_buffers(ctx, rows * n, None)?;
     let mut partial = bf16_buffers(ctx, m * n, None)?;
 
-    rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
+    rs.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?;
     let seq_ours = |partial: &mut [CudaSlice<bf16>], out: &mut [CudaSlice<bf16>]| -> Res<()> {
         our_gemms(ctx, &gemms, (&a, &b, partial), (m, n, kr))?;
         Ok(g.reduce_scatter(partial, out)?)
@@ -534,7 +534,7 @@ fn reduce_scatter_layer(
         for (r, out) in out_ours.iter_mut().enumerate() {
             stream(ctx, r)?.memset_zeros(out)?;
         }
-        v.run(g, (&a, kr), &b, &slots, &mut out_ours)?;
+        v.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?;
         g.synchronize()?;
         let d = self::differing(ctx, &out_ours, &want)?;
         if d > 0 {
@@ -549,15 +549,15 @@ fn reduce_scatter_layer(
             Some((_, v)) => v,
             None => &mut rs,
         };
-        for (what, owners_only) in [("owners' streams waiting", false), ("owners alone", true)] {
+        for (what, partials) in [
+            ("owners' streams waiting", Partials::Compute),
+            ("owners alone", Partials::Last),
+        ] {
             for (r, out) in out_ours.iter_mut().enumerate() {
                 stream(ctx, r)?.memset_zeros(out)?;
             }
-            last.set_stream_wait(!owners_only);
-            match owners_only {
-                true => last.run_owners(g, (&a, kr), &b, &slots, &mut out_ours)?,
-                false => last.run(g, (&a, kr), &b, &slots, &mut out_ours)?,
-            }
+            last.set_stream_wait(partials == Partials::Compute);
+            last.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
             last.set_stream_wait(false);
             g.synchronize()?;
             let d = self::differing(ctx, &out_ours, &want)?;
@@ -584,7 +584,7 @@ fn reduce_scatter_layer(
     let paths = 4 + variants.len() + diagnostics.len();
     let diagnostic = |path: usize| path.checked_sub(paths - diagnostics.len());
     let t = time_paths(ctx, paths, |path| match (path, diagnostic(path)) {
-        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?),
         (1, _) => seq_ours(&mut partial, &mut out_seq),
         (2, _) => seq_cublas(&mut partial, &mut out_blas),
         (3, _) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
@@ -602,16 +602,18 @@ fn reduce_scatter_layer(
                 None => &mut rs,
             };
             if d == 3 {
-                return Ok(last.run_owners(g, (&a, kr), &b, &slots, &mut out_ours)?);
+                return Ok(last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Last)?);
             }
             last.set_stream_wait(d == 2);
-            let done = last.run(g, (&a, kr), &b, &slots, &mut out_ours);
+            let done = last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute);
             last.set_stream_wait(false);
             Ok(done?)
         }
-        (v, None) => Ok(variants[v - 4]
-            .1
-            .run(g, (&a, kr), &b, &slots, &mut out_ours)?),
+        (v, None) => {
+            Ok(variants[v - 4]
+                .1
+                .run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?)
+        }
     })?;
     let named = variants.iter().map(|(what, _)| *what).chain(diagnostics);
     Ok(Row {
@@ -811,7 +813,7 @@ fn stress(
             s.memset_zeros(out)?;
             s.memset_zeros(slots.slice_mut(r)?)?;
         }
-        rs.run(g, (&a, kr), &b, &slots, &mut out)?;
+        rs.run(g, (&a, kr), &b, &slots, &mut out, Partials::Compute)?;
         count_mismatches(ctx, &out, want, &mut counts)?;
     }
     // Back to back, nothing ordered or zeroed between the calls, B alternating between two:
@@ -819,7 +821,7 @@ fn stress(
     // pulled path does not wait for its peers' earlier work) would mix the two sums.
     for i in 0..iters {
         let b = [&b, &b2][i % 2];
-        rs.run(g, (&a, kr), b, &slots, &mut out)?;
+        rs.run(g, (&a, kr), b, &slots, &mut out, Partials::Compute)?;
         count_mismatches(ctx, &out, &wants[i % 2], &mut counts)?;
     }
     g.synchronize()?;

@@ -30,7 +30,7 @@ mod reduce_scatter;
 
 pub use all_gather::{AllGatherGemm, Gather};
 pub use plan::{AllGatherPlan, Placement, ReduceScatterPlan};
-pub use reduce_scatter::{GemmReduceScatter, ReduceScatterSum};
+pub use reduce_scatter::{GemmReduceScatter, Partials, ReduceScatterSum};
 
 use crate::kernel::KernelError;
 use crate::library::gemm::GemmError;

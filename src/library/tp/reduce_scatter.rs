@@ -60,6 +60,20 @@ pub enum ReduceScatterSum {
     Pulled,
 }
 
+/// What [`GemmReduceScatter::run`] does about the partials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partials {
+    /// Computes them and sums them: the whole GEMM + reduce-scatter.
+    Compute,
+    /// Only the owners' step, on the partials the last `Compute` run left: each owner's slot
+    /// sum, or its GEMM of its own shard with the sum fused, reading the same slots again;
+    /// gated, with no wait (the flags stand at the last run's epoch), otherwise after each
+    /// owner's stream waits for its peers' work so far. Against the GEMM of a shard alone, what
+    /// reading the peers' partials costs an owner; a `Compute` run's time over this and the
+    /// peers' partials' GEMMs is what the owners wait for them. Refused before a first run.
+    Last,
+}
+
 /// What an owner runs once its peers' partials of its shard have landed.
 enum Owners {
     /// Each rank's slot sum (its own order, [`super::plan::sum_order`]).
@@ -169,7 +183,7 @@ impl GemmReduceScatter {
     /// started at once, waits on that flag only before it loads the partial. Where the partials
     /// alternate, the slots are this `GemmReduceScatter`'s from call to call: other work on
     /// them (another's `run` included) must be ordered against its calls by the caller
-    /// ([`DeviceGroup::order`]).
+    /// ([`DeviceGroup::order`]). With [`Partials::Last`], the owners' step alone (see there).
     pub fn run(
         &mut self,
         group: &DeviceGroup,
@@ -177,18 +191,34 @@ impl GemmReduceScatter {
         b: &[CudaSlice<bf16>],
         slots: &Symmetric<bf16>,
         out: &mut [CudaSlice<bf16>],
+        partials: Partials,
     ) -> Result<(), TpError> {
         let (world, rows) = (self.plan.world(), self.plan.rows());
         let n = self.check(group, (a, kr), b, slots, out)?;
+        if partials == Partials::Last {
+            let Some(last) = self.calls.checked_sub(1) else {
+                return Err(TpError::Plan(
+                    "the owners' step alone reads the partials of an earlier run".into(),
+                ));
+            };
+            // Gated, the flags stand at the last call's epoch; otherwise the peers' work so
+            // far holds the last call's partials.
+            let epoch = match self.flags {
+                Some(_) => Some(epoch_of(self.calls)?),
+                None => {
+                    await_peers(group)?;
+                    None
+                }
+            };
+            let turn = (last % 2) as usize;
+            return self.launch_owners(group, (a, kr, n), b, slots, out, (turn, epoch));
+        }
         let no_timing = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
         let turn = (self.calls % 2) as usize;
         let calls = self.calls.wrapping_add(1);
         // A gated call's flags reach its count.
         let epoch = match self.flags {
-            Some(_) => Some(
-                u32::try_from(calls)
-                    .map_err(|_| TpError::Plan("2^32 calls: the flags' epochs ran out".into()))?,
-            ),
+            Some(_) => Some(epoch_of(calls)?),
             None => None,
         };
         self.calls = calls;
@@ -197,13 +227,7 @@ impl GemmReduceScatter {
         // partials this rank's last owner's GEMM waited for (by the stream, or gated by the
         // flag every one of its CTAs read before it ended).
         if !self.plan.alternates(self.placement) {
-            let ready = group.compute_events()?;
-            for r in 0..world {
-                let stream = group.stream(r)?;
-                for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
-                    stream.wait(event)?;
-                }
-            }
+            await_peers(group)?;
         }
         // events[i] for done[s]: the peers' partials of shard s are in their slots.
         let mut events = Vec::new();
@@ -248,48 +272,6 @@ impl GemmReduceScatter {
                 stream.wait(&events[i])?;
             }
         }
-        self.launch_owners(group, (a, kr, n), b, slots, out, (turn, epoch))
-    }
-
-    /// The owners' step alone on the partials the last [`GemmReduceScatter::run`] left: each
-    /// owner's slot sum, or its GEMM of its own shard with the sum fused, reading the same
-    /// slots again, with no wait for the peers where the owners' GEMMs are gated (the flags
-    /// stand at the last call's epoch, so no load waits); otherwise each owner's stream first
-    /// waits for its peers' work so far, which holds the last call's partials. Against the GEMM
-    /// of a shard alone, what reading the peers' partials costs the owner; a call's time over
-    /// this and its peers' partials' GEMMs is what the owner waits for them. Refused before a
-    /// first `run`.
-    pub fn run_owners(
-        &self,
-        group: &DeviceGroup,
-        (a, kr): (&[CudaSlice<bf16>], usize),
-        b: &[CudaSlice<bf16>],
-        slots: &Symmetric<bf16>,
-        out: &mut [CudaSlice<bf16>],
-    ) -> Result<(), TpError> {
-        let Some(last) = self.calls.checked_sub(1) else {
-            return Err(TpError::Plan(
-                "the owners' step alone reads the partials of an earlier run".into(),
-            ));
-        };
-        let n = self.check(group, (a, kr), b, slots, out)?;
-        let epoch = match self.flags {
-            Some(_) => Some(
-                u32::try_from(self.calls)
-                    .map_err(|_| TpError::Plan("2^32 calls: the flags' epochs ran out".into()))?,
-            ),
-            None => {
-                let ready = group.compute_events()?;
-                for s in 0..self.plan.world() {
-                    let stream = group.stream(s)?;
-                    for (_, event) in ready.iter().enumerate().filter(|(r, _)| *r != s) {
-                        stream.wait(event)?;
-                    }
-                }
-                None
-            }
-        };
-        let turn = (last % 2) as usize;
         self.launch_owners(group, (a, kr, n), b, slots, out, (turn, epoch))
     }
 
@@ -385,4 +367,21 @@ impl GemmReduceScatter {
         }
         Ok(n)
     }
+}
+
+/// The epoch a gated call's flags reach: its count, while it fits the flags' 32 bits.
+fn epoch_of(calls: u64) -> Result<u32, TpError> {
+    u32::try_from(calls).map_err(|_| TpError::Plan("2^32 calls: the flags' epochs ran out".into()))
+}
+
+/// Every rank's compute stream waits for its peers' work so far (events across GPUs).
+fn await_peers(group: &DeviceGroup) -> Result<(), TpError> {
+    let ready = group.compute_events()?;
+    for r in 0..group.world() {
+        let stream = group.stream(r)?;
+        for (_, event) in ready.iter().enumerate().filter(|(s, _)| *s != r) {
+            stream.wait(event)?;
+        }
+    }
+    Ok(())
 }
