@@ -9,9 +9,7 @@
 //! with dQ transposed, [`BackwardConfig::TRANSPOSED_BLOCK_M`], and `m64` there where 80 is the
 //! default; `intrip`: at d128 each trip's `Sᵀ` issued at its start rather than by the trip
 //! before, [`BackwardConfig::scores_ahead`] off, and `dvlate` that with `dV` queued once `dSᵀ` is
-//! stored, [`BackwardConfig::dv_after_ds`]; `pin`: at d128 `Pᵀ`'s exponentials kept ahead of the
-//! wait for `dPᵀ`, [`BackwardConfig::exps_under_dp`], and `pinf` that with `dV` issued before
-//! `dSᵀ`'s proxy fence, [`BackwardConfig::dv_before_fence`]), by `red.global.add.f32` (at
+//! stored, [`BackwardConfig::dv_after_ds`]), by `red.global.add.f32` (at
 //! d256 with two stages), in the deterministic mode, with the causal mask's CTAs in the grid's
 //! order rather than longest first (`inorder`, [`BackwardConfig::in_order`]) and with three
 //! ordinary launches rather than the main and convert kernels as programmatic dependents
@@ -175,8 +173,6 @@ fn gpu(_c: &mut Criterion) {
             ("m128", block(BackwardConfig::WIDE_BLOCK_M)),
             ("dvlate", cfg.with_scores_in_trip().with_dv_after_ds()),
             ("intrip", cfg.with_scores_in_trip()),
-            ("pin", cfg.with_exps_under_dp()),
-            ("pinf", cfg.with_exps_under_dp().with_dv_before_fence()),
             ("m80", block(BackwardConfig::TRANSPOSED_BLOCK_M)),
             ("partials", block(BackwardConfig::BLOCK_M).with_partial_dq()),
             ("red", cfg.with_red_dq()),
@@ -194,7 +190,6 @@ fn gpu(_c: &mut Criterion) {
                 "partials" => d != 64,
                 "dvlate" => d != 128,
                 "intrip" => d != 128,
-                "pin" | "pinf" => d != 128 || default,
                 "inorder" => !causal,
                 _ => false,
             };

@@ -19,8 +19,6 @@
 //!   f16 in registers (an FP8 KV cache's K and V: `library::decode`).
 //! - [`ticket`]: the last of several parts of one result to arrive combines them
 //!   ([`ticket::last_arrival`]: split-K's fixup, split-KV decode's combine).
-//! - [`order`]: arithmetic kept ahead of a `wgmma.wait_group` that ptxas would hoist above it
-//!   ([`order::keep_before_wait`]: the attention backward's `Pᵀ` under `dPᵀ`).
 //! - [`pages`]: a key's block-table slot and row in its page, moved a fixed step at a time
 //!   through pages of a run-time size by adds, not divisions ([`PageCursor`]: a paged KV
 //!   cache's tiles in `library::decode`).
@@ -32,7 +30,6 @@
 pub mod epilogue;
 pub mod fragments;
 pub mod gate;
-pub mod order;
 pub mod pages;
 pub mod ring;
 pub mod roles;

@@ -2,7 +2,6 @@
 //! the preprocess and convert kernels (a warp per query row), and the main kernel on
 //! [`WarpSpecialized`](crate::parts::WarpSpecialized) roles with a [`Ring`] of query blocks.
 
-use crate::parts::order::keep_before_wait;
 use crate::parts::{
     Band, ConsumerId, Ring, banded, load_slabs, ring_and_once, stage_for_bulk_then,
 };
@@ -712,9 +711,6 @@ struct Parts<'a, T: Elem> {
     /// With [`BackwardConfig::dq_bulk`]: the consumers' `dQ` stages (16 KB each).
     dq_stage: Option<Reg<ty::U32>>,
     kv_full: NamedBarrier,
-    /// With [`BackwardConfig::keeps_exps_under_dp`]: the scratch word `Pᵀ`'s exponentials are
-    /// kept ahead of the wait for `dPᵀ` with ([`keep_before_wait`]).
-    keep: Option<Reg<ty::U32>>,
 }
 
 /// Builds the main backward kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its
@@ -772,11 +768,6 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
     let (pipe, base) = k.pool_pipeline("qdo", cfg.stages, &tiles, 1, 2)?;
     let (sync, ring, kv_full) =
         ring_and_once(&mut k, &name, tid, ("qdo", pipe, base, 2), "kv_full")?;
-    // After the barriers: the pool's other offsets stay as they are.
-    let keep = match cfg.keeps_exps_under_dp() {
-        true => Some(k.pool_bytes("keep", 4, 4)?),
-        false => None,
-    };
 
     let parts = Parts {
         cfg,
@@ -788,7 +779,6 @@ fn main_typed<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
         ds_s,
         dq_stage,
         kv_full,
-        keep,
     };
     let run = |k: &mut KernelBuilder| {
         roles
@@ -1399,12 +1389,6 @@ fn keyed_trip<T: Elem>(
         // dK): the registers hold Sᵀ, dPᵀ, dK and dV (192 a thread) but not Pᵀ's 32 pairs in
         // flight beside them and dSᵀ's (ptxas serializes the wgmmas, C7512, with dV queued
         // behind dPᵀ or before dSᵀ's cast).
-        // With [`BackwardConfig::keeps_exps_under_dp`] Pᵀ's exponentials stay ahead of the wait
-        // (ptxas would hoist it above them), so they run while dPᵀ does; Pᵀ's cast stays after
-        // it (before, its pairs beside Sᵀ, dPᵀ, dK and dV serialize the wgmmas, C7512).
-        if let Some(scratch) = p.keep {
-            keep_before_wait(k, &s, scratch)?;
-        }
         k.wgmma_wait_group(0)?;
         c.cols.score_grads(k, &dp, &s, trip.dd_s)?;
         k.cast(&r.p_cast, &r.s, ws)?;
@@ -1429,14 +1413,8 @@ fn keyed_trip<T: Elem>(
     k.mad_lo(ds_wg, c.cw_r, 64 * swizzle.span_bytes(), ds_buf)?;
     let staging = TileRef::shared_slabs(dt, [64, bm], bn, ds_wg, 1024, swizzle);
     k.copy(&staging, &r.ds_cast, ws)?;
-    // dV reads Pᵀ from registers and dO from the ring, not dSᵀ: before the fence
-    // ([`BackwardConfig::dv_before_fence`]) it runs while the fence waits for dSᵀ's stores.
-    let dv_first = cfg.issues_dv_before_fence();
-    if dv_first {
-        k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
-    }
     fence_shared(k)?;
-    if cfg.queues_dv_after_ds() && !dv_first {
+    if cfg.queues_dv_after_ds() {
         k.gemm_async(&r.dv, &r.p_a, &do_t, Accumulate::Yes, ws)?;
     }
     // The last trip's dQ reduction has read this warpgroup's stage before the barrier

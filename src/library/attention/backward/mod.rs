@@ -126,16 +126,6 @@ pub struct BackwardConfig {
     /// it, C7514). The last trip issues it over its own Q (discarded). The default at head dim
     /// 128: on an H200 1-6 % faster than `Sᵀ` at the trip's start (BENCHMARKS.md session 17).
     pub scores_ahead: bool,
-    /// Where `dV` is queued once `dSᵀ` is stored ([`BackwardConfig::queues_dv_after_ds`]):
-    /// `Pᵀ`'s exponentials kept ahead of the wait for `dPᵀ`, so a warpgroup computes them while
-    /// `dPᵀ` runs ([`crate::parts::order::keep_before_wait`]; without it ptxas 13.0 hoists that
-    /// wait above all but 4 of a thread's 32 `ex2` and the warpgroup computes `Pᵀ` once `dPᵀ` is
-    /// done, the tensor cores idle meanwhile).
-    pub exps_under_dp: bool,
-    /// Where `dV` is queued once `dSᵀ` is stored: `dV` issued before the proxy fence that
-    /// publishes `dSᵀ` to the async proxy (`dV` reads `Pᵀ` from registers and `dO` from the
-    /// ring, not `dSᵀ`), so it runs while the fence waits for `dSᵀ`'s stores; else after it.
-    pub dv_before_fence: bool,
 }
 
 impl BackwardConfig {
@@ -205,8 +195,6 @@ impl BackwardConfig {
             in_order: false,
             dependent: true,
             scores_ahead: head_dim == 2 * Self::SLAB,
-            exps_under_dp: false,
-            dv_before_fence: false,
         }
         .with_bulk_dq()
     }
@@ -393,38 +381,6 @@ impl BackwardConfig {
             || (self.dv_after_ds && self.head_dim == 2 * Self::SLAB)
     }
 
-    /// The same configuration with `Pᵀ`'s exponentials kept ahead of the wait for `dPᵀ`
-    /// ([`BackwardConfig::exps_under_dp`]).
-    pub fn with_exps_under_dp(self) -> BackwardConfig {
-        BackwardConfig {
-            exps_under_dp: true,
-            ..self
-        }
-    }
-
-    /// The same configuration with `dV` issued before `dSᵀ`'s proxy fence
-    /// ([`BackwardConfig::dv_before_fence`]).
-    pub fn with_dv_before_fence(self) -> BackwardConfig {
-        BackwardConfig {
-            dv_before_fence: true,
-            ..self
-        }
-    }
-
-    /// Whether `Pᵀ`'s exponentials are kept ahead of the wait for `dPᵀ`: by
-    /// [`BackwardConfig::exps_under_dp`] where `dV` is queued once `dSᵀ` is stored
-    /// ([`BackwardConfig::queues_dv_after_ds`]; with `dV` behind `dPᵀ` its issue, which reads
-    /// `Pᵀ`, keeps them there already). The kernel then holds a 4-byte scratch word.
-    pub fn keeps_exps_under_dp(&self) -> bool {
-        self.exps_under_dp && self.queues_dv_after_ds()
-    }
-
-    /// Whether `dV` is issued before `dSᵀ`'s proxy fence: by
-    /// [`BackwardConfig::dv_before_fence`] where `dV` is queued once `dSᵀ` is stored.
-    pub fn issues_dv_before_fence(&self) -> bool {
-        self.dv_before_fence && self.queues_dv_after_ds()
-    }
-
     /// Whether the CTAs start longest first: with the causal mask (unless
     /// [`BackwardConfig::in_order`]) the grid's CTAs are numbered in bands of
     /// [`BackwardConfig::BAND_PAIRS`] (KV head, sequence) pairs, key blocks in order within a
@@ -520,14 +476,6 @@ impl BackwardConfig {
                     }
                     if head_dim == 2 * Self::SLAB {
                         // The orders before the scores ahead.
-                        // Pᵀ kept under dPᵀ, and dV before dSᵀ's fence too.
-                        let pinned = cfg.with_exps_under_dp();
-                        out.push(pinned);
-                        out.push(pinned.with_dv_before_fence());
-                        if dtype == ScalarType::Bf16 {
-                            out.push(pinned.with_dv_before_fence().with_varlen());
-                            out.push(pinned.with_dv_before_fence().with_deterministic());
-                        }
                         let in_trip = cfg.with_scores_in_trip();
                         out.push(in_trip);
                         out.push(in_trip.with_dv_after_ds());
@@ -572,7 +520,7 @@ impl BackwardConfig {
     /// with the causal mask's CTAs in the grid's order ([`BackwardConfig::in_order`]).
     pub fn name(&self) -> String {
         format!(
-            "{}{}{}{}{}{}{}{}{}",
+            "{}{}{}{}{}{}{}",
             super::name_stem("bwd", self.dtype, self.head_dim, self.causal),
             if self.varlen { "_varlen" } else { "" },
             match self.block_m {
@@ -584,16 +532,6 @@ impl BackwardConfig {
                 (_, true) => "",
                 (true, false) => "_dvlate",
                 (false, false) => "_intrip",
-            },
-            if self.keeps_exps_under_dp() {
-                "_pin"
-            } else {
-                ""
-            },
-            if self.issues_dv_before_fence() {
-                "_dvf"
-            } else {
-                ""
             },
             if self.reduces_partials() && !self.dq_summed {
                 "_partials"
@@ -647,9 +585,8 @@ impl BackwardConfig {
 
     /// Dynamic shared memory: K, V, the `dSᵀ` buffers, the two `dQ` stages, the ring's stages
     /// (Q and dO 1024-byte aligned, then LSE and D 128-byte aligned; each stage but the last
-    /// padded to the next 1024-byte boundary), the barriers (the ring's two a stage and K
-    /// and V's, 8 bytes each) and, with [`BackwardConfig::keeps_exps_under_dp`], a 4-byte
-    /// scratch word.
+    /// padded to the next 1024-byte boundary) and the barriers (the ring's two a stage and K
+    /// and V's, 8 bytes each).
     pub fn smem_bytes(&self) -> u32 {
         let stage = 2 * self.q_bytes() + 2 * self.row_stat_bytes().next_multiple_of(128);
         let dq = if self.bulk_dq() {
@@ -663,7 +600,6 @@ impl BackwardConfig {
             + self.stages.saturating_sub(1) * stage.next_multiple_of(1024)
             + stage
             + 8 * (2 * self.stages + 1)
-            + if self.keeps_exps_under_dp() { 4 } else { 0 }
     }
 
     /// Checks the configuration.
