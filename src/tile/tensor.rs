@@ -414,24 +414,8 @@ impl KernelBuilder {
         src: &impl TileOperand,
         scope: ExecScope,
     ) -> Result<&'static str> {
-        self.unary_op(dst, src, scope, |dst, src| TileOp::Copy { dst, src })
-    }
-
-    /// `dst` and `src` lowered, then `op` of the two dispatched at `scope`: [`copy`] and
-    /// [`cast`], the ops of one source tile.
-    ///
-    /// [`copy`]: KernelBuilder::copy
-    /// [`cast`]: KernelBuilder::cast
-    #[track_caller]
-    fn unary_op(
-        &mut self,
-        dst: &impl TileOperand,
-        src: &impl TileOperand,
-        scope: ExecScope,
-        op: for<'t> fn(&'t TileRef, &'t TileRef) -> TileOp<'t>,
-    ) -> Result<&'static str> {
         let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
-        self.tile_op(op(&d, &s), scope, None)
+        self.tile_op(TileOp::Copy { dst: &d, src: &s }, scope, None)
     }
 
     /// `dst = src` asynchronously (`cp.async`, TMA, bulk copies); `mbar` is the named barrier
@@ -538,7 +522,8 @@ impl KernelBuilder {
         src: &impl TileOperand,
         scope: ExecScope,
     ) -> Result<&'static str> {
-        self.unary_op(dst, src, scope, |dst, src| TileOp::Cast { dst, src })
+        let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        self.tile_op(TileOp::Cast { dst: &d, src: &s }, scope, None)
     }
 
     /// `dst = f(a, b)` element by element over tiles holding the same fragment.
