@@ -210,6 +210,62 @@ fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
     }
 }
 
+/// On epilogue warps ([`GemmConfig::epilogue_warps`]) a staged residual's bands are read without
+/// the whole-tile / edge-tile branch (its slab holds the whole band, zeros past the edges), so
+/// the band loop has one body: no branch between the warp's first `ldmatrix` and its first
+/// `stmatrix` (the epilogue warps' code comes first, in the producer warpgroup's branch); a
+/// residual read from global memory keeps the branch (its edge bands read with bounds). Both
+/// assemble without spills.
+#[test]
+fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
+    let cfg = GemmConfig::large().with_epilogue_warps();
+    let staged = staged_gemm(cfg, |k, n, res| {
+        let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+        Ok(Epilogue::new()
+            .cols(&bias, Combine::Add)
+            .activation(Activation::Relu)
+            .residual(res))
+    })
+    .unwrap();
+    let global = gemm_with(cfg, |k, [m, n]| {
+        let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+        let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
+        Ok(Epilogue::new()
+            .cols(&bias, Combine::Add)
+            .activation(Activation::Relu)
+            .residual(&res))
+    })
+    .unwrap();
+    let band = |ptx: &str| -> String {
+        let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
+        let write = read
+            + ptx[read..]
+                .find("stmatrix.sync.aligned")
+                .expect("no stmatrix");
+        ptx[read..write].to_string()
+    };
+    assert!(
+        !band(staged.built.ptx()).contains("bra "),
+        "a branch in the staged band"
+    );
+    assert!(
+        band(global.built.ptx()).contains("bra "),
+        "no edge branch in the global band"
+    );
+    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+        for (name, g) in [("staged", &staged), ("global", &global)] {
+            let name = format!("{} epilogue warps, {name} residual", cfg.name());
+            support::assemble_clean_without(
+                &ptxas,
+                &name,
+                g.built.ptx(),
+                Target::Sm90a,
+                &["C7514"],
+            );
+        }
+    }
+}
+
 /// A staged input is refused where the GEMM has no staging blocks to load it into, a second one,
 /// one no op reads, and one an op would address in global memory.
 #[test]
