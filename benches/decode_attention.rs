@@ -3,8 +3,9 @@
 //! context 32 x 4k, 32 x 16k, 8 x 64k, 1 x 128k), each on a contiguous cache (one page a
 //! sequence, the memory torch's SDPA reads), on paged caches of 16- and 64-token pages in a
 //! shuffled block table, and on FP8 e4m3 caches (contiguous, 16-, 64-, 128- and 256-token
-//! pages, and 16-token pages in order, shuffled only within 2 MiB and shuffled in runs of 64 KiB
-//! ([`Placement`]); per-head scales); the split problems also with the splits combined in the
+//! pages, and 16-token pages in order, shuffled only within 2 MiB, shuffled in runs of 64 KiB
+//! and as a serving engine's free list hands them out on a fresh server ([`Placement`]; bf16
+//! 16-token pages that way too); per-head scales); the split problems also with the splits combined in the
 //! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
 //! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]), and with the split's
 //! CTAs on a kernel built for one CTA an SM instead of the one built for two (`one-CTA kernel`:
@@ -26,8 +27,11 @@
 //! (`DecodeConfig::cp_async`: `cp.async` for pages of at most `DecodeConfig::CP_ASYNC_PAGE`
 //! tokens), with `ordinary launch` launch the decode kernel as an ordinary kernel, not as a
 //! programmatic dependent of the call before it (`DecodeConfig::dependent_launch` off), with
-//! `cp.async at one CTA an SM` copy an FP8 cache's 16-token pages by `cp.async` in launches
-//! whose CTAs fit one an SM too (`DecodeConfig::solo_boxes` off).
+//! `TMA boxes at one CTA an SM` (or `cp.async at one CTA an SM`) load an FP8 cache's 16-token
+//! pages the other way in launches whose CTAs fit one an SM (`DecodeConfig::solo_boxes` on or
+//! off against the default), with `table window` or
+//! `table a tile ahead` read the `cp.async` copies' block-table entries the way the
+//! configuration does not by default (`DecodeConfig::table_window`).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -86,6 +90,11 @@ enum Placement {
     /// The pages in runs of this many bytes, the runs shuffled (each in order): a larger page's
     /// placement under the page size's loads.
     Runs(usize),
+    /// As a serving engine's free list hands them out on a fresh server (vLLM's block pool: the
+    /// free pages in order, taken from the front): each sequence's first half (its prompt) in
+    /// one run, sequence after sequence, then the second half (its decoded tokens) a page a
+    /// sequence in turn, so those lie `batch` pages apart.
+    Served,
 }
 
 /// A cache tensor: bf16 or FP8 e4m3.
@@ -146,6 +155,22 @@ fn cache(
                     .flat_map(|&r| r as usize * run..((r as usize + 1) * run).min(pages))
                     .map(|p| p as i32)
                     .collect();
+            }
+            Placement::Served => {
+                let prompt = per / 2;
+                let mut next = 0i32;
+                for b in 0..batch {
+                    for j in 0..prompt {
+                        order[b * per + j] = next;
+                        next += 1;
+                    }
+                }
+                for j in prompt..per {
+                    for b in 0..batch {
+                        order[b * per + j] = next;
+                        next += 1;
+                    }
+                }
             }
         }
     }
@@ -307,9 +332,14 @@ struct Layout {
     /// The decode kernel launched as an ordinary kernel, not as a programmatic dependent of the
     /// kernel before it (`DecodeConfig::dependent_launch` off).
     ordinary: bool,
-    /// An FP8 cache's 16-token pages copied by `cp.async` in launches whose CTAs fit one an SM
-    /// too (`DecodeConfig::solo_boxes` off).
-    copies_alone: bool,
+    /// An FP8 cache's 16-token pages loaded by TMA boxes (`Some(true)`) or copied by
+    /// `cp.async` (`Some(false)`) in launches whose CTAs fit one an SM, instead of the
+    /// configuration's default (`DecodeConfig::solo_boxes`).
+    solo_boxes: Option<bool>,
+    /// The `cp.async` copies' block-table entries read a window of 32 tiles ahead across each
+    /// warp's lanes (`Some(true)`) or a tile ahead (`Some(false)`) instead of the
+    /// configuration's default (`DecodeConfig::table_window`).
+    window: Option<bool>,
 }
 
 /// A row's name suffix and what it sets on its layout.
@@ -332,7 +362,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         cp_async: None,
         solo: None,
         ordinary: false,
-        copies_alone: false,
+        solo_boxes: None,
+        window: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -361,7 +392,53 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             order: Placement::Runs(64 << 10),
             ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None, false)
         },
+        Layout {
+            order: Placement::Served,
+            ..layout("paged 16 e4m3 as served", Some(16), true, None, false)
+        },
+        Layout {
+            order: Placement::Served,
+            ..layout("paged 16 as served", Some(16), false, None, false)
+        },
     ];
+    // The FP8 pages copied by cp.async with the block-table reads they do not take by default
+    // (a window of 32 tiles across each warp's lanes, or a tile ahead); the 16-token pages at
+    // the split problems (CTAs that fit one an SM) loaded the other way there too (TMA boxes
+    // or cp.async, DecodeConfig::solo_boxes).
+    let fp8_16 = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, 16).with_fp8();
+    let window = !fp8_16.table_window;
+    let named = if window {
+        "table window"
+    } else {
+        "table a tile ahead"
+    };
+    for (name, page, order) in [
+        ("paged 16 e4m3", 16, Placement::Shuffled),
+        ("paged 16 e4m3 in order", 16, Placement::InOrder),
+        ("paged 16 e4m3 as served", 16, Placement::Served),
+        ("paged 64 e4m3", 64, Placement::Shuffled),
+    ] {
+        out.push(Layout {
+            window: Some(window),
+            order,
+            ..layout(&format!("{name}, {named}"), Some(page), true, None, false)
+        });
+    }
+    let boxes = !fp8_16.solo_boxes;
+    let alone = match boxes {
+        true => "TMA boxes at one CTA an SM",
+        false => "cp.async at one CTA an SM",
+    };
+    for (name, order) in [
+        ("paged 16 e4m3", Placement::Shuffled),
+        ("paged 16 e4m3 as served", Placement::Served),
+    ] {
+        out.push(Layout {
+            solo_boxes: Some(boxes),
+            order,
+            ..layout(&format!("{name}, {alone}"), Some(16), true, None, false)
+        });
+    }
     // The contiguous caches and the FP8 16-token pages with the cache's loads evict-first in
     // L2, and launched as ordinary kernels, not as dependents of the call before them.
     let flags: [Flag; 2] = [
@@ -401,18 +478,6 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ..layout(&format!("{name}, {how}"), page, true, None, false)
         });
     }
-    // The FP8 16-token pages copied by cp.async where the launcher takes TMA boxes (the split
-    // problems: CTAs that fit one an SM).
-    out.push(Layout {
-        copies_alone: true,
-        ..layout(
-            "paged 16 e4m3, cp.async at one CTA an SM",
-            Some(16),
-            true,
-            None,
-            false,
-        )
-    });
     for (b, splits, fp8_splits) in FORCED_SPLITS {
         if b == batch {
             out.push(layout("contiguous, folded", None, false, None, true));
@@ -547,8 +612,11 @@ fn gpu(_c: &mut Criterion) {
             if l.ordinary {
                 cfg = cfg.with_dependent_launch(false);
             }
-            if l.copies_alone {
-                cfg = cfg.with_solo_boxes(false);
+            if let Some(boxes) = l.solo_boxes {
+                cfg = cfg.with_solo_boxes(boxes);
+            }
+            if let Some(window) = l.window {
+                cfg = cfg.with_table_window(window);
             }
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
             // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
@@ -560,7 +628,8 @@ fn gpu(_c: &mut Criterion) {
                 || l.cp_async.is_some()
                 || l.solo.is_some()
                 || l.ordinary
-                || l.copies_alone;
+                || l.solo_boxes.is_some()
+                || l.window.is_some();
             let c = match reuse {
                 true => None,
                 false => Some(

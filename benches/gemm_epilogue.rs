@@ -5,12 +5,13 @@
 //! L2 at the tile's start) and staged (`HopperGemm::staged_input`: loaded by TMA into the C
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
 //! residual from global memory or staged slab by slab), at 4096³ and 8192³, the plain GEMM
-//! timed beside each,
+//! timed beside each (their launches interleaved: `median_ms_interleaved`),
 //! three rounds; a row per timing with the fused / plain ratio.
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
 //! GEMM_EPILOGUE_SIZES=4096 cargo bench --bench gemm_epilogue   # only 4096³ (a profiler's run)
+//! GEMM_EPILOGUE_SCHEDULES="epilogue warps, staged" cargo bench --bench gemm_epilogue   # one schedule
 //! ```
 
 use half::bf16;
@@ -19,7 +20,7 @@ use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
 use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
-use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms};
+use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms_interleaved};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The epilogues timed: a name, and which of bias, activation and residual it applies.
@@ -35,6 +36,7 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
         Some(Activation::GeluTanh),
         true,
     ),
+    ("bias+relu+residual", true, Some(Activation::Relu), true),
 ];
 
 /// The GEMM of `cfg` with a bias `[n]` and a residual `[m, n]` declared (both always, so every
@@ -118,8 +120,14 @@ fn main() -> Result<(), CheckError> {
             ("epilogue warps", cfg.with_epilogue_warps(), false),
             ("epilogue warps, staged", cfg.with_epilogue_warps(), true),
         ];
+        // GEMM_EPILOGUE_SCHEDULES: only the schedules named (a `;`-separated list, exact).
+        let only = std::env::var("GEMM_EPILOGUE_SCHEDULES").ok();
+        let wanted = |s: &str| {
+            only.as_ref()
+                .is_none_or(|o| o.split(';').any(|x| x.trim() == s))
+        };
         let mut kernels = Vec::new();
-        for (schedule, cfg, staged) in schedules {
+        for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
             for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged) {
                 let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
@@ -130,7 +138,9 @@ fn main() -> Result<(), CheckError> {
         }
         for round in 1..=3 {
             for (schedule, name, kernel) in &kernels {
-                let ours = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
+                // The fused and the plain launches interleaved, so a drift of the clock (the
+                // H200 at its power limit) touches both alike.
+                let mut fused_run = || -> Result<(), CheckError> {
                     let mut args = [
                         Arg::tensor(&p.a),
                         Arg::tensor(&p.b),
@@ -140,10 +150,16 @@ fn main() -> Result<(), CheckError> {
                     ];
                     kernel.launch(&stream, &mut args)?;
                     Ok(())
-                })?;
-                let base = median_ms::<CheckError>(&stream, 3, 20, Before::Nothing, || {
-                    Ok(plain.run(&stream, &p.a, &p.b, &mut p.c, None)?)
-                })?;
+                };
+                let (a, b, plain_c) = (&p.a, &p.b, &mut p.c);
+                let mut plain_run = || Ok(plain.run(&stream, a, b, plain_c, None)?);
+                let [ours, base] = median_ms_interleaved::<CheckError, 2>(
+                    &stream,
+                    3,
+                    20,
+                    Before::Nothing,
+                    [&mut fused_run, &mut plain_run],
+                )?;
                 let (f, b) = (flops / ours / 1e9, flops / base / 1e9);
                 println!(
                     "| {m}x{n}x{k} | {schedule} | {name} | {round} | {f:.0} | {b:.0} | {:.3} |",

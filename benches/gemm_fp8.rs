@@ -99,7 +99,8 @@ fn main() {
     // Our kernels, one per configuration the shapes get, loaded once.
     let mut kernels: HashMap<GemmConfig, Gemm> = HashMap::new();
     // Ours against cuBLASLt FP8 promoted (f32 D) on fresh data, outputs poisoned: an edge shape
-    // on the narrow tile and on the 128 x 256 tile, e5m2 x e4m3, an f32 C and a square.
+    // on the narrow tile and on the 128 x 256 tile, e5m2 x e4m3, an f32 C, a square and the
+    // 192-wide tile.
     let fp8 = |m, n| GemmConfig::fp8(m, n, sms, e4m3, out);
     // `parts`-way split-K with the register epilogue, as deep as it fits.
     let split = |parts, m, n| {
@@ -125,6 +126,8 @@ fn main() {
             (1024, 4096, 512),
         ),
         (fp8(4096, 4096), (4096, 4096, 4096)),
+        // The rule's 192-wide tile where N = 2112 (`GemmConfig::wave_width`).
+        (fp8(4096, 2112), (4096, 2112, 7168)),
         // Split-K at a decode shape and at an edge shape (its last part without a k-tile).
         (split(8, 64, 7168), (64, 7168, 16384)),
         (split(4, 300, 520), (300, 520, 272)),

@@ -1,5 +1,5 @@
-# What the GPU-step scripts (`attention_backward_gpu.sh`, `decode_gpu.sh`) share, sourced after
-# `set -u`: `kit_start KIT OUT_DEFAULT BENCH...` sets `kit` and `out` ($OUT, else OUT_DEFAULT,
+# What the GPU-step scripts (`attention_backward_gpu.sh`, `decode_gpu.sh`, `parts_gpu.sh`) share,
+# sourced after `set -u`: `kit_start KIT OUT_DEFAULT BENCH...` sets `kit` and `out` ($OUT, else OUT_DEFAULT,
 # made), makes the kit's `ptxkit` and the named bench executables executable and prints the
 # GPU's name and maximum clocks; `step NAME` prints a step's heading with the time.
 kit_start() {

@@ -35,7 +35,7 @@ for f in "$kit"/*/*.xz; do xz -d -f "$f"; done
 chmod +x "$kit"/*/*
 N=$kit/new
 O=$kit/old
-step() { echo "== $1 ($(date +%T))"; }
+. "$(dirname "$0")/gpu_steps.sh"
 san() { compute-sanitizer --tool "$@" 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL|check " | tail -6; }
 case $what in
 check)

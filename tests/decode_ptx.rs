@@ -84,7 +84,7 @@ fn cp_async_pages_are_the_producer_threads_copies() {
             let cfg = DecodeConfig::new(d, 4, rows).with_fp8().with_cp_async(true);
             let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
             let name = cfg.name();
-            assert!(name.ends_with("_ca"), "{name}");
+            assert!(name.contains("_ca"), "{name}");
             assert_eq!(
                 ptx.matches("cp.async.cg.shared.global").count() as u32,
                 2 * d / 32,
@@ -148,13 +148,37 @@ fn loop_bodies(ptx: &str) -> Vec<String> {
 /// `cp.async`) divides by nothing: each box's (or warp's) page slot and row move by adds a tile
 /// (`parts::PageCursor`), the divisions by the run-time page size are made before the loop. The
 /// pages of 16, 48 (boxes and warps crossing pages at a row that moves a tile) and 64 tokens and
-/// a contiguous cache, bf16 and FP8 by both loads.
+/// a contiguous cache, bf16 and FP8 by both loads (the `cp.async` copies with both block-table
+/// reads: a tile ahead, or a window of 32 tiles across the warp's lanes,
+/// `DecodeConfig::table_window`, a tile's page then one `shfl.sync.idx`).
 #[test]
 fn the_producer_divides_by_the_page_size_only_before_its_loop() {
     for page in [16u32, 48, 64, 4096] {
         let bf16 = DecodeConfig::new(128, 4, page);
         let fp8 = bf16.with_fp8();
-        for cfg in [bf16, fp8.with_cp_async(true), fp8.with_cp_async(false)] {
+        let copies = fp8.with_cp_async(true);
+        for window in [false, true] {
+            let cfg = copies.with_table_window(window);
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            let name = cfg.name();
+            let bodies: Vec<String> = loop_bodies(&ptx)
+                .into_iter()
+                .filter(|b| b.contains("cp.async.cg.shared.global"))
+                .collect();
+            assert_eq!(bodies.len(), 1, "{name}: one loop copies the cache");
+            // A tile's page: a shuffle from the window (read again every 32 tiles, in the
+            // loop), or a block-table read a tile ahead.
+            let shuffles = bodies[0].matches("shfl.sync.idx.b32").count();
+            assert_eq!(shuffles, usize::from(window), "{name}");
+            assert_eq!(bodies[0].matches("ld.global.s32").count(), 1, "{name}");
+            assert_eq!(name.ends_with("_ca_tw"), window, "{name}");
+        }
+        for cfg in [
+            bf16,
+            copies,
+            copies.with_table_window(true),
+            fp8.with_cp_async(false),
+        ] {
             let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
             let name = cfg.name();
             let loads = |b: &String| {
@@ -198,7 +222,11 @@ fn fp8_pages_up_to_64_tokens_are_copied_by_cp_async() {
         assert!(!cfg.cp_async, "bf16, page {page}");
         let fp8 = cfg.with_fp8();
         assert_eq!(fp8.cp_async, cp_async, "e4m3, page {page}");
-        assert_eq!(fp8.name().ends_with("_ca"), cp_async, "{}", fp8.name());
+        assert_eq!(fp8.name().contains("_ca"), cp_async, "{}", fp8.name());
+        // The copies of 16-row boxes read their block-table entries a window ahead.
+        let window = cp_async && rows == 16;
+        assert_eq!(fp8.table_window, window, "{}", fp8.name());
+        assert_eq!(fp8.name().ends_with("_ca_tw"), window, "{}", fp8.name());
         assert_eq!(fp8.validate(), Ok(()), "{}", fp8.name());
     }
 }
@@ -362,8 +390,9 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
     }
 }
 
-/// Launches whose CTAs fit one an SM take TMA boxes over an FP8 cache of 16-row pages that
-/// `cp.async` copies otherwise (`DecodeConfig::solo_boxes`, on by default; head dims 64 and 128):
+/// With `DecodeConfig::solo_boxes` (off by default since session 18), launches whose CTAs fit
+/// one an SM take TMA boxes over an FP8 cache of 16-row pages that `cp.async` copies otherwise
+/// (head dims 64 and 128):
 /// the launcher's second kernel is the same configuration with TMA boxes (and, with `solo`,
 /// built for one CTA an SM); none for 32- and 64-row pages, bf16, TMA-box configurations, head
 /// dim 256, or with `solo_boxes` off.
@@ -371,8 +400,10 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
 fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
     for d in [64u32, 128] {
         for page in [16u32, 48] {
-            let cfg = DecodeConfig::new(d, 4, page).with_fp8();
-            assert!(cfg.solo_boxes && cfg.cp_async, "{}", cfg.name());
+            let copies = DecodeConfig::new(d, 4, page).with_fp8();
+            assert!(!copies.solo_boxes && copies.cp_async, "{}", copies.name());
+            assert_eq!(copies.solo_config(), None, "{}", copies.name());
+            let cfg = copies.with_solo_boxes(true);
             let boxes = cfg.solo_config().unwrap();
             assert_eq!(boxes, cfg.with_cp_async(false), "{}", cfg.name());
             assert_eq!(boxes.ctas_per_sm(), 2);
@@ -390,7 +421,10 @@ fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
             assert_eq!(cfg.with_solo_boxes(false).solo_config(), None);
         }
         for page in [32u32, 64, 128] {
-            assert_eq!(DecodeConfig::new(d, 4, page).with_fp8().solo_config(), None);
+            let cfg = DecodeConfig::new(d, 4, page)
+                .with_fp8()
+                .with_solo_boxes(true);
+            assert_eq!(cfg.solo_config(), None);
         }
         assert_eq!(DecodeConfig::new(d, 4, 16).solo_config(), None, "bf16");
         let tma = DecodeConfig::new(d, 4, 16).with_fp8().with_cp_async(false);

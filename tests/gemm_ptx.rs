@@ -851,3 +851,28 @@ fn the_launch_is_derived_from_the_kernel() {
         .unwrap();
     assert_eq!(cfg.grid, [8, 1, 1]);
 }
+
+/// The rule's tile width weighs the last wave (`GemmConfig::wave_width`): the benchmark shapes
+/// keep the 256-wide tile (their golden files above), DeepSeek-V3's N = 2112 takes 192 wide at
+/// M = 4096 (11 whole columns; 256 wide leaves the ninth a quarter full), its other layers stay
+/// 256 wide, a skinny problem still gets 64, and the pick is a valid kernel.
+#[test]
+fn the_rule_weighs_the_last_wave() {
+    use ptxkit::library::gemm::DEEPSEEK_V3_NK;
+    for &(m, n, _) in BENCH_SHAPES.iter().filter(|s| s.0 >= 2048) {
+        assert_eq!(GemmConfig::wave_width(m, n, 132), 256, "{m}x{n}");
+    }
+    for &(n, _) in DEEPSEEK_V3_NK {
+        let want = if n == 2112 { 192 } else { 256 };
+        assert_eq!(GemmConfig::wave_width(4096, n, 132), want, "4096x{n}");
+        for input in [ScalarType::Bf16, ScalarType::E4m3] {
+            let cfg = GemmConfig::for_problem_typed(4096, n, 132, input, ScalarType::Bf16);
+            assert_eq!(cfg.bn, want);
+            assert!(cfg.tma_store && cfg.validate().is_ok(), "{}", cfg.name());
+        }
+    }
+    // 1024 x 5120: 160 tiles of 256 (two waves, the second 28 tiles) against 216 of 192.
+    assert_eq!(GemmConfig::wave_width(1024, 5120, 132), 192);
+    assert_eq!(GemmConfig::wave_width(128, 8192, 132), 64);
+    assert_eq!(GemmConfig::wave_width(4096, 4096, 0), 256);
+}

@@ -12,7 +12,7 @@ use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::{cluster_exchange, scale, tma_copy, vector_add};
 use ptxkit::runtime::{
     ArgDesc, LaunchLimits, Residency, RuntimeError, Scalar, TensorMapDType, TensorMapDesc,
-    TensorMapRule, check_launch, check_tensor_map,
+    TensorMapRule, TmaBox, check_launch, check_tensor_map,
 };
 use smem::SwizzleMode;
 
@@ -72,15 +72,18 @@ fn wrong_shape_dtype_or_alignment() {
     }
 }
 
+/// The map of an f32 tensor of `tma_copy`'s shape at `addr`, in boxes of 32 rows and `box_cols`
+/// columns with the 128-byte swizzle (`tma_copy`'s with 32).
+fn tma_copy_map(addr: u64, box_cols: u32) -> TensorMapDesc {
+    let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
+    let tma = TmaBox::new([32, box_cols]).swizzle(SwizzleMode::B128);
+    TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &tma)
+}
+
 #[test]
 fn misaligned_map() {
-    let (rows, cols) = (tma_copy::SHAPE.0 as usize, tma_copy::SHAPE.1 as usize);
-    let map = |addr| {
-        TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
-            .with_swizzle(SwizzleMode::B128)
-    };
-    check_tensor_map(&map(0x10_0000)).unwrap();
-    let e = check_tensor_map(&map(0x10_0004)).unwrap_err();
+    check_tensor_map(&tma_copy_map(0x10_0000, 32)).unwrap();
+    let e = check_tensor_map(&tma_copy_map(0x10_0004, 32)).unwrap_err();
     assert!(
         matches!(
             e,
@@ -92,9 +95,7 @@ fn misaligned_map() {
         "{e}"
     );
     // A 64-element f32 box row is 256 bytes: more than the 128-byte swizzle span.
-    let wide = TensorMapDesc::row_major(TensorMapDType::F32, 0x10_0000, &[rows, cols], &[32, 64])
-        .with_swizzle(SwizzleMode::B128);
-    assert!(check_tensor_map(&wide).is_err());
+    assert!(check_tensor_map(&tma_copy_map(0x10_0000, 64)).is_err());
 }
 
 #[test]
@@ -176,12 +177,8 @@ fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
     assert_eq!(buf.offsets(), &[0, 4, 64, 192]);
     let maps = buf.tensor_maps();
     assert_eq!(maps.len(), 2);
-    let want = |addr| {
-        TensorMapDesc::row_major(TensorMapDType::F32, addr, &[rows, cols], &[32, 32])
-            .with_swizzle(SwizzleMode::B128)
-    };
-    assert_eq!(maps[0], (2, want(0x10_0000)));
-    assert_eq!(maps[1], (3, want(0x20_0000)));
+    assert_eq!(maps[0], (2, tma_copy_map(0x10_0000, 32)));
+    assert_eq!(maps[1], (3, tma_copy_map(0x20_0000, 32)));
     // Until the launcher encodes them, the maps' bytes are zero: no address is passed instead.
     assert!(buf.bytes()[64..].iter().all(|&b| b == 0));
 
@@ -228,7 +225,7 @@ fn tma_tensors_are_passed_as_tensors_and_their_maps_built_from_them() {
 /// bytes) and an element type with no tensor-map encoding are refused, naming the parameter.
 #[test]
 fn symbolic_tma_tensors_read_their_extents_and_meet_the_drivers_rules() {
-    use ptxkit::runtime::{ExtentFacts, TmaBox, check_and_pack};
+    use ptxkit::runtime::{ExtentFacts, check_and_pack};
     let mut k = KernelBuilder::new("sym_tma", Target::Sm90a);
     let rows = k.symbol("rows").unwrap();
     let cols = k

@@ -5,7 +5,7 @@
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts, TmaTensor, Var};
 use ptxkit::library::gemm::{GemmConfig, GemmKernel, Grouping, HopperGemm};
-use ptxkit::parts::{Activation, Combine, Epilogue};
+use ptxkit::parts::{Activation, Combine, Epilogue, EpilogueTensor};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 mod support;
@@ -162,6 +162,20 @@ fn staged_gemm(
     gemm.with_epilogue(e).build(k)
 }
 
+/// The fused epilogue: a bf16 bias `[n]` (declared here) added, `act`, then `res` added.
+fn bias_act_residual(
+    k: &mut KernelBuilder,
+    n: Var,
+    act: Activation,
+    res: impl Into<EpilogueTensor>,
+) -> Result<Epilogue, KernelError> {
+    let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+    Ok(Epilogue::new()
+        .cols(&bias, Combine::Add)
+        .activation(act)
+        .residual(res))
+}
+
 /// A staged residual: each consumer's leader loads its block by TMA into its C staging block
 /// after issuing a k-tile's wgmmas (once the block's last store has read it), on the
 /// staging ring's barriers; the epilogue waits for it and reads it with `ldmatrix`; it is not
@@ -179,11 +193,7 @@ fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
         pair,
     ] {
         let g = staged_gemm(cfg, |k, n, res| {
-            let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
-            Ok(Epilogue::new()
-                .cols(&bias, Combine::Add)
-                .activation(Activation::GeluTanh)
-                .residual(res))
+            bias_act_residual(k, n, Activation::GeluTanh, res)
         })
         .unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
         let ptx = g.built.ptx();
@@ -206,6 +216,54 @@ fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
         if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
             let name = format!("{} staged", cfg.name());
             support::assemble_clean_without(&ptxas, &name, ptx, Target::Sm90a, &["C7514"]);
+        }
+    }
+}
+
+/// On epilogue warps ([`GemmConfig::epilogue_warps`]) a staged residual's bands are read without
+/// the whole-tile / edge-tile branch (its slab holds the whole band, zeros past the edges), so
+/// the band loop has one body: no branch between the warp's first `ldmatrix` and its first
+/// `stmatrix` (the epilogue warps' code comes first, in the producer warpgroup's branch); a
+/// residual read from global memory keeps the branch (its edge bands read with bounds). Both
+/// assemble without spills.
+#[test]
+fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
+    let cfg = GemmConfig::large().with_epilogue_warps();
+    let staged = staged_gemm(cfg, |k, n, res| {
+        bias_act_residual(k, n, Activation::Relu, res)
+    })
+    .unwrap();
+    let global = gemm_with(cfg, |k, [m, n]| {
+        let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
+        bias_act_residual(k, n, Activation::Relu, &res)
+    })
+    .unwrap();
+    let band = |ptx: &str| -> String {
+        let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
+        let write = read
+            + ptx[read..]
+                .find("stmatrix.sync.aligned")
+                .expect("no stmatrix");
+        ptx[read..write].to_string()
+    };
+    assert!(
+        !band(staged.built.ptx()).contains("bra "),
+        "a branch in the staged band"
+    );
+    assert!(
+        band(global.built.ptx()).contains("bra "),
+        "no edge branch in the global band"
+    );
+    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
+        for (name, g) in [("staged", &staged), ("global", &global)] {
+            let name = format!("{} epilogue warps, {name} residual", cfg.name());
+            support::assemble_clean_without(
+                &ptxas,
+                &name,
+                g.built.ptx(),
+                Target::Sm90a,
+                &["C7514"],
+            );
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ptxkit::runtime::cuda::CudaStream;
 use ptxkit::runtime::{
     Arg, Device, DeviceTensor, JitOptions, KernelSignature, LaunchConfig, Param, RuntimeError,
-    TensorMapDType, TensorMapDesc, TensorMapRule,
+    TensorMapDType, TensorMapDesc, TensorMapRule, TmaBox,
 };
 
 // The hand-written kernels, each in `tests/ptx/` with a comment on what it computes, and the
@@ -418,8 +418,12 @@ fn case_tensor_map(c: &mut Ctx) -> CaseResult {
     let host: Vec<half::bf16> = bits.iter().map(|&b| half::bf16::from_bits(b)).collect();
     let g = DeviceTensor::from_host(&c.stream, &host, vec![rows, cols]).map_err(e2s)?;
     // A 64 x 64 bf16 box: 128-byte rows, 128B swizzle.
-    let desc = TensorMapDesc::row_major(TensorMapDType::BF16, g.addr(), &[rows, cols], &[64, 64])
-        .with_swizzle(SwizzleMode::B128);
+    let desc = TensorMapDesc::row_major(
+        TensorMapDType::BF16,
+        g.addr(),
+        &[rows, cols],
+        &TmaBox::new([64, 64]).swizzle(SwizzleMode::B128),
+    );
     let map = c.dev.encode_tensor_map(&desc).map_err(e2s)?;
 
     // Broken rules are caught on the host with the rule named; the driver, asked directly, only

@@ -47,13 +47,9 @@ pub enum ErrorKind {
     Invalid,
 }
 
-/// A ptxkit error: a kind, a message and, where known, the place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    /// What went wrong.
-    pub kind: ErrorKind,
-    /// A one-line description.
-    pub message: String,
+/// Where an error is: the instruction, operand, target, function and PTX line, each where known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
     /// The instruction (its opcode, e.g. `add.bf16`) or directive involved.
     pub instruction: Option<String>,
     /// The operand involved (0-based position).
@@ -66,79 +62,86 @@ pub struct Error {
     pub line: Option<usize>,
 }
 
+impl Place {
+    /// True when nothing of the place is known.
+    pub fn is_empty(&self) -> bool {
+        *self == Place::default()
+    }
+}
+
+impl fmt::Display for Place {
+    /// The known parts, outermost first: `line 3, in `k`, `add.f32`, operand 1, target sm_90`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts = [
+            self.line.map(|l| format!("line {l}")),
+            self.function.as_ref().map(|func| format!("in `{func}`")),
+            self.instruction.as_ref().map(|i| format!("`{i}`")),
+            self.operand.map(|o| format!("operand {o}")),
+            self.target.map(|t| format!("target {t}")),
+        ];
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// A ptxkit error: a kind, a message and, where known, the place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// A one-line description.
+    pub message: String,
+    /// Where, as far as known (boxed: an error stays small beside the values it is returned
+    /// in place of).
+    pub place: Box<Place>,
+}
+
 impl Error {
     /// An error with a kind and a message and no place yet.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
             message: message.into(),
-            instruction: None,
-            operand: None,
-            target: None,
-            function: None,
-            line: None,
+            place: Box::default(),
         }
     }
 
     /// Names the instruction.
     pub fn at_instruction(mut self, opcode: impl Into<String>) -> Error {
-        self.instruction.get_or_insert_with(|| opcode.into());
+        self.place.instruction.get_or_insert_with(|| opcode.into());
         self
     }
 
     /// Names the operand position.
     pub fn at_operand(mut self, index: usize) -> Error {
-        self.operand.get_or_insert(index);
+        self.place.operand.get_or_insert(index);
         self
     }
 
     /// Names the target.
     pub fn on_target(mut self, target: Target) -> Error {
-        self.target.get_or_insert(target);
+        self.place.target.get_or_insert(target);
         self
     }
 
     /// Names the function.
     pub fn in_function(mut self, name: impl Into<String>) -> Error {
-        self.function.get_or_insert_with(|| name.into());
+        self.place.function.get_or_insert_with(|| name.into());
         self
     }
 
     /// Names the PTX line.
     pub fn at_line(mut self, line: usize) -> Error {
-        self.line.get_or_insert(line);
+        self.place.line.get_or_insert(line);
         self
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut place = Vec::new();
-        if let Some(l) = self.line {
-            place.push(format!("line {l}"));
-        }
-        if let Some(func) = &self.function {
-            place.push(format!("in `{func}`"));
-        }
-        if let Some(i) = &self.instruction {
-            place.push(format!("`{i}`"));
-        }
-        if let Some(o) = self.operand {
-            place.push(format!("operand {o}"));
-        }
-        if let Some(t) = self.target {
-            place.push(format!("target {t}"));
-        }
-        if place.is_empty() {
-            write!(f, "{:?}: {}", self.kind, self.message)
-        } else {
-            write!(
-                f,
-                "{:?} at {}: {}",
-                self.kind,
-                place.join(", "),
-                self.message
-            )
+        match self.place.is_empty() {
+            true => write!(f, "{:?}: {}", self.kind, self.message),
+            false => write!(f, "{:?} at {}: {}", self.kind, self.place, self.message),
         }
     }
 }

@@ -57,7 +57,7 @@ pub mod types;
 pub mod validate;
 
 pub use builder::FunctionBuilder;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Place, Result};
 pub use forms::{Form, FormSpec};
 pub use instr::{Imm, InstrRef, Instruction, Label, Operand, Src, TargetList};
 pub use module::{Directive, Function, Module};

@@ -134,5 +134,9 @@ fn a_hint_on_shared_memory_is_refused() {
         k.createpolicy_fractional(pol, L2Evict::First, 1.0)?;
         ld_hinted(k, pol, d, Addr::<spaces::Shared>::reg32(a))
     });
-    assert_eq!(e.instruction.as_deref().map(|s| &s[..2]), Some("ld"), "{e}");
+    assert_eq!(
+        e.place.instruction.as_deref().map(|s| &s[..2]),
+        Some("ld"),
+        "{e}"
+    );
 }

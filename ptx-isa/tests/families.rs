@@ -64,7 +64,7 @@ fn arithmetic_errors() {
         k.add_mods(FloatMods::NONE.sat(), d, d, d)
     });
     assert_eq!(e.kind, ErrorKind::InvalidModifier);
-    assert_eq!(e.instruction.as_deref(), Some("add.sat.f64"));
+    assert_eq!(e.place.instruction.as_deref(), Some("add.sat.f64"));
     // PTX ISA 9.7.1.1: `.sat` on integers is `.s32` only; the row's rule says so for the builder
     // and the validator alike (ptxas: "Modifier '.sat' does not apply to '.u32' type").
     let e = error(Target::Sm90a, |k| {
@@ -102,8 +102,8 @@ fn gating_names_the_form_target_and_alternatives() {
         k.add(d, d, d)
     });
     assert_eq!(e.kind, ErrorKind::UnsupportedTarget);
-    assert_eq!(e.target, Some(Target::Sm80));
-    assert_eq!(e.instruction.as_deref(), Some("add.bf16"));
+    assert_eq!(e.place.target, Some(Target::Sm80));
+    assert_eq!(e.place.instruction.as_deref(), Some("add.bf16"));
     assert!(e.message.contains("sm_80 lacks `add.bf16`"), "{e}");
     assert!(e.message.contains("sm_90, sm_90a"), "{e}");
     let e = error(Target::Sm86, |k| k.directive(Directive::ExplicitCluster));

@@ -55,11 +55,11 @@ fn every_form_builds_where_the_table_allows_it_and_not_elsewhere() {
                         "{}: {e}",
                         spec.name
                     );
-                    assert_eq!(e.target, Some(t));
+                    assert_eq!(e.place.target, Some(t));
                     // The first instruction the target lacks is named: this form, or one its
                     // example needs first (the bulk shared-to-cluster copy needs `mapa`).
                     assert!(
-                        e.message.contains("lacks") && e.instruction.is_some(),
+                        e.message.contains("lacks") && e.place.instruction.is_some(),
                         "{e}"
                     );
                 }

@@ -23,8 +23,8 @@ fn host_errors_name_the_helper() {
         let (row, col) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
         let e = emit::emit_offset_2d(k, SwizzleMode::B128, 2, 40, row, col).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Invalid);
-        assert_eq!(e.instruction.as_deref(), Some("emit_offset_2d"));
-        assert_eq!(e.function.as_deref(), Some("bad"));
+        assert_eq!(e.place.instruction.as_deref(), Some("emit_offset_2d"));
+        assert_eq!(e.place.function.as_deref(), Some("bad"));
         assert!(e.message.contains("not a multiple of 16"), "{e}");
         let e = emit::emit_offset_2d(k, SwizzleMode::None, 32, 16, row, col).unwrap_err();
         assert!(e.message.contains("does not fit in a row"), "{e}");
@@ -39,7 +39,7 @@ fn host_errors_name_the_helper() {
             swizzle: SwizzleMode::B128,
         };
         let e = emit::emit_desc(k, &d, row).unwrap_err();
-        assert_eq!(e.instruction.as_deref(), Some("emit_desc"));
+        assert_eq!(e.place.instruction.as_deref(), Some("emit_desc"));
         assert!(e.message.contains("StrideByteOffset"), "{e}");
     });
 }
@@ -55,7 +55,7 @@ fn lowering_checks_inputs() {
         assert_eq!(e.kind, ErrorKind::OperandCount);
         let w = k.reg::<ty::U64>();
         let e = emit::lower(k, &p, &[AluReg::U32(r), AluReg::U64(w)]).unwrap_err();
-        assert_eq!((e.kind, e.operand), (ErrorKind::OperandType, Some(1)));
+        assert_eq!((e.kind, e.place.operand), (ErrorKind::OperandType, Some(1)));
         // A descriptor program's output is 64 bits: not a 32-bit result.
         let d = smem::desc::address_program(0).unwrap();
         assert_eq!(
@@ -68,7 +68,7 @@ fn lowering_checks_inputs() {
         q.bin(smem::alu::BinOp::Shl, x, smem::alu::Operand::Value(y))
             .unwrap();
         let e = emit::lower(k, &q, &[AluReg::U64(w), AluReg::U64(w)]).unwrap_err();
-        assert_eq!(e.instruction.as_deref(), Some("shl.b64"));
+        assert_eq!(e.place.instruction.as_deref(), Some("shl.b64"));
     });
 }
 
@@ -89,7 +89,7 @@ fn mbarrier_index_out_of_range() {
         assert!(smem.mbarrier_addr_from(k, base, &bars, 1).is_ok());
         let e = smem.mbarrier_addr_from(k, base, &bars, 2).unwrap_err();
         assert_eq!(
-            e.instruction.as_deref(),
+            e.place.instruction.as_deref(),
             Some("DynamicSmem::mbarrier_addr_from")
         );
     });

@@ -33,10 +33,12 @@ pub mod attention;
 pub mod cluster_exchange;
 pub mod decode;
 pub mod gemm;
+pub mod operands;
 pub mod rows;
 pub mod scale;
 pub mod tma_copy;
 pub mod tp;
 pub mod vector_add;
 
+pub use operands::OperandError;
 pub use vector_add::vector_add;

@@ -478,9 +478,19 @@ impl Epilogue {
                     }
                     let known: Vec<(&str, &TileRef)> = known.iter().map(|(n, v)| (*n, v)).collect();
                     let views = self.back_views(k, &at, &known)?;
-                    whole_or_edge(k, &views, at.shape, Some(&at), |k, v, whole| {
-                        self.apply_back(k, &at, &values, v, whole)
-                    })?;
+                    // Staged inputs only (their slabs hold the whole band, zeros past the
+                    // edges) and no op that asks whether the band is whole (an amax compares
+                    // only the values inside): one body, no edge branch, so the views' lane
+                    // addresses stay out of the band loop.
+                    let shared = views.iter().all(|v| v.storage == Storage::Shared);
+                    let amax = self.ops.iter().any(|op| matches!(op, EpilogueOp::Amax(_)));
+                    if shared && !amax {
+                        self.apply_back(k, &at, &values, &views, true)?;
+                    } else {
+                        whole_or_edge(k, &views, at.shape, Some(&at), |k, v, whole| {
+                            self.apply_back(k, &at, &values, v, whole)
+                        })?;
+                    }
                 }
                 k.cast(&packed, &values, warp)?;
                 k.copy(&window, &packed, warp)?;

@@ -21,7 +21,8 @@
 //!   ([`ticket::last_arrival`]: split-K's fixup, split-KV decode's combine).
 //! - [`pages`]: a key's block-table slot and row in its page, moved a fixed step at a time
 //!   through pages of a run-time size by adds, not divisions ([`PageCursor`]: a paged KV
-//!   cache's tiles in `library::decode`).
+//!   cache's tiles in `library::decode`; [`PageWindow`]: a warp's next 32 steps' block-table
+//!   entries across its lanes, read a window ahead, a step's page one `shfl.sync`).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts
@@ -41,7 +42,7 @@ pub use epilogue::{
     Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, StagedBlock,
 };
 pub use gate::RowGate;
-pub use pages::PageCursor;
+pub use pages::{PageCursor, PageWindow};
 pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{

@@ -29,7 +29,8 @@
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::builder::CmpOp;
+use ptx_isa::builder::{CmpOp, ShflMode};
+use ptx_isa::{Reg, ty};
 
 use crate::kernel::{Expr, KernelBuilder, Result, Var};
 
@@ -97,5 +98,120 @@ impl PageCursor {
             k.assign(slot, slot + 1u32)
         })
         .end()
+    }
+}
+
+/// A warp's block-table entries for the next [`PageWindow::LANES`] steps of a walk, one a lane:
+/// lane `j` holds the entry of step `32 w + j` of window `w`, and the whole next window is
+/// read a window ahead ([`PageWindow::fill`]: one load a lane every 32 steps, each lane at its
+/// own slot, kept by its own [`PageCursor`] moving 32 steps at a time), so a step's page is a
+/// `shfl.sync.idx` (PTX ISA 9.7.9.6) from a register loaded 32 steps before, never a load the
+/// step waits for. Every lane of the warp calls [`PageWindow::page`] at every step, the
+/// walk's key warp-uniform.
+///
+/// ```
+/// use ptxkit::isa::{Target, ty};
+/// use ptxkit::kernel::{Expr, KernelBuilder, Ptr, TensorOpts};
+/// use ptxkit::parts::PageWindow;
+///
+/// let mut k = KernelBuilder::new("window", Target::Sm90a);
+/// let (slots, pages, page_size) = (k.symbol("slots")?, k.symbol("pages")?, k.symbol("page_size")?);
+/// // A sequence's block table over a cache of `pages` pages of `page_size` keys.
+/// let table = k.tensor::<ty::S32>("table", [slots], TensorOpts::default())?;
+/// let _cache = k.tensor::<ty::U32>("cache", [pages, page_size], TensorOpts::default())?;
+/// let out = k.tensor::<ty::S32>("out", [64u32, 32], TensorOpts::default())?;
+/// let [lane] = k.thread_id([32])?;
+/// // The warp's key 0, then 64 keys a step: each lane reads the table at its slot.
+/// let window = PageWindow::new(&mut k, lane, 0u32, page_size, 64)?;
+/// let read = |k: &mut KernelBuilder, slot, page| {
+///     let Ptr::Global(at) = k.ptr_to(&table, [Expr::from(slot)])? else {
+///         return Err(k.error("global"));
+///     };
+///     k.isa().ld(page, ptxkit::isa::Addr::<ptxkit::isa::spaces::Global>::reg(at))?;
+///     Ok(())
+/// };
+/// window.fill(&mut k, read)?;
+/// k.for_range(0u32, 64u32, |k, i| {
+///     let page = window.page(k, read)?;
+///     k.store(&out, [Expr::from(i), lane.into()], page)
+/// })?;
+/// let ptx = k.finish()?.ptx().to_string();
+/// // Two table reads in the text (the first window before the loop, the next in it) and one
+/// // shuffle a step.
+/// assert_eq!(ptx.matches("ld.global.s32").count(), 2);
+/// assert_eq!(ptx.matches("shfl.sync.idx.b32").count(), 1);
+/// # Ok::<(), ptxkit::kernel::KernelError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PageWindow {
+    /// This lane's step of the window being read: `32 (w + 1) + lane` while window `w` is used.
+    ahead_walk: PageCursor,
+    /// This lane's entry of the window in use, and of the next (in flight).
+    now: Reg<ty::S32>,
+    ahead: Reg<ty::S32>,
+    /// The step within the window in use (warp-uniform; [`PageWindow::LANES`]: none yet).
+    at: Var,
+}
+
+impl PageWindow {
+    /// Steps a window holds: a warp's lanes.
+    pub const LANES: u32 = 32;
+
+    /// The window of the warp whose walk starts at `key` (the same on every lane), `step`
+    /// keys a step, in pages of `page_size` keys; `lane` is the lane's id in the warp. Nothing
+    /// is read yet ([`PageWindow::fill`] reads the first window).
+    pub fn new(
+        k: &mut KernelBuilder,
+        lane: impl Into<Expr>,
+        key: impl Into<Expr>,
+        page_size: impl Into<Expr>,
+        step: u32,
+    ) -> Result<PageWindow> {
+        let own = key.into() + lane.into() * step;
+        let ahead_walk = PageCursor::new(k, own, page_size, step * Self::LANES)?;
+        let at = k.index_var("window_at", Self::LANES)?;
+        Ok(PageWindow {
+            ahead_walk,
+            now: k.reg(),
+            ahead: k.reg(),
+            at,
+        })
+    }
+
+    /// Reads the next window: `read(k, slot, page)` loads the block-table entry at this lane's
+    /// slot (the caller clamps a slot past the sequence's pages) into `page`, left in flight;
+    /// then the lane's cursor moves a window on. Once before the walk's first step.
+    pub fn fill(
+        &self,
+        k: &mut KernelBuilder,
+        read: impl Fn(&mut KernelBuilder, Var, Reg<ty::S32>) -> Result<()>,
+    ) -> Result<()> {
+        read(k, self.ahead_walk.slot(), self.ahead)?;
+        self.ahead_walk.advance(k)
+    }
+
+    /// The walk's page at this step (every lane the same): at a window's first step the window
+    /// read a window ago becomes the one in use and the next is read ([`PageWindow::fill`]);
+    /// then the step's entry from its lane by `shfl.sync.idx`, and the window moves a step on.
+    pub fn page(
+        &self,
+        k: &mut KernelBuilder,
+        read: impl Fn(&mut KernelBuilder, Var, Reg<ty::S32>) -> Result<()>,
+    ) -> Result<Reg<ty::S32>> {
+        let at = self.at;
+        let start = k.cmp(CmpOp::Eq, at, Self::LANES)?;
+        k.if_(start, |k| {
+            k.isa().mov(self.now, self.ahead)?;
+            self.fill(k, &read)?;
+            k.assign(at, 0u32)
+        })
+        .end()?;
+        let page = k.reg::<ty::S32>();
+        let lane = k.eval(at)?;
+        // c = 0x1f: the whole warp one segment, lanes clamped to 31 (PTX ISA 9.7.9.6).
+        k.isa()
+            .shfl_sync(ShflMode::Idx, page, None, self.now, lane, 0x1fu32, u32::MAX)?;
+        k.assign(at, at + 1u32)?;
+        Ok(page)
     }
 }

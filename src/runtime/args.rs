@@ -522,10 +522,7 @@ pub fn tma_map_desc(
         rule: None,
         value: e.to_string(),
     })?;
-    let mut desc = TensorMapDesc::row_major(dtype, t.addr, &t.shape, &tma.shape)
-        .with_swizzle(tma.swizzle)
-        .with_l2_promotion(tma.l2_promotion);
-    desc.element_strides = tma.element_strides.iter().rev().copied().collect();
+    let desc = TensorMapDesc::row_major(dtype, t.addr, &t.shape, tma);
     check_tensor_map(&desc).map_err(|e| tma_error(name, e))?;
     Ok(desc)
 }

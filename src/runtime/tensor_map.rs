@@ -151,6 +151,7 @@ pub enum Interleave {
 
 /// L2 promotion (`CUtensorMapL2promotion`): declared with a TMA tensor's box, so defined there.
 pub use crate::signature::L2Promotion;
+use crate::signature::TmaBox;
 
 /// Out-of-bounds fill (`CUtensorMapFloatOOBfill`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -190,13 +191,14 @@ pub struct TensorMapDesc {
 
 impl TensorMapDesc {
     /// A dense row-major tensor of shape `shape` (outermost first, as a [`super::DeviceTensor`]'s
-    /// shape) at `global_address`, loaded in boxes of `box_shape` (outermost first); no swizzle.
-    /// Dimensions are reversed into the driver's innermost-first order here.
+    /// shape) at `global_address`, loaded in boxes of `tma` (its shape, element strides, swizzle
+    /// and L2 promotion, as a kernel's [`TmaBox`] declares them). Dimensions are reversed into
+    /// the driver's innermost-first order here.
     pub fn row_major(
         dtype: TensorMapDType,
         global_address: u64,
         shape: &[usize],
-        box_shape: &[u32],
+        tma: &TmaBox,
     ) -> TensorMapDesc {
         let global_dims: Vec<u64> = shape.iter().rev().map(|&d| d as u64).collect();
         let mut global_strides = Vec::with_capacity(global_dims.len().saturating_sub(1));
@@ -208,27 +210,15 @@ impl TensorMapDesc {
         TensorMapDesc {
             dtype,
             global_address,
-            element_strides: vec![1; global_dims.len()],
             global_dims,
             global_strides,
-            box_dims: box_shape.iter().rev().copied().collect(),
+            box_dims: tma.shape.iter().rev().copied().collect(),
+            element_strides: tma.element_strides.iter().rev().copied().collect(),
             interleave: Interleave::None,
-            swizzle: SwizzleMode::None,
-            l2_promotion: L2Promotion::None,
+            swizzle: tma.swizzle,
+            l2_promotion: tma.l2_promotion,
             oob_fill: OobFill::Zero,
         }
-    }
-
-    /// The same map with `swizzle`.
-    pub fn with_swizzle(mut self, swizzle: SwizzleMode) -> TensorMapDesc {
-        self.swizzle = swizzle;
-        self
-    }
-
-    /// The same map with `l2`.
-    pub fn with_l2_promotion(mut self, l2: L2Promotion) -> TensorMapDesc {
-        self.l2_promotion = l2;
-        self
     }
 
     /// The same map with `fill`.
@@ -592,9 +582,20 @@ mod tests {
             TensorMapDType::BF16,
             0x7f00_0000_0000,
             &[256, 128],
-            &[64, 64],
+            &TmaBox::new([64, 64]).swizzle(SwizzleMode::B128),
         )
-        .with_swizzle(SwizzleMode::B128)
+    }
+
+    /// f16 [4, 4, 16] at `address`, box [1, 1, 16], 32-byte interleave.
+    fn interleaved(address: u64) -> TensorMapDesc {
+        let mut d = TensorMapDesc::row_major(
+            TensorMapDType::F16,
+            address,
+            &[4, 4, 16],
+            &TmaBox::new([1, 1, 16]),
+        );
+        d.interleave = Interleave::B32;
+        d
     }
 
     fn rule_of(desc: &TensorMapDesc) -> TensorMapRule {
@@ -622,7 +623,8 @@ mod tests {
         assert_eq!(d.element_strides, [1, 1]);
         assert_eq!(d.box_bytes(), 64 * 64 * 2);
         check_tensor_map(&d).unwrap();
-        let d3 = TensorMapDesc::row_major(TensorMapDType::F32, 0, &[4, 8, 16], &[1, 2, 4]);
+        let d3 =
+            TensorMapDesc::row_major(TensorMapDType::F32, 0, &[4, 8, 16], &TmaBox::new([1, 2, 4]));
         assert_eq!(d3.global_dims, [16, 8, 4]);
         assert_eq!(d3.global_strides, [64, 512]);
     }
@@ -632,7 +634,12 @@ mod tests {
         let mut d = good();
         d.global_dims.clear();
         assert_eq!(rule_of(&d), TensorMapRule::Rank);
-        let d6 = TensorMapDesc::row_major(TensorMapDType::U8, 0, &[1; 6], &[16, 1, 1, 1, 1, 1]);
+        let d6 = TensorMapDesc::row_major(
+            TensorMapDType::U8,
+            0,
+            &[1; 6],
+            &TmaBox::new([16, 1, 1, 1, 1, 1]),
+        );
         assert_eq!(rule_of(&d6), TensorMapRule::Rank);
         let mut d = good();
         d.interleave = Interleave::B16;
@@ -643,8 +650,12 @@ mod tests {
         let mut d = good();
         d.global_strides.clear();
         assert_eq!(rule_of(&d), TensorMapRule::ArrayLength);
-        let d5 =
-            TensorMapDesc::row_major(TensorMapDType::U8, 0, &[2, 2, 2, 2, 16], &[1, 1, 1, 1, 16]);
+        let d5 = TensorMapDesc::row_major(
+            TensorMapDType::U8,
+            0,
+            &[2, 2, 2, 2, 16],
+            &TmaBox::new([1, 1, 1, 1, 16]),
+        );
         check_tensor_map(&d5).unwrap();
     }
 
@@ -656,8 +667,7 @@ mod tests {
         let msg = check_tensor_map(&d).unwrap_err().to_string();
         assert!(msg.contains("16-byte"), "{msg}");
         // 32-byte interleave needs 32-byte alignment.
-        let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 16, &[4, 4, 16], &[1, 1, 16]);
-        d.interleave = Interleave::B32;
+        let mut d = interleaved(16);
         d.swizzle = SwizzleMode::B32;
         d.global_strides = vec![32, 128];
         assert_eq!(rule_of(&d), TensorMapRule::GlobalAddressAlign);
@@ -690,8 +700,7 @@ mod tests {
         d.global_strides[0] = (1 << 40) - 16;
         check_tensor_map(&d).unwrap();
         // 32B interleave: strides must be multiples of 32.
-        let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 0, &[4, 4, 16], &[1, 1, 16]);
-        d.interleave = Interleave::B32;
+        let mut d = interleaved(0);
         d.swizzle = SwizzleMode::B32;
         d.global_strides = vec![48, 192];
         assert_eq!(rule_of(&d), TensorMapRule::GlobalStride);
@@ -717,7 +726,8 @@ mod tests {
             (SwizzleMode::B64, 32),
             (SwizzleMode::B128, 64),
         ] {
-            let mut d = good().with_swizzle(sw);
+            let mut d = good();
+            d.swizzle = sw;
             d.box_dims[0] = max;
             check_tensor_map(&d).unwrap();
             d.box_dims[0] = max + 8;
@@ -730,17 +740,18 @@ mod tests {
         from_one_to(TensorMapRule::ElementStride, 8, |d, v| {
             d.element_strides[1] = v as u32
         });
-        let mut d = TensorMapDesc::row_major(TensorMapDType::F16, 0, &[4, 4, 16], &[1, 1, 16]);
-        d.interleave = Interleave::B32;
+        let mut d = interleaved(0);
         d.global_strides = vec![32, 128];
         d.swizzle = SwizzleMode::B128;
         assert_eq!(rule_of(&d), TensorMapRule::InterleaveSwizzle);
-        let d = TensorMapDesc::row_major(TensorMapDType::U8, 0, &[16], &[16])
+        let d = TensorMapDesc::row_major(TensorMapDType::U8, 0, &[16], &TmaBox::new([16]))
             .with_oob_fill(OobFill::NanRequestZeroFma);
         assert_eq!(rule_of(&d), TensorMapRule::OobFillFloat);
-        let d = good()
-            .with_oob_fill(OobFill::NanRequestZeroFma)
-            .with_l2_promotion(L2Promotion::B256);
+        let l2 = TmaBox::new([64, 64])
+            .swizzle(SwizzleMode::B128)
+            .l2_promotion(L2Promotion::B256);
+        let d = TensorMapDesc::row_major(TensorMapDType::BF16, 0x7f00_0000_0000, &[256, 128], &l2)
+            .with_oob_fill(OobFill::NanRequestZeroFma);
         check_tensor_map(&d).unwrap();
     }
 

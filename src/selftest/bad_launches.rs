@@ -3,7 +3,7 @@
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult};
 use crate::library::{scale, vector_add};
-use crate::runtime::{Arg, RuntimeError, TensorMapDType, TensorMapDesc};
+use crate::runtime::{Arg, RuntimeError, TensorMapDType, TensorMapDesc, TmaBox};
 use smem::SwizzleMode;
 
 fn refused(
@@ -57,8 +57,12 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         vadd_launch(&mut [(&ints).into(), (&a).into(), (&mut c).into()]),
         |e| matches!(e, RuntimeError::ArgDtype { .. }),
     )?);
-    let desc = TensorMapDesc::row_major(TensorMapDType::F32, a.addr() + 4, &[8, 100], &[8, 32])
-        .with_swizzle(SwizzleMode::B128);
+    let desc = TensorMapDesc::row_major(
+        TensorMapDType::F32,
+        a.addr() + 4,
+        &[8, 100],
+        &TmaBox::new([8, 32]).swizzle(SwizzleMode::B128),
+    );
     lines.push(refused(
         "misaligned map (+4 bytes)",
         ctx.dev.encode_tensor_map(&desc).map(|_| ()),

@@ -1,16 +1,18 @@
 //! The decode attention's GPU check behind `ptxkit selftest` (`decode`): head dims 64, 128 and
 //! 256; groups of 1, 4, 5, 8 and 16 query heads a KV head; 1 to 16 new tokens (two query
 //! chunks at 16 tokens of a group of 8); ragged lengths from a single token to over a
-//! thousand, some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens, and
+//! thousand (FP8 to 5000: more than 32 key tiles a CTA), some under, at and past a key tile; pages of 16, 32, 64, 128 and 256 tokens, and
 //! of 48, 96 and 192 (no divisor of the 64-key tile nor a multiple of it), in a shuffled block
 //! table and a contiguous cache (one page a sequence); one split, several and the
 //! launcher's choice, the splits combined by the combine kernel (in three cases also in the
 //! decode kernel, `DecodeConfig::fold`, and with evict-first loads by the combine launched as a
 //! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
-//! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`;
+//! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`,
+//! and every `cp.async` one with the block-table reads it does not take by default,
+//! `DecodeConfig::table_window`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
-//! the cases' CTAs fit, and for FP8 caches of 16-row pages also without its TMA boxes,
-//! `DecodeConfig::solo_boxes`, their `cp.async` copies then; every paged case also launched
+//! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
+//! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
 //! as a programmatic dependent of the launch before it, `DecodeConfig::dependent_launch`,
 //! unwaited; each of which must give the same bits). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
@@ -141,6 +143,24 @@ fn cases() -> Vec<Case> {
                 &[Some(1), Some(4)],
             ),
             true,
+        ),
+        // Sequences of more than 32 key tiles a CTA: the cp.async producer's block-table
+        // windows past the first (DecodeConfig::table_window), and 48-token pages whose window
+        // steps (2048 keys) end mid-page.
+        fp8(
+            case(
+                &[5000, 2500, 4097, 130],
+                1,
+                (2, 4),
+                128,
+                16,
+                &[Some(1), None, Some(2)],
+            ),
+            true,
+        ),
+        fp8(
+            case(&[3100, 2049, 60], 2, (2, 4), 64, 48, &[Some(1), Some(3)]),
+            false,
         ),
         fp8(
             case(
@@ -445,14 +465,21 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
                 source: Box::new(e.into()),
             })?);
         }
-        // The cp.async copies where the launcher takes TMA boxes for these launches (their
-        // CTAs fit one an SM: DecodeConfig::solo_boxes).
-        if cfg.solo_config() != cfg.with_solo_boxes(false).solo_config() {
-            others.push(load(cfg.with_solo_boxes(false))?);
+        // The TMA boxes where the launcher takes the cp.async copies for these launches (their
+        // CTAs fit one an SM: DecodeConfig::solo_boxes), or the reverse.
+        let boxes = cfg.with_solo_boxes(!cfg.solo_boxes);
+        if cfg.solo_config() != boxes.solo_config() {
+            others.push(load(boxes)?);
         }
         if c.fp8.is_some() {
             // The other page loads: TMA boxes where cp.async is the default, and the reverse.
             others.push(load(cfg.with_cp_async(!cfg.cp_async))?);
+        }
+        if cfg.cp_async {
+            // The cp.async copies with the block-table reads they do not take by default: a
+            // window of 32 tiles across each warp's lanes, or a tile ahead
+            // (DecodeConfig::table_window).
+            others.push(load(cfg.with_table_window(!cfg.table_window))?);
         }
         // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
         // do): at head dims 64 and 128 the kernel `dec` does not run.
@@ -466,9 +493,10 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         detail: format!(
             "{runs} runs: paged (pages 16-256 and 48, 96, 192, shuffled) and contiguous, bf16 \
              and e4m3 (scale per head or one) caches, d 64/128/256, GQA 1/4/5/8/16, q_len 1-16, ragged lengths \
-             1..2000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
+             1..5000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
-             both with TMA boxes and cp.async page loads; every case on the kernels built for \
+             both with TMA boxes and cp.async page loads, the cp.async copies with both block-table \
+             reads; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits); error / tolerance of O"
         ),

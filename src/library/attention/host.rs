@@ -14,20 +14,14 @@ use crate::runtime::{
 
 use super::backward::{AttentionBackward, BackwardArgs, BackwardConfig};
 use super::{AttentionConfig, AttentionConfigError};
+use crate::library::operands::{OperandError, check_ranks_and_types};
 
 /// Operands whose shapes do not make an attention problem for the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeError {
-    /// A tensor of the wrong rank.
-    #[error("`{tensor}` has shape {shape:?}; it takes rank {rank}")]
-    Rank {
-        /// The tensor (`q`).
-        tensor: &'static str,
-        /// Its shape.
-        shape: Vec<usize>,
-        /// The rank it takes.
-        rank: usize,
-    },
+    /// A tensor of the wrong rank or element type.
+    #[error(transparent)]
+    Operand(#[from] OperandError),
     /// KV heads that do not divide the query heads (or none).
     #[error("{kv_heads} KV heads do not divide {heads} query heads")]
     Heads {
@@ -45,16 +39,6 @@ pub enum ShapeError {
     Packing {
         /// Whether the kernel takes packed sequences.
         varlen: bool,
-    },
-    /// An element type other than the configuration's.
-    #[error("`{tensor}` holds {got}; the kernel is built for {want}")]
-    DType {
-        /// The tensor.
-        tensor: &'static str,
-        /// Its element type.
-        got: ptx_isa::ScalarType,
-        /// The configuration's.
-        want: ptx_isa::ScalarType,
     },
 }
 
@@ -146,20 +130,8 @@ pub(super) fn check_operands(
         return Err(ShapeError::Packing { varlen });
     }
     let rank = if varlen { 3 } else { 4 };
-    for &(tensor, d) in named {
-        if d.shape.len() != rank {
-            let shape = d.shape.clone();
-            return Err(ShapeError::Rank {
-                tensor,
-                shape,
-                rank,
-            });
-        }
-        if d.dtype != dtype {
-            let (got, want) = (d.dtype, dtype);
-            return Err(ShapeError::DType { tensor, got, want });
-        }
-    }
+    let typed: Vec<_> = named.iter().map(|&(n, d)| (n, d, rank, dtype)).collect();
+    check_ranks_and_types(&typed)?;
     let heads = |i: usize| named.get(i).map_or(0, |(_, d)| d.shape[rank - 2]);
     let (heads, kv_heads) = (heads(0), heads(1));
     if kv_heads == 0 || heads % kv_heads != 0 {

@@ -4,7 +4,7 @@
 //! online softmax on the accumulator fragment.
 
 use crate::parts::ticket::last_arrival;
-use crate::parts::{ConsumerId, PageCursor, Ring, ring_and_once};
+use crate::parts::{ConsumerId, PageCursor, PageWindow, Ring, ring_and_once};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, RegRef, Target, ty};
@@ -434,7 +434,8 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
 /// ([`Ring::arrive_on_copies`]). Warp `w` takes the tile's rows `16 w .. 16 w + 16`: one page
 /// (a page holds a multiple of 16 tokens and a tile starts at one), its slot and row kept by a
 /// [`PageCursor`] (no division a tile), read from the block table by the warp's threads alike
-/// a tile ahead ([`read_pages`]); a copy instruction covers
+/// a tile ahead ([`read_page`]), or with [`DecodeConfig::table_window`] 32 tiles ahead across
+/// the warp's lanes ([`PageWindow`]); a copy instruction covers
 /// `32 / (d / 16)` whole rows (lane `l`: row `l / (d / 16) + j · 32 / (d / 16)`, 16-byte chunk
 /// `l % (d / 16)`), `d / 32` of K's and as many of V's a thread a tile. Each chunk lands where
 /// the TMA box would put it (the box's swizzle, PTX ISA 5.5.2.1): slab `chunk / span`, row and
@@ -510,26 +511,39 @@ fn copy_tiles(
     // tile ([`PageCursor`]); tile n's page read from the block table during tile n - 1 (the
     // first tile's before the loop), so its latency never stands between a free stage and the
     // copies.
-    let walk = PageCursor::new(
-        k,
-        w.first * bn + Expr::from(warp) * 16u32,
-        args.page_size,
-        bn,
-    )?;
+    // With [`DecodeConfig::table_window`] the warp's next 32 tiles' entries are read 32 tiles
+    // ahead across its lanes ([`PageWindow`]: lane j the entry of tile 32 m + j), a tile's page
+    // one shuffle.
+    let key = w.first * bn + Expr::from(warp) * 16u32;
+    let walk = PageCursor::new(k, key.clone(), args.page_size, bn)?;
+    let window = match cfg.table_window {
+        true => Some(PageWindow::new(k, lane, key, args.page_size, bn)?),
+        false => None,
+    };
+    let read = |k: &mut KernelBuilder, slot: Var, page: Reg<ty::S32>| read_page(k, p, slot, page);
     let next = k.reg::<ty::S32>();
-    read_pages(k, p, std::slice::from_ref(&walk), &[next])?;
+    match &window {
+        Some(window) => window.fill(k, read)?,
+        None => read(k, walk.slot(), next)?,
+    }
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     k.for_range(w.first, w.end, |k, _| {
         // The first row's token: page · page_size + the row in the page + first.
         let token = k.reg::<ty::U32>();
         let row = k.eval(walk.row() + first)?;
         let page_size = k.eval(args.page_size)?;
-        let page = as_u32(k, next)?;
+        let page = match &window {
+            Some(window) => window.page(k, read)?,
+            None => next,
+        };
+        let page = as_u32(k, page)?;
         k.mad_lo(token, page, page_size, row)?;
         let offset = k.reg::<ty::U64>();
         k.mul_wide::<ty::U32>(offset, token, token_bytes)?;
         walk.advance(k)?;
-        read_pages(k, p, std::slice::from_ref(&walk), &[next])?;
+        if window.is_none() {
+            read(k, walk.slot(), next)?;
+        }
         let full = p.ring.acquire(k, sync, &cur)?;
         let tiles = p.ring.tile_addrs(k, cur.stage())?;
         let (Some(&k_tile), Some(&v_tile)) = (tiles.first(), tiles.get(1)) else {
@@ -604,19 +618,25 @@ fn read_pages(
     walks: &[PageCursor],
     pages: &[Reg<ty::S32>],
 ) -> Result<()> {
+    for (walk, &page) in walks.iter().zip(pages) {
+        read_page(k, p, walk.slot(), page)?;
+    }
+    Ok(())
+}
+
+/// Reads the block table at `slot` of the CTA's sequence into `page` (as [`read_pages`]: left
+/// in flight; a slot past the sequence's pages reads its last page).
+fn read_page(k: &mut KernelBuilder, p: &Parts<'_>, slot: Var, page: Reg<ty::S32>) -> Result<()> {
     let (args, w) = (p.args, p.work);
     let last = k.eval(w.last_slot)?;
-    for (walk, &page) in walks.iter().zip(pages) {
-        let want = k.eval(walk.slot())?;
-        let slot = k.reg::<ty::U32>();
-        k.min(slot, want, last)?;
-        let slot = k.bind("slot", slot);
-        let Ptr::Global(at) = k.ptr_to(&args.block_table, [Expr::from(w.batch), slot.into()])?
-        else {
-            return Err(k.error("the block table is global memory"));
-        };
-        k.isa().ld(page, Addr::<Global>::reg(at))?;
-    }
+    let want = k.eval(slot)?;
+    let slot = k.reg::<ty::U32>();
+    k.min(slot, want, last)?;
+    let slot = k.bind("slot", slot);
+    let Ptr::Global(at) = k.ptr_to(&args.block_table, [Expr::from(w.batch), slot.into()])? else {
+        return Err(k.error("the block table is global memory"));
+    };
+    k.isa().ld(page, Addr::<Global>::reg(at))?;
     Ok(())
 }
 

@@ -12,30 +12,14 @@ use crate::runtime::{
 use ptx_isa::ScalarType;
 
 use super::{DecodeConfig, DecodeConfigError, MAX_Q_LEN};
+use crate::library::operands::{OperandError, check_ranks_and_types};
 
 /// Operands whose shapes do not make a decode problem for the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeShapeError {
-    /// A tensor of the wrong rank.
-    #[error("`{tensor}` has shape {shape:?}; it takes rank {rank}")]
-    Rank {
-        /// The tensor.
-        tensor: &'static str,
-        /// Its shape.
-        shape: Vec<usize>,
-        /// The rank it takes.
-        rank: usize,
-    },
-    /// An element type the kernel does not take there.
-    #[error("`{tensor}` holds {got}; the kernel takes {want}")]
-    DType {
-        /// The tensor.
-        tensor: &'static str,
-        /// Its element type.
-        got: ScalarType,
-        /// The one it takes.
-        want: ScalarType,
-    },
+    /// A tensor of the wrong rank or element type.
+    #[error(transparent)]
+    Operand(#[from] OperandError),
     /// Query heads that are not the configuration's group times the KV heads.
     #[error(
         "{heads} query heads over {kv_heads} KV heads: the kernel is built for {group} a KV head"
@@ -233,28 +217,15 @@ impl Decode {
         }
         let bf16 = ScalarType::Bf16;
         let cache = if self.cfg.fp8 { ScalarType::E4m3 } else { bf16 };
-        for (tensor, desc, rank, want) in [
+        check_ranks_and_types(&[
             ("q", q.desc(), 4, bf16),
             ("k_cache", k_cache.desc(), 4, cache),
             ("v_cache", v_cache.desc(), 4, cache),
             ("block_table", block_table.desc(), 2, ScalarType::S32),
             ("seq_lens", seq_lens.desc(), 1, ScalarType::S32),
             ("o", o.desc(), 4, bf16),
-        ] {
-            if desc.shape.len() != rank {
-                let shape = desc.shape.clone();
-                return Err(DecodeShapeError::Rank {
-                    tensor,
-                    shape,
-                    rank,
-                }
-                .into());
-            }
-            if desc.dtype != want {
-                let got = desc.dtype;
-                return Err(DecodeShapeError::DType { tensor, got, want }.into());
-            }
-        }
+        ])
+        .map_err(DecodeShapeError::from)?;
         let qs = q.desc().shape.clone();
         let (batch, q_len, heads) = (qs[0], qs[1], qs[2]);
         let kv_heads = k_cache.desc().shape[2];

@@ -160,13 +160,28 @@ pub struct DecodeConfig {
     /// Where a launch's CTAs fit one an SM (the split problems), an FP8 cache of 16-row boxes
     /// copied by `cp.async` ([`DecodeConfig::cp_async`]: pages of 16, 48, 80... tokens) is
     /// loaded by TMA boxes instead, by a second kernel the launcher runs
-    /// ([`DecodeConfig::solo_config`]; head dims 64 and 128); the same bits. On by default:
-    /// measured on the H200 (BENCHMARKS.md, session 17; 16-token pages, head dim 128) with each
-    /// box's page and row kept by adds ([`crate::parts::PageCursor`]) the boxes beat the
-    /// copies at one CTA an SM (8 x 64k: 0.947 / 0.936 of the contiguous cache cold / back to
-    /// back against 0.935 / 0.921; 1 x 128k: 0.975 / 0.955 against 0.961 / 0.916) and not at
-    /// two (32 x 4k: 0.950 / 0.953 against 0.970 / 0.958).
+    /// ([`DecodeConfig::solo_config`]; head dims 64 and 128); the same bits. Off by default
+    /// since session 18: with the copies' block-table window ([`DecodeConfig::table_window`])
+    /// the copies beat the boxes at one CTA an SM, measured on the H200 (BENCHMARKS.md,
+    /// session 18; 16-token pages shuffled, head dim 128, two processes: 8 x 64k 0.962 / 0.958
+    /// and 0.960 / 0.955 of the contiguous cache cold / back to back against the boxes' 0.953 /
+    /// 0.937 and 0.953 / 0.935; 1 x 128k even, 0.987 / 0.958 and 0.979 / 0.950 against 0.984 /
+    /// 0.960 and 0.972 / 0.958; pages as a serving engine hands them out 0.989-1.015 against
+    /// 0.961-0.998 cold). Session 17 had turned it on: without the window the boxes beat the
+    /// copies at one CTA an SM.
     pub solo_boxes: bool,
+    /// With [`DecodeConfig::cp_async`] page loads: each producer warp holds its next 32 key
+    /// tiles' block-table entries across its lanes ([`crate::parts::PageWindow`]), read 32
+    /// tiles ahead (one load a lane every 32 tiles), a tile's page one `shfl.sync`; without
+    /// it, each tile's entry is read a tile ahead by every lane of the warp, and a tile whose
+    /// entry is late waits for it. Ignored by TMA boxes. The default over an FP8 cache copied
+    /// by `cp.async` in 16-row boxes (pages of 16 and 48 tokens: each warp on a page of its own
+    /// most tiles; [`DecodeConfig::with_fp8`]): measured on the H200 (BENCHMARKS.md, session
+    /// 18; 16-token pages shuffled, head dim 128, two processes) 32 x 16k 0.969 / 0.960 and
+    /// 0.962 / 0.957 of the contiguous cache cold / back to back against 0.946 / 0.934 and
+    /// 0.938 / 0.934 (ncu: 253.1 against 260.7 µs), 32 x 4k even; over 64-token pages (the
+    /// four warps on one page) 0.7-1.7 points slower, so not there.
+    pub table_window: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -212,17 +227,21 @@ impl DecodeConfig {
             cp_async: false,
             one_cta: false,
             solo: false,
-            solo_boxes: true,
+            solo_boxes: false,
+            table_window: false,
         }
     }
 
     /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]), its pages loaded by `cp.async`
     /// when they hold at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::cp_async`]),
-    /// else (larger pages, a contiguous cache) by TMA boxes.
+    /// else (larger pages, a contiguous cache) by TMA boxes; the copies of 16-row boxes with
+    /// their block-table entries read a window ahead ([`DecodeConfig::table_window`]).
     pub fn with_fp8(self) -> DecodeConfig {
+        let cp_async = self.page_size <= Self::CP_ASYNC_PAGE;
         DecodeConfig {
             fp8: true,
-            cp_async: self.page_size <= Self::CP_ASYNC_PAGE,
+            cp_async,
+            table_window: cp_async && self.page_rows == 16,
             ..self
         }
     }
@@ -279,6 +298,15 @@ impl DecodeConfig {
     /// without ([`DecodeConfig::solo_boxes`]).
     pub fn with_solo_boxes(self, solo_boxes: bool) -> DecodeConfig {
         DecodeConfig { solo_boxes, ..self }
+    }
+
+    /// The same with the `cp.async` producer's block-table entries read a window of 32 tiles
+    /// ahead or a tile ahead ([`DecodeConfig::table_window`]).
+    pub fn with_table_window(self, table_window: bool) -> DecodeConfig {
+        DecodeConfig {
+            table_window,
+            ..self
+        }
     }
 
     /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
@@ -404,7 +432,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -414,6 +442,11 @@ impl DecodeConfig {
             if self.dependent_combine { "" } else { "_plain" },
             if self.dependent_launch { "_dl" } else { "" },
             if self.cp_async { "_ca" } else { "" },
+            if self.cp_async && self.table_window {
+                "_tw"
+            } else {
+                ""
+            },
             if self.one_cta && self.head_dim <= 128 {
                 "_1cta"
             } else {
@@ -456,7 +489,9 @@ impl DecodeConfig {
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
     /// ordinary kernel; and launched as an ordinary kernel, not a programmatic dependent,
     /// [`DecodeConfig::dependent_launch`]); FP8 caches of 16- and 32-token pages at group 4
-    /// also with the TMA boxes they do not take by default ([`DecodeConfig::cp_async`]); at
+    /// also with the TMA boxes they do not take by default ([`DecodeConfig::cp_async`]), and
+    /// those copied by `cp.async` at group 4 with the block-table reads they do not take by
+    /// default ([`DecodeConfig::table_window`]); at
     /// group 4 and head dims 64 and 128 also built for one CTA an SM
     /// ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
@@ -483,6 +518,9 @@ impl DecodeConfig {
                         }
                         if fp8 && group == 4 && cfg.page_rows < 64 {
                             out.push(cfg.with_cp_async(false));
+                        }
+                        if cfg.cp_async && group == 4 {
+                            out.push(cfg.with_table_window(!cfg.table_window));
                         }
                         if group == 4 {
                             out.extend(cfg.with_solo(true).solo_config());

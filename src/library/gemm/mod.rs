@@ -630,10 +630,11 @@ impl GemmConfig {
         }
     }
 
-    /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: the
-    /// widest tile (256, 192 or 128) that still gives every SM about one tile or more, else 64
-    /// (skinny problems need narrow tiles to fill the GPU); as many stages as shared memory holds
-    /// (at most 6); the TMA-store epilogue when N is a multiple of 8.
+    /// The configuration for a bf16 problem `m x n x k` on a GPU with `sms` multiprocessors: of
+    /// the tile widths (256, 192 or 128) that still give every SM about one tile or more, the one
+    /// whose last wave wastes least ([`GemmConfig::wave_width`]), else 64 (skinny problems need
+    /// narrow tiles to fill the GPU); as many stages as shared memory holds (at most 6); the
+    /// TMA-store epilogue when N is a multiple of 8.
     pub fn for_problem(m: usize, n: usize, sms: u32) -> GemmConfig {
         GemmConfig::for_problem_typed(m, n, sms, ScalarType::Bf16, ScalarType::Bf16)
     }
@@ -647,11 +648,7 @@ impl GemmConfig {
         input: ScalarType,
         output: ScalarType,
     ) -> GemmConfig {
-        let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
-        let bn = [256u32, 192, 128]
-            .into_iter()
-            .find(|&bn| tiles(bn as usize) * 4 >= sms as usize * 3)
-            .unwrap_or(64);
+        let bn = GemmConfig::wave_width(m, n, sms);
         let cfg = GemmConfig {
             bn,
             input,
@@ -668,6 +665,40 @@ impl GemmConfig {
         };
         cfg.deepest()
     }
+
+    /// The tile widths [`GemmConfig::wave_width`] weighs, each with its throughput a tile
+    /// column relative to the 256-wide tile's: a narrower tile reloads A more often for the
+    /// same columns and runs shorter wgmmas (H200, block-scaled FP8 at 8192³,
+    /// notes/session5-call3-h200.log: 192 wide 1303 TFLOP/s, 256 wide 1313, 128 wide 1168-1259;
+    /// 0.95 for 192 keeps a margin, so only a clearly wasted wave moves the rule off 256).
+    pub const WAVE_WIDTHS: [(u32, f64); 3] = [(256, 1.0), (192, 0.95), (128, 0.85)];
+
+    /// The tile width for a C of `m x n` on `sms` multiprocessors, one persistent CTA an SM:
+    /// of the widths of [`GemmConfig::WAVE_WIDTHS`] that give every SM about one tile or more
+    /// (3/4 of one), the one whose busiest SM finishes first: `ceil(tiles / sms)` tiles, each
+    /// taking its width over its relative throughput. A width that leaves a part-empty last
+    /// column of tiles or a part-empty last wave pays for it: N = 2112 takes 192 (11 whole
+    /// columns, 352 tiles at M = 4096: 3 waves of 192) over 256 (9 columns, the last a quarter
+    /// full: 288 tiles, 3 waves of 256). A narrower width must finish
+    /// [`GemmConfig::WAVE_MARGIN`] sooner than the widest so far (the throughputs are
+    /// estimates); 64 where none fills the GPU.
+    pub fn wave_width(m: usize, n: usize, sms: u32) -> u32 {
+        let sms = sms.max(1) as usize;
+        let tiles = |bn: u32| m.div_ceil(Self::BM as usize) * n.div_ceil(bn as usize);
+        let cost = |(bn, rate): (u32, f64)| tiles(bn).div_ceil(sms) as f64 * f64::from(bn) / rate;
+        Self::WAVE_WIDTHS
+            .into_iter()
+            .filter(|&(bn, _)| tiles(bn) * 4 >= sms * 3)
+            .fold(None, |best: Option<(u32, f64)>, w| match best {
+                Some((_, c)) if cost(w) >= c * (1.0 - Self::WAVE_MARGIN) => best,
+                _ => Some((w.0, cost(w))),
+            })
+            .map_or(64, |(bn, _)| bn)
+    }
+
+    /// How much sooner (a fraction) a narrower tile width's busiest SM must finish for
+    /// [`GemmConfig::wave_width`] to take it.
+    pub const WAVE_MARGIN: f64 = 0.1;
 
     /// Bytes of the C staging buffers of the TMA-store epilogue (one 64 x bn 16-bit block per
     /// consumer warpgroup), 0 without it.
