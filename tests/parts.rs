@@ -220,6 +220,28 @@ fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
     }
 }
 
+/// An epilogue warp's band in `ptx`: from its first `ldmatrix` to its first `stmatrix` (the
+/// epilogue warps' code comes first, in the producer warpgroup's branch).
+fn band(ptx: &str) -> &str {
+    let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
+    let write = read
+        + ptx[read..]
+            .find("stmatrix.sync.aligned")
+            .expect("no stmatrix");
+    &ptx[read..write]
+}
+
+/// Each epilogue-warp kernel of `cfg`, named by how it reads its residual, assembles clean.
+fn assemble_epilogue_warps(cfg: GemmConfig, kernels: &[(&str, &GemmKernel)]) {
+    let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for (name, g) in kernels {
+        let name = format!("{} epilogue warps, {name} residual", cfg.name());
+        support::assemble_clean_without(&ptxas, &name, g.built.ptx(), Target::Sm90a, &["C7514"]);
+    }
+}
+
 /// On epilogue warps ([`GemmConfig::epilogue_warps`]) a staged residual's bands are read without
 /// the whole-tile / edge-tile branch (its slab holds the whole band, zeros past the edges), so
 /// the band loop has one body: no branch between the warp's first `ldmatrix` and its first
@@ -249,14 +271,6 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
         )?))
     })
     .unwrap();
-    let band = |ptx: &str| -> String {
-        let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
-        let write = read
-            + ptx[read..]
-                .find("stmatrix.sync.aligned")
-                .expect("no stmatrix");
-        ptx[read..write].to_string()
-    };
     assert!(
         !band(staged.built.ptx()).contains("bra "),
         "a branch in the staged band"
@@ -269,18 +283,10 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
         band(global.built.ptx()).contains("bra "),
         "no edge branch in the global band"
     );
-    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-        for (name, g) in [("staged", &staged), ("ahead", &ahead), ("global", &global)] {
-            let name = format!("{} epilogue warps, {name} residual", cfg.name());
-            support::assemble_clean_without(
-                &ptxas,
-                &name,
-                g.built.ptx(),
-                Target::Sm90a,
-                &["C7514"],
-            );
-        }
-    }
+    assemble_epilogue_warps(
+        cfg,
+        &[("staged", &staged), ("ahead", &ahead), ("global", &global)],
+    );
 }
 
 /// A staged input read directly ([`HopperGemm::staged_input_direct`]): the epilogue warps read
@@ -320,14 +326,6 @@ fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
         names.contains(&"res") && names.contains(&"res_direct"),
         "{names:?}"
     );
-    let band = |ptx: &str| -> String {
-        let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
-        let write = read
-            + ptx[read..]
-                .find("stmatrix.sync.aligned")
-                .expect("no stmatrix");
-        ptx[read..write].to_string()
-    };
     let first_read = |ptx: &str| ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
     let ptx = direct.built.ptx();
     assert!(ptx[..first_read(ptx)].contains("ld.global.b32"));
@@ -343,18 +341,7 @@ fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
         loads(staged.built.ptx()),
         "the epilogue warps' slab load left out"
     );
-    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-        for (name, g) in [("direct", &direct), ("direct, at use", &at_use)] {
-            let name = format!("{} epilogue warps, {name} residual", cfg.name());
-            support::assemble_clean_without(
-                &ptxas,
-                &name,
-                g.built.ptx(),
-                Target::Sm90a,
-                &["C7514"],
-            );
-        }
-    }
+    assemble_epilogue_warps(cfg, &[("direct", &direct), ("direct, at use", &at_use)]);
 }
 
 /// A staged input is refused where the GEMM has no staging blocks to load it into, a second one,
