@@ -4,7 +4,9 @@
 //! turns at tiles (ping-pong), each with the residual read from global memory (prefetched into
 //! L2 at the tile's start) and staged (`HopperGemm::staged_input`: loaded by TMA into the C
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
-//! residual from global memory or staged slab by slab), at 4096³ and 8192³, the plain GEMM
+//! residual from global memory, staged slab by slab, or staged for the consumers' own last
+//! tile and read by the epilogue warps from global memory into registers:
+//! `HopperGemm::staged_input_direct`), at 4096³ and 8192³, the plain GEMM
 //! timed beside each (their launches interleaved: `median_ms_interleaved`),
 //! three rounds; a row per timing with the fused / plain ratio.
 //!
@@ -12,6 +14,7 @@
 //! cargo bench --bench gemm_epilogue
 //! GEMM_EPILOGUE_SIZES=4096 cargo bench --bench gemm_epilogue   # only 4096³ (a profiler's run)
 //! GEMM_EPILOGUE_SCHEDULES="epilogue warps, staged" cargo bench --bench gemm_epilogue   # one schedule
+//! GEMM_EPILOGUE_ROUNDS=5 cargo bench --bench gemm_epilogue   # rounds (3 unless told)
 //! ```
 
 use half::bf16;
@@ -41,11 +44,13 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 
 /// The GEMM of `cfg` with a bias `[n]` and a residual `[m, n]` declared (both always, so every
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
-/// the residual staged or read from global memory.
+/// the residual staged or read from global memory; `direct`: staged, and read directly by the
+/// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
+/// (`Epilogue::without_prefetch`).
 fn fused(
     name: &str,
     cfg: GemmConfig,
-    staged: bool,
+    (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
@@ -54,20 +59,30 @@ fn fused(
         (_, true) => "_epiwarps",
         _ => "",
     };
-    let read = if staged { "_staged" } else { "" };
+    let read = match (staged, direct, no_ahead) {
+        (true, true, true) => "_direct_noahead",
+        (true, true, false) => "_direct",
+        (true, false, _) => "_staged",
+        _ => "",
+    };
     let kernel = format!("gemm_epi_{}{turns}{read}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
     let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
-    let mut epi = Epilogue::new();
+    let mut epi = match no_ahead {
+        true => Epilogue::new().without_prefetch(),
+        false => Epilogue::new(),
+    };
     if bias_on {
         epi = epi.cols(&bias, Combine::Add);
     }
     if let Some(a) = act {
         epi = epi.activation(a);
     }
-    if staged && residual_on {
+    if staged && residual_on && direct {
+        epi = epi.residual(&gemm.staged_input_direct(&mut k, "residual")?);
+    } else if staged && residual_on {
         epi = epi.residual(&gemm.staged_input(&mut k, "residual")?);
     } else {
         let res = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
@@ -112,13 +127,20 @@ fn main() -> Result<(), CheckError> {
         // The consumer schedules, the residual read from global memory or staged (the staged
         // schedules time only the epilogues with a residual).
         let pingpong = cfg.with_pingpong();
+        let ew = cfg.with_epilogue_warps();
         let schedules = [
-            ("cooperative", cfg, false),
-            ("cooperative, staged", cfg, true),
-            ("ping-pong", pingpong, false),
-            ("ping-pong, staged", pingpong, true),
-            ("epilogue warps", cfg.with_epilogue_warps(), false),
-            ("epilogue warps, staged", cfg.with_epilogue_warps(), true),
+            ("cooperative", cfg, (false, false, false)),
+            ("cooperative, staged", cfg, (true, false, false)),
+            ("ping-pong", pingpong, (false, false, false)),
+            ("ping-pong, staged", pingpong, (true, false, false)),
+            ("epilogue warps", ew, (false, false, false)),
+            ("epilogue warps, staged", ew, (true, false, false)),
+            ("epilogue warps, staged, direct", ew, (true, true, false)),
+            (
+                "epilogue warps, staged, direct, no read-ahead",
+                ew,
+                (true, true, true),
+            ),
         ];
         // GEMM_EPILOGUE_SCHEDULES: only the schedules named (a `;`-separated list, exact).
         let only = std::env::var("GEMM_EPILOGUE_SCHEDULES").ok();
@@ -128,26 +150,33 @@ fn main() -> Result<(), CheckError> {
         };
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
-            for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged) {
+            for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged.0) {
                 let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;
-                kernels.push((schedule, name, loaded));
+                kernels.push((schedule, name, staged.1 && r, loaded));
             }
         }
-        for round in 1..=3 {
-            for (schedule, name, kernel) in &kernels {
+        let rounds = std::env::var("GEMM_EPILOGUE_ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3);
+        for round in 1..=rounds {
+            for (schedule, name, direct, kernel) in &kernels {
                 // The fused and the plain launches interleaved, so a drift of the clock (the
                 // H200 at its power limit) touches both alike.
                 let mut fused_run = || -> Result<(), CheckError> {
-                    let mut args = [
+                    let mut args = vec![
                         Arg::tensor(&p.a),
                         Arg::tensor(&p.b),
                         Arg::tensor_mut(&mut c),
                         Arg::tensor(&bias),
                         Arg::tensor(&res),
                     ];
+                    if *direct {
+                        args.push(Arg::tensor(&res));
+                    }
                     kernel.launch(&stream, &mut args)?;
                     Ok(())
                 };

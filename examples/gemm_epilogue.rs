@@ -31,8 +31,10 @@ use ptxkit::smem::pipeline::sync::WaitMode;
 /// the bias `[n]`, all bf16. With the TMA-store epilogue the residual is a staged input: each
 /// consumer loads its block by TMA while its main loop runs, and the epilogue reads it from
 /// shared memory (on epilogue warps, [`GemmConfig::epilogue_warps`], each warp loads it slab by
-/// slab into a buffer of its own); with the register epilogue it is read from global memory.
-fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
+/// slab into a buffer of its own; `direct`: they read it from global memory into registers
+/// instead, [`HopperGemm::staged_input_direct`], launched with the residual twice); with the
+/// register epilogue it is read from global memory.
+fn gemm_bias_gelu_residual(cfg: GemmConfig, direct: bool) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_bias_gelu_residual", Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -40,7 +42,9 @@ fn gemm_bias_gelu_residual(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
     let epilogue = Epilogue::new()
         .cols(&bias, Combine::Add)
         .activation(Activation::GeluTanh);
-    let epilogue = if cfg.tma_store {
+    let epilogue = if cfg.tma_store && direct {
+        epilogue.residual(&gemm.staged_input_direct(&mut k, "residual")?)
+    } else if cfg.tma_store {
         epilogue.residual(&gemm.staged_input(&mut k, "residual")?)
     } else {
         let opts = TensorOpts::default().align(16);
@@ -122,20 +126,32 @@ fn check_shape(
     let mut all = true;
     // The consumers sharing each tile (the plain GEMM's pick), taking turns at tiles
     // (ping-pong), and handing each tile to epilogue warps (the pick for a long epilogue).
+    // The epilogue warps also with the residual read from global memory into registers
+    // (`direct`).
     let schedules = [
-        ("cooperative", cfg),
-        ("ping-pong", cfg.with_pingpong()),
-        ("epi-warps", cfg.with_epilogue_warps()),
+        ("cooperative", cfg, false),
+        ("ping-pong", cfg.with_pingpong(), false),
+        ("epi-warps", cfg.with_epilogue_warps(), false),
+        ("epi-direct", cfg.with_epilogue_warps(), true),
     ];
-    for (schedule, cfg) in schedules {
+    for (schedule, cfg, direct) in schedules {
         // Epilogue warps apply the ops to the accumulator rounded to C's bf16.
         let acc: Vec<f64> = match cfg.epilogue_warps {
             true => acc.iter().map(|&x| f64::from(bf16::from_f32(x))).collect(),
             false => acc.iter().map(|&x| f64::from(x)).collect(),
         };
         let mut c = DeviceTensor::from_host(&stream, &poisoned(), vec![m, n])?;
-        let extra = vec![Arg::tensor(&bias), Arg::tensor(&res)];
-        launch(device, gemm_bias_gelu_residual(cfg)?, &p, &mut c, extra)?;
+        let mut extra = vec![Arg::tensor(&bias), Arg::tensor(&res)];
+        if direct {
+            extra.push(Arg::tensor(&res));
+        }
+        launch(
+            device,
+            gemm_bias_gelu_residual(cfg, direct)?,
+            &p,
+            &mut c,
+            extra,
+        )?;
         let got = widen(&c.to_host(&stream)?);
         let want: Vec<f64> = (0..m * n)
             .map(|i| Activation::GeluTanh.reference(acc[i] + bias_h[i % n]) + res_h[i])
@@ -188,7 +204,7 @@ fn check_shape(
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--ptx") || !ptxkit::runtime::driver_available() {
-        return match gemm_bias_gelu_residual(GemmConfig::large()) {
+        return match gemm_bias_gelu_residual(GemmConfig::large(), false) {
             Ok(g) => {
                 print!("{}", g.built.ptx());
                 if !ptxkit::runtime::driver_available() {
@@ -259,7 +275,8 @@ mod tests {
             large.with_epilogue_warps(),
         ] {
             for kernel in [
-                super::gemm_bias_gelu_residual(cfg).unwrap(),
+                super::gemm_bias_gelu_residual(cfg, false).unwrap(),
+                super::gemm_bias_gelu_residual(cfg, true).unwrap(),
                 super::gemm_rows_store_gelu(cfg).unwrap(),
             ] {
                 let out = ptxas

@@ -220,12 +220,35 @@ fn a_staged_residual_is_loaded_under_the_main_loop_and_read_by_ldmatrix() {
     }
 }
 
+/// An epilogue warp's band in `ptx`: from its first `ldmatrix` to its first `stmatrix` (the
+/// epilogue warps' code comes first, in the producer warpgroup's branch).
+fn band(ptx: &str) -> &str {
+    let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
+    let write = read
+        + ptx[read..]
+            .find("stmatrix.sync.aligned")
+            .expect("no stmatrix");
+    &ptx[read..write]
+}
+
+/// Each epilogue-warp kernel of `cfg`, named by how it reads its residual, assembles clean.
+fn assemble_epilogue_warps(cfg: GemmConfig, kernels: &[(&str, &GemmKernel)]) {
+    let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() else {
+        return;
+    };
+    for (name, g) in kernels {
+        let name = format!("{} epilogue warps, {name} residual", cfg.name());
+        support::assemble_clean_without(&ptxas, &name, g.built.ptx(), Target::Sm90a, &["C7514"]);
+    }
+}
+
 /// On epilogue warps ([`GemmConfig::epilogue_warps`]) a staged residual's bands are read without
 /// the whole-tile / edge-tile branch (its slab holds the whole band, zeros past the edges), so
 /// the band loop has one body: no branch between the warp's first `ldmatrix` and its first
-/// `stmatrix` (the epilogue warps' code comes first, in the producer warpgroup's branch); a
-/// residual read from global memory keeps the branch (its edge bands read with bounds). Both
-/// assemble without spills.
+/// `stmatrix` (the epilogue warps' code comes first, in the producer warpgroup's branch); so is
+/// a residual from global memory read one band ahead into registers (bounded loads, zeros past
+/// the edges); read where it is used (`Epilogue::without_prefetch`) it keeps the branch (its
+/// edge bands read with bounds). All assemble without spills.
 #[test]
 fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
     let cfg = GemmConfig::large().with_epilogue_warps();
@@ -233,39 +256,92 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
         bias_act_residual(k, n, Activation::Relu, res)
     })
     .unwrap();
-    let global = gemm_with(cfg, |k, [m, n]| {
+    let ahead = gemm_with(cfg, |k, [m, n]| {
         let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
         bias_act_residual(k, n, Activation::Relu, &res)
     })
     .unwrap();
-    let band = |ptx: &str| -> String {
-        let read = ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
-        let write = read
-            + ptx[read..]
-                .find("stmatrix.sync.aligned")
-                .expect("no stmatrix");
-        ptx[read..write].to_string()
-    };
+    let global = gemm_with(cfg, |k, [m, n]| {
+        let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
+        Ok(Epilogue::new().without_prefetch().then(bias_act_residual(
+            k,
+            n,
+            Activation::Relu,
+            &res,
+        )?))
+    })
+    .unwrap();
     assert!(
         !band(staged.built.ptx()).contains("bra "),
         "a branch in the staged band"
     );
     assert!(
+        !band(ahead.built.ptx()).contains("bra "),
+        "a branch in the band read ahead"
+    );
+    assert!(
         band(global.built.ptx()).contains("bra "),
         "no edge branch in the global band"
     );
-    if let Some(ptxas) = ptxkit::isa::ptxas::for_tests().unwrap() {
-        for (name, g) in [("staged", &staged), ("global", &global)] {
-            let name = format!("{} epilogue warps, {name} residual", cfg.name());
-            support::assemble_clean_without(
-                &ptxas,
-                &name,
-                g.built.ptx(),
-                Target::Sm90a,
-                &["C7514"],
-            );
-        }
-    }
+    assemble_epilogue_warps(
+        cfg,
+        &[("staged", &staged), ("ahead", &ahead), ("global", &global)],
+    );
+}
+
+/// A staged input read directly ([`HopperGemm::staged_input_direct`]): the epilogue warps read
+/// its bands from its global copy (`ld.global.b32` pairs, where the staged one reads none: one
+/// band ahead, before the band's `ldmatrix` of the block; with `Epilogue::without_prefetch`
+/// between it and the band's `stmatrix`) and load no slab of it by TMA (one TMA load site
+/// fewer: the consumers' own last tile still stages it); the kernel takes the tensor twice and
+/// assembles without spills.
+#[test]
+fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
+    let cfg = GemmConfig::large().with_epilogue_warps();
+    let staged = staged_gemm(cfg, |k, n, res| {
+        bias_act_residual(k, n, Activation::Relu, res)
+    })
+    .unwrap();
+    let direct_gemm = |ahead: bool| {
+        let mut k = KernelBuilder::new("gemm_direct_test", Target::Sm90a);
+        let mut gemm =
+            HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin).unwrap();
+        let res = gemm.staged_input_direct(&mut k, "res").unwrap();
+        let epi = bias_act_residual(&mut k, gemm.n(), Activation::Relu, &res).unwrap();
+        let epi = match ahead {
+            true => epi,
+            false => Epilogue::new().without_prefetch().then(epi),
+        };
+        gemm.with_epilogue(epi).build(k).unwrap()
+    };
+    let (direct, at_use) = (direct_gemm(true), direct_gemm(false));
+    let names: Vec<&str> = direct
+        .built
+        .signature()
+        .params
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert!(
+        names.contains(&"res") && names.contains(&"res_direct"),
+        "{names:?}"
+    );
+    let first_read = |ptx: &str| ptx.find("ldmatrix.sync.aligned").expect("no ldmatrix");
+    let ptx = direct.built.ptx();
+    assert!(ptx[..first_read(ptx)].contains("ld.global.b32"));
+    assert!(!band(ptx).contains("ld.global.b32"));
+    assert!(band(at_use.built.ptx()).contains("ld.global.b32"));
+    assert!(!staged.built.ptx().contains("ld.global.b32"));
+    let loads = |ptx: &str| {
+        ptx.matches("cp.async.bulk.tensor.2d.shared::cluster.global")
+            .count()
+    };
+    assert_eq!(
+        loads(direct.built.ptx()) + 1,
+        loads(staged.built.ptx()),
+        "the epilogue warps' slab load left out"
+    );
+    assemble_epilogue_warps(cfg, &[("direct", &direct), ("direct, at use", &at_use)]);
 }
 
 /// A staged input is refused where the GEMM has no staging blocks to load it into, a second one,

@@ -397,7 +397,12 @@ impl Epilogue {
     /// and written back with `stmatrix`; `lane` is the thread's lane. The ops' `[m, n]`
     /// tensors are read at the band's block, bounded at the output's edges, from global memory,
     /// or, for a staged tensor named in `inputs`, from its copy of this slab in shared memory
-    /// (at the address given, laid out as the slab: the caller loaded it by TMA). This is the
+    /// (at the address given, laid out as the slab: the caller loaded it by TMA). A 16-bit
+    /// tensor in global memory that the ops only read (`linear`, `residual`; no `store` or
+    /// `amax` among them) is read one band ahead into registers (the next band's `ld.global`s
+    /// issued before this band's work, bounded at the edges, zeros past them), so its latency
+    /// hides behind a band's work and the band needs no edge branch; not after
+    /// [`Epilogue::without_prefetch`], which reads each band's where it is used. This is the
     /// epilogue of a GEMM whose accumulator-holding warpgroups have rounded their tile into the
     /// block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]): the ops see
     /// the values rounded to the block's type.
@@ -453,10 +458,29 @@ impl Epilogue {
                     cols_loaded.push((i, vector_tile(k, &values, &at(0u32.into()), x, Axis::Col)?));
                 }
             }
+            // The global tensors read one band ahead: this band's pairs and the next's.
+            let ahead = self.read_ahead(k, inputs, &frag)?;
+            for (t, cur, _) in &ahead {
+                let view = t.block(k, at(0u32.into()).block, [BAND_ROWS, 64])?;
+                k.copy(cur, &view, warp)?;
+            }
+            let bands = rows / BAND_ROWS;
             // A loop over the bands (written out, ptxas hoisted the later bands' loads until
             // the warp's registers spilled).
-            k.for_range(0u32, rows / BAND_ROWS, |k, band| {
+            k.for_range(0u32, bands, |k, band| {
                 let band_r = k.eval(band)?;
+                if !ahead.is_empty() {
+                    let more = k.cmp(CmpOp::Lt, Expr::from(band) + 1u32, bands)?;
+                    k.if_(more, |k| {
+                        for (t, _, next) in &ahead {
+                            let at = at(Expr::from(band) + 1u32);
+                            let view = t.block(k, at.block, [BAND_ROWS, 64])?;
+                            k.copy(next, &view, warp)?;
+                        }
+                        Ok(())
+                    })
+                    .end()?;
+                }
                 let addr = k.reg::<ty::U32>();
                 k.mad_lo(addr, band_r, band_bytes, slab_addr)?;
                 let window = TileRef::shared_row_major(block.dtype, BAND_ROWS, 64, addr, 1024)
@@ -476,13 +500,18 @@ impl Epilogue {
                                 .with_swizzle(smem::SwizzleMode::B128);
                         known.push((name, view));
                     }
+                    for (t, cur, _) in &ahead {
+                        known.push((t.name(), cur.clone()));
+                    }
                     let known: Vec<(&str, &TileRef)> = known.iter().map(|(n, v)| (*n, v)).collect();
                     let views = self.back_views(k, &at, &known)?;
                     // Staged inputs only (their slabs hold the whole band, zeros past the
                     // edges) and no op that asks whether the band is whole (an amax compares
                     // only the values inside): one body, no edge branch, so the views' lane
                     // addresses stay out of the band loop.
-                    let shared = views.iter().all(|v| v.storage == Storage::Shared);
+                    let shared = views
+                        .iter()
+                        .all(|v| matches!(v.storage, Storage::Shared | Storage::Local));
                     let amax = self.ops.iter().any(|op| matches!(op, EpilogueOp::Amax(_)));
                     if shared && !amax {
                         self.apply_back(k, &at, &values, &views, true)?;
@@ -494,10 +523,63 @@ impl Epilogue {
                 }
                 k.cast(&packed, &values, warp)?;
                 k.copy(&window, &packed, warp)?;
+                // The next band's pairs become this band's (after the last band, unused).
+                for (_, cur, next) in &ahead {
+                    for (c, n) in tile_regs(k, cur)?.into_iter().zip(tile_regs(k, next)?) {
+                        k.mov(c, n)?;
+                    }
+                }
                 Ok(())
             })?;
             Ok(slab_addr)
         }
+    }
+
+    /// The tensors [`Epilogue::apply_staged`] reads one band ahead, each with two pair tiles of
+    /// `frag` (this band's, the next's): the 16-bit global tensors the back ops read, where no
+    /// back op writes a tensor or folds an amax and [`Epilogue::without_prefetch`] was not
+    /// asked for; staged ones (named in `inputs`) are read from their slabs.
+    fn read_ahead(
+        &self,
+        k: &mut KernelBuilder,
+        inputs: &[(&str, Reg<ty::U32>)],
+        frag: &TvLayout,
+    ) -> Result<Vec<(EpilogueTensor, TileRef, TileRef)>> {
+        let back = &self.ops[self.split()..];
+        let writes = back
+            .iter()
+            .any(|op| matches!(op, EpilogueOp::Store(_) | EpilogueOp::Amax(_)));
+        if self.no_prefetch || writes {
+            return Ok(Vec::new());
+        }
+        let mut ahead: Vec<(EpilogueTensor, TileRef, TileRef)> = Vec::new();
+        for t in back.iter().filter_map(EpilogueOp::tile_tensor) {
+            let staged = inputs.iter().any(|(name, _)| *name == t.name());
+            let seen = ahead.iter().any(|(a, ..)| a.name() == t.name());
+            if t.is_staged() || staged || seen || t.dtype().bits() != 16 {
+                continue;
+            }
+            let (cur, next) = (pair_tile(k, frag, t.dtype()), pair_tile(k, frag, t.dtype()));
+            ahead.push((t.clone(), cur, next));
+        }
+        Ok(ahead)
+    }
+
+    /// `self` with the `[m, n]` tensor named `name` that its ops read (`linear`, `residual`)
+    /// read from `with` instead: a GEMM's epilogue warps read a staged input from its global
+    /// copy (`HopperGemm::staged_input_direct`). Other ops are kept as they are.
+    pub fn with_tensor_replaced(mut self, name: &str, with: EpilogueTensor) -> Epilogue {
+        for op in &mut self.ops {
+            match op {
+                EpilogueOp::Linear { tensor, .. } | EpilogueOp::Residual(tensor)
+                    if tensor.name() == name =>
+                {
+                    *tensor = with.clone();
+                }
+                _ => {}
+            }
+        }
+        self
     }
 
     /// No ops: the accumulators are stored as they are.
@@ -1063,6 +1145,18 @@ fn f32_tile(k: &mut KernelBuilder, frag: &TvLayout) -> TileRef {
     TileRef::registers(ScalarType::F32, frag.clone(), regs)
 }
 
+/// The packed 16-bit pairs of a register tile ([`pair_tile`]).
+fn tile_regs(k: &KernelBuilder, t: &TileRef) -> Result<Vec<Reg<ty::Bf16x2>>> {
+    let bad = || k.error("a register tile of 16-bit pairs expected");
+    match &t.base {
+        crate::tile::Base::Registers(regs) => regs
+            .iter()
+            .map(|r| r.retype::<ty::Bf16x2>().map_err(|_| bad()))
+            .collect(),
+        _ => Err(bad()),
+    }
+}
+
 /// Fresh 16-bit pairs of `dtype` in the fragment.
 pub(crate) fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarType) -> TileRef {
     let regs: Vec<RegRef> = k
@@ -1097,13 +1191,22 @@ fn fold_tile(
         k.elementwise(&acc_r, &acc_r, Some(&old), f, wg)?;
         return Ok(());
     }
-    let regs: Vec<Reg<ty::Bf16x2>> = k.regs::<ty::Bf16x2>(frag.values() as usize / 2);
-    let packed = TileRef::registers(
-        view.dtype,
-        frag.clone(),
-        regs.iter().map(|r| r.as_ref()).collect(),
-    );
-    k.copy(&packed, view, wg)?;
+    // A view in registers (read ahead, `Epilogue::apply_staged`) holds the pairs already.
+    let regs: Vec<Reg<ty::Bf16x2>> = if view.storage == Storage::Local {
+        tile_regs(k, view)?
+    } else {
+        let regs = k.regs::<ty::Bf16x2>(frag.values() as usize / 2);
+        let packed = TileRef::registers(
+            view.dtype,
+            frag.clone(),
+            regs.iter().map(|r| r.as_ref()).collect(),
+        );
+        k.copy(&packed, view, wg)?;
+        regs
+    };
+    if regs.len() * 2 != frag.values() as usize {
+        return Err(k.error("a register view of another fragment than the accumulator's"));
+    }
     let values = regs_of(k, acc)?.to_vec();
     for (pair, two) in regs.iter().zip(values.chunks(2)) {
         let halves = match view.dtype {

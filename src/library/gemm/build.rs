@@ -293,6 +293,9 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
 #[derive(Debug, Clone)]
 struct Staged<O: Elem> {
     tensor: TmaTensor<O>,
+    /// The same tensor as a global one ([`HopperGemm::staged_input_direct`]): the epilogue
+    /// warps read it from there into registers instead of loading it by TMA.
+    direct: Option<Buffer<O>>,
     /// The consumer warpgroup's side of the staging ring: its own block (stage = its index),
     /// one phase a tile.
     cursor: Option<RingCursor>,
@@ -1111,6 +1114,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let tensor = k.tma_tensor::<O>(name, shape, c_box())?;
         self.staged = Some(Staged {
             tensor: tensor.clone(),
+            direct: None,
             cursor: None,
             origin: None,
             row_tile: None,
@@ -1142,6 +1146,56 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             }
         }
         Ok(self)
+    }
+
+    /// [`HopperGemm::staged_input`], and the same tensor declared a second time as a global
+    /// `[m, n]` tensor `{name}_direct` (16-byte aligned): with [`GemmConfig::epilogue_warps`]
+    /// the epilogue warps read each band of it from global memory straight into registers
+    /// (`ld.global`, in the band's accumulator column order, [`Epilogue::apply_staged`]) rather
+    /// than loading its slabs by TMA into shared memory and reading them back with `ldmatrix`:
+    /// a handed tile's input then makes no round trip through shared memory, which the
+    /// consumers' wgmmas read their operands from. The consumers' own last tile
+    /// (`HopperGemm::own_last_tile`) still stages it under its main loop. Launch with the
+    /// same device tensor for both parameters. Without epilogue warps the global one is not
+    /// read. Returns the staged tensor, what the epilogue names. Measured slower than
+    /// [`HopperGemm::staged_input`] on the H200 (session 18, `benches/gemm_epilogue.rs`: bias +
+    /// ReLU + residual at 4096³ 0.93-0.94 of the plain GEMM against 0.98, 8192³ 0.99 against
+    /// 1.00; under ncu 5.6 % more cycles, 1.67 M global-load sectors through L1 against 0.12 M
+    /// and the same shared-memory wavefronts), so no launcher picks it: the A/B it keeps.
+    ///
+    /// ```
+    /// use ptxkit::isa::{Target, ty};
+    /// use ptxkit::kernel::KernelBuilder;
+    /// use ptxkit::library::gemm::{GemmConfig, HopperGemm};
+    /// use ptxkit::parts::Epilogue;
+    /// use ptxkit::smem::pipeline::sync::WaitMode;
+    ///
+    /// let cfg = GemmConfig::large().with_epilogue_warps();
+    /// let mut k = KernelBuilder::new("gemm_residual", Target::Sm90a);
+    /// let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    /// let residual = gemm.staged_input_direct(&mut k, "residual")?;
+    /// let built = gemm.with_epilogue(Epilogue::new().residual(&residual)).build(k)?;
+    /// // m, n, k, a, b, c, residual, residual_direct
+    /// assert_eq!(built.built.signature().params.len(), 8);
+    /// # Ok::<(), ptxkit::kernel::KernelError>(())
+    /// ```
+    #[track_caller]
+    pub fn staged_input_direct(
+        &mut self,
+        k: &mut KernelBuilder,
+        name: &str,
+    ) -> Result<TmaTensor<O>> {
+        let tensor = self.staged_input(k, name)?;
+        let shape = [Expr::from(self.m()), Expr::from(self.n())];
+        let direct = k.tensor::<O>(
+            &format!("{name}_direct"),
+            shape,
+            TensorOpts::default().align(16),
+        )?;
+        if let Some(s) = self.staged.as_mut() {
+            s.direct = Some(direct);
+        }
+        Ok(tensor)
     }
 
     /// The GEMM with a gated producer: before it loads a tile's boxes of A it waits on `gate`
@@ -1269,13 +1323,23 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let (Some(staging), Output::Tma(c)) = (self.staging.clone(), self.c.clone()) else {
             return Err(k.error("epilogue warps without the TMA-store epilogue's staging"));
         };
-        let epi = self.tile_epilogue(k)?;
+        let mut epi = self.tile_epilogue(k)?;
         let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
         let cw_r = k.eval(cw)?;
         k.mov(cursor.stage(), cw_r)?;
+        // A staged input read directly (HopperGemm::staged_input_direct): the ops read its
+        // global copy, band by band, into registers.
+        if let Some((staged, direct)) = self
+            .staged
+            .as_ref()
+            .and_then(|s| s.direct.as_ref().map(|d| (s, d)))
+        {
+            let global = EpilogueTensor::of(k, direct)?;
+            epi = epi.with_tensor_replaced(staged.tensor.name(), global);
+        }
         // A staged input: this warp's slab of it (the input ring's stage `cw`), a phase a slab.
         let input = match (&self.staged, &self.epilogue_input) {
-            (Some(staged), Some(ring)) => {
+            (Some(staged), Some(ring)) if staged.direct.is_none() => {
                 let at = RingCursor::new(k.isa(), 2, Phase::Parity)?;
                 k.mov(at.stage(), cw_r)?;
                 let map = k.tma_generic(&staged.tensor)?;
