@@ -155,11 +155,34 @@ fn staged_gemm(
     cfg: GemmConfig,
     epi: impl FnOnce(&mut KernelBuilder, Var, &TmaTensor<ty::Bf16>) -> Result<Epilogue, KernelError>,
 ) -> Result<GemmKernel, KernelError> {
+    staged_gemm_read(cfg, false, epi)
+}
+
+/// [`staged_gemm`], with `direct` its input declared by `HopperGemm::staged_input_direct`.
+fn staged_gemm_read(
+    cfg: GemmConfig,
+    direct: bool,
+    epi: impl FnOnce(&mut KernelBuilder, Var, &TmaTensor<ty::Bf16>) -> Result<Epilogue, KernelError>,
+) -> Result<GemmKernel, KernelError> {
     let mut k = KernelBuilder::new("gemm_staged_test", Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
-    let res = gemm.staged_input(&mut k, "res")?;
+    let res = match direct {
+        true => gemm.staged_input_direct(&mut k, "res")?,
+        false => gemm.staged_input(&mut k, "res")?,
+    };
     let e = epi(&mut k, gemm.n(), &res)?;
     gemm.with_epilogue(e).build(k)
+}
+
+/// The GEMM on epilogue warps with bias, ReLU and a staged residual: what the epilogue-warp
+/// tests compare their variants with.
+fn staged_relu() -> (GemmConfig, GemmKernel) {
+    let cfg = GemmConfig::large().with_epilogue_warps();
+    let staged = staged_gemm(cfg, |k, n, res| {
+        bias_act_residual(k, n, Activation::Relu, res)
+    })
+    .unwrap();
+    (cfg, staged)
 }
 
 /// The fused epilogue: a bf16 bias `[n]` (declared here) added, `act`, then `res` added.
@@ -251,11 +274,7 @@ fn assemble_epilogue_warps(cfg: GemmConfig, kernels: &[(&str, &GemmKernel)]) {
 /// edge bands read with bounds). All assemble without spills.
 #[test]
 fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
-    let cfg = GemmConfig::large().with_epilogue_warps();
-    let staged = staged_gemm(cfg, |k, n, res| {
-        bias_act_residual(k, n, Activation::Relu, res)
-    })
-    .unwrap();
+    let (cfg, staged) = staged_relu();
     let ahead = gemm_with(cfg, |k, [m, n]| {
         let res = k.tensor::<ty::Bf16>("res", [m, n], TensorOpts::default().align(16))?;
         bias_act_residual(k, n, Activation::Relu, &res)
@@ -297,22 +316,16 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
 /// assembles without spills.
 #[test]
 fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
-    let cfg = GemmConfig::large().with_epilogue_warps();
-    let staged = staged_gemm(cfg, |k, n, res| {
-        bias_act_residual(k, n, Activation::Relu, res)
-    })
-    .unwrap();
+    let (cfg, staged) = staged_relu();
     let direct_gemm = |ahead: bool| {
-        let mut k = KernelBuilder::new("gemm_direct_test", Target::Sm90a);
-        let mut gemm =
-            HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin).unwrap();
-        let res = gemm.staged_input_direct(&mut k, "res").unwrap();
-        let epi = bias_act_residual(&mut k, gemm.n(), Activation::Relu, &res).unwrap();
-        let epi = match ahead {
-            true => epi,
-            false => Epilogue::new().without_prefetch().then(epi),
-        };
-        gemm.with_epilogue(epi).build(k).unwrap()
+        staged_gemm_read(cfg, true, |k, n, res| {
+            let epi = bias_act_residual(k, n, Activation::Relu, res)?;
+            Ok(match ahead {
+                true => epi,
+                false => Epilogue::new().without_prefetch().then(epi),
+            })
+        })
+        .unwrap()
     };
     let (direct, at_use) = (direct_gemm(true), direct_gemm(false));
     let names: Vec<&str> = direct
