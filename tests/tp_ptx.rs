@@ -6,9 +6,12 @@
 mod support;
 
 use ptxkit::isa::Target;
-use ptxkit::library::gemm::{GemmConfig, StagedLoadAt};
+use ptxkit::isa::ty;
+use ptxkit::kernel::KernelBuilder;
+use ptxkit::library::gemm::{GemmConfig, HopperGemm, StagedLoadAt};
 use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
+use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
 /// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
@@ -246,4 +249,16 @@ fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
         ..cfg
     };
     kernels::reduce_scatter_gemm(&plain, 2, 0, false, StagedLoadAt::KTile(2)).unwrap();
+    // A GEMM without a staged input has nowhere to load one.
+    let mut k = KernelBuilder::new("no_staged", Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin).unwrap();
+    let e = gemm
+        .with_staged_load_at(&k, StagedLoadAt::KTile(2))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("where to load the staged input of a GEMM without one"),
+        "{e}"
+    );
 }

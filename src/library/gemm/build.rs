@@ -1148,16 +1148,20 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         k: &KernelBuilder,
         at: StagedLoadAt,
     ) -> Result<HopperGemm<I, O, J>> {
-        match self.staged.as_mut() {
-            Some(staged) => staged.at = at,
-            None => {
-                return Err(k.error(
-                    "where to load the staged input of a GEMM without one \
-                     (HopperGemm::staged_input)",
-                ));
-            }
-        }
+        self.staged_mut(k, "where to load the staged input")?.at = at;
         Ok(self)
+    }
+
+    /// The staged input ([`HopperGemm::staged_input`]), or an error about `what` (a setting
+    /// of it) on a GEMM without one.
+    #[track_caller]
+    fn staged_mut(&mut self, k: &KernelBuilder, what: &str) -> Result<&mut Staged<O>> {
+        match self.staged.as_mut() {
+            Some(staged) => Ok(staged),
+            None => Err(k.error(format!(
+                "{what} of a GEMM without one (HopperGemm::staged_input)"
+            ))),
+        }
     }
 
     /// The GEMM with its staged input ([`HopperGemm::staged_input`]) gated: before the loads of
@@ -1174,14 +1178,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         k: &KernelBuilder,
         gate: RowGate,
     ) -> Result<HopperGemm<I, O, J>> {
-        match self.staged.as_mut() {
-            Some(staged) => staged.gate = Some(gate),
-            None => {
-                return Err(k.error(
-                    "a gate on the staged input of a GEMM without one (HopperGemm::staged_input)",
-                ));
-            }
-        }
+        self.staged_mut(k, "a gate on the staged input")?.gate = Some(gate);
         Ok(self)
     }
 
