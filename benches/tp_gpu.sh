@@ -35,6 +35,9 @@ exit 2
 #     paths whose small runs passed, the clocks and power sampled every 200 ms;
 #   C (the rest): the same on GPUs 0 and 1 (CUDA_VISIBLE_DEVICES), at $TOKENS2 (default
 #     4096,8192,16384), where the machine has more than two.
+# $RS_STAGED (k-tiles, e.g. 2,6; default none): the pulled path's owners load their peer's
+# partial under that k-tile (`--rs-staged-at`): its stress and sanitizer runs take the first,
+# the benchmark times each beside the middle k-tile's.
 # Logs under $OUT: steps.txt (GPUs, tools, each step's exit code and time), stress.log,
 # sanitizer.log, bench.log (every GPU), bench2.log (two), clocks.csv. Prints a summary.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -72,19 +75,20 @@ mkdir -p /tmp/tpnccl && ln -sf "$lib" /tmp/tpnccl/libnccl.so
 export LD_LIBRARY_PATH=/tmp/tpnccl:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 xz -dc tp_gemm.xz > /tmp/tp_gemm && chmod +x /tmp/tp_gemm
 tp=/tmp/tp_gemm
+staged=""; [ -n "${RS_STAGED:-}" ] && staged="--rs-staged-at $RS_STAGED"
 
 # A: the stress beside the small runs (correctness only; nothing is timed here).
 ( step stress.log 40 $tp --tokens '' --stress 1000
-  step stress.log 40 $tp --tokens '' --stress 1000 --rs-pull
+  step stress.log 40 $tp --tokens '' --stress 1000 --rs-pull $staged
   step stress.log 40 $tp --tokens '' --stress 1000 --rs-fused ) &
 stress_pid=$!
 step sanitizer.log 20 $tp --small --stress 2
 rs=""
 step sanitizer.log 20 $tp --small --stress 2 --rs-fused && rs="--rs-fused"
-step sanitizer.log 20 $tp --small --stress 2 --rs-pull && rs="$rs --rs-pull"
+step sanitizer.log 20 $tp --small --stress 2 --rs-pull $staged && rs="$rs --rs-pull"
 echo "reduce-scatter paths whose small runs passed: ${rs:-none}" >> "$steps"
 check="$san --error-exitcode 7 --print-limit 20 --tool"
-pull=""; case "$rs" in *pull*) pull=--rs-pull;; esac
+pull=""; case "$rs" in *pull*) pull="--rs-pull $staged";; esac
 step sanitizer.log 30 $check memcheck $tp --small --stress 2
 [ -n "$pull" ] && step sanitizer.log 30 $check memcheck $tp --small --stress 2 $pull
 step sanitizer.log 30 $check racecheck $tp --small --stress 2 $pull
@@ -98,10 +102,10 @@ nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperatu
   --format=csv -lms 200 > "$OUT/clocks.csv" 2>&1 &
 smi_pid=$!
 until=${B_S:-170}
-step bench.log 400 $tp --stress 0 --tokens "${TOKENS:-4096,8192,16384}" $rs
+step bench.log 400 $tp --stress 0 --tokens "${TOKENS:-4096,8192,16384}" $rs $staged
 until=$(( budget - 5 ))
 if [ "$gpus" -gt 2 ]; then
-  step bench2.log 400 env CUDA_VISIBLE_DEVICES=0,1 $tp --stress 0 --tokens "${TOKENS2:-4096,8192,16384}" $rs
+  step bench2.log 400 env CUDA_VISIBLE_DEVICES=0,1 $tp --stress 0 --tokens "${TOKENS2:-4096,8192,16384}" $rs $staged
 fi
 kill "$smi_pid"
 echo "B and C done at $(( $(date +%s) - start )) s" >> "$steps"

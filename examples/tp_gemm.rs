@@ -6,10 +6,14 @@
 //! against the sequential result on the device.
 //!
 //! `cargo run --release --example tp_gemm -- [--quick | --tokens T,T..] [--stress N]
-//! [--rs-register-epilogue] [--rs-fused] [--rs-pull] [--rs-only]` (`--rs-fused`: the
+//! [--rs-register-epilogue] [--rs-fused] [--rs-pull] [--rs-staged-at N[,N]] [--rs-only]`
+//! (`--rs-fused`: the
 //! reduce-scatter with the owners' sum fused into their GEMMs too, `--rs-pull`: fused with the
 //! partials read from their writers' memory, each in the layers beside the unfused one and
-//! alone in the stress (pulled where both are given); `--rs-only`: no all-gather layers), or
+//! alone in the stress (pulled where both are given); `--rs-staged-at`: the pulled path's owners
+//! load their peer's partial under k-tile N of each tile (`StagedLoadAt::KTile`) instead of the
+//! middle one, in the stress the first N, in the layers each N beside the middle with its
+//! owners' step alone; `--rs-only`: no all-gather layers), or
 //! `-- --small [--stress N]`: only the stress, on small shapes, its all-gather's reference
 //! gathered through the host (no NCCL, no cuBLAS, no timing: the run compute-sanitizer checks).
 //! Every GPU the process sees is a rank (`CUDA_VISIBLE_DEVICES` picks them). Needs libcuda, and
@@ -37,7 +41,7 @@ use cudarc::cublas::{CudaBlas, Gemm as _};
 use cudarc::driver::{CudaSlice, CudaStream};
 use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
-use ptxkit::library::gemm::{Gemm, GemmConfig};
+use ptxkit::library::gemm::{Gemm, GemmConfig, StagedLoadAt};
 use ptxkit::library::tp::{
     AllGatherGemm, AllGatherPlan, Gather, GemmReduceScatter, Partials, ReduceScatterPlan,
     ReduceScatterSum, kernels, plan,
@@ -486,7 +490,7 @@ fn reduce_scatter_layer(
         ..cfg
     };
     let mut rs = GemmReduceScatter::new(g, cfg, plan, ReduceScatterSum::Separate)?;
-    let mut variants: Vec<(&str, GemmReduceScatter)> = Vec::new();
+    let mut variants: Vec<(String, GemmReduceScatter)> = Vec::new();
     for (on, name, sum) in [
         (
             rs_opts.fused,
@@ -496,8 +500,23 @@ fn reduce_scatter_layer(
         (rs_opts.pull, "ours fused, pulled", ReduceScatterSum::Pulled),
     ] {
         if on {
-            variants.push((name, GemmReduceScatter::new(g, cfg, plan, sum)?));
+            variants.push((name.to_string(), GemmReduceScatter::new(g, cfg, plan, sum)?));
         }
+    }
+    // The pulled path with its owners' staged loads under an earlier k-tile (`--rs-staged-at`),
+    // each checked and timed beside the rest, with its owners' step alone.
+    let mut early: Vec<(u32, GemmReduceScatter)> = Vec::new();
+    for kt in rs_opts
+        .staged_at
+        .into_iter()
+        .flatten()
+        .filter(|_| rs_opts.pull)
+    {
+        let plan = plan.with_staged_load(StagedLoadAt::KTile(kt));
+        early.push((
+            kt,
+            GemmReduceScatter::new(g, cfg, plan, ReduceScatterSum::Pulled)?,
+        ));
     }
     // The sequential path and the GEMM alone run the same kernel on all m rows.
     let gemms = load_gemms(ctx, cfg)?;
@@ -542,6 +561,23 @@ fn reduce_scatter_layer(
         }
         differing += d;
     }
+    for (kt, v) in &mut early {
+        for partials in [Partials::Compute, Partials::Last] {
+            for (r, out) in out_ours.iter_mut().enumerate() {
+                stream(ctx, r)?.memset_zeros(out)?;
+            }
+            v.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
+            g.synchronize()?;
+            let d = self::differing(ctx, &out_ours, &want)?;
+            if d > 0 {
+                println!(
+                    "GEMM+RS {name}: pulled, staged at k-tile {kt} ({partials:?}) differs in {d} \
+                     elements"
+                );
+            }
+            differing += d;
+        }
+    }
     // The last path's diagnostics below give the same sum: with its owners' streams waiting for
     // the partials (no use of the flags), and its owners' step alone on its last partials.
     {
@@ -583,49 +619,68 @@ fn reduce_scatter_layer(
     ];
     let paths = 4 + variants.len() + diagnostics.len();
     let diagnostic = |path: usize| path.checked_sub(paths - diagnostics.len());
-    let t = time_paths(ctx, paths, |path| match (path, diagnostic(path)) {
-        (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?),
-        (1, _) => seq_ours(&mut partial, &mut out_seq),
-        (2, _) => seq_cublas(&mut partial, &mut out_blas),
-        (3, _) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
-        (_, Some(0)) => gemm_by_shards(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
-        (_, Some(d)) => {
-            if d == 1 {
-                for r in 0..world {
-                    for peer in (0..world).filter(|&peer| peer != r) {
-                        g.order(stream(ctx, peer)?, stream(ctx, r)?)?;
+    // Then each early variant (`--rs-staged-at`), and its owners' step alone.
+    let t = time_paths(ctx, paths + 2 * early.len(), |path| {
+        match (path, diagnostic(path)) {
+            (p, _) if p >= paths => {
+                let (e, partials) = ((p - paths) / 2, (p - paths) % 2);
+                let partials = [Partials::Compute, Partials::Last][partials];
+                Ok(early[e]
+                    .1
+                    .run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?)
+            }
+            (0, _) => Ok(rs.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?),
+            (1, _) => seq_ours(&mut partial, &mut out_seq),
+            (2, _) => seq_cublas(&mut partial, &mut out_blas),
+            (3, _) => our_gemms(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+            (_, Some(0)) => gemm_by_shards(ctx, &gemms, (&a, &b, &mut partial), (m, n, kr)),
+            (_, Some(d)) => {
+                if d == 1 {
+                    for r in 0..world {
+                        for peer in (0..world).filter(|&peer| peer != r) {
+                            g.order(stream(ctx, peer)?, stream(ctx, r)?)?;
+                        }
                     }
                 }
+                let last = match variants.last_mut() {
+                    Some((_, v)) => v,
+                    None => &mut rs,
+                };
+                if d == 3 {
+                    return Ok(last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Last)?);
+                }
+                last.set_stream_wait(d == 2);
+                let done = last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute);
+                last.set_stream_wait(false);
+                Ok(done?)
             }
-            let last = match variants.last_mut() {
-                Some((_, v)) => v,
-                None => &mut rs,
-            };
-            if d == 3 {
-                return Ok(last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Last)?);
-            }
-            last.set_stream_wait(d == 2);
-            let done = last.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute);
-            last.set_stream_wait(false);
-            Ok(done?)
-        }
-        (v, None) => {
-            Ok(variants[v - 4]
-                .1
-                .run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?)
+            (v, None) => Ok(variants[v - 4].1.run(
+                g,
+                (&a, kr),
+                &b,
+                &slots,
+                &mut out_ours,
+                Partials::Compute,
+            )?),
         }
     })?;
-    let named = variants.iter().map(|(what, _)| *what).chain(diagnostics);
+    let named = variants
+        .iter()
+        .map(|(what, _)| what.clone())
+        .chain(diagnostics.iter().map(|d| d.to_string()))
+        .chain(early.iter().flat_map(|(kt, _)| {
+            [
+                format!("pulled, staged at k-tile {kt}"),
+                format!("its owners alone, k-tile {kt}"),
+            ]
+        }));
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
         ours: t[0],
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        extra: named
-            .zip(&t[4..])
-            .map(|(what, t)| (what.to_string(), *t))
-            .collect(),
+        extra: named.zip(&t[4..]).map(|(what, t)| (what, *t)).collect(),
         differing,
         vs_nccl: Some(vs_nccl),
         vs_cublas,
@@ -772,7 +827,12 @@ fn stress(
         tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let plan = ReduceScatterPlan::new(world, rows)?;
+    let plan = match (rs_opts.pull, rs_opts.staged_at[0]) {
+        (true, Some(kt)) => {
+            ReduceScatterPlan::new(world, rows)?.with_staged_load(StagedLoadAt::KTile(kt))
+        }
+        _ => ReduceScatterPlan::new(world, rows)?,
+    };
     let sum = match (rs_opts.pull, rs_opts.fused) {
         (true, _) => ReduceScatterSum::Pulled,
         (false, true) => ReduceScatterSum::Fused,
@@ -856,11 +916,14 @@ fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: R
 /// the owners' sum fused into their GEMMs, and fused with the partials pulled from their
 /// writers (each beside the unfused path in the layers; in the stress the one run, pulled
 /// before fused).
+/// `staged_at`: the k-tiles the pulled path's owners load their peer's partial under instead
+/// of the middle one (`--rs-staged-at`; the stress takes the first).
 #[derive(Debug, Clone, Copy)]
 struct RsOptions {
     register_epilogue: bool,
     fused: bool,
     pull: bool,
+    staged_at: [Option<u32>; 2],
 }
 
 /// The command line.
@@ -899,6 +962,22 @@ impl Options {
             None if has("--quick") => vec![4096],
             None => vec![4096, 8192, 16384],
         };
+        let mut staged_at = [None; 2];
+        if let Some(v) = value("--rs-staged-at")? {
+            let kts = v
+                .split(',')
+                .map(|t| {
+                    t.parse()
+                        .map_err(|_| format!("--rs-staged-at {v}: not k-tiles"))
+                })
+                .collect::<Result<Vec<u32>, String>>()?;
+            if kts.is_empty() || kts.len() > staged_at.len() {
+                return Err(format!("--rs-staged-at {v}: one or two k-tiles").into());
+            }
+            for (at, kt) in staged_at.iter_mut().zip(kts) {
+                *at = Some(kt);
+            }
+        }
         Ok(Options {
             tokens,
             small,
@@ -907,6 +986,7 @@ impl Options {
                 register_epilogue: has("--rs-register-epilogue"),
                 fused: has("--rs-fused"),
                 pull: has("--rs-pull"),
+                staged_at,
             },
             rs_only: has("--rs-only"),
         })

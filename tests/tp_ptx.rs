@@ -6,9 +6,12 @@
 mod support;
 
 use ptxkit::isa::Target;
-use ptxkit::library::gemm::GemmConfig;
+use ptxkit::isa::ty;
+use ptxkit::kernel::KernelBuilder;
+use ptxkit::library::gemm::{GemmConfig, HopperGemm, StagedLoadAt};
 use ptxkit::library::tp::{AllGatherPlan, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
+use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
 /// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
@@ -134,7 +137,8 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             (2, 1, vec!["slot0"]),
             (4, 2, vec!["slot0", "slot1", "slot3"]),
         ] {
-            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, false).unwrap();
+            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, false, StagedLoadAt::Middle)
+                .unwrap();
             let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
             let mut want = vec!["m", "n", "k", "a", "b", "c"];
             want.extend(&slots);
@@ -153,7 +157,8 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             }
         }
     }
-    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2, false).unwrap_err();
+    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2, false, StagedLoadAt::Middle)
+        .unwrap_err();
     assert!(e.to_string().contains("rank 2 of 2"), "{e}");
 }
 
@@ -175,7 +180,8 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
     });
     for cfg in configs {
         for rank in 0..2u32 {
-            let gemm = kernels::reduce_scatter_gemm(&cfg, 2, rank, true).unwrap();
+            let gemm =
+                kernels::reduce_scatter_gemm(&cfg, 2, rank, true, StagedLoadAt::Middle).unwrap();
             let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
             let slot = format!("slot{}", 1 - rank);
             let want = [
@@ -208,10 +214,51 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
         ..GemmConfig::for_problem(2048, 8192, 132)
     };
     for (cfg, world) in [(GemmConfig::large(), 4), (plain, 2)] {
-        let e = kernels::reduce_scatter_gemm(&cfg, world, 0, true).unwrap_err();
+        let e =
+            kernels::reduce_scatter_gemm(&cfg, world, 0, true, StagedLoadAt::Middle).unwrap_err();
         assert!(
             e.to_string().contains("the gate is on the staged input"),
             "{e}"
         );
     }
+}
+
+#[test]
+fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
+    let cfg = GemmConfig::for_problem(2048, 8192, 132);
+    let middle = kernels::reduce_scatter_gemm(&cfg, 2, 0, true, StagedLoadAt::Middle).unwrap();
+    let early = kernels::reduce_scatter_gemm(&cfg, 2, 0, true, StagedLoadAt::KTile(2)).unwrap();
+    let name = format!("{}_rs0of2_gated_kt2", cfg.name());
+    let ptx = early.built.ptx();
+    assert!(ptx.contains(&format!(".entry {name}")), "{name}");
+    assert_ne!(ptx, middle.built.ptx(), "the load moved");
+    // Still one poll site, before the proxy fence and the staged TMA load.
+    assert_eq!(ptx.matches("ld.acquire.sys.global.u32").count(), 1);
+    let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
+    let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
+    let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
+    assert!(fence < load, "{name}: the proxy fence comes first");
+    match ptxkit::isa::ptxas::for_tests().unwrap() {
+        Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
+        None => support::assemble(ptx, Target::Sm90a),
+    }
+    // Ungated and without a staged input (the register epilogue) it builds too.
+    kernels::reduce_scatter_gemm(&cfg, 2, 1, false, StagedLoadAt::KTile(2)).unwrap();
+    let plain = GemmConfig {
+        tma_store: false,
+        ..cfg
+    };
+    kernels::reduce_scatter_gemm(&plain, 2, 0, false, StagedLoadAt::KTile(2)).unwrap();
+    // A GEMM without a staged input has nowhere to load one.
+    let mut k = KernelBuilder::new("no_staged", Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin).unwrap();
+    let e = gemm
+        .with_staged_load_at(&k, StagedLoadAt::KTile(2))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("where to load the staged input of a GEMM without one"),
+        "{e}"
+    );
 }

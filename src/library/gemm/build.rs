@@ -306,6 +306,25 @@ struct Staged<O: Elem> {
     /// A gate on the input's rows ([`HopperGemm::with_staged_gate`]): another GPU writes them,
     /// and a tile's block is loaded only once the flag of its chunk of rows is up.
     gate: Option<RowGate>,
+    /// The k-tile of a cooperative consumer's main loop under whose wgmmas the block is loaded
+    /// ([`HopperGemm::with_staged_load_at`]).
+    at: StagedLoadAt,
+}
+
+/// Where in a tile's main loop a cooperative consumer issues its staged input's load
+/// ([`HopperGemm::staged_input`], [`HopperGemm::with_staged_load_at`]); ping-pong consumers
+/// load it under their first k-tile, epilogue warps slab by slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StagedLoadAt {
+    /// Under the middle k-tile's wgmmas: the previous tile's store, issued just before the main
+    /// loop, has long read the block, and half the main loop hides the load (a local input).
+    #[default]
+    Middle,
+    /// Under the wgmmas of k-tile `n` of the tile's main loop (counted from 0; the last k-tile
+    /// where the loop is shorter): the whole main loop hides the load, for an input that comes
+    /// across the links ([`crate::library::tp`]); the loading thread first waits until the
+    /// previous tile's store has read the block (`cp.async.bulk.wait_group.read 0`).
+    KTile(u32),
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
@@ -1119,8 +1138,34 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             origin: None,
             row_tile: None,
             gate: None,
+            at: StagedLoadAt::Middle,
         });
         Ok(tensor)
+    }
+
+    /// The GEMM with its staged input ([`HopperGemm::staged_input`]) loaded under the wgmmas of
+    /// k-tile `at` of each cooperative consumer's main loop ([`StagedLoadAt`]; the middle one
+    /// by default). Ping-pong consumers load it under their first k-tile whatever `at` says.
+    #[track_caller]
+    pub fn with_staged_load_at(
+        mut self,
+        k: &KernelBuilder,
+        at: StagedLoadAt,
+    ) -> Result<HopperGemm<I, O, J>> {
+        self.staged_mut(k, "where to load the staged input")?.at = at;
+        Ok(self)
+    }
+
+    /// The staged input ([`HopperGemm::staged_input`]), or an error about `what` (a setting
+    /// of it) on a GEMM without one.
+    #[track_caller]
+    fn staged_mut(&mut self, k: &KernelBuilder, what: &str) -> Result<&mut Staged<O>> {
+        match self.staged.as_mut() {
+            Some(staged) => Ok(staged),
+            None => Err(k.error(format!(
+                "{what} of a GEMM without one (HopperGemm::staged_input)"
+            ))),
+        }
     }
 
     /// The GEMM with its staged input ([`HopperGemm::staged_input`]) gated: before the loads of
@@ -1137,14 +1182,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         k: &KernelBuilder,
         gate: RowGate,
     ) -> Result<HopperGemm<I, O, J>> {
-        match self.staged.as_mut() {
-            Some(staged) => staged.gate = Some(gate),
-            None => {
-                return Err(k.error(
-                    "a gate on the staged input of a GEMM without one (HopperGemm::staged_input)",
-                ));
-            }
-        }
+        self.staged_mut(k, "a gate on the staged input")?.gate = Some(gate);
         Ok(self)
     }
 
@@ -1939,8 +1977,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if promotion.is_some() && self.k_part.is_some() {
             return Err(k.error("block scales with split-K"));
         }
-        let staged_at = match self.staged {
-            Some(_) => Some(k.let_("staged_kt", k0.clone() + (k1.clone() - k0.clone()) / 2u32)?),
+        // The k-tile whose wgmmas the staged input's load goes under ([`StagedLoadAt`]): the
+        // middle one, or k-tile `n` (the last where the loop has `n` or fewer).
+        let staged_at = match self.staged.as_ref().map(|s| s.at) {
+            Some(StagedLoadAt::Middle) => {
+                let mid = k.let_("staged_kt", k0.clone() + (k1.clone() - k0.clone()) / 2u32)?;
+                Some((mid, None))
+            }
+            Some(StagedLoadAt::KTile(n)) => {
+                let at = k.let_("staged_kt", k0.clone() + n)?;
+                let last = k.let_("staged_last", k1.clone() - 1u32)?;
+                let short = k.cmp(CmpOp::Lt, last, at)?;
+                Some((at, Some((last, short))))
+            }
             None => None,
         };
         k.for_range(k0.clone(), k1, |k, kt| {
@@ -1993,11 +2042,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0.clone())?);
                 let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
                 k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
-                if let Some(mid) = staged_at {
-                    // The staged input's block, loaded under the middle k-tile's wgmmas: the
-                    // previous tile's store, issued just before this main loop, has long read
-                    // the block by then, and half the main loop hides the load.
-                    let here = k.cmp(CmpOp::Eq, kt, mid)?;
+                if let Some((at, short)) = staged_at {
+                    // The staged input's block, loaded under this k-tile's wgmmas where it is
+                    // the chosen one ([`StagedLoadAt`]): by the middle k-tile the previous
+                    // tile's store, issued just before this main loop, has long read the
+                    // block, and half the main loop hides the load; an earlier one leaves the
+                    // load the rest of the loop.
+                    let here = k.cmp(CmpOp::Eq, kt, at)?;
+                    if let Some((last, short)) = short {
+                        // A loop of `n` k-tiles or fewer: its last k-tile.
+                        let at_last = k.cmp(CmpOp::Eq, kt, last)?;
+                        k.and(at_last, at_last, short)?;
+                        k.or(here, here, at_last)?;
+                    }
                     k.if_(here, |k| self.load_staged(k, leader)).end()?;
                 }
                 k.wgmma_wait_group(0)?;

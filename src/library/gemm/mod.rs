@@ -34,7 +34,9 @@ pub mod split;
 pub mod swap_ab;
 pub mod tune;
 
-pub use build::{GemmKernel, HopperGemm, Output, Promotion, Tile, Tiles, build, build_with};
+pub use build::{
+    GemmKernel, HopperGemm, Output, Promotion, StagedLoadAt, Tile, Tiles, build, build_with,
+};
 pub use grouped::Grouping;
 pub use host::{Fp8Epilogue, Fp8Scales, Gemm, GemmError, OutScaleArg, check_operands};
 pub use pad::{pad_module, pad_signature};

@@ -8,7 +8,7 @@ use ptx_isa::{Target, ty};
 use smem::pipeline::sync::WaitMode;
 
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
-use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
+use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm, StagedLoadAt};
 use crate::parts::{Epilogue, RowGate};
 use crate::signature::ExtentFacts;
 
@@ -45,15 +45,22 @@ pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel>
 /// input, [`super::ReduceScatterPlan::gated`]) that input's loads wait on a [`RowGate`] of one
 /// flag (parameters `flags` `[chunks]` and `epoch`, after the slots): the peer raises it once
 /// its partial is written, so the owner's GEMM need not wait for the peer before it starts.
-/// Named `{cfg.name()}_rs{rank}of{world}`, `_gated` after it.
+/// The staged input is loaded under k-tile `staged_load` of each tile's main loop
+/// ([`HopperGemm::with_staged_load_at`]). Named `{cfg.name()}_rs{rank}of{world}`, `_gated`
+/// after it, then `_kt{n}` where the load is under k-tile `n`.
 pub fn reduce_scatter_gemm(
     cfg: &GemmConfig,
     world: u32,
     rank: u32,
     gated: bool,
+    staged_load: StagedLoadAt,
 ) -> Result<GemmKernel> {
     let gate_name = if gated { "_gated" } else { "" };
-    let name = format!("{}_rs{rank}of{world}{gate_name}", cfg.name());
+    let at_name = match staged_load {
+        StagedLoadAt::Middle => String::new(),
+        StagedLoadAt::KTile(n) => format!("_kt{n}"),
+    };
+    let name = format!("{}_rs{rank}of{world}{gate_name}{at_name}", cfg.name());
     let mut k = KernelBuilder::new(&name, Target::Sm90a);
     if rank >= world {
         return Err(k.error(format!("rank {rank} of {world}")));
@@ -92,6 +99,10 @@ pub fn reduce_scatter_gemm(
             gemm.with_staged_gate(&k, gate)?
         }
         false => gemm,
+    };
+    let gemm = match (cfg.tma_store, staged_load) {
+        (true, at) if at != StagedLoadAt::Middle => gemm.with_staged_load_at(&k, at)?,
+        _ => gemm,
     };
     gemm.with_epilogue(epilogue).build(k)
 }

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::TpError;
-use crate::library::gemm::GemmConfig;
+use crate::library::gemm::{GemmConfig, StagedLoadAt};
 
 /// Rows of one M-tile of the GEMM.
 const TILE_ROWS: usize = GemmConfig::BM as usize;
@@ -176,6 +176,7 @@ pub enum Placement {
 pub struct ReduceScatterPlan {
     world: usize,
     rows: usize,
+    staged_load: StagedLoadAt,
 }
 
 impl ReduceScatterPlan {
@@ -184,7 +185,26 @@ impl ReduceScatterPlan {
         if world == 0 || rows == 0 {
             return Err(plan_err(format!("{world} ranks of {rows} rows")));
         }
-        Ok(ReduceScatterPlan { world, rows })
+        Ok(ReduceScatterPlan {
+            world,
+            rows,
+            staged_load: StagedLoadAt::default(),
+        })
+    }
+
+    /// The plan with the owners' GEMMs loading their staged peer's partial (two ranks, the
+    /// TMA-store epilogue: [`ReduceScatterPlan::gated`]) under k-tile `at` of each tile's main
+    /// loop ([`crate::library::gemm::HopperGemm::with_staged_load_at`]).
+    pub fn with_staged_load(self, at: StagedLoadAt) -> ReduceScatterPlan {
+        ReduceScatterPlan {
+            staged_load: at,
+            ..self
+        }
+    }
+
+    /// Where the owners' GEMMs load their staged input ([`ReduceScatterPlan::with_staged_load`]).
+    pub fn staged_load(&self) -> StagedLoadAt {
+        self.staged_load
     }
 
     /// Ranks.
@@ -562,6 +582,16 @@ mod tests {
                 "world {world}: no staged input, nothing to gate"
             );
         }
+    }
+
+    #[test]
+    fn owners_load_the_staged_partial_under_the_middle_k_tile_unless_told() {
+        let p = ReduceScatterPlan::new(2, 128).unwrap();
+        assert_eq!(p.staged_load(), StagedLoadAt::Middle);
+        let early = p.with_staged_load(StagedLoadAt::KTile(2));
+        assert_eq!(early.staged_load(), StagedLoadAt::KTile(2));
+        assert_eq!((early.world(), early.rows()), (2, 128));
+        assert_ne!(early, p);
     }
 
     #[test]

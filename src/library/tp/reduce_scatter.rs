@@ -123,7 +123,9 @@ impl GemmReduceScatter {
             gemms.push(Gemm::new(device, cfg)?);
             let kernel = match fused {
                 false => kernels::slot_sum(world, r)?,
-                true => kernels::reduce_scatter_gemm(&cfg, world, r, gated)?.built,
+                true => {
+                    kernels::reduce_scatter_gemm(&cfg, world, r, gated, plan.staged_load())?.built
+                }
             };
             last.push(kernel.load(device, &JitOptions::default())?);
         }
