@@ -342,6 +342,38 @@ struct Layout {
     window: Option<bool>,
 }
 
+impl Layout {
+    /// `cfg` with the layout's variant settings, in this order (the folded kernel, evict-first
+    /// loads, the plain combine, cp.async or TMA loads, the solo kernel, the ordinary launch,
+    /// the solo boxes, the block-table window), and whether any is set: a flag that is off or a
+    /// choice that is `None` leaves the configuration as it is.
+    fn variant_of(&self, cfg: DecodeConfig) -> (DecodeConfig, bool) {
+        type Setting = (Option<bool>, fn(DecodeConfig, bool) -> DecodeConfig);
+        let on = |flag: bool| flag.then_some(true);
+        let settings: [Setting; 8] = [
+            (on(self.fold), |c, _| c.with_fold()),
+            // Evict-first is a TMA box's policy.
+            (on(self.evict_first), |c, _| {
+                c.with_cp_async(false).with_evict_first(true)
+            }),
+            (on(self.plain_combine), |c, _| {
+                c.with_dependent_combine(false)
+            }),
+            (self.cp_async, DecodeConfig::with_cp_async),
+            (self.solo, DecodeConfig::with_solo),
+            (on(self.ordinary), |c, _| c.with_dependent_launch(false)),
+            (self.solo_boxes, DecodeConfig::with_solo_boxes),
+            (self.window, DecodeConfig::with_table_window),
+        ];
+        settings
+            .into_iter()
+            .fold((cfg, false), |(cfg, any), (choice, set)| match choice {
+                Some(v) => (set(cfg, v), true),
+                None => (cfg, any),
+            })
+    }
+}
+
 /// A row's name suffix and what it sets on its layout.
 type Flag = (&'static str, fn(&mut Layout));
 
@@ -593,43 +625,10 @@ fn gpu(_c: &mut Criterion) {
             if l.fp8 {
                 cfg = cfg.with_fp8();
             }
-            if l.fold {
-                cfg = cfg.with_fold();
-            }
-            if l.evict_first {
-                // Evict-first is a TMA box's policy.
-                cfg = cfg.with_cp_async(false).with_evict_first(true);
-            }
-            if l.plain_combine {
-                cfg = cfg.with_dependent_combine(false);
-            }
-            if let Some(cp_async) = l.cp_async {
-                cfg = cfg.with_cp_async(cp_async);
-            }
-            if let Some(solo) = l.solo {
-                cfg = cfg.with_solo(solo);
-            }
-            if l.ordinary {
-                cfg = cfg.with_dependent_launch(false);
-            }
-            if let Some(boxes) = l.solo_boxes {
-                cfg = cfg.with_solo_boxes(boxes);
-            }
-            if let Some(window) = l.window {
-                cfg = cfg.with_table_window(window);
-            }
+            let (cfg, variant) = l.variant_of(cfg);
             let dec = Decode::new(&dev, cfg).map_err(|e| e.to_string());
-            // A forced split, the folded kernel, evict-first loads, the plain combine or cp.async
-            // loads reuse the cache of their layout loaded before.
-            let reuse = l.splits.is_some()
-                || l.fold
-                || l.evict_first
-                || l.plain_combine
-                || l.cp_async.is_some()
-                || l.solo.is_some()
-                || l.ordinary
-                || l.solo_boxes.is_some()
-                || l.window.is_some();
+            // A forced split or a variant reuses the cache of its layout loaded before.
+            let reuse = l.splits.is_some() || variant;
             let c = match reuse {
                 true => None,
                 false => Some(

@@ -590,60 +590,53 @@ impl KernelBuilder {
             // `ld.v4.b32` (PTX ISA 9.7.9.8: vectors of .b16 stop at .v4), then `mov.b32 {lo, hi}`
             // splits each pair (9.7.9.10, low half first = the lower address).
             let words = self.f.regs::<ty::B32>(d.len() / 2);
-            self.ld_words(&ld, ptr, o, &words, guard)?;
+            self.ld_at(&ld, ptr, o, &words, guard)?;
             for (w, pair) in words.iter().zip(d.chunks(2)) {
                 self.guard_next(guard);
                 self.f.mov_unpack(pair, *w)?;
             }
             return Ok(());
         }
-        // The guard goes on the access itself, after its address arithmetic.
-        self.guard_next(guard);
-        match (ptr, d) {
-            (Ptr::Global(r), _) => self.f.ld_with(&ld, d, Addr::<Global>::reg(r).offset(o))?,
-            (Ptr::Shared(r), [x]) => self.f.ld(*x, Addr::<Shared>::reg32(r).offset(o))?,
-            (Ptr::Shared(r), _) => self.f.ld_v(d, Addr::<Shared>::reg32(r).offset(o))?,
-        }
-        Ok(())
+        self.ld_at(&ld, ptr, o, d, guard)
     }
 
-    /// `ld.v4.b32` of four words at `ptr + o` (global with `ld`'s hints, or shared), under
-    /// `guard` when given (PTX ISA 9.7.9.8).
-    fn ld_words(
+    /// One load of `d.len()` consecutive values at `ptr + o` (a scalar `ld` or an
+    /// `ld.v2`/`.v4`; global with `ld`'s hints, or shared), under `guard` when given, the guard
+    /// on the access itself, after its address arithmetic (PTX ISA 9.7.9.8): the one load
+    /// instruction of [`KernelBuilder::ld_group`] and of the 16-bit elements' words.
+    fn ld_at<R: ty::RegType>(
         &mut self,
         ld: &LdOpts,
         ptr: Ptr,
         o: i64,
-        words: &[Reg<ty::B32>],
+        d: &[Reg<R>],
         guard: Option<ptx_isa::Pred>,
     ) -> Result<()> {
         self.guard_next(guard);
         match ptr {
-            Ptr::Global(r) => self
-                .f
-                .ld_with(ld, words, Addr::<Global>::reg(r).offset(o))?,
-            Ptr::Shared(r) => self.f.ld_v(words, Addr::<Shared>::reg32(r).offset(o))?,
+            Ptr::Global(r) => self.f.ld_with(ld, d, Addr::<Global>::reg(r).offset(o))?,
+            Ptr::Shared(r) => self.f.ld_v(d, Addr::<Shared>::reg32(r).offset(o))?,
         }
         Ok(())
     }
 
-    /// `st.v4.b32` of four words to `ptr + o` (global with `st`'s hints, or shared), under
-    /// `guard` when given (PTX ISA 9.7.9.11): the store of `ld_words`.
-    fn st_words(
+    /// One store of `v.len()` consecutive values to `ptr + o` (global with `st`'s hints, or
+    /// shared), under `guard` when given (PTX ISA 9.7.9.11): the store of [`KernelBuilder::ld_at`].
+    fn st_at<R: ty::RegType>(
         &mut self,
         st: &StOpts,
         ptr: Ptr,
         o: i64,
-        words: &[Reg<ty::B32>],
+        v: &[Reg<R>],
         guard: Option<ptx_isa::Pred>,
     ) -> Result<()> {
         self.guard_next(guard);
         match ptr {
             Ptr::Global(r) => {
-                let src: Vec<Src<ty::B32>> = words.iter().map(|&w| w.into()).collect();
+                let src: Vec<Src<R>> = v.iter().map(|&x| x.into()).collect();
                 self.f.st_with(st, Addr::<Global>::reg(r).offset(o), &src)?
             }
-            Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), words)?,
+            Ptr::Shared(r) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), v)?,
         }
         Ok(())
     }
@@ -701,7 +694,7 @@ impl KernelBuilder {
             }
         };
         let (ptr, o, hints) = self.access_at(buf, g.at.clone(), caching)?;
-        self.ld_words(&hints.ld(), ptr, o, &words, guard)?;
+        self.ld_at(&hints.ld(), ptr, o, &words, guard)?;
         Ok(words)
     }
 
@@ -754,19 +747,9 @@ impl KernelBuilder {
             for (w, pair) in words.iter().zip(v.chunks(2)) {
                 self.f.mov_pack(*w, pair)?;
             }
-            return self.st_words(&st, ptr, o, &words, guard);
+            return self.st_at(&st, ptr, o, &words, guard);
         }
-        self.guard_next(guard);
-        match (ptr, v) {
-            (Ptr::Global(r), _) => {
-                let src: Vec<Src<T>> = v.iter().map(|&x| x.into()).collect();
-                self.f
-                    .st_with(&st, Addr::<Global>::reg(r).offset(o), &src)?
-            }
-            (Ptr::Shared(r), [x]) => self.f.st(Addr::<Shared>::reg32(r).offset(o), *x)?,
-            (Ptr::Shared(r), _) => self.f.st_v(Addr::<Shared>::reg32(r).offset(o), v)?,
-        }
-        Ok(())
+        self.st_at(&st, ptr, o, v, guard)
     }
 
     /// How `n` consecutive elements from `buf[idx]` along the last dimension split into accesses:

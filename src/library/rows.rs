@@ -1780,18 +1780,16 @@ pub fn build_swiglu_halves<T: Elem>(target: Target, vector: bool) -> Result<Buil
     let [bx, row] = k.cta_id([Expr::ceil_div(cols, SWIGLU_THREADS * vec), rows.into()])?;
     let [t] = k.thread_id([SWIGLU_THREADS])?;
     let c = k.simplify(&((bx * SWIGLU_THREADS + t) * vec));
-    let g = k.load_n(
-        &x,
-        [row.into(), Expr::from(0), c.clone()],
-        vec as usize,
-        T::zero(),
-    )?;
-    let u = k.load_n(
-        &x,
-        [row.into(), Expr::from(1), c.clone()],
-        vec as usize,
-        T::zero(),
-    )?;
+    // Gate, then up: the same columns of half 0 and half 1.
+    let mut half = |h: u32| {
+        k.load_n(
+            &x,
+            [row.into(), h.into(), c.clone()],
+            vec as usize,
+            T::zero(),
+        )
+    };
+    let (g, u) = (half(0)?, half(1)?);
     let out = silu_mul(&mut k, &g, &u)?;
     k.store_n(&y, [row.into(), c], &out)?;
     k.finish()

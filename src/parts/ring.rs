@@ -334,6 +334,32 @@ impl Ring {
         self.first_tile(k, cur.stage())
     }
 
+    /// A consumer of a ring of `N` tiles a stage: [`Ring::wait`], then the stage's tile
+    /// addresses ([`Ring::tiles`]).
+    pub fn wait_tiles<const N: usize>(
+        &self,
+        k: &mut KernelBuilder,
+        sync: &mut BarrierSync,
+        cur: &RingCursor,
+    ) -> Result<[Reg<ty::U32>; N]> {
+        self.wait(k, sync, cur)?;
+        self.tiles(k, cur.stage())
+    }
+
+    /// [`Ring::tile_addrs`] of a ring placed with `N` tiles a stage, as an array (`let [k, v]`);
+    /// another count is an error.
+    pub fn tiles<const N: usize>(
+        &self,
+        k: &mut KernelBuilder,
+        stage: Reg<ty::U32>,
+    ) -> Result<[Reg<ty::U32>; N]> {
+        let tiles = self.tile_addrs(k, stage)?;
+        let held = tiles.len();
+        tiles
+            .try_into()
+            .map_err(|_| k.error(format!("the ring's stages hold {held} tiles, not {N}")))
+    }
+
     /// The address of the stage's first (or only) tile.
     pub fn first_tile(&self, k: &mut KernelBuilder, stage: Reg<ty::U32>) -> Result<Reg<ty::U32>> {
         let tiles = self.tile_addrs(k, stage)?;

@@ -96,6 +96,17 @@ pub enum StreamOrder {
     Dependent,
 }
 
+impl StreamOrder {
+    /// [`StreamOrder::Dependent`] where `dependent` (a launcher's configuration asks for the
+    /// programmatic dependent launch), else [`StreamOrder::After`].
+    pub fn dependent_if(dependent: bool) -> StreamOrder {
+        match dependent {
+            true => StreamOrder::Dependent,
+            false => StreamOrder::After,
+        }
+    }
+}
+
 /// The device's and the function's limits a launch is checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchLimits {

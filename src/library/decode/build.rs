@@ -545,10 +545,7 @@ fn copy_tiles(
             read(k, walk.slot(), next)?;
         }
         let full = p.ring.acquire(k, sync, &cur)?;
-        let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let (Some(&k_tile), Some(&v_tile)) = (tiles.first(), tiles.get(1)) else {
-            return Err(k.error("the ring's stage holds K and V"));
-        };
+        let [k_tile, v_tile] = p.ring.tiles(k, cur.stage())?;
         for (tile, cache) in [(k_tile, k_base), (v_tile, v_base)] {
             let src = k.reg::<ty::U64>();
             k.add(src, cache, offset)?;
@@ -677,11 +674,7 @@ fn consumer(
     );
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     k.for_range(w.first, w.end, |k, n| {
-        p.ring.wait(k, sync, &cur)?;
-        let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let (Some(&ka), Some(&va)) = (tiles.first(), tiles.get(1)) else {
-            return Err(k.error("the ring's stage holds K and V"));
-        };
+        let [ka, va] = p.ring.wait_tiles(k, sync, &cur)?;
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(
             s_acc,
@@ -865,11 +858,7 @@ fn consumer_fp8(
     let offsets = ldmatrix_offsets(k, cfg, warp, lane)?;
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     k.for_range(w.first, w.end, |k, n| {
-        p.ring.wait(k, sync, &cur)?;
-        let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let (Some(&k8), Some(&v8)) = (tiles.first(), tiles.get(1)) else {
-            return Err(k.error("the ring's stage holds K and V"));
-        };
+        let [k8, v8] = p.ring.wait_tiles(k, sync, &cur)?;
         let at = |k: &mut KernelBuilder, tile: Reg<ty::U32>, off: Reg<ty::U32>| {
             let a = k.reg::<ty::U32>();
             k.add(a, tile, off)?;

@@ -289,32 +289,15 @@ impl Decode {
             Some(one) if splits * chunks * kv_heads * batch <= self.sms => one,
             _ => &self.kernel,
         };
-        if self.cfg.dependent_launch {
-            // Launched while the kernel before it ends (DecodeConfig::dependent_launch).
-            kernel.launch_within(stream, &mut main, self.limit, StreamOrder::Dependent)?;
-        } else {
-            self.launch(kernel, stream, &mut main)?;
-        }
+        // Launched while the kernel before it ends (DecodeConfig::dependent_launch).
+        let order = StreamOrder::dependent_if(self.cfg.dependent_launch);
+        kernel.launch_within(stream, &mut main, self.limit, order)?;
         if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
-            if self.cfg.dependent_combine {
-                // Launched while the decode kernel ends (DecodeConfig::dependent_combine).
-                combine.launch_within(stream, &mut merge, self.limit, StreamOrder::Dependent)?;
-            } else {
-                self.launch(combine, stream, &mut merge)?;
-            }
+            // Launched while the decode kernel ends (DecodeConfig::dependent_combine).
+            let order = StreamOrder::dependent_if(self.cfg.dependent_combine);
+            combine.launch_within(stream, &mut merge, self.limit, order)?;
         }
-        Ok(())
-    }
-
-    /// `kernel` on `args`, waited for when the launcher has a limit.
-    fn launch(
-        &self,
-        kernel: &LoadedKernel,
-        stream: &Arc<CudaStream>,
-        args: &mut [Arg<'_>],
-    ) -> Result<(), RuntimeError> {
-        kernel.launch_within(stream, args, self.limit, StreamOrder::After)?;
         Ok(())
     }
 }

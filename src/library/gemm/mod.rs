@@ -443,10 +443,9 @@ impl GemmConfig {
         if !pipelined.smem_scales {
             return pipelined;
         }
-        let tiles = |bn: usize| m.div_ceil(Self::BM as usize) * n.div_ceil(bn);
         [256, 192]
             .into_iter()
-            .filter(|&bn| n % bn == 0 && tiles(bn) * 4 >= sms as usize * 3)
+            .filter(|&bn| n % bn == 0 && Self::fills(m, n, bn, sms as usize))
             .map(|bn| {
                 GemmConfig {
                     bn: bn as u32,
@@ -474,8 +473,7 @@ impl GemmConfig {
         input: ScalarType,
         output: ScalarType,
     ) -> GemmConfig {
-        let tiles = m.div_ceil(Self::BM as usize) * n.div_ceil(128);
-        let bn = if tiles * 4 >= sms as usize * 3 {
+        let bn = if Self::fills(m, n, 128, sms as usize) {
             128
         } else {
             64
@@ -690,12 +688,19 @@ impl GemmConfig {
         let cost = |(bn, rate): (u32, f64)| tiles(bn).div_ceil(sms) as f64 * f64::from(bn) / rate;
         Self::WAVE_WIDTHS
             .into_iter()
-            .filter(|&(bn, _)| tiles(bn) * 4 >= sms * 3)
+            .filter(|&(bn, _)| Self::fills(m, n, bn as usize, sms))
             .fold(None, |best: Option<(u32, f64)>, w| match best {
                 Some((_, c)) if cost(w) >= c * (1.0 - Self::WAVE_MARGIN) => best,
                 _ => Some((w.0, cost(w))),
             })
             .map_or(64, |(bn, _)| bn)
+    }
+
+    /// Whether `bn`-wide tiles of a C of `m x n` give each of `sms` SMs about one tile or more
+    /// (3/4 of one): the test of the tile widths [`GemmConfig::wave_width`],
+    /// [`GemmConfig::fp8_block`] and [`GemmConfig::fp8_block_pipelined`] choose from.
+    fn fills(m: usize, n: usize, bn: usize, sms: usize) -> bool {
+        m.div_ceil(Self::BM as usize) * n.div_ceil(bn) * 4 >= sms * 3
     }
 
     /// How much sooner (a fraction) a narrower tile width's busiest SM must finish for

@@ -951,10 +951,7 @@ fn producer<T: Elem>(
             let (head, m) = w.trip(k, t)?;
             let full = p.ring.acquire(k, sync, &cur)?;
             p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
-            let tiles = p.ring.tile_addrs(k, cur.stage())?;
-            let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
-                return Err(k.error("the ring's stage holds four tiles"));
-            };
+            let [q_s, do_s, lse_s, dd_s] = p.ring.tiles(k, cur.stage())?;
             let at = w.seq.q_at(m * bm, head);
             for (t, dst) in args.q_do.iter().zip([q_s, do_s]) {
                 load_slabs(k, sync, full, t, dst, bm, d, &at)?;
@@ -1304,10 +1301,7 @@ fn consumer<T: Elem>(
         if !ahead {
             p.ring.wait(k, sync, &cur)?;
         }
-        let tiles = p.ring.tile_addrs(k, cur.stage())?;
-        let [q_s, do_s, lse_s, dd_s] = tiles[..] else {
-            return Err(k.error("the ring's stage holds four tiles"));
-        };
+        let [q_s, do_s, lse_s, dd_s] = p.ring.tiles(k, cur.stage())?;
         let trip = Trip {
             t,
             head,

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::library::decode::grown;
 use crate::runtime::cuda::{CudaSlice, CudaStream};
 use crate::runtime::{
-    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, RuntimeError, StreamOrder,
-    TensorMut, TensorRef,
+    Arg, Device, DeviceTensor, Element, JitOptions, LoadedKernel, StreamOrder, TensorMut, TensorRef,
 };
 
 use super::super::host::check_operands;
@@ -109,8 +108,8 @@ impl AttentionBackward {
         })
     }
 
-    /// The same, each launch then waited for at most `limit` ([`RuntimeError::Timeout`] past
-    /// it): the GPU check runs this way.
+    /// The same, each launch then waited for at most `limit`
+    /// ([`crate::runtime::RuntimeError::Timeout`] past it): the GPU check runs this way.
     pub fn with_limit(mut self, limit: std::time::Duration) -> AttentionBackward {
         self.limit = Some(limit);
         self
@@ -223,7 +222,12 @@ impl AttentionBackward {
             turn_t.reborrow().into(),
         ];
         pre.extend(seq_args(&seqs, false));
-        self.launch(&self.preprocess, stream, &mut pre, false)?;
+        // The main and convert kernels after the one before each on `stream`, with
+        // BackwardConfig::dependent as programmatic dependents of it (launched as usual where the
+        // launcher has a limit, LoadedKernel::launch_within).
+        let (limit, then) = (self.limit, StreamOrder::dependent_if(self.cfg.dependent));
+        self.preprocess
+            .launch_within(stream, &mut pre, limit, StreamOrder::After)?;
         let mut main = vec![
             q.into(),
             k.into(),
@@ -238,28 +242,10 @@ impl AttentionBackward {
             Arg::scalar(scale),
         ];
         main.extend(seq_args(&seqs, true));
-        self.launch(&self.main, stream, &mut main, true)?;
+        self.main.launch_within(stream, &mut main, limit, then)?;
         let mut conv = vec![acc_t.into(), dq.reborrow().into(), Arg::scalar(scale)];
         conv.extend(seq_args(&seqs, false));
-        self.launch(&self.convert, stream, &mut conv, true)?;
-        Ok(())
-    }
-
-    /// `kernel` on `args`, waited for when the launcher has a limit; `after` the kernel before
-    /// it on `stream` (the main and convert kernels), with [`BackwardConfig::dependent`] a
-    /// programmatic dependent of that one (an ordinary launch where the launcher has a limit).
-    fn launch(
-        &self,
-        kernel: &LoadedKernel,
-        stream: &Arc<CudaStream>,
-        args: &mut [Arg<'_>],
-        after: bool,
-    ) -> Result<(), RuntimeError> {
-        let order = match after && self.cfg.dependent {
-            true => StreamOrder::Dependent,
-            false => StreamOrder::After,
-        };
-        kernel.launch_within(stream, args, self.limit, order)?;
+        self.convert.launch_within(stream, &mut conv, limit, then)?;
         Ok(())
     }
 }
