@@ -1,4 +1,5 @@
-# What the GPU-step scripts (`attention_backward_gpu.sh`, `decode_gpu.sh`, `parts_gpu.sh`) share,
+# What the GPU-step scripts (`attention_backward_gpu.sh`, `decode_gpu.sh`, `parts_gpu.sh`, the lead's
+# call scripts in notes/) share,
 # sourced after `set -u`: `kit_start KIT OUT_DEFAULT BENCH...` sets `kit` and `out` ($OUT, else OUT_DEFAULT,
 # made), makes the kit's `ptxkit` and the named bench executables executable and prints the
 # GPU's name and maximum clocks; `step NAME` prints a step's heading with the time.
@@ -13,3 +14,31 @@ kit_start() {
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
 }
 step() { echo "== $1 ($(date +%T))"; }
+
+# A call's steps under one deadline: `deadline_start SECONDS` starts the clock; `left MAX` prints the
+# seconds a step may take (at most MAX, 0 when fewer than 5 are left before the deadline); `run_within NAME MAX CMD...`
+# runs CMD under that limit with its output in `$out/logs/NAME.txt` (skipped, said so, past the
+# deadline) and prints its exit status; `step_at NAME` a step's heading with the seconds so far.
+deadline_start() {
+  start=$(date +%s)
+  deadline=$1
+  mkdir -p "$out/logs"
+}
+left() {
+  local l=$((deadline - ($(date +%s) - start)))
+  [ "$l" -lt 5 ] && l=0
+  [ "$l" -gt "$1" ] && l=$1
+  echo "$l"
+}
+run_within() {
+  local name=$1 max
+  max=$(left "$2")
+  shift 2
+  if [ "$max" = 0 ]; then
+    echo "$name: skipped (deadline)"
+    return
+  fi
+  timeout "$max" "$@" >"$out/logs/$name.txt" 2>&1
+  echo "$name rc=$?"
+}
+step_at() { echo "== $1 ($(date +%T), $(($(date +%s) - start)) s)"; }

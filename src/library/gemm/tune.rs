@@ -561,6 +561,9 @@ pub fn tune(
     })
 }
 
+/// The shape of a per-tensor scale: one f32, as the kernel's `scale_a` and `scale_b` declare it.
+const PER_TENSOR_SCALE: [usize; 1] = [1];
+
 /// A tuning problem's device operands: random A and B (values in [-1, 1)), a bf16 C, and an
 /// 8-bit input's per-tensor scales (1.0).
 struct Operands {
@@ -581,7 +584,7 @@ impl Operands {
         fn upload<T: crate::runtime::Element>(
             stream: &std::sync::Arc<cudarc::driver::CudaStream>,
             values: Vec<f32>,
-            shape: [usize; 2],
+            shape: &[usize],
             to: impl Fn(f32) -> T,
         ) -> Result<DeviceTensor<T>, TuneError> {
             let host: Vec<T> = values.into_iter().map(to).collect();
@@ -590,22 +593,22 @@ impl Operands {
         let (a, b) = (random_values(p.m * p.k, 1), random_values(p.n * p.k, 2));
         let inputs = match (p.input, p.output) {
             (ScalarType::Bf16, ScalarType::Bf16) => Inputs::Bf16([
-                upload(&stream, a, [p.m, p.k], bf16::from_f32)?,
-                upload(&stream, b, [p.n, p.k], bf16::from_f32)?,
+                upload(&stream, a, &[p.m, p.k], bf16::from_f32)?,
+                upload(&stream, b, &[p.n, p.k], bf16::from_f32)?,
             ]),
             (ScalarType::E4m3, ScalarType::Bf16) => Inputs::E4m3(
                 [
-                    upload(&stream, a, [p.m, p.k], E4m3::from_f32)?,
-                    upload(&stream, b, [p.n, p.k], E4m3::from_f32)?,
+                    upload(&stream, a, &[p.m, p.k], E4m3::from_f32)?,
+                    upload(&stream, b, &[p.n, p.k], E4m3::from_f32)?,
                 ],
                 [
-                    upload(&stream, vec![1.0], [1, 1], |x| x)?,
-                    upload(&stream, vec![1.0], [1, 1], |x| x)?,
+                    upload(&stream, vec![1.0], &PER_TENSOR_SCALE, |x| x)?,
+                    upload(&stream, vec![1.0], &PER_TENSOR_SCALE, |x| x)?,
                 ],
             ),
             (input, output) => return Err(TuneError::Types { input, output }),
         };
-        let c = upload(&stream, vec![0.0; p.m * p.n], [p.m, p.n], bf16::from_f32)?;
+        let c = upload(&stream, vec![0.0; p.m * p.n], &[p.m, p.n], bf16::from_f32)?;
         Ok(Operands { stream, inputs, c })
     }
 
@@ -648,6 +651,19 @@ pub fn config_for_device(device: &Device, problem: &TuneProblem, cache: &TuneCac
 mod tests {
     use super::*;
     use ScalarType::{Bf16, E4m3};
+
+    /// The scales an 8-bit problem's operands upload have the shape its kernels declare (a
+    /// rank-2 `[1, 1]` was refused at the first launch on the H200, session 18).
+    #[test]
+    fn per_tensor_scales_have_the_kernels_shape() {
+        let rule = TuneProblem::new(4096, 2112, 7168, E4m3, Bf16).rule(132);
+        let gemm = super::super::build_with(&rule, smem::pipeline::sync::WaitMode::Spin).unwrap();
+        for name in ["scale_a", "scale_b"] {
+            let param = gemm.built.signature().params.iter().find(|p| p.name() == name);
+            let shape = param.and_then(|p| p.shape()).map(<[_]>::len);
+            assert_eq!(shape, Some(PER_TENSOR_SCALE.len()), "{name}");
+        }
+    }
 
     fn key() -> TuneKey {
         TuneKey {
