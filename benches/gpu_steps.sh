@@ -42,3 +42,14 @@ run_within() {
   echo "$name rc=$?"
 }
 step_at() { echo "== $1 ($(date +%T), $(($(date +%s) - start)) s)"; }
+
+# `oldnew_kit_start KIT OUT_DEFAULT DEADLINE`: a kit of `old/` and `new/` builds (executables
+# xz-compressed, as carried): `kit`, `out` ($OUT, else OUT_DEFAULT), every executable unpacked and
+# made executable, the deadline started.
+oldnew_kit_start() {
+  kit=$1
+  out=${OUT:-$2}
+  for f in "$kit"/*/*.xz; do xz -d -f "$f"; done
+  chmod +x "$kit"/old/* "$kit"/new/*
+  deadline_start "$3"
+}

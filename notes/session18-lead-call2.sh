@@ -4,13 +4,9 @@
 # bench old/new in alternating processes (four each; the 128x8192x8192 row moved 0.94-1.05 between
 # rounds).
 set -u
-kit=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-/tmp/final18b}
 # Run from the repository root (the device tool's copy of the checkout): the shared step helpers.
 source benches/gpu_steps.sh
-for f in "$kit"/*/*.xz; do xz -d -f "$f"; done
-chmod +x "$kit"/old/* "$kit"/new/*
-deadline_start "${DEADLINE_S:-290}"
+oldnew_kit_start "$(cd "$(dirname "$0")" && pwd)" /tmp/final18b "${DEADLINE_S:-290}"
 step_at "tune"
 for d in bf16 e4m3; do
   run_within tune-$d 70 "$kit/new/ptxkit" tune gemm 4096 2112 7168 --dtype $d --iters 10 --cache "$out/tune.json"

@@ -5,13 +5,9 @@
 # rounds), the GEMM's bench shapes (a third round), the grouped GEMM and FP8 block-scaled (a second);
 # every step skipped once the call's deadline is near. A short summary is printed last.
 set -u
-kit=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-/tmp/final18}
 # Run from the repository root (the device tool's copy of the checkout): the shared step helpers.
 source benches/gpu_steps.sh
-for f in "$kit"/*/*.xz; do xz -d -f "$f"; done
-chmod +x "$kit"/old/* "$kit"/new/*
-deadline_start "${DEADLINE_S:-400}"
+oldnew_kit_start "$(cd "$(dirname "$0")" && pwd)" /tmp/final18 "${DEADLINE_S:-400}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step_at selftest
 run_within selftest 260 "$kit/new/ptxkit" selftest
