@@ -774,7 +774,7 @@ fn the_k_padding_kernel_assembles() {
 #[test]
 fn the_launch_is_derived_from_the_kernel() {
     use ptxkit::kernel::PersistentUnit;
-    use ptxkit::runtime::{ArgDesc, Param, Residency, TensorDesc};
+    use ptxkit::runtime::{ArgDesc, Residency, TensorDesc};
     let tensor = |dtype: ScalarType, shape: &[usize]| {
         let len = shape.iter().product();
         ArgDesc::Tensor(
@@ -796,7 +796,7 @@ fn the_launch_is_derived_from_the_kernel() {
     };
     let large = GemmConfig::large();
     let g = build_with(&large, WaitMode::Spin).unwrap();
-    let names: Vec<&str> = g.signature().params.iter().map(Param::name).collect();
+    let names = g.signature().param_names();
     assert_eq!(names, ["m", "n", "k", "a", "b", "c"]);
     let spec = g.built.launch_spec();
     assert_eq!(spec.block, [384, 1, 1]);

@@ -88,12 +88,7 @@ fn tma_copy_text() {
     );
     // The extents (read from the tensors at launch) and the two TMA tensors, whose maps the
     // launcher builds.
-    let names: Vec<_> = k
-        .signature()
-        .params
-        .iter()
-        .map(|p| p.name().to_string())
-        .collect();
+    let names = k.signature().param_names();
     assert_eq!(names, ["rows", "cols", "src", "dst"]);
     assert!(ptx.contains(".param .align 64 .b8 src[128],"), "{ptx}");
 }

@@ -328,13 +328,7 @@ fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
         .unwrap()
     };
     let (direct, at_use) = (direct_gemm(true), direct_gemm(false));
-    let names: Vec<&str> = direct
-        .built
-        .signature()
-        .params
-        .iter()
-        .map(|p| p.name())
-        .collect();
+    let names = direct.built.signature().param_names();
     assert!(
         names.contains(&"res") && names.contains(&"res_direct"),
         "{names:?}"

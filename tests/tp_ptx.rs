@@ -50,7 +50,7 @@ fn the_gated_gemm_waits_on_its_chunk_before_its_loads() {
     for (cfg, chunk_tiles) in gated() {
         let gemm = kernels::all_gather_gemm(&cfg, chunk_tiles).unwrap();
         let ptx = gemm.built.ptx();
-        let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+        let names = gemm.signature().param_names();
         let want = [
             "m", "n", "k", "a", "b", "c", "chunks", "flags", "epoch", "shift",
         ];
@@ -139,7 +139,7 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
         ] {
             let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, false, StagedLoadAt::Middle)
                 .unwrap();
-            let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+            let names = gemm.signature().param_names();
             let mut want = vec!["m", "n", "k", "a", "b", "c"];
             want.extend(&slots);
             assert_eq!(names, want, "{}", cfg.name());
@@ -182,7 +182,7 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
         for rank in 0..2u32 {
             let gemm =
                 kernels::reduce_scatter_gemm(&cfg, 2, rank, true, StagedLoadAt::Middle).unwrap();
-            let names: Vec<&str> = gemm.signature().params.iter().map(|p| p.name()).collect();
+            let names = gemm.signature().param_names();
             let slot = format!("slot{}", 1 - rank);
             let want = [
                 "m", "n", "k", "a", "b", "c", &slot, "chunks", "flags", "epoch",

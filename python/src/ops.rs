@@ -619,8 +619,7 @@ mod tests {
                         residual,
                     };
                     let kernel = ops.build(cfg).unwrap();
-                    let names: Vec<&str> =
-                        kernel.signature().params.iter().map(|p| p.name()).collect();
+                    let names = kernel.signature().param_names();
                     assert_eq!(names.contains(&"bias"), bias, "{ops:?}: {names:?}");
                     assert_eq!(names.contains(&"residual"), residual, "{ops:?}: {names:?}");
                     let Some(ptxas) = &ptxas else { continue };

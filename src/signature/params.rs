@@ -228,6 +228,16 @@ impl KernelSignature {
         }
     }
 
+    /// The parameters' names, in declaration order.
+    pub fn param_names(&self) -> Vec<&str> {
+        self.params.iter().map(Param::name).collect()
+    }
+
+    /// The parameter named `name`, if the kernel has one.
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name() == name)
+    }
+
     /// How many arguments a caller passes (every parameter but the symbolic extents).
     pub fn argument_count(&self) -> usize {
         self.params.iter().filter(|p| p.takes_argument()).count()

@@ -659,12 +659,7 @@ mod tests {
         let rule = TuneProblem::new(4096, 2112, 7168, E4m3, Bf16).rule(132);
         let gemm = super::super::build_with(&rule, smem::pipeline::sync::WaitMode::Spin).unwrap();
         for name in ["scale_a", "scale_b"] {
-            let param = gemm
-                .built
-                .signature()
-                .params
-                .iter()
-                .find(|p| p.name() == name);
+            let param = gemm.built.signature().param(name);
             let shape = param.and_then(|p| p.shape()).map(<[_]>::len);
             assert_eq!(shape, Some(PER_TENSOR_SCALE.len()), "{name}");
         }
