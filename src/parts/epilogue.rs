@@ -1195,14 +1195,9 @@ fn fold_tile(
     let regs: Vec<Reg<ty::Bf16x2>> = if view.storage == Storage::Local {
         tile_regs(k, view)?
     } else {
-        let regs = k.regs::<ty::Bf16x2>(frag.values() as usize / 2);
-        let packed = TileRef::registers(
-            view.dtype,
-            frag.clone(),
-            regs.iter().map(|r| r.as_ref()).collect(),
-        );
+        let packed = pair_tile(k, frag, view.dtype);
         k.copy(&packed, view, wg)?;
-        regs
+        tile_regs(k, &packed)?
     };
     if regs.len() * 2 != frag.values() as usize {
         return Err(k.error("a register view of another fragment than the accumulator's"));

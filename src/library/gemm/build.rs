@@ -1230,9 +1230,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             shape,
             TensorOpts::default().align(16),
         )?;
-        if let Some(s) = self.staged.as_mut() {
-            s.direct = Some(direct);
-        }
+        self.staged_mut(k, "a direct copy of the staged input")?
+            .direct = Some(direct);
         Ok(tensor)
     }
 
