@@ -129,12 +129,6 @@ impl Error {
         self.place.function.get_or_insert_with(|| name.into());
         self
     }
-
-    /// Names the PTX line.
-    pub fn at_line(mut self, line: usize) -> Error {
-        self.place.line.get_or_insert(line);
-        self
-    }
 }
 
 impl fmt::Display for Error {

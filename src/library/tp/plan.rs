@@ -457,55 +457,62 @@ mod tests {
     #[test]
     fn partials_never_share_a_slot() {
         let n = 64;
-        for world in [1, 2, 3, 4, 8] {
-            let p = ReduceScatterPlan::new(world, 128).unwrap();
-            for placement in [Placement::Owner, Placement::Writer] {
-                let mut seen = std::collections::HashSet::new();
-                for rank in 0..world {
-                    for shard in 0..world {
-                        let (holder, at) = p.partial_at(placement, (rank, shard), n, 0);
-                        let want = match placement {
-                            Placement::Owner => shard,
-                            Placement::Writer => rank,
-                        };
-                        assert_eq!(holder, want);
-                        assert!(at + 128 * n <= world * 128 * n && at % (128 * n) == 0);
-                        assert!(seen.insert((holder, at)), "{placement:?} world {world}");
-                    }
+        for (world, p, placement) in plans() {
+            let mut seen = std::collections::HashSet::new();
+            for rank in 0..world {
+                for shard in 0..world {
+                    let (holder, at) = p.partial_at(placement, (rank, shard), n, 0);
+                    let want = match placement {
+                        Placement::Owner => shard,
+                        Placement::Writer => rank,
+                    };
+                    assert_eq!(holder, want);
+                    assert!(at + 128 * n <= world * 128 * n && at % (128 * n) == 0);
+                    assert!(seen.insert((holder, at)), "{placement:?} world {world}");
                 }
             }
         }
+    }
+
+    /// Plans of 128 rows a shard at 1, 2, 3, 4 and 8 ranks, each with both placements.
+    fn plans() -> impl Iterator<Item = (usize, ReduceScatterPlan, Placement)> {
+        [1, 2, 3, 4, 8].into_iter().flat_map(|world| {
+            [Placement::Owner, Placement::Writer].map(|placement| {
+                (
+                    world,
+                    ReduceScatterPlan::new(world, 128).unwrap(),
+                    placement,
+                )
+            })
+        })
     }
 
     /// Every shard a rank computes is in exactly one launch, in its shard order; the writer's
     /// launches are whole runs of neighbouring shards, so each writes one block of its slots.
     #[test]
     fn launches_cover_the_shards_once() {
-        for world in [1, 2, 3, 4, 8] {
-            let p = ReduceScatterPlan::new(world, 128).unwrap();
+        for (world, p, placement) in plans() {
             for rank in 0..world {
-                for placement in [Placement::Owner, Placement::Writer] {
-                    for fused in [false, true] {
-                        let runs = p.launches(placement, rank, fused);
-                        let flat: Vec<usize> = runs.iter().flat_map(|r| r.clone()).collect();
-                        let mut want = p.shard_order(rank);
-                        if fused {
-                            want.retain(|&s| s != rank);
-                        }
-                        assert_eq!(flat, want, "{placement:?} world {world} rank {rank}");
-                        for run in &runs {
-                            let (_, first) = p.partial_at(placement, (rank, run.start), 64, 0);
-                            for (i, s) in run.clone().enumerate() {
-                                let (holder, at) = p.partial_at(placement, (rank, s), 64, 0);
-                                assert_eq!(at, first + i * 128 * 64);
-                                if run.len() > 1 {
-                                    assert_eq!(holder, rank);
-                                }
+                for fused in [false, true] {
+                    let runs = p.launches(placement, rank, fused);
+                    let flat: Vec<usize> = runs.iter().flat_map(|r| r.clone()).collect();
+                    let mut want = p.shard_order(rank);
+                    if fused {
+                        want.retain(|&s| s != rank);
+                    }
+                    assert_eq!(flat, want, "{placement:?} world {world} rank {rank}");
+                    for run in &runs {
+                        let (_, first) = p.partial_at(placement, (rank, run.start), 64, 0);
+                        for (i, s) in run.clone().enumerate() {
+                            let (holder, at) = p.partial_at(placement, (rank, s), 64, 0);
+                            assert_eq!(at, first + i * 128 * 64);
+                            if run.len() > 1 {
+                                assert_eq!(holder, rank);
                             }
                         }
-                        if placement == Placement::Owner {
-                            assert!(runs.iter().all(|r| r.len() == 1));
-                        }
+                    }
+                    if placement == Placement::Owner {
+                        assert!(runs.iter().all(|r| r.len() == 1));
                     }
                 }
             }
@@ -525,28 +532,25 @@ mod tests {
     #[test]
     fn alternating_partials_never_meet_the_call_before() {
         let n = 64;
-        for world in [1, 2, 3, 4, 8] {
-            let p = ReduceScatterPlan::new(world, 128).unwrap();
-            for placement in [Placement::Owner, Placement::Writer] {
-                let alternates = p.alternates(placement);
-                assert_eq!(alternates, placement == Placement::Writer && world == 2);
-                let peers = |turn: usize| -> Vec<(usize, usize)> {
-                    (0..world)
-                        .flat_map(|r| (0..world).filter(move |&s| s != r).map(move |s| (r, s)))
-                        .map(|rs| p.partial_at(placement, rs, n, turn))
-                        .collect()
-                };
-                let (even, odd) = (peers(0), peers(1));
-                assert_eq!(peers(2), even);
-                let shared = even.iter().filter(|x| odd.contains(x)).count();
-                match alternates {
-                    true => assert_eq!(shared, 0, "world {world}"),
-                    false => assert_eq!(even, odd, "{placement:?} world {world}"),
-                }
-                for turn in [0, 1] {
-                    let mut seen = std::collections::HashSet::new();
-                    assert!(peers(turn).into_iter().all(|x| seen.insert(x)));
-                }
+        for (world, p, placement) in plans() {
+            let alternates = p.alternates(placement);
+            assert_eq!(alternates, placement == Placement::Writer && world == 2);
+            let peers = |turn: usize| -> Vec<(usize, usize)> {
+                (0..world)
+                    .flat_map(|r| (0..world).filter(move |&s| s != r).map(move |s| (r, s)))
+                    .map(|rs| p.partial_at(placement, rs, n, turn))
+                    .collect()
+            };
+            let (even, odd) = (peers(0), peers(1));
+            assert_eq!(peers(2), even);
+            let shared = even.iter().filter(|x| odd.contains(x)).count();
+            match alternates {
+                true => assert_eq!(shared, 0, "world {world}"),
+                false => assert_eq!(even, odd, "{placement:?} world {world}"),
+            }
+            for turn in [0, 1] {
+                let mut seen = std::collections::HashSet::new();
+                assert!(peers(turn).into_iter().all(|x| seen.insert(x)));
             }
         }
         let p = ReduceScatterPlan::new(2, 1024).unwrap();
