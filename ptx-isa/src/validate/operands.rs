@@ -286,20 +286,15 @@ impl Env<'_> {
     ) {
         let Some(o) = o else { return };
         let (op, n, slot) = what;
-        match o {
+        let refusal = match o {
             // A selected byte or half-word of a register is typed as the register (PTX ISA 9.7.18).
             Operand::Video { value, .. } => {
-                self.expect(cx, Some(value), want, fit, what, pos);
-                return;
+                return self.expect(cx, Some(value), want, fit, what, pos);
             }
-            Operand::Vector(_) if fit == Fit::Scalar => {
-                cx.error(
-                    ErrorKind::OperandKind,
-                    pos,
-                    format!("`{op}`: {slot} (operand {n}) is one {want} value, not a vector"),
-                );
-                return;
-            }
+            Operand::Vector(_) if fit == Fit::Scalar => Some((
+                ErrorKind::OperandKind,
+                format!("`{op}`: {slot} (operand {n}) is one {want} value, not a vector"),
+            )),
             Operand::Vector(v) | Operand::Tensor { coords: v, .. } => {
                 for (e, x) in v.iter().enumerate() {
                     // An array geometry's first coordinate is the array index.
@@ -310,19 +305,15 @@ impl Env<'_> {
                     };
                     self.expect(cx, Some(x), want, fit, what, pos);
                 }
-                return;
+                None
             }
-            Operand::Imm(_) if fit == Fit::Register => {
-                cx.error(
-                    ErrorKind::OperandKind,
-                    pos,
-                    format!(
-                        "`{op}`: {slot} is a {}-bit register (operand {n}), not an immediate",
-                        want.bits()
-                    ),
-                );
-                return;
-            }
+            Operand::Imm(_) if fit == Fit::Register => Some((
+                ErrorKind::OperandKind,
+                format!(
+                    "`{op}`: {slot} is a {}-bit register (operand {n}), not an immediate",
+                    want.bits()
+                ),
+            )),
             Operand::Imm(i) => {
                 let float_imm = matches!(i, Imm::F32(_) | Imm::F64(_));
                 let bad = match want.kind() {
@@ -330,33 +321,37 @@ impl Env<'_> {
                     TypeKind::Unsigned | TypeKind::Signed => float_imm,
                     TypeKind::Pred | TypeKind::Bits => false,
                 };
-                if bad {
-                    cx.error(
+                bad.then(|| {
+                    (
                         ErrorKind::OperandType,
-                        pos,
                         format!("operand {n} of `{op}`: the immediate `{i}` is not a {want} value"),
-                    );
-                }
-                return;
+                    )
+                })
             }
             // PTX ISA 10: a special register is read as an integer of its own width (ptxas:
             // "Special register argument not allowed"), or of a legacy width.
-            Operand::Sreg(s) => {
-                if !sreg_reads_as(*s, want, fit, op.mnemonic()) {
-                    cx.error(
-                        ErrorKind::OperandType,
-                        pos,
-                        format!("`{op}`: `{s}` is {}, not {want}", s.ty()),
-                    );
-                }
-                return;
-            }
-            _ => {}
-        }
-        let Some(info) = self.reg_of(o) else {
-            return;
+            Operand::Sreg(s) => (!sreg_reads_as(*s, want, fit, op.mnemonic())).then(|| {
+                (
+                    ErrorKind::OperandType,
+                    format!("`{op}`: `{s}` is {}, not {want}", s.ty()),
+                )
+            }),
+            _ => self.reg_refusal(o, want, fit, (op, n)),
         };
-        let name = o;
+        if let Some((kind, message)) = refusal {
+            cx.error(kind, pos, message);
+        }
+    }
+
+    /// A register (or a symbol of one) against the type `want` by `fit`: the refusal, if any.
+    fn reg_refusal(
+        &self,
+        o: &Operand,
+        want: ScalarType,
+        fit: Fit,
+        (op, n): (OpcodeText<'_>, usize),
+    ) -> Option<(ErrorKind, String)> {
+        let info = self.reg_of(o)?;
         let want = match fit {
             Fit::ScalarOr(t) => t,
             _ => want,
@@ -370,16 +365,15 @@ impl Env<'_> {
             | Fit::ScalarOr(_) => want.agrees_with(info.ty),
             Fit::Wider => kind_compatible(want, info.ty) && info.ty.bits() >= want.bits(),
         };
-        if !ok {
-            cx.error(
+        (!ok).then(|| {
+            (
                 ErrorKind::OperandType,
-                pos,
                 format!(
-                    "operand {n} of `{op}`: `{name}` is {} where {want} is needed",
+                    "operand {n} of `{op}`: `{o}` is {} where {want} is needed",
                     info.ty
                 ),
-            );
-        }
+            )
+        })
     }
 
     /// Register types against the types the row gives its operands
