@@ -159,7 +159,7 @@ fn block_configurations_are_as_documented() {
     assert_eq!(GemmConfig::fp8_block(128, 7168, 132, E4m3, Bf16).bn, 64);
     for cfg in block_configs() {
         cfg.validate().unwrap();
-        assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());
+        assert!(cfg.smem_bytes().unwrap() <= smem::max_smem_optin(GemmConfig::TARGET));
     }
 }
 

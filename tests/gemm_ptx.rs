@@ -94,7 +94,7 @@ fn fp8_configurations_fit_their_tiles() {
     assert_eq!((f32c.stages, f32c.tma_store), (4, false));
     for cfg in fp8_configs() {
         cfg.validate().unwrap();
-        assert!(cfg.smem_bytes().unwrap() <= GemmConfig::ARCH.max_smem_optin());
+        assert!(cfg.smem_bytes().unwrap() <= smem::max_smem_optin(GemmConfig::TARGET));
     }
     // Mixed inputs: wgmma's .atype is A's, .btype B's (PTX ISA 9.7.15.5.2).
     let mixed = GemmConfig {

@@ -9,8 +9,8 @@
 //! use smem::pipeline::TileSpec;
 //! use smem::pool::SmemPool;
 //! use smem::tile::{wgmma_tile, TileShape};
-//! use ptx_isa::ScalarType;
-//! use smem::{Arch, Major, SwizzleMode};
+//! use ptx_isa::{ScalarType, Target};
+//! use smem::{Major, SwizzleMode};
 //!
 //! // A Hopper GEMM mainloop: 128x64 A and 256x64 B bf16 tiles, K-major, 4 stages.
 //! let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K)?;
@@ -18,10 +18,10 @@
 //! assert_eq!(a.swizzle(), SwizzleMode::B128); // 64 bf16 = 128 bytes of K per row
 //! assert_eq!(a.tma_swizzle(), 3); // CU_TENSOR_MAP_SWIZZLE_128B
 //!
-//! let mut pool = SmemPool::new(Arch::Sm90);
+//! let mut pool = SmemPool::new(Target::Sm90a);
 //! let pipe = pool.pipeline("main", 4, &[TileSpec::of("A", &a), TileSpec::of("B", &b)], 1, 2)?;
 //! assert_eq!(pool.base_align(), 1024);
-//! assert!(pool.total_bytes() <= u64::from(Arch::Sm90.max_smem_optin()));
+//! assert!(pool.total_bytes() <= u64::from(smem::max_smem_optin(Target::Sm90a)));
 //!
 //! // The wgmma descriptor of A's second K slice (k = 16) in stage 0.
 //! let base = pipe.tile(0, 0).map_or(0, |r| r.offset);
@@ -55,7 +55,7 @@ pub mod pool;
 pub mod swizzle;
 pub mod tile;
 
-pub use arch::Arch;
+pub use arch::max_smem_optin;
 pub use layouts::Swizzle;
 pub use major::Major;
 pub use swizzle::SwizzleMode;

@@ -8,7 +8,6 @@
 
 use std::fmt;
 
-use crate::arch::Arch;
 use crate::mbarrier::{MbarrierArray, MbarrierError};
 use crate::tile::CanonicalTile;
 use ptx_isa::ScalarType;
@@ -174,8 +173,8 @@ pub enum PoolError {
 ///
 /// ```
 /// use smem::pool::SmemPool;
-/// use smem::Arch;
-/// let mut pool = SmemPool::new(Arch::Sm90);
+/// use ptx_isa::Target;
+/// let mut pool = SmemPool::new(Target::Sm90a);
 /// let a = pool.alloc_bytes("a", 100, 16).unwrap();
 /// let b = pool.alloc_bytes("b", 4096, 1024).unwrap();
 /// assert_eq!((a.offset, b.offset), (0, 1024));
@@ -192,9 +191,9 @@ pub struct SmemPool {
 }
 
 impl SmemPool {
-    /// A pool limited to what one CTA can opt into on `arch` ([`Arch::max_smem_optin`]).
-    pub fn new(arch: Arch) -> SmemPool {
-        SmemPool::with_limit(arch.max_smem_optin())
+    /// A pool limited to what one CTA can opt into on `target` ([`crate::max_smem_optin`]).
+    pub fn new(target: ptx_isa::Target) -> SmemPool {
+        SmemPool::with_limit(crate::max_smem_optin(target))
     }
 
     /// A pool with an explicit byte limit.
@@ -443,7 +442,7 @@ mod tests {
 
     #[test]
     fn scratch_shapes() {
-        let mut p = SmemPool::new(Arch::Sm90);
+        let mut p = SmemPool::new(ptx_isa::Target::Sm90a);
         let r = p.alloc("s", ScalarType::F32, &[64, 16]).unwrap();
         assert_eq!((r.bytes, r.align), (4096, 16));
         assert!(matches!(
@@ -462,7 +461,7 @@ mod tests {
 
     #[test]
     fn the_limit_counts_static_and_dynamic() {
-        let mut p = SmemPool::new(Arch::Sm90);
+        let mut p = SmemPool::new(ptx_isa::Target::Sm90a);
         p.alloc_bytes("big", 232_448 - 1024, 1024).unwrap();
         p.alloc_static("s", 16, 16).unwrap();
         // 16 static bytes pad to the 1024-byte base alignment: exactly at the limit.

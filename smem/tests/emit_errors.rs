@@ -4,11 +4,11 @@
 mod support;
 
 use ptx_isa::{ErrorKind, Module, Target, ty};
+use smem::SwizzleMode;
 use smem::alu::{AluProgram, Width};
 use smem::desc::sm90::WgmmaDesc;
 use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pool::SmemPool;
-use smem::{Arch, SwizzleMode};
 use support::{Interp, kernel, run};
 
 fn with_kernel<T>(f: impl FnOnce(&mut Module, &mut ptx_isa::FunctionBuilder) -> T) -> T {
@@ -74,14 +74,14 @@ fn lowering_checks_inputs() {
 
 /// Two barriers at the end of a pool larger than the one the test declares.
 fn pool_bars() -> smem::mbarrier::MbarrierArray {
-    let mut p = SmemPool::new(Arch::Sm90);
+    let mut p = SmemPool::new(Target::Sm90a);
     p.alloc_bytes("pad", 256, 16).unwrap();
     p.mbarriers("bars", &[1, 1]).unwrap()
 }
 
 #[test]
 fn mbarrier_index_out_of_range() {
-    let mut pool = SmemPool::new(Arch::Sm90);
+    let mut pool = SmemPool::new(Target::Sm90a);
     let bars = pool.mbarriers("bars", &[1, 1]).unwrap();
     with_kernel(|m, k| {
         let smem = DynamicSmem::declare(m, "smem", &pool).unwrap();
@@ -97,10 +97,10 @@ fn mbarrier_index_out_of_range() {
 
 #[test]
 fn region_errors() {
-    let mut pool = SmemPool::new(Arch::Sm90);
+    let mut pool = SmemPool::new(Target::Sm90a);
     let small = pool.alloc_bytes("small", 64, 16).unwrap();
     let flag = pool.alloc_static("flag", 4, 4).unwrap();
-    let mut other = SmemPool::new(Arch::Sm90);
+    let mut other = SmemPool::new(Target::Sm90a);
     other.alloc_bytes("pad", 4096, 16).unwrap();
     let far = other.alloc_bytes("far", 64, 2048).unwrap();
     with_kernel(|m, k| {

@@ -13,7 +13,7 @@ use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, umma_tile, wgmma_tile};
-use smem::{Arch, Major, SwizzleMode};
+use smem::{Major, SwizzleMode};
 use support::{assemble, body_lines, kernel};
 
 /// Compares the PTX of `m` with `tests/golden/<name>` (or writes it under `BLESS=1`) and
@@ -137,7 +137,7 @@ fn desc_golden(name: &str, target: Target, desc: &impl MatrixDesc) {
 #[test]
 fn pool_regions() {
     let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K).unwrap();
-    let mut pool = SmemPool::new(Arch::Sm90);
+    let mut pool = SmemPool::new(Target::Sm90a);
     let pipe = pool
         .pipeline("main", 2, &[TileSpec::of("A", &a)], 1, 1)
         .unwrap();

@@ -159,7 +159,7 @@ proptest! {
         base in (0u32..64).prop_map(|b| b * 1024),
         pick in any::<prop::sample::Index>(),
     ) {
-        let mut pool = SmemPool::new(smem::Arch::Sm90);
+        let mut pool = SmemPool::new(ptx_isa::Target::Sm90a);
         for (i, &(bytes, log_align)) in sizes.iter().enumerate() {
             pool.alloc_bytes(&format!("r{i}"), bytes, 1 << log_align).unwrap();
         }
@@ -179,7 +179,7 @@ proptest! {
         count in 1usize..16,
         pick in any::<prop::sample::Index>(),
     ) {
-        let mut pool = SmemPool::new(smem::Arch::Sm90);
+        let mut pool = SmemPool::new(ptx_isa::Target::Sm90a);
         if pad > 0 {
             pool.alloc_bytes("pad", pad, 16).unwrap();
         }

@@ -11,7 +11,7 @@ use smem::emit::{self, AluReg, DynamicSmem};
 use smem::pipeline::TileSpec;
 use smem::pool::SmemPool;
 use smem::tile::{TileShape, umma_tile, wgmma_tile};
-use smem::{Arch, Major, Swizzle, SwizzleMode};
+use smem::{Major, Swizzle, SwizzleMode};
 use support::{assemble, kernel};
 
 const TARGETS: [Target; 3] = [Target::Sm80, Target::Sm90a, Target::Sm100a];
@@ -125,7 +125,7 @@ fn descriptors_assemble() {
 fn a_pipeline_pool_assembles() {
     let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
     let b = wgmma_tile(ScalarType::Bf16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
-    let mut pool = SmemPool::new(Arch::Sm90);
+    let mut pool = SmemPool::new(Target::Sm90a);
     let pipe = pool
         .pipeline(
             "main",

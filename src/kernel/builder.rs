@@ -163,26 +163,6 @@ impl DerefMut for KernelBuilder {
     }
 }
 
-#[track_caller]
-fn arch_of(target: Target) -> smem::Arch {
-    let name = target.name();
-    if name.starts_with("sm_100") || name.starts_with("sm_101") || name.starts_with("sm_103") {
-        smem::Arch::Sm100
-    } else if name.starts_with("sm_90") {
-        smem::Arch::Sm90
-    } else if name.starts_with("sm_89") {
-        smem::Arch::Sm89
-    } else if name.starts_with("sm_86") {
-        smem::Arch::Sm86
-    } else if name.starts_with("sm_87") {
-        smem::Arch::Sm87
-    } else if name.starts_with("sm_12") {
-        smem::Arch::Sm120
-    } else {
-        smem::Arch::Sm80
-    }
-}
-
 /// An instruction writing `d` from `a` and a second operand `B` (a register or a constant).
 type U32Op<B> = fn(&mut FunctionBuilder, Reg<ty::U32>, Src<ty::U32>, B) -> ptx_isa::Result<()>;
 
@@ -204,7 +184,7 @@ impl KernelBuilder {
             cluster_started: false,
             cluster_arrived: false,
             launch: LaunchState::default(),
-            pool: SmemPool::new(arch_of(target)),
+            pool: SmemPool::new(target),
             pool_symbol: "smem".to_string(),
             pool_used: false,
             deferred: None,

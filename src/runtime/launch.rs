@@ -135,7 +135,7 @@ impl LaunchLimits {
         max_block_dims: [1024, 1024, 64],
         max_grid_dims: [i32::MAX as u32, 65535, 65535],
         static_smem_bytes: 0,
-        smem_optin_bytes: smem::Arch::Sm90.max_smem_optin(),
+        smem_optin_bytes: smem::max_smem_optin(ptx_isa::Target::Sm90a),
         dynamic_smem_limit: 48 * 1024,
         cluster_launch: true,
     };

@@ -20,10 +20,10 @@
 //! use smem::pool::SmemPool;
 //! use smem::tile::{wgmma_tile, TileShape};
 //! use ptx_isa::ScalarType;
-//! use smem::{Arch, Major, SwizzleMode};
+//! use smem::{Major, SwizzleMode};
 //!
 //! let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 64, k: 64 }, Major::K)?;
-//! let mut pool = SmemPool::new(Arch::Sm90);
+//! let mut pool = SmemPool::new(Target::Sm90a);
 //! let region = pool.alloc_tile("A", &a)?;
 //!
 //! let mut m = Module::new(Target::Sm90a);

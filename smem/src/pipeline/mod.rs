@@ -42,11 +42,11 @@ impl TileSpec {
 /// use smem::pipeline::TileSpec;
 /// use smem::pool::SmemPool;
 /// use smem::tile::{wgmma_tile, TileShape};
-/// use ptx_isa::ScalarType;
-/// use smem::{Arch, Major};
+/// use ptx_isa::{ScalarType, Target};
+/// use smem::Major;
 /// let a = wgmma_tile(ScalarType::Bf16, TileShape { mn: 128, k: 64 }, Major::K).unwrap();
 /// let b = wgmma_tile(ScalarType::Bf16, TileShape { mn: 256, k: 64 }, Major::K).unwrap();
-/// let mut pool = SmemPool::new(Arch::Sm90);
+/// let mut pool = SmemPool::new(Target::Sm90a);
 /// let p = pool
 ///     .pipeline("main", 4, &[TileSpec::of("A", &a), TileSpec::of("B", &b)], 1, 2)
 ///     .unwrap();
@@ -253,7 +253,6 @@ impl SmemPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::Arch;
 
     /// A stage's tile `A` of `bytes`, aligned to `align`.
     fn tile_a(bytes: u32, align: u32) -> TileSpec {
@@ -269,7 +268,7 @@ mod tests {
         use super::protocol::{BarrierAt, ProtocolError};
         use super::sync::{BarrierSync, WaitMode};
         let spec = tile_a(16384, 1024);
-        let mut pool = SmemPool::new(Arch::Sm90);
+        let mut pool = SmemPool::new(ptx_isa::Target::Sm90a);
         let p = pool.pipeline("main", 3, &[spec], 1, 2).unwrap();
         assert_eq!(
             p.full().barrier_name(2).unwrap().to_string(),
@@ -295,13 +294,13 @@ mod tests {
     #[test]
     fn too_many_stages_is_an_error() {
         let spec = tile_a(32768, 1024);
-        let mut pool = SmemPool::new(Arch::Sm90);
+        let mut pool = SmemPool::new(ptx_isa::Target::Sm90a);
         let err = pool
             .pipeline("p", 8, std::slice::from_ref(&spec), 1, 1)
             .unwrap_err();
         assert!(matches!(err, PoolError::OutOfMemory { ref name, .. } if name == "p.A[7]"));
         assert!(pool.regions().is_empty());
-        let mut pool = SmemPool::new(Arch::Sm90);
+        let mut pool = SmemPool::new(ptx_isa::Target::Sm90a);
         assert_eq!(
             pool.pipeline("p", 0, &[spec], 1, 1),
             Err(PoolError::EmptyPipeline { name: "p".into() })

@@ -617,7 +617,7 @@ mod tests {
 
     #[test]
     fn pool_arrays_keep_their_counts() {
-        let mut pool = crate::pool::SmemPool::new(crate::Arch::Sm90);
+        let mut pool = crate::pool::SmemPool::new(ptx_isa::Target::Sm90a);
         let bars = pool.mbarriers("main.empty", &[2, 2, 2]).unwrap();
         let mut p = Protocol::new();
         let empty = p.declare_pool_array("empty", &bars).unwrap();

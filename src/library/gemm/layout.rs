@@ -57,7 +57,7 @@ impl SmemLayout {
 
 impl GemmConfig {
     /// Lays out `self`'s shared memory in a pool limited to what one CTA may opt into on
-    /// [`GemmConfig::ARCH`] (less [`BASE_SLACK`]); too much is
+    /// [`GemmConfig::TARGET`] (less [`BASE_SLACK`]); too much is
     /// [`GemmConfigError::SharedMemory`].
     pub(super) fn smem_layout(&self) -> Result<SmemLayout, GemmConfigError> {
         let tile = |mn: u32| {
@@ -69,7 +69,7 @@ impl GemmConfig {
             })
         };
         let (a, b) = (tile(self.bm())?, tile(self.bn)?);
-        let mut pool = SmemPool::with_limit(Self::ARCH.max_smem_optin() - BASE_SLACK);
+        let mut pool = SmemPool::with_limit(smem::max_smem_optin(Self::TARGET) - BASE_SLACK);
         let placed = pool
             .stage_ring(
                 "ring",
@@ -180,7 +180,7 @@ mod tests {
         assert_eq!(slots.offset % 128, 0);
         assert_eq!(slots.bytes, ss.stages * GemmConfig::SCALE_SLOT_BYTES);
         assert!(l.ring.full().offset(0).unwrap() >= slots.offset + slots.bytes);
-        assert!(l.launch_bytes <= GemmConfig::ARCH.max_smem_optin());
+        assert!(l.launch_bytes <= smem::max_smem_optin(GemmConfig::TARGET));
     }
 
     /// The layout is in bytes of K: an 8-bit input (e4m3, for an FP8 variant) takes BK = 128

@@ -43,7 +43,6 @@ pub use pad::{pad_module, pad_signature};
 
 use crate::parts::WarpSpecialized;
 use ptx_isa::{Module, ScalarType, Target};
-use smem::Arch;
 use smem::pipeline::sync::WaitMode;
 
 /// The GEMM benchmark shapes `(m, n, k)`: squares from 2048³ to 8192³, a long K, a short K and a
@@ -241,7 +240,7 @@ pub enum GemmConfigError {
         "epilogue warps take the TMA-store epilogue (a 16-bit C) of a dense problem, no ping-pong, split-K or swap-AB"
     )]
     EpilogueWarps,
-    /// More shared memory than one sm_90 CTA may opt into ([`Arch::max_smem_optin`]).
+    /// More shared memory than one sm_90 CTA may opt into ([`smem::max_smem_optin`]).
     #[error("{0} bytes of shared memory exceed the 227 KB of sm_90")]
     SharedMemory(u32),
 }
@@ -382,9 +381,8 @@ impl GemmConfig {
     /// The deepest ring: a decode kernel's narrow stages (a 64 x 32 tile's 12 KB) keep 16 in
     /// flight.
     pub const MAX_STAGES: u32 = 16;
-    /// The architecture the kernel is built for (sm_90a): its shared-memory limit bounds the
-    /// stages.
-    pub const ARCH: Arch = Arch::Sm90;
+    /// The target the kernel is built for: its shared-memory limit bounds the stages.
+    pub const TARGET: Target = Target::Sm90a;
 
     /// The configuration the benchmarks found fastest on H100/H200 for large square problems.
     pub fn large() -> GemmConfig {
@@ -620,7 +618,7 @@ impl GemmConfig {
 
     /// `self` with as many stages as shared memory holds beside its C staging (2 to 6).
     pub fn deepest(self) -> GemmConfig {
-        let budget = Self::ARCH.max_smem_optin()
+        let budget = smem::max_smem_optin(Self::TARGET)
             - self.c_staging_bytes()
             - self.epilogue_input_bytes()
             - 2048;

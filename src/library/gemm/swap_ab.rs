@@ -133,7 +133,7 @@ impl GemmConfig {
     /// staging), at most `most` (2 to [`GemmConfig::MAX_STAGES`]): a decode kernel's narrow
     /// stages keep more of its weight's bytes in flight.
     pub fn stages_up_to(self, most: u32) -> GemmConfig {
-        let budget = Self::ARCH.max_smem_optin() - 2048;
+        let budget = smem::max_smem_optin(Self::TARGET) - 2048;
         GemmConfig {
             stages: (budget / self.stage_bytes()).clamp(2, most.clamp(2, Self::MAX_STAGES)),
             ..self
