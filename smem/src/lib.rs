@@ -4,7 +4,7 @@
 //! [`alu::AluProgram`]s, and ([`emit`]) their PTX forms on a ptx-isa kernel builder.
 //!
 //! ```
-//! use smem::desc::idesc::{InstrDesc, MmaKind};
+//! use smem::desc::idesc::{InstrDesc, MmaKindTc};
 //! use smem::mbarrier::PipelineState;
 //! use smem::pipeline::TileSpec;
 //! use smem::pool::SmemPool;
@@ -38,7 +38,7 @@
 //! assert_eq!((consumer.index(), consumer.phase()), (0, 1));
 //!
 //! // A tcgen05.mma instruction descriptor: bf16 x bf16 -> f32, 128 x 256.
-//! let idesc = InstrDesc::new(MmaKind::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
+//! let idesc = InstrDesc::new(MmaKindTc::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
 //! assert_eq!(idesc.encode()?, 0x0840_0490);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use ptx_isa::ScalarType;
 use smem::Major;
 use smem::SwizzleMode;
-use smem::desc::idesc::{CtaGroup, InstrDesc, MaxShift, MmaKind};
+use smem::desc::idesc::{CtaGroup, InstrDesc, MaxShift, MmaKindTc};
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::{LboMode, UmmaDesc, UmmaSwizzle};
 
@@ -89,14 +89,14 @@ proptest! {
     }
 }
 
-fn formats(kind: MmaKind) -> (Vec<ScalarType>, Vec<ScalarType>) {
+fn formats(kind: MmaKindTc) -> (Vec<ScalarType>, Vec<ScalarType>) {
     match kind {
-        MmaKind::F16 => (
+        MmaKindTc::F16 => (
             vec![ScalarType::F16, ScalarType::Bf16],
             vec![ScalarType::F16, ScalarType::F32],
         ),
-        MmaKind::Tf32 => (vec![ScalarType::Tf32], vec![ScalarType::F32]),
-        MmaKind::F8f6f4 => (
+        MmaKindTc::Tf32 => (vec![ScalarType::Tf32], vec![ScalarType::F32]),
+        MmaKindTc::F8f6f4 => (
             vec![
                 ScalarType::E4m3,
                 ScalarType::E5m2,
@@ -106,7 +106,7 @@ fn formats(kind: MmaKind) -> (Vec<ScalarType>, Vec<ScalarType>) {
             ],
             vec![ScalarType::F32],
         ),
-        MmaKind::I8 => (vec![ScalarType::S8, ScalarType::U8], vec![ScalarType::S32]),
+        MmaKindTc::I8 => (vec![ScalarType::S8, ScalarType::U8], vec![ScalarType::S32]),
     }
 }
 
@@ -115,7 +115,12 @@ fn formats(kind: MmaKind) -> (Vec<ScalarType>, Vec<ScalarType>) {
 #[test]
 fn every_instruction_descriptor_round_trips_or_is_rejected() {
     let mut legal = 0u32;
-    for kind in [MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8] {
+    for kind in [
+        MmaKindTc::F16,
+        MmaKindTc::Tf32,
+        MmaKindTc::F8f6f4,
+        MmaKindTc::I8,
+    ] {
         let (ins, outs) = formats(kind);
         for (cta_group, ws) in [
             (CtaGroup::One, false),

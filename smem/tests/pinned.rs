@@ -3,7 +3,7 @@
 //! descriptors seen in public code.
 
 use ptx_isa::ScalarType;
-use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
+use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKindTc};
 use smem::desc::sm90::WgmmaDesc;
 use smem::desc::sm100::UmmaSwizzle;
 use smem::tile::{TileShape, wgmma_tile};
@@ -103,7 +103,7 @@ fn sm100_codes() {
 /// B, N = 64).
 #[test]
 fn published_instruction_descriptors() {
-    let f16 = |a, m, n| InstrDesc::new(MmaKind::F16, a, a, ScalarType::F32, m, n);
+    let f16 = |a, m, n| InstrDesc::new(MmaKindTc::F16, a, a, ScalarType::F32, m, n);
     assert_eq!(f16(ScalarType::Bf16, 128, 256).encode(), Ok(0x0840_0490));
     assert_eq!(f16(ScalarType::F16, 128, 256).encode(), Ok(0x0840_0010));
     assert_eq!(
@@ -115,7 +115,7 @@ fn published_instruction_descriptors() {
         Ok(0x0840_2010)
     );
     let tf32 = InstrDesc::new(
-        MmaKind::Tf32,
+        MmaKindTc::Tf32,
         ScalarType::Tf32,
         ScalarType::Tf32,
         ScalarType::F32,

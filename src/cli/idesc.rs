@@ -7,7 +7,7 @@
 
 use ptx_isa::ScalarType;
 use smem::Major;
-use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKind};
+use smem::desc::idesc::{CtaGroup, InstrDesc, MmaKindTc};
 
 use super::desc::number_u32;
 use super::{Args, CliError, Output, ValueError};
@@ -28,7 +28,7 @@ fn major(s: &str) -> Result<Major, ValueError> {
 pub fn run(args: &[String]) -> Result<Output, CliError> {
     let mut args = Args::new(args);
     let kind = args.required("idesc", "--kind", |s| {
-        s.parse::<MmaKind>()
+        s.parse::<MmaKindTc>()
             .map_err(|e| ValueError::Unknown(e.to_string()))
     })?;
     let a = args.required("idesc", "--a", dtype)?;

@@ -116,6 +116,48 @@ pub enum MmaKindTc {
     I8,
 }
 
+impl MmaKindTc {
+    /// The PTX spelling after `.kind::`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MmaKindTc::F16 => "f16",
+            MmaKindTc::Tf32 => "tf32",
+            MmaKindTc::F8f6f4 => "f8f6f4",
+            MmaKindTc::I8 => "i8",
+        }
+    }
+}
+
+impl std::fmt::Display for MmaKindTc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for MmaKindTc {
+    type Err = crate::Error;
+
+    /// A kind by its name, with or without `kind::`, in any case (`f16`, `kind::F8F6F4`).
+    fn from_str(s: &str) -> Result<MmaKindTc> {
+        let t = s.strip_prefix("kind::").unwrap_or(s).to_ascii_lowercase();
+        [
+            MmaKindTc::F16,
+            MmaKindTc::Tf32,
+            MmaKindTc::F8f6f4,
+            MmaKindTc::I8,
+        ]
+        .into_iter()
+        .find(|k| k.name() == t)
+        .ok_or_else(|| {
+            crate::Error::new(
+                ErrorKind::InvalidModifier,
+                format!("unknown tcgen05.mma kind `{s}` (expected f16, tf32, f8f6f4 or i8)"),
+            )
+            .at_instruction("tcgen05.mma")
+        })
+    }
+}
+
 /// The block-scaled kinds (`.block_scale`) with their scale-vector size (PTX 8.6 spells it
 /// `.scale_vec::NX`: mxf8f6f4 takes 1X, mxf4 2X, mxf4nvf4 2X or 4X; writing none means `.block32`,
 /// PTX 8.8).
@@ -409,12 +451,7 @@ impl FunctionBuilder {
                 ));
             }
         }
-        let k = match kind {
-            MmaKindTc::F16 => "kind::f16",
-            MmaKindTc::Tf32 => "kind::tf32",
-            MmaKindTc::F8f6f4 => "kind::f8f6f4",
-            MmaKindTc::I8 => "kind::i8",
-        };
+        let k = format!("kind::{kind}");
         let mut i = Instruction::from_opcode("tcgen05.mma")
             .modifier_if(ws, "ws")
             .modifier(self.group("tcgen05", group)?)

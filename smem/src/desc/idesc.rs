@@ -19,71 +19,10 @@
 //! | 29    | reserved                                                                 |
 //! | 30-31 | maximum shift for `.ws` B-matrix reuse: none 0, 8 1, 16 2, 32 3           |
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::major::Major;
 use ptx_isa::ScalarType;
 
-/// The `.kind` of a tcgen05.mma.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MmaKind {
-    /// `.kind::f16`: A, B in f16 or bf16 (the same for both), D in f16 or f32.
-    F16,
-    /// `.kind::tf32`: A, B in tf32, D in f32.
-    Tf32,
-    /// `.kind::f8f6f4`: A, B in e4m3, e5m2, e2m3, e3m2 or e2m1 (mixed allowed), D in f32.
-    F8f6f4,
-    /// `.kind::i8`: A, B in s8 or u8, D in s32.
-    I8,
-}
-
-impl MmaKind {
-    /// The PTX spelling after `.kind::`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            MmaKind::F16 => "f16",
-            MmaKind::Tf32 => "tf32",
-            MmaKind::F8f6f4 => "f8f6f4",
-            MmaKind::I8 => "i8",
-        }
-    }
-}
-
-impl fmt::Display for MmaKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A string that names no supported kind.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown or unsupported MMA kind `{0}` (expected f16, tf32, f8f6f4 or i8)")]
-pub struct UnknownKind(pub String);
-
-impl FromStr for MmaKind {
-    type Err = UnknownKind;
-
-    fn from_str(s: &str) -> Result<MmaKind, UnknownKind> {
-        let t = s.strip_prefix("kind::").unwrap_or(s).to_ascii_lowercase();
-        match t.as_str() {
-            "f16" => Ok(MmaKind::F16),
-            "tf32" => Ok(MmaKind::Tf32),
-            "f8f6f4" => Ok(MmaKind::F8f6f4),
-            "i8" => Ok(MmaKind::I8),
-            _ => Err(UnknownKind(s.to_string())),
-        }
-    }
-}
-
-/// `.cta_group::1` or `.cta_group::2` (the pair of CTAs of a cluster issuing one MMA).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CtaGroup {
-    /// `.cta_group::1`.
-    One,
-    /// `.cta_group::2`.
-    Two,
-}
+pub use ptx_isa::builder::{CtaGroup, MmaKindTc};
 
 /// The `.ws` maximum shift while attempting B-matrix reuse (bits 30-31).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,7 +75,7 @@ pub enum IdescError {
     #[error(".kind::{kind} does not take {} for {matrix:?}", dtype.name())]
     Format {
         /// The kind.
-        kind: MmaKind,
+        kind: MmaKindTc,
         /// The matrix.
         matrix: Matrix,
         /// The format given.
@@ -146,7 +85,7 @@ pub enum IdescError {
     #[error(".kind::{kind} needs A and B of the same format, got {} and {}", a.name(), b.name())]
     MixedFormats {
         /// The kind.
-        kind: MmaKind,
+        kind: MmaKindTc,
         /// A's format.
         a: ScalarType,
         /// B's format.
@@ -164,7 +103,7 @@ pub enum IdescError {
     #[error("M = {m} is not legal for .kind::{kind} {variant}; M must be {legal}")]
     M {
         /// The kind.
-        kind: MmaKind,
+        kind: MmaKindTc,
         /// `cta_group::1`, `cta_group::2` or `ws`.
         variant: &'static str,
         /// M.
@@ -176,7 +115,7 @@ pub enum IdescError {
     #[error("N = {n} is not legal for .kind::{kind} {variant}; N must be {legal}")]
     N {
         /// The kind.
-        kind: MmaKind,
+        kind: MmaKindTc,
         /// `cta_group::1`, `cta_group::2` or `ws`.
         variant: &'static str,
         /// N.
@@ -186,10 +125,10 @@ pub enum IdescError {
     },
     /// `.kind::i8` cannot negate its inputs (Table 42: "No Negate = 0").
     #[error(".kind::{0} cannot negate A or B")]
-    Negate(MmaKind),
+    Negate(MmaKindTc),
     /// Only `.kind::i8` saturates (Table 42 bit 3).
     #[error(".kind::{0} has no saturate")]
-    Saturate(MmaKind),
+    Saturate(MmaKindTc),
     /// MN-major ("transpose") is only valid for 8-, 16- and 32-bit formats (CUTLASS
     /// `cute/arch/mma_sm100_desc.hpp`, `InstrDescriptor::a_major_`).
     #[error("{matrix:?} in {} must be K-major", dtype.name())]
@@ -219,7 +158,7 @@ pub enum IdescError {
     #[error("{matrix:?} format code {code} is not defined for .kind::{kind}")]
     FormatCode {
         /// The kind.
-        kind: MmaKind,
+        kind: MmaKindTc,
         /// The matrix.
         matrix: Matrix,
         /// The code.
@@ -231,30 +170,32 @@ pub enum IdescError {
 /// if the kind does not take it. D: F16 0, F32 1, S32 2. A/B: `.kind::f16` F16 0, BF16 1;
 /// `.kind::tf32` TF32 2; `.kind::f8f6f4` E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5; `.kind::i8` U8 0,
 /// S8 1.
-pub const fn format_code(kind: MmaKind, matrix: Matrix, dtype: ScalarType) -> Option<u32> {
+pub const fn format_code(kind: MmaKindTc, matrix: Matrix, dtype: ScalarType) -> Option<u32> {
     match (matrix, kind, dtype) {
-        (Matrix::D, MmaKind::F16, ScalarType::F16) => Some(0),
+        (Matrix::D, MmaKindTc::F16, ScalarType::F16) => Some(0),
         // Table 42 lists only F32 for tf32 and f8f6f4 and only S32 for i8.
-        (Matrix::D, MmaKind::F16 | MmaKind::Tf32 | MmaKind::F8f6f4, ScalarType::F32) => Some(1),
-        (Matrix::D, MmaKind::I8, ScalarType::S32) => Some(2),
+        (Matrix::D, MmaKindTc::F16 | MmaKindTc::Tf32 | MmaKindTc::F8f6f4, ScalarType::F32) => {
+            Some(1)
+        }
+        (Matrix::D, MmaKindTc::I8, ScalarType::S32) => Some(2),
         (Matrix::D, _, _) => None,
-        (_, MmaKind::F16, ScalarType::F16) => Some(0),
-        (_, MmaKind::F16, ScalarType::Bf16) => Some(1),
-        (_, MmaKind::Tf32, ScalarType::Tf32) => Some(2),
-        (_, MmaKind::F8f6f4, ScalarType::E4m3) => Some(0),
-        (_, MmaKind::F8f6f4, ScalarType::E5m2) => Some(1),
-        (_, MmaKind::F8f6f4, ScalarType::E2m3) => Some(3),
-        (_, MmaKind::F8f6f4, ScalarType::E3m2) => Some(4),
-        (_, MmaKind::F8f6f4, ScalarType::E2m1) => Some(5),
-        (_, MmaKind::I8, ScalarType::U8) => Some(0),
-        (_, MmaKind::I8, ScalarType::S8) => Some(1),
+        (_, MmaKindTc::F16, ScalarType::F16) => Some(0),
+        (_, MmaKindTc::F16, ScalarType::Bf16) => Some(1),
+        (_, MmaKindTc::Tf32, ScalarType::Tf32) => Some(2),
+        (_, MmaKindTc::F8f6f4, ScalarType::E4m3) => Some(0),
+        (_, MmaKindTc::F8f6f4, ScalarType::E5m2) => Some(1),
+        (_, MmaKindTc::F8f6f4, ScalarType::E2m3) => Some(3),
+        (_, MmaKindTc::F8f6f4, ScalarType::E3m2) => Some(4),
+        (_, MmaKindTc::F8f6f4, ScalarType::E2m1) => Some(5),
+        (_, MmaKindTc::I8, ScalarType::U8) => Some(0),
+        (_, MmaKindTc::I8, ScalarType::S8) => Some(1),
         _ => None,
     }
 }
 
 /// The format with `code` for `matrix` in `kind`; the inverse of [`format_code`].
 pub fn format_from_code(
-    kind: MmaKind,
+    kind: MmaKindTc,
     matrix: Matrix,
     code: u32,
 ) -> Result<ScalarType, IdescError> {
@@ -268,16 +209,16 @@ pub fn format_from_code(
 /// A tcgen05.mma instruction descriptor as typed fields (dense MMA only).
 ///
 /// ```
-/// use smem::desc::idesc::{InstrDesc, MmaKind};
+/// use smem::desc::idesc::{InstrDesc, MmaKindTc};
 /// use ptx_isa::ScalarType;
 /// // bf16 x bf16 -> f32, M = 128, N = 256, both K-major.
-/// let d = InstrDesc::new(MmaKind::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
+/// let d = InstrDesc::new(MmaKindTc::F16, ScalarType::Bf16, ScalarType::Bf16, ScalarType::F32, 128, 256);
 /// assert_eq!(d.encode(), Ok(0x0840_0490));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct InstrDesc {
     /// The `.kind`.
-    pub kind: MmaKind,
+    pub kind: MmaKindTc,
     /// The CTA group (not encoded in the descriptor, but it decides the legal shapes).
     pub cta_group: CtaGroup,
     /// Whether the instruction is `tcgen05.mma.ws` (not encoded; decides shapes and max shift).
@@ -317,7 +258,7 @@ const fn variant_name(cta_group: CtaGroup, ws: bool) -> &'static str {
 impl InstrDesc {
     /// A dense, K-major, `.cta_group::1`, non-negated descriptor.
     pub fn new(
-        kind: MmaKind,
+        kind: MmaKindTc,
         a: ScalarType,
         b: ScalarType,
         d: ScalarType,
@@ -358,14 +299,14 @@ impl InstrDesc {
                 });
             }
         }
-        if matches!(kind, MmaKind::F16 | MmaKind::Tf32) && self.a != self.b {
+        if matches!(kind, MmaKindTc::F16 | MmaKindTc::Tf32) && self.a != self.b {
             return Err(IdescError::MixedFormats {
                 kind,
                 a: self.a,
                 b: self.b,
             });
         }
-        if kind == MmaKind::F16 && self.d == ScalarType::F16 && self.a != ScalarType::F16 {
+        if kind == MmaKindTc::F16 && self.d == ScalarType::F16 && self.a != ScalarType::F16 {
             return Err(IdescError::Accumulator {
                 a: self.a,
                 d: self.d,
@@ -379,10 +320,10 @@ impl InstrDesc {
                 return Err(IdescError::MnMajor { matrix, dtype });
             }
         }
-        if kind == MmaKind::I8 && (self.negate_a || self.negate_b) {
+        if kind == MmaKindTc::I8 && (self.negate_a || self.negate_b) {
             return Err(IdescError::Negate(kind));
         }
-        if kind != MmaKind::I8 && self.saturate {
+        if kind != MmaKindTc::I8 && self.saturate {
             return Err(IdescError::Saturate(kind));
         }
         if self.ws && self.cta_group == CtaGroup::Two {
@@ -407,13 +348,13 @@ impl InstrDesc {
             ),
             // `.kind::i8` rows of Table 39 could not be read in the manual copy available here;
             // these are CUTLASS's checks (`SM100_MMA_S8_SS`, `SM100_MMA_S8_2x1SM_SS`).
-            (false, CtaGroup::One, MmaKind::I8) => (
+            (false, CtaGroup::One, MmaKindTc::I8) => (
                 matches!(m, 64 | 128),
                 "64 or 128",
                 n == 8 || (n % 16 == 0 && (16..=256).contains(&n)),
                 "8 or a multiple of 16 from 16 to 256",
             ),
-            (false, CtaGroup::Two, MmaKind::I8) => (
+            (false, CtaGroup::Two, MmaKindTc::I8) => (
                 matches!(m, 128 | 256),
                 "128 or 256",
                 n % 32 == 0 && (32..=256).contains(&n),
@@ -472,7 +413,7 @@ impl InstrDesc {
     /// The typed fields of a descriptor for `kind`, `cta_group` and `ws` (which the 32 bits do
     /// not hold), validated like [`InstrDesc::encode`].
     pub fn decode(
-        kind: MmaKind,
+        kind: MmaKindTc,
         cta_group: CtaGroup,
         ws: bool,
         desc: u32,
@@ -518,7 +459,7 @@ mod tests {
     use super::*;
 
     fn f16(a: ScalarType, d: ScalarType, m: u32, n: u32) -> InstrDesc {
-        InstrDesc::new(MmaKind::F16, a, a, d, m, n)
+        InstrDesc::new(MmaKindTc::F16, a, a, d, m, n)
     }
 
     #[test]
@@ -533,7 +474,7 @@ mod tests {
         let i8 = InstrDesc {
             saturate: true,
             ..InstrDesc::new(
-                MmaKind::I8,
+                MmaKindTc::I8,
                 ScalarType::S8,
                 ScalarType::U8,
                 ScalarType::S32,
@@ -564,7 +505,7 @@ mod tests {
         );
         assert_eq!(
             InstrDesc::new(
-                MmaKind::F16,
+                MmaKindTc::F16,
                 ScalarType::F16,
                 ScalarType::Bf16,
                 ScalarType::F32,
@@ -573,14 +514,14 @@ mod tests {
             )
             .encode(),
             Err(IdescError::MixedFormats {
-                kind: MmaKind::F16,
+                kind: MmaKindTc::F16,
                 a: ScalarType::F16,
                 b: ScalarType::Bf16
             })
         );
         assert_eq!(
             InstrDesc::new(
-                MmaKind::Tf32,
+                MmaKindTc::Tf32,
                 ScalarType::F32,
                 ScalarType::F32,
                 ScalarType::F32,
@@ -589,14 +530,14 @@ mod tests {
             )
             .encode(),
             Err(IdescError::Format {
-                kind: MmaKind::Tf32,
+                kind: MmaKindTc::Tf32,
                 matrix: Matrix::A,
                 dtype: ScalarType::F32
             })
         );
         assert_eq!(
             InstrDesc::new(
-                MmaKind::I8,
+                MmaKindTc::I8,
                 ScalarType::S8,
                 ScalarType::S8,
                 ScalarType::F32,
@@ -605,14 +546,14 @@ mod tests {
             )
             .encode(),
             Err(IdescError::Format {
-                kind: MmaKind::I8,
+                kind: MmaKindTc::I8,
                 matrix: Matrix::D,
                 dtype: ScalarType::F32
             })
         );
         // f8f6f4 mixes formats freely.
         let mixed = InstrDesc::new(
-            MmaKind::F8f6f4,
+            MmaKindTc::F8f6f4,
             ScalarType::E4m3,
             ScalarType::E2m1,
             ScalarType::F32,
@@ -634,7 +575,7 @@ mod tests {
         let neg = InstrDesc {
             negate_a: true,
             ..InstrDesc::new(
-                MmaKind::I8,
+                MmaKindTc::I8,
                 ScalarType::S8,
                 ScalarType::S8,
                 ScalarType::S32,
@@ -642,14 +583,14 @@ mod tests {
                 8,
             )
         };
-        assert_eq!(neg.encode(), Err(IdescError::Negate(MmaKind::I8)));
+        assert_eq!(neg.encode(), Err(IdescError::Negate(MmaKindTc::I8)));
         assert_eq!(
             InstrDesc {
                 saturate: true,
                 ..f16(ScalarType::F16, ScalarType::F32, 64, 8)
             }
             .encode(),
-            Err(IdescError::Saturate(MmaKind::F16))
+            Err(IdescError::Saturate(MmaKindTc::F16))
         );
     }
 
@@ -675,7 +616,7 @@ mod tests {
         assert_eq!(
             f16(ScalarType::F16, ScalarType::F32, 96, 64).encode(),
             Err(IdescError::M {
-                kind: MmaKind::F16,
+                kind: MmaKindTc::F16,
                 variant: ".cta_group::1",
                 m: 96,
                 legal: "64 or 128"
@@ -683,7 +624,7 @@ mod tests {
         );
         let i8n = |n| {
             InstrDesc::new(
-                MmaKind::I8,
+                MmaKindTc::I8,
                 ScalarType::U8,
                 ScalarType::U8,
                 ScalarType::S32,
@@ -714,7 +655,7 @@ mod tests {
             .unwrap();
         for bit in [0, 1, 2, 6, 23, 29] {
             assert_eq!(
-                InstrDesc::decode(MmaKind::F16, CtaGroup::One, false, good | (1 << bit)),
+                InstrDesc::decode(MmaKindTc::F16, CtaGroup::One, false, good | (1 << bit)),
                 Err(IdescError::UnsupportedBits {
                     desc: good | (1 << bit),
                     bits: 1 << bit
@@ -722,9 +663,9 @@ mod tests {
             );
         }
         assert_eq!(
-            InstrDesc::decode(MmaKind::F8f6f4, CtaGroup::One, false, good | (2 << 7)),
+            InstrDesc::decode(MmaKindTc::F8f6f4, CtaGroup::One, false, good | (2 << 7)),
             Err(IdescError::FormatCode {
-                kind: MmaKind::F8f6f4,
+                kind: MmaKindTc::F8f6f4,
                 matrix: Matrix::A,
                 code: 2
             })

@@ -8,7 +8,7 @@
 
 use ptx_isa::builder::{CtaGroup, MmaKindTc, TcA};
 use ptx_isa::{FunctionBuilder, Reg, Result, ScalarType, TargetSet, ty};
-use smem::desc::idesc::{InstrDesc, MmaKind};
+use smem::desc::idesc::InstrDesc;
 use smem::desc::sm100::{UmmaDesc, UmmaSwizzle};
 
 use super::common::scope;
@@ -27,7 +27,7 @@ pub fn instr_desc(a: &TileRef, n: u32) -> std::result::Result<u32, Rejection> {
             format!("{dt} inputs: this variant takes f16/bf16"),
         ));
     }
-    InstrDesc::new(MmaKind::F16, dt, dt, ScalarType::F32, 128, n)
+    InstrDesc::new(MmaKindTc::F16, dt, dt, ScalarType::F32, 128, n)
         .encode()
         .map_err(|e| Rejection::operand(Aspect::Shape, e.to_string()))
 }
