@@ -4,7 +4,9 @@
 # DECODE_CHECK=pick, FP8_CHECK_ONLY, FP8_BLOCK_SAME_TILE and the table's finer digits), the gemm
 # bench from main (7783ceb), stripped and xz-compressed in .gpu-fin29. Steps in order of need,
 # each under `run_within` (benches/gpu_steps.sh) and the call's deadline; the logs are packed
-# into $OUT/logs.tgz and a compact summary is printed last.
+# into $OUT/logs.tgz and a compact summary is printed last. The kit's none.py and summary.py are
+# notes/session19-fin29-{none,summary}.py (the call took the rows' selection from a rows.py of
+# its own, folded since into summary.py's `both` / `either`: the same selection).
 set -u
 source benches/gpu_steps.sh
 kit=.gpu-fin29
@@ -27,8 +29,8 @@ for dt in bf16 e4m3; do
   run_within table-$dt 50 env DECODE_NO_CHECKS=1 DECODE_GAP=1 DECODE_DTYPE=$dt $D
   grep -c "^| [A-Z]" "$L/table-$dt.txt"; pack
 done
-python3 $kit/rows.py both "$L/table-bf16.txt" "$L/table-e4m3.txt" > "$L/rows-both.txt"
-python3 $kit/rows.py either "$L/table-bf16.txt" "$L/table-e4m3.txt" > "$L/rows-either.txt"
+python3 $kit/summary.py both "$L/table-bf16.txt" "$L/table-e4m3.txt" > "$L/rows-both.txt"
+python3 $kit/summary.py either "$L/table-bf16.txt" "$L/table-e4m3.txt" > "$L/rows-either.txt"
 cat "$L/rows-both.txt"
 
 # 2. ncu (clocks as they run, ncu's own cache flush) of our pick and the baseline at every row

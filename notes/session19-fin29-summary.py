@@ -1,7 +1,9 @@
 """Session 19, fin29: the call's compact summary from its logs (argument: the logs folder): the
-decode table's geomeans by M (baseline µs / ours µs, runs 1 and 2), the rows below 1.0 in both
-runs with their gap timings, the large shapes, block-scaled against per-tensor at the same tile,
-the checks and the sanitizer."""
+decode table's geomeans by M (the printed ratios, baseline µs / ours µs, runs 1 and 2), the rows
+below 1.0 in both runs with their gap timings, the large shapes, block-scaled against per-tensor
+at the same tile, the checks and the sanitizer. With `both FILE...` or `either FILE...` instead:
+the decode table's rows below 1.0 in both runs (worst first) or in one run only, as
+`dtype MxNxK pick ratio1 ratio2` (what the call's ncu steps profile)."""
 import math
 import os
 import re
@@ -33,6 +35,19 @@ def table(text):
             continue
         rows.append((c[2], c[1], b1, o1, b2, o2, c[10], c[12], q1, q2))
     return rows, gaps
+
+
+def below(mode, files):
+    """The rows of `files` below 1.0 in both runs (`both`) or in one only (`either`)."""
+    rows = [r for f in files for r in table(open(f, errors="replace").read())[0]]
+    keep = [r for r in rows if (r[8] < 1 and r[9] < 1) == (mode == "both") and min(r[8], r[9]) < 1]
+    for r in sorted(keep, key=lambda r: (r[0], min(r[8], r[9]))):
+        print(r[0], r[1], r[6], r[8], r[9])
+
+
+if d in ("both", "either"):
+    below(d, sys.argv[2:])
+    sys.exit(0)
 
 
 def geo(xs):
