@@ -35,6 +35,10 @@
 //! Every candidate of the wanted rows is loaded before the first row, on all host threads.
 //! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
 //! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
+//! `DECODE_CHECK=pick` compares only the pick with the baseline's C (on a poisoned C, before
+//! runs 1 and 2; a pick off by 1e-2 is the row's error) instead of every candidate before it is
+//! timed: the large rows' host comparisons of 16M-67M elements a candidate are most of their
+//! time.
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -141,15 +145,25 @@ fn row(
         false => median_ms::<CheckError>(stream, 2, iters, Before::ColdL2, f),
     };
     let base0 = time(&mut || baseline(&mut base_c), ITERS)?;
+    // `cfg`'s relative error against the baseline's C, run once on a poisoned C.
+    let compare = |gemm: &Gemm, c: &mut DeviceTensor<bf16>| -> Result<f64, CheckError> {
+        poison(stream, c)?;
+        ours(gemm, c)?;
+        let got: Vec<f32> = c.to_host(stream)?.into_iter().map(bf16::to_f32).collect();
+        Ok(check::rel_error(&got, &reference))
+    };
+    let bad = |rel: f64| rel.is_nan() || rel >= 1e-2;
+    // `DECODE_CHECK=pick`: only the pick is compared (below), each candidate timed unchecked.
+    let pick_only = std::env::var("DECODE_CHECK").is_ok_and(|v| v == "pick");
     let mut timed: Vec<(GemmConfig, f64, f64)> = Vec::new();
     let (mut rule, mut failed) = (f64::NAN, Vec::new());
     for (i, cfg) in row_candidates(problem, sms).into_iter().enumerate() {
         let gemm = loaded(kernels, device, cfg)?;
-        poison(stream, &mut c)?;
-        ours(gemm, &mut c)?;
-        let got: Vec<f32> = c.to_host(stream)?.into_iter().map(bf16::to_f32).collect();
-        let rel = check::rel_error(&got, &reference);
-        if rel.is_nan() || rel >= 1e-2 {
+        let rel = match pick_only {
+            true => f64::NAN,
+            false => compare(gemm, &mut c)?,
+        };
+        if !pick_only && bad(rel) {
             failed.push(format!("{} ({rel:.1e})", cfg.name()));
             continue;
         }
@@ -200,7 +214,7 @@ fn row(
             pick(again)
         }
     };
-    let Some((pick, rel)) =
+    let Some((pick, mut rel)) =
         picked.and_then(|(p, _)| timed.iter().find(|t| t.0 == p).map(|t| (p, t.2)))
     else {
         return Err(CheckError::Gemm(GemmError::Operands(format!(
@@ -208,6 +222,15 @@ fn row(
             failed.join(", ")
         ))));
     };
+    if pick_only {
+        rel = compare(loaded(kernels, device, pick)?, &mut c)?;
+        if bad(rel) {
+            return Err(CheckError::Gemm(GemmError::Operands(format!(
+                "the pick {} is off by {rel:.1e} against the baseline",
+                pick.name()
+            ))));
+        }
+    }
     // Runs 1 and 2: each the pick and the baseline timed cold with their runs interleaved
     // (no order or drift between two medians taken one after the other, and not the picking
     // pass's own median, which favours the pick).
@@ -415,7 +438,8 @@ fn weight_row(
     }
 }
 
-/// Prints one row of the table (or its error).
+/// Prints one row of the table (or its error): µs to 0.01, the ratios (baseline µs / ours µs,
+/// from the unrounded times) to 0.001, so a row within 0.5 % of 1.0 reads as above or below it.
 fn print_row(
     model: &str,
     dtype: &str,
@@ -424,7 +448,7 @@ fn print_row(
 ) {
     match r {
         Ok(r) => println!(
-            "| {model} | {m}x{n}x{k} | {dtype} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {:.1e} | {} |",
+            "| {model} | {m}x{n}x{k} | {dtype} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} | {:.3} | {:.2} | {} | {:.1e} | {} |",
             r.base[0] * 1e3,
             r.ours[0] * 1e3,
             r.base[0] / r.ours[0],

@@ -15,11 +15,18 @@
 //! shapes time the whole sweep, DeepSeek-V3's the few configurations of
 //! [`GemmConfig::fp8_block_quick`] (so the whole list fits the time limit).
 //!
+//! `FP8_BLOCK_SAME_TILE` times instead, at DeepSeek-V3's shapes for M ∈ {1, 16, 64, 128} (or
+//! those of `FP8_BLOCK_SHAPES`), the block-scaled default ([`GemmConfig::fp8_block`]) against
+//! our per-tensor FP8 GEMM at the same tile (the same configuration with per-tensor scales) on
+//! the same A and B, each from a cold L2 with their runs interleaved, as the decode table
+//! times (issue 29's bar for block-scaled FP8 at the decode shapes).
+//!
 //! ```text
 //! cargo bench --bench gemm_fp8_block
 //! ```
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use half::bf16;
@@ -27,10 +34,67 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig};
-use ptxkit::runtime::cuda::CudaSlice;
-use ptxkit::runtime::{Before, DeviceTensor, E4m3, median_ms};
+use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, Scaling};
+use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
+use ptxkit::runtime::{Before, Device, DeviceTensor, E4m3, median_ms, median_ms_interleaved};
 use ptxkit::selftest::gpu_with_or_skip;
+
+/// `FP8_BLOCK_SAME_TILE`: at each shape of `shapes`, the block-scaled default against the same
+/// configuration with per-tensor scales (the same tile, stages and order), on the same A and B
+/// (per-tensor scales of 1), 20 cold runs of each interleaved ([`median_ms_interleaved`] after
+/// [`Before::ColdL2`]); prints µs and per-tensor µs / block µs (≥ 1.0: the block scales cost
+/// nothing).
+fn same_tile(
+    (device, stream): (&Device, &Arc<CudaStream>),
+    kernels: &mut HashMap<GemmConfig, Gemm>,
+    shapes: &[(usize, usize, usize)],
+) {
+    let sms = device.attributes().sm_count;
+    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
+    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+    println!(
+        "\n| shape | block-scaled config | block µs | per-tensor at the same tile µs | per-tensor / block |\n| --- | --- | --- | --- | --- |"
+    );
+    for &(m, n, k) in shapes {
+        let block = GemmConfig::fp8_block(m, n, sms, e4m3, out);
+        let tensor = GemmConfig {
+            scaling: Scaling::PerTensor,
+            pipelined_promotion: false,
+            smem_scales: false,
+            ..block
+        };
+        let row = (|| -> Result<[f64; 2], Box<dyn std::error::Error>> {
+            loaded(kernels, device, block)?;
+            loaded(kernels, device, tensor)?;
+            let (gb, gt) = (&kernels[&block], &kernels[&tensor]);
+            let p = BlockProblem::new(stream, (m, n, k), 7, (e4, e4), out)?;
+            let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
+            let mut cb = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+            let mut ct = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+            let d = &p.device;
+            Ok(median_ms_interleaved::<CheckError, 2>(
+                stream,
+                2,
+                20,
+                Before::ColdL2,
+                [&mut || Ok(p.run(stream, gb, &mut cb)?), &mut || {
+                    let scales = Fp8Scales::per_tensor([&one, &one]);
+                    Ok(gt.run_fp8(stream, &d.a, &d.b, &mut ct, scales, &Fp8Epilogue::NONE)?)
+                }],
+            )?)
+        })();
+        match row {
+            Ok([b, t]) => println!(
+                "| {m}x{n}x{k} | {} | {:.2} | {:.2} | {:.3} |",
+                block.name(),
+                b * 1e3,
+                t * 1e3,
+                t / b
+            ),
+            Err(e) => println!("| {m}x{n}x{k} | {} | error: {e} | | |", block.name()),
+        }
+    }
+}
 
 /// The square shapes, then DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -83,6 +147,19 @@ fn main() {
             (&mut kernels, &device),
             checks,
         );
+    }
+    if std::env::var_os("FP8_BLOCK_SAME_TILE").is_some() {
+        let shapes: Vec<(usize, usize, usize)> = [1, 16, 64, 128]
+            .into_iter()
+            .flat_map(|m| DEEPSEEK_V3_NK.iter().map(move |&(n, k)| (m, n, k)))
+            .filter(|&(m, n, k)| {
+                let name = format!("{m}x{n}x{k}");
+                listed.as_ref().is_none_or(|l| l.contains(&name))
+            })
+            .collect();
+        same_tile((&device, &stream), &mut kernels, &shapes);
+        println!("device: {}", device.attributes().name);
+        return;
     }
     println!(
         "\n| shape | block FP8 best TFLOP/s | best config | block default | per-tensor FP8 (ours) | cuBLASLt FP8 fast | bf16 (ours) | best / bf16 |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
