@@ -149,8 +149,8 @@ fn gpu(_c: &mut Criterion) {
     let Some((dev, filter)) = attention_bench::start() else {
         return;
     };
-    // The shapes: head dims 128 and 64 at 4k, 8k and 16k tokens, causal and not.
-    for (d, causal, seqlen) in attention_bench::backward_shapes() {
+    // The shapes: head dims 128, 64 and 256 at 4k, 8k and 16k tokens, causal and not.
+    for (d, causal, seqlen) in attention_bench::shapes() {
         if !filter.shape(&format!("{d}:{causal}:{seqlen}")) {
             continue;
         }

@@ -45,11 +45,11 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_AT
 
 def shapes(kit, only):
     """(head dim, causal, seqlen) in the order timed: every length at every head dim, or with
-    --kit those of benches/attention.rs (head dim 128 at 4k-16k, 64 and 256 at 8k); `only`
-    (--d64, --d128, --d256) keeps that head dim only."""
+    --kit those of benches/attention.rs (head dims 128, 64 and 256 at 4k-16k,
+    `attention_bench::shapes`); `only` (--d64, --d128, --d256) keeps that head dim only."""
     if kit:
-        out = [(d, causal, s) for causal in [False, True]
-               for d, s in [(128, 4096), (128, 8192), (128, 16384), (64, 8192), (256, 8192)]]
+        out = [(d, causal, s) for causal in [False, True] for d in [128, 64, 256]
+               for s in [4096, 8192, 16384]]
     else:
         out = [(d, causal, s) for d in [64, 128, 256] for causal in [False, True] for s in SEQLENS]
     return [s for s in out if only is None or s[0] == only]
@@ -112,7 +112,7 @@ def main():
     times = repeats(argv, 1)
     if "--backward" in argv:
         # The backward: head dims 128, 64 and 256 at 4k-16k, causal and not, flash and cuDNN
-        # (`attention_bench::backward_shapes`).
+        # (`attention_bench::shapes`).
         backends = [b for b in BACKENDS if b[0] != "efficient"]
         header(backends, "bwd TFLOP/s")
         # `--d128 --d256` and the like: those head dims only.

@@ -16,21 +16,6 @@ pub const TOKENS: usize = 16384;
 /// Heads x head dim.
 pub const HIDDEN: usize = 2048;
 
-/// The shapes timed, `(head dim, causal, seqlen)`: head dim 128 at 4k, 8k and 16k tokens and
-/// each of `other_dims` at 8k, causal and not.
-pub fn shapes(other_dims: &[usize]) -> Vec<(usize, bool, usize)> {
-    let mut out = Vec::new();
-    for causal in [false, true] {
-        for seqlen in [4096, 8192, 16384] {
-            out.push((128, causal, seqlen));
-        }
-        for &d in other_dims {
-            out.push((d, causal, 8192));
-        }
-    }
-    out
-}
-
 /// The problem of head dim `head_dim` over `seqlen` tokens: [`TOKENS`] a batch, [`HIDDEN`] /
 /// `head_dim` heads, as many KV heads.
 pub fn shape(head_dim: usize, seqlen: usize) -> AttentionShape {
@@ -45,9 +30,10 @@ pub fn shape(head_dim: usize, seqlen: usize) -> AttentionShape {
     }
 }
 
-/// The backward's shapes, `(head dim, causal, seqlen)`: head dims 128, 64 and 256 at 4k, 8k and
-/// 16k tokens, causal and not (`attention_torch.py --backward` times the same).
-pub fn backward_shapes() -> Vec<(usize, bool, usize)> {
+/// The shapes timed, forward and backward, `(head dim, causal, seqlen)`: head dims 128, 64 and
+/// 256 at 4k, 8k and 16k tokens, causal and not (issue 30's grid; `attention_torch.py --kit`
+/// and `--backward` time the same).
+pub fn shapes() -> Vec<(usize, bool, usize)> {
     let mut out = Vec::new();
     for causal in [false, true] {
         for d in [128, 64, 256] {
@@ -110,15 +96,12 @@ pub fn print_row(
 
 #[cfg(test)]
 mod tests {
-    use super::{HIDDEN, TOKENS, backward_shapes, shape, shapes};
+    use super::{HIDDEN, TOKENS, shape, shapes};
 
     #[test]
     fn every_shape_holds_the_same_tokens_and_hidden_size() {
-        let all = shapes(&[64, 256]);
-        assert_eq!(all.len(), 10);
-        assert_eq!(shapes(&[64]).len(), 8);
-        assert_eq!(backward_shapes().len(), 18);
-        for (d, _, seqlen) in all.into_iter().chain(backward_shapes()) {
+        assert_eq!(shapes().len(), 18);
+        for (d, _, seqlen) in shapes() {
             let s = shape(d, seqlen);
             assert_eq!(s.batch * s.seqlen_q, TOKENS);
             assert_eq!(s.heads * s.head_dim, HIDDEN);
