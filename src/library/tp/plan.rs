@@ -168,6 +168,19 @@ pub enum Placement {
     Writer,
 }
 
+/// How often a gated owner's GEMM ([`ReduceScatterPlan::gated`]) polls its peer's flag across
+/// the links ([`crate::parts::RowGate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum GatePolls {
+    /// Before each tile's load of the peer's partial: one `ld.acquire.sys` of peer memory and
+    /// a `fence.proxy.async.global` a tile in each loading thread.
+    #[default]
+    EveryTile,
+    /// Before a loading thread's first load only ([`crate::parts::RowGate::remembered`]): the
+    /// flag, one for the whole partial, stays up for the launch once seen.
+    Once,
+}
+
 /// A GEMM + reduce-scatter across `world` ranks: every rank computes a partial C `[world · rows,
 /// n]` (its part of the reduction dimension), and rank `s` owns rows `s · rows ..` of the sum
 /// (its shard). Each rank writes its partial of shard `s` into slot `r` of rank `s`'s slots
@@ -177,6 +190,7 @@ pub struct ReduceScatterPlan {
     world: usize,
     rows: usize,
     staged_load: StagedLoadAt,
+    polls: GatePolls,
 }
 
 impl ReduceScatterPlan {
@@ -189,7 +203,18 @@ impl ReduceScatterPlan {
             world,
             rows,
             staged_load: StagedLoadAt::default(),
+            polls: GatePolls::default(),
         })
+    }
+
+    /// The plan with gated owners' GEMMs polling their peer's flag as `polls` says.
+    pub fn with_gate_polls(self, polls: GatePolls) -> ReduceScatterPlan {
+        ReduceScatterPlan { polls, ..self }
+    }
+
+    /// How gated owners' GEMMs poll their peer's flag ([`ReduceScatterPlan::with_gate_polls`]).
+    pub fn gate_polls(&self) -> GatePolls {
+        self.polls
     }
 
     /// The plan with the owners' GEMMs loading their staged peer's partial (two ranks, the
@@ -592,6 +617,22 @@ mod tests {
         assert_eq!(early.staged_load(), StagedLoadAt::KTile(2));
         assert_eq!((early.world(), early.rows()), (2, 128));
         assert_ne!(early, p);
+    }
+
+    #[test]
+    fn owners_poll_every_tile_unless_told() {
+        let p = ReduceScatterPlan::new(2, 128).unwrap();
+        assert_eq!(p.gate_polls(), GatePolls::EveryTile);
+        let once = p
+            .with_staged_load(StagedLoadAt::Spread { first: 2, every: 8 })
+            .with_gate_polls(GatePolls::Once);
+        assert_eq!(once.gate_polls(), GatePolls::Once);
+        assert_eq!(
+            once.staged_load(),
+            StagedLoadAt::Spread { first: 2, every: 8 }
+        );
+        assert_eq!((once.world(), once.rows()), (2, 128));
+        assert_ne!(once.with_gate_polls(GatePolls::EveryTile), once);
     }
 
     #[test]

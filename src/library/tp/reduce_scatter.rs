@@ -116,6 +116,7 @@ impl GemmReduceScatter {
         let world = u32::try_from(plan.world())
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
         let gated = fused && plan.gated(cfg.tma_store);
+        let polls = gated.then_some(plan.gate_polls());
         let mut gemms = Vec::new();
         let mut last = Vec::new();
         for r in 0..world {
@@ -124,7 +125,7 @@ impl GemmReduceScatter {
             let kernel = match fused {
                 false => kernels::slot_sum(world, r)?,
                 true => {
-                    kernels::reduce_scatter_gemm(&cfg, world, r, gated, plan.staged_load())?.built
+                    kernels::reduce_scatter_gemm(&cfg, world, r, polls, plan.staged_load())?.built
                 }
             };
             last.push(kernel.load(device, &JitOptions::default())?);
