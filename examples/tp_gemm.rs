@@ -15,8 +15,10 @@
 //! load their peer's partial under k-tile N of each tile (`StagedLoadAt::KTile`) instead of the
 //! middle one, in the stress the first N, in the layers each N beside the middle with its
 //! owners' step alone; `--rs-owners`: more such variants of the pulled path's owners, each
-//! `+`-joined words: `once` (the flag polled once a thread, `GatePolls::Once`), `ktN`, `spFxE`
-//! (slab s under k-tile F + s·E, `StagedLoadAt::Spread`), `middle`; four at most with those of
+//! `+`-joined words changing the block under the middle k-tile polled every tile (the pulled
+//! path's default before session 19; `middle` alone): `once` (the flag polled once a thread,
+//! `GatePolls::Once`), `ktN`, `spFxE` (slab s under k-tile F + s·E, `StagedLoadAt::Spread`; the
+//! default now is `once+sp2x8`, `tp::PULLED_STAGED_LOAD`); four at most with those of
 //! `--rs-staged-at`, the stress taking the first; `--rs-only`: no all-gather layers;
 //! `--rs-layers`: only these reduce-scatter layers, `attn-out`, `ffn-down`), or
 //! `-- --small [--stress N]`: only the stress, on small shapes, its all-gather's reference
@@ -973,9 +975,10 @@ struct OwnerVariant {
 }
 
 impl OwnerVariant {
-    /// `+`-joined words: `once` (poll the flag once, [`GatePolls::Once`]), `ktN` (the load
-    /// under k-tile N), `spFxE` (slab s under k-tile F + s·E, [`StagedLoadAt::Spread`]),
-    /// `middle` (the default load); e.g. `once+sp2x8`.
+    /// `+`-joined words, from the block under the middle k-tile polled every tile (`middle`
+    /// alone): `once` (poll the flag once, [`GatePolls::Once`]), `ktN` (the load under k-tile
+    /// N), `spFxE` (slab s under k-tile F + s·E, [`StagedLoadAt::Spread`]); e.g. `once+sp2x8`
+    /// (the pulled path's default).
     fn parse(v: &str) -> Result<OwnerVariant, String> {
         let bad = || format!("--rs-owners {v}: once, ktN, spFxE or middle, joined by +");
         let mut out = OwnerVariant {

@@ -353,6 +353,8 @@ fn the_owner_gemm_polls_once_and_spreads_its_staged_loads() {
             None => support::assemble(ptx, Target::Sm90a),
         }
     }
-    // Ungated, polling once means nothing and the spread load builds alone.
+    // Ungated the spread load builds alone; with one rank (no peer, no staged input) a
+    // spread load is nothing to place.
     kernels::reduce_scatter_gemm(&cfg, 2, 1, None, spread).unwrap();
+    kernels::reduce_scatter_gemm(&cfg, 1, 0, None, spread).unwrap();
 }

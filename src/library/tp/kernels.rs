@@ -115,7 +115,8 @@ pub fn reduce_scatter_gemm(
         }
         None => gemm,
     };
-    let gemm = match (cfg.tma_store, staged_load) {
+    // A staged input only with the TMA store and a peer (one rank adds nothing).
+    let gemm = match (cfg.tma_store && world > 1, staged_load) {
         (true, at) if at != StagedLoadAt::Middle => gemm.with_staged_load_at(&k, at)?,
         _ => gemm,
     };
