@@ -556,30 +556,31 @@ fn reduce_scatter_layer(
         worst_error(ctx, &out_ours, &out_seq)?.0,
     );
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
-    for (what, v) in &mut variants {
-        for (r, out) in out_ours.iter_mut().enumerate() {
+    // One call of `v` (`partials`) into the zeroed outputs, its elements that differ from the
+    // reference counted (and said, as `what`, where any do).
+    let check = |v: &mut GemmReduceScatter,
+                 partials: Partials,
+                 what: &str,
+                 out: &mut [CudaSlice<bf16>]|
+     -> Res<usize> {
+        for (r, out) in out.iter_mut().enumerate() {
             stream(ctx, r)?.memset_zeros(out)?;
         }
-        v.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?;
+        v.run(g, (&a, kr), &b, &slots, out, partials)?;
         g.synchronize()?;
-        let d = self::differing(ctx, &out_ours, &want)?;
+        let d = self::differing(ctx, out, &want)?;
         if d > 0 {
             println!("GEMM+RS {name}: {what} differs from the reference in {d} elements");
         }
-        differing += d;
+        Ok(d)
+    };
+    for (what, v) in &mut variants {
+        differing += check(v, Partials::Compute, what, &mut out_ours)?;
     }
     for (label, v) in &mut early {
         for partials in [Partials::Compute, Partials::Last] {
-            for (r, out) in out_ours.iter_mut().enumerate() {
-                stream(ctx, r)?.memset_zeros(out)?;
-            }
-            v.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
-            g.synchronize()?;
-            let d = self::differing(ctx, &out_ours, &want)?;
-            if d > 0 {
-                println!("GEMM+RS {name}: pulled, {label} ({partials:?}) differs in {d} elements");
-            }
-            differing += d;
+            let what = format!("pulled, {label} ({partials:?})");
+            differing += check(v, partials, &what, &mut out_ours)?;
         }
     }
     // The fused path's (owner's placement, with `--rs-fused`) owners' step alone: the same
@@ -589,22 +590,10 @@ fn reduce_scatter_layer(
         .iter()
         .position(|(what, _)| what.as_str() == "ours with the sum fused");
     if let Some(f) = fused_at {
-        for (r, out) in out_ours.iter_mut().enumerate() {
-            stream(ctx, r)?.memset_zeros(out)?;
-        }
         let v = &mut variants[f].1;
-        v.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?;
-        g.synchronize()?;
-        for (r, out) in out_ours.iter_mut().enumerate() {
-            stream(ctx, r)?.memset_zeros(out)?;
-        }
-        v.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Last)?;
-        g.synchronize()?;
-        let d = self::differing(ctx, &out_ours, &want)?;
-        if d > 0 {
-            println!("GEMM+RS {name}: the fused path's owners alone differ in {d} elements");
-        }
-        differing += d;
+        differing += check(v, Partials::Compute, "the fused path", &mut out_ours)?;
+        let what = "the fused path's owners alone";
+        differing += check(v, Partials::Last, what, &mut out_ours)?;
     }
     // The last path's diagnostics below give the same sum: with its owners' streams waiting for
     // the partials (no use of the flags), and its owners' step alone on its last partials.
@@ -617,18 +606,15 @@ fn reduce_scatter_layer(
             ("owners' streams waiting", Partials::Compute),
             ("owners alone", Partials::Last),
         ] {
-            for (r, out) in out_ours.iter_mut().enumerate() {
-                stream(ctx, r)?.memset_zeros(out)?;
-            }
             last.set_stream_wait(partials == Partials::Compute);
-            last.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
+            let d = check(
+                last,
+                partials,
+                &format!("the last path, {what},"),
+                &mut out_ours,
+            );
             last.set_stream_wait(false);
-            g.synchronize()?;
-            let d = self::differing(ctx, &out_ours, &want)?;
-            if d > 0 {
-                println!("GEMM+RS {name}: the last path, {what}, differs in {d} elements");
-            }
-            differing += d;
+            differing += d?;
         }
     }
 

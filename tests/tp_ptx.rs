@@ -13,6 +13,9 @@ use ptxkit::library::tp::{AllGatherPlan, GatePolls, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
+/// An owner's GEMM gated on its peer's flag, polled before every tile's staged load.
+const GATED: Option<GatePolls> = Some(GatePolls::EveryTile);
+
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
 /// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
 /// tokens (256 and 512 rows, a whole shard), the stress's (256) and the sanitizer's small run's
@@ -162,6 +165,22 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
     assert!(e.to_string().contains("rank 2 of 2"), "{e}");
 }
 
+/// The gated owner GEMM `name`'s `polls` poll sites (`ld.acquire.sys` of its peer's flag); the
+/// first followed by the proxy fence (PTX ISA 9.7.13.4), then the staged TMA load: where the
+/// poll and the fence are.
+fn staged_poll(ptx: &str, name: &str, polls: usize) -> (usize, usize) {
+    let poll_op = "ld.acquire.sys.global.u32";
+    assert_eq!(ptx.matches(poll_op).count(), polls, "{name}");
+    let poll = ptx.find(poll_op).unwrap();
+    let fence = poll + ptx[poll..].find("fence.proxy.async.global;").unwrap();
+    let load = poll + ptx[poll..].find("cp.async.bulk.tensor").unwrap();
+    assert!(
+        fence < load,
+        "{name}: the proxy fence comes before the staged TMA load"
+    );
+    (poll, fence)
+}
+
 /// Gated at two ranks, the owner's GEMM takes its peer's flag and the epoch after its slot, and
 /// only the staged partial's load waits on it: the consumer thread that issues that TMA load
 /// polls the flag with `ld.acquire.sys` and fences the async proxy first (PTX ISA 8.5, 8.6,
@@ -180,14 +199,8 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
     });
     for cfg in configs {
         for rank in 0..2u32 {
-            let gemm = kernels::reduce_scatter_gemm(
-                &cfg,
-                2,
-                rank,
-                Some(GatePolls::EveryTile),
-                StagedLoadAt::Middle,
-            )
-            .unwrap();
+            let gemm =
+                kernels::reduce_scatter_gemm(&cfg, 2, rank, GATED, StagedLoadAt::Middle).unwrap();
             let names = gemm.signature().param_names();
             let slot = format!("slot{}", 1 - rank);
             let want = [
@@ -198,16 +211,8 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
             let name = format!("{}_rs{rank}of2_gated", cfg.name());
             assert!(ptx.contains(&format!(".entry {name}")), "{name}");
             // One poll site a staged load: the consumers' (and the epilogue warps').
-            let polls = ptx.matches("ld.acquire.sys.global.u32").count();
             let want_polls = if cfg.epilogue_warps { 2 } else { 1 };
-            assert_eq!(polls, want_polls, "{name}");
-            let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
-            let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
-            let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
-            assert!(
-                fence < load,
-                "{name}: the proxy fence comes before the staged TMA load"
-            );
+            staged_poll(ptx, &name, want_polls);
             assert!(!ptx.contains("multimem"), "no NVLink multicast");
             match ptxkit::isa::ptxas::for_tests().unwrap() {
                 Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
@@ -220,14 +225,8 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
         ..GemmConfig::for_problem(2048, 8192, 132)
     };
     for (cfg, world) in [(GemmConfig::large(), 4), (plain, 2)] {
-        let e = kernels::reduce_scatter_gemm(
-            &cfg,
-            world,
-            0,
-            Some(GatePolls::EveryTile),
-            StagedLoadAt::Middle,
-        )
-        .unwrap_err();
+        let e =
+            kernels::reduce_scatter_gemm(&cfg, world, 0, GATED, StagedLoadAt::Middle).unwrap_err();
         assert!(
             e.to_string().contains("the gate is on the staged input"),
             "{e}"
@@ -238,27 +237,14 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
 #[test]
 fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
     let cfg = GemmConfig::for_problem(2048, 8192, 132);
-    let middle =
-        kernels::reduce_scatter_gemm(&cfg, 2, 0, Some(GatePolls::EveryTile), StagedLoadAt::Middle)
-            .unwrap();
-    let early = kernels::reduce_scatter_gemm(
-        &cfg,
-        2,
-        0,
-        Some(GatePolls::EveryTile),
-        StagedLoadAt::KTile(2),
-    )
-    .unwrap();
+    let middle = kernels::reduce_scatter_gemm(&cfg, 2, 0, GATED, StagedLoadAt::Middle).unwrap();
+    let early = kernels::reduce_scatter_gemm(&cfg, 2, 0, GATED, StagedLoadAt::KTile(2)).unwrap();
     let name = format!("{}_rs0of2_gated_kt2", cfg.name());
     let ptx = early.built.ptx();
     assert!(ptx.contains(&format!(".entry {name}")), "{name}");
     assert_ne!(ptx, middle.built.ptx(), "the load moved");
     // Still one poll site, before the proxy fence and the staged TMA load.
-    assert_eq!(ptx.matches("ld.acquire.sys.global.u32").count(), 1);
-    let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
-    let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
-    let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
-    assert!(fence < load, "{name}: the proxy fence comes first");
+    staged_poll(ptx, &name, 1);
     match ptxkit::isa::ptxas::for_tests().unwrap() {
         Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
         None => support::assemble(ptx, Target::Sm90a),
@@ -293,7 +279,7 @@ fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
 #[test]
 fn the_owner_gemm_polls_once_and_spreads_its_staged_loads() {
     let cfg = GemmConfig::for_problem(2048, 8192, 132);
-    let every = Some(GatePolls::EveryTile);
+    let every = GATED;
     let once = Some(GatePolls::Once);
     let spread = StagedLoadAt::Spread { first: 2, every: 8 };
     let base = kernels::reduce_scatter_gemm(&cfg, 2, 0, every, StagedLoadAt::Middle).unwrap();
@@ -313,15 +299,7 @@ fn the_owner_gemm_polls_once_and_spreads_its_staged_loads() {
         let ptx = gemm.built.ptx();
         assert!(ptx.contains(&format!(".entry {name}")), "{name}");
         assert_ne!(ptx, base, "{name}");
-        assert_eq!(
-            ptx.matches("ld.acquire.sys.global.u32").count(),
-            1,
-            "{name}"
-        );
-        let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
-        let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
-        let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
-        assert!(fence < load, "{name}: the proxy fence comes first");
+        let (poll, fence) = staged_poll(ptx, &name, 1);
         if polls == once {
             // The remembered chunk: a register set to none (u32::MAX) before the roles split,
             // tested before the poll and set to the chunk (0, the one flag) after the fence.
@@ -341,7 +319,7 @@ fn the_owner_gemm_polls_once_and_spreads_its_staged_loads() {
             assert!(test_line.contains("setp.ne.u32"), "{name}: {test_line}");
             let skip = ptx[test..poll].find("bra").is_some();
             assert!(skip, "{name}: the poll is skipped on a remembered chunk");
-            let set = ptx[poll..].find(&format!("mov.u32 {reg}, 0;")).unwrap();
+            let set = poll + ptx[poll..].find(&format!("mov.u32 {reg}, 0;")).unwrap();
             assert!(fence < set, "{name}: remembered after the fence");
         }
         // Spread or not, the block's bytes are announced at one site and each slab has a load.
