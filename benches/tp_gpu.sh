@@ -37,7 +37,9 @@ exit 2
 #     4096,8192,16384), where the machine has more than two.
 # $RS_STAGED (k-tiles, e.g. 2,6; default none): the pulled path's owners load their peer's
 # partial under that k-tile (`--rs-staged-at`): its stress and sanitizer runs take the first,
-# the benchmark times each beside the middle k-tile's.
+# the benchmark times each beside the default (tp::PULLED_STAGED_LOAD, the flag polled once).
+# $RS_OWNERS (e.g. middle,once; default none): more variants of the pulled path's owners
+# (`--rs-owners`, `tp_gemm`'s head says the words), the same way.
 # Logs under $OUT: steps.txt (GPUs, tools, each step's exit code and time), stress.log,
 # sanitizer.log, bench.log (every GPU), bench2.log (two), clocks.csv. Prints a summary.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -76,6 +78,7 @@ export LD_LIBRARY_PATH=/tmp/tpnccl:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 xz -dc tp_gemm.xz > /tmp/tp_gemm && chmod +x /tmp/tp_gemm
 tp=/tmp/tp_gemm
 staged=""; [ -n "${RS_STAGED:-}" ] && staged="--rs-staged-at $RS_STAGED"
+[ -n "${RS_OWNERS:-}" ] && staged="$staged --rs-owners $RS_OWNERS"
 
 # A: the stress beside the small runs (correctness only; nothing is timed here).
 ( step stress.log 40 $tp --tokens '' --stress 1000

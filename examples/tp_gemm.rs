@@ -6,14 +6,21 @@
 //! against the sequential result on the device.
 //!
 //! `cargo run --release --example tp_gemm -- [--quick | --tokens T,T..] [--stress N]
-//! [--rs-register-epilogue] [--rs-fused] [--rs-pull] [--rs-staged-at N[,N]] [--rs-only]`
+//! [--rs-register-epilogue] [--rs-fused] [--rs-pull] [--rs-staged-at N[,N]] [--rs-owners V[,V]]
+//! [--rs-only] [--rs-layers L[,L]]`
 //! (`--rs-fused`: the
 //! reduce-scatter with the owners' sum fused into their GEMMs too, `--rs-pull`: fused with the
 //! partials read from their writers' memory, each in the layers beside the unfused one and
 //! alone in the stress (pulled where both are given); `--rs-staged-at`: the pulled path's owners
 //! load their peer's partial under k-tile N of each tile (`StagedLoadAt::KTile`) instead of the
 //! middle one, in the stress the first N, in the layers each N beside the middle with its
-//! owners' step alone; `--rs-only`: no all-gather layers), or
+//! owners' step alone; `--rs-owners`: more such variants of the pulled path's owners, each
+//! `+`-joined words changing the block under the middle k-tile polled every tile (the pulled
+//! path's default before session 19; `middle` alone): `once` (the flag polled once a thread,
+//! `GatePolls::Once`), `ktN`, `spFxE` (slab s under k-tile F + s·E, `StagedLoadAt::Spread`; the
+//! default now is `once+sp2x8`, `tp::PULLED_STAGED_LOAD`); four at most with those of
+//! `--rs-staged-at`, the stress taking the first; `--rs-only`: no all-gather layers;
+//! `--rs-layers`: only these reduce-scatter layers, `attn-out`, `ffn-down`), or
 //! `-- --small [--stress N]`: only the stress, on small shapes, its all-gather's reference
 //! gathered through the host (no NCCL, no cuBLAS, no timing: the run compute-sanitizer checks).
 //! Every GPU the process sees is a rank (`CUDA_VISIBLE_DEVICES` picks them). Needs libcuda, and
@@ -43,8 +50,8 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig, StagedLoadAt};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, Gather, GemmReduceScatter, Partials, ReduceScatterPlan,
-    ReduceScatterSum, kernels, plan,
+    AllGatherGemm, AllGatherPlan, GatePolls, Gather, GemmReduceScatter, Partials,
+    ReduceScatterPlan, ReduceScatterSum, kernels, plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -503,19 +510,19 @@ fn reduce_scatter_layer(
             variants.push((name.to_string(), GemmReduceScatter::new(g, cfg, plan, sum)?));
         }
     }
-    // The pulled path with its owners' staged loads under an earlier k-tile (`--rs-staged-at`),
-    // each checked and timed beside the rest, with its owners' step alone.
-    let mut early: Vec<(u32, GemmReduceScatter)> = Vec::new();
-    for kt in rs_opts
-        .staged_at
+    // The pulled path with its owners' variants (`--rs-staged-at`, `--rs-owners`: where they
+    // load the staged partial, how often they poll the flag), each checked and timed beside the
+    // rest, with its owners' step alone.
+    let mut early: Vec<(String, GemmReduceScatter)> = Vec::new();
+    for v in rs_opts
+        .owners
         .into_iter()
         .flatten()
         .filter(|_| rs_opts.pull)
     {
-        let plan = plan.with_staged_load(StagedLoadAt::KTile(kt));
         early.push((
-            kt,
-            GemmReduceScatter::new(g, cfg, plan, ReduceScatterSum::Pulled)?,
+            v.label(),
+            GemmReduceScatter::new(g, cfg, v.plan(plan), ReduceScatterSum::Pulled)?,
         ));
     }
     // The sequential path and the GEMM alone run the same kernel on all m rows.
@@ -549,34 +556,44 @@ fn reduce_scatter_layer(
         worst_error(ctx, &out_ours, &out_seq)?.0,
     );
     let (vs_cublas, rms) = worst_error(ctx, &out_ours, &out_blas)?;
-    for (what, v) in &mut variants {
-        for (r, out) in out_ours.iter_mut().enumerate() {
+    // One call of `v` (`partials`) into the zeroed outputs, its elements that differ from the
+    // reference counted (and said, as `what`, where any do).
+    let check = |v: &mut GemmReduceScatter,
+                 partials: Partials,
+                 what: &str,
+                 out: &mut [CudaSlice<bf16>]|
+     -> Res<usize> {
+        for (r, out) in out.iter_mut().enumerate() {
             stream(ctx, r)?.memset_zeros(out)?;
         }
-        v.run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Compute)?;
+        v.run(g, (&a, kr), &b, &slots, out, partials)?;
         g.synchronize()?;
-        let d = self::differing(ctx, &out_ours, &want)?;
+        let d = self::differing(ctx, out, &want)?;
         if d > 0 {
             println!("GEMM+RS {name}: {what} differs from the reference in {d} elements");
         }
-        differing += d;
+        Ok(d)
+    };
+    for (what, v) in &mut variants {
+        differing += check(v, Partials::Compute, what, &mut out_ours)?;
     }
-    for (kt, v) in &mut early {
+    for (label, v) in &mut early {
         for partials in [Partials::Compute, Partials::Last] {
-            for (r, out) in out_ours.iter_mut().enumerate() {
-                stream(ctx, r)?.memset_zeros(out)?;
-            }
-            v.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
-            g.synchronize()?;
-            let d = self::differing(ctx, &out_ours, &want)?;
-            if d > 0 {
-                println!(
-                    "GEMM+RS {name}: pulled, staged at k-tile {kt} ({partials:?}) differs in {d} \
-                     elements"
-                );
-            }
-            differing += d;
+            let what = format!("pulled, {label} ({partials:?})");
+            differing += check(v, partials, &what, &mut out_ours)?;
         }
+    }
+    // The fused path's (owner's placement, with `--rs-fused`) owners' step alone: the same
+    // gated GEMM on partials in its own memory; timed beside the pulled path's owners alone,
+    // what reading the peer's partial across the links costs over reading it locally.
+    let fused_at = variants
+        .iter()
+        .position(|(what, _)| what.as_str() == "ours with the sum fused");
+    if let Some(f) = fused_at {
+        let v = &mut variants[f].1;
+        differing += check(v, Partials::Compute, "the fused path", &mut out_ours)?;
+        let what = "the fused path's owners alone";
+        differing += check(v, Partials::Last, what, &mut out_ours)?;
     }
     // The last path's diagnostics below give the same sum: with its owners' streams waiting for
     // the partials (no use of the flags), and its owners' step alone on its last partials.
@@ -589,18 +606,15 @@ fn reduce_scatter_layer(
             ("owners' streams waiting", Partials::Compute),
             ("owners alone", Partials::Last),
         ] {
-            for (r, out) in out_ours.iter_mut().enumerate() {
-                stream(ctx, r)?.memset_zeros(out)?;
-            }
             last.set_stream_wait(partials == Partials::Compute);
-            last.run(g, (&a, kr), &b, &slots, &mut out_ours, partials)?;
+            let d = check(
+                last,
+                partials,
+                &format!("the last path, {what},"),
+                &mut out_ours,
+            );
             last.set_stream_wait(false);
-            g.synchronize()?;
-            let d = self::differing(ctx, &out_ours, &want)?;
-            if d > 0 {
-                println!("GEMM+RS {name}: the last path, {what}, differs in {d} elements");
-            }
-            differing += d;
+            differing += d?;
         }
     }
 
@@ -619,9 +633,22 @@ fn reduce_scatter_layer(
     ];
     let paths = 4 + variants.len() + diagnostics.len();
     let diagnostic = |path: usize| path.checked_sub(paths - diagnostics.len());
-    // Then each early variant (`--rs-staged-at`), and its owners' step alone.
-    let t = time_paths(ctx, paths + 2 * early.len(), |path| {
-        match (path, diagnostic(path)) {
+    // Then each owners' variant (`--rs-staged-at`, `--rs-owners`), and its owners' step alone;
+    // last the fused path's owners alone (with `--rs-fused`). The fused path's slots are the
+    // pulled paths' too: its owners alone runs on the partials of whichever ran last, in the
+    // fused path's places (its own calls' partials only where it ran last, as in the check
+    // above; timing only).
+    let fused_alone = paths + 2 * early.len();
+    let t = time_paths(
+        ctx,
+        fused_alone + usize::from(fused_at.is_some()),
+        |path| match (path, diagnostic(path)) {
+            (p, _) if p == fused_alone => {
+                let f = fused_at.ok_or("no fused path")?;
+                Ok(variants[f]
+                    .1
+                    .run(g, (&a, kr), &b, &slots, &mut out_ours, Partials::Last)?)
+            }
             (p, _) if p >= paths => {
                 let (e, partials) = ((p - paths) / 2, (p - paths) % 2);
                 let partials = [Partials::Compute, Partials::Last][partials];
@@ -662,18 +689,19 @@ fn reduce_scatter_layer(
                 &mut out_ours,
                 Partials::Compute,
             )?),
-        }
-    })?;
+        },
+    )?;
     let named = variants
         .iter()
         .map(|(what, _)| what.clone())
         .chain(diagnostics.iter().map(|d| d.to_string()))
-        .chain(early.iter().flat_map(|(kt, _)| {
+        .chain(early.iter().flat_map(|(label, _)| {
             [
-                format!("pulled, staged at k-tile {kt}"),
-                format!("its owners alone, k-tile {kt}"),
+                format!("pulled, {label}"),
+                format!("its owners alone, {label}"),
             ]
-        }));
+        }))
+        .chain(fused_at.map(|_| "the fused path's owners alone".to_string()));
     Ok(Row {
         what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
         ours: t[0],
@@ -827,10 +855,8 @@ fn stress(
         tma_store: cfg.tma_store && !rs_opts.register_epilogue,
         ..cfg
     };
-    let plan = match (rs_opts.pull, rs_opts.staged_at[0]) {
-        (true, Some(kt)) => {
-            ReduceScatterPlan::new(world, rows)?.with_staged_load(StagedLoadAt::KTile(kt))
-        }
+    let plan = match (rs_opts.pull, rs_opts.owners[0]) {
+        (true, Some(v)) => v.plan(ReduceScatterPlan::new(world, rows)?),
         _ => ReduceScatterPlan::new(world, rows)?,
     };
     let sum = match (rs_opts.pull, rs_opts.fused) {
@@ -916,14 +942,71 @@ fn report_stress(ctx: &Ctx, run: (usize, &StressShapes, Collectives), rs_opts: R
 /// the owners' sum fused into their GEMMs, and fused with the partials pulled from their
 /// writers (each beside the unfused path in the layers; in the stress the one run, pulled
 /// before fused).
-/// `staged_at`: the k-tiles the pulled path's owners load their peer's partial under instead
-/// of the middle one (`--rs-staged-at`; the stress takes the first).
+/// `owners`: variants of the pulled path's owners' GEMMs, timed beside the default
+/// (`--rs-staged-at`, `--rs-owners`; the stress takes the first).
 #[derive(Debug, Clone, Copy)]
 struct RsOptions {
     register_epilogue: bool,
     fused: bool,
     pull: bool,
-    staged_at: [Option<u32>; 2],
+    owners: [Option<OwnerVariant>; 4],
+}
+
+/// A variant of the pulled path's owners' GEMMs: where they load their peer's partial
+/// ([`StagedLoadAt`]) and how often they poll its flag ([`GatePolls`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OwnerVariant {
+    at: StagedLoadAt,
+    polls: GatePolls,
+}
+
+impl OwnerVariant {
+    /// `+`-joined words, from the block under the middle k-tile polled every tile (`middle`
+    /// alone): `once` (poll the flag once, [`GatePolls::Once`]), `ktN` (the load under k-tile
+    /// N), `spFxE` (slab s under k-tile F + s·E, [`StagedLoadAt::Spread`]); e.g. `once+sp2x8`
+    /// (the pulled path's default).
+    fn parse(v: &str) -> Result<OwnerVariant, String> {
+        let bad = || format!("--rs-owners {v}: once, ktN, spFxE or middle, joined by +");
+        let mut out = OwnerVariant {
+            at: StagedLoadAt::Middle,
+            polls: GatePolls::EveryTile,
+        };
+        for word in v.split('+') {
+            if word == "once" {
+                out.polls = GatePolls::Once;
+            } else if word == "middle" {
+                out.at = StagedLoadAt::Middle;
+            } else if let Some(n) = word.strip_prefix("kt") {
+                out.at = StagedLoadAt::KTile(n.parse().map_err(|_| bad())?);
+            } else if let Some((f, e)) = word.strip_prefix("sp").and_then(|w| w.split_once('x')) {
+                let (first, every) = (f.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
+                out.at = StagedLoadAt::Spread { first, every };
+            } else {
+                return Err(bad());
+            }
+        }
+        Ok(out)
+    }
+
+    /// The plan with this variant's owners.
+    fn plan(self, plan: ReduceScatterPlan) -> ReduceScatterPlan {
+        plan.with_staged_load(self.at).with_gate_polls(self.polls)
+    }
+
+    /// How the timings name it.
+    fn label(self) -> String {
+        let at = match self.at {
+            StagedLoadAt::Middle => "staged at the middle k-tile".to_string(),
+            StagedLoadAt::KTile(n) => format!("staged at k-tile {n}"),
+            StagedLoadAt::Spread { first, every } => {
+                format!("staged slab by slab from k-tile {first} every {every}")
+            }
+        };
+        match self.polls {
+            GatePolls::EveryTile => at,
+            GatePolls::Once => format!("{at}, flag polled once"),
+        }
+    }
 }
 
 /// The command line.
@@ -933,6 +1016,8 @@ struct Options {
     stress: usize,
     rs: RsOptions,
     rs_only: bool,
+    /// The reduce-scatter layers to run (`--rs-layers`; all where empty).
+    rs_layers: Vec<String>,
 }
 
 impl Options {
@@ -962,21 +1047,35 @@ impl Options {
             None if has("--quick") => vec![4096],
             None => vec![4096, 8192, 16384],
         };
-        let mut staged_at = [None; 2];
+        // `--rs-staged-at N[,N]` is `--rs-owners ktN[,ktN]`; both may be given.
+        let mut variants = Vec::new();
         if let Some(v) = value("--rs-staged-at")? {
-            let kts = v
-                .split(',')
-                .map(|t| {
-                    t.parse()
-                        .map_err(|_| format!("--rs-staged-at {v}: not k-tiles"))
-                })
-                .collect::<Result<Vec<u32>, String>>()?;
-            if kts.is_empty() || kts.len() > staged_at.len() {
-                return Err(format!("--rs-staged-at {v}: one or two k-tiles").into());
+            for t in v.split(',') {
+                let kt = t
+                    .parse()
+                    .map_err(|_| format!("--rs-staged-at {v}: not k-tiles"))?;
+                variants.push(OwnerVariant {
+                    at: StagedLoadAt::KTile(kt),
+                    polls: GatePolls::EveryTile,
+                });
             }
-            for (at, kt) in staged_at.iter_mut().zip(kts) {
-                *at = Some(kt);
+        }
+        if let Some(v) = value("--rs-owners")? {
+            for t in v.split(',') {
+                variants.push(OwnerVariant::parse(t)?);
             }
+        }
+        let mut owners = [None; 4];
+        if variants.len() > owners.len() {
+            return Err(format!(
+                "{} owners' variants: at most {}",
+                variants.len(),
+                owners.len()
+            )
+            .into());
+        }
+        for (at, v) in owners.iter_mut().zip(variants) {
+            *at = Some(v);
         }
         Ok(Options {
             tokens,
@@ -986,9 +1085,12 @@ impl Options {
                 register_epilogue: has("--rs-register-epilogue"),
                 fused: has("--rs-fused"),
                 pull: has("--rs-pull"),
-                staged_at,
+                owners,
             },
             rs_only: has("--rs-only"),
+            rs_layers: value("--rs-layers")?
+                .map(|v| v.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
         })
     }
 }
@@ -1081,10 +1183,13 @@ fn main() -> Res<()> {
                 }
             }
         }
-        for (name, shape) in [
+        let layers = [
             ("attn-out", (t, 8192, 8192)),
             ("ffn-down", (t, 8192, 28672)),
-        ] {
+        ];
+        let chosen =
+            |name: &str| opts.rs_layers.is_empty() || opts.rs_layers.iter().any(|l| l == name);
+        for (name, shape) in layers.into_iter().filter(|(name, _)| chosen(name)) {
             match reduce_scatter_layer(&ctx, name, shape, opts.rs) {
                 Ok(row) => {
                     row.print(since);

@@ -9,9 +9,12 @@ use ptxkit::isa::Target;
 use ptxkit::isa::ty;
 use ptxkit::kernel::KernelBuilder;
 use ptxkit::library::gemm::{GemmConfig, HopperGemm, StagedLoadAt};
-use ptxkit::library::tp::{AllGatherPlan, kernels};
+use ptxkit::library::tp::{AllGatherPlan, GatePolls, kernels};
 use ptxkit::runtime::{DeviceGroup, RuntimeError, driver_available, nccl_available};
 use ptxkit::smem::pipeline::sync::WaitMode;
+
+/// An owner's GEMM gated on its peer's flag, polled before every tile's staged load.
+const GATED: Option<GatePolls> = Some(GatePolls::EveryTile);
 
 /// The configurations of the benchmark's layers (Llama-70B-like, tensor parallelism of 2 and
 /// 4) on a 132-SM H200, each with its chunks: the layers' own (1024 rows), the sweep's at 4096
@@ -137,7 +140,7 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             (2, 1, vec!["slot0"]),
             (4, 2, vec!["slot0", "slot1", "slot3"]),
         ] {
-            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, false, StagedLoadAt::Middle)
+            let gemm = kernels::reduce_scatter_gemm(&cfg, world, rank, None, StagedLoadAt::Middle)
                 .unwrap();
             let names = gemm.signature().param_names();
             let mut want = vec!["m", "n", "k", "a", "b", "c"];
@@ -157,9 +160,25 @@ fn the_fused_owner_gemm_adds_its_peers_slots() {
             }
         }
     }
-    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2, false, StagedLoadAt::Middle)
+    let e = kernels::reduce_scatter_gemm(&GemmConfig::large(), 2, 2, None, StagedLoadAt::Middle)
         .unwrap_err();
     assert!(e.to_string().contains("rank 2 of 2"), "{e}");
+}
+
+/// The gated owner GEMM `name`'s `polls` poll sites (`ld.acquire.sys` of its peer's flag); the
+/// first followed by the proxy fence (PTX ISA 9.7.13.4), then the staged TMA load: where the
+/// poll and the fence are.
+fn staged_poll(ptx: &str, name: &str, polls: usize) -> (usize, usize) {
+    let poll_op = "ld.acquire.sys.global.u32";
+    assert_eq!(ptx.matches(poll_op).count(), polls, "{name}");
+    let poll = ptx.find(poll_op).unwrap();
+    let fence = poll + ptx[poll..].find("fence.proxy.async.global;").unwrap();
+    let load = poll + ptx[poll..].find("cp.async.bulk.tensor").unwrap();
+    assert!(
+        fence < load,
+        "{name}: the proxy fence comes before the staged TMA load"
+    );
+    (poll, fence)
 }
 
 /// Gated at two ranks, the owner's GEMM takes its peer's flag and the epoch after its slot, and
@@ -181,7 +200,7 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
     for cfg in configs {
         for rank in 0..2u32 {
             let gemm =
-                kernels::reduce_scatter_gemm(&cfg, 2, rank, true, StagedLoadAt::Middle).unwrap();
+                kernels::reduce_scatter_gemm(&cfg, 2, rank, GATED, StagedLoadAt::Middle).unwrap();
             let names = gemm.signature().param_names();
             let slot = format!("slot{}", 1 - rank);
             let want = [
@@ -192,16 +211,8 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
             let name = format!("{}_rs{rank}of2_gated", cfg.name());
             assert!(ptx.contains(&format!(".entry {name}")), "{name}");
             // One poll site a staged load: the consumers' (and the epilogue warps').
-            let polls = ptx.matches("ld.acquire.sys.global.u32").count();
             let want_polls = if cfg.epilogue_warps { 2 } else { 1 };
-            assert_eq!(polls, want_polls, "{name}");
-            let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
-            let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
-            let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
-            assert!(
-                fence < load,
-                "{name}: the proxy fence comes before the staged TMA load"
-            );
+            staged_poll(ptx, &name, want_polls);
             assert!(!ptx.contains("multimem"), "no NVLink multicast");
             match ptxkit::isa::ptxas::for_tests().unwrap() {
                 Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
@@ -215,7 +226,7 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
     };
     for (cfg, world) in [(GemmConfig::large(), 4), (plain, 2)] {
         let e =
-            kernels::reduce_scatter_gemm(&cfg, world, 0, true, StagedLoadAt::Middle).unwrap_err();
+            kernels::reduce_scatter_gemm(&cfg, world, 0, GATED, StagedLoadAt::Middle).unwrap_err();
         assert!(
             e.to_string().contains("the gate is on the staged input"),
             "{e}"
@@ -226,29 +237,25 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
 #[test]
 fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
     let cfg = GemmConfig::for_problem(2048, 8192, 132);
-    let middle = kernels::reduce_scatter_gemm(&cfg, 2, 0, true, StagedLoadAt::Middle).unwrap();
-    let early = kernels::reduce_scatter_gemm(&cfg, 2, 0, true, StagedLoadAt::KTile(2)).unwrap();
+    let middle = kernels::reduce_scatter_gemm(&cfg, 2, 0, GATED, StagedLoadAt::Middle).unwrap();
+    let early = kernels::reduce_scatter_gemm(&cfg, 2, 0, GATED, StagedLoadAt::KTile(2)).unwrap();
     let name = format!("{}_rs0of2_gated_kt2", cfg.name());
     let ptx = early.built.ptx();
     assert!(ptx.contains(&format!(".entry {name}")), "{name}");
     assert_ne!(ptx, middle.built.ptx(), "the load moved");
     // Still one poll site, before the proxy fence and the staged TMA load.
-    assert_eq!(ptx.matches("ld.acquire.sys.global.u32").count(), 1);
-    let poll = ptx.find("ld.acquire.sys.global.u32").unwrap();
-    let fence = ptx[poll..].find("fence.proxy.async.global;").unwrap();
-    let load = ptx[poll..].find("cp.async.bulk.tensor").unwrap();
-    assert!(fence < load, "{name}: the proxy fence comes first");
+    staged_poll(ptx, &name, 1);
     match ptxkit::isa::ptxas::for_tests().unwrap() {
         Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
         None => support::assemble(ptx, Target::Sm90a),
     }
     // Ungated and without a staged input (the register epilogue) it builds too.
-    kernels::reduce_scatter_gemm(&cfg, 2, 1, false, StagedLoadAt::KTile(2)).unwrap();
+    kernels::reduce_scatter_gemm(&cfg, 2, 1, None, StagedLoadAt::KTile(2)).unwrap();
     let plain = GemmConfig {
         tma_store: false,
         ..cfg
     };
-    kernels::reduce_scatter_gemm(&plain, 2, 0, false, StagedLoadAt::KTile(2)).unwrap();
+    kernels::reduce_scatter_gemm(&plain, 2, 0, None, StagedLoadAt::KTile(2)).unwrap();
     // A GEMM without a staged input has nowhere to load one.
     let mut k = KernelBuilder::new("no_staged", Target::Sm90a);
     let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin).unwrap();
@@ -261,4 +268,71 @@ fn the_owner_gemm_loads_the_peer_partial_under_the_chosen_k_tile() {
         e.contains("where to load the staged input of a GEMM without one"),
         "{e}"
     );
+}
+
+/// The owner's GEMM polling its peer's flag once a thread (`GatePolls::Once`,
+/// `RowGate::remembered`): still one poll site, now under a branch on the remembered chunk
+/// (set to none, `u32::MAX`, before the roles split), still before the proxy fence and the
+/// staged TMA load; and loading the staged partial slab by slab (`StagedLoadAt::Spread`): one
+/// poll site, the block's bytes announced once, one TMA load site a slab. Each assembles clean
+/// (no spills), alone and together.
+#[test]
+fn the_owner_gemm_polls_once_and_spreads_its_staged_loads() {
+    let cfg = GemmConfig::for_problem(2048, 8192, 132);
+    let every = GATED;
+    let once = Some(GatePolls::Once);
+    let spread = StagedLoadAt::Spread { first: 2, every: 8 };
+    let base = kernels::reduce_scatter_gemm(&cfg, 2, 0, every, StagedLoadAt::Middle).unwrap();
+    let base = base.built.ptx().to_string();
+    let expect_tx = |ptx: &str| ptx.matches("mbarrier.arrive.expect_tx").count();
+    let loads = |ptx: &str| {
+        ptx.matches("cp.async.bulk.tensor.2d.shared::cluster.global")
+            .count()
+    };
+    for (polls, at, suffix) in [
+        (once, StagedLoadAt::Middle, "_gated1"),
+        (every, spread, "_gated_sp2x8"),
+        (once, spread, "_gated1_sp2x8"),
+    ] {
+        let gemm = kernels::reduce_scatter_gemm(&cfg, 2, 0, polls, at).unwrap();
+        let name = format!("{}_rs0of2{suffix}", cfg.name());
+        let ptx = gemm.built.ptx();
+        assert!(ptx.contains(&format!(".entry {name}")), "{name}");
+        assert_ne!(ptx, base, "{name}");
+        let (poll, fence) = staged_poll(ptx, &name, 1);
+        if polls == once {
+            // The remembered chunk: a register set to none (u32::MAX) before the roles split,
+            // tested before the poll and set to the chunk (0, the one flag) after the fence.
+            let start = ptx
+                .find(", 0xFFFFFFFF;")
+                .expect("the remembered chunk's start");
+            let line = &ptx[ptx[..start].rfind('\n').unwrap()..start];
+            let reg = line.rsplit(' ').next().unwrap();
+            assert!(
+                line.contains("mov.u32") && reg.starts_with("%r"),
+                "{name}: {line}"
+            );
+            let split = ptx.find("setmaxnreg").unwrap();
+            assert!(start < split, "{name}: set before the roles split");
+            let test = ptx[..poll].rfind(&format!(", 0, {reg};")).unwrap();
+            let test_line = &ptx[ptx[..test].rfind('\n').unwrap()..test];
+            assert!(test_line.contains("setp.ne.u32"), "{name}: {test_line}");
+            let skip = ptx[test..poll].find("bra").is_some();
+            assert!(skip, "{name}: the poll is skipped on a remembered chunk");
+            let set = poll + ptx[poll..].find(&format!("mov.u32 {reg}, 0;")).unwrap();
+            assert!(fence < set, "{name}: remembered after the fence");
+        }
+        // Spread or not, the block's bytes are announced at one site and each slab has a load.
+        assert_eq!(expect_tx(ptx), expect_tx(&base), "{name}");
+        assert_eq!(loads(ptx), loads(&base), "{name}");
+        assert!(!ptx.contains("multimem"), "no NVLink multicast");
+        match ptxkit::isa::ptxas::for_tests().unwrap() {
+            Some(ptxas) => support::assemble_clean(&ptxas, &name, ptx, Target::Sm90a),
+            None => support::assemble(ptx, Target::Sm90a),
+        }
+    }
+    // Ungated the spread load builds alone; with one rank (no peer, no staged input) a
+    // spread load is nothing to place.
+    kernels::reduce_scatter_gemm(&cfg, 2, 1, None, spread).unwrap();
+    kernels::reduce_scatter_gemm(&cfg, 1, 0, None, spread).unwrap();
 }

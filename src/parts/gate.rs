@@ -6,7 +6,10 @@
 //! `ld.acquire.sys` (another GPU or a copy engine wrote it: PTX ISA 8.5 "Scope") and then fences
 //! the async proxy (`fence.proxy.async.global`, PTX ISA 9.7.13.4), since its TMA loads read the
 //! rows through the async proxy (8.6 "Proxies"). Flags only grow (an epoch per launch), so
-//! nothing resets them between launches.
+//! nothing resets them between launches. A gate can also remember the chunk its thread last
+//! found in place ([`RowGate::remembered`]): a flag once at the epoch stays there for the
+//! launch, and the acquire and the proxy fence order every later load of that thread after the
+//! chunk's writes, so waiting on the same chunk again neither polls nor fences.
 //!
 //! ```
 //! use ptxkit::isa::{Target, ty};
@@ -21,10 +24,18 @@
 //! let ptx = k.finish()?.ptx().to_string();
 //! assert!(ptx.contains("ld.acquire.sys.global.u32"));
 //! assert!(ptx.contains("fence.proxy.async.global;"));
+//!
+//! // One flag for every row, polled once by each thread that waits (before the roles split).
+//! let mut k = KernelBuilder::new("gated_once", Target::Sm90a);
+//! let gate = RowGate::declare_whole(&mut k)?.remembered(&mut k)?;
+//! let [t] = k.thread_id([32])?;
+//! k.for_range(0u32, 4u32, |k, _| gate.wait(k, t))?; // polls on the first pass only
+//! let ptx = k.finish()?.ptx().to_string();
+//! assert_eq!(ptx.matches("ld.acquire.sys.global.u32").count(), 1);
 //! # Ok::<(), ptxkit::kernel::KernelError>(())
 //! ```
 
-use ptx_isa::builder::Scope;
+use ptx_isa::builder::{CmpOp, Scope};
 use ptx_isa::{Reg, ty};
 
 use crate::kernel::{Buffer, KernelBuilder, Result, TensorOpts, Var};
@@ -37,6 +48,9 @@ pub struct RowGate {
     flags: Buffer<ty::U32>,
     epoch: Reg<ty::U32>,
     chunk_tiles: Option<u32>,
+    /// With [`RowGate::remembered`]: the chunk the waiting thread last found in place
+    /// (`u32::MAX` before its first wait).
+    passed: Option<Var>,
 }
 
 impl RowGate {
@@ -67,7 +81,29 @@ impl RowGate {
             flags,
             epoch,
             chunk_tiles,
+            passed: None,
         })
+    }
+
+    /// The gate remembering, in each thread that waits, the chunk it last found in place: a
+    /// wait on that chunk again neither polls its flag nor fences (a flag at the launch's epoch
+    /// stays there for the launch, and this thread's acquire and `fence.proxy.async.global`
+    /// already order its later TMA loads after the chunk's writes: PTX ISA 8.5 "Scope", 8.6
+    /// "Proxies", 9.7.13.4). With one chunk ([`RowGate::declare_whole`]) each thread polls
+    /// once a launch, not once a tile. Sets a register to "no chunk yet" here: call it at the
+    /// kernel's top level, before the roles split, so every thread that waits has run it.
+    #[track_caller]
+    pub fn remembered(self, k: &mut KernelBuilder) -> Result<RowGate> {
+        let passed = k.index_var("gate_passed", u32::MAX)?;
+        Ok(RowGate {
+            passed: Some(passed),
+            ..self
+        })
+    }
+
+    /// Whether each waiting thread polls a chunk once ([`RowGate::remembered`]).
+    pub fn remembers(&self) -> bool {
+        self.passed.is_some()
     }
 
     /// Row tiles per chunk (`None`: every row in one chunk).
@@ -77,15 +113,29 @@ impl RowGate {
 
     /// Waits until the chunk holding row tile `row` is in place (its flag at least the epoch),
     /// then orders the async proxy after it: the caller's TMA loads of the tile's rows follow.
+    /// Remembered ([`RowGate::remembered`]), only where the thread has not yet found that
+    /// chunk in place.
     #[track_caller]
     pub fn wait(&self, k: &mut KernelBuilder, row: Var) -> Result<()> {
-        match self.chunk_tiles {
-            Some(tiles) => {
-                let chunk = k.let_("gate_chunk", row / tiles)?;
-                k.wait_flag(&self.flags, [chunk], self.epoch, Scope::Sys)?;
-            }
-            None => k.wait_flag(&self.flags, [0u32], self.epoch, Scope::Sys)?,
-        }
+        let chunk = match self.chunk_tiles {
+            Some(tiles) => k.let_("gate_chunk", row / tiles)?,
+            None => k.let_("gate_chunk", 0u32)?,
+        };
+        let Some(passed) = self.passed else {
+            return self.poll(k, chunk);
+        };
+        let fresh = k.cmp(CmpOp::Ne, chunk, passed)?;
+        k.if_(fresh, |k| {
+            self.poll(k, chunk)?;
+            k.assign(passed, chunk)
+        })
+        .end()
+    }
+
+    /// Polls `chunk`'s flag until it reaches the epoch, then fences the async proxy.
+    #[track_caller]
+    fn poll(&self, k: &mut KernelBuilder, chunk: Var) -> Result<()> {
+        k.wait_flag(&self.flags, [chunk], self.epoch, Scope::Sys)?;
         k.fence_proxy_async_global()
     }
 }

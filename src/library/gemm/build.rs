@@ -325,6 +325,18 @@ pub enum StagedLoadAt {
     /// across the links ([`crate::library::tp`]); the loading thread first waits until the
     /// previous tile's store has read the block (`cp.async.bulk.wait_group.read 0`).
     KTile(u32),
+    /// Slab by slab (the block's [`GemmConfig::bn`] / 64 slabs of 64 columns): slab `s` under
+    /// the wgmmas of k-tile `first + s · every` (the last k-tile where the loop is shorter).
+    /// With slab 0 the loading thread passes the gate, waits for the previous tile's store to
+    /// read the block and announces the whole block's bytes; each later slab is one TMA load
+    /// on the same `full` barrier. An input that comes across the links: no k-tile puts a whole
+    /// block's remote loads ahead of the producer's loads of A and B in the SM's TMA unit.
+    Spread {
+        /// The k-tile of slab 0.
+        first: u32,
+        /// K-tiles from one slab's load to the next's.
+        every: u32,
+    },
 }
 
 /// The scales of [`super::Scaling::Block`]: `scale_a` `[k_blocks, m]` (A's 1 x 128 blocks,
@@ -1976,21 +1988,32 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if promotion.is_some() && self.k_part.is_some() {
             return Err(k.error("block scales with split-K"));
         }
-        // The k-tile whose wgmmas the staged input's load goes under ([`StagedLoadAt`]): the
-        // middle one, or k-tile `n` (the last where the loop has `n` or fewer).
-        let staged_at = match self.staged.as_ref().map(|s| s.at) {
+        // The k-tiles whose wgmmas the staged input's loads go under ([`StagedLoadAt`]), each
+        // with the slabs it loads: the middle one, k-tile `n`, or a slab a k-tile (the last
+        // where the loop is shorter).
+        let slabs = cfg.bn / 64;
+        let mut staged_at = Vec::new();
+        match self.staged.as_ref().map(|s| s.at) {
             Some(StagedLoadAt::Middle) => {
                 let mid = k.let_("staged_kt", k0.clone() + (k1.clone() - k0.clone()) / 2u32)?;
-                Some((mid, None))
+                staged_at.push((0..slabs, mid, None));
             }
             Some(StagedLoadAt::KTile(n)) => {
                 let at = k.let_("staged_kt", k0.clone() + n)?;
                 let last = k.let_("staged_last", k1.clone() - 1u32)?;
                 let short = k.cmp(CmpOp::Lt, last, at)?;
-                Some((at, Some((last, short))))
+                staged_at.push((0..slabs, at, Some((last, short))));
             }
-            None => None,
-        };
+            Some(StagedLoadAt::Spread { first, every }) => {
+                let last = k.let_("staged_last", k1.clone() - 1u32)?;
+                for slab in 0..slabs {
+                    let at = k.let_("staged_kt", k0.clone() + (first + slab * every))?;
+                    let short = k.cmp(CmpOp::Lt, last, at)?;
+                    staged_at.push((slab..slab + 1, at, Some((last, short))));
+                }
+            }
+            None => {}
+        }
         k.for_range(k0.clone(), k1, |k, kt| {
             let early = match promotion {
                 Some(p) => p.before_wait(k, kt)?,
@@ -2041,20 +2064,21 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let accumulate = Accumulate::Pred(k.cmp(CmpOp::Ne, kt, k0.clone())?);
                 let b_s = self.operand_tile(cfg.b_type(), cfg.bn, sb, self.layout.b.align());
                 k.gemm_async(acc, &a_s, &b_s, accumulate, ExecScope::Warpgroup)?;
-                if let Some((at, short)) = staged_at {
-                    // The staged input's block, loaded under this k-tile's wgmmas where it is
-                    // the chosen one ([`StagedLoadAt`]): by the middle k-tile the previous
-                    // tile's store, issued just before this main loop, has long read the
-                    // block, and half the main loop hides the load; an earlier one leaves the
-                    // load the rest of the loop.
-                    let here = k.cmp(CmpOp::Eq, kt, at)?;
+                for (slabs, at, short) in &staged_at {
+                    // The staged input's block (or slabs of it), loaded under this k-tile's
+                    // wgmmas where it is the chosen one ([`StagedLoadAt`]): by the middle
+                    // k-tile the previous tile's store, issued just before this main loop, has
+                    // long read the block, and half the main loop hides the load; an earlier
+                    // one leaves the load the rest of the loop.
+                    let here = k.cmp(CmpOp::Eq, kt, *at)?;
                     if let Some((last, short)) = short {
                         // A loop of `n` k-tiles or fewer: its last k-tile.
-                        let at_last = k.cmp(CmpOp::Eq, kt, last)?;
-                        k.and(at_last, at_last, short)?;
+                        let at_last = k.cmp(CmpOp::Eq, kt, *last)?;
+                        k.and(at_last, at_last, *short)?;
                         k.or(here, here, at_last)?;
                     }
-                    k.if_(here, |k| self.load_staged(k, leader)).end()?;
+                    let slabs = slabs.clone();
+                    k.if_(here, |k| self.load_staged(k, leader, slabs)).end()?;
                 }
                 k.wgmma_wait_group(0)?;
                 self.release_stage(k, stage, leader, false)?;
@@ -2100,7 +2124,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         issue(self, k, Accumulate::No, behind)?;
         // The staged input's block, loaded under the first k-tile's wgmmas (this consumer's
         // last store went out before the other consumer's whole main loop).
-        self.load_staged(k, leader)?;
+        self.load_staged(k, leader, 0..self.cfg.bn / 64)?;
         k.for_range(k0 + 1u32, k1, |k, _| {
             issue(self, k, Accumulate::Yes, current)?;
             k.wgmma_wait_group(1)?;
@@ -2627,8 +2651,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// the leader issued that store, so its own wait frees the block and no `empty` barrier is
     /// needed), it announces the block's bytes on the block's `full` barrier and issues one TMA
     /// load per 64-column slab (PTX ISA 9.7.9.27), each completing on it. Nothing without a
-    /// staged input.
-    fn load_staged(&mut self, k: &mut KernelBuilder, leader: ptx_isa::Pred) -> Result<()> {
+    /// staged input. Only `slabs` of the block ([`StagedLoadAt::Spread`]): the gate, the wait
+    /// for the store and the block's bytes go with slab 0, a later slab is its TMA load alone.
+    fn load_staged(
+        &mut self,
+        k: &mut KernelBuilder,
+        leader: ptx_isa::Pred,
+        slabs: std::ops::Range<u32>,
+    ) -> Result<()> {
         let (Some(staging), Some(staged)) = (self.staging.clone(), self.staged.clone()) else {
             return Ok(());
         };
@@ -2653,6 +2683,20 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let handed = self.cfg.epilogue_warps;
         let sync = &mut self.sync;
         k.if_(when, |k| {
+            if slabs.start > 0 {
+                // A later slab of a spread load: slab 0's thread passed the gate and announced
+                // the block's bytes (PTX ISA 9.7.13.15.12: the phase waits for all of them).
+                let full = staging.full_at(k, cursor.stage())?;
+                let block = staging.first_tile(k, cursor.stage())?;
+                let map = k.tma_generic(&staged.tensor)?;
+                for slab in slabs {
+                    let at = k.reg::<ty::U32>();
+                    k.add(at, block, slab * 64 * 64 * elem)?;
+                    let origin = [row0.clone(), col0.clone() + slab * 64];
+                    load_c_slab(k, (&map, origin), sync, full, at)?;
+                }
+                return Ok(());
+            }
             // A gated input: its rows are in place (and visible to the TMA) first.
             if let Some(gate) = &staged.gate {
                 gate.wait(k, row_tile)?;
@@ -2673,7 +2717,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             let block = staging.first_tile(k, cursor.stage())?;
             let map = k.tma_generic(&staged.tensor)?;
-            for slab in 0..bn / 64 {
+            for slab in slabs {
                 let at = if slab == 0 {
                     block
                 } else {

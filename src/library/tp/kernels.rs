@@ -10,6 +10,8 @@ use smem::pipeline::sync::WaitMode;
 use crate::kernel::{BuiltKernel, Expr, KernelBuilder, Result, TensorOpts};
 use crate::library::gemm::{GemmConfig, GemmKernel, HopperGemm, StagedLoadAt};
 use crate::parts::{Epilogue, RowGate};
+
+use super::plan::GatePolls;
 use crate::signature::ExtentFacts;
 
 /// Threads per block of the slot sum.
@@ -41,31 +43,39 @@ pub fn all_gather_gemm(cfg: &GemmConfig, chunk_tiles: u32) -> Result<GemmKernel>
 /// staging block under its main loop (from the owner's own memory, or a peer's across the
 /// links where the partials stay with their writers: [`super::plan::Placement::Writer`]); the
 /// others (more than two ranks) are read from global memory in the epilogue.
-/// With `gated` (two ranks and the TMA-store epilogue: the one peer's partial is the staged
-/// input, [`super::ReduceScatterPlan::gated`]) that input's loads wait on a [`RowGate`] of one
-/// flag (parameters `flags` `[chunks]` and `epoch`, after the slots): the peer raises it once
-/// its partial is written, so the owner's GEMM need not wait for the peer before it starts.
-/// The staged input is loaded under k-tile `staged_load` of each tile's main loop
+/// Gated (`gated` some: two ranks and the TMA-store epilogue, the one peer's partial is the
+/// staged input, [`super::ReduceScatterPlan::gated`]) that input's loads wait on a [`RowGate`]
+/// of one flag (parameters `flags` `[chunks]` and `epoch`, after the slots): the peer raises it
+/// once its partial is written, so the owner's GEMM need not wait for the peer before it
+/// starts. The loading thread polls the flag before each tile's load, or with
+/// [`GatePolls::Once`] before its first only ([`RowGate::remembered`]). The staged input is
+/// loaded under k-tile `staged_load` of each tile's main loop
 /// ([`HopperGemm::with_staged_load_at`]). Named `{cfg.name()}_rs{rank}of{world}`, `_gated`
-/// after it, then `_kt{n}` where the load is under k-tile `n`.
+/// after it (`_gated1` polling once), then `_kt{n}` where the load is under k-tile `n`,
+/// `_sp{first}x{every}` where it is spread slab by slab.
 pub fn reduce_scatter_gemm(
     cfg: &GemmConfig,
     world: u32,
     rank: u32,
-    gated: bool,
+    gated: Option<GatePolls>,
     staged_load: StagedLoadAt,
 ) -> Result<GemmKernel> {
-    let gate_name = if gated { "_gated" } else { "" };
+    let gate_name = match gated {
+        None => "",
+        Some(GatePolls::EveryTile) => "_gated",
+        Some(GatePolls::Once) => "_gated1",
+    };
     let at_name = match staged_load {
         StagedLoadAt::Middle => String::new(),
         StagedLoadAt::KTile(n) => format!("_kt{n}"),
+        StagedLoadAt::Spread { first, every } => format!("_sp{first}x{every}"),
     };
     let name = format!("{}_rs{rank}of{world}{gate_name}{at_name}", cfg.name());
     let mut k = KernelBuilder::new(&name, Target::Sm90a);
     if rank >= world {
         return Err(k.error(format!("rank {rank} of {world}")));
     }
-    if gated && (world != 2 || !cfg.tma_store) {
+    if gated.is_some() && (world != 2 || !cfg.tma_store) {
         return Err(k.error(format!(
             "a gated owner's GEMM at {world} ranks, TMA store {}: the gate is on the staged \
              input, the one peer's partial of two ranks with the TMA-store epilogue",
@@ -94,13 +104,19 @@ pub fn reduce_scatter_gemm(
         };
     }
     let gemm = match gated {
-        true => {
+        Some(polls) => {
             let gate = RowGate::declare_whole(&mut k)?;
+            let gate = match polls {
+                GatePolls::EveryTile => gate,
+                // Here, at the kernel's top level: every thread that waits sets its memory.
+                GatePolls::Once => gate.remembered(&mut k)?,
+            };
             gemm.with_staged_gate(&k, gate)?
         }
-        false => gemm,
+        None => gemm,
     };
-    let gemm = match (cfg.tma_store, staged_load) {
+    // A staged input only with the TMA store and a peer (one rank adds nothing).
+    let gemm = match (cfg.tma_store && world > 1, staged_load) {
         (true, at) if at != StagedLoadAt::Middle => gemm.with_staged_load_at(&k, at)?,
         _ => gemm,
     };

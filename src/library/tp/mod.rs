@@ -29,7 +29,7 @@ mod all_gather;
 mod reduce_scatter;
 
 pub use all_gather::{AllGatherGemm, Gather};
-pub use plan::{AllGatherPlan, Placement, ReduceScatterPlan};
+pub use plan::{AllGatherPlan, GatePolls, PULLED_STAGED_LOAD, Placement, ReduceScatterPlan};
 pub use reduce_scatter::{GemmReduceScatter, Partials, ReduceScatterSum};
 
 use crate::kernel::KernelError;

@@ -168,6 +168,19 @@ pub enum Placement {
     Writer,
 }
 
+/// How often a gated owner's GEMM ([`ReduceScatterPlan::gated`]) polls its peer's flag across
+/// the links ([`crate::parts::RowGate`]); [`ReduceScatterPlan::gate_polls`] says which an
+/// owner takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GatePolls {
+    /// Before each tile's load of the peer's partial: one `ld.acquire.sys` of peer memory and
+    /// a `fence.proxy.async.global` a tile in each loading thread.
+    EveryTile,
+    /// Before a loading thread's first load only ([`crate::parts::RowGate::remembered`]): the
+    /// flag, one for the whole partial, stays up for the launch once seen.
+    Once,
+}
+
 /// A GEMM + reduce-scatter across `world` ranks: every rank computes a partial C `[world · rows,
 /// n]` (its part of the reduction dimension), and rank `s` owns rows `s · rows ..` of the sum
 /// (its shard). Each rank writes its partial of shard `s` into slot `r` of rank `s`'s slots
@@ -176,8 +189,18 @@ pub enum Placement {
 pub struct ReduceScatterPlan {
     world: usize,
     rows: usize,
-    staged_load: StagedLoadAt,
+    /// Where the owners load their staged input, where told ([`ReduceScatterPlan::staged_load`]).
+    staged_load: Option<StagedLoadAt>,
+    /// How gated owners poll their peer's flag, where told ([`ReduceScatterPlan::gate_polls`]).
+    polls: Option<GatePolls>,
 }
+
+/// Where the pulled path's owners ([`Placement::Writer`]) load the peer's partial unless told:
+/// slab by slab from k-tile 2, every 8 k-tiles. Session 19 (tp20, `notes/session19-tp20-bench.txt`,
+/// two H200s, attn-out at 4096 tokens): with [`GatePolls::Once`] the pulled path 0.405 ms against
+/// 0.433 with the whole block under the middle k-tile polled every tile, in two processes;
+/// its owners' step alone 0.209 against 0.233; equal at 8192 tokens and on ffn-down.
+pub const PULLED_STAGED_LOAD: StagedLoadAt = StagedLoadAt::Spread { first: 2, every: 8 };
 
 impl ReduceScatterPlan {
     /// The plan for `world` ranks owning `rows` rows each.
@@ -188,23 +211,51 @@ impl ReduceScatterPlan {
         Ok(ReduceScatterPlan {
             world,
             rows,
-            staged_load: StagedLoadAt::default(),
+            staged_load: None,
+            polls: None,
         })
     }
 
-    /// The plan with the owners' GEMMs loading their staged peer's partial (two ranks, the
-    /// TMA-store epilogue: [`ReduceScatterPlan::gated`]) under k-tile `at` of each tile's main
-    /// loop ([`crate::library::gemm::HopperGemm::with_staged_load_at`]).
-    pub fn with_staged_load(self, at: StagedLoadAt) -> ReduceScatterPlan {
+    /// The plan with gated owners' GEMMs polling their peer's flag as `polls` says.
+    pub fn with_gate_polls(self, polls: GatePolls) -> ReduceScatterPlan {
         ReduceScatterPlan {
-            staged_load: at,
+            polls: Some(polls),
             ..self
         }
     }
 
-    /// Where the owners' GEMMs load their staged input ([`ReduceScatterPlan::with_staged_load`]).
-    pub fn staged_load(&self) -> StagedLoadAt {
-        self.staged_load
+    /// How gated owners' GEMMs with `placement`'s partials poll their peer's flag: as told
+    /// ([`ReduceScatterPlan::with_gate_polls`]), else once a thread where the partials stay
+    /// with their writers (the pulled path, [`PULLED_STAGED_LOAD`] says what it measured), and
+    /// before every tile's load where they lie with their owners (not measured polling once).
+    pub fn gate_polls(&self, placement: Placement) -> GatePolls {
+        match (self.polls, placement) {
+            (Some(polls), _) => polls,
+            (None, Placement::Writer) => GatePolls::Once,
+            (None, Placement::Owner) => GatePolls::EveryTile,
+        }
+    }
+
+    /// The plan with the owners' GEMMs loading their staged peer's partial (the TMA-store
+    /// epilogue) where `at` says in each tile's main loop
+    /// ([`crate::library::gemm::HopperGemm::with_staged_load_at`]).
+    pub fn with_staged_load(self, at: StagedLoadAt) -> ReduceScatterPlan {
+        ReduceScatterPlan {
+            staged_load: Some(at),
+            ..self
+        }
+    }
+
+    /// Where the owners' GEMMs with `placement`'s partials load their staged input: as told
+    /// ([`ReduceScatterPlan::with_staged_load`]), else [`PULLED_STAGED_LOAD`] where the
+    /// partials stay with their writers (the pulled path: the peer's partial comes across the
+    /// links) and under the middle k-tile where they lie with their owners (a local input).
+    pub fn staged_load(&self, placement: Placement) -> StagedLoadAt {
+        match (self.staged_load, placement) {
+            (Some(at), _) => at,
+            (None, Placement::Writer) => PULLED_STAGED_LOAD,
+            (None, Placement::Owner) => StagedLoadAt::Middle,
+        }
     }
 
     /// Ranks.
@@ -589,13 +640,35 @@ mod tests {
     }
 
     #[test]
-    fn owners_load_the_staged_partial_under_the_middle_k_tile_unless_told() {
+    fn local_partials_load_under_the_middle_k_tile_unless_told() {
         let p = ReduceScatterPlan::new(2, 128).unwrap();
-        assert_eq!(p.staged_load(), StagedLoadAt::Middle);
+        assert_eq!(p.staged_load(Placement::Owner), StagedLoadAt::Middle);
         let early = p.with_staged_load(StagedLoadAt::KTile(2));
-        assert_eq!(early.staged_load(), StagedLoadAt::KTile(2));
+        for placement in [Placement::Owner, Placement::Writer] {
+            assert_eq!(early.staged_load(placement), StagedLoadAt::KTile(2));
+        }
         assert_eq!((early.world(), early.rows()), (2, 128));
         assert_ne!(early, p);
+    }
+
+    /// Unless told, the pulled path's owners poll once and spread their loads, the owner's
+    /// placement's poll every tile; told, both take what they are told.
+    #[test]
+    fn pulled_owners_poll_once_unless_told() {
+        let (owner, writer) = (Placement::Owner, Placement::Writer);
+        let p = ReduceScatterPlan::new(2, 128).unwrap();
+        assert_eq!(p.gate_polls(writer), GatePolls::Once);
+        assert_eq!(p.gate_polls(owner), GatePolls::EveryTile);
+        assert_eq!(p.staged_load(writer), PULLED_STAGED_LOAD);
+        let every = p
+            .with_staged_load(StagedLoadAt::Middle)
+            .with_gate_polls(GatePolls::EveryTile);
+        for placement in [owner, writer] {
+            assert_eq!(every.gate_polls(placement), GatePolls::EveryTile);
+            assert_eq!(every.staged_load(placement), StagedLoadAt::Middle);
+        }
+        assert_eq!((every.world(), every.rows()), (2, 128));
+        assert_ne!(every.with_gate_polls(GatePolls::Once), every);
     }
 
     #[test]

@@ -55,7 +55,9 @@ pub enum ReduceScatterSum {
     /// As [`ReduceScatterSum::Fused`], with the partials left where they are computed
     /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
     /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
-    /// peer's by TMA into the staging block under its main loop. The same sum, the same bits.
+    /// peer's by TMA into the staging block under its main loop (slab by slab, its flag polled
+    /// once a thread, unless the plan says otherwise: [`ReduceScatterPlan::staged_load`],
+    /// [`ReduceScatterPlan::gate_polls`]). The same sum, the same bits.
     /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
     Pulled,
 }
@@ -116,6 +118,7 @@ impl GemmReduceScatter {
         let world = u32::try_from(plan.world())
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
         let gated = fused && plan.gated(cfg.tma_store);
+        let polls = gated.then_some(plan.gate_polls(placement));
         let mut gemms = Vec::new();
         let mut last = Vec::new();
         for r in 0..world {
@@ -124,7 +127,14 @@ impl GemmReduceScatter {
             let kernel = match fused {
                 false => kernels::slot_sum(world, r)?,
                 true => {
-                    kernels::reduce_scatter_gemm(&cfg, world, r, gated, plan.staged_load())?.built
+                    kernels::reduce_scatter_gemm(
+                        &cfg,
+                        world,
+                        r,
+                        polls,
+                        plan.staged_load(placement),
+                    )?
+                    .built
                 }
             };
             last.push(kernel.load(device, &JitOptions::default())?);
