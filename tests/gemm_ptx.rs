@@ -876,3 +876,87 @@ fn the_rule_weighs_the_last_wave() {
     assert_eq!(GemmConfig::wave_width(128, 8192, 132), 64);
     assert_eq!(GemmConfig::wave_width(4096, 4096, 0), 256);
 }
+
+/// Stream-K ([`GemmConfig::stream_k`], [`ptxkit::parts::GridSchedule::stream_k`]): bf16 and
+/// per-tensor FP8, swapped and unswapped, 32 to 128 wide, assemble without spills or wgmma
+/// serialisation; the kernel is one launch (no `griddepcontrol`), takes a ticket with
+/// `atom.acq_rel` and adds no float atomically; the first has a golden file; what it does not
+/// take is refused with [`ptxkit::library::gemm::GemmConfigError::StreamK`].
+#[test]
+fn stream_k_kernels_assemble() {
+    use ScalarType::{Bf16, E4m3};
+    use ptxkit::library::gemm::GemmConfigError;
+    let bf = GemmConfig::large();
+    let fp8 = GemmConfig::fp8(64, 7168, 132, E4m3, Bf16);
+    let sk = |c: GemmConfig| GemmConfig {
+        stream_k: true,
+        ..c
+    };
+    let configs = [
+        sk(bf.swapped(64, 1)),
+        sk(bf.swapped(32, 1)),
+        sk(bf.decode_tile(128, 1, false)),
+        sk(bf.decode_tile(48, 1, false)),
+        sk(fp8.swapped(64, 1)),
+        sk(fp8.decode_tile(128, 1, false)),
+        GemmConfig {
+            n_even: false,
+            ..sk(bf.decode_tile(64, 1, false))
+        },
+    ];
+    for cfg in &configs {
+        let ptx = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+        assert!(
+            !ptx.contains("griddepcontrol"),
+            "{}: one launch",
+            cfg.name()
+        );
+        assert!(
+            ptx.contains("atom.acq_rel.gpu.global.add.u32"),
+            "{}",
+            cfg.name()
+        );
+        assert!(!ptx.contains("red.global.add.f32") && !ptx.contains("atom.global.add.f32"));
+        assert!(cfg.name().ends_with("_streamk"));
+    }
+    let first = build(&configs[0]).and_then(|m| m.to_ptx()).unwrap();
+    support::golden(&format!("gemm/{}.ptx", configs[0].name()), &first).unwrap();
+    support::gemm_configs_assemble_clean_without(configs, &["C7514", "C7517"]);
+    for bad in [
+        GemmConfig {
+            split_k: 2,
+            ..sk(bf.swapped(64, 1))
+        },
+        GemmConfig {
+            split_fixup: true,
+            split_k: 2,
+            ..sk(bf.swapped(64, 1))
+        },
+        sk(bf.decode_tile(128, 1, false).with_pingpong()),
+        sk(bf.decode_pair(64)),
+        sk(bf.decode_cluster(64, 2)),
+        sk(bf),
+        sk(bf.decode_tile(192, 1, false)),
+        sk(GemmConfig::fp8_block(64, 7168, 132, E4m3, Bf16)),
+        GemmConfig {
+            tma_store: false,
+            ..sk(GemmConfig::fp8_block(64, 7168, 132, E4m3, Bf16))
+        },
+        GemmConfig {
+            alpha_beta: true,
+            ..sk(bf.decode_tile(128, 1, false))
+        },
+        GemmConfig {
+            bias: Some(Bf16),
+            ..sk(fp8.swapped(64, 1))
+        },
+    ] {
+        assert_eq!(
+            bad.validate(),
+            Err(GemmConfigError::StreamK),
+            "{}",
+            bad.name()
+        );
+        assert!(build(&bad).is_err());
+    }
+}

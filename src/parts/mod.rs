@@ -46,7 +46,7 @@ pub use pages::{PageCursor, PageWindow};
 pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
-    Along, Band, ClusterTiles, GridSchedule, GridTile, IssueOrder, PersistentGrid, TileBody,
-    TileScheduler, Turn, Turns, banded,
+    Along, Band, ClusterTiles, GridSchedule, GridTile, HostStreamUnit, IssueOrder, PersistentGrid,
+    StreamUnit, TileBody, TileScheduler, Turn, Turns, banded, stream_k_units,
 };
 pub use slabs::{load_slabs, load_slabs_in_pair, stage_for_bulk, stage_for_bulk_then};

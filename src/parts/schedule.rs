@@ -11,6 +11,10 @@
 //!   clusters of neighbouring tiles ([`ClusterTiles`]: CTA pairs along M, or 2 or 4 CTAs along
 //!   N): the dense GEMM's schedule. Grouped problems (the MoE GEMM) walk their groups'
 //!   tiles through the same [`PersistentGrid`] with a cursor over the groups.
+//! - [`GridSchedule::stream_k`]: stream-K, the tiles' k-iterations (tiles x k-tiles) dealt
+//!   out evenly over the persistent grid, a CTA's range starting and ending anywhere in a tile:
+//!   the units ([`StreamUnit`]) a CTA walks, each one tile's k-tiles of the range, and where a
+//!   tile's parts lie ([`stream_k_units`] the same partition on the host).
 //! - [`TileScheduler`]: what a kernel's roles call.
 //! - [`Turns`]: consumers taking turns at the tiles (ping-pong), each its share of the sequence.
 //!
@@ -412,8 +416,12 @@ pub struct GridTile {
     pub col: Var,
     /// With split-K, the part of the reduction, `0..splits`.
     pub split: Option<Var>,
-    /// The persistent grid's item the tile came from ([`GridSchedule::is_last`] reads it).
+    /// The persistent grid's item the tile came from ([`GridSchedule::is_last`] reads it);
+    /// with stream-K the linear tile.
     pub item: Var,
+    /// With stream-K ([`GridSchedule::stream_k`]), which of the tile's k-tiles this CTA runs
+    /// and where the tile's other parts lie.
+    pub unit: Option<StreamUnit>,
 }
 
 /// Which way the CTAs of a cluster lie on a [`GridSchedule`]'s tiles.
@@ -456,6 +464,8 @@ pub struct GridSchedule {
     splits: u32,
     /// Row tiles the walk is rotated by ([`GridSchedule::rotated`]).
     shift: Option<Var>,
+    /// With stream-K ([`GridSchedule::stream_k`]): the k-tiles of a tile.
+    stream: Option<Var>,
 }
 
 impl GridSchedule {
@@ -492,6 +502,7 @@ impl GridSchedule {
             cluster,
             splits: 1,
             shift: None,
+            stream: None,
         })
     }
 
@@ -540,6 +551,9 @@ impl GridSchedule {
     /// The same schedule without each CTA's last tile ([`PersistentGrid::but_last`]): what a
     /// role walks that leaves the last tile to another.
     pub fn but_last(&self, k: &mut KernelBuilder) -> Result<GridSchedule> {
+        if self.stream.is_some() {
+            return Err(k.error("a stream-K schedule without its last units"));
+        }
         Ok(GridSchedule {
             grid: self.grid.but_last(k)?,
             ..self.clone()
@@ -575,6 +589,176 @@ impl GridSchedule {
             col,
             split,
             item,
+            unit: None,
+        })
+    }
+}
+
+/// One unit of a stream-K schedule ([`GridSchedule::stream_k`]): the k-tiles `[k0, k1)` of one
+/// tile that this CTA runs. The tile's k-tiles are split among `parts` consecutive CTAs,
+/// `first_cta` to `first_cta + parts - 1`, in k order (a CTA's range is contiguous in the
+/// linear k-iterations, so a later CTA holds later k-tiles of the tile): this unit is part
+/// `part`. With one part the unit is the whole tile.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamUnit {
+    /// The unit's first k-tile of the tile.
+    pub k0: Var,
+    /// The unit's end k-tile (exclusive), at least `k0 + 1`.
+    pub k1: Var,
+    /// The tile's parts (units), 1 where one CTA runs the whole tile.
+    pub parts: Var,
+    /// This unit's part, `0..parts`, in k order.
+    pub part: Var,
+    /// The CTA of the tile's part 0.
+    pub first_cta: Var,
+    /// 1 where the tile's part 0 is its CTA's last unit (that CTA's range began in an earlier
+    /// tile), else 0.
+    lead: Var,
+    /// Whether the unit is its CTA's last.
+    pub last: Pred,
+}
+
+impl StreamUnit {
+    /// The workspace slot of the tile's part `j`: `2·cta + 0` where it is its CTA's first unit,
+    /// `2·cta + 1` where it is its last and not its first. A CTA has at most two units that are
+    /// not whole tiles (its first and its last; those between are whole tiles, stored
+    /// directly), so `2·grid` slots hold every part of a launch, whatever the problem. Part `j >
+    /// 0` starts its CTA's range (it begins inside the tile); part 0 is its CTA's last unit where
+    /// that CTA began in an earlier tile.
+    pub fn slot(&self, k: &mut KernelBuilder, j: impl Into<Expr>) -> Result<Var> {
+        let j = k.let_("sk_j", j)?;
+        let first = k.cmp(CmpOp::Eq, j, 0u32)?;
+        let lead = k.eval(self.lead)?;
+        let extra = k.select(first, lead, 0u32)?;
+        let extra = k.bind("sk_lead_slot", extra);
+        k.let_("sk_slot", (Expr::from(self.first_cta) + j) * 2u32 + extra)
+    }
+}
+
+/// A unit of [`stream_k_units`]: the host's view of a [`StreamUnit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostStreamUnit {
+    /// The CTA that runs it.
+    pub cta: u32,
+    /// The linear tile.
+    pub tile: u32,
+    /// Its k-tiles of the tile, `[k0, k1)`.
+    pub k0: u32,
+    /// See `k0`.
+    pub k1: u32,
+    /// Its part of the tile, in k order.
+    pub part: u32,
+    /// The tile's parts.
+    pub parts: u32,
+    /// Its workspace slot ([`StreamUnit::slot`]).
+    pub slot: u32,
+}
+
+/// The stream-K partition [`GridSchedule::stream_k`] computes on the device, on the host: for
+/// `tiles` tiles of `ktiles` k-tiles each over `grid` CTAs (`grid ≤ tiles · ktiles`), CTA `c`
+/// runs the linear k-iterations `[⌊c·T/G⌋, ⌊(c+1)·T/G⌋)` (`T = tiles · ktiles`), and the
+/// CTA holding iteration `i` is `⌊((i + 1)·G - 1) / T⌋`. Each CTA's units in its order (tile by
+/// tile). The kernel's formulas, in the same order; `T · G` must stay below 2³² (the kernel's
+/// 32-bit arithmetic; the launcher refuses larger).
+pub fn stream_k_units(tiles: u32, ktiles: u32, grid: u32) -> Vec<HostStreamUnit> {
+    let (t_all, g) = (u64::from(tiles) * u64::from(ktiles), u64::from(grid));
+    let kt = u64::from(ktiles);
+    let begin = |c: u64| c * t_all / g;
+    let owner = |i: u64| ((i + 1) * g - 1) / t_all;
+    let mut units = Vec::new();
+    for c in 0..g {
+        let (b, e) = (begin(c), begin(c + 1));
+        for t in b / kt..(e - 1) / kt + 1 {
+            let base = t * kt;
+            let (c0, c1) = (owner(base), owner(base + kt - 1));
+            let lead = u64::from(begin(c0) != base);
+            let part = c - c0;
+            units.push(HostStreamUnit {
+                cta: c as u32,
+                tile: t as u32,
+                k0: (b.max(base) - base) as u32,
+                k1: (e.min(base + kt) - base) as u32,
+                part: part as u32,
+                parts: (c1 - c0 + 1) as u32,
+                slot: (2 * c + if part == 0 { lead } else { 0 }) as u32,
+            });
+        }
+    }
+    units
+}
+
+impl GridSchedule {
+    /// Stream-K over the same tiles: the `tiles · ktiles` k-iterations (tile-major, `ktiles`
+    /// an expression of the symbols, the k-tiles of every tile) dealt out evenly over the
+    /// persistent grid, which the launcher sizes to `min(k-iterations, CTAs resident)`. CTA `c`
+    /// of `G` runs iterations `[⌊c·T/G⌋, ⌊(c+1)·T/G⌋)`: a range that may start inside one tile
+    /// and end inside another; each tile it touches is one [`StreamUnit`] of the
+    /// [`GridTile`] the roles get, so every role walks the same units. Neither split-K,
+    /// clusters nor a rotation.
+    #[track_caller]
+    pub fn stream_k(self, k: &mut KernelBuilder, ktiles: Expr) -> Result<GridSchedule> {
+        if self.splits != 1 || self.cluster.is_some() || self.shift.is_some() {
+            return Err(k.error("stream-K with split-K, clusters or a rotated walk"));
+        }
+        let work = self.grid.work().clone() * ktiles.clone();
+        let kt = k.let_("sk_ktiles", ktiles)?;
+        let total = k.let_("sk_iters", self.grid.end.clone() * kt)?;
+        Ok(GridSchedule {
+            grid: PersistentGrid::ctas(work).until(total),
+            stream: Some(kt),
+            ..self
+        })
+    }
+
+    /// Stream-K's walk ([`GridSchedule::stream_k`]): this CTA's units, tile by tile.
+    #[track_caller]
+    fn for_each_unit(
+        &self,
+        k: &mut KernelBuilder,
+        kt: Var,
+        body: impl TileBody<GridTile>,
+    ) -> Result<()> {
+        let (c, g) = self.grid.origin(k)?;
+        let total = self.grid.end.clone();
+        // [begin, end): this CTA's k-iterations; owner(i) = ((i + 1)·G - 1) / T.
+        let begin = k.let_("sk_begin", Expr::from(c) * total.clone() / g)?;
+        let end = k.let_("sk_end", (Expr::from(c) + 1u32) * total.clone() / g)?;
+        let first = k.let_("sk_tile0", Expr::from(begin) / kt)?;
+        let stop = k.let_("sk_tile_end", (Expr::from(end) - 1u32) / kt + 1u32)?;
+        k.for_range(first, stop, |k, t| {
+            let base = k.let_("sk_base", Expr::from(t) * kt)?;
+            let (b, e, base_r) = (k.eval(begin)?, k.eval(end)?, k.eval(base)?);
+            let from = k.max_of(b, base_r)?;
+            let from = k.bind("sk_from", from);
+            let k0 = k.let_("sk_k0", Expr::from(from) - base)?;
+            let tile_end = k.eval(Expr::from(base) + kt)?;
+            let to = k.min_of(e, tile_end)?;
+            let to = k.bind("sk_to", to);
+            let k1 = k.let_("sk_k1", Expr::from(to) - base)?;
+            let owner = |k: &mut KernelBuilder, name: &str, i: Expr| {
+                k.let_(name, ((i + 1u32) * g - 1u32) / total.clone())
+            };
+            let c0 = owner(k, "sk_cta0", Expr::from(base))?;
+            let c1 = owner(k, "sk_cta1", Expr::from(base) + kt - 1u32)?;
+            let parts = k.let_("sk_parts", Expr::from(c1) - c0 + 1u32)?;
+            let part = k.let_("sk_part", Expr::from(c) - c0)?;
+            let begin0 = k.let_("sk_begin0", Expr::from(c0) * total.clone() / g)?;
+            let started = k.cmp(CmpOp::Ne, begin0, base)?;
+            let lead = k.select(started, 1u32, 0u32)?;
+            let lead = k.bind("sk_lead", lead);
+            let next = k.let_("sk_next", Expr::from(t) + 1u32)?;
+            let last = k.cmp(CmpOp::Eq, next, stop)?;
+            let mut tile = self.tile(k, t)?;
+            tile.unit = Some(StreamUnit {
+                k0,
+                k1,
+                parts,
+                part,
+                first_cta: c0,
+                lead,
+                last,
+            });
+            body(k, tile)
         })
     }
 }
@@ -589,6 +773,9 @@ impl GridSchedule {
         turns: Turns,
         body: impl FnOnce(&mut KernelBuilder, GridTile, Turn) -> Result<()>,
     ) -> Result<()> {
+        if self.stream.is_some() {
+            return Err(k.error("consumers taking turns at a stream-K schedule"));
+        }
         self.grid.for_each_turn(k, turns, |k, turn| {
             let tile = self.tile(k, turn.item)?;
             body(k, tile, turn)
@@ -601,6 +788,9 @@ impl TileScheduler for GridSchedule {
 
     #[track_caller]
     fn for_each_tile(&self, k: &mut KernelBuilder, body: impl TileBody<GridTile>) -> Result<()> {
+        if let Some(kt) = self.stream {
+            return self.for_each_unit(k, kt, body);
+        }
         self.grid.for_each(k, |k, t| {
             let tile = self.tile(k, t)?;
             body(k, tile)
@@ -608,6 +798,154 @@ impl TileScheduler for GridSchedule {
     }
 
     fn is_last(&self, k: &mut KernelBuilder, tile: &GridTile) -> Result<Pred> {
-        self.grid.is_last(k, tile.item)
+        match tile.unit {
+            Some(unit) => Ok(unit.last),
+            None => self.grid.is_last(k, tile.item),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Problems of a few tiles and many SMs (decode: a tile's k-tiles split among many CTAs),
+    /// as many tiles as SMs, and many tiles (a CTA's range spanning 3 or more tiles), at grids
+    /// of 1 CTA to one a k-iteration.
+    fn cases() -> Vec<(u32, u32, u32)> {
+        let mut cases = vec![
+            (448, 128, 132),
+            (56, 112, 132),
+            (1, 7, 7),
+            (1, 1, 1),
+            (3, 5, 15),
+        ];
+        for tiles in [1, 2, 5, 17, 33, 132, 300] {
+            for ktiles in [1, 2, 3, 8, 28, 128] {
+                for grid in [1, 2, 7, 64, 132] {
+                    if grid <= tiles * ktiles {
+                        cases.push((tiles, ktiles, grid));
+                    }
+                }
+            }
+        }
+        cases
+    }
+
+    /// Every (tile, k-tile) is run by exactly one unit; each CTA's units are one contiguous
+    /// range of the tile-major k-iterations, of about `T / G` (the floors differ by at most 1),
+    /// tile after tile; a tile's parts are consecutive CTAs whose k-tiles follow each other
+    /// in part order from 0 to `ktiles`.
+    #[test]
+    fn stream_k_units_cover_every_k_iteration_once_in_k_order() {
+        for (tiles, ktiles, grid) in cases() {
+            let units = stream_k_units(tiles, ktiles, grid);
+            let mut seen = vec![0u32; (tiles * ktiles) as usize];
+            let mut per_cta = vec![Vec::new(); grid as usize];
+            for u in &units {
+                assert!(u.k0 < u.k1 && u.k1 <= ktiles, "{u:?}");
+                for kt in u.k0..u.k1 {
+                    seen[(u.tile * ktiles + kt) as usize] += 1;
+                }
+                per_cta[u.cta as usize].push(*u);
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{tiles}x{ktiles} over {grid}");
+            let (lo, hi) = ((tiles * ktiles) / grid, (tiles * ktiles).div_ceil(grid));
+            for (c, us) in per_cta.iter().enumerate() {
+                let iters: u32 = us.iter().map(|u| u.k1 - u.k0).sum();
+                assert!(
+                    (lo..=hi).contains(&iters),
+                    "CTA {c}: {iters} not in {lo}..={hi}"
+                );
+                for w in us.windows(2) {
+                    // The next unit starts its tile where the previous ended its own.
+                    assert_eq!((w[0].tile + 1, w[0].k1, w[1].k0), (w[1].tile, ktiles, 0));
+                }
+            }
+            for t in 0..tiles {
+                let mut parts: Vec<_> = units.iter().filter(|u| u.tile == t).collect();
+                parts.sort_by_key(|u| u.part);
+                assert_eq!(parts.len() as u32, parts[0].parts, "tile {t}");
+                let mut k = 0;
+                for (p, u) in parts.iter().enumerate() {
+                    assert_eq!(
+                        (u.part, u.k0, u.cta),
+                        (p as u32, k, parts[0].cta + p as u32)
+                    );
+                    k = u.k1;
+                }
+                assert_eq!(k, ktiles);
+            }
+        }
+    }
+
+    /// The fixup's places and counts: the parts of tiles shared by several CTAs take distinct
+    /// workspace slots below `2·grid` (a CTA's first and last unit), and a tile's ticket
+    /// counter, taken once by each of its parts in any order, reaches `parts - 1` at exactly
+    /// one of them (the one that sums), which leaves it 0.
+    #[test]
+    fn stream_k_parts_take_distinct_slots_and_one_sums() {
+        for (tiles, ktiles, grid) in cases() {
+            let units = stream_k_units(tiles, ktiles, grid);
+            let shared: Vec<_> = units.iter().filter(|u| u.parts > 1).collect();
+            let mut slots: Vec<u32> = shared.iter().map(|u| u.slot).collect();
+            slots.sort_unstable();
+            let len = slots.len();
+            slots.dedup();
+            assert_eq!(
+                slots.len(),
+                len,
+                "{tiles}x{ktiles} over {grid}: a slot reused"
+            );
+            assert!(slots.iter().all(|&s| s < 2 * grid));
+            for u in &shared {
+                assert_eq!(u.slot / 2, u.cta, "{u:?}: its own CTA's slot");
+            }
+            // Arrivals in CTA order, reversed, and interleaved.
+            let orders: [Box<dyn Fn(&&&HostStreamUnit) -> i64>; 3] = [
+                Box::new(|u| i64::from(u.cta)),
+                Box::new(|u| -i64::from(u.cta)),
+                Box::new(|u| i64::from((u.cta * 7919) % 101)),
+            ];
+            for order in &orders {
+                let mut arrivals = shared.clone();
+                arrivals.sort_by_key(|u| order(&u));
+                let mut counters = vec![0u32; tiles as usize];
+                let mut summed = vec![0u32; tiles as usize];
+                for u in arrivals {
+                    let counter = &mut counters[u.tile as usize];
+                    let ticket = *counter;
+                    *counter += 1;
+                    if ticket == u.parts - 1 {
+                        *counter = 0;
+                        summed[u.tile as usize] += 1;
+                    }
+                }
+                assert!(counters.iter().all(|&c| c == 0));
+                for t in 0..tiles {
+                    let parts = units.iter().find(|u| u.tile == t).map_or(0, |u| u.parts);
+                    assert_eq!(summed[t as usize], u32::from(parts > 1), "tile {t}");
+                }
+            }
+        }
+    }
+
+    /// The shapes the decode GEMM meets: 448 tiles of 128 k-tiles over 132 CTAs puts 3 or
+    /// more tiles in a CTA's range (its middle ones whole); 56 tiles over 132 CTAs splits each
+    /// tile among 3 or 4 CTAs.
+    #[test]
+    fn stream_k_ranges_span_tiles_or_split_them() {
+        let units = stream_k_units(448, 128, 132);
+        let most = (0..132)
+            .map(|c| units.iter().filter(|u| u.cta == c).count())
+            .max();
+        assert!(most >= Some(4), "{most:?}");
+        assert!(
+            units
+                .iter()
+                .any(|u| u.parts == 1 && u.k0 == 0 && u.k1 == 128)
+        );
+        let units = stream_k_units(56, 112, 132);
+        assert!(units.iter().all(|u| (3..=4).contains(&u.parts)));
     }
 }

@@ -43,8 +43,8 @@ use crate::kernel::{
 use crate::parts::epilogue::{pair_tile, whole_or_edge, write_from_f32};
 use crate::parts::{
     Along, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
-    GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, TileBody, TileScheduler, Turn,
-    Turns, WarpSpecialized, init_barriers,
+    GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, StreamUnit, TileBody,
+    TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -664,6 +664,9 @@ pub struct Tile {
     pub group: Option<GroupTile>,
     /// The persistent grid's item the tile came from ([`TileScheduler::is_last`] reads it).
     pub item: Var,
+    /// With stream-K ([`GemmConfig::stream_k`]), the unit of the tile this CTA runs: its
+    /// k-tiles and the tile's parts.
+    pub stream: Option<StreamUnit>,
 }
 
 impl Tile {
@@ -702,7 +705,10 @@ impl TileScheduler for Tiles {
 
     fn is_last(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<ptx_isa::Pred> {
         match self {
-            Tiles::Dense(s, _) => s.grid().is_last(k, tile.item),
+            Tiles::Dense(s, _) => match tile.stream {
+                Some(unit) => Ok(unit.last),
+                None => s.grid().is_last(k, tile.item),
+            },
             Tiles::Grouped(s) => s.is_last(k, tile),
         }
     }
@@ -748,6 +754,7 @@ impl Tile {
             nb: t.col,
             group: None,
             item: t.item,
+            stream: t.unit,
         }
     }
 }
@@ -829,6 +836,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             // C in 64 x 64 boxes with the 128B swizzle of the staging slabs; the TMA clips at
             // the edges.
             Output::Tma(k.tma_tensor::<O>("c", [m.into(), Expr::from(n)], c_box())?)
+        } else if cfg.stream_k {
+            // Stream-K's parts: two slots a CTA, in fragment order ([`super::fixup`]).
+            Output::Partials(super::fixup::declare_stream_partials(k, &cfg)?)
         } else if cfg.split_fixup {
             // The kernel sums the parts itself: its workspace in fragment order
             // ([`super::fixup`]; C alone is transposed when swapped).
@@ -859,7 +869,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             };
             Output::Global(c, ab)
         };
-        let fixup = match (&c, cfg.split_fixup) {
+        let fixup = match (&c, cfg.split_fixup || cfg.stream_k) {
             (Output::Partials(p), true) => {
                 Some(super::fixup::Fixup::<O>::declare(k, &cfg, [m, n], p)?)
             }
@@ -951,6 +961,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 Along::M
             },
         });
+        let ktiles_e = Expr::ceil_div(kk, bk);
         let schedule = match grouped {
             Some(ops) => Tiles::Grouped(Box::new(GroupedSchedule::new(
                 k,
@@ -974,7 +985,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 cfg.bm(),
             ),
         };
-        let ktiles = k.let_("ktiles", Expr::ceil_div(kk, bk))?;
+        // Stream-K: the tiles' k-iterations dealt out over the persistent grid.
+        let schedule = match schedule {
+            Tiles::Dense(s, rows) if cfg.stream_k => {
+                Tiles::Dense(s.stream_k(k, ktiles_e.clone())?, rows)
+            }
+            s => s,
+        };
+        let ktiles = k.let_("ktiles", ktiles_e)?;
         // Split-K: the k-tiles of each part (the last part may have fewer, or none).
         let k_part = match cfg.split_k {
             1 => None,
@@ -1540,6 +1558,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// ([`GemmConfig::split_k`]: part `s` takes `[s·k_part, min((s + 1)·k_part, ktiles))`, empty
     /// past the last k-tile).
     fn k_range(&self, k: &mut KernelBuilder, tile: &Tile) -> Result<(Expr, Expr)> {
+        if let Some(unit) = tile.stream {
+            // Stream-K: the unit's k-tiles of the tile ([`GridSchedule::stream_k`]).
+            return Ok((unit.k0.into(), unit.k1.into()));
+        }
         match (tile.ksplit, self.k_part) {
             (Some(s), Some(part)) => {
                 let k0 = k.let_("k_first", Expr::from(s) * part)?;
@@ -2403,6 +2425,12 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 // A part's tile is added to the others' by the sum that follows: only the
                 // per-tensor scale (linear) may apply to it.
                 scale_only(k, &epi, "split-K partials")?;
+                if let Some(unit) = tile.stream {
+                    let Some(fixup) = self.fixup.clone() else {
+                        return Err(k.error("stream-K partials without the fixup"));
+                    };
+                    return self.stream_part(k, &fixup, &p, &unit, [block, tile.nb], (cw, lt), acc);
+                }
                 let Some(split) = tile.ksplit else {
                     return Err(k.error("split-K partials for a tile without a part"));
                 };
@@ -2785,17 +2813,58 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         (cw, lt): (Var, Var),
         acc: &Buffer<ty::F32>,
     ) -> Result<()> {
-        let bn = self.cfg.bn;
-        let (frag, cfg) = (self.fragment.clone(), self.cfg);
         let at = [split, block, nb];
-        fixup.part_and_sum(k, partials, cfg.split_k, at, (cw, lt), acc, |k| {
-            if cfg.swap_ab {
-                let origin = [Expr::from(nb) * bn, Expr::from(block) * 64];
-                return super::swap_ab::store_transposed(k, &frag, &fixup.c, &origin, acc);
-            }
-            let edge = k.tile_at(&fixup.c, [block.into(), nb.into()], [64, bn])?;
-            self.store_block(k, edge, acc, None)
+        let parts = self.cfg.split_k;
+        fixup.part_and_sum(k, partials, parts, at, (cw, lt), acc, |k| {
+            self.fixup_store(k, fixup, [block, nb], acc)
         })
+    }
+
+    /// Stream-K ([`GemmConfig::stream_k`]): consumer `cw`'s 64-row block `block` of tile
+    /// column `nb` in `unit`. A unit that is the whole tile stores C; a part goes through the
+    /// fixup ([`super::fixup::Fixup::stream_part_and_sum`]): the last part to arrive at the
+    /// block sums the tile's parts in k order and stores C.
+    #[allow(clippy::too_many_arguments)]
+    fn stream_part(
+        &mut self,
+        k: &mut KernelBuilder,
+        fixup: &super::fixup::Fixup<O>,
+        partials: &Buffer<ty::F32>,
+        unit: &StreamUnit,
+        [block, nb]: [Var; 2],
+        (cw, lt): (Var, Var),
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let whole = k.cmp(CmpOp::Eq, unit.parts, 1u32)?;
+        k.if_else_with(
+            whole,
+            self,
+            |k, this| this.fixup_store(k, fixup, [block, nb], acc),
+            |k, this| {
+                let at = [block, nb];
+                fixup.stream_part_and_sum(k, partials, unit, at, (cw, lt), acc, |k| {
+                    this.fixup_store(k, fixup, [block, nb], acc)
+                })
+            },
+        )
+    }
+
+    /// The fixup's store of a block's sum (or of a whole stream-K tile) into C: consumer's
+    /// 64-row block `block` of tile column `nb`, transposed when swapped.
+    fn fixup_store(
+        &mut self,
+        k: &mut KernelBuilder,
+        fixup: &super::fixup::Fixup<O>,
+        [block, nb]: [Var; 2],
+        acc: &Buffer<ty::F32>,
+    ) -> Result<()> {
+        let bn = self.cfg.bn;
+        if self.cfg.swap_ab {
+            let origin = [Expr::from(nb) * bn, Expr::from(block) * 64];
+            return super::swap_ab::store_transposed(k, &self.fragment, &fixup.c, &origin, acc);
+        }
+        let edge = k.tile_at(&fixup.c, [block.into(), nb.into()], [64, bn])?;
+        self.store_block(k, edge, acc, None)
     }
 
     fn store_block(

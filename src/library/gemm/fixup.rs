@@ -20,13 +20,19 @@
 //! sum, [`super::split`], so the result is the same bits whichever part arrives last, and the
 //! same as the two-launch form's) and stores C. No thread waits for another part (no spin: a
 //! part that has not run yet cannot hold up one that has), and no float is added atomically.
+//!
+//! Stream-K ([`GemmConfig::stream_k`]) takes the same ticket with a number of parts that
+//! varies from tile to tile ([`crate::parts::StreamUnit`]): a unit that is a whole tile stores
+//! C at once; a part stores to its CTA's slot of the workspace ([`stream_workspace_shape`]:
+//! `[2·grid, 2, bn / 8, 128, 4]`, two slots a CTA, a block a consumer), and the last to arrive
+//! loads the tile's parts in k order, one part's vectors at a time, into `0 + p0 + p1 + ...`.
 
 use ptx_isa::ty;
 
 use super::GemmConfig;
 use crate::kernel::{Buffer, Elem, Expr, KernelBuilder, Result, TensorOpts, Var};
-use crate::parts::WarpSpecialized;
 use crate::parts::ticket::last_arrival;
+use crate::parts::{StreamUnit, WarpSpecialized};
 
 /// f32 values per vector access of the workspace: 16 bytes (`ld.global.v4.f32`, PTX ISA
 /// 9.7.9.8).
@@ -87,9 +93,50 @@ pub fn declare_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffe
     )
 }
 
+/// Stream-K's workspace for a launch of `grid` CTAs ([`GemmConfig::stream_k`]): `[2·grid, bm /
+/// 64, bn / 8, 128, 4]` f32, a CTA's two slots (its first and its last unit,
+/// [`StreamUnit::slot`]), each a 64 x `bn` block for each consumer warpgroup in fragment order.
+/// Its size follows the grid, not the problem.
+pub fn stream_workspace_shape(cfg: &GemmConfig, grid: usize) -> [usize; 5] {
+    [
+        2 * grid,
+        (cfg.bm() / 64) as usize,
+        (cfg.bn / (2 * VECTOR)) as usize,
+        WarpSpecialized::WARPGROUP as usize,
+        VECTOR as usize,
+    ]
+}
+
+/// Declares stream-K's workspace, [`stream_workspace_shape`] (its extent `stream_slots` a
+/// symbol the launcher reads from it), 16-byte aligned.
+pub fn declare_stream_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffer<ty::F32>> {
+    let slots = k.symbol("stream_slots")?;
+    k.tensor::<ty::F32>(
+        "partials",
+        [
+            Expr::from(slots),
+            Expr::from(cfg.bm() / 64),
+            Expr::from(cfg.bn / (2 * VECTOR)),
+            Expr::from(WarpSpecialized::WARPGROUP),
+            Expr::from(VECTOR),
+        ],
+        TensorOpts::default().align(16),
+    )
+}
+
+/// Where a block's parts lie in the workspace, and how many there are.
+enum PartsAt<'a> {
+    /// Split-K: `parts` parts at `[s, row]`, `s` in `0..parts`, all loaded at once.
+    Fixed { parts: u32, row: Var },
+    /// Stream-K: the unit's tile's parts at `[slot(j), cw]`, `j` in `0..parts`
+    /// ([`StreamUnit::slot`]), one part's loads at a time.
+    Stream { unit: &'a StreamUnit, cw: Var },
+}
+
 impl<O: Elem> Fixup<O> {
     /// Declares C and the counters (after `partials`, [`declare_partials`], whose blocks they
-    /// count) for `cfg` at the kernel's extents `m`, `n`.
+    /// count, or with stream-K [`declare_stream_partials`] and the symbol `fixup_tiles`) for
+    /// `cfg` at the kernel's extents `m`, `n`.
     pub fn declare(
         k: &mut KernelBuilder,
         cfg: &GemmConfig,
@@ -101,7 +148,10 @@ impl<O: Elem> Fixup<O> {
             false => [m, n],
         };
         let c = k.tensor::<O>("c", shape, TensorOpts::default())?;
-        let tiles = partials.shape[1].clone();
+        let tiles = match cfg.stream_k {
+            true => Expr::from(k.symbol("fixup_tiles")?),
+            false => partials.shape[1].clone(),
+        };
         let counters = k.tensor::<ty::U32>("counters", [tiles], TensorOpts::default())?;
         Ok(Fixup {
             c,
@@ -125,24 +175,59 @@ impl<O: Elem> Fixup<O> {
         acc: &Buffer<ty::F32>,
         store: impl FnOnce(&mut KernelBuilder) -> Result<()>,
     ) -> Result<()> {
+        let row = k.let_("fixup_row", Expr::from(block) * self.tiles_n.clone() + nb)?;
+        let own = [Expr::from(split), Expr::from(row)];
+        let at = PartsAt::Fixed { parts, row };
+        self.store_ticket_sum(k, partials, own, (row, at), (cw, lt), acc, store)
+    }
+
+    /// Stream-K ([`GemmConfig::stream_k`]): consumer warpgroup `cw`'s block `block` of tile
+    /// column `nb` in `unit`, a part of a tile several CTAs share (`unit.parts` ≥ 2): stores
+    /// `acc` to the CTA's slot of `partials` ([`declare_stream_partials`]), takes the
+    /// warpgroup's ticket, and if it is the last of the tile's parts, sums them into `acc` in
+    /// k order, then `store(k)` writes `acc` to C.
+    #[allow(clippy::too_many_arguments)]
+    pub fn stream_part_and_sum(
+        &self,
+        k: &mut KernelBuilder,
+        partials: &Buffer<ty::F32>,
+        unit: &StreamUnit,
+        [block, nb]: [Var; 2],
+        (cw, lt): (Var, Var),
+        acc: &Buffer<ty::F32>,
+        store: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+    ) -> Result<()> {
+        let row = k.let_("fixup_row", Expr::from(block) * self.tiles_n.clone() + nb)?;
+        let slot = unit.slot(k, unit.part)?;
+        let own = [Expr::from(slot), Expr::from(cw)];
+        let at = PartsAt::Stream { unit, cw };
+        self.store_ticket_sum(k, partials, own, (row, at), (cw, lt), acc, store)
+    }
+
+    /// The fixup's one sequence: `acc` stored at `own` (the workspace's first two indices), the
+    /// warpgroup's ticket on counter `row`, and in the last part the parts `at` summed in part
+    /// order into `acc`, then `store`.
+    #[allow(clippy::too_many_arguments)]
+    fn store_ticket_sum(
+        &self,
+        k: &mut KernelBuilder,
+        partials: &Buffer<ty::F32>,
+        own: [Expr; 2],
+        (row, at): (Var, PartsAt<'_>),
+        (cw, lt): (Var, Var),
+        acc: &Buffer<ty::F32>,
+        store: impl FnOnce(&mut KernelBuilder) -> Result<()>,
+    ) -> Result<()> {
         let Some(values) = acc.regs().map(<[_]>::to_vec) else {
             return Err(k.error("the fixup's accumulator is not a register tile"));
         };
         if values.len() % VECTOR as usize != 0 {
             return Err(k.error("the fixup's accumulator is not whole vectors of 4"));
         }
-        let row = k.let_("fixup_row", Expr::from(block) * self.tiles_n.clone() + nb)?;
-        let at = |s: Expr, v: usize| {
-            [
-                s,
-                row.into(),
-                Expr::from(v as u32),
-                lt.into(),
-                Expr::from(0u32),
-            ]
-        };
+        let index =
+            |[a, b]: [Expr; 2], v: usize| [a, b, Expr::from(v as u32), lt.into(), Expr::from(0u32)];
         for (v, four) in values.chunks(VECTOR as usize).enumerate() {
-            k.store_n(partials, at(split.into(), v), four)?;
+            k.store_n(partials, index(own.clone(), v), four)?;
         }
         // The warpgroup's own named barrier (the TMA-store epilogue's, which split-K does not
         // take): its stores before the ticket.
@@ -150,25 +235,61 @@ impl<O: Elem> Fixup<O> {
         let cw = k.eval(cw)?;
         let bar = k.reg::<ty::U32>();
         k.add(bar, cw, 1u32)?;
+        let parts = match &at {
+            PartsAt::Fixed { parts, .. } => Expr::from(*parts),
+            PartsAt::Stream { unit, .. } => Expr::from(unit.parts),
+        };
         let at_row = vec![Expr::from(row)];
         last_arrival(k, &self.counters, at_row, parts, (bar, threads), lt, |k| {
-            for (v, four) in values.chunks(VECTOR as usize).enumerate() {
-                let loaded = (0..parts)
-                    .map(|s| k.load_vec(partials, at(s.into(), v)))
-                    .collect::<Result<Vec<_>>>()?;
-                for (i, &sum) in four.iter().enumerate() {
-                    k.mov(sum, 0.0f32)?;
-                    for part in &loaded {
-                        let Some(&x) = part.get(i) else {
-                            return Err(k.error("the workspace's vector is narrower than 4"));
-                        };
-                        k.add(sum, sum, x)?;
+            // `sum = 0 + p0 + p1 + ...` for each of the thread's values.
+            for &sum in &values {
+                k.mov(sum, 0.0f32)?;
+            }
+            let fours = values.chunks(VECTOR as usize);
+            match at {
+                PartsAt::Fixed { parts, row } => {
+                    for (v, four) in fours.enumerate() {
+                        // Every part's vector loaded before the adds: all in flight together.
+                        let loaded = (0..parts)
+                            .map(|s| k.load_vec(partials, index([s.into(), row.into()], v)))
+                            .collect::<Result<Vec<_>>>()?;
+                        for part in &loaded {
+                            add_vector(k, four, part)?;
+                        }
                     }
+                }
+                PartsAt::Stream { unit, cw } => {
+                    // The parts in k order; each part's vectors loaded before its adds.
+                    k.for_range(0u32, unit.parts, |k, j| {
+                        let slot = unit.slot(k, j)?;
+                        let loaded = (0..fours.len())
+                            .map(|v| k.load_vec(partials, index([slot.into(), cw.into()], v)))
+                            .collect::<Result<Vec<_>>>()?;
+                        for (four, part) in fours.zip(&loaded) {
+                            add_vector(k, four, part)?;
+                        }
+                        Ok(())
+                    })?;
                 }
             }
             store(k)
         })
     }
+}
+
+/// `sums[i] += part[i]` for a vector of the workspace.
+fn add_vector(
+    k: &mut KernelBuilder,
+    sums: &[ptx_isa::Reg<ty::F32>],
+    part: &[ptx_isa::Reg<ty::F32>],
+) -> Result<()> {
+    if part.len() < sums.len() {
+        return Err(k.error("the workspace's vector is narrower than 4"));
+    }
+    for (&sum, &x) in sums.iter().zip(part) {
+        k.add(sum, sum, x)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

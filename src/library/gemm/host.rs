@@ -193,9 +193,9 @@ impl Gemm {
             h.arm(module)?;
         }
         let split = match cfg.split_k {
-            1 => None,
+            1 if !cfg.stream_k => None,
             _ => Some(SplitSum {
-                kernel: match cfg.split_fixup {
+                kernel: match cfg.split_fixup || cfg.stream_k {
                     true => None,
                     false => Some(
                         super::split::reduce_kernel(
@@ -422,7 +422,7 @@ impl Gemm {
         let (m, n, k) = check_operands(&self.cfg, a.desc(), b.desc(), c.desc(), alpha_beta)?;
         let blocks = scales.check(&self.cfg, (m, n, k))?;
         epilogue.check(&self.cfg, n)?;
-        if self.split.is_some() && m > super::split::MAX_ROWS {
+        if self.split.is_some() && !self.cfg.stream_k && m > super::split::MAX_ROWS {
             return Err(GemmError::Operands(format!(
                 "split-K sums at most {} rows, not {m}",
                 super::split::MAX_ROWS
@@ -466,18 +466,26 @@ impl Gemm {
                 reason: "the GEMM's persistent grid needs the device's residency".into(),
             })?;
         let launch = self.kernel.built().launch_config_on(&symbols, residency)?;
+        if self.cfg.stream_k {
+            check_stream_k(&self.cfg, (km, kn, k), launch.grid[0])?;
+        }
         // Split-K: the parts go to the workspace, summed into C after the GEMM.
         // The partials' shape as the kernel declares it: the problem's `[m, n]` per part, or
         // the fixup's blocks in fragment order ([`super::fixup::workspace_shape`]).
-        let parts: Vec<usize> = match self.cfg.split_fixup {
-            true => super::fixup::workspace_shape(&self.cfg, (km, kn)).into(),
-            false => vec![self.cfg.split_k as usize, m, n],
+        // Stream-K's: two slots a CTA of the launch's grid
+        // ([`super::fixup::stream_workspace_shape`]).
+        let parts: Vec<usize> = if self.cfg.stream_k {
+            super::fixup::stream_workspace_shape(&self.cfg, launch.grid[0] as usize).into()
+        } else if self.cfg.split_fixup {
+            super::fixup::workspace_shape(&self.cfg, (km, kn)).into()
+        } else {
+            vec![self.cfg.split_k as usize, m, n]
         };
         let mut workspace = match &self.split {
             None => None,
             Some(split) => Some(split.workspace(stream, parts.iter().product())?),
         };
-        let mut counters = match (&self.split, self.cfg.split_fixup) {
+        let mut counters = match (&self.split, self.cfg.split_fixup || self.cfg.stream_k) {
             (Some(split), true) => Some(split.counters(stream, fixup_tiles)?),
             _ => None,
         };
@@ -538,6 +546,23 @@ impl Gemm {
         }
         Ok(())
     }
+}
+
+/// Stream-K's partition on the device is 32-bit arithmetic on `k-iterations x grid`
+/// ([`crate::parts::stream_k_units`]): a problem whose product reaches 2³² is refused.
+fn check_stream_k(
+    cfg: &GemmConfig,
+    (m, n, k): (usize, usize, usize),
+    grid: u32,
+) -> Result<(), GemmError> {
+    let tiles = m.div_ceil(cfg.bm() as usize) * n.div_ceil(cfg.bn as usize);
+    let iters = tiles as u64 * k.div_ceil(cfg.bk() as usize) as u64;
+    if iters.saturating_mul(u64::from(grid)) >= 1 << 32 {
+        return Err(GemmError::Operands(format!(
+            "stream-K over {iters} k-iterations and {grid} CTAs: their product must stay below 2^32"
+        )));
+    }
+    Ok(())
 }
 
 /// A device buffer kept between runs: locked for the run, made (zeroed) or made again when

@@ -226,6 +226,13 @@ pub enum GemmConfigError {
         "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
     )]
     SplitK(u32),
+    /// [`GemmConfig::stream_k`] with what it does not take: split-K, CTA pairs or clusters,
+    /// ping-pong consumers, a grouped problem, block scales, the TMA-store epilogue,
+    /// alpha/beta, a bias or an output scale, epilogue warps, or a tile wider than 128.
+    #[error(
+        "stream-K takes a dense 16-bit or per-tensor FP8 problem with the register epilogue, tiles up to 128 wide, no split-K, clusters, ping-pong, alpha/beta or fused epilogue operands"
+    )]
+    StreamK,
     /// [`GemmConfig::swap_ab`] with what the transposed store does not take: the TMA-store
     /// epilogue, alpha/beta, a bias or output scale, a grouped problem, block scales, CTA
     /// pairs or ping-pong consumers; a decode width (no multiple of 64) likewise, ping-pong
@@ -352,6 +359,19 @@ pub struct GemmConfig {
     /// 64 x 64 slab at a time, by TMA into a buffer of its own
     /// ([`GemmConfig::epilogue_input_bytes`]) just before it works on that slab.
     pub epilogue_warps: bool,
+    /// Stream-K ([`crate::parts::GridSchedule::stream_k`]): the `tiles x k-tiles` iterations of
+    /// the whole problem dealt out evenly over a persistent grid of one CTA an SM, a CTA's
+    /// range starting and ending anywhere in a tile, so a problem with fewer tiles than SMs
+    /// (a decode shape) or a last wave of tiles that leaves SMs idle fills the GPU without a
+    /// fixed split. A CTA stores a tile it runs whole into C; the parts of a tile shared by
+    /// several CTAs go to a workspace of two slots a CTA ([`fixup::stream_workspace_shape`]),
+    /// and the last part to arrive at each 64-row block (a ticket, [`fixup`]) adds them in k
+    /// order and stores C: deterministic, no float atomics, the same bits run to run on one
+    /// device (the grid, and so the parts, follow the SM count). One launch. A dense 16-bit or
+    /// per-tensor FP8 problem with the register epilogue, tiles up to 128 wide (swapped or
+    /// not), no split-K, clusters, ping-pong, alpha/beta, bias or output scale
+    /// ([`GemmConfigError::StreamK`]).
+    pub stream_k: bool,
 }
 
 impl GemmConfig {
@@ -409,6 +429,7 @@ impl GemmConfig {
             swap_ab: false,
             split_fixup: false,
             epilogue_warps: false,
+            stream_k: false,
         }
     }
 
@@ -901,6 +922,21 @@ impl GemmConfig {
         if self.split_fixup && (self.split_k == 1 || self.bn > 128) {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
+        if self.stream_k
+            && (self.split_k != 1
+                || self.split_fixup
+                || self.cluster_size() != 1
+                || self.pingpong
+                || self.grouping != Grouping::None
+                || self.scaling == Scaling::Block
+                || self.tma_store
+                || self.alpha_beta
+                || epilogue
+                || self.epilogue_warps
+                || self.bn > 128)
+        {
+            return Err(GemmConfigError::StreamK);
+        }
         if (narrow || self.swap_ab) && !swap_ab::takes(self) {
             return Err(GemmConfigError::SwapAb);
         }
@@ -914,7 +950,7 @@ impl GemmConfig {
     /// The kernel's name: the configuration spelled out.
     pub fn name(&self) -> String {
         format!(
-            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
+            "gemm{}_{}{}_{}_{}x{}x{}_s{}_g{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
             match self.grouping {
                 Grouping::None => "",
                 Grouping::Contiguous => "_grouped",
@@ -964,6 +1000,7 @@ impl GemmConfig {
             if self.swap_ab { "_swapab" } else { "" },
             if self.split_fixup { "_fixup" } else { "" },
             if self.epilogue_warps { "_ew" } else { "" },
+            if self.stream_k { "_streamk" } else { "" },
         )
     }
 }

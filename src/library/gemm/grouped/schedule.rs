@@ -350,6 +350,7 @@ impl TileScheduler for GroupedSchedule {
                         mb,
                         rows: GemmConfig::BM,
                         ksplit: None,
+                        stream: None,
                         nb,
                         group: Some(group),
                         item: t,
