@@ -167,8 +167,9 @@ impl GemmConfig {
 ///   15).
 ///
 /// Each unsplit and, where its tiles leave SMs idle, in 2, 4 and 8 parts and in as many as
-/// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16); each
-/// valid. Every split is summed in the kernel ([`GemmConfig::split_fixup`]): a decode step
+/// fill the SMs once (`sms / tiles`: 7 for the 17 tiles of N = 2112 swapped; at most 16), and
+/// there also stream-K ([`GemmConfig::stream_k`]: every SM gets the same share of the k-tiles,
+/// where a fixed split leaves `sms mod tiles` idle or splits unevenly); each valid. Every split is summed in the kernel ([`GemmConfig::split_fixup`]): a decode step
 /// takes one launch per GEMM. The second launch's sum was as fast timed alone after an L2
 /// clear, but a stream of decode GEMMs pays both launches: session 16b timed the e4m3 splits
 /// at 1x4096x4096 and 16x4096x4096 back to back at 17.2-17.8 µs a call against 12.1-12.4 µs
@@ -214,6 +215,15 @@ pub fn candidates(base: GemmConfig, (m, n): (usize, usize), sms: u32) -> Vec<Gem
         let (rows, cols) = if swap { (n, m) } else { (m, n) };
         let tiles = rows.div_ceil(GemmConfig::BM as usize) * cols.div_ceil(bn as usize);
         let fill = (sms as usize / tiles.max(1)).min(16) as u32;
+        if tiles < sms as usize {
+            let c = GemmConfig {
+                stream_k: true,
+                ..base.decode_tile(bn, 1, swap)
+            };
+            if !out.contains(&c) && c.validate().is_ok() {
+                out.push(c);
+            }
+        }
         for split_k in [1, 2, 4, 8, fill] {
             if split_k > 1 && tiles >= sms as usize {
                 break;

@@ -172,8 +172,8 @@ pub fn split_k_candidates(cfg: GemmConfig, (m, n): (usize, usize), sms: u32) -> 
 pub const SPLIT_MARGIN: f64 = 0.03;
 
 /// The candidate to keep from `timed` (each configuration with its milliseconds; NaN for one
-/// not timed): the fastest unsplit one, unless a split-K one ([`GemmConfig::split_k`] over 1)
-/// is faster by more than [`SPLIT_MARGIN`]. A split adds work the timing may not show at a few
+/// not timed): the fastest unsplit one, unless a split-K one ([`GemmConfig::split_k`] over 1,
+/// or stream-K, [`GemmConfig::stream_k`]) is faster by more than [`SPLIT_MARGIN`]. A split adds work the timing may not show at a few
 /// runs: each part's partial sums go through L2 and back, and the second launch's sum or the
 /// fixup's counters. Session 16's decode table picked the 2-part fixup at bf16 16x6144x4096 by
 /// its 10-run median (21.6 µs, level with the unsplit kernel's), whose kernel ncu then timed
@@ -186,7 +186,7 @@ pub fn pick(timed: impl IntoIterator<Item = (GemmConfig, f64)>) -> Option<(GemmC
     };
     let (mut split, mut whole) = (None, None);
     for (c, ms) in timed.into_iter().filter(|(_, ms)| !ms.is_nan()) {
-        match c.split_k > 1 {
+        match splits_k(&c) {
             true => split = fastest(split, (c, ms)),
             false => whole = fastest(whole, (c, ms)),
         }
@@ -196,6 +196,13 @@ pub fn pick(timed: impl IntoIterator<Item = (GemmConfig, f64)>) -> Option<(GemmC
         (s, None) => s,
         (_, w) => w,
     }
+}
+
+/// Whether `c` splits a tile's reduction among CTAs (split-K, or stream-K,
+/// [`GemmConfig::stream_k`]): its partials go through L2, so [`pick`] takes it only by
+/// [`SPLIT_MARGIN`].
+fn splits_k(c: &GemmConfig) -> bool {
+    c.split_k > 1 || c.stream_k
 }
 
 /// How many of the timed candidates [`finalists`] keeps.
@@ -212,7 +219,7 @@ pub fn finalists(timed: impl IntoIterator<Item = (GemmConfig, f64)>) -> Vec<Gemm
     let mut all: Vec<(GemmConfig, f64)> = timed.into_iter().filter(|t| !t.1.is_nan()).collect();
     all.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut out: Vec<GemmConfig> = all.iter().take(FINALISTS).map(|t| t.0).collect();
-    if let Some(&(whole, _)) = all.iter().find(|t| t.0.split_k == 1) {
+    if let Some(&(whole, _)) = all.iter().find(|t| !splits_k(&t.0)) {
         if !out.contains(&whole) {
             out.push(whole);
         }
@@ -280,8 +287,9 @@ struct Entry {
 /// The tuning cache: the fastest configuration measured for each (GPU, driver, version,
 /// problem). Its file holds one entry a line, tab-separated: GPU name, SMs, driver, version, m,
 /// n, k, input, output, then the knobs a candidate varies (bn, stages, group_m, cluster_m,
-/// pingpong, tma_store, split_k, swap_ab, split_fixup, cluster_n) and the TFLOP/s measured. A
-/// line of 19 fields (written before `cluster_n` was a knob) reads as `cluster_n` 1.
+/// pingpong, tma_store, split_k, swap_ab, split_fixup, cluster_n, stream_k) and the TFLOP/s
+/// measured. A line of 19 fields (written before `cluster_n` was a knob) reads as `cluster_n`
+/// 1, one of 20 (before `stream_k`) as no stream-K.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TuneCache {
     entries: Vec<Entry>,
@@ -359,7 +367,7 @@ impl TuneCache {
         for e in &self.entries {
             let (k, p, c) = (&e.key, &e.problem, &e.config);
             out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1}\n",
                 k.gpu.replace(['\t', '\n'], " "),
                 k.sms,
                 k.driver,
@@ -379,6 +387,7 @@ impl TuneCache {
                 u8::from(c.swap_ab),
                 u8::from(c.split_fixup),
                 c.cluster_n,
+                u8::from(c.stream_k),
                 e.tflops
             ));
         }
@@ -397,10 +406,10 @@ impl TuneCache {
                 message,
             };
             let f: Vec<&str> = line.split('\t').collect();
-            if !matches!(f.len(), 19 | 20) {
-                return Err(bad(format!("{} fields, expected 20", f.len())));
+            if !matches!(f.len(), 19..=21) {
+                return Err(bad(format!("{} fields, expected 21", f.len())));
             }
-            // The TFLOP/s last; `cluster_n` before it where the line has it.
+            // The TFLOP/s last; `cluster_n` and `stream_k` before it where the line has them.
             let last = f.len() - 1;
             let num = |j: usize| -> Result<u64, TuneError> {
                 f[j].parse::<u64>()
@@ -433,7 +442,8 @@ impl TuneCache {
                 split_k: small(15)?,
                 swap_ab: num(16)? != 0,
                 split_fixup: num(17)? != 0,
-                cluster_n: if last == 19 { small(18)? } else { 1 },
+                cluster_n: if last >= 19 { small(18)? } else { 1 },
+                stream_k: last == 20 && num(19)? != 0,
                 ..problem.rule(key.sms)
             };
             config
@@ -774,7 +784,11 @@ mod tests {
                 .any(|x| x.swap_ab && x.bn == 128 && x.split_k == 7 && x.split_fixup)
         );
         let square = candidates(&TuneProblem::new(4096, 4096, 4096, Bf16, Bf16), 132);
-        assert!(square.iter().all(|x| x.split_k == 1 && !x.swap_ab));
+        assert!(
+            square
+                .iter()
+                .all(|x| x.split_k == 1 && !x.swap_ab && !x.stream_k)
+        );
         // M = 16: the swapped kernels 16 and 32 wide, unsplit and split.
         let tokens = candidates(&TuneProblem::new(16, 4096, 4096, Bf16, Bf16), 132);
         for bn in [16, 32] {
@@ -789,6 +803,45 @@ mod tests {
                     .any(|x| x.swap_ab && x.bn == bn && x.split_k == 4)
             );
         }
+    }
+
+    /// Stream-K ([`GemmConfig::stream_k`]) is offered where a decode shape's tiles leave SMs
+    /// idle (bf16 and e4m3, swapped and unswapped), not where the tiles fill them; the pick
+    /// takes it only by the split margin; a stream-K choice survives the cache's text.
+    #[test]
+    fn stream_k_is_a_decode_candidate_picked_by_the_margin() {
+        for input in [Bf16, E4m3] {
+            for m in [1, 16, 64, 128] {
+                let p = TuneProblem::new(m, 7168, 2048, input, Bf16);
+                let c = candidates(&p, 132);
+                assert!(c.iter().any(|x| x.stream_k && x.swap_ab), "{m}");
+                assert!(c.iter().all(|x| !x.stream_k || x.validate().is_ok()));
+                if m > 32 {
+                    assert!(c.iter().any(|x| x.stream_k && !x.swap_ab), "{m}");
+                }
+            }
+        }
+        let big = candidates(&TuneProblem::new(4096, 8192, 8192, Bf16, Bf16), 132);
+        assert!(big.iter().all(|x| !x.stream_k));
+        let base = GemmConfig::for_problem_typed(16, 7168, 132, Bf16, Bf16);
+        let whole = base.swapped(16, 1);
+        let stream = GemmConfig {
+            stream_k: true,
+            ..whole
+        };
+        assert_eq!(
+            pick([(whole, 0.0100), (stream, 0.0099)]),
+            Some((whole, 0.0100))
+        );
+        assert_eq!(
+            pick([(whole, 0.0100), (stream, 0.0090)]),
+            Some((stream, 0.0090))
+        );
+        let p = TuneProblem::new(16, 7168, 2048, Bf16, Bf16);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, stream, 20.0);
+        let back = TuneCache::parse(&cache.to_text()).unwrap();
+        assert_eq!(back.lookup(&key(), &p), Some(stream));
     }
 
     /// A swapped, split choice survives the cache's text (its knobs are among the fields).
@@ -819,7 +872,8 @@ mod tests {
             Some(cfg)
         );
         let mut fields: Vec<&str> = text.trim_end().split('\t').collect();
-        assert_eq!(fields.len(), 20);
+        assert_eq!(fields.len(), 21);
+        fields.remove(19);
         fields.remove(18);
         let old = TuneCache::parse(&fields.join("\t")).unwrap();
         assert_eq!(
@@ -871,7 +925,7 @@ mod tests {
             (good.replace("\tbf16\t", "\tq7\t"), "not a type"),
             (
                 format!("\n{}", good.replacen("\t132\t", "\t132\t\t", 1)),
-                "21 fields",
+                "22 fields",
             ),
         ];
         for (text, what) in cases {
