@@ -12,7 +12,8 @@
 //! `DECODE_CHECK_ONLY=pairs` those of the CTA pairs, `DECODE_CHECK_ONLY=clusters` those of
 //! the clusters along N (each with how many clusters the GPU holds at once),
 //! `DECODE_CHECK_ONLY=fixup` those of the splits summed in the kernel (one launch) and the
-//! fixup's bits against the second launch's.
+//! fixup's bits against the second launch's, `DECODE_CHECK_ONLY=stream-k` those of stream-K
+//! ([`GemmConfig::stream_k`]) and its result twice, bit for bit.
 //!
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them, each in one launch), each
@@ -35,6 +36,10 @@
 //! Every candidate of the wanted rows is loaded before the first row, on all host threads.
 //! `DECODE_LARGE` times the large [`BENCH_SHAPES`] instead of the decode rows, the same way
 //! (every candidate, CTA pairs among them); `DECODE_ALL` prints every candidate's time.
+//! `DECODE_STREAM_K` sets stream-K apart: each row's pick is the tuner's among the other
+//! candidates (the pick before stream-K), and after runs 1 and 2 the fastest stream-K
+//! candidate of the first pass, that pick and the baseline are timed again, interleaved
+//! (twice), on a `streamk` line.
 //! `DECODE_CHECK=pick` compares only the pick with the baseline's C (on a poisoned C, before
 //! runs 1 and 2; a pick off by 1e-2 is the row's error) instead of every candidate before it is
 //! timed: the large rows' host comparisons of 16M-67M elements a candidate are most of their
@@ -155,6 +160,8 @@ fn row(
     let bad = |rel: f64| rel.is_nan() || rel >= 1e-2;
     // `DECODE_CHECK=pick`: only the pick is compared (below), each candidate timed unchecked.
     let pick_only = std::env::var("DECODE_CHECK").is_ok_and(|v| v == "pick");
+    // `DECODE_STREAM_K`: the pick among the candidates other than stream-K's.
+    let stream_k_apart = std::env::var_os("DECODE_STREAM_K").is_some();
     let mut timed: Vec<(GemmConfig, f64, f64)> = Vec::new();
     let (mut rule, mut failed) = (f64::NAN, Vec::new());
     for (i, cfg) in row_candidates(problem, sms).into_iter().enumerate() {
@@ -191,7 +198,8 @@ fn row(
         false => {
             let mut again = Vec::new();
             let mut line = format!("  finalists {m}x{n}x{}:", problem.k);
-            for cfg in finalists(timed.iter().map(|&(c, ms, _)| (c, ms))) {
+            let pool = timed.iter().filter(|t| !(stream_k_apart && t.0.stream_k));
+            for cfg in finalists(pool.map(|&(c, ms, _)| (c, ms))) {
                 let gemm = loaded(kernels, device, cfg)?;
                 let [ms, base] = median_ms_interleaved::<CheckError, 2>(
                     stream,
@@ -259,6 +267,49 @@ fn row(
                 baseline(&mut base_c)
             }),
         )?;
+    }
+    // `DECODE_STREAM_K`: the first pass's fastest stream-K candidate against the pick and the
+    // baseline, interleaved.
+    let fastest_sk = timed
+        .iter()
+        .filter(|t| t.0.stream_k)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|t| t.0);
+    if let (true, false, Some(sk)) = (stream_k_apart, profile, fastest_sk) {
+        loaded(kernels, device, sk)?;
+        let (Some(sk_gemm), Some(gemm)) = (kernels.get(&sk), kernels.get(&pick)) else {
+            return Err(CheckError::Gemm(GemmError::Operands(
+                "stream-K: not loaded".into(),
+            )));
+        };
+        let mut c2 = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+        for round in 1..=2 {
+            let [p, s, b] = median_ms_interleaved::<CheckError, 3>(
+                stream,
+                2,
+                ITERS,
+                Before::ColdL2,
+                [
+                    &mut || Ok(ours(gemm, &mut c)?),
+                    &mut || Ok(ours(sk_gemm, &mut c2)?),
+                    &mut || baseline(&mut base_c),
+                ],
+            )?;
+            println!(
+                "  streamk {m}x{n}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
+                 stream-K {:.2} µs ({:.3}) {}; pick/stream-K {:.3}",
+                problem.k,
+                problem.input.name(),
+                b * 1e3,
+                p * 1e3,
+                b / p,
+                pick.name(),
+                s * 1e3,
+                b / s,
+                sk.name(),
+                p / s
+            );
+        }
     }
     Ok(Row {
         base: [base1, base2],
@@ -480,9 +531,13 @@ fn checks(
     let only = std::env::var("DECODE_CHECK_ONLY").unwrap_or_default();
     let (only_pairs, only_clusters) = (only == "pairs", only == "clusters");
     let only_fixup = only == "fixup";
-    let only_widths = only == "decode-widths" || only_pairs || only_clusters || only_fixup;
+    let only_stream = only == "stream-k";
+    let only_widths =
+        only == "decode-widths" || only_pairs || only_clusters || only_fixup || only_stream;
     let wanted = |&(c, (m, _, _)): &(GemmConfig, (usize, usize, usize))| {
-        if only_fixup {
+        if only_stream {
+            c.stream_k
+        } else if only_fixup {
             c.split_fixup
         } else if only_pairs {
             c.cluster_m == 2
@@ -499,6 +554,14 @@ fn checks(
     let fixup = |c: GemmConfig| GemmConfig {
         split_fixup: true,
         ..c
+    };
+    let sk = |c: GemmConfig| GemmConfig {
+        stream_k: true,
+        ..c
+    };
+    let odd = GemmConfig {
+        n_even: false,
+        ..bf
     };
     let unswapped = |bn, split_k| {
         GemmConfig {
@@ -573,6 +636,17 @@ fn checks(
             .decode_cluster(24, 4),
             (77, 1001, 520),
         ),
+        // Stream-K: swapped at M = 1 (17 tiles of 112 k-tiles over the SMs: each tile in
+        // parts of 7 or 8 CTAs), 13 and 64, an odd N and a K padded to a multiple of 8
+        // (1001), unswapped 64 wide and 128 wide at N = 57344 (448 tiles over 132 CTAs: a CTA's
+        // range spans 3 or more tiles, the middle ones whole), and an odd N unswapped.
+        (sk(bf.swapped(16, 1)), (1, 2112, 7168)),
+        (sk(bf.swapped(16, 1)), (13, 1001, 1001)),
+        (sk(bf.swapped(64, 1)), (64, 4096, 4096)),
+        (sk(bf.swapped(32, 1)), (16, 6144, 4096)),
+        (sk(bf.decode_tile(64, 1, false)), (128, 4096, 4096)),
+        (sk(bf.decode_tile(128, 1, false)), (128, 57344, 8192)),
+        (sk(odd.decode_tile(48, 1, false)), (77, 1001, 520)),
     ];
     for (i, (cfg, shape)) in bf16_checks.into_iter().enumerate() {
         if !wanted(&(cfg, shape)) {
@@ -641,6 +715,27 @@ fn checks(
             fp8(128, 2112).decode_pair_split(96, 3, true),
             (128, 2112, 7168),
         ),
+        // Stream-K: swapped at M = 1, 16 and 64, unswapped at 100 x 2112 (edges in M) and 128
+        // wide at N = 57344 (a CTA's range over 3 or more tiles), an odd N.
+        (sk(fp8(1, 2112).swapped(16, 1)), (1, 2112, 7168)),
+        (sk(fp8(16, 4096).swapped(16, 1)), (16, 4096, 4096)),
+        (sk(fp8(64, 7168).swapped(64, 1)), (64, 7168, 2048)),
+        (
+            sk(fp8(128, 2112).decode_tile(32, 1, false)),
+            (100, 2112, 7168),
+        ),
+        (
+            sk(fp8(128, 57344).decode_tile(128, 1, false)),
+            (128, 57344, 8192),
+        ),
+        (
+            sk(GemmConfig {
+                n_even: false,
+                ..fp8(64, 1001)
+            }
+            .swapped(32, 1)),
+            (29, 1001, 2048),
+        ),
     ];
     check::print_checks(
         "ours",
@@ -674,6 +769,42 @@ fn checks(
         (bf.swapped(64, 4), (64, 4096, 4096)),
         (bf.decode_pair_split(96, 3, false), (128, 2112, 7168)),
     ];
+    // Stream-K's parts summed in k order: the same bits run to run (a fresh C, poisoned,
+    // each time).
+    let twice = [
+        (sk(bf.swapped(16, 1)), (1, 2112, 7168)),
+        (sk(bf.decode_tile(128, 1, false)), (128, 57344, 8192)),
+        (sk(bf.swapped(64, 1)), (64, 4096, 4096)),
+    ];
+    for (cfg, shape) in twice {
+        if only_widths && !only_stream {
+            continue;
+        }
+        let (m, n, k) = shape;
+        let name = format!(
+            "check stream-K twice, bit for bit, {} {m}x{n}x{k}",
+            cfg.name()
+        );
+        let same = (|| -> Result<bool, CheckError> {
+            let mut p = check::Problem::new(stream, shape, 93)?;
+            let gemm = loaded(kernels, device, cfg)?;
+            let mut outs = Vec::new();
+            for _ in 0..2 {
+                poison(stream, &mut p.c)?;
+                gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
+                outs.push(p.c.to_host(stream)?);
+            }
+            Ok(outs[0]
+                .iter()
+                .zip(&outs[1])
+                .all(|(x, y)| x.to_bits() == y.to_bits() && !x.is_nan()))
+        })();
+        match same {
+            Ok(true) => println!("{name}: PASS"),
+            Ok(false) => println!("{name}: FAIL"),
+            Err(e) => println!("{name}: FAIL {e}"),
+        }
+    }
     for (cfg, shape) in same_bits {
         if only_widths && !(only_pairs && cfg.cluster_m == 2) && !only_fixup {
             continue;

@@ -895,6 +895,8 @@ fn stream_k_kernels_assemble() {
     let configs = [
         sk(bf.swapped(64, 1)),
         sk(bf.swapped(32, 1)),
+        sk(bf.swapped(16, 1)),
+        sk(fp8.swapped(16, 1)),
         sk(bf.decode_tile(128, 1, false)),
         sk(bf.decode_tile(48, 1, false)),
         sk(fp8.swapped(64, 1)),

@@ -27,6 +27,7 @@
 //! `[2·grid, 2, bn / 8, 128, 4]`, two slots a CTA, a block a consumer), and the last to arrive
 //! loads the tile's parts in k order, one part's vectors at a time, into `0 + p0 + p1 + ...`.
 
+use ptx_isa::builder::CmpOp;
 use ptx_isa::ty;
 
 use super::GemmConfig;
@@ -242,9 +243,6 @@ impl<O: Elem> Fixup<O> {
         let at_row = vec![Expr::from(row)];
         last_arrival(k, &self.counters, at_row, parts, (bar, threads), lt, |k| {
             // `sum = 0 + p0 + p1 + ...` for each of the thread's values.
-            for &sum in &values {
-                k.mov(sum, 0.0f32)?;
-            }
             let fours = values.chunks(VECTOR as usize);
             match at {
                 PartsAt::Fixed { parts, row } => {
@@ -253,20 +251,54 @@ impl<O: Elem> Fixup<O> {
                         let loaded = (0..parts)
                             .map(|s| k.load_vec(partials, index([s.into(), row.into()], v)))
                             .collect::<Result<Vec<_>>>()?;
-                        for part in &loaded {
-                            add_vector(k, four, part)?;
+                        for (i, &sum) in four.iter().enumerate() {
+                            k.mov(sum, 0.0f32)?;
+                            for part in &loaded {
+                                let Some(&x) = part.get(i) else {
+                                    return Err(
+                                        k.error("the workspace's vector is narrower than 4")
+                                    );
+                                };
+                                k.add(sum, sum, x)?;
+                            }
                         }
                     }
                 }
                 PartsAt::Stream { unit, cw } => {
-                    // The parts in k order; each part's vectors loaded before its adds.
-                    k.for_range(0u32, unit.parts, |k, j| {
-                        let slot = unit.slot(k, j)?;
-                        let loaded = (0..fours.len())
-                            .map(|v| k.load_vec(partials, index([slot.into(), cw.into()], v)))
-                            .collect::<Result<Vec<_>>>()?;
-                        for (four, part) in fours.zip(&loaded) {
-                            add_vector(k, four, part)?;
+                    for &sum in &values {
+                        k.mov(sum, 0.0f32)?;
+                    }
+                    // The parts in k order, `batch` at a time: each batch's loads issued
+                    // before its adds (in flight together; a part past the last loads the
+                    // last part again, and its adds are skipped), about 64 registers of them.
+                    let batch = (64 / values.len().max(1)).clamp(1, 8) as u32;
+                    let last = k.let_("sk_last_part", Expr::from(unit.parts) - 1u32)?;
+                    k.for_range_step(0u32, unit.parts, batch, |k, j| {
+                        let mut loaded = Vec::new();
+                        for u in 0..batch {
+                            let part = k.let_("sk_sum_part", Expr::from(j) + u)?;
+                            let (p, l) = (k.eval(part)?, k.eval(last)?);
+                            let held = k.min_of(p, l)?;
+                            let held = k.bind("sk_held_part", held);
+                            let slot = unit.slot(k, held)?;
+                            let vectors = (0..fours.len())
+                                .map(|v| k.load_vec(partials, index([slot.into(), cw.into()], v)))
+                                .collect::<Result<Vec<_>>>()?;
+                            loaded.push((part, vectors));
+                        }
+                        for (u, (part, vectors)) in loaded.iter().enumerate() {
+                            let add = |k: &mut KernelBuilder| {
+                                for (four, vector) in fours.clone().zip(vectors) {
+                                    add_vector(k, four, vector)?;
+                                }
+                                Ok(())
+                            };
+                            if u == 0 {
+                                add(k)?;
+                            } else {
+                                let here = k.cmp(CmpOp::Lt, *part, unit.parts)?;
+                                k.if_(here, add).end()?;
+                            }
                         }
                         Ok(())
                     })?;
