@@ -2795,11 +2795,6 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         self.store_block(k, edge, acc, None)
     }
 
-    /// Stores a warpgroup's accumulators into `edge`, a bounded 64 x bn block of C
-    /// (`copy.fragment_view`, through `cast.registers` to 16-bit pairs), after `back` (an
-    /// epilogue's ops from its first tensor op on, [`Epilogue::apply_back`], with the views of
-    /// its tensors): without bounds (no predicates) when the block lies wholly within them,
-    /// else bounded ([`whole_or_edge`]).
     /// Split-K with the in-kernel fixup ([`super::fixup`]): consumer `cw` stores its part of
     /// the 64-row block `block` of tile column `nb` (in the kernel's orientation) to the
     /// workspace; the last part to arrive at the block sums them and stores C (transposed
@@ -2867,6 +2862,11 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         self.store_block(k, edge, acc, None)
     }
 
+    /// Stores a warpgroup's accumulators into `edge`, a bounded 64 x bn block of C
+    /// (`copy.fragment_view`, through `cast.registers` to 16-bit pairs), after `back` (an
+    /// epilogue's ops from its first tensor op on, [`Epilogue::apply_back`], with the views of
+    /// its tensors): without bounds (no predicates) when the block lies wholly within them,
+    /// else bounded ([`whole_or_edge`]).
     fn store_block(
         &mut self,
         k: &mut KernelBuilder,
