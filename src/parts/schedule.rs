@@ -902,14 +902,14 @@ mod tests {
                 assert_eq!(u.slot / 2, u.cta, "{u:?}: its own CTA's slot");
             }
             // Arrivals in CTA order, reversed, and interleaved.
-            let orders: [Box<dyn Fn(&&&HostStreamUnit) -> i64>; 3] = [
-                Box::new(|u| i64::from(u.cta)),
-                Box::new(|u| -i64::from(u.cta)),
-                Box::new(|u| i64::from((u.cta * 7919) % 101)),
+            let orders: [fn(&HostStreamUnit) -> i64; 3] = [
+                |u| i64::from(u.cta),
+                |u| -i64::from(u.cta),
+                |u| i64::from((u.cta * 7919) % 101),
             ];
-            for order in &orders {
+            for order in orders {
                 let mut arrivals = shared.clone();
-                arrivals.sort_by_key(|u| order(&u));
+                arrivals.sort_by_key(|u| order(u));
                 let mut counters = vec![0u32; tiles as usize];
                 let mut summed = vec![0u32; tiles as usize];
                 for u in arrivals {
