@@ -779,25 +779,7 @@ fn checks(
             "check stream-K twice, bit for bit, {} {m}x{n}x{k}",
             cfg.name()
         );
-        let same = (|| -> Result<bool, CheckError> {
-            let mut p = check::Problem::new(stream, shape, 93)?;
-            let gemm = loaded(kernels, device, cfg)?;
-            let mut outs = Vec::new();
-            for _ in 0..2 {
-                poison(stream, &mut p.c)?;
-                gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
-                outs.push(p.c.to_host(stream)?);
-            }
-            Ok(outs[0]
-                .iter()
-                .zip(&outs[1])
-                .all(|(x, y)| x.to_bits() == y.to_bits() && !x.is_nan()))
-        })();
-        match same {
-            Ok(true) => println!("{name}: PASS"),
-            Ok(false) => println!("{name}: FAIL"),
-            Err(e) => println!("{name}: FAIL {e}"),
-        }
+        same_bits_check((kernels, device, stream), &name, (shape, 93), [cfg, cfg]);
     }
     for (cfg, shape) in same_bits {
         if only_widths && !(only_pairs && cfg.cluster_m == 2) && !only_fixup {
@@ -808,25 +790,42 @@ fn checks(
             "check fixup == second launch, bit for bit, {} {m}x{n}x{k}",
             cfg.name()
         );
-        let same = (|| -> Result<bool, CheckError> {
-            let mut p = check::Problem::new(stream, shape, 91)?;
-            let mut outs = Vec::new();
-            for cfg in [cfg, fixup(cfg)] {
-                let gemm = loaded(kernels, device, cfg)?;
-                poison(stream, &mut p.c)?;
-                gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
-                outs.push(p.c.to_host(stream)?);
-            }
-            Ok(outs[0]
-                .iter()
-                .zip(&outs[1])
-                .all(|(x, y)| x.to_bits() == y.to_bits()))
-        })();
-        match same {
-            Ok(true) => println!("{name}: PASS"),
-            Ok(false) => println!("{name}: FAIL"),
-            Err(e) => println!("{name}: FAIL {e}"),
+        same_bits_check(
+            (kernels, device, stream),
+            &name,
+            (shape, 91),
+            [cfg, fixup(cfg)],
+        );
+    }
+}
+
+/// Runs `configs` one after the other on one problem of `shape` (random data from `seed`), C
+/// poisoned before each run, and prints `name` with PASS where both wrote the same bits and no
+/// NaN (every element written).
+fn same_bits_check(
+    (kernels, device, stream): (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
+    name: &str,
+    (shape, seed): ((usize, usize, usize), u64),
+    configs: [GemmConfig; 2],
+) {
+    let same = (|| -> Result<bool, CheckError> {
+        let mut p = check::Problem::new(stream, shape, seed)?;
+        let mut outs = Vec::new();
+        for cfg in configs {
+            let gemm = loaded(kernels, device, cfg)?;
+            poison(stream, &mut p.c)?;
+            gemm.run(stream, &p.a, &p.b, &mut p.c, None)?;
+            outs.push(p.c.to_host(stream)?);
         }
+        Ok(outs[0]
+            .iter()
+            .zip(&outs[1])
+            .all(|(x, y)| x.to_bits() == y.to_bits() && !x.is_nan()))
+    })();
+    match same {
+        Ok(true) => println!("{name}: PASS"),
+        Ok(false) => println!("{name}: FAIL"),
+        Err(e) => println!("{name}: FAIL {e}"),
     }
 }
 

@@ -67,13 +67,38 @@ pub fn fixup_tiles(cfg: &GemmConfig, (m, n): (usize, usize)) -> usize {
 /// 128, 4]` f32 (a 64 x `bn` block is `bn / 2` values for each of a warpgroup's 128 threads,
 /// PTX ISA 9.7.15.5.1.1 "wgmma accumulator fragments": `bn / 8` vectors of 4).
 pub fn workspace_shape(cfg: &GemmConfig, (m, n): (usize, usize)) -> [usize; 5] {
+    in_fragment_order(cfg, [cfg.split_k as usize, fixup_tiles(cfg, (m, n))])
+}
+
+/// A workspace `[a, b, bn / 8, 128, 4]` of `cfg`'s 64 x `bn` blocks in fragment order.
+fn in_fragment_order(cfg: &GemmConfig, [a, b]: [usize; 2]) -> [usize; 5] {
     [
-        cfg.split_k as usize,
-        fixup_tiles(cfg, (m, n)),
+        a,
+        b,
         (cfg.bn / (2 * VECTOR)) as usize,
         WarpSpecialized::WARPGROUP as usize,
         VECTOR as usize,
     ]
+}
+
+/// Declares `partials`, a workspace `[a, b, bn / 8, 128, 4]` f32 ([`in_fragment_order`]),
+/// 16-byte aligned.
+fn declare_in_fragment_order(
+    k: &mut KernelBuilder,
+    cfg: &GemmConfig,
+    [a, b]: [Expr; 2],
+) -> Result<Buffer<ty::F32>> {
+    k.tensor::<ty::F32>(
+        "partials",
+        [
+            a,
+            b,
+            Expr::from(cfg.bn / (2 * VECTOR)),
+            Expr::from(WarpSpecialized::WARPGROUP),
+            Expr::from(VECTOR),
+        ],
+        TensorOpts::default().align(16),
+    )
 }
 
 /// Declares the workspace the parts store their accumulators to, [`workspace_shape`]'s
@@ -81,17 +106,7 @@ pub fn workspace_shape(cfg: &GemmConfig, (m, n): (usize, usize)) -> [usize; 5] {
 /// symbol the launcher reads from it).
 pub fn declare_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffer<ty::F32>> {
     let tiles = k.symbol("fixup_tiles")?;
-    k.tensor::<ty::F32>(
-        "partials",
-        [
-            Expr::from(cfg.split_k),
-            Expr::from(tiles),
-            Expr::from(cfg.bn / (2 * VECTOR)),
-            Expr::from(WarpSpecialized::WARPGROUP),
-            Expr::from(VECTOR),
-        ],
-        TensorOpts::default().align(16),
-    )
+    declare_in_fragment_order(k, cfg, [cfg.split_k.into(), tiles.into()])
 }
 
 /// Stream-K's workspace for a launch of `grid` CTAs ([`GemmConfig::stream_k`]): `[2·grid, bm /
@@ -99,30 +114,14 @@ pub fn declare_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffe
 /// [`StreamUnit::slot`]), each a 64 x `bn` block for each consumer warpgroup in fragment order.
 /// Its size follows the grid, not the problem.
 pub fn stream_workspace_shape(cfg: &GemmConfig, grid: usize) -> [usize; 5] {
-    [
-        2 * grid,
-        (cfg.bm() / 64) as usize,
-        (cfg.bn / (2 * VECTOR)) as usize,
-        WarpSpecialized::WARPGROUP as usize,
-        VECTOR as usize,
-    ]
+    in_fragment_order(cfg, [2 * grid, (cfg.bm() / 64) as usize])
 }
 
 /// Declares stream-K's workspace, [`stream_workspace_shape`] (its extent `stream_slots` a
 /// symbol the launcher reads from it), 16-byte aligned.
 pub fn declare_stream_partials(k: &mut KernelBuilder, cfg: &GemmConfig) -> Result<Buffer<ty::F32>> {
     let slots = k.symbol("stream_slots")?;
-    k.tensor::<ty::F32>(
-        "partials",
-        [
-            Expr::from(slots),
-            Expr::from(cfg.bm() / 64),
-            Expr::from(cfg.bn / (2 * VECTOR)),
-            Expr::from(WarpSpecialized::WARPGROUP),
-            Expr::from(VECTOR),
-        ],
-        TensorOpts::default().align(16),
-    )
+    declare_in_fragment_order(k, cfg, [slots.into(), (cfg.bm() / 64).into()])
 }
 
 /// Where a block's parts lie in the workspace, and how many there are.
@@ -361,6 +360,24 @@ mod tests {
                 let last_row = last_block * tiles_n + tiles_n - 1;
                 assert!(last_row < fixup_tiles(&cfg, (m, n)), "{m} x {n}");
             }
+        }
+    }
+
+    /// Stream-K's workspace: two slots a CTA of the grid (every slot
+    /// [`crate::parts::stream_k_units`] hands out is below `2·grid`), each a `64 x bn` block
+    /// for each of the tile's 64-row blocks, whatever the problem.
+    #[test]
+    fn the_stream_workspace_holds_two_slots_a_cta() {
+        for bn in [16u32, 64, 128] {
+            let cfg = GemmConfig {
+                stream_k: true,
+                ..GemmConfig::large().swapped(bn, 1)
+            };
+            let shape = stream_workspace_shape(&cfg, 132);
+            assert_eq!(shape[..2], [264, 2]);
+            assert_eq!(shape[2..].iter().product::<usize>(), 64 * bn as usize);
+            let units = crate::parts::stream_k_units(17, 112, 132);
+            assert!(units.iter().all(|u| (u.slot as usize) < shape[0]));
         }
     }
 
