@@ -41,10 +41,18 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, Scaling};
+use ptxkit::library::gemm::{
+    DECODE_MS, DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, Scaling,
+};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{Before, Device, DeviceTensor, E4m3, median_ms, median_ms_interleaved};
 use ptxkit::selftest::gpu_with_or_skip;
+
+/// C's type in these benchmarks.
+const OUT: ScalarType = ScalarType::Bf16;
+
+/// How the e4m3 operands are made on the host and read back.
+const E4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
 
 /// `FP8_BLOCK_SAME_TILE`: at each shape of `shapes`, the block-scaled default against the same
 /// configuration with per-tensor scales (the same tile, stages and order), on the same A and B
@@ -57,19 +65,17 @@ fn same_tile(
     shapes: &[(usize, usize, usize)],
 ) {
     let sms = device.attributes().sm_count;
-    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
-    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
     println!(
         "\n| shape | block-scaled config | block µs | per-tensor at the same tile µs | per-tensor / block |\n| --- | --- | --- | --- | --- |"
     );
     for &(m, n, k) in shapes {
-        let block = GemmConfig::fp8_block(m, n, sms, e4m3, out);
+        let block = GemmConfig::fp8_block(m, n, sms, ScalarType::E4m3, OUT);
         let tensor = per_tensor_twin(block);
         let row = (|| -> Result<[f64; 2], Box<dyn std::error::Error>> {
             loaded(kernels, device, block)?;
             loaded(kernels, device, tensor)?;
             let (gb, gt) = (&kernels[&block], &kernels[&tensor]);
-            let p = BlockProblem::new(stream, (m, n, k), 7, (e4, e4), out)?;
+            let p = BlockProblem::new(stream, (m, n, k), 7, (E4, E4), OUT)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
             let mut cb = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
             let mut ct = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
@@ -112,7 +118,7 @@ fn per_tensor_twin(cfg: GemmConfig) -> GemmConfig {
 /// `FP8_BLOCK_SPLIT`: split-K of the block-scaled GEMM at decode shapes.
 /// - Checks (f64 reference, C poisoned, fresh random data and per-block scales) of the split
 ///   default ([`GemmConfig::fp8_block_split`]) at DeepSeek-V3's N = 2112 and 4096 for
-///   M = 1, 16, 64, 128, at odd M, N and K (a last k-block of 16 or 80 columns), in 16 parts (a
+///   M = 1, 16, 64, 128, at odd M, N and K (a last k-block of 16 columns), in 16 parts (a
 ///   part past the last k-tile), 128 wide, and summed by the second launch; the fixup's C
 ///   against the second launch's bit for bit on the same data.
 /// - Unless `FP8_BLOCK_SPLIT=checks`: at each of those decode shapes, cold and interleaved (20
@@ -125,8 +131,7 @@ fn split_k_mode(
     shapes: &[(usize, usize, usize)],
 ) {
     let sms = device.attributes().sm_count;
-    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
-    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+    let (e4m3, out, e4) = (ScalarType::E4m3, OUT, E4);
     let split =
         |(m, n, k): (usize, usize, usize)| GemmConfig::fp8_block_split(m, n, k, sms, e4m3, out);
     let two_launch = |c: GemmConfig| GemmConfig {
@@ -339,37 +344,35 @@ fn main() {
             checks,
         );
     }
+    // The decode shapes (M of DECODE_MS) of `nk`, those of `FP8_BLOCK_SHAPES` where it is set.
+    let decode = |nk: &[(usize, usize)]| -> Vec<(usize, usize, usize)> {
+        DECODE_MS
+            .into_iter()
+            .flat_map(|m| nk.iter().map(move |&(n, k)| (m, n, k)))
+            .filter(|&(m, n, k)| {
+                let name = format!("{m}x{n}x{k}");
+                listed.as_ref().is_none_or(|l| l.contains(&name))
+            })
+            .collect()
+    };
     if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
         // The decode shapes the split rule splits on 132 SMs: DeepSeek-V3's N = 2112 and 4096.
-        let shapes: Vec<(usize, usize, usize)> = [1, 16, 64, 128]
-            .into_iter()
-            .flat_map(|m| [(2112, 7168), (4096, 7168)].map(|(n, k)| (m, n, k)))
-            .filter(|&(m, n, k)| {
-                let name = format!("{m}x{n}x{k}");
-                listed.as_ref().is_none_or(|l| l.contains(&name))
-            })
-            .collect();
+        let shapes = decode(&[(2112, 7168), (4096, 7168)]);
         split_k_mode((&device, &stream), &mut kernels, &shapes);
-        println!("device: {}", device.attributes().name);
-        return;
+    } else if std::env::var_os("FP8_BLOCK_SAME_TILE").is_some() {
+        same_tile((&device, &stream), &mut kernels, &decode(DEEPSEEK_V3_NK));
     }
-    if std::env::var_os("FP8_BLOCK_SAME_TILE").is_some() {
-        let shapes: Vec<(usize, usize, usize)> = [1, 16, 64, 128]
-            .into_iter()
-            .flat_map(|m| DEEPSEEK_V3_NK.iter().map(move |&(n, k)| (m, n, k)))
-            .filter(|&(m, n, k)| {
-                let name = format!("{m}x{n}x{k}");
-                listed.as_ref().is_none_or(|l| l.contains(&name))
-            })
-            .collect();
-        same_tile((&device, &stream), &mut kernels, &shapes);
+    if ["FP8_BLOCK_SPLIT", "FP8_BLOCK_SAME_TILE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+    {
         println!("device: {}", device.attributes().name);
         return;
     }
     println!(
         "\n| shape | block FP8 best TFLOP/s | best config | block default | per-tensor FP8 (ours) | cuBLASLt FP8 fast | bf16 (ours) | best / bf16 |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
     );
-    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+    let e4 = E4;
     for (m, n, k) in shapes() {
         let name = format!("{m}x{n}x{k}");
         if only.as_ref().is_some_and(|o| *o != name)
