@@ -475,8 +475,7 @@ pub fn config_for_problem(device: &Device, problem: &TuneProblem) -> GemmConfig 
 
 /// [`config_for_problem`] with its inputs given: the choice cached for `problem` under `key` in
 /// the file at `path`, else the rule on `sms` multiprocessors. The file is read once and again
-/// when its modification time or length changes ([`shared_cache`]), so a lookup a call costs
-/// one `stat`.
+/// when its modification time or length changes, so a lookup a call costs one `stat`.
 pub fn config_from_file(
     path: Option<&Path>,
     key: Option<&TuneKey>,
