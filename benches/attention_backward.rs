@@ -13,7 +13,8 @@
 //! d256 with two stages), in the deterministic mode, with the causal mask's CTAs in the grid's
 //! order rather than longest first (`inorder`, [`BackwardConfig::in_order`]) and with three
 //! ordinary launches rather than the main and convert kernels as programmatic dependents
-//! (`serial`, [`BackwardConfig::dependent`]) (a `variant` column). `benches/attention_torch.py --backward` times
+//! (`serial`, [`BackwardConfig::dependent`]) (a `variant` column); `pre` times the default's
+//! preprocess kernel alone ([`AttentionBackward::run_preprocess`], no TFLOP/s). `benches/attention_torch.py --backward` times
 //! torch's SDPA backward with its flash and cuDNN backends on the same shapes; run both in one GPU call and put the
 //! tables side by side (BENCHMARKS.md).
 //!
@@ -27,7 +28,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::{ScalarType, Target};
 use ptxkit::library::attention::backward::build_main;
 use ptxkit::library::attention::{
-    Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardConfig,
+    Attention, AttentionBackward, AttentionConfig, AttentionShape, BackwardArgs, BackwardConfig,
 };
 use ptxkit::runtime::{Device, DeviceTensor};
 use ptxkit::selftest::{Rng, attention_bench};
@@ -109,16 +110,25 @@ impl Operands {
         })
     }
 
-    /// The backward on these operands.
-    fn run(&mut self, dev: &Device, bwd: &AttentionBackward, scale: f32) -> Result<(), String> {
+    /// The backward on these operands (`pre`: its preprocess kernel alone).
+    fn run(
+        &mut self,
+        dev: &Device,
+        bwd: &AttentionBackward,
+        scale: f32,
+        pre: bool,
+    ) -> Result<(), String> {
         let stream = dev.default_stream();
-        bwd.run(
-            &stream,
+        let args = BackwardArgs::new(
             [&self.q, &self.k, &self.v, &self.o, &self.d_o],
             &self.lse,
             [&mut self.dq, &mut self.dk, &mut self.dv],
             scale,
-        )
+        );
+        match pre {
+            true => bwd.run_preprocess(&stream, args),
+            false => bwd.run_borrowed(&stream, args),
+        }
         .map_err(|e| e.to_string())
     }
 }
@@ -127,7 +137,7 @@ impl Operands {
 /// `attention_torch.py` times torch).
 fn time(
     dev: &Device,
-    cfg: BackwardConfig,
+    (cfg, pre): (BackwardConfig, bool),
     s: AttentionShape,
     x: &mut Operands,
 ) -> Result<f64, String> {
@@ -136,11 +146,11 @@ fn time(
     let watched = AttentionBackward::new(dev, cfg)
         .map(|b| b.with_limit(LIMIT))
         .map_err(|e| e.to_string())?;
-    x.run(dev, &watched, scale)
+    x.run(dev, &watched, scale, pre)
         .map_err(|e| format!("the first run: {e}"))?;
     let bwd = AttentionBackward::new(dev, cfg).map_err(|e| e.to_string())?;
     let stream = dev.default_stream();
-    attention_bench::median_ms(&stream, || x.run(dev, &bwd, scale))
+    attention_bench::median_ms(&stream, || x.run(dev, &bwd, scale, pre))
 }
 
 fn gpu(_c: &mut Criterion) {
@@ -179,6 +189,7 @@ fn gpu(_c: &mut Criterion) {
             ("det", cfg.with_deterministic()),
             ("inorder", cfg.with_in_order()),
             ("serial", cfg.with_serial_launches()),
+            ("pre", cfg),
         ] {
             // `m64` and `m128` at d64 where they are not the default, `m64` and the `m80`s at
             // d128 likewise; `partials` at d64.
@@ -196,8 +207,11 @@ fn gpu(_c: &mut Criterion) {
             if !filter.variant(name) || skip {
                 continue;
             }
-            let r = time(&dev, cfg, s, &mut x);
-            attention_bench::print_row(&s, causal, name, 2.5 * s.flops(causal), &r);
+            // `pre`: the default's preprocess alone (its TFLOP/s column 0).
+            let pre = name == "pre";
+            let r = time(&dev, (cfg, pre), s, &mut x);
+            let flops = if pre { 0.0 } else { 2.5 * s.flops(causal) };
+            attention_bench::print_row(&s, causal, name, flops, &r);
             if r.is_err_and(|e| e.contains("did not finish")) {
                 println!("stopped: the GPU is still running the hung kernel");
                 return;

@@ -9,7 +9,7 @@
 # and deterministic), with `ncu` one launch of the main kernel (VARIANT, default bulk; d128 or
 # HEAD_DIM, 2x8192, not causal) profiled: the tensor pipe, shared-memory wavefronts and bank
 # conflicts, and the warps' stall reasons per issued instruction.
-# PTXKIT_ATTENTION_VARIANT (bulk,m64,m128,m80,dvlate,partials,red,det) limits the bench's variants (the ncu step's
+# PTXKIT_ATTENTION_VARIANT (bulk,m64,m128,m80,dvlate,partials,red,det,pre) limits the bench's variants (the ncu step's
 # kernel is the variant's). Logs go to $OUT, a summary to stdout.
 set -u
 . "$(dirname "$0")/gpu_steps.sh"

@@ -21,6 +21,13 @@
 //! the same A and B, each from a cold L2 with their runs interleaved, as the decode table
 //! times (issue 29's bar for block-scaled FP8 at the decode shapes).
 //!
+//! `FP8_BLOCK_SPLIT` checks and times split-K of the block-scaled GEMM at decode shapes
+//! ([`GemmConfig::fp8_block_split`], [`split_k_mode`]): the checks of the split kernels (C
+//! poisoned, fresh random data and scales, edges in M, N and K, a part past the last k-tile),
+//! the in-kernel fixup against the second launch's sum bit for bit, then (unless
+//! `FP8_BLOCK_SPLIT=checks`, what the sanitizer runs) the split default against the unsplit
+//! default and our per-tensor FP8 GEMM at each one's tile.
+//!
 //! ```text
 //! cargo bench --bench gemm_fp8_block
 //! ```
@@ -34,10 +41,18 @@ use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, Fp8Problem, loaded};
 use ptxkit::library::gemm::check_block::{BlockProblem, Codec, check_block};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::{DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, Scaling};
+use ptxkit::library::gemm::{
+    DECODE_MS, DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, Scaling,
+};
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{Before, Device, DeviceTensor, E4m3, median_ms, median_ms_interleaved};
 use ptxkit::selftest::gpu_with_or_skip;
+
+/// C's type in these benchmarks.
+const OUT: ScalarType = ScalarType::Bf16;
+
+/// How the e4m3 operands are made on the host and read back.
+const E4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
 
 /// `FP8_BLOCK_SAME_TILE`: at each shape of `shapes`, the block-scaled default against the same
 /// configuration with per-tensor scales (the same tile, stages and order), on the same A and B
@@ -50,24 +65,17 @@ fn same_tile(
     shapes: &[(usize, usize, usize)],
 ) {
     let sms = device.attributes().sm_count;
-    let (e4m3, out) = (ScalarType::E4m3, ScalarType::Bf16);
-    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
     println!(
         "\n| shape | block-scaled config | block µs | per-tensor at the same tile µs | per-tensor / block |\n| --- | --- | --- | --- | --- |"
     );
     for &(m, n, k) in shapes {
-        let block = GemmConfig::fp8_block(m, n, sms, e4m3, out);
-        let tensor = GemmConfig {
-            scaling: Scaling::PerTensor,
-            pipelined_promotion: false,
-            smem_scales: false,
-            ..block
-        };
+        let block = GemmConfig::fp8_block(m, n, sms, ScalarType::E4m3, OUT);
+        let tensor = per_tensor_twin(block);
         let row = (|| -> Result<[f64; 2], Box<dyn std::error::Error>> {
             loaded(kernels, device, block)?;
             loaded(kernels, device, tensor)?;
             let (gb, gt) = (&kernels[&block], &kernels[&tensor]);
-            let p = BlockProblem::new(stream, (m, n, k), 7, (e4, e4), out)?;
+            let p = BlockProblem::new(stream, (m, n, k), 7, (E4, E4), OUT)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
             let mut cb = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
             let mut ct = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
@@ -92,6 +100,194 @@ fn same_tile(
                 t / b
             ),
             Err(e) => println!("| {m}x{n}x{k} | {} | error: {e} | | |", block.name()),
+        }
+    }
+}
+
+/// `cfg` with per-tensor scales at the same tile, stages and split (the block scales' cost
+/// alone between them).
+fn per_tensor_twin(cfg: GemmConfig) -> GemmConfig {
+    GemmConfig {
+        scaling: Scaling::PerTensor,
+        pipelined_promotion: false,
+        smem_scales: false,
+        ..cfg
+    }
+}
+
+/// `FP8_BLOCK_SPLIT`: split-K of the block-scaled GEMM at decode shapes.
+/// - Checks (f64 reference, C poisoned, fresh random data and per-block scales) of the split
+///   default ([`GemmConfig::fp8_block_split`]) at DeepSeek-V3's N = 2112 and 4096 for
+///   M = 1, 16, 64, 128, at odd M, N and K (a last k-block of 16 columns), in 16 parts (a
+///   part past the last k-tile), 128 wide, and summed by the second launch; the fixup's C
+///   against the second launch's bit for bit on the same data.
+/// - Unless `FP8_BLOCK_SPLIT=checks`: at each of those decode shapes, cold and interleaved (20
+///   runs each), the split default, the unsplit default ([`GemmConfig::fp8_block`]), our
+///   per-tensor FP8 at the split's tile and at the unsplit's, the split summed by a second
+///   launch and the split 128 wide in as many parts as fill the SMs; µs and ratios.
+fn split_k_mode(
+    (device, stream): (&Device, &Arc<CudaStream>),
+    kernels: &mut HashMap<GemmConfig, Gemm>,
+    shapes: &[(usize, usize, usize)],
+) {
+    let sms = device.attributes().sm_count;
+    let (e4m3, out, e4) = (ScalarType::E4m3, OUT, E4);
+    let split =
+        |(m, n, k): (usize, usize, usize)| GemmConfig::fp8_block_split(m, n, k, sms, e4m3, out);
+    let two_launch = |c: GemmConfig| GemmConfig {
+        split_fixup: false,
+        ..c
+    };
+    let wide = |(m, n, k): (usize, usize, usize)| {
+        let tiles = m.div_ceil(128) * n.div_ceil(128);
+        let parts = (sms as usize / tiles).clamp(2, 16) as u32;
+        GemmConfig {
+            bn: 128,
+            split_k: parts,
+            ..split((m, n, k))
+        }
+        .deepest()
+    };
+    let mut checks: Vec<(GemmConfig, (usize, usize, usize))> = Vec::new();
+    for &shape in shapes {
+        checks.push((split(shape), shape));
+    }
+    let (odd, odd1) = ((37, 999, 2960), (1, 1000, 4112));
+    checks.push((split(odd), odd));
+    checks.push((split(odd1), odd1));
+    checks.push((
+        GemmConfig {
+            split_k: 16,
+            ..split(odd)
+        },
+        odd,
+    ));
+    checks.push((two_launch(split(odd)), odd));
+    checks.push((two_launch(split((16, 4096, 7168))), (16, 4096, 7168)));
+    checks.push((wide((64, 2112, 7168)), (64, 2112, 7168)));
+    checks.retain(|(c, _)| c.split_k > 1);
+    for (c, shape) in &checks {
+        if let Err(e) = c.validate() {
+            println!("split check {} {shape:?}: FAIL invalid: {e}", c.name());
+        }
+    }
+    checks.retain(|(c, _)| c.validate().is_ok());
+    check::print_checks(
+        "split check",
+        |g, shape, seed| check_block(stream, g, shape, seed),
+        |cfg, (m, n, k), r| {
+            format!(
+                "split check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
+                cfg.name(),
+                r.rel_error
+            )
+        },
+        (kernels, device),
+        checks,
+    );
+    // The fixup against the second launch, bit for bit, on the same data.
+    for shape @ (m, n, k) in [odd, odd1, (64, 2112, 7168)] {
+        let fixup = split(shape);
+        let r = (|| -> Result<bool, Box<dyn std::error::Error>> {
+            loaded(kernels, device, fixup)?;
+            loaded(kernels, device, two_launch(fixup))?;
+            let p = BlockProblem::new(stream, shape, 5, (e4, e4), out)?;
+            let mut c = [0, 1].map(|_| vec![bf16::from_bits(0xFFFF); m * n]);
+            for (cfg, host) in [fixup, two_launch(fixup)].iter().zip(c.iter_mut()) {
+                let mut dc = DeviceTensor::from_host(stream, host, vec![m, n])?;
+                p.run(stream, &kernels[cfg], &mut dc)?;
+                *host = dc.to_host(stream)?;
+            }
+            Ok(c[0]
+                .iter()
+                .zip(&c[1])
+                .all(|(x, y)| x.to_bits() == y.to_bits()))
+        })();
+        match r {
+            Ok(same) => println!(
+                "split bits {} {m}x{n}x{k}: fixup vs second launch {}",
+                fixup.name(),
+                if same {
+                    "identical PASS"
+                } else {
+                    "differ FAIL"
+                }
+            ),
+            Err(e) => println!("split bits {m}x{n}x{k}: FAIL {e}"),
+        }
+    }
+    if std::env::var("FP8_BLOCK_SPLIT").is_ok_and(|v| v == "checks") {
+        return;
+    }
+    println!(
+        "\n| shape | split default | split µs | unsplit µs | unsplit / split | per-tensor same tile (split) µs | per-tensor / block (split) | per-tensor same tile (unsplit) µs | per-tensor / block (unsplit) | two-launch split µs | 128-wide split µs |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for &shape @ (m, n, k) in shapes {
+        let whole = GemmConfig::fp8_block(m, n, sms, e4m3, out);
+        let configs = [
+            split(shape),
+            whole,
+            per_tensor_twin(split(shape)),
+            per_tensor_twin(whole),
+            two_launch(split(shape)),
+            wide(shape),
+        ];
+        let row = (|| -> Result<[f64; 6], Box<dyn std::error::Error>> {
+            for c in configs {
+                loaded(kernels, device, c)?;
+            }
+            let p = BlockProblem::new(stream, shape, 7, (e4, e4), out)?;
+            let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
+            let mut cs = Vec::new();
+            for _ in 0..configs.len() {
+                cs.push(DeviceTensor::new(
+                    stream.alloc_zeros::<bf16>(m * n)?,
+                    vec![m, n],
+                )?);
+            }
+            let g = configs.map(|c| &kernels[&c]);
+            let d = &p.device;
+            let [c0, c1, c2, c3, c4, c5] = &mut cs[..] else {
+                return Err("six outputs".into());
+            };
+            let tensor = |gemm: &Gemm, c: &mut DeviceTensor<bf16>| -> Result<(), CheckError> {
+                let scales = Fp8Scales::per_tensor([&one, &one]);
+                Ok(gemm.run_fp8(stream, &d.a, &d.b, c, scales, &Fp8Epilogue::NONE)?)
+            };
+            Ok(median_ms_interleaved::<CheckError, 6>(
+                stream,
+                2,
+                20,
+                Before::ColdL2,
+                [
+                    &mut || Ok(p.run(stream, g[0], c0)?),
+                    &mut || Ok(p.run(stream, g[1], c1)?),
+                    &mut || tensor(g[2], c2),
+                    &mut || tensor(g[3], c3),
+                    &mut || Ok(p.run(stream, g[4], c4)?),
+                    &mut || Ok(p.run(stream, g[5], c5)?),
+                ],
+            )?)
+        })();
+        let us = |ms: f64| ms * 1e3;
+        match row {
+            Ok(t) => println!(
+                "| {m}x{n}x{k} | {} | {:.2} | {:.2} | {:.3} | {:.2} | {:.3} | {:.2} | {:.3} | {:.2} | {:.2} |",
+                configs[0].name(),
+                us(t[0]),
+                us(t[1]),
+                t[1] / t[0],
+                us(t[2]),
+                t[2] / t[0],
+                us(t[3]),
+                t[3] / t[1],
+                us(t[4]),
+                us(t[5])
+            ),
+            Err(e) => println!(
+                "| {m}x{n}x{k} | {} | error: {e} | | | | | | | | |",
+                configs[0].name()
+            ),
         }
     }
 }
@@ -148,23 +344,35 @@ fn main() {
             checks,
         );
     }
-    if std::env::var_os("FP8_BLOCK_SAME_TILE").is_some() {
-        let shapes: Vec<(usize, usize, usize)> = [1, 16, 64, 128]
+    // The decode shapes (M of DECODE_MS) of `nk`, those of `FP8_BLOCK_SHAPES` where it is set.
+    let decode = |nk: &[(usize, usize)]| -> Vec<(usize, usize, usize)> {
+        DECODE_MS
             .into_iter()
-            .flat_map(|m| DEEPSEEK_V3_NK.iter().map(move |&(n, k)| (m, n, k)))
+            .flat_map(|m| nk.iter().map(move |&(n, k)| (m, n, k)))
             .filter(|&(m, n, k)| {
                 let name = format!("{m}x{n}x{k}");
                 listed.as_ref().is_none_or(|l| l.contains(&name))
             })
-            .collect();
-        same_tile((&device, &stream), &mut kernels, &shapes);
+            .collect()
+    };
+    if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
+        // The decode shapes the split rule splits on 132 SMs: DeepSeek-V3's N = 2112 and 4096.
+        let shapes = decode(&[(2112, 7168), (4096, 7168)]);
+        split_k_mode((&device, &stream), &mut kernels, &shapes);
+    } else if std::env::var_os("FP8_BLOCK_SAME_TILE").is_some() {
+        same_tile((&device, &stream), &mut kernels, &decode(DEEPSEEK_V3_NK));
+    }
+    if ["FP8_BLOCK_SPLIT", "FP8_BLOCK_SAME_TILE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+    {
         println!("device: {}", device.attributes().name);
         return;
     }
     println!(
         "\n| shape | block FP8 best TFLOP/s | best config | block default | per-tensor FP8 (ours) | cuBLASLt FP8 fast | bf16 (ours) | best / bf16 |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
     );
-    let e4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
+    let e4 = E4;
     for (m, n, k) in shapes() {
         let name = format!("{m}x{n}x{k}");
         if only.as_ref().is_some_and(|o| *o != name)

@@ -37,7 +37,7 @@ exit 2
 #     4096,8192,16384), where the machine has more than two.
 # $RS_STAGED (k-tiles, e.g. 2,6; default none): the pulled path's owners load their peer's
 # partial under that k-tile (`--rs-staged-at`): its stress and sanitizer runs take the first,
-# the benchmark times each beside the default (tp::PULLED_STAGED_LOAD, the flag polled once).
+# the benchmark times each beside the default (tp::PULLED_OWNERS: slab by slab, the flag polled once).
 # $RS_OWNERS (e.g. middle,once; default none): more variants of the pulled path's owners
 # (`--rs-owners`, `tp_gemm`'s head says the words), the same way.
 # Logs under $OUT: steps.txt (GPUs, tools, each step's exit code and time), stress.log,

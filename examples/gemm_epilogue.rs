@@ -238,6 +238,8 @@ fn run(check_only: bool) -> Result<bool, Box<dyn std::error::Error>> {
         (1000, 1000, 520),
         (257, 384, 200),
         (128, 256, 64),
+        // 288 tiles: two or three a CTA, so the epilogue warps take tiles, edge tiles too.
+        (3000, 3000, 200),
     ];
     let big = [(4096, 4096, 4096), (8192, 8192, 8192)];
     let shapes: Vec<_> = match check_only {

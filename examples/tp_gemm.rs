@@ -18,7 +18,7 @@
 //! `+`-joined words changing the block under the middle k-tile polled every tile (the pulled
 //! path's default before session 19; `middle` alone): `once` (the flag polled once a thread,
 //! `GatePolls::Once`), `ktN`, `spFxE` (slab s under k-tile F + s·E, `StagedLoadAt::Spread`; the
-//! default now is `once+sp2x8`, `tp::PULLED_STAGED_LOAD`); four at most with those of
+//! default now is `once+sp2x8`, `tp::PULLED_OWNERS`); four at most with those of
 //! `--rs-staged-at`, the stress taking the first; `--rs-only`: no all-gather layers;
 //! `--rs-layers`: only these reduce-scatter layers, `attn-out`, `ffn-down`), or
 //! `-- --small [--stress N]`: only the stress, on small shapes, its all-gather's reference
@@ -50,8 +50,8 @@ use half::bf16;
 use ptxkit::library::gemm::check::{blas_config, random_values, rel_error};
 use ptxkit::library::gemm::{Gemm, GemmConfig, StagedLoadAt};
 use ptxkit::library::tp::{
-    AllGatherGemm, AllGatherPlan, GatePolls, Gather, GemmReduceScatter, Partials,
-    ReduceScatterPlan, ReduceScatterSum, kernels, plan,
+    self as tp, AllGatherGemm, AllGatherPlan, GatePolls, Gather, GemmReduceScatter, OwnersLoad,
+    Partials, ReduceScatterPlan, ReduceScatterSum, kernels, plan,
 };
 use ptxkit::runtime::{
     Arg, DeviceGroup, JitOptions, LoadedKernel, Symmetric, TensorMut, TensorRef,
@@ -521,8 +521,8 @@ fn reduce_scatter_layer(
         .filter(|_| rs_opts.pull)
     {
         early.push((
-            v.label(),
-            GemmReduceScatter::new(g, cfg, v.plan(plan), ReduceScatterSum::Pulled)?,
+            owners_label(v),
+            GemmReduceScatter::new(g, cfg, plan.with_owners_load(v), ReduceScatterSum::Pulled)?,
         ));
     }
     // The sequential path and the GEMM alone run the same kernel on all m rows.
@@ -856,7 +856,7 @@ fn stress(
         ..cfg
     };
     let plan = match (rs_opts.pull, rs_opts.owners[0]) {
-        (true, Some(v)) => v.plan(ReduceScatterPlan::new(world, rows)?),
+        (true, Some(v)) => ReduceScatterPlan::new(world, rows)?.with_owners_load(v),
         _ => ReduceScatterPlan::new(world, rows)?,
     };
     let sum = match (rs_opts.pull, rs_opts.fused) {
@@ -949,63 +949,45 @@ struct RsOptions {
     register_epilogue: bool,
     fused: bool,
     pull: bool,
-    owners: [Option<OwnerVariant>; 4],
+    owners: [Option<OwnersLoad>; 4],
 }
 
-/// A variant of the pulled path's owners' GEMMs: where they load their peer's partial
-/// ([`StagedLoadAt`]) and how often they poll its flag ([`GatePolls`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct OwnerVariant {
-    at: StagedLoadAt,
-    polls: GatePolls,
+/// A variant of the pulled path's owners' loads from `+`-joined words, from the block under
+/// the middle k-tile polled every tile (`middle` alone): `once` (poll the flag once,
+/// [`GatePolls::Once`]), `ktN` (the load under k-tile N), `spFxE` (slab s under k-tile F + s·E,
+/// [`StagedLoadAt::Spread`]); e.g. `once+sp2x8` (the pulled path's default).
+fn parse_owners(v: &str) -> Result<OwnersLoad, String> {
+    let bad = || format!("--rs-owners {v}: once, ktN, spFxE or middle, joined by +");
+    let mut out = tp::LOCAL_OWNERS;
+    for word in v.split('+') {
+        if word == "once" {
+            out.polls = GatePolls::Once;
+        } else if word == "middle" {
+            out.at = StagedLoadAt::Middle;
+        } else if let Some(n) = word.strip_prefix("kt") {
+            out.at = StagedLoadAt::KTile(n.parse().map_err(|_| bad())?);
+        } else if let Some((f, e)) = word.strip_prefix("sp").and_then(|w| w.split_once('x')) {
+            let (first, every) = (f.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
+            out.at = StagedLoadAt::Spread { first, every };
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok(out)
 }
 
-impl OwnerVariant {
-    /// `+`-joined words, from the block under the middle k-tile polled every tile (`middle`
-    /// alone): `once` (poll the flag once, [`GatePolls::Once`]), `ktN` (the load under k-tile
-    /// N), `spFxE` (slab s under k-tile F + s·E, [`StagedLoadAt::Spread`]); e.g. `once+sp2x8`
-    /// (the pulled path's default).
-    fn parse(v: &str) -> Result<OwnerVariant, String> {
-        let bad = || format!("--rs-owners {v}: once, ktN, spFxE or middle, joined by +");
-        let mut out = OwnerVariant {
-            at: StagedLoadAt::Middle,
-            polls: GatePolls::EveryTile,
-        };
-        for word in v.split('+') {
-            if word == "once" {
-                out.polls = GatePolls::Once;
-            } else if word == "middle" {
-                out.at = StagedLoadAt::Middle;
-            } else if let Some(n) = word.strip_prefix("kt") {
-                out.at = StagedLoadAt::KTile(n.parse().map_err(|_| bad())?);
-            } else if let Some((f, e)) = word.strip_prefix("sp").and_then(|w| w.split_once('x')) {
-                let (first, every) = (f.parse().map_err(|_| bad())?, e.parse().map_err(|_| bad())?);
-                out.at = StagedLoadAt::Spread { first, every };
-            } else {
-                return Err(bad());
-            }
+/// How the timings name an owners' variant.
+fn owners_label(owners: OwnersLoad) -> String {
+    let at = match owners.at {
+        StagedLoadAt::Middle => "staged at the middle k-tile".to_string(),
+        StagedLoadAt::KTile(n) => format!("staged at k-tile {n}"),
+        StagedLoadAt::Spread { first, every } => {
+            format!("staged slab by slab from k-tile {first} every {every}")
         }
-        Ok(out)
-    }
-
-    /// The plan with this variant's owners.
-    fn plan(self, plan: ReduceScatterPlan) -> ReduceScatterPlan {
-        plan.with_staged_load(self.at).with_gate_polls(self.polls)
-    }
-
-    /// How the timings name it.
-    fn label(self) -> String {
-        let at = match self.at {
-            StagedLoadAt::Middle => "staged at the middle k-tile".to_string(),
-            StagedLoadAt::KTile(n) => format!("staged at k-tile {n}"),
-            StagedLoadAt::Spread { first, every } => {
-                format!("staged slab by slab from k-tile {first} every {every}")
-            }
-        };
-        match self.polls {
-            GatePolls::EveryTile => at,
-            GatePolls::Once => format!("{at}, flag polled once"),
-        }
+    };
+    match owners.polls {
+        GatePolls::EveryTile => at,
+        GatePolls::Once => format!("{at}, flag polled once"),
     }
 }
 
@@ -1054,15 +1036,15 @@ impl Options {
                 let kt = t
                     .parse()
                     .map_err(|_| format!("--rs-staged-at {v}: not k-tiles"))?;
-                variants.push(OwnerVariant {
+                variants.push(OwnersLoad {
                     at: StagedLoadAt::KTile(kt),
-                    polls: GatePolls::EveryTile,
+                    ..tp::LOCAL_OWNERS
                 });
             }
         }
         if let Some(v) = value("--rs-owners")? {
             for t in v.split(',') {
-                variants.push(OwnerVariant::parse(t)?);
+                variants.push(parse_owners(t)?);
             }
         }
         let mut owners = [None; 4];

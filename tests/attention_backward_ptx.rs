@@ -256,3 +256,37 @@ fn the_kernels_are_dependents_and_causal_ctas_start_longest_first() {
         assert_eq!(unnamed == main, !causal);
     }
 }
+
+/// The preprocess zeroes and the convert kernel reads `dQ`'s f32 accumulator in 16-byte vectors
+/// (8-byte at d64) with no bounds check, a warp's access 512 contiguous bytes (`row_runs`): with
+/// the swizzled column's alignment unknown, each run of 4 columns was 4 scalar accesses, 3 of
+/// them predicated, and at d256 each sector was written by 8 requests (BENCHMARKS.md, session
+/// 19, bwd20). The only scalar f32 stores left are the row statistics, `D` and `LSE · log2 e`
+/// (a live and a padding row's, each of a warp's 4 rows).
+#[test]
+fn the_row_kernels_reach_the_dq_accumulator_in_vectors() {
+    let rows = BackwardConfig::ROWS_PER_WARP as usize;
+    for d in [64u32, 128, 256] {
+        let cfg = BackwardConfig::new(ptxkit::isa::ScalarType::Bf16, d, true);
+        let (vector, runs) = match d {
+            64 => ("v2.f32", 1),
+            _ => ("v4.f32", d as usize / 128),
+        };
+        let pre = build_preprocess(Target::Sm90a, &cfg).unwrap();
+        let pre = pre.ptx();
+        assert_eq!(
+            pre.matches(&format!("st.global.{vector} ")).count(),
+            rows * runs,
+            "d{d}: one store a run"
+        );
+        assert_eq!(pre.matches("st.global.f32 ").count(), rows * 4, "d{d}");
+        let conv = build_convert(Target::Sm90a, &cfg).unwrap();
+        let conv = conv.ptx();
+        assert_eq!(
+            conv.matches(&format!("ld.global.{vector} ")).count(),
+            rows * runs,
+            "d{d}: one load a run"
+        );
+        assert_eq!(conv.matches("ld.global.f32 ").count(), 0, "d{d}");
+    }
+}

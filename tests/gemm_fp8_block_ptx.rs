@@ -435,3 +435,129 @@ fn epilogue_takes_a_bias_and_an_output_scale() {
         assert_eq!(bad.validate(), Err(GemmConfigError::Epilogue), "{bad:?}");
     }
 }
+
+/// The split block-scaled kernels the decode checks and `FP8_BLOCK_SPLIT` run
+/// ([`GemmConfig::fp8_block_split`]): the rule's at DeepSeek-V3's N = 2112 and 4096 for each
+/// decode M (the scales from global memory at M = 1, in the stages at 16 to 128), at odd
+/// M, N and K, in 16 parts, 128 wide, and summed by the second launch.
+fn split_configs() -> Vec<GemmConfig> {
+    use ScalarType::{Bf16, E4m3};
+    let split = |m, n, k| GemmConfig::fp8_block_split(m, n, k, 132, E4m3, Bf16);
+    let mut configs = Vec::new();
+    for m in [1, 16, 64, 128] {
+        configs.push(split(m, 2112, 7168));
+        configs.push(split(m, 4096, 7168));
+    }
+    let odd = split(37, 999, 2960);
+    configs.extend([odd, split(1, 1000, 4112)]);
+    configs.push(GemmConfig { split_k: 16, ..odd });
+    configs.push(GemmConfig {
+        split_fixup: false,
+        ..odd
+    });
+    configs.push(
+        GemmConfig {
+            bn: 128,
+            split_k: 7,
+            ..split(64, 2112, 7168)
+        }
+        .deepest(),
+    );
+    support::unique(configs)
+}
+
+/// The split rule: at a decode M whose 64-wide tiles leave SMs idle, as many parts as fill
+/// the 132 SMs once (N = 2112: 33 tiles, 4 parts; N = 4096: 64 tiles, 2), summed in the
+/// kernel, the plain promotion, the register epilogue, 8 stages; unsplit where the tiles fill
+/// the SMs (N = 7168 and 24576), where the parts would be shorter than
+/// [`GemmConfig::MIN_PART_KTILES`] k-tiles, and past a decode M.
+#[test]
+fn block_split_k_rule_at_decode_shapes() {
+    use ScalarType::{Bf16, E4m3};
+    let split = |m, n, k| GemmConfig::fp8_block_split(m, n, k, 132, E4m3, Bf16);
+    assert_eq!(
+        split(1, 2112, 7168).name(),
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_splitk4_fixup"
+    );
+    assert_eq!(
+        split(64, 2112, 7168).name(),
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_ss_splitk4_fixup"
+    );
+    assert_eq!(split(128, 4096, 7168).split_k, 2);
+    for (m, n, k) in [
+        (128, 7168, 16384),
+        (64, 24576, 1536),
+        (16, 2112, 512),
+        (256, 2112, 7168),
+        (4096, 4096, 7168),
+    ] {
+        assert_eq!(
+            split(m, n, k),
+            GemmConfig::fp8_block(m, n, 132, E4m3, Bf16),
+            "{m}x{n}x{k}"
+        );
+    }
+    for cfg in split_configs() {
+        cfg.validate().unwrap();
+        assert!(
+            cfg.split_k > 1 && !cfg.pipelined_promotion,
+            "{}",
+            cfg.name()
+        );
+    }
+}
+
+/// The split kernels assemble clean (no spills: the fixup's loaded parts sit beside the
+/// promoted accumulator; no serialised wgmmas), and each part promotes its own k-tiles: one
+/// `fma` per value of the 64-wide partial, no pipelined wait, the fixup's ticket.
+#[test]
+fn block_split_k_kernels_assemble_and_promote_their_parts() {
+    support::gemm_configs_assemble_clean_without(split_configs(), &["C7514", "C7517"]);
+    let cfg = GemmConfig::fp8_block_split(64, 2112, 7168, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
+    assert!(text.contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "));
+    assert!(!text.contains("wgmma.wait_group.sync.aligned 1;"));
+    assert_eq!(text.matches("fma.rn.f32").count(), 32, "one fma per value");
+    assert!(
+        text.contains("atom.acq_rel.gpu.global.add.u32"),
+        "the fixup's ticket"
+    );
+}
+
+/// What a split block-scaled GEMM does not take, refused with its typed error: the pipelined
+/// promotion (its first and last k-tiles unconditional, where a part may have none), swap-AB
+/// (the scales' roles would swap), the TMA-store epilogue, a grouped problem.
+#[test]
+fn block_split_k_refusals_are_typed() {
+    use ScalarType::{Bf16, E4m3};
+    let cfg = GemmConfig::fp8_block_split(16, 2112, 7168, 132, E4m3, Bf16);
+    let pipelined = GemmConfig {
+        pipelined_promotion: true,
+        ..cfg
+    };
+    assert_eq!(
+        pipelined.validate(),
+        Err(GemmConfigError::SplitPromotion(cfg.split_k))
+    );
+    assert!(build(&pipelined).is_err());
+    let swapped = GemmConfig {
+        swap_ab: true,
+        ..cfg
+    };
+    assert_eq!(swapped.validate(), Err(GemmConfigError::SwapAb));
+    let staged = GemmConfig {
+        tma_store: true,
+        ..cfg
+    };
+    assert_eq!(staged.validate(), Err(GemmConfigError::SplitK(cfg.split_k)));
+    let grouped = GemmConfig {
+        grouping: ptxkit::library::gemm::grouped::Grouping::Contiguous,
+        smem_scales: false,
+        split_fixup: false,
+        ..cfg
+    };
+    assert_eq!(
+        grouped.validate(),
+        Err(GemmConfigError::SplitK(cfg.split_k))
+    );
+}

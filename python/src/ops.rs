@@ -9,7 +9,9 @@ use ptx_isa::{ScalarType, Target, ty};
 use ptxkit::kernel::{BuiltKernel, KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::attention::{Attention, AttentionArgs, AttentionConfig, AttentionShape};
 use ptxkit::library::gemm::grouped::{GroupedGemm, Grouping};
-use ptxkit::library::gemm::{Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmKernel, HopperGemm};
+use ptxkit::library::gemm::{
+    Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmKernel, HopperGemm, tune,
+};
 use ptxkit::library::rows::{RowArgs, RowConfig, RowKernel, RowOp, build_swiglu};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::cuda::CudaStream;
@@ -318,18 +320,27 @@ fn dense(launch: &Launch, cfg: GemmConfig) -> PyResult<Arc<Gemm>> {
     })
 }
 
-/// `(m, n)` of `a` `[m, k]` and `b` `[n, k]`.
-fn mn(a: &Operand, b: &Operand) -> PyResult<(usize, usize)> {
-    let ([m, _], [n, _]) = (dims("a", &a.desc)?, dims("b", &b.desc)?);
-    Ok((m, n))
-}
-
 /// The SM count the GEMM configurations are picked for.
 fn sms(launch: &Launch) -> u32 {
     launch.device.attributes().sm_count
 }
 
-/// `c = a·bᵀ`: `a` `[m, k]`, `b` `[n, k]`, `c` `[m, n]`, 16-bit. With an epilogue (`bias`
+/// The configuration of the GEMM `a·bᵀ` into a C of `output` on `launch`'s device: the tuning
+/// cache's choice for the device first (`ptxkit tune`'s file, `$PTXKIT_TUNE_CACHE`), the rule
+/// second ([`tune::config_for_problem`]).
+fn tuned_or_rule(
+    launch: &Launch,
+    a: &Operand,
+    b: &Operand,
+    output: ScalarType,
+) -> PyResult<GemmConfig> {
+    let ([m, k], [n, _]) = (dims("a", &a.desc)?, dims("b", &b.desc)?);
+    let problem = tune::TuneProblem::new(m, n, k, a.desc.dtype, output);
+    Ok(tune::config_for_problem(&launch.device, &problem))
+}
+
+/// `c = a·bᵀ`: `a` `[m, k]`, `b` `[n, k]`, `c` `[m, n]`, 16-bit. The configuration: the tuning
+/// cache's choice first, the rule second ([`tuned_or_rule`]). With an epilogue (`bias`
 /// `[n]`, `activation`, `residual` `[m, n]`, any of them), `c = act(a·bᵀ + bias) + residual`
 /// in one kernel ([`fused`]); without, the library's GEMM.
 #[pyfunction]
@@ -350,8 +361,7 @@ pub fn gemm(
         return fused([a, b, c], bias, activation, residual);
     }
     let launch = Launch::of(&mut [&mut a, &mut b, &mut c])?;
-    let (m, n) = mn(&a, &b)?;
-    let cfg = GemmConfig::for_problem_typed(m, n, sms(&launch), a.desc.dtype, c.desc.dtype);
+    let cfg = tuned_or_rule(&launch, &a, &b, c.desc.dtype)?;
     let (ra, rb, wc) = (borrowed(a.desc), borrowed(b.desc), borrowed_mut(c.desc));
     dense(&launch, cfg)?
         .run_borrowed(&launch.stream, &ra, &rb, wc, None)
@@ -512,7 +522,7 @@ fn fp8_operand(name: &str, obj: &Bound<'_, PyAny>, format: ScalarType) -> PyResu
 
 /// The FP8 GEMMs: `a` `[m, k]`, `b` `[n, k]` 8-bit (`input` names the format), `c` `[m, n]`
 /// 16-bit. Per-tensor (`block` false): `c = sa·sb·a·bᵀ`, `scale_a`, `scale_b` `[1]` f32 on the
-/// device. Block-scaled (`block`, DeepSeek-V3's scales): `scale_a` `[ceil(k/128), m]` and
+/// device (the configuration the tuning cache's first, [`tuned_or_rule`]). Block-scaled (`block`, DeepSeek-V3's scales): `scale_a` `[ceil(k/128), m]` and
 /// `scale_b` `[ceil(n/128), ceil(k/128)]` f32.
 #[pyfunction]
 #[pyo3(signature = (a, b, c, scale_a, scale_b, input, block = false))]
@@ -531,13 +541,15 @@ pub fn gemm_fp8(
     let mut c = import("c", c)?;
     let (mut sa, mut sb) = (import("scale_a", scale_a)?, import("scale_b", scale_b)?);
     let launch = Launch::of(&mut [&mut a, &mut b, &mut c, &mut sa, &mut sb])?;
-    let (m, n) = mn(&a, &b)?;
-    let pick = if block {
-        GemmConfig::fp8_block
-    } else {
-        GemmConfig::fp8
+    let cfg = match block {
+        // Block scales: the rule, K split at decode shapes ([`GemmConfig::fp8_block_split`]).
+        true => {
+            let ([m, k], [n, _]) = (dims("a", &a.desc)?, dims("b", &b.desc)?);
+            GemmConfig::fp8_block_split(m, n, k, sms(&launch), format, c.desc.dtype)
+        }
+        false => tuned_or_rule(&launch, &a, &b, c.desc.dtype)?,
     };
-    let kernel = dense(&launch, pick(m, n, sms(&launch), format, c.desc.dtype))?;
+    let kernel = dense(&launch, cfg)?;
     let (ra, rb, wc) = (borrowed(a.desc), borrowed(b.desc), borrowed_mut(c.desc));
     let scales = [borrowed(sa.desc), borrowed(sb.desc)];
     let scales = match block {

@@ -1,6 +1,8 @@
 //! `ptxkit tune`: times the candidate configurations of a GEMM problem on device 0 and stores the
 //! fastest in the tuning cache ([`crate::library::gemm::tune`]), which the library's
-//! `config_for_device` reads before its rule.
+//! `config_for_problem` (and so `Gemm::for_problem` and the Python package's GEMMs) reads
+//! before its rule: the same default file, `$PTXKIT_TUNE_CACHE` or the cache folder's
+//! `tune.tsv`.
 //!
 //! ```text
 //! ptxkit tune gemm M N K [--dtype bf16|e4m3] [--iters N] [--cache FILE]
@@ -30,7 +32,7 @@ pub fn run(args: &[String]) -> Result<Output, CliError> {
     let cache_path = match args.value("--cache")? {
         Some(p) => std::path::PathBuf::from(p),
         None => TuneCache::default_path().ok_or_else(|| {
-            CliError::usage("tune: no cache folder (set PTXKIT_CACHE_DIR or HOME, or pass --cache)")
+            CliError::usage("tune: no cache file (set PTXKIT_TUNE_CACHE, PTXKIT_CACHE_DIR or HOME, or pass --cache)")
         })?,
     };
     let pos = args.positionals();

@@ -241,11 +241,13 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             })?;
         }
     }
+    // The bad calls last, so a failed one does not hide the gradients' results.
+    let refused = super::attention_backward_args::run(ctx)?;
     Ok(Report {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: bf16/f16, d 64/128/256, causal or not, dQ in bulk (at d64 in 128-query \
+            "{cases} cases and {refused} bad calls refused (typed errors naming their place, gradients untouched): bf16/f16, d 64/128/256, causal or not, dQ in bulk (at d64 in 128-query \
              blocks, or in 64 with the partials summed first or not; at d128 in 64- or 80-query blocks, \
              80 with dQ transposed), by red or deterministic (two runs bit-identical, the second with the kernels programmatic \
              dependents), causal CTAs longest first, GQA 4/2 at 2x197x333, 257x257, MQA 3/1 \

@@ -8,6 +8,7 @@
 
 pub mod attention;
 pub mod attention_backward;
+pub mod attention_backward_args;
 pub mod attention_bench;
 pub mod bad_launches;
 pub mod ctx;

@@ -305,8 +305,8 @@ impl Attention {
     /// output's gradient `d_o`, the gradients written and the forward's scale), on owned device
     /// tensors ([`BackwardArgs::new`]) or on memory the caller owns. The backward's kernels
     /// ([`AttentionBackward`] of [`Attention::backward_config`]) are loaded at the first call,
-    /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (nothing is
-    /// enqueued when one fails); packed sequences ([`AttentionConfig::varlen`]) take
+    /// then [`AttentionBackward::run_borrowed`] runs, whose checks come first (no refused call
+    /// writes a gradient); packed sequences ([`AttentionConfig::varlen`]) take
     /// [`BackwardArgs::packed`].
     pub fn backward(
         &self,

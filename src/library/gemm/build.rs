@@ -1982,7 +1982,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// op, wait for the wgmmas, and release the stage (in a CTA pair, in both CTAs: the peer's
     /// producer wrote half of it). With a `promotion` (block scales), each k-tile's wgmmas run
     /// into its fresh partial accumulator instead, which is then added into `acc` times the
-    /// k-tile's scales (two-level accumulation; `acc` starts at 0).
+    /// k-tile's scales (two-level accumulation; `acc` starts at 0). The k-tiles `[k0, k1)` are
+    /// absolute, so a split-K part ([`GemmConfig::split_k`]) reads its own k-blocks' scales:
+    /// its `acc` is its share of the scaled sum, which the parts' ordered sum completes.
     #[track_caller]
     pub fn mainloop(
         &mut self,
@@ -2000,15 +2002,16 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
         }
         if let Some((p, (second, behind))) = promotion.and_then(|p| p.pipelined.map(|s| (p, s))) {
+            if self.k_part.is_some() {
+                let e = super::GemmConfigError::SplitPromotion(cfg.split_k);
+                return Err(k.error(e.to_string()));
+            }
             return self.mainloop_pipelined(k, (ring, behind), cw, leader, acc, p, second);
         }
         if cfg.pingpong {
             return Err(k.error(
                 "a ping-pong consumer's main loop runs in its turn: HopperGemm::consumer runs it",
             ));
-        }
-        if promotion.is_some() && self.k_part.is_some() {
-            return Err(k.error("block scales with split-K"));
         }
         // The k-tiles whose wgmmas the staged input's loads go under ([`StagedLoadAt`]), each
         // with the slabs it loads: the middle one, k-tile `n`, or a slab a k-tile (the last

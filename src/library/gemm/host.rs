@@ -177,6 +177,21 @@ impl Gemm {
         Gemm::with_hang_bound(device, cfg, debug_hang_from_env()?)
     }
 
+    /// The GEMM for a problem `m x n x k` of `input` A and B and `output` C on `device`, as the
+    /// library picks it: the tuning cache's choice for the device first (`ptxkit tune`'s file,
+    /// [`super::tune::TuneCache::default_path`]), the rule second
+    /// ([`super::tune::config_for_problem`]); then [`Gemm::new`]. [`GemmConfig::for_problem`]
+    /// is the rule alone. 8-bit inputs take per-tensor scales ([`Gemm::run_fp8`]).
+    pub fn for_problem(
+        device: &Device,
+        (m, n, k): (usize, usize, usize),
+        input: ScalarType,
+        output: ScalarType,
+    ) -> Result<Gemm, GemmError> {
+        let problem = super::tune::TuneProblem::new(m, n, k, input, output);
+        Gemm::new(device, super::tune::config_for_problem(device, &problem))
+    }
+
     /// [`Gemm::new`] with the debug build chosen here: `Some(bound)` bounds every wait (no
     /// environment read).
     pub fn with_hang_bound(

@@ -219,13 +219,22 @@ pub enum GemmConfigError {
     #[error("ping-pong consumers take a dense problem without block scales")]
     PingPong,
     /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
-    /// grouped problem, block scales, the TMA-store epilogue, alpha/beta,
+    /// grouped problem, the TMA-store epilogue, alpha/beta,
     /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K or with a
     /// tile wider than 128.
     #[error(
-        "split-K of {0} parts: 1 to 16, for a dense 16-bit or per-tensor FP8 problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
+        "split-K of {0} parts: 1 to 16, for a dense problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
     )]
     SplitK(u32),
+    /// [`GemmConfig::split_k`] over 1 with block scales and the pipelined promotion
+    /// ([`GemmConfig::pipelined_promotion`]): its loop issues a part's first k-tile and
+    /// waits for its last unconditionally (a wgmma wait under a branch serialises the wgmmas,
+    /// ptxas C7514), and a part past the last k-tile has none. A split block-scaled GEMM takes
+    /// the plain promotion ([`GemmConfig::fp8_block_split`]).
+    #[error(
+        "split-K of {0} parts with block scales takes the plain promotion, not the pipelined one"
+    )]
+    SplitPromotion(u32),
     /// [`GemmConfig::stream_k`] with what it does not take: split-K, CTA pairs or clusters,
     /// ping-pong consumers, a grouped problem, block scales, the TMA-store epilogue,
     /// alpha/beta, a bias or an output scale, epilogue warps, or a tile wider than 128.
@@ -328,9 +337,12 @@ pub struct GemmConfig {
     /// partial tile to a workspace `[split_k, m, n]`; a second kernel sums the parts in order
     /// (deterministic, no atomics) into C ([`split`]), launched as a programmatic dependent of
     /// the GEMM. With ping-pong consumers each takes its items' parts in turn
-    /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). Dense 16-bit
-    /// or per-tensor FP8 problems with the register epilogue and no bias, output scale or
-    /// alpha/beta ([`GemmConfigError::SplitK`]); 1 to 16 parts.
+    /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). With block
+    /// scales ([`Scaling::Block`]) each part promotes its own k-blocks' partials into its f32
+    /// accumulator, so the parts are scaled already when summed
+    /// ([`GemmConfig::fp8_block_split`]; the plain promotion only,
+    /// [`GemmConfigError::SplitPromotion`]). Dense problems with the register epilogue and no
+    /// bias, output scale or alpha/beta ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
     /// Swap-AB for a small M ([`swap_ab`]): the kernel computes `Cᵀ = B·Aᵀ`, so B's N rows
     /// (a decode step's weight matrix) fill the 128-row wgmma M side and A's few M rows (the
@@ -507,6 +519,66 @@ impl GemmConfig {
         .deepest()
     }
 
+    /// The fewest k-tiles a part of [`GemmConfig::fp8_block_split`] keeps: each part fills and
+    /// drains its ring once, so a part of a few k-tiles spends more of its time there than
+    /// streaming.
+    pub const MIN_PART_KTILES: usize = 4;
+
+    /// The deepest ring [`GemmConfig::fp8_block_split`] gives a split decode kernel: a decode
+    /// step streams its weight, and a 64-wide block-scaled stage (24 KB and its 640-byte scale
+    /// slot) keeps 8 in flight beside the register epilogue, as the per-tensor decode tiles do
+    /// ([`GemmConfig::decode_tile`]).
+    pub const SPLIT_BLOCK_STAGES: u32 = 8;
+
+    /// The block-scaled FP8 configuration ([`Scaling::Block`]) for a problem `m x n x k`, its
+    /// depth known: [`GemmConfig::fp8_block`], or for a decode step (M of at most
+    /// [`tune::DECODE_M`] tokens) whose tiles leave SMs idle, the same tile with K split
+    /// ([`GemmConfig::split_k`]) in as many parts as fill the SMs once (`sms / tiles`, at most
+    /// 16, each part at least [`GemmConfig::MIN_PART_KTILES`] k-tiles), summed in the kernel
+    /// ([`GemmConfig::split_fixup`]: one launch, deterministic), each part promoting its own
+    /// k-blocks with the plain promotion (the pipelined one takes no split,
+    /// [`GemmConfigError::SplitPromotion`]), the register epilogue and a ring up to
+    /// [`GemmConfig::SPLIT_BLOCK_STAGES`] deep. On 132 SMs DeepSeek-V3's N = 2112 (33 tiles 64
+    /// wide) takes 4 parts and N = 4096 (64 tiles) 2; its other N fill the SMs unsplit.
+    pub fn fp8_block_split(
+        m: usize,
+        n: usize,
+        k: usize,
+        sms: u32,
+        input: ScalarType,
+        output: ScalarType,
+    ) -> GemmConfig {
+        let base = GemmConfig::fp8_block(m, n, sms, input, output);
+        if m > tune::DECODE_M {
+            return base;
+        }
+        let tiles = m.div_ceil(Self::BM as usize) * n.div_ceil(base.bn as usize);
+        let ktiles = k.div_ceil(base.bk() as usize);
+        let parts = (sms as usize / tiles.max(1))
+            .min(ktiles / Self::MIN_PART_KTILES)
+            .min(16);
+        if parts < 2 {
+            return base;
+        }
+        let split = GemmConfig {
+            split_k: parts as u32,
+            split_fixup: base.bn <= 128,
+            pipelined_promotion: false,
+            tma_store: false,
+            ..base
+        };
+        let budget = smem::max_smem_optin(Self::TARGET) - 2048;
+        let per_stage = split.stage_bytes() + split.scale_slot_bytes();
+        let split = GemmConfig {
+            stages: (budget / per_stage).clamp(2, Self::SPLIT_BLOCK_STAGES),
+            ..split
+        };
+        match split.validate() {
+            Ok(()) => split,
+            Err(_) => base,
+        }
+    }
+
     /// `self` with the promotion neither pipelined nor fed from the stages (each consumer
     /// thread loads its scales from global memory and waits for each k-tile's wgmmas before
     /// promoting), as deep as shared memory allows: the first block-scaled kernel, kept as
@@ -653,7 +725,8 @@ impl GemmConfig {
     /// the tile widths (256, 192 or 128) that still give every SM about one tile or more, the one
     /// whose last wave wastes least ([`GemmConfig::wave_width`]), else 64 (skinny problems need
     /// narrow tiles to fill the GPU); as many stages as shared memory holds (at most 6); the
-    /// TMA-store epilogue when N is a multiple of 8.
+    /// TMA-store epilogue when N is a multiple of 8. The rule alone: the device-aware entry,
+    /// [`Gemm::for_problem`] ([`tune::config_for_problem`]), reads the tuning cache first.
     pub fn for_problem(m: usize, n: usize, sms: u32) -> GemmConfig {
         GemmConfig::for_problem_typed(m, n, sms, ScalarType::Bf16, ScalarType::Bf16)
     }
@@ -903,12 +976,14 @@ impl GemmConfig {
         if self.split_k != 1
             && (!(1..=16).contains(&self.split_k)
                 || self.grouping != Grouping::None
-                || self.scaling == Scaling::Block
                 || self.tma_store
                 || self.alpha_beta
                 || epilogue)
         {
             return Err(GemmConfigError::SplitK(self.split_k));
+        }
+        if self.split_k > 1 && self.pipelined_promotion {
+            return Err(GemmConfigError::SplitPromotion(self.split_k));
         }
         if self.epilogue_warps
             && (!self.tma_store

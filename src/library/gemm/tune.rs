@@ -1,7 +1,9 @@
 //! Tuning a GEMM problem on the GPU at hand: time the candidate configurations of a problem
 //! ([`candidates`]), keep the fastest in an on-disk cache ([`TuneCache`]) keyed by the GPU (its
 //! name and SM count), the driver and ptxkit's version, and pick configurations from the cache
-//! first and [`GemmConfig::for_problem_typed`]'s rule second ([`config_for_device`]).
+//! first and [`GemmConfig::for_problem_typed`]'s rule second ([`config_for_device`]; by default,
+//! from the file at [`TuneCache::default_path`], [`config_for_problem`], which
+//! [`Gemm::for_problem`] and the Python package's `gemm` take).
 //!
 //! ```
 //! use ptxkit::isa::ScalarType::Bf16;
@@ -296,18 +298,12 @@ pub struct TuneCache {
 }
 
 impl TuneCache {
-    /// Where the cache lives: `$PTXKIT_CACHE_DIR/tune.tsv`, else `$XDG_CACHE_HOME/ptxkit/tune.tsv`,
-    /// else `$HOME/.cache/ptxkit/tune.tsv`; `None` without any of them.
+    /// Where the cache lives, for `ptxkit tune` and the library's reads
+    /// ([`config_for_problem`]): the file `$PTXKIT_TUNE_CACHE` ([`CACHE_ENV`]), else
+    /// `$PTXKIT_CACHE_DIR/tune.tsv`, else `$XDG_CACHE_HOME/ptxkit/tune.tsv`, else
+    /// `$HOME/.cache/ptxkit/tune.tsv`; `None` without any of them.
     pub fn default_path() -> Option<PathBuf> {
-        let var = |v: &str| {
-            std::env::var_os(v)
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-        };
-        var("PTXKIT_CACHE_DIR")
-            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("ptxkit")))
-            .or_else(|| var("HOME").map(|d| d.join(".cache").join("ptxkit")))
-            .map(|d| d.join("tune.tsv"))
+        path_from(|v| std::env::var_os(v))
     }
 
     /// The cache in `path` (empty when the file does not exist).
@@ -456,6 +452,80 @@ impl TuneCache {
         }
         Ok(cache)
     }
+}
+
+/// The environment variable naming the tuning cache's file ([`TuneCache::default_path`]), before
+/// the cache folders.
+pub const CACHE_ENV: &str = "PTXKIT_TUNE_CACHE";
+
+/// [`TuneCache::default_path`] with the environment read through `var`.
+fn path_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let var = |v: &str| var(v).filter(|s| !s.is_empty()).map(PathBuf::from);
+    var(CACHE_ENV).or_else(|| {
+        var("PTXKIT_CACHE_DIR")
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("ptxkit")))
+            .or_else(|| var("HOME").map(|d| d.join(".cache").join("ptxkit")))
+            .map(|d| d.join("tune.tsv"))
+    })
+}
+
+/// The configuration the library's device-aware entry points give `problem` on `device`
+/// ([`Gemm::for_problem`], the Python package's `gemm`): the tuning cache's choice under the
+/// device's key ([`TuneKey::of`]) from the file at [`TuneCache::default_path`] (`ptxkit tune`'s
+/// default, or `$PTXKIT_TUNE_CACHE`), else the rule ([`TuneProblem::rule`]). No cache file, an
+/// unreadable or malformed one, or a key the driver cannot give is the rule, never an error
+/// ([`TuneCache::load`] says what is wrong with a file). [`GemmConfig::for_problem`] and
+/// [`GemmConfig::for_problem_typed`] stay the rule alone.
+pub fn config_for_problem(device: &Device, problem: &TuneProblem) -> GemmConfig {
+    let key = TuneKey::of(device).ok();
+    let path = TuneCache::default_path();
+    let sms = device.attributes().sm_count;
+    config_from_file(path.as_deref(), key.as_ref(), sms, problem)
+}
+
+/// [`config_for_problem`] with its inputs given: the choice cached for `problem` under `key` in
+/// the file at `path`, else the rule on `sms` multiprocessors. The file is read once and again
+/// when its modification time or length changes, so a lookup a call costs one `stat`.
+pub fn config_from_file(
+    path: Option<&Path>,
+    key: Option<&TuneKey>,
+    sms: u32,
+    problem: &TuneProblem,
+) -> GemmConfig {
+    let cached = match (path, key) {
+        (Some(path), Some(key)) => shared_cache(path).and_then(|c| c.lookup(key, problem)),
+        _ => None,
+    };
+    cached.unwrap_or_else(|| problem.rule(sms))
+}
+
+/// A cache file as read: its path, modification time and length when read, and its entries.
+type ReadCache = (
+    PathBuf,
+    std::time::SystemTime,
+    u64,
+    std::sync::Arc<TuneCache>,
+);
+
+/// The cache in the file at `path` as last read, read again when the file's modification time
+/// or length changed; `None` without a file. A file that does not parse is an empty cache
+/// (remembered, so it is not parsed again at every call until it changes).
+fn shared_cache(path: &Path) -> Option<std::sync::Arc<TuneCache>> {
+    static READ: std::sync::Mutex<Vec<ReadCache>> = std::sync::Mutex::new(Vec::new());
+    let meta = std::fs::metadata(path).ok()?;
+    let (modified, len) = (meta.modified().ok()?, meta.len());
+    // A run that panicked while holding the lock left whole entries: use them.
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, _, c)) = read
+        .iter()
+        .find(|(p, t, l, _)| p == path && *t == modified && *l == len)
+    {
+        return Some(c.clone());
+    }
+    let cache = std::sync::Arc::new(TuneCache::load(path).unwrap_or_default());
+    read.retain(|(p, ..)| p != path);
+    read.push((path.to_path_buf(), modified, len, cache.clone()));
+    Some(cache)
 }
 
 /// One candidate's measurement.
@@ -648,7 +718,8 @@ impl Operands {
 }
 
 /// The configuration for `problem` on `device`: the cached choice under the device's key when
-/// `cache` has one, else the rule's ([`TuneProblem::rule`]).
+/// `cache` has one, else the rule's ([`TuneProblem::rule`]); [`config_for_problem`] with a
+/// cache already loaded.
 pub fn config_for_device(device: &Device, problem: &TuneProblem, cache: &TuneCache) -> GemmConfig {
     let sms = device.attributes().sm_count;
     TuneKey::of(device)
@@ -911,6 +982,85 @@ mod tests {
             assert_eq!(back.lookup(&other, &p), None);
         }
         assert_eq!(back.lookup(&key(), &TuneProblem { k: 4096, ..p }), None);
+    }
+
+    /// A cache file of its own for a test (no test shares one: the reads are remembered by
+    /// path).
+    fn temp_cache(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ptxkit-tune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.tsv"));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The default path's lookup reads the cache file first: a hit is the cached choice; a
+    /// miss (another problem), another GPU's key, no key, no file, a malformed file and no
+    /// path are the rule, never an error; an edited file is read again.
+    #[test]
+    fn the_default_entry_reads_the_cache_file_then_the_rule() {
+        let p = TuneProblem::new(16, 4096, 7168, E4m3, Bf16);
+        let rule = p.rule(132);
+        let tuned = GemmConfig {
+            split_fixup: true,
+            ..rule.swapped(16, 4)
+        };
+        assert_ne!(tuned, rule);
+        let mut cache = TuneCache::default();
+        cache.insert(&key(), &p, tuned, 30.0);
+        let path = temp_cache("hit", &cache.to_text());
+        let at = |path: Option<&Path>, key: Option<&TuneKey>, p: &TuneProblem| {
+            config_from_file(path, key, 132, p)
+        };
+        assert_eq!(at(Some(&path), Some(&key()), &p), tuned);
+        let other = TuneProblem { k: 2048, ..p };
+        assert_eq!(at(Some(&path), Some(&key()), &other), other.rule(132));
+        let h100 = TuneKey {
+            gpu: "NVIDIA H100 80GB HBM3".into(),
+            ..key()
+        };
+        assert_eq!(at(Some(&path), Some(&h100), &p), rule);
+        assert_eq!(at(Some(&path), None, &p), rule);
+        assert_eq!(at(None, Some(&key()), &p), rule);
+        let missing = path.with_file_name("missing.tsv");
+        assert_eq!(at(Some(&missing), Some(&key()), &p), rule);
+        let bad = temp_cache("malformed", &cache.to_text().replace("\t4096\t", "\tx\t"));
+        assert_eq!(at(Some(&bad), Some(&key()), &p), rule);
+        // The file rewritten (another length): read again.
+        let mut longer = TuneCache::default();
+        longer.insert(&key(), &other, tuned, 31.0);
+        longer.insert(&key(), &p, rule.swapped(32, 1), 29.0);
+        std::fs::write(&path, longer.to_text()).unwrap();
+        assert_eq!(at(Some(&path), Some(&key()), &p), rule.swapped(32, 1));
+        assert_eq!(at(Some(&path), Some(&key()), &other), tuned);
+    }
+
+    /// `$PTXKIT_TUNE_CACHE` names the file before the cache folders; empty variables are unset.
+    #[test]
+    fn the_default_path_takes_the_tune_cache_variable_first() {
+        fn env<'a>(
+            vars: &'a [(&'a str, &'a str)],
+        ) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
+            move |v| {
+                vars.iter()
+                    .find(|(k, _)| *k == v)
+                    .map(|(_, x)| std::ffi::OsString::from(x))
+            }
+        }
+        let all = [
+            (CACHE_ENV, "/t/mine.tsv"),
+            ("PTXKIT_CACHE_DIR", "/c"),
+            ("HOME", "/h"),
+        ];
+        assert_eq!(path_from(env(&all)), Some(PathBuf::from("/t/mine.tsv")));
+        let dir = [(CACHE_ENV, ""), ("PTXKIT_CACHE_DIR", "/c"), ("HOME", "/h")];
+        assert_eq!(path_from(env(&dir)), Some(PathBuf::from("/c/tune.tsv")));
+        let home = [("HOME", "/h")];
+        assert_eq!(
+            path_from(env(&home)),
+            Some(PathBuf::from("/h/.cache/ptxkit/tune.tsv"))
+        );
+        assert_eq!(path_from(env(&[])), None);
     }
 
     /// A malformed line is refused with its number and what is wrong.

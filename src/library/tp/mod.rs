@@ -29,7 +29,9 @@ mod all_gather;
 mod reduce_scatter;
 
 pub use all_gather::{AllGatherGemm, Gather};
-pub use plan::{AllGatherPlan, GatePolls, PULLED_STAGED_LOAD, Placement, ReduceScatterPlan};
+pub use plan::{
+    AllGatherPlan, GatePolls, LOCAL_OWNERS, OwnersLoad, PULLED_OWNERS, Placement, ReduceScatterPlan,
+};
 pub use reduce_scatter::{GemmReduceScatter, Partials, ReduceScatterSum};
 
 use crate::kernel::KernelError;

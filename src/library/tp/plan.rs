@@ -169,7 +169,7 @@ pub enum Placement {
 }
 
 /// How often a gated owner's GEMM ([`ReduceScatterPlan::gated`]) polls its peer's flag across
-/// the links ([`crate::parts::RowGate`]); [`ReduceScatterPlan::gate_polls`] says which an
+/// the links ([`crate::parts::RowGate`]); [`ReduceScatterPlan::owners_load`] says which an
 /// owner takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GatePolls {
@@ -189,18 +189,38 @@ pub enum GatePolls {
 pub struct ReduceScatterPlan {
     world: usize,
     rows: usize,
-    /// Where the owners load their staged input, where told ([`ReduceScatterPlan::staged_load`]).
-    staged_load: Option<StagedLoadAt>,
-    /// How gated owners poll their peer's flag, where told ([`ReduceScatterPlan::gate_polls`]).
-    polls: Option<GatePolls>,
+    /// How the owners load their peer's partial, where told ([`ReduceScatterPlan::owners_load`]).
+    owners: Option<OwnersLoad>,
 }
 
-/// Where the pulled path's owners ([`Placement::Writer`]) load the peer's partial unless told:
-/// slab by slab from k-tile 2, every 8 k-tiles. Session 19 (tp20, `notes/session19-tp20-bench.txt`,
+/// How an owner's GEMM loads its peer's partial (its staged input,
+/// [`crate::library::gemm::HopperGemm::with_staged_load_at`]): under which k-tiles of each
+/// tile's main loop, and how often a gated one polls the peer's flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OwnersLoad {
+    /// Where in each tile's main loop the partial is loaded.
+    pub at: StagedLoadAt,
+    /// How often a gated owner polls its peer's flag.
+    pub polls: GatePolls,
+}
+
+/// How the pulled path's owners ([`Placement::Writer`]) load the peer's partial unless told:
+/// slab by slab from k-tile 2, every 8 k-tiles, the flag polled once a thread. Session 19 (tp20, `notes/session19-tp20-bench.txt`,
 /// two H200s, attn-out at 4096 tokens): with [`GatePolls::Once`] the pulled path 0.405 ms against
 /// 0.433 with the whole block under the middle k-tile polled every tile, in two processes;
 /// its owners' step alone 0.209 against 0.233; equal at 8192 tokens and on ffn-down.
-pub const PULLED_STAGED_LOAD: StagedLoadAt = StagedLoadAt::Spread { first: 2, every: 8 };
+pub const PULLED_OWNERS: OwnersLoad = OwnersLoad {
+    at: StagedLoadAt::Spread { first: 2, every: 8 },
+    polls: GatePolls::Once,
+};
+
+/// How the owners load a partial in their own memory ([`Placement::Owner`], the fused path)
+/// unless told: the whole block under the middle k-tile, the flag polled before every tile's
+/// load (polling once not measured there).
+pub const LOCAL_OWNERS: OwnersLoad = OwnersLoad {
+    at: StagedLoadAt::Middle,
+    polls: GatePolls::EveryTile,
+};
 
 impl ReduceScatterPlan {
     /// The plan for `world` ranks owning `rows` rows each.
@@ -211,50 +231,27 @@ impl ReduceScatterPlan {
         Ok(ReduceScatterPlan {
             world,
             rows,
-            staged_load: None,
-            polls: None,
+            owners: None,
         })
     }
 
-    /// The plan with gated owners' GEMMs polling their peer's flag as `polls` says.
-    pub fn with_gate_polls(self, polls: GatePolls) -> ReduceScatterPlan {
+    /// The plan with the owners' GEMMs loading their peer's partial as `owners` says.
+    pub fn with_owners_load(self, owners: OwnersLoad) -> ReduceScatterPlan {
         ReduceScatterPlan {
-            polls: Some(polls),
+            owners: Some(owners),
             ..self
         }
     }
 
-    /// How gated owners' GEMMs with `placement`'s partials poll their peer's flag: as told
-    /// ([`ReduceScatterPlan::with_gate_polls`]), else once a thread where the partials stay
-    /// with their writers (the pulled path, [`PULLED_STAGED_LOAD`] says what it measured), and
-    /// before every tile's load where they lie with their owners (not measured polling once).
-    pub fn gate_polls(&self, placement: Placement) -> GatePolls {
-        match (self.polls, placement) {
-            (Some(polls), _) => polls,
-            (None, Placement::Writer) => GatePolls::Once,
-            (None, Placement::Owner) => GatePolls::EveryTile,
-        }
-    }
-
-    /// The plan with the owners' GEMMs loading their staged peer's partial (the TMA-store
-    /// epilogue) where `at` says in each tile's main loop
-    /// ([`crate::library::gemm::HopperGemm::with_staged_load_at`]).
-    pub fn with_staged_load(self, at: StagedLoadAt) -> ReduceScatterPlan {
-        ReduceScatterPlan {
-            staged_load: Some(at),
-            ..self
-        }
-    }
-
-    /// Where the owners' GEMMs with `placement`'s partials load their staged input: as told
-    /// ([`ReduceScatterPlan::with_staged_load`]), else [`PULLED_STAGED_LOAD`] where the
-    /// partials stay with their writers (the pulled path: the peer's partial comes across the
-    /// links) and under the middle k-tile where they lie with their owners (a local input).
-    pub fn staged_load(&self, placement: Placement) -> StagedLoadAt {
-        match (self.staged_load, placement) {
-            (Some(at), _) => at,
-            (None, Placement::Writer) => PULLED_STAGED_LOAD,
-            (None, Placement::Owner) => StagedLoadAt::Middle,
+    /// How the owners' GEMMs with `placement`'s partials load them: as told
+    /// ([`ReduceScatterPlan::with_owners_load`]), else [`PULLED_OWNERS`] where the partials stay
+    /// with their writers (the pulled path: the peer's partial comes across the links) and
+    /// [`LOCAL_OWNERS`] where they lie with their owners.
+    pub fn owners_load(&self, placement: Placement) -> OwnersLoad {
+        match (self.owners, placement) {
+            (Some(owners), _) => owners,
+            (None, Placement::Writer) => PULLED_OWNERS,
+            (None, Placement::Owner) => LOCAL_OWNERS,
         }
     }
 
@@ -639,36 +636,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn local_partials_load_under_the_middle_k_tile_unless_told() {
-        let p = ReduceScatterPlan::new(2, 128).unwrap();
-        assert_eq!(p.staged_load(Placement::Owner), StagedLoadAt::Middle);
-        let early = p.with_staged_load(StagedLoadAt::KTile(2));
-        for placement in [Placement::Owner, Placement::Writer] {
-            assert_eq!(early.staged_load(placement), StagedLoadAt::KTile(2));
-        }
-        assert_eq!((early.world(), early.rows()), (2, 128));
-        assert_ne!(early, p);
-    }
-
     /// Unless told, the pulled path's owners poll once and spread their loads, the owner's
-    /// placement's poll every tile; told, both take what they are told.
+    /// placement's load under the middle k-tile and poll every tile; told, both take what they
+    /// are told.
     #[test]
-    fn pulled_owners_poll_once_unless_told() {
+    fn owners_load_as_measured_unless_told() {
         let (owner, writer) = (Placement::Owner, Placement::Writer);
         let p = ReduceScatterPlan::new(2, 128).unwrap();
-        assert_eq!(p.gate_polls(writer), GatePolls::Once);
-        assert_eq!(p.gate_polls(owner), GatePolls::EveryTile);
-        assert_eq!(p.staged_load(writer), PULLED_STAGED_LOAD);
-        let every = p
-            .with_staged_load(StagedLoadAt::Middle)
-            .with_gate_polls(GatePolls::EveryTile);
+        assert_eq!(p.owners_load(writer), PULLED_OWNERS);
+        assert_eq!(p.owners_load(owner), LOCAL_OWNERS);
+        assert_eq!(LOCAL_OWNERS.at, StagedLoadAt::Middle);
+        let early = OwnersLoad {
+            at: StagedLoadAt::KTile(2),
+            polls: GatePolls::Once,
+        };
+        let told = p.with_owners_load(early);
         for placement in [owner, writer] {
-            assert_eq!(every.gate_polls(placement), GatePolls::EveryTile);
-            assert_eq!(every.staged_load(placement), StagedLoadAt::Middle);
+            assert_eq!(told.owners_load(placement), early);
         }
-        assert_eq!((every.world(), every.rows()), (2, 128));
-        assert_ne!(every.with_gate_polls(GatePolls::Once), every);
+        assert_eq!((told.world(), told.rows()), (2, 128));
+        assert_ne!(told, p);
     }
 
     #[test]

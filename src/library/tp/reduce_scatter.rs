@@ -57,7 +57,7 @@ pub enum ReduceScatterSum {
     /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
     /// peer's by TMA into the staging block under its main loop (slab by slab, its flag polled
     /// once a thread, unless the plan says otherwise: [`ReduceScatterPlan::staged_load`],
-    /// [`ReduceScatterPlan::gate_polls`]). The same sum, the same bits.
+    /// [`ReduceScatterPlan::owners_load`]). The same sum, the same bits.
     /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
     Pulled,
 }
@@ -118,7 +118,8 @@ impl GemmReduceScatter {
         let world = u32::try_from(plan.world())
             .map_err(|_| TpError::Plan(format!("{} ranks", plan.world())))?;
         let gated = fused && plan.gated(cfg.tma_store);
-        let polls = gated.then_some(plan.gate_polls(placement));
+        let owners = plan.owners_load(placement);
+        let polls = gated.then_some(owners.polls);
         let mut gemms = Vec::new();
         let mut last = Vec::new();
         for r in 0..world {
@@ -126,16 +127,7 @@ impl GemmReduceScatter {
             gemms.push(Gemm::new(device, cfg)?);
             let kernel = match fused {
                 false => kernels::slot_sum(world, r)?,
-                true => {
-                    kernels::reduce_scatter_gemm(
-                        &cfg,
-                        world,
-                        r,
-                        polls,
-                        plan.staged_load(placement),
-                    )?
-                    .built
-                }
+                true => kernels::reduce_scatter_gemm(&cfg, world, r, polls, owners.at)?.built,
             };
             last.push(kernel.load(device, &JitOptions::default())?);
         }

@@ -298,8 +298,9 @@ fn dq_turns(k: &mut KernelBuilder, dq: &Buffer<ty::F32>) -> Result<Buffer<ty::U3
 
 /// The element of [`dq_accum`] of `head`'s query `row` of `seq`, column `col`: in its tile
 /// (query block, 64 columns) the row [`dq_row_order`] gives it and the column [`dq_swizzled`]
-/// moves it to, as the staging ([`reduce_dq`]) lays it out. A run of up to 4 columns from a
-/// multiple of its length stays together (the swizzle moves 16-byte chunks).
+/// moves it to, as the staging ([`reduce_dq`]) lays it out. A run of up to [`DQ_RUN`] columns
+/// from a multiple of its length stays together (the swizzle moves 16-byte chunks), and the
+/// index says so ([`dq_run_swizzled`]): such a run is one vector access.
 fn dq_at(
     k: &mut KernelBuilder,
     cfg: &BackwardConfig,
@@ -311,10 +312,51 @@ fn dq_at(
     let (bm, slab) = (seq.tile, BackwardConfig::SLAB);
     let row = seq.stat_row(row);
     let slot = dq_slot(k, cfg, row.clone() % bm)?;
-    let within = dq_swizzled(k, slot.clone(), col.clone() % slab)?;
+    let within = dq_run_swizzled(k, slot.clone(), col.clone())?;
     let mut at = seq.stat_lead(head);
     at.extend([row / bm, col / slab, slot, within]);
     Ok(at)
+}
+
+/// [`dq_swizzled`] of `(row, col % 64)` written so that what `col` is known to be a multiple of
+/// (up to [`DQ_RUN`]) is known of the result too, and that it is below 64: the 16-byte chunk the
+/// swizzle moves the column's chunk to (`dq_chunk`, below 16) times 4, plus the column's place
+/// in its chunk, which the swizzle keeps. With it a run of [`DQ_RUN`] (or 2) columns from a
+/// multiple of its length is one `st.global.v4.f32` (`.v2`) with no bounds check
+/// ([`KernelBuilder::store_n`]'s plan); with [`dq_swizzled`]'s `(byte offset / 4) % 64` nothing
+/// is known of the column, and a run is as many scalar accesses, each checked against the
+/// tile's 64 columns.
+fn dq_run_swizzled(k: &mut KernelBuilder, row: Expr, col: Expr) -> Result<Expr> {
+    let slab = BackwardConfig::SLAB;
+    let off = k.eval(row * (slab * 4) + (col.clone() % slab) * 4u32)?;
+    let moved = smem::emit::emit_swizzle(k.isa(), SwizzleMode::B128, off)?;
+    let at = k.bind("dq_swizzled", moved);
+    let chunk = k.let_("dq_chunk", (Expr::from(at) / 16u32) % (slab / DQ_RUN))?;
+    // The column's place in its chunk, `col % 4`, as `((col / g) % (4 / g)) · g` with `g` what
+    // `col` is known to be a multiple of (1, 2 or 4): 0 for a run of 4 from a multiple of 4.
+    let g = [DQ_RUN, 2, 1]
+        .into_iter()
+        .find(|&g| k.divisibility(&col) % i64::from(g) == 0)
+        .unwrap_or(1);
+    let place = match g {
+        DQ_RUN => Expr::from(0u32),
+        g => (col / g) % (DQ_RUN / g) * g,
+    };
+    Ok(Expr::from(chunk) * DQ_RUN + place)
+}
+
+/// The columns of a query row of `d` columns a lane of a warp takes in the preprocess and
+/// convert kernels' accesses to [`dq_accum`], as `(first column, count)` runs: `w = min(d / 32,
+/// 4)` columns a run, run `j` of lane `l` from column `32 · w · j + w · l`. Each access of the
+/// warp then covers `32 · w` consecutive columns of the row (two 64-column tiles' rows of 256
+/// bytes at `w = 4`), whole 32-byte sectors: with a lane's `d / 32` columns side by side instead
+/// (at head dim 256 8, two runs of 4), each access of the warp would write half of every sector
+/// of four tiles' rows, each sector reached twice (BENCHMARKS.md, session 19).
+fn row_runs(d: u32, lane: Var) -> Vec<(Expr, usize)> {
+    let w = (d / 32).min(DQ_RUN);
+    (0..d / (32 * w))
+        .map(|j| (lane * w + j * 32 * w, w as usize))
+        .collect()
 }
 
 /// Where a `dQ` tile's query rows lie among its rows ([`dq_accum`], the staging
@@ -349,8 +391,7 @@ fn dq_slot(k: &mut KernelBuilder, cfg: &BackwardConfig, row: Expr) -> Result<Exp
 }
 
 /// The longest run of a row's columns of a `dq_accum` tile that stays together where
-/// [`dq_swizzled`] moves it: 4 f32, one 16-byte chunk (a lane's 8 columns at head dim 256 are
-/// two runs).
+/// [`dq_swizzled`] moves it: 4 f32, one 16-byte chunk (a lane's run of [`row_runs`]).
 const DQ_RUN: u32 = 4;
 
 /// The column of a `dq_accum` tile (its rows of 64 f32) where element `(row, col)` of it (the
@@ -457,8 +498,9 @@ fn warp_row(
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
-/// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum`
-/// and the turn counters (`dq_turns`) zeroed; a warp takes [`BackwardConfig::ROWS_PER_WARP`]
+/// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum` (its
+/// lanes on [`row_runs`], whole sectors a store) and the turn counters (`dq_turns`) zeroed; a
+/// warp takes [`BackwardConfig::ROWS_PER_WARP`]
 /// rows. Its parameters: `o`, `d_o`
 /// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
 /// `dq_accum`, `dq_turns`; packed ([`BackwardConfig::varlen`]) the tensors without the batch
@@ -523,9 +565,9 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
             for &z in &zeros {
                 k.mov(z, 0.0f32)?;
             }
-            for run in (0..per).step_by(DQ_RUN as usize) {
-                let at = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
-                k.store_n(&dq, at, &zeros)?;
+            for (col, n) in row_runs(d, lane) {
+                let at = dq_at(k, cfg, &seq, h, row.into(), col)?;
+                k.store_n(&dq, at, &zeros[..n])?;
             }
             // A block's first row: its turn counters zeroed, a lane each.
             let block_first = k.cmp(CmpOp::Eq, row % bm, 0u32)?;
@@ -576,7 +618,7 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
 }
 
 /// The convert kernel for `cfg`: `dq = scale · dq_accum` in the input type, a warp per query
-/// row and head. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
+/// row and head, its lanes on the row's columns as [`row_runs`] lays them out. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
 /// `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`).
 pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [convert::<ty::F16>, convert::<ty::Bf16>];
@@ -586,7 +628,6 @@ pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel
 fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let x = extents(&mut k, cfg)?;
     let d = cfg.head_dim;
-    let per = d / 32;
     let q_shape = x.rows(x.seqlen_q, x.heads, d);
     let opts = TensorOpts::default().align(16);
     let dq_accum = dq_accum(&mut k, &x, d)?;
@@ -606,10 +647,9 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
         let (row, is_live) = warp_row(&mut k, [blk, w], &seq, i)?;
         k.if_(is_live, |k| {
             let mut acc = Vec::new();
-            for run in (0..per).step_by(DQ_RUN as usize) {
-                let from = dq_at(k, cfg, &seq, h, row.into(), lane * per + run)?;
-                let n = per.min(DQ_RUN) as usize;
-                acc.extend(k.load_n(&dq_accum, from, n, 0.0f32)?);
+            for (col, n) in row_runs(d, lane) {
+                let from = dq_at(k, cfg, &seq, h, row.into(), col)?;
+                acc.push(k.load_n(&dq_accum, from, n, 0.0f32)?);
             }
             loaded.push(acc);
             Ok(())
@@ -619,14 +659,17 @@ fn convert<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<BuiltK
     }
     for (&(row, is_live), acc) in live.iter().zip(&loaded) {
         k.if_(is_live, |k| {
-            let mut at = seq.q_at(row.into(), h);
-            at.push(lane * per);
-            let out = k.regs::<T>(per as usize);
-            for (&a, &o) in acc.iter().zip(&out) {
-                let s = k.mul_of(a, scale)?;
-                k.cvt(o, s)?;
+            for ((col, _), run) in row_runs(d, lane).into_iter().zip(acc) {
+                let mut at = seq.q_at(row.into(), h);
+                at.push(col);
+                let out = k.regs::<T>(run.len());
+                for (&a, &o) in run.iter().zip(&out) {
+                    let s = k.mul_of(a, scale)?;
+                    k.cvt(o, s)?;
+                }
+                k.store_n(&dq, at, &out)?;
             }
-            k.store_n(&dq, at, &out)
+            Ok(())
         })
         .end()?;
     }

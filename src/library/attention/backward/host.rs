@@ -139,13 +139,40 @@ impl AttentionBackward {
     }
 
     /// The gradients on memory the caller owns: the checks the signatures cannot make first
-    /// (nothing is enqueued when one fails), then the preprocess, main and convert kernels on
-    /// `stream` (the last two programmatic dependents, [`BackwardConfig::dependent`]); batched tensors (rank 4) without [`BackwardArgs::seqs`], packed ones (rank 3)
-    /// with them.
+    /// (packing, ranks, element types, KV heads dividing the query heads: nothing is enqueued
+    /// when one fails), then the preprocess, main and convert kernels on `stream` (the last two
+    /// programmatic dependents, [`BackwardConfig::dependent`]), each after its signature's checks
+    /// (extents, head dim, alignment, tensor maps): a refusal of the main kernel's arguments (K,
+    /// V, dK, dV, the key offsets) comes once the preprocess is enqueued, which writes only the
+    /// workspace, so no refused call writes a gradient. Batched tensors (rank 4) without
+    /// [`BackwardArgs::seqs`], packed ones (rank 3) with them.
     pub fn run_borrowed(
         &self,
         stream: &Arc<CudaStream>,
         args: BackwardArgs<'_>,
+    ) -> Result<(), AttentionError> {
+        self.launch(stream, args, true)
+    }
+
+    /// The preprocess kernel alone on `args`, after [`AttentionBackward::run_borrowed`]'s
+    /// checks: `D`, `LSE · log2 e` and the zeroed `dQ` accumulator into the workspace, the
+    /// gradients not written. What a benchmark of the preprocess times
+    /// (`benches/attention_backward.rs`, variant `pre`).
+    pub fn run_preprocess(
+        &self,
+        stream: &Arc<CudaStream>,
+        args: BackwardArgs<'_>,
+    ) -> Result<(), AttentionError> {
+        self.launch(stream, args, false)
+    }
+
+    /// [`AttentionBackward::run_borrowed`]: the preprocess, then with `all` the main and
+    /// convert kernels.
+    fn launch(
+        &self,
+        stream: &Arc<CudaStream>,
+        args: BackwardArgs<'_>,
+        all: bool,
     ) -> Result<(), AttentionError> {
         let BackwardArgs {
             inputs,
@@ -228,6 +255,9 @@ impl AttentionBackward {
         let (limit, then) = (self.limit, StreamOrder::dependent_if(self.cfg.dependent));
         self.preprocess
             .launch_within(stream, &mut pre, limit, StreamOrder::After)?;
+        if !all {
+            return Ok(());
+        }
         let mut main = vec![
             q.into(),
             k.into(),
@@ -264,5 +294,100 @@ fn seq_args<'x>(seqs: &'x Option<BackwardSeqs<'_>>, keys: bool) -> Vec<Arg<'x>> 
             Arg::scalar(s.max_seqlen_k),
         ],
         false => vec![o.cu_seqlens_q.clone().into(), Arg::scalar(o.max_seqlen_q)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::library::OperandError;
+    use crate::library::attention::host::{ShapeError, check_operands};
+    use crate::runtime::TensorDesc;
+    use ptx_isa::ScalarType;
+
+    /// The eight tensors [`super::AttentionBackward::run_borrowed`] checks first, by name.
+    const NAMES: [&str; 8] = ["q", "k", "v", "o", "d_o", "dq", "dk", "dv"];
+
+    /// `q`, `k`, `v`, `o`, `d_o`, `dq`, `dk`, `dv` of `heads` query and `kv_heads` KV heads
+    /// (`lead` the batch and length, or packed the total), bf16, head dim 128.
+    fn operands(lead: &[usize], heads: usize, kv_heads: usize) -> Vec<TensorDesc> {
+        NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let h = if matches!(*name, "k" | "v" | "dk" | "dv") {
+                    kv_heads
+                } else {
+                    heads
+                };
+                TensorDesc {
+                    dtype: ScalarType::Bf16,
+                    shape: [lead, &[h, 128]].concat(),
+                    addr: 0x100_0000 * (i as u64 + 1),
+                    device: 0,
+                }
+            })
+            .collect()
+    }
+
+    fn check(packing: (bool, bool), descs: &[TensorDesc]) -> Result<usize, ShapeError> {
+        let named: Vec<_> = NAMES.into_iter().zip(descs).collect();
+        check_operands(packing, ScalarType::Bf16, &named)
+    }
+
+    /// What `run_borrowed` refuses before it enqueues anything, without a GPU: offsets given
+    /// to a batched kernel or none to a packed one, a tensor of the wrong rank or element type
+    /// (the first in order named), KV heads that do not divide the query heads; each a typed
+    /// [`ShapeError`] naming its place.
+    #[test]
+    fn the_backward_operands_are_checked_by_name_before_any_launch() {
+        let batched = operands(&[2, 100], 4, 2);
+        assert_eq!(check((false, false), &batched), Ok(4));
+        assert_eq!(check((true, true), &operands(&[300], 4, 2)), Ok(3));
+        assert_eq!(
+            check((false, true), &batched),
+            Err(ShapeError::Packing { varlen: false })
+        );
+        assert_eq!(
+            check((true, false), &operands(&[300], 4, 2)),
+            Err(ShapeError::Packing { varlen: true })
+        );
+        // Rank 3 tensors for a batched kernel: the first, Q, is named.
+        assert!(matches!(
+            check((false, false), &operands(&[300], 4, 2)),
+            Err(ShapeError::Operand(OperandError::Rank {
+                tensor: "q",
+                rank: 4,
+                ..
+            }))
+        ));
+        // dO of rank 3 among rank-4 tensors.
+        let mut flat = batched.clone();
+        flat[4].shape = vec![200, 4, 128];
+        assert!(matches!(
+            check((false, false), &flat),
+            Err(ShapeError::Operand(OperandError::Rank {
+                tensor: "d_o",
+                rank: 4,
+                ..
+            }))
+        ));
+        // A gradient in f16: the last tensor, dV.
+        let mut half = batched.clone();
+        half[7].dtype = ScalarType::F16;
+        assert_eq!(
+            check((false, false), &half),
+            Err(ShapeError::Operand(OperandError::DType {
+                tensor: "dv",
+                got: ScalarType::F16,
+                want: ScalarType::Bf16,
+            }))
+        );
+        // 3 KV heads for 4 query heads; no KV head at all.
+        for kv_heads in [3, 0] {
+            assert_eq!(
+                check((false, false), &operands(&[2, 100], 4, kv_heads)),
+                Err(ShapeError::Heads { heads: 4, kv_heads })
+            );
+        }
     }
 }

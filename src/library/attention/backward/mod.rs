@@ -449,8 +449,8 @@ impl BackwardConfig {
     }
 
     /// Every configuration the library builds: bf16 and f16, head dims 64, 128 and 256, causal
-    /// and not, each with `dQ` reduced in bulk and (bf16) by `red.global.add.f32` (at head dim
-    /// 256 with two stages) and in the deterministic mode; over packed
+    /// and not, each with `dQ` reduced in bulk, by `red.global.add.f32` (at head dim 256 with
+    /// two stages) and in the deterministic mode; over packed
     /// sequences the default and (bf16) the deterministic mode; at head dim 64 also with the
     /// partial `dQ`s reduced on their own (bf16 also deterministic and packed), and with
     /// 128-query blocks ([`BackwardConfig::block_m`]; batched and packed, bf16 also `red`); at
@@ -466,10 +466,8 @@ impl BackwardConfig {
                     let cfg =
                         BackwardConfig::new(dtype, head_dim, causal).with_block_m(Self::BLOCK_M);
                     out.push(cfg);
-                    if dtype == ScalarType::Bf16 {
-                        out.push(cfg.with_red_dq());
-                        out.push(cfg.with_deterministic());
-                    }
+                    out.push(cfg.with_red_dq());
+                    out.push(cfg.with_deterministic());
                     out.push(cfg.with_varlen());
                     if dtype == ScalarType::Bf16 {
                         out.push(cfg.with_varlen().with_deterministic());
