@@ -18,7 +18,7 @@ step() { echo "== $1 ($(date +%T))"; }
 # A call's steps under one deadline: `deadline_start SECONDS` starts the clock; `left MAX` prints the
 # seconds a step may take (at most MAX, 0 when fewer than 5 are left before the deadline); `run_within NAME MAX CMD...`
 # runs CMD under that limit with its output in `$out/logs/NAME.txt` (skipped, said so, past the
-# deadline) and prints its exit status; `step_at NAME` a step's heading with the seconds so far.
+# deadline) and prints its exit status and the seconds so far; `step_at NAME` a step's heading with the seconds so far.
 deadline_start() {
   start=$(date +%s)
   deadline=$1
@@ -39,7 +39,7 @@ run_within() {
     return
   fi
   timeout "$max" "$@" >"$out/logs/$name.txt" 2>&1
-  echo "$name rc=$?"
+  echo "$name rc=$? at $(($(date +%s) - start)) s"
 }
 step_at() { echo "== $1 ($(date +%T), $(($(date +%s) - start)) s)"; }
 
@@ -53,3 +53,24 @@ oldnew_kit_start() {
   chmod +x "$kit"/old/* "$kit"/new/*
   deadline_start "$3"
 }
+
+# `call_start KIT OUT_DEFAULT DEADLINE`: a call's kit `KIT` (a folder of xz-compressed executables
+# and files, as carried), `out` ($OUT, else OUT_DEFAULT) and `L` ($out/logs), the deadline
+# started, the driver's JIT cache kept in /tmp and large enough for a bench's kernels, every
+# `*.xz` of the kit unpacked and made executable, the GPU's name, driver, clocks and power limit
+# in $L/device.txt; `pack` puts $L into $out/logs.tgz (the device tool returns a few files).
+call_start() {
+  kit=$1
+  out=${OUT:-$2}
+  deadline_start "$3"
+  L=$out/logs
+  export CUDA_CACHE_PATH=/tmp/cudacache CUDA_CACHE_MAXSIZE=4294967296
+  local f
+  for f in "$kit"/*.xz; do
+    [ -e "$f" ] || continue
+    xz -T0 -d -f "$f" && chmod +x "${f%.xz}"
+  done
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,power.limit,temperature.gpu \
+    --format=csv,noheader | tee "$L/device.txt"
+}
+pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }

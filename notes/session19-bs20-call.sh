@@ -4,17 +4,8 @@
 # the clusters along N. gemm_fp8_block from branch bs20, gemm_decode from main (1e0f73a).
 set -u
 source benches/gpu_steps.sh
-kit=.gpu-bs20
-out=${OUT:-/tmp/bs20}
-mkdir -p "$out"
-deadline_start "${DEADLINE_S:-112}"
-L=$out/logs
-export CUDA_CACHE_PATH=/tmp/cudacache CUDA_CACHE_MAXSIZE=4294967296
-for f in $kit/*.xz; do xz -T0 -d -f "$f"; done
-chmod +x $kit/gemm_decode $kit/gemm_fp8_block
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$L/device.txt"
+call_start .gpu-bs20 /tmp/bs20 "${DEADLINE_S:-112}"
 compute-sanitizer --help 2>&1 | grep -A6 -- "--kernel-name" > "$L/sanitizer-filter-help.txt"
-pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }
 B=$kit/gemm_fp8_block
 D=$kit/gemm_decode
 MC="compute-sanitizer --tool memcheck --error-exitcode 9"

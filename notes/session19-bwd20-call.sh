@@ -9,17 +9,10 @@
 #      all six shapes each; torch's SDPA backward at d256 (flash, cuDNN); main's bench `bulk` at d256.
 set -u
 source benches/gpu_steps.sh
-kit=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-/tmp/bwd20-out}
-mkdir -p "$out"
-deadline_start "${DEADLINE_S:-112}"
-L=$out/logs
-rw() { echo "$(run_within "$@") at $(( $(date +%s) - start )) s"; }
-(cd "$kit" && for f in *.xz; do xz -d -f -T4 "$f"; done && chmod +x ptxkit bench-new bench-old)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv,noheader | tee "$L/device.txt"
+call_start "$(cd "$(dirname "$0")" && pwd)" /tmp/bwd20-out "${DEADLINE_S:-112}"
 
 step_at "selftest attention_backward, four processes"
-bg() { rw "$@" >>"$L/rcs.txt" 2>&1 & }
+bg() { run_within "$@" >>"$L/rcs.txt" 2>&1 & }
 for part in bf16_d64 bf16_d128 bf16_d256,f16_d256 f16_d64,f16_d128; do
   bg "selftest-${part//,/+}" 45 env PTXKIT_ATTENTION_MATCH="$part" PTXKIT_ATTENTION_PROGRESS=1 PTXKIT_ATTENTION_LIMIT_S=20 \
     "$kit/ptxkit" selftest --only attention_backward
@@ -28,9 +21,9 @@ wait
 cat "$L/rcs.txt"
 
 step_at "timing"
-rw bench-new 40 env PTXKIT_ATTENTION_SHAPE=128:,256: PTXKIT_ATTENTION_VARIANT=pre,bulk "$kit/bench-new" --bench gpu-only
-rw torch-bwd 25 bash -c "cd '$kit' && python3 -u attention_torch.py --backward --d256"
-rw bench-old 20 env PTXKIT_ATTENTION_SHAPE=256: PTXKIT_ATTENTION_VARIANT=bulk "$kit/bench-old" --bench gpu-only
+run_within bench-new 40 env PTXKIT_ATTENTION_SHAPE=128:,256: PTXKIT_ATTENTION_VARIANT=pre,bulk "$kit/bench-new" --bench gpu-only
+run_within torch-bwd 25 bash -c "cd '$kit' && python3 -u attention_torch.py --backward --d256"
+run_within bench-old 20 env PTXKIT_ATTENTION_SHAPE=256: PTXKIT_ATTENTION_VARIANT=bulk "$kit/bench-old" --bench gpu-only
 (cd "$out" && tar czf logs.tgz logs)
 
 step_at summary

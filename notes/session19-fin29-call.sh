@@ -9,16 +9,7 @@
 # its own, folded since into summary.py's `both` / `either`: the same selection).
 set -u
 source benches/gpu_steps.sh
-kit=.gpu-fin29
-out=${OUT:-/tmp/fin29}
-mkdir -p "$out"
-deadline_start "${DEADLINE_S:-286}"
-L=$out/logs
-export CUDA_CACHE_PATH=/tmp/cudacache CUDA_CACHE_MAXSIZE=4294967296
-for f in $kit/*.xz; do xz -T0 -d -f "$f"; done
-chmod +x $kit/gemm_decode $kit/gemm_fp8 $kit/gemm_fp8_block $kit/gemm
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$L/device.txt"
-pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }
+call_start .gpu-fin29 /tmp/fin29 "${DEADLINE_S:-286}"
 D=$kit/gemm_decode
 NCU_METRICS=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,lts__t_bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__cluster_dim_x,launch__cluster_dim_y,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio
 

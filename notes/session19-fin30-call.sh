@@ -18,15 +18,7 @@
 # the run of 2026-11-29 18:29; `round` holds the same steps, written once after it.)
 set -u
 source benches/gpu_steps.sh
-kit=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-/tmp/fin30-out}
-mkdir -p "$out"
-deadline_start "${DEADLINE_S:-287}"
-L=$out/logs
-# run_within, then the seconds since the start, on one line.
-rw() { echo "$(run_within "$@") at $(( $(date +%s) - start )) s"; }
-(cd "$kit" && for f in *.xz; do xz -d -f -T4 "$f"; done && chmod +x ptxkit bench-attention bench-attention_backward)
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv,noheader | tee "$L/device.txt"
+call_start "$(cd "$(dirname "$0")" && pwd)" /tmp/fin30-out "${DEADLINE_S:-287}"
 
 # `round N FWD_MAX BWD_MAX [MORE]`: round N of both benches (for_problem's pick, the backward's
 # default) with the SM clock, power and temperature sampled into clocks(-N).txt; with MORE, torch's
@@ -37,11 +29,11 @@ round() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 250 \
     >"$L/$clocks.txt" 2>&1 &
   local sampler=$!
-  rw "bench-fwd-$1" "$2" env PTXKIT_ATTENTION_VARIANT=default PTXKIT_ATTENTION_REPEATS=1 "$kit/bench-attention" --bench gpu-only
-  rw "bench-bwd-$1" "$3" env PTXKIT_ATTENTION_VARIANT=bulk "$kit/bench-attention_backward" --bench gpu-only
+  run_within "bench-fwd-$1" "$2" env PTXKIT_ATTENTION_VARIANT=default PTXKIT_ATTENTION_REPEATS=1 "$kit/bench-attention" --bench gpu-only
+  run_within "bench-bwd-$1" "$3" env PTXKIT_ATTENTION_VARIANT=bulk "$kit/bench-attention_backward" --bench gpu-only
   if [ -n "${4:-}" ]; then
-    rw torch-fwd 45 bash -c "cd '$kit' && python3 -u attention_torch.py --kit"
-    rw torch-bwd 60 bash -c "cd '$kit' && python3 -u attention_torch.py --backward"
+    run_within torch-fwd 45 bash -c "cd '$kit' && python3 -u attention_torch.py --kit"
+    run_within torch-bwd 60 bash -c "cd '$kit' && python3 -u attention_torch.py --backward"
   fi
   kill "$sampler"
 }
@@ -52,7 +44,7 @@ round 1 45 70 torch
 step_at "A: correctness, side by side"
 # What is left after B1, less 100 s for C and B2, at most 90 s.
 cap=$(( $(left 999) - 100 )); [ "$cap" -gt 90 ] && cap=90; [ "$cap" -lt 30 ] && cap=30
-bg() { rw "$@" >>"$L/rcs.txt" 2>&1 & }
+bg() { run_within "$@" >>"$L/rcs.txt" 2>&1 & }
 bg selftest-fwd "$cap" env PTXKIT_ATTENTION_PROGRESS=1 PTXKIT_ATTENTION_LIMIT_S=20 "$kit/ptxkit" selftest --only attention
 bg selftest-bwd "$cap" env PTXKIT_ATTENTION_PROGRESS=1 PTXKIT_ATTENTION_LIMIT_S=20 "$kit/ptxkit" selftest --only attention_backward
 # One forward kernel per head dim (for_problem's picks: d64 causal, d128 non-causal 4k/8k, d256
@@ -94,17 +86,17 @@ while read -r tag _ near; do
   [ "$avail" -lt 10 ] && { echo "ncu: no time left for $tag${near:+ (near)}"; continue; }
   IFS=: read -r pas d c s <<<"$tag"
   if [ "$pas" = fwd ]; then
-    rw "ncu-ours-$pas-d$d-$c-$s" "$avail" env PTXKIT_ATTENTION_SHAPE="$d:$c:$s" PTXKIT_ATTENTION_VARIANT=default PTXKIT_ATTENTION_REPEATS=1 \
+    run_within "ncu-ours-$pas-d$d-$c-$s" "$avail" env PTXKIT_ATTENTION_SHAPE="$d:$c:$s" PTXKIT_ATTENTION_VARIANT=default PTXKIT_ATTENTION_REPEATS=1 \
       ncu --clock-control none --metrics "$M" -k "regex:^attention_fwd_bf16_d$d" -c 1 "$kit/bench-attention" --bench gpu-only
   else
-    rw "ncu-ours-$pas-d$d-$c-$s" "$avail" env PTXKIT_ATTENTION_SHAPE="$d:$c:$s" PTXKIT_ATTENTION_VARIANT=bulk \
+    run_within "ncu-ours-$pas-d$d-$c-$s" "$avail" env PTXKIT_ATTENTION_SHAPE="$d:$c:$s" PTXKIT_ATTENTION_VARIANT=bulk \
       ncu --clock-control none --metrics "$M" -k "regex:^attention_bwd_bf16_d$d" -c 3 "$kit/bench-attention_backward" --bench gpu-only
   fi
   profiled+=("$tag")
 done <"$L/misses.txt"
 if [ ${#profiled[@]} -gt 0 ]; then
   avail=$(( $(left 999) - 50 )); [ "$avail" -gt 30 ] && avail=30; [ "$avail" -lt 10 ] && avail=0
-  [ "$avail" = 0 ] && echo "ncu-cudnn: no time left" || rw ncu-cudnn "$avail" bash -c "cd '$kit' && ncu --profile-from-start off --clock-control none --metrics '$M' python3 -u cudnn-ncu.py ${profiled[*]}"
+  [ "$avail" = 0 ] && echo "ncu-cudnn: no time left" || run_within ncu-cudnn "$avail" bash -c "cd '$kit' && ncu --profile-from-start off --clock-control none --metrics '$M' python3 -u cudnn-ncu.py ${profiled[*]}"
 fi
 
 step_at "B2: round 2"

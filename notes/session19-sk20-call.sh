@@ -7,17 +7,8 @@
 # the stream-K kernels of step 1. Logs packed into $OUT/logs.tgz; a compact summary last.
 set -u
 source benches/gpu_steps.sh
-kit=.gpu-sk20
-out=${OUT:-/tmp/sk20}
-mkdir -p "$out"
-deadline_start "${DEADLINE_S:-140}"
-L=$out/logs
-export CUDA_CACHE_PATH=/tmp/cudacache CUDA_CACHE_MAXSIZE=4294967296
-xz -T0 -d -f $kit/gemm_decode.xz
-chmod +x $kit/gemm_decode
+call_start .gpu-sk20 /tmp/sk20 "${DEADLINE_S:-140}"
 D=$kit/gemm_decode
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader | tee "$L/device.txt"
-pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }
 
 step_at "checks"
 run_within checks 35 env DECODE_CHECK_ONLY=stream-k $D; pack
