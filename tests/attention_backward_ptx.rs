@@ -273,20 +273,14 @@ fn the_row_kernels_reach_the_dq_accumulator_in_vectors() {
             _ => ("v4.f32", d as usize / 128),
         };
         let pre = build_preprocess(Target::Sm90a, &cfg).unwrap();
-        let pre = pre.ptx();
-        assert_eq!(
-            pre.matches(&format!("st.global.{vector} ")).count(),
-            rows * runs,
-            "d{d}: one store a run"
-        );
-        assert_eq!(pre.matches("st.global.f32 ").count(), rows * 4, "d{d}");
         let conv = build_convert(Target::Sm90a, &cfg).unwrap();
-        let conv = conv.ptx();
-        assert_eq!(
-            conv.matches(&format!("ld.global.{vector} ")).count(),
-            rows * runs,
-            "d{d}: one load a run"
-        );
-        assert_eq!(conv.matches("ld.global.f32 ").count(), 0, "d{d}");
+        let count = |ptx: &str, op: &str| ptx.matches(&format!("{op} ")).count();
+        // One store (preprocess) and one load (convert) a run.
+        let (pre, conv) = (pre.ptx(), conv.ptx());
+        let vector_st = count(pre, &format!("st.global.{vector}"));
+        let vector_ld = count(conv, &format!("ld.global.{vector}"));
+        assert_eq!((vector_st, vector_ld), (rows * runs, rows * runs), "d{d}");
+        assert_eq!(count(pre, "st.global.f32"), rows * 4, "d{d}");
+        assert_eq!(count(conv, "ld.global.f32"), 0, "d{d}");
     }
 }

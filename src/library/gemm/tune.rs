@@ -909,10 +909,16 @@ mod tests {
             Some((stream, 0.0090))
         );
         let p = TuneProblem::new(16, 7168, 2048, Bf16, Bf16);
+        assert_eq!(round_trip(&p, stream), Some(stream));
+    }
+
+    /// `cfg` cached for `p`, written as text, read back and looked up.
+    fn round_trip(p: &TuneProblem, cfg: GemmConfig) -> Option<GemmConfig> {
         let mut cache = TuneCache::default();
-        cache.insert(&key(), &p, stream, 20.0);
-        let back = TuneCache::parse(&cache.to_text()).unwrap();
-        assert_eq!(back.lookup(&key(), &p), Some(stream));
+        cache.insert(&key(), p, cfg, 20.0);
+        TuneCache::parse(&cache.to_text())
+            .unwrap()
+            .lookup(&key(), p)
     }
 
     /// A swapped, split choice survives the cache's text (its knobs are among the fields).
@@ -923,10 +929,7 @@ mod tests {
             split_fixup: true,
             ..p.rule(132).swapped(32, 4)
         };
-        let mut cache = TuneCache::default();
-        cache.insert(&key(), &p, cfg, 20.0);
-        let back = TuneCache::parse(&cache.to_text()).unwrap();
-        assert_eq!(back.lookup(&key(), &p), Some(cfg));
+        assert_eq!(round_trip(&p, cfg), Some(cfg));
     }
 
     /// A choice in a cluster along N survives the cache's text; a line written before
