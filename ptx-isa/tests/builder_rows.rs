@@ -394,24 +394,38 @@ fn cvt<D: ty::RegType, S: ty::RegType>(t: &mut Tally) {
     }
 }
 
+/// `$f::<T>(&mut $t, args...)` for every register type `T` (after a fixed type `$d` where
+/// given): a check generic over the register type, run on each.
 macro_rules! each_type {
-    ($f:ident, $t:ident $(, $d:ident)?) => {
-        $f::<$($d,)? ty::U16>(&mut $t);
-        $f::<$($d,)? ty::U32>(&mut $t);
-        $f::<$($d,)? ty::U64>(&mut $t);
-        $f::<$($d,)? ty::S16>(&mut $t);
-        $f::<$($d,)? ty::S32>(&mut $t);
-        $f::<$($d,)? ty::S64>(&mut $t);
-        $f::<$($d,)? ty::B16>(&mut $t);
-        $f::<$($d,)? ty::B32>(&mut $t);
-        $f::<$($d,)? ty::B64>(&mut $t);
-        $f::<$($d,)? ty::F32>(&mut $t);
-        $f::<$($d,)? ty::F64>(&mut $t);
-        $f::<$($d,)? ty::F16>(&mut $t);
-        $f::<$($d,)? ty::F16x2>(&mut $t);
-        $f::<$($d,)? ty::Bf16>(&mut $t);
-        $f::<$($d,)? ty::Bf16x2>(&mut $t);
+    ($f:ident, $t:ident $(, $d:ident)? $(; $($arg:expr),+)?) => {
+        $f::<$($d,)? ty::U16>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::U32>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::U64>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::S16>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::S32>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::S64>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::B16>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::B32>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::B64>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::F32>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::F64>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::F16>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::F16x2>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::Bf16>(&mut $t $($(, $arg)+)?);
+        $f::<$($d,)? ty::Bf16x2>(&mut $t $($(, $arg)+)?);
     };
+}
+
+/// A [`Tally`] of `$f::<T>(&mut t, target)` for every register type `T` on every target of
+/// `$targets`, finished with `$what`.
+macro_rules! tally_types_on {
+    ($f:ident, $targets:expr, $what:expr) => {{
+        let mut t = Tally::default();
+        for target in $targets {
+            each_type!($f, t; target);
+        }
+        t.finish($what);
+    }};
 }
 
 #[test]

@@ -70,15 +70,11 @@ fn moves<T: ty::RegType>(t: &mut Tally, target: Target) {
 
 #[test]
 fn ldmatrix_and_stmatrix_write_exactly_what_their_rows_allow() {
-    let mut t = Tally::default();
-    for target in TARGETS {
-        moves::<ty::B32>(&mut t, target);
-        moves::<ty::U32>(&mut t, target);
-        moves::<ty::F32>(&mut t, target);
-        moves::<ty::B64>(&mut t, target);
-        moves::<ty::B16>(&mut t, target);
-    }
-    t.finish("ldmatrix/stmatrix x shape x count x .trans x register type x register count");
+    tally_types_on!(
+        moves,
+        TARGETS,
+        "ldmatrix/stmatrix x shape x count x .trans x register type x register count"
+    );
 }
 
 /// `movmatrix` (PTX ISA 9.7.14.5.17) on every register type the builder may be handed and on
@@ -100,16 +96,7 @@ fn movmatrix_writes_exactly_what_its_row_allows() {
             &format!("movmatrix.sync.aligned.m8n8.trans.b16 {d}, {a};"),
         );
     }
-    let mut t = Tally::default();
-    for target in TARGETS {
-        one::<ty::B32>(&mut t, target);
-        one::<ty::U32>(&mut t, target);
-        one::<ty::S32>(&mut t, target);
-        one::<ty::F32>(&mut t, target);
-        one::<ty::B16>(&mut t, target);
-        one::<ty::B64>(&mut t, target);
-    }
-    t.finish("movmatrix x register type x target");
+    tally_types_on!(one, TARGETS, "movmatrix x register type x target");
 }
 
 #[test]

@@ -92,14 +92,8 @@ fn matches<T: ty::Bits32Or64>(t: &mut Tally, target: Target) {
 fn warp_methods_write_exactly_what_their_rows_allow() {
     let mut t = Tally::default();
     for target in [Target::Sm80, Target::Sm90a, Target::Sm100a] {
-        warp::<ty::B32>(&mut t, target);
-        warp::<ty::U32>(&mut t, target);
-        warp::<ty::S32>(&mut t, target);
-        warp::<ty::F32>(&mut t, target);
-        warp::<ty::B64>(&mut t, target);
-        warp::<ty::U64>(&mut t, target);
-        warp::<ty::S64>(&mut t, target);
-        warp::<ty::B16>(&mut t, target);
+        each_type!(warp, t; target);
+        // `match.sync` takes 32- and 64-bit registers only (`Bits32Or64`: the rest do not compile).
         matches::<ty::B32>(&mut t, target);
         matches::<ty::U32>(&mut t, target);
         matches::<ty::S32>(&mut t, target);
