@@ -56,8 +56,8 @@ pub enum ReduceScatterSum {
     /// ([`Placement::Writer`]): each rank's GEMMs of its peers' shards store into its own
     /// memory, and each owner's GEMM reads them from its peers' memory (peer access), its first
     /// peer's by TMA into the staging block under its main loop (slab by slab, its flag polled
-    /// once a thread, unless the plan says otherwise: [`ReduceScatterPlan::staged_load`],
-    /// [`ReduceScatterPlan::owners_load`]). The same sum, the same bits.
+    /// once a thread, unless the plan says otherwise: [`ReduceScatterPlan::owners_load`]). The
+    /// same sum, the same bits.
     /// Two ranks at most ([`ReduceScatterPlan::check_placement`]).
     Pulled,
 }

@@ -498,10 +498,10 @@ fn warp_row(
 /// The preprocess kernel for `cfg`: a warp per query row and head (each lane `d / 32`
 /// columns), `D = Σ dO ∘ O` (f32, the warp's sum) and `lse_log2 = LSE · log2 e` (`+inf` where
 /// LSE is `-inf`: the row saw no key, and `2^(s − inf) = 0`) into `[batch, heads, stat_len]`
-/// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum` (its
-/// lanes on [`row_runs`], whole sectors a store) and the turn counters (`dq_turns`) zeroed; a
-/// warp takes [`BackwardConfig::ROWS_PER_WARP`]
-/// rows. Its parameters: `o`, `d_o`
+/// (the padding rows `0` and `+inf`, `stat_len`), and the rows of the f32 `dq_accum` (runs of
+/// `w = min(d / 32, 4)` columns, lane `l`'s run `j` from column `32 · w · j + w · l`: whole
+/// sectors a store) and the turn counters (`dq_turns`) zeroed; a warp takes
+/// [`BackwardConfig::ROWS_PER_WARP`] rows. Its parameters: `o`, `d_o`
 /// (`[batch, seqlen_q, heads, d]`), `lse` (`[batch, heads, seqlen_q]`), `dd`, `lse_log2`,
 /// `dq_accum`, `dq_turns`; packed ([`BackwardConfig::varlen`]) the tensors without the batch
 /// and then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`). The grid: the padded rows (packed
@@ -618,8 +618,8 @@ fn preprocess<T: Elem>(mut k: KernelBuilder, cfg: &BackwardConfig) -> Result<Bui
 }
 
 /// The convert kernel for `cfg`: `dq = scale · dq_accum` in the input type, a warp per query
-/// row and head, its lanes on the row's columns as [`row_runs`] lays them out. Its parameters: `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`),
-/// `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`).
+/// row and head, its lanes on the row's columns in the preprocess's runs. Its parameters:
+/// `dq_accum` (f32) and `dq` (`[batch, seqlen_q, heads, d]`), `scale`; packed then `cu_seqlens_q` and `max_seqlen_q` (`Offsets`).
 pub fn build_convert(target: Target, cfg: &BackwardConfig) -> Result<BuiltKernel> {
     let body: [Body; 2] = [convert::<ty::F16>, convert::<ty::Bf16>];
     typed(target, cfg, "_convert", body)
