@@ -702,13 +702,23 @@ fn reduce_scatter_layer(
             ]
         }))
         .chain(fused_at.map(|_| "the fused path's owners alone".to_string()));
+    // Ours is the last path run (pulled where it ran, else fused, else the unfused slot sum):
+    // the one the summary compares; the unfused path is then among the others.
+    let (ours, path) = match variants.last() {
+        Some((what, _)) => (t[3 + variants.len()], what.as_str()),
+        None => (t[0], "unfused"),
+    };
+    let unfused = (!variants.is_empty()).then(|| ("unfused, slot sum".to_string(), t[0]));
     Ok(Row {
-        what: format!("GEMM+RS {name} {m}x{n}x{k} ({})", cfg.name()),
-        ours: t[0],
+        what: format!("GEMM+RS {name} {m}x{n}x{k} ({}, {path})", cfg.name()),
+        ours,
         seq_ours: t[1],
         seq_cublas: t[2],
         gemm_alone: t[3],
-        extra: named.zip(&t[4..]).map(|(what, t)| (what, *t)).collect(),
+        extra: unfused
+            .into_iter()
+            .chain(named.zip(&t[4..]).map(|(what, t)| (what, *t)))
+            .collect(),
         differing,
         vs_nccl: Some(vs_nccl),
         vs_cublas,
