@@ -9,7 +9,7 @@
 //! as FlashAttention aligns it: query `i` sees keys `j <= i + seqlen_k - seqlen_q`. A query that
 //! sees no key gets `O = 0` and `LSE = -inf`.
 //!
-//! The kernel ([`build`]): a CTA per 128-row query tile, head and batch; a producer warpgroup
+//! The kernel ([`build()`]): a CTA per 128-row query tile, head and batch; a producer warpgroup
 //! loads Q once and K, V tiles into a ring of [`AttentionConfig::stages`] stages by TMA (full and
 //! empty mbarriers); two consumer warpgroups of 64 query rows each compute `S = Q·Kᵀ` by wgmma
 //! from shared memory, the online softmax on the accumulator fragment (row max and sum by

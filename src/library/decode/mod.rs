@@ -16,7 +16,7 @@
 //! aligned to the bottom right). A contiguous cache is the case of one page per sequence
 //! (`block_table[b, 0] = b`, `page_size` the longest length).
 //!
-//! The kernel ([`build`]): a CTA per (split of the keys, query chunk, KV head, sequence), on the
+//! The kernel ([`build()`]): a CTA per (split of the keys, query chunk, KV head, sequence), on the
 //! kernel parts: a producer warpgroup whose one thread streams the sequence's key tiles page by
 //! page into a [`crate::parts::Ring`] by TMA (a 4-D tensor map over the cache, the page from the
 //! block table as a coordinate, each box's slot and row in its page kept by a

@@ -1,5 +1,5 @@
 //! Attention backward for Hopper in the FlashAttention-2/3 shape: the gradients `dQ`, `dK`,
-//! `dV` of the forward ([`super::build`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
+//! `dV` of the forward ([`super::build()`]) from `dO`, `O` and the forward's log-sum-exp, bf16 or
 //! f16 in and out with f32 accumulation, head dims 64, 128 and 256, causal or not, grouped-query
 //! and multi-query attention (each KV head's `dK`, `dV` summed over its group), any lengths,
 //! batched or packed variable-length sequences ([`BackwardConfig::varlen`]). Tensors are the
