@@ -2714,37 +2714,29 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         let handed = self.cfg.epilogue_warps;
         let sync = &mut self.sync;
         k.if_(when, |k| {
-            if slabs.start > 0 {
+            let full = if slabs.start > 0 {
                 // A later slab of a spread load: slab 0's thread passed the gate and announced
                 // the block's bytes (PTX ISA 9.7.13.15.12: the phase waits for all of them).
-                let full = staging.full_at(k, cursor.stage())?;
-                let block = staging.first_tile(k, cursor.stage())?;
-                let map = k.tma_generic(&staged.tensor)?;
-                for slab in slabs {
-                    let at = k.reg::<ty::U32>();
-                    k.add(at, block, slab * 64 * 64 * elem)?;
-                    let origin = [row0.clone(), col0.clone() + slab * 64];
-                    load_c_slab(k, (&map, origin), sync, full, at)?;
-                }
-                return Ok(());
-            }
-            // A gated input: its rows are in place (and visible to the TMA) first.
-            if let Some(gate) = &staged.gate {
-                gate.wait(k, row_tile)?;
-            }
-            let full = if handed {
-                // Once the epilogue warp's stores have read the block: the same commit as the
-                // hand-over's in the block's other phases, here with the input's bytes.
-                let full = staging.acquire(k, sync, &cursor)?;
-                let arrival = Arrival::ExpectTx(64 * bn * elem);
-                sync.arrive(k.isa(), full, arrival, ArriveSite::Peeled)?;
-                full
+                staging.full_at(k, cursor.stage())?
             } else {
-                // The leader issued the block's previous store: its own wait frees the block.
-                k.cp_async_bulk_wait_group(0, true)?;
-                let full = staging.full_at(k, cursor.stage())?;
-                staging.commit(k, sync, full, 64 * bn * elem)?;
-                full
+                // A gated input: its rows are in place (and visible to the TMA) first.
+                if let Some(gate) = &staged.gate {
+                    gate.wait(k, row_tile)?;
+                }
+                if handed {
+                    // Once the epilogue warp's stores have read the block: the same commit as
+                    // the hand-over's in the block's other phases, here with the input's bytes.
+                    let full = staging.acquire(k, sync, &cursor)?;
+                    let arrival = Arrival::ExpectTx(64 * bn * elem);
+                    sync.arrive(k.isa(), full, arrival, ArriveSite::Peeled)?;
+                    full
+                } else {
+                    // The leader issued the block's previous store: its own wait frees it.
+                    k.cp_async_bulk_wait_group(0, true)?;
+                    let full = staging.full_at(k, cursor.stage())?;
+                    staging.commit(k, sync, full, 64 * bn * elem)?;
+                    full
+                }
             };
             let block = staging.first_tile(k, cursor.stage())?;
             let map = k.tma_generic(&staged.tensor)?;
