@@ -492,11 +492,24 @@ pub fn config_from_file(
     sms: u32,
     problem: &TuneProblem,
 ) -> GemmConfig {
-    let cached = match (path, key) {
-        (Some(path), Some(key)) => shared_cache(path).and_then(|c| c.lookup(key, problem)),
+    let cache = match (path, key) {
+        (Some(path), Some(_)) => shared_cache(path),
         _ => None,
     };
-    cached.unwrap_or_else(|| problem.rule(sms))
+    cached_or_rule(cache.as_deref(), key, sms, problem)
+}
+
+/// The choice `cache` holds for `problem` under `key`, else the rule on `sms` multiprocessors.
+fn cached_or_rule(
+    cache: Option<&TuneCache>,
+    key: Option<&TuneKey>,
+    sms: u32,
+    problem: &TuneProblem,
+) -> GemmConfig {
+    cache
+        .zip(key)
+        .and_then(|(cache, key)| cache.lookup(key, problem))
+        .unwrap_or_else(|| problem.rule(sms))
 }
 
 /// A cache file as read: its path, modification time and length when read, and its entries.
@@ -721,11 +734,13 @@ impl Operands {
 /// `cache` has one, else the rule's ([`TuneProblem::rule`]); [`config_for_problem`] with a
 /// cache already loaded.
 pub fn config_for_device(device: &Device, problem: &TuneProblem, cache: &TuneCache) -> GemmConfig {
-    let sms = device.attributes().sm_count;
-    TuneKey::of(device)
-        .ok()
-        .and_then(|key| cache.lookup(&key, problem))
-        .unwrap_or_else(|| problem.rule(sms))
+    let key = TuneKey::of(device).ok();
+    cached_or_rule(
+        Some(cache),
+        key.as_ref(),
+        device.attributes().sm_count,
+        problem,
+    )
 }
 
 #[cfg(test)]
