@@ -220,21 +220,13 @@ pub enum GemmConfigError {
     PingPong,
     /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
     /// grouped problem, the TMA-store epilogue, alpha/beta,
-    /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K or with a
-    /// tile wider than 128.
+    /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K, with a
+    /// tile wider than 128, or with the pipelined promotion ([`GemmConfig::pipelined_promotion`])
+    /// wider than 64.
     #[error(
         "split-K of {0} parts: 1 to 16, for a dense problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
     )]
     SplitK(u32),
-    /// [`GemmConfig::split_k`] over 1 with block scales and the pipelined promotion
-    /// ([`GemmConfig::pipelined_promotion`]): its loop issues a part's first k-tile and
-    /// waits for its last unconditionally (a wgmma wait under a branch serialises the wgmmas,
-    /// ptxas C7514), and a part past the last k-tile has none. A split block-scaled GEMM takes
-    /// the plain promotion ([`GemmConfig::fp8_block_split`]).
-    #[error(
-        "split-K of {0} parts with block scales takes the plain promotion, not the pipelined one"
-    )]
-    SplitPromotion(u32),
     /// [`GemmConfig::stream_k`] with what it does not take: split-K, CTA pairs or clusters,
     /// ping-pong consumers, a grouped problem, block scales, the TMA-store epilogue,
     /// alpha/beta, a bias or an output scale, epilogue warps, or a tile wider than 128.
@@ -340,8 +332,8 @@ pub struct GemmConfig {
     /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). With block
     /// scales ([`Scaling::Block`]) each part promotes its own k-blocks' partials into its f32
     /// accumulator, so the parts are scaled already when summed
-    /// ([`GemmConfig::fp8_block_split`]; the plain promotion only,
-    /// [`GemmConfigError::SplitPromotion`]). Dense problems with the register epilogue and no
+    /// ([`GemmConfig::fp8_block_split`]; with [`GemmConfig::pipelined_promotion`] a part past
+    /// the last k-tile skips the whole loop, its partial 0). Dense problems with the register epilogue and no
     /// bias, output scale or alpha/beta ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
     /// Swap-AB for a small M ([`swap_ab`]): the kernel computes `Cᵀ = B·Aᵀ`, so B's N rows
@@ -982,9 +974,6 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
-        if self.split_k > 1 && self.pipelined_promotion {
-            return Err(GemmConfigError::SplitPromotion(self.split_k));
-        }
         if self.epilogue_warps
             && (!self.tma_store
                 || self.grouping != Grouping::None
@@ -994,7 +983,10 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::EpilogueWarps);
         }
-        if self.split_fixup && (self.split_k == 1 || self.bn > 128) {
+        // The fixup's loaded parts beside the accumulator and the pipelined promotion's two
+        // partials spill at 128 wide (ptxas 13.0: 12 bytes); 64 wide they fit.
+        let pp_wide = self.pipelined_promotion && self.bn > 64;
+        if self.split_fixup && (self.split_k == 1 || self.bn > 128 || pp_wide) {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
         if self.stream_k
