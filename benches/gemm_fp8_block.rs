@@ -178,7 +178,8 @@ fn per_tensor_twin(cfg: GemmConfig) -> GemmConfig {
 /// - Unless `FP8_BLOCK_SPLIT=checks`: at each of those decode shapes, cold and interleaved (20
 ///   runs each), the split default, the unsplit default ([`GemmConfig::fp8_block`]), our
 ///   per-tensor FP8 at the split's tile and at the unsplit's, the split summed by a second
-///   launch and the split 128 wide in as many parts as fill the SMs; µs and ratios.
+///   launch and the split 128 wide (the plain promotion) in as many parts as fill the SMs; µs
+///   and ratios.
 fn split_k_mode(
     (device, stream): (&Device, &Arc<CudaStream>),
     kernels: &mut HashMap<GemmConfig, Gemm>,
@@ -198,6 +199,7 @@ fn split_k_mode(
         GemmConfig {
             bn: 128,
             split_k: parts,
+            pipelined_promotion: false,
             ..split((m, n, k))
         }
         .deepest()

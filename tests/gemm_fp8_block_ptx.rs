@@ -473,10 +473,12 @@ fn rule_split_configs() -> Vec<GemmConfig> {
         split_fixup: false,
         ..odd
     });
+    // 128 wide with the fixup: the plain promotion (the pipelined one spills there).
     configs.push(
         GemmConfig {
             bn: 128,
             split_k: 7,
+            pipelined_promotion: false,
             ..split(64, 2112, 7168)
         }
         .deepest(),
@@ -486,34 +488,38 @@ fn rule_split_configs() -> Vec<GemmConfig> {
 
 /// The split rule: at a decode M whose 64-wide tiles leave SMs idle, as many parts as fill
 /// the 132 SMs once (N = 2112: 33 tiles, 4 parts; N = 4096: 64 tiles, 2), summed in the
-/// kernel, the plain promotion, the register epilogue, 8 stages; unsplit where the tiles fill
-/// the SMs (N = 7168 and 24576), where the parts would be shorter than
-/// [`GemmConfig::MIN_PART_KTILES`] k-tiles, and past a decode M.
+/// kernel, the pipelined promotion, the register epilogue, 8 stages; unsplit where the tiles
+/// fill the SMs (N = 7168 and 24576) and where the parts would be shorter than
+/// [`GemmConfig::MIN_PART_KTILES`] k-tiles, there with the plain promotion (the tile of
+/// [`GemmConfig::fp8_block`]); past a decode M, [`GemmConfig::fp8_block`].
 #[test]
 fn block_split_k_rule_at_decode_shapes() {
     use ScalarType::{Bf16, E4m3};
     let split = |m, n, k| GemmConfig::fp8_block_split(m, n, k, 132, E4m3, Bf16);
     assert_eq!(
         split(1, 2112, 7168).name(),
-        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_splitk4_fixup"
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_splitk4_fixup"
     );
     assert_eq!(
         split(64, 2112, 7168).name(),
-        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_ss_splitk4_fixup"
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_ss_splitk4_fixup"
     );
     assert_eq!(split(128, 4096, 7168).split_k, 2);
-    for (m, n, k) in [
-        (128, 7168, 16384),
-        (64, 24576, 1536),
-        (16, 2112, 512),
-        (256, 2112, 7168),
-        (4096, 4096, 7168),
-    ] {
-        assert_eq!(
-            split(m, n, k),
-            GemmConfig::fp8_block(m, n, 132, E4m3, Bf16),
-            "{m}x{n}x{k}"
-        );
+    let plain = |c: GemmConfig| GemmConfig {
+        pipelined_promotion: false,
+        ..c
+    };
+    for (m, n, k) in [(128, 7168, 16384), (64, 24576, 1536), (16, 2112, 512)] {
+        let whole = GemmConfig::fp8_block(m, n, 132, E4m3, Bf16);
+        assert_eq!(split(m, n, k), plain(whole), "{m}x{n}x{k}");
+    }
+    assert_eq!(
+        split(1, 7168, 16384).name(),
+        "gemm_e4m3_bf16_128x64x128_s6_g16_tmastore_blk128"
+    );
+    for (m, n, k) in [(256, 2112, 7168), (4096, 4096, 7168)] {
+        let whole = GemmConfig::fp8_block(m, n, 132, E4m3, Bf16);
+        assert_eq!(split(m, n, k), whole, "{m}x{n}x{k}");
     }
     for cfg in split_configs() {
         cfg.validate().unwrap();
@@ -522,12 +528,16 @@ fn block_split_k_rule_at_decode_shapes() {
 }
 
 /// The split kernels assemble clean (no spills: the fixup's loaded parts sit beside the
-/// promoted accumulator; no serialised wgmmas), and each part promotes its own k-tiles: one
-/// `fma` per value of the 64-wide partial, no pipelined wait, the fixup's ticket.
+/// promoted accumulator; no serialised wgmmas), and with the plain promotion each part
+/// promotes its own k-tiles: one `fma` per value of the 64-wide partial, no pipelined wait,
+/// the fixup's ticket.
 #[test]
 fn block_split_k_kernels_assemble_and_promote_their_parts() {
     support::gemm_configs_assemble_clean_without(split_configs(), &["C7514", "C7517"]);
-    let cfg = GemmConfig::fp8_block_split(64, 2112, 7168, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let cfg = GemmConfig {
+        pipelined_promotion: false,
+        ..GemmConfig::fp8_block_split(64, 2112, 7168, 132, ScalarType::E4m3, ScalarType::Bf16)
+    };
     let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
     assert!(text.contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "));
     assert!(!text.contains("wgmma.wait_group.sync.aligned 1;"));
@@ -538,7 +548,7 @@ fn block_split_k_kernels_assemble_and_promote_their_parts() {
     );
 }
 
-/// The pipelined promotion in a split part: the next k-tile's wgmmas in flight while a
+/// The pipelined promotion in a split part (the rule's, [`GemmConfig::fp8_block_split`]): the next k-tile's wgmmas in flight while a
 /// partial is promoted (`wgmma.wait_group 1` at the loop's pair and the two-k-tile tail, every
 /// wait unconditional on its path inside the branch a part with k-tiles takes), 5 promotion
 /// sites of one `fma` per value of the 64-wide partial, the fixup's ticket outside the branch
@@ -546,10 +556,7 @@ fn block_split_k_kernels_assemble_and_promote_their_parts() {
 #[test]
 fn block_split_k_takes_the_pipelined_promotion() {
     use ScalarType::{Bf16, E4m3};
-    let cfg = GemmConfig {
-        pipelined_promotion: true,
-        ..GemmConfig::fp8_block_split(64, 2112, 7168, 132, E4m3, Bf16)
-    };
+    let cfg = GemmConfig::fp8_block_split(64, 2112, 7168, 132, E4m3, Bf16);
     cfg.validate().unwrap();
     assert_eq!(
         cfg.name(),

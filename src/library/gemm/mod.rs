@@ -528,10 +528,17 @@ impl GemmConfig {
     /// ([`GemmConfig::split_k`]) in as many parts as fill the SMs once (`sms / tiles`, at most
     /// 16, each part at least [`GemmConfig::MIN_PART_KTILES`] k-tiles), summed in the kernel
     /// ([`GemmConfig::split_fixup`]: one launch, deterministic), each part promoting its own
-    /// k-blocks with the plain promotion (the pipelined one takes no split,
-    /// [`GemmConfigError::SplitPromotion`]), the register epilogue and a ring up to
-    /// [`GemmConfig::SPLIT_BLOCK_STAGES`] deep. On 132 SMs DeepSeek-V3's N = 2112 (33 tiles 64
-    /// wide) takes 4 parts and N = 4096 (64 tiles) 2; its other N fill the SMs unsplit.
+    /// k-blocks with the pipelined promotion where it is valid (64 wide), the register
+    /// epilogue and a ring up to [`GemmConfig::SPLIT_BLOCK_STAGES`] deep. On 132 SMs
+    /// DeepSeek-V3's N = 2112 (33 tiles 64 wide) takes 4 parts and N = 4096 (64 tiles) 2; its
+    /// other N fill the SMs unsplit, and a decode step unsplit takes the plain promotion.
+    ///
+    /// Measured on the H200 (notes/session20-bs21-same-tile.txt, ncu in
+    /// notes/session20-bs21-ncu-summary.txt): split, the pipelined promotion is 1.6 and 2.2 %
+    /// faster by ncu's kernel durations at 64x2112x7168 and 128x4096x7168 (event-timed over
+    /// the 8 split rows, geomean 1.008, single rows -3.9 to +4.9 %); unsplit at M ≤ 128 the
+    /// plain promotion is faster at 9 of the 10 rows whose default is pipelined (geomean
+    /// 1.034, up to 9.7 % at 1x7168x16384, ncu 77.4 against 84.2 µs), level at the tenth.
     pub fn fp8_block_split(
         m: usize,
         n: usize,
@@ -550,7 +557,10 @@ impl GemmConfig {
             .min(ktiles / Self::MIN_PART_KTILES)
             .min(16);
         if parts < 2 {
-            return base;
+            return GemmConfig {
+                pipelined_promotion: false,
+                ..base
+            };
         }
         let split = GemmConfig {
             split_k: parts as u32,
@@ -565,10 +575,14 @@ impl GemmConfig {
             stages: (budget / per_stage).clamp(2, Self::SPLIT_BLOCK_STAGES),
             ..split
         };
-        match split.validate() {
-            Ok(()) => split,
-            Err(_) => base,
-        }
+        let pipelined = GemmConfig {
+            pipelined_promotion: true,
+            ..split
+        };
+        [pipelined, split]
+            .into_iter()
+            .find(|c| c.validate().is_ok())
+            .unwrap_or(base)
     }
 
     /// `self` with the promotion neither pipelined nor fed from the stages (each consumer
