@@ -95,13 +95,7 @@ fn same_tile(
             let g = configs.map(|c| &kernels[&c]);
             let p = BlockProblem::new(stream, (m, n, k), 7, (E4, E4), OUT)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
-            let mut cs = Vec::new();
-            for _ in 0..configs.len() {
-                cs.push(DeviceTensor::new(
-                    stream.alloc_zeros::<bf16>(m * n)?,
-                    vec![m, n],
-                )?);
-            }
+            let mut cs = outputs(stream, (m, n), configs.len())?;
             let [c0, c1, c2, c3] = &mut cs[..] else {
                 return Err("four outputs".into());
             };
@@ -141,6 +135,22 @@ fn same_tile(
             ),
         }
     }
+}
+
+/// `count` zeroed bf16 outputs `[m, n]`, one for each kernel a timed row runs.
+fn outputs(
+    stream: &Arc<CudaStream>,
+    (m, n): (usize, usize),
+    count: usize,
+) -> Result<Vec<DeviceTensor<bf16>>, Box<dyn std::error::Error>> {
+    (0..count)
+        .map(|_| {
+            Ok(DeviceTensor::new(
+                stream.alloc_zeros::<bf16>(m * n)?,
+                vec![m, n],
+            )?)
+        })
+        .collect()
 }
 
 /// `cfg` with the other promotion ([`GemmConfig::pipelined_promotion`] on or off) where that
@@ -322,13 +332,7 @@ fn split_k_mode(
             }
             let p = BlockProblem::new(stream, shape, 7, (e4, e4), out)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
-            let mut cs = Vec::new();
-            for _ in 0..configs.len() {
-                cs.push(DeviceTensor::new(
-                    stream.alloc_zeros::<bf16>(m * n)?,
-                    vec![m, n],
-                )?);
-            }
+            let mut cs = outputs(stream, (m, n), configs.len())?;
             let g = configs.map(|c| &kernels[&c]);
             let d = &p.device;
             let [c0, c1, c2, c3, c4, c5] = &mut cs[..] else {
