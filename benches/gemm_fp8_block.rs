@@ -29,7 +29,8 @@
 //! one k-tile, parts past the last k-tile), the in-kernel fixup against the second launch's
 //! sum bit for bit, then (unless
 //! `FP8_BLOCK_SPLIT=checks`, what the sanitizer runs; `checks-pp` those of the pipelined
-//! promotion only) the split default against the unsplit
+//! promotion only; `checks-rule` instead checks the decode rule's pick, split or not, at every
+//! decode shape) the split default against the unsplit
 //! default and our per-tensor FP8 GEMM at each one's tile.
 //!
 //! ```text
@@ -443,7 +444,31 @@ fn main() {
             })
             .collect()
     };
-    if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
+    if std::env::var("FP8_BLOCK_SPLIT").is_ok_and(|v| v == "checks-rule") {
+        // The decode rule's pick at every decode shape, split or not.
+        let checks = decode(DEEPSEEK_V3_NK)
+            .into_iter()
+            .map(|(m, n, k)| {
+                (
+                    GemmConfig::fp8_block_split(m, n, k, sms, e4m3, out),
+                    (m, n, k),
+                )
+            })
+            .collect();
+        check::print_checks(
+            "rule check",
+            |g, shape, seed| check_block(&stream, g, shape, seed),
+            |cfg, (m, n, k), r| {
+                format!(
+                    "rule check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
+                    cfg.name(),
+                    r.rel_error
+                )
+            },
+            (&mut kernels, &device),
+            checks,
+        );
+    } else if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
         // The decode shapes the split rule splits on 132 SMs: DeepSeek-V3's N = 2112 and 4096.
         let shapes = decode(&[(2112, 7168), (4096, 7168)]);
         split_k_mode((&device, &stream), &mut kernels, &shapes);
