@@ -303,40 +303,19 @@ fn row(
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|t| t.0);
     if let (true, false, Some(sk)) = (stream_k_apart, profile, fastest_sk) {
-        loaded(kernels, device, sk)?;
-        let (Some(sk_gemm), Some(gemm)) = (kernels.get(&sk), kernels.get(&pick)) else {
-            return Err(CheckError::Gemm(GemmError::Operands(
-                "stream-K: not loaded".into(),
-            )));
-        };
-        let mut c2 = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-        for round in 1..=2 {
-            let [p, s, b] = median_ms_interleaved::<CheckError, 3>(
-                stream,
-                2,
-                ITERS,
-                Before::ColdL2,
-                [
-                    &mut || Ok(ours(gemm, &mut c)?),
-                    &mut || Ok(ours(sk_gemm, &mut c2)?),
-                    &mut || baseline(&mut base_c),
-                ],
-            )?;
-            println!(
-                "  streamk {m}x{n}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
-                 stream-K {:.2} µs ({:.3}) {}; pick/stream-K {:.3}",
-                problem.k,
-                problem.input.name(),
-                b * 1e3,
-                p * 1e3,
-                b / p,
-                pick.name(),
-                s * 1e3,
-                b / s,
-                sk.name(),
-                p / s
-            );
-        }
+        let [gemm, sk_gemm] = loaded_pair((kernels, device), [pick, sk])?;
+        pick_rounds(
+            stream,
+            problem,
+            ("streamk", 2, 2),
+            (pick, sk, "stream-K"),
+            |i| match i {
+                0 => Ok(ours(gemm, &mut c)?),
+                1 => Ok(ours(sk_gemm, &mut c)?),
+                _ => baseline(&mut base_c),
+            },
+            |[p, s, _]| format!("; pick/stream-K {:.3}", p / s),
+        )?;
     }
     if let (Some(rounds), false) = (rounds_of("DECODE_RULE"), profile) {
         let rule_rel = match (rule_cfg == pick, pick_only) {
@@ -347,36 +326,19 @@ fn row(
                 .find(|t| t.0 == rule_cfg)
                 .map_or(f64::NAN, |t| t.2),
         };
-        loaded(kernels, device, rule_cfg)?;
-        let (Some(rule_gemm), Some(gemm)) = (kernels.get(&rule_cfg), kernels.get(&pick)) else {
-            return Err(CheckError::Gemm(GemmError::Operands(
-                "the rule's rounds: not loaded".into(),
-            )));
-        };
-        for round in 1..=rounds {
-            let ms =
-                medians_ms_interleaved::<CheckError>(stream, 1, ITERS, Before::ColdL2, 3, |i| {
-                    match i {
-                        0 => Ok(ours(gemm, &mut c)?),
-                        1 => Ok(ours(rule_gemm, &mut c)?),
-                        _ => baseline(&mut base_c),
-                    }
-                })?;
-            let [p, r, b] = [ms[0], ms[1], ms[2]];
-            println!(
-                "  rule {m}x{n}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
-                 rule {:.2} µs ({:.3}) {} (rel {rule_rel:.1e})",
-                problem.k,
-                problem.input.name(),
-                b * 1e3,
-                p * 1e3,
-                b / p,
-                pick.name(),
-                r * 1e3,
-                b / r,
-                rule_cfg.name()
-            );
-        }
+        let [gemm, rule_gemm] = loaded_pair((kernels, device), [pick, rule_cfg])?;
+        pick_rounds(
+            stream,
+            problem,
+            ("rule", rounds, 1),
+            (pick, rule_cfg, "rule"),
+            |i| match i {
+                0 => Ok(ours(gemm, &mut c)?),
+                1 => Ok(ours(rule_gemm, &mut c)?),
+                _ => baseline(&mut base_c),
+            },
+            |_| format!(" (rel {rule_rel:.1e})"),
+        )?;
     }
     // `DECODE_L2`: the pick and the baseline after the clear and after a clean read.
     if let (Some(rounds), false, Some(clean)) = (rounds_of("DECODE_L2"), profile, clean) {
@@ -418,6 +380,65 @@ fn row(
         rel,
         failed,
     })
+}
+
+/// The kernels of `configs`, each loaded where it is not yet ([`loaded`]).
+fn loaded_pair<'a>(
+    (kernels, device): (&'a mut HashMap<GemmConfig, Gemm>, &Device),
+    configs: [GemmConfig; 2],
+) -> Result<[&'a Gemm; 2], CheckError> {
+    for cfg in configs {
+        loaded(kernels, device, cfg)?;
+    }
+    let kernels = &*kernels;
+    match configs.map(|c| kernels.get(&c)) {
+        [Some(a), Some(b)] => Ok([a, b]),
+        _ => Err(CheckError::Gemm(GemmError::Operands(
+            "a kernel loaded is missing".into(),
+        ))),
+    }
+}
+
+/// `rounds` rounds of the pick, `other` and the baseline, their runs interleaved (cold, [`ITERS`]
+/// each after `warmup` untimed ones): `run(0)` runs the pick, `run(1)` `other`, `run(2)` the
+/// baseline. Each round on a `label` line: the baseline's µs, the pick's and `other`'s (named
+/// `other_label`) each with the baseline's time over theirs, then `tail` of the three times.
+fn pick_rounds(
+    stream: &Arc<CudaStream>,
+    problem: &TuneProblem,
+    (label, rounds, warmup): (&str, usize, usize),
+    (pick, other, other_label): (GemmConfig, GemmConfig, &str),
+    mut run: impl FnMut(usize) -> Result<(), CheckError>,
+    tail: impl Fn([f64; 3]) -> String,
+) -> Result<(), CheckError> {
+    for round in 1..=rounds {
+        let ms = medians_ms_interleaved::<CheckError>(
+            stream,
+            warmup,
+            ITERS,
+            Before::ColdL2,
+            3,
+            &mut run,
+        )?;
+        let [p, o, b] = [ms[0], ms[1], ms[2]];
+        println!(
+            "  {label} {}x{}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
+             {other_label} {:.2} µs ({:.3}) {}{}",
+            problem.m,
+            problem.n,
+            problem.k,
+            problem.input.name(),
+            b * 1e3,
+            p * 1e3,
+            b / p,
+            pick.name(),
+            o * 1e3,
+            b / o,
+            other.name(),
+            tail([p, o, b])
+        );
+    }
+    Ok(())
 }
 
 /// One call [`gap`] times: the pick's or the baseline's.
