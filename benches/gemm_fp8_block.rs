@@ -454,7 +454,7 @@ fn main() {
                     (m, n, k),
                 )
             })
-            .collect();
+            .collect::<Vec<_>>();
         check::print_checks(
             "rule check",
             |g, shape, seed| check_block(&stream, g, shape, seed),
