@@ -13,6 +13,7 @@
 //! ```text
 //! cargo bench --bench gemm_epilogue
 //! GEMM_EPILOGUE_SIZES=4096 cargo bench --bench gemm_epilogue   # only 4096³ (a profiler's run)
+//! GEMM_EPILOGUE_SIZES=4096x4096x2048 cargo bench --bench gemm_epilogue   # one M x N x K shape
 //! GEMM_EPILOGUE_SCHEDULES="epilogue warps, staged" cargo bench --bench gemm_epilogue   # one schedule
 //! GEMM_EPILOGUE_ROUNDS=5 cargo bench --bench gemm_epilogue   # rounds (3 unless told)
 //! ```
@@ -21,7 +22,9 @@ use half::bf16;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
-use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
+use ptxkit::library::gemm::{
+    EpilogueOptions, EpiloguePace, EpilogueProbe, Gemm, GemmConfig, GemmKernel, HopperGemm,
+};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms_interleaved};
 use ptxkit::smem::pipeline::sync::WaitMode;
@@ -46,10 +49,10 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
 /// the residual staged or read from global memory; `direct`: staged, and read directly by the
 /// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
-/// (`Epilogue::without_prefetch`).
+/// (`Epilogue::without_prefetch`); the epilogue path run as `opts` says.
 fn fused(
     name: &str,
-    cfg: GemmConfig,
+    (cfg, opts): (GemmConfig, EpilogueOptions),
     (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
@@ -65,7 +68,18 @@ fn fused(
         (true, false, _) => "_staged",
         _ => "",
     };
-    let kernel = format!("gemm_epi_{}{turns}{read}", name.replace('+', "_"));
+    let mut options = match opts.pace {
+        EpiloguePace::Off => String::new(),
+        EpiloguePace::Fixed(ns) => format!("_pace{ns}"),
+        EpiloguePace::MainLoop(percent) => format!("_loop{percent}"),
+    };
+    options += match opts.probe {
+        Some(EpilogueProbe::NoInputLoad) => "_probe_noload",
+        Some(EpilogueProbe::InputLoadTwice) => "_probe_load2",
+        Some(EpilogueProbe::StoreTwice) => "_probe_store2",
+        None => "",
+    };
+    let kernel = format!("gemm_epi_{}{turns}{read}{options}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -90,7 +104,7 @@ fn fused(
             epi = epi.residual(&res);
         }
     }
-    gemm.with_epilogue(epi).build(k)
+    gemm.with_epilogue(epi).with_epilogue_options(opts).build(k)
 }
 
 fn main() -> Result<(), CheckError> {
@@ -103,13 +117,20 @@ fn main() -> Result<(), CheckError> {
         "| shape | consumers | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // GEMM_EPILOGUE_SIZES: sizes `s` (s³) or shapes `MxNxK`, comma-separated.
     let sizes = std::env::var("GEMM_EPILOGUE_SIZES").unwrap_or_else(|_| "4096,8192".into());
-    let sizes: Vec<usize> = sizes
+    let shapes: Vec<(usize, usize, usize)> = sizes
         .split(',')
-        .filter_map(|s| s.trim().parse().ok())
+        .filter_map(|s| {
+            let d: Vec<usize> = s.split('x').filter_map(|x| x.trim().parse().ok()).collect();
+            match d[..] {
+                [s] => Some((s, s, s)),
+                [m, n, k] => Some((m, n, k)),
+                _ => None,
+            }
+        })
         .collect();
-    for &size in &sizes {
-        let shape = (size, size, size);
+    for &shape in &shapes {
         let (m, n, k) = shape;
         let cfg = check::config_for(&device, m, n);
         let mut p = Problem::new(&stream, shape, 3)?;
@@ -126,11 +147,22 @@ fn main() -> Result<(), CheckError> {
         let flops = 2.0 * (m * n * k) as f64;
         // The consumer schedules, the residual read from global memory or staged (the staged
         // schedules time only the epilogues with a residual).
-        let pingpong = cfg.with_pingpong();
-        let ew = cfg.with_epilogue_warps();
+        let o = EpilogueOptions::default();
+        let pingpong = (cfg.with_pingpong(), o);
+        let ew = (cfg.with_epilogue_warps(), o);
+        let paced = |pace| (ew.0, EpilogueOptions { pace, ..o });
+        let probe = |p| {
+            (
+                ew.0,
+                EpilogueOptions {
+                    probe: Some(p),
+                    ..o
+                },
+            )
+        };
         let schedules = [
-            ("cooperative", cfg, (false, false, false)),
-            ("cooperative, staged", cfg, (true, false, false)),
+            ("cooperative", (cfg, o), (false, false, false)),
+            ("cooperative, staged", (cfg, o), (true, false, false)),
             ("ping-pong", pingpong, (false, false, false)),
             ("ping-pong, staged", pingpong, (true, false, false)),
             ("epilogue warps", ew, (false, false, false)),
@@ -141,6 +173,48 @@ fn main() -> Result<(), CheckError> {
                 ew,
                 (true, true, true),
             ),
+            // EpilogueOptions: the epilogue warps paced (EpiloguePace; the default above), and
+            // the probes of their TMA traffic (outputs wrong: timed only).
+            (
+                "epilogue warps, staged, unpaced",
+                paced(EpiloguePace::Off),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, paced 800 ns",
+                paced(EpiloguePace::Fixed(800)),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, paced 1200 ns",
+                paced(EpiloguePace::Fixed(1200)),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, paced to 60 %",
+                paced(EpiloguePace::MainLoop(60)),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, paced to 90 %",
+                paced(EpiloguePace::MainLoop(90)),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, probe: no input load",
+                probe(EpilogueProbe::NoInputLoad),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, probe: input loaded twice",
+                probe(EpilogueProbe::InputLoadTwice),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, probe: stores twice",
+                probe(EpilogueProbe::StoreTwice),
+                (true, false, false),
+            ),
         ];
         // GEMM_EPILOGUE_SCHEDULES: only the schedules named (a `;`-separated list, exact).
         let only = std::env::var("GEMM_EPILOGUE_SCHEDULES").ok();
@@ -150,20 +224,63 @@ fn main() -> Result<(), CheckError> {
         };
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
-            for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged.0) {
+            // A probe with one epilogue (bias + ReLU + residual).
+            let probe = cfg.1.probe.is_some();
+            let wanted = |v: &&(&str, bool, Option<Activation>, bool)| {
+                (v.3 || !staged.0) && (!probe || v.0 == "bias+relu+residual")
+            };
+            for &(name, b, a, r) in VARIANTS.iter().filter(wanted) {
                 let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;
-                kernels.push((schedule, name, staged.1 && r, loaded));
+                kernels.push((schedule, name, staged.1 && r, probe, loaded));
             }
+        }
+        // Each kernel once on a poisoned C: a schedule that only moves work (not a probe) must
+        // give the same bits as "epilogue warps, staged" (the example checks that one against
+        // the host); printed as a row each.
+        let mut reference: Vec<(&str, Vec<u16>)> = Vec::new();
+        let poison = vec![bf16::from_bits(0xFFFF); m * n];
+        for (schedule, name, direct, probe, kernel) in &kernels {
+            let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
+            let mut args = vec![
+                Arg::tensor(&p.a),
+                Arg::tensor(&p.b),
+                Arg::tensor_mut(&mut out),
+                Arg::tensor(&bias),
+                Arg::tensor(&res),
+            ];
+            if *direct {
+                args.push(Arg::tensor(&res));
+            }
+            kernel.launch(&stream, &mut args)?;
+            let bits: Vec<u16> = out.to_host(&stream)?.iter().map(|x| x.to_bits()).collect();
+            let unwritten = bits.iter().filter(|&&b| b == 0xFFFF).count();
+            if *schedule == "epilogue warps, staged" {
+                reference.push((name, bits));
+                println!("| {m}x{n}x{k} | {schedule} | {name} | bits | unwritten {unwritten} |");
+                continue;
+            }
+            let Some((_, want)) = reference.iter().find(|(r, _)| r == name) else {
+                continue;
+            };
+            let differ = bits.iter().zip(want).filter(|(a, b)| a != b).count();
+            let what = match probe {
+                true => "probe",
+                false => "kept if faster",
+            };
+            println!(
+                "| {m}x{n}x{k} | {schedule} | {name} | bits | {differ} differ from \
+                 \"epilogue warps, staged\", unwritten {unwritten} ({what}) |"
+            );
         }
         let rounds = std::env::var("GEMM_EPILOGUE_ROUNDS")
             .ok()
             .and_then(|r| r.parse().ok())
             .unwrap_or(3);
         for round in 1..=rounds {
-            for (schedule, name, direct, kernel) in &kernels {
+            for (schedule, name, direct, _, kernel) in &kernels {
                 // The fused and the plain launches interleaved, so a drift of the clock (the
                 // H200 at its power limit) touches both alike.
                 let mut fused_run = || -> Result<(), CheckError> {

@@ -27,7 +27,7 @@
 use std::cell::RefCell;
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty};
+use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, SpecialReg, StateSpace, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
@@ -42,9 +42,9 @@ use crate::kernel::{
 };
 use crate::parts::epilogue::{pair_tile, whole_or_edge, write_from_f32};
 use crate::parts::{
-    Along, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
-    GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, StreamUnit, TileBody,
-    TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
+    Along, BandPacing, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor,
+    FragmentAt, GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, StreamUnit,
+    TileBody, TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -286,6 +286,61 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// With [`GemmConfig::epilogue_warps`]: the warps' slabs of a staged input, a ring of two
     /// stages with `full` barriers ([`SmemLayout::epilogue_input`]).
     epilogue_input: Option<Ring>,
+    /// How the epilogue path runs ([`HopperGemm::with_epilogue_options`]).
+    options: EpilogueOptions,
+}
+
+/// Switches of the GEMM's epilogue path that `benches/gemm_epilogue.rs` measures against each
+/// other ([`HopperGemm::with_epilogue_options`]). Pacing and the L1 prefetch leave the output
+/// as it is, bit for bit; a probe does not (it is a measurement only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct EpilogueOptions {
+    /// With [`GemmConfig::epilogue_warps`]: how an epilogue warp paces its work on a tile.
+    pub pace: EpiloguePace,
+    /// A measurement probe of the epilogue warps' TMA traffic (wrong outputs).
+    pub probe: Option<EpilogueProbe>,
+}
+
+/// How an epilogue warp ([`GemmConfig::epilogue_warps`]) paces its pass over a handed tile
+/// ([`EpilogueOptions::pace`], [`Epilogue::with_band_pacing`]): the pass's shared-memory
+/// accesses (`ldmatrix`, `stmatrix`, the TMA's loads and stores) share the SM's data path with
+/// the next main loop's wgmma operand reads, and come in a burst at the tile's start unless
+/// the warp spreads them over the main loop. Never on the warp's last tile: the consumers' own
+/// last tile waits for its block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EpiloguePace {
+    /// Each band as soon as the warp gets to it.
+    Off,
+    /// A fixed pause of this many nanoseconds after each 8-row band.
+    Fixed(u32),
+    /// Band `q` of the tile's `Q` no earlier than `(q + 1) / Q` of `percent` % of the time
+    /// from the previous hand-over to this one (the main loop's length, `%globaltimer`): the
+    /// pass spread over that share of the next main loop, whatever its length. A tile the warp
+    /// did not have to wait for (it is behind) is not paced.
+    MainLoop(u32),
+}
+
+impl Default for EpiloguePace {
+    /// Spread over 75 % of the main loop ([`EpiloguePace::MainLoop`]).
+    fn default() -> EpiloguePace {
+        EpiloguePace::MainLoop(75)
+    }
+}
+
+/// What a probe of [`EpilogueOptions`] changes in the epilogue warps' TMA traffic, the rest of
+/// the kernel as it is: how much the TMA's shared-memory accesses cost the main loop beside the
+/// LSU's. The outputs are wrong; the bench only times them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EpilogueProbe {
+    /// The staged input's slabs are not loaded (the slab barrier arrived on without bytes; the
+    /// warp reads whatever its buffer holds): no TMA writes into shared memory, no reads of
+    /// the input from L2 or DRAM.
+    NoInputLoad,
+    /// Each staged input slab loaded twice into the same buffer (twice the bytes announced):
+    /// twice the TMA's shared-memory writes, the second from L2.
+    InputLoadTwice,
+    /// Each output slab stored twice by TMA: twice the TMA's shared-memory reads.
+    StoreTwice,
 }
 
 /// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
@@ -1052,6 +1107,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             handoff: None,
             last_tile: None,
             epilogue_input,
+            options: EpilogueOptions::default(),
         })
     }
 
@@ -1105,6 +1161,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// without bounds); a grouped GEMM takes only ops that touch no `[m, n]` tensor.
     pub fn with_epilogue(mut self, epilogue: Epilogue) -> HopperGemm<I, O, J> {
         self.epilogue = epilogue;
+        self
+    }
+
+    /// The GEMM with its epilogue path run as `options` says ([`EpilogueOptions`]: the
+    /// epilogue warps paced, the vectors prefetched into L1, a probe).
+    pub fn with_epilogue_options(mut self, options: EpilogueOptions) -> HopperGemm<I, O, J> {
+        self.options = options;
         self
     }
 
@@ -1391,6 +1454,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             return Err(k.error("epilogue warps without the TMA-store epilogue's staging"));
         };
         let mut epi = self.tile_epilogue(k)?;
+        let opts = self.options;
+        // Paced (EpiloguePace): each tile's pause after a band, or its start and band step;
+        // the previous hand-over's time.
+        let bands = self.cfg.bn / 64 * 8;
+        let (pause, start, prev) = (k.reg::<ty::U32>(), k.reg::<ty::U64>(), k.reg::<ty::U64>());
+        match opts.pace {
+            EpiloguePace::Off => {}
+            EpiloguePace::Fixed(_) => epi = epi.with_band_pacing(BandPacing::Pause(pause)),
+            EpiloguePace::MainLoop(_) => {
+                k.isa().mov_sreg(prev, SpecialReg::GlobalTimer)?;
+                epi = epi.with_band_pacing(BandPacing::Schedule { start, step: pause });
+            }
+        }
         let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
         let cw_r = k.eval(cw)?;
         k.mov(cursor.stage(), cw_r)?;
@@ -1431,8 +1507,43 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             false => self.schedule.clone(),
         };
         schedule.for_each_tile(k, |k, tile| {
-            staging.wait(k, &mut self.sync, &cursor)?;
             let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
+            if let EpiloguePace::MainLoop(_) = opts.pace {
+                k.isa().mov_sreg(start, SpecialReg::GlobalTimer)?;
+            }
+            staging.wait(k, &mut self.sync, &cursor)?;
+            match opts.pace {
+                EpiloguePace::Off => {}
+                EpiloguePace::Fixed(ns) => {
+                    let last = schedule.is_last(k, &tile)?;
+                    k.isa().selp(pause, 0u32, ns, last)?;
+                }
+                EpiloguePace::MainLoop(percent) => {
+                    // The period since the previous hand-over, and whether the warp waited
+                    // here (more than a quarter of a band's step): a step a band, 0 when not.
+                    let (now, period, waited) =
+                        (k.reg::<ty::U64>(), k.reg::<ty::U64>(), k.reg::<ty::U64>());
+                    k.isa().mov_sreg(now, SpecialReg::GlobalTimer)?;
+                    k.isa().sub(period, now, prev)?;
+                    k.isa().sub(waited, now, start)?;
+                    k.isa().mov(prev, now)?;
+                    k.isa().mov(start, now)?;
+                    k.isa().min(period, period, u64::from(u32::MAX))?;
+                    let p32 = k.reg::<ty::U32>();
+                    k.isa().cvt(p32, period)?;
+                    let share = k.reg::<ty::U32>();
+                    k.isa().mul_wide(period, p32, percent)?;
+                    let q = k.reg::<ty::U64>();
+                    k.isa().div(q, period, u64::from(100 * bands))?;
+                    k.isa().cvt(share, q)?;
+                    let behind = k.isa().pred();
+                    k.isa().div(q, q, 4u64)?;
+                    k.isa().setp(CmpOp::Lt, behind, waited, q)?;
+                    let last = schedule.is_last(k, &tile)?;
+                    k.isa().or(last, last, behind)?;
+                    k.isa().selp(pause, 0u32, share, last)?;
+                }
+            }
             let block = StagedBlock {
                 addr: staging.first_tile(k, cursor.stage())?,
                 dtype: out,
@@ -1455,9 +1566,17 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                             gate.wait(k, tile.mb)?;
                         }
                         let full = ring.full_at(k, at.stage())?;
-                        ring.commit(k, sync, full, 64 * 64 * out.bytes())?;
+                        let loads = match opts.probe {
+                            Some(EpilogueProbe::NoInputLoad) => 0,
+                            Some(EpilogueProbe::InputLoadTwice) => 2,
+                            _ => 1,
+                        };
+                        ring.commit(k, sync, full, loads * 64 * 64 * out.bytes())?;
                         let origin = [Expr::from(block_row) * 64u32, col.clone() * 64u32];
-                        load_c_slab(k, (map, origin), sync, full, buf)
+                        for _ in 0..loads {
+                            load_c_slab(k, (map, origin.clone()), sync, full, buf)?;
+                        }
+                        Ok(())
                     })
                     .end()?;
                     ring.wait(k, &mut self.sync, at)?;
@@ -1472,6 +1591,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     let dst =
                         k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64u32])?;
                     k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+                    if opts.probe == Some(EpilogueProbe::StoreTwice) {
+                        k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+                    }
                     Ok(())
                 })
                 .end()
