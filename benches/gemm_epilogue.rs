@@ -6,9 +6,10 @@
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
 //! residual from global memory, staged slab by slab, or staged for the consumers' own last
 //! tile and read by the epilogue warps from global memory into registers:
-//! `HopperGemm::staged_input_direct`), at 4096³ and 8192³, the plain GEMM
-//! timed beside each (their launches interleaved: `median_ms_interleaved`),
-//! three rounds; a row per timing with the fused / plain ratio.
+//! `HopperGemm::staged_input_direct`; staged and paced: `EpiloguePace`), at 4096³ and 8192³,
+//! the plain GEMM timed beside each (their launches interleaved: `median_ms_interleaved`),
+//! three rounds; a row per timing with the fused / plain ratio, and first a row per paced
+//! kernel comparing its output's bits with the unpaced one's on a poisoned C.
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
@@ -22,9 +23,7 @@ use half::bf16;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
-use ptxkit::library::gemm::{
-    EpilogueOptions, EpiloguePace, EpilogueProbe, Gemm, GemmConfig, GemmKernel, HopperGemm,
-};
+use ptxkit::library::gemm::{EpiloguePace, Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms_interleaved};
 use ptxkit::smem::pipeline::sync::WaitMode;
@@ -49,10 +48,10 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
 /// the residual staged or read from global memory; `direct`: staged, and read directly by the
 /// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
-/// (`Epilogue::without_prefetch`); the epilogue path run as `opts` says.
+/// (`Epilogue::without_prefetch`); epilogue warps paced as `pace` says.
 fn fused(
     name: &str,
-    (cfg, opts): (GemmConfig, EpilogueOptions),
+    (cfg, pace): (GemmConfig, EpiloguePace),
     (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
@@ -68,18 +67,12 @@ fn fused(
         (true, false, _) => "_staged",
         _ => "",
     };
-    let mut options = match opts.pace {
+    let paced = match pace {
         EpiloguePace::Off => String::new(),
         EpiloguePace::Fixed(ns) => format!("_pace{ns}"),
         EpiloguePace::MainLoop(percent) => format!("_loop{percent}"),
     };
-    options += match opts.probe {
-        Some(EpilogueProbe::NoInputLoad) => "_probe_noload",
-        Some(EpilogueProbe::InputLoadTwice) => "_probe_load2",
-        Some(EpilogueProbe::StoreTwice) => "_probe_store2",
-        None => "",
-    };
-    let kernel = format!("gemm_epi_{}{turns}{read}{options}", name.replace('+', "_"));
+    let kernel = format!("gemm_epi_{}{turns}{read}{paced}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -104,7 +97,7 @@ fn fused(
             epi = epi.residual(&res);
         }
     }
-    gemm.with_epilogue(epi).with_epilogue_options(opts).build(k)
+    gemm.with_epilogue(epi).with_epilogue_pace(pace).build(k)
 }
 
 fn main() -> Result<(), CheckError> {
@@ -147,19 +140,10 @@ fn main() -> Result<(), CheckError> {
         let flops = 2.0 * (m * n * k) as f64;
         // The consumer schedules, the residual read from global memory or staged (the staged
         // schedules time only the epilogues with a residual).
-        let o = EpilogueOptions::default();
+        let o = EpiloguePace::Off;
         let pingpong = (cfg.with_pingpong(), o);
         let ew = (cfg.with_epilogue_warps(), o);
-        let paced = |pace| (ew.0, EpilogueOptions { pace, ..o });
-        let probe = |p| {
-            (
-                ew.0,
-                EpilogueOptions {
-                    probe: Some(p),
-                    ..o
-                },
-            )
-        };
+        let paced = |pace| (ew.0, pace);
         let schedules = [
             ("cooperative", (cfg, o), (false, false, false)),
             ("cooperative, staged", (cfg, o), (true, false, false)),
@@ -173,46 +157,15 @@ fn main() -> Result<(), CheckError> {
                 ew,
                 (true, true, true),
             ),
-            // EpilogueOptions: the epilogue warps paced (EpiloguePace; the default above), and
-            // the probes of their TMA traffic (outputs wrong: timed only).
-            (
-                "epilogue warps, staged, unpaced",
-                paced(EpiloguePace::Off),
-                (true, false, false),
-            ),
+            // The epilogue warps paced (EpiloguePace; unpaced above).
             (
                 "epilogue warps, staged, paced 800 ns",
                 paced(EpiloguePace::Fixed(800)),
                 (true, false, false),
             ),
             (
-                "epilogue warps, staged, paced 1200 ns",
-                paced(EpiloguePace::Fixed(1200)),
-                (true, false, false),
-            ),
-            (
-                "epilogue warps, staged, paced to 60 %",
-                paced(EpiloguePace::MainLoop(60)),
-                (true, false, false),
-            ),
-            (
-                "epilogue warps, staged, paced to 90 %",
-                paced(EpiloguePace::MainLoop(90)),
-                (true, false, false),
-            ),
-            (
-                "epilogue warps, staged, probe: no input load",
-                probe(EpilogueProbe::NoInputLoad),
-                (true, false, false),
-            ),
-            (
-                "epilogue warps, staged, probe: input loaded twice",
-                probe(EpilogueProbe::InputLoadTwice),
-                (true, false, false),
-            ),
-            (
-                "epilogue warps, staged, probe: stores twice",
-                probe(EpilogueProbe::StoreTwice),
+                "epilogue warps, staged, paced to 75 %",
+                paced(EpiloguePace::MainLoop(75)),
                 (true, false, false),
             ),
         ];
@@ -224,25 +177,20 @@ fn main() -> Result<(), CheckError> {
         };
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
-            // A probe with one epilogue (bias + ReLU + residual).
-            let probe = cfg.1.probe.is_some();
-            let wanted = |v: &&(&str, bool, Option<Activation>, bool)| {
-                (v.3 || !staged.0) && (!probe || v.0 == "bias+relu+residual")
-            };
-            for &(name, b, a, r) in VARIANTS.iter().filter(wanted) {
+            for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged.0) {
                 let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;
-                kernels.push((schedule, name, staged.1 && r, probe, loaded));
+                kernels.push((schedule, name, staged.1 && r, loaded));
             }
         }
-        // Each kernel once on a poisoned C: a schedule that only moves work (not a probe) must
-        // give the same bits as "epilogue warps, staged" (the example checks that one against
-        // the host); printed as a row each.
+        // Each kernel once on a poisoned C: a paced schedule only moves work in time, so it
+        // must give the same bits as "epilogue warps, staged" (the example checks that one
+        // against the host); printed as a row each.
         let mut reference: Vec<(&str, Vec<u16>)> = Vec::new();
         let poison = vec![bf16::from_bits(0xFFFF); m * n];
-        for (schedule, name, direct, probe, kernel) in &kernels {
+        for (schedule, name, direct, kernel) in &kernels {
             let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
             let mut args = vec![
                 Arg::tensor(&p.a),
@@ -266,13 +214,9 @@ fn main() -> Result<(), CheckError> {
                 continue;
             };
             let differ = bits.iter().zip(want).filter(|(a, b)| a != b).count();
-            let what = match probe {
-                true => "probe",
-                false => "kept if faster",
-            };
             println!(
                 "| {m}x{n}x{k} | {schedule} | {name} | bits | {differ} differ from \
-                 \"epilogue warps, staged\", unwritten {unwritten} ({what}) |"
+                 \"epilogue warps, staged\", unwritten {unwritten} |"
             );
         }
         let rounds = std::env::var("GEMM_EPILOGUE_ROUNDS")
@@ -280,7 +224,7 @@ fn main() -> Result<(), CheckError> {
             .and_then(|r| r.parse().ok())
             .unwrap_or(3);
         for round in 1..=rounds {
-            for (schedule, name, direct, _, kernel) in &kernels {
+            for (schedule, name, direct, kernel) in &kernels {
                 // The fused and the plain launches interleaved, so a drift of the clock (the
                 // H200 at its power limit) touches both alike.
                 let mut fused_run = || -> Result<(), CheckError> {

@@ -427,7 +427,8 @@ impl Epilogue {
     /// [`Epilogue::without_prefetch`], which reads each band's where it is used. This is the
     /// epilogue of a GEMM whose accumulator-holding warpgroups have rounded their tile into the
     /// block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]): the ops see
-    /// the values rounded to the block's type.
+    /// the values rounded to the block's type. Paced ([`Epilogue::with_band_pacing`]), the warp
+    /// sleeps after each band's `stmatrix`.
     #[track_caller]
     pub fn apply_staged(
         &self,
