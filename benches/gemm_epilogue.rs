@@ -100,6 +100,27 @@ fn fused(
     gemm.with_epilogue(epi).with_epilogue_pace(pace).build(k)
 }
 
+/// A fused kernel's arguments: A, B, C, the bias and the residual (twice for `direct`: its
+/// global copy too).
+fn fused_args<'a>(
+    [a, b]: [&'a DeviceTensor<bf16>; 2],
+    c: &'a mut DeviceTensor<bf16>,
+    [bias, res]: [&'a DeviceTensor<bf16>; 2],
+    direct: bool,
+) -> Vec<Arg<'a>> {
+    let mut args = vec![
+        Arg::tensor(a),
+        Arg::tensor(b),
+        Arg::tensor_mut(c),
+        Arg::tensor(bias),
+        Arg::tensor(res),
+    ];
+    if direct {
+        args.push(Arg::tensor(res));
+    }
+    args
+}
+
 fn main() -> Result<(), CheckError> {
     let Some(device) = ptxkit::selftest::device_or_skip("GPU benchmarks skipped") else {
         return Ok(());
@@ -192,16 +213,7 @@ fn main() -> Result<(), CheckError> {
         let poison = vec![bf16::from_bits(0xFFFF); m * n];
         for (schedule, name, direct, kernel) in &kernels {
             let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
-            let mut args = vec![
-                Arg::tensor(&p.a),
-                Arg::tensor(&p.b),
-                Arg::tensor_mut(&mut out),
-                Arg::tensor(&bias),
-                Arg::tensor(&res),
-            ];
-            if *direct {
-                args.push(Arg::tensor(&res));
-            }
+            let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], *direct);
             kernel.launch(&stream, &mut args)?;
             let bits: Vec<u16> = out.to_host(&stream)?.iter().map(|x| x.to_bits()).collect();
             let unwritten = bits.iter().filter(|&&b| b == 0xFFFF).count();
@@ -228,16 +240,7 @@ fn main() -> Result<(), CheckError> {
                 // The fused and the plain launches interleaved, so a drift of the clock (the
                 // H200 at its power limit) touches both alike.
                 let mut fused_run = || -> Result<(), CheckError> {
-                    let mut args = vec![
-                        Arg::tensor(&p.a),
-                        Arg::tensor(&p.b),
-                        Arg::tensor_mut(&mut c),
-                        Arg::tensor(&bias),
-                        Arg::tensor(&res),
-                    ];
-                    if *direct {
-                        args.push(Arg::tensor(&res));
-                    }
+                    let mut args = fused_args([&p.a, &p.b], &mut c, [&bias, &res], *direct);
                     kernel.launch(&stream, &mut args)?;
                     Ok(())
                 };
