@@ -14,7 +14,10 @@
 //! median of 20 launches from a cold L2 (a 256 MiB clear before each), the mean of [`B2B`]
 //! launches back to back alternating between two copies of the cache (no clear: a model's
 //! stream of decode steps), and the median of 20 launches each after one on the other copy
-//! (`after-another`: an L2 of clean lines, the call on its own). The caches are filled on the device from one random block (the values do not
+//! (`after-another`: an L2 of clean lines, the call on its own), and two timings that say what
+//! the cold timing's extra cost is (`cleared, then another`: the clear, then a call on the other
+//! copy, then the timed call; `another, then a small clear`: a call on the other copy, then a
+//! 1 MiB clear, then the timed call). The caches are filled on the device from one random block (the values do not
 //! change the time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose
 //! `{batch}x{context} {cache}` contains it or one of its `|`-separated parts and none of its
 //! parts that begin with `!` (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when
@@ -229,7 +232,12 @@ fn filled<T: ptxkit::runtime::Element + cudarc::driver::ValidAsZeroBits>(
 /// from a cold L2 ([`Before::ColdL2`]), the mean of [`B2B`] calls back to back
 /// ([`mean_ms_back_to_back`]) alternating between `cache` and its `twin`, and the median of
 /// calls each enqueued after a call on the `twin` ([`Before::Run`]: a cold L2 of clean
-/// lines, the clear's dirty ones not written back, the call not overlapping the one before).
+/// lines, the clear's dirty ones not written back, the call not overlapping the one before),
+/// and two timings that split the cold timing's extra cost between its two causes: each call
+/// after the clear and then a call on the `twin` (the clear's dirty lines written back before
+/// the timed call: `cleared, then another`), and each call after a call on the `twin` and then
+/// a clear of [`SMALL_CLEAR`] bytes (the clear's launch right before the timed call, without an
+/// L2 full of its dirty lines: `another, then a small clear`).
 /// `PTXKIT_DECODE_ONCE=cold`: the one launch after a clear of [`L2_FLUSH_BYTES`].
 #[allow(clippy::too_many_arguments)]
 fn time(
@@ -241,7 +249,7 @@ fn time(
     o: &mut DeviceTensor<half::bf16>,
     ctx: usize,
     (splits, check): (Option<usize>, bool),
-) -> Result<(f64, f64, f64), String> {
+) -> Result<Times, String> {
     let stream = dev.default_stream();
     let scale = 1.0 / (D as f32).sqrt();
     let mut run = |dec: &Decode, c: &Cache| {
@@ -275,7 +283,7 @@ fn time(
         }
         run(dec, c).map_err(|e| e.to_string())?;
         stream.synchronize().map_err(|e| e.to_string())?;
-        return Ok((0.0, 0.0, 0.0));
+        return Ok(Times::default());
     }
     if check {
         // One launch waited for first, so a hang fails its row instead of blocking the rest.
@@ -299,8 +307,56 @@ fn time(
         Before::Run(&mut || (run.borrow_mut())(dec, twin)),
         || (run.borrow_mut())(dec, c),
     );
-    Ok((cold, b2b, after.map_err(|e| e.to_string())?))
+    let after = after.map_err(|e| e.to_string())?;
+    let mut flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES);
+    let mut small = stream.alloc_zeros::<u8>(SMALL_CLEAR);
+    let (flush, small) = match (&mut flush, &mut small) {
+        (Ok(f), Ok(s)) => (f, s),
+        (Err(e), _) | (_, Err(e)) => return Err(e.to_string()),
+    };
+    let cleared_then_another = median_ms::<RuntimeError>(
+        &stream,
+        1,
+        20,
+        Before::Run(&mut || {
+            stream.memset_zeros(&mut *flush)?;
+            (run.borrow_mut())(dec, twin)
+        }),
+        || (run.borrow_mut())(dec, c),
+    );
+    let cleared_then_another = cleared_then_another.map_err(|e| e.to_string())?;
+    let another_then_small = median_ms::<RuntimeError>(
+        &stream,
+        1,
+        20,
+        Before::Run(&mut || {
+            (run.borrow_mut())(dec, twin)?;
+            Ok(stream.memset_zeros(&mut *small)?)
+        }),
+        || (run.borrow_mut())(dec, c),
+    );
+    Ok(Times {
+        cold,
+        b2b,
+        after,
+        cleared_then_another,
+        another_then_small: another_then_small.map_err(|e| e.to_string())?,
+    })
 }
+
+/// One call's times, ms (see [`time`]).
+#[derive(Default)]
+struct Times {
+    cold: f64,
+    b2b: f64,
+    after: f64,
+    cleared_then_another: f64,
+    another_then_small: f64,
+}
+
+/// The bytes of the small clear in `another, then a small clear` (1 MiB: the clear's launch
+/// and a few of its lines, not an L2 of them).
+const SMALL_CLEAR: usize = 1 << 20;
 
 /// Calls timed back to back.
 const B2B: usize = 20;
@@ -560,28 +616,34 @@ fn gpu(_c: &mut Criterion) {
     println!("\ndevice: {}", dev.attributes().name);
     println!(
         "| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s | \
-         back-to-back ms | back-to-back GB/s | back-to-back tokens/s | after-another ms |"
+         back-to-back ms | back-to-back GB/s | back-to-back tokens/s | after-another ms | \
+         cleared, then another ms | another, then a small clear ms |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
     for (batch, ctx, q_len) in PROBLEMS {
-        let row = |cache: &str, fp8: bool, splits: usize, r: Result<(f64, f64, f64), String>| {
-            match r {
-                Ok((ms, b2b, after)) => {
-                    let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
-                    let tokens = (batch * q_len) as f64;
-                    println!(
-                        "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
-                     {b2b:.4} | {:.0} | {:.0} | {after:.4} |",
-                        bytes / ms / 1e6,
-                        tokens / ms * 1e3,
-                        bytes / b2b / 1e6,
-                        tokens / b2b * 1e3,
-                    )
-                }
-                Err(e) => {
-                    println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | |")
-                }
+        let row = |cache: &str, fp8: bool, splits: usize, r: Result<Times, String>| match r {
+            Ok(Times {
+                cold: ms,
+                b2b,
+                after,
+                cleared_then_another,
+                another_then_small,
+            }) => {
+                let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                let tokens = (batch * q_len) as f64;
+                println!(
+                    "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
+                     {b2b:.4} | {:.0} | {:.0} | {after:.4} | {cleared_then_another:.4} | \
+                     {another_then_small:.4} |",
+                    bytes / ms / 1e6,
+                    tokens / ms * 1e3,
+                    bytes / b2b / 1e6,
+                    tokens / b2b * 1e3,
+                )
+            }
+            Err(e) => {
+                println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | | | |")
             }
         };
         let q_shape = vec![batch, q_len, HEADS, D];

@@ -18,19 +18,21 @@
 //! Then each row: the baseline, and every candidate [`tune::candidates`] offers (the rule's
 //! pick first, the swapped kernels and the split-K ones among them, each in one launch), each
 //! run once on a poisoned C and compared with the baseline's C (a candidate off by more than
-//! 1e-2 relative is counted and not timed), then timed; the fastest few ([`finalists`]) are
-//! timed again, each interleaved with the baseline, and the pick is chosen among them
-//! ([`pick`]: the fastest, a split one only by a margin). Runs 1 and 2 each time the pick and
-//! the baseline with their runs interleaved ([`median_ms_interleaved`]), so neither the
-//! pick's luck in the picking pass nor the drift between two medians taken one after the
-//! other carries into the ratio. Times are CUDA-event medians with a cold L2 before each run
+//! 1e-2 relative is counted and not timed), then timed; the fastest few and the rule's
+//! configuration ([`finalists_with_rule`]) are timed again, all their runs and the baseline's
+//! interleaved, and the pick is chosen among them ([`pick_over_rule`]: the fastest, a split
+//! one only by the split margin, another than the rule's only by the rule margin). Runs 1 and
+//! 2 each time the pick and the baseline with their runs interleaved
+//! ([`median_ms_interleaved`]), so neither the pick's luck in the picking pass nor the drift
+//! between two medians taken one after the other carries into the ratio. Times are CUDA-event medians with a cold L2 before each run
 //! ([`Before::ColdL2`]: a decode step streams its weights from HBM). The weights are a random
 //! 4M-element block repeated (uploading 470M random values would cost more than the table).
 //!
 //! `DECODE_SHAPE=MxNxK` (a comma-separated list) and `DECODE_DTYPE=bf16|e4m3` keep those
 //! rows, `DECODE_M` the rows of one M; `DECODE_PROFILE` runs each candidate and the baseline
 //! once, untimed (what `ncu` profiles), and `DECODE_PICK=MxNxK=name,...` keeps only the named
-//! candidate at each shape it names, `DECODE_SKIP=part,...` none whose name holds a part;
+//! candidates at each shape it names (a shape may be named more than once; the name `rule` is
+//! the rule's configuration), `DECODE_SKIP=part,...` none whose name holds a part;
 //! `DECODE_NO_CHECKS` skips the checks before the table; `DECODE_GAP` times each row's pick
 //! and baseline again, cold with their runs interleaved and back to back without a clear.
 //! Every candidate of the wanted rows is loaded before the first row, on all host threads.
@@ -44,6 +46,14 @@
 //! runs 1 and 2; a pick off by 1e-2 is the row's error) instead of every candidate before it is
 //! timed: the large rows' host comparisons of 16M-67M elements a candidate are most of their
 //! time.
+//! `DECODE_RULE=N` (3 where N is not a number): after runs 1 and 2, N rounds of the pick, the
+//! rule's configuration and the baseline, their runs interleaved (cold, 30 each), on `rule`
+//! lines (the rule compared with the baseline's C first where `DECODE_CHECK=pick` skipped it).
+//! `DECODE_L2=N`: the L2 state a run starts in. After runs 1 and 2, N rounds of the pick and
+//! the baseline interleaved (60 runs each) twice: after the 256 MiB clear of
+//! [`Before::ColdL2`] (the table's way: an L2 of the clear's dirty lines, which the timed run
+//! writes back), and after a read of as many bytes ([`CleanRead`], through [`Before::Run`]: an
+//! L2 of clean lines), on `l2` lines.
 //!
 //! ```text
 //! cargo bench --bench gemm_decode
@@ -57,19 +67,19 @@ use half::bf16;
 use ptxkit::isa::ScalarType;
 use ptxkit::library::gemm::check::{self, CheckError, blas_config, loaded, random_values};
 use ptxkit::library::gemm::cublaslt::{Accum, LtFp8};
-use ptxkit::library::gemm::tune::{TuneProblem, candidates, finalists, pick};
+use ptxkit::library::gemm::tune::{TuneProblem, candidates, finalists_with_rule, pick_over_rule};
 use ptxkit::library::gemm::{
     BENCH_SHAPES, DECODE_MS, DEEPSEEK_V3_NK, Fp8Epilogue, Fp8Scales, Gemm, GemmConfig, GemmError,
     LLAMA3_8B_NK, LLAMA3_70B_NK,
 };
 use ptxkit::runtime::cuda::{CudaSlice, CudaStream};
 use ptxkit::runtime::{
-    Before, Device, DeviceTensor, E4m3, Element, mean_ms_back_to_back, median_ms,
-    median_ms_interleaved,
+    Before, Device, DeviceTensor, E4m3, Element, L2_FLUSH_BYTES, mean_ms_back_to_back, median_ms,
+    median_ms_interleaved, medians_ms_interleaved,
 };
 
-/// Timed runs of each candidate in the first pass, of each finalist ([`finalists`]) and the
-/// baseline when picking, and of the pick and the baseline in each of runs 1 and 2.
+/// Timed runs of each candidate in the first pass, of each finalist ([`finalists_with_rule`])
+/// and the baseline when picking, and of the pick and the baseline in each of runs 1 and 2.
 const PICK_ITERS: usize = 8;
 const FINAL_ITERS: usize = 20;
 const ITERS: usize = 30;
@@ -125,15 +135,17 @@ struct Row {
 }
 
 /// Runs the row of `problem`: `baseline` writes the reference C into the C it is given,
-/// `ours` runs a kernel into C.
+/// `ours` runs a kernel into C; `clean` is `DECODE_L2`'s read ([`CleanRead`]).
 fn row(
     (kernels, device, stream): (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
     problem: &TuneProblem,
     mut baseline: impl FnMut(&mut CudaSlice<bf16>) -> Result<(), CheckError>,
     ours: impl Fn(&Gemm, &mut DeviceTensor<bf16>) -> Result<(), GemmError>,
+    clean: Option<Run<'_>>,
 ) -> Result<Row, CheckError> {
     let (m, n) = (problem.m, problem.n);
     let sms = device.attributes().sm_count;
+    let rule_cfg = problem.rule(sms);
     let mut c = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
     let mut base_c: CudaSlice<bf16> = stream.alloc_zeros(m * n)?;
     baseline(&mut base_c)?;
@@ -189,37 +201,52 @@ fn row(
         }
         timed.push((cfg, ms, rel));
     }
-    // The finalists ([`finalists`]: the fastest few of the first pass) timed again, each
-    // interleaved with the baseline, longer; then the tuner's pick among them ([`pick`]: a split
-    // only where it is faster by the margin). Profiled, nothing is timed and the first
-    // candidate that passed stands.
+    // The finalists ([`finalists_with_rule`]: the fastest few of the first pass and the rule's
+    // configuration) timed again, longer, all their runs and the baseline's interleaved; then
+    // the tuner's pick among them ([`pick_over_rule`]: a split only where it is faster by the
+    // split margin, another than the rule's only where it is faster by the rule margin).
+    // Profiled, nothing is timed and the first candidate that passed stands.
     let picked = match profile {
         true => timed.first().map(|&(c, ms, _)| (c, ms)),
         false => {
-            let mut again = Vec::new();
-            let mut line = format!("  finalists {m}x{n}x{}:", problem.k);
             let pool = timed.iter().filter(|t| !(stream_k_apart && t.0.stream_k));
-            for cfg in finalists(pool.map(|&(c, ms, _)| (c, ms))) {
-                let gemm = loaded(kernels, device, cfg)?;
-                let [ms, base] = median_ms_interleaved::<CheckError, 2>(
-                    stream,
-                    1,
-                    FINAL_ITERS,
-                    Before::ColdL2,
-                    [&mut || Ok(ours(gemm, &mut c)?), &mut || {
-                        baseline(&mut base_c)
-                    }],
-                )?;
+            let finals = finalists_with_rule(rule_cfg, pool.map(|&(c, ms, _)| (c, ms)));
+            for &cfg in &finals {
+                loaded(kernels, device, cfg)?;
+            }
+            // Each finalist with its kernel (all loaded above), in the finalists' order.
+            let (finals, gemms): (Vec<GemmConfig>, Vec<&Gemm>) = finals
+                .iter()
+                .filter_map(|cfg| kernels.get(cfg).map(|g| (*cfg, g)))
+                .unzip();
+            let ms = medians_ms_interleaved::<CheckError>(
+                stream,
+                1,
+                FINAL_ITERS,
+                Before::ColdL2,
+                gemms.len() + 1,
+                |i| match gemms.get(i) {
+                    Some(g) => Ok(ours(g, &mut c)?),
+                    None => baseline(&mut base_c),
+                },
+            )?;
+            let base = ms[gemms.len()];
+            let mut line = format!(
+                "  finalists {m}x{n}x{} (baseline {:.2} µs):",
+                problem.k,
+                base * 1e3
+            );
+            for (cfg, t) in finals.iter().zip(&ms) {
+                let rule = if *cfg == rule_cfg { " (rule)" } else { "" };
                 line.push_str(&format!(
-                    " {} {:.2} µs ({:.3});",
+                    " {}{rule} {:.2} µs ({:.3});",
                     cfg.name(),
-                    ms * 1e3,
-                    base / ms
+                    t * 1e3,
+                    base / t
                 ));
-                again.push((cfg, ms));
             }
             println!("{line}");
-            pick(again)
+            pick_over_rule(rule_cfg, finals.iter().copied().zip(ms))
         }
     };
     let Some((pick, mut rel)) =
@@ -276,38 +303,71 @@ fn row(
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|t| t.0);
     if let (true, false, Some(sk)) = (stream_k_apart, profile, fastest_sk) {
-        loaded(kernels, device, sk)?;
-        let (Some(sk_gemm), Some(gemm)) = (kernels.get(&sk), kernels.get(&pick)) else {
+        let [gemm, sk_gemm] = loaded_pair((kernels, device), [pick, sk])?;
+        pick_rounds(
+            stream,
+            problem,
+            ("streamk", 2, 2),
+            (pick, sk, "stream-K"),
+            |i| match i {
+                0 => Ok(ours(gemm, &mut c)?),
+                1 => Ok(ours(sk_gemm, &mut c)?),
+                _ => baseline(&mut base_c),
+            },
+            |[p, s, _]| format!("; pick/stream-K {:.3}", p / s),
+        )?;
+    }
+    if let (Some(rounds), false) = (rounds_of("DECODE_RULE"), profile) {
+        let rule_rel = match (rule_cfg == pick, pick_only) {
+            (true, _) => rel,
+            (false, true) => compare(loaded(kernels, device, rule_cfg)?, &mut c)?,
+            (false, false) => timed
+                .iter()
+                .find(|t| t.0 == rule_cfg)
+                .map_or(f64::NAN, |t| t.2),
+        };
+        let [gemm, rule_gemm] = loaded_pair((kernels, device), [pick, rule_cfg])?;
+        pick_rounds(
+            stream,
+            problem,
+            ("rule", rounds, 1),
+            (pick, rule_cfg, "rule"),
+            |i| match i {
+                0 => Ok(ours(gemm, &mut c)?),
+                1 => Ok(ours(rule_gemm, &mut c)?),
+                _ => baseline(&mut base_c),
+            },
+            |_| format!(" (rel {rule_rel:.1e})"),
+        )?;
+    }
+    // `DECODE_L2`: the pick and the baseline after the clear and after a clean read.
+    if let (Some(rounds), false, Some(clean)) = (rounds_of("DECODE_L2"), profile, clean) {
+        let Some(gemm) = kernels.get(&pick) else {
             return Err(CheckError::Gemm(GemmError::Operands(
-                "stream-K: not loaded".into(),
+                "the L2 rounds: not loaded".into(),
             )));
         };
-        let mut c2 = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-        for round in 1..=2 {
-            let [p, s, b] = median_ms_interleaved::<CheckError, 3>(
-                stream,
-                2,
-                ITERS,
-                Before::ColdL2,
-                [
-                    &mut || Ok(ours(gemm, &mut c)?),
-                    &mut || Ok(ours(sk_gemm, &mut c2)?),
-                    &mut || baseline(&mut base_c),
-                ],
-            )?;
+        for round in 1..=rounds {
+            let mut pair = |before: Before<'_, CheckError>| {
+                medians_ms_interleaved::<CheckError>(stream, 2, GAP_ITERS, before, 2, |i| match i {
+                    0 => Ok(ours(gemm, &mut c)?),
+                    _ => baseline(&mut base_c),
+                })
+            };
+            let dirty = pair(Before::ColdL2)?;
+            let read = pair(Before::Run(&mut *clean))?;
             println!(
-                "  streamk {m}x{n}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
-                 stream-K {:.2} µs ({:.3}) {}; pick/stream-K {:.3}",
+                "  l2 {m}x{n}x{} {} round {round}: after the clear ours {:.2} base {:.2} µs \
+                 ({:.3}); after a clean read ours {:.2} base {:.2} µs ({:.3}) {}",
                 problem.k,
                 problem.input.name(),
-                b * 1e3,
-                p * 1e3,
-                b / p,
-                pick.name(),
-                s * 1e3,
-                b / s,
-                sk.name(),
-                p / s
+                dirty[0] * 1e3,
+                dirty[1] * 1e3,
+                dirty[1] / dirty[0],
+                read[0] * 1e3,
+                read[1] * 1e3,
+                read[1] / read[0],
+                pick.name()
             );
         }
     }
@@ -322,11 +382,107 @@ fn row(
     })
 }
 
+/// The kernels of `configs`, each loaded where it is not yet ([`loaded`]).
+fn loaded_pair<'a>(
+    (kernels, device): (&'a mut HashMap<GemmConfig, Gemm>, &Device),
+    configs: [GemmConfig; 2],
+) -> Result<[&'a Gemm; 2], CheckError> {
+    for cfg in configs {
+        loaded(kernels, device, cfg)?;
+    }
+    let kernels = &*kernels;
+    match configs.map(|c| kernels.get(&c)) {
+        [Some(a), Some(b)] => Ok([a, b]),
+        _ => Err(CheckError::Gemm(GemmError::Operands(
+            "a kernel loaded is missing".into(),
+        ))),
+    }
+}
+
+/// `rounds` rounds of the pick, `other` and the baseline, their runs interleaved (cold, [`ITERS`]
+/// each after `warmup` untimed ones): `run(0)` runs the pick, `run(1)` `other`, `run(2)` the
+/// baseline. Each round on a `label` line: the baseline's µs, the pick's and `other`'s (named
+/// `other_label`) each with the baseline's time over theirs, then `tail` of the three times.
+fn pick_rounds(
+    stream: &Arc<CudaStream>,
+    problem: &TuneProblem,
+    (label, rounds, warmup): (&str, usize, usize),
+    (pick, other, other_label): (GemmConfig, GemmConfig, &str),
+    mut run: impl FnMut(usize) -> Result<(), CheckError>,
+    tail: impl Fn([f64; 3]) -> String,
+) -> Result<(), CheckError> {
+    for round in 1..=rounds {
+        let ms = medians_ms_interleaved::<CheckError>(
+            stream,
+            warmup,
+            ITERS,
+            Before::ColdL2,
+            3,
+            &mut run,
+        )?;
+        let [p, o, b] = [ms[0], ms[1], ms[2]];
+        println!(
+            "  {label} {}x{}x{} {} round {round}: baseline {:.2} µs, pick {:.2} µs ({:.3}) {}, \
+             {other_label} {:.2} µs ({:.3}) {}{}",
+            problem.m,
+            problem.n,
+            problem.k,
+            problem.input.name(),
+            b * 1e3,
+            p * 1e3,
+            b / p,
+            pick.name(),
+            o * 1e3,
+            b / o,
+            other.name(),
+            tail([p, o, b])
+        );
+    }
+    Ok(())
+}
+
 /// One call [`gap`] times: the pick's or the baseline's.
 type Run<'a> = &'a mut dyn FnMut() -> Result<(), CheckError>;
 
-/// Runs of each call in [`gap`]'s timings.
+/// Runs of each call in [`gap`]'s timings and in each of `DECODE_L2`'s.
 const GAP_ITERS: usize = 60;
+
+/// The rounds the environment variable `var` asks for (`DECODE_RULE`, `DECODE_L2`): its
+/// number, 3 where it is set but not a number; `None` where it is unset.
+fn rounds_of(var: &str) -> Option<usize> {
+    std::env::var(var).ok().map(|v| v.parse().unwrap_or(3))
+}
+
+/// `DECODE_L2`'s work before each timed run ([`Before::Run`]): cuBLAS's GEMV over a
+/// 16384x8192 bf16 matrix, the 256 MiB of [`Before::ColdL2`]'s clear ([`L2_FLUSH_BYTES`])
+/// read instead of written (32 KiB written): the timed run finds an L2 of clean lines, none of
+/// its own inputs among them, where after the clear it finds the clear's dirty lines and
+/// writes them back as its weight comes in.
+struct CleanRead {
+    w: CudaSlice<bf16>,
+    x: CudaSlice<bf16>,
+    y: CudaSlice<bf16>,
+}
+
+impl CleanRead {
+    const N: usize = 16384;
+    const K: usize = L2_FLUSH_BYTES / 2 / CleanRead::N;
+
+    fn new(stream: &Arc<CudaStream>) -> Result<CleanRead, CheckError> {
+        Ok(CleanRead {
+            w: stream.alloc_zeros(CleanRead::N * CleanRead::K)?,
+            x: stream.alloc_zeros(CleanRead::K)?,
+            y: stream.alloc_zeros(CleanRead::N)?,
+        })
+    }
+
+    fn run(&mut self, blas: &CudaBlas) -> Result<(), CheckError> {
+        let cfg = blas_config(1, CleanRead::N, CleanRead::K, bf16::ONE, bf16::ZERO);
+        // SAFETY: w, x and y hold N*K, K and N elements, as the configuration says.
+        unsafe { blas.gemm(cfg, &self.w, &self.x, &mut self.y) }?;
+        Ok(())
+    }
+}
 
 /// Where a row's time outside the kernels goes (`DECODE_GAP`): the pick (`ours`) and the
 /// baseline timed cold with their runs interleaved ([`median_ms_interleaved`] after [`Before::ColdL2`], 60 each:
@@ -361,20 +517,29 @@ fn gap(
 }
 
 /// The candidates of `problem` the row times: [`candidates`], or with `DECODE_PICK`
-/// (`MxNxK=name,...`) at a shape it names only that candidate (what ncu profiles).
+/// (`MxNxK=name,...`) at a shape it names only the candidates it names there (what ncu
+/// profiles; a shape named twice keeps both, `rule` names the rule's configuration).
 fn row_candidates(problem: &TuneProblem, sms: u32) -> Vec<GemmConfig> {
     let shape = format!("{}x{}x{}=", problem.m, problem.n, problem.k);
-    let pick = std::env::var("DECODE_PICK").ok().and_then(|p| {
-        p.split(',')
-            .find_map(|e| e.strip_prefix(&shape).map(str::to_string))
-    });
+    let picks: Vec<String> = std::env::var("DECODE_PICK")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|e| e.strip_prefix(&shape).map(str::to_string))
+        .collect();
+    let rule = problem.rule(sms).name();
+    let named = |name: &str| {
+        picks.is_empty()
+            || picks
+                .iter()
+                .any(|p| p == name || (p == "rule" && name == rule))
+    };
     // `DECODE_SKIP=part,...`: no candidate whose name holds one of them (a family whose checks
     // failed, kept out of the table).
     let skip = std::env::var("DECODE_SKIP").unwrap_or_default();
     let skipped = |name: &str| skip.split(',').any(|s| !s.is_empty() && name.contains(s));
     candidates(problem, sms)
         .into_iter()
-        .filter(|c| pick.as_ref().is_none_or(|p| *p == c.name()) && !skipped(&c.name()))
+        .filter(|c| named(&c.name()) && !skipped(&c.name()))
         .collect()
 }
 
@@ -436,10 +601,14 @@ enum Weight {
 fn weight_row(
     ctx: (&mut HashMap<GemmConfig, Gemm>, &Device, &Arc<CudaStream>),
     (blas, lt): (&CudaBlas, &LtFp8),
-    w: &Weight,
-    scales: &[DeviceTensor<f32>; 2],
+    (w, scales): (&Weight, &[DeviceTensor<f32>; 2]),
     m: usize,
+    clean: Option<&mut CleanRead>,
 ) -> Result<Row, CheckError> {
+    let mut clean_run = clean.map(|r| move || r.run(blas));
+    let clean = clean_run
+        .as_mut()
+        .map(|f| f as &mut dyn FnMut() -> Result<(), CheckError>);
     let stream = ctx.2.clone();
     let stream = &stream;
     match w {
@@ -463,9 +632,13 @@ fn weight_row(
                 }?;
                 Ok(())
             };
-            row(ctx, &problem, baseline, |g, c| {
-                g.run(stream, &x, w, c, None)
-            })
+            row(
+                ctx,
+                &problem,
+                baseline,
+                |g, c| g.run(stream, &x, w, c, None),
+                clean,
+            )
         }
         Weight::E4m3(w) => {
             let (n, k) = (w.desc().shape[0], w.desc().shape[1]);
@@ -481,10 +654,16 @@ fn weight_row(
                 lt.matmul((m, n, k), x, w, sa, sb, d, Accum::Fast)?;
                 Ok(())
             };
-            row(ctx, &problem, baseline, |g, c| {
-                let scales = Fp8Scales::per_tensor([sa, sb]);
-                g.run_fp8(stream, &x, w, c, scales, &Fp8Epilogue::NONE)
-            })
+            row(
+                ctx,
+                &problem,
+                baseline,
+                |g, c| {
+                    let scales = Fp8Scales::per_tensor([sa, sb]);
+                    g.run_fp8(stream, &x, w, c, scales, &Fp8Epilogue::NONE)
+                },
+                clean,
+            )
         }
     }
 }
@@ -884,6 +1063,10 @@ fn main() {
                 DeviceTensor::from_host(&stream, &check::FP8_SCALES[..1], vec![1])?,
                 DeviceTensor::from_host(&stream, &check::FP8_SCALES[1..], vec![1])?,
             ];
+            let mut clean = match rounds_of("DECODE_L2") {
+                Some(_) => Some(CleanRead::new(&stream)?),
+                None => None,
+            };
             for (model, (n, k), ms) in &rows {
                 let (n, k) = (*n, *k);
                 let wanted = |m: usize| wanted_row(dtype, (m, n, k));
@@ -916,7 +1099,7 @@ fn main() {
                         continue;
                     }
                     let ctx = (&mut kernels, &device, &stream);
-                    let r = weight_row(ctx, (&blas, &lt), &w, &scales, m);
+                    let r = weight_row(ctx, (&blas, &lt), (&w, &scales), m, clean.as_mut());
                     print_row(model, dtype.name(), (m, n, k), r);
                 }
             }

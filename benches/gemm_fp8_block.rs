@@ -16,16 +16,21 @@
 //! [`GemmConfig::fp8_block_quick`] (so the whole list fits the time limit).
 //!
 //! `FP8_BLOCK_SAME_TILE` times instead, at DeepSeek-V3's shapes for M ∈ {1, 16, 64, 128} (or
-//! those of `FP8_BLOCK_SHAPES`), the block-scaled default ([`GemmConfig::fp8_block`]) against
-//! our per-tensor FP8 GEMM at the same tile (the same configuration with per-tensor scales) on
+//! those of `FP8_BLOCK_SHAPES`), the block-scaled decode default
+//! ([`GemmConfig::fp8_block_split`]) and the same with the other promotion against our
+//! per-tensor FP8 GEMM at the same tile (the same configuration with per-tensor scales) on
 //! the same A and B, each from a cold L2 with their runs interleaved, as the decode table
-//! times (issue 29's bar for block-scaled FP8 at the decode shapes).
+//! times (issue 29's bar for block-scaled FP8 at the decode shapes); `FP8_BLOCK_RUNS=N` times
+//! N runs after one warm-up round (under ncu: few launches).
 //!
 //! `FP8_BLOCK_SPLIT` checks and times split-K of the block-scaled GEMM at decode shapes
-//! ([`GemmConfig::fp8_block_split`], [`split_k_mode`]): the checks of the split kernels (C
-//! poisoned, fresh random data and scales, edges in M, N and K, a part past the last k-tile),
-//! the in-kernel fixup against the second launch's sum bit for bit, then (unless
-//! `FP8_BLOCK_SPLIT=checks`, what the sanitizer runs) the split default against the unsplit
+//! ([`GemmConfig::fp8_block_split`], [`split_k_mode`]): the checks of the split kernels with
+//! either promotion (C poisoned, fresh random data and scales, edges in M, N and K, a part of
+//! one k-tile, parts past the last k-tile), the in-kernel fixup against the second launch's
+//! sum bit for bit, then (unless
+//! `FP8_BLOCK_SPLIT=checks`, what the sanitizer runs; `checks-pp` those of the pipelined
+//! promotion only; `checks-rule` instead checks the decode rule's pick, split or not, at every
+//! decode shape) the split default against the unsplit
 //! default and our per-tensor FP8 GEMM at each one's tile.
 //!
 //! ```text
@@ -54,53 +59,111 @@ const OUT: ScalarType = ScalarType::Bf16;
 /// How the e4m3 operands are made on the host and read back.
 const E4: Codec<E4m3> = (E4m3::from_f32, E4m3::to_f32);
 
-/// `FP8_BLOCK_SAME_TILE`: at each shape of `shapes`, the block-scaled default against the same
-/// configuration with per-tensor scales (the same tile, stages and order), on the same A and B
-/// (per-tensor scales of 1), 20 cold runs of each interleaved ([`median_ms_interleaved`] after
-/// [`Before::ColdL2`]); prints µs and per-tensor µs / block µs (≥ 1.0: the block scales cost
-/// nothing).
+/// `FP8_BLOCK_SAME_TILE`: at each shape of `shapes`, the block-scaled decode default (the
+/// rule, [`GemmConfig::fp8_block_split`]), the same with the other promotion (pipelined or
+/// plain, where it is valid: the split and unsplit both take either at 64 wide), our per-tensor
+/// FP8 at the default's tile (the same configuration with per-tensor scales: tile, stages,
+/// order and split), and the unsplit default ([`GemmConfig::fp8_block`]), on the same A and B
+/// (per-tensor scales of 1), cold runs of each interleaved ([`median_ms_interleaved`] after
+/// [`Before::ColdL2`]; 20 after 2 warm-up rounds, or `FP8_BLOCK_RUNS` after one, what ncu
+/// profiles); prints µs and per-tensor µs / block µs (≥ 1.0: the block scales cost nothing).
 fn same_tile(
     (device, stream): (&Device, &Arc<CudaStream>),
     kernels: &mut HashMap<GemmConfig, Gemm>,
     shapes: &[(usize, usize, usize)],
 ) {
     let sms = device.attributes().sm_count;
+    let (warmup, runs) = match std::env::var("FP8_BLOCK_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+    {
+        Some(runs) => (1, runs),
+        None => (2, 20),
+    };
     println!(
-        "\n| shape | block-scaled config | block µs | per-tensor at the same tile µs | per-tensor / block |\n| --- | --- | --- | --- | --- |"
+        "\n| shape | block-scaled default | default µs | other promotion | other µs | per-tensor at the same tile µs | per-tensor / default | per-tensor / other | unsplit default µs |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for &(m, n, k) in shapes {
-        let block = GemmConfig::fp8_block(m, n, sms, ScalarType::E4m3, OUT);
+        let block = GemmConfig::fp8_block_split(m, n, k, sms, ScalarType::E4m3, OUT);
+        let other = promoted_otherwise(block);
         let tensor = per_tensor_twin(block);
-        let row = (|| -> Result<[f64; 2], Box<dyn std::error::Error>> {
-            loaded(kernels, device, block)?;
-            loaded(kernels, device, tensor)?;
-            let (gb, gt) = (&kernels[&block], &kernels[&tensor]);
+        let whole = GemmConfig::fp8_block(m, n, sms, ScalarType::E4m3, OUT);
+        let configs = [block, other, tensor, whole];
+        let row = (|| -> Result<[f64; 4], Box<dyn std::error::Error>> {
+            for c in configs {
+                loaded(kernels, device, c)?;
+            }
+            let g = configs.map(|c| &kernels[&c]);
             let p = BlockProblem::new(stream, (m, n, k), 7, (E4, E4), OUT)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
-            let mut cb = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
-            let mut ct = DeviceTensor::new(stream.alloc_zeros::<bf16>(m * n)?, vec![m, n])?;
+            let mut cs = outputs(stream, (m, n), configs.len())?;
+            let [c0, c1, c2, c3] = &mut cs[..] else {
+                return Err("four outputs".into());
+            };
             let d = &p.device;
-            Ok(median_ms_interleaved::<CheckError, 2>(
+            Ok(median_ms_interleaved::<CheckError, 4>(
                 stream,
-                2,
-                20,
+                warmup,
+                runs,
                 Before::ColdL2,
-                [&mut || Ok(p.run(stream, gb, &mut cb)?), &mut || {
-                    let scales = Fp8Scales::per_tensor([&one, &one]);
-                    Ok(gt.run_fp8(stream, &d.a, &d.b, &mut ct, scales, &Fp8Epilogue::NONE)?)
-                }],
+                [
+                    &mut || Ok(p.run(stream, g[0], c0)?),
+                    &mut || Ok(p.run(stream, g[1], c1)?),
+                    &mut || {
+                        let scales = Fp8Scales::per_tensor([&one, &one]);
+                        Ok(g[2].run_fp8(stream, &d.a, &d.b, c2, scales, &Fp8Epilogue::NONE)?)
+                    },
+                    &mut || Ok(p.run(stream, g[3], c3)?),
+                ],
             )?)
         })();
+        let short = |c: &GemmConfig| c.name().replace("gemm_e4m3_bf16_", "");
         match row {
-            Ok([b, t]) => println!(
-                "| {m}x{n}x{k} | {} | {:.2} | {:.2} | {:.3} |",
-                block.name(),
+            Ok([b, o, t, w]) => println!(
+                "| {m}x{n}x{k} | {} | {:.2} | {} | {:.2} | {:.2} | {:.3} | {:.3} | {:.2} |",
+                short(&block),
                 b * 1e3,
+                short(&other),
+                o * 1e3,
                 t * 1e3,
-                t / b
+                t / b,
+                t / o,
+                w * 1e3
             ),
-            Err(e) => println!("| {m}x{n}x{k} | {} | error: {e} | | |", block.name()),
+            Err(e) => println!(
+                "| {m}x{n}x{k} | {} | error: {e} | | | | | | |",
+                short(&block)
+            ),
         }
+    }
+}
+
+/// `count` zeroed bf16 outputs `[m, n]`, one for each kernel a timed row runs.
+fn outputs(
+    stream: &Arc<CudaStream>,
+    (m, n): (usize, usize),
+    count: usize,
+) -> Result<Vec<DeviceTensor<bf16>>, Box<dyn std::error::Error>> {
+    (0..count)
+        .map(|_| {
+            Ok(DeviceTensor::new(
+                stream.alloc_zeros::<bf16>(m * n)?,
+                vec![m, n],
+            )?)
+        })
+        .collect()
+}
+
+/// `cfg` with the other promotion ([`GemmConfig::pipelined_promotion`] on or off) where that
+/// configuration is valid, else `cfg`.
+fn promoted_otherwise(cfg: GemmConfig) -> GemmConfig {
+    let other = GemmConfig {
+        pipelined_promotion: !cfg.pipelined_promotion,
+        ..cfg
+    };
+    match other.validate() {
+        Ok(()) => other,
+        Err(_) => cfg,
     }
 }
 
@@ -119,12 +182,15 @@ fn per_tensor_twin(cfg: GemmConfig) -> GemmConfig {
 /// - Checks (f64 reference, C poisoned, fresh random data and per-block scales) of the split
 ///   default ([`GemmConfig::fp8_block_split`]) at DeepSeek-V3's N = 2112 and 4096 for
 ///   M = 1, 16, 64, 128, at odd M, N and K (a last k-block of 16 columns), in 16 parts (a
-///   part past the last k-tile), 128 wide, and summed by the second launch; the fixup's C
-///   against the second launch's bit for bit on the same data.
+///   part past the last k-tile), in 8 parts of 25 k-tiles (a part of one), 128 wide, and
+///   summed by the second launch, each also with the other promotion where valid
+///   ([`promoted_otherwise`]); the fixup's C against the second launch's bit for bit on the
+///   same data, with either promotion.
 /// - Unless `FP8_BLOCK_SPLIT=checks`: at each of those decode shapes, cold and interleaved (20
 ///   runs each), the split default, the unsplit default ([`GemmConfig::fp8_block`]), our
 ///   per-tensor FP8 at the split's tile and at the unsplit's, the split summed by a second
-///   launch and the split 128 wide in as many parts as fill the SMs; µs and ratios.
+///   launch and the split 128 wide (the plain promotion) in as many parts as fill the SMs; µs
+///   and ratios.
 fn split_k_mode(
     (device, stream): (&Device, &Arc<CudaStream>),
     kernels: &mut HashMap<GemmConfig, Gemm>,
@@ -144,6 +210,7 @@ fn split_k_mode(
         GemmConfig {
             bn: 128,
             split_k: parts,
+            pipelined_promotion: false,
             ..split((m, n, k))
         }
         .deepest()
@@ -165,13 +232,38 @@ fn split_k_mode(
     checks.push((two_launch(split(odd)), odd));
     checks.push((two_launch(split((16, 4096, 7168))), (16, 4096, 7168)));
     checks.push((wide((64, 2112, 7168)), (64, 2112, 7168)));
+    // 25 k-tiles in 8 parts of 4: a part of one k-tile and one past the last.
+    let short = (37, 999, 3088);
+    checks.push((
+        GemmConfig {
+            split_k: 8,
+            ..split(short)
+        },
+        short,
+    ));
+    // Each with the other promotion (pipelined or plain) where that is valid.
+    let others: Vec<_> = checks
+        .iter()
+        .map(|&(c, shape)| (promoted_otherwise(c), shape))
+        .collect();
+    checks.extend(others);
     checks.retain(|(c, _)| c.split_k > 1);
+    let mut seen = Vec::new();
+    checks.retain(|item| {
+        let new = !seen.contains(item);
+        seen.push(*item);
+        new
+    });
     for (c, shape) in &checks {
         if let Err(e) = c.validate() {
             println!("split check {} {shape:?}: FAIL invalid: {e}", c.name());
         }
     }
     checks.retain(|(c, _)| c.validate().is_ok());
+    let mode = std::env::var("FP8_BLOCK_SPLIT").unwrap_or_default();
+    if mode == "checks-pp" {
+        checks.retain(|(c, _)| c.pipelined_promotion);
+    }
     check::print_checks(
         "split check",
         |g, shape, seed| check_block(stream, g, shape, seed),
@@ -185,9 +277,12 @@ fn split_k_mode(
         (kernels, device),
         checks,
     );
-    // The fixup against the second launch, bit for bit, on the same data.
-    for shape @ (m, n, k) in [odd, odd1, (64, 2112, 7168)] {
-        let fixup = split(shape);
+    // The fixup against the second launch, bit for bit, on the same data (each promotion).
+    let bits = [odd, odd1, (64, 2112, 7168)]
+        .into_iter()
+        .flat_map(|s| [(split(s), s), (promoted_otherwise(split(s)), s)]);
+    let bits = bits.filter(|(c, _)| mode != "checks-pp" || c.pipelined_promotion);
+    for (fixup, shape @ (m, n, k)) in bits {
         let r = (|| -> Result<bool, Box<dyn std::error::Error>> {
             loaded(kernels, device, fixup)?;
             loaded(kernels, device, two_launch(fixup))?;
@@ -216,7 +311,7 @@ fn split_k_mode(
             Err(e) => println!("split bits {m}x{n}x{k}: FAIL {e}"),
         }
     }
-    if std::env::var("FP8_BLOCK_SPLIT").is_ok_and(|v| v == "checks") {
+    if mode.starts_with("checks") {
         return;
     }
     println!(
@@ -238,13 +333,7 @@ fn split_k_mode(
             }
             let p = BlockProblem::new(stream, shape, 7, (e4, e4), out)?;
             let one = DeviceTensor::from_host(stream, &[1.0f32], vec![1])?;
-            let mut cs = Vec::new();
-            for _ in 0..configs.len() {
-                cs.push(DeviceTensor::new(
-                    stream.alloc_zeros::<bf16>(m * n)?,
-                    vec![m, n],
-                )?);
-            }
+            let mut cs = outputs(stream, (m, n), configs.len())?;
             let g = configs.map(|c| &kernels[&c]);
             let d = &p.device;
             let [c0, c1, c2, c3, c4, c5] = &mut cs[..] else {
@@ -355,7 +444,31 @@ fn main() {
             })
             .collect()
     };
-    if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
+    if std::env::var("FP8_BLOCK_SPLIT").is_ok_and(|v| v == "checks-rule") {
+        // The decode rule's pick at every decode shape, split or not.
+        let checks = decode(DEEPSEEK_V3_NK)
+            .into_iter()
+            .map(|(m, n, k)| {
+                (
+                    GemmConfig::fp8_block_split(m, n, k, sms, e4m3, out),
+                    (m, n, k),
+                )
+            })
+            .collect();
+        check::print_checks(
+            "rule check",
+            |g, shape, seed| check_block(&stream, g, shape, seed),
+            |cfg, (m, n, k), r| {
+                format!(
+                    "rule check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
+                    cfg.name(),
+                    r.rel_error
+                )
+            },
+            (&mut kernels, &device),
+            checks,
+        );
+    } else if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
         // The decode shapes the split rule splits on 132 SMs: DeepSeek-V3's N = 2112 and 4096.
         let shapes = decode(&[(2112, 7168), (4096, 7168)]);
         split_k_mode((&device, &stream), &mut kernels, &shapes);

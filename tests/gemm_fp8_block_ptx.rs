@@ -439,8 +439,21 @@ fn epilogue_takes_a_bias_and_an_output_scale() {
 /// The split block-scaled kernels the decode checks and `FP8_BLOCK_SPLIT` run
 /// ([`GemmConfig::fp8_block_split`]): the rule's at DeepSeek-V3's N = 2112 and 4096 for each
 /// decode M (the scales from global memory at M = 1, in the stages at 16 to 128), at odd
-/// M, N and K, in 16 parts, 128 wide, and summed by the second launch.
+/// M, N and K, in 16 parts, in 8 parts of 25 k-tiles (a part of one), 128 wide, and summed by
+/// the second launch; each with the other
+/// promotion ([`GemmConfig::pipelined_promotion`] on or off).
 fn split_configs() -> Vec<GemmConfig> {
+    let configs = rule_split_configs();
+    let other = configs.iter().map(|c| GemmConfig {
+        pipelined_promotion: !c.pipelined_promotion,
+        ..*c
+    });
+    let both = configs.clone().into_iter().chain(other);
+    support::unique(both.filter(|c| c.validate().is_ok()))
+}
+
+/// [`split_configs`] with the rule's promotion.
+fn rule_split_configs() -> Vec<GemmConfig> {
     use ScalarType::{Bf16, E4m3};
     let split = |m, n, k| GemmConfig::fp8_block_split(m, n, k, 132, E4m3, Bf16);
     let mut configs = Vec::new();
@@ -451,14 +464,21 @@ fn split_configs() -> Vec<GemmConfig> {
     let odd = split(37, 999, 2960);
     configs.extend([odd, split(1, 1000, 4112)]);
     configs.push(GemmConfig { split_k: 16, ..odd });
+    // 25 k-tiles in 8 parts of 4: a part of one k-tile and one past the last.
+    configs.push(GemmConfig {
+        split_k: 8,
+        ..split(37, 999, 3088)
+    });
     configs.push(GemmConfig {
         split_fixup: false,
         ..odd
     });
+    // 128 wide with the fixup: the plain promotion (the pipelined one spills there).
     configs.push(
         GemmConfig {
             bn: 128,
             split_k: 7,
+            pipelined_promotion: false,
             ..split(64, 2112, 7168)
         }
         .deepest(),
@@ -468,52 +488,56 @@ fn split_configs() -> Vec<GemmConfig> {
 
 /// The split rule: at a decode M whose 64-wide tiles leave SMs idle, as many parts as fill
 /// the 132 SMs once (N = 2112: 33 tiles, 4 parts; N = 4096: 64 tiles, 2), summed in the
-/// kernel, the plain promotion, the register epilogue, 8 stages; unsplit where the tiles fill
-/// the SMs (N = 7168 and 24576), where the parts would be shorter than
-/// [`GemmConfig::MIN_PART_KTILES`] k-tiles, and past a decode M.
+/// kernel, the pipelined promotion, the register epilogue, 8 stages; unsplit where the tiles
+/// fill the SMs (N = 7168 and 24576) and where the parts would be shorter than
+/// [`GemmConfig::MIN_PART_KTILES`] k-tiles, there with the plain promotion (the tile of
+/// [`GemmConfig::fp8_block`]); past a decode M, [`GemmConfig::fp8_block`].
 #[test]
 fn block_split_k_rule_at_decode_shapes() {
     use ScalarType::{Bf16, E4m3};
     let split = |m, n, k| GemmConfig::fp8_block_split(m, n, k, 132, E4m3, Bf16);
     assert_eq!(
         split(1, 2112, 7168).name(),
-        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_splitk4_fixup"
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_splitk4_fixup"
     );
     assert_eq!(
         split(64, 2112, 7168).name(),
-        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_ss_splitk4_fixup"
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_ss_splitk4_fixup"
     );
     assert_eq!(split(128, 4096, 7168).split_k, 2);
-    for (m, n, k) in [
-        (128, 7168, 16384),
-        (64, 24576, 1536),
-        (16, 2112, 512),
-        (256, 2112, 7168),
-        (4096, 4096, 7168),
-    ] {
-        assert_eq!(
-            split(m, n, k),
-            GemmConfig::fp8_block(m, n, 132, E4m3, Bf16),
-            "{m}x{n}x{k}"
-        );
+    let plain = |c: GemmConfig| GemmConfig {
+        pipelined_promotion: false,
+        ..c
+    };
+    for (m, n, k) in [(128, 7168, 16384), (64, 24576, 1536), (16, 2112, 512)] {
+        let whole = GemmConfig::fp8_block(m, n, 132, E4m3, Bf16);
+        assert_eq!(split(m, n, k), plain(whole), "{m}x{n}x{k}");
+    }
+    assert_eq!(
+        split(1, 7168, 16384).name(),
+        "gemm_e4m3_bf16_128x64x128_s6_g16_tmastore_blk128"
+    );
+    for (m, n, k) in [(256, 2112, 7168), (4096, 4096, 7168)] {
+        let whole = GemmConfig::fp8_block(m, n, 132, E4m3, Bf16);
+        assert_eq!(split(m, n, k), whole, "{m}x{n}x{k}");
     }
     for cfg in split_configs() {
         cfg.validate().unwrap();
-        assert!(
-            cfg.split_k > 1 && !cfg.pipelined_promotion,
-            "{}",
-            cfg.name()
-        );
+        assert!(cfg.split_k > 1, "{}", cfg.name());
     }
 }
 
 /// The split kernels assemble clean (no spills: the fixup's loaded parts sit beside the
-/// promoted accumulator; no serialised wgmmas), and each part promotes its own k-tiles: one
-/// `fma` per value of the 64-wide partial, no pipelined wait, the fixup's ticket.
+/// promoted accumulator; no serialised wgmmas), and with the plain promotion each part
+/// promotes its own k-tiles: one `fma` per value of the 64-wide partial, no pipelined wait,
+/// the fixup's ticket.
 #[test]
 fn block_split_k_kernels_assemble_and_promote_their_parts() {
     support::gemm_configs_assemble_clean_without(split_configs(), &["C7514", "C7517"]);
-    let cfg = GemmConfig::fp8_block_split(64, 2112, 7168, 132, ScalarType::E4m3, ScalarType::Bf16);
+    let cfg = GemmConfig {
+        pipelined_promotion: false,
+        ..GemmConfig::fp8_block_split(64, 2112, 7168, 132, ScalarType::E4m3, ScalarType::Bf16)
+    };
     let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
     assert!(text.contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "));
     assert!(!text.contains("wgmma.wait_group.sync.aligned 1;"));
@@ -524,22 +548,43 @@ fn block_split_k_kernels_assemble_and_promote_their_parts() {
     );
 }
 
-/// What a split block-scaled GEMM does not take, refused with its typed error: the pipelined
-/// promotion (its first and last k-tiles unconditional, where a part may have none), swap-AB
-/// (the scales' roles would swap), the TMA-store epilogue, a grouped problem.
+/// The pipelined promotion in a split part (the rule's, [`GemmConfig::fp8_block_split`]): the next k-tile's wgmmas in flight while a
+/// partial is promoted (`wgmma.wait_group 1` at the loop's pair and the two-k-tile tail, every
+/// wait unconditional on its path inside the branch a part with k-tiles takes), 5 promotion
+/// sites of one `fma` per value of the 64-wide partial, the fixup's ticket outside the branch
+/// (a part past the last k-tile still takes it, its partial 0).
+#[test]
+fn block_split_k_takes_the_pipelined_promotion() {
+    use ScalarType::{Bf16, E4m3};
+    let cfg = GemmConfig::fp8_block_split(64, 2112, 7168, 132, E4m3, Bf16);
+    cfg.validate().unwrap();
+    assert_eq!(
+        cfg.name(),
+        "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_ss_splitk4_fixup"
+    );
+    let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 1;").count(), 3);
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 0;").count(), 2);
+    assert_eq!(text.matches("fma.rn.f32").count(), 5 * 32);
+    assert_eq!(text.matches("atom.acq_rel.gpu.global.add.u32").count(), 1);
+    // 128 wide the two partials, the accumulator and the fixup's loaded parts spill; summed by
+    // the second launch they fit.
+    let wide = GemmConfig { bn: 128, ..cfg }.deepest();
+    assert_eq!(wide.validate(), Err(GemmConfigError::SplitK(cfg.split_k)));
+    let two_launch = GemmConfig {
+        split_fixup: false,
+        ..wide
+    };
+    two_launch.validate().unwrap();
+    support::gemm_configs_assemble_clean_without([two_launch], &["C7514", "C7517"]);
+}
+
+/// What a split block-scaled GEMM does not take, refused with its typed error: swap-AB (the
+/// scales' roles would swap), the TMA-store epilogue, a grouped problem.
 #[test]
 fn block_split_k_refusals_are_typed() {
     use ScalarType::{Bf16, E4m3};
     let cfg = GemmConfig::fp8_block_split(16, 2112, 7168, 132, E4m3, Bf16);
-    let pipelined = GemmConfig {
-        pipelined_promotion: true,
-        ..cfg
-    };
-    assert_eq!(
-        pipelined.validate(),
-        Err(GemmConfigError::SplitPromotion(cfg.split_k))
-    );
-    assert!(build(&pipelined).is_err());
     let swapped = GemmConfig {
         swap_ab: true,
         ..cfg

@@ -76,7 +76,10 @@ pub use tensor_map::{
     Interleave, L2Promotion, NoTensorMapType, OobFill, TensorMap, TensorMapDType, TensorMapDesc,
     TensorMapRule, check_tensor_map,
 };
-pub use timing::{Before, L2_FLUSH_BYTES, mean_ms_back_to_back, median_ms, median_ms_interleaved};
+pub use timing::{
+    Before, L2_FLUSH_BYTES, mean_ms_back_to_back, median_ms, median_ms_interleaved,
+    medians_ms_interleaved,
+};
 pub use watchdog::{PollOutcome, Watch, poll_until};
 
 /// cudarc's driver layer, re-exported for slices and streams.

@@ -52,9 +52,24 @@ pub fn median_ms_interleaved<E: From<DriverError>, const N: usize>(
     stream: &Arc<CudaStream>,
     warmup: usize,
     iters: usize,
-    mut before: Before<'_, E>,
+    before: Before<'_, E>,
     mut fs: [&mut dyn FnMut() -> Result<(), E>; N],
 ) -> Result<[f64; N], E> {
+    let ms = medians_ms_interleaved(stream, warmup, iters, before, N, |i| fs[i]())?;
+    Ok(std::array::from_fn(|i| ms[i]))
+}
+
+/// [`median_ms_interleaved`] of `count` calls chosen by index: `f(i)` enqueues the `i`-th (so a
+/// number of candidates known only at run time, sharing one output, can be timed interleaved);
+/// the medians in index order.
+pub fn medians_ms_interleaved<E: From<DriverError>>(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    iters: usize,
+    mut before: Before<'_, E>,
+    count: usize,
+    mut f: impl FnMut(usize) -> Result<(), E>,
+) -> Result<Vec<f64>, E> {
     let mut flush = match before {
         Before::ColdL2 => Some(stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?),
         Before::Nothing | Before::Run(_) => None,
@@ -67,25 +82,28 @@ pub fn median_ms_interleaved<E: From<DriverError>, const N: usize>(
         }
     };
     for _ in 0..warmup {
-        for f in fs.iter_mut() {
-            f()?;
+        for i in 0..count {
+            f(i)?;
         }
     }
-    let mut times: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(iters.max(1)));
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(iters.max(1)); count];
     for _ in 0..iters.max(1) {
-        for (f, t) in fs.iter_mut().zip(times.iter_mut()) {
+        for (i, t) in times.iter_mut().enumerate() {
             before()?;
             let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            f()?;
+            f(i)?;
             let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
             end.synchronize()?;
             t.push(f64::from(start.elapsed_ms(&end)?));
         }
     }
-    Ok(times.map(|mut t| {
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    }))
+    Ok(times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect())
 }
 
 /// The milliseconds one run of `f` takes in a stream of runs, as a model's decode loop issues

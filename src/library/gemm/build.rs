@@ -2134,11 +2134,24 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             k.fill(acc, ptx_isa::Imm::f32(0.0), ExecScope::Warpgroup)?;
         }
         if let Some((p, (second, behind))) = promotion.and_then(|p| p.pipelined.map(|s| (p, s))) {
-            if self.k_part.is_some() {
-                let e = super::GemmConfigError::SplitPromotion(cfg.split_k);
-                return Err(k.error(e.to_string()));
+            let cursors = (ring, behind);
+            if self.k_part.is_none() {
+                return self.mainloop_pipelined(k, cursors, cw, None, leader, acc, p, second);
             }
-            return self.mainloop_pipelined(k, (ring, behind), cw, leader, acc, p, second);
+            // Split-K: a part past the last k-tile has none, so it issues no wgmma and waits
+            // for no stage (the producer loads none for it): its `acc` stays the 0 it was
+            // given above, which the epilogue stores as its partial (and with the fixup its
+            // ticket is taken there). Every wgmma wait of a part with k-tiles lies inside this
+            // branch, on each of its paths.
+            let some = k.cmp(CmpOp::Lt, k0.clone(), k1.clone())?;
+            return k
+                .if_(some, |k| {
+                    let first = k.let_("kt_first", k0)?;
+                    let end = k.let_("kt_end", k1)?;
+                    let range = Some((first, end));
+                    self.mainloop_pipelined(k, cursors, cw, range, leader, acc, p, second)
+                })
+                .end();
         }
         if cfg.pingpong {
             return Err(k.error(
@@ -2312,19 +2325,30 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// 9.7.15.7.3), the two partials alternating, so the tensor cores do not wait for the
     /// promotion. Unrolled by two (a register cannot be indexed): each pair of k-tiles promotes
     /// `part` then `second`. `ring` is the cursor of the stages waited for, `behind` of the
-    /// stages released (one k-tile behind).
+    /// stages released (one k-tile behind). The k-tiles are `range`, `[first, end)` with at
+    /// least one (a split-K part's, [`HopperGemm::k_range`]: absolute, so the scales read are
+    /// its own k-blocks'), or all of them.
     #[allow(clippy::too_many_arguments)]
     fn mainloop_pipelined(
         &mut self,
         k: &mut KernelBuilder,
         (ring, behind): (&RingCursor, &RingCursor),
         cw: R32,
+        range: Option<(Var, Var)>,
         leader: ptx_isa::Pred,
         acc: &Buffer<ty::F32>,
         p: &Promotion<'_>,
         second: &Buffer<ty::F32>,
     ) -> Result<()> {
-        let ktiles = self.ktiles;
+        // The k-tiles' count and end, and `at(rel)` the absolute k-tile `rel` into the range.
+        let (ktiles, end) = match range {
+            Some((first, end)) => (k.let_("kt_count", Expr::from(end) - first)?, end),
+            None => (self.ktiles, self.ktiles),
+        };
+        let at = |rel: Expr| match range {
+            Some((first, _)) => Expr::from(first) + rel,
+            None => rel,
+        };
         // The scales of each partial's k-tile, in registers that live across the iterations.
         let held = |k: &mut KernelBuilder| -> KtileScales {
             (
@@ -2333,7 +2357,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             )
         };
         let scales = [held(k), held(k)];
-        let zero = k.let_("kt0", 0u32)?;
+        let zero = k.let_("kt0", at(0u32.into()))?;
         self.issue_partial(k, ring, cw, p, p.part, &scales[0], zero)?;
         // Every wait below is unconditional on its path (ptxas proves the promoted partial's
         // wgmmas complete only then; a wait under a branch makes it serialise the wgmmas,
@@ -2352,7 +2376,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             Ok(behind.advance(k.isa())?)
         };
         let [(sb0, sa0), (sb1, sa1)] = &scales;
-        k.for_range_step(0u32, pairs_end, 2, |k, kt| {
+        k.for_range_step(at(0u32.into()), at(pairs_end.into()), 2, |k, kt| {
             let next = k.let_("kt_next", kt + 1u32)?;
             self.issue_partial(k, ring, cw, p, second, &scales[1], next)?;
             k.wgmma_wait_group(1)?;
@@ -2365,9 +2389,9 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             p.promote(k, acc, second, (sb1, sa1), 0)
         })?;
         // Tail: the k-tile in `part` is tail = pairs_end rounded up to even; one or two left.
-        let tail = k.let_("kt_tail", (Expr::from(pairs_end) + 1u32) / 2u32 * 2u32)?;
+        let tail = k.let_("kt_tail", at((Expr::from(pairs_end) + 1u32) / 2u32 * 2u32))?;
         let last = k.let_("kt_last", tail + 1u32)?;
-        let two = k.cmp(CmpOp::Lt, last, ktiles)?;
+        let two = k.cmp(CmpOp::Lt, last, end)?;
         let gemm = RefCell::new((self, release));
         k.if_(two, |k| {
             let (this, release) = &mut *gemm.borrow_mut();

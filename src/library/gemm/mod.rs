@@ -221,21 +221,13 @@ pub enum GemmConfigError {
     PingPong,
     /// [`GemmConfig::split_k`] outside 1..=16, or with what its partials cannot take: a
     /// grouped problem, the TMA-store epilogue, alpha/beta,
-    /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K or with a
-    /// tile wider than 128.
+    /// a bias or an output scale; or [`GemmConfig::split_fixup`] without split-K, with a
+    /// tile wider than 128, or with the pipelined promotion ([`GemmConfig::pipelined_promotion`])
+    /// wider than 64.
     #[error(
         "split-K of {0} parts: 1 to 16, for a dense problem with the register epilogue and no fused epilogue operands (the in-kernel fixup: 2 or more parts, tiles up to 128 wide)"
     )]
     SplitK(u32),
-    /// [`GemmConfig::split_k`] over 1 with block scales and the pipelined promotion
-    /// ([`GemmConfig::pipelined_promotion`]): its loop issues a part's first k-tile and
-    /// waits for its last unconditionally (a wgmma wait under a branch serialises the wgmmas,
-    /// ptxas C7514), and a part past the last k-tile has none. A split block-scaled GEMM takes
-    /// the plain promotion ([`GemmConfig::fp8_block_split`]).
-    #[error(
-        "split-K of {0} parts with block scales takes the plain promotion, not the pipelined one"
-    )]
-    SplitPromotion(u32),
     /// [`GemmConfig::stream_k`] with what it does not take: split-K, CTA pairs or clusters,
     /// ping-pong consumers, a grouped problem, block scales, the TMA-store epilogue,
     /// alpha/beta, a bias or an output scale, epilogue warps, or a tile wider than 128.
@@ -341,8 +333,8 @@ pub struct GemmConfig {
     /// ([`crate::parts::Turns::skip_others`]; [`GemmConfig::decode_pair_split`]). With block
     /// scales ([`Scaling::Block`]) each part promotes its own k-blocks' partials into its f32
     /// accumulator, so the parts are scaled already when summed
-    /// ([`GemmConfig::fp8_block_split`]; the plain promotion only,
-    /// [`GemmConfigError::SplitPromotion`]). Dense problems with the register epilogue and no
+    /// ([`GemmConfig::fp8_block_split`]; with [`GemmConfig::pipelined_promotion`] a part past
+    /// the last k-tile skips the whole loop, its partial 0). Dense problems with the register epilogue and no
     /// bias, output scale or alpha/beta ([`GemmConfigError::SplitK`]); 1 to 16 parts.
     pub split_k: u32,
     /// Swap-AB for a small M ([`swap_ab`]): the kernel computes `Cᵀ = B·Aᵀ`, so B's N rows
@@ -537,10 +529,17 @@ impl GemmConfig {
     /// ([`GemmConfig::split_k`]) in as many parts as fill the SMs once (`sms / tiles`, at most
     /// 16, each part at least [`GemmConfig::MIN_PART_KTILES`] k-tiles), summed in the kernel
     /// ([`GemmConfig::split_fixup`]: one launch, deterministic), each part promoting its own
-    /// k-blocks with the plain promotion (the pipelined one takes no split,
-    /// [`GemmConfigError::SplitPromotion`]), the register epilogue and a ring up to
-    /// [`GemmConfig::SPLIT_BLOCK_STAGES`] deep. On 132 SMs DeepSeek-V3's N = 2112 (33 tiles 64
-    /// wide) takes 4 parts and N = 4096 (64 tiles) 2; its other N fill the SMs unsplit.
+    /// k-blocks with the pipelined promotion where it is valid (64 wide), the register
+    /// epilogue and a ring up to [`GemmConfig::SPLIT_BLOCK_STAGES`] deep. On 132 SMs
+    /// DeepSeek-V3's N = 2112 (33 tiles 64 wide) takes 4 parts and N = 4096 (64 tiles) 2; its
+    /// other N fill the SMs unsplit, and a decode step unsplit takes the plain promotion.
+    ///
+    /// Measured on the H200 (notes/session20-bs21-same-tile.txt, ncu in
+    /// notes/session20-bs21-ncu-summary.txt): split, the pipelined promotion is 1.6 and 2.2 %
+    /// faster by ncu's kernel durations at 64x2112x7168 and 128x4096x7168 (event-timed over
+    /// the 8 split rows, geomean 1.008, single rows -3.9 to +4.9 %); unsplit at M ≤ 128 the
+    /// plain promotion is faster at 9 of the 10 rows whose default is pipelined (geomean
+    /// 1.034, up to 9.7 % at 1x7168x16384, ncu 77.4 against 84.2 µs), level at the tenth.
     pub fn fp8_block_split(
         m: usize,
         n: usize,
@@ -559,7 +558,10 @@ impl GemmConfig {
             .min(ktiles / Self::MIN_PART_KTILES)
             .min(16);
         if parts < 2 {
-            return base;
+            return GemmConfig {
+                pipelined_promotion: false,
+                ..base
+            };
         }
         let split = GemmConfig {
             split_k: parts as u32,
@@ -574,10 +576,14 @@ impl GemmConfig {
             stages: (budget / per_stage).clamp(2, Self::SPLIT_BLOCK_STAGES),
             ..split
         };
-        match split.validate() {
-            Ok(()) => split,
-            Err(_) => base,
-        }
+        let pipelined = GemmConfig {
+            pipelined_promotion: true,
+            ..split
+        };
+        [pipelined, split]
+            .into_iter()
+            .find(|c| c.validate().is_ok())
+            .unwrap_or(base)
     }
 
     /// `self` with the promotion neither pipelined nor fed from the stages (each consumer
@@ -983,9 +989,6 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
-        if self.split_k > 1 && self.pipelined_promotion {
-            return Err(GemmConfigError::SplitPromotion(self.split_k));
-        }
         if self.epilogue_warps
             && (!self.tma_store
                 || self.grouping != Grouping::None
@@ -995,7 +998,10 @@ impl GemmConfig {
         {
             return Err(GemmConfigError::EpilogueWarps);
         }
-        if self.split_fixup && (self.split_k == 1 || self.bn > 128) {
+        // The fixup's loaded parts beside the accumulator and the pipelined promotion's two
+        // partials spill at 128 wide (ptxas 13.0: 12 bytes); 64 wide they fit.
+        let pp_wide = self.pipelined_promotion && self.bn > 64;
+        if self.split_fixup && (self.split_k == 1 || self.bn > 128 || pp_wide) {
             return Err(GemmConfigError::SplitK(self.split_k));
         }
         if self.stream_k
