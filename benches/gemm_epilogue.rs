@@ -6,13 +6,15 @@
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
 //! residual from global memory, staged slab by slab, or staged for the consumers' own last
 //! tile and read by the epilogue warps from global memory into registers:
-//! `HopperGemm::staged_input_direct`), at 4096³ and 8192³, the plain GEMM
-//! timed beside each (their launches interleaved: `median_ms_interleaved`),
-//! three rounds; a row per timing with the fused / plain ratio.
+//! `HopperGemm::staged_input_direct`; staged and paced: `EpiloguePace`), at 4096³ and 8192³,
+//! the plain GEMM timed beside each (their launches interleaved: `median_ms_interleaved`),
+//! three rounds; a row per timing with the fused / plain ratio, and first a row per paced
+//! kernel comparing its output's bits with the unpaced one's on a poisoned C.
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
 //! GEMM_EPILOGUE_SIZES=4096 cargo bench --bench gemm_epilogue   # only 4096³ (a profiler's run)
+//! GEMM_EPILOGUE_SIZES=4096x4096x2048 cargo bench --bench gemm_epilogue   # one M x N x K shape
 //! GEMM_EPILOGUE_SCHEDULES="epilogue warps, staged" cargo bench --bench gemm_epilogue   # one schedule
 //! GEMM_EPILOGUE_ROUNDS=5 cargo bench --bench gemm_epilogue   # rounds (3 unless told)
 //! ```
@@ -21,7 +23,7 @@ use half::bf16;
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, CheckError, Problem, random_values};
-use ptxkit::library::gemm::{Gemm, GemmConfig, GemmKernel, HopperGemm};
+use ptxkit::library::gemm::{EpiloguePace, Gemm, GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
 use ptxkit::runtime::{Arg, Before, DeviceTensor, JitOptions, median_ms_interleaved};
 use ptxkit::smem::pipeline::sync::WaitMode;
@@ -46,10 +48,10 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
 /// the residual staged or read from global memory; `direct`: staged, and read directly by the
 /// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
-/// (`Epilogue::without_prefetch`).
+/// (`Epilogue::without_prefetch`); epilogue warps paced as `pace` says.
 fn fused(
     name: &str,
-    cfg: GemmConfig,
+    (cfg, pace): (GemmConfig, EpiloguePace),
     (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
 ) -> Result<GemmKernel, KernelError> {
@@ -65,7 +67,12 @@ fn fused(
         (true, false, _) => "_staged",
         _ => "",
     };
-    let kernel = format!("gemm_epi_{}{turns}{read}", name.replace('+', "_"));
+    let paced = match pace {
+        EpiloguePace::Off => String::new(),
+        EpiloguePace::Fixed(ns) => format!("_pace{ns}"),
+        EpiloguePace::MainLoop(percent) => format!("_loop{percent}"),
+    };
+    let kernel = format!("gemm_epi_{}{turns}{read}{paced}", name.replace('+', "_"));
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -90,7 +97,28 @@ fn fused(
             epi = epi.residual(&res);
         }
     }
-    gemm.with_epilogue(epi).build(k)
+    gemm.with_epilogue(epi).with_epilogue_pace(pace).build(k)
+}
+
+/// A fused kernel's arguments: A, B, C, the bias and the residual (twice for `direct`: its
+/// global copy too).
+fn fused_args<'a>(
+    [a, b]: [&'a DeviceTensor<bf16>; 2],
+    c: &'a mut DeviceTensor<bf16>,
+    [bias, res]: [&'a DeviceTensor<bf16>; 2],
+    direct: bool,
+) -> Vec<Arg<'a>> {
+    let mut args = vec![
+        Arg::tensor(a),
+        Arg::tensor(b),
+        Arg::tensor_mut(c),
+        Arg::tensor(bias),
+        Arg::tensor(res),
+    ];
+    if direct {
+        args.push(Arg::tensor(res));
+    }
+    args
 }
 
 fn main() -> Result<(), CheckError> {
@@ -103,13 +131,20 @@ fn main() -> Result<(), CheckError> {
         "| shape | consumers | epilogue | round | fused TFLOP/s | plain TFLOP/s | fused / plain |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
+    // GEMM_EPILOGUE_SIZES: sizes `s` (s³) or shapes `MxNxK`, comma-separated.
     let sizes = std::env::var("GEMM_EPILOGUE_SIZES").unwrap_or_else(|_| "4096,8192".into());
-    let sizes: Vec<usize> = sizes
+    let shapes: Vec<(usize, usize, usize)> = sizes
         .split(',')
-        .filter_map(|s| s.trim().parse().ok())
+        .filter_map(|s| {
+            let d: Vec<usize> = s.split('x').filter_map(|x| x.trim().parse().ok()).collect();
+            match d[..] {
+                [s] => Some((s, s, s)),
+                [m, n, k] => Some((m, n, k)),
+                _ => None,
+            }
+        })
         .collect();
-    for &size in &sizes {
-        let shape = (size, size, size);
+    for &shape in &shapes {
         let (m, n, k) = shape;
         let cfg = check::config_for(&device, m, n);
         let mut p = Problem::new(&stream, shape, 3)?;
@@ -126,11 +161,13 @@ fn main() -> Result<(), CheckError> {
         let flops = 2.0 * (m * n * k) as f64;
         // The consumer schedules, the residual read from global memory or staged (the staged
         // schedules time only the epilogues with a residual).
-        let pingpong = cfg.with_pingpong();
-        let ew = cfg.with_epilogue_warps();
+        let o = EpiloguePace::Off;
+        let pingpong = (cfg.with_pingpong(), o);
+        let ew = (cfg.with_epilogue_warps(), o);
+        let paced = |pace| (ew.0, pace);
         let schedules = [
-            ("cooperative", cfg, (false, false, false)),
-            ("cooperative, staged", cfg, (true, false, false)),
+            ("cooperative", (cfg, o), (false, false, false)),
+            ("cooperative, staged", (cfg, o), (true, false, false)),
             ("ping-pong", pingpong, (false, false, false)),
             ("ping-pong, staged", pingpong, (true, false, false)),
             ("epilogue warps", ew, (false, false, false)),
@@ -140,6 +177,17 @@ fn main() -> Result<(), CheckError> {
                 "epilogue warps, staged, direct, no read-ahead",
                 ew,
                 (true, true, true),
+            ),
+            // The epilogue warps paced (EpiloguePace; unpaced above).
+            (
+                "epilogue warps, staged, paced 800 ns",
+                paced(EpiloguePace::Fixed(800)),
+                (true, false, false),
+            ),
+            (
+                "epilogue warps, staged, paced to 75 %",
+                paced(EpiloguePace::MainLoop(75)),
+                (true, false, false),
             ),
         ];
         // GEMM_EPILOGUE_SCHEDULES: only the schedules named (a `;`-separated list, exact).
@@ -158,6 +206,31 @@ fn main() -> Result<(), CheckError> {
                 kernels.push((schedule, name, staged.1 && r, loaded));
             }
         }
+        // Each kernel once on a poisoned C: a paced schedule only moves work in time, so it
+        // must give the same bits as "epilogue warps, staged" (the example checks that one
+        // against the host); printed as a row each.
+        let mut reference: Vec<(&str, Vec<u16>)> = Vec::new();
+        let poison = vec![bf16::from_bits(0xFFFF); m * n];
+        for (schedule, name, direct, kernel) in &kernels {
+            let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
+            let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], *direct);
+            kernel.launch(&stream, &mut args)?;
+            let bits: Vec<u16> = out.to_host(&stream)?.iter().map(|x| x.to_bits()).collect();
+            let unwritten = bits.iter().filter(|&&b| b == 0xFFFF).count();
+            if *schedule == "epilogue warps, staged" {
+                reference.push((name, bits));
+                println!("| {m}x{n}x{k} | {schedule} | {name} | bits | unwritten {unwritten} |");
+                continue;
+            }
+            let Some((_, want)) = reference.iter().find(|(r, _)| r == name) else {
+                continue;
+            };
+            let differ = bits.iter().zip(want).filter(|(a, b)| a != b).count();
+            println!(
+                "| {m}x{n}x{k} | {schedule} | {name} | bits | {differ} differ from \
+                 \"epilogue warps, staged\", unwritten {unwritten} |"
+            );
+        }
         let rounds = std::env::var("GEMM_EPILOGUE_ROUNDS")
             .ok()
             .and_then(|r| r.parse().ok())
@@ -167,16 +240,7 @@ fn main() -> Result<(), CheckError> {
                 // The fused and the plain launches interleaved, so a drift of the clock (the
                 // H200 at its power limit) touches both alike.
                 let mut fused_run = || -> Result<(), CheckError> {
-                    let mut args = vec![
-                        Arg::tensor(&p.a),
-                        Arg::tensor(&p.b),
-                        Arg::tensor_mut(&mut c),
-                        Arg::tensor(&bias),
-                        Arg::tensor(&res),
-                    ];
-                    if *direct {
-                        args.push(Arg::tensor(&res));
-                    }
+                    let mut args = fused_args([&p.a, &p.b], &mut c, [&bias, &res], *direct);
                     kernel.launch(&stream, &mut args)?;
                     Ok(())
                 };

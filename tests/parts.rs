@@ -4,7 +4,7 @@
 
 use ptxkit::isa::{Target, ty};
 use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts, TmaTensor, Var};
-use ptxkit::library::gemm::{GemmConfig, GemmKernel, Grouping, HopperGemm};
+use ptxkit::library::gemm::{EpiloguePace, GemmConfig, GemmKernel, Grouping, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue, EpilogueTensor};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
@@ -305,6 +305,62 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
     assemble_epilogue_warps(
         cfg,
         &[("staged", &staged), ("ahead", &ahead), ("global", &global)],
+    );
+}
+
+/// Paced epilogue warps ([`EpiloguePace`]): the unpaced default has no `nanosleep` and reads no
+/// `%globaltimer`; with a fixed pause a `nanosleep` follows each band's `stmatrix`; paced to a
+/// share of the main loop each band's sleep is predicated on the band being early (by
+/// `%globaltimer`); the band itself (its first `ldmatrix` to its first `stmatrix`) keeps one
+/// body, no branch, and every kernel assembles without spills.
+#[test]
+fn paced_epilogue_warps_sleep_after_each_band() {
+    let (cfg, unpaced) = staged_relu();
+    let paced = |pace| {
+        let mut k = KernelBuilder::new("gemm_paced_test", Target::Sm90a);
+        let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+        let res = gemm.staged_input(&mut k, "res")?;
+        let e = bias_act_residual(&mut k, gemm.n(), Activation::Relu, &res)?;
+        gemm.with_epilogue(e).with_epilogue_pace(pace).build(k)
+    };
+    let fixed = paced(EpiloguePace::Fixed(800)).unwrap();
+    let share = paced(EpiloguePace::MainLoop(75)).unwrap();
+    let ptx = unpaced.built.ptx();
+    assert!(!ptx.contains("nanosleep") && !ptx.contains("%globaltimer"));
+    // After the band's stmatrix, before the next band's ldmatrix.
+    let after_band = |ptx: &str| {
+        let write = ptx.find("stmatrix.sync.aligned").expect("no stmatrix");
+        let next = write + ptx[write..].find("ldmatrix").unwrap_or(ptx.len() - write);
+        ptx[write..next].to_string()
+    };
+    let f = after_band(fixed.built.ptx());
+    assert!(
+        f.contains("\tnanosleep.u32"),
+        "no pause after the band:\n{f}"
+    );
+    let m = after_band(share.built.ptx());
+    assert!(
+        m.contains("%globaltimer"),
+        "no clock read after the band:\n{m}"
+    );
+    assert!(
+        m.lines()
+            .any(|l| l.contains("@%p") && l.contains("nanosleep")),
+        "no predicated sleep after the band:\n{m}"
+    );
+    for g in [&fixed, &share] {
+        assert!(
+            !band(g.built.ptx()).contains("bra "),
+            "a branch in the paced band"
+        );
+    }
+    assemble_epilogue_warps(
+        cfg,
+        &[
+            ("unpaced", &unpaced),
+            ("fixed pace", &fixed),
+            ("paced", &share),
+        ],
     );
 }
 

@@ -342,6 +342,28 @@ pub struct Epilogue {
     ops: Vec<EpilogueOp>,
     /// [`Epilogue::without_prefetch`] was asked for.
     no_prefetch: bool,
+    /// [`Epilogue::with_band_pacing`]: how [`Epilogue::apply_staged`] paces its bands.
+    band_pacing: Option<BandPacing>,
+}
+
+/// How [`Epilogue::apply_staged`] paces its 8-row bands ([`Epilogue::with_band_pacing`]): a
+/// warp that works beside a main loop spreads its shared-memory accesses over it instead of
+/// issuing them in a burst. The sleeps are `nanosleep` (PTX ISA 9.7.19: about the time asked,
+/// at most 1 ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BandPacing {
+    /// A pause of this many nanoseconds after each band (a register: 0 for none).
+    Pause(Reg<ty::U32>),
+    /// Band `q` of the block (band `b` of slab `s`: `q = s · rows / 8 + b`) ends no earlier
+    /// than `(q + 1) · step` nanoseconds after `start` (`%globaltimer`, PTX ISA 10.28): after
+    /// each band the warp sleeps until then, and not at all while it is behind (`step` 0: no
+    /// pacing).
+    Schedule {
+        /// The block's start, a `%globaltimer` reading.
+        start: Reg<ty::U64>,
+        /// Nanoseconds a band.
+        step: Reg<ty::U32>,
+    },
 }
 
 /// Where an accumulator fragment lies in the output: what the epilogue's ops index with.
@@ -405,7 +427,8 @@ impl Epilogue {
     /// [`Epilogue::without_prefetch`], which reads each band's where it is used. This is the
     /// epilogue of a GEMM whose accumulator-holding warpgroups have rounded their tile into the
     /// block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]): the ops see
-    /// the values rounded to the block's type.
+    /// the values rounded to the block's type. Paced ([`Epilogue::with_band_pacing`]), the warp
+    /// sleeps after each band's `stmatrix`.
     #[track_caller]
     pub fn apply_staged(
         &self,
@@ -523,6 +546,27 @@ impl Epilogue {
                 }
                 k.cast(&packed, &values, warp)?;
                 k.copy(&window, &packed, warp)?;
+                match self.band_pacing {
+                    None => {}
+                    Some(BandPacing::Pause(ns)) => k.isa().nanosleep(ns)?,
+                    Some(BandPacing::Schedule { start, step }) => {
+                        // Due (q + 1)·step after the start; asleep for what is left of it.
+                        let q = k.eval(Expr::from(slab) * bands + band + 1u32)?;
+                        let due = k.reg::<ty::U32>();
+                        k.isa().mul_lo(due, q, step)?;
+                        let now = k.reg::<ty::U64>();
+                        k.isa().mov_sreg(now, ptx_isa::SpecialReg::GlobalTimer)?;
+                        k.isa().sub(now, now, start)?;
+                        let since = k.reg::<ty::U32>();
+                        k.isa().cvt(since, now)?;
+                        let early = k.isa().pred();
+                        k.isa().setp(CmpOp::Lt, early, since, due)?;
+                        let left = k.reg::<ty::U32>();
+                        k.isa().sub(left, due, since)?;
+                        k.isa().min(left, left, 1_000_000u32)?;
+                        k.when(early).nanosleep(left)?;
+                    }
+                }
                 // The next band's pairs become this band's (after the last band, unused).
                 for (_, cur, next) in &ahead {
                     for (c, n) in tile_regs(k, cur)?.into_iter().zip(tile_regs(k, next)?) {
@@ -612,6 +656,13 @@ impl Epilogue {
     /// loop's operands.
     pub fn without_prefetch(mut self) -> Epilogue {
         self.no_prefetch = true;
+        self
+    }
+
+    /// The same ops, [`Epilogue::apply_staged`] pacing its bands as `pacing` says
+    /// ([`BandPacing`]; its registers set by the caller per block).
+    pub fn with_band_pacing(mut self, pacing: BandPacing) -> Epilogue {
+        self.band_pacing = Some(pacing);
         self
     }
 

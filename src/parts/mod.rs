@@ -39,7 +39,8 @@ pub mod slabs;
 pub mod ticket;
 
 pub use epilogue::{
-    Activation, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt, StagedBlock,
+    Activation, BandPacing, Combine, Element, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
+    StagedBlock,
 };
 pub use gate::RowGate;
 pub use pages::{PageCursor, PageWindow};

@@ -27,7 +27,7 @@
 use std::cell::RefCell;
 
 use ptx_isa::builder::CmpOp;
-use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, StateSpace, Target, ty};
+use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, SpecialReg, StateSpace, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::cursor::{Phase, RingCursor};
 use smem::pipeline::hang::HangSites;
@@ -42,9 +42,9 @@ use crate::kernel::{
 };
 use crate::parts::epilogue::{pair_tile, whole_or_edge, write_from_f32};
 use crate::parts::{
-    Along, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor, FragmentAt,
-    GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, StreamUnit, TileBody,
-    TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
+    Along, BandPacing, ClusterTiles, Combine, ConsumerId, Epilogue, EpilogueOp, EpilogueTensor,
+    FragmentAt, GridSchedule, GridTile, InitScope, Ring, RowGate, StagedBlock, StreamUnit,
+    TileBody, TileScheduler, Turn, Turns, WarpSpecialized, init_barriers,
 };
 use crate::signature::{ExtentFacts, KernelSignature, L2Promotion, TmaBox};
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -286,6 +286,116 @@ pub struct HopperGemm<I: Elem, O: Elem, J: Elem = I> {
     /// With [`GemmConfig::epilogue_warps`]: the warps' slabs of a staged input, a ring of two
     /// stages with `full` barriers ([`SmemLayout::epilogue_input`]).
     epilogue_input: Option<Ring>,
+    /// How the epilogue warps pace their passes ([`HopperGemm::with_epilogue_pace`]).
+    pace: EpiloguePace,
+}
+
+/// How an epilogue warp ([`GemmConfig::epilogue_warps`]) paces its pass over a handed tile
+/// ([`HopperGemm::with_epilogue_pace`], [`Epilogue::with_band_pacing`]). The pass's
+/// shared-memory accesses (`ldmatrix`, `stmatrix`, the TMA's loads and stores) share the SM's
+/// data path with the next main loop's wgmma operand reads and, unpaced, come in a burst at the
+/// start of that main loop; paced, the warp spreads them over it. Never on the warp's last tile
+/// (the consumers' own last tile waits for its block). `benches/gemm_epilogue.rs` times each
+/// against the default; no launcher picks one (measured in BENCHMARKS.md, session 20: a fixed
+/// pause helps a little at 4096³ and ruins a main loop too short for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EpiloguePace {
+    /// Each band as soon as the warp gets to it (the default).
+    #[default]
+    Off,
+    /// A pause of this many nanoseconds after each 8-row band.
+    Fixed(u32),
+    /// Band `q` of the tile's `Q` done no earlier than `(q + 1) / Q` of `percent` % of the
+    /// time from the previous hand-over to this one (the last main loop's length, read from
+    /// `%globaltimer`): the pass spread over that share of the next main loop, whatever its
+    /// length. A tile the warp did not have to wait for (it is behind) is not paced.
+    MainLoop(u32),
+}
+
+/// An epilogue warp's pacing ([`EpiloguePace`], not `Off`): the band pacing its
+/// [`Epilogue::apply_staged`] takes ([`BandPacing`]) and the registers behind it.
+#[derive(Debug, Clone, Copy)]
+struct WarpPacing {
+    pace: EpiloguePace,
+    /// A pause after each band ([`EpiloguePace::Fixed`]) or the band step
+    /// ([`EpiloguePace::MainLoop`]) of the current tile, 0 on a tile not paced.
+    step: Reg<ty::U32>,
+    /// The current tile's hand-over (`%globaltimer`; before it, when the warp began waiting).
+    start: Reg<ty::U64>,
+    /// The previous hand-over (at first, the warp's start).
+    prev: Reg<ty::U64>,
+}
+
+impl WarpPacing {
+    /// The registers of `pace` (`None` for [`EpiloguePace::Off`]); for
+    /// [`EpiloguePace::MainLoop`] the warp's start read as the first "previous hand-over".
+    fn declare(k: &mut KernelBuilder, pace: EpiloguePace) -> Result<Option<WarpPacing>> {
+        if pace == EpiloguePace::Off {
+            return Ok(None);
+        }
+        let p = WarpPacing {
+            pace,
+            step: k.reg::<ty::U32>(),
+            start: k.reg::<ty::U64>(),
+            prev: k.reg::<ty::U64>(),
+        };
+        if let EpiloguePace::MainLoop(_) = pace {
+            // %globaltimer: a 64-bit nanosecond timer (PTX ISA 10.28).
+            k.isa().mov_sreg(p.prev, SpecialReg::GlobalTimer)?;
+        }
+        Ok(Some(p))
+    }
+
+    /// What [`Epilogue::with_band_pacing`] takes.
+    fn bands(&self) -> BandPacing {
+        match self.pace {
+            EpiloguePace::MainLoop(_) => BandPacing::Schedule {
+                start: self.start,
+                step: self.step,
+            },
+            _ => BandPacing::Pause(self.step),
+        }
+    }
+
+    /// Before the warp waits for its next block: when it began waiting.
+    fn before_wait(&self, k: &mut KernelBuilder) -> Result<()> {
+        if let EpiloguePace::MainLoop(_) = self.pace {
+            k.isa().mov_sreg(self.start, SpecialReg::GlobalTimer)?;
+        }
+        Ok(())
+    }
+
+    /// Once the block is handed over: the tile's pause or band step (`bands` of them a tile),
+    /// 0 on the warp's `last` tile; paced to the main loop, `percent` % of the period since the
+    /// previous hand-over over the bands, and 0 where the warp waited less than a quarter of a
+    /// step (it is behind).
+    fn tile(&self, k: &mut KernelBuilder, last: ptx_isa::Pred, bands: u32) -> Result<()> {
+        match self.pace {
+            EpiloguePace::Off => Ok(()),
+            EpiloguePace::Fixed(ns) => Ok(k.isa().selp(self.step, 0u32, ns, last)?),
+            EpiloguePace::MainLoop(percent) => {
+                let (now, period, waited) =
+                    (k.reg::<ty::U64>(), k.reg::<ty::U64>(), k.reg::<ty::U64>());
+                k.isa().mov_sreg(now, SpecialReg::GlobalTimer)?;
+                k.isa().sub(period, now, self.prev)?;
+                k.isa().sub(waited, now, self.start)?;
+                k.isa().mov(self.prev, now)?;
+                k.isa().mov(self.start, now)?;
+                k.isa().min(period, period, u64::from(u32::MAX))?;
+                let (p32, share) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                k.isa().cvt(p32, period)?;
+                k.isa().mul_wide(period, p32, percent)?;
+                let step = k.reg::<ty::U64>();
+                k.isa().div(step, period, u64::from(100 * bands))?;
+                k.isa().cvt(share, step)?;
+                let behind = k.isa().pred();
+                k.isa().div(step, step, 4u64)?;
+                k.isa().setp(CmpOp::Lt, behind, waited, step)?;
+                k.isa().or(last, last, behind)?;
+                Ok(k.isa().selp(self.step, 0u32, share, last)?)
+            }
+        }
+    }
 }
 
 /// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
@@ -1052,6 +1162,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             handoff: None,
             last_tile: None,
             epilogue_input,
+            pace: EpiloguePace::Off,
         })
     }
 
@@ -1105,6 +1216,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// without bounds); a grouped GEMM takes only ops that touch no `[m, n]` tensor.
     pub fn with_epilogue(mut self, epilogue: Epilogue) -> HopperGemm<I, O, J> {
         self.epilogue = epilogue;
+        self
+    }
+
+    /// The GEMM with its epilogue warps ([`GemmConfig::epilogue_warps`]) pacing their passes as
+    /// `pace` says ([`EpiloguePace`]; nothing without epilogue warps).
+    pub fn with_epilogue_pace(mut self, pace: EpiloguePace) -> HopperGemm<I, O, J> {
+        self.pace = pace;
         self
     }
 
@@ -1385,12 +1503,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// ([`Epilogue::apply_staged`]), stores each 64-column slab by TMA as soon as it is done
     /// (generic-proxy writes fenced for the async proxy first, PTX ISA 9.7.13.4.1), and once
     /// the stores have read the block (`cp.async.bulk.wait_group.read 0`, 9.7.9.25.4) hands it
-    /// back (`empty`). Its last stores are complete before it leaves.
+    /// back (`empty`). Its last stores are complete before it leaves. Paced
+    /// ([`HopperGemm::with_epilogue_pace`]), it sleeps between bands on all its tiles but its
+    /// last.
     fn epilogue_warp(&mut self, k: &mut KernelBuilder, cw: Var, lane: Var) -> Result<()> {
         let (Some(staging), Output::Tma(c)) = (self.staging.clone(), self.c.clone()) else {
             return Err(k.error("epilogue warps without the TMA-store epilogue's staging"));
         };
         let mut epi = self.tile_epilogue(k)?;
+        // Paced (EpiloguePace): the bands' pauses or schedule, set per tile.
+        let pacing = WarpPacing::declare(k, self.pace)?;
+        if let Some(p) = &pacing {
+            epi = epi.with_band_pacing(p.bands());
+        }
         let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
         let cw_r = k.eval(cw)?;
         k.mov(cursor.stage(), cw_r)?;
@@ -1431,7 +1556,14 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             false => self.schedule.clone(),
         };
         schedule.for_each_tile(k, |k, tile| {
+            if let Some(p) = &pacing {
+                p.before_wait(k)?;
+            }
             staging.wait(k, &mut self.sync, &cursor)?;
+            if let Some(p) = &pacing {
+                let last = schedule.is_last(k, &tile)?;
+                p.tile(k, last, bn / 64 * 8)?;
+            }
             let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
             let block = StagedBlock {
                 addr: staging.first_tile(k, cursor.stage())?,

@@ -35,7 +35,8 @@ pub mod swap_ab;
 pub mod tune;
 
 pub use build::{
-    GemmKernel, HopperGemm, Output, Promotion, StagedLoadAt, Tile, Tiles, build, build_with,
+    EpiloguePace, GemmKernel, HopperGemm, Output, Promotion, StagedLoadAt, Tile, Tiles, build,
+    build_with,
 };
 pub use grouped::Grouping;
 pub use host::{Fp8Epilogue, Fp8Scales, Gemm, GemmError, OutScaleArg, check_operands};
