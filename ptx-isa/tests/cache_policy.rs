@@ -140,3 +140,42 @@ fn a_hint_on_shared_memory_is_refused() {
         "{e}"
     );
 }
+
+/// `prefetch.global.L2 [a]` and its eviction-priority forms `.L2::evict_last` and
+/// `.L2::evict_normal` (PTX ISA 9.7.9.15; PTX 7.4, sm_80): written, validated and assembled; the
+/// priorities `prefetch` has no form for are refused.
+#[test]
+fn an_l2_prefetch_is_written_validated_and_assembled() {
+    let mut m = ptx_isa::Module::new(Target::Sm90a);
+    let mut k = m.entry("t");
+    let a = k.reg::<ty::U64>();
+    k.mov(a, 0u64).unwrap();
+    for priority in [None, Some(L2Evict::Last), Some(L2Evict::Normal)] {
+        k.prefetch_l2(Addr::<spaces::Global>::reg(a), priority)
+            .unwrap();
+    }
+    k.ret().unwrap();
+    m.add(k.finish().unwrap()).unwrap();
+    let text = m.to_ptx().unwrap();
+    let errors: Vec<String> = check(&text, &Options::default())
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{text}");
+    for line in [
+        "prefetch.global.L2 [%rd",
+        "prefetch.global.L2::evict_last [%rd",
+        "prefetch.global.L2::evict_normal [%rd",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    support::assemble(&text, Target::Sm90a);
+    for bad in [L2Evict::First, L2Evict::Unchanged] {
+        let e = support::error_on(Target::Sm90a, |_, k| {
+            let a = k.reg::<ty::U64>();
+            k.prefetch_l2(Addr::<spaces::Global>::reg(a), Some(bad))
+        });
+        assert_eq!(e.kind, ErrorKind::InvalidModifier, "{bad:?}: {e}");
+    }
+}

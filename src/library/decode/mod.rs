@@ -192,10 +192,10 @@ pub struct DecodeConfig {
     /// With [`DecodeConfig::table_window`] (`cp.async` page loads), each producer warp touches
     /// the page its copies read this many tiles later (1 to [`crate::parts::PageWindow::MAX_LOOK`];
     /// 0: none): its entry one `shfl.sync` from the window
-    /// ([`crate::parts::PageWindow::page_touching`]), then one `prefetch.global.L2` (PTX ISA
-    /// 9.7.9.15) of the first 16 bytes a lane of its row of the CTA's KV head in K's page and
-    /// one in V's: a line the copies read that many tiles later anyway (one of the page's 16
-    /// rows a warp reads), so the address translation of a page in another 2 MiB region
+    /// ([`crate::parts::PageWindow::page_touching`]), then lane 0's `prefetch.global.L2` (PTX
+    /// ISA 9.7.9.15) of the line that starts the warp's first row of the CTA's KV head in K's
+    /// page and one in V's: a line the copies read that many tiles later anyway (one of the 16
+    /// rows a warp reads a tile), so the address translation of a page in another 2 MiB region
     /// (BENCHMARKS.md, session 15: most of the shuffled pages' cost) is taken off the copies'
     /// path. Off by default until measured.
     pub touch_pages: u32,
