@@ -34,7 +34,8 @@
 //! pages the other way in launches whose CTAs fit one an SM (`DecodeConfig::solo_boxes` on or
 //! off against the default), with `table window` or
 //! `table a tile ahead` read the `cp.async` copies' block-table entries the way the
-//! configuration does not by default (`DecodeConfig::table_window`).
+//! configuration does not by default (`DecodeConfig::table_window`), with `touching pages N
+//! tiles ahead` touch each page N tiles before its copies (`DecodeConfig::touch_pages`).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -361,6 +362,10 @@ const SMALL_CLEAR: usize = 1 << 20;
 /// Calls timed back to back.
 const B2B: usize = 20;
 
+/// Tiles ahead of its copies the FP8 16-token pages' rows `touching pages` touch each page
+/// (`DecodeConfig::touch_pages`).
+const TOUCH_AHEAD: [u32; 2] = [4, 16];
+
 /// One cache layout timed on each problem.
 struct Layout {
     name: String,
@@ -396,6 +401,9 @@ struct Layout {
     /// warp's lanes (`Some(true)`) or a tile ahead (`Some(false)`) instead of the
     /// configuration's default (`DecodeConfig::table_window`).
     window: Option<bool>,
+    /// The `cp.async` copies' window touching each page this many tiles before its copies
+    /// (`DecodeConfig::touch_pages`; 0: the configuration's default, none).
+    touch: u32,
 }
 
 impl Layout {
@@ -421,12 +429,16 @@ impl Layout {
             (self.solo_boxes, DecodeConfig::with_solo_boxes),
             (self.window, DecodeConfig::with_table_window),
         ];
-        settings
+        let (cfg, any) = settings
             .into_iter()
             .fold((cfg, false), |(cfg, any), (choice, set)| match choice {
                 Some(v) => (set(cfg, v), true),
                 None => (cfg, any),
-            })
+            });
+        match self.touch {
+            0 => (cfg, any),
+            tiles => (cfg.with_table_window(true).with_touch_pages(tiles), true),
+        }
     }
 }
 
@@ -452,6 +464,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         ordinary: false,
         solo_boxes: None,
         window: None,
+        touch: 0,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -511,6 +524,26 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             order,
             ..layout(&format!("{name}, {named}"), Some(page), true, None, false)
         });
+    }
+    // The FP8 16-token pages, shuffled and as served, with the copies' window touching each
+    // page 4 and 16 tiles before its copies (DecodeConfig::touch_pages, off by default).
+    for (name, order) in [
+        ("paged 16 e4m3", Placement::Shuffled),
+        ("paged 16 e4m3 as served", Placement::Served),
+    ] {
+        for tiles in TOUCH_AHEAD {
+            out.push(Layout {
+                touch: tiles,
+                order,
+                ..layout(
+                    &format!("{name}, touching pages {tiles} tiles ahead"),
+                    Some(16),
+                    true,
+                    None,
+                    false,
+                )
+            });
+        }
     }
     let boxes = !fp8_16.solo_boxes;
     let alone = match boxes {

@@ -200,6 +200,81 @@ fn the_producer_divides_by_the_page_size_only_before_its_loop() {
     }
 }
 
+/// The page touch (`DecodeConfig::touch_pages`, off by default): with it the copies' loop
+/// shuffles a second entry from the block-table window each tile (the page `L` tiles on) and
+/// lane 0 issues one `prefetch.global.L2` into it in K and one in V (nothing else touches a
+/// page: no prefetch anywhere without it); the kernel assembles clean and is named for it.
+/// Without the copies' window (or past `PageWindow::MAX_LOOK` tiles) it is a typed error.
+#[test]
+fn the_page_touch_is_one_prefetch_a_tile_of_k_and_of_v() {
+    let ptxas = ptxas::for_tests().unwrap();
+    for page in [16u32, 48, 64] {
+        let window = DecodeConfig::new(128, 4, page)
+            .with_fp8()
+            .with_table_window(true);
+        assert_eq!(window.touch_pages, 0, "off by default");
+        for tiles in [0, 1, 8, ptxkit::parts::PageWindow::MAX_LOOK] {
+            let cfg = window.with_touch_pages(tiles);
+            let name = cfg.name();
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            let bodies: Vec<String> = loop_bodies(&ptx)
+                .into_iter()
+                .filter(|b| b.contains("cp.async.cg.shared.global"))
+                .collect();
+            assert_eq!(bodies.len(), 1, "{name}: one loop copies the cache");
+            let touches = usize::from(tiles > 0);
+            assert_eq!(
+                ptx.matches("prefetch.global").count(),
+                2 * touches,
+                "{name}"
+            );
+            let prefetches: Vec<&str> = bodies[0]
+                .lines()
+                .filter(|l| l.contains("prefetch.global.L2 ["))
+                .collect();
+            assert_eq!(prefetches.len(), 2 * touches, "{name}");
+            assert!(
+                prefetches.iter().all(|l| l.starts_with("@%p")),
+                "{name}: lane 0's"
+            );
+            let shuffles = bodies[0].matches("shfl.sync.idx.b32").count();
+            assert_eq!(shuffles, 1 + touches, "{name}");
+            assert_eq!(
+                name.ends_with(&format!("_tw_pt{tiles}")),
+                tiles > 0,
+                "{name}"
+            );
+            assert_eq!(cfg.validate(), Ok(()), "{name}");
+            if tiles > 0 {
+                if let Some(ptxas) = &ptxas {
+                    support::assemble_clean(ptxas, &name, &ptx, Target::Sm90a);
+                }
+            }
+        }
+    }
+    let fp8 = DecodeConfig::new(128, 4, 16).with_fp8();
+    let too_far = ptxkit::parts::PageWindow::MAX_LOOK + 1;
+    for (cfg, tiles) in [
+        (fp8.with_touch_pages(too_far), too_far),
+        (fp8.with_table_window(false).with_touch_pages(4), 4),
+        (fp8.with_cp_async(false).with_touch_pages(4), 4),
+        (DecodeConfig::new(128, 4, 16).with_touch_pages(4), 4),
+    ] {
+        let name = cfg.name();
+        assert_eq!(
+            cfg.validate(),
+            Err(DecodeConfigError::TouchPages(tiles)),
+            "{name}"
+        );
+        assert!(build(Target::Sm90a, &cfg).is_err(), "{name}");
+    }
+    // A launcher's TMA-box kernel (DecodeConfig::solo_boxes) touches nothing.
+    let boxes = fp8.with_touch_pages(4).with_solo_boxes(true).solo_config();
+    let boxes = boxes.expect("a TMA-box kernel at one CTA an SM");
+    assert_eq!((boxes.cp_async, boxes.touch_pages), (false, 0));
+    assert_eq!(boxes.validate(), Ok(()));
+}
+
 /// The default page loads over an FP8 cache: `cp.async` for pages of at most
 /// `DecodeConfig::CP_ASYNC_PAGE` (64) tokens, whatever their boxes' rows (16 at 16 and 48
 /// tokens, 32, 64), TMA boxes for larger pages and a contiguous cache (one page of the longest

@@ -137,8 +137,8 @@ fn example(
             let d = r!(U32);
             raw!("ldu.global.u32"; d, g.clone())
         }
-        Prefetch => raw!("prefetch.global.L2"; g.clone()),
-        PrefetchEvict => raw!("prefetch.global.L2::evict_last"; g.clone()),
+        Prefetch => k.prefetch_l2(g.clone(), None),
+        PrefetchEvict => k.prefetch_l2(g.clone(), Some(L2Evict::Last)),
         Prefetchu => raw!("prefetchu.L1"; g.clone()),
         Applypriority => raw!("applypriority.global.L2::evict_normal"; g.clone(), Imm::UInt(128)),
         Discard => raw!("discard.global.L2"; g.clone(), Imm::UInt(128)),

@@ -92,15 +92,9 @@ fn ld_hinted<S: spaces::Space>(
     k.ld_with(&opts, &[d], at)
 }
 
-#[test]
-fn the_validator_accepts_what_the_builder_writes() {
-    let mut m = ptx_isa::Module::new(Target::Sm90a);
-    let mut k = m.entry("t");
-    let (a, pol, d) = (k.reg::<ty::U64>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
-    k.mov(a, 0u64).unwrap();
-    k.createpolicy_fractional(pol, L2Evict::Last, 0.5).unwrap();
-    ld_hinted(&mut k, pol, d, Addr::<spaces::Global>::reg(a)).unwrap();
-    k.ret().unwrap();
+/// The module's text with the entry `k` added, which the validator (the form table alone) accepts
+/// without an error.
+fn finished(mut m: ptx_isa::Module, k: FunctionBuilder) -> String {
     m.add(k.finish().unwrap()).unwrap();
     let text = m.to_ptx().unwrap();
     let errors: Vec<String> = check(&text, &Options::default())
@@ -109,6 +103,19 @@ fn the_validator_accepts_what_the_builder_writes() {
         .map(|d| d.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:?}\n{text}");
+    text
+}
+
+#[test]
+fn the_validator_accepts_what_the_builder_writes() {
+    let m = ptx_isa::Module::new(Target::Sm90a);
+    let mut k = m.entry("t");
+    let (a, pol, d) = (k.reg::<ty::U64>(), k.reg::<ty::B64>(), k.reg::<ty::F32>());
+    k.mov(a, 0u64).unwrap();
+    k.createpolicy_fractional(pol, L2Evict::Last, 0.5).unwrap();
+    ld_hinted(&mut k, pol, d, Addr::<spaces::Global>::reg(a)).unwrap();
+    k.ret().unwrap();
+    let text = finished(m, k);
     assert!(text.contains("createpolicy.fractional.L2::evict_last.b64"));
     support::assemble(&text, Target::Sm90a);
 }
@@ -139,4 +146,36 @@ fn a_hint_on_shared_memory_is_refused() {
         Some("ld"),
         "{e}"
     );
+}
+
+/// `prefetch.global.L2 [a]` and its eviction-priority forms `.L2::evict_last` and
+/// `.L2::evict_normal` (PTX ISA 9.7.9.15; PTX 7.4, sm_80): written, validated and assembled; the
+/// priorities `prefetch` has no form for are refused.
+#[test]
+fn an_l2_prefetch_is_written_validated_and_assembled() {
+    let m = ptx_isa::Module::new(Target::Sm90a);
+    let mut k = m.entry("t");
+    let a = k.reg::<ty::U64>();
+    k.mov(a, 0u64).unwrap();
+    for priority in [None, Some(L2Evict::Last), Some(L2Evict::Normal)] {
+        k.prefetch_l2(Addr::<spaces::Global>::reg(a), priority)
+            .unwrap();
+    }
+    k.ret().unwrap();
+    let text = finished(m, k);
+    for line in [
+        "prefetch.global.L2 [%rd",
+        "prefetch.global.L2::evict_last [%rd",
+        "prefetch.global.L2::evict_normal [%rd",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    support::assemble(&text, Target::Sm90a);
+    for bad in [L2Evict::First, L2Evict::Unchanged] {
+        let e = support::error_on(Target::Sm90a, |_, k| {
+            let a = k.reg::<ty::U64>();
+            k.prefetch_l2(Addr::<spaces::Global>::reg(a), Some(bad))
+        });
+        assert_eq!(e.kind, ErrorKind::InvalidModifier, "{bad:?}: {e}");
+    }
 }

@@ -22,7 +22,8 @@
 //! - [`pages`]: a key's block-table slot and row in its page, moved a fixed step at a time
 //!   through pages of a run-time size by adds, not divisions ([`PageCursor`]: a paged KV
 //!   cache's tiles in `library::decode`; [`PageWindow`]: a warp's next 32 steps' block-table
-//!   entries across its lanes, read a window ahead, a step's page one `shfl.sync`).
+//!   entries across its lanes, read a window ahead, a step's page one `shfl.sync`; looking
+//!   ahead, also the page a fixed number of steps on: `library::decode`'s page touch).
 //!
 //! The library's GEMMs (`library::gemm`: the mainloop, `HopperGemm::with_epilogue`) and its
 //! attention are written with them; a user's kernel takes the same parts

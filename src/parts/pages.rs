@@ -151,6 +151,13 @@ pub struct PageWindow {
     ahead: Reg<ty::S32>,
     /// The step within the window in use (warp-uniform; [`PageWindow::LANES`]: none yet).
     at: Var,
+    /// With [`PageWindow::looking_ahead`]: the steps it looks ahead, and the walk's key that
+    /// many steps on (every lane the same), moved a step a step.
+    look: Option<(u32, PageCursor)>,
+    /// The walk's first key (the same on every lane), its page size and step, for the look.
+    key: Expr,
+    page_size: Expr,
+    step: u32,
 }
 
 impl PageWindow {
@@ -167,15 +174,42 @@ impl PageWindow {
         page_size: impl Into<Expr>,
         step: u32,
     ) -> Result<PageWindow> {
-        let own = key.into() + lane.into() * step;
-        let ahead_walk = PageCursor::new(k, own, page_size, step * Self::LANES)?;
+        let (key, page_size) = (key.into(), page_size.into());
+        let own = key.clone() + lane.into() * step;
+        let ahead_walk = PageCursor::new(k, own, page_size.clone(), step * Self::LANES)?;
         let at = k.index_var("window_at", Self::LANES)?;
         Ok(PageWindow {
             ahead_walk,
             now: k.reg(),
             ahead: k.reg(),
             at,
+            look: None,
+            key,
+            page_size,
+            step,
         })
+    }
+
+    /// The most steps [`PageWindow::looking_ahead`] looks ahead: a step past the window in use
+    /// takes its entry from the next window, read at the window's first step; at most this
+    /// many steps ahead that read is at least `LANES - MAX_LOOK` = 8 steps old when it is
+    /// shuffled, its latency long past (a step is a tile's copies).
+    pub const MAX_LOOK: u32 = 24;
+
+    /// The same window that also hands [`PageWindow::page_touching`]'s `touch` the page and
+    /// row of the walk's key `steps` steps on (1 to [`PageWindow::MAX_LOOK`]): a second
+    /// [`PageCursor`], that many steps ahead of the walk's. Before [`PageWindow::fill`].
+    pub fn looking_ahead(mut self, k: &mut KernelBuilder, steps: u32) -> Result<PageWindow> {
+        if !(1..=Self::MAX_LOOK).contains(&steps) {
+            return Err(k.error(format!(
+                "a page window looks 1 to {} steps ahead, not {steps}",
+                Self::MAX_LOOK
+            )));
+        }
+        let at = self.key.clone() + steps * self.step;
+        let walk = PageCursor::new(k, at, self.page_size.clone(), self.step)?;
+        self.look = Some((steps, walk));
+        Ok(self)
     }
 
     /// Reads the next window: `read(k, slot, page)` loads the block-table entry at this lane's
@@ -198,6 +232,21 @@ impl PageWindow {
         k: &mut KernelBuilder,
         read: impl Fn(&mut KernelBuilder, Var, Reg<ty::S32>) -> Result<()>,
     ) -> Result<Reg<ty::S32>> {
+        self.page_touching(k, read, |_, _, _| Ok(()))
+    }
+
+    /// [`PageWindow::page`], and with [`PageWindow::looking_ahead`] `touch(k, page, row)` with
+    /// the page and row of the walk's key that many steps on (every lane the same): the entry
+    /// of a step `s + L` still in the window in use from its lane `s + L`, past it from lane
+    /// `s + L - 32` of the next window (read at this window's first step, at least
+    /// `32 - L` steps ago), one `selp` and one `shfl.sync.idx` (PTX ISA 9.7.9.6) a step; then
+    /// that cursor moves a step on. Without the look, `touch` is not called.
+    pub fn page_touching(
+        &self,
+        k: &mut KernelBuilder,
+        read: impl Fn(&mut KernelBuilder, Var, Reg<ty::S32>) -> Result<()>,
+        touch: impl FnOnce(&mut KernelBuilder, Reg<ty::S32>, Var) -> Result<()>,
+    ) -> Result<Reg<ty::S32>> {
         let at = self.at;
         let start = k.cmp(CmpOp::Eq, at, Self::LANES)?;
         k.if_(start, |k| {
@@ -211,6 +260,21 @@ impl PageWindow {
         // c = 0x1f: the whole warp one segment, lanes clamped to 31 (PTX ISA 9.7.9.6).
         k.isa()
             .shfl_sync(ShflMode::Idx, page, None, self.now, lane, 0x1fu32, u32::MAX)?;
+        if let Some((steps, walk)) = &self.look {
+            // Step s + L: in the window in use below 32 (its lane s + L), else in the next
+            // (its lane s + L - 32); the lane is the step mod 32 either way, which the shuffle
+            // takes from its lane operand's bits 0-4 alone (PTX ISA 9.7.9.6: `bval[4:0]`).
+            let there = k.let_("look_at", at + *steps)?;
+            let inside = k.cmp(CmpOp::Lt, there, Self::LANES)?;
+            let held = k.reg::<ty::S32>();
+            k.isa().selp(held, self.now, self.ahead, inside)?;
+            let from = k.eval(there)?;
+            let ahead = k.reg::<ty::S32>();
+            k.isa()
+                .shfl_sync(ShflMode::Idx, ahead, None, held, from, 0x1fu32, u32::MAX)?;
+            touch(k, ahead, walk.row())?;
+            walk.advance(k)?;
+        }
         k.assign(at, at + 1u32)?;
         Ok(page)
     }

@@ -9,7 +9,8 @@
 //! programmatic dependent, `DecodeConfig::dependent_combine`; every FP8 case also with the
 //! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`,
 //! and every `cp.async` one with the block-table reads it does not take by default,
-//! `DecodeConfig::table_window`;
+//! `DecodeConfig::table_window`, and with that window touching the pages 8 or 24 tiles
+//! ahead, `DecodeConfig::touch_pages`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
 //! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
 //! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
@@ -223,8 +224,9 @@ enum Caches {
 /// also run by `others` (the same configuration with the splits combined in the decode kernel,
 /// [`DecodeConfig::with_fold`], and with evict-first loads launched with no limit, so the
 /// combine is a programmatic dependent, [`DecodeConfig::dependent_combine`]; over an FP8 cache
-/// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`]; with the
-/// launcher's kernel for one CTA an SM, [`DecodeConfig::solo`]), whose O must be the same bits
+/// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`], and its
+/// copies with the other block-table reads and touching the pages ahead,
+/// [`DecodeConfig::table_window`], [`DecodeConfig::touch_pages`]; with the launcher's kernel for one CTA an SM, [`DecodeConfig::solo`]), whose O must be the same bits
 /// as `dec`'s.
 fn run_case(
     ctx: &mut GpuCtx,
@@ -360,25 +362,15 @@ fn run_case(
         let got: Vec<f32> = outs[0].iter().map(|x| x.to_f32()).collect();
         let err = max_abs_err(&got, &want) / TOL;
         if std::env::var_os("PTXKIT_DECODE_PROGRESS").is_some() {
+            // The kernels whose O were the same bits, by name (each distinct name once).
+            let mut same: Vec<String> = others.iter().map(|o| o.config().name()).collect();
+            same.sort();
+            same.dedup();
             eprintln!(
-                "case {} {} splits {splits:?}: err {err:.3e}{}",
+                "case {} {} splits {splits:?}: err {err:.3e} (the same bits: {})",
                 dec.config().name(),
                 name(c),
-                match (c.fold, c.fp8.is_some()) {
-                    (false, false) => " (the one-CTA kernel: the same bits)",
-                    (true, false) => {
-                        " (folded, evict-first with the dependent combine, and the one-CTA \
-                         kernel: the same bits)"
-                    }
-                    (false, true) => {
-                        " (the other page loads, TMA or cp.async, and the one-CTA kernel: the \
-                         same bits)"
-                    }
-                    (true, true) => {
-                        " (folded, evict-first with the dependent combine, the other page \
-                         loads, TMA or cp.async, and the one-CTA kernel: the same bits)"
-                    }
-                }
+                same.join(", ")
             );
         }
         worst = worst.max(err);
@@ -420,7 +412,7 @@ fn case_error(dec: &Decode, c: &Case, splits: Option<usize>, e: GpuCheckError) -
 /// take by default (`cp.async` or TMA boxes, [`DecodeConfig::cp_async`]), which must give the
 /// same bits.
 pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
-    let (mut worst, mut runs) = (0.0f64, 0);
+    let (mut worst, mut runs, mut touched) = (0.0f64, 0, 0u32);
     let only = std::env::var("PTXKIT_DECODE_CASES").ok();
     let kept = |c: &Case| match only.as_deref() {
         Some("fold") => c.fold,
@@ -480,6 +472,14 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             // window of 32 tiles across each warp's lanes, or a tile ahead
             // (DecodeConfig::table_window).
             others.push(load(cfg.with_table_window(!cfg.table_window))?);
+            // With the window touching the pages ahead (DecodeConfig::touch_pages; a prefetch
+            // changes no bits): 8 tiles ahead, and in every other case the farthest.
+            let tiles = match touched % 2 {
+                0 => 8,
+                _ => crate::parts::PageWindow::MAX_LOOK,
+            };
+            touched += 1;
+            others.push(load(cfg.with_table_window(true).with_touch_pages(tiles))?);
         }
         // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
         // do): at head dims 64 and 128 the kernel `dec` does not run.
@@ -496,7 +496,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              1..5000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads, the cp.async copies with both block-table \
-             reads; every case on the kernels built for \
+             reads and touching the pages ahead; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits); error / tolerance of O"
         ),

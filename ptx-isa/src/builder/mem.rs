@@ -7,7 +7,7 @@ use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
 use crate::instr::{Instruction, Operand, Src};
 use crate::reg::{Reg, ty};
-use crate::space::spaces::Space;
+use crate::space::spaces::{self, Space};
 use crate::space::{Addr, SharedScope, StateSpace};
 use crate::types::{ScalarType, VectorWidth};
 
@@ -304,6 +304,37 @@ impl FunctionBuilder {
             .ty(ScalarType::B64)
             .operands((d, crate::instr::Imm::f32(fraction)));
         self.emit(Form::CreatepolicyFractional, i)
+    }
+
+    /// `prefetch.global.L2 [a]`, or with an eviction priority `prefetch.global.L2::evict_last
+    /// [a]` / `prefetch.global.L2::evict_normal [a]`: brings the line holding `a` into L2 (and
+    /// takes its address translation), writes no register and waits for nothing (PTX ISA
+    /// 9.7.9.15 `prefetch`; the `.level::eviction_priority` forms PTX ISA 7.4, sm_80 and later,
+    /// only `evict_last` and `evict_normal`, and only with `.global`).
+    pub fn prefetch_l2(
+        &mut self,
+        a: Addr<spaces::Global>,
+        priority: Option<L2Evict>,
+    ) -> Result<()> {
+        let (level, form) = match priority {
+            None => ("L2", Form::Prefetch),
+            Some(p @ (L2Evict::Last | L2Evict::Normal)) => (p.name(), Form::PrefetchEvict),
+            Some(p) => {
+                return Err(self.err(
+                    ErrorKind::InvalidModifier,
+                    "prefetch",
+                    format!(
+                        ".{}: a prefetch's priority is evict_last or evict_normal (PTX ISA 9.7.9.15)",
+                        p.name()
+                    ),
+                ));
+            }
+        };
+        let i = Instruction::new("prefetch")
+            .modifier("global")
+            .modifier(level)
+            .operand(a);
+        self.emit(form, i)
     }
 
     fn access(&mut self, x: Access<'_>) -> Result<()> {

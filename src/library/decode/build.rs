@@ -516,9 +516,42 @@ fn copy_tiles(
     // one shuffle.
     let key = w.first * bn + Expr::from(warp) * 16u32;
     let walk = PageCursor::new(k, key.clone(), args.page_size, bn)?;
+    // With [`DecodeConfig::touch_pages`] the window also hands over the page `L` tiles on, and
+    // lane 0 touches its row in K and in V: one `prefetch.global.L2` each (PTX ISA 9.7.9.15),
+    // a line the copies read `L` tiles later, its address translation taken now.
     let window = match cfg.table_window {
-        true => Some(PageWindow::new(k, lane, key, args.page_size, bn)?),
+        true => {
+            let window = PageWindow::new(k, lane, key.clone(), args.page_size, bn)?;
+            Some(match cfg.touch_pages {
+                0 => window,
+                tiles => window.looking_ahead(k, tiles)?,
+            })
+        }
         false => None,
+    };
+    let toucher = match cfg.touch_pages {
+        0 => None,
+        _ => Some(k.cmp(CmpOp::Eq, lane, 0u32)?),
+    };
+    let touch = |k: &mut KernelBuilder, page: Reg<ty::S32>, row: Var| -> Result<()> {
+        let Some(toucher) = toucher else {
+            return Ok(());
+        };
+        let token = k.reg::<ty::U32>();
+        let page_size = k.eval(args.page_size)?;
+        let row = k.eval(row)?;
+        let page = as_u32(k, page)?;
+        k.mad_lo(token, page, page_size, row)?;
+        let offset = k.reg::<ty::U64>();
+        k.mul_wide::<ty::U32>(offset, token, token_bytes)?;
+        for cache in [k_base, v_base] {
+            let at = k.reg::<ty::U64>();
+            k.add(at, cache, offset)?;
+            k.isa()
+                .when(toucher)
+                .prefetch_l2(Addr::<Global>::reg(at), None)?;
+        }
+        Ok(())
     };
     let read = |k: &mut KernelBuilder, slot: Var, page: Reg<ty::S32>| read_page(k, p, slot, page);
     let next = k.reg::<ty::S32>();
@@ -533,7 +566,7 @@ fn copy_tiles(
         let row = k.eval(walk.row() + first)?;
         let page_size = k.eval(args.page_size)?;
         let page = match &window {
-            Some(window) => window.page(k, read)?,
+            Some(window) => window.page_touching(k, read, touch)?,
             None => next,
         };
         let page = as_u32(k, page)?;

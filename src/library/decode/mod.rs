@@ -71,6 +71,13 @@ pub enum DecodeConfigError {
     /// Evict-first loads with `cp.async` page loads: the L2 policy is carried by the TMA boxes.
     #[error("evict-first loads are TMA boxes': not with cp.async page loads")]
     EvictFirstCpAsync,
+    /// A page touch ([`DecodeConfig::touch_pages`]) without `cp.async` page loads and their
+    /// block-table window, or further ahead than the window holds entries.
+    #[error(
+        "pages touched {0} tiles ahead: 1 to {max} tiles, with cp.async page loads and their table window",
+        max = crate::parts::PageWindow::MAX_LOOK
+    )]
+    TouchPages(u32),
 }
 
 /// What one decode kernel is built for.
@@ -182,6 +189,16 @@ pub struct DecodeConfig {
     /// 0.938 / 0.934 (ncu: 253.1 against 260.7 µs), 32 x 4k even; over 64-token pages (the
     /// four warps on one page) 0.7-1.7 points slower, so not there.
     pub table_window: bool,
+    /// With [`DecodeConfig::table_window`] (`cp.async` page loads), each producer warp touches
+    /// the page its copies read this many tiles later (1 to [`crate::parts::PageWindow::MAX_LOOK`];
+    /// 0: none): its entry one `shfl.sync` from the window
+    /// ([`crate::parts::PageWindow::page_touching`]), then lane 0's `prefetch.global.L2` (PTX
+    /// ISA 9.7.9.15) of the line that starts the warp's first row of the CTA's KV head in K's
+    /// page and one in V's: a line the copies read that many tiles later anyway (one of the 16
+    /// rows a warp reads a tile), so the address translation of a page in another 2 MiB region
+    /// (BENCHMARKS.md, session 15: most of the shuffled pages' cost) is taken off the copies'
+    /// path. Off by default until measured.
+    pub touch_pages: u32,
 }
 
 /// The most new tokens a sequence may have.
@@ -229,6 +246,7 @@ impl DecodeConfig {
             solo: false,
             solo_boxes: false,
             table_window: false,
+            touch_pages: 0,
         }
     }
 
@@ -309,6 +327,15 @@ impl DecodeConfig {
         }
     }
 
+    /// The same with each producer warp touching the page its copies read `tiles` tiles later,
+    /// or not (0; [`DecodeConfig::touch_pages`]).
+    pub fn with_touch_pages(self, tiles: u32) -> DecodeConfig {
+        DecodeConfig {
+            touch_pages: tiles,
+            ..self
+        }
+    }
+
     /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
     /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), and loading an FP8 cache
     /// of 16-row boxes by TMA boxes where this copies it by `cp.async`
@@ -318,9 +345,11 @@ impl DecodeConfig {
         let boxes =
             self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
         match one_cta || boxes {
+            // TMA boxes touch no pages (DecodeConfig::touch_pages).
             true => Some(
                 self.with_one_cta(self.one_cta || one_cta)
-                    .with_cp_async(self.cp_async && !boxes),
+                    .with_cp_async(self.cp_async && !boxes)
+                    .with_touch_pages(if boxes { 0 } else { self.touch_pages }),
             ),
             false => None,
         }
@@ -432,7 +461,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -446,6 +475,10 @@ impl DecodeConfig {
                 "_tw"
             } else {
                 ""
+            },
+            match self.touch_pages {
+                0 => String::new(),
+                n => format!("_pt{n}"),
             },
             if self.one_cta && self.head_dim <= 128 {
                 "_1cta"
@@ -479,6 +512,12 @@ impl DecodeConfig {
         if self.cp_async && self.evict_first {
             return Err(DecodeConfigError::EvictFirstCpAsync);
         }
+        let touch = self.touch_pages;
+        if touch > 0
+            && !(self.cp_async && self.table_window && touch <= crate::parts::PageWindow::MAX_LOOK)
+        {
+            return Err(DecodeConfigError::TouchPages(touch));
+        }
         Ok(())
     }
 
@@ -491,7 +530,8 @@ impl DecodeConfig {
     /// [`DecodeConfig::dependent_launch`]); FP8 caches of 16- and 32-token pages at group 4
     /// also with the TMA boxes they do not take by default ([`DecodeConfig::cp_async`]), and
     /// those copied by `cp.async` at group 4 with the block-table reads they do not take by
-    /// default ([`DecodeConfig::table_window`]); at
+    /// default ([`DecodeConfig::table_window`]), and with the window touching the pages 8
+    /// tiles ahead ([`DecodeConfig::touch_pages`]); at
     /// group 4 and head dims 64 and 128 also built for one CTA an SM
     /// ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
@@ -521,6 +561,8 @@ impl DecodeConfig {
                         }
                         if cfg.cp_async && group == 4 {
                             out.push(cfg.with_table_window(!cfg.table_window));
+                            let touched = cfg.with_table_window(true);
+                            out.push(touched.with_touch_pages(8));
                         }
                         if group == 4 {
                             out.extend(cfg.with_solo(true).solo_config());
