@@ -264,19 +264,7 @@ fn split_k_mode(
     if mode == "checks-pp" {
         checks.retain(|(c, _)| c.pipelined_promotion);
     }
-    check::print_checks(
-        "split check",
-        |g, shape, seed| check_block(stream, g, shape, seed),
-        |cfg, (m, n, k), r| {
-            format!(
-                "split check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
-                cfg.name(),
-                r.rel_error
-            )
-        },
-        (kernels, device),
-        checks,
-    );
+    block_checks("split check", (stream, kernels, device), checks);
     // The fixup against the second launch, bit for bit, on the same data (each promotion).
     let bits = [odd, odd1, (64, 2112, 7168)]
         .into_iter()
@@ -382,6 +370,28 @@ fn split_k_mode(
 }
 
 /// The square shapes, then DeepSeek-V3's (M ∈ {64, 128, 4096}; N x K from its layers).
+/// [`check::print_checks`] of block-scaled configurations against the f64 reference
+/// ([`check_block`]), each line `{label} {configuration} {m}x{n}x{k} vs f64 reference: rel ...`.
+fn block_checks(
+    label: &str,
+    (stream, kernels, device): (&Arc<CudaStream>, &mut HashMap<GemmConfig, Gemm>, &Device),
+    checks: Vec<(GemmConfig, (usize, usize, usize))>,
+) {
+    check::print_checks(
+        label,
+        |g, shape, seed| check_block(stream, g, shape, seed),
+        |cfg, (m, n, k), r| {
+            format!(
+                "{label} {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
+                cfg.name(),
+                r.rel_error
+            )
+        },
+        (kernels, device),
+        checks,
+    );
+}
+
 fn shapes() -> Vec<(usize, usize, usize)> {
     let mut s = vec![(8192, 8192, 8192), (4096, 4096, 4096), (6144, 6144, 6144)];
     for m in [4096, 128, 64] {
@@ -419,19 +429,7 @@ fn main() {
             GemmConfig::fp8_block(64, 2112, sms, e4m3, out),
             (64, 2112, 7168),
         ));
-        check::print_checks(
-            "check",
-            |g, shape, seed| check_block(&stream, g, shape, seed),
-            |cfg, (m, n, k), r| {
-                format!(
-                    "check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
-                    cfg.name(),
-                    r.rel_error
-                )
-            },
-            (&mut kernels, &device),
-            checks,
-        );
+        block_checks("check", (&stream, &mut kernels, &device), checks);
     }
     // The decode shapes (M of DECODE_MS) of `nk`, those of `FP8_BLOCK_SHAPES` where it is set.
     let decode = |nk: &[(usize, usize)]| -> Vec<(usize, usize, usize)> {
@@ -455,19 +453,7 @@ fn main() {
                 )
             })
             .collect::<Vec<_>>();
-        check::print_checks(
-            "rule check",
-            |g, shape, seed| check_block(&stream, g, shape, seed),
-            |cfg, (m, n, k), r| {
-                format!(
-                    "rule check {} {m}x{n}x{k} vs f64 reference: rel {:.2e}",
-                    cfg.name(),
-                    r.rel_error
-                )
-            },
-            (&mut kernels, &device),
-            checks,
-        );
+        block_checks("rule check", (&stream, &mut kernels, &device), checks);
     } else if std::env::var_os("FP8_BLOCK_SPLIT").is_some() {
         // The decode shapes the split rule splits on 132 SMs: DeepSeek-V3's N = 2112 and 4096.
         let shapes = decode(&[(2112, 7168), (4096, 7168)]);

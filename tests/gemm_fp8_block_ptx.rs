@@ -250,10 +250,7 @@ fn pipelined_promotion_overlaps_the_next_k_tile() {
         pp.name(),
         "gemm_e4m3_bf16_128x128x128_s6_g16_tmastore_blk128_pp"
     );
-    let text = build(&pp).and_then(|m| m.to_ptx()).unwrap();
-    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 1;").count(), 3);
-    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 0;").count(), 2);
-    assert_eq!(text.matches("fma.rn.f32").count(), 5 * 64);
+    pipelined_ptx(&pp, 64);
     // Only block scales have partials to promote.
     let per_tensor = GemmConfig {
         pipelined_promotion: true,
@@ -562,10 +559,7 @@ fn block_split_k_takes_the_pipelined_promotion() {
         cfg.name(),
         "gemm_e4m3_bf16_128x64x128_s8_g16_blk128_pp_ss_splitk4_fixup"
     );
-    let text = build(&cfg).and_then(|m| m.to_ptx()).unwrap();
-    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 1;").count(), 3);
-    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 0;").count(), 2);
-    assert_eq!(text.matches("fma.rn.f32").count(), 5 * 32);
+    let text = pipelined_ptx(&cfg, 32);
     assert_eq!(text.matches("atom.acq_rel.gpu.global.add.u32").count(), 1);
     // 128 wide the two partials, the accumulator and the fixup's loaded parts spill; summed by
     // the second launch they fit.
@@ -605,4 +599,15 @@ fn block_split_k_refusals_are_typed() {
         grouped.validate(),
         Err(GemmConfigError::SplitK(cfg.split_k))
     );
+}
+
+/// `cfg`'s PTX, checked for the pipelined promotion's shape: three `wgmma.wait_group 1` (the
+/// loop's pair and the two-k-tile tail's), two `wait_group 0`, and 5 promotion sites of one
+/// `fma` per value of a `width`-wide partial.
+fn pipelined_ptx(cfg: &GemmConfig, width: usize) -> String {
+    let text = build(cfg).and_then(|m| m.to_ptx()).unwrap();
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 1;").count(), 3);
+    assert_eq!(text.matches("wgmma.wait_group.sync.aligned 0;").count(), 2);
+    assert_eq!(text.matches("fma.rn.f32").count(), 5 * width);
+    text
 }

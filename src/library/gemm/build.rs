@@ -608,28 +608,24 @@ impl Promotion<'_> {
             return Err(k.error("A's scales are in the stages, not in global memory"));
         };
         let kt = Expr::from(kt);
-        let sb = self
-            .nblocks
-            .iter()
-            .map(|&nb| {
-                let b_at = match &self.group {
-                    Some(g) => g.scale_b_at(nb.into(), kt.clone()),
-                    None => vec![nb.into(), kt.clone()],
-                };
-                k.load(&self.scales.b, b_at)
-            })
-            .collect::<Result<_>>()?;
-        let sa = self
-            .rows
-            .iter()
-            .map(|&r| {
-                let a_at = match &self.group {
-                    Some(g) => g.scale_a_at(kt.clone(), r.into()),
-                    None => vec![kt.clone(), r.into()],
-                };
-                k.load(scale_a, a_at)
-            })
-            .collect::<Result<_>>()?;
+        let g = self.group.as_ref();
+        // Each scale at its index (through the group's tensors for a grouped tile).
+        let each = |k: &mut KernelBuilder,
+                    buf: &Buffer<ty::F32>,
+                    of: &[Var],
+                    at: &dyn Fn(Expr) -> Vec<Expr>| {
+            of.iter()
+                .map(|&i| k.load(buf, at(i.into())))
+                .collect::<Result<Vec<_>>>()
+        };
+        let sb = each(k, &self.scales.b, &self.nblocks, &|nb| match g {
+            Some(g) => g.scale_b_at(nb, kt.clone()),
+            None => vec![nb, kt.clone()],
+        })?;
+        let sa = each(k, scale_a, &self.rows, &|r| match g {
+            Some(g) => g.scale_a_at(kt.clone(), r),
+            None => vec![kt.clone(), r],
+        })?;
         Ok((sb, sa))
     }
 
