@@ -364,6 +364,69 @@ fn paced_epilogue_warps_sleep_after_each_band() {
     );
 }
 
+/// Three epilogue warps ([`GemmConfig::epilogue_warp_count`]): warps 1 to 3 of the producer
+/// warpgroup run the pass (`epi_warp <= 3`), sync on a named barrier of 96 threads after each
+/// slab (two warps alone sync no such barrier), load the staged residual's slabs at two sites
+/// (a tile's first, the loop's next one ahead), keep the band's one body (no branch), name the
+/// kernel `_ew3`, are refused paced to the main loop, 4 warps are refused, and every kernel
+/// (staged, read directly, fixed pace) assembles without spills in the 80 registers.
+#[test]
+fn three_epilogue_warps_share_each_slab_and_sync_after_it() {
+    let (cfg, two) = staged_relu();
+    let three_cfg = cfg.with_epilogue_warp_count(3);
+    assert!(three_cfg.name().ends_with("_ew3"), "{}", three_cfg.name());
+    let build = |direct: bool, pace| {
+        let mut k = KernelBuilder::new("gemm_ew3_test", Target::Sm90a);
+        let mut gemm =
+            HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, three_cfg, WaitMode::Spin)?;
+        let res = match direct {
+            true => gemm.staged_input_direct(&mut k, "res")?,
+            false => gemm.staged_input(&mut k, "res")?,
+        };
+        let e = bias_act_residual(&mut k, gemm.n(), Activation::GeluTanh, &res)?;
+        gemm.with_epilogue(e).with_epilogue_pace(pace).build(k)
+    };
+    let three = build(false, EpiloguePace::Off).unwrap();
+    let direct = build(true, EpiloguePace::Off).unwrap();
+    let fixed = build(false, EpiloguePace::Fixed(800)).unwrap();
+    let e = build(false, EpiloguePace::MainLoop(75)).unwrap_err();
+    assert!(e.to_string().contains("paced to the main loop"), "{e}");
+    let four = cfg.with_epilogue_warp_count(4);
+    assert!(
+        staged_gemm(four, |k, n, res| bias_act_residual(
+            k,
+            n,
+            Activation::Relu,
+            res
+        ))
+        .is_err()
+    );
+    let ptx = three.built.ptx();
+    assert!(ptx.contains("bar.sync 5, 96;"), "no slab barrier");
+    assert!(
+        !two.built.ptx().contains("bar.sync 5,"),
+        "a slab barrier on two warps"
+    );
+    assert!(!band(ptx).contains("bra "), "a branch in the shared band");
+    let loads = |ptx: &str| {
+        ptx.matches("cp.async.bulk.tensor.2d.shared::cluster.global")
+            .count()
+    };
+    assert_eq!(
+        loads(ptx),
+        loads(two.built.ptx()) + 1,
+        "the tile's first slab peeled"
+    );
+    assemble_epilogue_warps(
+        three_cfg,
+        &[
+            ("staged", &three),
+            ("direct", &direct),
+            ("fixed pace", &fixed),
+        ],
+    );
+}
+
 /// A staged input read directly ([`HopperGemm::staged_input_direct`]): the epilogue warps read
 /// its bands from its global copy (`ld.global.b32` pairs, where the staged one reads none: one
 /// band ahead, before the band's `ldmatrix` of the block; with `Epilogue::without_prefetch`

@@ -405,6 +405,9 @@ pub struct StagedBlock {
     pub col0: Expr,
     /// The output's rows and columns.
     pub extents: [Expr; 2],
+    /// The bands (8-row groups) of each slab to work on, `[first, end)`; `None`: all of them.
+    /// Several warps share a block this way, each on its own rows of every slab.
+    pub bands: Option<[Expr; 2]>,
 }
 
 /// The rows of a band an epilogue warp holds at once ([`Epilogue::apply_staged`]).
@@ -481,19 +484,23 @@ impl Epilogue {
                     cols_loaded.push((i, vector_tile(k, &values, &at(0u32.into()), x, Axis::Col)?));
                 }
             }
+            let bands = rows / BAND_ROWS;
+            let [first, end] = block
+                .bands
+                .clone()
+                .unwrap_or([Expr::from(0u32), Expr::from(bands)]);
             // The global tensors read one band ahead: this band's pairs and the next's.
             let ahead = self.read_ahead(k, inputs, &frag)?;
             for (t, cur, _) in &ahead {
-                let view = t.block(k, at(0u32.into()).block, [BAND_ROWS, 64])?;
+                let view = t.block(k, at(first.clone()).block, [BAND_ROWS, 64])?;
                 k.copy(cur, &view, warp)?;
             }
-            let bands = rows / BAND_ROWS;
             // A loop over the bands (written out, ptxas hoisted the later bands' loads until
             // the warp's registers spilled).
-            k.for_range(0u32, bands, |k, band| {
+            k.for_range(first, end.clone(), |k, band| {
                 let band_r = k.eval(band)?;
                 if !ahead.is_empty() {
-                    let more = k.cmp(CmpOp::Lt, Expr::from(band) + 1u32, bands)?;
+                    let more = k.cmp(CmpOp::Lt, Expr::from(band) + 1u32, end)?;
                     k.if_(more, |k| {
                         for (t, _, next) in &ahead {
                             let at = at(Expr::from(band) + 1u32);

@@ -399,6 +399,62 @@ impl WarpPacing {
 }
 
 /// A `[m, n]` input of the epilogue loaded by TMA into the consumer warpgroup's C staging block
+/// The named barrier three epilogue warps ([`GemmConfig::epilogue_warp_count`]) sync on after
+/// each slab (PTX ISA 9.7.13.1 `bar.sync` with a thread count): after the consumers' `1 + cw`
+/// and the ping-pong turns' ([`TURN_BARRIER`]).
+const EPILOGUE_BARRIER: u32 = TURN_BARRIER + GemmConfig::ROLES.consumers;
+
+/// After an epilogue pass over the slab at `addr`: its writes fenced for the async proxy (PTX
+/// ISA 9.7.13.4.1), the `warps` that wrote it synced (`bar.warp.sync` for one, else
+/// [`EPILOGUE_BARRIER`]), and thread `first` stores it by TMA into the box of `map` at
+/// `origin` (9.7.9.27).
+fn store_slab<O: Elem>(
+    k: &mut KernelBuilder,
+    (map, origin): (&TmaTensor<O>, [Expr; 2]),
+    out: ScalarType,
+    addr: R32,
+    first: ptx_isa::Pred,
+    warps: u32,
+) -> Result<()> {
+    k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
+    match warps {
+        1 => k.isa().bar_warp_sync(0xffff_ffffu32)?,
+        n => k.bar_sync(EPILOGUE_BARRIER, Some((32 * n).into()))?,
+    }
+    k.if_(first, |k| {
+        let src = c_slab(out, addr);
+        let dst = k.tma_box_at(map, &origin)?;
+        k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+        Ok(())
+    })
+    .end()
+}
+
+/// An epilogue warp's staged input ([`HopperGemm::staged_input`]): the input ring of slab
+/// buffers, the cursor its waits walk (and, with three warps, the one its loads walk ahead),
+/// the input's tensor map and gate.
+struct SlabInput<O: Elem> {
+    name: String,
+    ring: Ring,
+    at: RingCursor,
+    load_at: Option<RingCursor>,
+    map: TmaTensor<O>,
+    gate: Option<RowGate>,
+}
+
+/// What an epilogue warp's pass over a tile takes ([`HopperGemm::epilogue_warp`]).
+struct EpilogueWarp<'a, O: Elem> {
+    epi: &'a Epilogue,
+    staging: &'a Ring,
+    cursor: &'a RingCursor,
+    input: Option<&'a SlabInput<O>>,
+    /// The thread that stores, loads and hands back.
+    first: ptx_isa::Pred,
+    lane: Var,
+    c_map: &'a TmaTensor<O>,
+    extents: &'a [Expr; 2],
+}
+
 /// while its main loop runs ([`HopperGemm::staged_input`]).
 #[derive(Debug, Clone)]
 struct Staged<O: Elem> {
@@ -1471,7 +1527,8 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
     /// the stage (empty), announce its bytes on full, and load A's and B's boxes into it (with
     /// `cluster_m = 2`, this CTA's half of B into both CTAs of the pair).
     /// With [`GemmConfig::epilogue_warps`], warps 1 and 2 of the warpgroup are the consumers'
-    /// epilogue warps (`HopperGemm::epilogue_warp`).
+    /// epilogue warps, or warps 1 to 3 share both consumers' blocks
+    /// ([`GemmConfig::epilogue_warp_count`]; `HopperGemm::epilogue_warp`).
     #[track_caller]
     pub fn producer(&mut self, k: &mut KernelBuilder) -> Result<()> {
         let leader = k.cmp(CmpOp::Eq, self.tid, 0u32)?;
@@ -1479,33 +1536,42 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         if !self.cfg.epilogue_warps {
             return Ok(());
         }
-        let consumers = self.roles().consumers;
+        let (count, name) = match self.cfg.epilogue_warp_count {
+            3 => (3, "epi_part"),
+            _ => (self.roles().consumers, "epi_consumer"),
+        };
         let warp = k.let_("epi_warp", Expr::from(self.tid) / 32u32)?;
         let first = k.cmp(CmpOp::Ge, warp, 1u32)?;
-        let last = k.cmp(CmpOp::Le, warp, consumers)?;
+        let last = k.cmp(CmpOp::Le, warp, count)?;
         k.and(first, first, last)?;
         k.if_(first, |k| {
-            let cw = k.let_("epi_consumer", Expr::from(warp) - 1u32)?;
+            let who = k.let_(name, Expr::from(warp) - 1u32)?;
             let lane = k.let_("epi_lane", Expr::from(self.tid) % 32u32)?;
-            self.epilogue_warp(k, cw, lane)
+            self.epilogue_warp(k, who, lane)
         })
         .end()
     }
 
-    /// Consumer warpgroup `cw`'s epilogue warp ([`GemmConfig::epilogue_warps`]), `lane` its
-    /// lane: for each of the CTA's tiles (the schedule the consumers walk), it waits until the
-    /// consumer has written its rounded 64 x bn block into its C staging block (the staging
-    /// ring's `full` of stage `cw`), applies the epilogue's ops to it in place
-    /// ([`Epilogue::apply_staged`]), stores each 64-column slab by TMA as soon as it is done
-    /// (generic-proxy writes fenced for the async proxy first, PTX ISA 9.7.13.4.1), and once
-    /// the stores have read the block (`cp.async.bulk.wait_group.read 0`, 9.7.9.25.4) hands it
-    /// back (`empty`). Its last stores are complete before it leaves. Paced
+    /// An epilogue warp ([`GemmConfig::epilogue_warps`]), `lane` its lane. On 2 warps, `who`
+    /// is its consumer warpgroup `cw`: for each of the CTA's tiles (the schedule the consumers
+    /// walk), it waits until the consumer has written its rounded 64 x bn block into its C
+    /// staging block (the staging ring's `full` of stage `cw`), applies the epilogue's ops to
+    /// it in place ([`Epilogue::apply_staged`]), stores each 64-column slab by TMA as soon as
+    /// it is done (generic-proxy writes fenced for the async proxy first, PTX ISA 9.7.13.4.1),
+    /// and once the stores have read the block (`cp.async.bulk.wait_group.read 0`,
+    /// 9.7.9.25.4) hands it back (`empty`). On 3 warps, `who` is the warp's part: the three
+    /// warps walk every slab of both blocks together (`HopperGemm::shared_epilogue_tile`).
+    /// Its last stores are complete before it leaves. Paced
     /// ([`HopperGemm::with_epilogue_pace`]), it sleeps between bands on all its tiles but its
     /// last.
-    fn epilogue_warp(&mut self, k: &mut KernelBuilder, cw: Var, lane: Var) -> Result<()> {
+    fn epilogue_warp(&mut self, k: &mut KernelBuilder, who: Var, lane: Var) -> Result<()> {
         let (Some(staging), Output::Tma(c)) = (self.staging.clone(), self.c.clone()) else {
             return Err(k.error("epilogue warps without the TMA-store epilogue's staging"));
         };
+        let shared = self.cfg.epilogue_warp_count == 3;
+        if shared && matches!(self.pace, EpiloguePace::MainLoop(_)) {
+            return Err(k.error("three epilogue warps paced to the main loop (its band schedule)"));
+        }
         let mut epi = self.tile_epilogue(k)?;
         // Paced (EpiloguePace): the bands' pauses or schedule, set per tile.
         let pacing = WarpPacing::declare(k, self.pace)?;
@@ -1513,8 +1579,10 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             epi = epi.with_band_pacing(p.bands());
         }
         let cursor = RingCursor::new(k.isa(), 2, Phase::Parity)?;
-        let cw_r = k.eval(cw)?;
-        k.mov(cursor.stage(), cw_r)?;
+        let cw_r = k.eval(who)?;
+        if !shared {
+            k.mov(cursor.stage(), cw_r)?;
+        }
         // A staged input read directly (HopperGemm::staged_input_direct): the ops read its
         // global copy, band by band, into registers.
         if let Some((staged, direct)) = self
@@ -1525,24 +1593,34 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             let global = EpilogueTensor::of(k, direct)?;
             epi = epi.with_tensor_replaced(staged.tensor.name(), global);
         }
-        // A staged input: this warp's slab of it (the input ring's stage `cw`), a phase a slab.
+        // A staged input: this warp's slab of it (the input ring's stage `cw`), a phase a slab;
+        // shared by three warps, the two stages in turn, the next slab's loaded ahead.
         let input = match (&self.staged, &self.epilogue_input) {
             (Some(staged), Some(ring)) if staged.direct.is_none() => {
                 let at = RingCursor::new(k.isa(), 2, Phase::Parity)?;
-                k.mov(at.stage(), cw_r)?;
-                let map = k.tma_generic(&staged.tensor)?;
-                let gate = staged.gate.clone();
-                Some((
-                    staged.tensor.name().to_string(),
-                    ring.clone(),
+                let load_at = match shared {
+                    true => Some(RingCursor::new(k.isa(), 2, Phase::Parity)?),
+                    false => {
+                        k.mov(at.stage(), cw_r)?;
+                        None
+                    }
+                };
+                Some(SlabInput {
+                    name: staged.tensor.name().to_string(),
+                    ring: ring.clone(),
                     at,
-                    map,
-                    gate,
-                ))
+                    load_at,
+                    map: k.tma_generic(&staged.tensor)?,
+                    gate: staged.gate.clone(),
+                })
             }
             _ => None,
         };
-        let first = k.cmp(CmpOp::Eq, lane, 0u32)?;
+        let first = match shared {
+            // The slabs' stores, the input's loads and the blocks' hand-backs: warp 1's lane 0.
+            true => k.cmp(CmpOp::Eq, self.tid, 32u32)?,
+            false => k.cmp(CmpOp::Eq, lane, 0u32)?,
+        };
         let c_map = k.tma_generic(&c)?;
         let (bn, out) = (self.cfg.bn, self.cfg.output);
         let extents: [Expr; 2] = [self.m().into(), self.n().into()];
@@ -1551,16 +1629,33 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             true => self.schedule.but_last(k)?,
             false => self.schedule.clone(),
         };
+        let warp = EpilogueWarp {
+            epi: &epi,
+            staging: &staging,
+            cursor: &cursor,
+            input: input.as_ref(),
+            first,
+            lane,
+            c_map: &c_map,
+            extents: &extents,
+        };
         schedule.for_each_tile(k, |k, tile| {
             if let Some(p) = &pacing {
                 p.before_wait(k)?;
+            }
+            if shared {
+                if let Some(p) = &pacing {
+                    let last = schedule.is_last(k, &tile)?;
+                    p.tile(k, last, bn / 64 * 8)?;
+                }
+                return self.shared_epilogue_tile(k, &warp, &tile, who);
             }
             staging.wait(k, &mut self.sync, &cursor)?;
             if let Some(p) = &pacing {
                 let last = schedule.is_last(k, &tile)?;
                 p.tile(k, last, bn / 64 * 8)?;
             }
-            let block_row = k.let_("epi_block", self.consumer_block(&tile, cw))?;
+            let block_row = k.let_("epi_block", self.consumer_block(&tile, who))?;
             let block = StagedBlock {
                 addr: staging.first_tile(k, cursor.stage())?,
                 dtype: out,
@@ -1568,53 +1663,180 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 row0: Expr::from(block_row) * 64u32,
                 col0: Expr::from(tile.nb) * bn,
                 extents: extents.clone(),
+                bands: None,
             };
             k.for_range(0u32, bn / 64, |k, slab| {
                 let col = Expr::from(tile.nb) * (bn / 64) + slab;
+                let origin = [Expr::from(block_row) * 64u32, col * 64u32];
                 // The staged input's slab, by TMA into this warp's slab buffer (its reads of
                 // the previous slab are done: the proxy fence and warp sync below came first).
                 let mut inputs = Vec::new();
-                if let Some((name, ring, at, map, gate)) = &input {
-                    let sync = &mut self.sync;
-                    let buf = ring.first_tile(k, at.stage())?;
-                    k.if_(first, |k| {
-                        // A gated input: its rows are in place (and visible to the TMA) first.
-                        if let Some(gate) = gate {
-                            gate.wait(k, tile.mb)?;
-                        }
-                        let full = ring.full_at(k, at.stage())?;
-                        ring.commit(k, sync, full, 64 * 64 * out.bytes())?;
-                        let origin = [Expr::from(block_row) * 64u32, col.clone() * 64u32];
-                        load_c_slab(k, (map, origin), sync, full, buf)
-                    })
-                    .end()?;
-                    ring.wait(k, &mut self.sync, at)?;
-                    at.lap(k.isa())?;
-                    inputs.push((name.as_str(), buf));
+                if let Some(input) = &input {
+                    let at = (input.at.stage(), ArriveSite::Loop);
+                    let buf = self.load_input_slab(k, input, first, at, &tile, &origin)?;
+                    input.ring.wait(k, &mut self.sync, &input.at)?;
+                    input.at.lap(k.isa())?;
+                    inputs.push((input.name.as_str(), buf));
                 }
                 let addr = epi.apply_staged(k, lane, &block, slab, &inputs)?;
-                k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
-                k.isa().bar_warp_sync(0xffff_ffffu32)?;
-                k.if_(first, |k| {
-                    let src = c_slab(out, addr);
-                    let dst =
-                        k.tma_box_at(&c_map, &[Expr::from(block_row) * 64u32, col * 64u32])?;
-                    k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
-                    Ok(())
-                })
-                .end()
+                store_slab(k, (&c_map, origin), out, addr, first, 1)
             })?;
-            k.if_(first, |k| {
-                k.cp_async_bulk_commit_group()?;
-                Ok(k.cp_async_bulk_wait_group(0, true)?)
-            })
-            .end()?;
-            staging.release(k, &mut self.sync, cursor.stage(), first, false)?;
+            self.hand_back(k, &staging, cursor.stage(), first)?;
             Ok(cursor.lap(k.isa())?)
         })?;
         // The last stores complete before the CTA's shared memory goes away.
         k.when(first).cp_async_bulk_wait_group(0, false)?;
         Ok(())
+    }
+
+    /// Three epilogue warps ([`GemmConfig::epilogue_warp_count`]) on one tile, `part` the
+    /// warp's: they walk the 2 x bn/64 slabs of both consumers' blocks together, each block
+    /// once its consumer has handed it over (the staging ring's `full`), each warp on a third of
+    /// every slab's 8-row bands (the parts turning round from slab to slab, so the short one
+    /// moves between the warps' sub-partitions); after a slab each warp fences its writes for
+    /// the async proxy (PTX ISA 9.7.13.4.1), the three sync on a named barrier
+    /// ([`EPILOGUE_BARRIER`]), and warp 1's lane 0 stores the slab by TMA, loads the staged
+    /// input's next slab into the other buffer (the barrier says the warps are done with it),
+    /// and hands a block back once its stores have read it.
+    fn shared_epilogue_tile(
+        &mut self,
+        k: &mut KernelBuilder,
+        w: &EpilogueWarp<'_, O>,
+        tile: &Tile,
+        part: Var,
+    ) -> Result<()> {
+        const WARPS: u32 = 3;
+        let (bn, out) = (self.cfg.bn, self.cfg.output);
+        let (slabs, bands) = (bn / 64, 64u32 / 8);
+        let (per, excess) = (bands.div_ceil(WARPS), bands.div_ceil(WARPS) * WARPS - bands);
+        let origin = |cw: Expr, slab: Expr| {
+            let row = Expr::from(tile.mb) * 2 + cw;
+            [row * 64u32, (Expr::from(tile.nb) * slabs + slab) * 64u32]
+        };
+        // The tile's first slab of the staged input.
+        if let Some(input) = w.input {
+            let at = input
+                .load_at
+                .as_ref()
+                .ok_or_else(|| k.error("no load cursor"))?;
+            let o = origin(0u32.into(), 0u32.into());
+            let peeled = (at.stage(), ArriveSite::Peeled);
+            self.load_input_slab(k, input, w.first, peeled, tile, &o)?;
+            at.advance(k.isa())?;
+        }
+        k.for_range(0u32, 2 * slabs, |k, j| {
+            let cw = k.let_("epi_cw", Expr::from(j) / slabs)?;
+            let slab = k.let_("epi_slab", Expr::from(j) % slabs)?;
+            // A block's first slab: once its consumer has handed it over.
+            let starts = k.cmp(CmpOp::Eq, slab, 0u32)?;
+            let sync = &mut self.sync;
+            k.if_(starts, |k| {
+                let cw_r = k.eval(cw)?;
+                k.mov(w.cursor.stage(), cw_r)?;
+                w.staging.wait(k, sync, w.cursor)
+            })
+            .end()?;
+            let mut inputs = Vec::new();
+            if let Some(input) = w.input {
+                let at = input
+                    .load_at
+                    .as_ref()
+                    .ok_or_else(|| k.error("no load cursor"))?;
+                let more = k.cmp(CmpOp::Lt, Expr::from(j) + 1u32, 2 * slabs)?;
+                let next = Expr::from(j) + 1u32;
+                let o = origin(next.clone() / slabs, next % slabs);
+                k.if_(more, |k| {
+                    let site = (at.stage(), ArriveSite::Loop);
+                    self.load_input_slab(k, input, w.first, site, tile, &o)?;
+                    Ok(at.advance(k.isa())?)
+                })
+                .end()?;
+                input.ring.wait(k, &mut self.sync, &input.at)?;
+                inputs.push((
+                    input.name.as_str(),
+                    input.ring.first_tile(k, input.at.stage())?,
+                ));
+            }
+            // This warp's bands of the slab: part (part + j) % 3 of them, the last one short.
+            let share = k.let_("epi_share", (Expr::from(part) + j) % WARPS)?;
+            let band0 = Expr::from(share) * per;
+            let band_end = band0.clone() + per - Expr::from(share) / (WARPS - 1) * excess;
+            let block = StagedBlock {
+                addr: w.staging.first_tile(k, w.cursor.stage())?,
+                dtype: out,
+                shape: [64, bn],
+                row0: origin(cw.into(), 0u32.into())[0].clone(),
+                col0: Expr::from(tile.nb) * bn,
+                extents: w.extents.clone(),
+                bands: Some([band0, band_end]),
+            };
+            let addr = w.epi.apply_staged(k, w.lane, &block, slab, &inputs)?;
+            store_slab(
+                k,
+                (w.c_map, origin(cw.into(), slab.into())),
+                out,
+                addr,
+                w.first,
+                WARPS,
+            )?;
+            if let Some(input) = w.input {
+                input.at.advance(k.isa())?;
+            }
+            // A block's last slab stored: the block goes back once the stores have read it.
+            let ends = k.cmp(CmpOp::Eq, slab, slabs - 1)?;
+            k.if_(ends, |k| {
+                self.hand_back(k, w.staging, w.cursor.stage(), w.first)
+            })
+            .end()
+        })?;
+        Ok(w.cursor.lap(k.isa())?)
+    }
+
+    /// Thread `first` loads the staged input's 64 x 64 slab at `origin` into stage `stage` of
+    /// the epilogue warps' input ring by TMA, once the input's gate lets tile row `tile.mb`
+    /// through, announcing its bytes on the stage's `full` (from `site`: the three warps' load of
+    /// a tile's first slab is their loop's load peeled); the stage's buffer.
+    fn load_input_slab(
+        &mut self,
+        k: &mut KernelBuilder,
+        input: &SlabInput<O>,
+        first: ptx_isa::Pred,
+        (stage, site): (R32, ArriveSite),
+        tile: &Tile,
+        origin: &[Expr; 2],
+    ) -> Result<R32> {
+        let buf = input.ring.first_tile(k, stage)?;
+        let sync = &mut self.sync;
+        let bytes = 64 * 64 * self.cfg.output.bytes();
+        k.if_(first, |k| {
+            // A gated input: its rows are in place (and visible to the TMA) first.
+            if let Some(gate) = &input.gate {
+                gate.wait(k, tile.mb)?;
+            }
+            let full = input.ring.full_at(k, stage)?;
+            sync.arrive(k.isa(), full, Arrival::ExpectTx(bytes), site)?;
+            load_c_slab(k, (&input.map, origin.clone()), sync, full, buf)
+        })
+        .end()?;
+        Ok(buf)
+    }
+
+    /// An epilogue warp's block goes back to its consumer: once thread `first`'s stores of it
+    /// have read it (`cp.async.bulk.wait_group.read 0`, PTX ISA 9.7.9.25.4), `first` arrives on
+    /// the staging ring's `empty` of `stage`.
+    fn hand_back(
+        &mut self,
+        k: &mut KernelBuilder,
+        staging: &Ring,
+        stage: R32,
+        first: ptx_isa::Pred,
+    ) -> Result<()> {
+        k.if_(first, |k| {
+            k.cp_async_bulk_commit_group()?;
+            Ok(k.cp_async_bulk_wait_group(0, true)?)
+        })
+        .end()?;
+        staging.release(k, &mut self.sync, stage, first, false)
     }
 
     /// The elected producer thread's loop.

@@ -244,9 +244,10 @@ pub enum GemmConfigError {
     )]
     SwapAb,
     /// [`GemmConfig::epilogue_warps`] without what they take: the TMA-store epilogue of a
-    /// dense problem, with the consumers sharing each tile (no ping-pong, split-K or swap-AB).
+    /// dense problem, with the consumers sharing each tile (no ping-pong, split-K or swap-AB),
+    /// on 2 or 3 warps ([`GemmConfig::epilogue_warp_count`]).
     #[error(
-        "epilogue warps take the TMA-store epilogue (a 16-bit C) of a dense problem, no ping-pong, split-K or swap-AB"
+        "epilogue warps take the TMA-store epilogue (a 16-bit C) of a dense problem, no ping-pong, split-K or swap-AB, on 2 or 3 warps"
     )]
     EpilogueWarps,
     /// More shared memory than one sm_90 CTA may opt into ([`smem::max_smem_optin`]).
@@ -364,6 +365,13 @@ pub struct GemmConfig {
     /// 64 x 64 slab at a time, by TMA into a buffer of its own
     /// ([`GemmConfig::epilogue_input_bytes`]) just before it works on that slab.
     pub epilogue_warps: bool,
+    /// With [`GemmConfig::epilogue_warps`], how many warps of the producer warpgroup run the
+    /// epilogue: 2, a warp a consumer warpgroup (warps 1 and 2, each on its consumer's block),
+    /// or 3 (warps 1 to 3, each on a share of the bands of every slab of both blocks, so the
+    /// pass's issue slots and MUFU work spread over three of the SM's four sub-partitions,
+    /// [`build::HopperGemm::producer`]). Name suffix `_ew3`. 2 or 3
+    /// ([`GemmConfigError::EpilogueWarps`]).
+    pub epilogue_warp_count: u32,
     /// Stream-K ([`crate::parts::GridSchedule::stream_k`]): the `tiles x k-tiles` iterations of
     /// the whole problem dealt out evenly over a persistent grid of one CTA an SM, a CTA's
     /// range starting and ending anywhere in a tile, so a problem with fewer tiles than SMs
@@ -434,6 +442,7 @@ impl GemmConfig {
             swap_ab: false,
             split_fixup: false,
             epilogue_warps: false,
+            epilogue_warp_count: 2,
             stream_k: false,
         }
     }
@@ -692,6 +701,14 @@ impl GemmConfig {
     pub fn with_epilogue_warps(self) -> GemmConfig {
         GemmConfig {
             epilogue_warps: true,
+            ..self
+        }
+    }
+
+    /// `self` with the epilogue on `count` warps ([`GemmConfig::epilogue_warp_count`]).
+    pub fn with_epilogue_warp_count(self, count: u32) -> GemmConfig {
+        GemmConfig {
+            epilogue_warp_count: count,
             ..self
         }
     }
@@ -995,6 +1012,7 @@ impl GemmConfig {
                 || self.pingpong
                 || self.split_k != 1
                 || self.swap_ab)
+            || !matches!(self.epilogue_warp_count, 2 | 3)
         {
             return Err(GemmConfigError::EpilogueWarps);
         }
@@ -1081,7 +1099,11 @@ impl GemmConfig {
             },
             if self.swap_ab { "_swapab" } else { "" },
             if self.split_fixup { "_fixup" } else { "" },
-            if self.epilogue_warps { "_ew" } else { "" },
+            match (self.epilogue_warps, self.epilogue_warp_count) {
+                (false, _) => "",
+                (true, 3) => "_ew3",
+                (true, _) => "_ew",
+            },
             if self.stream_k { "_streamk" } else { "" },
         )
     }
