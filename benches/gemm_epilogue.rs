@@ -6,8 +6,8 @@
 //! staging block under the main loop), and on epilogue warps (`GemmConfig::epilogue_warps`, the
 //! residual from global memory, staged slab by slab, or staged for the consumers' own last
 //! tile and read by the epilogue warps from global memory into registers:
-//! `HopperGemm::staged_input_direct`; staged and paced: `EpiloguePace`; staged on three warps:
-//! `GemmConfig::epilogue_warp_count`), at 4096³ and 8192³,
+//! `HopperGemm::staged_input_direct`; staged and paced: `EpiloguePace`; staged on two warps, the
+//! default before three: `GemmConfig::epilogue_warp_count`), at 4096³ and 8192³,
 //! the plain GEMM timed beside each (their launches interleaved: `median_ms_interleaved`),
 //! three rounds; a row per timing with the fused / plain ratio, and first a row per paced
 //! kernel comparing its output's bits with the unpaced one's on a poisoned C.
@@ -59,7 +59,7 @@ fn fused(
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
     let turns = match (cfg.pingpong, cfg.epilogue_warps, cfg.epilogue_warp_count) {
         (true, ..) => "_pingpong",
-        (_, true, 3) => "_epiwarps3",
+        (_, true, 2) => "_epiwarps2",
         (_, true, _) => "_epiwarps",
         _ => "",
     };
@@ -166,8 +166,10 @@ fn main() -> Result<(), CheckError> {
         let o = EpiloguePace::Off;
         let pingpong = (cfg.with_pingpong(), o);
         let ew = (cfg.with_epilogue_warps(), o);
-        let paced = |pace| (ew.0, pace);
-        let ew3 = (ew.0.with_epilogue_warp_count(3), o);
+        // Two epilogue warps, a warp a consumer (the default before session 20's ew3), alone
+        // and paced (the pace to the main loop takes two).
+        let ew2 = (ew.0.with_epilogue_warp_count(2), o);
+        let paced = |pace| (ew2.0, pace);
         let schedules = [
             ("cooperative", (cfg, o), (false, false, false)),
             ("cooperative, staged", (cfg, o), (true, false, false)),
@@ -184,19 +186,18 @@ fn main() -> Result<(), CheckError> {
             // The epilogue warps paced (EpiloguePace; unpaced above).
             (
                 "epilogue warps, staged, paced 800 ns",
+                (ew.0, EpiloguePace::Fixed(800)),
+                (true, false, false),
+            ),
+            ("2 epilogue warps, staged", ew2, (true, false, false)),
+            (
+                "2 epilogue warps, staged, paced 800 ns",
                 paced(EpiloguePace::Fixed(800)),
                 (true, false, false),
             ),
             (
-                "epilogue warps, staged, paced to 75 %",
+                "2 epilogue warps, staged, paced to 75 %",
                 paced(EpiloguePace::MainLoop(75)),
-                (true, false, false),
-            ),
-            // Three epilogue warps sharing both blocks (GemmConfig::epilogue_warp_count).
-            ("3 epilogue warps, staged", ew3, (true, false, false)),
-            (
-                "3 epilogue warps, staged, paced 800 ns",
-                (ew3.0, EpiloguePace::Fixed(800)),
                 (true, false, false),
             ),
         ];

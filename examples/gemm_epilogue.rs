@@ -127,15 +127,15 @@ fn check_shape(
     // The consumers sharing each tile (the plain GEMM's pick), taking turns at tiles
     // (ping-pong), and handing each tile to epilogue warps (the pick for a long epilogue).
     // The epilogue warps also with the residual read from global memory into registers
-    // (`direct`), and on three epilogue warps sharing both blocks.
-    let three = cfg.with_epilogue_warps().with_epilogue_warp_count(3);
+    // (`direct`); three epilogue warps share both blocks, two take one each.
+    let two = cfg.with_epilogue_warps().with_epilogue_warp_count(2);
     let schedules = [
         ("cooperative", cfg, false),
         ("ping-pong", cfg.with_pingpong(), false),
         ("epi-warps", cfg.with_epilogue_warps(), false),
         ("epi-direct", cfg.with_epilogue_warps(), true),
-        ("epi-warps3", three, false),
-        ("epi3-direct", three, true),
+        ("epi-warps2", two, false),
+        ("epi2-direct", two, true),
     ];
     for (schedule, cfg, direct) in schedules {
         // Epilogue warps apply the ops to the accumulator rounded to C's bf16.
@@ -278,7 +278,7 @@ mod tests {
             large.with_pingpong(),
             register.with_pingpong(),
             large.with_epilogue_warps(),
-            large.with_epilogue_warps().with_epilogue_warp_count(3),
+            large.with_epilogue_warps().with_epilogue_warp_count(2),
         ] {
             for kernel in [
                 super::gemm_bias_gelu_residual(cfg, false).unwrap(),

@@ -174,8 +174,8 @@ fn staged_gemm_read(
     gemm.with_epilogue(e).build(k)
 }
 
-/// The GEMM on epilogue warps with bias, ReLU and a staged residual: what the epilogue-warp
-/// tests compare their variants with.
+/// The GEMM on epilogue warps (three, the default) with bias, ReLU and a staged residual: what
+/// the epilogue-warp tests compare their variants with.
 fn staged_relu() -> (GemmConfig, GemmKernel) {
     let cfg = GemmConfig::large().with_epilogue_warps();
     let staged = staged_gemm(cfg, |k, n, res| {
@@ -316,6 +316,8 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
 #[test]
 fn paced_epilogue_warps_sleep_after_each_band() {
     let (cfg, unpaced) = staged_relu();
+    // Two warps: the pace to the main loop schedules one warp's bands.
+    let cfg = cfg.with_epilogue_warp_count(2);
     let paced = |pace| {
         let mut k = KernelBuilder::new("gemm_paced_test", Target::Sm90a);
         let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
@@ -364,17 +366,23 @@ fn paced_epilogue_warps_sleep_after_each_band() {
     );
 }
 
-/// Three epilogue warps ([`GemmConfig::epilogue_warp_count`]): warps 1 to 3 of the producer
-/// warpgroup run the pass (`epi_warp <= 3`), sync on a named barrier of 96 threads after each
-/// slab (two warps alone sync no such barrier), load the staged residual's slabs at two sites
-/// (a tile's first, the loop's next one ahead), keep the band's one body (no branch), name the
-/// kernel `_ew3`, are refused paced to the main loop, 4 warps are refused, and every kernel
+/// Three epilogue warps ([`GemmConfig::epilogue_warp_count`], the default): warps 1 to 3 of the
+/// producer warpgroup run the pass, sync on a named barrier of 96 threads after each slab (two
+/// warps, `_ew2`, a warp a consumer, sync no such barrier), load the staged residual's slabs at
+/// two sites (a tile's first, the loop's next one ahead; two warps at one), keep the band's one
+/// body (no branch), are refused paced to the main loop, 4 warps are refused, and every kernel
 /// (staged, read directly, fixed pace) assembles without spills in the 80 registers.
 #[test]
 fn three_epilogue_warps_share_each_slab_and_sync_after_it() {
-    let (cfg, two) = staged_relu();
-    let three_cfg = cfg.with_epilogue_warp_count(3);
-    assert!(three_cfg.name().ends_with("_ew3"), "{}", three_cfg.name());
+    let (three_cfg, _) = staged_relu();
+    assert_eq!(three_cfg.epilogue_warp_count, 3);
+    let cfg = three_cfg.with_epilogue_warp_count(2);
+    assert!(cfg.name().ends_with("_ew2"), "{}", cfg.name());
+    assert!(three_cfg.name().ends_with("_ew"), "{}", three_cfg.name());
+    let two = staged_gemm(cfg, |k, n, res| {
+        bias_act_residual(k, n, Activation::GeluTanh, res)
+    })
+    .unwrap();
     let build = |direct: bool, pace| {
         let mut k = KernelBuilder::new("gemm_ew3_test", Target::Sm90a);
         let mut gemm =
@@ -462,10 +470,11 @@ fn epilogue_warps_read_a_direct_staged_input_from_global_memory() {
         ptx.matches("cp.async.bulk.tensor.2d.shared::cluster.global")
             .count()
     };
+    // Three warps load a tile's first slab and, in the loop, the next one.
     assert_eq!(
-        loads(direct.built.ptx()) + 1,
+        loads(direct.built.ptx()) + 2,
         loads(staged.built.ptx()),
-        "the epilogue warps' slab load left out"
+        "the epilogue warps' slab loads left out"
     );
     assemble_epilogue_warps(cfg, &[("direct", &direct), ("direct, at use", &at_use)]);
 }

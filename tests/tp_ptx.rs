@@ -184,8 +184,8 @@ fn staged_poll(ptx: &str, name: &str, polls: usize) -> (usize, usize) {
 /// Gated at two ranks, the owner's GEMM takes its peer's flag and the epoch after its slot, and
 /// only the staged partial's load waits on it: the consumer thread that issues that TMA load
 /// polls the flag with `ld.acquire.sys` and fences the async proxy first (PTX ISA 8.5, 8.6,
-/// 9.7.13.4), the producer's loads of A and B never wait. With epilogue warps their slab loads
-/// wait too. It assembles clean; four ranks and the register epilogue are refused.
+/// 9.7.13.4), the producer's loads of A and B never wait. With epilogue warps (two or three)
+/// their slab loads wait too. It assembles clean; four ranks and the register epilogue are refused.
 #[test]
 fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
     let mut configs: Vec<GemmConfig> = support::unique(
@@ -193,10 +193,11 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
             .into_iter()
             .map(|(rows, n)| GemmConfig::for_problem(rows, n, 132)),
     );
-    configs.push(GemmConfig {
+    let ew = GemmConfig {
         epilogue_warps: true,
         ..GemmConfig::for_problem(2048, 8192, 132)
-    });
+    };
+    configs.extend([ew, ew.with_epilogue_warp_count(2)]);
     for cfg in configs {
         for rank in 0..2u32 {
             let gemm =
@@ -210,8 +211,13 @@ fn the_gated_owner_gemm_waits_only_before_the_staged_partial() {
             let ptx = gemm.built.ptx();
             let name = format!("{}_rs{rank}of2_gated", cfg.name());
             assert!(ptx.contains(&format!(".entry {name}")), "{name}");
-            // One poll site a staged load: the consumers' (and the epilogue warps').
-            let want_polls = if cfg.epilogue_warps { 2 } else { 1 };
+            // One poll site a staged load: the consumers' (and the epilogue warps': on three
+            // warps a tile's first slab's and the loop's next one's).
+            let want_polls = match (cfg.epilogue_warps, cfg.epilogue_warp_count) {
+                (false, _) => 1,
+                (true, 2) => 2,
+                (true, _) => 3,
+            };
             staged_poll(ptx, &name, want_polls);
             assert!(!ptx.contains("multimem"), "no NVLink multicast");
             match ptxkit::isa::ptxas::for_tests().unwrap() {

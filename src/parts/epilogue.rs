@@ -431,7 +431,8 @@ impl Epilogue {
     /// epilogue of a GEMM whose accumulator-holding warpgroups have rounded their tile into the
     /// block and moved on ([`crate::library::gemm::GemmConfig::epilogue_warps`]): the ops see
     /// the values rounded to the block's type. Paced ([`Epilogue::with_band_pacing`]), the warp
-    /// sleeps after each band's `stmatrix`.
+    /// sleeps after each band's `stmatrix`. With [`StagedBlock::bands`] it works on those bands
+    /// of the slab only (bounds known at run time), so several warps share a slab.
     #[track_caller]
     pub fn apply_staged(
         &self,

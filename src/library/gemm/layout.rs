@@ -33,8 +33,9 @@ pub(super) struct SmemLayout {
     /// store that read it.
     pub c_staging: Option<Pipeline>,
     /// With [`GemmConfig::epilogue_warps`]: a 64 x 64 slab of a staged input per epilogue warp
-    /// (a two-stage ring, a warp's stage its consumer's index), `full` barriers only: the warp
-    /// loads each slab of the input by TMA before it works on that slab of its block
+    /// (a two-stage ring, a warp's stage its consumer's index; three warps take the two stages
+    /// in turn, slab by slab), `full` barriers only: the warp loads each slab of the input by
+    /// TMA before it works on that slab of its block (three: one slab ahead)
     /// ([`GemmConfig::epilogue_input_bytes`]).
     pub epilogue_input: Option<Pipeline>,
     /// With [`GemmConfig::smem_scales`]: one scale slot per stage

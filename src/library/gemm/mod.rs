@@ -355,21 +355,25 @@ pub struct GemmConfig {
     pub split_fixup: bool,
     /// The epilogue runs on warps that hold no accumulators ([`crate::parts::Epilogue::apply_staged`]):
     /// each consumer warpgroup rounds its accumulators to C's type into its C staging block
-    /// and goes on to the next tile's main loop, while a warp of the producer warpgroup (which
-    /// otherwise idles beside the one thread issuing loads) applies the epilogue's ops to the
-    /// block in shared memory and stores it by TMA, under the next tile's wgmmas. The ops then
+    /// and goes on to the next tile's main loop, while warps of the producer warpgroup (which
+    /// otherwise idle beside the one thread issuing loads; three by default,
+    /// [`GemmConfig::epilogue_warp_count`]) apply the epilogue's ops to the block in shared
+    /// memory and store it by TMA, under the next tile's wgmmas. The ops then
     /// see the accumulators rounded to C's type (as an unfused `op(A·Bᵀ)` in PyTorch does) rather
     /// than in f32. The roles' budgets become [`GemmConfig::EPILOGUE_WARPS_ROLES`]. Only with
     /// the TMA-store epilogue of a dense cooperative GEMM ([`GemmConfigError::EpilogueWarps`]).
-    /// A staged input ([`build::HopperGemm::staged_input`]) is loaded by each epilogue warp, a
-    /// 64 x 64 slab at a time, by TMA into a buffer of its own
-    /// ([`GemmConfig::epilogue_input_bytes`]) just before it works on that slab.
+    /// A staged input ([`build::HopperGemm::staged_input`]) is loaded by the epilogue warps, a
+    /// 64 x 64 slab at a time, by TMA into their slab buffers
+    /// ([`GemmConfig::epilogue_input_bytes`]): on two warps each into its own just before it
+    /// works on that slab, on three into the two buffers in turn, one slab ahead.
     pub epilogue_warps: bool,
     /// With [`GemmConfig::epilogue_warps`], how many warps of the producer warpgroup run the
     /// epilogue: 2, a warp a consumer warpgroup (warps 1 and 2, each on its consumer's block),
     /// or 3 (warps 1 to 3, each on a share of the bands of every slab of both blocks, so the
     /// pass's issue slots and MUFU work spread over three of the SM's four sub-partitions,
-    /// [`build::HopperGemm::producer`]). Name suffix `_ew3`. 2 or 3
+    /// [`build::HopperGemm::producer`]; the default: at 4096³ on the H200 bias + GELU + residual
+    /// 0.984 of the plain GEMM against 0.982 on two, and at half the K 0.930 against 0.906,
+    /// BENCHMARKS.md, session 20). Name suffix `_ew2` on two. 2 or 3
     /// ([`GemmConfigError::EpilogueWarps`]).
     pub epilogue_warp_count: u32,
     /// Stream-K ([`crate::parts::GridSchedule::stream_k`]): the `tiles x k-tiles` iterations of
@@ -442,7 +446,7 @@ impl GemmConfig {
             swap_ab: false,
             split_fixup: false,
             epilogue_warps: false,
-            epilogue_warp_count: 2,
+            epilogue_warp_count: 3,
             stream_k: false,
         }
     }
@@ -724,8 +728,9 @@ impl GemmConfig {
         .deepest()
     }
 
-    /// Bytes of the epilogue warps' staged-input slabs ([`GemmConfig::epilogue_warps`]): a
-    /// 64 x 64 16-bit slab per consumer's warp; 0 without epilogue warps.
+    /// Bytes of the epilogue warps' staged-input slabs ([`GemmConfig::epilogue_warps`]): two
+    /// 64 x 64 16-bit slabs (one per consumer's warp on two warps, taken in turn on three); 0
+    /// without epilogue warps.
     pub fn epilogue_input_bytes(&self) -> u32 {
         match self.epilogue_warps {
             true => 2 * 64 * 64 * 2,
@@ -1101,7 +1106,7 @@ impl GemmConfig {
             if self.split_fixup { "_fixup" } else { "" },
             match (self.epilogue_warps, self.epilogue_warp_count) {
                 (false, _) => "",
-                (true, 3) => "_ew3",
+                (true, 2) => "_ew2",
                 (true, _) => "_ew",
             },
             if self.stream_k { "_streamk" } else { "" },
