@@ -1,16 +1,16 @@
 # Session 20 (issue 31): paged / contiguous with and without the KV heads' CTAs in clusters of 8,
 # from the decode bench's table (medians of the repeats; cold, back to back). bf16 16-token pages
 # against themselves without clusters (the call timed no contiguous bf16 cache).
-import re, sys, statistics as st
-rows = {}
-for line in open(sys.argv[1]):
-    if not re.match(r"\| \d", line):
-        continue
-    c = [x.strip() for x in line.split("|")[1:-1]]
-    try:
-        rows.setdefault((c[0], c[2]), []).append((float(c[4]), float(c[7])))
-    except ValueError:
-        pass
+import os
+import statistics as st
+import sys
+
+# benches/decode_table.py: beside this file in a GPU kit, else in the repository's benches/.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "benches")]
+import decode_table  # noqa: E402
+
+rows = decode_table.rows(sys.argv[1])
 med = {k: (st.median(v[0] for v in vs), st.median(v[1] for v in vs)) for k, vs in rows.items()}
 for p in sorted({k[0] for k in med}, key=lambda x: (len(x), x)):
     print(p)

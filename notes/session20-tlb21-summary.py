@@ -2,18 +2,16 @@
 (DecodeConfig::touch_pages), from one decode_attention bench log (its table rows; the medians of
 the repeats, and each repeat's ratio for the spread). Usage: python3 THIS BENCH_LOG."""
 import re
+import os
 import statistics as st
 import sys
 
-rows = {}
-for line in open(sys.argv[1]):
-    if not re.match(r"\| \d+x\d+ \|", line):
-        continue
-    c = [x.strip() for x in line.split("|")[1:-1]]
-    try:
-        rows.setdefault((c[0], c[2]), []).append((float(c[4]), float(c[7])))
-    except (ValueError, IndexError):
-        print("failed row:", line.strip()[:200])
+# benches/decode_table.py: beside this file in a GPU kit, else in the repository's benches/.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "benches")]
+import decode_table  # noqa: E402
+
+rows = decode_table.rows(sys.argv[1], lambda line: print("failed row:", line.strip()[:200]))
 problems = ["32x4096", "32x16384", "8x65536", "1x131072"]
 touch = sorted({int(m.group(1)) for (_, n) in rows for m in [re.search(r"touching pages (\d+)", n)] if m})
 names = [("shuffled", "paged 16 e4m3")] + [(f"shuf t{t}", f"paged 16 e4m3, touching pages {t} tiles ahead") for t in touch]

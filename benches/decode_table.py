@@ -1,0 +1,20 @@
+"""The decode bench's table (`benches/decode_attention.rs`, `gpu_rows_only`): each row's cold and
+back-to-back ms by (problem, cache), one pair a repeat. What the session-20 summaries of decode
+calls read (`notes/session20-tlb21-summary.py`, `notes/session20-lead-clu-summary.py`)."""
+import re
+
+
+def rows(path, on_bad=None):
+    """{(problem, cache): [(cold ms, back-to-back ms), ...]} of the bench log at `path`;
+    `on_bad(line)` for a table row that does not parse."""
+    out = {}
+    for line in open(path):
+        if not re.match(r"\| \d+x\d+ \|", line):
+            continue
+        c = [x.strip() for x in line.split("|")[1:-1]]
+        try:
+            out.setdefault((c[0], c[2]), []).append((float(c[4]), float(c[7])))
+        except (ValueError, IndexError):
+            if on_bad:
+                on_bad(line)
+    return out
