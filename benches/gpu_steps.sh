@@ -74,3 +74,46 @@ call_start() {
     --format=csv,noheader | tee "$L/device.txt"
 }
 pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }
+
+# The fused-epilogue calls (`benches/gemm_epilogue.rs`; notes/session19-epi20-call.sh,
+# session20-epi21-call{1,2}.sh): `epilogue_call_start KIT OUT_DEFAULT DEADLINE MS` sets `d` and
+# `out`, starts the deadline, keeps the driver's JIT cache in /tmp (as `call_start`), unpacks the
+# kit's `bench_epi` and `example_epi`, writes the GPU's
+# clocks and power limit to $out/logs/gpu.txt and logs its clocks every MS ms to
+# $out/logs/clocks.csv in the background (`smi` its pid); `epilogue_bench NAME MAX SIZES ROUNDS
+# SCHEDULES` runs the bench at GEMM_EPILOGUE_SIZES, _ROUNDS and _SCHEDULES as step NAME (its log
+# `NAME` with spaces as dashes); `epilogue_ncu METRICS SCHEDULES KERNELS` runs it once at 4096³
+# under ncu (step `ncu`, when ncu is there), the metrics METRICS of the first 7 launches of the
+# kernels whose names match the regex KERNELS, and `epilogue_ncu_summary` prints their lines;
+# `epilogue_rounds FILE...` prints each schedule's fused / plain ratio by round from the bench's logs.
+epilogue_call_start() {
+  d=$1
+  out=${OUT:-$2}
+  mkdir -p "$out"
+  deadline_start "$3"
+  export CUDA_CACHE_PATH=/tmp/cudacache CUDA_CACHE_MAXSIZE=4294967296
+  xz -d -k -f "$d/bench_epi.xz" "$d/example_epi.xz" && chmod +x "$d/bench_epi" "$d/example_epi"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv >"$out/logs/gpu.txt" 2>&1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms "$4" >"$out/logs/clocks.csv" 2>&1 &
+  smi=$!
+}
+epilogue_bench() {
+  step_at "$1"
+  run_within "${1// /-}" "$2" env GEMM_EPILOGUE_SIZES="$3" GEMM_EPILOGUE_ROUNDS="$4" GEMM_EPILOGUE_SCHEDULES="$5" "$d/bench_epi"
+}
+epilogue_ncu() {
+  step_at "ncu"
+  command -v ncu >/dev/null || return 0
+  run_within ncu 40 env GEMM_EPILOGUE_SIZES=4096 GEMM_EPILOGUE_ROUNDS=1 GEMM_EPILOGUE_SCHEDULES="$2" \
+    ncu --metrics "$1" -k "regex:$3" -c 7 "$d/bench_epi"
+}
+epilogue_ncu_summary() {
+  grep -hE "^  [a-z_]+|gpu__time|cycles_active|hmma|wavefronts" "$out"/logs/ncu.txt 2>/dev/null | sed -E "s/ +/ /g" | cut -c1-90 | head -60
+}
+epilogue_rounds() {
+  local f
+  for f in "$@"; do
+    echo "-- $f (ratio by round)"
+    grep -h "^| [0-9]" "$f" | grep -v '| bits |' | awk -F'|' '{gsub(/ +$/,"",$3); gsub(/ +$/,"",$4); k=$3"|"$4; r[k]=r[k]" "$8+0} END {for (k in r) print k":"r[k]}' | sed 's/ epilogue warps, staged/ew/' | sort
+  done
+}

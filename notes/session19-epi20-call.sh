@@ -1,24 +1,17 @@
 #!/usr/bin/env bash
+# (Session 21: its setup, bench steps and summary now call benches/gpu_steps.sh's epilogue_* functions; the same steps as ran, but for the driver's JIT cache now kept in /tmp.)
 # epi20, session 19, the one device call: the epilogue warps storing C from registers
 # (GemmConfig::epilogue_global_store) against the default (stmatrix back + TMA store), each fused
 # kernel timed beside the library's plain GEMM (launches interleaved), rounds alternating.
 # Run from the session checkout as `bash .gpu-epi20/call.sh` (carry .gpu-epi20).
 set -u
-d=.gpu-epi20
 source benches/gpu_steps.sh
-out=${OUT:-/tmp/epi20-out}; mkdir -p "$out"
-deadline_start 140
-xz -d -k -f $d/bench_epi.xz $d/example_epi.xz && chmod +x $d/bench_epi $d/example_epi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$out/logs/gpu.txt" 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 250 > "$out/logs/clocks.csv" 2>&1 &
-smi=$!
+epilogue_call_start .gpu-epi20 /tmp/epi20-out 140 250
 step_at "example --check (edges, 3000x3000x200: handed tiles)"
 run_within example-check 40 $d/example_epi --check
 S="epilogue warps, staged;epilogue warps, staged, global store"
-step_at "bench 4096"
-run_within bench-4096 45 env GEMM_EPILOGUE_SIZES=4096 GEMM_EPILOGUE_ROUNDS=6 GEMM_EPILOGUE_SCHEDULES="$S" $d/bench_epi
-step_at "bench 8192"
-run_within bench-8192 40 env GEMM_EPILOGUE_SIZES=8192 GEMM_EPILOGUE_ROUNDS=3 GEMM_EPILOGUE_SCHEDULES="$S" $d/bench_epi
+epilogue_bench "bench 4096" 45 4096 6 "$S"
+epilogue_bench "bench 8192" 40 8192 3 "$S"
 kill $smi 2>/dev/null
 step_at "ncu (if time is left)"
 if [ "$(left 30)" -ge 20 ] && command -v ncu >/dev/null; then
