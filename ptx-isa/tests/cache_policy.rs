@@ -200,7 +200,7 @@ fn a_cp_async_prefetch_size_is_written_validated_and_assembled() {
         .into_iter()
         .enumerate()
         {
-            k.cp_async_with(
+            k.cp_async(
                 cache,
                 Addr::<spaces::Shared>::reg32(s).offset(16 * j as i64),
                 Addr::<spaces::Global>::reg(g),

@@ -19,26 +19,13 @@ pub enum CpAsyncCache {
 }
 
 impl FunctionBuilder {
-    /// `cp.async.{ca|cg}.shared.global [dst], [src], size{, src_size}`: copies `size` bytes (4, 8
-    /// or 16) from global to shared memory asynchronously; with `src_size`, only that many bytes are
-    /// read and the rest are zero-filled.
+    /// `cp.async.{ca|cg}.shared.global{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}`:
+    /// copies `size` bytes (4, 8 or 16) from global to shared memory asynchronously; with
+    /// `src_size`, only that many bytes are read and the rest are zero-filled; with `prefetch`, an
+    /// L2 prefetch size (PTX ISA 9.7.9.25.3.1, `.level::prefetch_size`: a hint that the L2 may
+    /// fetch that many bytes around the copy's source; PTX 7.4, gated by the form table's
+    /// `mem.L2::prefetch_size` row, `cp.async` itself sm_80).
     pub fn cp_async<S: spaces::Window32>(
-        &mut self,
-        cache: CpAsyncCache,
-        dst: Addr<S>,
-        src: Addr<spaces::Global>,
-        size: u32,
-        src_size: Option<Src<ty::U32>>,
-    ) -> Result<()> {
-        self.cp_async_with(cache, dst, src, size, src_size, None)
-    }
-
-    /// [`FunctionBuilder::cp_async`] with an L2 prefetch size:
-    /// `cp.async.{ca|cg}.shared.global{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}`
-    /// (PTX ISA 9.7.9.25.3.1, `.level::prefetch_size`: a hint that the L2 may fetch that many
-    /// bytes around the copy's source; PTX 7.4, gated by the form table's `mem.L2::prefetch_size`
-    /// row, and `cp.async` itself sm_80).
-    pub fn cp_async_with<S: spaces::Window32>(
         &mut self,
         cache: CpAsyncCache,
         dst: Addr<S>,
