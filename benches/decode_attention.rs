@@ -35,7 +35,9 @@
 //! off against the default), with `table window` or
 //! `table a tile ahead` read the `cp.async` copies' block-table entries the way the
 //! configuration does not by default (`DecodeConfig::table_window`), with `touching pages N
-//! tiles ahead` touch each page N tiles before its copies (`DecodeConfig::touch_pages`).
+//! tiles ahead` touch each page N tiles before its copies (`DecodeConfig::touch_pages`), with `L2
+//! prefetch N B` carry an N-byte L2 prefetch size on the `cp.async` copies
+//! (`DecodeConfig::l2_prefetch`).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -47,7 +49,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ptxkit::isa::Target;
-use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, build};
+use ptxkit::library::decode::{Decode, DecodeArgs, DecodeConfig, KvScales, PrefetchSize, build};
 use ptxkit::runtime::{
     Before, Device, DeviceTensor, E4m3, L2_FLUSH_BYTES, RuntimeError, TensorRef,
     mean_ms_back_to_back, median_ms,
@@ -366,6 +368,11 @@ const B2B: usize = 20;
 /// (`DecodeConfig::touch_pages`).
 const TOUCH_AHEAD: [u32; 2] = [4, 16];
 
+/// The `cp.async` copies' L2 prefetch sizes the FP8 pages' rows `L2 prefetch` carry
+/// (`DecodeConfig::l2_prefetch`), with their bytes.
+const L2_PREFETCH: [(PrefetchSize, u32); 2] =
+    [(PrefetchSize::B128, 128), (PrefetchSize::B256, 256)];
+
 /// One cache layout timed on each problem.
 struct Layout {
     name: String,
@@ -404,6 +411,9 @@ struct Layout {
     /// The `cp.async` copies' window touching each page this many tiles before its copies
     /// (`DecodeConfig::touch_pages`; 0: the configuration's default, none).
     touch: u32,
+    /// The `cp.async` copies' L2 prefetch size (`DecodeConfig::l2_prefetch`; `None`: the
+    /// configuration's default).
+    l2_prefetch: Option<PrefetchSize>,
 }
 
 impl Layout {
@@ -435,9 +445,13 @@ impl Layout {
                 Some(v) => (set(cfg, v), true),
                 None => (cfg, any),
             });
-        match self.touch {
+        let (cfg, any) = match self.touch {
             0 => (cfg, any),
             tiles => (cfg.with_table_window(true).with_touch_pages(tiles), true),
+        };
+        match self.l2_prefetch {
+            None => (cfg, any),
+            size => (cfg.with_l2_prefetch(size), true),
         }
     }
 }
@@ -465,6 +479,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         solo_boxes: None,
         window: None,
         touch: 0,
+        l2_prefetch: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -538,6 +553,29 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                 ..layout(
                     &format!("{name}, touching pages {tiles} tiles ahead"),
                     Some(16),
+                    true,
+                    None,
+                    false,
+                )
+            });
+        }
+    }
+    // The FP8 pages copied by cp.async (16-token shuffled, in order and as served, 64-token
+    // shuffled) with the copies carrying a 128- and a 256-byte L2 prefetch size
+    // (DecodeConfig::l2_prefetch, off by default).
+    for (name, page, order) in [
+        ("paged 16 e4m3", 16, Placement::Shuffled),
+        ("paged 16 e4m3 in order", 16, Placement::InOrder),
+        ("paged 16 e4m3 as served", 16, Placement::Served),
+        ("paged 64 e4m3", 64, Placement::Shuffled),
+    ] {
+        for (size, bytes) in L2_PREFETCH {
+            out.push(Layout {
+                l2_prefetch: Some(size),
+                order,
+                ..layout(
+                    &format!("{name}, L2 prefetch {bytes}B"),
+                    Some(page),
                     true,
                     None,
                     false,

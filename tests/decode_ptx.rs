@@ -7,7 +7,7 @@ mod support;
 
 use ptxkit::isa::{Target, ptxas};
 use ptxkit::library::decode::{
-    DecodeConfig, DecodeConfigError, DecodeShape, build, build_combine, reference,
+    DecodeConfig, DecodeConfigError, DecodeShape, PrefetchSize, build, build_combine, reference,
 };
 
 /// Shared memory an SM gives its CTAs on sm_90 (228 KB, 1 KB of it reserved a CTA).
@@ -272,6 +272,76 @@ fn the_page_touch_is_one_prefetch_a_tile_of_k_and_of_v() {
     let boxes = fp8.with_touch_pages(4).with_solo_boxes(true).solo_config();
     let boxes = boxes.expect("a TMA-box kernel at one CTA an SM");
     assert_eq!((boxes.cp_async, boxes.touch_pages), (false, 0));
+    assert_eq!(boxes.validate(), Ok(()));
+}
+
+/// The copies' L2 prefetch size (`DecodeConfig::l2_prefetch`, off by default): with it every
+/// `cp.async` of the cache carries `.L2::64B/128B/256B` after `.global` (PTX ISA 9.7.9.25.3.1)
+/// and no copy is without it; without it none carries one. The kernel assembles clean and is
+/// named for it. Over TMA boxes (a bf16 cache, FP8 boxes) it is a typed error, and a launcher's
+/// TMA-box kernel at one CTA an SM drops it.
+#[test]
+fn the_l2_prefetch_size_is_on_every_copy_of_the_cache() {
+    let ptxas = ptxas::for_tests().unwrap();
+    for page in [16u32, 64] {
+        let fp8 = DecodeConfig::new(128, 4, page).with_fp8();
+        assert_eq!(fp8.l2_prefetch, None, "off by default");
+        for (size, q, suffix) in [
+            (None, "", ""),
+            (Some(PrefetchSize::B64), ".L2::64B", "_l2p64"),
+            (Some(PrefetchSize::B128), ".L2::128B", "_l2p128"),
+            (Some(PrefetchSize::B256), ".L2::256B", "_l2p256"),
+        ] {
+            let cfg = fp8.with_l2_prefetch(size);
+            let name = cfg.name();
+            assert_eq!(cfg.validate(), Ok(()), "{name}");
+            let ptx = build(Target::Sm90a, &cfg).unwrap().ptx().to_string();
+            let copies = ptx.matches("cp.async.cg.shared.global").count();
+            assert!(copies > 0, "{name}");
+            let with = ptx
+                .matches(&format!("cp.async.cg.shared.global{q} ["))
+                .count();
+            assert_eq!(with, copies, "{name}: every copy ({q})");
+            assert_eq!(
+                ptx.matches(".L2::").count(),
+                copies * usize::from(size.is_some())
+            );
+            assert_eq!(
+                name.ends_with(&format!("_tw{suffix}")),
+                page == 16,
+                "{name}"
+            );
+            assert!(name.contains(suffix), "{name}");
+            if size.is_some() {
+                if let Some(ptxas) = &ptxas {
+                    support::assemble_clean(ptxas, &name, &ptx, Target::Sm90a);
+                }
+            }
+        }
+    }
+    let b256 = Some(PrefetchSize::B256);
+    let fp8 = DecodeConfig::new(128, 4, 16).with_fp8();
+    for cfg in [
+        fp8.with_cp_async(false).with_l2_prefetch(b256),
+        DecodeConfig::new(128, 4, 16).with_l2_prefetch(b256),
+        DecodeConfig::new(128, 4, 4096)
+            .with_fp8()
+            .with_l2_prefetch(b256),
+    ] {
+        let name = cfg.name();
+        assert_eq!(
+            cfg.validate(),
+            Err(DecodeConfigError::L2PrefetchTma),
+            "{name}"
+        );
+        assert!(build(Target::Sm90a, &cfg).is_err(), "{name}");
+    }
+    let boxes = fp8
+        .with_l2_prefetch(b256)
+        .with_solo_boxes(true)
+        .solo_config();
+    let boxes = boxes.expect("a TMA-box kernel at one CTA an SM");
+    assert_eq!((boxes.cp_async, boxes.l2_prefetch), (false, None));
     assert_eq!(boxes.validate(), Ok(()));
 }
 

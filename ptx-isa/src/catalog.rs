@@ -1181,12 +1181,14 @@ fn example(
                 g.clone(),
                 16,
                 Some(8u32.into()),
+                None,
             )?;
             k.cp_async(
                 CpAsyncCache::Ca,
                 Addr::<spaces::Shared>::reg32(b).offset(16),
                 g.clone(),
                 4,
+                None,
                 None,
             )
         }

@@ -179,3 +179,65 @@ fn an_l2_prefetch_is_written_validated_and_assembled() {
         assert_eq!(e.kind, ErrorKind::InvalidModifier, "{bad:?}: {e}");
     }
 }
+
+/// `cp.async` with an L2 prefetch size (PTX ISA 9.7.9.25.3.1,
+/// `cp.async.{ca|cg}.shared.global{.level::prefetch_size}`, `.L2::64B/128B/256B`; PTX 7.4,
+/// sm_80): written after `.global`, validated, assembled by ptxas on sm_80 and sm_90a; a module
+/// held to PTX 7.3 is refused (the form table's `mem.L2::prefetch_size` row gates it).
+#[test]
+fn a_cp_async_prefetch_size_is_written_validated_and_assembled() {
+    use ptx_isa::builder::{CpAsyncCache, PrefetchSize};
+    let copies = |m: &mut ptx_isa::Module, k: &mut FunctionBuilder| -> ptx_isa::Result<()> {
+        m.shared("buf", 128, 128)?;
+        let (s, g) = (k.reg::<ty::U32>(), k.reg::<ty::U64>());
+        k.mov_shared_addr(s, "buf")?;
+        k.mov(g, 0u64)?;
+        for (j, (cache, size)) in [
+            (CpAsyncCache::Cg, PrefetchSize::B256),
+            (CpAsyncCache::Cg, PrefetchSize::B128),
+            (CpAsyncCache::Ca, PrefetchSize::B64),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            k.cp_async(
+                cache,
+                Addr::<spaces::Shared>::reg32(s).offset(16 * j as i64),
+                Addr::<spaces::Global>::reg(g),
+                16,
+                None,
+                Some(size),
+            )?;
+        }
+        k.cp_async_commit_group()?;
+        k.cp_async_wait_all()
+    };
+    for target in [Target::Sm80, Target::Sm90a] {
+        let mut m = ptx_isa::Module::new(target);
+        let mut k = m.entry("t");
+        copies(&mut m, &mut k).unwrap();
+        k.ret().unwrap();
+        let text = finished(m, k);
+        for line in [
+            "cp.async.cg.shared.global.L2::256B [%r0], [%rd0], 16;",
+            "cp.async.cg.shared.global.L2::128B [%r0+16], [%rd0], 16;",
+            "cp.async.ca.shared.global.L2::64B [%r0+32], [%rd0], 16;",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        // sm_80's lowest PTX is 7.0: the qualifier raises it to 7.4 (sm_90a's is 8.0).
+        if target == Target::Sm80 {
+            assert!(text.contains(".version 7.4"), "{text}");
+        }
+        support::assemble(&text, target);
+    }
+    let mut m = ptx_isa::Module::new(Target::Sm80);
+    m.set_version(ptx_isa::PtxVersion { major: 7, minor: 3 })
+        .unwrap();
+    let mut k = m.entry("t");
+    copies(&mut m, &mut k).unwrap();
+    k.ret().unwrap();
+    m.add(k.finish().unwrap()).unwrap();
+    let e = m.to_ptx().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::PtxVersionTooLow, "{e}");
+}

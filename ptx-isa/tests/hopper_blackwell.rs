@@ -89,6 +89,7 @@ fn cp_async_cg(
         Addr::<spaces::Global>::reg(p),
         bytes,
         None,
+        None,
     )?;
     Ok(b)
 }

@@ -10,7 +10,8 @@
 //! page loads it does not take by default, TMA boxes or `cp.async`, `DecodeConfig::cp_async`,
 //! and every `cp.async` one with the block-table reads it does not take by default,
 //! `DecodeConfig::table_window`, and with that window touching the pages 8 or 24 tiles
-//! ahead, `DecodeConfig::touch_pages`;
+//! ahead, `DecodeConfig::touch_pages`, and with the copies' 128- or 256-byte L2 prefetch size,
+//! `DecodeConfig::l2_prefetch`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
 //! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
 //! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
@@ -23,7 +24,9 @@
 
 use super::ctx::{GpuCheckError, GpuCtx, Report, RunResult, max_abs_err};
 use super::rows::random;
-use crate::library::decode::{self, Decode, DecodeArgs, DecodeConfig, DecodeShape, KvScales};
+use crate::library::decode::{
+    self, Decode, DecodeArgs, DecodeConfig, DecodeShape, KvScales, PrefetchSize,
+};
 use crate::runtime::{DeviceTensor, E4m3, TensorRef};
 
 /// How long one launch may take (the cases take milliseconds); `PTXKIT_DECODE_LIMIT_S`
@@ -480,6 +483,13 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             };
             touched += 1;
             others.push(load(cfg.with_table_window(true).with_touch_pages(tiles))?);
+            // With the copies' L2 prefetch size (DecodeConfig::l2_prefetch; a hint changes no
+            // bits): 256 bytes, and 128 in every other case.
+            let size = match touched % 2 {
+                0 => PrefetchSize::B256,
+                _ => PrefetchSize::B128,
+            };
+            others.push(load(cfg.with_l2_prefetch(Some(size)))?);
         }
         // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
         // do): at head dims 64 and 128 the kernel `dec` does not run.
@@ -496,7 +506,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              1..5000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads, the cp.async copies with both block-table \
-             reads and touching the pages ahead; every case on the kernels built for \
+             reads, touching the pages ahead and with an L2 prefetch size; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits); error / tolerance of O"
         ),

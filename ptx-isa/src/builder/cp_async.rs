@@ -1,7 +1,7 @@
 //! Ampere asynchronous copies (PTX ISA 9.7.9.25.3 `cp.async`, `.commit_group`, `.wait_group`,
 //! `.wait_all`).
 
-use super::FunctionBuilder;
+use super::{FunctionBuilder, PrefetchSize};
 use crate::error::{ErrorKind, Result};
 use crate::forms::Form;
 use crate::instr::{Imm, Instruction, Src};
@@ -19,9 +19,12 @@ pub enum CpAsyncCache {
 }
 
 impl FunctionBuilder {
-    /// `cp.async.{ca|cg}.shared.global [dst], [src], size{, src_size}`: copies `size` bytes (4, 8
-    /// or 16) from global to shared memory asynchronously; with `src_size`, only that many bytes are
-    /// read and the rest are zero-filled.
+    /// `cp.async.{ca|cg}.shared.global{.L2::64B|.L2::128B|.L2::256B} [dst], [src], size{, src_size}`:
+    /// copies `size` bytes (4, 8 or 16) from global to shared memory asynchronously; with
+    /// `src_size`, only that many bytes are read and the rest are zero-filled; with `prefetch`, an
+    /// L2 prefetch size (PTX ISA 9.7.9.25.3.1, `.level::prefetch_size`: a hint that the L2 may
+    /// fetch that many bytes around the copy's source; PTX 7.4, gated by the form table's
+    /// `mem.L2::prefetch_size` row, `cp.async` itself sm_80).
     pub fn cp_async<S: spaces::Window32>(
         &mut self,
         cache: CpAsyncCache,
@@ -29,6 +32,7 @@ impl FunctionBuilder {
         src: Addr<spaces::Global>,
         size: u32,
         src_size: Option<Src<ty::U32>>,
+        prefetch: Option<PrefetchSize>,
     ) -> Result<()> {
         let mn = "cp.async";
         // The copy sizes per cache mode are the row's rule (PTX ISA 9.7.9.25.3.1), checked by
@@ -59,8 +63,12 @@ impl FunctionBuilder {
                 "cg"
             })
             .modifier("shared")
-            .modifier("global")
-            .operands((dst, src, Imm::UInt(size as u64)));
+            .modifier("global");
+        // `{.level::cache_hint}{.level::prefetch_size}` follow `.global` (PTX ISA 9.7.9.25.3.1).
+        if let Some(p) = prefetch {
+            i = i.modifier(p.name());
+        }
+        i = i.operands((dst, src, Imm::UInt(size as u64)));
         if let Some(s) = src_size {
             i = i.operand(s);
         }

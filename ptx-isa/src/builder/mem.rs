@@ -138,7 +138,8 @@ pub enum PrefetchSize {
 }
 
 impl PrefetchSize {
-    fn name(self) -> &'static str {
+    /// The qualifier without its dot (`L2::128B`).
+    pub fn name(self) -> &'static str {
         match self {
             PrefetchSize::B64 => "L2::64B",
             PrefetchSize::B128 => "L2::128B",

@@ -429,8 +429,8 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
 
 /// With [`DecodeConfig::cp_async`] (an FP8 cache): the producer warpgroup's 128 threads copy
 /// each key tile of the split into the next free stage by `cp.async.cg`, 16 bytes a copy (PTX
-/// ISA 9.7.9.25.3.1), K's and V's rows from the same addresses of their caches, then each
-/// thread's `cp.async.mbarrier.arrive.noinc` on the stage's `full`
+/// ISA 9.7.9.25.3.1; with [`DecodeConfig::l2_prefetch`], `.L2::64B/128B/256B`), K's and V's
+/// rows from the same addresses of their caches, then each thread's `cp.async.mbarrier.arrive.noinc` on the stage's `full`
 /// ([`Ring::arrive_on_copies`]). Warp `w` takes the tile's rows `16 w .. 16 w + 16`: one page
 /// (a page holds a multiple of 16 tokens and a tile starts at one), its slot and row kept by a
 /// [`PageCursor`] (no division a tile), read from the block table by the warp's threads alike
@@ -595,6 +595,7 @@ fn copy_tiles(
                     Addr::<Global>::reg(src),
                     16,
                     None,
+                    cfg.l2_prefetch,
                 )?;
             }
         }

@@ -41,6 +41,7 @@ pub(crate) use host::grown;
 pub use host::{Decode, DecodeArgs, DecodeError, DecodeShapeError, KvScales};
 
 use crate::parts::WarpSpecialized;
+pub use ptx_isa::builder::PrefetchSize;
 
 /// A configuration the kernel cannot be built for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +79,10 @@ pub enum DecodeConfigError {
         max = crate::parts::PageWindow::MAX_LOOK
     )]
     TouchPages(u32),
+    /// An L2 prefetch size ([`DecodeConfig::l2_prefetch`]) without `cp.async` page loads, which
+    /// carry it.
+    #[error("an L2 prefetch size is a cp.async copy's: with cp.async page loads only")]
+    L2PrefetchTma,
 }
 
 /// What one decode kernel is built for.
@@ -199,6 +204,18 @@ pub struct DecodeConfig {
     /// (BENCHMARKS.md, session 15: most of the shuffled pages' cost) is taken off the copies'
     /// path. Off by default until measured.
     pub touch_pages: u32,
+    /// With [`DecodeConfig::cp_async`] page loads: each copy carries an L2 prefetch size
+    /// (`cp.async.cg.shared.global.L2::256B`, PTX ISA 9.7.9.25.3.1 `.level::prefetch_size`,
+    /// PTX 7.4): a hint that the L2 may fetch that many bytes around the copy's 16, so a miss
+    /// on one KV head's 128-byte slice of a token row (FP8, d 128) may bring the neighbouring
+    /// head's slice of the same row with it, which that head's CTA, running at the same time,
+    /// reads. `None` (the default): measured on the H200 (BENCHMARKS.md, session 21, FP8
+    /// 16-token pages shuffled, in order and as served, 64-token pages, d 128, three processes)
+    /// `.L2::128B` changes nothing (a warp's copies already read each 128-byte line whole: the
+    /// same L2 requests and DRAM bytes under ncu), and `.L2::256B` is 2-12 % slower at every
+    /// row (32 x 16k shuffled back to back 0.863-0.873 of the contiguous cache against
+    /// 0.953-0.959; ncu: 5.6 % more DRAM bytes, 5 % of the L2's sectors hits).
+    pub l2_prefetch: Option<PrefetchSize>,
 }
 
 /// The most new tokens a sequence may have.
@@ -247,6 +264,7 @@ impl DecodeConfig {
             solo_boxes: false,
             table_window: false,
             touch_pages: 0,
+            l2_prefetch: None,
         }
     }
 
@@ -336,6 +354,15 @@ impl DecodeConfig {
         }
     }
 
+    /// The same with the `cp.async` copies carrying an L2 prefetch size or not
+    /// ([`DecodeConfig::l2_prefetch`]).
+    pub fn with_l2_prefetch(self, l2_prefetch: Option<PrefetchSize>) -> DecodeConfig {
+        DecodeConfig {
+            l2_prefetch,
+            ..self
+        }
+    }
+
     /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
     /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), and loading an FP8 cache
     /// of 16-row boxes by TMA boxes where this copies it by `cp.async`
@@ -345,11 +372,13 @@ impl DecodeConfig {
         let boxes =
             self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
         match one_cta || boxes {
-            // TMA boxes touch no pages (DecodeConfig::touch_pages).
+            // TMA boxes touch no pages (DecodeConfig::touch_pages) and carry no prefetch size
+            // (DecodeConfig::l2_prefetch).
             true => Some(
                 self.with_one_cta(self.one_cta || one_cta)
                     .with_cp_async(self.cp_async && !boxes)
-                    .with_touch_pages(if boxes { 0 } else { self.touch_pages }),
+                    .with_touch_pages(if boxes { 0 } else { self.touch_pages })
+                    .with_l2_prefetch(if boxes { None } else { self.l2_prefetch }),
             ),
             false => None,
         }
@@ -461,7 +490,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -479,6 +508,12 @@ impl DecodeConfig {
             match self.touch_pages {
                 0 => String::new(),
                 n => format!("_pt{n}"),
+            },
+            match self.l2_prefetch {
+                None => "",
+                Some(PrefetchSize::B64) => "_l2p64",
+                Some(PrefetchSize::B128) => "_l2p128",
+                Some(PrefetchSize::B256) => "_l2p256",
             },
             if self.one_cta && self.head_dim <= 128 {
                 "_1cta"
@@ -518,6 +553,9 @@ impl DecodeConfig {
         {
             return Err(DecodeConfigError::TouchPages(touch));
         }
+        if self.l2_prefetch.is_some() && !self.cp_async {
+            return Err(DecodeConfigError::L2PrefetchTma);
+        }
         Ok(())
     }
 
@@ -531,7 +569,8 @@ impl DecodeConfig {
     /// also with the TMA boxes they do not take by default ([`DecodeConfig::cp_async`]), and
     /// those copied by `cp.async` at group 4 with the block-table reads they do not take by
     /// default ([`DecodeConfig::table_window`]), and with the window touching the pages 8
-    /// tiles ahead ([`DecodeConfig::touch_pages`]); at
+    /// tiles ahead ([`DecodeConfig::touch_pages`]), and with their copies carrying a 256-byte
+    /// L2 prefetch size ([`DecodeConfig::l2_prefetch`]); at
     /// group 4 and head dims 64 and 128 also built for one CTA an SM
     /// ([`DecodeConfig::one_cta`]).
     pub fn all() -> Vec<DecodeConfig> {
@@ -563,6 +602,7 @@ impl DecodeConfig {
                             out.push(cfg.with_table_window(!cfg.table_window));
                             let touched = cfg.with_table_window(true);
                             out.push(touched.with_touch_pages(8));
+                            out.push(cfg.with_l2_prefetch(Some(PrefetchSize::B256)));
                         }
                         if group == 4 {
                             out.extend(cfg.with_solo(true).solo_config());

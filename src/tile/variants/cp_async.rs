@@ -64,6 +64,7 @@ impl Plan for CpAsync {
                 Addr::reg(ga),
                 16,
                 None,
+                None,
             )
         })
     }
