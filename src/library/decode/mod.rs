@@ -202,7 +202,8 @@ pub struct DecodeConfig {
     /// page and one in V's: a line the copies read that many tiles later anyway (one of the 16
     /// rows a warp reads a tile), so the address translation of a page in another 2 MiB region
     /// (BENCHMARKS.md, session 15: most of the shuffled pages' cost) is taken off the copies'
-    /// path. Off by default until measured.
+    /// path. Off by default: on the H200 (session 20) touching 4 tiles ahead was 0.4-1.5 points
+    /// slower at every bench row, 16 ahead 2.3-4.6.
     pub touch_pages: u32,
     /// With [`DecodeConfig::cp_async`] page loads: each copy carries an L2 prefetch size
     /// (`cp.async.cg.shared.global.L2::256B`, PTX ISA 9.7.9.25.3.1 `.level::prefetch_size`,
