@@ -308,6 +308,58 @@ fn epilogue_warps_read_a_staged_residual_without_the_edge_branch() {
     );
 }
 
+/// The epilogue's folds (`parts::epilogue`'s `apply_ops`), in an epilogue warp's band of 16
+/// values a thread: bias + GELU (tanh) + a staged residual widens the block's bf16 pairs by a
+/// shift or a mask (no `cvt.f32.bf16`) and leaves GELU's half to the residual's add, 2
+/// `mul.f32` (x², the tanh's argument) and 4 `fma.rn.f32` (the bias, GELU's polynomial and
+/// `x + x·tanh`, the residual's `fma(y, 0.5, r)`) a value and no `add.f32`; bias + GELU alone
+/// makes GELU's half in the bias's `fma` (2 `mul.f32` and 3 `fma.rn.f32` a value, the bias halved
+/// before the band); with identity maps between the ops, no fold: 3 `mul.f32`, 3 `fma.rn.f32`
+/// and an `add.f32` a value. All assemble without spills.
+#[test]
+fn epilogue_folds_take_gelus_half_into_the_add_next_to_it() {
+    let cfg = GemmConfig::large().with_epilogue_warps();
+    let same = |_: &mut KernelBuilder, v, _: &_| Ok(v);
+    let kernel = |residual: bool, unfold: bool| {
+        staged_gemm(cfg, |k, n, res| {
+            let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+            let mut e = Epilogue::new().cols(&bias, Combine::Add);
+            e = match unfold {
+                true => e.map(same).activation(Activation::GeluTanh).map(same),
+                false => e.activation(Activation::GeluTanh),
+            };
+            Ok(if residual { e.residual(res) } else { e })
+        })
+        .unwrap()
+    };
+    let (folded, alone, unfolded) = (
+        kernel(true, false),
+        kernel(false, false),
+        kernel(true, true),
+    );
+    let per_value = |g: &GemmKernel| {
+        let b = band(g.built.ptx());
+        assert_eq!(b.matches("tanh.approx.f32").count(), 16);
+        assert!(!b.contains("cvt.f32.bf16"), "a cvt in the band");
+        let n = |op: &str| b.matches(op).count() / 16;
+        (n("mul.f32"), n("fma.rn.f32"), n("add.f32"))
+    };
+    assert_eq!(per_value(&folded), (2, 4, 0));
+    assert_eq!(per_value(&alone), (2, 3, 0));
+    assert_eq!(per_value(&unfolded), (3, 3, 1));
+    let ptx = alone.built.ptx();
+    let before = &ptx[..ptx.find("ldmatrix.sync.aligned").unwrap()];
+    assert!(before.contains(", 0f3F000000;"), "the bias not halved");
+    assemble_epilogue_warps(
+        cfg,
+        &[
+            ("folded", &folded),
+            ("no residual, folded", &alone),
+            ("unfolded", &unfolded),
+        ],
+    );
+}
+
 /// Paced epilogue warps ([`EpiloguePace`]): the unpaced default has no `nanosleep` and reads no
 /// `%globaltimer`; with a fixed pause a `nanosleep` follows each band's `stmatrix`; paced to a
 /// share of the main loop each band's sleep is predicated on the band being early (by

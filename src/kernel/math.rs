@@ -56,6 +56,11 @@ pub enum Widen {
     Permute,
 }
 
+/// GELU (tanh)'s `sqrt(2/π)` ([`KernelBuilder::gelu_tanh`]).
+const GELU_C0: f32 = 0.797_884_6;
+/// GELU (tanh)'s `sqrt(2/π) · 0.044715`.
+const GELU_C1: f32 = 0.035_677_41;
+
 impl KernelBuilder {
     /// `2^x` (`ex2.approx.ftz.f32`).
     pub fn exp2(&mut self, x: impl Into<Src<ty::F32>>) -> Result<Reg<ty::F32>> {
@@ -162,14 +167,42 @@ impl KernelBuilder {
     /// `h + h·tanh(x (c0 + c1 x²))` with `h = x / 2`: `tanh.approx.f32` (PTX ISA 9.7.3.22,
     /// maximum relative error 2^-11) and four multiply-adds.
     pub fn gelu_tanh(&mut self, x: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
-        // sqrt(2/π) and sqrt(2/π) · 0.044715.
-        const C0: f32 = 0.797_884_6;
-        const C1: f32 = 0.035_677_41;
-        let x2 = self.mul_of(x, x)?;
-        let inner = self.fma_of(x2, C1, C0)?;
-        let u = self.mul_of(x, inner)?;
-        let th = self.fresh(|f, d| f.tanh(d, u))?;
+        let th = self.gelu_tanh_tanh(x)?;
         let h = self.mul_of(x, 0.5f32)?;
+        self.fma_of(h, th, h)
+    }
+
+    /// Twice [`KernelBuilder::gelu_tanh`], `x + x·tanh(...)`: its multiply by a half left to
+    /// an operation that follows and takes the half into its own `fma` (a residual added,
+    /// `fma(y, 0.5, r)`: the same bits as `gelu_tanh(x) + r` wherever no intermediate value is
+    /// subnormal or overflows, a power-of-two scaling commuting with rounding to nearest,
+    /// PTX ISA 9.7.3).
+    pub fn gelu_tanh_doubled(&mut self, x: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        let th = self.gelu_tanh_tanh(x)?;
+        self.fma_of(x, th, x)
+    }
+
+    /// GELU (tanh)'s `tanh(sqrt(2/π) (x + 0.044715 x³))`, as `tanh(x (c0 + c1 x²))`.
+    fn gelu_tanh_tanh(&mut self, x: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        let x2 = self.mul_of(x, x)?;
+        let inner = self.fma_of(x2, GELU_C1, GELU_C0)?;
+        let u = self.mul_of(x, inner)?;
+        self.fresh(|f, d| f.tanh(d, u))
+    }
+
+    /// [`KernelBuilder::gelu_tanh`] of `2h`, given `h`: `h + h·tanh(h (2 c0 + 8 c1 h²))`, four
+    /// instructions and the `tanh` where `gelu_tanh` takes five, for an `h` that costs nothing
+    /// extra: the half of a sum an `fma` makes anyway (a bias added before the GELU,
+    /// `h = fma(v, 0.5, b/2)`, with `b/2` halved once where the bias is loaded). The same bits as
+    /// `gelu_tanh(2h)` wherever no intermediate value is subnormal: every step is a
+    /// power-of-two scaling of `gelu_tanh`'s (`h² = x²/4`, `2 c0 + 8 c1 h² = 2 (c0 + c1 x²)`, their
+    /// product with `h` the same `u`), and a power-of-two scaling commutes with rounding to
+    /// nearest (PTX ISA 9.7.3: `mul`/`fma` `.rn`).
+    pub fn gelu_tanh_of_half(&mut self, h: Reg<ty::F32>) -> Result<Reg<ty::F32>> {
+        let h2 = self.mul_of(h, h)?;
+        let inner = self.fma_of(h2, 8.0 * GELU_C1, 2.0 * GELU_C0)?;
+        let u = self.mul_of(h, inner)?;
+        let th = self.fresh(|f, d| f.tanh(d, u))?;
         self.fma_of(h, th, h)
     }
 
@@ -296,5 +329,54 @@ impl KernelBuilder {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GELU_C0, GELU_C1};
+
+    /// The GELU folds' arithmetic in host f32 (`mul_add` rounds once, as `fma.rn`; the host's
+    /// `tanh` stands for `tanh.approx`, a function of its argument alone): the half of a bias's
+    /// sum, `fma(v, 0.5, b/2)`, through `gelu_tanh_of_half`'s steps, and `x + x·tanh` with a
+    /// residual's `fma(y, 0.5, r)`, give `gelu_tanh(v + b)` and `gelu_tanh(x) + r` bit for bit,
+    /// over values of both signs from 2^-20 to 2^20 and around the GELU's knee.
+    #[test]
+    fn the_gelu_folds_give_the_bits_of_the_ops_one_by_one() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut value = |wide: bool| {
+            let r = next();
+            let frac = (r & 0xFF_FFFF) as f32 / (1u32 << 24) as f32;
+            let sign = if r >> 63 == 1 { -1.0 } else { 1.0 };
+            match wide {
+                true => sign * (1.0 + frac) * 2f32.powi((r >> 32) as i32 % 21),
+                false => sign * 6.0 * frac,
+            }
+        };
+        let tanh_arg = |x: f32| x * (x * x).mul_add(GELU_C1, GELU_C0);
+        for i in 0..1_000_000 {
+            let wide = i % 2 == 0;
+            let (v, b, r) = (value(wide), value(wide), value(wide));
+            // The ops one by one: the bias's fma, gelu_tanh, the residual's add.
+            let x = v.mul_add(1.0, b);
+            let t = tanh_arg(x).tanh();
+            let h = x * 0.5;
+            let gelu = h.mul_add(t, h);
+            // The bias's fma making the half: the same tanh argument and GELU.
+            let half = v.mul_add(0.5, b * 0.5);
+            let u = half * (half * half).mul_add(8.0 * GELU_C1, 2.0 * GELU_C0);
+            assert_eq!(u.to_bits(), tanh_arg(x).to_bits(), "{v} {b}");
+            let folded = half.mul_add(u.tanh(), half);
+            assert_eq!(folded.to_bits(), gelu.to_bits(), "{v} {b}");
+            // The residual's fma taking the half.
+            let y = x.mul_add(t, x);
+            assert_eq!(y.mul_add(0.5, r).to_bits(), (gelu + r).to_bits(), "{x} {r}");
+        }
     }
 }

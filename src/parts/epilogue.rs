@@ -13,9 +13,15 @@
 //! | [`Epilogue::store`] | `v` unchanged; its value here also stored to a second tensor |
 //!
 //! Ops that read or write a `[m, n]` tensor run inside the kernel's whole-tile / edge-tile branch
-//! (no bounds on whole tiles); the ops before the first of them run once, before the branch.
+//! (no bounds on whole tiles); the ops before the first of them run once, before the branch (but
+//! a GELU (tanh) right before a residual, which goes with it).
 //! A GEMM takes one with `HopperGemm::with_epilogue` (`library::gemm`); its own fusions (FP8
 //! scales, bias, output scale, `alpha`/`beta`) are ops of the same list.
+//!
+//! Neighbouring ops fold into fewer instructions a value, with the same bits: a scale and a column
+//! vector added into one `fma`; a vector added, then GELU (tanh), into the GELU's half
+//! (`fma(v, 0.5, x/2)`, [`KernelBuilder::gelu_tanh_of_half`]); GELU (tanh), then a residual, into
+//! the residual's `fma(y, 0.5, r)` ([`KernelBuilder::gelu_tanh_doubled`]).
 //!
 //! ```
 //! use ptxkit::isa::{Target, ty};
@@ -482,7 +488,9 @@ impl Epilogue {
             let mut cols_loaded = Vec::new();
             for (i, op) in front.iter().enumerate() {
                 if let EpilogueOp::Cols(x, _) = op {
-                    cols_loaded.push((i, vector_tile(k, &values, &at(0u32.into()), x, Axis::Col)?));
+                    let at = at(0u32.into());
+                    let v = vector_tile(k, &values, &at, x, Axis::Col, vector_factor(front, i))?;
+                    cols_loaded.push((i, v));
                 }
             }
             let bands = rows / BAND_ROWS;
@@ -517,7 +525,13 @@ impl Epilogue {
                 let window = TileRef::shared_row_major(block.dtype, BAND_ROWS, 64, addr, 1024)
                     .with_swizzle(smem::SwizzleMode::B128);
                 k.copy(&packed, &window, warp)?;
-                k.cast(&values, &packed, warp)?;
+                let words = tile_regs(k, &packed)?;
+                let regs = regs_of(k, &values)?.to_vec();
+                for (&pair, two) in words.iter().zip(regs.chunks(2)) {
+                    for (&v, x) in two.iter().zip(widen_pair(k, pair, block.dtype)?) {
+                        k.mov(v, x)?;
+                    }
+                }
                 let at = at(band.into());
                 apply_ops(k, (front, &cols_loaded), &at, &values, &[], true)?;
                 if self.touches_tiles() {
@@ -795,11 +809,23 @@ impl Epilogue {
 
     /// Where the ops that touch a `[m, n]` tensor begin: the ops before run once
     /// ([`Epilogue::apply_front`]), the rest per branch ([`Epilogue::apply_back`]).
+    /// A GELU (tanh) right before a residual goes with it (`apply_ops` folds the GELU's half
+    /// into the residual's add).
     pub fn split(&self) -> usize {
-        self.ops
+        let first = self
+            .ops
             .iter()
             .position(EpilogueOp::touches_tile)
-            .unwrap_or(self.ops.len())
+            .unwrap_or(self.ops.len());
+        match (
+            first.checked_sub(1).map(|i| &self.ops[i]),
+            self.ops.get(first),
+        ) {
+            (Some(EpilogueOp::Activation(Activation::GeluTanh)), Some(EpilogueOp::Residual(_))) => {
+                first - 1
+            }
+            _ => first,
+        }
     }
 
     /// The `[m, n]` tensors the ops read or write, in order.
@@ -886,7 +912,7 @@ fn apply_ops(
         .find(|(op, _)| *op == i)
     {
         Some((_, tile)) => Ok(tile.clone()),
-        None => vector_tile(k, acc, at, x, axis),
+        None => vector_tile(k, acc, at, x, axis, vector_factor(ops, i)),
     };
     let mut i = 0;
     while i < ops.len() {
@@ -902,6 +928,25 @@ fn apply_ops(
             (EpilogueOp::Scale(alpha), _) => {
                 let scale = Elementwise::Scale { alpha: *alpha };
                 k.elementwise(&acc_r, &acc_r, None, scale, wg)?;
+            }
+            // A vector added, then GELU (tanh): the add makes the GELU's half,
+            // `fma(v, 0.5, x/2)` (the vector halved where it is loaded, `vector_factor`), and
+            // `gelu_tanh_of_half` takes it: a multiply fewer a value, the same bits.
+            (EpilogueOp::Cols(x, _) | EpilogueOp::Rows(x, _), _) if adds_half_for_gelu(ops, i) => {
+                let axis = match &ops[i] {
+                    EpilogueOp::Rows(..) => Axis::Row,
+                    _ => Axis::Col,
+                };
+                let b = vector(k, i, x, axis)?;
+                let fma = Elementwise::Fma {
+                    scale: Src::from(0.5f32),
+                };
+                k.elementwise(&acc_r, &acc_r, Some(&b), fma, wg)?;
+                for &v in regs_of(k, acc)? {
+                    let out = k.gelu_tanh_of_half(v)?;
+                    k.mov(v, out)?;
+                }
+                i += 1;
             }
             (EpilogueOp::Cols(x, Combine::Add), _) => {
                 let b = vector(k, i, x, Axis::Col)?;
@@ -921,6 +966,17 @@ fn apply_ops(
                     Combine::Mul => Elementwise::Mul,
                 };
                 k.elementwise(&acc_r, &acc_r, Some(&b), f, wg)?;
+            }
+            // GELU (tanh), then a residual added: the GELU leaves its half to the residual's
+            // add, `fma(y, 0.5, r)`: one instruction fewer a value, the same bits.
+            (EpilogueOp::Activation(Activation::GeluTanh), Some(EpilogueOp::Residual(tensor))) => {
+                for &v in regs_of(k, acc)? {
+                    let out = k.gelu_tanh_doubled(v)?;
+                    k.mov(v, out)?;
+                }
+                let view = next_view(k, &mut views, tensor)?;
+                fold_tile(k, &frag, view, acc, Fold::HalfAdd)?;
+                i += 1;
             }
             (EpilogueOp::Activation(Activation::Relu), _) => {
                 k.elementwise(&acc_r, &acc_r, None, Elementwise::Relu, wg)?;
@@ -959,11 +1015,11 @@ fn apply_ops(
                 _,
             ) => {
                 let view = next_view(k, &mut views, tensor)?;
-                fold_tile(k, &frag, view, acc, Some((*alpha, *beta)))?;
+                fold_tile(k, &frag, view, acc, Fold::Linear(*alpha, *beta))?;
             }
             (EpilogueOp::Residual(tensor), _) => {
                 let view = next_view(k, &mut views, tensor)?;
-                fold_tile(k, &frag, view, acc, None)?;
+                fold_tile(k, &frag, view, acc, Fold::Add)?;
             }
             (EpilogueOp::Store(tensor), _) => {
                 if tensor.is_staged() {
@@ -1107,15 +1163,45 @@ enum Axis {
     Col,
 }
 
+/// Whether `apply_ops` folds op `i`, a column or row vector added, into the GELU (tanh) after
+/// it (`gelu_tanh_of_half`, the vector halved where it is loaded): not where a scale before it
+/// takes the column vector into its own `fma`, nor where a residual after the GELU takes the
+/// GELU's half (`Fold::HalfAdd`, which needs no halved vector).
+fn adds_half_for_gelu(ops: &[EpilogueOp], i: usize) -> bool {
+    let scaled = i > 0 && matches!(ops[i - 1], EpilogueOp::Scale(_));
+    let add = match &ops[i] {
+        EpilogueOp::Cols(_, Combine::Add) => !scaled,
+        EpilogueOp::Rows(_, Combine::Add) => true,
+        _ => false,
+    };
+    let gelu = matches!(
+        ops.get(i + 1),
+        Some(EpilogueOp::Activation(Activation::GeluTanh))
+    );
+    let residual = matches!(ops.get(i + 2), Some(EpilogueOp::Residual(_)));
+    add && gelu && !residual
+}
+
+/// The factor [`vector_tile`] loads op `i`'s vector with: a half where the vector's add is
+/// folded into a GELU ([`adds_half_for_gelu`]), else 1.
+fn vector_factor(ops: &[EpilogueOp], i: usize) -> f32 {
+    match adds_half_for_gelu(ops, i) {
+        true => 0.5,
+        false => 1.0,
+    }
+}
+
 /// A vector of the output's rows or columns as an f32 register tile of the fragment: each
 /// distinct row (or column) offset of the thread's values loaded once, clamped below the
-/// extent (an element past it is never stored), the values of one index sharing its register.
+/// extent (an element past it is never stored), the values of one index sharing its register;
+/// times `factor` (a power of two: exact) where it is not 1.
 fn vector_tile(
     k: &mut KernelBuilder,
     acc: &Buffer<ty::F32>,
     at: &FragmentAt,
     x: &EpilogueTensor,
     axis: Axis,
+    factor: f32,
 ) -> Result<TileRef> {
     let Some(frag) = acc.fragment() else {
         return Err(k.error("an epilogue runs on a register fragment (alloc_fragment)"));
@@ -1153,7 +1239,7 @@ fn vector_tile(
     k.if_(inside, |k| {
         for (&o, &r) in distinct.iter().zip(&values) {
             let v = x.load_f32(k, first.clone() + o)?;
-            k.mov(r, v)?;
+            scaled_mov(k, r, v, factor)?;
         }
         Ok(())
     })
@@ -1165,7 +1251,7 @@ fn vector_tile(
             k.min(i, i, last)?;
             let i = k.bind(name, i);
             let v = x.load_f32(k, i.into())?;
-            k.mov(r, v)?;
+            scaled_mov(k, r, v, factor)?;
         }
         Ok(())
     })?;
@@ -1174,6 +1260,15 @@ fn vector_tile(
         .map(|o| values[distinct.binary_search(o).unwrap_or_default()].as_ref())
         .collect();
     Ok(TileRef::registers(ScalarType::F32, frag.clone(), regs))
+}
+
+/// `r = v · factor` (a `mov` where the factor is 1).
+fn scaled_mov(k: &mut KernelBuilder, r: Reg<ty::F32>, v: Reg<ty::F32>, factor: f32) -> Result<()> {
+    match factor == 1.0 {
+        true => k.mov(r, v)?,
+        false => k.mul(r, v, factor)?,
+    }
+    Ok(())
 }
 
 /// Refuses `x` unless its shape is `want` (the same extents, as the kernel declared them): a
@@ -1226,26 +1321,39 @@ pub(crate) fn pair_tile(k: &mut KernelBuilder, frag: &TvLayout, dtype: ScalarTyp
     TileRef::registers(dtype, frag.clone(), regs)
 }
 
-/// `acc = alpha·acc + beta·view` (`None`: `acc + view`). An f32 view is read into f32 registers
-/// of the fragment and combined by `elementwise.registers`; a 16-bit view is read as packed
-/// pairs (`copy.fragment_view`: pair `j` holds values `2j` and `2j + 1`) and each pair unpacked
-/// (`mov.b32 {lo, hi}`, PTX ISA 9.7.9.1) and converted (`cvt.f32.bf16`/`.f16`, 9.7.9.21) into
-/// its two values just before they are used, so the block never holds a second f32 tile (a
-/// 64 x 256 block's would not fit beside the accumulators).
+/// How [`fold_tile`] combines a value `v` with the tensor's `r`.
+#[derive(Debug, Clone, Copy)]
+enum Fold {
+    /// `v + r`.
+    Add,
+    /// `v / 2 + r`, one `fma`: a GELU's half taken in (`gelu_tanh_doubled`).
+    HalfAdd,
+    /// `alpha·v + beta·r`.
+    Linear(Src<ty::F32>, Src<ty::F32>),
+}
+
+/// `acc = acc (fold) view` ([`Fold`]). An f32 view is read into f32 registers of the fragment
+/// and combined by `elementwise.registers`; a 16-bit view is read as packed pairs
+/// (`copy.fragment_view`: pair `j` holds values `2j` and `2j + 1`) and each pair widened
+/// ([`widen_pair`]) into its two values just before they are used, so the block never holds a
+/// second f32 tile (a 64 x 256 block's would not fit beside the accumulators).
 fn fold_tile(
     k: &mut KernelBuilder,
     frag: &TvLayout,
     view: &TileRef,
     acc: &Buffer<ty::F32>,
-    ab: Option<(Src<ty::F32>, Src<ty::F32>)>,
+    fold: Fold,
 ) -> Result<()> {
     let wg = scope_of(k, frag)?;
     let acc_r = k.tile_ref(acc)?;
     if view.dtype == ScalarType::F32 {
         let old = read_f32(k, frag, view, wg)?;
-        let f = match ab {
-            Some((alpha, beta)) => Elementwise::Axpby { alpha, beta },
-            None => Elementwise::Add,
+        let f = match fold {
+            Fold::Linear(alpha, beta) => Elementwise::Axpby { alpha, beta },
+            Fold::HalfAdd => Elementwise::Fma {
+                scale: Src::from(0.5f32),
+            },
+            Fold::Add => Elementwise::Add,
         };
         k.elementwise(&acc_r, &acc_r, Some(&old), f, wg)?;
         return Ok(());
@@ -1262,28 +1370,13 @@ fn fold_tile(
         return Err(k.error("a register view of another fragment than the accumulator's"));
     }
     let values = regs_of(k, acc)?.to_vec();
-    for (pair, two) in regs.iter().zip(values.chunks(2)) {
-        let halves = match view.dtype {
-            ScalarType::F16 => {
-                let h = [k.reg::<ty::F16>(), k.reg::<ty::F16>()];
-                k.mov_unpack(&h, *pair)?;
-                let f = [k.reg::<ty::F32>(), k.reg::<ty::F32>()];
-                k.cvt(f[0], h[0])?;
-                k.cvt(f[1], h[1])?;
-                f
-            }
-            _ => {
-                // A bf16 half is the high half of its f32: one shift or mask each.
-                let word = k.reg::<ty::B32>();
-                k.mov_bits(word, *pair)?;
-                let f = k.widen_bf16_words(&[word], Widen::Shift)?;
-                [f[0], f[1]]
-            }
-        };
+    for (&pair, two) in regs.iter().zip(values.chunks(2)) {
+        let halves = widen_pair(k, pair, view.dtype)?;
         for (&v, x) in two.iter().zip(halves) {
-            match ab {
-                None => k.add(v, v, x)?,
-                Some((alpha, beta)) => {
+            match fold {
+                Fold::Add => k.add(v, v, x)?,
+                Fold::HalfAdd => k.fma(v, v, 0.5f32, x)?,
+                Fold::Linear(alpha, beta) => {
                     let t = k.mul_of(x, beta)?;
                     k.fma(v, v, alpha, t)?;
                 }
@@ -1291,6 +1384,29 @@ fn fold_tile(
         }
     }
     Ok(())
+}
+
+/// A packed pair of 16-bit values of `dtype` as two f32 (low half first): an f16 pair unpacked
+/// (`mov.b32 {lo, hi}`, PTX ISA 9.7.9.1) and converted (`cvt.f32.f16`, 9.7.9.21); a bf16 half
+/// is the high half of its f32, so one shift or mask each (`Widen::Shift`), where ptxas 13.0
+/// makes `cvt.f32.bf16` of a pair's high half a `PRMT` and a shift.
+fn widen_pair(
+    k: &mut KernelBuilder,
+    pair: Reg<ty::Bf16x2>,
+    dtype: ScalarType,
+) -> Result<[Reg<ty::F32>; 2]> {
+    if dtype == ScalarType::F16 {
+        let h = [k.reg::<ty::F16>(), k.reg::<ty::F16>()];
+        k.mov_unpack(&h, pair)?;
+        let f = [k.reg::<ty::F32>(), k.reg::<ty::F32>()];
+        k.cvt(f[0], h[0])?;
+        k.cvt(f[1], h[1])?;
+        return Ok(f);
+    }
+    let word = k.reg::<ty::B32>();
+    k.mov_bits(word, pair)?;
+    let f = k.widen_bf16_words(&[word], Widen::Shift)?;
+    Ok([f[0], f[1]])
 }
 
 /// A block of a tensor read into f32 registers of the fragment (`copy.fragment_view`; a 16-bit
