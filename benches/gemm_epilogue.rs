@@ -10,7 +10,9 @@
 //! default before three: `GemmConfig::epilogue_warp_count`), at 4096³ and 8192³,
 //! the plain GEMM timed beside each (their launches interleaved: `median_ms_interleaved`),
 //! three rounds; a row per timing with the fused / plain ratio, and first a row per paced
-//! kernel comparing its output's bits with the unpaced one's on a poisoned C.
+//! kernel comparing its output's bits with the unpaced one's on a poisoned C, and a row for
+//! bias + GELU + residual on the consumers and on epilogue warps (staged) comparing its bits with
+//! the same ops unfolded (identity maps between them: no fold of `apply_ops`).
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
@@ -49,12 +51,15 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 /// variant launches with the same arguments) and the epilogue of `bias`, `act`, `residual`,
 /// the residual staged or read from global memory; `direct`: staged, and read directly by the
 /// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
-/// (`Epilogue::without_prefetch`); epilogue warps paced as `pace` says.
+/// (`Epilogue::without_prefetch`); epilogue warps paced as `pace` says; `unfolded`: the
+/// activation between two identity maps, so that no two ops meet in one of `apply_ops`' folds
+/// (the ops one by one, what the folds must give the bits of).
 fn fused(
     name: &str,
     (cfg, pace): (GemmConfig, EpiloguePace),
     (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
+    unfolded: bool,
 ) -> Result<GemmKernel, KernelError> {
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
     let turns = match (cfg.pingpong, cfg.epilogue_warps, cfg.epilogue_warp_count) {
@@ -74,7 +79,11 @@ fn fused(
         EpiloguePace::Fixed(ns) => format!("_pace{ns}"),
         EpiloguePace::MainLoop(percent) => format!("_loop{percent}"),
     };
-    let kernel = format!("gemm_epi_{}{turns}{read}{paced}", name.replace('+', "_"));
+    let unfold = if unfolded { "_unfolded" } else { "" };
+    let kernel = format!(
+        "gemm_epi_{}{turns}{read}{paced}{unfold}",
+        name.replace('+', "_")
+    );
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
     let (m, n) = (gemm.m(), gemm.n());
@@ -86,7 +95,10 @@ fn fused(
     if bias_on {
         epi = epi.cols(&bias, Combine::Add);
     }
-    if let Some(a) = act {
+    let same = |_: &mut KernelBuilder, v, _: &_| Ok(v);
+    if let (Some(a), true) = (act, unfolded) {
+        epi = epi.map(same).activation(a).map(same);
+    } else if let Some(a) = act {
         epi = epi.activation(a);
     }
     if staged && residual_on && direct {
@@ -210,18 +222,55 @@ fn main() -> Result<(), CheckError> {
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
             for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged.0) {
-                let built = fused(name, cfg, staged, (b, a, r)).map_err(|e| {
+                let built = fused(name, cfg, staged, (b, a, r), false).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;
                 kernels.push((schedule, name, staged.1 && r, loaded));
             }
         }
+        // The GELU epilogue with its ops one by one (no fold), on the consumers and on epilogue
+        // warps, staged: its bits are the folded kernel's (a row each below).
+        let mut unfolded = Vec::new();
+        let unfold = ["cooperative, staged", "epilogue warps, staged"];
+        for (schedule, cfg, staged) in schedules
+            .into_iter()
+            .filter(|(s, ..)| unfold.contains(s) && wanted(s))
+        {
+            let name = "bias+gelu_tanh+residual";
+            let act = Some(Activation::GeluTanh);
+            let built = fused(name, cfg, staged, (true, act, true), true).map_err(|e| {
+                CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
+            })?;
+            let loaded = built.built.load(&device, &JitOptions::default())?;
+            unfolded.push((schedule, name, loaded));
+        }
         // Each kernel once on a poisoned C: a paced schedule only moves work in time, so it
         // must give the same bits as "epilogue warps, staged" (the example checks that one
         // against the host); printed as a row each.
         let mut reference: Vec<(&str, Vec<u16>)> = Vec::new();
         let poison = vec![bf16::from_bits(0xFFFF); m * n];
+        let bits_of = |kernel: &ptxkit::runtime::LoadedKernel,
+                       direct: bool|
+         -> Result<Vec<u16>, CheckError> {
+            let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
+            let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], direct);
+            kernel.launch(&stream, &mut args)?;
+            Ok(out.to_host(&stream)?.iter().map(|x| x.to_bits()).collect())
+        };
+        for (schedule, name, kernel) in &unfolded {
+            let Some((.., folded)) = kernels.iter().find(|(s, n, ..)| s == schedule && n == name)
+            else {
+                continue;
+            };
+            let (want, got) = (bits_of(kernel, false)?, bits_of(folded, false)?);
+            let differ = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            let unwritten = got.iter().filter(|&&b| b == 0xFFFF).count();
+            println!(
+                "| {m}x{n}x{k} | {schedule} | {name} | bits | {differ} differ from the ops \
+                 unfolded, unwritten {unwritten} |"
+            );
+        }
         for (schedule, name, direct, kernel) in &kernels {
             let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
             let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], *direct);
