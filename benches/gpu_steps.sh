@@ -97,6 +97,18 @@ epilogue_call_start() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms "$4" >"$out/logs/clocks.csv" 2>&1 &
   smi=$!
 }
+# `epilogue_checks EXAMPLE CHECK_MAX SELFTEST_MAX`: the fused epilogue's correctness steps, the
+# example EXAMPLE's `--check` (log `check`) and the kit's `ptxkit selftest --only` `gemm_epilogue` and
+# `tile_epilogue` (logs `selftest-NAME`), each within its maximum of seconds.
+epilogue_checks() {
+  step_at "example --check"
+  run_within check "$2" "$1" --check
+  step_at selftest
+  local c
+  for c in gemm_epilogue tile_epilogue; do
+    run_within "selftest-$c" "$3" "$kit/ptxkit" selftest --only "$c"
+  done
+}
 epilogue_bench() {
   step_at "$1"
   run_within "${1// /-}" "$2" env GEMM_EPILOGUE_SIZES="$3" GEMM_EPILOGUE_ROUNDS="$4" GEMM_EPILOGUE_SCHEDULES="$5" "$d/bench_epi"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Session 21: its check and selftest steps now call benches/gpu_steps.sh's epilogue_checks; the same steps as ran.)
 # Lead's last call (session 20, issue 27) on main with three epilogue warps the default (ew3),
 # run from the repository root as `DEADLINE_S=240 bash notes/session20-lead-epi.sh` (carry
 # .gpu-epi: `ptxkit.xz`, `gemm_epilogue.xz` (the example), `bench_epi.xz`, stripped, xz). Steps:
@@ -9,12 +10,7 @@
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-epi" /tmp/epi20 "${DEADLINE_S:-240}"
-step_at "example --check"
-run_within check 40 "$kit/gemm_epilogue" --check
-step_at selftest
-for c in gemm_epilogue tile_epilogue; do
-  run_within "selftest-$c" 30 "$kit/ptxkit" selftest --only "$c"
-done
+epilogue_checks "$kit/gemm_epilogue" 40 30
 step_at racecheck
 run_within racecheck 80 compute-sanitizer --tool racecheck "$kit/gemm_epilogue" --check
 step_at memcheck
