@@ -7,7 +7,7 @@ mod support;
 use std::path::PathBuf;
 
 use layouts::fragment::{ldmatrix, mma, tcgen05, wgmma};
-use ptxkit::isa::builder::TensorMapRef;
+use ptxkit::isa::builder::{TensorMapRef, TmaReduceOp};
 use ptxkit::isa::{
     FunctionBuilder, Imm, Module, RegRef, ScalarType, StateSpace, Target, ptxas, ty,
 };
@@ -421,6 +421,22 @@ fn copy_async_variants() {
             let src = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
             let dst = bf16_box(e, 0);
             (copy_async(dst, src), ExecScope::Thread)
+        },
+    );
+    // The same sides reduced into the tensor in L2 (C accumulated in place).
+    check(
+        "tma_reduce",
+        "reduce_async.tma_reduce",
+        env(Target::Sm90a),
+        |e| {
+            let src = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
+            let dst = bf16_box(e, 0);
+            let op = TileOp::ReduceAsync {
+                dst,
+                src,
+                op: TmaReduceOp::Add,
+            };
+            (op, ExecScope::Thread)
         },
     );
     check(

@@ -1,11 +1,13 @@
 //! TMA variants (PTX ISA 9.7.9.27): `copy_async.tma_load` (tensor → shared, completing on an
 //! mbarrier), `copy_async.tma_multicast` (the same into every CTA of a mask), and
-//! `copy_async.tma_store` (shared → tensor, completing with the bulk async-group). One thread
+//! `copy_async.tma_store` (shared → tensor, completing with the bulk async-group), and
+//! `reduce_async.tma_reduce` (shared reduced into the tensor in L2, 9.7.9.27
+//! `cp.reduce.async.bulk.tensor`, completing as a store does). One thread
 //! issues each (the caller elects it); the tensor map describes the global tensor, its box must
 //! be the tile's shape, and its swizzle the shared tile's. Completion (`mbarrier` wait,
 //! `cp.async.bulk.commit_group`/`wait_group`) is the caller's.
 
-use ptx_isa::builder::{TensorMapRef, TmaLoadOpts};
+use ptx_isa::builder::{TensorMapRef, TmaLoadOpts, TmaReduceOp};
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, Src, TargetSet, spaces, ty};
 
 use super::common::{PlanFn, pair, scope, storage};
@@ -148,6 +150,31 @@ impl Plan for TmaStore<'_> {
     }
 }
 
+/// A TMA reduction from shared memory into the tensor (`Sides::shared`, `op`).
+struct TmaReduce<'a>(Sides<'a>, TmaReduceOp);
+
+fn plan_reduce<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
+    let TileOp::ReduceAsync { op, .. } = &ctx.op else {
+        return Err(Rejection::operand(Aspect::Op, "not a reduction"));
+    };
+    Ok(Box::new(TmaReduce(tensor_and_shared(ctx, true)?, *op)))
+}
+
+impl Plan for TmaReduce<'_> {
+    fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
+        let s = &self.0;
+        // PTX ISA 9.7.9.27 `cp.reduce.async.bulk.tensor`: the element type is the tensor
+        // map's (`.add` takes .u32, .s32, .u64, .f32, .f16 and .bf16 there).
+        k.tma_reduce(
+            self.1,
+            s.map,
+            s.coords,
+            Addr::<spaces::Shared>::reg32(s.shared),
+            s.l2_hint,
+        )
+    }
+}
+
 /// A TMA load's registration: the plain load and the multicast differ only in name, priority
 /// and planner.
 const fn load_variant(name: &'static str, priority: i32, plan: PlanFn) -> Variant {
@@ -182,5 +209,19 @@ pub const STORE: Variant = Variant {
     planner: Planner {
         name: "tensor_map",
         plan: plan_store,
+    },
+};
+
+/// `reduce_async.tma_reduce`.
+pub const REDUCE: Variant = Variant {
+    op: OpKind::ReduceAsync,
+    name: "reduce_async.tma_reduce",
+    targets: TargetSet::sm_at_least(90),
+    priority: 30,
+    views: false,
+    predicates: &[storage!(Shared -> Global), scope!(Thread)],
+    planner: Planner {
+        name: "tensor_map",
+        plan: plan_reduce,
     },
 };
