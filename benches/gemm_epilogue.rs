@@ -92,7 +92,7 @@ fn fused(
     let unfold = if unfolded { "_unfolded" } else { "" };
     let kernel = format!(
         "gemm_epi_{}{turns}{read}{paced}{unfold}",
-        name.replace('+', "_").replace(' ', "_")
+        name.replace(['+', ' '], "_")
     );
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
