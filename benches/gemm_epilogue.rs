@@ -12,7 +12,14 @@
 //! three rounds; a row per timing with the fused / plain ratio, and first a row per paced
 //! kernel comparing its output's bits with the unpaced one's on a poisoned C, and a row for
 //! bias + GELU + residual on the consumers and on epilogue warps (staged) comparing its bits with
-//! the same ops unfolded (identity maps between them: no fold of `apply_ops`).
+//! the same ops unfolded (identity maps between them: no fold of `apply_ops`). Then, on
+//! epilogue warps ("epilogue warps, in place"), bias + GELU (tanh) and bias + ReLU with the
+//! residual added in place (`Epilogue::accumulate`: C holds the residual, the TMA store's
+//! reduction adds the output to it in L2; no residual loaded), with a bits row against
+//! "epilogue warps, staged" on C filled with the residual (the same sums rounded once more:
+//! the elements that differ, and those more than one bf16 step apart). Timed, C is not
+//! filled with the residual again before each launch: the reduction's time does not depend on
+//! what C holds (its values only grow by the outputs, far from bf16's range).
 //!
 //! ```text
 //! cargo bench --bench gemm_epilogue
@@ -53,13 +60,16 @@ const VARIANTS: &[(&str, bool, Option<Activation>, bool)] = &[
 /// epilogue warps (a further parameter, the residual again), one band ahead unless `no_ahead`
 /// (`Epilogue::without_prefetch`); epilogue warps paced as `pace` says; `unfolded`: the
 /// activation between two identity maps, so that no two ops meet in one of `apply_ops`' folds
-/// (the ops one by one, what the folds must give the bits of).
+/// (the ops one by one, what the folds must give the bits of); `in_place`: the residual not
+/// read but added in place (`Epilogue::accumulate`, C holding it; the residual parameter is
+/// still declared, unused).
 fn fused(
     name: &str,
     (cfg, pace): (GemmConfig, EpiloguePace),
     (staged, direct, no_ahead): (bool, bool, bool),
     (bias_on, act, residual_on): (bool, Option<Activation>, bool),
     unfolded: bool,
+    in_place: bool,
 ) -> Result<GemmKernel, KernelError> {
     // A kernel name of its own for each epilogue and schedule (what a profiler's filter picks).
     let turns = match (cfg.pingpong, cfg.epilogue_warps, cfg.epilogue_warp_count) {
@@ -82,7 +92,7 @@ fn fused(
     let unfold = if unfolded { "_unfolded" } else { "" };
     let kernel = format!(
         "gemm_epi_{}{turns}{read}{paced}{unfold}",
-        name.replace('+', "_")
+        name.replace(['+', ' '], "_")
     );
     let mut k = KernelBuilder::new(&kernel, Target::Sm90a);
     let mut gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
@@ -107,7 +117,9 @@ fn fused(
         epi = epi.residual(&gemm.staged_input(&mut k, "residual")?);
     } else {
         let res = k.tensor::<ty::Bf16>("residual", [m, n], TensorOpts::default().align(16))?;
-        if residual_on {
+        if residual_on && in_place {
+            epi = epi.accumulate();
+        } else if residual_on {
             epi = epi.residual(&res);
         }
     }
@@ -222,11 +234,34 @@ fn main() -> Result<(), CheckError> {
         let mut kernels = Vec::new();
         for (schedule, cfg, staged) in schedules.into_iter().filter(|(s, ..)| wanted(s)) {
             for &(name, b, a, r) in VARIANTS.iter().filter(|v| v.3 || !staged.0) {
-                let built = fused(name, cfg, staged, (b, a, r), false).map_err(|e| {
+                let built = fused(name, cfg, staged, (b, a, r), false, false).map_err(|e| {
                     CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
                 })?;
                 let loaded = built.built.load(&device, &JitOptions::default())?;
                 kernels.push((schedule, name, staged.1 && r, loaded));
+            }
+        }
+        // The residual added in place by the store's reduction, on epilogue warps (the
+        // default's schedule): named as the staged rows' epilogue, " in place".
+        let in_place = "epilogue warps, in place";
+        if wanted(in_place) {
+            for (name, act) in [
+                ("bias+gelu_tanh+residual in place", Activation::GeluTanh),
+                ("bias+relu+residual in place", Activation::Relu),
+            ] {
+                let built = fused(
+                    name,
+                    ew,
+                    (false, false, false),
+                    (true, Some(act), true),
+                    false,
+                    true,
+                )
+                .map_err(|e| {
+                    CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
+                })?;
+                let loaded = built.built.load(&device, &JitOptions::default())?;
+                kernels.push((in_place, name, false, loaded));
             }
         }
         // The GELU epilogue with its ops one by one (no fold), on the consumers and on epilogue
@@ -239,7 +274,7 @@ fn main() -> Result<(), CheckError> {
         {
             let name = "bias+gelu_tanh+residual";
             let act = Some(Activation::GeluTanh);
-            let built = fused(name, cfg, staged, (true, act, true), true).map_err(|e| {
+            let built = fused(name, cfg, staged, (true, act, true), true, false).map_err(|e| {
                 CheckError::Gemm(ptxkit::library::gemm::GemmError::Operands(e.to_string()))
             })?;
             let loaded = built.built.load(&device, &JitOptions::default())?;
@@ -271,7 +306,34 @@ fn main() -> Result<(), CheckError> {
                  unfolded, unwritten {unwritten} |"
             );
         }
+        let res_host = host(m * n, 5);
         for (schedule, name, direct, kernel) in &kernels {
+            if *schedule == in_place {
+                // C holds the residual; against the staged kernel's bits (its sum rounded once).
+                let mut out = DeviceTensor::from_host(&stream, &res_host, vec![m, n])?;
+                let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], false);
+                kernel.launch(&stream, &mut args)?;
+                let got = out.to_host(&stream)?;
+                let staged = name.trim_end_matches(" in place");
+                let Some((_, want)) = reference.iter().find(|(r, _)| *r == staged) else {
+                    continue;
+                };
+                let step = |w: u16| f32::from(bf16::from_bits(w)).abs() / 128.0;
+                let (mut differ, mut far) = (0, 0);
+                for (g, &w) in got.iter().zip(want) {
+                    if g.to_bits() != w {
+                        differ += 1;
+                        let d = (g.to_f32() - f32::from(bf16::from_bits(w))).abs();
+                        far += usize::from(d > step(w) * 1.01 || d.is_nan());
+                    }
+                }
+                println!(
+                    "| {m}x{n}x{k} | {schedule} | {name} | bits | {differ} differ from \
+                     \"epilogue warps, staged\" (double rounding), {far} by more than a bf16 \
+                     step |"
+                );
+                continue;
+            }
             let mut out = DeviceTensor::from_host(&stream, &poison, vec![m, n])?;
             let mut args = fused_args([&p.a, &p.b], &mut out, [&bias, &res], *direct);
             kernel.launch(&stream, &mut args)?;

@@ -1,12 +1,16 @@
 //! A GEMM with a fused epilogue, written with the public API only: `C = GELU(A·Bᵀ + bias) +
 //! residual` in bf16 ([`gemm_bias_gelu_residual`]), and a second epilogue that scales rows,
 //! keeps the pre-activation as an extra output and applies GELU (erf)
-//! ([`gemm_rows_store_gelu`]). Both are the library's Hopper GEMM (its roles, rings,
-//! tile scheduler and mainloop) with an [`Epilogue`] of the kernel parts.
+//! ([`gemm_rows_store_gelu`]), and `C += GELU(A·Bᵀ + bias)` in place, C holding the residual
+//! before the call and the TMA store's reduction adding to it in L2 ([`gemm_bias_gelu_in_place`]).
+//! All are the library's Hopper GEMM (its roles, rings, tile scheduler and mainloop) with an
+//! [`Epilogue`] of the kernel parts.
 //!
 //! On a GPU it checks both against a reference (cuBLAS's f32 `A·Bᵀ` of the same inputs, the
 //! epilogue applied on the host) on fresh random data with the outputs poisoned first, at edge
-//! shapes and at 4096³ and 8192³. `benches/gemm_epilogue.rs` times such epilogues against the
+//! shapes and at 4096³ and 8192³ (in place, C is the residual, so only the memory around it is
+//! poisoned; an element whose sum must move off the residual by more than 2⁻⁶ of it and by
+//! more than 2⁻⁶, and does not, counts as unwritten). `benches/gemm_epilogue.rs` times such epilogues against the
 //! library's plain GEMM.
 //!
 //! ```text
@@ -24,7 +28,7 @@ use ptxkit::kernel::{KernelBuilder, KernelError, TensorOpts};
 use ptxkit::library::gemm::check::{self, Problem, f32_reference, random_values, rel_error};
 use ptxkit::library::gemm::{GemmConfig, GemmKernel, HopperGemm};
 use ptxkit::parts::{Activation, Combine, Epilogue};
-use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions};
+use ptxkit::runtime::{Arg, Device, DeviceTensor, JitOptions, TensorMut};
 use ptxkit::smem::pipeline::sync::WaitMode;
 
 /// `C = GELU(A·Bᵀ + bias) + residual`: A `[m, k]`, B `[n, k]`, C and the residual `[m, n]`,
@@ -50,6 +54,22 @@ fn gemm_bias_gelu_residual(cfg: GemmConfig, direct: bool) -> Result<GemmKernel, 
         let opts = TensorOpts::default().align(16);
         epilogue.residual(&k.tensor::<ty::Bf16>("residual", [m, n], opts)?)
     };
+    gemm.with_epilogue(epilogue).build(k)
+}
+
+/// `C += GELU(A·Bᵀ + bias)` in place ([`Epilogue::accumulate`]): C holds the residual before the
+/// call, and the TMA store adds each box of the epilogue's bf16 output to it in L2 (the
+/// residual stream's update of a transformer block, `x += MLP(x)`): no residual is loaded, C's
+/// staged boxes are reduced instead of stored. Its numerics are torch eager's: the function's
+/// output rounded to bf16, then the add rounded to bf16.
+fn gemm_bias_gelu_in_place(cfg: GemmConfig) -> Result<GemmKernel, KernelError> {
+    let mut k = KernelBuilder::new("gemm_bias_gelu_in_place", Target::Sm90a);
+    let gemm = HopperGemm::<ty::Bf16, ty::Bf16>::declare(&mut k, cfg, WaitMode::Spin)?;
+    let bias = k.tensor::<ty::Bf16>("bias", [gemm.n()], TensorOpts::default())?;
+    let epilogue = Epilogue::new()
+        .cols(&bias, Combine::Add)
+        .activation(Activation::GeluTanh)
+        .accumulate();
     gemm.with_epilogue(epilogue).build(k)
 }
 
@@ -200,8 +220,110 @@ fn check_shape(
             if ok { "ok" } else { "FAIL" }
         );
         all &= ok;
+        if !direct {
+            let ok = check_in_place(device, cfg, &p, (&bias, &bias_h), &acc, seed + 4)?;
+            println!("check {m:>5}x{n:>5}x{:>5} {schedule:>11}: {ok}", shape.2);
+            all &= ok.ok;
+        }
     }
     Ok(all)
+}
+
+/// What [`check_in_place`] found.
+struct InPlace {
+    ok: bool,
+    rel: f64,
+    /// Elements whose sum must differ from the residual (by more than 2⁻⁶ of it, two bf16
+    /// steps and more, and by more than 2⁻⁶: the tails of GELU's `tanh.approx`, values of
+    /// 10⁻⁶, move a residual near 0 on the host and not on the GPU) and do not: the kernel did
+    /// not add to them.
+    not_added: usize,
+    /// Of how many that must change.
+    must_change: usize,
+    /// Poisoned elements around C changed.
+    outside: usize,
+}
+
+impl std::fmt::Display for InPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bias+gelu in place (C += ..) rel {:.2e}; not added {} of {} that must change; \
+             poison around C touched {} -> {}",
+            self.rel,
+            self.not_added,
+            self.must_change,
+            self.outside,
+            if self.ok { "ok" } else { "FAIL" }
+        )
+    }
+}
+
+/// `C += GELU(acc + bias)` in place on `cfg`'s schedule ([`gemm_bias_gelu_in_place`]): C starts
+/// as a fresh random residual inside a larger allocation whose elements around it are poisoned
+/// (the kernel must add to every element of C and touch nothing else), against the host's
+/// torch-eager numerics: `y = bf16(GELU(acc + bias))`, then `bf16(f32(y) + f32(residual))`
+/// (`acc` as the schedule's epilogue sees it).
+fn check_in_place(
+    device: &Device,
+    cfg: GemmConfig,
+    p: &Problem,
+    (bias, bias_h): (&DeviceTensor<bf16>, &[f64]),
+    acc: &[f64],
+    seed: u64,
+) -> Result<InPlace, Box<dyn std::error::Error>> {
+    let stream = device.default_stream();
+    let (m, n) = (p.shape.0, p.shape.1);
+    // 512 poisoned elements (1 KiB) before C and after it: C's first element stays 16-byte
+    // aligned, as its tensor map needs.
+    const GUARD: usize = 512;
+    let res: Vec<bf16> = random_values(m * n, seed)
+        .into_iter()
+        .map(bf16::from_f32)
+        .collect();
+    let poison = bf16::from_bits(0xFFFF);
+    let mut host = vec![poison; GUARD];
+    host.extend_from_slice(&res);
+    host.extend(std::iter::repeat_n(poison, GUARD));
+    let mut all = DeviceTensor::from_host(&stream, &host, vec![host.len()])?;
+    {
+        let kernel = gemm_bias_gelu_in_place(cfg)?;
+        let loaded = kernel.built.load(device, &JitOptions::default())?;
+        let mut view = all.slice_mut().slice_mut(GUARD..GUARD + m * n);
+        let c = TensorMut::view(&mut view, vec![m, n])?;
+        let mut args = vec![Arg::tensor(&p.a), Arg::tensor(&p.b), Arg::from(c)];
+        args.push(Arg::tensor(bias));
+        loaded.launch(&stream, &mut args)?;
+    }
+    let out = all.to_host(&stream)?;
+    let outside = out[..GUARD]
+        .iter()
+        .chain(&out[GUARD + m * n..])
+        .filter(|x| x.to_bits() != 0xFFFF)
+        .count();
+    let got = &out[GUARD..GUARD + m * n];
+    let want: Vec<f64> = (0..m * n)
+        .map(|i| {
+            let y = bf16::from_f64(Activation::GeluTanh.reference(acc[i] + bias_h[i % n]));
+            f64::from(bf16::from_f32(y.to_f32() + res[i].to_f32()).to_f32())
+        })
+        .collect();
+    let rel = rel_error(&widen(got), &want);
+    let (mut not_added, mut must_change) = (0, 0);
+    for ((g, r), w) in got.iter().zip(&res).zip(&want) {
+        let r64 = f64::from(r.to_f32());
+        if (w - r64).abs() > r64.abs().max(1.0) / 64.0 {
+            must_change += 1;
+            not_added += usize::from(g.to_bits() == r.to_bits());
+        }
+    }
+    Ok(InPlace {
+        ok: rel < 1e-2 && not_added == 0 && outside == 0 && must_change > 0,
+        rel,
+        not_added,
+        must_change,
+        outside,
+    })
 }
 
 fn main() -> ExitCode {
@@ -280,11 +402,20 @@ mod tests {
             large.with_epilogue_warps(),
             large.with_epilogue_warps().with_epilogue_warp_count(2),
         ] {
-            for kernel in [
+            let mut kernels = vec![
                 super::gemm_bias_gelu_residual(cfg, false).unwrap(),
                 super::gemm_bias_gelu_residual(cfg, true).unwrap(),
                 super::gemm_rows_store_gelu(cfg).unwrap(),
-            ] {
+            ];
+            // In place only where C is stored by TMA (the register epilogue refuses it).
+            match super::gemm_bias_gelu_in_place(cfg) {
+                Ok(kernel) => kernels.push(kernel),
+                Err(e) => assert!(
+                    !cfg.tma_store && e.to_string().contains("Accumulate"),
+                    "{e}"
+                ),
+            }
+            for kernel in kernels {
                 let out = ptxas
                     .assemble(kernel.built.ptx(), Target::Sm90a, &["-v"])
                     .unwrap();

@@ -595,3 +595,69 @@ fn register_budgets_the_producer_cannot_fund_are_refused() {
         declare(roles, ctas).unwrap_or_else(|e| panic!("{roles:?}: {e}"));
     }
 }
+
+/// The output accumulated in place ([`Epilogue::accumulate`]): C's boxes leave the staging
+/// blocks by the TMA's reduction (`cp.reduce.async.bulk.tensor...add`, PTX ISA 9.7.9.27), never
+/// by a plain TMA store, and no residual is loaded (no TMA load into shared memory beside the
+/// producer's A and B) or read (the epilogue warps' band reads the block's own band only); on the consumers (cooperative, ping-pong), on three and two epilogue warps (the
+/// consumers' own last tile too). It assembles without spills. Where C would be stored from
+/// registers, or the op is not the last, the build refuses it, naming the op.
+#[test]
+fn the_output_accumulates_in_place_through_the_tma_reduction() {
+    let large = GemmConfig::large();
+    let ew = large.with_epilogue_warps();
+    let in_place = |k: &mut KernelBuilder, [_, n]: [Var; 2]| {
+        let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+        Ok(Epilogue::new()
+            .cols(&bias, Combine::Add)
+            .activation(Activation::GeluTanh)
+            .accumulate())
+    };
+    let ptxas = ptxkit::isa::ptxas::for_tests().unwrap();
+    for cfg in [
+        large,
+        large.with_pingpong(),
+        ew,
+        ew.with_epilogue_warp_count(2),
+    ] {
+        let g = gemm_with(cfg, in_place).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+        let ptx = g.built.ptx();
+        let reduce = "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group";
+        assert!(ptx.contains(reduce), "{cfg:?}: no reduction");
+        assert!(
+            !ptx.contains("cp.async.bulk.tensor.2d.global.shared::cta"),
+            "{cfg:?}: a plain TMA store of C"
+        );
+        // The producer's loads of A and B (one each) are the only TMA loads.
+        let loads = ptx
+            .matches("cp.async.bulk.tensor.2d.shared::cluster.global")
+            .count();
+        assert_eq!(loads, 2, "{cfg:?}: a TMA load besides A's and B's");
+        if cfg.epilogue_warps {
+            let b = band(ptx);
+            // The block's own band only: two `.x4` (8 rows x 64 bf16), no residual's.
+            let reads = b.matches("ldmatrix.sync.aligned").count();
+            assert_eq!(reads, 2, "{cfg:?}: a residual read");
+            // Both the warps' slabs and the consumers' own last tile reduce.
+            assert!(ptx.matches(reduce).count() >= 2, "{cfg:?}");
+        }
+        if let Some(ptxas) = &ptxas {
+            let name = format!("{} in place", cfg.name());
+            support::assemble_clean_without(ptxas, &name, ptx, Target::Sm90a, &["C7514"]);
+        }
+    }
+    let register = GemmConfig {
+        tma_store: false,
+        ..large
+    };
+    let why = refusal(register, in_place);
+    assert!(
+        why.contains("Accumulate") && why.contains("registers"),
+        "{why}"
+    );
+    let why = refusal(ew, |k, [_, n]| {
+        let bias = k.tensor::<ty::Bf16>("bias", [n], TensorOpts::default())?;
+        Ok(Epilogue::new().accumulate().cols(&bias, Combine::Add))
+    });
+    assert!(why.contains("Accumulate") && why.contains("last"), "{why}");
+}

@@ -7,7 +7,7 @@ mod support;
 use std::path::PathBuf;
 
 use layouts::fragment::{ldmatrix, mma, tcgen05, wgmma};
-use ptxkit::isa::builder::TensorMapRef;
+use ptxkit::isa::builder::{TensorMapRef, TmaReduceOp};
 use ptxkit::isa::{
     FunctionBuilder, Imm, Module, RegRef, ScalarType, StateSpace, Target, ptxas, ty,
 };
@@ -413,16 +413,25 @@ fn copy_async_variants() {
             (op, ExecScope::Thread)
         });
     }
-    check(
-        "tma_store",
-        "copy_async.tma_store",
-        env(Target::Sm90a),
-        |e| {
+    // A TMA store, and the same sides reduced into the tensor in L2 (C accumulated in place).
+    for (name, variant, reduce) in [
+        ("tma_store", "copy_async.tma_store", None),
+        (
+            "tma_reduce",
+            "reduce_async.tma_reduce",
+            Some(TmaReduceOp::Add),
+        ),
+    ] {
+        check(name, variant, env(Target::Sm90a), move |e| {
             let src = swizzled(ScalarType::Bf16, 64, 64, e.s, SwizzleMode::B128);
             let dst = bf16_box(e, 0);
-            (copy_async(dst, src), ExecScope::Thread)
-        },
-    );
+            let op = match reduce {
+                None => copy_async(dst, src),
+                Some(op) => TileOp::ReduceAsync { dst, src, op },
+            };
+            (op, ExecScope::Thread)
+        });
+    }
     check(
         "bulk_cluster",
         "copy_async.bulk_cluster",

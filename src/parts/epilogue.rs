@@ -11,6 +11,7 @@
 //! | [`Epilogue::residual`] | `v + R[row, col]` (`R` in global memory, or staged: loaded by TMA into shared memory while the main loop runs) |
 //! | [`Epilogue::map`] | anything: a closure given `v` and its `(row, col)` |
 //! | [`Epilogue::store`] | `v` unchanged; its value here also stored to a second tensor |
+//! | [`Epilogue::accumulate`] (last) | `v` unchanged; the output's store adds it to what C holds: `C = C + v` in L2 |
 //!
 //! Ops that read or write a `[m, n]` tensor run inside the kernel's whole-tile / edge-tile branch
 //! (no bounds on whole tiles); the ops before the first of them run once, before the branch (but
@@ -299,6 +300,9 @@ pub enum EpilogueOp {
     /// then one `red.global.max.u32` of its bits per warp (PTX ISA 9.7.13.6; non-negative f32
     /// values order as their bits do).
     Amax(Buffer<ty::F32>),
+    /// The output's store adds the values to what C holds instead of overwriting it
+    /// ([`Epilogue::accumulate`]): the last op, it leaves the values as they are.
+    Accumulate,
 }
 
 impl fmt::Debug for EpilogueOp {
@@ -313,6 +317,7 @@ impl fmt::Debug for EpilogueOp {
             EpilogueOp::Map(_) => write!(f, "Map(..)"),
             EpilogueOp::Store(t) => write!(f, "Store({})", t.name()),
             EpilogueOp::Amax(t) => write!(f, "Amax({})", t.name()),
+            EpilogueOp::Accumulate => write!(f, "Accumulate"),
         }
     }
 }
@@ -744,6 +749,43 @@ impl Epilogue {
         self.op(EpilogueOp::Amax(out.clone()))
     }
 
+    /// The output accumulated in place: C holds a tensor before the call (a residual stream,
+    /// say) and the output's store adds the values to it, `C = round(C + round(v))`, instead of
+    /// overwriting it: the in-place update `x += f(x W)` of a transformer block, with no
+    /// residual read by the kernel. The values are rounded to C's type as a plain store rounds
+    /// them, then the TMA's reduction adds them in L2 (PTX ISA 9.7.9.27
+    /// `cp.reduce.async.bulk.tensor...add`; its element type is the tensor map's, `.add` takes
+    /// f16 and bf16), which rounds the sum to C's type: torch eager's `x += f(y)` on bf16
+    /// tensors, the function's output rounded, then the add. The last op of an epilogue. A GEMM
+    /// serves it where C is stored by TMA from its staging blocks (the consumers' TMA-store
+    /// epilogue, epilogue warps and the consumers' own last tile beside them); where C would be
+    /// stored from registers (`GemmConfig::tma_store` off, swap-AB, split-K or stream-K
+    /// partials, grouped problems) the build refuses it ([`Epilogue::accumulates`]).
+    pub fn accumulate(self) -> Epilogue {
+        self.op(EpilogueOp::Accumulate)
+    }
+
+    /// Whether the output's store adds to what C holds ([`Epilogue::accumulate`]); an error
+    /// where the op is not the last one (the ops after it would run on values already handed
+    /// to the store's reduction).
+    #[track_caller]
+    pub fn accumulates(&self, k: &KernelBuilder) -> Result<bool> {
+        let at = self
+            .ops
+            .iter()
+            .position(|op| matches!(op, EpilogueOp::Accumulate));
+        match at {
+            None => Ok(false),
+            Some(i) if i + 1 == self.ops.len() => Ok(true),
+            Some(i) => Err(k.error(format!(
+                "the epilogue op Accumulate is op {i} of {}: it must be the last (the output's \
+                 store adds the values; {:?} after it would not reach C)",
+                self.ops.len(),
+                self.ops[i + 1]
+            ))),
+        }
+    }
+
     /// Also stores the values as they are at this point to `out` (`[m, n]`, row-major; cast to
     /// its element type), e.g. the pre-activation of a fused layer.
     pub fn store(self, out: impl Into<EpilogueTensor>) -> Epilogue {
@@ -1029,6 +1071,8 @@ fn apply_ops(
                 write_from_f32(k, &frag, &view, &acc_r, wg)?;
             }
             (EpilogueOp::Amax(out), _) => amax(k, acc, at, out, whole)?,
+            // The store's reduction adds the values (the GEMM's store: `Epilogue::accumulates`).
+            (EpilogueOp::Accumulate, _) => {}
         }
         i += 1;
     }

@@ -10,7 +10,12 @@
 //!
 //! - `scale·v ⊙ colv[col]`, ReLU, `+ rowv[row]`;
 //! - SiLU, a closure of the element's row and column, stored to `aux`, the amax;
-//! - GELU (erf), `0.5·v + 2·res`, GELU (tanh) (the residual `+ res` is `examples/gemm_epilogue.rs`'s).
+//! - GELU (erf), `0.5·v + 2·res`, GELU (tanh) (the residual `+ res` is `examples/gemm_epilogue.rs`'s);
+//! - `+ rowv[row]`, SiLU, added in place ([`Epilogue::accumulate`]: C holds `res` before the
+//!   launch, the TMA store's reduction adds the bf16 output to it; the reference rounds the
+//!   output to bf16, then the sum; an element whose sum must move off `res` by more than 2⁻⁶ of
+//!   it and by more than 2⁻⁶ (not the approximate tails' 10⁻⁶ on a residual near 0), and does
+//!   not, fails the case). Only where C is stored by TMA (not the register f32 C).
 
 use half::bf16;
 use ptx_isa::{Target, ty};
@@ -29,14 +34,21 @@ enum Case {
     ScaleColsReluRows,
     SiluMapStoreAmax,
     GeluLinearGelu,
+    RowsSiluInPlace,
 }
 
 impl Case {
-    const ALL: [Case; 3] = [
+    const ALL: [Case; 4] = [
         Case::ScaleColsReluRows,
         Case::SiluMapStoreAmax,
         Case::GeluLinearGelu,
+        Case::RowsSiluInPlace,
     ];
+
+    /// Whether the case adds its output to C in place (C stored by TMA only).
+    fn in_place(self) -> bool {
+        self == Case::RowsSiluInPlace
+    }
 
     /// The closure's term: `v + row / 1024 - col / 2048`.
     fn map(
@@ -70,6 +82,12 @@ impl Case {
                 let res = x.res[r * n + c];
                 let y = 0.5 * Activation::GeluErf.reference(v) + 2.0 * res;
                 (Activation::GeluTanh.reference(y), None)
+            }
+            Case::RowsSiluInPlace => {
+                // torch eager's `c += silu(v + rowv)` in bf16: the output rounded, then the sum.
+                let y = bf16::from_f64(Activation::Silu.reference(v + x.rowv[r]));
+                let sum = bf16::from_f32(y.to_f32() + x.res[r * n + c] as f32);
+                (f64::from(sum.to_f32()), None)
             }
         }
     }
@@ -108,6 +126,10 @@ fn build<O: crate::kernel::Elem>(cfg: GemmConfig, case: Case) -> Result<GemmKern
             .activation(Activation::GeluErf)
             .linear(&res, 0.5f32, 2.0f32)
             .activation(Activation::GeluTanh),
+        Case::RowsSiluInPlace => Epilogue::new()
+            .rows(&rowv, Combine::Add)
+            .activation(Activation::Silu)
+            .accumulate(),
     };
     gemm.with_epilogue(epi).build(k)
 }
@@ -181,7 +203,10 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         let res_h: Vec<bf16> = host.res.iter().map(|&x| bf16::from_f64(x)).collect();
         let res = ctx.upload(&res_h, &[m, n])?;
         for cfg in configs {
-            for case in Case::ALL {
+            for case in Case::ALL
+                .into_iter()
+                .filter(|c| cfg.tma_store || !c.in_place())
+            {
                 let mut aux = ctx.poisoned(&[m, n])?;
                 let mut amax = ctx.upload(&[0.0f32], &[1])?;
                 let (got, want_out): (Vec<f64>, Vec<f64>);
@@ -213,16 +238,31 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
                     res: &res,
                 };
                 let outs = (&mut aux, &mut amax);
+                // In place, C starts as the residual; else poisoned.
+                let c0 = match case.in_place() {
+                    true => res_h.clone(),
+                    false => vec![POISON; m * n],
+                };
                 got = match cfg.output {
                     ptx_isa::ScalarType::F32 => {
-                        run_case::<ty::F32, f32>(ctx, cfg, case, &ins, f32::NAN, outs)?
+                        run_case::<ty::F32, f32>(ctx, cfg, case, &ins, vec![f32::NAN; m * n], outs)?
                     }
-                    _ => run_case::<ty::Bf16, bf16>(ctx, cfg, case, &ins, POISON, outs)?,
+                    _ => run_case::<ty::Bf16, bf16>(ctx, cfg, case, &ins, c0, outs)?,
                 };
                 want_out = want;
                 let mut err = rel_error(&got, &want_out) / tol;
                 if got.iter().any(|x| x.is_nan()) {
                     err = f64::INFINITY;
+                }
+                // In place: an element whose sum must leave the residual and did not was never
+                // added to.
+                if case.in_place() {
+                    let not_added = (got.iter().zip(&want_out).zip(&host.res))
+                        .filter(|((g, w), r)| (*w - *r).abs() > r.abs().max(1.0) / 64.0 && g == r)
+                        .count();
+                    if not_added > 0 {
+                        err = f64::INFINITY;
+                    }
                 }
                 if case == Case::SiluMapStoreAmax {
                     let aux_got: Vec<f64> =
@@ -254,7 +294,7 @@ pub fn run(ctx: &mut GpuCtx) -> RunResult {
         max_err: worst,
         tolerance: 1.0,
         detail: format!(
-            "{cases} cases: scale, column and row vectors, ReLU, SiLU, GELU tanh/erf, a closure of (row, col), a residual, alpha/beta, an extra output, amax; TMA-store bf16, register f32 C and epilogue warps; 300x520x136, 257x384x200; error / tolerance"
+            "{cases} cases: scale, column and row vectors, ReLU, SiLU, GELU tanh/erf, a closure of (row, col), a residual, alpha/beta, an extra output, amax, C accumulated in place (TMA reduction); TMA-store bf16, register f32 C and epilogue warps; 300x520x136, 257x384x200; error / tolerance"
         ),
     })
 }
@@ -270,21 +310,21 @@ struct Inputs<'a> {
     res: &'a DeviceTensor<bf16>,
 }
 
-/// Builds and launches `case`'s kernel (C of `O`, host type `H`) on C filled with `poison`,
-/// the GEMM's operands and the extra tensors in their declared order (`aux` and `amax` the
+/// Builds and launches `case`'s kernel (C of `O`, host type `H`) on C filled with `c0` (poison,
+/// or the residual for a case in place), the GEMM's operands and the extra tensors in their declared order (`aux` and `amax` the
 /// outputs); returns C.
 fn run_case<O: crate::kernel::Elem, H: crate::runtime::Element + Into<f64>>(
     ctx: &GpuCtx,
     cfg: GemmConfig,
     case: Case,
     ins: &Inputs<'_>,
-    poison: H,
+    c0: Vec<H>,
     (aux, amax): (&mut DeviceTensor<f32>, &mut DeviceTensor<f32>),
 ) -> std::result::Result<Vec<f64>, super::ctx::GpuCheckError> {
     let kernel = ctx.load(&build::<O>(cfg, case)?.built)?;
     let [a, b] = ins.ab;
     let (m, n) = (a.shape()[0], b.shape()[0]);
-    let mut c = ctx.upload(&vec![poison; m * n], &[m, n])?;
+    let mut c = ctx.upload(&c0, &[m, n])?;
     let mut args = [
         Arg::tensor(a),
         Arg::tensor(b),
@@ -317,24 +357,17 @@ mod tests {
             ..large
         };
         for case in Case::ALL {
-            for ptx in [
-                build::<ty::Bf16>(large, case)
-                    .unwrap()
-                    .built
-                    .ptx()
-                    .to_string(),
-                build::<ty::F32>(register, case)
-                    .unwrap()
-                    .built
-                    .ptx()
-                    .to_string(),
-                build::<ty::Bf16>(large.with_epilogue_warps(), case)
-                    .unwrap()
-                    .built
-                    .ptx()
-                    .to_string(),
-            ] {
-                let out = ptxas.assemble(&ptx, Target::Sm90a, &["-v"]).unwrap();
+            let mut kernels = vec![
+                build::<ty::Bf16>(large, case).unwrap(),
+                build::<ty::Bf16>(large.with_epilogue_warps(), case).unwrap(),
+            ];
+            match build::<ty::F32>(register, case) {
+                Ok(g) => kernels.push(g),
+                // C from registers cannot accumulate in place: refused, naming the op.
+                Err(e) => assert!(case.in_place() && e.to_string().contains("Accumulate")),
+            }
+            for ptx in kernels.iter().map(|g| g.built.ptx()) {
+                let out = ptxas.assemble(ptx, Target::Sm90a, &["-v"]).unwrap();
                 assert!(out.ok, "{case:?}: {}", out.log);
                 assert!(
                     out.log.contains(" 0 bytes spill stores"),

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use ptx_isa::builder::TmaReduceOp;
 use ptx_isa::{Imm, Pred, Reg, Src, Target, ty};
 
 use smem::pipeline::protocol::BarrierAt;
@@ -20,6 +21,10 @@ pub enum OpKind {
     /// An asynchronous matrix multiply-accumulate; its completion (wgmma.wait_group,
     /// tcgen05.commit) is the caller's.
     GemmAsync,
+    /// An asynchronous reduction of a tile into another (`dst = dst (op) src`, the reduction
+    /// done where `dst` lies: the TMA's `cp.reduce.async.bulk.tensor` into L2); its completion
+    /// (bulk group wait) is the caller's.
+    ReduceAsync,
     /// Fills a tile with a constant.
     Fill,
     /// Converts a tile to another element type.
@@ -34,6 +39,7 @@ impl fmt::Display for OpKind {
             OpKind::Copy => "copy",
             OpKind::CopyAsync => "copy_async",
             OpKind::GemmAsync => "gemm_async",
+            OpKind::ReduceAsync => "reduce_async",
             OpKind::Fill => "fill",
             OpKind::Cast => "cast",
             OpKind::Elementwise => "elementwise",
@@ -156,6 +162,16 @@ pub enum TileOp<'a> {
         /// A 16-bit mask of the cluster's CTAs to multicast to.
         multicast: Option<Src<ty::U16>>,
     },
+    /// `dst = dst (op) src`, asynchronously: the reduction is done where `dst` lies (a TMA
+    /// tensor's box: in L2, PTX ISA 9.7.9.27 `cp.reduce.async.bulk.tensor`).
+    ReduceAsync {
+        /// Destination, also the reduction's other input.
+        dst: &'a TileRef,
+        /// Source.
+        src: &'a TileRef,
+        /// The reduction.
+        op: TmaReduceOp,
+    },
     /// `d = a·b (+ d)`.
     GemmAsync {
         /// The accumulator.
@@ -204,6 +220,7 @@ impl TileOp<'_> {
         match self {
             TileOp::Copy { .. } => OpKind::Copy,
             TileOp::CopyAsync { .. } => OpKind::CopyAsync,
+            TileOp::ReduceAsync { .. } => OpKind::ReduceAsync,
             TileOp::GemmAsync { .. } => OpKind::GemmAsync,
             TileOp::Fill { .. } => OpKind::Fill,
             TileOp::Cast { .. } => OpKind::Cast,
@@ -216,6 +233,7 @@ impl TileOp<'_> {
         match self {
             TileOp::Copy { dst, src }
             | TileOp::CopyAsync { dst, src, .. }
+            | TileOp::ReduceAsync { dst, src, .. }
             | TileOp::Cast { dst, src } => vec![dst, src],
             TileOp::GemmAsync { d, a, b, .. } => vec![d, a, b],
             TileOp::Fill { dst, .. } => vec![dst],
@@ -232,6 +250,7 @@ impl TileOp<'_> {
         match self {
             TileOp::Copy { dst, src }
             | TileOp::CopyAsync { dst, src, .. }
+            | TileOp::ReduceAsync { dst, src, .. }
             | TileOp::Cast { dst, src } => Some((dst, src)),
             _ => None,
         }
@@ -276,6 +295,9 @@ impl fmt::Display for OpCtx<'_> {
                     write!(f, "\n  multicast: yes")?;
                 }
                 Ok(())
+            }
+            TileOp::ReduceAsync { dst, src, op } => {
+                write!(f, "\n  dst: {dst}\n  src: {src}\n  reduce: {op:?}")
             }
             TileOp::GemmAsync {
                 d, a, b, k_extent, ..

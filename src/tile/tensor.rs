@@ -445,6 +445,30 @@ impl KernelBuilder {
         self.tile_op_synced(op, scope, None, sync)
     }
 
+    /// `dst = dst (op) src` asynchronously, the reduction done where `dst` lies: a shared tile
+    /// reduced into a TMA tensor's box in L2 (`reduce_async.tma_reduce`, PTX ISA 9.7.9.27
+    /// `cp.reduce.async.bulk.tensor`; the element type is the tensor map's). Like a TMA store
+    /// it joins the bulk async-group: its commit and its waits are the caller's.
+    #[track_caller]
+    pub fn reduce_async(
+        &mut self,
+        dst: &impl TileOperand,
+        src: &impl TileOperand,
+        op: ptx_isa::builder::TmaReduceOp,
+        scope: ExecScope,
+    ) -> Result<&'static str> {
+        let (d, s) = (dst.lower_tile(self)?, src.lower_tile(self)?);
+        self.tile_op(
+            TileOp::ReduceAsync {
+                dst: &d,
+                src: &s,
+                op,
+            },
+            scope,
+            None,
+        )
+    }
+
     /// `d = a·bᵀ (+ d)` asynchronously (wgmma, tcgen05.mma).
     #[track_caller]
     pub fn gemm_async(

@@ -26,7 +26,7 @@
 
 use std::cell::RefCell;
 
-use ptx_isa::builder::CmpOp;
+use ptx_isa::builder::{CmpOp, TmaReduceOp};
 use ptx_isa::{Directive, Module, Reg, RegRef, ScalarType, SpecialReg, StateSpace, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::cursor::{Phase, RingCursor};
@@ -404,13 +404,28 @@ impl WarpPacing {
 /// and the ping-pong turns' ([`TURN_BARRIER`]).
 const EPILOGUE_BARRIER: u32 = TURN_BARRIER + GemmConfig::ROLES.consumers;
 
+/// How C's boxes leave the staging blocks: a TMA store (`None`), or with
+/// [`Epilogue::accumulate`] a TMA reduction that adds them to what C holds (`Some(Add)`, PTX
+/// ISA 9.7.9.27 `cp.reduce.async.bulk.tensor`).
+type CStore = Option<TmaReduceOp>;
+
+/// One box of C from the slab `src` into `dst` (a box of C's tensor map) as `how` says: stored,
+/// or reduced into what C holds. Thread scope: the caller elects the thread, and commits.
+fn store_c_box(k: &mut KernelBuilder, dst: &TileRef, src: &TileRef, how: CStore) -> Result<()> {
+    match how {
+        None => k.copy_async(dst, src, None, None, ExecScope::Thread)?,
+        Some(op) => k.reduce_async(dst, src, op, ExecScope::Thread)?,
+    };
+    Ok(())
+}
+
 /// After an epilogue pass over the slab at `addr`: its writes fenced for the async proxy (PTX
 /// ISA 9.7.13.4.1), the `warps` that wrote it synced (`bar.warp.sync` for one, else
 /// [`EPILOGUE_BARRIER`]), and thread `first` stores it by TMA into the box of `map` at
-/// `origin` (9.7.9.27).
+/// `origin` (9.7.9.27), or reduces it into the box (`how`, [`CStore`]).
 fn store_slab<O: Elem>(
     k: &mut KernelBuilder,
-    (map, origin): (&TmaTensor<O>, [Expr; 2]),
+    (map, origin, how): (&TmaTensor<O>, [Expr; 2], CStore),
     out: ScalarType,
     addr: R32,
     first: ptx_isa::Pred,
@@ -424,8 +439,7 @@ fn store_slab<O: Elem>(
     k.if_(first, |k| {
         let src = c_slab(out, addr);
         let dst = k.tma_box_at(map, &origin)?;
-        k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
-        Ok(())
+        store_c_box(k, &dst, &src, how)
     })
     .end()
 }
@@ -452,6 +466,8 @@ struct EpilogueWarp<'a, O: Elem> {
     first: ptx_isa::Pred,
     lane: Var,
     c_map: &'a TmaTensor<O>,
+    /// How the slabs go to C ([`CStore`]).
+    how: CStore,
     extents: &'a [Expr; 2],
 }
 
@@ -1622,6 +1638,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             false => k.cmp(CmpOp::Eq, lane, 0u32)?,
         };
         let c_map = k.tma_generic(&c)?;
+        let how = self.c_store(k, &epi)?;
         let (bn, out) = (self.cfg.bn, self.cfg.output);
         let extents: [Expr; 2] = [self.m().into(), self.n().into()];
         // The CTA's last tile is its consumer's own (HopperGemm::own_last_tile).
@@ -1637,6 +1654,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             first,
             lane,
             c_map: &c_map,
+            how,
             extents: &extents,
         };
         schedule.for_each_tile(k, |k, tile| {
@@ -1679,7 +1697,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                     inputs.push((input.name.as_str(), buf));
                 }
                 let addr = epi.apply_staged(k, lane, &block, slab, &inputs)?;
-                store_slab(k, (&c_map, origin), out, addr, first, 1)
+                store_slab(k, (&c_map, origin, how), out, addr, first, 1)
             })?;
             self.hand_back(k, &staging, cursor.stage(), first)?;
             Ok(cursor.lap(k.isa())?)
@@ -1773,7 +1791,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
             let addr = w.epi.apply_staged(k, w.lane, &block, slab, &inputs)?;
             store_slab(
                 k,
-                (w.c_map, origin(cw.into(), slab.into())),
+                (w.c_map, origin(cw.into(), slab.into()), w.how),
                 out,
                 addr,
                 w.first,
@@ -2793,6 +2811,13 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 super::swap_ab::store_transposed(k, &self.fragment, &c, &origin, acc)
             }
             Output::Global(c, _) => {
+                if epi.accumulates(k)? {
+                    return Err(k.error(
+                        "the epilogue op Accumulate with C stored from registers: the output \
+                         accumulates in place through the TMA store's reduction \
+                         (GemmConfig::tma_store)",
+                    ));
+                }
                 let edge = k.tile_at(&c, [block.into(), tile.nb.into()], [64, bn])?;
                 let views = epi.back_views(k, &at, &[(c.name(), &edge)])?;
                 self.store_block(k, edge, acc, Some((&epi, &at, views)))
@@ -2964,6 +2989,7 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
         // Generic-proxy writes must be visible to the async proxy before the TMA reads them.
         k.fence_proxy_async(Some(StateSpace::Shared(ptx_isa::space::SharedScope::Cta)))?;
         k.bar_sync(bar_id, Some(128u32.into()))?;
+        let how = self.c_store(k, &self.tile_epilogue(k)?)?;
         k.if_(leader, |k| {
             let c = k.tma_generic(c)?;
             let slab_bytes = 64 * 64 * out.bytes();
@@ -2980,12 +3006,19 @@ impl<I: Elem, O: Elem, J: Elem> HopperGemm<I, O, J> {
                 let mut origin = rows.clone();
                 origin.push(col * 64);
                 let dst = k.tma_box_at(&c, &origin)?;
-                k.copy_async(&dst, &src, None, None, ExecScope::Thread)?;
+                store_c_box(k, &dst, &src, how)?;
             }
             k.cp_async_bulk_commit_group()?;
             Ok(())
         })
         .end()
+    }
+
+    /// How C's boxes leave the staging blocks for the tiles of `epi` ([`CStore`]): reduced into
+    /// what C holds where it accumulates ([`Epilogue::accumulate`]; a grouped GEMM's epilogue
+    /// refuses the op before), else stored.
+    fn c_store(&self, k: &KernelBuilder, epi: &Epilogue) -> Result<CStore> {
+        Ok(epi.accumulates(k)?.then_some(TmaReduceOp::Add))
     }
 
     /// With [`GemmConfig::epilogue_warps`], in a consumer: the staging ring and the consumer's

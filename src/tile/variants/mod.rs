@@ -40,6 +40,7 @@ pub(crate) const ALL: &[Variant] = &[
     tma::LOAD,
     tma::MULTICAST,
     tma::STORE,
+    tma::REDUCE,
     bulk_cluster::VARIANT,
     tcgen05_cp::VARIANT,
     tcgen05_ldst::VARIANT,

@@ -1,11 +1,13 @@
 //! TMA variants (PTX ISA 9.7.9.27): `copy_async.tma_load` (tensor → shared, completing on an
 //! mbarrier), `copy_async.tma_multicast` (the same into every CTA of a mask), and
-//! `copy_async.tma_store` (shared → tensor, completing with the bulk async-group). One thread
+//! `copy_async.tma_store` (shared → tensor, completing with the bulk async-group), and
+//! `reduce_async.tma_reduce` (shared reduced into the tensor in L2, 9.7.9.27
+//! `cp.reduce.async.bulk.tensor`, completing as a store does). One thread
 //! issues each (the caller elects it); the tensor map describes the global tensor, its box must
 //! be the tile's shape, and its swizzle the shared tile's. Completion (`mbarrier` wait,
 //! `cp.async.bulk.commit_group`/`wait_group`) is the caller's.
 
-use ptx_isa::builder::{TensorMapRef, TmaLoadOpts};
+use ptx_isa::builder::{TensorMapRef, TmaLoadOpts, TmaReduceOp};
 use ptx_isa::{Addr, FunctionBuilder, Reg, Result, Src, TargetSet, spaces, ty};
 
 use super::common::{PlanFn, pair, scope, storage};
@@ -129,22 +131,28 @@ impl Plan for TmaLoad<'_> {
     }
 }
 
-/// A TMA store from shared memory (`Sides::shared`).
-struct TmaStore<'a>(Sides<'a>);
+/// A TMA store from shared memory (`Sides::shared`), or with a reduction the same sides
+/// reduced into the tensor.
+struct TmaStore<'a>(Sides<'a>, Option<TmaReduceOp>);
 
 fn plan_store<'a>(ctx: &'a OpCtx<'a>) -> std::result::Result<Planned<'a>, Rejection> {
-    Ok(Box::new(TmaStore(tensor_and_shared(ctx, true)?)))
+    let reduce = match &ctx.op {
+        TileOp::ReduceAsync { op, .. } => Some(*op),
+        _ => None,
+    };
+    Ok(Box::new(TmaStore(tensor_and_shared(ctx, true)?, reduce)))
 }
 
 impl Plan for TmaStore<'_> {
     fn emit(&self, k: &mut FunctionBuilder) -> Result<()> {
         let s = &self.0;
-        k.tma_store(
-            s.map,
-            s.coords,
-            Addr::<spaces::Shared>::reg32(s.shared),
-            s.l2_hint,
-        )
+        let shared = Addr::<spaces::Shared>::reg32(s.shared);
+        match self.1 {
+            None => k.tma_store(s.map, s.coords, shared, s.l2_hint),
+            // PTX ISA 9.7.9.27 `cp.reduce.async.bulk.tensor`: the element type is the tensor
+            // map's (`.add` takes .u32, .s32, .u64, .f32, .f16 and .bf16 there).
+            Some(op) => k.tma_reduce(op, s.map, s.coords, shared, s.l2_hint),
+        }
     }
 }
 
@@ -171,16 +179,24 @@ pub const LOAD: Variant = load_variant("copy_async.tma_load", 30, |c| plan_load(
 /// `copy_async.tma_multicast`.
 pub const MULTICAST: Variant = load_variant("copy_async.tma_multicast", 31, |c| plan_load(c, true));
 
+/// A TMA store's registration: the plain store and the reduction differ only in op and name.
+const fn store_variant(op: OpKind, name: &'static str) -> Variant {
+    Variant {
+        op,
+        name,
+        targets: TargetSet::sm_at_least(90),
+        priority: 30,
+        views: false,
+        predicates: &[storage!(Shared -> Global), scope!(Thread)],
+        planner: Planner {
+            name: "tensor_map",
+            plan: plan_store,
+        },
+    }
+}
+
 /// `copy_async.tma_store`.
-pub const STORE: Variant = Variant {
-    op: OpKind::CopyAsync,
-    name: "copy_async.tma_store",
-    targets: TargetSet::sm_at_least(90),
-    priority: 30,
-    views: false,
-    predicates: &[storage!(Shared -> Global), scope!(Thread)],
-    planner: Planner {
-        name: "tensor_map",
-        plan: plan_store,
-    },
-};
+pub const STORE: Variant = store_variant(OpKind::CopyAsync, "copy_async.tma_store");
+
+/// `reduce_async.tma_reduce`.
+pub const REDUCE: Variant = store_variant(OpKind::ReduceAsync, "reduce_async.tma_reduce");
