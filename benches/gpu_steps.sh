@@ -129,3 +129,10 @@ epilogue_rounds() {
     grep -h "^| [0-9]" "$f" | grep -v '| bits |' | awk -F'|' '{gsub(/ +$/,"",$3); gsub(/ +$/,"",$4); k=$3"|"$4; r[k]=r[k]" "$8+0} END {for (k in r) print k":"r[k]}' | sed 's/ epilogue warps, staged/ew/' | sort
   done
 }
+
+# `decode_selftest MAX`: step `selftest`, the kit's `ptxkit selftest --only decode` with each case's
+# line printed as it runs (PTXKIT_DECODE_PROGRESS), its log `selftest`, within MAX seconds.
+decode_selftest() {
+  step_at selftest
+  run_within selftest "$1" env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
+}

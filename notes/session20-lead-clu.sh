@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Session 21: its selftest step now calls benches/gpu_steps.sh's decode_selftest; the same step as ran.)
 # Lead's call (session 20, issue 31, branch clu21): the KV heads' CTAs in clusters of 8
 # (DecodeConfig::cluster_heads). Run from the repository root as `DEADLINE_S=110 bash
 # notes/session20-lead-clu.sh` (carry .gpu-clu: `ptxkit.xz`, `bench-decode.xz`, stripped, xz).
@@ -8,8 +9,7 @@
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-clu" /tmp/clu20 "${DEADLINE_S:-110}"
-step_at selftest
-run_within selftest 50 env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
+decode_selftest 50
 rows='contiguous e4m3|paged 16|!table|!TMA|!cp.async|!evict|!ordinary|!one-CTA|!splits|!folded|!plain|!in order|!MiB|!KiB|!touching'
 step_at bench
 run_within bench 50 env PTXKIT_DECODE_BENCH="$rows" "$kit/bench-decode" --bench gpu_rows_only

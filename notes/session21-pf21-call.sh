@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Session 21: its selftest step now calls benches/gpu_steps.sh's decode_selftest; the same step as ran.)
 # Session 21, pf21 (issue 31): the cp.async copies' L2 prefetch size (DecodeConfig::l2_prefetch,
 # `cp.async.cg.shared.global.L2::128B/256B`, kernel suffix `_l2p128`/`_l2p256`) on the FP8 pages
 # copied by cp.async. Run from the repository root as `DEADLINE_S=140 bash
@@ -10,8 +11,7 @@
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-pf21" /tmp/pf21 "${DEADLINE_S:-140}"
-step_at selftest
-run_within selftest 45 env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
+decode_selftest 45
 rows='contiguous e4m3|paged 16 e4m3|paged 64 e4m3|!table|!TMA|!cp.async|!evict|!ordinary|!one-CTA|!splits|!folded|!plain|!MiB|!KiB|!touching'
 for r in 1 2 3; do
   step_at "bench $r"

@@ -92,6 +92,15 @@ fn ld_hinted<S: spaces::Space>(
     k.ld_with(&opts, &[d], at)
 }
 
+/// [`finished`]'s text, which holds each of `lines`.
+fn finished_with(m: ptx_isa::Module, k: FunctionBuilder, lines: &[&str]) -> String {
+    let text = finished(m, k);
+    for line in lines {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    text
+}
+
 /// The module's text with the entry `k` added, which the validator (the form table alone) accepts
 /// without an error.
 fn finished(mut m: ptx_isa::Module, k: FunctionBuilder) -> String {
@@ -162,14 +171,15 @@ fn an_l2_prefetch_is_written_validated_and_assembled() {
             .unwrap();
     }
     k.ret().unwrap();
-    let text = finished(m, k);
-    for line in [
+    let lines = [
         "prefetch.global.L2 [%rd",
         "prefetch.global.L2::evict_last [%rd",
-        "prefetch.global.L2::evict_normal [%rd",
-    ] {
-        assert!(text.contains(line), "{line}\n{text}");
-    }
+    ];
+    let text = finished_with(m, k, &lines);
+    assert!(
+        text.contains("prefetch.global.L2::evict_normal [%rd"),
+        "{text}"
+    );
     support::assemble(&text, Target::Sm90a);
     for bad in [L2Evict::First, L2Evict::Unchanged] {
         let e = support::error_on(Target::Sm90a, |_, k| {
@@ -217,14 +227,15 @@ fn a_cp_async_prefetch_size_is_written_validated_and_assembled() {
         let mut k = m.entry("t");
         copies(&mut m, &mut k).unwrap();
         k.ret().unwrap();
-        let text = finished(m, k);
-        for line in [
-            "cp.async.cg.shared.global.L2::256B [%r0], [%rd0], 16;",
-            "cp.async.cg.shared.global.L2::128B [%r0+16], [%rd0], 16;",
-            "cp.async.ca.shared.global.L2::64B [%r0+32], [%rd0], 16;",
-        ] {
-            assert!(text.contains(line), "{line}\n{text}");
-        }
+        let text = finished_with(
+            m,
+            k,
+            &[
+                "cp.async.cg.shared.global.L2::256B [%r0], [%rd0], 16;",
+                "cp.async.cg.shared.global.L2::128B [%r0+16], [%rd0], 16;",
+                "cp.async.ca.shared.global.L2::64B [%r0+32], [%rd0], 16;",
+            ],
+        );
         // sm_80's lowest PTX is 7.0: the qualifier raises it to 7.4 (sm_90a's is 8.0).
         if target == Target::Sm80 {
             assert!(text.contains(".version 7.4"), "{text}");
