@@ -37,7 +37,8 @@
 //! configuration does not by default (`DecodeConfig::table_window`), with `touching pages N
 //! tiles ahead` touch each page N tiles before its copies (`DecodeConfig::touch_pages`), with `L2
 //! prefetch N B` carry an N-byte L2 prefetch size on the `cp.async` copies
-//! (`DecodeConfig::l2_prefetch`).
+//! (`DecodeConfig::l2_prefetch`), with `clusters of N heads` launch the KV heads' CTAs in
+//! clusters of N (`DecodeConfig::cluster_heads`).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -414,6 +415,8 @@ struct Layout {
     /// The `cp.async` copies' L2 prefetch size (`DecodeConfig::l2_prefetch`; `None`: the
     /// configuration's default).
     l2_prefetch: Option<PrefetchSize>,
+    /// The KV heads' CTAs in clusters of this many (`DecodeConfig::cluster_heads`; 1: none).
+    cluster: u32,
 }
 
 impl Layout {
@@ -449,9 +452,13 @@ impl Layout {
             0 => (cfg, any),
             tiles => (cfg.with_table_window(true).with_touch_pages(tiles), true),
         };
-        match self.l2_prefetch {
+        let (cfg, any) = match self.l2_prefetch {
             None => (cfg, any),
             size => (cfg.with_l2_prefetch(size), true),
+        };
+        match self.cluster {
+            1 => (cfg, any),
+            heads => (cfg.with_cluster_heads(heads), true),
         }
     }
 }
@@ -480,6 +487,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         window: None,
         touch: 0,
         l2_prefetch: None,
+        cluster: 1,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -577,6 +585,29 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     &format!("{name}, L2 prefetch {bytes}B"),
                     Some(page),
                     true,
+                    None,
+                    false,
+                )
+            });
+        }
+    }
+    // The KV heads' CTAs in clusters of 2, 4 and 8 (DecodeConfig::cluster_heads, off by
+    // default): the FP8 16-token pages shuffled and as served, bf16 16-token pages shuffled, and
+    // the contiguous FP8 cache.
+    for (name, page, fp8, order) in [
+        ("paged 16 e4m3", Some(16), true, Placement::Shuffled),
+        ("paged 16 e4m3 as served", Some(16), true, Placement::Served),
+        ("paged 16", Some(16), false, Placement::Shuffled),
+        ("contiguous e4m3", None, true, Placement::Shuffled),
+    ] {
+        for heads in [2, 4, 8] {
+            out.push(Layout {
+                cluster: heads,
+                order,
+                ..layout(
+                    &format!("{name}, clusters of {heads} heads"),
+                    page,
+                    fp8,
                     None,
                     false,
                 )

@@ -604,3 +604,42 @@ fn reference_follows_the_block_table() {
     let interleaved = reference(&q, &moved, &moved, &[1, 3, 0, 2], &shape, 0.5);
     assert_eq!(contiguous, interleaved);
 }
+
+/// The KV heads' CTAs in clusters (`DecodeConfig::cluster_heads`): off by default; at 2, 4 and 8
+/// heads the kernel reads its KV head from its cluster and its rank in it (`%clusterid.y`,
+/// `%cluster_ctaid.y`, PTX ISA 10.1), declares the cluster's shape and assembles clean, bf16 and
+/// FP8; other sizes are a typed error.
+#[test]
+fn clusters_of_kv_heads_take_the_head_from_the_cluster() {
+    let ptxas = ptxas::for_tests().unwrap();
+    let base = DecodeConfig::new(128, 4, 16);
+    assert_eq!(base.cluster_heads, 1, "off by default");
+    assert!(
+        !build(Target::Sm90a, &base)
+            .unwrap()
+            .ptx()
+            .contains("%cluster_ctaid")
+    );
+    for cfg in [base, base.with_fp8()] {
+        for heads in [2u32, 4, 8] {
+            let c = cfg.with_cluster_heads(heads);
+            let name = c.name();
+            assert!(name.contains(&format!("_ch{heads}")), "{name}");
+            assert_eq!(c.validate(), Ok(()), "{name}");
+            let ptx = build(Target::Sm90a, &c).unwrap().ptx().to_string();
+            assert!(ptx.contains("%cluster_ctaid.y"), "{name}");
+            assert!(ptx.contains("%clusterid.y"), "{name}");
+            if let Some(ptxas) = &ptxas {
+                support::assemble_clean(ptxas, &name, &ptx, Target::Sm90a);
+            }
+        }
+    }
+    for heads in [0u32, 3, 16] {
+        assert_eq!(
+            base.with_cluster_heads(heads).validate(),
+            Err(ptxkit::library::decode::DecodeConfigError::ClusterHeads(
+                heads
+            ))
+        );
+    }
+}

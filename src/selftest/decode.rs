@@ -11,7 +11,8 @@
 //! and every `cp.async` one with the block-table reads it does not take by default,
 //! `DecodeConfig::table_window`, and with that window touching the pages 8 or 24 tiles
 //! ahead, `DecodeConfig::touch_pages`, and with the copies' 128- or 256-byte L2 prefetch size,
-//! `DecodeConfig::l2_prefetch`;
+//! `DecodeConfig::l2_prefetch`; every case with an even number of KV heads also with
+//! their CTAs in clusters of 2, 4 or 8 heads, `DecodeConfig::cluster_heads`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
 //! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
 //! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
@@ -494,6 +495,12 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
         // do): at head dims 64 and 128 the kernel `dec` does not run.
         others.push(load(cfg.with_solo(!cfg.solo))?);
+        // The KV heads' CTAs in clusters (DecodeConfig::cluster_heads: where they run changes
+        // no bits), as many heads a cluster as divide the case's (up to 8).
+        let cluster = [8, 4, 2].into_iter().find(|c| s.kv_heads % c == 0);
+        if let Some(heads) = cluster {
+            others.push(load(cfg.with_cluster_heads(heads as u32))?);
+        }
         worst = worst.max(run_case(ctx, &dec, &others, &c)?);
         runs += c.splits.len();
     }
@@ -506,7 +513,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              1..5000, 1 to 5 splits combined by the combine kernel (and, in 3 cases, in the \
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads, the cp.async copies with both block-table \
-             reads, touching the pages ahead and with an L2 prefetch size; every case on the kernels built for \
+             reads, touching the pages ahead and with an L2 prefetch size; the KV heads' CTAs \
+             also in clusters of 2-8 heads; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits); error / tolerance of O"
         ),

@@ -126,11 +126,19 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     }
     let tq = cfg.tokens_per_cta();
     let chunks = Expr::ceil_div(args.q_len, tq);
-    let [x, kv_head, batch] = k.cta_id([
-        Expr::from(args.splits) * chunks.clone(),
-        args.kv_heads.into(),
-        args.batch.into(),
-    ])?;
+    let x_extent = Expr::from(args.splits) * chunks.clone();
+    let [x, kv_head, batch] = match cfg.cluster_heads {
+        1 => k.cta_id([x_extent, args.kv_heads.into(), args.batch.into()])?,
+        c => {
+            // Clusters of `c` consecutive KV heads (DecodeConfig::cluster_heads): head =
+            // cluster · c + the CTA's rank in it (PTX ISA 10.1: %cluster_ctaid, %clusterid).
+            let [_, rank, _] = k.cta_id_in_cluster([1, c, 1], None)?;
+            let heads = Expr::from(args.kv_heads) / c;
+            let [x, of, batch] = k.cluster_id([x_extent, heads, args.batch.into()])?;
+            let head = k.let_("kv_head", Expr::from(of) * c + rank)?;
+            [x, head, batch]
+        }
+    };
     let roles = cfg.roles();
     let tid = roles.declare_ctas(&mut k, cfg.ctas_per_sm())?;
 

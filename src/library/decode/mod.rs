@@ -83,6 +83,9 @@ pub enum DecodeConfigError {
     /// carry it.
     #[error("an L2 prefetch size is a cp.async copy's: with cp.async page loads only")]
     L2PrefetchTma,
+    /// A cluster of KV heads ([`DecodeConfig::cluster_heads`]) of other than 1, 2, 4 or 8 CTAs.
+    #[error("a cluster of {0} KV heads: 1, 2, 4 or 8")]
+    ClusterHeads(u32),
 }
 
 /// What one decode kernel is built for.
@@ -217,6 +220,14 @@ pub struct DecodeConfig {
     /// row (32 x 16k shuffled back to back 0.863-0.873 of the contiguous cache against
     /// 0.953-0.959; ncu: 5.6 % more DRAM bytes, 5 % of the L2's sectors hits).
     pub l2_prefetch: Option<PrefetchSize>,
+    /// The CTAs of this many consecutive KV heads of a sequence (and split) launched as one
+    /// thread-block cluster (1, 2, 4 or 8; 1: no cluster), so they run on one GPC
+    /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`): the heads of a sequence read the same pages
+    /// (a page holds every KV head's rows), so their address translations are the same ones,
+    /// taken once a GPC instead of once on each of the GPCs the heads' CTAs land on. The
+    /// launch needs `kv_heads` a multiple of it ([`DecodeShapeError`]). No CTA reads a peer's
+    /// shared memory. Off (1) by default until measured.
+    pub cluster_heads: u32,
 }
 
 /// The most new tokens a sequence may have.
@@ -266,6 +277,7 @@ impl DecodeConfig {
             table_window: false,
             touch_pages: 0,
             l2_prefetch: None,
+            cluster_heads: 1,
         }
     }
 
@@ -360,6 +372,15 @@ impl DecodeConfig {
     pub fn with_l2_prefetch(self, l2_prefetch: Option<PrefetchSize>) -> DecodeConfig {
         DecodeConfig {
             l2_prefetch,
+            ..self
+        }
+    }
+
+    /// The same with the CTAs of `heads` consecutive KV heads launched as one cluster
+    /// ([`DecodeConfig::cluster_heads`]; 1: none).
+    pub fn with_cluster_heads(self, heads: u32) -> DecodeConfig {
+        DecodeConfig {
+            cluster_heads: heads,
             ..self
         }
     }
@@ -491,7 +512,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -515,6 +536,10 @@ impl DecodeConfig {
                 Some(PrefetchSize::B64) => "_l2p64",
                 Some(PrefetchSize::B128) => "_l2p128",
                 Some(PrefetchSize::B256) => "_l2p256",
+            },
+            match self.cluster_heads {
+                1 => String::new(),
+                n => format!("_ch{n}"),
             },
             if self.one_cta && self.head_dim <= 128 {
                 "_1cta"
@@ -556,6 +581,9 @@ impl DecodeConfig {
         }
         if self.l2_prefetch.is_some() && !self.cp_async {
             return Err(DecodeConfigError::L2PrefetchTma);
+        }
+        if !matches!(self.cluster_heads, 1 | 2 | 4 | 8) {
+            return Err(DecodeConfigError::ClusterHeads(self.cluster_heads));
         }
         Ok(())
     }
