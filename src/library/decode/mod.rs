@@ -226,7 +226,11 @@ pub struct DecodeConfig {
     /// (a page holds every KV head's rows), so their address translations are the same ones,
     /// taken once a GPC instead of once on each of the GPCs the heads' CTAs land on. The
     /// launch needs `kv_heads` a multiple of it ([`DecodeShapeError`]). No CTA reads a peer's
-    /// shared memory. Off (1) by default until measured.
+    /// shared memory. Off (1) by default. On the H200 (BENCHMARKS.md, session 21, d 128, 8 KV
+    /// heads, three processes) clusters of 2 were faster or level at every bench row (the FP8
+    /// 16-token pages shuffled 1.7-3.7 % at 32 x 4k and 32 x 16k, the contiguous FP8 cache
+    /// 0.5-2.5 %), clusters of 4 and 8 10-30 % slower; a default of 2 would need the launch
+    /// to fall back to 1 for an odd KV head count.
     pub cluster_heads: u32,
 }
 
