@@ -136,3 +136,22 @@ decode_selftest() {
   step_at selftest
   run_within selftest "$1" env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
 }
+
+# `decode_benches MAX ROWS`: steps `bench 1` to `bench 3`, three processes of the kit's decode bench
+# (`bench-decode`) over the rows ROWS (PTXKIT_DECODE_BENCH), logs `bench-1` to `bench-3`, each within
+# MAX seconds; `decode_bench_counts` prints each log's row count and failures.
+decode_benches() {
+  local r
+  for r in 1 2 3; do
+    step_at "bench $r"
+    run_within "bench-$r" "$1" env PTXKIT_DECODE_BENCH="$2" "$kit/bench-decode" --bench gpu_rows_only
+  done
+}
+decode_bench_counts() {
+  local r
+  for r in 1 2 3; do
+    [ -f "$L/bench-$r.txt" ] || continue
+    echo "bench $r rows: $(grep -cE '^\| [0-9]+x' "$L/bench-$r.txt"); failed: $(grep -c failed "$L/bench-$r.txt")"
+    grep -iE "failed|error|panick" "$L/bench-$r.txt" | head -2
+  done
+}

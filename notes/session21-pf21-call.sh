@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# (Session 21: its selftest step now calls benches/gpu_steps.sh's decode_selftest; the same step as ran.)
+# (Session 21: its selftest step now calls benches/gpu_steps.sh's decode_selftest, its bench steps
+# decode_benches; the same steps as ran.)
 # Session 21, pf21 (issue 31): the cp.async copies' L2 prefetch size (DecodeConfig::l2_prefetch,
 # `cp.async.cg.shared.global.L2::128B/256B`, kernel suffix `_l2p128`/`_l2p256`) on the FP8 pages
 # copied by cp.async. Run from the repository root as `DEADLINE_S=140 bash
@@ -13,10 +14,7 @@ source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-pf21" /tmp/pf21 "${DEADLINE_S:-140}"
 decode_selftest 45
 rows='contiguous e4m3|paged 16 e4m3|paged 64 e4m3|!table|!TMA|!cp.async|!evict|!ordinary|!one-CTA|!splits|!folded|!plain|!MiB|!KiB|!touching'
-for r in 1 2 3; do
-  step_at "bench $r"
-  run_within "bench-$r" 32 env PTXKIT_DECODE_BENCH="$rows" "$kit/bench-decode" --bench gpu_rows_only
-done
+decode_benches 32 "$rows"
 # ncu at 32 x 16k, L2 flushed, clocks as they run: the contiguous cache and the shuffled
 # 16-token pages with and without the prefetch sizes (DRAM bytes, L2 hits: does the 256-byte
 # prefetch bring the neighbouring head's slice?).
