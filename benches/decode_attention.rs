@@ -37,8 +37,9 @@
 //! configuration does not by default (`DecodeConfig::table_window`), with `touching pages N
 //! tiles ahead` touch each page N tiles before its copies (`DecodeConfig::touch_pages`), with `L2
 //! prefetch N B` carry an N-byte L2 prefetch size on the `cp.async` copies
-//! (`DecodeConfig::l2_prefetch`), with `clusters of N heads` launch the KV heads' CTAs in
-//! clusters of N (`DecodeConfig::cluster_heads`).
+//! (`DecodeConfig::l2_prefetch`), with `clusters of N heads` or `no clusters` launch the KV
+//! heads' CTAs in clusters of N or alone (`DecodeConfig::cluster_heads`; by default pairs over
+//! an FP8 cache).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -415,8 +416,9 @@ struct Layout {
     /// The `cp.async` copies' L2 prefetch size (`DecodeConfig::l2_prefetch`; `None`: the
     /// configuration's default).
     l2_prefetch: Option<PrefetchSize>,
-    /// The KV heads' CTAs in clusters of this many (`DecodeConfig::cluster_heads`; 1: none).
-    cluster: u32,
+    /// The KV heads' CTAs in clusters of this many (`DecodeConfig::cluster_heads`, 1: none;
+    /// `None`: the configuration's default, 2 over an FP8 cache, else none).
+    cluster: Option<u32>,
 }
 
 impl Layout {
@@ -457,8 +459,8 @@ impl Layout {
             size => (cfg.with_l2_prefetch(size), true),
         };
         match self.cluster {
-            1 => (cfg, any),
-            heads => (cfg.with_cluster_heads(heads), true),
+            None => (cfg, any),
+            Some(heads) => (cfg.with_cluster_heads(heads), true),
         }
     }
 }
@@ -487,7 +489,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         window: None,
         touch: 0,
         l2_prefetch: None,
-        cluster: 1,
+        cluster: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -591,26 +593,26 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             });
         }
     }
-    // The KV heads' CTAs in clusters of 2, 4 and 8 (DecodeConfig::cluster_heads, off by
-    // default): the FP8 16-token pages shuffled and as served, bf16 16-token pages shuffled, and
-    // the contiguous FP8 cache.
+    // The KV heads' CTAs unclustered and in clusters of 2, 4 and 8 (DecodeConfig::cluster_heads;
+    // by default 2 over an FP8 cache, else none; the default's own is not repeated): the FP8
+    // 16-token pages shuffled and as served, bf16 16-token pages shuffled, and the contiguous
+    // FP8 cache.
     for (name, page, fp8, order) in [
         ("paged 16 e4m3", Some(16), true, Placement::Shuffled),
         ("paged 16 e4m3 as served", Some(16), true, Placement::Served),
         ("paged 16", Some(16), false, Placement::Shuffled),
         ("contiguous e4m3", None, true, Placement::Shuffled),
     ] {
-        for heads in [2, 4, 8] {
+        let default = if fp8 { 2 } else { 1 };
+        for heads in [1, 2, 4, 8].into_iter().filter(|&h| h != default) {
+            let row = match heads {
+                1 => format!("{name}, no clusters"),
+                _ => format!("{name}, clusters of {heads} heads"),
+            };
             out.push(Layout {
-                cluster: heads,
+                cluster: Some(heads),
                 order,
-                ..layout(
-                    &format!("{name}, clusters of {heads} heads"),
-                    page,
-                    fp8,
-                    None,
-                    false,
-                )
+                ..layout(&row, page, fp8, None, false)
             });
         }
     }

@@ -13,6 +13,11 @@ use ptxkit::library::decode::{
 /// Shared memory an SM gives its CTAs on sm_90 (228 KB, 1 KB of it reserved a CTA).
 const SM_SMEM: u32 = 228 * 1024;
 
+/// A kernel's name without the suffix of its KV heads' CTAs in pairs (`_ch2`, the FP8 default,
+/// `DecodeConfig::cluster_heads`).
+fn without_pairs(name: &str) -> &str {
+    name.strip_suffix("_ch2").unwrap_or(name)
+}
 #[test]
 fn decode_kernels_assemble_without_spills() {
     let Some(ptxas) = ptxas::for_tests().unwrap() else {
@@ -171,7 +176,7 @@ fn the_producer_divides_by_the_page_size_only_before_its_loop() {
             let shuffles = bodies[0].matches("shfl.sync.idx.b32").count();
             assert_eq!(shuffles, usize::from(window), "{name}");
             assert_eq!(bodies[0].matches("ld.global.s32").count(), 1, "{name}");
-            assert_eq!(name.ends_with("_ca_tw"), window, "{name}");
+            assert_eq!(without_pairs(&name).ends_with("_ca_tw"), window, "{name}");
         }
         for cfg in [
             bf16,
@@ -240,7 +245,7 @@ fn the_page_touch_is_one_prefetch_a_tile_of_k_and_of_v() {
             let shuffles = bodies[0].matches("shfl.sync.idx.b32").count();
             assert_eq!(shuffles, 1 + touches, "{name}");
             assert_eq!(
-                name.ends_with(&format!("_tw_pt{tiles}")),
+                without_pairs(&name).ends_with(&format!("_tw_pt{tiles}")),
                 tiles > 0,
                 "{name}"
             );
@@ -307,7 +312,7 @@ fn the_l2_prefetch_size_is_on_every_copy_of_the_cache() {
                 copies * usize::from(size.is_some())
             );
             assert_eq!(
-                name.ends_with(&format!("_tw{suffix}")),
+                without_pairs(&name).ends_with(&format!("_tw{suffix}")),
                 page == 16,
                 "{name}"
             );
@@ -371,7 +376,16 @@ fn fp8_pages_up_to_64_tokens_are_copied_by_cp_async() {
         // The copies of 16-row boxes read their block-table entries a window ahead.
         let window = cp_async && rows == 16;
         assert_eq!(fp8.table_window, window, "{}", fp8.name());
-        assert_eq!(fp8.name().ends_with("_ca_tw"), window, "{}", fp8.name());
+        assert_eq!(
+            without_pairs(&fp8.name()).ends_with("_ca_tw"),
+            window,
+            "{}",
+            fp8.name()
+        );
+        // The KV heads' CTAs in pairs over an FP8 cache (DecodeConfig::cluster_heads).
+        assert_eq!(fp8.cluster_heads, 2, "{}", fp8.name());
+        assert!(fp8.name().ends_with("_ch2"), "{}", fp8.name());
+        assert_eq!(cfg.cluster_heads, 1, "bf16, page {page}");
         assert_eq!(fp8.validate(), Ok(()), "{}", fp8.name());
     }
 }
@@ -430,6 +444,54 @@ fn a_dependent_launch_waits_before_its_first_global_access() {
             "{}: the wait before the first load",
             dependent.name()
         );
+    }
+}
+
+/// The KV heads' CTAs in clusters (`DecodeConfig::cluster_heads`, pairs by default over an FP8
+/// cache): the grid's heads rounded up to whole clusters, and a CTA past the KV heads ends at
+/// once, before its first barrier or global access; unclustered, no CTA ends early.
+#[test]
+fn a_clustered_cta_past_the_kv_heads_ends_before_its_barriers() {
+    let ptxas = ptxas::for_tests().unwrap();
+    for (cfg, clustered) in [
+        (DecodeConfig::new(128, 4, 16).with_fp8(), true),
+        (
+            DecodeConfig::new(128, 4, 16)
+                .with_fp8()
+                .with_cluster_heads(4),
+            true,
+        ),
+        (
+            DecodeConfig::new(128, 4, 16)
+                .with_fp8()
+                .with_cluster_heads(1),
+            false,
+        ),
+        (DecodeConfig::new(128, 4, 16), false),
+    ] {
+        let built = build(Target::Sm90a, &cfg).unwrap();
+        let text = built.ptx().to_string();
+        let name = cfg.name();
+        let cluster = built.launch_spec().cluster;
+        let want = clustered.then_some([1, cfg.cluster_heads, 1]);
+        assert_eq!(cluster, want, "{name}");
+        let exits = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("@%p") && l.trim_end().ends_with("exit;"))
+            .count();
+        assert_eq!(exits, usize::from(clustered), "{name}");
+        if clustered {
+            let at = |what: &str| text.find(what).unwrap_or_else(|| panic!("{name}: {what}"));
+            let exit = at("exit;");
+            assert!(
+                exit < at("mbarrier.init"),
+                "{name}: the exit before the barriers"
+            );
+            assert!(exit < at("ld.global"), "{name}: the exit before the loads");
+        }
+        if let Some(ptxas) = &ptxas {
+            support::assemble_clean(ptxas, &name, &text, Target::Sm90a);
+        }
     }
 }
 

@@ -11,8 +11,9 @@
 //! and every `cp.async` one with the block-table reads it does not take by default,
 //! `DecodeConfig::table_window`, and with that window touching the pages 8 or 24 tiles
 //! ahead, `DecodeConfig::touch_pages`, and with the copies' 128- or 256-byte L2 prefetch size,
-//! `DecodeConfig::l2_prefetch`; every case with an even number of KV heads also with
-//! their CTAs in clusters of 2, 4 or 8 heads, `DecodeConfig::cluster_heads`;
+//! `DecodeConfig::l2_prefetch`; every case with its KV heads' CTAs in pairs where it has
+//! none (FP8 cases have pairs by default) and unpaired where it has pairs, and in clusters
+//! of 4 or 8 where they divide its KV heads, `DecodeConfig::cluster_heads`;
 //! every case also with the launcher's kernel for one CTA an SM, `DecodeConfig::solo`, which
 //! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
 //! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
@@ -496,9 +497,12 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         // do): at head dims 64 and 128 the kernel `dec` does not run.
         others.push(load(cfg.with_solo(!cfg.solo))?);
         // The KV heads' CTAs in clusters (DecodeConfig::cluster_heads: where they run changes
-        // no bits), as many heads a cluster as divide the case's (up to 8).
-        let cluster = [8, 4, 2].into_iter().find(|c| s.kv_heads % c == 0);
-        if let Some(heads) = cluster {
+        // no bits): pairs where the case has none and none where it has pairs (pairs past an
+        // odd count of heads: the last pair's second CTA ends at once), and as many heads a
+        // cluster as divide the case's (4 or 8).
+        let other = if cfg.cluster_heads == 1 { 2 } else { 1 };
+        others.push(load(cfg.with_cluster_heads(other))?);
+        if let Some(heads) = [8, 4].into_iter().find(|c| s.kv_heads % c == 0) {
             others.push(load(cfg.with_cluster_heads(heads as u32))?);
         }
         worst = worst.max(run_case(ctx, &dec, &others, &c)?);
@@ -514,7 +518,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              decode kernel, and with evict-first loads by a programmatic dependent combine; e4m3 \
              both with TMA boxes and cp.async page loads, the cp.async copies with both block-table \
              reads, touching the pages ahead and with an L2 prefetch size; the KV heads' CTAs \
-             also in clusters of 2-8 heads; every case on the kernels built for \
+             paired and not, and in clusters of 4 or 8; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits); error / tolerance of O"
         ),

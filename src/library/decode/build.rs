@@ -132,10 +132,15 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         c => {
             // Clusters of `c` consecutive KV heads (DecodeConfig::cluster_heads): head =
             // cluster · c + the CTA's rank in it (PTX ISA 10.1: %cluster_ctaid, %clusterid).
+            // Where `c` does not divide the KV heads, the last cluster's CTAs past them have no
+            // head and end at once (`exit`, PTX ISA 9.7.12.7), before any barrier: no CTA of a
+            // cluster waits for its peers.
             let [_, rank, _] = k.cta_id_in_cluster([1, c, 1], None)?;
-            let heads = Expr::from(args.kv_heads) / c;
+            let heads = Expr::ceil_div(args.kv_heads, c);
             let [x, of, batch] = k.cluster_id([x_extent, heads, args.batch.into()])?;
             let head = k.let_("kv_head", Expr::from(of) * c + rank)?;
+            let past = k.cmp(CmpOp::Ge, head, args.kv_heads)?;
+            k.isa().when(past).exit()?;
             [x, head, batch]
         }
     };

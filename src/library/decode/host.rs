@@ -32,15 +32,6 @@ pub enum DecodeShapeError {
         /// The configuration's group.
         group: u32,
     },
-    /// KV heads that are not a multiple of the configuration's cluster of heads
-    /// ([`super::DecodeConfig::cluster_heads`]).
-    #[error("{kv_heads} KV heads: the kernel launches clusters of {cluster} heads")]
-    ClusterHeads {
-        /// KV heads.
-        kv_heads: usize,
-        /// The configuration's heads a cluster.
-        cluster: u32,
-    },
     /// More new tokens than the kernel takes.
     #[error("{0} new tokens a sequence: 1 to {MAX_Q_LEN}")]
     QLen(usize),
@@ -246,10 +237,6 @@ impl Decode {
                 group,
             }
             .into());
-        }
-        let cluster = self.cfg.cluster_heads;
-        if kv_heads % cluster as usize != 0 {
-            return Err(DecodeShapeError::ClusterHeads { kv_heads, cluster }.into());
         }
         if !(1..=MAX_Q_LEN as usize).contains(&q_len) {
             return Err(DecodeShapeError::QLen(q_len).into());

@@ -224,13 +224,13 @@ pub struct DecodeConfig {
     /// thread-block cluster (1, 2, 4 or 8; 1: no cluster), so they run on one GPC
     /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`): the heads of a sequence read the same pages
     /// (a page holds every KV head's rows), so their address translations are the same ones,
-    /// taken once a GPC instead of once on each of the GPCs the heads' CTAs land on. The
-    /// launch needs `kv_heads` a multiple of it ([`DecodeShapeError`]). No CTA reads a peer's
-    /// shared memory. Off (1) by default. On the H200 (BENCHMARKS.md, session 21, d 128, 8 KV
-    /// heads, three processes) clusters of 2 were faster or level at every bench row (the FP8
-    /// 16-token pages shuffled 1.7-3.7 % at 32 x 4k and 32 x 16k, the contiguous FP8 cache
-    /// 0.5-2.5 %), clusters of 4 and 8 10-30 % slower; a default of 2 would need the launch
-    /// to fall back to 1 for an odd KV head count.
+    /// taken once a GPC instead of once on each of the GPCs the heads' CTAs land on. Where it
+    /// does not divide the KV heads, the last cluster's CTAs past them end at once. No CTA
+    /// reads a peer's shared memory. 2 over an FP8 cache ([`DecodeConfig::with_fp8`]), else 1.
+    /// On the H200 (BENCHMARKS.md, session 21, d 128, 8 KV heads, three processes) clusters of
+    /// 2 were faster or level at every FP8 bench row (the 16-token pages shuffled 1.7-3.7 % at
+    /// 32 x 4k and 32 x 16k, the contiguous cache 0.5-2.5 %), clusters of 4 and 8 10-30 %
+    /// slower; a bf16 cache in clusters of 2 was measured paged only (level to 1.2 % faster).
     pub cluster_heads: u32,
 }
 
@@ -288,13 +288,15 @@ impl DecodeConfig {
     /// The same over an FP8 e4m3 cache ([`DecodeConfig::fp8`]), its pages loaded by `cp.async`
     /// when they hold at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::cp_async`]),
     /// else (larger pages, a contiguous cache) by TMA boxes; the copies of 16-row boxes with
-    /// their block-table entries read a window ahead ([`DecodeConfig::table_window`]).
+    /// their block-table entries read a window ahead ([`DecodeConfig::table_window`]); the KV
+    /// heads' CTAs in clusters of 2 ([`DecodeConfig::cluster_heads`]).
     pub fn with_fp8(self) -> DecodeConfig {
         let cp_async = self.page_size <= Self::CP_ASYNC_PAGE;
         DecodeConfig {
             fp8: true,
             cp_async,
             table_window: cp_async && self.page_rows == 16,
+            cluster_heads: 2,
             ..self
         }
     }
