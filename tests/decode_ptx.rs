@@ -16,6 +16,7 @@ const SM_SMEM: u32 = 228 * 1024;
 /// A kernel's name without the suffix of its KV heads' CTAs in pairs (`_ch2`, the FP8 default,
 /// `DecodeConfig::cluster_heads`).
 fn without_pairs(name: &str) -> &str {
+    let name = name.strip_suffix("_st3").unwrap_or(name);
     name.strip_suffix("_ch2").unwrap_or(name)
 }
 #[test]
@@ -384,7 +385,9 @@ fn fp8_pages_up_to_64_tokens_are_copied_by_cp_async() {
         );
         // The KV heads' CTAs in pairs over an FP8 cache (DecodeConfig::cluster_heads).
         assert_eq!(fp8.cluster_heads, 2, "{}", fp8.name());
-        assert!(fp8.name().ends_with("_ch2"), "{}", fp8.name());
+        assert!(fp8.name().contains("_ch2"), "{}", fp8.name());
+        // The copies' 3 stages where two CTAs share an SM (DecodeConfig::stage_limit).
+        assert_eq!(fp8.stage_limit, cp_async.then_some(3), "{}", fp8.name());
         assert_eq!(cfg.cluster_heads, 1, "bf16, page {page}");
         assert_eq!(fp8.validate(), Ok(()), "{}", fp8.name());
     }
@@ -546,16 +549,31 @@ fn the_fp8_consumer_converts_in_registers() {
 }
 
 /// The split rule: one split when the batch fills the SMs, several for one long sequence (one
-/// CTA an SM where that fills them, else two), none that leaves a split under 4 key tiles.
+/// CTA an SM where that fills them, else two; two first for a kernel of fewer stages than the
+/// rule's), none that leaves a split under 4 key tiles.
 #[test]
 fn splits_fill_the_sms() {
-    let cfg = DecodeConfig::new(128, 4, 16);
+    // A bf16 cache at the rule's stages (16-token pages have a limit: below).
+    let cfg = DecodeConfig::new(128, 4, 16).with_stage_limit(None);
     assert_eq!(cfg.splits(64, 8, 1, 4096, 132), 1);
-    // One 128k sequence over 8 KV heads: 16 splits, one CTA on 128 of 132 SMs (FP8 alike).
+    // One 128k sequence over 8 KV heads: 16 splits, one CTA on 128 of 132 SMs (a contiguous
+    // FP8 cache alike).
     assert_eq!(cfg.splits(1, 8, 1, 131072, 132), 16);
-    assert_eq!(cfg.with_fp8().splits(1, 8, 1, 131072, 132), 16);
+    let contiguous = DecodeConfig::new(128, 4, 131072).with_fp8();
+    assert_eq!(contiguous.splits(1, 8, 1, 131072, 132), 16);
     // Eight sequences of 64k: 2 splits (128 CTAs).
     assert_eq!(cfg.splits(8, 8, 1, 65536, 132), 2);
+    // FP8 pages copied by cp.async, whose kernel for two CTAs an SM has 3 stages of the rule's
+    // 6 (DecodeConfig::stage_limit): two CTAs an SM first, 33 splits (264 CTAs) and 4 (256);
+    // with the rule's stages one CTA an SM first again.
+    let copies = DecodeConfig::new(128, 4, 16).with_fp8();
+    assert_eq!(copies.splits(1, 8, 1, 131072, 132), 33);
+    let bf16 = DecodeConfig::new(128, 4, 16);
+    assert_eq!(bf16.splits(8, 8, 1, 65536, 132), 4);
+    assert_eq!(copies.splits(8, 8, 1, 65536, 132), 4);
+    let rule = copies.with_stage_limit(None);
+    assert_eq!(rule.splits(1, 8, 1, 131072, 132), 16);
+    assert_eq!(copies.splits(32, 8, 1, 16384, 132), 1);
     // Eleven of 64k: one CTA an SM fills 88 of 132 at most, one wave of two an SM all 264
     // slots (3 splits).
     assert_eq!(cfg.splits(11, 8, 1, 65536, 132), 3);
@@ -570,10 +588,11 @@ fn splits_fill_the_sms() {
 fn the_solo_kernel_is_built_for_one_cta_an_sm() {
     for fp8 in [false, true] {
         for d in [64u32, 128] {
-            let mut cfg = DecodeConfig::new(d, 4, 16);
+            let mut cfg = DecodeConfig::new(d, 4, 16).with_stage_limit(None);
             if fp8 {
-                // Without the TMA boxes for launches whose CTAs fit one an SM.
-                cfg = cfg.with_fp8().with_solo_boxes(false);
+                // Without the TMA boxes for launches whose CTAs fit one an SM, with the rule's
+                // stages (DecodeConfig::stage_limit).
+                cfg = cfg.with_fp8().with_solo_boxes(false).with_stage_limit(None);
             }
             assert!(!cfg.solo);
             assert_eq!(cfg.solo_config(), None);
@@ -607,7 +626,10 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
 fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
     for d in [64u32, 128] {
         for page in [16u32, 48] {
-            let copies = DecodeConfig::new(d, 4, page).with_fp8();
+            // With the rule's stages (DecodeConfig::stage_limit): its own second kernel.
+            let copies = DecodeConfig::new(d, 4, page)
+                .with_fp8()
+                .with_stage_limit(None);
             assert!(!copies.solo_boxes && copies.cp_async, "{}", copies.name());
             assert_eq!(copies.solo_config(), None, "{}", copies.name());
             let cfg = copies.with_solo_boxes(true);
@@ -630,14 +652,88 @@ fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
         for page in [32u32, 64, 128] {
             let cfg = DecodeConfig::new(d, 4, page)
                 .with_fp8()
-                .with_solo_boxes(true);
+                .with_solo_boxes(true)
+                .with_stage_limit(None);
             assert_eq!(cfg.solo_config(), None);
         }
-        assert_eq!(DecodeConfig::new(d, 4, 16).solo_config(), None, "bf16");
-        let tma = DecodeConfig::new(d, 4, 16).with_fp8().with_cp_async(false);
+        let bf16 = DecodeConfig::new(d, 4, 16).with_stage_limit(None);
+        assert_eq!(bf16.solo_config(), None, "bf16");
+        let tma = DecodeConfig::new(d, 4, 16)
+            .with_fp8()
+            .with_cp_async(false)
+            .with_stage_limit(None);
         assert_eq!(tma.solo_config(), None);
     }
     assert_eq!(DecodeConfig::new(256, 4, 16).with_fp8().solo_config(), None);
+}
+
+/// At head dim 128 the kernel for launches whose CTAs share SMs has 3 ring stages over an FP8
+/// cache copied by `cp.async` and 2 over a bf16 cache of 16-row page boxes
+/// (`DecodeConfig::stage_limit`, names `_st3`, `_st2`), and the launcher's second kernel, for
+/// launches whose CTAs fit one an SM, the rule's 6 or 3; FP8 TMA boxes (a contiguous cache,
+/// pages over 64 tokens), bf16 contiguous or 32- and 64-row boxes and head dims 64 and 256
+/// keep the rule's. A limit below 3 over FP8 (the warps' merge reuses 3 stages) or 2 over bf16
+/// is a typed error.
+#[test]
+fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
+    let inits = |cfg: &DecodeConfig| {
+        let ptx = build(Target::Sm90a, cfg).unwrap().ptx().to_string();
+        // Each stage's full and empty barriers, and Q's.
+        (ptx.matches("mbarrier.init").count() as u32 - 1) / 2
+    };
+    for page in [16u32, 64] {
+        let cfg = DecodeConfig::new(128, 4, page).with_fp8();
+        assert!(cfg.cp_async, "{}", cfg.name());
+        assert_eq!(
+            (cfg.stage_limit, cfg.stages()),
+            (Some(3), 3),
+            "{}",
+            cfg.name()
+        );
+        assert!(cfg.name().ends_with("_ch2_st3"), "{}", cfg.name());
+        assert_eq!(inits(&cfg), 3, "{}", cfg.name());
+        let alone = cfg.solo_config().unwrap();
+        assert_eq!(alone, cfg.with_stage_limit(None));
+        assert_eq!((alone.stages(), alone.ctas_per_sm()), (6, 2));
+        assert_eq!(inits(&alone), 6, "{}", alone.name());
+        assert!(!alone.name().contains("_st"), "{}", alone.name());
+    }
+    // bf16 16-row page boxes: 2 of the rule's 3.
+    let boxes = DecodeConfig::new(128, 4, 16);
+    assert_eq!((boxes.stage_limit, boxes.stages()), (Some(2), 2));
+    assert!(boxes.name().ends_with("_st2"), "{}", boxes.name());
+    assert_eq!(inits(&boxes), 2);
+    assert_eq!(boxes.solo_config(), Some(boxes.with_stage_limit(None)));
+    assert_eq!(DecodeConfig::new(128, 4, 48).stage_limit, Some(2));
+    for cfg in [
+        DecodeConfig::new(128, 4, 4096).with_fp8(),
+        DecodeConfig::new(128, 4, 128).with_fp8(),
+        DecodeConfig::new(128, 4, 4096),
+        DecodeConfig::new(128, 4, 64),
+        DecodeConfig::new(128, 4, 32),
+        DecodeConfig::new(64, 4, 16),
+        DecodeConfig::new(64, 4, 16).with_fp8(),
+        DecodeConfig::new(256, 4, 16).with_fp8(),
+    ] {
+        assert_eq!(cfg.stage_limit, None, "{}", cfg.name());
+        assert_eq!(cfg.stages(), cfg.stages_by_rule(), "{}", cfg.name());
+        assert_eq!(cfg.solo_config(), None, "{}", cfg.name());
+    }
+    let fp8 = DecodeConfig::new(128, 4, 16).with_fp8();
+    assert_eq!(
+        fp8.with_stage_limit(Some(2)).validate(),
+        Err(DecodeConfigError::StageLimit { most: 2, fewest: 3 })
+    );
+    let bf16 = DecodeConfig::new(128, 4, 16);
+    assert_eq!(bf16.with_stage_limit(Some(2)).validate(), Ok(()));
+    assert_eq!(
+        bf16.with_stage_limit(Some(1)).validate(),
+        Err(DecodeConfigError::StageLimit { most: 1, fewest: 2 })
+    );
+    // A limit at or above the rule's is none: no second kernel, the same name.
+    let at_rule = fp8.with_stage_limit(Some(6));
+    assert_eq!((at_rule.stages(), at_rule.solo_config()), (6, None));
+    assert_eq!(at_rule.name(), fp8.with_stage_limit(None).name());
 }
 
 /// The reference reads each sequence through its block table: two sequences whose pages are

@@ -86,6 +86,14 @@ pub enum DecodeConfigError {
     /// A cluster of KV heads ([`DecodeConfig::cluster_heads`]) of other than 1, 2, 4 or 8 CTAs.
     #[error("a cluster of {0} KV heads: 1, 2, 4 or 8")]
     ClusterHeads(u32),
+    /// A ring stage limit ([`DecodeConfig::stage_limit`]) below what the kernel needs.
+    #[error("at most {most} ring stages: the kernel takes at least {fewest}")]
+    StageLimit {
+        /// The limit asked for.
+        most: u32,
+        /// The fewest stages the kernel takes (3 over an FP8 cache: its warps' merge).
+        fewest: u32,
+    },
 }
 
 /// What one decode kernel is built for.
@@ -232,6 +240,23 @@ pub struct DecodeConfig {
     /// 32 x 4k and 32 x 16k, the contiguous cache 0.5-2.5 %), clusters of 4 and 8 10-30 %
     /// slower; a bf16 cache in clusters of 2 was measured paged only (level to 1.2 % faster).
     pub cluster_heads: u32,
+    /// At most this many stages in the K/V ring ([`DecodeConfig::stages`]; `None`: the rule's,
+    /// [`DecodeConfig::stages_by_rule`]) in the kernel for launches whose CTAs share SMs (two
+    /// an SM); a launch whose CTAs fit one an SM (the split problems) runs a second kernel
+    /// with the rule's stages ([`DecodeConfig::solo_config`]). Fewer stages put fewer bytes in
+    /// flight an SM. The consumer's merge of an FP8 cache's warp states reuses the ring, which
+    /// takes 3 stages. At head dim 128: 3 over an FP8 cache copied by `cp.async`
+    /// ([`DecodeConfig::with_fp8`]: 48 KiB in flight a CTA, 96 KiB an SM of two, as the split
+    /// problems' one CTA an SM has with the rule's 6), 2 over a bf16 cache of 16-row page boxes
+    /// ([`DecodeConfig::new`]: pages of 16, 48, 80... tokens; 64 KiB a CTA), else none.
+    /// With a limit the split rule takes two CTAs an SM first ([`DecodeConfig::splits`]).
+    /// Measured on the H200 (BENCHMARKS.md, session 22, pages shuffled, three processes, back
+    /// to back, against the rule's stages): FP8 16-token pages 3.0-6.4 % faster at every
+    /// problem (32 x 4k 0.989-0.991 of the contiguous cache, 1 x 128k 0.965-0.974, against
+    /// 0.942-0.956), 64-token pages 1.1-10 %; bf16 16-token pages 0.6-1.3 %. At one CTA an SM
+    /// fewer stages are slower (1 x 128k FP8: 3 stages 74.6 µs, 4 72.1, 6 71.2), as are more
+    /// (the one-CTA kernel's 12).
+    pub stage_limit: Option<u32>,
 }
 
 /// The most new tokens a sequence may have.
@@ -256,8 +281,9 @@ impl DecodeConfig {
 
     /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
-    /// programmatic dependent. A contiguous cache's `page_size` is its longest sequence (one
-    /// page a sequence).
+    /// programmatic dependent; at head dim 128 over 16-row page boxes 2 ring stages where two
+    /// CTAs share an SM ([`DecodeConfig::stage_limit`]). A contiguous cache's `page_size` is its
+    /// longest sequence (one page a sequence).
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
             0 => 64,
@@ -282,6 +308,7 @@ impl DecodeConfig {
             touch_pages: 0,
             l2_prefetch: None,
             cluster_heads: 1,
+            stage_limit: (head_dim == 128 && page_rows == 16).then_some(2),
         }
     }
 
@@ -289,7 +316,8 @@ impl DecodeConfig {
     /// when they hold at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::cp_async`]),
     /// else (larger pages, a contiguous cache) by TMA boxes; the copies of 16-row boxes with
     /// their block-table entries read a window ahead ([`DecodeConfig::table_window`]); the KV
-    /// heads' CTAs in clusters of 2 ([`DecodeConfig::cluster_heads`]).
+    /// heads' CTAs in clusters of 2 ([`DecodeConfig::cluster_heads`]); the copies at head dim
+    /// 128 with 3 ring stages where two CTAs share an SM ([`DecodeConfig::stage_limit`]).
     pub fn with_fp8(self) -> DecodeConfig {
         let cp_async = self.page_size <= Self::CP_ASYNC_PAGE;
         DecodeConfig {
@@ -297,6 +325,7 @@ impl DecodeConfig {
             cp_async,
             table_window: cp_async && self.page_rows == 16,
             cluster_heads: 2,
+            stage_limit: (cp_async && self.head_dim == 128).then_some(3),
             ..self
         }
     }
@@ -391,19 +420,30 @@ impl DecodeConfig {
         }
     }
 
+    /// The same with at most `stages` ring stages ([`DecodeConfig::stage_limit`]).
+    pub fn with_stage_limit(self, stages: Option<u32>) -> DecodeConfig {
+        DecodeConfig {
+            stage_limit: stages,
+            ..self
+        }
+    }
+
     /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
-    /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), and loading an FP8 cache
+    /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), loading an FP8 cache
     /// of 16-row boxes by TMA boxes where this copies it by `cp.async`
-    /// ([`DecodeConfig::solo_boxes`], head dims 64 and 128).
+    /// ([`DecodeConfig::solo_boxes`], head dims 64 and 128), and with the rule's ring stages
+    /// where this one has fewer ([`DecodeConfig::stage_limit`]).
     pub fn solo_config(&self) -> Option<DecodeConfig> {
         let one_cta = self.solo && self.ctas_per_sm() > 1;
         let boxes =
             self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
-        match one_cta || boxes {
+        let limited = self.ctas_per_sm() > 1 && self.stages() < self.stages_by_rule();
+        match one_cta || boxes || limited {
             // TMA boxes touch no pages (DecodeConfig::touch_pages) and carry no prefetch size
             // (DecodeConfig::l2_prefetch).
             true => Some(
                 self.with_one_cta(self.one_cta || one_cta)
+                    .with_stage_limit(None)
                     .with_cp_async(self.cp_async && !boxes)
                     .with_touch_pages(if boxes { 0 } else { self.touch_pages })
                     .with_l2_prefetch(if boxes { None } else { self.l2_prefetch }),
@@ -446,10 +486,17 @@ impl DecodeConfig {
         }
     }
 
-    /// Stages of the K/V ring: what half of shared memory holds beside Q (the whole at d 256,
-    /// and for one CTA an SM: twice the stages). An FP8 stage is half a bf16 one: twice the
-    /// stages, the same bytes in flight.
+    /// Stages of the K/V ring: [`DecodeConfig::stages_by_rule`], at most
+    /// [`DecodeConfig::stage_limit`].
     pub fn stages(&self) -> u32 {
+        let rule = self.stages_by_rule();
+        self.stage_limit.map_or(rule, |most| most.min(rule))
+    }
+
+    /// What half of shared memory holds beside Q (the whole at d 256, and for one CTA an SM:
+    /// twice the stages). An FP8 stage is half a bf16 one: twice the stages, the same bytes in
+    /// flight.
+    pub fn stages_by_rule(&self) -> u32 {
         let half = match (self.head_dim, self.fp8) {
             (64, false) => 6,
             (64, true) => 12,
@@ -518,7 +565,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -551,6 +598,10 @@ impl DecodeConfig {
                 "_1cta"
             } else {
                 ""
+            },
+            match self.stage_limit {
+                Some(n) if n < self.stages_by_rule() => format!("_st{n}"),
+                _ => String::new(),
             }
         )
     }
@@ -590,6 +641,10 @@ impl DecodeConfig {
         }
         if !matches!(self.cluster_heads, 1 | 2 | 4 | 8) {
             return Err(DecodeConfigError::ClusterHeads(self.cluster_heads));
+        }
+        let fewest = if self.fp8 { 3 } else { 2 };
+        if let Some(most) = self.stage_limit.filter(|&n| n < fewest) {
+            return Err(DecodeConfigError::StageLimit { most, fewest });
         }
         Ok(())
     }
@@ -641,6 +696,8 @@ impl DecodeConfig {
                         }
                         if group == 4 {
                             out.extend(cfg.with_solo(true).solo_config());
+                            // The rule's stages where the default has fewer.
+                            out.extend(cfg.solo_config());
                         }
                     }
                 }
@@ -659,7 +716,13 @@ impl DecodeConfig {
     /// does (FlashAttention's rule). One CTA an SM first, by the numbers (H200, BENCHMARKS.md,
     /// session 16): it streams the cache faster than two (1 x 128k e4m3: 16 splits 66.9 µs back
     /// to back against 33's 69.9, ncu 88 % of DRAM peak against 85 %; 8 x 64k: 2 splits
-    /// against 4, bf16 467.0 against 475.1 µs, e4m3 239.3 against 249.4).
+    /// against 4, bf16 467.0 against 475.1 µs, e4m3 239.3 against 249.4). Two CTAs an SM first
+    /// where the kernel for them has fewer ring stages than the rule's
+    /// ([`DecodeConfig::stage_limit`]: the FP8 copies' 3, two CTAs' bytes in flight those of
+    /// one with the rule's 6): the shuffled pages' CTAs, each slower or faster by where its
+    /// pages lie, share SMs and finish closer together (H200, BENCHMARKS.md, session 22,
+    /// 16-token pages back to back: 1 x 128k 32 splits 68.2-68.7 µs against 16's 70.7-71.5,
+    /// 8 x 64k 4 splits 249.4-250.8 against 2's 258.1-259.7).
     pub fn splits(
         &self,
         batch: usize,
@@ -677,8 +740,13 @@ impl DecodeConfig {
             return 1;
         }
         // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs,
-        // one an SM, else as many as an SM holds.
-        for room in [sms.max(1), slots] {
+        // one an SM, else as many as an SM holds; as many as an SM holds first where their
+        // kernel has fewer stages than the rule's.
+        let rooms = match self.stages() < self.stages_by_rule() {
+            true => [slots, sms.max(1)],
+            false => [sms.max(1), slots],
+        };
+        for room in rooms {
             if let Some(s) = (1..=most).filter(|&s| items * s <= room).max() {
                 if (items * s) as f64 >= 0.9 * room as f64 {
                     return s;
