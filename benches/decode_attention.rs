@@ -419,6 +419,8 @@ struct Layout {
     /// The KV heads' CTAs in clusters of this many (`DecodeConfig::cluster_heads`, 1: none;
     /// `None`: the configuration's default, 2 over an FP8 cache, else none).
     cluster: Option<u32>,
+    /// At most this many ring stages (`DecodeConfig::stage_limit`; `None`: the rule's).
+    stages: Option<u32>,
 }
 
 impl Layout {
@@ -458,9 +460,13 @@ impl Layout {
             None => (cfg, any),
             size => (cfg.with_l2_prefetch(size), true),
         };
-        match self.cluster {
+        let (cfg, any) = match self.cluster {
             None => (cfg, any),
             Some(heads) => (cfg.with_cluster_heads(heads), true),
+        };
+        match self.stages {
+            None => (cfg, any),
+            most => (cfg.with_stage_limit(most), true),
         }
     }
 }
@@ -490,6 +496,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         touch: 0,
         l2_prefetch: None,
         cluster: None,
+        stages: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None, false),
@@ -616,6 +623,25 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             });
         }
     }
+    // Ring stages other than the defaults' in the kernel for launches whose CTAs share SMs
+    // (DecodeConfig::stage_limit; the split problems' launches take the rule's): the contiguous
+    // caches with fewer (bf16 2 of 3, FP8 3 of 6), the bf16 16-token pages with more than their
+    // 2 (3: the rule's), the FP8 pages copied by cp.async with more than their 3 (6: the
+    // rule's).
+    for (name, page, fp8, limits) in [
+        ("contiguous", None, false, &[2][..]),
+        ("paged 16", Some(16), false, &[3][..]),
+        ("contiguous e4m3", None, true, &[3][..]),
+        ("paged 16 e4m3", Some(16), true, &[4, 6][..]),
+        ("paged 64 e4m3", Some(64), true, &[6][..]),
+    ] {
+        for &most in limits {
+            out.push(Layout {
+                stages: Some(most),
+                ..layout(&format!("{name}, {most} stages"), page, fp8, None, false)
+            });
+        }
+    }
     let boxes = !fp8_16.solo_boxes;
     let alone = match boxes {
         true => "TMA boxes at one CTA an SM",
@@ -693,6 +719,22 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None, false)
                 });
             }
+            // The FP8 caches on the one-CTA kernel unclustered and in clusters of 4 and 8 KV
+            // heads (the default's pairs above): a kernel that fits two CTAs an SM leaves the
+            // cluster scheduler free to put a cluster's CTAs two on an SM.
+            for (name, page) in [("contiguous e4m3", None), ("paged 16 e4m3", Some(16))] {
+                for heads in [1, 4, 8] {
+                    let row = match heads {
+                        1 => format!("{name}, one-CTA kernel, no clusters"),
+                        _ => format!("{name}, one-CTA kernel, clusters of {heads} heads"),
+                    };
+                    out.push(Layout {
+                        solo: Some(true),
+                        cluster: Some(heads),
+                        ..layout(&row, page, true, None, false)
+                    });
+                }
+            }
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s), false));
@@ -700,6 +742,11 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             for &s in fp8_splits {
                 let name = format!("contiguous e4m3, {s} splits");
                 out.push(layout(&name, None, true, Some(s), false));
+                // Two CTAs an SM with the FP8 copies' 3 stages: the same for the boxes.
+                out.push(Layout {
+                    stages: Some(3),
+                    ..layout(&format!("{name}, 3 stages"), None, true, Some(s), false)
+                });
                 // The FP8 pages at two CTAs an SM too (session 16b: the pages lost to the
                 // contiguous cache at one CTA an SM).
                 for page in [16, 64] {

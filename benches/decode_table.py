@@ -5,15 +5,17 @@ import re
 
 
 def rows(path, on_bad=None):
-    """{(problem, cache): [(cold ms, back-to-back ms), ...]} of the bench log at `path`;
-    `on_bad(line)` for a table row that does not parse."""
+    """{(problem, cache): [(cold ms, back-to-back ms, after-another ms, cleared-then-another
+    ms), ...]} of the bench log at `path` (the last two where the log has them); `on_bad(line)`
+    for a table row that does not parse."""
     out = {}
     for line in open(path):
         if not re.match(r"\| \d+x\d+ \|", line):
             continue
         c = [x.strip() for x in line.split("|")[1:-1]]
         try:
-            out.setdefault((c[0], c[2]), []).append((float(c[4]), float(c[7])))
+            times = [float(c[4]), float(c[7])] + [float(x) for x in c[10:12]]
+            out.setdefault((c[0], c[2]), []).append(tuple(times))
         except (ValueError, IndexError):
             if on_bad:
                 on_bad(line)
