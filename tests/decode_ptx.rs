@@ -671,9 +671,9 @@ fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
 /// cache copied by `cp.async` and 2 over a bf16 cache of 16-row page boxes
 /// (`DecodeConfig::stage_limit`, names `_st3`, `_st2`), and the launcher's second kernel, for
 /// launches whose CTAs fit one an SM, the rule's 6 or 3; FP8 TMA boxes (a contiguous cache,
-/// pages over 64 tokens), bf16 contiguous or 32- and 64-row boxes and head dims 64 and 256
-/// keep the rule's. A limit below 3 over FP8 (the warps' merge reuses 3 stages) or 2 over bf16
-/// is a typed error.
+/// pages over 64 tokens), bf16 contiguous or 32- and 64-row boxes keep the rule's. Head dim 64
+/// takes 3 of any cache, 256 FP8 4 and bf16 2 (`DecodeConfig::measured_stage_limit`). A limit
+/// below 3 over FP8 (the warps' merge reuses 3 stages) or 2 over bf16 is a typed error.
 #[test]
 fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
     let inits = |cfg: &DecodeConfig| {
@@ -711,13 +711,33 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
         DecodeConfig::new(128, 4, 4096),
         DecodeConfig::new(128, 4, 64),
         DecodeConfig::new(128, 4, 32),
-        DecodeConfig::new(64, 4, 16),
-        DecodeConfig::new(64, 4, 16).with_fp8(),
-        DecodeConfig::new(256, 4, 16).with_fp8(),
     ] {
         assert_eq!(cfg.stage_limit, None, "{}", cfg.name());
         assert_eq!(cfg.stages(), cfg.stages_by_rule(), "{}", cfg.name());
         assert_eq!(cfg.solo_config(), None, "{}", cfg.name());
+    }
+    // Head dim 64: 3 stages of any cache (bf16 of 6, FP8 of 12), the rule's on the second
+    // kernel; 256 (one CTA an SM): FP8 4 of 6, bf16 2 of 3, on every launch (no second kernel).
+    for (cfg, stages, rule) in [
+        (DecodeConfig::new(64, 4, 16), 3, 6),
+        (DecodeConfig::new(64, 4, 4096), 3, 6),
+        (DecodeConfig::new(64, 4, 16).with_fp8(), 3, 12),
+        (DecodeConfig::new(64, 4, 4096).with_fp8(), 3, 12),
+        (DecodeConfig::new(256, 4, 16).with_fp8(), 4, 6),
+        (DecodeConfig::new(256, 4, 4096), 2, 3),
+    ] {
+        assert_eq!(
+            (cfg.stages(), cfg.stages_by_rule()),
+            (stages, rule),
+            "{}",
+            cfg.name()
+        );
+        assert_eq!(inits(&cfg), stages, "{}", cfg.name());
+        let second = cfg.solo_config();
+        match cfg.head_dim {
+            256 => assert_eq!(second, None, "{}", cfg.name()),
+            _ => assert_eq!(second, Some(cfg.with_stage_limit(None)), "{}", cfg.name()),
+        }
     }
     let fp8 = DecodeConfig::new(128, 4, 16).with_fp8();
     assert_eq!(

@@ -241,21 +241,20 @@ pub struct DecodeConfig {
     /// slower; a bf16 cache in clusters of 2 was measured paged only (level to 1.2 % faster).
     pub cluster_heads: u32,
     /// At most this many stages in the K/V ring ([`DecodeConfig::stages`]; `None`: the rule's,
-    /// [`DecodeConfig::stages_by_rule`]) in the kernel for launches whose CTAs share SMs (two
-    /// an SM); a launch whose CTAs fit one an SM (the split problems) runs a second kernel
-    /// with the rule's stages ([`DecodeConfig::solo_config`]). Fewer stages put fewer bytes in
-    /// flight an SM. The consumer's merge of an FP8 cache's warp states reuses the ring, which
-    /// takes 3 stages. At head dim 128: 3 over an FP8 cache copied by `cp.async`
-    /// ([`DecodeConfig::with_fp8`]: 48 KiB in flight a CTA, 96 KiB an SM of two, as the split
-    /// problems' one CTA an SM has with the rule's 6), 2 over a bf16 cache of 16-row page boxes
-    /// ([`DecodeConfig::new`]: pages of 16, 48, 80... tokens; 64 KiB a CTA), else none.
-    /// With a limit the split rule takes two CTAs an SM first ([`DecodeConfig::splits`]).
-    /// Measured on the H200 (BENCHMARKS.md, session 22, pages shuffled, three processes, back
-    /// to back, against the rule's stages): FP8 16-token pages 3.0-6.4 % faster at every
-    /// problem (32 x 4k 0.989-0.991 of the contiguous cache, 1 x 128k 0.965-0.974, against
-    /// 0.942-0.956), 64-token pages 1.1-10 %; bf16 16-token pages 0.6-1.3 %. At one CTA an SM
-    /// fewer stages are slower (1 x 128k FP8: 3 stages 74.6 µs, 4 72.1, 6 71.2), as are more
-    /// (the one-CTA kernel's 12).
+    /// [`DecodeConfig::stages_by_rule`]). At head dims 64 and 128 it is the kernel for launches
+    /// whose CTAs share SMs (two an SM), and a launch whose CTAs fit one an SM runs a second
+    /// kernel with the rule's stages ([`DecodeConfig::solo_config`]); at 256 (one CTA an SM) it
+    /// is every launch's. Fewer stages put fewer bytes in flight an SM. The consumer's merge of
+    /// an FP8 cache's warp states reuses the ring, which takes 3 stages. The defaults
+    /// ([`DecodeConfig::new`], [`DecodeConfig::with_fp8`]) are
+    /// [`DecodeConfig::measured_stage_limit`]'s. With a limit the split rule takes two CTAs an
+    /// SM first ([`DecodeConfig::splits`]). At head dim 128, measured on the H200
+    /// (BENCHMARKS.md, session 22, pages shuffled, back to back, against the rule's stages in
+    /// the same processes): FP8 16-token pages 2.5-6.4 % faster at every
+    /// problem (32 x 4k 0.989-0.992 of the contiguous cache, 1 x 128k 0.965-0.997, against
+    /// 0.942-0.958), 64-token pages level to 10 % faster; bf16 16-token pages 0.6-1.4 %. At one
+    /// CTA an SM fewer stages are slower (1 x 128k FP8: 3 stages 74.6 µs, 4 72.1, 6 71.2), as
+    /// are more (the one-CTA kernel's 12).
     pub stage_limit: Option<u32>,
 }
 
@@ -281,8 +280,8 @@ impl DecodeConfig {
 
     /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
-    /// programmatic dependent; at head dim 128 over 16-row page boxes 2 ring stages where two
-    /// CTAs share an SM ([`DecodeConfig::stage_limit`]). A contiguous cache's `page_size` is its
+    /// programmatic dependent; the ring's stage limit [`DecodeConfig::measured_stage_limit`]'s
+    /// for a bf16 cache ([`DecodeConfig::stage_limit`]). A contiguous cache's `page_size` is its
     /// longest sequence (one page a sequence).
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
@@ -308,7 +307,7 @@ impl DecodeConfig {
             touch_pages: 0,
             l2_prefetch: None,
             cluster_heads: 1,
-            stage_limit: (head_dim == 128 && page_rows == 16).then_some(2),
+            stage_limit: Self::measured_stage_limit(head_dim, false, false, page_rows),
         }
     }
 
@@ -316,8 +315,8 @@ impl DecodeConfig {
     /// when they hold at most [`DecodeConfig::CP_ASYNC_PAGE`] tokens ([`DecodeConfig::cp_async`]),
     /// else (larger pages, a contiguous cache) by TMA boxes; the copies of 16-row boxes with
     /// their block-table entries read a window ahead ([`DecodeConfig::table_window`]); the KV
-    /// heads' CTAs in clusters of 2 ([`DecodeConfig::cluster_heads`]); the copies at head dim
-    /// 128 with 3 ring stages where two CTAs share an SM ([`DecodeConfig::stage_limit`]).
+    /// heads' CTAs in clusters of 2 ([`DecodeConfig::cluster_heads`]); the ring's stage limit
+    /// [`DecodeConfig::measured_stage_limit`]'s for an FP8 cache ([`DecodeConfig::stage_limit`]).
     pub fn with_fp8(self) -> DecodeConfig {
         let cp_async = self.page_size <= Self::CP_ASYNC_PAGE;
         DecodeConfig {
@@ -325,8 +324,35 @@ impl DecodeConfig {
             cp_async,
             table_window: cp_async && self.page_rows == 16,
             cluster_heads: 2,
-            stage_limit: (cp_async && self.head_dim == 128).then_some(3),
+            stage_limit: Self::measured_stage_limit(self.head_dim, true, cp_async, self.page_rows),
             ..self
+        }
+    }
+
+    /// The ring stage limit [`DecodeConfig::new`] and [`DecodeConfig::with_fp8`] set
+    /// ([`DecodeConfig::stage_limit`]), the fastest measured on the H200 (BENCHMARKS.md, session
+    /// 22; the four bench problems, the contiguous caches, bf16 16-token pages and FP8 16- and
+    /// 64-token pages shuffled; against the rule's stages in the same processes, back to back):
+    /// at head dim 64 3 stages of any cache (bf16 of 6, FP8 of 12: 3-44 % faster, the FP8 pages
+    /// and the split problems most); at 128 3 over an FP8 cache copied by `cp.async` (of 6:
+    /// 2.5-6.4 %) and 2 over bf16 16-row page boxes (of 3: 0.6-1.4 %), none over an FP8 cache's
+    /// TMA boxes, a contiguous bf16 cache or 32- and 64-row boxes (even or slower where
+    /// measured); at 256 (one CTA an SM) 4 over FP8 (of 6: the contiguous cache 0.2-4 %, the
+    /// pages 4-6 % at 32 x 4k and 1 x 128k and -4 to +3 % at the two-wave 32 x 16k and 8 x 64k)
+    /// and 2 over bf16 (of 3: -0.2 to +1.5 %).
+    pub fn measured_stage_limit(
+        head_dim: u32,
+        fp8: bool,
+        cp_async: bool,
+        page_rows: u32,
+    ) -> Option<u32> {
+        match (head_dim, fp8) {
+            (64, _) => Some(3),
+            (128, true) => cp_async.then_some(3),
+            (128, false) => (page_rows == 16).then_some(2),
+            (256, true) => Some(4),
+            (256, false) => Some(2),
+            _ => None,
         }
     }
 
