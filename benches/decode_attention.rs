@@ -22,7 +22,8 @@
 //! `{batch}x{context} {cache}` contains it or one of its `|`-separated parts and none of its
 //! parts that begin with `!` (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when
 //! set, launches each kept row's kernels once, untimed (a profiler's run: one launch a row;
-//! `cold`: after the cold timing's clear).
+//! `cold`: after the cold timing's clear); `PTXKIT_DECODE_D` the head dim (64, 128 or 256; 128
+//! when unset).
 //! Rows named with `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch
 //! the combine as an ordinary kernel instead of a programmatic dependent
 //! (`DecodeConfig::dependent_combine`; the split problems), with `cp.async` or `TMA boxes` load
@@ -61,7 +62,19 @@ use ptxkit::selftest::Rng;
 /// Query heads, KV heads, head dim.
 const HEADS: usize = 32;
 const KV_HEADS: usize = 8;
+/// The head dim when `PTXKIT_DECODE_D` names none.
 const D: usize = 128;
+
+/// The head dim the bench runs at: `PTXKIT_DECODE_D` (64, 128 or 256), else [`D`].
+fn head_dim() -> usize {
+    match std::env::var("PTXKIT_DECODE_D")
+        .ok()
+        .and_then(|d| d.parse().ok())
+    {
+        Some(d @ (64 | 128 | 256)) => d,
+        _ => D,
+    }
+}
 /// Timings of each problem and cache, in turn.
 const REPEATS: usize = 3;
 /// How long the first launch may take before its row fails (a hung kernel).
@@ -147,7 +160,7 @@ fn cache(
             units.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
         }
     };
-    let page_bytes = page * KV_HEADS * D * if fp8 { 1 } else { 2 };
+    let page_bytes = page * KV_HEADS * head_dim() * if fp8 { 1 } else { 2 };
     let pages_in = |bytes: usize| (bytes / page_bytes).max(1);
     if page < ctx {
         match how {
@@ -182,7 +195,7 @@ fn cache(
             }
         }
     }
-    let shape = vec![pages, page, KV_HEADS, D];
+    let shape = vec![pages, page, KV_HEADS, head_dim()];
     let n: usize = shape.iter().product();
     // One random block copied over the cache on the device: the values do not change the time.
     let draw = rng.vec_f32(BLOCK);
@@ -256,7 +269,7 @@ fn time(
     (splits, check): (Option<usize>, bool),
 ) -> Result<Times, String> {
     let stream = dev.default_stream();
-    let scale = 1.0 / (D as f32).sqrt();
+    let scale = 1.0 / (head_dim() as f32).sqrt();
     let mut run = |dec: &Decode, c: &Cache| {
         let args = DecodeArgs {
             q: q.into(),
@@ -538,7 +551,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     // (a window of 32 tiles across each warp's lanes, or a tile ahead); the 16-token pages at
     // the split problems (CTAs that fit one an SM) loaded the other way there too (TMA boxes
     // or cp.async, DecodeConfig::solo_boxes).
-    let fp8_16 = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, 16).with_fp8();
+    let fp8_16 = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, 16).with_fp8();
     let window = !fp8_16.table_window;
     let named = if window {
         "table window"
@@ -625,17 +638,23 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     }
     // Ring stages other than the defaults' in the kernel for launches whose CTAs share SMs
     // (DecodeConfig::stage_limit; the split problems' launches take the rule's): the contiguous
-    // caches with fewer (bf16 2 of 3, FP8 3 of 6), the bf16 16-token pages with more than their
-    // 2 (3: the rule's), the FP8 pages copied by cp.async with more than their 3 (6: the
-    // rule's).
-    for (name, page, fp8, limits) in [
-        ("contiguous", None, false, &[2][..]),
-        ("paged 16", Some(16), false, &[3][..]),
-        ("contiguous e4m3", None, true, &[3][..]),
-        ("paged 16 e4m3", Some(16), true, &[4, 6][..]),
-        ("paged 64 e4m3", Some(64), true, &[6][..]),
+    // caches and the 16- and 64-token pages at each of 2, 3, 4, 6, 8 and 12 stages up to the
+    // rule's that the default does not take (FP8 from 3: the warps' merge).
+    for (name, page, fp8) in [
+        ("contiguous", None, false),
+        ("paged 16", Some(16), false),
+        ("contiguous e4m3", None, true),
+        ("paged 16 e4m3", Some(16), true),
+        ("paged 64 e4m3", Some(64), true),
     ] {
-        for &most in limits {
+        let tokens = page.unwrap_or(ctx) as u32;
+        let cfg = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, tokens);
+        let cfg = if fp8 { cfg.with_fp8() } else { cfg };
+        let fewest = if fp8 { 3 } else { 2 };
+        let limits = [2, 3, 4, 6, 8, 12]
+            .into_iter()
+            .filter(|&n| n >= fewest && n <= cfg.stages_by_rule() && n != cfg.stages());
+        for most in limits {
             out.push(Layout {
                 stages: Some(most),
                 ..layout(&format!("{name}, {most} stages"), page, fp8, None, false)
@@ -686,7 +705,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
     ] {
         let tokens = page.unwrap_or(ctx) as u32;
         let group = (HEADS / KV_HEADS) as u32;
-        let cp_async = !DecodeConfig::new(D as u32, group, tokens)
+        let cp_async = !DecodeConfig::new(head_dim() as u32, group, tokens)
             .with_fp8()
             .cp_async;
         let how = if cp_async { "cp.async" } else { "TMA boxes" };
@@ -764,7 +783,11 @@ fn gpu(_c: &mut Criterion) {
         return;
     };
     let stream = dev.default_stream();
-    println!("\ndevice: {}", dev.attributes().name);
+    println!(
+        "\ndevice: {}; head dim {}",
+        dev.attributes().name,
+        head_dim()
+    );
     println!(
         "| batch x context | q_len | cache | splits | ptxkit ms | K+V GB/s | tokens/s | \
          back-to-back ms | back-to-back GB/s | back-to-back tokens/s | after-another ms | \
@@ -781,7 +804,8 @@ fn gpu(_c: &mut Criterion) {
                 cleared_then_another,
                 another_then_small,
             }) => {
-                let bytes = (batch * ctx * KV_HEADS * D * 2 * if fp8 { 1 } else { 2 }) as f64;
+                let bytes =
+                    (batch * ctx * KV_HEADS * head_dim() * 2 * if fp8 { 1 } else { 2 }) as f64;
                 let tokens = (batch * q_len) as f64;
                 println!(
                     "| {batch}x{ctx} | {q_len} | {cache} | {splits} | {ms:.4} | {:.0} | {:.0} | \
@@ -797,7 +821,7 @@ fn gpu(_c: &mut Criterion) {
                 println!("| {batch}x{ctx} | {q_len} | {cache} | | failed: {e} | | | | | | | | |")
             }
         };
-        let q_shape = vec![batch, q_len, HEADS, D];
+        let q_shape = vec![batch, q_len, HEADS, head_dim()];
         let n_q: usize = q_shape.iter().product();
         let qh: Vec<half::bf16> = rng
             .vec_f32(n_q)
@@ -834,7 +858,8 @@ fn gpu(_c: &mut Criterion) {
                 continue;
             }
             let page = l.page.unwrap_or(ctx);
-            let mut cfg = DecodeConfig::new(D as u32, (HEADS / KV_HEADS) as u32, page as u32);
+            let mut cfg =
+                DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, page as u32);
             if l.fp8 {
                 cfg = cfg.with_fp8();
             }
