@@ -756,6 +756,27 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
     assert_eq!(at_rule.name(), fp8.with_stage_limit(None).name());
 }
 
+/// Launches of 2 to `DecodeConfig::fold_up_to` (16 by default) splits fold (the last split
+/// combines them in the decode kernel), more splits and one split do not; with `fold` every
+/// launch does. The launcher's folded kernels are the configuration with `fold` (and its
+/// one-CTA kernel's).
+#[test]
+fn launches_of_up_to_16_splits_fold() {
+    let cfg = DecodeConfig::new(128, 4, 16).with_fp8();
+    assert_eq!(cfg.fold_up_to, 16);
+    let folds: Vec<usize> = (1..=40).filter(|&s| cfg.folds(s)).collect();
+    assert_eq!(folds, (2..=16).collect::<Vec<_>>());
+    assert_eq!(cfg.folded_config(), Some(cfg.with_fold()));
+    let folded = cfg.with_fold();
+    assert!(folded.name().contains("_fold"), "{}", folded.name());
+    assert_eq!(folded.solo_config().map(|c| c.fold), Some(true));
+    assert!((1..=40).all(|s| folded.folds(s)));
+    assert_eq!(folded.folded_config(), None);
+    let never = cfg.with_fold_up_to(1);
+    assert!((1..=40).all(|s| !never.folds(s)));
+    assert_eq!(never.folded_config(), None);
+}
+
 /// The reference reads each sequence through its block table: two sequences whose pages are
 /// interleaved give what the same keys give contiguous.
 #[test]

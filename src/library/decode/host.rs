@@ -107,6 +107,9 @@ pub struct Decode {
     /// for one CTA an SM, [`DecodeConfig::solo`]; an FP8 cache's 16-row pages by TMA boxes,
     /// [`DecodeConfig::solo_boxes`]).
     solo: Option<LoadedKernel>,
+    /// The kernel and the one-CTA kernel with [`DecodeConfig::fold`], for launches that fold
+    /// ([`DecodeConfig::folds`]) where `cfg` does not ([`DecodeConfig::folded_config`]).
+    folded: Option<(LoadedKernel, Option<LoadedKernel>)>,
     /// The combine kernel, without [`DecodeConfig::fold`].
     combine: Option<LoadedKernel>,
     sms: usize,
@@ -119,9 +122,13 @@ impl Decode {
     pub fn new(device: &Device, cfg: DecodeConfig) -> Result<Decode, DecodeError> {
         cfg.validate()?;
         let target = device.target();
-        let kernel = super::build(target, &cfg)?.load(device, &JitOptions::default())?;
-        let solo = match cfg.solo_config() {
-            Some(one) => Some(super::build(target, &one)?.load(device, &JitOptions::default())?),
+        let load = |cfg: &DecodeConfig| -> Result<LoadedKernel, DecodeError> {
+            Ok(super::build(target, cfg)?.load(device, &JitOptions::default())?)
+        };
+        let kernel = load(&cfg)?;
+        let solo = cfg.solo_config().as_ref().map(load).transpose()?;
+        let folded = match cfg.folded_config() {
+            Some(f) => Some((load(&f)?, f.solo_config().as_ref().map(load).transpose()?)),
             None => None,
         };
         let combine = match cfg.fold {
@@ -134,6 +141,7 @@ impl Decode {
             cfg,
             kernel,
             solo,
+            folded,
             combine,
             sms: device.attributes().sm_count as usize,
             workspace: Mutex::new(Workspace::default()),
@@ -193,7 +201,8 @@ impl Decode {
 
     /// Decode attention on memory the caller owns (cudarc slices or views with their shapes,
     /// or foreign tensors): the checks the signature cannot make first (nothing is enqueued when
-    /// one fails), then the decode kernel (which combines its splits, [`DecodeConfig::fold`])
+    /// one fails), then the decode kernel (which combines its splits where the launch folds,
+    /// [`DecodeConfig::folds`])
     /// or, with more than one split, the decode kernel and the combine, on `stream`.
     pub fn run_borrowed(
         &self,
@@ -276,7 +285,9 @@ impl Decode {
             o_t.reborrow().into(),
             lse_t.reborrow().into(),
         ];
-        if self.cfg.fold {
+        // Folded launches take the kernel with `fold` and its counters (DecodeConfig::folds).
+        let fold = self.cfg.folds(splits);
+        if fold {
             main.push(counters_t.into());
         }
         main.push(Arg::scalar(scale));
@@ -285,14 +296,19 @@ impl Decode {
         }
         // CTAs that fit one an SM take the kernel for them (DecodeConfig::solo_config).
         let chunks = q_len.div_ceil(self.cfg.tokens_per_cta() as usize);
-        let kernel = match &self.solo {
-            Some(one) if splits * chunks * kv_heads * batch <= self.sms => one,
-            _ => &self.kernel,
+        let alone = splits * chunks * kv_heads * batch <= self.sms;
+        let (kernel, solo) = match (&self.folded, fold && !self.cfg.fold) {
+            (Some((kernel, solo)), true) => (kernel, solo.as_ref()),
+            _ => (&self.kernel, self.solo.as_ref()),
+        };
+        let kernel = match solo {
+            Some(one) if alone => one,
+            _ => kernel,
         };
         // Launched while the kernel before it ends (DecodeConfig::dependent_launch).
         let order = StreamOrder::dependent_if(self.cfg.dependent_launch);
         kernel.launch_within(stream, &mut main, self.limit, order)?;
-        if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1) {
+        if let Some(combine) = self.combine.as_ref().filter(|_| splits > 1 && !fold) {
             let mut merge = vec![o_t.into(), lse_t.into(), o.reborrow().into()];
             // Launched while the decode kernel ends (DecodeConfig::dependent_combine).
             let order = StreamOrder::dependent_if(self.cfg.dependent_combine);

@@ -121,11 +121,21 @@ pub struct DecodeConfig {
     /// With several splits, the last split of each (sequence, KV head, query chunk) to finish
     /// combines them in the kernel, by a ticket ([`crate::parts::ticket`], the kernel's
     /// `counters` parameter), so a call is one launch; `false` (the default): the combine is a
-    /// second kernel ([`build_combine`]). Either gives the same bits. Measured on the H200
+    /// second kernel ([`build_combine`]) for launches of more than
+    /// [`DecodeConfig::fold_up_to`] splits. Either gives the same bits. Measured on the H200
     /// (BENCHMARKS.md, session 14, against the combine kernel launched as an ordinary kernel):
     /// 1.3-2.3 µs faster at 4 splits, 1.6-2.3 µs slower at 33 (one CTA's 128 threads combine
     /// what the combine kernel spreads over a CTA a head).
     pub fold: bool,
+    /// Without [`DecodeConfig::fold`], launches of at most this many splits still combine them
+    /// in the decode kernel: the launcher also builds the kernel with `fold` (and its one-CTA
+    /// kernel, [`DecodeConfig::solo_config`]) and runs it for them, more splits taking the
+    /// combine kernel. 16 by default ([`DecodeConfig::new`]); 1: the combine kernel for every
+    /// split launch. Measured on the H200 (BENCHMARKS.md, session 22, three processes, head dim
+    /// 128, against the combine kernel as a programmatic dependent): folded, the contiguous FP8
+    /// cache 1.0-1.8 % faster at 1 x 128k (16 splits) and 0.4-1.2 % at 8 x 64k (2), bf16 0-0.6
+    /// %; the pages level at 8 x 64k (4 splits) and 2.0-4.8 % slower at 1 x 128k (33).
+    pub fold_up_to: u32,
     /// The cache's loads mark the L2 lines they fill evict-first (`.L2::cache_hint` with an
     /// `evict_first` policy, PTX ISA 9.7.9.18 "createpolicy"; the cache is read once a step).
     /// Off by default (and with [`DecodeConfig::cp_async`] page loads, which carry no policy):
@@ -296,6 +306,7 @@ impl DecodeConfig {
             page_rows,
             fp8: false,
             fold: false,
+            fold_up_to: 16,
             evict_first: false,
             dependent_combine: true,
             dependent_launch: true,
@@ -359,6 +370,28 @@ impl DecodeConfig {
     /// The same with the splits combined in the decode kernel ([`DecodeConfig::fold`]).
     pub fn with_fold(self) -> DecodeConfig {
         DecodeConfig { fold: true, ..self }
+    }
+
+    /// The same with launches of at most `splits` splits folded
+    /// ([`DecodeConfig::fold_up_to`]; 1: none).
+    pub fn with_fold_up_to(self, splits: u32) -> DecodeConfig {
+        DecodeConfig {
+            fold_up_to: splits,
+            ..self
+        }
+    }
+
+    /// Whether a launch of `splits` splits combines them in the decode kernel: always with
+    /// [`DecodeConfig::fold`], else from 2 to [`DecodeConfig::fold_up_to`] splits.
+    pub fn folds(&self, splits: usize) -> bool {
+        self.fold || (2..=self.fold_up_to as usize).contains(&splits)
+    }
+
+    /// The folded kernel the launcher builds beside this one for launches that fold
+    /// ([`DecodeConfig::folds`]): this configuration with [`DecodeConfig::fold`], where it has
+    /// none and folds some launches.
+    pub fn folded_config(&self) -> Option<DecodeConfig> {
+        (!self.fold && self.fold_up_to >= 2).then(|| self.with_fold())
     }
 
     /// The same with the combine launched as a programmatic dependent or as an ordinary kernel
