@@ -26,7 +26,9 @@
 //! when unset).
 //! Rows named with `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch
 //! the combine as an ordinary kernel instead of a programmatic dependent
-//! (`DecodeConfig::dependent_combine`; the split problems), with `cp.async` or `TMA boxes` load
+//! (`DecodeConfig::dependent_combine`; the split problems), with `combine kernel` combine every
+//! split launch by the combine kernel (`DecodeConfig::fold_up_to` 1, where launches of up to 16
+//! splits fold by default), with `cp.async` or `TMA boxes` load
 //! the FP8 cache's pages the way its configuration does not by default
 //! (`DecodeConfig::cp_async`: `cp.async` for pages of at most `DecodeConfig::CP_ASYNC_PAGE`
 //! tokens), with `ordinary launch` launch the decode kernel as an ordinary kernel, not as a
@@ -403,8 +405,12 @@ struct Layout {
     /// The cache's loads evict-first in L2 (`DecodeConfig::evict_first`).
     evict_first: bool,
     /// The combine launched as an ordinary kernel, not as a programmatic dependent
-    /// (`DecodeConfig::dependent_combine` off).
+    /// (`DecodeConfig::dependent_combine` off), for every split launch
+    /// (`DecodeConfig::fold_up_to` 1).
     plain_combine: bool,
+    /// Every split launch combined by the combine kernel, launched as a programmatic dependent
+    /// (`DecodeConfig::fold_up_to` 1: the default before session 22).
+    combine_kernel: bool,
     /// The FP8 cache's pages loaded by the producer's threads with `cp.async` (`Some(true)`) or
     /// by TMA boxes (`Some(false)`) instead of the configuration's default
     /// (`DecodeConfig::cp_async`).
@@ -438,21 +444,22 @@ struct Layout {
 
 impl Layout {
     /// `cfg` with the layout's variant settings, in this order (the folded kernel, evict-first
-    /// loads, the plain combine, cp.async or TMA loads, the solo kernel, the ordinary launch,
+    /// loads, the plain combine, the combine kernel, cp.async or TMA loads, the solo kernel, the ordinary launch,
     /// the solo boxes, the block-table window), and whether any is set: a flag that is off or a
     /// choice that is `None` leaves the configuration as it is.
     fn variant_of(&self, cfg: DecodeConfig) -> (DecodeConfig, bool) {
         type Setting = (Option<bool>, fn(DecodeConfig, bool) -> DecodeConfig);
         let on = |flag: bool| flag.then_some(true);
-        let settings: [Setting; 8] = [
+        let settings: [Setting; 9] = [
             (on(self.fold), |c, _| c.with_fold()),
             // Evict-first is a TMA box's policy.
             (on(self.evict_first), |c, _| {
                 c.with_cp_async(false).with_evict_first(true)
             }),
             (on(self.plain_combine), |c, _| {
-                c.with_dependent_combine(false)
+                c.with_dependent_combine(false).with_fold_up_to(1)
             }),
+            (on(self.combine_kernel), |c, _| c.with_fold_up_to(1)),
             (self.cp_async, DecodeConfig::with_cp_async),
             (self.solo, DecodeConfig::with_solo),
             (on(self.ordinary), |c, _| c.with_dependent_launch(false)),
@@ -501,6 +508,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         order: Placement::Shuffled,
         evict_first: false,
         plain_combine: false,
+        combine_kernel: false,
         cp_async: None,
         solo: None,
         ordinary: false,
@@ -516,6 +524,22 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         layout("paged 16", Some(16), false, None, false),
         layout("paged 64", Some(64), false, None, false),
         layout("contiguous e4m3", None, true, None, false),
+        // The contiguous caches with each sequence 64 tokens further on than its length (one
+        // page a sequence of `ctx + 64` tokens): sequences not a power of two apart.
+        layout(
+            "contiguous, sequences padded",
+            Some(ctx + 64),
+            false,
+            None,
+            false,
+        ),
+        layout(
+            "contiguous e4m3, sequences padded",
+            Some(ctx + 64),
+            true,
+            None,
+            false,
+        ),
         layout("paged 16 e4m3", Some(16), true, None, false),
         layout("paged 64 e4m3", Some(64), true, None, false),
         layout("paged 128 e4m3", Some(128), true, None, false),
@@ -719,10 +743,18 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         if b == batch {
             out.push(layout("contiguous, folded", None, false, None, true));
             out.push(layout("contiguous e4m3, folded", None, true, None, true));
+            // The pages too (their split problems at two CTAs an SM: 33 and 4 splits).
+            out.push(layout("paged 16, folded", Some(16), false, None, true));
+            out.push(layout("paged 16 e4m3, folded", Some(16), true, None, true));
+            out.push(layout("paged 64 e4m3, folded", Some(64), true, None, true));
             for (name, fp8) in [("contiguous", false), ("contiguous e4m3", true)] {
                 out.push(Layout {
                     plain_combine: true,
                     ..layout(&format!("{name}, plain combine"), None, fp8, None, false)
+                });
+                out.push(Layout {
+                    combine_kernel: true,
+                    ..layout(&format!("{name}, combine kernel"), None, fp8, None, false)
                 });
             }
             // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
