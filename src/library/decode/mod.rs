@@ -131,10 +131,11 @@ pub struct DecodeConfig {
     /// in the decode kernel: the launcher also builds the kernel with `fold` (and its one-CTA
     /// kernel, [`DecodeConfig::solo_config`]) and runs it for them, more splits taking the
     /// combine kernel. 16 by default ([`DecodeConfig::new`]); 1: the combine kernel for every
-    /// split launch. Measured on the H200 (BENCHMARKS.md, session 22, three processes, head dim
-    /// 128, against the combine kernel as a programmatic dependent): folded, the contiguous FP8
-    /// cache 1.0-1.8 % faster at 1 x 128k (16 splits) and 0.4-1.2 % at 8 x 64k (2), bf16 0-0.6
-    /// %; the pages level at 8 x 64k (4 splits) and 2.0-4.8 % slower at 1 x 128k (33).
+    /// split launch. Measured on the H200 (BENCHMARKS.md, session 22, two calls of three
+    /// processes, head dim 128, against the combine kernel as a programmatic dependent):
+    /// folded, the contiguous FP8 cache 0.7-3.3 % faster at 1 x 128k (16 splits) and 0.4-1.9 %
+    /// at 8 x 64k (2), bf16 -0.6 to +0.7 %; the pages level at 8 x 64k (4 splits) and 1.6-4.9 %
+    /// slower at 1 x 128k (33).
     pub fold_up_to: u32,
     /// The cache's loads mark the L2 lines they fill evict-first (`.L2::cache_hint` with an
     /// `evict_first` policy, PTX ISA 9.7.9.18 "createpolicy"; the cache is read once a step).
