@@ -20,3 +20,15 @@ def rows(path, on_bad=None):
             if on_bad:
                 on_bad(line)
     return out
+
+
+def medians(paths):
+    """One dict a bench log of `paths`: {(problem, cache): each timing's median over the row's
+    repeats}, the timings as `rows` gives them."""
+    import statistics
+
+    out = []
+    for path in paths:
+        r = rows(path)
+        out.append({k: tuple(statistics.median(v[i] for v in vs) for i in range(len(vs[0]))) for k, vs in r.items()})
+    return out

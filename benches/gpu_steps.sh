@@ -137,21 +137,62 @@ decode_selftest() {
   run_within selftest "$1" env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
 }
 
-# `decode_benches MAX ROWS`: steps `bench 1` to `bench 3`, three processes of the kit's decode bench
-# (`bench-decode`) over the rows ROWS (PTXKIT_DECODE_BENCH), logs `bench-1` to `bench-3`, each within
-# MAX seconds; `decode_bench_counts` prints each log's row count and failures.
+# `decode_checked MAX [CASES]`: step `selftest decode, memcheck`: the kit's `ptxkit selftest --only
+# decode` (log `selftest`, within MAX seconds) beside compute-sanitizer memcheck of it (log `memcheck`,
+# within MAX seconds; only the cases CASES names, PTXKIT_DECODE_CASES, where given), both waited for;
+# `decode_checked_summary [NAME]` prints both verdicts, memcheck's error summary and the selftest's
+# case lines (and of them those naming NAME).
+decode_checked() {
+  step_at "selftest decode, memcheck"
+  env ${2:+PTXKIT_DECODE_CASES=$2} PTXKIT_DECODE_LIMIT_S=$(($1 - 10)) timeout "$1" \
+    compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only decode >"$L/memcheck.txt" 2>&1 &
+  run_within selftest "$1" env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
+  wait
+}
+decode_checked_summary() {
+  grep -E "^(PASS|FAIL)|panicked" "$L/selftest.txt" | cut -c1-200
+  grep -E "^(PASS|FAIL)" "$L/memcheck.txt" | cut -c1-160
+  grep -E "ERROR SUMMARY" "$L/memcheck.txt" | tail -2
+  echo "selftest case lines: $(grep -c '^case' "$L/selftest.txt")${1:+, naming $1: $(grep '^case' "$L/selftest.txt" | grep -c "$1")}"
+}
+
+# `decode_benches MAX ROWS [N] [torch]`: steps `bench 1` to `bench N` (3 when not given), N
+# processes of the kit's decode bench (`bench-decode`) over the rows ROWS (PTXKIT_DECODE_BENCH),
+# logs `bench-1` to `bench-N` (`bench-TAG-1`... with DECODE_TAG set), each within MAX seconds;
+# with `torch`, each followed by torch's SDPA on the contiguous problems (the kit's
+# `decode_attention_torch.py`, logs `torch-1`...); `decode_bench_counts` prints each bench log's row
+# count and failures.
 decode_benches() {
-  local r
-  for r in 1 2 3; do
-    step_at "bench $r"
-    run_within "bench-$r" "$1" env PTXKIT_DECODE_BENCH="$2" "$kit/bench-decode" --bench gpu_rows_only
+  local r log
+  for r in $(seq 1 "${3:-3}"); do
+    log="bench-${DECODE_TAG:+$DECODE_TAG-}$r"
+    step_at "$log"
+    run_within "$log" "$1" env PTXKIT_DECODE_BENCH="$2" "$kit/bench-decode" --bench gpu_rows_only
+    if [ "${4:-}" = torch ]; then
+      step_at "torch $r"
+      (cd "$kit" && run_within "torch-$r" 40 python3 decode_attention_torch.py)
+    fi
   done
 }
 decode_bench_counts() {
-  local r
-  for r in 1 2 3; do
-    [ -f "$L/bench-$r.txt" ] || continue
-    echo "bench $r rows: $(grep -cE '^\| [0-9]+x' "$L/bench-$r.txt"); failed: $(grep -c failed "$L/bench-$r.txt")"
-    grep -iE "failed|error|panick" "$L/bench-$r.txt" | head -2
+  local f
+  for f in "$L"/bench-*.txt; do
+    [ -f "$f" ] || continue
+    echo "$(basename "$f" .txt) rows: $(grep -cE '^\| [0-9]+x' "$f"); failed: $(grep -c failed "$f")"
+    grep -iE "failed|error|panick" "$f" | head -2
   done
+}
+
+# `decode_ncu ROWS MAX`: step `ncu`, one launch a row of the rows ROWS after the cold timing's clear
+# (PTXKIT_DECODE_ONCE=cold) under ncu with the clocks free, the FP8 decode kernels' time, DRAM
+# throughput, the CTAs an SM ran and the SMs' active cycles (the tail), log `ncu`, within MAX
+# seconds; their lines printed.
+decode_ncu() {
+  local metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics=$metrics,sm__ctas_launched.min,sm__ctas_launched.max,sm__ctas_launched.sum
+  metrics=$metrics,sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_elapsed.max
+  step_at ncu
+  run_within ncu "$2" env PTXKIT_DECODE_ONCE=cold PTXKIT_DECODE_BENCH="$1" ncu --clock-control none \
+    -k regex:decode_e4m3 --metrics "$metrics" "$kit/bench-decode" --bench gpu_rows_only
+  grep -E "decode_e4m3|gpu__time|dram__|ctas_launched|cycles_" "$L/ncu.txt" | grep -v "^==PROF" | sed 's/  */ /g' | head -80
 }

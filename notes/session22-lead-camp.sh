@@ -5,14 +5,10 @@
 # same with each sequence 64 tokens further on than its length (one page of ctx + 64 tokens a
 # sequence: sequences not a power of two apart). Run as `DEADLINE_S=110 bash
 # notes/session22-lead-camp.sh` (carry .gpu-solo: bench-decode.xz).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode functions: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-solo" /tmp/camp22 "${DEADLINE_S:-110}"
-rows='8x65536 contiguous|1x131072 contiguous|!folded|!plain|!splits|!one-CTA|!clusters|!evict|!ordinary|!cp.async|!TMA|!stages'
-for i in 1 2 3 4 5 6 7 8; do
-  step_at "bench $i"
-  run_within "bench-$i" 12 env PTXKIT_DECODE_BENCH="$rows" "$kit/bench-decode" --bench gpu_rows_only
-done
+decode_benches 12 '8x65536 contiguous|1x131072 contiguous|!folded|!plain|!splits|!one-CTA|!clusters|!evict|!ordinary|!cp.async|!TMA|!stages' 8
 pack
-echo "== summary ($(($(date +%s) - start)) s)"
-for i in 1 2 3 4 5 6 7 8; do echo "bench $i rows: $(grep -cE '^\| [0-9]+x' $L/bench-$i.txt)"; done
+decode_bench_counts

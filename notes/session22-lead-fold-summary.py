@@ -3,17 +3,13 @@
 # kernel (`plain combine`) against the default (the combine kernel as a programmatic dependent),
 # speed, each value one process: cold / back to back / after another / cleared, then another.
 import os
-import statistics as st
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..", "benches")]
 import decode_table  # noqa: E402
 
-procs = []
-for path in sys.argv[1:]:
-    rows = decode_table.rows(path)
-    procs.append({k: tuple(st.median(v[i] for v in vs) for i in range(len(vs[0]))) for k, vs in rows.items()})
+procs = decode_table.medians(sys.argv[1:])
 for p in ["8x65536", "1x131072"]:
     for cache in ["contiguous", "contiguous e4m3", "paged 16", "paged 16 e4m3", "paged 64 e4m3"]:
         for how in ["folded", "plain combine"]:

@@ -4,10 +4,10 @@
 # (`folded`, DecodeConfig::fold) and by the combine kernel launched as an ordinary kernel (`plain
 # combine`) beside the default (the combine kernel as a programmatic dependent): three bench
 # processes. Run as `DEADLINE_S=90 bash notes/session22-lead-fold2.sh` (carry .gpu-solo).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode functions: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-solo" /tmp/fold22b "${DEADLINE_S:-90}"
 decode_benches 30 '8x65536 contiguous|1x131072 contiguous|8x65536 paged 16|1x131072 paged 16|8x65536 paged 64 e4m3|1x131072 paged 64 e4m3|!as served|!in order|!MiB|!KiB|!table|!touching|!L2 prefetch|!splits|!one-CTA|!clusters|!evict|!ordinary|!cp.async|!TMA|!stages'
 pack
-echo "== summary ($(($(date +%s) - start)) s)"
 decode_bench_counts

@@ -3,7 +3,6 @@
 # process's medians of its repeats; each cache's default against the rule's stages (the old
 # default), the paged / contiguous ratios and FP8 / bf16 tokens/s with the defaults.
 import os
-import statistics as st
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -12,10 +11,7 @@ import decode_table  # noqa: E402
 
 RULE = {(64, False): 6, (64, True): 12, (256, False): 3, (256, True): 6}
 d = int(sys.argv[1])
-procs = []
-for path in sys.argv[2:]:
-    rows = decode_table.rows(path)
-    procs.append({k: tuple(st.median(v[i] for v in vs) for i in range(len(vs[0]))) for k, vs in rows.items()})
+procs = decode_table.medians(sys.argv[2:])
 
 
 def col(p, name, i):

@@ -5,19 +5,14 @@
 # bf16 and FP8 caches and the 16-token pages at 32 x 16k, 8 x 64k and 1 x 128k, torch's SDPA after
 # the first and the last. Run as `DEADLINE_S=150 bash notes/session22-lead-spread.sh` (carry
 # .gpu-solo as notes/session22-lead-final.sh).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode functions: the same steps as ran;
+# its logs were bench-1 to bench-5, here bench-1, bench-more-1 to -3 and bench-last-1.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-solo" /tmp/spread22 "${DEADLINE_S:-150}"
 rows='32x16384 contiguous|8x65536 contiguous|1x131072 contiguous|8x65536 paged 16|1x131072 paged 16|!,|!as served'
-for i in 1 2 3 4 5; do
-  step_at "bench $i"
-  run_within "bench-$i" 25 env PTXKIT_DECODE_BENCH="$rows" "$kit/bench-decode" --bench gpu_rows_only
-  if [ $i = 1 ] || [ $i = 5 ]; then
-    step_at "torch $i"
-    (cd "$kit" && run_within "torch-$i" 40 python3 decode_attention_torch.py)
-  fi
-done
+decode_benches 25 "$rows" 1 torch
+DECODE_TAG=more decode_benches 25 "$rows" 3
+DECODE_TAG=last decode_benches 25 "$rows" 1 torch
 pack
-echo "== summary ($(($(date +%s) - start)) s)"
-cat "$L/device.txt"
-for i in 1 2 3 4 5; do grep -cE "^\| [0-9]+x" "$L/bench-$i.txt"; done
+decode_bench_counts

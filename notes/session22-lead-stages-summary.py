@@ -2,17 +2,13 @@
 # decode bench's tables, one file a process, each process's medians of its repeats (cold, back to
 # back); every row's times, then issue 31's ratios: paged / contiguous FP8, FP8 / bf16 tokens/s.
 import os
-import statistics as st
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [here, os.path.join(here, "..", "benches")]
 import decode_table  # noqa: E402
 
-procs = []
-for path in sys.argv[1:]:
-    rows = decode_table.rows(path)
-    procs.append({k: tuple(st.median(v[i] for v in vs) for i in range(len(vs[0]))) for k, vs in rows.items()})
+procs = decode_table.medians(sys.argv[1:])
 
 
 def us(p, name):

@@ -7,19 +7,14 @@
 # 8 x 64k) on the 3-stage kernels; compute-sanitizer memcheck of the selftest's FP8 cases. Run as
 # `DEADLINE_S=200 bash notes/session22-lead-stages2.sh` (carry .gpu-solo: bench-decode.xz,
 # ptxkit.xz, stripped).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode functions: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-solo" /tmp/stages22b "${DEADLINE_S:-200}"
 decode_selftest 50
-rows='contiguous|paged 16 e4m3|paged 64 e4m3|!in order|!table|!TMA|!cp.async|!evict|!ordinary|!folded|!plain|!MiB|!KiB|!touching|!L2 prefetch|!clusters|!one-CTA|!contiguous, 3|!contiguous, 4 splits|!contiguous, 6|!contiguous, 1|!contiguous, 2 splits'
-decode_benches 40 "$rows"
+decode_benches 40 'contiguous|paged 16 e4m3|paged 64 e4m3|!in order|!table|!TMA|!cp.async|!evict|!ordinary|!folded|!plain|!MiB|!KiB|!touching|!L2 prefetch|!clusters|!one-CTA|!contiguous, 3|!contiguous, 4 splits|!contiguous, 6|!contiguous, 1|!contiguous, 2 splits'
 step_at "memcheck of the FP8 cases"
 run_within memcheck 45 env PTXKIT_DECODE_CASES=fp8 PTXKIT_DECODE_LIMIT_S=40 compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only decode
 pack
-echo "== summary ($(($(date +%s) - start)) s)"
-cat "$L/device.txt"
-grep -E "^(PASS|FAIL)|panicked" "$L/selftest.txt" | cut -c1-200
-grep -E "^(PASS|FAIL)" "$L/memcheck.txt" | cut -c1-160
-grep -E "ERROR SUMMARY" "$L/memcheck.txt" | tail -2
-echo "selftest case lines: $(grep -c '^case' "$L/selftest.txt"), st3 $(grep '^case' "$L/selftest.txt" | grep -c '_st3')"
+decode_checked_summary _st3
 decode_bench_counts
