@@ -674,10 +674,11 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         let tokens = page.unwrap_or(ctx) as u32;
         let cfg = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, tokens);
         let cfg = if fp8 { cfg.with_fp8() } else { cfg };
-        let fewest = if fp8 { 3 } else { 2 };
-        let limits = [2, 3, 4, 6, 8, 12]
-            .into_iter()
-            .filter(|&n| n >= fewest && n <= cfg.stages_by_rule() && n != cfg.stages());
+        // A limit the configuration takes (DecodeConfig::validate), up to the rule's.
+        let limits = [2, 3, 4, 6, 8, 12].into_iter().filter(|&n| {
+            let valid = cfg.with_stage_limit(Some(n)).validate().is_ok();
+            valid && n <= cfg.stages_by_rule() && n != cfg.stages()
+        });
         for most in limits {
             out.push(Layout {
                 stages: Some(most),

@@ -125,45 +125,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The cache on the device, and what the reference reads: the values as the kernel sees them.
     let head_scales: Vec<f32> = (0..KV_HEADS).map(|h| 0.5 + h as f32 / 8.0).collect();
-    let (k_dev, v_dev, k_ref, v_ref) = match fp8 {
-        true => {
-            // Each head's values stored as e4m3 of value / scale.
-            let quantize = |x: &[f32]| -> (Vec<E4m3>, Vec<f32>) {
-                x.iter()
-                    .enumerate()
-                    .map(|(i, &x)| {
-                        let s = head_scales[(i / D) % KV_HEADS];
-                        let e = E4m3::from_f32(2.0 * x / s);
-                        (e, e.to_f32() * s)
-                    })
-                    .unzip()
-            };
-            let ((k8, kr), (v8, vr)) = (quantize(&k), quantize(&v));
-            (
-                Cache::E4m3(DeviceTensor::from_host(&stream, &k8, cache_shape.clone())?),
-                Cache::E4m3(DeviceTensor::from_host(&stream, &v8, cache_shape.clone())?),
-                kr,
-                vr,
-            )
-        }
-        false => {
-            let round = |x: &[f32]| -> (Vec<half::bf16>, Vec<f32>) {
-                x.iter()
-                    .map(|&x| {
-                        let b = half::bf16::from_f32(x);
-                        (b, b.to_f32())
-                    })
-                    .unzip()
-            };
-            let ((kb, kr), (vb, vr)) = (round(&k), round(&v));
-            (
-                Cache::Bf16(DeviceTensor::from_host(&stream, &kb, cache_shape.clone())?),
-                Cache::Bf16(DeviceTensor::from_host(&stream, &vb, cache_shape.clone())?),
-                kr,
-                vr,
-            )
-        }
-    };
+    let scales = fp8.then_some(&head_scales[..]);
+    let (k_dev, k_ref) = stored(&stream, &k, scales, &cache_shape)?;
+    let (v_dev, v_ref) = stored(&stream, &v, scales, &cache_shape)?;
     let q_dev = DeviceTensor::from_host(&stream, &q, q_shape.clone())?;
     let table_dev = DeviceTensor::from_host(&stream, &table, vec![LENS.len(), shape.max_pages()])?;
     let lens_dev = DeviceTensor::from_host(&stream, &lens, vec![LENS.len()])?;
@@ -215,6 +179,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("decode_paged: largest error {err:.2e}").into());
     }
     Ok(())
+}
+
+/// `x` as the cache holds it on the device (with `scales`, each value e4m3 of twice itself over
+/// its KV head's scale; else bf16), and the values the kernel reads back (the reference's).
+fn stored(
+    stream: &std::sync::Arc<ptxkit::runtime::cuda::CudaStream>,
+    x: &[f32],
+    scales: Option<&[f32]>,
+    shape: &[usize],
+) -> Result<(Cache, Vec<f32>), Box<dyn std::error::Error>> {
+    Ok(match scales {
+        Some(scales) => {
+            let (held, back): (Vec<E4m3>, Vec<f32>) = x
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let s = scales[(i / D) % KV_HEADS];
+                    let e = E4m3::from_f32(2.0 * x / s);
+                    (e, e.to_f32() * s)
+                })
+                .unzip();
+            let t = DeviceTensor::from_host(stream, &held, shape.to_vec())?;
+            (Cache::E4m3(t), back)
+        }
+        None => {
+            let held: Vec<half::bf16> = x.iter().map(|&x| half::bf16::from_f32(x)).collect();
+            let back = held.iter().map(|b| b.to_f32()).collect();
+            let t = DeviceTensor::from_host(stream, &held, shape.to_vec())?;
+            (Cache::Bf16(t), back)
+        }
+    })
 }
 
 /// A cache tensor on the device, bf16 or e4m3.

@@ -497,7 +497,7 @@ impl DecodeConfig {
         let one_cta = self.solo && self.ctas_per_sm() > 1;
         let boxes =
             self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
-        let limited = self.ctas_per_sm() > 1 && self.stages() < self.stages_by_rule();
+        let limited = self.ctas_per_sm() > 1 && self.fewer_stages();
         match one_cta || boxes || limited {
             // TMA boxes touch no pages (DecodeConfig::touch_pages) and carry no prefetch size
             // (DecodeConfig::l2_prefetch).
@@ -551,6 +551,12 @@ impl DecodeConfig {
     pub fn stages(&self) -> u32 {
         let rule = self.stages_by_rule();
         self.stage_limit.map_or(rule, |most| most.min(rule))
+    }
+
+    /// Whether the stage limit leaves the ring fewer stages than the rule's (the name's `_stN`,
+    /// the split rule's two CTAs an SM first, the second kernel with the rule's).
+    pub fn fewer_stages(&self) -> bool {
+        self.stages() < self.stages_by_rule()
     }
 
     /// What half of shared memory holds beside Q (the whole at d 256, and for one CTA an SM:
@@ -659,9 +665,9 @@ impl DecodeConfig {
             } else {
                 ""
             },
-            match self.stage_limit {
-                Some(n) if n < self.stages_by_rule() => format!("_st{n}"),
-                _ => String::new(),
+            match self.fewer_stages() {
+                true => format!("_st{}", self.stages()),
+                false => String::new(),
             }
         )
     }
@@ -802,7 +808,7 @@ impl DecodeConfig {
         // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs,
         // one an SM, else as many as an SM holds; as many as an SM holds first where their
         // kernel has fewer stages than the rule's.
-        let rooms = match self.stages() < self.stages_by_rule() {
+        let rooms = match self.fewer_stages() {
             true => [slots, sms.max(1)],
             false => [sms.max(1), slots],
         };
