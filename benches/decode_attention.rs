@@ -5,8 +5,8 @@
 //! shuffled block table, and on FP8 e4m3 caches (contiguous, 16-, 64-, 128- and 256-token
 //! pages, and 16-token pages in order, shuffled only within 2 MiB, shuffled in runs of 64 KiB
 //! and as a serving engine's free list hands them out on a fresh server ([`Placement`]; bf16
-//! 16-token pages that way too); per-head scales); the split problems also with the splits combined in the
-//! decode kernel instead of by the combine kernel (`DecodeConfig::fold`), and with other split
+//! 16-token pages that way too); per-head scales); the split problems also with the splits combined
+//! by the combine kernel instead of in the decode kernel (`combine kernel`), and with other split
 //! counts beside the launcher's choice, bf16 and e4m3 ([`FORCED_SPLITS`]), and with the split's
 //! CTAs on a kernel built for one CTA an SM instead of the one built for two (`one-CTA kernel`:
 //! `DecodeConfig::solo`; contiguous, 16-token pages, FP8 64-token pages).
@@ -20,15 +20,15 @@
 //! 1 MiB clear, then the timed call). The caches are filled on the device from one random block (the values do not
 //! change the time). `PTXKIT_DECODE_BENCH`, when set, keeps only the rows whose
 //! `{batch}x{context} {cache}` contains it or one of its `|`-separated parts and none of its
-//! parts that begin with `!` (after the `!`: `contiguous|!folded`); `PTXKIT_DECODE_ONCE`, when
+//! parts that begin with `!` (after the `!`: `contiguous|!combine`); `PTXKIT_DECODE_ONCE`, when
 //! set, launches each kept row's kernels once, untimed (a profiler's run: one launch a row;
 //! `cold`: after the cold timing's clear); `PTXKIT_DECODE_D` the head dim (64, 128 or 256; 128
 //! when unset).
 //! Rows named with `evict-first` set `DecodeConfig::evict_first`, with `plain combine` launch
 //! the combine as an ordinary kernel instead of a programmatic dependent
 //! (`DecodeConfig::dependent_combine`; the split problems), with `combine kernel` combine every
-//! split launch by the combine kernel (`DecodeConfig::fold_up_to` 1, where launches of up to 16
-//! splits fold by default), with `cp.async` or `TMA boxes` load
+//! split launch by the combine kernel (`DecodeConfig::fold_up_to` 1, where every split launch
+//! of the rule's folds by default), with `cp.async` or `TMA boxes` load
 //! the FP8 cache's pages the way its configuration does not by default
 //! (`DecodeConfig::cp_async`: `cp.async` for pages of at most `DecodeConfig::CP_ASYNC_PAGE`
 //! tokens), with `ordinary launch` launch the decode kernel as an ordinary kernel, not as a
@@ -398,8 +398,6 @@ struct Layout {
     fp8: bool,
     /// Splits forced instead of the launcher's choice.
     splits: Option<usize>,
-    /// The splits combined in the decode kernel instead of by the combine kernel.
-    fold: bool,
     /// Where the pages lie.
     order: Placement,
     /// The cache's loads evict-first in L2 (`DecodeConfig::evict_first`).
@@ -443,15 +441,14 @@ struct Layout {
 }
 
 impl Layout {
-    /// `cfg` with the layout's variant settings, in this order (the folded kernel, evict-first
+    /// `cfg` with the layout's variant settings, in this order (evict-first
     /// loads, the plain combine, the combine kernel, cp.async or TMA loads, the solo kernel, the ordinary launch,
     /// the solo boxes, the block-table window), and whether any is set: a flag that is off or a
     /// choice that is `None` leaves the configuration as it is.
     fn variant_of(&self, cfg: DecodeConfig) -> (DecodeConfig, bool) {
         type Setting = (Option<bool>, fn(DecodeConfig, bool) -> DecodeConfig);
         let on = |flag: bool| flag.then_some(true);
-        let settings: [Setting; 9] = [
-            (on(self.fold), |c, _| c.with_fold()),
+        let settings: [Setting; 8] = [
             // Evict-first is a TMA box's policy.
             (on(self.evict_first), |c, _| {
                 c.with_cp_async(false).with_evict_first(true)
@@ -499,12 +496,11 @@ type Flag = (&'static str, fn(&mut Layout));
 /// batch splits, the contiguous caches with the splits combined in the decode kernel and with
 /// other splits; the FP8 caches also with the page loads they do not take by default.
 fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
-    let layout = |name: &str, page, fp8, splits, fold| Layout {
+    let layout = |name: &str, page, fp8, splits| Layout {
         name: name.to_string(),
         page,
         fp8,
         splits,
-        fold,
         order: Placement::Shuffled,
         evict_first: false,
         plain_combine: false,
@@ -520,55 +516,42 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         stages: None,
     };
     let mut out = vec![
-        layout("contiguous", None, false, None, false),
-        layout("paged 16", Some(16), false, None, false),
-        layout("paged 64", Some(64), false, None, false),
-        layout("contiguous e4m3", None, true, None, false),
+        layout("contiguous", None, false, None),
+        layout("paged 16", Some(16), false, None),
+        layout("paged 64", Some(64), false, None),
+        layout("contiguous e4m3", None, true, None),
         // The contiguous caches with each sequence 64 tokens further on than its length (one
         // page a sequence of `ctx + 64` tokens): sequences not a power of two apart.
-        layout(
-            "contiguous, sequences padded",
-            Some(ctx + 64),
-            false,
-            None,
-            false,
-        ),
+        layout("contiguous, sequences padded", Some(ctx + 64), false, None),
         layout(
             "contiguous e4m3, sequences padded",
             Some(ctx + 64),
             true,
             None,
-            false,
         ),
-        layout("paged 16 e4m3", Some(16), true, None, false),
-        layout("paged 64 e4m3", Some(64), true, None, false),
-        layout("paged 128 e4m3", Some(128), true, None, false),
-        layout("paged 256 e4m3", Some(256), true, None, false),
+        layout("paged 16 e4m3", Some(16), true, None),
+        layout("paged 64 e4m3", Some(64), true, None),
+        layout("paged 128 e4m3", Some(128), true, None),
+        layout("paged 256 e4m3", Some(256), true, None),
         Layout {
             order: Placement::InOrder,
-            ..layout("paged 16 e4m3 in order", Some(16), true, None, false)
+            ..layout("paged 16 e4m3 in order", Some(16), true, None)
         },
         Layout {
             order: Placement::Within(2 << 20),
-            ..layout(
-                "paged 16 e4m3 shuffled in 2 MiB",
-                Some(16),
-                true,
-                None,
-                false,
-            )
+            ..layout("paged 16 e4m3 shuffled in 2 MiB", Some(16), true, None)
         },
         Layout {
             order: Placement::Runs(64 << 10),
-            ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None, false)
+            ..layout("paged 16 e4m3 in 64 KiB runs", Some(16), true, None)
         },
         Layout {
             order: Placement::Served,
-            ..layout("paged 16 e4m3 as served", Some(16), true, None, false)
+            ..layout("paged 16 e4m3 as served", Some(16), true, None)
         },
         Layout {
             order: Placement::Served,
-            ..layout("paged 16 as served", Some(16), false, None, false)
+            ..layout("paged 16 as served", Some(16), false, None)
         },
     ];
     // The FP8 pages copied by cp.async with the block-table reads they do not take by default
@@ -591,7 +574,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         out.push(Layout {
             window: Some(window),
             order,
-            ..layout(&format!("{name}, {named}"), Some(page), true, None, false)
+            ..layout(&format!("{name}, {named}"), Some(page), true, None)
         });
     }
     // The FP8 16-token pages, shuffled and as served, with the copies' window touching each
@@ -609,7 +592,6 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     Some(16),
                     true,
                     None,
-                    false,
                 )
             });
         }
@@ -632,7 +614,6 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     Some(page),
                     true,
                     None,
-                    false,
                 )
             });
         }
@@ -656,7 +637,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             out.push(Layout {
                 cluster: Some(heads),
                 order,
-                ..layout(&row, page, fp8, None, false)
+                ..layout(&row, page, fp8, None)
             });
         }
     }
@@ -682,7 +663,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         for most in limits {
             out.push(Layout {
                 stages: Some(most),
-                ..layout(&format!("{name}, {most} stages"), page, fp8, None, false)
+                ..layout(&format!("{name}, {most} stages"), page, fp8, None)
             });
         }
     }
@@ -698,7 +679,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         out.push(Layout {
             solo_boxes: Some(boxes),
             order,
-            ..layout(&format!("{name}, {alone}"), Some(16), true, None, false)
+            ..layout(&format!("{name}, {alone}"), Some(16), true, None)
         });
     }
     // The contiguous caches and the FP8 16-token pages with the cache's loads evict-first in
@@ -713,7 +694,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ("contiguous e4m3", None, true),
             ("paged 16 e4m3", Some(16), true),
         ] {
-            let mut l = layout(&format!("{name}, {how}"), page, fp8, None, false);
+            let mut l = layout(&format!("{name}, {how}"), page, fp8, None);
             set(&mut l);
             out.push(l);
         }
@@ -737,26 +718,31 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         out.push(Layout {
             cp_async: Some(cp_async),
             order,
-            ..layout(&format!("{name}, {how}"), page, true, None, false)
+            ..layout(&format!("{name}, {how}"), page, true, None)
         });
     }
     for (b, splits, fp8_splits) in FORCED_SPLITS {
         if b == batch {
-            out.push(layout("contiguous, folded", None, false, None, true));
-            out.push(layout("contiguous e4m3, folded", None, true, None, true));
-            // The pages too (their split problems at two CTAs an SM: 33 and 4 splits).
-            out.push(layout("paged 16, folded", Some(16), false, None, true));
-            out.push(layout("paged 16 e4m3, folded", Some(16), true, None, true));
-            out.push(layout("paged 64 e4m3, folded", Some(64), true, None, true));
-            for (name, fp8) in [("contiguous", false), ("contiguous e4m3", true)] {
-                out.push(Layout {
-                    plain_combine: true,
-                    ..layout(&format!("{name}, plain combine"), None, fp8, None, false)
-                });
+            // Every split launch on the combine kernel (the pages' too: 33 and 4 splits, their
+            // split problems at two CTAs an SM), the contiguous caches' also as an ordinary
+            // kernel.
+            for (name, page, fp8) in [
+                ("contiguous", None, false),
+                ("contiguous e4m3", None, true),
+                ("paged 16", Some(16), false),
+                ("paged 16 e4m3", Some(16), true),
+                ("paged 64 e4m3", Some(64), true),
+            ] {
                 out.push(Layout {
                     combine_kernel: true,
-                    ..layout(&format!("{name}, combine kernel"), None, fp8, None, false)
+                    ..layout(&format!("{name}, combine kernel"), page, fp8, None)
                 });
+                if page.is_none() {
+                    out.push(Layout {
+                        plain_combine: true,
+                        ..layout(&format!("{name}, plain combine"), None, fp8, None)
+                    });
+                }
             }
             // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
             for (name, page, fp8) in [
@@ -768,7 +754,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ] {
                 out.push(Layout {
                     solo: Some(true),
-                    ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None, false)
+                    ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None)
                 });
             }
             // The FP8 caches on the one-CTA kernel unclustered and in clusters of 4 and 8 KV
@@ -783,27 +769,27 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     out.push(Layout {
                         solo: Some(true),
                         cluster: Some(heads),
-                        ..layout(&row, page, true, None, false)
+                        ..layout(&row, page, true, None)
                     });
                 }
             }
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
-                out.push(layout(&name, None, false, Some(s), false));
+                out.push(layout(&name, None, false, Some(s)));
             }
             for &s in fp8_splits {
                 let name = format!("contiguous e4m3, {s} splits");
-                out.push(layout(&name, None, true, Some(s), false));
+                out.push(layout(&name, None, true, Some(s)));
                 // Two CTAs an SM with the FP8 copies' 3 stages: the same for the boxes.
                 out.push(Layout {
                     stages: Some(3),
-                    ..layout(&format!("{name}, 3 stages"), None, true, Some(s), false)
+                    ..layout(&format!("{name}, 3 stages"), None, true, Some(s))
                 });
                 // The FP8 pages at two CTAs an SM too (session 16b: the pages lost to the
                 // contiguous cache at one CTA an SM).
                 for page in [16, 64] {
                     let name = format!("paged {page} e4m3, {s} splits");
-                    out.push(layout(&name, Some(page), true, Some(s), false));
+                    out.push(layout(&name, Some(page), true, Some(s)));
                 }
             }
         }

@@ -161,13 +161,13 @@ decode_checked_summary() {
 # logs `bench-1` to `bench-N` (`bench-TAG-1`... with DECODE_TAG set), each within MAX seconds;
 # with `torch`, each followed by torch's SDPA on the contiguous problems (the kit's
 # `decode_attention_torch.py`, logs `torch-1`...); `decode_bench_counts` prints each bench log's row
-# count and failures.
+# count and failures. `DECODE_EXE` names another bench executable of the kit (`bench-decode` when unset).
 decode_benches() {
   local r log
   for r in $(seq 1 "${3:-3}"); do
     log="bench-${DECODE_TAG:+$DECODE_TAG-}$r"
     step_at "$log"
-    run_within "$log" "$1" env PTXKIT_DECODE_BENCH="$2" "$kit/bench-decode" --bench gpu_rows_only
+    run_within "$log" "$1" env PTXKIT_DECODE_BENCH="$2" "$kit/${DECODE_EXE:-bench-decode}" --bench gpu_rows_only
     if [ "${4:-}" = torch ]; then
       step_at "torch $r"
       (cd "$kit" && run_within "torch-$r" 40 python3 decode_attention_torch.py)

@@ -756,16 +756,20 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
     assert_eq!(at_rule.name(), fp8.with_stage_limit(None).name());
 }
 
-/// Launches of 2 to `DecodeConfig::fold_up_to` (16 by default) splits fold (the last split
-/// combines them in the decode kernel), more splits and one split do not; with `fold` every
+/// Launches of 2 to `DecodeConfig::fold_up_to` splits fold (the last split combines them in the
+/// decode kernel; by default every split the rule chooses), more splits and one split do not; with `fold` every
 /// launch does. The launcher's folded kernels are the configuration with `fold` (and its
 /// one-CTA kernel's).
 #[test]
-fn launches_of_up_to_16_splits_fold() {
+fn launches_of_up_to_64_splits_fold() {
     let cfg = DecodeConfig::new(128, 4, 16).with_fp8();
-    assert_eq!(cfg.fold_up_to, 16);
-    let folds: Vec<usize> = (1..=40).filter(|&s| cfg.folds(s)).collect();
-    assert_eq!(folds, (2..=16).collect::<Vec<_>>());
+    assert_eq!(cfg.fold_up_to, DecodeConfig::MOST_SPLITS);
+    let folds: Vec<usize> = (1..=80).filter(|&s| cfg.folds(s)).collect();
+    assert_eq!(folds, (2..=64).collect::<Vec<_>>());
+    // The rule never chooses more than the default folds.
+    for (batch, ctx) in [(1, 131_072), (1, 1 << 20), (2, 65_536), (8, 65_536)] {
+        assert!(cfg.splits(batch, 8, 1, ctx, 132) <= cfg.fold_up_to as usize);
+    }
     assert_eq!(cfg.folded_config(), Some(cfg.with_fold()));
     let folded = cfg.with_fold();
     assert!(folded.name().contains("_fold"), "{}", folded.name());

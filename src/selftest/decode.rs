@@ -494,7 +494,7 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
             others.push(load(cfg.with_l2_prefetch(Some(size)))?);
         }
         // Every split launch combined by the combine kernel (DecodeConfig::fold_up_to 1),
-        // where the default folds launches of up to 16 splits in the decode kernel.
+        // where the default folds every split launch of the rule's in the decode kernel.
         others.push(load(cfg.with_fold_up_to(1))?);
         // The launcher's kernel for one CTA an SM where the CTAs fit one an SM (the cases'
         // do): at head dims 64 and 128 the kernel `dec` does not run.

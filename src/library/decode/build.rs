@@ -1396,92 +1396,113 @@ fn epilogue(
     Ok(())
 }
 
-/// Splits the combine kernel reads a step: every split the rule chooses
-/// ([`DecodeConfig::splits`], at most 64) in one, their loads in flight together.
-const COMBINE_UNROLL: u32 = 64;
+/// How a combine reads the splits' parts: the columns of a row each of its elements holds (one
+/// load of `o_part` a split: 1, 2 or 4 f32) and the splits a step of each pass reads, their
+/// loads in flight together.
+#[derive(Clone, Copy)]
+struct CombineReads {
+    /// Adjacent columns of one row an element takes (`ld.global.vN.f32`, PTX ISA 9.7.9.8).
+    width: u32,
+    /// Splits a step of the first pass (the largest LSE) reads: one load a split.
+    max_unroll: u32,
+    /// Splits a step of the second pass (the weighted sums) reads: `1 + width` loads a split.
+    sum_unroll: u32,
+}
 
-/// Splits the folded combine ([`fold_splits`]) reads a step, for each of its
-/// [`FOLD_UNROLL`] elements.
-const FOLD_SPLITS_UNROLL: u32 = 16;
+/// The combine kernel's reads: a thread a column, every split the rule chooses
+/// ([`DecodeConfig::splits`], at most 64) in one step of each pass.
+const COMBINE_READS: CombineReads = CombineReads {
+    width: 1,
+    max_unroll: 64,
+    sum_unroll: 64,
+};
 
-/// Elements of `o` the folded combine ([`fold_splits`]) takes a step, their loads in flight
-/// together: a thread's share of 4 rows at head dim 128 (one sequence, 4 query heads a KV head).
-const FOLD_UNROLL: u32 = 4;
+/// The folded combine's reads ([`fold_splits`]): a thread 4 adjacent columns of one row (a
+/// 16-byte load a split), every split up to 64 in the first pass's step (one LSE each), 24 in the
+/// second's (5 registers a split: 33 splits in 2 steps).
+const FOLD_READS: CombineReads = CombineReads {
+    width: 4,
+    max_unroll: 64,
+    sum_unroll: 24,
+};
 
 /// With [`DecodeConfig::fold`] and several splits, the consumer warpgroup's ticket for its
 /// (sequence, KV head, query chunk) after its part is stored ([`crate::parts::ticket`]); the
 /// last split's warpgroup combines the splits' parts of the chunk's rows into `o`, as
 /// [`build_combine`] does (the same sums in the same order: the same bits): thread `lt` takes
-/// elements `lt + 128 i` of the chunk's `rows x d`, [`FOLD_UNROLL`] a step.
+/// the 4 columns `4 (lt + 128 i)` to `4 (lt + 128 i) + 3` of the chunk's `rows x d`
+/// ([`FOLD_READS`]; `d` is a multiple of 4).
 fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let Some(counters) = &args.counters else {
         return Ok(());
     };
     let (d, group, tq) = (cfg.head_dim, cfg.group, cfg.tokens_per_cta());
+    let width = FOLD_READS.width;
     let threads = crate::parts::WarpSpecialized::WARPGROUP;
     let many = k.cmp(CmpOp::Gt, args.splits, 1u32)?;
     k.if_(many, |k| {
         let at = vec![w.batch.into(), w.kv_head.into(), w.chunk.into()];
         let bar = (DecodeConfig::CLEAR_BARRIER, threads);
         last_arrival(k, counters, at, args.splits, bar, lt, |k| {
-            // The chunk's live elements: min(tq, q_len - chunk · tq) tokens of `group` rows.
+            // The chunk's live column groups: min(tq, q_len - chunk · tq) tokens of `group`
+            // rows of `d / width`.
             let left = k.eval(args.q_len - w.chunk * tq)?;
             let tokens = k.reg::<ty::U32>();
             k.min(tokens, left, tq)?;
             let tokens = k.bind("fold_tokens", tokens);
-            let elems = k.let_("fold_elems", tokens * (group * d))?;
-            let step = FOLD_UNROLL * threads;
-            k.for_range_step(0u32, elems, step, |k, e0| {
-                // Elements past the chunk's read the last one's parts (not stored).
-                let last = k.eval(elems - 1u32)?;
-                let (mut at, mut lives) = (Vec::new(), Vec::new());
-                for j in 0..FOLD_UNROLL {
-                    let e = k.let_("fold_elem", e0 + lt + j * threads)?;
-                    lives.push(k.cmp(CmpOp::Lt, e, elems)?);
-                    let e = k.eval(e)?;
-                    let read = k.reg::<ty::U32>();
-                    k.min(read, e, last)?;
-                    let read = k.bind("fold_read", read);
-                    let row = k.let_("fold_row", read / d)?;
-                    at.push([
-                        Expr::from(w.batch),
-                        w.chunk * tq + row / group,
-                        w.kv_head * group + row % group,
-                        read % d,
-                    ]);
-                }
+            let quads = k.let_("fold_quads", tokens * (group * d / width))?;
+            k.for_range_step(0u32, quads, threads, |k, q0| {
+                // A thread past the chunk's reads the last group's parts (not stored).
+                let q = k.let_("fold_quad", q0 + lt)?;
+                let live = k.cmp(CmpOp::Lt, q, quads)?;
+                let (q, last) = (k.eval(q)?, k.eval(quads - 1u32)?);
+                let read = k.reg::<ty::U32>();
+                k.min(read, q, last)?;
+                let read = k.bind("fold_read", read);
+                let row = k.let_("fold_row", read / (d / width))?;
+                let at = [
+                    Expr::from(w.batch),
+                    w.chunk * tq + row / group,
+                    w.kv_head * group + row % group,
+                    read % (d / width) * width,
+                ];
                 let parts = (&args.o_part, &args.lse_part);
-                let values = combine_values(k, parts, (args.splits, FOLD_SPLITS_UNROLL), &at)?;
-                for ((idx, live), x) in at.into_iter().zip(lives).zip(values) {
-                    let out = k.reg::<Bf16>();
-                    k.cvt(out, x)?;
-                    k.if_(live, |k| k.store(&args.o, idx, out)).end()?;
-                }
-                Ok(())
+                let values = combine_values(k, parts, args.splits, FOLD_READS, &[at.clone()])?;
+                k.if_(live, |k| {
+                    for (i, x) in values.into_iter().flatten().enumerate() {
+                        let out = k.reg::<Bf16>();
+                        k.cvt(out, x)?;
+                        let [b, t, h, c] = at.clone();
+                        k.store(&args.o, [b, t, h, c + i as u32], out)?;
+                    }
+                    Ok(())
+                })
+                .end()
             })
         })
     })
     .end()
 }
 
-/// Each element's `(lse, o)` of the splits a combine step reads.
-type StepValues = Vec<Vec<(Reg<ty::F32>, Reg<ty::F32>)>>;
+/// Each element's `(lse, [o; width])` of the splits a combine step reads.
+type StepValues = Vec<Vec<(Reg<ty::F32>, Vec<Reg<ty::F32>>)>>;
 
-/// `o`'s values at `at` (`[batch, token, head, column]`, each a valid element):
-/// `Σ_s e^(lse_s - M) · o_part_s / Σ_s e^(lse_s - M)` over the splits in order, `M` the largest
-/// `lse_s` (a first pass over the LSEs alone), so the bits do not depend on `unroll`, the
-/// splits read a step: the folded combine and the combine kernel read different numbers a step
-/// and give the same bits. A step's loads (every element's) are issued together so their
-/// latencies overlap: each element's two addresses computed once a step and moved on by a
-/// split's stride (one 64-bit add a load), each split's predicate shared by the elements. `0`
-/// for a row no split saw a key of.
+/// `o`'s values at `at` (`[batch, token, head, column]`, each a valid element) and the
+/// `reads.width - 1` columns after each: `Σ_s e^(lse_s - M) · o_part_s / Σ_s e^(lse_s - M)`
+/// over the splits in order, `M` the largest `lse_s` (a first pass over the LSEs alone), so the
+/// bits do not depend on the splits a step reads or on the columns an element holds: the folded
+/// combine and the combine kernel read differently and give the same bits. A step's loads
+/// (every element's) are issued together so their latencies overlap: each element's two
+/// addresses computed once a step and moved on by a split's stride (one 64-bit add a load),
+/// each split's predicate shared by the elements. `0` for a row no split saw a key of.
 fn combine_values(
     k: &mut KernelBuilder,
     (o_part, lse_part): (&Buffer<ty::F32>, &Buffer<ty::F32>),
-    (splits, unroll): (Var, u32),
+    splits: Var,
+    reads: CombineReads,
     at: &[[Expr; 4]],
-) -> Result<Vec<Reg<ty::F32>>> {
+) -> Result<Vec<Vec<Reg<ty::F32>>>> {
     // The bytes from one split's part to the next: each buffer's outer stride.
     let mut step = |buf: &Buffer<ty::F32>| -> Result<Reg<ty::U64>> {
         let Some(stride) = buf.strides.first().cloned() else {
@@ -1493,9 +1514,10 @@ fn combine_values(
         Ok(wide)
     };
     let (lse_step, o_step) = (step(lse_part)?, step(o_part)?);
+    let width = reads.width as usize;
     // Each element's values of the `unroll` splits from `s0` on (`-inf` and 0 past the
     // splits): its LSEs, and with `with_o` its parts of O.
-    let read = |k: &mut KernelBuilder, s0: Var, with_o: bool| -> Result<StepValues> {
+    let read = |k: &mut KernelBuilder, s0: Var, with_o: bool, unroll: u32| -> Result<StepValues> {
         let live = (0..unroll)
             .map(|j| k.cmp(CmpOp::Lt, s0 + j, splits))
             .collect::<Result<Vec<_>>>()?;
@@ -1526,15 +1548,23 @@ fn combine_values(
                 if j > 0 {
                     k.add(lse_ptr, lse_ptr, lse_step)?;
                 }
-                let (lse, o) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+                let lse = k.reg::<ty::F32>();
                 k.mov(lse, f32::NEG_INFINITY)?;
                 k.isa().when(live).ld(lse, Addr::<Global>::reg(lse_ptr))?;
+                let mut o = Vec::new();
                 if let Some(o_ptr) = o_ptr {
                     if j > 0 {
                         k.add(o_ptr, o_ptr, o_step)?;
                     }
-                    k.mov(o, 0.0f32)?;
-                    k.isa().when(live).ld(o, Addr::<Global>::reg(o_ptr))?;
+                    o = k.regs::<ty::F32>(width);
+                    for &x in &o {
+                        k.mov(x, 0.0f32)?;
+                    }
+                    let from = Addr::<Global>::reg(o_ptr);
+                    match width {
+                        1 => k.isa().when(live).ld(o[0], from)?,
+                        _ => k.isa().when(live).ld_v(&o, from)?,
+                    }
                 }
                 mine.push((lse, o));
             }
@@ -1549,8 +1579,8 @@ fn combine_values(
         k.mov(m, f32::NEG_INFINITY)?;
         big.push(m);
     }
-    k.for_range_step(0u32, splits, unroll, |k, s0| {
-        for (&m, mine) in big.iter().zip(read(k, s0, false)?) {
+    k.for_range_step(0u32, splits, reads.max_unroll, |k, s0| {
+        for (&m, mine) in big.iter().zip(read(k, s0, false, reads.max_unroll)?) {
             for (lse, _) in mine {
                 k.max(m, m, lse)?;
             }
@@ -1563,22 +1593,28 @@ fn combine_values(
         k.setp::<ty::F32>(CmpOp::Eq, dead, m, f32::NEG_INFINITY)?;
         k.selp(m, 0.0f32, m, dead)?;
     }
-    // The second: the weighted sums in split order.
+    // The second: the weighted sums in split order (one weight a split, each column's sum the
+    // same fma a column element of its own would take).
     let mut state = Vec::with_capacity(at.len());
     for _ in at {
-        let (sum, acc) = (k.reg::<ty::F32>(), k.reg::<ty::F32>());
+        let sum = k.reg::<ty::F32>();
         k.mov(sum, 0.0f32)?;
-        k.mov(acc, 0.0f32)?;
+        let acc = k.regs::<ty::F32>(width);
+        for &x in &acc {
+            k.mov(x, 0.0f32)?;
+        }
         state.push((sum, acc));
     }
-    k.for_range_step(0u32, splits, unroll, |k, s0| {
-        let parts = read(k, s0, true)?;
-        for ((&(sum, acc), mine), &m) in state.iter().zip(&parts).zip(&big) {
-            for &(lse, o) in mine {
-                let e = k.sub_of(lse, m)?;
+    k.for_range_step(0u32, splits, reads.sum_unroll, |k, s0| {
+        let parts = read(k, s0, true, reads.sum_unroll)?;
+        for ((&(sum, ref acc), mine), &m) in state.iter().zip(&parts).zip(&big) {
+            for (lse, o) in mine {
+                let e = k.sub_of(*lse, m)?;
                 let wgt = k.exp(e)?;
                 k.add(sum, sum, wgt)?;
-                k.fma(acc, wgt, o, acc)?;
+                for (&a, &x) in acc.iter().zip(o) {
+                    k.fma(a, wgt, x, a)?;
+                }
             }
         }
         Ok(())
@@ -1589,7 +1625,11 @@ fn combine_values(
         k.setp::<ty::F32>(CmpOp::Eq, empty, sum, 0.0f32)?;
         let inv = k.rcp_of(sum)?;
         k.selp(inv, 0.0f32, inv, empty)?;
-        out.push(k.mul_of(acc, inv)?);
+        let cols = acc
+            .into_iter()
+            .map(|a| k.mul_of(a, inv))
+            .collect::<Result<Vec<_>>>()?;
+        out.push(cols);
     }
     Ok(out)
 }
@@ -1622,8 +1662,8 @@ pub fn build_combine(target: Target, head_dim: u32) -> Result<BuiltKernel> {
     // for an ordinary launch).
     k.isa().griddepcontrol_wait()?;
     let at = [[b, t, h, c].map(Expr::from)];
-    let values = combine_values(&mut k, (&o_part, &lse_part), (splits, COMBINE_UNROLL), &at)?;
-    for x in values {
+    let values = combine_values(&mut k, (&o_part, &lse_part), splits, COMBINE_READS, &at)?;
+    for x in values.into_iter().flatten() {
         let out = k.reg::<Bf16>();
         k.cvt(out, x)?;
         k.store(&o, [b, t, h, c], out)?;

@@ -120,22 +120,25 @@ pub struct DecodeConfig {
     pub fp8: bool,
     /// With several splits, the last split of each (sequence, KV head, query chunk) to finish
     /// combines them in the kernel, by a ticket ([`crate::parts::ticket`], the kernel's
-    /// `counters` parameter), so a call is one launch; `false` (the default): the combine is a
-    /// second kernel ([`build_combine`]) for launches of more than
-    /// [`DecodeConfig::fold_up_to`] splits. Either gives the same bits. Measured on the H200
-    /// (BENCHMARKS.md, session 14, against the combine kernel launched as an ordinary kernel):
-    /// 1.3-2.3 µs faster at 4 splits, 1.6-2.3 µs slower at 33 (one CTA's 128 threads combine
-    /// what the combine kernel spreads over a CTA a head).
+    /// `counters` parameter), so a call is one launch; `false` (the default): launches of up to
+    /// [`DecodeConfig::fold_up_to`] splits fold all the same (on a second kernel the launcher
+    /// builds), more splits take a second kernel ([`build_combine`]). Either gives the same
+    /// bits. The last split's 128 threads each combine 4 adjacent columns of one row, a 16-byte
+    /// load a split. Measured on the H200 (BENCHMARKS.md, session 23, three processes of each,
+    /// head dim 128), against session 22's fold (4 scattered columns a thread, 16 splits a
+    /// step): at 1 x 128k's 33 splits 1.8-2.7 % faster (bf16 pages) and 4.0-6.2 % (FP8
+    /// pages), now 0.2-1.1 % faster than the combine kernel there; at 16 splits 0.3-1.4 %.
     pub fold: bool,
     /// Without [`DecodeConfig::fold`], launches of at most this many splits still combine them
     /// in the decode kernel: the launcher also builds the kernel with `fold` (and its one-CTA
     /// kernel, [`DecodeConfig::solo_config`]) and runs it for them, more splits taking the
-    /// combine kernel. 16 by default ([`DecodeConfig::new`]); 1: the combine kernel for every
-    /// split launch. Measured on the H200 (BENCHMARKS.md, session 22, two calls of three
-    /// processes, head dim 128, against the combine kernel as a programmatic dependent):
-    /// folded, the contiguous FP8 cache 0.7-3.3 % faster at 1 x 128k (16 splits) and 0.4-1.9 %
-    /// at 8 x 64k (2), bf16 -0.6 to +0.7 %; the pages level at 8 x 64k (4 splits) and 1.6-4.9 %
-    /// slower at 1 x 128k (33).
+    /// combine kernel. [`DecodeConfig::MOST_SPLITS`] by default ([`DecodeConfig::new`]: every
+    /// split the rule chooses, [`DecodeConfig::splits`]); 1: the combine kernel for every split
+    /// launch. Measured on the H200 against the combine kernel as a programmatic dependent,
+    /// head dim 128: folded, the contiguous FP8 cache 0.7-3.3 % faster at 1 x 128k (16 splits)
+    /// and 0.4-1.9 % at 8 x 64k (2), bf16 -0.6 to +0.7 % (BENCHMARKS.md, session 22); the
+    /// pages level at 8 x 64k (4 splits) and, with session 23's fold, 0.2-1.1 % faster at
+    /// 1 x 128k (33 splits; the bound was 16 while the fold there was 1.6-4.9 % slower).
     pub fold_up_to: u32,
     /// The cache's loads mark the L2 lines they fill evict-first (`.L2::cache_hint` with an
     /// `evict_first` policy, PTX ISA 9.7.9.18 "createpolicy"; the cache is read once a step).
@@ -288,6 +291,9 @@ impl DecodeConfig {
     /// The largest page (tokens) whose FP8 cache [`DecodeConfig::with_fp8`] loads by `cp.async`
     /// ([`DecodeConfig::cp_async`]); larger pages and contiguous caches by TMA boxes.
     pub const CP_ASYNC_PAGE: u32 = 64;
+    /// The most splits [`DecodeConfig::splits`] chooses, and the default
+    /// [`DecodeConfig::fold_up_to`]: every split launch the rule makes folds.
+    pub const MOST_SPLITS: u32 = 64;
 
     /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
@@ -307,7 +313,7 @@ impl DecodeConfig {
             page_rows,
             fp8: false,
             fold: false,
-            fold_up_to: 16,
+            fold_up_to: Self::MOST_SPLITS,
             evict_first: false,
             dependent_combine: true,
             dependent_launch: true,
@@ -801,7 +807,7 @@ impl DecodeConfig {
         let items = batch * kv_heads * chunks;
         let slots = (sms * self.ctas_per_sm() as usize).max(1);
         let tiles = max_len.div_ceil(Self::BLOCK_N as usize).max(1);
-        let most = (tiles / 4).clamp(1, 64);
+        let most = (tiles / 4).clamp(1, Self::MOST_SPLITS as usize);
         if items >= slots * 2 || most == 1 {
             return 1;
         }
