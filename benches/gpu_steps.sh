@@ -75,6 +75,30 @@ call_start() {
 }
 pack() { (cd "$out" && tar czf logs.tgz logs 2>/dev/null); }
 
+# `gpu_log MS`: the GPU's clocks, power, GPU and HBM temperatures and active clock-event (throttle)
+# reasons every MS ms into $L/gpu-log.csv in the background until `gpu_log_stop` (the fields this
+# driver knows: the throttle reasons' older name, then without them); `gpu_log_summary` prints
+# each field's least and largest value.
+gpu_log() {
+  local f q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,temperature.memory
+  for f in ,clocks_event_reasons.active ,clocks_throttle_reasons.active ""; do
+    nvidia-smi --query-gpu="$q$f" --format=csv,noheader >/dev/null 2>&1 && break
+  done
+  nvidia-smi --query-gpu="$q$f" --format=csv -lms "$1" >"$L/gpu-log.csv" 2>&1 &
+  gpu_log_pid=$!
+}
+gpu_log_stop() { kill "${gpu_log_pid:-}" 2>/dev/null; wait "${gpu_log_pid:-}" 2>/dev/null; }
+gpu_log_summary() {
+  python3 - "$L/gpu-log.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1]), skipinitialspace=True))
+head, rows = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
+for i, name in enumerate(head[1:], 1):
+    vals = sorted({r[i] for r in rows}, key=lambda v: (len(v), v))
+    print(f"{name}: {len(rows)} samples, {vals[0]} to {vals[-1]}" if vals else name)
+PY
+}
+
 # The fused-epilogue calls (`benches/gemm_epilogue.rs`; notes/session19-epi20-call.sh,
 # session20-epi21-call{1,2}.sh): `epilogue_call_start KIT OUT_DEFAULT DEADLINE MS` sets `d` and
 # `out`, starts the deadline, keeps the driver's JIT cache in /tmp (as `call_start`), unpacks the
