@@ -170,8 +170,9 @@ decode_checked() {
   step_at "selftest decode, memcheck"
   env ${2:+PTXKIT_DECODE_CASES=$2} PTXKIT_DECODE_LIMIT_S=$(($1 - 10)) timeout "$1" \
     compute-sanitizer --tool memcheck "$kit/ptxkit" selftest --only decode >"$L/memcheck.txt" 2>&1 &
+  local memcheck=$!
   run_within selftest "$1" env PTXKIT_DECODE_PROGRESS=1 "$kit/ptxkit" selftest --only decode
-  wait
+  wait "$memcheck"
 }
 decode_checked_summary() {
   grep -E "^(PASS|FAIL)|panicked" "$L/selftest.txt" | cut -c1-200

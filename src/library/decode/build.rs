@@ -1468,7 +1468,8 @@ fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
                     read % (d / width) * width,
                 ];
                 let parts = (&args.o_part, &args.lse_part);
-                let values = combine_values(k, parts, args.splits, FOLD_READS, &[at.clone()])?;
+                let values =
+                    combine_values(k, parts, args.splits, FOLD_READS, std::slice::from_ref(&at))?;
                 k.if_(live, |k| {
                     for (i, x) in values.into_iter().flatten().enumerate() {
                         let out = k.reg::<Bf16>();
