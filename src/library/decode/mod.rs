@@ -268,7 +268,13 @@ pub struct DecodeConfig {
     /// problem (32 x 4k 0.989-0.992 of the contiguous cache, 1 x 128k 0.965-0.997, against
     /// 0.942-0.958), 64-token pages level to 10 % faster; bf16 16-token pages 0.6-1.4 %. At one
     /// CTA an SM fewer stages are slower (1 x 128k FP8: 3 stages 74.6 µs, 4 72.1, 6 71.2), as
-    /// are more (the one-CTA kernel's 12).
+    /// are more (the one-CTA kernel's 12). What one CTA an SM gives up: its four consumer warps'
+    /// per-tile chain is on the critical path, so it slows when the SM clock falls (the 700 W
+    /// power cap holds these kernels at 1.74-1.80 GHz): under ncu at 1.33 GHz the split
+    /// problems' contiguous FP8 cache 25-28 % slower, bf16 11-15 %, against 1-5 % and 2-5 % at
+    /// two CTAs an SM (BENCHMARKS.md, session 23). `with_stage_limit(Some(3))` over a contiguous
+    /// FP8 cache takes two CTAs an SM there: 0.1-0.7 % slower at 8 x 64k and 1.4-2.8 % at
+    /// 1 x 128k at those clocks, back to back.
     pub stage_limit: Option<u32>,
 }
 
