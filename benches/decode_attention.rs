@@ -100,6 +100,16 @@ const PROBLEMS: [(usize, usize, usize); 4] =
 const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
     [(8, &[4], &[4]), (1, &[32, 33], &[32, 33])];
 
+/// The caches the split problems' variant rows time (`combine kernel`, `one-CTA kernel`):
+/// `(name, tokens a page (None: contiguous), fp8)`.
+const SPLIT_CACHES: [(&str, Option<usize>, bool); 5] = [
+    ("contiguous", None, false),
+    ("contiguous e4m3", None, true),
+    ("paged 16", Some(16), false),
+    ("paged 16 e4m3", Some(16), true),
+    ("paged 64 e4m3", Some(64), true),
+];
+
 /// Where a paged cache's pages lie.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement {
@@ -726,13 +736,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             // Every split launch on the combine kernel (the pages' too: 33 and 4 splits, their
             // split problems at two CTAs an SM), the contiguous caches' also as an ordinary
             // kernel.
-            for (name, page, fp8) in [
-                ("contiguous", None, false),
-                ("contiguous e4m3", None, true),
-                ("paged 16", Some(16), false),
-                ("paged 16 e4m3", Some(16), true),
-                ("paged 64 e4m3", Some(64), true),
-            ] {
+            for (name, page, fp8) in SPLIT_CACHES {
                 out.push(Layout {
                     combine_kernel: true,
                     ..layout(&format!("{name}, combine kernel"), page, fp8, None)
@@ -745,13 +749,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                 }
             }
             // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
-            for (name, page, fp8) in [
-                ("contiguous", None, false),
-                ("contiguous e4m3", None, true),
-                ("paged 16", Some(16), false),
-                ("paged 16 e4m3", Some(16), true),
-                ("paged 64 e4m3", Some(64), true),
-            ] {
+            for (name, page, fp8) in SPLIT_CACHES {
                 out.push(Layout {
                     solo: Some(true),
                     ..layout(&format!("{name}, one-CTA kernel"), page, fp8, None)

@@ -208,6 +208,19 @@ decode_bench_counts() {
   done
 }
 
+# `decode_ncu_at CLOCK NAME ROWS MAX [EXE]`: step `ncu CLOCK NAME`, one launch a row of the rows ROWS
+# after the cold timing's clear under ncu with `--clock-control CLOCK` (`none`: the clocks free;
+# `base`), each decode kernel's time, SM clock and DRAM throughput, log `ncu-NAME`, within MAX
+# seconds, of the kit's bench executable EXE (`bench-decode` when not given);
+# `notes/session23-lead-clocks-summary.py` reads them.
+decode_ncu_at() {
+  local m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
+  m=$m,dram__throughput.avg.pct_of_peak_sustained_elapsed
+  step_at "ncu $1 $2"
+  run_within "ncu-$2" "$4" env PTXKIT_DECODE_ONCE=cold PTXKIT_DECODE_BENCH="$3" \
+    ncu --clock-control "$1" -k regex:decode_ --metrics "$m" "$kit/${5:-bench-decode}" --bench gpu_rows_only
+}
+
 # `decode_ncu ROWS MAX`: step `ncu`, one launch a row of the rows ROWS after the cold timing's clear
 # (PTXKIT_DECODE_ONCE=cold) under ncu with the clocks free, the FP8 decode kernels' time, DRAM
 # throughput, the CTAs an SM ran and the SMs' active cycles (the tail), log `ncu`, within MAX

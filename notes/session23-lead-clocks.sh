@@ -9,6 +9,7 @@
 # 8 x 64k (benches/decode_sdpa_once.py). Run as `DEADLINE_S=200 bash notes/session23-lead-clocks.sh`
 # (carry .gpu-clocks23: bench-decode.xz; decode_sdpa_once.py, decode_attention_torch.py,
 # rows_torch.py, torch_timing.py).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ncu_at: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-clocks23" /tmp/clocks23 "${DEADLINE_S:-200}"
@@ -17,9 +18,7 @@ rows='32x16384 contiguous|8x65536 contiguous|1x131072 contiguous|!padded|!combin
 m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
 for r in 1 2; do
   for c in none base; do
-    step_at "ncu $c $r"
-    run_within "ncu-$c-$r" 50 env PTXKIT_DECODE_ONCE=cold PTXKIT_DECODE_BENCH="$rows" \
-      ncu --clock-control $c -k regex:decode_ --metrics $m "$kit/bench-decode" --bench gpu_rows_only
+    decode_ncu_at $c $c-$r "$rows" 50
     for p in "32 16384" "8 65536"; do
       (cd "$kit" && run_within "ncu-torch-$c-$r-${p/ /x}" 40 ncu --clock-control $c --metrics $m python3 decode_sdpa_once.py $p)
     done

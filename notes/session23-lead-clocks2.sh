@@ -5,16 +5,14 @@
 # at 2 and at 4 splits with 3 stages; at 1 x 128k the contiguous FP8 cache at 16 splits and at 33
 # with 3 stages, bf16 at 16 and 32. Run as `DEADLINE_S=120 bash notes/session23-lead-clocks2.sh`
 # (carry .gpu-verify23).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ncu_at: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-verify23" /tmp/clocks23b "${DEADLINE_S:-120}"
 rows='8x65536 contiguous|1x131072 contiguous|!padded|!combine|!plain|!evict|!ordinary|!one-CTA|!clusters|!TMA|!cp.async|!e4m3, 2 stages|!e4m3, 3 stages|!e4m3, 4 stages|!contiguous, 2 stages'
-m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
 for r in 1 2; do
   for c in none base; do
-    step_at "ncu $c $r"
-    run_within "ncu-$c-$r" 40 env PTXKIT_DECODE_ONCE=cold PTXKIT_DECODE_BENCH="$rows" \
-      ncu --clock-control $c -k regex:decode_ --metrics $m "$kit/bench-decode" --bench gpu_rows_only
+    decode_ncu_at $c $c-$r "$rows" 40
   done
 done
 pack

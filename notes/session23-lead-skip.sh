@@ -13,6 +13,7 @@
 # bench-decode-old.xz, ptxkit.xz, decode_paged.xz). The call ran out of time after the selftest
 # and memcheck (both logged: PASS, 0 errors): decode_checked's `wait` then waited for gpu_log's
 # logger too (fixed: it waits for memcheck alone); `SKIP_CHECKED=1` (call `skip2`) runs the rest.
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ncu_at: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-skip23" /tmp/skip23 "${DEADLINE_S:-400}"
@@ -27,14 +28,9 @@ for r in 1 2 3; do
   DECODE_TAG=new$r decode_benches 40 "$ROWS" 1
 done
 rows='32x16384 contiguous|8x65536 contiguous|1x131072 contiguous|1x131072 paged 16 e4m3|8x65536 paged 16 e4m3|!padded|!combine|!plain|!evict|!ordinary|!one-CTA|!stages|!splits|!clusters|!TMA|!cp.async|!as served|!in order|!KiB|!MiB|!table|!touching|!L2'
-m=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
 for c in none base; do
-  for b in old new; do
-    exe=bench-decode; [ $b = old ] && exe=bench-decode-old
-    step_at "ncu $c $b"
-    run_within "ncu-$c-$b" 50 env PTXKIT_DECODE_ONCE=cold PTXKIT_DECODE_BENCH="$rows" \
-      ncu --clock-control $c -k regex:decode_ --metrics $m "$kit/$exe" --bench gpu_rows_only
-  done
+  decode_ncu_at $c $c-old "$rows" 50 bench-decode-old
+  decode_ncu_at $c $c-new "$rows" 50
 done
 gpu_log_stop
 pack
