@@ -1418,12 +1418,13 @@ const COMBINE_READS: CombineReads = CombineReads {
 };
 
 /// The folded combine's reads ([`fold_splits`]): a thread 4 adjacent columns of one row (a
-/// 16-byte load a split), every split up to 64 in the first pass's step (one LSE each), 24 in the
-/// second's (5 registers a split: 33 splits in 2 steps).
+/// 16-byte load a split), every split up to 64 in the first pass's step (one LSE each), 33 in the
+/// second's (5 registers a split; the rule's 33 splits of one long sequence in one step: 0.3-0.6 %
+/// faster than 24 at 1 x 128k's bf16 pages, BENCHMARKS.md, session 23; no spills).
 const FOLD_READS: CombineReads = CombineReads {
     width: 4,
     max_unroll: 64,
-    sum_unroll: 24,
+    sum_unroll: 33,
 };
 
 /// With [`DecodeConfig::fold`] and several splits, the consumer warpgroup's ticket for its
