@@ -199,6 +199,16 @@ decode_benches() {
     fi
   done
 }
+# `decode_ab MAX ROWS [N]`: N pairs (3 when not given) of bench processes over the rows ROWS, the
+# kit's `bench-decode-old` then its `bench-decode` (logs `bench-oldR-1`, `bench-newR-1`), each within
+# MAX seconds; `notes/session23-lead-ab-summary.py` compares them.
+decode_ab() {
+  local r
+  for r in $(seq 1 "${3:-3}"); do
+    DECODE_TAG=old$r DECODE_EXE=bench-decode-old decode_benches "$1" "$2" 1
+    DECODE_TAG=new$r decode_benches "$1" "$2" 1
+  done
+}
 decode_bench_counts() {
   local f
   for f in "$L"/bench-*.txt; do

@@ -8,15 +8,13 @@
 # combine kernel) in three processes of each build, alternating old and new.
 # Run as `DEADLINE_S=330 bash notes/session23-lead-fold.sh` (carry .gpu-fold23: bench-decode.xz,
 # bench-decode-old.xz, ptxkit.xz).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ab: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-fold23" /tmp/fold23 "${DEADLINE_S:-330}"
 decode_checked 110
 ROWS='8x65536 contiguous|1x131072 contiguous|8x65536 paged 16|1x131072 paged 16|8x65536 paged 64 e4m3|1x131072 paged 64 e4m3|!as served|!in order|!MiB|!KiB|!table|!touching|!L2 prefetch|!splits|!one-CTA|!clusters|!evict|!ordinary|!cp.async|!TMA|!stages|!plain|!padded'
-for r in 1 2 3; do
-  DECODE_TAG=old$r DECODE_EXE=bench-decode-old decode_benches 32 "$ROWS" 1
-  DECODE_TAG=new$r decode_benches 32 "$ROWS" 1
-done
+decode_ab 32 "$ROWS"
 pack
 decode_checked_summary _fold
 decode_bench_counts

@@ -14,6 +14,7 @@
 # and memcheck (both logged: PASS, 0 errors): decode_checked's `wait` then waited for gpu_log's
 # logger too (fixed: it waits for memcheck alone); `SKIP_CHECKED=1` (call `skip2`) runs the rest.
 # (Rewritten after the call onto benches/gpu_steps.sh's decode_ncu_at: the same steps as ran.)
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ab: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-skip23" /tmp/skip23 "${DEADLINE_S:-400}"
@@ -23,10 +24,7 @@ step_at example
 run_within example-fp8 20 "$kit/decode_paged"
 run_within example-bf16 20 "$kit/decode_paged" --bf16
 ROWS='contiguous|paged 16|paged 64|!in order|!KiB|!MiB|!table|!TMA|!cp.async|!evict|!ordinary|!plain|!touching|!L2 prefetch|!clusters|!one-CTA|!stages|!padded|!splits|!combine|!as served'
-for r in 1 2 3; do
-  DECODE_TAG=old$r DECODE_EXE=bench-decode-old decode_benches 40 "$ROWS" 1
-  DECODE_TAG=new$r decode_benches 40 "$ROWS" 1
-done
+decode_ab 40 "$ROWS"
 rows='32x16384 contiguous|8x65536 contiguous|1x131072 contiguous|1x131072 paged 16 e4m3|8x65536 paged 16 e4m3|!padded|!combine|!plain|!evict|!ordinary|!one-CTA|!stages|!splits|!clusters|!TMA|!cp.async|!as served|!in order|!KiB|!MiB|!table|!touching|!L2'
 for c in none base; do
   decode_ncu_at $c $c-old "$rows" 50 bench-decode-old

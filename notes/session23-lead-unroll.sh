@@ -5,15 +5,13 @@
 # combine kernel: the same bits) beside memcheck; the split problems' rows in three processes of
 # each build, alternating. Run as `DEADLINE_S=150 bash notes/session23-lead-unroll.sh` (carry
 # .gpu-unroll23: bench-decode.xz, bench-decode-old.xz, ptxkit.xz).
+# (Rewritten after the call onto benches/gpu_steps.sh's decode_ab: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-unroll23" /tmp/unroll23 "${DEADLINE_S:-150}"
 decode_checked 70
 ROWS='8x65536 contiguous|1x131072 contiguous|8x65536 paged|1x131072 paged|!as served|!in order|!MiB|!KiB|!table|!touching|!L2 prefetch|!splits|!one-CTA|!clusters|!evict|!ordinary|!cp.async|!TMA|!stages|!plain|!padded|!paged 128|!paged 256'
-for r in 1 2 3; do
-  DECODE_TAG=old$r DECODE_EXE=bench-decode-old decode_benches 20 "$ROWS" 1
-  DECODE_TAG=new$r decode_benches 20 "$ROWS" 1
-done
+decode_ab 20 "$ROWS"
 pack
 decode_checked_summary _fold
 decode_bench_counts
