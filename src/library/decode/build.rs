@@ -1410,20 +1410,21 @@ struct CombineReads {
 }
 
 /// The combine kernel's reads: a thread a column, every split the rule chooses
-/// ([`DecodeConfig::splits`], at most 64) in one step of each pass.
+/// ([`DecodeConfig::splits`], at most [`DecodeConfig::MOST_SPLITS`]) in one step of each pass.
 const COMBINE_READS: CombineReads = CombineReads {
     width: 1,
-    max_unroll: 64,
-    sum_unroll: 64,
+    max_unroll: DecodeConfig::MOST_SPLITS,
+    sum_unroll: DecodeConfig::MOST_SPLITS,
 };
 
 /// The folded combine's reads ([`fold_splits`]): a thread 4 adjacent columns of one row (a
-/// 16-byte load a split), every split up to 64 in the first pass's step (one LSE each), 33 in the
-/// second's (5 registers a split; the rule's 33 splits of one long sequence in one step: 0.3-0.6 %
-/// faster than 24 at 1 x 128k's bf16 pages, BENCHMARKS.md, session 23; no spills).
+/// 16-byte load a split), every split the rule chooses in the first pass's step (one LSE
+/// each), 33 in the second's (5 registers a split; the rule's 33 splits of one long sequence in
+/// one step: 0.3-0.6 % faster than 24 at 1 x 128k's bf16 pages, BENCHMARKS.md, session 23; no
+/// spills).
 const FOLD_READS: CombineReads = CombineReads {
     width: 4,
-    max_unroll: 64,
+    max_unroll: DecodeConfig::MOST_SPLITS,
     sum_unroll: 33,
 };
 
