@@ -100,6 +100,11 @@ const PROBLEMS: [(usize, usize, usize); 4] =
 const FORCED_SPLITS: [(usize, &[usize], &[usize]); 2] =
     [(8, &[4], &[4]), (1, &[32, 33], &[32, 33])];
 
+/// Split counts whose CTAs fit one an SM (on the kernel with two consumer warpgroups,
+/// `DecodeConfig::solo_consumers`) timed on the FP8 16- and 64-token pages, which the launcher
+/// splits for two CTAs an SM, by batch: `(batch, splits)`.
+const PAGE_SPLITS_ALONE: [(usize, usize); 2] = [(8, 2), (1, 16)];
+
 /// The caches the split problems' variant rows time (`combine kernel`, `one-CTA kernel`):
 /// `(name, tokens a page (None: contiguous), fp8)`.
 const SPLIT_CACHES: [(&str, Option<usize>, bool); 5] = [
@@ -448,6 +453,13 @@ struct Layout {
     cluster: Option<u32>,
     /// At most this many ring stages (`DecodeConfig::stage_limit`; `None`: the rule's).
     stages: Option<u32>,
+    /// The consumer warpgroups of the kernel for launches whose CTAs fit one an SM
+    /// (`DecodeConfig::solo_consumers`; `None`: the configuration's default, 2 over an FP8
+    /// cache).
+    solo_consumers: Option<u32>,
+    /// Every launch on two consumer warpgroups (`DecodeConfig::consumers`, one CTA an SM: the
+    /// split rule's one-CTA counts) with this many ring stages (`DecodeConfig::stage_limit`).
+    pair_stages: Option<u32>,
 }
 
 impl Layout {
@@ -491,6 +503,14 @@ impl Layout {
             None => (cfg, any),
             Some(heads) => (cfg.with_cluster_heads(heads), true),
         };
+        let (cfg, any) = match self.solo_consumers {
+            None => (cfg, any),
+            Some(n) => (cfg.with_solo_consumers(n), true),
+        };
+        let (cfg, any) = match self.pair_stages {
+            None => (cfg, any),
+            Some(n) => (cfg.with_consumers(2).with_stage_limit(Some(n)), true),
+        };
         match self.stages {
             None => (cfg, any),
             most => (cfg.with_stage_limit(most), true),
@@ -524,6 +544,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         l2_prefetch: None,
         cluster: None,
         stages: None,
+        solo_consumers: None,
+        pair_stages: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None),
@@ -748,6 +770,29 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     });
                 }
             }
+            // The split CTAs (one an SM) on one consumer warpgroup, where the default takes
+            // two (DecodeConfig::solo_consumers): the caches whose launches fit one an SM.
+            for (name, page, fp8) in [
+                ("contiguous", None, false),
+                ("contiguous e4m3", None, true),
+                ("paged 64", Some(64), false),
+            ] {
+                out.push(Layout {
+                    solo_consumers: Some(1),
+                    ..layout(&format!("{name}, one consumer warpgroup"), page, fp8, None)
+                });
+            }
+            // The contiguous bf16 cache's two consumer warpgroups over 2 ring stages (the
+            // default's 4; the one-CTA kernel's 6 below).
+            out.push(Layout {
+                pair_stages: Some(2),
+                ..layout(
+                    "contiguous, two consumer warpgroups, 2 stages",
+                    None,
+                    false,
+                    None,
+                )
+            });
             // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
             for (name, page, fp8) in SPLIT_CACHES {
                 out.push(Layout {
@@ -774,6 +819,21 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             for &s in splits {
                 let name = format!("contiguous, {s} splits");
                 out.push(layout(&name, None, false, Some(s)));
+            }
+            for (_, s) in PAGE_SPLITS_ALONE.into_iter().filter(|p| p.0 == b) {
+                for page in [16, 64] {
+                    let name = format!("paged {page} e4m3, {s} splits");
+                    out.push(layout(&name, Some(page), true, Some(s)));
+                    out.push(Layout {
+                        solo_consumers: Some(1),
+                        ..layout(
+                            &format!("{name}, one consumer warpgroup"),
+                            Some(page),
+                            true,
+                            Some(s),
+                        )
+                    });
+                }
             }
             for &s in fp8_splits {
                 let name = format!("contiguous e4m3, {s} splits");

@@ -548,6 +548,89 @@ fn the_fp8_consumer_converts_in_registers() {
     assert_eq!(ptx.matches("ld.shared.v2.f32").count(), 2 * 4 * 4);
 }
 
+/// At head dims 64 and 128 the launcher's kernel for launches whose CTAs fit one an SM has two
+/// consumer warpgroups (`DecodeConfig::solo_consumers`, the default): 384 threads, one CTA an
+/// SM, each consumer raised to 240 registers, an even count of ring stages (bf16 at 128: 4, the
+/// rule's 3 made even). Over an FP8 cache Q's conversion and the eight warps' merge are the 256
+/// consumer threads' at one named barrier (4 words a thread; one turn of rows, 4 column pairs
+/// of 8 warps); over bf16 each warpgroup clears V at its own barrier (1 and 2) and the second
+/// hands its state to the first at barrier 3 (`bar.arrive`, `bar.sync`). Two at head dim 256,
+/// over an odd count of stages or fewer than the merge takes are typed errors.
+#[test]
+fn two_consumer_warpgroups_take_the_split_problems() {
+    for fp8 in [false, true] {
+        for d in [64u32, 128] {
+            for page in [16u32, 64, 4096] {
+                let mut cfg = DecodeConfig::new(d, 4, page);
+                if fp8 {
+                    cfg = cfg.with_fp8();
+                }
+                let pair = cfg.solo_config().unwrap();
+                let name = pair.name();
+                assert_eq!((pair.consumers, pair.ctas_per_sm()), (2, 1), "{name}");
+                assert_eq!(pair.stages() % 2, 0, "{name}");
+                assert!(name.ends_with("_c2"), "{name}");
+                assert_eq!(pair.roles().threads(), 384);
+                let ptx = build(Target::Sm90a, &pair).unwrap().ptx().to_string();
+                assert!(ptx.contains(".maxntid 384, 1, 1"), "{name}");
+                assert!(ptx.contains(".minnctapersm 1"), "{name}");
+                assert!(ptx.contains("setmaxnreg.inc.sync.aligned.u32 240;"));
+                if fp8 {
+                    assert!(ptx.contains("bar.sync 1, 256;"), "{name}");
+                    assert!(!ptx.contains("bar.sync 1, 128;"), "{name}");
+                    let words =
+                        ptx.matches("st.shared.b32").count() + ptx.matches("st.shared.u32").count();
+                    assert_eq!(words as u32, 16 * d / 2 / 256, "{name}");
+                    let pairs = ptx.matches("ld.shared.v2.f32").count() as u32;
+                    assert_eq!(pairs, d / 32 * 8, "{name}");
+                } else {
+                    assert_eq!(pair.stages(), if d == 128 { 4 } else { 6 }, "{name}");
+                    assert!(ptx.contains("bar.arrive 3, 256;"), "{name}");
+                    assert!(ptx.contains("bar.sync 3, 256;"), "{name}");
+                    // The clearing barrier from a register (1 + the consumer's index).
+                    assert!(!ptx.contains("bar.sync 1, 128;") || cfg.fold, "{name}");
+                }
+                // One consumer warpgroup where asked (DecodeConfig::solo_consumers 1).
+                let one = cfg.with_solo_consumers(1).solo_config();
+                assert!(one.is_none_or(|c| c.consumers == 1), "{}", cfg.name());
+            }
+        }
+    }
+    let fp8 = DecodeConfig::new(128, 4, 4096).with_fp8();
+    let two = fp8.with_consumers(2);
+    assert_eq!(two.validate(), Ok(()));
+    for cfg in [
+        DecodeConfig::new(256, 4, 4096).with_fp8(),
+        DecodeConfig::new(256, 4, 4096),
+    ] {
+        assert_eq!(cfg.solo_config(), None);
+        let wide = cfg.with_consumers(2);
+        assert_eq!(wide.validate(), Err(DecodeConfigError::Consumers(2)));
+    }
+    assert_eq!(
+        fp8.with_solo_consumers(3).validate(),
+        Err(DecodeConfigError::Consumers(3))
+    );
+    let bf16 = DecodeConfig::new(128, 4, 4096).with_consumers(2);
+    for (cfg, stages, ok) in [
+        (two, 3, false),
+        (two, 4, false),
+        (two, 5, false),
+        (two, 6, true),
+        (bf16, 2, true),
+        (bf16, 3, false),
+    ] {
+        let got = cfg.with_stage_limit(Some(stages)).validate();
+        let fewest = cfg.pair_stages();
+        let want = match ok {
+            true => Ok(()),
+            false => Err(DecodeConfigError::ConsumerStages { stages, fewest }),
+        };
+        assert_eq!(got, want, "{} at {stages} stages", cfg.name());
+    }
+    assert_eq!(bf16.validate(), Ok(()));
+}
+
 /// The split rule: one split when the batch fills the SMs, several for one long sequence (one
 /// CTA an SM where that fills them, else two; two first for a kernel of fewer stages than the
 /// rule's), none that leaves a split under 4 key tiles.
@@ -588,11 +671,17 @@ fn splits_fill_the_sms() {
 fn the_solo_kernel_is_built_for_one_cta_an_sm() {
     for fp8 in [false, true] {
         for d in [64u32, 128] {
-            let mut cfg = DecodeConfig::new(d, 4, 16).with_stage_limit(None);
+            let mut cfg = DecodeConfig::new(d, 4, 16)
+                .with_stage_limit(None)
+                .with_solo_consumers(1);
             if fp8 {
-                // Without the TMA boxes for launches whose CTAs fit one an SM, with the rule's
-                // stages (DecodeConfig::stage_limit).
-                cfg = cfg.with_fp8().with_solo_boxes(false).with_stage_limit(None);
+                // Without the TMA boxes or two consumer warpgroups for launches whose CTAs fit
+                // one an SM, with the rule's stages (DecodeConfig::stage_limit).
+                cfg = cfg
+                    .with_fp8()
+                    .with_solo_boxes(false)
+                    .with_solo_consumers(1)
+                    .with_stage_limit(None);
             }
             assert!(!cfg.solo);
             assert_eq!(cfg.solo_config(), None);
@@ -626,9 +715,11 @@ fn the_solo_kernel_is_built_for_one_cta_an_sm() {
 fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
     for d in [64u32, 128] {
         for page in [16u32, 48] {
-            // With the rule's stages (DecodeConfig::stage_limit): its own second kernel.
+            // With the rule's stages (DecodeConfig::stage_limit) and one consumer warpgroup
+            // (DecodeConfig::solo_consumers): its own second kernel.
             let copies = DecodeConfig::new(d, 4, page)
                 .with_fp8()
+                .with_solo_consumers(1)
                 .with_stage_limit(None);
             assert!(!copies.solo_boxes && copies.cp_async, "{}", copies.name());
             assert_eq!(copies.solo_config(), None, "{}", copies.name());
@@ -653,14 +744,18 @@ fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
             let cfg = DecodeConfig::new(d, 4, page)
                 .with_fp8()
                 .with_solo_boxes(true)
+                .with_solo_consumers(1)
                 .with_stage_limit(None);
             assert_eq!(cfg.solo_config(), None);
         }
-        let bf16 = DecodeConfig::new(d, 4, 16).with_stage_limit(None);
+        let bf16 = DecodeConfig::new(d, 4, 16)
+            .with_stage_limit(None)
+            .with_solo_consumers(1);
         assert_eq!(bf16.solo_config(), None, "bf16");
         let tma = DecodeConfig::new(d, 4, 16)
             .with_fp8()
             .with_cp_async(false)
+            .with_solo_consumers(1)
             .with_stage_limit(None);
         assert_eq!(tma.solo_config(), None);
     }
@@ -692,9 +787,10 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
         );
         assert!(cfg.name().ends_with("_ch2_st3"), "{}", cfg.name());
         assert_eq!(inits(&cfg), 3, "{}", cfg.name());
+        // With two consumer warpgroups (DecodeConfig::solo_consumers), one CTA an SM.
         let alone = cfg.solo_config().unwrap();
-        assert_eq!(alone, cfg.with_stage_limit(None));
-        assert_eq!((alone.stages(), alone.ctas_per_sm()), (6, 2));
+        assert_eq!(alone, cfg.with_stage_limit(None).with_consumers(2));
+        assert_eq!((alone.stages(), alone.ctas_per_sm()), (6, 1));
         assert_eq!(inits(&alone), 6, "{}", alone.name());
         assert!(!alone.name().contains("_st"), "{}", alone.name());
     }
@@ -703,14 +799,19 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
     assert_eq!((boxes.stage_limit, boxes.stages()), (Some(2), 2));
     assert!(boxes.name().ends_with("_st2"), "{}", boxes.name());
     assert_eq!(inits(&boxes), 2);
-    assert_eq!(boxes.solo_config(), Some(boxes.with_stage_limit(None)));
+    let pair = boxes.with_stage_limit(None).with_consumers(2);
+    assert_eq!(boxes.solo_config(), Some(pair));
     assert_eq!(DecodeConfig::new(128, 4, 48).stage_limit, Some(2));
     for cfg in [
-        DecodeConfig::new(128, 4, 4096).with_fp8(),
-        DecodeConfig::new(128, 4, 128).with_fp8(),
-        DecodeConfig::new(128, 4, 4096),
-        DecodeConfig::new(128, 4, 64),
-        DecodeConfig::new(128, 4, 32),
+        DecodeConfig::new(128, 4, 4096)
+            .with_fp8()
+            .with_solo_consumers(1),
+        DecodeConfig::new(128, 4, 128)
+            .with_fp8()
+            .with_solo_consumers(1),
+        DecodeConfig::new(128, 4, 4096).with_solo_consumers(1),
+        DecodeConfig::new(128, 4, 64).with_solo_consumers(1),
+        DecodeConfig::new(128, 4, 32).with_solo_consumers(1),
     ] {
         assert_eq!(cfg.stage_limit, None, "{}", cfg.name());
         assert_eq!(cfg.stages(), cfg.stages_by_rule(), "{}", cfg.name());
@@ -734,9 +835,10 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
         );
         assert_eq!(inits(&cfg), stages, "{}", cfg.name());
         let second = cfg.solo_config();
+        let rule = cfg.with_stage_limit(None).with_consumers(2);
         match cfg.head_dim {
             256 => assert_eq!(second, None, "{}", cfg.name()),
-            _ => assert_eq!(second, Some(cfg.with_stage_limit(None)), "{}", cfg.name()),
+            _ => assert_eq!(second, Some(rule), "{}", cfg.name()),
         }
     }
     let fp8 = DecodeConfig::new(128, 4, 16).with_fp8();
@@ -750,8 +852,9 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
         bf16.with_stage_limit(Some(1)).validate(),
         Err(DecodeConfigError::StageLimit { most: 1, fewest: 2 })
     );
-    // A limit at or above the rule's is none: no second kernel, the same name.
-    let at_rule = fp8.with_stage_limit(Some(6));
+    // A limit at or above the rule's is none: no second kernel (with one consumer warpgroup
+    // there), the same name.
+    let at_rule = fp8.with_stage_limit(Some(6)).with_solo_consumers(1);
     assert_eq!((at_rule.stages(), at_rule.solo_config()), (6, None));
     assert_eq!(at_rule.name(), fp8.with_stage_limit(None).name());
 }

@@ -18,7 +18,9 @@
 //! the cases' CTAs fit, and for FP8 caches of 16-row pages also with TMA boxes there,
 //! `DecodeConfig::solo_boxes`, instead of their `cp.async` copies; every paged case also launched
 //! as a programmatic dependent of the launch before it, `DecodeConfig::dependent_launch`,
-//! unwaited; each of which must give the same bits). Fresh random inputs;
+//! unwaited; each of which must give the same bits; and every case at head dims 64 and 128,
+//! whose launches take two consumer warpgroups, also with one, `DecodeConfig::solo_consumers`,
+//! its sums in another order, compared with the reference on its own). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -232,11 +234,14 @@ enum Caches {
 /// with the other page loads, TMA boxes or `cp.async`, [`DecodeConfig::cp_async`], and its
 /// copies with the other block-table reads and touching the pages ahead,
 /// [`DecodeConfig::table_window`], [`DecodeConfig::touch_pages`]; with the launcher's kernel for one CTA an SM, [`DecodeConfig::solo`]), whose O must be the same bits
-/// as `dec`'s.
+/// as `dec`'s; and by `apart` (kernels whose sums run in another order: one consumer
+/// warpgroup where `dec` has two, [`DecodeConfig::solo_consumers`]), whose O is compared with
+/// the reference on its own.
 fn run_case(
     ctx: &mut GpuCtx,
     dec: &Decode,
     others: &[Decode],
+    apart: &[Decode],
     c: &Case,
 ) -> Result<f64, GpuCheckError> {
     let s = &c.shape;
@@ -318,7 +323,7 @@ fn run_case(
     let mut worst = 0.0f64;
     for &splits in &c.splits {
         let mut outs = Vec::new();
-        for d in std::iter::once(dec).chain(others) {
+        for d in std::iter::once(dec).chain(others).chain(apart) {
             let poison = vec![half::bf16::from_f32(f32::NAN); q_shape.iter().product()];
             let mut o = ctx.upload(&poison, &q_shape)?;
             let (k_cache, v_cache, kv_scales): (TensorRef, TensorRef, _) = match &caches {
@@ -348,7 +353,8 @@ fn run_case(
                 .map_err(|e| case_error(d, c, splits, e.into()))?;
             outs.push(ctx.download(&o)?);
         }
-        for (other, out) in others.iter().zip(&outs[1..]) {
+        let (same, apart_outs) = outs.split_at(1 + others.len());
+        for (other, out) in others.iter().zip(&same[1..]) {
             let differ = out
                 .iter()
                 .zip(&outs[0])
@@ -364,8 +370,14 @@ fn run_case(
                 });
             }
         }
-        let got: Vec<f32> = outs[0].iter().map(|x| x.to_f32()).collect();
-        let err = max_abs_err(&got, &want) / TOL;
+        let error_of = |out: &[half::bf16]| {
+            let got: Vec<f32> = out.iter().map(|x| x.to_f32()).collect();
+            max_abs_err(&got, &want) / TOL
+        };
+        let err = apart_outs
+            .iter()
+            .map(|out| error_of(out))
+            .fold(error_of(&outs[0]), f64::max);
         if std::env::var_os("PTXKIT_DECODE_PROGRESS").is_some() {
             // The kernels whose O were the same bits, by name (each distinct name once).
             let mut same: Vec<String> = others.iter().map(|o| o.config().name()).collect();
@@ -377,6 +389,9 @@ fn run_case(
                 name(c),
                 same.join(", ")
             );
+            for (d, out) in apart.iter().zip(apart_outs) {
+                eprintln!("  {}: err {:.3e}", d.config().name(), error_of(out));
+            }
         }
         worst = worst.max(err);
     }
@@ -508,7 +523,15 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         if let Some(heads) = [8, 4].into_iter().find(|c| s.kv_heads % c == 0) {
             others.push(load(cfg.with_cluster_heads(heads as u32))?);
         }
-        worst = worst.max(run_case(ctx, &dec, &others, &c)?);
+        // The launcher's kernel with one consumer warpgroup where the default has two
+        // (DecodeConfig::solo_consumers): its sums in another order, checked against the
+        // reference.
+        let mut apart = Vec::new();
+        let one = cfg.with_solo_consumers(1);
+        if one.solo_config() != cfg.solo_config() {
+            apart.push(load(one)?);
+        }
+        worst = worst.max(run_case(ctx, &dec, &others, &apart, &c)?);
         runs += c.splits.len();
     }
     Ok(Report {
@@ -523,7 +546,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              reads, touching the pages ahead and with an L2 prefetch size; the KV heads' CTAs \
              paired and not, and in clusters of 4 or 8; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
-             dependent: the same bits); error / tolerance of O"
+             dependent: the same bits; d 64/128 on two consumer warpgroups and one); \
+             error / tolerance of O"
         ),
     })
 }

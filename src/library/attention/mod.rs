@@ -26,7 +26,9 @@ pub use backward::{
     reference_backward_varlen,
 };
 /// The online softmax and its row statistics, which the decode kernel shares.
-pub(crate) use build::{RowGroups, online_softmax, row_statistics, s32, softmax_state};
+pub(crate) use build::{
+    RowGroups, SoftmaxState, online_softmax, row_statistics, s32, softmax_state,
+};
 pub use build::{build, build_with_waits};
 pub use host::{Attention, AttentionArgs, AttentionError, ShapeError, VarlenArgs};
 

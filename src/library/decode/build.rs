@@ -4,10 +4,10 @@
 //! online softmax on the accumulator fragment.
 
 use crate::parts::ticket::last_arrival;
-use crate::parts::{ConsumerId, PageCursor, PageWindow, Ring, ring_and_once};
+use crate::parts::{ConsumerId, PageCursor, PageWindow, Ring, WarpSpecialized, ring_and_once};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
-use ptx_isa::{Addr, Reg, RegRef, Target, ty};
+use ptx_isa::{Addr, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
@@ -18,7 +18,9 @@ use crate::kernel::math::LOG2_E;
 use crate::kernel::{
     Buffer, BuiltKernel, Expr, KernelBuilder, Ptr, Result, TensorOpts, TmaTensor, Var,
 };
-use crate::library::attention::{RowGroups, online_softmax, row_statistics, s32, softmax_state};
+use crate::library::attention::{
+    RowGroups, SoftmaxState, online_softmax, row_statistics, s32, softmax_state,
+};
 use crate::runtime::ExtentFacts;
 use crate::signature::TmaBox;
 use crate::tile::{Accumulate, ExecScope, TileRef};
@@ -101,6 +103,9 @@ struct Parts<'a> {
     ring: &'a Ring,
     q_s: Reg<ty::U32>,
     q_full: NamedBarrier,
+    /// With two consumer warpgroups over a bf16 cache, the second's row statistics on their
+    /// way to the first ([`hand_over`]).
+    stats_s: Option<Reg<ty::U32>>,
 }
 
 /// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
@@ -149,6 +154,12 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
 
     // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes), the K/V ring, Q's barrier.
     let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
+    // A bf16 cache's second consumer hands its rows' max and sum over here (2 KB: 2 rows a
+    // thread, [`hand_over`]), its O through a ring stage.
+    let stats_s = match cfg.consumers == 2 && !cfg.fp8 {
+        true => Some(k.pool_bytes("handover", HANDOVER_STATS * 4, 16)?),
+        false => None,
+    };
     let spec = |name: &str| TileSpec {
         name: name.to_string(),
         bytes: cfg.kv_bytes(),
@@ -175,6 +186,7 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         ring: &ring,
         q_s,
         q_full,
+        stats_s,
     };
     roles.run_synced(
         &mut k,
@@ -613,7 +625,7 @@ fn copy_tiles(
             }
         }
         p.ring
-            .arrive_on_copies(k, sync, full, crate::parts::WarpSpecialized::WARPGROUP)?;
+            .arrive_on_copies(k, sync, full, WarpSpecialized::WARPGROUP)?;
         cur.advance(k.isa())?;
         Ok(())
     })
@@ -706,8 +718,14 @@ fn consumer(
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
     let dt = ptx_isa::ScalarType::Bf16;
     let lt = me.thread;
+    let consumers = cfg.consumers;
     let scales = score_scales(k, p)?;
     let leader = k.cmp(CmpOp::Eq, lt, 0)?;
+    // The warpgroup's own barrier for a V tile's clearing (DecodeConfig::CLEAR_BARRIER).
+    let clear_at = match consumers {
+        1 => Src::from(DecodeConfig::CLEAR_BARRIER),
+        _ => Src::from(k.eval(me.index + DecodeConfig::CLEAR_BARRIER)?),
+    };
     let st = softmax_state(k, dt, bn, d)?;
     let (s_acc, o_acc, rows) = (&st.s_acc, &st.o_acc, &st.rows);
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
@@ -720,7 +738,8 @@ fn consumer(
         SwizzleMode::B128,
     );
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
-    k.for_range(w.first, w.end, |k, n| {
+    let (start, others) = alternate_tiles(k, p, &cur, me)?;
+    k.for_range_step(start, w.end, consumers, |k, n| {
         let [ka, va] = p.ring.wait_tiles(k, sync, &cur)?;
         let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(
@@ -751,7 +770,7 @@ fn consumer(
             k.mul(r, r, alpha[rows.o[v]])?;
         }
         k.cast(&st.p_cast, s_acc, ExecScope::Warpgroup)?;
-        clear_past_keys(k, p, n, va, lt)?;
+        clear_past_keys(k, p, n, va, lt, clear_at)?;
         let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
@@ -764,11 +783,166 @@ fn consumer(
         )?;
         k.wgmma_wait_group(0)?;
         p.ring.release_next(k, sync, &cur, leader, false)?;
+        if let Some(others) = others {
+            cur.skip(k.isa(), others)?;
+        }
         Ok(())
     })?;
     let_combine_start(k, p)?;
-    epilogue(k, p, o_acc, rows, (&st.m, &st.l), scales, lt)?;
-    fold_splits(k, p, lt)
+    let finish = |k: &mut KernelBuilder| {
+        epilogue(k, p, o_acc, rows, (&st.m, &st.l), &scales, lt)?;
+        fold_splits(k, p, lt, WarpSpecialized::WARPGROUP)
+    };
+    match consumers {
+        1 => finish(k),
+        _ => {
+            // The second warpgroup hands its state to the first, which merges and stores.
+            let second = k.cmp(CmpOp::Eq, me.index, 1u32)?;
+            k.if_(second, |k| hand_over(k, p, &st, lt)).else_(|k| {
+                take_over(k, p, &st, &scales, lt)?;
+                finish(k)
+            })
+        }
+    }
+}
+
+/// With two consumer warpgroups ([`DecodeConfig::consumers`]): consumer `c` of two takes the
+/// split's tiles `first + c`, `first + c + 2`, ...: its cursor passes the other's stages, `c`
+/// before its first tile and one after each (the second value, to skip after each tile). The
+/// ring's stages are even ([`DecodeConfig::validate`]), so stage `s` is always consumer
+/// `s % 2`'s and it waits for a stage's next phase only after using its last: a parity wait
+/// never runs a lap ahead (PTX ISA 9.7.13.15.16), with no turn passed between the consumers.
+/// With one: the split's first tile, nothing to skip.
+fn alternate_tiles(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    cur: &RingCursor,
+    me: ConsumerId,
+) -> Result<(Expr, Option<Reg<ty::U32>>)> {
+    let (consumers, w) = (p.cfg.consumers, p.work);
+    if consumers == 1 {
+        return Ok((Expr::from(w.first), None));
+    }
+    let before = k.eval(me.index)?;
+    cur.skip(k.isa(), before)?;
+    let after = k.eval(Expr::from(consumers - 1))?;
+    Ok((w.first + me.index, Some(after)))
+}
+
+/// The second of two consumer warpgroups over a bf16 cache, after its last tile: its O
+/// fragment into the ring's stage 1 (value `v` of thread `t` at word `128 v + t`: a warp's
+/// stores one bank each), its own stage (the ring's are even: no fill of the first
+/// consumer's tiles lands there) and free once its last wgmma has read it, and its rows' max
+/// and sum into their own buffer ([`HANDOVER_STATS`] words); then it arrives at
+/// [`DecodeConfig::HANDOVER_BARRIER`] and ends.
+/// The stage's last reads were wgmma's (the async proxy): a proxy fence orders them before
+/// these generic writes (PTX ISA 9.7.12.4 `fence.proxy.async`).
+fn hand_over(k: &mut KernelBuilder, p: &Parts<'_>, st: &SoftmaxState, lt: Var) -> Result<()> {
+    let (o_view, stats_view) = handover_views(k, p, st)?;
+    k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
+        ptx_isa::space::SharedScope::Cta,
+    )))?;
+    let Some(o) = st.o_acc.regs().map(<[_]>::to_vec) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let threads = WarpSpecialized::WARPGROUP;
+    for (v, &r) in o.iter().enumerate() {
+        k.store(&o_view, [lt + v as u32 * threads], r)?;
+    }
+    let count = st.rows.count as u32;
+    for (i, (&m, &l)) in st.m.iter().zip(&st.l).enumerate() {
+        k.store(&stats_view, [lt + i as u32 * threads], m)?;
+        k.store(
+            &stats_view,
+            [Expr::from(lt) + (count + i as u32) * threads],
+            l,
+        )?;
+    }
+    k.arrive_named(DecodeConfig::HANDOVER_BARRIER, 2 * threads)
+}
+
+/// The first of two consumer warpgroups over a bf16 cache, after its last tile: waits at
+/// [`DecodeConfig::HANDOVER_BARRIER`] for the second's state ([`hand_over`]; thread `t` holds
+/// the same fragment positions in both) and merges it into its own, row by row: `M = max(m₀,
+/// m₁)`, `O = O₀ e^((m₀ - M)·scale) + O₁ e^((m₁ - M)·scale)`, the sums alike (a row neither saw
+/// a key of keeps `-inf` and 0).
+fn take_over(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    st: &SoftmaxState,
+    scales: &Scales,
+    lt: Var,
+) -> Result<()> {
+    let (o_view, stats_view) = handover_views(k, p, st)?;
+    let threads = WarpSpecialized::WARPGROUP;
+    k.sync_named(DecodeConfig::HANDOVER_BARRIER, 2 * threads)?;
+    let Some(o) = st.o_acc.regs().map(<[_]>::to_vec) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let count = st.rows.count as u32;
+    let mut factors = Vec::with_capacity(st.m.len());
+    for (i, (&m, &l)) in st.m.iter().zip(&st.l).enumerate() {
+        let theirs = k.load(&stats_view, [lt + i as u32 * threads])?;
+        let their_sum = k.load(&stats_view, [Expr::from(lt) + (count + i as u32) * threads])?;
+        let big = k.reg::<ty::F32>();
+        k.max(big, m, theirs)?;
+        // Neither saw a key: factors of e^-inf = 0, never NaN (-inf - -inf).
+        let dead = k.pred();
+        k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
+        let m_use = k.reg::<ty::F32>();
+        k.selp(m_use, 0.0f32, big, dead)?;
+        let bias = k.reg::<ty::F32>();
+        k.mul(bias, m_use, scales.log2)?;
+        k.neg(bias, bias)?;
+        let mine = k.exp2_fma(m, scales.log2, bias)?;
+        let other = k.exp2_fma(theirs, scales.log2, bias)?;
+        k.mul(l, l, mine)?;
+        k.fma(l, their_sum, other, l)?;
+        k.mov(m, big)?;
+        factors.push((mine, other));
+    }
+    for (v, &r) in o.iter().enumerate() {
+        let theirs = k.load(&o_view, [lt + v as u32 * threads])?;
+        let (mine, other) = factors[st.rows.o[v]];
+        k.mul(r, r, mine)?;
+        k.fma(r, theirs, other, r)?;
+    }
+    Ok(())
+}
+
+/// Words of the second bf16 consumer's row statistics ([`hand_over`]): a max and a sum of each
+/// of a thread's 2 rows.
+const HANDOVER_STATS: u32 = 4 * WarpSpecialized::WARPGROUP;
+
+/// The handover's views ([`hand_over`], [`take_over`]): O's values in the ring's stage 1
+/// (its K and V tiles, one region), the rows' max and sum in their buffer.
+fn handover_views(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    st: &SoftmaxState,
+) -> Result<(Buffer<ty::F32>, Buffer<ty::F32>)> {
+    let threads = WarpSpecialized::WARPGROUP;
+    let Some(values) = st.o_acc.regs().map(<[_]>::len) else {
+        return Err(k.error("O is a register fragment"));
+    };
+    let Some(stride) = p.ring.pipeline().stride() else {
+        return Err(k.error("the ring's stages are not evenly spaced"));
+    };
+    let o_words = values as u32 * threads;
+    if p.ring.stages() < 2 || o_words * 4 > stride {
+        return Err(k.error("the ring's stage 1 does not hold the second consumer's O"));
+    }
+    let (Some(stats_s), 2) = (p.stats_s, st.rows.count) else {
+        return Err(k.error("the handover's statistics take 2 rows a thread and their buffer"));
+    };
+    let at = k.reg::<ty::U32>();
+    k.mov(at, 1u32)?;
+    let Some(&region) = p.ring.tile_addrs(k, at)?.first() else {
+        return Err(k.error("the ring's stages hold no tile"));
+    };
+    let o_view = k.shared_view::<ty::F32>("handover_o", region, &[o_words], 1024)?;
+    let stats_view = k.shared_view::<ty::F32>("handover_stats", stats_s, &[HANDOVER_STATS], 16)?;
+    Ok((o_view, stats_view))
 }
 
 /// Query row `row` of the CTA's rows: its token and head in `o`, and whether it is one of
@@ -845,6 +1019,17 @@ fn consumer_fp8(
     let (cfg, w) = (p.cfg, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
     let lt = me.thread;
+    // With two consumer warpgroups (DecodeConfig::consumers) Q's conversion, the warps' merge
+    // and the fold are the consumers' together: thread `ct` of `threads`.
+    let consumers = cfg.consumers;
+    let threads = WarpSpecialized::WARPGROUP * consumers;
+    let ct = match consumers {
+        1 => lt,
+        _ => k.let_(
+            "consumer_thread",
+            me.index * WarpSpecialized::WARPGROUP + lt,
+        )?,
+    };
     let scales = score_scales(k, p)?;
     let warp = k.let_("warp", lt / 32u32)?;
     let lane = k.let_("lane", lt % 32u32)?;
@@ -866,7 +1051,7 @@ fn consumer_fp8(
     }
     let (rows, m, l) = row_statistics(k, &s_acc, &o_acc)?;
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
-    q_to_f16(k, p, lt)?;
+    q_to_f16(k, p, ct, threads)?;
     // Q's A fragment of k-step c: rows g and g + 8 (g = lane / 4), 8 bytes at column
     // 16 c + 4 tig of Q's 128-byte-swizzled slabs of 64 columns (row r's 16-byte chunk x at
     // (x ^ r % 8) · 16; rows g and g + 8 share the swizzle, 8 rows apart).
@@ -904,7 +1089,8 @@ fn consumer_fp8(
     };
     let offsets = ldmatrix_offsets(k, cfg, warp, lane)?;
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
-    k.for_range(w.first, w.end, |k, n| {
+    let (start, others) = alternate_tiles(k, p, &cur, me)?;
+    k.for_range_step(start, w.end, consumers, |k, n| {
         let [k8, v8] = p.ring.wait_tiles(k, sync, &cur)?;
         let at = |k: &mut KernelBuilder, tile: Reg<ty::U32>, off: Reg<ty::U32>| {
             let a = k.reg::<ty::U32>();
@@ -1001,11 +1187,18 @@ fn consumer_fp8(
             }
         }
         p.ring.release_next(k, sync, &cur, leader, false)?;
+        if let Some(others) = others {
+            cur.skip(k.isa(), others)?;
+        }
         Ok(())
     })?;
     let_combine_start(k, p)?;
-    merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (warp, lane, lt))?;
-    fold_splits(k, p, lt)
+    let merged = match consumers {
+        1 => warp,
+        _ => k.let_("merge_warp", me.index * 4u32 + warp)?,
+    };
+    merge_warps(k, p, (&o_acc, &rows), (&m, &l), &scales, (merged, lane, ct))?;
+    fold_splits(k, p, ct, threads)
 }
 
 /// Each lane's byte offsets into an FP8 K or V tile for its `ldmatrix.x4` of every 32 bytes of
@@ -1051,13 +1244,14 @@ fn ldmatrix_offsets(
     Ok(out)
 }
 
-/// The end of the FP8 consumer: the four warps' states merged through shared memory (the
-/// ring's tiles, free once every warp has read its last stage: the consumer's named barrier
-/// first). Each warp writes its O in its fragment's column order (column `8 nb + 2 tig + i`,
-/// pairs by `st.shared.v2`) and its rows' max and sum; rows [`MERGE_PAD`] words longer than
-/// `d`, so a half-warp's pairs (rows `g` of 4 `g`s, 4 `tig`s) and reads (one row, 32
-/// consecutive words) each fall in 32 different banks. Then thread `t` takes rows `t / 16` and
-/// `t / 16 + 8` and the column pairs `2 (t % 16) + 32 c`: `M = max m_w`, weights
+/// The end of the FP8 consumer: the warps' states (four a consumer warpgroup, `warp` this one's
+/// index among them all) merged through shared memory (the ring's tiles, free once every warp
+/// has read its last stage: the consumers' named barrier first). Each warp writes its O in its
+/// fragment's column order (column `8 nb + 2 tig + i`, pairs by `st.shared.v2`) and its rows'
+/// max and sum; rows [`MERGE_PAD`] words longer than `d`, so a half-warp's pairs (rows `g` of
+/// 4 `g`s, 4 `tig`s) and reads (one row, 32 consecutive words) each fall in 32 different
+/// banks. Then consumer thread `t` (`ct`) of `T` takes rows `t / 16 + (T / 16) j` and the
+/// column pairs `2 (t % 16) + 32 c`: `M = max m_w`, weights
 /// `e^((m_w - M)·scale) / Σ_w l_w e^((m_w - M)·scale)`, and stores `o` (or `o_part` and
 /// `lse_part` with splits) as [`epilogue`] does, at the head columns the fragment's columns
 /// are (`16 (nb / 2) + 4 tig + 2 i + nb % 2`).
@@ -1073,7 +1267,13 @@ fn merge_warps(
     let d = cfg.head_dim;
     let span = d + MERGE_PAD;
     let rows_q = cfg.rows();
-    let warps = 4u32;
+    let threads = WarpSpecialized::WARPGROUP * cfg.consumers;
+    let warps = threads / 32;
+    // Rows the consumers' threads take at once, 16 threads a row.
+    let at_once = threads / 16;
+    if rows_q % at_once != 0 {
+        return Err(k.error("the merge's rows are not a whole number of the threads' turns"));
+    }
     let (Some(o), Some(tv)) = (o_acc.regs().map(<[_]>::to_vec), o_acc.fragment().cloned()) else {
         return Err(k.error("O is a register fragment"));
     };
@@ -1091,7 +1291,7 @@ fn merge_warps(
         return Err(k.error("the ring's stages hold no tile"));
     };
     let view = k.shared_view::<ty::F32>("merge", region, &[floats], 1024)?;
-    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
+    k.sync_named(DecodeConfig::CLEAR_BARRIER, threads)?;
     let (g, tig) = (lane / 4u32, lane % 4u32);
     let (base_r, base_c) = tv.coord(0, 0).map_err(|e| k.error(e.to_string()))?;
     // Each value's row and column offsets from the lane's first; pairs of adjacent columns.
@@ -1125,8 +1325,8 @@ fn merge_warps(
         Ok(())
     })
     .end()?;
-    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)?;
-    // Thread t: rows t / 16 and t / 16 + 8, column pairs 2 (t % 16) + 32 c.
+    k.sync_named(DecodeConfig::CLEAR_BARRIER, threads)?;
+    // Thread t: rows t / 16 + at_once · j, column pairs 2 (t % 16) + 32 c.
     let h = k.let_("merge_lane", lt % 16u32)?;
     // The head column of fragment column 2 h + 32 c + j: 32 c + 2 j + this.
     let head_col = k.let_(
@@ -1134,8 +1334,8 @@ fn merge_warps(
         (h / 8u32) * 16u32 + (h % 4u32) * 4u32 + (h / 4u32) % 2u32,
     )?;
     let single = k.cmp(CmpOp::Eq, args.splits, 1u32)?;
-    for half in 0..rows_q / 8 {
-        let row = k.let_("merge_row", lt / 16u32 + half * 8)?;
+    for turn in 0..rows_q / at_once {
+        let row = k.let_("merge_row", lt / 16u32 + turn * at_once)?;
         let mw: Vec<Reg<ty::F32>> = (0..warps)
             .map(|x| k.load(&view, [Expr::from(row) + stats + x * rows_q]))
             .collect::<Result<_>>()?;
@@ -1251,23 +1451,27 @@ struct Scales {
     log2: Reg<ty::F32>,
 }
 
-/// The fence and barrier after the consumer's generic writes to a tile wgmma reads (the async
-/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`): its 128 threads meet at
-/// [`DecodeConfig::CLEAR_BARRIER`].
-fn publish(k: &mut KernelBuilder) -> Result<()> {
+/// The fence and barrier after the consumers' generic writes to a tile wgmma reads (the async
+/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`): their `threads` meet at named barrier
+/// `barrier`.
+fn publish(k: &mut KernelBuilder, barrier: impl Into<Src<ty::U32>>, threads: u32) -> Result<()> {
     k.fence_proxy_async(Some(ptx_isa::StateSpace::Shared(
         ptx_isa::space::SharedScope::Cta,
     )))?;
-    k.sync_named(DecodeConfig::CLEAR_BARRIER, 128)
+    k.sync_named(barrier, threads)
 }
 
-/// Q's bf16 rows converted to f16 in place (each 32-bit pair where it is, so the swizzle
-/// stays; bf16 values within f16's range are exact in it), then published to wgmma.
-fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
+/// Q's bf16 rows converted to f16 in place by the consumers' `threads` (`ct` each one's index
+/// among them; each 32-bit pair where it is, so the swizzle stays; bf16 values within f16's
+/// range are exact in it), then published to wgmma.
+fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, ct: Var, threads: u32) -> Result<()> {
     let words = p.cfg.rows() * p.cfg.head_dim / 2;
+    if words % threads != 0 {
+        return Err(k.error("Q's words are not a whole number a consumer thread"));
+    }
     let view = k.shared_view::<ty::U32>("q_words", p.q_s, &[words], 1024)?;
-    for i in 0..words / 128 {
-        let at = [lt + i * 128];
+    for i in 0..words / threads {
+        let at = [ct + i * threads];
         let word = k.load(&view, at.clone())?;
         let halves = k.regs::<ty::Bf16>(2);
         k.isa().mov_unpack(&halves, word)?;
@@ -1283,18 +1487,20 @@ fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
         k.isa().mov_pack(packed, &out)?;
         k.store(&view, at, packed)?;
     }
-    publish(k)
+    publish(k, DecodeConfig::CLEAR_BARRIER, threads)
 }
 
 /// On the tile holding the sequence's end, V's rows past the last key set to zero (whole
 /// 128-byte rows, which the swizzle only permutes within), made visible to wgmma (the async
-/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`) before the warpgroup meets at its barrier.
+/// proxy, PTX ISA 9.7.12.4 `fence.proxy.async`) before the warpgroup meets at its barrier
+/// `barrier` (its own: [`DecodeConfig::CLEAR_BARRIER`]).
 fn clear_past_keys(
     k: &mut KernelBuilder,
     p: &Parts<'_>,
     n: Var,
     va: Reg<ty::U32>,
     lt: Var,
+    barrier: Src<ty::U32>,
 ) -> Result<()> {
     let (bn, slab) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB);
     let w = p.work;
@@ -1314,7 +1520,7 @@ fn clear_past_keys(
             let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
             k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
         }
-        publish(k)
+        publish(k, barrier, WarpSpecialized::WARPGROUP)
     })
     .end()
 }
@@ -1330,7 +1536,7 @@ fn epilogue(
     o_acc: &Buffer<ty::F32>,
     rows: &crate::library::attention::RowGroups,
     (m, l): (&[Reg<ty::F32>], &[Reg<ty::F32>]),
-    scales: Scales,
+    scales: &Scales,
     lt: Var,
 ) -> Result<()> {
     let (args, w) = (p.args, p.work);
@@ -1428,20 +1634,19 @@ const FOLD_READS: CombineReads = CombineReads {
     sum_unroll: 33,
 };
 
-/// With [`DecodeConfig::fold`] and several splits, the consumer warpgroup's ticket for its
-/// (sequence, KV head, query chunk) after its part is stored ([`crate::parts::ticket`]); the
-/// last split's warpgroup combines the splits' parts of the chunk's rows into `o`, as
-/// [`build_combine`] does (the same sums in the same order: the same bits): thread `lt` takes
-/// the 4 columns `4 (lt + 128 i)` to `4 (lt + 128 i) + 3` of the chunk's `rows x d`
-/// ([`FOLD_READS`]; `d` is a multiple of 4).
-fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var) -> Result<()> {
+/// With [`DecodeConfig::fold`] and several splits, the consumers' ticket for their
+/// (sequence, KV head, query chunk) after their part is stored ([`crate::parts::ticket`]); the
+/// last split's consumers combine the splits' parts of the chunk's rows into `o`, as
+/// [`build_combine`] does (the same sums in the same order: the same bits): thread `ct` of
+/// their `threads` takes the 4 columns `4 (ct + threads · i)` to `4 (ct + threads · i) + 3` of
+/// the chunk's `rows x d` ([`FOLD_READS`]; `d` is a multiple of 4).
+fn fold_splits(k: &mut KernelBuilder, p: &Parts<'_>, lt: Var, threads: u32) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let Some(counters) = &args.counters else {
         return Ok(());
     };
     let (d, group, tq) = (cfg.head_dim, cfg.group, cfg.tokens_per_cta());
     let width = FOLD_READS.width;
-    let threads = crate::parts::WarpSpecialized::WARPGROUP;
     let many = k.cmp(CmpOp::Gt, args.splits, 1u32)?;
     k.if_(many, |k| {
         let at = vec![w.batch.into(), w.kv_head.into(), w.chunk.into()];

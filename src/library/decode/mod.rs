@@ -86,6 +86,23 @@ pub enum DecodeConfigError {
     /// A cluster of KV heads ([`DecodeConfig::cluster_heads`]) of other than 1, 2, 4 or 8 CTAs.
     #[error("a cluster of {0} KV heads: 1, 2, 4 or 8")]
     ClusterHeads(u32),
+    /// Consumer warpgroups ([`DecodeConfig::consumers`]) the kernel is not built with: 1, or 2
+    /// at head dims 64 and 128 (at 256, one CTA an SM already, two O accumulators of 128
+    /// registers a thread and their merge outgrow the SM).
+    #[error("{0} consumer warpgroups: 1, or 2 at head dims 64 and 128")]
+    Consumers(u32),
+    /// Two consumer warpgroups over a ring of an odd count of stages (a stage must always be
+    /// one warpgroup's: [`DecodeConfig::consumers`]) or of fewer than their merge takes.
+    #[error(
+        "two consumer warpgroups over {stages} ring stages: an even count of at least {fewest} \
+         (each stage one warpgroup's; their merge reuses the ring)"
+    )]
+    ConsumerStages {
+        /// The ring's stages ([`DecodeConfig::stages`]).
+        stages: u32,
+        /// The fewest two consumers take ([`DecodeConfig::pair_stages`]).
+        fewest: u32,
+    },
     /// A ring stage limit ([`DecodeConfig::stage_limit`]) below what the kernel needs.
     #[error("at most {most} ring stages: the kernel takes at least {fewest}")]
     StageLimit {
@@ -194,6 +211,26 @@ pub struct DecodeConfig {
     /// 82.4 / 70.8 against 81.0 / 69.1; 8 x 64k bf16 496.5 / 489.2 against 486.5 / 476.7;
     /// under ncu 86 % of DRAM peak against 91 % (bf16), 81 % against 85 % (e4m3)).
     pub solo: bool,
+    /// Consumer warpgroups beside the producer: 1, or 2 at head dims 64 and 128, taking the
+    /// split's key tiles in turn (warpgroup `c` the tiles `first + c`, `first + c + 2`, ...;
+    /// each passes the other's stages of the ring, which has an even count of stages so each
+    /// stage is always one warpgroup's and a parity wait never runs a lap ahead, PTX ISA
+    /// 9.7.13.15.16), each with its own softmax state over the same query rows; at the end
+    /// over an FP8 cache the eight warps' states are merged, over bf16 the second warpgroup
+    /// hands its O (through the ring's stage 1, its own) and row statistics to the first,
+    /// which merges them and stores. The CTA then holds an SM alone (384 threads):
+    /// eight consumer warps, as two CTAs of one bring, over a ring of one CTA's stages (bf16
+    /// at head dim 128: 4, the rule's 3 made even). Where a launch's CTAs fit one an SM (the
+    /// split problems), one consumer warpgroup's warps each carry a tile's whole dependent
+    /// chain with no other warp on their scheduler, which a lower SM clock stretches
+    /// (BENCHMARKS.md, session 23); two hide it. The launcher's kernel for those launches
+    /// takes [`DecodeConfig::solo_consumers`]. Not the same bits as one consumer (the sums
+    /// run in another order).
+    pub consumers: u32,
+    /// [`DecodeConfig::consumers`] of the launcher's kernel for launches whose CTAs fit one an
+    /// SM ([`DecodeConfig::solo_config`]) at head dims 64 and 128, where this configuration
+    /// has one: 2 by default ([`DecodeConfig::new`]).
+    pub solo_consumers: u32,
     /// Where a launch's CTAs fit one an SM (the split problems), an FP8 cache of 16-row boxes
     /// copied by `cp.async` ([`DecodeConfig::cp_async`]: pages of 16, 48, 80... tokens) is
     /// loaded by TMA boxes instead, by a second kernel the launcher runs
@@ -292,11 +329,17 @@ impl DecodeConfig {
     /// Columns of a TMA box and a shared slab: 64 bf16, the 128-byte swizzle's span.
     pub const SLAB: u32 = 64;
     /// The named barrier the consumer warpgroup meets at after clearing a V tile's rows past
-    /// the keys (PTX ISA 9.7.13.1; 0 is the CTA's).
+    /// the keys (PTX ISA 9.7.13.1; 0 is the CTA's); with two consumer warpgroups
+    /// ([`DecodeConfig::consumers`]) the second's is the id after it, and over an FP8 cache the
+    /// two meet at this one for Q's conversion and their warps' merge.
     pub const CLEAR_BARRIER: u32 = 1;
     /// The largest page (tokens) whose FP8 cache [`DecodeConfig::with_fp8`] loads by `cp.async`
     /// ([`DecodeConfig::cp_async`]); larger pages and contiguous caches by TMA boxes.
     pub const CP_ASYNC_PAGE: u32 = 64;
+    /// The named barrier a bf16 cache's second consumer warpgroup hands its O and row
+    /// statistics to the first at ([`DecodeConfig::consumers`]; the consumers' own barriers
+    /// for a V tile's clearing are [`DecodeConfig::CLEAR_BARRIER`] and the id after it).
+    pub const HANDOVER_BARRIER: u32 = 3;
     /// The most splits [`DecodeConfig::splits`] chooses, and the default
     /// [`DecodeConfig::fold_up_to`]: every split launch the rule makes folds.
     pub const MOST_SPLITS: u32 = 64;
@@ -304,7 +347,8 @@ impl DecodeConfig {
     /// The configuration for `head_dim`, `group` and the cache's `page_size` (tokens a page): a
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
     /// programmatic dependent; the ring's stage limit [`DecodeConfig::measured_stage_limit`]'s
-    /// for a bf16 cache ([`DecodeConfig::stage_limit`]). A contiguous cache's `page_size` is its
+    /// for a bf16 cache ([`DecodeConfig::stage_limit`]); launches whose CTAs fit one an SM on
+    /// two consumer warpgroups at head dims 64 and 128 ([`DecodeConfig::solo_consumers`]). A contiguous cache's `page_size` is its
     /// longest sequence (one page a sequence).
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
@@ -326,6 +370,8 @@ impl DecodeConfig {
             cp_async: false,
             one_cta: false,
             solo: false,
+            consumers: 1,
+            solo_consumers: 2,
             solo_boxes: false,
             table_window: false,
             touch_pages: 0,
@@ -439,6 +485,20 @@ impl DecodeConfig {
         DecodeConfig { cp_async, ..self }
     }
 
+    /// The same with `consumers` consumer warpgroups ([`DecodeConfig::consumers`]).
+    pub fn with_consumers(self, consumers: u32) -> DecodeConfig {
+        DecodeConfig { consumers, ..self }
+    }
+
+    /// The same with the launcher's kernel for launches whose CTAs fit one an SM of
+    /// `consumers` consumer warpgroups ([`DecodeConfig::solo_consumers`]).
+    pub fn with_solo_consumers(self, consumers: u32) -> DecodeConfig {
+        DecodeConfig {
+            solo_consumers: consumers,
+            ..self
+        }
+    }
+
     /// The same built for one CTA an SM or not ([`DecodeConfig::one_cta`]).
     pub fn with_one_cta(self, one_cta: bool) -> DecodeConfig {
         DecodeConfig { one_cta, ..self }
@@ -503,18 +563,21 @@ impl DecodeConfig {
     /// The kernel for launches whose CTAs fit one an SM, where it differs from this one: built
     /// for one CTA an SM where this is not ([`DecodeConfig::solo`]), loading an FP8 cache
     /// of 16-row boxes by TMA boxes where this copies it by `cp.async`
-    /// ([`DecodeConfig::solo_boxes`], head dims 64 and 128), and with the rule's ring stages
+    /// ([`DecodeConfig::solo_boxes`], head dims 64 and 128), with two consumer warpgroups
+    /// where this has one ([`DecodeConfig::solo_consumers`]), and with the rule's ring stages
     /// where this one has fewer ([`DecodeConfig::stage_limit`]).
     pub fn solo_config(&self) -> Option<DecodeConfig> {
         let one_cta = self.solo && self.ctas_per_sm() > 1;
         let boxes =
             self.solo_boxes && self.cp_async && self.page_rows == 16 && self.head_dim <= 128;
         let limited = self.ctas_per_sm() > 1 && self.fewer_stages();
-        match one_cta || boxes || limited {
+        let pair = self.solo_consumers == 2 && self.consumers == 1 && self.head_dim <= 128;
+        match one_cta || boxes || limited || pair {
             // TMA boxes touch no pages (DecodeConfig::touch_pages) and carry no prefetch size
             // (DecodeConfig::l2_prefetch).
             true => Some(
                 self.with_one_cta(self.one_cta || one_cta)
+                    .with_consumers(if pair { 2 } else { self.consumers })
                     .with_stage_limit(None)
                     .with_cp_async(self.cp_async && !boxes)
                     .with_touch_pages(if boxes { 0 } else { self.touch_pages })
@@ -539,8 +602,14 @@ impl DecodeConfig {
     /// Two CTAs share an SM at head dims 64 and 128 (128 registers a thread at launch: 24 to the
     /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers; the producer
     /// keeps 40 when its threads copy a tile's 16 rows of 256 bytes by `cp.async`,
-    /// [`DecodeConfig::cp_async`], from the 256 a thread holds at launch).
+    /// [`DecodeConfig::cp_async`], from the 256 a thread holds at launch). With two consumer
+    /// warpgroups ([`DecodeConfig::consumers`], one CTA an SM) 24 and 240.
     pub fn roles(&self) -> WarpSpecialized {
+        if self.consumers == 2 {
+            // 384 threads hold 168 registers each at launch: 24 to the producer (its copies
+            // of rows of at most 128 bytes, as at two CTAs an SM), 240 to each consumer.
+            return WarpSpecialized::new(2, 24, 240);
+        }
         match (self.ctas_per_sm(), self.cp_async) {
             (1, true) => WarpSpecialized::new(1, 40, 240),
             (1, false) => WarpSpecialized::new(1, 24, 240),
@@ -548,10 +617,10 @@ impl DecodeConfig {
         }
     }
 
-    /// CTAs an SM holds: 2, or 1 at head dim 256 and built for one
-    /// ([`DecodeConfig::one_cta`]).
+    /// CTAs an SM holds: 2, or 1 at head dim 256, built for one ([`DecodeConfig::one_cta`])
+    /// and with two consumer warpgroups ([`DecodeConfig::consumers`]).
     pub fn ctas_per_sm(&self) -> u32 {
-        if self.head_dim > 128 || self.one_cta {
+        if self.head_dim > 128 || self.one_cta || self.consumers > 1 {
             1
         } else {
             2
@@ -581,10 +650,20 @@ impl DecodeConfig {
             (_, true) => 6,
             _ => 3,
         };
-        match self.one_cta && self.head_dim <= 128 {
-            true => 2 * half,
-            false => half,
+        match (self.one_cta, self.consumers) {
+            (true, _) if self.head_dim <= 128 => 2 * half,
+            // Two consumer warpgroups take alternate stages: an even count.
+            (false, 2) => half + half % 2,
+            _ => half,
         }
+    }
+
+    /// The fewest ring stages under two consumer warpgroups ([`DecodeConfig::consumers`]): over
+    /// an FP8 cache 6 (the eight warps' states, merged through the ring's tiles at the end,
+    /// take 70 KB at head dim 128, 6 stages of 16 KB, and 37 KB at 64, 6 of 8); over bf16 2
+    /// (the second warpgroup's O, a stage's K and V, handed over in stage 1, always its own).
+    pub fn pair_stages(&self) -> u32 {
+        if self.fp8 { 6 } else { 2 }
     }
 
     /// Query rows a CTA holds: [`DecodeConfig::ROWS`], or [`DecodeConfig::FP8_ROWS`] over an
@@ -643,7 +722,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -677,6 +756,7 @@ impl DecodeConfig {
             } else {
                 ""
             },
+            if self.consumers == 2 { "_c2" } else { "" },
             match self.fewer_stages() {
                 true => format!("_st{}", self.stages()),
                 false => String::new(),
@@ -724,6 +804,17 @@ impl DecodeConfig {
         if let Some(most) = self.stage_limit.filter(|&n| n < fewest) {
             return Err(DecodeConfigError::StageLimit { most, fewest });
         }
+        if !(self.consumers == 1 || self.consumers == 2 && self.head_dim <= 128) {
+            return Err(DecodeConfigError::Consumers(self.consumers));
+        }
+        // The launcher's kernel takes two only where they are built (DecodeConfig::solo_config).
+        if !matches!(self.solo_consumers, 1 | 2) {
+            return Err(DecodeConfigError::Consumers(self.solo_consumers));
+        }
+        let (stages, fewest) = (self.stages(), self.pair_stages());
+        if self.consumers == 2 && (stages % 2 == 1 || stages < fewest) {
+            return Err(DecodeConfigError::ConsumerStages { stages, fewest });
+        }
         Ok(())
     }
 
@@ -740,7 +831,8 @@ impl DecodeConfig {
     /// tiles ahead ([`DecodeConfig::touch_pages`]), and with their copies carrying a 256-byte
     /// L2 prefetch size ([`DecodeConfig::l2_prefetch`]); at
     /// group 4 and head dims 64 and 128 also built for one CTA an SM
-    /// ([`DecodeConfig::one_cta`]).
+    /// ([`DecodeConfig::one_cta`]), and with two consumer warpgroups and one
+    /// ([`DecodeConfig::consumers`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -774,8 +866,12 @@ impl DecodeConfig {
                         }
                         if group == 4 {
                             out.extend(cfg.with_solo(true).solo_config());
-                            // The rule's stages where the default has fewer.
+                            // The rule's stages where the default has fewer, two consumer
+                            // warpgroups; and one.
                             out.extend(cfg.solo_config());
+                            let one = cfg.with_solo_consumers(1);
+                            out.extend(one.solo_config());
+                            out.extend(one.with_solo(true).solo_config());
                         }
                     }
                 }
