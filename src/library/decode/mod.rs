@@ -27,7 +27,9 @@
 //! from shared memory into `mma.sync` fragments and converted to f16 in registers
 //! ([`crate::parts::fragments`]), its own softmax state merged with the others' at the end.
 //! Few sequences split their keys over several CTAs
-//! (flash-decoding, [`DecodeConfig::splits`]); the splits' partial outputs and log-sum-exps go
+//! (flash-decoding, [`DecodeConfig::splits`]); where a launch's CTAs fit one an SM the kernel
+//! has two consumer warpgroups taking the key tiles in turn ([`DecodeConfig::consumers`]); the
+//! splits' partial outputs and log-sum-exps go
 //! to an f32 workspace, merged in a fixed order (deterministic) by a second kernel
 //! ([`build_combine`], launched as a programmatic dependent of the decode kernel,
 //! [`DecodeConfig::dependent_combine`]) or, with [`DecodeConfig::fold`], by the last split to
@@ -225,7 +227,17 @@ pub struct DecodeConfig {
     /// chain with no other warp on their scheduler, which a lower SM clock stretches
     /// (BENCHMARKS.md, session 23); two hide it. The launcher's kernel for those launches
     /// takes [`DecodeConfig::solo_consumers`]. Not the same bits as one consumer (the sums
-    /// run in another order).
+    /// run in another order). Measured on the H200 (BENCHMARKS.md, session 24, head dim 128,
+    /// the contiguous caches' split problems, one cold launch under ncu): at base clock (1.33
+    /// GHz) two are 7-10 % faster than one over bf16 (8 x 64k 470.8-481.9 µs against
+    /// 512.5-515.3; 1 x 128k 126.8-129.2 against 137.4-141.5) and 17-20 % over FP8 (249.0-261.8
+    /// against 298.9-307.5; 68.6-71.0 against 81.0-83.7), and hardly slower than at free clocks;
+    /// at the cap's clock in the bench, two GPUs, three processes each, two are 0.8-1.3 % slower
+    /// over bf16 (8 x 64k back to back 468.1-479.9 against 464.3-473.9), 0.2-0.4 % over FP8 at
+    /// 8 x 64k and 0.5-1.2 % at 1 x 128k, and steadier: of one consumer's FP8 repeats at 8 x
+    /// 64k (contiguous, and pages at 2 splits; three calls) 17 of 63 ran 3 % or more over their
+    /// median, up to 309.7 µs against 240, of two's none of 54. Over bf16 at 2 stages two are
+    /// 12-13 % slower, at 6 (the one-CTA kernel's) 0.3-1 % slower than at 4.
     pub consumers: u32,
     /// [`DecodeConfig::consumers`] of the launcher's kernel for launches whose CTAs fit one an
     /// SM ([`DecodeConfig::solo_config`]) at head dims 64 and 128, where this configuration
@@ -305,13 +317,14 @@ pub struct DecodeConfig {
     /// problem (32 x 4k 0.989-0.992 of the contiguous cache, 1 x 128k 0.965-0.997, against
     /// 0.942-0.958), 64-token pages level to 10 % faster; bf16 16-token pages 0.6-1.4 %. At one
     /// CTA an SM fewer stages are slower (1 x 128k FP8: 3 stages 74.6 µs, 4 72.1, 6 71.2), as
-    /// are more (the one-CTA kernel's 12). What one CTA an SM gives up: its four consumer warps'
-    /// per-tile chain is on the critical path, so it slows when the SM clock falls (the 700 W
-    /// power cap holds these kernels at 1.74-1.80 GHz): under ncu at 1.33 GHz the split
-    /// problems' contiguous FP8 cache 25-28 % slower, bf16 11-15 %, against 1-5 % and 2-5 % at
-    /// two CTAs an SM (BENCHMARKS.md, session 23). `with_stage_limit(Some(3))` over a contiguous
-    /// FP8 cache takes two CTAs an SM there: 0.1-0.7 % slower at 8 x 64k and 1.4-2.8 % at
-    /// 1 x 128k at those clocks, back to back.
+    /// are more (the one-CTA kernel's 12). What one CTA an SM gives up with one consumer
+    /// warpgroup: its warps' per-tile chain is on the critical path, so it slows when the SM
+    /// clock falls (the 700 W power cap holds these kernels at 1.74-1.80 GHz): under ncu at 1.33
+    /// GHz the split problems' contiguous FP8 cache 25-28 % slower, bf16 11-15 %, against 1-5 %
+    /// and 2-5 % at two CTAs an SM (BENCHMARKS.md, session 23); the default's two consumer
+    /// warpgroups there ([`DecodeConfig::solo_consumers`]) hide it as two CTAs do.
+    /// `with_stage_limit(Some(3))` over a contiguous FP8 cache takes two CTAs an SM there: 0.1-0.7
+    /// % slower at 8 x 64k and 1.4-2.8 % at 1 x 128k at those clocks, back to back.
     pub stage_limit: Option<u32>,
 }
 
