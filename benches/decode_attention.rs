@@ -457,6 +457,9 @@ struct Layout {
     /// (`DecodeConfig::solo_consumers`; `None`: the configuration's default, 2 over an FP8
     /// cache).
     solo_consumers: Option<u32>,
+    /// Two bf16 consumer warpgroups on each key tile's halves (`Some(true)`) or on alternate
+    /// tiles (`Some(false)`) instead of the default (`DecodeConfig::key_halves`).
+    key_halves: Option<bool>,
     /// Every launch on two consumer warpgroups (`DecodeConfig::consumers`, one CTA an SM: the
     /// split rule's one-CTA counts) with this many ring stages (`DecodeConfig::stage_limit`).
     pair_stages: Option<u32>,
@@ -507,6 +510,10 @@ impl Layout {
             None => (cfg, any),
             Some(n) => (cfg.with_solo_consumers(n), true),
         };
+        let (cfg, any) = match self.key_halves {
+            None => (cfg, any),
+            Some(halves) => (cfg.with_key_halves(halves), true),
+        };
         let (cfg, any) = match self.pair_stages {
             None => (cfg, any),
             Some(n) => (cfg.with_consumers(2).with_stage_limit(Some(n)), true),
@@ -545,6 +552,7 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         cluster: None,
         stages: None,
         solo_consumers: None,
+        key_halves: None,
         pair_stages: None,
     };
     let mut out = vec![
@@ -782,17 +790,24 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
                     ..layout(&format!("{name}, one consumer warpgroup"), page, fp8, None)
                 });
             }
-            // The contiguous bf16 cache's two consumer warpgroups over 2 ring stages (the
-            // default's 4; the one-CTA kernel's 6 below).
-            out.push(Layout {
-                pair_stages: Some(2),
-                ..layout(
-                    "contiguous, two consumer warpgroups, 2 stages",
-                    None,
-                    false,
-                    None,
-                )
-            });
+            // The bf16 caches' two consumer warpgroups on alternate tiles instead of each
+            // tile's key halves (DecodeConfig::key_halves), and over 2 ring stages (the
+            // default's 3; the one-CTA kernel's 6 below).
+            for (name, page) in [("contiguous", None), ("paged 64", Some(64))] {
+                out.push(Layout {
+                    key_halves: Some(false),
+                    ..layout(&format!("{name}, alternate tiles"), page, false, None)
+                });
+                out.push(Layout {
+                    pair_stages: Some(2),
+                    ..layout(
+                        &format!("{name}, two consumer warpgroups, 2 stages"),
+                        page,
+                        false,
+                        None,
+                    )
+                });
+            }
             // The split's CTAs (one an SM) on a kernel built for one CTA an SM.
             for (name, page, fp8) in SPLIT_CACHES {
                 out.push(Layout {

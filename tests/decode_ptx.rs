@@ -550,12 +550,14 @@ fn the_fp8_consumer_converts_in_registers() {
 
 /// At head dims 64 and 128 the launcher's kernel for launches whose CTAs fit one an SM has two
 /// consumer warpgroups (`DecodeConfig::solo_consumers`, the default): 384 threads, one CTA an
-/// SM, each consumer raised to 240 registers, an even count of ring stages (bf16 at 128: 4, the
-/// rule's 3 made even). Over an FP8 cache Q's conversion and the eight warps' merge are the 256
-/// consumer threads' at one named barrier (4 words a thread; one turn of rows, 4 column pairs
-/// of 8 warps); over bf16 each warpgroup clears V at its own barrier (1 and 2) and the second
-/// hands its state to the first at barrier 3 (`bar.arrive`, `bar.sync`). Two at head dim 256,
-/// over an odd count of stages or fewer than the merge takes are typed errors.
+/// SM, each consumer raised to 240 registers. Over an FP8 cache they take alternate tiles over
+/// an even count of ring stages, Q's conversion and the eight warps' merge the 256 consumer
+/// threads' at one named barrier (4 words a thread; one turn of rows, 4 column pairs of 8
+/// warps); over bf16 each takes its half of every tile's keys (`DecodeConfig::key_halves`, the
+/// rule's stages: 3 at 128; alternate tiles 4), clears V at its own barrier (1 and 2), and the
+/// second hands its state to the first at barrier 3 (`bar.arrive`, `bar.sync`). Two at head
+/// dim 256, over an odd count of stages on alternate tiles or fewer than the merge takes, and
+/// key halves over FP8, are typed errors.
 #[test]
 fn two_consumer_warpgroups_take_the_split_problems() {
     for fp8 in [false, true] {
@@ -568,8 +570,10 @@ fn two_consumer_warpgroups_take_the_split_problems() {
                 let pair = cfg.solo_config().unwrap();
                 let name = pair.name();
                 assert_eq!((pair.consumers, pair.ctas_per_sm()), (2, 1), "{name}");
-                assert_eq!(pair.stages() % 2, 0, "{name}");
-                assert!(name.ends_with("_c2"), "{name}");
+                // Alternate tiles (FP8) take an even count of stages.
+                assert!(!fp8 || pair.stages() % 2 == 0, "{name}");
+                let suffix = if fp8 { "_c2" } else { "_c2h" };
+                assert!(name.ends_with(suffix), "{name}");
                 assert_eq!(pair.roles().threads(), 384);
                 let ptx = build(Target::Sm90a, &pair).unwrap().ptx().to_string();
                 assert!(ptx.contains(".maxntid 384, 1, 1"), "{name}");
@@ -584,7 +588,10 @@ fn two_consumer_warpgroups_take_the_split_problems() {
                     let pairs = ptx.matches("ld.shared.v2.f32").count() as u32;
                     assert_eq!(pairs, d / 32 * 8, "{name}");
                 } else {
-                    assert_eq!(pair.stages(), if d == 128 { 4 } else { 6 }, "{name}");
+                    // Key halves (the default): the rule's 3 or 6; alternate tiles 4 or 6.
+                    assert_eq!(pair.stages(), if d == 128 { 3 } else { 6 }, "{name}");
+                    let alternate = cfg.with_key_halves(false).solo_config().unwrap();
+                    assert_eq!(alternate.stages(), if d == 128 { 4 } else { 6 }, "{name}");
                     assert!(ptx.contains("bar.arrive 3, 256;"), "{name}");
                     assert!(ptx.contains("bar.sync 3, 256;"), "{name}");
                     // The clearing barrier from a register (1 + the consumer's index).
@@ -618,7 +625,8 @@ fn two_consumer_warpgroups_take_the_split_problems() {
         (two, 5, false),
         (two, 6, true),
         (bf16, 2, true),
-        (bf16, 3, false),
+        (bf16, 3, true),
+        (bf16.with_key_halves(false), 3, false),
     ] {
         let got = cfg.with_stage_limit(Some(stages)).validate();
         let fewest = cfg.pair_stages();
@@ -629,6 +637,10 @@ fn two_consumer_warpgroups_take_the_split_problems() {
         assert_eq!(got, want, "{} at {stages} stages", cfg.name());
     }
     assert_eq!(bf16.validate(), Ok(()));
+    assert_eq!(
+        fp8.with_key_halves(true).validate(),
+        Err(DecodeConfigError::KeyHalvesFp8)
+    );
 }
 
 /// The split rule: one split when the batch fills the SMs, several for one long sequence (one

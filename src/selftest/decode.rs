@@ -20,7 +20,8 @@
 //! as a programmatic dependent of the launch before it, `DecodeConfig::dependent_launch`,
 //! unwaited; each of which must give the same bits; and every case at head dims 64 and 128,
 //! whose launches take two consumer warpgroups, also with one, `DecodeConfig::solo_consumers`,
-//! its sums in another order, compared with the reference on its own). Fresh random inputs;
+//! its sums in another order, and over bf16 with the two on each tile's key halves,
+//! `DecodeConfig::key_halves`, each compared with the reference on its own). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -531,6 +532,11 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         if one.solo_config() != cfg.solo_config() {
             apart.push(load(one)?);
         }
+        // Over bf16 the two consumer warpgroups on each tile's key halves
+        // (DecodeConfig::key_halves) where they take alternate tiles.
+        if !cfg.fp8 && cfg.solo_config().is_some_and(|c| c.consumers == 2) {
+            apart.push(load(cfg.with_key_halves(!cfg.key_halves))?);
+        }
         worst = worst.max(run_case(ctx, &dec, &others, &apart, &c)?);
         runs += c.splits.len();
     }
@@ -546,7 +552,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              reads, touching the pages ahead and with an L2 prefetch size; the KV heads' CTAs \
              paired and not, and in clusters of 4 or 8; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
-             dependent: the same bits; d 64/128 on two consumer warpgroups and one); \
+             dependent: the same bits; d 64/128 on two consumer warpgroups and one, bf16's two also \
+             on each tile's key halves); \
              error / tolerance of O"
         ),
     })

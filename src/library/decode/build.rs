@@ -726,7 +726,16 @@ fn consumer(
         1 => Src::from(DecodeConfig::CLEAR_BARRIER),
         _ => Src::from(k.eval(me.index + DecodeConfig::CLEAR_BARRIER)?),
     };
-    let st = softmax_state(k, dt, bn, d)?;
+    // With key halves (DecodeConfig::key_halves) warpgroup c takes keys 32 c.. of every tile:
+    // its K and V rows start 32 c rows (of 128 bytes, a whole number of the 128-byte
+    // swizzle's 1024-byte atoms) into each slab.
+    let halves = cfg.halves_tiles();
+    let keys = if halves { bn / 2 } else { bn };
+    let half_at = match halves {
+        true => Some(k.eval(Expr::from(me.index) * (keys * 128))?),
+        false => None,
+    };
+    let st = softmax_state(k, dt, keys, d)?;
     let (s_acc, o_acc, rows) = (&st.s_acc, &st.o_acc, &st.rows);
     sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
     let q_tile = TileRef::shared_slabs(
@@ -738,10 +747,27 @@ fn consumer(
         SwizzleMode::B128,
     );
     let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
-    let (start, others) = alternate_tiles(k, p, &cur, me)?;
-    k.for_range_step(start, w.end, consumers, |k, n| {
+    let (start, others) = match halves {
+        true => (Expr::from(w.first), None),
+        false => alternate_tiles(k, p, &cur, me)?,
+    };
+    let step = if halves { 1 } else { consumers };
+    let first_key = match halves {
+        true => Expr::from(me.index) * keys,
+        false => Expr::from(0u32),
+    };
+    k.for_range_step(start, w.end, step, |k, n| {
         let [ka, va] = p.ring.wait_tiles(k, sync, &cur)?;
-        let k_tile = TileRef::shared_slabs(dt, [bn, d], bn, ka, 1024, SwizzleMode::B128);
+        let (ka, va) = match half_at {
+            Some(at) => {
+                let (kh, vh) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
+                k.add(kh, ka, at)?;
+                k.add(vh, va, at)?;
+                (kh, vh)
+            }
+            None => (ka, va),
+        };
+        let k_tile = TileRef::shared_slabs(dt, [keys, d], bn, ka, 1024, SwizzleMode::B128);
         k.gemm_async(
             s_acc,
             &q_tile,
@@ -757,7 +783,7 @@ fn consumer(
             k.mask_fragment_rows(
                 s_acc,
                 lt,
-                |k, row| causal_limit(k, p, n, row, 0),
+                |k, row| causal_limit(k, p, n, row, first_key.clone()),
                 f32::NEG_INFINITY,
             )
         })
@@ -770,8 +796,8 @@ fn consumer(
             k.mul(r, r, alpha[rows.o[v]])?;
         }
         k.cast(&st.p_cast, s_acc, ExecScope::Warpgroup)?;
-        clear_past_keys(k, p, n, va, lt, clear_at)?;
-        let v_tile = TileRef::shared_slabs(dt, [bn, d], bn, va, 1024, SwizzleMode::B128)
+        clear_past_keys(k, p, n, va, lt, clear_at, (first_key.clone(), keys))?;
+        let v_tile = TileRef::shared_slabs(dt, [keys, d], bn, va, 1024, SwizzleMode::B128)
             .transposed()
             .ok_or_else(|| k.error("V's tile has no layout"))?;
         k.gemm_async(
@@ -796,7 +822,14 @@ fn consumer(
     match consumers {
         1 => finish(k),
         _ => {
-            // The second warpgroup hands its state to the first, which merges and stores.
+            // The second warpgroup hands its state to the first, which merges and stores. With
+            // key halves both read every stage: they meet first, so stage 1 is free.
+            if halves {
+                k.sync_named(
+                    DecodeConfig::HANDOVER_BARRIER,
+                    2 * WarpSpecialized::WARPGROUP,
+                )?;
+            }
             let second = k.cmp(CmpOp::Eq, me.index, 1u32)?;
             k.if_(second, |k| hand_over(k, p, &st, lt)).else_(|k| {
                 take_over(k, p, &st, &scales, lt)?;
@@ -1501,24 +1534,51 @@ fn clear_past_keys(
     va: Reg<ty::U32>,
     lt: Var,
     barrier: Src<ty::U32>,
+    (first, rows): (Expr, u32),
 ) -> Result<()> {
     let (bn, slab) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB);
     let w = p.work;
     let edge = k.cmp(CmpOp::Gt, n * bn + bn, w.len)?;
-    k.if_(edge, |k| {
-        let keys = k.let_("keys_left", w.len - n * bn)?;
-        // 16-byte chunks: 8 a row.
-        let chunks = p.cfg.head_dim / slab * bn * 8;
-        let view = k.shared_view::<ty::U32>("v_rows", va, &[chunks * 4], 1024)?;
+    let zeros = |k: &mut KernelBuilder| -> Result<Vec<Reg<ty::U32>>> {
         let zero = k.regs::<ty::U32>(4);
         for &z in &zero {
             k.mov(z, 0u32)?;
         }
+        Ok(zero)
+    };
+    k.if_(edge, |k| {
+        if rows == bn {
+            let keys = k.let_("keys_left", w.len - n * bn)?;
+            // 16-byte chunks: 8 a row.
+            let chunks = p.cfg.head_dim / slab * bn * 8;
+            let view = k.shared_view::<ty::U32>("v_rows", va, &[chunks * 4], 1024)?;
+            let zero = zeros(k)?;
+            for i in 0..chunks / 128 {
+                let c = k.let_("chunk16", lt + i * 128)?;
+                // The chunk's row in its slab.
+                let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
+                k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
+            }
+            return publish(k, barrier, WarpSpecialized::WARPGROUP);
+        }
+        // A warpgroup's half of the keys (DecodeConfig::key_halves): `rows` rows of each slab
+        // of `bn` from `va`; the keys left past its first (none: every row cleared).
+        let keys = s32(k, w.len - n * bn - first.clone())?;
+        let chunks = p.cfg.head_dim / slab * rows * 8;
+        let view =
+            k.shared_view::<ty::U32>("v_rows", va, &[p.cfg.head_dim / slab * bn * 32], 1024)?;
+        let zero = zeros(k)?;
         for i in 0..chunks / 128 {
             let c = k.let_("chunk16", lt + i * 128)?;
-            // The chunk's row in its slab.
-            let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
-            k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
+            // The chunk's row among the warpgroup's, and its word in the slabs.
+            let row = s32(k, (c / 8u32) % rows)?;
+            let past = k.pred();
+            k.setp::<ty::S32>(CmpOp::Ge, past, row, keys)?;
+            let at = k.let_(
+                "chunk_word",
+                ((c / (8 * rows)) * (8 * bn) + c % (8 * rows)) * 4u32,
+            )?;
+            k.if_(past, |k| k.vstore(&view, [at], &zero)).end()?;
         }
         publish(k, barrier, WarpSpecialized::WARPGROUP)
     })

@@ -105,6 +105,10 @@ pub enum DecodeConfigError {
         /// The fewest two consumers take ([`DecodeConfig::pair_stages`]).
         fewest: u32,
     },
+    /// Key halves ([`DecodeConfig::key_halves`]) over an FP8 cache, whose warps already take
+    /// a tile's keys apart.
+    #[error("key halves are two bf16 consumer warpgroups': not over an FP8 cache")]
+    KeyHalvesFp8,
     /// A ring stage limit ([`DecodeConfig::stage_limit`]) below what the kernel needs.
     #[error("at most {most} ring stages: the kernel takes at least {fewest}")]
     StageLimit {
@@ -213,36 +217,50 @@ pub struct DecodeConfig {
     /// 82.4 / 70.8 against 81.0 / 69.1; 8 x 64k bf16 496.5 / 489.2 against 486.5 / 476.7;
     /// under ncu 86 % of DRAM peak against 91 % (bf16), 81 % against 85 % (e4m3)).
     pub solo: bool,
-    /// Consumer warpgroups beside the producer: 1, or 2 at head dims 64 and 128, taking the
-    /// split's key tiles in turn (warpgroup `c` the tiles `first + c`, `first + c + 2`, ...;
-    /// each passes the other's stages of the ring, which has an even count of stages so each
-    /// stage is always one warpgroup's and a parity wait never runs a lap ahead, PTX ISA
-    /// 9.7.13.15.16), each with its own softmax state over the same query rows; at the end
+    /// Consumer warpgroups beside the producer: 1, or 2 at head dims 64 and 128, each with its
+    /// own softmax state over the same query rows. Over an FP8 cache (and over bf16 without
+    /// [`DecodeConfig::key_halves`]) the two take the split's key tiles in turn (warpgroup `c`
+    /// the tiles `first + c`, `first + c + 2`, ...; each passes the other's stages of the
+    /// ring, which has an even count of stages so each stage is always one warpgroup's and a
+    /// parity wait never runs a lap ahead, PTX ISA 9.7.13.15.16); over bf16 by default both
+    /// take every tile, each its half of the keys ([`DecodeConfig::key_halves`]). At the end
     /// over an FP8 cache the eight warps' states are merged, over bf16 the second warpgroup
-    /// hands its O (through the ring's stage 1, its own) and row statistics to the first,
-    /// which merges them and stores. The CTA then holds an SM alone (384 threads):
-    /// eight consumer warps, as two CTAs of one bring, over a ring of one CTA's stages (bf16
-    /// at head dim 128: 4, the rule's 3 made even). Where a launch's CTAs fit one an SM (the
-    /// split problems), one consumer warpgroup's warps each carry a tile's whole dependent
-    /// chain with no other warp on their scheduler, which a lower SM clock stretches
+    /// hands its O (through the ring's stage 1) and row statistics to the first, which merges
+    /// them and stores. The CTA then holds an SM alone (384 threads): eight consumer warps, as
+    /// two CTAs of one bring, over a ring of one CTA's stages. Where a launch's CTAs fit one an
+    /// SM (the split problems), one consumer warpgroup's warps each carry a tile's whole
+    /// dependent chain with no other warp on their scheduler, which a lower SM clock stretches
     /// (BENCHMARKS.md, session 23); two hide it. The launcher's kernel for those launches
-    /// takes [`DecodeConfig::solo_consumers`]. Not the same bits as one consumer (the sums
-    /// run in another order). Measured on the H200 (BENCHMARKS.md, session 24, head dim 128,
-    /// the contiguous caches' split problems, one cold launch under ncu): at base clock (1.33
-    /// GHz) two are 7-10 % faster than one over bf16 (8 x 64k 470.8-481.9 µs against
-    /// 512.5-515.3; 1 x 128k 126.8-129.2 against 137.4-141.5) and 17-20 % over FP8 (249.0-261.8
-    /// against 298.9-307.5; 68.6-71.0 against 81.0-83.7), and hardly slower than at free clocks;
-    /// at the cap's clock in the bench, two GPUs, three processes each, two are 0.8-1.3 % slower
-    /// over bf16 (8 x 64k back to back 468.1-479.9 against 464.3-473.9), 0.2-0.4 % over FP8 at
-    /// 8 x 64k and 0.5-1.2 % at 1 x 128k, and steadier: of one consumer's FP8 repeats at 8 x
-    /// 64k (contiguous, and pages at 2 splits; three calls) 17 of 63 ran 3 % or more over their
-    /// median, up to 309.7 µs against 240, of two's none of 54. Over bf16 at 2 stages two are
-    /// 12-13 % slower, at 6 (the one-CTA kernel's) 0.3-1 % slower than at 4.
+    /// takes [`DecodeConfig::solo_consumers`]. Not the same bits as one consumer (the sums run
+    /// in another order). Measured on the H200 (BENCHMARKS.md, session 24, head dim 128, the
+    /// contiguous caches' split problems): under ncu at base clock (1.33 GHz) two are 5-8 %
+    /// faster than one over bf16 (8 x 64k 477.6-486.1 µs against 512.5-516.7) and 17-20 %
+    /// over FP8 (249.0-261.8 against 298.9-307.5; 1 x 128k 68.6-71.0 against 81.0-83.7), and
+    /// barely slower than at free clocks; in the bench at the power cap's clock (six calls),
+    /// level with one where the clock stays high (bf16 8 x 64k back to back 464.6-464.8 µs
+    /// against 464.7-464.8; FP8 0.2-1.2 % slower) and up to 10 % faster where it falls (call
+    /// `final`: one's FP8 263.5-271.2 µs in 6 of 9 repeats against 240.8-241.4 in the rest,
+    /// two's 242.8-243.9 in all; bf16 473.4-500.9 against 473.6-474.5; over the six calls 30
+    /// of one's 90 FP8 repeats at 8 x 64k ran 3 % or more over their row's fastest, 1 of two's).
     pub consumers: u32,
     /// [`DecodeConfig::consumers`] of the launcher's kernel for launches whose CTAs fit one an
     /// SM ([`DecodeConfig::solo_config`]) at head dims 64 and 128, where this configuration
     /// has one: 2 by default ([`DecodeConfig::new`]).
     pub solo_consumers: u32,
+    /// With two consumer warpgroups over a bf16 cache ([`DecodeConfig::consumers`], or the
+    /// launcher's kernel of [`DecodeConfig::solo_consumers`]): both take every key tile,
+    /// warpgroup `c` its keys `32 c` to `32 c + 31` (`S` a 64 x 32 wgmma, `P·V` over those 32
+    /// of V's rows, each clearing its own rows of V past the sequence), instead of alternate
+    /// tiles; each releases every stage (two arrivals), so the ring keeps the rule's stages (3
+    /// at head dim 128), and the two meet once more before the second hands its state over
+    /// (the stages are then free). On by default over bf16 ([`DecodeConfig::new`]; an error
+    /// over FP8, whose warps already take a tile's keys apart): measured on the H200
+    /// (BENCHMARKS.md, session 24, three GPUs) level with one consumer warpgroup at the power
+    /// cap's clock (8 x 64k 464.6-464.8 µs back to back against 464.7-464.8; 64-token pages
+    /// 0.1 % slower) where alternate tiles (4 stages) are 0.6-1.5 % slower, and as robust at
+    /// base clock (ncu 477.6 against alternate tiles' 469.4 and one's 513.6); at 4 stages 1.4-1.6
+    /// % slower, at 2 9-11 %.
+    pub key_halves: bool,
     /// Where a launch's CTAs fit one an SM (the split problems), an FP8 cache of 16-row boxes
     /// copied by `cp.async` ([`DecodeConfig::cp_async`]: pages of 16, 48, 80... tokens) is
     /// loaded by TMA boxes instead, by a second kernel the launcher runs
@@ -361,8 +379,9 @@ impl DecodeConfig {
     /// bf16 cache, plain loads, the splits combined by the combine kernel launched as a
     /// programmatic dependent; the ring's stage limit [`DecodeConfig::measured_stage_limit`]'s
     /// for a bf16 cache ([`DecodeConfig::stage_limit`]); launches whose CTAs fit one an SM on
-    /// two consumer warpgroups at head dims 64 and 128 ([`DecodeConfig::solo_consumers`]). A contiguous cache's `page_size` is its
-    /// longest sequence (one page a sequence).
+    /// two consumer warpgroups at head dims 64 and 128 ([`DecodeConfig::solo_consumers`]), each
+    /// on its half of every key tile ([`DecodeConfig::key_halves`]). A contiguous cache's
+    /// `page_size` is its longest sequence (one page a sequence).
     pub fn new(head_dim: u32, group: u32, page_size: u32) -> DecodeConfig {
         let page_rows = match page_size % 64 {
             0 => 64,
@@ -385,6 +404,7 @@ impl DecodeConfig {
             solo: false,
             consumers: 1,
             solo_consumers: 2,
+            key_halves: true,
             solo_boxes: false,
             table_window: false,
             touch_pages: 0,
@@ -407,6 +427,7 @@ impl DecodeConfig {
             cp_async,
             table_window: cp_async && self.page_rows == 16,
             cluster_heads: 2,
+            key_halves: false,
             stage_limit: Self::measured_stage_limit(self.head_dim, true, cp_async, self.page_rows),
             ..self
         }
@@ -510,6 +531,18 @@ impl DecodeConfig {
             solo_consumers: consumers,
             ..self
         }
+    }
+
+    /// The same with two bf16 consumer warpgroups on each key tile's halves or on alternate
+    /// tiles ([`DecodeConfig::key_halves`]).
+    pub fn with_key_halves(self, key_halves: bool) -> DecodeConfig {
+        DecodeConfig { key_halves, ..self }
+    }
+
+    /// Whether two consumer warpgroups take each key tile's halves
+    /// ([`DecodeConfig::key_halves`]) in this kernel.
+    pub fn halves_tiles(&self) -> bool {
+        self.key_halves && self.consumers == 2 && !self.fp8
     }
 
     /// The same built for one CTA an SM or not ([`DecodeConfig::one_cta`]).
@@ -665,8 +698,10 @@ impl DecodeConfig {
         };
         match (self.one_cta, self.consumers) {
             (true, _) if self.head_dim <= 128 => 2 * half,
-            // Two consumer warpgroups take alternate stages: an even count.
-            (false, 2) => half + half % 2,
+            // Two consumer warpgroups on alternate tiles take alternate stages: an even count.
+            // On each tile's key halves the rule's (measured faster than 4 and 2 at head dim
+            // 128: BENCHMARKS.md, session 24).
+            (false, 2) if !self.halves_tiles() => half + half % 2,
             _ => half,
         }
     }
@@ -685,10 +720,15 @@ impl DecodeConfig {
         if self.fp8 { Self::FP8_ROWS } else { Self::ROWS }
     }
 
-    /// The consumer's releases of a stage: its warpgroup's leader (bf16), or each of its four
-    /// warps' first lane (FP8: the warps run apart).
+    /// The consumer's releases of a stage: its warpgroup's leader (bf16; both warpgroups'
+    /// with [`DecodeConfig::key_halves`]), or each of its four warps' first lane (FP8: the
+    /// warps run apart).
     pub fn releases(&self) -> u32 {
-        if self.fp8 { 4 } else { 1 }
+        match (self.fp8, self.halves_tiles()) {
+            (true, _) => 4,
+            (false, true) => 2,
+            (false, false) => 1,
+        }
     }
 
     /// Bytes of a cache element: 2 (bf16) or 1 (e4m3).
@@ -769,7 +809,11 @@ impl DecodeConfig {
             } else {
                 ""
             },
-            if self.consumers == 2 { "_c2" } else { "" },
+            match (self.consumers, self.halves_tiles()) {
+                (2, true) => "_c2h",
+                (2, false) => "_c2",
+                _ => "",
+            },
             match self.fewer_stages() {
                 true => format!("_st{}", self.stages()),
                 false => String::new(),
@@ -824,8 +868,12 @@ impl DecodeConfig {
         if !matches!(self.solo_consumers, 1 | 2) {
             return Err(DecodeConfigError::Consumers(self.solo_consumers));
         }
+        if self.key_halves && self.fp8 {
+            return Err(DecodeConfigError::KeyHalvesFp8);
+        }
         let (stages, fewest) = (self.stages(), self.pair_stages());
-        if self.consumers == 2 && (stages % 2 == 1 || stages < fewest) {
+        let odd = stages % 2 == 1 && !self.halves_tiles();
+        if self.consumers == 2 && (odd || stages < fewest) {
             return Err(DecodeConfigError::ConsumerStages { stages, fewest });
         }
         Ok(())
@@ -845,7 +893,8 @@ impl DecodeConfig {
     /// L2 prefetch size ([`DecodeConfig::l2_prefetch`]); at
     /// group 4 and head dims 64 and 128 also built for one CTA an SM
     /// ([`DecodeConfig::one_cta`]), and with two consumer warpgroups and one
-    /// ([`DecodeConfig::consumers`]).
+    /// ([`DecodeConfig::consumers`]; bf16's also on each tile's key halves,
+    /// [`DecodeConfig::key_halves`]).
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
@@ -885,6 +934,9 @@ impl DecodeConfig {
                             let one = cfg.with_solo_consumers(1);
                             out.extend(one.solo_config());
                             out.extend(one.with_solo(true).solo_config());
+                            if !fp8 {
+                                out.extend(cfg.with_key_halves(true).solo_config());
+                            }
                         }
                     }
                 }
