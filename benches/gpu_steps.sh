@@ -231,6 +231,36 @@ decode_ncu_at() {
     ncu --clock-control "$1" -k regex:decode_ --metrics "$m" "$kit/${5:-bench-decode}" --bench gpu_rows_only
 }
 
+# `decode_ncu_clocks ROWS MAX`: `decode_ncu_at` with the clocks free, then at base (logs `ncu-none`,
+# `ncu-base`).
+decode_ncu_clocks() {
+  local c
+  for c in none base; do
+    decode_ncu_at $c $c "$1" "$2"
+  done
+}
+
+# `decode_examples`: step `example`, the kit's `decode_paged` over an FP8 and a bf16 cache (logs
+# `example-fp8`, `example-bf16`), 20 seconds each.
+decode_examples() {
+  step_at "example"
+  run_within example-fp8 20 "$kit/decode_paged"
+  run_within example-bf16 20 "$kit/decode_paged" --bf16
+}
+
+# `decode_call_end`: a decode call's end: the clock logger stopped, the logs packed, then the
+# selftest's and memcheck's verdicts, the examples', each bench log's row count, the clocks' range
+# and the ncu logs' times (`notes/session23-lead-clocks-summary.py`, as the kit carries it).
+decode_call_end() {
+  gpu_log_stop
+  pack
+  decode_checked_summary
+  grep -hE "PASS|FAIL" "$L"/example-*.txt 2>/dev/null | cut -c1-200
+  decode_bench_counts
+  gpu_log_summary
+  python3 "$kit/session23-lead-clocks-summary.py" "$L"
+}
+
 # `decode_ncu ROWS MAX`: step `ncu`, one launch a row of the rows ROWS after the cold timing's clear
 # (PTXKIT_DECODE_ONCE=cold) under ncu with the clocks free, the FP8 decode kernels' time, DRAM
 # throughput, the CTAs an SM ran and the SMs' active cycles (the tail), log `ncu`, within MAX

@@ -8,24 +8,16 @@
 # `DEADLINE_S=420 bash notes/session24-lead-final.sh` (carry .gpu-final24: ptxkit.xz,
 # bench-decode.xz, decode_paged.xz; decode_attention_torch.py, rows_torch.py, torch_timing.py,
 # session23-lead-clocks-summary.py).
+# (Its steps rewritten after the call onto benches/gpu_steps.sh's decode_examples,
+# decode_ncu_clocks and decode_call_end: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-final24" /tmp/final24 "${DEADLINE_S:-420}"
 gpu_log 200
 decode_checked 110
-step_at "example"
-run_within example-fp8 20 "$kit/decode_paged"
-run_within example-bf16 20 "$kit/decode_paged" --bf16
+decode_examples
 drop='!in order|!KiB|!MiB|!table|!TMA|!cp.async|!evict|!ordinary|!plain|!touching|!L2 prefetch|!clusters|!one-CTA|!stages|!padded|!combine|!splits|!as served'
 decode_benches 70 "contiguous|paged 16|paged 64|$drop" 3 torch
 NCU="8x65536 contiguous|1x131072 contiguous|!alternate|$drop"
-for c in none base; do
-  decode_ncu_at $c $c "$NCU" 50
-done
-gpu_log_stop
-pack
-decode_checked_summary
-grep -hE "PASS|FAIL" "$L"/example-*.txt | cut -c1-200
-decode_bench_counts
-gpu_log_summary
-python3 "$kit/session23-lead-clocks-summary.py" "$L"
+decode_ncu_clocks "$NCU" 50
+decode_call_end

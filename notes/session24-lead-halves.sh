@@ -10,26 +10,18 @@
 # `DEADLINE_S=480 bash notes/session24-lead-halves.sh` (carry .gpu-halves24: ptxkit.xz,
 # bench-decode.xz, decode_paged.xz; decode_attention_torch.py, rows_torch.py, torch_timing.py,
 # session23-lead-clocks-summary.py).
+# (Its steps rewritten after the call onto benches/gpu_steps.sh's decode_examples,
+# decode_ncu_clocks and decode_call_end: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-halves24" /tmp/halves24 "${DEADLINE_S:-480}"
 gpu_log 200
 decode_checked 110
-step_at "example"
-run_within example-fp8 20 "$kit/decode_paged"
-run_within example-bf16 20 "$kit/decode_paged" --bf16
+decode_examples
 drop='!padded|!combine|!plain|!evict|!ordinary|!clusters|!cp.async|!TMA|!splits|!one-CTA|!stages|!table|!touching|!L2 prefetch|!as served|!in order'
 ROWS="8x65536 contiguous|1x131072 contiguous|8x65536 paged 64|1x131072 paged 64|$drop"
 decode_benches 60 "$ROWS" 3 torch
 NCU="8x65536 contiguous|1x131072 contiguous|!e4m3|$drop"
-for c in none base; do
-  decode_ncu_at $c $c "$NCU" 50
-done
+decode_ncu_clocks "$NCU" 50
 PTXKIT_DECODE_D=64 DECODE_TAG=d64 decode_benches 40 "8x65536 contiguous|1x131072 contiguous|$drop" 2
-gpu_log_stop
-pack
-decode_checked_summary
-grep -hE "PASS|FAIL" "$L"/example-*.txt | cut -c1-200
-decode_bench_counts
-gpu_log_summary
-python3 "$kit/session23-lead-clocks-summary.py" "$L"
+decode_call_end

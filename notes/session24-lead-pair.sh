@@ -7,6 +7,8 @@
 # one an SM, each with one consumer warpgroup too); ncu of one cold launch a row with the clocks
 # free and at base. Run as `DEADLINE_S=420 bash notes/session24-lead-pair.sh` (carry .gpu-pair24:
 # ptxkit.xz, bench-decode.xz).
+# (Its steps rewritten after the call onto benches/gpu_steps.sh's decode_examples,
+# decode_ncu_clocks and decode_call_end: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-pair24" /tmp/pair24 "${DEADLINE_S:-420}"
@@ -16,12 +18,5 @@ drop='!as served|!in order|!MiB|!KiB|!table|!touching|!L2 prefetch|!one-CTA|!clu
 ROWS="8x65536 contiguous|1x131072 contiguous|8x65536 paged 16 e4m3|1x131072 paged 16 e4m3|8x65536 paged 64 e4m3|1x131072 paged 64 e4m3|$drop"
 decode_benches 70 "$ROWS" 3
 NCU="8x65536 contiguous e4m3|1x131072 contiguous e4m3|8x65536 paged 16 e4m3, 2 splits|1x131072 paged 16 e4m3, 16 splits|$drop"
-for c in none base; do
-  decode_ncu_at $c $c "$NCU" 60
-done
-gpu_log_stop
-pack
-decode_checked_summary _c2
-decode_bench_counts
-gpu_log_summary
-python3 notes/session23-lead-clocks-summary.py "$L"
+decode_ncu_clocks "$NCU" 60
+decode_call_end

@@ -9,25 +9,17 @@
 # row with the clocks free and at base. Run as `DEADLINE_S=480 bash notes/session24-lead-pair2.sh`
 # (carry .gpu-pair24b: ptxkit.xz, bench-decode.xz, decode_paged.xz; decode_attention_torch.py,
 # rows_torch.py, torch_timing.py, session23-lead-clocks-summary.py).
+# (Its steps rewritten after the call onto benches/gpu_steps.sh's decode_examples,
+# decode_ncu_clocks and decode_call_end: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-pair24b" /tmp/pair24b "${DEADLINE_S:-480}"
 gpu_log 200
 decode_checked 100
-step_at "example"
-run_within example-fp8 20 "$kit/decode_paged"
-run_within example-bf16 20 "$kit/decode_paged" --bf16
+decode_examples
 run_within example-memcheck 40 compute-sanitizer --tool memcheck "$kit/decode_paged"
 drop='!in order|!KiB|!MiB|!table|!TMA|!cp.async|!evict|!ordinary|!plain|!touching|!L2 prefetch|!clusters|!one-CTA|!stages|!padded|!combine|! 4 splits|!32 splits|!33 splits|!as served'
 decode_benches 60 "contiguous|paged 16|paged 64|$drop" 3 torch
 NCU="8x65536 contiguous|1x131072 contiguous|!padded|!combine|!plain|!evict|!ordinary|!one-CTA|!stages|!splits|!clusters"
-for c in none base; do
-  decode_ncu_at $c $c "$NCU" 60
-done
-gpu_log_stop
-pack
-decode_checked_summary
-grep -hE "PASS|FAIL|ERROR SUMMARY" "$L"/example-*.txt | cut -c1-200
-decode_bench_counts
-gpu_log_summary
-python3 "$kit/session23-lead-clocks-summary.py" "$L"
+decode_ncu_clocks "$NCU" 60
+decode_call_end

@@ -8,6 +8,8 @@
 # `DEADLINE_S=420 bash notes/session24-lead-stages.sh` (carry .gpu-stages24: ptxkit.xz,
 # bench-decode.xz; decode_attention_torch.py, rows_torch.py, torch_timing.py,
 # session23-lead-clocks-summary.py).
+# (Its steps rewritten after the call onto benches/gpu_steps.sh's decode_examples,
+# decode_ncu_clocks and decode_call_end: the same steps as ran.)
 set -u
 source benches/gpu_steps.sh
 call_start "$(pwd)/.gpu-stages24" /tmp/stages24 "${DEADLINE_S:-420}"
@@ -15,12 +17,5 @@ gpu_log 200
 decode_checked 100
 ROWS='8x65536 contiguous|1x131072 contiguous|!padded|!combine|!plain|!evict|!ordinary|!clusters|!cp.async|!splits|!contiguous, 2 stages|!e4m3, 3 stages|!e4m3, 4 stages'
 decode_benches 60 "$ROWS" 3 torch
-for c in none base; do
-  decode_ncu_at $c $c "$ROWS" 60
-done
-gpu_log_stop
-pack
-decode_checked_summary
-decode_bench_counts
-gpu_log_summary
-python3 "$kit/session23-lead-clocks-summary.py" "$L"
+decode_ncu_clocks "$ROWS" 60
+decode_call_end

@@ -919,14 +919,7 @@ fn take_over(
         let their_sum = k.load(&stats_view, [Expr::from(lt) + (count + i as u32) * threads])?;
         let big = k.reg::<ty::F32>();
         k.max(big, m, theirs)?;
-        // Neither saw a key: factors of e^-inf = 0, never NaN (-inf - -inf).
-        let dead = k.pred();
-        k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
-        let m_use = k.reg::<ty::F32>();
-        k.selp(m_use, 0.0f32, big, dead)?;
-        let bias = k.reg::<ty::F32>();
-        k.mul(bias, m_use, scales.log2)?;
-        k.neg(bias, bias)?;
+        let bias = merge_bias(k, big, scales)?;
         let mine = k.exp2_fma(m, scales.log2, bias)?;
         let other = k.exp2_fma(theirs, scales.log2, bias)?;
         k.mul(l, l, mine)?;
@@ -1380,14 +1373,7 @@ fn merge_warps(
         for &x in &mw[1..] {
             k.max(big, big, x)?;
         }
-        // Every warp saw no key: weights of e^-inf = 0, never NaN (-inf - -inf).
-        let dead = k.pred();
-        k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
-        let m_use = k.reg::<ty::F32>();
-        k.selp(m_use, 0.0f32, big, dead)?;
-        let bias = k.reg::<ty::F32>();
-        k.mul(bias, m_use, scales.log2)?;
-        k.neg(bias, bias)?;
+        let bias = merge_bias(k, big, scales)?;
         let sum = k.reg::<ty::F32>();
         k.mov(sum, 0.0f32)?;
         let mut weights = Vec::with_capacity(warps as usize);
@@ -1453,6 +1439,20 @@ fn merge_warps(
         .end()?;
     }
     Ok(())
+}
+
+/// The exponent's bias of a merge of softmax states whose largest max is `big`: `-big · scale
+/// · log2 e`, each state's factor then `2^(m · scale · log2 e + bias)`; 0 where no state saw a
+/// key (`big` is `-inf`), so the factors are `e^-inf = 0`, never NaN (`-inf - -inf`).
+fn merge_bias(k: &mut KernelBuilder, big: Reg<ty::F32>, scales: &Scales) -> Result<Reg<ty::F32>> {
+    let dead = k.pred();
+    k.setp::<ty::F32>(CmpOp::Eq, dead, big, f32::NEG_INFINITY)?;
+    let m_use = k.reg::<ty::F32>();
+    k.selp(m_use, 0.0f32, big, dead)?;
+    let bias = k.reg::<ty::F32>();
+    k.mul(bias, m_use, scales.log2)?;
+    k.neg(bias, bias)?;
+    Ok(bias)
 }
 
 /// Words a row of the FP8 warps' merge ([`merge_warps`]) holds past `d`: 8, so a row starts 8
