@@ -963,9 +963,7 @@ fn handover_views(
     };
     let at = k.reg::<ty::U32>();
     k.mov(at, 1u32)?;
-    let Some(&region) = p.ring.tile_addrs(k, at)?.first() else {
-        return Err(k.error("the ring's stages hold no tile"));
-    };
+    let region = p.ring.first_tile(k, at)?;
     let o_view = k.shared_view::<ty::F32>("handover_o", region, &[o_words], 1024)?;
     let stats_view = k.shared_view::<ty::F32>("handover_stats", stats_s, &[HANDOVER_STATS], 16)?;
     Ok((o_view, stats_view))
@@ -1313,9 +1311,7 @@ fn merge_warps(
     }
     let stage0 = k.reg::<ty::U32>();
     k.mov(stage0, 0u32)?;
-    let Some(&region) = p.ring.tile_addrs(k, stage0)?.first() else {
-        return Err(k.error("the ring's stages hold no tile"));
-    };
+    let region = p.ring.first_tile(k, stage0)?;
     let view = k.shared_view::<ty::F32>("merge", region, &[floats], 1024)?;
     k.sync_named(DecodeConfig::CLEAR_BARRIER, threads)?;
     let (g, tig) = (lane / 4u32, lane % 4u32);
