@@ -1535,45 +1535,26 @@ fn clear_past_keys(
     let (bn, slab) = (DecodeConfig::BLOCK_N, DecodeConfig::SLAB);
     let w = p.work;
     let edge = k.cmp(CmpOp::Gt, n * bn + bn, w.len)?;
-    let zeros = |k: &mut KernelBuilder| -> Result<Vec<Reg<ty::U32>>> {
+    k.if_(edge, |k| {
+        let keys = k.let_("keys_left", w.len - n * bn)?;
+        // 16-byte chunks: 8 a row, the warpgroup's `rows` rows of each slab of `bn` (all of
+        // them, or its half of the keys with DecodeConfig::key_halves, `va` then at its first).
+        let chunks = p.cfg.head_dim / slab * rows * 8;
+        let view =
+            k.shared_view::<ty::U32>("v_rows", va, &[p.cfg.head_dim / slab * bn * 32], 1024)?;
         let zero = k.regs::<ty::U32>(4);
         for &z in &zero {
             k.mov(z, 0u32)?;
         }
-        Ok(zero)
-    };
-    k.if_(edge, |k| {
-        if rows == bn {
-            let keys = k.let_("keys_left", w.len - n * bn)?;
-            // 16-byte chunks: 8 a row.
-            let chunks = p.cfg.head_dim / slab * bn * 8;
-            let view = k.shared_view::<ty::U32>("v_rows", va, &[chunks * 4], 1024)?;
-            let zero = zeros(k)?;
-            for i in 0..chunks / 128 {
-                let c = k.let_("chunk16", lt + i * 128)?;
-                // The chunk's row in its slab.
-                let past = k.cmp(CmpOp::Ge, (c / 8u32) % bn, keys)?;
-                k.if_(past, |k| k.vstore(&view, [c * 4u32], &zero)).end()?;
-            }
-            return publish(k, barrier, WarpSpecialized::WARPGROUP);
-        }
-        // A warpgroup's half of the keys (DecodeConfig::key_halves): `rows` rows of each slab
-        // of `bn` from `va`; the keys left past its first (none: every row cleared).
-        let keys = s32(k, w.len - n * bn - first.clone())?;
-        let chunks = p.cfg.head_dim / slab * rows * 8;
-        let view =
-            k.shared_view::<ty::U32>("v_rows", va, &[p.cfg.head_dim / slab * bn * 32], 1024)?;
-        let zero = zeros(k)?;
         for i in 0..chunks / 128 {
             let c = k.let_("chunk16", lt + i * 128)?;
-            // The chunk's row among the warpgroup's, and its word in the slabs.
-            let row = s32(k, (c / 8u32) % rows)?;
-            let past = k.pred();
-            k.setp::<ty::S32>(CmpOp::Ge, past, row, keys)?;
-            let at = k.let_(
-                "chunk_word",
-                ((c / (8 * rows)) * (8 * bn) + c % (8 * rows)) * 4u32,
-            )?;
+            // The chunk's key in the tile (its row in its slab, past the warpgroup's first),
+            // and its word in the slabs.
+            let past = k.cmp(CmpOp::Ge, (c / 8u32) % rows + first.clone(), keys)?;
+            let at = match rows == bn {
+                true => c * 4u32,
+                false => ((c / (8 * rows)) * (8 * bn) + c % (8 * rows)) * 4u32,
+            };
             k.if_(past, |k| k.vstore(&view, [at], &zero)).end()?;
         }
         publish(k, barrier, WarpSpecialized::WARPGROUP)
