@@ -42,7 +42,12 @@
 //! prefetch N B` carry an N-byte L2 prefetch size on the `cp.async` copies
 //! (`DecodeConfig::l2_prefetch`), with `clusters of N heads` or `no clusters` launch the KV
 //! heads' CTAs in clusters of N or alone (`DecodeConfig::cluster_heads`; by default pairs over
-//! an FP8 cache).
+//! an FP8 cache), with `persistent grid` run every launch on a persistent grid of one CTA an SM
+//! (`DecodeConfig::persistent`, bf16), with `two consumer warpgroups` (the unsplit problems) run
+//! every launch on two consumer warpgroups at one CTA an SM, a CTA an item, with `one wave of
+//! two CTAs an SM` (or `two waves of one CTA an SM`) launch the contiguous bf16 cache the other
+//! way (`DecodeConfig::two_waves`). `PTXKIT_DECODE_PROBLEMS` names other problems
+//! (`32x8192,32x12288`: batch x context, one new token).
 //! `benches/decode_attention_torch.py` times torch's SDPA (cuDNN and flash) on the same
 //! contiguous problems; run both in one GPU call.
 //!
@@ -90,6 +95,23 @@ fn build_ptx(c: &mut Criterion) {
 }
 
 /// The problems: `(batch, context, new tokens)`.
+/// The problems timed: `PTXKIT_DECODE_PROBLEMS` (`{batch}x{context}` separated by commas, one new
+/// token each) when it names any, else [`PROBLEMS`].
+fn problems() -> Vec<(usize, usize, usize)> {
+    let named: Vec<_> = std::env::var("PTXKIT_DECODE_PROBLEMS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|p| {
+            let (b, c) = p.trim().split_once('x')?;
+            Some((b.parse().ok()?, c.parse().ok()?, 1))
+        })
+        .collect();
+    match named.is_empty() {
+        true => PROBLEMS.to_vec(),
+        false => named,
+    }
+}
+
 const PROBLEMS: [(usize, usize, usize); 4] =
     [(32, 4096, 1), (32, 16384, 1), (8, 65536, 1), (1, 131072, 1)];
 
@@ -463,6 +485,12 @@ struct Layout {
     /// Every launch on two consumer warpgroups (`DecodeConfig::consumers`, one CTA an SM: the
     /// split rule's one-CTA counts) with this many ring stages (`DecodeConfig::stage_limit`).
     pair_stages: Option<u32>,
+    /// Every launch on a persistent grid of one CTA an SM (`DecodeConfig::persistent`: two
+    /// consumer warpgroups on each tile's key halves, the rule's stages).
+    persistent: bool,
+    /// Launches that fill two waves of one CTA an SM over long pages on the kernel for one CTA
+    /// an SM or not (`DecodeConfig::two_waves`; `None`: the default).
+    two_waves: Option<bool>,
 }
 
 impl Layout {
@@ -518,6 +546,17 @@ impl Layout {
             None => (cfg, any),
             Some(n) => (cfg.with_consumers(2).with_stage_limit(Some(n)), true),
         };
+        let (cfg, any) = match self.two_waves {
+            None => (cfg, any),
+            Some(on) => (cfg.with_two_waves(on), true),
+        };
+        let (cfg, any) = match self.persistent {
+            false => (cfg, any),
+            true => {
+                let pair = cfg.with_consumers(2).with_stage_limit(None);
+                (pair.with_persistent(true), true)
+            }
+        };
         match self.stages {
             None => (cfg, any),
             most => (cfg.with_stage_limit(most), true),
@@ -554,6 +593,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         solo_consumers: None,
         key_halves: None,
         pair_stages: None,
+        persistent: false,
+        two_waves: None,
     };
     let mut out = vec![
         layout("contiguous", None, false, None),
@@ -761,6 +802,51 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
             ..layout(&format!("{name}, {how}"), page, true, None)
         });
     }
+    // Every problem's bf16 caches on a persistent grid of one CTA an SM (DecodeConfig::persistent).
+    if head_dim() <= 128 {
+        for (name, page) in [
+            ("contiguous", None),
+            ("paged 16", Some(16)),
+            ("paged 64", Some(64)),
+        ] {
+            out.push(Layout {
+                persistent: true,
+                ..layout(&format!("{name}, persistent grid"), page, false, None)
+            });
+        }
+    }
+    // The unsplit problems' launches (more CTAs than an SM's slots at one CTA an SM) on two
+    // consumer warpgroups, one CTA an SM (`DecodeConfig::consumers`, the rule's stages): about
+    // two waves of CTAs where the default runs one of two CTAs an SM.
+    if !FORCED_SPLITS.iter().any(|f| f.0 == batch) {
+        // The contiguous bf16 cache in one wave of two CTAs an SM where the default takes two
+        // waves of one (DecodeConfig::two_waves), and the reverse.
+        let two = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, ctx as u32);
+        let row = match two.two_waves {
+            true => "contiguous, one wave of two CTAs an SM",
+            false => "contiguous, two waves of one CTA an SM",
+        };
+        out.push(Layout {
+            two_waves: Some(!two.two_waves),
+            ..layout(row, None, false, None)
+        });
+        for (name, page, fp8) in [
+            ("contiguous", None, false),
+            ("contiguous e4m3", None, true),
+            ("paged 64", Some(64), false),
+        ] {
+            let tokens = page.unwrap_or(ctx) as u32;
+            let cfg = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, tokens);
+            let pair = if fp8 { cfg.with_fp8() } else { cfg }.with_consumers(2);
+            if pair.validate().is_err() {
+                continue;
+            }
+            out.push(Layout {
+                pair_stages: Some(pair.stages()),
+                ..layout(&format!("{name}, two consumer warpgroups"), page, fp8, None)
+            });
+        }
+    }
     for (b, splits, fp8_splits) in FORCED_SPLITS {
         if b == batch {
             // Every split launch on the combine kernel (the pages' too: 33 and 4 splits, their
@@ -887,7 +973,7 @@ fn gpu(_c: &mut Criterion) {
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut rng = Rng::fresh();
-    for (batch, ctx, q_len) in PROBLEMS {
+    for (batch, ctx, q_len) in problems() {
         let row = |cache: &str, fp8: bool, splits: usize, r: Result<Times, String>| match r {
             Ok(Times {
                 cold: ms,

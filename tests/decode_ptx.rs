@@ -961,3 +961,62 @@ fn clusters_of_kv_heads_take_the_head_from_the_cluster() {
         );
     }
 }
+
+/// A persistent grid (`DecodeConfig::persistent`): the launcher sizes the grid, each role walks
+/// the items by the grid's stride, Q comes through a ring of two buffers both consumers
+/// release, the second consumer's O through a buffer of its own after the two meet at their
+/// own barrier, and the registers fit; a configuration without two bf16 consumer warpgroups on
+/// key halves, or with clusters, is refused.
+#[test]
+fn a_persistent_grid_walks_the_items() {
+    for d in [64u32, 128] {
+        for page in [16u32, 64, 4096] {
+            let cfg = DecodeConfig::new(d, 4, page)
+                .with_consumers(2)
+                .with_stage_limit(None)
+                .with_persistent(true);
+            let name = cfg.name();
+            assert!(name.ends_with("_c2h_pg"), "{name}");
+            assert_eq!(cfg.validate(), Ok(()), "{name}");
+            let built = build(Target::Sm90a, &cfg).unwrap();
+            assert!(built.launch_spec().persistent.is_some(), "{name}");
+            let ptx = built.ptx().to_string();
+            // Both roles stride by the grid (the producer's thread and each consumer).
+            assert!(ptx.matches("%nctaid.x").count() >= 2, "{name}");
+            assert!(
+                ptx.contains("setmaxnreg.dec.sync.aligned.u32 56;"),
+                "{name}"
+            );
+            assert!(
+                ptx.contains("setmaxnreg.inc.sync.aligned.u32 224;"),
+                "{name}"
+            );
+            // The two meet at their own barrier, then hand over at the handover's.
+            assert!(ptx.contains("bar.sync 4, 256;"), "{name}");
+            assert!(ptx.contains("bar.arrive 3, 256;"), "{name}");
+            assert!(ptx.contains("bar.sync 3, 256;"), "{name}");
+            assert!(!ptx.contains("q_full"), "{name}");
+            // The one-CTA kernel of a CTA an item loads Q once.
+            let once = cfg.with_persistent(false);
+            let ptx = build(Target::Sm90a, &once).unwrap().ptx().to_string();
+            assert!(!ptx.contains("bar.sync 4, 256;"), "{}", once.name());
+        }
+    }
+    let bf16 = DecodeConfig::new(128, 4, 4096).with_persistent(true);
+    for cfg in [
+        bf16,
+        bf16.with_consumers(2).with_key_halves(false),
+        bf16.with_consumers(2).with_cluster_heads(2),
+        DecodeConfig::new(128, 4, 4096)
+            .with_fp8()
+            .with_consumers(2)
+            .with_persistent(true),
+    ] {
+        assert_eq!(
+            cfg.validate(),
+            Err(DecodeConfigError::Persistent),
+            "{}",
+            cfg.name()
+        );
+    }
+}

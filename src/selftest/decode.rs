@@ -21,7 +21,9 @@
 //! unwaited; each of which must give the same bits; and every case at head dims 64 and 128,
 //! whose launches take two consumer warpgroups, also with one, `DecodeConfig::solo_consumers`,
 //! its sums in another order, and over bf16 with the two on each tile's key halves,
-//! `DecodeConfig::key_halves`, each compared with the reference on its own). Fresh random inputs;
+//! `DecodeConfig::key_halves`, and as a persistent grid, `DecodeConfig::persistent`, each
+//! compared with the reference on its own; a case of 40 sequences over 8 KV heads gives the
+//! persistent grid's CTAs several items each). Fresh random inputs;
 //! the cache slots past each sequence's end, the pages no
 //! sequence uses and the block table's unused entries poisoned (NaN, -1), O poisoned with NaN;
 //! O compared with the library's f64 reference ([`decode::reference`]) from the rounded inputs.
@@ -102,6 +104,10 @@ fn fp8(mut c: Case, per_head: bool) -> Case {
 /// The cases (see the module).
 fn cases() -> Vec<Case> {
     let ragged = [1, 17, 64, 65, 300, 1000, 33];
+    // More items (sequences x KV heads x splits) than an H200 has SMs: a persistent grid's
+    // CTAs take several each (DecodeConfig::persistent), the CTAs of a CTA an item more than
+    // one wave.
+    let many: Vec<usize> = (0..40).map(|i| 1 + (i * 97) % 700).collect();
     let mut contiguous = case(&[1000, 1024, 517], 1, (2, 4), 128, 1024, &[None, Some(1)]);
     contiguous.contiguous = true;
     vec![
@@ -113,6 +119,7 @@ fn cases() -> Vec<Case> {
         case(&[5, 129, 400], 2, (4, 1), 64, 16, &[Some(1), Some(2)]),
         case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
         contiguous,
+        case(&many, 2, (8, 4), 128, 16, &[None, Some(2)]),
         both(fp8(
             case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
             true,
@@ -536,6 +543,9 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
         // (DecodeConfig::key_halves) where they take alternate tiles.
         if !cfg.fp8 && cfg.solo_config().is_some_and(|c| c.consumers == 2) {
             apart.push(load(cfg.with_key_halves(!cfg.key_halves))?);
+            // A persistent grid (DecodeConfig::persistent), every launch on it.
+            let grid = cfg.with_consumers(2).with_stage_limit(None);
+            apart.push(load(grid.with_persistent(true))?);
         }
         worst = worst.max(run_case(ctx, &dec, &others, &apart, &c)?);
         runs += c.splits.len();
@@ -553,7 +563,8 @@ pub(crate) fn run(ctx: &mut GpuCtx) -> RunResult {
              paired and not, and in clusters of 4 or 8; every case on the kernels built for \
              one CTA an SM and for two; every paged case also launched unwaited, a programmatic \
              dependent: the same bits; d 64/128 on two consumer warpgroups and one, bf16's two also \
-             on each tile's key halves); \
+             on each tile's key halves and as a persistent grid, 40 sequences x 8 KV heads its \
+             CTAs taking several items each); \
              error / tolerance of O"
         ),
     })

@@ -4,14 +4,17 @@
 //! online softmax on the accumulator fragment.
 
 use crate::parts::ticket::last_arrival;
-use crate::parts::{ConsumerId, PageCursor, PageWindow, Ring, WarpSpecialized, ring_and_once};
+use crate::parts::{
+    ConsumerId, InitScope, PageCursor, PageWindow, PersistentGrid, Ring, WarpSpecialized,
+    init_barriers, ring_and_once,
+};
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
 use ptx_isa::{Addr, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
 
 use super::{DecodeConfig, MAX_Q_LEN};
 use crate::kernel::math::LOG2_E;
@@ -95,17 +98,71 @@ struct Work {
     last_slot: Var,
 }
 
-/// What the producer and the consumer share.
+/// Where the consumers find Q's rows.
+#[derive(Clone, Copy)]
+enum QSource<'a> {
+    /// One buffer, loaded once on its barrier.
+    Once {
+        q_s: Reg<ty::U32>,
+        q_full: NamedBarrier,
+    },
+    /// A ring of two buffers, an item's Q in each in turn ([`DecodeConfig::persistent`]): the
+    /// producer fills the next while the consumers read the last, both consumers release it.
+    Ring(&'a Ring),
+}
+
+impl QSource<'_> {
+    /// The one buffer and its barrier (the kernels of a CTA an item).
+    fn once(&self, k: &KernelBuilder) -> Result<(Reg<ty::U32>, NamedBarrier)> {
+        match *self {
+            QSource::Once { q_s, q_full } => Ok((q_s, q_full)),
+            QSource::Ring(_) => Err(k.error("Q's ring is a persistent grid's: one buffer here")),
+        }
+    }
+}
+
+/// What the producer and the consumer share, whatever the item.
+#[derive(Clone, Copy)]
+struct Base<'a> {
+    cfg: &'a DecodeConfig,
+    args: &'a Args,
+    ring: &'a Ring,
+    q: QSource<'a>,
+    /// With two consumer warpgroups over a bf16 cache, the second's row statistics on their
+    /// way to the first ([`hand_over`]).
+    stats_s: Option<Reg<ty::U32>>,
+    /// The second bf16 consumer's O on its way to the first in a persistent grid (the ring's
+    /// stage 1 otherwise, [`handover_views`]).
+    handover_o: Option<Reg<ty::U32>>,
+}
+
+impl<'a> Base<'a> {
+    /// The parts for the item `work`.
+    fn parts(&self, work: &'a Work) -> Parts<'a> {
+        Parts {
+            cfg: self.cfg,
+            args: self.args,
+            work,
+            ring: self.ring,
+            q: self.q,
+            stats_s: self.stats_s,
+            handover_o: self.handover_o,
+        }
+    }
+}
+
+/// What the producer and the consumer share for one item of work.
 struct Parts<'a> {
     cfg: &'a DecodeConfig,
     args: &'a Args,
     work: &'a Work,
     ring: &'a Ring,
-    q_s: Reg<ty::U32>,
-    q_full: NamedBarrier,
+    q: QSource<'a>,
     /// With two consumer warpgroups over a bf16 cache, the second's row statistics on their
     /// way to the first ([`hand_over`]).
     stats_s: Option<Reg<ty::U32>>,
+    /// See [`Base::handover_o`].
+    handover_o: Option<Reg<ty::U32>>,
 }
 
 /// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
@@ -117,7 +174,8 @@ struct Parts<'a> {
 /// `counters` `[batch, kv_heads, q_len]` u32 with [`DecodeConfig::fold`] (zero before the
 /// launch; the last split of each sequence, KV head and query chunk combines the splits into
 /// `o`, `fold_splits`) and `scale` (f32). The grid: `splits · chunks` x `kv_heads` x
-/// `batch` CTAs.
+/// `batch` CTAs, or with [`DecodeConfig::persistent`] a persistent grid over as many items
+/// (`Items`) that the launcher sizes to the device.
 pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let name = cfg.name();
     let mut k = KernelBuilder::new(&name, target);
@@ -132,9 +190,16 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
     let tq = cfg.tokens_per_cta();
     let chunks = Expr::ceil_div(args.q_len, tq);
     let x_extent = Expr::from(args.splits) * chunks.clone();
-    let [x, kv_head, batch] = match cfg.cluster_heads {
-        1 => k.cta_id([x_extent, args.kv_heads.into(), args.batch.into()])?,
-        c => {
+    // A persistent grid walks the items `x + x_extent · (head + kv_heads · batch)`
+    // (DecodeConfig::persistent); else a CTA an item, its ids the grid's.
+    let grid = cfg.persistent.then(|| {
+        let items = x_extent.clone() * Expr::from(args.kv_heads) * Expr::from(args.batch);
+        PersistentGrid::ctas(items)
+    });
+    let ids = match (&grid, cfg.cluster_heads) {
+        (Some(_), _) => None,
+        (None, 1) => Some(k.cta_id([x_extent.clone(), args.kv_heads.into(), args.batch.into()])?),
+        (None, c) => {
             // Clusters of `c` consecutive KV heads (DecodeConfig::cluster_heads): head =
             // cluster · c + the CTA's rank in it (PTX ISA 10.1: %cluster_ctaid, %clusterid).
             // Where `c` does not divide the KV heads, the last cluster's CTAs past them have no
@@ -142,63 +207,199 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
             // cluster waits for its peers.
             let [_, rank, _] = k.cta_id_in_cluster([1, c, 1], None)?;
             let heads = Expr::ceil_div(args.kv_heads, c);
-            let [x, of, batch] = k.cluster_id([x_extent, heads, args.batch.into()])?;
+            let [x, of, batch] = k.cluster_id([x_extent.clone(), heads, args.batch.into()])?;
             let head = k.let_("kv_head", Expr::from(of) * c + rank)?;
             let past = k.cmp(CmpOp::Ge, head, args.kv_heads)?;
             k.isa().when(past).exit()?;
-            [x, head, batch]
+            Some([x, head, batch])
         }
     };
     let roles = cfg.roles();
     let tid = roles.declare_ctas(&mut k, cfg.ctas_per_sm())?;
 
-    // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes), the K/V ring, Q's barrier.
-    let q_s = k.pool_bytes("q", cfg.q_bytes(), 1024)?;
+    // Shared memory: Q (d / 64 slabs of 64 rows x 128 bytes; a ring of two in a persistent
+    // grid, below), the K/V ring, Q's barrier.
+    let q_s = match cfg.persistent {
+        false => Some(k.pool_bytes("q", cfg.q_bytes(), 1024)?),
+        true => None,
+    };
     // A bf16 cache's second consumer hands its rows' max and sum over here (2 KB: 2 rows a
-    // thread, [`hand_over`]), its O through a ring stage.
+    // thread, [`hand_over`]), its O through a ring stage (a buffer of its own in a persistent
+    // grid).
     let stats_s = match cfg.consumers == 2 && !cfg.fp8 {
         true => Some(k.pool_bytes("handover", HANDOVER_STATS * 4, 16)?),
         false => None,
     };
-    let spec = |name: &str| TileSpec {
+    let handover_o = match cfg.persistent {
+        true => Some(k.pool_bytes("handover_o", handover_o_words(cfg) * 4, 1024)?),
+        false => None,
+    };
+    let spec = |name: &str, bytes: u32| TileSpec {
         name: name.to_string(),
-        bytes: cfg.kv_bytes(),
+        bytes,
         align: 1024,
     };
     // One ring of K and V tiles: full takes the producer's arrive.expect_tx (or each producer
     // thread's arrival on its cp.async copies), empty the consumer's releases (its
     // warpgroup's, or each of its warps' over an FP8 cache).
     let releases = cfg.releases();
-    let tiles = [spec("k"), spec("v")];
+    let tiles = [spec("k", cfg.kv_bytes()), spec("v", cfg.kv_bytes())];
     let (pipe, base) = k.pool_pipeline("kv", cfg.stages(), &tiles, cfg.fills(), releases)?;
+    // A persistent grid's Q: two buffers, each released by both consumer warpgroups.
+    let q_pipe = match cfg.persistent {
+        true => Some(k.pool_pipeline("q", 2, &[spec("q", cfg.q_bytes())], 1, 2)?),
+        false => None,
+    };
 
-    let work = work(&mut k, &args, [x, kv_head, batch], chunks)?;
+    let work = match ids {
+        Some(ids) => Some(work(&mut k, &args, ids, chunks.clone())?),
+        None => None,
+    };
 
     // The ring's barriers and Q's, initialised by thread 0; everyone sees them after the CTA
     // barrier.
-    let ring = ("kv", pipe, base, releases);
-    let (sync, ring, q_full) = ring_and_once(&mut k, &name, tid, ring, "q_full")?;
-
-    let parts = Parts {
+    let (sync, ring, q) = match (q_s, q_pipe) {
+        (Some(q_s), _) => {
+            let ring = ("kv", pipe, base, releases);
+            let (sync, ring, q_full) = ring_and_once(&mut k, &name, tid, ring, "q_full")?;
+            (sync, ring, Err((q_s, q_full)))
+        }
+        (None, Some((q_pipe, q_base))) => {
+            let mut sync = BarrierSync::new(&name, WaitMode::Spin);
+            sync.declare_globals(k.module_mut())?;
+            let kv = Ring::declare(&k, &mut sync, "kv", pipe, base, releases)?;
+            let q_ring = Ring::declare(&k, &mut sync, "q", q_pipe, q_base, 2)?;
+            init_barriers(
+                &mut k,
+                &mut sync,
+                tid,
+                (&[&kv, &q_ring], &[]),
+                InitScope::Cta,
+            )?;
+            (sync, kv, Ok(q_ring))
+        }
+        (None, None) => return Err(k.error("Q has neither a buffer nor a ring")),
+    };
+    let q = match &q {
+        Err((q_s, q_full)) => QSource::Once {
+            q_s: *q_s,
+            q_full: *q_full,
+        },
+        Ok(q_ring) => QSource::Ring(q_ring),
+    };
+    let base = Base {
         cfg,
         args: &args,
-        work: &work,
         ring: &ring,
-        q_s,
-        q_full,
+        q,
         stats_s,
+        handover_o,
+    };
+    let at = Items {
+        x_extent,
+        chunks,
+        grid,
     };
     roles.run_synced(
         &mut k,
         tid,
         sync,
-        |k, sync| producer(k, &parts, sync, tid),
-        |k, sync, me| match cfg.fp8 {
-            true => consumer_fp8(k, &parts, sync, me),
-            false => consumer(k, &parts, sync, me),
+        |k, sync| match &work {
+            Some(w) => producer(k, &base.parts(w), sync, tid, None),
+            None => producer_items(k, &base, &at, sync, tid),
+        },
+        |k, sync, me| match (&work, cfg.fp8) {
+            (Some(w), true) => consumer_fp8(k, &base.parts(w), sync, me),
+            (Some(w), false) => consumer(k, &base.parts(w), sync, me, None),
+            (None, _) => consumer_items(k, &base, &at, sync, me),
         },
     )?;
     k.finish()
+}
+
+/// A persistent grid's items ([`DecodeConfig::persistent`]): item `i` is split-and-chunk
+/// `i % x_extent` (`x_extent` = splits · chunks, a grid of a CTA an item's x) of KV head
+/// `(i / x_extent) % kv_heads` and sequence `i / (x_extent · kv_heads)`, the order of a grid of
+/// a CTA an item.
+struct Items {
+    x_extent: Expr,
+    chunks: Expr,
+    grid: Option<PersistentGrid>,
+}
+
+impl Items {
+    /// The grid, which a persistent kernel has.
+    fn grid(&self, k: &KernelBuilder) -> Result<&PersistentGrid> {
+        self.grid
+            .as_ref()
+            .ok_or_else(|| k.error("a kernel of a CTA an item walks no items"))
+    }
+
+    /// Item `item`'s work ([`work`]).
+    fn work(&self, k: &mut KernelBuilder, args: &Args, item: Var) -> Result<Work> {
+        let x = k.let_("item_x", item % self.x_extent.clone())?;
+        let rest = k.let_("item_rest", item / self.x_extent.clone())?;
+        let kv_head = k.let_("item_head", rest % args.kv_heads)?;
+        let batch = k.let_("item_batch", rest / args.kv_heads)?;
+        work(k, args, [x, kv_head, batch], self.chunks.clone())
+    }
+}
+
+/// A persistent grid's ring cursors, made once and run on over the items: the K/V ring's and
+/// Q's ring's.
+#[derive(Clone, Copy)]
+struct Cursors<'a> {
+    kv: &'a RingCursor,
+    q: &'a RingCursor,
+}
+
+/// The cursors a role of a persistent grid walks its items with.
+fn item_cursors(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<(RingCursor, RingCursor)> {
+    let kv = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+    let q = RingCursor::new(k.isa(), 2, Phase::Parity)?;
+    Ok((kv, q))
+}
+
+/// The producer of a persistent grid: [`producer`] for each of the CTA's items, the rings'
+/// cursors run on from one to the next.
+fn producer_items(
+    k: &mut KernelBuilder,
+    base: &Base<'_>,
+    items: &Items,
+    sync: &mut BarrierSync,
+    tid: Var,
+) -> Result<()> {
+    let grid = items.grid(k)?;
+    grid.for_each_with(
+        k,
+        |k| item_cursors(k, base.cfg),
+        |k, (kv, q), item| {
+            let w = items.work(k, base.args, item)?;
+            let cursors = Cursors { kv, q };
+            producer(k, &base.parts(&w), sync, tid, Some(cursors))
+        },
+    )
+}
+
+/// A consumer warpgroup of a persistent grid: [`consumer`] for each of the CTA's items (its
+/// softmax state started afresh each item), the rings' cursors run on from one to the next.
+fn consumer_items(
+    k: &mut KernelBuilder,
+    base: &Base<'_>,
+    items: &Items,
+    sync: &mut BarrierSync,
+    me: ConsumerId,
+) -> Result<()> {
+    let grid = items.grid(k)?;
+    grid.for_each_with(
+        k,
+        |k| item_cursors(k, base.cfg),
+        |k, (kv, q), item| {
+            let w = items.work(k, base.args, item)?;
+            let cursors = Cursors { kv, q };
+            consumer(k, &base.parts(&w), sync, me, Some(cursors))
+        },
+    )
 }
 
 /// The parameters (see [`build`]).
@@ -329,13 +530,19 @@ fn work(
 /// before its stage is waited for, tile `n + 1`'s); or,
 /// with [`DecodeConfig::cp_async`], the warpgroup's 128 threads copy the tiles' rows
 /// ([`copy_tiles`]).
-fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: Var) -> Result<()> {
+fn producer(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    tid: Var,
+    cursors: Option<Cursors<'_>>,
+) -> Result<()> {
     let leader = k.cmp(CmpOp::Eq, tid, 0)?;
     k.if_(leader, |k| {
-        load_q(k, p, sync)?;
+        load_q(k, p, sync, cursors.map(|c| c.q))?;
         match p.cfg.cp_async {
             true => Ok(()),
-            false => load_boxes(k, p, sync),
+            false => load_boxes(k, p, sync, cursors.map(|c| c.kv)),
         }
     })
     .end()?;
@@ -345,19 +552,40 @@ fn producer(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync, tid: V
     Ok(())
 }
 
-/// Q's rows into `q_s` by TMA, on `q_full` (see [`producer`]): one thread.
-fn load_q(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Result<()> {
+/// Q's rows into `q_s` by TMA, on `q_full`, or into the next buffer of Q's ring once both
+/// consumers have released it, on its `full` (a persistent grid, `q` its ring's cursor; see
+/// [`producer`]): one thread.
+fn load_q(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    q: Option<&RingCursor>,
+) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let slab = DecodeConfig::SLAB;
     let slabs = cfg.head_dim / slab;
     {
         let q_rows = cfg.tokens_per_cta() * cfg.group;
+        // The boxes' bytes, rows past `q_len` (zeros) included; a buffer's rows past the
+        // boxes' are never stored.
         let q_bytes = q_rows * slab * 2 * slabs;
-        let arrival = Arrival::ExpectTx(q_bytes);
-        sync.arrive(k.isa(), p.q_full, arrival, ArriveSite::Loop)?;
+        let (q_s, q_full) = match (p.q, q) {
+            (QSource::Ring(ring), Some(cur)) => {
+                let full = ring.acquire(k, sync, cur)?;
+                ring.commit(k, sync, full, q_bytes)?;
+                let at = ring.first_tile(k, cur.stage())?;
+                (at, full)
+            }
+            _ => {
+                let (q_s, q_full) = p.q.once(k)?;
+                let arrival = Arrival::ExpectTx(q_bytes);
+                sync.arrive(k.isa(), q_full, arrival, ArriveSite::Loop)?;
+                (q_s, q_full)
+            }
+        };
         for s in 0..slabs {
             let dst = k.reg::<ty::U32>();
-            k.add(dst, p.q_s, s * cfg.rows() * slab * 2)?;
+            k.add(dst, q_s, s * cfg.rows() * slab * 2)?;
             let tile =
                 TileRef::shared_row_major(ptx_isa::ScalarType::Bf16, q_rows, slab, dst, 1024)
                     .with_swizzle(SwizzleMode::B128);
@@ -371,17 +599,25 @@ fn load_q(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Resul
             k.copy_async(
                 &tile,
                 &src,
-                Some((&mut *sync, p.q_full)),
+                Some((&mut *sync, q_full)),
                 None,
                 ExecScope::Thread,
             )?;
+        }
+        if let Some(cur) = q {
+            cur.advance(k.isa())?;
         }
     }
     Ok(())
 }
 
 /// The split's key tiles by TMA boxes of `page_rows` rows (see [`producer`]): one thread.
-fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> Result<()> {
+fn load_boxes(
+    k: &mut KernelBuilder,
+    p: &Parts<'_>,
+    sync: &mut BarrierSync,
+    cur: Option<&RingCursor>,
+) -> Result<()> {
     let (cfg, args, w) = (p.cfg, p.args, p.work);
     let (bn, rows) = (DecodeConfig::BLOCK_N, cfg.page_rows);
     // The cache's boxes: one swizzle span of columns (64 bf16, or 128 e4m3; 64 at d 64).
@@ -393,7 +629,15 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
         ptx_isa::ScalarType::Bf16
     };
     {
-        let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+        // The ring's cursor: the kernel's own, or a persistent grid's, run on over its items.
+        let made;
+        let cur = match cur {
+            Some(cur) => cur,
+            None => {
+                made = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+                &made
+            }
+        };
         // The cache's loads evict-first in L2 ([`DecodeConfig::evict_first`]).
         let hint = match cfg.evict_first {
             true => Some(k.l2_policy(ptx_isa::builder::L2Evict::First)?),
@@ -421,7 +665,7 @@ fn load_boxes(k: &mut KernelBuilder, p: &Parts<'_>, sync: &mut BarrierSync) -> R
                 walk.advance(k)?;
             }
             read_pages(k, p, &walks, &next)?;
-            let full = p.ring.acquire(k, sync, &cur)?;
+            let full = p.ring.acquire(k, sync, cur)?;
             p.ring.commit(k, sync, full, p.ring.tx_bytes())?;
             let tiles = p.ring.tile_addrs(k, cur.stage())?;
             for (cache, &tile) in [&args.k_cache, &args.v_cache].into_iter().zip(&tiles) {
@@ -713,6 +957,7 @@ fn consumer(
     p: &Parts<'_>,
     sync: &mut BarrierSync,
     me: ConsumerId,
+    cursors: Option<Cursors<'_>>,
 ) -> Result<()> {
     let (cfg, w) = (p.cfg, p.work);
     let (bn, d) = (DecodeConfig::BLOCK_N, cfg.head_dim);
@@ -737,19 +982,38 @@ fn consumer(
     };
     let st = softmax_state(k, dt, keys, d)?;
     let (s_acc, o_acc, rows) = (&st.s_acc, &st.o_acc, &st.rows);
-    sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
+    // Q's buffer: the one, or the item's of Q's ring (a persistent grid's).
+    let q_s = match (p.q, cursors) {
+        (QSource::Ring(ring), Some(c)) => {
+            let [q_s] = ring.wait_tiles(k, sync, c.q)?;
+            q_s
+        }
+        _ => {
+            let (q_s, q_full) = p.q.once(k)?;
+            sync.wait(k.isa(), q_full.at, None, q_full.addr, 0u32)?;
+            q_s
+        }
+    };
     let q_tile = TileRef::shared_slabs(
         dt,
         [DecodeConfig::ROWS, d],
         DecodeConfig::ROWS,
-        p.q_s,
+        q_s,
         1024,
         SwizzleMode::B128,
     );
-    let cur = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+    // The ring's cursor: the kernel's own, or a persistent grid's, run on over its items.
+    let made;
+    let cur = match cursors {
+        Some(c) => c.kv,
+        None => {
+            made = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
+            &made
+        }
+    };
     let (start, others) = match halves {
         true => (Expr::from(w.first), None),
-        false => alternate_tiles(k, p, &cur, me)?,
+        false => alternate_tiles(k, p, cur, me)?,
     };
     let step = if halves { 1 } else { consumers };
     let first_key = match halves {
@@ -757,7 +1021,7 @@ fn consumer(
         false => Expr::from(0u32),
     };
     k.for_range_step(start, w.end, step, |k, n| {
-        let [ka, va] = p.ring.wait_tiles(k, sync, &cur)?;
+        let [ka, va] = p.ring.wait_tiles(k, sync, cur)?;
         let (ka, va) = match half_at {
             Some(at) => {
                 let (kh, vh) = (k.reg::<ty::U32>(), k.reg::<ty::U32>());
@@ -808,12 +1072,17 @@ fn consumer(
             ExecScope::Warpgroup,
         )?;
         k.wgmma_wait_group(0)?;
-        p.ring.release_next(k, sync, &cur, leader, false)?;
+        p.ring.release_next(k, sync, cur, leader, false)?;
         if let Some(others) = others {
             cur.skip(k.isa(), others)?;
         }
         Ok(())
     })?;
+    // Q's buffer is free for the item after next once both consumers are past their last
+    // tile's `S` (a persistent grid's).
+    if let (QSource::Ring(ring), Some(c)) = (p.q, cursors) {
+        ring.release_next(k, sync, c.q, leader, false)?;
+    }
     let_combine_start(k, p)?;
     let finish = |k: &mut KernelBuilder| {
         epilogue(k, p, o_acc, rows, (&st.m, &st.l), &scales, lt)?;
@@ -823,12 +1092,15 @@ fn consumer(
         1 => finish(k),
         _ => {
             // The second warpgroup hands its state to the first, which merges and stores. With
-            // key halves both read every stage: they meet first, so stage 1 is free.
+            // key halves both read every stage: they meet first, so stage 1 is free (in a
+            // persistent grid, the handover's buffer: the first has read the last item's; at a
+            // barrier of their own, DecodeConfig::MEET_BARRIER).
             if halves {
-                k.sync_named(
-                    DecodeConfig::HANDOVER_BARRIER,
-                    2 * WarpSpecialized::WARPGROUP,
-                )?;
+                let meet = match cfg.persistent {
+                    true => DecodeConfig::MEET_BARRIER,
+                    false => DecodeConfig::HANDOVER_BARRIER,
+                };
+                k.sync_named(meet, 2 * WarpSpecialized::WARPGROUP)?;
             }
             let second = k.cmp(CmpOp::Eq, me.index, 1u32)?;
             k.if_(second, |k| hand_over(k, p, &st, lt)).else_(|k| {
@@ -940,6 +1212,11 @@ fn take_over(
 /// of a thread's 2 rows.
 const HANDOVER_STATS: u32 = 4 * WarpSpecialized::WARPGROUP;
 
+/// Words of the second bf16 consumer's O ([`hand_over`]): the warpgroup's 64 x d accumulator.
+fn handover_o_words(cfg: &DecodeConfig) -> u32 {
+    DecodeConfig::ROWS * cfg.head_dim
+}
+
 /// The handover's views ([`hand_over`], [`take_over`]): O's values in the ring's stage 1
 /// (its K and V tiles, one region), the rows' max and sum in their buffer.
 fn handover_views(
@@ -951,19 +1228,25 @@ fn handover_views(
     let Some(values) = st.o_acc.regs().map(<[_]>::len) else {
         return Err(k.error("O is a register fragment"));
     };
-    let Some(stride) = p.ring.pipeline().stride() else {
-        return Err(k.error("the ring's stages are not evenly spaced"));
-    };
     let o_words = values as u32 * threads;
-    if p.ring.stages() < 2 || o_words * 4 > stride {
-        return Err(k.error("the ring's stage 1 does not hold the second consumer's O"));
-    }
     let (Some(stats_s), 2) = (p.stats_s, st.rows.count) else {
         return Err(k.error("the handover's statistics take 2 rows a thread and their buffer"));
     };
-    let at = k.reg::<ty::U32>();
-    k.mov(at, 1u32)?;
-    let region = p.ring.first_tile(k, at)?;
+    let region = match p.handover_o {
+        Some(buffer) if o_words == handover_o_words(p.cfg) => buffer,
+        Some(_) => return Err(k.error("the handover's buffer does not hold the second's O")),
+        None => {
+            let Some(stride) = p.ring.pipeline().stride() else {
+                return Err(k.error("the ring's stages are not evenly spaced"));
+            };
+            if p.ring.stages() < 2 || o_words * 4 > stride {
+                return Err(k.error("the ring's stage 1 does not hold the second consumer's O"));
+            }
+            let at = k.reg::<ty::U32>();
+            k.mov(at, 1u32)?;
+            p.ring.first_tile(k, at)?
+        }
+    };
     let o_view = k.shared_view::<ty::F32>("handover_o", region, &[o_words], 1024)?;
     let stats_view = k.shared_view::<ty::F32>("handover_stats", stats_s, &[HANDOVER_STATS], 16)?;
     Ok((o_view, stats_view))
@@ -1074,8 +1357,9 @@ fn consumer_fp8(
         k.mov(r, 0.0f32)?;
     }
     let (rows, m, l) = row_statistics(k, &s_acc, &o_acc)?;
-    sync.wait(k.isa(), p.q_full.at, None, p.q_full.addr, 0u32)?;
-    q_to_f16(k, p, ct, threads)?;
+    let (q_s, q_full) = p.q.once(k)?;
+    sync.wait(k.isa(), q_full.at, None, q_full.addr, 0u32)?;
+    q_to_f16(k, q_s, p.cfg, ct, threads)?;
     // Q's A fragment of k-step c: rows g and g + 8 (g = lane / 4), 8 bytes at column
     // 16 c + 4 tig of Q's 128-byte-swizzled slabs of 64 columns (row r's 16-byte chunk x at
     // (x ^ r % 8) · 16; rows g and g + 8 share the swizzle, 8 rows apart).
@@ -1084,7 +1368,7 @@ fn consumer_fp8(
     let tig = k.let_("tig", lane % 4u32)?;
     let q_row = k.eval(Expr::from(g) * 128u32 + (tig % 2u32) * 8u32)?;
     let q_row_a = k.reg::<ty::U32>();
-    k.add(q_row_a, q_row, p.q_s)?;
+    k.add(q_row_a, q_row, q_s)?;
     let half = k.eval(tig / 2u32)?;
     let g_r = k.eval(g)?;
     let q_frag = |k: &mut KernelBuilder, c: u32| -> Result<[RegRef; 4]> {
@@ -1493,12 +1777,18 @@ fn publish(k: &mut KernelBuilder, barrier: impl Into<Src<ty::U32>>, threads: u32
 /// Q's bf16 rows converted to f16 in place by the consumers' `threads` (`ct` each one's index
 /// among them; each 32-bit pair where it is, so the swizzle stays; bf16 values within f16's
 /// range are exact in it), then published to wgmma.
-fn q_to_f16(k: &mut KernelBuilder, p: &Parts<'_>, ct: Var, threads: u32) -> Result<()> {
-    let words = p.cfg.rows() * p.cfg.head_dim / 2;
+fn q_to_f16(
+    k: &mut KernelBuilder,
+    q_s: Reg<ty::U32>,
+    cfg: &DecodeConfig,
+    ct: Var,
+    threads: u32,
+) -> Result<()> {
+    let words = cfg.rows() * cfg.head_dim / 2;
     if words % threads != 0 {
         return Err(k.error("Q's words are not a whole number a consumer thread"));
     }
-    let view = k.shared_view::<ty::U32>("q_words", p.q_s, &[words], 1024)?;
+    let view = k.shared_view::<ty::U32>("q_words", q_s, &[words], 1024)?;
     for i in 0..words / threads {
         let at = [ct + i * threads];
         let word = k.load(&view, at.clone())?;

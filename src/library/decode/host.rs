@@ -237,7 +237,7 @@ impl Decode {
         .map_err(DecodeShapeError::from)?;
         let qs = q.desc().shape.clone();
         let (batch, q_len, heads) = (qs[0], qs[1], qs[2]);
-        let kv_heads = k_cache.desc().shape[2];
+        let (page_size, kv_heads) = (k_cache.desc().shape[1], k_cache.desc().shape[2]);
         if kv_heads * self.cfg.group as usize != heads {
             let group = self.cfg.group;
             return Err(DecodeShapeError::Heads {
@@ -294,9 +294,12 @@ impl Decode {
         if let Some(s) = kv_scales {
             main.extend([s.k_scale.into(), s.v_scale.into()]);
         }
-        // CTAs that fit one an SM take the kernel for them (DecodeConfig::solo_config).
+        // CTAs that fit one an SM, or most of two waves of one over long runs of contiguous
+        // keys, take the kernel for them (DecodeConfig::takes_solo, DecodeConfig::solo_config).
         let chunks = q_len.div_ceil(self.cfg.tokens_per_cta() as usize);
-        let alone = splits * chunks * kv_heads * batch <= self.sms;
+        let ctas = splits * chunks * kv_heads * batch;
+        let keys = max_seq_len.div_ceil(splits);
+        let alone = self.cfg.takes_solo(ctas, keys, page_size, self.sms);
         let (kernel, solo) = match (&self.folded, fold && !self.cfg.fold) {
             (Some((kernel, solo)), true) => (kernel, solo.as_ref()),
             _ => (&self.kernel, self.solo.as_ref()),

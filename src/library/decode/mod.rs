@@ -27,8 +27,11 @@
 //! from shared memory into `mma.sync` fragments and converted to f16 in registers
 //! ([`crate::parts::fragments`]), its own softmax state merged with the others' at the end.
 //! Few sequences split their keys over several CTAs
-//! (flash-decoding, [`DecodeConfig::splits`]); where a launch's CTAs fit one an SM the kernel
-//! has two consumer warpgroups taking the key tiles in turn ([`DecodeConfig::consumers`]); the
+//! (flash-decoding, [`DecodeConfig::splits`]); where a launch's CTAs fit one an SM (or, over
+//! long contiguous sequences, most of two waves of one: [`DecodeConfig::two_waves`]) the kernel
+//! has two consumer warpgroups taking the key tiles in turn or each tile's halves of the keys
+//! ([`DecodeConfig::consumers`]); with [`DecodeConfig::persistent`] a persistent grid of one CTA
+//! an SM walks the items instead ([`crate::parts::PersistentGrid`]); the
 //! splits' partial outputs and log-sum-exps go
 //! to an f32 workspace, merged in a fixed order (deterministic) by a second kernel
 //! ([`build_combine`], launched as a programmatic dependent of the decode kernel,
@@ -109,6 +112,13 @@ pub enum DecodeConfigError {
     /// a tile's keys apart.
     #[error("key halves are two bf16 consumer warpgroups': not over an FP8 cache")]
     KeyHalvesFp8,
+    /// A persistent grid ([`DecodeConfig::persistent`]) without two bf16 consumer warpgroups on
+    /// each tile's key halves, or with clusters of KV heads.
+    #[error(
+        "a persistent grid takes two bf16 consumer warpgroups on each tile's key halves and no \
+         clusters of KV heads"
+    )]
+    Persistent,
     /// A ring stage limit ([`DecodeConfig::stage_limit`]) below what the kernel needs.
     #[error("at most {most} ring stages: the kernel takes at least {fewest}")]
     StageLimit {
@@ -344,6 +354,34 @@ pub struct DecodeConfig {
     /// `with_stage_limit(Some(3))` over a contiguous FP8 cache takes two CTAs an SM there: 0.1-0.7
     /// % slower at 8 x 64k and 1.4-2.8 % at 1 x 128k at those clocks, back to back.
     pub stage_limit: Option<u32>,
+    /// The kernel walks its work items (a split of the keys, a query chunk, a KV head and a
+    /// sequence each, split fastest) as a persistent grid of one CTA an SM
+    /// ([`crate::parts::PersistentGrid`]: CTA `c` of `G` takes items `c`, `c + G`, ...; the
+    /// launcher sizes the grid to `min(items, SMs)`), instead of a CTA an item. The producer's
+    /// ring and its cursor run on from one item to the next, so the next item's key tiles and
+    /// Q (a ring of two Q buffers, released by both consumers after an item's last tile) load
+    /// while the consumers end the last; the second consumer's O goes to the first through a
+    /// buffer of its own (not the ring's stage 1, which the next item's tiles may hold), after
+    /// the two meet at [`DecodeConfig::MEET_BARRIER`]. Takes two bf16 consumer warpgroups on
+    /// each tile's key halves ([`DecodeConfig::consumers`], [`DecodeConfig::key_halves`]) and
+    /// no clusters ([`DecodeConfig::cluster_heads`]): [`DecodeConfigError::Persistent`]. The
+    /// same bits as the two-consumer kernel of a CTA an item. Off by default.
+    pub persistent: bool,
+    /// Over a bf16 cache, a launch whose CTAs each read a long run of contiguous keys (at least
+    /// [`DecodeConfig::LONG_RUN`] keys, from pages of at least as many tokens: a contiguous
+    /// cache of long sequences) and fill most of two waves of one CTA an SM (more than the SMs,
+    /// at least 70 % of twice them) takes the launcher's kernel for one CTA an SM
+    /// ([`DecodeConfig::solo_config`]: two consumer warpgroups) as a launch whose CTAs fit one
+    /// an SM does, instead of one wave of two CTAs an SM ([`DecodeConfig::takes_solo`]): one CTA
+    /// an SM streams a sequence's contiguous keys faster than two (as the split problems' 2
+    /// splits beat 4, [`DecodeConfig::splits`]). On by default: measured on the H200
+    /// (BENCHMARKS.md, session 25, head dim 128, three processes) at 32 x 16k (256 CTAs)
+    /// 1.4-1.6 % faster from a cold L2 (487.3-487.9 µs against 494.2-495.6) and back to back
+    /// (475.9-476.5 against 483.7-485.8), at 32 x 12k 1.0-1.4 %, at 24 x 16k (192 CTAs, 73 %
+    /// of two waves) 1.2-1.6 %; level to 0.6 % slower at 32 x 8k and 0.5-1.3 % slower at 32 x
+    /// 4k, where the second wave's start costs what one CTA an SM gains; over 64-token pages at
+    /// 32 x 16k not faster (-0.6 to +1.6 %).
+    pub two_waves: bool,
 }
 
 /// The most new tokens a sequence may have.
@@ -371,6 +409,17 @@ impl DecodeConfig {
     /// statistics to the first at ([`DecodeConfig::consumers`]; the consumers' own barriers
     /// for a V tile's clearing are [`DecodeConfig::CLEAR_BARRIER`] and the id after it).
     pub const HANDOVER_BARRIER: u32 = 3;
+    /// The named barrier the two bf16 consumer warpgroups of a persistent kernel
+    /// ([`DecodeConfig::persistent`]) meet at after an item's last tile, before the second
+    /// hands its state over at [`DecodeConfig::HANDOVER_BARRIER`]: a barrier of its own, so the
+    /// second's arrival there for one item and its wait here for the next never complete one
+    /// barrier together (PTX ISA 9.7.13.1: a barrier completes on its count of arrivals,
+    /// whichever instruction made them).
+    pub const MEET_BARRIER: u32 = 4;
+    /// The fewest keys a CTA reads, from pages of at least as many tokens, for
+    /// [`DecodeConfig::two_waves`]: a contiguous cache (one page a sequence) of sequences this
+    /// long.
+    pub const LONG_RUN: u32 = 12288;
     /// The most splits [`DecodeConfig::splits`] chooses, and the default
     /// [`DecodeConfig::fold_up_to`]: every split launch the rule makes folds.
     pub const MOST_SPLITS: u32 = 64;
@@ -411,6 +460,8 @@ impl DecodeConfig {
             l2_prefetch: None,
             cluster_heads: 1,
             stage_limit: Self::measured_stage_limit(head_dim, false, false, page_rows),
+            persistent: false,
+            two_waves: true,
         }
     }
 
@@ -539,6 +590,52 @@ impl DecodeConfig {
         DecodeConfig { key_halves, ..self }
     }
 
+    /// The same as a persistent grid or a CTA an item ([`DecodeConfig::persistent`]).
+    pub fn with_persistent(self, persistent: bool) -> DecodeConfig {
+        DecodeConfig { persistent, ..self }
+    }
+
+    /// The same with launches that fill most of two waves of one CTA an SM over long runs of
+    /// contiguous keys on the kernel for one CTA an SM or not ([`DecodeConfig::two_waves`]).
+    pub fn with_two_waves(self, two_waves: bool) -> DecodeConfig {
+        DecodeConfig { two_waves, ..self }
+    }
+
+    /// Whether a launch of `ctas` CTAs (splits · query chunks · KV heads · sequences), each
+    /// reading at most `keys` keys (the longest sequence over the splits) from pages of
+    /// `page_size` tokens, on `sms` SMs takes the launcher's kernel for one CTA an SM
+    /// ([`DecodeConfig::solo_config`], where there is one): where its CTAs fit one an SM, and
+    /// with [`DecodeConfig::two_waves`] over a bf16 cache where `keys` and `page_size` are at
+    /// least [`DecodeConfig::LONG_RUN`] and the CTAs fill most of two waves of one an SM (more
+    /// than `sms`, at least 70 % of `2 · sms`).
+    ///
+    /// ```
+    /// use ptxkit::library::decode::DecodeConfig;
+    ///
+    /// let cfg = DecodeConfig::new(128, 4, 16384);
+    /// // 1 x 128k over 8 KV heads, 16 splits: 128 CTAs on 132 SMs.
+    /// assert!(cfg.takes_solo(128, 8192, 131072, 132));
+    /// // 32 contiguous sequences of 16k: 256 CTAs, two waves of one an SM.
+    /// assert!(cfg.takes_solo(256, 16384, 16384, 132));
+    /// // Over 64-token pages, or sequences of 4k, one wave of two CTAs an SM.
+    /// assert!(!cfg.takes_solo(256, 16384, 64, 132));
+    /// assert!(!cfg.takes_solo(256, 4096, 4096, 132));
+    /// // Too few for most of a second wave, or more than two.
+    /// assert!(!cfg.takes_solo(160, 16384, 16384, 132));
+    /// assert!(!cfg.takes_solo(512, 16384, 16384, 132));
+    /// assert!(!cfg.with_fp8().takes_solo(256, 16384, 16384, 132));
+    /// assert!(!cfg.with_two_waves(false).takes_solo(256, 16384, 16384, 132));
+    /// ```
+    pub fn takes_solo(&self, ctas: usize, keys: usize, page_size: usize, sms: usize) -> bool {
+        let sms = sms.max(1);
+        if ctas <= sms {
+            return true;
+        }
+        let run = Self::LONG_RUN as usize;
+        let long = self.two_waves && !self.fp8 && keys >= run && page_size >= run;
+        long && ctas <= 2 * sms && ctas * 10 >= 14 * sms
+    }
+
     /// Whether two consumer warpgroups take each key tile's halves
     /// ([`DecodeConfig::key_halves`]) in this kernel.
     pub fn halves_tiles(&self) -> bool {
@@ -649,12 +746,18 @@ impl DecodeConfig {
     /// producer, 232 to the consumer), one at 256 (whose O takes 128 registers; the producer
     /// keeps 40 when its threads copy a tile's 16 rows of 256 bytes by `cp.async`,
     /// [`DecodeConfig::cp_async`], from the 256 a thread holds at launch). With two consumer
-    /// warpgroups ([`DecodeConfig::consumers`], one CTA an SM) 24 and 240.
+    /// warpgroups ([`DecodeConfig::consumers`], one CTA an SM) 24 and 240, in a persistent grid
+    /// ([`DecodeConfig::persistent`]) 56 and 224.
     pub fn roles(&self) -> WarpSpecialized {
         if self.consumers == 2 {
             // 384 threads hold 168 registers each at launch: 24 to the producer (its copies
-            // of rows of at most 128 bytes, as at two CTAs an SM), 240 to each consumer.
-            return WarpSpecialized::new(2, 24, 240);
+            // of rows of at most 128 bytes, as at two CTAs an SM), 240 to each consumer; a
+            // persistent grid's producer 56 (its items' ids and Q's ring beside the page
+            // cursors: 40 spill with 16-row boxes) and its consumers 224 (what 56 leaves).
+            return match self.persistent {
+                true => WarpSpecialized::new(2, 56, 224),
+                false => WarpSpecialized::new(2, 24, 240),
+            };
         }
         match (self.ctas_per_sm(), self.cp_async) {
             (1, true) => WarpSpecialized::new(1, 40, 240),
@@ -775,7 +878,7 @@ impl DecodeConfig {
     /// The kernel's name.
     pub fn name(&self) -> String {
         format!(
-            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}{}{}",
+            "decode_{}_d{}_g{}_r{}{}{}{}{}{}{}{}{}{}{}{}{}{}",
             if self.fp8 { "e4m3" } else { "bf16" },
             self.head_dim,
             self.group,
@@ -817,7 +920,8 @@ impl DecodeConfig {
             match self.fewer_stages() {
                 true => format!("_st{}", self.stages()),
                 false => String::new(),
-            }
+            },
+            if self.persistent { "_pg" } else { "" }
         )
     }
 
@@ -875,6 +979,9 @@ impl DecodeConfig {
         let odd = stages % 2 == 1 && !self.halves_tiles();
         if self.consumers == 2 && (odd || stages < fewest) {
             return Err(DecodeConfigError::ConsumerStages { stages, fewest });
+        }
+        if self.persistent && !(self.halves_tiles() && self.cluster_heads == 1) {
+            return Err(DecodeConfigError::Persistent);
         }
         Ok(())
     }
@@ -936,6 +1043,13 @@ impl DecodeConfig {
                             out.extend(one.with_solo(true).solo_config());
                             if !fp8 {
                                 out.extend(cfg.with_key_halves(true).solo_config());
+                                // A persistent grid (DecodeConfig::persistent), folding too.
+                                if head_dim <= 128 {
+                                    let grid = cfg.with_consumers(2).with_stage_limit(None);
+                                    let grid = grid.with_persistent(true);
+                                    out.push(grid);
+                                    out.push(grid.with_fold());
+                                }
                             }
                         }
                     }
