@@ -837,7 +837,8 @@ fn layouts(batch: usize, ctx: usize) -> Vec<Layout> {
         ] {
             let tokens = page.unwrap_or(ctx) as u32;
             let cfg = DecodeConfig::new(head_dim() as u32, (HEADS / KV_HEADS) as u32, tokens);
-            let pair = if fp8 { cfg.with_fp8() } else { cfg }.with_consumers(2);
+            let pair = if fp8 { cfg.with_fp8() } else { cfg };
+            let pair = pair.with_consumers(2).with_stage_limit(None);
             if pair.validate().is_err() {
                 continue;
             }

@@ -775,10 +775,10 @@ fn fp8_16_row_pages_take_tma_boxes_at_one_cta_an_sm() {
 }
 
 /// At head dim 128 the kernel for launches whose CTAs share SMs has 3 ring stages over an FP8
-/// cache copied by `cp.async` and 2 over a bf16 cache of 16-row page boxes
+/// cache copied by `cp.async` and 2 over a bf16 cache of 16-row page boxes or a contiguous one
 /// (`DecodeConfig::stage_limit`, names `_st3`, `_st2`), and the launcher's second kernel, for
 /// launches whose CTAs fit one an SM, the rule's 6 or 3; FP8 TMA boxes (a contiguous cache,
-/// pages over 64 tokens), bf16 contiguous or 32- and 64-row boxes keep the rule's. Head dim 64
+/// pages over 64 tokens) and bf16 32- and 64-row page boxes keep the rule's. Head dim 64
 /// takes 3 of any cache, 256 FP8 4 and bf16 2 (`DecodeConfig::measured_stage_limit`). A limit
 /// below 3 over FP8 (the warps' merge reuses 3 stages) or 2 over bf16 is a typed error.
 #[test]
@@ -814,6 +814,19 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
     let pair = boxes.with_stage_limit(None).with_consumers(2);
     assert_eq!(boxes.solo_config(), Some(pair));
     assert_eq!(DecodeConfig::new(128, 4, 48).stage_limit, Some(2));
+    // A contiguous bf16 cache: 2 of 3 on the two-CTA kernel, the rule's 3 on the second; its
+    // split launches still one CTA an SM first (16 splits at 1 x 128k, 2 at 8 x 64k), not the
+    // two CTAs an SM a stage limit puts first elsewhere.
+    for page in [DecodeConfig::CONTIGUOUS_PAGE, 4096, 131072] {
+        let contiguous = DecodeConfig::new(128, 4, page);
+        assert_eq!((contiguous.stage_limit, contiguous.stages()), (Some(2), 2));
+        assert!(contiguous.name().ends_with("_st2"), "{}", contiguous.name());
+        let pair = contiguous.with_stage_limit(None).with_consumers(2);
+        assert_eq!(contiguous.solo_config(), Some(pair));
+        assert_eq!(contiguous.splits(1, 8, 1, 131072, 132), 16);
+        assert_eq!(contiguous.splits(8, 8, 1, 65536, 132), 2);
+    }
+    assert_eq!(inits(&DecodeConfig::new(128, 4, 4096)), 2);
     for cfg in [
         DecodeConfig::new(128, 4, 4096)
             .with_fp8()
@@ -821,7 +834,7 @@ fn fp8_copies_take_three_stages_where_two_ctas_share_an_sm() {
         DecodeConfig::new(128, 4, 128)
             .with_fp8()
             .with_solo_consumers(1),
-        DecodeConfig::new(128, 4, 4096).with_solo_consumers(1),
+        DecodeConfig::new(128, 4, DecodeConfig::CONTIGUOUS_PAGE - 64).with_solo_consumers(1),
         DecodeConfig::new(128, 4, 64).with_solo_consumers(1),
         DecodeConfig::new(128, 4, 32).with_solo_consumers(1),
     ] {

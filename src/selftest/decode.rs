@@ -108,6 +108,10 @@ fn cases() -> Vec<Case> {
     // CTAs take several each (DecodeConfig::persistent), the CTAs of a CTA an item more than
     // one wave.
     let many: Vec<usize> = (0..40).map(|i| 1 + (i * 97) % 700).collect();
+    // The same over a contiguous cache: the two-CTA kernel's contiguous ring (2 stages at head
+    // dim 128, DecodeConfig::measured_stage_limit) past a wave of CTAs.
+    let mut many_contiguous = case(&many, 1, (8, 4), 128, 1024, &[None]);
+    many_contiguous.contiguous = true;
     let mut contiguous = case(&[1000, 1024, 517], 1, (2, 4), 128, 1024, &[None, Some(1)]);
     contiguous.contiguous = true;
     vec![
@@ -120,6 +124,7 @@ fn cases() -> Vec<Case> {
         case(&[1, 300, 1500], 1, (2, 4), 256, 128, &[None, Some(3)]),
         contiguous,
         case(&many, 2, (8, 4), 128, 16, &[None, Some(2)]),
+        many_contiguous,
         both(fp8(
             case(&ragged, 1, (2, 4), 128, 16, &[None, Some(1), Some(3)]),
             true,

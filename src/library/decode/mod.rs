@@ -416,6 +416,9 @@ impl DecodeConfig {
     /// barrier together (PTX ISA 9.7.13.1: a barrier completes on its count of arrivals,
     /// whichever instruction made them).
     pub const MEET_BARRIER: u32 = 4;
+    /// The fewest tokens a page of a cache taken for a contiguous one (one page a sequence) by
+    /// [`DecodeConfig::measured_stage_limit`] and the split rule ([`DecodeConfig::splits`]).
+    pub const CONTIGUOUS_PAGE: u32 = 1024;
     /// The fewest keys a CTA reads, from pages of at least as many tokens, for
     /// [`DecodeConfig::two_waves`]: a contiguous cache (one page a sequence) of sequences this
     /// long.
@@ -459,7 +462,7 @@ impl DecodeConfig {
             touch_pages: 0,
             l2_prefetch: None,
             cluster_heads: 1,
-            stage_limit: Self::measured_stage_limit(head_dim, false, false, page_rows),
+            stage_limit: Self::measured_stage_limit(head_dim, false, false, page_size),
             persistent: false,
             two_waves: true,
         }
@@ -479,7 +482,7 @@ impl DecodeConfig {
             table_window: cp_async && self.page_rows == 16,
             cluster_heads: 2,
             key_halves: false,
-            stage_limit: Self::measured_stage_limit(self.head_dim, true, cp_async, self.page_rows),
+            stage_limit: Self::measured_stage_limit(self.head_dim, true, cp_async, self.page_size),
             ..self
         }
     }
@@ -490,21 +493,27 @@ impl DecodeConfig {
     /// 64-token pages shuffled; against the rule's stages in the same processes, back to back):
     /// at head dim 64 3 stages of any cache (bf16 of 6, FP8 of 12: 3-44 % faster, the FP8 pages
     /// and the split problems most); at 128 3 over an FP8 cache copied by `cp.async` (of 6:
-    /// 2.5-6.4 %) and 2 over bf16 16-row page boxes (of 3: 0.6-1.4 %), none over an FP8 cache's
-    /// TMA boxes, a contiguous bf16 cache or 32- and 64-row boxes (even or slower where
-    /// measured); at 256 (one CTA an SM) 4 over FP8 (of 6: the contiguous cache 0.2-4 %, the
-    /// pages 4-6 % at 32 x 4k and 1 x 128k and -4 to +3 % at the two-wave 32 x 16k and 8 x 64k)
-    /// and 2 over bf16 (of 3: -0.2 to +1.5 %).
+    /// 2.5-6.4 %) and 2 over bf16 16-row page boxes (of 3: 0.6-1.4 %) and over a contiguous bf16
+    /// cache (pages of at least [`DecodeConfig::CONTIGUOUS_PAGE`] tokens; of 3, session 25's
+    /// reading of eight calls of sessions 22 and 23: 32 x 4k 0.4-0.9 % faster cold and 0.6-0.8
+    /// % back to back, 32 x 16k level to 0.6 % faster), none over an FP8 cache's TMA boxes or
+    /// bf16 32- and 64-row page boxes (even or slower where measured); at 256 (one CTA an SM) 4
+    /// over FP8 (of 6: the contiguous cache 0.2-4 %, the pages 4-6 % at 32 x 4k and 1 x 128k and
+    /// -4 to +3 % at the two-wave 32 x 16k and 8 x 64k) and 2 over bf16 (of 3: -0.2 to +1.5 %).
+    /// `page_size`: the tokens a page the configuration is chosen for
+    /// ([`DecodeConfig::page_size`]).
     pub fn measured_stage_limit(
         head_dim: u32,
         fp8: bool,
         cp_async: bool,
-        page_rows: u32,
+        page_size: u32,
     ) -> Option<u32> {
+        let rows16 = page_size % 32 != 0;
+        let contiguous = page_size >= Self::CONTIGUOUS_PAGE;
         match (head_dim, fp8) {
             (64, _) => Some(3),
             (128, true) => cp_async.then_some(3),
-            (128, false) => (page_rows == 16).then_some(2),
+            (128, false) => (rows16 || contiguous).then_some(2),
             (256, true) => Some(4),
             (256, false) => Some(2),
             _ => None,
@@ -987,8 +996,9 @@ impl DecodeConfig {
     }
 
     /// The configurations the tests assemble: every head dim and box height (pages of 16, 32
-    /// and 64 tokens), groups 1, 4, 5, 8 and 16, bf16 and FP8 caches (FP8 also contiguous, of
-    /// 4096 tokens: 64-row TMA boxes, where 64-token pages take `cp.async`), the splits combined
+    /// and 64 tokens), groups 1, 4, 5, 8 and 16, bf16 and FP8 caches, each also contiguous, of
+    /// 4096 tokens (FP8: 64-row TMA boxes, where 64-token pages take `cp.async`; bf16 at head
+    /// dim 128: 2 ring stages, [`DecodeConfig::measured_stage_limit`]), the splits combined
     /// by the combine kernel (and, at head dim 128 and 16-token pages, in the decode kernel:
     /// [`DecodeConfig::fold`]; and with evict-first loads (TMA boxes) and the combine an
     /// ordinary kernel; and launched as an ordinary kernel, not a programmatic dependent,
@@ -1005,11 +1015,7 @@ impl DecodeConfig {
     pub fn all() -> Vec<DecodeConfig> {
         let mut out = Vec::new();
         for fp8 in [false, true] {
-            let pages: &[u32] = if fp8 {
-                &[16, 32, 64, 4096]
-            } else {
-                &[16, 32, 64]
-            };
+            let pages: &[u32] = &[16, 32, 64, 4096];
             for head_dim in [64, 128, 256] {
                 for group in [1, 4, 5, 8, 16] {
                     for &page_size in pages {
@@ -1075,7 +1081,9 @@ impl DecodeConfig {
     /// one with the rule's 6): the shuffled pages' CTAs, each slower or faster by where its
     /// pages lie, share SMs and finish closer together (H200, BENCHMARKS.md, session 22,
     /// 16-token pages back to back: 1 x 128k 32 splits 68.2-68.7 µs against 16's 70.7-71.5,
-    /// 8 x 64k 4 splits 249.4-250.8 against 2's 258.1-259.7).
+    /// 8 x 64k 4 splits 249.4-250.8 against 2's 258.1-259.7); not over a contiguous bf16 cache
+    /// at head dim 128 ([`DecodeConfig::CONTIGUOUS_PAGE`]), whose 2 stages are for its unsplit
+    /// launches.
     pub fn splits(
         &self,
         batch: usize,
@@ -1094,8 +1102,12 @@ impl DecodeConfig {
         }
         // A memory-bound CTA reads at its share of the bandwidth: in one wave, the most CTAs,
         // one an SM, else as many as an SM holds; as many as an SM holds first where their
-        // kernel has fewer stages than the rule's.
-        let rooms = match self.fewer_stages() {
+        // kernel has fewer stages than the rule's, but over a contiguous bf16 cache at head
+        // dim 128, whose 2 stages are its unsplit launches' (one CTA an SM streams its split
+        // launches faster: 8 x 64k 2 splits against 4, above).
+        let contiguous = self.page_size >= Self::CONTIGUOUS_PAGE;
+        let kept = self.head_dim == 128 && !self.fp8 && contiguous;
+        let rooms = match self.fewer_stages() && !kept {
             true => [slots, sms.max(1)],
             false => [sms.max(1), slots],
         };
