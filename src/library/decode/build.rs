@@ -306,12 +306,12 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
         sync,
         |k, sync| match &work {
             Some(w) => producer(k, &base.parts(w), sync, tid, None),
-            None => producer_items(k, &base, &at, sync, tid),
+            None => at.for_each(k, &base, |k, p, c| producer(k, p, sync, tid, Some(c))),
         },
         |k, sync, me| match (&work, cfg.fp8) {
             (Some(w), true) => consumer_fp8(k, &base.parts(w), sync, me),
             (Some(w), false) => consumer(k, &base.parts(w), sync, me, None),
-            (None, _) => consumer_items(k, &base, &at, sync, me),
+            (None, _) => at.for_each(k, &base, |k, p, c| consumer(k, p, sync, me, Some(c))),
         },
     )?;
     k.finish()
@@ -333,6 +333,26 @@ impl Items {
         self.grid
             .as_ref()
             .ok_or_else(|| k.error("a kernel of a CTA an item walks no items"))
+    }
+
+    /// `body(k, parts, cursors)` for each of the CTA's items, a role's walk of a persistent grid
+    /// (the producer's, [`producer`]; a consumer's, [`consumer`], its softmax state started
+    /// afresh each item): the rings' cursors made once and run on from one item to the next.
+    fn for_each(
+        &self,
+        k: &mut KernelBuilder,
+        base: &Base<'_>,
+        body: impl FnOnce(&mut KernelBuilder, &Parts<'_>, Cursors<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let grid = self.grid(k)?;
+        grid.for_each_with(
+            k,
+            |k| item_cursors(k, base.cfg),
+            |k, (kv, q), item| {
+                let w = self.work(k, base.args, item)?;
+                body(k, &base.parts(&w), Cursors { kv, q })
+            },
+        )
     }
 
     /// Item `item`'s work ([`work`]).
@@ -358,48 +378,6 @@ fn item_cursors(k: &mut KernelBuilder, cfg: &DecodeConfig) -> Result<(RingCursor
     let kv = RingCursor::new(k.isa(), cfg.stages(), Phase::Parity)?;
     let q = RingCursor::new(k.isa(), 2, Phase::Parity)?;
     Ok((kv, q))
-}
-
-/// The producer of a persistent grid: [`producer`] for each of the CTA's items, the rings'
-/// cursors run on from one to the next.
-fn producer_items(
-    k: &mut KernelBuilder,
-    base: &Base<'_>,
-    items: &Items,
-    sync: &mut BarrierSync,
-    tid: Var,
-) -> Result<()> {
-    let grid = items.grid(k)?;
-    grid.for_each_with(
-        k,
-        |k| item_cursors(k, base.cfg),
-        |k, (kv, q), item| {
-            let w = items.work(k, base.args, item)?;
-            let cursors = Cursors { kv, q };
-            producer(k, &base.parts(&w), sync, tid, Some(cursors))
-        },
-    )
-}
-
-/// A consumer warpgroup of a persistent grid: [`consumer`] for each of the CTA's items (its
-/// softmax state started afresh each item), the rings' cursors run on from one to the next.
-fn consumer_items(
-    k: &mut KernelBuilder,
-    base: &Base<'_>,
-    items: &Items,
-    sync: &mut BarrierSync,
-    me: ConsumerId,
-) -> Result<()> {
-    let grid = items.grid(k)?;
-    grid.for_each_with(
-        k,
-        |k| item_cursors(k, base.cfg),
-        |k, (kv, q), item| {
-            let w = items.work(k, base.args, item)?;
-            let cursors = Cursors { kv, q };
-            consumer(k, &base.parts(&w), sync, me, Some(cursors))
-        },
-    )
 }
 
 /// The parameters (see [`build`]).
