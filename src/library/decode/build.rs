@@ -139,30 +139,22 @@ struct Base<'a> {
 impl<'a> Base<'a> {
     /// The parts for the item `work`.
     fn parts(&self, work: &'a Work) -> Parts<'a> {
-        Parts {
-            cfg: self.cfg,
-            args: self.args,
-            work,
-            ring: self.ring,
-            q: self.q,
-            stats_s: self.stats_s,
-            handover_o: self.handover_o,
-        }
+        Parts { base: *self, work }
     }
 }
 
-/// What the producer and the consumer share for one item of work.
+/// What the producer and the consumer share for one item of work: the [`Base`] and the item.
 struct Parts<'a> {
-    cfg: &'a DecodeConfig,
-    args: &'a Args,
+    base: Base<'a>,
     work: &'a Work,
-    ring: &'a Ring,
-    q: QSource<'a>,
-    /// With two consumer warpgroups over a bf16 cache, the second's row statistics on their
-    /// way to the first ([`hand_over`]).
-    stats_s: Option<Reg<ty::U32>>,
-    /// See [`Base::handover_o`].
-    handover_o: Option<Reg<ty::U32>>,
+}
+
+impl<'a> std::ops::Deref for Parts<'a> {
+    type Target = Base<'a>;
+
+    fn deref(&self) -> &Base<'a> {
+        &self.base
+    }
 }
 
 /// Builds the decode kernel for `cfg` (sm_90a: wgmma, TMA, setmaxnreg). Its parameters: `q`
