@@ -45,7 +45,7 @@ pub use epilogue::{
 };
 pub use gate::RowGate;
 pub use pages::{PageCursor, PageWindow};
-pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once};
+pub use ring::{InitScope, Ring, init_barriers, pool_barrier, ring_and_once, rings};
 pub use roles::{ConsumerId, WarpSpecialized};
 pub use schedule::{
     Along, Band, ClusterTiles, GridSchedule, GridTile, HostStreamUnit, IssueOrder, PersistentGrid,

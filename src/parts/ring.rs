@@ -518,3 +518,27 @@ pub fn ring_and_once(
     init_barriers(k, &mut sync, tid, (&[&ring], &[once]), InitScope::Cta)?;
     Ok((sync, ring, once))
 }
+
+/// The barriers of a kernel with several rings and nothing loaded once (decode's persistent
+/// grid: its K/V ring and Q's ring of two): [`ring_and_once`] without the single barrier,
+/// each ring `(name, pipe, base, releases)` declared in order ([`Ring::declare`]).
+#[track_caller]
+pub fn rings<const N: usize>(
+    k: &mut KernelBuilder,
+    kernel: &str,
+    tid: Var,
+    rings: [(&str, Pipeline, Reg<ty::U32>, u32); N],
+) -> Result<(BarrierSync, [Ring; N])> {
+    let mut sync = BarrierSync::new(kernel, WaitMode::Spin);
+    sync.declare_globals(k.module_mut())?;
+    let mut declared = Vec::with_capacity(N);
+    for (name, pipe, base, releases) in rings {
+        declared.push(Ring::declare(k, &mut sync, name, pipe, base, releases)?);
+    }
+    let all: Vec<&Ring> = declared.iter().collect();
+    init_barriers(k, &mut sync, tid, (&all, &[]), InitScope::Cta)?;
+    let rings = declared
+        .try_into()
+        .map_err(|_| k.error("the rings declared are not the rings asked for"))?;
+    Ok((sync, rings))
+}

@@ -5,8 +5,7 @@
 
 use crate::parts::ticket::last_arrival;
 use crate::parts::{
-    ConsumerId, InitScope, PageCursor, PageWindow, PersistentGrid, Ring, WarpSpecialized,
-    init_barriers, ring_and_once,
+    ConsumerId, PageCursor, PageWindow, PersistentGrid, Ring, WarpSpecialized, ring_and_once, rings,
 };
 use ptx_isa::builder::CmpOp;
 use ptx_isa::spaces::Global;
@@ -14,7 +13,7 @@ use ptx_isa::{Addr, Reg, RegRef, Src, Target, ty};
 use smem::SwizzleMode;
 use smem::pipeline::TileSpec;
 use smem::pipeline::cursor::{Phase, RingCursor};
-use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier, WaitMode};
+use smem::pipeline::sync::{Arrival, ArriveSite, BarrierSync, NamedBarrier};
 
 use super::{DecodeConfig, MAX_Q_LEN};
 use crate::kernel::math::LOG2_E;
@@ -250,34 +249,24 @@ pub fn build(target: Target, cfg: &DecodeConfig) -> Result<BuiltKernel> {
 
     // The ring's barriers and Q's, initialised by thread 0; everyone sees them after the CTA
     // barrier.
-    let (sync, ring, q) = match (q_s, q_pipe) {
+    let (sync, ring, once, q_ring) = match (q_s, q_pipe) {
         (Some(q_s), _) => {
             let ring = ("kv", pipe, base, releases);
             let (sync, ring, q_full) = ring_and_once(&mut k, &name, tid, ring, "q_full")?;
-            (sync, ring, Err((q_s, q_full)))
+            (sync, ring, Some((q_s, q_full)), None)
         }
         (None, Some((q_pipe, q_base))) => {
-            let mut sync = BarrierSync::new(&name, WaitMode::Spin);
-            sync.declare_globals(k.module_mut())?;
-            let kv = Ring::declare(&k, &mut sync, "kv", pipe, base, releases)?;
-            let q_ring = Ring::declare(&k, &mut sync, "q", q_pipe, q_base, 2)?;
-            init_barriers(
-                &mut k,
-                &mut sync,
-                tid,
-                (&[&kv, &q_ring], &[]),
-                InitScope::Cta,
-            )?;
-            (sync, kv, Ok(q_ring))
+            let kv = ("kv", pipe, base, releases);
+            let q = ("q", q_pipe, q_base, 2);
+            let (sync, [kv, q_ring]) = rings(&mut k, &name, tid, [kv, q])?;
+            (sync, kv, None, Some(q_ring))
         }
         (None, None) => return Err(k.error("Q has neither a buffer nor a ring")),
     };
-    let q = match &q {
-        Err((q_s, q_full)) => QSource::Once {
-            q_s: *q_s,
-            q_full: *q_full,
-        },
-        Ok(q_ring) => QSource::Ring(q_ring),
+    let q = match (&q_ring, once) {
+        (Some(q_ring), _) => QSource::Ring(q_ring),
+        (None, Some((q_s, q_full))) => QSource::Once { q_s, q_full },
+        (None, None) => return Err(k.error("Q has neither a buffer nor a ring")),
     };
     let base = Base {
         cfg,
